@@ -1,0 +1,63 @@
+"""gctool: design and audit gradient codes.
+
+The public API is imported lazily so that ``import gctool`` (and the CLI's start-up) pulls in
+neither numpy-heavy modules nor click, rich, galois or scipy::
+
+    import gctool
+    code = gctool.design("cyclic", n=8, s=2, seed=1)
+    report = gctool.verify(code)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from gctool._version import __version__
+
+__all__ = [
+    "BoundReport",
+    "AttackReport",
+    "Field",
+    "GradientCode",
+    "VerifyReport",
+    "__version__",
+    "attack",
+    "bounds",
+    "decode",
+    "design",
+    "export",
+    "parse_field",
+    "read_code",
+    "threshold",
+    "verify",
+    "write_code",
+]
+
+_LAZY = {
+    "GradientCode": "gctool.model",
+    "Field": "gctool.fields",
+    "parse_field": "gctool.fields",
+    "design": "gctool.codes",
+    "verify": "gctool.audit",
+    "attack": "gctool.audit",
+    "threshold": "gctool.audit",
+    "decode": "gctool.decode",
+    "bounds": "gctool.bounds",
+    "export": "gctool.export",
+    "read_code": "gctool.io",
+    "write_code": "gctool.io",
+    "VerifyReport": "gctool.reports",
+    "AttackReport": "gctool.reports",
+    "BoundReport": "gctool.reports",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gctool' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,3 @@
+from gctool.cli.main import run
+
+run()

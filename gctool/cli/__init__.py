@@ -1,0 +1,1 @@
+"""The command-line layer: one module per command, over the click-free core library."""

@@ -1,0 +1,138 @@
+"""``gctool design SCHEME``: build a code.  One subcommand per scheme in the registry, with
+options generated from the scheme's metadata (so adding a scheme needs no CLI code)."""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+from typing import Any
+
+import click
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.options import emit_json, field_option, json_option, seed_option
+from gctool.codes.registry import SCHEMES, Param, SchemeInfo
+
+_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": click.Path(dir_okay=False)}
+
+
+def _split_list(kind: str) -> Any:
+    def convert(value: Any) -> Any:
+        if value is None or not isinstance(value, str):
+            return value
+        cast = int if kind == "ints" else float
+        try:
+            return [cast(x) for x in value.replace(",", " ").split()]
+        except ValueError:
+            raise click.BadParameter(f"expected a comma-separated list of {kind[:-1]}s") from None
+
+    return convert
+
+
+def _param_option(p: Param) -> Any:
+    flag = "--" + p.name.replace("_", "-")
+    decls = [flag] + ([p.short] if p.short else [])
+    kwargs: dict[str, Any] = {"help": p.help, "default": p.default, "required": p.required,
+                              "show_default": p.default is not None}
+    if p.kind == "choice":
+        kwargs["type"] = click.Choice(p.choices)
+    elif p.kind in ("ints", "floats"):
+        kwargs["callback"] = lambda ctx, param, value: _split_list(p.kind)(value)
+    else:
+        kwargs["type"] = _TYPES[p.kind]
+    return click.option(*decls, p.name, **kwargs)
+
+
+def _canonical_command(info: SchemeInfo, values: dict[str, Any]) -> str:
+    """The design command that reproduces the file (output options left out)."""
+    args = ["gctool", "design", info.name]
+    for key, value in values.items():
+        if value is None or key in ("output", "as_json"):
+            continue
+        flag = {"field_spec": "--field", "n": "-n", "s": "-s", "k": "-k"}.get(
+            key, "--" + key.replace("_", "-"))
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        args += [flag, str(value)]
+    return shlex.join(args)
+
+
+def _make_command(info: SchemeInfo) -> click.Command:
+    def callback(**values: Any) -> int:
+        from gctool.codes import design as run_design
+        from gctool.io import code_bytes, is_npz_path
+
+        output, as_json = values["output"], values["as_json"]
+        if info.randomized and values.get("seed") is None:
+            values["seed"] = secrets.randbits(63)  # recorded, so the file can be redone
+        core = {key: values.get(key) for key in ("n", "s", "k", "seed")}
+        params = {p.name: values[p.name] for p in info.params}
+        code = run_design(info.name, field=values.get("field_spec"),
+                          provenance={"command": _canonical_command(info, values)},
+                          **core, **params)
+        _write(code, output, as_json, code_bytes(code, is_npz_path(output)))
+        return int(ExitCode.OK)
+
+    opts: list[Any] = []
+    if "n" in info.uses:
+        opts.append(click.option("-n", type=int, required=True, help="Number of workers."))
+    if "s" in info.uses:
+        opts.append(click.option("-s", type=int, default=info.s_default,
+                                 required=info.s_default is None,
+                                 help="Number of stragglers to tolerate."))
+    if "k" in info.uses:
+        opts.append(click.option("-k", type=int, default=None,
+                                 help="Number of data partitions (default depends on the scheme)."))
+    if "field" in info.uses:
+        opts.append(field_option)
+    if info.randomized and "seed" in info.uses:
+        opts.append(seed_option)
+    opts += [_param_option(p) for p in info.params]
+    opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
+                             help="Output code file (.json or .npz); '-' (default) is stdout."))
+    opts.append(json_option)
+    for opt in reversed(opts):
+        callback = opt(callback)
+    examples = "\n".join(f"  {e}" for e in info.examples)
+    epilog = f"\b\nExamples:\n{examples}\n\nFields: {info.fields}. Reference: {info.reference}."
+    return click.Command(info.name, callback=callback,
+                         params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
+                         help=f"{info.summary}\n\n{info.description}", short_help=info.summary,
+                         epilog=epilog)
+
+
+def _write(code: Any, output: str, as_json: bool, data: bytes) -> None:
+    from gctool.io import atomic_write
+
+    if output == "-" and not data.lstrip().startswith(b"{"):
+        raise click.UsageError("NPZ cannot be written to stdout; use -o FILE.npz")
+    atomic_write(output, data)
+    if output == "-":
+        return
+    summary = {"path": output, "scheme": code.scheme, "n": code.n, "k": code.k, "s": code.s,
+               "field": str(code.field), "seed": code.seed, "bytes": len(data)}
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"wrote {code.scheme} code (n={code.n}, k={code.k}, s={code.s}, "
+                   f"{code.field}) to {output}")
+
+
+class DesignGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(SCHEMES)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        info = SCHEMES.get(name)
+        return None if info is None else _make_command(info)
+
+
+@click.group(cls=DesignGroup, epilog="""\b
+Examples:
+  gctool design frc -n 6 -s 2 -o frc.json
+  gctool design cyclic -n 8 -s 2 --seed 1 | gctool verify -
+  gctool design cyclic -n 6 -s 2 --field GF(31) --seed 7 -o crc.npz
+
+Run 'gctool design SCHEME --help' for a scheme's options.""")
+def design() -> None:
+    """Build a gradient code of the given SCHEME and write it as a code file."""

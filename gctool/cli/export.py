@@ -1,0 +1,54 @@
+"""``gctool export``: B, the assignment and decoding matrices for pipelines."""
+
+from __future__ import annotations
+
+import click
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool export code.json -o plan.json
+  gctool export code.json -o plan.npz --decoders
+  gctool export code.json -o - --decoders | jq '.A[0]'
+
+The output format follows the extension (.npz, otherwise JSON); '-o -' writes JSON to
+stdout.  Files are written atomically and an existing file is replaced.  Exit 1 when
+--decoders finds a straggler pattern that cannot decode (the file is still written).""")
+@code_argument
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
+              help="Output file (.json or .npz), or '-' for JSON on stdout.")
+@click.option("--decoders", is_flag=True,
+              help="Also write the decoding matrix A: one vector per straggler pattern of size s.")
+@click.option("-s", "stragglers", type=int, default=None,
+              help="Pattern size for --decoders (default: the file's s).")
+@click.option("--max-patterns", type=click.IntRange(1, None), default=100_000, show_default=True,
+              help="Refuse decoding tables with more straggler patterns than this.")
+@tol_option
+@json_option
+def export(code_file: str, output: str, decoders: bool, stragglers: int | None,
+           max_patterns: int, tol: float, as_json: bool) -> int:
+    """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
+    from gctool.export import export as run_export
+    from gctool.io import atomic_write, is_npz_path
+    from gctool.reports import ExportReport
+
+    code = load_code(code_file)
+    result = run_export(code, decoders=decoders, s=stragglers, max_patterns=max_patterns,
+                        tol=tol)
+    npz = is_npz_path(output)
+    data = result.to_bytes(npz)
+    atomic_write(output, data)
+    s = code.s if stragglers is None else stragglers
+    report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, result.patterns,
+                          result.all_decodable, result.all_decodable is not False, len(data))
+    if output != "-":
+        if as_json:
+            emit_json(report.to_dict())
+        else:
+            from gctool.cli.render import render_export
+
+            render_export(report)
+    return int(ExitCode.OK if report.ok else ExitCode.FINDING)

@@ -1,0 +1,113 @@
+"""Entry point: the ``gctool`` group, lazy command loading, and the one place that maps
+outcomes to exit codes (see :mod:`gctool.cli.exit_codes`)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from gctool._version import __version__
+from gctool.cli.exit_codes import ExitCode
+
+COMMANDS = {
+    "design": "gctool.cli.design:design",
+    "verify": "gctool.cli.verify:verify",
+    "attack": "gctool.cli.attack:attack",
+    "bound": "gctool.cli.bound:bound",
+    "export": "gctool.cli.export:export",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when used (fast --help and TAB)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.lazy) + sorted(super().list_commands(ctx))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, attr = self.lazy[name].split(":")
+            cmd: click.Command = getattr(importlib.import_module(module), attr)
+            return cmd
+        return super().get_command(ctx, name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="""\b
+Examples:
+  gctool design cyclic -n 8 -s 2 --seed 1 | gctool verify -
+  gctool design frc -n 6 -s 2 -o frc.json && gctool attack frc.json --threshold
+  gctool bound -n 10 -k 10 -s 3
+
+Exit codes: 0 ok, 1 finding, 2 usage error or invalid input, 3 internal error,
+130 interrupted.""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="gctool")
+def cli() -> None:
+    """Design and audit gradient codes for straggler-tolerant distributed gradient descent.
+
+    A code is an n x k encoding matrix B over the reals, the complex numbers or GF(q): worker i
+    sends sum_j B[i,j] g_j.  It tolerates s stragglers when any n-s rows span the all-ones
+    vector.
+    """
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _fail(message: str, code: ExitCode) -> int:
+    click.echo(f"gctool: {_one_line(message)}", err=True)
+    return int(code)
+
+
+def _usage(exc: click.ClickException) -> int:
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "gctool"
+    hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
+    click.echo(f"{where}: error: {_one_line(exc.format_message())}{hint}", err=True)
+    return int(ExitCode.USAGE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code (never raises for user errors)."""
+    from gctool.errors import GctoolError, SearchInterrupted
+
+    try:
+        rv = cli.main(args=argv, prog_name="gctool", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        return _usage(exc)
+    except (click.Abort, KeyboardInterrupt):
+        return _fail("interrupted", ExitCode.INTERRUPTED)
+    except SearchInterrupted as exc:
+        return _fail(exc.summary, ExitCode.INTERRUPTED)
+    except GctoolError as exc:
+        return _fail(f"error: {exc}", ExitCode.USAGE)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return int(ExitCode.OK)
+    except Exception as exc:  # a bug: never show a traceback unless asked to
+        if os.environ.get("GCTOOL_DEBUG"):
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} "
+                     "(please report it; GCTOOL_DEBUG=1 shows the traceback)", ExitCode.INTERNAL)
+    return int(rv) if isinstance(rv, int) else int(ExitCode.OK)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

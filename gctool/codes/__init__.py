@@ -1,0 +1,68 @@
+"""Code constructions: one family per module, listed in :mod:`gctool.codes.registry`."""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from typing import Any
+
+from gctool.codes.registry import SCHEMES, Param, SchemeInfo, get_scheme
+from gctool.errors import DesignError, InvalidInput
+from gctool.fields import Field, parse_field
+from gctool.model import MAX_N, GradientCode
+
+__all__ = ["SCHEMES", "Param", "SchemeInfo", "design", "get_scheme"]
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"between {low} and {high}"
+        raise InvalidInput(f"{name} must be {rng}, got {value}")
+    return value
+
+
+def design(
+    scheme: str,
+    n: int | None = None,
+    s: int | None = None,
+    k: int | None = None,
+    field: Field | str | None = None,
+    seed: int | None = None,
+    provenance: dict[str, Any] | None = None,
+    **params: Any,
+) -> GradientCode:
+    """Build a code of the named scheme.
+
+    ``seed`` makes random schemes reproducible; when omitted for a random scheme a fresh seed is
+    drawn and recorded in the code, so every file can be regenerated.
+    """
+    import numpy as np
+
+    from gctool import __version__
+
+    info = get_scheme(scheme)
+    fld = parse_field(field or info.default_field) if not isinstance(field, Field) else field
+    if "n" in info.uses:
+        n = _check_int("n", n, 1, MAX_N)
+    if "s" in info.uses:
+        s = info.s_default if s is None else s
+        if s is None:
+            raise InvalidInput(f"scheme {scheme!r} needs -s (the number of stragglers)")
+        s = _check_int("s", s, 0)
+        if n is not None and s >= n:
+            raise DesignError(f"s = {s} must be smaller than n = {n}")
+    if k is not None:
+        k = _check_int("k", k, 1)
+    if seed is not None:
+        seed = _check_int("seed", seed, 0, 2**63 - 1)
+    elif info.randomized:
+        seed = secrets.randbits(63)
+    rng = np.random.default_rng(seed)
+    module = importlib.import_module(info.module)
+    B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+    prov = {"gctool_version": __version__, "reference": info.reference}
+    prov.update(provenance or {})
+    return GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
+                        seed if info.randomized else None, prov)

@@ -1,0 +1,83 @@
+"""Cyclic repetition codes: Tandon et al. 2017, Algorithm 2 (reference §1.2).
+
+1. Draw ``H`` (s x n) with i.i.d. entries in its first n-1 columns and last column minus
+   their sum, so ``H 1 = 0``.
+2. Row i has support ``{i, ..., i+s} mod n``: ``B[i, i] = 1`` and the other s entries solve
+   ``H[:, W_i] b = -H[:, i]``.
+
+Then ``B H^T = 0``: every row lies in ``null(H)`` (dimension n - s), which contains 1, and with
+probability 1 (reals: standard normal; complex: standard complex normal) any n - s rows are
+independent.  Over GF(q) entries are uniform; a draw whose s x s systems are singular, or that
+fails the exact exhaustive check, is redrawn (up to ``MAX_ATTEMPTS`` times).  The number of draws
+used is recorded as ``params.attempts``.
+"""
+
+from __future__ import annotations
+
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+MAX_ATTEMPTS = 64
+MAX_CHECK_SETS = 2_000_000  # exact verification of a GF(q) draw
+
+
+def _windows(n: int, s: int) -> list[list[int]]:
+    return [[(i + t) % n for t in range(1, s + 1)] for i in range(n)]
+
+
+def _draw_numeric(n: int, s: int, field: Field, rng: np.random.Generator) -> np.ndarray:
+    H = rng.standard_normal((s, n))
+    if field.kind == "complex":
+        H = (H + 1j * rng.standard_normal((s, n))) / np.sqrt(2)
+    H[:, -1] = -H[:, :-1].sum(axis=1)
+    B = np.zeros((n, n), dtype=H.dtype)
+    for i, W in enumerate(_windows(n, s)):
+        B[i, i] = 1
+        if s:
+            B[i, W] = np.linalg.solve(H[:, W], -H[:, i])
+    return B
+
+
+def _draw_gf(n: int, s: int, GF: Any, rng: np.random.Generator) -> np.ndarray | None:
+    H = GF.Random((s, n), seed=rng)
+    if s:
+        H[:, -1] = -np.sum(H[:, :-1], axis=1)
+    B = GF.Zeros((n, n))
+    for i, W in enumerate(_windows(n, s)):
+        B[i, i] = 1
+        if s:
+            A = H[:, W]
+            if np.linalg.matrix_rank(A) < s:
+                return None
+            B[i, W] = np.linalg.solve(A, -H[:, i])
+    return np.asarray(B.view(np.ndarray), dtype=np.int64)
+
+
+def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    if k is not None and k != n:
+        raise DesignError(f"cyclic needs k = n (got k = {k}, n = {n}); use 'frc' or drop -k")
+    if not field.is_finite:
+        return _draw_numeric(n, s, field, rng), {}
+    if comb(n, s) > MAX_CHECK_SETS:
+        raise DesignError(
+            f"a GF(q) cyclic draw is verified exactly, and n = {n}, s = {s} gives {comb(n, s):,} "
+            f"straggler sets (limit {MAX_CHECK_SETS:,}); use --field real"
+        )
+    from gctool.audit.verify import verify
+    from gctool.model import GradientCode
+
+    GF = field.galois()
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        B = _draw_gf(n, s, GF, rng)
+        if B is not None and verify(GradientCode(B, field, s), s).ok:
+            return B, {"attempts": attempt}
+    raise DesignError(
+        f"no valid cyclic code over {field} found in {MAX_ATTEMPTS} random draws for n = {n}, "
+        f"s = {s}; use a larger field (order well above n) or --field real"
+    )

@@ -1,0 +1,39 @@
+"""Fractional repetition codes (Tandon et al. 2017, Sec. 3; reference §1.1).
+
+Block form: workers are ordered group by group, ``B = I_g (x) J_{(s+1) x (k/g)}`` with
+``g = n/(s+1)`` groups.  Tandon's printed ordering interleaves the groups; it is a row
+permutation of this one and gctool treats the two as the same code.  gctool generalises
+``k = n`` to any k divisible by g (each group then holds k/g partitions; load k(s+1)/n).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+
+def _divisor_hint(n: int) -> str:
+    options = [d - 1 for d in range(1, n + 1) if n % d == 0 and d - 1 < n]
+    return ", ".join(str(x) for x in options)
+
+
+def build(n: int, s: int, k: int | None, field: Field, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    if n % (s + 1):
+        raise DesignError(
+            f"frc needs (s+1) | n, but s+1 = {s + 1} does not divide n = {n}; "
+            f"with n = {n} use s in {{{_divisor_hint(n)}}}, or use the 'cyclic' scheme"
+        )
+    groups = n // (s + 1)
+    k = n if k is None else k
+    if k % groups:
+        raise DesignError(
+            f"frc needs the {groups} groups to split the k = {k} partitions evenly; "
+            f"use k a multiple of n/(s+1) = {groups}"
+        )
+    block = np.ones((s + 1, k // groups), dtype=np.int64)
+    B = np.kron(np.eye(groups, dtype=np.int64), block)
+    return B.astype(field.dtype), {"groups": groups}

@@ -1,0 +1,344 @@
+"""Versioned code files (JSON and NPZ), atomic writes, and ``-`` for stdin/stdout.
+
+Code file format, version 1 (see README "File formats" and ``gctool/schema/code-v1.schema.json``):
+
+* JSON: one object with ``format = "gctool.code"``, ``version = 1``, ``scheme``, ``n``, ``k``,
+  ``s``, ``field`` (``"real"``, ``"complex"``, ``"GF(7)"``, ``"GF(2^4)"``), ``irreducible_poly``
+  (GF(p^m) with m > 1 only), ``params``, ``seed``, ``provenance`` and ``B`` (n rows; numbers for
+  real, ``[re, im]`` pairs for complex, integers for GF(q)).  Reals are written with Python's
+  shortest round-trip repr, so they survive a round trip bit for bit.
+* NPZ: an array ``B`` (float64, complex128 or int64) and a 0-d unicode array ``meta`` holding the
+  same JSON object without ``B``.  Pickles are never loaded (``allow_pickle=False``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import CodeFileError, InvalidInput
+from gctool.fields import Field, _parse_poly, parse_field
+from gctool.model import GradientCode
+
+CODE_FORMAT = "gctool.code"
+CODE_VERSION = 1
+MAX_FILE_BYTES = 256 * 1024 * 1024
+_REQUIRED = ("format", "version", "scheme", "n", "k", "s", "field", "B")
+
+
+# ---------------------------------------------------------------------------------------------
+# code <-> document
+# ---------------------------------------------------------------------------------------------
+def encode_matrix(M: np.ndarray, field: Field) -> list[Any]:
+    """Matrix -> JSON-ready nested lists (complex entries as [re, im] pairs)."""
+    if field.kind == "complex":
+        return np.stack([M.real, M.imag], axis=-1).tolist()  # type: ignore[no-any-return]
+    if field.kind == "real":
+        return np.asarray(M, dtype=np.float64).tolist()  # type: ignore[no-any-return]
+    return np.asarray(M, dtype=np.int64).tolist()  # type: ignore[no-any-return]
+
+
+def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
+    """JSON nested lists -> matrix in the field's dtype, with clear errors."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+        raise CodeFileError(f"{what} must be a non-empty list of rows")
+    width = len(rows[0])
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise CodeFileError(f"{what} is ragged: row {i} has {len(row)} entries, row 0 has {width}")
+    flat = [x for row in rows for x in (row if field.kind != "complex" else _pairs(row, what))]
+    for x in flat:
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            raise CodeFileError(f"{what} has a non-numeric entry {x!r}")
+    try:
+        arr = np.array(rows, dtype=np.float64 if field.kind != "gf" else None)
+    except (OverflowError, ValueError) as exc:
+        raise CodeFileError(f"{what} has entries that are not numbers of {field}: {exc}") from None
+    if field.kind == "complex":
+        arr = arr[..., 0] + 1j * arr[..., 1]
+    elif field.kind == "gf" and arr.dtype == object:
+        raise CodeFileError(f"{what} has entries outside {field} (integers too large)")
+    return field.coerce(arr, what)
+
+
+def _pairs(row: list[Any], what: str) -> list[Any]:
+    out: list[Any] = []
+    for x in row:
+        if not (isinstance(x, list) and len(x) == 2):
+            raise CodeFileError(f"{what}: complex entries must be [re, im] pairs, got {x!r}")
+        out.extend(x)
+    return out
+
+
+def code_to_meta(code: GradientCode) -> dict[str, Any]:
+    """The code document without ``B`` (the NPZ ``meta`` object)."""
+    field = code.field.resolved()
+    meta: dict[str, Any] = {
+        "format": CODE_FORMAT,
+        "version": CODE_VERSION,
+        "scheme": code.scheme,
+        "n": code.n,
+        "k": code.k,
+        "s": code.s,
+        "field": str(field),
+    }
+    if field.poly is not None:
+        meta["irreducible_poly"] = field.poly_str
+    meta["params"] = dict(code.params)
+    meta["seed"] = code.seed
+    meta["provenance"] = dict(code.provenance)
+    return meta
+
+
+def code_to_doc(code: GradientCode) -> dict[str, Any]:
+    doc = code_to_meta(code)
+    doc["B"] = encode_matrix(code.B, code.field)
+    return doc
+
+
+def _field_from_meta(meta: Mapping[str, Any]) -> Field:
+    if not isinstance(meta["field"], str):
+        raise CodeFileError("'field' must be a string such as \"real\" or \"GF(7)\"")
+    field = parse_field(meta["field"])
+    poly = meta.get("irreducible_poly")
+    if poly is not None:
+        if field.kind != "gf" or field.m == 1:
+            raise CodeFileError(f"'irreducible_poly' is only allowed for GF(p^m), not {field}")
+        value = _parse_poly(str(poly), field.p, field.m)
+        if field.poly is not None and field.poly != value:
+            raise CodeFileError("'irreducible_poly' disagrees with the polynomial in 'field'")
+        field = Field("gf", field.p, field.m, value)
+    return field
+
+
+def _int_key(meta: Mapping[str, Any], key: str) -> int:
+    value = meta[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CodeFileError(f"{key!r} must be an integer, got {value!r}")
+    return value
+
+
+def code_from_meta(meta: Any, B: Any) -> GradientCode:
+    """Build a code from a document (``meta`` without B, plus ``B``), validating everything."""
+    if not isinstance(meta, dict):
+        raise CodeFileError("a code file must hold one JSON object")
+    if meta.get("format") != CODE_FORMAT:
+        raise CodeFileError(f"not a gctool code file: 'format' is {meta.get('format')!r}, "
+                            f"expected {CODE_FORMAT!r}")
+    if meta.get("version") != CODE_VERSION:
+        raise CodeFileError(f"unsupported code file version {meta.get('version')!r} "
+                            f"(this gctool reads version {CODE_VERSION})")
+    missing = [key for key in _REQUIRED if key not in meta and not (key == "B" and B is not None)]
+    if missing:
+        raise CodeFileError(f"code file is missing key(s): {', '.join(missing)}")
+    field = _field_from_meta(meta)
+    n, k, s = (_int_key(meta, key) for key in ("n", "k", "s"))
+    if not isinstance(meta["scheme"], str):
+        raise CodeFileError("'scheme' must be a string")
+    params, seed = meta.get("params", {}), meta.get("seed")
+    provenance = meta.get("provenance", {})
+    if not isinstance(params, dict) or not isinstance(provenance, dict):
+        raise CodeFileError("'params' and 'provenance' must be JSON objects")
+    matrix = decode_matrix(B, field) if isinstance(B, list) else field.coerce(B, "B")
+    if matrix.ndim != 2 or matrix.shape[0] != n:
+        raise CodeFileError(f"'n' is {n} but B has {matrix.shape[0] if matrix.ndim else 0} rows")
+    m = params.get("m", 1)
+    if isinstance(m, int) and not isinstance(m, bool) and m >= 1 and matrix.shape[1] != k * m:
+        expect = f"k = {k}" if m == 1 else f"k*m = {k}*{m}"
+        raise CodeFileError(f"B has {matrix.shape[1]} columns but {expect}")
+    try:
+        return GradientCode(matrix, field, s, meta["scheme"], params, seed, provenance)
+    except InvalidInput as exc:
+        raise CodeFileError(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON text
+# ---------------------------------------------------------------------------------------------
+def _reject_constant(name: str) -> Any:
+    raise CodeFileError(f"invalid JSON: {name} is not allowed (entries must be finite)")
+
+
+def loads_json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise CodeFileError(f"{source}: invalid JSON ({exc.msg} at line {exc.lineno}, "
+                            f"column {exc.colno})") from None
+    except RecursionError:
+        raise CodeFileError(f"{source}: invalid JSON (nested too deeply)") from None
+
+
+def dumps_document(doc: Mapping[str, Any]) -> str:
+    """Deterministic JSON: one top-level key per line, matrices one row per line."""
+    lines = []
+    for key, value in doc.items():
+        name = json.dumps(key)
+        if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+            rows = ",\n".join("    " + _compact(r) for r in value)
+            lines.append(f"  {name}: [\n{rows}\n  ]")
+        else:
+            lines.append(f"  {name}: {_compact(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(", ", ": "), sort_keys=True, allow_nan=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------------------------
+def read_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:
+    """Read a whole input (``-`` = stdin) with size and type checks; return (data, label)."""
+    label = "stdin" if str(path) == "-" else str(path)
+    if str(path) == "-":
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise CodeFileError(f"{label}: is a directory, expected a code file")
+        try:
+            if p.stat().st_size > MAX_FILE_BYTES:
+                raise CodeFileError(f"{label}: file is larger than {MAX_FILE_BYTES >> 20} MiB")
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise CodeFileError(f"{label}: no such file") from None
+        except PermissionError:
+            raise CodeFileError(f"{label}: permission denied") from None
+        except OSError as exc:
+            raise CodeFileError(f"{label}: cannot read ({exc.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES >> 20} MiB")
+    if not data.strip():
+        raise CodeFileError(f"{label}: empty input, expected a gctool code file")
+    return data, label
+
+
+def read_code(path: str | os.PathLike[str]) -> GradientCode:
+    """Read a code file (JSON or NPZ, detected from its content; ``-`` = stdin)."""
+    data, label = read_bytes(path)
+    try:
+        if data[:4] == b"PK\x03\x04":
+            return _read_npz(data, label)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CodeFileError(f"{label}: not a JSON or NPZ code file") from None
+        doc = loads_json(text, label)
+        if not isinstance(doc, dict):
+            raise CodeFileError(f"{label}: a code file must hold one JSON object")
+        return code_from_meta(doc, doc.get("B"))
+    except CodeFileError as exc:
+        msg = str(exc)
+        raise CodeFileError(msg if msg.startswith(label) else f"{label}: {msg}") from None
+
+
+def _read_npz(data: bytes, label: str) -> GradientCode:
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if "B" not in npz.files or "meta" not in npz.files:
+                raise CodeFileError("NPZ code file needs arrays 'B' and 'meta'")
+            B, meta = npz["B"], npz["meta"]
+    except CodeFileError:
+        raise
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise CodeFileError("NPZ holds pickled objects, which gctool never loads") from None
+        raise CodeFileError(f"malformed NPZ ({exc})") from None
+    except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError, ...
+        raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {exc})") from None
+    if meta.ndim != 0 or meta.dtype.kind != "U":
+        raise CodeFileError("NPZ 'meta' must be a 0-d string array holding a JSON object")
+    if B.dtype.kind not in "fciub":
+        raise CodeFileError(f"NPZ 'B' has unsupported dtype {B.dtype}")
+    doc = loads_json(str(meta[()]), label + " meta")
+    if isinstance(doc, dict) and "B" in doc:
+        raise CodeFileError("NPZ 'meta' must not contain 'B'")
+    return code_from_meta(doc, B)
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------------------------
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename).
+
+    ``-`` writes to stdout.  An existing file is replaced in one step; it is never left
+    half-written, and nothing is created when writing fails.
+    """
+    if str(path) == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InvalidInput(f"{target}: is a directory")
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InvalidInput(f"{target}: directory {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InvalidInput(f"{target}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_npz_path(path: str | os.PathLike[str]) -> bool:
+    return str(path) != "-" and str(path).lower().endswith(".npz")
+
+
+def npz_bytes(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> bytes:
+    """Serialise arrays plus a JSON ``meta`` into NPZ bytes (deterministic, no pickles)."""
+    buf = io.BytesIO()
+    payload = dict(arrays)
+    payload["meta"] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
+    for name, arr in payload.items():
+        if arr.dtype == object:
+            raise ValueError(f"refusing to write object array {name!r}")
+    np.savez(buf, allow_pickle=False, **payload)
+    return _normalise_zip(buf.getvalue())
+
+
+def _normalise_zip(data: bytes) -> bytes:
+    """Rewrite zip members with a fixed timestamp so identical inputs give identical bytes."""
+    import zipfile
+
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            fixed.external_attr = 0o644 << 16
+            dst.writestr(fixed, src.read(info.filename))
+    return out.getvalue()
+
+
+def code_bytes(code: GradientCode, npz: bool) -> bytes:
+    if npz:
+        return npz_bytes({"B": np.asarray(code.B)}, code_to_meta(code))
+    return dumps_document(code_to_doc(code)).encode("utf-8")
+
+
+def write_code(code: GradientCode, path: str | os.PathLike[str]) -> None:
+    """Write a code file; the format follows the extension (``.npz``, otherwise JSON)."""
+    atomic_write(path, code_bytes(code, is_npz_path(path)))

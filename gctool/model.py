@@ -1,0 +1,110 @@
+"""The gradient-code model: an encoding matrix B over a field plus its metadata.
+
+Conventions (reference §0): rows of B are workers, columns are data partitions.  Worker ``i``
+sends ``sum_j B[i, j] g_j``.  A code tolerates ``s`` stragglers when the rows of every set of
+``n - s`` survivors span the target (the all-ones vector).
+
+Communication-efficient codes (Ye & Abbe) split every partial gradient into ``m`` pieces.  Then
+B has ``k * m`` columns in *piece-major* order (column ``u * k + j`` is piece ``u`` of partition
+``j``) and the master must recover ``m`` targets, the rows of ``I_m (x) 1_k^T``.  ``m`` is read
+from ``params["m"]`` (default 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+from gctool.fields import Field
+
+#: hard limits on code sizes (documented in the README)
+MAX_N = 4096
+MAX_COLUMNS = 65536
+MAX_ENTRIES = 16_777_216
+
+
+@dataclass(frozen=True, eq=False)
+class GradientCode:
+    """An n x k(·m) encoding matrix ``B`` over ``field`` designed to tolerate ``s`` stragglers."""
+
+    B: np.ndarray
+    field: Field
+    s: int
+    scheme: str = "custom"
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        B = self.field.coerce(self.B, "B")
+        if B.ndim != 2:
+            raise InvalidInput(f"B must be a 2-d matrix (workers x partitions), got {B.ndim}-d")
+        n, cols = B.shape
+        if n < 1 or cols < 1:
+            raise InvalidInput(f"B must have at least one row and one column, got shape {B.shape}")
+        if n > MAX_N or cols > MAX_COLUMNS or B.size > MAX_ENTRIES:
+            raise InvalidInput(
+                f"B of shape {n}x{cols} is too large (limits: n <= {MAX_N}, "
+                f"columns <= {MAX_COLUMNS}, entries <= {MAX_ENTRIES})"
+            )
+        m = self.params.get("m", 1)
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1 or cols % m:
+            raise InvalidInput(f"params.m must be a positive integer dividing {cols}, got {m!r}")
+        if isinstance(self.s, bool) or not isinstance(self.s, int | np.integer):
+            raise InvalidInput(f"s must be an integer, got {self.s!r}")
+        if not 0 <= int(self.s) < n:
+            raise InvalidInput(f"s must satisfy 0 <= s < n = {n}, got s = {self.s}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise InvalidInput(f"seed must be an integer or null, got {self.seed!r}")
+        B.setflags(write=False)
+        object.__setattr__(self, "B", B)
+        object.__setattr__(self, "s", int(self.s))
+
+    # -- shape -------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of workers (rows of B)."""
+        return int(self.B.shape[0])
+
+    @property
+    def m(self) -> int:
+        """Number of pieces per partial gradient (1 except for communication-efficient codes)."""
+        return int(self.params.get("m", 1))
+
+    @property
+    def k(self) -> int:
+        """Number of data partitions (columns of B divided by m)."""
+        return int(self.B.shape[1]) // self.m
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def support(self) -> np.ndarray:
+        """Boolean n x k mask: worker i computes partition j (any of its pieces)."""
+        nz = self.B != 0
+        return nz.reshape(self.n, self.m, self.k).any(axis=1)
+
+    @property
+    def loads(self) -> np.ndarray:
+        """Computation load of each worker: the number of partitions it computes."""
+        return self.support.sum(axis=1)
+
+    @property
+    def replication(self) -> np.ndarray:
+        """Replication (column weight) of each partition: the number of workers holding it."""
+        return self.support.sum(axis=0)
+
+    def assignment(self) -> list[list[int]]:
+        """For each worker, the sorted list of partitions it computes."""
+        return [np.flatnonzero(row).tolist() for row in self.support]
+
+    def targets(self) -> np.ndarray:
+        """The m x (k·m) matrix whose rows the master must recover (all-ones for m = 1)."""
+        T = np.kron(np.eye(self.m, dtype=np.int64), np.ones((1, self.k), dtype=np.int64))
+        return T.astype(self.field.dtype)
+
+    def with_s(self, s: int) -> GradientCode:
+        """The same code audited for a different number of stragglers."""
+        return replace(self, s=s)

@@ -1,0 +1,123 @@
+"""Result objects of the audits.  They record what was found; rendering is the CLI's job.
+
+Every report has ``to_dict()`` with stable keys (the ``--json`` output) and ``ok``: whether the
+audited property holds (the CLI turns ``ok = False`` into exit code 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def _jsonable(value: Any) -> Any:
+    """Replace non-finite floats by None and numpy scalars by Python numbers."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class Report:
+    """Mixin: ``to_dict`` for dataclass reports."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))  # type: ignore[call-overload,no-any-return]
+
+
+@dataclass
+class Diagnostics(Report):
+    """Numerical diagnostics of a real/complex audit (all None over GF(q))."""
+
+    max_residual: float | None = None  # largest ||a^T B_F - 1|| among decodable sets
+    max_condition: float | None = None  # largest cond(B_F) among decodable sets
+    max_condition_stragglers: list[int] | None = None
+    max_decoder_norm: float | None = None  # largest ||a_F||
+    min_failing_error: float | None = None  # smallest squared error among failing sets
+    note: str = ""
+
+
+@dataclass
+class VerifyReport(Report):
+    ok: bool
+    s: int
+    n: int
+    k: int
+    field: str
+    scheme: str
+    counterexample: list[int] | None
+    checked: int
+    total: int
+    exact: bool  # True: proved over every straggler set (or by a certificate)
+    method: str
+    arithmetic: str  # "exact" (GF(q)) or "float64"
+    tolerance: float | None
+    reason: str
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class AttackReport(Report):
+    mode: str  # "worst" or "threshold"
+    s: int | None  # straggler count attacked (worst mode) / threshold size
+    n: int
+    k: int
+    field: str
+    stragglers: list[int] | None
+    error: float | None  # in the unit given by ``normalize``
+    raw_error: float | None  # raw squared error ||a^T B_F - 1||^2
+    normalize: str  # "none" or "k"
+    decoder: str
+    method: str
+    exact: bool
+    checked: int
+    total: int
+    threshold: int | None = None
+    epsilon: float | None = None
+    comparison: str = ""
+    ok: bool = True
+    reason: str = ""
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class Bound(Report):
+    name: str
+    value: float | int | None
+    statement: str
+    source: str
+    holds: bool | None = None  # for a given code: does the code satisfy it?
+
+
+@dataclass
+class BoundReport(Report):
+    n: int
+    k: int
+    s: int
+    m: int
+    bounds: list[Bound]
+    code: dict[str, Any] | None  # load statistics of the audited code, if any
+    meets_bound: bool | None
+    findings: list[str]
+    ok: bool
+
+
+@dataclass
+class ExportReport(Report):
+    path: str
+    format: str
+    n: int
+    k: int
+    s: int
+    patterns: int
+    all_decodable: bool | None
+    ok: bool
+    bytes: int
