@@ -11,7 +11,8 @@ import click
 
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import emit_json, field_option, json_option, seed_option
-from gctool.codes.registry import SCHEMES, Param, SchemeInfo
+from gctool.codes.info import Param, SchemeInfo
+from gctool.codes.registry import SCHEMES
 
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": click.Path(dir_okay=False)}
 

@@ -12,83 +12,32 @@ returning B and the parameters to record in the file.  To add a scheme, add its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import importlib
 
-ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path"]
+from gctool.codes.info import Param, SchemeInfo
 
-
-@dataclass(frozen=True)
-class Param:
-    """A scheme-specific parameter (CLI option ``--name`` with dashes for underscores)."""
-
-    name: str
-    kind: ParamKind
-    help: str
-    default: Any = None
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    short: str | None = None
+#: catalogue modules, each defining ``SCHEMES: dict[str, SchemeInfo]`` (one per family)
+CATALOGUES = (
+    "gctool.codes.catalog_core",
+    "gctool.codes.catalog_algebraic",
+    "gctool.codes.catalog_approx",
+    "gctool.codes.catalog_sequential",
+)
 
 
-@dataclass(frozen=True)
-class SchemeInfo:
-    name: str
-    module: str
-    summary: str
-    description: str
-    reference: str
-    fields: str = "any field"
-    default_field: str = "real"
-    randomized: bool = False
-    uses: frozenset[str] = frozenset({"n", "s", "k", "field", "seed"})
-    s_default: int | None = None  # None: -s is required
-    params: tuple[Param, ...] = ()
-    examples: tuple[str, ...] = field(default_factory=tuple)
+def _collect() -> dict[str, SchemeInfo]:
+    schemes: dict[str, SchemeInfo] = {}
+    for name in CATALOGUES:
+        for key, info in importlib.import_module(name).SCHEMES.items():
+            if key in schemes:
+                raise RuntimeError(f"scheme {key!r} is defined twice")
+            schemes[key] = info
+    return schemes
 
 
-SCHEMES: dict[str, SchemeInfo] = {
-    "frc": SchemeInfo(
-        name="frc",
-        module="gctool.codes.frc",
-        summary="Fractional repetition code: groups of s+1 workers share s+1 partitions.",
-        description=(
-            "Workers form n/(s+1) groups of s+1; every worker of a group computes the same "
-            "k(s+1)/n partitions and sends their plain sum, so B = I_{n/(s+1)} (x) J. Needs "
-            "(s+1) | n and n/(s+1) | k (k defaults to n). Load k(s+1)/n meets the lower bound. "
-            "Works over every field (0/1 entries)."
-        ),
-        reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Sec. 3",
-        examples=("gctool design frc -n 6 -s 2", "gctool design frc -n 6 -s 1 -k 12 --field GF(2)"),
-    ),
-    "cyclic": SchemeInfo(
-        name="cyclic",
-        module="gctool.codes.cyclic",
-        summary="Cyclic repetition code (Tandon's Algorithm 2), random and seeded.",
-        description=(
-            "Row i is supported on the cyclic window {i..i+s} and lies in the null space of a "
-            "random s x n matrix H with H 1 = 0, so any n-s rows span 1 with probability 1 over "
-            "the reals and complex numbers. Over GF(q) each draw is verified exactly and redrawn "
-            "if it fails. Needs k = n."
-        ),
-        reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2",
-        randomized=True,
-        examples=("gctool design cyclic -n 8 -s 2 --seed 1",
-                  "gctool design cyclic -n 6 -s 2 --field GF(31) --seed 7 -o crc.json"),
-    ),
-    "uncoded": SchemeInfo(
-        name="uncoded",
-        module="gctool.codes.uncoded",
-        summary="No redundancy (s = 0): each partition is computed by exactly one worker.",
-        description=(
-            "Partition j goes to worker j mod n; worker loads differ by at most one. Tolerates "
-            "no stragglers; the baseline for comparisons."
-        ),
-        reference="baseline",
-        s_default=0,
-        examples=("gctool design uncoded -n 4", "gctool design uncoded -n 4 -k 8"),
-    ),
-}
+SCHEMES: dict[str, SchemeInfo] = _collect()
+
+__all__ = ["CATALOGUES", "SCHEMES", "Param", "SchemeInfo", "get_scheme"]
 
 
 def get_scheme(name: str) -> SchemeInfo:
