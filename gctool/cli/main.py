@@ -40,8 +40,19 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
+class GctoolGroup(LazyGroup):
+    """The root group: maps every outcome to the exit-code contract in one place."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        code = _guarded(self, args, prog_name or "gctool", complete_var, extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
 @click.group(
-    cls=LazyGroup,
+    cls=GctoolGroup,
     lazy=COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
@@ -74,18 +85,24 @@ def _fail(message: str, code: ExitCode) -> int:
 
 def _usage(exc: click.ClickException) -> int:
     ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        click.echo(ctx.get_help())  # a bare group: show its help, not an error
+        return int(ExitCode.OK)
     where = ctx.command_path if ctx is not None else "gctool"
     hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
     click.echo(f"{where}: error: {_one_line(exc.format_message())}{hint}", err=True)
     return int(ExitCode.USAGE)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _guarded(group: click.Group, args: Any, prog_name: str, complete_var: str | None,
+             extra: dict[str, Any]) -> int:
     """Run the CLI and return the exit code (never raises for user errors)."""
     from gctool.errors import GctoolError, SearchInterrupted
 
     try:
-        rv = cli.main(args=argv, prog_name="gctool", standalone_mode=False)
+        rv = super(GctoolGroup, group).main(  # type: ignore[arg-type]
+            args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
+            **extra)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
@@ -108,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     return int(rv) if isinstance(rv, int) else int(ExitCode.OK)
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Run gctool with ``argv`` and return the exit code."""
+    return int(cli.main(args=argv, standalone_mode=False))
+
+
 def run() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    cli.main()
