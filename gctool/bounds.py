@@ -109,5 +109,8 @@ def _code_report(code: GradientCode, s: int, items: list[Bound]) -> BoundReport:
         "replication": rep.tolist(), "loads": loads.tolist(), "rank": rank,
         "nnz": int(rep.sum()), "field": str(code.field), "scheme": code.scheme,
     }
+    from gctool.codes.closed_forms import scheme_bounds
+
+    items += scheme_bounds(code, s)
     meets = dmax == items[3].value
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)
