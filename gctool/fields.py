@@ -212,7 +212,7 @@ class Field:
         if not np.issubdtype(arr.dtype, np.number):
             raise FieldError(f"{what} has non-numeric entries (dtype {arr.dtype})")
         if arr.size and (arr.min() < 0 or arr.max() >= self.order):
-            bad = arr[(arr < 0) | (arr >= self.order)].flat[0]
+            bad = arr[(arr < 0) | (arr >= self.order)].flat[0].item()
             raise FieldError(
                 f"{what} has entry {bad!r} outside {self} (elements are integers 0..{self.order - 1})"
             )

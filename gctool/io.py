@@ -63,7 +63,9 @@ def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
     except (OverflowError, ValueError) as exc:
         raise CodeFileError(f"{what} has entries that are not numbers of {field}: {exc}") from None
     if field.kind == "complex":
-        arr = arr[..., 0] + 1j * arr[..., 1]
+        out = np.empty(arr.shape[:-1], dtype=np.complex128)
+        out.real, out.imag = arr[..., 0], arr[..., 1]  # keeps signed zeros
+        arr = out
     elif field.kind == "gf" and arr.dtype == object:
         raise CodeFileError(f"{what} has entries outside {field} (integers too large)")
     return field.coerce(arr, what)
@@ -237,7 +239,7 @@ def read_code(path: str | os.PathLike[str]) -> GradientCode:
         if not isinstance(doc, dict):
             raise CodeFileError(f"{label}: a code file must hold one JSON object")
         return code_from_meta(doc, doc.get("B"))
-    except CodeFileError as exc:
+    except InvalidInput as exc:  # field, model and file errors all name the file
         msg = str(exc)
         raise CodeFileError(msg if msg.startswith(label) else f"{label}: {msg}") from None
 

@@ -45,7 +45,7 @@ class GctoolGroup(LazyGroup):
 
     def main(self, args: Any = None, prog_name: str | None = None,  # type: ignore[override]
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        code = _guarded(self, args, prog_name or "gctool", complete_var, extra)
+        code = _guarded(self, args, "gctool", complete_var, extra)  # one name everywhere
         if standalone_mode:
             sys.exit(code)
         return code

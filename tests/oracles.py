@@ -1,0 +1,63 @@
+"""Independent brute-force oracles for tests: one straggler set at a time, no gctool code."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+
+def rational_rank(rows: list[list[Fraction]]) -> int:
+    """Rank by exact Gaussian elimination over the rationals."""
+    M = [list(r) for r in rows]
+    rank, cols = 0, len(M[0]) if M else 0
+    for c in range(cols):
+        piv = next((i for i in range(rank, len(M)) if M[i][c] != 0), None)
+        if piv is None:
+            continue
+        M[rank], M[piv] = M[piv], M[rank]
+        for i in range(len(M)):
+            if i != rank and M[i][c] != 0:
+                f = M[i][c] / M[rank][c]
+                M[i] = [a - f * b for a, b in zip(M[i], M[rank], strict=True)]
+        rank += 1
+    return rank
+
+
+def decodes_rational(B: np.ndarray, F: tuple[int, ...]) -> bool:
+    """Exact: is the all-ones vector in the row space of B_F (B with rational entries)?"""
+    rows = [[Fraction(x).limit_denominator(10**12) for x in B[i]] for i in F]
+    ones = [Fraction(1)] * B.shape[1]
+    if not rows:
+        return False
+    return rational_rank(rows + [ones]) == rational_rank(rows)
+
+
+def lstsq_error(B: np.ndarray, F: tuple[int, ...]) -> float:
+    """Least-squares squared error min_a ||B_F^T a - 1||^2 by numpy.linalg.lstsq."""
+    k = B.shape[1]
+    if not F:
+        return float(k)
+    A = B[list(F)].T
+    a = np.linalg.lstsq(A, np.ones(k), rcond=None)[0]
+    return float(np.sum(np.abs(A @ a - 1) ** 2))
+
+
+def decodes_gf(GF: type, B: np.ndarray, F: tuple[int, ...]) -> bool:
+    """Exact over GF(q) with galois' matrix_rank."""
+    if not F:
+        return False
+    BF = GF(B[list(F)])
+    aug = GF(np.vstack([B[list(F)], np.ones((1, B.shape[1]), dtype=np.int64)]))
+    return bool(np.linalg.matrix_rank(aug) == np.linalg.matrix_rank(BF))
+
+
+def threshold_by(decodes, n: int) -> int | None:  # type: ignore[no-untyped-def]
+    """Smallest |S| such that the survivors [n] minus S do not decode."""
+    for t in range(n + 1):
+        for S in itertools.combinations(range(n), t):
+            F = tuple(i for i in range(n) if i not in S)
+            if not decodes(F):
+                return t
+    return None
