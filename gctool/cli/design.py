@@ -14,7 +14,8 @@ from gctool.cli.options import emit_json, field_option, json_option, seed_option
 from gctool.codes.info import Param, SchemeInfo
 from gctool.codes.registry import SCHEMES
 
-_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": click.Path(dir_okay=False)}
+_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str,
+                          "path": click.Path(dir_okay=False)}
 
 
 def _split_list(kind: str) -> Any:
@@ -30,12 +31,21 @@ def _split_list(kind: str) -> Any:
     return convert
 
 
+def _flag(p: Param) -> str:
+    return p.flag or "--" + p.name.replace("_", "-")
+
+
 def _param_option(p: Param) -> Any:
-    flag = "--" + p.name.replace("_", "-")
-    decls = [flag] + ([p.short] if p.short else [])
+    if p.positional:
+        ptype = click.Path(dir_okay=False, allow_dash=True) if p.kind == "path" else _TYPES[p.kind]
+        return click.argument(p.name, metavar=p.name.upper(), type=ptype,
+                              required=p.required or p.default is None, default=p.default)
+    decls = [_flag(p)] + ([p.short] if p.short else [])
     kwargs: dict[str, Any] = {"help": p.help, "default": p.default, "required": p.required,
                               "show_default": p.default is not None}
-    if p.kind == "choice":
+    if p.kind == "flag":
+        kwargs.update(is_flag=True, default=bool(p.default), show_default=False)
+    elif p.kind == "choice":
         kwargs["type"] = click.Choice(p.choices)
     elif p.kind in ("ints", "floats"):
         kwargs["callback"] = lambda ctx, param, value: _split_list(p.kind)(value)
@@ -47,11 +57,17 @@ def _param_option(p: Param) -> Any:
 def _canonical_command(info: SchemeInfo, values: dict[str, Any]) -> str:
     """The design command that reproduces the file (output options left out)."""
     args = ["gctool", "design", info.name]
+    params = {p.name: p for p in info.params}
+    args += [str(values[p.name]) for p in info.params if p.positional]
     for key, value in values.items():
-        if value is None or key in ("output", "as_json"):
+        p = params.get(key)
+        if value is None or value is False or key in ("output", "as_json") or (p and p.positional):
             continue
         flag = {"field_spec": "--field", "n": "-n", "s": "-s", "k": "-k"}.get(
-            key, "--" + key.replace("_", "-"))
+            key, _flag(p) if p else "--" + key.replace("_", "-"))
+        if value is True:
+            args.append(flag)
+            continue
         if isinstance(value, list):
             value = ",".join(str(v) for v in value)
         args += [flag, str(value)]
@@ -71,7 +87,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
         code = run_design(info.name, field=values.get("field_spec"),
                           provenance={"command": _canonical_command(info, values)},
                           **core, **params)
-        _write(code, output, as_json, code_bytes(code, is_npz_path(output)))
+        _write(code, output, as_json, code_bytes(code, is_npz_path(output)), info.report_keys)
         return int(ExitCode.OK)
 
     opts: list[Any] = []
@@ -102,7 +118,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
                          epilog=epilog)
 
 
-def _write(code: Any, output: str, as_json: bool, data: bytes) -> None:
+def _write(code: Any, output: str, as_json: bool, data: bytes,
+           report_keys: tuple[str, ...] = ()) -> None:
     from gctool.io import atomic_write
 
     if output == "-" and not data.lstrip().startswith(b"{"):
@@ -112,11 +129,16 @@ def _write(code: Any, output: str, as_json: bool, data: bytes) -> None:
         return
     summary = {"path": output, "scheme": code.scheme, "n": code.n, "k": code.k, "s": code.s,
                "field": str(code.field), "seed": code.seed, "bytes": len(data)}
+    report = {key: code.params[key] for key in report_keys if key in code.params}
+    if report:
+        summary["report"] = report
     if as_json:
         emit_json(summary)
     else:
         click.echo(f"wrote {code.scheme} code (n={code.n}, k={code.k}, s={code.s}, "
                    f"{code.field}) to {output}")
+        for key, value in report.items():
+            click.echo(f"  {key}: {value:.6g}" if isinstance(value, float) else f"  {key}: {value}")
 
 
 class DesignGroup(click.Group):

@@ -62,7 +62,11 @@ def design(
     rng = np.random.default_rng(seed)
     module = importlib.import_module(info.module)
     B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+    # A build may choose the field (``kron`` takes it from its factors) and add provenance
+    # (``kron`` records both factors); both travel in reserved keys of the recorded params.
+    fld = recorded.pop("_field", fld)
     prov = {"gctool_version": __version__, "reference": info.reference}
+    prov.update(recorded.pop("_provenance", {}))
     prov.update(provenance or {})
     return GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
                         seed if info.randomized else None, prov)

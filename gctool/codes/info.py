@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path"]
+ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path", "flag"]
 
 
 @dataclass(frozen=True)
 class Param:
-    """A scheme-specific parameter (CLI option ``--name`` with dashes for underscores)."""
+    """A scheme-specific parameter (CLI option ``--name`` with dashes for underscores).
+
+    Kinds: ``int``, ``float``, ``str``, ``choice``, ``ints``/``floats`` (comma-separated lists),
+    ``path`` (a file) and ``flag`` (a boolean switch, default off).
+    """
 
     name: str
     kind: ParamKind
@@ -19,10 +23,22 @@ class Param:
     required: bool = False
     choices: tuple[str, ...] = ()
     short: str | None = None
+    #: CLI spelling when it differs from ``--name`` (e.g. ``--lambda`` for ``lam``)
+    flag: str | None = None
+    #: a positional CLI argument (e.g. the two code files of ``kron``) instead of an option
+    positional: bool = False
 
 
 @dataclass(frozen=True)
 class SchemeInfo:
+    """Catalogue entry of a scheme.
+
+    ``uses`` lists the generic options the scheme takes; a scheme whose n or s follow from its
+    parameters (``bibd``, ``kron``, ``hetero``) leaves them out.  Its ``build`` then receives
+    ``n=None`` (and ``s=None``) and returns the values it chose in the recorded params
+    (``"s"``), see :func:`gctool.codes.design`.
+    """
+
     name: str
     module: str
     summary: str
@@ -34,4 +50,6 @@ class SchemeInfo:
     uses: frozenset[str] = frozenset({"n", "s", "k", "field", "seed"})
     s_default: int | None = None  # None: -s is required
     params: tuple[Param, ...] = ()
+    #: keys of the recorded params that ``design`` echoes in its summary (e.g. eigenvalues)
+    report_keys: tuple[str, ...] = ()
     examples: tuple[str, ...] = field(default_factory=tuple)
