@@ -214,7 +214,8 @@ class Field:
         if arr.size and (arr.min() < 0 or arr.max() >= self.order):
             bad = arr[(arr < 0) | (arr >= self.order)].flat[0].item()
             raise FieldError(
-                f"{what} has entry {bad!r} outside {self} (elements are integers 0..{self.order - 1})"
+                f"{what} has entry {bad!r} outside {self} "
+                f"(elements are integers 0..{self.order - 1})"
             )
         return arr.astype(np.int64)
 

@@ -40,10 +40,10 @@ _REQUIRED = ("format", "version", "scheme", "n", "k", "s", "field", "B")
 def encode_matrix(M: np.ndarray, field: Field) -> list[Any]:
     """Matrix -> JSON-ready nested lists (complex entries as [re, im] pairs)."""
     if field.kind == "complex":
-        return np.stack([M.real, M.imag], axis=-1).tolist()  # type: ignore[no-any-return]
+        return np.stack([M.real, M.imag], axis=-1).tolist()
     if field.kind == "real":
-        return np.asarray(M, dtype=np.float64).tolist()  # type: ignore[no-any-return]
-    return np.asarray(M, dtype=np.int64).tolist()  # type: ignore[no-any-return]
+        return np.asarray(M, dtype=np.float64).tolist()
+    return np.asarray(M, dtype=np.int64).tolist()
 
 
 def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
@@ -53,7 +53,8 @@ def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
-            raise CodeFileError(f"{what} is ragged: row {i} has {len(row)} entries, row 0 has {width}")
+            raise CodeFileError(
+                f"{what} is ragged: row {i} has {len(row)} entries, row 0 has {width}")
     flat = [x for row in rows for x in (row if field.kind != "complex" else _pairs(row, what))]
     for x in flat:
         if isinstance(x, bool) or not isinstance(x, int | float):

@@ -12,7 +12,8 @@ from ``params["m"]`` (default 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
@@ -34,9 +35,9 @@ class GradientCode:
     field: Field
     s: int
     scheme: str = "custom"
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = dc_field(default_factory=dict)
     seed: int | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = dc_field(default_factory=dict)
 
     def __post_init__(self) -> None:
         B = self.field.coerce(self.B, "B")
@@ -57,7 +58,8 @@ class GradientCode:
             raise InvalidInput(f"s must be an integer, got {self.s!r}")
         if not 0 <= int(self.s) < n:
             raise InvalidInput(f"s must satisfy 0 <= s < n = {n}, got s = {self.s}")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InvalidInput(f"seed must be an integer or null, got {self.seed!r}")
         B.setflags(write=False)
         object.__setattr__(self, "B", B)

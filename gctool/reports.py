@@ -7,7 +7,8 @@ audited property holds (the CLI turns ``ok = False`` into exit code 1).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 
@@ -28,7 +29,7 @@ class Report:
     """Mixin: ``to_dict`` for dataclass reports."""
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))  # type: ignore[call-overload,no-any-return]
+        return _jsonable(asdict(self))  # type: ignore[call-overload]
 
 
 @dataclass
@@ -59,7 +60,7 @@ class VerifyReport(Report):
     arithmetic: str  # "exact" (GF(q)) or "float64"
     tolerance: float | None
     reason: str
-    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
 
 
@@ -84,7 +85,7 @@ class AttackReport(Report):
     comparison: str = ""
     ok: bool = True
     reason: str = ""
-    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
 
 

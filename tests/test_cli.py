@@ -132,7 +132,8 @@ def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) 
     assert doc["decodable"] == [False, False, False]
 
 
-def test_export_refuses_huge_tables_without_partial_file(runner: CliRunner, tmp_path: Path) -> None:
+def test_export_refuses_huge_tables_without_partial_file(runner: CliRunner,
+                                                         tmp_path: Path) -> None:
     src = tmp_path / "c.json"
     run(runner, "design", "frc", "-n", "24", "-s", "5", "-o", str(src))
     out = tmp_path / "plan.npz"
@@ -170,11 +171,13 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize("args", BAD_INPUTS, ids=lambda a: " ".join(a))
-def test_bad_input_exits_2_with_one_line(runner: CliRunner, tmp_path: Path, args: tuple) -> None:  # type: ignore[type-arg]
+def test_bad_input_exits_2_with_one_line(runner: CliRunner, tmp_path: Path,
+                                         args: tuple[str, ...]) -> None:
     code = tmp_path / "code.json"
     run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(code))
     (tmp_path / "outdir").mkdir()
-    subst = {"CODE": str(code), "OUT": str(tmp_path / "out.json"), "OUTDIR": str(tmp_path / "outdir"),
+    subst = {"CODE": str(code), "OUT": str(tmp_path / "out.json"),
+             "OUTDIR": str(tmp_path / "outdir"),
              "nodir/x.json": str(tmp_path / "nodir" / "x.json")}
     before = sorted(p.name for p in tmp_path.iterdir())
     r = run(runner, *[subst.get(a, a) for a in args], input="")
@@ -209,7 +212,8 @@ def test_bare_group_shows_help(runner: CliRunner) -> None:
     assert r.exit_code == 0 and "Commands:" in r.stdout
 
 
-def test_internal_errors_are_exit_3_without_traceback(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_errors_are_exit_3_without_traceback(runner: CliRunner,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import gctool.audit
 
     def boom(*args: object, **kwargs: object) -> None:

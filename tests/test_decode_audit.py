@@ -14,6 +14,7 @@ from gctool.decode import Decoder, decode, gf_solve_batch
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.fields import parse_field
 from gctool.model import GradientCode
+
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
 
 # -- decoding vectors (reference worked examples) ---------------------------------------------

@@ -61,7 +61,8 @@ def test_real_json_round_trip_is_bit_exact(B: np.ndarray) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(arrays(np.complex128, st.tuples(st.integers(1, 4), st.integers(1, 4)),
-              elements=st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e300)))
+              elements=st.complex_numbers(allow_nan=False, allow_infinity=False,
+                                          max_magnitude=1e300)))
 def test_complex_round_trips(B: np.ndarray) -> None:
     code = GradientCode(B, parse_field("complex"), 0)
     for npz in (False, True):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -43,9 +44,11 @@ class LazyGroup(click.Group):
 class GctoolGroup(LazyGroup):
     """The root group: maps every outcome to the exit-code contract in one place."""
 
-    def main(self, args: Any = None, prog_name: str | None = None,  # type: ignore[override]
+    def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        code = _guarded(self, args, "gctool", complete_var, extra)  # one name everywhere
+        code = _guarded(lambda: super(GctoolGroup, self).main(
+            args=args, prog_name="gctool", complete_var=complete_var, standalone_mode=False,
+            **extra))  # one program name everywhere, also under CliRunner
         if standalone_mode:
             sys.exit(code)
         return code
@@ -94,15 +97,12 @@ def _usage(exc: click.ClickException) -> int:
     return int(ExitCode.USAGE)
 
 
-def _guarded(group: click.Group, args: Any, prog_name: str, complete_var: str | None,
-             extra: dict[str, Any]) -> int:
+def _guarded(invoke: Callable[[], Any]) -> int:
     """Run the CLI and return the exit code (never raises for user errors)."""
     from gctool.errors import GctoolError, SearchInterrupted
 
     try:
-        rv = super(GctoolGroup, group).main(  # type: ignore[arg-type]
-            args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
-            **extra)
+        rv = invoke()
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.codes.registry import SCHEMES, Param, SchemeInfo, get_scheme
 from gctool.errors import DesignError, InvalidInput
 from gctool.fields import Field, parse_field
-from gctool.model import MAX_N, GradientCode
+
+if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy
+    from gctool.model import GradientCode
 
 __all__ = ["SCHEMES", "Param", "SchemeInfo", "design", "get_scheme"]
 
@@ -41,6 +43,7 @@ def design(
     import numpy as np
 
     from gctool import __version__
+    from gctool.model import MAX_N, GradientCode
 
     info = get_scheme(scheme)
     fld = parse_field(field or info.default_field) if not isinstance(field, Field) else field

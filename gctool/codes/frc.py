@@ -21,7 +21,8 @@ def _divisor_hint(n: int) -> str:
     return ", ".join(str(x) for x in options)
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
+def build(n: int, s: int, k: int | None, field: Field, rng: Any
+          ) -> tuple[np.ndarray, dict[str, Any]]:
     if n % (s + 1):
         raise DesignError(
             f"frc needs (s+1) | n, but s+1 = {s + 1} does not divide n = {n}; "

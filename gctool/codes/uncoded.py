@@ -10,7 +10,8 @@ from gctool.errors import DesignError
 from gctool.fields import Field
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any) -> tuple[np.ndarray, dict[str, Any]]:
+def build(n: int, s: int, k: int | None, field: Field, rng: Any
+          ) -> tuple[np.ndarray, dict[str, Any]]:
     if s != 0:
         raise DesignError(f"uncoded tolerates no stragglers: use -s 0 (got {s}), or 'frc'/'cyclic'")
     k = n if k is None else k

@@ -1,0 +1,137 @@
+"""Meta tests: start-up imports, completions, docs vs CLI, public API, JSON Schema, lint."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gctool.cli.main import COMMANDS, cli
+
+ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def _imports_after(code: str, env: dict[str, str] | None = None) -> list[str]:
+    probe = (f"import sys\n{code}\n"
+             "print(','.join(m for m in ('numpy', 'galois', 'scipy', 'rich', 'numba') "
+             "if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}, cwd=ROOT, check=False)
+    return [m for m in out.stderr.strip().splitlines()[-1].split(",") if m]
+
+
+def test_help_imports_no_heavy_modules() -> None:
+    heavy = _imports_after(
+        "from gctool.cli.main import main\n"
+        "for a in (['--help'], ['design', '--help'], ['design', 'frc', '--help'],"
+        " ['verify', '--help'], ['attack', '--help'], ['bound', '--help'], ['export', '--help']):\n"
+        "    main(a)")
+    assert "galois" not in heavy and "scipy" not in heavy
+    assert heavy == [], f"--help imported {heavy}"
+
+
+def test_tab_completion_imports_no_heavy_modules() -> None:
+    env = {"_GCTOOL_COMPLETE": "bash_complete", "COMP_WORDS": "gctool design c", "COMP_CWORD": "2"}
+    heavy = _imports_after(
+        "from gctool.cli.main import cli\n"
+        "try:\n    cli.main(prog_name='gctool')\nexcept SystemExit:\n    pass", env)
+    assert "galois" not in heavy and "scipy" not in heavy and "numpy" not in heavy
+
+
+def test_completion_offers_schemes() -> None:
+    env = {**os.environ, "_GCTOOL_COMPLETE": "bash_complete", "COMP_WORDS": "gctool design fr",
+           "COMP_CWORD": "2"}
+    out = subprocess.run([sys.executable, "-m", "gctool"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, check=False)
+    assert "plain,frc" in out.stdout.splitlines()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_are_fresh(shell: str) -> None:
+    from gctool.cli.completion import SHELLS, generate
+
+    committed = (ROOT / "completions" / SHELLS[shell]).read_text()
+    assert committed == generate(shell), "run: python -m gctool.cli.completion"
+
+
+def test_every_command_has_help_and_is_in_readme() -> None:
+    runner = CliRunner()
+    for name in COMMANDS:
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0 and "Examples:" in result.stdout
+        assert f"gctool {name}" in README, f"README lacks an example of {name}"
+        assert f"### `gctool {name}`" in README
+
+
+def test_every_scheme_is_in_readme() -> None:
+    from gctool.codes.registry import SCHEMES
+
+    for name in SCHEMES:
+        assert f"`{name}`" in README, f"README does not mention scheme {name}"
+
+
+def test_readme_commands_are_the_ci_commands() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    test_line = next(line for line in ci.splitlines() if "pytest" in line)
+    assert test_line.strip() in README, "README's test command must be the one .ci/run runs"
+
+
+def test_public_api_is_pinned() -> None:
+    import gctool
+
+    expected = {
+        "AttackReport", "BoundReport", "Field", "GradientCode", "VerifyReport", "__version__",
+        "attack", "bounds", "decode", "design", "export", "parse_field", "read_code",
+        "threshold", "verify", "write_code",
+    }
+    assert set(gctool.__all__) == expected
+    for name in expected:
+        assert getattr(gctool, name) is not None
+    with pytest.raises(AttributeError):
+        gctool.nonexistent  # noqa: B018
+
+
+def test_library_never_imports_click() -> None:
+    for path in (ROOT / "gctool").rglob("*.py"):
+        if "cli" in path.relative_to(ROOT / "gctool").parts:
+            continue
+        text = path.read_text()
+        assert "import click" not in text and "from click" not in text, path
+
+
+@pytest.mark.parametrize("field", ["real", "complex", "GF(7)", "GF(2^4)"])
+def test_written_files_match_the_shipped_schema(field: str) -> None:
+    import jsonschema
+
+    import gctool
+
+    schema = json.loads((ROOT / "gctool" / "schema" / "code-v1.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    from gctool.io import code_to_doc
+
+    doc = code_to_doc(gctool.design("cyclic", 5, 1, field=field, seed=1))
+    jsonschema.validate(doc, schema)
+    doc["field"] = "GF(six)"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
+
+
+def test_lint_ruff() -> None:
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is part of the test extra"
+    out = subprocess.run([ruff, "check", "gctool", "tests", "benchmarks"], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_types_mypy() -> None:
+    out = subprocess.run([sys.executable, "-m", "mypy", "gctool"], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
