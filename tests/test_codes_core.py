@@ -10,6 +10,7 @@ import pytest
 from gctool.audit import threshold, verify
 from gctool.codes import design
 from gctool.errors import DesignError, InvalidInput
+
 from oracles import decodes_rational
 
 
