@@ -20,6 +20,7 @@ COMMANDS = {
     "attack": "gctool.cli.attack:attack",
     "bound": "gctool.cli.bound:bound",
     "export": "gctool.cli.export:export",
+    "show": "gctool.cli.show:show",
 }
 
 

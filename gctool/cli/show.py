@@ -1,0 +1,290 @@
+"""``gctool show``: a picture of a code in the terminal (rich), as a standalone SVG, or as a
+JSON summary.  The pictures are computed by :mod:`gctool.viz`; this module only draws the
+terminal view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.options import (
+    code_argument,
+    emit_json,
+    fmt,
+    json_option,
+    load_code,
+    progress_bar,
+    stdout_console,
+    tol_option,
+)
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool show code.json
+  gctool show code.json --svg code.svg --stragglers 0,3
+  gctool show code.json --curve --json | jq '.curve.points'
+  gctool show code.json --svg code.svg --curve-file curve.json
+
+Cells: |B[i,j]| over the reals and complex numbers (shade and colour), the element over
+GF(q).  Codes larger than --max-cells (terminal) or 100 (SVG) rows or columns are drawn in
+blocks, shaded by the share of nonzero entries.  The error curve is the exhaustive worst-case
+error for each number of stragglers s = 0..n that fits --max-sets, in units of the squared
+norm of the targets (0 = decodes, 1 = nothing recovered).  show always exits 0 on a valid code:
+it draws, it does not audit.""")
+@code_argument
+@click.option("--svg", "svg_path", metavar="OUT.svg", default=None,
+              type=click.Path(dir_okay=False, allow_dash=True),
+              help="Also write the picture as a standalone SVG ('-' = stdout, no text view).")
+@click.option("--stragglers", metavar="LIST", default=None,
+              help="Straggling workers, e.g. 0,3: show and highlight the optimal decoding vector.")
+@click.option("--curve/--no-curve", "want_curve", default=None,
+              help="Compute the worst-case error curve (default: only with --svg).")
+@click.option("--curve-file", metavar="FILE", default=None, type=click.Path(allow_dash=True),
+              help="Read the error curve from a JSON file (e.g. from 'gctool attack --curve').")
+@click.option("--max-sets", type=click.IntRange(1, None), default=20_000, show_default=True,
+              help="Budget for the error curve: straggler sets evaluated over all s.")
+@click.option("--max-cells", type=click.IntRange(4, 400), default=60, show_default=True,
+              help="Largest number of cell rows/columns in the terminal before summarising.")
+@tol_option
+@json_option
+def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curve: bool | None,
+         curve_file: str | None, max_sets: int, max_cells: int, tol: float,
+         as_json: bool) -> int:
+    """Show FILE as a heat map with loads, replication and decoding.
+
+    Workers are rows and columns of B are columns.  FILE may be '-'.
+    """
+    from gctool import viz
+    from gctool.io import atomic_write
+
+    if svg_path == "-" and as_json:
+        raise click.UsageError("--svg - and --json both write to stdout; choose one")
+    if curve_file is not None and want_curve is False:
+        raise click.UsageError("--curve-file and --no-curve exclude each other")
+    if curve_file == "-" and code_file == "-":
+        raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
+    code = load_code(code_file)
+    S = None if stragglers is None else viz.parse_stragglers(stragglers, code.n)
+    curve = _curve(code, curve_file, want_curve, svg_path is not None, max_sets, tol)
+    pic = viz.picture(code, max_cells=max_cells, stragglers=S, curve=curve, tol=tol)
+    if svg_path is not None:
+        data = viz.render_svg(pic)
+        atomic_write(svg_path, data)
+        pic.attach_svg(svg_path, data, viz.SVG_MAX_CELLS)
+    if as_json:
+        emit_json(pic.report().to_dict())
+    elif svg_path != "-":
+        render_picture(pic)
+    return int(ExitCode.OK)
+
+
+def _curve(code: Any, path: str | None, want: bool | None, svg: bool, max_sets: int,
+           tol: float) -> Any:
+    from gctool.viz import error_curve, read_curve
+
+    if path is not None:
+        return read_curve(path, code)
+    if not (want or (want is None and svg)):
+        return None
+    with progress_bar("error curve") as progress:
+        return error_curve(code, max_sets=max_sets, tol=tol, progress=progress)
+
+
+# ---------------------------------------------------------------------------------------------
+# terminal view
+# ---------------------------------------------------------------------------------------------
+def render_picture(pic: Any) -> None:
+    """Draw the heat map, loads, replication, decoding and curve on stdout."""
+    from rich.markup import escape
+
+    con = stdout_console()
+    code, g = pic.code, pic.grid
+    seed = "" if code.seed is None else f", seed {code.seed}"
+    pieces = f" (m = {code.m} pieces)" if code.m > 1 else ""
+    con.print(f"[bold]{escape(code.scheme)}[/]: n = {code.n} workers x k = {code.k} partitions"
+              f"{pieces}, field {escape(code.field.spec)}, designed for s = {code.s} "
+              f"stragglers{seed}")
+    report = pic.report()
+    con.print(f"nnz {report.nnz} ({100 * report.density:.3g}%), load {report.load_min}.."
+              f"{report.load_max} (mean {report.load_mean:.3g}), replication "
+              f"{report.replication_min}..{report.replication_max}")
+    if g.summarised:
+        con.print(f"[dim]summarised: {code.n} x {g.columns} entries in {g.shape[0]} x "
+                  f"{g.shape[1]} blocks of up to {g.row_step} x {g.col_step}; shade = share of "
+                  "nonzero entries; per-worker loads are in --json[/]")
+    if code.m > 1:
+        con.print(f"[dim]columns are piece-major: column u*{code.k} + j is piece u of "
+                  "partition j[/]")
+    for line in _heat_lines(pic):
+        con.print(line)
+    con.print(_legend(g, _cell_width(g)))
+    if pic.decoding is not None:
+        con.print(_decoding_line(pic.decoding))
+    if pic.curve is not None:
+        for line in _curve_lines(pic.curve, code.s):
+            con.print(line)
+
+
+def _cell_width(g: Any) -> int:
+    """Characters per cell: room for the element (and a space) over GF(q) when it fits."""
+    if g.kind == "element":
+        digits = len(str(int(g.scale.vmax)))
+        if g.shape[1] * (digits + 1) <= 100:
+            return digits + 1
+    return 2 if g.shape[1] <= 40 else 1
+
+
+def _cell(g: Any, r: int, c: int, w: int) -> tuple[str, str]:
+    """(text, rich style) of one cell."""
+    color, glyph = g.colors[r][c], g.glyphs[r][c]
+    if color is None:
+        return glyph.rjust(w), "dim"
+    if g.kind == "element":
+        label = g.labels[r][c]
+        text = label.rjust(w) if len(label) < w else glyph * w if glyph == "█" else glyph.rjust(w)
+        return text, f"bold {_ink(color)} on {color}"
+    return glyph * w, color
+
+
+def _ink(color: str) -> str:
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "white"
+
+
+def _ticks(count: int, step_of: int, w: int) -> str:
+    """Column tick labels that never run into each other: right-aligned in their cell when
+    every column is labelled, otherwise left-aligned at the cell."""
+    width = len(str((count - 1) * step_of)) + 1
+    step = next(t for t in (1, 2, 5, 10, 20, 50, 100, 1000) if t * w >= width or t >= count)
+    line = [" "] * (count * w + width)
+    for c in range(0, count, step):
+        label = str(c * step_of)
+        at = (c + 1) * w - len(label) if step == 1 and len(label) <= w else c * w
+        line[at: at + len(label)] = label
+    return "".join(line).rstrip()
+
+
+def _heat_lines(pic: Any) -> list[Any]:
+    from rich.text import Text
+
+    g, d = pic.grid, pic.decoding
+    w, (rows, cols) = _cell_width(g), g.shape
+    label_w = max(4, len(str(g.n - 1)) + 2)
+    loads = pic.code.loads
+    lines = [Text(" " * label_w + _ticks(cols, g.col_step, w), style="dim")]
+    for r in range(rows):
+        ws = g.rows_of(r)
+        straggles = d is not None and any(i in d.stragglers for i in ws)
+        text = Text(("✗ " if straggles else "") + str(ws.start), style="red" if straggles else "")
+        text.pad_left(label_w - len(text.plain) - 1)
+        text.append(" ")
+        for c in range(cols):
+            cell, style = _cell(g, r, c, w)
+            text.append(cell, style="dim" if straggles else style)
+        load = loads[ws.start] if len(ws) == 1 else float(loads[list(ws)].mean())
+        text.append(f"  {fmt(float(load), 3)}", style="cyan")
+        if d is not None and len(ws) == 1:
+            text.append("  " + _coef(d, ws.start), style="red" if straggles else "magenta")
+        lines.append(text)
+    lines.append(_replication_line(pic, label_w, w))
+    return lines
+
+
+def _coef(d: Any, i: int) -> str:
+    if i in d.stragglers:
+        return "straggler"
+    vals = d.A[:, i]
+    if d.exact:
+        return " ".join(str(int(x)) for x in vals)
+    return " ".join("0" if abs(x) <= d.zero_tol else _num(x) for x in vals)
+
+
+def _num(x: Any) -> str:
+    import numpy as np
+
+    if np.iscomplexobj(x):
+        return f"{x.real:.3g}{x.imag:+.3g}j"
+    return f"{float(x):.3g}"
+
+
+def _replication_line(pic: Any, label_w: int, w: int) -> Any:
+    from rich.text import Text
+
+    g, rep = pic.grid, pic.code.replication
+    vals = [float(rep[[j % g.k for j in g.cols_of(c)]].mean()) for c in range(g.shape[1])]
+    text = Text("rep".rjust(label_w - 1) + " ", style="cyan")
+    if all(v == int(v) and len(str(int(v))) <= w for v in vals):
+        text.append("".join(str(int(v)).rjust(w) for v in vals), style="cyan")
+    else:
+        text.append("min " + fmt(min(vals), 3) + ", max " + fmt(max(vals), 3)
+                    + (" per block" if g.summarised else " (per partition in --json)"),
+                    style="cyan")
+    text.append("  <- replication; right column: load" + ("; then a" if pic.decoding else ""),
+                style="dim")
+    return text
+
+
+def _legend(g: Any, w: int) -> Any:
+    from rich.text import Text
+
+    text = Text("· 0", style="dim")
+    if g.kind == "element":
+        q = int(g.scale.vmax) + 1
+        shown = ("cells show the field element, colour names it" if len(str(q - 1)) < w
+                 else "cells show the element in base 36 (a = 10 .. z = 35)" if q <= 36
+                 else "colour names the element (exact values: --svg tooltips or --json)")
+        return text.append("   " + shown)
+    for color, glyph, label in g.legend():
+        text.append("   ")
+        style = f"bold {_ink(color)} on {color}" if g.kind == "element" else color
+        text.append(glyph if g.kind == "element" else glyph * 2, style=style)
+        text.append(" " + label)
+    if g.kind == "magnitude":
+        text.append(f"  ({g.scale.kind} scale)", style="dim")
+    return text
+
+
+def _decoding_line(d: Any) -> str:
+    S = ", ".join(str(i) for i in d.stragglers) or "none"
+    if d.exact:
+        verdict = "[green]decodes exactly[/]" if d.ok else "[red]cannot decode[/]"
+        return f"stragglers {{{S}}}: {verdict} (exact arithmetic; {len(d.used)} workers used)"
+    verdict = "[green]decodes[/]" if d.ok else f"[red]does not decode[/] (error {d.error:.4g})"
+    return (f"stragglers {{{S}}}: {verdict}; residual {d.error ** 0.5:.3g}, condition "
+            f"{fmt(d.cond, 3)}, ||a|| {fmt(d.norm, 3)}, {len(d.used)} workers used")
+
+
+def _curve_lines(curve: Any, s_design: int) -> list[str]:
+    from rich.markup import escape
+
+    bars = "▁▂▃▄▅▆▇█"
+    by_s = {p.s: p for p in curve.points}
+    top = max(by_s)
+    spark = "".join(
+        " " if s not in by_s else "_" if by_s[s].decodes
+        else bars[min(7, int(by_s[s].error * 8))] for s in range(top + 1))
+    lines = [f"worst-case error by s = 0..{top} (_ decodes, █ nothing recovered): "
+             f"[blue]{spark}[/]  (source: {escape(curve.source)})"]
+    first = curve.first_failure()
+    if first is not None:
+        lines.append(f"  first failing s = {first.s} (designed s = {s_design}): error "
+                     f"{first.error:.4g}, worst stragglers {first.stragglers}")
+    if curve.skipped:
+        lines.append(f"  [dim]not computed (over budget, raise --max-sets): s = "
+                     f"{_ranges(curve.skipped)}[/]")
+    return lines
+
+
+def _ranges(values: list[int]) -> str:
+    """[2, 3, 4, 7] -> "2..4, 7"."""
+    parts: list[str] = []
+    start = 0
+    for i, v in enumerate(values):
+        if i + 1 < len(values) and values[i + 1] == v + 1:
+            continue
+        parts.append(str(values[start]) if values[start] == v else f"{values[start]}..{v}")
+        start = i + 1
+    return ", ".join(parts)
