@@ -1,12 +1,33 @@
-"""Chunked enumeration of straggler sets in lexicographic order."""
+"""Batched enumeration of straggler sets (s-subsets of ``range(n)``) in lexicographic order.
+
+Every set has a *lexicographic rank* in ``[0, C(n, s))`` (the position of its sorted tuple in
+``itertools.combinations(range(n), s)`` order).  Chunks are rank ranges, and a chunk is built
+by unranking all of its ranks at once with numpy (no Python loop per set), so any chunk can be
+produced independently: this is what the parallel engine hands to worker processes.
+
+Unranking uses the combinatorial number system: with ``d_i = n - 1 - c_i`` (a decreasing
+sequence) the lexicographic rank of ``c_0 < ... < c_{s-1}`` is
+``C(n, s) - 1 - sum_i C(d_i, s - i)``; inverting it is one ``searchsorted`` per position.
+
+Public API (shared with ``attack``):
+
+* :func:`count_sets` - ``C(n, s)``
+* :func:`unrank_lex` / :func:`rank_lex` - ranks <-> sets, vectorised
+* :func:`rank_ranges` - split ``[start, stop)`` into chunks
+* :func:`straggler_chunks` - iterate over all (or a rank range of) sets as ``(b, s)`` arrays
+* :func:`sample_sets` - uniformly random distinct sets (seeded)
+* :func:`survivors_of` / :func:`pad_to` - complements and padding
+"""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from math import comb
 
 import numpy as np
+
+#: largest C(n, s) that can be ranked with int64 arithmetic
+MAX_RANKABLE = 2**62
 
 
 def count_sets(n: int, s: int) -> int:
@@ -14,19 +35,78 @@ def count_sets(n: int, s: int) -> int:
     return comb(n, s)
 
 
-def straggler_chunks(n: int, s: int, size: int) -> Iterator[np.ndarray]:
-    """Yield all s-subsets of range(n) in lexicographic order, as (b, s) int arrays."""
-    it = itertools.combinations(range(n), s)
+def _binom_table(n: int, j: int) -> np.ndarray:
+    """``C(d, j)`` for d = 0..n-1 as int64 (saturated at MAX_RANKABLE)."""
+    return np.array([min(comb(d, j), MAX_RANKABLE) for d in range(n)], dtype=np.int64)
+
+
+def unrank_lex(n: int, s: int, ranks: np.ndarray) -> np.ndarray:
+    """The s-subsets of ``range(n)`` with the given lexicographic ranks, as a (b, s) array."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    total = comb(n, s)
+    if total > MAX_RANKABLE:
+        raise ValueError(f"C({n}, {s}) is too large to rank with 64-bit integers")
+    out = np.empty((ranks.size, s), dtype=np.intp)
+    rest = (total - 1) - ranks  # colex rank of the complementary sequence d_i = n - 1 - c_i
+    for i in range(s):
+        table = _binom_table(n, s - i)
+        d = np.searchsorted(table, rest, side="right") - 1  # largest d with C(d, s-i) <= rest
+        rest = rest - table[d]
+        out[:, i] = n - 1 - d
+    return out
+
+
+def rank_lex(n: int, S: np.ndarray) -> np.ndarray:
+    """Lexicographic ranks of sorted sets ``S`` (b, s) among the s-subsets of ``range(n)``."""
+    S = np.asarray(S, dtype=np.int64)
+    s = S.shape[1]
+    total = comb(n, s)
+    acc = np.zeros(S.shape[0], dtype=np.int64)
+    for i in range(s):
+        acc += _binom_table(n, s - i)[n - 1 - S[:, i]]
+    return (total - 1) - acc
+
+
+def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    """Split the rank range ``[start, stop)`` into consecutive chunks of at most ``size``."""
+    size = max(1, int(size))
+    return [(a, min(a + size, stop)) for a in range(start, stop, size)]
+
+
+def straggler_chunks(
+    n: int, s: int, size: int, start: int = 0, stop: int | None = None
+) -> Iterator[np.ndarray]:
+    """Yield the s-subsets of range(n) with ranks in ``[start, stop)`` in lexicographic order,
+    as (b, s) int arrays of at most ``size`` rows."""
+    total = comb(n, s)
+    stop = total if stop is None else min(stop, total)
     if s == 0:
-        yield np.zeros((1, 0), dtype=np.intp)
+        if start < stop:
+            yield np.zeros((1, 0), dtype=np.intp)
         return
-    while True:
-        flat = np.fromiter(
-            itertools.chain.from_iterable(itertools.islice(it, size)), dtype=np.intp
-        )
-        if flat.size == 0:
-            return
-        yield flat.reshape(-1, s)
+    for a, b in rank_ranges(start, stop, size):
+        yield unrank_lex(n, s, np.arange(a, b, dtype=np.int64))
+
+
+def sample_sets(n: int, s: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` uniformly random straggler sets of size s, sorted rows.
+
+    Distinct (sampled without replacement) when ``C(n, s)`` is rankable; otherwise drawn
+    independently (repeats are then possible but have negligible probability)."""
+    total = comb(n, s)
+    if total <= MAX_RANKABLE:
+        count = min(count, total)
+        if total <= 4 * count:
+            ranks = rng.permutation(total)[:count]
+        else:
+            ranks = np.unique(rng.integers(0, total, size=count + count // 8 + 16))
+            while ranks.size < count:
+                extra = rng.integers(0, total, size=count)
+                ranks = np.unique(np.concatenate([ranks, extra]))
+            ranks = rng.permutation(ranks)[:count]
+        return unrank_lex(n, s, np.sort(ranks))
+    keys = rng.random((count, n))
+    return np.sort(np.argpartition(keys, s - 1, axis=1)[:, :s], axis=1).astype(np.intp)
 
 
 def survivors_of(S: np.ndarray, n: int) -> np.ndarray:
@@ -39,5 +119,16 @@ def survivors_of(S: np.ndarray, n: int) -> np.ndarray:
 
 def pad_to(S: list[int], size: int, n: int) -> list[int]:
     """Extend S with the smallest other indices until it has ``size`` elements (sorted)."""
-    extra = [i for i in range(n) if i not in set(S)][: max(0, size - len(S))]
+    have = set(S)
+    extra = [i for i in range(n) if i not in have][: max(0, size - len(S))]
     return sorted(S + extra)
+
+
+def lex_less(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Row-wise lexicographic ``A < B`` for two (b, s) arrays."""
+    less = np.zeros(A.shape[0], dtype=bool)
+    equal = np.ones(A.shape[0], dtype=bool)
+    for i in range(A.shape[1]):
+        less |= equal & (A[:, i] < B[:, i])
+        equal &= A[:, i] == B[:, i]
+    return less

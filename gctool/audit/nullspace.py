@@ -1,0 +1,305 @@
+r"""The left-null-space reduction: decide a survivor set with an s x d system instead of an
+(n - s) x k one.
+
+Derivation (any field).  Let ``T`` (m x K) hold the targets and suppose ``W^T B = T`` for some
+``W`` (n x m) (otherwise not even all n workers decode).  Let the rows of ``N`` (d x n) span the
+left null space ``{y : y^T B = 0}``, d = n - rank(B).  Every solution of ``a^T B = T`` is
+``a = W + N^T Z`` (Z is d x m), because two solutions differ by a left-null vector.  Survivors
+``F = [n] \ S`` decode exactly when some solution vanishes on S:
+
+    exists Z :  W_S + N[:, S]^T Z = 0   <=>   every column of W_S lies in range(N[:, S]^T),
+
+i.e. ``rank([N[:, S]^T | W_S]) = rank(N[:, S]^T)``: an s x (d + m) system.  This is the
+lemma of reference §0.3 read in the dual space: a failing S is one carrying a vector
+``y = B x`` with ``1^T x != 0``.  For codes of rank n - s (d = s) the test is one s x s
+determinant: ``det N[:, S] != 0`` proves decodability, and a zero determinant is settled by the
+rank test.  When rank(B) > n - s, d < s and some set fails (the rank bound; see certificates).
+
+Over R and C the rows of N are orthonormal (from an SVD), so every singular value of
+``A = N[:, S]^T`` is at most 1 and ``|det A| <= sigma_min(A)`` (d = s), or
+``sqrt(det A A^H) <= sigma_min(A)`` (d > s).  By the CS decomposition of the unitary matrix
+``[U | conj(N^T)]`` (U an orthonormal basis of range(B)), ``sigma_min(U_F) = sigma_min(A)``,
+hence
+
+    cond(B_F) <= cond(B) / sigma_min(A)          (condition on the numerical rank of B).
+
+The *screen* accepts S when that bound is at most ``kappa_max = sqrt(tol / 100) /
+(eps * max(n, K))``: least squares on such a B_F has a squared residual far below tol * k, so
+the direct decoder would accept it too.  Every other set (singular, or ill-conditioned) is
+decided by the direct decoder (:class:`gctool.decode.Decoder`), so the verdict is always the
+direct decoder's verdict under the tolerance policy.  For d = s the decoding vector itself
+is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``: its norm is exact for every set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.gfarith import GFArith, eliminate
+from gctool.decode import Decoder
+from gctool.model import GradientCode
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+@dataclass
+class Reduction:
+    """``W`` (n x m) with ``W^T B = T``, and ``N`` (d x n) spanning the left null space."""
+
+    N: np.ndarray
+    W: np.ndarray
+    rank: int
+    consistent: bool  # the targets lie in the row space of B (all n workers decode)
+    kappa: float = float("nan")  # cond(B) on its numerical rank (R/C only)
+
+    @property
+    def d(self) -> int:
+        return int(self.N.shape[0])
+
+
+def reduce_float(code: GradientCode, tol: float) -> Reduction:
+    """Orthonormal left null space and minimum-norm W from one SVD of B^T (R/C)."""
+    B = np.asarray(code.B)
+    n, K = B.shape
+    U, S, Vh = np.linalg.svd(B.T, full_matrices=True)
+    cutoff = (S[0] if S.size else 0.0) * max(n, K) * EPS
+    r = int(np.sum(S > cutoff))
+    N = np.conj(Vh[r:])  # rows y with B^T y = 0
+    Tt = code.targets().T.astype(U.dtype)  # (K, m)
+    W = np.conj(Vh[:r]).T @ ((np.conj(U[:, :r]).T @ Tt) / S[:r, None])  # (n, m)
+    err = float(np.sum(np.abs(B.T @ W - Tt) ** 2))
+    kappa = float(S[0] / S[r - 1]) if r else float("inf")
+    return Reduction(N, W, r, err <= tol * code.k, kappa)
+
+
+def reduce_gf(code: GradientCode) -> Reduction:
+    """Exact left null space and a particular W over GF(q) (galois, once per code)."""
+    from gctool.decode import gf_solve_batch
+
+    GF = code.field.galois()
+    B = GF(np.asarray(code.B))
+    N = np.asarray(B.left_null_space().view(np.ndarray), dtype=np.int64)
+    T = GF(code.targets())
+    aug = np.concatenate([B.T, T.T], axis=1)[None]
+    consistent, _, X = gf_solve_batch(GF, aug, code.n)
+    W = np.asarray(X[0].view(np.ndarray), dtype=np.int64)
+    return Reduction(N.reshape(-1, code.n), W, code.n - N.shape[0], bool(consistent[0]))
+
+
+def cost_direct(code: GradientCode, s: int) -> int:
+    """Rough flop count of one direct decoding system ((n-s) unknowns, K equations)."""
+    f, K = code.n - s, code.B.shape[1]
+    return max(1, K * (f + code.m) * max(1, min(K, f)))
+
+
+def cost_nullspace(red: Reduction, s: int, m: int) -> int:
+    """Rough flop count of one reduced system (s equations, d unknowns)."""
+    return max(1, s * (red.d + m) * max(1, min(s, red.d)))
+
+
+# -- evaluation of chunks of straggler sets ------------------------------------------------------
+
+
+@dataclass
+class ChunkEval:
+    """Per-set results of a kernel on a chunk of straggler sets (arrays indexed by set)."""
+
+    ok: np.ndarray
+    direct: np.ndarray  # decided by the direct decoder
+    error: np.ndarray  # squared error where direct, else nan
+    cond: np.ndarray  # exact cond(B_F) where direct, else nan
+    norm: np.ndarray  # ||a|| (exact where known), else nan
+    screen: np.ndarray  # nullspace lower bound on sigma_min(N[:, S]) (R/C), else nan
+
+    @staticmethod
+    def blank(b: int) -> ChunkEval:
+        nan = np.full(b, np.nan)
+        return ChunkEval(np.zeros(b, bool), np.zeros(b, bool), nan, nan.copy(), nan.copy(),
+                         nan.copy())
+
+
+def _survivors(S: np.ndarray, n: int) -> np.ndarray:
+    from gctool.audit.enumeration import survivors_of
+
+    return survivors_of(S, n)
+
+
+@dataclass
+class DirectKernel:
+    """Decide each set by the direct decoder on B_F (exact over GF(q); SVD over R/C)."""
+
+    code: GradientCode
+    tol: float
+    _decoder: Decoder | None = field(default=None, repr=False)
+
+    name = "direct"
+
+    @property
+    def decoder(self) -> Decoder:
+        if self._decoder is None:
+            self._decoder = Decoder(self.code, self.tol)
+        return self._decoder
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"code": self.code, "tol": self.tol, "_decoder": None}
+
+    def chunk_size(self, s: int) -> int:
+        return self.decoder.chunk_size(self.code.n - s)
+
+    def evaluate(self, S: np.ndarray) -> ChunkEval:
+        out = ChunkEval.blank(S.shape[0])
+        if S.shape[0]:
+            self.fill(S, np.arange(S.shape[0]), out)
+        return out
+
+    def fill(self, S: np.ndarray, idx: np.ndarray, out: ChunkEval) -> None:
+        """Evaluate the sets ``S[idx]`` directly and write them into ``out``."""
+        size = self.chunk_size(S.shape[1])
+        for a in range(0, idx.size, size):
+            part = idx[a:a + size]
+            r = self.decoder.evaluate(_survivors(S[part], self.code.n))
+            out.ok[part] = r.ok
+            out.direct[part] = True
+            out.error[part] = r.error
+            if not self.decoder.exact:
+                out.cond[part] = r.cond
+                out.norm[part] = r.norm
+
+
+@dataclass
+class GFNullKernel:
+    """Exact reduced test over GF(q): is ``[N[:, S]^T | W_S]`` consistent?"""
+
+    code: GradientCode
+    red: Reduction
+    _arith: GFArith | None = field(default=None, repr=False)
+
+    name = "nullspace"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"code": self.code, "red": self.red, "_arith": None}
+
+    def chunk_size(self, s: int) -> int:
+        return max(256, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
+
+    def evaluate(self, S: np.ndarray) -> ChunkEval:
+        if self._arith is None:
+            self._arith = GFArith(self.code.field)
+        out = ChunkEval.blank(S.shape[0])
+        NT = self.red.N.T  # (n, d)
+        aug = np.concatenate([NT[S], self.red.W[S]], axis=2)  # (b, s, d + m)
+        out.ok[:], _ = eliminate(self._arith, aug, self.red.d)
+        return out
+
+
+@dataclass
+class FloatNullKernel:
+    """Reduced screen over R/C with the direct decoder as the judge of every doubtful set."""
+
+    code: GradientCode
+    tol: float
+    red: Reduction
+    direct: DirectKernel = field(init=False)
+
+    name = "nullspace"
+
+    def __post_init__(self) -> None:
+        self.direct = DirectKernel(self.code, self.tol)
+
+    @property
+    def kappa_max(self) -> float:
+        n, K = self.code.B.shape
+        return float(np.sqrt(self.tol / 100.0) / (EPS * max(n, K)))
+
+    @property
+    def delta(self) -> float:
+        """Smallest accepted lower bound on sigma_min(N[:, S])."""
+        km = self.kappa_max
+        return float(self.red.kappa / km) if km > 0 else float("inf")
+
+    def chunk_size(self, s: int) -> int:
+        return max(256, min(16384, 400_000 // max(1, s * max(self.red.d, self.code.n))))
+
+    def evaluate(self, S: np.ndarray) -> ChunkEval:
+        out = ChunkEval.blank(S.shape[0])
+        if S.shape[0] == 0:
+            return out
+        NT = self.red.N.T  # (n, d)
+        A = NT[S]  # (b, s, d)
+        b, s = S.shape
+        if self.red.d == s:  # |det A| <= sigma_min(A); Z = -A^{-1} W_S gives a exactly
+            M = A
+            lb = np.abs(np.linalg.det(A))
+            Z = batched_solve(A, -self.red.W[S], lb)
+            a = self.red.W[None] + NT @ Z  # (b, n, m), a_S ~ 0
+            norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
+        else:  # det(A A^H) <= sigma_min(A)^2
+            M = A @ np.conj(np.swapaxes(A, 1, 2))  # (b, s, s)
+            lb = np.sqrt(np.abs(np.linalg.det(M)))
+            norm = np.full(b, np.nan)
+        doubt = np.flatnonzero((lb < self.delta) & (lb > 0) & np.isfinite(lb))
+        if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F
+            eye = np.broadcast_to(np.eye(s, dtype=M.dtype), (doubt.size, s, s))
+            inv = batched_solve(M[doubt], eye, np.ones(doubt.size))
+            fro = np.sqrt(np.sum(np.abs(inv) ** 2, axis=(1, 2)))
+            tight = np.where(np.isfinite(fro) & (fro > 0), 1.0 / fro, 0.0)
+            lb[doubt] = np.maximum(lb[doubt], tight if self.red.d == s else np.sqrt(tight))
+        lb = np.where(np.isfinite(lb), lb, 0.0)
+        accept = lb >= self.delta
+        out.ok[accept] = True
+        out.screen[:] = lb
+        out.norm[accept] = norm[accept]
+        self.direct.fill(S, np.flatnonzero(~accept), out)
+        return out
+
+
+def batched_solve(A: np.ndarray, Y: np.ndarray, det: np.ndarray) -> np.ndarray:
+    """Solve ``A X = Y`` for a batch of square systems, skipping those with ``det == 0``
+    (their rows of X are inf)."""
+    ok = np.isfinite(det) & (det != 0)
+    if ok.all():
+        try:
+            return np.asarray(np.linalg.solve(A, Y))
+        except np.linalg.LinAlgError:
+            pass
+    X = np.full(Y.shape, np.inf, dtype=np.result_type(A, Y))
+    idx = np.flatnonzero(ok)
+    if idx.size:
+        try:
+            X[idx] = np.linalg.solve(A[idx], Y[idx])
+        except np.linalg.LinAlgError:  # an exact zero pivot that det missed: by hand
+            X[idx] = lu_solve(A[idx], Y[idx])[0]
+    return X
+
+
+def lu_solve(A: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batched Gaussian elimination with partial pivoting on square ``A`` (b, s, s).
+
+    Returns ``(X, |det A|)``; X solves ``A X = Y`` where A is non-singular (garbage, but
+    finite, where it is singular)."""
+    A = np.array(A, copy=True)
+    Y = np.array(Y, dtype=np.result_type(A, Y), copy=True)
+    b, s, _ = A.shape
+    bi = np.arange(b)
+    det = np.ones(b)
+    for c in range(s):
+        piv = c + np.argmax(np.abs(A[:, c:, c]), axis=1)
+        rowc, rowp = A[bi, c].copy(), A[bi, piv].copy()
+        A[bi, c], A[bi, piv] = rowp, rowc
+        yc, yp = Y[bi, c].copy(), Y[bi, piv].copy()
+        Y[bi, c], Y[bi, piv] = yp, yc
+        p = A[:, c, c]
+        det *= np.abs(p)
+        p = np.where(p == 0, 1.0, p)
+        f = A[:, c + 1:, c] / p[:, None]
+        A[:, c + 1:, c:] -= f[:, :, None] * A[:, c:c + 1, c:]
+        Y[:, c + 1:] -= f[:, :, None] * Y[:, c:c + 1]
+    X = np.zeros_like(Y)
+    for c in range(s - 1, -1, -1):
+        acc = Y[:, c] - np.einsum("bj,bjm->bm", A[:, c, c + 1:], X[:, c + 1:])
+        p = A[:, c, c]
+        X[:, c] = acc / np.where(p == 0, 1.0, p)[:, None]
+    return X, det
