@@ -1,0 +1,342 @@
+"""Error oracles for ``attack``: the squared error of a straggler set under one decoder.
+
+Three decoders (reference §0.1):
+
+* ``optimal`` -- least squares, ``err(F) = min_a ||a^T B_F - t||^2`` summed over the targets.
+  Over GF(q) the error is an indicator (0 decodes exactly, 1 fails).  Monotone: removing
+  survivors never lowers it.
+* ``fixed`` -- one pre-chosen weight per worker, used on the survivors only:
+  ``err_w(F) = ||w_F^T B_F - t||^2``.  Either the user's weights or the *scaled uniform* weights
+  ``w_i = n / (r (n - s))`` with r the column weight (the mean column weight when the code is not
+  column-regular) and s = |S| the number of stragglers of the set being evaluated (so in worst
+  mode, s is the attacked s).  Not monotone in general.
+* ``natural`` -- the decoder a scheme ships with, where one exists: for replication schemes
+  (``frc``, ``uncoded``) the master keeps the first message to arrive from each group of
+  identical workers, with coefficient 1.  Which member arrives first does not change the error.
+
+Fast path for optimal decoding over R/C (derived for gctool, checked against the batched SVD of
+:mod:`gctool.decode` in the tests).  Write ``A = B^T = P Sigma Q^H`` (rank r), ``H = Q Q^H`` (the
+projector onto range(B)), ``N = Q Sigma^-2 Q^H`` and ``alpha = A^+ t`` (the full decoder).  For
+stragglers S, the part of range(A) lost with them is ``{P Sigma^-1 Q_S^H w : H_SS w = w}``, so
+
+    err(F) = err([n]) + alpha_S^H E (E^H N_SS E)^-1 E^H alpha_S,
+
+with E the eigenvectors of the s x s matrix H_SS for eigenvalue 1.  Cost O(s^3) per set instead
+of an SVD of B_F.  Eigenvalues within 1e-12 of 1 count as lost; sets with an eigenvalue between
+1 - 1e-8 and 1 - 1e-12 (ill-conditioned, where the two methods could disagree) are recomputed by
+the SVD decoder, whose rank cutoff is gctool's reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.enumeration import survivors_of
+from gctool.decode import DEFAULT_TOL, Decoder, Decoding
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+
+DECODERS = ("optimal", "fixed", "natural")
+#: schemes whose natural decoder is "first arrival per group of identical workers"
+GROUP_SCHEMES = ("frc", "uncoded")
+_LOST, _AMBIGUOUS = 1e-12, 1e-8
+
+
+class Oracle:
+    """Squared decoding error of straggler sets, in batches.  Subclasses set the attributes."""
+
+    kind = "optimal"
+    label = ""
+    monotone = True
+
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+        self.code = code
+        self.decoder = Decoder(code, tol)
+        self.finite = code.field.is_finite
+        self.n = code.n
+        #: errors above this do not decode (exact over GF(q); the tolerance tol*k over R/C)
+        self.limit = 0.0 if self.finite else self.decoder.tol * code.k
+        #: a proven upper bound on every error (None when unknown)
+        self.max_error: float | None = 1.0 if self.finite else float(code.m * code.k)
+        self.evaluations = 0
+
+    # -- to override ------------------------------------------------------------------------
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        return self.decoder.evaluate(survivors_of(S, self.n)).error
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.kind, "label": self.label, "monotone": self.monotone}
+
+    # -- public -----------------------------------------------------------------------------
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        """Raw errors of the straggler sets ``S`` (int array (b, s), rows sorted)."""
+        S = np.asarray(S, dtype=np.intp)
+        if S.ndim != 2:
+            raise ValueError("S must be a 2-d array of straggler sets")
+        self.evaluations += S.shape[0]
+        if S.shape[0] == 0:
+            return np.zeros(0)
+        return np.asarray(self._errors(S), dtype=np.float64)
+
+    def error(self, S: Sequence[int]) -> float:
+        row = np.array(sorted({int(i) for i in S}), dtype=np.intp)
+        return float(self.errors(row[None, :])[0])
+
+    def errors_masks(self, masks: np.ndarray) -> np.ndarray:
+        """Errors of straggler sets given as boolean masks (b, n) of any sizes."""
+        masks = np.asarray(masks, dtype=bool)
+        out = np.empty(masks.shape[0])
+        sizes = masks.sum(axis=1)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            S = np.nonzero(masks[rows])[1].reshape(rows.size, int(size))
+            out[rows] = self.errors(S)
+        return out
+
+    def errors_survivors(self, F: np.ndarray) -> np.ndarray:
+        """Errors when exactly the survivors ``F`` (b, f) respond."""
+        F = np.asarray(F, dtype=np.intp)
+        mask = np.ones((F.shape[0], self.n), dtype=bool)
+        mask[np.arange(F.shape[0])[:, None], F] = False
+        return self.errors_masks(mask)
+
+    def fails(self, err: float | np.ndarray) -> Any:
+        return np.asarray(err) > self.limit
+
+    def diagnose(self, S: Sequence[int]) -> Decoding | None:
+        """Optimal-decoding diagnostics of one straggler set (None over GF(q))."""
+        if self.finite:
+            return None
+        return self.decoder.decode([i for i in range(self.n) if i not in set(S)])
+
+
+class OptimalOracle(Oracle):
+    kind = "optimal"
+
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+        super().__init__(code, tol)
+        self.label = ("optimal (exact solve over " + str(code.field) + ")" if self.finite
+                      else "optimal (least squares)")
+        if not self.finite:
+            self._spectral()
+
+    def _spectral(self) -> None:
+        A = self.code.B.T
+        T = self.code.targets().astype(A.dtype)
+        P, sv, Qh = np.linalg.svd(A, full_matrices=False)
+        cutoff = sv[0] * max(A.shape) * np.finfo(np.float64).eps if sv.size else 0.0
+        r = int(np.sum(sv > cutoff))
+        self.rank = r
+        self.sigma = sv[:r]
+        self.P = P[:, :r]
+        self.Q = Qh[:r].conj().T  # n x r, orthonormal basis of range(B)
+        self.alpha = self.Q @ ((self.P.conj().T @ T.T) / self.sigma[:, None])  # n x m
+        resid = A @ self.alpha - T.T
+        self.err_full_targets = np.sum(np.abs(resid) ** 2, axis=0)
+        self.err_full = float(self.err_full_targets.sum())
+        self.H = self.Q @ self.Q.conj().T
+        self.N = (self.Q / self.sigma**2) @ self.Q.conj().T
+
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        b, s = S.shape
+        f, K = self.n - s, self.code.B.shape[1]
+        if self.finite or s == 0 or f == 0 or s**3 > f * K * min(f, K) or s > 64:
+            if s == 0 and not self.finite:
+                return np.full(b, self.err_full)
+            return super()._errors(S)
+        return self._hat_errors(S)
+
+    def _hat_errors(self, S: np.ndarray) -> np.ndarray:
+        out = np.empty(S.shape[0])
+        step = max(1, 400_000 // max(1, S.shape[1] ** 2))
+        for lo in range(0, S.shape[0], step):
+            out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
+        return out
+
+    def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
+        s = S.shape[1]
+        ii, jj = S[:, :, None], S[:, None, :]
+        lam, E = np.linalg.eigh(self.H[ii, jj])
+        lost = lam > 1 - _LOST
+        unsure = ((lam > 1 - _AMBIGUOUS) & ~lost).any(axis=1)
+        EH = np.conj(np.swapaxes(E, 1, 2))
+        M = EH @ self.N[ii, jj] @ E
+        rhs = EH @ self.alpha[S]  # (b, s, m)
+        both = lost[:, :, None] & lost[:, None, :]
+        M = np.where(both, M, np.eye(s))
+        rhs = np.where(lost[:, :, None], rhs, 0)
+        extra = np.sum(np.real(np.conj(rhs) * np.linalg.solve(M, rhs)), axis=(1, 2))
+        err = np.maximum(self.err_full + extra, 0.0)
+        if unsure.any():
+            rows = np.flatnonzero(unsure)
+            err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
+        return err
+
+
+class FixedOracle(Oracle):
+    """One-step decoding with fixed per-worker weights (reference §0.1)."""
+
+    kind = "fixed"
+    monotone = False
+
+    def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
+                 tol: float = DEFAULT_TOL) -> None:
+        super().__init__(code, tol)
+        self.max_error = None
+        self.user = None if weights is None else self._check_weights(weights)
+        if self.user is None:
+            if self.finite:
+                raise InvalidInput(f"scaled uniform weights are not defined over {code.field}; "
+                                   "give --weights with field elements, or use the optimal "
+                                   "decoder")
+            if code.m != 1:
+                raise InvalidInput("scaled uniform weights need m = 1; give --weights with m rows "
+                                   "for a communication-efficient code")
+            rep = code.replication
+            self.r = float(rep.mean())
+            regular = bool(np.all(rep == rep[0]))
+            self.label = ("fixed (scaled uniform n/(r(n-s)), r = "
+                          f"{self.r:g}{'' if regular else ', the mean column weight'})")
+        else:
+            self.label = "fixed (user weights)"
+        self._quads: dict[int, tuple[float, np.ndarray, np.ndarray]] = {}
+
+    def _check_weights(self, weights: Sequence[float] | np.ndarray) -> np.ndarray:
+        W = np.atleast_2d(np.asarray(weights))
+        if W.shape != (self.code.m, self.n):
+            raise InvalidInput(f"fixed weights must have {self.n} entries per target "
+                               f"(shape ({self.code.m}, {self.n})), got shape {W.shape}")
+        return self.code.field.coerce(W, "weights")
+
+    def weights(self, s: int) -> np.ndarray:
+        """The (m, n) weight matrix used for sets of s stragglers."""
+        if self.user is not None:
+            return self.user
+        if s >= self.n:
+            return np.zeros((1, self.n))
+        return np.full((1, self.n), self.n / (self.r * (self.n - s)))
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        if self.user is not None:
+            d["weights"] = self.user.tolist() if not np.iscomplexobj(self.user) else None
+        else:
+            d["rule"] = "w_i = n / (r (n - s)), s = number of stragglers of the set"
+            d["r"] = self.r
+        return d
+
+    def quad(self, s: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """``err(S) = c0 + sum_{i in S} h_i + sum_{i,j in S} G_ij`` for sets of size s."""
+        if s not in self._quads:
+            W = self.weights(s)
+            B, T = self.code.B, self.code.targets().astype(self.code.B.dtype)
+            X = W[:, :, None] * B[None, :, :]  # (m, n, K): contribution of worker i to target u
+            V = np.einsum("un,nk->uk", W, B) - T  # (m, K): error when everyone responds
+            c0 = float(np.sum(np.abs(V) ** 2))
+            h = -2 * np.real(np.einsum("uk,unk->n", np.conj(V), X))
+            G = np.real(np.einsum("uik,ujk->ij", np.conj(X), X))
+            self._quads[s] = (c0, h, G)
+        return self._quads[s]
+
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        b, s = S.shape
+        if self.finite:
+            return self._gf_errors(S)
+        if s * s > self.n * self.code.B.shape[1]:
+            return self._direct(S)
+        c0, h, G = self.quad(s)
+        return np.maximum(c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)),
+                          0.0)
+
+    def _direct(self, S: np.ndarray) -> np.ndarray:
+        W = self.weights(S.shape[1])
+        T = self.code.targets()
+        out = np.empty(S.shape[0])
+        for lo in range(0, S.shape[0], 4096):
+            chunk = S[lo:lo + 4096]
+            mask = np.ones((chunk.shape[0], self.n))
+            mask[np.arange(chunk.shape[0])[:, None], chunk] = 0
+            D = np.einsum("bn,un,nk->buk", mask, W, self.code.B) - T[None]
+            out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
+        return out
+
+    def _gf_errors(self, S: np.ndarray) -> np.ndarray:
+        GF = self.code.field.galois()
+        assert self.user is not None
+        mask = np.ones((S.shape[0], self.n), dtype=np.int64)
+        mask[np.arange(S.shape[0])[:, None], S] = 0
+        B, T = GF(np.asarray(self.code.B)), GF(self.code.targets())
+        bad = np.zeros(S.shape[0], dtype=bool)
+        for u in range(self.code.m):
+            got = GF(mask * self.user[u][None, :]) @ B
+            bad |= np.any(got != T[u][None, :], axis=1)
+        return bad.astype(np.float64)
+
+
+class GroupOracle(Oracle):
+    """Natural decoder of replication schemes: first arrival per group of identical rows."""
+
+    kind = "natural"
+
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+        super().__init__(code, tol)
+        B = np.asarray(code.B)
+        _, first, group = np.unique(B, axis=0, return_index=True, return_inverse=True)
+        group = group.reshape(-1)
+        R = B[first]  # one row per group
+        T = code.targets()
+        support = R != 0
+        if code.m != 1 or np.any(support.sum(axis=0) > 1) or not np.array_equal(
+                np.sum(R, axis=0) if not self.finite else np.asarray(
+                    np.sum(code.field.to_galois(R), axis=0)), T[0]):
+            raise InvalidInput(f"the natural decoder of {code.scheme} needs groups of identical "
+                               "workers whose rows add up to the all-ones vector; this code has "
+                               "been altered: use --decoder optimal or fixed")
+        self.group = group
+        self.groups = R.shape[0]
+        self.weight = np.sum(np.abs(R) ** 2, axis=1).astype(np.float64)  # error of a dead group
+        if self.finite:
+            self.weight = (self.weight > 0).astype(np.float64)
+        self.max_error = 1.0 if self.finite else float(self.weight.sum())
+        self.label = (f"natural ({code.scheme}: first arrival in each of the {self.groups} "
+                      "groups, coefficient 1)")
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        d["groups"] = [np.flatnonzero(self.group == g).tolist() for g in range(self.groups)]
+        return d
+
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        alive = np.zeros((S.shape[0], self.groups), dtype=np.int64)
+        mask = np.ones((S.shape[0], self.n), dtype=bool)
+        mask[np.arange(S.shape[0])[:, None], S] = False
+        np.add.at(alive, (np.nonzero(mask)[0], self.group[np.nonzero(mask)[1]]), 1)
+        dead = alive == 0
+        err = dead.astype(np.float64) @ self.weight
+        return np.minimum(err, 1.0) if self.finite else err
+
+
+def natural_available(code: GradientCode) -> bool:
+    return code.scheme in GROUP_SCHEMES
+
+
+def make_oracle(code: GradientCode, decoder: str = "optimal",
+                weights: Sequence[float] | np.ndarray | None = None,
+                tol: float = DEFAULT_TOL) -> Oracle:
+    """Build the error oracle for ``decoder`` (one of :data:`DECODERS`)."""
+    if decoder not in DECODERS:
+        raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+    if weights is not None and decoder != "fixed":
+        raise InvalidInput("weights are only used by the fixed decoder (--decoder fixed)")
+    if decoder == "optimal":
+        return OptimalOracle(code, tol)
+    if decoder == "fixed":
+        return FixedOracle(code, weights, tol)
+    if not natural_available(code):
+        raise InvalidInput(f"scheme {code.scheme!r} has no natural decoder in gctool (natural "
+                           f"decoders: {', '.join(GROUP_SCHEMES)}); use --decoder optimal or fixed")
+    return GroupOracle(code, tol)
+
