@@ -1,0 +1,101 @@
+"""Batched coupon collector (BCC): Li, Kalan, Avestimehr, Soltanolkotabi, "Near-Optimal
+Straggler Mitigation for Distributed Gradient Methods" (2018); reference §6.5.
+
+Follows the paper: the k partitions are grouped into b batches; every worker picks one batch
+uniformly at random and sends the plain sum of its batch's partial gradients; the master waits
+until every batch has been received from some worker and adds one result per batch.  The
+expected number of workers to wait for, over the random choices and a random completion order
+with unlimited workers, is the coupon-collector number ``b·H_b``.
+
+gctool's choices: batches are contiguous and their sizes differ by at most one
+(``numpy.array_split``); a draw that leaves a batch with no worker can never decode, so it is
+redrawn (up to 64 times, the number used is ``params.attempts``); without ``--batches`` gctool
+takes the largest b with ``b·H_b <= n`` (and b <= k).  The file's ``s`` is the exact worst-case
+tolerance of the realised draw: (fewest workers holding one batch) - 1.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+MAX_ATTEMPTS = 64
+MAX_EXACT_BATCHES = 20  # inclusion-exclusion over subsets of batches
+
+
+def harmonic(b: int) -> Fraction:
+    return sum((Fraction(1, i) for i in range(1, b + 1)), Fraction(0))
+
+
+def coupon_wait(b: int) -> Fraction:
+    """b·H_b: expected draws to see all b batches (reference §6.5)."""
+    return b * harmonic(b)
+
+
+def default_batches(n: int, k: int) -> int:
+    b = 1
+    while b + 1 <= min(n, k) and coupon_wait(b + 1) <= n:
+        b += 1
+    return b
+
+
+def wait_for_counts(n: int, counts: list[int]) -> Fraction:
+    """Exact E[workers heard from until every group is covered], completion order uniformly
+    random, when group g is held by counts[g] of the n workers (inclusion-exclusion)."""
+    g = len(counts)
+    total = Fraction(0)
+    for t in range(n):
+        p = Fraction(0)
+        for J in range(1, 1 << g):
+            held = sum(c for idx, c in enumerate(counts) if (J >> idx) & 1)
+            sign = 1 if bin(J).count("1") % 2 else -1
+            p += sign * Fraction(comb(n - held, t), comb(n, t))
+        total += p
+    return total
+
+
+def frc_wait(n: int, groups: int) -> Fraction | None:
+    """E[T] of FRC with ``groups`` groups of n/groups workers (reference §6.5); None when
+    groups does not divide n."""
+    if groups < 1 or n % groups:
+        return None
+    return wait_for_counts(n, [n // groups] * groups)
+
+
+def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+          batches: int | None = None, **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    k = n if k is None else k
+    b = default_batches(n, k) if batches is None else batches
+    if not 1 <= b <= min(n, k):
+        raise DesignError(f"--batches must be between 1 and min(n, k) = {min(n, k)}, got {b}")
+    parts = np.array_split(np.arange(k), b)
+    batch_of = np.empty(k, dtype=np.int64)
+    for g, idx in enumerate(parts):
+        batch_of[idx] = g
+    attempt = 0
+    while attempt < MAX_ATTEMPTS:
+        attempt += 1
+        choice = rng.integers(0, b, size=n)
+        counts = np.bincount(choice, minlength=b)
+        if counts.min() > 0:
+            break
+    if counts.min() == 0:
+        raise DesignError(f"in {MAX_ATTEMPTS} draws some batch got no worker (n = {n}, b = {b}); "
+                          f"use fewer batches (b·H_b should be well below n; try --batches "
+                          f"{default_batches(n, k)})")
+    B = (batch_of[None, :] == choice[:, None]).astype(np.int64)
+    params: dict[str, Any] = {
+        "batches": b, "batch_of_worker": choice.tolist(), "batch_sizes": [len(p) for p in parts],
+        "holders": counts.tolist(), "attempts": attempt,
+        "expected_wait": float(coupon_wait(b)), "expected_wait_exact": str(coupon_wait(b)),
+        "s": int(counts.min()) - 1,
+        "decoding": "wait until every batch was received from some worker; add one result "
+                    "per batch (gctool's optimal decoder finds the same vector)",
+    }
+    return B.astype(field.dtype), params

@@ -1,0 +1,137 @@
+"""CodedReduce on a regular tree (Reisizadeh, Prakash, Pedarsani, Avestimehr, "CodedReduce: A
+Fast and Robust Framework for Gradient Aggregation in Distributed Learning", IEEE/ACM ToN 2021;
+ISIT 2019 "Tree Gradient Coding").
+
+What follows the paper: a regular tree (fan-out f, depth L, the master at the root); every node
+sends one vector to its parent; a parent at level l-1 waits for any f - s_l of its f children
+and combines their messages with a gradient code, so that communication is parallel over the
+tree instead of converging on the master.
+
+What is gctool's reconstruction (the full text was not available; see
+docs/readme-sequential.md): only the f^L leaves compute gradients, internal nodes decode and
+forward.  Each level uses one (f, s_l) gradient code ``B_l`` (FRC when (s_l+1) | f, else a
+seeded cyclic code), shared by all parents of that level.  The data is cut into f^L cells
+indexed by paths (j_1, ..., j_L); the leaf at path (c_1, ..., c_L) computes cell (j_1..j_L) with
+weight prod_l B_l[c_l, j_l], i.e. the leaf encoding matrix is the Kronecker product
+``B = B_1 (x) ... (x) B_L``.  A parent at level l-1 decodes, from any f - s_l children, the
+message its own parent expects, so the root recovers the full gradient.  Load per leaf
+``prod (s_l+1) / f^L``; any ``prod(s_l+1) - 1`` leaf stragglers are tolerated (to break the
+root, s_1+1 subtrees must break, each needing s_2+1 broken subtrees, ...), so the file's s is
+that number and the file is an ordinary gradient code of the leaves.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import CodeFileError, DesignError
+from gctool.fields import Field
+from gctool.model import MAX_N, GradientCode
+
+
+def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
+    values = list(tolerance) if isinstance(tolerance, list | tuple) else [tolerance]
+    if len(values) == 1:
+        values = values * depth
+    if len(values) != depth:
+        raise DesignError(f"--tolerance needs one value or one per level ({depth}), got "
+                          f"{len(values)}")
+    for s in values:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < fanout:
+            raise DesignError(f"every tolerance must be an integer in 0..fanout-1 = "
+                              f"{fanout - 1}, got {s!r}")
+    return [int(s) for s in values]
+
+
+def kron_levels(levels: list[np.ndarray], field: Field) -> np.ndarray:
+    out = levels[0]
+    for B in levels[1:]:
+        if field.is_finite:
+            out = np.asarray(np.kron(field.to_galois(out), field.to_galois(B)).view(np.ndarray))
+        else:
+            out = np.kron(out, B)
+    return np.asarray(out).astype(field.dtype)
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+          fanout: int, depth: int, tolerance: Any, gc: str = "auto", **_: Any
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.io import encode_matrix
+    from gctool.sequential.design import per_round_gc
+
+    if not isinstance(fanout, int) or fanout < 2 or not isinstance(depth, int) or depth < 1:
+        raise DesignError("coded-reduce needs --fanout >= 2 and --depth >= 1")
+    if fanout**depth > MAX_N:
+        raise DesignError(f"fanout^depth = {fanout}^{depth} leaves exceeds the limit n <= {MAX_N}")
+    tol = _tolerances(tolerance, depth, fanout)
+    levels, kinds = [], []
+    for s_l in tol:
+        B_l, kind = per_round_gc(fanout, s_l, field, rng, gc)
+        levels.append(B_l)
+        kinds.append(kind)
+    leaves = fanout**depth
+    params: dict[str, Any] = {
+        "fanout": fanout, "depth": depth, "tolerance": tol, "level_gc": kinds,
+        "levels": [encode_matrix(B_l, field) for B_l in levels],
+        "load": prod(s_l + 1 for s_l in tol) / leaves, "leaves": leaves,
+        "nodes": sum(fanout**lv for lv in range(1, depth + 1)),
+        "parents": sum(fanout**lv for lv in range(depth)),
+        "s": prod(s_l + 1 for s_l in tol) - 1,
+        "decoding": "each parent at level l-1 decodes B_l from any fanout - s_l children and "
+                    "sends the result up; leaf i (base-fanout digits c_1..c_L) is row i of "
+                    "B = B_1 (x) ... (x) B_L",
+    }
+    return kron_levels(levels, field), params
+
+
+def levels_of(code: GradientCode) -> list[GradientCode]:
+    """The per-level codes recorded in a coded-reduce file."""
+    from gctool.io import decode_matrix
+
+    p = code.params
+    try:
+        fanout, depth, tol = int(p["fanout"]), int(p["depth"]), list(p["tolerance"])
+        mats = [decode_matrix(rows, code.field, f"params.levels[{i}]")
+                for i, rows in enumerate(p["levels"])]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CodeFileError(f"coded-reduce file: params need fanout, depth, tolerance and "
+                            f"levels ({exc})") from None
+    if len(mats) != depth or len(tol) != depth or any(M.shape != (fanout, fanout) for M in mats):
+        raise CodeFileError(f"coded-reduce file: expected {depth} level matrices of shape "
+                            f"{fanout}x{fanout}")
+    return [GradientCode(M, code.field, int(s_l), "coded-reduce-level")
+            for M, s_l in zip(mats, tol, strict=True)]
+
+
+def leaf_path(i: int, fanout: int, depth: int) -> list[int]:
+    """Child index at every level of leaf i (most significant first)."""
+    return [(i // fanout ** (depth - 1 - lv)) % fanout for lv in range(depth)]
+
+
+def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndarray,
+                tol: float = 1e-9) -> np.ndarray | None:
+    """Hierarchical decoding: ``messages`` (f^L x d) are the leaves' coded vectors, ``alive``
+    the leaves (and, through them, subtrees) that answered.  Returns the root's vector or None
+    when some parent cannot decode.  (Internal-node stragglers act like losing all their
+    leaves, which callers express through ``alive``.)"""
+    from gctool.decode import Decoder
+
+    f = levels[0].n
+    vecs: list[np.ndarray | None] = [m if ok else None
+                                     for m, ok in zip(messages, alive, strict=True)]
+    for code in reversed(levels):
+        decoder = Decoder(code, tol)
+        nxt: list[np.ndarray | None] = []
+        for p in range(len(vecs) // f):
+            kids = vecs[p * f:(p + 1) * f]
+            F = [c for c, v in enumerate(kids) if v is not None]
+            dec = decoder.decode(F)
+            if not F or not dec.ok:
+                nxt.append(None)
+                continue
+            nxt.append(sum(dec.a[0, t] * kids[c] for t, c in enumerate(F)))
+        vecs = nxt
+    return vecs[0]
