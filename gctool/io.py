@@ -16,21 +16,26 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.fields import Field, _parse_poly, parse_field
+from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
+
+__all__ = [
+    "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
+    "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix", "decode_text",
+    "dumps_document", "encode_matrix", "is_npz_path", "loads_json", "npz_bytes", "read_bytes",
+    "read_code", "write_code",
+]
 
 CODE_FORMAT = "gctool.code"
 CODE_VERSION = 1
-MAX_FILE_BYTES = 256 * 1024 * 1024
 _REQUIRED = ("format", "version", "scheme", "n", "k", "s", "field", "B")
 
 
@@ -55,10 +60,10 @@ def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
         if len(row) != width:
             raise CodeFileError(
                 f"{what} is ragged: row {i} has {len(row)} entries, row 0 has {width}")
-    flat = [x for row in rows for x in (row if field.kind != "complex" else _pairs(row, what))]
-    for x in flat:
-        if isinstance(x, bool) or not isinstance(x, int | float):
-            raise CodeFileError(f"{what} has a non-numeric entry {x!r}")
+    for row in rows:  # row by row: no flat copy of a large matrix
+        for x in (row if field.kind != "complex" else _pairs(row, what)):
+            if isinstance(x, bool) or not isinstance(x, int | float):
+                raise CodeFileError(f"{what} has a non-numeric entry {_short(x)}")
     try:
         arr = np.array(rows, dtype=np.float64 if field.kind != "gf" else None)
     except (OverflowError, ValueError) as exc:
@@ -76,9 +81,15 @@ def _pairs(row: list[Any], what: str) -> list[Any]:
     out: list[Any] = []
     for x in row:
         if not (isinstance(x, list) and len(x) == 2):
-            raise CodeFileError(f"{what}: complex entries must be [re, im] pairs, got {x!r}")
+            raise CodeFileError(f"{what}: complex entries must be [re, im] pairs, got {_short(x)}")
         out.extend(x)
     return out
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr`` cut to ``limit`` characters, so that error messages stay one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def code_to_meta(code: GradientCode) -> dict[str, Any]:
@@ -125,7 +136,7 @@ def _field_from_meta(meta: Mapping[str, Any]) -> Field:
 def _int_key(meta: Mapping[str, Any], key: str) -> int:
     value = meta[key]
     if isinstance(value, bool) or not isinstance(value, int):
-        raise CodeFileError(f"{key!r} must be an integer, got {value!r}")
+        raise CodeFileError(f"{key!r} must be an integer, got {_short(value)}")
     return value
 
 
@@ -134,10 +145,10 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     if not isinstance(meta, dict):
         raise CodeFileError("a code file must hold one JSON object")
     if meta.get("format") != CODE_FORMAT:
-        raise CodeFileError(f"not a gctool code file: 'format' is {meta.get('format')!r}, "
+        raise CodeFileError(f"not a gctool code file: 'format' is {_short(meta.get('format'))}, "
                             f"expected {CODE_FORMAT!r}")
     if meta.get("version") != CODE_VERSION:
-        raise CodeFileError(f"unsupported code file version {meta.get('version')!r} "
+        raise CodeFileError(f"unsupported code file version {_short(meta.get('version'))} "
                             f"(this gctool reads version {CODE_VERSION})")
     missing = [key for key in _REQUIRED if key not in meta and not (key == "B" and B is not None)]
     if missing:
@@ -171,6 +182,14 @@ def _reject_constant(name: str) -> Any:
 
 
 def loads_json(text: str, source: str) -> Any:
+    """Parse JSON input with clear errors; refuses NaN/Infinity and oversize documents.
+
+    The count of numbers is bounded *before* parsing (every number but the last of an array is
+    followed by a comma), so that a huge file fails fast instead of filling memory.
+    """
+    if text.count(",") > MAX_JSON_NUMBERS + 4096:
+        raise CodeFileError(f"{source}: too many values for a JSON file (limit "
+                            f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -178,6 +197,9 @@ def loads_json(text: str, source: str) -> Any:
                             f"column {exc.colno})") from None
     except RecursionError:
         raise CodeFileError(f"{source}: invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer with more than 4300 digits
+        raise CodeFileError(f"{source}: invalid JSON ({' '.join(str(exc).split())[:100]})"
+                            ) from None
 
 
 def dumps_document(doc: Mapping[str, Any]) -> str:
@@ -200,42 +222,14 @@ def _compact(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # reading
 # ---------------------------------------------------------------------------------------------
-def read_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:
-    """Read a whole input (``-`` = stdin) with size and type checks; return (data, label)."""
-    label = "stdin" if str(path) == "-" else str(path)
-    if str(path) == "-":
-        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-    else:
-        p = Path(path)
-        if p.is_dir():
-            raise CodeFileError(f"{label}: is a directory, expected a code file")
-        try:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                raise CodeFileError(f"{label}: file is larger than {MAX_FILE_BYTES >> 20} MiB")
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise CodeFileError(f"{label}: no such file") from None
-        except PermissionError:
-            raise CodeFileError(f"{label}: permission denied") from None
-        except OSError as exc:
-            raise CodeFileError(f"{label}: cannot read ({exc.strerror})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES >> 20} MiB")
-    if not data.strip():
-        raise CodeFileError(f"{label}: empty input, expected a gctool code file")
-    return data, label
-
-
 def read_code(path: str | os.PathLike[str]) -> GradientCode:
     """Read a code file (JSON or NPZ, detected from its content; ``-`` = stdin)."""
     data, label = read_bytes(path)
     try:
         if data[:4] == b"PK\x03\x04":
             return _read_npz(data, label)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CodeFileError(f"{label}: not a JSON or NPZ code file") from None
+        text = decode_text(data, label)
+        del data  # the text and the parsed document are enough (bounded memory)
         doc = loads_json(text, label)
         if not isinstance(doc, dict):
             raise CodeFileError(f"{label}: a code file must hold one JSON object")
@@ -245,20 +239,19 @@ def read_code(path: str | os.PathLike[str]) -> GradientCode:
         raise CodeFileError(msg if msg.startswith(label) else f"{label}: {msg}") from None
 
 
-def _read_npz(data: bytes, label: str) -> GradientCode:
+def decode_text(data: bytes, label: str) -> str:
+    """UTF-8 text of an input that should be JSON, with a clear error otherwise."""
+    if data[:4] == b"PK\x03\x04":
+        raise CodeFileError(f"{label}: expected JSON, got a zip/NPZ file")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            if "B" not in npz.files or "meta" not in npz.files:
-                raise CodeFileError("NPZ code file needs arrays 'B' and 'meta'")
-            B, meta = npz["B"], npz["meta"]
-    except CodeFileError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc):
-            raise CodeFileError("NPZ holds pickled objects, which gctool never loads") from None
-        raise CodeFileError(f"malformed NPZ ({exc})") from None
-    except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError, ...
-        raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {exc})") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodeFileError(f"{label}: not a JSON or NPZ code file (not UTF-8 text)") from None
+
+
+def _read_npz(data: bytes, label: str) -> GradientCode:
+    arrays = npz_members(data, ("B", "meta"), {"meta": 1})
+    B, meta = arrays["B"], arrays["meta"]
     if meta.ndim != 0 or meta.dtype.kind != "U":
         raise CodeFileError("NPZ 'meta' must be a 0-d string array holding a JSON object")
     if B.dtype.kind not in "fciub":
@@ -270,42 +263,8 @@ def _read_npz(data: bytes, label: str) -> GradientCode:
 
 
 # ---------------------------------------------------------------------------------------------
-# writing
+# writing (atomic_write lives in gctool._files and is re-exported here)
 # ---------------------------------------------------------------------------------------------
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename).
-
-    ``-`` writes to stdout.  An existing file is replaced in one step; it is never left
-    half-written, and nothing is created when writing fails.
-    """
-    if str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InvalidInput(f"{target}: is a directory")
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InvalidInput(f"{target}: directory {directory} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InvalidInput(f"{target}: cannot write ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def is_npz_path(path: str | os.PathLike[str]) -> bool:
     return str(path) != "-" and str(path).lower().endswith(".npz")
 

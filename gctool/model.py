@@ -20,11 +20,7 @@ import numpy as np
 
 from gctool.errors import InvalidInput
 from gctool.fields import Field
-
-#: hard limits on code sizes (documented in the README)
-MAX_N = 4096
-MAX_COLUMNS = 65536
-MAX_ENTRIES = 16_777_216
+from gctool.limits import MAX_COLUMNS, MAX_ENTRIES, MAX_N  # hard limits on code sizes (README)
 
 
 @dataclass(frozen=True, eq=False)

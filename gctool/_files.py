@@ -1,0 +1,259 @@
+"""Hardened file plumbing shared by every command: bounded reads, safe NPZ members, atomic writes.
+
+* :func:`read_bytes` reads a whole input (``-`` = stdin) but never more than
+  :data:`~gctool.limits.MAX_FILE_BYTES` (+1 byte to detect the excess), also from devices and
+  FIFOs whose size is unknown, and turns every OS error into one clear :class:`CodeFileError`.
+* :func:`npz_members` reads arrays from NPZ bytes after checking each member's uncompressed size
+  and ``.npy`` header (dtype, shape, entry count) *before* allocating anything; object arrays
+  (pickles) are refused.
+* :func:`atomic_write` writes a temporary file in the target's directory, fsyncs it and renames
+  it over the target, so an existing file is either fully replaced or left exactly as it was.
+
+Overwrite policy (documented in the README, "Files"): an existing output file is replaced
+without asking, atomically; a symlink is followed (its target is replaced, the link kept); the
+mode of a replaced file is kept; a file the user may not write is refused; devices and FIFOs
+(``/dev/null``) are written in place, since they cannot be renamed over.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from math import prod
+from pathlib import Path
+from typing import Any
+
+from gctool.errors import CodeFileError, InvalidInput
+from gctool.limits import (
+    MAX_ENTRIES,
+    MAX_FILE_BYTES,
+    MAX_NPY_HEADER_BYTES,
+    MAX_NPZ_MEMBER_BYTES,
+)
+
+_MIB = 1 << 20
+#: bytes written per system call (so a failing disk is detected midway, not only at the end)
+WRITE_CHUNK = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------------------------
+def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
+               ) -> tuple[bytes, str]:
+    """Read a whole input (``-`` = stdin) with size and type checks; return (data, label)."""
+    if str(path) == "-":
+        label = "stdin"
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise CodeFileError("stdin: not available")
+        try:
+            data = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise CodeFileError(f"stdin: cannot read ({exc.strerror or exc})") from None
+    else:
+        label = str(path)
+        data = _read_path(path, label, what)
+    if len(data) > MAX_FILE_BYTES:
+        raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES // _MIB} MiB")
+    if not data.strip():
+        raise CodeFileError(f"{label}: empty input, expected {what}")
+    return data, label
+
+
+def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory")
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+                raise CodeFileError(f"{label}: file is larger than the limit of "
+                                    f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
+            data: bytes = fh.read(MAX_FILE_BYTES + 1)  # devices and FIFOs: stop at the limit
+            return data
+    except FileNotFoundError:
+        raise CodeFileError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise CodeFileError(f"{label}: is a directory, expected {what}") from None
+    except PermissionError:
+        raise CodeFileError(f"{label}: permission denied") from None
+    except OSError as exc:
+        raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    except ValueError:  # e.g. an embedded NUL byte
+        raise CodeFileError(f"{label!r}: invalid path") from None
+
+
+def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int] | None = None
+                ) -> dict[str, Any]:
+    """Arrays ``names`` of the NPZ ``data``, validated before they are allocated.
+
+    Raises :class:`CodeFileError` (without the file label) for anything malformed: a broken or
+    truncated zip, a missing member, a member above the size limit (zip bombs), an invalid
+    ``.npy`` header, an object (pickled) array, or more entries than ``max_entries[name]``
+    (default :data:`~gctool.limits.MAX_ENTRIES`).
+    """
+    import io
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        present = set(archive.namelist())
+        missing = [name for name in names if name + ".npy" not in present]
+        if missing:
+            raise CodeFileError(f"NPZ needs arrays {', '.join(map(repr, names))}; "
+                                f"missing {', '.join(map(repr, missing))}")
+        return {name: _member(archive, name, (max_entries or {}).get(name, MAX_ENTRIES))
+                for name in names}
+    except CodeFileError:
+        raise
+    except MemoryError:
+        raise CodeFileError("malformed NPZ (an array is too large to load)") from None
+    except Exception as exc:  # BadZipFile, CRC errors, zlib.error, EOFError, ValueError, ...
+        text = " ".join(str(exc).split())[:120]
+        raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {text})") from None
+
+
+def _member(archive: Any, name: str, max_entries: int) -> Any:
+    import numpy as np
+
+    info = archive.getinfo(name + ".npy")
+    if info.file_size > MAX_NPZ_MEMBER_BYTES:
+        raise CodeFileError(f"NPZ array {name!r} unpacks to {info.file_size:,} bytes, above the "
+                            f"limit of {MAX_NPZ_MEMBER_BYTES // _MIB} MiB")
+    fmt = np.lib.format
+    with archive.open(info) as fh:
+        version = fmt.read_magic(fh)
+        reader = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = reader(fh, max_header_size=MAX_NPY_HEADER_BYTES)
+        if dtype.hasobject:
+            raise CodeFileError(f"NPZ array {name!r} holds pickled objects, which gctool never "
+                                "loads")
+        count = prod(shape)
+        if count > max_entries:
+            raise CodeFileError(f"NPZ array {name!r} has {count:,} entries (shape "
+                                f"{tuple(shape)}), above the limit of {max_entries:,}")
+        if count * dtype.itemsize > info.file_size:
+            raise CodeFileError(f"NPZ array {name!r} is truncated ({info.file_size:,} bytes "
+                                f"for shape {tuple(shape)} of {dtype})")
+    with archive.open(info) as fh:
+        return fmt.read_array(fh, allow_pickle=False, max_header_size=MAX_NPY_HEADER_BYTES)
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------------------------
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename).
+
+    ``-`` writes to stdout.  An existing file is replaced in one step: it is never left
+    half-written, and nothing is created or changed when writing fails (the temporary file is
+    removed, also on Ctrl-C).  Write errors raise :class:`InvalidInput` naming the file.
+    """
+    if str(path) == "-":
+        _write_stdout(data)
+        return
+    label = str(path)
+    target, existing = _target(path, label)
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        _write_in_place(target, label, data)  # /dev/null, a FIFO: cannot be renamed over
+        return
+    directory = target.parent
+    if not directory.is_dir():
+        raise InvalidInput(f"{label}: directory {directory} does not exist")
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
+                                   dir=directory)
+    except OSError as exc:
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+    try:
+        _write_all(fd, data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink(tmp)
+        kept = "the existing file is unchanged" if existing is not None else "no file was written"
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc}); {kept}") from None
+    except BaseException:  # Ctrl-C, or a bug: never leave the temporary file behind
+        _unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:
+    """The file to replace (symlinks followed) and its current status (None if absent)."""
+    try:
+        target = Path(path)
+        if target.is_symlink():
+            target = Path(os.path.realpath(target))
+        existing: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except ValueError:
+        raise InvalidInput(f"{label!r}: invalid path") from None
+    except OSError as exc:
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise InvalidInput(f"{label}: is a directory")
+    if existing is not None and not os.access(target, os.W_OK):
+        raise InvalidInput(f"{label}: permission denied (the file is not writable); "
+                           "it was left unchanged")
+    return target, existing
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb", buffering=0) as fh:
+        view = memoryview(data)
+        while view:
+            done = fh.write(view[:WRITE_CHUNK])
+            view = view[done:]
+        os.fsync(fh.fileno())
+
+
+def _write_in_place(target: Path, label: str, data: bytes) -> None:
+    try:
+        with open(target, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+
+
+def _write_stdout(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise InvalidInput(f"stdout: cannot write ({exc.strerror or exc})") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable (best effort: not every file system supports it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
