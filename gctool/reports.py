@@ -42,6 +42,10 @@ class Diagnostics(Report):
     max_decoder_norm: float | None = None  # largest ||a_F||
     min_failing_error: float | None = None  # smallest squared error among failing sets
     note: str = ""
+    max_residual_stragglers: list[int] | None = None
+    max_decoder_norm_stragglers: list[int] | None = None
+    condition_bound: float | None = None  # proved upper bound on cond(B_F) over the sets
+    exact_evaluations: int | None = None  # sets whose cond/residual were computed directly
 
 
 @dataclass
@@ -62,6 +66,15 @@ class VerifyReport(Report):
     reason: str
     diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
+    verdict: str = ""  # "ok", "fail" or "inconclusive" (sampling never certifies)
+    kernel: str = ""  # how each set was decided: "nullspace", "direct", "rational", "none"
+    jobs: int = 1
+    represented: int = 0  # straggler sets covered by the checked ones (symmetry, classes)
+    reduction: dict[str, Any] | None = None  # symmetry / row-class reduction, if used
+    certificate: str | None = None  # statement of the structural certificate, if used
+    estimate: dict[str, Any] | None = None  # work estimate made before starting
+    warnings: list[str] = dc_field(default_factory=list)
+    sample: dict[str, Any] | None = None  # --sample: requested size and seed
 
 
 @dataclass
