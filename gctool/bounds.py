@@ -15,9 +15,12 @@ from gctool.reports import Bound, BoundReport
 
 
 def _check(n: int, k: int, s: int, m: int) -> None:
+    from gctool.limits import MAX_FORMULA_VALUE as top  # exact in float64 arithmetic
+
     for name, value, low in (("n", n, 1), ("k", k, 1), ("s", s, 0), ("m", m, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InvalidInput(f"{name} must be an integer >= {low}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+            raise InvalidInput(f"{name} must be an integer between {low} and {top:.0e}, "
+                               f"got {value!r}"[:200])
     if s >= n:
         raise InvalidInput(f"s = {s} must be smaller than n = {n}")
 

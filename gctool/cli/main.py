@@ -78,8 +78,13 @@ def cli() -> None:
     """
 
 
+#: longest message gctool prints on stderr (a hostile file name or value cannot flood the log)
+MAX_MESSAGE = 500
+
+
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    line = " ".join(str(text).split())
+    return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 3] + "..."
 
 
 def _fail(message: str, code: ExitCode) -> int:
@@ -118,6 +123,9 @@ def _guarded(invoke: Callable[[], Any]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return int(ExitCode.OK)
+    except MemoryError:  # above the machine's budget: no file was written (atomic writes)
+        return _fail("error: out of memory; try a smaller input or budget (--max-sets, "
+                     "--max-patterns)", ExitCode.USAGE)
     except Exception as exc:  # a bug: never show a traceback unless asked to
         if os.environ.get("GCTOOL_DEBUG"):
             raise

@@ -43,7 +43,7 @@ def design(
     import numpy as np
 
     from gctool import __version__
-    from gctool.model import MAX_N, GradientCode
+    from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
 
     info = get_scheme(scheme)
     fld = parse_field(field or info.default_field) if not isinstance(field, Field) else field
@@ -53,11 +53,16 @@ def design(
         s = info.s_default if s is None else s
         if s is None:
             raise InvalidInput(f"scheme {scheme!r} needs -s (the number of stragglers)")
-        s = _check_int("s", s, 0)
+        s = _check_int("s", s, 0, MAX_N - 1)
         if n is not None and s >= n:
             raise DesignError(f"s = {s} must be smaller than n = {n}")
     if k is not None:
-        k = _check_int("k", k, 1)
+        k = _check_int("k", k, 1, MAX_COLUMNS)
+    m = params.get("m")
+    cols = (k or n or 1) * (m if isinstance(m, int) and m > 1 else 1)
+    if cols > MAX_COLUMNS or (n or 1) * cols > MAX_ENTRIES:  # refuse before building anything
+        raise DesignError(f"B would have {n or 1} x {cols:,} entries, above gctool's limits "
+                          f"(columns k*m <= {MAX_COLUMNS:,}, entries <= {MAX_ENTRIES:,})")
     if seed is not None:
         seed = _check_int("seed", seed, 0, 2**63 - 1)
     elif info.randomized:
