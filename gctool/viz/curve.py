@@ -151,7 +151,7 @@ def read_curve(path: str, code: GradientCode) -> Curve:
 
 def _points_of(doc: Any) -> tuple[list[Any], Mapping[str, Any]]:
     meta: Mapping[str, Any] = doc if isinstance(doc, dict) else {}
-    for _ in range(2):
+    for _ in range(3):  # the list itself, or nested one or two objects deep
         if isinstance(doc, list):
             return doc, meta
         if not isinstance(doc, dict):
