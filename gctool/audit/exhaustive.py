@@ -1,11 +1,10 @@
 """Exhaustive attack: every straggler set of a size, in lexicographic order, in batches.
 
-* **Symmetry** (reference §7.7): when B is cyclic up to row scaling,
-  ``B[i+1, j+1] = gamma_i B[i, j]`` (indices mod n, k = n, m = 1), the optimal error is invariant
-  under rotating S, and every rotation orbit has a member containing worker 0; so only the
-  ``C(n-1, s-1)`` sets with ``0 in S`` are evaluated.  For fixed decoding the same holds when
-  ``gamma_i = 1`` and the weights are constant.  gctool checks the symmetry on B itself (exactly
-  over GF(q), to 1e-12 relative over R/C) and never assumes it from the scheme name.
+* **Symmetry** (reference §7.7): when a worker rotation is an automorphism of B up to row
+  scaling (:func:`gctool.audit.symmetry.detect_rotation`, shared with ``verify``), the optimal
+  error is the same on a whole orbit, so one canonical set per orbit is evaluated.  For fixed
+  decoding the rotation must map B to itself exactly and keep the weights.  The symmetry is
+  checked on B itself, never assumed from the scheme name.
 * **Pruning** in threshold mode: the holders of the least replicated partition form a failing
   set under every monotone decoder (reference §0.3, ``T_0 <= min_j c_j``), so the search never
   goes past that size; it stops at the first failing set.
@@ -26,56 +25,52 @@ import numpy as np
 from gctool.audit.decoders import Oracle, make_oracle
 from gctool.audit.enumeration import straggler_chunks
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.audit.symmetry import (
+    Rotation,
+    canonical_mask,
+    count_candidates,
+    count_orbits,
+    detect_rotation,
+)
 from gctool.errors import BudgetExceeded, SearchInterrupted
 
 Progress = Callable[[int, int], None]
 
 
-def cyclic_symmetry(oracle: Oracle) -> bool:
-    """Is the error invariant under rotating straggler sets (checked on B)?"""
+def rotation_for(oracle: Oracle) -> Rotation | None:
+    """A worker rotation that leaves every error unchanged (checked on B), or None.
+
+    Optimal decoding: any rotation of :func:`gctool.audit.symmetry.detect_rotation` (row
+    scalings do not change the row space, and the column shift fixes the targets).  Fixed
+    decoding: only when the rotation maps B to itself exactly (all gamma_i = 1) and the weights
+    are invariant too.  Natural decoders: not used."""
+    if oracle.kind == "natural":
+        return None
     code = oracle.code
-    if code.m != 1 or code.k != code.n or code.n < 2 or oracle.kind == "natural":
-        return False
+    rot = detect_rotation(code)
+    if rot is None or oracle.kind == "optimal":
+        return rot
     B = np.asarray(code.B)
-    rolled = np.roll(np.roll(B, 1, axis=0), 1, axis=1)  # rolled[i+1, j+1] = B[i, j]
-    if oracle.kind == "fixed":
-        user = getattr(oracle, "user", None)
-        if user is not None and not np.all(user == user.flat[0]):
-            return False
-        return _close(rolled, B, code.field.is_finite)
-    if not np.array_equal(rolled != 0, B != 0):
-        return False
-    nz = B != 0
-    if not nz.any(axis=1).all():
-        return bool(np.array_equal(rolled, B) if code.field.is_finite else np.allclose(rolled, B))
-    first = np.argmax(nz, axis=1)
-    rows = np.arange(code.n)
-    if code.field.is_finite:
-        GF = code.field.galois()
-        G = GF(B)
-        gamma = GF(rolled)[rows, first] / G[rows, first]
-        return bool(np.array_equal(gamma[:, None] * G, GF(rolled)))
-    gamma = rolled[rows, first] / B[rows, first]
-    return _close(rolled, gamma[:, None] * B, False)
+    j = np.arange(code.k * code.m)
+    sigma = (j // code.k) * code.k + (j % code.k + rot.c) % code.k
+    D = B[(np.arange(code.n) + rot.t) % code.n][:, sigma]
+    user = getattr(oracle, "user", None)
+    same_w = user is None or np.array_equal(np.roll(user, -rot.t, axis=1), user)
+    return rot if same_w and np.array_equal(D, B) else None
 
 
-def _close(X: np.ndarray, Y: np.ndarray, finite: bool) -> bool:
-    if finite:
-        return bool(np.array_equal(X, Y))
-    scale = max(1.0, float(np.max(np.abs(Y)))) if Y.size else 1.0
-    return bool(np.max(np.abs(X - Y)) <= 1e-12 * scale)
-
-
-def _sets(n: int, s: int, size: int, reps: bool) -> Iterator[np.ndarray]:
-    if reps and s >= 1:
-        for S in straggler_chunks(n - 1, s - 1, size):
-            yield np.concatenate([np.zeros((S.shape[0], 1), dtype=np.intp), S + 1], axis=1)
-    else:
+def _sets(n: int, s: int, size: int, rot: Rotation | None) -> Iterator[np.ndarray]:
+    if rot is None or s == 0:
         yield from straggler_chunks(n, s, size)
+        return
+    for C in straggler_chunks(n, s, size, 0, count_candidates(n, s, rot.t)):
+        C = C[canonical_mask(C, rot)]
+        if C.shape[0]:
+            yield C
 
 
-def count_evaluated(n: int, s: int, reps: bool) -> int:
-    return comb(n - 1, s - 1) if reps and s >= 1 else comb(n, s)
+def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
+    return comb(n, s) if rot is None or s == 0 else count_orbits(n, s, rot.t)
 
 
 # -- parallel evaluation --------------------------------------------------------------------------
@@ -128,8 +123,8 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
           progress: Progress | None = None) -> WorstOutcome:
     """The worst straggler set of size s (exact)."""
     n = oracle.n
-    reps = symmetry and cyclic_symmetry(oracle)
-    need = count_evaluated(n, s, reps)
+    rot = rotation_for(oracle) if symmetry else None
+    need = count_evaluated(n, s, rot)
     if need > max_sets:
         raise BudgetExceeded(
             f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
@@ -137,7 +132,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
     size = oracle.decoder.chunk_size(max(1, n - s))
     best_err, best_set, checked = -np.inf, None, 0
     try:
-        for S, err in evaluate_stream(oracle, _sets(n, s, size, reps), resolve_jobs(jobs)):
+        for S, err in evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)):
             i = int(np.argmax(err))  # first maximum: lexicographically smallest set
             if best_set is None or err[i] > best_err + 1e-12 * max(1.0, abs(best_err)):
                 best_err, best_set = float(err[i]), S[i].tolist()
@@ -149,9 +144,9 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
             f"interrupted after checking {checked:,} of {need:,} straggler sets (size {s}); "
             f"worst error so far {best_err:.6g} at {best_set}") from None
     out = WorstOutcome(best_set, best_err, True, "exhaustive", checked, comb(n, s))
-    if reps:
-        out.notes.append(f"cyclic symmetry: evaluated the {checked:,} sets containing worker 0, "
-                         "one per rotation orbit or more")
+    if rot is not None:
+        out.notes.append(f"rotation symmetry (i -> i + {rot.t}): evaluated one set per orbit "
+                         f"({checked:,} of {comb(n, s):,})")
     return out
 
 
@@ -175,27 +170,27 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
               jobs: int = 1, progress: Progress | None = None) -> ThresholdOutcome:
     """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded."""
     n = oracle.n
-    reps = symmetry and cyclic_symmetry(oracle)
+    rot = rotation_for(oracle) if symmetry else None
     witness = column_witness(oracle, limit) if oracle.monotone else None
     top = len(witness[0]) if witness else n
-    grand = sum(count_evaluated(n, t, reps) for t in range(top + 1))
+    grand = sum(count_evaluated(n, t, rot) for t in range(top + 1))
     checked = 0
     try:
         for t in range(top + 1):
-            need = count_evaluated(n, t, reps)
+            need = count_evaluated(n, t, rot)
             if checked + need > max_sets:
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
             size = oracle.decoder.chunk_size(max(1, n - t))
-            for S, err in evaluate_stream(oracle, _sets(n, t, size, reps), resolve_jobs(jobs)):
+            for S, err in evaluate_stream(oracle, _sets(n, t, size, rot), resolve_jobs(jobs)):
                 over = np.flatnonzero(err > limit)
                 if over.size:
                     i = int(over[0])
                     checked += i + 1
                     out = ThresholdOutcome(t, S[i].tolist(), float(err[i]), True, "exhaustive",
                                            t, checked, grand)
-                    _note_reps(out, reps)
+                    _note_reps(out, rot)
                     return out
                 checked += S.shape[0]
                 if progress is not None:
@@ -206,6 +201,6 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     return ThresholdOutcome(None, None, None, True, "exhaustive", n + 1, checked, grand)
 
 
-def _note_reps(out: ThresholdOutcome, reps: bool) -> None:
-    if reps:
-        out.notes.append("cyclic symmetry: only sets containing worker 0 were evaluated")
+def _note_reps(out: ThresholdOutcome, rot: Rotation | None) -> None:
+    if rot is not None:
+        out.notes.append(f"rotation symmetry (i -> i + {rot.t}): one set per orbit evaluated")

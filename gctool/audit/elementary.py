@@ -1,0 +1,166 @@
+"""Exact threshold T_0 by enumerating elementary vectors (reference §0.3, §7.2).
+
+``T_0 = min{ wt(y) : y in range(B), phi(y) != 0 }`` where ``phi(Bx) = t^T x`` (well defined when
+the full set decodes), and the minimum is attained at an *elementary* vector of range(B) (one of
+minimal support).  Every elementary vector vanishes on a set Z of r - 1 rows with
+``rank(B_Z) = r - 1`` (r = rank B), and is then the unique (up to scale) ``y in range(B)`` with
+``y_Z = 0``.  So T_0 is the smallest weight over the ``C(n, r - 1)`` sets Z, which beats straggler
+enumeration when r is small.  The support of the best y is a witness straggler set; gctool
+checks it with the decoder.
+
+Coordinates: with a basis ``Q`` (n x r) of range(B), ``y = Q c`` and ``phi_u(y) = g_u^H c``.
+Over R/C, Q comes from the SVD used by the optimal oracle and ``g_u = Q^H alpha_u``; rank and
+zero tests use relative tolerances (1e-9).  Over GF(q), Q is a basis of the column space,
+``B = Q R`` and ``g_u`` solves ``R^T g_u = t_u``; everything is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.decoders import OptimalOracle
+from gctool.audit.enumeration import straggler_chunks
+from gctool.audit.outcome import ThresholdOutcome
+from gctool.decode import gf_solve_batch
+from gctool.errors import BudgetExceeded, SearchInterrupted
+
+Progress = Callable[[int, int], None]
+_RTOL = 1e-9
+
+
+def cost(oracle: OptimalOracle) -> int:
+    """Number of row sets Z the enumeration visits."""
+    r = _rank(oracle)
+    return comb(oracle.n, r - 1) if r >= 1 else 1
+
+
+def _rank(oracle: OptimalOracle) -> int:
+    if not oracle.finite:
+        return oracle.rank
+    return int(np.linalg.matrix_rank(oracle.code.field.to_galois(np.asarray(oracle.code.B))))
+
+
+def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
+                         progress: Progress | None = None) -> ThresholdOutcome:
+    n = oracle.n
+    full = oracle.error([])
+    if full > oracle.limit:
+        return ThresholdOutcome(0, [], full, True, "elementary", 0, 1, 1,
+                                notes=["the full set of workers does not decode"])
+    need = cost(oracle)
+    if need > max_sets:
+        raise BudgetExceeded(f"elementary-vector search needs C({n}, rank - 1) = {need:,} row "
+                             f"sets, above the budget of {max_sets:,}; raise --max-sets or use "
+                             "--method milp")
+    Q, G = _basis(oracle)
+    r = Q.shape[1]
+    best_w, best_y, done = n + 1, None, 0
+    try:
+        for Z in straggler_chunks(n, r - 1, 20_000):
+            C, ok = _null_vectors(oracle, Q, Z)
+            nz = _nonzero(oracle, C @ Q.T)  # support of y = Q c
+            phi = _phi_nonzero(oracle, G, C)  # (b, m): phi_u(y) != 0
+            valid = ok & phi.any(axis=1)
+            if valid.any():
+                w = np.where(valid, nz.sum(axis=1), n + 1)
+                i = int(np.argmin(w))
+                if w[i] < best_w:
+                    best_w, best_y = int(w[i]), nz[i]
+            done += Z.shape[0]
+            if progress is not None:
+                progress(done, need)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(f"elementary-vector search interrupted after {done:,} of "
+                                f"{need:,} row sets; no verdict") from None
+    if best_y is None:
+        return ThresholdOutcome(None, None, None, True, "elementary", n + 1, done, need)
+    S = np.flatnonzero(best_y).tolist()
+    err = oracle.error(S)
+    out = ThresholdOutcome(best_w, S, err, True, "elementary", best_w, done, need)
+    out.notes.append(f"elementary vectors of range(B): rank {r}, {done:,} row sets")
+    if not oracle.fails(err):
+        out.exact, out.lower = False, 0
+        out.notes.append("numerical trouble: the elementary witness decodes under the decoder's "
+                         "tolerance; the result is not certified")
+    return out
+
+
+def _basis(oracle: OptimalOracle) -> tuple[Any, Any]:
+    """(Q, G): a basis of range(B) (n x r) and the functionals g_u as columns (r x m)."""
+    if not oracle.finite:
+        return oracle.Q, oracle.Q.conj().T @ oracle.alpha
+    code = oracle.code
+    GF = code.field.galois()
+    B = GF(np.asarray(code.B))
+    Qt = B.column_space()  # (r, n)
+    Q = Qt.T
+    piv = _pivot_rows(GF, Q)
+    R = np.linalg.inv(Q[piv]) @ B[piv]  # B = Q R
+    T = GF(code.targets())
+    aug = GF(np.concatenate([np.asarray(R.T), np.asarray(T.T)], axis=1))[None]
+    consistent, _, X = gf_solve_batch(GF, aug, R.shape[0])
+    assert bool(consistent[0]), "the full set decodes, so every target lies in row(B)"
+    return Q, X[0]
+
+
+def _pivot_rows(GF: Any, Q: Any) -> list[int]:
+    rows: list[int] = []
+    for i in range(Q.shape[0]):
+        trial = rows + [i]
+        if np.linalg.matrix_rank(Q[trial]) == len(trial):
+            rows = trial
+        if len(rows) == Q.shape[1]:
+            break
+    return rows
+
+
+def _null_vectors(oracle: OptimalOracle, Q: Any, Z: np.ndarray) -> tuple[Any, np.ndarray]:
+    """For each Z (b, r-1): c spanning null(Q_Z) and whether rank(Q_Z) = r - 1."""
+    b, r = Z.shape[0], Q.shape[1]
+    if r == 1:
+        one = np.ones((b, 1))
+        return (oracle.code.field.galois()(one.astype(np.int64)) if oracle.finite else one,
+                np.ones(b, dtype=bool))
+    if not oracle.finite:
+        QZ = Q[Z]  # (b, r-1, r)
+        _, sv, Vh = np.linalg.svd(QZ, full_matrices=True)
+        ok = sv[:, -1] > _RTOL * np.maximum(sv[:, 0], 1e-300)
+        return np.conj(Vh[:, -1, :]), ok
+    GF = oracle.code.field.galois()
+    QZ = Q[Z]
+    C = GF.Zeros((b, r))
+    ok = np.zeros(b, dtype=bool)
+    for c0 in range(r):
+        todo = np.flatnonzero(~ok)
+        if todo.size == 0:
+            break
+        others = [c for c in range(r) if c != c0]
+        A = QZ[todo][:, :, others]
+        rhs = -QZ[todo][:, :, [c0]]
+        consistent, rank, X = gf_solve_batch(GF, np.concatenate([A, rhs], axis=2), r - 1)
+        good = consistent & (rank == r - 1)
+        rows = todo[good]
+        C[rows, c0] = 1
+        C[np.ix_(rows, others)] = X[good][:, :, 0]
+        ok[rows] = True
+    return C, ok
+
+
+def _phi_nonzero(oracle: OptimalOracle, G: Any, C: Any) -> np.ndarray:
+    """phi_u(Q c) = g_u^H c != 0 (c is a unit vector over R/C, so |phi_u| <= ||g_u||)."""
+    if oracle.finite:
+        return np.asarray((C @ G).view(np.ndarray)) != 0
+    scale = np.maximum(np.linalg.norm(G, axis=0), 1e-300)
+    return np.abs(C @ G.conj()) > _RTOL * scale[None, :]
+
+
+def _nonzero(oracle: OptimalOracle, Y: Any) -> np.ndarray:
+    if oracle.finite:
+        return np.asarray(Y.view(np.ndarray)) != 0
+    mag = np.abs(Y)
+    scale = np.maximum(mag.max(axis=1, keepdims=True), 1e-300)
+    return mag > _RTOL * scale
