@@ -478,3 +478,23 @@ def test_show_help_imports_no_heavy_modules() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=False)
     assert "HEAVY=\n" in out.stderr or out.stderr.rstrip().endswith("HEAVY="), out.stderr
+
+
+def test_docs_example_svg_is_fresh() -> None:
+    """docs/show-example.svg is what show draws today (regenerate it as docs/readme-show.md
+    says).  Compared cell by cell rather than byte by byte, so that round-off in the printed
+    residual does not matter."""
+    import gctool
+
+    committed = _svg((Path(__file__).parents[1] / "docs" / "show-example.svg").read_bytes())
+    code = gctool.design("cyclic", n=8, s=2, seed=1)
+    fresh = _svg(render_svg(picture(code, stragglers=[0, 3], curve=error_curve(code))))
+
+    def summary(root: ET.Element) -> list[Any]:
+        rects = [(r.get("class"), r.get("fill"), r.findtext(SVG + "title"))
+                 for r in root.iter(SVG + "rect") if r.get("class") in ("cell", "dec", "straggler")]
+        dots = [c.findtext(SVG + "title") for c in root.iter(SVG + "circle")]
+        return [rects, [d.split(":")[0] for d in dots if d]]
+
+    assert summary(committed) == summary(fresh)
+    assert len(_rects(committed, "cell")) == 64 and len(_rects(committed, "straggler")) == 2

@@ -17,7 +17,9 @@ import numpy as np
 
 from gctool.viz.curve import Curve
 from gctool.viz.grid import (
+    NEGATIVE,
     NEUTRAL,
+    POSITIVE,
     HeatGrid,
     diverging,
     element_color,
@@ -234,6 +236,10 @@ def _legend(cv: _Canvas, grid: HeatGrid, d: DecodingView | None, y: float) -> fl
     items = [(color, label) for color, _glyph, label in grid.legend()]
     if d is not None:
         items.append((STRAGGLER, "straggler (dimmed)"))
+        if not d.exact and not np.iscomplexobj(d.A):
+            items += [(POSITIVE, "a > 0"), (NEGATIVE, "a < 0")]
+        elif not d.exact:
+            items.append((sequential(1.0), "|a| (darker = larger)"))
     if _show_used(grid, d):
         items.append((USED, "used by the decoder (a != 0)"))
     for color, label in items:
