@@ -1,0 +1,312 @@
+"""The approximate-code table of ``gctool bound`` (reference §6.3, §6.4, §3.3–§3.6, §4).
+
+Every entry is an :class:`ApproxBound`: the bound's value, its statement and source, which
+quantity it bounds (``lower``/``upper``/``exact``), and the code's *actual* value of that
+quantity beside it, computed exactly (exhaustively, with optimal decoding) when that takes at
+most ``ACTUAL_BUDGET`` straggler sets, else ``None``.  ``holds`` compares the two.
+
+Errors are raw squared optimal-decoding errors ``min_a ||a^T B_F - 1||^2`` (reference §0.1).
+These bounds are for real and complex codes; over GF(q) only the Kronecker threshold applies.
+
+* ``error_lb_fully_straggled``: ``err_s >= #{j : supp(col j) ⊆ S}`` for any |S| = s (a fully
+  straggled partition costs exactly 1); S is chosen greedily, any S gives a valid bound.
+* ``mean_error_lb_uniform``: for uniformly random s-sets,
+  ``E err >= Σ_j C(n - c_j, s - c_j) / C(n, s)``.
+* ``iid_error_lb``: independent straggling with probability p_i (the file's ``p`` for
+  ``hetero`` codes, otherwise p = s/n): ``E err >= Σ_j Π_{i holds j} p_i``.
+* ``spectral_error_ub``: when every column sums to the same r ≠ 0, scaled-uniform decoding
+  ``a = n/(r(n-s)) 1_F`` gives ``err <= σ*^2 n s / (r^2 (n-s))`` with
+  ``σ* = ||(I - J/n) B||_2`` (σ_2(B) for bi-regular non-negative B: Glasgow–Wootters'
+  adversarial proposition; for B = A/d symmetric it is Raviv et al.'s ``(λ/d)^2 ns/(n-s)``).
+  Proof: ``1_F = ((n-s)/n) 1 + z`` with z ⊥ 1, ``||z||^2 = s(n-s)/n``.
+* ``closed_form_worst_error``: see :mod:`gctool.codes.closed_forms` (exact).
+* ``threshold_lb`` (column-regular codes): ``T_ε >= min(n, floor(ε r^2 n / (σ*^2 n + ε r^2)) + 1)``.
+* ``threshold_ub``: ``T_ε <= |S|`` for S = the holders of ⌊ε⌋ + 1 partitions (chosen greedily
+  to keep S small): straggling them leaves error >= ⌊ε⌋ + 1 > ε.
+* ``kron_threshold``: ``T_0(B_1 ⊗ B_2) = T_0(B_1) T_0(B_2)`` (reference §3.6), from the factor
+  thresholds recorded at design time.
+* ``hetero_expected_error``: ``Σ_j 1/Q_j``, the expected one-step error of a ``hetero`` code
+  under its p_i (reference §4); the actual value is the general one-step formula.
+
+T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 1 (the error of losing one partition).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from math import comb, floor, isfinite
+
+import numpy as np
+
+from gctool.model import GradientCode
+from gctool.reports import Bound
+
+ACTUAL_BUDGET = 20_000  # straggler sets per exactly computed actual value
+DEFAULT_EPSILON = 1.0
+_CHUNK = 4096
+
+
+@dataclass
+class ApproxBound(Bound):
+    """A bound with the code's actual value of the bounded quantity beside it."""
+
+    quantity: str = ""
+    kind: str = ""  # "lower", "upper" or "exact"
+    actual: float | None = None
+    actual_note: str = ""
+
+
+# ---------------------------------------------------------------------------------------------
+# exact values by enumeration (small cases)
+# ---------------------------------------------------------------------------------------------
+def _set_chunks(n: int, t: int) -> Iterator[np.ndarray]:
+    it = itertools.combinations(range(n), t)
+    while True:
+        block = list(itertools.islice(it, _CHUNK))
+        if not block:
+            return
+        yield np.array(block, dtype=np.intp).reshape(len(block), t)
+
+
+def errors_of_size(code: GradientCode, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """(straggler sets, errors) for every set of t stragglers (exhaustive; caller budgets).
+
+    Errors within the decoder's tolerance (``1e-9 k``) are reported as exactly 0."""
+    from gctool.decode import DEFAULT_TOL, Decoder
+
+    dec = Decoder(code)
+    floor_ = 0.0 if code.field.is_finite else DEFAULT_TOL * code.k
+    sets, errs = [], []
+    for S in _set_chunks(code.n, t):
+        keep = np.ones((S.shape[0], code.n), dtype=bool)
+        keep[np.arange(S.shape[0])[:, None], S] = False
+        F = np.nonzero(keep)[1].reshape(S.shape[0], code.n - t)
+        sets.append(S)
+        errs.append(dec.evaluate(F).error)
+    err = np.concatenate(errs)
+    return np.concatenate(sets), np.where(err <= floor_, 0.0, err)
+
+
+def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
+                    ) -> tuple[int | None, bool]:
+    """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
+    when the search would take more than ``budget`` sets.  Errors at most ``1e-9 k`` count as
+    decoding (the decoder's tolerance)."""
+    used = 0
+    for t in range(code.n + 1):
+        used += comb(code.n, t)
+        if used > budget:
+            return None, False
+        _, errs = errors_of_size(code, t)
+        if np.any(errs > epsilon):
+            return t, True
+    return None, True
+
+
+def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:
+    if comb(code.n, s) > ACTUAL_BUDGET:
+        return None, None
+    _, errs = errors_of_size(code, s)
+    return float(errs.max()), float(errs.mean())
+
+
+def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
+    if 2**code.n > ACTUAL_BUDGET:
+        return None
+    total = 0.0
+    for t in range(code.n + 1):
+        S, errs = errors_of_size(code, t)
+        mask = np.zeros((S.shape[0], code.n), dtype=bool)
+        mask[np.arange(S.shape[0])[:, None], S] = True
+        weight = np.where(mask, p[None, :], 1 - p[None, :]).prod(axis=1)
+        total += float(weight @ errs)
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# the individual bounds
+# ---------------------------------------------------------------------------------------------
+def _entry(name: str, value: float | None, statement: str, source: str, quantity: str,
+           kind: str, actual: float | None, note: str = "") -> ApproxBound:
+    holds = None
+    if actual is not None and value is not None:
+        slack = 1e-7 * max(1.0, abs(value))
+        holds = {"lower": actual >= value - slack, "upper": actual <= value + slack,
+                 "exact": abs(actual - value) <= slack}[kind]
+    shown = ("n/a (too many straggler sets to compute exactly)" if actual is None
+             else f"{actual:.6g}")
+    return ApproxBound(name, value, f"{statement}; code: {note or shown}", source, holds,
+                       quantity, kind, actual, note)
+
+
+def greedy_cover(support: np.ndarray, s: int) -> int:
+    """Partitions whose holders all fit in a greedily grown straggler set of size <= s."""
+    S: set[int] = set()
+    covered = 0
+    holders = [set(np.flatnonzero(col).tolist()) for col in support.T]
+    done = np.zeros(len(holders), dtype=bool)
+    while True:
+        cost = [len(h - S) if not done[j] else np.inf for j, h in enumerate(holders)]
+        j = int(np.argmin(cost))
+        if done[j] or len(S) + cost[j] > s:
+            return covered
+        S |= holders[j]
+        for jj, h in enumerate(holders):
+            if not done[jj] and h <= S:
+                done[jj] = True
+                covered += 1
+
+
+def column_regular(code: GradientCode) -> tuple[float, float] | None:
+    """(|r|, σ*) when every column of B sums to the same r ≠ 0; σ* = ||(I - J/n) B||_2."""
+    B = np.asarray(code.B)
+    cols = B.sum(axis=0)
+    scale = max(1.0, float(np.abs(B).max()))
+    if abs(cols[0]) < 1e-12 * scale or not np.allclose(cols, cols[0], rtol=0, atol=1e-9 * scale):
+        return None
+    centred = B - B.mean(axis=0, keepdims=True)
+    sigma = float(np.linalg.norm(centred, 2)) if code.n > 1 else 0.0
+    return float(abs(cols[0])), sigma
+
+
+def _is_symmetric(code: GradientCode) -> bool:
+    """B = B^T (then σ* is the largest |eigenvalue| on 1^⊥: Raviv's λ/d for B = A/d)."""
+    B = np.asarray(code.B)
+    return B.shape[0] == B.shape[1] and bool(np.allclose(B, B.T, rtol=0, atol=1e-12))
+
+
+def _error_bounds(code: GradientCode, s: int) -> list[ApproxBound]:
+    n, support = code.n, code.support
+    worst, mean = _worst_and_mean(code, s)
+    c = support.sum(axis=0)
+    out = [
+        _entry("error_lb_fully_straggled", float(greedy_cover(support, s)),
+               f"worst error at s = {s} >= partitions whose holders all straggle "
+               f"(greedy S): {greedy_cover(support, s)}",
+               "[D] reference §6.3 (a fully straggled partition costs exactly 1)",
+               f"worst error, s = {s}", "lower", worst),
+        _entry("mean_error_lb_uniform",
+               float(sum(comb(n - int(cj), s - int(cj)) for cj in c if cj <= s) / comb(n, s)),
+               f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
+               "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean),
+    ]
+    p_rec = code.params.get("p") if code.scheme == "hetero" else None
+    p = np.asarray(p_rec, dtype=float) if p_rec is not None else np.full(n, s / n)
+    if p.shape == (n,) and np.any(p > 0):
+        label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
+        value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
+        out.append(_entry("iid_error_lb", value,
+                          f"expected error, independent straggling with {label}, >= "
+                          f"sum_j prod_(i holds j) p_i = {value:.6g}",
+                          "[D] reference §6.3", f"expected error, iid ({label})", "lower",
+                          _iid_expectation(code, p)))
+    return out + _spectral(code, s, worst)
+
+
+def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBound]:
+    reg = column_regular(code)
+    if reg is None:
+        return []
+    r, sigma = reg
+    n = code.n
+    value = sigma**2 * n * s / (r**2 * (n - s))
+    if code.scheme == "expander" and _is_symmetric(code):
+        name, src = "Raviv spectral bound (λ/d)^2 ns/(n-s)", "Raviv et al. 2018; reference §3.3a"
+    else:
+        name, src = "bi-regular sigma_2^2 bound", "Glasgow-Wootters 2021 (adversarial prop.); §3.3c"
+    return [_entry("spectral_error_ub", value,
+                   f"worst error at s = {s} <= {name} = sigma*^2 ns/(r^2(n-s)) = {value:.6g} "
+                   f"(sigma*^2 = {sigma**2:.6g}, r = {r:g})", src, f"worst error, s = {s}",
+                   "upper", worst)]
+
+
+def _closed_form(code: GradientCode, s: int) -> list[ApproxBound]:
+    from gctool.codes.closed_forms import closed_form_worst_error
+
+    found = closed_form_worst_error(code, s)
+    if found is None:
+        return []
+    value, src = found
+    worst, _ = _worst_and_mean(code, s)
+    return [_entry("closed_form_worst_error", value,
+                   f"worst error at s = {s} = {value:.6g} (closed form)", src,
+                   f"worst error, s = {s}", "exact", worst)]
+
+
+def _threshold_bounds(code: GradientCode, epsilon: float) -> list[ApproxBound]:
+    n, out = code.n, []
+    actual, complete = exact_threshold(code, epsilon)
+    note = "" if complete else "n/a (search above budget)"
+    if complete and actual is None:
+        note = f"none (no straggler set pushes the error above {epsilon:g})"
+    quantity = f"threshold T_eps, eps = {epsilon:g}"
+    reg = column_regular(code)
+    if reg is not None:
+        r, sigma = reg
+        denom = sigma**2 * n + epsilon * r**2
+        value = n if denom == 0 else min(n, floor(epsilon * r**2 * n / denom) + 1)
+        out.append(_entry("threshold_lb", float(value),
+                          f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
+                          "[D] reconstruction of Kadhe et al. 2019; reference §6.4", quantity,
+                          "lower", None if actual is None else float(actual), note))
+    t = floor(epsilon) + 1
+    if t <= code.k:
+        size = _cover_columns(code.support, t)
+        out.append(_entry("threshold_ub", float(size),
+                          f"T_eps <= {size}: straggle every holder of {t} partition(s)",
+                          "[D] reference §6.4", quantity, "upper",
+                          None if actual is None else float(actual), note))
+    return out
+
+
+def _cover_columns(support: np.ndarray, t: int) -> int:
+    """Size of a small union of the holder sets of t columns (greedy)."""
+    S: set[int] = set()
+    holders = [set(np.flatnonzero(col).tolist()) for col in support.T]
+    used: set[int] = set()
+    for _ in range(t):
+        j = min((jj for jj in range(len(holders)) if jj not in used),
+                key=lambda jj: (len(holders[jj] - S), jj))
+        used.add(j)
+        S |= holders[j]
+    return len(S)
+
+
+def _kron(code: GradientCode) -> list[ApproxBound]:
+    ts = code.params.get("factor_thresholds")
+    if code.scheme != "kron" or not isinstance(ts, list) or None in ts or len(ts) != 2:
+        return []
+    value = ts[0] * ts[1]
+    actual, complete = exact_threshold(code, 0.0)
+    return [_entry("kron_threshold", float(value),
+                   f"exact threshold T_0 = T_0(B1) T_0(B2) = {ts[0]} x {ts[1]} = {value}",
+                   "Sakorikar-Wang 2021; proof in reference §3.6", "exact threshold T_0",
+                   "exact", None if actual is None else float(actual),
+                   "" if complete else "n/a (search above budget)")]
+
+
+def _hetero(code: GradientCode) -> list[ApproxBound]:
+    from gctool.codes.hetero import expected_error
+
+    p, value = code.params.get("p"), code.params.get("expected_error")
+    if code.scheme != "hetero" or p is None or value is None or len(p) != code.n:
+        return []
+    return [_entry("hetero_expected_error", float(value),
+                   f"expected one-step error (sum of received messages) = sum_j 1/Q_j = "
+                   f"{value:.6g}", "[D] reference §4 (optimal unbiased weights)",
+                   "expected one-step error under p_i", "exact",
+                   expected_error(np.asarray(code.B), p))]
+
+
+def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[ApproxBound]:
+    """The table for ``code`` at s stragglers and threshold level ε (default 1)."""
+    eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
+    if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
+        return []
+    out = _kron(code)
+    if code.field.is_finite or code.m != 1:
+        return out
+    return (_error_bounds(code, s) + _closed_form(code, s) + out + _hetero(code)
+            + _threshold_bounds(code, eps))

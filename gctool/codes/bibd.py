@@ -1,0 +1,62 @@
+"""BIBD gradient codes from cyclic (abelian) difference sets (Kadhe, Koyluoglu, Ramchandran
+2019; reference §3.5).
+
+Workers are the blocks ``D + g`` of a symmetric (v, κ, λ) design and partitions its points:
+``B[g, x] = 1`` iff ``x - g`` is in the difference set D, so n = k = v, every worker computes κ
+partitions and every partition is held by κ workers.  Any two workers share exactly λ
+partitions (``B B^T = (κ-λ) I + λ J``), so the optimal decoder is uniform and the error after s
+stragglers is ``s(κ-λ) / (κ-λ+λ(n-s))`` whichever s workers straggle
+(:func:`gctool.codes.closed_forms.uniform_gram_error`).  The exact threshold is 1 (every
+straggler costs something) unless λ = κ - λ = 0.
+
+The design is chosen by name (``--design fano``) or by parameters (``--v 7 --kappa 3
+--lambda 1``); see :mod:`gctool.codes.designs` for the catalogue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.codes import designs
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+
+def select(design: str | None, v: int | None, kappa: int | None, lam: int | None,
+           complement: bool = False) -> designs.DifferenceSet:
+    """The difference set asked for by name or by (v, κ, λ)."""
+    by_params = (v, kappa, lam) != (None, None, None)
+    if design is not None and by_params:
+        raise DesignError("give either --design NAME or --v/--kappa/--lambda, not both")
+    if design is not None:
+        ds = designs.by_name(design)
+        return ds.complement() if complement else ds
+    if by_params:
+        if None in (v, kappa, lam):
+            raise DesignError("--v, --kappa and --lambda go together; give all three")
+        assert v is not None and kappa is not None and lam is not None
+        if complement:
+            raise DesignError("--complement applies to --design; with --v/--kappa/--lambda give "
+                              "the complement's parameters directly")
+        return designs.by_params(v, kappa, lam)
+    raise DesignError(f"bibd needs --design NAME or --v V --kappa K --lambda L; names: "
+                      f"{designs.NAMES_HELP}")
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
+          design: str | None = None, v: int | None = None, kappa: int | None = None,
+          lam: int | None = None, complement: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+    ds = select(design, v, kappa, lam, complement)
+    s = 0 if s is None else s
+    if k is not None and k != ds.v:
+        raise DesignError(f"a symmetric design has k = v = {ds.v} partitions (got -k {k})")
+    if not 0 <= s < ds.v:
+        raise DesignError(f"s = {s} must be smaller than n = v = {ds.v}")
+    B = designs.incidence(ds).astype(field.dtype)
+    recorded: dict[str, Any] = {
+        "design": ds.name, "family": ds.family, "v": ds.v, "kappa": ds.kappa, "lambda": ds.lam,
+        "group": list(ds.moduli), "difference_set": list(ds.D), "s": s,
+    }
+    return B, recorded

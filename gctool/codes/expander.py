@@ -1,0 +1,50 @@
+"""Expander-graph gradient codes (Raviv, Tamo, Tandon, Dimakis 2018; reference §3.3a).
+
+``B = A / d`` for the adjacency matrix A of a d-regular graph on n vertices: worker i computes
+the partitions adjacent to i (k = n) and sends their average.  With λ = max(|λ_2|, |λ_n|) and
+scaled-uniform decoding ``a = (n/(n-s)) 1_F``, every set of s stragglers leaves an error of at
+most ``(λ/d)^2 · n s/(n-s)`` (write ``1_F = ((n-s)/n) 1 + z`` with z ⊥ 1, ``||z||^2 = s(n-s)/n``
+and ``||A z|| <= λ ||z||``); optimal decoding can only do better.  Ramanujan graphs
+(λ <= 2√(d-1)) give about ``(4/d) n s/(n-s)``.
+
+The file records λ_2, λ_min, λ, the spectral gap, whether the graph is Ramanujan, and the
+bound at the file's s (``spectral_bound``); ``gctool bound`` shows it for any s.
+Graphs: see :mod:`gctool.codes.graphs` (Petersen, Paley, Margulis–Gabber–Galil, random regular,
+cycles and complete graphs).  Over GF(q) the entries 1/d have no natural meaning, so the scheme
+is real or complex only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.codes import graphs
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+
+def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
+    """Raviv et al.'s worst-case error bound (λ/d)^2 · n s/(n-s) for B = A/d."""
+    return (lam / d) ** 2 * n * s / (n - s)
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+          graph: str = "random-regular", d: int | None = None, vertices: int | None = None
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    if field.is_finite:
+        raise DesignError("expander codes have entries 1/d: use --field real or complex "
+                          "(for 0/1 graph codes over GF(q) use the 'graph' scheme)")
+    A, degree = graphs.make(graph, vertices, d, rng)
+    N = A.shape[0]
+    s = 0 if s is None else s
+    if k is not None and k != N:
+        raise DesignError(f"expander codes have k = n = {N} partitions (got -k {k})")
+    if not 0 <= s < N:
+        raise DesignError(f"s = {s} must be smaller than n = {N} (the number of vertices)")
+    summary = graphs.spectral_summary(A, degree)
+    recorded: dict[str, Any] = {"graph": graph, "vertices": N, "degree": degree, **summary,
+                                "spectral_bound": spectral_bound(summary["lambda"], degree, N, s),
+                                "s": s}
+    return (A / degree).astype(field.dtype), recorded

@@ -1,0 +1,92 @@
+"""Graph assignment schemes (Glasgow & Wootters 2021; reference §3.3b).
+
+Partitions are the N vertices of a graph and workers its m edges: worker ``e = (u, v)`` computes
+``g_u + g_v``, so ``B`` is the m x N edge-vertex incidence matrix (0/1, any field), every worker
+computes 2 partitions and a d-regular graph replicates each partition d times.
+
+Optimal decoding has a closed form (:func:`component_error`): delete the straggling edges; a
+connected component of the surviving graph that contains an odd cycle is recovered exactly, and a
+bipartite component with sides L and R contributes ``(|L| - |R|)^2 / (|L| + |R|)`` (an isolated
+vertex contributes 1).  Proof: the rows of a connected component span the vectors orthogonal to
+its ±1 side indicator if it is bipartite, and everything otherwise.
+
+Spectra: ``B^T B = A + d I``, so σ_2(B)^2 = 2d - γ with γ = d - λ_2(A) the spectral gap; the
+file records λ_2, γ and σ_2^2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from gctool.codes import graphs
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+GRAPH_CHOICES = ("cycle", "complete", "petersen", "random-regular", "paley")
+
+
+def incidence(edges: np.ndarray, N: int) -> np.ndarray:
+    B = np.zeros((len(edges), N), dtype=np.int64)
+    rows = np.arange(len(edges))
+    B[rows, edges[:, 0]] = 1
+    B[rows, edges[:, 1]] = 1
+    return B
+
+
+def component_error(edges: np.ndarray, N: int, survivors: Iterable[int]) -> float:
+    """Optimal-decoding error of the graph scheme when only the edges ``survivors`` report.
+
+    Edges are pairs (u, v); a loop (u, u) makes its component non-bipartite.
+    """
+    adj: list[list[int]] = [[] for _ in range(N)]
+    odd_loop = np.zeros(N, dtype=bool)
+    for e in survivors:
+        u, v = int(edges[e][0]), int(edges[e][1])
+        if u == v:
+            odd_loop[u] = True
+        else:
+            adj[u].append(v)
+            adj[v].append(u)
+    side = np.full(N, -1)
+    total = 0.0
+    for root in range(N):
+        if side[root] >= 0:
+            continue
+        side[root], stack, count, bipartite = 0, [root], [0, 0], True
+        while stack:
+            u = stack.pop()
+            count[side[u]] += 1
+            bipartite &= not odd_loop[u]
+            for w in adj[u]:
+                if side[w] < 0:
+                    side[w] = 1 - side[u]
+                    stack.append(w)
+                elif side[w] == side[u]:
+                    bipartite = False
+        if bipartite:
+            total += (count[0] - count[1]) ** 2 / (count[0] + count[1])
+    return total
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+          graph: str = "cycle", vertices: int | None = None, d: int | None = None
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    A, degree = graphs.make(graph, vertices, d, rng, allowed=GRAPH_CHOICES)
+    N = A.shape[0]
+    edges = graphs.edges_of(A)
+    m = len(edges)
+    s = 0 if s is None else s
+    if k is not None and k != N:
+        raise DesignError(f"graph schemes have k = {N} partitions, one per vertex (got -k {k})")
+    if not 0 <= s < m:
+        raise DesignError(f"s = {s} must be smaller than n = {m} (the number of edges)")
+    summary = graphs.spectral_summary(A, degree)
+    recorded: dict[str, Any] = {
+        "graph": graph, "vertices": N, "degree": degree, "edges": m,
+        "lambda2": summary["lambda2"], "spectral_gap": summary["spectral_gap"],
+        "sigma2_squared": graphs.clean(2 * degree - summary["spectral_gap"]), "s": s,
+    }
+    return incidence(edges, N).astype(field.dtype), recorded

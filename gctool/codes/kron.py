@@ -1,0 +1,97 @@
+"""Kronecker products of two codes (Sakorikar & Wang 2021; reference §3.6).
+
+``B = B_1 ⊗ B_2``: worker ``(i_1, i_2)`` (row ``i_1 n_2 + i_2``) computes partition
+``(j_1, j_2)`` (column ``j_1 k_2 + j_2``) with coefficient ``B_1[i_1, j_1] B_2[i_2, j_2]``, so
+n = n_1 n_2, k = k_1 k_2, loads and replications multiply, and the singular values are the
+products ``σ_i(B_1) σ_j(B_2)``.
+
+The exact adversarial threshold multiplies: ``T_0(B_1 ⊗ B_2) = T_0(B_1) T_0(B_2)`` (reference
+§3.6, proof there; checked against ``verify``/``attack`` in the tests).  Hence the product of
+codes tolerating s_1 and s_2 stragglers tolerates ``(s_1+1)(s_2+1) - 1``, which is the s
+written to the file.  Both factors must be over the same field (over GF(q) the products are
+field products) and single-piece (m = 1).  Both factors are recorded in the provenance: path,
+SHA-256 of the file, scheme, n, k, s, field, seed and their own provenance.  The factors'
+exact thresholds are recorded (``factor_thresholds``) when an exhaustive search is cheap, and
+``gctool bound`` shows their product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import Field
+from gctool.model import GradientCode
+
+
+def _load(source: GradientCode | str | None, label: str) -> tuple[GradientCode, dict[str, Any]]:
+    if isinstance(source, GradientCode):
+        return source, {"path": None}
+    if source is None:
+        raise DesignError(f"kron needs two code files (FILE1 FILE2); {label} is missing")
+    from gctool.io import read_bytes, read_code
+
+    code = read_code(source)
+    data, _ = read_bytes(source) if str(source) != "-" else (b"", "stdin")
+    digest = hashlib.sha256(data).hexdigest() if data else None
+    return code, {"path": str(source), "sha256": digest}
+
+
+def _describe(code: GradientCode, where: dict[str, Any]) -> dict[str, Any]:
+    return {**where, "scheme": code.scheme, "n": code.n, "k": code.k, "s": code.s,
+            "field": code.field.spec, "seed": code.seed, "params": dict(code.params),
+            "provenance": dict(code.provenance)}
+
+
+def product(B1: np.ndarray, B2: np.ndarray, field: Field) -> np.ndarray:
+    """``B1 ⊗ B2`` with the field's arithmetic."""
+    if not field.is_finite:
+        return np.kron(B1, B2)
+    GF = field.galois()
+    n1, k1 = B1.shape
+    n2, k2 = B2.shape
+    P = GF(B1)[:, None, :, None] * GF(B2)[None, :, None, :]
+    return np.asarray(P.view(np.ndarray), dtype=np.int64).reshape(n1 * n2, k1 * k2)
+
+
+def kron_codes(c1: GradientCode, c2: GradientCode) -> tuple[np.ndarray, Field, int]:
+    """The product matrix, its field and the guaranteed tolerance (s_1+1)(s_2+1) - 1."""
+    if c1.field.resolved() != c2.field.resolved():
+        raise DesignError(f"kron needs both codes over the same field, got {c1.field.spec} and "
+                          f"{c2.field.spec}")
+    if c1.m != 1 or c2.m != 1:
+        raise DesignError("kron supports single-piece codes only (params.m = 1)")
+    n, cols = c1.n * c2.n, c1.B.shape[1] * c2.B.shape[1]
+    from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N
+
+    if n > MAX_N or cols > MAX_COLUMNS or n * cols > MAX_ENTRIES:
+        raise DesignError(f"the product would be {n} x {cols}, above gctool's size limits "
+                          f"(n <= {MAX_N}, columns <= {MAX_COLUMNS}, entries <= {MAX_ENTRIES})")
+    field = c1.field.resolved()
+    return product(c1.B, c2.B, field), field, (c1.s + 1) * (c2.s + 1) - 1
+
+
+def _threshold(code: GradientCode) -> int | None:
+    """The factor's exact threshold T_0 when an exhaustive search is cheap, else None."""
+    from gctool.codes.approx_bounds import exact_threshold
+
+    t, complete = exact_threshold(code, 0.0)
+    return t if complete else None
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
+          file1: GradientCode | str | None = None, file2: GradientCode | str | None = None
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    c1, w1 = _load(file1, "FILE1")
+    c2, w2 = _load(file2, "FILE2")
+    B, fld, s_prod = kron_codes(c1, c2)
+    recorded: dict[str, Any] = {
+        "factor_s": [c1.s, c2.s], "factor_thresholds": [_threshold(c1), _threshold(c2)],
+        "factor_shapes": [[c1.n, c1.k], [c2.n, c2.k]],
+        "factor_schemes": [c1.scheme, c2.scheme], "s": s_prod, "_field": fld,
+        "_provenance": {"factors": [_describe(c1, w1), _describe(c2, w2)]},
+    }
+    return B, recorded

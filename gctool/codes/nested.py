@@ -1,0 +1,195 @@
+"""Nested gradient codes for several tolerance levels s_1 < ... < s_L (reference §5.1).
+
+gctool's model (illustrative, after Maßny et al. 2022; not claimed to be their exact scheme):
+level ℓ is a cyclic code whose row i is supported on the window ``{i, ..., i + s_ℓ} mod n``, so
+the supports are nested.  Worker i computes its partitions in the order i, i+1, ... and sends
+its level-ℓ message (row i of ``B_ℓ``) as soon as it has s_ℓ + 1 of them.  The master decodes
+as soon as the all-ones vector lies in the span of every message received so far.
+
+Constructions (``B_ℓ`` for each level):
+
+* complex (default): ``B_ℓ`` is the cyclic code of ``g_ℓ(x) = Π_{t=1..s_ℓ} (x - ω^t)``,
+  ω = e^{2πi/n}: nested zero sets {1..s_1} ⊂ ... ⊂ {1..s_L} (Raviv et al.'s DFT construction).
+* GF(q) with n | q - 1: the same with ω a primitive n-th root of unity in GF(q).
+* real: Tandon's random construction with nested parity checks: one random H (s_L x n, H 1 = 0);
+  level ℓ uses its first s_ℓ rows (seeded; each level tolerates s_ℓ stragglers with
+  probability 1).
+
+The file's B is the top level (s = s_L), so ``verify``/``attack`` audit the full code by
+default; ``params.levels`` lists s_1..s_L and ``params.level_B`` holds the lower levels (same
+encoding as B).  A *level profile* says what each worker delivered: 0 = nothing, ℓ = its
+messages for levels 1..ℓ.  :func:`profile_decoding` decodes one profile and
+:func:`profile_census` counts the decodable profiles with given numbers of workers per level.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError, InvalidInput
+from gctool.fields import Field
+from gctool.model import GradientCode
+
+MAX_PROFILES = 200_000
+
+
+def _check_levels(n: int, levels: Any) -> list[int]:
+    if not levels:
+        raise DesignError("nested needs --levels s_1,s_2,... (increasing, e.g. 1,3)")
+    lv = [int(x) for x in levels]
+    if any(b <= a for a, b in zip(lv, lv[1:], strict=False)) or lv[0] < 0 or lv[-1] >= n:
+        raise DesignError(f"--levels must increase strictly, within 0..n-1 = {n - 1}; got {lv}")
+    return lv
+
+
+def _cyclic_rows(coeffs: Any, n: int, zeros: Any) -> Any:
+    rows = zeros.copy()
+    for i in range(n):
+        for t, c in enumerate(coeffs):
+            rows[i, (i + t) % n] = c
+    return rows
+
+
+def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
+    if field.kind == "complex":
+        w = np.exp(2j * np.pi / n)
+        out = []
+        for s in levels:
+            coeffs = np.poly([w**t for t in range(1, s + 1)])[::-1] if s else np.ones(1)
+            out.append(_cyclic_rows(coeffs, n, np.zeros((n, n), dtype=complex)))
+        return out
+    q = field.order
+    if (q - 1) % n:
+        good = [p for p in range(n + 1, 50 * n, n) if all(p % f for f in range(2, int(p**0.5) + 1))]
+        raise DesignError(f"nested codes over GF(q) need n | q - 1 (n = {n}, q = {q}); try "
+                          f"GF({good[0]}) or --field complex" if good else "use --field complex")
+    import galois
+
+    GF = field.galois()
+    w = GF.primitive_element ** ((q - 1) // n)
+    out = []
+    for s in levels:
+        roots = GF([int(w**t) for t in range(1, s + 1)])
+        g = galois.Poly.Roots(roots) if s else galois.Poly.One(GF)
+        coeffs = g.coeffs[::-1]
+        rows = _cyclic_rows(coeffs, n, GF.Zeros((n, n)))
+        out.append(np.asarray(rows.view(np.ndarray), dtype=np.int64))
+    return out
+
+
+def _random_levels(n: int, levels: list[int], rng: np.random.Generator) -> list[np.ndarray]:
+    H = rng.standard_normal((levels[-1], n))
+    H[:, -1] = -H[:, :-1].sum(axis=1)
+    out = []
+    for s in levels:
+        B = np.zeros((n, n))
+        for i in range(n):
+            B[i, i] = 1.0
+            if s:
+                W = [(i + t) % n for t in range(1, s + 1)]
+                B[i, W] = np.linalg.solve(H[:s, W], -H[:s, i])
+        out.append(B)
+    return out
+
+
+def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+          levels: list[int] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.io import encode_matrix
+
+    lv = _check_levels(n, levels)
+    if k is not None and k != n:
+        raise DesignError(f"nested cyclic codes have k = n = {n} (got -k {k})")
+    if field.kind == "real":
+        mats, how = _random_levels(n, lv, rng), "real: random nested parity checks (seeded)"
+    else:
+        mats, how = _dft_levels(n, lv, field), f"{field}: cyclic codes with zeros ω^1..ω^s_l"
+    recorded = {"levels": lv, "construction": how, "s": lv[-1],
+                "level_B": [encode_matrix(M, field) for M in mats[:-1]]}
+    return mats[-1].astype(field.dtype), recorded
+
+
+# ---------------------------------------------------------------------------------------------
+# level profiles
+# ---------------------------------------------------------------------------------------------
+def level_matrices(code: GradientCode) -> list[np.ndarray]:
+    """B_1, ..., B_L of a nested code file (the last one is the file's B)."""
+    from gctool.io import decode_matrix
+
+    levels = code.params.get("levels")
+    lower = code.params.get("level_B", [])
+    if not isinstance(levels, list) or not isinstance(lower, list) or len(lower) != len(levels) - 1:
+        raise InvalidInput("not a nested code: params.levels and params.level_B are missing or "
+                           "inconsistent")
+    mats = [decode_matrix(M, code.field, f"params.level_B[{t}]") for t, M in enumerate(lower)]
+    for t, M in enumerate(mats):
+        if M.shape != code.B.shape:
+            raise InvalidInput(f"params.level_B[{t}] has shape {M.shape}, B has {code.B.shape}")
+    return mats + [np.asarray(code.B)]
+
+
+def _check_profile(profile: Sequence[int], n: int, L: int) -> np.ndarray:
+    prof = np.asarray(profile)
+    if prof.shape != (n,) or prof.dtype.kind not in "iu" or prof.min() < 0 or prof.max() > L:
+        raise InvalidInput(f"a level profile gives each of the n = {n} workers a level in 0..{L} "
+                           f"(0 = nothing received), got {list(profile)}")
+    return prof
+
+
+def profile_decoding(code: GradientCode, profile: Sequence[int]) -> tuple[float, bool]:
+    """(raw squared error, decodable) when worker i delivered its levels 1..profile[i]."""
+    mats = level_matrices(code)
+    prof = _check_profile(profile, code.n, len(mats))
+    rows = [mats[t][i] for i in range(code.n) for t in range(int(prof[i]))]
+    if not rows:
+        return (1.0 if code.field.is_finite else float(code.k)), False
+    from gctool.decode import Decoder
+
+    received = GradientCode(np.array(rows), code.field, 0, "nested-profile")
+    d = Decoder(received).decode(range(len(rows)))
+    return d.error, d.ok
+
+
+def profile_census(code: GradientCode, counts: Sequence[int]) -> dict[str, Any]:
+    """Decode every profile with ``counts[ℓ]`` workers at level ℓ (ℓ = 0..L).
+
+    Returns the number of profiles, how many decode, the worst error and one worst profile.
+    """
+    mats = level_matrices(code)
+    L = len(mats)
+    if len(counts) != L + 1 or sum(counts) != code.n or min(counts) < 0:
+        raise InvalidInput(f"counts must give the number of workers at each level 0..{L} and "
+                           f"sum to n = {code.n}, got {list(counts)}")
+    total, ok, worst, worst_profile = 0, 0, -1.0, None
+    for prof in _profiles(code.n, list(counts)):
+        total += 1
+        if total > MAX_PROFILES:
+            raise InvalidInput(f"more than {MAX_PROFILES:,} profiles; use smaller counts")
+        err, good = profile_decoding(code, prof)
+        ok += good
+        if err > worst:
+            worst, worst_profile = err, prof
+    return {"profiles": total, "decodable": ok, "worst_error": worst,
+            "worst_profile": worst_profile}
+
+
+def _profiles(n: int, counts: list[int]) -> Any:
+    """All level profiles with the given counts (multiset permutations), in a fixed order."""
+    def rec(slots: list[int], level: int) -> Any:
+        if level == len(counts) - 1:
+            prof = [0] * n
+            for i in slots:
+                prof[i] = level
+            yield prof
+            return
+        for chosen in itertools.combinations(slots, counts[level]):
+            rest = [i for i in slots if i not in chosen]
+            for prof in rec(rest, level + 1):
+                for i in chosen:
+                    prof[i] = level
+                yield prof
+
+    yield from (list(p) for p in rec(list(range(n)), 0))
