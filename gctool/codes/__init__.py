@@ -25,6 +25,22 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
+def _is_auto(field: Any) -> bool:
+    return isinstance(field, str) and field.strip().lower() == "auto"
+
+
+def _auto_field(module: Any, scheme: str, n: int | None, s: int | None, k: int | None,
+                params: dict[str, Any]) -> Field:
+    """``field="auto"``: a scheme module may define ``choose_field(n, s, k, **params) ->
+    Field`` (e.g. cyclic-mds: the smallest GF(q) with n | q - 1)."""
+    chooser = getattr(module, "choose_field", None)
+    if chooser is None:
+        raise InvalidInput(f"scheme {scheme!r} cannot choose a field itself: give --field "
+                           "(real, complex, GF(p), GF(p^m))")
+    chosen: Field = chooser(n=n, s=s, k=k, **params)
+    return chosen
+
+
 def design(
     scheme: str,
     n: int | None = None,
@@ -38,7 +54,8 @@ def design(
     """Build a code of the named scheme.
 
     ``seed`` makes random schemes reproducible; when omitted for a random scheme a fresh seed is
-    drawn and recorded in the code, so every file can be regenerated.
+    drawn and recorded in the code, so every file can be regenerated.  ``field="auto"`` lets
+    a scheme that defines ``choose_field`` pick the field (the chosen field is recorded).
     """
     import numpy as np
 
@@ -46,7 +63,8 @@ def design(
     from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
 
     info = get_scheme(scheme)
-    fld = parse_field(field or info.default_field) if not isinstance(field, Field) else field
+    fld = None if _is_auto(field) else (
+        parse_field(field or info.default_field) if not isinstance(field, Field) else field)
     if "n" in info.uses:
         n = _check_int("n", n, 1, MAX_N)
     if "s" in info.uses:
@@ -69,6 +87,8 @@ def design(
         seed = secrets.randbits(63)
     rng = np.random.default_rng(seed)
     module = importlib.import_module(info.module)
+    if fld is None:  # --field auto: the scheme's module chooses
+        fld = _auto_field(module, scheme, n, s, k, params)
     B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.

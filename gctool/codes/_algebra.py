@@ -1,0 +1,195 @@
+"""Shared algebra of the algebraic schemes (cyclic-mds, rs, comm): evaluation nodes, balanced
+support masks, polynomial helpers and the field suggestions used in error messages.
+
+Arithmetic is written once for every field: over the reals and complex numbers the arrays are
+numpy arrays, over GF(q) they are galois FieldArrays (same operators, exact arithmetic).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import MAX_ORDER, Field
+
+NODE_KINDS = ("auto", "chebyshev", "unity", "integers")
+
+
+# -- primes and fields -------------------------------------------------------------------------
+def is_prime(p: int) -> bool:
+    if p < 2:
+        return False
+    if p % 2 == 0:
+        return p == 2
+    f = 3
+    while f * f <= p:
+        if p % f == 0:
+            return False
+        f += 2
+    return True
+
+
+def primes_1_mod(n: int, count: int) -> list[int]:
+    """The ``count`` smallest primes p with n | p - 1 (below 2^31)."""
+    out: list[int] = []
+    p = n + 1
+    while len(out) < count and p < MAX_ORDER:
+        if is_prime(p):
+            out.append(p)
+        p += n
+    return out
+
+
+def binary_degree(n: int) -> int | None:
+    """Smallest m <= 31 with n | 2^m - 1 (n odd), else None."""
+    if n % 2 == 0:
+        return None
+    if n == 1:
+        return 1
+    for m in range(1, 32):
+        if (2**m - 1) % n == 0:
+            return m
+    return None
+
+
+def smallest_prime_at_least(x: int) -> int:
+    p = max(2, x)
+    while not is_prime(p):
+        p += 1
+    return p
+
+
+def root_of_unity_fields(n: int) -> tuple[list[str], Field]:
+    """Fields GF(q) with n | q - 1 to suggest, and the smallest of them (prime or GF(2^m))."""
+    primes = primes_1_mod(n, 3)
+    m = binary_degree(n)
+    names = [f"GF({p})" for p in primes]
+    candidates = [Field("gf", p, 1) for p in primes[:1]]
+    if m is not None and m > 1:
+        names.append(f"GF(2^{m})")
+        candidates.append(Field("gf", 2, m))
+    elif m == 1:  # n = 1
+        candidates.append(Field("gf", 2, 1))
+    if not candidates:
+        raise DesignError(f"no field GF(q) with q < 2^31 has a primitive {n}-th root of unity")
+    return names, min(candidates, key=lambda f: f.order)
+
+
+# -- masks -------------------------------------------------------------------------------------
+def balanced_mask(n: int, k: int, r: int) -> np.ndarray:
+    """Support mask with exactly r holders per column and row loads within one of each other.
+
+    Column j is held by workers ``(j*r + t) mod n`` for t = 0..r-1: the pairs (j, t) walk
+    through the workers round-robin, so every worker gets floor(kr/n) or ceil(kr/n) partitions
+    (reference §2.2).  Needs r <= n.
+    """
+    j = np.arange(k)[:, None]
+    t = np.arange(r)[None, :]
+    mask = np.zeros((n, k), dtype=bool)
+    mask[(j * r + t) % n, np.broadcast_to(j, (k, r))] = True
+    return mask
+
+
+def holders(mask: np.ndarray) -> np.ndarray:
+    """(k, r) array: the holders of each column (every column has the same weight r)."""
+    cols = mask.T
+    r = int(cols[0].sum())
+    return np.nonzero(cols)[1].reshape(cols.shape[0], r)
+
+
+# -- nodes -------------------------------------------------------------------------------------
+def nodes(n: int, field: Field, kind: str) -> tuple[Any, str]:
+    """n distinct evaluation nodes in ``field`` and the kind actually used.
+
+    * ``chebyshev`` (reals, default): ``2 cos(pi (2i+1) / (2n))``, Chebyshev nodes scaled to
+      [-2, 2].  The reference writes them on [-1, 1]; scaling all nodes by c multiplies B by the
+      constant c^(deg) and changes nothing else, and on [-2, 2] (capacity 1) the products in B
+      stay of moderate size instead of underflowing for large n.
+    * ``unity`` (complex default; GF(q) when n | q - 1): ``w^i`` with w a primitive n-th root.
+    * ``integers`` (GF(q) default; also reals): ``0, 1, ..., n-1`` (field elements by their
+      integer representation over GF(q)).
+    """
+    if kind not in NODE_KINDS:
+        raise DesignError(f"unknown node kind {kind!r}; use one of {', '.join(NODE_KINDS)}")
+    if kind == "auto":
+        kind = {"real": "chebyshev", "complex": "unity", "gf": "integers"}[field.kind]
+    i = np.arange(n)
+    if field.is_finite:
+        GF = field.galois()
+        if kind == "chebyshev":
+            raise DesignError("Chebyshev nodes exist only over the reals; over GF(q) use "
+                              "--nodes integers or unity")
+        if kind == "unity":
+            return root_of_unity(n, field) ** i, kind
+        if field.order < n:
+            raise DesignError(
+                f"{field} has only {field.order} elements but n = {n} workers need distinct "
+                f"nodes; use GF(q) with q >= n, e.g. GF({smallest_prime_at_least(n)})"
+            )
+        return GF(i), kind
+    if kind == "chebyshev":
+        if field.kind == "complex":
+            return (2 * np.cos(np.pi * (2 * i + 1) / (2 * n))).astype(complex), kind
+        return 2 * np.cos(np.pi * (2 * i + 1) / (2 * n)), kind
+    if kind == "unity":
+        if field.kind == "real":
+            raise DesignError("roots of unity are complex: use --field complex, or "
+                              "--nodes chebyshev over the reals")
+        return np.exp(2j * np.pi * i / n), kind
+    return i.astype(field.dtype), kind
+
+
+def root_of_unity(n: int, field: Field) -> Any:
+    """A primitive n-th root of unity of GF(q) (needs n | q - 1)."""
+    q = field.order
+    if (q - 1) % n:
+        names, _ = root_of_unity_fields(n)
+        raise DesignError(
+            f"{field} has no primitive {n}-th root of unity: n = {n} must divide q - 1 = {q - 1}; "
+            f"suitable fields: {', '.join(names)} (or use --field auto)"
+        )
+    GF = field.galois()
+    return GF.primitive_element ** ((q - 1) // n)
+
+
+# -- polynomials -------------------------------------------------------------------------------
+def poly_from_roots(roots: Any, one: Any) -> Any:
+    """Coefficients (ascending) of prod (x - r); ``one`` is the 1-element array of the field."""
+    g = one.copy()
+    for r in roots:
+        nxt = np.concatenate([np.zeros_like(g[:1]), g])  # x * g
+        nxt[:-1] = nxt[:-1] - r * g
+        g = nxt
+    return g
+
+
+def node_products(alpha: Any, hold: np.ndarray) -> Any:
+    """Z_j(alpha_i) for every column j and each of its holders i, as a (k, r) array.
+
+    ``Z_j(x) = prod_{l not holding j} (x - alpha_l)``.  With ``D_i = prod_{l != i}
+    (alpha_i - alpha_l)`` this is ``D_i / prod_{l holds j, l != i} (alpha_i - alpha_l)``, so
+    the cost is O(n^2 + k r^2) instead of O(k n r).
+    """
+    n = alpha.shape[0]
+    diff = alpha[:, None] - alpha[None, :]
+    diff[np.arange(n), np.arange(n)] = 1
+    D = np.prod(diff, axis=1)  # (n,)
+    sub = alpha[hold][:, :, None] - alpha[hold][:, None, :]  # (k, r, r)
+    r = hold.shape[1]
+    sub[:, np.arange(r), np.arange(r)] = 1
+    return D[hold] / np.prod(sub, axis=2)
+
+
+def field_one(field: Field) -> Any:
+    if field.is_finite:
+        return field.galois()([1])
+    return np.ones(1, dtype=field.dtype)
+
+
+def to_plain(M: Any, field: Field) -> np.ndarray:
+    """A FieldArray -> int64 ndarray; numeric arrays pass through in the field's dtype."""
+    if field.is_finite:
+        return np.asarray(M.view(np.ndarray), dtype=np.int64)
+    return np.asarray(M, dtype=field.dtype)

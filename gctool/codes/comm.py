@@ -1,0 +1,120 @@
+"""Communication-efficient gradient codes (Ye & Abbe 2018; reference §2.3).
+
+Every partial gradient g_j is split into m equal pieces g_j^(0..m-1); each worker holds
+d = s + m partitions (the Ye–Abbe trade-off d >= s + m, met with equality) and sends one vector
+of length l/m.  gctool's construction (reference §2.3, "equivalent in spirit to Ye–Abbe, not
+guaranteed identical to their recursion"):
+
+* Mask: partition j is held by the d workers ``(j d + t) mod n`` (round-robin, as in ``rs``),
+  so loads are floor/ceil of k(s+m)/n (= s + m when k = n).  Needs s + m <= n.
+* Distinct nodes alpha_i (as in ``rs``), L = n - s.  For each (j, u):
+  ``p_{j,u}(x) = Z_j(x) q_{j,u}(x)`` with ``Z_j = prod_{i not holding j} (x - alpha_i)``
+  (degree L - m) and deg q <= m - 1 chosen so that the top m coefficients of p_{j,u}
+  (positions L-m..L-1) are the unit vector e_u.
+* ``B[i, u k + j] = p_{j,u}(alpha_i)`` (piece-major column order): worker i sends the value at
+  alpha_i of ``P(x) = sum p_{j,u}(x) g_j^(u)`` (degree <= L - 1), and the coefficient of
+  x^(L-m+u) of P is ``sum_j g_j^(u)``.  Any L survivors interpolate P:
+  ``A_F = last m rows of V_F^{-1}`` (:func:`decode`).
+
+Computing q_{j,u}: with ``z~(y) = prod_{i not holding j} (1 - alpha_i y)`` (the reversed Z_j),
+the top-coefficient conditions are an upper triangular Toeplitz system with symbol z~, so
+``q_{j,u}(x) = sum_{w <= u} h_{u-w} x^w`` where ``h = 1/z~ mod y^m =
+prod_{i holding j} (1 - alpha_i y) / prod_{all i} (1 - alpha_i y) mod y^m``.  Cost O(n^2 + k d m).
+
+Recorded params: ``m``, ``column_order`` (``"piece-major: column u*k + j is piece u of
+partition j"``), ``nodes``, ``load`` (d = s + m).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.codes._algebra import to_plain
+from gctool.codes.conditioning import record
+from gctool.codes.rs import (
+    choose_field,
+    lagrange_top,
+    masked_matrix,
+    survivors_used,
+)
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+__all__ = ["build", "choose_field", "decode", "COLUMN_ORDER"]
+
+COLUMN_ORDER = "piece-major: column u*k + j is piece u of partition j"
+
+
+def _series_one_minus(roots: Any, m: int) -> Any:
+    """prod_t (1 - r_t y) mod y^m for each row of ``roots`` (shape (b, d)) -> (b, m)."""
+    c = np.zeros_like(roots, shape=(roots.shape[0], m))
+    c[:, 0] = 1
+    for t in range(roots.shape[1]):
+        c[:, 1:] = c[:, 1:] - roots[:, t:t + 1] * c[:, :-1]
+    return c
+
+
+def _series_inverse(e: Any) -> Any:
+    """1 / e(y) mod y^m for a series with constant term 1 (shape (m,))."""
+    inv = np.zeros_like(e)
+    inv[0] = 1
+    for t in range(1, e.shape[0]):
+        inv[t] = -np.sum(e[1:t + 1] * inv[t - 1::-1])
+    return inv
+
+
+def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int) -> Any:
+    """Values p_{j,u}(alpha_i) at the holders: array (m, k, d)."""
+    h_all = _series_inverse(_series_one_minus(alpha[None, :], m)[0])
+    e_supp = _series_one_minus(alpha[hold], m)  # (k, m)
+    h = np.zeros_like(e_supp)
+    for t in range(m):  # h = e_supp * h_all mod y^m
+        for r in range(t + 1):
+            h[:, t] = h[:, t] + e_supp[:, r] * h_all[t - r]
+    x = alpha[hold]  # (k, d)
+    powers = [np.ones_like(x)]
+    for _ in range(1, m):
+        powers.append(powers[-1] * x)
+    out = []
+    for u in range(m):
+        q = np.zeros_like(x)
+        for w in range(u + 1):
+            q = q + h[:, u - w][:, None] * powers[w]
+        out.append(Z * q)
+    return out
+
+
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
+          nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise DesignError(f"m must be an integer >= 1, got {m!r}")
+    d = s + m
+    if d > n:
+        raise DesignError(
+            f"comm needs load d = s + m <= n, but s + m = {d} > n = {n}; the largest m for "
+            f"n = {n}, s = {s} is {n - s}")
+    k = n if k is None else k
+    Z, hold, alpha, kind = masked_matrix(n, k, d, field, nodes)
+    pieces = piece_values(alpha, hold, Z, m)
+    B = np.zeros((n, k * m), dtype=field.dtype)
+    cols = np.arange(k)[:, None]
+    for u, vals in enumerate(pieces):
+        B[hold, u * k + cols] = to_plain(vals, field)
+    return B, {"m": m, "column_order": COLUMN_ORDER, "nodes": kind, "load": d,
+               **record(B, field, s)}
+
+
+def decode(code: Any, survivors: Any) -> np.ndarray:
+    """Structured decoding matrix (m, |F|): the last m rows of the inverse Vandermonde on the
+    first n - s survivors (zero on the others).  Row u recovers sum_j g_j^(u)."""
+    from gctool.codes._algebra import nodes
+
+    L, m = code.n - code.s, code.m
+    F, used = survivors_used(code, survivors, L)
+    alpha, _ = nodes(code.n, code.field, code.params.get("nodes", "auto"))
+    A = lagrange_top(alpha[used], m)
+    out = np.zeros((m, F.size), dtype=code.field.dtype)
+    out[:, :L] = to_plain(A, code.field)
+    return out

@@ -1,0 +1,123 @@
+"""Reed–Solomon gradient codes in the style of Halbawi, Azizan, Salehi, Hassibi 2018
+(reference §2.2), for any n, k and s < n.
+
+1. Mask: partition j is held by the s+1 workers ``(j(s+1) + t) mod n``, t = 0..s (round-robin),
+   so every column has exactly s+1 holders and row loads are floor or ceil of k(s+1)/n: the
+   largest load is ceil(k(s+1)/n), the lower bound, for every n and k.
+2. Nodes: distinct alpha_0..alpha_{n-1}; G[i, l] = alpha_i^l is the n x (n-s) Reed–Solomon
+   (Vandermonde) generator.
+3. Column j of T holds the coefficients of ``t_j(x) = prod_{i not holding j} (x - alpha_i)``
+   (monic, degree n-s-1), and ``B = G T``, i.e. ``B[i, j] = t_j(alpha_i)``, zero off the mask.
+
+Any n-s survivors see n-s evaluations of ``P(x) = sum_j t_j(x) g_j`` (degree n-s-1), whose
+leading coefficient is the full gradient: ``a_F = G_F^{-T} e_{n-s}``, in closed form
+``a_i = 1 / prod_{l in F, l != i} (alpha_i - alpha_l)`` (:func:`decode`).
+
+Nodes (``--nodes``): Chebyshev nodes over the reals (default, for conditioning), roots of unity
+over the complex numbers, ``0..n-1`` over GF(q) (needs q >= n; ``unity`` needs n | q - 1).
+The reference's integer example (n = k = 5, s = 1) is ``--nodes integers`` over the reals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.codes._algebra import (
+    balanced_mask,
+    holders,
+    node_products,
+    nodes,
+    smallest_prime_at_least,
+    to_plain,
+)
+from gctool.codes.conditioning import record
+from gctool.errors import DesignError, InvalidInput
+from gctool.fields import Field
+
+
+def choose_field(n: int | None, s: int | None = None, k: int | None = None,
+                 **params: Any) -> Field:
+    """``--field auto``: the smallest prime field with at least n elements (distinct nodes);
+    with ``--nodes unity`` the smallest field with n | q - 1."""
+    from gctool.codes._algebra import root_of_unity_fields
+
+    if n is None:
+        raise DesignError("--field auto needs -n")
+    if params.get("nodes") == "unity":
+        return root_of_unity_fields(n)[1]
+    return Field("gf", smallest_prime_at_least(n), 1)
+
+
+def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str
+                  ) -> tuple[Any, np.ndarray, Any, str]:
+    """(B restricted to the mask as values, holders (k, r), nodes, node kind)."""
+    alpha, kind = nodes(n, field, node_kind)
+    hold = holders(balanced_mask(n, k, r))
+    return node_products(alpha, hold), hold, alpha, kind
+
+
+def scatter(values: Any, hold: np.ndarray, n: int, k: int, field: Field) -> np.ndarray:
+    """Place (k, r) values at B[hold[j, t], j]."""
+    plain = to_plain(values, field)
+    B = np.zeros((n, k), dtype=plain.dtype)
+    B[hold, np.arange(k)[:, None]] = plain
+    return B
+
+
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "auto"
+          ) -> tuple[np.ndarray, dict[str, Any]]:
+    k = n if k is None else k
+    values, hold, _, kind = masked_matrix(n, k, s + 1, field, nodes)
+    B = scatter(values, hold, n, k, field)
+    return B, {"nodes": kind, **record(B, field, s)}
+
+
+# -- structured decoding -----------------------------------------------------------------------
+def survivors_used(code: Any, survivors: Any, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """(all survivors sorted, the first L of them)."""
+    F = np.array(sorted(set(int(i) for i in survivors)), dtype=np.intp)
+    if F.size and (F[0] < 0 or F[-1] >= code.n):
+        raise InvalidInput(f"survivor indices must lie in 0..{code.n - 1}")
+    if F.size < L:
+        raise InvalidInput(f"the structured decoder needs at least n - s = {L} survivors, "
+                           f"got {F.size}")
+    return F, F[:L]
+
+
+def lagrange_top(x: Any, rows: int) -> Any:
+    """The top ``rows`` rows of V^{-1} for the Vandermonde V[i, l] = x_i^l (L x L).
+
+    Row l of V^{-1} holds the coefficients of x^l of the Lagrange basis polynomials
+    ``ell_i(x) = W(x) / ((x - x_i) W'(x_i))``, ``W = prod (x - x_l)``.  Returns an array of
+    shape (rows, L): entry [u, i] is the coefficient of x^(L - rows + u) in ell_i.  O(L^2).
+    """
+    L = x.shape[0]
+    diff = x[:, None] - x[None, :]
+    diff[np.arange(L), np.arange(L)] = 1
+    dW = np.prod(diff, axis=1)  # W'(x_i)
+    W = _poly_from_roots(x, np.ones_like(x[:1]))  # ascending, degree L
+    out = [np.ones_like(x)]  # coefficient of x^(L-1) of W/(x - x_i) is 1
+    for t in range(L - 1, L - rows, -1):  # q_{t-1} = w_t + x_i q_t
+        out.append(W[t] + x * out[-1])
+    Q = np.stack(out[::-1]) if len(out) > 1 else out[0][None, :]
+    return Q / dW[None, :]
+
+
+def _poly_from_roots(roots: Any, one: Any) -> Any:
+    from gctool.codes._algebra import poly_from_roots
+
+    return poly_from_roots(roots, one)
+
+
+def decode(code: Any, survivors: Any) -> np.ndarray:
+    """Structured decoding vector ``a_F = G_F^{-T} e_{n-s}`` (last row of the inverse
+    Vandermonde); zero on survivors beyond the first n - s.  Shape (1, |F|)."""
+    L = code.n - code.s
+    F, used = survivors_used(code, survivors, L)
+    alpha, _ = nodes(code.n, code.field, code.params.get("nodes", "auto"))
+    a = lagrange_top(alpha[used], 1)
+    out = np.zeros((1, F.size), dtype=code.field.dtype)
+    out[:, :L] = to_plain(a, code.field)
+    return out
