@@ -271,6 +271,28 @@ def test_curve_budget_takes_the_cheapest_points_and_lists_the_rest() -> None:
     assert curve.checked == 22
 
 
+def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientCode) -> None:
+    from gctool.viz.curve import Curve, CurvePoint
+
+    trivial = Curve("test", "u", [CurvePoint(s, float(s > 1), None, None, s <= 1)
+                                  for s in (0, 2, 3)])
+    root = _svg(render_svg(picture(crc3, curve=trivial)))
+    assert not list(root.iter(SVG + "circle"))
+    assert any("error curve left out" in (e.text or "") for e in root.iter(SVG + "text"))
+
+
+def test_terminal_sparkline_bins_long_curves() -> None:
+    from gctool.cli.show import _sparkline
+    from gctool.viz.curve import CurvePoint
+
+    by_s = {s: CurvePoint(s, 0.0 if s < 10 else 1.0, None, None, s < 10)
+            for s in list(range(12)) + [200]}
+    line = _sparkline(by_s, 200)
+    cells = line.split(" (each")[0]
+    assert len(cells) == 51 and "each character: 4 values of s" in line
+    assert cells[:3] == "__█" and cells[3:50].strip() == "" and cells[50] == "█"
+
+
 # ---------------------------------------------------------------------------------------------
 # curve files
 # ---------------------------------------------------------------------------------------------

@@ -260,22 +260,41 @@ def _decoding_line(d: Any) -> str:
 def _curve_lines(curve: Any, s_design: int) -> list[str]:
     from rich.markup import escape
 
-    bars = "▁▂▃▄▅▆▇█"
     by_s = {p.s: p for p in curve.points}
     top = max(by_s)
-    spark = "".join(
-        " " if s not in by_s else "_" if by_s[s].decodes
-        else bars[min(7, int(by_s[s].error * 8))] for s in range(top + 1))
     lines = [f"worst-case error by s = 0..{top} (_ decodes, █ nothing recovered): "
-             f"[blue]{spark}[/]  (source: {escape(curve.source)})"]
+             f"[blue]{_sparkline(by_s, top)}[/]  (source: {escape(curve.source)})"]
     first = curve.first_failure()
     if first is not None:
         lines.append(f"  first failing s = {first.s} (designed s = {s_design}): error "
-                     f"{first.error:.4g}, worst stragglers {first.stragglers}")
+                     f"{first.error:.4g}, worst stragglers {_short(first.stragglers)}")
     if curve.skipped:
         lines.append(f"  [dim]not computed (over budget, raise --max-sets): s = "
                      f"{_ranges(curve.skipped)}[/]")
     return lines
+
+
+def _sparkline(by_s: dict[int, Any], top: int, width: int = 60) -> str:
+    """One character per s (per bin of s when there are more than ``width`` values): the
+    largest error in the bin, '_' when every computed set decodes, ' ' when none computed."""
+    bars = "▁▂▃▄▅▆▇█"
+    step = -(-(top + 1) // width)
+    out = []
+    for lo in range(0, top + 1, step):
+        pts = [by_s[s] for s in range(lo, min(top + 1, lo + step)) if s in by_s]
+        if not pts:
+            out.append(" ")
+        elif all(p.decodes for p in pts):
+            out.append("_")
+        else:
+            out.append(bars[min(7, int(max(p.error for p in pts) * 8))])
+    return "".join(out) + (f" (each character: {step} values of s)" if step > 1 else "")
+
+
+def _short(S: list[int] | None, limit: int = 12) -> str:
+    if S is None:
+        return "n/a"
+    return str(S) if len(S) <= limit else f"[{', '.join(map(str, S[:limit]))}, ...] ({len(S)})"
 
 
 def _ranges(values: list[int]) -> str:

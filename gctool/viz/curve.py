@@ -59,6 +59,11 @@ class Curve(Report):
     def error_at(self, s: int) -> float | None:
         return next((p.error for p in self.points if p.s == s), None)
 
+    def informative(self, n: int) -> bool:
+        """Worth drawing: some point lies strictly between the trivial ends s = 0 and
+        s >= n - 1 (with only those, the curve says nothing about the code)."""
+        return any(0 < p.s < n - 1 for p in self.points)
+
     def first_failure(self) -> CurvePoint | None:
         """The point of the smallest computed s where some set fails to decode."""
         return next((p for p in self.points if not p.decodes), None)

@@ -113,8 +113,13 @@ def render_svg(pic: Picture, max_cells: int = SVG_MAX_CELLS) -> bytes:
     if pic.decoding is not None:
         _straggler_marks(cv, grid, pic.decoding, x0, y0, cell)
         y = _decoding_caption(cv, pic.decoding, code, y + 10)
-    if pic.curve is not None and pic.curve.points:
+    if pic.curve is not None and pic.curve.informative(code.n):
         _curve(cv, pic.curve, code.s, code.n, code.field.is_finite, PAD + 40.0, y + 34)
+    elif pic.curve is not None:
+        note = ("error curve left out: within the budget only s = "
+                f"{_ranges([p.s for p in pic.curve.points])} could be computed")
+        _text(cv.root, PAD, y + 24, note, fill=AXIS)
+        cv.extend(PAD + 6.2 * len(note), y + 28)
     return cv.bytes()
 
 
