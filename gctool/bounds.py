@@ -25,23 +25,50 @@ def _check(n: int, k: int, s: int, m: int) -> None:
         raise InvalidInput(f"s = {s} must be smaller than n = {n}")
 
 
-def load_bounds(n: int, k: int, s: int, m: int = 1) -> list[Bound]:
-    """Bounds that depend only on (n, k, s, m)."""
+def load_bounds(n: int, k: int, s: int, m: int = 1, d: int | None = None) -> list[Bound]:
+    """Bounds that depend only on (n, k, s, m), and on a given load d when one is given.
+
+    With m pieces per gradient (communication-efficient codes, messages 1/m as long) every
+    partition needs s+m holders, so the load is d >= k(s+m)/n (YA18 for k = n; the same
+    counting argument for any k, reference §2.3 / §6.2); for a load d the largest feasible m
+    is floor(n d / k) - s.
+    """
     _check(n, k, s, m)
     r = s + m
     piece = "" if m == 1 else f" (with m = {m} pieces, s+m replaces s+1)"
     src = "TLDK17 Thm 1" if m == 1 else "YA18 (k = n); [D] for general k"
-    return [
+    items = [
         Bound("replication", r,
               f"every partition must be held by >= s+{m} = {r} workers{piece}",
               "[D] reference §1.3 / §2.3: straggle all holders of a partition"),
         Bound("total_load", k * r, f"nnz(B) >= k(s+{m}) = {k * r}", "[D] sum of column weights"),
         Bound("balanced_load", k * r / n,
-              f"with equal row loads, every worker computes >= k(s+{m})/n = {k * r / n:g} "
+              f"with equal row loads, every worker computes d >= k(s+{m})/n = {k * r / n:g} "
               "partitions", src),
         Bound("max_load", ceil(k * r / n),
               f"the largest worker load is >= ceil(k(s+{m})/n) = {ceil(k * r / n)}",
               "[D] pigeonhole on nnz(B)"),
+    ]
+    return items if d is None else items + _given_load(n, k, s, m, d)
+
+
+def _given_load(n: int, k: int, s: int, m: int, d: int) -> list[Bound]:
+    """What a (maximum) load of d partitions per worker allows."""
+    if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= k:
+        raise InvalidInput(f"the load d must be an integer between 1 and k = {k}, got {d!r}")
+    need = k * (s + m) / n
+    m_max = floor(n * d / k) - s
+    src = "[D] reference §2.3 / §6.2 (YA18 for k = n)"
+    allows = (f"the largest m is floor(n d / k) - s = {m_max}" if m_max >= 1 else
+              f"no m >= 1 works: d = {d} < k(s+1)/n = {k * (s + 1) / n:g} even without "
+              "splitting")
+    return [
+        Bound("given_load", d,
+              f"load d = {d} {'meets' if n * d >= k * (s + m) else 'is below'} the bound "
+              f"d >= k(s+{m})/n = {need:g} for s = {s}, m = {m}", src, n * d >= k * (s + m)),
+        Bound("max_m_for_load", m_max,
+              f"with load d = {d} and s = {s} stragglers {allows} (messages 1/m as long)", src,
+              m_max >= m),
     ]
 
 
@@ -52,16 +79,23 @@ def bounds(
     k: int | None = None,
     s: int | None = None,
     m: int | None = None,
+    d: int | None = None,
 ) -> BoundReport:
-    """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them."""
+    """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
+
+    ``d`` (a load per worker) adds whether it suffices and the largest m it allows; for an
+    m-piece code it defaults to the code's largest load.
+    """
     if code is not None:
         n, k = code.n, code.k
         s = code.s if s is None else s
         m = code.m
+        if d is None and m > 1:
+            d = int(code.loads.max())
     if n is None or k is None or s is None:
         raise InvalidInput("give a code file, or all of -n, -k and -s")
     m = 1 if m is None else m
-    items = load_bounds(n, k, s, m)
+    items = load_bounds(n, k, s, m, d)
     if code is None:
         return BoundReport(n, k, s, m, items, None, None, [], True)
     return _code_report(code, s, items)

@@ -11,6 +11,7 @@ from gctool.cli.options import emit_json, json_option, load_code
 @click.command(epilog="""\b
 Examples:
   gctool bound -n 10 -k 10 -s 3
+  gctool bound -n 10 -k 10 -s 2 -m 3 -d 5
   gctool bound code.json
   gctool bound code.json -s 4 --check --json
 
@@ -23,10 +24,13 @@ s workers or fewer, or rank(B) > n - s).""")
               help="Number of stragglers (default: the file's s).")
 @click.option("-m", "pieces", type=click.IntRange(1, None), default=None,
               help="Pieces per gradient for communication-efficient codes (default 1).")
+@click.option("-d", "load", type=click.IntRange(1, None), default=None,
+              help="A load (partitions per worker): report whether it meets d >= k(s+m)/n and "
+                   "the largest m it allows (default for an m-piece FILE: its max load).")
 @click.option("--check", is_flag=True, help="Exit 1 when a necessary condition is violated.")
 @json_option
 def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int | None,
-          pieces: int | None, check: bool, as_json: bool) -> int:
+          pieces: int | None, load: int | None, check: bool, as_json: bool) -> int:
     """Report the load lower bounds for (n, k, s), and whether FILE meets them.
 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
@@ -37,11 +41,11 @@ def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int |
     if code_file is not None:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
-        report = bounds(load_code(code_file), s=stragglers)
+        report = bounds(load_code(code_file), s=stragglers, d=load)
     else:
         if n is None or k is None or stragglers is None:
             raise click.UsageError("without FILE, give -n, -k and -s")
-        report = bounds(n=n, k=k, s=stragglers, m=pieces)
+        report = bounds(n=n, k=k, s=stragglers, m=pieces, d=load)
     if as_json:
         emit_json(report.to_dict())
     else:
