@@ -1,4 +1,11 @@
-"""Shared machinery of the audits: budgets, batched scans, interrupts and diagnostics."""
+"""Shared machinery of the audits: budgets, batched scans, interrupts and diagnostics.
+
+The pieces of the verify engine that other audits can reuse live next to this module:
+:mod:`gctool.audit.enumeration` (ranked, chunked enumeration), :mod:`gctool.audit.symmetry`
+(rotations up to row scaling, row classes), :mod:`gctool.audit.parallel` (ordered process
+pool), :mod:`gctool.audit.nullspace` (reduced decodability test) and
+:mod:`gctool.audit.gfarith` (vectorised GF(q) elimination).
+"""
 
 from __future__ import annotations
 
@@ -79,17 +86,22 @@ class DiagnosticsTracker:
             return
         ok, d = r.ok, self.d
         if ok.any():
-            res = float(np.sqrt(r.error[ok].max()))
-            d.max_residual = res if d.max_residual is None else max(d.max_residual, res)
+            resid = np.where(ok, np.sqrt(r.error), -np.inf)
+            i = int(np.argmax(resid))
+            if d.max_residual is None or resid[i] > d.max_residual:
+                d.max_residual, d.max_residual_stragglers = float(resid[i]), S[i].tolist()
             cond = np.where(ok, r.cond, -np.inf)
             i = int(np.argmax(cond))
             if d.max_condition is None or cond[i] > d.max_condition:
                 d.max_condition, d.max_condition_stragglers = float(cond[i]), S[i].tolist()
-            nrm = float(r.norm[ok].max())
-            d.max_decoder_norm = nrm if d.max_decoder_norm is None else max(d.max_decoder_norm, nrm)
+            nrm = np.where(ok, r.norm, -np.inf)
+            i = int(np.argmax(nrm))
+            if d.max_decoder_norm is None or nrm[i] > d.max_decoder_norm:
+                d.max_decoder_norm, d.max_decoder_norm_stragglers = float(nrm[i]), S[i].tolist()
         if (~ok).any():
             low = float(r.error[~ok].min())
-            d.min_failing_error = low if d.min_failing_error is None else min(d.min_failing_error, low)
+            if d.min_failing_error is None or low < d.min_failing_error:
+                d.min_failing_error = low
 
     def result(self, note: str) -> Diagnostics:
         if self.numeric:

@@ -13,7 +13,7 @@ so it needs no inverses: multiplying a row by the non-zero pivot p keeps the row
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,6 +27,7 @@ class GFArith:
     """Elementwise arithmetic of one finite field on int64 arrays (picklable)."""
 
     fld: Field
+    dtype: Any = np.int64
     _exp: np.ndarray | None = field(default=None, repr=False)
     _log: np.ndarray | None = field(default=None, repr=False)
 
@@ -66,12 +67,33 @@ class GFArith:
         return np.asarray((GF(a) - GF(b)).view(np.ndarray), dtype=np.int64)
 
 
-def eliminate(arith: GFArith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, np.ndarray]:
+class IntArith:
+    """Exact integer arithmetic on object arrays (Python ints): eliminating with it decides
+    consistency over the rationals (fraction-free, so no division is ever needed)."""
+
+    dtype: Any = object
+
+    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray(a * b, dtype=object)
+
+    def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray(a - b, dtype=object)
+
+
+class Arith(Protocol):
+    dtype: Any
+
+    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+    def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+
+def eliminate(arith: Arith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, np.ndarray]:
     """Batched row echelon reduction of augmented systems ``M = [A | Y]`` (b, R, C).
 
     Returns ``(consistent, rank)``: whether every column of Y lies in the column space of A,
     and the rank of A (the first ``unknowns`` columns)."""
-    M = np.array(M, dtype=np.int64, copy=True)
+    M = np.array(M, dtype=arith.dtype, copy=True)
     b, R, _ = M.shape
     rows = np.arange(R)
     bi = np.arange(b)

@@ -234,8 +234,9 @@ class FloatNullKernel:
             M = A
             lb = np.abs(np.linalg.det(A))
             Z = batched_solve(A, -self.red.W[S], lb)
-            a = self.red.W[None] + NT @ Z  # (b, n, m), a_S ~ 0
-            norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
+            finite = np.isfinite(Z).all(axis=(1, 2))
+            a = self.red.W[None] + NT @ np.where(finite[:, None, None], Z, 0)  # a_S ~ 0
+            norm = np.where(finite, np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2))), np.nan)
         else:  # det(A A^H) <= sigma_min(A)^2
             M = A @ np.conj(np.swapaxes(A, 1, 2))  # (b, s, s)
             lb = np.sqrt(np.abs(np.linalg.det(M)))

@@ -1,28 +1,59 @@
-"""``verify``: does every set of s stragglers leave survivors that decode exactly?"""
+"""``verify``: does every set of s stragglers leave survivors that decode exactly?
+
+Order of work (``method="auto"``):
+
+1. cheap checks: column support, all n workers, rank bound (each counterexample is confirmed
+   by the direct decoder);
+2. structural certificate (BCH bound for cyclic codes over GF(q));
+3. a reduced enumeration: row classes (FRC groups), rotation orbits, or every set;
+4. each enumerated set is decided by the left-null-space kernel (s x d systems) or the direct
+   decoder, whichever is cheaper, in chunks over ``jobs`` processes.
+
+``method="exhaustive"`` skips 1-3 and checks every set in lexicographic order (the
+counterexample is then the lexicographically first failing set); ``method="structural"``
+only accepts a certificate.  ``sample=N`` checks N random sets: a failure is a real
+counterexample, but no failure is only "inconclusive" (never ok).
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
 
 import numpy as np
 
-from gctool.audit.engine import (
-    DEFAULT_MAX_SETS,
-    DiagnosticsTracker,
-    Progress,
-    Scan,
-    check_budget,
-    check_s,
-)
-from gctool.audit.enumeration import pad_to
+from gctool.audit import certificates as cert
+from gctool.audit import nullspace as ns
+from gctool.audit.engine import DEFAULT_MAX_SETS, Progress, check_s
+from gctool.audit.enumeration import rank_ranges, survivors_of
+from gctool.audit.parallel import resolve_jobs, run_ordered
+from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource, SweepWorker
+from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, detect_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
+from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.model import GradientCode
-from gctool.reports import VerifyReport
+from gctool.reports import Diagnostics, VerifyReport
 
-DIAG_NOTE = (
-    "computed on every decodable straggler set: residual = ||a^T B_F - 1||_2, condition = "
-    "sigma_max/sigma_min of B_F on its numerical rank, decoder norm = ||a_F||_2"
-)
+METHODS = ("auto", "exhaustive", "structural")
+KERNELS = ("auto", "nullspace", "direct")
+PILOT = 512  # sets in the first (timed) chunk
+ILL_CONDITIONED = 1e8  # warn when a decodable set has cond(B_F) above this
+
+
+@dataclass
+class _State:
+    """Progress of a run, for the interrupt summary."""
+
+    total: int
+    s: int
+    checked: int = 0
+    represented: int = 0
+
+    def summary(self) -> str:
+        return (f"interrupted after checking {self.checked:,} of {self.total:,} straggler sets "
+                f"(size {self.s}; {self.represented:,} covered); no verdict")
 
 
 def verify(
@@ -32,68 +63,250 @@ def verify(
     tol: float = DEFAULT_TOL,
     max_sets: int = DEFAULT_MAX_SETS,
     progress: Progress | None = None,
+    method: str = "auto",
+    kernel: str = "auto",
+    jobs: int | None = 1,
+    sample: int | None = None,
+    seed: int | None = None,
+    exact: bool = False,
 ) -> VerifyReport:
     """Decide whether ``code`` tolerates any ``s`` stragglers (default: the code's own s).
 
-    Exhaustive over all C(n, s) straggler sets in lexicographic order; stops at the first
-    counterexample.  Over GF(q) every decision is exact; over R/C it uses ``tol`` and reports
-    diagnostics.
-    """
+    ``jobs`` processes share the enumeration (``None`` or 0: every core); the result does
+    not depend on it.  ``exact=True`` decides real codes with integer or rational entries in
+    exact rational arithmetic.  Over GF(q) every decision is exact; over R/C it follows the
+    tolerance policy of :mod:`gctool.decode` and reports diagnostics."""
     s = code.s if s is None else s
     check_s(s, code.n)
-    start = time.perf_counter()
-    decoder = Decoder(code, tol)
-    base = _base(code, s, decoder)
-    weak = _weak_partition(code, s)
-    if weak is not None:
-        j, holders = weak
+    if method not in METHODS:
+        raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if kernel not in KERNELS:
+        raise InvalidInput(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    if sample is not None and (sample < 1 or method != "auto"):
+        raise InvalidInput("--sample N needs N >= 1 and the default method")
+    run = _Run(code, s, tol, max_sets, progress, method, kernel, resolve_jobs(jobs),
+               sample, seed, exact)
+    try:
+        return run.execute()
+    except KeyboardInterrupt:
+        raise SearchInterrupted(run.state.summary()) from None
+
+
+@dataclass
+class _Run:
+    code: GradientCode
+    s: int
+    tol: float
+    max_sets: int
+    progress: Progress | None
+    method: str
+    kernel_name: str
+    jobs: int
+    sample: int | None
+    seed: int | None
+    exact: bool
+    start: float = field(default_factory=time.perf_counter)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.total = comb(self.code.n, self.s)
+        self.state = _State(self.total, self.s)
+        self.decoder = Decoder(self.code, self.tol)
+        self.numeric = not self.decoder.exact and not self.exact
+        self.red: ns.Reduction | None = None
+        self.progress_total = self.sample if self.sample is not None else self.total
+
+    # -- report helpers ----------------------------------------------------------------------
+    def report(self, ok: bool, method: str, reason: str, **kw: Any) -> VerifyReport:
+        kw.setdefault("checked", self.state.checked)
+        kw.setdefault("represented", self.state.represented)
+        kw.setdefault("exact", True)
+        kw.setdefault("verdict", "ok" if ok else "fail")
+        kw.setdefault("counterexample", None)
+        c = self.code
+        exact_arith = self.decoder.exact or self.exact
         return VerifyReport(
-            ok=False, counterexample=pad_to(holders, s, code.n), checked=0, total=_total(code, s),
-            exact=True, method="column-support",
-            reason=f"partition {j} is held by only {len(holders)} worker(s) <= s = {s}; "
-            "straggling them loses it",
-            elapsed_s=time.perf_counter() - start, **base,
-        )
-    scan = Scan(decoder, s, progress)
-    check_budget(scan.total, max_sets, f"exhaustive verify (n={code.n}, s={s})")
-    tracker = DiagnosticsTracker(not decoder.exact)
-    counterexample = None
-    for S, r in scan.batches():
-        tracker.update(S, r)
-        bad = np.flatnonzero(~r.ok)
-        if bad.size:
-            counterexample = S[bad[0]].tolist()
-            break
-    ok = counterexample is None
-    reason = (
-        f"all {scan.total:,} straggler sets of size {s} leave decodable survivors"
-        if ok else f"straggler set {counterexample} leaves survivors that cannot decode"
-    )
-    return VerifyReport(
-        ok=ok, counterexample=counterexample, checked=scan.checked, total=scan.total,
-        exact=True, method="exhaustive", reason=reason,
-        diagnostics=tracker.result(DIAG_NOTE), elapsed_s=time.perf_counter() - start, **base,
-    )
+            ok=ok, s=self.s, n=c.n, k=c.k, field=str(c.field), scheme=c.scheme,
+            total=self.total, method=method, reason=reason, jobs=self.jobs,
+            arithmetic="exact" if self.decoder.exact else ("rational" if self.exact
+                                                             else "float64"),
+            tolerance=None if exact_arith else self.decoder.tol,
+            elapsed_s=time.perf_counter() - self.start, **kw)
 
+    def fails(self, S: list[int]) -> bool:
+        """Confirm that straggling S breaks decoding (direct decoder; rational if exact)."""
+        arr = np.array([S], dtype=np.intp).reshape(1, len(S))
+        if self.exact:
+            return not bool(self.make_kernel(self.reduction()).evaluate(arr).ok[0])
+        return not bool(self.decoder.evaluate(survivors_of(arr, self.code.n)).ok[0])
 
-def _base(code: GradientCode, s: int, decoder: Decoder) -> dict[str, object]:
-    return dict(
-        s=s, n=code.n, k=code.k, field=str(code.field), scheme=code.scheme,
-        arithmetic="exact" if decoder.exact else "float64",
-        tolerance=None if decoder.exact else decoder.tol,
-    )
+    def finding(self, f: cert.Finding) -> VerifyReport:
+        self.state.checked, self.state.represented = 1, 1
+        return self.report(False, f.method, f.reason, counterexample=f.stragglers, kernel="direct")
 
+    # -- the pipeline ------------------------------------------------------------------------
+    def execute(self) -> VerifyReport:
+        cheap = self.method != "exhaustive"
+        if self.exact:
+            from gctool.audit.rational import check_exact_input
 
-def _total(code: GradientCode, s: int) -> int:
-    from math import comb
+            check_exact_input(self.code)
+        if cheap:
+            f = cert.column_support(self.code, self.s)
+            if f is not None and self.fails(f.stragglers):
+                return self.finding(f)
+        red = self.reduction() if self.exact else None
+        full = red.consistent if red is not None else bool(
+            self.decoder.evaluate(np.arange(self.code.n)[None]).ok[0])
+        if not full:
+            return self.finding(cert.Finding(
+                "full-set" if cheap else "exhaustive", list(range(self.s)),
+                "even all n workers cannot decode (a target is outside the row space of B), "
+                "so every straggler set fails"))
+        if self.s == 0:
+            self.state.checked = self.state.represented = 1
+            return self.report(True, "full-set", "all n workers decode (s = 0)", kernel="direct")
+        red = red if red is not None else self.reduction()
+        self.red = red
+        if cheap:
+            f = cert.rank_bound(self.code, self.s, red.rank)
+            if f is not None and self.fails(f.stragglers):
+                return self.finding(f)
+        rot = detect_rotation(self.code) if cheap else None
+        if cheap and not self.exact:
+            statement = cert.bch_certificate(self.code, self.s, rot)
+            if statement is not None:
+                return self.report(True, "certificate:bch", f"structural certificate: {statement}",
+                                   certificate=statement, represented=self.total, kernel="none")
+        if self.method == "structural":
+            raise InvalidInput(
+                f"no structural certificate applies to this code at s = {self.s}; use "
+                "--method auto (enumeration with symmetry) or --method exhaustive")
+        if self.sample is not None:
+            return self.enumerate(red, None)
+        if cheap:
+            from gctool.audit.classes import try_classes
 
-    return comb(code.n, s)
+            rep = try_classes(self, red, rot)
+            if rep is not None:
+                return rep
+        return self.enumerate(red, rot)
 
+    def reduction(self) -> ns.Reduction:
+        if self.red is not None:
+            return self.red
+        if self.exact:
+            from gctool.audit.rational import reduce_rational
 
-def _weak_partition(code: GradientCode, s: int) -> tuple[int, list[int]] | None:
-    """A partition held by at most s workers (an immediate counterexample), if any."""
-    rep = code.replication
-    j = int(np.argmin(rep))
-    if rep[j] > s:
-        return None
-    return j, np.flatnonzero(code.support[:, j]).tolist()
+            return reduce_rational(self.code)
+        if self.decoder.exact:
+            return ns.reduce_gf(self.code)
+        return ns.reduce_float(self.code, self.decoder.tol)
+
+    def make_kernel(self, red: ns.Reduction) -> Any:
+        if self.exact:
+            from gctool.audit.rational import RationalKernel
+
+            return RationalKernel(self.code, red)
+        direct = ns.DirectKernel(self.code, self.tol)
+        if self.kernel_name == "direct" or red.d < self.s:
+            return direct
+        cheaper = ns.cost_nullspace(red, self.s, self.code.m) < ns.cost_direct(self.code, self.s)
+        if self.kernel_name == "auto" and not cheaper:
+            return direct
+        if self.decoder.exact:
+            return ns.GFNullKernel(self.code, red)
+        return ns.FloatNullKernel(self.code, self.tol, red)
+
+    # -- enumeration ---------------------------------------------------------------------------
+    def enumerate(self, red: ns.Reduction, rot: Rotation | None) -> VerifyReport:
+        n, s = self.code.n, self.s
+        kernel = self.make_kernel(red)
+        size = kernel.chunk_size(s)
+        source: Any
+        if self.sample is not None:
+            source, stop, evaluations = SampleSource(n, s, self._seed()), self.sample, self.sample
+        elif rot is not None:
+            source, size = OrbitSource(n, s, rot), size * max(1, min(s, 8))
+            stop, evaluations = count_candidates(n, s, rot.t), count_orbits(n, s, rot.t)
+        else:
+            source, stop, evaluations = LexSource(n, s), self.total, self.total
+        worker = SweepWorker(source, kernel, self.numeric)
+        tasks = [(0, 0, min(stop, PILOT))]
+        tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(min(stop, PILOT), stop,
+                                                                       size))]
+        acc = Accumulator()
+        t0 = time.perf_counter()
+        first = worker.run(tasks[0])
+        per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
+        estimate = self.estimate(evaluations, per_set, len(tasks))
+        self.check_budget(evaluations, estimate, rot)
+        self.fold(acc, first)
+        if acc.fail_set is None and len(tasks) > 1:
+            run_ordered(worker, tasks[1:], self.jobs, lambda i, c: self.fold(acc, c))
+        reduction = None
+        if rot is not None:
+            reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,
+                         "group_order": rot.order, "unimodular": rot.unimodular,
+                         "checked": evaluations, "represents": self.total,
+                         "factor": round(self.total / max(1, evaluations), 2)}
+        return self.enumeration_report(acc, red, rot, kernel, estimate, reduction)
+
+    def _seed(self) -> int:
+        if self.seed is None:
+            import secrets
+
+            self.seed = secrets.randbits(63)
+        return self.seed
+
+    def fold(self, acc: Accumulator, chunk: Any) -> bool:
+        stop = acc.merge(chunk)
+        self.state.checked, self.state.represented = acc.evaluated, acc.weight
+        if self.progress is not None:
+            self.progress(min(acc.weight, self.progress_total), self.progress_total)
+        return stop
+
+    def estimate(self, evaluations: int, per_set: float, tasks: int) -> dict[str, Any]:
+        jobs = max(1, min(self.jobs, tasks - 1))
+        return {"sets": evaluations, "seconds": round(per_set * evaluations / jobs, 3),
+                "jobs": jobs, "seconds_per_set": per_set}
+
+    def check_budget(self, evaluations: int, est: dict[str, Any], rot: Rotation | None) -> None:
+        if evaluations <= self.max_sets:
+            return
+        what = f"{evaluations:,} straggler sets" + (
+            f" (one per rotation orbit of the {self.total:,})" if rot is not None else "")
+        raise BudgetExceeded(
+            f"verify (n={self.code.n}, s={self.s}) needs {what}, estimated {est['seconds']:,.0f} s "
+            f"on {est['jobs']} process(es), above the budget of {self.max_sets:,} sets; "
+            "options: raise --max-sets, check a random sample with --sample N (heuristic, never "
+            "'ok'), or --method structural when a certificate applies")
+
+    def enumeration_report(self, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,
+                           kernel: Any, estimate: dict[str, Any] | None,
+                           reduction: dict[str, Any] | None, method: str | None = None
+                           ) -> VerifyReport:
+        from gctool.audit.diagnostics import finish_diagnostics
+
+        diag, warnings = (finish_diagnostics(self, acc, red, rot) if self.numeric
+                          else (Diagnostics(), []))
+        if method is None:
+            method = ("sample" if self.sample is not None else "exhaustive"
+                      if self.method == "exhaustive" else "symmetry" if rot is not None
+                      else "enumeration")
+        kw: dict[str, Any] = dict(diagnostics=diag, warnings=warnings, reduction=reduction,
+                                  kernel=kernel.name, estimate=estimate)
+        if self.sample is not None:
+            kw["sample"] = {"requested": self.sample, "seed": self.seed}
+        S = acc.fail_set
+        if S is not None:
+            return self.report(False, method, f"straggler set {S} leaves survivors that cannot "
+                               "decode", counterexample=S, **kw)
+        if self.sample is not None:
+            return self.report(False, method, f"no counterexample among {acc.evaluated:,} random "
+                               f"straggler sets out of {self.total:,}; this is not a certificate",
+                               exact=False, verdict="inconclusive", **kw)
+        covered = (f"{acc.evaluated:,} representatives covering all {self.total:,}"
+                   if reduction is not None else f"all {self.total:,}")
+        return self.report(True, method, f"{covered} straggler sets of size {self.s} leave "
+                           "decodable survivors", **kw)

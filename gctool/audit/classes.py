@@ -1,0 +1,77 @@
+"""Row-class reduction for ``verify`` (FRC groups and any other proportional rows).
+
+Whether survivors decode depends only on which classes of proportional rows they miss
+entirely (:mod:`gctool.audit.symmetry`).  For each class pattern K (total size <= s) that some
+straggler set realises, this module builds one such set S_K (the classes of K plus members of
+other classes, never a whole one) and decides it; S_K stands for every s-set whose killed
+classes are exactly K.  The sets S_K are real straggler sets, so the diagnostics computed on
+them are diagnostics of actual decoding systems (other sets with the same pattern have the
+same row space but may differ in cond and ||a||, which the report says).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gctool.audit.sweep import Accumulator, summarise
+from gctool.audit.symmetry import (
+    Rotation,
+    class_pattern_weight,
+    class_patterns,
+    count_class_patterns,
+    count_orbits,
+    row_classes,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gctool.audit.nullspace import Reduction
+    from gctool.reports import VerifyReport
+
+MAX_PATTERNS = 100_000  # patterns are listed in Python; beyond this, enumerate sets instead
+
+
+def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int] | None:
+    """A straggler set of size s whose fully straggled classes are exactly ``killed``."""
+    S = [i for c in killed for i in classes[c]]
+    dead = set(killed)
+    for c, members in enumerate(classes):
+        if len(S) >= s:
+            break
+        if c not in dead:
+            S.extend(members[: min(len(members) - 1, s - len(S))])
+    return sorted(S) if len(S) == s else None
+
+
+def try_classes(run: Any, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
+    """Verify through class patterns when that is the smallest enumeration, else None."""
+    code, s = run.code, run.s
+    classes = row_classes(code)
+    if len(classes) == code.n:
+        return None
+    sizes = [len(c) for c in classes]
+    patterns = count_class_patterns(sizes, s)
+    other = count_orbits(code.n, s, rot.t) if rot is not None else run.total
+    if patterns > min(MAX_PATTERNS, run.max_sets) or patterns >= other:
+        return None
+    sets, weights = [], []
+    for killed in class_patterns(sizes, s):
+        S = pattern_set(classes, killed, s)
+        if S is not None:
+            sets.append(S)
+            weights.append(class_pattern_weight(sizes, killed, s))
+    S_arr = np.array(sets, dtype=np.intp).reshape(len(sets), s)
+    w = np.array(weights, dtype=np.int64)
+    assert int(w.sum()) == run.total
+    kernel = run.make_kernel(red)
+    acc = Accumulator()
+    r = kernel.evaluate(S_arr)
+    run.fold(acc, summarise(0, S_arr, w, r, run.numeric))
+    reduction = {"kind": "row-classes", "classes": len(classes), "class_sizes": sizes,
+                 "checked": len(sets), "represents": run.total,
+                 "factor": round(run.total / max(1, len(sets)), 2)}
+    run.notes.append("row classes: diagnostics are those of one straggler set per pattern")
+    report: VerifyReport = run.enumeration_report(acc, red, None, kernel, None, reduction,
+                                                  "row-classes")
+    return report
