@@ -178,12 +178,13 @@ def _heat_lines(pic: Any) -> list[Any]:
     for r in range(rows):
         ws = g.rows_of(r)
         straggles = d is not None and any(i in d.stragglers for i in ws)
-        text = Text(("✗ " if straggles else "") + str(ws.start), style="red" if straggles else "")
-        text.pad_left(label_w - len(text.plain) - 1)
-        text.append(" ")
+        label = ("✗ " if straggles else "") + str(ws.start)
+        text = Text(label.rjust(label_w - 1) + " ", style="")
+        if straggles:
+            text.stylize("bold red", 0, label_w - 1)
         for c in range(cols):
             cell, style = _cell(g, r, c, w)
-            text.append(cell, style="dim" if straggles else style)
+            text.append(cell, style=f"dim {style}" if straggles else style)
         load = loads[ws.start] if len(ws) == 1 else float(loads[list(ws)].mean())
         text.append(f"  {fmt(float(load), 3)}", style="cyan")
         if d is not None and len(ws) == 1:
