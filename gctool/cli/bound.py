@@ -36,6 +36,12 @@ def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int |
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
     at least ceil(k(s+1)/n) (Tandon et al. 2017, Theorem 1).
     """
+    # -- issue 10: sr-sgc / m-sgc / coded-reduce / bcc files have their own comparisons ---
+    from gctool.cli.sequential_dispatch import dispatch_bound
+
+    if (handled := dispatch_bound(code_file)) is not None:
+        return handled
+    # -------------------------------------------------------------------------------------
     from gctool.bounds import bounds
 
     if code_file is not None:

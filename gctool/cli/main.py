@@ -21,6 +21,7 @@ COMMANDS = {
     "bound": "gctool.cli.bound:bound",
     "export": "gctool.cli.export:export",
     "show": "gctool.cli.show:show",
+    "simulate": "gctool.cli.simulate:simulate",
 }
 
 

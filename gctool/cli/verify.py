@@ -36,6 +36,12 @@ def verify(code_file: str, stragglers: int | None, tol: float, max_sets: int,
     Exhaustive over all straggler sets of size s (exact over GF(q); over the reals and complex
     numbers with a tolerance and numerical diagnostics).  FILE may be '-' for stdin.
     """
+    # -- issue 10: sr-sgc / m-sgc schedules and coded-reduce trees have their own verify --
+    from gctool.cli.sequential_dispatch import dispatch_verify
+
+    if (handled := dispatch_verify(code_file)) is not None:
+        return handled
+    # -------------------------------------------------------------------------------------
     from gctool.audit import verify as run_verify
 
     code = load_code(code_file)

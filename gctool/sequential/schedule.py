@@ -93,7 +93,7 @@ def realise(scheme: SRSGC | MSGC, pattern: Sequence[int]) -> list[dict[str, Any]
             "round": r,
             "stragglers": members(S),
             "tasks": [[None if t is None else t.to_list() for t in row] for row in plan],
-            "deadlines": [{"job": j, "decoded": ok} for j, ok in done],
+            "deadlines": [{"job": j, "decoded": ok} for j, ok, _ in done],
         })
         history = scheme.model.push(history, S)
     return rounds

@@ -5,9 +5,10 @@ Job t (the gradient of round t) starts in round t and must be decoded by the end
 t + T.  A scheme is a pure transition function: ``plan(r, state, history)`` says which mini-task
 of which job every worker runs in round r, ``step(r, state, history, S)`` applies the straggler
 set S of round r and returns the next state and the jobs whose deadline is round r with whether
-they decode.  The state never contains r, so exhaustive search can merge equal states reached
-at different rounds (:mod:`gctool.sequential.verify`).  Jobs with negative index do not exist
-(their state entries are ``None``); jobs never end, so a finite run is a prefix.
+they decode and what was delivered for them (SR-SGC: the mask of workers; M-SGC: the D1 counts
+and the D2 group masks).  The state never contains r, so exhaustive search can merge equal
+states reached at different rounds (:mod:`gctool.sequential.verify`).  Jobs with negative index
+do not exist (their state entries are ``None``); jobs never end, so a finite run is a prefix.
 
 What follows the paper and what is gctool's choice:
 
@@ -39,6 +40,7 @@ from gctool.sequential.formulas import srsgc_s
 from gctool.sequential.model import BurstyModel, History, members, popcount
 
 Decodes = Callable[[int], bool]  # mask of workers that delivered -> can the GC decode?
+Done = list[tuple[int, bool, Any]]  # (job, decoded, final entry) for jobs due this round
 SELECTIONS = ("lowest", "stragglers-first")
 
 
@@ -96,14 +98,15 @@ class SRSGC:
         return [[Task(r - self.burst if (redo >> i) & 1 else r, "gc")] for i in range(self.n)]
 
     def step(self, r: int, state: tuple[Any, ...], history: History, S: int
-             ) -> tuple[tuple[Any, ...], list[tuple[int, bool]]]:
+             ) -> tuple[tuple[Any, ...], Done]:
         entry = state[0]
         redo = 0 if entry is None else self._redo(entry, history)
         alive = self.model.full & ~S
         fresh = alive & ~redo
-        done: list[tuple[int, bool]] = []
+        done: Done = []
         if entry is not None:
-            done.append((r - self.burst, self.decodes(entry | (redo & alive))))
+            final = entry | (redo & alive)
+            done.append((r - self.burst, self.decodes(final), final))
         return state[1:] + (fresh,), done
 
     def key(self, state: tuple[Any, ...]) -> Hashable:
@@ -148,7 +151,7 @@ class MSGC:
                 for i in range(self.n)]
 
     def step(self, r: int, state: tuple[Any, ...], history: History, S: int
-             ) -> tuple[tuple[Any, ...], list[tuple[int, bool]]]:
+             ) -> tuple[tuple[Any, ...], Done]:
         entries = self._entries(state)
         new: list[Any] = []
         for m, entry in enumerate(entries):
@@ -164,10 +167,10 @@ class MSGC:
                 else:
                     masks[m - self.d1] |= 1 << i
             new.append((tuple(counts), tuple(masks)))
-        done: list[tuple[int, bool]] = []
+        done: Done = []
         last = new[self.delay]
         if last is not None:
-            done.append((r - self.delay, self._decodable(last)))
+            done.append((r - self.delay, self._decodable(last), last))
         # keep jobs r-T+1..r (slot m = T-1..0), oldest first
         return tuple(new[m] for m in range(self.delay - 1, -1, -1)), done
 

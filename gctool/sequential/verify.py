@@ -35,9 +35,11 @@ Trace = tuple[int, Any] | None  # linked list (S, parent)
 
 
 class _Failure(Exception):
-    def __init__(self, pattern: list[int], job: int, round_: int) -> None:
+    def __init__(self, pattern: list[int], job: int, round_: int, states: int = 0,
+                 transitions: int = 0) -> None:
         super().__init__("deadline missed")
         self.pattern, self.job, self.round = pattern, job, round_
+        self.states, self.transitions = states, transitions
 
 
 def _unroll(trace: Trace) -> list[int]:
@@ -64,9 +66,9 @@ def explore(scheme: SRSGC | MSGC, horizon: int | None, max_transitions: int,
             for S in model.next_sets(history):
                 transitions += 1
                 new_state, done = scheme.step(r, state, history, S)
-                for job, ok in done:
+                for job, ok, _ in done:
                     if not ok:
-                        raise _Failure(_unroll((S, trace)), job, r)
+                        raise _Failure(_unroll((S, trace)), job, r, len(seen), transitions)
                 key = (new_state, model.push(history, S))
                 if key not in seen:
                     seen.add(key)
@@ -122,10 +124,9 @@ def adversary(scheme: SRSGC | MSGC, rounds: int, budget: int, seed: int,
             for S in options:
                 transitions += 1
                 new_state, done = scheme.step(r, state, history, S)
-                if any(not ok for _, ok in done):
-                    job = next(j for j, ok in done if not ok)
-                    raise_pattern = pattern + [S]
-                    return rollouts, transitions, _Failure(raise_pattern, job, r)
+                if any(not ok for _, ok, _ in done):
+                    job = next(j for j, ok, _ in done if not ok)
+                    return rollouts, transitions, _Failure(pattern + [S], job, r)
                 scored.append((_damage(scheme, new_state), S, new_state))
             pick = rng.choice(scored) if rng.random() < 0.2 else max(scored, key=lambda x: x[0])
             state, S = pick[2], pick[1]
@@ -153,7 +154,8 @@ def verify_schedule(
         status, rounds, states, transitions, _ = explore(scheme, horizon, max_sets, progress)
         failure = None
     except _Failure as exc:
-        status, failure, rounds, states, transitions = "failed", exc, len(exc.pattern), 0, 0
+        status, failure, rounds = "failed", exc, len(exc.pattern)
+        states, transitions = exc.states, exc.transitions
     except KeyboardInterrupt:
         raise SearchInterrupted("interrupted during the exhaustive schedule search; "
                                 "no verdict") from None

@@ -1,0 +1,130 @@
+"""``bound`` for the multi-round and topology schemes.
+
+* SGC: SR-SGC, M-SGC and plain GC for the same (n, B, W, λ): load, delay and load ratio to plain
+  GC (reference §5.2, formulas in :mod:`gctool.sequential.formulas`).
+* CodedReduce: communication per node against master–worker GC (same leaves, same tolerance)
+  and ring all-reduce, in units of one gradient vector.  gctool's cost model (documented in
+  docs/readme-sequential.md): a node receives its incoming vectors one after another over its
+  link, levels of the tree run one after another.  Busiest link: CR f vectors per parent, GC n
+  into the master, ring all-reduce 2(n-1)/n per node (Patarasuk & Yuan 2009) over 2(n-1) steps.
+* BCC: expected number of workers to wait for, ``b·H_b`` (reference §6.5), next to FRC with the
+  same number of groups and, exactly, the realised assignment under a random completion order.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import prod
+from typing import Any
+
+from gctool.model import GradientCode
+from gctool.sequential import formulas
+from gctool.sequential.reports import ComparisonRow, SequentialBoundReport
+
+
+def _row(fig: formulas.SchemeFigures, base: Fraction | None) -> ComparisonRow:
+    ratio = None if fig.load is None or base is None else float(fig.load / base)
+    return ComparisonRow(fig.scheme, None if fig.load is None else float(fig.load), fig.delay,
+                         ratio, fig.s, None if fig.load is None else str(fig.load), fig.note)
+
+
+def sgc_bounds(n: int, burst: int, window: int, lam: int) -> SequentialBoundReport:
+    """SR-SGC vs M-SGC vs plain GC for (B, W, λ)-bursty stragglers among n workers."""
+    gc, sr, m = (formulas.plain_gc(n, lam), formulas.srsgc(n, burst, window, lam),
+                 formulas.msgc(n, burst, window, lam))
+    rows = [_row(f, gc.load).to_dict() for f in (gc, sr, m)]
+    statements = [
+        "plain GC: every round may have lambda stragglers, so an (n, lambda)-GC: load "
+        "(lambda+1)/n, delay 0",
+        "SR-SGC: s = ceil(B lambda / (W-1+B)), load (s+1)/n, delay B (needs B | W-1) [KEK23]",
+        "M-SGC: load (lambda+1)(W-1+B) / (n (B + (W-1)(lambda+1))) (lambda < n), "
+        "(W-1+B)/(n(W-1)) (lambda = n), delay W-2+B [KEK23; re-derived in reference §5.2]",
+    ]
+    return SequentialBoundReport("sgc", n, {"burst": burst, "window": window, "lambda": lam},
+                                 rows, "gc", [], statements, True)
+
+
+def sgc_code_bounds(code: GradientCode) -> SequentialBoundReport:
+    """:func:`sgc_bounds` for a sequential code file, plus checks of its recorded figures."""
+    from gctool.sequential.schedule import model_of
+
+    model = model_of(code)
+    report = sgc_bounds(code.n, model.burst, model.window, model.lam)
+    row = next(r for r in report.rows if r["scheme"] == code.scheme)
+    for key, want in (("load", row["load"]), ("delay", row["delay"])):
+        got = code.params.get(key)
+        if want is not None and (not isinstance(got, int | float) or abs(got - want) > 1e-12):
+            report.findings.append(f"params.{key} = {got!r} but the formula gives {want}")
+    if row["s"] is not None and code.s < row["s"]:
+        report.findings.append(f"the per-round code has s = {code.s} < {row['s']} required")
+    report.ok = not report.findings
+    return report
+
+
+def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoundReport:
+    """Communication of CodedReduce vs master–worker GC and ring all-reduce."""
+    n = fanout**depth
+    s = prod(t + 1 for t in tolerance) - 1
+    load = Fraction(s + 1, n)
+    rar = Fraction(2 * (n - 1), n)
+    rows: list[dict[str, Any]] = [
+        {"scheme": "coded-reduce", "compute_nodes": n, "load": float(load), "tolerates": s,
+         "busiest_link_vectors": fanout, "sent_per_node": 1, "sequential_steps": depth,
+         "critical_path_vectors": fanout * depth,
+         "total_messages": sum(fanout**lv for lv in range(1, depth + 1)),
+         "note": f"any {s} leaf stragglers; each parent waits for f - s_l children"},
+        {"scheme": "gc", "compute_nodes": n, "load": float(load), "tolerates": s,
+         "busiest_link_vectors": n, "sent_per_node": 1, "sequential_steps": 1,
+         "critical_path_vectors": n, "total_messages": n,
+         "note": "master-worker (n, s)-GC with the same leaves and tolerance"},
+        {"scheme": "ring-all-reduce", "compute_nodes": n, "load": float(Fraction(1, n)),
+         "tolerates": 0, "busiest_link_vectors": float(rar), "sent_per_node": float(rar),
+         "sequential_steps": 2 * (n - 1), "critical_path_vectors": float(rar),
+         "total_messages": 2 * n * (n - 1), "note": "no straggler tolerance: waits for all"},
+    ]
+    for row in rows:
+        row["speedup_vs_gc"] = n / row["critical_path_vectors"]
+    statements = [
+        "units: one gradient vector; a node receives its incoming vectors one after another, "
+        "tree levels run one after another (gctool's cost model)",
+        f"coded-reduce: busiest link f = {fanout} vectors per level, {depth} levels",
+        f"master-worker GC: the master's link carries n = {n} vectors",
+        f"ring all-reduce: 2(n-1)/n = {float(rar):.4g} vectors per node in 2(n-1) = "
+        f"{2 * (n - 1)} steps (reduce-scatter + all-gather)",
+    ]
+    params = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
+    return SequentialBoundReport("tree", n, params, rows, "gc", [], statements, True)
+
+
+def bcc_bounds(code: GradientCode) -> SequentialBoundReport:
+    """Expected workers to wait for: BCC (b·H_b and the realised draw) vs FRC and uncoded."""
+    from gctool.sequential.bcc import MAX_EXACT_BATCHES, coupon_wait, frc_wait, wait_for_counts
+
+    n = code.n
+    b = int(code.params.get("batches", 0)) or int(code.support.any(axis=0).sum())
+    counts = [int(c) for c in code.params.get("holders", [])]
+    coupon, frc = coupon_wait(b), frc_wait(n, b)
+    realised = (wait_for_counts(n, counts) if counts and len(counts) <= MAX_EXACT_BATCHES
+                else None)
+    def row(scheme: str, value: Fraction | int | None, note: str) -> dict[str, Any]:
+        return {"scheme": scheme, "expected_wait": None if value is None else float(value),
+                "exact": None if value is None else str(value), "note": note}
+
+    rows = [
+        row("bcc", coupon, f"b·H_b with b = {b} batches (random batch per worker, unlimited "
+            "workers)"),
+        row("bcc (this draw)", realised,
+            "this file's assignment, uniformly random completion order (exact)"
+            if realised is not None else f"not computed (more than {MAX_EXACT_BATCHES} batches)"),
+        row("frc", frc, f"{b} groups of n/{b} workers, uniformly random completion order"
+            if frc is not None else f"needs b = {b} to divide n = {n}"),
+        row("uncoded", n, "wait for every worker"),
+    ]
+    statements = ["BCC: E[workers to wait for] = b·H_b [LKAS18; reference §6.5]",
+                  "FRC: E[T] = sum_t P(T > t), P(T > t) = sum_j (-1)^(j+1) C(g,j) "
+                  "C(n-jd, t)/C(n, t) [reference §6.5]"]
+    findings = []
+    if counts and min(counts) == 0:
+        findings.append("some batch has no worker: this code can never decode")
+    return SequentialBoundReport("bcc", n, {"batches": b}, rows, "uncoded", findings, statements,
+                                 not findings)

@@ -1,0 +1,158 @@
+"""Measured straggler traces in CSV: the AWS Lambda format of shared/data/aws-lambda-delays.
+
+Format (one file per compute load): header ``round,worker,started_s,finished_s``, one row per
+(round, worker), every pair exactly once.  gctool reads a worker's time in a round as
+``finished_s - started_s`` — the authors' convention (``get_durations`` in
+mamaj/Sequential-Gradient-Coding-2).  The README of the data says both columns are seconds
+from the start of the round; in most files they are absolute clock readings, which the
+difference is immune to.  The compute load of a file is read from its name (``load0.500``).
+
+``trace:PATH`` accepts a CSV file, or a prefix such as ``.../aws-lambda-delays/london`` that
+selects every ``london-load*.csv`` (one file per load level).
+
+How a scheme is mapped onto a trace (gctool's choice, documented in docs/readme-sequential.md):
+
+* **Workers and rounds.** Iterations are played in blocks of R rounds (R = the trace's
+  rounds).  Each block draws (from the seed) a random injective map from the scheme's workers
+  to the trace's workers and then plays trace rounds 0..R-1 in order, so a worker keeps its
+  measured behaviour across consecutive rounds inside a block.  All schemes of a run share the
+  blocks' maps (common random numbers).
+* **Loads.** A worker with normalised load ℓ takes, in trace cell (round, worker), the time of
+  the file whose load level is ℓ, linearly interpolated between the two neighbouring levels
+  (``interp``, default), or the nearest level (``nearest``), or the smallest level >= ℓ
+  (``ceil``).  Loads outside the levels are clamped (and reported).  A single file without a
+  load level in its name gives every worker its times whatever the load.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+
+MAPPINGS = ("interp", "nearest", "ceil")
+_LOAD = re.compile(r"load(\d+(?:\.\d+)?)")
+HEADER = ("round", "worker", "started_s", "finished_s")
+
+
+def read_trace_csv(path: Path) -> np.ndarray:
+    """(rounds, workers) durations of one CSV file, validated."""
+    from gctool._files import read_bytes
+
+    data, label = read_bytes(path, "a trace CSV file")
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InvalidInput(f"{label}: not a CSV trace ({exc})") from None
+    if not rows or tuple(c.strip() for c in rows[0]) != HEADER:
+        raise InvalidInput(f"{label}: expected the header {','.join(HEADER)}")
+    try:
+        table = np.array([[float(x) for x in r] for r in rows[1:] if r], dtype=np.float64)
+    except ValueError:
+        raise InvalidInput(f"{label}: every field after the header must be a number") from None
+    if table.ndim != 2 or table.shape[1] != 4 or not np.all(np.isfinite(table)):
+        raise InvalidInput(f"{label}: every row needs 4 finite numbers")
+    rnd, wrk = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+    R, N = int(rnd.max()) + 1, int(wrk.max()) + 1
+    if rnd.min() < 0 or wrk.min() < 0 or len(table) != R * N:
+        raise InvalidInput(f"{label}: needs exactly one row per (round, worker), rounds 0..R-1 "
+                           "and workers 0..N-1")
+    out = np.full((R, N), np.nan)
+    out[rnd, wrk] = table[:, 3] - table[:, 2]
+    if np.isnan(out).any():
+        raise InvalidInput(f"{label}: a (round, worker) pair appears twice")
+    if (out < 0).any():
+        raise InvalidInput(f"{label}: finished_s is before started_s in some row")
+    return out
+
+
+@dataclass
+class Trace:
+    levels: list[float | None]  # load level of each file (None: unknown, single file)
+    durations: list[np.ndarray]  # (rounds, workers) per level
+    label: str
+    mapping: str = "interp"
+    clamped: list[str] = field(default_factory=list)
+
+    @property
+    def rounds(self) -> int:
+        return int(self.durations[0].shape[0])
+
+    @property
+    def workers(self) -> int:
+        return int(self.durations[0].shape[1])
+
+    def base(self, iterations: int, width: int, rng: np.random.Generator) -> dict[str, Any]:
+        if width > self.workers:
+            raise InvalidInput(f"the trace has {self.workers} workers, a scheme needs {width}")
+        blocks = -(-iterations // self.rounds)
+        maps = np.stack([rng.permutation(self.workers)[:width] for _ in range(blocks)])
+        t = np.arange(iterations)
+        return {"round": t % self.rounds, "cols": maps[t // self.rounds]}
+
+    def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
+        n = len(loads)
+        cells = [D[base["round"][:, None], base["cols"][:, :n]] for D in self.durations]
+        if self.levels == [None]:
+            return np.asarray(cells[0])
+        out = np.empty_like(cells[0])
+        for i, ell in enumerate(loads):
+            lo, hi, w = self._weights(float(ell))
+            out[:, i] = (1 - w) * cells[lo][:, i] + w * cells[hi][:, i]
+        return out
+
+    def _weights(self, ell: float) -> tuple[int, int, float]:
+        lv = np.array(self.levels, dtype=np.float64)
+        if ell < lv[0] - 1e-12 or ell > lv[-1] + 1e-12:
+            note = f"load {ell:.4g} clamped to the trace's levels [{lv[0]:g}, {lv[-1]:g}]"
+            if note not in self.clamped:
+                self.clamped.append(note)
+        ell = float(np.clip(ell, lv[0], lv[-1]))
+        hi = int(np.searchsorted(lv, ell - 1e-12))
+        if hi == 0 or lv[hi] - ell < 1e-12:
+            return hi, hi, 0.0
+        lo = hi - 1
+        if self.mapping == "ceil":
+            return hi, hi, 0.0
+        if self.mapping == "nearest":
+            k = lo if ell - lv[lo] <= lv[hi] - ell else hi
+            return k, k, 0.0
+        return lo, hi, (ell - lv[lo]) / (lv[hi] - lv[lo])
+
+
+def _files(spec: str) -> list[Path]:
+    path = Path(spec)
+    if path.is_file():
+        return [path]
+    found = sorted(path.parent.glob(path.name + "-load*.csv")) if path.name else []
+    if not found:
+        raise InvalidInput(f"trace {spec!r}: no such CSV file, and no files {path.name}-load*.csv "
+                           f"in {path.parent}")
+    return found
+
+
+def load_trace(spec: str, mapping: str = "interp") -> Trace:
+    if mapping not in MAPPINGS:
+        raise InvalidInput(f"trace load mapping must be one of {', '.join(MAPPINGS)}")
+    files = _files(spec)
+    levels: list[float | None] = []
+    for f in files:
+        found = _LOAD.search(f.name)
+        levels.append(float(found.group(1)) if found else None)
+    if len(files) > 1 and None in levels:
+        raise InvalidInput(f"trace {spec!r}: every file name needs its load level (loadX.XXX)")
+    order = sorted(range(len(files)), key=lambda i: levels[i] or 0.0)
+    if len(files) == 1 and levels[0] is not None:
+        levels = [None]  # one level: nothing to interpolate, every load gets these times
+    durations = [read_trace_csv(files[i]) for i in order]
+    if len({D.shape for D in durations}) > 1:
+        raise InvalidInput(f"trace {spec!r}: the files have different numbers of rounds/workers")
+    label = files[0].name if len(files) == 1 else f"{Path(spec).name} ({len(files)} load levels)"
+    return Trace([levels[i] for i in order], durations, label, mapping)

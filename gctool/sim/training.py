@@ -1,0 +1,279 @@
+"""``gctool simulate --train``: real gradient descent in numpy, driven by each scheme's actual
+decoding and schedule, timed by the simulated rounds.
+
+Problem (gctool's choice): N = 1200 samples, d = 12 features whose singular values are spread so
+that the Hessian's condition number is 20; least squares (``lsq``, y = X β* + N(0, 0.5²)) or
+logistic regression (``logistic``, y ~ Bernoulli(σ(X β*))).  Loss = mean loss over samples;
+step 1/L (L the smoothness constant); the target loss is ``loss* + gap (loss(β0) - loss*)``
+with loss* from the closed form (lsq) or L-BFGS (logistic).
+
+Jobs and models: following the sequential-coding paper's experiments, M = 1 + (largest delay T
+among the schemes) models are trained concurrently, job t being one gradient step of model
+t mod M; a job is applied when the scheme decodes it (round t + T).  So no scheme ever uses a
+stale gradient and every scheme runs the same job sequence.  The time to target is the time
+at which every model has reached the target loss.
+
+Gradients are what the master really gets: the data is cut into the scheme's partitions,
+workers send their coded combinations, and the master decodes them with the scheme's decoder
+(exact, or the optimal least-squares decoder when an approximate code stops at n - s workers;
+ignore-stragglers rescales the sum of the fastest n - s partial gradients by n / (n - s)).
+
+Lazy uploads (``--lazy XI``, LAG-WK with one past difference, Chen et al. 2018): a worker that
+the master waited for skips its upload when ``||m_i - m̂_i||² <= XI / n² · ||ĝ_prev||²``, where
+m_i is its new message, m̂_i the last message it uploaded for this model and ĝ_prev the model's
+previous gradient estimate (so the right side is XI ||β^k - β^(k-1)||² / (η n)²); the master
+reuses m̂_i.  Applied to uncoded messages this is LAG, to coded messages LAGC, to an FRC code
+(groups) G-LAG.  Sequential schemes are not made lazy.  Communication counts uploaded vectors
+in units of one gradient (an m-piece code sends 1/m; an M-SGC worker uploads one vector per
+mini-task slot of a round).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+from gctool.sim.contenders import Contender, Run
+
+PROBLEMS = ("lsq", "logistic")
+N_SAMPLES, N_FEATURES, CONDITION = 1200, 12, 20.0
+
+
+@dataclass
+class Problem:
+    kind: str
+    X: np.ndarray
+    y: np.ndarray
+    eta: float
+    loss_star: float
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    def residual(self, beta: np.ndarray) -> np.ndarray:
+        z = self.X @ beta
+        if self.kind == "lsq":
+            return z - self.y
+        return 1.0 / (1.0 + np.exp(-z)) - self.y
+
+    def loss(self, beta: np.ndarray) -> float:
+        z = self.X @ beta
+        if self.kind == "lsq":
+            return float(0.5 * np.mean((z - self.y) ** 2))
+        return float(np.mean(np.logaddexp(0.0, z) - self.y * z))
+
+    def partial_gradients(self, beta: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """(K, d): gradient of the mean loss restricted to each contiguous partition."""
+        rows = self.X * self.residual(beta)[:, None] / self.N
+        C = np.vstack([np.zeros((1, rows.shape[1])), np.cumsum(rows, axis=0)])
+        return np.asarray(C[bounds[1:]] - C[bounds[:-1]])
+
+
+def make_problem(kind: str, rng: np.random.Generator) -> Problem:
+    if kind not in PROBLEMS:
+        raise InvalidInput(f"--problem must be one of {', '.join(PROBLEMS)}")
+    Z = rng.standard_normal((N_SAMPLES, N_FEATURES))
+    U, _, Vt = np.linalg.svd(Z, full_matrices=False)
+    sv = np.sqrt(N_SAMPLES) * np.geomspace(1.0, 1.0 / np.sqrt(CONDITION), N_FEATURES)
+    X = (U * sv) @ Vt
+    beta_star = rng.standard_normal(N_FEATURES)
+    H = X.T @ X / N_SAMPLES
+    L = float(np.linalg.eigvalsh(H).max())
+    if kind == "lsq":
+        y = X @ beta_star + 0.5 * rng.standard_normal(N_SAMPLES)
+        opt = np.linalg.lstsq(X, y, rcond=None)[0]
+        p = Problem(kind, X, y, 1.0 / L, 0.0)
+    else:
+        y = (rng.random(N_SAMPLES) < 1.0 / (1.0 + np.exp(-X @ beta_star))).astype(np.float64)
+        p = Problem(kind, X, y, 4.0 / L, 0.0)
+        opt = _logistic_optimum(p)
+    p.loss_star = p.loss(opt)
+    return p
+
+
+def _logistic_optimum(p: Problem) -> np.ndarray:
+    from scipy.optimize import minimize
+
+    res = minimize(p.loss, np.zeros(p.X.shape[1]), method="L-BFGS-B",
+                   jac=lambda b: p.X.T @ p.residual(b) / p.N, options={"gtol": 1e-12})
+    return np.asarray(res.x)
+
+
+def bounds_for(N: int, sizes: np.ndarray) -> np.ndarray:
+    """Contiguous partition boundaries for the given fractions (rounded, may be empty)."""
+    edges = np.rint(np.concatenate([[0.0], np.cumsum(sizes)]) / sizes.sum() * N)
+    return edges.astype(np.int64)
+
+
+class Estimator:
+    """Gradient estimates of one contender, with lazy uploads when asked."""
+
+    def __init__(self, c: Contender, problem: Problem, lazy: float | None) -> None:
+        self.c, self.p, self.lazy = c, problem, lazy
+        self.decoders: dict[Any, Any] = {}
+        self.uploads = self.skipped = 0.0
+        self.stale: dict[int, np.ndarray] = {}
+        code = c.code
+        if code is not None and code.field.is_finite:
+            raise InvalidInput(f"{c.name}: training needs a real or complex code, not {code.field}")
+        if c.kind in ("uncoded", "ignore"):
+            self.B, self.m, self.k = np.eye(c.n), 1, c.n
+            self.bounds = bounds_for(problem.N, np.ones(c.n))
+        elif c.kind == "sgc" and code is not None and code.scheme == "m-sgc":
+            self._msgc_layout()
+        else:
+            assert code is not None
+            self.B, self.m, self.k = np.asarray(code.B), code.m, code.k
+            self.bounds = bounds_for(problem.N, np.ones(code.k))
+
+    def _msgc_layout(self) -> None:
+        code = self.c.code
+        assert code is not None
+        n, W, B = code.n, int(code.params["window"]), int(code.params["burst"])
+        alpha = float(code.params["decoding"]["d1_fraction"])
+        groups = B if code.params["lambda"] < n else 0
+        sizes = [alpha / (n * (W - 1))] * (n * (W - 1))
+        sizes += [(1 - alpha) / (groups * n)] * (groups * n) if groups else []
+        self.d1_parts, self.groups = n * (W - 1), groups
+        self.B, self.m, self.k = np.asarray(code.B), 1, len(sizes)
+        self.bounds = bounds_for(self.p.N, np.array(sizes))
+
+    # -- decoding ------------------------------------------------------------------------------
+    def _decode(self, F: np.ndarray) -> np.ndarray:
+        key = tuple(int(i) for i in F)
+        a = self.decoders.get(key)
+        if a is None:
+            from gctool.decode import Decoder
+
+            assert self.c.code is not None
+            if "_dec" not in self.decoders:
+                self.decoders["_dec"] = Decoder(self.c.code)
+            a = self.decoders["_dec"].decode(list(key)).a  # (m, |F|)
+            self.decoders[key] = a
+        return np.asarray(a)
+
+    def _pieces(self, G: np.ndarray) -> np.ndarray:
+        """(k, d) partition gradients -> (k*m, d/m) piece rows (piece-major), zero-padded."""
+        if self.m == 1:
+            return G
+        d = G.shape[1]
+        width = -(-d // self.m)
+        padded = np.zeros((G.shape[0], width * self.m))
+        padded[:, :d] = G
+        return np.concatenate([padded[:, u * width:(u + 1) * width] for u in range(self.m)])
+
+    def round_gradient(self, model: int, beta: np.ndarray, used: np.ndarray, exact: bool,
+                       prev: np.ndarray | None) -> np.ndarray:
+        """Estimate for a single-round scheme from the workers the master used."""
+        G = self.p.partial_gradients(beta, self.bounds)
+        msgs = self.B[used] @ self._pieces(G)  # (|F|, d/m)
+        msgs = self._lazy(model, used, msgs, prev)
+        if self.c.kind == "uncoded":
+            return np.asarray(msgs.sum(axis=0).real)
+        if self.c.kind == "ignore":
+            return np.asarray(msgs.sum(axis=0).real * self.c.n / len(used))
+        order = np.argsort(used)  # exact or not, the optimal (least-squares) decoding vector
+        pieces = self._decode(used[order]) @ msgs[order]  # (m, d/m)
+        return np.asarray(pieces.reshape(-1)[: G.shape[1]].real)
+
+    def _lazy(self, model: int, used: np.ndarray, msgs: np.ndarray, prev: np.ndarray | None
+              ) -> np.ndarray:
+        size = 1.0 / self.m
+        if self.lazy is None or prev is None:
+            self.uploads += size * len(used)
+            if self.lazy is not None:
+                self._store(model, used, msgs)
+            return msgs
+        stale = self.stale.setdefault(model, np.zeros((self.c.n, msgs.shape[1]), msgs.dtype))
+        limit = self.lazy / self.c.n**2 * float(np.sum(prev**2))
+        out = msgs.copy()
+        for row, i in enumerate(used):
+            if np.sum(np.abs(msgs[row] - stale[i]) ** 2) <= limit:
+                out[row] = stale[i]
+                self.skipped += size
+            else:
+                stale[i] = msgs[row]
+                self.uploads += size
+        return out
+
+    def _store(self, model: int, used: np.ndarray, msgs: np.ndarray) -> None:
+        stale = self.stale.setdefault(model, np.zeros((self.c.n, msgs.shape[1]), msgs.dtype))
+        stale[used] = msgs
+
+    def job_gradient(self, beta: np.ndarray, entry: Any) -> np.ndarray:
+        """Estimate for a sequential scheme's job from what was delivered for it."""
+        from gctool.sequential.model import members
+
+        G = self.p.partial_gradients(beta, self.bounds)
+        code = self.c.code
+        assert code is not None
+        if code.scheme == "sr-sgc":
+            F = np.array(members(entry))
+            return np.asarray((self._decode(F) @ (self.B[F] @ G))[0].real)
+        counts, masks = entry
+        total = G[: self.d1_parts].sum(axis=0)  # every worker finished its D1 share
+        n = self.c.n
+        for g in range(self.groups):
+            F = np.array(members(masks[g]))
+            Gg = G[self.d1_parts + g * n: self.d1_parts + (g + 1) * n]
+            total = total + (self._decode(F) @ (self.B[F] @ Gg))[0].real
+        return np.asarray(total)
+
+
+def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
+          lazy: float | None, seed: int) -> dict[str, Any]:
+    """Train every contender's M models along its simulated rounds."""
+    rng = np.random.default_rng(seed)
+    problem = make_problem(kind, rng)
+    M = 1 + max(c.delay for c in contenders)
+    inits = [np.asarray(rng.standard_normal(problem.X.shape[1])) for _ in range(M)]
+    start = float(np.mean([problem.loss(b) for b in inits]))
+    target = problem.loss_star + gap * (start - problem.loss_star)
+    rows = [_train_one(c, run, problem, inits, target, lazy) for c, run in zip(contenders, runs,
+                                                                               strict=True)]
+    return {"problem": kind, "models": M, "target": target, "loss_star": problem.loss_star,
+            "initial_loss": start, "gap": gap, "lazy": lazy, "rows": rows,
+            "samples": problem.N, "features": problem.X.shape[1], "condition": CONDITION}
+
+
+def _jobs(c: Contender, run: Run) -> list[tuple[int, int, Any]]:
+    """(job, round it is applied, payload) in application order."""
+    if c.kind == "sgc":
+        return [(job, r, entry) for job, r, ok, entry in run.jobs if ok]
+    assert run.exact is not None
+    return [(t, t, (run.used[t], bool(run.exact[t]))) for t in range(len(run.durations))]
+
+
+def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
+               target: float, lazy: float | None) -> dict[str, Any]:
+    est = Estimator(c, problem, lazy if c.kind != "sgc" else None)
+    M = len(inits)
+    betas = [b.copy() for b in inits]
+    prev: list[np.ndarray | None] = [None] * M
+    reached = [False] * M
+    clock = np.cumsum(run.durations)
+    when = jobs_done = None
+    last = len(run.durations) - 1
+    for count, (job, r, payload) in enumerate(_jobs(c, run), start=1):
+        m = job % M
+        if c.kind == "sgc":
+            g = est.job_gradient(betas[m], payload)
+        else:
+            g = est.round_gradient(m, betas[m], payload[0], payload[1], prev[m])
+        betas[m] = betas[m] - problem.eta * g
+        prev[m] = g
+        reached[m] = reached[m] or problem.loss(betas[m]) <= target
+        if all(reached):
+            when, jobs_done, last = float(clock[r]), count, r
+            break
+    if c.kind == "sgc":  # every worker that finished a round uploads one vector per slot
+        assert c.code is not None
+        slots = c.delay + 1 if c.code.scheme == "m-sgc" else 1
+        est.uploads = float(sum(len(run.used[r]) for r in range(last + 1)) * slots)
+    return {"name": c.name, "time_to_target": when, "jobs_to_target": jobs_done,
+            "uploads": est.uploads, "skipped_uploads": est.skipped,
+            "final_loss": float(np.mean([problem.loss(b) for b in betas]))}

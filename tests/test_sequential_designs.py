@@ -1,0 +1,149 @@
+"""CodedReduce trees and the batched coupon collector, against brute force."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gctool.codes import design
+from gctool.sequential.audit import verify_tree
+from gctool.sequential.bcc import coupon_wait, frc_wait, wait_for_counts
+from gctool.sequential.bounds import bcc_bounds, sgc_bounds, tree_bounds
+from gctool.sequential.coded_reduce import leaf_path, levels_of, tree_decode
+
+
+# -- CodedReduce --------------------------------------------------------------------------------
+@pytest.mark.parametrize("fanout,depth,tol", [(3, 2, [1]), (4, 2, [1, 2]), (2, 3, [1, 0, 1])])
+def test_coded_reduce_is_kronecker_and_verifies(fanout: int, depth: int, tol: list[int]) -> None:
+    code = design("coded-reduce", seed=3, fanout=fanout, depth=depth, tolerance=tol)
+    levels = levels_of(code)
+    full = np.ones((1, 1))
+    for lv in levels:
+        full = np.kron(full, lv.B)
+    assert np.allclose(full, code.B)
+    s_l = [lv.s for lv in levels]
+    assert code.s == int(np.prod([t + 1 for t in s_l])) - 1
+    assert code.params["load"] == pytest.approx((code.s + 1) / fanout**depth)
+    assert all(load == code.s + 1 for load in code.loads)
+    rep = verify_tree(code)
+    assert rep.ok and rep.consistent and rep.exact
+    assert rep.parents == sum(fanout**lv for lv in range(depth))
+
+
+def _admissible_leaf_sets(fanout: int, depth: int, tol: list[int]) -> list[set[int]]:
+    """Leaf-straggler sets that leave every parent within its tolerance, by brute force."""
+    n = fanout**depth
+    out = []
+    for r in range(n + 1):
+        for S in itertools.combinations(range(n), r):
+            dead = set(S)
+            ok = True
+            for lv in range(depth, 0, -1):  # parents at level lv-1 decide from level-lv nodes
+                size = fanout ** (depth - lv)
+                nodes = n // size
+                failed = {v for v in range(nodes)
+                          if all(leaf in dead for leaf in range(v * size, (v + 1) * size))}
+                for p in range(nodes // fanout):
+                    kids = [v for v in range(p * fanout, (p + 1) * fanout) if v in failed]
+                    if len(kids) > tol[lv - 1]:
+                        ok = False
+                if not ok:
+                    break
+            if ok:
+                out.append(dead)
+    return out
+
+
+def test_tree_decoding_recovers_the_gradient_exactly_when_every_parent_can() -> None:
+    fanout, depth, tol = 3, 2, [1, 1]
+    code = design("coded-reduce", seed=5, fanout=fanout, depth=depth, tolerance=tol)
+    levels = levels_of(code)
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((code.k, 4))
+    messages = code.B @ g
+    good = _admissible_leaf_sets(fanout, depth, tol)
+    assert len(good) > 20
+    for dead in good:
+        alive = np.array([i not in dead for i in range(code.n)])
+        if not alive.any():
+            continue
+        out = tree_decode(levels, messages, alive)
+        # a set of leaves whose every subtree is dead counts as a dead subtree, so decoding
+        # must succeed whenever the brute force says every parent is within tolerance
+        assert out is not None and np.allclose(out, g.sum(axis=0))
+    # break one level-2 parent with s+1 = 2 dead children, and its sibling subtrees too
+    alive = np.ones(code.n, bool)
+    alive[[0, 1, 3, 4]] = False  # parents 0 and 1 each lose 2 of 3 children -> root loses 2
+    assert tree_decode(levels, messages, alive) is None
+    assert leaf_path(5, 3, 2) == [1, 2]
+
+
+def test_tree_verify_detects_a_tampered_file() -> None:
+    code = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=[1])
+    params = dict(code.params)
+    params["levels"] = [params["levels"][0], [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]]
+    from gctool.model import GradientCode
+
+    bad = GradientCode(code.B, code.field, code.s, code.scheme, params)
+    rep = verify_tree(bad)
+    assert not rep.ok and rep.levels[1].counterexample is not None and not rep.consistent
+
+
+def test_tree_bounds_communication() -> None:
+    rep = tree_bounds(4, 3, [1, 1, 1])
+    cr, gc, rar = rep.rows
+    assert cr["busiest_link_vectors"] == 4 and cr["critical_path_vectors"] == 12
+    assert gc["busiest_link_vectors"] == 64 and cr["tolerates"] == gc["tolerates"] == 7
+    assert rar["busiest_link_vectors"] == pytest.approx(2 * 63 / 64) and rar["tolerates"] == 0
+    assert cr["load"] == gc["load"] == 8 / 64
+
+
+# -- BCC ----------------------------------------------------------------------------------------
+def test_coupon_and_frc_waiting_times_match_reference_examples() -> None:
+    assert coupon_wait(4) == Fraction(25, 3)  # reference §6.5
+    assert frc_wait(6, 3) == Fraction(19, 5)  # n = 6, d = 2 (checked over all 720 orders)
+    assert frc_wait(6, 4) is None
+
+
+def test_wait_for_counts_against_all_completion_orders() -> None:
+    groups = [0, 0, 1, 2, 2, 2]  # worker -> batch
+    total = Fraction(0)
+    perms = list(itertools.permutations(range(6)))
+    for order in perms:
+        seen: set[int] = set()
+        for t, i in enumerate(order, start=1):
+            seen.add(groups[i])
+            if len(seen) == 3:
+                total += t
+                break
+    assert wait_for_counts(6, [2, 1, 3]) == total / len(perms)
+
+
+def test_bcc_design_covers_every_batch_and_is_seeded() -> None:
+    a = design("bcc", n=12, k=24, seed=4, batches=4)
+    b = design("bcc", n=12, k=24, seed=4, batches=4)
+    assert np.array_equal(a.B, b.B)
+    holders = np.array(a.params["holders"])
+    assert holders.min() >= 1 and holders.sum() == 12 and a.s == holders.min() - 1
+    assert set(a.loads.tolist()) == {6}  # one batch of k/b = 6 partitions per worker
+    assert (a.replication >= 1).all()
+    auto = design("bcc", n=12, seed=1)
+    assert auto.params["batches"] == 5  # largest b with b·H_b <= 12
+    rep = bcc_bounds(a)
+    rows = {r["scheme"]: r for r in rep.rows}
+    assert rows["bcc"]["exact"] == str(coupon_wait(4))
+    assert rows["frc"]["exact"] == str(frc_wait(12, 4))
+    assert rows["bcc (this draw)"]["exact"] == str(wait_for_counts(12, holders.tolist()))
+
+
+def test_sgc_bound_rows() -> None:
+    rep = sgc_bounds(8, 1, 3, 3)
+    rows = {r["scheme"]: r for r in rep.rows}
+    assert rows["gc"]["exact"] == "1/2" and rows["sr-sgc"]["exact"] == "1/4"
+    assert rows["m-sgc"]["exact"] == "1/6" and rows["m-sgc"]["ratio"] == pytest.approx(1 / 3)
+    assert (rows["gc"]["delay"], rows["sr-sgc"]["delay"], rows["m-sgc"]["delay"]) == (0, 1, 2)
+    full = {r["scheme"]: r for r in sgc_bounds(4, 1, 2, 4).rows}
+    assert full["gc"]["load"] is None and full["m-sgc"]["ratio"] is None
