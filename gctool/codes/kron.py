@@ -50,6 +50,8 @@ def product(B1: np.ndarray, B2: np.ndarray, field: Field) -> np.ndarray:
     """``B1 ⊗ B2`` with the field's arithmetic."""
     if not field.is_finite:
         return np.kron(B1, B2)
+    if field.m == 1:  # prime field: integer products mod p (entries < 2^31, no overflow)
+        return np.kron(B1.astype(np.int64), B2.astype(np.int64)) % field.p
     GF = field.galois()
     n1, k1 = B1.shape
     n2, k2 = B2.shape
