@@ -1,0 +1,214 @@
+"""The simulator: real AWS Lambda traces, closed forms, SGC deadlines, training, the CLI.
+
+The traces are read from ``$GCTOOL_SHARED_DATA/aws-lambda-delays`` (default: ``../shared/data``
+next to the repository, where CI keeps them).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.main import cli
+from gctool.codes import design
+from gctool.model import GradientCode
+from gctool.fields import parse_field
+from gctool.sequential.model import to_mask
+from gctool.sim.contenders import from_code, ignore_stragglers, uncoded
+from gctool.sim.delays import parse_delay
+from gctool.sim.run import simulate, theory
+from gctool.sim.traces import load_trace, read_trace_csv
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("GCTOOL_SHARED_DATA", REPO.parent / "shared" / "data"))
+TRACES = DATA / "aws-lambda-delays"
+LONDON = TRACES / "london"
+
+
+# -- traces ---------------------------------------------------------------------------------------
+def test_trace_files_are_read_as_finished_minus_started() -> None:
+    path = TRACES / "canada-load0.000.csv"
+    D = read_trace_csv(path)
+    assert D.shape == (10, 256)
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows[::97]:
+        r, w = int(row["round"]), int(row["worker"])
+        assert D[r, w] == pytest.approx(float(row["finished_s"]) - float(row["started_s"]))
+    assert D[2].max() > 30  # the README's straggler: canada, load 0, round 2 (~40 s arrival)
+
+
+def test_trace_levels_and_load_mapping() -> None:
+    tr = load_trace(str(LONDON))
+    assert tr.levels == [0.0, 0.25, 0.5, 0.75, 1.0] and tr.rounds == 10 and tr.workers == 256
+    base = tr.base(25, 6, np.random.default_rng(1))
+    files = {lv: read_trace_csv(TRACES / f"london-load{lv:.3f}.csv") for lv in tr.levels}
+    cells = lambda lv: files[lv][base["round"][:, None], base["cols"]]  # noqa: E731
+    t = tr.times(base, np.array([0.25, 0.125, 0.6, 1.0, 0.0, 0.25]))
+    assert np.allclose(t[:, 0], cells(0.25)[:, 0])
+    assert np.allclose(t[:, 1], 0.5 * cells(0.0)[:, 1] + 0.5 * cells(0.25)[:, 1])
+    assert np.allclose(t[:, 2], 0.6 * cells(0.5)[:, 2] + 0.4 * cells(0.75)[:, 2])
+    ceil = load_trace(str(LONDON), "ceil")
+    assert np.allclose(ceil.times(base, np.full(6, 0.3))[:, 3], cells(0.5)[:, 3])
+    near = load_trace(str(LONDON), "nearest")
+    assert np.allclose(near.times(base, np.full(6, 0.3))[:, 4], cells(0.25)[:, 4])
+    # blocks of 10 rounds in order, each with one injective worker map
+    assert base["round"].tolist()[:12] == list(range(10)) + [0, 1]
+    for block in range(3):
+        cols = base["cols"][block * 10:(block + 1) * 10]
+        assert (cols == cols[0]).all() and len(set(cols[0].tolist())) == 6
+
+
+def test_single_trace_file_ignores_loads() -> None:
+    tr = load_trace(str(TRACES / "sydney-load0.500.csv"))
+    base = tr.base(10, 4, np.random.default_rng(0))
+    assert np.allclose(tr.times(base, np.array([0.1, 0.9, 0.5, 0.0])),
+                       read_trace_csv(TRACES / "sydney-load0.500.csv")[
+                           base["round"][:, None], base["cols"][:, :4]])
+
+
+def test_broken_traces_are_rejected(tmp_path: Path) -> None:
+    from gctool.errors import InvalidInput
+
+    bad = tmp_path / "x-load0.500.csv"
+    bad.write_text("round,worker,started_s,finished_s\n0,0,1.0,0.5\n")
+    with pytest.raises(InvalidInput, match="before started_s"):
+        read_trace_csv(bad)
+    bad.write_text("round,worker,start\n")
+    with pytest.raises(InvalidInput, match="header"):
+        read_trace_csv(bad)
+    with pytest.raises(InvalidInput, match="no such CSV"):
+        parse_delay(str(tmp_path / "nowhere"))
+
+
+# -- closed forms -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec", ["shifted-exp:shift=1,rate=2", "pareto:scale=1,shape=3"])
+def test_simulated_means_match_order_statistics(spec: str) -> None:
+    code = design("frc", n=10, s=4)
+    rep = simulate([("frc", code)], parse_delay(spec), iterations=4000, seed=7,
+                   sgc=(1, 2, 1))
+    rows = {r["name"]: r for r in rep.rows}
+    for name in ("uncoded", "ignore-stragglers s=4"):
+        m = rows[name]["mean"]
+        assert rows[name]["theory"] is not None
+        assert m["low"] <= rows[name]["theory"] <= m["high"], (name, m, rows[name]["theory"])
+
+
+def test_theory_against_direct_monte_carlo() -> None:
+    rng = np.random.default_rng(0)
+    n, s = 6, 2
+    delay = parse_delay("shifted-exp:shift=0.5,rate=3")
+    c = ignore_stragglers(n, s)
+    X = (0.5 + rng.exponential(size=(200_000, n)) / 3) / n
+    assert np.sort(X, axis=1)[:, n - s - 1].mean() == pytest.approx(theory(delay, c), rel=5e-3)
+    assert theory(delay, uncoded(n)) == pytest.approx(X.max(axis=1).mean(), rel=5e-3)
+
+
+# -- sequential schemes in the simulator agree with the verifier ----------------------------------
+@pytest.mark.parametrize("scheme,args", [("sr-sgc", (1, 3, 2)), ("m-sgc", (1, 3, 2)),
+                                         ("m-sgc", (2, 4, 2)), ("sr-sgc", (2, 3, 3))])
+def test_sgc_never_misses_a_deadline_on_bursty_delays(scheme: str, args: tuple) -> None:  # type: ignore[type-arg]
+    from gctool.sequential.audit import verify_sequential
+
+    B, W, lam = args
+    code = design(scheme, n=5, seed=1, burst=B, window=W, lam=lam)
+    assert verify_sequential(code).ok  # exhaustive: no admissible pattern breaks a deadline
+    c = from_code(code, scheme)
+    delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
+    times = delay.times(delay.base(400, 5, np.random.default_rng(3)), c.loads)
+    run = c.run(times)
+    assert run.deadline_misses == 0 and len(run.jobs) == 400 - c.delay
+    pattern = [code_mask(5) & ~to_mask(u.tolist()) for u in run.used]
+    from gctool.sequential.schedule import model_of
+
+    assert model_of(code).violation(pattern) is None  # the master's stragglers are admissible
+    assert sum(1 for S in pattern if S) > 50  # and there were plenty of them
+
+
+def code_mask(n: int) -> int:
+    return (1 << n) - 1
+
+
+# -- traces end to end ------------------------------------------------------------------------------
+def test_trace_simulation_table_for_gc_and_sgc() -> None:
+    codes = [("frc", design("frc", n=8, s=1)), ("crc", design("cyclic", n=8, s=2, seed=1))]
+    rep = simulate(codes, parse_delay(str(LONDON)), iterations=300, seed=2)
+    names = [r["name"] for r in rep.rows]
+    assert names[:3] == ["frc", "crc", "uncoded"]
+    assert any(n.startswith("sr-sgc") for n in names) and any(n.startswith("m-sgc") for n in names)
+    assert rep.ok and all(r["deadline_misses"] == 0 for r in rep.rows)
+    for r in rep.rows:
+        m = r["mean"]
+        assert m["low"] <= m["value"] <= m["high"] and r["p50"]["value"] <= r["p99"]["value"]
+        assert r["speedup"]["value"] > 0
+    un = next(r for r in rep.rows if r["name"] == "uncoded")
+    ign = next(r for r in rep.rows if r["name"] == "ignore-stragglers s=1")
+    assert un["speedup"]["value"] == pytest.approx(1.0)
+    assert ign["mean"]["value"] < un["mean"]["value"]  # waiting for one fewer never hurts
+
+
+# -- training -------------------------------------------------------------------------------------------
+def test_training_reaches_target_with_exact_and_approximate_decoding() -> None:
+    frc = design("frc", n=6, s=1)
+    approx = GradientCode(np.eye(6), parse_field("real"), 1, "custom")  # claims s = 1, has none
+    rep = simulate([("frc", frc), ("approx", approx)], parse_delay("shifted-exp"),
+                   iterations=300, seed=4, train="lsq", sgc=(1, 2, 1))
+    rows = {r["name"]: r for r in rep.training["rows"]}
+    exact_rows = [r for r in rep.rows if r["name"] == "approx"]
+    assert exact_rows[0]["exact_fraction"] == 0.0  # stops at n - 1 workers: approximate
+    for name in ("frc", "uncoded", "sr-sgc B,W,L=1,2,1", "m-sgc B,W,L=1,2,1"):
+        assert rows[name]["time_to_target"] is not None, name
+        assert rows[name]["final_loss"] <= rep.training["target"] + 1e-12
+    assert rows["frc"]["uploads"] > 0 and rows["frc"]["skipped_uploads"] == 0
+    lazy = simulate([("frc", frc)], parse_delay("shifted-exp"), iterations=300, seed=4,
+                    train="logistic", lazy=0.5, baselines=False)
+    row = lazy.training["rows"][0]
+    assert row["skipped_uploads"] > 0 and row["time_to_target"] is not None
+
+
+def test_msgc_job_gradient_is_the_full_gradient() -> None:
+    from gctool.sim.training import Estimator, make_problem
+
+    code = design("m-sgc", n=5, seed=1, burst=2, window=3, lam=2)
+    c = from_code(code, "m")
+    problem = make_problem("lsq", np.random.default_rng(0))
+    est = Estimator(c, problem, None)
+    beta = np.random.default_rng(1).standard_normal(problem.X.shape[1])
+    full = problem.X.T @ problem.residual(beta) / problem.N
+    entry = ((2,) * 5, (to_mask([0, 1, 2]), to_mask([1, 3, 4])))  # any n - λ = 3 per group
+    assert np.allclose(est.job_gradient(beta, entry), full)
+    sr = design("sr-sgc", n=6, seed=1, burst=1, window=3, lam=3)
+    est = Estimator(from_code(sr, "sr"), problem, None)
+    assert np.allclose(est.job_gradient(beta, to_mask([0, 2, 3, 5])), full)
+
+
+# -- CLI ------------------------------------------------------------------------------------------------
+def test_simulate_cli(tmp_path: Path) -> None:
+    runner = CliRunner()
+    frc = tmp_path / "frc.json"
+    runner.invoke(cli, ["design", "frc", "-n", "6", "-s", "1", "-o", str(frc)])
+    r = runner.invoke(cli, ["simulate", str(frc), "--delay", str(LONDON), "--iterations", "60",
+                            "--seed", "1", "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["seed"] == 1 and doc["delay"].startswith("trace london")
+    assert {row["name"] for row in doc["rows"]} >= {"uncoded", "ignore-stragglers s=1"}
+    r = runner.invoke(cli, ["simulate", str(frc), "--delay", "markov", "--iterations", "60",
+                            "--seed", "1", "--train", "--lazy", "0.5", "--sgc", "1,3,1"])
+    assert r.exit_code == 0 and "training" in r.stdout and "m-sgc B,W,L=1,3,1" in r.stdout
+    again = runner.invoke(cli, ["simulate", str(frc), "--delay", "markov", "--iterations", "60",
+                                "--seed", "1", "--train", "--lazy", "0.5", "--sgc", "1,3,1"])
+    assert again.stdout == r.stdout  # a seed makes a run reproducible
+    for bad in (["--delay", "gamma"], ["--delay", "pareto:shape=0"], ["--sgc", "1,2"],
+                ["--delay", "trace:/nonexistent/x"], ["-", "-"], ["--iterations", "1"]):
+        out = runner.invoke(cli, ["simulate", str(frc), *bad], input="")
+        assert out.exit_code == ExitCode.USAGE, (bad, out.stdout, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1
+    assert "Examples:" in runner.invoke(cli, ["simulate", "--help"]).stdout
