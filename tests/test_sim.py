@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 from gctool.codes import design
-from gctool.model import GradientCode
 from gctool.fields import parse_field
+from gctool.model import GradientCode
 from gctool.sequential.model import to_mask
 from gctool.sim.contenders import from_code, ignore_stragglers, uncoded
 from gctool.sim.delays import parse_delay
@@ -88,7 +88,7 @@ def test_broken_traces_are_rejected(tmp_path: Path) -> None:
         parse_delay(str(tmp_path / "nowhere"))
 
 
-# -- closed forms -------------------------------------------------------------------------------------
+# -- closed forms ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("spec", ["shifted-exp:shift=1,rate=2", "pareto:scale=1,shape=3"])
 def test_simulated_means_match_order_statistics(spec: str) -> None:
     code = design("frc", n=10, s=4)
@@ -136,7 +136,7 @@ def code_mask(n: int) -> int:
     return (1 << n) - 1
 
 
-# -- traces end to end ------------------------------------------------------------------------------
+# -- traces end to end ----------------------------------------------------------------------------
 def test_trace_simulation_table_for_gc_and_sgc() -> None:
     codes = [("frc", design("frc", n=8, s=1)), ("crc", design("cyclic", n=8, s=2, seed=1))]
     rep = simulate(codes, parse_delay(str(LONDON)), iterations=300, seed=2)
@@ -154,7 +154,7 @@ def test_trace_simulation_table_for_gc_and_sgc() -> None:
     assert ign["mean"]["value"] < un["mean"]["value"]  # waiting for one fewer never hurts
 
 
-# -- training -------------------------------------------------------------------------------------------
+# -- training -------------------------------------------------------------------------------------
 def test_training_reaches_target_with_exact_and_approximate_decoding() -> None:
     frc = design("frc", n=6, s=1)
     approx = GradientCode(np.eye(6), parse_field("real"), 1, "custom")  # claims s = 1, has none
@@ -189,7 +189,7 @@ def test_msgc_job_gradient_is_the_full_gradient() -> None:
     assert np.allclose(est.job_gradient(beta, to_mask([0, 2, 3, 5])), full)
 
 
-# -- CLI ------------------------------------------------------------------------------------------------
+# -- CLI ------------------------------------------------------------------------------------------
 def test_simulate_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     frc = tmp_path / "frc.json"
