@@ -4,6 +4,7 @@ against exhaustive search (gctool.audit.attack / threshold) on small designs."""
 from __future__ import annotations
 
 from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -150,8 +151,8 @@ def test_error_does_not_depend_on_which_workers_straggle() -> None:
 
 def test_non_symmetric_design_gets_no_closed_form() -> None:
     """The (4, 6, 3, 2, 1) design (K4 edges, reference §3.5) has S-dependent errors."""
-    from gctool.model import GradientCode
     from gctool.fields import parse_field
+    from gctool.model import GradientCode
 
     B = np.array([[1 if j in e else 0 for j in range(4)]
                   for e in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]])

@@ -67,6 +67,8 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
         good = [p for p in range(n + 1, 50 * n, n) if all(p % f for f in range(2, int(p**0.5) + 1))]
         raise DesignError(f"nested codes over GF(q) need n | q - 1 (n = {n}, q = {q}); try "
                           f"GF({good[0]}) or --field complex" if good else "use --field complex")
+    if field.m == 1:
+        return _dft_levels_prime(n, levels, field.p)
     import galois
 
     GF = field.galois()
@@ -78,6 +80,34 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
         coeffs = g.coeffs[::-1]
         rows = _cyclic_rows(coeffs, n, GF.Zeros((n, n)))
         out.append(np.asarray(rows.view(np.ndarray), dtype=np.int64))
+    return out
+
+
+def _primitive_root(p: int) -> int:
+    """The smallest generator of GF(p)^* (p prime)."""
+    if p == 2:
+        return 1
+    m, factors, f = p - 1, set(), 2
+    while f * f <= m:
+        while m % f == 0:
+            factors.add(f)
+            m //= f
+        f += 1
+    factors |= {m} if m > 1 else set()
+    return next(g for g in range(2, p) if all(pow(g, (p - 1) // r, p) != 1 for r in factors))
+
+
+def _dft_levels_prime(n: int, levels: list[int], p: int) -> list[np.ndarray]:
+    """The GF(p) construction with integer arithmetic mod p (no galois)."""
+    w = pow(_primitive_root(p), (p - 1) // n, p)
+    out = []
+    for s in levels:
+        coeffs = [1]  # low to high: multiply by (x - w^t) for t = 1..s
+        for t in range(1, s + 1):
+            root = pow(w, t, p)
+            coeffs = [((coeffs[i - 1] if i else 0) - root * (coeffs[i] if i < len(coeffs) else 0))
+                      % p for i in range(len(coeffs) + 1)]
+        out.append(_cyclic_rows(coeffs, n, np.zeros((n, n), dtype=np.int64)))
     return out
 
 
