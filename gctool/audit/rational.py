@@ -1,6 +1,6 @@
 """``verify --exact``: exact rational decisions for real codes with integer/rational entries.
 
-Entries are read as fractions (``Fraction(x).limit_denominator(10**9)`` must give back x
+Entries are read as fractions (``Fraction(x).limit_denominator(10**6)`` must give back x
 exactly, so 0.5 and 0.1 qualify and random Gaussian entries do not).  Rows are scaled to
 integers (row scaling never changes decodability), the left null space N and a particular W
 are computed in exact rational arithmetic once, and every straggler set is decided by the
@@ -28,7 +28,7 @@ from gctool.fields import Field
 from gctool.model import GradientCode
 
 PRIME = 2**31 - 1
-MAX_DENOMINATOR = 10**9
+MAX_DENOMINATOR = 10**6
 
 
 def _fraction(x: float) -> Fraction | None:

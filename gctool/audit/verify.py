@@ -114,6 +114,7 @@ class _Run:
         self.decoder = Decoder(self.code, self.tol)
         self.numeric = not self.decoder.exact and not self.exact
         self.red: ns.Reduction | None = None
+        self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
         self.progress_total = self.sample if self.sample is not None else self.total
 
     # -- report helpers ----------------------------------------------------------------------
@@ -127,7 +128,7 @@ class _Run:
         exact_arith = self.decoder.exact or self.exact
         return VerifyReport(
             ok=ok, s=self.s, n=c.n, k=c.k, field=str(c.field), scheme=c.scheme,
-            total=self.total, method=method, reason=reason, jobs=self.jobs,
+            total=self.total, method=method, reason=reason, jobs=self.used_jobs,
             arithmetic="exact" if self.decoder.exact else ("rational" if self.exact
                                                              else "float64"),
             tolerance=None if exact_arith else self.decoder.tol,
@@ -242,8 +243,9 @@ class _Run:
         estimate = self.estimate(evaluations, per_set, len(tasks))
         self.check_budget(evaluations, estimate, rot)
         self.fold(acc, first)
+        self.used_jobs = estimate["jobs"]
         if acc.fail_set is None and len(tasks) > 1:
-            run_ordered(worker, tasks[1:], self.jobs, lambda i, c: self.fold(acc, c))
+            run_ordered(worker, tasks[1:], self.used_jobs, lambda i, c: self.fold(acc, c))
         reduction = None
         if rot is not None:
             reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,
@@ -267,7 +269,7 @@ class _Run:
         return stop
 
     def estimate(self, evaluations: int, per_set: float, tasks: int) -> dict[str, Any]:
-        jobs = max(1, min(self.jobs, tasks - 1))
+        jobs = max(1, min(self.jobs, tasks - 1))  # the pilot task runs alone
         return {"sets": evaluations, "seconds": round(per_set * evaluations / jobs, 3),
                 "jobs": jobs, "seconds_per_set": per_set}
 
@@ -277,7 +279,7 @@ class _Run:
         what = f"{evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {self.total:,})" if rot is not None else "")
         raise BudgetExceeded(
-            f"verify (n={self.code.n}, s={self.s}) needs {what}, estimated {est['seconds']:,.0f} s "
+            f"verify (n={self.code.n}, s={self.s}) needs {what}, estimated {est['seconds']:.3g} s "
             f"on {est['jobs']} process(es), above the budget of {self.max_sets:,} sets; "
             "options: raise --max-sets, check a random sample with --sample N (heuristic, never "
             "'ok'), or --method structural when a certificate applies")
@@ -306,7 +308,9 @@ class _Run:
             return self.report(False, method, f"no counterexample among {acc.evaluated:,} random "
                                f"straggler sets out of {self.total:,}; this is not a certificate",
                                exact=False, verdict="inconclusive", **kw)
-        covered = (f"{acc.evaluated:,} representatives covering all {self.total:,}"
-                   if reduction is not None else f"all {self.total:,}")
-        return self.report(True, method, f"{covered} straggler sets of size {self.s} leave "
-                           "decodable survivors", **kw)
+        if reduction is not None:
+            return self.report(True, method, f"{acc.evaluated:,} checked set(s) standing for all "
+                               f"{self.total:,} straggler sets of size {self.s} leave decodable "
+                               "survivors", **kw)
+        return self.report(True, method, f"all {self.total:,} straggler sets of size {self.s} "
+                           "leave decodable survivors", **kw)

@@ -1,0 +1,247 @@
+"""verify at scale: every path of the engine against independent brute force (tests/oracles.py).
+
+Brute force = one straggler set at a time: numpy.linalg.lstsq over R/C (same tolerance policy,
+squared residual <= tol * k), galois matrix_rank over GF(q), Fractions for --exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import galois
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import decodes_gf, decodes_rational, lstsq_error
+
+from gctool.audit.verify import verify
+from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+
+TOL = 1e-9
+FIELDS = ["real", "complex", "GF(2)", "GF(3)", "GF(2^2)", "GF(5)", "GF(7)"]
+
+
+def survivors(n: int, S: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(i for i in range(n) if i not in S)
+
+
+def oracle(code: GradientCode):  # type: ignore[no-untyped-def]
+    """decodes(F) by brute force for the code's field."""
+    B = np.asarray(code.B)
+    if code.field.is_finite:
+        GF = code.field.galois()
+        return lambda F: decodes_gf(GF, B, F)
+    return lambda F: bool(F) and lstsq_error(B, F) <= TOL * code.k
+
+
+def failing_sets(code: GradientCode, s: int) -> list[tuple[int, ...]]:
+    dec = oracle(code)
+    return [S for S in itertools.combinations(range(code.n), s)
+            if not dec(survivors(code.n, S))]
+
+
+def check_against_brute_force(code: GradientCode, s: int, **kw: object) -> None:
+    bad = failing_sets(code, s)
+    report = verify(code, s, **kw)  # type: ignore[arg-type]
+    assert report.ok == (not bad), (report.method, report.reason, bad[:3])
+    assert report.verdict == ("ok" if not bad else "fail")
+    if bad:
+        assert report.counterexample is not None and len(report.counterexample) == s
+        assert tuple(report.counterexample) in bad
+        if kw.get("method") == "exhaustive":
+            assert tuple(report.counterexample) == bad[0]  # lexicographically first
+    else:
+        assert report.represented == report.total
+
+
+def random_code(rng: np.random.Generator, field: str, n: int, k: int, density: float
+                ) -> GradientCode:
+    f = parse_field(field)
+    if f.is_finite:
+        B = rng.integers(0, f.order, (n, k))
+    elif f.kind == "complex":
+        B = rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k))
+    else:
+        B = rng.standard_normal((n, k))
+    B = np.where(rng.random((n, k)) < density, B, 0)
+    return GradientCode(B, f, 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(FIELDS), st.integers(3, 6), st.integers(2, 6),
+       st.floats(0.3, 0.9))
+def test_random_codes_every_field_every_s(seed: int, field: str, n: int, k: int,
+                                          density: float) -> None:
+    code = random_code(np.random.default_rng(seed), field, n, k, density)
+    for s in range(n):
+        check_against_brute_force(code, s)
+        check_against_brute_force(code, s, method="exhaustive")
+
+
+def code_with_left_null(N: np.ndarray, field: str, k: int, rng: np.random.Generator
+                        ) -> GradientCode:
+    """A code of rank n - d whose left null space is the row space of N (d x n) and whose row
+    space contains 1."""
+    f = parse_field(field)
+    n = N.shape[1]
+    d = N.shape[0]
+    if f.is_finite:
+        GF = f.galois()
+        P = GF(N).null_space().T  # (n, n - d): columns y with N y = 0
+        M = GF.Random((n - d, n - d), seed=rng)  # random basis change (invertible w.h.p.)
+        R = GF.Random((n - d, k), seed=rng)
+        R[0] = 1
+        B = np.asarray((P @ M @ R).view(np.ndarray))
+    else:
+        from scipy.linalg import null_space
+
+        P = null_space(N) @ rng.standard_normal((n - d, n - d))
+        R = rng.standard_normal((n - d, k))
+        R[0] = 1
+        B = P @ R
+    return GradientCode(B, f, d)
+
+
+@pytest.mark.parametrize("field", ["real", "GF(7)", "GF(2^3)"])
+@pytest.mark.parametrize("pairs", [1, 2])
+def test_codes_failing_on_one_or_two_sets(field: str, pairs: int) -> None:
+    rng = np.random.default_rng(5)
+    n, s = 8, 2
+    f = parse_field(field)
+    # columns = distinct points of the projective line, so every pair is independent ...
+    N = (np.array([[1] * (n - 1) + [0], list(range(n - 1)) + [1]]) if f.is_finite
+         else rng.standard_normal((s, n)))
+    N[:, 3] = N[:, 1]  # ... except {1, 3}: straggling it fails (unless w_1 = w_3)
+    if pairs == 2:
+        N[:, 6] = N[:, 4]
+    for _ in range(10):  # a random R can make w_1 = w_3 (probability 1/q): redraw
+        code = code_with_left_null(N, field, n, rng)
+        bad = failing_sets(code, s)
+        if bad == [(1, 3), (4, 6)][:pairs]:
+            break
+    assert bad == [(1, 3), (4, 6)][:pairs]
+    for method in ("auto", "exhaustive"):
+        for kernel in ("auto", "nullspace", "direct"):
+            r = verify(code, s, method=method, kernel=kernel)
+            assert not r.ok and r.counterexample == [1, 3], (method, kernel)
+    assert verify(code, 1).ok
+
+
+def test_non_mds_cyclic_code_is_valid_real() -> None:
+    # reference §2.1: n = 6, g = 1 + x + x^2 has weight-2 codewords but T_0 = 3
+    g = np.array([1.0, 1.0, 1.0, 0, 0, 0])
+    code = GradientCode(np.array([np.roll(g, i) for i in range(6)]), parse_field("real"), 2)
+    r = verify(code)
+    assert r.ok and r.method == "symmetry" and r.reduction is not None
+    assert r.reduction["checked"] == 3 and r.reduction["represents"] == 15
+    check_against_brute_force(code, 2)
+    check_against_brute_force(code, 3)
+
+
+@pytest.mark.parametrize("field", ["GF(7)", "GF(13)"])
+def test_non_bch_cyclic_codes_agree_with_brute_force(field: str) -> None:
+    f = parse_field(field)
+    GF = f.galois()
+    alpha = GF.primitive_root_of_unity(6)
+    g = galois.Poly.Roots(GF([alpha**2, alpha**4]))  # zeros with step 2: no BCH run of length 2
+    coeffs = np.zeros(6, dtype=np.int64)
+    coeffs[: g.degree + 1] = np.asarray(g.coeffs[::-1].view(np.ndarray))
+    B = np.array([np.roll(coeffs, i) for i in range(6)])
+    code = GradientCode(B, f, 2)
+    for s in range(6):
+        check_against_brute_force(code, s)
+    assert verify(code, 2).method != "certificate:bch"
+
+
+def test_ill_conditioned_real_codes_keep_the_direct_decoders_verdict() -> None:
+    rng = np.random.default_rng(3)
+    for trial in range(6):
+        n, s = 8, 3
+        N = rng.standard_normal((s, n))
+        N[:, 5] = N[:, 2] + 10.0 ** -(3 + trial) * rng.standard_normal(s)  # near-singular
+        code = code_with_left_null(N, "real", n, rng)
+        B = np.asarray(code.B) * np.logspace(-4, 4, n)[:, None]  # wild row scales
+        scaled = GradientCode(B, code.field, s)
+        check_against_brute_force(scaled, s)
+        r = verify(scaled, s)
+        d = r.diagnostics
+        assert d.max_condition is not None and d.max_condition_stragglers is not None
+        assert d.condition_bound is not None and d.condition_bound >= d.max_condition * 0.999
+        F = survivors(n, tuple(d.max_condition_stragglers))
+        assert np.linalg.cond(B[list(F)]) == pytest.approx(d.max_condition, rel=1e-6)
+
+
+def test_ill_conditioned_code_warns() -> None:
+    rng = np.random.default_rng(11)
+    N = rng.standard_normal((2, 7))
+    N[:, 4] = N[:, 1] + 1e-11 * rng.standard_normal(2)
+    code = code_with_left_null(N, "real", 7, rng)
+    r = verify(code, 2)
+    if r.ok:
+        assert r.warnings and "ill-conditioned" in r.warnings[0]
+    check_against_brute_force(code, 2)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 6), st.integers(2, 5))
+def test_exact_rational_mode_matches_fractions(seed: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(seed)
+    B = np.where(rng.random((n, k)) < 0.6, rng.integers(-3, 4, (n, k)), 0) / 2.0
+    code = GradientCode(B, parse_field("real"), 0)
+    for s in range(n):
+        bad = [S for S in itertools.combinations(range(n), s)
+               if not decodes_rational(B, survivors(n, S))]
+        for method in ("auto", "exhaustive"):
+            r = verify(code, s, exact=True, method=method)
+            assert r.ok == (not bad) and r.arithmetic == "rational"
+            if bad:
+                assert tuple(r.counterexample or ()) in bad
+
+
+def test_exact_mode_rejects_irrational_and_finite_fields(gf7: GradientCode) -> None:
+    with pytest.raises(InvalidInput, match="rational"):
+        verify(GradientCode(np.array([[np.pi, 1.0], [1.0, 1.0]]), parse_field("real"), 0),
+               exact=True)
+    with pytest.raises(InvalidInput, match="always exact"):
+        verify(gf7, exact=True)
+
+
+def test_budget_counts_evaluations_after_reduction(frc6: GradientCode) -> None:
+    assert verify(frc6, 2, max_sets=1).ok  # one row-class pattern stands for all 15 sets
+    with pytest.raises(BudgetExceeded) as err:
+        verify(frc6, 2, max_sets=3, method="exhaustive")
+    text = str(err.value)
+    assert "15" in text and "--max-sets" in text and "--sample" in text and "estimated" in text
+
+
+def test_sample_is_never_ok(crc3: GradientCode, frc6: GradientCode) -> None:
+    r = verify(frc6, 2, sample=5, seed=1)
+    assert not r.ok and r.verdict == "inconclusive" and not r.exact
+    assert r.sample == {"requested": 5, "seed": 1} and r.checked == 5
+    again = verify(frc6, 2, sample=5, seed=1, jobs=2)
+    assert again.diagnostics == r.diagnostics
+    bad = GradientCode(np.kron(np.eye(3), np.ones((2, 2))), parse_field("real"), 1)
+    found = verify(bad, 2, sample=200, seed=0)
+    assert found.verdict in ("fail",) and found.counterexample is not None
+    assert not oracle(bad)(survivors(6, tuple(found.counterexample)))
+
+
+def test_s_zero_and_full_set_failure(crc3: GradientCode) -> None:
+    assert verify(crc3, 0).ok
+    broken = GradientCode(np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), parse_field("real"), 1)
+    r = verify(broken, 1)
+    assert not r.ok and r.method == "full-set" and r.counterexample == [0]
+
+
+def test_bad_arguments(frc6: GradientCode) -> None:
+    with pytest.raises(InvalidInput):
+        verify(frc6, 2, method="magic")
+    with pytest.raises(InvalidInput):
+        verify(frc6, 2, kernel="magic")
+    with pytest.raises(InvalidInput):
+        verify(frc6, 2, sample=0)
+    with pytest.raises(InvalidInput, match="certificate"):
+        verify(frc6, 2, method="structural")
