@@ -1,0 +1,189 @@
+"""The approximate-code bound table and the closed forms: every bound holds on random
+instances (hypothesis), exact entries match exhaustive search (gctool.audit.attack)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gctool.audit import attack, threshold
+from gctool.bounds import bounds
+from gctool.codes import design
+from gctool.codes.approx_bounds import (
+    ApproxBound,
+    approx_bounds,
+    column_regular,
+    errors_of_size,
+    exact_threshold,
+)
+from gctool.codes.closed_forms import (
+    closed_form_worst_error,
+    rank_one_blocks,
+    scheme_bounds,
+    uniform_gram,
+)
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+
+REAL = parse_field("real")
+
+
+def random_code(seed: int, regular: bool) -> GradientCode:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(3, 8)), int(rng.integers(2, 7))
+    if regular:  # column sums r: a sum of r random "column to worker" maps
+        r = int(rng.integers(1, n + 1))
+        B = np.zeros((n, k))
+        for _ in range(r):
+            B[rng.integers(n, size=k), np.arange(k)] += 1
+        if rng.random() < 0.5:
+            B = B * rng.uniform(0.5, 2, size=(n, 1)) / 1.0
+            B = B / B.sum(axis=0, keepdims=True) * r  # real entries, column sums still r
+    else:
+        B = (rng.random((n, k)) < rng.uniform(0.2, 0.8)) * rng.choice([1.0, -1.0, 0.5], (n, k))
+        if not B.any():
+            B[0, 0] = 1
+    return GradientCode(B, REAL, 0)
+
+
+def assert_all_hold(entries: list[ApproxBound]) -> int:
+    checked = 0
+    for b in entries:
+        if b.actual is not None and b.value is not None:
+            assert b.holds, f"{b.name}: {b.statement}"
+            checked += 1
+    return checked
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.data())
+def test_every_bound_holds_on_random_codes(seed: int, regular: bool, data: st.DataObject) -> None:
+    code = random_code(seed, regular)
+    s = data.draw(st.integers(0, code.n - 1))
+    eps = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+    entries = approx_bounds(code, s, eps)
+    assert assert_all_hold(entries) >= 2
+    if regular:
+        assert {"spectral_error_ub", "threshold_lb"} <= {b.name for b in entries}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_bound_values_against_attack_directly(seed: int, data: st.DataObject) -> None:
+    code = random_code(seed, True)
+    s = data.draw(st.integers(1, code.n - 1))
+    worst = attack(code, s).raw_error
+    by_name = {b.name: b for b in approx_bounds(code, s)}
+    assert by_name["spectral_error_ub"].value >= worst - 1e-9
+    assert by_name["error_lb_fully_straggled"].value <= worst + 1e-9
+    t = threshold(code, 1.0).threshold
+    if t is not None:
+        assert by_name["threshold_lb"].value <= t
+        if "threshold_ub" in by_name:
+            assert t <= by_name["threshold_ub"].value
+
+
+def test_exact_helpers_agree_with_attack() -> None:
+    code = design("expander", graph="petersen", seed=0)
+    _, errs = errors_of_size(code, 3)
+    assert errs.max() == pytest.approx(attack(code, 3).raw_error)
+    for eps in (0.0, 0.5, 1.0):
+        assert exact_threshold(code, eps) == (threshold(code, eps).threshold, True)
+    assert exact_threshold(code, 0.0, budget=5) == (None, False)
+
+
+def test_iid_lower_bound_and_mean_bound_on_frc() -> None:
+    """FRC attains the uniform-s-set bound (reference §6.3: FRC is optimal in expectation)."""
+    code = design("frc", n=6, s=1)  # groups of d = 2, k = 6
+    for s, mean in [(2, 2 / 5), (3, 6 / 5), (4, 12 / 5)]:  # reference §3.2 example
+        b = {x.name: x for x in approx_bounds(code, s)}["mean_error_lb_uniform"]
+        assert b.value == pytest.approx(mean) and b.actual == pytest.approx(mean)
+
+
+@pytest.mark.parametrize("n, s0", [(6, 1), (6, 2), (8, 3), (9, 2)])
+def test_frc_closed_form_matches_attack(n: int, s0: int) -> None:
+    code = design("frc", n=n, s=s0)
+    for s in range(n + 1):
+        found = closed_form_worst_error(code, s)
+        assert found is not None
+        assert found[0] == pytest.approx(attack(code, s).raw_error, abs=1e-9)
+        assert found[0] == (s0 + 1) * (s // (s0 + 1))  # d * floor(s/d), k = n
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_rank_one_block_closed_form_on_random_block_codes(seed: int, data: st.DataObject) -> None:
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for _ in range(int(rng.integers(1, 4))):
+        rows, cols = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        u = rng.choice([1.0, 1.0, 2.0, -1.0], size=cols)
+        blocks.append(rng.uniform(0.5, 2, size=(rows, 1)) * u[None, :])
+    n, k = sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks) + int(rng.integers(2))
+    B = np.zeros((n, k))
+    r = c = 0
+    for b in blocks:
+        B[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    code = GradientCode(B[rng.permutation(n)][:, rng.permutation(k)], REAL, 0)
+    assert rank_one_blocks(code) is not None
+    s = data.draw(st.integers(0, n))
+    found = closed_form_worst_error(code, s)
+    assert found is not None and found[0] == pytest.approx(attack(code, s).raw_error, abs=1e-8)
+
+
+def test_uniform_gram_error_on_uncoded_and_bibd() -> None:
+    code = design("uncoded", n=5)
+    assert uniform_gram(code) == (1.0, 0.0, 1 + 0j)
+    assert closed_form_worst_error(code, 3)[0] == pytest.approx(3.0)  # type: ignore[index]
+
+
+def test_closed_forms_skip_finite_fields_and_general_codes(crc3: GradientCode) -> None:
+    assert closed_form_worst_error(design("frc", n=4, s=1, field="GF(5)"), 1) is None
+    assert closed_form_worst_error(crc3, 1) is None
+
+
+def test_scheme_bounds_reach_the_bound_report() -> None:
+    code = design("bibd", design="fano", s=2)
+    report = bounds(code)
+    names = [b.name for b in report.bounds]
+    assert "closed_form_worst_error" in names and "spectral_error_ub" in names
+    doc = report.to_dict()
+    entry = next(b for b in doc["bounds"] if b["name"] == "closed_form_worst_error")
+    assert entry["value"] == pytest.approx(4 / 7) and entry["actual"] == pytest.approx(4 / 7)
+    assert entry["kind"] == "exact" and entry["holds"] is True
+    assert all(b.holds is not False for b in scheme_bounds(code, 2))
+
+
+def test_spectral_bound_values_from_the_reference() -> None:
+    """Fano: sigma_2^2 = 2, r = 3, bound 14s/(9(7-s)) (reference §3.3c)."""
+    code = design("bibd", design="fano")
+    assert column_regular(code) == pytest.approx((3.0, 2**0.5))
+    for s, value in [(1, 0.259259), (2, 0.622222), (3, 1.166667)]:
+        b = {x.name: x for x in approx_bounds(code, s)}["spectral_error_ub"]
+        assert b.value == pytest.approx(value, abs=1e-6)
+    pet = design("expander", graph="petersen", seed=0)
+    b = {x.name: x for x in approx_bounds(pet, 2)}["spectral_error_ub"]
+    assert "Raviv" in b.statement and b.value == pytest.approx((2 / 3) ** 2 * 10 * 2 / 8)
+
+
+def test_kron_and_hetero_entries() -> None:
+    prod = design("kron", file1=design("frc", n=4, s=1), file2=design("frc", n=3, s=2))
+    b = {x.name: x for x in approx_bounds(prod, 2)}["kron_threshold"]
+    assert b.value == 6 and b.actual == 6 and b.holds
+    gf = design("kron", file1=design("frc", n=2, s=1, field="GF(3)"),
+                file2=design("frc", n=2, s=1, field="GF(3)"))
+    assert [x.name for x in approx_bounds(gf, 1)] == ["kron_threshold"]
+    het = design("hetero", p=[0.1, 0.3, 0.5, 0.2], load=2)
+    entries = {x.name: x for x in approx_bounds(het, 1)}
+    assert entries["hetero_expected_error"].holds
+    assert "the file's p_i" in entries["iid_error_lb"].statement and entries["iid_error_lb"].holds
+
+
+def test_large_codes_report_no_actual_value() -> None:
+    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets is above the budget
+    entries = approx_bounds(code, 5)
+    closed = next(b for b in entries if b.name == "closed_form_worst_error")
+    assert closed.actual is None and closed.holds is None and "n/a" in closed.statement
