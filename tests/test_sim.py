@@ -154,6 +154,20 @@ def test_trace_simulation_table_for_gc_and_sgc() -> None:
     assert ign["mean"]["value"] < un["mean"]["value"]  # waiting for one fewer never hurts
 
 
+def test_tree_and_bcc_waiting_rules_against_direct_formulas() -> None:
+    cr = design("coded-reduce", seed=1, fanout=2, depth=2, tolerance=[1, 0])  # repetition, sum
+    times = np.random.default_rng(5).exponential(size=(300, 4))
+    run = from_code(cr, "cr").run(times)
+    want = np.minimum(times[:, :2].max(axis=1), times[:, 2:].max(axis=1))
+    assert np.allclose(run.durations, want) and run.exact.all()
+    bcc = design("bcc", n=9, k=6, seed=2, batches=3)
+    batch = np.array(bcc.params["batch_of_worker"])
+    times = np.random.default_rng(6).exponential(size=(300, 9))
+    run = from_code(bcc, "bcc").run(times)
+    covered = np.max([times[:, batch == g].min(axis=1) for g in range(3)], axis=0)
+    assert np.allclose(run.durations, covered) and run.exact.all()
+
+
 # -- training -------------------------------------------------------------------------------------
 def test_training_reaches_target_with_exact_and_approximate_decoding() -> None:
     frc = design("frc", n=6, s=1)
@@ -206,6 +220,13 @@ def test_simulate_cli(tmp_path: Path) -> None:
     again = runner.invoke(cli, ["simulate", str(frc), "--delay", "markov", "--iterations", "60",
                                 "--seed", "1", "--train", "--lazy", "0.5", "--sgc", "1,3,1"])
     assert again.stdout == r.stdout  # a seed makes a run reproducible
+    svg = tmp_path / "t.svg"
+    r = runner.invoke(cli, ["simulate", str(frc), "--iterations", "50", "--seed", "2",
+                            "--plot", str(svg), "--json"])
+    import xml.etree.ElementTree as ET
+
+    groups = ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}g")
+    assert r.exit_code == 0 and len(groups) == len(json.loads(r.stdout)["rows"])
     for bad in (["--delay", "gamma"], ["--delay", "pareto:shape=0"], ["--sgc", "1,2"],
                 ["--delay", "trace:/nonexistent/x"], ["-", "-"], ["--iterations", "1"]):
         out = runner.invoke(cli, ["simulate", str(frc), *bad], input="")

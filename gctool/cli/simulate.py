@@ -26,7 +26,8 @@ Examples:
   gctool simulate frc.json --delay shifted-exp:shift=1,rate=2 --seed 1
   gctool simulate frc.json crc.json --delay pareto:shape=2 --iterations 5000
   gctool simulate crc.json --delay ../shared/data/aws-lambda-delays/london --seed 3
-  gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 10
+  gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 0.5
+  gctool simulate frc.json --delay shifted-exp --plot times.svg
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], or trace:PATH (a CSV file, or a prefix
@@ -52,11 +53,13 @@ job missed its deadline (a bug in the schedule).""")
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
 @click.option("--lazy", type=click.FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
+              help="Also draw the per-iteration times (mean, CI, p50, p99) as an SVG.")
 @json_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | None, no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
-             as_json: bool) -> int:
+             plot: str | None, as_json: bool) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
     Reports the mean, median and 99th percentile per iteration with 95% confidence intervals,
@@ -74,6 +77,11 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy)
+    if plot is not None:
+        from gctool.io import atomic_write
+        from gctool.sim.plot import render_svg
+
+        atomic_write(plot, render_svg(report))
     if as_json:
         emit_json(report.to_dict())
     else:

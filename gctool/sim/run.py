@@ -1,8 +1,10 @@
 """``gctool simulate``: race code files and baselines on one set of simulated delays.
 
-Baselines added for every code file (``baselines=True``): uncoded and ignore-stragglers with the
-file's n and s, and SR-SGC and M-SGC with the same n for the model (B, W, λ) = ``sgc`` (default
-(1, 2, s): λ = the file's s, the shortest window, delay 1).  Every scheme sees the same delay
+Baselines added for every code file (``baselines=True``): uncoded with the file's n; for a
+single-round file with s >= 1 also ignore-stragglers with its n and s, BCC with its n (seeded,
+default number of batches, see :mod:`gctool.sequential.bcc`), and SR-SGC and M-SGC with its n
+for the model (B, W, λ) = ``sgc`` (default (1, 2, s): λ = the file's s, the shortest window,
+delay 1).  Every scheme sees the same delay
 draws (common random numbers); speed-ups are against uncoded with the same n.
 
 Closed forms (reported as ``theory`` where they exist): with ``shifted-exp`` times
@@ -73,6 +75,17 @@ def _sgc_baselines(n: int, s: int, sgc: tuple[int, int, int] | None, seed: int
     return out
 
 
+def _bcc_baseline(n: int, seed: int) -> list[Contender]:
+    from gctool.codes import design
+    from gctool.errors import DesignError
+
+    try:
+        code = design("bcc", n=n, seed=seed)
+    except DesignError:
+        return []
+    return [from_code(code, f"bcc b={code.params['batches']}")]
+
+
 def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
                    sgc: tuple[int, int, int] | None, seed: int) -> list[Contender]:
     out: list[Contender] = [from_code(code, label) for label, code in codes]
@@ -82,7 +95,8 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
             plain = code.scheme not in ("sr-sgc", "m-sgc")
             wanted = [("uncoded", code.n, 0)]
             if plain and code.s > 0:
-                wanted += [("ignore", code.n, code.s), ("sgc", code.n, code.s)]
+                wanted += [("ignore", code.n, code.s), ("bcc", code.n, 0),
+                           ("sgc", code.n, code.s)]
             for key in wanted:
                 if key in seen:
                     continue
@@ -90,6 +104,7 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
                 kind, n, s = key
                 out += ([uncoded(n)] if kind == "uncoded" else
                         [ignore_stragglers(n, s)] if kind == "ignore" else
+                        _bcc_baseline(n, seed) if kind == "bcc" else
                         _sgc_baselines(n, s, sgc, seed))
     return out
 
