@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import decodes_gf, decodes_rational, lstsq_error
 
 from gctool.audit.verify import verify
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.fields import parse_field
 from gctool.model import GradientCode
+
+from oracles import decodes_gf, decodes_rational, lstsq_error
 
 TOL = 1e-9
 FIELDS = ["real", "complex", "GF(2)", "GF(3)", "GF(2^2)", "GF(5)", "GF(7)"]

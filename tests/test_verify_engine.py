@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import decodes_gf, decodes_rational, lstsq_error
 
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
@@ -33,6 +32,8 @@ from gctool.audit.verify import verify
 from gctool.errors import SearchInterrupted
 from gctool.fields import parse_field
 from gctool.model import GradientCode
+
+from oracles import decodes_gf, decodes_rational, lstsq_error
 
 
 def cyclic_mds(field: str, n: int, s: int, scale: bool = False) -> GradientCode:
