@@ -71,7 +71,7 @@ def _bound(r: Any) -> None:
     keys = [k for k in r.rows[0] if k != "note"]
     table = Table(show_edge=False, pad_edge=False)
     for k in keys:
-        table.add_column(_HEADERS.get(k, k))
+        table.add_column(escape(_HEADERS.get(k, k)))
     for row in r.rows:
         table.add_row(*[escape(_cell(row.get(k))) for k in keys])
     con.print(table)

@@ -39,6 +39,8 @@ class SimulationReport(Report):
     training: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
     ok: bool = True  # no sequential job missed its deadline
+    method: str = "monte-carlo"  # estimates with confidence intervals, never a proof
+    exact: bool = False
 
 
 def theory(delay: DelayModel, c: Contender) -> float | None:
