@@ -57,7 +57,7 @@ def _given_load(n: int, k: int, s: int, m: int, d: int) -> list[Bound]:
     if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= k:
         raise InvalidInput(f"the load d must be an integer between 1 and k = {k}, got {d!r}")
     need = k * (s + m) / n
-    m_max = floor(n * d / k) - s
+    m_max = max(0, floor(n * d / k) - s)
     src = "[D] reference §2.3 / §6.2 (YA18 for k = n)"
     allows = (f"the largest m is floor(n d / k) - s = {m_max}" if m_max >= 1 else
               f"no m >= 1 works: d = {d} < k(s+1)/n = {k * (s + 1) / n:g} even without "
