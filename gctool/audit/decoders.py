@@ -21,10 +21,14 @@ stragglers S, the part of range(A) lost with them is ``{P Sigma^-1 Q_S^H w : H_S
 
     err(F) = err([n]) + alpha_S^H E (E^H N_SS E)^-1 E^H alpha_S,
 
-with E the eigenvectors of the s x s matrix H_SS for eigenvalue 1.  Cost O(s^3) per set instead
-of an SVD of B_F.  Eigenvalues within 1e-12 of 1 count as lost; sets with an eigenvalue between
-1 - 1e-8 and 1 - 1e-12 (ill-conditioned, where the two methods could disagree) are recomputed by
-the SVD decoder, whose rank cutoff is gctool's reference.
+with E an orthonormal basis of the eigenvectors of H_SS for eigenvalue 1.  Cost O(s^3) per set
+instead of an SVD of B_F.  E is read off the SVD of ``Qperp[S]`` (s x (n - r), Qperp an
+orthonormal basis of range(B)^perp): its left singular vectors with singular value 0 are exactly
+those eigenvectors (CS decomposition), and singular values are accurate to ~1e-16 in absolute
+terms where eigenvalues of H_SS near 1 are not.  A singular value <= 1e-14 counts as lost; one
+below ``max(1e-6, 100 cond(B) max(n, K) eps)`` but above 1e-14 is ambiguous (an ill-conditioned
+B_F, where the SVD decoder's rank cutoff could decide either way), and such sets are recomputed
+by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from gctool.model import GradientCode
 DECODERS = ("optimal", "fixed", "natural")
 #: schemes whose natural decoder is "first arrival per group of identical workers"
 GROUP_SCHEMES = ("frc", "uncoded")
-_LOST, _AMBIGUOUS = 1e-12, 1e-8
+_SIG_LOST = 1e-14
 
 
 class Oracle:
@@ -139,6 +143,28 @@ class OptimalOracle(Oracle):
         self.err_full = float(self.err_full_targets.sum())
         self.H = self.Q @ self.Q.conj().T
         self.N = (self.Q / self.sigma**2) @ self.Q.conj().T
+        if r < self.n:
+            self.Qperp = np.linalg.svd(self.Q.conj().T, full_matrices=True)[2][r:].conj().T
+        else:
+            self.Qperp = np.zeros((self.n, 0), dtype=self.Q.dtype)
+        kappa = float(sv[0] / sv[r - 1]) if r else 1.0
+        eps = float(np.finfo(np.float64).eps)
+        self.sig_kept = max(1e-6, 100 * kappa * max(A.shape) * eps)
+
+    def maximizer(self, S: Sequence[int]) -> np.ndarray:
+        """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
+        ``err(F) = err([n]) + sum_u 2 Re(alpha_u^H y_u) - y_u^H N y_u`` at its maximum."""
+        idx = np.array(sorted(set(S)), dtype=np.intp)
+        y = np.zeros((self.n, self.alpha.shape[1]), dtype=self.alpha.dtype)
+        if idx.size == 0:
+            return y
+        E_all, lost, _ = self._lost_basis(idx[None, :])
+        E = E_all[0][:, lost[0]]
+        if E.shape[1] == 0:
+            return y
+        M = E.conj().T @ self.N[np.ix_(idx, idx)] @ E
+        y[idx] = E @ np.linalg.solve(M, E.conj().T @ self.alpha[idx])
+        return y
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
         b, s = S.shape
@@ -156,12 +182,25 @@ class OptimalOracle(Oracle):
             out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
         return out
 
+    def _lost_basis(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(E, lost, unsure): orthonormal bases (b, s, s), which columns are lost, and which
+        sets need the SVD decoder."""
+        b, s = S.shape
+        d = self.Qperp.shape[1]
+        if d == 0:  # rank(B) = n: every straggler takes a dimension with it
+            E = np.broadcast_to(np.eye(s), (b, s, s))
+            return E, np.ones((b, s), dtype=bool), np.zeros(b, dtype=bool)
+        E, sv, _ = np.linalg.svd(self.Qperp[S], full_matrices=True)
+        full = np.zeros((b, s))
+        full[:, : min(s, d)] = sv[:, : min(s, d)]
+        lost = full <= _SIG_LOST
+        unsure = ((full < self.sig_kept) & ~lost).any(axis=1)
+        return E, lost, unsure
+
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
         s = S.shape[1]
         ii, jj = S[:, :, None], S[:, None, :]
-        lam, E = np.linalg.eigh(self.H[ii, jj])
-        lost = lam > 1 - _LOST
-        unsure = ((lam > 1 - _AMBIGUOUS) & ~lost).any(axis=1)
+        E, lost, unsure = self._lost_basis(S)
         EH = np.conj(np.swapaxes(E, 1, 2))
         M = EH @ self.N[ii, jj] @ E
         rhs = EH @ self.alpha[S]  # (b, s, m)

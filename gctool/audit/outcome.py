@@ -22,13 +22,13 @@ class WorstOutcome:
     upper_source: str = ""
     notes: list[str] = field(default_factory=list)
 
-    def tighten(self, upper: float | None, source: str) -> None:
+    def tighten(self, upper: float | None, source: str, rtol: float = 1e-9) -> None:
         """Record a proven upper bound if it is better; close the sandwich when it meets."""
         if upper is None:
             return
         if self.upper is None or upper < self.upper:
             self.upper, self.upper_source = float(upper), source
-        if self.upper is not None and self.error >= self.upper - 1e-9 * max(1.0, self.upper):
+        if self.upper is not None and self.error >= self.upper - rtol * max(1.0, self.upper):
             if not self.exact:
                 self.notes.append(f"the error found reaches the upper bound ({source}), so it "
                                   "is the worst case")

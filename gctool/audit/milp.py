@@ -1,0 +1,397 @@
+"""Mixed-integer programs for attack over R/C, solved with ``scipy.optimize.milp`` (HiGHS).
+
+All formulations work in y = B x, the image of a witness, written in the coordinates of the
+optimal oracle (``A = B^T = P Sigma Q^H``, ``alpha = A^+ t``, ``N = Q Sigma^-2 Q^H``):
+
+* ``y in range(B)``  <=>  ``Qperp^H y = 0``;  ``phi(y) = alpha^H y`` (= t^T x);
+* ``||x_R||^2 = ||v||^2`` with ``v = Sigma^-1 Q^H y`` (x_R the part of x in row(B));
+* a worker i may be non-zero only if it straggles: ``|y_i| <= M_i z_i``, and the big-M
+  ``M_i = ||(Q Sigma)_i|| * R`` is *safe* whenever ``||v|| <= R`` because ``|y_i| = |b_i . x_R|``.
+Complex codes are realified (real and imaginary parts, each linked to the same z_i).
+
+**Threshold (reference §7.3).**  F fails with ``err(F) >= err([n]) + 1/||v||^2`` for any witness,
+with equality for the best one, so ``min sum z`` s.t. ``phi(y) = 1``, ``||v|| <= R``, with
+``R = 1 / sqrt(eps' - err([n]))``, is ``min{|S| : err >= eps'}``.  The ball is handled by outer
+approximation (tangent cuts ``v0 . v <= R ||v0||`` added where a solution violates it).  For
+epsilon > 0, ``eps' = epsilon``.  For the exact threshold (epsilon = 0) the resolution
+``eps' = delta`` must stay well above the solver's tolerances: the tolerance pitfall of the
+reference (a real CRC(7,3): delta = 1e-6 gave the false threshold 3, true 4) comes from huge big-Ms.
+gctool's default is delta = 1e-4 and, to defuse the pitfall, every MILP witness is checked by
+the decoder; a witness that decodes is cut off (``sum_{i not in S} z_i >= 1``, valid since every
+subset of a decodable set decodes) and the MILP is solved again.  The result is exact *at
+resolution delta*: no straggler set smaller than the threshold has error >= delta (HiGHS
+optimality), and the witness verifiably fails; sets with error in (tol*k, delta) count as
+decodable.  This is reported as ``resolution``.
+
+**Worst case (reference §7.4).**  ``err_s = err([n]) + max 2 Re(alpha^H y) - ||v||^2`` over y
+supported on at most s workers (big-M with R = ||t|| is safe, the maximiser has ``||v|| <= ||t||``).
+The concave term is outer-approximated per coordinate, ``w_j >= 2 v0_j v_j - v0_j^2``, so each
+master MILP over-estimates: its dual bound is a proven upper bound.  Its straggler set evaluated
+by the oracle is a lower bound; cuts are added at the master's solution and at the true
+maximiser of that set, until the gap closes (relative 1e-7) or time runs out.
+
+**Fixed decoding.**  ``err_w = c0 + sum_i (h_i + G_ii) u_i + 2 sum_{i<j} G_ij u_i u_j`` is a
+binary quadratic program; products are linearised exactly (McCormick).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.decoders import FixedOracle, OptimalOracle, Oracle
+from gctool.audit.enumeration import pad_to
+from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.errors import InvalidInput, SearchInterrupted
+
+DEFAULT_RESOLUTION = 1e-4
+DEFAULT_TIME_LIMIT = 60.0
+GAP = 1e-7
+MAX_ROUNDS = 400
+
+
+def _realify(L: np.ndarray, complex_field: bool) -> np.ndarray:
+    """Real matrix acting on realified y ([Re y, Im y]) like the complex matrix L on y."""
+    if not complex_field:
+        return np.real(L).astype(np.float64)
+    Lr, Li = np.real(L), np.imag(L)
+    return np.block([[Lr, -Li], [Li, Lr]])
+
+
+@dataclass
+class _Space:
+    """Realified coordinates of y and the linear maps on it."""
+
+    n: int
+    cplx: bool
+    perp: np.ndarray  # rows: y in range(B) <=> perp @ y = 0
+    V: np.ndarray  # v = V @ y
+    phi: list[np.ndarray]  # per target: rows giving (Re, Im) of alpha_u^H y
+    row_norm: np.ndarray  # ||(Q Sigma)_i||
+
+    @property
+    def d(self) -> int:
+        return 2 * self.n if self.cplx else self.n
+
+    def worker(self) -> np.ndarray:
+        return np.arange(self.d) % self.n
+
+
+def _space(oracle: OptimalOracle) -> _Space:
+    import scipy.linalg
+
+    cplx = oracle.code.field.kind == "complex"
+    Q, sigma = oracle.Q, oracle.sigma
+    Qperp = scipy.linalg.null_space(Q.conj().T) if Q.shape[1] < oracle.n else np.zeros(
+        (oracle.n, 0))
+    perp = _realify(Qperp.conj().T, cplx)
+    V = _realify(Q.conj().T / sigma[:, None], cplx)
+    phi = [_realify(np.conj(a)[None, :], cplx) for a in oracle.alpha.T]
+    return _Space(oracle.n, cplx, perp, V, phi, np.linalg.norm(Q * sigma, axis=1))
+
+
+def _require(oracle: Oracle) -> None:
+    if oracle.finite:
+        raise InvalidInput(f"the milp method works over the reals and complex numbers, not "
+                           f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
+
+
+def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
+           rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], deadline: float) -> Any:
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    cons = [LinearConstraint(A, lo, hi) for A, lo, hi in rows if A.shape[0]]
+    try:
+        return milp(c, integrality=integrality, bounds=Bounds(lb, ub), constraints=cons,
+                    options={"time_limit": max(left, 0.5), "mip_rel_gap": 1e-9,
+                             "disp": False})
+    except KeyboardInterrupt:
+        raise SearchInterrupted("MILP interrupted; no verdict") from None
+
+
+# -- threshold ------------------------------------------------------------------------------------
+def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAULT_RESOLUTION,
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> ThresholdOutcome:
+    """Fewest stragglers with error > epsilon (raw units), by MILP (see module docs)."""
+    _require(oracle)
+    if isinstance(oracle, FixedOracle):
+        return _fixed_threshold(oracle, epsilon, time_limit)
+    if not isinstance(oracle, OptimalOracle):
+        raise InvalidInput("the milp method supports the optimal and fixed decoders")
+    limit = max(epsilon, oracle.limit)
+    full = oracle.error([])
+    if full > limit:
+        return ThresholdOutcome(0, [], full, True, "milp", 0, 1, 1)
+    if epsilon > 0 and oracle.code.m > 1:
+        raise InvalidInput("milp thresholds with epsilon > 0 need m = 1 (one target); use "
+                           "--method exhaustive or bnb")
+    eps_eff = epsilon if epsilon > 0 else max(resolution, oracle.limit)
+    sp = _space(oracle)
+    deadline = time.monotonic() + time_limit
+    best: ThresholdOutcome | None = None
+    lower = oracle.n + 1
+    for u in range(oracle.code.m):
+        gap = eps_eff - full if oracle.code.m == 1 else eps_eff  # lost part needed
+        if gap <= 0:
+            continue
+        res = _threshold_target(oracle, sp, u, 1.0 / np.sqrt(gap), limit, deadline)
+        lower = min(lower, res.lower)
+        if res.threshold is not None and (best is None or best.threshold is None
+                                          or res.threshold < best.threshold):
+            best = res
+    out = best or ThresholdOutcome(None, None, None, True, "milp", lower, 0, 0)
+    out.lower = min(lower, out.threshold if out.threshold is not None else oracle.n + 1)
+    out.exact = out.threshold is None and lower > oracle.n or out.lower == out.threshold
+    out.resolution = None if epsilon > 0 else eps_eff
+    out.total = sum(comb(oracle.n, t) for t in range(oracle.n + 1))
+    return out
+
+
+def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit: float,
+                      deadline: float) -> ThresholdOutcome:
+    n, d = sp.n, sp.d
+    M = sp.row_norm * R * (1 + 1e-9)
+    wk = sp.worker()
+    c = np.concatenate([np.zeros(d), np.ones(n)])
+    integ = np.concatenate([np.zeros(d), np.ones(n)])
+    lb = np.concatenate([-M[wk], np.zeros(n)])
+    ub = np.concatenate([M[wk], np.ones(n)])
+    link = np.zeros((2 * d, d + n))
+    link[:d, :d], link[d:, :d] = np.eye(d), -np.eye(d)
+    link[np.arange(d), d + wk] = -M[wk]
+    link[d + np.arange(d), d + wk] = -M[wk]
+    target = np.zeros(sp.phi[u].shape[0])
+    target[0] = 1.0
+    pad = np.zeros((0, n))
+    rows = [
+        (np.hstack([sp.perp, np.zeros((sp.perp.shape[0], n))]), np.zeros(sp.perp.shape[0]),
+         np.zeros(sp.perp.shape[0])),
+        (np.hstack([sp.phi[u], np.zeros((sp.phi[u].shape[0], n))]), target, target),
+        (link, np.full(2 * d, -np.inf), np.zeros(2 * d)),
+        (np.hstack([sp.V, np.zeros((sp.V.shape[0], n))]), np.full(sp.V.shape[0], -R),
+         np.full(sp.V.shape[0], R)),
+    ]
+    cuts: list[np.ndarray] = []
+    cut_rhs: list[float] = []
+    checked = 0
+    lower = 0
+    for _ in range(MAX_ROUNDS):
+        extra = [(np.array(cuts), np.full(len(cuts), -np.inf), np.array(cut_rhs))] if cuts else []
+        res = _solve(c, integ, lb, ub, rows + extra, deadline)
+        if res is None or res.status not in (0,) or res.x is None:
+            if res is not None and res.status == 2:  # infeasible: no set reaches the level
+                return ThresholdOutcome(None, None, None, True, "milp", n + 1, checked, 0)
+            if res is not None and getattr(res, "mip_dual_bound", None) is not None:
+                lower = max(lower, int(np.ceil(res.mip_dual_bound - 1e-6)))
+            out = ThresholdOutcome(None, None, None, False, "milp", lower, checked, 0)
+            out.notes.append("MILP stopped at the time limit")
+            return out
+        y, z = res.x[:d], res.x[d:]
+        S = np.flatnonzero(z > 0.5).tolist()
+        lower = max(lower, len(S))
+        err = oracle.error(S)
+        checked += 1
+        if err > limit:
+            out = ThresholdOutcome(len(S), S, err, True, "milp", len(S), checked, 0)
+            out.notes.append(f"MILP (HiGHS): {checked} solve(s); the witness was checked by the "
+                             "decoder")
+            return out
+        v = sp.V @ y
+        if np.linalg.norm(v) > R * (1 + 1e-7):
+            cuts.append(np.concatenate([v @ sp.V, np.zeros(n)]))  # v0 . v <= R ||v0||
+            cut_rhs.append(R * float(np.linalg.norm(v)))
+        nogood = np.zeros(d + n)
+        nogood[d + np.setdiff1d(np.arange(n), S)] = -1.0
+        cuts.append(nogood)
+        cut_rhs.append(-1.0)  # sum_{i not in S} z_i >= 1
+    out = ThresholdOutcome(None, None, None, False, "milp", lower, checked, 0)
+    out.notes.append(f"MILP gave up after {MAX_ROUNDS} rounds of cuts")
+    return out
+
+
+# -- worst case -----------------------------------------------------------------------------------
+def milp_worst(oracle: Oracle, s: int, *, time_limit: float = DEFAULT_TIME_LIMIT,
+               incumbent: WorstOutcome | None = None) -> WorstOutcome:
+    """Worst error with s stragglers: OA for optimal decoding, McCormick for fixed weights."""
+    _require(oracle)
+    if isinstance(oracle, FixedOracle):
+        return _fixed_worst(oracle, s, time.monotonic() + time_limit, incumbent)
+    if not isinstance(oracle, OptimalOracle):
+        raise InvalidInput("the milp method supports the optimal and fixed decoders")
+    if s in (0, oracle.n):
+        S0 = list(range(s))
+        return WorstOutcome(S0, oracle.error(S0), True, "milp", 1, 1)
+    return _OA(oracle, s, time.monotonic() + time_limit).run(incumbent)
+
+
+class _OA:
+    def __init__(self, oracle: OptimalOracle, s: int, deadline: float) -> None:
+        self.o, self.s, self.deadline = oracle, s, deadline
+        self.sp = sp = _space(oracle)
+        m, d, n, rv = oracle.code.m, sp.d, sp.n, sp.V.shape[0]
+        self.m, self.d, self.rv = m, d, rv
+        self.width = m * (d + rv) + n  # [y_u, w_u]_u, z
+        self.norms = [float(np.sum(np.abs(t) ** 2)) for t in oracle.code.targets()]
+        self.cuts: list[np.ndarray] = []
+        self.rhs: list[float] = []
+        for u in range(m):
+            for v0 in np.sqrt(self.norms[u]) * np.array([-1, -0.5, -0.25, 0, 0.25, 0.5, 1]):
+                for j in range(rv):
+                    self._cut(u, j, float(v0))
+
+    def _y(self, u: int) -> int:
+        return u * (self.d + self.rv)
+
+    def _cut(self, u: int, j: int, v0: float) -> None:
+        """w_uj >= 2 v0 v_uj - v0^2  <=>  2 v0 V_j y_u - w_uj <= v0^2."""
+        row = np.zeros(self.width)
+        row[self._y(u):self._y(u) + self.d] = 2 * v0 * self.sp.V[j]
+        row[self._y(u) + self.d + j] = -1.0
+        self.cuts.append(row)
+        self.rhs.append(v0 * v0)
+
+    def _model(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]:
+        sp, n, d, rv, W = self.sp, self.sp.n, self.d, self.rv, self.width
+        c, integ = np.zeros(W), np.zeros(W)
+        lb, ub = np.full(W, -np.inf), np.full(W, np.inf)
+        integ[W - n:], lb[W - n:], ub[W - n:] = 1, 0, 1
+        rows: list[Any] = []
+        wk = sp.worker()
+        for u in range(self.m):
+            y0, R = self._y(u), np.sqrt(self.norms[u])
+            M = sp.row_norm * R * (1 + 1e-9)
+            c[y0:y0 + d] = -2 * sp.phi[u][0]  # maximise 2 Re(alpha^H y)
+            c[y0 + d:y0 + d + rv] = 1.0  # minus sum w
+            lb[y0:y0 + d], ub[y0:y0 + d] = -M[wk], M[wk]
+            lb[y0 + d:y0 + d + rv], ub[y0 + d:y0 + d + rv] = 0, self.norms[u]
+            blk = np.zeros((sp.perp.shape[0], W))
+            blk[:, y0:y0 + d] = sp.perp
+            rows.append((blk, np.zeros(blk.shape[0]), np.zeros(blk.shape[0])))
+            for sign in (1.0, -1.0):
+                link = np.zeros((d, W))
+                link[np.arange(d), y0 + np.arange(d)] = sign
+                link[np.arange(d), W - n + wk] = -M[wk]
+                rows.append((link, np.full(d, -np.inf), np.zeros(d)))
+            box = np.zeros((rv, W))
+            box[:, y0:y0 + d] = sp.V
+            rows.append((box, np.full(rv, -R), np.full(rv, R)))
+            tot = np.zeros((1, W))
+            tot[0, y0 + d:y0 + d + rv] = 1.0
+            rows.append((tot, np.array([-np.inf]), np.array([self.norms[u]])))
+        card = np.zeros((1, W))
+        card[0, W - n:] = 1.0
+        rows.append((card, np.array([-np.inf]), np.array([float(self.s)])))
+        return c, integ, lb, ub, rows
+
+    def run(self, incumbent: WorstOutcome | None) -> WorstOutcome:
+        o, n = self.o, self.sp.n
+        best_S = incumbent.stragglers if incumbent is not None else None
+        best = incumbent.error if incumbent is not None else -np.inf
+        if best_S is not None:
+            self._cuts_at(o.maximizer(best_S))
+        c, integ, lb, ub, rows = self._model()
+        upper, solves = np.inf, 0
+        while True:
+            extra = [(np.array(self.cuts), np.full(len(self.cuts), -np.inf), np.array(self.rhs))]
+            res = _solve(c, integ, lb, ub, rows + extra, self.deadline)
+            solves += 1
+            if res is None or res.x is None:
+                if res is not None and getattr(res, "mip_dual_bound", None) is not None:
+                    upper = min(upper, o.err_full - float(res.mip_dual_bound))
+                break
+            bound = res.mip_dual_bound if getattr(res, "mip_dual_bound", None) is not None \
+                else res.fun
+            upper = min(upper, o.err_full - float(bound))
+            z = res.x[self.width - n:]
+            S = pad_to(np.flatnonzero(z > 0.5).tolist()[: self.s], self.s, n)
+            err = o.error(S)
+            if err > best:
+                best, best_S = err, S
+            if upper - best <= GAP * max(1.0, abs(best)) or res.status != 0:
+                break
+            for u in range(self.m):
+                y0 = self._y(u)
+                v = self.sp.V @ res.x[y0:y0 + self.d]
+                for j in range(self.rv):
+                    self._cut(u, j, float(v[j]))
+            self._cuts_at(o.maximizer(S))
+        out = WorstOutcome(best_S, best, False, "milp", solves, comb(n, self.s))
+        out.notes.append(f"outer approximation: {solves} MILP solve(s), {len(self.cuts)} cuts")
+        out.tighten(upper + GAP * max(1.0, abs(best)) if np.isfinite(upper) else None,
+                    "MILP outer approximation", rtol=3 * GAP)
+        return out
+
+    def _cuts_at(self, Y: np.ndarray) -> None:
+        for u in range(self.m):
+            yr = np.concatenate([Y[:, u].real, Y[:, u].imag]) if self.sp.cplx else Y[:, u].real
+            v = self.sp.V @ yr
+            for j in range(self.rv):
+                self._cut(u, j, float(v[j]))
+
+
+# -- fixed decoding: binary quadratic program ---------------------------------------------------
+def _fixed_model(oracle: FixedOracle, s: int) -> tuple[Any, ...]:
+    c0, h, G = oracle.quad(s)
+    n = oracle.n
+    I, J = np.triu_indices(n, 1)
+    P = I.size
+    c = -np.concatenate([h + np.diag(G), 2 * G[I, J]])
+    integ = np.concatenate([np.ones(n), np.zeros(P)])
+    A = np.zeros((3 * P + 1, n + P))
+    r = np.arange(P)
+    A[r, n + r], A[r, I] = 1, -1  # p <= u_i
+    A[P + r, n + r], A[P + r, J] = 1, -1  # p <= u_j
+    A[2 * P + r, I], A[2 * P + r, J], A[2 * P + r, n + r] = 1, 1, -1  # u_i + u_j - p <= 1
+    A[3 * P, :n] = 1
+    lo = np.concatenate([np.full(3 * P, -np.inf), [s]])
+    hi = np.concatenate([np.zeros(2 * P), np.ones(P), [s]])
+    return c0, c, integ, A, lo, hi
+
+
+def _fixed_worst(oracle: FixedOracle, s: int, deadline: float,
+                 incumbent: WorstOutcome | None) -> WorstOutcome:
+    n = oracle.n
+    c0, c, integ, A, lo, hi = _fixed_model(oracle, s)
+    res = _solve(c, integ, np.zeros(c.size), np.ones(c.size), [(A, lo, hi)], deadline)
+    best_S = incumbent.stragglers if incumbent is not None else None
+    best = incumbent.error if incumbent is not None else -np.inf
+    out = WorstOutcome(best_S, best, False, "milp", 1, comb(n, s))
+    if res is None or res.x is None:
+        out.notes.append("MILP found no solution in the time limit")
+        return out
+    S = np.flatnonzero(res.x[:n] > 0.5).tolist()
+    err = oracle.error(S)
+    if err > best or best_S is None:
+        out.stragglers, out.error = S, err
+    bound = res.mip_dual_bound if getattr(res, "mip_dual_bound", None) is not None else res.fun
+    out.notes.append("binary quadratic program, McCormick linearisation (exact for 0/1)")
+    out.tighten(c0 - float(bound) + GAP * max(1.0, abs(out.error)), "MILP dual bound",
+                rtol=3 * GAP)
+    return out
+
+
+def _fixed_threshold(oracle: FixedOracle, epsilon: float, time_limit: float
+                     ) -> ThresholdOutcome:
+    limit = max(epsilon, oracle.limit)
+    deadline = time.monotonic() + time_limit
+    lower = 0
+    for t in range(oracle.n + 1):
+        w = _fixed_worst(oracle, t, deadline, None) if 0 < t < oracle.n else WorstOutcome(
+            list(range(t)), oracle.error(list(range(t))), True, "milp")
+        if w.stragglers is not None and w.error > limit:
+            out = ThresholdOutcome(t, w.stragglers, w.error, lower == t, "milp", lower, t + 1, 0)
+            out.notes.append("one binary quadratic program per size (fixed decoding)")
+            return out
+        if not w.exact:
+            out = ThresholdOutcome(None, None, None, False, "milp", lower, t + 1, 0)
+            out.notes.append(f"MILP could not settle size {t} in the time limit")
+            return out
+        lower = t + 1
+    return ThresholdOutcome(None, None, None, True, "milp", oracle.n + 1, oracle.n + 1, 0)
