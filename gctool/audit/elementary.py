@@ -189,7 +189,8 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
     ``A = Qperp[S]`` is rank deficient.  Its singular values are at most 1, so
     ``sigma_min(A) >= sqrt(det(A A^H))``: a set whose Gram determinant clears the oracle's
     ``sig_kept`` margin provably decodes; the others get the exact smallest eigenvalue of the
-    Gram matrix, and the few still below the margin go to the oracle (and its SVD decoder).  By the Singleton-type bound T_0 <= d + 1, so at size d + 1 the scan stops at the
+    Gram matrix, and the few still below the margin go to the oracle (and its SVD decoder).
+    By the Singleton-type bound T_0 <= d + 1, so at size d + 1 the scan stops at the
     first failing set.
     """
     n, d = oracle.n, oracle.n - oracle.rank

@@ -169,7 +169,6 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
     link[d + np.arange(d), d + wk] = -M[wk]
     target = np.zeros(sp.phi[u].shape[0])
     target[0] = 1.0
-    pad = np.zeros((0, n))
     rows = [
         (np.hstack([sp.perp, np.zeros((sp.perp.shape[0], n))]), np.zeros(sp.perp.shape[0]),
          np.zeros(sp.perp.shape[0])),
@@ -340,15 +339,15 @@ class _OA:
 def _fixed_model(oracle: FixedOracle, s: int) -> tuple[Any, ...]:
     c0, h, G = oracle.quad(s)
     n = oracle.n
-    I, J = np.triu_indices(n, 1)
-    P = I.size
-    c = -np.concatenate([h + np.diag(G), 2 * G[I, J]])
+    Ii, Jj = np.triu_indices(n, 1)
+    P = Ii.size
+    c = -np.concatenate([h + np.diag(G), 2 * G[Ii, Jj]])
     integ = np.concatenate([np.ones(n), np.zeros(P)])
     A = np.zeros((3 * P + 1, n + P))
     r = np.arange(P)
-    A[r, n + r], A[r, I] = 1, -1  # p <= u_i
-    A[P + r, n + r], A[P + r, J] = 1, -1  # p <= u_j
-    A[2 * P + r, I], A[2 * P + r, J], A[2 * P + r, n + r] = 1, 1, -1  # u_i + u_j - p <= 1
+    A[r, n + r], A[r, Ii] = 1, -1  # p <= u_i
+    A[P + r, n + r], A[P + r, Jj] = 1, -1  # p <= u_j
+    A[2 * P + r, Ii], A[2 * P + r, Jj], A[2 * P + r, n + r] = 1, 1, -1  # u_i + u_j - p <= 1
     A[3 * P, :n] = 1
     lo = np.concatenate([np.full(3 * P, -np.inf), [s]])
     hi = np.concatenate([np.zeros(2 * P), np.ones(P), [s]])
