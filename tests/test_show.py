@@ -148,7 +148,10 @@ def test_show_renders_every_scheme(scheme: str, tmp_path: Path, runner: CliRunne
     if S:
         assert len(_rects(root, "dec")) == rows * code.m
         assert doc["decoding"]["stragglers"] == [int(i) for i in S.split(",")]
-    assert doc["curve"]["points"], "the cheapest points always fit the budget"
+    curve = doc["curve"]
+    assert sorted([p["s"] for p in curve["points"]] + curve["skipped"]) == list(range(code.n + 1))
+    for p in curve["points"]:
+        assert 0 <= p["error"] <= 1 + 1e-9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,6 +268,7 @@ def test_curve_budget_takes_the_cheapest_points_and_lists_the_rest() -> None:
     assert sum(math.comb(10, s) for s in chosen) <= 60
     assert chosen == [0, 1, 9, 10]  # 1 + 10 + 10 + 1 sets; s = 2 (45 sets) does not fit
     assert plan(6, 6, max_sets=10**6) == list(range(7))
+    assert plan(1000, 1000, max_sets=10**6) == []  # only the trivial ends would fit
     code = GradientCode(np.kron(np.eye(5), np.ones((2, 2))), parse_field("real"), 1, "frc")
     curve = error_curve(code, max_sets=60)
     assert [p.s for p in curve.points] == chosen and curve.skipped == list(range(2, 9))

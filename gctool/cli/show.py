@@ -261,6 +261,9 @@ def _decoding_line(d: Any) -> str:
 def _curve_lines(curve: Any, s_design: int) -> list[str]:
     from rich.markup import escape
 
+    if not curve.points:
+        return ["[dim]error curve not computed: no s with 0 < s < n - 1 fits the budget "
+                "(--max-sets, and a cap of about 4e8 flops of least squares)[/]"]
     by_s = {p.s: p for p in curve.points}
     top = max(by_s)
     lines = [f"worst-case error by s = 0..{top} (_ decodes, █ nothing recovered): "
@@ -270,7 +273,7 @@ def _curve_lines(curve: Any, s_design: int) -> list[str]:
         lines.append(f"  first failing s = {first.s} (designed s = {s_design}): error "
                      f"{first.error:.4g}, worst stragglers {_short(first.stragglers)}")
     if curve.skipped:
-        lines.append(f"  [dim]not computed (over budget, raise --max-sets): s = "
+        lines.append(f"  [dim]not computed (over --max-sets or the work cap): s = "
                      f"{_ranges(curve.skipped)}[/]")
     return lines
 

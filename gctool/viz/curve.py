@@ -11,7 +11,8 @@ curves of different codes share one axis.  Over GF(q) the raw error is already t
 Budget: the points are computed cheapest first (the number of sets ``C(n, s)`` times the size of
 the least-squares problems), so both ends of the curve appear even when the middle does not fit;
 a point is skipped when it would take the total above ``max_sets`` straggler sets or above
-``MAX_WORK`` (a flop estimate, about a few seconds).  Skipped values of s are listed.
+``MAX_WORK`` (a flop estimate, about a few seconds).  Skipped values of s are listed.  When no
+point strictly between s = 0 and s = n - 1 fits, no point is computed at all.
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ def _work(n: int, cols: int, s: int) -> float:
 
 
 def plan(n: int, cols: int, max_sets: int, max_work: float = MAX_WORK) -> list[int]:
-    """Values of s to compute, cheapest first, within both budgets."""
+    """Values of s to compute, cheapest first, within both budgets.
+
+    When nothing strictly between the trivial ends (0 < s < n - 1) fits, nothing is computed:
+    the ends alone say nothing about the code, and for large n even they are not free."""
     order = sorted(range(n + 1), key=lambda s: (math.comb(n, s), _work(n, cols, s), s))
     chosen, sets, work = [], 0, 0.0
     for s in order:
@@ -83,6 +87,8 @@ def plan(n: int, cols: int, max_sets: int, max_work: float = MAX_WORK) -> list[i
         if sets + c <= max_sets and work + w <= max_work:
             chosen.append(s)
             sets, work = sets + c, work + w
+    if not any(0 < s < n - 1 for s in chosen):
+        return []
     return sorted(chosen)
 
 

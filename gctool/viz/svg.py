@@ -116,8 +116,9 @@ def render_svg(pic: Picture, max_cells: int = SVG_MAX_CELLS) -> bytes:
     if pic.curve is not None and pic.curve.informative(code.n):
         _curve(cv, pic.curve, code.s, code.n, code.field.is_finite, PAD + 40.0, y + 34)
     elif pic.curve is not None:
-        note = ("error curve left out: within the budget only s = "
-                f"{_ranges([p.s for p in pic.curve.points])} could be computed")
+        done = _ranges([p.s for p in pic.curve.points])
+        note = ("error curve left out: " + (f"within the budget only s = {done} could be computed"
+                                            if done else "no value of s fits the budget"))
         _text(cv.root, PAD, y + 24, note, fill=AXIS)
         cv.extend(PAD + 6.2 * len(note), y + 28)
     return cv.bytes()
