@@ -24,7 +24,7 @@ from gctool.cli.options import emit_json, progress_bar
 
 _HEAD = 1 << 16
 #: transitions of the exact schedule search unless --max-sets is given (then: that many)
-SCHEDULE_MAX_TRANSITIONS = 2_000_000
+SCHEDULE_MAX_TRANSITIONS = 1_000_000
 _SCHEME = re.compile(rb'"scheme"\s*:\s*"([^"\\]{1,200})"')
 
 

@@ -10,7 +10,7 @@ for all horizons); with ``horizon`` the search stops after that many rounds (exa
 horizon).  BFS order makes a reported counterexample a shortest one.
 
 Heuristic method (when the exact search exceeds ``max_sets`` transitions): seeded random
-adversarial roll-outs.  Each round the adversary draws maximal admissible straggler sets and
+adversarial roll-outs of 4(W + T) rounds, for max(1000, max_sets / 10) more transitions.  Each round the adversary draws maximal admissible straggler sets and
 keeps the one that leaves the most work undone in the jobs in progress (with probability 0.2 it
 keeps a random one).  A counterexample it finds is real (it is replayed); finding none proves
 nothing, and the report says ``exact = false``.
@@ -166,7 +166,8 @@ def verify_schedule(
         method, exact, heur_seed = "heuristic", False, seed
         span = horizon or 4 * (model.window + scheme.delay)
         try:
-            rollouts, transitions, failure = adversary(scheme, span, max_sets, seed)
+            rollouts, transitions, failure = adversary(scheme, span, max(1000, max_sets // 10),
+                                                       seed)
         except KeyboardInterrupt:
             raise SearchInterrupted("interrupted during the adversarial schedule search; "
                                     "no verdict") from None
