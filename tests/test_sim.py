@@ -185,6 +185,7 @@ def test_training_reaches_target_with_exact_and_approximate_decoding() -> None:
                     train="logistic", lazy=0.5, baselines=False)
     row = lazy.training["rows"][0]
     assert row["skipped_uploads"] > 0 and row["time_to_target"] is not None
+    assert row["lazy_rule"] == "G-LAG" and rows["frc"]["lazy_rule"] is None
 
 
 def test_msgc_job_gradient_is_the_full_gradient() -> None:

@@ -134,7 +134,8 @@ def render_simulation(r: Any) -> None:
         for col in ("scheme", "time to target", "jobs", "uploads", "skipped", "final loss"):
             t.add_column(col)
         for row in r.training["rows"]:
-            t.add_row(escape(row["name"]), _cell(row["time_to_target"]),
+            rule = f" ({row['lazy_rule']})" if row.get("lazy_rule") else ""
+            t.add_row(escape(row["name"] + rule), _cell(row["time_to_target"]),
                       _cell(row["jobs_to_target"]), _cell(row["uploads"]),
                       _cell(row["skipped_uploads"]), _cell(row["final_loss"]))
         con.print(t)

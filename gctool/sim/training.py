@@ -248,6 +248,15 @@ def _jobs(c: Contender, run: Run) -> list[tuple[int, int, Any]]:
     return [(t, t, (run.used[t], bool(run.exact[t]))) for t in range(len(run.durations))]
 
 
+def _rule_name(c: Contender, lazy: float | None) -> str | None:
+    """LAG on uncoded messages, G-LAG on FRC groups, LAGC on other coded messages."""
+    if lazy is None or c.kind == "sgc":
+        return None
+    if c.kind in ("uncoded", "ignore"):
+        return "LAG"
+    return "G-LAG" if c.code is not None and c.code.scheme == "frc" else "LAGC"
+
+
 def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
                target: float, lazy: float | None) -> dict[str, Any]:
     est = Estimator(c, problem, lazy if c.kind != "sgc" else None)
@@ -274,6 +283,7 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
         assert c.code is not None
         slots = c.delay + 1 if c.code.scheme == "m-sgc" else 1
         est.uploads = float(sum(len(run.used[r]) for r in range(last + 1)) * slots)
-    return {"name": c.name, "time_to_target": when, "jobs_to_target": jobs_done,
+    return {"name": c.name, "lazy_rule": _rule_name(c, lazy),
+            "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,
             "final_loss": float(np.mean([problem.loss(b) for b in betas]))}
