@@ -100,6 +100,25 @@ class AttackReport(Report):
     reason: str = ""
     diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
+    # -- issue 5: decoders, methods, sandwiches, curves, random stragglers ------------------
+    scheme: str = "custom"
+    decoder_label: str = ""  # human description of the decoder (weights, groups, ...)
+    decoder_info: dict[str, Any] = dc_field(default_factory=dict)
+    scale: float = 1.0  # error = raw_error / scale (k with --normalize k)
+    upper_bound: float | None = None  # worst mode: error <= true worst <= upper_bound
+    raw_upper_bound: float | None = None
+    upper_bound_source: str = ""
+    threshold_lower: int | None = None  # threshold mode: lower <= T <= upper
+    threshold_upper: int | None = None
+    resolution: float | None = None  # milp thresholds: errors below it count as decodable
+    closed_form: dict[str, Any] | None = None  # {value, raw_value, source, matches}
+    random: dict[str, Any] | None = None  # mean error under random stragglers
+    curve: list[dict[str, Any]] | None = None  # worst error for s = 0..max_s
+    require: int | None = None  # --require T (threshold mode)
+    require_status: str | None = None  # "met", "below" or "unproven"
+    seed: int | None = None
+    evaluations: int = 0
+    notes: list[str] = dc_field(default_factory=list)
 
 
 @dataclass

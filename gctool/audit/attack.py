@@ -1,7 +1,15 @@
-"""``attack``: worst-case straggler sets and adversarial thresholds (exhaustive search).
+"""``attack``: worst-case straggler sets, adversarial thresholds and error curves.
 
-Errors are the raw squared optimal-decoding error ``min_a ||a^T B_F - 1||^2`` (reference §0.1);
-``normalize="k"`` divides by k.  Over GF(q) the error is an indicator (0 decodes, 1 fails).
+Errors are raw squared decoding errors ``||a^T B_F - t||^2`` (reference §0.1) under the chosen
+decoder (:mod:`gctool.audit.decoders`: optimal, fixed, natural); ``normalize="k"`` divides them
+by k.  Over GF(q) the error is an indicator (0 decodes, 1 fails).
+
+Methods: ``exhaustive`` (:mod:`~gctool.audit.exhaustive`), ``bnb`` (:mod:`~gctool.audit.bnb`),
+``greedy`` (:mod:`~gctool.audit.greedy`), ``milp`` (:mod:`~gctool.audit.milp`), ``elementary``
+(:mod:`~gctool.audit.elementary`, thresholds only) and ``auto``: exhaustive when it fits the
+budget, then the exact solvers, then the heuristics.  Every result says whether it is exact and
+carries the sandwich it proved: ``found <= true worst <= upper_bound`` in worst mode and
+``threshold_lower <= T <= threshold_upper`` in threshold mode.
 
 Threshold mode returns ``T_eps = min{|S| : err(S) > eps}`` (strict, so eps = 0 gives the exact
 threshold T_0).  Over R/C an error counts as exceeding eps only when it is also above the
@@ -11,24 +19,59 @@ decoding tolerance ``tol * k``, so that round-off never makes a decodable set "f
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from math import comb
+from typing import Any
 
 import numpy as np
 
-from gctool.audit.engine import (
-    DEFAULT_MAX_SETS,
-    DiagnosticsTracker,
-    Progress,
-    Scan,
-    check_budget,
-    check_s,
-)
-from gctool.decode import DEFAULT_TOL, Decoder
+from gctool.audit import bnb as bnb_mod
+from gctool.audit import exhaustive, greedy, randomized
+from gctool.audit.decoders import FixedOracle, Oracle, make_oracle
+from gctool.audit.engine import DEFAULT_MAX_SETS, check_s
+from gctool.audit.enumeration import pad_to
+from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.decode import DEFAULT_TOL
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
-from gctool.reports import AttackReport
+from gctool.reports import AttackReport, Diagnostics
 
 NORMALIZATIONS = ("none", "k")
+METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
+DEFAULT_MAX_NODES = bnb_mod.DEFAULT_MAX_NODES
+DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_RESOLUTION = 1e-4
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Search options shared by every mode."""
+
+    method: str = "auto"
+    max_sets: int = DEFAULT_MAX_SETS
+    max_nodes: int = DEFAULT_MAX_NODES
+    time_limit: float = DEFAULT_TIME_LIMIT
+    restarts: int = 20
+    seed: int = 0
+    jobs: int = 1
+    symmetry: bool = True
+    resolution: float = DEFAULT_RESOLUTION
+    progress: Progress | None = None
+
+    def check(self) -> None:
+        if self.method not in METHODS:
+            raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        for name in ("max_sets", "max_nodes"):
+            if int(getattr(self, name)) < 1:
+                raise InvalidInput(f"{name} must be a positive integer")
+        if not (self.time_limit > 0 and np.isfinite(self.time_limit)):
+            raise InvalidInput("time_limit must be a positive number of seconds")
+        if self.restarts < 0 or self.jobs < 0:
+            raise InvalidInput("restarts and jobs must be >= 0")
+        if not (0 < self.resolution < np.inf):
+            raise InvalidInput("resolution must be a positive number")
 
 
 def _scale(code: GradientCode, normalize: str) -> float:
@@ -37,96 +80,481 @@ def _scale(code: GradientCode, normalize: str) -> float:
     return float(code.k) if normalize == "k" else 1.0
 
 
+# -- worst case -----------------------------------------------------------------------------------
+def _largest(oracle: Oracle) -> tuple[float | None, str]:
+    if oracle.max_error is None:
+        return None, ""
+    if oracle.finite:
+        return oracle.max_error, "an indicator error is at most 1"
+    what = "||t||^2 (the decoder a = 0)" if oracle.kind == "optimal" else "every group lost"
+    return oracle.max_error, f"largest possible error {what}"
+
+
+def worst_outcome(oracle: Oracle, s: int, opts: Options,
+                  starts: Sequence[Sequence[int]] = ()) -> WorstOutcome:
+    """Run the chosen method for the worst set of size s."""
+    method = opts.method
+    top, why = _largest(oracle)
+    if method == "elementary":
+        raise InvalidInput("the elementary method computes exact thresholds: use --threshold, "
+                           "or another --method for the worst case")
+    if method == "auto":
+        return _auto_worst(oracle, s, opts, starts)
+    if method == "exhaustive":
+        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
+                                jobs=opts.jobs, progress=opts.progress)
+    g = _greedy(oracle, s, opts, starts, restarts=opts.restarts if method == "greedy" else 4)
+    if method == "greedy":
+        g.tighten(top, why)
+        return g
+    if method == "bnb":
+        out = bnb_mod.bnb_worst(oracle, s, incumbent=g, max_nodes=opts.max_nodes,
+                                progress=opts.progress)
+    else:
+        from gctool.audit.milp import milp_worst
+
+        out = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=g)
+    out.tighten(top, why)
+    return out
+
+
+def _greedy(oracle: Oracle, s: int, opts: Options, starts: Sequence[Sequence[int]],
+            restarts: int) -> WorstOutcome:
+    top, _ = _largest(oracle)
+    return greedy.greedy(oracle, s, seed=opts.seed, restarts=restarts, starts=starts,
+                         stop_at=top, progress=opts.progress)
+
+
+def _auto_worst(oracle: Oracle, s: int, opts: Options,
+                starts: Sequence[Sequence[int]]) -> WorstOutcome:
+    top, why = _largest(oracle)
+    rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
+    if exhaustive.count_evaluated(oracle.n, s, rot) <= opts.max_sets:
+        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
+                                jobs=opts.jobs, progress=opts.progress)
+    trail = ["exhaustive over budget"]
+    best = _greedy(oracle, s, opts, starts, opts.restarts)
+    best.tighten(top, why)
+    trail.append("greedy")
+    if not best.exact and (oracle.monotone or (isinstance(oracle, FixedOracle)
+                                               and not oracle.finite)):
+        best = bnb_mod.bnb_worst(oracle, s, incumbent=best, max_nodes=opts.max_nodes,
+                                 progress=opts.progress)
+        best.tighten(top, why)
+        trail.append("bnb")
+    if not best.exact and not oracle.finite and oracle.kind in ("optimal", "fixed"):
+        from gctool.audit.milp import milp_worst
+
+        m = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=best)
+        m.notes = best.notes + m.notes
+        m.tighten(best.upper, best.upper_source)
+        best = m
+        trail.append("milp")
+    best.notes.insert(0, "auto: " + " -> ".join(trail))
+    return best
+
+
 def attack(
     code: GradientCode,
     s: int,
     *,
+    decoder: str = "optimal",
+    weights: Sequence[float] | np.ndarray | None = None,
     normalize: str = "none",
+    method: str = "auto",
     tol: float = DEFAULT_TOL,
     max_sets: int = DEFAULT_MAX_SETS,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    restarts: int = 20,
+    seed: int = 0,
+    jobs: int = 1,
+    symmetry: bool = True,
+    random: bool = False,
+    p: float | None = None,
+    samples: int = randomized.DEFAULT_SAMPLES,
     progress: Progress | None = None,
 ) -> AttackReport:
-    """The worst straggler set of size ``s`` under optimal decoding (exhaustive, exact)."""
+    """The worst straggler set of size ``s`` under ``decoder``, found by ``method``."""
     check_s(s, code.n, allow_all=True)
     scale = _scale(code, normalize)
+    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
+                   progress=progress)
+    opts.check()
     start = time.perf_counter()
-    decoder = Decoder(code, tol)
-    scan = Scan(decoder, s, progress)
-    check_budget(scan.total, max_sets, f"exhaustive attack (n={code.n}, s={s})")
-    tracker = DiagnosticsTracker(not decoder.exact)
-    worst_err, worst_set = -np.inf, None
-    for S, r in scan.batches():
-        tracker.update(S, r)
-        i = int(np.argmax(r.error))  # first maximum: lexicographically smallest set
-        if r.error[i] > worst_err:
-            worst_err, worst_set = float(r.error[i]), S[i].tolist()
-    decodes = worst_err <= (0.0 if decoder.exact else decoder.tol * code.k)
-    return AttackReport(
-        mode="worst", s=s, n=code.n, k=code.k, field=str(code.field), stragglers=worst_set,
-        error=worst_err / scale, raw_error=worst_err, normalize=normalize, decoder="optimal",
-        method="exhaustive", exact=True, checked=scan.checked, total=scan.total,
-        reason=("every straggler set of this size still decodes"
-                if decodes else "the worst set leaves an error"),
-        diagnostics=tracker.result("over every straggler set of this size"),
-        elapsed_s=time.perf_counter() - start,
-    )
+    oracle = make_oracle(code, decoder, weights, tol)
+    found = worst_outcome(oracle, s, opts)
+    report = _worst_report(code, oracle, s, found, scale, normalize, opts)
+    report.random = _random(oracle, s if random else None, p, scale, opts, samples)
+    report.elapsed_s = time.perf_counter() - start
+    return report
+
+
+def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcome,
+                  scale: float, normalize: str, opts: Options) -> AttackReport:
+    err = found.error
+    decodes = not bool(oracle.fails(err))
+    reason = ("every straggler set of this size still decodes" if decodes and found.exact
+              else "the worst set leaves an error" if found.exact
+              else "heuristic: the true worst error is at least this")
+    report = AttackReport(
+        mode="worst", s=s, n=code.n, k=code.k, field=str(code.field),
+        stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=normalize,
+        decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
+        total=found.total, reason=reason, diagnostics=_diagnostics(oracle, found.stragglers),
+        scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
+        scale=scale, seed=opts.seed, evaluations=oracle.evaluations, notes=list(found.notes))
+    if found.upper is not None:
+        report.raw_upper_bound = found.upper
+        report.upper_bound = found.upper / scale
+        report.upper_bound_source = found.upper_source
+    report.closed_form = _closed_form(code, oracle, s, err, scale, found.exact)
+    return report
+
+
+def _diagnostics(oracle: Oracle, S: list[int] | None) -> Diagnostics:
+    d = Diagnostics()
+    dec = None if S is None else oracle.diagnose(S)
+    if dec is None:
+        return d
+    d.max_residual, d.max_condition, d.max_condition_stragglers = dec.residual, dec.cond, S
+    d.max_decoder_norm = dec.norm
+    d.note = ("optimal decoding of the reported straggler set: residual ||a^T B_F - t||, "
+              "condition of B_F on its numerical rank, decoder norm ||a_F||")
+    return d
+
+
+def _closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: float,
+                 exact: bool) -> dict[str, Any] | None:
+    if oracle.kind != "optimal":
+        return None
+    from gctool.codes.closed_forms import closed_form_worst_error
+
+    got = closed_form_worst_error(code, s)
+    if got is None:
+        return None
+    value, source = got
+    agree = abs(float(value) - err) <= 1e-6 * max(1.0, abs(err))
+    return {"raw_value": float(value), "value": float(value) / scale, "source": source,
+            "agrees": agree if exact else err <= float(value) * (1 + 1e-9) + 1e-12}
+
+
+def _random(oracle: Oracle, s: int | None, p: float | None, scale: float, opts: Options,
+            samples: int) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    kw: dict[str, Any] = {"budget": opts.max_sets, "samples": samples, "seed": opts.seed}
+    if s is not None:
+        out["uniform"] = _scaled(randomized.uniform_mean(oracle, s, **kw), scale, s=s)
+    if p is not None:
+        out["iid"] = _scaled(randomized.iid_mean(oracle, p, **kw), scale, p=p)
+    probs = oracle.code.params.get("p")
+    if isinstance(probs, list | tuple) and len(probs) == oracle.n:
+        out["hetero"] = _scaled(randomized.iid_mean(oracle, np.asarray(probs, float), **kw),
+                                scale, p="params.p (per worker)")
+    return out or None
+
+
+def _scaled(d: dict[str, Any], scale: float, **extra: Any) -> dict[str, Any]:
+    d = dict(d)
+    d["raw_mean"] = d["mean"]
+    d["mean"] = d["mean"] / scale
+    if "ci95" in d:
+        d["raw_ci95"] = d["ci95"]
+        d["ci95"] = [x / scale for x in d["ci95"]]
+    d.update(extra)
+    return d
+
+
+# -- curve ----------------------------------------------------------------------------------------
+def curve(
+    code: GradientCode,
+    max_s: int | None = None,
+    *,
+    decoder: str = "optimal",
+    weights: Sequence[float] | np.ndarray | None = None,
+    normalize: str = "none",
+    method: str = "auto",
+    tol: float = DEFAULT_TOL,
+    max_sets: int = DEFAULT_MAX_SETS,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    restarts: int = 20,
+    seed: int = 0,
+    jobs: int = 1,
+    symmetry: bool = True,
+    random: bool = False,
+    p: float | None = None,
+    samples: int = randomized.DEFAULT_SAMPLES,
+    progress: Progress | None = None,
+) -> AttackReport:
+    """Worst-case error for s = 0..max_s (default n), optionally with the random-set mean."""
+    top = code.n if max_s is None else max_s
+    check_s(top, code.n, "max_s", allow_all=True)
+    scale = _scale(code, normalize)
+    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry)
+    opts.check()
+    start = time.perf_counter()
+    oracle = make_oracle(code, decoder, weights, tol)
+    points, prev = [], None
+    for s in range(top + 1):
+        found = _curve_point(oracle, s, opts, prev)
+        point = {"s": s, "stragglers": found.stragglers, "error": found.error / scale,
+                 "raw_error": found.error, "exact": found.exact, "method": found.method,
+                 "upper_bound": None if found.upper is None else found.upper / scale}
+        if random:
+            mean = randomized.uniform_mean(oracle, s, budget=max_sets, samples=samples,
+                                           seed=seed)
+            point["mean"], point["mean_exact"] = mean["mean"] / scale, mean["exact"]
+        points.append(point)
+        prev = found
+        if progress is not None:
+            progress(s + 1, top + 1)
+    exact = all(pt["exact"] for pt in points)
+    report = AttackReport(
+        mode="curve", s=top, n=code.n, k=code.k, field=str(code.field), stragglers=None,
+        error=None, raw_error=None, normalize=normalize, decoder=oracle.kind,
+        method=method, exact=exact, checked=oracle.evaluations, total=sum(
+            comb(code.n, t) for t in range(top + 1)),
+        reason=f"worst-case error for s = 0..{top}", scheme=code.scheme,
+        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale, seed=seed,
+        evaluations=oracle.evaluations, curve=points)
+    report.random = _random(oracle, None, p, scale, opts, samples)
+    report.elapsed_s = time.perf_counter() - start
+    return report
+
+
+def _curve_point(oracle: Oracle, s: int, opts: Options, prev: WorstOutcome | None
+                 ) -> WorstOutcome:
+    top, why = _largest(oracle)
+    if (prev is not None and oracle.monotone and prev.exact and top is not None
+            and prev.stragglers is not None and prev.error >= top - 1e-12 * max(1.0, top)):
+        S = pad_to(prev.stragglers, s, oracle.n)  # monotone: the maximum stays reached
+        out = WorstOutcome(S, oracle.error(S), True, prev.method, 1, comb(oracle.n, s))
+        out.tighten(top, why)
+        return out
+    starts = [] if prev is None or prev.stragglers is None else [prev.stragglers]
+    return worst_outcome(oracle, s, opts, starts)
+
+
+# -- threshold ------------------------------------------------------------------------------------
+def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutcome:
+    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit)."""
+    limit = max(epsilon, oracle.limit)
+    method = opts.method
+    if method == "exhaustive":
+        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
+                                    symmetry=opts.symmetry, jobs=opts.jobs,
+                                    progress=opts.progress)
+    if method == "elementary":
+        return _elementary(oracle, epsilon, opts)
+    if method == "milp":
+        from gctool.audit.milp import milp_threshold
+
+        return milp_threshold(oracle, epsilon, resolution=opts.resolution,
+                              time_limit=opts.time_limit)
+    if method == "bnb":
+        return _bnb_threshold(oracle, limit, opts, 0)
+    if method == "greedy":
+        return _greedy_threshold(oracle, limit, opts, 0)
+    return _auto_threshold(oracle, epsilon, limit, opts)
+
+
+def _elementary(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutcome:
+    from gctool.audit.decoders import OptimalOracle
+    from gctool.audit.elementary import elementary_threshold
+
+    if not isinstance(oracle, OptimalOracle) or epsilon != 0:
+        raise InvalidInput("the elementary method gives the exact threshold (epsilon = 0) "
+                           "under optimal decoding")
+    return elementary_threshold(oracle, max_sets=opts.max_sets, progress=opts.progress)
+
+
+def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: Options
+                    ) -> ThresholdOutcome:
+    trail: list[str] = []
+    try:
+        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
+                                    symmetry=opts.symmetry, jobs=opts.jobs,
+                                    progress=opts.progress)
+    except BudgetExceeded:
+        trail.append("exhaustive over budget")
+    lower = _affordable_sizes(oracle.n, opts.max_sets)
+    if epsilon == 0 and oracle.kind == "optimal":
+        from gctool.audit.decoders import OptimalOracle
+        from gctool.audit.elementary import cost
+
+        assert isinstance(oracle, OptimalOracle)
+        if cost(oracle) <= opts.max_sets:
+            out = _elementary(oracle, epsilon, opts)
+            out.notes.insert(0, "auto: " + " -> ".join(trail + ["elementary"]))
+            return out
+        trail.append("elementary over budget")
+    if not oracle.finite and oracle.kind in ("optimal", "fixed"):
+        from gctool.audit.milp import milp_threshold
+
+        out = milp_threshold(oracle, epsilon, resolution=opts.resolution,
+                             time_limit=opts.time_limit)
+        trail.append("milp")
+        if out.exact:
+            out.notes.insert(0, "auto: " + " -> ".join(trail))
+            return out
+        lower = max(lower, out.lower)
+    if oracle.monotone:
+        out = _bnb_threshold(oracle, limit, opts, lower)
+        trail.append("bnb")
+        if out.exact or out.threshold is not None:
+            out.notes.insert(0, "auto: " + " -> ".join(trail))
+            return out
+        lower = max(lower, out.lower)
+    out = _greedy_threshold(oracle, limit, opts, lower)
+    out.notes.insert(0, "auto: " + " -> ".join(trail + ["greedy"]))
+    return out
+
+
+def _affordable_sizes(n: int, max_sets: int) -> int:
+    """Sizes below this were fully enumerated by the exhaustive attempt (no set exceeded)."""
+    used, t = 0, 0
+    while t <= n and used + comb(n, t) <= max_sets:
+        used += comb(n, t)
+        t += 1
+    return t
+
+
+def _bnb_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
+                   ) -> ThresholdOutcome:
+    n = oracle.n
+    cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
+    top = len(cap[0]) if cap else n
+    nodes, proven = 0, lower
+    for t in range(lower, top + 1):
+        res = bnb_mod.search(oracle, t, limit, max_nodes=opts.max_nodes, first=True)
+        nodes += res.nodes
+        if res.stragglers is not None:
+            out = ThresholdOutcome(t, sorted(res.stragglers), res.error, proven == t, "bnb",
+                                   proven, nodes, 0)
+            return out
+        if not res.complete:
+            break
+        proven = t + 1
+    if cap is not None and proven >= len(cap[0]):
+        return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], True, "bnb", len(cap[0]),
+                                nodes, 0)
+    if proven > n:
+        return ThresholdOutcome(None, None, None, True, "bnb", n + 1, nodes, 0)
+    out = ThresholdOutcome(None, None, None, False, "bnb", proven, nodes, 0)
+    if cap is not None:
+        out.threshold, out.stragglers, out.error = len(cap[0]), sorted(cap[0]), cap[1]
+    out.notes.append(f"branch and bound stopped at the node budget at size {proven}")
+    return out
+
+
+def _greedy_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
+                      ) -> ThresholdOutcome:
+    n = oracle.n
+    cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
+    top = len(cap[0]) if cap else n
+    evals = 0
+    for t in range(max(lower, 0), top + 1):
+        g = greedy.greedy(oracle, t, seed=opts.seed, restarts=opts.restarts, stop_at=None)
+        evals += g.checked
+        if g.stragglers is not None and bool(oracle.fails(g.error)) and g.error > limit:
+            out = ThresholdOutcome(t, g.stragglers, g.error, lower == t, "greedy", lower,
+                                   evals, 0)
+            out.notes.append("greedy per size: the witness is verified, smaller sizes are "
+                             "not proved" if lower < t else "sizes below were proved")
+            return out
+    if cap is not None:
+        return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], lower == len(cap[0]),
+                                "greedy", lower, evals, 0)
+    return ThresholdOutcome(None, None, None, False, "greedy", lower, evals, 0)
 
 
 def threshold(
     code: GradientCode,
     epsilon: float = 0.0,
     *,
+    decoder: str = "optimal",
+    weights: Sequence[float] | np.ndarray | None = None,
     normalize: str = "none",
+    method: str = "auto",
     tol: float = DEFAULT_TOL,
     max_sets: int = DEFAULT_MAX_SETS,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    resolution: float = DEFAULT_RESOLUTION,
+    require: int | None = None,
+    restarts: int = 20,
+    seed: int = 0,
+    jobs: int = 1,
+    symmetry: bool = True,
     progress: Progress | None = None,
 ) -> AttackReport:
     """The adversarial threshold: fewest stragglers whose error exceeds ``epsilon``."""
     scale = _scale(code, normalize)
     if not (np.isfinite(epsilon) and epsilon >= 0):
         raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
-    decoder = Decoder(code, tol)
-    if decoder.exact and epsilon != 0:
-        raise InvalidInput(
-            f"over {code.field} decoding either succeeds or fails: use epsilon = 0"
-        )
+    if require is not None and (isinstance(require, bool) or not isinstance(require, int)
+                                or require < 0):
+        raise InvalidInput(f"require must be an integer >= 0, got {require!r}")
+    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
+                   resolution, progress)
+    opts.check()
+    oracle = make_oracle(code, decoder, weights, tol)
+    if oracle.finite and epsilon != 0:
+        raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")
     start = time.perf_counter()
-    limit = max(epsilon * scale, 0.0 if decoder.exact else decoder.tol * code.k)
-    grand = sum(comb(code.n, t) for t in range(code.n + 1))
-    checked, tracker = 0, DiagnosticsTracker(not decoder.exact)
-    for t in range(code.n + 1):
-        try:
-            check_budget(checked + comb(code.n, t), max_sets, f"threshold search (n={code.n})")
-        except BudgetExceeded as exc:
-            raise BudgetExceeded(f"{exc}; so far no set of size < {t} exceeds epsilon, "
-                                 f"so the threshold is >= {t}") from None
-        scan = Scan(decoder, t, progress, done_before=checked, grand_total=grand)
-        for S, r in scan.batches():
-            tracker.update(S, r)
-            over = np.flatnonzero(r.error > limit)
-            if over.size:
-                i = int(over[0])
-                return _threshold_report(code, t, S[i].tolist(), float(r.error[i]), epsilon,
-                                         normalize, scale, checked + scan.checked, grand,
-                                         tracker, start)
-        checked += scan.checked
-    return _threshold_report(code, None, None, None, epsilon, normalize, scale, checked, grand,
-                             tracker, start)
+    found = threshold_outcome(oracle, epsilon * scale, opts)
+    report = _threshold_report(code, oracle, found, epsilon, normalize, scale, opts)
+    _apply_require(report, found, require)
+    report.elapsed_s = time.perf_counter() - start
+    return report
 
 
-def _threshold_report(
-    code: GradientCode, t: int | None, S: list[int] | None, err: float | None, epsilon: float,
-    normalize: str, scale: float, checked: int, grand: int, tracker: DiagnosticsTracker,
-    start: float,
-) -> AttackReport:
-    reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; "
-              f"no set of {t - 1} or fewer does" if t is not None
-              else f"no straggler set pushes the error above {epsilon:g}")
+def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcome,
+                      epsilon: float, normalize: str, scale: float, opts: Options
+                      ) -> AttackReport:
+    t, S, err = found.threshold, found.stragglers, found.error
+    if t is not None and found.exact:
+        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; "
+                  f"no set of {t - 1} or fewer does")
+    elif t is not None:
+        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; sets "
+                  f"smaller than {found.lower} are proved not to (heuristic in between)")
+    elif found.exact:
+        reason = f"no straggler set pushes the error above {epsilon:g}"
+    else:
+        reason = f"no witness found; sets smaller than {found.lower} are proved not to exceed"
+    if found.resolution is not None:
+        reason += (f" (MILP resolution {found.resolution:g}: errors below it count as "
+                   "decodable)")
+    total = found.total or sum(comb(code.n, x) for x in range(code.n + 1))
     return AttackReport(
         mode="threshold", s=t, n=code.n, k=code.k, field=str(code.field), stragglers=S,
         error=None if err is None else err / scale, raw_error=err, normalize=normalize,
-        decoder="optimal", method="exhaustive", exact=True, checked=checked, total=grand,
-        threshold=t, epsilon=epsilon, comparison="error > epsilon", reason=reason,
-        diagnostics=tracker.result("over every straggler set examined"),
-        elapsed_s=time.perf_counter() - start,
-    )
+        decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
+        total=total, threshold=t, epsilon=epsilon, comparison="error > epsilon",
+        reason=reason, diagnostics=_diagnostics(oracle, S), scheme=code.scheme,
+        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,
+        threshold_lower=min(found.lower, code.n + 1), threshold_upper=t,
+        resolution=found.resolution, seed=opts.seed, evaluations=oracle.evaluations,
+        notes=list(found.notes))
+
+
+def _apply_require(report: AttackReport, found: ThresholdOutcome, require: int | None) -> None:
+    report.require = require
+    if require is None:
+        return
+    t = found.threshold
+    if t is not None and t < require:
+        report.require_status, report.ok = "below", False
+        report.reason += f"; below the required {require}"
+    elif (t is None and found.exact) or found.lower >= require or (found.exact and t is not None):
+        report.require_status = "met"
+    else:
+        report.require_status, report.ok = "unproven", False
+        report.reason += (f"; cannot prove the threshold is >= {require} (proved >= "
+                          f"{found.lower}): raise the budget or use an exact method")
+
+
+__all__ = ["Options", "attack", "curve", "threshold", "threshold_outcome",
+           "worst_outcome"]
