@@ -200,7 +200,8 @@ def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcom
     report = AttackReport(
         mode="worst", s=s, n=code.n, k=code.k, field=str(code.field),
         stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=normalize,
-        decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
+        decoder=oracle.kind, method=found.method, exact=found.exact,
+        checked=found.checked if found.method == "exhaustive" else oracle.evaluations,
         total=found.total, reason=reason, diagnostics=_diagnostics(oracle, found.stragglers),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
         scale=scale, seed=opts.seed, evaluations=oracle.evaluations, notes=list(found.notes))
@@ -295,9 +296,11 @@ def curve(
     opts.check()
     start = time.perf_counter()
     oracle = make_oracle(code, decoder, weights, tol)
-    points, prev = [], None
+    points, prev, checked = [], None, 0
     for s in range(top + 1):
+        before = oracle.evaluations
         found = _curve_point(oracle, s, opts, prev)
+        checked += oracle.evaluations - before
         point = {"s": s, "stragglers": found.stragglers, "error": found.error / scale,
                  "raw_error": found.error, "exact": found.exact, "method": found.method,
                  "upper_bound": None if found.upper is None else found.upper / scale}
@@ -313,7 +316,7 @@ def curve(
     report = AttackReport(
         mode="curve", s=top, n=code.n, k=code.k, field=str(code.field), stragglers=None,
         error=None, raw_error=None, normalize=normalize, decoder=oracle.kind,
-        method=method, exact=exact, checked=oracle.evaluations, total=sum(
+        method=method, exact=exact, checked=checked, total=sum(
             comb(code.n, t) for t in range(top + 1)),
         reason=f"worst-case error for s = 0..{top}", scheme=code.scheme,
         decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale, seed=seed,

@@ -1,6 +1,8 @@
-"""``gctool attack``: worst-case stragglers and adversarial thresholds."""
+"""``gctool attack``: worst-case stragglers, adversarial thresholds and error curves."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -12,18 +14,48 @@ from gctool.cli.options import (
     load_code,
     max_sets_option,
     progress_bar,
+    seed_option,
     tol_option,
 )
+
+METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
+
+
+def _weights(value: str | None) -> Any:
+    """``--weights``: comma-separated numbers (rows separated by ';'), or a JSON file."""
+    if value is None:
+        return None
+    import json
+    from pathlib import Path
+
+    if value.endswith(".json"):
+        try:
+            return json.loads(Path(value).read_text())
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(f"cannot read weights from {value}: {exc}") from None
+    try:
+        rows = [[complex(x) if "j" in x else float(x) for x in row.replace(" ", "").split(",")
+                 if x] for row in value.split(";")]
+    except ValueError:
+        raise click.BadParameter("expected comma-separated numbers, e.g. 1,1,0.5") from None
+    return rows[0] if len(rows) == 1 else rows
 
 
 @click.command(epilog="""\b
 Examples:
   gctool attack code.json -s 3
+  gctool attack code.json -s 3 --decoder fixed --normalize k --random -p 0.1
+  gctool attack code.json -s 4 --method greedy --seed 7
   gctool attack code.json --threshold
-  gctool attack code.json --threshold --epsilon 0.5 --normalize k --json
+  gctool attack code.json --threshold --require 3        # CI gate: exit 1 below 3
+  gctool attack code.json --threshold --method milp --epsilon 0.5
+  gctool attack code.json --curve --max-s 6 --random
 
-Errors are the raw squared optimal-decoding error min_a ||a^T B_F - 1||^2 unless
---normalize k divides them by k.  Over GF(q) the error is 0 (decodes) or 1 (fails).""")
+Errors are the raw squared decoding error ||a^T B_F - 1||^2 unless --normalize k divides
+them by k.  Over GF(q) the error is 0 (decodes) or 1 (fails).  Every result says whether
+it is exact (proved) or heuristic (a lower bound on the worst case), with the proven
+sandwich found <= true worst <= upper bound where one is known.  Exit 1 when --require
+is not met (threshold below it, or not provable).""")
 @code_argument
 @click.option("-s", "stragglers", type=int, default=None,
               help="Number of stragglers (worst-case mode; default: the file's s).")
@@ -32,36 +64,87 @@ Errors are the raw squared optimal-decoding error min_a ||a^T B_F - 1||^2 unless
 @click.option("--epsilon", type=click.FloatRange(0, None), default=0.0, show_default=True,
               help="Error level for --threshold (strict: error > epsilon; 0 = exact recovery "
                    "fails).")
+@click.option("--require", type=click.IntRange(0, None), default=None,
+              help="With --threshold: exit 1 unless the threshold is proved to be >= T.")
+@click.option("--curve", "curve_mode", is_flag=True,
+              help="Worst-case error for s = 0..n (or --max-s), with a terminal chart.")
+@click.option("--max-s", type=click.IntRange(0, None), default=None,
+              help="Largest s of --curve (default n).")
+@click.option("--decoder", type=click.Choice(["optimal", "fixed", "natural"]),
+              default="optimal", show_default=True,
+              help="optimal = least squares; fixed = one weight per worker (scaled uniform "
+                   "n/(r(n-s)) or --weights); natural = the scheme's own (frc: first arrival "
+                   "per group).")
+@click.option("--weights", default=None, metavar="W",
+              help="Fixed-decoder weights: 'w1,w2,...' (rows separated by ';') or a .json file.")
 @click.option("--normalize", type=click.Choice(["none", "k"]), default="none", show_default=True,
               help="Report the raw squared error, or divide it by k.")
+@click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
+              help="Search method (auto: exhaustive within --max-sets, then exact solvers, "
+                   "then heuristics).")
+@click.option("--random", "random_sets", is_flag=True,
+              help="Also report the mean error over uniformly random straggler sets.")
+@click.option("-p", "prob", type=click.FloatRange(0, 1), default=None,
+              help="Also report the mean error when each worker straggles with probability p.")
+@click.option("--samples", type=click.IntRange(2, None), default=20_000, show_default=True,
+              help="Monte-Carlo samples when random sets cannot be enumerated.")
+@click.option("--restarts", type=click.IntRange(0, None), default=20, show_default=True,
+              help="Random restarts of the greedy search.")
+@click.option("--max-nodes", type=click.IntRange(1, None), default=2_000_000,
+              show_default=True, help="Node budget of branch and bound.")
+@click.option("--time-limit", type=click.FloatRange(0, None, min_open=True), default=60.0,
+              show_default=True, help="Seconds allowed to the MILP solver.")
+@click.option("--resolution", type=click.FloatRange(0, None, min_open=True), default=1e-4,
+              show_default=True,
+              help="MILP exact threshold: errors below this count as decodable.")
+@click.option("--jobs", type=click.IntRange(0, None), default=1, show_default=True,
+              help="Worker processes for exhaustive search (0 = all cores).")
+@click.option("--no-symmetry", is_flag=True, help="Do not use rotation symmetry.")
+@seed_option
 @tol_option
 @max_sets_option
 @json_option
 def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon: float,
-           normalize: str, tol: float, max_sets: int, as_json: bool) -> int:
-    """Find the straggler set that hurts FILE most (exhaustive, exact).
+           require: int | None, curve_mode: bool, max_s: int | None, decoder: str,
+           weights: str | None, normalize: str, method: str, random_sets: bool,
+           prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
+           resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
+           max_sets: int, as_json: bool) -> int:
+    """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
-    Worst-case mode reports the set of s stragglers with the largest optimal-decoding error;
-    --threshold reports the adversarial threshold and a witness set.  FILE may be '-'.
+    Worst-case mode reports the set of s stragglers with the largest decoding error;
+    --threshold reports the adversarial threshold and a witness set; --curve tabulates the
+    worst case over s.  FILE may be '-'.
     """
-    from gctool.audit import attack as run_attack
-    from gctool.audit import threshold as run_threshold
+    from gctool.audit.attack import attack as run_attack
+    from gctool.audit.attack import curve as run_curve
+    from gctool.audit.attack import threshold as run_threshold
 
-    if threshold_mode and stragglers is not None:
-        raise click.UsageError("-s and --threshold exclude each other")
+    if sum([threshold_mode, curve_mode, stragglers is not None]) > 1:
+        raise click.UsageError("-s, --threshold and --curve exclude each other")
+    if require is not None and not threshold_mode:
+        raise click.UsageError("--require needs --threshold")
     code = load_code(code_file)
+    common: dict[str, Any] = dict(
+        decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
+        tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
+        restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
+        symmetry=not no_symmetry)
     with progress_bar("attack") as progress:
         if threshold_mode:
-            report = run_threshold(code, epsilon, normalize=normalize, tol=tol,
-                                   max_sets=max_sets, progress=progress)
+            report = run_threshold(code, epsilon, resolution=resolution, require=require,
+                                   progress=progress, **common)
+        elif curve_mode:
+            report = run_curve(code, max_s, random=random_sets, p=prob, samples=samples,
+                               progress=progress, **common)
         else:
             s = code.s if stragglers is None else stragglers
-            report = run_attack(code, s, normalize=normalize, tol=tol, max_sets=max_sets,
-                                progress=progress)
+            report = run_attack(code, s, random=random_sets, p=prob, samples=samples,
+                                progress=progress, **common)
     if as_json:
         emit_json(report.to_dict())
     else:
         from gctool.cli.render import render_attack
 
         render_attack(report)
-    return int(ExitCode.OK)
+    return int(ExitCode.OK if report.ok else ExitCode.FINDING)
