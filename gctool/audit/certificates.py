@@ -67,19 +67,14 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
 
 def _row_basis_gf(code: GradientCode) -> tuple[list[int], np.ndarray]:
     """Pivot rows of B and the coefficients of the targets in them (exact)."""
-    GF = code.field.galois()
-    B = GF(np.asarray(code.B))
-    R = B.T.row_reduce()
-    rows: list[int] = []
-    for r in range(R.shape[0]):
-        nz = np.flatnonzero(np.asarray(R[r].view(np.ndarray)))
-        if nz.size:
-            rows.append(int(nz[0]))
-    from gctool.decode import gf_solve_batch
+    from gctool.audit.gfarith import GFArith
+    from gctool.audit.gflinalg import rref, solve
 
-    aug = np.concatenate([B[rows].T, GF(code.targets()).T], axis=1)[None]
-    _, _, X = gf_solve_batch(GF, aug, len(rows))
-    return rows, np.asarray(X[0].view(np.ndarray))
+    arith = GFArith(code.field)
+    B = np.asarray(code.B, dtype=np.int64)
+    rows = rref(arith, B.T)[1]  # pivot columns of B^T = independent rows of B
+    _, coef = solve(arith, B[rows].T, code.targets().T.astype(np.int64))
+    return rows, coef
 
 
 def _row_basis_float(code: GradientCode, rank: int) -> tuple[list[int], np.ndarray]:
@@ -141,7 +136,7 @@ def _longest_progression(zero: np.ndarray) -> tuple[int, int, int]:
     return best
 
 
-def _embedding(code: GradientCode, e: int) -> tuple[Any, Any] | None:
+def _embedding(code: GradientCode, e: int) -> tuple[Any, Any]:
     """The splitting field GF(q^e) and a map from GF(q) elements into it."""
     import galois
 
@@ -165,6 +160,32 @@ def _embedding(code: GradientCode, e: int) -> tuple[Any, Any] | None:
     return big, embed
 
 
+def _zeros_in_field(code: GradientCode, g: np.ndarray) -> np.ndarray:
+    """``g(alpha^j) == 0`` for j = 0..n-1 when n | q - 1 (arithmetic of GF(q) itself)."""
+    from gctool.audit.gfarith import GFArith
+
+    arith, n = GFArith(code.field), g.size
+    alpha = arith.power(arith.primitive(), (code.field.order - 1) // n)
+    points = np.array([arith.power(alpha, j) for j in range(n)], dtype=np.int64)
+    value = np.zeros(n, dtype=np.int64)
+    for lam in range(n - 1, -1, -1):  # Horner at every n-th root of unity at once
+        value = arith.add(arith.mul(value, points), np.int64(g[lam]))
+    return value == 0
+
+
+def _zeros_in_extension(code: GradientCode, g: np.ndarray, e: int) -> np.ndarray:
+    """Same in the splitting field GF(q^e) (galois)."""
+    big, embed = _embedding(code, e)
+    n = g.size
+    alpha = big.primitive_element ** ((code.field.order**e - 1) // n)
+    points = alpha ** np.arange(n)
+    coeffs = embed(g)
+    value = big.Zeros(n)
+    for lam in range(n - 1, -1, -1):
+        value = value * points + coeffs[lam]
+    return np.asarray(value.view(np.ndarray)) == 0
+
+
 def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | None:
     """The BCH-bound certificate statement when it applies to ``code`` at s stragglers."""
     n = code.n
@@ -176,18 +197,8 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
     e = _mult_order(q, n)
     if e == 0 or q**e > MAX_EXTENSION_ORDER:
         return None
-    emb = _embedding(code, e)
-    if emb is None:
-        return None
-    big, embed = emb
     g = np.asarray(code.B)[0][(np.arange(n) * rot.c) % n]  # row i ~ x^i g(x) after relabel
-    alpha = big.primitive_element ** ((q**e - 1) // n)
-    points = alpha ** np.arange(n)
-    coeffs = embed(g)
-    value = big.Zeros(n)
-    for lam in range(n - 1, -1, -1):  # Horner at every n-th root of unity at once
-        value = value * points + coeffs[lam]
-    zero = np.asarray(value.view(np.ndarray)) == 0
+    zero = _zeros_in_field(code, g) if e == 1 else _zeros_in_extension(code, g, e)
     if zero[0]:
         return None  # 1 is not in the code; the full-set check reports it
     run, start, step = _longest_progression(zero)

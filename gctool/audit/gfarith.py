@@ -1,8 +1,12 @@
 """Vectorised exact arithmetic over GF(q) on plain int64 arrays, and batched elimination.
 
-* Prime fields GF(p): numpy modular arithmetic (p < 2^31, so products fit in int64).
-* GF(p^m) with q <= 2^20: multiplication through exp/log tables built once from galois;
-  addition is XOR in characteristic 2 and galois' addition otherwise.
+galois is not needed (its field construction and JIT compilation cost seconds per process):
+
+* Prime fields GF(p): numpy modular arithmetic (p < 2^31, so products fit in int64);
+  inverses by vectorised exponentiation ``a^(p-2)``.
+* GF(p^m) with q <= 2^16: exp/log tables built here from the field's irreducible polynomial
+  (elements are galois' integer representation: base-p digits = polynomial coefficients);
+  addition is XOR for p = 2 and digit-wise mod p otherwise.
 * Larger extension fields fall back to galois FieldArray arithmetic (exact, slower).
 
 :func:`eliminate` decides, for a batch of augmented systems ``[A | Y]``, whether ``A X = Y``
@@ -19,7 +23,37 @@ import numpy as np
 
 from gctool.fields import Field
 
-TABLE_LIMIT = 2**20
+TABLE_LIMIT = 2**16
+FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
+
+
+def _times_x(a: int, p: int, m: int, low: list[int]) -> int:
+    """a(x) * x mod f(x), elements as base-p integers; ``low`` = digits of x^m mod f."""
+    top = a // p ** (m - 1)
+    shifted = (a % p ** (m - 1)) * p
+    if top == 0:
+        return shifted
+    out, scale = 0, 1
+    for i in range(m):
+        d = (shifted // scale) % p
+        out += ((d + top * low[i]) % p) * scale
+        scale *= p
+    return out
+
+
+def _power_table(p: int, m: int, poly: int, g_steps: int) -> np.ndarray | None:
+    """Powers 1, g, g^2, ... of g = x^g_steps... (here g = x) if x is primitive, else None."""
+    q = p**m
+    coeffs = [(poly // p**i) % p for i in range(m)]  # f = x^m + sum c_i x^i (monic)
+    low = [(-c) % p for c in coeffs]  # x^m = -sum c_i x^i
+    powers = np.empty(q - 1, dtype=np.int64)
+    a = 1
+    for i in range(q - 1):
+        if i and a == 1:
+            return None
+        powers[i] = a
+        a = _times_x(a, p, m, low)
+    return powers if a == 1 else None
 
 
 @dataclass
@@ -30,17 +64,28 @@ class GFArith:
     dtype: Any = np.int64
     _exp: np.ndarray | None = field(default=None, repr=False)
     _log: np.ndarray | None = field(default=None, repr=False)
+    _table: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         q = self.fld.order
         if self.fld.m > 1 and q <= TABLE_LIMIT:
-            GF = self.fld.galois()
-            alpha = GF.primitive_element
-            powers = (alpha ** np.arange(q - 1)).view(np.ndarray).astype(np.int64)
-            log = np.zeros(q, dtype=np.int64)
-            log[powers] = np.arange(q - 1)
-            self._exp = np.concatenate([powers, powers])  # index up to 2(q-2)
-            self._log = log
+            powers = _power_table(self.fld.p, self.fld.m, self.fld.resolved().poly or 0, 1)
+            if powers is None:  # x is not primitive for this polynomial: ask galois
+                GF = self.fld.galois()
+                alpha = GF.primitive_element
+                powers = (alpha ** np.arange(q - 1)).view(np.ndarray).astype(np.int64)
+            self._set_tables(powers)
+
+    def _set_tables(self, powers: np.ndarray) -> None:
+        log = np.zeros(self.fld.order, dtype=np.int64)
+        log[powers] = np.arange(powers.size)
+        self._exp = np.concatenate([powers, powers])  # index up to 2(q-2)
+        self._log = log
+        q = self.fld.order
+        if q <= FULL_TABLE_LIMIT:  # one gather per product
+            a = np.arange(q)
+            prod = self._exp[log[a][:, None] + log[a][None, :]]
+            self._table = np.where((a[:, None] == 0) | (a[None, :] == 0), 0, prod)
 
     @property
     def kind(self) -> str:
@@ -48,23 +93,101 @@ class GFArith:
             return "prime"
         return "table" if self._exp is not None else "galois"
 
-    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    @property
+    def q(self) -> int:
+        return self.fld.order
+
+    def mul(self, a: Any, b: Any) -> np.ndarray:
         if self.fld.m == 1:
-            return (a * b) % self.fld.p
+            return (np.asarray(a, dtype=np.int64) * b) % self.fld.p
+        if self._table is not None:
+            return self._table[a, b]
         if self._exp is not None and self._log is not None:
-            a, b = np.broadcast_arrays(a, b)
+            a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), b)
             prod = self._exp[self._log[a] + self._log[b]]
             return np.where((a == 0) | (b == 0), 0, prod)
         GF = self.fld.galois()
         return np.asarray((GF(a) * GF(b)).view(np.ndarray), dtype=np.int64)
 
-    def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if self.fld.m == 1:
-            return (a - b) % self.fld.p
-        if self.fld.p == 2:
+    def sub(self, a: Any, b: Any) -> np.ndarray:
+        return self._addsub(a, b, -1)
+
+    def add(self, a: Any, b: Any) -> np.ndarray:
+        return self._addsub(a, b, 1)
+
+    def _addsub(self, a: Any, b: Any, sign: int) -> np.ndarray:
+        p, m = self.fld.p, self.fld.m
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        if m == 1:
+            return (a + sign * b) % p
+        if p == 2:
             return np.bitwise_xor(a, b)
+        out = np.zeros(np.broadcast_shapes(a.shape, b.shape), dtype=np.int64)
+        scale = 1
+        for _ in range(m):
+            out += ((a // scale % p + sign * (b // scale % p)) % p) * scale
+            scale *= p
+        return out
+
+    def neg(self, a: Any) -> np.ndarray:
+        return self.sub(np.zeros_like(np.asarray(a, dtype=np.int64)), a)
+
+    def inv(self, a: Any) -> np.ndarray:
+        """Multiplicative inverses (0 maps to 0)."""
+        a = np.asarray(a, dtype=np.int64)
+        if self.fld.m == 1:
+            p, result, base, e = self.fld.p, np.ones_like(a), a % self.fld.p, self.fld.p - 2
+            while e:
+                if e & 1:
+                    result = (result * base) % p
+                base = (base * base) % p
+                e >>= 1
+            return np.where(a == 0, 0, result)
+        if self._exp is not None and self._log is not None:
+            return np.where(a == 0, 0, self._exp[(self.q - 1 - self._log[a]) % (self.q - 1)])
         GF = self.fld.galois()
-        return np.asarray((GF(a) - GF(b)).view(np.ndarray), dtype=np.int64)
+        safe = np.where(a == 0, 1, a)
+        return np.where(a == 0, 0, np.asarray((GF(1) / GF(safe)).view(np.ndarray)))
+
+    def primitive(self) -> int:
+        """A generator of the multiplicative group."""
+        if self._exp is not None:
+            return int(self._exp[1])
+        if self.fld.m == 1:
+            return primitive_root(self.fld.p)
+        return int(self.fld.galois().primitive_element)
+
+    def power(self, a: int, e: int) -> int:
+        """a^e for one element (square and multiply)."""
+        result, base = 1, int(a)
+        while e:
+            if e & 1:
+                result = int(self.mul(np.int64(result), np.int64(base)))
+            base = int(self.mul(np.int64(base), np.int64(base)))
+            e >>= 1
+        return result
+
+
+def _prime_factors(x: int) -> list[int]:
+    out, f = [], 2
+    while f * f <= x:
+        if x % f == 0:
+            out.append(f)
+            while x % f == 0:
+                x //= f
+        f += 1
+    return out + ([x] if x > 1 else [])
+
+
+def primitive_root(p: int) -> int:
+    """The smallest primitive root modulo the prime p."""
+    if p == 2:
+        return 1
+    factors = _prime_factors(p - 1)
+    g = 2
+    while any(pow(g, (p - 1) // f, p) == 1 for f in factors):
+        g += 1
+    return g
 
 
 class IntArith:

@@ -76,17 +76,14 @@ def reduce_float(code: GradientCode, tol: float) -> Reduction:
 
 
 def reduce_gf(code: GradientCode) -> Reduction:
-    """Exact left null space and a particular W over GF(q) (galois, once per code)."""
-    from gctool.decode import gf_solve_batch
+    """Exact left null space and a particular W over GF(q) (no galois needed)."""
+    from gctool.audit.gflinalg import null_space, solve
 
-    GF = code.field.galois()
-    B = GF(np.asarray(code.B))
-    N = np.asarray(B.left_null_space().view(np.ndarray), dtype=np.int64)
-    T = GF(code.targets())
-    aug = np.concatenate([B.T, T.T], axis=1)[None]
-    consistent, _, X = gf_solve_batch(GF, aug, code.n)
-    W = np.asarray(X[0].view(np.ndarray), dtype=np.int64)
-    return Reduction(N.reshape(-1, code.n), W, code.n - N.shape[0], bool(consistent[0]))
+    arith = GFArith(code.field)
+    B = np.asarray(code.B, dtype=np.int64)
+    N = null_space(arith, B.T)  # rows y with B^T y = 0
+    consistent, W = solve(arith, B.T, code.targets().T.astype(np.int64))
+    return Reduction(N.reshape(-1, code.n), W, code.n - N.shape[0], consistent)
 
 
 def cost_direct(code: GradientCode, s: int) -> int:
@@ -167,6 +164,36 @@ class DirectKernel:
             if not self.decoder.exact:
                 out.cond[part] = r.cond
                 out.norm[part] = r.norm
+
+
+@dataclass
+class GFDirectKernel:
+    """Exact direct test over GF(q): is ``[B_F^T | T^T]`` consistent? (vectorised)"""
+
+    code: GradientCode
+    _arith: GFArith | None = field(default=None, repr=False)
+
+    name = "direct"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"code": self.code, "_arith": None}
+
+    def chunk_size(self, s: int) -> int:
+        f, K = self.code.n - s, self.code.B.shape[1]
+        return max(64, min(16384, 400_000 // max(1, K * (f + self.code.m))))
+
+    def evaluate(self, S: np.ndarray) -> ChunkEval:
+        if self._arith is None:
+            self._arith = GFArith(self.code.field)
+        out = ChunkEval.blank(S.shape[0])
+        F = _survivors(S, self.code.n)
+        B = np.asarray(self.code.B, dtype=np.int64)
+        T = self.code.targets().astype(np.int64)
+        aug = np.concatenate([np.swapaxes(B[F], 1, 2),
+                              np.broadcast_to(T.T[None], (S.shape[0],) + T.T.shape)], axis=2)
+        out.ok[:], _ = eliminate(self._arith, aug, F.shape[1])
+        out.direct[:] = True
+        return out
 
 
 @dataclass

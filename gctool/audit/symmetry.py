@@ -68,10 +68,12 @@ def _scaled_match(code: GradientCode, D: np.ndarray) -> tuple[bool, bool]:
     rows = np.arange(B.shape[0])
     empty = ~nz.any(axis=1)
     if code.field.is_finite:
-        GF = code.field.galois()
-        gamma = GF(np.where(empty, 1, D[rows, j])) / GF(np.where(empty, 1, B[rows, j]))
-        ok = _close(np.asarray((gamma[:, None] * GF(B)).view(np.ndarray)), D, True)
-        return ok, bool(np.all(np.asarray(gamma.view(np.ndarray)) == 1))
+        from gctool.audit.gfarith import GFArith
+
+        ar = GFArith(code.field)
+        gamma = ar.mul(np.where(empty, 1, D[rows, j]), ar.inv(np.where(empty, 1, B[rows, j])))
+        ok = _close(ar.mul(gamma[:, None], B.astype(np.int64)), D, True)
+        return ok, bool(np.all(gamma == 1))
     gamma = np.where(empty, 1.0, D[rows, j] / np.where(empty, 1.0, B[rows, j]))
     ok = _close(gamma[:, None] * B, D, False)
     return ok, bool(np.allclose(np.abs(gamma), 1.0, rtol=FLOAT_RTOL, atol=0))
@@ -156,17 +158,17 @@ def row_classes(code: GradientCode) -> list[list[int]]:
     B = np.asarray(code.B)
     keys: dict[bytes, list[int]] = {}
     nz = B != 0
+    lead = B[np.arange(code.n), np.argmax(nz, axis=1)]  # first non-zero entry of each row
+    if code.field.is_finite:
+        from gctool.audit.gfarith import GFArith
+
+        ar = GFArith(code.field)
+        normal = ar.mul(B.astype(np.int64), ar.inv(np.where(lead == 0, 1, lead))[:, None])
+    else:
+        normal = np.round(B / np.where(lead == 0, 1, lead)[:, None], 12) + 0.0
     for i in range(code.n):
-        if not nz[i].any():
-            keys[b"zero%d" % i] = [i]
-            continue
-        j = int(np.argmax(nz[i]))
-        if code.field.is_finite:
-            GF = code.field.galois()
-            row = np.asarray((GF(B[i]) / GF(B[i, j])).view(np.ndarray), dtype=np.int64)
-        else:
-            row = np.round(B[i] / B[i, j], 12) + 0.0
-        keys.setdefault(row.tobytes(), []).append(i)
+        key = b"zero%d" % i if not nz[i].any() else normal[i].tobytes()
+        keys.setdefault(key, []).append(i)
     return sorted(keys.values(), key=lambda c: c[0])
 
 

@@ -111,8 +111,11 @@ class _Run:
     def __post_init__(self) -> None:
         self.total = comb(self.code.n, self.s)
         self.state = _State(self.total, self.s)
-        self.decoder = Decoder(self.code, self.tol)
-        self.numeric = not self.decoder.exact and not self.exact
+        if not (self.tol >= 0 and np.isfinite(self.tol)):
+            raise InvalidInput(f"tolerance must be a finite number >= 0, got {self.tol}")
+        self.finite = self.code.field.is_finite
+        self.numeric = not self.finite and not self.exact
+        self._decoder: Decoder | None = None
         self.red: ns.Reduction | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
         self.progress_total = self.sample if self.sample is not None else self.total
@@ -125,13 +128,13 @@ class _Run:
         kw.setdefault("verdict", "ok" if ok else "fail")
         kw.setdefault("counterexample", None)
         c = self.code
-        exact_arith = self.decoder.exact or self.exact
+        exact_arith = self.finite or self.exact
         return VerifyReport(
             ok=ok, s=self.s, n=c.n, k=c.k, field=str(c.field), scheme=c.scheme,
             total=self.total, method=method, reason=reason, jobs=self.used_jobs,
-            arithmetic="exact" if self.decoder.exact else ("rational" if self.exact
+            arithmetic="exact" if self.finite else ("rational" if self.exact
                                                              else "float64"),
-            tolerance=None if exact_arith else self.decoder.tol,
+            tolerance=None if exact_arith else float(self.tol),
             elapsed_s=time.perf_counter() - self.start, **kw)
 
     def fails(self, S: list[int]) -> bool:
@@ -139,7 +142,16 @@ class _Run:
         arr = np.array([S], dtype=np.intp).reshape(1, len(S))
         if self.exact:
             return not bool(self.make_kernel(self.reduction()).evaluate(arr).ok[0])
+        if self.finite:
+            return not bool(ns.GFDirectKernel(self.code).evaluate(arr).ok[0])
         return not bool(self.decoder.evaluate(survivors_of(arr, self.code.n)).ok[0])
+
+    @property
+    def decoder(self) -> Decoder:
+        """The direct floating-point decoder (R/C only; GF(q) never builds a galois field)."""
+        if self._decoder is None:
+            self._decoder = Decoder(self.code, self.tol)
+        return self._decoder
 
     def finding(self, f: cert.Finding) -> VerifyReport:
         self.state.checked, self.state.represented = 1, 1
@@ -156,7 +168,7 @@ class _Run:
             f = cert.column_support(self.code, self.s)
             if f is not None and self.fails(f.stragglers):
                 return self.finding(f)
-        red = self.reduction() if self.exact else None
+        red = self.reduction() if (self.exact or self.finite) else None
         full = red.consistent if red is not None else bool(
             self.decoder.evaluate(np.arange(self.code.n)[None]).ok[0])
         if not full:
@@ -200,22 +212,23 @@ class _Run:
             from gctool.audit.rational import reduce_rational
 
             return reduce_rational(self.code)
-        if self.decoder.exact:
+        if self.finite:
             return ns.reduce_gf(self.code)
-        return ns.reduce_float(self.code, self.decoder.tol)
+        return ns.reduce_float(self.code, self.tol)
 
     def make_kernel(self, red: ns.Reduction) -> Any:
         if self.exact:
             from gctool.audit.rational import RationalKernel
 
             return RationalKernel(self.code, red)
-        direct = ns.DirectKernel(self.code, self.tol)
+        direct = (ns.GFDirectKernel(self.code) if self.finite
+                  else ns.DirectKernel(self.code, self.tol))
         if self.kernel_name == "direct" or red.d < self.s:
             return direct
         cheaper = ns.cost_nullspace(red, self.s, self.code.m) < ns.cost_direct(self.code, self.s)
         if self.kernel_name == "auto" and not cheaper:
             return direct
-        if self.decoder.exact:
+        if self.finite:
             return ns.GFNullKernel(self.code, red)
         return ns.FloatNullKernel(self.code, self.tol, red)
 
