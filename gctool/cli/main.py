@@ -48,9 +48,15 @@ class GctoolGroup(LazyGroup):
 
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        code = _guarded(lambda: super(GctoolGroup, self).main(
-            args=args, prog_name="gctool", complete_var=complete_var, standalone_mode=False,
-            **extra))  # one program name everywhere, also under CliRunner
+        def invoke() -> Any:
+            argv = sys.argv[1:] if args is None else list(args)
+            if any("\0" in str(a) for a in argv):  # only reachable through the Python API
+                raise click.UsageError("arguments cannot contain NUL bytes")
+            return super(GctoolGroup, self).main(
+                args=args, prog_name="gctool", complete_var=complete_var, standalone_mode=False,
+                **extra)  # one program name everywhere, also under CliRunner
+
+        code = _guarded(invoke)
         if standalone_mode:
             sys.exit(code)
         return code

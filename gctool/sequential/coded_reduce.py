@@ -64,7 +64,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
 
     if not isinstance(fanout, int) or fanout < 2 or not isinstance(depth, int) or depth < 1:
         raise DesignError("coded-reduce needs --fanout >= 2 and --depth >= 1")
-    if fanout**depth > MAX_N:
+    if depth >= MAX_N.bit_length() or fanout**depth > MAX_N:  # no huge powers (fuzzing)
         raise DesignError(f"fanout^depth = {fanout}^{depth} leaves exceeds the limit n <= {MAX_N}")
     tol = _tolerances(tolerance, depth, fanout)
     levels, kinds = [], []
