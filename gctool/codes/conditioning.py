@@ -25,7 +25,7 @@ import numpy as np
 from gctool.fields import Field
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
-WORK_LIMIT = 1.5e8  # flops spent on an estimate (sum of SVD costs)
+WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets)
 
 
 def _conds(B: np.ndarray, S: np.ndarray) -> np.ndarray:
