@@ -17,7 +17,8 @@ rank test.  When rank(B) > n - s, d < s and some set fails (the rank bound; see 
 
 Over R and C the rows of N are orthonormal (from an SVD), so every singular value of
 ``A = N[:, S]^T`` is at most 1 and ``|det A| <= sigma_min(A)`` (d = s), or
-``sqrt(det A A^H) <= sigma_min(A)`` (d > s).  By the CS decomposition of the unitary matrix
+``|det R| <= sigma_min(A)`` with ``A^H = QR`` (d > s; never through the Gram matrix
+``A A^H``, whose determinant loses half the digits).  By the CS decomposition of the unitary matrix
 ``[U | conj(N^T)]`` (U an orthonormal basis of range(B)), ``sigma_min(U_F) = sigma_min(A)``,
 hence
 
@@ -264,17 +265,17 @@ class FloatNullKernel:
             finite = np.isfinite(Z).all(axis=(1, 2))
             a = self.red.W[None] + NT @ np.where(finite[:, None, None], Z, 0)  # a_S ~ 0
             norm = np.where(finite, np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2))), np.nan)
-        else:  # det(A A^H) <= sigma_min(A)^2
-            M = A @ np.conj(np.swapaxes(A, 1, 2))  # (b, s, s)
-            lb = np.sqrt(np.abs(np.linalg.det(M)))
+        else:  # A^H = Q R (backward stable; never the Gram matrix, which squares cond)
+            M = np.linalg.qr(np.conj(np.swapaxes(A, 1, 2)), mode="r")  # (b, s, s), sigma(R)
+            lb = np.abs(np.prod(np.diagonal(M, axis1=1, axis2=2), axis=1))  # = sigma(A)
             norm = np.full(b, np.nan)
         doubt = np.flatnonzero((lb < self.delta) & (lb > 0) & np.isfinite(lb))
-        if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F
+        if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F, M = A or R
             eye = np.broadcast_to(np.eye(s, dtype=M.dtype), (doubt.size, s, s))
             inv = batched_solve(M[doubt], eye, np.ones(doubt.size))
             fro = np.sqrt(np.sum(np.abs(inv) ** 2, axis=(1, 2)))
             tight = np.where(np.isfinite(fro) & (fro > 0), 1.0 / fro, 0.0)
-            lb[doubt] = np.maximum(lb[doubt], tight if self.red.d == s else np.sqrt(tight))
+            lb[doubt] = np.maximum(lb[doubt], tight)
         lb = np.where(np.isfinite(lb), lb, 0.0)
         accept = lb >= self.delta
         out.ok[accept] = True
