@@ -1,0 +1,369 @@
+"""attack: every decoder and method against independent brute force (tests/oracles.py)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gctool.audit.attack import attack, curve, threshold
+from gctool.audit.decoders import make_oracle
+from gctool.errors import InvalidInput
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+
+from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
+
+REAL = parse_field("real")
+
+
+def _sparse(rng: np.random.Generator, n: int, k: int, load: int, kind: str) -> np.ndarray:
+    B = np.zeros((n, k), dtype=complex if kind == "complex" else float)
+    for i in range(n):
+        cols = rng.choice(k, size=min(load, k), replace=False)
+        if kind == "01":
+            B[i, cols] = 1
+        elif kind == "int":
+            B[i, cols] = rng.integers(1, 4, cols.size)
+        else:
+            B[i, cols] = rng.standard_normal(cols.size)
+            if kind == "complex":
+                B[i, cols] += 1j * rng.standard_normal(cols.size)
+    return B
+
+
+def _survivors(n: int, S: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(i for i in range(n) if i not in S)
+
+
+def _complex_lstsq(B: np.ndarray, F: tuple[int, ...]) -> float:
+    if not F:
+        return float(B.shape[1])
+    A = B[list(F)].T
+    a = np.linalg.lstsq(A, np.ones(B.shape[1]), rcond=None)[0]
+    return float(np.sum(np.abs(A @ a - 1) ** 2))
+
+
+def _fixed_error(B: np.ndarray, w: np.ndarray, F: tuple[int, ...]) -> float:
+    return float(np.sum(np.abs(B[list(F)].T @ w[list(F)] - 1) ** 2))
+
+
+def brute_errors(B: np.ndarray, s: int, err) -> dict[tuple[int, ...], float]:  # type: ignore[no-untyped-def]
+    n = B.shape[0]
+    return {S: err(_survivors(n, S)) for S in itertools.combinations(range(n), s)}
+
+
+def check_worst(report, errs: dict[tuple[int, ...], float]) -> None:  # type: ignore[no-untyped-def]
+    """exact => the brute-force maximum; heuristic => found <= true worst <= upper bound."""
+    true = max(errs.values())
+    assert report.stragglers is not None
+    assert errs[tuple(report.stragglers)] == pytest.approx(report.raw_error, rel=1e-6, abs=1e-8)
+    if report.exact:
+        assert report.raw_error == pytest.approx(true, rel=1e-6, abs=1e-8)
+    else:
+        assert report.raw_error <= true + 1e-8
+    if report.raw_upper_bound is not None:
+        assert true <= report.raw_upper_bound * (1 + 1e-6) + 1e-8
+
+
+# -- error oracles -----------------------------------------------------------------------------
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(2, 6),
+       st.sampled_from(["real", "int", "complex", "01"]))
+def test_optimal_and_fixed_oracles_match_brute_force(seed: int, n: int, k: int, kind: str
+                                                     ) -> None:
+    rng = np.random.default_rng(seed)
+    B = _sparse(rng, n, k, 2, kind)
+    field = parse_field("complex" if kind == "complex" else "real")
+    code = GradientCode(B, field, 0)
+    w = rng.random(n) + 0.5
+    opt, fix = make_oracle(code), make_oracle(code, "fixed", weights=w)
+    for s in range(n + 1):
+        for S in itertools.combinations(range(n), s):
+            F = _survivors(n, S)
+            ref = _complex_lstsq(B, F) if kind == "complex" else lstsq_error(B, F)
+            assert opt.error(S) == pytest.approx(ref, rel=1e-6, abs=1e-8)
+            assert fix.error(S) == pytest.approx(_fixed_error(B, w, F), rel=1e-9, abs=1e-9)
+
+
+def test_scaled_uniform_weights_and_natural_decoder(frc6: GradientCode) -> None:
+    fixed = make_oracle(frc6, "fixed")
+    assert fixed.weights(2)[0] == pytest.approx(np.full(6, 6 / (3 * 4)))  # n / (r (n - s))
+    natural = make_oracle(frc6, "natural")
+    for s in range(7):
+        for S in itertools.combinations(range(6), s):
+            dead = sum(set(range(g * 3, g * 3 + 3)) <= set(S) for g in range(2))
+            assert natural.error(S) == 3 * dead  # (s+1) per dead group, reference §1.1
+            w = np.full(6, 6 / (3 * (6 - s))) if s < 6 else np.zeros(6)
+            assert fixed.error(S) == pytest.approx(_fixed_error(frc6.B, w, _survivors(6, S)))
+
+
+# -- reference examples ------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["exhaustive", "bnb", "greedy", "milp", "auto"])
+def test_frc_reference_worst_errors(frc6: GradientCode, method: str) -> None:
+    """Reference §1.1: n = k = 6, s = 2 FRC; worst error for s' = 3, 4, 5, 6 is 3, 3, 3, 6."""
+    got = [attack(frc6, s, method=method).raw_error for s in (3, 4, 5, 6)]
+    assert got == pytest.approx([3, 3, 3, 6])
+    nat = [attack(frc6, s, method=method, decoder="natural").raw_error for s in (3, 4, 5, 6)] \
+        if method != "milp" else [3, 3, 3, 6]
+    assert nat == pytest.approx([3, 3, 3, 6])
+
+
+@pytest.mark.parametrize("method", ["exhaustive", "bnb", "elementary", "milp", "auto"])
+def test_frc_reference_threshold(frc6: GradientCode, method: str) -> None:
+    r = threshold(frc6, method=method)
+    assert r.threshold == 3 and r.exact and r.threshold_lower == 3
+    assert r.stragglers in ([0, 1, 2], [3, 4, 5])
+
+
+def test_crc73_milp_tolerance_pitfall() -> None:
+    """Reference §7.3: a random real CRC(7,3) with true T_0 = 4; a tiny resolution made HiGHS
+    report 3.  gctool checks every MILP witness with the decoder, so neither resolution may
+    report a set that decodes."""
+    from gctool.codes import design
+
+    for seed in range(3):
+        code = design("cyclic", 7, 3, seed=seed)
+        B = np.asarray(code.B)
+        true = threshold_by(lambda F: lstsq_error(B, F) <= 7e-9, 7)  # noqa: B023
+        for resolution in (1e-6, 1e-4):
+            r = threshold(code, method="milp", resolution=resolution)
+            assert r.threshold == true == 4
+            assert r.stragglers is not None
+            assert lstsq_error(B, _survivors(7, tuple(r.stragglers))) > 1e-6
+            assert r.resolution == resolution
+
+
+# -- every method against brute force, over each decoder -----------------------------------------
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 7), st.sampled_from(["01", "real"]),
+       st.sampled_from(["optimal", "fixed"]))
+def test_worst_case_methods_match_brute_force(seed: int, n: int, kind: str, decoder: str
+                                              ) -> None:
+    rng = np.random.default_rng(seed)
+    B = _sparse(rng, n, n, 3, kind)
+    code = GradientCode(B, REAL, 0)
+    w = rng.random(n) + 0.5
+    weights = w if decoder == "fixed" else None
+    def err(F):  # type: ignore[no-untyped-def]
+        return _fixed_error(B, w, F) if decoder == "fixed" else lstsq_error(B, F)
+    for s in range(1, n):
+        errs = brute_errors(B, s, err)
+        for method in ("exhaustive", "bnb", "greedy", "milp", "auto"):
+            r = attack(code, s, decoder=decoder, weights=weights, method=method, seed=seed,
+                       time_limit=20)
+            check_worst(r, errs)
+            if method in ("exhaustive", "bnb", "auto"):
+                assert r.exact, (method, r.notes)
+
+
+def test_heuristic_never_labelled_exact_when_it_misses() -> None:
+    """Greedy without restarts on many codes: whenever it says exact, it is the maximum."""
+    rng = np.random.default_rng(1)
+    seen_heuristic = 0
+    for _ in range(25):
+        n = int(rng.integers(6, 10))
+        B = _sparse(rng, n, n, 3, "real")
+        code = GradientCode(B, REAL, 0)
+        for s in (2, 3):
+            errs = brute_errors(B, s, lambda F: lstsq_error(B, F))  # noqa: B023
+            r = attack(code, s, method="greedy", restarts=0)
+            check_worst(r, errs)
+            seen_heuristic += not r.exact
+            assert r.method == "greedy"
+    assert seen_heuristic > 0
+
+
+def test_budget_fallback_is_labelled(frc6: GradientCode) -> None:
+    rng = np.random.default_rng(5)
+    B = _sparse(rng, 10, 10, 3, "real")
+    code = GradientCode(B, REAL, 0)
+    errs = brute_errors(B, 4, lambda F: lstsq_error(B, F))
+    r = attack(code, 4, max_sets=10, max_nodes=5, time_limit=0.5)
+    check_worst(r, errs)
+    assert r.notes and r.notes[0].startswith("auto: exhaustive over budget")
+    assert r.upper_bound is not None  # at least the trivial ||1||^2 = k
+    with pytest.raises(InvalidInput):
+        attack(frc6, 3, method="elementary")
+
+
+# -- thresholds ---------------------------------------------------------------------------------
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 7), st.integers(2, 5))
+def test_exact_threshold_methods_match_rational_oracle(seed: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(seed)
+    B = _sparse(rng, n, k, 2, "int")
+    code = GradientCode(B, REAL, 0)
+    true = threshold_by(lambda F: decodes_rational(B, F), n)
+    for method in ("exhaustive", "bnb", "elementary", "milp", "auto"):
+        r = threshold(code, method=method)
+        assert r.threshold == true, method
+        assert r.exact
+        if r.stragglers is not None:
+            assert not decodes_rational(B, _survivors(n, tuple(r.stragglers)))
+    g = threshold(code, method="greedy")
+    assert g.threshold is None or true is None or g.threshold >= true  # a witness: upper bound
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 7), st.sampled_from([0.3, 1.0, 2.5]))
+def test_epsilon_threshold_matches_brute_force(seed: int, n: int, eps: float) -> None:
+    rng = np.random.default_rng(seed)
+    B = _sparse(rng, n, n, 3, "real")
+    code = GradientCode(B, REAL, 0)
+    errs = {S: lstsq_error(B, _survivors(n, S)) for t in range(n + 1)
+            for S in itertools.combinations(range(n), t)}
+    true = min((len(S) for S, e in errs.items() if e > eps), default=None)
+    for method in ("exhaustive", "bnb", "milp", "auto"):
+        r = threshold(code, eps, method=method)
+        assert r.threshold == true and r.exact, method
+    fixed_true = min((len(S) for S in errs if _fixed_error(B, np.ones(n), _survivors(n, S))
+                      > eps), default=None)
+    for method in ("exhaustive", "milp"):
+        r = threshold(code, eps, method=method, decoder="fixed", weights=np.ones(n))
+        assert r.threshold == fixed_true, method
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["GF(2)", "GF(3)", "GF(2^2)", "GF(5)"]))
+def test_gf_methods_match_galois_oracle(seed: int, field: str) -> None:
+    f = parse_field(field)
+    GF = f.galois()
+    rng = np.random.default_rng(seed)
+    n, k = 6, 4
+    B = rng.integers(0, f.order, (n, k))
+    B[rng.random((n, k)) < 0.4] = 0
+    code = GradientCode(B, f, 0)
+    true = threshold_by(lambda F: decodes_gf(GF, B, F), n)
+    for method in ("exhaustive", "bnb", "elementary", "auto"):
+        assert threshold(code, method=method).threshold == true, method
+    for s in range(n + 1):
+        fails = any(not decodes_gf(GF, B, _survivors(n, S))
+                    for S in itertools.combinations(range(n), s))
+        for method in ("exhaustive", "bnb", "greedy", "auto"):
+            r = attack(code, s, method=method)
+            assert r.raw_error == float(fails) or (not r.exact and r.raw_error <= fails)
+    with pytest.raises(InvalidInput, match="reals and complex"):
+        attack(code, 2, method="milp")
+
+
+def test_dual_elementary_on_crc_matches_exhaustive() -> None:
+    from gctool.codes import design
+
+    for n, s, dual in ((7, 4, False), (14, 3, True)):  # primal C(n, r-1) vs dual cost
+        code = design("cyclic", n, s, seed=2)
+        a = threshold(code, method="elementary")
+        b = threshold(code, method="exhaustive")
+        assert a.threshold == b.threshold == s + 1 and a.exact
+        assert any("dual" in note for note in a.notes) == dual
+
+
+# -- require gate ----------------------------------------------------------------------------------
+def test_require_gate(frc6: GradientCode) -> None:
+    assert threshold(frc6, require=3).ok and threshold(frc6, require=3).require_status == "met"
+    below = threshold(frc6, require=4)
+    assert not below.ok and below.require_status == "below"
+    unproven = threshold(frc6, method="greedy", require=3)  # a witness at 3, nothing proved
+    assert unproven.threshold == 3
+    assert unproven.require_status in ("unproven", "met")
+    assert unproven.ok == (unproven.require_status == "met")
+    assert unproven.exact == (unproven.threshold_lower == 3)
+
+
+# -- curves, symmetry, parallel ------------------------------------------------------------------
+def test_curve_matches_brute_force() -> None:
+    rng = np.random.default_rng(3)
+    B = _sparse(rng, 7, 7, 3, "01")
+    code = GradientCode(B, REAL, 0)
+    r = curve(code, random=True)
+    assert r.mode == "curve" and r.curve is not None and len(r.curve) == 8
+    for pt in r.curve:
+        errs = brute_errors(B, pt["s"], lambda F: lstsq_error(B, F))  # noqa: B023
+        assert pt["raw_error"] == pytest.approx(max(errs.values()), abs=1e-8)
+        assert pt["mean"] == pytest.approx(np.mean(list(errs.values())), abs=1e-8)
+        assert pt["exact"]
+    worst = [pt["raw_error"] for pt in r.curve]
+    assert all(a <= b + 1e-9 for a, b in itertools.pairwise(worst))  # monotone (§0.1)
+
+
+def test_symmetry_and_parallel_agree(gf7: GradientCode) -> None:
+    from gctool.codes import design
+
+    code = design("cyclic", 9, 2, seed=4)  # random CRC: no coefficient symmetry
+    circ = GradientCode(np.array([np.roll([1.0, 2.0, -1.0, 0, 0, 0, 0, 0], i)
+                                  for i in range(8)]), REAL, 2)
+    for c in (code, circ):
+        for s in (3, 4):
+            a = attack(c, s, method="exhaustive")
+            b = attack(c, s, method="exhaustive", symmetry=False)
+            j = attack(c, s, method="exhaustive", symmetry=False, jobs=2)
+            assert a.raw_error == pytest.approx(b.raw_error) == pytest.approx(j.raw_error)
+    sym = attack(circ, 4, method="exhaustive")
+    assert sym.checked < 70 and any("rotation" in note for note in sym.notes)
+    assert threshold(gf7).threshold == threshold(gf7, symmetry=False).threshold == 3
+
+
+# -- random stragglers ---------------------------------------------------------------------------
+def test_random_stragglers_exact_and_monte_carlo() -> None:
+    rng = np.random.default_rng(9)
+    n = 7
+    B = _sparse(rng, n, n, 3, "real")
+    code = GradientCode(B, REAL, 0, params={"p": [0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.5]})
+    p = 0.25
+    exact = attack(code, 3, random=True, p=p)
+    assert exact.random is not None
+    uni = np.mean(list(brute_errors(B, 3, lambda F: lstsq_error(B, F)).values()))
+    assert exact.random["uniform"]["mean"] == pytest.approx(uni) and exact.random["uniform"][
+        "exact"]
+    pv = np.array(code.params["p"])
+    iid = hetero = 0.0
+    for t in range(n + 1):
+        for S in itertools.combinations(range(n), t):
+            e = lstsq_error(B, _survivors(n, S))
+            iid += p**t * (1 - p) ** (n - t) * e
+            mask = np.isin(np.arange(n), S)
+            hetero += float(np.prod(np.where(mask, pv, 1 - pv))) * e
+    assert exact.random["iid"]["mean"] == pytest.approx(iid)
+    assert exact.random["hetero"]["mean"] == pytest.approx(hetero)
+    mc = attack(code, 3, random=True, p=p, max_sets=20, samples=2000, seed=11)
+    assert mc.random is not None
+    for key in ("uniform", "iid"):
+        assert not mc.random[key]["exact"] and mc.random[key]["samples"] == 2000
+    # the 95% intervals cover the exact means about 95% of the time (seeded, so repeatable)
+    from gctool.audit.randomized import iid_mean, uniform_mean
+
+    oracle = make_oracle(code)
+    cover_u = sum(_covers(uniform_mean(oracle, 3, budget=1, samples=2000, seed=x), uni)
+                  for x in range(40))
+    cover_i = sum(_covers(iid_mean(oracle, p, budget=1, samples=2000, seed=x), iid)
+                  for x in range(40))
+    assert cover_u >= 32 and cover_i >= 32
+
+
+def _covers(d: dict, true: float) -> bool:  # type: ignore[type-arg]
+    return bool(d["ci95"][0] <= true <= d["ci95"][1])
+
+
+def test_fixed_weights_iid_closed_form() -> None:
+    rng = np.random.default_rng(4)
+    n = 6
+    B = _sparse(rng, n, n, 2, "real")
+    w = rng.random(n) + 0.5
+    code = GradientCode(B, REAL, 0)
+    r = attack(code, 2, decoder="fixed", weights=w, p=0.3)
+    total = sum(0.3 ** len(S) * 0.7 ** (n - len(S)) * _fixed_error(B, w, _survivors(n, S))
+                for t in range(n + 1) for S in itertools.combinations(range(n), t))
+    assert r.random is not None and r.random["iid"]["mean"] == pytest.approx(total)
+
+
+def test_normalisation_and_labels(frc6: GradientCode) -> None:
+    r = attack(frc6, 3, normalize="k", decoder="fixed")
+    assert r.raw_error == pytest.approx(6.0) and r.error == pytest.approx(1.0)
+    assert r.scale == 6 and "scaled uniform" in r.decoder_label
+    with pytest.raises(InvalidInput, match="natural decoder"):
+        attack(GradientCode(frc6.B, REAL, 2, "cyclic"), 3, decoder="natural")
+    with pytest.raises(InvalidInput):
+        attack(frc6, 3, weights=[1.0] * 6)  # weights need --decoder fixed
