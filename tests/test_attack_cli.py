@@ -1,0 +1,99 @@
+"""``gctool attack`` through the CLI: JSON keys, exit codes, text output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.main import cli
+
+
+def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def frc(tmp_path: Path, runner: CliRunner) -> str:
+    path = tmp_path / "frc.json"
+    assert _run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path)).exit_code == 0
+    return str(path)
+
+
+def test_worst_json_keys_and_sandwich(runner: CliRunner, frc: str) -> None:
+    r = _run(runner, "attack", frc, "-s", "4", "--method", "greedy", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    for key in ("stragglers", "error", "raw_error", "decoder", "decoder_label", "method",
+                "exact", "elapsed_s", "normalize", "upper_bound", "upper_bound_source"):
+        assert key in doc
+    assert doc["method"] == "greedy" and doc["raw_error"] == pytest.approx(3.0)
+    if not doc["exact"]:
+        assert doc["raw_error"] <= 3.0 <= doc["raw_upper_bound"]
+
+
+@pytest.mark.parametrize("decoder", ["optimal", "fixed", "natural"])
+def test_decoders_are_named(runner: CliRunner, frc: str, decoder: str) -> None:
+    doc = json.loads(_run(runner, "attack", frc, "-s", "3", "--decoder", decoder,
+                          "--json").stdout)
+    assert doc["decoder"] == decoder and doc["exact"]
+    assert doc["raw_error"] == pytest.approx({"optimal": 3, "fixed": 6, "natural": 3}[decoder])
+    text = _run(runner, "attack", frc, "-s", "3", "--decoder", decoder).stdout
+    assert f"decoder: {decoder}" in text and "raw squared error" in text
+
+
+def test_user_weights(runner: CliRunner, frc: str) -> None:
+    doc = json.loads(_run(runner, "attack", frc, "-s", "1", "--decoder", "fixed", "--weights",
+                          "0.5,0.5,0,0.5,0.5,0", "--json").stdout)
+    # straggling worker 0 leaves group 0 with weight 0.5: error 3 * 0.25
+    assert doc["raw_error"] == pytest.approx(0.75) and doc["decoder_info"]["weights"]
+
+
+def test_threshold_require_is_a_ci_gate(runner: CliRunner, frc: str) -> None:
+    ok = _run(runner, "attack", frc, "--threshold", "--require", "3", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["require_status"] == "met"
+    bad = _run(runner, "attack", frc, "--threshold", "--require", "4")
+    assert bad.exit_code == ExitCode.FINDING and "FAIL: below" in bad.stdout
+    milp = json.loads(_run(runner, "attack", frc, "--threshold", "--method", "milp",
+                           "--json").stdout)
+    assert milp["threshold"] == 3 and milp["resolution"] == pytest.approx(1e-4)
+
+
+def test_curve_table_and_chart(runner: CliRunner, frc: str) -> None:
+    r = _run(runner, "attack", frc, "--curve", "--max-s", "4", "--random")
+    assert r.exit_code == 0
+    assert "worst-case error for s = 0..4" in r.stdout and "#" in r.stdout
+    doc = json.loads(_run(runner, "attack", frc, "--curve", "--json").stdout)
+    assert [round(p["raw_error"], 9) for p in doc["curve"]] == [0, 0, 0, 3, 3, 3, 6]
+    assert doc["mode"] == "curve" and doc["exact"]
+
+
+def test_random_stragglers_output(runner: CliRunner, frc: str) -> None:
+    doc = json.loads(_run(runner, "attack", frc, "-s", "2", "--random", "-p", "0.5",
+                          "--json").stdout)
+    # reference §3.2 (d = 3 here): E err over uniform s-sets = n C(n-d, s-d)/C(n, s) = 0 (s<d)
+    assert doc["random"]["uniform"]["mean"] == pytest.approx(0.0, abs=1e-12)
+    assert doc["random"]["iid"]["mean"] == pytest.approx(6 * 0.5**3)  # n p^d
+
+
+@pytest.mark.parametrize("args", [
+    ("--require", "3"),
+    ("--curve", "-s", "2"),
+    ("-s", "3", "--method", "elementary"),
+    ("-s", "3", "--weights", "1,1"),
+    ("-s", "3", "--decoder", "fixed", "--weights", "1,x"),
+])
+def test_bad_attack_inputs_exit_2(runner: CliRunner, frc: str, args: tuple[str, ...]) -> None:
+    r = _run(runner, "attack", frc, *args)
+    assert r.exit_code == ExitCode.USAGE, r.stdout
+    assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("gctool")
+
+
+def test_natural_decoder_needs_a_scheme_that_has_one(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "crc.json"
+    _run(runner, "design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "-o", str(path))
+    r = _run(runner, "attack", str(path), "-s", "2", "--decoder", "natural")
+    assert r.exit_code == ExitCode.USAGE and "natural decoder" in r.stderr
