@@ -45,9 +45,19 @@ def _common(n: int, burst: int, window: int, lam: int, fig: formulas.SchemeFigur
             "load": float(fig.load), "load_fraction": str(fig.load), "gc": kind}
 
 
+def _check_window(window: Any) -> None:
+    """Refuse huge windows before any formula or schedule grows with W (found by fuzzing)."""
+    from gctool.sequential.model import MAX_WINDOW
+
+    if isinstance(window, int) and window > MAX_WINDOW:
+        raise DesignError(f"the window W = {window} is above gctool's limit of "
+                          f"{MAX_WINDOW:,} rounds")
+
+
 def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
                 burst: int, window: int, lam: int, gc: str = "auto", selection: str = "lowest",
                 **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    _check_window(window)
     fig = formulas.srsgc(n, burst, window, lam)
     if fig.load is None or fig.s is None:
         hint = ", ".join(str(1 + x * burst) for x in range(1, 5))
@@ -69,6 +79,7 @@ def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.rand
 def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
                burst: int, window: int, lam: int, gc: str = "auto", **_: Any
                ) -> tuple[np.ndarray, dict[str, Any]]:
+    _check_window(window)
     fig = formulas.msgc(n, burst, window, lam)
     if lam < n:
         B, kind = per_round_gc(n, lam, field, rng, gc)

@@ -55,6 +55,10 @@ def to_mask(workers: Sequence[int]) -> int:
     return mask
 
 
+#: largest window W (rounds) of the bursty model; the design's schedule has W slots
+MAX_WINDOW = 10_000
+
+
 @dataclass(frozen=True)
 class BurstyModel:
     """(B, W, λ)-bursty stragglers among n workers."""
@@ -72,6 +76,9 @@ class BurstyModel:
         if self.burst >= self.window:
             raise InvalidInput(f"the burst length B = {self.burst} must be smaller than the "
                                f"window W = {self.window}")
+        if self.window > MAX_WINDOW:  # schedules and delays grow with W (found by fuzzing)
+            raise InvalidInput(f"the window W = {self.window} is above gctool's limit of "
+                               f"{MAX_WINDOW:,} rounds")
         if self.lam > self.n:
             raise InvalidInput(f"lambda = {self.lam} cannot exceed n = {self.n}")
 
