@@ -64,7 +64,8 @@ def design(
 
     info = get_scheme(scheme)
     fld = None if _is_auto(field) else (
-        parse_field(field or info.default_field) if not isinstance(field, Field) else field)
+        parse_field(info.default_field if field is None else field)  # '' is an error
+        if not isinstance(field, Field) else field)
     if "n" in info.uses:
         n = _check_int("n", n, 1, MAX_N)
     if "s" in info.uses:
