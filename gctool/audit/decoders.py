@@ -107,6 +107,10 @@ class Oracle:
         mask[np.arange(F.shape[0])[:, None], F] = False
         return self.errors_masks(mask)
 
+    def chunk_size(self, s: int) -> int:
+        """How many straggler sets of size s to evaluate per batch."""
+        return self.decoder.chunk_size(max(1, self.n - s))
+
     def fails(self, err: float | np.ndarray) -> Any:
         return np.asarray(err) > self.limit
 
@@ -166,6 +170,13 @@ class OptimalOracle(Oracle):
         y[idx] = E @ np.linalg.solve(M, E.conj().T @ self.alpha[idx])
         return y
 
+    def _uses_hat(self, s: int) -> bool:
+        f, K = self.n - s, self.code.B.shape[1]
+        return not self.finite and 0 < s <= 64 and f > 0 and s**3 <= f * K * min(f, K)
+
+    def chunk_size(self, s: int) -> int:
+        return 65_536 if self._uses_hat(s) else super().chunk_size(s)
+
     def _errors(self, S: np.ndarray) -> np.ndarray:
         b, s = S.shape
         f, K = self.n - s, self.code.B.shape[1]
@@ -198,6 +209,41 @@ class OptimalOracle(Oracle):
         return E, lost, unsure
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
+        """Fast path: when ``A = Qperp[S]`` has full rank min(s, d) with a margin (smallest
+        eigenvalue of its min(s, d)-square Gram matrix >= sig_kept^2, reliable to ~1e-16), the
+        lost subspace is exactly null(A^H), and the lost error solves the KKT system
+        ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S; 0]``, ``extra = Re(alpha_S^H w)``.
+        Other sets take the SVD route of :meth:`_svd_chunk`."""
+        b, s = S.shape
+        d = self.Qperp.shape[1]
+        if d == 0:
+            return self._svd_chunk(S)
+        A = self.Qperp[S]
+        AH = np.conj(np.swapaxes(A, 1, 2))
+        G = AH @ A if s >= d else A @ AH
+        well = np.linalg.eigvalsh(G)[:, 0] >= self.sig_kept**2
+        err = np.empty(b)
+        if (~well).any():
+            err[~well] = self._svd_chunk(S[~well])
+        rows = np.flatnonzero(well)
+        if rows.size == 0:
+            return err
+        if s <= d:  # no direction is lost
+            err[rows] = self.err_full
+            return err
+        Sw = S[rows]
+        m = self.alpha.shape[1]
+        K = np.zeros((rows.size, s + d, s + d), dtype=self.N.dtype)
+        K[:, :s, :s] = self.N[Sw[:, :, None], Sw[:, None, :]]
+        K[:, :s, s:], K[:, s:, :s] = A[rows], AH[rows]
+        rhs = np.zeros((rows.size, s + d, m), dtype=self.alpha.dtype)
+        rhs[:, :s] = self.alpha[Sw]
+        w = np.linalg.solve(K, rhs)[:, :s]
+        extra = np.sum(np.real(np.conj(rhs[:, :s]) * w), axis=(1, 2))
+        err[rows] = np.maximum(self.err_full + extra, 0.0)
+        return err
+
+    def _svd_chunk(self, S: np.ndarray) -> np.ndarray:
         s = S.shape[1]
         ii, jj = S[:, :, None], S[:, None, :]
         E, lost, unsure = self._lost_basis(S)

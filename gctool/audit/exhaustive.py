@@ -129,7 +129,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         raise BudgetExceeded(
             f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
-    size = oracle.decoder.chunk_size(max(1, n - s))
+    size = oracle.chunk_size(s)
     best_err, best_set, checked = -np.inf, None, 0
     try:
         for S, err in evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)):
@@ -182,7 +182,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
-            size = oracle.decoder.chunk_size(max(1, n - t))
+            size = oracle.chunk_size(t)
             for S, err in evaluate_stream(oracle, _sets(n, t, size, rot), resolve_jobs(jobs)):
                 over = np.flatnonzero(err > limit)
                 if over.size:
