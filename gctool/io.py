@@ -130,7 +130,73 @@ def _field_from_meta(meta: Mapping[str, Any]) -> Field:
         if field.poly is not None and field.poly != value:
             raise CodeFileError("'irreducible_poly' disagrees with the polynomial in 'field'")
         field = Field("gf", field.p, field.m, value)
+    if field.poly is not None and not is_irreducible(field.poly, field.p, field.m):
+        raise CodeFileError(f"'irreducible_poly' {field.poly_str} is reducible over GF({field.p}),"
+                            f" so {field} is not a field")
     return field
+
+
+def is_irreducible(poly: int, p: int, m: int) -> bool:
+    """Rabin's test for a degree-m polynomial over GF(p) (integer representation, base-p
+    digits = coefficients): irreducible iff x^(p^m) = x mod f and gcd(x^(p^(m/r)) - x, f) = 1
+    for every prime r | m.  Pure Python: checking a file needs neither galois nor numpy."""
+    f = [(poly // p**i) % p for i in range(m + 1)]  # coefficients, lowest degree first
+    if f[m] == 0:
+        return False
+    inv = pow(f[m], -1, p)
+    f = [c * inv % p for c in f]  # monic
+
+    def mulmod(a: list[int], b: list[int]) -> list[int]:
+        prod = [0] * (2 * m - 1)
+        for i, x in enumerate(a):
+            if x:
+                for j, y in enumerate(b):
+                    prod[i + j] = (prod[i + j] + x * y) % p
+        for d in range(2 * m - 2, m - 1, -1):  # reduce by the monic f
+            c = prod[d]
+            if c:
+                for i in range(m + 1):
+                    prod[d - m + i] = (prod[d - m + i] - c * f[i]) % p
+        return prod[:m]
+
+    def frobenius(a: list[int]) -> list[int]:  # a^p mod f
+        out, base, e = [1] + [0] * (m - 1), a, p
+        while e:
+            if e & 1:
+                out = mulmod(out, base)
+            base, e = mulmod(base, base), e >> 1
+        return out
+
+    x = [0, 1] + [0] * (m - 2)
+    powers = [x]  # x^(p^i) mod f for i = 0..m
+    for _ in range(m):
+        powers.append(frobenius(powers[-1]))
+    if powers[m] != x:
+        return False
+    primes = [r for r in range(2, m + 1) if m % r == 0 and all(r % d for d in range(2, r))]
+    for r in primes:
+        g = [(c - xc) % p for c, xc in zip(powers[m // r], x, strict=True)]
+        if _poly_gcd_degree(g, f, p) > 0:
+            return False
+    return True
+
+
+def _poly_gcd_degree(a: list[int], b: list[int], p: int) -> int:
+    """Degree of gcd(a, b) over GF(p) (coefficient lists, lowest degree first)."""
+    def trim(c: list[int]) -> list[int]:
+        while c and c[-1] == 0:
+            c = c[:-1]
+        return c
+
+    a, b = trim(list(a)), trim(list(b))
+    while a:
+        inv = pow(a[-1], -1, p)
+        while len(b) >= len(a):
+            c, shift = b[-1] * inv % p, len(b) - len(a)
+            b = trim([(bc - c * a[i - shift]) % p if i >= shift else bc
+                      for i, bc in enumerate(b)])
+        a, b = b, a
+    return len(b) - 1
 
 
 def _int_key(meta: Mapping[str, Any], key: str) -> int:
