@@ -286,22 +286,44 @@ def test_m_piece_column_support_needs_s_plus_m_holders() -> None:
 # -- parallel determinism, progress, interrupts ------------------------------------------------
 
 
-@pytest.mark.parametrize("field", ["real", "GF(11)"])
+@pytest.mark.parametrize("field", ["real", "GF(101)"])
 def test_parallel_runs_equal_single_core(monkeypatch: pytest.MonkeyPatch, field: str) -> None:
-    monkeypatch.setattr(ns.FloatNullKernel, "chunk_size", lambda self, s: 37)
-    monkeypatch.setattr(ns.GFNullKernel, "chunk_size", lambda self, s: 37)
-    rng = np.random.default_rng(7)
-    f = parse_field(field)
-    B = rng.integers(1, 11, (11, 11)) if f.is_finite else rng.standard_normal((11, 11))
-    B[np.abs(np.subtract.outer(np.arange(11), np.arange(11))) % 11 > 4] = 0
-    code = GradientCode(B, f, 3)
-    for s in (3, 4):
+    import sys
+
+    from gctool.codes import design
+
+    vmod = sys.modules["gctool.audit.verify"]
+    monkeypatch.setattr(vmod, "PARALLEL_MIN_S", 0.0)  # always start processes
+    monkeypatch.setattr(vmod, "PILOT", 8)
+    for kernel in (ns.FloatNullKernel, ns.GFNullKernel, ns.GFDirectKernel, ns.DirectKernel):
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 13)
+    valid = design("cyclic", n=11, s=3, field=field, seed=3)
+    B = np.asarray(valid.B).copy()
+    B[9] = B[8]  # rows 8 and 9 equal: straggling two late sets' partners breaks decoding
+    broken = GradientCode(B, valid.field, 3)
+    for code in (valid, broken):
         for method in ("auto", "exhaustive"):
-            one = verify(code, s, method=method, jobs=1).to_dict()
-            two = verify(code, s, method=method, jobs=2).to_dict()
+            one = verify(code, 3, method=method, jobs=1).to_dict()
+            two = verify(code, 3, method=method, jobs=2).to_dict()
+            assert one["jobs"] == 1
+            if method == "exhaustive" and code is valid:
+                assert two["jobs"] == 2 and one["checked"] == comb(11, 3)
             for d in (one, two):
                 d.pop("elapsed_s"), d.pop("estimate"), d.pop("jobs")
             assert one == two
+    bad = verify(broken, 3, method="exhaustive", jobs=2)
+    assert not bad.ok and bad.counterexample == failing_first(broken, 3)
+
+
+def failing_first(code: GradientCode, s: int) -> list[int]:
+    GF = code.field.galois() if code.field.is_finite else None
+    for S in itertools.combinations(range(code.n), s):
+        F = tuple(i for i in range(code.n) if i not in S)
+        ok = (decodes_gf(GF, code.B, F) if GF is not None
+              else lstsq_error(np.asarray(code.B), F) <= 1e-9 * code.k)
+        if not ok:
+            return list(S)
+    return []
 
 
 def test_progress_reports_covered_sets() -> None:

@@ -29,7 +29,8 @@ The *screen* accepts S when that bound is at most ``kappa_max = sqrt(tol / 100) 
 the direct decoder would accept it too.  Every other set (singular, or ill-conditioned) is
 decided by the direct decoder (:class:`gctool.decode.Decoder`), so the verdict is always the
 direct decoder's verdict under the tolerance policy.  For d = s the decoding vector itself
-is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``: its norm is exact for every set.
+is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``, and since the minimum-norm W is orthogonal to
+the rows of N, ``||a||^2 = ||W||^2 + ||Z||^2``: the decoder norm is exact for every set.
 """
 
 from __future__ import annotations
@@ -236,6 +237,7 @@ class FloatNullKernel:
 
     def __post_init__(self) -> None:
         self.direct = DirectKernel(self.code, self.tol)
+        self.w2 = float(np.sum(np.abs(self.red.W) ** 2))
 
     @property
     def kappa_max(self) -> float:
@@ -262,9 +264,9 @@ class FloatNullKernel:
             M = A
             lb = np.abs(np.linalg.det(A))
             Z = batched_solve(A, -self.red.W[S], lb)
-            finite = np.isfinite(Z).all(axis=(1, 2))
-            a = self.red.W[None] + NT @ np.where(finite[:, None, None], Z, 0)  # a_S ~ 0
-            norm = np.where(finite, np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2))), np.nan)
+            # ||a||^2 = ||W||^2 + ||Z||^2: W (minimum norm) is orthogonal to range(N^T),
+            # and N has orthonormal rows
+            norm = np.sqrt(self.w2 + np.sum(np.abs(Z) ** 2, axis=(1, 2)))
         else:  # A^H = Q R (backward stable; never the Gram matrix, which squares cond)
             M = np.linalg.qr(np.conj(np.swapaxes(A, 1, 2)), mode="r")  # (b, s, s), sigma(R)
             lb = np.abs(np.prod(np.diagonal(M, axis1=1, axis2=2), axis=1))  # = sigma(A)

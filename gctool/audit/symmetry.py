@@ -92,12 +92,12 @@ def detect_rotation(code: GradientCode) -> Rotation | None:
     n, k, m = code.n, code.k, code.m
     B = np.asarray(code.B)
     sup0 = (B[0] != 0).reshape(m, k)
+    shifts = (np.arange(k)[None, :] - np.arange(k)[:, None]) % k  # [c, j] = j - c
+    rolled0 = np.transpose(sup0[:, shifts], (1, 0, 2))  # [c] = sup0 rolled by c
     for t in (d for d in range(1, n) if n % d == 0):
         rolled = B[(np.arange(n) + t) % n]  # row i holds row i + t
         target = (rolled[0] != 0).reshape(m, k)
-        for c in range(k):
-            if not np.array_equal(np.roll(sup0, c, axis=1), target):
-                continue
+        for c in np.flatnonzero(np.all(rolled0 == target[None], axis=(1, 2))).tolist():
             D = rolled[:, _column_shift(code, c)]  # D[i, j] = B[i + t, sigma(j)]
             ok, unit = _scaled_match(code, D)
             if ok:

@@ -39,7 +39,7 @@ from gctool.reports import Diagnostics, VerifyReport
 METHODS = ("auto", "exhaustive", "structural")
 KERNELS = ("auto", "nullspace", "direct")
 PILOT = 512  # sets in the first (timed) chunk
-ILL_CONDITIONED = 1e8  # warn when a decodable set has cond(B_F) above this
+PARALLEL_MIN_S = 0.5  # below this estimated single-process time, do not start processes
 
 
 @dataclass
@@ -283,6 +283,8 @@ class _Run:
 
     def estimate(self, evaluations: int, per_set: float, tasks: int) -> dict[str, Any]:
         jobs = max(1, min(self.jobs, tasks - 1))  # the pilot task runs alone
+        if per_set * evaluations < PARALLEL_MIN_S:
+            jobs = 1  # starting processes would cost more than it saves
         return {"sets": evaluations, "seconds": round(per_set * evaluations / jobs, 3),
                 "jobs": jobs, "seconds_per_set": per_set}
 
