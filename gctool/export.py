@@ -16,8 +16,9 @@ import numpy as np
 from gctool.audit.engine import check_s
 from gctool.audit.enumeration import straggler_chunks, survivors_of
 from gctool.decode import DEFAULT_TOL, Decoder
-from gctool.errors import BudgetExceeded
+from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
+from gctool.limits import MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
 
 EXPORT_FORMAT = "gctool.export"
@@ -82,6 +83,12 @@ def export(
             f"the decoding table for n = {code.n}, s = {s} has {P:,} patterns (about "
             f"{size / 1e6:,.1f} MB); the limit is {max_patterns:,} (raise --max-patterns)"
         )
+    if P * code.m * code.n > MAX_TABLE_ENTRIES:  # bounded memory, whatever --max-patterns says
+        raise BudgetExceeded(
+            f"the decoding table for n = {code.n}, s = {s} has {P:,} x {code.m * code.n:,} "
+            f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
+            f"{MAX_TABLE_ENTRIES:,} entries"
+        )
     patterns, A, ok, resid = _table(code, s, tol)
     meta["decoders"] = {
         "s": s, "count": P, "order": "lexicographic straggler sets",
@@ -98,18 +105,33 @@ def export(
 def _table(code: GradientCode, s: int, tol: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     decoder = Decoder(code, tol)
-    n, m = code.n, code.m
-    pats, As, oks, res = [], [], [], []
-    for S in straggler_chunks(n, s, decoder.chunk_size(n - s)):
-        F = survivors_of(S, n)
-        r = decoder.evaluate(F, with_vectors=True)
-        assert r.a is not None
-        full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
-        full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
-        pats.append(S)
-        As.append(full[:, 0, :] if m == 1 else full)
-        oks.append(r.ok)
-        res.append(np.sqrt(r.error))
+    n = code.n
+    pats: list[np.ndarray] = []
+    As: list[np.ndarray] = []
+    oks: list[np.ndarray] = []
+    res: list[np.ndarray] = []
+    try:
+        for S in straggler_chunks(n, s, decoder.chunk_size(n - s)):
+            _table_chunk(decoder, S, pats, As, oks, res)
+    except KeyboardInterrupt:
+        done, total = sum(len(p) for p in pats), comb(n, s)
+        raise SearchInterrupted(f"interrupted after decoding {done:,} of {total:,} straggler "
+                                "patterns; no file written") from None
     numeric = not code.field.is_finite
     return (np.concatenate(pats).astype(np.int64), np.concatenate(As), np.concatenate(oks),
             np.concatenate(res) if numeric else None)
+
+
+def _table_chunk(decoder: Decoder, S: np.ndarray, pats: list[np.ndarray], As: list[np.ndarray],
+                 oks: list[np.ndarray], res: list[np.ndarray]) -> None:
+    code = decoder.code
+    n, m = code.n, code.m
+    F = survivors_of(S, n)
+    r = decoder.evaluate(F, with_vectors=True)
+    assert r.a is not None
+    full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
+    full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
+    pats.append(S)
+    As.append(full[:, 0, :] if m == 1 else full)
+    oks.append(r.ok)
+    res.append(np.sqrt(r.error))
