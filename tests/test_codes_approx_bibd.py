@@ -109,12 +109,20 @@ def test_fano_errors_match_the_reference_table() -> None:
         assert found is not None and found[0] == pytest.approx(float(value), abs=1e-12)
 
 
-# reference: eps = 0.25 -> 2, a tie (err(1) = 1/4 exactly) that float64 cannot decide, so it is
-# checked just above the tie here and in exact form through the closed form below.
+# reference: eps = 0.25 -> 2 and eps = 1 -> 4 are ties (err(1) = 1/4, err(3) = 1 exactly) that
+# float64 cannot decide, so attack is checked just above the ties; the exact values come from
+# the closed form below and from gctool's tie-aware exact_threshold.
 @pytest.mark.parametrize("eps, expected",
-                         [(0.0, 1), (0.25 + 1e-9, 2), (0.5, 2), (1.0, 4), (1.5, 4)])
+                         [(0.0, 1), (0.25 + 1e-9, 2), (0.5, 2), (1.0 + 1e-9, 4), (1.5, 4)])
 def test_fano_eps_thresholds(eps: float, expected: int) -> None:
     assert threshold(design("bibd", design="fano"), eps).threshold == expected
+
+
+@pytest.mark.parametrize("eps, expected", [(0.0, 1), (0.25, 2), (0.5, 2), (1.0, 4), (1.5, 4)])
+def test_fano_eps_thresholds_with_ties(eps: float, expected: int) -> None:
+    from gctool.codes.approx_bounds import exact_threshold
+
+    assert exact_threshold(design("bibd", design="fano"), eps) == (expected, True)
 
 
 def test_fano_eps_thresholds_exactly_from_the_closed_form() -> None:

@@ -62,7 +62,8 @@ def assert_all_hold(entries: list[ApproxBound]) -> int:
 def test_every_bound_holds_on_random_codes(seed: int, regular: bool, data: st.DataObject) -> None:
     code = random_code(seed, regular)
     s = data.draw(st.integers(0, code.n - 1))
-    eps = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+    # levels off the rational values 0/1 codes produce: float64 cannot decide ties err = eps
+    eps = data.draw(st.sampled_from([0.0, 0.5003, 1.0007, 2.0011]))
     entries = approx_bounds(code, s, eps)
     assert assert_all_hold(entries) >= 2
     if regular:
@@ -75,10 +76,11 @@ def test_bound_values_against_attack_directly(seed: int, data: st.DataObject) ->
     code = random_code(seed, True)
     s = data.draw(st.integers(1, code.n - 1))
     worst = attack(code, s).raw_error
-    by_name = {b.name: b for b in approx_bounds(code, s)}
+    eps = 1.0007  # off the ties err = eps that float64 cannot decide
+    by_name = {b.name: b for b in approx_bounds(code, s, eps)}
     assert by_name["spectral_error_ub"].value >= worst - 1e-9
     assert by_name["error_lb_fully_straggled"].value <= worst + 1e-9
-    t = threshold(code, 1.0).threshold
+    t = threshold(code, eps).threshold
     if t is not None:
         assert by_name["threshold_lb"].value <= t
         if "threshold_ub" in by_name:
@@ -89,7 +91,7 @@ def test_exact_helpers_agree_with_attack() -> None:
     code = design("expander", graph="petersen", seed=0)
     _, errs = errors_of_size(code, 3)
     assert errs.max() == pytest.approx(attack(code, 3).raw_error)
-    for eps in (0.0, 0.5, 1.0):
+    for eps in (0.0, 0.5, 1.5):  # err(3) = 1 exactly: eps = 1 is a tie float64 cannot decide
         assert exact_threshold(code, eps) == (threshold(code, eps).threshold, True)
     assert exact_threshold(code, 0.0, budget=5) == (None, False)
 

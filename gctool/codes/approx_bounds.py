@@ -3,7 +3,8 @@
 Every entry is an :class:`ApproxBound`: the bound's value, its statement and source, which
 quantity it bounds (``lower``/``upper``/``exact``), and the code's *actual* value of that
 quantity beside it, computed exactly (exhaustively, with optimal decoding) when that takes at
-most ``ACTUAL_BUDGET`` straggler sets, else ``None``.  ``holds`` compares the two.
+most ``ACTUAL_BUDGET`` straggler sets and ``WORK_BUDGET`` units of decoding work (sets x
+survivors x k x min(survivors, k)), else ``None``.  ``holds`` compares the two.
 
 Errors are raw squared optimal-decoding errors ``min_a ||a^T B_F - 1||^2`` (reference §0.1).
 These bounds are for real and complex codes; over GF(q) only the Kronecker threshold applies.
@@ -44,6 +45,7 @@ from gctool.model import GradientCode
 from gctool.reports import Bound
 
 ACTUAL_BUDGET = 20_000  # straggler sets per exactly computed actual value
+WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decoding work)
 DEFAULT_EPSILON = 1.0
 _CHUNK = 4096
 
@@ -89,31 +91,40 @@ def errors_of_size(code: GradientCode, t: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(sets), np.where(err <= floor_, 0.0, err)
 
 
+def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGET) -> bool:
+    """Whether ``sets`` decodings of n - t survivors fit both budgets."""
+    f, K = code.n - t, code.B.shape[1]
+    return sets <= budget and sets * f * K * max(1, min(f, K)) <= WORK_BUDGET
+
+
 def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
                     ) -> tuple[int | None, bool]:
     """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
     when the search would take more than ``budget`` sets.  Errors at most ``1e-9 k`` count as
-    decoding (the decoder's tolerance)."""
+    decoding (the decoder's tolerance), and errors within ``1e-9 k`` of ε count as equal to ε
+    (not above it): 0/1 designs have rational errors that tie with round ε such as 1, and
+    float64 round-off must not decide those ties."""
+    slack = 0.0 if code.field.is_finite else 1e-9 * code.k
     used = 0
     for t in range(code.n + 1):
         used += comb(code.n, t)
-        if used > budget:
+        if not affordable(code, t, used, budget):
             return None, False
         _, errs = errors_of_size(code, t)
-        if np.any(errs > epsilon):
+        if np.any(errs > epsilon + slack):
             return t, True
     return None, True
 
 
 def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:
-    if comb(code.n, s) > ACTUAL_BUDGET:
+    if not affordable(code, s, comb(code.n, s)):
         return None, None
     _, errs = errors_of_size(code, s)
     return float(errs.max()), float(errs.mean())
 
 
 def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
-    if 2**code.n > ACTUAL_BUDGET:
+    if not affordable(code, 0, 2**code.n):
         return None
     total = 0.0
     for t in range(code.n + 1):
@@ -167,8 +178,16 @@ def column_regular(code: GradientCode) -> tuple[float, float] | None:
     if abs(cols[0]) < 1e-12 * scale or not np.allclose(cols, cols[0], rtol=0, atol=1e-9 * scale):
         return None
     centred = B - B.mean(axis=0, keepdims=True)
-    sigma = float(np.linalg.norm(centred, 2)) if code.n > 1 else 0.0
-    return float(abs(cols[0])), sigma
+    return float(abs(cols[0])), spectral_norm(centred) if code.n > 1 else 0.0
+
+
+def spectral_norm(M: np.ndarray) -> float:
+    """Largest singular value: dense SVD for small matrices, ARPACK (tol 1e-12) otherwise."""
+    if min(M.shape) <= 400:
+        return float(np.linalg.norm(M, 2))
+    from scipy.sparse.linalg import svds
+
+    return float(svds(M, k=1, tol=1e-12, return_singular_vectors=False)[0])
 
 
 def _is_symmetric(code: GradientCode) -> bool:
@@ -177,9 +196,9 @@ def _is_symmetric(code: GradientCode) -> bool:
     return B.shape[0] == B.shape[1] and bool(np.allclose(B, B.T, rtol=0, atol=1e-12))
 
 
-def _error_bounds(code: GradientCode, s: int) -> list[ApproxBound]:
+def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None
+                  ) -> list[ApproxBound]:
     n, support = code.n, code.support
-    worst, mean = _worst_and_mean(code, s)
     c = support.sum(axis=0)
     out = [
         _entry("error_lb_fully_straggled", float(greedy_cover(support, s)),
@@ -222,14 +241,13 @@ def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBou
                    "upper", worst)]
 
 
-def _closed_form(code: GradientCode, s: int) -> list[ApproxBound]:
+def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[ApproxBound]:
     from gctool.codes.closed_forms import closed_form_worst_error
 
     found = closed_form_worst_error(code, s)
     if found is None:
         return []
     value, src = found
-    worst, _ = _worst_and_mean(code, s)
     return [_entry("closed_form_worst_error", value,
                    f"worst error at s = {s} = {value:.6g} (closed form)", src,
                    f"worst error, s = {s}", "exact", worst)]
@@ -308,5 +326,6 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> l
     out = _kron(code)
     if code.field.is_finite or code.m != 1:
         return out
-    return (_error_bounds(code, s) + _closed_form(code, s) + out + _hetero(code)
-            + _threshold_bounds(code, eps))
+    worst, mean = _worst_and_mean(code, s)
+    return (_error_bounds(code, s, worst, mean) + _closed_form(code, s, worst) + out
+            + _hetero(code) + _threshold_bounds(code, eps))
