@@ -136,7 +136,7 @@ def _member(archive: Any, name: str, max_entries: int) -> Any:
         if count > max_entries:
             raise CodeFileError(f"NPZ array {name!r} has {count:,} entries (shape "
                                 f"{tuple(shape)}), above the limit of {max_entries:,}")
-        if count * dtype.itemsize > info.file_size:
+        if count * dtype.itemsize > info.file_size - fh.tell():
             raise CodeFileError(f"NPZ array {name!r} is truncated ({info.file_size:,} bytes "
                                 f"for shape {tuple(shape)} of {dtype})")
     with archive.open(info) as fh:
@@ -199,10 +199,14 @@ def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_res
         raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise InvalidInput(f"{label}: is a directory")
-    if existing is not None and not os.access(target, os.W_OK):
+    if existing is not None and not _writable(target):
         raise InvalidInput(f"{label}: permission denied (the file is not writable); "
                            "it was left unchanged")
     return target, existing
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -310,7 +310,7 @@ def decode_text(data: bytes, label: str) -> str:
     if data[:4] == b"PK\x03\x04":
         raise CodeFileError(f"{label}: expected JSON, got a zip/NPZ file")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte order mark (Windows editors) is allowed
     except UnicodeDecodeError:
         raise CodeFileError(f"{label}: not a JSON or NPZ code file (not UTF-8 text)") from None
 
