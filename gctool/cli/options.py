@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from gctool.limits import DEFAULT_MAX_SETS
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 json_option = click.option(
@@ -29,7 +31,7 @@ tol_option = click.option(
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
 )
 max_sets_option = click.option(
-    "--max-sets", type=click.IntRange(1, None), default=5_000_000, show_default=True,
+    "--max-sets", type=click.IntRange(1, None), default=DEFAULT_MAX_SETS, show_default=True,
     help="Refuse exhaustive searches over more straggler sets than this.",
 )
 
