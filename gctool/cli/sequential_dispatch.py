@@ -12,6 +12,7 @@ call sites need no arguments.
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 from typing import Any
@@ -51,6 +52,11 @@ def peek(path: str | None, schemes: tuple[str, ...]) -> Any:
             return code
         _put_back(data)
         return None
+    if not os.path.isfile(path):  # a FIFO or <(...): read it once (read_bytes keeps the bytes)
+        if not os.path.exists(path) or os.path.isdir(path):
+            return None  # the command reports it
+        code = read_code(path)
+        return code if code.scheme in schemes else None
     try:
         with open(path, "rb") as fh:
             head = fh.read(_HEAD)
