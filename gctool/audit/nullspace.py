@@ -26,9 +26,11 @@ hence
 
 The *screen* accepts S when that bound is at most ``kappa_max = sqrt(tol / 100) /
 (eps * max(n, K))``: least squares on such a B_F has a squared residual far below tol * k, so
-the direct decoder would accept it too.  Every other set (singular, or ill-conditioned) is
-decided by the direct decoder (:class:`gctool.decode.Decoder`), so the verdict is always the
-direct decoder's verdict under the tolerance policy.  For d = s the decoding vector itself
+the direct decoder would accept it too.  A set that is non-singular but worse conditioned is
+accepted when the decoder ``a = W + N^T Z`` itself, cut to F, has a squared residual (plus a
+rigorous round-off bound) at most tol * k: the least-squares error can only be smaller.  Every
+other set (singular, or failing that test) is decided by the direct decoder
+(:class:`gctool.decode.Decoder`).  For d = s the decoding vector itself
 is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``, and since the minimum-norm W is orthogonal to
 the rows of N, ``||a||^2 = ||W||^2 + ||Z||^2``: the decoder norm is exact for every set.
 """
@@ -182,7 +184,7 @@ class GFDirectKernel:
 
     def chunk_size(self, s: int) -> int:
         f, K = self.code.n - s, self.code.B.shape[1]
-        return max(64, min(16384, 400_000 // max(1, K * (f + self.code.m))))
+        return max(1, min(16384, 400_000 // max(1, K * (f + self.code.m))))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._arith is None:
@@ -212,7 +214,7 @@ class GFNullKernel:
         return {"code": self.code, "red": self.red, "_arith": None}
 
     def chunk_size(self, s: int) -> int:
-        return max(256, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
+        return max(1, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._arith is None:
@@ -251,7 +253,7 @@ class FloatNullKernel:
         return float(self.red.kappa / km) if km > 0 else float("inf")
 
     def chunk_size(self, s: int) -> int:
-        return max(256, min(16384, 400_000 // max(1, s * max(self.red.d, self.code.n))))
+        return max(1, min(16384, 400_000 // max(1, s * max(self.red.d, self.code.n))))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         out = ChunkEval.blank(S.shape[0])
@@ -260,17 +262,19 @@ class FloatNullKernel:
         NT = self.red.N.T  # (n, d)
         A = NT[S]  # (b, s, d)
         b, s = S.shape
-        if self.red.d == s:  # |det A| <= sigma_min(A); Z = -A^{-1} W_S gives a exactly
+        WS = self.red.W[S]  # (b, s, m)
+        if self.red.d == s:  # |det A| <= sigma_min(A); Z = -A^{-1} W_S
             M = A
             lb = np.abs(np.linalg.det(A))
-            Z = batched_solve(A, -self.red.W[S], lb)
-            # ||a||^2 = ||W||^2 + ||Z||^2: W (minimum norm) is orthogonal to range(N^T),
-            # and N has orthonormal rows
-            norm = np.sqrt(self.w2 + np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+            Z = batched_solve(A, -WS, lb)
         else:  # A^H = Q R (backward stable; never the Gram matrix, which squares cond)
-            M = np.linalg.qr(np.conj(np.swapaxes(A, 1, 2)), mode="r")  # (b, s, s), sigma(R)
+            Q, M = np.linalg.qr(np.conj(np.swapaxes(A, 1, 2)))  # (b, d, s), (b, s, s)
             lb = np.abs(np.prod(np.diagonal(M, axis1=1, axis2=2), axis=1))  # = sigma(A)
-            norm = np.full(b, np.nan)
+            # minimum-norm Z with A Z = -W_S: Z = Q R^{-H} (-W_S)
+            Z = Q @ batched_solve(np.conj(np.swapaxes(M, 1, 2)), -WS, lb)
+        # ||a||^2 = ||W||^2 + ||Z||^2: W (minimum norm) is orthogonal to range(N^T) and N
+        # has orthonormal rows; with the minimum-norm Z this is the optimal decoder's norm
+        norm = np.sqrt(self.w2 + np.sum(np.abs(Z) ** 2, axis=(1, 2)))
         doubt = np.flatnonzero((lb < self.delta) & (lb > 0) & np.isfinite(lb))
         if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F, M = A or R
             eye = np.broadcast_to(np.eye(s, dtype=M.dtype), (doubt.size, s, s))
@@ -280,11 +284,36 @@ class FloatNullKernel:
             lb[doubt] = np.maximum(lb[doubt], tight)
         lb = np.where(np.isfinite(lb), lb, 0.0)
         accept = lb >= self.delta
-        out.ok[accept] = True
         out.screen[:] = lb
+        rest = np.flatnonzero(~accept & (lb > 0) & np.isfinite(norm))
+        if rest.size:  # ill-conditioned but maybe decodable: test the decoder a itself
+            err = self.witness_error(S[rest], Z[rest])
+            good = err <= self.tol * self.code.k
+            out.error[rest[good]] = err[good]
+            accept[rest[good]] = True
+        out.ok[accept] = True
         out.norm[accept] = norm[accept]
         self.direct.fill(S, np.flatnonzero(~accept), out)
         return out
+
+    def witness_error(self, S: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for ``a = W + N^T Z`` cut to F.
+
+        The optimal (least-squares) error is at most this, so a value <= tol * k proves the
+        set decodes.  Round-off of the residual itself is bounded by
+        ``gamma_n |B|^T |a|`` (gamma_n = n eps / (1 - n eps)) and added."""
+        B, W, NT = np.asarray(self.code.B), self.red.W, self.red.N.T
+        b, m, n = S.shape[0], W.shape[1], self.code.n
+        a = W[None] + np.einsum("nd,bdm->bnm", NT, Z)  # (b, n, m)
+        a[np.arange(b)[:, None], S] = 0
+        flat = np.swapaxes(a, 1, 2).reshape(b * m, n)
+        T = self.code.targets().astype(B.dtype)  # (m, K)
+        resid = (flat @ B).reshape(b, m, -1) - T[None]
+        gamma = n * EPS / (1 - n * EPS)
+        slack = gamma * (np.abs(flat) @ np.abs(B)).reshape(b, m, -1)
+        r = np.sqrt(np.sum(np.abs(resid) ** 2, axis=(1, 2)))
+        e = np.sqrt(np.sum(slack**2, axis=(1, 2)))
+        return np.asarray((r + e) ** 2)
 
 
 def batched_solve(A: np.ndarray, Y: np.ndarray, det: np.ndarray) -> np.ndarray:

@@ -126,7 +126,7 @@ class RationalKernel:
         return {"code": self.code, "red": self.red, "_mod": None}
 
     def chunk_size(self, s: int) -> int:
-        return max(256, min(8192, 200_000 // max(1, s * (self.red.d + self.code.m))))
+        return max(1, min(8192, 200_000 // max(1, s * (self.red.d + self.code.m))))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._mod is None:

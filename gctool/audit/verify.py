@@ -246,12 +246,14 @@ class _Run:
         else:
             source, stop, evaluations = LexSource(n, s), self.total, self.total
         worker = SweepWorker(source, kernel, self.numeric)
-        tasks = [(0, 0, min(stop, PILOT))]
-        tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(min(stop, PILOT), stop,
-                                                                       size))]
+        pilot = min(stop, PILOT, size)  # the first chunk is timed for the estimate
+        tasks = [(0, 0, pilot)]
+        tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
+        over = evaluations > self.max_sets
+        probe = (0, 0, min(pilot, 8)) if over else tasks[0]  # over budget: time a few sets
         acc = Accumulator()
         t0 = time.perf_counter()
-        first = worker.run(tasks[0])
+        first = worker.run(probe)
         per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
         estimate = self.estimate(evaluations, per_set, len(tasks))
         self.check_budget(evaluations, estimate, rot)
