@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import DesignError
+from gctool.limits import MAX_N
 
 MAX_RESTARTS = 200
 
@@ -162,6 +163,9 @@ def make(name: str, vertices: int | None, d: int | None, rng: np.random.Generato
     """Adjacency matrix and degree of the named graph (checks options against the graph)."""
     if name not in allowed:
         raise DesignError(f"unknown graph {name!r}; choose from {', '.join(allowed)}")
+    if vertices is not None and vertices > MAX_N:  # before any N x N matrix (found by fuzzing)
+        raise DesignError(f"--vertices {vertices} is above gctool's limit of {MAX_N} "
+                          "(graphs are built as dense adjacency matrices)")
     if name == "random-regular":
         if vertices is None or d is None:
             raise DesignError("--graph random-regular needs --vertices N and -d D")
