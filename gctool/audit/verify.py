@@ -39,7 +39,7 @@ from gctool.reports import Diagnostics, VerifyReport
 METHODS = ("auto", "exhaustive", "structural")
 KERNELS = ("auto", "nullspace", "direct")
 PILOT = 512  # sets in the first (timed) chunk
-PARALLEL_MIN_S = 0.5  # below this estimated single-process time, do not start processes
+PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes
 
 
 @dataclass
