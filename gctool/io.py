@@ -362,9 +362,20 @@ def _normalise_zip(data: bytes) -> bytes:
 
 
 def code_bytes(code: GradientCode, npz: bool) -> bytes:
+    """The bytes of a code file: NPZ, or JSON exactly as ``dumps_document(code_to_doc(code))``
+    but encoded one row at a time (no Python list of the whole matrix: bounded memory)."""
     if npz:
         return npz_bytes({"B": np.asarray(code.B)}, code_to_meta(code))
-    return dumps_document(code_to_doc(code)).encode("utf-8")
+    head = dumps_document(code_to_meta(code))
+    out = io.BytesIO()
+    out.write(head[: -len("\n}\n")].encode("utf-8"))
+    out.write(b',\n  "B": [\n')
+    for i, row in enumerate(code.B):
+        if i:
+            out.write(b",\n")
+        out.write(("    " + _compact(encode_matrix(row[None, :], code.field)[0])).encode())
+    out.write(b"\n  ]\n}\n")
+    return out.getvalue()
 
 
 def write_code(code: GradientCode, path: str | os.PathLike[str]) -> None:

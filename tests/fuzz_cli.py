@@ -80,6 +80,29 @@ class Outcome:
     stderr: str
     changed: list[str]
     elapsed: float
+    memory_mb: float = 0.0  # growth of the peak RSS during the case (Linux)
+
+
+#: a case whose peak memory grows by more than this is a violation (limits should prevent it)
+MEMORY_LIMIT_MB = 1024
+
+
+def _status_kb(key: str) -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith(key + ":"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def _reset_peak() -> int:
+    """Reset the peak-RSS mark (Linux: clear_refs 5); return the current RSS in KiB."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    return _status_kb("VmRSS")
 
 
 def run_case(case: Case, root: Path, files: dict[str, bytes], timeout: float = 30.0
@@ -89,6 +112,7 @@ def run_case(case: Case, root: Path, files: dict[str, bytes], timeout: float = 3
         (root / name).write_bytes(data)
     before = snapshot(root)
     runner = CliRunner()
+    rss = _reset_peak()
     start = time.perf_counter()
     try:
         with chdir(root), time_limit(timeout):
@@ -99,7 +123,8 @@ def run_case(case: Case, root: Path, files: dict[str, bytes], timeout: float = 3
     elapsed = time.perf_counter() - start
     after = snapshot(root)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    outcome = Outcome(result.exit_code, result.stdout, result.stderr, changed, elapsed)
+    outcome = Outcome(result.exit_code, result.stdout, result.stderr, changed, elapsed,
+                      max(0, _status_kb("VmHWM") - rss) / 1024)
     problems = check(case, outcome, result.exception)
     restore(root, files, {k: v for k, v in before.items() if k not in case.files})
     return outcome, problems
@@ -117,6 +142,10 @@ def check(case: Case, out: Outcome, exception: BaseException | None = None) -> l
     for stream, text in (("stdout", out.stdout), ("stderr", out.stderr)):
         if "Traceback" in text:
             problems.append(f"traceback on {stream}")
+    if out.memory_mb > MEMORY_LIMIT_MB:
+        problems.append(f"peak memory grew by {out.memory_mb:.0f} MB")
+    if "out of memory" in out.stderr:
+        problems.append("ran out of memory (a size limit is missing)")
     if "Warning" in out.stderr:
         problems.append(f"warning leaked to stderr: {out.stderr.strip()[:200]}")
     outputs = set(case.outputs) - {"-"}
@@ -163,20 +192,31 @@ def _worker(args: tuple[int, int, int, str]) -> dict[str, Any]:
     index, count, seed, root = args
     workdir = Path(root) / f"w{index}"
     files = make_workspace(workdir)
-    stats: dict[str, Any] = {"cases": 0, "exit": {}, "kinds": {}, "problems": [], "slowest": []}
+    stats: dict[str, Any] = {"cases": 0, "exit": {}, "kinds": {}, "problems": [], "slowest": [],
+                             "memory": [], "commands": {}}
 
     def each(case: Case) -> None:
         outcome, problems = run_case(case, workdir, files)
         stats["cases"] += 1
         stats["exit"][outcome.exit_code] = stats["exit"].get(outcome.exit_code, 0) + 1
-        head = case.kind.split(":")[0]
-        stats["kinds"][head] = stats["kinds"].get(head, 0) + 1
-        stats["slowest"] = sorted(stats["slowest"] + [(outcome.elapsed, case.show())])[-3:]
+        for key, value in (("kinds", case.kind.split(":")[0]),
+                           ("commands", " ".join(case.argv[:1]))):
+            stats[key][value] = stats[key].get(value, 0) + 1
+        stats["slowest"] = sorted(stats["slowest"] + [(outcome.elapsed, case.show())])[-5:]
+        stats["memory"] = sorted(stats["memory"] + [(outcome.memory_mb, case.show())])[-3:]
         if problems:
             stats["problems"].append((case.show(), problems, outcome.stderr.strip()[:300]))
 
     generate(all_cases(), count, seed, each)
     return stats
+
+
+def _merge(results: list[dict[str, Any]], key: str) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for r in results:
+        for k, v in r[key].items():
+            out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,22 +238,20 @@ def main(argv: list[str] | None = None) -> int:
             # spawned, non-daemonic workers: commands may start process pools of their own
             with ProcessPoolExecutor(opts.jobs, mp_context=get_context("spawn")) as pool:
                 results = list(pool.map(_worker, tasks))
-    total = sum(r["cases"] for r in results)
-    exits: dict[int, int] = {}
-    kinds: dict[str, int] = {}
     problems = [p for r in results for p in r["problems"]]
-    for r in results:
-        for key, value in r["exit"].items():
-            exits[key] = exits.get(key, 0) + value
-        for key, value in r["kinds"].items():
-            kinds[key] = kinds.get(key, 0) + value
-    slowest = sorted(s for r in results for s in r["slowest"])[-3:]
-    print(f"gctool CLI fuzz: {total} cases, seed {opts.seed}, {opts.jobs} job(s), "
-          f"{time.perf_counter() - start:.0f} s")
-    print(f"  by category: {dict(sorted(kinds.items()))}")
-    print(f"  by exit code: {dict(sorted(exits.items()))}")
-    print(f"  commands: {', '.join(' '.join(p) for p, _ in leaf_commands())}")
-    print(f"  slowest cases: {[f'{t:.2f}s {c[:100]}' for t, c in slowest]}")
+    print(f"gctool CLI fuzz: {sum(r['cases'] for r in results)} cases, seed {opts.seed}, "
+          f"{opts.jobs} job(s), {time.perf_counter() - start:.0f} s")
+    print(f"  by category: {_merge(results, 'kinds')}")
+    print(f"  by command: {_merge(results, 'commands')}")
+    print(f"  by exit code: {_merge(results, 'exit')}")
+    print(f"  leaf commands fuzzed: {len(leaf_commands())} "
+          f"({', '.join(' '.join(p) for p, _ in leaf_commands())})")
+    print("  slowest cases:")
+    for t, shown in sorted(s for r in results for s in r["slowest"])[-5:]:
+        print(f"    {t:6.2f} s  {shown[:240]}")
+    print("  largest peak-memory growth:")
+    for mb, shown in sorted(s for r in results for s in r["memory"])[-3:]:
+        print(f"    {mb:6.0f} MB {shown[:240]}")
     print(f"  contract violations: {len(problems)}")
     for shown, found, stderr in problems[:50]:
         print(f"  - {shown[:300]}\n      {found}\n      stderr: {stderr!r}")

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 from gctool.cli.main import COMMANDS, cli
 
-FUZZ = settings(max_examples=60, deadline=None, database=None, derandomize=True,
+FUZZ = settings(max_examples=50, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture,
                                        HealthCheck.filter_too_much])
@@ -54,14 +54,14 @@ def test_random_arguments_keep_the_contract(workspace: tuple[Path, dict[str, byt
     _run(workspace, case)
 
 
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=30)
 @given(case=fz.example_cases())
 def test_changed_examples_keep_the_contract(workspace: tuple[Path, dict[str, bytes]],
                                             case: Case) -> None:
     _run(workspace, case)
 
 
-@settings(FUZZ, max_examples=30)
+@settings(FUZZ, max_examples=25)
 @given(case=fz.mutated_cases())
 def test_mutated_files_keep_the_contract(workspace: tuple[Path, dict[str, bytes]],
                                          case: Case) -> None:
