@@ -123,3 +123,12 @@ def test_help_lists_the_new_options(runner: CliRunner) -> None:
     r = run(runner, "verify", "--help")
     for opt in ("--method", "--kernel", "--jobs", "--sample", "--seed", "--exact", "--max-sets"):
         assert opt in r.stdout
+
+
+def test_cli_budget_default_matches_the_library() -> None:
+    import importlib
+
+    from gctool.cli.verify import VERIFY_MAX_SETS
+
+    engine = importlib.import_module("gctool.audit.verify")
+    assert VERIFY_MAX_SETS == engine.DEFAULT_VERIFY_MAX_SETS

@@ -26,7 +26,7 @@ import numpy as np
 
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
-from gctool.audit.engine import DEFAULT_MAX_SETS, Progress, check_s
+from gctool.audit.engine import Progress, check_s
 from gctool.audit.enumeration import rank_ranges, survivors_of
 from gctool.audit.parallel import resolve_jobs, run_ordered
 from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource, SweepWorker
@@ -37,6 +37,9 @@ from gctool.model import GradientCode
 from gctool.reports import Diagnostics, VerifyReport
 
 METHODS = ("auto", "exhaustive", "structural")
+#: default budget: about a minute on two cores for the nullspace kernel at n ~ 30 (the CLI's
+#: --max-sets default, gctool.cli.verify.VERIFY_MAX_SETS, is the same number)
+DEFAULT_VERIFY_MAX_SETS = 20_000_000
 KERNELS = ("auto", "nullspace", "direct")
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes
@@ -61,7 +64,7 @@ def verify(
     s: int | None = None,
     *,
     tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_MAX_SETS,
+    max_sets: int = DEFAULT_VERIFY_MAX_SETS,
     progress: Progress | None = None,
     method: str = "auto",
     kernel: str = "auto",
