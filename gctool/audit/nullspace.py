@@ -65,15 +65,19 @@ class Reduction:
 
 
 def reduce_float(code: GradientCode, tol: float) -> Reduction:
-    """Orthonormal left null space and minimum-norm W from one SVD of B^T (R/C)."""
+    """Orthonormal left null space and minimum-norm W from one SVD of B (R/C).
+
+    ``B = U S V^H`` with U square (n x n) and V thin, so a wide B (k >> n) costs no k x k
+    factor.  Rows ``conj(u_j)^T`` (j >= rank) satisfy ``y^T B = 0``, and
+    ``W = pinv(B^T) T^T = conj(U_r) S_r^{-1} conj(V_r^H) T^T``."""
     B = np.asarray(code.B)
     n, K = B.shape
-    U, S, Vh = np.linalg.svd(B.T, full_matrices=True)
+    U, S, Vh = np.linalg.svd(B, full_matrices=K < n)
     cutoff = (S[0] if S.size else 0.0) * max(n, K) * EPS
     r = int(np.sum(S > cutoff))
-    N = np.conj(Vh[r:])  # rows y with B^T y = 0
+    N = np.conj(U[:, r:]).T  # (d, n): rows y with y^T B = 0
     Tt = code.targets().T.astype(U.dtype)  # (K, m)
-    W = np.conj(Vh[:r]).T @ ((np.conj(U[:, :r]).T @ Tt) / S[:r, None])  # (n, m)
+    W = np.conj(U[:, :r]) @ ((np.conj(Vh[:r]) @ Tt) / S[:r, None])  # (n, m)
     err = float(np.sum(np.abs(B.T @ W - Tt) ** 2))
     kappa = float(S[0] / S[r - 1]) if r else float("inf")
     return Reduction(N, W, r, err <= tol * code.k, kappa)
