@@ -151,7 +151,7 @@ def test_float_nullspace_kernel_equals_lstsq_on_every_set(seed: int, field: str,
         for i, row in enumerate(S.tolist()):
             F = tuple(j for j in range(n) if j not in row)
             assert r.ok[i] == (lstsq_error(B, F) <= 1e-9 * k)
-            if r.ok[i] and not r.direct[i] and red.d == s:  # exact decoder norm
+            if r.ok[i] and not r.direct[i] and np.isfinite(r.norm[i]):  # exact norm
                 a = np.linalg.lstsq(B[list(F)].T, np.ones(k), rcond=None)[0]
                 assert r.norm[i] == pytest.approx(np.linalg.norm(a), rel=1e-6)
 

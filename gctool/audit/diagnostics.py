@@ -4,11 +4,12 @@ What is exact and what is a bound:
 
 * Sets decided by the direct decoder (every failing set, and every set the nullspace screen
   did not accept) have their residual, condition number and decoder norm computed exactly.
-* Sets accepted by the nullspace kernel have their decoder norm computed exactly
+* Sets accepted by the nullspace screen have their decoder norm computed exactly
   (``||a||^2 = ||W||^2 + ||Z||^2``, the minimum-norm decoder); their condition numbers are
   bounded by ``cond(B) / sigma_lb`` (CS decomposition, see :mod:`gctool.audit.nullspace`),
   where ``sigma_lb`` is a proved lower bound on ``sigma_min(N[:, S])``.  Sets accepted through
-  the constructive residual test also have that residual (an upper bound on the optimal one).
+  the constructive residual test (ill-conditioned ones) have no norm of their own; being the
+  weakest, they are the ones re-evaluated directly.
 * The weakest screened sets (smallest ``sigma_lb``) and the set with the largest decoder norm
   are re-evaluated with the direct decoder, so the worst condition number and worst residual
   are exact values taken on the sets most likely to be worst, each with its straggler set.
@@ -83,10 +84,10 @@ def _note(run: Any, acc: Accumulator, rot: Rotation | None, extra: int) -> str:
     screened = acc.evaluated - acc.direct
     if screened > 0:
         parts.append(
-            f"{screened:,} set(s) accepted by the nullspace kernel (conditioning screen or "
-            "constructive residual test): decoder norm exact, condition bounded by "
-            f"condition_bound; the {extra} weakest of them re-evaluated directly for the worst "
-            "condition/residual")
+            f"{screened:,} set(s) accepted by the nullspace kernel (conditioning screen, "
+            "decoder norm exact; or constructive residual test, norm not computed), condition "
+            f"bounded by condition_bound; the {extra} weakest of them re-evaluated directly "
+            "for the worst condition/residual/norm")
     if rot is not None and not rot.unimodular:
         parts.append("rotation symmetry with |gamma| != 1: values are those of the orbit "
                      "representatives (rotations rescale rows, which changes cond and ||a||)")

@@ -275,7 +275,8 @@ class FloatNullKernel:
             Q, M = np.linalg.qr(np.conj(np.swapaxes(A, 1, 2)))  # (b, d, s), (b, s, s)
             lb = np.abs(np.prod(np.diagonal(M, axis1=1, axis2=2), axis=1))  # = sigma(A)
             # minimum-norm Z with A Z = -W_S: Z = Q R^{-H} (-W_S)
-            Z = Q @ batched_solve(np.conj(np.swapaxes(M, 1, 2)), -WS, lb)
+            with np.errstate(invalid="ignore", over="ignore"):  # singular R: Z is nan
+                Z = Q @ batched_solve(np.conj(np.swapaxes(M, 1, 2)), -WS, lb)
         # ||a||^2 = ||W||^2 + ||Z||^2: W (minimum norm) is orthogonal to range(N^T) and N
         # has orthonormal rows; with the minimum-norm Z this is the optimal decoder's norm
         norm = np.sqrt(self.w2 + np.sum(np.abs(Z) ** 2, axis=(1, 2)))
@@ -294,9 +295,10 @@ class FloatNullKernel:
             err = self.witness_error(S[rest], Z[rest])
             good = err <= self.tol * self.code.k
             out.error[rest[good]] = err[good]
-            accept[rest[good]] = True
+            out.ok[rest[good]] = True  # decodes; its norm is not the optimal decoder's
         out.ok[accept] = True
-        out.norm[accept] = norm[accept]
+        out.norm[accept] = norm[accept]  # exact: the minimum-norm decoder on F
+        accept |= out.ok
         self.direct.fill(S, np.flatnonzero(~accept), out)
         return out
 
