@@ -22,6 +22,7 @@ Public API (shared with ``attack``):
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -35,9 +36,12 @@ def count_sets(n: int, s: int) -> int:
     return comb(n, s)
 
 
+@lru_cache(maxsize=256)
 def _binom_table(n: int, j: int) -> np.ndarray:
-    """``C(d, j)`` for d = 0..n-1 as int64 (saturated at MAX_RANKABLE)."""
-    return np.array([min(comb(d, j), MAX_RANKABLE) for d in range(n)], dtype=np.int64)
+    """``C(d, j)`` for d = 0..n-1 as int64 (saturated at MAX_RANKABLE); read-only, cached."""
+    table = np.array([min(comb(d, j), MAX_RANKABLE) for d in range(n)], dtype=np.int64)
+    table.setflags(write=False)
+    return table
 
 
 def unrank_lex(n: int, s: int, ranks: np.ndarray) -> np.ndarray:
