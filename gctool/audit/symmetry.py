@@ -164,8 +164,10 @@ def row_classes(code: GradientCode) -> list[list[int]]:
 
         ar = GFArith(code.field)
         normal = ar.mul(B.astype(np.int64), ar.inv(np.where(lead == 0, 1, lead))[:, None])
-    else:
-        normal = np.round(B / np.where(lead == 0, 1, lead)[:, None], 12) + 0.0
+    else:  # proportional to 12 significant digits (zeros stay exact zeros)
+        r = B / np.where(lead == 0, 1, lead)[:, None]
+        mag = np.where(r == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(r == 0, 1.0, np.abs(r)))))
+        normal = np.round(r / mag, 11) * mag + 0.0
     for i in range(code.n):
         key = b"zero%d" % i if not nz[i].any() else normal[i].tobytes()
         keys.setdefault(key, []).append(i)
