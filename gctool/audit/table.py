@@ -10,21 +10,21 @@ than one chunk of it in memory, so tables larger than memory can be written:
 * the spilled arrays are then copied into their members, and ``extra`` arrays (B, support,
   meta, ...) are written as ordinary members.
 
-The file is written to a temporary name next to ``path`` and renamed at the end.  This is the
-streaming back end for ``export --decoders``; the result loads with ``numpy.load`` exactly
-like the in-memory export.
+The NPZ goes to a binary stream the caller opens (placing it atomically is the caller's job,
+through :mod:`gctool._files`, like every file gctool writes); the spilled arrays live in
+anonymous temporary files.  This is the streaming back end for ``export --decoders``; the
+result loads with ``numpy.load`` exactly like the in-memory export.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from math import comb
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import numpy as np
 
@@ -39,7 +39,6 @@ COPY_BLOCK = 1 << 22
 class TableSummary:
     patterns: int
     all_decodable: bool
-    bytes: int
 
 
 def _header(fp: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
@@ -48,14 +47,18 @@ def _header(fp: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> None
              "shape": shape})
 
 
+#: zip members are written into the caller's stream (not files of their own)
+MEMBER_MODE: Final = "w"
+
+
 def _member(zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    return zf.open(name, "w", force_zip64=True)
+    return zf.open(name, mode=MEMBER_MODE, force_zip64=True)
 
 
 def write_decoding_table(
     code: GradientCode,
     s: int,
-    path: str | os.PathLike[str],
+    out: IO[bytes],
     *,
     tol: float = DEFAULT_TOL,
     extra: Mapping[str, np.ndarray] | None = None,
@@ -63,59 +66,47 @@ def write_decoding_table(
     progress: Callable[[int, int], None] | None = None,
 ) -> TableSummary:
     """Write ``patterns``, ``A``, ``decodable`` (+ ``residual`` over R/C) and ``extra`` arrays
-    to the NPZ file ``path`` without materialising the table."""
+    as an NPZ archive to the binary stream ``out``, without materialising the table."""
     decoder = Decoder(code, tol)
     n, m, P = code.n, code.m, comb(code.n, s)
     size = chunk or decoder.chunk_size(n - s)
     dtype = np.dtype(code.field.dtype)
     shape = (P, n) if m == 1 else (P, m, n)
-    numeric = not decoder.exact
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".gctool-table-", suffix=".npz", dir=folder)
-    os.close(fd)
-    spill = tempfile.TemporaryDirectory(prefix="gctool-table-")
     all_ok, done = True, 0
-    try:
-        ok_path, res_path = os.path.join(spill.name, "ok"), os.path.join(spill.name, "res")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-            with _member(zf, "A.npy") as fa, open(ok_path, "wb") as fo, \
-                    open(res_path, "wb") as fr:
-                _header(fa, dtype, shape)
-                for S in straggler_chunks(n, s, size):
-                    F = survivors_of(S, n)
-                    r = decoder.evaluate(F, with_vectors=True)
-                    assert r.a is not None
-                    full = np.zeros((S.shape[0], m, n), dtype=dtype)
-                    full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
-                    fa.write(np.ascontiguousarray(full[:, 0, :] if m == 1 else full).tobytes())
-                    fo.write(r.ok.astype(np.bool_).tobytes())
-                    fr.write(np.sqrt(r.error).astype(np.float64).tobytes())
-                    all_ok &= bool(r.ok.all())
-                    done += S.shape[0]
-                    if progress is not None:
-                        progress(done, P)
-            with _member(zf, "patterns.npy") as fp:
-                _header(fp, np.dtype(np.int64), (P, s))
-                for S in straggler_chunks(n, s, max(size, 65536)):
-                    fp.write(S.astype(np.int64).tobytes())
-            _copy(zf, "decodable.npy", ok_path, np.dtype(np.bool_), (P,))
-            if numeric:
-                _copy(zf, "residual.npy", res_path, np.dtype(np.float64), (P,))
-            for name, arr in (extra or {}).items():
-                with _member(zf, f"{name}.npy") as fx:
-                    np.lib.format.write_array(fx, np.asarray(arr), allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    finally:
-        spill.cleanup()
-    return TableSummary(P, all_ok, os.path.getsize(path))
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fr, \
+            zipfile.ZipFile(out, mode=MEMBER_MODE, compression=zipfile.ZIP_STORED,
+                            allowZip64=True) as zf:
+        with _member(zf, "A.npy") as fa:
+            _header(fa, dtype, shape)
+            for S in straggler_chunks(n, s, size):
+                F = survivors_of(S, n)
+                r = decoder.evaluate(F, with_vectors=True)
+                assert r.a is not None
+                full = np.zeros((S.shape[0], m, n), dtype=dtype)
+                full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
+                fa.write(np.ascontiguousarray(full[:, 0, :] if m == 1 else full).tobytes())
+                fo.write(r.ok.astype(np.bool_).tobytes())
+                fr.write(np.sqrt(r.error).astype(np.float64).tobytes())
+                all_ok &= bool(r.ok.all())
+                done += S.shape[0]
+                if progress is not None:
+                    progress(done, P)
+        with _member(zf, "patterns.npy") as fp:
+            _header(fp, np.dtype(np.int64), (P, s))
+            for S in straggler_chunks(n, s, max(size, 65536)):
+                fp.write(S.astype(np.int64).tobytes())
+        _copy(zf, "decodable.npy", fo, np.dtype(np.bool_), (P,))
+        if not decoder.exact:
+            _copy(zf, "residual.npy", fr, np.dtype(np.float64), (P,))
+        for name, arr in (extra or {}).items():
+            with _member(zf, f"{name}.npy") as fx:
+                np.lib.format.write_array(fx, np.asarray(arr), allow_pickle=False)
+    return TableSummary(P, all_ok)
 
 
-def _copy(zf: zipfile.ZipFile, name: str, src: str, dtype: np.dtype[Any],
+def _copy(zf: zipfile.ZipFile, name: str, spill: IO[bytes], dtype: np.dtype[Any],
           shape: tuple[int, ...]) -> None:
-    with _member(zf, name) as out, open(src, "rb") as fin:
-        _header(out, dtype, shape)
-        shutil.copyfileobj(fin, out, COPY_BLOCK)
+    spill.seek(0)
+    with _member(zf, name) as member:
+        _header(member, dtype, shape)
+        shutil.copyfileobj(spill, member, COPY_BLOCK)
