@@ -33,13 +33,14 @@ from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, detect_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
+from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.reports import Diagnostics, VerifyReport
 
 METHODS = ("auto", "exhaustive", "structural")
-#: default budget: about a minute on two cores for the nullspace kernel at n ~ 30 (the CLI's
-#: --max-sets default, gctool.cli.verify.VERIFY_MAX_SETS, is the same number)
-DEFAULT_VERIFY_MAX_SETS = 20_000_000
+#: default budget (gctool.limits.DEFAULT_MAX_SETS, also the CLI's --max-sets default): about
+#: a minute on two cores with the direct decoder at n ~ 30, seconds with the nullspace kernel
+DEFAULT_VERIFY_MAX_SETS = DEFAULT_MAX_SETS
 KERNELS = ("auto", "nullspace", "direct")
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes

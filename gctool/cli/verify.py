@@ -13,8 +13,9 @@ import click
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
 
-#: default --max-sets of verify: about a minute on two cores for the nullspace kernel
-VERIFY_MAX_SETS = 20_000_000
+#: default --max-sets of verify (= gctool.limits.DEFAULT_MAX_SETS; not imported, to keep
+#: the CLI start-up free of library modules)
+VERIFY_MAX_SETS = 5_000_000
 SHOW_AFTER_S = 1.0
 
 
