@@ -249,3 +249,49 @@ def test_bad_arguments(frc6: GradientCode) -> None:
         verify(frc6, 2, sample=0)
     with pytest.raises(InvalidInput, match="certificate"):
         verify(frc6, 2, method="structural")
+
+
+@pytest.mark.parametrize("field", ["real", "GF(7)"])
+def test_m_piece_codes_against_brute_force(field: str) -> None:
+    from gctool.codes import design
+
+    code = design("comm", n=6, s=2, field=field, m=2)
+    T = code.targets()
+    B = np.asarray(code.B)
+    for s in range(4):
+        bad = []
+        for S in itertools.combinations(range(6), s):
+            F = list(survivors(6, S))
+            if code.field.is_finite:
+                GF = code.field.galois()
+                ok = (np.linalg.matrix_rank(GF(np.vstack([B[F], T])))
+                      == np.linalg.matrix_rank(GF(B[F])))
+            else:
+                A = np.linalg.lstsq(B[F].T, T.T.astype(float), rcond=None)[0]
+                ok = float(np.sum((B[F].T @ A - T.T) ** 2)) <= TOL * code.k
+            if not ok:
+                bad.append(S)
+        for method in ("auto", "exhaustive"):
+            r = verify(code, s, method=method)
+            assert r.ok == (not bad), (s, method)
+            if bad:
+                assert tuple(r.counterexample or ()) in bad
+
+
+def test_sample_of_a_space_too_large_to_rank() -> None:
+    B = np.kron(np.eye(2), np.ones((50, 50)))  # FRC, n = 100, groups of 50
+    code = GradientCode(B, parse_field("real"), 49)
+    r = verify(code, sample=40, seed=2)  # C(100, 49) ~ 1e29 > 2^62: independent draws
+    assert r.verdict == "inconclusive" and r.checked == 40
+    assert verify(code).ok and verify(code).method == "row-classes"
+
+
+def test_complex_rotation_with_unimodular_scaling() -> None:
+    g = np.array([-1, -1j * np.sqrt(3), 1, 0, 0, 0])
+    gamma = np.exp(1j * np.arange(6))  # |gamma_i| = 1: cond and ||a|| are orbit invariants
+    B = np.array([np.roll(g, i) for i in range(6)]) * gamma[:, None]
+    code = GradientCode(B, parse_field("complex"), 2)
+    r = verify(code)
+    assert r.ok and r.method == "symmetry" and r.reduction and r.reduction["unimodular"]
+    assert r.diagnostics.max_condition == pytest.approx(6.7082, rel=1e-4)  # reference §2.1
+    check_against_brute_force(code, 3)

@@ -62,7 +62,7 @@ def try_classes(run: Any, red: Reduction, rot: Rotation | None) -> VerifyReport 
             sets.append(S)
             weights.append(class_pattern_weight(sizes, killed, s))
     S_arr = np.array(sets, dtype=np.intp).reshape(len(sets), s)
-    w = np.array(weights, dtype=np.int64)
+    w = np.array(weights, dtype=object)  # weights can exceed int64 (C(100, 49) ~ 1e29)
     assert int(w.sum()) == run.total
     kernel = run.make_kernel(red)
     acc = Accumulator()

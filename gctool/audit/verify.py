@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from math import comb
+from math import comb, nan
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ import numpy as np
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.engine import Progress, check_s
-from gctool.audit.enumeration import rank_ranges, survivors_of
+from gctool.audit.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
 from gctool.audit.parallel import resolve_jobs, run_ordered
 from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource, SweepWorker
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, detect_rotation
@@ -251,16 +251,17 @@ class _Run:
             source, stop, evaluations = LexSource(n, s), self.total, self.total
         worker = SweepWorker(source, kernel, self.numeric)
         pilot = min(stop, PILOT, size)  # the first chunk is timed for the estimate
+        ntasks = 1 + -(-(stop - pilot) // size)
+        if evaluations > self.max_sets:  # time a few sets (when they can be ranked), refuse
+            per_set = self.time_probe(worker, min(pilot, 8)) if stop <= MAX_RANKABLE else nan
+            self.check_budget(evaluations, self.estimate(evaluations, per_set, ntasks), rot)
         tasks = [(0, 0, pilot)]
         tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
-        over = evaluations > self.max_sets
-        probe = (0, 0, min(pilot, 8)) if over else tasks[0]  # over budget: time a few sets
         acc = Accumulator()
         t0 = time.perf_counter()
-        first = worker.run(probe)
+        first = worker.run(tasks[0])
         per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
         estimate = self.estimate(evaluations, per_set, len(tasks))
-        self.check_budget(evaluations, estimate, rot)
         self.fold(acc, first)
         self.used_jobs = estimate["jobs"]
         if acc.fail_set is None and len(tasks) > 1:
@@ -272,6 +273,12 @@ class _Run:
                          "checked": evaluations, "represents": self.total,
                          "factor": round(self.total / max(1, evaluations), 2)}
         return self.enumeration_report(acc, red, rot, kernel, estimate, reduction)
+
+    @staticmethod
+    def time_probe(worker: SweepWorker, count: int) -> float:
+        t0 = time.perf_counter()
+        probe = worker.run((0, 0, count))
+        return (time.perf_counter() - t0) / max(1, probe.evaluated)
 
     def _seed(self) -> int:
         if self.seed is None:
@@ -295,15 +302,17 @@ class _Run:
                 "jobs": jobs, "seconds_per_set": per_set}
 
     def check_budget(self, evaluations: int, est: dict[str, Any], rot: Rotation | None) -> None:
-        if evaluations <= self.max_sets:
-            return
+        """Refuse a run above the budget, with the estimate and the options."""
         what = f"{evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {self.total:,})" if rot is not None else "")
+        sec = est["seconds"]
+        when = (f", estimated {sec:.3g} s on {est['jobs']} process(es)" if sec == sec
+                else " (too many to time)")
         raise BudgetExceeded(
-            f"verify (n={self.code.n}, s={self.s}) needs {what}, estimated {est['seconds']:.3g} s "
-            f"on {est['jobs']} process(es), above the budget of {self.max_sets:,} sets; "
-            "options: raise --max-sets, check a random sample with --sample N (heuristic, never "
-            "'ok'), or --method structural when a certificate applies")
+            f"verify (n={self.code.n}, s={self.s}) needs {what}{when}, above the budget of "
+            f"{self.max_sets:,} sets; options: raise --max-sets, check a random sample with "
+            "--sample N (heuristic, never 'ok'), or --method structural when a certificate "
+            "applies")
 
     def enumeration_report(self, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,
                            kernel: Any, estimate: dict[str, Any] | None,
