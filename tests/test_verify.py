@@ -295,3 +295,12 @@ def test_complex_rotation_with_unimodular_scaling() -> None:
     assert r.ok and r.method == "symmetry" and r.reduction and r.reduction["unimodular"]
     assert r.diagnostics.max_condition == pytest.approx(6.7082, rel=1e-4)  # reference §2.1
     check_against_brute_force(code, 3)
+
+
+def test_budget_refusal_for_astronomically_many_sets() -> None:
+    rng = np.random.default_rng(0)
+    B = np.zeros((100, 100))
+    for i in range(100):
+        B[i, (i + np.arange(51)) % 100] = rng.standard_normal(51)
+    with pytest.raises(BudgetExceeded, match="too many to time"):
+        verify(GradientCode(B, parse_field("real"), 50), method="exhaustive")
