@@ -168,33 +168,15 @@ class _Run:
             from gctool.audit.rational import check_exact_input
 
             check_exact_input(self.code)
-        if cheap:
-            f = cert.column_support(self.code, self.s)
-            if f is not None and self.fails(f.stragglers):
-                return self.finding(f)
-        red = self.reduction() if (self.exact or self.finite) else None
-        full = red.consistent if red is not None else bool(
-            self.decoder.evaluate(np.arange(self.code.n)[None]).ok[0])
-        if not full:
-            return self.finding(cert.Finding(
-                "full-set" if cheap else "exhaustive", list(range(self.s)),
-                "even all n workers cannot decode (a target is outside the row space of B), "
-                "so every straggler set fails"))
-        if self.s == 0:
-            self.state.checked = self.state.represented = 1
-            return self.report(True, "full-set", "all n workers decode (s = 0)", kernel="direct")
-        red = red if red is not None else self.reduction()
-        self.red = red
-        if cheap:
-            f = cert.rank_bound(self.code, self.s, red.rank)
-            if f is not None and self.fails(f.stragglers):
-                return self.finding(f)
+        early = self.first_checks(cheap)
+        if early is not None:
+            return early
+        red = self.reduction()
         rot = detect_rotation(self.code) if cheap else None
-        if cheap and not self.exact:
-            statement = cert.bch_certificate(self.code, self.s, rot)
-            if statement is not None:
-                return self.report(True, "certificate:bch", f"structural certificate: {statement}",
-                                   certificate=statement, represented=self.total, kernel="none")
+        if cheap:
+            early = self.shortcuts(red, rot)
+            if early is not None:
+                return early
         if self.method == "structural":
             raise InvalidInput(
                 f"no structural certificate applies to this code at s = {self.s}; use "
@@ -209,16 +191,49 @@ class _Run:
                 return rep
         return self.enumerate(red, rot)
 
-    def reduction(self) -> ns.Reduction:
-        if self.red is not None:
-            return self.red
-        if self.exact:
-            from gctool.audit.rational import reduce_rational
+    def first_checks(self, cheap: bool) -> VerifyReport | None:
+        """Column support, all n workers, and s = 0."""
+        if cheap:
+            f = cert.column_support(self.code, self.s)
+            if f is not None and self.fails(f.stragglers):
+                return self.finding(f)
+        if self.exact or self.finite:
+            full = self.reduction().consistent
+        else:
+            full = bool(self.decoder.evaluate(np.arange(self.code.n)[None]).ok[0])
+        if not full:
+            return self.finding(cert.Finding(
+                "full-set" if cheap else "exhaustive", list(range(self.s)),
+                "even all n workers cannot decode (a target is outside the row space of B), "
+                "so every straggler set fails"))
+        if self.s == 0:
+            self.state.checked = self.state.represented = 1
+            return self.report(True, "full-set", "all n workers decode (s = 0)", kernel="direct")
+        return None
 
-            return reduce_rational(self.code)
-        if self.finite:
-            return ns.reduce_gf(self.code)
-        return ns.reduce_float(self.code, self.tol)
+    def shortcuts(self, red: ns.Reduction, rot: Rotation | None) -> VerifyReport | None:
+        """Rank bound (a counterexample) and the BCH certificate (a proof)."""
+        f = cert.rank_bound(self.code, self.s, red.rank)
+        if f is not None and self.fails(f.stragglers):
+            return self.finding(f)
+        statement = None if self.exact else cert.bch_certificate(self.code, self.s, rot)
+        if statement is None:
+            return None
+        return self.report(True, "certificate:bch", f"structural certificate: {statement}",
+                           certificate=statement, represented=self.total, kernel="none")
+
+    def reduction(self) -> ns.Reduction:
+        """W and the left null space N, computed once."""
+        if self.red is None:
+            if self.exact:
+                from gctool.audit.rational import reduce_rational
+
+                self.red = reduce_rational(self.code)
+            elif self.finite:
+                self.red = ns.reduce_gf(self.code)
+            else:
+                self.red = ns.reduce_float(self.code, self.tol)
+        return self.red
 
     def make_kernel(self, red: ns.Reduction) -> Any:
         if self.exact:
