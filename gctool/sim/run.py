@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.errors import InvalidInput
+from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sim import stats
@@ -28,6 +28,8 @@ from gctool.sim.contenders import Contender, Run, from_code, ignore_stragglers, 
 from gctool.sim.delays import DelayModel
 
 MAX_ITERATIONS = 1_000_000
+#: iterations x workers: the delay draws are float64 arrays of this size (~0.7 GB peak)
+MAX_CELLS = 10_000_000
 
 
 @dataclass
@@ -138,6 +140,11 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise InvalidInput("nothing to simulate: give at least one code file")
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
+    width = max(c.n for c in contenders)
+    if iterations * width > MAX_CELLS:  # the delays are iterations x n arrays (found by fuzzing)
+        raise BudgetExceeded(f"{iterations:,} iterations x {width:,} workers = "
+                             f"{iterations * width:,} delay draws, above the limit of "
+                             f"{MAX_CELLS:,} (use fewer --iterations)")
     rng = np.random.default_rng(seed)
     base = delay.base(iterations, max(c.n for c in contenders), rng)
     runs = [c.run(delay.times(base, c.loads)) for c in contenders]
