@@ -182,8 +182,11 @@ def test_input_errors(frc6: GradientCode) -> None:
         verify(frc6, 6)
     with pytest.raises(InvalidInput):
         attack(frc6, 7)
+    from gctool.codes import design
+
+    random_crc = design("cyclic", 8, 3, seed=1)  # no symmetry: all 56 sets must be checked
     with pytest.raises(BudgetExceeded, match="budget"):
-        verify(frc6, 2, max_sets=3)
+        verify(random_crc, 3, max_sets=10)
     with pytest.raises(InvalidInput):
         threshold(frc6, -1.0)
     with pytest.raises(InvalidInput):
