@@ -27,6 +27,17 @@ DEFAULT_TOL = 1e-9
 _CHUNK_ENTRIES = 2_000_000  # entries of B_F per batch (memory bound for the SVD)
 
 
+def check_tol(tol: float) -> float:
+    if not (tol >= 0 and np.isfinite(tol)):
+        raise InvalidInput(f"tolerance must be a finite number >= 0, got {tol}")
+    return float(tol)
+
+
+def chunk_size(code: GradientCode, f: int) -> int:
+    """How many survivor sets of size f to evaluate per batch (memory bound on B_F)."""
+    return max(1, min(65536, _CHUNK_ENTRIES // max(1, f * code.B.shape[1])))
+
+
 @dataclass(frozen=True)
 class BatchResult:
     """Decoding results for a batch of survivor sets (arrays indexed by set)."""
@@ -47,9 +58,11 @@ class Decoding:
     a: np.ndarray  # (m, f): row u decodes target u
     ok: bool
     error: float
-    rank: int
+    rank: int | None  # None when a structured decoder produced ``a`` (no elimination)
     cond: float | None
     norm: float | None
+    method: str = "generic"  # which decoder produced ``a``
+    note: str | None = None  # e.g. why the structured decoder was not used
 
     @property
     def residual(self) -> float:
@@ -66,17 +79,15 @@ class Decoder:
     """Batched optimal decoder for one code."""
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
-        if not (tol >= 0 and np.isfinite(tol)):
-            raise InvalidInput(f"tolerance must be a finite number >= 0, got {tol}")
         self.code = code
-        self.tol = float(tol)
+        self.tol = check_tol(tol)
         self.exact = code.field.is_finite
         self.T = code.targets()  # (m, K)
         self._gf: Any = code.field.galois() if self.exact else None
 
     def chunk_size(self, f: int) -> int:
         """How many survivor sets of size f to evaluate per batch."""
-        return max(1, min(65536, _CHUNK_ENTRIES // max(1, f * self.code.B.shape[1])))
+        return chunk_size(self.code, f)
 
     def evaluate(self, F: np.ndarray, with_vectors: bool = False) -> BatchResult:
         """Evaluate survivor sets ``F`` (int array of shape (b, f), each row sorted)."""
@@ -194,6 +205,23 @@ def gf_solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarr
     return consistent, row.copy(), X
 
 
-def decode(code: GradientCode, survivors: Sequence[int], tol: float = DEFAULT_TOL) -> Decoding:
-    """Optimal decoding vector(s) for one survivor set."""
-    return Decoder(code, tol).decode(survivors)
+def decode(code: GradientCode, survivors: Sequence[int], tol: float = DEFAULT_TOL,
+           decoder: str = "auto") -> Decoding:
+    """Decoding vector(s) for one survivor set.
+
+    ``decoder``: ``"generic"`` is the optimal decoder of this module (minimum-norm least
+    squares with diagnostics over R/C, elimination over GF(q)).  ``"structured"`` uses the
+    scheme's structured decoder (:mod:`gctool.codes.structured`: cyclic-mds, rs, comm; an
+    error when it does not apply), checked, with the generic vector as fallback.  ``"auto"``
+    (default) uses the structured decoder over GF(q) when the scheme has one and it applies:
+    it is exact and O((n-s)^2) instead of an elimination of the (n-s) x k system.  Over R/C
+    ``auto`` stays generic, because the result must report the rank and condition number of
+    B_F (an SVD, the very cost a structured decoder saves) and the minimum-norm vector is the
+    optimal one.
+    """
+    from gctool.codes.structured import check_decoder, decode_one  # codes imports this module
+
+    check_decoder(decoder)
+    if decoder == "generic" or (decoder == "auto" and not code.field.is_finite):
+        return Decoder(code, tol).decode(survivors)
+    return decode_one(code, survivors, tol, required=decoder == "structured")

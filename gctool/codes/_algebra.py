@@ -7,6 +7,7 @@ numpy arrays, over GF(q) they are galois FieldArrays (same operators, exact arit
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -180,6 +181,68 @@ def node_products(alpha: Any, hold: np.ndarray) -> Any:
     r = hold.shape[1]
     sub[:, np.arange(r), np.arange(r)] = 1
     return D[hold] / np.prod(sub, axis=2)
+
+
+# -- plain arithmetic (structured decoders) ----------------------------------------------------
+class NumericArith:
+    """Arithmetic of the reals / complex numbers with the method names of
+    :class:`gctool.audit.gfarith.GFArith`, so one routine serves every field."""
+
+    def add(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def inv(self, a: Any) -> Any:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1 / a
+
+
+@functools.lru_cache(maxsize=8)
+def plain_arith(field: Field) -> Any:
+    """Elementwise arithmetic on plain arrays: int64 representations over GF(q) (exp/log
+    tables, no galois: its import and JIT compilation cost seconds per process), numpy over
+    R/C."""
+    if not field.is_finite:
+        return NumericArith()
+    from gctool.audit.gfarith import GFArith
+
+    return GFArith(field.resolved())
+
+
+def prod_last(ar: Any, a: Any) -> Any:
+    """Product over the last axis."""
+    if isinstance(ar, NumericArith):
+        return np.prod(a, axis=-1)
+    out = a[..., 0]
+    for j in range(1, a.shape[-1]):
+        out = ar.mul(out, a[..., j])
+    return out
+
+
+def powers_of(ar: Any, w: Any, count: int, dtype: Any) -> np.ndarray:
+    """w^0, ..., w^(count-1) by doubling (O(log count) array operations)."""
+    out = np.ones(max(count, 1), dtype=dtype)
+    have, step = 1, w
+    while have < count:
+        take = min(have, count - have)
+        out[have:have + take] = ar.mul(out[:take], step)
+        have += take
+        step = ar.mul(step, step) if have == 2 * take else step
+    return out[:count]
+
+
+def gf_root_of_unity(ar: Any, field: Field, n: int) -> int:
+    """The primitive n-th root of unity of :func:`root_of_unity` (the primitive element to the
+    power (q-1)/n), computed without galois."""
+    q = field.order
+    if (q - 1) % n:
+        raise DesignError(f"{field} has no primitive {n}-th root of unity")
+    return int(ar.power(ar.primitive(), (q - 1) // n))
 
 
 def field_one(field: Field) -> Any:

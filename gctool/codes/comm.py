@@ -42,7 +42,7 @@ from gctool.codes.rs import (
 from gctool.errors import DesignError
 from gctool.fields import Field
 
-__all__ = ["build", "choose_field", "decode", "COLUMN_ORDER"]
+__all__ = ["build", "choose_field", "decode", "decode_batch", "COLUMN_ORDER"]
 
 COLUMN_ORDER = "piece-major: column u*k + j is piece u of partition j"
 
@@ -106,15 +106,22 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
                **record(B, field, s)}
 
 
-def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding matrix (m, |F|): the last m rows of the inverse Vandermonde on the
-    first n - s survivors (zero on the others).  Row u recovers sum_j g_j^(u)."""
-    from gctool.codes._algebra import nodes
+def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
+    """Structured decoding matrices for survivor sets U of shape (b, n - s): the last m rows
+    of the inverse Vandermonde, shape (b, m, n - s).  Row u recovers sum_j g_j^(u)."""
+    from gctool.codes._algebra import plain_arith
+    from gctool.codes.rs import plain_nodes
 
-    L, m = code.n - code.s, code.m
+    alpha = plain_nodes(code)
+    return np.asarray(lagrange_top(alpha[U], code.m, ar=plain_arith(code.field)),
+                      dtype=code.field.dtype)
+
+
+def decode(code: Any, survivors: Any) -> np.ndarray:
+    """Structured decoding matrix (m, |F|) of one survivor set, zero on the survivors beyond
+    the first n - s."""
+    L = code.n - code.s
     F, used = survivors_used(code, survivors, L)
-    alpha, _ = nodes(code.n, code.field, code.params.get("nodes", "auto"))
-    A = lagrange_top(alpha[used], m)
-    out = np.zeros((m, F.size), dtype=code.field.dtype)
-    out[:, :L] = to_plain(A, code.field)
+    out = np.zeros((code.m, F.size), dtype=code.field.dtype)
+    out[:, :L] = decode_batch(code, used[None, :])[0]
     return out

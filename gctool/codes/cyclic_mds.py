@@ -30,10 +30,12 @@ import numpy as np
 
 from gctool.codes._algebra import (
     field_one,
+    plain_arith,
     poly_from_roots,
+    powers_of,
+    prod_last,
     root_of_unity,
     root_of_unity_fields,
-    to_plain,
 )
 from gctool.codes.conditioning import record
 from gctool.errors import DesignError, InvalidInput
@@ -202,41 +204,74 @@ def _interval_start(T: list[int], n: int) -> int | None:
     return t0 if all((t0 + u) % n in members for u in range(len(T))) else None
 
 
-def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding vector by evaluation at the n-th roots of unity (reference §2.1).
+def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
+    """Structured decoding vectors by evaluation at the n-th roots of unity (reference §2.1),
+    for survivor sets U of shape (b, L), L = n - s: shape (b, 1, L).
 
     ``a^T B_F = 1^T`` iff ``a(x) g(x) = 1 + x + ... + x^(n-1) mod (x^n - 1)`` iff ``a(w^t) = 0``
     for t not in J, t != 0, and ``a(1) = n / g(1)``.  When T = Z_n minus J is a cyclic interval
     {t0, ..., t0 + L - 1} (every MDS choice of gctool: J = {1..s}, or the symmetric consecutive
     J over the reals), with x_i = w^i this is a Vandermonde system in ``b_i = a_i x_i^t0``
-    whose solution is row u0 = -t0 mod n of the inverse Vandermonde: O(L^2), L = n - s.
-    Uses the first L survivors; shape (1, |F|).
+    whose solution is row u0 = -t0 mod n of the inverse Vandermonde: O(L^2) per set.
     """
-    from gctool.codes.rs import lagrange_top, survivors_used
+    from gctool.codes.rs import lagrange_top
 
     n, s, L = code.n, code.s, code.n - code.s
-    F, used = survivors_used(code, survivors, L)
-    out = np.zeros((1, F.size), dtype=code.field.dtype)
     if s == 0:
-        out[:, :L] = 1
-        return out
+        return np.ones((U.shape[0], 1, L), dtype=code.field.dtype)
     J = [int(j) for j in code.params.get("zeros", [])]
     t0 = _interval_start(sorted(set(range(n)) - set(J)), n)
-    if t0 is None or len(J) != s:
+    if t0 is None or len(J) != s or not all(0 < j < n for j in J):
         raise InvalidInput(f"no structured decoder for the zero set {J}: its complement is not "
-                           "a cyclic interval; use the generic decoder")
+                           "a cyclic interval containing 0; use the generic decoder")
+    ar = plain_arith(code.field)
     if code.field.is_finite:
-        GF = code.field.galois()
-        w = GF(int(code.params["root"]))
-        scale = GF(n % code.field.p) / np.prod(GF(1) - w ** np.asarray(J))
+        w = _gf_root(code, J, ar)
+        pw = powers_of(ar, np.int64(w), n, np.int64)
+        x = pw[U]
+        scale = ar.mul(np.int64(n % code.field.p), ar.inv(prod_last(ar, ar.sub(1, pw[J]))))
     else:
-        w = np.exp(2j * np.pi / n)
-        scale = n / np.prod(1 - w ** np.asarray(J, dtype=float))
-    x = w ** used.astype(np.int64)
-    u0 = (-t0) % n
-    ell = lagrange_top(x, L - u0)[0]  # coefficient of x^u0 in each Lagrange basis polynomial
-    a = scale * ell * x ** ((n - t0) % n)
+        x = np.exp(2j * np.pi * U / n)
+        scale = n / np.prod(1 - np.exp(2j * np.pi * np.asarray(J, dtype=float) / n))
+    u0 = (-t0) % n  # < L, since 0 lies in the interval T
+    ell = lagrange_top(x, L - u0, lowest_only=True, ar=ar)[:, 0, :]  # coefficient of x^u0
+    a = ar.mul(ar.mul(scale, ell), _power(ar, x, u0))
     if code.field.kind == "real":
         a = a.real
-    out[:, :L] = to_plain(a, code.field)
+    return np.asarray(a, dtype=code.field.dtype)[:, None, :]
+
+
+def _gf_root(code: Any, J: list[int], ar: Any) -> int:
+    """The recorded w over GF(q), checked to be an element with g(1) != 0."""
+    root = code.params.get("root")
+    q = code.field.order
+    if isinstance(root, bool) or not isinstance(root, int) or not 0 < root < q:
+        raise InvalidInput(f"the recorded root {root!r} is not a non-zero element of "
+                           f"{code.field}")
+    if any(ar.power(root, j) == 1 for j in J):
+        raise InvalidInput(f"the recorded root {root} is not a primitive {code.n}-th root of "
+                           "unity (g(1) = 0)")
+    return root
+
+
+def _power(ar: Any, x: Any, e: int) -> Any:
+    """Elementwise x^e (square and multiply)."""
+    result, base = np.ones_like(x), x
+    while e:
+        if e & 1:
+            result = ar.mul(result, base)
+        base = ar.mul(base, base)
+        e >>= 1
+    return result
+
+
+def decode(code: Any, survivors: Any) -> np.ndarray:
+    """Structured decoding vector of one survivor set (first L survivors, zero on the others):
+    shape (1, |F|).  See :func:`decode_batch`."""
+    from gctool.codes.rs import survivors_used
+
+    L = code.n - code.s
+    F, used = survivors_used(code, survivors, L)
+    out = np.zeros((1, F.size), dtype=code.field.dtype)
+    out[:, :L] = decode_batch(code, used[None, :])[0]
     return out

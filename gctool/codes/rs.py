@@ -25,10 +25,15 @@ from typing import Any
 import numpy as np
 
 from gctool.codes._algebra import (
+    NumericArith,
     balanced_mask,
+    gf_root_of_unity,
     holders,
     node_products,
     nodes,
+    plain_arith,
+    powers_of,
+    prod_last,
     smallest_prime_at_least,
     to_plain,
 )
@@ -86,38 +91,81 @@ def survivors_used(code: Any, survivors: Any, L: int) -> tuple[np.ndarray, np.nd
     return F, F[:L]
 
 
-def lagrange_top(x: Any, rows: int) -> Any:
+def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -> Any:
     """The top ``rows`` rows of V^{-1} for the Vandermonde V[i, l] = x_i^l (L x L).
 
     Row l of V^{-1} holds the coefficients of x^l of the Lagrange basis polynomials
-    ``ell_i(x) = W(x) / ((x - x_i) W'(x_i))``, ``W = prod (x - x_l)``.  Returns an array of
-    shape (rows, L): entry [u, i] is the coefficient of x^(L - rows + u) in ell_i.  O(L^2).
+    ``ell_i(x) = W(x) / ((x - x_i) W'(x_i))``, ``W = prod (x - x_l)``.  ``x`` has shape (L,) or
+    (b, L) (one node set per survivor set); the result has shape (rows, L) or (b, rows, L):
+    entry [u, i] is the coefficient of x^(L - rows + u) in ell_i.  With ``lowest_only`` only
+    the coefficient of x^(L - rows) is kept (one row).  O(L^2) per set, in O(L) array
+    operations per batch.  ``ar`` is the field's plain arithmetic
+    (:func:`gctool.codes._algebra.plain_arith`; default: numpy).  A set with repeated nodes
+    (only in a tampered file) gets a zero vector, which the caller's check rejects.
     """
-    L = x.shape[0]
-    diff = x[:, None] - x[None, :]
-    diff[np.arange(L), np.arange(L)] = 1
-    dW = np.prod(diff, axis=1)  # W'(x_i)
-    W = _poly_from_roots(x, np.ones_like(x[:1]))  # ascending, degree L
+    ar = NumericArith() if ar is None else ar
+    if x.ndim == 1:
+        return lagrange_top(x[None, :], rows, lowest_only, ar)[0]
+    L = x.shape[1]
+    diff = ar.sub(x[:, :, None], x[:, None, :])
+    diff[:, np.arange(L), np.arange(L)] = 1
+    dW = prod_last(ar, diff)  # (b, L): W'(x_i)
+    W = poly_from_roots_batch(x, ar)  # (b, L + 1), ascending
     out = [np.ones_like(x)]  # coefficient of x^(L-1) of W/(x - x_i) is 1
     for t in range(L - 1, L - rows, -1):  # q_{t-1} = w_t + x_i q_t
-        out.append(W[t] + x * out[-1])
-    Q = np.stack(out[::-1]) if len(out) > 1 else out[0][None, :]
-    return Q / dW[None, :]
+        nxt = ar.add(W[:, t:t + 1], ar.mul(x, out[-1]))
+        out = [nxt] if lowest_only else [*out, nxt]
+    Q = np.stack(out[::-1], axis=1)  # (b, rows or 1, L)
+    bad = (dW == 0).any(axis=1)
+    if bad.any():
+        dW[bad] = 1
+        Q[bad] = 0
+    return ar.mul(Q, ar.inv(dW)[:, None, :])
 
 
-def _poly_from_roots(roots: Any, one: Any) -> Any:
-    from gctool.codes._algebra import poly_from_roots
+def poly_from_roots_batch(x: Any, ar: Any) -> Any:
+    """Ascending coefficients of prod_l (y - x[:, l]) for each row of x: shape (b, L + 1)."""
+    b, L = x.shape
+    g = np.zeros_like(x, shape=(b, L + 1))
+    g[:, 0] = 1
+    zero = np.zeros_like(x[:, :1])
+    for t in range(L):  # g <- (y - x_t) g: degree t -> t + 1
+        old = g[:, :t + 2].copy()
+        g[:, 1:t + 2] = ar.sub(old[:, :t + 1], ar.mul(x[:, t:t + 1], old[:, 1:t + 2]))
+        g[:, :1] = ar.sub(zero, ar.mul(x[:, t:t + 1], old[:, :1]))
+    return g
 
-    return poly_from_roots(roots, one)
+
+def plain_nodes(code: Any) -> Any:
+    """The code's evaluation nodes as a plain array (int64 representations over GF(q),
+    computed without galois; the same nodes as :func:`gctool.codes._algebra.nodes`)."""
+    kind = code.params.get("nodes", "auto")
+    field, n = code.field, code.n
+    if not field.is_finite:
+        return nodes(n, field, kind)[0]
+    if kind in ("auto", "integers"):
+        if field.order < n:
+            raise InvalidInput(f"{field} has fewer than n = {n} elements (distinct nodes)")
+        return np.arange(n, dtype=np.int64)
+    if kind != "unity":
+        raise InvalidInput(f"nodes {kind!r} do not exist over {field}")
+    ar = plain_arith(field)
+    return powers_of(ar, np.int64(gf_root_of_unity(ar, field, n)), n, np.int64)
+
+
+def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
+    """Structured decoding vectors ``a_F = G_F^{-T} e_{n-s}`` (last row of the inverse
+    Vandermonde) for survivor sets U of shape (b, n - s): shape (b, 1, n - s)."""
+    alpha = plain_nodes(code)
+    return np.asarray(lagrange_top(alpha[U], 1, ar=plain_arith(code.field)),
+                      dtype=code.field.dtype)
 
 
 def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding vector ``a_F = G_F^{-T} e_{n-s}`` (last row of the inverse
-    Vandermonde); zero on survivors beyond the first n - s.  Shape (1, |F|)."""
+    """Structured decoding vector of one survivor set; zero on survivors beyond the first
+    n - s.  Shape (1, |F|)."""
     L = code.n - code.s
     F, used = survivors_used(code, survivors, L)
-    alpha, _ = nodes(code.n, code.field, code.params.get("nodes", "auto"))
-    a = lagrange_top(alpha[used], 1)
     out = np.zeros((1, F.size), dtype=code.field.dtype)
-    out[:, :L] = to_plain(a, code.field)
+    out[:, :L] = decode_batch(code, used[None, :])[0]
     return out

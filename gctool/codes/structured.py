@@ -6,10 +6,23 @@
 * ``rs``: ``a_F = G_F^{-T} e_{n-s}``, the last row of the inverse Vandermonde, O((n-s)^2).
 * ``comm``: the last m rows of the inverse Vandermonde, O((n-s)^2 + m (n-s)).
 
-Generic decoding (:mod:`gctool.decode`) solves an (n-s) x k (or k m) least-squares problem per
-survivor set.  A structured decoder relies on the code being the one gctool designed (its
-recorded params), so every result is checked: ``ok`` says whether ``a^T B_F`` equals the
-targets (exactly over GF(q), squared error <= tol * k over R/C).
+Generic decoding (:mod:`gctool.decode`) solves an (n-s) x k (or k m) system per survivor set:
+O((n-s) k min(n-s, k)) by elimination over GF(q) or an SVD over R/C.  A structured decoder
+costs O((n-s)^2) plus the check below, O((n-s) k m).  It relies on the code being the one
+gctool designed (its recorded params), so every result is checked: ``ok`` says whether
+``a^T B_F`` equals the targets (exactly over GF(q), squared error <= tol * k over R/C).
+
+Where gctool uses them (and why):
+
+* :func:`gctool.decode.decode` (one survivor set), ``decoder="auto"``: structured over GF(q),
+  where the vector is exact and the generic alternative is an elimination; generic over R/C,
+  whose result must carry the rank and condition number of B_F (an SVD, which is the cost the
+  structured decoder saves) and is the minimum-norm vector.
+* :func:`gctool.export.export` with decoders, ``decoder="auto"``: structured whenever the
+  scheme has one (batched, :func:`decode_batch`), checked per pattern; a pattern whose vector
+  fails the check gets the generic decoder's vector instead, and the export says how many.
+* The verifier (:mod:`gctool.audit.verify`) keeps its generic batched engine: it needs ranks
+  and conditioning of every B_F, which the structured decoders do not give.
 """
 
 from __future__ import annotations
@@ -20,12 +33,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gctool.decode import DEFAULT_TOL
+from gctool.decode import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
 MODULES = {"cyclic-mds": "gctool.codes.cyclic_mds", "rs": "gctool.codes.rs",
            "comm": "gctool.codes.comm"}
+METHODS = {
+    "cyclic-mds": "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity",
+    "rs": "rs: last row of the inverse Vandermonde",
+    "comm": "comm: last m rows of the inverse Vandermonde",
+}
+DECODERS = ("auto", "structured", "generic")
+_ENTRIES = 2_000_000  # entries of the (b, L, L) node differences per batch
+
+
+class NotApplicable(InvalidInput):
+    """The structured decoder does not apply to this code or survivor set (the reason)."""
 
 
 @dataclass(frozen=True)
@@ -41,24 +65,137 @@ def has_structured_decoder(code: GradientCode) -> bool:
     return code.scheme in MODULES
 
 
-def residual(code: GradientCode, F: np.ndarray, a: np.ndarray) -> float:
-    """||a B_F - T||^2 over R/C; over GF(q) 0.0 when exact and 1.0 otherwise."""
-    BF = np.asarray(code.B)[F]
+def method_name(code: GradientCode) -> str:
+    return f"structured ({METHODS[code.scheme]}, O((n-s)^2) per set)"
+
+
+def check_decoder(decoder: str) -> str:
+    if decoder not in DECODERS:
+        raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+    return decoder
+
+
+def decode_batch(code: GradientCode, F: np.ndarray) -> np.ndarray:
+    """Structured decoding vectors (b, m, f) for survivor sets F (b, f), each row sorted.
+
+    Uses the first n - s survivors of each set (zero on the others).  Raises
+    :class:`NotApplicable` when the scheme has no structured decoder, f < n - s, or the
+    recorded params do not fit it.  The vectors are *not* checked here (see :func:`check`).
+    """
+    if not has_structured_decoder(code):
+        raise NotApplicable(f"no structured decoder for scheme {code.scheme!r} (available: "
+                            f"{', '.join(MODULES)}); use the generic decoder")
+    b, f = F.shape
+    L = code.n - code.s
+    if f < L:
+        raise NotApplicable(f"the structured decoder needs at least n - s = {L} survivors, "
+                            f"got {f}")
+    out = np.zeros((b, code.m, f), dtype=code.field.dtype)
+    module = importlib.import_module(MODULES[code.scheme])
+    step = max(1, _ENTRIES // max(1, L * L))
+    try:
+        for start in range(0, b, step):
+            out[start:start + step, :, :L] = module.decode_batch(code, F[start:start + step, :L])
+    except NotApplicable:
+        raise
+    except InvalidInput as err:
+        raise NotApplicable(str(err)) from None
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError) as err:
+        raise NotApplicable(f"the recorded params do not fit the structured decoder ({err})"
+                            ) from None
+    return out
+
+
+def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT_TOL
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(error, ok) of decoding vectors A (b, m, f) for survivor sets F (b, f).
+
+    Over GF(q) ``error`` is 0 when ``A_p B_F = targets`` exactly and 1 otherwise; over R/C it is
+    ``||A_p B_F - targets||^2`` and ok means error <= tol * k (the policy of
+    :mod:`gctool.decode`).  Non-finite vectors fail."""
+    tol = check_tol(tol)
+    BF = np.asarray(code.B)[F]  # (b, f, K)
+    T = code.targets()
     if code.field.is_finite:
-        GF = code.field.galois()
-        return 0.0 if np.array_equal(GF(a) @ GF(BF), GF(code.targets())) else 1.0
-    return float(np.sum(np.abs(a @ BF - code.targets()) ** 2))
+        ok = np.all(_gf_product(code, A, BF) == T[None], axis=(1, 2))
+        return (~ok).astype(np.float64), ok
+    with np.errstate(over="ignore", invalid="ignore"):
+        err = np.sum(np.abs(A @ BF - T[None]) ** 2, axis=(1, 2))
+    err = np.where(np.isfinite(err), err, np.inf)
+    return err, err <= tol * code.k
+
+
+def _gf_product(code: GradientCode, A: np.ndarray, BF: np.ndarray) -> np.ndarray:
+    """A @ BF over GF(q) on int64 representations (b, m, K), without galois."""
+    from gctool.codes._algebra import plain_arith
+
+    fld = code.field
+    f = A.shape[2]
+    if fld.m == 1 and f * (fld.p - 1) ** 2 < 2**62:  # exact int64 matmul, reduced once
+        return np.matmul(A, BF) % fld.p
+    ar = plain_arith(fld)
+    out = np.zeros((A.shape[0], A.shape[1], BF.shape[2]), dtype=np.int64)
+    for i in range(f):
+        out = ar.add(out, ar.mul(A[:, :, i, None], BF[:, None, i, :]))
+    return out
+
+
+def unavailable(code: GradientCode, f: int) -> str | None:
+    """Why the structured decoder cannot serve survivor sets of size f (None: it can).
+
+    Probes the decoder on the survivor set {0, ..., f-1}; a pattern-dependent failure (only in
+    tampered files) is caught later by :func:`check` or by :class:`NotApplicable` per batch."""
+    try:
+        decode_batch(code, np.arange(f, dtype=np.intp)[None, :])
+    except NotApplicable as err:
+        return str(err)
+    return None
 
 
 def structured_decode(code: GradientCode, survivors: Sequence[int],
                       tol: float = DEFAULT_TOL) -> StructuredDecoding:
     """The structured decoding vector(s) of ``code`` for the given survivors, checked."""
-    if not has_structured_decoder(code):
-        raise InvalidInput(f"no structured decoder for scheme {code.scheme!r} (available: "
-                           f"{', '.join(MODULES)}); use the generic decoder")
+    F = _survivor_row(code, survivors)
+    A = decode_batch(code, F)
+    err, ok = check(code, F, A, tol)
+    return StructuredDecoding(tuple(F[0].tolist()), A[0], bool(ok[0]), float(err[0]),
+                              method_name(code))
+
+
+def decode_one(code: GradientCode, survivors: Sequence[int], tol: float = DEFAULT_TOL,
+               required: bool = False) -> Decoding:
+    """One survivor set through the structured decoder, with the generic one as fallback.
+
+    ``required``: raise :class:`NotApplicable` when the structured decoder does not apply
+    (otherwise the generic decoder answers, with the reason in ``note`` when the scheme has a
+    structured decoder).  A structured vector that fails the check is replaced by the generic
+    decoder's, with a note.  Structured results carry no rank or condition number (None)."""
+    F = _survivor_row(code, survivors)
+    try:
+        A = decode_batch(code, F)
+    except NotApplicable as exc:
+        if required:
+            raise
+        note = str(exc) if has_structured_decoder(code) else None
+        return _with_note(Decoder(code, tol).decode(F[0].tolist()), note)
+    err, ok = check(code, F, A, tol)
+    if not ok[0]:  # the generic decoder (galois over GF(q)) only when needed
+        return _with_note(Decoder(code, tol).decode(F[0].tolist()), "the structured vector "
+                          "failed the check a^T B_F = targets; generic decoder used")
+    a = A[0]
+    norm = None if code.field.is_finite else float(np.sqrt(np.sum(np.abs(a) ** 2)))
+    return Decoding(tuple(F[0].tolist()), a, True, float(err[0]), None, None, norm,
+                    method=method_name(code))
+
+
+def _with_note(d: Decoding, note: str | None) -> Decoding:
+    from dataclasses import replace
+
+    return replace(d, note=note) if note else d
+
+
+def _survivor_row(code: GradientCode, survivors: Sequence[int]) -> np.ndarray:
     F = np.array(sorted(set(int(i) for i in survivors)), dtype=np.intp)
-    a = importlib.import_module(MODULES[code.scheme]).decode(code, F)
-    err = residual(code, F, a)
-    ok = err == 0.0 if code.field.is_finite else err <= tol * code.k
-    return StructuredDecoding(tuple(F.tolist()), a, bool(ok), err,
-                              f"structured ({code.scheme}, O((n-s)^2))")
+    if F.size and (F[0] < 0 or F[-1] >= code.n):
+        raise InvalidInput(f"survivor indices must lie in 0..{code.n - 1}")
+    return F[None, :]
