@@ -3,6 +3,20 @@
 The decoding table holds one decoding vector per straggler pattern of size s, in lexicographic
 order of the patterns, zero-padded to length n (reference §0.2).  For m-piece codes each pattern
 has m vectors (one per piece target).
+
+Which decoder fills the table (``decoder=``, recorded in ``decoders.method``):
+
+* ``generic``: the optimal decoder of :mod:`gctool.decode` (minimum-norm least squares over
+  R/C, elimination over GF(q)), batched.
+* ``structured``: the scheme's structured decoder (:mod:`gctool.codes.structured`; cyclic-mds,
+  rs, comm), batched.  It is cheaper (O((n-s)^2) per pattern plus the check, against an
+  elimination or SVD of the (n-s) x k system), and the export table needs no rank or condition
+  number, so ``auto`` (the default) uses it whenever the scheme has one and it applies.  Every
+  structured vector is checked (``a^T B_F = targets`` exactly over GF(q), squared error <=
+  tol * k over R/C); a pattern that fails gets the generic vector instead, the per-pattern
+  array ``structured`` says which patterns kept the structured vector, and ``decoders.note``
+  counts the fallbacks.  Over R/C a structured vector can differ from the minimum-norm one
+  when the solution is not unique (e.g. rs with k < n - s); both decode.
 """
 
 from __future__ import annotations
@@ -15,8 +29,8 @@ import numpy as np
 
 from gctool.audit.engine import check_s
 from gctool.audit.enumeration import straggler_chunks, survivors_of
-from gctool.decode import DEFAULT_TOL, Decoder
-from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
+from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
@@ -47,8 +61,9 @@ class Export:
             doc["patterns"] = self.arrays["patterns"].tolist()
             doc["A"] = encode_matrix(self.arrays["A"], fld)
             doc["decodable"] = self.arrays["decodable"].tolist()
-            if "residual" in self.arrays:
-                doc["residual"] = self.arrays["residual"].tolist()
+            for key in ("residual", "structured"):
+                if key in self.arrays:
+                    doc[key] = self.arrays[key].tolist()
         return dumps_document(doc).encode("utf-8")
 
 
@@ -66,9 +81,14 @@ def export(
     s: int | None = None,
     max_patterns: int = DEFAULT_MAX_PATTERNS,
     tol: float = DEFAULT_TOL,
+    decoder: str = "auto",
 ) -> Export:
+    from gctool.codes import structured
+
     s = code.s if s is None else s
     check_s(s, code.n)
+    structured.check_decoder(decoder)
+    check_tol(tol)
     meta: dict[str, Any] = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION}
     meta["code"] = code_to_meta(code)
     meta["assignment"] = code.assignment()
@@ -89,49 +109,122 @@ def export(
             f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
             f"{MAX_TABLE_ENTRIES:,} entries"
         )
-    patterns, A, ok, resid = _table(code, s, tol)
+    use, note = _plan(code, code.n - s, decoder)
+    table = _Table(code, tol, use)
+    patterns, A, ok, resid = table.run(s)
     meta["decoders"] = {
         "s": s, "count": P, "order": "lexicographic straggler sets",
         "shape": "A[p] is the zero-padded decoding vector (m = 1) or m x n matrix (m > 1)",
-        "decoder": "optimal (minimum-norm least squares)" if not code.field.is_finite
-        else "exact (Gaussian elimination, free variables 0)",
+        **_describe(code, use, table, note),
     }
     arrays.update(patterns=patterns, A=A, decodable=ok)
     if resid is not None:
         arrays["residual"] = resid
+    if use:
+        arrays["structured"] = np.concatenate(table.structured)
     return Export(meta, arrays, bool(ok.all()), P)
 
 
-def _table(code: GradientCode, s: int, tol: float
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    decoder = Decoder(code, tol)
-    n = code.n
-    pats: list[np.ndarray] = []
-    As: list[np.ndarray] = []
-    oks: list[np.ndarray] = []
-    res: list[np.ndarray] = []
-    try:
-        for S in straggler_chunks(n, s, decoder.chunk_size(n - s)):
-            _table_chunk(decoder, S, pats, As, oks, res)
-    except KeyboardInterrupt:
-        done, total = sum(len(p) for p in pats), comb(n, s)
-        raise SearchInterrupted(f"interrupted after decoding {done:,} of {total:,} straggler "
-                                "patterns; no file written") from None
-    numeric = not code.field.is_finite
-    return (np.concatenate(pats).astype(np.int64), np.concatenate(As), np.concatenate(oks),
-            np.concatenate(res) if numeric else None)
+def _generic_name(code: GradientCode) -> str:
+    return ("optimal (minimum-norm least squares)" if not code.field.is_finite
+            else "exact (Gaussian elimination, free variables 0)")
 
 
-def _table_chunk(decoder: Decoder, S: np.ndarray, pats: list[np.ndarray], As: list[np.ndarray],
-                 oks: list[np.ndarray], res: list[np.ndarray]) -> None:
-    code = decoder.code
-    n, m = code.n, code.m
-    F = survivors_of(S, n)
-    r = decoder.evaluate(F, with_vectors=True)
-    assert r.a is not None
-    full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
-    full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
-    pats.append(S)
-    As.append(full[:, 0, :] if m == 1 else full)
-    oks.append(r.ok)
-    res.append(np.sqrt(r.error))
+def _plan(code: GradientCode, f: int, decoder: str) -> tuple[bool, str | None]:
+    """(use the structured decoder?, note) for survivor sets of size f."""
+    from gctool.codes import structured
+
+    if decoder == "generic" or (decoder == "auto" and not structured.has_structured_decoder(code)):
+        return False, None
+    reason = structured.unavailable(code, f)
+    if reason is None:
+        return True, None
+    if decoder == "structured":
+        raise InvalidInput(f"--decoder structured: {reason}")
+    return False, f"structured decoder not used: {reason}"
+
+
+def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) -> dict[str, Any]:
+    from gctool.codes.structured import method_name
+
+    if not use:
+        out: dict[str, Any] = {"method": "generic", "decoder": _generic_name(code)}
+        return out | ({"note": note} if note else {})
+    used = int(sum(int(x.sum()) for x in table.structured))
+    out = {"method": "structured",
+           "decoder": f"{method_name(code)}; checked, generic fallback: {_generic_name(code)}",
+           "structured_patterns": used, "fallbacks": table.fallbacks}
+    notes = [n for n in (note, table.note) if n]
+    if table.fallbacks:
+        notes.append(f"{table.fallbacks:,} pattern(s) failed the check a^T B_F = targets and "
+                     "use the generic decoder (see the array 'structured')")
+    return out | ({"note": "; ".join(notes)} if notes else {})
+
+
+class _Table:
+    """Builds the decoding table chunk by chunk (structured or generic decoder)."""
+
+    def __init__(self, code: GradientCode, tol: float, use_structured: bool) -> None:
+        self.code, self.tol, self.use = code, tol, use_structured
+        self._decoder: Decoder | None = None  # built on first use (galois over GF(q))
+        self.pats: list[np.ndarray] = []
+        self.As: list[np.ndarray] = []
+        self.oks: list[np.ndarray] = []
+        self.res: list[np.ndarray] = []
+        self.structured: list[np.ndarray] = []
+        self.fallbacks = 0
+        self.note: str | None = None
+
+    def run(self, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        n = self.code.n
+        try:
+            for S in straggler_chunks(n, s, chunk_size(self.code, n - s)):
+                self._chunk(S)
+        except KeyboardInterrupt:
+            done, total = sum(len(p) for p in self.pats), comb(n, s)
+            raise SearchInterrupted(f"interrupted after decoding {done:,} of {total:,} "
+                                    "straggler patterns; no file written") from None
+        numeric = not self.code.field.is_finite
+        return (np.concatenate(self.pats).astype(np.int64), np.concatenate(self.As),
+                np.concatenate(self.oks), np.concatenate(self.res) if numeric else None)
+
+    @property
+    def decoder(self) -> Decoder:
+        if self._decoder is None:
+            self._decoder = Decoder(self.code, self.tol)
+        return self._decoder
+
+    def _chunk(self, S: np.ndarray) -> None:
+        code = self.code
+        n, m = code.n, code.m
+        F = survivors_of(S, n)
+        a, ok, err = self._vectors(F)  # a: (b, m, f)
+        full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
+        full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(a, 1, 2)
+        self.pats.append(S)
+        self.As.append(full[:, 0, :] if m == 1 else full)
+        self.oks.append(ok)
+        self.res.append(np.sqrt(err))
+
+    def _vectors(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self.use:
+            r = self.decoder.evaluate(F, with_vectors=True)
+            assert r.a is not None
+            return r.a, r.ok, r.error
+        from gctool.codes.structured import NotApplicable, check, decode_batch
+
+        try:
+            a = decode_batch(self.code, F)
+        except NotApplicable as exc:  # pattern-dependent (tampered params): whole chunk generic
+            self.note = self.note or f"structured decoder failed on some patterns: {exc}"
+            a = np.zeros((F.shape[0], self.code.m, F.shape[1]), dtype=self.code.field.dtype)
+        err, ok = check(self.code, F, a, self.tol)
+        self.structured.append(ok.copy())
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            self.fallbacks += int(bad.size)
+            r = self.decoder.evaluate(F[bad], with_vectors=True)
+            assert r.a is not None
+            a[bad], ok, err = r.a, ok.copy(), err.copy()
+            ok[bad], err[bad] = r.ok, r.error
+        return a, ok, err

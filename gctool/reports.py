@@ -154,3 +154,6 @@ class ExportReport(Report):
     all_decodable: bool | None
     ok: bool
     bytes: int
+    decoder: str | None = None  # "structured" or "generic" (with --decoders)
+    fallbacks: int = 0  # patterns whose structured vector failed its check (generic used)
+    note: str | None = None

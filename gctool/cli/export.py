@@ -12,11 +12,18 @@ from gctool.cli.options import code_argument, emit_json, json_option, load_code,
 Examples:
   gctool export code.json -o plan.json
   gctool export code.json -o plan.npz --decoders
+  gctool export rs.json -o plan.json --decoders --decoder structured
   gctool export code.json -o - --decoders | jq '.A[0]'
 
 The output format follows the extension (.npz, otherwise JSON); '-o -' writes JSON to
 stdout.  Files are written atomically and an existing file is replaced.  Exit 1 when
---decoders finds a straggler pattern that cannot decode (the file is still written).""")
+--decoders finds a straggler pattern that cannot decode (the file is still written).
+
+--decoder auto (default) uses the structured decoder of cyclic-mds, rs and comm files
+(O((n-s)^2) per pattern, no elimination) and the generic one otherwise.  Every structured
+vector is checked (a^T B_F = targets: exactly over GF(q), within --tol over R/C); a
+pattern that fails gets the generic vector, and the export records which decoder produced
+each row (decoders.method, the array 'structured', decoders.note).""")
 @code_argument
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
               help="Output file (.json or .npz), or '-' for JSON on stdout.")
@@ -24,11 +31,16 @@ stdout.  Files are written atomically and an existing file is replaced.  Exit 1 
               help="Also write the decoding matrix A: one vector per straggler pattern of size s.")
 @click.option("-s", "stragglers", type=int, default=None,
               help="Pattern size for --decoders (default: the file's s).")
+@click.option("--decoder", type=click.Choice(["auto", "structured", "generic"]), default="auto",
+              show_default=True,
+              help="Decoder for --decoders: the scheme's structured decoder (cyclic-mds, rs, "
+                   "comm), the generic optimal one, or auto (structured when the scheme has "
+                   "one).")
 @click.option("--max-patterns", type=click.IntRange(1, None), default=100_000, show_default=True,
               help="Refuse decoding tables with more straggler patterns than this.")
 @tol_option
 @json_option
-def export(code_file: str, output: str, decoders: bool, stragglers: int | None,
+def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
            max_patterns: int, tol: float, as_json: bool) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.export import export as run_export
@@ -37,13 +49,15 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None,
 
     code = load_code(code_file)
     result = run_export(code, decoders=decoders, s=stragglers, max_patterns=max_patterns,
-                        tol=tol)
+                        tol=tol, decoder=decoder)
     npz = is_npz_path(output)
     data = result.to_bytes(npz)
     atomic_write(output, data)
     s = code.s if stragglers is None else stragglers
+    info = result.meta.get("decoders", {})
     report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, result.patterns,
-                          result.all_decodable, result.all_decodable is not False, len(data))
+                          result.all_decodable, result.all_decodable is not False, len(data),
+                          info.get("method"), info.get("fallbacks", 0), info.get("note"))
     if output != "-":
         if as_json:
             emit_json(report.to_dict())

@@ -152,7 +152,11 @@ def render_bound(r: BoundReport) -> None:
 def render_export(r: ExportReport) -> None:
     con = stdout_console()
     extra = f", {r.patterns:,} decoding patterns" if r.patterns else ""
+    if r.decoder:
+        extra += f", {r.decoder} decoder"
     con.print(f"wrote {r.path} ({r.format}, {r.bytes:,} bytes, n={r.n}, k={r.k}, s={r.s}{extra})")
+    if r.note:
+        con.print(f"note: {r.note}", markup=False)
     if r.all_decodable is False:
         con.print("[bold red]finding:[/] some straggler patterns are not decodable "
                   "(see 'decodable' in the export)")
