@@ -80,11 +80,13 @@ def bounds(
     s: int | None = None,
     m: int | None = None,
     d: int | None = None,
+    epsilon: float | None = None,  # issue 6: threshold level of the approximate-code rows
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
     ``d`` (a load per worker) adds whether it suffices and the largest m it allows; for an
-    m-piece code it defaults to the code's largest load.
+    m-piece code it defaults to the code's largest load.  ``epsilon`` (with a code) is the
+    error level ε of the threshold rows T_ε of the approximate-code table (default 1).
     """
     if code is not None:
         n, k = code.n, code.k
@@ -98,7 +100,7 @@ def bounds(
     items = load_bounds(n, k, s, m, d)
     if code is None:
         return BoundReport(n, k, s, m, items, None, None, [], True)
-    return _code_report(code, s, items)
+    return _code_report(code, s, items, epsilon)  # issue 6: epsilon
 
 
 def _rank(code: GradientCode) -> int:
@@ -109,7 +111,8 @@ def _rank(code: GradientCode) -> int:
     return int(np.linalg.matrix_rank(code.B))
 
 
-def _code_report(code: GradientCode, s: int, items: list[Bound]) -> BoundReport:
+def _code_report(code: GradientCode, s: int, items: list[Bound],
+                 epsilon: float | None = None) -> BoundReport:  # issue 6: epsilon
     n, k, m = code.n, code.k, code.m
     loads, rep = code.loads, code.replication
     rank = _rank(code)
@@ -148,6 +151,6 @@ def _code_report(code: GradientCode, s: int, items: list[Bound]) -> BoundReport:
     }
     from gctool.codes.closed_forms import scheme_bounds
 
-    items += scheme_bounds(code, s)
+    items += scheme_bounds(code, s, epsilon=epsilon)  # issue 6: --epsilon
     meets = dmax == items[3].value
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

@@ -14,6 +14,7 @@ Examples:
   gctool bound -n 10 -k 10 -s 2 -m 3 -d 5
   gctool bound code.json
   gctool bound code.json -s 4 --check --json
+  gctool bound code.json -s 2 --epsilon 0.5   # threshold rows T_eps at eps = 0.5
 
 With --check, exit 1 when the code violates a necessary condition (a partition held by
 s workers or fewer, or rank(B) > n - s).""")
@@ -28,9 +29,15 @@ s workers or fewer, or rank(B) > n - s).""")
               help="A load (partitions per worker): report whether it meets d >= k(s+m)/n and "
                    "the largest m it allows (default for an m-piece FILE: its max load).")
 @click.option("--check", is_flag=True, help="Exit 1 when a necessary condition is violated.")
+# -- issue 6: error level of the threshold rows of the approximate-code table ------------------
+@click.option("--epsilon", type=click.FloatRange(0, None), default=None, metavar="E",
+              help="With FILE: the error level eps of the threshold rows T_eps = fewest "
+                   "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
+                   "threshold_ub; default 1, the error of losing one partition).")
 @json_option
 def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int | None,
-          pieces: int | None, load: int | None, check: bool, as_json: bool) -> int:
+          pieces: int | None, load: int | None, check: bool, epsilon: float | None,
+          as_json: bool) -> int:
     """Report the load lower bounds for (n, k, s), and whether FILE meets them.
 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
@@ -47,10 +54,13 @@ def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int |
     if code_file is not None:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
-        report = bounds(load_code(code_file), s=stragglers, d=load)
+        report = bounds(load_code(code_file), s=stragglers, d=load,
+                        epsilon=epsilon)  # issue 6: --epsilon
     else:
         if n is None or k is None or stragglers is None:
             raise click.UsageError("without FILE, give -n, -k and -s")
+        if epsilon is not None:  # issue 6: the threshold rows need a code
+            raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
         report = bounds(n=n, k=k, s=stragglers, m=pieces, d=load)
     if as_json:
         emit_json(report.to_dict())
