@@ -252,6 +252,21 @@ def _random(oracle: Oracle, s: int | None, p: float | None, scale: float, opts: 
     if isinstance(probs, list | tuple) and len(probs) == oracle.n:
         out["hetero"] = _scaled(randomized.iid_mean(oracle, np.asarray(probs, float), **kw),
                                 scale, p="params.p (per worker)")
+        # -- issue 6: the hetero scheme's own figure, E||c - 1||^2 of the one-step decoder
+        # (sum of the received messages; Σ_j 1/Q_j for the optimal unbiased weights) ---------
+        code = oracle.code
+        if not code.field.is_finite and code.m == 1:
+            from gctool.codes.hetero import expected_error
+
+            try:
+                one = expected_error(np.asarray(code.B), np.asarray(probs, float))
+            except InvalidInput:  # e.g. every p_i = 1: no one-step figure
+                return out or None
+            out["hetero_one_step"] = _scaled(
+                {"mean": one, "exact": True, "method": "closed form (one-step decoder)"}, scale,
+                p="params.p (per worker)", decoder="one-step: sum of the received messages",
+                design_value=code.params.get("expected_error"))
+        # -------------------------------------------------------------------------------------
     return out or None
 
 
