@@ -257,7 +257,8 @@ class FloatNullKernel:
         return float(self.red.kappa / km) if km > 0 else float("inf")
 
     def chunk_size(self, s: int) -> int:
-        return max(1, min(16384, 400_000 // max(1, s * max(self.red.d, self.code.n))))
+        per_set = s * max(self.red.d, self.code.n) + self.code.B.shape[1] * self.code.m  # witness
+        return max(1, min(16384, 2_000_000 // max(1, per_set)))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         out = ChunkEval.blank(S.shape[0])

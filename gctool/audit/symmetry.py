@@ -86,18 +86,42 @@ def _column_shift(code: GradientCode, c: int) -> np.ndarray:
     return (j // k) * k + (j % k + c) % k
 
 
+MAX_SHIFT_CANDIDATES = 8  # column shifts tried per rotation (missing one only costs speed)
+
+
+def _profile(code: GradientCode, row: np.ndarray) -> np.ndarray:
+    """A row signature invariant under scaling: support (GF(q)) or |entries| / max (R/C)."""
+    x = np.asarray(row)
+    if code.field.is_finite:
+        prof = (x != 0).astype(float)
+    else:
+        a = np.abs(x)
+        prof = a / a.max() if a.max() > 0 else a
+    return prof.reshape(code.m, code.k)
+
+
+def _shift_candidates(p0: np.ndarray, pt: np.ndarray) -> list[int]:
+    """Shifts c with ``pt = roll(p0, c)`` piece-wise, by circular cross-correlation (FFT)."""
+    k = p0.shape[1]
+    e0, et = float(np.sum(p0**2)), float(np.sum(pt**2))
+    if abs(e0 - et) > 1e-9 * max(e0, 1e-300):
+        return []
+    corr = np.fft.irfft(np.conj(np.fft.rfft(p0, axis=1)) * np.fft.rfft(pt, axis=1), n=k,
+                        axis=1).sum(axis=0)  # corr[c] = sum_j p0[j] pt[j + c]
+    close = np.flatnonzero(np.abs(corr - e0) <= 1e-9 * max(e0, 1.0) + 1e-9)
+    return close[:MAX_SHIFT_CANDIDATES].tolist()
+
+
 def detect_rotation(code: GradientCode) -> Rotation | None:
     """The smallest worker rotation t (t | n, t < n) that is an automorphism up to row
-    scaling, with some column shift c; None when there is none."""
-    n, k, m = code.n, code.k, code.m
+    scaling, with some column shift c; None when there is none (or none was found among the
+    first few candidate shifts: a missed symmetry only costs speed)."""
+    n = code.n
     B = np.asarray(code.B)
-    sup0 = (B[0] != 0).reshape(m, k)
-    shifts = (np.arange(k)[None, :] - np.arange(k)[:, None]) % k  # [c, j] = j - c
-    rolled0 = np.transpose(sup0[:, shifts], (1, 0, 2))  # [c] = sup0 rolled by c
+    p0 = _profile(code, B[0])
     for t in (d for d in range(1, n) if n % d == 0):
         rolled = B[(np.arange(n) + t) % n]  # row i holds row i + t
-        target = (rolled[0] != 0).reshape(m, k)
-        for c in np.flatnonzero(np.all(rolled0 == target[None], axis=(1, 2))).tolist():
+        for c in _shift_candidates(p0, _profile(code, rolled[0])):
             D = rolled[:, _column_shift(code, c)]  # D[i, j] = B[i + t, sigma(j)]
             ok, unit = _scaled_match(code, D)
             if ok:
