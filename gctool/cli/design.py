@@ -86,8 +86,9 @@ def _make_command(info: SchemeInfo) -> click.Command:
         params = {p.name: values[p.name] for p in info.params}
         code = run_design(info.name, field=values.get("field_spec"),
                           provenance={"command": _canonical_command(info, values)},
-                          **core, **params)
-        _write(code, output, as_json, code_bytes(code, is_npz_path(output)), info.report_keys)
+                          best_of=values.get("best_of"), **core, **params)
+        keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
+        _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
         return int(ExitCode.OK)
 
     opts: list[Any] = []
@@ -104,6 +105,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
         opts.append(field_option)
     if info.randomized and "seed" in info.uses:
         opts.append(seed_option)
+    opts.append(_best_of_option(info))
     opts += [_param_option(p) for p in info.params]
     opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
@@ -116,6 +118,20 @@ def _make_command(info: SchemeInfo) -> click.Command:
                          params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
                          help=f"{info.summary}\n\n{info.description}", short_help=info.summary,
                          epilog=epilog)
+
+
+_BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method")
+
+
+def _best_of_option(info: SchemeInfo) -> Any:
+    """``--best-of N``: shown for randomized schemes; hidden (and refused by the library with
+    a clear message, exit 2) for deterministic ones."""
+    return click.option(
+        "--best-of", "best_of", type=int, default=None, metavar="N",
+        hidden=not info.accepts_best_of,
+        help="Draw N designs (derived from --seed) and keep the one whose worst-case condition "
+             "number over the decoding systems is smallest (real/complex fields; exact or "
+             "estimated, recorded in params).")
 
 
 def _write(code: Any, output: str, as_json: bool, data: bytes,

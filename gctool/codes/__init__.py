@@ -49,6 +49,7 @@ def design(
     field: Field | str | None = None,
     seed: int | None = None,
     provenance: dict[str, Any] | None = None,
+    best_of: int | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -56,10 +57,13 @@ def design(
     ``seed`` makes random schemes reproducible; when omitted for a random scheme a fresh seed is
     drawn and recorded in the code, so every file can be regenerated.  ``field="auto"`` lets
     a scheme that defines ``choose_field`` pick the field (the chosen field is recorded).
+    ``best_of=N`` (randomized schemes over R/C) draws N designs from the seed and keeps the
+    best-conditioned one (:mod:`gctool.codes.best_of`, which records how).
     """
     import numpy as np
 
     from gctool import __version__
+    from gctool.codes.best_of import best_of_draws, check_best_of
     from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
 
     info = get_scheme(scheme)
@@ -86,11 +90,20 @@ def design(
         seed = _check_int("seed", seed, 0, 2**63 - 1)
     elif info.randomized:
         seed = secrets.randbits(63)
-    rng = np.random.default_rng(seed)
+    if best_of is not None:
+        check_best_of(info, best_of, fld)
     module = importlib.import_module(info.module)
     if fld is None:  # --field auto: the scheme's module chooses
         fld = _auto_field(module, scheme, n, s, k, params)
-    B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+    if best_of is None:
+        B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=np.random.default_rng(seed),
+                                   **params)
+    else:
+        check_best_of(info, best_of, fld)
+        assert seed is not None  # randomized: drawn above when not given
+        B, recorded = best_of_draws(
+            lambda rng: module.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
+            seed, best_of, s, fld)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.
     fld = recorded.pop("_field", fld)

@@ -57,9 +57,9 @@ def _sample(n: int, s: int, n_blocks: int, count: int) -> np.ndarray:
 def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float | None, str]:
     """(worst cond(B_F) over straggler sets of size s, how it was obtained)."""
     n, cols = B.shape
-    if s == 0:
-        sv = np.linalg.svd(B, compute_uv=False)
-        return float(sv[0] / sv[-1]) if sv[-1] > 0 else None, "exact (no stragglers)"
+    if s == 0:  # one system, B itself (on its numerical rank, as for every B_F)
+        value = float(_conds(B, np.zeros((1, 0), dtype=np.intp))[0])
+        return (value if np.isfinite(value) else None), "exact (no stragglers)"
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
     if total <= EXACT_LIMIT:
         rest = itertools.combinations(range(1, n), s - 1) if cyclic else None

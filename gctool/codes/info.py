@@ -47,9 +47,16 @@ class SchemeInfo:
     fields: str = "any field"
     default_field: str = "real"
     randomized: bool = False
+    #: randomized schemes accept ``best_of`` (keep the best-conditioned of N real/complex
+    #: draws, :mod:`gctool.codes.best_of`) unless this is False
+    best_of: bool = True
     uses: frozenset[str] = frozenset({"n", "s", "k", "field", "seed"})
     s_default: int | None = None  # None: -s is required
     params: tuple[Param, ...] = ()
     #: keys of the recorded params that ``design`` echoes in its summary (e.g. eigenvalues)
     report_keys: tuple[str, ...] = ()
     examples: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def accepts_best_of(self) -> bool:
+        return self.randomized and self.best_of

@@ -1,0 +1,106 @@
+"""``best_of``: draw N random designs and keep the best-conditioned one (issue 3).
+
+A randomized real or complex scheme (e.g. ``cyclic``) decodes exactly with probability 1, but
+its draws differ in how well conditioned the decoding systems ``a^T B_F = targets`` are.
+``design(..., best_of=N)`` builds N draws and keeps the one whose *worst-case* condition
+number over the straggler sets of size s is smallest (:mod:`gctool.codes.conditioning`:
+exact over every set when that is cheap, otherwise an estimate on the same sampled sets for
+every draw, a lower bound, and the recorded method says which).
+
+Reproducibility: draw i is built with ``numpy.random.default_rng(SeedSequence(seed,
+spawn_key=(i,)))``, i.e. ``SeedSequence(seed).spawn(N)[i]``, from the recorded seed, so the
+recorded seed and ``best_of`` regenerate every draw and the choice (the draws of a smaller N are
+the first draws of a larger one).  Ties and singular draws: the smallest finite value wins,
+the first draw among equals; when every draw has a singular decoding system, draw 0 is kept.
+
+Recorded params: ``best_of`` (N), ``best_of_draw`` (the chosen index), ``best_of_conditions``
+(the worst-case condition number of every draw; null = singular), ``best_of_method``,
+``best_of_seeding``, and ``worst_condition`` / ``worst_condition_method`` of the chosen draw.
+Over GF(q) decoding is exact and there is no conditioning to compare, so ``best_of`` is refused
+there, and for deterministic schemes (every draw would be the same code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gctool.codes.conditioning import worst_condition
+from gctool.codes.info import SchemeInfo
+from gctool.errors import DesignError, InvalidInput, SearchInterrupted
+from gctool.fields import Field
+
+MAX_BEST_OF = 1000
+SEEDING = ("draw i is built with numpy.random.default_rng(numpy.random.SeedSequence(seed)"
+           ".spawn(best_of)[i]), seed = the recorded seed")
+
+Build = Callable[[np.random.Generator], tuple[np.ndarray, dict[str, Any]]]
+
+
+def check_best_of(info: SchemeInfo, best_of: Any, field: Field | None) -> int:
+    """Validate ``best_of`` for this scheme and field (None: field not known yet)."""
+    if isinstance(best_of, bool) or not isinstance(best_of, int) or not \
+            1 <= best_of <= MAX_BEST_OF:
+        raise InvalidInput(f"best_of (--best-of) must be an integer between 1 and "
+                           f"{MAX_BEST_OF}, got {best_of!r}")
+    if not info.accepts_best_of:
+        raise DesignError(f"--best-of draws several random designs, but scheme {info.name!r} "
+                          "is deterministic (every draw would be the same code); use it with a "
+                          "randomized scheme such as 'cyclic'")
+    if field is not None and field.is_finite:
+        raise DesignError(_finite(field))
+    return best_of
+
+
+def _finite(field: Field) -> str:
+    return (f"--best-of keeps the best-conditioned draw, which only means something over the "
+            f"reals or complex numbers; over {field} decoding is exact and every valid draw is "
+            "as good (drop --best-of, or use --field real or complex)")
+
+
+def draw_rngs(seed: int, count: int) -> list[np.random.Generator]:
+    return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(count)]
+
+
+def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Field
+                  ) -> tuple[np.ndarray, dict[str, Any]]:
+    """Build ``count`` draws and return the best-conditioned (B, recorded params)."""
+    best: tuple[float, int, np.ndarray, dict[str, Any], str] | None = None
+    conditions: list[float | None] = []
+    try:
+        for i, rng in enumerate(draw_rngs(seed, count)):
+            B, recorded = build(rng)
+            fld = recorded.get("_field", field)
+            if fld.is_finite:  # a build that chose its own field
+                raise DesignError(_finite(fld))
+            value, method = worst_condition(np.asarray(B), int(recorded.get("s", s) or 0))
+            conditions.append(value)
+            key = np.inf if value is None else value
+            if best is None or key < best[0]:
+                best = (key, i, B, recorded, method)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(_interrupted(len(conditions), count, best)) from None
+    assert best is not None
+    _, index, B, recorded, method = best
+    recorded = dict(recorded)
+    recorded.update(best_of=count, best_of_draw=index, best_of_conditions=conditions,
+                    best_of_method=_method_label(method), best_of_seeding=SEEDING,
+                    worst_condition=conditions[index],
+                    worst_condition_method=method + ("" if conditions[index] is not None else
+                                                     "; some B_F is singular (condition "
+                                                     "infinite) in every draw"))
+    return B, recorded
+
+
+def _method_label(method: str) -> str:
+    return ("worst-case condition number of the decoding systems of each draw, "
+            + method.replace("exact:", "exact,").replace("estimate (lower bound):",
+                                                          "estimated (lower bound),"))
+
+
+def _interrupted(done: int, count: int, best: Any) -> str:
+    where = "" if best is None or not np.isfinite(best[0]) else \
+        f"; the best so far was draw {best[1]} (worst-case condition {best[0]:.4g})"
+    return f"--best-of interrupted after {done} of {count} draws{where}; no file written"
