@@ -131,8 +131,17 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
     size = oracle.chunk_size(s)
     best_err, best_set, checked = -np.inf, None, 0
+    # -- issue 9: rank-range tasks on a Dask cluster (gctool.audit.distributed.use_runner) ----
+    from gctool.audit.distributed import current_runner, worst_ranked
+
+    runner = current_runner() if s > 0 else None
+    # -------------------------------------------------------------------------------------------
     try:
-        for S, err in evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)):
+        if runner is not None:
+            best_err, best_set, checked = worst_ranked(oracle, s, rot, need, runner, progress)
+        stream: Any = (() if runner is not None  # issue 9
+                       else evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)))
+        for S, err in stream:
             i = int(np.argmax(err))  # first maximum: lexicographically smallest set
             if best_set is None or err[i] > best_err + 1e-12 * max(1.0, abs(best_err)):
                 best_err, best_set = float(err[i]), S[i].tolist()

@@ -279,8 +279,13 @@ class _Run:
         estimate = self.estimate(evaluations, per_set, len(tasks))
         self.fold(acc, first)
         self.used_jobs = estimate["jobs"]
+        # -- issue 9: a Dask runner installed by gctool.audit.distributed.use_runner --------
+        from gctool.audit.distributed import current_runner
+
+        runner = current_runner() or run_ordered
+        # ---------------------------------------------------------------------------------------
         if acc.fail_set is None and len(tasks) > 1:
-            run_ordered(worker, tasks[1:], self.used_jobs, lambda i, c: self.fold(acc, c))
+            runner(worker, tasks[1:], self.used_jobs, lambda i, c: self.fold(acc, c))
         reduction = None
         if rot is not None:
             reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,

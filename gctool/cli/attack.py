@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from gctool.cli.executor_options import executor_options  # issue 9: dask executor
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import (
     code_argument,
@@ -104,6 +105,7 @@ is not met (threshold below it, or not provable).""")
 @tol_option
 @max_sets_option
 @json_option
+@executor_options("attack")  # issue 9: --executor/--scheduler/--checkpoint
 def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon: float,
            require: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,

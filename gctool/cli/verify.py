@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from gctool.cli.executor_options import executor_options  # issue 9: dask executor
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
 
@@ -90,6 +91,7 @@ Exit 0 if every set of s stragglers leaves decodable survivors, 1 with a counter
               help="Refuse runs that must evaluate more straggler sets than this (after "
                    "symmetry reductions).")
 @json_option
+@executor_options("verify")  # issue 9: --executor/--scheduler/--checkpoint
 def verify(code_file: str, stragglers: int | None, method: str, kernel: str, jobs: int,
            sample: int | None, seed: int | None, exact: bool, tol: float, max_sets: int,
            as_json: bool) -> int:

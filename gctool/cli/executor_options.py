@@ -1,0 +1,65 @@
+"""``--executor local|dask``, ``--scheduler ADDRESS`` and ``--checkpoint FILE`` (issue 9).
+
+A decorator for ``verify`` and ``attack``: it adds the three options, and with
+``--executor dask`` runs the command inside :func:`gctool.audit.distributed.use_runner` with a
+:class:`gctool.audit.distributed.DaskRunner`, so the exhaustive enumeration goes to the
+cluster.  Only click is imported here; the library (and dask) are imported when the command
+runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def _run_key(command: str, kwargs: dict[str, Any]) -> str:
+    """Identity of a run for the checkpoint: the code file's bytes and the options."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from gctool.errors import InvalidInput
+
+    code_file = kwargs.get("code_file")
+    if code_file in (None, "-"):
+        raise InvalidInput("--checkpoint needs the code in a file (not stdin)")
+    h = hashlib.sha256(command.encode())
+    h.update(Path(str(code_file)).read_bytes())
+    opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
+    h.update(json.dumps(opts, sort_keys=True, default=repr).encode())
+    return h.hexdigest()
+
+
+def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
+                      show_default=True,
+                      help="Where the exhaustive enumeration runs: local processes, or a Dask "
+                           "cluster (needs gctool[dask]); results are identical.")
+        @click.option("--scheduler", default=None, metavar="ADDRESS",
+                      help="Dask scheduler to connect to (e.g. tcp://host:8786); default: a "
+                           "local cluster of --jobs processes.")
+        @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+                      help="With --executor dask: record finished rank ranges in FILE; a "
+                           "rerun with the same FILE resumes.")
+        @functools.wraps(f)
+        def wrapper(*args: Any, executor: str, scheduler: str | None,
+                    checkpoint: str | None, **kwargs: Any) -> Any:
+            if executor == "local":
+                if scheduler is not None or checkpoint is not None:
+                    raise click.UsageError("--scheduler and --checkpoint need --executor dask")
+                return f(*args, **kwargs)
+            from gctool.audit.distributed import DaskRunner, require_dask, use_runner
+
+            require_dask()
+            key = _run_key(command, kwargs) if checkpoint else command
+            with use_runner(DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key)):
+                return f(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

@@ -1,0 +1,226 @@
+"""Issue 9: verify / attack on a Dask cluster give the results of the local engines.
+
+Chunk sizes are patched down (to 8 sets) so that small codes make many rank-range tasks; the
+chunk size is read on the client only, so the patch holds whatever the cluster."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cloudpickle
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from distributed import Client, LocalCluster
+
+from gctool.audit import decoders as dec
+from gctool.audit import nullspace as ns
+from gctool.audit.attack import attack
+from gctool.audit.distributed import DaskRunner, use_runner
+from gctool.audit.verify import verify
+from gctool.cli.main import cli
+from gctool.errors import SearchInterrupted
+from gctool.fields import parse_field
+from gctool.io import write_code
+from gctool.model import GradientCode
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowWorker for process workers
+
+CHUNK = 8
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    for cls in (ns.FloatNullKernel, ns.DirectKernel, ns.GFNullKernel, ns.GFDirectKernel):
+        monkeypatch.setattr(cls, "chunk_size", lambda self, s: CHUNK)
+    for cls2 in (dec.Oracle, dec.OptimalOracle):
+        monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
+    verify_mod = importlib.import_module("gctool.audit.verify")  # the package exports verify()
+    monkeypatch.setattr(verify_mod, "PARALLEL_MIN_S", 0.0)  # really use 2 local processes
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
+                      protocol="tcp://",
+                      dashboard_address=":0") as c:
+        yield c
+
+
+def ok_code() -> GradientCode:
+    """Generic real code: any 10 of 14 rows span R^6 (verify ok at s = 4)."""
+    B = np.random.default_rng(1).standard_normal((14, 6))
+    return GradientCode(B, parse_field("real"), 4)
+
+
+def fail_code() -> GradientCode:
+    """Partition 0 is held by workers 5, 7, 9 only: the sets containing them fail (s = 4);
+    the first one in lexicographic order is [0, 5, 7, 9]."""
+    B = np.random.default_rng(2).standard_normal((14, 6))
+    B[:, 0] = 0.0
+    B[[5, 7, 9], 0] = 1.0
+    return GradientCode(B, parse_field("real"), 4)
+
+
+def tied_code() -> GradientCode:
+    """Cyclic repetition support with equal entries: many straggler sets tie exactly."""
+    n = 12
+    B = np.zeros((n, n))
+    for i in range(n):
+        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
+    return GradientCode(B, parse_field("real"), 2)
+
+
+def same(report: Any) -> dict[str, Any]:
+    d = report.to_dict()
+    for k in ("elapsed_s", "jobs", "estimate"):
+        d.pop(k, None)
+    return d
+
+
+def run_dask(cluster: Any, fn: Any, *args: Any, **kw: Any) -> tuple[Any, DaskRunner]:
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="t")
+    with use_runner(runner):
+        return fn(*args, **kw), runner
+
+
+@pytest.mark.parametrize("make", [ok_code, fail_code])
+def test_verify_identical_across_executors(cluster: Any, make: Any) -> None:
+    code = make()
+    one = verify(code, method="exhaustive", jobs=1)
+    two = verify(code, method="exhaustive", jobs=2)
+    dsk, runner = run_dask(cluster, verify, code, method="exhaustive", jobs=2)
+    assert same(one) == same(two) == same(dsk)
+    assert runner.stats["tasks"] > 10
+    if make is fail_code:
+        assert dsk.ok is False and dsk.counterexample == [0, 5, 7, 9]
+    else:
+        assert dsk.ok is True and dsk.checked == 1001
+        assert dsk.diagnostics.max_residual_stragglers is not None
+
+
+def test_verify_early_stop_cancels(cluster: Any) -> None:
+    rep, runner = run_dask(cluster, verify, fail_code(), method="exhaustive")
+    assert rep.counterexample == [0, 5, 7, 9]
+    assert rep.checked < 1001
+    # the counterexample is in task ~18 of 125: the later tasks are never submitted
+    assert runner.stats["submitted"] < runner.stats["tasks"] // 2
+
+
+@pytest.mark.parametrize("symmetry", [True, False])
+def test_attack_identical_across_executors(cluster: Any, symmetry: bool) -> None:
+    code = tied_code()
+    kw: dict[str, Any] = dict(method="exhaustive", symmetry=symmetry)
+    one = attack(code, 4, jobs=1, **kw)
+    two = attack(code, 4, jobs=2, **kw)
+    dsk, runner = run_dask(cluster, attack, code, 4, jobs=1, **kw)
+    assert same(one) == same(two) == same(dsk)
+    assert runner.stats["tasks"] >= 2
+    assert dsk.stragglers is not None and dsk.error is not None and dsk.error > 0
+
+
+def test_checkpoint_resume_after_interrupt(cluster: Any, tmp_path: Any) -> None:
+    code = ok_code()
+    ref = verify(code, method="exhaustive", jobs=1)
+    ck = str(tmp_path / "run.ckpt")
+    calls = {"n": 0}
+
+    def stop_soon(done: int, total: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+
+    first = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
+    with use_runner(first), pytest.raises(SearchInterrupted):
+        verify(code, method="exhaustive", progress=stop_soon)
+    saved = json.loads(open(ck).read())
+    assert saved["format"] == "gctool-checkpoint/1"
+    (done,) = saved["runs"].values()
+    assert len(done) >= 5  # at least the tasks merged before the interrupt
+    second = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
+    with use_runner(second):
+        rep = verify(code, method="exhaustive")
+    assert same(rep) == same(ref)
+    assert second.stats["resumed"] >= 5
+    assert second.stats["submitted"] == second.stats["tasks"] - second.stats["resumed"]
+    third = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
+    with use_runner(third):
+        assert same(verify(code, method="exhaustive")) == same(ref)
+    assert third.stats["submitted"] == 0 and third.stats["resumed"] == third.stats["tasks"]
+    other = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="other run")
+    with use_runner(other):  # another run's key: nothing is reused
+        verify(code, method="exhaustive")
+    assert other.stats["resumed"] == 0
+
+
+def test_cli_dask_matches_local(cluster: Any, tmp_path: Any) -> None:
+    path = tmp_path / "code.json"
+    write_code(fail_code(), str(path))
+    runner = CliRunner()
+    base = ["verify", str(path), "--method", "exhaustive", "--json"]
+    loc = runner.invoke(cli, base)
+    dsk = runner.invoke(cli, base + ["--executor", "dask", "--scheduler",
+                                     cluster.scheduler_address,
+                                     "--checkpoint", str(tmp_path / "c.json")])
+    assert loc.exit_code == dsk.exit_code == 1, dsk.stderr
+    a, b = json.loads(loc.stdout), json.loads(dsk.stdout)
+    assert a["counterexample"] == b["counterexample"] == [0, 5, 7, 9]
+    att = ["attack", str(path), "-s", "3", "--method", "exhaustive", "--json"]
+    la = runner.invoke(cli, att)
+    da = runner.invoke(cli, att + ["--executor", "dask", "--scheduler",
+                                   cluster.scheduler_address])
+    assert la.exit_code == da.exit_code, da.stderr
+    assert json.loads(la.stdout)["stragglers"] == json.loads(da.stdout)["stragglers"]
+    bad = runner.invoke(cli, base + ["--scheduler", "tcp://127.0.0.1:1"])
+    assert bad.exit_code == 2
+
+
+def test_missing_extra_is_one_line_exit_2(tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    path = tmp_path / "code.json"
+    write_code(ok_code(), str(path))
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    res = CliRunner().invoke(cli, ["verify", str(path), "--executor", "dask"])
+    assert res.exit_code == 2
+    assert "gctool[dask]" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@dataclass
+class SlowWorker:
+    inner: Any
+
+    def run(self, task: Any) -> Any:
+        time.sleep(0.05)
+        return self.inner.run(task)
+
+
+def test_killed_worker_is_recovered() -> None:
+    code = ok_code()
+    ref = verify(code, method="exhaustive", jobs=1)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=":0") as procs, Client(procs) as client:
+        pids = sorted(client.run(os.getpid).values())
+        assert len(pids) == 2 and os.getpid() not in pids
+        dask = DaskRunner(scheduler=procs.scheduler_address, key="kill", window=4)
+        seen = {"n": 0}
+
+        def slow(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
+            def watch(i: int, r: Any) -> bool:
+                seen["n"] += 1
+                if seen["n"] == 5:
+                    os.kill(pids[0], signal.SIGKILL)  # mid-run: tasks in flight are lost
+                return bool(on_result(i, r))
+
+            dask(SlowWorker(worker), tasks, jobs, watch)
+
+        with use_runner(slow):
+            rep = verify(code, method="exhaustive")
+    assert same(rep) == same(ref)
+    assert seen["n"] == dask.stats["tasks"] > 20
