@@ -23,7 +23,7 @@ seed_option = click.option(
 )
 field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,
-    help="real, complex, GF(p) or GF(p^m) (optionally GF(2^8, x^8 + x^4 + x^3 + x^2 + 1)).",
+    help="real, complex, GF(p), GF(p^m), GF(2^8, x^8+x^4+x^3+x^2+1), or auto (cyclic-mds/rs/comm).",
 )
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 tol_option = click.option(
