@@ -91,14 +91,14 @@ def _markov_states(iterations: int, width: int, p: float, q: float, rng: np.rand
 def parse_delay(spec: str, mapping: str = "interp") -> DelayModel:
     """``name[:key=value,...]``, ``trace:PATH`` or a bare trace path (``mapping``: how loads
     map onto the trace's load levels, see :mod:`gctool.sim.traces`)."""
-    from pathlib import Path
+    import os
 
     from gctool.sim.traces import load_trace
 
     text = spec.strip()
     name, _, rest = text.partition(":")
     if name == "trace" or (name not in SYNTHETIC and (text.endswith(".csv") or "/" in text
-                                                     or Path(text).exists())):
+                                                     or os.path.exists(text))):  # no OSError
         return DelayModel("trace", {}, load_trace(rest if name == "trace" else text, mapping))
     if name not in SYNTHETIC:
         raise InvalidInput(f"unknown delay model {name!r}; use one of "

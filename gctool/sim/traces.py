@@ -129,9 +129,13 @@ class Trace:
 
 def _files(spec: str) -> list[Path]:
     path = Path(spec)
-    if path.is_file():
-        return [path]
-    found = sorted(path.parent.glob(path.name + "-load*.csv")) if path.name else []
+    try:
+        if path.is_file():
+            return [path]
+        found = sorted(path.parent.glob(path.name + "-load*.csv")) if path.name else []
+    except (OSError, ValueError) as exc:  # e.g. a name too long (found by fuzzing)
+        raise InvalidInput(f"trace {spec!r}: cannot read ({getattr(exc, 'strerror', exc)})"
+                           ) from None
     if not found:
         raise InvalidInput(f"trace {spec!r}: no such CSV file, and no files {path.name}-load*.csv "
                            f"in {path.parent}")
