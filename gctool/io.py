@@ -210,10 +210,11 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     """Build a code from a document (``meta`` without B, plus ``B``), validating everything."""
     if not isinstance(meta, dict):
         raise CodeFileError("a code file must hold one JSON object")
-    if meta.get("format") != CODE_FORMAT:
+    if not isinstance(meta.get("format"), str) or meta.get("format") != CODE_FORMAT:
         raise CodeFileError(f"not a gctool code file: 'format' is {_short(meta.get('format'))}, "
                             f"expected {CODE_FORMAT!r}")
-    if meta.get("version") != CODE_VERSION:
+    version = meta.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version != CODE_VERSION:
         raise CodeFileError(f"unsupported code file version {_short(meta.get('version'))} "
                             f"(this gctool reads version {CODE_VERSION})")
     missing = [key for key in _REQUIRED if key not in meta and not (key == "B" and B is not None)]
