@@ -18,6 +18,7 @@ from gctool.cli.options import (
     seed_option,
     tol_option,
 )
+from gctool.cli.profile_options import profile_options  # issue 6: nested level profiles
 
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
 
@@ -106,6 +107,7 @@ is not met (threshold below it, or not provable).""")
 @max_sets_option
 @json_option
 @executor_options("attack")  # issue 9: --executor/--scheduler/--checkpoint
+@profile_options("attack")  # issue 6: nested level profiles (gctool/cli/profile_options.py)
 def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon: float,
            require: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,

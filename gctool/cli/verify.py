@@ -13,6 +13,7 @@ import click
 from gctool.cli.executor_options import executor_options  # issue 9: dask executor
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
+from gctool.cli.profile_options import profile_options  # issue 6: nested level profiles
 
 #: default --max-sets of verify (= gctool.limits.DEFAULT_MAX_SETS; not imported, to keep
 #: the CLI start-up free of library modules)
@@ -92,6 +93,7 @@ Exit 0 if every set of s stragglers leaves decodable survivors, 1 with a counter
                    "symmetry reductions).")
 @json_option
 @executor_options("verify")  # issue 9: --executor/--scheduler/--checkpoint
+@profile_options("verify")  # issue 6: nested level profiles (gctool/cli/profile_options.py)
 def verify(code_file: str, stragglers: int | None, method: str, kernel: str, jobs: int,
            sample: int | None, seed: int | None, exact: bool, tol: float, max_sets: int,
            as_json: bool) -> int:
