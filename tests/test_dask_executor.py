@@ -97,8 +97,12 @@ def test_verify_identical_across_executors(cluster: Any, make: Any) -> None:
     one = verify(code, method="exhaustive", jobs=1)
     two = verify(code, method="exhaustive", jobs=2)
     dsk, runner = run_dask(cluster, verify, code, method="exhaustive", jobs=2)
-    assert same(one) == same(two) == same(dsk)
+    batched = DaskRunner(scheduler=cluster.scheduler_address, key="b", batch=3)
+    with use_runner(batched):  # three engine tasks per Dask task
+        bat = verify(code, method="exhaustive")
+    assert same(one) == same(two) == same(dsk) == same(bat)
     assert runner.stats["tasks"] > 10
+    assert batched.stats["dask_tasks"] < batched.stats["submitted"]
     if make is fail_code:
         assert dsk.ok is False and dsk.counterexample == [0, 5, 7, 9]
     else:
