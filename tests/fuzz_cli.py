@@ -153,8 +153,8 @@ def check(case: Case, out: Outcome, exception: BaseException | None = None) -> l
     if temp:
         problems.append(f"temporary files left: {temp}")
     if out.exit_code == 2:
-        lines = out.stderr.strip().splitlines()
-        if len(lines) != 1:
+        lines = out.stderr.rstrip("\n").split("\n")  # a blank line counts as a line
+        if len(lines) != 1 or not out.stderr.endswith("\n"):
             problems.append(f"exit 2 with {len(lines)} stderr lines: {out.stderr[:300]!r}")
         elif not lines[0].startswith("gctool") or len(lines[0]) < 20 or "object at 0x" in lines[0]:
             problems.append(f"unclear error line: {lines[0][:200]!r}")

@@ -36,7 +36,7 @@ def run(*args: str, input: bytes | str | None = None) -> Result:
 
 
 def one_line(r: Result) -> str:
-    lines = r.stderr.strip().splitlines()
+    lines = r.stderr.rstrip("\n").split("\n")  # a blank line counts as a line
     assert r.exit_code == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     return lines[0]
 
@@ -450,3 +450,26 @@ def test_json_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + code_bytes(fz.CODES["crc"], False))
     assert read_code(path).n == 3
+
+
+@pytest.mark.parametrize("where", ["gctool.io.read_code", "gctool.codes.design"])
+def test_ctrl_c_outside_a_search_is_one_line_and_exit_130(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path, where: str) -> None:
+    """Not only the searches: Ctrl-C anywhere exits 130 with one line (click alone would
+    print an empty line first) and writes nothing."""
+    import importlib
+
+    module, name = where.rsplit(".", 1)
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(module), name, interrupt)
+    src = tmp_path / "c.json"
+    src.write_bytes(code_bytes(fz.CODES["crc"], False))
+    out = tmp_path / "o.json"
+    args = (["export", str(src), "-o", str(out)] if "io" in where
+            else ["design", "frc", "-n", "4", "-s", "1", "-o", str(out)])
+    r = run(*args)
+    assert r.exit_code == 130 and r.stderr == "gctool: interrupted\n" and r.stdout == ""
+    assert not out.exists()

@@ -46,6 +46,14 @@ class LazyGroup(click.Group):
 class GctoolGroup(LazyGroup):
     """The root group: maps every outcome to the exit-code contract in one place."""
 
+    def invoke(self, ctx: click.Context) -> Any:
+        from gctool.errors import SearchInterrupted
+
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # click would print an empty line first (two stderr lines)
+            raise SearchInterrupted("interrupted") from None
+
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
