@@ -53,11 +53,13 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                 if scheduler is not None or checkpoint is not None:
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")
                 return f(*args, **kwargs)
-            from gctool.audit.distributed import DaskRunner, require_dask, use_runner
+            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask, use_runner
 
             require_dask()
             key = _run_key(command, kwargs) if checkpoint else command
-            with use_runner(DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key)):
+            runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
+                                batch=CLI_BATCH)
+            with use_runner(runner):
                 return f(*args, **kwargs)
 
         return wrapper
