@@ -58,7 +58,8 @@ MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
 ATTACK_CHUNKS_PER_TASK = 8
 #: engine tasks per Dask task used by the CLI: an engine task is one kernel chunk (about
 #: 0.05-0.1 s of work); benchmarks/bench_dask.py measured 9-15 ms of scheduling per Dask task
-#: on a 2-core LocalCluster (needing 3-5 chunks per task for < 5 %), so 4 chunks per Dask task keep the overhead near or under 5 %
+#: on a 2-core LocalCluster (3-5 chunks per task needed for < 5 %), so 4 chunks per Dask
+#: task keep the overhead near 5 %
 CLI_BATCH = 4
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
