@@ -22,7 +22,8 @@ from gctool.model import GradientCode
 from oracles import decodes_gf, decodes_rational, lstsq_error
 
 TOL = 1e-9
-FIELDS = ["real", "real-int", "complex", "GF(2)", "GF(3)", "GF(2^2)", "GF(5)", "GF(7)"]
+FIELDS = ["real", "real-int", "complex", "GF(2)", "GF(3)", "GF(2^2)", "GF(3^2)", "GF(5)",
+          "GF(7)"]
 
 
 def survivors(n: int, S: tuple[int, ...]) -> tuple[int, ...]:
@@ -304,3 +305,15 @@ def test_budget_refusal_for_astronomically_many_sets() -> None:
         B[i, (i + np.arange(51)) % 100] = rng.standard_normal(51)
     with pytest.raises(BudgetExceeded, match="too many to time"):
         verify(GradientCode(B, parse_field("real"), 50), method="exhaustive")
+
+
+def test_large_extension_field_falls_back_to_galois_arithmetic() -> None:
+    from gctool.audit.gfarith import GFArith
+
+    f = parse_field("GF(2^17)")
+    assert GFArith(f).kind == "galois"
+    rng = np.random.default_rng(1)
+    B = np.where(rng.random((5, 4)) < 0.7, rng.integers(0, f.order, (5, 4)), 0)
+    code = GradientCode(B, f, 0)
+    for s in range(3):
+        check_against_brute_force(code, s)
