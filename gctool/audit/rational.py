@@ -119,11 +119,12 @@ class RationalKernel:
     code: GradientCode
     red: Reduction
     _mod: GFArith | None = field(default=None, repr=False)
+    _np: np.ndarray | None = field(default=None, repr=False)
 
     name = "rational"
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"code": self.code, "red": self.red, "_mod": None}
+        return {"code": self.code, "red": self.red, "_mod": None, "_np": None}
 
     def chunk_size(self, s: int) -> int:
         return max(1, min(8192, 200_000 // max(1, s * (self.red.d + self.code.m))))
@@ -135,8 +136,10 @@ class RationalKernel:
         d, s = self.red.d, S.shape[1]
         NT = self.red.N.T  # (n, d) Python ints
         if d >= s and s > 0:
-            Np = np.array([[int(x) % PRIME for x in row] for row in NT], dtype=np.int64)
-            _, rank = eliminate(self._mod, Np.reshape(NT.shape)[S], d)
+            if self._np is None:  # N^T modulo p, once
+                self._np = np.array([[int(x) % PRIME for x in row] for row in NT],
+                                    dtype=np.int64).reshape(NT.shape)
+            _, rank = eliminate(self._mod, self._np[S], d)
             out.ok[:] = rank == s
         doubt = np.flatnonzero(~out.ok)
         if doubt.size:
