@@ -40,6 +40,7 @@ import contextvars
 import hashlib
 import json
 import os
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -114,6 +115,7 @@ class Checkpoint:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
         try:
+            os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is not a secret
             with os.fdopen(fd, "w") as fh:
                 json.dump({"format": "gctool-checkpoint/1", "runs": self.runs}, fh)
                 fh.flush()
@@ -199,8 +201,15 @@ class DaskRunner:
         todo = [i for i in range(len(tasks)) if i not in results]
         cluster = None
         if self.scheduler is None:
-            cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
-                                   host="127.0.0.1", dashboard_address=":0", processes=True)
+            # worker processes are started with SIGINT ignored (inherited through spawn), so
+            # Ctrl-C in the terminal reaches only the client, which cancels and exits 130
+            old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
+                                       host="127.0.0.1", dashboard_address=":0",
+                                       processes=True)
+            finally:
+                signal.signal(signal.SIGINT, old_int)
         try:
             client = Client(self.scheduler if cluster is None else cluster,
                             set_as_default=False)
@@ -279,13 +288,16 @@ class DaskRunner:
                     return
                 submit()
         finally:
-            if futures:
-                client.cancel(list(futures))
             if ck is not None:
-                ck.save()
-            client.close()
+                ck.save()  # first: whatever happens while shutting down, keep the work
+            with contextlib.suppress(Exception):
+                if futures:
+                    client.cancel(list(futures))
+            with contextlib.suppress(Exception):
+                client.close()
             if cluster is not None:
-                cluster.close()
+                with contextlib.suppress(Exception):
+                    cluster.close()
 
 
 # -- attack (worst case) by rank ranges ----------------------------------------------------------
