@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle
+import dask
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -183,7 +184,13 @@ def test_cli_dask_matches_local(cluster: Any, tmp_path: Any) -> None:
     assert la.exit_code == da.exit_code, da.stderr
     assert json.loads(la.stdout)["stragglers"] == json.loads(da.stdout)["stragglers"]
     bad = runner.invoke(cli, base + ["--scheduler", "tcp://127.0.0.1:1"])
-    assert bad.exit_code == 2
+    assert bad.exit_code == 2  # --scheduler without --executor dask
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        gone = runner.invoke(cli, base + ["--executor", "dask", "--scheduler",
+                                          "tcp://127.0.0.1:1"])
+    assert gone.exit_code == 2, gone.stderr
+    assert "cannot connect to the Dask scheduler" in gone.stderr
+    assert len(gone.stderr.strip().splitlines()) == 1
 
 
 def test_missing_extra_is_one_line_exit_2(tmp_path: Any, monkeypatch: pytest.MonkeyPatch

@@ -199,6 +199,11 @@ class DaskRunner:
                 results[i] = _decode(done[_task_key(t)])
                 self.stats["resumed"] += 1
         todo = [i for i in range(len(tasks)) if i not in results]
+        if not todo:  # everything is in the checkpoint: no cluster needed
+            for i in range(len(tasks)):
+                if on_result(i, results.pop(i)):
+                    break
+            return
         cluster = None
         if self.scheduler is None:
             # worker processes are started with SIGINT ignored (inherited through spawn), so
