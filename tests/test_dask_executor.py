@@ -23,7 +23,7 @@ from distributed import Client, LocalCluster
 
 from gctool.audit import decoders as dec
 from gctool.audit import nullspace as ns
-from gctool.audit.attack import attack
+from gctool.audit.attack import attack, threshold
 from gctool.audit.distributed import DaskRunner, use_runner
 from gctool.audit.verify import verify
 from gctool.cli.main import cli
@@ -129,6 +129,18 @@ def test_attack_identical_across_executors(cluster: Any, symmetry: bool) -> None
     assert same(one) == same(two) == same(dsk)
     assert runner.stats["tasks"] >= 2
     assert dsk.stragglers is not None and dsk.error is not None and dsk.error > 0
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5])
+def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
+    code = fail_code()  # threshold 3 at epsilon 0: {5, 7, 9} loses partition 0
+    kw: dict[str, Any] = dict(method="exhaustive", max_sets=10_000)
+    one = threshold(code, epsilon, jobs=1, **kw)
+    dsk, runner = run_dask(cluster, threshold, code, epsilon, jobs=1, **kw)
+    assert same(one) == same(dsk)
+    assert dsk.threshold == one.threshold and dsk.stragglers == one.stragglers
+    if epsilon == 0.0:
+        assert dsk.threshold == 3 and dsk.stragglers == [5, 7, 9]
 
 
 def test_checkpoint_resume_after_interrupt(cluster: Any, tmp_path: Any) -> None:

@@ -134,7 +134,8 @@ def _encode(result: Any) -> Any:
 def _decode(blob: Any) -> Any:
     from gctool.audit.sweep import ChunkSummary
 
-    kinds: dict[str, Any] = {"ChunkSummary": ChunkSummary, "AttackSummary": AttackSummary}
+    kinds: dict[str, Any] = {"ChunkSummary": ChunkSummary, "AttackSummary": AttackSummary,
+                             "ThresholdSummary": ThresholdSummary}
     d = dict(blob["data"])
     for k in ("max_norm", "max_cond", "max_resid"):
         if d.get(k) is not None:
@@ -152,7 +153,7 @@ def _task_key(task: Any) -> str:
 def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
     h = hashlib.sha256(key.encode())
     h.update(type(worker).__name__.encode())
-    for attr in ("n", "s"):
+    for attr in ("n", "s", "limit"):
         h.update(repr(getattr(getattr(worker, "source", worker), attr, None)).encode())
     h.update(json.dumps([list(t) for t in tasks]).encode())
     return h.hexdigest()
@@ -388,3 +389,76 @@ def worst_ranked(oracle: Any, s: int, rot: Any, need: int, runner: Any,
 
     runner(worker, tasks, 1, fold)
     return float(state["err"]), state["set"], int(state["checked"])
+
+
+# -- attack (threshold) by rank ranges ----------------------------------------------------------
+@dataclass
+class ThresholdSummary:
+    index: int
+    checked: int = 0  # sets evaluated up to and including the first one over the limit
+    fail_set: list[int] | None = None  # first set (in enumeration order) with error > limit
+    fail_err: float | None = None
+    evaluated: int = 0  # sets given to the oracle (whole sub-chunks, for its counter)
+
+
+@dataclass
+class ThresholdWorker(AttackWorker):
+    """First set of the rank range whose error exceeds ``limit`` (the rule of
+    :func:`gctool.audit.exhaustive.threshold`)."""
+
+    limit: float = 0.0
+
+    def run(self, task: tuple[int, int, int]) -> ThresholdSummary:  # type: ignore[override]
+        from gctool.audit.decoders import make_oracle
+        from gctool.audit.enumeration import rank_ranges, unrank_lex
+        from gctool.audit.symmetry import canonical_mask
+
+        if self._oracle is None:
+            self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
+        index, a, b = task
+        out = ThresholdSummary(index)
+        for lo, hi in rank_ranges(a, b, self.size):
+            C = unrank_lex(self.n, self.s, np.arange(lo, hi, dtype=np.int64))
+            if self.rot is not None:
+                C = C[canonical_mask(C, self.rot)]
+            if C.shape[0] == 0:
+                continue
+            err = self._oracle.errors(C)
+            out.evaluated += C.shape[0]
+            over = np.flatnonzero(err > self.limit)
+            if over.size:
+                i = int(over[0])
+                out.checked += i + 1
+                out.fail_set, out.fail_err = C[i].tolist(), float(err[i])
+                return out
+            out.checked += C.shape[0]
+        return out
+
+
+def threshold_ranked(oracle: Any, t: int, rot: Any, limit: float, runner: Any,
+                     chunks_per_task: int = ATTACK_CHUNKS_PER_TASK
+                     ) -> tuple[list[int] | None, float | None, int]:
+    """(first set of size t with error > limit or None, its error, sets checked) with
+    ``runner``; the remaining ranges are cancelled once a set is found."""
+    from gctool.audit.enumeration import rank_ranges
+    from gctool.audit.symmetry import count_candidates
+
+    n = oracle.n
+    size = oracle.chunk_size(t)
+    stop = comb(n, t) if rot is None else count_candidates(n, t, rot.t)
+    tasks = [(i, a, b) for i, (a, b) in
+             enumerate(rank_ranges(0, stop, size * max(1, chunks_per_task)))]
+    worker = ThresholdWorker(oracle.code, oracle.kind, getattr(oracle, "user", None),
+                             oracle.decoder.tol, n, t, size, rot, limit=limit)
+    state: dict[str, Any] = {"set": None, "err": None, "checked": 0}
+
+    def fold(_: int, r: ThresholdSummary) -> bool:
+        state["checked"] += r.checked
+        oracle.evaluations += r.evaluated
+        if r.fail_set is not None:
+            state["set"], state["err"] = r.fail_set, r.fail_err
+            return True
+        return False
+
+    runner(worker, tasks, 1, fold)
+    return state["set"], state["err"], int(state["checked"])

@@ -191,6 +191,22 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
+            # -- issue 9: rank-range tasks on a Dask cluster (gctool.audit.distributed) ----------
+            from gctool.audit.distributed import current_runner, threshold_ranked
+
+            runner = current_runner() if t > 0 else None
+            if runner is not None:
+                found, found_err, done = threshold_ranked(oracle, t, rot, limit, runner)
+                checked += done
+                if found is not None:
+                    out = ThresholdOutcome(t, found, found_err, True, "exhaustive", t, checked,
+                                           grand)
+                    _note_reps(out, rot)
+                    return out
+                if progress is not None:
+                    progress(checked, grand)
+                continue
+            # -------------------------------------------------------------------------------------
             size = oracle.chunk_size(t)
             for S, err in evaluate_stream(oracle, _sets(n, t, size, rot), resolve_jobs(jobs)):
                 over = np.flatnonzero(err > limit)
