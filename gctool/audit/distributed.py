@@ -387,7 +387,14 @@ def worst_ranked(oracle: Any, s: int, rot: Any, need: int, runner: Any,
             progress(state["checked"], need)
         return False
 
-    runner(worker, tasks, 1, fold)
+    try:
+        runner(worker, tasks, 1, fold)
+    except KeyboardInterrupt:
+        from gctool.errors import SearchInterrupted
+
+        raise SearchInterrupted(
+            f"interrupted after checking {state['checked']:,} of {need:,} straggler sets (size "
+            f"{s}); worst error so far {state['err']:.6g} at {state['set']}") from None
     return float(state["err"]), state["set"], int(state["checked"])
 
 
