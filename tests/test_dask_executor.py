@@ -195,6 +195,9 @@ def test_cli_dask_matches_local(cluster: Any, tmp_path: Any) -> None:
                                    cluster.scheduler_address])
     assert la.exit_code == da.exit_code, da.stderr
     assert json.loads(la.stdout)["stragglers"] == json.loads(da.stdout)["stragglers"]
+    own = runner.invoke(cli, base + ["--executor", "dask", "--jobs", "1"])  # own LocalCluster
+    assert own.exit_code == 1, own.stderr
+    assert json.loads(own.stdout)["counterexample"] == [0, 5, 7, 9]
     bad = runner.invoke(cli, base + ["--scheduler", "tcp://127.0.0.1:1"])
     assert bad.exit_code == 2  # --scheduler without --executor dask
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
@@ -245,5 +248,6 @@ def test_killed_worker_is_recovered() -> None:
 
         with use_runner(slow):
             rep = verify(code, method="exhaustive")
+        assert pids[0] not in client.run(os.getpid).values()  # it really died mid-run
     assert same(rep) == same(ref)
     assert seen["n"] == dask.stats["tasks"] > 20
