@@ -10,10 +10,11 @@ for all horizons); with ``horizon`` the search stops after that many rounds (exa
 horizon).  BFS order makes a reported counterexample a shortest one.
 
 Heuristic method (when the exact search exceeds ``max_sets`` transitions): seeded random
-adversarial roll-outs of 4(W + T) rounds, for max(1000, max_sets / 10) more transitions.  Each round the adversary draws maximal admissible straggler sets and
-keeps the one that leaves the most work undone in the jobs in progress (with probability 0.2 it
-keeps a random one).  A counterexample it finds is real (it is replayed); finding none proves
-nothing, and the report says ``exact = false``.
+adversarial roll-outs of 4(W + T) rounds, for max(1000, max_sets / 10) more transitions. Each
+round the adversary draws maximal admissible straggler sets and keeps the one that leaves the
+most work undone in the jobs in progress (with probability 0.2 it keeps a random one). A
+counterexample it finds is real (it is replayed); finding none proves nothing, and the report
+says ``exact = false``.
 """
 
 from __future__ import annotations
