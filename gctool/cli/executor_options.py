@@ -20,15 +20,15 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     """Identity of a run for the checkpoint: the code file's bytes and the options."""
     import hashlib
     import json
-    from pathlib import Path
 
+    from gctool._files import read_bytes
     from gctool.errors import InvalidInput
 
     code_file = kwargs.get("code_file")
     if code_file in (None, "-"):
         raise InvalidInput("--checkpoint needs the code in a file (not stdin)")
     h = hashlib.sha256(command.encode())
-    h.update(Path(str(code_file)).read_bytes())
+    h.update(read_bytes(str(code_file))[0])  # bounded, clear errors (long names, dirs, ...)
     opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
     h.update(json.dumps(opts, sort_keys=True, default=repr).encode())
     return h.hexdigest()
