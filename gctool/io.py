@@ -56,6 +56,8 @@ def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
     if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
         raise CodeFileError(f"{what} must be a non-empty list of rows")
     width = len(rows[0])
+    if width == 0:
+        raise CodeFileError(f"{what} has empty rows (every worker needs at least one column)")
     for i, row in enumerate(rows):
         if len(row) != width:
             raise CodeFileError(

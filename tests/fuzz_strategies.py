@@ -135,9 +135,13 @@ class Case:
     outputs: tuple[str, ...] = ()  # paths the command may create or replace on success
 
     def show(self) -> str:
+        """The case as one line (long arguments abbreviated, so that reports stay readable)."""
+        def token(t: str) -> str:
+            return repr(t) if len(t) <= 60 else f"{t[:12]!r}...({len(t)} chars)"
+
         extra = f" <stdin {len(self.stdin)} bytes>" if self.stdin else ""
         files = f" files={sorted(self.files)}" if self.files else ""
-        return f"[{self.kind}] gctool {' '.join(map(repr, self.argv))}{extra}{files}"
+        return f"[{self.kind}] gctool {' '.join(map(token, self.argv))}{extra}{files}"
 
 
 def command_names() -> list[str]:
@@ -168,7 +172,8 @@ def leaf_commands() -> list[tuple[list[str], click.Command]]:
 
 
 #: parameter names that are output files (the others with a click.Path type are inputs)
-OUTPUT_NAMES = ("output", "out", "svg_path", "plot", "save")
+#: (a --checkpoint file is read and written: it is fuzzed like an output)
+OUTPUT_NAMES = ("output", "out", "svg_path", "plot", "save", "checkpoint")
 
 
 def is_output(param: click.Parameter) -> bool:
@@ -265,8 +270,9 @@ def broken_json(draw: st.DrawFn, kinds: list[str] | None = None) -> tuple[str, b
             rows[i].append(rows[i][0])
         return kind, _dumps(_with(doc, B=rows))
     if kind == "shape":
+        entry: Any = [[1, 0]] if doc["field"] != "complex" else [[[1, 0]]]  # one level too deep
         value = draw(st.sampled_from([[], [[]], [[[1]]], [1, 2, 3], 7, "B", {"a": 1}, None,
-                                      [[[1, 0]] * cols] * n, doc["B"] + doc["B"][:1],
+                                      [[entry] * cols] * n, doc["B"] + doc["B"][:1],
                                       [r[:-1] for r in doc["B"]] if cols > 1 else [[]]]))
         return kind, _dumps(_with(doc, B=value))
     if kind == "nonfinite":
