@@ -8,6 +8,9 @@
   (pickles) are refused.
 * :func:`atomic_write` writes a temporary file in the target's directory, fsyncs it and renames
   it over the target, so an existing file is either fully replaced or left exactly as it was.
+* :func:`atomic_stream` does the same for output produced piece by piece (``export --decoders``
+  to NPZ): it yields a binary stream on the temporary file and renames it only when the block
+  ends normally; on any error or Ctrl-C the temporary file is removed (no partial file).
 
 Overwrite policy (documented in the README, "Files"): an existing output file is replaced
 without asking, atomically; a symlink is followed (its target is replaced, the link kept); the
@@ -22,9 +25,11 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from math import prod
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.limits import (
@@ -190,6 +195,52 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         kept = "the existing file is unchanged" if existing is not None else "no file was written"
         raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc}); {kept}") from None
     except BaseException:  # Ctrl-C, or a bug: never leave the temporary file behind
+        _unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+@contextmanager
+def atomic_stream(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """A binary stream whose contents replace ``path`` atomically when the block ends normally.
+
+    Same policy as :func:`atomic_write` (temporary file in the target's directory, fsync,
+    rename, mode of a replaced file kept, devices and FIFOs written in place), for output
+    written piece by piece.  When the block raises (an error, Ctrl-C), the temporary file is
+    removed and the target is left as it was.  OS errors raise :class:`InvalidInput` naming
+    the file.  ``-`` is refused: streamed output needs a file."""
+    label = str(path)
+    if label == "-":
+        raise InvalidInput("streamed output needs a file, not '-' (stdout)")
+    target, existing = _target(path, label)
+    kept = "the existing file is unchanged" if existing is not None else "no file was written"
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        try:
+            with open(target, "wb") as fh:  # /dev/null, a FIFO: cannot be renamed over
+                yield fh
+        except OSError as exc:
+            raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+        return
+    directory = target.parent
+    if not directory.is_dir():
+        raise InvalidInput(f"{label}: directory {directory} does not exist")
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
+                                   dir=directory)
+    except OSError as exc:
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb", buffering=WRITE_CHUNK) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink(tmp)
+        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc}); {kept}") from None
+    except BaseException:  # Ctrl-C, an error of the producer: never leave a partial file
         _unlink(tmp)
         raise
     _fsync_dir(directory)

@@ -17,13 +17,24 @@ Which decoder fills the table (``decoder=``, recorded in ``decoders.method``):
   array ``structured`` says which patterns kept the structured vector, and ``decoders.note``
   counts the fallbacks.  Over R/C a structured vector can differ from the minimum-norm one
   when the solution is not unique (e.g. rs with k < n - s); both decode.
+
+Two paths write the same arrays and meta:
+
+* :func:`export` builds everything in memory (JSON output, ``-o -``, and NPZ without
+  decoders); its decoding table is capped at :data:`~gctool.limits.MAX_TABLE_ENTRIES` entries
+  (about 134 MB of float64), so large tables need NPZ.
+* :func:`export_npz` streams the NPZ chunk by chunk (``gctool export -o X.npz --decoders``):
+  peak memory is bounded by the chunk size whatever the number of patterns, and only
+  ``--max-patterns`` (default 100,000, may be raised) limits the table.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -74,6 +85,41 @@ def estimate_bytes(code: GradientCode, s: int) -> tuple[int, int]:
     return P, P * (code.m * code.n * width + s * 8 + 9)
 
 
+def _base(code: GradientCode) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    meta: dict[str, Any] = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION}
+    meta["code"] = code_to_meta(code)
+    meta["assignment"] = code.assignment()
+    meta["loads"] = code.loads.tolist()
+    meta["replication"] = code.replication.tolist()
+    return meta, {"B": np.asarray(code.B), "support": code.support}
+
+
+def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool) -> int:
+    """The pattern count, after the --max-patterns budget and (in memory) the entries cap."""
+    P, size = estimate_bytes(code, s)
+    if P > max_patterns:
+        raise BudgetExceeded(
+            f"the decoding table for n = {code.n}, s = {s} has {P:,} patterns (about "
+            f"{size / 1e6:,.1f} MB); the limit is {max_patterns:,} (raise --max-patterns)"
+        )
+    if in_memory and P * code.m * code.n > MAX_TABLE_ENTRIES:  # JSON: built in memory
+        raise BudgetExceeded(
+            f"the decoding table for n = {code.n}, s = {s} has {P:,} x {code.m * code.n:,} "
+            f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
+            f"{MAX_TABLE_ENTRIES:,} entries for JSON output (use .npz, which is streamed)"
+        )
+    return P
+
+
+def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: _Table,
+                   note: str | None) -> dict[str, Any]:
+    return {
+        "s": s, "count": P, "order": "lexicographic straggler sets",
+        "shape": "A[p] is the zero-padded decoding vector (m = 1) or m x n matrix (m > 1)",
+        **_describe(code, use, table, note),
+    }
+
+
 def export(
     code: GradientCode,
     *,
@@ -83,46 +129,91 @@ def export(
     tol: float = DEFAULT_TOL,
     decoder: str = "auto",
 ) -> Export:
+    """The export in memory (JSON output, and NPZ without ``--decoders``).  The decoding
+    table is capped at MAX_TABLE_ENTRIES entries here; :func:`export_npz` streams it."""
     from gctool.codes import structured
 
     s = code.s if s is None else s
     check_s(s, code.n)
     structured.check_decoder(decoder)
     check_tol(tol)
-    meta: dict[str, Any] = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION}
-    meta["code"] = code_to_meta(code)
-    meta["assignment"] = code.assignment()
-    meta["loads"] = code.loads.tolist()
-    meta["replication"] = code.replication.tolist()
-    arrays: dict[str, np.ndarray] = {"B": np.asarray(code.B), "support": code.support}
+    meta, arrays = _base(code)
     if not decoders:
         return Export(meta, arrays, None, 0)
-    P, size = estimate_bytes(code, s)
-    if P > max_patterns:
-        raise BudgetExceeded(
-            f"the decoding table for n = {code.n}, s = {s} has {P:,} patterns (about "
-            f"{size / 1e6:,.1f} MB); the limit is {max_patterns:,} (raise --max-patterns)"
-        )
-    if P * code.m * code.n > MAX_TABLE_ENTRIES:  # bounded memory, whatever --max-patterns says
-        raise BudgetExceeded(
-            f"the decoding table for n = {code.n}, s = {s} has {P:,} x {code.m * code.n:,} "
-            f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
-            f"{MAX_TABLE_ENTRIES:,} entries"
-        )
+    P = _check_budget(code, s, max_patterns, in_memory=True)
     use, note = _plan(code, code.n - s, decoder)
     table = _Table(code, tol, use)
     patterns, A, ok, resid = table.run(s)
-    meta["decoders"] = {
-        "s": s, "count": P, "order": "lexicographic straggler sets",
-        "shape": "A[p] is the zero-padded decoding vector (m = 1) or m x n matrix (m > 1)",
-        **_describe(code, use, table, note),
-    }
+    meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
     arrays.update(patterns=patterns, A=A, decodable=ok)
     if resid is not None:
         arrays["residual"] = resid
     if use:
         arrays["structured"] = np.concatenate(table.structured)
     return Export(meta, arrays, bool(ok.all()), P)
+
+
+@dataclass
+class Streamed:
+    """What :func:`export_npz` wrote (the arrays are in the file only)."""
+
+    meta: dict[str, Any]
+    all_decodable: bool
+    patterns: int
+
+
+def export_npz(
+    code: GradientCode,
+    out: IO[bytes],
+    *,
+    s: int | None = None,
+    max_patterns: int = DEFAULT_MAX_PATTERNS,
+    tol: float = DEFAULT_TOL,
+    decoder: str = "auto",
+    chunk: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Streamed:
+    """``export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
+    chunk (:func:`gctool.audit.table.write_decoding_table`): the same arrays (B, support,
+    patterns, A, decodable, residual over R/C, structured when the structured decoder is
+    used) and meta, with peak memory bounded by the chunk size whatever the number of
+    patterns.  Only ``max_patterns`` limits the table (no entries cap).  Placing the file
+    atomically is the caller's job (:func:`gctool._files.atomic_stream`)."""
+    from gctool.audit.table import TableRows, TableSummary, write_decoding_table
+    from gctool.codes import structured
+
+    s = code.s if s is None else s
+    check_s(s, code.n)
+    structured.check_decoder(decoder)
+    check_tol(tol)
+    meta, arrays = _base(code)
+    P = _check_budget(code, s, max_patterns, in_memory=False)
+    use, note = _plan(code, code.n - s, decoder)
+    table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called directly
+    done = [0]
+
+    def rows(F: np.ndarray) -> TableRows:
+        a, ok, err, mask = table.vectors(F)
+        return TableRows(a, ok, err, {} if mask is None else {"structured": mask})
+
+    def extra(summary: TableSummary) -> dict[str, np.ndarray]:
+        meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
+        payload = dict(arrays)
+        payload["meta"] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
+        return payload
+
+    def tick(count: int, total: int) -> None:
+        done[0] = count
+        if progress is not None:
+            progress(count, total)
+
+    try:
+        summary = write_decoding_table(code, s, out, tol=tol, extra=extra, chunk=chunk,
+                                       progress=tick, rows=rows)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(f"interrupted after decoding {done[0]:,} of {P:,} straggler "
+                                "patterns; no file written") from None
+    return Streamed(meta, summary.all_decodable, P)
 
 
 def _generic_name(code: GradientCode) -> str:
@@ -150,7 +241,7 @@ def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) ->
     if not use:
         out: dict[str, Any] = {"method": "generic", "decoder": _generic_name(code)}
         return out | ({"note": note} if note else {})
-    used = int(sum(int(x.sum()) for x in table.structured))
+    used = table.structured_count
     out = {"method": "structured",
            "decoder": f"{method_name(code)}; checked, generic fallback: {_generic_name(code)}",
            "structured_patterns": used, "fallbacks": table.fallbacks}
@@ -171,7 +262,8 @@ class _Table:
         self.As: list[np.ndarray] = []
         self.oks: list[np.ndarray] = []
         self.res: list[np.ndarray] = []
-        self.structured: list[np.ndarray] = []
+        self.structured: list[np.ndarray] = []  # per chunk, filled by run() (in memory)
+        self.structured_count = 0
         self.fallbacks = 0
         self.note: str | None = None
 
@@ -198,7 +290,9 @@ class _Table:
         code = self.code
         n, m = code.n, code.m
         F = survivors_of(S, n)
-        a, ok, err = self._vectors(F)  # a: (b, m, f)
+        a, ok, err, mask = self.vectors(F)  # a: (b, m, f)
+        if mask is not None:
+            self.structured.append(mask)
         full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
         full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(a, 1, 2)
         self.pats.append(S)
@@ -206,11 +300,13 @@ class _Table:
         self.oks.append(ok)
         self.res.append(np.sqrt(err))
 
-    def _vectors(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def vectors(self, F: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(a (b, m, f), ok, squared error, structured mask or None) of one chunk."""
         if not self.use:
             r = self.decoder.evaluate(F, with_vectors=True)
             assert r.a is not None
-            return r.a, r.ok, r.error
+            return r.a, r.ok, r.error, None
         from gctool.codes.structured import NotApplicable, check, decode_batch
 
         try:
@@ -219,7 +315,8 @@ class _Table:
             self.note = self.note or f"structured decoder failed on some patterns: {exc}"
             a = np.zeros((F.shape[0], self.code.m, F.shape[1]), dtype=self.code.field.dtype)
         err, ok = check(self.code, F, a, self.tol)
-        self.structured.append(ok.copy())
+        mask = ok.copy()
+        self.structured_count += int(mask.sum())
         bad = np.flatnonzero(~ok)
         if bad.size:
             self.fallbacks += int(bad.size)
@@ -227,4 +324,4 @@ class _Table:
             assert r.a is not None
             a[bad], ok, err = r.a, ok.copy(), err.copy()
             ok[bad], err[bad] = r.ok, r.error
-        return a, ok, err
+        return a, ok, err, mask

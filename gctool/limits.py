@@ -44,7 +44,8 @@ MAX_FORMULA_VALUE = 10**15
 DEFAULT_MAX_SETS = 5_000_000
 #: default budget of ``export --decoders`` (straggler patterns; ``--max-patterns``)
 DEFAULT_MAX_PATTERNS = 100_000
-#: hard cap on the entries of the decoding table ``A`` (patterns x m x n) of ``export``
+#: hard cap on the entries of the decoding table ``A`` (patterns x m x n) of ``export`` when it
+#: is built in memory (JSON output); NPZ output is streamed and limited by --max-patterns only
 MAX_TABLE_ENTRIES = 16_777_216
 
 #: the table documented in the README: (name, value, what it limits)

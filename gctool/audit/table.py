@@ -10,6 +10,13 @@ than one chunk of it in memory, so tables larger than memory can be written:
 * the spilled arrays are then copied into their members, and ``extra`` arrays (B, support,
   meta, ...) are written as ordinary members.
 
+Hooks for ``export --decoders`` (:func:`gctool.export.export_npz`): ``rows`` replaces the
+generic decoder per chunk (the structured decoder with its checked fallback) and may return
+further per-pattern columns (``structured``), spilled like ``decodable``; ``extra`` may be a
+callable that gets the :class:`TableSummary` once the table is written (the meta records the
+fallback counts).  Zip members carry a fixed timestamp, so identical inputs give identical
+files.
+
 The NPZ goes to a binary stream the caller opens (placing it atomically is the caller's job,
 through :mod:`gctool._files`, like every file gctool writes); the spilled arrays live in
 anonymous temporary files.  This is the streaming back end for ``export --decoders``; the
@@ -22,23 +29,40 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import comb
 from typing import IO, Any, Final
 
 import numpy as np
 
 from gctool.audit.enumeration import straggler_chunks, survivors_of
-from gctool.decode import DEFAULT_TOL, Decoder
+from gctool.decode import DEFAULT_TOL, Decoder, chunk_size
 from gctool.model import GradientCode
 
-COPY_BLOCK = 1 << 22
+COPY_BLOCK = 1 << 20
+#: patterns per chunk of the second (enumeration-only) pass, at least; the unranking keeps a
+#: few (b, s) int64 arrays alive, so this stays small (about 1 MB at s = 8)
+PATTERN_CHUNK = 8192
 
 
 @dataclass(frozen=True)
 class TableSummary:
     patterns: int
     all_decodable: bool
+
+
+@dataclass(frozen=True)
+class TableRows:
+    """What a ``rows`` hook returns for a chunk of survivor sets F (b, f)."""
+
+    a: np.ndarray  # (b, m, f) decoding vectors
+    ok: np.ndarray  # (b,) bool
+    error: np.ndarray  # (b,) squared error (0/1 indicator over GF(q))
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)  # more (b,) arrays
+
+
+RowsHook = Callable[[np.ndarray], TableRows]
+Extra = Mapping[str, np.ndarray] | Callable[[TableSummary], Mapping[str, np.ndarray]]
 
 
 def _header(fp: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
@@ -52,7 +76,10 @@ MEMBER_MODE: Final = "w"
 
 
 def _member(zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    return zf.open(name, mode=MEMBER_MODE, force_zip64=True)
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # as gctool.io.npz_bytes
+    info.external_attr = 0o644 << 16
+    info.compress_type = zipfile.ZIP_STORED
+    return zf.open(info, mode=MEMBER_MODE, force_zip64=True)
 
 
 def write_decoding_table(
@@ -61,47 +88,74 @@ def write_decoding_table(
     out: IO[bytes],
     *,
     tol: float = DEFAULT_TOL,
-    extra: Mapping[str, np.ndarray] | None = None,
+    extra: Extra | None = None,
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    rows: RowsHook | None = None,
 ) -> TableSummary:
-    """Write ``patterns``, ``A``, ``decodable`` (+ ``residual`` over R/C) and ``extra`` arrays
-    as an NPZ archive to the binary stream ``out``, without materialising the table."""
-    decoder = Decoder(code, tol)
+    """Write ``patterns``, ``A``, ``decodable`` (+ ``residual`` over R/C), the columns of
+    ``rows`` and ``extra`` arrays as an NPZ archive to the binary stream ``out``, without
+    materialising the table.  ``rows`` (default: the generic decoder) decodes one chunk of
+    survivor sets; ``extra`` may be a callable of the summary, called after the table."""
     n, m, P = code.n, code.m, comb(code.n, s)
-    size = chunk or decoder.chunk_size(n - s)
+    size = chunk or chunk_size(code, n - s)
     dtype = np.dtype(code.field.dtype)
     shape = (P, n) if m == 1 else (P, m, n)
     all_ok, done = True, 0
+    hook = rows or _generic_rows(code, tol)
+    spills: dict[str, tuple[IO[bytes], np.dtype[Any]]] = {}
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fr, \
             zipfile.ZipFile(out, mode=MEMBER_MODE, compression=zipfile.ZIP_STORED,
                             allowZip64=True) as zf:
-        with _member(zf, "A.npy") as fa:
-            _header(fa, dtype, shape)
-            for S in straggler_chunks(n, s, size):
-                F = survivors_of(S, n)
-                r = decoder.evaluate(F, with_vectors=True)
-                assert r.a is not None
-                full = np.zeros((S.shape[0], m, n), dtype=dtype)
-                full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
-                fa.write(np.ascontiguousarray(full[:, 0, :] if m == 1 else full).tobytes())
-                fo.write(r.ok.astype(np.bool_).tobytes())
-                fr.write(np.sqrt(r.error).astype(np.float64).tobytes())
-                all_ok &= bool(r.ok.all())
-                done += S.shape[0]
-                if progress is not None:
-                    progress(done, P)
-        with _member(zf, "patterns.npy") as fp:
-            _header(fp, np.dtype(np.int64), (P, s))
-            for S in straggler_chunks(n, s, max(size, 65536)):
-                fp.write(S.astype(np.int64).tobytes())
-        _copy(zf, "decodable.npy", fo, np.dtype(np.bool_), (P,))
-        if not decoder.exact:
-            _copy(zf, "residual.npy", fr, np.dtype(np.float64), (P,))
-        for name, arr in (extra or {}).items():
-            with _member(zf, f"{name}.npy") as fx:
-                np.lib.format.write_array(fx, np.asarray(arr), allow_pickle=False)
-    return TableSummary(P, all_ok)
+        try:
+            with _member(zf, "A.npy") as fa:
+                _header(fa, dtype, shape)
+                for S in straggler_chunks(n, s, size):
+                    F = survivors_of(S, n)
+                    r = hook(F)
+                    full = np.zeros((S.shape[0], m, n), dtype=dtype)
+                    full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
+                    fa.write(np.ascontiguousarray(full[:, 0, :] if m == 1 else full).tobytes())
+                    fo.write(r.ok.astype(np.bool_).tobytes())
+                    fr.write(np.sqrt(r.error).astype(np.float64).tobytes())
+                    for name, col in r.columns.items():
+                        if name not in spills:
+                            spills[name] = (tempfile.TemporaryFile(), np.asarray(col).dtype)
+                        fc, cdt = spills[name]
+                        fc.write(np.ascontiguousarray(col, dtype=cdt).tobytes())
+                    all_ok &= bool(r.ok.all())
+                    done += S.shape[0]
+                    if progress is not None:
+                        progress(done, P)
+            with _member(zf, "patterns.npy") as fp:
+                _header(fp, np.dtype(np.int64), (P, s))
+                for S in straggler_chunks(n, s, max(size, PATTERN_CHUNK)):
+                    fp.write(S.astype(np.int64).tobytes())
+            _copy(zf, "decodable.npy", fo, np.dtype(np.bool_), (P,))
+            if not code.field.is_finite:  # the residual is an indicator over GF(q)
+                _copy(zf, "residual.npy", fr, np.dtype(np.float64), (P,))
+            for name, (fc, cdt) in spills.items():
+                _copy(zf, f"{name}.npy", fc, cdt, (P,))
+            summary = TableSummary(P, all_ok)
+            arrays = extra(summary) if callable(extra) else (extra or {})
+            for name, arr in arrays.items():
+                with _member(zf, f"{name}.npy") as fx:
+                    np.lib.format.write_array(fx, np.asarray(arr), allow_pickle=False)
+        finally:
+            for fc, _ in spills.values():
+                fc.close()
+    return summary
+
+
+def _generic_rows(code: GradientCode, tol: float) -> RowsHook:
+    decoder = Decoder(code, tol)
+
+    def rows(F: np.ndarray) -> TableRows:
+        r = decoder.evaluate(F, with_vectors=True)
+        assert r.a is not None
+        return TableRows(r.a, r.ok, r.error)
+
+    return rows
 
 
 def _copy(zf: zipfile.ZipFile, name: str, spill: IO[bytes], dtype: np.dtype[Any],

@@ -19,6 +19,11 @@ The output format follows the extension (.npz, otherwise JSON); '-o -' writes JS
 stdout.  Files are written atomically and an existing file is replaced.  Exit 1 when
 --decoders finds a straggler pattern that cannot decode (the file is still written).
 
+With --decoders, NPZ output is streamed chunk by chunk into a temporary file that is
+renamed at the end (removed on error or Ctrl-C), so memory stays bounded whatever the
+number of patterns; --max-patterns may be raised as far as the disk allows.  JSON output
+is built in memory and capped at 16,777,216 table entries: use .npz for larger tables.
+
 --decoder auto (default) uses the structured decoder of cyclic-mds, rs and comm files
 (O((n-s)^2) per pattern, no elimination) and the generic one otherwise.  Every structured
 vector is checked (a^T B_F = targets: exactly over GF(q), within --tol over R/C); a
@@ -48,15 +53,28 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     from gctool.reports import ExportReport
 
     code = load_code(code_file)
-    result = run_export(code, decoders=decoders, s=stragglers, max_patterns=max_patterns,
-                        tol=tol, decoder=decoder)
-    npz = is_npz_path(output)
-    data = result.to_bytes(npz)
-    atomic_write(output, data)
+    npz = is_npz_path(output) and output != "-"
+    all_ok: bool | None
+    if npz and decoders:  # streamed: bounded memory, no partial file on error or Ctrl-C
+        from gctool._files import atomic_stream
+        from gctool.export import export_npz
+
+        with atomic_stream(output) as out:
+            streamed = export_npz(code, out, s=stragglers, max_patterns=max_patterns,
+                                  tol=tol, decoder=decoder)
+            size = _position(out)
+        meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
+    else:
+        result = run_export(code, decoders=decoders, s=stragglers, max_patterns=max_patterns,
+                            tol=tol, decoder=decoder)
+        data = result.to_bytes(npz)
+        atomic_write(output, data)
+        meta, patterns, all_ok, size = (result.meta, result.patterns, result.all_decodable,
+                                        len(data))
     s = code.s if stragglers is None else stragglers
-    info = result.meta.get("decoders", {})
-    report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, result.patterns,
-                          result.all_decodable, result.all_decodable is not False, len(data),
+    info = meta.get("decoders", {})
+    report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, patterns,
+                          all_ok, all_ok is not False, size,
                           info.get("method"), info.get("fallbacks", 0), info.get("note"))
     if output != "-":
         if as_json:
@@ -66,3 +84,11 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
 
             render_export(report)
     return int(ExitCode.OK if report.ok else ExitCode.FINDING)
+
+
+def _position(out: object) -> int:
+    """Bytes written to a streamed output (0 when the stream cannot tell, e.g. a FIFO)."""
+    try:
+        return int(out.tell())  # type: ignore[attr-defined]
+    except (OSError, AttributeError, ValueError):
+        return 0
