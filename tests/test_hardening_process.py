@@ -185,6 +185,8 @@ def _first_writing_example_per_command() -> list[tuple[str, list[str]]]:
             for p in outs:
                 argv = fz._drop_option(argv, p)  # type: ignore[arg-type]
             seen[prefix[0]] = argv + [fz.option_flag(outs[0]), "existing.json"]  # type: ignore[arg-type]
+    # the streamed writer too (export --decoders to NPZ is written chunk by chunk)
+    seen["export-streamed"] = ["export", "frc.json", "--decoders", "-o", "existing.npz"]
     return sorted(seen.items())
 
 
@@ -203,7 +205,8 @@ def test_a_full_disk_midway_leaves_the_old_file(tmp_path: Path) -> None:
     for name, argv in cases:  # all at once: they only start up and fail
         work = tmp_path / name
         fz.make_workspace(work)
-        (work / "existing.json").write_bytes(OLD)
+        target = argv[-1]
+        (work / target).write_bytes(OLD)
         before = _listing(work)
         proc = subprocess.Popen([sys.executable, "-m", "gctool", *argv], cwd=work,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -213,7 +216,7 @@ def test_a_full_disk_midway_leaves_the_old_file(tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=120)
         lines = err.decode().rstrip("\n").split("\n")
         assert proc.returncode == 2, (argv, err)
-        assert len(lines) == 1 and "existing.json: cannot write (File too large)" in lines[0]
+        assert len(lines) == 1 and f"{argv[-1]}: cannot write (File too large)" in lines[0]
         assert "the existing file is unchanged" in lines[0] and out == b""
         assert _listing(work) == before, name
 
