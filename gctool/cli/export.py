@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
+from gctool.cli.options import (
+    code_argument,
+    emit_json,
+    json_option,
+    load_code,
+    progress_bar,
+    tol_option,
+)
 
 
 @click.command(epilog="""\b
@@ -59,9 +66,9 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
         from gctool._files import atomic_stream
         from gctool.export import export_npz
 
-        with atomic_stream(output) as out:
+        with progress_bar("export") as progress, atomic_stream(output) as out:
             streamed = export_npz(code, out, s=stragglers, max_patterns=max_patterns,
-                                  tol=tol, decoder=decoder)
+                                  tol=tol, decoder=decoder, progress=progress)
             size = _position(out)
         meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
     else:
