@@ -41,6 +41,7 @@ CODES = {
     "cyclic-mds-gf13": lambda: design("cyclic-mds", n=12, s=3, field="GF(13)"),
     "rs-real": lambda: design("rs", 7, 2, 4, field="real"),
     "comm-m2": lambda: design("comm", 6, 2, field="real", m=2),
+    "comm-complex": lambda: design("comm", 5, 1, 7, field="complex", m=2),
     "rs-tampered": tampered_rs,
 }
 
@@ -113,6 +114,15 @@ def test_npz_is_not_capped_by_table_entries_but_json_is(tmp_path: Path,
             "--max-patterns", "14")
     assert r.exit_code == ExitCode.USAGE and "15 patterns" in r.stderr
     assert not (tmp_path / "f.npz").exists()
+
+
+@pytest.mark.parametrize("s", [0, 1, 5])
+def test_edge_pattern_sizes(s: int, tmp_path: Path) -> None:
+    code = design("cyclic", n=6, s=1, seed=4)
+    out = tmp_path / "e.npz"
+    with out.open("wb") as fh:
+        export_npz(code, fh, s=s, chunk=2)
+    assert_same_npz(out, export(code, decoders=True, s=s))
 
 
 def test_streamed_output_is_deterministic(tmp_path: Path) -> None:
