@@ -339,28 +339,26 @@ def is_npz_path(path: str | os.PathLike[str]) -> bool:
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> bytes:
-    """Serialise arrays plus a JSON ``meta`` into NPZ bytes (deterministic, no pickles)."""
-    buf = io.BytesIO()
-    payload = dict(arrays)
-    payload["meta"] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
-    for name, arr in payload.items():
-        if arr.dtype == object:
-            raise ValueError(f"refusing to write object array {name!r}")
-    np.savez(buf, allow_pickle=False, **payload)
-    return _normalise_zip(buf.getvalue())
+    """Serialise arrays plus a JSON ``meta`` into NPZ bytes (deterministic, no pickles).
 
-
-def _normalise_zip(data: bytes) -> bytes:
-    """Rewrite zip members with a fixed timestamp so identical inputs give identical bytes."""
+    Each ``NAME.npy`` member is written by numpy's own ``write_array`` (what ``np.savez`` does)
+    into a stored zip entry with a fixed timestamp, so identical inputs give identical bytes;
+    one member at a time, without a second copy of the archive (bounded memory)."""
     import zipfile
 
-    src = zipfile.ZipFile(io.BytesIO(data))
+    payload = dict(arrays)
+    payload["meta"] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
-        for info in src.infolist():
-            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
-            fixed.external_attr = 0o644 << 16
-            dst.writestr(fixed, src.read(info.filename))
+        for name, arr in payload.items():
+            if arr.dtype == object:
+                raise ValueError(f"refusing to write object array {name!r}")
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            dst.writestr(info, member.getbuffer())
+            del member
     return out.getvalue()
 
 
