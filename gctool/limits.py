@@ -2,7 +2,7 @@
 
 The limits keep every command's time and memory bounded and make oversize input fail early with
 a clear message (exit 2) instead of a MemoryError or a machine that starts swapping.  They are
-documented in the README ("Limits", merged from docs/readme-hardening.md), and
+documented in the README ("Limits", merged from docs/hardening.md), and
 ``tests/test_hardening.py`` checks that the documentation and the modules that enforce them
 agree with this table.
 

@@ -5,7 +5,7 @@ command in gctool.cli.main.COMMANDS and of every design scheme, so new commands 
 Each case runs through CliRunner in a scratch directory and tests/fuzz_cli.py:check enforces
 the contract (exit 0/1/2 only; certainly invalid input exits 2 with one clear stderr line, no
 traceback, nothing on stdout and no file created or changed).  The longer run (10,000+ cases) is
-``python tests/fuzz_cli.py`` (docs/readme-hardening.md).
+``python tests/fuzz_cli.py`` (docs/hardening.md).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from gctool.fields import parse_field
 from gctool.io import atomic_write, code_bytes, is_irreducible, read_code
 from gctool.model import GradientCode
 
-DOC = Path(__file__).parents[1] / "docs" / "readme-hardening.md"
+DOC = Path(__file__).parents[1] / "docs" / "hardening.md"
 
 
 def run(*args: str, input: bytes | str | None = None) -> Result:

@@ -507,7 +507,7 @@ def test_show_help_imports_no_heavy_modules() -> None:
 
 
 def test_docs_example_svg_is_fresh() -> None:
-    """docs/show-example.svg is what show draws today (regenerate it as docs/readme-show.md
+    """docs/show-example.svg is what show draws today (regenerate it as docs/show.md
     says).  Compared cell by cell rather than byte by byte, so that round-off in the printed
     residual does not matter."""
     import gctool

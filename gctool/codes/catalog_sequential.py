@@ -1,7 +1,7 @@
 """Catalogue of the multi-round and topology schemes (sr-sgc, m-sgc, coded-reduce, bcc).
 
 Their builders live in :mod:`gctool.sequential`; what each file holds is described there and
-in docs/readme-sequential.md.  ``verify`` and ``bound`` recognise these schemes and run their
+in docs/sequential.md.  ``verify`` and ``bound`` recognise these schemes and run their
 own audits (:mod:`gctool.cli.sequential_dispatch`).
 """
 

@@ -4,7 +4,7 @@
   GC (reference §5.2, formulas in :mod:`gctool.sequential.formulas`).
 * CodedReduce: communication per node against master–worker GC (same leaves, same tolerance)
   and ring all-reduce, in units of one gradient vector.  gctool's cost model (documented in
-  docs/readme-sequential.md): a node receives its incoming vectors one after another over its
+  docs/sequential.md): a node receives its incoming vectors one after another over its
   link, levels of the tree run one after another.  Busiest link: CR f vectors per parent, GC n
   into the master, ring all-reduce 2(n-1)/n per node (Patarasuk & Yuan 2009) over 2(n-1) steps.
 * BCC: expected number of workers to wait for, ``b·H_b`` (reference §6.5), next to FRC with the

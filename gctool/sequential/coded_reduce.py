@@ -8,7 +8,7 @@ and combines their messages with a gradient code, so that communication is paral
 tree instead of converging on the master.
 
 What is gctool's reconstruction (the full text was not available; see
-docs/readme-sequential.md): only the f^L leaves compute gradients, internal nodes decode and
+docs/sequential.md): only the f^L leaves compute gradients, internal nodes decode and
 forward.  Each level uses one (f, s_l) gradient code ``B_l`` (FRC when (s_l+1) | f, else a
 seeded cyclic code), shared by all parents of that level.  The data is cut into f^L cells
 indexed by paths (j_1, ..., j_L); the leaf at path (c_1, ..., c_L) computes cell (j_1..j_L) with

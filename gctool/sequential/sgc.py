@@ -20,7 +20,7 @@ What follows the paper and what is gctool's choice:
   that is gctool's default (``selection="lowest"``).  The alternative ``"stragglers-first"``
   takes the workers that straggled in round d first (the burst rule forbids them to straggle
   again in round d + B), then the lowest other indices.  ``gctool verify`` proved both meet
-  every deadline on every instance gctool's tests try (docs/readme-sequential.md).
+  every deadline on every instance gctool's tests try (docs/sequential.md).
 * M-SGC [KEK23; C: ``multiplexed_sgc.py``]: each round a worker runs W - 1 + B mini-tasks,
   slot m for job r - m.  Slots 0..W-2 run the worker's own uncoded D1 mini-tasks (W - 1 per
   job, in order); slot W-1+g runs the worker's row of the (n, λ)-GC on D2 group g if the

@@ -1,6 +1,6 @@
 """The schemes ``gctool simulate`` races, and when the master stops waiting in each of them.
 
-Waiting rules (gctool's, documented in docs/readme-sequential.md; they are the same principle
+Waiting rules (gctool's, documented in docs/sequential.md; they are the same principle
 for every scheme: stop at the earliest arrival after which the scheme can do its job):
 
 * ``uncoded``: wait for all n workers (k = n partitions, one each).

@@ -10,7 +10,7 @@ difference is immune to.  The compute load of a file is read from its name (``lo
 ``trace:PATH`` accepts a CSV file, or a prefix such as ``.../aws-lambda-delays/london`` that
 selects every ``london-load*.csv`` (one file per load level).
 
-How a scheme is mapped onto a trace (gctool's choice, documented in docs/readme-sequential.md):
+How a scheme is mapped onto a trace (gctool's choice, documented in docs/sequential.md):
 
 * **Workers and rounds.** Iterations are played in blocks of R rounds (R = the trace's
   rounds).  Each block draws (from the seed) a random injective map from the scheme's workers
