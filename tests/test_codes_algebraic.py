@@ -458,3 +458,16 @@ def test_comm_cli_design_verify_attack_export(runner, tmp_path) -> None:  # type
     assert res.exit_code == 0 and json.loads(res.stdout)["threshold"] == 3
     res = runner.invoke(cli, ["export", str(f), "-o", "-", "--decoders"])
     assert res.exit_code == 0 and all(json.loads(res.stdout)["decodable"])
+
+
+def test_condition_record_switches_to_estimate_when_exact_work_is_large() -> None:
+    """Few sets but large systems: the exact worst case would cost ~2e11 flops, so an
+    estimate (labelled as a lower bound) is recorded instead of running for minutes."""
+    from gctool.codes.conditioning import EXACT_LIMIT, EXACT_WORK, worst_condition
+
+    code = design("rs", 200, 2, 300)
+    assert code.params["worst_condition_method"].startswith("estimate (lower bound)")
+    small = np.asarray(design("rs", 8, 2, 8).B)
+    value, method = worst_condition(small, 2)
+    assert method.startswith("exact") and value is not None
+    assert 28 <= EXACT_LIMIT and 28 * 6 * 8 * 6 <= EXACT_WORK

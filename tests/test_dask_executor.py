@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import pathlib
 import signal
 import sys
 import time
@@ -251,3 +252,21 @@ def test_killed_worker_is_recovered() -> None:
         assert pids[0] not in client.run(os.getpid).values()  # it really died mid-run
     assert same(rep) == same(ref)
     assert seen["n"] == dask.stats["tasks"] > 20
+
+
+def test_checkpoint_write_failure_is_invalid_input(tmp_path: pathlib.Path) -> None:
+    """A checkpoint that cannot be written (no such directory) is one line and exit 2, not a
+    crash; a corrupt checkpoint is rejected the same way."""
+    from gctool.audit.distributed import Checkpoint
+    from gctool.errors import InvalidInput
+
+    cp = Checkpoint(tmp_path / "missing" / "run.ckpt")
+    with pytest.raises(InvalidInput, match="does not exist"):
+        cp.save()
+    bad = tmp_path / "bad.ckpt"
+    bad.write_text("{not json")
+    with pytest.raises(InvalidInput, match="cannot read checkpoint"):
+        Checkpoint(bad)
+    good = tmp_path / "good.ckpt"
+    Checkpoint(good).save()
+    assert Checkpoint(good).runs == {}

@@ -41,7 +41,6 @@ import hashlib
 import json
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -99,32 +98,26 @@ class Checkpoint:
         self.path = Path(path)
         self.runs: dict[str, dict[str, Any]] = {}
         if self.path.exists():
-            try:
-                data = json.loads(self.path.read_text())
+            from gctool._files import read_bytes
+
+            try:  # size-limited read with one-line errors, like every other input
+                data = json.loads(read_bytes(self.path, "a gctool checkpoint")[0])
                 if data.get("format") != "gctool-checkpoint/1":
                     raise ValueError("not a gctool checkpoint")
                 self.runs = dict(data["runs"])
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise InvalidInput(f"cannot read checkpoint {self.path}: {exc}") from None
 
     def done(self, fingerprint: str) -> dict[str, Any]:
         return self.runs.setdefault(fingerprint, {})
 
     def save(self) -> None:
-        """Atomic write: temporary file in the same directory, then rename."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
-        try:
-            os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is not a secret
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"format": "gctool-checkpoint/1", "runs": self.runs}, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        """Atomic write through gctool._files (temp file in the same directory, then rename);
+        a failure (full disk, no directory) is one line and exit 2, the old file unchanged."""
+        from gctool._files import atomic_write
+
+        doc = {"format": "gctool-checkpoint/1", "runs": self.runs}
+        atomic_write(self.path, json.dumps(doc).encode("utf-8"))
 
 
 def _encode(result: Any) -> Any:

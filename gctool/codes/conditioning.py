@@ -6,12 +6,12 @@ For survivors F the master solves ``a^T B_F = targets``; its sensitivity is meas
 numbers are comparable with ``gctool verify``.  (B_F may be rank-deficient and still decode,
 e.g. ``rs`` codes whose mask repeats a column support.)
 
-``design`` records the worst value over every straggler set of size s when that is cheap
-(at most ``EXACT_LIMIT`` sets, or set classes for cyclic codes, whose rotations have the
-same singular values), and otherwise an *estimate*: the maximum over the s-blocks of
-consecutive workers (clustered missing nodes are the bad cases of Vandermonde-type codes) plus
-pseudo-random sets (fixed seed 0, so the estimate is reproducible).  An estimate is a lower
-bound on the true worst case, and the recorded method says so.
+``design`` records the worst value over every straggler set of size s when that is cheap (at
+most ``EXACT_LIMIT`` sets and ``EXACT_WORK`` flops, or set classes for cyclic codes, whose
+rotations have the same singular values), and otherwise an *estimate*: the maximum over the
+s-blocks of consecutive workers (clustered missing nodes are the bad cases of Vandermonde-type
+codes) plus pseudo-random sets (fixed seed 0, so the estimate is reproducible). An estimate is a
+lower bound on the true worst case, and the recorded method says so.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 from gctool.fields import Field
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
+EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
 WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets)
 
 
@@ -61,7 +62,9 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
         value = float(_conds(B, np.zeros((1, 0), dtype=np.intp))[0])
         return (value if np.isfinite(value) else None), "exact (no stragglers)"
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
-    if total <= EXACT_LIMIT:
+    f = n - s
+    per_set = f * cols * min(f, cols)
+    if total <= EXACT_LIMIT and total * per_set <= EXACT_WORK:
         rest = itertools.combinations(range(1, n), s - 1) if cyclic else None
         S = (np.array([(0, *c) for c in rest], dtype=np.intp) if rest is not None
              else np.array(list(itertools.combinations(range(n), s)), dtype=np.intp))
@@ -70,7 +73,6 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
             if cyclic else "straggler sets"
         method = f"exact: maximum over all {total:,} {what}"
     else:
-        f = n - s
         budget = int(min(512, max(8, WORK_LIMIT // max(f * cols * min(f, cols), 1))))
         S = _sample(n, s, budget // 2, budget - budget // 2)
         value = float(np.max(_conds(B, S)))
