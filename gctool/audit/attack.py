@@ -356,7 +356,15 @@ def _curve_point(oracle: Oracle, s: int, opts: Options, prev: WorstOutcome | Non
 
 # -- threshold ------------------------------------------------------------------------------------
 def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutcome:
-    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit)."""
+    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit).
+
+    Over R/C an error must exceed epsilon by more than the decoding tolerance tol*k to count:
+    errors within that resolution of epsilon are ties (err = epsilon, which does not exceed it),
+    so exact ties such as a fully straggled 0/1 partition (err = 1 at epsilon = 1) are not
+    decided by round-off.  For epsilon = 0 this is the usual "does not decode" test.
+    """
+    if epsilon > 0:
+        epsilon = epsilon + oracle.limit
     limit = max(epsilon, oracle.limit)
     method = opts.method
     if method == "exhaustive":
