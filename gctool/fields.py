@@ -49,6 +49,16 @@ def _smallest_prime_factor(q: int) -> int:
     return q
 
 
+def is_prime(p: int) -> bool:
+    """Primality by trial division (orders here are below 2^31, so at most ~23,000 steps)."""
+    return p >= 2 and _smallest_prime_factor(p) == p
+
+
+def prime_power(q: int) -> tuple[int, int] | None:
+    """(p, m) with q = p^m, or None if q is not a prime power."""
+    return _prime_power(q)
+
+
 def _prime_power(q: int) -> tuple[int, int] | None:
     """Return (p, m) with q = p^m, or None if q is not a prime power."""
     if q < 2:

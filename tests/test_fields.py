@@ -94,3 +94,14 @@ def test_coerce_checks_membership() -> None:
     with pytest.raises(FieldError):
         real.coerce([["a"]])
     assert parse_field("complex").coerce([[1, 2j]]).dtype == np.complex128
+
+
+def test_prime_helpers_match_brute_force() -> None:
+    from gctool.fields import is_prime, prime_power
+
+    for q in range(0, 600):
+        brute = q >= 2 and all(q % f for f in range(2, q))
+        assert is_prime(q) == brute, q
+        pm = [(p, m) for p in range(2, q + 1) if all(p % f for f in range(2, p))
+              for m in range(1, 10) if p**m == q]
+        assert prime_power(q) == (pm[0] if pm else None), q

@@ -13,25 +13,12 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import DesignError
-from gctool.fields import MAX_ORDER, Field
+from gctool.fields import MAX_ORDER, Field, is_prime
 
 NODE_KINDS = ("auto", "chebyshev", "unity", "integers")
 
 
 # -- primes and fields -------------------------------------------------------------------------
-def is_prime(p: int) -> bool:
-    if p < 2:
-        return False
-    if p % 2 == 0:
-        return p == 2
-    f = 3
-    while f * f <= p:
-        if p % f == 0:
-            return False
-        f += 2
-    return True
-
-
 def primes_1_mod(n: int, count: int) -> list[int]:
     """The ``count`` smallest primes p with n | p - 1 (below 2^31)."""
     out: list[int] = []

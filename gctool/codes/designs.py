@@ -44,6 +44,7 @@ from math import isqrt, prod
 import numpy as np
 
 from gctool.errors import DesignError
+from gctool.fields import is_prime, prime_power
 
 MAX_V = 4096  # B is v x v; gctool's code size limit
 
@@ -124,22 +125,6 @@ def check(ds: DifferenceSet) -> None:
 # ---------------------------------------------------------------------------------------------
 # number theory and small finite fields
 # ---------------------------------------------------------------------------------------------
-def is_prime(p: int) -> bool:
-    return p >= 2 and all(p % f for f in range(2, isqrt(p) + 1))
-
-
-def prime_power(q: int) -> tuple[int, int] | None:
-    """(p, e) with q = p^e, or None."""
-    for p in range(2, q + 1):
-        if q % p == 0:
-            e = 0
-            while q % p == 0:
-                q //= p
-                e += 1
-            return (p, e) if q == 1 else None
-    return None
-
-
 def _polymod(a: list[int], f: list[int], p: int) -> list[int]:
     """a mod f over GF(p), coefficients low to high, f monic."""
     a = a[:]
