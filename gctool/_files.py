@@ -172,32 +172,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     if str(path) == "-":
         _write_stdout(data)
         return
-    label = str(path)
-    target, existing = _target(path, label)
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
-        _write_in_place(target, label, data)  # /dev/null, a FIFO: cannot be renamed over
-        return
-    directory = target.parent
-    if not directory.is_dir():
-        raise InvalidInput(f"{label}: directory {directory} does not exist")
-    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
-                                   dir=directory)
-    except OSError as exc:
-        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
-    try:
-        _write_all(fd, data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as exc:
-        _unlink(tmp)
-        kept = "the existing file is unchanged" if existing is not None else "no file was written"
-        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc}); {kept}") from None
-    except BaseException:  # Ctrl-C, or a bug: never leave the temporary file behind
-        _unlink(tmp)
-        raise
-    _fsync_dir(directory)
+    with atomic_stream(path) as fh:  # one policy for whole and streamed outputs
+        view = memoryview(data)
+        while view:
+            view = view[fh.write(view[:WRITE_CHUNK]):]
 
 
 @contextmanager
@@ -269,23 +247,6 @@ def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_res
 
 def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    with os.fdopen(fd, "wb", buffering=0) as fh:
-        view = memoryview(data)
-        while view:
-            done = fh.write(view[:WRITE_CHUNK])
-            view = view[done:]
-        os.fsync(fh.fileno())
-
-
-def _write_in_place(target: Path, label: str, data: bytes) -> None:
-    try:
-        with open(target, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
 
 
 def _write_stdout(data: bytes) -> None:
