@@ -330,22 +330,26 @@ class AttackWorker:
         d["_oracle"] = None
         return d
 
-    def run(self, task: tuple[int, int, int]) -> AttackSummary:
+    def batches(self, a: int, b: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(candidate sets, their errors) of ranks [a, b), sub-chunk by sub-chunk, in order
+        (orbit representatives only when a rotation is set)."""
         from gctool.audit.decoders import make_oracle
         from gctool.audit.enumeration import rank_ranges, unrank_lex
         from gctool.audit.symmetry import canonical_mask
 
         if self._oracle is None:
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
-        index, a, b = task
-        out = AttackSummary(index)
         for lo, hi in rank_ranges(a, b, self.size):
             C = unrank_lex(self.n, self.s, np.arange(lo, hi, dtype=np.int64))
             if self.rot is not None:
                 C = C[canonical_mask(C, self.rot)]
-            if C.shape[0] == 0:
-                continue
-            err = self._oracle.errors(C)
+            if C.shape[0]:
+                yield C, self._oracle.errors(C)
+
+    def run(self, task: tuple[int, int, int]) -> AttackSummary:
+        index, a, b = task
+        out = AttackSummary(index)
+        for C, err in self.batches(a, b):
             i = int(np.argmax(err))  # first maximum, as in exhaustive.worst
             out.peaks.append((float(err[i]), C[i].tolist()))
             out.checked += C.shape[0]
@@ -409,21 +413,9 @@ class ThresholdWorker(AttackWorker):
     limit: float = 0.0
 
     def run(self, task: tuple[int, int, int]) -> ThresholdSummary:  # type: ignore[override]
-        from gctool.audit.decoders import make_oracle
-        from gctool.audit.enumeration import rank_ranges, unrank_lex
-        from gctool.audit.symmetry import canonical_mask
-
-        if self._oracle is None:
-            self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
         index, a, b = task
         out = ThresholdSummary(index)
-        for lo, hi in rank_ranges(a, b, self.size):
-            C = unrank_lex(self.n, self.s, np.arange(lo, hi, dtype=np.int64))
-            if self.rot is not None:
-                C = C[canonical_mask(C, self.rot)]
-            if C.shape[0] == 0:
-                continue
-            err = self._oracle.errors(C)
+        for C, err in self.batches(a, b):
             out.evaluated += C.shape[0]
             over = np.flatnonzero(err > self.limit)
             if over.size:
