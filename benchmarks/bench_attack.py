@@ -1,4 +1,4 @@
-"""Benchmarks of ``gctool attack`` (issue 5).  Run: ``.venv/bin/python benchmarks/bench_attack.py``.
+"""Benchmarks of ``gctool attack``.  Run: ``.venv/bin/python benchmarks/bench_attack.py``.
 
 1. Exhaustive worst-case error, n = 24, s = 4 (10,626 sets): gctool's batched evaluation vs a
    Python loop of ``numpy.linalg.lstsq`` per set, in the same run.  Target: ratio >= 50.

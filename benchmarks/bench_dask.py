@@ -1,4 +1,4 @@
-"""Benchmark of ``--executor dask`` (issue 9) against the local executor, in the same run.
+"""Benchmark of ``--executor dask`` against the local executor, in the same run.
 
 One exhaustive ``verify`` of a generic real code (every straggler set, no shortcuts) on:
 

@@ -6,7 +6,7 @@ decodes), galois ``matrix_rank`` of ``B_F`` and ``[B_F; 1]`` over GF(q).  For la
 naive loop runs on the first ``--naive-sets`` sets in lexicographic order and its rate is
 extrapolated; its verdicts on those sets are checked against verify's.
 
-Targets (issue 4):
+Targets:
   * real Tandon cyclic code, n=24 s=4 and n=30 s=5: at least 50x the naive sets/s;
   * cyclic-mds over GF(2^4), n=15 s=6 (5005 sets): under 0.5 s;
   * cyclic-mds over GF(2^5), n=31 s=5: under 3 s.

@@ -80,7 +80,7 @@ def bounds(
     s: int | None = None,
     m: int | None = None,
     d: int | None = None,
-    epsilon: float | None = None,  # issue 6: threshold level of the approximate-code rows
+    epsilon: float | None = None,
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
@@ -100,7 +100,7 @@ def bounds(
     items = load_bounds(n, k, s, m, d)
     if code is None:
         return BoundReport(n, k, s, m, items, None, None, [], True)
-    return _code_report(code, s, items, epsilon)  # issue 6: epsilon
+    return _code_report(code, s, items, epsilon)
 
 
 def _rank(code: GradientCode) -> int:
@@ -112,7 +112,7 @@ def _rank(code: GradientCode) -> int:
 
 
 def _code_report(code: GradientCode, s: int, items: list[Bound],
-                 epsilon: float | None = None) -> BoundReport:  # issue 6: epsilon
+                 epsilon: float | None = None) -> BoundReport:
     n, k, m = code.n, code.k, code.m
     loads, rep = code.loads, code.replication
     rank = _rank(code)
@@ -151,6 +151,6 @@ def _code_report(code: GradientCode, s: int, items: list[Bound],
     }
     from gctool.codes.closed_forms import scheme_bounds
 
-    items += scheme_bounds(code, s, epsilon=epsilon)  # issue 6: --epsilon
+    items += scheme_bounds(code, s, epsilon=epsilon)
     meets = dmax == items[3].value
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

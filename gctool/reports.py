@@ -100,7 +100,7 @@ class AttackReport(Report):
     reason: str = ""
     diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
-    # -- issue 5: decoders, methods, sandwiches, curves, random stragglers ------------------
+    # -- decoders, methods, sandwiches, curves, random stragglers ------------------
     scheme: str = "custom"
     decoder_label: str = ""  # human description of the decoder (weights, groups, ...)
     decoder_info: dict[str, Any] = dc_field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Fuzzing gctool's CLI with broken files and arguments (issue 7, "Bad input").
+"""Fuzzing gctool's CLI with broken files and arguments ("Bad input").
 
 The strategies are generic over the commands in :data:`gctool.cli.main.COMMANDS` (and over every
 ``design`` scheme): they read each command's click parameters and generate values for them, so a

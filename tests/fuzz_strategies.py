@@ -224,7 +224,7 @@ def _with(doc: dict[str, Any], **changes: Any) -> dict[str, Any]:
 BIG = [10**30, -(10**30), 2**63, 2**64 + 1, 10**400]
 
 
-#: categories of broken JSON code files (issue 7, "Bad input")
+#: categories of broken JSON code files ("Bad input")
 JSON_KINDS = [
     "format", "version", "missing-key", "n", "k", "s", "ragged", "shape", "nonfinite",
     "outside-field", "field-mismatch", "field-string", "params", "meta-types", "top-level",

@@ -1,4 +1,4 @@
-"""--best-of N for randomized real/complex schemes (issue 3): N seeded draws, the
+"""--best-of N for randomized real/complex schemes: N seeded draws, the
 best-conditioned one kept, all conditions recorded, reproducible from seed and command."""
 
 from __future__ import annotations

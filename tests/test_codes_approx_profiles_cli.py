@@ -1,4 +1,5 @@
-"""Issue 6 CLI follow-ups, checked against brute force: nested level profiles in verify/attack,
+"""CLI features of nested and approximate codes, checked against brute force: nested level
+profiles in verify/attack,
 ``bound --epsilon``, and attack's figures for hetero codes (expected error under params.p) and
 closed forms."""
 

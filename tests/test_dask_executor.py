@@ -1,4 +1,4 @@
-"""Issue 9: verify / attack on a Dask cluster give the results of the local engines.
+"""verify / attack on a Dask cluster give the results of the local engines.
 
 Chunk sizes are patched down (to 8 sets) so that small codes make many rank-range tasks; the
 chunk size is read on the client only, so the patch holds whatever the cluster."""

@@ -1,4 +1,4 @@
-"""``gctool export -o X.npz --decoders`` streams the decoding table (issue 4): the streamed NPZ
+"""``gctool export -o X.npz --decoders`` streams the decoding table: the streamed NPZ
 holds exactly the arrays and meta of the in-memory export, peak memory is bounded by the chunk
 size (tracemalloc), and a failure or Ctrl-C mid-stream leaves no partial file."""
 

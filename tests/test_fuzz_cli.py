@@ -1,4 +1,4 @@
-"""Fuzzed bad input for every command (issue 7): hypothesis-generated broken files and arguments.
+"""Fuzzed bad input for every command: hypothesis-generated broken files and arguments.
 
 The strategies (tests/fuzz_strategies.py) read the click parameters and help examples of every
 command in gctool.cli.main.COMMANDS and of every design scheme, so new commands are fuzzed too.

@@ -1,4 +1,4 @@
-"""Hardening (issue 7), in process: atomic writes, overwrite policy, determinism, size limits.
+"""Hardening, in process: atomic writes, overwrite policy, determinism, size limits.
 
 Interrupts, write failures in real processes and memory peaks are in
 tests/test_hardening_process.py; fuzzed bad input is in tests/test_fuzz_cli.py.

@@ -1,4 +1,4 @@
-"""Hardening (issue 7) in real processes: Ctrl-C, a disk that fills up, and peak memory.
+"""Hardening in real processes: Ctrl-C, a disk that fills up, and peak memory.
 
 Each test starts ``python -m gctool ...`` as a subprocess with stdout and stderr captured.
 

@@ -1,4 +1,4 @@
-"""Structured decoders in export and in the single-set API (issue 3): structured and generic
+"""Structured decoders in export and in the single-set API: structured and generic
 tables agree on the solution space, every structured vector is checked, failures fall back to
 the generic decoder with a note.  Exactness over GF(q) is checked with independent integer /
 polynomial arithmetic (no gctool or galois code)."""

@@ -252,7 +252,7 @@ def _random(oracle: Oracle, s: int | None, p: float | None, scale: float, opts: 
     if isinstance(probs, list | tuple) and len(probs) == oracle.n:
         out["hetero"] = _scaled(randomized.iid_mean(oracle, np.asarray(probs, float), **kw),
                                 scale, p="params.p (per worker)")
-        # -- issue 6: the hetero scheme's own figure, E||c - 1||^2 of the one-step decoder
+        # -- the hetero scheme's own figure, E||c - 1||^2 of the one-step decoder
         # (sum of the received messages; Σ_j 1/Q_j for the optimal unbiased weights) ---------
         code = oracle.code
         if not code.field.is_finite and code.m == 1:

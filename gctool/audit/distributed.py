@@ -1,4 +1,4 @@
-"""Run the exhaustive enumeration of ``verify`` and ``attack`` on a Dask cluster (issue 9).
+"""Run the exhaustive enumeration of ``verify`` and ``attack`` on a Dask cluster.
 
 The straggler-set space is already cut into *rank ranges* by the engines
 (:func:`gctool.audit.enumeration.rank_ranges`; a task is unranked on the worker, so no process

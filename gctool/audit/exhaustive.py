@@ -131,7 +131,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
     size = oracle.chunk_size(s)
     best_err, best_set, checked = -np.inf, None, 0
-    # -- issue 9: rank-range tasks on a Dask cluster (gctool.audit.distributed.use_runner) ----
+    # -- rank-range tasks on a Dask cluster (gctool.audit.distributed.use_runner) ----
     from gctool.audit.distributed import current_runner, worst_ranked
 
     runner = current_runner() if s > 0 else None
@@ -139,7 +139,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
     try:
         if runner is not None:
             best_err, best_set, checked = worst_ranked(oracle, s, rot, need, runner, progress)
-        stream: Any = (() if runner is not None  # issue 9
+        stream: Any = (() if runner is not None
                        else evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)))
         for S, err in stream:
             i = int(np.argmax(err))  # first maximum: lexicographically smallest set
@@ -191,7 +191,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
-            # -- issue 9: rank-range tasks on a Dask cluster (gctool.audit.distributed) ----------
+            # -- rank-range tasks on a Dask cluster (gctool.audit.distributed) ----------
             from gctool.audit.distributed import current_runner, threshold_ranked
 
             runner = current_runner() if t > 0 else None

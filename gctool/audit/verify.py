@@ -279,7 +279,7 @@ class _Run:
         estimate = self.estimate(evaluations, per_set, len(tasks))
         self.fold(acc, first)
         self.used_jobs = estimate["jobs"]
-        # -- issue 9: a Dask runner installed by gctool.audit.distributed.use_runner --------
+        # -- a Dask runner installed by gctool.audit.distributed.use_runner --------
         from gctool.audit.distributed import current_runner
 
         runner = current_runner() or run_ordered

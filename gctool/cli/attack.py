@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from gctool.cli.executor_options import executor_options  # issue 9: dask executor
+from gctool.cli.executor_options import executor_options
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import (
     code_argument,
@@ -18,7 +18,7 @@ from gctool.cli.options import (
     seed_option,
     tol_option,
 )
-from gctool.cli.profile_options import profile_options  # issue 6: nested level profiles
+from gctool.cli.profile_options import profile_options
 
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
 
@@ -106,8 +106,8 @@ is not met (threshold below it, or not provable).""")
 @tol_option
 @max_sets_option
 @json_option
-@executor_options("attack")  # issue 9: --executor/--scheduler/--checkpoint
-@profile_options("attack")  # issue 6: nested level profiles (gctool/cli/profile_options.py)
+@executor_options("attack")
+@profile_options("attack")
 def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon: float,
            require: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,

@@ -29,7 +29,7 @@ s workers or fewer, or rank(B) > n - s).""")
               help="A load (partitions per worker): report whether it meets d >= k(s+m)/n and "
                    "the largest m it allows (default for an m-piece FILE: its max load).")
 @click.option("--check", is_flag=True, help="Exit 1 when a necessary condition is violated.")
-# -- issue 6: error level of the threshold rows of the approximate-code table ------------------
+# -- error level of the threshold rows of the approximate-code table ------------------
 @click.option("--epsilon", type=click.FloatRange(0, None), default=None, metavar="E",
               help="With FILE: the error level eps of the threshold rows T_eps = fewest "
                    "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
@@ -43,7 +43,7 @@ def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int |
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
     at least ceil(k(s+1)/n) (Tandon et al. 2017, Theorem 1).
     """
-    # -- issue 10: sr-sgc / m-sgc / coded-reduce / bcc files have their own comparisons ---
+    # -- sr-sgc / m-sgc / coded-reduce / bcc files have their own comparisons ---
     from gctool.cli.sequential_dispatch import dispatch_bound
 
     if (handled := dispatch_bound(code_file)) is not None:
@@ -55,11 +55,11 @@ def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int |
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
         report = bounds(load_code(code_file), s=stragglers, d=load,
-                        epsilon=epsilon)  # issue 6: --epsilon
+                        epsilon=epsilon)
     else:
         if n is None or k is None or stragglers is None:
             raise click.UsageError("without FILE, give -n, -k and -s")
-        if epsilon is not None:  # issue 6: the threshold rows need a code
+        if epsilon is not None:
             raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
         report = bounds(n=n, k=k, s=stragglers, m=pieces, d=load)
     if as_json:

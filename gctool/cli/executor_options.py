@@ -1,4 +1,4 @@
-"""``--executor local|dask``, ``--scheduler ADDRESS`` and ``--checkpoint FILE`` (issue 9).
+"""``--executor local|dask``, ``--scheduler ADDRESS`` and ``--checkpoint FILE``.
 
 A decorator for ``verify`` and ``attack``: it adds the three options, and with
 ``--executor dask`` runs the command inside :func:`gctool.audit.distributed.use_runner` with a

@@ -1,4 +1,4 @@
-"""Level-profile options of ``verify`` and ``attack`` for nested codes (issue 6).
+"""Level-profile options of ``verify`` and ``attack`` for nested codes.
 
 :func:`profile_options` is one decorator placed directly above a command's ``def``: it adds
 ``--profile``, ``--profile-file`` and ``--level-counts`` and, when one of them is given,

@@ -1,5 +1,5 @@
 """Hand sequential (sr-sgc, m-sgc), tree (coded-reduce) and BCC files from ``gctool verify`` and
-``gctool bound`` to :mod:`gctool.sequential.audit` (issue 10).
+``gctool bound`` to :mod:`gctool.sequential.audit`.
 
 ``verify.py`` and ``bound.py`` call :func:`dispatch_verify` / :func:`dispatch_bound` first; they
 return an exit code when they handled the file and None otherwise, leaving the command's own

@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from gctool.cli.executor_options import executor_options  # issue 9: dask executor
+from gctool.cli.executor_options import executor_options
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import code_argument, emit_json, json_option, load_code, tol_option
-from gctool.cli.profile_options import profile_options  # issue 6: nested level profiles
+from gctool.cli.profile_options import profile_options
 
 #: default --max-sets of verify (= gctool.limits.DEFAULT_MAX_SETS; not imported, to keep
 #: the CLI start-up free of library modules)
@@ -92,8 +92,8 @@ Exit 0 if every set of s stragglers leaves decodable survivors, 1 with a counter
               help="Refuse runs that must evaluate more straggler sets than this (after "
                    "symmetry reductions).")
 @json_option
-@executor_options("verify")  # issue 9: --executor/--scheduler/--checkpoint
-@profile_options("verify")  # issue 6: nested level profiles (gctool/cli/profile_options.py)
+@executor_options("verify")
+@profile_options("verify")
 def verify(code_file: str, stragglers: int | None, method: str, kernel: str, jobs: int,
            sample: int | None, seed: int | None, exact: bool, tol: float, max_sets: int,
            as_json: bool) -> int:
@@ -103,7 +103,7 @@ def verify(code_file: str, stragglers: int | None, method: str, kernel: str, job
     when its squared residual is at most tol*k, and the report gives the worst residual,
     condition number and decoder norm with their straggler sets.  FILE may be '-' for stdin.
     """
-    # -- issue 10: sr-sgc / m-sgc schedules and coded-reduce trees have their own verify --
+    # -- sr-sgc / m-sgc schedules and coded-reduce trees have their own verify --
     from gctool.cli.sequential_dispatch import dispatch_verify
 
     if (handled := dispatch_verify(code_file)) is not None:

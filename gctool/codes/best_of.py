@@ -1,4 +1,4 @@
-"""``best_of``: draw N random designs and keep the best-conditioned one (issue 3).
+"""``best_of``: draw N random designs and keep the best-conditioned one.
 
 A randomized real or complex scheme (e.g. ``cyclic``) decodes exactly with probability 1, but
 its draws differ in how well conditioned the decoding systems ``a^T B_F = targets`` are.

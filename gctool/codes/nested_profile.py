@@ -1,4 +1,4 @@
-"""Realised level profiles of nested codes for ``verify``/``attack`` (issue 6, reference §5.1).
+"""Realised level profiles of nested codes for ``verify``/``attack`` (reference §5.1).
 
 A *level profile* gives each worker the highest level it delivered (0 = nothing; ℓ = its
 messages for levels 1..ℓ, see :mod:`gctool.codes.nested`).  ``verify --profile`` asks whether
