@@ -702,7 +702,7 @@ def _map_files(argv: list[str], cmd: click.Command) -> list[str]:
         if i and argv[i - 1] in outputs and tok != "-":
             tok = "out" + Path(tok).suffix
         elif "/" in tok and (REPO / tok).resolve().parent.exists():
-            tok = str((REPO / tok).resolve())  # e.g. ../shared/data/... traces
+            tok = str((REPO / tok).resolve())  # e.g. a trace path
         elif tok.endswith(FILE_SUFFIXES) and not tok.startswith("-"):
             tok = "frc.npz" if tok.endswith(".npz") else "frc.json"
         mapped.append(tok)

@@ -1,14 +1,12 @@
 """The simulator: real AWS Lambda traces, closed forms, SGC deadlines, training, the CLI.
 
-The traces are read from ``$GCTOOL_SHARED_DATA/aws-lambda-delays`` (default: ``../shared/data``
-next to the repository, where CI keeps them).
+The traces are the copies shipped in the package (``gctool/data/traces/aws-lambda``).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -18,17 +16,16 @@ from click.testing import CliRunner
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 from gctool.codes import design
+from gctool.errors import InvalidInput
 from gctool.fields import parse_field
 from gctool.model import GradientCode
 from gctool.sequential.model import to_mask
 from gctool.sim.contenders import from_code, ignore_stragglers, uncoded
 from gctool.sim.delays import parse_delay
 from gctool.sim.run import simulate, theory
-from gctool.sim.traces import load_trace, read_trace_csv
+from gctool.sim.traces import builtin_dir, load_trace, read_trace_csv
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("GCTOOL_SHARED_DATA", REPO.parent / "shared" / "data"))
-TRACES = DATA / "aws-lambda-delays"
+TRACES = builtin_dir()
 LONDON = TRACES / "london"
 
 
@@ -74,9 +71,33 @@ def test_single_trace_file_ignores_loads() -> None:
                            base["round"][:, None], base["cols"][:, :4]])
 
 
-def test_broken_traces_are_rejected(tmp_path: Path) -> None:
-    from gctool.errors import InvalidInput
+def test_shipped_traces_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for region in ("canada", "london", "sydney"):
+        tr = parse_delay(f"trace:{region}").trace
+        assert tr.levels == [0.0, 0.25, 0.5, 0.75, 1.0] and tr.workers == 256
+        assert tr.label == f"{region} (5 load levels)"
+    one = parse_delay("trace:sydney-load0.750").trace
+    assert one.levels == [None] and np.array_equal(
+        one.durations[0], read_trace_csv(TRACES / "sydney-load0.750.csv"))
+    with pytest.raises(InvalidInput, match="shipped traces: canada, london, sydney"):
+        parse_delay("trace:paris")
+    # a file of the same name in the working directory wins over the shipped trace
+    (tmp_path / "london").write_text("round,worker,started_s,finished_s\n0,0,0,2.5\n")
+    monkeypatch.chdir(tmp_path)
+    assert parse_delay("trace:london").trace.durations[0].tolist() == [[2.5]]
 
+
+def test_shipped_trace_files_are_package_data() -> None:
+    import tomllib
+
+    globs = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())[
+        "tool"]["setuptools"]["package-data"]["gctool"]
+    pkg = TRACES.parent.parent.parent
+    shipped = {p for g in globs for p in pkg.glob(g)}
+    assert {p for p in TRACES.iterdir()} <= shipped and len(shipped & set(TRACES.iterdir())) == 16
+
+
+def test_broken_traces_are_rejected(tmp_path: Path) -> None:
     bad = tmp_path / "x-load0.500.csv"
     bad.write_text("round,worker,started_s,finished_s\n0,0,1.0,0.5\n")
     with pytest.raises(InvalidInput, match="before started_s"):
@@ -139,7 +160,7 @@ def code_mask(n: int) -> int:
 # -- traces end to end ----------------------------------------------------------------------------
 def test_trace_simulation_table_for_gc_and_sgc() -> None:
     codes = [("frc", design("frc", n=8, s=1)), ("crc", design("cyclic", n=8, s=2, seed=1))]
-    rep = simulate(codes, parse_delay(str(LONDON)), iterations=300, seed=2)
+    rep = simulate(codes, parse_delay("trace:london"), iterations=300, seed=2)
     names = [r["name"] for r in rep.rows]
     assert names[:3] == ["frc", "crc", "uncoded"]
     assert any(n.startswith("sr-sgc") for n in names) and any(n.startswith("m-sgc") for n in names)
@@ -209,7 +230,7 @@ def test_simulate_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     frc = tmp_path / "frc.json"
     runner.invoke(cli, ["design", "frc", "-n", "6", "-s", "1", "-o", str(frc)])
-    r = runner.invoke(cli, ["simulate", str(frc), "--delay", str(LONDON), "--iterations", "60",
+    r = runner.invoke(cli, ["simulate", str(frc), "--delay", "trace:london", "--iterations", "60",
                             "--seed", "1", "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -25,13 +25,14 @@ def _triple(ctx: click.Context, param: click.Parameter, value: str | None
 Examples:
   gctool simulate frc.json --delay shifted-exp:shift=1,rate=2 --seed 1
   gctool simulate frc.json crc.json --delay pareto:shape=2 --iterations 5000
-  gctool simulate crc.json --delay ../shared/data/aws-lambda-delays/london --seed 3
+  gctool simulate crc.json --delay trace:london --seed 3
   gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 0.5
   gctool simulate frc.json --delay shifted-exp --plot times.svg
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
-markov[:p=P,q=Q,slow=F,shift=A,rate=MU], or trace:PATH (a CSV file, or a prefix
-such as DIR/london selecting DIR/london-load*.csv).  Every scheme sees the same
+markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
+trace:london, trace:canada, trace:sydney (256 workers), or trace:PATH (a CSV
+file, or a prefix such as DIR/london selecting DIR/london-load*.csv).  Every scheme sees the same
 draws; speed-ups are against uncoded with the same n.  Exit 1 if a sequential
 job missed its deadline (a bug in the schedule).""")
 @click.argument("code_files", metavar="FILE...", nargs=-1, required=True,

@@ -1,4 +1,4 @@
-"""Measured straggler traces in CSV: the AWS Lambda format of shared/data/aws-lambda-delays.
+"""Measured straggler traces in CSV: the AWS Lambda format of the traces gctool ships.
 
 Format (one file per compute load): header ``round,worker,started_s,finished_s``, one row per
 (round, worker), every pair exactly once.  gctool reads a worker's time in a round as
@@ -7,8 +7,11 @@ mamaj/Sequential-Gradient-Coding-2).  The README of the data says both columns a
 from the start of the round; in most files they are absolute clock readings, which the
 difference is immune to.  The compute load of a file is read from its name (``load0.500``).
 
-``trace:PATH`` accepts a CSV file, or a prefix such as ``.../aws-lambda-delays/london`` that
-selects every ``london-load*.csv`` (one file per load level).
+``trace:PATH`` accepts a CSV file, or a prefix such as ``DIR/london`` that selects every
+``DIR/london-load*.csv`` (one file per load level).  ``trace:NAME`` with NAME one of the shipped
+traces (:data:`BUILTIN`: ``canada``, ``london``, ``sydney``, or one file such as
+``london-load0.500``) reads the copy in ``gctool/data/traces/aws-lambda`` (package data, so it
+works from a pip install); an existing path of the same name wins.
 
 How a scheme is mapped onto a trace (gctool's choice, documented in docs/sequential.md):
 
@@ -40,6 +43,23 @@ from gctool.errors import InvalidInput
 MAPPINGS = ("interp", "nearest", "ceil")
 _LOAD = re.compile(r"load(\d+(?:\.\d+)?)")
 HEADER = ("round", "worker", "started_s", "finished_s")
+#: the shipped AWS Lambda traces (package data), by region
+BUILTIN = ("canada", "london", "sydney")
+
+
+def builtin_dir() -> Path:
+    """Folder of the shipped AWS Lambda CSV files (a real directory in any pip install)."""
+    from importlib.resources import files
+
+    return Path(str(files("gctool") / "data" / "traces" / "aws-lambda"))
+
+
+def builtin_prefix(name: str) -> Path | None:
+    """The shipped trace called ``name`` (``london`` or ``london-load0.500``), else None."""
+    region, _, level = name.partition("-")
+    if region not in BUILTIN or (level and not _LOAD.fullmatch(level)):
+        return None
+    return builtin_dir() / (f"{name}.csv" if level else name)
 
 
 def read_trace_csv(path: Path) -> np.ndarray:
@@ -129,6 +149,9 @@ class Trace:
 
 def _files(spec: str) -> list[Path]:
     path = Path(spec)
+    shipped = builtin_prefix(spec)
+    if shipped is not None and not path.exists():
+        path = shipped
     try:
         if path.is_file():
             return [path]
@@ -138,7 +161,7 @@ def _files(spec: str) -> list[Path]:
                            ) from None
     if not found:
         raise InvalidInput(f"trace {spec!r}: no such CSV file, and no files {path.name}-load*.csv "
-                           f"in {path.parent}")
+                           f"in {path.parent} (shipped traces: {', '.join(BUILTIN)})")
     return found
 
 
