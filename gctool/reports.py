@@ -75,6 +75,8 @@ class VerifyReport(Report):
     estimate: dict[str, Any] | None = None  # work estimate made before starting
     warnings: list[str] = dc_field(default_factory=list)
     sample: dict[str, Any] | None = None  # --sample: requested size and seed
+    #: CI gates asked for (max_condition, strict) and the ones that failed (gctool.gates)
+    gates: dict[str, Any] | None = None
 
 
 @dataclass
@@ -116,6 +118,7 @@ class AttackReport(Report):
     curve: list[dict[str, Any]] | None = None  # worst error for s = 0..max_s
     require: int | None = None  # --require T (threshold mode)
     require_status: str | None = None  # "met", "below" or "unproven"
+    require_tolerance: int | None = None  # --require-tolerance S (= --require S+1)
     seed: int | None = None
     evaluations: int = 0
     notes: list[str] = dc_field(default_factory=list)

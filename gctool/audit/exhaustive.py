@@ -114,7 +114,15 @@ def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
             yield S0, fut.result()
 
 
-def resolve_jobs(jobs: int) -> int:
+#: searches over fewer straggler sets than this run in one process whatever ``jobs`` says
+#: (starting processes costs more than it saves)
+PARALLEL_MIN_SETS = 50_000
+
+
+def resolve_jobs(jobs: int, need: int | None = None) -> int:
+    """Processes to use: ``jobs`` (0 = every core), but one for small searches."""
+    if need is not None and need < PARALLEL_MIN_SETS:
+        return 1
     return max(1, os.cpu_count() or 1) if jobs == 0 else max(1, jobs)
 
 
@@ -140,7 +148,8 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         if runner is not None:
             best_err, best_set, checked = worst_ranked(oracle, s, rot, need, runner, progress)
         stream: Any = (() if runner is not None
-                       else evaluate_stream(oracle, _sets(n, s, size, rot), resolve_jobs(jobs)))
+                       else evaluate_stream(oracle, _sets(n, s, size, rot),
+                                            resolve_jobs(jobs, need)))
         for S, err in stream:
             i = int(np.argmax(err))  # first maximum: lexicographically smallest set
             if best_set is None or err[i] > best_err + 1e-12 * max(1.0, abs(best_err)):
@@ -208,7 +217,8 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 continue
             # -------------------------------------------------------------------------------------
             size = oracle.chunk_size(t)
-            for S, err in evaluate_stream(oracle, _sets(n, t, size, rot), resolve_jobs(jobs)):
+            for S, err in evaluate_stream(oracle, _sets(n, t, size, rot),
+                                          resolve_jobs(jobs, need)):
                 over = np.flatnonzero(err > limit)
                 if over.size:
                     i = int(over[0])

@@ -6,11 +6,12 @@ from typing import Any
 
 import click
 
+from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
-from gctool.cli.exit_codes import ExitCode
+from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import (
-    code_argument,
-    emit_json,
+    code_files_argument,
+    jobs_option,
     json_option,
     load_code,
     max_sets_option,
@@ -18,6 +19,7 @@ from gctool.cli.options import (
     seed_option,
     tol_option,
 )
+from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import profile_options
 
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
@@ -49,16 +51,20 @@ Examples:
   gctool attack code.json -s 3 --decoder fixed --normalize k --random -p 0.1
   gctool attack code.json -s 4 --method greedy --seed 7
   gctool attack code.json --threshold
-  gctool attack code.json --threshold --require 3        # CI gate: exit 1 below 3
+  gctool attack code.json --threshold --require-tolerance 2  # CI gate: exit 1 unless s=2 holds
+  gctool attack frc.json crc.json --threshold --require-tolerance 2
   gctool attack code.json --threshold --method milp --epsilon 0.5
   gctool attack code.json --curve --max-s 6 --random
 
 Errors are the raw squared decoding error ||a^T B_F - 1||^2 unless --normalize k divides
 them by k.  Over GF(q) the error is 0 (decodes) or 1 (fails).  Every result says whether
 it is exact (proved) or heuristic (a lower bound on the worst case), with the proven
-sandwich found <= true worst <= upper bound where one is known.  Exit 1 when --require
-is not met (threshold below it, or not provable).""")
-@code_argument
+sandwich found <= true worst <= upper bound where one is known.  The threshold T is the
+fewest stragglers that break the code, so a code with threshold T tolerates up to T-1
+stragglers: --require-tolerance S is the gate "tolerates S" (= threshold >= S+1).  Exit 1
+when a --require-* gate is not met (below it, or not provable).  With several FILEs: one
+line per file, one --json document, the worst exit status.""")
+@code_files_argument
 @click.option("-s", "stragglers", type=int, default=None,
               help="Number of stragglers (worst-case mode; default: the file's s).")
 @click.option("--threshold", "threshold_mode", is_flag=True,
@@ -66,8 +72,16 @@ is not met (threshold below it, or not provable).""")
 @click.option("--epsilon", type=click.FloatRange(0, None), default=0.0, show_default=True,
               help="Error level for --threshold (strict: error > epsilon; 0 = exact recovery "
                    "fails).")
-@click.option("--require", type=click.IntRange(0, None), default=None,
-              help="With --threshold: exit 1 unless the threshold is proved to be >= T.")
+@click.option("--require-tolerance", "require_tolerance", type=click.IntRange(0, None),
+              default=None, metavar="S",
+              help="With --threshold: exit 1 unless the code is proved to tolerate S "
+                   "stragglers (threshold >= S+1).")
+@click.option("--require-threshold", "require", type=click.IntRange(0, None), default=None,
+              metavar="T",
+              help="With --threshold: exit 1 unless the threshold is proved to be >= T (the "
+                   "code tolerates T-1).")
+@click.option("--require", "require_old", type=click.IntRange(0, None), default=None,
+              hidden=True, help="Deprecated spelling of --require-threshold.")
 @click.option("--curve", "curve_mode", is_flag=True,
               help="Worst-case error for s = 0..n (or --max-s), with a terminal chart.")
 @click.option("--max-s", type=click.IntRange(0, None), default=None,
@@ -99,17 +113,18 @@ is not met (threshold below it, or not provable).""")
 @click.option("--resolution", type=click.FloatRange(0, None, min_open=True), default=1e-4,
               show_default=True,
               help="MILP exact threshold: errors below this count as decodable.")
-@click.option("--jobs", type=click.IntRange(0, None), default=1, show_default=True,
-              help="Worker processes for exhaustive search (0 = all cores).")
+@jobs_option
 @click.option("--no-symmetry", is_flag=True, help="Do not use rotation symmetry.")
 @seed_option
 @tol_option
 @max_sets_option
 @json_option
+@quiet_option
 @executor_options("attack")
 @profile_options("attack")
-def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon: float,
-           require: int | None, curve_mode: bool, max_s: int | None, decoder: str,
+def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: bool,
+           epsilon: float, require_tolerance: int | None, require: int | None,
+           require_old: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
@@ -120,35 +135,52 @@ def attack(code_file: str, stragglers: int | None, threshold_mode: bool, epsilon
     --threshold reports the adversarial threshold and a witness set; --curve tabulates the
     worst case over s.  FILE may be '-'.
     """
-    from gctool.audit.attack import attack as run_attack
-    from gctool.audit.attack import curve as run_curve
-    from gctool.audit.attack import threshold as run_threshold
-
     if sum([threshold_mode, curve_mode, stragglers is not None]) > 1:
         raise click.UsageError("-s, --threshold and --curve exclude each other")
+    require = _required_threshold(require_tolerance, require, require_old)
     if require is not None and not threshold_mode:
-        raise click.UsageError("--require needs --threshold")
-    code = load_code(code_file)
+        raise click.UsageError("--require-tolerance/--require-threshold need --threshold")
+    if require_old is not None:
+        from gctool.cli.output import status
+
+        status("gctool: note: --require is deprecated; use --require-threshold T, or "
+               "--require-tolerance S (= threshold >= S+1)")
     common: dict[str, Any] = dict(
         decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
         tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
         symmetry=not no_symmetry)
-    with progress_bar("attack") as progress:
-        if threshold_mode:
-            report = run_threshold(code, epsilon, resolution=resolution, require=require,
-                                   progress=progress, **common)
-        elif curve_mode:
-            report = run_curve(code, max_s, random=random_sets, p=prob, samples=samples,
-                               progress=progress, **common)
-        else:
-            s = code.s if stragglers is None else stragglers
-            report = run_attack(code, s, random=random_sets, p=prob, samples=samples,
-                                progress=progress, **common)
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        from gctool.cli.render import render_attack
 
-        render_attack(report)
-    return int(ExitCode.OK if report.ok else ExitCode.FINDING)
+    def audit(path: str) -> tuple[Any, ExitCode]:
+        from gctool.audit.attack import attack as run_attack
+        from gctool.audit.attack import curve as run_curve
+        from gctool.audit.attack import threshold as run_threshold
+
+        code = load_code(path)
+        with progress_bar("attack") as progress:
+            if threshold_mode:
+                report = run_threshold(code, epsilon, resolution=resolution, require=require,
+                                       progress=progress, **common)
+                report.require_tolerance = require_tolerance
+            elif curve_mode:
+                report = run_curve(code, max_s, random=random_sets, p=prob, samples=samples,
+                                   progress=progress, **common)
+            else:
+                s = code.s if stragglers is None else stragglers
+                report = run_attack(code, s, random=random_sets, p=prob, samples=samples,
+                                    progress=progress, **common)
+        return report, verdict(report.ok)
+
+    from gctool.cli.render import render_attack, summary
+
+    return run_files("attack", code_file, audit, render_attack, summary, as_json)
+
+
+def _required_threshold(tolerance: int | None, threshold: int | None, old: int | None
+                        ) -> int | None:
+    """The threshold the gate requires: --require-tolerance S means threshold >= S+1."""
+    if old is not None:
+        threshold = old if threshold is None else threshold
+    if tolerance is not None and threshold is not None:
+        raise click.UsageError("--require-tolerance and --require-threshold exclude each other")
+    return tolerance + 1 if tolerance is not None else threshold

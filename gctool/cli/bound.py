@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import emit_json, json_option, load_code
+from gctool.cli.batch import run_files
+from gctool.cli.exit_codes import ExitCode, verdict
+from gctool.cli.options import json_option, load_code
+from gctool.cli.output import quiet_option
 
 
 @click.command(epilog="""\b
@@ -13,59 +17,61 @@ Examples:
   gctool bound -n 10 -k 10 -s 3
   gctool bound -n 10 -k 10 -s 2 -m 3 -d 5
   gctool bound code.json
+  gctool bound frc.json crc.json --check      # CI gate over several files
   gctool bound code.json -s 4 --check --json
   gctool bound code.json -s 2 --epsilon 0.5   # threshold rows T_eps at eps = 0.5
 
-With --check, exit 1 when the code violates a necessary condition (a partition held by
-s workers or fewer, or rank(B) > n - s).""")
-@click.argument("code_file", metavar="[FILE]", required=False, type=click.Path(allow_dash=True))
+With --check, exit 1 when a code violates a necessary condition (a partition held by
+s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file, one
+--json document, the worst exit status.  Sources in brackets: [P] a published result,
+[D] derived for gctool; 'reference §x' is a section of 'gctool reference'.""")
+@click.argument("code_file", metavar="[FILE]...", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("-n", type=click.IntRange(1, None), default=None, help="Number of workers.")
 @click.option("-k", type=click.IntRange(1, None), default=None, help="Number of partitions.")
 @click.option("-s", "stragglers", type=click.IntRange(0, None), default=None,
               help="Number of stragglers (default: the file's s).")
 @click.option("-m", "pieces", type=click.IntRange(1, None), default=None,
               help="Pieces per gradient for communication-efficient codes (default 1).")
-@click.option("-d", "load", type=click.IntRange(1, None), default=None,
+@click.option("-d", "--load", "load", type=click.IntRange(1, None), default=None,
               help="A load (partitions per worker): report whether it meets d >= k(s+m)/n and "
                    "the largest m it allows (default for an m-piece FILE: its max load).")
 @click.option("--check", is_flag=True, help="Exit 1 when a necessary condition is violated.")
-# -- error level of the threshold rows of the approximate-code table ------------------
 @click.option("--epsilon", type=click.FloatRange(0, None), default=None, metavar="E",
               help="With FILE: the error level eps of the threshold rows T_eps = fewest "
                    "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
                    "threshold_ub; default 1, the error of losing one partition).")
 @json_option
-def bound(code_file: str | None, n: int | None, k: int | None, stragglers: int | None,
+@quiet_option
+def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: int | None,
           pieces: int | None, load: int | None, check: bool, epsilon: float | None,
           as_json: bool) -> int:
-    """Report the load lower bounds for (n, k, s), and whether FILE meets them.
+    """Report the load lower bounds for (n, k, s), and whether each FILE meets them.
 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
     at least ceil(k(s+1)/n) (Tandon et al. 2017, Theorem 1).
     """
-    # -- sr-sgc / m-sgc / coded-reduce / bcc files have their own comparisons ---
-    from gctool.cli.sequential_dispatch import dispatch_bound
+    from gctool.cli.render import render_bound_any, summary
 
-    if (handled := dispatch_bound(code_file)) is not None:
-        return handled
-    # -------------------------------------------------------------------------------------
-    from gctool.bounds import bounds
-
-    if code_file is not None:
+    if code_file:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
-        report = bounds(load_code(code_file), s=stragglers, d=load,
-                        epsilon=epsilon)
-    else:
-        if n is None or k is None or stragglers is None:
-            raise click.UsageError("without FILE, give -n, -k and -s")
-        if epsilon is not None:
-            raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
-        report = bounds(n=n, k=k, s=stragglers, m=pieces, d=load)
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        from gctool.cli.render import render_bound
 
-        render_bound(report)
-    return int(ExitCode.FINDING if check and not report.ok else ExitCode.OK)
+        def audit(path: str) -> tuple[Any, ExitCode]:
+            from gctool.bounds import bounds
+            from gctool.cli.sequential_dispatch import dispatch_bound
+
+            report = dispatch_bound(path)  # sr-sgc / m-sgc / coded-reduce / bcc files
+            if report is None:
+                report = bounds(load_code(path), s=stragglers, d=load, epsilon=epsilon)
+            return report, verdict(report.ok or not check)
+
+        return run_files("bound", code_file, audit, render_bound_any, summary, as_json)
+    if n is None or k is None or stragglers is None:
+        raise click.UsageError("without FILE, give -n, -k and -s")
+    if epsilon is not None:
+        raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
+    from gctool.bounds import bounds
+
+    return run_files("bound", ["(n, k, s)"], lambda _: (
+        (r := bounds(n=n, k=k, s=stragglers, m=pieces, d=load)), verdict(r.ok or not check)),
+        render_bound_any, summary, as_json)

@@ -22,9 +22,10 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     import json
 
     from gctool._files import read_bytes
+    from gctool.cli.options import single_file
     from gctool.errors import InvalidInput
 
-    code_file = kwargs.get("code_file")
+    code_file = single_file(kwargs.get("code_file") or "-", "--checkpoint")
     if code_file in (None, "-"):
         raise InvalidInput("--checkpoint needs the code in a file (not stdin)")
     h = hashlib.sha256(command.encode())

@@ -1,5 +1,7 @@
-"""The exit-code contract of every gctool command (pinned by tests/test_exit_codes.py)."""
+"""The exit-code contract of every gctool command (pinned by tests/test_exit_codes.py), and
+the one place that turns verdicts into exit statuses."""
 
+from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -9,3 +11,13 @@ class ExitCode(IntEnum):
     USAGE = 2  #: usage error or invalid input (bad option, file, field, parameters, budget)
     INTERNAL = 3  #: a bug in gctool (please report it; GCTOOL_DEBUG=1 shows the traceback)
     INTERRUPTED = 130  #: interrupted (Ctrl-C / SIGINT); no partial output is left behind
+
+
+def verdict(holds: bool) -> ExitCode:
+    """Exit status of one audited file: OK when the property (and every gate) holds."""
+    return ExitCode.OK if holds else ExitCode.FINDING
+
+
+def worst(codes: Iterable[int]) -> ExitCode:
+    """Exit status of a run over several files: the worst (largest) of theirs."""
+    return ExitCode(max((int(c) for c in codes), default=int(ExitCode.OK)))

@@ -13,6 +13,7 @@ import click
 
 from gctool._version import __version__
 from gctool.cli.exit_codes import ExitCode
+from gctool.cli.output import quiet_option
 
 COMMANDS = {
     "design": "gctool.cli.design:design",
@@ -87,6 +88,7 @@ Exit codes: 0 ok, 1 finding, 2 usage error or invalid input, 3 internal error,
 130 interrupted.""",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="gctool")
+@quiet_option
 def cli() -> None:
     """Design and audit gradient codes for straggler-tolerant distributed gradient descent.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -10,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gctool.cli.output import emit_json, fmt, stdout_console  # noqa: F401 (re-exported)
 from gctool.limits import DEFAULT_MAX_SETS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +26,14 @@ field_option = click.option(
     help="real, complex, GF(p), GF(p^m), GF(2^8, x^8+x^4+x^3+x^2+1), or auto (cyclic-mds/rs/comm).",
 )
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
+#: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name
+#: ``code_file`` (a tuple) so shared decorators find it
+code_files_argument = click.argument("code_file", metavar="FILE...", nargs=-1, required=True,
+                                     type=click.Path(allow_dash=True))
+jobs_option = click.option(
+    "-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=True,
+    help="Worker processes (0 = every core; small searches run in one process); results do "
+         "not depend on it.")
 tol_option = click.option(
     "--tol", type=click.FloatRange(0, None), default=1e-9, show_default=True,
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
@@ -36,20 +44,19 @@ max_sets_option = click.option(
 )
 
 
+def single_file(files: str | tuple[str, ...], why: str) -> str:
+    """The one FILE of an option that works on a single code (e.g. ``--profile``)."""
+    if isinstance(files, str):
+        return files
+    if len(files) != 1:
+        raise click.UsageError(f"{why} takes exactly one FILE, got {len(files)}")
+    return files[0]
+
+
 def load_code(path: str) -> Any:
     from gctool.io import read_code
 
     return read_code(path)
-
-
-def emit_json(doc: Any) -> None:
-    click.echo(json.dumps(doc, indent=2, allow_nan=False))
-
-
-def stdout_console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -73,8 +80,3 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
 
         yield update
 
-
-def fmt(x: float | None, digits: int = 4) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x:.{digits}g}"

@@ -68,7 +68,7 @@ def _run(command: str, profile: str | None, profile_file: str | None,
     for name, unset in _CONFLICTS[command].items():
         if name in kwargs and kwargs[name] != unset:
             raise click.UsageError(f"{_FLAG[name]} does not apply with {given[0]}")
-    from gctool.cli.options import emit_json, load_code
+    from gctool.cli.options import emit_json, load_code, single_file
     from gctool.codes.nested_profile import (
         parse_levels,
         profile_report,
@@ -76,7 +76,7 @@ def _run(command: str, profile: str | None, profile_file: str | None,
         render_profile,
     )
 
-    code = load_code(kwargs["code_file"])
+    code = load_code(single_file(kwargs["code_file"], given[0]))
     if level_counts is not None:
         report = profile_report(code, command, counts=parse_levels(level_counts, "--level-counts"),
                                 normalize=kwargs.get("normalize", "none"))

@@ -29,19 +29,93 @@ def _diagnostics(d: Diagnostics) -> list[str]:
 
 
 def render_verify(r: VerifyReport) -> None:
+    """Text rendering of a VerifyReport on stdout."""
     con = stdout_console()
-    head = _verdict(r.ok, f"OK: tolerates any {r.s} stragglers",
-                    f"FAIL: does not tolerate {r.s} stragglers")
-    con.print(f"{head}  ({r.scheme}, n={r.n}, k={r.k}, {r.field})")
+    con.print(f"{_verify_head(r, markup=True)}  ({escape(r.scheme)}, n={r.n}, k={r.k}, "
+              f"{r.field})")
     con.print(escape(r.reason))
     if r.counterexample is not None:
         con.print(f"counterexample: stragglers {r.counterexample}")
     label = "exact" if r.exact else "heuristic"
     tol = "" if r.tolerance is None else f", tol {r.tolerance:g}"
-    con.print(f"checked {r.checked:,} of {r.total:,} sets by {r.method} "
-              f"({label}, {r.arithmetic} arithmetic{tol}) in {r.elapsed_s:.3f}s")
-    for line in _diagnostics(r.diagnostics):
-        con.print(line)
+    kern = f", {r.kernel} kernel" if r.kernel and r.kernel != "none" else ""
+    con.print(f"checked {r.checked:,} of {r.total:,} sets by {r.method} ({label}, "
+              f"{r.arithmetic} arithmetic{tol}{kern}, {r.jobs} job(s)) in {r.elapsed_s:.3f}s")
+    if r.reduction:
+        red = r.reduction
+        con.print(f"reduction: {red['kind']}, {red['checked']:,} set(s) stand for "
+                  f"{red['represents']:,} (x{red['factor']:g})")
+    d = r.diagnostics
+    if d.max_residual is not None or d.min_failing_error is not None:
+        def where(S: list[int] | None) -> str:
+            return f"  (stragglers {S})" if S else ""
+
+        con.print(f"  worst residual      {fmt(d.max_residual)}{where(d.max_residual_stragglers)}")
+        con.print(f"  worst condition     {fmt(d.max_condition)}"
+                  f"{where(d.max_condition_stragglers)}"
+                  + (f"  \\[proved bound {fmt(d.condition_bound)}]" if d.condition_bound else ""))
+        con.print(f"  largest decoder     {fmt(d.max_decoder_norm)}"
+                  f"{where(d.max_decoder_norm_stragglers)}")
+        if d.min_failing_error is not None:
+            con.print(f"  smallest failing error {fmt(d.min_failing_error)}")
+    for w in r.warnings:
+        con.print(f"[bold yellow]warning:[/] {escape(w)}")
+    for g in _gate_failures(r):
+        con.print(f"[bold red]gate failed:[/] {escape(g)}")
+
+
+def _gate_failures(r: Any) -> list[str]:
+    gates = getattr(r, "gates", None)
+    return list(gates["failures"]) if gates else []
+
+
+def _verify_head(r: VerifyReport, markup: bool = False) -> str:
+    text, style = {
+        "ok": (f"OK: tolerates any {r.s} stragglers", "bold green"),
+        "inconclusive": (f"NOT CERTIFIED: no counterexample among {r.checked:,} sampled sets",
+                         "bold yellow")}.get(
+        r.verdict, (f"FAIL: does not tolerate {r.s} stragglers", "bold red"))
+    return f"[{style}]{text}[/]" if markup else text
+
+
+def summary(r: Any) -> str:
+    """One plain line describing a report (the per-file line of a run over several files)."""
+    kind = type(r).__name__
+    if kind == "VerifyReport":
+        gates = _gate_failures(r)
+        extra = f"; gate failed: {gates[0]}" if gates else ""
+        return f"{_verify_head(r)} ({r.scheme}, n={r.n}, k={r.k}, {r.field}){extra}"
+    if kind == "AttackReport":
+        return _attack_summary(r)
+    if kind == "BoundReport":
+        verdict = "meets the bounds" if r.ok else f"FAIL: {r.findings[0] if r.findings else ''}"
+        return f"{verdict} (n={r.n}, k={r.k}, s={r.s})"
+    head = "OK" if getattr(r, "ok", True) else "FAIL"
+    reason = str(getattr(r, "reason", "") or "; ".join(getattr(r, "findings", [])))
+    return f"{head}: {reason}" if reason else head
+
+
+def _attack_summary(r: AttackReport) -> str:
+    how = "exact" if r.exact else "heuristic"
+    if r.mode == "threshold":
+        if r.threshold is None:
+            text = (f"threshold: none above epsilon {r.epsilon:g}" if r.exact
+                    else f"threshold >= {r.threshold_lower} (no witness)")
+        else:
+            text = f"threshold {r.threshold}, tolerates up to {r.threshold - 1} stragglers"
+        if r.require is not None:
+            text += f"; {_require_label(r)}: {r.require_status}"
+        return f"{text} ({how})"
+    if r.mode == "curve":
+        return f"worst-case error curve for s = 0..{r.s} ({how})"
+    return f"worst {r.s} stragglers {r.stragglers}: error {fmt(r.error, 6)} ({how})"
+
+
+def _require_label(r: AttackReport) -> str:
+    tol = getattr(r, "require_tolerance", None)
+    if tol is not None:
+        return f"tolerates >= {tol} stragglers (threshold >= {r.require})"
+    return f"threshold >= {r.require}"
 
 
 def render_attack(r: AttackReport) -> None:
@@ -82,7 +156,7 @@ def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
         con.print(f"threshold: >= {r.threshold_lower} (no witness found)")
     else:
         con.print(f"[bold]threshold: {r.threshold}[/] stragglers push the error above "
-                  f"{r.epsilon:g} ({unit})")
+                  f"{r.epsilon:g} ({unit}); tolerates up to {r.threshold - 1} stragglers")
         con.print(f"witness: stragglers {r.stragglers}, error {fmt(r.error, 6)}")
         if not r.exact:
             con.print(f"sandwich: {r.threshold_lower} <= threshold <= {r.threshold}")
@@ -92,7 +166,7 @@ def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
     if r.require is not None:
         verdict = {"met": "[bold green]met[/]", "below": "[bold red]FAIL: below[/]",
                    "unproven": "[bold red]FAIL: not proved[/]"}[r.require_status or "unproven"]
-        con.print(f"require >= {r.require}: {verdict}")
+        con.print(f"{_require_label(r)}: {verdict}")
 
 
 def _render_curve(con: Any, r: AttackReport) -> None:
@@ -147,6 +221,16 @@ def render_bound(r: BoundReport) -> None:
                       f"cannot tolerate s = {r.s}")
     for f in r.findings:
         con.print(f"[bold red]finding:[/] {escape(f)}")
+
+
+def render_bound_any(report: Any) -> None:
+    """A bound report of a one-shot code, or of a multi-round (sgc/tree/bcc) file."""
+    if isinstance(report, BoundReport):
+        render_bound(report)
+    else:
+        from gctool.cli.render_sequential import render_report
+
+        render_report(report)
 
 
 def render_export(r: ExportReport) -> None:

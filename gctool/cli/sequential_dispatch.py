@@ -1,9 +1,10 @@
 """Hand sequential (sr-sgc, m-sgc), tree (coded-reduce) and BCC files from ``gctool verify`` and
 ``gctool bound`` to :mod:`gctool.sequential.audit`.
 
-``verify.py`` and ``bound.py`` call :func:`dispatch_verify` / :func:`dispatch_bound` first; they
-return an exit code when they handled the file and None otherwise, leaving the command's own
-behaviour untouched.  To decide, the file's scheme is peeked: from the first 64 KiB of a path
+``verify.py`` and ``bound.py`` call :func:`dispatch_verify` / :func:`dispatch_bound` first for
+each file; they return the report when they handled the file and None otherwise, leaving the
+command's own behaviour untouched (the command renders the report and sets the exit status).
+To decide, the file's scheme is peeked: from the first 64 KiB of a path
 (the canonical writer puts ``"scheme"`` on the third line), or by reading stdin once and putting
 the bytes back for the command to read again.  Options come from the click context, so the
 call sites need no arguments.
@@ -20,8 +21,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import emit_json, progress_bar
+from gctool.cli.options import progress_bar
 
 _HEAD = 1 << 16
 #: transitions of the exact schedule search unless --max-sets is given (then: that many)
@@ -69,7 +69,7 @@ def peek(path: str | None, schemes: tuple[str, ...]) -> Any:
     return code if code.scheme in schemes else None
 
 
-def dispatch_verify(code_file: str) -> int | None:
+def dispatch_verify(code_file: str) -> Any:
     """``gctool verify`` of a sequential schedule or a CodedReduce tree."""
     from gctool.sequential.audit import VERIFY_SCHEMES, check_lambda, verify_code
 
@@ -89,16 +89,10 @@ def dispatch_verify(code_file: str) -> int | None:
         report = verify_code(code, stragglers, tol=params.get("tol", 1e-9), max_sets=budget,
                              seed=params.get("seed") or 0, progress=progress)
     assert report is not None
-    if params.get("as_json"):
-        emit_json(report.to_dict())
-    else:
-        from gctool.cli.render_sequential import render_report
-
-        render_report(report)
-    return int(ExitCode.OK if getattr(report, "ok", False) else ExitCode.FINDING)
+    return report
 
 
-def dispatch_bound(code_file: str | None) -> int | None:
+def dispatch_bound(code_file: str | None) -> Any:
     """``gctool bound`` of an SGC, CodedReduce or BCC file."""
     from gctool.sequential.audit import BOUND_SCHEMES, bound_code
 
@@ -110,10 +104,4 @@ def dispatch_bound(code_file: str | None) -> int | None:
         raise click.UsageError("give either FILE or -n/-k, not both")
     report = bound_code(code)
     assert report is not None
-    if params.get("as_json"):
-        emit_json(report.to_dict())
-    else:
-        from gctool.cli.render_sequential import render_report
-
-        render_report(report)
-    return int(ExitCode.FINDING if params.get("check") and not report.ok else ExitCode.OK)
+    return report

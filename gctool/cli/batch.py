@@ -1,0 +1,81 @@
+"""Run an audit command over FILE...: one library call per file, one line per file (plus the
+full report of files with findings), one JSON document, and the worst exit status.
+
+With a single FILE the command prints exactly what it always printed (the full report, and
+under ``--json`` the report object itself).  With several FILEs:
+
+* text: ``FILE: <summary>`` for each file; the full report, indented, below files whose exit
+  status is not 0; a file that cannot be read gets ``FILE: ERROR: <message>`` (and the usual
+  ``gctool: error:`` line on stderr), and the run goes on with the next file;
+* ``--json``: ``{"version": 1, "command": ..., "exit_code": worst, "files": [{"file": FILE,
+  "exit_code": c, "report": {...}} or {"file": FILE, "exit_code": 2, "error": "..."}]}``
+  (schema: ``gctool schema batch``);
+* exit status: the worst (largest) of the files' statuses (:func:`exit_codes.worst`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from gctool.cli.exit_codes import ExitCode, worst
+from gctool.cli.output import emit_json, quiet
+
+#: one file's audit: the report and its exit status
+Audit = Callable[[str], tuple[Any, ExitCode]]
+
+
+def run_files(command: str, files: Sequence[str], audit: Audit, render: Callable[[Any], None],
+              summary: Callable[[Any], str], as_json: bool) -> int:
+    """Audit every file, render, and return the worst exit status."""
+    if list(files).count("-") > 1:
+        raise click.UsageError("stdin ('-') can be read only once")
+    if len(files) == 1:
+        report, code = audit(files[0])
+        if as_json:
+            emit_json(report.to_dict())
+        elif not (quiet() and code == ExitCode.OK):
+            render(report)
+        return int(code)
+    entries: list[dict[str, Any]] = []
+    for path in files:
+        entries.append(_one(path, audit, render, summary, as_json))
+    status = worst(e["exit_code"] for e in entries)
+    if as_json:
+        emit_json({"version": 1, "command": command, "exit_code": int(status), "files": entries})
+    return int(status)
+
+
+def _one(path: str, audit: Audit, render: Callable[[Any], None], summary: Callable[[Any], str],
+         as_json: bool) -> dict[str, Any]:
+    from gctool.errors import GctoolError
+
+    label = "stdin" if path == "-" else path
+    try:
+        report, code = audit(path)
+    except GctoolError as exc:
+        from gctool.cli.main import _one_line
+
+        click.echo(f"gctool: error: {_one_line(str(exc))}", err=True)
+        if not as_json:
+            message = _one_line(str(exc))
+            message = message[len(label) + 2:] if message.startswith(f"{label}: ") else message
+            click.echo(f"{label}: ERROR: {message}")
+        return {"file": label, "exit_code": int(ExitCode.USAGE), "error": str(exc)}
+    if not as_json and not (quiet() and code == ExitCode.OK):
+        click.echo(f"{label}: {summary(report)}")
+        if code != ExitCode.OK:
+            click.echo(_indented(render, report))
+    return {"file": label, "exit_code": int(code), "report": report.to_dict()}
+
+
+def _indented(render: Callable[[Any], None], report: Any) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        render(report)
+    return "\n".join("    " + line if line else line
+                     for line in buf.getvalue().rstrip("\n").splitlines())

@@ -1,0 +1,64 @@
+"""Shared output helpers of every command: the stdout console, JSON documents, status lines
+on stderr, ``-q/--quiet``, and number formatting.
+
+Results go to stdout; status ("wrote ... to FILE", parameter lines) goes to stderr and is
+silenced by ``--quiet``.  When stdout is not a terminal, text is never wrapped (a CI log or a
+pipe gets whole lines and whole table cells, whatever its width).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+#: width of the stdout console when stdout is not a terminal (no wrapping in logs and pipes)
+UNWRAPPED_WIDTH = 10_000
+
+
+def quiet() -> bool:
+    """True when the invocation asked for ``-q/--quiet`` (root option)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root is not None and isinstance(root.obj, dict) and root.obj.get("quiet"))
+
+
+def status(message: str) -> None:
+    """A status line on stderr ("wrote ... to FILE"), unless --quiet."""
+    if not quiet():
+        click.echo(message, err=True)
+
+
+def emit_json(doc: Any) -> None:
+    click.echo(json.dumps(doc, indent=2, allow_nan=False))
+
+
+def stdout_console() -> Any:
+    """The rich console of stdout: terminal width on a terminal, no wrapping otherwise."""
+    import os
+
+    from rich.console import Console
+
+    tty = sys.stdout.isatty()
+    width = None if tty or os.environ.get("COLUMNS") else UNWRAPPED_WIDTH
+    return Console(highlight=False, soft_wrap=True, width=width)
+
+
+def fmt(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.{digits}g}"
+
+
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.find_root().ensure_object(dict)["quiet"] = True
+
+
+#: ``-q/--quiet`` (accepted by the root group and by every command): no status lines on
+#: stderr, and the audit commands print only the files with findings or errors
+quiet_option = click.option(
+    "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+    help="Print only findings and errors: no status lines, nothing for files that pass.")

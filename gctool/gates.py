@@ -1,0 +1,42 @@
+"""CI gates on audit reports: conditions a user adds on top of the audited property.
+
+``verify --max-condition X`` fails a real/complex code whose worst condition number over the
+decoding systems exceeds X (or cannot be bounded); ``verify --strict`` fails on any numerical
+warning.  Exact arithmetic (GF(q), ``--exact``) has no condition number, so it passes both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def numerical_gates(report: Any, max_condition: float | None = None,
+                    strict: bool = False) -> list[str]:
+    """The gates ``report`` fails, one sentence each (empty: every gate passes)."""
+    failures: list[str] = []
+    numeric = getattr(report, "arithmetic", "exact") == "float64"
+    d = getattr(report, "diagnostics", None)
+    if max_condition is not None and numeric and d is not None and report.ok:
+        cond = d.max_condition if d.max_condition is not None else d.condition_bound
+        if cond is None:
+            failures.append(f"--max-condition {max_condition:g}: the worst condition number "
+                            "was not computed, so it cannot be shown to be below the limit")
+        elif cond > max_condition:
+            where = (f" at stragglers {d.max_condition_stragglers}"
+                     if d.max_condition_stragglers else "")
+            failures.append(f"--max-condition {max_condition:g}: worst condition number "
+                            f"{cond:.3g}{where} exceeds it")
+    if strict:
+        failures += [f"--strict: {w}" for w in getattr(report, "warnings", [])]
+    return failures
+
+
+def apply_gates(report: Any, max_condition: float | None = None, strict: bool = False
+                ) -> bool:
+    """Record the gates in ``report.gates`` (when any is asked for) and return whether the
+    report passes them all."""
+    if max_condition is None and not strict:
+        return True
+    failures = numerical_gates(report, max_condition, strict)
+    report.gates = {"max_condition": max_condition, "strict": strict, "failures": failures}
+    return not failures

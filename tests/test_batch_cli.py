@@ -1,0 +1,171 @@
+"""Audit commands over several files (FILE...), CI gates, and -q/--quiet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import gctool
+from gctool.cli.exit_codes import ExitCode, worst
+from gctool.cli.main import cli
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+
+
+def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    """Two good codes (s = 2), one that tolerates only 1, one unreadable file."""
+    out = {}
+    for name, code in (("frc", gctool.design("frc", 6, 2)),
+                       ("crc", gctool.design("cyclic", 8, 2, seed=1)),
+                       ("weak", gctool.design("frc", 6, 1))):
+        path = tmp_path / f"{name}.json"
+        gctool.write_code(code, path)
+        out[name] = str(path)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"x": 1}')
+    out["bad"] = str(bad)
+    return out
+
+
+def test_worst_is_the_largest_status() -> None:
+    assert worst([]) == ExitCode.OK
+    assert worst([0, 1, 0]) == ExitCode.FINDING
+    assert worst([1, 2, 0]) == ExitCode.USAGE
+
+
+def test_verify_several_files_one_line_each(runner: CliRunner, files: dict[str, str]) -> None:
+    r = _run(runner, "verify", files["frc"], files["crc"])
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(files["frc"] + ": OK: tolerates any 2")
+    assert lines[1].startswith(files["crc"] + ": OK: tolerates any 2")
+
+
+def test_verify_worst_status_and_details_of_failures(runner: CliRunner,
+                                                     files: dict[str, str]) -> None:
+    r = _run(runner, "verify", files["frc"], files["weak"], "-s", "2")
+    assert r.exit_code == ExitCode.FINDING
+    assert f"{files['weak']}: FAIL: does not tolerate 2" in r.stdout
+    assert "    counterexample: stragglers" in r.stdout  # details, indented, for the failure
+    assert r.stdout.count("counterexample") == 1
+    r = _run(runner, "verify", files["weak"], files["bad"], files["frc"], "-s", "2")
+    assert r.exit_code == ExitCode.USAGE  # an unreadable file is worse than a finding
+    assert f"{files['bad']}: ERROR:" in r.stdout
+    assert f"{files['frc']}: OK" in r.stdout  # the run went on after the bad file
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("gctool: error:")
+
+
+def test_verify_json_of_several_files_is_one_document(runner: CliRunner,
+                                                      files: dict[str, str]) -> None:
+    r = _run(runner, "verify", files["frc"], files["weak"], files["bad"], "-s", "2", "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == doc["exit_code"] == ExitCode.USAGE
+    assert doc["command"] == "verify" and [e["file"] for e in doc["files"]] == [
+        files["frc"], files["weak"], files["bad"]]
+    assert [e["exit_code"] for e in doc["files"]] == [0, 1, 2]
+    assert doc["files"][0]["report"]["ok"] is True
+    assert doc["files"][1]["report"]["counterexample"] is not None
+    assert "error" in doc["files"][2] and "report" not in doc["files"][2]
+
+
+def test_single_file_json_keeps_the_report_shape(runner: CliRunner,
+                                                 files: dict[str, str]) -> None:
+    doc = json.loads(_run(runner, "verify", files["frc"], "--json").stdout)
+    assert doc["ok"] is True and "files" not in doc
+
+
+def test_stdin_only_once(runner: CliRunner, files: dict[str, str]) -> None:
+    r = runner.invoke(cli, ["verify", "-", "-"], input=Path(files["frc"]).read_text())
+    assert r.exit_code == ExitCode.USAGE and "once" in r.stderr
+
+
+@pytest.mark.parametrize("name,s", [("frc", 2), ("frc", 3), ("crc", 2), ("crc", 3),
+                                    ("weak", 1), ("weak", 2)])
+def test_require_tolerance_agrees_with_verify(runner: CliRunner, files: dict[str, str],
+                                              name: str, s: int) -> None:
+    """'attack --threshold --require-tolerance S' passes exactly when 'verify -s S' does."""
+    gate = _run(runner, "attack", files[name], "--threshold", "--require-tolerance", str(s))
+    check = _run(runner, "verify", files[name], "-s", str(s))
+    assert gate.exit_code == check.exit_code
+    assert f"tolerates >= {s} stragglers (threshold >= {s + 1})" in gate.stdout
+
+
+def test_threshold_output_says_what_is_tolerated(runner: CliRunner,
+                                                 files: dict[str, str]) -> None:
+    r = _run(runner, "attack", files["frc"], "--threshold")
+    assert "threshold: 3 stragglers" in r.stdout and "tolerates up to 2 stragglers" in r.stdout
+
+
+def test_require_is_a_deprecated_threshold_gate(runner: CliRunner,
+                                                files: dict[str, str]) -> None:
+    old = _run(runner, "attack", files["frc"], "--threshold", "--require", "3")
+    new = _run(runner, "attack", files["frc"], "--threshold", "--require-threshold", "3")
+    assert old.exit_code == new.exit_code == 0
+    assert "deprecated" in old.stderr and new.stderr == ""
+    assert "--require " not in _run(runner, "attack", "--help").stdout
+    r = _run(runner, "attack", files["frc"], "--threshold", "--require-tolerance", "2",
+             "--require-threshold", "3")
+    assert r.exit_code == ExitCode.USAGE
+
+
+def test_attack_and_bound_take_several_files(runner: CliRunner, files: dict[str, str]) -> None:
+    r = _run(runner, "attack", files["frc"], files["weak"], "--threshold",
+             "--require-tolerance", "2")
+    assert r.exit_code == ExitCode.FINDING
+    assert f"{files['frc']}: threshold 3, tolerates up to 2" in r.stdout
+    assert f"{files['weak']}: threshold 2, tolerates up to 1" in r.stdout
+    r = _run(runner, "bound", files["frc"], files["crc"], "--check", "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and len(doc["files"]) == 2
+    assert _run(runner, "bound", files["frc"], files["weak"], "-s", "2",
+                "--check").exit_code == ExitCode.FINDING
+
+
+def _ill(path: Path, eps: float) -> str:
+    """n = 3, k = 2, s = 1: any two rows decode, with condition number about 4/eps."""
+    B = np.array([[1, 1], [1, 1 + eps], [1, 1 - eps]])
+    gctool.write_code(GradientCode(B, parse_field("real"), 1, "custom"), path)
+    return str(path)
+
+
+def test_max_condition_gate(runner: CliRunner, tmp_path: Path, files: dict[str, str]) -> None:
+    ill = _ill(tmp_path / "ill.json", 1e-4)
+    cond = json.loads(_run(runner, "verify", ill, "--json").stdout)["diagnostics"][
+        "max_condition"]
+    assert 1e4 < cond < 1e5
+    assert _run(runner, "verify", ill, "--max-condition", "1e5").exit_code == 0
+    r = _run(runner, "verify", ill, "--max-condition", "1e3", "--json")
+    assert r.exit_code == ExitCode.FINDING
+    gates = json.loads(r.stdout)["gates"]
+    assert gates["max_condition"] == 1e3 and "exceeds" in gates["failures"][0]
+    gf = tmp_path / "gf.json"  # exact arithmetic: no condition number, the gate passes
+    gctool.write_code(gctool.design("cyclic-mds", 6, 2, field="GF(7)"), gf)
+    assert _run(runner, "verify", str(gf), "--max-condition", "1").exit_code == 0
+
+
+def test_strict_fails_on_numerical_warnings(runner: CliRunner, tmp_path: Path) -> None:
+    ill = _ill(tmp_path / "ill.json", 1e-9)
+    plain = _run(runner, "verify", ill)
+    assert plain.exit_code == 0 and "warning:" in plain.stdout
+    strict = _run(runner, "verify", ill, "--strict")
+    assert strict.exit_code == ExitCode.FINDING and "gate failed: --strict" in strict.stdout
+    good = _ill(tmp_path / "good.json", 0.5)
+    assert _run(runner, "verify", good, "--strict").exit_code == 0
+
+
+def test_quiet_prints_only_findings(runner: CliRunner, files: dict[str, str]) -> None:
+    r = _run(runner, "verify", "-q", files["frc"], files["weak"], "-s", "2")
+    assert r.exit_code == ExitCode.FINDING
+    assert files["frc"] not in r.stdout and files["weak"] in r.stdout
+    r = _run(runner, "-q", "verify", files["frc"])
+    assert r.exit_code == 0 and r.stdout == ""
