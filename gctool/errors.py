@@ -2,7 +2,7 @@
 
 The library never prints and never exits; it raises these.  The CLI maps them to exit codes
 (see :mod:`gctool.cli.exit_codes`): every :class:`InvalidInput` is a usage error (exit 2),
-:class:`SearchInterrupted` is exit 130.
+:class:`SearchInterrupted` is exit 130 (129/143 after SIGHUP/SIGTERM).
 """
 
 from __future__ import annotations
@@ -32,9 +32,35 @@ class BudgetExceeded(InvalidInput):
     """A requested computation is larger than the allowed budget (raise it explicitly)."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived; handled like Ctrl-C (see :mod:`gctool._signals`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class SearchInterrupted(GctoolError):
     """A long search was interrupted (Ctrl-C); carries how far it got."""
 
     def __init__(self, summary: str) -> None:
         super().__init__(summary)
         self.summary = summary
+
+
+def printable(text: object, limit: int = 500) -> str:
+    """``text`` made safe for a terminal, on one line of at most ``limit`` characters.
+
+    The one sanitiser for every string that may come from a file or an argument (a scheme name,
+    a file name, a value in an error message): whitespace runs become one space; control and
+    format characters (escape sequences, bidi overrides) and lone surrogates are shown escaped
+    (``\\x1b``), so they cannot move the cursor, recolour or retitle the terminal, or break the
+    encoding of stdout."""
+    out = []
+    for ch in " ".join(str(text).split()):
+        out.append(ch if ch.isprintable() else
+                   ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
+        if len(out) > limit:
+            break
+    line = "".join(out)
+    return line if len(line) <= limit else line[: max(limit - 3, 0)] + "..."

@@ -5,7 +5,8 @@ from gctool.cli.exit_codes import ExitCode
 
 def test_exit_codes_are_pinned() -> None:
     assert {c.name: int(c) for c in ExitCode} == {
-        "OK": 0, "FINDING": 1, "USAGE": 2, "INTERNAL": 3, "INTERRUPTED": 130,
+        "OK": 0, "FINDING": 1, "USAGE": 2, "INTERNAL": 3, "HANGUP": 129,
+        "INTERRUPTED": 130, "TERMINATED": 143,
     }
 
 

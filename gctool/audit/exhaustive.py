@@ -78,6 +78,9 @@ _WORKER: dict[str, Oracle] = {}
 
 
 def _init_worker(code: Any, decoder: str, weights: Any, tol: float) -> None:
+    from gctool._signals import worker_init
+
+    worker_init()
     _WORKER["oracle"] = make_oracle(code, decoder, weights, tol)
 
 
@@ -100,8 +103,8 @@ def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     args = (oracle.code, oracle.kind, _weights_of(oracle), oracle.decoder.tol)
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=args) as pool:
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=args)
+    try:
         pending: list[tuple[np.ndarray, Future[np.ndarray]]] = []
         for S in chunks:
             pending.append((S, pool.submit(_eval_chunk, S)))
@@ -112,6 +115,12 @@ def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
         for S0, fut in pending:
             oracle.evaluations += S0.shape[0]
             yield S0, fut.result()
+    except BaseException:  # Ctrl-C, SIGTERM, an early stop: end the workers now
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 #: searches over fewer straggler sets than this run in one process whatever ``jobs`` says

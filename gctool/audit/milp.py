@@ -108,12 +108,36 @@ def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarra
     if left <= 0:
         return None
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in rows if A.shape[0]]
+    options = {"time_limit": max(left, 0.5), "mip_rel_gap": 1e-9, "disp": False}
+    return _interruptible(lambda: milp(c, integrality=integrality, bounds=Bounds(lb, ub),
+                                       constraints=cons, options=options))
+
+
+def _interruptible(call: Any) -> Any:
+    """``call()`` in a helper thread, so that Ctrl-C (and SIGTERM under the CLI) stops the wait
+    within a tenth of a second: HiGHS releases the GIL but never returns to Python before its
+    time limit.  An abandoned solve finishes in the background (daemon thread; the process
+    exits without waiting for it)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="gctool-milp", daemon=True)
     try:
-        return milp(c, integrality=integrality, bounds=Bounds(lb, ub), constraints=cons,
-                    options={"time_limit": max(left, 0.5), "mip_rel_gap": 1e-9,
-                             "disp": False})
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.1)
     except KeyboardInterrupt:
         raise SearchInterrupted("MILP interrupted; no verdict") from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 # -- threshold ------------------------------------------------------------------------------------

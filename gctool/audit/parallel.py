@@ -8,8 +8,9 @@ then cancelled (the pool is terminated).
 
 * Worker processes are forked where the platform allows it (the worker object is inherited,
   not pickled); elsewhere they are spawned and the worker object is pickled once per process.
-* Workers ignore SIGINT: Ctrl-C raises KeyboardInterrupt in the parent only, which terminates
-  the pool it started and re-raises (the caller turns it into SearchInterrupted).
+* Workers ignore SIGINT (:func:`gctool._signals.worker_init`): Ctrl-C (and SIGTERM/SIGHUP under
+  the CLI) raises KeyboardInterrupt in the parent only, which terminates the pool it started and
+  re-raises (the caller turns it into SearchInterrupted).
 * Memory: tasks are small descriptors and results small summaries; each process holds one
   chunk at a time, so peak memory is about ``jobs`` times the chunk memory.
 """
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
+
+from gctool._signals import worker_init
 
 T = TypeVar("T")
 
@@ -48,7 +50,7 @@ def resolve_jobs(jobs: int | None) -> int:
 
 def _init(worker: Any) -> None:
     global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_init()
     _WORKER = worker
 
 

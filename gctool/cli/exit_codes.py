@@ -1,6 +1,7 @@
 """The exit-code contract of every gctool command (pinned by tests/test_exit_codes.py), and
 the one place that turns verdicts into exit statuses."""
 
+import signal
 from collections.abc import Iterable
 from enum import IntEnum
 
@@ -10,7 +11,9 @@ class ExitCode(IntEnum):
     FINDING = 1  #: the command ran and found that a property does not hold
     USAGE = 2  #: usage error or invalid input (bad option, file, field, parameters, budget)
     INTERNAL = 3  #: a bug in gctool (please report it; GCTOOL_DEBUG=1 shows the traceback)
+    HANGUP = 129  #: SIGHUP (terminal closed); handled like Ctrl-C, no partial output
     INTERRUPTED = 130  #: interrupted (Ctrl-C / SIGINT); no partial output is left behind
+    TERMINATED = 143  #: SIGTERM (timeout, CI cancellation, systemd, kill); handled like Ctrl-C
 
 
 def verdict(holds: bool) -> ExitCode:
@@ -21,3 +24,10 @@ def verdict(holds: bool) -> ExitCode:
 def worst(codes: Iterable[int]) -> ExitCode:
     """Exit status of a run over several files: the worst (largest) of theirs."""
     return ExitCode(max((int(c) for c in codes), default=int(ExitCode.OK)))
+
+
+def for_signal(signum: int | None) -> ExitCode:
+    """The exit code after the termination signal ``signum`` (None or SIGINT: 130)."""
+    if signum == signal.SIGHUP:
+        return ExitCode.HANGUP
+    return ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from gctool._version import __version__
-from gctool.cli.exit_codes import ExitCode
+from gctool.cli.exit_codes import ExitCode, for_signal
 from gctool.cli.output import quiet_option
 
 COMMANDS = {
@@ -58,8 +58,10 @@ class GctoolGroup(LazyGroup):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
-            from gctool import _files
+            from gctool import _files, _signals
 
+            _signals.install()
+            _quiet_process()
             _files._READ_ONCE.clear()  # one invocation = one reading of each pipe
             argv = sys.argv[1:] if args is None else list(args)
             if any("\0" in str(a) for a in argv):  # only reachable through the Python API
@@ -85,7 +87,7 @@ Examples:
   gctool bound -n 10 -k 10 -s 3
 
 Exit codes: 0 ok, 1 finding, 2 usage error or invalid input, 3 internal error,
-130 interrupted.""",
+130 interrupted (Ctrl-C), 129 SIGHUP, 143 SIGTERM.""",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="gctool")
 @quiet_option
@@ -103,8 +105,9 @@ MAX_MESSAGE = 500
 
 
 def _one_line(text: str) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 3] + "..."
+    from gctool.errors import printable
+
+    return printable(text, MAX_MESSAGE)
 
 
 def _fail(message: str, code: ExitCode) -> int:
@@ -134,9 +137,9 @@ def _guarded(invoke: Callable[[], Any]) -> int:
     except click.ClickException as exc:
         return _usage(exc)
     except (click.Abort, KeyboardInterrupt):
-        return _fail("interrupted", ExitCode.INTERRUPTED)
+        return _interrupted("interrupted")
     except SearchInterrupted as exc:
-        return _fail(exc.summary, ExitCode.INTERRUPTED)
+        return _interrupted(exc.summary)
     except GctoolError as exc:
         return _fail(f"error: {exc}", ExitCode.USAGE)
     except BrokenPipeError:
@@ -152,6 +155,44 @@ def _guarded(invoke: Callable[[], Any]) -> int:
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
                      "(please report it; GCTOOL_DEBUG=1 shows the traceback)", ExitCode.INTERNAL)
     return int(rv) if isinstance(rv, int) else int(ExitCode.OK)
+
+
+def _interrupted(summary: str) -> int:
+    """Exit 130 after Ctrl-C, 129 after SIGHUP, 143 after SIGTERM, with the one-line summary."""
+    import signal
+
+    from gctool._signals import received
+
+    signum = received()
+    if signum is not None:
+        summary = f"{summary} ({signal.Signals(signum).name})"
+    return _fail(summary, for_signal(signum))
+
+
+def _quiet_process() -> None:
+    """Keep the command's output its own: warnings off (the library reports what matters as
+    diagnostics), and anything that native code (LAPACK's XERBLA, the HiGHS MILP solver)
+    prints on file descriptor 1 goes to /dev/null instead of into stdout, which stays gctool's
+    (its Python stream is moved to a duplicate of the original descriptor)."""
+    import io
+    import warnings
+
+    if not os.environ.get("GCTOOL_DEBUG"):
+        warnings.simplefilter("ignore")
+    stream = sys.stdout
+    try:
+        if stream is not sys.__stdout__ or stream.fileno() != 1:
+            return  # already moved, or captured (CliRunner, an embedding application)
+        stream.flush()
+        saved = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(saved, "w")), encoding=stream.encoding,
+        errors="backslashreplace", line_buffering=stream.line_buffering)
 
 
 def main(argv: list[str] | None = None) -> int:
