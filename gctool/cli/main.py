@@ -179,9 +179,9 @@ def _quiet_process() -> None:
 
     if not os.environ.get("GCTOOL_DEBUG"):
         warnings.simplefilter("ignore")
-    stream: Any = sys.stdout
+    stream = sys.__stdout__
     try:
-        if stream is None or stream is not sys.__stdout__ or stream.fileno() != 1:
+        if stream is None or sys.stdout is not stream or stream.fileno() != 1:
             return  # already moved, or captured (CliRunner, an embedding application)
         stream.flush()
         saved = os.dup(1)
