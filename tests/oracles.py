@@ -61,3 +61,16 @@ def threshold_by(decodes, n: int) -> int | None:  # type: ignore[no-untyped-def]
             if not decodes(F):
                 return t
     return None
+
+
+def frame_worst_epsilon(S: np.ndarray, s: int) -> tuple[float, float, float]:
+    """(worst eps, smallest lambda_min, largest lambda_max) of (k/|F|) S_F^T S_F over every set
+    of s stragglers, one numpy.linalg.eigvalsh per set."""
+    n, k = S.shape
+    worst, lo, hi = -np.inf, np.inf, -np.inf
+    for St in itertools.combinations(range(n), s):
+        F = [i for i in range(n) if i not in St]
+        ev = np.linalg.eigvalsh(S[F].T @ S[F]) * k / len(F)
+        worst = max(worst, 1 - ev[0], ev[-1] - 1)
+        lo, hi = min(lo, ev[0]), max(hi, ev[-1])
+    return float(worst), float(lo), float(hi)

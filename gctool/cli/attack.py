@@ -55,6 +55,8 @@ Examples:
   gctool attack frc.json crc.json --threshold --require-tolerance 2
   gctool attack code.json --threshold --method milp --epsilon 0.5
   gctool attack code.json --curve --max-s 6 --random
+  gctool attack encoded.json -s 2            # frames: worst spectrum of S_F^T S_F
+  gctool attack encoded.json --set 0,3
 
 Errors are the raw squared decoding error ||a^T B_F - 1||^2 unless --normalize k divides
 them by k.  Over GF(q) the error is 0 (decodes) or 1 (fails).  Every result says whether
@@ -115,6 +117,8 @@ line per file, one --json document, the worst exit status.""")
               help="MILP exact threshold: errors below this count as decodable.")
 @jobs_option
 @click.option("--no-symmetry", is_flag=True, help="Do not use rotation symmetry.")
+@click.option("--set", "straggler_set", default=None, metavar="I,J,...",
+              help="Encoded frames: the normalised spectrum of S_F^T S_F for this straggler set.")
 @seed_option
 @tol_option
 @max_sets_option
@@ -128,7 +132,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            weights: str | None, normalize: str, method: str, random_sets: bool,
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
-           max_sets: int, as_json: bool) -> int:
+           max_sets: int, as_json: bool, straggler_set: str | None = None) -> int:
     """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
     Worst-case mode reports the set of s stragglers with the largest decoding error;
@@ -156,6 +160,11 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         from gctool.audit.attack import curve as run_curve
         from gctool.audit.attack import threshold as run_threshold
 
+        from gctool.cli.encoded_dispatch import dispatch_attack
+
+        frame_report = dispatch_attack(path)  # encoded frames: the spectral audit
+        if frame_report is not None:
+            return frame_report, verdict(frame_report.ok)
         code = load_code(path)
         with progress_bar("attack") as progress:
             if threshold_mode:
@@ -171,9 +180,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
                                     progress=progress, **common)
         return report, verdict(report.ok)
 
-    from gctool.cli.render import render_attack, summary
+    from gctool.cli.encoded_dispatch import render_attack_any
+    from gctool.cli.render import summary
 
-    return run_files("attack", code_file, audit, render_attack, summary, as_json)
+    return run_files("attack", code_file, audit, render_attack_any, summary, as_json)
 
 
 def _required_threshold(tolerance: int | None, threshold: int | None, old: int | None

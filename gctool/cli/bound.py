@@ -60,12 +60,18 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
             from gctool.bounds import bounds
             from gctool.cli.sequential_dispatch import dispatch_bound
 
+            from gctool.cli.encoded_dispatch import dispatch_bound as dispatch_frame
+
             report = dispatch_bound(path)  # sr-sgc / m-sgc / coded-reduce / bcc files
+            if report is None:
+                report = dispatch_frame(path)  # encoded frames
             if report is None:
                 report = bounds(load_code(path), s=stragglers, d=load, epsilon=epsilon)
             return report, verdict(report.ok or not check)
 
-        return run_files("bound", code_file, audit, render_bound_any, summary, as_json)
+        from gctool.cli.encoded_dispatch import render_bound_any as render_frame_or_code
+
+        return run_files("bound", code_file, audit, render_frame_or_code, summary, as_json)
     if n is None or k is None or stragglers is None:
         raise click.UsageError("without FILE, give -n, -k and -s")
     if epsilon is not None:

@@ -22,6 +22,7 @@ CATALOGUES = (
     "gctool.codes.catalog_algebraic",
     "gctool.codes.catalog_approx",
     "gctool.codes.catalog_sequential",
+    "gctool.codes.catalog_encoded",
 )
 
 

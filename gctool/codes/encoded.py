@@ -1,0 +1,232 @@
+"""Encoded optimization: the data set is encoded with a redundant frame S.
+
+Reference: C. Karakus, Y. Sun, S. Diggavi, W. Yin, "Straggler mitigation in distributed
+optimization through data encoding", NeurIPS 2017, and "Redundancy techniques for straggler
+mitigation in distributed optimization and learning", JMLR 20 (2019).  The full texts were not
+readable from gctool's development sandbox; the definitions below are what gctool implements,
+with the points that had to be reconstructed marked [reconstructed].
+
+Model (gctool's conventions, reference §0: rows are workers, columns are partitions).  The data
+(X, y) is split into k partitions (blocks of samples) X_1..X_k.  The frame S is an n x k real
+matrix; worker i stores the encoded block ``Z_i = sum_j S[i, j] X_j`` (and ``z_i`` likewise
+from y) and computes the gradient of ``||Z_i w - z_i||^2`` on its own data, oblivious to the
+encoding.  The master sums the messages of the survivors F (the fastest n - s workers), i.e.
+it takes a gradient step on ``||(S_F (x) I)(Xw - y)||^2``.  The paper allows several frame rows
+per worker (S has beta * N rows for N samples, split in blocks); gctool's one row per worker
+acting on blocks of samples is the case ``S (x) I_b`` of that model, which has the same spectra.
+
+Normalisation: the rows of S have unit norm (exactly for the deterministic frames, in
+expectation for Gaussian ones), so ``S^T S = beta I`` for a tight frame, with redundancy
+``beta = n / k``.  With ``eta = |F| / n`` the fraction of workers waited for, the quantity that
+governs convergence is ``M_F = S_F^T S_F / (beta eta) = (k / |F|) S_F^T S_F`` (mean eigenvalue 1);
+a frame satisfies the paper's condition with constant ``epsilon`` for s stragglers when
+``(1 - epsilon) I <= M_F <= (1 + epsilon) I`` for every F with |F| = n - s [reconstructed:
+the normalisation by beta*eta is recalled, not re-read].  ``kappa = (1 + eps)/(1 - eps)``.
+
+Frames (``--frame``):
+
+* ``gaussian``: i.i.d. N(0, 1/k) entries (seeded); tight only in expectation.
+* ``hadamard``: k random columns (seeded) of the normalised Sylvester-Hadamard matrix of order n
+  (n a power of 2), scaled by sqrt(n/k): a tight frame with unit-norm rows.
+* ``orthogonal``: k columns of a Haar-random orthogonal n x n matrix (seeded), scaled likewise.
+* ``paley``: the Paley equiangular tight frame (ETF) of n = q + 1 vectors in R^(n/2) for a prime
+  power q = 1 mod 4: the Gram matrix is ``I + C / sqrt(q)`` with C the symmetric Paley conference
+  matrix; S spans its eigenvalue-2 eigenspace (beta = 2, coherence 1/sqrt(q), meeting the Welch
+  bound).  S is fixed up to an orthogonal change of basis of R^k, which changes no spectrum.
+* ``steiner``: the Steiner ETF (Fickus, Mixon, Tremain 2012) of a (2, K, V) Steiner system with
+  b blocks and r = (V-1)/(K-1) blocks per point: for each point and each row of a Hadamard
+  matrix of order r + 1 (first column removed), the vector carrying that row on the point's
+  r blocks, divided by sqrt(r).  n = V(r+1) workers, k = b partitions, coherence 1/r.  Systems:
+  ``pg-D`` (lines of PG(D, 2), D >= 2; pg-2 is the Fano plane) and ``pairs-V`` (the pairs of
+  V points, V a power of 2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import DesignError
+from gctool.fields import Field
+
+FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
+DETERMINISTIC = ("paley", "steiner")
+
+
+def _is_power_of_two(x: int) -> bool:
+    return x >= 1 and x & (x - 1) == 0
+
+
+def sylvester(order: int) -> np.ndarray:
+    """The Sylvester-Hadamard matrix of a power-of-two order (entries +-1)."""
+    H = np.ones((1, 1), dtype=np.int64)
+    while H.shape[0] < order:
+        H = np.block([[H, H], [H, -H]])
+    return H
+
+
+def _columns_of_orthogonal(Q: np.ndarray, k: int, rng: np.random.Generator,
+                           pick: bool) -> np.ndarray:
+    n = Q.shape[0]
+    cols = np.sort(rng.choice(n, size=k, replace=False)) if pick else np.arange(k)
+    return Q[:, cols] * math.sqrt(n / k)
+
+
+def paley_frame(q: int) -> np.ndarray:
+    """Paley ETF: (q+1) x (q+1)/2, rows of unit norm, S^T S = 2 I."""
+    from gctool.fields import prime_power
+
+    pp = prime_power(q)
+    if pp is None or q % 4 != 1:
+        raise DesignError(f"the Paley frame needs a prime power q = n - 1 with q = 1 mod 4 "
+                          f"(n = 6, 10, 14, 18, 26, 30, ...), got n = {q + 1}")
+    if pp[1] == 1:  # prime: Euler's criterion on the differences i - j mod q
+        diff = (np.arange(q)[:, None] - np.arange(q)[None, :]) % q
+        squares = np.zeros(q, dtype=bool)
+        squares[(np.arange(1, q) ** 2) % q] = True
+        chi = np.where(diff == 0, 0, np.where(squares[diff], 1, -1))
+    else:
+        import galois
+
+        GF = galois.GF(q)
+        x = GF.elements
+        dq = x[:, None] - x[None, :]
+        chi = np.where(np.asarray(dq) == 0, 0, np.where(dq.is_square(), 1, -1))
+    C = np.zeros((q + 1, q + 1))
+    C[0, 1:] = C[1:, 0] = 1.0
+    C[1:, 1:] = chi
+    G = np.eye(q + 1) + C / math.sqrt(q)
+    w, V = np.linalg.eigh(G)
+    S = V[:, w > 1.0] * math.sqrt(2.0)  # eigenvalues are 0 and 2, (q+1)/2 of each
+    if S.shape[1] != (q + 1) // 2:
+        raise AssertionError("Paley Gram matrix has the wrong spectrum")
+    return S
+
+
+def steiner_blocks(system: str) -> tuple[int, list[tuple[int, ...]]]:
+    """(V, blocks) of a named Steiner 2-design: ``pg-D`` or ``pairs-V``."""
+    kind, _, arg = system.partition("-")
+    if not arg.isdigit():
+        raise DesignError(f"unknown Steiner system {system!r}; use pg-D (D >= 2, lines of "
+                          "PG(D, 2)) or pairs-V (V a power of 2)")
+    a = int(arg)
+    if kind == "pg":
+        if not 2 <= a <= 6:
+            raise DesignError(f"pg-D needs 2 <= D <= 6, got D = {a}")
+        V = 2 ** (a + 1) - 1
+        points = range(1, V + 1)  # nonzero vectors of GF(2)^(D+1) as integers
+        lines = sorted({tuple(sorted((p, q, p ^ q))) for p in points for q in points if p < q})
+        return V, [tuple(x - 1 for x in line) for line in lines]
+    if kind == "pairs":
+        if not _is_power_of_two(a) or not 4 <= a <= 64:
+            raise DesignError(f"pairs-V needs V a power of 2 with 4 <= V <= 64, got V = {a}")
+        return a, [(i, j) for i in range(a) for j in range(i + 1, a)]
+    raise DesignError(f"unknown Steiner system {system!r}; use pg-D or pairs-V")
+
+
+def steiner_frame(system: str) -> np.ndarray:
+    """Steiner ETF: V(r+1) x b, rows of unit norm, coherence 1/r."""
+    V, blocks = steiner_blocks(system)
+    b = len(blocks)
+    through = [[i for i, blk in enumerate(blocks) if p in blk] for p in range(V)]
+    r = len(through[0])
+    if any(len(t) != r for t in through):
+        raise AssertionError("not a Steiner system: points lie on different numbers of blocks")
+    if not _is_power_of_two(r + 1):
+        raise DesignError(f"{system}: r + 1 = {r + 1} is not a power of 2 (no Sylvester-"
+                          "Hadamard matrix)")
+    E = sylvester(r + 1)[:, 1:]  # rows e_j, <e_a, e_b> = -1, ||e_j||^2 = r
+    S = np.zeros((V * (r + 1), b))
+    for p in range(V):
+        S[p * (r + 1):(p + 1) * (r + 1), through[p]] = E / math.sqrt(r)
+    return S
+
+
+def frame_stats(S: np.ndarray) -> dict[str, Any]:
+    """Redundancy, coherence, Welch bound and tightness of a frame (rows = vectors)."""
+    n, k = S.shape
+    norms = np.linalg.norm(S, axis=1)
+    U = S / np.where(norms > 0, norms, 1.0)[:, None]
+    gram = np.abs(U @ U.T)
+    np.fill_diagonal(gram, 0.0)
+    G = S.T @ S
+    c = float(np.trace(G)) / k
+    welch = math.sqrt((n - k) / (k * (n - 1))) if n > 1 else 0.0
+    return {"beta": n / k, "coherence": float(gram.max()) if n > 1 else 0.0,
+            "welch_bound": welch,
+            "tightness": float(np.linalg.norm(G - c * np.eye(k), 2) / c) if c > 0 else 0.0}
+
+
+def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
+    if frame in DETERMINISTIC:
+        raise AssertionError("deterministic frames choose their own sizes")
+    if n is None:
+        raise DesignError(f"the {frame} frame needs -n (the number of workers)")
+    if n < 2:
+        raise DesignError(f"-n must be at least 2, got {n}")
+    k = n // 2 if k is None else k
+    if not 1 <= k <= n:
+        raise DesignError(f"-k must satisfy 1 <= k <= n = {n} (k partitions, redundancy "
+                          f"beta = n/k >= 1), got {k}")
+    if frame == "hadamard" and not _is_power_of_two(n):
+        raise DesignError(f"the hadamard frame needs n a power of 2 (Sylvester), got n = {n}; "
+                          "use --frame orthogonal for any n")
+    return n, k
+
+
+def build(n: int | None, s: int | None, k: int | None, field: Field,
+          rng: np.random.Generator, frame: str = "gaussian", workers: int | None = None,
+          system: str = "pg-2") -> tuple[np.ndarray, dict[str, Any]]:
+    if field.kind != "real":
+        raise DesignError("encoded frames are real: use --field real")
+    n = workers if n is None else n
+    if frame == "paley":
+        S = paley_frame(n - 1) if n is not None else paley_frame(5)
+    elif frame == "steiner":
+        S = steiner_frame(system)
+    else:
+        n, k = check_sizes(n, k, frame)
+        if frame == "gaussian":
+            S = rng.standard_normal((n, k)) / math.sqrt(k)
+        elif frame == "hadamard":
+            S = _columns_of_orthogonal(sylvester(n) / math.sqrt(n), k, rng, pick=True)
+        elif frame == "orthogonal":
+            from scipy.stats import ortho_group
+
+            Q = ortho_group.rvs(n, random_state=rng) if n > 1 else np.ones((1, 1))
+            S = _columns_of_orthogonal(Q, k, rng, pick=False)
+        else:
+            raise DesignError(f"unknown frame {frame!r}; choose from {', '.join(FRAMES)}")
+    rows, cols = S.shape
+    if (workers is not None and workers != rows) or (k is not None and k != cols):
+        raise DesignError(f"the {frame} frame has n = {rows} workers and k = {cols} partitions;"
+                          f" got -n {workers} -k {k}")
+    s = 0 if s is None else s
+    if not 0 <= s < rows:
+        raise DesignError(f"s = {s} must be smaller than n = {rows}")
+    recorded: dict[str, Any] = {"frame": frame, **frame_stats(S), "s": s}
+    if frame == "steiner":
+        recorded["system"] = system
+    from gctool.audit.spectrum import epsilon_upper_bound
+
+    recorded["epsilon_bound"] = epsilon_upper_bound(S, s)
+    return S, recorded
+
+
+def check_params(params: dict[str, Any], n: int, k: int) -> None:
+    """Validate the recorded params of an encoded code file (``frame`` is required)."""
+    from gctool.errors import CodeFileError
+
+    frame = params.get("frame")
+    if frame not in FRAMES:
+        raise CodeFileError(f"encoded code: params.frame must be one of {', '.join(FRAMES)}, "
+                            f"got {frame!r}")
+    for key in ("beta", "coherence", "welch_bound", "tightness", "epsilon_bound"):
+        value = params.get(key)
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, int | float)
+                                  or not math.isfinite(value) or value < 0):
+            raise CodeFileError(f"encoded code: params.{key} must be a finite number >= 0, "
+                                f"got {value!r}")

@@ -1,0 +1,193 @@
+"""Encoded optimization frames and their spectral audit, against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gctool.audit.spectrum import (
+    encoded_bound,
+    epsilon_upper_bound,
+    set_spectrum,
+    spectrum_curve,
+    worst_spectrum,
+)
+from gctool.cli.main import cli
+from gctool.codes import design
+from gctool.errors import BudgetExceeded, CodeFileError, DesignError
+from gctool.io import code_bytes, read_code
+
+from oracles import frame_worst_epsilon
+
+
+def _S(code) -> np.ndarray:  # type: ignore[no-untyped-def]
+    return np.asarray(code.B, dtype=float)
+
+
+@pytest.mark.parametrize("q", [5, 9, 13])
+def test_paley_is_an_equiangular_tight_frame(q: int) -> None:
+    S = _S(design("encoded", frame="paley", workers=q + 1, s=1))
+    assert S.shape == (q + 1, (q + 1) // 2)
+    assert np.allclose(np.linalg.norm(S, axis=1), 1.0)
+    assert np.allclose(S.T @ S, 2 * np.eye((q + 1) // 2))  # tight, beta = 2
+    G = np.abs(S @ S.T)[~np.eye(q + 1, dtype=bool)]
+    assert np.allclose(G, 1 / math.sqrt(q))  # equiangular at the Welch bound
+
+
+@pytest.mark.parametrize("system, n, k", [("pg-2", 28, 7), ("pairs-4", 16, 6),
+                                          ("pg-3", 120, 35), ("pairs-8", 64, 28)])
+def test_steiner_is_an_equiangular_tight_frame(system: str, n: int, k: int) -> None:
+    code = design("encoded", frame="steiner", system=system, s=1)
+    S = _S(code)
+    assert S.shape == (n, k)
+    assert np.allclose(np.linalg.norm(S, axis=1), 1.0)
+    assert np.allclose(S.T @ S, (n / k) * np.eye(k))
+    G = np.abs(S @ S.T)[~np.eye(n, dtype=bool)]
+    assert np.allclose(G, G.max()) and np.isclose(G.max(), code.params["welch_bound"])
+    assert np.isclose(code.params["coherence"], code.params["welch_bound"])
+
+
+def test_random_frames_are_seeded_and_normalised() -> None:
+    for frame, n, k in (("gaussian", 12, 5), ("hadamard", 16, 6), ("orthogonal", 10, 4)):
+        a = design("encoded", frame=frame, workers=n, k=k, s=1, seed=3)
+        b = design("encoded", frame=frame, workers=n, k=k, s=1, seed=3)
+        c = design("encoded", frame=frame, workers=n, k=k, s=1, seed=4)
+        assert code_bytes(a, False) == code_bytes(b, False)
+        assert not np.array_equal(a.B, c.B)
+        S = _S(a)
+        if frame != "gaussian":  # subsampled orthogonal: tight with unit rows on average
+            assert np.allclose(S.T @ S, (n / k) * np.eye(k))
+            assert np.isclose(np.mean(np.sum(S * S, axis=1)), 1.0)
+    H = _S(design("encoded", frame="hadamard", workers=8, k=4, s=1, seed=0))
+    assert np.allclose(np.abs(H), 1 / 2)  # +-1/sqrt(8) * sqrt(8/4)
+
+
+def test_frame_errors() -> None:
+    with pytest.raises(DesignError, match="power of 2"):
+        design("encoded", frame="hadamard", workers=12, s=1, seed=1)
+    with pytest.raises(DesignError, match="Paley"):
+        design("encoded", frame="paley", workers=8, s=1)
+    with pytest.raises(DesignError, match="pg-D"):
+        design("encoded", frame="steiner", system="fano", s=1)
+    with pytest.raises(DesignError, match="n = 28"):
+        design("encoded", frame="steiner", workers=20, s=1)
+
+
+@pytest.mark.parametrize("frame, n, k, seed", [("gaussian", 9, 4, 1), ("gaussian", 7, 7, 2),
+                                               ("hadamard", 8, 3, 5), ("orthogonal", 9, 5, 2),
+                                               ("paley", 10, 5, 0)])
+def test_worst_spectrum_matches_brute_force(frame: str, n: int, k: int, seed: int) -> None:
+    code = design("encoded", frame=frame, workers=n, k=k, s=1, seed=seed)
+    S = _S(code)
+    for s in range(0, n - 1):
+        rep = worst_spectrum(code, s)
+        eps, lo, hi = frame_worst_epsilon(S, s)
+        assert rep.exact and rep.checked == math.comb(n, s)
+        assert rep.epsilon == pytest.approx(eps, rel=1e-9, abs=1e-12)
+        assert rep.lambda_min == pytest.approx(lo, rel=1e-9, abs=1e-12)
+        assert rep.lambda_max == pytest.approx(hi, rel=1e-9, abs=1e-12)
+        # the witness really has that epsilon
+        one = set_spectrum(code, rep.stragglers)
+        assert one.epsilon == pytest.approx(rep.epsilon, rel=1e-9, abs=1e-12)
+        # the proved bound holds
+        assert epsilon_upper_bound(S, s) >= eps - 1e-12
+
+
+def test_set_spectrum_is_the_normalised_eigenvalues() -> None:
+    code = design("encoded", frame="steiner", system="pairs-4", s=2)
+    S = _S(code)
+    for St in [(0,), (3, 7), (0, 1, 2), (2, 5, 9, 14)]:
+        F = [i for i in range(S.shape[0]) if i not in St]
+        ev = np.linalg.eigvalsh(S[F].T @ S[F]) * S.shape[1] / len(F)
+        rep = set_spectrum(code, list(St))
+        assert np.allclose(rep.eigenvalues, ev)
+        assert rep.epsilon == pytest.approx(max(1 - ev[0], ev[-1] - 1))
+        assert np.isclose(np.mean(rep.eigenvalues), 1.0)  # unit rows: mean eigenvalue 1
+
+
+def test_etf_bound_is_gershgorin_and_sampling_is_heuristic() -> None:
+    code = design("encoded", frame="steiner", system="pg-2", s=3)
+    S = _S(code)
+    n, k = S.shape
+    for s in (1, 2, 3):  # ETF with unit rows, coherence 1/r = 1/3
+        expect = 1 - (n / k - 1 - (s - 1) / 3) * k / (n - s)
+        assert epsilon_upper_bound(S, s) == pytest.approx(max(expect, s / (n - s)))
+    sampled = worst_spectrum(code, 4, sample=50, seed=2)
+    full = worst_spectrum(code, 4)
+    assert sampled.method == "sampled" and sampled.checked == 50
+    assert sampled.epsilon <= full.epsilon + 1e-12
+    assert sampled.exact == (sampled.epsilon >= sampled.upper_bound - 1e-9)
+    again = worst_spectrum(code, 4, sample=50, seed=2)
+    assert again.stragglers == sampled.stragglers
+    with pytest.raises(BudgetExceeded, match="max-sets"):
+        worst_spectrum(code, 4, max_sets=100)
+
+
+def test_curve_and_bound() -> None:
+    code = design("encoded", frame="paley", workers=10, s=2)
+    curve = spectrum_curve(code).curve
+    assert [r.s for r in curve] == list(range(0, 6))
+    S = _S(code)
+    for r in curve:
+        assert r.epsilon == pytest.approx(frame_worst_epsilon(S, r.s)[0], abs=1e-12)
+    b = encoded_bound(code)
+    assert b.epsilon_exact and b.epsilon == pytest.approx(curve[2].epsilon)
+    assert b.epsilon_lower_bound <= b.epsilon + 1e-12 <= b.epsilon_upper_bound + 2e-12
+    assert b.kappa == pytest.approx((1 + b.epsilon) / (1 - b.epsilon))
+    assert b.neighbourhood_factor == pytest.approx(b.kappa**2)
+    assert b.coherence == pytest.approx(b.welch_bound)
+
+
+def test_fixed_set_neighbourhood_bound_holds() -> None:
+    """f(w_F) <= kappa_F f(w*) for least squares on encoded data (the derived bound)."""
+    rng = np.random.default_rng(0)
+    code = design("encoded", frame="steiner", system="pairs-4", s=3)
+    S = _S(code)
+    n, k = S.shape
+    X, y = rng.standard_normal((k, 3)), rng.standard_normal(k)
+    fstar = np.linalg.lstsq(X, y, rcond=None)[1][0]
+    for St in itertools.combinations(range(n), 3):
+        F = [i for i in range(n) if i not in St]
+        w = np.linalg.lstsq(S[F] @ X, S[F] @ y, rcond=None)[0]
+        kap = set_spectrum(code, list(St)).kappa
+        assert kap is not None
+        assert np.sum((X @ w - y) ** 2) <= kap * fstar * (1 + 1e-9)
+
+
+def test_cli_attack_bound_and_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    path = str(tmp_path / "p.json")
+    r = runner.invoke(cli, ["design", "encoded", "--frame", "paley", "-n", "10", "-s", "2",
+                            "-o", path])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["attack", path, "--json"])
+    doc = json.loads(r.output)
+    assert r.exit_code == 0 and doc["exact"] and doc["checked"] == 45
+    code = read_code(path)
+    assert doc["epsilon"] == pytest.approx(frame_worst_epsilon(_S(code), 2)[0])
+    r = runner.invoke(cli, ["attack", path, "--set", "0,3", "--json"])
+    assert json.loads(r.output)["stragglers"] == [0, 3]
+    r = runner.invoke(cli, ["bound", path, "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["epsilon_exact"]
+    for bad in (["--threshold"], ["--set", "0,x"], ["--set", "0,10"], ["-s", "2", "--curve"]):
+        r = runner.invoke(cli, ["attack", path, *bad])
+        assert r.exit_code == 2, (bad, r.output)
+    # another scheme refuses --set
+    other = str(tmp_path / "f.json")
+    runner.invoke(cli, ["design", "frc", "-n", "4", "-s", "1", "-o", other])
+    assert runner.invoke(cli, ["attack", other, "--set", "0"]).exit_code == 2
+
+
+def test_params_are_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = design("encoded", frame="paley", workers=6, s=1)
+    doc = json.loads(code_bytes(code, False))
+    doc["params"]["frame"] = "bogus"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(CodeFileError, match="params.frame"):
+        read_code(str(path))
