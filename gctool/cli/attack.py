@@ -159,7 +159,6 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         from gctool.audit.attack import attack as run_attack
         from gctool.audit.attack import curve as run_curve
         from gctool.audit.attack import threshold as run_threshold
-
         from gctool.cli.encoded_dispatch import dispatch_attack
 
         frame_report = dispatch_attack(path)  # encoded frames: the spectral audit

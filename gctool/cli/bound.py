@@ -58,9 +58,8 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
 
         def audit(path: str) -> tuple[Any, ExitCode]:
             from gctool.bounds import bounds
-            from gctool.cli.sequential_dispatch import dispatch_bound
-
             from gctool.cli.encoded_dispatch import dispatch_bound as dispatch_frame
+            from gctool.cli.sequential_dispatch import dispatch_bound
 
             report = dispatch_bound(path)  # sr-sgc / m-sgc / coded-reduce / bcc files
             if report is None:

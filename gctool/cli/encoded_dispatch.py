@@ -2,8 +2,8 @@
 (:mod:`gctool.audit.spectrum`).
 
 The commands call :func:`dispatch_attack` / :func:`dispatch_bound` first for each FILE; they
-return the frame's report when the file is an encoded frame and None otherwise.  The scheme is peeked as for the
-sequential schemes (:func:`gctool.cli.sequential_dispatch.peek`).
+return the frame's report when the file is an encoded frame and None otherwise.  The scheme is
+peeked as for the sequential schemes (:func:`gctool.cli.sequential_dispatch.peek`).
 """
 
 from __future__ import annotations
