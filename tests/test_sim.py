@@ -255,3 +255,83 @@ def test_simulate_cli(tmp_path: Path) -> None:
         assert out.exit_code == ExitCode.USAGE, (bad, out.stdout, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1
     assert "Examples:" in runner.invoke(cli, ["simulate", "--help"]).stdout
+
+
+# -- fast stopping rules agree with the naive path --------------------------------------------
+FAST_CASES = [
+    ("frc", dict(n=12, s=2)), ("cyclic", dict(n=10, s=3, seed=1)),
+    ("cyclic-mds", dict(n=9, s=2, seed=1)), ("bcc", dict(n=9, k=6, seed=2, batches=3)),
+    ("bgc", dict(n=10, k=10, d=3, seed=3)), ("expander", dict(vertices=10, d=3, seed=1)),
+    ("comm", dict(n=8, s=2, m=2, seed=1)),
+    ("cyclic", dict(n=8, s=2, seed=4, field="GF(7)")),
+    ("frc", dict(n=8, s=1, field="GF(5)")),
+]
+
+
+@pytest.mark.parametrize("scheme,kw", FAST_CASES, ids=[c[0] + str(i) for i, c in
+                                                       enumerate(FAST_CASES)])
+def test_fast_stopping_equals_naive_path(scheme: str, kw: dict) -> None:  # type: ignore[type-arg]
+    from gctool.sim.contenders import run_naive
+
+    kw = dict(kw)
+    if "field" in kw:
+        kw["field"] = parse_field(kw["field"])
+    code = design(scheme, **kw)
+    c = from_code(code, scheme)
+    specs = ["markov:p=0.2,q=0.3,slow=20"]  # the generic decoder over GF(q) is slow
+    if not code.field.is_finite:
+        specs += ["shifted-exp:shift=1,rate=2", "trace:sydney"]
+    for spec in specs:
+        delay = parse_delay(spec)
+        rounds = 60 if not code.field.is_finite else 12
+        times = delay.times(delay.base(rounds, code.n, np.random.default_rng(9)), c.loads)
+        times[::7] = np.round(times[::7], 1)  # ties: the stable order decides, as in the naive
+        fast, slow = c.run(times), run_naive(c, times)
+        assert np.array_equal(fast.durations, slow.durations), spec
+        assert np.array_equal(fast.exact, slow.exact), spec
+        assert all(np.array_equal(a, b) for a, b in zip(fast.used, slow.used, strict=True))
+
+
+def test_fast_stopping_on_approximate_codes_and_its_kinds() -> None:
+    from gctool.sim.contenders import run_naive
+    from gctool.sim.stopping import StopRule
+
+    approx = GradientCode(np.eye(6), parse_field("real"), 1, "custom")  # s = 1 claimed, 0 true
+    near = GradientCode(np.eye(6) + 1e-6 * np.ones((6, 6)), parse_field("real"), 1, "custom")
+    for code in (approx, near):
+        c = from_code(code, "x")
+        times = np.random.default_rng(1).exponential(size=(80, 6))
+        fast, slow = c.run(times), run_naive(c, times)
+        assert np.array_equal(fast.durations, slow.durations)
+        assert np.array_equal(fast.exact, slow.exact) and not fast.exact.any()
+    assert StopRule(design("frc", n=6, s=1)).kind == "groups"
+    assert StopRule(design("bcc", n=9, k=6, seed=2, batches=3)).kind == "groups"
+    assert StopRule(design("cyclic", n=6, s=1, seed=1)).kind == "qr"
+    assert StopRule(design("cyclic", n=6, s=1, seed=1, field=parse_field("GF(7)"))).kind == \
+        "naive"
+    # a code with equal supports but unequal entries is not of the group shape
+    skew = GradientCode(np.array([[1.0, 1.0, 0, 0], [1.0, 2.0, 0, 0], [0, 0, 1.0, 1.0],
+                                  [0, 0, 1.0, 1.0]]), parse_field("real"), 1, "custom")
+    assert StopRule(skew).kind == "qr"
+
+
+@pytest.mark.parametrize("scheme,args", [("sr-sgc", (1, 3, 2)), ("m-sgc", (2, 4, 2)),
+                                         ("sr-sgc", (1, 2, 3))])
+def test_fast_sgc_equals_naive_path(scheme: str, args: tuple) -> None:  # type: ignore[type-arg]
+    from gctool.sequential.model import BurstyModel, earliest_admissible, earliest_admissible_sorted
+    from gctool.sim.contenders import run_naive
+
+    B, W, lam = args
+    code = design(scheme, n=7, seed=1, burst=B, window=W, lam=lam)
+    c = from_code(code, scheme)
+    delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
+    times = delay.times(delay.base(300, 7, np.random.default_rng(3)), c.loads)
+    fast, slow = c.run(times), run_naive(c, times)
+    assert np.array_equal(fast.durations, slow.durations) and fast.jobs == slow.jobs
+    model = BurstyModel(6, 2, 4, 3)
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # the O(n) threshold form against the arrival-by-arrival oracle
+        hist = tuple(int(x) for x in rng.integers(0, 64, size=rng.integers(0, 4)) & 0b101101)
+        order = rng.permutation(6)
+        assert earliest_admissible_sorted(model, hist, order) == earliest_admissible(
+            model, hist, order.tolist())

@@ -90,39 +90,20 @@ def _ignore(c: Contender, times: np.ndarray) -> Run:
     return Run(durations, list(order), np.zeros(len(times), bool))
 
 
-class PrefixDecoder:
-    """Earliest decodable prefix of an arrival order (decodability is monotone in the set)."""
-
-    def __init__(self, code: GradientCode, tol: float = 1e-9) -> None:
-        from gctool.decode import Decoder
-
-        self.decoder = Decoder(code, tol)
-        self.cache: dict[frozenset[int], bool] = {}
-
-    def ok(self, workers: np.ndarray) -> bool:
-        key = frozenset(int(i) for i in workers)
-        hit = self.cache.get(key)
-        if hit is None:
-            hit = bool(self.decoder.decode(sorted(key)).ok) if key else False
-            if len(self.cache) < 200_000:
-                self.cache[key] = hit
-        return hit
-
-    def earliest(self, order: np.ndarray, cap: int) -> tuple[int, bool]:
-        """(p, exact): smallest p <= cap whose prefix decodes, else (cap, False)."""
-        if not self.ok(order[:cap]):
-            return cap, False
-        lo, hi = 1, cap
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.ok(order[:mid]):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo, True
-
-
 def _code(c: Contender, times: np.ndarray) -> Run:
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None
+    order, p, exact = StopRule(c.code).earliest(times, c.n - c.s)
+    R = len(times)
+    durations = times[np.arange(R), order[np.arange(R), p - 1]]
+    return Run(durations, [order[t, :p[t]] for t in range(R)], exact)
+
+
+def _code_naive(c: Contender, times: np.ndarray) -> Run:
+    """The reference path: binary search with the generic decoder, round by round."""
+    from gctool.sim.stopping import PrefixDecoder
+
     assert c.code is not None
     pd = PrefixDecoder(c.code)
     cap = c.n - c.s
@@ -138,30 +119,54 @@ def _code(c: Contender, times: np.ndarray) -> Run:
 
 def _tree(c: Contender, times: np.ndarray) -> Run:
     from gctool.sequential.coded_reduce import levels_of
+    from gctool.sim.stopping import StopRule
 
     assert c.code is not None
     levels = levels_of(c.code)
-    deciders = [PrefixDecoder(lv) for lv in levels]
+    rules = [StopRule(lv) for lv in levels]
     f = levels[0].n
-    durations = np.empty(len(times))
-    used, exact = [], np.ones(len(times), bool)
-    for t, row in enumerate(times):
-        ready = row.astype(np.float64)
-        for pd in reversed(deciders):  # deepest parents first
-            groups = ready.reshape(-1, f)
-            nxt = np.empty(len(groups))
-            for p, kids in enumerate(groups):
-                order = np.argsort(kids, kind="stable")
-                q, ok = pd.earliest(order, f)
-                nxt[p] = kids[order[q - 1]] if ok else np.inf
-            ready = nxt
-        durations[t] = ready[0]
-        exact[t] = bool(np.isfinite(ready[0]))
-        used.append(np.flatnonzero(row <= ready[0]))
+    R = len(times)
+    ready = times.astype(np.float64)
+    for rule in reversed(rules):  # deepest parents first
+        kids = ready.reshape(-1, f)  # (rounds x parents, f); inf: a child that never decoded
+        order, q, ok = rule.earliest(kids, f)
+        first = kids[np.arange(len(kids)), order[np.arange(len(kids)), q - 1]]
+        ready = np.where(ok, first, np.inf).reshape(R, -1)
+    durations = ready[:, 0]
+    exact = np.isfinite(durations)
+    used = [np.flatnonzero(times[t] <= durations[t]) for t in range(R)]
     return Run(durations, used, exact)
 
 
 def _sgc(c: Contender, times: np.ndarray) -> Run:
+    from gctool.sequential.model import earliest_admissible_sorted, from_bits
+    from gctool.sequential.schedule import scheme_of
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None
+    scheme = scheme_of(c.code, StopRule(c.code).decodes_mask)
+    model = scheme.model
+    state: Any = scheme.initial()
+    history: tuple[int, ...] = ()
+    run = Run(np.empty(len(times)), exact=np.ones(len(times), bool))
+    order = np.argsort(times, axis=1, kind="stable")
+    for r, row in enumerate(times):
+        p = max(1, earliest_admissible_sorted(model, history, order[r]))
+        run.durations[r] = row[order[r, p - 1]]
+        late = np.ones(c.n, bool)
+        late[order[r, :p]] = False
+        S = from_bits(late)
+        state, done = scheme.step(r, state, history, S)
+        history = model.push(history, S)
+        run.used.append(order[r, :p])
+        for job, ok, entry in done:
+            run.jobs.append((job, r, ok, entry))
+            run.deadline_misses += not ok
+    return run
+
+
+def _sgc_naive(c: Contender, times: np.ndarray) -> Run:
+    """The reference path: the model checked arrival by arrival, the generic decoder."""
     from gctool.sequential.model import earliest_admissible, to_mask
     from gctool.sequential.schedule import gc_decodes, scheme_of
 
@@ -183,3 +188,12 @@ def _sgc(c: Contender, times: np.ndarray) -> Run:
             run.jobs.append((job, r, ok, entry))
             run.deadline_misses += not ok
     return run
+
+
+def run_naive(c: Contender, times: np.ndarray) -> Run:
+    """The same run by the naive reference paths (tests and benchmarks compare the two)."""
+    if c.kind == "code":
+        return _code_naive(c, times)
+    if c.kind == "sgc":
+        return _sgc_naive(c, times)
+    return c.run(times)
