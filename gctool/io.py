@@ -111,6 +111,10 @@ def code_to_meta(code: GradientCode) -> dict[str, Any]:
     meta["params"] = dict(code.params)
     meta["seed"] = code.seed
     meta["provenance"] = dict(code.provenance)
+    if code.order is not None:
+        from gctool.order import order_to_json
+
+        meta["order"] = order_to_json(code.order)
     return meta
 
 
@@ -242,7 +246,8 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
 
         check_params(params, n, k)
     try:
-        return GradientCode(matrix, field, s, meta["scheme"], params, seed, provenance)
+        return GradientCode(matrix, field, s, meta["scheme"], params, seed, provenance,
+                            meta.get("order"))
     except InvalidInput as exc:
         raise CodeFileError(str(exc)) from None
 

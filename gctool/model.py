@@ -34,6 +34,8 @@ class GradientCode:
     params: dict[str, Any] = dc_field(default_factory=dict)
     seed: int | None = None
     provenance: dict[str, Any] = dc_field(default_factory=dict)
+    #: processing order of a multi-message code (:mod:`gctool.order`); None: one message
+    order: Any = None
 
     def __post_init__(self) -> None:
         B = self.field.coerce(self.B, "B")
@@ -60,6 +62,12 @@ class GradientCode:
         B.setflags(write=False)
         object.__setattr__(self, "B", B)
         object.__setattr__(self, "s", int(self.s))
+        if self.order is not None:
+            from gctool.order import normalize_order
+
+            if m != 1:
+                raise InvalidInput("a processing order needs a one-piece code (params.m = 1)")
+            object.__setattr__(self, "order", normalize_order(self.order, self.support))
 
     # -- shape -------------------------------------------------------------------------------
     @property

@@ -74,3 +74,26 @@ def frame_worst_epsilon(S: np.ndarray, s: int) -> tuple[float, float, float]:
         worst = max(worst, 1 - ev[0], ev[-1] - 1)
         lo, hi = min(lo, ev[0]), max(hi, ev[-1])
     return float(worst), float(lo), float(hi)
+
+
+def partial_counterexample(B: np.ndarray, order: list[list[list[int]]], W: int,
+                           decodes) -> list[int] | None:  # type: ignore[no-untyped-def]
+    """First profile c (worker i finished its first c_i partitions) with missing work <= W
+    whose finished messages do not decode; every profile is tried.  ``decodes(M)`` decides
+    whether the all-ones vector is in the row space of the message matrix M."""
+    loads = [sum(len(g) for g in groups) for groups in order]
+    for c in itertools.product(*[range(d + 1) for d in loads]):
+        if sum(d - ci for d, ci in zip(loads, c, strict=True)) > W:
+            continue
+        rows = []
+        for i, groups in enumerate(order):
+            end = 0
+            for g in groups:
+                end += len(g)
+                if end <= c[i]:
+                    r = np.zeros_like(B[i])
+                    r[g] = B[i, g]
+                    rows.append(r)
+        if not rows or not decodes(np.array(rows)):
+            return list(c)
+    return None

@@ -86,7 +86,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
         params = {p.name: values[p.name] for p in info.params}
         code = run_design(info.name, field=values.get("field_spec"),
                           provenance={"command": _canonical_command(info, values)},
-                          best_of=values.get("best_of"), **core, **params)
+                          best_of=values.get("best_of"), order=values.get("order"),
+                          message_size=values.get("message_size"), **core, **params)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
         _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
         return int(ExitCode.OK)
@@ -107,6 +108,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
         opts.append(seed_option)
     opts.append(_best_of_option(info))
     opts += [_param_option(p) for p in info.params]
+    opts += _ORDER_OPTIONS
     opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
@@ -119,6 +121,18 @@ def _make_command(info: SchemeInfo) -> click.Command:
                          help=f"{info.summary}\n\n{info.description}", short_help=info.summary,
                          epilog=epilog)
 
+
+#: multi-message codes (gctool.order): every scheme may record a processing order
+_ORDER_OPTIONS = [
+    click.option("--order", type=click.Choice(["natural", "rotated"]), default=None,
+                 help="Make a multi-message code: each worker processes its partitions in this "
+                      "order (natural = ascending; rotated = worker i goes through its "
+                      "partitions cyclically from partition floor(i k / n)) and sends a "
+                      "message after each --message-size of them. Recorded as 'order' in "
+                      "the file (verify --partial, simulate --partial)."),
+    click.option("--message-size", type=click.IntRange(1, None), default=None, metavar="G",
+                 help="Partitions per message of a multi-message code (default 1)."),
+]
 
 _BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method")
 

@@ -102,6 +102,11 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
                    "exceeds X (or was not computed).")
 @click.option("--strict", is_flag=True,
               help="Gate: exit 1 on any numerical warning (e.g. ill-conditioning).")
+@click.option("--partial", "partial_work", type=click.IntRange(0, None), default=None,
+              metavar="W",
+              help="Multi-message codes (with an 'order'): certify that every profile 'worker "
+                   "i finished its first c_i partitions' with at most W partitions of missing "
+                   "work decodes.")
 @tol_option
 @click.option("--max-sets", type=click.IntRange(1, None), default=VERIFY_MAX_SETS,
               show_default=True,
@@ -114,7 +119,7 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
 def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kernel: str,
            jobs: int, sample: int | None, seed: int | None, exact: bool,
            max_condition: float | None, strict: bool, tol: float, max_sets: int,
-           as_json: bool) -> int:
+           as_json: bool, partial_work: int | None = None) -> int:
     """Check that any n-s survivors of each FILE can rebuild the full gradient.
 
     Exact over GF(q) (and with --exact); over the reals and complex numbers a set decodes
@@ -126,6 +131,17 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
         from gctool.cli.sequential_dispatch import dispatch_verify
         from gctool.gates import apply_gates
 
+        if partial_work is not None:  # partial stragglers of a multi-message code
+            from gctool.audit.partial import verify_partial
+
+            if stragglers is not None or sample is not None:
+                raise click.UsageError("--partial excludes -s and --sample")
+            with delayed_progress("verify") as progress:
+                partial = verify_partial(load_code(path), partial_work, tol=tol,
+                                        max_sets=max_sets, progress=progress,
+                                        method="exhaustive" if method == "exhaustive"
+                                        else "auto")
+            return partial, verdict(partial.ok)
         report = dispatch_verify(path)  # sr-sgc / m-sgc schedules, coded-reduce trees
         if report is None:
             with delayed_progress("verify") as progress:
@@ -143,6 +159,8 @@ def render(report: Any) -> None:
         from gctool.cli.render import render_verify
 
         render_verify(report)
+    elif type(report).__name__ == "PartialReport":
+        render_partial(report)
     else:
         from gctool.cli.render_sequential import render_report
 
@@ -153,3 +171,26 @@ def summary(report: Any) -> str:
     from gctool.cli.render import summary as one_line
 
     return one_line(report)
+
+
+def render_partial(r: Any) -> None:
+    from rich.markup import escape
+
+    from gctool.cli.options import stdout_console
+
+    con = stdout_console()
+    head = (f"[bold green]OK: decodes with up to {r.missing} partitions of missing work[/]"
+            if r.ok else f"[bold red]FAIL: {r.counterexample_missing} partitions of missing "
+                         "work can stop decoding[/]")
+    con.print(f"{head}  ({escape(r.scheme)}, n={r.n}, k={r.k}, {r.field}, {r.messages} "
+              f"messages, {r.work} partitions per round)")
+    con.print(escape(r.reason))
+    if r.counterexample is not None:
+        con.print(f"counterexample: partitions finished per worker {r.counterexample}")
+    if r.breaking_work is not None:
+        con.print(f"least missing work that breaks decoding: {r.breaking_work}")
+    checked = "" if r.method == "certificate" else f" over {r.checked:,} minimal profiles"
+    con.print(f"{'exact' if r.exact else 'heuristic'}: {r.method}{checked} ({r.arithmetic}) "
+              f"in {r.elapsed_s:.3f}s")
+    for note in r.notes:
+        con.print(f"note: {escape(note)}")

@@ -50,6 +50,8 @@ def design(
     seed: int | None = None,
     provenance: dict[str, Any] | None = None,
     best_of: int | None = None,
+    order: str | None = None,
+    message_size: int | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -58,7 +60,8 @@ def design(
     drawn and recorded in the code, so every file can be regenerated.  ``field="auto"`` lets
     a scheme that defines ``choose_field`` pick the field (the chosen field is recorded).
     ``best_of=N`` (randomized schemes over R/C) draws N designs from the seed and keeps the
-    best-conditioned one (:mod:`gctool.codes.best_of`, which records how).
+    best-conditioned one (:mod:`gctool.codes.best_of`, which records how).  ``order``
+    (natural, rotated) and ``message_size`` make it a multi-message code (:mod:`gctool.order`).
     """
     import numpy as np
 
@@ -110,5 +113,13 @@ def design(
     prov = {"gctool_version": __version__, "reference": info.reference}
     prov.update(recorded.pop("_provenance", {}))
     prov.update(provenance or {})
-    return GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
+    code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
                         seed if info.randomized else None, prov)
+    if order is not None or message_size is not None:  # a multi-message code
+        from dataclasses import replace
+
+        from gctool.order import make_order
+
+        code = replace(code, order=make_order(code.support, order or "natural",
+                                              1 if message_size is None else message_size))
+    return code

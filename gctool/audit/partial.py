@@ -1,0 +1,255 @@
+"""``verify --partial W``: partial stragglers of a multi-message code (:mod:`gctool.order`).
+
+A *profile* says that worker i finished its first c_i partitions (in its processing order); its
+*missing work* is ``sum_i (d_i - c_i)`` partitions.  The master holds every message (group)
+that ends at or before position c_i, i.e. the rows ``B[i, group]`` (zero elsewhere), and
+decodes when the all-ones vector lies in their span.  ``verify_partial(code, W)`` decides
+whether every profile with missing work at most W decodes.
+
+Reductions (both exact):
+
+* decodability only grows with the c_i, so only the *minimal* feasible profiles matter: if
+  worker i has completed g_i of its G_i groups, the least missing work that keeps it there is
+  ``cost_i(g_i) = d_i - e_i(g_i + 1) + 1`` (it stopped one partition short of the end e_i of
+  its next group; 0 when g_i = G_i), and a profile is checked only when lowering any g_i would
+  exceed W.  These are enumerated depth-first and decided in batches by the ordinary decoder
+  (:class:`gctool.decode.Decoder`, exact over GF(q), within ``tol * k`` over the reals) on the
+  code whose rows are the messages.
+* **certificate** when every message is one partition: a message is a non-zero multiple of one
+  g_j, so a profile decodes exactly when every partition has been finished by one of its
+  holders.  Keeping partition j from everyone costs ``W_j = sum_{i holds j} (d_i - pos_i(j))``
+  (pos_i(j) = partitions before j in i's order), so every profile with missing work below
+  ``W* = min_j W_j`` decodes and one with W* does not: exact over every field, no enumeration.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
+
+import numpy as np
+
+from gctool.decode import DEFAULT_TOL, Decoder, check_tol
+from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
+from gctool.model import GradientCode
+from gctool.order import Order
+from gctool.reports import Report
+
+Progress = Callable[[int, int], None]
+DEFAULT_MAX_PROFILES = 5_000_000
+_BATCH = 4096
+
+
+@dataclass
+class PartialReport(Report):
+    ok: bool
+    verdict: str  # "ok" or "fail"
+    missing: int  # W: the largest missing work certified
+    scheme: str
+    n: int
+    k: int
+    field: str
+    messages: int  # messages per round over all workers
+    work: int  # total partitions computed per round (sum of loads)
+    exact: bool
+    method: str  # "certificate" or "exhaustive"
+    checked: int  # minimal profiles decided (0 for the certificate)
+    counterexample: list[int] | None  # c_i: partitions finished by each worker
+    counterexample_missing: int | None
+    breaking_work: int | None  # W*: least missing work that breaks decoding, when known
+    arithmetic: str
+    tolerance: float | None
+    reason: str
+    elapsed_s: float = 0.0
+    notes: list[str] = dc_field(default_factory=list)
+
+
+def _order_of(code: GradientCode) -> Order:
+    if code.m != 1:
+        raise InvalidInput("partial stragglers need a one-piece code (params.m = 1)")
+    if code.order is None:
+        raise InvalidInput("the code has no processing order (one message per worker): design "
+                           "it with --order natural|rotated [--message-size G], or add an "
+                           "'order' to the file")
+    order: Order = code.order
+    return order
+
+
+def message_code(code: GradientCode, order: Order) -> tuple[GradientCode, list[int]]:
+    """The code whose rows are the messages (worker-major, in order), and each worker's first
+    row."""
+    B = np.asarray(code.B)
+    rows: list[np.ndarray] = []
+    first: list[int] = []
+    for i, groups in enumerate(order):
+        first.append(len(rows))
+        for g in groups:
+            r = np.zeros_like(B[i])
+            r[list(g)] = B[i, list(g)]
+            rows.append(r)
+    if not rows:
+        raise InvalidInput("the code has no messages (every worker is idle)")
+    first.append(len(rows))
+    return GradientCode(np.array(rows), code.field, 0, code.scheme), first
+
+
+def _ends(order: Order) -> list[list[int]]:
+    """e_i(g): partitions finished when group g (1-based) of worker i ends."""
+    out = []
+    for groups in order:
+        acc, ends = 0, []
+        for g in groups:
+            acc += len(g)
+            ends.append(acc)
+        out.append(ends)
+    return out
+
+
+def _costs(order: Order) -> list[list[int]]:
+    """cost_i(g) for g = 0..G_i: least missing work with exactly g groups delivered."""
+    out = []
+    for ends in _ends(order):
+        d = ends[-1] if ends else 0
+        out.append([d - ends[g] + 1 for g in range(len(ends))] + [0])
+    return out
+
+
+def _profile(order: Order, g: list[int]) -> list[int]:
+    """A partition count c_i realising the group counts g_i at the least missing work."""
+    ends = _ends(order)
+    return [e[-1] if gi == len(e) else e[gi] - 1 for gi, e in zip(g, ends, strict=True)]
+
+
+def certificate(code: GradientCode, order: Order) -> tuple[int, int, list[int]] | None:
+    """(W*, the partition j reaching it, the profile keeping j from everyone) when every
+    message is one partition; None otherwise."""
+    if any(len(g) != 1 for groups in order for g in groups):
+        return None
+    best: tuple[int, int, list[int]] | None = None
+    d = [len(groups) for groups in order]
+    for j in range(code.k):
+        c = list(d)
+        cost = 0
+        for i, groups in enumerate(order):
+            pos = next((p for p, grp in enumerate(groups) if grp[0] == j), None)
+            if pos is not None:
+                cost += d[i] - pos
+                c[i] = pos
+        if best is None or cost < best[0]:
+            best = (cost, j, c)
+    return best
+
+
+def _minimal_profiles(costs: list[list[int]], budget: int) -> Iterator[list[int]]:
+    """Group counts g with sum cost_i(g_i) <= budget that are minimal (lowering any g_i
+    exceeds the budget), depth-first, lexicographically from small g."""
+    n = len(costs)
+    g = [0] * n
+
+    def rec(i: int, used: int) -> Iterator[list[int]]:
+        if i == n:
+            if all(gi == 0 or used - costs[w][gi] + costs[w][gi - 1] > budget
+                   for w, gi in enumerate(g)):
+                yield list(g)
+            return
+        for gi in range(len(costs[i])):
+            c = used + costs[i][gi]
+            if c <= budget:
+                g[i] = gi
+                yield from rec(i + 1, c)
+
+    yield from rec(0, 0)
+
+
+def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL,
+                   max_sets: int = DEFAULT_MAX_PROFILES, method: str = "auto",
+                   progress: Progress | None = None) -> PartialReport:
+    """Does every profile with missing work <= ``missing`` decode?  (module docstring)"""
+    if isinstance(missing, bool) or not isinstance(missing, int) or missing < 0:
+        raise InvalidInput(f"the missing work must be an integer >= 0, got {missing!r}")
+    if method not in ("auto", "exhaustive"):
+        raise InvalidInput("method must be auto or exhaustive")
+    tol = check_tol(tol)
+    order = _order_of(code)
+    t0 = time.perf_counter()
+    mcode, first = message_code(code, order)
+    numeric = code.field.kind != "gf"
+    arith = "float64" if numeric else f"exact {code.field}"
+    work = sum(len(x) for groups in order for x in groups)
+    base: dict[str, Any] = dict(missing=missing, scheme=code.scheme, n=code.n, k=code.k,
+                                field=str(code.field), messages=mcode.n, work=work,
+                                tolerance=tol if numeric else None)
+    cert = certificate(code, order) if method == "auto" else None
+    if cert is not None:
+        wstar, j, c = cert
+        ok = missing < wstar
+        reason = (f"every message is one partition, so a profile decodes exactly when every "
+                  f"partition is finished by a holder; keeping partition {j} from all its "
+                  f"holders takes {wstar} partitions of missing work, the least over partitions")
+        return PartialReport(
+            ok=ok, verdict="ok" if ok else "fail", **base, exact=True, method="certificate",
+            checked=0, counterexample=None if ok else c,
+            counterexample_missing=None if ok else wstar, breaking_work=wstar,
+            arithmetic="exact (coverage)", reason=reason,
+            elapsed_s=time.perf_counter() - t0)
+    dec = Decoder(mcode, tol)
+    costs = _costs(order)
+    checked = 0
+    failing: list[int] | None = None
+    chunk: list[list[int]] = []
+
+    def decide(batch: list[list[int]]) -> list[int] | None:
+        bad = np.zeros(len(batch), dtype=bool)
+        sizes: dict[int, list[int]] = {}
+        for idx, g in enumerate(batch):
+            sizes.setdefault(sum(g), []).append(idx)
+        for f, idxs in sizes.items():
+            if f == 0:
+                bad[idxs] = True
+                continue
+            F = np.array([[first[w] + t for w, gw in enumerate(batch[idx]) for t in range(gw)]
+                          for idx in idxs], dtype=np.intp)
+            bad[idxs] = ~dec.evaluate(F).ok
+        hit = np.flatnonzero(bad)
+        return batch[int(hit[0])] if hit.size else None
+
+    try:
+        for g in _minimal_profiles(costs, missing):
+            chunk.append(g)
+            if len(chunk) + checked > max_sets:
+                raise BudgetExceeded(f"verify --partial needs more than {max_sets:,} minimal "
+                                     "profiles; raise it with --max-sets")
+            if len(chunk) == _BATCH:
+                failing = decide(chunk)
+                checked += len(chunk)
+                chunk = []
+                if progress is not None:
+                    progress(checked, 0)
+                if failing is not None:
+                    break
+        if failing is None and chunk:
+            failing = decide(chunk)
+            checked += len(chunk)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(f"interrupted after {checked:,} minimal profiles; no "
+                                "verdict") from None
+    ok = failing is None
+    profile = None if failing is None else _profile(order, failing)
+    miss = None if profile is None else sum(len([x for grp in groups for x in grp]) - ci
+                                            for groups, ci in zip(order, profile, strict=True))
+    if ok:
+        reason = (f"all {checked:,} minimal profiles with missing work <= {missing} decode "
+                  "(any profile with less missing work finishes more messages)")
+    else:
+        reason = (f"workers finishing {profile} partitions ({miss} missing) leave messages that do "
+                  "not span the all-ones vector")
+    return PartialReport(
+        ok=ok, verdict="ok" if ok else "fail", **base, exact=True, method="exhaustive",
+        checked=checked, counterexample=profile, counterexample_missing=miss, breaking_work=None,
+        arithmetic=arith,
+        reason=reason, elapsed_s=time.perf_counter() - t0,
+        notes=[] if not numeric else [f"over the reals a profile decodes when its squared "
+                                      f"error is <= tol*k (tol {tol:g})"])
