@@ -3,11 +3,15 @@
 For survivors F the master looks for ``a`` with ``a^T B_F = t^T`` for every target ``t`` (the
 all-ones vector, or the m piece targets of a communication-efficient code).
 
-* Reals / complex numbers: minimum-norm least squares through a batched SVD.  The raw squared
-  error is ``||B_F^T a - t||^2`` summed over targets; F *decodes* when that error is at most
-  ``tol * k`` (``tol`` defaults to 1e-9, reference §0.2).  Every result carries diagnostics:
-  the numerical rank, the condition number ``sigma_max / sigma_min`` of B_F restricted to its
-  numerical rank, and the decoder norm ``||a||_2``.
+* Reals / complex numbers: minimum-norm least squares through a batched SVD of the
+  row-normalised B_F (:mod:`gctool.numerics`: rows scaled exactly by powers of two, one rank
+  cut-off).  The raw squared error is ``||B_F^T a - t||^2`` summed over targets; F *decodes*
+  when that error is at most ``tol * k`` (``tol`` defaults to 1e-9, reference §0.2).  Every
+  result carries diagnostics: the numerical rank, the condition number ``sigma_max /
+  sigma_min`` of the row-normalised B_F restricted to its numerical rank (independent of how
+  the rows are scaled), and the decoder norm ``||a||_2`` of the decoder for B itself.  That
+  decoder is ``a = D a_n`` with ``a_n`` the minimum-norm decoder of the row-normalised ``D B_F``
+  (the same vector as B's minimum-norm decoder when B_F has full row rank).
 * GF(q): exact Gaussian elimination of ``[B_F^T | T^T]`` (batched, galois arithmetic).  The
   error is an indicator: 0 when every target is recovered exactly, 1 otherwise.
 """
@@ -22,15 +26,22 @@ import numpy as np
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import DEFAULT_TOL, check_tol, decode_limit, normalise_rows, rank_cutoff
 
-DEFAULT_TOL = 1e-9
+__all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
+           "decode", "gf_solve_batch", "safe_norm"]
+
 _CHUNK_ENTRIES = 2_000_000  # entries of B_F per batch (memory bound for the SVD)
 
 
-def check_tol(tol: float) -> float:
-    if not (tol >= 0 and np.isfinite(tol)):
-        raise InvalidInput(f"tolerance must be a finite number >= 0, got {tol}")
-    return float(tol)
+def safe_norm(a: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
+    """2-norm over ``axis`` without overflow or underflow in the squares."""
+    mag = np.abs(a)
+    top = mag.max(axis=axis, keepdims=True) if mag.size else mag
+    scale = np.where(top > 0, top, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.sqrt(np.sum((mag / scale) ** 2, axis=axis)) * np.squeeze(scale, axis=axis)
+    return np.asarray(out)
 
 
 def chunk_size(code: GradientCode, f: int) -> int:
@@ -84,6 +95,9 @@ class Decoder:
         self.exact = code.field.is_finite
         self.T = code.targets()  # (m, K)
         self._gf: Any = code.field.galois() if self.exact else None
+        if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
+            self.Bn, self.row_scale = normalise_rows(np.asarray(code.B))
+        self.limit = 0.0 if self.exact else decode_limit(code.k, self.tol)
 
     def chunk_size(self, f: int) -> int:
         """How many survivor sets of size f to evaluate per batch."""
@@ -102,12 +116,10 @@ class Decoder:
 
     # -- reals / complex -----------------------------------------------------------------------
     def _evaluate_numeric(self, F: np.ndarray, with_vectors: bool) -> BatchResult:
-        B = self.code.B
-        BF = B[F]  # (b, f, K)
+        BF = self.Bn[F]  # (b, f, K), rows normalised
         b, f, K = BF.shape
         U, S, Vh = np.linalg.svd(BF, full_matrices=False)
-        cutoff = S[:, :1] * max(f, K) * np.finfo(np.float64).eps
-        keep = S > cutoff
+        keep = S > rank_cutoff(S[:, :1], BF.shape)
         rank = keep.sum(axis=1)
         Sinv = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0)
         Tt = self.T.T.astype(BF.dtype)  # (K, m)
@@ -118,8 +130,9 @@ class Decoder:
         error = np.sum(np.abs(resid) ** 2, axis=(1, 2))
         smin = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         cond = np.where(rank > 0, S[:, 0] / np.where(smin > 0, smin, 1.0), np.inf)
-        norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
-        ok = error <= self.tol * self.code.k
+        a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
+        norm = safe_norm(a, (1, 2))
+        ok = error <= self.limit
         vectors = np.swapaxes(a, 1, 2) if with_vectors else None
         return BatchResult(error, ok, rank, cond, norm, vectors)
 

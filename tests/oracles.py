@@ -97,3 +97,48 @@ def partial_counterexample(B: np.ndarray, order: list[list[list[int]]], W: int,
         if not rows or not decodes(np.array(rows)):
             return list(c)
     return None
+
+
+def _realified_rows(B: np.ndarray, F: tuple[int, ...]) -> tuple[list[list[Fraction]], int]:
+    """Rows of B_F as exact rationals; a complex row b also gives i*b, realified as
+    [Re, Im] (the complex row space of B_F is the real span of these)."""
+    rows: list[list[Fraction]] = []
+    cplx = np.iscomplexobj(B)
+    for i in F:
+        if cplx:
+            re = [Fraction(float(x)) for x in B[i].real]
+            im = [Fraction(float(x)) for x in B[i].imag]
+            rows.append(re + im)
+            rows.append([-x for x in im] + re)
+        else:
+            rows.append([Fraction(float(x)) for x in B[i]])
+    return rows, (2 if cplx else 1) * B.shape[1]
+
+
+def exact_lstsq_error(B: np.ndarray, F: tuple[int, ...], targets: np.ndarray | None = None
+                      ) -> Fraction:
+    """min_a ||a^T B_F - t||^2 summed over the targets, in exact rational arithmetic on the
+    binary floating-point entries of B (complex codes realified).  Targets default to ones."""
+    K = B.shape[1]
+    T = np.ones((1, K)) if targets is None else np.atleast_2d(targets)
+    rows, width = _realified_rows(B, F)
+    basis: list[list[Fraction]] = []  # Gram-Schmidt without normalisation, exact
+    for r in rows:
+        v = list(r)
+        for q in basis:
+            qq = sum(x * x for x in q)
+            c = sum(a * b for a, b in zip(v, q, strict=True)) / qq
+            v = [a - c * b for a, b in zip(v, q, strict=True)]
+        if any(x != 0 for x in v):
+            basis.append(v)
+    total = Fraction(0)
+    for t in T:
+        tv = [Fraction(float(x)) for x in np.real(t)] + (
+            [Fraction(float(x)) for x in np.imag(t)] if width == 2 * K else [])
+        rest = list(tv)
+        for q in basis:
+            qq = sum(x * x for x in q)
+            c = sum(a * b for a, b in zip(rest, q, strict=True)) / qq
+            rest = [a - c * b for a, b in zip(rest, q, strict=True)]
+        total += sum(x * x for x in rest)
+    return total

@@ -19,7 +19,7 @@ from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.fields import parse_field
 from gctool.model import GradientCode
 
-from oracles import decodes_gf, decodes_rational, lstsq_error
+from oracles import decodes_gf, decodes_rational, exact_lstsq_error, lstsq_error
 
 TOL = 1e-9
 FIELDS = ["real", "real-int", "complex", "GF(2)", "GF(3)", "GF(2^2)", "GF(3^2)", "GF(5)",
@@ -36,17 +36,26 @@ def oracle(code: GradientCode):  # type: ignore[no-untyped-def]
     if code.field.is_finite:
         GF = code.field.galois()
         return lambda F: decodes_gf(GF, B, F)
-    return lambda F: bool(F) and lstsq_error(B, F) <= TOL * code.k
+    norms = np.linalg.norm(B, axis=1)
+    unit = B / np.where(norms > 0, norms, 1.0)[:, None]  # row scaling keeps the error
+    return lambda F: bool(F) and lstsq_error(unit, F) <= TOL * code.k
 
 
-def failing_sets(code: GradientCode, s: int) -> list[tuple[int, ...]]:
-    dec = oracle(code)
+def exact_oracle(code: GradientCode):  # type: ignore[no-untyped-def]
+    """decodes(F) in exact rational arithmetic on the binary floating-point entries."""
+    B = np.asarray(code.B)
+    return lambda F: bool(F) and exact_lstsq_error(B, F) <= TOL * code.k
+
+
+def failing_sets(code: GradientCode, s: int, exact: bool = False) -> list[tuple[int, ...]]:
+    dec = exact_oracle(code) if exact else oracle(code)
     return [S for S in itertools.combinations(range(code.n), s)
             if not dec(survivors(code.n, S))]
 
 
-def check_against_brute_force(code: GradientCode, s: int, **kw: object) -> None:
-    bad = failing_sets(code, s)
+def check_against_brute_force(code: GradientCode, s: int, exact: bool = False,
+                              **kw: object) -> None:
+    bad = failing_sets(code, s, exact)
     report = verify(code, s, **kw)  # type: ignore[arg-type]
     assert report.ok == (not bad), (report.method, report.reason, bad[:3])
     assert report.verdict == ("ok" if not bad else "fail")
@@ -170,13 +179,20 @@ def test_ill_conditioned_real_codes_keep_the_direct_decoders_verdict() -> None:
         code = code_with_left_null(N, "real", n, rng)
         B = np.asarray(code.B) * np.logspace(-4, 4, n)[:, None]  # wild row scales
         scaled = GradientCode(B, code.field, s)
-        check_against_brute_force(scaled, s)
+        check_against_brute_force(scaled, s, exact=True)
         r = verify(scaled, s)
         d = r.diagnostics
         assert d.max_condition is not None and d.max_condition_stragglers is not None
         assert d.condition_bound is not None and d.condition_bound >= d.max_condition * 0.999
         F = survivors(n, tuple(d.max_condition_stragglers))
-        assert np.linalg.cond(B[list(F)]) == pytest.approx(d.max_condition, rel=1e-6)
+        # diagnostics are those of the row-normalised B_F (rows scaled by powers of two to
+        # norms in [1/2, 1)), so they do not depend on the wild row scales
+        _, e = np.frexp(np.linalg.norm(B, axis=1))
+        Bn = np.ldexp(B, -e[:, None])
+        assert np.linalg.cond(Bn[list(F)]) == pytest.approx(d.max_condition, rel=1e-6)
+        base = verify(GradientCode(np.asarray(code.B), code.field, s), s).diagnostics
+        assert base.max_condition is not None
+        assert np.linalg.cond(Bn[list(F)]) <= 1.000001 * base.max_condition * 4
 
 
 def test_ill_conditioned_code_warns() -> None:
@@ -289,12 +305,25 @@ def test_sample_of_a_space_too_large_to_rank() -> None:
 
 def test_complex_rotation_with_unimodular_scaling() -> None:
     g = np.array([-1, -1j * np.sqrt(3), 1, 0, 0, 0])
-    gamma = np.exp(1j * np.arange(6))  # |gamma_i| = 1: cond and ||a|| are orbit invariants
+    gamma = 1j ** np.arange(6)  # |gamma_i| = 1, exact: cond and ||a|| are orbit invariants
     B = np.array([np.roll(g, i) for i in range(6)]) * gamma[:, None]
     code = GradientCode(B, parse_field("complex"), 2)
     r = verify(code)
     assert r.ok and r.method == "symmetry" and r.reduction and r.reduction["unimodular"]
     assert r.diagnostics.max_condition == pytest.approx(6.7082, rel=1e-4)  # reference §2.1
+    check_against_brute_force(code, 3)
+
+
+def test_rotation_only_up_to_round_off_is_not_used() -> None:
+    """exp(1j k) scalings make the rows proportional only up to round-off: the reduction
+    cannot be proved, so every set is enumerated (same verdict, same diagnostics)."""
+    g = np.array([-1, -1j * np.sqrt(3), 1, 0, 0, 0])
+    B = np.array([np.roll(g, i) for i in range(6)]) * np.exp(1j * np.arange(6))[:, None]
+    code = GradientCode(B, parse_field("complex"), 2)
+    r = verify(code)
+    assert r.ok and r.method == "enumeration" and r.reduction is None
+    assert r.checked == 15
+    assert r.diagnostics.max_condition == pytest.approx(6.7082, rel=1e-4)
     check_against_brute_force(code, 3)
 
 

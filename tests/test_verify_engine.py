@@ -152,7 +152,12 @@ def test_float_nullspace_kernel_equals_lstsq_on_every_set(seed: int, field: str,
             F = tuple(j for j in range(n) if j not in row)
             assert r.ok[i] == (lstsq_error(B, F) <= 1e-9 * k)
             if r.ok[i] and not r.direct[i] and np.isfinite(r.norm[i]):  # exact norm
-                a = np.linalg.lstsq(B[list(F)].T, np.ones(k), rcond=None)[0]
+                # the decoder is the minimum-norm one of the row-normalised B_F (rows scaled
+                # by powers of two d_i), mapped back: a = d * a_n
+                _, e = np.frexp(np.linalg.norm(B, axis=1))
+                d = np.ldexp(1.0, -e)
+                Bn = B * d[:, None]
+                a = np.linalg.lstsq(Bn[list(F)].T, np.ones(k), rcond=None)[0] * d[list(F)]
                 assert r.norm[i] == pytest.approx(np.linalg.norm(a), rel=1e-6)
 
 

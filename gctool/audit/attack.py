@@ -35,6 +35,7 @@ from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.decode import DEFAULT_TOL
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import threshold_level
 from gctool.reports import AttackReport, Diagnostics
 
 NORMALIZATIONS = ("none", "k")
@@ -363,9 +364,9 @@ def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> Threshol
     so exact ties such as a fully straggled 0/1 partition (err = 1 at epsilon = 1) are not
     decided by round-off.  For epsilon = 0 this is the usual "does not decode" test.
     """
+    limit = threshold_level(epsilon, oracle.limit)
     if epsilon > 0:
-        epsilon = epsilon + oracle.limit
-    limit = max(epsilon, oracle.limit)
+        epsilon = limit
     method = opts.method
     if method == "exhaustive":
         return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,

@@ -28,7 +28,11 @@ those eigenvectors (CS decomposition), and singular values are accurate to ~1e-1
 terms where eigenvalues of H_SS near 1 are not.  A singular value <= 1e-14 counts as lost; one
 below ``max(1e-6, 100 cond(B) max(n, K) eps)`` but above 1e-14 is ambiguous (an ill-conditioned
 B_F, where the SVD decoder's rank cutoff could decide either way), and such sets are recomputed
-by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference.
+by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference.  The fast path
+is used only when B (row-normalised) has condition number at most ``FAST_KAPPA`` on its
+numerical rank: N carries ``sigma^-2``, so its round-off grows like ``cond(B)^2 eps``, and an
+ill-conditioned B would make the lost error meaningless.  Batched solves never raise: a
+singular or overflowing system sends its set to the SVD decoder.
 """
 
 from __future__ import annotations
@@ -42,11 +46,13 @@ from gctool.audit.enumeration import survivors_of
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import numerical_rank
 
 DECODERS = ("optimal", "fixed", "natural")
 #: schemes whose natural decoder is "first arrival per group of identical workers"
 GROUP_SCHEMES = ("frc", "uncoded")
 _SIG_LOST = 1e-14
+FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
 
 
 class Oracle:
@@ -62,7 +68,7 @@ class Oracle:
         self.finite = code.field.is_finite
         self.n = code.n
         #: errors above this do not decode (exact over GF(q); the tolerance tol*k over R/C)
-        self.limit = 0.0 if self.finite else self.decoder.tol * code.k
+        self.limit = self.decoder.limit
         #: a proven upper bound on every error (None when unknown)
         self.max_error: float | None = 1.0 if self.finite else float(code.m * code.k)
         self.evaluations = 0
@@ -132,11 +138,10 @@ class OptimalOracle(Oracle):
             self._spectral()
 
     def _spectral(self) -> None:
-        A = self.code.B.T
+        A = self.decoder.Bn.T  # row-normalised B (exact power-of-two scaling): same errors
         T = self.code.targets().astype(A.dtype)
         P, sv, Qh = np.linalg.svd(A, full_matrices=False)
-        cutoff = sv[0] * max(A.shape) * np.finfo(np.float64).eps if sv.size else 0.0
-        r = int(np.sum(sv > cutoff))
+        r = numerical_rank(sv, A.shape)
         self.rank = r
         self.sigma = sv[:r]
         self.P = P[:, :r]
@@ -154,6 +159,10 @@ class OptimalOracle(Oracle):
         kappa = float(sv[0] / sv[r - 1]) if r else 1.0
         eps = float(np.finfo(np.float64).eps)
         self.sig_kept = max(1e-6, 100 * kappa * max(A.shape) * eps)
+        #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
+        #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
+        self.kappa = kappa
+        self.fast = kappa <= FAST_KAPPA
 
     def maximizer(self, S: Sequence[int]) -> np.ndarray:
         """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
@@ -167,22 +176,24 @@ class OptimalOracle(Oracle):
         if E.shape[1] == 0:
             return y
         M = E.conj().T @ self.N[np.ix_(idx, idx)] @ E
-        y[idx] = E @ np.linalg.solve(M, E.conj().T @ self.alpha[idx])
+        rhs = E.conj().T @ self.alpha[idx]
+        w, solved = _guarded_solve(M[None], rhs[None])
+        y[idx] = E @ (w[0] if solved[0] else np.linalg.lstsq(M, rhs, rcond=None)[0])
         return y
 
     def _uses_hat(self, s: int) -> bool:
         f, K = self.n - s, self.code.B.shape[1]
-        return not self.finite and 0 < s <= 64 and f > 0 and s**3 <= f * K * min(f, K)
+        return (not self.finite and self.fast and 0 < s <= 64 and f > 0
+                and s**3 <= f * K * min(f, K))
 
     def chunk_size(self, s: int) -> int:
         return 65_536 if self._uses_hat(s) else super().chunk_size(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
         b, s = S.shape
-        f, K = self.n - s, self.code.B.shape[1]
-        if self.finite or s == 0 or f == 0 or s**3 > f * K * min(f, K) or s > 64:
-            if s == 0 and not self.finite:
-                return np.full(b, self.err_full)
+        if s == 0 and not self.finite:
+            return np.full(b, self.err_full)
+        if not self._uses_hat(s):
             return super()._errors(S)
         return self._hat_errors(S)
 
@@ -238,9 +249,12 @@ class OptimalOracle(Oracle):
         K[:, :s, s:], K[:, s:, :s] = A[rows], AH[rows]
         rhs = np.zeros((rows.size, s + d, m), dtype=self.alpha.dtype)
         rhs[:, :s] = self.alpha[Sw]
-        w = np.linalg.solve(K, rhs)[:, :s]
-        extra = np.sum(np.real(np.conj(rhs[:, :s]) * w), axis=(1, 2))
+        w, solved = _guarded_solve(K, rhs)
+        extra = np.sum(np.real(np.conj(rhs[:, :s]) * w[:, :s]), axis=(1, 2))
         err[rows] = np.maximum(self.err_full + extra, 0.0)
+        bad = rows[~solved | ~np.isfinite(err[rows])]
+        if bad.size:  # a singular or overflowing system: the SVD decoder decides
+            err[bad] = self.decoder.evaluate(survivors_of(S[bad], self.n)).error
         return err
 
     def _svd_chunk(self, S: np.ndarray) -> np.ndarray:
@@ -253,12 +267,37 @@ class OptimalOracle(Oracle):
         both = lost[:, :, None] & lost[:, None, :]
         M = np.where(both, M, np.eye(s))
         rhs = np.where(lost[:, :, None], rhs, 0)
-        extra = np.sum(np.real(np.conj(rhs) * np.linalg.solve(M, rhs)), axis=(1, 2))
+        w, solved = _guarded_solve(M, rhs)
+        extra = np.sum(np.real(np.conj(rhs) * w), axis=(1, 2))
         err = np.maximum(self.err_full + extra, 0.0)
+        unsure = unsure | ~solved | ~np.isfinite(err)
         if unsure.any():
             rows = np.flatnonzero(unsure)
             err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
         return err
+
+
+def _guarded_solve(M: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batched ``solve(M, rhs)`` that never raises: ``(X, solved)``, where ``solved`` is False
+    for the systems that are singular or give non-finite values (X is 0 there)."""
+    X = np.zeros(np.broadcast_shapes(rhs.shape), dtype=np.result_type(M, rhs))
+    solved = np.zeros(M.shape[0], dtype=bool)
+    if M.shape[0] == 0:
+        return X, solved
+    with np.errstate(all="ignore"):
+        try:
+            X = np.linalg.solve(M, rhs)
+            solved[:] = True
+        except np.linalg.LinAlgError:  # one singular system spoils the batch: one by one
+            for i in range(M.shape[0]):
+                try:
+                    X[i] = np.linalg.solve(M[i], rhs[i])
+                    solved[i] = True
+                except np.linalg.LinAlgError:
+                    pass
+        solved &= np.all(np.isfinite(X), axis=tuple(range(1, X.ndim)))
+    X[~solved] = 0
+    return X, solved
 
 
 class FixedOracle(Oracle):

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.numerics import beats, first_max
 
 MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
@@ -350,7 +351,7 @@ class AttackWorker:
         index, a, b = task
         out = AttackSummary(index)
         for C, err in self.batches(a, b):
-            i = int(np.argmax(err))  # first maximum, as in exhaustive.worst
+            i = first_max(err)  # first (tied) maximum, as in exhaustive.worst
             out.peaks.append((float(err[i]), C[i].tolist()))
             out.checked += C.shape[0]
         return out
@@ -376,7 +377,7 @@ def worst_ranked(oracle: Any, s: int, rot: Any, need: int, runner: Any,
     def fold(_: int, r: AttackSummary) -> bool:
         for e, S in r.peaks:
             best = state["err"]
-            if state["set"] is None or e > best + 1e-12 * max(1.0, abs(best)):
+            if state["set"] is None or beats(e, best):
                 state["err"], state["set"] = e, S
         state["checked"] += r.checked
         oracle.evaluations += r.checked

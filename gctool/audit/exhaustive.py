@@ -33,6 +33,7 @@ from gctool.audit.symmetry import (
     detect_rotation,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.numerics import beats, first_max
 
 Progress = Callable[[int, int], None]
 
@@ -160,8 +161,8 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
                        else evaluate_stream(oracle, _sets(n, s, size, rot),
                                             resolve_jobs(jobs, need)))
         for S, err in stream:
-            i = int(np.argmax(err))  # first maximum: lexicographically smallest set
-            if best_set is None or err[i] > best_err + 1e-12 * max(1.0, abs(best_err)):
+            i = first_max(err)  # first (tied) maximum: lexicographically smallest set
+            if best_set is None or beats(float(err[i]), best_err):
                 best_err, best_set = float(err[i]), S[i].tolist()
             checked += S.shape[0]
             if progress is not None:

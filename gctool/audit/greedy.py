@@ -23,14 +23,12 @@ import numpy as np
 from gctool.audit.decoders import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import SearchInterrupted
+from gctool.numerics import TIE_RTOL, beats
 
 Progress = Callable[[int, int], None]
-_REL = 1e-12
+_REL = TIE_RTOL
 MAX_SEEDS = 64
-
-
-def _better(a: float, b: float) -> bool:
-    return bool(np.isneginf(b) and a > b) or a > b + _REL * max(1.0, abs(b))
+_better = beats
 
 
 def _pick(err: np.ndarray, rng: np.random.Generator) -> int:

@@ -43,10 +43,9 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.gfarith import GFArith, eliminate
-from gctool.decode import Decoder
+from gctool.decode import Decoder, safe_norm
 from gctool.model import GradientCode
-
-EPS = float(np.finfo(np.float64).eps)
+from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
 
 
 @dataclass
@@ -70,17 +69,16 @@ def reduce_float(code: GradientCode, tol: float) -> Reduction:
     ``B = U S V^H`` with U square (n x n) and V thin, so a wide B (k >> n) costs no k x k
     factor.  Rows ``conj(u_j)^T`` (j >= rank) satisfy ``y^T B = 0``, and
     ``W = pinv(B^T) T^T = conj(U_r) S_r^{-1} conj(V_r^H) T^T``."""
-    B = np.asarray(code.B)
+    B, _ = normalise_rows(np.asarray(code.B))  # exact power-of-two row scaling
     n, K = B.shape
     U, S, Vh = np.linalg.svd(B, full_matrices=K < n)
-    cutoff = (S[0] if S.size else 0.0) * max(n, K) * EPS
-    r = int(np.sum(S > cutoff))
+    r = numerical_rank(S, B.shape)
     N = np.conj(U[:, r:]).T  # (d, n): rows y with y^T B = 0
     Tt = code.targets().T.astype(U.dtype)  # (K, m)
     W = np.conj(U[:, :r]) @ ((np.conj(Vh[:r]) @ Tt) / S[:r, None])  # (n, m)
     err = float(np.sum(np.abs(B.T @ W - Tt) ** 2))
     kappa = float(S[0] / S[r - 1]) if r else float("inf")
-    return Reduction(N, W, r, err <= tol * code.k, kappa)
+    return Reduction(N, W, r, bool(decodes(err, code.k, tol)), kappa)
 
 
 def reduce_gf(code: GradientCode) -> Reduction:
@@ -243,7 +241,9 @@ class FloatNullKernel:
 
     def __post_init__(self) -> None:
         self.direct = DirectKernel(self.code, self.tol)
-        self.w2 = float(np.sum(np.abs(self.red.W) ** 2))
+        # the reduction is of the row-normalised B_n = D B (exact powers of two): decoders of
+        # B_n map to decoders of B by a = D a_n
+        self.Bn, self.row_scale = normalise_rows(np.asarray(self.code.B))
 
     @property
     def kappa_max(self) -> float:
@@ -278,9 +278,13 @@ class FloatNullKernel:
             # minimum-norm Z with A Z = -W_S: Z = Q R^{-H} (-W_S)
             with np.errstate(invalid="ignore", over="ignore"):  # singular R: Z is nan
                 Z = Q @ batched_solve(np.conj(np.swapaxes(M, 1, 2)), -WS, lb)
-        # ||a||^2 = ||W||^2 + ||Z||^2: W (minimum norm) is orthogonal to range(N^T) and N
-        # has orthonormal rows; with the minimum-norm Z this is the optimal decoder's norm
-        norm = np.sqrt(self.w2 + np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+        # the minimum-norm decoder of B_n on F is a_n = W + N^T Z (W minimum norm, orthogonal
+        # to range(N^T), N orthonormal rows, Z minimum norm); B's decoder is D a_n
+        with np.errstate(all="ignore"):
+            a = self.red.W[None] + np.einsum("nd,bdm->bnm", NT, np.where(np.isfinite(Z), Z, 0))
+            a[np.arange(b)[:, None], S] = 0
+            norm = safe_norm(a * self.row_scale[None, :, None], (1, 2))
+        norm = np.where(np.all(np.isfinite(Z), axis=(1, 2)), norm, np.nan)
         doubt = np.flatnonzero((lb < self.delta) & (lb > 0) & np.isfinite(lb))
         if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F, M = A or R
             eye = np.broadcast_to(np.eye(s, dtype=M.dtype), (doubt.size, s, s))
@@ -309,7 +313,7 @@ class FloatNullKernel:
         The optimal (least-squares) error is at most this, so a value <= tol * k proves the
         set decodes.  Round-off of the residual itself is bounded by
         ``gamma_n |B|^T |a|`` (gamma_n = n eps / (1 - n eps)) and added."""
-        B, W, NT = np.asarray(self.code.B), self.red.W, self.red.N.T
+        B, W, NT = self.Bn, self.red.W, self.red.N.T
         b, m, n = S.shape[0], W.shape[1], self.code.n
         a = W[None] + np.einsum("nd,bdm->bnm", NT, Z)  # (b, n, m)
         a[np.arange(b)[:, None], S] = 0

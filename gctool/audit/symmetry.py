@@ -11,6 +11,11 @@ of an orbit is its lexicographically smallest rotation; it has its minimum below
 candidates are a prefix of the lexicographic order and canonical ones are recognised with s
 vectorised rotations each.  Rotations change cond(B_F) and ||a|| unless every |gamma_i| = 1.
 
+Both reductions are used only when they are *proved*: entries over GF(q) are compared exactly,
+and real/complex candidates found with a cheap relative screen are confirmed with exact rational
+arithmetic on the binary floating-point entries (:func:`gctool.numerics.exactly_proportional`).
+A code that is only nearly symmetric is enumerated in full.
+
 **Row classes.**  Rows that are non-zero multiples of each other span the same line, so
 whether survivors decode depends only on which classes of proportional rows lose *every*
 member (FRC groups are such classes).  A straggler set S kills the classes K(S) contained in
@@ -32,8 +37,9 @@ import numpy as np
 
 from gctool.audit.enumeration import lex_less
 from gctool.model import GradientCode
+from gctool.numerics import exactly_proportional
 
-FLOAT_RTOL = 1e-12  # relative tolerance when comparing real/complex entries
+FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
 
 
 @dataclass(frozen=True)
@@ -52,9 +58,11 @@ class Rotation:
 
 
 def _close(X: np.ndarray, Y: np.ndarray, exact: bool) -> bool:
+    """Row by row: is every row of Y within FLOAT_RTOL of X, relative to that row's size?
+    (a cheap screen over R/C; :func:`_scaled_match` confirms a match exactly)."""
     if exact:
         return bool(np.array_equal(X, Y))
-    scale = max(float(np.max(np.abs(Y))) if Y.size else 0.0, 1e-300)
+    scale = np.maximum(np.max(np.abs(Y), axis=1, keepdims=True) if Y.size else 0.0, 1e-300)
     return bool(np.all(np.abs(X - Y) <= FLOAT_RTOL * scale))
 
 
@@ -75,7 +83,8 @@ def _scaled_match(code: GradientCode, D: np.ndarray) -> tuple[bool, bool]:
         ok = _close(ar.mul(gamma[:, None], B.astype(np.int64)), D, True)
         return ok, bool(np.all(gamma == 1))
     gamma = np.where(empty, 1.0, D[rows, j] / np.where(empty, 1.0, B[rows, j]))
-    ok = _close(gamma[:, None] * B, D, False)
+    ok = _close(gamma[:, None] * B, D, False) and all(
+        exactly_proportional(B[i], D[i]) for i in range(B.shape[0]))
     return ok, bool(np.allclose(np.abs(gamma), 1.0, rtol=FLOAT_RTOL, atol=0))
 
 
@@ -188,14 +197,27 @@ def row_classes(code: GradientCode) -> list[list[int]]:
 
         ar = GFArith(code.field)
         normal = ar.mul(B.astype(np.int64), ar.inv(np.where(lead == 0, 1, lead))[:, None])
-    else:  # proportional to 12 significant digits (zeros stay exact zeros)
+    else:  # candidates: proportional to 12 significant digits; then confirmed exactly
         r = B / np.where(lead == 0, 1, lead)[:, None]
         mag = np.where(r == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(r == 0, 1.0, np.abs(r)))))
         normal = np.round(r / mag, 11) * mag + 0.0
     for i in range(code.n):
         key = b"zero%d" % i if not nz[i].any() else normal[i].tobytes()
         keys.setdefault(key, []).append(i)
-    return sorted(keys.values(), key=lambda c: c[0])
+    classes = list(keys.values())
+    if not code.field.is_finite:  # split candidates into exactly proportional classes
+        exact: list[list[int]] = []
+        for members in classes:
+            groups: list[list[int]] = []
+            for i in members:
+                home = next((g for g in groups if exactly_proportional(B[g[0]], B[i])), None)
+                if home is None:
+                    groups.append([i])
+                else:
+                    home.append(i)
+            exact.extend(groups)
+        classes = exact
+    return sorted(classes, key=lambda c: c[0])
 
 
 def _poly_mul(a: list[int], b: list[int], cap: int) -> list[int]:

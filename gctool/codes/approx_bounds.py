@@ -76,10 +76,10 @@ def errors_of_size(code: GradientCode, t: int) -> tuple[np.ndarray, np.ndarray]:
     """(straggler sets, errors) for every set of t stragglers (exhaustive; caller budgets).
 
     Errors within the decoder's tolerance (``1e-9 k``) are reported as exactly 0."""
-    from gctool.decode import DEFAULT_TOL, Decoder
+    from gctool.decode import Decoder
 
     dec = Decoder(code)
-    floor_ = 0.0 if code.field.is_finite else DEFAULT_TOL * code.k
+    floor_ = dec.limit
     sets, errs = [], []
     for S in _set_chunks(code.n, t):
         keep = np.ones((S.shape[0], code.n), dtype=bool)
@@ -104,14 +104,17 @@ def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUD
     decoding (the decoder's tolerance), and errors within ``1e-9 k`` of ε count as equal to ε
     (not above it): 0/1 designs have rational errors that tie with round ε such as 1, and
     float64 round-off must not decide those ties."""
-    slack = 0.0 if code.field.is_finite else 1e-9 * code.k
+    from gctool.numerics import DEFAULT_TOL, decode_limit, threshold_level
+
+    slack = 0.0 if code.field.is_finite else decode_limit(code.k, DEFAULT_TOL)
+    level = threshold_level(epsilon, slack)
     used = 0
     for t in range(code.n + 1):
         used += comb(code.n, t)
         if not affordable(code, t, used, budget):
             return None, False
         _, errs = errors_of_size(code, t)
-        if np.any(errs > epsilon + slack):
+        if np.any(errs > level):
             return t, True
     return None, True
 

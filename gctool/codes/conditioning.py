@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from gctool.fields import Field
+from gctool.numerics import numerical_rank
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
 EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
@@ -38,8 +39,7 @@ def _conds(B: np.ndarray, S: np.ndarray) -> np.ndarray:
     for start in range(0, F.shape[0], 2048):
         BF = B[F[start:start + 2048]]
         sv = np.linalg.svd(BF, compute_uv=False)
-        cutoff = sv[:, :1] * max(BF.shape[1:]) * np.finfo(np.float64).eps
-        rank = np.maximum((sv > cutoff).sum(axis=1), 1)
+        rank = np.maximum(numerical_rank(sv, BF.shape), 1)
         smin = np.take_along_axis(sv, (rank - 1)[:, None], axis=1)[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(smin > 0, sv[:, 0] / smin, np.inf))

@@ -120,11 +120,11 @@ def error_curve(
 
 def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
     """The attack's rule: 0 over GF(q); within ``tol * k`` over the reals / complex numbers."""
-    from gctool.decode import DEFAULT_TOL
+    from gctool.numerics import DEFAULT_TOL, decodes
 
     if code.field.is_finite:
         return raw == 0
-    return raw <= (DEFAULT_TOL if tol is None else tol) * code.k
+    return bool(decodes(raw, code.k, DEFAULT_TOL if tol is None else tol))
 
 
 def _offset(progress: Callable[[int, int], None], done: int, total: int

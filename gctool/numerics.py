@@ -1,0 +1,168 @@
+"""The numerical policy of gctool for real and complex codes, in one place.
+
+Every floating-point decision over R and C goes through this module:
+
+* **Tolerance rule.**  Survivors F *decode* when the squared least-squares error
+  ``err(F) = min_a ||a^T B_F - t||^2`` (summed over the m targets) is at most ``tol * k``
+  (:func:`decode_limit`, ``tol`` defaults to :data:`DEFAULT_TOL`).  ``||t||^2 = m k``, so the
+  rule is relative to the size of the targets; the error itself does not change when a row of B
+  is multiplied by a non-zero number, when B is scaled, or when rows are permuted.
+* **Row normalisation.**  Numerical work is done on ``D B`` where D scales every non-zero row by
+  a power of two so that its 2-norm lies in [1/2, 1) (:func:`normalise_rows`; zero rows stay
+  zero).  Multiplying by a power of two is exact in binary floating point, so ``D B`` has the
+  same row spaces, the same errors and the same decodability as B, exactly, while its condition
+  number no longer depends on how the rows were scaled.  A decoding vector ``a_n`` of ``D B``
+  gives ``a = D a_n`` for B.
+* **One rank cut-off.**  A singular value counts when it exceeds ``sigma_max * max(shape) *
+  eps`` of the (normalised) matrix (:func:`rank_cutoff`, :func:`numerical_rank`).
+* **Tie rule for thresholds.**  An error *exceeds* epsilon when it is above ``epsilon + tol * k``
+  (and above the decoding limit); errors within the tolerance of epsilon are ties
+  (:func:`threshold_level`).
+* **Ties.**  Errors within a relative 1e-12 of each other are ties (:func:`beats`,
+  :func:`first_max`): the worst set reported is the lexicographically first of the tied ones.
+* **Exact symmetry.**  Symmetry reductions compare entries exactly (:func:`exactly_proportional`
+  is exact for binary floating-point numbers), never within a tolerance.
+
+Sets that float64 cannot decide (a near-singular system whose verdict hinges on round-off) are
+escalated to exact rational arithmetic by :mod:`gctool.audit.exactls`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+
+DEFAULT_TOL = 1e-9
+EPS = float(np.finfo(np.float64).eps)
+
+
+def check_tol(tol: float) -> float:
+    if not (tol >= 0 and np.isfinite(tol)):
+        raise InvalidInput(f"tolerance must be a finite number >= 0, got {tol}")
+    return float(tol)
+
+
+def decode_limit(k: int, tol: float = DEFAULT_TOL) -> float:
+    """Largest squared error that still decodes over R/C: ``tol * k``."""
+    return float(tol) * int(k)
+
+
+def decodes(err: Any, k: int, tol: float = DEFAULT_TOL) -> Any:
+    """The tolerance rule: ``err <= tol * k`` (elementwise)."""
+    return np.asarray(err) <= decode_limit(k, tol)
+
+
+def threshold_level(epsilon: float, limit: float) -> float:
+    """The error an ε-threshold witness must exceed: ``max(epsilon + limit, limit)`` for
+    epsilon > 0 (ties within the tolerance are not decided by round-off), ``limit`` for 0."""
+    return float(epsilon + limit) if epsilon > 0 else float(limit)
+
+
+#: errors within this relative distance of each other are ties when searching for a maximum
+TIE_RTOL = 1e-12
+
+
+def beats(err: float, best: float) -> bool:
+    """Is ``err`` a strictly larger error than ``best`` (beyond the tie tolerance)?"""
+    return bool(np.isneginf(best) and err > best) or err > best + TIE_RTOL * max(1.0, abs(best))
+
+
+def first_max(err: np.ndarray) -> int:
+    """Index of the first error tied with the maximum (the lexicographically first worst set
+    when the rows are in lexicographic order)."""
+    err = np.asarray(err)
+    top = float(np.max(err))
+    return int(np.flatnonzero(err >= top - TIE_RTOL * max(1.0, abs(top)))[0])
+
+
+# -- row normalisation ------------------------------------------------------------------------
+def row_exponents(B: np.ndarray) -> np.ndarray:
+    """Per row, the power of two e with ``2^e * ||row||`` in [1/2, 1) (0 for zero rows).
+
+    Computed without overflow or underflow: the row is first brought to a maximum in
+    [1/2, 1) by ``frexp`` of its largest magnitude."""
+    A = np.abs(np.asarray(B))
+    top = A.max(axis=1) if A.shape[1] else np.zeros(A.shape[0])
+    _, e1 = np.frexp(top)
+    scaled = np.ldexp(A, -e1[:, None])
+    _, e2 = np.frexp(np.sqrt(np.sum(scaled**2, axis=1)))
+    e = -(e1 + e2)
+    return np.where(top > 0, e, 0).astype(np.int64)
+
+
+def normalise_rows(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(D B, d)``: every non-zero row scaled by the power of two ``d_i`` so that its 2-norm
+    lies in [1/2, 1); exact (entries below 2^-1022 of their row's norm aside)."""
+    B = np.asarray(B)
+    e = row_exponents(B)
+    if np.iscomplexobj(B):
+        Bn = np.ldexp(B.real, e[:, None]) + 1j * np.ldexp(B.imag, e[:, None])
+    else:
+        Bn = np.ldexp(B.astype(np.float64), e[:, None])
+    return Bn, np.ldexp(1.0, e)
+
+
+# -- numerical rank ---------------------------------------------------------------------------
+def rank_cutoff(smax: Any, shape: tuple[int, ...]) -> Any:
+    """Singular values at or below this count as zero: ``sigma_max * max(shape) * eps``."""
+    return np.asarray(smax) * max(shape[-2:]) * EPS
+
+
+def numerical_rank(sv: np.ndarray, shape: tuple[int, ...]) -> Any:
+    """Numerical rank from singular values (descending, last axis; batched)."""
+    sv = np.asarray(sv)
+    if sv.shape[-1] == 0:
+        return np.zeros(sv.shape[:-1], dtype=np.int64) if sv.ndim > 1 else 0
+    cut = rank_cutoff(sv[..., :1], shape)
+    r = np.sum(sv > cut, axis=-1)
+    return int(r) if sv.ndim == 1 else r
+
+
+def matrix_rank(B: np.ndarray) -> int:
+    """Numerical rank of a real or complex matrix under the policy (row-normalised first)."""
+    B = np.asarray(B)
+    if B.size == 0:
+        return 0
+    Bn, _ = normalise_rows(B)
+    return int(numerical_rank(np.linalg.svd(Bn, compute_uv=False), Bn.shape))
+
+
+# -- exact comparisons (symmetry) -------------------------------------------------------------
+def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
+    """Is ``y = c x`` for some non-zero c, exactly (binary floating-point entries)?
+
+    Uses ``x_i y_j == x_j y_i`` with products computed exactly (Python integers)."""
+    from fractions import Fraction
+
+    x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
+    if not np.array_equal(x != 0, y != 0):
+        return False
+    nz = np.flatnonzero(x)
+    if nz.size == 0:
+        return True
+    j = int(nz[0])
+    if np.iscomplexobj(x) or np.iscomplexobj(y):
+        return _complex_proportional(x, y, j)
+    c = Fraction(float(y[j])) / Fraction(float(x[j]))
+    return all(Fraction(float(y[i])) == c * Fraction(float(x[i])) for i in nz)
+
+
+def _complex_proportional(x: np.ndarray, y: np.ndarray, j: int) -> bool:
+    from fractions import Fraction
+
+    def fr(z: complex) -> tuple[Fraction, Fraction]:
+        return Fraction(float(np.real(z))), Fraction(float(np.imag(z)))
+
+    xr, xi = fr(x[j])
+    yr, yi = fr(y[j])
+    den = xr * xr + xi * xi  # c = y_j / x_j as a Gaussian rational
+    cr, ci = (yr * xr + yi * xi) / den, (yi * xr - yr * xi) / den
+    for i in np.flatnonzero(x):
+        ar, ai = fr(x[i])
+        br, bi = fr(y[i])
+        if (cr * ar - ci * ai, cr * ai + ci * ar) != (br, bi):
+            return False
+    return True
