@@ -134,7 +134,7 @@ def test_best_of_cli_records_and_reproduces(runner, tmp_path) -> None:  # type: 
     assert again["B"] == doc["B"] and again["params"] == doc["params"]
     text = runner.invoke(cli, ["design", "cyclic", "-n", "6", "-s", "1", "--seed", "3",
                                "--best-of", "2", "-o", str(tmp_path / "t.json")])
-    assert "best_of_draw:" in text.stdout and "worst_condition:" in text.stdout
+    assert "best_of_draw:" in text.stderr and "worst_condition:" in text.stderr
     assert "--best-of N" in runner.invoke(cli, ["design", "cyclic", "--help"]).stdout
 
 

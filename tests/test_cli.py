@@ -53,7 +53,7 @@ def test_design_to_files_is_byte_identical(runner: CliRunner, tmp_path: Path) ->
         a, b = tmp_path / f"a.{ext}", tmp_path / f"b.{ext}"
         for p in (a, b):
             r = run(runner, "design", "cyclic", "-n", "6", "-s", "2", "--seed", "4", "-o", str(p))
-            assert r.exit_code == 0 and str(p) in r.stdout
+            assert r.exit_code == 0 and str(p) in r.stderr
         assert a.read_bytes() == b.read_bytes()
         assert np.array_equal(read_code(a).B, read_code(b).B)
 

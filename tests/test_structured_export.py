@@ -304,4 +304,4 @@ def test_export_cli_decoder_option(runner, tmp_path) -> None:  # type: ignore[no
     real = tmp_path / "mds.json"
     runner.invoke(cli, ["design", "cyclic-mds", "-n", "6", "-s", "2", "-o", str(real)])
     res = runner.invoke(cli, ["export", str(real), "-o", str(tmp_path / "x.json"), "--decoders"])
-    assert res.exit_code == 0 and "generic decoder" in res.stdout and "note:" in res.stdout
+    assert res.exit_code == 0 and "generic decoder" in res.stderr and "note:" in res.stderr

@@ -302,9 +302,9 @@ class _Run:
 
     def _seed(self) -> int:
         if self.seed is None:
-            import secrets
+            from gctool.seeds import fresh_seed
 
-            self.seed = secrets.randbits(63)
+            self.seed = fresh_seed()
         return self.seed
 
     def fold(self, acc: Accumulator, chunk: Any) -> bool:

@@ -3,7 +3,6 @@ options generated from the scheme's metadata (so adding a scheme needs no CLI co
 
 from __future__ import annotations
 
-import secrets
 import shlex
 from typing import Any
 
@@ -11,6 +10,7 @@ import click
 
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import emit_json, field_option, json_option, seed_option
+from gctool.cli.output import quiet_option, status
 from gctool.codes.info import Param, SchemeInfo
 from gctool.codes.registry import SCHEMES
 
@@ -80,14 +80,14 @@ def _make_command(info: SchemeInfo) -> click.Command:
         from gctool.io import code_bytes, is_npz_path
 
         output, as_json = values["output"], values["as_json"]
-        if info.randomized and values.get("seed") is None:
-            values["seed"] = secrets.randbits(63)  # recorded, so the file can be redone
         core = {key: values.get(key) for key in ("n", "s", "k", "seed")}
         params = {p.name: values[p.name] for p in info.params}
         code = run_design(info.name, field=values.get("field_spec"),
-                          provenance={"command": _canonical_command(info, values)},
                           best_of=values.get("best_of"), order=values.get("order"),
                           message_size=values.get("message_size"), **core, **params)
+        # the command that rebuilds the file: with the seed actually used (drawn when not
+        # given), and without one when the construction drew no random number
+        code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
         _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
         return int(ExitCode.OK)
@@ -112,6 +112,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
     opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
+    opts.append(quiet_option)
     for opt in reversed(opts):
         callback = opt(callback)
     examples = "\n".join(f"  {e}" for e in info.examples)
@@ -165,10 +166,10 @@ def _write(code: Any, output: str, as_json: bool, data: bytes,
     if as_json:
         emit_json(summary)
     else:
-        click.echo(f"wrote {code.scheme} code (n={code.n}, k={code.k}, s={code.s}, "
-                   f"{code.field}) to {output}")
+        status(f"wrote {code.scheme} code (n={code.n}, k={code.k}, s={code.s}, {code.field}) "
+               f"to {output}")
         for key, value in report.items():
-            click.echo(f"  {key}: {value:.6g}" if isinstance(value, float) else f"  {key}: {value}")
+            status(f"  {key}: {value:.6g}" if isinstance(value, float) else f"  {key}: {value}")
 
 
 class DesignGroup(click.Group):
@@ -184,7 +185,7 @@ class DesignGroup(click.Group):
 Examples:
   gctool design frc -n 6 -s 2 -o frc.json
   gctool design cyclic -n 8 -s 2 --seed 1 | gctool verify -
-  gctool design cyclic -n 6 -s 2 --field GF(31) --seed 7 -o crc.npz
+  gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc.npz
 
 Run 'gctool design SCHEME --help' for a scheme's options.""")
 def design() -> None:

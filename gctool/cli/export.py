@@ -13,6 +13,7 @@ from gctool.cli.options import (
     progress_bar,
     tol_option,
 )
+from gctool.cli.output import quiet_option
 
 
 @click.command(epilog="""\b
@@ -52,6 +53,7 @@ each row (decoders.method, the array 'structured', decoders.note).""")
               help="Refuse decoding tables with more straggler patterns than this.")
 @tol_option
 @json_option
+@quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
            max_patterns: int, tol: float, as_json: bool) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""

@@ -19,7 +19,8 @@ json_option = click.option(
 )
 seed_option = click.option(
     "--seed", type=click.IntRange(0, 2**63 - 1), default=None,
-    help="Seed for random choices; the seed used is always recorded, so results can be redone.",
+    help="Seed for random choices; the seed used is always recorded (fresh seeds are below "
+         "2^53, exact in every JSON reader), so results can be redone.",
 )
 field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,

@@ -234,13 +234,18 @@ def render_bound_any(report: Any) -> None:
 
 
 def render_export(r: ExportReport) -> None:
-    con = stdout_console()
+    """Status of an export on stderr (the product is the file): what was written, any note,
+    and a finding (not silenced by --quiet)."""
+    from gctool.cli.output import status
+
     extra = f", {r.patterns:,} decoding patterns" if r.patterns else ""
     if r.decoder:
         extra += f", {r.decoder} decoder"
-    con.print(f"wrote {r.path} ({r.format}, {r.bytes:,} bytes, n={r.n}, k={r.k}, s={r.s}{extra})")
+    status(f"wrote {r.path} ({r.format}, {r.bytes:,} bytes, n={r.n}, k={r.k}, s={r.s}{extra})")
     if r.note:
-        con.print(f"note: {r.note}", markup=False)
+        status(f"note: {r.note}")
     if r.all_decodable is False:
-        con.print("[bold red]finding:[/] some straggler patterns are not decodable "
-                  "(see 'decodable' in the export)")
+        import click
+
+        click.echo("gctool: finding: some straggler patterns are not decodable (see "
+                   "'decodable' in the export)", err=True)

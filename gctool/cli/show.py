@@ -19,6 +19,7 @@ from gctool.cli.options import (
     stdout_console,
     tol_option,
 )
+from gctool.cli.output import quiet_option, status
 
 
 @click.command(epilog="""\b
@@ -50,6 +51,7 @@ it draws, it does not audit.""")
               help="Largest number of cell rows/columns in the terminal before summarising.")
 @tol_option
 @json_option
+@quiet_option
 def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curve: bool | None,
          curve_file: str | None, max_sets: int, max_cells: int, tol: float,
          as_json: bool) -> int:
@@ -74,6 +76,8 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
         data = viz.render_svg(pic)
         atomic_write(svg_path, data)
         pic.attach_svg(svg_path, data, viz.SVG_MAX_CELLS)
+        if svg_path != "-":
+            status(f"wrote picture to {svg_path} ({len(data):,} bytes)")
     if as_json:
         emit_json(pic.report().to_dict())
     elif svg_path != "-":

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import secrets
-
 import click
 
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import emit_json, json_option, load_code, seed_option
+from gctool.cli.output import quiet_option, status
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
@@ -57,6 +56,7 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
               help="Also draw the per-iteration times (mean, CI, p50, p99) as an SVG.")
 @json_option
+@quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | None, no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
@@ -67,12 +67,13 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     and the speed-up over uncoded; with --train, the time and communication to reach a target
     loss.  FILE may be '-' (once).
     """
+    from gctool.seeds import fresh_seed
     from gctool.sim.delays import parse_delay
     from gctool.sim.run import simulate as run_simulation
 
     if list(code_files).count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
-    seed = secrets.randbits(63) if seed is None else seed
+    seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
@@ -82,7 +83,9 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg
 
-        atomic_write(plot, render_svg(report))
+        data = render_svg(report)
+        atomic_write(plot, data)
+        status(f"wrote plot to {plot} ({len(data):,} bytes)")
     if as_json:
         emit_json(report.to_dict())
     else:

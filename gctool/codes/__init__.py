@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib
-import secrets
 from typing import TYPE_CHECKING, Any
 
 from gctool.codes.registry import SCHEMES, Param, SchemeInfo, get_scheme
 from gctool.errors import DesignError, InvalidInput
 from gctool.fields import Field, parse_field
+from gctool.seeds import MAX_SEED, fresh_seed
 
 if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy
     from gctool.model import GradientCode
@@ -56,8 +56,11 @@ def design(
 ) -> GradientCode:
     """Build a code of the named scheme.
 
-    ``seed`` makes random schemes reproducible; when omitted for a random scheme a fresh seed is
-    drawn and recorded in the code, so every file can be regenerated.  ``field="auto"`` lets
+    ``seed`` makes random schemes reproducible; when omitted for a random scheme a fresh seed
+    (below 2**53, :mod:`gctool.seeds`) is drawn and recorded in the code, so every file can be
+    regenerated.  A construction that draws no random number (e.g. ``expander`` on a
+    deterministic graph, ``sr-sgc`` over an FRC) records no seed, so its files are the same
+    on every run.  ``field="auto"`` lets
     a scheme that defines ``choose_field`` pick the field (the chosen field is recorded).
     ``best_of=N`` (randomized schemes over R/C) draws N designs from the seed and keeps the
     best-conditioned one (:mod:`gctool.codes.best_of`, which records how).  ``order``
@@ -90,17 +93,20 @@ def design(
         raise DesignError(f"B would have {n or 1} x {cols:,} entries, above gctool's limits "
                           f"(columns k*m <= {MAX_COLUMNS:,}, entries <= {MAX_ENTRIES:,})")
     if seed is not None:
-        seed = _check_int("seed", seed, 0, 2**63 - 1)
+        seed = _check_int("seed", seed, 0, MAX_SEED)
     elif info.randomized:
-        seed = secrets.randbits(63)
+        seed = fresh_seed()
     if best_of is not None:
         check_best_of(info, best_of, fld)
     module = importlib.import_module(info.module)
     if fld is None:  # --field auto: the scheme's module chooses
         fld = _auto_field(module, scheme, n, s, k, params)
     if best_of is None:
-        B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=np.random.default_rng(seed),
-                                   **params)
+        rng = np.random.default_rng(seed)
+        before = rng.bit_generator.state
+        B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+        if rng.bit_generator.state == before:  # drew no random number: nothing to record
+            seed = None
     else:
         check_best_of(info, best_of, fld)
         assert seed is not None  # randomized: drawn above when not given

@@ -65,7 +65,7 @@ SCHEMES: dict[str, SchemeInfo] = {
         examples=(
             "gctool design rs -n 5 -s 1 --nodes integers",
             "gctool design rs -n 4 -k 6 -s 1 -o rs.json",
-            "gctool design rs -n 200 -k 300 -s 20 --field 'GF(257)' -o rs.npz",
+            "gctool design rs -n 40 -k 60 -s 5 --field 'GF(257)' -o rs.npz",
         ),
     ),
     "comm": SchemeInfo(

@@ -39,7 +39,7 @@ SCHEMES: dict[str, SchemeInfo] = {
         report_keys=("design", "v", "kappa", "lambda"),
         examples=("gctool design bibd --design fano -o fano.json",
                   "gctool design bibd --v 13 --kappa 4 --lambda 1 -s 2",
-                  "gctool design bibd --design pg2-4 --field GF(2)"),
+                  "gctool design bibd --design pg2-4 --field 'GF(2)'"),
     ),
     "expander": SchemeInfo(
         name="expander",
@@ -222,6 +222,6 @@ SCHEMES: dict[str, SchemeInfo] = {
                       required=True),),
         report_keys=("levels",),
         examples=("gctool design nested -n 6 --levels 1,3",
-                  "gctool design nested -n 6 --levels 1,2 --field GF(7)"),
+                  "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'"),
     ),
 }

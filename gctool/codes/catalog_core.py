@@ -16,7 +16,8 @@ SCHEMES: dict[str, SchemeInfo] = {
             "Works over every field (0/1 entries)."
         ),
         reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Sec. 3",
-        examples=("gctool design frc -n 6 -s 2", "gctool design frc -n 6 -s 1 -k 12 --field GF(2)"),
+        examples=("gctool design frc -n 6 -s 2",
+                  "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'"),
     ),
     "cyclic": SchemeInfo(
         name="cyclic",
@@ -31,7 +32,7 @@ SCHEMES: dict[str, SchemeInfo] = {
         reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2",
         randomized=True,
         examples=("gctool design cyclic -n 8 -s 2 --seed 1",
-                  "gctool design cyclic -n 6 -s 2 --field GF(31) --seed 7 -o crc.json"),
+                  "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc.json"),
     ),
     "uncoded": SchemeInfo(
         name="uncoded",

@@ -1,0 +1,134 @@
+"""Every example in ``--help`` (root, commands, schemes) and every ``gctool`` command in the
+README's and the docs' ``sh`` blocks runs as written.
+
+Each line is first checked by ``bash -n`` (so unquoted ``GF(7)`` and the like fail), then run
+in-process (one interpreter: galois compiles each field once) in a temporary directory holding
+the files the examples assume.  A line may chain commands with ``&&`` and ``|``; ``jq`` stages
+run the real jq when it is installed and otherwise check that their input is JSON.  A line
+passes when it exits 0 or 1 (1 is a finding, which several examples show on purpose) with no
+usage error; a comment ``# exit N`` on the line pins the status.  Commands that need a running
+service (a Dask scheduler) are shown in ``text`` blocks instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gctool
+from gctool.cli.main import COMMANDS, cli
+from gctool.codes.registry import SCHEMES
+
+ROOT = Path(__file__).parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def help_examples() -> list[tuple[str, str]]:
+    runner = CliRunner()
+    out = []
+    for path in [[]] + [[c] for c in COMMANDS] + [["design", s] for s in SCHEMES]:
+        text = runner.invoke(cli, [*path, "--help"]).stdout
+        assert "Examples:" in text, path
+        block = text.split("Examples:", 1)[1].splitlines()[1:]
+        for line in block:
+            if not line.strip():
+                break
+            out.append((" ".join(["gctool", *path]) + " --help", line.strip()))
+    return out
+
+
+def doc_commands() -> list[tuple[str, str]]:
+    out = []
+    for doc in DOCS:
+        for block in re.findall(r"```sh\n(.*?)```", doc.read_text(), re.S):
+            for line in block.splitlines():
+                if line.startswith("gctool "):
+                    out.append((doc.name, line))
+    return out
+
+
+EXAMPLES = help_examples() + doc_commands()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files the examples assume (created with the library, not with the examples)."""
+    d = tmp_path_factory.mktemp("examples")
+    files = {"frc.json": gctool.design("frc", 6, 2),
+             "crc.json": gctool.design("cyclic", 10, 3, seed=1),
+             "code.json": gctool.design("cyclic", 8, 2, seed=1),
+             "big.json": gctool.design("cyclic", 20, 3, seed=1),
+             "rs.json": gctool.design("rs", 4, 1, k=6),
+             "fano.json": gctool.design("bibd", design="fano"),
+             "a.json": gctool.design("frc", 4, 1),
+             "b.json": gctool.design("frc", 6, 1)}
+    for name, code in files.items():
+        gctool.write_code(code, d / name)
+    curve = CliRunner().invoke(cli, ["attack", str(d / "code.json"), "--curve", "--json"])
+    (d / "curve.json").write_text(curve.stdout)
+    (d / "p.txt").write_text("0.1, 0.2, 0.5, 0.3, 0.2, 0.1\n")
+    return d
+
+
+def _stage(argv: list[str], stdin: str | None) -> tuple[int, str, str]:
+    if argv[0] == "gctool":
+        r = CliRunner().invoke(cli, argv[1:], input=stdin)
+        return r.exit_code, r.stdout, r.stderr
+    assert argv[0] == "jq", f"examples may pipe into gctool or jq only: {argv}"
+    if shutil.which("jq"):
+        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+        return p.returncode, p.stdout, p.stderr
+    json.loads(stdin or "")
+    return 0, "", ""
+
+
+def _split(tokens: list[str], sep: str) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok == sep:
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return parts
+
+
+def run_line(line: str) -> tuple[int, str, str]:
+    lex = shlex.shlex(line, posix=True, punctuation_chars="|&")
+    lex.whitespace_split = True
+    code, out, err = 0, "", ""
+    for chain in _split(list(lex), "&&"):
+        stdin = None
+        for stage in _split(chain, "|"):
+            code, out, err = _stage(stage, stdin)
+            stdin = out
+        if code != 0:
+            break
+    return code, out, err
+
+
+@pytest.mark.parametrize("where,line", EXAMPLES, ids=[f"{w}: {x}" for w, x in EXAMPLES])
+def test_example_runs_as_written(where: str, line: str, workdir: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    syntax = subprocess.run(["bash", "-n", "-c", line], capture_output=True, text=True,
+                            check=False)
+    assert syntax.returncode == 0, f"not valid shell: {syntax.stderr}"
+    monkeypatch.chdir(workdir)
+    code, out, err = run_line(line)
+    pinned = re.search(r"#\s*exit (\d+)", line)
+    expected = {int(pinned.group(1))} if pinned else {0, 1}
+    assert code in expected, f"exit {code}: {err.strip()[-300:]}"
+    assert "error:" not in err, err
+
+
+def test_examples_are_found() -> None:
+    """The extraction sees the examples (a format change must not silently empty the list)."""
+    where = {w for w, _ in EXAMPLES}
+    assert "README.md" in where and "gctool design cyclic --help" in where
+    assert len(EXAMPLES) > 100
