@@ -71,11 +71,33 @@ def _prime_power(q: int) -> tuple[int, int] | None:
     return (p, m) if r == 1 else None
 
 
+#: longest polynomial text accepted (a degree-31 polynomial over GF(p) fits many times over)
+MAX_POLY_TEXT = 1000
+
+
 def _parse_poly(text: str, p: int, m: int) -> int:
-    """Parse an irreducible polynomial (string in x, or integer representation)."""
+    """Parse an irreducible polynomial of degree m over GF(p) (:func:`_poly_value`); it must be
+    irreducible (:func:`is_irreducible`), so ``--field`` and files refuse the same specs."""
+    value = _poly_value(text, p, m)
+    if not is_irreducible(value, p, m):
+        raise FieldError(f"polynomial {poly_to_str(value, p)} is reducible over GF({p}), so "
+                         f"GF({p}^{m}) with it is not a field")
+    return value
+
+
+def _poly_value(text: str, p: int, m: int) -> int:
+    """Integer representation of a degree-m polynomial over GF(p) given as a string in x or as
+    an integer; the length, degrees and value are checked before any arithmetic (a hostile
+    ``x^1000000000`` fails at once)."""
     t = text.strip().replace(" ", "")
+    if len(t) > MAX_POLY_TEXT:
+        raise FieldError(f"irreducible polynomial for GF({p}^{m}) is {len(t):,} characters long"
+                         f" (limit {MAX_POLY_TEXT})")
     if re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+", t):
         value = int(t, 0)
+        if value >= p ** (m + 1):
+            raise FieldError(f"irreducible polynomial {text!r} must have degree {m} for "
+                             f"GF({p}^{m})")
     else:
         coeffs: dict[int, int] = {}
         for term in filter(None, t.replace("-", "+-").split("+")):
@@ -89,16 +111,77 @@ def _parse_poly(text: str, p: int, m: int) -> int:
             deg = (int(match.group(3)) if match.group(3) else 1) if match.group(2) else 0
             if not 0 <= c < p:
                 raise FieldError(f"coefficient {c} of {text!r} is not in GF({p}) (0..{p - 1})")
+            if deg > m:
+                raise FieldError(f"irreducible polynomial {text!r} must have degree {m} for "
+                                 f"GF({p}^{m}), not {deg}")
             coeffs[deg] = (coeffs.get(deg, 0) + c) % p
         value = sum(c * p**d for d, c in coeffs.items())
-    degree = 0
-    v = value
-    while v >= p:
-        v //= p
-        degree += 1
-    if degree != m or value == 0:
+    if value < p**m:
         raise FieldError(f"irreducible polynomial {text!r} must have degree {m} for GF({p}^{m})")
     return value
+
+
+def is_irreducible(poly: int, p: int, m: int) -> bool:
+    """Rabin's test for a degree-m polynomial over GF(p) (integer representation, base-p
+    digits = coefficients): irreducible iff x^(p^m) = x mod f and gcd(x^(p^(m/r)) - x, f) = 1
+    for every prime r | m.  Pure Python: checking a file needs neither galois nor numpy."""
+    f = [(poly // p**i) % p for i in range(m + 1)]  # coefficients, lowest degree first
+    if f[m] == 0:
+        return False
+    inv = pow(f[m], -1, p)
+    f = [c * inv % p for c in f]  # monic
+
+    def mulmod(a: list[int], b: list[int]) -> list[int]:
+        prod = [0] * (2 * m - 1)
+        for i, x in enumerate(a):
+            if x:
+                for j, y in enumerate(b):
+                    prod[i + j] = (prod[i + j] + x * y) % p
+        for d in range(2 * m - 2, m - 1, -1):  # reduce by the monic f
+            c = prod[d]
+            if c:
+                for i in range(m + 1):
+                    prod[d - m + i] = (prod[d - m + i] - c * f[i]) % p
+        return prod[:m]
+
+    def frobenius(a: list[int]) -> list[int]:  # a^p mod f
+        out, base, e = [1] + [0] * (m - 1), a, p
+        while e:
+            if e & 1:
+                out = mulmod(out, base)
+            base, e = mulmod(base, base), e >> 1
+        return out
+
+    x = [0, 1] + [0] * (m - 2)
+    powers = [x]  # x^(p^i) mod f for i = 0..m
+    for _ in range(m):
+        powers.append(frobenius(powers[-1]))
+    if powers[m] != x:
+        return False
+    primes = [r for r in range(2, m + 1) if m % r == 0 and all(r % d for d in range(2, r))]
+    for r in primes:
+        g = [(c - xc) % p for c, xc in zip(powers[m // r], x, strict=True)]
+        if _poly_gcd_degree(g, f, p) > 0:
+            return False
+    return True
+
+
+def _poly_gcd_degree(a: list[int], b: list[int], p: int) -> int:
+    """Degree of gcd(a, b) over GF(p) (coefficient lists, lowest degree first)."""
+    def trim(c: list[int]) -> list[int]:
+        while c and c[-1] == 0:
+            c = c[:-1]
+        return c
+
+    a, b = trim(list(a)), trim(list(b))
+    while a:
+        inv = pow(a[-1], -1, p)
+        while len(b) >= len(a):
+            c, shift = b[-1] * inv % p, len(b) - len(a)
+            b = trim([(bc - c * a[i - shift]) % p if i >= shift else bc
+                      for i, bc in enumerate(b)])
+        a, b = b, a
+    return len(b) - 1
 
 
 def poly_to_str(value: int, p: int) -> str:
@@ -243,6 +326,8 @@ def parse_field(text: str) -> Field:
     if not isinstance(text, str):
         raise FieldError(f"field must be a string ({ACCEPTED})")
     t = text.strip()
+    if len(t) > MAX_POLY_TEXT + 40:
+        raise FieldError(f"field spec is {len(t):,} characters long; accepted: {ACCEPTED}")
     low = t.lower()
     if low in ("real", "r", "reals"):
         return REAL
@@ -251,8 +336,10 @@ def parse_field(text: str) -> Field:
     match = _GF_RE.match(t)
     if not match:
         raise FieldError(f"unknown field {text!r}; accepted: {ACCEPTED}")
+    if len(match.group(1)) > 10 or len(match.group(2) or "") > 2:
+        raise FieldError(f"field {text!r} is too large: gctool supports orders up to 2^31")
     base, exp, poly_text = int(match.group(1)), match.group(2), match.group(3)
-    if exp is not None and not 1 <= int(exp) <= 64:
+    if exp is not None and not 1 <= int(exp) <= 31:
         raise FieldError(f"invalid field {text!r}: the exponent must be between 1 and 31")
     if exp is not None and _prime_power(base) != (base, 1):
         raise FieldError(f"invalid field {text!r}: in GF(p^m) the base p must be prime")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,15 +24,16 @@ import numpy as np
 
 from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.errors import CodeFileError, InvalidInput
-from gctool.fields import Field, _parse_poly, parse_field
+from gctool.fields import Field, _parse_poly, is_irreducible, parse_field
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 
 __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
     "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix", "decode_text",
-    "dumps_document", "encode_matrix", "is_npz_path", "loads_json", "npz_bytes", "read_bytes",
-    "read_code", "write_code",
+    "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
+    "npz_bytes", "read_bytes",
+    "read_code", "read_json_input", "read_text_input", "write_code",
 ]
 
 CODE_FORMAT = "gctool.code"
@@ -136,73 +138,7 @@ def _field_from_meta(meta: Mapping[str, Any]) -> Field:
         if field.poly is not None and field.poly != value:
             raise CodeFileError("'irreducible_poly' disagrees with the polynomial in 'field'")
         field = Field("gf", field.p, field.m, value)
-    if field.poly is not None and not is_irreducible(field.poly, field.p, field.m):
-        raise CodeFileError(f"'irreducible_poly' {field.poly_str} is reducible over GF({field.p}),"
-                            f" so {field} is not a field")
     return field
-
-
-def is_irreducible(poly: int, p: int, m: int) -> bool:
-    """Rabin's test for a degree-m polynomial over GF(p) (integer representation, base-p
-    digits = coefficients): irreducible iff x^(p^m) = x mod f and gcd(x^(p^(m/r)) - x, f) = 1
-    for every prime r | m.  Pure Python: checking a file needs neither galois nor numpy."""
-    f = [(poly // p**i) % p for i in range(m + 1)]  # coefficients, lowest degree first
-    if f[m] == 0:
-        return False
-    inv = pow(f[m], -1, p)
-    f = [c * inv % p for c in f]  # monic
-
-    def mulmod(a: list[int], b: list[int]) -> list[int]:
-        prod = [0] * (2 * m - 1)
-        for i, x in enumerate(a):
-            if x:
-                for j, y in enumerate(b):
-                    prod[i + j] = (prod[i + j] + x * y) % p
-        for d in range(2 * m - 2, m - 1, -1):  # reduce by the monic f
-            c = prod[d]
-            if c:
-                for i in range(m + 1):
-                    prod[d - m + i] = (prod[d - m + i] - c * f[i]) % p
-        return prod[:m]
-
-    def frobenius(a: list[int]) -> list[int]:  # a^p mod f
-        out, base, e = [1] + [0] * (m - 1), a, p
-        while e:
-            if e & 1:
-                out = mulmod(out, base)
-            base, e = mulmod(base, base), e >> 1
-        return out
-
-    x = [0, 1] + [0] * (m - 2)
-    powers = [x]  # x^(p^i) mod f for i = 0..m
-    for _ in range(m):
-        powers.append(frobenius(powers[-1]))
-    if powers[m] != x:
-        return False
-    primes = [r for r in range(2, m + 1) if m % r == 0 and all(r % d for d in range(2, r))]
-    for r in primes:
-        g = [(c - xc) % p for c, xc in zip(powers[m // r], x, strict=True)]
-        if _poly_gcd_degree(g, f, p) > 0:
-            return False
-    return True
-
-
-def _poly_gcd_degree(a: list[int], b: list[int], p: int) -> int:
-    """Degree of gcd(a, b) over GF(p) (coefficient lists, lowest degree first)."""
-    def trim(c: list[int]) -> list[int]:
-        while c and c[-1] == 0:
-            c = c[:-1]
-        return c
-
-    a, b = trim(list(a)), trim(list(b))
-    while a:
-        inv = pow(a[-1], -1, p)
-        while len(b) >= len(a):
-            c, shift = b[-1] * inv % p, len(b) - len(a)
-            b = trim([(bc - c * a[i - shift]) % p if i >= shift else bc
-                      for i, bc in enumerate(b)])
-        a, b = b, a
-    return len(b) - 1
 
 
 def _int_key(meta: Mapping[str, Any], key: str) -> int:
@@ -259,8 +195,43 @@ def _reject_constant(name: str) -> Any:
     raise CodeFileError(f"invalid JSON: {name} is not allowed (entries must be finite)")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object without repeated keys: ``{"scheme": "a", "scheme": "b"}`` would be read as one
+    scheme by one program and as the other by the next, so it is refused."""
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise CodeFileError(f"invalid JSON: the key {_short(key)} appears more than once")
+            seen.add(key)
+    return doc
+
+
+#: a JSON escape of a UTF-16 surrogate (only escapes can produce a lone one)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_surrogates(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise CodeFileError("invalid JSON: a string holds a lone UTF-16 surrogate "
+                                    f"({_short(item)})") from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(x for x in item if isinstance(x, str | list | dict))
+
+
 def loads_json(text: str, source: str) -> Any:
-    """Parse JSON input with clear errors; refuses NaN/Infinity and oversize documents.
+    """Parse JSON input with clear errors; refuses NaN/Infinity, repeated keys, lone
+    surrogates and oversize documents.
 
     The count of numbers is bounded *before* parsing (every number but the last of an array is
     followed by a comma), so that a huge file fails fast instead of filling memory.
@@ -269,7 +240,12 @@ def loads_json(text: str, source: str) -> Any:
         raise CodeFileError(f"{source}: too many values for a JSON file (limit "
                             f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        if _SURROGATE_ESCAPE.search(text):
+            _check_surrogates(doc)
+        return doc
+    except CodeFileError as exc:
+        raise CodeFileError(f"{source}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise CodeFileError(f"{source}: invalid JSON ({exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno})") from None
@@ -278,6 +254,21 @@ def loads_json(text: str, source: str) -> Any:
     except ValueError as exc:  # e.g. an integer with more than 4300 digits
         raise CodeFileError(f"{source}: invalid JSON ({' '.join(str(exc).split())[:100]})"
                             ) from None
+
+
+def read_json_input(path: str | os.PathLike[str], what: str) -> Any:
+    """The parsed JSON document of an input file other than a code file (``--weights``,
+    ``--p-file``, a curve file, a checkpoint): the same size cap, errors and refusals as code
+    files (:func:`read_text_input`, :func:`loads_json`)."""
+    text, label = read_text_input(path, what)
+    return loads_json(text, label)
+
+
+def read_text_input(path: str | os.PathLike[str], what: str) -> tuple[str, str]:
+    """(text, label) of a UTF-8 input file (``-`` = stdin), read with the size cap of
+    :func:`gctool._files.read_bytes` (devices, FIFOs and huge files stop at the limit)."""
+    data, label = read_bytes(path, what)
+    return decode_text(data, label, what), label
 
 
 def dumps_document(doc: Mapping[str, Any]) -> str:
@@ -317,14 +308,14 @@ def read_code(path: str | os.PathLike[str]) -> GradientCode:
         raise CodeFileError(msg if msg.startswith(label) else f"{label}: {msg}") from None
 
 
-def decode_text(data: bytes, label: str) -> str:
+def decode_text(data: bytes, label: str, what: str = "a JSON or NPZ code file") -> str:
     """UTF-8 text of an input that should be JSON, with a clear error otherwise."""
     if data[:4] == b"PK\x03\x04":
-        raise CodeFileError(f"{label}: expected JSON, got a zip/NPZ file")
+        raise CodeFileError(f"{label}: expected {what}, got a zip/NPZ file")
     try:
         return data.decode("utf-8-sig")  # a byte order mark (Windows editors) is allowed
     except UnicodeDecodeError:
-        raise CodeFileError(f"{label}: not a JSON or NPZ code file (not UTF-8 text)") from None
+        raise CodeFileError(f"{label}: not {what} (not UTF-8 text)") from None
 
 
 def _read_npz(data: bytes, label: str) -> GradientCode:

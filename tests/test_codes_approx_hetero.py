@@ -134,7 +134,7 @@ def test_probability_files(tmp_path: Path) -> None:
     bad.write_text("0.1, abc")
     with pytest.raises(InvalidInput, match="numbers"):
         read_probabilities(str(bad))
-    with pytest.raises(InvalidInput, match="cannot read"):
+    with pytest.raises(InvalidInput, match="no such file"):
         read_probabilities(str(tmp_path / "missing.txt"))
     with pytest.raises(DesignError, match="not both"):
         design("hetero", p=[0.1], p_file=str(text))

@@ -99,10 +99,10 @@ class Checkpoint:
         self.path = Path(path)
         self.runs: dict[str, dict[str, Any]] = {}
         if self.path.exists():
-            from gctool._files import read_bytes
+            from gctool.io import read_json_input
 
             try:  # size-limited read with one-line errors, like every other input
-                data = json.loads(read_bytes(self.path, "a gctool checkpoint")[0])
+                data = read_json_input(self.path, "a gctool checkpoint")
                 if data.get("format") != "gctool-checkpoint/1":
                     raise ValueError("not a gctool checkpoint")
                 self.runs = dict(data["runs"])

@@ -29,14 +29,10 @@ def _weights(value: str | None) -> Any:
     """``--weights``: comma-separated numbers (rows separated by ';'), or a JSON file."""
     if value is None:
         return None
-    import json
-    from pathlib import Path
-
     if value.endswith(".json"):
-        try:
-            return json.loads(Path(value).read_text())
-        except (OSError, ValueError) as exc:
-            raise click.BadParameter(f"cannot read weights from {value}: {exc}") from None
+        from gctool.io import read_json_input
+
+        return read_json_input(value, "a JSON file of decoding weights")
     try:
         rows = [[complex(x) if "j" in x else float(x) for x in row.replace(" ", "").split(",")
                  if x] for row in value.split(";")]

@@ -24,9 +24,7 @@ the same budget (``expected_error_cyclic``) for comparison.
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,24 +37,18 @@ from gctool.model import MAX_N
 def read_probabilities(path: str) -> list[float]:
     """Straggler probabilities from a file: a JSON list, or numbers separated by commas,
     spaces or newlines (``#`` starts a comment)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path}: not a text file of probabilities") from None
+    from gctool.io import loads_json, read_text_input
+
+    text, label = read_text_input(path, "a text file of probabilities")
     if text.lstrip().startswith("["):
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}: invalid JSON ({exc.msg})") from None
+        values = loads_json(text, label)
     else:
         body = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
         values = [tok for tok in re.split(r"[\s,;]+", body) if tok]
     try:
         return [float(x) for x in values]
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{path}: expected a list of numbers in [0, 1]") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"{label}: expected a list of numbers in [0, 1]") from None
 
 
 def check_probabilities(p: Any) -> np.ndarray:

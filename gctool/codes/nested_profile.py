@@ -14,12 +14,10 @@ are indicators (0 decodes, 1 fails).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from pathlib import Path
 from typing import Any
 
 from gctool.errors import InvalidInput
@@ -58,10 +56,9 @@ def parse_levels(text: str, what: str) -> list[int]:
     (``#`` starts a comment)."""
     body = text.strip()
     if body.startswith("["):
-        try:
-            values = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{what}: invalid JSON ({exc.msg})") from None
+        from gctool.io import loads_json
+
+        values = loads_json(body, what)
         if not isinstance(values, list):
             raise InvalidInput(f"{what}: expected a list of levels")
     else:
@@ -81,13 +78,10 @@ def parse_levels(text: str, what: str) -> list[int]:
 
 
 def read_profile_file(path: str) -> list[int]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path}: not a text file of levels") from None
-    return parse_levels(text, path)
+    from gctool.io import read_text_input
+
+    text, label = read_text_input(path, "a text file of levels")
+    return parse_levels(text, label)
 
 
 def profile_report(code: GradientCode, command: str, *, profile: Sequence[int] | None = None,

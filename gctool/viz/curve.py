@@ -147,13 +147,10 @@ def read_curve(path: str, code: GradientCode) -> Curve:
     ``"decodes"`` are optional (``decodes`` defaults to the attack's rule with the default
     tolerance).  ``n`` and ``k`` in the document, when present, must match the code.
     """
-    from gctool.io import loads_json, read_bytes
+    from gctool.io import loads_json, read_text_input
 
-    data, label = read_bytes(path)
-    try:
-        doc = loads_json(data.decode("utf-8"), label)
-    except UnicodeDecodeError:
-        raise CodeFileError(f"{label}: not a JSON curve file") from None
+    text, label = read_text_input(path, "a JSON curve file")
+    doc = loads_json(text, label)
     try:
         return parse_curve(doc, code, label)
     except CodeFileError as exc:
