@@ -9,6 +9,11 @@ admissible pattern of *every* length has been covered (``method = "reachable-sta
 for all horizons); with ``horizon`` the search stops after that many rounds (exact within the
 horizon).  BFS order makes a reported counterexample a shortest one.
 
+Budget: ``max_sets`` counts transitions of unit cost; a transition of a schedule over n workers
+with delay T updates n(T + 1) worker slots and counts :func:`step_weight` = ceil(n(T+1)/4) units,
+so the budget bounds the time whatever the window (an M-SGC file with W = 10,000 meets it after
+a few hundred transitions instead of running for hours).  It is checked after every transition.
+
 Heuristic method (when the exact search exceeds ``max_sets`` transitions): seeded random
 adversarial roll-outs of 4(W + T) rounds, for max(1000, max_sets / 10) more transitions. Each
 round the adversary draws maximal admissible straggler sets and keeps the one that leaves the
@@ -51,11 +56,21 @@ def _unroll(trace: Trace) -> list[int]:
     return out[::-1]
 
 
+#: worker-slot updates that one unit of the transition budget pays for
+UNIT_UPDATES = 4
+
+
+def step_weight(scheme: SRSGC | MSGC) -> int:
+    """Budget units one transition of ``scheme`` costs (see the module docs)."""
+    return max(1, -(-scheme.model.n * (scheme.delay + 1) // UNIT_UPDATES))
+
+
 def explore(scheme: SRSGC | MSGC, horizon: int | None, max_transitions: int,
             progress: Progress | None = None) -> tuple[str, int, int, int, _Failure | None]:
     """Exact BFS.  Returns (status, rounds, states, transitions, failure); status is "closed",
     "horizon" or "budget"."""
     model = scheme.model
+    cap = max_transitions // step_weight(scheme)
     empty: History = ()
     start = (scheme.initial(), empty)
     seen: set[tuple[Any, History]] = {start}
@@ -66,6 +81,8 @@ def explore(scheme: SRSGC | MSGC, horizon: int | None, max_transitions: int,
         for state, history, trace in frontier:
             for S in model.next_sets(history):
                 transitions += 1
+                if transitions > cap:
+                    return "budget", r, len(seen), transitions, None
                 new_state, done = scheme.step(r, state, history, S)
                 for job, ok, _ in done:
                     if not ok:
@@ -74,10 +91,8 @@ def explore(scheme: SRSGC | MSGC, horizon: int | None, max_transitions: int,
                 if key not in seen:
                     seen.add(key)
                     nxt.append((new_state, key[1], (S, trace)))
-            if transitions > max_transitions:
-                return "budget", r, len(seen), transitions, None
         if progress is not None:
-            progress(transitions, max_transitions)
+            progress(transitions, cap)
         frontier, r = nxt, r + 1
     return ("closed" if not frontier else "horizon"), r, len(seen), transitions, None
 
@@ -114,12 +129,15 @@ def adversary(scheme: SRSGC | MSGC, rounds: int, budget: int, seed: int,
     """Random greedy roll-outs; returns (roll-outs, transitions, failure)."""
     rng = random.Random(seed)
     model, transitions, rollouts = scheme.model, 0, 0
+    budget //= step_weight(scheme)
     while transitions < budget:
         rollouts += 1
         state: Any = scheme.initial()
         history: History = ()
         pattern: list[int] = []
         for r in range(rounds):
+            if transitions >= budget:
+                break
             options = [_random_set(model, history, rng) for _ in range(candidates)]
             scored = []
             for S in options:
