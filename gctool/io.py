@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from gctool._files import atomic_write, npz_members, read_bytes
-from gctool.errors import CodeFileError, InvalidInput
+from gctool.errors import CodeFileError, InvalidInput, printable
 from gctool.fields import Field, _parse_poly, is_irreducible, parse_field
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
+from gctool.params import validate as validate_params
 
 __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
@@ -39,6 +40,8 @@ __all__ = [
 CODE_FORMAT = "gctool.code"
 CODE_VERSION = 1
 _REQUIRED = ("format", "version", "scheme", "n", "k", "s", "field", "B")
+#: longest scheme name a file may give (it is a label shown on the terminal)
+MAX_SCHEME_NAME = 200
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,12 +167,16 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
         raise CodeFileError(f"code file is missing key(s): {', '.join(missing)}")
     field = _field_from_meta(meta)
     n, k, s = (_int_key(meta, key) for key in ("n", "k", "s"))
-    if not isinstance(meta["scheme"], str):
-        raise CodeFileError("'scheme' must be a string")
+    scheme = meta["scheme"]
+    if not isinstance(scheme, str) or not 0 < len(scheme) <= MAX_SCHEME_NAME:
+        raise CodeFileError(f"'scheme' must be a string of 1..{MAX_SCHEME_NAME} characters")
+    if not scheme.isprintable():
+        raise CodeFileError(f"'scheme' {printable(scheme, 80)!r} holds control characters")
     params, seed = meta.get("params", {}), meta.get("seed")
     provenance = meta.get("provenance", {})
     if not isinstance(params, dict) or not isinstance(provenance, dict):
         raise CodeFileError("'params' and 'provenance' must be JSON objects")
+    validate_params(scheme, params, n, k)
     matrix = decode_matrix(B, field) if isinstance(B, list) else field.coerce(B, "B")
     if matrix.ndim != 2 or matrix.shape[0] != n:
         raise CodeFileError(f"'n' is {n} but B has {matrix.shape[0] if matrix.ndim else 0} rows")
