@@ -146,3 +146,55 @@ def test_cli_verify_partial(tmp_path) -> None:  # type: ignore[no-untyped-def]
     runner.invoke(cli, ["design", "frc", "-n", "4", "-s", "1", "-o", plain])
     r = runner.invoke(cli, ["verify", plain, "--partial", "1"])
     assert r.exit_code == 2 and "order" in r.output
+
+
+@pytest.mark.parametrize("scheme, kw", [("frc", {"n": 6, "s": 2, "order": "rotated"}),
+                                        ("cyclic", {"n": 6, "s": 2, "seed": 4,
+                                                    "order": "rotated", "message_size": 2}),
+                                        ("cyclic", {"n": 5, "s": 1, "seed": 2,
+                                                    "order": "natural"})])
+def test_partial_simulation_matches_a_naive_prefix_search(scheme: str, kw: dict) -> None:
+    from gctool.sim.contenders import from_code
+    from gctool.sim.partial import message_times, partial_contender
+
+    from oracles import lstsq_error
+
+    code = design(scheme, **kw)
+    c = partial_contender(code, "x")
+    rng = np.random.default_rng(7)
+    times = 1.0 + rng.exponential(size=(40, code.n))
+    run = c.run(times)
+    one = from_code(code, "x").run(times)
+    mt = message_times(c, times)
+    M = np.asarray(c.code.B)
+    # worker i's e-th partition ends at T_i e / d_i
+    d = code.loads
+    assert np.allclose(mt[:, -1], times[:, code.n - 1])  # its last message ends with the worker
+    assert np.allclose(mt[:, 0], times[:, 0] * len(code.order[0][0]) / d[0])
+    for r in range(len(times)):
+        order = np.argsort(mt[r], kind="stable")
+        t_exact = np.inf
+        for p in range(1, len(order) + 1):
+            if lstsq_error(M, tuple(order[:p])) <= 1e-9 * code.k:
+                t_exact = mt[r, order[p - 1]]
+                break
+        assert run.durations[r] == pytest.approx(min(t_exact, one.durations[r]))
+    assert np.all(run.durations <= one.durations)
+
+
+def test_simulate_reports_the_gain_over_one_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    path = str(tmp_path / "c.json")
+    runner.invoke(cli, ["design", "cyclic", "-n", "6", "-s", "2", "--seed", "1",
+                        "--order", "rotated", "-o", path])
+    args = ["simulate", path, "--delay", "shifted-exp", "--seed", "3", "--iterations", "300",
+            "--json"]
+    r = runner.invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    rows = {row["name"]: row for row in doc["rows"]}
+    part = rows[f"{path} (partial work)"]
+    gain = part["gain_vs_one_message"]["value"]
+    assert gain == pytest.approx(rows[path]["mean"]["value"] / part["mean"]["value"])
+    assert gain >= 1.0 and part["speedup"] is not None
+    assert runner.invoke(cli, args).output == r.output  # reproducible with --seed

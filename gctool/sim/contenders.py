@@ -49,12 +49,17 @@ class Contender:
     delay: int = 0
     s: int = 0
     code: GradientCode | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # kind-specific data (partial work)
 
     @property
     def load(self) -> float:
         return float(np.max(self.loads))
 
     def run(self, times: np.ndarray) -> Run:
+        if self.kind == "partial":  # multi-message code using partial work
+            from gctool.sim.partial import run_partial
+
+            return run_partial(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,
                 "sgc": _sgc}[self.kind](self, times)
 

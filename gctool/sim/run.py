@@ -92,7 +92,13 @@ def _bcc_baseline(n: int, seed: int) -> list[Contender]:
 
 def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
                    sgc: tuple[int, int, int] | None, seed: int) -> list[Contender]:
-    out: list[Contender] = [from_code(code, label) for label, code in codes]
+    out: list[Contender] = []
+    for label, code in codes:
+        out.append(from_code(code, label))
+        if code.order is not None and code.scheme not in ("sr-sgc", "m-sgc", "coded-reduce"):
+            from gctool.sim.partial import partial_contender
+
+            out.append(partial_contender(code, label))  # the same code using partial work
     if baselines:
         seen: set[tuple[str, int, int]] = set()
         for _, code in codes:
@@ -156,6 +162,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
 
         training = run_training(contenders, runs, train, gap, lazy, seed)
     notes = list(getattr(delay.trace, "clamped", []))
+    if any(c.kind == "partial" for c in contenders):
+        from gctool.sim.partial import add_gains
+
+        notes += add_gains(contenders, runs, rows)
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
     return SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0)

@@ -188,7 +188,7 @@ class Estimator:
             if self.lazy is not None:
                 self._store(model, used, msgs)
             return msgs
-        stale = self.stale.setdefault(model, np.zeros((self.c.n, msgs.shape[1]), msgs.dtype))
+        stale = self.stale.setdefault(model, np.zeros((len(self.B), msgs.shape[1]), msgs.dtype))
         limit = self.lazy / self.c.n**2 * float(np.sum(prev**2))
         out = msgs.copy()
         for row, i in enumerate(used):
@@ -201,7 +201,7 @@ class Estimator:
         return out
 
     def _store(self, model: int, used: np.ndarray, msgs: np.ndarray) -> None:
-        stale = self.stale.setdefault(model, np.zeros((self.c.n, msgs.shape[1]), msgs.dtype))
+        stale = self.stale.setdefault(model, np.zeros((len(self.B), msgs.shape[1]), msgs.dtype))
         stale[used] = msgs
 
     def job_gradient(self, beta: np.ndarray, entry: Any) -> np.ndarray:
