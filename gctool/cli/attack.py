@@ -10,6 +10,7 @@ from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
 from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import (
+    FloatRange,
     code_files_argument,
     jobs_option,
     json_option,
@@ -67,7 +68,7 @@ line per file, one --json document, the worst exit status.""")
               help="Number of stragglers (worst-case mode; default: the file's s).")
 @click.option("--threshold", "threshold_mode", is_flag=True,
               help="Find the fewest stragglers whose error exceeds --epsilon.")
-@click.option("--epsilon", type=click.FloatRange(0, None), default=0.0, show_default=True,
+@click.option("--epsilon", type=FloatRange(0, None), default=0.0, show_default=True,
               help="Error level for --threshold (strict: error > epsilon; 0 = exact recovery "
                    "fails).")
 @click.option("--require-tolerance", "require_tolerance", type=click.IntRange(0, None),
@@ -98,7 +99,7 @@ line per file, one --json document, the worst exit status.""")
                    "then heuristics).")
 @click.option("--random", "random_sets", is_flag=True,
               help="Also report the mean error over uniformly random straggler sets.")
-@click.option("-p", "prob", type=click.FloatRange(0, 1), default=None,
+@click.option("-p", "prob", type=FloatRange(0, 1), default=None,
               help="Also report the mean error when each worker straggles with probability p.")
 @click.option("--samples", type=click.IntRange(2, None), default=20_000, show_default=True,
               help="Monte-Carlo samples when random sets cannot be enumerated.")
@@ -106,9 +107,9 @@ line per file, one --json document, the worst exit status.""")
               help="Random restarts of the greedy search.")
 @click.option("--max-nodes", type=click.IntRange(1, None), default=2_000_000,
               show_default=True, help="Node budget of branch and bound.")
-@click.option("--time-limit", type=click.FloatRange(0, None, min_open=True), default=60.0,
+@click.option("--time-limit", type=FloatRange(0, None, min_open=True), default=60.0,
               show_default=True, help="Seconds allowed to the MILP solver.")
-@click.option("--resolution", type=click.FloatRange(0, None, min_open=True), default=1e-4,
+@click.option("--resolution", type=FloatRange(0, None, min_open=True), default=1e-4,
               show_default=True,
               help="MILP exact threshold: errors below this count as decodable.")
 @jobs_option

@@ -8,7 +8,7 @@ import click
 
 from gctool.cli.batch import run_files
 from gctool.cli.exit_codes import ExitCode, verdict
-from gctool.cli.options import json_option, load_code
+from gctool.cli.options import FloatRange, json_option, load_code
 from gctool.cli.output import quiet_option
 
 
@@ -36,7 +36,7 @@ s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file,
               help="A load (partitions per worker): report whether it meets d >= k(s+m)/n and "
                    "the largest m it allows (default for an m-piece FILE: its max load).")
 @click.option("--check", is_flag=True, help="Exit 1 when a necessary condition is violated.")
-@click.option("--epsilon", type=click.FloatRange(0, None), default=None, metavar="E",
+@click.option("--epsilon", type=FloatRange(0, None), default=None, metavar="E",
               help="With FILE: the error level eps of the threshold rows T_eps = fewest "
                    "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
                    "threshold_ub; default 1, the error of losing one partition).")

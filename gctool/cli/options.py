@@ -14,6 +14,20 @@ from gctool.limits import DEFAULT_MAX_SETS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+class FloatRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN and infinities (every comparison with NaN is
+    false, so click's own range check lets ``nan`` through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        import math
+
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return rv
+
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Write one JSON document to stdout instead of text."
 )
@@ -36,7 +50,7 @@ jobs_option = click.option(
     help="Worker processes (0 = every core; small searches run in one process); results do "
          "not depend on it.")
 tol_option = click.option(
-    "--tol", type=click.FloatRange(0, None), default=1e-9, show_default=True,
+    "--tol", type=FloatRange(0, None), default=1e-9, show_default=True,
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
 )
 max_sets_option = click.option(

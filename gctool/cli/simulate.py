@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import emit_json, json_option, load_code, seed_option
+from gctool.cli.options import FloatRange, emit_json, json_option, load_code, seed_option
 from gctool.cli.output import quiet_option, status
 
 
@@ -49,9 +49,9 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
 @click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
               show_default=True, help="Training problem (synthetic).")
-@click.option("--target-gap", type=click.FloatRange(0, 1, min_open=True), default=1e-3,
+@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
-@click.option("--lazy", type=click.FloatRange(0, None), default=None, metavar="XI",
+@click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
               help="Also draw the per-iteration times (mean, CI, p50, p99) as an SVG.")
@@ -73,6 +73,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
 
     if list(code_files).count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
+    if plot == "-" and as_json:
+        raise click.UsageError("--plot - and --json both write to stdout; choose one")
     seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]

@@ -14,6 +14,7 @@ from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
 from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import (
+    FloatRange,
     code_files_argument,
     jobs_option,
     json_option,
@@ -97,7 +98,7 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
 @click.option("--exact", is_flag=True,
               help="Real codes with integer/rational entries: decide in exact rational "
                    "arithmetic.")
-@click.option("--max-condition", type=click.FloatRange(1, None), default=None, metavar="X",
+@click.option("--max-condition", type=FloatRange(1, None), default=None, metavar="X",
               help="Gate: exit 1 when the worst condition number of a real/complex code "
                    "exceeds X (or was not computed).")
 @click.option("--strict", is_flag=True,
