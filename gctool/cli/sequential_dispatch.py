@@ -26,7 +26,25 @@ from gctool.cli.options import progress_bar
 _HEAD = 1 << 16
 #: transitions of the exact schedule search unless --max-sets is given (then: that many)
 SCHEDULE_MAX_TRANSITIONS = 1_000_000
-_SCHEME = re.compile(rb'"scheme"\s*:\s*"([^"\\]{1,200})"')
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_VALUE = re.compile(rb'\s*:\s*"([^"\\]{1,200})"')
+
+
+def _top_level_scheme(head: bytes) -> str | None:
+    """The top-level ``"scheme"`` of a JSON document from its first bytes, or None when it is
+    not there (then the caller reads the whole file).  Keys nested in ``params`` and strings
+    that merely contain the word do not count; repeated keys are refused by the reader."""
+    depth = 0
+    for token in _TOKEN.finditer(head):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and text == b'"scheme"':
+            value = _VALUE.match(head, token.end())
+            return value.group(1).decode("utf-8", "replace") if value else None
+    return None
 
 
 def _put_back(data: bytes) -> None:
@@ -44,8 +62,8 @@ def peek(path: str | None, schemes: tuple[str, ...]) -> Any:
 
         data, _ = read_bytes("-")  # the same errors the command itself would raise
         _put_back(data)
-        found = _SCHEME.search(data[:_HEAD])
-        if found and found.group(1).decode("utf-8", "replace") not in schemes:
+        found = _top_level_scheme(data[:_HEAD])
+        if found is not None and found not in schemes:
             return None
         code = read_code("-")
         if code.scheme in schemes:
@@ -62,8 +80,8 @@ def peek(path: str | None, schemes: tuple[str, ...]) -> Any:
             head = fh.read(_HEAD)
     except (OSError, ValueError):
         return None  # the command reports it
-    found = _SCHEME.search(head)
-    if found and found.group(1).decode("utf-8", "replace") not in schemes:
+    found = _top_level_scheme(head)
+    if found is not None and found not in schemes:
         return None
     code = read_code(path)
     return code if code.scheme in schemes else None
