@@ -335,3 +335,27 @@ def test_fast_sgc_equals_naive_path(scheme: str, args: tuple) -> None:  # type: 
         order = rng.permutation(6)
         assert earliest_admissible_sorted(model, hist, order) == earliest_admissible(
             model, hist, order.tolist())
+
+
+def test_dual_walk_at_larger_n_equals_naive_path() -> None:
+    from gctool.decode import Decoder
+    from gctool.sim.contenders import run_naive
+    from gctool.sim.stopping import _DUAL_FROM, StopRule, _dual_residual
+
+    code = design("cyclic", n=56, s=4, seed=3)
+    assert code.n - code.s >= _DUAL_FROM
+    c = from_code(code, "crc")
+    delay = parse_delay("markov:p=0.1,q=0.3,slow=5")
+    times = delay.times(delay.base(25, code.n, np.random.default_rng(2)), c.loads)
+    fast, slow = c.run(times), run_naive(c, times)
+    assert np.array_equal(fast.durations, slow.durations)
+    assert np.array_equal(fast.exact, slow.exact)
+    rule = StopRule(code)
+    rule.earliest(times, code.n - code.s)
+    assert rule.fallbacks == 0  # every round decided by the dual walk or QR, none by the SVD
+    dec, rng = Decoder(code), np.random.default_rng(5)
+    for size in (1, 4, 5, 7):  # the dual residual is the least-squares error of the survivors
+        S = np.sort(rng.choice(code.n, size, replace=False))
+        F = np.setdiff1d(np.arange(code.n), S)
+        assert _dual_residual(rule._dual, S) == pytest.approx(dec.decode(F).error, abs=1e-8,
+                                                              rel=1e-6)

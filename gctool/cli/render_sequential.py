@@ -114,15 +114,19 @@ def render_simulation(r: Any) -> None:
     con = stdout_console()
     from rich.table import Table
 
+    rule = (f"authors' protocol, mu = {r.mu:g}" if getattr(r, "mu", None) is not None
+            else "gctool's protocol")
     con.print(f"[bold]simulated wall-clock per iteration[/] ({escape(r.delay)}, "
-              f"{r.iterations} iterations, seed {r.seed}; 95% confidence intervals)")
+              f"{r.iterations} iterations, seed {r.seed}, {rule}; 95% confidence intervals)")
     table = Table(show_edge=False, pad_edge=False)
-    for col in ("scheme", "n", "load", "T", "mean", "p50", "p99", "speed-up", "missed"):
+    for col in ("scheme", "n", "load", "T", "mean", "p50", "p99", "per job", "speed-up",
+                "missed"):
         table.add_column(col, overflow="fold")
     for row in r.rows:
         table.add_row(escape(row["name"]), str(row["n"]), fmt(row["load"], 3),
                       str(row["delay"]), _ci(row["mean"]), _ci(row["p50"]), _ci(row["p99"]),
-                      _ci(row["speedup"]), str(row.get("deadline_misses", 0)))
+                      fmt(row["time_per_job"], 3), _ci(row["speedup"]),
+                      str(row.get("deadline_misses", 0)))
     con.print(table)
     theory = [(row["name"], row["n"], row["theory"]) for row in r.rows if row.get("theory")]
     for name, n, value in theory:

@@ -10,13 +10,16 @@ from gctool.cli.output import quiet_option, status
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
-            ) -> tuple[int, int, int] | None:
+            ) -> tuple[int, int, int] | str | None:
     if value is None:
         return None
+    if value.strip() == "search":
+        return "search"
     try:
         burst, window, lam = (int(x) for x in value.replace(" ", "").split(","))
     except ValueError:
-        raise click.BadParameter("expected BURST,WINDOW,LAMBDA, e.g. 1,3,2") from None
+        raise click.BadParameter("expected BURST,WINDOW,LAMBDA (e.g. 1,3,2) or 'search'"
+                                 ) from None
     return burst, window, lam
 
 
@@ -27,6 +30,7 @@ Examples:
   gctool simulate crc.json --delay trace:london --seed 3
   gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 0.5
   gctool simulate frc.json --delay shifted-exp --plot times.svg
+  gctool simulate frc.json --delay trace:sydney --protocol authors --mu 0.2 --sgc search
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
@@ -43,8 +47,17 @@ job missed its deadline (a bug in the schedule).""")
 @seed_option
 @click.option("--trace-load", type=click.Choice(["interp", "nearest", "ceil"]), default="interp",
               show_default=True, help="How a worker's load maps onto the trace's load levels.")
-@click.option("--sgc", callback=_triple, metavar="B,W,LAMBDA", default=None,
-              help="Model of the SR-SGC/M-SGC baselines (default 1,2,s of each file).")
+@click.option("--sgc", callback=_triple, metavar="B,W,LAMBDA|search", default=None,
+              help="Model of the SR-SGC/M-SGC baselines (default 1,2,s of each file); "
+                   "'search': the best (B, W, LAMBDA) whose load is at most the file's "
+                   "(s+1)/n, on these delays (the authors' parameter search).")
+@click.option("--protocol", type=click.Choice(["gctool", "authors"]), default="gctool",
+              show_default=True,
+              help="Waiting rule: gctool's (stop at the earliest arrival that lets the scheme "
+                   "decode) or the authors' (stragglers = slower than (1+MU) x the fastest; "
+                   "wait for all when they leave the model).")
+@click.option("--mu", type=click.FloatRange(0, 1e6), default=0.2, show_default=True,
+              help="MU of --protocol authors.")
 @click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
 @click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
@@ -58,7 +71,8 @@ job missed its deadline (a bug in the schedule).""")
 @json_option
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
-             trace_load: str, sgc: tuple[int, int, int] | None, no_baselines: bool,
+             trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
+             no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
@@ -80,7 +94,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,
-                            train=problem if train else None, gap=target_gap, lazy=lazy)
+                            train=problem if train else None, gap=target_gap, lazy=lazy,
+                            protocol=protocol, mu=mu)
     if plot is not None:
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg
