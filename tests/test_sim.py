@@ -244,13 +244,31 @@ def test_simulate_cli(tmp_path: Path) -> None:
     assert again.stdout == r.stdout  # a seed makes a run reproducible
     svg = tmp_path / "t.svg"
     r = runner.invoke(cli, ["simulate", str(frc), "--iterations", "50", "--seed", "2",
-                            "--plot", str(svg), "--json"])
+                            "--plot", str(svg), "--json", "--train"])
     import xml.etree.ElementTree as ET
 
-    groups = ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}g")
-    assert r.exit_code == 0 and len(groups) == len(json.loads(r.stdout)["rows"])
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.parse(svg).getroot()
+    rows = json.loads(r.stdout)["rows"]
+    groups = {g.get("class"): g for g in root.findall(ns + "g")}
+    assert r.exit_code == 0 and len(root.findall(ns + "g[@class='scheme']")) == len(rows)
+    cdf = groups["cdf"]
+    assert [p.find(ns + "title").text for p in cdf.findall(ns + "polyline")] == [
+        row["name"] for row in rows]
+    labels = [t.text for t in root.iter(ns + "text")]
+    assert "time per round [job units]" in labels and "fraction of rounds" in labels
+    assert "wall-clock time [job units]" in labels and len(
+        groups["training"].findall(ns + "polyline")) == len(rows)
+    r = runner.invoke(cli, ["simulate", str(frc), "--delay", "trace:london", "--iterations", "20",
+                            "--seed", "2", "--plot", str(svg)])
+    assert "time per round [s]" in [t.text for t in ET.parse(svg).getroot().iter(ns + "text")]
+    rows0 = rows[0]
+    ys = [float(p.split(",")[1]) for p in cdf.findall(ns + "polyline")[0].get("points").split()]
+    assert ys == sorted(ys, reverse=True)  # a CDF only rises (SVG y grows downwards)
+    assert rows0["percentiles"][0] <= rows0["p50"]["value"] <= rows0["percentiles"][-1]
     for bad in (["--delay", "gamma"], ["--delay", "pareto:shape=0"], ["--sgc", "1,2"],
-                ["--delay", "trace:/nonexistent/x"], ["-", "-"], ["--iterations", "1"]):
+                ["--delay", "trace:/nonexistent/x"], ["-", "-"], ["--iterations", "1"],
+                ["--plot", "-", "--json"]):
         out = runner.invoke(cli, ["simulate", str(frc), *bad], input="")
         assert out.exit_code == ExitCode.USAGE, (bad, out.stdout, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1
@@ -359,3 +377,90 @@ def test_dual_walk_at_larger_n_equals_naive_path() -> None:
         F = np.setdiff1d(np.arange(code.n), S)
         assert _dual_residual(rule._dual, S) == pytest.approx(dec.decode(F).error, abs=1e-8,
                                                               rel=1e-6)
+
+
+# -- the authors' protocol and parameter search ------------------------------------------------
+def test_authors_rule_for_a_gradient_code_against_its_definition() -> None:
+    code = design("frc", n=12, s=3)
+    groups = np.arange(12) // 4
+    c = from_code(code, "frc")
+    c.mu = 0.3
+    times = np.random.default_rng(4).exponential(size=(400, 12)) + 0.2
+    run = c.run(times)
+    wait = 1.3 * times.min(axis=1)
+    arrived = times <= wait[:, None]
+    inside = np.array([all(arrived[t, groups == g].any() for g in range(3)) for t in range(400)])
+    assert np.allclose(run.durations, np.where(inside, wait, times.max(axis=1)))
+    assert 0 < inside.sum() < 400  # both branches happen
+    assert all(len(u) == (arrived[t].sum() if inside[t] else 12) for t, u in enumerate(run.used))
+
+
+def test_authors_rule_for_sgc_keeps_the_model_and_meets_deadlines() -> None:
+    code = design("m-sgc", n=8, seed=1, burst=1, window=3, lam=2)
+    c = from_code(code, "m")
+    c.mu = 0.5
+    delay = parse_delay("markov:p=0.1,q=0.4,slow=4")
+    times = delay.times(delay.base(300, 8, np.random.default_rng(1)), c.loads)
+    run = c.run(times)
+    wait = 1.5 * times.min(axis=1)
+    waited = np.isclose(run.durations, wait)
+    assert np.all(waited | np.isclose(run.durations, times.max(axis=1)))
+    assert 0 < waited.sum() < 300 and run.deadline_misses == 0 and len(run.jobs) == 300 - c.delay
+    pattern = [code_mask(8) & ~to_mask(u.tolist()) for u in run.used]
+    from gctool.sequential.schedule import model_of
+
+    assert model_of(code).violation(pattern) is None
+
+
+def test_sgc_search_respects_the_load_budget() -> None:
+    from gctool.sequential import formulas
+    from gctool.sim.run import sgc_candidates
+
+    n, s = 32, 3
+    for scheme, fig in (("m-sgc", formulas.msgc), ("sr-sgc", formulas.srsgc)):
+        cands = sgc_candidates(n, s, scheme)
+        assert cands
+        for B, W, lam in cands:
+            assert fig(n, B, W, lam).load <= (s + 1) / n
+            if lam < n:  # λ is the largest under the budget
+                bigger = fig(n, B, W, lam + 1).load
+                assert bigger is None or bigger > (s + 1) / n
+    rep = simulate([("frc", design("frc", n=16, s=3))], parse_delay("trace:canada"),
+                   iterations=200, seed=3, sgc="search", protocol="authors", mu=0.2)
+    names = [r["name"] for r in rep.rows]
+    assert any(x.startswith("m-sgc") and x.endswith("(searched)") for x in names)
+    assert rep.protocol == "authors" and rep.mu == 0.2
+    for r in rep.rows:
+        if "searched" in r["name"]:
+            assert r["load"] <= 4 / 16 + 1e-12
+
+
+def test_simulate_cli_protocol_options(tmp_path: Path) -> None:
+    runner = CliRunner()
+    frc = tmp_path / "frc.json"
+    runner.invoke(cli, ["design", "frc", "-n", "8", "-s", "1", "-o", str(frc)])
+    r = runner.invoke(cli, ["simulate", str(frc), "--delay", "trace:sydney", "--iterations",
+                            "60", "--seed", "2", "--protocol", "authors", "--mu", "0.3",
+                            "--sgc", "search", "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["protocol"] == "authors" and doc["mu"] == 0.3
+    assert any("(searched)" in row["name"] for row in doc["rows"])
+    for bad in (["--sgc", "seek"], ["--protocol", "paper"], ["--mu", "-1"]):
+        out = runner.invoke(cli, ["simulate", str(frc), *bad])
+        assert out.exit_code == ExitCode.USAGE and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_svg_ticks_and_training_curve() -> None:
+    from gctool.viz.svgkit import nice_ticks
+
+    for lo, hi in ((0.0, 1.0), (1.37, 7.9), (0.0, 1e-3), (5.0, 5.0), (-2.0, 3.0)):
+        t = nice_ticks(lo, hi)
+        assert t[0] <= lo and t[-1] >= hi and 2 <= len(t) <= 12
+        steps = np.diff(t)
+        assert np.allclose(steps, steps[0])
+    rep = simulate([("frc", design("frc", n=6, s=1))], parse_delay("shifted-exp"),
+                   iterations=200, seed=4, train="lsq", baselines=False)
+    curve = rep.training["rows"][0]["curve"]
+    assert np.all(np.diff(curve["time"]) >= 0) and len(curve["time"]) == len(curve["loss_gap"])
+    assert curve["loss_gap"][-1] < 0.01 * curve["loss_gap"][0]  # exact decoding converges

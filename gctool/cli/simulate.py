@@ -67,7 +67,8 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
-              help="Also draw the per-iteration times (mean, CI, p50, p99) as an SVG.")
+              help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
+                   "the loss against wall-clock time.")
 @json_option
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,

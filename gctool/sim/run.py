@@ -45,6 +45,7 @@ class SimulationReport(Report):
     exact: bool = False
     protocol: str = "gctool"  # waiting rule: gctool's or the authors' (1 + mu) rule
     mu: float | None = None
+    time_unit: str = "s"  # "s" for traces; synthetic models count in units of one full job
 
 
 def theory(delay: DelayModel, c: Contender) -> float | None:
@@ -192,6 +193,8 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "time_per_job": float(run.durations.sum() / max(jobs, 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
         "deadline_misses": run.deadline_misses,
+        # empirical CDF of the time per round: its value at every percent 0, 1, ..., 100
+        "percentiles": [float(x) for x in np.quantile(run.durations, np.linspace(0, 1, 101))],
     }
     return row
 
@@ -262,4 +265,5 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
     return SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
-                            protocol=protocol, mu=rule_mu)
+                            protocol=protocol, mu=rule_mu,
+                            time_unit="s" if delay.trace is not None else "job units")

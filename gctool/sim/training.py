@@ -267,6 +267,8 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
     clock = np.cumsum(run.durations)
     when = jobs_done = None
     last = len(run.durations) - 1
+    curve_t: list[float] = []
+    curve_loss: list[float] = []
     for count, (job, r, payload) in enumerate(_jobs(c, run), start=1):
         m = job % M
         if c.kind == "sgc":
@@ -276,6 +278,9 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
         betas[m] = betas[m] - problem.eta * g
         prev[m] = g
         reached[m] = reached[m] or problem.loss(betas[m]) <= target
+        if m == M - 1 or count == 1:  # after every M jobs: one step of every model
+            curve_t.append(float(clock[r]))
+            curve_loss.append(float(np.mean([problem.loss(b) for b in betas])) - problem.loss_star)
         if all(reached):
             when, jobs_done, last = float(clock[r]), count, r
             break
@@ -286,4 +291,12 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
     return {"name": c.name, "lazy_rule": _rule_name(c, lazy),
             "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,
-            "final_loss": float(np.mean([problem.loss(b) for b in betas]))}
+            "final_loss": float(np.mean([problem.loss(b) for b in betas])),
+            # loss - loss* (mean over the models) against the wall clock, at most 300 points
+            "curve": _thin(curve_t, curve_loss, 300)}
+
+
+def _thin(t: list[float], y: list[float], limit: int) -> dict[str, list[float]]:
+    keep = np.unique(np.linspace(0, len(t) - 1, min(limit, len(t))).round().astype(int))
+    return {"time": [t[i] for i in keep], "loss_gap": [y[i] for i in keep]} if t else {
+        "time": [], "loss_gap": []}

@@ -1,5 +1,5 @@
 """Standalone SVG of a :class:`~gctool.viz.picture.Picture`, built with the standard library
-(``xml.etree``), so the output is always well-formed XML and needs no plotting library.
+(the primitives of :mod:`gctool.viz.svgkit`, shared with ``gctool simulate --plot``).
 
 Layout, top to bottom: title; the heat map (workers are rows, columns of B are columns) with the
 decoding vector column(s) ``a`` and the load bars on its right; the replication bars under it;
@@ -28,30 +28,16 @@ from gctool.viz.grid import (
     sequential,
 )
 from gctool.viz.picture import DecodingView, Picture
+from gctool.viz.svgkit import Canvas as _Canvas
+from gctool.viz.svgkit import el as _el
+from gctool.viz.svgkit import num as _n
+from gctool.viz.svgkit import text as _text
 
 #: largest number of rows / columns of cells in the SVG (larger codes are drawn in blocks)
 SVG_MAX_CELLS = 100
 PAD, BAR_W, REP_H, FONT = 16, 90, 44, "11"
 CURVE_W, CURVE_H = 420, 170
 USED, STRAGGLER, AXIS, GRIDLINE = "#e8590c", "#c92a2a", "#495057", "#dee2e6"
-
-
-def _n(x: float) -> str:
-    """Compact coordinate text."""
-    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
-
-
-def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
-    e = ET.SubElement(parent, tag, {k.rstrip("_").replace("_", "-"):
-                                    _n(v) if isinstance(v, float | int) else str(v)
-                                    for k, v in attrs.items() if v is not None})
-    if text is not None:
-        e.text = text
-    return e
-
-
-def _text(parent: ET.Element, x: float, y: float, text: str, **attrs: Any) -> ET.Element:
-    return _el(parent, "text", text, x=x, y=y, **attrs)
 
 
 def _tick_step(cell: float, count: int, label_chars: int = 1) -> int:
@@ -61,32 +47,6 @@ def _tick_step(cell: float, count: int, label_chars: int = 1) -> int:
         if step * cell >= need or step >= count:
             return step
     return 1000
-
-
-class _Canvas:
-    """Accumulates the drawing and its extent."""
-
-    def __init__(self, title: str) -> None:
-        self.root = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1",
-                                       "font-family": "Helvetica, Arial, sans-serif",
-                                       "font-size": FONT})
-        _el(self.root, "title", title)
-        self.bg = _el(self.root, "rect", x=0, y=0, width="100%", height="100%", fill="#ffffff")
-        self.width, self.height = 0.0, 0.0
-
-    def extend(self, x: float, y: float) -> None:
-        self.width, self.height = max(self.width, x), max(self.height, y)
-
-    def group(self, cls: str) -> ET.Element:
-        return _el(self.root, "g", class_=cls)
-
-    def bytes(self) -> bytes:
-        w, h = math.ceil(self.width + PAD), math.ceil(self.height + PAD)
-        self.root.set("width", str(w))
-        self.root.set("height", str(h))
-        self.root.set("viewBox", f"0 0 {w} {h}")
-        body = ET.tostring(self.root, encoding="unicode")
-        return ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")
 
 
 def render_svg(pic: Picture, max_cells: int = SVG_MAX_CELLS) -> bytes:
