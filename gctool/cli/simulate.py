@@ -30,7 +30,7 @@ Examples:
   gctool simulate crc.json --delay trace:london --seed 3
   gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 0.5
   gctool simulate frc.json --delay shifted-exp --plot times.svg
-  gctool simulate frc.json --delay trace:sydney --protocol authors --mu 0.2 --sgc search
+  gctool simulate frc.json --delay trace:sydney --protocol authors --sgc search --iterations 300
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
