@@ -56,7 +56,7 @@ job missed its deadline (a bug in the schedule).""")
               help="Waiting rule: gctool's (stop at the earliest arrival that lets the scheme "
                    "decode) or the authors' (stragglers = slower than (1+MU) x the fastest; "
                    "wait for all when they leave the model).")
-@click.option("--mu", type=click.FloatRange(0, 1e6), default=0.2, show_default=True,
+@click.option("--mu", type=FloatRange(0, 1e6), default=0.2, show_default=True,
               help="MU of --protocol authors.")
 @click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
