@@ -184,10 +184,6 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     if isinstance(m, int) and not isinstance(m, bool) and m >= 1 and matrix.shape[1] != k * m:
         expect = f"k = {k}" if m == 1 else f"k*m = {k}*{m}"
         raise CodeFileError(f"B has {matrix.shape[1]} columns but {expect}")
-    if meta["scheme"] == "encoded":
-        from gctool.codes.encoded import check_params
-
-        check_params(params, n, k)
     try:
         return GradientCode(matrix, field, s, meta["scheme"], params, seed, provenance,
                             meta.get("order"))

@@ -155,6 +155,7 @@ SCHEMES: dict[str, dict[str, Check]] = {
     "coded-reduce": {"fanout": Int(2, MAX_N), "depth": Int(1, 12),
                      "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(_ROWS, 1, 12),
                      "leaves": Int(1, "n"), "level_gc": List(_LABEL, 0, 12)},
+    "encoded": {},  # its frame is checked by gctool.codes.encoded.check_params (cross rule)
     "bcc": {"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
             "batch_of_worker": List(Int(0, "k"), "n", "n"), "batch_sizes": List(Int(0, "k")),
             "expected_wait": Num(0), "expected_wait_exact": _LABEL, "decoding": _LABEL},
@@ -210,6 +211,12 @@ def _bcc(p: Mapping[str, Any], n: int, k: int) -> None:
         raise CodeFileError(f"params.batch_of_worker names a batch outside 0..{b - 1}")
 
 
+def _encoded(p: Mapping[str, Any], n: int, k: int) -> None:
+    from gctool.codes.encoded import check_params
+
+    check_params(dict(p), n, k)
+
+
 _CROSS: dict[str, Callable[[Mapping[str, Any], int, int], None]] = {
-    "coded-reduce": _coded_reduce, "bcc": _bcc,
+    "coded-reduce": _coded_reduce, "bcc": _bcc, "encoded": _encoded,
 }

@@ -1,4 +1,4 @@
-"""Hardening in real processes: Ctrl-C, a disk that fills up, and peak memory.
+"""Hardening in real processes: Ctrl-C, SIGTERM, SIGHUP, a disk that fills up, and peak memory.
 
 Each test starts ``python -m gctool ...`` as a subprocess with stdout and stderr captured.
 
@@ -6,6 +6,7 @@ Each test starts ``python -m gctool ...`` as a subprocess with stdout and stderr
   that it waits until the process tree has spent CPU time on the search, sends SIGINT to the
   gctool process (as ``kill -INT`` would) and checks exit 130, a one-line summary of how far
   the search got, no output on stdout, no file created or changed, and no worker left behind.
+  SIGTERM and SIGHUP the same, with exit 143 and 129 (also for the MILP solver).
 * A write failing midway: RLIMIT_FSIZE makes every write beyond a few bytes fail with EFBIG,
   for each command that writes files; the existing output must be left as it was.
 * Memory: the child records its own high-water mark (VmHWM, which unlike ru_maxrss does not
@@ -134,6 +135,34 @@ INTERRUPTS = [
 @pytest.mark.parametrize(("name", "args"), INTERRUPTS, ids=[n for n, _ in INTERRUPTS])
 def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, name: str,
                                                              args: list[str]) -> None:
+    _interrupt(tmp_path, args, signal.SIGINT, 130, r"gctool: interrupted .*\d.*")
+
+
+#: SIGTERM (timeout, CI cancellation) and SIGHUP are handled like Ctrl-C, with their own codes;
+#: the MILP solver (native code that never returns to Python before its time limit) included
+TERMINATIONS = [
+    ("verify-jobs-TERM", ["verify", "CODE", "--jobs", "2"], signal.SIGTERM, 143),
+    ("export-TERM", ["export", "CODE", "-o", "plan.npz", "--decoders", "-s", "3"],
+     signal.SIGTERM, 143),
+    ("export-over-existing-HUP", ["export", "CODE", "-o", "existing.json", "--decoders", "-s",
+                                  "3"], signal.SIGHUP, 129),
+    ("milp-TERM", ["attack", "CODE", "-s", "6", "--method", "milp", "--json"], signal.SIGTERM,
+     143),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "sig", "code"), TERMINATIONS,
+                         ids=[t[0] for t in TERMINATIONS])
+def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path: Path, name: str, args: list[str],
+                                                    sig: signal.Signals, code: int) -> None:
+    _interrupt(tmp_path, args, sig, code, rf"gctool: .*interrupted.* \({sig.name}\)")
+
+
+def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
+               summary: str) -> None:
+    """Run gctool on a large code fed through a FIFO, send ``sig`` once the search is under
+    way, and check the exit code, the one-line ``summary``, an empty stdout, an unchanged
+    directory (no partial or temporary file) and no surviving worker process."""
     work, logs = tmp_path / "work", tmp_path / "logs"
     work.mkdir()
     logs.mkdir()
@@ -154,7 +183,7 @@ def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, nam
             assert time.monotonic() < deadline, "the search never started"
             time.sleep(0.05)
         workers = _children(proc.pid)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         code = _wait(proc, 60)
     finally:
         if proc.poll() is None:
@@ -162,9 +191,9 @@ def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, nam
             proc.wait()
     stderr = (logs / "err").read_text()
     lines = stderr.rstrip("\n").split("\n")  # a blank line counts as a line
-    assert code == 130, stderr
+    assert code == want, stderr
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
-    assert re.fullmatch(r"gctool: interrupted .*\d.*", lines[0]), lines[0]  # how far it got
+    assert re.fullmatch(summary, lines[0]), lines[0]  # how far it got
     assert (logs / "out").read_bytes() == b""
     assert _listing(work) == before  # no partial, temporary or replaced file
     deadline = time.monotonic() + 10

@@ -1,0 +1,311 @@
+"""Reliability: hostile and careless input of every class the reliability review tried.
+
+Each class is a parametrised test; every case must end with exit 2 and ONE line on stderr (no
+traceback, no "internal error"), quickly (a hang fails the suite's time limit):
+
+* code files whose ``params`` break their scheme's schema (types, ranges, cross-field rules);
+* strings that must never reach a terminal raw (escape sequences, lone surrogates), repeated
+  JSON keys, field polynomials of absurd degree or reducible ones;
+* option files (``--p-file``, ``--weights``, ``--profile-file``) that are devices, deep or huge;
+* float options given NaN or infinity; two outputs on stdout at once;
+* budgets: work that grows with a parameter is bounded by the budget, not by the parameter.
+
+In real processes (few, kept small): native libraries' stdout (HiGHS, LAPACK) and warnings stay
+out of gctool's output, and an address-space limit (``resource.setrlimit``) turns a device
+given as an input into the size-limit error.  Signals are in tests/test_hardening_process.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gctool.cli.main import cli
+from gctool.codes import design
+from gctool.io import code_bytes
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def refused(r: Result, *words: str) -> str:
+    """The one stderr line of an exit-2 refusal (and the words it must contain)."""
+    lines = r.stderr.rstrip("\n").split("\n")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "internal error" not in r.stderr and r.stdout == "", r.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+DESIGNS: dict[str, dict[str, Any]] = {
+    "bcc": {"n": 12, "seed": 1},
+    "coded-reduce": {"fanout": 3, "depth": 2, "tolerance": 1},
+    "sr-sgc": {"n": 8, "burst": 1, "window": 3, "lam": 3},
+    "m-sgc": {"n": 8, "burst": 1, "window": 3, "lam": 3},
+    "hetero": {"p": [0.1, 0.2, 0.5, 0.3], "load": 2},
+    "cyclic": {"n": 6, "s": 2, "field": "GF(7)", "seed": 7},
+    "frc": {"n": 6, "s": 2},
+}
+
+
+def _doc(scheme: str) -> dict[str, Any]:
+    kwargs = dict(DESIGNS[scheme])
+    code = design(scheme, **kwargs)
+    doc: dict[str, Any] = json.loads(code_bytes(code, npz=False))
+    return doc
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict[str, dict[str, Any]]:
+    return {scheme: _doc(scheme) for scheme in DESIGNS}
+
+
+def _write(tmp_path: Path, doc: dict[str, Any], name: str = "x.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+DELETE = object()  # the key is removed
+
+# (scheme, params key, hostile value, command, words of the message)
+BAD_PARAMS = [
+    ("bcc", "batches", "abc", "bound", "params.batches"),
+    ("bcc", "batches", [1], "bound", "params.batches"),
+    ("bcc", "batches", 10**9, "bound", "params.batches"),
+    ("bcc", "batches", 1e300, "bound", "params.batches"),
+    ("bcc", "holders", 5, "bound", "params.holders"),
+    ("bcc", "holders", None, "bound", "params.holders"),
+    ("bcc", "holders", [], "bound", "params.holders"),
+    ("bcc", "holders", ["x"], "bound", "params.holders[0]"),
+    ("bcc", "holders", [10**9] * 5, "bound", "params.holders[0]"),
+    ("bcc", "holders", [1, 1], "bound", "one entry per batch"),
+    ("coded-reduce", "fanout", 0, "bound", "params.fanout"),
+    ("coded-reduce", "fanout", 1e300, "bound", "params.fanout"),
+    ("coded-reduce", "fanout", 2, "bound", "fanout^depth"),
+    ("coded-reduce", "depth", 10**9, "bound", "params.depth"),
+    ("coded-reduce", "depth", 10**18, "verify", "params.depth"),
+    ("coded-reduce", "tolerance", "ab", "verify", "params.tolerance"),
+    ("coded-reduce", "tolerance", [5, 5], "simulate", "fanout - 1"),
+    ("sr-sgc", "load", 10**400, "verify", "params.load"),
+    ("sr-sgc", "load", "x", "simulate", "params.load"),
+    ("sr-sgc", "window", DELETE, "bound", "params.window"),
+    ("m-sgc", "window", 10**12, "verify", "params.window"),
+    ("m-sgc", "decoding", {"d1_fraction": "x"}, "simulate", "params.decoding.d1_fraction"),
+    ("hetero", "p", "x", "bound", "params.p"),
+    ("hetero", "p", [0.1, 0.2, 2.0, 0.3], "attack", "params.p[2]"),
+    ("frc", "m", 0, "verify", "params.m"),
+]
+
+
+@pytest.mark.parametrize(("scheme", "key", "value", "command", "word"), BAD_PARAMS,
+                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(BAD_PARAMS)])
+def test_params_outside_their_schema_are_refused_when_read(
+        tmp_path: Path, docs: dict[str, dict[str, Any]], scheme: str, key: str, value: Any,
+        command: str, word: str) -> None:
+    doc = json.loads(json.dumps(docs[scheme]))
+    if value is DELETE:
+        doc["params"].pop(key)
+    else:
+        doc["params"][key] = value
+    path = _write(tmp_path, doc)
+    args = [command, path] + (["-s", "1"] if command == "attack" else [])
+    refused(run(*args), word)
+
+
+def test_every_designed_scheme_passes_its_own_schema(docs: dict[str, dict[str, Any]]) -> None:
+    from gctool.codes.registry import SCHEMES as CATALOGUE
+    from gctool.params import SCHEMES
+
+    assert set(SCHEMES) == set(CATALOGUE)  # every scheme has a schema (possibly empty)
+    for doc in docs.values():
+        from gctool.io import code_from_meta
+
+        code_from_meta(doc, doc["B"])  # no error
+
+
+# (what is changed, how, command, words)
+def _escape(doc: dict[str, Any]) -> None:
+    doc["scheme"] = "\x1b[31mRED\x1b[0m\x1b]0;pwn\x07"
+
+
+def _long_scheme(doc: dict[str, Any]) -> None:
+    doc["scheme"] = "x" * 100_000
+
+
+def _poly(doc: dict[str, Any]) -> None:
+    doc.update(field="GF(2^3)", B=[[1] * 6] * 6, irreducible_poly="x^1000000000 + 1")
+
+
+def _reducible(doc: dict[str, Any]) -> None:
+    doc.update(field="GF(3^2)", B=[[1] * 6] * 6, irreducible_poly="x^2 + 2")
+
+
+def _huge_poly_int(doc: dict[str, Any]) -> None:
+    doc.update(field="GF(2^3)", B=[[1] * 6] * 6, irreducible_poly="9" * 5000)
+
+
+HOSTILE_FILES = [
+    ("escape-sequence-scheme", _escape, "control characters"),
+    ("100k-scheme", _long_scheme, "'scheme' must be a string of 1..200"),
+    ("poly-degree-1e9", _poly, "degree 3"),
+    ("reducible-poly", _reducible, "reducible"),
+    ("poly-5000-digits", _huge_poly_int, "characters long"),
+]
+
+
+@pytest.mark.parametrize(("change", "word"), [c[1:] for c in HOSTILE_FILES],
+                         ids=[c[0] for c in HOSTILE_FILES])
+@pytest.mark.parametrize("command", ["verify", "show", "bound", "export"])
+def test_hostile_strings_and_fields_are_refused(tmp_path: Path, docs: dict[str, dict[str, Any]],
+                                                change: Any, word: str, command: str) -> None:
+    doc = json.loads(json.dumps(docs["frc"]))
+    change(doc)
+    path = _write(tmp_path, doc)
+    args = [command, path] + (["-o", str(tmp_path / "out.json")] if command == "export" else [])
+    line = refused(run(*args), word)
+    assert "\x1b" not in line and "\x07" not in line
+    assert not (tmp_path / "out.json").exists()
+
+
+RAW_JSON = [
+    ("repeated-scheme", lambda t: t.replace('"scheme": "cyclic"',
+                                            '"scheme": "cyclic", "scheme": "sr-sgc"'),
+     "appears more than once"),
+    ("repeated-n", lambda t: t.replace('"n": 6', '"n": 6, "n": 7'), "appears more than once"),
+    ("lone-surrogate", lambda t: t.replace('"scheme": "cyclic"', '"scheme": "\\ud800"'),
+     "surrogate"),
+]
+
+
+@pytest.mark.parametrize(("edit", "word"), [c[1:] for c in RAW_JSON], ids=[c[0] for c in RAW_JSON])
+@pytest.mark.parametrize("command", ["verify", "show", "bound", "attack", "export"])
+def test_ambiguous_json_is_refused_by_every_command(tmp_path: Path, edit: Any, word: str,
+                                                    command: str) -> None:
+    text = code_bytes(design("cyclic", n=6, s=2, field="GF(7)", seed=7), npz=False).decode()
+    assert '"scheme": "cyclic"' in text and '"n": 6' in text
+    path = tmp_path / "x.json"
+    path.write_text(edit(text))
+    args = [command, str(path)] + (["-s", "1"] if command == "attack" else []) + (
+        ["-o", str(tmp_path / "out.json")] if command == "export" else [])
+    refused(run(*args), word)
+
+
+def test_a_scheme_key_inside_params_does_not_change_the_dispatch(tmp_path: Path,
+                                                                  docs: dict[str, Any]) -> None:
+    doc = json.loads(json.dumps(docs["sr-sgc"]))
+    nested = {"params": {"scheme": "cyclic", **doc.pop("params")}, **doc}  # params comes first
+    r = run("verify", _write(tmp_path, nested), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["scheme"] == "sr-sgc"  # the schedule verifier ran
+
+
+# ---------------------------------------------------------------------------------------------
+# option files: one reader with the input cap
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def option_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("options")
+    (d / "zero.json").symlink_to("/dev/zero")
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "digits.json").write_text("[" + "9" * 5000 + "]")
+    (d / "code.json").write_bytes(code_bytes(design("cyclic", n=8, s=2, seed=1), npz=False))
+    (d / "nested.json").write_bytes(code_bytes(design("nested", n=6, levels=[1, 3]), npz=False))
+    return {p.name: str(p) for p in d.iterdir()}
+
+
+OPTION_READERS = [
+    ("p-file", lambda f, x: ["design", "hetero", "--p-file", x]),
+    ("weights", lambda f, x: ["attack", f["code.json"], "-s", "1", "--decoder", "fixed",
+                              "--weights", x]),
+    ("profile-file", lambda f, x: ["verify", f["nested.json"], "--profile-file", x]),
+]
+
+
+@pytest.mark.parametrize("bad", ["zero.json", "deep.json", "digits.json"])
+@pytest.mark.parametrize("args", [c[1] for c in OPTION_READERS], ids=[c[0] for c in OPTION_READERS])
+def test_option_files_are_read_like_code_files(option_files: dict[str, str], args: Any,
+                                               bad: str) -> None:
+    line = refused(run(*args(option_files, option_files[bad])))
+    assert option_files[bad] in line  # names the file
+    if bad == "zero.json":
+        assert "256 MiB" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["bound", "CODE", "--epsilon", "nan"],
+    ["simulate", "CODE", "--train", "--lazy", "nan", "--iterations", "10"],
+    ["simulate", "CODE", "--train", "--lazy", "inf", "--iterations", "10"],
+    ["verify", "CODE", "--tol", "nan"],
+    ["attack", "CODE", "-s", "1", "--time-limit", "inf"],
+    ["simulate", "CODE", "--iterations", "10", "--json", "--plot", "-"],
+    ["design", "frc", "-n", "6", "-s", "2", "--field", "GF(3^2, x^2 + 2)"],
+    ["design", "frc", "-n", "6", "-s", "2", "--field", "GF(2^3, x^1000000 + 1)"],
+    ["design", "frc", "-n", "6", "-s", "2", "--field", "GF(2^" + "9" * 5000 + ")"],
+], ids=["bound-epsilon-nan", "lazy-nan", "lazy-inf", "tol-nan", "time-limit-inf",
+        "json-and-plot-on-stdout", "reducible-field", "field-degree-1e6", "field-5000-digits"])
+def test_options_that_would_be_refused_later_are_refused_at_once(
+        option_files: dict[str, str], args: list[str]) -> None:
+    refused(run(*[option_files["code.json"] if a == "CODE" else a for a in args]))
+
+
+# ---------------------------------------------------------------------------------------------
+# budgets: the cost grows with a parameter, the work does not
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("window", [8, 400])
+def test_schedule_search_is_bounded_by_its_budget_whatever_the_window(window: int) -> None:
+    from gctool.sequential.schedule import gc_decodes, scheme_of
+    from gctool.sequential.verify import explore, step_weight
+
+    code = design("m-sgc", n=8, burst=1, window=window, lam=3)
+    scheme = scheme_of(code, gc_decodes(code, code.s, True))
+    budget = 20_000
+    status, _, _, transitions, _ = explore(scheme, None, budget)
+    assert status == "budget"
+    assert transitions * step_weight(scheme) <= budget + step_weight(scheme)
+    assert step_weight(scheme) >= window  # a wider window costs more per transition
+
+
+# ---------------------------------------------------------------------------------------------
+# real processes: native output, warnings, memory limits
+# ---------------------------------------------------------------------------------------------
+def _gctool(*args: str, preexec: Any = None, cwd: Path | None = None
+            ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
+                          timeout=120, preexec_fn=preexec, cwd=cwd, check=False)
+
+
+def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(
+        option_files: dict[str, str]) -> None:
+    milp = _gctool("attack", option_files["code.json"], "-s", "3", "--method", "milp", "--json")
+    assert milp.returncode in (0, 1), milp.stderr
+    json.loads(milp.stdout)  # HiGHS prints on file descriptor 1: one JSON document only
+    rs = _gctool("design", "rs", "-n", "300", "-s", "100", "--nodes", "integers", "--json")
+    assert rs.returncode == 2 and rs.stdout == b""  # LAPACK's DLASCL lines went to /dev/null
+    assert len(rs.stderr.decode().rstrip("\n").split("\n")) == 1, rs.stderr  # no warnings
+
+
+def _limit_memory() -> None:
+    limit = 1 << 30  # 1 GiB of address space: far less than reading /dev/zero would need
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_as_option_file_under_a_memory_limit(option_files: dict[str, str]) -> None:
+    r = _gctool("design", "hetero", "--p-file", option_files["zero.json"], preexec=_limit_memory)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.decode().count("\n") == 1 and b"256 MiB" in r.stderr, r.stderr
