@@ -132,16 +132,23 @@ def render_simulation(r: Any) -> None:
     for name, n, value in theory:
         con.print(f"  closed-form mean of {escape(name)} (n={n}): {fmt(value, 4)}")
     if r.training:
+        sparse = r.training.get("sparsify")
         con.print(f"[bold]training[/] ({escape(r.training['problem'])}, target loss "
-                  f"{fmt(r.training['target'], 6)}, {r.training['models']} model(s))")
+                  f"{fmt(r.training['target'], 6)}, {r.training['models']} model(s)"
+                  + (f", messages sparsified by {escape(sparse)}" if sparse else "") + ")")
         t = Table(show_edge=False, pad_edge=False)
-        for col in ("scheme", "time to target", "jobs", "uploads", "skipped", "final loss"):
+        cols = ["scheme", "time to target", "jobs", "uploads", "skipped"]
+        for col in cols + (["coordinates"] if sparse else []) + ["final loss"]:
             t.add_column(col)
         for row in r.training["rows"]:
             rule = f" ({row['lazy_rule']})" if row.get("lazy_rule") else ""
-            t.add_row(escape(row["name"] + rule), _cell(row["time_to_target"]),
-                      _cell(row["jobs_to_target"]), _cell(row["uploads"]),
-                      _cell(row["skipped_uploads"]), _cell(row["final_loss"]))
+            cells = [escape(row["name"] + rule), _cell(row["time_to_target"]),
+                     _cell(row["jobs_to_target"]), _cell(row["uploads"]),
+                     _cell(row["skipped_uploads"])]
+            if sparse:
+                cells.append(_cell(row.get("coordinates")))
+            cells.append("diverged" if row.get("diverged") else _cell(row["final_loss"]))
+            t.add_row(*cells)
         con.print(t)
     for note in r.notes:
         con.print(f"  [dim]{escape(note)}[/]")

@@ -31,6 +31,7 @@ Examples:
   gctool simulate frc.json --delay markov:p=0.05,q=0.3,slow=8 --sgc 1,3,2 --train --lazy 0.5
   gctool simulate frc.json --delay shifted-exp --plot times.svg
   gctool simulate frc.json --delay trace:sydney --protocol authors --sgc search --iterations 300
+  gctool simulate crc.json --train --sparsify wangni:eps=1 --seed 1
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
@@ -66,6 +67,10 @@ job missed its deadline (a bug in the schedule).""")
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
 @click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
+@click.option("--sparsify", "sparsify_spec", default=None, metavar="METHOD",
+              help="With --train: send every message sparsified and unbiased: wangni[:eps=E] "
+                   "(Wangni et al.'s probabilities, second moment at most (1+E) times; default "
+                   "E=1) or random-k[:k=K] (K random coordinates scaled by d/K).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
               help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
                    "the loss against wall-clock time.")
@@ -75,7 +80,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
              no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
-             plot: str | None, as_json: bool) -> int:
+             plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
     Reports the mean, median and 99th percentile per iteration with 95% confidence intervals,
@@ -90,13 +95,22 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         raise click.UsageError("stdin ('-') can be read only once")
     if plot == "-" and as_json:
         raise click.UsageError("--plot - and --json both write to stdout; choose one")
+    sparsifier = None
+    if sparsify_spec is not None:
+        from gctool.sim.sparsify import parse_sparsify
+
+        if not train:
+            raise click.UsageError("--sparsify needs --train")
+        if lazy is not None:
+            raise click.UsageError("--sparsify and --lazy exclude each other")
+        sparsifier = parse_sparsify(sparsify_spec)
     seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy,
-                            protocol=protocol, mu=mu)
+                            protocol=protocol, mu=mu, sparsify=sparsifier)
     if plot is not None:
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg

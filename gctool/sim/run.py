@@ -206,7 +206,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              seed: int = 0, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
-             protocol: str = "gctool", mu: float = 0.2) -> SimulationReport:
+             protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None
+             ) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -215,7 +216,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     that pattern leaves the scheme's model).  ``sgc``: the (B, W, λ) of the SR-SGC and M-SGC
     baselines, or ``"search"`` for the authors' parameter search: for each scheme, the
     (B, W, λ) with the smallest time per job among those whose load is at most the load
-    (s + 1)/n of the file's GC (:func:`sgc_candidates`), on these delays.
+    (s + 1)/n of the file's GC (:func:`sgc_candidates`), on these delays.  ``sparsify``:
+    a :class:`gctool.sim.sparsify.Sparsifier` applied to every uploaded message in training.
     """
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
@@ -253,7 +255,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     if train is not None:
         from gctool.sim.training import train as run_training
 
-        training = run_training(contenders, runs, train, gap, lazy, seed)
+        training = run_training(contenders, runs, train, gap, lazy, seed, sparsify)
     notes = list(getattr(delay.trace, "clamped", [])) + notes
     if any(c.kind == "partial" for c in contenders):
         from gctool.sim.partial import add_gains

@@ -18,6 +18,11 @@ workers send their coded combinations, and the master decodes them with the sche
 (exact, or the optimal least-squares decoder when an approximate code stops at n - s workers;
 ignore-stragglers rescales the sum of the fastest n - s partial gradients by n / (n - s)).
 
+Sparsified messages (``--sparsify``, :mod:`gctool.sim.sparsify`): every message a worker
+uploads is replaced by an unbiased sparse version (Wangni et al.'s probabilities, or random-k)
+before the master decodes it; ``coordinates`` counts the coordinates actually uploaded (dense
+messages count all of theirs), so it can be compared across schemes and sparsifiers.
+
 Lazy uploads (``--lazy XI``, LAG-WK with one past difference, Chen et al. 2018): a worker that
 the master waited for skips its upload when ``||m_i - m̂_i||² <= XI / n² · ||ĝ_prev||²``, where
 m_i is its new message, m̂_i the last message it uploaded for this model and ĝ_prev the model's
@@ -39,6 +44,8 @@ from gctool.errors import InvalidInput
 from gctool.sim.contenders import Contender, Run
 
 PROBLEMS = ("lsq", "logistic")
+#: a run whose loss exceeds this multiple of its starting loss is stopped and marked diverged
+DIVERGED = 1e6
 N_SAMPLES, N_FEATURES, CONDITION = 1200, 12, 20.0
 
 
@@ -112,8 +119,12 @@ def bounds_for(N: int, sizes: np.ndarray) -> np.ndarray:
 class Estimator:
     """Gradient estimates of one contender, with lazy uploads when asked."""
 
-    def __init__(self, c: Contender, problem: Problem, lazy: float | None) -> None:
+    def __init__(self, c: Contender, problem: Problem, lazy: float | None,
+                 sparsifier: Any = None, seed: int = 0) -> None:
         self.c, self.p, self.lazy = c, problem, lazy
+        self.sparsifier = sparsifier  # gctool.sim.sparsify.Sparsifier or None
+        self.rng = np.random.default_rng(seed)
+        self.coordinates = 0  # coordinates of the uploaded messages
         self.decoders: dict[Any, Any] = {}
         self.uploads = self.skipped = 0.0
         self.stale: dict[int, np.ndarray] = {}
@@ -170,7 +181,7 @@ class Estimator:
                        prev: np.ndarray | None) -> np.ndarray:
         """Estimate for a single-round scheme from the workers the master used."""
         G = self.p.partial_gradients(beta, self.bounds)
-        msgs = self.B[used] @ self._pieces(G)  # (|F|, d/m)
+        msgs = self._send(self.B[used] @ self._pieces(G))  # (|F|, d/m)
         msgs = self._lazy(model, used, msgs, prev)
         if self.c.kind == "uncoded":
             return np.asarray(msgs.sum(axis=0).real)
@@ -179,6 +190,15 @@ class Estimator:
         order = np.argsort(used)  # exact or not, the optimal (least-squares) decoding vector
         pieces = self._decode(used[order]) @ msgs[order]  # (m, d/m)
         return np.asarray(pieces.reshape(-1)[: G.shape[1]].real)
+
+    def _send(self, msgs: np.ndarray) -> np.ndarray:
+        """The messages as the master receives them: sparsified when asked (unbiased)."""
+        if self.sparsifier is None:
+            self.coordinates += int(msgs.size)
+            return msgs
+        out, sent = self.sparsifier.apply(msgs, self.rng)
+        self.coordinates += sent
+        return np.asarray(out)
 
     def _lazy(self, model: int, used: np.ndarray, msgs: np.ndarray, prev: np.ndarray | None
               ) -> np.ndarray:
@@ -213,19 +233,19 @@ class Estimator:
         assert code is not None
         if code.scheme == "sr-sgc":
             F = np.array(members(entry))
-            return np.asarray((self._decode(F) @ (self.B[F] @ G))[0].real)
+            return np.asarray((self._decode(F) @ self._send(self.B[F] @ G))[0].real)
         counts, masks = entry
         total = G[: self.d1_parts].sum(axis=0)  # every worker finished its D1 share
         n = self.c.n
         for g in range(self.groups):
             F = np.array(members(masks[g]))
             Gg = G[self.d1_parts + g * n: self.d1_parts + (g + 1) * n]
-            total = total + (self._decode(F) @ (self.B[F] @ Gg))[0].real
+            total = total + (self._decode(F) @ self._send(self.B[F] @ Gg))[0].real
         return np.asarray(total)
 
 
 def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
-          lazy: float | None, seed: int) -> dict[str, Any]:
+          lazy: float | None, seed: int, sparsify: Any = None) -> dict[str, Any]:
     """Train every contender's M models along its simulated rounds."""
     rng = np.random.default_rng(seed)
     problem = make_problem(kind, rng)
@@ -233,11 +253,12 @@ def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
     inits = [np.asarray(rng.standard_normal(problem.X.shape[1])) for _ in range(M)]
     start = float(np.mean([problem.loss(b) for b in inits]))
     target = problem.loss_star + gap * (start - problem.loss_star)
-    rows = [_train_one(c, run, problem, inits, target, lazy) for c, run in zip(contenders, runs,
-                                                                               strict=True)]
+    rows = [_train_one(c, run, problem, inits, target, lazy, sparsify, seed)
+            for c, run in zip(contenders, runs, strict=True)]
     return {"problem": kind, "models": M, "target": target, "loss_star": problem.loss_star,
             "initial_loss": start, "gap": gap, "lazy": lazy, "rows": rows,
-            "samples": problem.N, "features": problem.X.shape[1], "condition": CONDITION}
+            "samples": problem.N, "features": problem.X.shape[1], "condition": CONDITION,
+            "sparsify": None if sparsify is None else sparsify.label}
 
 
 def _jobs(c: Contender, run: Run) -> list[tuple[int, int, Any]]:
@@ -258,14 +279,16 @@ def _rule_name(c: Contender, lazy: float | None) -> str | None:
 
 
 def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
-               target: float, lazy: float | None) -> dict[str, Any]:
-    est = Estimator(c, problem, lazy if c.kind != "sgc" else None)
+               target: float, lazy: float | None, sparsify: Any = None,
+               seed: int = 0) -> dict[str, Any]:
+    est = Estimator(c, problem, lazy if c.kind != "sgc" else None, sparsify, seed)
     M = len(inits)
     betas = [b.copy() for b in inits]
     prev: list[np.ndarray | None] = [None] * M
     reached = [False] * M
     clock = np.cumsum(run.durations)
     when = jobs_done = None
+    diverged = False
     last = len(run.durations) - 1
     curve_t: list[float] = []
     curve_loss: list[float] = []
@@ -277,7 +300,11 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
             g = est.round_gradient(m, betas[m], payload[0], payload[1], prev[m])
         betas[m] = betas[m] - problem.eta * g
         prev[m] = g
-        reached[m] = reached[m] or problem.loss(betas[m]) <= target
+        loss = problem.loss(betas[m])
+        if not loss <= DIVERGED * max(problem.loss(inits[m]), 1.0):  # also NaN
+            diverged = True
+            break
+        reached[m] = reached[m] or loss <= target
         if m == M - 1 or count == 1:  # after every M jobs: one step of every model
             curve_t.append(float(clock[r]))
             curve_loss.append(float(np.mean([problem.loss(b) for b in betas])) - problem.loss_star)
@@ -291,7 +318,9 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
     return {"name": c.name, "lazy_rule": _rule_name(c, lazy),
             "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,
-            "final_loss": float(np.mean([problem.loss(b) for b in betas])),
+            "coordinates": est.coordinates, "diverged": diverged,
+            "final_loss": None if diverged else float(np.mean([problem.loss(b)
+                                                               for b in betas])),
             # loss - loss* (mean over the models) against the wall clock, at most 300 points
             "curve": _thin(curve_t, curve_loss, 300)}
 
