@@ -25,8 +25,19 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.exactls import ExactBudget, exact_error
 from gctool.model import GradientCode
-from gctool.numerics import DEFAULT_TOL, check_tol, decode_limit, normalise_rows, rank_cutoff
+from gctool.numerics import (
+    DECIDE_RTOL,
+    DEFAULT_TOL,
+    EPS,
+    check_tol,
+    decode_limit,
+    integer_code,
+    normalise_rows,
+    rank_cutoff,
+    row_class_ids,
+)
 
 __all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
            "decode", "gf_solve_batch", "safe_norm"]
@@ -97,6 +108,9 @@ class Decoder:
         self._gf: Any = code.field.galois() if self.exact else None
         if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
             self.Bn, self.row_scale = normalise_rows(np.asarray(code.B))
+        self.budget = ExactBudget()  # exact rational work spent on undecidable sets
+        self._classes: np.ndarray | None = None
+        self._integer = False
         self.limit = 0.0 if self.exact else decode_limit(code.k, self.tol)
 
     def chunk_size(self, f: int) -> int:
@@ -130,11 +144,79 @@ class Decoder:
         error = np.sum(np.abs(resid) ** 2, axis=(1, 2))
         smin = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         cond = np.where(rank > 0, S[:, 0] / np.where(smin > 0, smin, 1.0), np.inf)
+        doubt = self._doubtful(F, BF, S, rank, error, a)
+        if doubt.any():  # float64 cannot decide these: exact rational arithmetic does
+            for i in np.flatnonzero(doubt):
+                self.budget.charge(f, K, f"straggler set {self._stragglers(F[i])}")
+                error[i] = exact_error(self.Bn[F[i]], self.T)
         a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))
         ok = error <= self.limit
         vectors = np.swapaxes(a, 1, 2) if with_vectors else None
         return BatchResult(error, ok, rank, cond, norm, vectors)
+
+    def _stragglers(self, F: np.ndarray) -> list[int]:
+        return sorted(set(range(self.code.n)) - set(F.tolist()))
+
+    def _doubtful(self, F: np.ndarray, BF: np.ndarray, S: np.ndarray, rank: np.ndarray,
+                  error: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Sets whose float64 verdict is not proved (:mod:`gctool.numerics`, "when exact
+        arithmetic takes over").
+
+        * decodes: proved when the computed decoder's residual plus a rigorous round-off bound
+          (``gamma_f |B_F^T| |a|``) is within the tolerance;
+        * fails: proved when the kept singular values are well separated from round-off
+          (``sigma_r >= DECIDE_RTOL sigma_1``), the error clears the tolerance by more than its
+          perturbation bound, and the exact rank of B_F is the numerical rank: B_F has full
+          numerical rank min(f, K), or its rank deficiency is explained by exactly
+          proportional rows, or (integer codes) a Hadamard-type bound rules out a non-zero
+          singular value below the cut-off."""
+        b, f, K = BF.shape
+        gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
+        Tt = self.T.T
+        with np.errstate(all="ignore"):
+            slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))  # (b, K, m)
+            bound = (np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) ** 2
+        proved_ok = bound <= self.limit
+        fails = error > self.limit
+        smax = S[:, 0]
+        sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
+        well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
+        tnorm = float(np.sqrt(np.sum(np.abs(Tt) ** 2)))
+        with np.errstate(all="ignore"):
+            acc = 10 * (f + K) * EPS * np.where(sr > 0, smax / sr, np.inf) * tnorm
+            clear_err = np.sqrt(error) - acc > np.sqrt(self.limit)
+        full = rank == min(f, K)
+        need = fails & well & clear_err & ~full
+        if need.any():
+            full[need] = self._rank_certified(F[need], S[need], rank[need])
+        proved_fail = fails & well & clear_err & full
+        return ~(proved_ok | proved_fail)
+
+    def _rank_certified(self, F: np.ndarray, S: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
+        if self._classes is None:
+            self._classes = row_class_ids(np.asarray(self.code.B))
+            self._integer = integer_code(np.asarray(self.code.B))
+        ids = np.sort(self._classes[F], axis=1)
+        distinct = np.sum((ids >= 0) & np.concatenate(
+            [np.ones((F.shape[0], 1), bool), ids[:, 1:] != ids[:, :-1]], axis=1), axis=1)
+        ok = distinct == rank
+        if self._integer and (~ok).any():
+            # B_F = D^-1 Bn_F with B integer: a non-zero (r+1)-minor of Bn_F is at least
+            # prod(d_i) >= d_min^(r+1), and sigma_(r+1) >= minor / prod_(j<=r) sigma_j
+            f, K = F.shape[1], self.code.B.shape[1]
+            dmin = np.min(self.row_scale[F], axis=1)
+            r = rank
+            idx = np.arange(F.shape[0])
+            with np.errstate(all="ignore"):
+                logs = np.cumsum(np.log(np.maximum(S, 1e-300)), axis=1)
+                logprod = logs[idx, np.maximum(r - 1, 0)]
+                lower = np.exp((r + 1) * np.log(dmin) - logprod)
+                noise = 10 * max(f, K) * EPS * S[:, 0]
+                nxt = S[idx, np.minimum(r, S.shape[1] - 1)]
+            ok |= nxt + noise < 0.5 * lower
+        return ok
 
     # -- finite fields -------------------------------------------------------------------------
     def _evaluate_gf(self, F: np.ndarray, with_vectors: bool) -> BatchResult:

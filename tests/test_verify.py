@@ -203,7 +203,7 @@ def test_ill_conditioned_code_warns() -> None:
     r = verify(code, 2)
     if r.ok:
         assert r.warnings and "ill-conditioned" in r.warnings[0]
-    check_against_brute_force(code, 2)
+    check_against_brute_force(code, 2, exact=True)  # float lstsq is not the truth here
 
 
 @settings(max_examples=15, deadline=None)

@@ -171,7 +171,7 @@ class OptimalOracle(Oracle):
         y = np.zeros((self.n, self.alpha.shape[1]), dtype=self.alpha.dtype)
         if idx.size == 0:
             return y
-        E_all, lost, _ = self._lost_basis(idx[None, :])
+        E_all, lost, _, _ = self._lost_basis(idx[None, :])
         E = E_all[0][:, lost[0]]
         if E.shape[1] == 0:
             return y
@@ -204,20 +204,25 @@ class OptimalOracle(Oracle):
             out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
         return out
 
-    def _lost_basis(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(E, lost, unsure): orthonormal bases (b, s, s), which columns are lost, and which
-        sets need the SVD decoder."""
+    def _lost_basis(self, S: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(E, lost, unsure, accidental): orthonormal bases (b, s, s), which columns are lost,
+        which sets need the SVD decoder, and which lose a direction beyond the dimension
+        count (a computed singular value <= _SIG_LOST, which round-off cannot prove)."""
         b, s = S.shape
         d = self.Qperp.shape[1]
         if d == 0:  # rank(B) = n: every straggler takes a dimension with it
             E = np.broadcast_to(np.eye(s), (b, s, s))
-            return E, np.ones((b, s), dtype=bool), np.zeros(b, dtype=bool)
+            return E, np.ones((b, s), dtype=bool), np.zeros(b, dtype=bool), np.zeros(b, bool)
         E, sv, _ = np.linalg.svd(self.Qperp[S], full_matrices=True)
         full = np.zeros((b, s))
         full[:, : min(s, d)] = sv[:, : min(s, d)]
         lost = full <= _SIG_LOST
         unsure = ((full < self.sig_kept) & ~lost).any(axis=1)
-        return E, lost, unsure
+        # the s - d directions beyond d are lost by dimension count (exactly); a computed
+        # singular value <= _SIG_LOST is an *accidental* loss that round-off cannot prove
+        accidental = np.asarray((sv[:, : min(s, d)] <= _SIG_LOST).any(axis=1))
+        return E, lost, unsure, accidental
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
         """Fast path: when ``A = Qperp[S]`` has full rank min(s, d) with a margin (smallest
@@ -260,7 +265,7 @@ class OptimalOracle(Oracle):
     def _svd_chunk(self, S: np.ndarray) -> np.ndarray:
         s = S.shape[1]
         ii, jj = S[:, :, None], S[:, None, :]
-        E, lost, unsure = self._lost_basis(S)
+        E, lost, unsure, accidental = self._lost_basis(S)
         EH = np.conj(np.swapaxes(E, 1, 2))
         M = EH @ self.N[ii, jj] @ E
         rhs = EH @ self.alpha[S]  # (b, s, m)
@@ -270,7 +275,9 @@ class OptimalOracle(Oracle):
         w, solved = _guarded_solve(M, rhs)
         extra = np.sum(np.real(np.conj(rhs) * w), axis=(1, 2))
         err = np.maximum(self.err_full + extra, 0.0)
-        unsure = unsure | ~solved | ~np.isfinite(err)
+        # failures resting on an accidental loss go to the decoder, which proves them or
+        # decides them in exact arithmetic
+        unsure = unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
         if unsure.any():
             rows = np.flatnonzero(unsure)
             err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error

@@ -1,0 +1,136 @@
+"""Exact least-squares errors for the sets float64 cannot decide.
+
+The entries of a real or complex code are binary floating-point numbers, hence exact rationals
+(``Fraction(x)`` is exact).  For survivors F the squared error ``min_a ||a^T B_F - t||^2`` is
+the squared distance of each target from the row space of B_F; this module computes it exactly:
+a row basis by fraction-free elimination over the integers (rows scaled to integers by powers of
+two), then the normal equations of that basis in exact rational arithmetic.  Complex codes are
+realified: the complex row space of B_F is the real span of the rows b and i b written as
+``[Re, Im]``, and norms are preserved.
+
+The work is bounded (:class:`ExactBudget`): beyond it the set is *undecided*, and the caller
+raises :class:`Undecided` with the diagnostic instead of guessing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import gcd
+
+import numpy as np
+
+from gctool.errors import BudgetExceeded
+
+#: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
+MAX_SET_WORK = 400_000
+MAX_TOTAL_WORK = 40_000_000
+
+
+class Undecided(BudgetExceeded):
+    """float64 cannot decide a straggler set and exact arithmetic is above its budget."""
+
+
+@dataclass
+class ExactBudget:
+    used: int = 0
+    sets: int = 0
+
+    def charge(self, f: int, K: int, what: str) -> None:
+        work = max(1, f * K * max(1, min(f, K)))
+        if work > MAX_SET_WORK or self.used + work > MAX_TOTAL_WORK:
+            raise Undecided(
+                f"float64 cannot decide {what} (a near-singular or near-tolerance system) and "
+                f"exact rational arithmetic would exceed its budget ({self.sets} set(s) "
+                "already decided exactly); use a finite field, a better-conditioned code, or "
+                "--exact for integer and rational codes")
+        self.used += work
+        self.sets += 1
+
+
+def _integer_rows(rows: np.ndarray) -> list[list[int]]:
+    """Each row of binary floating-point numbers times a power of two, as Python integers."""
+    out = []
+    for row in rows:
+        fr = [Fraction(float(x)) for x in row]
+        den = max((f.denominator for f in fr), default=1)  # a power of two: the lcm
+        out.append([int(f * den) for f in fr])
+    return out
+
+
+def _primitive(row: list[int]) -> list[int]:
+    g = gcd(*row)
+    return [x // g for x in row] if g > 1 else row
+
+
+def _row_basis(M: list[list[int]]) -> list[list[int]]:
+    """Independent rows spanning the row space of the integer matrix M: fraction-free
+    elimination (each new row divided by the gcd of its entries, so numbers stay small),
+    exact; returned in echelon form, which spans the same space."""
+    A = [_primitive(list(r)) for r in M if any(r)]
+    if not A:
+        return []
+    cols = len(A[0])
+    r = 0
+    for c in range(cols):
+        p = next((i for i in range(r, len(A)) if A[i][c] != 0), None)
+        if p is None:
+            continue
+        A[r], A[p] = A[p], A[r]
+        piv = A[r][c]
+        for i in range(r + 1, len(A)):
+            a = A[i][c]
+            if a:
+                A[i] = _primitive([piv * x - a * y for x, y in zip(A[i], A[r], strict=True)])
+        r += 1
+        if r == len(A):
+            break
+    return A[:r]
+
+
+def _solve(G: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
+    """Solve the non-singular system G x = b exactly (Gauss-Jordan over Q)."""
+    n = len(b)
+    M = [list(G[i]) + [b[i]] for i in range(n)]
+    for c in range(n):
+        p = next(i for i in range(c, n) if M[i][c] != 0)
+        M[c], M[p] = M[p], M[c]
+        inv = 1 / M[c][c]
+        M[c] = [x * inv for x in M[c]]
+        for i in range(n):
+            if i != c and M[i][c] != 0:
+                f = M[i][c]
+                M[i] = [x - f * y for x, y in zip(M[i], M[c], strict=True)]
+    return [M[i][n] for i in range(n)]
+
+
+def realify(rows: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Real rows and targets with the same distances as the complex ones."""
+    if not (np.iscomplexobj(rows) or np.iscomplexobj(targets)):
+        return np.asarray(rows, dtype=np.float64), np.asarray(targets, dtype=np.float64)
+    re, im = np.real(rows), np.imag(rows)
+    R = np.concatenate([np.concatenate([re, im], axis=1), np.concatenate([-im, re], axis=1)])
+    T = np.concatenate([np.real(targets), np.imag(targets)], axis=1)
+    return R, T
+
+
+def exact_error(rows: np.ndarray, targets: np.ndarray) -> float:
+    """``min_a ||a^T rows - t||^2`` summed over the targets (rows of ``targets``), exactly,
+    rounded to the nearest float at the end."""
+    R, T = realify(np.asarray(rows), np.atleast_2d(targets))
+    if R.shape[0] == 0:
+        return float(sum(Fraction(float(x)) ** 2 for x in T.ravel()))
+    basis = _row_basis(_integer_rows(R))
+    Tq = [[Fraction(float(x)) for x in t] for t in T]
+    total = Fraction(0)
+    G = [[Fraction(sum(x * y for x, y in zip(u, v, strict=True))) for v in basis]
+         for u in basis]
+    for t in Tq:
+        tt = sum(x * x for x in t)
+        if not basis:
+            total += tt
+            continue
+        b = [Fraction(sum(x * y for x, y in zip(u, t, strict=True))) for u in basis]
+        x = _solve(G, b)
+        total += tt - sum(p * q for p, q in zip(b, x, strict=True))
+    return float(total)
