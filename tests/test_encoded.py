@@ -191,3 +191,63 @@ def test_params_are_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path.write_text(json.dumps(doc))
     with pytest.raises(CodeFileError, match="params.frame"):
         read_code(str(path))
+
+
+def test_encoded_round_and_gradient_against_brute_force() -> None:
+    from gctool.sim.encoded import EncodedEstimator, encoded_contender
+    from gctool.sim.training import make_problem
+
+    code = design("encoded", frame="steiner", system="pairs-4", s=3)
+    c = encoded_contender(code, "enc")
+    rng = np.random.default_rng(5)
+    times = rng.exponential(size=(20, code.n))
+    run = c.run(times)
+    for r in range(20):  # the fastest n - s workers, and the time of the last of them
+        fastest = np.argsort(times[r], kind="stable")[: code.n - 3]
+        assert sorted(run.used[r].tolist()) == sorted(fastest.tolist())
+        assert run.durations[r] == np.sort(times[r])[code.n - 4]
+    problem = make_problem("lsq", np.random.default_rng(1))
+    est = EncodedEstimator(c, problem)
+    S = _S(code)
+    n, k = S.shape
+    beta = rng.standard_normal(problem.X.shape[1])
+    # s = 0 and a tight frame: (k/n) S^T S = I, so the estimate is the true gradient
+    g_all = est.round_gradient(0, beta, np.arange(n), False, None)
+    true = problem.X.T @ (problem.X @ beta - problem.y) / problem.N
+    assert np.allclose(g_all, true)
+    # any survivors: the gradient of (k/|F|)(1/2N) sum_{i in F} ||Z_i beta - z_i||^2, built
+    # from explicitly encoded (zero-padded) blocks
+    sizes = np.diff(np.rint(np.arange(k + 1) * problem.N / k).astype(int))
+    b = sizes.max()
+    blocks = np.split(np.arange(problem.N), np.cumsum(sizes)[:-1])
+    Xb = np.zeros((k, b, problem.X.shape[1]))
+    yb = np.zeros((k, b))
+    for j, idx in enumerate(blocks):
+        Xb[j, : len(idx)], yb[j, : len(idx)] = problem.X[idx], problem.y[idx]
+    F = np.array([0, 2, 3, 5, 7, 8, 9, 11, 12, 13, 15])
+    Z = np.tensordot(S[F], Xb, axes=1)
+    z = S[F] @ yb
+    want = sum(Z[a].T @ (Z[a] @ beta - z[a]) for a in range(len(F))) * k / len(F) / problem.N
+    assert np.allclose(est.round_gradient(0, beta, F, False, None), want)
+
+
+def test_cli_simulate_encoded_training(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    path = str(tmp_path / "k4.json")
+    runner.invoke(cli, ["design", "encoded", "--frame", "steiner", "--system", "pairs-4",
+                        "-s", "2", "-o", path])
+    args = ["simulate", path, "--train", "--seed", "1", "--iterations", "400", "--json"]
+    r = runner.invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    row = next(x for x in doc["training"]["rows"] if x["name"] == path)
+    e = row["encoded"]
+    code = read_code(path)
+    assert e["epsilon"] == pytest.approx(frame_worst_epsilon(_S(code), 2)[0])
+    assert e["epsilon_seen"] <= e["epsilon"] + 1e-12 and e["epsilon_exact"]
+    assert e["loss_ratio"] == pytest.approx(row["final_loss"] / doc["training"]["loss_star"])
+    assert e["within_bound"] and e["loss_ratio"] <= e["neighbourhood_bound"]
+    assert any(x["name"] == "uncoded" for x in doc["training"]["rows"])
+    assert runner.invoke(cli, args).output == r.output
+    bad = runner.invoke(cli, [*args, "--problem", "logistic"])
+    assert bad.exit_code == 2 and "least squares" in bad.output

@@ -72,6 +72,10 @@ class Contender:
             from gctool.sim.partial import run_partial
 
             return run_partial(self, times)
+        if self.kind == "encoded":  # encoded optimization: the fastest n - s workers
+            from gctool.sim.encoded import run_encoded
+
+            return run_encoded(self, times)
         if self.mu is not None and self.kind in ("code", "sgc"):
             return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,

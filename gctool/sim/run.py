@@ -156,6 +156,11 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
     sequential baselines by a search (see :func:`simulate`)."""
     out: list[Contender] = []
     for label, code in codes:
+        if code.scheme == "encoded":  # data encoding: wait for the fastest n - s
+            from gctool.sim.encoded import encoded_contender
+
+            out.append(encoded_contender(code, label))
+            continue
         out.append(from_code(code, label))
         if code.order is not None and code.scheme not in ("sr-sgc", "m-sgc", "coded-reduce"):
             from gctool.sim.partial import partial_contender
@@ -257,6 +262,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
 
         training = run_training(contenders, runs, train, gap, lazy, seed, sparsify)
     notes = list(getattr(delay.trace, "clamped", [])) + notes
+    if training is not None and any(c.kind == "encoded" for c in contenders):
+        from gctool.sim.encoded import training_notes
+
+        notes += training_notes(training)
     if any(c.kind == "partial" for c in contenders):
         from gctool.sim.partial import add_gains
 

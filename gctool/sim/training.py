@@ -281,13 +281,23 @@ def _rule_name(c: Contender, lazy: float | None) -> str | None:
 def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
                target: float, lazy: float | None, sparsify: Any = None,
                seed: int = 0) -> dict[str, Any]:
-    est = Estimator(c, problem, lazy if c.kind != "sgc" else None, sparsify, seed)
+    est: Any
+    if c.kind == "encoded":  # encoded optimization (gctool.sim.encoded)
+        from gctool.sim.encoded import EncodedEstimator
+
+        if lazy is not None:
+            raise InvalidInput(f"{c.name}: --lazy does not apply to encoded optimization")
+        est = EncodedEstimator(c, problem, sparsify, seed)
+    else:
+        est = Estimator(c, problem, lazy if c.kind != "sgc" else None, sparsify, seed)
+    step = problem.eta * getattr(est, "step_scale", 1.0)
     M = len(inits)
     betas = [b.copy() for b in inits]
     prev: list[np.ndarray | None] = [None] * M
     reached = [False] * M
     clock = np.cumsum(run.durations)
     when = jobs_done = None
+    at_target: tuple[float, float, int] | None = None
     diverged = False
     last = len(run.durations) - 1
     curve_t: list[float] = []
@@ -298,7 +308,7 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
             g = est.job_gradient(betas[m], payload)
         else:
             g = est.round_gradient(m, betas[m], payload[0], payload[1], prev[m])
-        betas[m] = betas[m] - problem.eta * g
+        betas[m] = betas[m] - step * g
         prev[m] = g
         loss = problem.loss(betas[m])
         if not loss <= DIVERGED * max(problem.loss(inits[m]), 1.0):  # also NaN
@@ -308,19 +318,24 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
         if m == M - 1 or count == 1:  # after every M jobs: one step of every model
             curve_t.append(float(clock[r]))
             curve_loss.append(float(np.mean([problem.loss(b) for b in betas])) - problem.loss_star)
-        if all(reached):
+        if all(reached) and when is None:
             when, jobs_done, last = float(clock[r]), count, r
-            break
+            at_target = (est.uploads, est.skipped, est.coordinates)
+            if c.kind != "encoded":  # encoded runs go on: their neighbourhood is reported
+                break
     if c.kind == "sgc":  # every worker that finished a round uploads one vector per slot
         assert c.code is not None
         slots = c.delay + 1 if c.code.scheme == "m-sgc" else 1
         est.uploads = float(sum(len(run.used[r]) for r in range(last + 1)) * slots)
-    return {"name": c.name, "lazy_rule": _rule_name(c, lazy),
+    final = None if diverged else float(np.mean([problem.loss(b) for b in betas]))
+    if at_target is not None:  # communication until the target (encoded runs go on after it)
+        est.uploads, est.skipped, est.coordinates = at_target
+    extra = est.report(final) if c.kind == "encoded" else {}
+    return {**extra, "name": c.name, "lazy_rule": _rule_name(c, lazy),
             "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,
             "coordinates": est.coordinates, "diverged": diverged,
-            "final_loss": None if diverged else float(np.mean([problem.loss(b)
-                                                               for b in betas])),
+            "final_loss": final,
             # loss - loss* (mean over the models) against the wall clock, at most 300 points
             "curve": _thin(curve_t, curve_loss, 300)}
 
