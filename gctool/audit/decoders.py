@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.enumeration import survivors_of
-from gctool.decode import DEFAULT_TOL, Decoder, Decoding
+from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL, Decoder, Decoding
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.numerics import numerical_rank
@@ -199,7 +199,8 @@ class OptimalOracle(Oracle):
 
     def _hat_errors(self, S: np.ndarray) -> np.ndarray:
         out = np.empty(S.shape[0])
-        step = max(1, 400_000 // max(1, S.shape[1] ** 2))
+        s, d = S.shape[1], self.Qperp.shape[1]  # K is (s+d)^2 and A is s*d per set: bounded
+        step = max(1, min(400_000 // max(1, s**2), _CHUNK_ENTRIES // max(1, (s + d) ** 2 + s * d)))
         for lo in range(0, S.shape[0], step):
             out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
         return out
