@@ -228,13 +228,39 @@ BIG = [10**30, -(10**30), 2**63, 2**64 + 1, 10**400]
 JSON_KINDS = [
     "format", "version", "missing-key", "n", "k", "s", "ragged", "shape", "nonfinite",
     "outside-field", "field-mismatch", "field-string", "params", "meta-types", "top-level",
-    "trailing", "truncated", "digits", "deep", "garbage", "not-utf8",
+    "trailing", "truncated", "digits", "deep", "garbage", "not-utf8", "scheme-params",
+    "repeated-key", "surrogate", "control-scheme", "poly-degree",
 ]
 #: categories of broken NPZ code files
 NPZ_KINDS = [
     "truncated", "pickle", "missing-array", "meta-type", "B-dtype", "B-shape", "nonfinite",
     "outside-field", "meta-json", "meta-has-B", "header-shape", "zip-size", "not-zip-body",
 ]
+
+
+_SCHEME_DOCS: dict[str, dict[str, Any]] = {}
+#: per scheme, the params keys whose every value in HOSTILE_VALUES is out of its schema
+HOSTILE_KEYS = {
+    "bcc": ["batches", "holders"], "coded-reduce": ["fanout", "depth", "tolerance"],
+    "sr-sgc": ["load", "window", "lambda", "burst"], "m-sgc": ["load", "window", "lambda"],
+    "hetero": ["p", "load"],
+}
+HOSTILE_VALUES = ["abc", [1], None, 10**9, 1e300, -1, 10**400, {"a": 1}, True, 1.5]
+
+
+def scheme_docs() -> dict[str, dict[str, Any]]:
+    """Small valid files of the schemes whose params gctool reads back (built once)."""
+    if not _SCHEME_DOCS:
+        from gctool.codes import design
+
+        kwargs: dict[str, dict[str, Any]] = {
+            "bcc": {"n": 6, "seed": 1}, "coded-reduce": {"fanout": 2, "depth": 2, "tolerance": 1},
+            "sr-sgc": {"n": 4, "burst": 1, "window": 3, "lam": 2},
+            "m-sgc": {"n": 4, "burst": 1, "window": 3, "lam": 2},
+            "hetero": {"p": [0.1, 0.2, 0.5, 0.3], "load": 2},
+        }
+        _SCHEME_DOCS.update({k: code_to_doc(design(k, **v)) for k, v in kwargs.items()})
+    return _SCHEME_DOCS
 
 
 @st.composite
@@ -244,6 +270,31 @@ def broken_json(draw: st.DrawFn, kinds: list[str] | None = None) -> tuple[str, b
     doc = dict(DOCS[name])
     n, cols = len(doc["B"]), len(doc["B"][0])
     kind = draw(st.sampled_from(kinds or JSON_KINDS))
+    if kind == "scheme-params":
+        scheme = draw(st.sampled_from(sorted(HOSTILE_KEYS)))
+        sdoc = dict(scheme_docs()[scheme])
+        key = draw(st.sampled_from(HOSTILE_KEYS[scheme]))
+        params = dict(sdoc["params"])
+        params[key] = draw(st.sampled_from(HOSTILE_VALUES))
+        return kind, _dumps(_with(sdoc, params=params))
+    if kind == "repeated-key":
+        key = draw(st.sampled_from(["scheme", "n", "field", "B", "format"]))
+        text = _dumps(doc).decode()
+        return kind, text.replace(f'"{key}":', f'"{key}": {json.dumps(doc[key])}, "{key}":',
+                                  1).encode()
+    if kind == "surrogate":
+        key = draw(st.sampled_from(["scheme", "field"]))
+        return kind, _dumps(doc).replace(f'"{key}": '.encode(), f'"{key}": "\\ud800", '
+                                         f'"_{key}": '.encode(), 1)
+    if kind == "control-scheme":
+        value = draw(st.sampled_from(["\x1b[31mRED\x1b[0m", "a\x1b]0;title\x07", "\x00",
+                                      "x" * 100_000, "", "\u202e"]))
+        return kind, _dumps(_with(doc, scheme=value))
+    if kind == "poly-degree":
+        poly = draw(st.sampled_from(["x^1000000000 + 1", "x^4 + x^1000000 + 1", "9" * 5000,
+                                     "0x" + "f" * 5000, "x^4 + 1"]))
+        return kind, _dumps({k: v for k, v in _with(doc, field=f"GF(2^4, {poly})").items()
+                             if k != "irreducible_poly"})
     if kind == "format":
         value = draw(st.sampled_from(["gctool.export", "", None, 1, "GCTOOL.CODE", ["x"]]))
         return kind, _dumps(_with(doc, format=value))
