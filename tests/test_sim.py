@@ -422,9 +422,10 @@ def test_sgc_search_respects_the_load_budget() -> None:
         assert cands
         for B, W, lam in cands:
             assert fig(n, B, W, lam).load <= (s + 1) / n
-            if lam < n:  # λ is the largest under the budget
-                bigger = fig(n, B, W, lam + 1).load
-                assert bigger is None or bigger > (s + 1) / n
+        for B, W in {(B, W) for B, W, _ in cands}:  # the largest λ under the budget is tried
+            top = max(lam for b, w, lam in cands if (b, w) == (B, W))
+            bigger = fig(n, B, W, top + 1).load if top < n else None
+            assert bigger is None or bigger > (s + 1) / n
     rep = simulate([("frc", design("frc", n=16, s=3))], parse_delay("trace:canada"),
                    iterations=200, seed=3, sgc="search", protocol="authors", mu=0.2)
     names = [r["name"] for r in rep.rows]
