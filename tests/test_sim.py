@@ -465,3 +465,30 @@ def test_svg_ticks_and_training_curve() -> None:
     curve = rep.training["rows"][0]["curve"]
     assert np.all(np.diff(curve["time"]) >= 0) and len(curve["time"]) == len(curve["loss_gap"])
     assert curve["loss_gap"][-1] < 0.01 * curve["loss_gap"][0]  # exact decoding converges
+
+
+def test_erasurehead_stops_early_and_loses_whole_groups() -> None:
+    from gctool.sim.contenders import erasurehead
+
+    code = design("frc", n=12, s=2)  # 4 groups of 3 workers, 3 partitions each
+    groups = np.arange(12) // 3
+    c = erasurehead(code, "frc", 5)
+    times = np.random.default_rng(8).exponential(size=(500, 12))
+    run = c.run(times)
+    srt = np.sort(times, axis=1)
+    exact_at = np.max([times[:, groups == g].min(axis=1) for g in range(4)], axis=0)
+    assert np.allclose(run.durations, np.minimum(exact_at, srt[:, 4]))
+    assert np.array_equal(run.exact, exact_at <= srt[:, 4])
+    for t in range(0, 500, 37):
+        arrived = times[t] <= run.durations[t]
+        missing = sum(not arrived[groups == g].any() for g in range(4))
+        assert run.lost[t] == pytest.approx(missing / 4)
+    assert 0 < run.exact.mean() < 1 and run.lost.max() > 0
+    with pytest.raises(InvalidInput, match="group shape"):
+        erasurehead(design("cyclic", n=6, s=1, seed=1), "crc", 3)
+    rep = simulate([("frc", code)], parse_delay("shifted-exp"), iterations=300, seed=2,
+                   train="lsq", baselines=False, erasurehead=5)
+    row = next(r for r in rep.rows if r["name"].startswith("erasurehead"))
+    assert 0 < row["lost_fraction"] < 1 and row["exact_fraction"] < 1
+    tr = next(r for r in rep.training["rows"] if r["name"].startswith("erasurehead"))
+    assert tr["time_to_target"] is not None  # approximate decoding still converges here

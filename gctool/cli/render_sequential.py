@@ -128,6 +128,10 @@ def render_simulation(r: Any) -> None:
                       fmt(row["time_per_job"], 3), _ci(row["speedup"]),
                       str(row.get("deadline_misses", 0)))
     con.print(table)
+    for row in r.rows:
+        if row.get("lost_fraction") is not None:
+            con.print(f"  {escape(row['name'])}: exact in {100 * row['exact_fraction']:.1f}% of "
+                      f"rounds; mean fraction of partitions lost {row['lost_fraction']:.4g}")
     theory = [(row["name"], row["n"], row["theory"]) for row in r.rows if row.get("theory")]
     for name, n, value in theory:
         con.print(f"  closed-form mean of {escape(name)} (n={n}): {fmt(value, 4)}")

@@ -32,6 +32,7 @@ Examples:
   gctool simulate frc.json --delay shifted-exp --plot times.svg
   gctool simulate frc.json --delay trace:sydney --protocol authors --sgc search --iterations 300
   gctool simulate crc.json --train --sparsify wangni:eps=1 --seed 1
+  gctool simulate frc.json --erasurehead 3 --train --iterations 300
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
@@ -59,6 +60,9 @@ job missed its deadline (a bug in the schedule).""")
                    "wait for all when they leave the model).")
 @click.option("--mu", type=FloatRange(0, 1e6), default=0.2, show_default=True,
               help="MU of --protocol authors.")
+@click.option("--erasurehead", type=click.IntRange(1, None), default=None, metavar="K",
+              help="Also race ErasureHead on every FRC-shaped file: stop at the K-th arrival "
+                   "(or earlier if exact) and sum the groups that arrived.")
 @click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
 @click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
@@ -78,7 +82,7 @@ job missed its deadline (a bug in the schedule).""")
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
-             no_baselines: bool,
+             erasurehead: int | None, no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
@@ -110,7 +114,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy,
-                            protocol=protocol, mu=mu, sparsify=sparsifier)
+                            protocol=protocol, mu=mu, sparsify=sparsifier,
+                            erasurehead=erasurehead)
     if plot is not None:
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
 
@@ -49,6 +50,8 @@ class Run:
     #: sequential schemes: (job, round it was due, decoded, what was delivered)
     jobs: list[tuple[int, int, bool, Any]] = field(default_factory=list)
     deadline_misses: int = 0
+    #: approximate schemes: fraction of the k partitions the decoded gradient misses, per round
+    lost: np.ndarray | None = None
 
 
 @dataclass
@@ -79,7 +82,7 @@ class Contender:
         if self.mu is not None and self.kind in ("code", "sgc"):
             return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,
-                "sgc": _sgc}[self.kind](self, times)
+                "sgc": _sgc, "erasurehead": _erasurehead}[self.kind](self, times)
 
 
 def uncoded(n: int) -> Contender:
@@ -121,6 +124,43 @@ def _code(c: Contender, times: np.ndarray) -> Run:
     R = len(times)
     durations = times[np.arange(R), order[np.arange(R), p - 1]]
     return Run(durations, [order[t, :p[t]] for t in range(R)], exact)
+
+
+def erasurehead(code: GradientCode, label: str, arrivals: int) -> Contender:
+    """ErasureHead (Wang et al. 2019) on a code of the group shape (FRC): the master stops at
+    the exact decoding or at the ``arrivals``-th arrival, whichever comes first, and sums one
+    message per group that arrived (the least-squares decoder gives exactly that sum); the
+    partitions of the groups with no arrival are lost that round."""
+    from gctool.sim.stopping import group_labels
+
+    if group_labels(code) is None:
+        raise InvalidInput(f"{label}: ErasureHead needs a code of the group shape (FRC: rows "
+                           "constant on disjoint supports that cover every partition)")
+    if not 1 <= arrivals <= code.n:
+        raise InvalidInput(f"ErasureHead arrivals must be between 1 and n = {code.n}")
+    loads = (code.loads / code.k).astype(np.float64)
+    return Contender(f"erasurehead {label} stop={arrivals}", "erasurehead", code.n, loads, 0,
+                     code.n - arrivals, code)
+
+
+def _erasurehead(c: Contender, times: np.ndarray) -> Run:
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None
+    rule = StopRule(c.code)
+    order, p_exact, _ = rule.earliest(times, c.n)
+    stop = c.n - c.s
+    p = np.minimum(p_exact, stop)
+    R = len(times)
+    durations = times[np.arange(R), order[np.arange(R), p - 1]]
+    used = [order[t, :p[t]] for t in range(R)]
+    assert rule.labels is not None
+    B = np.asarray(c.code.B) != 0
+    lost = np.empty(R)
+    for t in range(R):
+        covered = B[used[t]].any(axis=0)
+        lost[t] = 1.0 - covered.mean()
+    return Run(durations, used, p_exact <= stop, lost=lost)
 
 
 def _code_mu(c: Contender, times: np.ndarray) -> Run:

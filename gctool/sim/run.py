@@ -193,6 +193,7 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "theory": theory(delay, c),
         "time_per_job": float(run.durations.sum() / max(jobs, 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
+        "lost_fraction": None if run.lost is None else float(np.mean(run.lost)),
         "deadline_misses": run.deadline_misses,
         # empirical CDF of the time per round: its value at every percent 0, 1, ..., 100
         "percentiles": [float(x) for x in np.quantile(run.durations, np.linspace(0, 1, 101))],
@@ -207,8 +208,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              seed: int = 0, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
-             protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None
-             ) -> SimulationReport:
+             protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
+             erasurehead: int | None = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -219,6 +220,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     (B, W, λ) with the smallest time per job among those whose load is at most the load
     (s + 1)/n of the file's GC (:func:`sgc_candidates`), on these delays.  ``sparsify``:
     a :class:`gctool.sim.sparsify.Sparsifier` applied to every uploaded message in training.
+    ``erasurehead``: also race ErasureHead on every file of the group shape (FRC), stopping
+    after that many arrivals (:func:`gctool.sim.contenders.erasurehead`).
     """
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
@@ -245,6 +248,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
     contenders = contenders_for(codes, baselines, None if isinstance(sgc, str) else sgc, seed,
                                 search)
+    if erasurehead is not None:
+        from gctool.sim.contenders import erasurehead as make_eh
+
+        contenders += [make_eh(code, label, erasurehead) for label, code in codes]
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     for c in contenders:
