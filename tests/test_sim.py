@@ -492,3 +492,35 @@ def test_erasurehead_stops_early_and_loses_whole_groups() -> None:
     assert 0 < row["lost_fraction"] < 1 and row["exact_fraction"] < 1
     tr = next(r for r in rep.training["rows"] if r["name"].startswith("erasurehead"))
     assert tr["time_to_target"] is not None  # approximate decoding still converges here
+
+
+def test_nested_decodes_at_the_level_reached_against_brute_force() -> None:
+    from gctool.codes.nested import profile_decoding
+
+    code = design("nested", n=6, levels=[1, 3], seed=1)
+    rep = simulate([("nest", code)], parse_delay("shifted-exp"), iterations=60, seed=3,
+                   baselines=False)
+    fixed, nested = rep.rows
+    assert nested["name"] == "nest (nested levels)" and nested["mean"]["value"] < \
+        fixed["mean"]["value"]
+    assert sum(nested["level_fractions"]) == pytest.approx(1.0)
+    from gctool.sim.run import contenders_for
+
+    c = contenders_for([("nest", code)], False, None, 3)[1]
+    delay = parse_delay("shifted-exp")
+    times = delay.times(delay.base(40, 6, np.random.default_rng(3)), c.loads)
+    run = c.run(times)
+    one = c.extra["full"].run(times)
+    for r in range(40):  # brute force over the message arrival events
+        events = sorted({float(times[r, i] * f) for i in range(6) for f in (0.5, 1.0)})
+        best, level = one.durations[r], 0
+        for t in events:
+            prof = [2 if times[r, i] <= t else 1 if times[r, i] * 0.5 <= t else 0
+                    for i in range(6)]
+            if t <= one.durations[r] and profile_decoding(code, prof)[1]:
+                best = t
+                low = [min(p, 1) for p in prof]
+                level = 1 if profile_decoding(code, low)[1] else 2
+                break
+        assert run.durations[r] == pytest.approx(best)
+        assert run.levels[r] == level

@@ -132,6 +132,10 @@ def render_simulation(r: Any) -> None:
         if row.get("lost_fraction") is not None:
             con.print(f"  {escape(row['name'])}: exact in {100 * row['exact_fraction']:.1f}% of "
                       f"rounds; mean fraction of partitions lost {row['lost_fraction']:.4g}")
+        if row.get("level_fractions") is not None:
+            parts = ", ".join(f"level {lv}: {100 * f:.1f}%" for lv, f in
+                              enumerate(row["level_fractions"]) if lv and f)
+            con.print(f"  {escape(row['name'])}: decoded at {parts}")
     theory = [(row["name"], row["n"], row["theory"]) for row in r.rows if row.get("theory")]
     for name, n, value in theory:
         con.print(f"  closed-form mean of {escape(name)} (n={n}): {fmt(value, 4)}")

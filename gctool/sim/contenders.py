@@ -52,6 +52,8 @@ class Run:
     deadline_misses: int = 0
     #: approximate schemes: fraction of the k partitions the decoded gradient misses, per round
     lost: np.ndarray | None = None
+    #: nested codes: the level the round decoded at (0: not exactly), per round
+    levels: np.ndarray | None = None
 
 
 @dataclass
@@ -79,6 +81,10 @@ class Contender:
             from gctool.sim.encoded import run_encoded
 
             return run_encoded(self, times)
+        if self.kind == "nested":  # nested code decoding at the level the stragglers allow
+            from gctool.sim.nested import run_nested
+
+            return run_nested(self, times)
         if self.mu is not None and self.kind in ("code", "sgc"):
             return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,

@@ -82,14 +82,15 @@ def add_gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str,
     by_name = {c.name: r for c, r in zip(contenders, runs, strict=True)}
     notes = []
     for c, row in zip(contenders, rows, strict=True):
-        if c.kind != "partial":
+        if c.kind not in ("partial", "nested"):
             continue
         base = by_name.get(c.extra["full"].name)
         if base is None:
             continue
         gain = stats.ratio_ci(base.durations, by_name[c.name].durations)
         row["gain_vs_one_message"] = gain
-        notes.append(f"{c.name}: one-message mean / partial-work mean = {_fmt(gain)} (same "
+        what = "nested" if c.kind == "nested" else "partial-work"
+        notes.append(f"{c.name}: one-message mean / {what} mean = {_fmt(gain)} (same "
                      "delays; per-partition times = worker time x position / load)")
     return notes
 

@@ -162,6 +162,10 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
             from gctool.sim.partial import partial_contender
 
             out.append(partial_contender(code, label))  # the same code using partial work
+        if code.scheme == "nested":
+            from gctool.sim.nested import nested_contender
+
+            out.append(nested_contender(code, label))  # decoding at the level reached
     if baselines:
         seen: set[tuple[str, int, int]] = set()
         for _, code in codes:
@@ -194,6 +198,9 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "time_per_job": float(run.durations.sum() / max(jobs, 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
         "lost_fraction": None if run.lost is None else float(np.mean(run.lost)),
+        # nested codes: fraction of rounds decoded at level 1, 2, ..., L (index 0: not exact)
+        "level_fractions": None if run.levels is None else [
+            float(np.mean(run.levels == lv)) for lv in range(len(c.extra["levels"]) + 1)],
         "deadline_misses": run.deadline_misses,
         # empirical CDF of the time per round: its value at every percent 0, 1, ..., 100
         "percentiles": [float(x) for x in np.quantile(run.durations, np.linspace(0, 1, 101))],
@@ -269,7 +276,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         from gctool.sim.encoded import training_notes
 
         notes += training_notes(training)
-    if any(c.kind == "partial" for c in contenders):
+    if any(c.kind in ("partial", "nested") for c in contenders):
         from gctool.sim.partial import add_gains
 
         notes += add_gains(contenders, runs, rows)
