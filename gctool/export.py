@@ -68,6 +68,7 @@ class Export:
         fld = parse_field(field)
         doc["B"] = encode_matrix(self.arrays["B"], fld)
         doc["support"] = self.arrays["support"].astype(int).tolist()
+        doc["target"] = encode_matrix(self.arrays["target"], fld)
         if "A" in self.arrays:
             doc["patterns"] = self.arrays["patterns"].tolist()
             doc["A"] = encode_matrix(self.arrays["A"], fld)
@@ -91,7 +92,9 @@ def _base(code: GradientCode) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     meta["assignment"] = code.assignment()
     meta["loads"] = code.loads.tolist()
     meta["replication"] = code.replication.tolist()
-    return meta, {"B": np.asarray(code.B), "support": code.support}
+    # what a decoding vector must produce: A[p] @ B = target (m = 1: the all-ones row; m > 1:
+    # the piece-major block of ones, row u = ones on columns u*k .. u*k + k - 1)
+    return meta, {"B": np.asarray(code.B), "support": code.support, "target": code.targets()}
 
 
 def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool) -> int:

@@ -99,6 +99,16 @@ def Json() -> Check:
     return check
 
 
+def _root(value: Any, where: str, dims: Mapping[str, int]) -> None:
+    """cyclic-mds: the root of unity, an element of GF(q) (an integer), a label over R/C
+    ("exp(2 pi i/n)"), or null (s = 0)."""
+    if value is not None and not isinstance(value, str):
+        Int(0, 2**31)(value, where, dims)
+    elif isinstance(value, str):
+        Str()(value, where, dims)
+
+
+_ROOT: Check = _root
 _ROWS = List(List(Json()), 1, MAX_N)  # a matrix; entries are checked by the code's field reader
 _FLOAT = Num()
 _LABEL = Str()
@@ -131,7 +141,7 @@ SCHEMES: dict[str, dict[str, Check]] = {
     "frc": {"groups": Int(1, "n")},
     "cyclic": {},
     "uncoded": {},
-    "cyclic-mds": {"zeros": List(Int(0, 2**31), 0, "n"), "root": Int(0, 2**31)},
+    "cyclic-mds": {"zeros": List(Int(0, 2**31), 0, "n"), "root": _ROOT},
     "rs": {"nodes": _LABEL},
     "comm": {"nodes": _LABEL, "column_order": _LABEL},
     "bibd": {"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"), "design": _LABEL},

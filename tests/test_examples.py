@@ -3,7 +3,8 @@ README's and the docs' ``sh`` blocks runs as written.
 
 Each line is first checked by ``bash -n`` (so unquoted ``GF(7)`` and the like fail), then run
 in-process (one interpreter: galois compiles each field once) in a temporary directory holding
-the files the examples assume.  A line may chain commands with ``&&`` and ``|``; ``jq`` stages
+the files the examples assume.  A line may chain commands with ``&&`` and ``|`` and write
+its output with ``> FILE`` (``~`` is the test's temporary home); ``jq`` stages
 run the real jq when it is installed and otherwise check that their input is JSON.  A line
 passes when it exits 0 or 1 (1 is a finding, which several examples show on purpose) with no
 usage error; a comment ``# exit N`` on the line pins the status.  Commands that need a running
@@ -68,7 +69,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
              "rs.json": gctool.design("rs", 4, 1, k=6),
              "fano.json": gctool.design("bibd", design="fano"),
              "a.json": gctool.design("frc", 4, 1),
-             "b.json": gctool.design("frc", 6, 1)}
+             "b.json": gctool.design("frc", 6, 1),
+             "encoded.json": gctool.design("encoded", 12, 2, k=6, frame="gaussian", seed=1)}
     for name, code in files.items():
         gctool.write_code(code, d / name)
     curve = CliRunner().invoke(cli, ["attack", str(d / "code.json"), "--curve", "--json"])
@@ -81,7 +83,9 @@ def _stage(argv: list[str], stdin: str | None) -> tuple[int, str, str]:
     if argv[0] == "gctool":
         r = CliRunner().invoke(cli, argv[1:], input=stdin)
         return r.exit_code, r.stdout, r.stderr
-    assert argv[0] == "jq", f"examples may pipe into gctool or jq only: {argv}"
+    if argv[0] in ("less", "head"):  # pagers: the output reaches them
+        return 0, stdin or "", ""
+    assert argv[0] == "jq", f"examples may pipe into gctool, jq or a pager only: {argv}"
     if shutil.which("jq"):
         p = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
         return p.returncode, p.stdout, p.stderr
@@ -100,13 +104,21 @@ def _split(tokens: list[str], sep: str) -> list[list[str]]:
 
 
 def run_line(line: str) -> tuple[int, str, str]:
-    lex = shlex.shlex(line, posix=True, punctuation_chars="|&")
+    lex = shlex.shlex(line, posix=True, punctuation_chars="|&>")
     lex.whitespace_split = True
     code, out, err = 0, "", ""
     for chain in _split(list(lex), "&&"):
         stdin = None
         for stage in _split(chain, "|"):
+            target = None
+            if ">" in stage:  # 'command > FILE'
+                stage, target = stage[:stage.index(">")], stage[stage.index(">") + 1]
             code, out, err = _stage(stage, stdin)
+            if target is not None:
+                path = Path(target).expanduser()
+                path.parent.mkdir(parents=True, exist_ok=True)  # directories it assumes
+                path.write_text(out)
+                out = ""
             stdin = out
         if code != 0:
             break
@@ -120,6 +132,7 @@ def test_example_runs_as_written(where: str, line: str, workdir: Path,
                             check=False)
     assert syntax.returncode == 0, f"not valid shell: {syntax.stderr}"
     monkeypatch.chdir(workdir)
+    monkeypatch.setenv("HOME", str(workdir / "home"))
     code, out, err = run_line(line)
     pinned = re.search(r"#\s*exit (\d+)", line)
     expected = {int(pinned.group(1))} if pinned else {0, 1}

@@ -28,5 +28,7 @@ def write_all(directory: Path) -> None:
         (directory / name).write_text(generate(shell))
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m gctool.cli.completion [DIRECTORY]
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        sys.exit("usage: python -m gctool.cli.completion [DIRECTORY] (default: completions)")
     write_all(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("completions"))

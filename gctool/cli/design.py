@@ -116,7 +116,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
     for opt in reversed(opts):
         callback = opt(callback)
     examples = "\n".join(f"  {e}" for e in info.examples)
-    epilog = f"\b\nExamples:\n{examples}\n\nFields: {info.fields}. Reference: {info.reference}."
+    epilog = (f"\b\nExamples:\n{examples}\n\nFields: {info.fields}. Reference: {info.reference}. "
+              "('reference §x' is a section of 'gctool reference'.)")
     return click.Command(info.name, callback=callback,
                          params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
                          help=f"{info.summary}\n\n{info.description}", short_help=info.summary,

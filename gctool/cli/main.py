@@ -23,6 +23,9 @@ COMMANDS = {
     "export": "gctool.cli.export:export",
     "show": "gctool.cli.show:show",
     "simulate": "gctool.cli.simulate:simulate",
+    "schema": "gctool.cli.meta:schema",
+    "reference": "gctool.cli.meta:reference",
+    "completion": "gctool.cli.meta:completion",
 }
 
 

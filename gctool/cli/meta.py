@@ -1,0 +1,101 @@
+"""Commands about gctool itself: ``schema`` (the JSON Schemas), ``reference`` (the
+mathematical reference that output cites) and ``completion`` (shell completion scripts)."""
+
+from __future__ import annotations
+
+import click
+
+from gctool.cli.exit_codes import ExitCode
+from gctool.cli.options import json_option
+from gctool.cli.output import emit_json, quiet_option
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool schema
+  gctool schema code > code.schema.json
+  gctool schema batch --json | jq '.properties.files'
+
+Schemas (JSON Schema draft 2020-12): code (code files), export (export documents), batch
+(verify/attack/bound over several FILEs), design (the design -o FILE --json summary), and
+one per command's --json report: verify, attack, bound, show, simulate, export-report.""")
+@click.argument("name", required=False, metavar="[NAME]")
+@json_option
+@quiet_option
+def schema(name: str | None, as_json: bool) -> int:
+    """Print the JSON Schema NAME, or list the schemas gctool ships."""
+    from gctool import schemas
+
+    if name is None:
+        rows = [{"name": n, "title": schemas.load(n).get("title", ""),
+                 "file": str(schemas.SCHEMA_DIR / schemas.filename(n))} for n in schemas.names()]
+        if as_json:
+            emit_json({"schemas": rows})
+        else:
+            width = max(len(r["name"]) for r in rows)
+            for r in rows:
+                click.echo(f"{r['name']:<{width}}  {r['title']}")
+        return int(ExitCode.OK)
+    if name not in schemas.names():
+        raise click.BadParameter(f"unknown schema {name!r}{did_you_mean(name, schemas.names())}; "
+                                 f"one of: {', '.join(schemas.names())}", param_hint="NAME")
+    click.echo(schemas.text(name), nl=False)
+    return int(ExitCode.OK)
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool reference | less
+  gctool reference --path
+  gctool reference --json | jq -r .path
+
+Output cites this document as 'reference §x'.  Tags: [P: paper] a result stated in the
+cited paper, as recalled (check the paper before quoting constants or theorem numbers);
+[D] derived for gctool and checked numerically by brute force; [C: source] read in public
+source code.""")
+@click.option("--path", "path_only", is_flag=True, help="Print where the file is, not its text.")
+@json_option
+@quiet_option
+def reference(path_only: bool, as_json: bool) -> int:
+    """Print the mathematical reference that gctool's output and help cite."""
+    from gctool.reference import reference_path
+
+    path = reference_path()
+    if as_json:
+        emit_json({"path": str(path), "text": path.read_text(encoding="utf-8")})
+    elif path_only:
+        click.echo(str(path))
+    else:
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
+    return int(ExitCode.OK)
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool completion bash > ~/.local/share/bash-completion/completions/gctool
+  gctool completion zsh > ~/.zfunc/_gctool
+  gctool completion fish > ~/.config/fish/completions/gctool.fish
+
+The scripts call back into gctool (_GCTOOL_COMPLETE=... gctool), so they stay right when
+gctool is upgraded; they are the same as the files in the repository's completions/.""")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+@json_option
+@quiet_option
+def completion(shell: str, as_json: bool) -> int:
+    """Print the shell completion script for SHELL."""
+    from gctool.cli.completion import generate
+
+    script = generate(shell)
+    if as_json:
+        emit_json({"shell": shell, "script": script})
+    else:
+        click.echo(script, nl=False)
+    return int(ExitCode.OK)
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """" (did you mean 'x'?)" for the closest choice, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,177 @@
+"""JSON Schemas of everything gctool writes as JSON: code files, export documents, every
+``--json`` report, and the multi-file document.  They ship in ``gctool/schema/`` and
+``gctool schema NAME`` prints them.
+
+* ``code`` and ``export`` (the file formats) and ``batch`` (``verify``/``attack``/``bound`` over
+  several FILEs) and ``design`` (the ``design -o FILE --json`` summary) are written by hand.
+* The report schemas are generated from the report dataclasses (their ``to_dict()`` is
+  ``dataclasses.asdict`` with non-finite floats as null), so they cannot drift: run
+  ``python -m gctool.schemas`` after changing a report, and a test fails when a shipped file
+  is stale.  A command's schema (``verify``, ``attack``, ``bound``, ``show``, ``simulate``,
+  ``export-report``) accepts any of the reports the command can print.
+
+Draft 2020-12.  Only the standard library is imported here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+SCHEMA_DIR = Path(__file__).parent / "schema"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+#: hand-written schemas (NAME -> file)
+FILES = {"code": "code-v1.schema.json", "export": "export-v1.schema.json",
+         "batch": "batch-v1.schema.json", "design": "design-v1.schema.json"}
+
+#: generated schemas: NAME -> (title, report classes the command may print)
+REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "verify": ("gctool verify --json (one FILE)", (
+        "gctool.reports:VerifyReport", "gctool.sequential.reports:SequentialVerifyReport",
+        "gctool.sequential.reports:TreeVerifyReport", "gctool.codes.nested_profile:ProfileReport",
+        "gctool.audit.partial:PartialReport")),
+    "attack": ("gctool attack --json (one FILE)", (
+        "gctool.reports:AttackReport", "gctool.codes.nested_profile:ProfileReport",
+        "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),
+    "bound": ("gctool bound --json (one FILE, or -n/-k/-s)", (
+        "gctool.reports:BoundReport", "gctool.sequential.reports:SequentialBoundReport",
+        "gctool.audit.spectrum:EncodedBoundReport")),
+    "show": ("gctool show --json", ("gctool.viz.picture:ShowReport",)),
+    "simulate": ("gctool simulate --json", ("gctool.sim.run:SimulationReport",)),
+    "export-report": ("gctool export -o FILE --json (the summary; the file itself: 'export')",
+                      ("gctool.reports:ExportReport",)),
+}
+
+
+def names() -> list[str]:
+    """Every schema NAME, in the order ``gctool schema`` lists them."""
+    return list(FILES) + list(REPORTS)
+
+
+def filename(name: str) -> str:
+    if name in FILES:
+        return FILES[name]
+    return f"{name}-v1.schema.json" if name.endswith("-report") else f"{name}-report-v1.schema.json"
+
+
+def load(name: str) -> dict[str, Any]:
+    """The shipped schema NAME."""
+    if name not in FILES and name not in REPORTS:
+        raise KeyError(name)
+    doc: dict[str, Any] = json.loads((SCHEMA_DIR / filename(name)).read_text(encoding="utf-8"))
+    return doc
+
+
+def text(name: str) -> str:
+    """The shipped schema NAME, as its file holds it."""
+    load(name)  # KeyError for unknown names
+    return (SCHEMA_DIR / filename(name)).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# generation from the report dataclasses
+# ---------------------------------------------------------------------------------------------
+def _class(path: str) -> type:
+    module, attr = path.split(":")
+    cls: type = getattr(importlib.import_module(module), attr)
+    return cls
+
+
+def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a value of Python type ``tp`` after ``Report.to_dict``."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object:
+        return {}
+    if tp is type(None):
+        return {"type": "null"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:  # non-finite floats are written as null
+        return {"type": ["number", "null"]}
+    if tp is str:
+        return {"type": "string"}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        _define(tp, defs)
+        return {"$ref": f"#/$defs/{tp.__name__}"}
+    if origin in (typing.Union, types.UnionType):
+        options = [_type(a, defs) for a in typing.get_args(tp)]
+        return {"anyOf": options}
+    if origin in (list, tuple, set, frozenset) or tp in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        item = _type(args[0], defs) if len(set(args)) == 1 else {}
+        return {"type": "array", "items": item} if item else {"type": "array"}
+    if origin is dict or tp is dict:
+        kv = typing.get_args(tp)
+        value = _type(kv[1], defs) if len(kv) == 2 else {}
+        return {"type": "object", "additionalProperties": value} if value else {"type": "object"}
+    if origin is typing.Literal:
+        return {"enum": list(typing.get_args(tp))}
+    raise TypeError(f"no JSON Schema for {tp!r}")
+
+
+def _define(cls: type, defs: dict[str, Any], closed: bool = False) -> None:
+    """Add the schema of dataclass ``cls`` to ``defs``.  A report (``closed``) has exactly its
+    fields; a nested object may carry more keys (a subclass, e.g. the approximate-code rows
+    of ``bound``, adds its own)."""
+    if cls.__name__ in defs:
+        if closed:
+            defs[cls.__name__]["additionalProperties"] = False
+        return
+    defs[cls.__name__] = {}  # recursion guard
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    doc = (cls.__doc__ or "").strip().splitlines()
+    node: dict[str, Any] = {"type": "object"}
+    if doc and not doc[0].startswith(cls.__name__ + "("):
+        node["description"] = doc[0]
+    node["required"] = [f.name for f in fields]
+    node["properties"] = {f.name: _type(hints[f.name], defs) for f in fields}
+    if closed:
+        node["additionalProperties"] = False
+    defs[cls.__name__] = node
+
+
+def generate(name: str) -> dict[str, Any]:
+    """The schema NAME built from the report classes (see the module doc)."""
+    title, classes = REPORTS[name]
+    defs: dict[str, Any] = {}
+    refs = []
+    for path in classes:
+        cls = _class(path)
+        _define(cls, defs, closed=True)
+        refs.append({"$ref": f"#/$defs/{cls.__name__}"})
+    return {"$schema": DRAFT, "$id": f"https://gctool.invalid/schema/{filename(name)}",
+            "title": title,
+            "description": "Generated from gctool's report classes (python -m gctool.schemas). "
+                           "Numbers that are not finite are written as null.",
+            **({"anyOf": refs} if len(refs) > 1 else refs[0]), "$defs": defs}
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_all(directory: Path = SCHEMA_DIR) -> list[Path]:
+    """Regenerate the report schemas into ``directory``."""
+    written = []
+    for name in REPORTS:
+        path = directory / filename(name)
+        path.write_text(render(generate(name)), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # python -m gctool.schemas [DIR]: regenerate the report schemas
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        sys.exit("usage: python -m gctool.schemas [DIRECTORY]")
+    for p in write_all(Path(sys.argv[1]) if len(sys.argv) == 2 else SCHEMA_DIR):
+        print(p)
