@@ -190,7 +190,7 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     label = str(path)
     if label == "-":
         raise InvalidInput("streamed output needs a file, not '-' (stdout)")
-    target, existing = _target(path, label)
+    target, existing = _target(_stdout_alias(path), label)
     kept = "the existing file is unchanged" if existing is not None else "no file was written"
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         try:
@@ -224,12 +224,33 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     _fsync_dir(directory)
 
 
+#: names of the process's standard output as a path
+_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def _stdout_alias(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """``/dev/stdout`` and its aliases name descriptor 1, which the CLI points at /dev/null
+    (native libraries print there; see ``gctool.cli.main``): they are mapped to the descriptor
+    that ``sys.stdout`` really writes to."""
+    if str(path) in _STDOUT_NAMES:
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):
+            return path
+        if fd != 1:
+            sys.stdout.flush()
+            return f"/dev/fd/{fd}"
+    return path
+
+
 def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:
     """The file to replace (symlinks followed) and its current status (None if absent)."""
     try:
         target = Path(path)
         if target.is_symlink():
-            target = Path(os.path.realpath(target))
+            real = Path(os.path.realpath(target))
+            if real.exists() or not target.exists():  # not for /dev/fd/N of a pipe
+                target = real
         existing: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         existing = None

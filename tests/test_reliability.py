@@ -297,6 +297,8 @@ def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(
     rs = _gctool("design", "rs", "-n", "300", "-s", "100", "--nodes", "integers", "--json")
     assert rs.returncode == 2 and rs.stdout == b""  # LAPACK's DLASCL lines went to /dev/null
     assert len(rs.stderr.decode().rstrip("\n").split("\n")) == 1, rs.stderr  # no warnings
+    named = _gctool("design", "frc", "-n", "6", "-s", "2", "-o", "/dev/stdout")
+    assert named.returncode == 0 and json.loads(named.stdout)["scheme"] == "frc", named.stderr
 
 
 def _limit_memory() -> None:
