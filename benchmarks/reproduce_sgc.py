@@ -33,10 +33,12 @@ def per_job(row: dict[str, Any]) -> float:
     return float(row["time_per_job"])
 
 
-def one(region: str, protocol: str, iterations: int, seed: int, mu: float) -> dict[str, Any]:
-    delay = parse_delay(f"trace:{region}")
+def one(region: str, protocol: str, iterations: int, seed: int, mu: float,
+        level: str = "", grid: tuple[int, ...] = S_GRID) -> dict[str, Any]:
+    trace = f"trace:{region}{'-load' + level if level else ''}"
+    delay = parse_delay(trace)
     gc = {}
-    for s in S_GRID:
+    for s in grid:
         rep = simulate([(f"frc s={s}", design("frc", n=N, s=s))], delay, iterations=iterations,
                        seed=seed, baselines=False, protocol=protocol, mu=mu)
         gc[s] = per_job(rep.rows[0])
@@ -52,7 +54,7 @@ def one(region: str, protocol: str, iterations: int, seed: int, mu: float) -> di
         "srsgc": srsgc["name"], "srsgc_per_job": per_job(srsgc),
         "improvement": 1.0 - per_job(msgc) / gc[s],
         "command": f"gctool design frc -n {N} -s {s} -o frc.json; gctool simulate frc.json "
-                   f"--delay trace:{region} --iterations {iterations} --seed {seed} "
+                   f"--delay {trace} --iterations {iterations} --seed {seed} "
                    f"--protocol {protocol}" + (f" --mu {mu:g}" if protocol == "authors" else "")
                    + " --sgc search",
     }
@@ -64,9 +66,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mu", type=float, default=0.2)
     ap.add_argument("--regions", default="canada,london,sydney")
+    ap.add_argument("--load-level", default="", metavar="X.XXX",
+                    help="replay one load level's file for every scheme (e.g. 0.000), as the "
+                         "authors' simulator does, instead of mapping each scheme's load")
+    ap.add_argument("--s-grid", default=",".join(map(str, S_GRID)))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    out = [one(region, protocol, args.iterations, args.seed, args.mu)
+    grid = tuple(int(x) for x in args.s_grid.split(","))
+    out = [one(region, protocol, args.iterations, args.seed, args.mu, args.load_level, grid)
            for region in args.regions.split(",") for protocol in ("authors", "gctool")]
     if args.json:
         print(json.dumps(out, indent=2))

@@ -524,3 +524,33 @@ def test_nested_decodes_at_the_level_reached_against_brute_force() -> None:
                 break
         assert run.durations[r] == pytest.approx(best)
         assert run.levels[r] == level
+
+
+def test_heterogeneous_code_under_per_worker_stragglers() -> None:
+    p = [0.1, 0.2, 0.5, 0.3, 0.2, 0.1]
+    code = design("hetero", p=p, load=2)
+    rep = simulate([("het", code)], parse_delay("bernoulli:slow=8"), iterations=6000, seed=2,
+                   baselines=False)
+    row = rep.rows[0]
+    assert row["worker_p"] == pytest.approx(p)
+    # the mean one-step error per round is the design's expectation sum_j 1/Q_j (over k)
+    errs = []
+    c = from_code(code, "het")
+    delay = parse_delay("bernoulli:slow=8")
+    delay.worker_p = np.array(p)
+    base = delay.base(500, 6, np.random.default_rng(4))
+    c.extra["bad"] = base["bad"]
+    times = delay.times(base, c.loads)
+    run = c.run(times)
+    W = np.asarray(code.B)
+    for t in range(500):  # brute force: wait for the non-stragglers, sum what arrived
+        stop = times[t][~base["bad"][t]].max() if (~base["bad"][t]).any() else times[t].min()
+        got = times[t] <= stop
+        errs.append(np.sum((W[got].sum(axis=0) - 1) ** 2) / code.k)
+        assert run.durations[t] == stop
+    assert np.allclose(run.lost, errs)
+    se = np.std(errs) / np.sqrt(len(errs))
+    assert abs(row["lost_fraction"] - row["expected_error"]) < 4 * se
+    assert abs(base["bad"].mean(axis=0) - p).max() < 0.08  # per-worker straggling rates
+    with pytest.raises(InvalidInput, match="per-worker probabilities"):
+        simulate([("frc", design("frc", n=6, s=1))], parse_delay("bernoulli"), iterations=20)

@@ -129,7 +129,13 @@ def render_simulation(r: Any) -> None:
                       str(row.get("deadline_misses", 0)))
     con.print(table)
     for row in r.rows:
-        if row.get("lost_fraction") is not None:
+        if row.get("lost_fraction") is not None and row["kind"] == "hetero":
+            expect = row.get("expected_error")
+            con.print(f"  {escape(row['name'])}: one-step decoding, mean error ||c - 1||^2/k per "
+                      f"round {row['lost_fraction']:.4g}" + (
+                          "" if expect is None else f" (design's expectation {expect:.4g})")
+                      + f"; exact in {100 * row['exact_fraction']:.1f}% of rounds")
+        elif row.get("lost_fraction") is not None:
             con.print(f"  {escape(row['name'])}: exact in {100 * row['exact_fraction']:.1f}% of "
                       f"rounds; mean fraction of partitions lost {row['lost_fraction']:.4g}")
         if row.get("level_fractions") is not None:

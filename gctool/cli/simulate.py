@@ -33,9 +33,11 @@ Examples:
   gctool simulate frc.json --delay trace:sydney --protocol authors --sgc search --iterations 300
   gctool simulate crc.json --train --sparsify wangni:eps=1 --seed 1
   gctool simulate frc.json --erasurehead 3 --train --iterations 300
+  gctool simulate frc.json --delay bernoulli:slow=8 --worker-p 0.1,0.2,0.5,0.3,0.2,0.1
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
-markov[:p=P,q=Q,slow=F,shift=A,rate=MU], the shipped AWS Lambda traces
+markov[:p=P,q=Q,slow=F,shift=A,rate=MU], bernoulli[:slow=F,shift=A,rate=MU]
+(worker i straggles with its own p_i, see --worker-p), the shipped AWS Lambda traces
 trace:london, trace:canada, trace:sydney (256 workers), or trace:PATH (a CSV
 file, or a prefix such as DIR/london selecting DIR/london-load*.csv).  Every scheme sees the same
 draws; speed-ups are against uncoded with the same n.  Exit 1 if a sequential
@@ -60,6 +62,9 @@ job missed its deadline (a bug in the schedule).""")
                    "wait for all when they leave the model).")
 @click.option("--mu", type=FloatRange(0, 1e6), default=0.2, show_default=True,
               help="MU of --protocol authors.")
+@click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
+              help="Per-worker straggling probabilities of --delay bernoulli (default: the "
+                   "p of the first heterogeneous code file).")
 @click.option("--erasurehead", type=click.IntRange(1, None), default=None, metavar="K",
               help="Also race ErasureHead on every FRC-shaped file: stop at the K-th arrival "
                    "(or earlier if exact) and sum the groups that arrived.")
@@ -82,7 +87,7 @@ job missed its deadline (a bug in the schedule).""")
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
-             erasurehead: int | None, no_baselines: bool,
+             worker_p: str | None, erasurehead: int | None, no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
@@ -110,6 +115,10 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         sparsifier = parse_sparsify(sparsify_spec)
     seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
+    if worker_p is not None:
+        from gctool.sim.delays import parse_worker_p
+
+        delay.worker_p = parse_worker_p(worker_p)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,

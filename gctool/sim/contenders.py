@@ -88,7 +88,7 @@ class Contender:
         if self.mu is not None and self.kind in ("code", "sgc"):
             return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,
-                "sgc": _sgc, "erasurehead": _erasurehead}[self.kind](self, times)
+                "sgc": _sgc, "erasurehead": _erasurehead, "hetero": _hetero}[self.kind](self, times)
 
 
 def uncoded(n: int) -> Contender:
@@ -101,7 +101,8 @@ def ignore_stragglers(n: int, s: int) -> Contender:
 
 def from_code(code: GradientCode, label: str) -> Contender:
     """A contender for a code file (any scheme gctool can write)."""
-    kind = {"sr-sgc": "sgc", "m-sgc": "sgc", "coded-reduce": "tree"}.get(code.scheme, "code")
+    kind = {"sr-sgc": "sgc", "m-sgc": "sgc", "coded-reduce": "tree",
+            "hetero": "hetero"}.get(code.scheme, "code")
     if kind == "sgc":
         loads = np.full(code.n, float(code.params.get("load", 0.0)))
         return Contender(label, kind, code.n, loads, int(code.params.get("delay", 0)), code.s,
@@ -167,6 +168,28 @@ def _erasurehead(c: Contender, times: np.ndarray) -> Run:
         covered = B[used[t]].any(axis=0)
         lost[t] = 1.0 - covered.mean()
     return Run(durations, used, p_exact <= stop, lost=lost)
+
+
+def _hetero(c: Contender, times: np.ndarray) -> Run:
+    """A heterogeneous code (one-step decoding: the master sums what arrived).
+
+    Under a delay model with straggler flags (``bernoulli``, ``markov``) the master waits until
+    every worker that does not straggle this round has arrived and sums the messages received
+    by then; the error of that round is ``||sum_i W_i - 1||^2 / k`` over the received rows.
+    Under other models there are no flags and the file is raced as an ordinary code.
+    """
+    assert c.code is not None
+    bad = c.extra.get("bad")
+    if bad is None:
+        return _code(c, times)
+    R = len(times)
+    good = ~bad[:, : c.n]
+    stop = np.where(good.any(axis=1), np.where(good, times, -np.inf).max(axis=1),
+                    times.min(axis=1))
+    W = np.asarray(c.code.B, dtype=np.float64)
+    used = [np.flatnonzero(times[t] <= stop[t]) for t in range(R)]
+    lost = np.array([float(np.sum((W[u].sum(axis=0) - 1.0) ** 2)) / c.code.k for u in used])
+    return Run(stop, used, lost <= 1e-9, lost=lost)
 
 
 def _code_mu(c: Contender, times: np.ndarray) -> Run:

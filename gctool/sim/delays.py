@@ -17,6 +17,12 @@ data set"):
   law p/(p+q) bad); T is the shifted exponential, times ``slow`` in the bad state.  Bursty
   stragglers: the setting of sequential gradient coding.
 
+* ``bernoulli:slow=10,shift=1,rate=1``: heterogeneous stragglers: worker i straggles in a round
+  independently with its own probability p_i (its shifted-exponential time times ``slow``).
+  The p_i come from ``--worker-p`` or, without it, from the first heterogeneous code file of the
+  run (``params.p``); workers without a p_i never straggle.  The straggler flags are part of
+  the shared draws, so every scheme sees the same stragglers.
+
 Trace model ``trace:PATH`` reads measured times (:mod:`gctool.sim.traces`).
 """
 
@@ -33,6 +39,7 @@ SYNTHETIC = {
     "shifted-exp": {"shift": 1.0, "rate": 1.0},
     "pareto": {"scale": 1.0, "shape": 2.5},
     "markov": {"p": 0.05, "q": 0.5, "slow": 10.0, "shift": 1.0, "rate": 1.0},
+    "bernoulli": {"slow": 10.0, "shift": 1.0, "rate": 1.0},
 }
 
 
@@ -43,6 +50,7 @@ class DelayModel:
     name: str
     params: dict[str, float] = field(default_factory=dict)
     trace: Any = None  # gctool.sim.traces.Trace for name == "trace"
+    worker_p: np.ndarray | None = None  # bernoulli: per-worker straggling probabilities
 
     @property
     def label(self) -> str:
@@ -60,6 +68,11 @@ class DelayModel:
         if self.name == "markov":
             draws["bad"] = _markov_states(iterations, width, self.params["p"], self.params["q"],
                                           rng)
+        if self.name == "bernoulli":
+            p = np.zeros(width)
+            given = np.asarray(self.worker_p if self.worker_p is not None else [], np.float64)
+            p[: min(width, len(given))] = given[:width]
+            draws["bad"] = rng.random(size=(iterations, width)) < p[None, :]
         return draws
 
     def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
@@ -72,7 +85,7 @@ class DelayModel:
         if self.name == "pareto":
             return np.asarray(ell * p["scale"] * base["U"][:, :n] ** (-1.0 / p["shape"]))
         t = ell * (p["shift"] + base["E"][:, :n] / p["rate"])
-        if self.name == "markov":
+        if self.name in ("markov", "bernoulli"):
             t = np.where(base["bad"][:, :n], t * p["slow"], t)
         return np.asarray(t)
 
@@ -119,10 +132,26 @@ def parse_delay(spec: str, mapping: str = "interp") -> DelayModel:
 
 def _check(name: str, p: dict[str, float]) -> None:
     positive = {"shifted-exp": ("rate",), "pareto": ("scale", "shape"),
-                "markov": ("rate", "slow")}[name]
+                "markov": ("rate", "slow"), "bernoulli": ("rate", "slow")}[name]
     for key, value in p.items():
         if not np.isfinite(value) or value < 0 or (key in positive and value == 0):
             raise InvalidInput(f"delay model {name}: {key} must be "
                                f"{'> 0' if key in positive else '>= 0'} and finite")
     if name == "markov" and not (p["p"] <= 1 and p["q"] <= 1):
         raise InvalidInput("delay model markov: p and q are probabilities (0..1)")
+
+
+def parse_worker_p(spec: str) -> np.ndarray:
+    """``--worker-p``: probabilities separated by commas, or a file of them (as ``--p-file``)."""
+    import os
+
+    from gctool.codes.hetero import check_probabilities, read_probabilities
+
+    if os.path.exists(spec):
+        return np.asarray(check_probabilities(read_probabilities(spec)), dtype=np.float64)
+    try:
+        values = [float(x) for x in spec.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise InvalidInput("--worker-p: expected numbers in [0, 1] separated by commas, or a "
+                           "file of them") from None
+    return np.asarray(check_probabilities(values), dtype=np.float64)

@@ -197,6 +197,7 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "theory": theory(delay, c),
         "time_per_job": float(run.durations.sum() / max(jobs, 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
+        # ErasureHead: fraction of partitions lost; heterogeneous codes: ||c - 1||^2 / k
         "lost_fraction": None if run.lost is None else float(np.mean(run.lost)),
         # nested codes: fraction of rounds decoded at level 1, 2, ..., L (index 0: not exact)
         "level_fractions": None if run.levels is None else [
@@ -244,6 +245,12 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise BudgetExceeded(f"{iterations:,} iterations x {width:,} workers = "
                              f"{iterations * width:,} delay draws, above the limit of "
                              f"{MAX_CELLS:,} (use fewer --iterations)")
+    if delay.name == "bernoulli" and delay.worker_p is None:
+        hetero = [code for _, code in codes if code.scheme == "hetero"]
+        if not hetero:
+            raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
+                               "--worker-p P1,P2,... or a heterogeneous code file")
+        delay.worker_p = np.asarray(hetero[0].params["p"], dtype=np.float64)
     rng = np.random.default_rng(seed)
     base = delay.base(iterations, width, rng)
     notes: list[str] = []
@@ -263,9 +270,16 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     for c in contenders:
         c.mu = rule_mu
+        if c.kind == "hetero" and "bad" in base:
+            c.extra["bad"] = base["bad"][:, : c.n]
     runs = [c.run(delay.times(base, c.loads)) for c in contenders]
     ref = {c.n: r for c, r in zip(contenders, runs, strict=True) if c.kind == "uncoded"}
     rows = [_row(c, r, ref.get(c.n), delay) for c, r in zip(contenders, runs, strict=True)]
+    for c, row in zip(contenders, rows, strict=True):
+        if c.kind == "hetero" and "bad" in c.extra and c.code is not None:
+            expect = c.code.params.get("expected_error")
+            row["expected_error"] = None if expect is None else float(expect) / c.code.k
+            row["worker_p"] = [float(x) for x in np.asarray(delay.worker_p)[: c.n]]
     training = None
     if train is not None:
         from gctool.sim.training import train as run_training

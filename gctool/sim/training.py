@@ -187,6 +187,8 @@ class Estimator:
             return np.asarray(msgs.sum(axis=0).real)
         if self.c.kind == "ignore":
             return np.asarray(msgs.sum(axis=0).real * self.c.n / len(used))
+        if self.c.kind == "hetero" and "bad" in self.c.extra:  # one-step: sum what arrived
+            return np.asarray(msgs.sum(axis=0).real)
         order = np.argsort(used)  # exact or not, the optimal (least-squares) decoding vector
         pieces = self._decode(used[order]) @ msgs[order]  # (m, d/m)
         return np.asarray(pieces.reshape(-1)[: G.shape[1]].real)
