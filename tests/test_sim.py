@@ -554,3 +554,40 @@ def test_heterogeneous_code_under_per_worker_stragglers() -> None:
     assert abs(base["bad"].mean(axis=0) - p).max() < 0.08  # per-worker straggling rates
     with pytest.raises(InvalidInput, match="per-worker probabilities"):
         simulate([("frc", design("frc", n=6, s=1))], parse_delay("bernoulli"), iterations=20)
+
+
+def test_communication_model_for_coded_reduce_ps_and_ring() -> None:
+    from gctool.sim.comm import Link, arrivals, parse_link
+
+    link = Link(0.5, 2.0)  # 0.5 s latency, 0.5 s per vector at the receiver
+    ready = np.array([[3.0, 0.0, 0.1, 5.0]])
+    # sorted 0.0, 0.1, 3.0, 5.0 -> 1.0, 1.5, 4.0, 6.0 (queue, then idle link)
+    assert arrivals(ready, link).tolist() == [[4.0, 1.0, 1.5, 6.0]]
+    rng = np.random.default_rng(3)
+    for _ in range(50):  # the closed form against the step-by-step queue
+        r = rng.exponential(size=7)
+        t, out = -np.inf, {}
+        for j in np.argsort(r, kind="stable"):
+            t = max(t, r[j] + 0.5) + 0.5
+            out[j] = t
+        assert np.allclose(arrivals(r[None], link)[0], [out[j] for j in range(7)])
+    cr = design("coded-reduce", seed=1, fanout=2, depth=2, tolerance=[1, 0])
+    rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=200, seed=1,
+                   link=parse_link("latency=0.5,bandwidth=2"))
+    rows = {r["name"]: r for r in rep.rows}
+    assert {"ps cr (flat, same leaves)", "ring all-reduce n=4"} <= set(rows)
+    # direct formulas for the 4-leaf tree: level 2 (sum of both children), root (repetition)
+    c = from_code(cr, "cr")
+    c.extra["link"] = link
+    times = np.random.default_rng(5).exponential(size=(100, 4))
+    run = c.run(times)
+    sub = [arrivals(times[:, 2 * g: 2 * g + 2], link).max(axis=1) for g in range(2)]
+    root = arrivals(np.stack(sub, axis=1), link).min(axis=1)
+    assert np.allclose(run.durations, root)
+    from gctool.sim.comm import ring_contender
+
+    ring = ring_contender(4, link).run(times)
+    assert np.allclose(ring.durations, times.max(axis=1) + 6 * (0.5 + 1 / 8))
+    for bad in ("latency=-1", "bandwidth=0", "speed=3"):
+        with pytest.raises(InvalidInput):
+            parse_link(bad)

@@ -65,6 +65,9 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
               help="Per-worker straggling probabilities of --delay bernoulli (default: the "
                    "p of the first heterogeneous code file).")
+@click.option("--link", "link_spec", default=None, metavar="latency=A,bandwidth=BW",
+              help="Communication model for CodedReduce files (seconds per message, vectors "
+                   "per second); also races a parameter server and ring all-reduce.")
 @click.option("--erasurehead", type=click.IntRange(1, None), default=None, metavar="K",
               help="Also race ErasureHead on every FRC-shaped file: stop at the K-th arrival "
                    "(or earlier if exact) and sum the groups that arrived.")
@@ -87,7 +90,8 @@ job missed its deadline (a bug in the schedule).""")
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
-             worker_p: str | None, erasurehead: int | None, no_baselines: bool,
+             link_spec: str | None, worker_p: str | None, erasurehead: int | None,
+             no_baselines: bool,
              train: bool, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
@@ -115,6 +119,11 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         sparsifier = parse_sparsify(sparsify_spec)
     seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
+    link = None
+    if link_spec is not None:
+        from gctool.sim.comm import parse_link
+
+        link = parse_link(link_spec)
     if worker_p is not None:
         from gctool.sim.delays import parse_worker_p
 
@@ -124,7 +133,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy,
                             protocol=protocol, mu=mu, sparsify=sparsifier,
-                            erasurehead=erasurehead)
+                            erasurehead=erasurehead, link=link)
     if plot is not None:
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg

@@ -85,6 +85,12 @@ class Contender:
             from gctool.sim.nested import run_nested
 
             return run_nested(self, times)
+        if self.kind in ("ps", "ring") or (self.kind == "tree" and "link" in self.extra):
+            from gctool.sim import comm
+
+            if self.kind == "tree":
+                return comm.tree_with_link(self, times, self.extra["link"])
+            return (comm.run_ps if self.kind == "ps" else comm.run_ring)(self, times)
         if self.mu is not None and self.kind in ("code", "sgc"):
             return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,

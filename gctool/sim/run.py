@@ -217,7 +217,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
-             erasurehead: int | None = None) -> SimulationReport:
+             erasurehead: int | None = None, link: Any = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -229,7 +229,9 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     (s + 1)/n of the file's GC (:func:`sgc_candidates`), on these delays.  ``sparsify``:
     a :class:`gctool.sim.sparsify.Sparsifier` applied to every uploaded message in training.
     ``erasurehead``: also race ErasureHead on every file of the group shape (FRC), stopping
-    after that many arrivals (:func:`gctool.sim.contenders.erasurehead`).
+    after that many arrivals (:func:`gctool.sim.contenders.erasurehead`).  ``link``
+    (:class:`gctool.sim.comm.Link`): CodedReduce files pay per-message latency and bandwidth
+    and race a parameter server with the same leaves and ring all-reduce under the same model.
     """
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
@@ -262,6 +264,16 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
     contenders = contenders_for(codes, baselines, None if isinstance(sgc, str) else sgc, seed,
                                 search)
+    if link is not None:
+        from gctool.sim import comm
+
+        for c in [c for c in contenders if c.kind == "tree"]:
+            c.extra["link"] = link
+            assert c.code is not None
+            contenders += [comm.ps_contender(c.code, c.name, link), comm.ring_contender(c.n, link)]
+            notes.append(f"communication ({link.label}): CodedReduce, the parameter server and "
+                         "ring all-reduce pay latency + size/bandwidth per message, serialised "
+                         "at each receiver; other schemes do not")
     if erasurehead is not None:
         from gctool.sim.contenders import erasurehead as make_eh
 

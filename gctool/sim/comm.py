@@ -1,0 +1,127 @@
+"""Communication in ``gctool simulate --link latency=A,bandwidth=BW``: CodedReduce against a
+parameter server and ring all-reduce under one model.
+
+Model (gctool's; the CodedReduce paper's exact cost model was not available):
+
+* every message is one gradient vector (ring all-reduce: 1/n of one) and crosses a link in
+  ``latency + size / bandwidth`` seconds (units of the delay model); a node receives its
+  incoming messages one after another, so a receiver's link is busy ``size / bandwidth`` per
+  message: with children ready at r_1 <= r_2 <= ..., message k arrives at
+  ``a_k = max(a_{k-1}, r_k + latency) + 1/bandwidth``;
+* compute: the nodes the design gives work to draw their times from the delay model with
+  their load (CodedReduce: the leaves, load prod(s_l + 1)/n; parameter server: the same leaves
+  and leaf code, flat; ring all-reduce: n nodes with load 1/n), so stragglers hit every node
+  with work; internal CodedReduce nodes only decode and forward (no compute time);
+* CodedReduce: every parent stops at the earliest arrival after which its children's messages
+  decode its level code, level by level up to the root;
+* parameter server ("ps"): the master receives the n leaves' messages over its one link and
+  stops at the earliest decodable arrival (or the (n - s)-th, approximate);
+* ring all-reduce: waits for every node, then 2(n - 1) synchronous steps of
+  ``latency + 1/(n bandwidth)`` (reduce-scatter and all-gather; no straggler tolerance).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+from gctool.sim.contenders import Contender, Run
+
+
+@dataclass(frozen=True)
+class Link:
+    latency: float  # seconds (delay-model units) per message
+    bandwidth: float  # vectors per second
+
+    @property
+    def label(self) -> str:
+        return f"latency={self.latency:g},bandwidth={self.bandwidth:g}"
+
+
+def parse_link(spec: str) -> Link:
+    values = {"latency": 0.0, "bandwidth": float("inf")}
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in values:
+            raise InvalidInput(f"--link: expected latency=A,bandwidth=BW, got {item!r}")
+        try:
+            values[key.strip()] = float(value)
+        except ValueError:
+            raise InvalidInput(f"--link: {key} must be a number") from None
+    if not (np.isfinite(values["latency"]) and values["latency"] >= 0):
+        raise InvalidInput("--link: latency must be a finite number >= 0")
+    if not values["bandwidth"] > 0:  # inf allowed: no transfer time
+        raise InvalidInput("--link: bandwidth must be > 0")
+    return Link(values["latency"], values["bandwidth"])
+
+
+def arrivals(ready: np.ndarray, link: Link, size: float = 1.0) -> np.ndarray:
+    """Arrival times at one receiver of messages ready at ``ready`` (..., m), same order.
+
+    ``a_k = max(a_{k-1}, r_k + latency) + size/bandwidth`` over the messages sorted by
+    readiness, i.e. ``a_k = (k + 1) t + max_{j <= k} (r_j + latency - j t)`` with
+    ``t = size/bandwidth``."""
+    t = size / link.bandwidth
+    order = np.argsort(ready, axis=-1, kind="stable")
+    r = np.asarray(np.take_along_axis(ready, order, axis=-1) + link.latency, np.float64)
+    k = np.arange(ready.shape[-1])
+    if t == 0:
+        a_sorted = r
+    else:
+        a_sorted = np.asarray((k + 1) * t + np.maximum.accumulate(r - k * t, axis=-1), np.float64)
+    out = np.empty_like(a_sorted)
+    np.put_along_axis(out, order, a_sorted, axis=-1)
+    return out
+
+
+def tree_with_link(c: Contender, times: np.ndarray, link: Link) -> Run:
+    from gctool.sequential.coded_reduce import levels_of
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None
+    levels = levels_of(c.code)
+    f, R = levels[0].n, len(times)
+    ready = times.astype(np.float64)
+    for lv in reversed(levels):  # deepest parents first
+        kids = arrivals(ready.reshape(-1, f), link)
+        order, q, ok = StopRule(lv).earliest(kids, f)
+        first = kids[np.arange(len(kids)), order[np.arange(len(kids)), q - 1]]
+        ready = np.where(ok, first, np.inf).reshape(R, -1)
+    durations = ready[:, 0]
+    return Run(durations, [np.flatnonzero(times[t] <= durations[t]) for t in range(R)],
+               np.isfinite(durations))
+
+
+def ps_contender(code: GradientCode, label: str, link: Link) -> Contender:
+    """The CodedReduce file's leaf code on a parameter server (flat master-worker GC)."""
+    c = Contender(f"ps {label} (flat, same leaves)", "ps", code.n,
+                  (code.loads / code.k).astype(np.float64), 0, code.s, code)
+    c.extra["link"] = link
+    return c
+
+
+def run_ps(c: Contender, times: np.ndarray) -> Run:
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None
+    at = arrivals(times, c.extra["link"])
+    order, p, exact = StopRule(c.code).earliest(at, c.n - c.s)
+    R = len(times)
+    durations = at[np.arange(R), order[np.arange(R), p - 1]]
+    return Run(durations, [order[t, :p[t]] for t in range(R)], exact)
+
+
+def ring_contender(n: int, link: Link) -> Contender:
+    c = Contender(f"ring all-reduce n={n}", "ring", n, np.full(n, 1.0 / n))
+    c.extra["link"] = link
+    return c
+
+
+def run_ring(c: Contender, times: np.ndarray) -> Run:
+    link: Link = c.extra["link"]
+    steps = 2 * (c.n - 1) * (link.latency + 1.0 / (c.n * link.bandwidth))
+    everyone = np.arange(c.n)
+    return Run(times.max(axis=1) + steps, [everyone] * len(times), np.ones(len(times), bool))
