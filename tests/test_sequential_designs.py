@@ -147,3 +147,20 @@ def test_sgc_bound_rows() -> None:
     assert (rows["gc"]["delay"], rows["sr-sgc"]["delay"], rows["m-sgc"]["delay"]) == (0, 1, 2)
     full = {r["scheme"]: r for r in sgc_bounds(4, 1, 2, 4).rows}
     assert full["gc"]["load"] is None and full["m-sgc"]["ratio"] is None
+
+
+def test_tree_bounds_latency_crossover() -> None:
+    rep = tree_bounds(4, 2, [1, 1])  # n = 16: ring 2(n-1) = 30 latencies, CR 2
+    rows = {r["scheme"]: r for r in rep.rows}
+    assert [rows[k]["latency_terms"] for k in ("coded-reduce", "gc", "ring-all-reduce")] == \
+        [2, 1, 30]
+    cross = (8 - 30 / 16) / 28
+    line = next(x for x in rep.statements if "slower than coded-reduce" in x)
+    assert f"{cross:.3g}" in line
+
+    def path(r: dict, a: float) -> float:  # type: ignore[type-arg]
+        return r["latency_terms"] * a + r["critical_path_vectors"]
+
+    cr, ring = rows["coded-reduce"], rows["ring-all-reduce"]
+    assert path(ring, cross * 0.9) < path(cr, cross * 0.9)
+    assert path(ring, cross * 1.1) > path(cr, cross * 1.1)

@@ -82,8 +82,11 @@ def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoun
          "sequential_steps": 2 * (n - 1), "critical_path_vectors": float(rar),
          "total_messages": 2 * n * (n - 1), "note": "no straggler tolerance: waits for all"},
     ]
-    for row in rows:
+    for row, lat in zip(rows, (depth, 1, 2 * (n - 1)), strict=True):
+        row["latency_terms"] = lat
         row["speedup_vs_gc"] = n / row["critical_path_vectors"]
+    cr_path, ring_path = fanout * depth, float(rar)
+    cross = (cr_path - ring_path) / (2 * (n - 1) - depth) if 2 * (n - 1) > depth else None
     statements = [
         "units: one gradient vector; a node receives its incoming vectors one after another, "
         "tree levels run one after another (gctool's cost model)",
@@ -91,6 +94,12 @@ def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoun
         f"master-worker GC: the master's link carries n = {n} vectors",
         f"ring all-reduce: 2(n-1)/n = {float(rar):.4g} vectors per node in 2(n-1) = "
         f"{2 * (n - 1)} steps (reduce-scatter + all-gather)",
+        "with latency a per message and t per vector on a link: critical path = latency_terms "
+        "x a + path x t; 'vs gc' counts transfers only (a = 0)"
+        + ("" if cross is None else
+           f"; ring all-reduce is slower than coded-reduce once a/t > {cross:.3g}"),
+        "not in this bound: compute time and stragglers (ring all-reduce waits for every node; "
+        "coded-reduce parents for f - s_l children); gctool simulate --link models both",
     ]
     params = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
     return SequentialBoundReport("tree", n, params, rows, "gc", [], statements, True)
