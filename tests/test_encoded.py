@@ -251,3 +251,39 @@ def test_cli_simulate_encoded_training(tmp_path) -> None:  # type: ignore[no-unt
     assert runner.invoke(cli, args).output == r.output
     bad = runner.invoke(cli, [*args, "--problem", "logistic"])
     assert bad.exit_code == 2 and "least squares" in bad.output
+
+
+def test_verify_frame_decides_epsilon_below_one() -> None:
+    from gctool.audit.spectrum import verify_frame
+
+    fano = design("encoded", frame="steiner", system="pg-2", s=3)
+    ok = verify_frame(fano)
+    assert ok.ok and ok.exact and ok.epsilon < 1
+    assert ok.epsilon == pytest.approx(frame_worst_epsilon(_S(fano), 3)[0])
+    # too many stragglers: fewer survivors than k, S_F singular
+    bad = verify_frame(fano, 22)
+    assert not bad.ok and bad.stragglers is not None and len(bad.stragglers) == 22
+    F = [i for i in range(28) if i not in bad.stragglers]
+    assert np.linalg.matrix_rank(_S(fano)[F]) < 7
+    # a Gaussian frame whose worst epsilon exceeds 1 (brute force agrees)
+    g = design("encoded", frame="gaussian", workers=16, k=6, s=1, seed=1)
+    eps = frame_worst_epsilon(_S(g), 4)[0]
+    rep = verify_frame(g, 4)
+    assert rep.ok == (eps < 1) and rep.epsilon == pytest.approx(eps)
+    if not rep.ok:
+        assert set_spectrum(g, rep.stragglers).epsilon >= 1
+    # a sample certifies only when it reaches the proved bound (the ETF's worst case does)
+    sampled = verify_frame(fano, 3, sample=10, seed=1)
+    assert sampled.ok and sampled.exact and sampled.checked == 10
+    loose = verify_frame(g, 2, sample=3, seed=1)
+    assert not loose.exact and not loose.ok
+
+
+def test_cli_verify_encoded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    path = str(tmp_path / "fano.json")
+    runner.invoke(cli, ["design", "encoded", "--frame", "steiner", "-s", "3", "-o", path])
+    r = runner.invoke(cli, ["verify", path, "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["ok"] is True
+    r = runner.invoke(cli, ["verify", path, "-s", "22"])
+    assert r.exit_code == 1 and "rank" in r.output

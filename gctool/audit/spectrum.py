@@ -35,6 +35,7 @@ from gctool.audit.enumeration import count_sets, sample_sets, straggler_chunks
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.model import GradientCode
+from gctool.numerics import EPS
 from gctool.reports import Report
 
 Progress = Callable[[int, int], None]
@@ -72,7 +73,7 @@ class _Frame:
         dev = float(np.linalg.norm(G - c * np.eye(k), 2))
         # eigvalsh is backward stable: errors of order k * eps * ||G||; below that scale the
         # deviation from cI cannot be told from round-off, so the s x s route is as accurate
-        tight = dev <= 64 * k * np.finfo(np.float64).eps * max(c, 1.0)
+        tight = dev <= 64 * k * EPS * max(c, 1.0)
         return cls(S, G, c, tight)
 
     def spectra(self, S_sets: np.ndarray) -> np.ndarray:
@@ -154,6 +155,12 @@ class SpectrumReport(Report):
 
     @property
     def reason(self) -> str:
+        if self.mode == "verify":
+            if self.ok:
+                return (f"every set of {self.s} stragglers keeps the eigenvalues of M_F in "
+                        f"[{self.lambda_min:.6g}, {self.lambda_max:.6g}]: epsilon <= "
+                        f"{self.epsilon:.6g} < 1, kappa <= {self.kappa:.6g}")
+            return "; ".join(self.notes) or "not certified"
         what = "epsilon" if self.mode == "set" else "worst epsilon"
         label = "exact" if self.exact else "heuristic"
         return (f"{what} {self.epsilon:.6g} for stragglers {self.stragglers} "
@@ -372,3 +379,46 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
         epsilon_upper_bound=upper, epsilon_lower_bound=lower, kappa=kap,
         fixed_set_factor=kap, neighbourhood_factor=None if kap is None else kap * kap,
         rows=rows, ok=kap is not None)
+
+
+def verify_frame(code: GradientCode, s: int | None = None, *,
+                 max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
+                 progress: Progress | None = None) -> SpectrumReport:
+    """``verify`` of an encoded frame: does every set of s stragglers keep epsilon < 1, i.e.
+    0 < lambda(M_F) < 2 and a finite kappa (the papers' guarantee exists)?
+
+    The eigenvalues carry float64 round-off of about ``k eps lambda_max``; with the margin
+    ``m = 64 k eps max(lambda_max, 1)``: ``ok`` needs an exhaustive run with worst epsilon
+    < 1 - m; a failure is a set with epsilon >= 1 + m, or one whose S_F has numerical rank < k
+    (:func:`gctool.numerics.numerical_rank` on its singular values), reported as the
+    counterexample.  Anything in between, and any sampled run, is not certified (not ok).
+    """
+    from gctool.numerics import numerical_rank
+
+    s = code.s if s is None else s
+    rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                         progress=progress)
+    rep.mode = "verify"
+    S = _frame(code)
+    k = code.k
+    margin = 64 * k * EPS * max(rep.lambda_max, 1.0)
+    low = set(rep.lambda_min_stragglers or [])
+    F = [i for i in range(code.n) if i not in low]
+    rank = numerical_rank(np.linalg.svd(S[F], compute_uv=False), S[F].shape)
+    if rank < k:
+        rep.ok = False
+        rep.stragglers = rep.lambda_min_stragglers
+        rep.notes.append(f"stragglers {rep.stragglers} leave S_F of rank {int(rank)} < k = {k}"
+                         ": lambda_min = 0, no convergence guarantee")
+    elif rep.epsilon >= 1 + margin:
+        rep.ok = False
+        rep.notes.append(f"stragglers {rep.stragglers} give epsilon = {rep.epsilon:.6g} >= 1: "
+                         "no convergence guarantee")
+    elif rep.exact and rep.epsilon < 1 - margin:
+        rep.ok = True
+    else:
+        rep.ok = False
+        rep.notes.append("not certified: " + ("only sampled sets were checked" if not rep.exact
+                                               else "the worst epsilon is within float64 "
+                                               "round-off of 1"))
+    return rep

@@ -103,7 +103,7 @@ def render_spectrum(r: Any) -> None:
     con.print(f"[bold]{escape(str(r.frame))} frame[/] n={r.n}, k={r.k}, s={r.s}: {head}")
     con.print(f"  M_F = S_F^T S_F / {fmt(r.normalization)}   epsilon = {fmt(r.epsilon)}   "
               f"kappa = {fmt(r.kappa)}")
-    if r.mode == "worst":
+    if r.mode in ("worst", "verify"):
         con.print(f"  worst set {r.stragglers}")
         con.print(f"  smallest lambda_min {fmt(r.lambda_min)}  (stragglers "
                   f"{r.lambda_min_stragglers})")
@@ -163,3 +163,32 @@ def render_bound_any(report: Any) -> None:
         from gctool.cli.render import render_bound_any as render_other
 
         render_other(report)
+
+
+def dispatch_verify(code_file: str) -> Any:
+    """``verify`` of an encoded frame (:func:`gctool.audit.spectrum.verify_frame`), or None."""
+    from gctool.audit.spectrum import verify_frame
+
+    params = click.get_current_context().params
+    code = _peek(code_file)
+    if code is None:
+        return None
+    with progress_bar("verify") as progress:
+        return verify_frame(code, params.get("stragglers"), max_sets=params["max_sets"],
+                            sample=params.get("sample"), seed=params.get("seed") or 0,
+                            progress=progress)
+
+
+def render_verify(r: Any) -> None:
+    from rich.markup import escape
+
+    from gctool.cli.options import stdout_console
+
+    con = stdout_console()
+    head = (f"[bold green]OK: every set of {r.s} stragglers keeps epsilon < 1[/]"
+            if r.ok else f"[bold red]FAIL: {r.s} stragglers can push epsilon to 1 or beyond[/]"
+            if r.exact or "rank" in r.reason
+            else f"[bold yellow]NOT CERTIFIED: {r.s} stragglers[/]")
+    con.print(f"{head}  (encoded {escape(str(r.frame))}, n={r.n}, k={r.k})")
+    con.print(escape(r.reason))
+    render_spectrum(r)

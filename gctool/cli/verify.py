@@ -143,7 +143,13 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
                                         method="exhaustive" if method == "exhaustive"
                                         else "auto")
             return partial, verdict(partial.ok)
+        from gctool.cli.encoded_dispatch import dispatch_verify as dispatch_frame
+
         report = dispatch_verify(path)  # sr-sgc / m-sgc schedules, coded-reduce trees
+        if report is None:
+            report = dispatch_frame(path)  # encoded frames: S_F of full rank for every F
+            if report is not None:
+                return report, verdict(report.ok)
         if report is None:
             with delayed_progress("verify") as progress:
                 report = run_verify(load_code(path), stragglers, tol=tol, max_sets=max_sets,
@@ -162,6 +168,10 @@ def render(report: Any) -> None:
         render_verify(report)
     elif type(report).__name__ == "PartialReport":
         render_partial(report)
+    elif type(report).__name__ == "SpectrumReport":
+        from gctool.cli.encoded_dispatch import render_verify
+
+        render_verify(report)
     else:
         from gctool.cli.render_sequential import render_report
 
