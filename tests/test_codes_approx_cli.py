@@ -26,17 +26,17 @@ def one_line_error(result: Result) -> str:
 
 @pytest.mark.parametrize("args", [
     ["bibd", "--design", "fano"],
-    ["bibd", "--v", "13", "--kappa", "4", "--lambda", "1", "-s", "2"],
+    ["bibd", "-n", "13", "--kappa", "4", "--blocks-per-pair", "1", "-s", "2"],
     ["bibd", "--design", "biplane-7", "--complement"],
     ["bibd", "--design", "pg2-4", "--field", "GF(2)"],
     ["expander", "--graph", "petersen", "-s", "2", "--seed", "1"],
-    ["expander", "--graph", "random-regular", "-d", "4", "--vertices", "12", "--seed", "1"],
-    ["expander", "--graph", "margulis", "--vertices", "16", "--seed", "1"],
-    ["expander", "--graph", "paley", "--vertices", "13", "--seed", "1"],
+    ["expander", "--graph", "random-regular", "-d", "4", "-n", "12", "--seed", "1"],
+    ["expander", "--graph", "margulis", "-n", "16", "--seed", "1"],
+    ["expander", "--graph", "paley", "-n", "13", "--seed", "1"],
     ["graph", "--graph", "cycle", "--vertices", "7", "--seed", "1"],
     ["graph", "--graph", "complete", "--vertices", "5", "--seed", "1"],
     ["graph", "--graph", "petersen", "--seed", "1"],
-    ["graph", "--graph", "random-regular", "--vertices", "10", "-d", "3", "--seed", "2"],
+    ["graph", "--graph", "random-regular", "--vertices", "10", "--degree", "3", "--seed", "2"],
     ["bgc", "-n", "12", "-d", "3", "--seed", "1"],
     ["sbc", "-n", "12", "-c", "4", "--p-in", "0.8", "--p-out", "0.05", "--seed", "3"],
     ["soft-bibd", "-n", "13", "-d", "4", "--seed", "5"],
@@ -110,16 +110,16 @@ def test_bound_shows_the_bibd_closed_form(runner: CliRunner, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("args, fragment", [
     (["bibd", "--design", "nonsense"], "unknown design"),
-    (["bibd", "--v", "22", "--kappa", "7", "--lambda", "2"], "Bruck-Ryser-Chowla"),
-    (["bibd", "--v", "43", "--kappa", "7", "--lambda", "1"], "catalogue"),
+    (["bibd", "-n", "22", "--kappa", "7", "--blocks-per-pair", "2"], "Bruck-Ryser-Chowla"),
+    (["bibd", "-n", "43", "--kappa", "7", "--blocks-per-pair", "1"], "catalogue"),
     (["bibd"], "needs --design"),
-    (["expander", "--graph", "paley", "--vertices", "11"], "mod 4"),
+    (["expander", "--graph", "paley", "-n", "11"], "mod 4"),
     (["expander", "--graph", "petersen", "--field", "GF(7)"], "real or complex"),
-    (["graph", "--graph", "random-regular", "--vertices", "7", "-d", "3"], "even"),
+    (["graph", "--graph", "random-regular", "--vertices", "7", "--degree", "3"], "even"),
     (["graph", "--graph", "margulis", "--vertices", "9"], "is not one of"),
-    (["hetero", "--p", "0.1,x"], "comma-separated"),
-    (["hetero", "--p", "0.1,2"], "[0, 1]"),
-    (["hetero"], "--p"),
+    (["hetero", "--probabilities", "0.1,x"], "comma-separated"),
+    (["hetero", "--p", "0.1,2"], "[0, 1]"),  # the old spelling: still one line
+    (["hetero"], "--probabilities"),
     (["kron", "missing1.json", "missing2.json"], "no such file"),
     (["nested", "-n", "6", "--levels", "3,1"], "increase"),
     (["soft-bibd", "-n", "4", "-d", "9"], "load"),
@@ -135,7 +135,7 @@ def test_help_lists_the_schemes_and_spellings(runner: CliRunner) -> None:
     for scheme in ("bibd", "expander", "graph", "bgc", "sbc", "soft-bibd", "kron", "hetero",
                    "nested"):
         assert scheme in listing
-    assert "--lambda" in run(runner, "design", "bibd", "--help").stdout
+    assert "--blocks-per-pair" in run(runner, "design", "bibd", "--help").stdout
     assert "FILE1 FILE2" in run(runner, "design", "kron", "--help").stdout
     assert "--degree" in run(runner, "design", "expander", "--help").stdout
 

@@ -74,7 +74,7 @@ def test_cycle_and_complete_spectra() -> None:
     ({"graph": "margulis", "vertices": 50}, "square"),
     ({"graph": "petersen", "vertices": 12}, "10 vertices"),
     ({"graph": "petersen", "d": 4}, "degree 3"),
-    ({"graph": "cycle"}, "needs --vertices"),
+    ({"graph": "cycle"}, "needs the number of vertices"),
 ])
 def test_bad_graph_options(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(DesignError, match=match):

@@ -86,5 +86,5 @@ def test_deterministic_designs_record_no_seed(runner: CliRunner, args: list[str]
 
 def test_random_designs_still_record_their_seed(runner: CliRunner) -> None:
     doc = json.loads(_run(runner, "design", "expander", "--graph", "random-regular", "-d", "3",
-                          "--vertices", "8").stdout)
+                          "-n", "8").stdout)
     assert isinstance(doc["seed"], int)

@@ -41,7 +41,8 @@ def _param_option(p: Param) -> Any:
         return click.argument(p.name, metavar=p.name.upper(), type=ptype,
                               required=p.required or p.default is None, default=p.default)
     decls = [_flag(p)] + ([p.short] if p.short else [])
-    kwargs: dict[str, Any] = {"help": p.help, "default": p.default, "required": p.required,
+    kwargs: dict[str, Any] = {"help": p.help, "default": p.default,
+                              "required": p.required and not p.aliases,  # checked in _aliases
                               "show_default": p.default is not None}
     if p.kind == "flag":
         kwargs.update(is_flag=True, default=bool(p.default), show_default=False)
@@ -52,6 +53,40 @@ def _param_option(p: Param) -> Any:
     else:
         kwargs["type"] = _TYPES[p.kind]
     return click.option(*decls, p.name, **kwargs)
+
+
+def _alias_options(p: Param) -> list[Any]:
+    """Hidden options for the old spellings of ``p`` (merged by :func:`_aliases`)."""
+    out = []
+    for i, alias in enumerate(p.aliases):
+        kwargs: dict[str, Any] = {"hidden": True, "default": None,
+                                  "help": f"Deprecated spelling of {_flag(p)}."}
+        if p.kind == "choice":
+            kwargs["type"] = click.Choice(p.choices)
+        elif p.kind in ("ints", "floats"):
+            kwargs["callback"] = lambda ctx, param, value, kind=p.kind: _split_list(kind)(value)
+        elif p.kind != "flag":
+            kwargs["type"] = _TYPES[p.kind]
+        out.append(click.option(alias, f"{p.name}__alias{i}", **kwargs))
+    return out
+
+
+def _aliases(info: SchemeInfo, values: dict[str, Any]) -> list[str]:
+    """Fold the old spellings into their parameters, in place; return the deprecation notes
+    (printed once the design succeeded, so that an error stays one line)."""
+    notes = []
+    for p in info.params:
+        for i, alias in enumerate(p.aliases):
+            old = values.pop(f"{p.name}__alias{i}", None)
+            if old is None:
+                continue
+            if values.get(p.name) not in (None, p.default):
+                raise click.UsageError(f"{alias} and {_flag(p)} are the same option; give one")
+            notes.append(f"gctool: note: {alias} is deprecated; use {_flag(p)}")
+            values[p.name] = old
+        if p.required and p.aliases and values.get(p.name) is None:
+            raise click.UsageError(f"Missing option '{_flag(p)}'.")
+    return notes
 
 
 def _canonical_command(info: SchemeInfo, values: dict[str, Any]) -> str:
@@ -80,6 +115,10 @@ def _make_command(info: SchemeInfo) -> click.Command:
         from gctool.io import code_bytes, is_npz_path
 
         output, as_json = values["output"], values["as_json"]
+        declared = [p.name for p in click.get_current_context().command.params]
+        values = {key: values[key] for key in sorted(values, key=lambda k: (
+            declared.index(k) if k in declared else len(declared)))}  # not the typing order
+        notes = _aliases(info, values)
         core = {key: values.get(key) for key in ("n", "s", "k", "seed")}
         params = {p.name: values[p.name] for p in info.params}
         code = run_design(info.name, field=values.get("field_spec"),
@@ -88,6 +127,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
+        for note in notes:
+            status(note)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
         _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
         return int(ExitCode.OK)
@@ -108,6 +149,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
         opts.append(seed_option)
     opts.append(_best_of_option(info))
     opts += [_param_option(p) for p in info.params]
+    opts += [opt for p in info.params for opt in _alias_options(p)]
     opts += _ORDER_OPTIONS
     opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
@@ -176,6 +218,14 @@ def _write(code: Any, output: str, as_json: bool, data: bytes,
 class DesignGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(SCHEMES)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = click.utils.make_str(args[0])
+        if name not in SCHEMES and not name.startswith("-"):
+            from gctool.cli.output import no_such
+
+            raise no_such("scheme", name, list(SCHEMES), ctx)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         info = SCHEMES.get(name)

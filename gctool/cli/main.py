@@ -39,6 +39,14 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.lazy) + sorted(super().list_commands(ctx))
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not name.startswith("-"):
+            from gctool.cli.output import no_such
+
+            raise no_such("command", name, self.list_commands(ctx), ctx)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")

@@ -7,7 +7,7 @@ import click
 
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.options import json_option
-from gctool.cli.output import emit_json, quiet_option
+from gctool.cli.output import did_you_mean, emit_json, quiet_option
 
 
 @click.command(epilog="""\b
@@ -91,11 +91,3 @@ def completion(shell: str, as_json: bool) -> int:
     else:
         click.echo(script, nl=False)
     return int(ExitCode.OK)
-
-
-def did_you_mean(name: str, choices: list[str]) -> str:
-    """" (did you mean 'x'?)" for the closest choice, or ""."""
-    import difflib
-
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -62,3 +62,18 @@ def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 quiet_option = click.option(
     "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
     help="Print only findings and errors: no status lines, nothing for files that pass.")
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """" (did you mean 'x'?)" for the closest of ``choices``, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def no_such(kind: str, name: str, choices: list[str], ctx: click.Context
+            ) -> click.UsageError:
+    """The usage error for an unknown command or scheme, with a suggestion."""
+    return click.UsageError(f"no such {kind} {name!r}{did_you_mean(name, choices)}; "
+                            f"{kind}s: {', '.join(choices)}", ctx=ctx)

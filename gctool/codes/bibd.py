@@ -9,7 +9,7 @@ stragglers is ``s(κ-λ) / (κ-λ+λ(n-s))`` whichever s workers straggle
 (:func:`gctool.codes.closed_forms.uniform_gram_error`).  The exact threshold is 1 (every
 straggler costs something) unless λ = κ - λ = 0.
 
-The design is chosen by name (``--design fano``) or by parameters (``--v 7 --kappa 3
+The design is chosen by name (``--design fano``) or by parameters (``-n 7 --kappa 3
 --lambda 1``); see :mod:`gctool.codes.designs` for the catalogue.
 """
 
@@ -29,19 +29,19 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
     """The difference set asked for by name or by (v, κ, λ)."""
     by_params = (v, kappa, lam) != (None, None, None)
     if design is not None and by_params:
-        raise DesignError("give either --design NAME or --v/--kappa/--lambda, not both")
+        raise DesignError("give either --design NAME or -n/--kappa/--blocks-per-pair, not both")
     if design is not None:
         ds = designs.by_name(design)
         return ds.complement() if complement else ds
     if by_params:
         if None in (v, kappa, lam):
-            raise DesignError("--v, --kappa and --lambda go together; give all three")
+            raise DesignError("-n, --kappa and --blocks-per-pair go together; give all three")
         assert v is not None and kappa is not None and lam is not None
         if complement:
-            raise DesignError("--complement applies to --design; with --v/--kappa/--lambda give "
-                              "the complement's parameters directly")
+            raise DesignError("--complement applies to --design; with -n/--kappa/"
+                              "--blocks-per-pair give the complement's parameters directly")
         return designs.by_params(v, kappa, lam)
-    raise DesignError(f"bibd needs --design NAME or --v V --kappa K --lambda L; names: "
+    raise DesignError(f"bibd needs --design NAME or -n V --kappa K --blocks-per-pair L; names: "
                       f"{designs.NAMES_HELP}")
 
 

@@ -87,7 +87,7 @@ SCHEMES: dict[str, SchemeInfo] = {
                    "spirit, not guaranteed identical to their recursion)"),
         fields="real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)",
         params=(Param("m", "int", "Pieces per gradient (communication reduction factor).",
-                      default=2, short="-m"), _NODES),
+                      default=2, short="-m", flag="--pieces", aliases=("--m",)), _NODES),
         report_keys=("m", "load", *_CONDITION),
         examples=(
             "gctool design comm -n 4 -s 1 -m 2",

@@ -22,7 +22,7 @@ SCHEMES: dict[str, SchemeInfo] = {
             "lambda(n-s)) whichever s straggle. Choose a design by name (fano, biplane-7, "
             "biplane-11, biplane-16, biplane-37, paley-Q for Q = 3 mod 4, pg2-Q / pgN-Q for "
             "PG(N,Q) via Singer difference sets, biquadratic-P, twin-P, bent-V, identity-V) or "
-            "by --v/--kappa/--lambda (complements are searched too). -s is recorded as the "
+            "by -n/--kappa/--blocks-per-pair (complements are searched too). -s is recorded as the "
             "audit default (0 by default). 0/1 entries: any field."
         ),
         reference="Kadhe, Koyluoglu, Ramchandran, ISIT 2019 (KKR19); Singer 1938; reference §3.5",
@@ -30,15 +30,17 @@ SCHEMES: dict[str, SchemeInfo] = {
         s_default=0,
         params=(
             Param("design", "str", "Design name, e.g. fano, biplane-7, paley-11, pg2-4."),
-            Param("v", "int", "Number of points (= workers = partitions)."),
+            Param("v", "int", "Number of points v (= workers = partitions).", flag="-n",
+                  aliases=("--v",)),
             Param("kappa", "int", "Block size (load of every worker)."),
-            Param("lam", "int", "Number of blocks through two points.", flag="--lambda"),
+            Param("lam", "int", "lambda: number of blocks through two points.",
+                  flag="--blocks-per-pair", aliases=("--lambda",)),
             Param("complement", "flag", "Use the complementary design (v, v-kappa, "
                   "v-2kappa+lambda)."),
         ),
         report_keys=("design", "v", "kappa", "lambda"),
         examples=("gctool design bibd --design fano -o fano.json",
-                  "gctool design bibd --v 13 --kappa 4 --lambda 1 -s 2",
+                  "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
                   "gctool design bibd --design pg2-4 --field 'GF(2)'"),
     ),
     "expander": SchemeInfo(
@@ -48,8 +50,8 @@ SCHEMES: dict[str, SchemeInfo] = {
         description=(
             "Worker i averages the partitions adjacent to vertex i (n = k = vertices). Graphs: "
             "petersen (10 vertices, 3-regular), paley (Q = 1 mod 4 vertices), margulis "
-            "(Margulis-Gabber-Galil on Z_m x Z_m, 8-regular, --vertices m^2) and random-regular "
-            "(seeded, needs -d and --vertices). The file records lambda_2, lambda_min, "
+            "(Margulis-Gabber-Galil on Z_m x Z_m, 8-regular, -n m^2) and random-regular "
+            "(seeded, needs -d and -n). The file records lambda_2, lambda_min, "
             "lambda = max(|lambda_2|, |lambda_min|), the spectral gap, whether the graph is "
             "Ramanujan, and the worst-case error bound (lambda/d)^2 ns/(n-s) at -s. Real or "
             "complex."
@@ -65,12 +67,13 @@ SCHEMES: dict[str, SchemeInfo] = {
                            "complete")),
             Param("d", "int", "Degree (random-regular; checked for the others).", short="-d",
                   flag="--degree"),
-            Param("vertices", "int", "Number of vertices (= workers = partitions)."),
+            Param("vertices", "int", "Number of workers (= vertices = partitions).",
+                  flag="-n", aliases=("--vertices",)),
         ),
         report_keys=("degree", "lambda2", "lambda", "ramanujan", "spectral_bound"),
         examples=("gctool design expander --graph petersen -s 2",
-                  "gctool design expander --graph random-regular -d 4 --vertices 20 --seed 1",
-                  "gctool design expander --graph margulis --vertices 49"),
+                  "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
+                  "gctool design expander --graph margulis -n 49"),
     ),
     "graph": SchemeInfo(
         name="graph",
@@ -91,12 +94,12 @@ SCHEMES: dict[str, SchemeInfo] = {
             Param("graph", "choice", "Which graph.", default="cycle",
                   choices=("cycle", "complete", "petersen", "random-regular", "paley")),
             Param("vertices", "int", "Number of vertices (= partitions)."),
-            Param("d", "int", "Degree (random-regular; checked for the others).", short="-d",
-                  flag="--degree"),
+            Param("d", "int", "Vertex degree (random-regular; checked for the others).",
+                  flag="--degree", aliases=("-d",)),
         ),
         report_keys=("edges", "degree", "lambda2", "sigma2_squared"),
         examples=("gctool design graph --graph cycle --vertices 7",
-                  "gctool design graph --graph random-regular --vertices 10 -d 3 --seed 2"),
+                  "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2"),
     ),
     "bgc": SchemeInfo(
         name="bgc",
@@ -183,11 +186,11 @@ SCHEMES: dict[str, SchemeInfo] = {
         module="gctool.codes.hetero",
         summary="Heterogeneous stragglers: greedy allocation and optimal one-step weights.",
         description=(
-            "Worker i straggles with probability p_i (--p list or --p-file). Under the load "
-            "budget --load each partition is given greedily to the workers that lower "
-            "sum_j 1/Q_j most (Q_j = sum of the odds (1-p_i)/p_i of its holders), with the "
-            "unbiased weights of least variance W[i,j] = 1/(p_i Q_j); decode by summing the "
-            "received messages. The file records p, the expected error sum_j 1/Q_j and, for "
+            "Worker i straggles with probability p_i (--probabilities list or --p-file). Under "
+            "the load budget -d/--load each partition is given greedily to the workers that "
+            "lower sum_j 1/Q_j most (Q_j = sum of the odds (1-p_i)/p_i of its holders), with "
+            "the unbiased weights of least variance W[i,j] = 1/(p_i Q_j); decode by summing the"
+            " received messages. The file records p, the expected error sum_j 1/Q_j and, for "
             "comparison, that of a cyclic allocation. Real field."
         ),
         reference="reference §4 (derived; structure as in Song & Choi 2025, Bitar et al.)",
@@ -195,12 +198,14 @@ SCHEMES: dict[str, SchemeInfo] = {
         uses=frozenset({"s", "k"}),
         s_default=0,
         params=(
-            Param("p", "floats", "Straggler probabilities p_1,...,p_n (n = their number)."),
+            Param("p", "floats", "Straggler probabilities p_1,...,p_n (n = their number).",
+                  flag="--probabilities", aliases=("--p",)),
             Param("p_file", "path", "File of probabilities (JSON list or numbers)."),
-            Param("load", "int", "Load budget: partitions per worker.", default=2),
+            Param("load", "int", "Load budget: partitions per worker.", default=2,
+                  short="-d"),
         ),
         report_keys=("expected_error", "expected_error_cyclic"),
-        examples=("gctool design hetero --p 0.1,0.2,0.5,0.3 --load 2",
+        examples=("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
                   "gctool design hetero --p-file p.txt --load 3 -k 12"),
     ),
     "nested": SchemeInfo(

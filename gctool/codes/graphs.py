@@ -68,9 +68,9 @@ def paley(q: int) -> np.ndarray:
 def margulis(N: int) -> np.ndarray:
     m = int(round(N**0.5))
     if m < 2 or m * m != N:
-        raise DesignError(f"the Margulis-Gabber-Galil graph lives on Z_m x Z_m: --vertices must "
-                          f"be a square m^2 >= 4 (e.g. {max(2, m) ** 2}, {(max(2, m) + 1) ** 2}), "
-                          f"got {N}")
+        raise DesignError(f"the Margulis-Gabber-Galil graph lives on Z_m x Z_m: the number of "
+                          f"vertices must be a square m^2 >= 4 (e.g. {max(2, m) ** 2}, "
+                          f"{(max(2, m) + 1) ** 2}), got {N}")
     x, y = np.arange(N) % m, np.arange(N) // m
     images = [((x + 2 * y) % m, y), ((x + 2 * y + 1) % m, y), (x, (y + 2 * x) % m),
               (x, (y + 2 * x + 1) % m)]
@@ -164,17 +164,17 @@ def make(name: str, vertices: int | None, d: int | None, rng: np.random.Generato
     if name not in allowed:
         raise DesignError(f"unknown graph {name!r}; choose from {', '.join(allowed)}")
     if vertices is not None and vertices > MAX_N:  # before any N x N matrix (found by fuzzing)
-        raise DesignError(f"--vertices {vertices} is above gctool's limit of {MAX_N} "
+        raise DesignError(f"{vertices} vertices is above gctool's limit of {MAX_N} "
                           "(graphs are built as dense adjacency matrices)")
     if name == "random-regular":
         if vertices is None or d is None:
-            raise DesignError("--graph random-regular needs --vertices N and -d D")
+            raise DesignError("--graph random-regular needs the number of vertices and the degree")
         A = random_regular(vertices, d, rng)
     else:
         if name != "petersen" and vertices is None:
-            raise DesignError(f"--graph {name} needs --vertices N")
+            raise DesignError(f"--graph {name} needs the number of vertices")
         if name == "petersen" and vertices not in (None, 10):
-            raise DesignError(f"the Petersen graph has 10 vertices (got --vertices {vertices})")
+            raise DesignError(f"the Petersen graph has 10 vertices (got {vertices})")
         makers = {"petersen": lambda N: petersen(), "cycle": cycle, "complete": complete,
                   "paley": paley, "margulis": margulis}
         A = makers[name](10 if vertices is None else vertices)

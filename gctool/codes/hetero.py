@@ -54,7 +54,8 @@ def read_probabilities(path: str) -> list[float]:
 def check_probabilities(p: Any) -> np.ndarray:
     arr = np.asarray(p, dtype=np.float64) if p is not None else np.zeros(0)
     if arr.ndim != 1 or arr.size < 1:
-        raise InvalidInput("give the straggler probabilities with --p 0.1,0.2,... or --p-file")
+        raise InvalidInput("give the straggler probabilities with --probabilities 0.1,0.2,... "
+                           "or --p-file")
     if arr.size > MAX_N:
         raise InvalidInput(f"{arr.size} workers is above gctool's limit of {MAX_N}")
     if not np.all(np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
@@ -159,7 +160,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
           p: list[float] | None = None, p_file: str | None = None, load: int = 2
           ) -> tuple[np.ndarray, dict[str, Any]]:
     if p is not None and p_file is not None:
-        raise DesignError("give either --p or --p-file, not both")
+        raise DesignError("give either --probabilities or --p-file, not both")
     probs = check_probabilities(read_probabilities(p_file) if p_file is not None else p)
     n = probs.size
     k = n if k is None else k

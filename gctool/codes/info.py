@@ -27,6 +27,8 @@ class Param:
     flag: str | None = None
     #: a positional CLI argument (e.g. the two code files of ``kron``) instead of an option
     positional: bool = False
+    #: old CLI spellings, still accepted (hidden from --help, with a deprecation note)
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

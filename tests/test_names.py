@@ -1,0 +1,74 @@
+"""One name per concept: -n for workers, -d for load, no one-letter long options, old
+spellings as hidden deprecated aliases, -j/--jobs with one default, "did you mean"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from gctool.cli.main import cli
+
+
+def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("new,old", [
+    (["expander", "--graph", "petersen", "-s", "2", "-n", "10"],
+     ["expander", "--graph", "petersen", "-s", "2", "--vertices", "10"]),
+    (["bibd", "-n", "7", "--kappa", "3", "--blocks-per-pair", "1"],
+     ["bibd", "--v", "7", "--kappa", "3", "--lambda", "1"]),
+    (["comm", "-n", "4", "-s", "1", "--pieces", "2"], ["comm", "-n", "4", "-s", "1", "--m", "2"]),
+    (["hetero", "--probabilities", "0.1,0.2,0.3", "-d", "2"],
+     ["hetero", "--p", "0.1,0.2,0.3", "-d", "2"]),
+    (["graph", "--graph", "random-regular", "--vertices", "6", "--degree", "3", "--seed", "1"],
+     ["graph", "--graph", "random-regular", "--vertices", "6", "-d", "3", "--seed", "1"]),
+])
+def test_old_spellings_are_hidden_deprecated_aliases(runner: CliRunner, new: list[str],
+                                                     old: list[str]) -> None:
+    a, b = _run(runner, "design", *new), _run(runner, "design", *old)
+    assert a.exit_code == b.exit_code == 0 and a.stderr == ""
+    assert json.loads(a.stdout) == json.loads(b.stdout)  # same code, same recorded command
+    assert "is deprecated; use" in b.stderr
+    help_text = _run(runner, "design", new[0], "--help").stdout
+    for token in old:
+        if token.startswith("-") and token not in new:
+            assert f"{token} " not in help_text and f"{token}," not in help_text, token
+
+
+def test_no_one_letter_long_options_and_one_meaning_of_d(runner: CliRunner) -> None:
+    from gctool.codes.registry import SCHEMES
+
+    for name in SCHEMES:
+        text = _run(runner, "design", name, "--help").stdout
+        options = [line.split()[0] for line in text.splitlines()
+                   if line.strip().startswith("-")]
+        for opt in options:
+            for spelling in opt.rstrip(",").split(","):
+                assert not (spelling.startswith("--") and len(spelling) == 3), (name, spelling)
+        for line in text.splitlines():
+            if line.strip().startswith("-d,"):
+                assert "--load" in line or "--degree" in line and name == "expander", line
+        if "--lambda" in text:
+            assert name in ("sr-sgc", "m-sgc"), name  # lambda: the (B, W, lambda) model only
+
+
+def test_jobs_has_one_spelling_and_default(runner: CliRunner) -> None:
+    for command in ("verify", "attack"):
+        text = _run(runner, command, "--help").stdout
+        line = next(x for x in text.splitlines() if "--jobs" in x)
+        assert "-j, --jobs" in line
+        assert "default: 0" in text.split("--jobs", 1)[1].split("\n  -", 1)[0]
+
+
+@pytest.mark.parametrize("args,suggestion", [
+    (["desing"], "did you mean 'design'"),
+    (["verfy", "x.json"], "did you mean 'verify'"),
+    (["design", "cyclc", "-n", "4"], "did you mean 'cyclic'"),
+    (["design", "expandr"], "did you mean 'expander'"),
+])
+def test_did_you_mean(runner: CliRunner, args: list[str], suggestion: str) -> None:
+    r = runner.invoke(cli, args)
+    assert r.exit_code == 2 and suggestion in r.stderr and r.stderr.count("\n") == 1
