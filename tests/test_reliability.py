@@ -280,6 +280,35 @@ def test_schedule_search_is_bounded_by_its_budget_whatever_the_window(window: in
     assert step_weight(scheme) >= window  # a wider window costs more per transition
 
 
+def test_a_structural_certificate_answers_before_any_cubic_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import nullspace, verify
+
+    code = design("cyclic-mds", n=15, s=4, field="GF(2^4)")
+
+    def cubic(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the O(n^3) reduction ran before the certificate")
+
+    monkeypatch.setattr(nullspace, "reduce_gf", cubic)
+    report = verify(code, 4)
+    assert report.ok and report.method == "certificate:bch"
+
+
+def test_design_condition_estimate_is_skipped_when_one_system_is_above_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from gctool.codes import conditioning
+
+    B = np.eye(12) + np.diag(np.ones(11), 1)
+    monkeypatch.setattr(conditioning, "ESTIMATE_MAX_WORK", 100.0)  # one 9x12 SVD costs more
+    monkeypatch.setattr(conditioning, "EXACT_LIMIT", 0)
+    value, method = conditioning.worst_condition(B, 3)
+    assert value is None and method.startswith(conditioning.NOT_ESTIMATED)
+    assert "singular" not in conditioning.record(B, design("frc", n=6, s=1).field, 3)[
+        "worst_condition_method"]
+
+
 # ---------------------------------------------------------------------------------------------
 # real processes: native output, warnings, memory limits
 # ---------------------------------------------------------------------------------------------

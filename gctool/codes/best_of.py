@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.codes.conditioning import worst_condition
+from gctool.codes.conditioning import NOT_ESTIMATED, worst_condition
 from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
 from gctool.fields import Field
@@ -88,9 +88,9 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
     recorded.update(best_of=count, best_of_draw=index, best_of_conditions=conditions,
                     best_of_method=_method_label(method), best_of_seeding=SEEDING,
                     worst_condition=conditions[index],
-                    worst_condition_method=method + ("" if conditions[index] is not None else
-                                                     "; some B_F is singular (condition "
-                                                     "infinite) in every draw"))
+                    worst_condition_method=method + (
+                        "" if conditions[index] is not None or method.startswith(NOT_ESTIMATED)
+                        else "; some B_F is singular (condition infinite) in every draw"))
     return B, recorded
 
 

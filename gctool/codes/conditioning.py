@@ -27,7 +27,9 @@ from gctool.numerics import numerical_rank
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
 EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
-WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets)
+WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets ...)
+ESTIMATE_MAX_WORK = 1e9  # ... unless 8 sets cost more than this: then fewer, or none at all
+NOT_ESTIMATED = "not estimated"
 
 
 def _conds(B: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -73,8 +75,13 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
             if cyclic else "straggler sets"
         method = f"exact: maximum over all {total:,} {what}"
     else:
-        budget = int(min(512, max(8, WORK_LIMIT // max(f * cols * min(f, cols), 1))))
-        S = _sample(n, s, budget // 2, budget - budget // 2)
+        budget = int(min(512, max(8, WORK_LIMIT // max(per_set, 1))))
+        budget = int(min(budget, ESTIMATE_MAX_WORK // max(per_set, 1)))
+        if budget == 0:  # one SVD alone is above the budget (n near 4096): say so, fast
+            return None, (f"{NOT_ESTIMATED}: one decoding system ({f} x {cols}) costs about "
+                          f"{per_set:.2g} flops, above the design budget of "
+                          f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning")
+        S = _sample(n, s, max(1, budget // 2), budget - max(1, budget // 2))
         value = float(np.max(_conds(B, S)))
         where = " containing worker 0" if cyclic else ""
         method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {total:,} "
@@ -87,6 +94,6 @@ def record(B: np.ndarray, field: Field, s: int, cyclic: bool = False) -> dict[st
     if field.is_finite:
         return {}
     value, method = worst_condition(np.asarray(B), s, cyclic)
-    if value is None:
+    if value is None and not method.startswith(NOT_ESTIMATED):
         method += "; some B_F is singular (condition infinite)"
     return {"worst_condition": value, "worst_condition_method": method}
