@@ -36,7 +36,7 @@ REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "verify": ("gctool verify --json (one FILE)", (
         "gctool.reports:VerifyReport", "gctool.sequential.reports:SequentialVerifyReport",
         "gctool.sequential.reports:TreeVerifyReport", "gctool.codes.nested_profile:ProfileReport",
-        "gctool.audit.partial:PartialReport")),
+        "gctool.audit.partial:PartialReport", "gctool.audit.spectrum:SpectrumReport")),
     "attack": ("gctool attack --json (one FILE)", (
         "gctool.reports:AttackReport", "gctool.codes.nested_profile:ProfileReport",
         "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),

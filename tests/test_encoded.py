@@ -287,3 +287,26 @@ def test_cli_verify_encoded(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert r.exit_code == 0 and json.loads(r.output)["ok"] is True
     r = runner.invoke(cli, ["verify", path, "-s", "22"])
     assert r.exit_code == 1 and "rank" in r.output
+
+
+def test_seed_system_reports_match_their_schemas(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import jsonschema
+
+    from gctool import schemas
+
+    runner = CliRunner()
+    enc = str(tmp_path / "p.json")
+    mm = str(tmp_path / "mm.json")
+    runner.invoke(cli, ["design", "encoded", "--frame", "paley", "-n", "6", "-s", "1",
+                        "-o", enc])
+    runner.invoke(cli, ["design", "cyclic", "-n", "5", "-s", "1", "--seed", "1", "--order",
+                        "rotated", "-o", mm])
+    cases = [("verify", [enc]), ("verify", [mm, "--partial", "2"]),
+             ("verify", [mm, "--partial", "5"]), ("attack", [enc]),
+             ("attack", [enc, "--set", "0"]), ("attack", [enc, "--curve"]), ("bound", [enc]),
+             ("simulate", [enc, mm, "--train", "--iterations", "60", "--seed", "1",
+                           "--sparsify", "wangni"])]
+    for command, args in cases:
+        r = runner.invoke(cli, [command, *args, "--json"])
+        assert r.exit_code in (0, 1), (command, args, r.output)
+        jsonschema.Draft202012Validator(schemas.load(command)).validate(json.loads(r.stdout))
