@@ -25,18 +25,20 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import InvalidInput
-from gctool.exactls import ExactBudget, exact_error
+from gctool.exactls import ExactBudget, Undecided, exact_error
 from gctool.model import GradientCode
 from gctool.numerics import (
     DECIDE_RTOL,
     DEFAULT_TOL,
     EPS,
+    RANK_BAND,
     check_tol,
     decode_limit,
     integer_code,
     normalise_rows,
     rank_cutoff,
     row_class_ids,
+    structural_rank,
 )
 
 __all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
@@ -144,11 +146,17 @@ class Decoder:
         error = np.sum(np.abs(resid) ** 2, axis=(1, 2))
         smin = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         cond = np.where(rank > 0, S[:, 0] / np.where(smin > 0, smin, 1.0), np.inf)
-        doubt = self._doubtful(F, BF, S, rank, error, a)
-        if doubt.any():  # float64 cannot decide these: exact rational arithmetic does
-            for i in np.flatnonzero(doubt):
-                self.budget.charge(f, K, f"straggler set {self._stragglers(F[i])}")
-                error[i] = exact_error(self.Bn[F[i]], self.T)
+        doubt = self._doubtful(F, BF, S, coeff, rank, error, a)
+        for i in np.flatnonzero(doubt):  # float64 cannot decide: exact rational arithmetic
+            what = f"straggler set {self._stragglers(F[i])}"
+            if not self._rank_certified(F[i:i + 1], S[i:i + 1], rank[i:i + 1])[0]:
+                raise Undecided(
+                    f"float64 cannot decide {what}: B_F (rows normalised) has condition "
+                    f"{cond[i]:.3g} on its numerical rank {int(rank[i])} and an error of "
+                    f"{error[i]:.3g} against the tolerance {self.limit:.3g}, and its exact rank "
+                    "cannot be certified; use a finite field or a better-conditioned code")
+            self.budget.charge(f, K, what)
+            error[i] = exact_error(self.Bn[F[i]], self.T)
         a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))
         ok = error <= self.limit
@@ -158,40 +166,62 @@ class Decoder:
     def _stragglers(self, F: np.ndarray) -> list[int]:
         return sorted(set(range(self.code.n)) - set(F.tolist()))
 
-    def _doubtful(self, F: np.ndarray, BF: np.ndarray, S: np.ndarray, rank: np.ndarray,
-                  error: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Sets whose float64 verdict is not proved (:mod:`gctool.numerics`, "when exact
-        arithmetic takes over").
+    def _doubtful(self, F: np.ndarray, BF: np.ndarray, S: np.ndarray, coeff: np.ndarray,
+                  rank: np.ndarray, error: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Sets whose float64 verdict is not proved under the rule of :mod:`gctool.numerics`
+        (singular values of the row-normalised B_F at or below the cut-off do not count).
 
+        * a singular value within a factor ``RANK_BAND`` of the cut-off: the verdict must be
+          the same whether it counts or not, else the set is undecided (:class:`Undecided`);
         * decodes: proved when the computed decoder's residual plus a rigorous round-off bound
           (``gamma_f |B_F^T| |a|``) is within the tolerance;
         * fails: proved when the kept singular values are well separated from round-off
-          (``sigma_r >= DECIDE_RTOL sigma_1``), the error clears the tolerance by more than its
-          perturbation bound, and the exact rank of B_F is the numerical rank: B_F has full
-          numerical rank min(f, K), or its rank deficiency is explained by exactly
-          proportional rows, or (integer codes) a Hadamard-type bound rules out a non-zero
-          singular value below the cut-off."""
+          (``sigma_r >= DECIDE_RTOL sigma_1``) and the error clears the tolerance by more than
+          its perturbation bound.
+        Every other set is doubtful: it is decided exactly when the exact rank of B_F is the
+        numerical rank (full row rank, rank deficiency explained by exactly proportional rows,
+        or a Hadamard-type bound for integer codes), else undecided."""
         b, f, K = BF.shape
+        smax = S[:, 0]
+        cut = rank_cutoff(S[:, :1], BF.shape)
+        tt = float(np.sum(np.abs(self.T) ** 2))
+        proj = np.cumsum(np.sum(np.abs(coeff) ** 2, axis=2), axis=1)  # (b, p)
+        r_lo = np.sum(S > cut * RANK_BAND, axis=1)
+        r_hi = np.sum(S > cut / RANK_BAND, axis=1)
+        idx = np.arange(b)
+
+        def err_at(r: np.ndarray) -> np.ndarray:
+            return tt - np.where(r > 0, proj[idx, np.maximum(r - 1, 0)], 0.0)
+
+        band = r_lo != r_hi
+        split = np.zeros(b, dtype=bool)
+        if band.any():
+            split = (err_at(r_lo) > self.limit) != (err_at(r_hi) > self.limit)
+            split &= band
+            if split.any():  # fine when the singular values at the cut-off are exact zeros
+                rows = np.flatnonzero(split)
+                sure = self._rank_certified(F[rows], S[rows], r_lo[rows])
+                rows = rows[~sure]
+            if split.any() and rows.size:
+                i = int(rows[0])
+                raise Undecided(
+                    f"float64 cannot decide straggler set {self._stragglers(F[i])}: a singular "
+                    f"value of B_F (rows normalised) lies at the rank cut-off "
+                    f"{float(cut[i, 0]):.3g}, and whether it counts decides the verdict; use a "
+                    "finite field or a better-conditioned code")
         gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
-        Tt = self.T.T
         with np.errstate(all="ignore"):
             slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))  # (b, K, m)
             bound = (np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) ** 2
         proved_ok = bound <= self.limit
-        fails = error > self.limit
-        smax = S[:, 0]
         sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
-        tnorm = float(np.sqrt(np.sum(np.abs(Tt) ** 2)))
+        tnorm = float(np.sqrt(tt))
         with np.errstate(all="ignore"):
             acc = 10 * (f + K) * EPS * np.where(sr > 0, smax / sr, np.inf) * tnorm
-            clear_err = np.sqrt(error) - acc > np.sqrt(self.limit)
-        full = rank == min(f, K)
-        need = fails & well & clear_err & ~full
-        if need.any():
-            full[need] = self._rank_certified(F[need], S[need], rank[need])
-        proved_fail = fails & well & clear_err & full
-        return ~(proved_ok | proved_fail)
+            proved_fail = well & (np.sqrt(error) - acc > np.sqrt(self.limit))
+        proved_fail |= (rank == 0) & (error > self.limit)
+        return ~(proved_ok | proved_fail) | split
 
     def _rank_certified(self, F: np.ndarray, S: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
@@ -201,7 +231,10 @@ class Decoder:
         ids = np.sort(self._classes[F], axis=1)
         distinct = np.sum((ids >= 0) & np.concatenate(
             [np.ones((F.shape[0], 1), bool), ids[:, 1:] != ids[:, :-1]], axis=1), axis=1)
-        ok = distinct == rank
+        ok = (distinct == rank) | (rank == min(F.shape[1], self.code.B.shape[1]))
+        if (~ok).any():  # the exact rank is at most the structural rank of the support
+            for i in np.flatnonzero(~ok):
+                ok[i] = structural_rank(np.asarray(self.code.B)[F[i]]) == rank[i]
         if self._integer and (~ok).any():
             # B_F = D^-1 Bn_F with B integer: a non-zero (r+1)-minor of Bn_F is at least
             # prod(d_i) >= d_min^(r+1), and sigma_(r+1) >= minor / prod_(j<=r) sigma_j

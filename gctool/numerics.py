@@ -40,6 +40,9 @@ EPS = float(np.finfo(np.float64).eps)
 #: a float64 "fails" verdict needs the kept singular values of B_F (row-normalised) to be at
 #: least this fraction of the largest; below, the set is decided in exact arithmetic
 DECIDE_RTOL = 1e-7
+#: singular values within this factor of the rank cut-off are "at the cut-off": a verdict
+#: that depends on whether they count is undecided
+RANK_BAND = 10.0
 
 
 def check_tol(tol: float) -> float:
@@ -205,3 +208,16 @@ def integer_code(B: np.ndarray) -> bool:
     if np.iscomplexobj(B):
         return False
     return bool(np.all(B == np.round(B)) and np.all(np.abs(B) <= 2.0**26))
+
+
+def structural_rank(M: np.ndarray) -> int:
+    """Largest rank any matrix with the support of M can have (a maximum bipartite matching
+    of rows and columns); an upper bound on the exact rank of M."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    S = csr_matrix((np.asarray(M) != 0).astype(np.int8))
+    if S.nnz == 0:
+        return 0
+    match = maximum_bipartite_matching(S, perm_type="column")
+    return int(np.sum(match >= 0))
