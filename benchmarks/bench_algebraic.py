@@ -1,7 +1,7 @@
 """Benchmark of the algebraic designs (issue targets: under 2 s each).
 
 * ``design cyclic-mds -n 255 -s 32 --field 'GF(2^8)'``
-* ``design rs -n 200 -k 300 -s 20`` over the reals and over GF(257)
+* ``design rs -n 40 -k 60 -s 4`` over the reals and ``-n 200 -k 300 -s 20`` over GF(257)
 * structured decoding (inverse-Vandermonde row) against generic elimination, one survivor set
 * export decoding tables: structured (batched, every vector checked) against the generic
   batched decoder
@@ -138,9 +138,11 @@ def main() -> None:
             lambda: design("cyclic-mds", 255, 32, field="GF(2^8)"),
             lambda: naive_cyclic_mds(255, 32, "GF(2^8)"),
             lambda c, B: bool(np.array_equal(c.B, B)))
-    compare("design rs -n 200 -k 300 -s 20 (real)",
-            lambda: design("rs", 200, 20, 300, field="real"),
-            lambda: naive_rs(200, 300, 20, "real"),
+    # the real Chebyshev design at n = 200, k = 300, s = 20 is refused (float64 cannot decode
+    # it); the largest real sizes that verify are timed instead
+    compare("design rs -n 40 -k 60 -s 4 (real)",
+            lambda: design("rs", 40, 4, 60, field="real"),
+            lambda: naive_rs(40, 60, 4, "real"),
             lambda c, B: bool(np.allclose(c.B, B, rtol=1e-9, atol=0)))
     compare("design rs -n 200 -k 300 -s 20 --field GF(257)",
             lambda: design("rs", 200, 20, 300, field="GF(257)"),

@@ -129,6 +129,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
         for note in notes:
             status(note)
+        for warning in code.params.get("warnings", []):
+            click.echo(f"gctool: warning: {warning}", err=True)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
         _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
         return int(ExitCode.OK)

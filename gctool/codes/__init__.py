@@ -128,4 +128,51 @@ def design(
 
         code = replace(code, order=make_order(code.support, order or "natural",
                                               1 if message_size is None else message_size))
+    if scheme in SELF_CHECKED and not code.field.is_finite:
+        self_check(code)
     return code
+
+
+#: exact schemes whose real/complex designs are checked against float64 before they are
+#: returned (the approximate schemes claim no tolerance)
+SELF_CHECKED = ("frc", "cyclic", "uncoded", "cyclic-mds", "rs", "comm")
+#: worst condition numbers above this lose more than 8 digits: the design warns
+WARN_CONDITION = 1e8
+
+
+def self_check(code: Any) -> None:
+    """Refuse a real/complex design that float64 cannot decode, warn when it loses digits.
+
+    Checks the full set with the decoder (under the tolerance rule of
+    :mod:`gctool.numerics`) and the recorded worst condition number against what float64
+    can decode within the default tolerance: a consistent least-squares system with
+    condition kappa leaves a residual of about ``kappa * eps``, so above
+    ``sqrt(tol) / eps / 10`` decoding within ``tol * k`` is not reliable.  A warning goes to
+    ``params["warnings"]`` (the CLI prints it on stderr)."""
+    import numpy as np
+
+    from gctool.decode import Decoder
+    from gctool.exactls import Undecided
+    from gctool.numerics import DEFAULT_TOL, EPS
+
+    what = f"the {code.field} {code.scheme} design (n={code.n}, k={code.k}, s={code.s})"
+    fix = ("use a finite field (--field auto), smaller n - s, or a better-conditioned "
+           "construction (cyclic-mds over the complex numbers, or cyclic with --best-of)")
+    cond = code.params.get("worst_condition")
+    limit = float(np.sqrt(DEFAULT_TOL) / EPS / 10)
+    try:
+        full = Decoder(code).evaluate(np.arange(code.n)[None])
+        decodes, where = bool(full.ok[0]), f"condition {float(full.cond[0]):.3g}"
+    except Undecided as exc:  # not even decidable: float64 cannot use this design
+        decodes, where = False, str(exc).split(": ", 1)[-1].split(";")[0]
+    if not decodes:
+        raise DesignError(f"{what} cannot decode even with all {code.n} workers in float64 "
+                          f"({where}); {fix}")
+    if isinstance(cond, int | float) and cond > limit:
+        raise DesignError(f"{what} has worst-case condition number {cond:.3g} "
+                          f"({code.params.get('worst_condition_method', 'recorded')}), above "
+                          f"the {limit:.2g} that float64 decodes within the tolerance; {fix}")
+    if isinstance(cond, int | float) and cond > WARN_CONDITION:
+        code.params.setdefault("warnings", []).append(
+            f"worst-case condition number {cond:.3g}: decoded gradients may lose about "
+            f"{int(np.log10(cond))} of float64's 16 digits")
