@@ -231,8 +231,8 @@ def test_interrupt_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch)
     def interrupt(self: object, F: object, with_vectors: bool = False) -> None:
         raise KeyboardInterrupt
 
+    code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout  # design checks itself
     monkeypatch.setattr(gctool.decode.Decoder, "evaluate", interrupt)
-    code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout
     r = run(runner, "verify", "-", input=code)
     assert r.exit_code == ExitCode.INTERRUPTED
     assert "interrupted after checking 0 of 4" in one_clear_line(r)

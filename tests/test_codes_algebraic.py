@@ -379,10 +379,30 @@ def test_condition_exact_small_and_estimated_large() -> None:
         conds.append(sv[0] / sv[keep][-1])
     assert small.params["worst_condition"] == pytest.approx(max(conds), rel=1e-9)
     assert small.params["worst_condition_method"] == "exact: maximum over all 28 straggler sets"
-    big = design("rs", 60, 12, field="complex")
+    big = design("rs", 40, 5, field="complex")
     assert big.params["worst_condition_method"].startswith("estimate (lower bound)")
     assert big.params["worst_condition"] > 1
     assert "worst_condition" not in design("rs", 8, 2, field="GF(11)").params
+
+
+def test_real_and_complex_designs_check_themselves() -> None:
+    """A design float64 cannot decode is refused with what would work; one that loses many
+    digits carries a warning; what is written verifies."""
+    from gctool.audit.verify import verify
+    from gctool.errors import DesignError
+
+    with pytest.raises(DesignError, match="finite field"):
+        design("rs", 200, 20, 300, field="real")
+    with pytest.raises(DesignError, match="float64"):
+        design("rs", 60, 12, field="complex")
+    ok = design("rs", 200, 20, 300, field="auto")
+    assert ok.field.is_finite
+    warned = design("rs", 40, 5, field="real")
+    assert warned.params["worst_condition"] > 1e7
+    assert any("digits" in w for w in warned.params.get("warnings", [])) == (
+        warned.params["worst_condition"] > 1e8)
+    small = design("rs", 10, 2, field="real")
+    assert "warnings" not in small.params and verify(small).ok
 
 
 # -- bounds -------------------------------------------------------------------------------------
