@@ -217,7 +217,8 @@ def test_bound_epsilon_threshold_rows(tmp_path: Path, eps: float) -> None:
     assert lib["threshold_lb"].value == rows["threshold_lb"]["value"]
 
 
-def test_bound_epsilon_changes_rows_default_is_one(tmp_path: Path) -> None:
+def test_bound_epsilon_changes_rows_default_is_zero(tmp_path: Path) -> None:
+    """The default is attack --threshold's (0), so the rows bracket its answer."""
     path = write(tmp_path, design("bibd", design="fano"))
 
     def rows(*extra: str) -> dict[str, float]:
@@ -225,7 +226,7 @@ def test_bound_epsilon_changes_rows_default_is_one(tmp_path: Path) -> None:
         return {b["name"]: b["actual"] for b in doc["bounds"] if b["name"].startswith("threshold_")
                 and b.get("actual") is not None}
 
-    assert rows() == rows("--epsilon", "1")
+    assert rows() == rows("--epsilon", "0")
     assert rows("--epsilon", "0")["threshold_lb"] < rows("--epsilon", "1")["threshold_lb"]
     assert "--epsilon" in run("bound", "--help").stdout
     assert "--epsilon" in one_line_error(run("bound", "-n", "5", "-k", "5", "-s", "1",

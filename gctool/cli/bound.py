@@ -39,7 +39,8 @@ s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file,
 @click.option("--epsilon", type=FloatRange(0, None), default=None, metavar="E",
               help="With FILE: the error level eps of the threshold rows T_eps = fewest "
                    "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
-                   "threshold_ub; default 1, the error of losing one partition).")
+                   "threshold_ub; default 0, as in 'attack --threshold': exact recovery fails; "
+                   "1 is the error of losing one partition).")
 @json_option
 @quiet_option
 def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: int | None,

@@ -234,7 +234,7 @@ class DesignGroup(click.Group):
         return None if info is None else _make_command(info)
 
 
-@click.group(cls=DesignGroup, epilog="""\b
+@click.group(cls=DesignGroup, subcommand_metavar="SCHEME [OPTIONS]", epilog="""\b
 Examples:
   gctool design frc -n 6 -s 2 -o frc.json
   gctool design cyclic -n 8 -s 2 --seed 1 | gctool verify -

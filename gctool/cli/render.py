@@ -221,6 +221,8 @@ def render_bound(r: BoundReport) -> None:
                       f"cannot tolerate s = {r.s}")
     for f in r.findings:
         con.print(f"[bold red]finding:[/] {escape(f)}")
+    con.print("[dim]sources: [P] a published result, [D] derived for gctool; 'reference §x' is "
+              "a section of 'gctool reference'[/]")
 
 
 def render_bound_any(report: Any) -> None:

@@ -46,7 +46,9 @@ from gctool.reports import Bound
 
 ACTUAL_BUDGET = 20_000  # straggler sets per exactly computed actual value
 WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decoding work)
-DEFAULT_EPSILON = 1.0
+#: error level of the threshold rows unless given: 0 (exact recovery fails), the same default
+#: as ``attack --threshold``, so the rows bracket what that command computes
+DEFAULT_EPSILON = 0.0
 _CHUNK = 4096
 
 
