@@ -127,6 +127,11 @@ def test_order_validation_and_file_round_trip(tmp_path) -> None:  # type: ignore
     plain = design("frc", n=4, s=1)
     with pytest.raises(InvalidInput, match="no processing order"):
         verify_partial(plain, 1)
+    for scheme, kw in (("encoded", {"frame": "paley", "workers": 6, "s": 1}),
+                       ("sr-sgc", {"n": 6, "burst": 1, "window": 3, "lam": 2}),
+                       ("comm", {"n": 4, "s": 1, "m": 2})):
+        with pytest.raises(InvalidInput, match="order"):
+            design(scheme, order="natural", **kw)
     assert parse_field("real")  # the field module is untouched by orders
 
 

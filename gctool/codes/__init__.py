@@ -41,6 +41,10 @@ def _auto_field(module: Any, scheme: str, n: int | None, s: int | None, k: int |
     return chosen
 
 
+#: schemes whose rows are not one-round gradient-code workers: no processing order
+NO_ORDER = frozenset({"sr-sgc", "m-sgc", "coded-reduce", "encoded"})
+
+
 def design(
     scheme: str,
     n: int | None = None,
@@ -123,6 +127,10 @@ def design(
                         seed if info.randomized else None, prov)
     if order is not None or message_size is not None:  # a multi-message code
         from dataclasses import replace
+
+        if scheme in NO_ORDER:
+            raise DesignError(f"scheme {scheme!r} has no processing order (--order and "
+                              "--message-size apply to one-round gradient codes)")
 
         from gctool.order import make_order
 
