@@ -591,3 +591,16 @@ def test_communication_model_for_coded_reduce_ps_and_ring() -> None:
     for bad in ("latency=-1", "bandwidth=0", "speed=3"):
         with pytest.raises(InvalidInput):
             parse_link(bad)
+
+
+def test_concurrent_models_option() -> None:
+    frc = design("frc", n=6, s=1)
+    rep = simulate([("frc", frc)], parse_delay("shifted-exp"), iterations=400, seed=4,
+                   train="lsq", sgc=(1, 3, 1), models=4)
+    assert rep.training["models"] == 4
+    row = next(r for r in rep.training["rows"] if r["name"] == "frc")
+    low = simulate([("frc", frc)], parse_delay("shifted-exp"), iterations=400, seed=4,
+                   train="lsq", sgc=(1, 3, 1), models=1)
+    assert low.training["models"] == 3  # never fewer than 1 + the largest delay (T = 2)
+    one = next(r for r in low.training["rows"] if r["name"] == "frc")
+    assert row["jobs_to_target"] > one["jobs_to_target"]  # four models need more jobs

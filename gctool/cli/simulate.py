@@ -73,6 +73,9 @@ job missed its deadline (a bug in the schedule).""")
                    "(or earlier if exact) and sum the groups that arrived.")
 @click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
+@click.option("--models", type=click.IntRange(1, 1000), default=None, metavar="M",
+              help="Models trained concurrently with --train, one job per model in turn (as "
+                   "in the sequential-GC experiments; default and minimum 1 + largest delay).")
 @click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
               show_default=True, help="Training problem (synthetic).")
 @click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
@@ -92,7 +95,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
              link_spec: str | None, worker_p: str | None, erasurehead: int | None,
              no_baselines: bool,
-             train: bool, problem: str, target_gap: float, lazy: float | None,
+             train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
@@ -133,7 +136,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy,
                             protocol=protocol, mu=mu, sparsify=sparsifier,
-                            erasurehead=erasurehead, link=link)
+                            erasurehead=erasurehead, link=link, models=models)
     if plot is not None:
         from gctool.io import atomic_write
         from gctool.sim.plot import render_svg

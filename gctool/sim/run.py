@@ -217,7 +217,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
-             erasurehead: int | None = None, link: Any = None) -> SimulationReport:
+             erasurehead: int | None = None, link: Any = None,
+             models: int | None = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -232,6 +233,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     after that many arrivals (:func:`gctool.sim.contenders.erasurehead`).  ``link``
     (:class:`gctool.sim.comm.Link`): CodedReduce files pay per-message latency and bandwidth
     and race a parameter server with the same leaves and ring all-reduce under the same model.
+    ``models``: with ``train``, the number of models trained concurrently (job t is a step of
+    model t mod M; at least 1 + the largest delay).
     """
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
@@ -296,7 +299,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     if train is not None:
         from gctool.sim.training import train as run_training
 
-        training = run_training(contenders, runs, train, gap, lazy, seed, sparsify)
+        training = run_training(contenders, runs, train, gap, lazy, seed, sparsify, models)
     notes = list(getattr(delay.trace, "clamped", [])) + notes
     if training is not None and any(c.kind == "encoded" for c in contenders):
         from gctool.sim.encoded import training_notes

@@ -247,11 +247,14 @@ class Estimator:
 
 
 def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
-          lazy: float | None, seed: int, sparsify: Any = None) -> dict[str, Any]:
-    """Train every contender's M models along its simulated rounds."""
+          lazy: float | None, seed: int, sparsify: Any = None, models: int | None = None
+          ) -> dict[str, Any]:
+    """Train every contender's M models along its simulated rounds: M = ``models`` (the
+    authors' experiment trains several models concurrently) but at least 1 + the largest
+    delay T, so that no scheme ever uses a stale gradient."""
     rng = np.random.default_rng(seed)
     problem = make_problem(kind, rng)
-    M = 1 + max(c.delay for c in contenders)
+    M = max(1 + max(c.delay for c in contenders), models or 1)
     inits = [np.asarray(rng.standard_normal(problem.X.shape[1])) for _ in range(M)]
     start = float(np.mean([problem.loss(b) for b in inits]))
     target = problem.loss_star + gap * (start - problem.loss_star)
