@@ -182,3 +182,20 @@ def test_no_exit_3_on_huge_entries(tmp_path, method: str) -> None:  # type: igno
                 "--time-limit", "20")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["threshold"] == 3
+
+
+def test_non_primitive_polynomial_field_is_fast_and_exact() -> None:
+    """GF(3^2) with x^2 + 1 (x has order 4, not 8): gctool finds a primitive element itself
+    instead of letting galois compile its search (about a minute); the tables are right."""
+    from gctool.audit.gfarith import GFArith, primitive_powers
+
+    powers = primitive_powers(3, 2, 10)  # x^2 + 1 = 1*9 + 0*3 + 1
+    assert powers is not None and sorted(powers.tolist()) == list(range(1, 9))
+    f = parse_field("GF(3^2, x^2 + 1)")
+    ar = GFArith(f)
+    GF = f.galois()
+    a = np.arange(9)
+    assert np.array_equal(ar.mul(a[:, None], a[None, :]),
+                          (GF(a)[:, None] * GF(a)[None, :]).view(np.ndarray))
+    code = GradientCode(np.array([[1], [2]]), f, 1)
+    assert verify(code).ok and threshold(code).threshold == 2

@@ -41,6 +41,54 @@ def _times_x(a: int, p: int, m: int, low: list[int]) -> int:
     return out
 
 
+def _times(a: int, b: int, p: int, m: int, low: list[int]) -> int:
+    """a(x) * b(x) mod f(x) (Horner on the digits of b), elements as base-p integers."""
+    digits = [(b // p**i) % p for i in range(m)]
+    out = 0
+    for d in reversed(digits):
+        out = _times_x(out, p, m, low)
+        if d:
+            out = _digit_add(out, _scale(a, d, p, m), p, m)
+    return out
+
+
+def _scale(a: int, d: int, p: int, m: int) -> int:
+    return sum((((a // p**i) % p) * d % p) * p**i for i in range(m))
+
+
+def _digit_add(a: int, b: int, p: int, m: int) -> int:
+    return sum(((((a // p**i) % p) + ((b // p**i) % p)) % p) * p**i for i in range(m))
+
+
+#: largest field whose primitive element is searched here when x is not primitive (above it
+#: galois is asked, which compiles its arithmetic)
+SEARCH_LIMIT = 2**12
+
+
+def primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
+    """Powers 1, g, g^2, ... of a primitive element g of GF(p^m) = GF(p)[x]/f (integer
+    representation): g = x when x is primitive, else the smallest primitive element found by
+    walking powers (q <= SEARCH_LIMIT); None when not found here."""
+    powers = _power_table(p, m, poly, 1)
+    if powers is not None or p**m > SEARCH_LIMIT:
+        return powers
+    q = p**m
+    coeffs = [(poly // p**i) % p for i in range(m)]
+    low = [(-c) % p for c in coeffs]
+    for g in range(2, q):
+        out = np.empty(q - 1, dtype=np.int64)
+        a = 1
+        for i in range(q - 1):
+            if i and a == 1:
+                break
+            out[i] = a
+            a = _times(a, g, p, m, low)
+        else:
+            if a == 1:
+                return out
+    return None
+
+
 def _power_table(p: int, m: int, poly: int, g_steps: int) -> np.ndarray | None:
     """Powers 1, g, g^2, ... of g = x^g_steps... (here g = x) if x is primitive, else None."""
     q = p**m
@@ -69,8 +117,8 @@ class GFArith:
     def __post_init__(self) -> None:
         q = self.fld.order
         if self.fld.m > 1 and q <= TABLE_LIMIT:
-            powers = _power_table(self.fld.p, self.fld.m, self.fld.resolved().poly or 0, 1)
-            if powers is None:  # x is not primitive for this polynomial: ask galois
+            powers = primitive_powers(self.fld.p, self.fld.m, self.fld.resolved().poly or 0)
+            if powers is None:  # no primitive element found here: ask galois
                 GF = self.fld.galois()
                 alpha = GF.primitive_element
                 powers = (alpha ** np.arange(q - 1)).view(np.ndarray).astype(np.int64)
