@@ -47,6 +47,17 @@ class LazyGroup(click.Group):
             raise no_such("command", name, self.list_commands(ctx), ctx)
         return super().resolve_command(ctx, args)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list with whole summaries (wrapped, never cut with '...')."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
