@@ -604,3 +604,18 @@ def test_concurrent_models_option() -> None:
     assert low.training["models"] == 3  # never fewer than 1 + the largest delay (T = 2)
     one = next(r for r in low.training["rows"] if r["name"] == "frc")
     assert row["jobs_to_target"] > one["jobs_to_target"]  # four models need more jobs
+
+
+def test_coded_reduce_reports_per_level_communication() -> None:
+    from gctool.sim.comm import parse_link
+
+    cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=[1, 1])
+    rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=100, seed=1,
+                   link=parse_link("latency=0.1,bandwidth=5"), baselines=False)
+    row = next(r for r in rep.rows if r["name"] == "cr")
+    levels = row["levels"]
+    assert [lv["level"] for lv in levels] == [1, 2] and [lv["messages"] for lv in levels] == \
+        [3, 9]
+    assert 2 <= levels[0]["messages_used_mean"] <= 3  # the root needs 2 of its 3 children
+    assert 6 <= levels[1]["messages_used_mean"] <= 9
+    assert levels[0]["finished_mean"] == pytest.approx(row["mean"]["value"])  # level 1: the root

@@ -138,6 +138,14 @@ def render_simulation(r: Any) -> None:
         elif row.get("lost_fraction") is not None:
             con.print(f"  {escape(row['name'])}: exact in {100 * row['exact_fraction']:.1f}% of "
                       f"rounds; mean fraction of partitions lost {row['lost_fraction']:.4g}")
+        for lv in row.get("levels") or []:
+            fin = lv["finished_mean"]
+            con.print(f"  {escape(row['name'])}: level {lv['level']}: {lv['messages']} messages "
+                      f"sent, {lv['messages_used_mean']:.1f} used per round, level done at "
+                      + ("-" if fin is None else f"{fin:.4g}") + " (mean over its parents)")
+        if row.get("worker_p") is not None and len(row["worker_p"]) <= 32:
+            con.print(f"  {escape(row['name'])}: per-worker straggling probabilities p_i = "
+                      + ", ".join(f"{x:g}" for x in row["worker_p"]))
         if row.get("level_fractions") is not None:
             parts = ", ".join(f"level {lv}: {100 * f:.1f}%" for lv, f in
                               enumerate(row["level_fractions"]) if lv and f)

@@ -85,14 +85,24 @@ def tree_with_link(c: Contender, times: np.ndarray, link: Link) -> Run:
     levels = levels_of(c.code)
     f, R = levels[0].n, len(times)
     ready = times.astype(np.float64)
+    done, used_msgs = [], []
     for lv in reversed(levels):  # deepest parents first
         kids = arrivals(ready.reshape(-1, f), link)
         order, q, ok = StopRule(lv).earliest(kids, f)
         first = kids[np.arange(len(kids)), order[np.arange(len(kids)), q - 1]]
         ready = np.where(ok, first, np.inf).reshape(R, -1)
+        finite = np.where(np.isfinite(ready), ready, np.nan)
+        done.append(float(np.nanmean(finite)) if np.isfinite(
+            finite).any() else None)
+        used_msgs.append(float(np.mean(q.reshape(R, -1).sum(axis=1))))
     durations = ready[:, 0]
-    return Run(durations, [np.flatnonzero(times[t] <= durations[t]) for t in range(R)],
-               np.isfinite(durations))
+    run = Run(durations, [np.flatnonzero(times[t] <= durations[t]) for t in range(R)],
+              np.isfinite(durations))
+    run.info = {"levels": [
+        {"level": len(levels) - i, "messages": int(f ** (len(levels) - i)),
+         "messages_used_mean": used_msgs[i], "finished_mean": done[i]}
+        for i in range(len(levels))][::-1]}
+    return run
 
 
 def ps_contender(code: GradientCode, label: str, link: Link) -> Contender:

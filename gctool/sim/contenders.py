@@ -54,6 +54,8 @@ class Run:
     lost: np.ndarray | None = None
     #: nested codes: the level the round decoded at (0: not exactly), per round
     levels: np.ndarray | None = None
+    #: scheme-specific figures copied into the report row (e.g. CodedReduce's levels)
+    info: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -205,6 +205,7 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "deadline_misses": run.deadline_misses,
         # empirical CDF of the time per round: its value at every percent 0, 1, ..., 100
         "percentiles": [float(x) for x in np.quantile(run.durations, np.linspace(0, 1, 101))],
+        **run.info,
     }
     return row
 
