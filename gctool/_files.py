@@ -203,11 +203,12 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     if not directory.is_dir():
         raise InvalidInput(f"{label}: directory {directory} does not exist")
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+    prefix = f".{target.name[:64]}."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
-                                   dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     except OSError as exc:
         raise InvalidInput(f"{label}: cannot write ({exc.strerror or exc})") from None
+    _remove_stale(directory, prefix, tmp)
     try:
         with os.fdopen(fd, "wb", buffering=WRITE_CHUNK) as fh:
             yield fh
@@ -241,6 +242,29 @@ def _stdout_alias(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
             sys.stdout.flush()
             return f"/dev/fd/{fd}"
     return path
+
+
+#: age after which a temporary file of an earlier run to the same target is removed (only a
+#: SIGKILL or a power cut leaves one; a run that is still writing touches its file)
+STALE_TMP_SECONDS = 24 * 3600
+
+
+def _remove_stale(directory: Path, prefix: str, own: str) -> None:
+    """Remove ``.NAME.XXXX.tmp`` files of earlier, killed runs to the same target (best
+    effort; files younger than :data:`STALE_TMP_SECONDS` may belong to a concurrent writer)."""
+    import time
+
+    cutoff = time.time() - STALE_TMP_SECONDS
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if (entry.name.startswith(prefix) and entry.name.endswith(".tmp")
+                        and len(entry.name) == len(prefix) + 12 and entry.path != own
+                        and entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_mtime < cutoff):
+                    _unlink(entry.path)
+    except OSError:
+        pass
 
 
 def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:

@@ -309,6 +309,24 @@ def test_design_condition_estimate_is_skipped_when_one_system_is_above_budget(
         "worst_condition_method"]
 
 
+def test_temporary_files_of_killed_runs_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    import time
+
+    from gctool._files import STALE_TMP_SECONDS, atomic_write
+
+    stale, fresh, other = (tmp_path / ".plan.npz.abcd1234.tmp", tmp_path / ".plan.npz.efgh5678.tmp",
+                           tmp_path / ".other.npz.abcd1234.tmp")
+    for path in (stale, fresh, other):
+        path.write_bytes(b"partial")
+    old = time.time() - STALE_TMP_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    atomic_write(tmp_path / "plan.npz", b"new")
+    assert not stale.exists()  # a SIGKILLed run's leftover (SIGKILL cannot be caught)
+    assert fresh.exists() and other.exists()  # maybe a concurrent writer; another target
+    assert (tmp_path / "plan.npz").read_bytes() == b"new"
+
+
 # ---------------------------------------------------------------------------------------------
 # real processes: native output, warnings, memory limits
 # ---------------------------------------------------------------------------------------------
