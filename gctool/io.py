@@ -171,7 +171,7 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     if not isinstance(scheme, str) or not 0 < len(scheme) <= MAX_SCHEME_NAME:
         raise CodeFileError(f"'scheme' must be a string of 1..{MAX_SCHEME_NAME} characters")
     if not scheme.isprintable():
-        raise CodeFileError(f"'scheme' {printable(scheme, 80)!r} holds control characters")
+        raise CodeFileError(f"'scheme' \"{printable(scheme, 80)}\" holds control characters")
     params, seed = meta.get("params", {}), meta.get("seed")
     provenance = meta.get("provenance", {})
     if not isinstance(params, dict) or not isinstance(provenance, dict):

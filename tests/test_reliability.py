@@ -202,6 +202,19 @@ def test_ambiguous_json_is_refused_by_every_command(tmp_path: Path, edit: Any, w
     refused(run(*args), word)
 
 
+@pytest.mark.parametrize("value", [1e308, 5e-324])
+@pytest.mark.parametrize("command", ["verify", "bound", "attack", "simulate", "show"])
+def test_finite_but_extreme_entries_never_crash_or_warn(tmp_path: Path, docs: dict[str, Any],
+                                                         value: float, command: str) -> None:
+    doc = json.loads(json.dumps(docs["frc"]))
+    doc["B"] = [[value if x else 0.0 for x in row] for row in doc["B"]]
+    args = [command, _write(tmp_path, doc)] + (["-s", "1"] if command == "attack" else []) + (
+        ["--iterations", "20", "--seed", "1"] if command == "simulate" else [])
+    r = run(*args)
+    assert r.exit_code in (0, 1, 2), r.stderr  # never an internal error
+    assert r.stderr.count("\n") <= 1 and "Warning" not in r.stderr, r.stderr
+
+
 def test_a_scheme_key_inside_params_does_not_change_the_dispatch(tmp_path: Path,
                                                                   docs: dict[str, Any]) -> None:
     doc = json.loads(json.dumps(docs["sr-sgc"]))

@@ -266,10 +266,11 @@ def _threshold_bounds(code: GradientCode, epsilon: float) -> list[ApproxBound]:
         note = f"none (no straggler set pushes the error above {epsilon:g})"
     quantity = f"threshold T_eps, eps = {epsilon:g}"
     reg = column_regular(code)
-    if reg is not None:
-        r, sigma = reg
-        denom = sigma**2 * n + epsilon * r**2
-        value = n if denom == 0 else min(n, floor(epsilon * r**2 * n / denom) + 1)
+    r, sigma = reg if reg is not None else (0.0, 0.0)
+    denom = sigma**2 * n + epsilon * r**2
+    ratio = epsilon * r**2 * n / denom if denom else 0.0
+    if reg is not None and isfinite(ratio):  # entries near 1e308 overflow to inf/NaN: no bound
+        value = n if not denom else min(n, floor(ratio) + 1)
         out.append(_entry("threshold_lb", float(value),
                           f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
                           "[D] reconstruction of Kadhe et al. 2019; reference §6.4", quantity,
