@@ -106,6 +106,8 @@ class Checkpoint:
                 if data.get("format") != "gctool-checkpoint/1":
                     raise ValueError("not a gctool checkpoint")
                 self.runs = dict(data["runs"])
+            except InvalidInput as exc:
+                raise InvalidInput(f"cannot read checkpoint: {exc}") from None
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise InvalidInput(f"cannot read checkpoint {self.path}: {exc}") from None
 
