@@ -46,12 +46,19 @@ def help_examples() -> list[tuple[str, str]]:
 
 
 def doc_commands() -> list[tuple[str, str]]:
+    """``gctool`` lines of ``sh`` blocks, and complete commands quoted in table rows (not
+    synopses with placeholders such as FILE... or [--seed X])."""
     out = []
     for doc in DOCS:
-        for block in re.findall(r"```sh\n(.*?)```", doc.read_text(), re.S):
+        text = doc.read_text()
+        for block in re.findall(r"```sh\n(.*?)```", text, re.S):
             for line in block.splitlines():
                 if line.startswith("gctool "):
                     out.append((doc.name, line))
+        for row in (line for line in text.splitlines() if line.startswith("|")):
+            for span in re.findall(r"`(gctool [^`]+)`", row):
+                if len(span.split()) >= 4 and not re.search(r"\.\.\.|\[|\b[A-Z]{2,}", span):
+                    out.append((doc.name + " (table)", span))
     return out
 
 
