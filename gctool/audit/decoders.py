@@ -75,7 +75,10 @@ class Oracle:
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:
-        return self.decoder.evaluate(survivors_of(S, self.n)).error
+        step = self.decoder.chunk_size(max(1, self.n - S.shape[1]))  # bounded memory, also
+        return np.concatenate([  # for callers that pass many sets at once (greedy, bnb)
+            self.decoder.evaluate(survivors_of(S[lo:lo + step], self.n)).error
+            for lo in range(0, S.shape[0], step)])
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.kind, "label": self.label, "monotone": self.monotone}
