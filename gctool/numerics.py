@@ -79,7 +79,13 @@ def beats(err: float, best: float) -> bool:
 def first_max(err: np.ndarray) -> int:
     """Index of the first error tied with the maximum (the lexicographically first worst set
     when the rows are in lexicographic order)."""
-    err = np.asarray(err)
+    err = np.asarray(err, dtype=np.float64)
+    if not np.isfinite(err).all():  # inf (an error beyond float64) wins; nan never does
+        if np.isposinf(err).any():
+            return int(np.flatnonzero(np.isposinf(err))[0])
+        if np.isnan(err).all():
+            return 0
+        err = np.where(np.isnan(err), -np.inf, err)
     top = float(np.max(err))
     return int(np.flatnonzero(err >= top - TIE_RTOL * max(1.0, abs(top)))[0])
 

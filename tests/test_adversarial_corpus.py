@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from gctool.audit.attack import attack, threshold
+from gctool.audit.attack import curve as attack_curve
 from gctool.audit.verify import verify
 from gctool.bounds import bounds
 from gctool.codes import design
@@ -170,6 +171,16 @@ def test_every_method_gives_the_exact_answer(name: str, B: np.ndarray, s: int,
 def _gctool(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
                           text=True, timeout=120)
+
+
+@pytest.mark.parametrize("method", ["auto", "exhaustive", "bnb", "greedy"])
+def test_fixed_decoder_errors_beyond_float64(method: str) -> None:
+    """With entries of 1e200 the fixed decoder's errors overflow: inf, never nan or a crash."""
+    code = code_of(tandon7() * 1e200, 2)
+    r = attack(code, 2, decoder="fixed", method=method)
+    assert r.raw_error == np.inf and r.stragglers is not None
+    c = attack_curve(code, decoder="fixed", method=method, max_s=2)
+    assert c.curve is not None and len(c.curve) == 3
 
 
 @pytest.mark.parametrize("method", ["auto", "exhaustive", "bnb", "greedy", "milp", "elementary"])

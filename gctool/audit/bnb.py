@@ -76,7 +76,8 @@ class _Bounds:
 def _order(oracle: Oracle) -> np.ndarray:
     """Decide heavy workers first: their survival shrinks the bound fastest."""
     B = np.asarray(oracle.code.B)
-    weight = np.sum(np.abs(B) ** 2, axis=1) if not oracle.finite else (B != 0).sum(axis=1)
+    with np.errstate(over="ignore"):  # huge rows sort first either way
+        weight = np.sum(np.abs(B) ** 2, axis=1) if not oracle.finite else (B != 0).sum(axis=1)
     return np.argsort(-weight, kind="stable").astype(np.intp)
 
 

@@ -368,11 +368,12 @@ class FixedOracle(Oracle):
         if s not in self._quads:
             W = self.weights(s)
             B, T = self.code.B, self.code.targets().astype(self.code.B.dtype)
-            X = W[:, :, None] * B[None, :, :]  # (m, n, K): contribution of worker i to target u
-            V = np.einsum("un,nk->uk", W, B) - T  # (m, K): error when everyone responds
-            c0 = float(np.sum(np.abs(V) ** 2))
-            h = -2 * np.real(np.einsum("uk,unk->n", np.conj(V), X))
-            G = np.real(np.einsum("uik,ujk->ij", np.conj(X), X))
+            with np.errstate(over="ignore", invalid="ignore"):  # inf: checked by the callers
+                X = W[:, :, None] * B[None, :, :]  # (m, n, K): worker i's part of target u
+                V = np.einsum("un,nk->uk", W, B) - T  # (m, K): error when everyone responds
+                c0 = float(np.sum(np.abs(V) ** 2))
+                h = -2 * np.real(np.einsum("uk,unk->n", np.conj(V), X))
+                G = np.real(np.einsum("uik,ujk->ij", np.conj(X), X))
             self._quads[s] = (c0, h, G)
         return self._quads[s]
 
@@ -383,6 +384,8 @@ class FixedOracle(Oracle):
         if s * s > self.n * self.code.B.shape[1]:
             return self._direct(S)
         c0, h, G = self.quad(s)
+        if not (np.isfinite(c0) and np.isfinite(h).all() and np.isfinite(G).all()):
+            return self._direct(S)  # entries too large for the quadratic form: directly
         return np.maximum(c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)),
                           0.0)
 
@@ -395,7 +398,8 @@ class FixedOracle(Oracle):
             mask = np.ones((chunk.shape[0], self.n))
             mask[np.arange(chunk.shape[0])[:, None], chunk] = 0
             D = np.einsum("bn,un,nk->buk", mask, W, self.code.B) - T[None]
-            out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
+            with np.errstate(over="ignore"):  # an error beyond float64 is inf
+                out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
         return out
 
     def _gf_errors(self, S: np.ndarray) -> np.ndarray:

@@ -32,8 +32,10 @@ _better = beats
 
 
 def _pick(err: np.ndarray, rng: np.random.Generator) -> int:
+    err = np.where(np.isnan(err), -np.inf, err)
     top = float(err.max())
-    ties = np.flatnonzero(err >= top - _REL * max(1.0, abs(top)))
+    ties = (np.flatnonzero(err == top) if not np.isfinite(top)
+            else np.flatnonzero(err >= top - _REL * max(1.0, abs(top))))
     return int(ties[0] if ties.size == 1 else rng.choice(ties))
 
 

@@ -362,6 +362,10 @@ class _OA:
 # -- fixed decoding: binary quadratic program ---------------------------------------------------
 def _fixed_model(oracle: FixedOracle, s: int) -> tuple[Any, ...]:
     c0, h, G = oracle.quad(s)
+    if not (np.isfinite(c0) and np.isfinite(h).all() and np.isfinite(G).all()):
+        raise InvalidInput("the fixed decoder's errors overflow float64 for this code (entries "
+                           "too large for the quadratic program); use --method exhaustive, "
+                           "bnb or greedy")
     n = oracle.n
     Ii, Jj = np.triu_indices(n, 1)
     P = Ii.size

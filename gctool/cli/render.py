@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.markup import escape
@@ -171,12 +172,14 @@ def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
 
 def _render_curve(con: Any, r: AttackReport) -> None:
     points = r.curve or []
-    top = max([p["error"] for p in points if p["error"] is not None] + [1e-300])
+    top = max([p["error"] for p in points
+               if p["error"] is not None and math.isfinite(p["error"])] + [1e-300])
     has_mean = any("mean" in p for p in points)
     con.print(f"[bold]worst-case error for s = 0..{r.s}[/]")
     con.print("   s  worst        " + ("mean         " if has_mean else "") + "how")
     for p in points:
-        bar = "#" * int(round(24 * max(p["error"], 0) / top)) if top > 0 else ""
+        bar = ("#" * int(round(24 * min(max(p["error"], 0) / top, 1.0)))
+               if top > 0 and not math.isnan(p["error"]) else "")
         mean = f"{fmt(p.get('mean'), 5):<12} " if has_mean else ""
         how = ("exact" if p["exact"] else "heuristic") + f" ({p['method']})"
         con.print(f"{p['s']:>4}  {fmt(p['error'], 5):<12} {mean}{how:<24} {bar}")
