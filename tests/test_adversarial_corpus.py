@@ -210,3 +210,25 @@ def test_non_primitive_polynomial_field_is_fast_and_exact() -> None:
                           (GF(a)[:, None] * GF(a)[None, :]).view(np.ndarray))
     code = GradientCode(np.array([[1], [2]]), f, 1)
     assert verify(code).ok and threshold(code).threshold == 2
+
+
+def test_a_singular_value_at_the_cut_off_is_undecided(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Rows (1, 0) and (1, delta): above the cut-off band the set decodes, far below it the
+    tiny direction does not count (no float64 decoder can use it), and inside the band float64
+    cannot tell: gctool says so (exit 2, one line) instead of guessing."""
+    from gctool.exactls import Undecided
+
+    def code(e: int) -> GradientCode:
+        return code_of(np.array([[1.0, 0.0], [1.0, 2.0**-e]]), 0)
+
+    assert verify(code(30)).ok
+    assert not verify(code(60)).ok
+    with pytest.raises(Undecided, match="float64 cannot decide"):
+        verify(code(50))
+    path = tmp_path / "band.json"
+    path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
+                                "n": 2, "k": 2, "s": 0, "field": "real",
+                                "B": np.asarray(code(50).B).tolist()}))
+    p = _gctool("verify", str(path))
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and "float64 cannot decide" in p.stderr
