@@ -171,8 +171,10 @@ class Decoder:
         """Sets whose float64 verdict is not proved under the rule of :mod:`gctool.numerics`
         (singular values of the row-normalised B_F at or below the cut-off do not count).
 
-        * a singular value within a factor ``RANK_BAND`` of the cut-off: the verdict must be
-          the same whether it counts or not, else the set is undecided (:class:`Undecided`);
+        * a singular value above the cut-off but within a factor ``RANK_BAND`` of it (it might
+          be at or below the cut-off exactly): the verdict must be the same whether it counts
+          or not, else the set is undecided (:class:`Undecided`).  Values at or below the
+          cut-off are the round-off level of an exact zero and never count;
         * decodes: proved when the computed decoder's residual plus a rigorous round-off bound
           (``gamma_f |B_F^T| |a|``) is within the tolerance;
         * fails: proved when the kept singular values are well separated from round-off
@@ -187,7 +189,7 @@ class Decoder:
         tt = float(np.sum(np.abs(self.T) ** 2))
         proj = np.cumsum(np.sum(np.abs(coeff) ** 2, axis=2), axis=1)  # (b, p)
         r_lo = np.sum(S > cut * RANK_BAND, axis=1)
-        r_hi = np.sum(S > cut / RANK_BAND, axis=1)
+        r_hi = np.sum(S > cut, axis=1)  # the numerical rank
         idx = np.arange(b)
 
         def err_at(r: np.ndarray) -> np.ndarray:

@@ -40,8 +40,8 @@ EPS = float(np.finfo(np.float64).eps)
 #: a float64 "fails" verdict needs the kept singular values of B_F (row-normalised) to be at
 #: least this fraction of the largest; below, the set is decided in exact arithmetic
 DECIDE_RTOL = 1e-7
-#: singular values within this factor of the rank cut-off are "at the cut-off": a verdict
-#: that depends on whether they count is undecided
+#: singular values above the rank cut-off by less than this factor are "at the cut-off": a
+#: verdict that depends on whether they count is undecided
 RANK_BAND = 10.0
 
 

@@ -224,11 +224,11 @@ def test_a_singular_value_at_the_cut_off_is_undecided(tmp_path) -> None:  # type
     assert verify(code(30)).ok
     assert not verify(code(60)).ok
     with pytest.raises(Undecided, match="float64 cannot decide"):
-        verify(code(50))
+        verify(code(48))
     path = tmp_path / "band.json"
     path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
                                 "n": 2, "k": 2, "s": 0, "field": "real",
-                                "B": np.asarray(code(50).B).tolist()}))
+                                "B": np.asarray(code(48).B).tolist()}))
     p = _gctool("verify", str(path))
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "float64 cannot decide" in p.stderr
