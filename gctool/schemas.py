@@ -162,10 +162,12 @@ def render(schema: dict[str, Any]) -> str:
 
 def write_all(directory: Path = SCHEMA_DIR) -> list[Path]:
     """Regenerate the report schemas into ``directory``."""
+    from gctool._files import atomic_write
+
     written = []
     for name in REPORTS:
         path = directory / filename(name)
-        path.write_text(render(generate(name)), encoding="utf-8")
+        atomic_write(str(path), render(generate(name)).encode("utf-8"))
         written.append(path)
     return written
 
