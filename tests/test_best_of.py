@@ -16,8 +16,11 @@ from gctool.fields import Field
 
 
 def brute_worst_condition(B: np.ndarray, s: int) -> float:
-    """max over every straggler set of cond(B_F) on its numerical rank (numpy, set by set)."""
+    """max over every straggler set of cond(B_F) on its numerical rank (numpy, set by set),
+    rows first scaled by powers of two to a 2-norm in [1/2, 1) as verify does."""
     n = B.shape[0]
+    _, e = np.frexp(np.linalg.norm(B, axis=1))
+    B = B * np.ldexp(1.0, -e)[:, None]
     worst = 0.0
     for S in itertools.combinations(range(n), s):
         BF = B[[i for i in range(n) if i not in S]]

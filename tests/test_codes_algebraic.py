@@ -372,6 +372,8 @@ def test_structured_decoder_reference_vectors_and_errors() -> None:
 def test_condition_exact_small_and_estimated_large() -> None:
     small = design("rs", 8, 2, field="real")
     B = np.asarray(small.B)
+    _, e = np.frexp(np.linalg.norm(B, axis=1))  # rows to a 2-norm in [1/2, 1), as verify does
+    B = B * np.ldexp(1.0, -e)[:, None]
     conds = []
     for F in survivor_sets(8, 2):
         sv = np.linalg.svd(B[list(F)], compute_uv=False)
@@ -383,6 +385,22 @@ def test_condition_exact_small_and_estimated_large() -> None:
     assert big.params["worst_condition_method"].startswith("estimate (lower bound)")
     assert big.params["worst_condition"] > 1
     assert "worst_condition" not in design("rs", 8, 2, field="GF(11)").params
+
+
+@pytest.mark.parametrize(("scheme", "n", "s", "k", "field"), [
+    ("rs", 6, 2, None, "real"), ("rs", 7, 2, None, "real"), ("rs", 5, 1, None, "real"),
+    ("cyclic-mds", 6, 2, None, "complex")])
+def test_design_condition_is_verify_condition(scheme: str, n: int, s: int, k: int | None,
+                                              field: str) -> None:
+    """design records the condition number of the row-normalised B_F, the quantity verify
+    reports: on small codes where both take the maximum over every set they are equal (the
+    unnormalised B_F of rs n=7 would give 65 against verify's 42)."""
+    code = design(scheme, n, s, k, field=field)
+    assert code.params["worst_condition_method"].startswith("exact")
+    report = verify(code)
+    assert report.ok and report.diagnostics is not None
+    assert code.params["worst_condition"] == pytest.approx(report.diagnostics.max_condition,
+                                                           rel=1e-9)
 
 
 def test_real_and_complex_designs_check_themselves() -> None:

@@ -1,9 +1,10 @@
 """Worst-case condition number of the decoding systems of a real or complex design.
 
 For survivors F the master solves ``a^T B_F = targets``; its sensitivity is measured by
-``cond(B_F) = sigma_max / sigma_min`` on the numerical rank of B_F (singular values above
-``sigma_max * max(shape) * eps``), the definition the verifier's diagnostics use, so the
-numbers are comparable with ``gctool verify``.  (B_F may be rank-deficient and still decode,
+``cond(B_F) = sigma_max / sigma_min`` of the row-normalised B_F on its numerical rank
+(:func:`gctool.numerics.normalise_rows`, :func:`gctool.numerics.numerical_rank`), the quantity
+the verifier's diagnostics report and the one float64 decoding depends on, so the numbers are
+the same as ``gctool verify``'s.  (B_F may be rank-deficient and still decode,
 e.g. ``rs`` codes whose mask repeats a column support.)
 
 ``design`` records the worst value over every straggler set of size s when that is cheap (at
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from gctool.fields import Field
-from gctool.numerics import numerical_rank
+from gctool.numerics import normalise_rows, numerical_rank
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
 EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
@@ -33,6 +34,7 @@ NOT_ESTIMATED = "not estimated"
 
 
 def _conds(B: np.ndarray, S: np.ndarray) -> np.ndarray:
+    B = normalise_rows(B)[0]  # rows of B_F are rows of B: B_F normalised is (D B)_F
     n = B.shape[0]
     mask = np.ones((S.shape[0], n), dtype=bool)
     mask[np.arange(S.shape[0])[:, None], S] = False
