@@ -58,6 +58,7 @@ def test_verify_worst_status_and_details_of_failures(runner: CliRunner,
     assert f"{files['weak']}: FAIL: does not tolerate 2" in r.stdout
     assert "    counterexample: stragglers" in r.stdout  # details, indented, for the failure
     assert r.stdout.count("counterexample") == 1
+    assert r.stdout.count("does not tolerate") == 1  # the headline is not repeated in the details
     r = _run(runner, "verify", files["weak"], files["bad"], files["frc"], "-s", "2")
     assert r.exit_code == ExitCode.USAGE  # an unreadable file is worse than a finding
     assert f"{files['bad']}: ERROR:" in r.stdout

@@ -67,15 +67,19 @@ def _one(path: str, audit: Audit, render: Callable[[Any], None], summary: Callab
             click.echo(f"{label}: ERROR: {message}")
         return {"file": label, "exit_code": int(ExitCode.USAGE), "error": str(exc)}
     if not as_json and not (quiet() and code == ExitCode.OK):
-        click.echo(f"{label}: {summary(report)}")
+        line = summary(report)
+        click.echo(f"{label}: {line}")
         if code != ExitCode.OK:
-            click.echo(_indented(render, report))
+            click.echo(_indented(render, report, line))
     return {"file": label, "exit_code": int(code), "report": report.to_dict()}
 
 
-def _indented(render: Callable[[Any], None], report: Any) -> str:
+def _indented(render: Callable[[Any], None], report: Any, summary: str) -> str:
+    """The rendered report, indented, without its headline when that repeats the summary."""
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         render(report)
-    return "\n".join("    " + line if line else line
-                     for line in buf.getvalue().rstrip("\n").splitlines())
+    lines = buf.getvalue().rstrip("\n").splitlines()
+    if lines and " ".join(lines[0].split()) == " ".join(summary.split()):
+        lines = lines[1:]
+    return "\n".join("    " + line if line else line for line in lines)
