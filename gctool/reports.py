@@ -77,6 +77,9 @@ class VerifyReport(Report):
     sample: dict[str, Any] | None = None  # --sample: requested size and seed
     #: CI gates asked for (max_condition, strict) and the ones that failed (gctool.gates)
     gates: dict[str, Any] | None = None
+    #: reductions not used because they hold only up to round-off ("... not used, full
+    #: enumeration"); facts about the run, not warnings (no gate counts them)
+    notes: list[str] = dc_field(default_factory=list)
 
 
 @dataclass

@@ -113,6 +113,34 @@ def test_near_proportional_rows_are_not_merged() -> None:
         assert r.raw_error == pytest.approx(2.0) and r.stragglers == [0, 1] and r.exact
 
 
+def test_unproved_symmetry_is_reported_not_used(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A near-cyclic code (one entry off by 2^-40) gets no rotation reduction, and the report
+    and the rendered output say why; so do near-proportional rows and row classes."""
+    cyclic = np.array([np.roll([1.0, 1.0, 1.0, 0, 0, 0], i) for i in range(6)])
+    exact = verify(code_of(cyclic, 2))
+    assert exact.reduction is not None and exact.reduction["kind"] == "rotation"
+    assert exact.notes == []
+    near = cyclic.copy()
+    near[2, 3] = 1 + 2**-40
+    first = verify(code_of(near, 2))
+    assert first.ok == exact_ok(near, 2) and first.reduction is None and first.checked == 15
+    assert len(first.notes) == 1
+    assert first.notes[0].startswith("rotation symmetry only up to round-off")
+    assert "not used" in first.notes[0]
+    rows = np.array([[1, 1, 0, 0], [1, 1 + 2**-40, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1.0]])
+    r = verify(code_of(rows, 1))
+    assert r.reduction is not None and r.reduction["class_sizes"] == [1, 1, 2]
+    assert any(n.startswith("rows [0, 1] proportional only up to round-off") for n in r.notes)
+    path = tmp_path / "near.json"
+    path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
+                                "n": 6, "k": 6, "s": 2, "field": "real", "B": near.tolist()}))
+    p = _gctool("verify", str(path))
+    assert p.returncode == 0, p.stderr
+    assert "note: rotation symmetry only up to round-off" in p.stdout
+    p = _gctool("verify", str(path), "--json")
+    assert json.loads(p.stdout)["notes"] == first.notes
+
+
 @pytest.mark.parametrize("i,j", [(0, 0), (1, 2), (4, 3), (5, 5)])
 def test_frc_with_one_perturbed_entry(i: int, j: int) -> None:
     B = np.asarray(design("frc", 6, 2).B).copy()

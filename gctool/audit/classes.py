@@ -22,7 +22,7 @@ from gctool.audit.symmetry import (
     class_patterns,
     count_class_patterns,
     count_orbits,
-    row_classes,
+    find_row_classes,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +47,8 @@ def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int
 def try_classes(run: Any, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
     """Verify through class patterns when that is the smallest enumeration, else None."""
     code, s = run.code, run.s
-    classes = row_classes(code)
+    classes, note = find_row_classes(code)
+    run.symmetry_notes.extend([note] if note else [])
     if len(classes) == code.n:
         return None
     sizes = [len(c) for c in classes]

@@ -14,7 +14,9 @@ vectorised rotations each.  Rotations change cond(B_F) and ||a|| unless every |g
 Both reductions are used only when they are *proved*: entries over GF(q) are compared exactly,
 and real/complex candidates found with a cheap relative screen are confirmed with exact rational
 arithmetic on the binary floating-point entries (:func:`gctool.numerics.exactly_proportional`).
-A code that is only nearly symmetric is enumerated in full.
+A code that is only nearly symmetric is enumerated in full, and says so:
+:func:`find_rotation` and :func:`find_row_classes` return, besides the proved reduction, a note
+when a rotation or a pair of rows matches to ``NEAR_RTOL`` (round-off level) but not exactly.
 
 **Row classes.**  Rows that are non-zero multiples of each other span the same line, so
 whether survivors decode depends only on which classes of proportional rows lose *every*
@@ -24,7 +26,8 @@ pattern stands for the number of s-sets whose killed classes are exactly K.
 
 Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
 :func:`orbit_candidates`, :func:`canonical_mask`, :func:`orbit_sizes`, :func:`count_orbits`,
-:func:`row_classes`, :func:`class_patterns`, :func:`count_class_patterns`.
+:func:`row_classes`, :func:`find_rotation`, :func:`find_row_classes`,
+:func:`class_patterns`, :func:`count_class_patterns`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from gctool.model import GradientCode
 from gctool.numerics import exactly_proportional
 
 FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
+#: a rotation or a row pair that matches to this relative accuracy but not exactly is
+#: reported as "symmetric only up to round-off" (and not used)
+NEAR_RTOL = 1e-8
 
 
 @dataclass(frozen=True)
@@ -57,17 +63,28 @@ class Rotation:
         return self.n // self.t
 
 
+def _deviation(X: np.ndarray, Y: np.ndarray) -> float:
+    """Largest ``|X - Y|`` relative to the size of its row of Y (a screen over R/C;
+    :func:`_scaled_match` confirms a match exactly)."""
+    if not Y.size:
+        return 0.0
+    scale = np.maximum(np.max(np.abs(Y), axis=1, keepdims=True), 1e-300)
+    with np.errstate(all="ignore"):
+        dev = np.max(np.abs(X - Y) / scale)
+    return float(dev) if np.isfinite(dev) else np.inf
+
+
 def _close(X: np.ndarray, Y: np.ndarray, exact: bool) -> bool:
-    """Row by row: is every row of Y within FLOAT_RTOL of X, relative to that row's size?
-    (a cheap screen over R/C; :func:`_scaled_match` confirms a match exactly)."""
+    """Row by row: is every row of Y within FLOAT_RTOL of X, relative to that row's size?"""
     if exact:
         return bool(np.array_equal(X, Y))
-    scale = np.maximum(np.max(np.abs(Y), axis=1, keepdims=True) if Y.size else 0.0, 1e-300)
-    return bool(np.all(np.abs(X - Y) <= FLOAT_RTOL * scale))
+    return _deviation(X, Y) <= FLOAT_RTOL
 
 
-def _scaled_match(code: GradientCode, D: np.ndarray) -> tuple[bool, bool]:
-    """Is ``D = diag(gamma) B`` for non-zero gamma?  Returns (match, all |gamma| = 1)."""
+def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = None
+                  ) -> tuple[bool, bool]:
+    """Is ``D = diag(gamma) B`` for non-zero gamma?  Returns (match, all |gamma| = 1).
+    Over R/C a near match (within NEAR_RTOL, not exact) appends its deviation to ``near``."""
     B = np.asarray(code.B)
     if not np.array_equal(D != 0, B != 0):
         return False, False
@@ -83,8 +100,10 @@ def _scaled_match(code: GradientCode, D: np.ndarray) -> tuple[bool, bool]:
         ok = _close(ar.mul(gamma[:, None], B.astype(np.int64)), D, True)
         return ok, bool(np.all(gamma == 1))
     gamma = np.where(empty, 1.0, D[rows, j] / np.where(empty, 1.0, B[rows, j]))
-    ok = _close(gamma[:, None] * B, D, False) and all(
-        exactly_proportional(B[i], D[i]) for i in range(B.shape[0]))
+    dev = _deviation(gamma[:, None] * B, D)
+    ok = dev <= FLOAT_RTOL and all(exactly_proportional(B[i], D[i]) for i in range(B.shape[0]))
+    if not ok and dev <= NEAR_RTOL and near is not None:
+        near.append(dev)
     return ok, bool(np.allclose(np.abs(gamma), 1.0, rtol=FLOAT_RTOL, atol=0))
 
 
@@ -125,17 +144,29 @@ def detect_rotation(code: GradientCode) -> Rotation | None:
     """The smallest worker rotation t (t | n, t < n) that is an automorphism up to row
     scaling, with some column shift c; None when there is none (or none was found among the
     first few candidate shifts: a missed symmetry only costs speed)."""
+    return find_rotation(code)[0]
+
+
+def find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
+    """:func:`detect_rotation`, and a note when no rotation is proved but one holds up to
+    round-off (real/complex entries equal to NEAR_RTOL, not exactly): it is not used."""
     n = code.n
     B = np.asarray(code.B)
     p0 = _profile(code, B[0])
+    near: list[float] = []
     for t in (d for d in range(1, n) if n % d == 0):
         rolled = B[(np.arange(n) + t) % n]  # row i holds row i + t
         for c in _shift_candidates(p0, _profile(code, rolled[0])):
             D = rolled[:, _column_shift(code, c)]  # D[i, j] = B[i + t, sigma(j)]
-            ok, unit = _scaled_match(code, D)
+            ok, unit = _scaled_match(code, D, near)
             if ok:
-                return Rotation(n, t, c, unit)
-    return None
+                return Rotation(n, t, c, unit), None
+    note = None
+    if near:
+        note = (f"rotation symmetry only up to round-off (entries differ by up to "
+                f"{min(near):.1e} relative, not exactly): not used, the straggler sets are "
+                "enumerated without it")
+    return None, note
 
 
 def count_candidates(n: int, s: int, t: int) -> int:
@@ -188,6 +219,12 @@ def count_orbits(n: int, s: int, t: int = 1) -> int:
 def row_classes(code: GradientCode) -> list[list[int]]:
     """Classes of proportional non-zero rows (zero rows are singleton classes), ordered by
     their smallest member."""
+    return find_row_classes(code)[0]
+
+
+def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
+    """:func:`row_classes`, and a note naming rows that are proportional to 11 significant
+    digits but not exactly: they are kept in separate classes."""
     B = np.asarray(code.B)
     keys: dict[bytes, list[int]] = {}
     nz = B != 0
@@ -205,6 +242,7 @@ def row_classes(code: GradientCode) -> list[list[int]]:
         key = b"zero%d" % i if not nz[i].any() else normal[i].tobytes()
         keys.setdefault(key, []).append(i)
     classes = list(keys.values())
+    split: list[list[int]] = []
     if not code.field.is_finite:  # split candidates into exactly proportional classes
         exact: list[list[int]] = []
         for members in classes:
@@ -216,8 +254,15 @@ def row_classes(code: GradientCode) -> list[list[int]]:
                 else:
                     home.append(i)
             exact.extend(groups)
+            if len(groups) > 1:
+                split.append(sorted(g[0] for g in groups))
         classes = exact
-    return sorted(classes, key=lambda c: c[0])
+    note = None
+    if split:
+        rows = "; ".join(str(g) for g in split[:3]) + ("; ..." if len(split) > 3 else "")
+        note = (f"rows {rows} proportional only up to round-off (to 11 digits, not exactly): "
+                "not merged into row classes")
+    return sorted(classes, key=lambda c: c[0]), note
 
 
 def _poly_mul(a: list[int], b: list[int], cap: int) -> list[int]:

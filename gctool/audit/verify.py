@@ -30,7 +30,7 @@ from gctool.audit.engine import Progress, check_s
 from gctool.audit.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
 from gctool.audit.parallel import resolve_jobs, run_ordered
 from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource, SweepWorker
-from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, detect_rotation
+from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, find_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_SETS
@@ -111,6 +111,8 @@ class _Run:
     exact: bool
     start: float = field(default_factory=time.perf_counter)
     notes: list[str] = field(default_factory=list)
+    #: symmetry reductions not used because they hold only up to round-off (the report's notes)
+    symmetry_notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.total = comb(self.code.n, self.s)
@@ -131,6 +133,7 @@ class _Run:
         kw.setdefault("exact", True)
         kw.setdefault("verdict", "ok" if ok else "fail")
         kw.setdefault("counterexample", None)
+        kw.setdefault("notes", list(self.symmetry_notes))
         c = self.code
         exact_arith = self.finite or self.exact
         return VerifyReport(
@@ -168,7 +171,10 @@ class _Run:
             from gctool.audit.rational import check_exact_input
 
             check_exact_input(self.code)
-        rot = detect_rotation(self.code) if cheap else None
+        rot = None
+        if cheap:
+            rot, note = find_rotation(self.code)
+            self.symmetry_notes.extend([note] if note else [])
         if cheap and self.s > 0:  # a structural proof first: it needs no O(n^3) reduction
             early = self.certificate(rot)
             if early is not None:

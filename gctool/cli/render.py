@@ -46,6 +46,8 @@ def render_verify(r: VerifyReport) -> None:
         red = r.reduction
         con.print(f"reduction: {red['kind']}, {red['checked']:,} set(s) stand for "
                   f"{red['represents']:,} (x{red['factor']:g})")
+    for note in r.notes:
+        con.print(f"note: {escape(note)}")
     d = r.diagnostics
     if d.max_residual is not None or d.min_failing_error is not None:
         def where(S: list[int] | None) -> str:
