@@ -240,6 +240,44 @@ def test_non_primitive_polynomial_field_is_fast_and_exact() -> None:
     assert verify(code).ok and threshold(code).threshold == 2
 
 
+def test_decoder_over_a_non_primitive_polynomial_field_needs_no_galois_class(monkeypatch
+                                                                           ) -> None:  # type: ignore[no-untyped-def]
+    """attack's decoder over GF(3^2, x^2 + 1) works on gctool's tables: building the galois
+    class (run-time compilation, ~10 s) is never needed, and the answers are galois' own."""
+    from gctool.decode import Decoder
+    from gctool.fields import Field
+
+    from oracles import decodes_gf, threshold_by
+
+    f = parse_field("GF(3^2, x^2 + 1)")
+    rng = np.random.default_rng(3)
+    B = rng.integers(0, 9, (6, 4))
+    B[:, 0] = [1, 3, 0, 4, 0, 8]  # a sparse column: small sets fail
+    code = GradientCode(B, f, 2)
+
+    def refuse(self: Field) -> None:
+        raise AssertionError("the galois class was built")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Field, "galois", refuse)
+        worst = attack(code, 2)
+        t = {m: threshold(code, method=m).threshold for m in ("exhaustive", "bnb", "greedy")}
+        d = Decoder(code).decode([0, 1, 2, 3])
+    GF = f.galois()
+    truth = threshold_by(lambda F: decodes_gf(GF, B, F), 6)
+    assert t == {"exhaustive": truth, "bnb": truth, "greedy": t["greedy"]} and truth is not None
+    assert t["greedy"] is None or t["greedy"] >= truth
+    fails2 = [S for S in itertools.combinations(range(6), 2)
+              if not decodes_gf(GF, B, tuple(i for i in range(6) if i not in S))]
+    assert worst.raw_error == (1.0 if fails2 else 0.0) and worst.exact
+    if fails2:
+        assert tuple(worst.stragglers) in fails2
+    if d.ok:  # the decoding vector really decodes: a^T B_F = 1
+        assert np.array_equal((GF(d.a) @ GF(B[[0, 1, 2, 3]])).view(np.ndarray),
+                              np.ones((1, 4), dtype=np.int64))
+    assert d.ok == decodes_gf(GF, B, (0, 1, 2, 3))
+
+
 def test_a_singular_value_at_the_cut_off_is_undecided(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Rows (1, 0) and (1, delta): above the cut-off band the set decodes, far below it the
     tiny direction does not count (no float64 decoder can use it), and inside the band float64
