@@ -195,6 +195,24 @@ def test_every_method_gives_the_exact_answer(name: str, B: np.ndarray, s: int,
         assert t is None or t <= code.n - rank + 1
 
 
+@pytest.mark.parametrize("name,B,s,field", _corpus(), ids=[c[0] for c in _corpus()])
+def test_elementary_threshold_is_exact_or_a_labelled_bound(name: str, B: np.ndarray, s: int,
+                                                           field: str) -> None:
+    """The elementary method's float64 support tests prove nothing; its "exact" must be the
+    exhaustive exact truth (near-cyclic: float64 rank 5 made the co-rank bound stop at 2 and
+    report "no set fails", exact)."""
+    code = code_of(B, s, field)
+    t = exact_threshold(B)
+    r = threshold(code, method="elementary")
+    assert r.exact and r.threshold == t
+
+
+def test_elementary_bound_when_the_check_budget_is_small() -> None:
+    B = np.asarray(design("frc", 6, 2).B) * 1e-250
+    r = threshold(code_of(B, 2), method="elementary", max_sets=10)
+    assert not r.exact and (r.threshold_lower, r.threshold) == (2, 3) == (2, exact_threshold(B))
+
+
 # -- no internal error from the command line ---------------------------------------------------
 def _gctool(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,

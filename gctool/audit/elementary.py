@@ -10,8 +10,12 @@ checks it with the decoder.
 
 Coordinates: with a basis ``Q`` (n x r) of range(B), ``y = Q c`` and ``phi_u(y) = g_u^H c``.
 Over R/C, Q comes from the SVD used by the optimal oracle and ``g_u = Q^H alpha_u``; rank and
-zero tests use relative tolerances (1e-9).  Over GF(q), Q is a basis of the column space,
-``B = Q R`` and ``g_u`` solves ``R^T g_u = t_u``; everything is exact.
+zero tests use relative tolerances (1e-9), which prove nothing: the witness is checked by the
+decoder, and "no smaller set fails" is checked by the decoder too (its proved float64 verdicts,
+escalated to exact arithmetic) on every smaller straggler set, within ``CONFIRM_SETS`` sets.
+Past that the answer is a bound (``lower <= T <= witness size``), labelled heuristic.  Over
+GF(q), Q is a basis of the column space, ``B = Q R`` and ``g_u`` solves ``R^T g_u = t_u``;
+everything is exact.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from gctool.errors import BudgetExceeded, SearchInterrupted
 
 Progress = Callable[[int, int], None]
 _RTOL = 1e-9
+#: over R/C, smaller straggler sets checked by the decoder to prove a primal result
+CONFIRM_SETS = 200_000
 
 
 def cost(oracle: OptimalOracle) -> int:
@@ -91,7 +97,12 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
         raise SearchInterrupted(f"elementary-vector search interrupted after {done:,} of "
                                 f"{need:,} row sets; no verdict") from None
     if best_y is None:
-        return ThresholdOutcome(None, None, None, True, "elementary", n + 1, done, need)
+        out = ThresholdOutcome(None, None, None, True, "elementary", n + 1, done, need)
+        if not oracle.finite:  # removing every worker fails, so float64 missed something
+            out.exact, out.lower = False, 0
+            out.notes.append("numerical trouble: no elementary vector found in float64; the "
+                             "result is not certified")
+        return out
     S = np.flatnonzero(best_y).tolist()
     err = oracle.error(S)
     out = ThresholdOutcome(best_w, S, err, True, "elementary", best_w, done, need)
@@ -100,7 +111,40 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
         out.exact, out.lower = False, 0
         out.notes.append("numerical trouble: the elementary witness decodes under the decoder's "
                          "tolerance; the result is not certified")
+    elif not oracle.finite:
+        _confirm(oracle, out, min(max_sets, CONFIRM_SETS))
     return out
+
+
+def _confirm(oracle: OptimalOracle, out: ThresholdOutcome, budget: int) -> None:
+    """Over R/C: prove "no smaller set fails" with the decoder on every straggler set smaller
+    than the witness, smallest first, within ``budget`` sets; else label the result a bound."""
+    n, w = oracle.n, int(out.threshold or 0)
+    checked = 0
+    for t in range(1, w):
+        if checked + comb(n, t) > budget:
+            out.exact, out.lower = False, t
+            out.notes.append(
+                f"float64 support tests (relative {_RTOL:g}) are not a proof and the "
+                f"{sum(comb(n, u) for u in range(1, w)):,} smaller straggler sets exceed the "
+                f"check budget of {budget:,}: {t} <= threshold <= {w} (every set of fewer than "
+                f"{t} stragglers decodes, checked by the decoder)")
+            out.checked += checked
+            return
+        for S in straggler_chunks(n, t, 20_000):
+            err = oracle.errors(S)
+            bad = np.flatnonzero(oracle.fails(err))
+            if bad.size:  # a smaller elementary vector that the float64 tests missed
+                i = int(bad[0])
+                out.threshold, out.stragglers, out.error = t, S[i].tolist(), float(err[i])
+                out.lower, out.checked = t, out.checked + checked + i + 1
+                out.notes.append(f"the decoder found a failing set of {t} stragglers that the "
+                                 "float64 support tests missed")
+                return
+            checked += S.shape[0]
+    out.lower, out.checked = w, out.checked + checked
+    out.notes.append(f"no smaller set fails: all {checked:,} straggler sets of fewer than {w} "
+                     "checked by the decoder")
 
 
 def _basis(oracle: OptimalOracle) -> tuple[Any, Any]:
@@ -190,13 +234,24 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
     ``sigma_min(A) >= sqrt(det(A A^H))``: a set whose Gram determinant clears the oracle's
     ``sig_kept`` margin provably decodes; the others get the exact smallest eigenvalue of the
     Gram matrix, and the few still below the margin go to the oracle (and its SVD decoder).
-    By the Singleton-type bound T_0 <= d + 1, so at size d + 1 the scan stops at the
-    first failing set.
+    By the Singleton-type bound T_0 <= d + 1 the scan stops at size d + 1 for an exact rank;
+    under the tolerance rule (a singular value above the rank cut-off may still be too small to
+    decode) it goes on with larger sets, checked by the decoder, within ``CONFIRM_SETS``
+    further sets; past that the answer is a bound, labelled heuristic.
     """
     n, d = oracle.n, oracle.n - oracle.rank
-    done = 0
+    done, beyond = 0, 0
     try:
-        for t in range(1, d + 2):
+        for t in range(1, n + 1):
+            if t > d + 1:
+                if beyond + comb(n, t) > CONFIRM_SETS:
+                    out = ThresholdOutcome(None, None, None, False, "elementary", t, done, need)
+                    out.notes.append(
+                        f"dual elementary vectors: no failing set of up to {t - 1} stragglers "
+                        f"(beyond the co-rank bound {d + 1}, which float64 ranks do not prove); "
+                        "larger sets exceed the check budget: threshold >= " + str(t))
+                    return out
+                beyond += comb(n, t)
             for S in straggler_chunks(n, t, 50_000):
                 if t <= d:
                     S = _screen(oracle, S)
@@ -215,7 +270,10 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
                     progress(min(done, need), need)
     except KeyboardInterrupt:
         raise SearchInterrupted("elementary-vector search interrupted; no verdict") from None
-    return ThresholdOutcome(None, None, None, True, "elementary", n + 1, done, need)
+    out = ThresholdOutcome(None, None, None, False, "elementary", 0, done, need)
+    out.notes.append("numerical trouble: even with every worker straggling the decoder does not "
+                     "fail; the result is not certified")
+    return out
 
 
 def _screen(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
