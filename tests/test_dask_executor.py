@@ -144,6 +144,30 @@ def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
         assert dsk.threshold == 3 and dsk.stragglers == [5, 7, 9]
 
 
+def test_adversarial_corpus_identical_on_dask(cluster: Any) -> None:
+    """Badly scaled, near-cyclic and complex codes of the adversarial corpus: verify, the worst
+    case and the threshold on a Dask cluster are those of the local engines (and the truth)."""
+    from test_adversarial_corpus import _corpus, code_of, exact_ok, exact_threshold
+
+    picked = {"tandon-scaled", "near-cyclic", "complex-scaled"}
+    used: list[int] = []
+    for name, B, s, field in (c for c in _corpus() if c[0] in picked):
+        code = code_of(B, s, field)
+        kw: dict[str, Any] = dict(method="exhaustive")
+        runs = [(verify, (code,), kw), (attack, (code, s), kw),
+                (threshold, (code,), dict(kw, max_sets=10_000))]
+        for fn, args, opts in runs:
+            local = fn(*args, jobs=1, **opts)
+            dsk, runner = run_dask(cluster, fn, *args, jobs=1, **opts)
+            assert same(local) == same(dsk), (name, fn.__name__)
+            used.append(runner.stats.get("tasks", 0))
+            if fn is verify:
+                assert dsk.ok == exact_ok(B, s), name
+            elif fn is threshold:
+                assert dsk.threshold == exact_threshold(B) and dsk.exact, name
+    assert sum(used) >= 9 and max(used) >= 2  # the cluster really ran the enumerations
+
+
 def test_checkpoint_resume_after_interrupt(cluster: Any, tmp_path: Any) -> None:
     code = ok_code()
     ref = verify(code, method="exhaustive", jobs=1)
