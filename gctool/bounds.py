@@ -106,6 +106,14 @@ def bounds(
 def _rank(code: GradientCode) -> int:
     import numpy as np
 
+    from gctool.limits import check_work, solve_cost
+
+    n, K = code.B.shape
+    check_work(f"bound (n={n}, k*m={K}, {code.field}): the rank of B",
+               solve_cost(n, K, code.field.is_finite),
+               f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
+               "or raise GCTOOL_MAX_WORK")
+
     if code.field.is_finite:
         return int(np.linalg.matrix_rank(code.field.to_galois(np.asarray(code.B))))
     from gctool.numerics import matrix_rank  # the rank verify and attack use

@@ -111,6 +111,12 @@ def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool
             f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
             f"{MAX_TABLE_ENTRIES:,} entries for JSON output (use .npz, which is streamed)"
         )
+    from gctool.limits import check_work, solve_cost
+
+    check_work(f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, one "
+               f"{code.n - s} x {code.B.shape[1]} system each, {code.field})",
+               P * solve_cost(code.n - s, code.B.shape[1], code.field.is_finite),
+               "export the decoders of a smaller code, or raise GCTOOL_MAX_WORK")
     return P
 
 

@@ -48,6 +48,17 @@ DEFAULT_MAX_PATTERNS = 100_000
 #: is built in memory (JSON output); NPZ output is streamed and limited by --max-patterns only
 MAX_TABLE_ENTRIES = 16_777_216
 
+#: default work budget: estimated operations a command may start, counted as multiply-adds of
+#: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 20 s at
+#: ``WORK_RATE``.  The environment variable ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12).
+DEFAULT_MAX_WORK = 20_000_000_000
+#: the documented rate that turns a work estimate into seconds (one core, LAPACK, float64)
+WORK_RATE = 1_000_000_000
+#: one GF(q) multiply-add (int64 numpy / galois kernels) counted in float64 multiply-adds
+GF_OP_COST = 10
+#: one interpreted Python step (an iteration of a construction's loop) in multiply-adds
+PY_STEP_COST = 10_000
+
 #: the table documented in the README: (name, value, what it limits)
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("MAX_FILE_BYTES", MAX_FILE_BYTES, "input file size (256 MiB)"),
@@ -61,4 +72,43 @@ DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("DEFAULT_MAX_SETS", DEFAULT_MAX_SETS, "default --max-sets"),
     ("DEFAULT_MAX_PATTERNS", DEFAULT_MAX_PATTERNS, "default --max-patterns"),
     ("MAX_TABLE_ENTRIES", MAX_TABLE_ENTRIES, "entries of export's decoding table"),
+    ("DEFAULT_MAX_WORK", DEFAULT_MAX_WORK, "estimated work a command may start"),
 )
+
+
+def max_work() -> float:
+    """The work budget: ``GCTOOL_MAX_WORK`` from the environment, else ``DEFAULT_MAX_WORK``."""
+    import os
+
+    raw = os.environ.get("GCTOOL_MAX_WORK")
+    if raw is None or raw.strip() == "":
+        return float(DEFAULT_MAX_WORK)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        from gctool.errors import InvalidInput
+
+        raise InvalidInput(f"GCTOOL_MAX_WORK must be a positive finite number, got {raw[:40]!r}")
+    return value
+
+
+def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
+    """Work of one dense factorisation (SVD, QR, elimination) of a rows x cols matrix."""
+    return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
+
+
+def check_work(what: str, work: float, remedy: str) -> None:
+    """Refuse, before it starts, a computation whose estimated ``work`` is above the budget.
+
+    ``what`` names the computation and its size; ``remedy`` says what would fit.  One line,
+    with the numbers (BudgetExceeded: exit 2)."""
+    budget = max_work()
+    if work > budget:
+        from gctool.errors import BudgetExceeded
+
+        raise BudgetExceeded(
+            f"{what} needs about {work:.2g} operations (~{work / WORK_RATE:,.0f} s at "
+            f"{WORK_RATE:.0g}/s), above the work budget of {budget:.2g} (GCTOOL_MAX_WORK); "
+            f"{remedy}")

@@ -371,3 +371,137 @@ def test_a_device_as_option_file_under_a_memory_limit(option_files: dict[str, st
     r = _gctool("design", "hetero", "--p-file", option_files["zero.json"], preexec=_limit_memory)
     assert r.returncode == 2, r.stderr
     assert r.stderr.decode().count("\n") == 1 and b"256 MiB" in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# the work budget: estimated before the work starts (a tiny GCTOOL_MAX_WORK on small inputs)
+# ---------------------------------------------------------------------------------------------
+def _forbid(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the expensive step ran before the work budget was checked")
+
+
+@pytest.fixture
+def tiny_work(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "1000")
+    return monkeypatch
+
+
+def _design_file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
+    path = tmp_path / name
+    path.write_bytes(code_bytes(design(scheme, **kw), path))
+    return str(path)
+
+
+def test_verify_and_bound_refuse_the_reduction_before_it_starts(
+        tiny_work: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import numpy as np
+
+    from gctool.audit import nullspace
+
+    rs = _design_file(tmp_path, "rs.json", "rs", n=11, s=3, field="GF(13)")
+    tiny_work.setattr(nullspace, "reduce_gf", _forbid)
+    tiny_work.setattr(np.linalg, "matrix_rank", _forbid)
+    line = refused(run("verify", rs), "verify (n=11", "reducing B", "GCTOOL_MAX_WORK")
+    assert "1.3e+04 operations" in line  # 11 * 11 * 11 at 10 per GF(q) operation
+    refused(run("bound", rs), "the rank of B", "bound -n 11 -k 11 -s 3")
+
+
+def test_export_attack_and_designs_refuse_before_the_work(
+        tiny_work: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib
+
+    import numpy as np
+
+    from gctool.audit import exhaustive
+
+    attack_mod = importlib.import_module("gctool.audit.attack")
+
+    real = _design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    out = tmp_path / "dec.npz"
+    refused(run("export", real, "--decoders", "-s", "1", "-o", str(out)),
+            "the decoding table for n = 10, s = 1 (10 patterns")
+    assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+    tiny_work.setattr(attack_mod, "make_oracle", _forbid)
+    refused(run("attack", real, "--curve"), "attack --curve (n=10", "10 straggler sets")
+    tiny_work.setattr(exhaustive, "evaluate_stream", _forbid)
+    tiny_work.setattr(attack_mod, "make_oracle", exhaustive.make_oracle)
+    refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
+            "exhaustive attack (n=10", "s=2")
+    tiny_work.setattr(np.linalg, "solve", _forbid)
+    refused(run("design", "cyclic", "-n", "16", "-s", "5"), "16 solves of 5 x 5",
+            "cyclic-mds")
+    refused(run("design", "soft-bibd", "-n", "12", "-d", "3", "--seed", "1"),
+            "soft-bibd (n=12", "--sweeps")
+
+
+def test_the_work_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    from gctool import limits
+
+    assert limits.max_work() == limits.DEFAULT_MAX_WORK or "GCTOOL_MAX_WORK" in os.environ
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "1e30")
+    assert limits.max_work() == 1e30
+    limits.check_work("x", 1e29, "")  # within the budget: no refusal
+    for bad in ("nan", "inf", "-1", "0", "abc"):
+        monkeypatch.setenv("GCTOOL_MAX_WORK", bad)
+        refused(run("design", "cyclic", "-n", "6", "-s", "1"), "GCTOOL_MAX_WORK must be")
+
+
+def test_disjoint_row_classes_certify_before_any_cubic_work(
+        tiny_work: pytest.MonkeyPatch) -> None:
+    from gctool.audit import nullspace, verify
+
+    tiny_work.setattr(nullspace, "reduce_float", _forbid)
+    tiny_work.setattr(nullspace, "reduce_gf", _forbid)
+    for field in ("real", "GF(7)"):
+        code = design("frc", n=12, s=2, field=field)
+        report = verify(code, 2)  # groups of 3 > s = 2: proven without the reduction
+        assert report.ok and report.method == "certificate:classes", report.reason
+    with pytest.raises(Exception, match="GCTOOL_MAX_WORK"):
+        verify(design("frc", n=12, s=2), 3)  # s = group size: no certificate, over budget
+
+
+def test_class_certificate_agrees_with_brute_force() -> None:
+    """Random block codes (rows proportional to the targets or not, zero rows): whenever the
+    certificate applies, every s-set decodes in exact rational arithmetic; and when every
+    block is a multiple of the targets, it applies exactly below the smallest class."""
+    from itertools import combinations
+
+    import numpy as np
+
+    from gctool.audit.certificates import class_certificate
+    from gctool.fields import REAL
+    from gctool.model import GradientCode
+
+    from oracles import decodes_rational
+
+    applied = failing = 0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        K, groups = 6, int(rng.integers(2, 4))
+        cuts = sorted(rng.choice(np.arange(1, K), size=groups - 1, replace=False).tolist())
+        rows, plain, sizes = [], True, []
+        for cols in np.split(np.arange(K), cuts):
+            base = np.zeros(K)
+            if rng.random() < 0.8:
+                base[cols] = 1.0
+            else:
+                base[cols] = rng.choice([1.0, 2.0], size=len(cols))
+                plain = plain and len(set(base[cols].tolist())) == 1
+            sizes.append(int(rng.integers(1, 4)))
+            rows += [base * rng.choice([1.0, -2.0, 0.5]) for _ in range(sizes[-1])]
+        if rng.random() < 0.3:
+            rows.append(np.zeros(K))
+        B = np.array(rows)[rng.permutation(len(rows))]
+        n = B.shape[0]
+        for s in range(1, n):
+            statement = class_certificate(GradientCode(B, REAL, s), s)
+            truth = all(decodes_rational(B, tuple(i for i in range(n) if i not in S))
+                        for S in combinations(range(n), s))
+            if statement is not None:
+                assert truth, (B, s, statement)
+                applied += 1
+            failing += not truth
+            if plain:
+                assert (statement is not None) == (s < min(sizes)), (B, s)
+    assert applied >= 5 and failing >= 5  # both verdicts were exercised

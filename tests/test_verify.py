@@ -257,7 +257,7 @@ def test_s_zero_and_full_set_failure(crc3: GradientCode) -> None:
     assert not r.ok and r.method == "full-set" and r.counterexample == [0]
 
 
-def test_bad_arguments(frc6: GradientCode) -> None:
+def test_bad_arguments(frc6: GradientCode, crc3: GradientCode) -> None:
     with pytest.raises(InvalidInput):
         verify(frc6, 2, method="magic")
     with pytest.raises(InvalidInput):
@@ -265,7 +265,9 @@ def test_bad_arguments(frc6: GradientCode) -> None:
     with pytest.raises(InvalidInput):
         verify(frc6, 2, sample=0)
     with pytest.raises(InvalidInput, match="certificate"):
-        verify(frc6, 2, method="structural")
+        verify(crc3, 1, method="structural")
+    # FRC groups of 3 > s = 2 with disjoint supports: the row-class certificate applies
+    assert verify(frc6, 2, method="structural").method == "certificate:classes"
 
 
 @pytest.mark.parametrize("field", ["real", "GF(7)"])
@@ -300,7 +302,7 @@ def test_sample_of_a_space_too_large_to_rank() -> None:
     code = GradientCode(B, parse_field("real"), 49)
     r = verify(code, sample=40, seed=2)  # C(100, 49) ~ 1e29 > 2^62: independent draws
     assert r.verdict == "inconclusive" and r.checked == 40
-    assert verify(code).ok and verify(code).method == "row-classes"
+    assert verify(code).ok and verify(code).method == "certificate:classes"  # groups > s
 
 
 def test_complex_rotation_with_unimodular_scaling() -> None:

@@ -311,6 +311,8 @@ def curve(
     opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry)
     opts.check()
     start = time.perf_counter()
+    if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
+        exhaustive.check_set_work(code, 1, code.n, "attack --curve")
     oracle = make_oracle(code, decoder, weights, tol)
     points, prev, checked = [], None, 0
     for s in range(top + 1):

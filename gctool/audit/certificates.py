@@ -211,3 +211,61 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
             f"primitive {n}-th root of unity in GF({q}^{e})), so by the BCH bound the row space "
             f"has minimum distance >= {run + 1} > s = {s}; g(1) != 0 puts 1 in it, and a "
             "failing set would carry a non-zero codeword inside the stragglers (reference §0.3)")
+
+
+def class_certificate(code: GradientCode, s: int) -> str | None:
+    """Disjoint row classes (FRC groups and any block-diagonal code): a proof, or None.
+
+    If the classes of proportional non-zero rows have pairwise disjoint supports, every
+    target is a combination of one row per class exactly when its restriction to each class
+    support is a multiple of that class's row (and it vanishes off every support).  A set of
+    s stragglers then decodes whenever it leaves a member of each class the targets need, which
+    holds for every such set when s is below the smallest of those classes.  Costs O(n K)."""
+    from gctool.audit.symmetry import row_classes
+
+    B = np.asarray(code.B)
+    nz = B != 0
+    classes = [c for c in row_classes(code) if nz[c[0]].any()]
+    if not classes or s < 1:
+        return None
+    reps = nz[[c[0] for c in classes]]
+    if int(reps.sum(axis=0).max()) > 1:
+        return None  # supports overlap
+    T = code.targets()
+    if np.any(T[:, ~reps.any(axis=0)] != 0):
+        return None  # a target needs a column no row holds
+    needed = []
+    for g, members in enumerate(classes):
+        cols = np.flatnonzero(reps[g])
+        row = B[members[0], cols]
+        uses = False
+        for t in T[:, cols]:
+            if not np.any(t != 0):
+                continue
+            if not _proportional(code, row, t):
+                return None
+            uses = True
+        if uses:
+            needed.append(len(members))
+    if not needed or s >= min(needed):
+        return None
+    return (f"the non-zero rows form {len(classes):,} classes of proportional rows with disjoint "
+            f"supports, every target is a combination of one row per class, and each of the "
+            f"{len(needed):,} classes it needs has at least {min(needed)} > s = {s} members, so "
+            "every set of s stragglers leaves a decoding row in each")
+
+
+def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray) -> bool:
+    """Is ``t = c row`` exactly (c non-zero) over the code's field?"""
+    if not np.array_equal(row != 0, t != 0):
+        return False
+    if code.field.is_finite:
+        from gctool.audit.gfarith import GFArith
+
+        ar = GFArith(code.field)
+        row, t = row.astype(np.int64), t.astype(np.int64)
+        c = ar.mul(t[:1], ar.inv(row[:1]))
+        return bool(np.array_equal(ar.mul(row, c), t))
+    from gctool.numerics import exactly_proportional
+
+    return exactly_proportional(row, t)

@@ -33,6 +33,7 @@ from gctool.audit.symmetry import (
     detect_rotation,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.model import GradientCode
 from gctool.numerics import beats, first_max
 
 Progress = Callable[[int, int], None]
@@ -136,6 +137,25 @@ def resolve_jobs(jobs: int, need: int | None = None) -> int:
     return max(1, os.cpu_count() or 1) if jobs == 0 else max(1, jobs)
 
 
+def set_work(code: GradientCode, s: int, sets: int) -> int:
+    """Estimated work of evaluating ``sets`` straggler sets of size s (one least-squares or
+    elimination over the n - s survivors each; see :func:`gctool.limits.solve_cost`)."""
+    from gctool.limits import solve_cost
+
+    return sets * solve_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
+
+
+def check_set_work(code: GradientCode, s: int, sets: int, what: str) -> None:
+    """Refuse (before any set is evaluated) when ``sets`` sets of size s exceed the work
+    budget."""
+    from gctool.limits import check_work
+
+    check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
+               f"one {code.n - s} x {code.B.shape[1]} system each", set_work(code, s, sets),
+               "attack a smaller code or a finite-field version of it, or raise "
+               "GCTOOL_MAX_WORK")
+
+
 # -- worst case -----------------------------------------------------------------------------------
 def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs: int = 1,
           progress: Progress | None = None) -> WorstOutcome:
@@ -147,6 +167,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         raise BudgetExceeded(
             f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
+    check_set_work(oracle.code, s, need, "exhaustive attack")
     size = oracle.chunk_size(s)
     best_err, best_set, checked = -np.inf, None, 0
     # -- rank-range tasks on a Dask cluster (gctool.audit.distributed.use_runner) ----

@@ -175,10 +175,12 @@ class _Run:
         if cheap:
             rot, note = find_rotation(self.code)
             self.symmetry_notes.extend([note] if note else [])
-        if cheap and self.s > 0:  # a structural proof first: it needs no O(n^3) reduction
+        if cheap and self.s > 0 and self.sample is None:  # a structural proof first: it
+            # needs no O(n^3) reduction (a requested sample is a sample: never "ok")
             early = self.certificate(rot)
             if early is not None:
                 return early
+        self.check_work()
         early = self.first_checks(cheap)
         if early is not None:
             return early
@@ -229,13 +231,28 @@ class _Run:
         return None
 
     def certificate(self, rot: Rotation | None) -> VerifyReport | None:
-        """The BCH certificate (a proof that also shows that all n workers decode), tried
-        before anything that costs O(n^3): a 4095-worker cyclic-MDS code answers at once."""
-        statement = None if self.exact else cert.bch_certificate(self.code, self.s, rot)
+        """Structural certificates (proofs that also show that all n workers decode), tried
+        before anything that costs O(n^3): the BCH bound (a 4095-worker cyclic-MDS code answers
+        at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
+        name, statement = "bch", None if self.exact else cert.bch_certificate(
+            self.code, self.s, rot)
+        if statement is None:
+            name, statement = "classes", cert.class_certificate(self.code, self.s)
         if statement is None:
             return None
-        return self.report(True, "certificate:bch", f"structural certificate: {statement}",
+        return self.report(True, f"certificate:{name}", f"structural certificate: {statement}",
                            certificate=statement, represented=self.total, kernel="none")
+
+    def check_work(self) -> None:
+        """Refuse, before it starts, a reduction of B (one O(n K min(n, K)) factorisation,
+        which every method but a certificate needs) above the work budget."""
+        from gctool.limits import check_work, solve_cost
+
+        n, K = self.code.B.shape
+        check_work(f"verify (n={n}, k*m={K}, {self.code.field}): reducing B",
+                   solve_cost(n, K, self.finite or self.exact),
+                   "no structural certificate (BCH bound, disjoint row classes) applies; "
+                   "verify a smaller code, or raise GCTOOL_MAX_WORK")
 
     def reduction(self) -> ns.Reduction:
         """W and the left null space N, computed once."""

@@ -119,8 +119,13 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
         raise DesignError(f"s = {s} must be smaller than n = {n}")
     if not 0 <= sweeps <= 10_000:
         raise DesignError(f"--sweeps must be between 0 and 10000, got {sweeps}")
-    B0 = biregular_support(n, k, d, rng)
     nnz = n * d
+    from gctool.limits import PY_STEP_COST, check_work
+
+    check_work(f"soft-bibd (n={n}, k={k}, d={d}, --sweeps {sweeps}): {(10 + sweeps) * nnz:,} "
+               f"support swaps of O(n) each", (10 + sweeps) * nnz * (PY_STEP_COST + 4 * n),
+               "use fewer --sweeps or a smaller n or d, or raise GCTOOL_MAX_WORK")
+    B0 = biregular_support(n, k, d, rng)
     B1 = balance(B0, rng, 10 * nnz, 0)
     B = balance(B1, rng, 0, sweeps * nnz)
     G = B @ B.T
