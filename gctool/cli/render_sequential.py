@@ -10,6 +10,12 @@ from typing import Any
 from rich.markup import escape
 
 from gctool.cli.options import fmt, stdout_console
+from gctool.errors import printable
+
+
+def _safe(value: Any) -> str:
+    """A value that may come from a file, safe for the terminal and for rich markup."""
+    return escape(printable(value))
 
 
 def _verdict(ok: bool, good: str, bad: str) -> str:
@@ -27,7 +33,7 @@ def _sgc_verify(r: Any) -> None:
     model = f"(B={r.burst}, W={r.window}, lambda={r.lam})"
     con.print(_verdict(r.ok, f"OK: every job meets its deadline under {model}",
                        f"FAIL: a job misses its deadline under {model}")
-              + f"  ({r.scheme}, n={r.n}, delay T={r.delay}, load {r.load:.4g})")
+              + f"  ({_safe(r.scheme)}, n={r.n}, delay T={r.delay}, load {r.load:.4g})")
     con.print(escape(r.reason))
     if r.counterexample is not None:
         con.print("straggler pattern (round: workers): " + ", ".join(
@@ -66,18 +72,18 @@ def _bound(r: Any) -> None:
 
     title = {"sgc": "sequential GC vs plain GC", "tree": "CodedReduce communication",
              "bcc": "expected workers to wait for"}[r.kind]
-    con.print(f"[bold]{title}[/] (n={r.n}, " + ", ".join(f"{k}={v}" for k, v in r.params.items())
-              + ")")
+    con.print(f"[bold]{title}[/] (n={r.n}, "
+              + ", ".join(f"{_safe(k)}={_safe(v)}" for k, v in r.params.items()) + ")")
     keys = [k for k in r.rows[0] if k != "note"]
     table = Table(show_edge=False, pad_edge=False)
     for k in keys:
         table.add_column(escape(_HEADERS.get(k, k)))
     for row in r.rows:
-        table.add_row(*[escape(_cell(row.get(k))) for k in keys])
+        table.add_row(*[_safe(_cell(row.get(k))) for k in keys])
     con.print(table)
     for row in r.rows:
         if row.get("note"):
-            con.print(f"  {escape(str(row['scheme']))}: {escape(row['note'])}")
+            con.print(f"  {_safe(row['scheme'])}: {escape(row['note'])}")
     for line in r.statements:
         con.print(f"  [dim]{escape(line)}[/]")
     for f in r.findings:
