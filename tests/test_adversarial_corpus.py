@@ -127,6 +127,11 @@ def test_unproved_symmetry_is_reported_not_used(tmp_path) -> None:  # type: igno
     assert len(first.notes) == 1
     assert first.notes[0].startswith("rotation symmetry only up to round-off")
     assert "not used" in first.notes[0]
+    for report in (attack(code_of(near, 2), 2), threshold(code_of(near, 2))):
+        assert report.exact and first.notes[0] in report.notes
+        assert not any(n.startswith("rotation symmetry (i -> i") for n in report.notes)
+    assert any(n.startswith("rotation symmetry (i -> i + 1)")
+               for n in attack(code_of(cyclic, 2), 2).notes)
     rows = np.array([[1, 1, 0, 0], [1, 1 + 2**-40, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1.0]])
     r = verify(code_of(rows, 1))
     assert r.reduction is not None and r.reduction["class_sizes"] == [1, 1, 2]

@@ -31,6 +31,7 @@ from gctool.audit.symmetry import (
     count_candidates,
     count_orbits,
     detect_rotation,
+    find_rotation,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.model import GradientCode
@@ -59,6 +60,14 @@ def rotation_for(oracle: Oracle) -> Rotation | None:
     user = getattr(oracle, "user", None)
     same_w = user is None or np.array_equal(np.roll(user, -rot.t, axis=1), user)
     return rot if same_w and np.array_equal(D, B) else None
+
+
+def rotation_note(oracle: Oracle) -> str | None:
+    """When no rotation is used because one holds only up to round-off: the note saying so
+    (:func:`gctool.audit.symmetry.find_rotation`)."""
+    if oracle.kind == "natural" or oracle.code.field.is_finite:
+        return None
+    return find_rotation(oracle.code)[1]
 
 
 def _sets(n: int, s: int, size: int, rot: Rotation | None) -> Iterator[np.ndarray]:
@@ -196,6 +205,8 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
     if rot is not None:
         out.notes.append(f"rotation symmetry (i -> i + {rot.t}): evaluated one set per orbit "
                          f"({checked:,} of {comb(n, s):,})")
+    elif symmetry and s > 0:
+        out.notes.extend(note for note in [rotation_note(oracle)] if note)
     return out
 
 
@@ -241,7 +252,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 if found is not None:
                     out = ThresholdOutcome(t, found, found_err, True, "exhaustive", t, checked,
                                            grand)
-                    _note_reps(out, rot)
+                    _note_reps(out, rot, oracle, symmetry)
                     return out
                 if progress is not None:
                     progress(checked, grand)
@@ -256,7 +267,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                     checked += i + 1
                     out = ThresholdOutcome(t, S[i].tolist(), float(err[i]), True, "exhaustive",
                                            t, checked, grand)
-                    _note_reps(out, rot)
+                    _note_reps(out, rot, oracle, symmetry)
                     return out
                 checked += S.shape[0]
                 if progress is not None:
@@ -264,9 +275,14 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after checking {checked:,} straggler sets; "
                                 "no verdict") from None
-    return ThresholdOutcome(None, None, None, True, "exhaustive", n + 1, checked, grand)
+    out = ThresholdOutcome(None, None, None, True, "exhaustive", n + 1, checked, grand)
+    _note_reps(out, rot, oracle, symmetry)
+    return out
 
 
-def _note_reps(out: ThresholdOutcome, rot: Rotation | None) -> None:
+def _note_reps(out: ThresholdOutcome, rot: Rotation | None, oracle: Oracle, symmetry: bool
+               ) -> None:
     if rot is not None:
         out.notes.append(f"rotation symmetry (i -> i + {rot.t}): one set per orbit evaluated")
+    elif symmetry:
+        out.notes.extend(note for note in [rotation_note(oracle)] if note)
