@@ -231,8 +231,7 @@ def test_interrupt_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch)
     def interrupt(self: object, F: object, with_vectors: bool = False) -> None:
         raise KeyboardInterrupt
 
-    # design checks itself; a cyclic code has no certificate over R, so verify decodes
-    code = run(runner, "design", "cyclic", "-n", "4", "-s", "1", "--seed", "1").stdout
+    code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout  # design checks itself
     monkeypatch.setattr(gctool.decode.Decoder, "evaluate", interrupt)
     r = run(runner, "verify", "-", input=code)
     assert r.exit_code == ExitCode.INTERRUPTED

@@ -302,7 +302,7 @@ def test_sample_of_a_space_too_large_to_rank() -> None:
     code = GradientCode(B, parse_field("real"), 49)
     r = verify(code, sample=40, seed=2)  # C(100, 49) ~ 1e29 > 2^62: independent draws
     assert r.verdict == "inconclusive" and r.checked == 40
-    assert verify(code).ok and verify(code).method == "certificate:classes"  # groups > s
+    assert verify(code).ok and verify(code).method == "row-classes"
 
 
 def test_complex_rotation_with_unimodular_scaling() -> None:

@@ -33,7 +33,7 @@ from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, find_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import DEFAULT_MAX_SETS, check_work, max_work, solve_cost
 from gctool.model import GradientCode
 from gctool.reports import Diagnostics, VerifyReport
 
@@ -236,21 +236,28 @@ class _Run:
         at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
         name, statement = "bch", None if self.exact else cert.bch_certificate(
             self.code, self.s, rot)
-        if statement is None:
+        if statement is None and (not self.numeric or self.method == "structural"
+                                  or self.reduction_work() > max_work()):
+            # over R/C the enumeration also reports the decoding systems' condition numbers
+            # (gates need them): the class certificate stands in for it only when the
+            # reduction is over the work budget, or when a certificate is asked for
             name, statement = "classes", cert.class_certificate(self.code, self.s)
         if statement is None:
             return None
         return self.report(True, f"certificate:{name}", f"structural certificate: {statement}",
                            certificate=statement, represented=self.total, kernel="none")
 
-    def check_work(self) -> None:
-        """Refuse, before it starts, a reduction of B (one O(n K min(n, K)) factorisation,
-        which every method but a certificate needs) above the work budget."""
-        from gctool.limits import check_work, solve_cost
+    def reduction_work(self) -> int:
+        """Estimated work of the reduction of B (one O(n K min(n, K)) factorisation)."""
+        n, K = self.code.B.shape
+        return solve_cost(n, K, self.finite or self.exact)
 
+    def check_work(self) -> None:
+        """Refuse, before it starts, a reduction of B (which every method but a certificate
+        needs) above the work budget."""
         n, K = self.code.B.shape
         check_work(f"verify (n={n}, k*m={K}, {self.code.field}): reducing B",
-                   solve_cost(n, K, self.finite or self.exact),
+                   self.reduction_work(),
                    "no structural certificate (BCH bound, disjoint row classes) applies; "
                    "verify a smaller code, or raise GCTOOL_MAX_WORK")
 
