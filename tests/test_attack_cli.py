@@ -60,6 +60,9 @@ def test_threshold_require_is_a_ci_gate(runner: CliRunner, frc: str) -> None:
     milp = json.loads(_run(runner, "attack", frc, "--threshold", "--method", "milp",
                            "--json").stdout)
     assert milp["threshold"] == 3 and milp["resolution"] == pytest.approx(1e-4)
+    assert milp["exact"] is False and milp["threshold_lower"] == 1  # a resolution is no proof
+    text = _run(runner, "attack", frc, "--threshold", "--method", "milp").stdout
+    assert "tolerates at most 2 stragglers (proved: at least 0)" in text
 
 
 def test_curve_table_and_chart(runner: CliRunner, frc: str) -> None:

@@ -18,10 +18,11 @@ epsilon > 0, ``eps' = epsilon``.  For the exact threshold (epsilon = 0) the reso
 reference (a real CRC(7,3): delta = 1e-6 gave the false threshold 3, true 4) comes from huge big-Ms.
 gctool's default is delta = 1e-4 and, to defuse the pitfall, every MILP witness is checked by
 the decoder; a witness that decodes is cut off (``sum_{i not in S} z_i >= 1``, valid since every
-subset of a decodable set decodes) and the MILP is solved again.  The result is exact *at
+subset of a decodable set decodes) and the MILP is solved again.  The result holds *at
 resolution delta*: no straggler set smaller than the threshold has error >= delta (HiGHS
-optimality), and the witness verifiably fails; sets with error in (tol*k, delta) count as
-decodable.  This is reported as ``resolution``.
+optimality), and the witness verifiably fails; but a smaller set with error in (tol*k, delta)
+is invisible to it, so an epsilon = 0 MILP threshold is a heuristic upper bound (proved lower
+bound 1) unless it is 1.  The resolution is reported as ``resolution``.
 
 **Worst case (reference §7.4).**  ``err_s = err([n]) + max 2 Re(alpha^H y) - ||v||^2`` over y
 supported on at most s workers (big-M with R = ||t|| is safe, the maximiser has ``||v|| <= ||t||``).
@@ -171,6 +172,11 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
                                           or res.threshold < best.threshold):
             best = res
     out = best or ThresholdOutcome(None, None, None, True, "milp", lower, 0, 0)
+    if epsilon == 0 and eps_eff > oracle.limit:
+        # The MILP looked for errors >= the resolution, not > tol*k: a smaller set whose error
+        # lies in between is invisible to it, so its bound proves nothing about T_0.  Only
+        # T_0 >= 1 (all n workers decode) is proved; the witness is still checked.
+        lower = 1
     out.lower = min(lower, out.threshold if out.threshold is not None else oracle.n + 1)
     out.exact = out.threshold is None and lower > oracle.n or out.lower == out.threshold
     out.resolution = None if epsilon > 0 else eps_eff

@@ -105,7 +105,7 @@ def _attack_summary(r: AttackReport) -> str:
             text = (f"threshold: none above epsilon {r.epsilon:g}" if r.exact
                     else f"threshold >= {r.threshold_lower} (no witness)")
         else:
-            text = f"threshold {r.threshold}, tolerates up to {r.threshold - 1} stragglers"
+            text = f"threshold {r.threshold}, {_tolerates(r)}"
         if r.require is not None:
             text += f"; {_require_label(r)}: {r.require_status}"
         return f"{text} ({how})"
@@ -152,6 +152,15 @@ def render_attack(r: AttackReport) -> None:
         con.print(line)
 
 
+def _tolerates(r: AttackReport) -> str:
+    """What a threshold with a witness says about tolerance: exact, or the proved sandwich."""
+    assert r.threshold is not None
+    if r.exact:
+        return f"tolerates up to {r.threshold - 1} stragglers"
+    return (f"tolerates at most {r.threshold - 1} stragglers (proved: at least "
+            f"{max(r.threshold_lower - 1, 0)})")
+
+
 def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
     if r.threshold is None and r.exact:
         con.print(f"threshold: none (no straggler set pushes the error above {r.epsilon:g})")
@@ -159,7 +168,7 @@ def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
         con.print(f"threshold: >= {r.threshold_lower} (no witness found)")
     else:
         con.print(f"[bold]threshold: {r.threshold}[/] stragglers push the error above "
-                  f"{r.epsilon:g} ({unit}); tolerates up to {r.threshold - 1} stragglers")
+                  f"{r.epsilon:g} ({unit}); {_tolerates(r)}")
         con.print(f"witness: stragglers {r.stragglers}, error {fmt(r.error, 6)}")
         if not r.exact:
             con.print(f"sandwich: {r.threshold_lower} <= threshold <= {r.threshold}")
