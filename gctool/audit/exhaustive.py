@@ -129,7 +129,10 @@ def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
     except BaseException:  # Ctrl-C, SIGTERM, an early stop: end the workers now
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Wait for the pool's manager thread (it ends at once: its workers are gone).  Left
+        # running, it can close its wake-up pipe while concurrent.futures' exit hook writes to
+        # it, and Python prints "Exception ignored ... Bad file descriptor" after our summary.
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
 

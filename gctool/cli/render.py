@@ -158,7 +158,7 @@ def _tolerates(r: AttackReport) -> str:
     if r.exact:
         return f"tolerates up to {r.threshold - 1} stragglers"
     return (f"tolerates at most {r.threshold - 1} stragglers (proved: at least "
-            f"{max(r.threshold_lower - 1, 0)})")
+            f"{max((r.threshold_lower or 1) - 1, 0)})")
 
 
 def _render_threshold(con: Any, r: AttackReport, unit: str) -> None:
