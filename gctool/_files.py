@@ -69,16 +69,7 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
     return data, label
 
 
-#: inputs that can be read only once (FIFOs, ``<(...)``, /dev/stdin): path -> bytes, so that a
-#: command that looks at its input twice (e.g. a scheme dispatch, then the reader) gets the
-#: same bytes the second time instead of blocking on an empty pipe
-_READ_ONCE: dict[str, bytes] = {}
-
-
 def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
-    key = os.path.abspath(path)
-    if key in _READ_ONCE:
-        return _READ_ONCE[key]
     try:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
@@ -88,8 +79,6 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
                 raise CodeFileError(f"{label}: file is larger than the limit of "
                                     f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
             data: bytes = fh.read(MAX_FILE_BYTES + 1)  # devices and FIFOs: stop at the limit
-            if not stat.S_ISREG(info.st_mode) and len(data) <= MAX_FILE_BYTES:
-                _READ_ONCE[key] = data
             return data
     except FileNotFoundError:
         raise CodeFileError(f"{label}: no such file") from None

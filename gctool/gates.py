@@ -40,3 +40,10 @@ def apply_gates(report: Any, max_condition: float | None = None, strict: bool = 
     failures = numerical_gates(report, max_condition, strict)
     report.gates = {"max_condition": max_condition, "strict": strict, "failures": failures}
     return not failures
+
+
+def passed(report: Any) -> bool:
+    """Whether ``report`` passes the gates recorded in it by :func:`apply_gates` (True when
+    none was asked for)."""
+    gates = getattr(report, "gates", None)
+    return not (gates and gates["failures"])

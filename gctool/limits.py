@@ -42,6 +42,9 @@ MAX_FORMULA_VALUE = 10**15
 
 #: default budget of exhaustive searches (straggler sets evaluated; ``--max-sets``)
 DEFAULT_MAX_SETS = 5_000_000
+#: default budget of the exact schedule search of ``verify`` on sequential (sr-sgc, m-sgc) and
+#: CodedReduce files: transitions (``--max-sets`` replaces it)
+DEFAULT_SCHEDULE_TRANSITIONS = 1_000_000
 #: default budget of ``export --decoders`` (straggler patterns; ``--max-patterns``)
 DEFAULT_MAX_PATTERNS = 100_000
 #: hard cap on the entries of the decoding table ``A`` (patterns x m x n) of ``export`` when it

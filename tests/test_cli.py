@@ -214,12 +214,12 @@ def test_bare_group_shows_help(runner: CliRunner) -> None:
 
 def test_internal_errors_are_exit_3_without_traceback(runner: CliRunner,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import gctool.audit
+    import gctool.api
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(gctool.audit, "verify", boom)
+    monkeypatch.setattr(gctool.api, "verify", boom)
     code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout
     r = run(runner, "verify", "-", input=code)
     assert r.exit_code == ExitCode.INTERNAL and "simulated bug" in one_clear_line(r)

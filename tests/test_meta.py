@@ -91,7 +91,7 @@ def test_public_api_is_pinned() -> None:
 
     expected = {
         "AttackReport", "BoundReport", "Field", "GradientCode", "VerifyReport", "__version__",
-        "attack", "bounds", "decode", "design", "export", "parse_field", "read_code",
+        "attack", "bound", "curve", "decode", "design", "export", "parse_field", "read_code",
         "threshold", "verify", "write_code",
     }
     assert set(gctool.__all__) == expected

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
+
+if TYPE_CHECKING:
+    from gctool.api import AttackRequest, BoundRequest, VerifyRequest
 
 Progress = Callable[[int, int], None]
 #: float entries handled per batch (b x k x k or b x s x s)
@@ -422,3 +425,52 @@ def verify_frame(code: GradientCode, s: int | None = None, *,
                                                else "the worst epsilon is within float64 "
                                                "round-off of 1"))
     return rep
+
+
+# -- capability hooks of the ``encoded`` scheme (called by gctool.api) -------------------------
+#: attack options of matrix codes that mean nothing for a frame, with their neutral values
+_NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
+                   "p": None, "symmetry": True, "require": None}
+
+
+def verify_hook(code: GradientCode, request: VerifyRequest) -> SpectrumReport:
+    """``verifier`` hook: :func:`verify_frame`."""
+    return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
+                        progress=request.progress,
+                        max_sets=request.max_sets or DEFAULT_MAX_SETS)
+
+
+def attack_hook(code: GradientCode, mode: str, request: AttackRequest) -> Report:
+    """``attacker`` hook: one set's spectrum, the worst spectrum of s stragglers (exhaustive
+    within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s."""
+    from math import comb
+
+    if mode == "threshold":
+        raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
+                           "one straggler set)")
+    opts = request.options
+    for name, neutral in _NOT_FOR_FRAMES.items():
+        if name in opts and opts[name] != neutral:
+            raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
+                               "a curve or one straggler set)")
+    method = opts.get("method", "auto")
+    if method not in ("auto", "exhaustive"):
+        raise InvalidInput("encoded frames take method auto or exhaustive")
+    max_sets: int = opts.get("max_sets") or DEFAULT_MAX_SETS
+    from gctool.audit.randomized import DEFAULT_SAMPLES
+
+    seed, samples = opts.get("seed") or 0, opts.get("samples", DEFAULT_SAMPLES)
+    if mode == "set":
+        return set_spectrum(code, list(request.straggler_set or ()))
+    if mode == "curve":
+        return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples, seed=seed,
+                              progress=request.progress)
+    s = code.s if request.s is None else request.s
+    sample = samples if method == "auto" and comb(code.n, s) > max_sets else None
+    return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                          progress=request.progress)
+
+
+def bound_hook(code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
+    """``bounder`` hook: :func:`encoded_bound`."""
+    return encoded_bound(code, request.s)

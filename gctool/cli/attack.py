@@ -21,7 +21,7 @@ from gctool.cli.options import (
     tol_option,
 )
 from gctool.cli.output import quiet_option
-from gctool.cli.profile_options import profile_options
+from gctool.cli.profile_options import parse_profile, profile_options
 
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
 
@@ -122,14 +122,15 @@ line per file, one --json document, the worst exit status.""")
 @json_option
 @quiet_option
 @executor_options("attack")
-@profile_options("attack")
+@profile_options
 def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: bool,
            epsilon: float, require_tolerance: int | None, require: int | None,
            require_old: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
-           max_sets: int, as_json: bool, straggler_set: str | None = None) -> int:
+           max_sets: int, as_json: bool, straggler_set: str | None, profile: str | None,
+           profile_file: str | None, level_counts: str | None) -> int:
     """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
     Worst-case mode reports the set of s stragglers with the largest decoding error;
@@ -152,34 +153,48 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
         symmetry=not no_symmetry)
 
-    def audit(path: str) -> tuple[Any, ExitCode]:
-        from gctool.audit.attack import attack as run_attack
-        from gctool.audit.attack import curve as run_curve
-        from gctool.audit.attack import threshold as run_threshold
-        from gctool.cli.encoded_dispatch import dispatch_attack
+    profile_args = parse_profile(profile, profile_file, level_counts)
+    if profile_args and (threshold_mode or curve_mode):
+        raise click.UsageError(f"{'--threshold' if threshold_mode else '--curve'} does not "
+                               "apply with a level profile")
+    one = _straggler_set(straggler_set)
+    if one is not None and (threshold_mode or curve_mode or stragglers is not None):
+        raise click.UsageError("-s, --curve and --set exclude each other")
 
-        frame_report = dispatch_attack(path)  # encoded frames: the spectral audit
-        if frame_report is not None:
-            return frame_report, verdict(frame_report.ok)
+    def audit(path: str) -> tuple[Any, ExitCode]:
+        import gctool.api as api
+
         code = load_code(path)
         with progress_bar("attack") as progress:
             if threshold_mode:
-                report = run_threshold(code, epsilon, resolution=resolution, require=require,
+                report = api.threshold(code, epsilon, resolution=resolution,
+                                       require=require if require_tolerance is None else None,
+                                       require_tolerance=require_tolerance,
                                        progress=progress, **common)
-                report.require_tolerance = require_tolerance
             elif curve_mode:
-                report = run_curve(code, max_s, random=random_sets, p=prob, samples=samples,
+                report = api.curve(code, max_s, random=random_sets, p=prob, samples=samples,
                                    progress=progress, **common)
             else:
-                s = code.s if stragglers is None else stragglers
-                report = run_attack(code, s, random=random_sets, p=prob, samples=samples,
-                                    progress=progress, **common)
+                report = api.attack(code, stragglers, straggler_set=one, random=random_sets,
+                                    p=prob, samples=samples, progress=progress,
+                                    **profile_args, **common)
         return report, verdict(report.ok)
 
-    from gctool.cli.encoded_dispatch import render_attack_any
     from gctool.cli.render import summary
+    from gctool.cli.render_encoded import render_attack_any
 
     return run_files("attack", code_file, audit, render_attack_any, summary, as_json)
+
+
+def _straggler_set(value: str | None) -> list[int] | None:
+    """``--set``: comma-separated worker indices."""
+    if value is None:
+        return None
+    try:
+        return [int(x) for x in value.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise click.BadParameter("expected comma-separated worker indices, e.g. 0,3",
+                                 param_hint="--set") from None
 
 
 def _required_threshold(tolerance: int | None, threshold: int | None, old: int | None

@@ -51,33 +51,26 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
     at least ceil(k(s+1)/n) (Tandon et al. 2017, Theorem 1).
     """
-    from gctool.cli.render import render_bound_any, summary
+    from gctool.cli.render import summary
+    from gctool.cli.render_encoded import render_bound_any
 
     if code_file:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
 
         def audit(path: str) -> tuple[Any, ExitCode]:
-            from gctool.bounds import bounds
-            from gctool.cli.encoded_dispatch import dispatch_bound as dispatch_frame
-            from gctool.cli.sequential_dispatch import dispatch_bound
+            from gctool.api import bound as run_bound
 
-            report = dispatch_bound(path)  # sr-sgc / m-sgc / coded-reduce / bcc files
-            if report is None:
-                report = dispatch_frame(path)  # encoded frames
-            if report is None:
-                report = bounds(load_code(path), s=stragglers, d=load, epsilon=epsilon)
+            report = run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon)
             return report, verdict(report.ok or not check)
 
-        from gctool.cli.encoded_dispatch import render_bound_any as render_frame_or_code
-
-        return run_files("bound", code_file, audit, render_frame_or_code, summary, as_json)
+        return run_files("bound", code_file, audit, render_bound_any, summary, as_json)
     if n is None or k is None or stragglers is None:
         raise click.UsageError("without FILE, give -n, -k and -s")
     if epsilon is not None:
         raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
-    from gctool.bounds import bounds
+    from gctool.api import bound as run_bound
 
     return run_files("bound", ["(n, k, s)"], lambda _: (
-        (r := bounds(n=n, k=k, s=stragglers, m=pieces, d=load)), verdict(r.ok or not check)),
+        (r := run_bound(n=n, k=k, s=stragglers, m=pieces, d=load)), verdict(r.ok or not check)),
         render_bound_any, summary, as_json)

@@ -80,11 +80,10 @@ class GctoolGroup(LazyGroup):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
-            from gctool import _files, _signals
+            from gctool import _signals
 
             _signals.install()
             _quiet_process()
-            _files._READ_ONCE.clear()  # one invocation = one reading of each pipe
             argv = sys.argv[1:] if args is None else list(args)
             if any("\0" in str(a) for a in argv):  # only reachable through the Python API
                 raise click.UsageError("arguments cannot contain NUL bytes")

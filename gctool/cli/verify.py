@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -22,10 +23,11 @@ from gctool.cli.options import (
     tol_option,
 )
 from gctool.cli.output import quiet_option
-from gctool.cli.profile_options import profile_options
+from gctool.cli.profile_options import parse_profile, profile_options
 
-#: default --max-sets of verify (= gctool.limits.DEFAULT_MAX_SETS; not imported, to keep
-#: the CLI start-up free of library modules)
+#: default --max-sets of verify shown in --help (= gctool.limits.DEFAULT_MAX_SETS; not
+#: imported, to keep the CLI start-up free of library modules); when the option is not given
+#: each audit uses its own default (schedules: gctool.limits.DEFAULT_SCHEDULE_TRANSITIONS)
 VERIFY_MAX_SETS = 5_000_000
 SHOW_AFTER_S = 1.0
 
@@ -116,46 +118,32 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
 @json_option
 @quiet_option
 @executor_options("verify")
-@profile_options("verify")
+@profile_options
 def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kernel: str,
            jobs: int, sample: int | None, seed: int | None, exact: bool,
            max_condition: float | None, strict: bool, tol: float, max_sets: int,
-           as_json: bool, partial_work: int | None = None) -> int:
+           as_json: bool, partial_work: int | None, profile: str | None,
+           profile_file: str | None, level_counts: str | None) -> int:
     """Check that any n-s survivors of each FILE can rebuild the full gradient.
 
     Exact over GF(q) (and with --exact); over the reals and complex numbers a set decodes
     when its squared residual is at most tol*k, and the report gives the worst residual,
     condition number and decoder norm with their straggler sets.  FILE may be '-' for stdin.
     """
+    profile_args = parse_profile(profile, profile_file, level_counts)
+    budget = None if click.get_current_context().get_parameter_source(
+        "max_sets") == ParameterSource.DEFAULT else max_sets  # None: each audit's default
+
     def audit(path: str) -> tuple[Any, ExitCode]:
-        from gctool.audit import verify as run_verify
-        from gctool.cli.sequential_dispatch import dispatch_verify
-        from gctool.gates import apply_gates
+        from gctool.api import verify as run_verify
+        from gctool.gates import passed
 
-        if partial_work is not None:  # partial stragglers of a multi-message code
-            from gctool.audit.partial import verify_partial
-
-            if stragglers is not None or sample is not None:
-                raise click.UsageError("--partial excludes -s and --sample")
-            with delayed_progress("verify") as progress:
-                partial = verify_partial(load_code(path), partial_work, tol=tol,
-                                        max_sets=max_sets, progress=progress,
-                                        method="exhaustive" if method == "exhaustive"
-                                        else "auto")
-            return partial, verdict(partial.ok)
-        from gctool.cli.encoded_dispatch import dispatch_verify as dispatch_frame
-
-        report = dispatch_verify(path)  # sr-sgc / m-sgc schedules, coded-reduce trees
-        if report is None:
-            report = dispatch_frame(path)  # encoded frames: S_F of full rank for every F
-            if report is not None:
-                return report, verdict(report.ok)
-        if report is None:
-            with delayed_progress("verify") as progress:
-                report = run_verify(load_code(path), stragglers, tol=tol, max_sets=max_sets,
-                                    progress=progress, method=method, kernel=kernel, jobs=jobs,
-                                    sample=sample, seed=seed, exact=exact)
-        return report, verdict(report.ok and apply_gates(report, max_condition, strict))
+        with delayed_progress("verify") as progress:
+            report = run_verify(load_code(path), stragglers, method=method, kernel=kernel,
+                                jobs=jobs, sample=sample, seed=seed, exact=exact, tol=tol,
+                                max_sets=budget, max_condition=max_condition, strict=strict,
+                                partial=partial_work, progress=progress, **profile_args)
+        return report, verdict(report.ok and passed(report))
 
     return run_files("verify", code_file, audit, render, summary, as_json)
 
@@ -169,9 +157,14 @@ def render(report: Any) -> None:
     elif type(report).__name__ == "PartialReport":
         render_partial(report)
     elif type(report).__name__ == "SpectrumReport":
-        from gctool.cli.encoded_dispatch import render_verify
+        from gctool.cli.render_encoded import render_verify
 
         render_verify(report)
+    elif type(report).__name__ == "ProfileReport":
+        from gctool.codes.nested_profile import render_profile
+
+        for line in render_profile(report):
+            click.echo(line)
     else:
         from gctool.cli.render_sequential import render_report
 

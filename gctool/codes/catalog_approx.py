@@ -211,6 +211,7 @@ SCHEMES: dict[str, SchemeInfo] = {
     "nested": SchemeInfo(
         name="nested",
         module="gctool.codes.nested",
+        profiler="gctool.codes.nested_profile:profile_report",
         summary="Nested cyclic codes for tolerance levels s_1 < ... < s_L (n = k).",
         description=(
             "Level l has support windows {i..i+s_l}; worker i sends its level-l message after "

@@ -8,6 +8,9 @@ SCHEMES: dict[str, SchemeInfo] = {
     "encoded": SchemeInfo(
         name="encoded",
         module="gctool.codes.encoded",
+        verifier="gctool.audit.spectrum:verify_hook",
+        attacker="gctool.audit.spectrum:attack_hook",
+        bounder="gctool.audit.spectrum:bound_hook",
         summary="Encoded optimization: data encoded with a redundant frame S (Karakus et al.).",
         description=(
             "Worker i stores the encoded data block sum_j S[i,j] X_j and runs gradient descent "

@@ -1,8 +1,8 @@
 """Catalogue of the multi-round and topology schemes (sr-sgc, m-sgc, coded-reduce, bcc).
 
 Their builders live in :mod:`gctool.sequential`; what each file holds is described there and
-in docs/sequential.md.  ``verify`` and ``bound`` recognise these schemes and run their
-own audits (:mod:`gctool.cli.sequential_dispatch`).
+in docs/sequential.md.  Their ``verifier``/``bounder`` hooks (:mod:`gctool.sequential.audit`)
+give ``verify`` and ``bound`` their own audits.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ SCHEMES: dict[str, SchemeInfo] = {
     "sr-sgc": SchemeInfo(
         name="sr-sgc",
         module="gctool.sequential.srsgc",
+        verifier="gctool.sequential.audit:verify_srsgc",
+        bounder="gctool.sequential.audit:bound_schedule",
         summary="Selective-reattempt sequential GC for (B, W, lambda)-bursty stragglers.",
         description=(
             "Job t starts in round t and is decoded by the end of round t + B. Every round "
@@ -49,6 +51,8 @@ SCHEMES: dict[str, SchemeInfo] = {
     "m-sgc": SchemeInfo(
         name="m-sgc",
         module="gctool.sequential.msgc",
+        verifier="gctool.sequential.audit:verify_msgc",
+        bounder="gctool.sequential.audit:bound_schedule",
         summary="Multiplexed sequential GC for (B, W, lambda)-bursty stragglers.",
         description=(
             "Each job's data is split into D1 (uncoded, W-1 mini-tasks per worker) and D2 (B "
@@ -69,6 +73,8 @@ SCHEMES: dict[str, SchemeInfo] = {
     "coded-reduce": SchemeInfo(
         name="coded-reduce",
         module="gctool.sequential.coded_reduce",
+        verifier="gctool.sequential.audit:verify_tree_code",
+        bounder="gctool.sequential.audit:bound_tree",
         summary="CodedReduce: gradient coding on a regular aggregation tree.",
         description=(
             "A tree of fan-out f and depth L under the master; each parent at level l-1 "
@@ -96,6 +102,7 @@ SCHEMES: dict[str, SchemeInfo] = {
     "bcc": SchemeInfo(
         name="bcc",
         module="gctool.sequential.bcc",
+        bounder="gctool.sequential.audit:bound_bcc",
         summary="Batched coupon collector: each worker computes one random batch (seeded).",
         description=(
             "The k partitions form b batches; each worker picks a batch uniformly at random and "

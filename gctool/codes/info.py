@@ -31,6 +31,20 @@ class Param:
     aliases: tuple[str, ...] = ()
 
 
+#: the capability hooks a scheme may declare, and how :mod:`gctool.api` calls them:
+#:
+#: * ``verifier(code, request: VerifyRequest) -> Report`` for ``gctool.verify``;
+#: * ``attacker(code, mode, request: AttackRequest) -> Report`` for ``gctool.attack``
+#:   (mode ``"worst"``, ``"set"``), ``gctool.threshold`` (``"threshold"``) and ``gctool.curve``
+#:   (``"curve"``);
+#: * ``bounder(code, request: BoundRequest) -> Report`` for ``gctool.bound``;
+#: * ``profiler(code, command, *, profile, counts, normalize) -> Report`` for the level
+#:   profiles of ``verify``/``attack`` (``profile=``, ``level_counts=``).
+#:
+#: (The request types live in :mod:`gctool.api`.)
+HOOKS = ("verifier", "attacker", "bounder", "profiler")
+
+
 @dataclass(frozen=True)
 class SchemeInfo:
     """Catalogue entry of a scheme.
@@ -58,7 +72,26 @@ class SchemeInfo:
     #: keys of the recorded params that ``design`` echoes in its summary (e.g. eigenvalues)
     report_keys: tuple[str, ...] = ()
     examples: tuple[str, ...] = field(default_factory=tuple)
+    #: capability hooks, each ``"module:function"`` (imported only when used), through which
+    #: :mod:`gctool.api` hands a code of this scheme to its family's own audit instead of the
+    #: matrix-code engines (see :data:`HOOKS` for their signatures)
+    verifier: str | None = None
+    attacker: str | None = None
+    bounder: str | None = None
+    profiler: str | None = None
 
     @property
     def accepts_best_of(self) -> bool:
         return self.randomized and self.best_of
+
+    def hook(self, name: str) -> Any:
+        """The capability hook ``name`` (one of :data:`HOOKS`) as a function, or None."""
+        import importlib
+
+        if name not in HOOKS:
+            raise ValueError(f"unknown hook {name!r}")
+        target = getattr(self, name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        return getattr(importlib.import_module(module), attr)

@@ -13,6 +13,7 @@ returning B and the parameters to record in the file.  To add a scheme, add its 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from gctool.codes.info import Param, SchemeInfo
 
@@ -38,7 +39,7 @@ def _collect() -> dict[str, SchemeInfo]:
 
 SCHEMES: dict[str, SchemeInfo] = _collect()
 
-__all__ = ["CATALOGUES", "SCHEMES", "Param", "SchemeInfo", "get_scheme"]
+__all__ = ["CATALOGUES", "SCHEMES", "Param", "SchemeInfo", "capability", "get_scheme"]
 
 
 def get_scheme(name: str) -> SchemeInfo:
@@ -50,3 +51,10 @@ def get_scheme(name: str) -> SchemeInfo:
         raise InvalidInput(
             f"unknown scheme {name!r}; available: {', '.join(sorted(SCHEMES))}"
         ) from None
+
+
+def capability(scheme: str, hook: str) -> Any:
+    """The hook ``hook`` (see :data:`gctool.codes.info.HOOKS`) of ``scheme``, or None when the
+    scheme has none (or is not in the catalogue: a file may record any scheme name)."""
+    info = SCHEMES.get(scheme)
+    return None if info is None else info.hook(hook)

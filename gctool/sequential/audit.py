@@ -1,33 +1,34 @@
 """``verify`` and ``bound`` for code files of the schemes in this package.
 
-``gctool verify`` and ``gctool bound`` hand a file to these functions when its scheme is one of
-:data:`VERIFY_SCHEMES` / :data:`BOUND_SCHEMES` (the dispatch is in
-:mod:`gctool.cli.sequential_dispatch`); every other file keeps the core behaviour.
+The ``*_hook`` functions are the ``verifier``/``bounder`` capability hooks of ``sr-sgc``,
+``m-sgc``, ``coded-reduce`` and ``bcc`` (declared in their SchemeInfo); :mod:`gctool.api` calls
+them for files of those schemes.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.audit.engine import DEFAULT_MAX_SETS
 from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput
+from gctool.limits import DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sequential.reports import LevelCheck, SequentialBoundReport, TreeVerifyReport
 
-SGC_SCHEMES = ("sr-sgc", "m-sgc")
-VERIFY_SCHEMES = SGC_SCHEMES + ("coded-reduce",)
-BOUND_SCHEMES = SGC_SCHEMES + ("coded-reduce", "bcc")
+if TYPE_CHECKING:
+    from gctool.api import BoundRequest, VerifyRequest
 
 
-def _component(code: GradientCode, tol: float, max_sets: int) -> tuple[dict[str, Any] | None, bool]:
-    """Exact verify of the per-round GC (None when there is none: M-SGC with λ = n)."""
+def _component(code: GradientCode, tol: float, max_sets: int, per_round: bool = True
+               ) -> tuple[dict[str, Any] | None, bool]:
+    """Exact verify of the per-round GC (None when there is none: ``per_round`` False)."""
     from gctool.audit import verify
 
-    if code.scheme == "m-sgc" and code.params.get("lambda") == code.n:
+    if not per_round:
         return None, False
     try:
         rep = verify(code, code.s, tol=tol, max_sets=max_sets)
@@ -39,12 +40,13 @@ def _component(code: GradientCode, tol: float, max_sets: int) -> tuple[dict[str,
 
 def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float = 1e-9,
                       max_sets: int = DEFAULT_MAX_SETS, horizon: int | None = None,
-                      seed: int = 0, progress: Any = None) -> Report:
-    """Verify an SR-SGC/M-SGC schedule (``lam`` checks it against a different λ)."""
+                      seed: int = 0, progress: Any = None, per_round: bool = True) -> Report:
+    """Verify an SR-SGC/M-SGC schedule (``lam`` checks it against a different λ;
+    ``per_round=False``: the schedule has no per-round GC to verify, as M-SGC with λ = n)."""
     from gctool.sequential.schedule import gc_decodes, scheme_of
     from gctool.sequential.verify import verify_schedule
 
-    component, verified = _component(code, tol, max_sets)
+    component, verified = _component(code, tol, max_sets, per_round)
     scheme = scheme_of(code, gc_decodes(code, code.s, verified, tol), lam)
     load = code.params.get("load")
     if not isinstance(load, int | float):
@@ -86,34 +88,59 @@ def verify_tree(code: GradientCode, *, tol: float = 1e-9,
                             time.perf_counter() - start)
 
 
-def verify_code(code: GradientCode, stragglers: int | None = None, **kwargs: Any
-                ) -> Report | None:
-    """The multi-round verify of a file, or None when the core verify applies (other schemes,
-    and coded-reduce with an explicit -s, which checks the flat leaf code)."""
-    if code.scheme in SGC_SCHEMES:
-        return verify_sequential(code, stragglers, **kwargs)
-    if code.scheme == "coded-reduce" and stragglers is None:
-        kwargs.pop("progress", None)
-        kwargs.pop("seed", None)
-        kwargs.pop("horizon", None)
-        return verify_tree(code, **kwargs)
-    return None
+def _schedule(code: GradientCode, request: VerifyRequest, per_round: bool) -> Report:
+    check_lambda(request.s, code.n)
+    return verify_sequential(code, request.s, tol=request.tol,
+                             max_sets=request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS,
+                             seed=request.seed or 0, progress=request.progress,
+                             per_round=per_round)
 
 
-def bound_code(code: GradientCode) -> SequentialBoundReport | None:
-    from gctool.sequential.bounds import bcc_bounds, sgc_code_bounds, tree_bounds
+def verify_srsgc(code: GradientCode, request: VerifyRequest) -> Report:
+    """``verifier`` hook of sr-sgc: the schedule against the (B, W, λ) model."""
+    return _schedule(code, request, per_round=True)
 
-    if code.scheme in SGC_SCHEMES:
-        return sgc_code_bounds(code)
-    if code.scheme == "coded-reduce":
-        p = code.params
-        try:
-            return tree_bounds(int(p["fanout"]), int(p["depth"]), [int(t) for t in p["tolerance"]])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CodeFileError(f"coded-reduce file: bad params ({exc})") from None
-    if code.scheme == "bcc":
-        return bcc_bounds(code)
-    return None
+
+def verify_msgc(code: GradientCode, request: VerifyRequest) -> Report:
+    """``verifier`` hook of m-sgc (with λ = n the D2 code is the identity: no per-round GC)."""
+    return _schedule(code, request, per_round=code.params.get("lambda") != code.n)
+
+
+def verify_tree_code(code: GradientCode, request: VerifyRequest) -> Report:
+    """``verifier`` hook of coded-reduce: every parent of the tree; with an explicit ``s``
+    the flat leaf code (the matrix verify)."""
+    if request.s is not None:
+        from gctool.api import matrix_verify
+
+        return matrix_verify(code, request)
+    return verify_tree(code, tol=request.tol,
+                       max_sets=request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS)
+
+
+def bound_schedule(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+    """``bounder`` hook of sr-sgc and m-sgc: the schedule against M-SGC and plain GC."""
+    from gctool.sequential.bounds import sgc_code_bounds
+
+    return sgc_code_bounds(code)
+
+
+def bound_tree(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+    """``bounder`` hook of coded-reduce: communication against master-worker GC and ring
+    all-reduce."""
+    from gctool.sequential.bounds import tree_bounds
+
+    p = code.params
+    try:
+        return tree_bounds(int(p["fanout"]), int(p["depth"]), [int(t) for t in p["tolerance"]])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CodeFileError(f"coded-reduce file: bad params ({exc})") from None
+
+
+def bound_bcc(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+    """``bounder`` hook of bcc: the coupon-collector wait."""
+    from gctool.sequential.bounds import bcc_bounds
+
+    return bcc_bounds(code)
 
 
 def check_lambda(value: int | None, n: int) -> None:

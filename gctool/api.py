@@ -1,0 +1,256 @@
+"""The public audit API: one function per audit command, returning the report that the command
+prints (``report.to_dict()`` is its ``--json`` output).
+
+Each function looks at the code's scheme in the registry (:mod:`gctool.codes.registry`).  A
+scheme whose family has its own audit declares it as a capability hook on its
+:class:`~gctool.codes.info.SchemeInfo` (``verifier``, ``attacker``, ``bounder``, ``profiler``;
+signatures in :data:`gctool.codes.info.HOOKS`): sequential schedules (``sr-sgc``, ``m-sgc``),
+CodedReduce trees, BCC and encoded frames.  Every other code goes to the matrix-code engines
+(:func:`gctool.audit.verify`, :func:`gctool.audit.attack.attack`, ...).  Level profiles of
+nested codes (``profile=``/``level_counts=``) go to the scheme's ``profiler`` hook.
+
+The CLI calls exactly these functions, so a pipeline that imports gctool gets the answers the
+command line gives::
+
+    import gctool
+    code = gctool.read_code("schedule.json")
+    report = gctool.verify(code)        # the schedule verifier for an sr-sgc file
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+
+#: progress callback ``(done, total)`` of the long audits
+Progress = Callable[[int, int], None]
+
+#: tolerance of real/complex decoding (= gctool.decode.DEFAULT_TOL; not imported, to keep
+#: ``import gctool.api`` free of numpy)
+DEFAULT_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """What ``gctool.verify`` was asked, handed to a scheme's ``verifier`` hook."""
+
+    s: int | None = None
+    method: str = "auto"
+    kernel: str = "auto"
+    jobs: int | None = 1
+    sample: int | None = None
+    seed: int | None = None
+    exact: bool = False
+    tol: float = DEFAULT_TOL
+    #: None: the audit's own default budget
+    max_sets: int | None = None
+    progress: Progress | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class AttackRequest:
+    """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to an ``attacker``
+    hook.  ``mode`` is ``"worst"`` (``s`` stragglers), ``"set"`` (one ``straggler_set``),
+    ``"threshold"`` (at ``epsilon``) or ``"curve"`` (``s`` = the largest s, None: the audit's
+    default); ``options`` are the engine keywords given (decoder, method, max_sets, ...)."""
+
+    mode: str
+    s: int | None = None
+    straggler_set: tuple[int, ...] | None = None
+    epsilon: float = 0.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    progress: Progress | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class BoundRequest:
+    """What ``gctool.bound`` was asked about a code, handed to a ``bounder`` hook."""
+
+    s: int | None = None
+    d: int | None = None
+    epsilon: float | None = None
+
+
+def _hook(code: GradientCode, name: str) -> Any:
+    from gctool.codes.registry import capability
+
+    return capability(code.scheme, name)
+
+
+def _kw(**values: Any) -> dict[str, Any]:
+    """The keyword arguments that were given (None = the callee's default)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+# -- verify -----------------------------------------------------------------------------------
+def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",
+           kernel: str = "auto", jobs: int | None = 1, sample: int | None = None,
+           seed: int | None = None, exact: bool = False, tol: float = DEFAULT_TOL,
+           max_sets: int | None = None, max_condition: float | None = None,
+           strict: bool = False, partial: int | None = None,
+           profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
+           progress: Progress | None = None) -> Any:
+    """Decide whether ``code`` tolerates its stragglers; the report of ``gctool verify``.
+
+    ``s`` defaults to the code's own s (for sequential schedules it is the λ to check
+    against).  ``max_sets`` (None: each audit's default) bounds the enumeration.  The gates
+    ``max_condition``/``strict`` are recorded in ``report.gates`` (see :mod:`gctool.gates`;
+    :func:`gctool.gates.passed` tells whether they pass).  ``partial=W`` certifies partial
+    stragglers of a multi-message code with at most W partitions of missing work;
+    ``profile``/``level_counts`` decode level profiles of a nested code.
+    """
+    from gctool.gates import apply_gates
+
+    if profile is not None or level_counts is not None:
+        _refuse("a level profile", s=s, sample=sample, exact=exact or None,
+                partial=partial)
+        return _profile(code, "verify", profile, level_counts, "none")
+    if partial is not None:
+        from gctool.audit.partial import verify_partial
+
+        _refuse("partial", s=s, sample=sample)
+        return verify_partial(code, partial, tol=tol, progress=progress,
+                              method="exhaustive" if method == "exhaustive" else "auto",
+                              **_kw(max_sets=max_sets))
+    request = VerifyRequest(s, method, kernel, jobs, sample, seed, exact, tol, max_sets,
+                            progress)
+    hook = _hook(code, "verifier")
+    report = (hook or matrix_verify)(code, request)
+    apply_gates(report, max_condition, strict)
+    return report
+
+
+def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:
+    """The verify of the encoding matrix itself (:func:`gctool.audit.verify`)."""
+    from gctool.audit.verify import verify as run
+
+    r = request
+    return run(code, r.s, tol=r.tol, progress=r.progress, method=r.method, kernel=r.kernel,
+               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact,
+               **_kw(max_sets=r.max_sets))
+
+
+# -- attack, threshold, curve -----------------------------------------------------------------
+def attack(code: GradientCode, s: int | None = None, *,
+           straggler_set: Sequence[int] | None = None,
+           profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
+           progress: Progress | None = None, **options: Any) -> Any:
+    """The worst set of ``s`` stragglers (default: the code's s); the report of
+    ``gctool attack -s``.
+
+    ``options`` are the keywords of :func:`gctool.audit.attack.attack` (decoder, weights,
+    normalize, method, tol, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
+    random, p, samples).  ``straggler_set`` audits one set (schemes with an attacker hook,
+    e.g. encoded frames); ``profile``/``level_counts`` decode level profiles of a nested code.
+    """
+    if profile is not None or level_counts is not None:
+        _refuse("a level profile", s=s, straggler_set=straggler_set,
+                random=options.get("random") or None, p=options.get("p"),
+                weights=options.get("weights"),
+                decoder=None if options.get("decoder", "optimal") == "optimal"
+                else options["decoder"])
+        return _profile(code, "attack", profile, level_counts,
+                        options.get("normalize", "none"))
+    if straggler_set is not None:
+        _refuse("straggler_set", s=s)
+        return _attack(code, AttackRequest("set", straggler_set=tuple(straggler_set),
+                                           options=options, progress=progress))
+    return _attack(code, AttackRequest("worst", s=s, options=options, progress=progress))
+
+
+def threshold(code: GradientCode, epsilon: float = 0.0, *, require: int | None = None,
+              require_tolerance: int | None = None, progress: Progress | None = None,
+              **options: Any) -> Any:
+    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``; the
+    report of ``gctool attack --threshold``.
+
+    ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) makes the report fail
+    unless the threshold is proved to be at least T.  ``options`` as for :func:`attack`
+    (plus ``resolution``).
+    """
+    if require_tolerance is not None:
+        if require is not None:
+            raise InvalidInput("require and require_tolerance exclude each other")
+        require = require_tolerance + 1
+    options = {**options, **_kw(require=require)}
+    report = _attack(code, AttackRequest("threshold", epsilon=epsilon, options=options,
+                                         progress=progress))
+    if require_tolerance is not None:
+        report.require_tolerance = require_tolerance
+    return report
+
+
+def curve(code: GradientCode, max_s: int | None = None, *, progress: Progress | None = None,
+          **options: Any) -> Any:
+    """The worst-case error for s = 0..max_s; the report of ``gctool attack --curve``.
+    ``options`` as for :func:`attack`."""
+    return _attack(code, AttackRequest("curve", s=max_s, options=options, progress=progress))
+
+
+def _attack(code: GradientCode, request: AttackRequest) -> Any:
+    hook = _hook(code, "attacker")
+    if hook is not None:
+        return hook(code, request.mode, request)
+    if request.mode == "set":
+        raise InvalidInput(f"the audit of one straggler set is not available for scheme "
+                           f"{code.scheme!r} (it is for encoded frames)")
+    return matrix_attack(code, request.mode, request)
+
+
+def matrix_attack(code: GradientCode, mode: str, request: AttackRequest) -> Any:
+    """The attack of the encoding matrix itself (:mod:`gctool.audit.attack`)."""
+    from gctool.audit.attack import attack as worst
+    from gctool.audit.attack import curve as worst_curve
+    from gctool.audit.attack import threshold as least
+
+    opts, progress = dict(request.options), request.progress
+    if mode == "threshold":
+        return least(code, request.epsilon, progress=progress, **opts)
+    if mode == "curve":
+        return worst_curve(code, request.s, progress=progress, **opts)
+    s = code.s if request.s is None else request.s
+    return worst(code, s, progress=progress, **opts)
+
+
+# -- bound ------------------------------------------------------------------------------------
+def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,
+          s: int | None = None, m: int | None = None, d: int | None = None,
+          epsilon: float | None = None) -> Any:
+    """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
+    report of ``gctool bound``.  Schemes with a ``bounder`` hook (sequential schedules,
+    CodedReduce, BCC, encoded frames) report their own bounds."""
+    from gctool.bounds import bounds
+
+    if code is not None:
+        if n is not None or k is not None:
+            raise InvalidInput("give either a code or n and k, not both")
+        hook = _hook(code, "bounder")
+        if hook is not None:
+            return hook(code, BoundRequest(s, d, epsilon))
+    return bounds(code, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon)
+
+
+# -- level profiles ---------------------------------------------------------------------------
+def _profile(code: GradientCode, command: str, profile: Sequence[int] | None,
+             counts: Sequence[int] | None, normalize: str) -> Any:
+    if profile is not None and counts is not None:
+        raise InvalidInput("a level profile and level counts exclude each other")
+    hook = _hook(code, "profiler")
+    if hook is None:
+        raise InvalidInput(f"not a nested code: scheme {code.scheme!r} has no level profiles")
+    return hook(code, command, profile=profile, counts=counts, normalize=normalize)
+
+
+def _refuse(what: str, **given: Any) -> None:
+    """InvalidInput for the first of ``given`` that is set (not None) along with ``what``."""
+    for name, value in given.items():
+        if value is not None:
+            raise InvalidInput(f"{name} does not apply with {what}")
+
+
+__all__ = ["AttackRequest", "BoundRequest", "VerifyRequest", "attack", "bound", "curve",
+           "matrix_attack", "matrix_verify", "threshold", "verify"]
