@@ -1,0 +1,135 @@
+"""The library and the CLI give the same answers.
+
+For every registered scheme (a small instance of each, fixed seed), ``gctool.verify``,
+``gctool.attack``, ``gctool.threshold``, ``gctool.curve`` and ``gctool.bound`` on the code read
+from a file return a report whose ``to_dict()`` is exactly what the command prints with
+``--json`` (timings aside); a refusal is the same error on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import gctool
+from gctool.cli.main import cli
+from gctool.codes.registry import SCHEMES
+from gctool.errors import GctoolError
+
+#: a small instance of every registered scheme: design() keywords (kron: two frc files)
+SMALL: dict[str, dict[str, Any]] = {
+    "frc": dict(n=6, s=2),
+    "cyclic": dict(n=6, s=2),
+    "uncoded": dict(n=4),
+    "cyclic-mds": dict(n=6, s=2, field="GF(7)"),
+    "rs": dict(n=5, s=1, nodes="integers"),
+    "comm": dict(n=4, s=1, m=2),
+    "bibd": dict(design="fano"),
+    "expander": dict(graph="petersen", s=2),
+    "graph": dict(graph="cycle", vertices=7),
+    "bgc": dict(n=8, d=3),
+    "sbc": dict(n=8, communities=2, p_in=0.8, p_out=0.1),
+    "soft-bibd": dict(n=7, d=3),
+    "kron": {},
+    "hetero": dict(p=[0.1, 0.2, 0.5, 0.3], load=2),
+    "nested": dict(n=6, levels=[1, 3]),
+    "sr-sgc": dict(n=6, burst=1, window=3, lam=3),
+    "m-sgc": dict(n=6, burst=1, window=3, lam=3),
+    "coded-reduce": dict(fanout=3, depth=2, tolerance=[1]),
+    "bcc": dict(n=8),
+    "encoded": dict(frame="paley", workers=6, s=1),
+}
+
+#: (CLI arguments after FILE, library call) pairs run on every scheme
+COMMANDS: list[tuple[list[str], Callable[[Any], Any]]] = [
+    (["verify"], lambda c: gctool.verify(c)),
+    (["attack"], lambda c: gctool.attack(c, jobs=0)),
+    (["attack", "--threshold"], lambda c: gctool.threshold(c, jobs=0)),
+    (["bound"], lambda c: gctool.bound(c)),
+]
+
+
+def _normal(doc: Any) -> Any:
+    """A JSON document without its timings (``elapsed*``, ``seconds*`` keys)."""
+    if isinstance(doc, dict):
+        return {k: _normal(v) for k, v in doc.items() if not k.startswith(("elapsed", "seconds"))}
+    if isinstance(doc, list):
+        return [_normal(v) for v in doc]
+    return doc
+
+
+def _code_file(tmp_path: Path, scheme: str) -> Path:
+    params = dict(SMALL[scheme])
+    if scheme == "kron":
+        for name, kw in (("file1", dict(n=4, s=1)), ("file2", dict(n=3, s=2))):
+            path = tmp_path / f"{name}.json"
+            gctool.write_code(gctool.design("frc", seed=1, **kw), path)
+            params[name] = str(path)
+    path = tmp_path / f"{scheme}.json"
+    gctool.write_code(gctool.design(scheme, seed=1, **params), path)
+    return path
+
+
+def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
+    """The CLI's ``--json`` output equals the library report (or both refuse alike)."""
+    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], "--json"])
+    code = gctool.read_code(path)
+    try:
+        report = call(code)
+    except GctoolError as exc:
+        assert r.exit_code == 2, (args, r.output)
+        assert str(exc) in r.stderr, (args, r.stderr)
+        return
+    assert r.exit_code in (0, 1), (args, r.output, r.stderr)
+    finding = not (report.ok and gctool.gates.passed(report))
+    assert r.exit_code == (1 if finding and args[0] != "bound" else 0)  # bound: only --check
+    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+
+
+def test_every_scheme_has_a_small_instance() -> None:
+    assert set(SMALL) == set(SCHEMES)
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
+    path = _code_file(tmp_path, scheme)
+    for args, call in COMMANDS:
+        _same(args, path, call)
+
+
+@pytest.mark.parametrize(("scheme", "args", "call"), [
+    ("sr-sgc", ["verify", "-s", "2"], lambda c: gctool.verify(c, 2)),
+    ("coded-reduce", ["verify", "-s", "2"], lambda c: gctool.verify(c, 2)),
+    ("cyclic", ["verify", "--max-condition", "2"], lambda c: gctool.verify(c, max_condition=2)),
+    ("cyclic", ["attack", "-s", "3", "--random"],
+     lambda c: gctool.attack(c, 3, random=True, jobs=0)),
+    ("frc", ["attack", "--curve", "--max-s", "3"], lambda c: gctool.curve(c, 3, jobs=0)),
+    ("frc", ["attack", "--threshold", "--require-tolerance", "2"],
+     lambda c: gctool.threshold(c, require_tolerance=2, jobs=0)),
+    ("encoded", ["attack", "--set", "0,3"], lambda c: gctool.attack(c, straggler_set=[0, 3])),
+    ("encoded", ["attack", "--curve"], lambda c: gctool.curve(c)),
+    ("nested", ["verify", "--profile", "1,1,0,3,3,3"],
+     lambda c: gctool.verify(c, profile=[1, 1, 0, 3, 3, 3])),
+    ("nested", ["attack", "--level-counts", "2,2,2", "--normalize", "k"],
+     lambda c: gctool.attack(c, level_counts=[2, 2, 2], normalize="k")),
+    ("cyclic", ["verify", "--profile", "1,1,1,1,1,1"],
+     lambda c: gctool.verify(c, profile=[1] * 6)),
+    ("frc", ["attack", "--set", "0"], lambda c: gctool.attack(c, straggler_set=[0])),
+])
+def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
+                                   call: Callable[[Any], Any]) -> None:
+    _same(args, _code_file(tmp_path, scheme), call)
+
+
+def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
+    path = _code_file(tmp_path, "sr-sgc")
+    r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
+    assert r.exit_code == 0, r.output
+    expected = gctool.verify(gctool.read_code(path)).to_dict()
+    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
+    assert json.loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
