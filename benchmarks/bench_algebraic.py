@@ -32,9 +32,9 @@ from typing import Any  # noqa: E402
 import galois  # noqa: E402
 import numpy as np  # noqa: E402
 
+from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.codes import design  # noqa: E402
 from gctool.codes._algebra import balanced_mask, nodes  # noqa: E402
-from gctool.fields import parse_field  # noqa: E402
 
 TARGET_S = 2.0
 

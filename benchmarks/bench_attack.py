@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
 from gctool.codes import design
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 

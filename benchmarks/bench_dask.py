@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.distributed import DaskRunner, use_runner
 from gctool.audit.verify import verify
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 TARGET = 0.05  # scheduling overhead / run time

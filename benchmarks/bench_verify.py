@@ -42,7 +42,7 @@ def cyclic_mds(field: str, n: int, s: int) -> GradientCode:
         return design("cyclic-mds", n=n, s=s, field=field)
     import galois  # fallback: rows are the shifts of prod_{j=1..s} (x - alpha^j)
 
-    from gctool.fields import parse_field
+    from gctool.algebra.fields import parse_field
 
     f = parse_field(field).resolved()
     GF = f.galois()

@@ -37,8 +37,8 @@ __all__ = [
 
 _LAZY = {
     "GradientCode": "gctool.model",
-    "Field": "gctool.fields",
-    "parse_field": "gctool.fields",
+    "Field": "gctool.algebra.fields",
+    "parse_field": "gctool.algebra.fields",
     "design": "gctool.codes",
     "verify": "gctool.api",
     "attack": "gctool.api",

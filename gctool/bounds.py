@@ -104,8 +104,7 @@ def bounds(
 
 
 def _rank(code: GradientCode) -> int:
-    import numpy as np
-
+    from gctool.algebra.linalg import matrix_rank  # the rank verify and attack use
     from gctool.limits import check_work, solve_cost
 
     n, K = code.B.shape
@@ -113,12 +112,7 @@ def _rank(code: GradientCode) -> int:
                solve_cost(n, K, code.field.is_finite),
                f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
                "or raise GCTOOL_MAX_WORK")
-
-    if code.field.is_finite:
-        return int(np.linalg.matrix_rank(code.field.to_galois(np.asarray(code.B))))
-    from gctool.numerics import matrix_rank  # the rank verify and attack use
-
-    return matrix_rank(code.B)
+    return matrix_rank(code.field, code.B)
 
 
 def _rank_witness_fails(code: GradientCode, s: int, rank: int) -> bool:

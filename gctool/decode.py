@@ -13,7 +13,7 @@ all-ones vector, or the m piece targets of a communication-efficient code).
   decoder is ``a = D a_n`` with ``a_n`` the minimum-norm decoder of the row-normalised ``D B_F``
   (the same vector as B's minimum-norm decoder when B_F has full row rank).
 * GF(q): exact Gaussian elimination of ``[B_F^T | T^T]`` (batched; the table
-  arithmetic of :mod:`gctool.audit.gfarith`, which needs no run-time compilation).  The
+  arithmetic of :mod:`gctool.algebra.gf`, which needs no run-time compilation).  The
   error is an indicator: 0 when every target is recovered exactly, 1 otherwise.
 """
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
+from gctool.algebra.gf import GFArith
+from gctool.algebra.linalg import solve_batch
 from gctool.errors import InvalidInput
 from gctool.exactls import ExactBudget, Undecided, exact_error
 from gctool.model import GradientCode
@@ -44,7 +45,7 @@ from gctool.numerics import (
 )
 
 __all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
-           "decode", "gf_solve_batch", "safe_norm"]
+           "decode", "safe_norm"]
 
 _CHUNK_ENTRIES = 2_000_000  # entries of B_F per batch (memory bound for the SVD)
 
@@ -109,8 +110,8 @@ class Decoder:
         self.tol = check_tol(tol)
         self.exact = code.field.is_finite
         self.T = code.targets()  # (m, K)
-        # table arithmetic (gctool.audit.gfarith): no galois class, so no run-time compilation
-        self._gf: Any = _arith(code) if self.exact else None
+        # table arithmetic (gctool.algebra.gf): no galois class, so no run-time compilation
+        self._gf: Any = GFArith(code.field) if self.exact else None
         if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
             self.Bn, self.row_scale = normalise_rows(np.asarray(code.B))
         self.budget = ExactBudget()  # exact rational work spent on undecidable sets
@@ -265,7 +266,7 @@ class Decoder:
         aug = np.concatenate(
             [np.swapaxes(BF, 1, 2), np.broadcast_to(self.T.T[None], (b, BF.shape[2], m))], axis=2
         )
-        consistent, rank, sol = gf_solve_batch(GF, aug.astype(np.int64), f)
+        consistent, rank, sol = solve_batch(GF, aug.astype(np.int64), f)
         error = (~consistent).astype(np.float64)
         nan = np.full(b, np.nan)
         vectors = None
@@ -297,65 +298,6 @@ class Decoder:
             tuple(F.tolist()), r.a[0], bool(r.ok[0]), float(r.error[0]), int(r.rank[0]),
             float(r.cond[0]) if numeric else None, float(r.norm[0]) if numeric else None,
         )
-
-
-def _arith(code: GradientCode) -> Any:
-    from gctool.audit.gfarith import GFArith
-
-    return GFArith(code.field)
-
-
-def gf_solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:
-    """Batched Gauss–Jordan elimination over GF(q).
-
-    ``M`` has shape (b, R, C): the augmented systems ``[A | Y]`` with ``A`` of width
-    ``unknowns``.  Returns ``(consistent, rank, X)`` where ``X`` (b, unknowns, C - unknowns)
-    solves ``A X = Y`` (free variables set to 0) wherever the system is consistent.
-    ``GF`` is a galois FieldArray class (M and X galois arrays) or a
-    :class:`gctool.audit.gfarith.GFArith` (M and X int64 arrays, table arithmetic).
-    """
-    from gctool.audit.gfarith import GFArith
-
-    mul: Any
-    sub: Any
-    inv: Any
-    zeros: Any
-    if isinstance(GF, GFArith):
-        mul, sub, inv = GF.mul, GF.sub, GF.inv
-        zeros = partial(np.zeros, dtype=np.int64)
-        M = np.array(M, dtype=np.int64)
-    else:
-        mul, sub, inv, zeros = np.multiply, np.subtract, np.reciprocal, GF.Zeros
-        M = M.copy()
-    b, R, C = M.shape
-    row = np.zeros(b, dtype=np.intp)  # next pivot row per system
-    pivot_col = np.full((b, R), -1, dtype=np.intp)
-    rows = np.arange(R)
-    for c in range(unknowns):
-        cand = (M[:, :, c] != 0) & (rows[None, :] >= row[:, None])
-        has = cand.any(axis=1)
-        if not has.any():
-            continue
-        idx = np.flatnonzero(has)
-        r0 = row[idx]
-        piv = np.argmax(cand[idx], axis=1)
-        top, other = M[idx, r0, :].copy(), M[idx, piv, :].copy()
-        M[idx, piv, :] = top
-        M[idx, r0, :] = other
-        prow = mul(M[idx, r0, :], inv(M[idx, r0, c])[:, None])  # scaled pivot row
-        M[idx, r0, :] = prow
-        factors = M[idx, :, c].copy()
-        factors[np.arange(idx.size), r0] = 0
-        M[idx] = sub(M[idx], mul(factors[:, :, None], prow[:, None, :]))
-        pivot_col[idx, r0] = c
-        row[idx] += 1
-    Y = M[:, :, unknowns:]
-    below = rows[None, :] >= row[:, None]
-    consistent = ~np.any((Y != 0) & below[:, :, None], axis=(1, 2))
-    X = zeros((b, unknowns, C - unknowns))
-    bi, ri = np.nonzero(pivot_col >= 0)
-    X[bi, pivot_col[bi, ri], :] = Y[bi, ri, :]
-    return consistent, row.copy(), X
 
 
 def decode(code: GradientCode, survivors: Sequence[int], tol: float = DEFAULT_TOL,

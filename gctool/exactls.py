@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from math import gcd
 
 import numpy as np
 
+from gctool.algebra.rational import integer_rows, row_basis, solve
 from gctool.errors import BudgetExceeded
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
@@ -50,58 +50,7 @@ class ExactBudget:
 
 def _integer_rows(rows: np.ndarray) -> list[list[int]]:
     """Each row of binary floating-point numbers times a power of two, as Python integers."""
-    out = []
-    for row in rows:
-        fr = [Fraction(float(x)) for x in row]
-        den = max((f.denominator for f in fr), default=1)  # a power of two: the lcm
-        out.append([int(f * den) for f in fr])
-    return out
-
-
-def _primitive(row: list[int]) -> list[int]:
-    g = gcd(*row)
-    return [x // g for x in row] if g > 1 else row
-
-
-def _row_basis(M: list[list[int]]) -> list[list[int]]:
-    """Independent rows spanning the row space of the integer matrix M: fraction-free
-    elimination (each new row divided by the gcd of its entries, so numbers stay small),
-    exact; returned in echelon form, which spans the same space."""
-    A = [_primitive(list(r)) for r in M if any(r)]
-    if not A:
-        return []
-    cols = len(A[0])
-    r = 0
-    for c in range(cols):
-        p = next((i for i in range(r, len(A)) if A[i][c] != 0), None)
-        if p is None:
-            continue
-        A[r], A[p] = A[p], A[r]
-        piv = A[r][c]
-        for i in range(r + 1, len(A)):
-            a = A[i][c]
-            if a:
-                A[i] = _primitive([piv * x - a * y for x, y in zip(A[i], A[r], strict=True)])
-        r += 1
-        if r == len(A):
-            break
-    return A[:r]
-
-
-def _solve(G: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
-    """Solve the non-singular system G x = b exactly (Gauss-Jordan over Q)."""
-    n = len(b)
-    M = [list(G[i]) + [b[i]] for i in range(n)]
-    for c in range(n):
-        p = next(i for i in range(c, n) if M[i][c] != 0)
-        M[c], M[p] = M[p], M[c]
-        inv = 1 / M[c][c]
-        M[c] = [x * inv for x in M[c]]
-        for i in range(n):
-            if i != c and M[i][c] != 0:
-                f = M[i][c]
-                M[i] = [x - f * y for x, y in zip(M[i], M[c], strict=True)]
-    return [M[i][n] for i in range(n)]
+    return integer_rows([Fraction(float(x)) for x in row] for row in rows)
 
 
 def realify(rows: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +69,7 @@ def exact_error(rows: np.ndarray, targets: np.ndarray) -> float:
     R, T = realify(np.asarray(rows), np.atleast_2d(targets))
     if R.shape[0] == 0:
         return float(sum(Fraction(float(x)) ** 2 for x in T.ravel()))
-    basis = _row_basis(_integer_rows(R))
+    basis = row_basis(_integer_rows(R))
     Tq = [[Fraction(float(x)) for x in t] for t in T]
     total = Fraction(0)
     G = [[Fraction(sum(x * y for x, y in zip(u, v, strict=True))) for v in basis]
@@ -131,6 +80,6 @@ def exact_error(rows: np.ndarray, targets: np.ndarray) -> float:
             total += tt
             continue
         b = [Fraction(sum(x * y for x, y in zip(u, t, strict=True))) for u in basis]
-        x = _solve(G, b)
+        x = solve(G, b)
         total += tt - sum(p * q for p, q in zip(b, x, strict=True))
     return float(total)

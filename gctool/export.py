@@ -63,7 +63,7 @@ class Export:
             return npz_bytes(self.arrays, self.meta)
         doc = dict(self.meta)
         field = self.meta["code"]["field"]
-        from gctool.fields import parse_field
+        from gctool.algebra.fields import parse_field
 
         fld = parse_field(field)
         doc["B"] = encode_matrix(self.arrays["B"], fld)

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from gctool._files import atomic_write, npz_members, read_bytes
+from gctool.algebra.fields import Field, _parse_poly, is_irreducible, parse_field
 from gctool.errors import CodeFileError, InvalidInput, printable
-from gctool.fields import Field, _parse_poly, is_irreducible, parse_field
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 from gctool.params import validate as validate_params

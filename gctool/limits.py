@@ -10,7 +10,7 @@ Who enforces what:
 
 * :mod:`gctool.io` - input size, JSON numbers, NPZ members and headers, output names;
 * :mod:`gctool.model` - the shape of B (every code, from a file or from ``design``);
-* :mod:`gctool.fields` - field orders (``MAX_FIELD_ORDER`` mirrors ``fields.MAX_ORDER``);
+* :mod:`gctool.algebra.fields` - field orders;
 * :mod:`gctool.codes` - design parameters (n, k and n*k*m checked before anything is built);
 * :mod:`gctool.bounds` - formula-only inputs of ``bound`` without a file;
 * the audits and ``export`` - budgets (``--max-sets``, ``--max-patterns``, table entries).

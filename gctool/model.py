@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import InvalidInput
-from gctool.fields import Field
 from gctool.limits import MAX_COLUMNS, MAX_ENTRIES, MAX_N  # hard limits on code sizes (README)
 
 

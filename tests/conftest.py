@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gctool.fields import parse_field
+from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 
 # reference §1.2: Tandon's CRC worked example (n = k = 3, s = 1)

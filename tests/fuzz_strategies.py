@@ -22,8 +22,8 @@ import click
 import numpy as np
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.cli.main import COMMANDS, cli
-from gctool.fields import parse_field
 from gctool.io import code_bytes, code_to_doc, code_to_meta, dumps_document, encode_matrix
 from gctool.limits import MAX_COLUMNS, MAX_N
 from gctool.model import GradientCode

@@ -17,12 +17,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
 from gctool.audit.attack import curve as attack_curve
 from gctool.audit.verify import verify
 from gctool.bounds import bounds
 from gctool.codes import design
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 from oracles import exact_lstsq_error
@@ -249,7 +249,7 @@ def test_no_exit_3_on_huge_entries(tmp_path, method: str) -> None:  # type: igno
 def test_non_primitive_polynomial_field_is_fast_and_exact() -> None:
     """GF(3^2) with x^2 + 1 (x has order 4, not 8): gctool finds a primitive element itself
     instead of letting galois compile its search (about a minute); the tables are right."""
-    from gctool.audit.gfarith import GFArith, primitive_powers
+    from gctool.algebra.gf import GFArith, primitive_powers
 
     powers = primitive_powers(3, 2, 10)  # x^2 + 1 = 1*9 + 0*3 + 1
     assert powers is not None and sorted(powers.tolist()) == list(range(1, 9))
@@ -267,8 +267,8 @@ def test_decoder_over_a_non_primitive_polynomial_field_needs_no_galois_class(mon
                                                                            ) -> None:  # type: ignore[no-untyped-def]
     """attack's decoder over GF(3^2, x^2 + 1) works on gctool's tables: building the galois
     class (run-time compilation, ~10 s) is never needed, and the answers are galois' own."""
+    from gctool.algebra.fields import Field
     from gctool.decode import Decoder
-    from gctool.fields import Field
 
     from oracles import decodes_gf, threshold_by
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, curve, threshold
 from gctool.audit.decoders import make_oracle
 from gctool.errors import InvalidInput
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import gctool
+from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode, worst
 from gctool.cli.main import cli
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 

@@ -10,9 +10,9 @@ import shlex
 import numpy as np
 import pytest
 
+from gctool.algebra.fields import Field
 from gctool.codes import design
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
-from gctool.fields import Field
 
 
 def brute_worst_condition(B: np.ndarray, s: int) -> float:

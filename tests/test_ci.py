@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import gctool
-from gctool.fields import parse_field
+from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 
 ROOT = Path(__file__).parents[1]

@@ -159,7 +159,7 @@ def test_error_does_not_depend_on_which_workers_straggle() -> None:
 
 def test_non_symmetric_design_gets_no_closed_form() -> None:
     """The (4, 6, 3, 2, 1) design (K4 edges, reference §3.5) has S-dependent errors."""
-    from gctool.fields import parse_field
+    from gctool.algebra.fields import parse_field
     from gctool.model import GradientCode
 
     B = np.array([[1 if j in e else 0 for j in range(4)]

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import attack, threshold
 from gctool.bounds import bounds
 from gctool.codes import design
@@ -24,7 +25,6 @@ from gctool.codes.closed_forms import (
     scheme_bounds,
     uniform_gram,
 )
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 REAL = parse_field("real")

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import attack
 from gctool.codes import design, graphs
 from gctool.codes.closed_forms import closed_form_worst_error, cycle_worst_error
@@ -15,7 +16,6 @@ from gctool.codes.expander import spectral_bound
 from gctool.codes.graph import component_error, incidence
 from gctool.decode import Decoder
 from gctool.errors import DesignError
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 

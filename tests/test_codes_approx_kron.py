@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import threshold, verify
 from gctool.codes import design
 from gctool.codes.kron import product
 from gctool.errors import DesignError
-from gctool.fields import parse_field
 from gctool.io import write_code
 from gctool.model import GradientCode
 

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from distributed import Client, LocalCluster
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import decoders as dec
 from gctool.audit import nullspace as ns
 from gctool.audit.attack import attack, threshold
@@ -29,7 +30,6 @@ from gctool.audit.distributed import DaskRunner, use_runner
 from gctool.audit.verify import verify
 from gctool.cli.main import cli
 from gctool.errors import SearchInterrupted
-from gctool.fields import parse_field
 from gctool.io import write_code
 from gctool.model import GradientCode
 

@@ -30,7 +30,7 @@ import fuzz_strategies as fz
 import numpy as np
 import pytest
 
-from gctool.fields import parse_field
+from gctool.algebra.fields import parse_field
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
 from gctool.audit.verify import verify
 from gctool.bounds import bounds
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 CI = settings(max_examples=8, deadline=None, derandomize=True, database=None)

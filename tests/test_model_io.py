@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from gctool.algebra.fields import parse_field
 from gctool.errors import CodeFileError, InvalidInput
-from gctool.fields import parse_field
 from gctool.io import code_bytes, code_to_doc, read_code, write_code
 from gctool.model import GradientCode
 

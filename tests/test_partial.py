@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.partial import certificate, verify_partial
 from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import CodeFileError, InvalidInput
-from gctool.fields import parse_field
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 from gctool.order import make_order, normalize_order

@@ -469,8 +469,8 @@ def test_class_certificate_agrees_with_brute_force() -> None:
 
     import numpy as np
 
+    from gctool.algebra.fields import REAL
     from gctool.audit.certificates import class_certificate
-    from gctool.fields import REAL
     from gctool.model import GradientCode
 
     from oracles import decodes_rational

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool.algebra.fields import parse_field
 from gctool.cli.main import cli
 from gctool.codes.registry import SCHEMES
-from gctool.fields import parse_field
 from gctool.io import read_code, write_code
 from gctool.model import GradientCode
 from gctool.viz import error_curve, heat_grid, parse_curve, picture, render_svg

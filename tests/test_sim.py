@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import InvalidInput
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 from gctool.sequential.model import to_mask
 from gctool.sim.contenders import from_code, ignore_stragglers, uncoded

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.verify import verify
 from gctool.errors import BudgetExceeded, InvalidInput
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 from oracles import decodes_gf, decodes_rational, exact_lstsq_error, lstsq_error
@@ -339,7 +339,7 @@ def test_budget_refusal_for_astronomically_many_sets() -> None:
 
 
 def test_large_extension_field_falls_back_to_galois_arithmetic() -> None:
-    from gctool.audit.gfarith import GFArith
+    from gctool.algebra.gf import GFArith
 
     f = parse_field("GF(2^17)")
     assert GFArith(f).kind == "galois"

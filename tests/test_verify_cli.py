@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
-from gctool.fields import parse_field
 from gctool.io import write_code
 from gctool.model import GradientCode
 

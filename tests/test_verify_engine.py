@@ -12,10 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gctool.algebra.fields import parse_field
+from gctool.algebra.gf import GFArith, IntArith
+from gctool.algebra.linalg import eliminate
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.enumeration import rank_lex, sample_sets, straggler_chunks, unrank_lex
-from gctool.audit.gfarith import GFArith, IntArith, eliminate
 from gctool.audit.rational import RationalKernel, reduce_rational
 from gctool.audit.symmetry import (
     Rotation,
@@ -30,7 +32,6 @@ from gctool.audit.symmetry import (
 )
 from gctool.audit.verify import verify
 from gctool.errors import SearchInterrupted
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 from oracles import decodes_gf, decodes_rational, lstsq_error

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.audit.table import write_decoding_table
 from gctool.codes import design
 from gctool.export import export
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 

@@ -67,8 +67,8 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
 
 def _row_basis_gf(code: GradientCode) -> tuple[list[int], np.ndarray]:
     """Pivot rows of B and the coefficients of the targets in them (exact)."""
-    from gctool.audit.gfarith import GFArith
-    from gctool.audit.gflinalg import rref, solve
+    from gctool.algebra.gf import GFArith
+    from gctool.algebra.linalg import rref, solve
 
     arith = GFArith(code.field)
     B = np.asarray(code.B, dtype=np.int64)
@@ -162,7 +162,7 @@ def _embedding(code: GradientCode, e: int) -> tuple[Any, Any]:
 
 def _zeros_in_field(code: GradientCode, g: np.ndarray) -> np.ndarray:
     """``g(alpha^j) == 0`` for j = 0..n-1 when n | q - 1 (arithmetic of GF(q) itself)."""
-    from gctool.audit.gfarith import GFArith
+    from gctool.algebra.gf import GFArith
 
     arith, n = GFArith(code.field), g.size
     alpha = arith.power(arith.primitive(), (code.field.order - 1) // n)
@@ -260,7 +260,7 @@ def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray) -> bool:
     if not np.array_equal(row != 0, t != 0):
         return False
     if code.field.is_finite:
-        from gctool.audit.gfarith import GFArith
+        from gctool.algebra.gf import GFArith
 
         ar = GFArith(code.field)
         row, t = row.astype(np.int64), t.astype(np.int64)

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.linalg import matrix_rank, solve_batch
 from gctool.audit.decoders import OptimalOracle
 from gctool.audit.enumeration import straggler_chunks
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.decode import gf_solve_batch
 from gctool.errors import BudgetExceeded, SearchInterrupted
 
 Progress = Callable[[int, int], None]
@@ -59,7 +59,7 @@ def _dual_cost(oracle: OptimalOracle) -> int:
 def _rank(oracle: OptimalOracle) -> int:
     if not oracle.finite:
         return oracle.rank
-    return int(np.linalg.matrix_rank(oracle.code.field.to_galois(np.asarray(oracle.code.B))))
+    return matrix_rank(oracle.code.field, oracle.code.B)
 
 
 def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
@@ -160,7 +160,7 @@ def _basis(oracle: OptimalOracle) -> tuple[Any, Any]:
     R = np.linalg.inv(Q[piv]) @ B[piv]  # B = Q R
     T = GF(code.targets())
     aug = GF(np.concatenate([np.asarray(R.T), np.asarray(T.T)], axis=1))[None]
-    consistent, _, X = gf_solve_batch(GF, aug, R.shape[0])
+    consistent, _, X = solve_batch(GF, aug, R.shape[0])
     assert bool(consistent[0]), "the full set decodes, so every target lies in row(B)"
     return Q, X[0]
 
@@ -199,7 +199,7 @@ def _null_vectors(oracle: OptimalOracle, Q: Any, Z: np.ndarray) -> tuple[Any, np
         others = [c for c in range(r) if c != c0]
         A = QZ[todo][:, :, others]
         rhs = -QZ[todo][:, :, [c0]]
-        consistent, rank, X = gf_solve_batch(GF, np.concatenate([A, rhs], axis=2), r - 1)
+        consistent, rank, X = solve_batch(GF, np.concatenate([A, rhs], axis=2), r - 1)
         good = consistent & (rank == r - 1)
         rows = todo[good]
         C[rows, c0] = 1

@@ -4,7 +4,7 @@ The pieces of the verify engine that other audits can reuse live next to this mo
 :mod:`gctool.audit.enumeration` (ranked, chunked enumeration), :mod:`gctool.audit.symmetry`
 (rotations up to row scaling, row classes), :mod:`gctool.audit.parallel` (ordered process
 pool), :mod:`gctool.audit.nullspace` (reduced decodability test) and
-:mod:`gctool.audit.gfarith` (vectorised GF(q) elimination).
+:mod:`gctool.algebra.gf` (vectorised GF(q) elimination).
 """
 
 from __future__ import annotations

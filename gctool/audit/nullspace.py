@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.gfarith import GFArith, eliminate
+from gctool.algebra.gf import GFArith
+from gctool.algebra.linalg import eliminate
 from gctool.decode import Decoder, safe_norm
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
@@ -83,7 +84,7 @@ def reduce_float(code: GradientCode, tol: float) -> Reduction:
 
 def reduce_gf(code: GradientCode) -> Reduction:
     """Exact left null space and a particular W over GF(q) (no galois needed)."""
-    from gctool.audit.gflinalg import null_space, solve
+    from gctool.algebra.linalg import null_space, solve
 
     arith = GFArith(code.field)
     B = np.asarray(code.B, dtype=np.int64)

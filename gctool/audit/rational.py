@@ -16,15 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from math import lcm
 from typing import Any
 
 import numpy as np
 
-from gctool.audit.gfarith import GFArith, IntArith, eliminate
+from gctool.algebra.fields import Field
+from gctool.algebra.gf import GFArith, IntArith
+from gctool.algebra.linalg import eliminate
+from gctool.algebra.rational import integer_rows, rref
 from gctool.audit.nullspace import ChunkEval, Reduction
 from gctool.errors import InvalidInput
-from gctool.fields import Field
 from gctool.model import GradientCode
 
 PRIME = 2**31 - 1
@@ -48,45 +49,19 @@ def check_exact_input(code: GradientCode) -> None:
             f"B has {bad[0]!r}")
 
 
-def integer_rows(code: GradientCode) -> list[list[int]]:
+def _integer_rows(code: GradientCode) -> list[list[int]]:
     """B with every row scaled by the lcm of its denominators (exact)."""
-    rows = []
-    for row in np.asarray(code.B):
-        fr = [_fraction(float(x)) or Fraction(0) for x in row]
-        den = lcm(*(f.denominator for f in fr)) if fr else 1
-        rows.append([int(f * den) for f in fr])
-    return rows
-
-
-def rref(M: list[list[Fraction]], ncols: int) -> tuple[list[list[Fraction]], list[int]]:
-    """Reduced row echelon form over Q of the first ``ncols`` columns; pivot columns."""
-    M = [list(r) for r in M]
-    pivots: list[int] = []
-    r = 0
-    for c in range(ncols):
-        p = next((i for i in range(r, len(M)) if M[i][c] != 0), None)
-        if p is None:
-            continue
-        M[r], M[p] = M[p], M[r]
-        inv = 1 / M[r][c]
-        M[r] = [x * inv for x in M[r]]
-        for i in range(len(M)):
-            if i != r and M[i][c] != 0:
-                f = M[i][c]
-                M[i] = [a - f * b for a, b in zip(M[i], M[r], strict=True)]
-        pivots.append(c)
-        r += 1
-    return M, pivots
+    return integer_rows([_fraction(float(x)) or Fraction(0) for x in row]
+                        for row in np.asarray(code.B))
 
 
 def _integral(vec: list[Fraction]) -> list[int]:
-    den = lcm(*(f.denominator for f in vec)) if vec else 1
-    return [int(f * den) for f in vec]
+    return integer_rows([vec])[0]
 
 
 def reduce_rational(code: GradientCode) -> Reduction:
     """Exact left null space N (integer rows) and W (integer columns, scaled) of B."""
-    Bz = integer_rows(code)
+    Bz = _integer_rows(code)
     n, K = code.n, len(Bz[0])
     T = code.targets().astype(np.int64)
     m = T.shape[0]

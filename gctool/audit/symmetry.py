@@ -101,7 +101,7 @@ def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = 
     rows = np.arange(B.shape[0])
     empty = ~nz.any(axis=1)
     if code.field.is_finite:
-        from gctool.audit.gfarith import GFArith
+        from gctool.algebra.gf import GFArith
 
         ar = GFArith(code.field)
         gamma = ar.mul(np.where(empty, 1, D[rows, j]), ar.inv(np.where(empty, 1, B[rows, j])))
@@ -238,7 +238,7 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
     nz = B != 0
     lead = B[np.arange(code.n), np.argmax(nz, axis=1)]  # first non-zero entry of each row
     if code.field.is_finite:
-        from gctool.audit.gfarith import GFArith
+        from gctool.algebra.gf import GFArith
 
         ar = GFArith(code.field)
         normal = ar.mul(B.astype(np.int64), ar.inv(np.where(lead == 0, 1, lead))[:, None])

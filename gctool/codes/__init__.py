@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from gctool.algebra.fields import Field, parse_field
 from gctool.codes.registry import SCHEMES, Param, SchemeInfo, get_scheme
 from gctool.errors import DesignError, InvalidInput
-from gctool.fields import Field, parse_field
 from gctool.seeds import MAX_SEED, fresh_seed
 
 if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy

@@ -7,13 +7,14 @@ numpy arrays, over GF(q) they are galois FieldArrays (same operators, exact arit
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field, is_prime
+from gctool.algebra.gf import NumericArith
 from gctool.errors import DesignError
-from gctool.fields import MAX_ORDER, Field, is_prime
+from gctool.limits import MAX_FIELD_ORDER
 
 NODE_KINDS = ("auto", "chebyshev", "unity", "integers")
 
@@ -23,7 +24,7 @@ def primes_1_mod(n: int, count: int) -> list[int]:
     """The ``count`` smallest primes p with n | p - 1 (below 2^31)."""
     out: list[int] = []
     p = n + 1
-    while len(out) < count and p < MAX_ORDER:
+    while len(out) < count and p < MAX_FIELD_ORDER:
         if is_prime(p):
             out.append(p)
         p += n
@@ -171,36 +172,6 @@ def node_products(alpha: Any, hold: np.ndarray) -> Any:
 
 
 # -- plain arithmetic (structured decoders) ----------------------------------------------------
-class NumericArith:
-    """Arithmetic of the reals / complex numbers with the method names of
-    :class:`gctool.audit.gfarith.GFArith`, so one routine serves every field."""
-
-    def add(self, a: Any, b: Any) -> Any:
-        return a + b
-
-    def sub(self, a: Any, b: Any) -> Any:
-        return a - b
-
-    def mul(self, a: Any, b: Any) -> Any:
-        return a * b
-
-    def inv(self, a: Any) -> Any:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 1 / a
-
-
-@functools.lru_cache(maxsize=8)
-def plain_arith(field: Field) -> Any:
-    """Elementwise arithmetic on plain arrays: int64 representations over GF(q) (exp/log
-    tables, no galois: its import and JIT compilation cost seconds per process), numpy over
-    R/C."""
-    if not field.is_finite:
-        return NumericArith()
-    from gctool.audit.gfarith import GFArith
-
-    return GFArith(field.resolved())
-
-
 def prod_last(ar: Any, a: Any) -> Any:
     """Product over the last axis."""
     if isinstance(ar, NumericArith):

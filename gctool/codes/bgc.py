@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def check_sizes(n: int, s: int, k: int | None, d: float) -> int:

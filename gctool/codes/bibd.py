@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.codes import designs
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def select(design: str | None, v: int | None, kappa: int | None, lam: int | None,

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.codes._algebra import to_plain
 from gctool.codes.conditioning import record
 from gctool.codes.rs import (
@@ -40,7 +41,6 @@ from gctool.codes.rs import (
     survivors_used,
 )
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 __all__ = ["build", "choose_field", "decode", "decode_batch", "COLUMN_ORDER"]
 
@@ -109,7 +109,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
 def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     """Structured decoding matrices for survivor sets U of shape (b, n - s): the last m rows
     of the inverse Vandermonde, shape (b, m, n - s).  Row u recovers sum_j g_j^(u)."""
-    from gctool.codes._algebra import plain_arith
+    from gctool.algebra.gf import plain_arith
     from gctool.codes.rs import plain_nodes
 
     alpha = plain_nodes(code)

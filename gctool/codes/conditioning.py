@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.fields import Field
+from gctool.algebra.fields import Field
 from gctool.numerics import normalise_rows, numerical_rank
 
 EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case

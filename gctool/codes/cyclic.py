@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 MAX_ATTEMPTS = 64
 MAX_CHECK_SETS = 2_000_000  # exact verification of a GF(q) draw

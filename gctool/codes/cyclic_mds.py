@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
+from gctool.algebra.gf import plain_arith
 from gctool.codes._algebra import (
     field_one,
-    plain_arith,
     poly_from_roots,
     powers_of,
     prod_last,
@@ -39,7 +40,6 @@ from gctool.codes._algebra import (
 )
 from gctool.codes.conditioning import record
 from gctool.errors import DesignError, InvalidInput
-from gctool.fields import Field
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
 MAX_REAL_SEARCH_N = 20

@@ -8,8 +8,9 @@ them as gradient codes: workers = blocks, partitions = points; reference §3.5).
 Groups are products ``Z_{m_1} x ... x Z_{m_r}``; an element is stored by its mixed-radix index
 ``sum_t c_t * (m_1 ... m_{t-1})`` (little-endian, so for ``Z_p^e`` it is the usual integer
 representation of GF(p^e): base-p digits = polynomial coefficients).  Small fields are built
-here (:class:`SmallField`, no galois).  Every family below is checked against the definition
-after it is built (:func:`check`), so a wrong construction can never reach a code file.
+here (:class:`~gctool.algebra.gf.GFArith` tables, no galois).  Every family below is checked
+against the definition after it is built (:func:`check`), so a wrong construction can never
+reach a code file.
 
 Families (names accepted by :func:`by_name`):
 
@@ -35,7 +36,6 @@ The complement G \\ D of a (v, κ, λ) difference set is a (v, v-κ, v-2κ+λ) d
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,8 +43,9 @@ from math import isqrt, prod
 
 import numpy as np
 
+from gctool.algebra.fields import Field, irreducible_poly, is_prime, prime_power
+from gctool.algebra.gf import GFArith
 from gctool.errors import DesignError
-from gctool.fields import is_prime, prime_power
 
 MAX_V = 4096  # B is v x v; gctool's code size limit
 
@@ -125,76 +126,21 @@ def check(ds: DifferenceSet) -> None:
 # ---------------------------------------------------------------------------------------------
 # number theory and small finite fields
 # ---------------------------------------------------------------------------------------------
-def _polymod(a: list[int], f: list[int], p: int) -> list[int]:
-    """a mod f over GF(p), coefficients low to high, f monic."""
-    a = a[:]
-    e = len(f) - 1
-    for top in range(len(a) - 1, e - 1, -1):
-        c = a[top] % p
-        if c:
-            for t in range(e + 1):
-                a[top - e + t] = (a[top - e + t] - c * f[t]) % p
-    return [x % p for x in a[:e]] + [0] * max(0, e - len(a))
-
-
-def _is_irreducible(f: list[int], p: int) -> bool:
-    """No monic factor of degree 1..e/2 (brute force; fine for the small fields used here)."""
-    e = len(f) - 1
-    for d in range(1, e // 2 + 1):
-        for tail in itertools.product(range(p), repeat=d):
-            if not any(_polymod(f, list(tail) + [1], p)):
-                return False
-    return True
-
-
-def irreducible_poly(p: int, e: int) -> list[int]:
-    """The first monic irreducible polynomial of degree e over GF(p) (coefficients low to high,
-    in lexicographic order of the lower coefficients)."""
-    for tail in itertools.product(range(p), repeat=e):
-        f = list(tail) + [1]
-        if f[0] and _is_irreducible(f, p):
-            return f
-    raise DesignError(f"internal error: no irreducible polynomial of degree {e} over GF({p})")
-
-
-class SmallField:
-    """GF(p^e) for small orders, elements as integers whose base-p digits are the coefficients
-    of a polynomial mod a fixed irreducible f (the additive group is Z_p^e digit-wise)."""
-
-    def __init__(self, q: int) -> None:
-        pe = prime_power(q)
-        if pe is None:
-            raise DesignError(f"{q} is not a prime power")
-        self.q, (self.p, self.e) = q, pe
-        self.f = irreducible_poly(self.p, self.e) if self.e > 1 else [0, 1]
-
-    def _digits(self, x: int) -> list[int]:
-        return [(x // self.p**t) % self.p for t in range(self.e)]
-
-    def _int(self, d: list[int]) -> int:
-        return sum(c * self.p**t for t, c in enumerate(d))
-
-    def add(self, x: int, y: int) -> int:
-        return self._int([(a + b) % self.p for a, b in zip(self._digits(x), self._digits(y),
-                                                              strict=True)])
-
-    def mul(self, x: int, y: int) -> int:
-        if self.e == 1:
-            return (x * y) % self.p
-        a, b = self._digits(x), self._digits(y)
-        prod_ = [0] * (2 * self.e - 1)
-        for i, ai in enumerate(a):
-            for j, bj in enumerate(b):
-                prod_[i + j] += ai * bj
-        return self._int(_polymod(prod_, self.f, self.p))
+def small_field(q: int) -> Field:
+    """GF(q) with the first irreducible polynomial of :func:`irreducible_poly` (a fixed
+    labelling of the elements, independent of galois' Conway polynomials)."""
+    pe = prime_power(q)
+    if pe is None:
+        raise DesignError(f"{q} is not a prime power")
+    p, e = pe
+    return Field("gf", p, e, irreducible_poly(p, e) if e > 1 else None)
 
 
 def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Addition and multiplication tables of GF(q) (small q only: q^2 entries)."""
-    F = SmallField(q)
-    add = np.array([[F.add(x, y) for y in range(q)] for x in range(q)], dtype=np.int64)
-    mul = np.array([[F.mul(x, y) for y in range(q)] for x in range(q)], dtype=np.int64)
-    return add, mul
+    F = GFArith(small_field(q))
+    a = np.arange(q, dtype=np.int64)
+    return F.add(a[:, None], a[None, :]), F.mul(a[:, None], a[None, :])
 
 
 def additive_moduli(q: int) -> tuple[int, ...]:
@@ -203,8 +149,8 @@ def additive_moduli(q: int) -> tuple[int, ...]:
 
 
 def nonzero_squares(q: int) -> tuple[int, ...]:
-    F = SmallField(q)
-    return tuple(sorted({F.mul(x, x) for x in range(1, q)}))
+    x = np.arange(1, q, dtype=np.int64)
+    return tuple(int(v) for v in np.unique(GFArith(small_field(q)).mul(x, x)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.codes import graphs
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def spectral_bound(lam: float, d: int, n: int, s: int) -> float:

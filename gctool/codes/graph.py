@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.codes import graphs
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 GRAPH_CHOICES = ("cycle", "complete", "petersen", "random-regular", "paley")
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError, InvalidInput
-from gctool.fields import Field
 from gctool.model import MAX_N
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 from gctool.model import GradientCode
 
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field, primitive_root
 from gctool.errors import DesignError, InvalidInput
-from gctool.fields import Field
 from gctool.model import GradientCode
 
 MAX_PROFILES = 200_000
@@ -83,23 +83,9 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
     return out
 
 
-def _primitive_root(p: int) -> int:
-    """The smallest generator of GF(p)^* (p prime)."""
-    if p == 2:
-        return 1
-    m, factors, f = p - 1, set(), 2
-    while f * f <= m:
-        while m % f == 0:
-            factors.add(f)
-            m //= f
-        f += 1
-    factors |= {m} if m > 1 else set()
-    return next(g for g in range(2, p) if all(pow(g, (p - 1) // r, p) != 1 for r in factors))
-
-
 def _dft_levels_prime(n: int, levels: list[int], p: int) -> list[np.ndarray]:
     """The GF(p) construction with integer arithmetic mod p (no galois)."""
-    w = pow(_primitive_root(p), (p - 1) // n, p)
+    w = pow(primitive_root(p), (p - 1) // n, p)
     out = []
     for s in levels:
         coeffs = [1]  # low to high: multiply by (x - w^t) for t = 1..s

@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
+from gctool.algebra.gf import NumericArith, plain_arith
 from gctool.codes._algebra import (
-    NumericArith,
     balanced_mask,
     gf_root_of_unity,
     holders,
     node_products,
     nodes,
-    plain_arith,
     powers_of,
     prod_last,
     smallest_prime_at_least,
@@ -39,7 +39,6 @@ from gctool.codes._algebra import (
 )
 from gctool.codes.conditioning import record
 from gctool.errors import DesignError, InvalidInput
-from gctool.fields import Field
 
 
 def choose_field(n: int | None, s: int | None = None, k: int | None = None,
@@ -100,7 +99,7 @@ def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -
     entry [u, i] is the coefficient of x^(L - rows + u) in ell_i.  With ``lowest_only`` only
     the coefficient of x^(L - rows) is kept (one row).  O(L^2) per set, in O(L) array
     operations per batch.  ``ar`` is the field's plain arithmetic
-    (:func:`gctool.codes._algebra.plain_arith`; default: numpy).  A set with repeated nodes
+    (:func:`gctool.algebra.gf.plain_arith`; default: numpy).  A set with repeated nodes
     (only in a tampered file) gets a zero vector, which the caller's check rejects.
     """
     ar = NumericArith() if ar is None else ar

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.codes.bgc import support_stats
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def community_of(size: int, c: int) -> np.ndarray:

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def biregular_support(n: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:

@@ -127,7 +127,7 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
 
 def _gf_product(code: GradientCode, A: np.ndarray, BF: np.ndarray) -> np.ndarray:
     """A @ BF over GF(q) on int64 representations (b, m, K), without galois."""
-    from gctool.codes._algebra import plain_arith
+    from gctool.algebra.gf import plain_arith
 
     fld = code.field
     f = A.shape[2]

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import CodeFileError, DesignError
-from gctool.fields import Field
 from gctool.model import MAX_N, GradientCode
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.fields import Field
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
 from gctool.sequential.schedule import slot_table

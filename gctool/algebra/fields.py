@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gctool.errors import FieldError
+from gctool.limits import MAX_FIELD_ORDER
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-MAX_ORDER = 2**31
 ACCEPTED = "real, complex, GF(p), GF(p^m) or GF(p^m, <irreducible poly>), e.g. GF(7), GF(2^8)"
 
 _GF_RE = re.compile(
@@ -52,6 +52,29 @@ def _smallest_prime_factor(q: int) -> int:
 def is_prime(p: int) -> bool:
     """Primality by trial division (orders here are below 2^31, so at most ~23,000 steps)."""
     return p >= 2 and _smallest_prime_factor(p) == p
+
+
+def prime_factors(x: int) -> list[int]:
+    """The distinct prime factors of x >= 1, increasing (trial division)."""
+    out, f = [], 2
+    while f * f <= x:
+        if x % f == 0:
+            out.append(f)
+            while x % f == 0:
+                x //= f
+        f += 1
+    return out + ([x] if x > 1 else [])
+
+
+def primitive_root(p: int) -> int:
+    """The smallest primitive root modulo the prime p (a generator of GF(p)^*)."""
+    if p == 2:
+        return 1
+    factors = prime_factors(p - 1)
+    g = 2
+    while any(pow(g, (p - 1) // f, p) == 1 for f in factors):
+        g += 1
+    return g
 
 
 def prime_power(q: int) -> tuple[int, int] | None:
@@ -166,6 +189,19 @@ def is_irreducible(poly: int, p: int, m: int) -> bool:
     return True
 
 
+def irreducible_poly(p: int, m: int) -> int:
+    """The first monic irreducible polynomial of degree m over GF(p) (integer representation),
+    in lexicographic order of its lower coefficients (constant term first); a fixed choice that
+    needs neither galois nor a table of Conway polynomials."""
+    import itertools
+
+    for tail in itertools.product(range(p), repeat=m):
+        value = sum(c * p**i for i, c in enumerate(tail)) + p**m
+        if tail[0] and is_irreducible(value, p, m):
+            return value
+    raise FieldError(f"no irreducible polynomial of degree {m} over GF({p})")  # pragma: no cover
+
+
 def _poly_gcd_degree(a: list[int], b: list[int], p: int) -> int:
     """Degree of gcd(a, b) over GF(p) (coefficient lists, lowest degree first)."""
     def trim(c: list[int]) -> list[int]:
@@ -260,7 +296,7 @@ class Field:
             if self.poly is None:
                 return galois.GF(self.p, self.m)
             poly = galois.Poly.Int(self.poly, field=galois.GF(self.p))
-            from gctool.audit.gfarith import primitive_powers
+            from gctool.algebra.gf import primitive_powers
 
             # galois finds a primitive element of a non-primitive polynomial by compiling its
             # polynomial arithmetic (about a minute); a small field is searched here instead
@@ -352,7 +388,7 @@ def parse_field(text: str) -> Field:
     if exp is not None and _prime_power(base) != (base, 1):
         raise FieldError(f"invalid field {text!r}: in GF(p^m) the base p must be prime")
     q = base ** int(exp) if exp is not None else base
-    if q > MAX_ORDER:
+    if q > MAX_FIELD_ORDER:
         raise FieldError(f"field {text!r} is too large: gctool supports orders up to 2^31")
     pm = _prime_power(q)
     if pm is None:

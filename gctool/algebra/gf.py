@@ -1,4 +1,5 @@
-"""Vectorised exact arithmetic over GF(q) on plain int64 arrays, and batched elimination.
+"""Elementwise arithmetic behind one protocol (:class:`Arith`): GF(q) on plain int64 arrays
+(:class:`GFArith`), exact integers (:class:`IntArith`) and numpy numbers (:class:`NumericArith`).
 
 galois is not needed (its field construction and JIT compilation cost seconds per process):
 
@@ -9,19 +10,18 @@ galois is not needed (its field construction and JIT compilation cost seconds pe
   addition is XOR for p = 2 and digit-wise mod p otherwise.
 * Larger extension fields fall back to galois FieldArray arithmetic (exact, slower).
 
-:func:`eliminate` decides, for a batch of augmented systems ``[A | Y]``, whether ``A X = Y``
-is consistent and the rank of ``A``.  It is fraction free (row_r <- p * row_r - f * pivot_row),
-so it needs no inverses: multiplying a row by the non-zero pivot p keeps the row space.
+The row reductions built on them are in :mod:`gctool.algebra.linalg`.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from gctool.fields import Field
+from gctool.algebra.fields import Field, primitive_root
 
 TABLE_LIMIT = 2**16
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
@@ -216,28 +216,6 @@ class GFArith:
         return result
 
 
-def _prime_factors(x: int) -> list[int]:
-    out, f = [], 2
-    while f * f <= x:
-        if x % f == 0:
-            out.append(f)
-            while x % f == 0:
-                x //= f
-        f += 1
-    return out + ([x] if x > 1 else [])
-
-
-def primitive_root(p: int) -> int:
-    """The smallest primitive root modulo the prime p."""
-    if p == 2:
-        return 1
-    factors = _prime_factors(p - 1)
-    g = 2
-    while any(pow(g, (p - 1) // f, p) == 1 for f in factors):
-        g += 1
-    return g
-
-
 class IntArith:
     """Exact integer arithmetic on object arrays (Python ints): eliminating with it decides
     consistency over the rationals (fraction-free, so no division is ever needed)."""
@@ -259,41 +237,31 @@ class Arith(Protocol):
     def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
 
 
-def eliminate(arith: Arith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, np.ndarray]:
-    """Batched row echelon reduction of augmented systems ``M = [A | Y]`` (b, R, C).
+class NumericArith:
+    """Arithmetic of the reals / complex numbers with the method names of :class:`GFArith`,
+    so one routine serves every field."""
 
-    Returns ``(consistent, rank)``: whether every column of Y lies in the column space of A,
-    and the rank of A (the first ``unknowns`` columns)."""
-    M = np.array(M, dtype=arith.dtype, copy=True)
-    b, R, _ = M.shape
-    rows = np.arange(R)
-    bi = np.arange(b)
-    row = np.zeros(b, dtype=np.intp)
-    for c in range(unknowns):
-        cand = (M[:, :, c] != 0) & (rows[None, :] >= row[:, None])
-        has = cand.any(axis=1)
-        if not has.any():
-            continue
-        piv = np.argmax(cand, axis=1)
-        r0 = np.minimum(row, R - 1)
-        top, prow = M[bi, r0].copy(), M[bi, piv].copy()
-        M[bi, piv] = np.where(has[:, None], top, prow)
-        M[bi, r0] = np.where(has[:, None], prow, top)
-        pivot = prow[:, c]
-        f = M[:, :, c]
-        sel = (rows[None, :] > row[:, None]) & has[:, None] & (f != 0)
-        if sel.any():
-            sb, sr = np.nonzero(sel)
-            M[sb, sr] = arith.sub(arith.mul(pivot[sb, None], M[sb, sr]),
-                                  arith.mul(f[sb, sr, None], prow[sb]))
-        row = row + has
-        if R and np.all(row >= R):
-            break
-    below = rows[None, :] >= row[:, None]
-    consistent = ~np.any((M[:, :, unknowns:] != 0) & below[:, :, None], axis=(1, 2))
-    return consistent, row
+    dtype: Any = None
+
+    def add(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def inv(self, a: Any) -> Any:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1 / a
 
 
-def gf_matrix(fld: Field, A: Any) -> Any:
-    """A galois FieldArray of ``fld`` holding the int64 array ``A``."""
-    return fld.galois()(np.asarray(A, dtype=np.int64))
+@functools.lru_cache(maxsize=8)
+def plain_arith(fld: Field) -> GFArith | NumericArith:
+    """Elementwise arithmetic on plain arrays: int64 representations over GF(q) (exp/log
+    tables, no galois: its import and JIT compilation cost seconds per process), numpy over
+    R/C."""
+    if not fld.is_finite:
+        return NumericArith()
+    return GFArith(fld.resolved())

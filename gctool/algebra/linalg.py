@@ -1,0 +1,159 @@
+"""Exact row reduction over GF(q) and the integers, for one matrix or a batch.
+
+Two eliminations, each written once:
+
+* :func:`gauss_jordan` - batched Gauss-Jordan elimination of augmented systems ``[A | Y]``
+  over GF(q), with a :class:`~gctool.algebra.gf.GFArith` on int64 arrays (no galois needed)
+  or a galois FieldArray class.  It gives the reduced row echelon form, hence the rank, the
+  consistency of ``A X = Y`` and a particular solution; :func:`rref`, :func:`rank`,
+  :func:`null_space`, :func:`solve` and :func:`solve_batch` are views of it.
+* :func:`eliminate` - batched fraction-free elimination (row_r <- p * row_r - f * pivot_row).
+  It needs no inverses (multiplying a row by the non-zero pivot p keeps the row space), so it
+  also works over the integers (:class:`~gctool.algebra.gf.IntArith`), where it decides
+  consistency over Q; it returns only consistency and rank.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from gctool.algebra.fields import Field
+from gctool.algebra.gf import Arith, GFArith
+
+
+def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
+    if isinstance(GF, GFArith):
+        return GF.mul, GF.sub, GF.inv, partial(np.zeros, dtype=np.int64)
+    return np.multiply, np.subtract, np.reciprocal, GF.Zeros
+
+
+def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Batched Gauss-Jordan elimination over GF(q).
+
+    ``M`` (b, R, C) holds the augmented systems ``[A | Y]`` with ``A`` of width ``unknowns``
+    (pivots are searched there only).  ``GF`` is a :class:`GFArith` (M int64) or a galois
+    FieldArray class (M a FieldArray).  Returns ``(E, rank, pivot_col)``: the reduced row
+    echelon forms, the rank of each A, and for each row of E the column of its pivot (-1 below
+    the rank)."""
+    mul, sub, inv, _ = _ops(GF)
+    M = np.array(M, dtype=np.int64) if isinstance(GF, GFArith) else M.copy()
+    b, R, _ = M.shape
+    row = np.zeros(b, dtype=np.intp)  # next pivot row per system
+    pivot_col = np.full((b, R), -1, dtype=np.intp)
+    rows = np.arange(R)
+    for c in range(unknowns):
+        cand = (M[:, :, c] != 0) & (rows[None, :] >= row[:, None])
+        has = cand.any(axis=1)
+        if not has.any():
+            continue
+        idx = np.flatnonzero(has)
+        r0 = row[idx]
+        piv = np.argmax(cand[idx], axis=1)
+        top, other = M[idx, r0, :].copy(), M[idx, piv, :].copy()
+        M[idx, piv, :] = top
+        M[idx, r0, :] = other
+        prow = mul(M[idx, r0, :], inv(M[idx, r0, c])[:, None])  # scaled pivot row
+        M[idx, r0, :] = prow
+        factors = M[idx, :, c].copy()
+        factors[np.arange(idx.size), r0] = 0
+        M[idx] = sub(M[idx], mul(factors[:, :, None], prow[:, None, :]))
+        pivot_col[idx, r0] = c
+        row[idx] += 1
+    return M, row, pivot_col
+
+
+def solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Batched solution of ``A X = Y`` over GF(q) (``M = [A | Y]``, see :func:`gauss_jordan`).
+
+    Returns ``(consistent, rank, X)`` where ``X`` (b, unknowns, C - unknowns) solves the system
+    (free variables set to 0) wherever it is consistent."""
+    E, row, pivot_col = gauss_jordan(GF, M, unknowns)
+    b, R, C = E.shape
+    Y = E[:, :, unknowns:]
+    below = np.arange(R)[None, :] >= row[:, None]
+    consistent = ~np.any((Y != 0) & below[:, :, None], axis=(1, 2))
+    X = _ops(GF)[3]((b, unknowns, C - unknowns))
+    bi, ri = np.nonzero(pivot_col >= 0)
+    X[bi, pivot_col[bi, ri], :] = Y[bi, ri, :]
+    return consistent, row.copy(), X
+
+
+def rref(arith: GFArith, M: np.ndarray, ncols: int | None = None
+         ) -> tuple[np.ndarray, list[int]]:
+    """Reduced row echelon form of one int64 matrix (pivots searched in the first ``ncols``
+    columns) and its pivot columns."""
+    M = np.asarray(M, dtype=np.int64)
+    E, row, pivot_col = gauss_jordan(arith, M[None], M.shape[1] if ncols is None else ncols)
+    return E[0], [int(c) for c in pivot_col[0, :int(row[0])]]
+
+
+def rank(arith: GFArith, M: np.ndarray) -> int:
+    """The rank of one int64 matrix over GF(q)."""
+    return len(rref(arith, M)[1])
+
+
+def matrix_rank(fld: Field, M: Any) -> int:
+    """The rank of a matrix over ``fld``: exact over GF(q), the numerical rank of
+    :func:`gctool.numerics.matrix_rank` (the one cut-off) over R/C."""
+    if not fld.is_finite:
+        from gctool.numerics import matrix_rank as numerical
+
+        return numerical(np.asarray(M))
+    return rank(GFArith(fld), np.asarray(M, dtype=np.int64))
+
+
+def null_space(arith: GFArith, A: np.ndarray) -> np.ndarray:
+    """Rows spanning ``{x : A x = 0}`` (d x columns of A)."""
+    R, piv = rref(arith, A)
+    n = A.shape[1]
+    free = [c for c in range(n) if c not in set(piv)]
+    N = np.zeros((len(free), n), dtype=np.int64)
+    for i, f in enumerate(free):
+        N[i, f] = 1
+        for r, c in enumerate(piv):
+            N[i, c] = arith.neg(R[r, f])
+    return N
+
+
+def solve(arith: GFArith, A: np.ndarray, Y: np.ndarray) -> tuple[bool, np.ndarray]:
+    """A particular solution X of ``A X = Y`` (free variables 0) and whether one exists."""
+    consistent, _, X = solve_batch(arith, np.concatenate([A, Y], axis=1)[None], A.shape[1])
+    return bool(consistent[0]), X[0]
+
+
+def eliminate(arith: Arith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batched row echelon reduction of augmented systems ``M = [A | Y]`` (b, R, C).
+
+    Returns ``(consistent, rank)``: whether every column of Y lies in the column space of A,
+    and the rank of A (the first ``unknowns`` columns)."""
+    M = np.array(M, dtype=arith.dtype, copy=True)
+    b, R, _ = M.shape
+    rows = np.arange(R)
+    bi = np.arange(b)
+    row = np.zeros(b, dtype=np.intp)
+    for c in range(unknowns):
+        cand = (M[:, :, c] != 0) & (rows[None, :] >= row[:, None])
+        has = cand.any(axis=1)
+        if not has.any():
+            continue
+        piv = np.argmax(cand, axis=1)
+        r0 = np.minimum(row, R - 1)
+        top, prow = M[bi, r0].copy(), M[bi, piv].copy()
+        M[bi, piv] = np.where(has[:, None], top, prow)
+        M[bi, r0] = np.where(has[:, None], prow, top)
+        pivot = prow[:, c]
+        f = M[:, :, c]
+        sel = (rows[None, :] > row[:, None]) & has[:, None] & (f != 0)
+        if sel.any():
+            sb, sr = np.nonzero(sel)
+            M[sb, sr] = arith.sub(arith.mul(pivot[sb, None], M[sb, sr]),
+                                  arith.mul(f[sb, sr, None], prow[sb]))
+        row = row + has
+        if R and np.all(row >= R):
+            break
+    below = rows[None, :] >= row[:, None]
+    consistent = ~np.any((M[:, :, unknowns:] != 0) & below[:, :, None], axis=(1, 2))
+    return consistent, row

@@ -1,0 +1,160 @@
+"""The algebra layer against independent oracles: galois (fields, ranks, solutions) and
+exact Fractions (rational linear algebra)."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import galois
+import numpy as np
+import pytest
+
+from gctool.algebra.fields import (
+    Field,
+    irreducible_poly,
+    is_irreducible,
+    prime_factors,
+    primitive_root,
+)
+from gctool.algebra.gf import GFArith, IntArith, plain_arith
+from gctool.algebra.linalg import eliminate, matrix_rank, null_space, rref, solve, solve_batch
+from gctool.algebra.rational import integer_rows, row_basis
+from gctool.algebra.rational import rref as rref_q
+from gctool.algebra.rational import solve as solve_q
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 7, 11, 13, 17, 19, 23, 31, 41, 97, 101, 257, 65537])
+def test_primitive_root_is_the_smallest_generator(p: int) -> None:
+    g = primitive_root(p)
+    assert len({pow(g, e, p) for e in range(p - 1)}) == p - 1
+    assert all(len({pow(h, e, p) for e in range(p - 1)}) < p - 1 for h in range(2, g))
+    assert g == int(galois.primitive_root(p)) or p == 2
+
+
+def test_prime_factors_match_galois() -> None:
+    for x in range(2, 3000):
+        assert prime_factors(x) == sorted(set(galois.factors(x)[0]))
+
+
+def _reducible(p: int, m: int) -> set[int]:
+    """Every monic polynomial of degree m over GF(p) that is a product of two of lower degree
+    (brute force: all products; integer representation)."""
+    def monic(d: int) -> list[list[int]]:
+        return [list(t) + [1] for t in itertools.product(range(p), repeat=d)]
+
+    out = set()
+    for d in range(1, m // 2 + 1):
+        for a in monic(d):
+            for b in monic(m - d):
+                c = [0] * (m + 1)
+                for i, x in enumerate(a):
+                    for j, y in enumerate(b):
+                        c[i + j] = (c[i + j] + x * y) % p
+                out.add(sum(x * p**i for i, x in enumerate(c)))
+    return out
+
+
+@pytest.mark.parametrize(("p", "m"), [(2, 2), (2, 3), (2, 6), (3, 2), (3, 4), (5, 2), (7, 3)])
+def test_irreducibility_matches_brute_force(p: int, m: int) -> None:
+    reducible = _reducible(p, m)
+    for value in range(p**m, 2 * p**m):  # every monic polynomial of degree m
+        assert is_irreducible(value, p, m) == (value not in reducible)
+    first = irreducible_poly(p, m)
+    assert is_irreducible(first, p, m)
+    assert all(not is_irreducible(v, p, m) for v in range(p**m, 2 * p**m)
+               if _lex_key(v, p, m) < _lex_key(first, p, m) and v % p)
+
+
+def _lex_key(value: int, p: int, m: int) -> tuple[int, ...]:
+    return tuple((value // p**i) % p for i in range(m))
+
+
+@pytest.mark.parametrize("spec", [(7, 1, None), (2, 4, 19), (5, 2, None)])
+def test_gfarith_matches_galois(spec: tuple[int, int, int | None]) -> None:
+    fld = Field("gf", *spec).resolved()
+    ar, GF = GFArith(fld), fld.galois()
+    a = np.arange(fld.order, dtype=np.int64)
+    x, y = a[:, None], a[None, :]
+    assert np.array_equal(ar.mul(x, y), (GF(x) * GF(y)).view(np.ndarray))
+    assert np.array_equal(ar.add(x, y), (GF(x) + GF(y)).view(np.ndarray))
+    assert np.array_equal(ar.sub(x, y), (GF(x) - GF(y)).view(np.ndarray))
+    assert np.array_equal(ar.inv(a[1:]), (GF(1) / GF(a[1:])).view(np.ndarray))
+    assert plain_arith(fld).q == fld.order
+
+
+@pytest.mark.parametrize("q", [5, 8])
+def test_linear_algebra_matches_galois(q: int) -> None:
+    fld = _field(q)
+    ar, GF = GFArith(fld), fld.galois()
+    rng = np.random.default_rng(q)
+    for _ in range(30):
+        r, c = rng.integers(1, 6, size=2)
+        A = rng.integers(0, q, (r, c))
+        A[rng.random((r, c)) < 0.4] = 0
+        R, piv = rref(ar, A)
+        assert np.array_equal(R, GF(A).row_reduce().view(np.ndarray))
+        assert len(piv) == np.linalg.matrix_rank(GF(A)) == matrix_rank(fld, A)
+        N = null_space(ar, A)
+        assert N.shape[0] == c - len(piv) and not np.any(GF(A) @ GF(N).T)
+        Y = rng.integers(0, q, (r, 2))
+        ok, X = solve(ar, A, Y)
+        expect = np.linalg.matrix_rank(GF(np.hstack([A, Y]))) == len(piv)
+        assert ok == expect and (not ok or np.array_equal(GF(A) @ GF(X), GF(Y)))
+
+
+def _field(q: int) -> Field:
+    GF = galois.GF(q)
+    return Field("gf", int(GF.characteristic), int(GF.degree)).resolved()
+
+
+def test_batched_eliminations_agree() -> None:
+    """Gauss-Jordan (GFArith and galois), fraction-free elimination, and galois' rank."""
+    fld = Field("gf", 7)
+    GF = fld.galois()
+    rng = np.random.default_rng(3)
+    M = rng.integers(0, 7, (100, 4, 6))
+    M[rng.random(M.shape) < 0.5] = 0
+    c1, r1, X1 = solve_batch(GFArith(fld), M, 4)
+    c2, r2, X2 = solve_batch(GF, GF(M), 4)
+    c3, r3 = eliminate(GFArith(fld), M, 4)
+    assert np.array_equal(c1, c2) and np.array_equal(c1, c3)
+    assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
+    assert np.array_equal(X1, X2.view(np.ndarray))
+    for i in range(100):
+        assert r1[i] == np.linalg.matrix_rank(GF(M[i, :, :4]))
+
+
+def test_integer_elimination_decides_over_q() -> None:
+    rng = np.random.default_rng(4)
+    M = rng.integers(-3, 4, (60, 4, 5)).astype(object)
+    M[:, 3, :4] = M[:, 0, :4] + M[:, 1, :4]  # rank <= 3
+    consistent, rank = eliminate(IntArith(), M, 4)
+    for i in range(60):
+        A = [[Fraction(int(x)) for x in row] for row in M[i]]
+        R, piv = rref_q(A, 4)
+        assert rank[i] == len(piv)
+        assert consistent[i] == all(x == 0 for row in R[len(piv):] for x in row[4:])
+
+
+def test_rational_helpers() -> None:
+    rows = [[Fraction(1, 2), Fraction(1, 3)], [Fraction(0), Fraction(2, 5)]]
+    assert integer_rows(rows) == [[3, 2], [0, 2]]
+    basis = row_basis([[2, 4, 6], [1, 2, 3], [0, 1, 1]])
+    assert basis == [[1, 2, 3], [0, 1, 1]]
+    G = [[Fraction(2), Fraction(1)], [Fraction(1), Fraction(3)]]
+    x = solve_q(G, [Fraction(1), Fraction(2)])
+    assert [sum(g * v for g, v in zip(row, x, strict=True)) for row in G] == [1, 2]
+
+
+def test_design_fields_are_fields() -> None:
+    """The tables of codes.designs (fixed first irreducible polynomial) form a field."""
+    from gctool.codes.designs import field_tables
+
+    for q in (4, 8, 9, 25, 27):
+        add, mul = field_tables(q)
+        nonzero = range(1, q)
+        assert all(sorted(mul[a, 1:]) == list(nonzero) for a in nonzero)
+        assert all(sorted(add[a]) == list(range(q)) for a in range(q))
+        for a, b, c in itertools.islice(itertools.product(range(q), repeat=3), 500):
+            assert mul[a, add[b, c]] == add[mul[a, b], mul[a, c]]
