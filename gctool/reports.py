@@ -163,3 +163,39 @@ class ExportReport(Report):
     decoder: str | None = None  # "structured" or "generic" (with --decoders)
     fallbacks: int = 0  # patterns whose structured vector failed its check (generic used)
     note: str | None = None
+
+
+@dataclass
+class DesignReport(Report):
+    """What ``design -o FILE`` wrote (its ``--json`` summary; schema ``design``)."""
+
+    path: str
+    scheme: str
+    n: int
+    k: int
+    s: int
+    field: str
+    seed: int | None
+    bytes: int
+    #: the scheme's figures of merit recorded in params (eigenvalues, conditions, best-of);
+    #: left out of the JSON when the scheme records none
+    report: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """A design audits nothing."""
+        return True
+
+    @classmethod
+    def of(cls, code: Any, path: str, size: int, keys: tuple[str, ...] = ()) -> DesignReport:
+        """The summary of ``code`` written to ``path`` (``size`` bytes), with the params
+        named in ``keys`` that the code records."""
+        figures = {key: code.params[key] for key in keys if key in code.params}
+        return cls(path, code.scheme, code.n, code.k, code.s, str(code.field), code.seed, size,
+                   figures or None)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = super().to_dict()
+        if doc["report"] is None:
+            del doc["report"]
+        return doc

@@ -509,14 +509,14 @@ def test_class_certificate_agrees_with_brute_force() -> None:
 
 def test_sequential_renderers_escape_strings_from_params(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from gctool.cli.render_sequential import render_report
+    from gctool.cli.render import render
     from gctool.sequential.reports import SequentialBoundReport
 
     hostile = "x\x1b]0;owned\x07\x1b[2J\u202e[red]y"
     report = SequentialBoundReport(
         "bcc", 4, {"batches": hostile, hostile: 1},
         [{"scheme": hostile, "expected_wait": 1.5, "note": "n"}], "uncoded")
-    render_report(report)
+    render(report)
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "\\x1b]0;owned\\x07" in out and "[red]y" in out  # shown escaped, markup literal

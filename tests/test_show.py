@@ -286,7 +286,7 @@ def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientC
 
 
 def test_terminal_sparkline_bins_long_curves() -> None:
-    from gctool.cli.show import _sparkline
+    from gctool.cli.render.show import _sparkline
     from gctool.viz.curve import CurvePoint
 
     by_s = {s: CurvePoint(s, 0.0 if s < 10 else 1.0, None, None, s < 10)

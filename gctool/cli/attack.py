@@ -8,7 +8,6 @@ import click
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
-from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import (
     FloatRange,
     code_files_argument,
@@ -161,7 +160,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     if one is not None and (threshold_mode or curve_mode or stragglers is not None):
         raise click.UsageError("-s, --curve and --set exclude each other")
 
-    def audit(path: str) -> tuple[Any, ExitCode]:
+    def audit(path: str) -> Any:
         import gctool.api as api
 
         code = load_code(path)
@@ -178,12 +177,9 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
                 report = api.attack(code, stragglers, straggler_set=one, random=random_sets,
                                     p=prob, samples=samples, progress=progress,
                                     **profile_args, **common)
-        return report, verdict(report.ok)
+        return report
 
-    from gctool.cli.render import summary
-    from gctool.cli.render_encoded import render_attack_any
-
-    return run_files("attack", code_file, audit, render_attack_any, summary, as_json)
+    return run_files("attack", code_file, audit, as_json)
 
 
 def _straggler_set(value: str | None) -> list[int] | None:

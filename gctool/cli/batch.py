@@ -1,5 +1,7 @@
 """Run an audit command over FILE...: one library call per file, one line per file (plus the
-full report of files with findings), one JSON document, and the worst exit status.
+full report of files with findings), one JSON document, and the worst exit status.  Reports are
+printed by the rendering layer (:mod:`gctool.cli.render`) and judged by
+:func:`gctool.cli.exit_codes.exit_code`.
 
 With a single FILE the command prints exactly what it always printed (the full report, and
 under ``--json`` the report object itself).  With several FILEs:
@@ -22,41 +24,44 @@ from typing import Any
 
 import click
 
-from gctool.cli.exit_codes import ExitCode, worst
+from gctool.cli.exit_codes import ExitCode, exit_code, worst
 from gctool.cli.output import emit_json, quiet
 
-#: one file's audit: the report and its exit status
-Audit = Callable[[str], tuple[Any, ExitCode]]
+#: one file's audit: the report of the library call
+Audit = Callable[[str], Any]
 
 
-def run_files(command: str, files: Sequence[str], audit: Audit, render: Callable[[Any], None],
-              summary: Callable[[Any], str], as_json: bool) -> int:
-    """Audit every file, render, and return the worst exit status."""
+def run_files(command: str, files: Sequence[str], audit: Audit, as_json: bool,
+              gate: bool = True) -> int:
+    """Audit every file, render, and return the worst exit status (``gate``: see
+    :func:`~gctool.cli.exit_codes.exit_code`)."""
+    from gctool.cli.render import render
+
     if list(files).count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
     if len(files) == 1:
-        report, code = audit(files[0])
-        if as_json:
-            emit_json(report.to_dict())
-        elif not (quiet() and code == ExitCode.OK):
-            render(report)
+        report = audit(files[0])
+        code = exit_code(report, gate=gate)
+        if as_json or not (quiet() and code == ExitCode.OK):
+            render(report, as_json)
         return int(code)
     entries: list[dict[str, Any]] = []
     for path in files:
-        entries.append(_one(path, audit, render, summary, as_json))
+        entries.append(_one(path, audit, as_json, gate))
     status = worst(e["exit_code"] for e in entries)
     if as_json:
         emit_json({"version": 1, "command": command, "exit_code": int(status), "files": entries})
     return int(status)
 
 
-def _one(path: str, audit: Audit, render: Callable[[Any], None], summary: Callable[[Any], str],
-         as_json: bool) -> dict[str, Any]:
+def _one(path: str, audit: Audit, as_json: bool, gate: bool) -> dict[str, Any]:
+    from gctool.cli.render import render, summary
     from gctool.errors import GctoolError
 
     label = "stdin" if path == "-" else path
     try:
-        report, code = audit(path)
+        report = audit(path)
+        code = exit_code(report, gate=gate)
     except GctoolError as exc:
         from gctool.cli.main import _one_line
 

@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from gctool.cli.batch import run_files
-from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import FloatRange, json_option, load_code
 from gctool.cli.output import quiet_option
 
@@ -51,26 +50,22 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
     at least ceil(k(s+1)/n) (Tandon et al. 2017, Theorem 1).
     """
-    from gctool.cli.render import summary
-    from gctool.cli.render_encoded import render_bound_any
-
     if code_file:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
 
-        def audit(path: str) -> tuple[Any, ExitCode]:
+        def audit(path: str) -> Any:
             from gctool.api import bound as run_bound
 
-            report = run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon)
-            return report, verdict(report.ok or not check)
+            return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon)
 
-        return run_files("bound", code_file, audit, render_bound_any, summary, as_json)
+        return run_files("bound", code_file, audit, as_json, gate=check)
     if n is None or k is None or stragglers is None:
         raise click.UsageError("without FILE, give -n, -k and -s")
     if epsilon is not None:
         raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
     from gctool.api import bound as run_bound
 
-    return run_files("bound", ["(n, k, s)"], lambda _: (
-        (r := run_bound(n=n, k=k, s=stragglers, m=pieces, d=load)), verdict(r.ok or not check)),
-        render_bound_any, summary, as_json)
+    return run_files("bound", ["(n, k, s)"],
+                     lambda _: run_bound(n=n, k=k, s=stragglers, m=pieces, d=load), as_json,
+                     gate=check)

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import emit_json, field_option, json_option, seed_option
+from gctool.cli.exit_codes import exit_code
+from gctool.cli.options import field_option, json_option, seed_option
 from gctool.cli.output import quiet_option, status
 from gctool.codes.info import Param, SchemeInfo
 from gctool.codes.registry import SCHEMES
@@ -132,8 +132,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
         for warning in code.params.get("warnings", []):
             click.echo(f"gctool: warning: {warning}", err=True)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
-        _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
-        return int(ExitCode.OK)
+        return _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
 
     opts: list[Any] = []
     if "n" in info.uses:
@@ -195,26 +194,18 @@ def _best_of_option(info: SchemeInfo) -> Any:
 
 
 def _write(code: Any, output: str, as_json: bool, data: bytes,
-           report_keys: tuple[str, ...] = ()) -> None:
+           report_keys: tuple[str, ...] = ()) -> int:
+    from gctool.cli.render import render
     from gctool.io import atomic_write
+    from gctool.reports import DesignReport
 
     if output == "-" and not data.lstrip().startswith(b"{"):
         raise click.UsageError("NPZ cannot be written to stdout; use -o FILE.npz")
     atomic_write(output, data)
-    if output == "-":
-        return
-    summary = {"path": output, "scheme": code.scheme, "n": code.n, "k": code.k, "s": code.s,
-               "field": str(code.field), "seed": code.seed, "bytes": len(data)}
-    report = {key: code.params[key] for key in report_keys if key in code.params}
-    if report:
-        summary["report"] = report
-    if as_json:
-        emit_json(summary)
-    else:
-        status(f"wrote {code.scheme} code (n={code.n}, k={code.k}, s={code.s}, {code.field}) "
-               f"to {output}")
-        for key, value in report.items():
-            status(f"  {key}: {value:.6g}" if isinstance(value, float) else f"  {key}: {value}")
+    report = DesignReport.of(code, output, len(data), report_keys)
+    if output != "-":  # else the code file itself went to stdout
+        render(report, as_json)
+    return int(exit_code(report))
 
 
 class DesignGroup(click.Group):

@@ -1,9 +1,10 @@
 """The exit-code contract of every gctool command (pinned by tests/test_exit_codes.py), and
-the one place that turns verdicts into exit statuses."""
+the one place that turns reports into exit statuses (:func:`exit_code`)."""
 
 import signal
 from collections.abc import Iterable
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -16,9 +17,16 @@ class ExitCode(IntEnum):
     TERMINATED = 143  #: SIGTERM (timeout, CI cancellation, systemd, kill); handled like Ctrl-C
 
 
-def verdict(holds: bool) -> ExitCode:
-    """Exit status of one audited file: OK when the property (and every gate) holds."""
-    return ExitCode.OK if holds else ExitCode.FINDING
+def exit_code(report: Any, *, gate: bool = True) -> ExitCode:
+    """Exit status of one report: OK when the audited property holds (``report.ok``; reports
+    of commands that audit nothing, such as ``show`` and ``design``, are always ok) and every CI
+    gate recorded in ``report.gates`` (``verify --max-condition``, ``--strict``) passed;
+    FINDING otherwise.  ``gate=False`` marks an informational run whose findings are printed
+    but do not fail it (``bound`` without ``--check``)."""
+    from gctool.gates import passed
+
+    holds = bool(getattr(report, "ok", True)) and passed(report)
+    return ExitCode.OK if holds or not gate else ExitCode.FINDING
 
 
 def worst(codes: Iterable[int]) -> ExitCode:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
-from gctool.cli.exit_codes import ExitCode
+from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
     code_argument,
-    emit_json,
     json_option,
     load_code,
     progress_bar,
@@ -85,14 +84,11 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, patterns,
                           all_ok, all_ok is not False, size,
                           info.get("method"), info.get("fallbacks", 0), info.get("note"))
-    if output != "-":
-        if as_json:
-            emit_json(report.to_dict())
-        else:
-            from gctool.cli.render import render_export
+    if output != "-":  # else the export itself went to stdout
+        from gctool.cli.render import render
 
-            render_export(report)
-    return int(ExitCode.OK if report.ok else ExitCode.FINDING)
+        render(report, as_json)
+    return int(exit_code(report))
 
 
 def _position(out: object) -> int:

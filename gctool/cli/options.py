@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import click
 
-from gctool.cli.output import emit_json, fmt, stdout_console  # noqa: F401 (re-exported)
 from gctool.limits import DEFAULT_MAX_SETS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,23 +74,38 @@ def load_code(path: str) -> Any:
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing on stderr, only when stderr is a terminal."""
+def progress_bar(label: str, after: float = 0.0) -> Iterator[Callable[[int, int], None] | None]:
+    """The one progress helper: a callback ``update(done, total)`` that draws a rich bar with
+    an ETA on stderr, only when stderr is a terminal, and only once the run has lasted
+    ``after`` seconds (short runs then draw nothing); None when stderr is not a terminal."""
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    import time
 
-    console = Console(stderr=True)
-    with Progress(
-        f"[bold]{label}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None)
+    start = time.monotonic()
+    state: dict[str, Any] = {}
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.monotonic() - start < after:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TimeRemainingColumn,
+            )
 
+            bar = Progress(f"[bold]{label}", BarColumn(), MofNCompleteColumn(),
+                           TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(label, total=total)
+        state["bar"].update(state["task"], completed=done, total=total)
+
+    try:
         yield update
-
+    finally:
+        if "bar" in state:
+            state["bar"].stop()

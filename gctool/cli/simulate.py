@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import FloatRange, emit_json, json_option, load_code, seed_option
+from gctool.cli.exit_codes import exit_code
+from gctool.cli.options import FloatRange, json_option, load_code, seed_option
 from gctool.cli.output import quiet_option, status
 
 
@@ -144,10 +144,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         data = render_svg(report)
         atomic_write(plot, data)
         status(f"wrote plot to {plot} ({len(data):,} bytes)")
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        from gctool.cli.render_sequential import render_simulation
+    from gctool.cli.render import render
 
-        render_simulation(report)
-    return int(ExitCode.OK if report.ok else ExitCode.FINDING)
+    render(report, as_json)
+    return int(exit_code(report))

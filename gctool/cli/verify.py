@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -13,13 +9,13 @@ from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
-from gctool.cli.exit_codes import ExitCode, verdict
 from gctool.cli.options import (
     FloatRange,
     code_files_argument,
     jobs_option,
     json_option,
     load_code,
+    progress_bar,
     tol_option,
 )
 from gctool.cli.output import quiet_option
@@ -29,42 +25,8 @@ from gctool.cli.profile_options import parse_profile, profile_options
 #: imported, to keep the CLI start-up free of library modules); when the option is not given
 #: each audit uses its own default (schedules: gctool.limits.DEFAULT_SCHEDULE_TRANSITIONS)
 VERIFY_MAX_SETS = 5_000_000
+#: verify draws its progress bar only once a run has lasted this long (seconds)
 SHOW_AFTER_S = 1.0
-
-
-@contextmanager
-def delayed_progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback that draws a rich bar with an ETA on stderr, only when stderr is a
-    terminal and only once the run has lasted about a second."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    start = time.monotonic()
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        if "bar" not in state:
-            if time.monotonic() - start < SHOW_AFTER_S:
-                return
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TimeRemainingColumn,
-            )
-
-            bar = Progress(f"[bold]{label}", BarColumn(), MofNCompleteColumn(),
-                           TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task(label, total=total)
-        state["bar"].update(state["task"], completed=done, total=total)
-
-    try:
-        yield update
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
 
 
 @click.command(epilog="""\b
@@ -134,67 +96,15 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     budget = None if click.get_current_context().get_parameter_source(
         "max_sets") == ParameterSource.DEFAULT else max_sets  # None: each audit's default
 
-    def audit(path: str) -> tuple[Any, ExitCode]:
+    def audit(path: str) -> Any:
         from gctool.api import verify as run_verify
-        from gctool.gates import passed
 
-        with delayed_progress("verify") as progress:
+        with progress_bar("verify", after=SHOW_AFTER_S) as progress:
             report = run_verify(load_code(path), stragglers, method=method, kernel=kernel,
                                 jobs=jobs, sample=sample, seed=seed, exact=exact, tol=tol,
                                 max_sets=budget, max_condition=max_condition, strict=strict,
                                 partial=partial_work, progress=progress, **profile_args)
-        return report, verdict(report.ok and passed(report))
+        return report
 
-    return run_files("verify", code_file, audit, render, summary, as_json)
+    return run_files("verify", code_file, audit, as_json)
 
-
-def render(report: Any) -> None:
-    """Text rendering of a verify report (core or sequential) on stdout."""
-    if type(report).__name__ == "VerifyReport":
-        from gctool.cli.render import render_verify
-
-        render_verify(report)
-    elif type(report).__name__ == "PartialReport":
-        render_partial(report)
-    elif type(report).__name__ == "SpectrumReport":
-        from gctool.cli.render_encoded import render_verify
-
-        render_verify(report)
-    elif type(report).__name__ == "ProfileReport":
-        from gctool.codes.nested_profile import render_profile
-
-        for line in render_profile(report):
-            click.echo(line)
-    else:
-        from gctool.cli.render_sequential import render_report
-
-        render_report(report)
-
-
-def summary(report: Any) -> str:
-    from gctool.cli.render import summary as one_line
-
-    return one_line(report)
-
-
-def render_partial(r: Any) -> None:
-    from rich.markup import escape
-
-    from gctool.cli.options import stdout_console
-
-    con = stdout_console()
-    head = (f"[bold green]OK: decodes with up to {r.missing} partitions of missing work[/]"
-            if r.ok else f"[bold red]FAIL: {r.counterexample_missing} partitions of missing "
-                         "work can stop decoding[/]")
-    con.print(f"{head}  ({escape(r.scheme)}, n={r.n}, k={r.k}, {r.field}, {r.messages} "
-              f"messages, {r.work} partitions per round)")
-    con.print(escape(r.reason))
-    if r.counterexample is not None:
-        con.print(f"counterexample: partitions finished per worker {r.counterexample}")
-    if r.breaking_work is not None:
-        con.print(f"least missing work that breaks decoding: {r.breaking_work}")
-    checked = "" if r.method == "certificate" else f" over {r.checked:,} minimal profiles"
-    con.print(f"{'exact' if r.exact else 'heuristic'}: {r.method}{checked} ({r.arithmetic}) "
-              f"in {r.elapsed_s:.3f}s")
-    for note in r.notes:
-        con.print(f"note: {escape(note)}")

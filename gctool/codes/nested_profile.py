@@ -119,17 +119,3 @@ def profile_report(code: GradientCode, command: str, *, profile: Sequence[int] |
                          error=worst / scale, raw_error=worst, profile=census["worst_profile"],
                          counts=[int(c) for c in counts], profiles=census["profiles"],
                          decodable_profiles=census["decodable"], reason=reason, **base)
-
-
-def render_profile(r: ProfileReport) -> list[str]:
-    """Plain text lines of a ProfileReport (the CLI prints them)."""
-    head = "DECODES" if r.decodable else "DOES NOT DECODE"
-    lines = [f"{head}: {r.reason}  ({r.scheme}, n={r.n}, k={r.k}, {r.field}, "
-             f"levels {r.levels})"]
-    label = "worst error" if r.mode == "census" else "error"
-    norm = " (divided by k)" if r.normalize == "k" else ""
-    lines.append(f"{label}: {r.error:.6g}{norm} (exact)")
-    if r.profile is not None:
-        what = "a worst profile" if r.mode == "census" else "profile"
-        lines.append(f"{what}: {r.profile}")
-    return lines

@@ -7,5 +7,5 @@
 * :mod:`~gctool.sim.training` – gradient descent driven by each scheme's decoding;
 * :mod:`~gctool.sim.run` – :func:`simulate` and its report.
 
-The library never prints; rendering is in :mod:`gctool.cli.render_sequential`.
+The library never prints; rendering is in :mod:`gctool.cli.render.simulate`.
 """

@@ -70,6 +70,26 @@ class Curve(Report):
         return next((p for p in self.points if not p.decodes), None)
 
 
+def runs(values: list[int]) -> list[set[int]]:
+    """Split sorted integers into runs of consecutive values."""
+    out: list[set[int]] = []
+    for v in values:
+        if out and v - 1 in out[-1]:
+            out[-1].add(v)
+        else:
+            out.append({v})
+    return out
+
+
+def ranges(values: list[int]) -> str:
+    """[2, 3, 4, 7] -> "2..4, 7"."""
+    parts = []
+    for run in runs(values):
+        lo, hi = min(run), max(run)
+        parts.append(str(lo) if lo == hi else f"{lo}..{hi}")
+    return ", ".join(parts)
+
+
 def _work(n: int, cols: int, s: int) -> float:
     f = n - s
     return math.comb(n, s) * max(1, f) * cols * max(1, min(f, cols))

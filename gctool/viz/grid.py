@@ -53,6 +53,12 @@ def _rgb(color: str) -> tuple[float, float, float]:
     return (int(color[1:3], 16) / 255, int(color[3:5], 16) / 255, int(color[5:7], 16) / 255)
 
 
+def light(color: str) -> bool:
+    """Whether ``#rrggbb`` is light (black text reads better on it than white)."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b > 150
+
+
 def mix(a: str, b: str, t: float) -> str:
     """Linear interpolation between two ``#rrggbb`` colours (t = 0 gives a)."""
     ca, cb = _rgb(a), _rgb(b)

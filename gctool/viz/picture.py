@@ -120,6 +120,15 @@ class Picture:
     curve: Curve | None = None
     svg: dict[str, Any] | None = None
 
+    @property
+    def ok(self) -> bool:
+        """show audits nothing (exit 0 on a valid code)."""
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document (:class:`ShowReport`)."""
+        return self.report().to_dict()
+
     def attach_svg(self, path: str, data: bytes, max_cells: int) -> None:
         """Record the SVG that was written (for the JSON summary)."""
         rows, cols = grid_shape(self.code.n, int(self.code.B.shape[1]), max_cells)

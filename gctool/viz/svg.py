@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.viz.curve import Curve
+from gctool.viz.curve import Curve, ranges, runs
 from gctool.viz.grid import (
     NEGATIVE,
     NEUTRAL,
@@ -25,9 +25,11 @@ from gctool.viz.grid import (
     element_color,
     entry_text,
     heat_grid,
+    light,
     sequential,
 )
 from gctool.viz.picture import DecodingView, Picture
+from gctool.viz.svgkit import AXIS, GRIDLINE, PAD
 from gctool.viz.svgkit import Canvas as _Canvas
 from gctool.viz.svgkit import el as _el
 from gctool.viz.svgkit import num as _n
@@ -35,9 +37,9 @@ from gctool.viz.svgkit import text as _text
 
 #: largest number of rows / columns of cells in the SVG (larger codes are drawn in blocks)
 SVG_MAX_CELLS = 100
-PAD, BAR_W, REP_H, FONT = 16, 90, 44, "11"
+BAR_W, REP_H = 90, 44
 CURVE_W, CURVE_H = 420, 170
-USED, STRAGGLER, AXIS, GRIDLINE = "#e8590c", "#c92a2a", "#495057", "#dee2e6"
+USED, STRAGGLER = "#e8590c", "#c92a2a"
 
 
 def _tick_step(cell: float, count: int, label_chars: int = 1) -> int:
@@ -76,7 +78,7 @@ def render_svg(pic: Picture, max_cells: int = SVG_MAX_CELLS) -> bytes:
     if pic.curve is not None and pic.curve.informative(code.n):
         _curve(cv, pic.curve, code.s, code.n, code.field.is_finite, PAD + 40.0, y + 34)
     elif pic.curve is not None:
-        done = _ranges([p.s for p in pic.curve.points])
+        done = ranges([p.s for p in pic.curve.points])
         note = ("error curve left out: " + (f"within the budget only s = {done} could be computed"
                                             if done else "no value of s fits the budget"))
         _text(cv.root, PAD, y + 24, note, fill=AXIS)
@@ -111,7 +113,8 @@ def _matrix(cv: _Canvas, grid: HeatGrid, x0: float, y0: float, cell: float) -> N
                 _el(rect, "title", _cell_title(grid, r, c))
             if color is not None and grid.kind == "element" and cell >= 14:
                 _text(g, x0 + (c + 0.5) * cell, y0 + (r + 0.5) * cell + 3, grid.labels[r][c],
-                      text_anchor="middle", font_size=8, fill=_ink(color))
+                      text_anchor="middle", font_size=8,
+                      fill="#000000" if light(color) else "#ffffff")
     if grid.m > 1 and not grid.summarised:
         for u in range(1, grid.m):
             x = x0 + u * grid.k * cell
@@ -120,12 +123,6 @@ def _matrix(cv: _Canvas, grid: HeatGrid, x0: float, y0: float, cell: float) -> N
     _el(g, "rect", class_="frame", x=x0, y=y0, width=cols * cell, height=rows * cell,
         fill="none", stroke=AXIS, stroke_width=0.8)
     _axis_labels(g, grid, x0, y0, cell)
-
-
-def _ink(color: str) -> str:
-    """Black or white text, whichever reads better on ``color``."""
-    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
-    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
 
 
 def _cell_title(grid: HeatGrid, r: int, c: int) -> str:
@@ -302,7 +299,7 @@ def _curve(cv: _Canvas, curve: Curve, s_design: int, n: int, exact_field: bool, 
     _el(g, "line", x1=X(s_design), y1=y0, x2=X(s_design), y2=y0 + CURVE_H, stroke=USED,
         stroke_dasharray="4 3", class_="design-s")
     _text(g, X(s_design) + 3, y0 + 10, f"designed s = {s_design}", fill=USED, font_size=9)
-    for run in _runs([p.s for p in curve.points]):
+    for run in runs([p.s for p in curve.points]):
         pts = [p for p in curve.points if p.s in run]
         _el(g, "polyline", fill="none", stroke="#1d91c0", stroke_width=1.8,
             points=" ".join(f"{_n(X(p.s))},{_n(Y(p.error))}" for p in pts))
@@ -311,25 +308,6 @@ def _curve(cv: _Canvas, curve: Curve, s_design: int, n: int, exact_field: bool, 
         witness = "" if p.stragglers is None else f", worst stragglers {p.stragglers}"
         _el(dot, "title", f"s = {p.s}: error {p.error:.4g}{witness}")
     _el(g, "rect", x=x0, y=y0, width=CURVE_W, height=CURVE_H, fill="none", stroke=AXIS)
-    note = "s" if not curve.skipped else f"s  (not computed, over budget: {_ranges(curve.skipped)})"
+    note = "s" if not curve.skipped else f"s  (not computed, over budget: {ranges(curve.skipped)})"
     _text(g, x0 + CURVE_W / 2, y0 + CURVE_H + 28, note, text_anchor="middle", font_size=10)
     cv.extend(x0 + CURVE_W + 8, y0 + CURVE_H + 30)
-
-
-def _runs(values: list[int]) -> list[set[int]]:
-    """Split sorted integers into runs of consecutive values."""
-    runs: list[set[int]] = []
-    for v in values:
-        if runs and v - 1 in runs[-1]:
-            runs[-1].add(v)
-        else:
-            runs.append({v})
-    return runs
-
-
-def _ranges(values: list[int]) -> str:
-    parts = []
-    for run in _runs(values):
-        lo, hi = min(run), max(run)
-        parts.append(str(lo) if lo == hi else f"{lo}..{hi}")
-    return ", ".join(parts)

@@ -1,39 +1,28 @@
-"""Text rendering of the reports of encoded frames (spectral audit and bounds) on stdout.
-
-JSON rendering is ``report.to_dict()``.  Imported lazily by the commands.
-"""
+"""Text of the spectral audits of encoded frames (:mod:`gctool.audit.spectrum`): one straggler
+set, the worst set of a size, the curve over s, verify's certificate and the bounds."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gctool.cli.options import fmt
-
-
-def render_attack_any(report: Any) -> None:
-    """Render an attack report: a gradient code's, or a frame's spectrum / curve."""
-    kind = type(report).__name__
-    if kind == "SpectrumReport":
-        render_spectrum(report)
-    elif kind == "SpectrumCurveReport":
-        render_curve(report.curve)
-    else:
-        from gctool.cli.render import render_attack
-
-        render_attack(report)
+from gctool.cli.render.common import escape, fmt, stdout_console
 
 
 def render_spectrum(r: Any) -> None:
-    from rich.markup import escape
-
-    from gctool.cli.options import stdout_console
-
+    """A SpectrumReport: under ``verify`` (mode "verify") with its verdict line first."""
     con = stdout_console()
+    if r.mode == "verify":
+        first = (f"[bold green]OK: every set of {r.s} stragglers keeps epsilon < 1[/]"
+                 if r.ok else f"[bold red]FAIL: {r.s} stragglers can push epsilon to 1 or "
+                              "beyond[/]" if r.exact or "rank" in r.reason
+                 else f"[bold yellow]NOT CERTIFIED: {r.s} stragglers[/]")
+        con.print(f"{first}  (encoded {escape(str(r.frame))}, n={r.n}, k={r.k})")
+        con.print(escape(r.reason))
     label = "exact" if r.exact else "heuristic"
-    head = (f"stragglers {r.stragglers}" if r.mode == "set"
+    what = (f"stragglers {r.stragglers}" if r.mode == "set"
             else f"worst of {r.checked:,}/{r.total:,} sets of {r.s} stragglers ({label}, "
                  f"{r.method})")
-    con.print(f"[bold]{escape(str(r.frame))} frame[/] n={r.n}, k={r.k}, s={r.s}: {head}")
+    con.print(f"[bold]{escape(str(r.frame))} frame[/] n={r.n}, k={r.k}, s={r.s}: {what}")
     con.print(f"  M_F = S_F^T S_F / {fmt(r.normalization)}   epsilon = {fmt(r.epsilon)}   "
               f"kappa = {fmt(r.kappa)}")
     if r.mode in ("worst", "verify"):
@@ -49,25 +38,19 @@ def render_spectrum(r: Any) -> None:
         con.print(f"  note: {escape(note)}")
 
 
-def render_curve(reports: list[Any]) -> None:
-    from gctool.cli.options import stdout_console
-
+def render_spectrum_curve(report: Any) -> None:
     con = stdout_console()
-    r0 = reports[0]
+    r0 = report.curve[0]
     con.print(f"[bold]{r0.frame} frame[/] n={r0.n}, k={r0.k}: worst epsilon by stragglers s")
     con.print(f"  {'s':>3} {'epsilon':>10} {'kappa':>10} {'lambda_min':>11} {'lambda_max':>11}"
               "  label")
-    for r in reports:
+    for r in report.curve:
         label = ("exact" if r.exact else "heuristic") + f", {r.checked:,}/{r.total:,} sets"
         con.print(f"  {r.s:>3} {fmt(r.epsilon):>10} {fmt(r.kappa):>10} {fmt(r.lambda_min):>11} "
                   f"{fmt(r.lambda_max):>11}  {label}")
 
 
-def render_bound(report: Any) -> None:
-    from rich.markup import escape
-
-    from gctool.cli.options import stdout_console
-
+def render_encoded_bound(report: Any) -> None:
     con = stdout_console()
     con.print(f"[bold]encoded ({escape(str(report.frame))})[/] n={report.n}, k={report.k}, "
               f"s={report.s}")
@@ -76,27 +59,3 @@ def render_bound(report: Any) -> None:
                  + "]") if "kind" in row else ""
         con.print(f"  {escape(row['name']):<52} {fmt(row['value'])}{escape(extra)}  "
                   f"({escape(row['source'])})")
-
-
-def render_bound_any(report: Any) -> None:
-    if type(report).__name__ == "EncodedBoundReport":
-        render_bound(report)
-    else:
-        from gctool.cli.render import render_bound_any as render_other
-
-        render_other(report)
-
-
-def render_verify(r: Any) -> None:
-    from rich.markup import escape
-
-    from gctool.cli.options import stdout_console
-
-    con = stdout_console()
-    head = (f"[bold green]OK: every set of {r.s} stragglers keeps epsilon < 1[/]"
-            if r.ok else f"[bold red]FAIL: {r.s} stragglers can push epsilon to 1 or beyond[/]"
-            if r.exact or "rank" in r.reason
-            else f"[bold yellow]NOT CERTIFIED: {r.s} stragglers[/]")
-    con.print(f"{head}  (encoded {escape(str(r.frame))}, n={r.n}, k={r.k})")
-    con.print(escape(r.reason))
-    render_spectrum(r)

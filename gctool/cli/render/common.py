@@ -1,0 +1,67 @@
+"""Pieces every text renderer shares: the stdout console, number formatting, verdict markup,
+values from files made safe for the terminal, the one table style and the diagnostics block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+
+from gctool.cli.output import fmt, stdout_console
+from gctool.errors import printable
+
+__all__ = ["cell", "diagnostics_lines", "escape", "fmt", "gate_failures", "safe",
+           "stdout_console", "table", "verdict"]
+
+
+def verdict(ok: bool, good: str, bad: str) -> str:
+    """``good`` in bold green when ``ok``, else ``bad`` in bold red (rich markup)."""
+    return f"[bold green]{good}[/]" if ok else f"[bold red]{bad}[/]"
+
+
+def safe(value: Any) -> str:
+    """A value that may come from a file, safe for the terminal and for rich markup."""
+    return escape(printable(value))
+
+
+def table(*columns: str, fold: bool = False) -> Any:
+    """The one table style of gctool's text output (rich, no outer edge or padding)."""
+    from rich.table import Table
+
+    t = Table(show_edge=False, pad_edge=False)
+    for col in columns:
+        if fold:
+            t.add_column(col, overflow="fold")
+        else:
+            t.add_column(col)
+    return t
+
+
+def cell(value: Any) -> str:
+    """A table cell: '-' for missing values, 4 significant digits for floats."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return fmt(value, 4)
+    return str(value)
+
+
+def gate_failures(r: Any) -> list[str]:
+    """The CI gates (``verify --max-condition``, ``--strict``) a report failed."""
+    gates = getattr(r, "gates", None)
+    return list(gates["failures"]) if gates else []
+
+
+def diagnostics_lines(d: Any) -> list[str]:
+    """The numerical diagnostics of an attack (worst residual, condition, decoder norm)."""
+    if d.max_residual is None and d.min_failing_error is None:
+        return []
+    lines = [
+        f"  worst residual      {fmt(d.max_residual)}",
+        f"  worst condition     {fmt(d.max_condition)}"
+        + (f"  (stragglers {d.max_condition_stragglers})" if d.max_condition_stragglers else ""),
+        f"  largest decoder     {fmt(d.max_decoder_norm)}",
+    ]
+    if d.min_failing_error is not None:
+        lines.append(f"  smallest failing error {fmt(d.min_failing_error)}")
+    return lines
