@@ -17,3 +17,31 @@ def test_readme_documents_every_exit_code() -> None:
     section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in ExitCode:
         assert f"| {int(code)} " in section, code
+
+
+def test_exit_code_of_a_report() -> None:
+    """One decision for every command: ok -> 0, not ok or a failed CI gate -> 1, and an
+    informational run (bound without --check) -> 0 whatever it found."""
+    from types import SimpleNamespace
+
+    from gctool.cli.exit_codes import exit_code
+    from gctool.reports import DesignReport
+
+    assert exit_code(SimpleNamespace(ok=True)) == ExitCode.OK
+    assert exit_code(SimpleNamespace(ok=False)) == ExitCode.FINDING
+    assert exit_code(SimpleNamespace(ok=False), gate=False) == ExitCode.OK
+    gated = SimpleNamespace(ok=True, gates={"failures": ["--strict: ill-conditioned"]})
+    assert exit_code(gated) == ExitCode.FINDING
+    assert exit_code(SimpleNamespace(ok=True, gates={"failures": []})) == ExitCode.OK
+    assert exit_code(DesignReport("x.json", "frc", 6, 6, 2, "real", None, 10)) == ExitCode.OK
+
+
+def test_every_report_a_command_prints_has_a_renderer() -> None:
+    """Each report class a command's JSON schema lists is rendered by the one layer (show
+    renders the picture whose JSON is the ShowReport)."""
+    from gctool import schemas
+    from gctool.cli.render import RENDERERS
+
+    for name, (_, classes) in schemas.REPORTS.items():
+        for path in classes:
+            assert ("Picture" if name == "show" else path.split(":")[1]) in RENDERERS, path
