@@ -38,6 +38,7 @@ the rows of N, ``||a||^2 = ||W||^2 + ||Z||^2``: the decoder norm is exact for ev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,9 @@ from gctool.algebra.linalg import eliminate
 from gctool.decode import Decoder, safe_norm
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
+
+#: sets per task of the compiled kernels (a few milliseconds of work each)
+COMPILED_CHUNK = 1 << 16
 
 
 @dataclass
@@ -237,6 +241,7 @@ class FloatNullKernel:
     tol: float
     red: Reduction
     direct: DirectKernel = field(init=False)
+    compiled_screen: Any = field(default=None, init=False, repr=False)
 
     name = "nullspace"
 
@@ -258,10 +263,50 @@ class FloatNullKernel:
         return float(self.red.kappa / km) if km > 0 else float("inf")
 
     def chunk_size(self, s: int) -> int:
+        """Sets per task; also plans the enumeration of sets of size s: the compiled screen
+        (:mod:`gctool.audit.kernels`) is chosen, and compiled or loaded now, for large ones."""
+        self.plan(s)
+        if self.compiled_screen is not None:
+            return COMPILED_CHUNK
         per_set = s * max(self.red.d, self.code.n) + self.code.B.shape[1] * self.code.m  # witness
         return max(1, min(16384, 2_000_000 // max(1, per_set)))
 
+    def plan(self, s: int) -> None:
+        from gctool.audit.kernels import wanted
+
+        if self.compiled_screen is None and wanted(comb(self.code.n, s)) and \
+                self.red.d >= s > 0 and np.isfinite(self.delta):
+            from gctool.audit.kernels.real import RealScreen
+
+            self.compiled_screen = RealScreen(self.red.N.T, self.red.W, self.row_scale,
+                                              self.delta)
+            self.compiled_screen.warm(s)
+
+    def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
+                        numeric: bool) -> Any:
+        """The chunk summary of a rank range, walked by the compiled screen (None: not
+        planned; the engine then builds the sets and calls :meth:`evaluate`)."""
+        if self.compiled_screen is None or s == 0:
+            return None
+        from gctool.audit.kernels.ranges import real_summary
+
+        return real_summary(self, task, n, s, numeric)
+
     def evaluate(self, S: np.ndarray) -> ChunkEval:
+        if self.compiled_screen is None or S.shape[0] == 0 or S.shape[1] == 0:
+            return self.evaluate_numpy(S)
+        lb, norm = self.compiled_screen.sets(S)
+        accept = lb >= self.delta
+        rest = np.flatnonzero(~accept)
+        out = ChunkEval.blank(S.shape[0])
+        out.ok[accept], out.norm[accept], out.screen[:] = True, norm[accept], lb
+        if rest.size:  # what the screen does not prove: the numpy kernel decides
+            sub = self.evaluate_numpy(S[rest])
+            for name in ("ok", "direct", "error", "cond", "norm", "screen"):
+                getattr(out, name)[rest] = getattr(sub, name)
+        return out
+
+    def evaluate_numpy(self, S: np.ndarray) -> ChunkEval:
         out = ChunkEval.blank(S.shape[0])
         if S.shape[0] == 0:
             return out

@@ -149,6 +149,11 @@ class SweepWorker:
     numeric: bool
 
     def run(self, task: Task) -> ChunkSummary:
+        ranged = getattr(self.kernel, "summarise_range", None)
+        if ranged is not None and isinstance(self.source, LexSource):  # compiled: walks ranks
+            out = ranged(task, self.source.n, self.source.s, self.numeric)
+            if out is not None:
+                return out
         S, w = self.source.sets(task)
         if S.shape[0] == 0:
             return ChunkSummary(task[0])

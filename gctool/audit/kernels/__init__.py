@@ -1,0 +1,59 @@
+"""Compiled (numba) kernels of the enumeration engine, and when to use them.
+
+The kernels walk a range of lexicographic ranks themselves (successor of the current set, no
+index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
+
+* :mod:`.real` - the left-null-space screen over R/C (s x d elimination per set, the rigorous
+  lower bound on sigma_min and the decoder norm); every set it cannot accept is handed back to
+  the numpy kernel, which decides it with the witness test, the direct decoder and, where
+  float64 cannot decide, exact rational arithmetic;
+* :mod:`.gf` - exact elimination over GF(p) and GF(2^m) (log/antilog tables);
+* :mod:`.optimal` - the optimal decoder's error for ``attack`` (KKT route of
+  :class:`gctool.audit.decoders.OptimalOracle`), with the same hand-back of doubtful sets.
+
+They are an optimisation and never a new semantics: verdicts, counterexamples and exactness
+labels are those of the numpy kernels (tests compare the two).  This module imports neither
+numpy nor numba; the kernels are compiled on first use and cached on disk.
+
+``GCTOOL_COMPILED`` chooses: ``auto`` (default: compiled for enumerations large enough to
+repay loading numba, or whenever numba is already loaded), ``0`` (never: the numpy kernels),
+``1`` (always, whatever the size; the tests use it to compare both paths).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ENV = "GCTOOL_COMPILED"
+#: below this many sets, loading numba and the cached kernels (about half a second) costs more
+#: than the numpy kernels spend on the whole enumeration
+MIN_SETS = 100_000
+#: once numba is loaded, the compiled kernels pay from this many sets on
+MIN_SETS_LOADED = 2_000
+
+
+def mode() -> str:
+    """``"auto"``, ``"never"`` or ``"always"`` from ``GCTOOL_COMPILED``."""
+    value = os.environ.get(ENV, "auto").strip().lower()
+    if value in ("0", "no", "off", "false", "never", "numpy"):
+        return "never"
+    if value in ("1", "yes", "on", "true", "always"):
+        return "always"
+    return "auto"
+
+
+def wanted(sets: int) -> bool:
+    """Should an enumeration of ``sets`` straggler sets use the compiled kernels?"""
+    m = mode()
+    if m != "auto":
+        return m == "always"
+    if not _numba_available():
+        return False
+    return sets >= (MIN_SETS_LOADED if "numba" in sys.modules else MIN_SETS)
+
+
+def _numba_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None

@@ -1,0 +1,125 @@
+"""Chunk summaries from the compiled kernels walking a rank range (the enumeration engine's
+``(index, start, stop)`` task), merged with the numpy kernel's results on the sets handed
+back, exactly as :func:`gctool.audit.sweep.summarise` would summarise the whole chunk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.enumeration import unrank_lex
+from gctool.audit.sweep import WEAKEST, ChunkSummary, Task
+
+#: pending sets collected before the numpy kernel decides them (bounded memory)
+PENDING = 4096
+
+
+def _first_set(n: int, s: int, start: int) -> np.ndarray:
+    return np.ascontiguousarray(unrank_lex(n, s, np.array([start]))[0], dtype=np.int64)
+
+
+def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
+    if not ranks:
+        return []
+    return [list(map(int, r)) for r in unrank_lex(n, s, np.asarray(ranks, dtype=np.int64))]
+
+
+def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> ChunkSummary:
+    """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`:
+    the compiled screen accepts what it proves, the kernel's numpy path decides the rest."""
+    index, start, stop = task
+    while True:
+        out = _real_pass(kernel, index, start, stop, n, s, numeric)
+        if isinstance(out, ChunkSummary):
+            return out
+        stop = out + 1  # a failing set at rank ``out``: the chunk ends there
+
+
+def _real_pass(kernel: Any, index: int, start: int, stop: int, n: int, s: int,
+               numeric: bool) -> ChunkSummary | int:
+    screen = kernel.compiled_screen
+    S = _first_set(n, s, start)
+    pend = np.zeros(PENDING, dtype=np.int64)
+    best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
+    weak: list[tuple[float, int]] = []
+    p_ranks: list[np.ndarray] = []
+    p_evals: list[Any] = []
+    pos, count = 0, stop - start
+    while pos < count:
+        done, npend, nrm, at, wlb, wat = screen.walk(S, count - pos, pend)
+        base = start + pos
+        if at >= 0 and (best is None or nrm > best[0]):
+            best = (nrm, base + at)
+        weak += [(float(v), base + int(a)) for v, a in zip(wlb, wat, strict=True) if a >= 0]
+        if npend:
+            ranks = base + pend[:npend].copy()
+            ev = kernel.evaluate_numpy(unrank_lex(n, s, ranks))
+            bad = np.flatnonzero(~ev.ok)
+            if bad.size and int(ranks[bad[0]]) < stop - 1:
+                return int(ranks[bad[0]])
+            p_ranks.append(ranks)
+            p_evals.append(ev)
+        pos += done
+    return _merge(index, count, n, s, best, weak, p_ranks, p_evals, numeric)
+
+
+def _merge(index: int, count: int, n: int, s: int, best: tuple[float, int] | None,
+           weak: list[tuple[float, int]], p_ranks: list[np.ndarray], p_evals: list[Any],
+           numeric: bool) -> ChunkSummary:
+    out = ChunkSummary(index, count, count)
+    if p_ranks:
+        ranks = np.concatenate(p_ranks)
+        ok = np.concatenate([e.ok for e in p_evals])
+        direct = np.concatenate([e.direct for e in p_evals])
+        fields = {k: np.concatenate([getattr(e, k) for e in p_evals])
+                  for k in ("error", "cond", "norm", "screen")}
+    else:
+        ranks = np.zeros(0, dtype=np.int64)
+        ok = direct = np.zeros(0, dtype=bool)
+        fields = {k: np.zeros(0) for k in ("error", "cond", "norm", "screen")}
+    out.direct = int(direct.sum())
+    if (~ok).any():  # only the last set of the chunk can fail (see real_summary)
+        out.fail_set = _sets(n, s, [int(ranks[np.flatnonzero(~ok)[0]])])[0]
+    if not numeric:
+        return out
+    cands: list[tuple[float, int]] = [best] if best is not None else []
+    cands += _arg(np.where(ok, fields["norm"], np.nan), ranks, largest=True)
+    norm = _pick(cands, largest=True)
+    good_direct = ok & direct
+    cond = _pick(_arg(np.where(good_direct, fields["cond"], np.nan), ranks, True), True)
+    resid = _pick(_arg(np.where(good_direct, np.sqrt(fields["error"]), np.nan), ranks, True),
+                  True)
+    if (~ok).any():
+        out.min_fail_err = float(np.nanmin(np.where(~ok, fields["error"], np.nan)))
+    screened = ok & ~direct
+    weak += [(float(v), int(r)) for v, r in zip(fields["screen"][screened], ranks[screened],
+                                                strict=True) if np.isfinite(v)]
+    weak.sort()
+    if weak:
+        out.min_screen = weak[0][0]
+    weak = weak[:WEAKEST]
+    picks = [x for x in (norm, cond, resid) if x is not None] + weak
+    sets = dict(zip([r for _, r in picks], _sets(n, s, [r for _, r in picks]), strict=True))
+    out.max_norm = None if norm is None else (norm[0], sets[norm[1]])
+    out.max_cond = None if cond is None else (cond[0], sets[cond[1]])
+    out.max_resid = None if resid is None else (resid[0], sets[resid[1]])
+    out.weakest = [(v, sets[r]) for v, r in weak]
+    return out
+
+
+def _arg(values: np.ndarray, ranks: np.ndarray, largest: bool) -> list[tuple[float, int]]:
+    """The first best finite value (as :func:`gctool.audit.sweep._argbest`) with its rank."""
+    fin = np.isfinite(values)
+    if not fin.any():
+        return []
+    v = np.where(fin, values, -np.inf if largest else np.inf)
+    i = int(np.argmax(v) if largest else np.argmin(v))
+    return [(float(v[i]), int(ranks[i]))]
+
+
+def _pick(cands: list[tuple[float, int]], largest: bool) -> tuple[float, int] | None:
+    """Best value; ties to the smaller rank (the earlier set)."""
+    if not cands:
+        return None
+    return min(cands, key=lambda c: (-c[0] if largest else c[0], c[1]))

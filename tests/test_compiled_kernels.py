@@ -1,0 +1,147 @@
+"""The compiled kernels (gctool.audit.kernels) against the numpy kernels they replace.
+
+They are an optimisation: verdicts, counterexamples and exactness labels must be identical,
+and diagnostics equal up to round-off.  ``GCTOOL_COMPILED=1`` forces the compiled path
+whatever the size, ``0`` disables it."""
+
+from __future__ import annotations
+
+from math import comb
+from typing import Any
+
+import numpy as np
+import pytest
+from test_adversarial_corpus import _corpus, exact_ok
+
+from gctool.audit import nullspace as ns
+from gctool.audit.enumeration import unrank_lex
+from gctool.audit.sweep import LexSource, SweepWorker, summarise
+from gctool.audit.verify import verify
+from gctool.codes import design
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+
+TOL = 1e-9
+
+
+def code_of(B: Any, s: int, field: str = "real") -> GradientCode:
+    return GradientCode(np.asarray(B), parse_field(field), s)
+
+
+def both(monkeypatch: pytest.MonkeyPatch, fn: Any) -> tuple[Any, Any]:
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    plain = fn()
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    return plain, fn()
+
+
+def same_report(a: Any, b: Any) -> None:
+    assert (a.ok, a.verdict, a.counterexample, a.exact, a.method, a.kernel, a.checked) == \
+        (b.ok, b.verdict, b.counterexample, b.exact, b.method, b.kernel, b.checked)
+    da, db = a.diagnostics, b.diagnostics
+    for name in ("max_condition", "max_residual", "max_decoder_norm", "condition_bound"):
+        x, y = getattr(da, name), getattr(db, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert x == pytest.approx(y, rel=1e-6), name
+    assert da.exact_evaluations == db.exact_evaluations
+
+
+def random_codes() -> list[tuple[str, GradientCode, int]]:
+    rng = np.random.default_rng(11)
+    out = [("cyclic-12-3", design("cyclic", n=12, s=3, seed=2), 3),
+           ("cyclic-13-4", design("cyclic", n=13, s=4, seed=3), 4)]
+    # rank n - s - 2 (d = s + 2: the QR route), wide and scaled rows
+    B = rng.standard_normal((11, 7)) @ rng.standard_normal((7, 9))
+    B *= 2.0 ** rng.integers(-30, 30, 11)[:, None]
+    out.append(("low-rank", code_of(np.hstack([B, np.ones((11, 1))]), 2), 2))
+    # complex cyclic-like code with d = s
+    c = design("cyclic", n=10, s=3, seed=5)
+    out.append(("complex", code_of(np.asarray(c.B) * np.exp(1j * rng.uniform(0, 6, 10))[:, None],
+                                   3, "complex"), 3))
+    # a failing set in the middle of the enumeration: the left null space N (d = s = 3) has
+    # N[:, 9] = N[:, 2] + N[:, 6], so straggling {2, 6, 9} fails (B spans null(N))
+    from scipy.linalg import null_space
+
+    N = rng.standard_normal((3, 12))
+    N[:, 9] = N[:, 2] + N[:, 6]
+    out.append(("fails-mid", code_of(null_space(N), 3), 3))
+    return out
+
+
+@pytest.mark.parametrize("name,code,s", random_codes(), ids=[c[0] for c in random_codes()])
+@pytest.mark.parametrize("method,kernel", [("auto", "auto"), ("exhaustive", "nullspace")])
+def test_verify_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
+                                      code: GradientCode, s: int, method: str,
+                                      kernel: str) -> None:
+    plain, fast = both(monkeypatch, lambda: verify(code, s, method=method, kernel=kernel))
+    same_report(plain, fast)
+
+
+@pytest.mark.parametrize("name,B,s,field", _corpus(), ids=[c[0] for c in _corpus()])
+def test_adversarial_corpus_compiled(monkeypatch: pytest.MonkeyPatch, name: str, B: Any,
+                                     s: int, field: str) -> None:
+    code = code_of(B, s, field)
+    truth = exact_ok(B, s)
+    for method in ("auto", "exhaustive"):
+        for t in (s, s + 1):
+            plain, fast = both(monkeypatch, lambda: verify(code, t, method=method))  # noqa: B023
+            same_report(plain, fast)
+        assert fast.ok == truth or t != s
+
+
+def _summary_fields(c: Any) -> tuple[Any, ...]:
+    return (c.evaluated, c.weight, c.fail_set, c.direct, c.min_fail_err is None,
+            c.max_norm and c.max_norm[1], [w[1] for w in c.weakest])
+
+
+@pytest.mark.parametrize("start,stop", [(0, 220), (17, 150), (100, 101), (119, 220)])
+def test_rank_range_summary_equals_numpy_summary(monkeypatch: pytest.MonkeyPatch, start: int,
+                                                 stop: int) -> None:
+    """Any rank range, including ones that start or stop mid-prefix and one holding a
+    failing set (the summary is cut there), summarises like the numpy kernel's chunk."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    code = random_codes()[4][1]
+    n, s = code.n, 3
+    red = ns.reduce_float(code, TOL)
+    kernel = ns.FloatNullKernel(code, TOL, red)
+    kernel.chunk_size(s)
+    assert kernel.compiled_screen is not None
+    task = (3, start, stop)
+    fast = SweepWorker(LexSource(n, s), kernel, True).run(task)
+    S = unrank_lex(n, s, np.arange(start, stop))
+    slow = summarise(3, S, np.ones(stop - start, dtype=np.int64), kernel.evaluate_numpy(S), True)
+    assert _summary_fields(fast) == _summary_fields(slow)
+    assert fast.max_norm is not None and slow.max_norm is not None
+    assert fast.max_norm[0] == pytest.approx(slow.max_norm[0], rel=1e-9)
+    assert [w[0] for w in fast.weakest] == pytest.approx([w[0] for w in slow.weakest], rel=1e-9)
+
+
+def test_screen_values_match_numpy_per_set() -> None:
+    from gctool.audit.kernels.real import RealScreen
+
+    for code, s in [(design("cyclic", n=14, s=4, seed=1), 4), (random_codes()[2][1], 2),
+                    (random_codes()[3][1], 3)]:
+        red = ns.reduce_float(code, TOL)
+        k = ns.FloatNullKernel(code, TOL, red)
+        S = unrank_lex(code.n, s, np.arange(comb(code.n, s)))
+        ref = k.evaluate_numpy(S)
+        lb, norm = RealScreen(red.N.T, red.W, k.row_scale, k.delta).sets(S)
+        assert lb == pytest.approx(ref.screen, rel=1e-8)
+        accepted = lb >= k.delta
+        assert np.array_equal(accepted, ref.ok & ~ref.direct & np.isnan(ref.error))
+        assert norm[accepted] == pytest.approx(ref.norm[accepted], rel=1e-8)
+
+
+def test_env_var_disables_the_compiled_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import kernels
+
+    code = design("cyclic", n=12, s=3, seed=2)
+    red = ns.reduce_float(code, TOL)
+    for value, expect in (("0", False), ("off", False), ("1", True), ("always", True)):
+        monkeypatch.setenv("GCTOOL_COMPILED", value)
+        k = ns.FloatNullKernel(code, TOL, red)
+        k.chunk_size(3)
+        assert (k.compiled_screen is not None) == expect
+    monkeypatch.setenv("GCTOOL_COMPILED", "auto")
+    assert kernels.wanted(10**9) and not kernels.wanted(10)
