@@ -111,7 +111,7 @@ def _rank(code: GradientCode) -> int:
     check_work(f"bound (n={n}, k*m={K}, {code.field}): the rank of B",
                solve_cost(n, K, code.field.is_finite),
                f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
-               "or raise GCTOOL_MAX_WORK")
+               "or raise --max-work")
     return matrix_rank(code.field, code.B)
 
 

@@ -116,7 +116,7 @@ def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool
     check_work(f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, one "
                f"{code.n - s} x {code.B.shape[1]} system each, {code.field})",
                P * solve_cost(code.n - s, code.B.shape[1], code.field.is_finite),
-               "export the decoders of a smaller code, or raise GCTOOL_MAX_WORK")
+               "export the decoders of a smaller code, or raise --max-work")
     return P
 
 

@@ -53,14 +53,26 @@ MAX_TABLE_ENTRIES = 16_777_216
 
 #: default work budget: estimated operations a command may start, counted as multiply-adds of
 #: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 20 s at
-#: ``WORK_RATE``.  The environment variable ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12).
+#: ``WORK_RATE``.  ``--max-work`` (every command that computes) or the environment variable
+#: ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12); the option wins.
 DEFAULT_MAX_WORK = 20_000_000_000
 #: the documented rate that turns a work estimate into seconds (one core, LAPACK, float64)
 WORK_RATE = 1_000_000_000
 #: one GF(q) multiply-add (int64 numpy / galois kernels) counted in float64 multiply-adds
 GF_OP_COST = 10
+#: one exact rational multiply-add (Python Fractions of moderate size, ``--exact``) counted in
+#: float64 multiply-adds
+RATIONAL_OP_COST = 2_000
 #: one interpreted Python step (an iteration of a construction's loop) in multiply-adds
 PY_STEP_COST = 10_000
+#: default memory budget: bytes of the large arrays one step allocates at once (estimated before
+#: they are allocated, like the work); ``GCTOOL_MAX_MEMORY`` (a number of bytes) replaces it
+DEFAULT_MAX_MEMORY = 2 * 1024**3
+#: the command-line process also asks the kernel for this limit on its data segment
+#: (``RLIMIT_DATA`` = DEFAULT_MAX_MEMORY or GCTOOL_MAX_MEMORY + this headroom for the Python
+#: runtime and the libraries), so an allocation the estimates missed fails with "out of memory"
+#: (exit 2) instead of swapping
+MEMORY_HEADROOM = 1024**3
 
 #: the table documented in the README: (name, value, what it limits)
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
@@ -76,16 +88,23 @@ DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("DEFAULT_MAX_PATTERNS", DEFAULT_MAX_PATTERNS, "default --max-patterns"),
     ("MAX_TABLE_ENTRIES", MAX_TABLE_ENTRIES, "entries of export's decoding table"),
     ("DEFAULT_MAX_WORK", DEFAULT_MAX_WORK, "estimated work a command may start"),
+    ("DEFAULT_MAX_MEMORY", DEFAULT_MAX_MEMORY, "estimated memory of one step (2 GiB)"),
 )
 
 
-def max_work() -> float:
-    """The work budget: ``GCTOOL_MAX_WORK`` from the environment, else ``DEFAULT_MAX_WORK``."""
-    import os
+#: the budget given on the command line (``--max-work``), which replaces the environment's
+_WORK_OPTION: list[float] = []
 
-    raw = os.environ.get("GCTOOL_MAX_WORK")
-    if raw is None or raw.strip() == "":
-        return float(DEFAULT_MAX_WORK)
+
+def set_max_work(value: float | None) -> None:
+    """Use ``value`` as the work budget of this process (``--max-work``; None: back to
+    ``GCTOOL_MAX_WORK`` / the default).  Forked worker processes inherit it."""
+    _WORK_OPTION.clear()
+    if value is not None:
+        _WORK_OPTION.append(_positive("--max-work", str(value)))
+
+
+def _positive(name: str, raw: str) -> float:
     try:
         value = float(raw)
     except ValueError:
@@ -93,8 +112,30 @@ def max_work() -> float:
     if not (value > 0 and value != float("inf")):
         from gctool.errors import InvalidInput
 
-        raise InvalidInput(f"GCTOOL_MAX_WORK must be a positive finite number, got {raw[:40]!r}")
+        raise InvalidInput(f"{name} must be a positive finite number, got {raw[:40]!r}")
     return value
+
+
+def max_work() -> float:
+    """The work budget: ``--max-work``, else ``GCTOOL_MAX_WORK``, else ``DEFAULT_MAX_WORK``."""
+    import os
+
+    if _WORK_OPTION:
+        return _WORK_OPTION[0]
+    raw = os.environ.get("GCTOOL_MAX_WORK")
+    if raw is None or raw.strip() == "":
+        return float(DEFAULT_MAX_WORK)
+    return _positive("GCTOOL_MAX_WORK", raw)
+
+
+def max_memory() -> float:
+    """The memory budget in bytes: ``GCTOOL_MAX_MEMORY``, else ``DEFAULT_MAX_MEMORY``."""
+    import os
+
+    raw = os.environ.get("GCTOOL_MAX_MEMORY")
+    if raw is None or raw.strip() == "":
+        return float(DEFAULT_MAX_MEMORY)
+    return _positive("GCTOOL_MAX_MEMORY", raw)
 
 
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
@@ -113,5 +154,35 @@ def check_work(what: str, work: float, remedy: str) -> None:
 
         raise BudgetExceeded(
             f"{what} needs about {work:.2g} operations (~{work / WORK_RATE:,.0f} s at "
-            f"{WORK_RATE:.0g}/s), above the work budget of {budget:.2g} (GCTOOL_MAX_WORK); "
-            f"{remedy}")
+            f"{WORK_RATE:.0g}/s), above the work budget of {budget:.2g} (--max-work, "
+            f"GCTOOL_MAX_WORK); {remedy}")
+
+
+def check_memory(what: str, nbytes: float, remedy: str) -> None:
+    """Refuse, before they are allocated, arrays of ``nbytes`` above the memory budget."""
+    budget = max_memory()
+    if nbytes > budget:
+        from gctool.errors import BudgetExceeded
+
+        raise BudgetExceeded(
+            f"{what} needs about {nbytes / 2**20:,.0f} MiB of memory at once, above the memory "
+            f"budget of {budget / 2**20:,.0f} MiB (GCTOOL_MAX_MEMORY); {remedy}")
+
+
+def limit_process_memory() -> None:
+    """Ask the kernel to refuse data allocations of this process beyond the memory budget plus
+    :data:`MEMORY_HEADROOM` (``RLIMIT_DATA``; never raises the hard limit, silently skipped
+    where the platform has no such limit).  Used by the command-line entry point only."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        want = int(max_memory() + MEMORY_HEADROOM)
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft == resource.RLIM_INFINITY or soft > want:
+            resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+    except (ValueError, OSError, AttributeError):
+        return

@@ -165,7 +165,7 @@ def check_set_work(code: GradientCode, s: int, sets: int, what: str) -> None:
     check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
                f"one {code.n - s} x {code.B.shape[1]} system each", set_work(code, s, sets),
                "attack a smaller code or a finite-field version of it, or raise "
-               "GCTOOL_MAX_WORK")
+               "--max-work")
 
 
 # -- worst case -----------------------------------------------------------------------------------

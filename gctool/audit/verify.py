@@ -259,7 +259,7 @@ class _Run:
         check_work(f"verify (n={n}, k*m={K}, {self.code.field}): reducing B",
                    self.reduction_work(),
                    "no structural certificate (BCH bound, disjoint row classes) applies; "
-                   "verify a smaller code, or raise GCTOOL_MAX_WORK")
+                   "verify a smaller code, or raise --max-work")
 
     def reduction(self) -> ns.Reduction:
         """W and the left null space N, computed once."""

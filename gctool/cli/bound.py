@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from gctool.cli.batch import run_files
-from gctool.cli.options import FloatRange, json_option, load_code
+from gctool.cli.options import FloatRange, json_option, load_code, max_work_option
 from gctool.cli.output import quiet_option
 
 
@@ -41,6 +41,7 @@ s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file,
                    "threshold_ub; default 0, as in 'attack --threshold': exact recovery fails; "
                    "1 is the error of losing one partition).")
 @json_option
+@max_work_option
 @quiet_option
 def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: int | None,
           pieces: int | None, load: int | None, check: bool, epsilon: float | None,

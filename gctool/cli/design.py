@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.options import field_option, json_option, seed_option
+from gctool.cli.options import field_option, json_option, max_work_option, seed_option
 from gctool.cli.output import quiet_option, status
 from gctool.codes.info import Param, SchemeInfo
 from gctool.codes.registry import SCHEMES
@@ -155,6 +155,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
     opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
+    opts.append(max_work_option)
     opts.append(quiet_option)
     for opt in reversed(opts):
         callback = opt(callback)

@@ -9,6 +9,7 @@ from gctool.cli.options import (
     code_argument,
     json_option,
     load_code,
+    max_work_option,
     progress_bar,
     tol_option,
 )
@@ -52,6 +53,7 @@ each row (decoders.method, the array 'structured', decoders.note).""")
               help="Refuse decoding tables with more straggler patterns than this.")
 @tol_option
 @json_option
+@max_work_option
 @quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
            max_patterns: int, tol: float, as_json: bool) -> int:

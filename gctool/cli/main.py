@@ -81,8 +81,10 @@ class GctoolGroup(LazyGroup):
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
             from gctool import _signals
+            from gctool.limits import set_max_work
 
             _signals.install()
+            set_max_work(None)  # --max-work holds for one invocation
             _quiet_process()
             argv = sys.argv[1:] if args is None else list(args)
             if any("\0" in str(a) for a in argv):  # only reachable through the Python API
@@ -168,8 +170,11 @@ def _guarded(invoke: Callable[[], Any]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return int(ExitCode.OK)
     except MemoryError:  # above the machine's budget: no file was written (atomic writes)
-        return _fail("error: out of memory; try a smaller input or budget (--max-sets, "
-                     "--max-patterns)", ExitCode.USAGE)
+        from gctool.limits import max_memory
+
+        return _fail(f"error: out of memory (memory budget {max_memory() / 2**20:,.0f} MiB plus "
+                     "headroom, GCTOOL_MAX_MEMORY); try a smaller input or budget (--max-sets, "
+                     "--max-patterns, --max-work)", ExitCode.USAGE)
     except Exception as exc:  # a bug: never show a traceback unless asked to
         if os.environ.get("GCTOOL_DEBUG"):
             raise
@@ -222,5 +227,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (the process's data segment is limited to the memory budget
+    plus headroom: see :func:`gctool.limits.limit_process_memory`)."""
+    from gctool.limits import limit_process_memory
+
+    limit_process_memory()
     cli.main()

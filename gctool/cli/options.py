@@ -58,6 +58,20 @@ max_sets_option = click.option(
 )
 
 
+
+def _set_max_work(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    from gctool.limits import set_max_work
+
+    set_max_work(value)
+
+
+max_work_option = click.option(
+    "--max-work", type=FloatRange(0, None, min_open=True), default=None, metavar="OPS",
+    expose_value=False, is_eager=True, callback=_set_max_work,
+    help="Work budget: refuse steps estimated above OPS multiply-adds before they start "
+         "(default 2e10, about 20 s; env GCTOOL_MAX_WORK).")
+
+
 def single_file(files: str | tuple[str, ...], why: str) -> str:
     """The one FILE of an option that works on a single code (e.g. ``--profile``)."""
     if isinstance(files, str):

@@ -13,6 +13,7 @@ from gctool.cli.options import (
     code_argument,
     json_option,
     load_code,
+    max_work_option,
     progress_bar,
     tol_option,
 )
@@ -48,6 +49,7 @@ it draws, it does not audit.""")
               help="Largest number of cell rows/columns in the terminal before summarising.")
 @tol_option
 @json_option
+@max_work_option
 @quiet_option
 def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curve: bool | None,
          curve_file: str | None, max_sets: int, max_cells: int, tol: float,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.options import FloatRange, json_option, load_code, seed_option
+from gctool.cli.options import FloatRange, json_option, load_code, max_work_option, seed_option
 from gctool.cli.output import quiet_option, status
 
 
@@ -90,6 +90,7 @@ job missed its deadline (a bug in the schedule).""")
               help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
                    "the loss against wall-clock time.")
 @json_option
+@max_work_option
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,

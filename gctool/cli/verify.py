@@ -15,6 +15,7 @@ from gctool.cli.options import (
     jobs_option,
     json_option,
     load_code,
+    max_work_option,
     progress_bar,
     tol_option,
 )
@@ -78,6 +79,7 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
               help="Refuse runs that must evaluate more straggler sets than this (after "
                    "symmetry reductions).")
 @json_option
+@max_work_option
 @quiet_option
 @executor_options("verify")
 @profile_options

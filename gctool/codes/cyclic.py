@@ -67,7 +67,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
 
         check_work(f"cyclic (n={n}, s={s}, {field}): {n:,} solves of {s} x {s} systems",
                    n * solve_cost(s, s), "use a smaller s, or cyclic-mds (a structured code "
-                   "with a BCH certificate), or raise GCTOOL_MAX_WORK")
+                   "with a BCH certificate), or raise --max-work")
         return _draw_numeric(n, s, field, rng), {}
     if comb(n, s) > MAX_CHECK_SETS:
         raise DesignError(

@@ -124,7 +124,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
 
     check_work(f"soft-bibd (n={n}, k={k}, d={d}, --sweeps {sweeps}): {(10 + sweeps) * nnz:,} "
                f"support swaps of O(n) each", (10 + sweeps) * nnz * (PY_STEP_COST + 4 * n),
-               "use fewer --sweeps or a smaller n or d, or raise GCTOOL_MAX_WORK")
+               "use fewer --sweeps or a smaller n or d, or raise --max-work")
     B0 = biregular_support(n, k, d, rng)
     B1 = balance(B0, rng, 10 * nnz, 0)
     B = balance(B1, rng, 0, sweeps * nnz)
