@@ -115,16 +115,17 @@ def bench_decoders() -> None:
 def bench_export() -> None:
     """Decoding tables: structured (batched, checked) against the generic batched decoder,
     in one warm process (galois already compiled for the generic side)."""
-    from gctool.export import export
+    from gctool.exports import build_export
 
     cases = [("rs n=40 k=60 s=2 GF(257)", design("rs", 40, 2, 60, field="GF(257)")),
              ("cyclic-mds n=15 s=3 GF(2^8)", design("cyclic-mds", 15, 3, field="GF(2^8)")),
              ("comm n=16 s=3 m=2 GF(17)", design("comm", 16, 3, field="GF(17)", m=2)),
              ("rs n=30 k=45 s=3 real", design("rs", 30, 3, 45, field="real"))]
     for label, code in cases:
-        st, t_fast = warm_timed(lambda code=code: export(code, decoders=True,
-                                                         decoder="structured"))
-        ge, t_naive = warm_timed(lambda code=code: export(code, decoders=True, decoder="generic"))
+        st, t_fast = warm_timed(lambda code=code: build_export(code, decoders=True,
+                                                               decoder="structured"))
+        ge, t_naive = warm_timed(lambda code=code: build_export(code, decoders=True,
+                                                                decoder="generic"))
         print(f"{'export --decoders ' + label:<48} gctool {t_fast:7.3f} s  generic "
               f"{t_naive:7.3f} s  ratio {t_naive / t_fast:6.1f}x  patterns {st.patterns:,}, "
               f"fallbacks {st.meta['decoders']['fallbacks']}, all decodable "

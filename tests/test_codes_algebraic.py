@@ -297,13 +297,13 @@ def test_comm_m1_equals_rs_and_errors() -> None:
 
 def test_comm_verify_attack_export() -> None:
     from gctool.audit import attack
-    from gctool.export import export
+    from gctool.exports import build_export
 
     code = design("comm", 6, 2, field="GF(7)", m=2)
     assert verify(code).ok and not verify(code, 3).ok
     assert attack(code, 2).raw_error == 0 and attack(code, 3).raw_error == 1
     assert threshold(code).threshold == 3
-    out = export(code, decoders=True)
+    out = build_export(code, decoders=True)
     A, pats, ok = out.arrays["A"], out.arrays["patterns"], out.arrays["decodable"]
     assert A.shape == (15, 2, 6) and ok.all() and out.all_decodable
     GF = galois.GF(7)
@@ -311,7 +311,7 @@ def test_comm_verify_attack_export() -> None:
         assert not Ap[:, list(S)].any()  # zero on the stragglers
         assert np.array_equal(GF(Ap) @ GF(np.asarray(code.B)), GF(code.targets()))
     real = design("comm", 5, 1, field="real", m=2)
-    out = export(real, decoders=True)
+    out = build_export(real, decoders=True)
     assert out.all_decodable
     assert np.allclose(out.arrays["A"] @ np.asarray(real.B), real.targets(), atol=1e-9)
 

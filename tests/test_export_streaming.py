@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 import gctool.audit.table
-import gctool.export
+import gctool.exports
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 from gctool.codes import design
-from gctool.export import export, export_npz
+from gctool.exports import build_export, export_npz
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 
@@ -46,7 +46,7 @@ CODES = {
 }
 
 
-def assert_same_npz(path: Path, ref: gctool.export.Export) -> None:
+def assert_same_npz(path: Path, ref: gctool.exports.Export) -> None:
     with np.load(path, allow_pickle=False) as z:
         names = set(z.files)
         expected = set(ref.arrays) | {"meta"}
@@ -63,7 +63,7 @@ def assert_same_npz(path: Path, ref: gctool.export.Export) -> None:
 def test_streamed_npz_equals_in_memory_export(name: str, decoder: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     code = CODES[name]()
-    ref = export(code, decoders=True, decoder=decoder)
+    ref = build_export(code, decoders=True, decoder=decoder)
     if decoder == "auto" and name != "real-cyclic" and name != "gf3-frc":
         assert ref.meta["decoders"]["method"] == "structured" and "structured" in ref.arrays
     if name == "rs-tampered" and decoder == "auto":
@@ -95,12 +95,12 @@ def test_structured_decoder_choice_in_the_streamed_path(tmp_path: Path) -> None:
         streamed = export_npz(mds, fh, s=3, chunk=2)
     assert streamed.meta["decoders"]["method"] == "generic" and not streamed.all_decodable
     assert "at least n - s = 4" in streamed.meta["decoders"]["note"]
-    assert_same_npz(out, export(mds, decoders=True, s=3))
+    assert_same_npz(out, build_export(mds, decoders=True, s=3))
 
 
 def test_npz_is_not_capped_by_table_entries_but_json_is(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gctool.export, "MAX_TABLE_ENTRIES", 50)  # 15 patterns x 6 = 90
+    monkeypatch.setattr(gctool.exports, "MAX_TABLE_ENTRIES", 50)  # 15 patterns x 6 = 90
     src = tmp_path / "c.json"
     src.write_bytes(code_bytes(design("frc", n=6, s=2), False))
     r = run("export", str(src), "-o", str(tmp_path / "e.json"), "--decoders")
@@ -122,7 +122,7 @@ def test_edge_pattern_sizes(s: int, tmp_path: Path) -> None:
     out = tmp_path / "e.npz"
     with out.open("wb") as fh:
         export_npz(code, fh, s=s, chunk=2)
-    assert_same_npz(out, export(code, decoders=True, s=s))
+    assert_same_npz(out, build_export(code, decoders=True, s=s))
 
 
 def test_streamed_output_is_deterministic(tmp_path: Path) -> None:
@@ -183,15 +183,15 @@ def test_failure_mid_stream_leaves_no_partial_file(tmp_path: Path, existing: boo
         out.write_bytes(b"an old plan that must survive")
     monkeypatch.setattr(gctool.audit.table, "chunk_size", lambda code, f: 5)
     calls = []
-    vectors = gctool.export._Table.vectors
+    vectors = gctool.exports._Table.vectors
 
-    def failing(self: gctool.export._Table, F: np.ndarray):  # type: ignore[no-untyped-def]
+    def failing(self: gctool.exports._Table, F: np.ndarray):  # type: ignore[no-untyped-def]
         calls.append(len(F))
         if len(calls) == 4:  # mid-stream: 3 chunks already written to the temporary file
             raise error("chunk 4 fails")
         return vectors(self, F)
 
-    monkeypatch.setattr(gctool.export._Table, "vectors", failing)
+    monkeypatch.setattr(gctool.exports._Table, "vectors", failing)
     r = run("export", str(src), "-o", str(out), "--decoders")
     assert len(calls) == 4
     if error is KeyboardInterrupt:

@@ -264,7 +264,7 @@ def test_npz_outputs_have_fixed_timestamps(tmp_path: Path) -> None:
 def test_limits_are_documented_and_agree_with_the_code() -> None:
     from gctool import model
     from gctool.audit import engine
-    from gctool.export import DEFAULT_MAX_PATTERNS
+    from gctool.exports import DEFAULT_MAX_PATTERNS
 
     text = DOC.read_text()
     for name, value, _ in limits.DOCUMENTED:
@@ -379,9 +379,9 @@ def test_searches_respect_their_budgets(tmp_path: Path) -> None:
 
 
 def test_export_table_has_a_hard_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gctool.export
+    import gctool.exports
 
-    monkeypatch.setattr(gctool.export, "MAX_TABLE_ENTRIES", 50)  # frc: 15 patterns x 6
+    monkeypatch.setattr(gctool.exports, "MAX_TABLE_ENTRIES", 50)  # frc: 15 patterns x 6
     src = tmp_path / "c.json"
     src.write_bytes(code_bytes(fz.CODES["frc"], False))
     # JSON is built in memory (capped); NPZ is streamed (tests/test_export_streaming.py)

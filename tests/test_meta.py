@@ -92,7 +92,7 @@ def test_public_api_is_pinned() -> None:
     expected = {
         "AttackReport", "BoundReport", "Field", "GradientCode", "VerifyReport", "__version__",
         "attack", "bound", "curve", "decode", "design", "export", "parse_field", "read_code",
-        "threshold", "verify", "write_code",
+        "simulate", "threshold", "verify", "write_code",
     }
     assert set(gctool.__all__) == expected
     for name in expected:

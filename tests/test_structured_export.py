@@ -16,7 +16,7 @@ import pytest
 from gctool.codes import design
 from gctool.decode import decode
 from gctool.errors import InvalidInput
-from gctool.export import export
+from gctool.exports import build_export
 from gctool.model import GradientCode
 
 
@@ -91,9 +91,9 @@ CASES = [
 def test_structured_and_generic_exports_agree(scheme: str, field: str, n: int, s: int,
                                               k: int | None, extra: dict[str, object]) -> None:
     code = design(scheme, n, s, k, field=field, **extra)
-    st = export(code, decoders=True, decoder="structured")
-    gen = export(code, decoders=True, decoder="generic")
-    auto = export(code, decoders=True)
+    st = build_export(code, decoders=True, decoder="structured")
+    gen = build_export(code, decoders=True, decoder="generic")
+    auto = build_export(code, decoders=True)
     assert st.meta["decoders"]["method"] == auto.meta["decoders"]["method"] == "structured"
     assert st.meta["decoders"]["decoder"].startswith(f"structured ({scheme}:")
     assert gen.meta["decoders"]["method"] == "generic" and "structured" not in gen.arrays
@@ -116,7 +116,7 @@ def test_structured_and_generic_exports_agree(scheme: str, field: str, n: int, s
 
 def test_structured_export_with_fewer_stragglers_and_json_document() -> None:
     code = design("rs", 7, 3, 5, field="GF(13)")
-    out = export(code, decoders=True, s=1, decoder="structured")  # 6 survivors, 4 needed
+    out = build_export(code, decoders=True, s=1, decoder="structured")  # 6 survivors, 4 needed
     assert out.patterns == 7 and out.arrays["structured"].all()
     check_table(code, out)
     A = out.arrays["A"]
@@ -133,8 +133,8 @@ def test_tampered_file_falls_back_per_pattern_with_note() -> None:
     B = np.asarray(code.B).copy()
     B[4, B[4] != 0] = (B[4, B[4] != 0] * 3) % 7  # worker 4 scaled: structured vectors break
     bad = GradientCode(B, code.field, code.s, "rs", dict(code.params))
-    gen = export(bad, decoders=True, decoder="generic")
-    out = export(bad, decoders=True)
+    gen = build_export(bad, decoders=True, decoder="generic")
+    out = build_export(bad, decoders=True)
     used = out.arrays["structured"]
     S = out.arrays["patterns"]
     for p, row in enumerate(S):
@@ -152,40 +152,40 @@ def test_tampered_file_falls_back_per_pattern_with_note() -> None:
 def test_tampered_params_and_real_fallback() -> None:
     code = design("cyclic-mds", 6, 2, field="GF(7)")
     wrong_root = GradientCode(code.B, code.field, 2, "cyclic-mds", {**code.params, "root": 6})
-    out = export(wrong_root, decoders=True)  # 6 = -1 has order 2 in GF(7): g(1) = 0
+    out = build_export(wrong_root, decoders=True)  # 6 = -1 has order 2 in GF(7): g(1) = 0
     assert out.meta["decoders"]["method"] == "generic" and out.all_decodable
     assert "not a primitive 6-th root" in out.meta["decoders"]["note"]
     with pytest.raises(InvalidInput, match="--decoder structured: .*root"):
-        export(wrong_root, decoders=True, decoder="structured")
+        build_export(wrong_root, decoders=True, decoder="structured")
     order3 = GradientCode(code.B, code.field, 2, "cyclic-mds", {**code.params, "root": 2})
-    out = export(order3, decoders=True)  # g(1) != 0 but the nodes repeat: every check fails
+    out = build_export(order3, decoders=True)  # g(1) != 0 but the nodes repeat: every check fails
     assert out.meta["decoders"]["fallbacks"] == 15 and not out.arrays["structured"].any()
     assert out.all_decodable
     check_table(order3, out)
     real = design("rs", 6, 2, field="real")
     B = np.asarray(real.B).copy()
     B[0] *= 1.5
-    out = export(GradientCode(B, real.field, 2, "rs", dict(real.params)), decoders=True)
+    out = build_export(GradientCode(B, real.field, 2, "rs", dict(real.params)), decoders=True)
     assert out.meta["decoders"]["fallbacks"] == 10  # the C(5, 2) sets in which 0 survives
     assert out.all_decodable  # the generic decoder still decodes them
 
 
 def test_decoder_not_applicable() -> None:
     frc = design("frc", 6, 2)
-    assert export(frc, decoders=True).meta["decoders"] == {
-        **export(frc, decoders=True, decoder="generic").meta["decoders"]}
+    assert build_export(frc, decoders=True).meta["decoders"] == {
+        **build_export(frc, decoders=True, decoder="generic").meta["decoders"]}
     with pytest.raises(InvalidInput, match="no structured decoder for scheme 'frc'"):
-        export(frc, decoders=True, decoder="structured")
+        build_export(frc, decoders=True, decoder="structured")
     searched = design("cyclic-mds", 6, 2, field="real")  # J = {2, 4}: not an interval
-    out = export(searched, decoders=True)
+    out = build_export(searched, decoders=True)
     assert out.meta["decoders"]["method"] == "generic" and "cyclic interval" in \
         out.meta["decoders"]["note"]
     mds = design("cyclic-mds", 6, 2, field="GF(7)")
-    out = export(mds, decoders=True, s=3)  # 3 survivors < n - s: structured cannot apply
+    out = build_export(mds, decoders=True, s=3)  # 3 survivors < n - s: structured cannot apply
     assert out.meta["decoders"]["method"] == "generic" and not out.all_decodable
     assert "at least n - s = 4" in out.meta["decoders"]["note"]
     with pytest.raises(InvalidInput, match="decoder must be one of"):
-        export(mds, decoders=True, decoder="fast")
+        build_export(mds, decoders=True, decoder="fast")
 
 
 # -- the single-set API ------------------------------------------------------------------------
@@ -266,8 +266,9 @@ def test_gf_structured_export_needs_no_galois(tmp_path) -> None:  # type: ignore
 
     path = tmp_path / "rs.json"
     write_code(design("rs", 9, 2, field="GF(2^4)"), str(path))
-    script = ("import sys; from gctool.io import read_code; from gctool.export import export; "
-              f"out = export(read_code({str(path)!r}), decoders=True); "
+    script = ("import sys; from gctool.io import read_code; "
+              "from gctool.exports import build_export; "
+              f"out = build_export(read_code({str(path)!r}), decoders=True); "
               "assert out.all_decodable and out.meta['decoders']['method'] == 'structured'; "
               "print('galois' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

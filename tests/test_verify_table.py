@@ -10,7 +10,7 @@ import pytest
 from gctool.algebra.fields import parse_field
 from gctool.audit.table import write_decoding_table
 from gctool.codes import design
-from gctool.export import export
+from gctool.exports import build_export
 from gctool.model import GradientCode
 
 
@@ -21,7 +21,7 @@ from gctool.model import GradientCode
                  parse_field("real"), 1, params={"m": 2}),
 ], ids=["real", "gf3", "m-pieces"])
 def test_streamed_table_equals_in_memory_export(code: GradientCode, tmp_path: Path) -> None:
-    ref = export(code, decoders=True).arrays
+    ref = build_export(code, decoders=True).arrays
     path = tmp_path / "table.npz"
     with path.open("wb") as out:
         summary = write_decoding_table(code, code.s, out, chunk=4,

@@ -10,7 +10,7 @@ than one chunk of it in memory, so tables larger than memory can be written:
 * the spilled arrays are then copied into their members, and ``extra`` arrays (B, support,
   meta, ...) are written as ordinary members.
 
-Hooks for ``export --decoders`` (:func:`gctool.export.export_npz`): ``rows`` replaces the
+Hooks for ``export --decoders`` (:func:`gctool.exports.export_npz`): ``rows`` replaces the
 generic decoder per chunk (the structured decoder with its checked fallback) and may return
 further per-pattern columns (``structured``), spilled like ``decodable``; ``extra`` may be a
 callable that gets the :class:`TableSummary` once the table is written (the meta records the

@@ -58,44 +58,15 @@ each row (decoders.method, the array 'structured', decoders.note).""")
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
            max_patterns: int, tol: float, as_json: bool) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
-    from gctool.export import export as run_export
-    from gctool.io import atomic_write, is_npz_path
-    from gctool.reports import ExportReport
+    from gctool.exports import export as run_export
 
     code = load_code(code_file)
-    npz = is_npz_path(output) and output != "-"
-    all_ok: bool | None
-    if npz and decoders:  # streamed: bounded memory, no partial file on error or Ctrl-C
-        from gctool._files import atomic_stream
-        from gctool.export import export_npz
-
-        with progress_bar("export") as progress, atomic_stream(output) as out:
-            streamed = export_npz(code, out, s=stragglers, max_patterns=max_patterns,
-                                  tol=tol, decoder=decoder, progress=progress)
-            size = _position(out)
-        meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
-    else:
-        result = run_export(code, decoders=decoders, s=stragglers, max_patterns=max_patterns,
-                            tol=tol, decoder=decoder)
-        data = result.to_bytes(npz)
-        atomic_write(output, data)
-        meta, patterns, all_ok, size = (result.meta, result.patterns, result.all_decodable,
-                                        len(data))
-    s = code.s if stragglers is None else stragglers
-    info = meta.get("decoders", {})
-    report = ExportReport(output, "npz" if npz else "json", code.n, code.k, s, patterns,
-                          all_ok, all_ok is not False, size,
-                          info.get("method"), info.get("fallbacks", 0), info.get("note"))
+    with progress_bar("export") as progress:
+        report = run_export(code, output, decoders=decoders, s=stragglers,
+                            max_patterns=max_patterns, tol=tol, decoder=decoder,
+                            progress=progress)
     if output != "-":  # else the export itself went to stdout
         from gctool.cli.render import render
 
         render(report, as_json)
     return int(exit_code(report))
-
-
-def _position(out: object) -> int:
-    """Bytes written to a streamed output (0 when the stream cannot tell, e.g. a FIFO)."""
-    try:
-        return int(out.tell())  # type: ignore[attr-defined]
-    except (OSError, AttributeError, ValueError):
-        return 0

@@ -18,7 +18,7 @@ Where gctool uses them (and why):
   where the vector is exact and the generic alternative is an elimination; generic over R/C,
   whose result must carry the rank and condition number of B_F (an SVD, which is the cost the
   structured decoder saves) and is the minimum-norm vector.
-* :func:`gctool.export.export` with decoders, ``decoder="auto"``: structured whenever the
+* :func:`gctool.exports.export` with decoders, ``decoder="auto"``: structured whenever the
   scheme has one (batched, :func:`decode_batch`), checked per pattern; a pattern whose vector
   fails the check gets the generic decoder's vector instead, and the export says how many.
 * The verifier (:mod:`gctool.audit.verify`) keeps its generic batched engine: it needs ranks

@@ -20,7 +20,7 @@ Which decoder fills the table (``decoder=``, recorded in ``decoders.method``):
 
 Two paths write the same arrays and meta:
 
-* :func:`export` builds everything in memory (JSON output, ``-o -``, and NPZ without
+* :func:`build_export` builds everything in memory (JSON output, ``-o -``, and NPZ without
   decoders); its decoding table is capped at :data:`~gctool.limits.MAX_TABLE_ENTRIES` entries
   (about 134 MB of float64), so large tables need NPZ.
 * :func:`export_npz` streams the NPZ chunk by chunk (``gctool export -o X.npz --decoders``):
@@ -31,10 +31,11 @@ Two paths write the same arrays and meta:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +46,9 @@ from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
+
+if TYPE_CHECKING:
+    from gctool.reports import ExportReport
 
 EXPORT_FORMAT = "gctool.export"
 EXPORT_VERSION = 1
@@ -129,7 +133,7 @@ def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: _Table,
     }
 
 
-def export(
+def build_export(
     code: GradientCode,
     *,
     decoders: bool = False,
@@ -182,7 +186,7 @@ def export_npz(
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Streamed:
-    """``export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
+    """``build_export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
     chunk (:func:`gctool.audit.table.write_decoding_table`): the same arrays (B, support,
     patterns, A, decodable, residual over R/C, structured when the structured decoder is
     used) and meta, with peak memory bounded by the chunk size whatever the number of
@@ -223,6 +227,59 @@ def export_npz(
         raise SearchInterrupted(f"interrupted after decoding {done[0]:,} of {P:,} straggler "
                                 "patterns; no file written") from None
     return Streamed(meta, summary.all_decodable, P)
+
+
+def export(
+    code: GradientCode,
+    output: str | os.PathLike[str],
+    *,
+    decoders: bool = False,
+    s: int | None = None,
+    max_patterns: int = DEFAULT_MAX_PATTERNS,
+    tol: float = DEFAULT_TOL,
+    decoder: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportReport:
+    """Write the export of ``code`` to ``output`` (``.npz``: NPZ, otherwise JSON; ``"-"``:
+    JSON on stdout) and return what was written: the report of ``gctool export``.
+
+    The file is placed atomically (never a partial file).  NPZ with ``decoders`` is streamed
+    (:func:`export_npz`, bounded memory); everything else is built in memory
+    (:func:`build_export`).  ``report.ok`` is False when a straggler pattern of the decoding
+    table cannot decode (the file is still written).
+    """
+    from gctool._files import atomic_stream, atomic_write
+    from gctool.io import is_npz_path
+    from gctool.reports import ExportReport
+
+    path = os.fspath(output)
+    npz = is_npz_path(path) and path != "-"
+    all_ok: bool | None
+    if npz and decoders:  # streamed: bounded memory, no partial file on error or Ctrl-C
+        with atomic_stream(path) as out:
+            streamed = export_npz(code, out, s=s, max_patterns=max_patterns, tol=tol,
+                                  decoder=decoder, progress=progress)
+            size = _position(out)
+        meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
+    else:
+        result = build_export(code, decoders=decoders, s=s, max_patterns=max_patterns,
+                              tol=tol, decoder=decoder)
+        data = result.to_bytes(npz)
+        atomic_write(path, data)
+        meta, patterns, all_ok, size = (result.meta, result.patterns, result.all_decodable,
+                                        len(data))
+    info = meta.get("decoders", {})
+    return ExportReport(path, "npz" if npz else "json", code.n, code.k,
+                        code.s if s is None else s, patterns, all_ok, all_ok is not False,
+                        size, info.get("method"), info.get("fallbacks", 0), info.get("note"))
+
+
+def _position(out: object) -> int:
+    """Bytes written to a streamed output (0 when the stream cannot tell, e.g. a FIFO)."""
+    try:
+        return int(out.tell())  # type: ignore[attr-defined]
+    except (OSError, AttributeError, ValueError):
+        return 0
 
 
 def _generic_name(code: GradientCode) -> str:
