@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.fields import parse_field
-from gctool.audit.distributed import DaskRunner, use_runner
+from gctool.audit.distributed import DaskRunner
 from gctool.audit.verify import verify
 from gctool.model import GradientCode
 
@@ -85,8 +85,7 @@ def main() -> None:
             noop(Noop(), [(i, 0, 0) for i in range(args.noop_tasks)], 1, lambda i, r: False)
             overhead[workers] = (time.perf_counter() - t0) / args.noop_tasks
             one = DaskRunner(scheduler=addr, key="b1")
-            with use_runner(one):
-                td, rd = timed(lambda: verify(code, method="exhaustive"))
+            td, rd = timed(lambda r=one: verify(code, method="exhaustive", runner=r))
             assert same(rd) == same(ref), "dask result differs from the local one"
             engine_tasks = one.stats["tasks"] + 1  # + the pilot task, run on the client
             per_task = t1 / engine_tasks
@@ -96,8 +95,7 @@ def main() -> None:
             rows.append({"executor": "dask", "workers": workers, "batch": 1, "seconds": td,
                          "dask_tasks": one.stats["dask_tasks"]})
             big = DaskRunner(scheduler=addr, key="bN", batch=batch_used)
-            with use_runner(big):
-                tb, rb = timed(lambda: verify(code, method="exhaustive"))
+            tb, rb = timed(lambda r=big: verify(code, method="exhaustive", runner=r))
             assert same(rb) == same(ref)
             rows.append({"executor": "dask", "workers": workers, "batch": batch_used,
                          "seconds": tb, "dask_tasks": big.stats["dask_tasks"]})

@@ -49,6 +49,9 @@ class VerifyRequest:
     #: None: the audit's own default budget
     max_sets: int | None = None
     progress: Progress | None = field(default=None, compare=False)
+    #: where the enumeration runs: None = ``jobs`` local processes, or a
+    #: :class:`gctool.audit.distributed.DaskRunner`
+    runner: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",
            max_sets: int | None = None, max_condition: float | None = None,
            strict: bool = False, partial: int | None = None,
            profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
-           progress: Progress | None = None) -> Any:
+           progress: Progress | None = None, runner: Any = None) -> Any:
     """Decide whether ``code`` tolerates its stragglers; the report of ``gctool verify``.
 
     ``s`` defaults to the code's own s (for sequential schedules it is the λ to check
@@ -101,7 +104,9 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",
     ``max_condition``/``strict`` are recorded in ``report.gates`` (see :mod:`gctool.gates`;
     :func:`gctool.gates.passed` tells whether they pass).  ``partial=W`` certifies partial
     stragglers of a multi-message code with at most W partitions of missing work;
-    ``profile``/``level_counts`` decode level profiles of a nested code.
+    ``profile``/``level_counts`` decode level profiles of a nested code.  ``runner`` is the
+    executor of the enumeration (None: ``jobs`` local processes; a
+    :class:`gctool.audit.distributed.DaskRunner`: a Dask cluster); results do not depend on it.
     """
     from gctool.gates import apply_gates
 
@@ -117,7 +122,7 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",
                               method="exhaustive" if method == "exhaustive" else "auto",
                               **_kw(max_sets=max_sets))
     request = VerifyRequest(s, method, kernel, jobs, sample, seed, exact, tol, max_sets,
-                            progress)
+                            progress, runner)
     hook = _hook(code, "verifier")
     report = (hook or matrix_verify)(code, request)
     apply_gates(report, max_condition, strict)
@@ -130,7 +135,7 @@ def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:
 
     r = request
     return run(code, r.s, tol=r.tol, progress=r.progress, method=r.method, kernel=r.kernel,
-               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact,
+               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact, runner=r.runner,
                **_kw(max_sets=r.max_sets))
 
 
@@ -144,8 +149,10 @@ def attack(code: GradientCode, s: int | None = None, *,
 
     ``options`` are the keywords of :func:`gctool.audit.attack.attack` (decoder, weights,
     normalize, method, tol, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-    random, p, samples).  ``straggler_set`` audits one set (schemes with an attacker hook,
-    e.g. encoded frames); ``profile``/``level_counts`` decode level profiles of a nested code.
+    random, p, samples, and ``runner``: the executor of the exhaustive enumeration, None for
+    ``jobs`` local processes or a :class:`gctool.audit.distributed.DaskRunner`).
+    ``straggler_set`` audits one set (schemes with an attacker hook, e.g. encoded frames);
+    ``profile``/``level_counts`` decode level profiles of a nested code.
     """
     if profile is not None or level_counts is not None:
         _refuse("a level profile", s=s, straggler_set=straggler_set,

@@ -325,6 +325,44 @@ def test_symmetry_and_parallel_agree(gf7: GradientCode) -> None:
     assert threshold(gf7).threshold == threshold(gf7, symmetry=False).threshold == 3
 
 
+def test_exhaustive_attack_identical_over_local_processes(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Worst case and threshold over 2 worker processes (small batches, so many tasks): the
+    whole report is the one of a single process, ties and evaluation counts included."""
+    from gctool.audit import decoders, exhaustive, parallel
+
+    monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
+    monkeypatch.setattr(decoders.OptimalOracle, "chunk_size", lambda self, s: 7)
+    used: list[int] = []
+    real_run = parallel.run_ordered
+
+    def spy(worker, tasks, jobs, on_result):  # type: ignore[no-untyped-def]
+        used.append(min(jobs, len(tasks)))
+        real_run(worker, tasks, jobs, on_result)
+
+    monkeypatch.setattr(parallel, "run_ordered", spy)
+    n = 12  # cyclic repetition with equal entries: many exact ties
+    B = np.zeros((n, n))
+    for i in range(n):
+        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
+    code = GradientCode(B, REAL, 2)
+
+    def same(r: object) -> dict[str, object]:
+        d = r.to_dict()  # type: ignore[attr-defined]
+        d.pop("elapsed_s")
+        return d
+
+    for symmetry in (True, False):
+        one = attack(code, 4, method="exhaustive", symmetry=symmetry, jobs=1)
+        two = attack(code, 4, method="exhaustive", symmetry=symmetry, jobs=2)
+        assert same(one) == same(two)
+        assert one.stragglers == [0, 1, 2, 3] or symmetry  # the first of the tied worst sets
+        t1 = threshold(code, 0.5, method="exhaustive", symmetry=symmetry, jobs=1)
+        t2 = threshold(code, 0.5, method="exhaustive", symmetry=symmetry, jobs=2)
+        assert same(t1) == same(t2) and t1.threshold == 3
+    assert max(used) == 2  # the pool really ran
+
+
 # -- random stragglers ---------------------------------------------------------------------------
 def test_random_stragglers_exact_and_monte_carlo() -> None:
     rng = np.random.default_rng(9)

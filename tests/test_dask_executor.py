@@ -26,7 +26,7 @@ from gctool.algebra.fields import parse_field
 from gctool.audit import decoders as dec
 from gctool.audit import nullspace as ns
 from gctool.audit.attack import attack, threshold
-from gctool.audit.distributed import DaskRunner, use_runner
+from gctool.audit.distributed import DaskRunner
 from gctool.audit.verify import verify
 from gctool.cli.main import cli
 from gctool.errors import SearchInterrupted
@@ -89,8 +89,7 @@ def same(report: Any) -> dict[str, Any]:
 
 def run_dask(cluster: Any, fn: Any, *args: Any, **kw: Any) -> tuple[Any, DaskRunner]:
     runner = DaskRunner(scheduler=cluster.scheduler_address, key="t")
-    with use_runner(runner):
-        return fn(*args, **kw), runner
+    return fn(*args, runner=runner, **kw), runner
 
 
 @pytest.mark.parametrize("make", [ok_code, fail_code])
@@ -100,8 +99,7 @@ def test_verify_identical_across_executors(cluster: Any, make: Any) -> None:
     two = verify(code, method="exhaustive", jobs=2)
     dsk, runner = run_dask(cluster, verify, code, method="exhaustive", jobs=2)
     batched = DaskRunner(scheduler=cluster.scheduler_address, key="b", batch=3)
-    with use_runner(batched):  # three engine tasks per Dask task
-        bat = verify(code, method="exhaustive")
+    bat = verify(code, method="exhaustive", runner=batched)  # three engine tasks per Dask task
     assert same(one) == same(two) == same(dsk) == same(bat)
     assert runner.stats["tasks"] > 10
     assert batched.stats["dask_tasks"] < batched.stats["submitted"]
@@ -180,25 +178,22 @@ def test_checkpoint_resume_after_interrupt(cluster: Any, tmp_path: Any) -> None:
             raise KeyboardInterrupt
 
     first = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
-    with use_runner(first), pytest.raises(SearchInterrupted):
-        verify(code, method="exhaustive", progress=stop_soon)
+    with pytest.raises(SearchInterrupted):
+        verify(code, method="exhaustive", progress=stop_soon, runner=first)
     saved = json.loads(open(ck).read())
     assert saved["format"] == "gctool-checkpoint/1"
     (done,) = saved["runs"].values()
     assert len(done) >= 5  # at least the tasks merged before the interrupt
     second = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
-    with use_runner(second):
-        rep = verify(code, method="exhaustive")
+    rep = verify(code, method="exhaustive", runner=second)
     assert same(rep) == same(ref)
     assert second.stats["resumed"] >= 5
     assert second.stats["submitted"] == second.stats["tasks"] - second.stats["resumed"]
     third = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
-    with use_runner(third):
-        assert same(verify(code, method="exhaustive")) == same(ref)
+    assert same(verify(code, method="exhaustive", runner=third)) == same(ref)
     assert third.stats["submitted"] == 0 and third.stats["resumed"] == third.stats["tasks"]
     other = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="other run")
-    with use_runner(other):  # another run's key: nothing is reused
-        verify(code, method="exhaustive")
+    verify(code, method="exhaustive", runner=other)  # another run's key: nothing is reused
     assert other.stats["resumed"] == 0
 
 
@@ -271,8 +266,7 @@ def test_killed_worker_is_recovered() -> None:
 
             dask(SlowWorker(worker), tasks, jobs, watch)
 
-        with use_runner(slow):
-            rep = verify(code, method="exhaustive")
+        rep = verify(code, method="exhaustive", runner=slow)
         assert pids[0] not in client.run(os.getpid).values()  # it really died mid-run
     assert same(rep) == same(ref)
     assert seen["n"] == dask.stats["tasks"] > 20

@@ -142,6 +142,8 @@ def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, nam
 #: the MILP solver (native code that never returns to Python before its time limit) included
 TERMINATIONS = [
     ("verify-jobs-TERM", ["verify", "CODE", "--jobs", "2"], signal.SIGTERM, 143),
+    ("attack-threshold-jobs-TERM", ["attack", "CODE", "--threshold", "--method", "exhaustive",
+                                    "--jobs", "2"], signal.SIGTERM, 143),
     ("export-TERM", ["export", "CODE", "-o", "plan.npz", "--decoders", "-s", "3"],
      signal.SIGTERM, 143),
     ("export-over-existing-HUP", ["export", "CODE", "-o", "existing.json", "--decoders", "-s",

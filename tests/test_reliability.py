@@ -412,7 +412,7 @@ def test_export_attack_and_designs_refuse_before_the_work(
 
     import numpy as np
 
-    from gctool.audit import exhaustive
+    from gctool.audit import decoders, exhaustive
 
     attack_mod = importlib.import_module("gctool.audit.attack")
 
@@ -423,8 +423,8 @@ def test_export_attack_and_designs_refuse_before_the_work(
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
     tiny_work.setattr(attack_mod, "make_oracle", _forbid)
     refused(run("attack", real, "--curve"), "attack --curve (n=10", "10 straggler sets")
-    tiny_work.setattr(exhaustive, "evaluate_stream", _forbid)
-    tiny_work.setattr(attack_mod, "make_oracle", exhaustive.make_oracle)
+    tiny_work.setattr(exhaustive, "run_folded", _forbid)
+    tiny_work.setattr(attack_mod, "make_oracle", decoders.make_oracle)
     refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
             "exhaustive attack (n=10", "s=2")
     tiny_work.setattr(np.linalg, "solve", _forbid)

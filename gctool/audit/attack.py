@@ -32,6 +32,7 @@ from gctool.audit.decoders import FixedOracle, Oracle, make_oracle
 from gctool.audit.engine import DEFAULT_MAX_SETS, check_s
 from gctool.audit.enumeration import pad_to
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.audit.sweep import Runner
 from gctool.decode import DEFAULT_TOL
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
@@ -60,6 +61,7 @@ class Options:
     symmetry: bool = True
     resolution: float = DEFAULT_RESOLUTION
     progress: Progress | None = None
+    runner: Runner | None = None
 
     def check(self) -> None:
         if self.method not in METHODS:
@@ -103,7 +105,7 @@ def worst_outcome(oracle: Oracle, s: int, opts: Options,
         return _auto_worst(oracle, s, opts, starts)
     if method == "exhaustive":
         return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
-                                jobs=opts.jobs, progress=opts.progress)
+                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
     g = _greedy(oracle, s, opts, starts, restarts=opts.restarts if method == "greedy" else 4)
     if method == "greedy":
         g.tighten(top, why)
@@ -132,7 +134,7 @@ def _auto_worst(oracle: Oracle, s: int, opts: Options,
     rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
     if exhaustive.count_evaluated(oracle.n, s, rot) <= opts.max_sets:
         return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
-                                jobs=opts.jobs, progress=opts.progress)
+                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
     trail = ["exhaustive over budget"]
     best = _greedy(oracle, s, opts, starts, opts.restarts)
     best.tighten(top, why)
@@ -175,12 +177,13 @@ def attack(
     p: float | None = None,
     samples: int = randomized.DEFAULT_SAMPLES,
     progress: Progress | None = None,
+    runner: Runner | None = None,
 ) -> AttackReport:
     """The worst straggler set of size ``s`` under ``decoder``, found by ``method``."""
     check_s(s, code.n, allow_all=True)
     scale = _scale(code, normalize)
     opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-                   progress=progress)
+                   progress=progress, runner=runner)
     opts.check()
     start = time.perf_counter()
     oracle = make_oracle(code, decoder, weights, tol)
@@ -303,12 +306,14 @@ def curve(
     p: float | None = None,
     samples: int = randomized.DEFAULT_SAMPLES,
     progress: Progress | None = None,
+    runner: Runner | None = None,
 ) -> AttackReport:
     """Worst-case error for s = 0..max_s (default n), optionally with the random-set mean."""
     top = code.n if max_s is None else max_s
     check_s(top, code.n, "max_s", allow_all=True)
     scale = _scale(code, normalize)
-    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry)
+    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
+                   runner=runner)
     opts.check()
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
@@ -373,7 +378,7 @@ def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> Threshol
     if method == "exhaustive":
         return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
                                     symmetry=opts.symmetry, jobs=opts.jobs,
-                                    progress=opts.progress)
+                                    progress=opts.progress, runner=opts.runner)
     if method == "elementary":
         return _elementary(oracle, epsilon, opts)
     if method == "milp":
@@ -404,7 +409,7 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: Options
     try:
         return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
                                     symmetry=opts.symmetry, jobs=opts.jobs,
-                                    progress=opts.progress)
+                                    progress=opts.progress, runner=opts.runner)
     except BudgetExceeded:
         trail.append("exhaustive over budget")
     lower = _affordable_sizes(oracle.n, opts.max_sets)
@@ -517,6 +522,7 @@ def threshold(
     jobs: int = 1,
     symmetry: bool = True,
     progress: Progress | None = None,
+    runner: Runner | None = None,
 ) -> AttackReport:
     """The adversarial threshold: fewest stragglers whose error exceeds ``epsilon``."""
     scale = _scale(code, normalize)
@@ -526,7 +532,7 @@ def threshold(
                                 or require < 0):
         raise InvalidInput(f"require must be an integer >= 0, got {require!r}")
     opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-                   resolution, progress)
+                   resolution, progress, runner)
     opts.check()
     oracle = make_oracle(code, decoder, weights, tol)
     if oracle.finite and epsilon != 0:

@@ -1,17 +1,19 @@
-"""Run the exhaustive enumeration of ``verify`` and ``attack`` on a Dask cluster.
+"""Run the enumeration engine of ``verify`` and ``attack`` on a Dask cluster.
 
-The straggler-set space is already cut into *rank ranges* by the engines
-(:func:`gctool.audit.enumeration.rank_ranges`; a task is unranked on the worker, so no process
-ever holds the list of sets).  This module only changes *where* the tasks run:
+The straggler-set space is already cut into *rank ranges* by the engine
+(:mod:`gctool.audit.sweep`; a task is unranked on the worker, so no process ever holds the list
+of sets).  This module only changes *where* the tasks run:
 
 * :class:`DaskRunner` has the signature of :func:`gctool.audit.parallel.run_ordered`
-  (``runner(worker, tasks, jobs, on_result)``).  Tasks are submitted to a Dask cluster (a
-  bounded window of futures), results come back in any order and are handed to
-  ``on_result`` **in task order**, so the merge (and therefore verdicts, worst sets and the
-  tie-breaking) is exactly the one of the single-core and multiprocess engines.
-* Early stop: as soon as *some* result says "stop" (``stops(result)``, e.g. a counterexample
-  in verify), every task after it is cancelled; tasks before it still run, because the
-  reported counterexample must be the first one in task order (same as the local engine).
+  (``runner(worker, tasks, jobs, on_result)``) and is passed explicitly (``runner=``) to
+  ``verify``, ``attack``, ``threshold`` and ``curve``.  Tasks are submitted to a Dask cluster
+  (a bounded window of futures), results come back in any order and are handed to
+  ``on_result`` **in task order**, so the fold (and therefore verdicts, worst sets and the
+  tie-breaking) is exactly the one of the local runner: the same worker and the same fold run
+  on both.
+* Early stop: as soon as *some* result ends the run (:func:`gctool.audit.sweep.stops`, e.g. a
+  counterexample in verify), every task after it is cancelled; tasks before it still run,
+  because the reported counterexample must be the first one in task order (same as locally).
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
   into SearchInterrupted, exit 130).
 * ``--checkpoint FILE``: finished tasks' summaries are recorded in a JSON file (written to a
@@ -21,22 +23,11 @@ ever holds the list of sets).  This module only changes *where* the tasks run:
   may share one file.
 * Worker loss: Dask reschedules the tasks of a dead worker (``distributed.scheduler.
   allowed-failures``); the tasks are pure functions of their rank range, so a rerun is safe.
-
-The engines pick the runner up from a context variable (:func:`use_runner`), so the CLI only
-wraps the call: ``with use_runner(DaskRunner(...)): verify(...)``.
-
-``attack`` in worst-case mode uses :func:`worst_ranked` (the rank-range version of
-:func:`gctool.audit.exhaustive.worst`): each task evaluates consecutive sub-chunks of exactly
-the local chunk size and returns one ``(max error, first argmax set)`` per sub-chunk; the
-client folds them in order with the local rule (``err > best + 1e-12 * max(1, |best|)``), so
-the worst set is bit-for-bit the local one (folding per task instead would not be: that
-tolerance rule is not associative).
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import os
@@ -44,19 +35,13 @@ import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from math import comb
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from gctool.errors import InvalidInput
-from gctool.numerics import beats, first_max
 
 MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
-#: at least this many sub-chunks per attack task (scheduling overhead, see bench_dask.py)
-ATTACK_CHUNKS_PER_TASK = 8
 #: engine tasks per Dask task used by the CLI: an engine task is one kernel chunk (about
 #: 0.05-0.1 s of work); benchmarks/bench_dask.py measured 9-15 ms of scheduling per Dask task
 #: on a 2-core LocalCluster (3-5 chunks per task needed for < 5 %), so 4 chunks per Dask
@@ -64,23 +49,6 @@ ATTACK_CHUNKS_PER_TASK = 8
 CLI_BATCH = 4
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
-
-_RUNNER: contextvars.ContextVar[Any] = contextvars.ContextVar("gctool_runner", default=None)
-
-
-def current_runner() -> Any:
-    """The runner installed by :func:`use_runner`, or None (local engine)."""
-    return _RUNNER.get()
-
-
-@contextlib.contextmanager
-def use_runner(runner: Any) -> Iterator[Any]:
-    token = _RUNNER.set(runner)
-    try:
-        yield runner
-    finally:
-        _RUNNER.reset(token)
-
 
 def require_dask() -> None:
     """Raise InvalidInput (one line, exit 2) when dask/distributed are not installed."""
@@ -128,18 +96,9 @@ def _encode(result: Any) -> Any:
 
 
 def _decode(blob: Any) -> Any:
-    from gctool.audit.sweep import ChunkSummary
+    from gctool.audit.sweep import summary_from_dict
 
-    kinds: dict[str, Any] = {"ChunkSummary": ChunkSummary, "AttackSummary": AttackSummary,
-                             "ThresholdSummary": ThresholdSummary}
-    d = dict(blob["data"])
-    for k in ("max_norm", "max_cond", "max_resid"):
-        if d.get(k) is not None:
-            d[k] = (d[k][0], list(d[k][1]))
-    for k in ("weakest", "peaks"):
-        if k in d:
-            d[k] = [(float(v), list(S)) for v, S in d[k]]
-    return kinds[blob["type"]](**d)
+    return summary_from_dict(blob["type"], blob["data"])
 
 
 def _task_key(task: Any) -> str:
@@ -149,8 +108,10 @@ def _task_key(task: Any) -> str:
 def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
     h = hashlib.sha256(key.encode())
     h.update(type(worker).__name__.encode())
-    for attr in ("n", "s", "limit"):
-        h.update(repr(getattr(getattr(worker, "source", worker), attr, None)).encode())
+    source = getattr(worker, "source", worker)
+    for attr in ("n", "s"):
+        h.update(repr(getattr(source, attr, None)).encode())
+    h.update(repr(getattr(worker, "limit", None)).encode())
     h.update(json.dumps([list(t) for t in tasks]).encode())
     return h.hexdigest()
 
@@ -160,8 +121,112 @@ def _run_tasks(worker: Any, tasks: list[Any]) -> list[Any]:
     return [worker.run(t) for t in tasks]
 
 
-def _stops(result: Any) -> bool:
-    return getattr(result, "fail_set", None) is not None
+class _InOrder:
+    """Results that arrive in any order, handed to ``on_result`` in task order; ``stop_at``
+    is the first task index that is no longer needed."""
+
+    def __init__(self, on_result: Callable[[int, Any], bool], count: int) -> None:
+        self.on_result = on_result
+        self.results: dict[int, Any] = {}
+        self.nxt = 0
+        self.stop_at = count
+
+    def add(self, i: int, result: Any) -> None:
+        from gctool.audit.sweep import stops
+
+        self.results[i] = result
+        if stops(result):  # later tasks cannot change the verdict
+            self.stop_at = min(self.stop_at, i + 1)
+
+    def drain(self) -> bool:
+        """Feed every result that is next in order; True when the run is over."""
+        while self.nxt < self.stop_at and self.nxt in self.results:
+            if self.on_result(self.nxt, self.results.pop(self.nxt)):
+                return True
+            self.nxt += 1
+        return self.nxt >= self.stop_at
+
+
+class _Window:
+    """A bounded window of futures on ``client``: submit, receive, cancel what is not
+    needed, record finished tasks in the checkpoint."""
+
+    def __init__(self, runner: DaskRunner, client: Any, worker: Any, tasks: Sequence[Any],
+                 feed: _InOrder, ck: Checkpoint | None, done: dict[str, Any]) -> None:
+        self.runner, self.client, self.tasks, self.feed = runner, client, tasks, feed
+        self.ck, self.done = ck, done
+        self.stats = runner.stats
+        self.remote = client.scatter(worker, broadcast=True, hash=False)
+        self.queue = iter([i for i in range(feed.nxt, len(tasks)) if i not in feed.results])
+        self.futures: dict[Any, list[int]] = {}
+        self.last_save = time.monotonic()
+
+    def submit(self) -> Any:
+        """Submit the next group of tasks; None when there is nothing left to submit."""
+        group: list[int] = []
+        for i in self.queue:
+            if i >= self.feed.stop_at:
+                break
+            group.append(i)
+            if len(group) >= max(1, self.runner.batch):
+                break
+        if not group:
+            return None
+        f = self.client.submit(_run_tasks, self.remote, [self.tasks[i] for i in group],
+                               pure=False,
+                               key=f"gctool-{self.runner.key[:12]}-{group[0]}-{time.time_ns()}")
+        self.futures[f] = group
+        self.stats["submitted"] += len(group)
+        self.stats["dask_tasks"] += 1
+        return f
+
+    def receive(self, f: Any) -> None:
+        group = self.futures.pop(f, [])
+        if not group or f.cancelled() or group[0] >= self.feed.stop_at:
+            return
+        for i, res in zip(group, f.result(), strict=True):
+            if i >= self.feed.stop_at:
+                break
+            self.feed.add(i, res)
+            if self.ck is not None:
+                self.done[_task_key(self.tasks[i])] = _encode(res)
+            if self.feed.stop_at == i + 1:
+                self.cancel_after(i)
+        if self.ck is not None and time.monotonic() - self.last_save > CHECKPOINT_EVERY_S:
+            self.ck.save()
+            self.last_save = time.monotonic()
+
+    def cancel_after(self, i: int) -> None:
+        late = [g for g, group in self.futures.items() if group[0] > i]
+        self.stats["cancelled"] += len(late)
+        self.client.cancel(late)
+        for g in late:
+            self.futures.pop(g, None)
+
+    def run(self, window: int) -> None:
+        from distributed import as_completed
+
+        try:
+            first = []
+            for _ in range(window):
+                f = self.submit()
+                if f is None:
+                    break
+                first.append(f)
+            ac = as_completed(first, loop=self.client.loop)
+            for f in ac:
+                self.receive(f)
+                if self.feed.drain():
+                    return
+                nxt = self.submit()
+                if nxt is not None:
+                    ac.add(nxt)
+        finally:
+            if self.ck is not None:
+                self.ck.save()  # first: whatever happens while shutting down, keep the work
+            with contextlib.suppress(Exception):
+                if self.futures:
+                    self.client.cancel(list(self.futures))
 
 
 @dataclass
@@ -182,25 +247,27 @@ class DaskRunner:
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:
         require_dask()
-        from distributed import Client, LocalCluster, as_completed
-
         ck = Checkpoint(self.checkpoint) if self.checkpoint else None
-        done: dict[str, Any] = {}
-        if ck is not None:
-            done = ck.done(_fingerprint(self.key, worker, tasks))
+        done = ck.done(_fingerprint(self.key, worker, tasks)) if ck is not None else {}
         self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
                           dask_tasks=0)
-        results: dict[int, Any] = {}
-        for i, t in enumerate(tasks):
+        feed = _InOrder(on_result, len(tasks))
+        for i, t in enumerate(tasks):  # replay the checkpoint
             if _task_key(t) in done:
-                results[i] = _decode(done[_task_key(t)])
+                feed.add(i, _decode(done[_task_key(t)]))
                 self.stats["resumed"] += 1
-        todo = [i for i in range(len(tasks)) if i not in results]
-        if not todo:  # everything is in the checkpoint: no cluster needed
-            for i in range(len(tasks)):
-                if on_result(i, results.pop(i)):
-                    break
+        if feed.drain():  # over before anything is submitted: no cluster needed
             return
+        with self._client(jobs) as client:
+            threads = sum(client.nthreads().values()) or 1
+            _Window(self, client, worker, tasks, feed, ck, done).run(
+                self.window or max(8, 4 * threads))
+
+    @contextlib.contextmanager
+    def _client(self, jobs: int) -> Iterator[Any]:
+        """A client of the scheduler, or of a LocalCluster started for this run."""
+        from distributed import Client, LocalCluster
+
         cluster = None
         if self.scheduler is None:
             # worker processes are started with SIGINT ignored (inherited through spawn), so
@@ -220,240 +287,11 @@ class DaskRunner:
                 cluster.close()
             raise InvalidInput(f"cannot connect to the Dask scheduler {self.scheduler}: "
                                f"{exc}".replace("\n", " ")) from None
-        futures: dict[Any, list[int]] = {}
-        last_save = time.monotonic()
         try:
-            nxt = 0  # next task index to feed to on_result
-            stop_at = len(tasks)  # tasks at or after this index are not needed
-            # feed what the checkpoint already has (may stop before anything is submitted)
-            while nxt < stop_at and nxt in results:
-                if on_result(nxt, results.pop(nxt)):
-                    return
-                nxt += 1
-            threads = sum(client.nthreads().values()) or 1
-            window = self.window or max(8, 4 * threads)
-            remote = client.scatter(worker, broadcast=True, hash=False)
-            queue = iter([i for i in todo if i >= nxt])
-            first: list[Any] = []
-            ac: Any = None
-
-            def submit() -> bool:
-                group: list[int] = []
-                for i in queue:
-                    if i >= stop_at:
-                        break
-                    group.append(i)
-                    if len(group) >= max(1, self.batch):
-                        break
-                if not group:
-                    return False
-                f = client.submit(_run_tasks, remote, [tasks[i] for i in group], pure=False,
-                                  key=f"gctool-{self.key[:12]}-{group[0]}-{time.time_ns()}")
-                futures[f] = group
-                if ac is None:
-                    first.append(f)
-                else:
-                    ac.add(f)
-                self.stats["submitted"] += len(group)
-                self.stats["dask_tasks"] += 1
-                return True
-
-            for _ in range(window):
-                if not submit():
-                    break
-            ac = as_completed(first, loop=client.loop)
-            for f in ac:
-                group = futures.pop(f, [])
-                if not group or f.cancelled() or group[0] >= stop_at:
-                    continue
-                for i, res in zip(group, f.result(), strict=True):
-                    if i >= stop_at:
-                        break
-                    results[i] = res
-                    if ck is not None:
-                        done[_task_key(tasks[i])] = _encode(res)
-                    if _stops(res):
-                        stop_at = i + 1  # later tasks cannot change the verdict: cancel them
-                        late = [g for g, js in futures.items() if js[0] > i]
-                        self.stats["cancelled"] += len(late)
-                        client.cancel(late)
-                        for g in late:
-                            futures.pop(g, None)
-                if ck is not None and time.monotonic() - last_save > CHECKPOINT_EVERY_S:
-                    ck.save()
-                    last_save = time.monotonic()
-                while nxt < stop_at and nxt in results:
-                    if on_result(nxt, results.pop(nxt)):
-                        return
-                    nxt += 1
-                if nxt >= stop_at:
-                    return
-                submit()
+            yield client
         finally:
-            if ck is not None:
-                ck.save()  # first: whatever happens while shutting down, keep the work
-            with contextlib.suppress(Exception):
-                if futures:
-                    client.cancel(list(futures))
             with contextlib.suppress(Exception):
                 client.close()
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close()
-
-
-# -- attack (worst case) by rank ranges ----------------------------------------------------------
-Peak = tuple[float, list[int]]
-
-
-@dataclass
-class AttackSummary:
-    index: int
-    checked: int = 0
-    peaks: list[Peak] = field(default_factory=list)  # one per non-empty sub-chunk, in order
-
-
-@dataclass
-class AttackWorker:
-    """Evaluates the candidate ranks ``[a, b)`` in sub-chunks of ``size`` (picklable: the
-    oracle is rebuilt on the worker, like the local process pool does)."""
-
-    code: Any
-    kind: str
-    weights: Any
-    tol: float
-    n: int
-    s: int
-    size: int
-    rot: Any = None
-    _oracle: Any = field(default=None, repr=False, compare=False)
-
-    def __getstate__(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["_oracle"] = None
-        return d
-
-    def batches(self, a: int, b: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(candidate sets, their errors) of ranks [a, b), sub-chunk by sub-chunk, in order
-        (orbit representatives only when a rotation is set)."""
-        from gctool.audit.decoders import make_oracle
-        from gctool.audit.enumeration import rank_ranges, unrank_lex
-        from gctool.audit.symmetry import canonical_mask
-
-        if self._oracle is None:
-            self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
-        for lo, hi in rank_ranges(a, b, self.size):
-            C = unrank_lex(self.n, self.s, np.arange(lo, hi, dtype=np.int64))
-            if self.rot is not None:
-                C = C[canonical_mask(C, self.rot)]
-            if C.shape[0]:
-                yield C, self._oracle.errors(C)
-
-    def run(self, task: tuple[int, int, int]) -> AttackSummary:
-        index, a, b = task
-        out = AttackSummary(index)
-        for C, err in self.batches(a, b):
-            i = first_max(err)  # first (tied) maximum, as in exhaustive.worst
-            out.peaks.append((float(err[i]), C[i].tolist()))
-            out.checked += C.shape[0]
-        return out
-
-
-def worst_ranked(oracle: Any, s: int, rot: Any, need: int, runner: Any,
-                 progress: Callable[[int, int], None] | None = None,
-                 chunks_per_task: int = ATTACK_CHUNKS_PER_TASK) -> tuple[float, Any, int]:
-    """(worst error, worst set, sets checked) of size s, with ``runner`` and the exact fold
-    of :func:`gctool.audit.exhaustive.worst`.  Raises KeyboardInterrupt on Ctrl-C."""
-    from gctool.audit.enumeration import rank_ranges
-    from gctool.audit.symmetry import count_candidates
-
-    n = oracle.n
-    size = oracle.chunk_size(s)
-    stop = comb(n, s) if rot is None else count_candidates(n, s, rot.t)
-    span = size * max(1, chunks_per_task)
-    tasks = [(i, a, b) for i, (a, b) in enumerate(rank_ranges(0, stop, span))]
-    worker = AttackWorker(oracle.code, oracle.kind, getattr(oracle, "user", None),
-                          oracle.decoder.tol, n, s, size, rot)
-    state: dict[str, Any] = {"err": -np.inf, "set": None, "checked": 0}
-
-    def fold(_: int, r: AttackSummary) -> bool:
-        for e, S in r.peaks:
-            best = state["err"]
-            if state["set"] is None or beats(e, best):
-                state["err"], state["set"] = e, S
-        state["checked"] += r.checked
-        oracle.evaluations += r.checked
-        if progress is not None:
-            progress(state["checked"], need)
-        return False
-
-    try:
-        runner(worker, tasks, 1, fold)
-    except KeyboardInterrupt:
-        from gctool.errors import SearchInterrupted
-
-        raise SearchInterrupted(
-            f"interrupted after checking {state['checked']:,} of {need:,} straggler sets (size "
-            f"{s}); worst error so far {state['err']:.6g} at {state['set']}") from None
-    return float(state["err"]), state["set"], int(state["checked"])
-
-
-# -- attack (threshold) by rank ranges ----------------------------------------------------------
-@dataclass
-class ThresholdSummary:
-    index: int
-    checked: int = 0  # sets evaluated up to and including the first one over the limit
-    fail_set: list[int] | None = None  # first set (in enumeration order) with error > limit
-    fail_err: float | None = None
-    evaluated: int = 0  # sets given to the oracle (whole sub-chunks, for its counter)
-
-
-@dataclass
-class ThresholdWorker(AttackWorker):
-    """First set of the rank range whose error exceeds ``limit`` (the rule of
-    :func:`gctool.audit.exhaustive.threshold`)."""
-
-    limit: float = 0.0
-
-    def run(self, task: tuple[int, int, int]) -> ThresholdSummary:  # type: ignore[override]
-        index, a, b = task
-        out = ThresholdSummary(index)
-        for C, err in self.batches(a, b):
-            out.evaluated += C.shape[0]
-            over = np.flatnonzero(err > self.limit)
-            if over.size:
-                i = int(over[0])
-                out.checked += i + 1
-                out.fail_set, out.fail_err = C[i].tolist(), float(err[i])
-                return out
-            out.checked += C.shape[0]
-        return out
-
-
-def threshold_ranked(oracle: Any, t: int, rot: Any, limit: float, runner: Any,
-                     chunks_per_task: int = ATTACK_CHUNKS_PER_TASK
-                     ) -> tuple[list[int] | None, float | None, int]:
-    """(first set of size t with error > limit or None, its error, sets checked) with
-    ``runner``; the remaining ranges are cancelled once a set is found."""
-    from gctool.audit.enumeration import rank_ranges
-    from gctool.audit.symmetry import count_candidates
-
-    n = oracle.n
-    size = oracle.chunk_size(t)
-    stop = comb(n, t) if rot is None else count_candidates(n, t, rot.t)
-    tasks = [(i, a, b) for i, (a, b) in
-             enumerate(rank_ranges(0, stop, size * max(1, chunks_per_task)))]
-    worker = ThresholdWorker(oracle.code, oracle.kind, getattr(oracle, "user", None),
-                             oracle.decoder.tol, n, t, size, rot, limit=limit)
-    state: dict[str, Any] = {"set": None, "err": None, "checked": 0}
-
-    def fold(_: int, r: ThresholdSummary) -> bool:
-        state["checked"] += r.checked
-        oracle.evaluations += r.evaluated
-        if r.fail_set is not None:
-            state["set"], state["err"] = r.fail_set, r.fail_err
-            return True
-        return False
-
-    runner(worker, tasks, 1, fold)
-    return state["set"], state["err"], int(state["checked"])

@@ -9,33 +9,39 @@
   set under every monotone decoder (reference §0.3, ``T_0 <= min_j c_j``), so the search never
   goes past that size; it stops at the first failing set.
 * **Chunking and parallelism**: sets are evaluated in batches (memory bounded by the decoder's
-  chunk size); with ``jobs > 1`` the batches are spread over worker processes.
+  chunk size), one batch per task of the enumeration engine (:mod:`gctool.audit.sweep`:
+  :class:`~gctool.audit.sweep.PeakWorker`/:class:`~gctool.audit.sweep.WorstFold` for the worst
+  case, :class:`~gctool.audit.sweep.ExceedWorker`/:class:`~gctool.audit.sweep.ExceedFold` for
+  the threshold), run over ``jobs`` local processes or by an explicit ``runner`` (a Dask
+  cluster); the folds run in task order, so results do not depend on either.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable
 from math import comb
-from typing import Any
 
 import numpy as np
 
-from gctool.audit.decoders import Oracle, make_oracle
-from gctool.audit.enumeration import straggler_chunks
+from gctool.audit.decoders import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
-from gctool.audit.symmetry import (
-    Rotation,
-    canonical_mask,
-    count_candidates,
-    count_orbits,
-    detect_rotation,
-    find_rotation,
+from gctool.audit.parallel import resolve_jobs
+from gctool.audit.sweep import (
+    ExceedFold,
+    ExceedWorker,
+    OracleKernel,
+    PeakWorker,
+    Runner,
+    Source,
+    Task,
+    WorstFold,
+    exhaustive_source,
+    rank_tasks,
+    run_folded,
 )
+from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.model import GradientCode
-from gctool.numerics import beats, first_max
 
 Progress = Callable[[int, int], None]
 
@@ -70,71 +76,8 @@ def rotation_note(oracle: Oracle) -> str | None:
     return find_rotation(oracle.code)[1]
 
 
-def _sets(n: int, s: int, size: int, rot: Rotation | None) -> Iterator[np.ndarray]:
-    if rot is None or s == 0:
-        yield from straggler_chunks(n, s, size)
-        return
-    for C in straggler_chunks(n, s, size, 0, count_candidates(n, s, rot.t)):
-        C = C[canonical_mask(C, rot)]
-        if C.shape[0]:
-            yield C
-
-
 def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
     return comb(n, s) if rot is None or s == 0 else count_orbits(n, s, rot.t)
-
-
-# -- parallel evaluation --------------------------------------------------------------------------
-_WORKER: dict[str, Oracle] = {}
-
-
-def _init_worker(code: Any, decoder: str, weights: Any, tol: float) -> None:
-    from gctool._signals import worker_init
-
-    worker_init()
-    _WORKER["oracle"] = make_oracle(code, decoder, weights, tol)
-
-
-def _eval_chunk(S: np.ndarray) -> np.ndarray:
-    return _WORKER["oracle"].errors(S)
-
-
-def _weights_of(oracle: Oracle) -> Any:
-    return getattr(oracle, "user", None)
-
-
-def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
-                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Yield (S, errors) for each chunk, in order; with ``jobs > 1`` over a process pool."""
-    if jobs <= 1:
-        for S in chunks:
-            yield S, oracle.errors(S)
-        return
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    args = (oracle.code, oracle.kind, _weights_of(oracle), oracle.decoder.tol)
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=args)
-    try:
-        pending: list[tuple[np.ndarray, Future[np.ndarray]]] = []
-        for S in chunks:
-            pending.append((S, pool.submit(_eval_chunk, S)))
-            if len(pending) >= 2 * jobs:
-                S0, fut = pending.pop(0)
-                oracle.evaluations += S0.shape[0]
-                yield S0, fut.result()
-        for S0, fut in pending:
-            oracle.evaluations += S0.shape[0]
-            yield S0, fut.result()
-    except BaseException:  # Ctrl-C, SIGTERM, an early stop: end the workers now
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        # Wait for the pool's manager thread (it ends at once: its workers are gone).  Left
-        # running, it can close its wake-up pipe while concurrent.futures' exit hook writes to
-        # it, and Python prints "Exception ignored ... Bad file descriptor" after our summary.
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
 
 
 #: searches over fewer straggler sets than this run in one process whatever ``jobs`` says
@@ -142,11 +85,13 @@ def evaluate_stream(oracle: Oracle, chunks: Iterator[np.ndarray], jobs: int
 PARALLEL_MIN_SETS = 50_000
 
 
-def resolve_jobs(jobs: int, need: int | None = None) -> int:
-    """Processes to use: ``jobs`` (0 = every core), but one for small searches."""
-    if need is not None and need < PARALLEL_MIN_SETS:
-        return 1
-    return max(1, os.cpu_count() or 1) if jobs == 0 else max(1, jobs)
+def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runner | None,
+          need: int) -> tuple[Source, list[Task], int, Runner | None]:
+    """Source, tasks (one oracle batch each), processes and runner of one size s."""
+    source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
+    tasks = rank_tasks(stop, oracle.chunk_size(s))
+    procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
+    return source, tasks, procs, runner if s > 0 else None
 
 
 def set_work(code: GradientCode, s: int, sets: int) -> int:
@@ -170,8 +115,9 @@ def check_set_work(code: GradientCode, s: int, sets: int, what: str) -> None:
 
 # -- worst case -----------------------------------------------------------------------------------
 def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs: int = 1,
-          progress: Progress | None = None) -> WorstOutcome:
-    """The worst straggler set of size s (exact)."""
+          progress: Progress | None = None, runner: Runner | None = None) -> WorstOutcome:
+    """The worst straggler set of size s (exact), enumerated by the engine of
+    :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``."""
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
@@ -180,30 +126,23 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
             f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
     check_set_work(oracle.code, s, need, "exhaustive attack")
-    size = oracle.chunk_size(s)
-    best_err, best_set, checked = -np.inf, None, 0
-    # -- rank-range tasks on a Dask cluster (gctool.audit.distributed.use_runner) ----
-    from gctool.audit.distributed import current_runner, worst_ranked
+    source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
+    fold, base = WorstFold(), oracle.evaluations
 
-    runner = current_runner() if s > 0 else None
-    # -------------------------------------------------------------------------------------------
+    def after() -> None:
+        oracle.evaluations = base + fold.evaluated
+        if progress is not None:
+            progress(fold.checked, need)
+
     try:
-        if runner is not None:
-            best_err, best_set, checked = worst_ranked(oracle, s, rot, need, runner, progress)
-        stream: Any = (() if runner is not None
-                       else evaluate_stream(oracle, _sets(n, s, size, rot),
-                                            resolve_jobs(jobs, need)))
-        for S, err in stream:
-            i = first_max(err)  # first (tied) maximum: lexicographically smallest set
-            if best_set is None or beats(float(err[i]), best_err):
-                best_err, best_set = float(err[i]), S[i].tolist()
-            checked += S.shape[0]
-            if progress is not None:
-                progress(checked, need)
+        run_folded(PeakWorker(source, OracleKernel.of(oracle)), tasks, fold, jobs=procs,
+                   runner=run, after=after)
     except KeyboardInterrupt:
         raise SearchInterrupted(
-            f"interrupted after checking {checked:,} of {need:,} straggler sets (size {s}); "
-            f"worst error so far {best_err:.6g} at {best_set}") from None
+            f"interrupted after checking {fold.checked:,} of {need:,} straggler sets (size {s}); "
+            f"worst error so far {fold.error:.6g} at {fold.stragglers}") from None
+    oracle.evaluations = base + fold.evaluated
+    best_set, best_err, checked = fold.stragglers, fold.error, fold.checked
     out = WorstOutcome(best_set, best_err, True, "exhaustive", checked, comb(n, s))
     if rot is not None:
         out.notes.append(f"rotation symmetry (i -> i + {rot.t}): evaluated one set per orbit "
@@ -230,7 +169,8 @@ def column_witness(oracle: Oracle, limit: float) -> tuple[list[int], float] | No
 
 
 def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = True,
-              jobs: int = 1, progress: Progress | None = None) -> ThresholdOutcome:
+              jobs: int = 1, progress: Progress | None = None, runner: Runner | None = None
+              ) -> ThresholdOutcome:
     """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded."""
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
@@ -238,6 +178,8 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     top = len(witness[0]) if witness else n
     grand = sum(count_evaluated(n, t, rot) for t in range(top + 1))
     checked = 0
+    kernel = OracleKernel.of(oracle)
+    fold = ExceedFold()
     try:
         for t in range(top + 1):
             need = count_evaluated(n, t, rot)
@@ -245,39 +187,26 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
-            # -- rank-range tasks on a Dask cluster (gctool.audit.distributed) ----------
-            from gctool.audit.distributed import current_runner, threshold_ranked
+            source, tasks, procs, run = _plan(oracle, t, rot, jobs, runner, need)
+            fold, base = ExceedFold(), oracle.evaluations
 
-            runner = current_runner() if t > 0 else None
-            if runner is not None:
-                found, found_err, done = threshold_ranked(oracle, t, rot, limit, runner)
-                checked += done
-                if found is not None:
-                    out = ThresholdOutcome(t, found, found_err, True, "exhaustive", t, checked,
-                                           grand)
-                    _note_reps(out, rot, oracle, symmetry)
-                    return out
+            def after(fold: ExceedFold = fold, base: int = base, done: int = checked) -> None:
+                oracle.evaluations = base + fold.evaluated
                 if progress is not None:
-                    progress(checked, grand)
-                continue
-            # -------------------------------------------------------------------------------------
-            size = oracle.chunk_size(t)
-            for S, err in evaluate_stream(oracle, _sets(n, t, size, rot),
-                                          resolve_jobs(jobs, need)):
-                over = np.flatnonzero(err > limit)
-                if over.size:
-                    i = int(over[0])
-                    checked += i + 1
-                    out = ThresholdOutcome(t, S[i].tolist(), float(err[i]), True, "exhaustive",
-                                           t, checked, grand)
-                    _note_reps(out, rot, oracle, symmetry)
-                    return out
-                checked += S.shape[0]
-                if progress is not None:
-                    progress(checked, grand)
+                    progress(done + fold.checked, grand)
+
+            run_folded(ExceedWorker(source, kernel, limit), tasks, fold, jobs=procs,
+                       runner=run, after=after)
+            oracle.evaluations = base + fold.evaluated
+            checked += fold.checked
+            if fold.fail_set is not None:
+                out = ThresholdOutcome(t, fold.fail_set, fold.fail_err, True, "exhaustive", t,
+                                       checked, grand)
+                _note_reps(out, rot, oracle, symmetry)
+                return out
     except KeyboardInterrupt:
-        raise SearchInterrupted(f"interrupted after checking {checked:,} straggler sets; "
-                                "no verdict") from None
+        raise SearchInterrupted(f"interrupted after checking {checked + fold.checked:,} "
+                                "straggler sets; no verdict") from None
     out = ThresholdOutcome(None, None, None, True, "exhaustive", n + 1, checked, grand)
     _note_reps(out, rot, oracle, symmetry)
     return out

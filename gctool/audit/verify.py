@@ -28,8 +28,16 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.engine import Progress, check_s
 from gctool.audit.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
-from gctool.audit.parallel import resolve_jobs, run_ordered
-from gctool.audit.sweep import Accumulator, LexSource, OrbitSource, SampleSource, SweepWorker
+from gctool.audit.parallel import resolve_jobs
+from gctool.audit.sweep import (
+    Accumulator,
+    LexSource,
+    OrbitSource,
+    Runner,
+    SampleSource,
+    SweepWorker,
+    run_folded,
+)
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, find_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
@@ -73,13 +81,16 @@ def verify(
     sample: int | None = None,
     seed: int | None = None,
     exact: bool = False,
+    runner: Runner | None = None,
 ) -> VerifyReport:
     """Decide whether ``code`` tolerates any ``s`` stragglers (default: the code's own s).
 
     ``jobs`` processes share the enumeration (``None`` or 0: every core); the result does
-    not depend on it.  ``exact=True`` decides real codes with integer or rational entries in
-    exact rational arithmetic.  Over GF(q) every decision is exact; over R/C it follows the
-    tolerance policy of :mod:`gctool.decode` and reports diagnostics."""
+    not depend on it.  ``runner`` runs the enumeration elsewhere instead (a
+    :class:`gctool.audit.distributed.DaskRunner`; same results).  ``exact=True`` decides
+    real codes with integer or rational entries in exact rational arithmetic.  Over GF(q)
+    every decision is exact; over R/C it follows the tolerance policy of
+    :mod:`gctool.decode` and reports diagnostics."""
     s = code.s if s is None else s
     check_s(s, code.n)
     if method not in METHODS:
@@ -89,11 +100,22 @@ def verify(
     if sample is not None and (sample < 1 or method != "auto"):
         raise InvalidInput("--sample N needs N >= 1 and the default method")
     run = _Run(code, s, tol, max_sets, progress, method, kernel, resolve_jobs(jobs),
-               sample, seed, exact)
+               sample, seed, exact, runner)
     try:
         return run.execute()
     except KeyboardInterrupt:
         raise SearchInterrupted(run.state.summary()) from None
+
+
+@dataclass
+class _Fold:
+    """The run's fold: the accumulator, plus the run's counters and progress."""
+
+    run: _Run
+    acc: Accumulator
+
+    def merge(self, chunk: Any) -> bool:
+        return self.run.fold(self.acc, chunk)
 
 
 @dataclass
@@ -109,6 +131,7 @@ class _Run:
     sample: int | None
     seed: int | None
     exact: bool
+    runner: Runner | None = None
     start: float = field(default_factory=time.perf_counter)
     notes: list[str] = field(default_factory=list)
     #: symmetry reductions not used because they hold only up to round-off (the report's notes)
@@ -318,13 +341,9 @@ class _Run:
         estimate = self.estimate(evaluations, per_set, len(tasks))
         self.fold(acc, first)
         self.used_jobs = estimate["jobs"]
-        # -- a Dask runner installed by gctool.audit.distributed.use_runner --------
-        from gctool.audit.distributed import current_runner
-
-        runner = current_runner() or run_ordered
-        # ---------------------------------------------------------------------------------------
         if acc.fail_set is None and len(tasks) > 1:
-            runner(worker, tasks[1:], self.used_jobs, lambda i, c: self.fold(acc, c))
+            run_folded(worker, tasks[1:], _Fold(self, acc), jobs=self.used_jobs,
+                       runner=self.runner)
         reduction = None
         if rot is not None:
             reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,

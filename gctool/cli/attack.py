@@ -131,7 +131,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
            max_sets: int, as_json: bool, straggler_set: str | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None) -> int:
+           profile_file: str | None, level_counts: str | None, runner: Any) -> int:
     """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
     Worst-case mode reports the set of s stragglers with the largest decoding error;
@@ -152,7 +152,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
         tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
-        symmetry=not no_symmetry)
+        symmetry=not no_symmetry, runner=runner)
 
     profile_args = parse_profile(profile, profile_file, level_counts)
     if profile_args and (threshold_mode or curve_mode):

@@ -1,8 +1,9 @@
 """``--executor local|dask``, ``--scheduler ADDRESS`` and ``--checkpoint FILE``.
 
-A decorator for ``verify`` and ``attack``: it adds the three options, and with
-``--executor dask`` runs the command inside :func:`gctool.audit.distributed.use_runner` with a
-:class:`gctool.audit.distributed.DaskRunner`, so the exhaustive enumeration goes to the
+A decorator for ``verify`` and ``attack``: it adds the three options and calls the command
+with one more keyword argument, ``runner``: None for ``--executor local`` (the library's local
+processes), a :class:`gctool.audit.distributed.DaskRunner` for ``--executor dask``.  The
+command passes it on to the library call (``runner=``), so the enumeration goes to the
 cluster.  Only click is imported here; the library (and dask) are imported when the command
 runs.
 """
@@ -53,15 +54,14 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
             if executor == "local":
                 if scheduler is not None or checkpoint is not None:
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")
-                return f(*args, **kwargs)
-            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask, use_runner
+                return f(*args, runner=None, **kwargs)
+            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask
 
             require_dask()
             key = _run_key(command, kwargs) if checkpoint else command
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
                                 batch=CLI_BATCH)
-            with use_runner(runner):
-                return f(*args, **kwargs)
+            return f(*args, runner=runner, **kwargs)
 
         return wrapper
 

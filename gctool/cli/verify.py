@@ -87,7 +87,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
            jobs: int, sample: int | None, seed: int | None, exact: bool,
            max_condition: float | None, strict: bool, tol: float, max_sets: int,
            as_json: bool, partial_work: int | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None) -> int:
+           profile_file: str | None, level_counts: str | None, runner: Any) -> int:
     """Check that any n-s survivors of each FILE can rebuild the full gradient.
 
     Exact over GF(q) (and with --exact); over the reals and complex numbers a set decodes
@@ -105,7 +105,8 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
             report = run_verify(load_code(path), stragglers, method=method, kernel=kernel,
                                 jobs=jobs, sample=sample, seed=seed, exact=exact, tol=tol,
                                 max_sets=budget, max_condition=max_condition, strict=strict,
-                                partial=partial_work, progress=progress, **profile_args)
+                                partial=partial_work, progress=progress, runner=runner,
+                                **profile_args)
         return report
 
     return run_files("verify", code_file, audit, as_json)
