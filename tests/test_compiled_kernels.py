@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from test_adversarial_corpus import _corpus, exact_ok
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
 from gctool.audit.enumeration import unrank_lex
 from gctool.audit.sweep import LexSource, SweepWorker, summarise
 from gctool.audit.verify import verify
 from gctool.codes import design
-from gctool.fields import parse_field
 from gctool.model import GradientCode
 
 TOL = 1e-9
@@ -28,11 +28,12 @@ def code_of(B: Any, s: int, field: str = "real") -> GradientCode:
     return GradientCode(np.asarray(B), parse_field(field), s)
 
 
-def both(monkeypatch: pytest.MonkeyPatch, fn: Any) -> tuple[Any, Any]:
+def both(monkeypatch: pytest.MonkeyPatch, fn: Any, *args: Any, **kw: Any) -> tuple[Any, Any]:
+    """``fn(*args, **kw)`` with the numpy kernels, then with the compiled ones."""
     monkeypatch.setenv("GCTOOL_COMPILED", "0")
-    plain = fn()
+    plain = fn(*args, **kw)
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
-    return plain, fn()
+    return plain, fn(*args, **kw)
 
 
 def same_report(a: Any, b: Any) -> None:
@@ -74,7 +75,7 @@ def random_codes() -> list[tuple[str, GradientCode, int]]:
 def test_verify_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
                                       code: GradientCode, s: int, method: str,
                                       kernel: str) -> None:
-    plain, fast = both(monkeypatch, lambda: verify(code, s, method=method, kernel=kernel))
+    plain, fast = both(monkeypatch, verify, code, s, method=method, kernel=kernel)
     same_report(plain, fast)
 
 
@@ -85,7 +86,7 @@ def test_adversarial_corpus_compiled(monkeypatch: pytest.MonkeyPatch, name: str,
     truth = exact_ok(B, s)
     for method in ("auto", "exhaustive"):
         for t in (s, s + 1):
-            plain, fast = both(monkeypatch, lambda: verify(code, t, method=method))  # noqa: B023
+            plain, fast = both(monkeypatch, verify, code, t, method=method)
             same_report(plain, fast)
         assert fast.ok == truth or t != s
 
@@ -145,3 +146,48 @@ def test_env_var_disables_the_compiled_path(monkeypatch: pytest.MonkeyPatch) -> 
         assert (k.compiled_screen is not None) == expect
     monkeypatch.setenv("GCTOOL_COMPILED", "auto")
     assert kernels.wanted(10**9) and not kernels.wanted(10)
+
+
+# -- finite fields ------------------------------------------------------------------------------
+def gf_codes() -> list[tuple[str, GradientCode, int]]:
+    rng = np.random.default_rng(5)
+    out = []
+    for field, n, k, s in [("GF(3)", 10, 6, 3), ("GF(5)", 11, 7, 3), ("GF(2^2)", 9, 5, 3),
+                           ("GF(2^3)", 10, 6, 4), ("GF(9)", 8, 5, 2), ("GF(65537)", 9, 5, 3)]:
+        f = parse_field(field)
+        q = f.order
+        B = rng.integers(0, min(q, 2**20), (n, k))
+        B[:, 0] = 0
+        B[1, 0] = 1  # partition 0 held by worker 1 only: every set holding 1 fails
+        out.append((field, GradientCode(B, f, s), s))
+    out.append(("cyclic-mds", design("cyclic-mds", n=15, s=4, field="GF(2^4)"), 4))
+    return out
+
+
+@pytest.mark.parametrize("name,code,s", gf_codes(), ids=[c[0] for c in gf_codes()])
+def test_gf_verify_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
+                                         code: GradientCode, s: int) -> None:
+    for method, kernel in (("exhaustive", "nullspace"), ("auto", "auto")):
+        for t in (s - 1, s):
+            plain, fast = both(monkeypatch, verify, code, t, method=method, kernel=kernel)
+            same_report(plain, fast)
+
+
+@pytest.mark.parametrize("name,code,s", gf_codes()[:4], ids=[c[0] for c in gf_codes()[:4]])
+def test_gf_rank_ranges_and_sets_equal_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
+                                             code: GradientCode, s: int) -> None:
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    red = ns.reduce_gf(code)
+    S = unrank_lex(code.n, s - 1, np.arange(comb(code.n, s - 1)))
+    truth = ns.GFNullKernel(code, red).evaluate(S).ok
+    assert truth.any() and not truth.all()  # both verdicts occur
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    kernel = ns.GFNullKernel(code, red)
+    kernel.chunk_size(s - 1)
+    assert kernel.compiled_test is not None
+    assert np.array_equal(kernel.evaluate(S).ok, truth)
+    for start in range(0, S.shape[0], 7):  # every range start: the first failure from there
+        c = SweepWorker(LexSource(code.n, s - 1), kernel, False).run((0, start, S.shape[0]))
+        bad = np.flatnonzero(~truth[start:])
+        assert c.fail_set == (S[start + bad[0]].tolist() if bad.size else None)
+        assert c.evaluated == (bad[0] + 1 if bad.size else S.shape[0] - start)

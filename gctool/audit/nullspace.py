@@ -214,16 +214,45 @@ class GFNullKernel:
     code: GradientCode
     red: Reduction
     _arith: GFArith | None = field(default=None, repr=False)
+    compiled_test: Any = field(default=None, repr=False)
 
     name = "nullspace"
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"code": self.code, "red": self.red, "_arith": None}
+        return {"code": self.code, "red": self.red, "_arith": None,
+                "compiled_test": self.compiled_test}
 
     def chunk_size(self, s: int) -> int:
+        """Sets per task; plans the compiled test (:mod:`gctool.audit.kernels`) for large
+        enumerations, compiling or loading it now."""
+        from gctool.audit.kernels import wanted
+
+        if self.compiled_test is None and s > 0 and wanted(comb(self.code.n, s)):
+            from gctool.audit.kernels.gf import for_arith
+
+            if self._arith is None:
+                self._arith = GFArith(self.code.field)
+            self.compiled_test = for_arith(self.red.N.T, self.red.W, self._arith)
+            if self.compiled_test is not None:
+                self.compiled_test.warm(s)
+        if self.compiled_test is not None:
+            return COMPILED_CHUNK
         return max(1, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
 
+    def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
+                        numeric: bool) -> Any:
+        """The chunk summary of a rank range walked by the compiled test (None: not planned)."""
+        if self.compiled_test is None or s == 0:
+            return None
+        from gctool.audit.kernels.ranges import gf_summary
+
+        return gf_summary(self, task, n, s)
+
     def evaluate(self, S: np.ndarray) -> ChunkEval:
+        if self.compiled_test is not None and S.shape[1] > 0:
+            out = ChunkEval.blank(S.shape[0])
+            out.ok[:] = self.compiled_test.sets(S)
+            return out
         if self._arith is None:
             self._arith = GFArith(self.code.field)
         out = ChunkEval.blank(S.shape[0])

@@ -123,3 +123,16 @@ def _pick(cands: list[tuple[float, int]], largest: bool) -> tuple[float, int] | 
     if not cands:
         return None
     return min(cands, key=lambda c: (-c[0] if largest else c[0], c[1]))
+
+
+def gf_summary(kernel: Any, task: Task, n: int, s: int) -> ChunkSummary:
+    """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.GFNullKernel`: exact,
+    so the compiled walk is the whole verdict (cut at the first failing set)."""
+    index, start, stop = task
+    S = _first_set(n, s, start)
+    fail = kernel.compiled_test.walk(S, stop - start)
+    if fail < 0:
+        return ChunkSummary(index, stop - start, stop - start)
+    out = ChunkSummary(index, fail + 1, fail + 1)
+    out.fail_set = _sets(n, s, [start + fail])[0]
+    return out

@@ -1,0 +1,173 @@
+"""Compiled exact elimination over GF(p) and GF(2^m): is ``[N[:, S]^T | W_S]`` consistent?
+(:class:`gctool.audit.nullspace.GFNullKernel`'s test, set by set.)
+
+Elimination is fraction free (``x <- p x - f r`` with p the non-zero pivot), so no inverses
+are needed: GF(p) multiplies modulo p (p < 2^31: products fit in int64), GF(2^m) through
+log/antilog tables and adds with XOR.
+
+Walking a rank range, consecutive sets share their first s - 1 stragglers; those rows are
+brought to echelon form once, and each set only reduces its last row against them: the system
+is inconsistent exactly when a row with zero coefficients keeps a non-zero right-hand side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.kernels._jit import compile_notice, njit
+from gctool.audit.kernels.real import successor
+
+PRIME, CHAR2 = 0, 1
+
+
+@njit
+def _mul(a: int, b: int, kind: int, p: int, exp: Any, log: Any) -> int:
+    if kind == PRIME:
+        return (a * b) % p
+    if a == 0 or b == 0:
+        return 0
+    return exp[log[a] + log[b]]
+
+
+@njit
+def _sub(a: int, b: int, kind: int, p: int) -> int:
+    if kind == PRIME:
+        return (a - b) % p
+    return a ^ b
+
+
+@njit
+def _reduce(x: Any, E: Any, piv: Any, rows: int, kind: int, p: int, exp: Any, log: Any) -> None:
+    """Reduce the row x against the echelon rows E[:rows] (pivot columns piv, -1: none)."""
+    C = x.shape[0]
+    for r in range(rows):
+        c = piv[r]
+        if c < 0 or x[c] == 0:
+            continue
+        f, pv = x[c], E[r, c]
+        for j in range(C):
+            x[j] = _sub(_mul(pv, x[j], kind, p, exp, log), _mul(f, E[r, j], kind, p, exp, log),
+                        kind, p)
+
+
+@njit
+def _add_row(x: Any, E: Any, piv: Any, rows: int, d: int) -> tuple[int, bool]:
+    """Append the reduced row x to the echelon E; returns (rows, consistent so far)."""
+    c = -1
+    for j in range(d):
+        if x[j] != 0:
+            c = j
+            break
+    ok = True
+    if c < 0:
+        for j in range(d, x.shape[0]):
+            if x[j] != 0:
+                ok = False
+    E[rows, :] = x
+    piv[rows] = c
+    return rows + 1, ok
+
+
+@njit
+def _echelon(S: Any, upto: int, NT: Any, W: Any, E: Any, piv: Any, x: Any, kind: int, p: int,
+             exp: Any, log: Any) -> bool:
+    """Echelon form of the rows of S[:upto]; False when they are already inconsistent."""
+    d, m = NT.shape[1], W.shape[1]
+    rows = 0
+    ok = True
+    for i in range(upto):
+        for j in range(d):
+            x[j] = NT[S[i], j]
+        for j in range(m):
+            x[d + j] = W[S[i], j]
+        _reduce(x, E, piv, rows, kind, p, exp, log)
+        rows, good = _add_row(x, E, piv, rows, d)
+        ok = ok and good
+    return ok
+
+
+@njit
+def gf_range(S: Any, n: int, count: int, NT: Any, W: Any, kind: int, p: int, exp: Any,
+             log: Any) -> int:
+    """Walk ``count`` sets from S (in place); returns the offset of the first set whose
+    system is inconsistent (it fails), or -1."""
+    s = S.shape[0]
+    d, m = NT.shape[1], W.shape[1]
+    E = np.zeros((s, d + m), np.int64)
+    piv = np.full(s, -1, np.int64)
+    x = np.zeros(d + m, np.int64)
+    fresh = True
+    prefix_ok = True
+    for done in range(count):
+        if fresh:
+            prefix_ok = _echelon(S, s - 1, NT, W, E, piv, x, kind, p, exp, log)
+            fresh = False
+        if not prefix_ok:
+            return done
+        last = S[s - 1]
+        for j in range(d):
+            x[j] = NT[last, j]
+        for j in range(m):
+            x[d + j] = W[last, j]
+        _reduce(x, E, piv, s - 1, kind, p, exp, log)
+        _, ok = _add_row(x, E, piv, s - 1, d)
+        if not ok:
+            return done
+        if successor(S, n) < s - 1:
+            fresh = True
+    return -1
+
+
+@njit
+def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, ok: Any
+            ) -> None:
+    """Consistency of the system of every row of Sets."""
+    s = Sets.shape[1]
+    d, m = NT.shape[1], W.shape[1]
+    E = np.zeros((max(s, 1), d + m), np.int64)
+    piv = np.full(max(s, 1), -1, np.int64)
+    x = np.zeros(d + m, np.int64)
+    for b in range(Sets.shape[0]):
+        ok[b] = _echelon(Sets[b], s, NT, W, E, piv, x, kind, p, exp, log)
+
+
+class GFTest:
+    """The compiled consistency test of one reduction over GF(p) or GF(2^m)."""
+
+    def __init__(self, NT: np.ndarray, W: np.ndarray, kind: int, p: int,
+                 exp: np.ndarray | None, log: np.ndarray | None) -> None:
+        self.NT = np.ascontiguousarray(NT, dtype=np.int64)
+        self.W = np.ascontiguousarray(W, dtype=np.int64)
+        self.kind, self.p = kind, p
+        self.exp = np.ascontiguousarray(exp if exp is not None else np.zeros(1), dtype=np.int64)
+        self.log = np.ascontiguousarray(log if log is not None else np.zeros(1), dtype=np.int64)
+        self.n = self.NT.shape[0]
+
+    def warm(self, s: int) -> None:
+        with compile_notice("finite-field audit"):
+            S = np.arange(s, dtype=np.int64)
+            self.sets(S[None, :])
+            self.walk(S, 1)
+
+    def sets(self, S: np.ndarray) -> np.ndarray:
+        ok = np.zeros(S.shape[0], dtype=bool)
+        gf_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.kind, self.p,
+                self.exp, self.log, ok)
+        return ok
+
+    def walk(self, S: np.ndarray, count: int) -> int:
+        return int(gf_range(S, self.n, count, self.NT, self.W, self.kind, self.p, self.exp,
+                            self.log))
+
+
+def for_arith(NT: np.ndarray, W: np.ndarray, arith: Any) -> GFTest | None:
+    """The compiled test for the field of ``arith`` (a GFArith), or None when it has no
+    compiled arithmetic here (odd-characteristic extension fields, fields above the tables)."""
+    fld = arith.fld
+    if fld.m == 1 and fld.p < 2**31:
+        return GFTest(NT, W, PRIME, fld.p, None, None)
+    exp, log = getattr(arith, "_exp", None), getattr(arith, "_log", None)
+    if fld.p == 2 and exp is not None and log is not None:
+        return GFTest(NT, W, CHAR2, 2, exp, log)
+    return None
