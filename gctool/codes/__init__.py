@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from gctool.algebra.fields import Field, parse_field
@@ -29,20 +28,15 @@ def _is_auto(field: Any) -> bool:
     return isinstance(field, str) and field.strip().lower() == "auto"
 
 
-def _auto_field(module: Any, scheme: str, n: int | None, s: int | None, k: int | None,
+def _auto_field(info: SchemeInfo, n: int | None, s: int | None, k: int | None,
                 params: dict[str, Any]) -> Field:
-    """``field="auto"``: a scheme module may define ``choose_field(n, s, k, **params) ->
-    Field`` (e.g. cyclic-mds: the smallest GF(q) with n | q - 1)."""
-    chooser = getattr(module, "choose_field", None)
-    if chooser is None:
-        raise InvalidInput(f"scheme {scheme!r} cannot choose a field itself: give --field "
+    """``field="auto"``: a scheme may offer ``choose_field(n, s, k, **params) -> Field``
+    (e.g. cyclic-mds: the smallest GF(q) with n | q - 1)."""
+    if info.choose_field is None:
+        raise InvalidInput(f"scheme {info.name!r} cannot choose a field itself: give --field "
                            "(real, complex, GF(p), GF(p^m))")
-    chosen: Field = chooser(n=n, s=s, k=k, **params)
+    chosen: Field = info.choose_field(n=n, s=s, k=k, **params)
     return chosen
-
-
-#: schemes whose rows are not one-round gradient-code workers: no processing order
-NO_ORDER = frozenset({"sr-sgc", "m-sgc", "coded-reduce", "encoded"})
 
 
 def design(
@@ -102,20 +96,19 @@ def design(
         seed = fresh_seed()
     if best_of is not None:
         check_best_of(info, best_of, fld)
-    module = importlib.import_module(info.module)
-    if fld is None:  # --field auto: the scheme's module chooses
-        fld = _auto_field(module, scheme, n, s, k, params)
+    if fld is None:  # --field auto: the scheme chooses
+        fld = _auto_field(info, n, s, k, params)
     if best_of is None:
         rng = np.random.default_rng(seed)
         before = rng.bit_generator.state
-        B, recorded = module.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+        B, recorded = info.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
         if rng.bit_generator.state == before:  # drew no random number: nothing to record
             seed = None
     else:
         check_best_of(info, best_of, fld)
         assert seed is not None  # randomized: drawn above when not given
         B, recorded = best_of_draws(
-            lambda rng: module.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
+            lambda rng: info.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
             seed, best_of, s, fld)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.
@@ -128,7 +121,7 @@ def design(
     if order is not None or message_size is not None:  # a multi-message code
         from dataclasses import replace
 
-        if scheme in NO_ORDER:
+        if not info.orderable:
             raise DesignError(f"scheme {scheme!r} has no processing order (--order and "
                               "--message-size apply to one-round gradient codes)")
 
@@ -136,14 +129,11 @@ def design(
 
         code = replace(code, order=make_order(code.support, order or "natural",
                                               1 if message_size is None else message_size))
-    if scheme in SELF_CHECKED and not code.field.is_finite:
+    if info.self_checked and not code.field.is_finite:
         self_check(code)
     return code
 
 
-#: exact schemes whose real/complex designs are checked against float64 before they are
-#: returned (the approximate schemes claim no tolerance)
-SELF_CHECKED = ("frc", "cyclic", "uncoded", "cyclic-mds", "rs", "comm")
 #: worst condition numbers above this lose more than 8 digits: the design warns
 WARN_CONDITION = 1e8
 

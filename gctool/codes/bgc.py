@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 
@@ -39,3 +39,23 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     k = check_sizes(n, s, k, d)
     B = (rng.random((n, k)) < d / k).astype(np.int64)
     return B.astype(field.dtype), {"d": d, "probability": d / k, **support_stats(B)}
+
+
+SCHEME = SchemeInfo(
+    name="bgc",
+    build=build,
+    summary="Bernoulli gradient code: B[i,j] = 1 with probability d/k (seeded).",
+    description=(
+        "Every entry of the support is drawn independently with probability d/k, so the "
+        "expected load is d (Charles-Papailiopoulos-Ellenberg's Bernoulli(d/n) for k = n). "
+        "Nothing is redrawn: the file counts empty partitions and idle workers. 0/1 "
+        "entries, any field. -s (default 0) is recorded as the audit default."
+    ),
+    reference="Charles, Papailiopoulos, Ellenberg 2017 (CPE17); reference §3.4",
+    randomized=True,
+    s_default=0,
+    params=(Param("d", "float", "Expected load of a worker.", default=3.0, short="-d",
+                  flag="--load"),),
+    report_keys=("empty_partitions", "idle_workers", "load_max"),
+    examples=("gctool design bgc -n 12 -d 3 --seed 1",),
+)

@@ -15,18 +15,22 @@ The design is chosen by name (``--design fano``) or by parameters (``-n 7 --kapp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes import designs
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+
+if TYPE_CHECKING:
+    from gctool.codes import designs
 
 
 def select(design: str | None, v: int | None, kappa: int | None, lam: int | None,
            complement: bool = False) -> designs.DifferenceSet:
     """The difference set asked for by name or by (v, κ, λ)."""
+    from gctool.codes import designs
+
     by_params = (v, kappa, lam) != (None, None, None)
     if design is not None and by_params:
         raise DesignError("give either --design NAME or -n/--kappa/--blocks-per-pair, not both")
@@ -48,6 +52,8 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
           design: str | None = None, v: int | None = None, kappa: int | None = None,
           lam: int | None = None, complement: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes import designs
+
     ds = select(design, v, kappa, lam, complement)
     s = 0 if s is None else s
     if k is not None and k != ds.v:
@@ -60,3 +66,37 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
         "group": list(ds.moduli), "difference_set": list(ds.D), "s": s,
     }
     return B, recorded
+
+
+SCHEME = SchemeInfo(
+    name="bibd",
+    build=build,
+    summary="Symmetric block design from a difference set (Kadhe et al.): n = k = v.",
+    description=(
+        "Workers are the blocks D+g of a symmetric (v, kappa, lambda) design and partitions "
+        "its points; any two workers share lambda partitions, so the optimal decoder is "
+        "uniform and the error after s stragglers is s(kappa-lambda)/(kappa-lambda+"
+        "lambda(n-s)) whichever s straggle. Choose a design by name (fano, biplane-7, "
+        "biplane-11, biplane-16, biplane-37, paley-Q for Q = 3 mod 4, pg2-Q / pgN-Q for "
+        "PG(N,Q) via Singer difference sets, biquadratic-P, twin-P, bent-V, identity-V) or "
+        "by -n/--kappa/--blocks-per-pair (complements are searched too). -s is recorded as the "
+        "audit default (0 by default). 0/1 entries: any field."
+    ),
+    reference="Kadhe, Koyluoglu, Ramchandran, ISIT 2019 (KKR19); Singer 1938; reference §3.5",
+    uses=frozenset({"s", "field"}),
+    s_default=0,
+    params=(
+        Param("design", "str", "Design name, e.g. fano, biplane-7, paley-11, pg2-4."),
+        Param("v", "int", "Number of points v (= workers = partitions).", flag="-n",
+              aliases=("--v",)),
+        Param("kappa", "int", "Block size (load of every worker)."),
+        Param("lam", "int", "lambda: number of blocks through two points.",
+              flag="--blocks-per-pair", aliases=("--lambda",)),
+        Param("complement", "flag", "Use the complementary design (v, v-kappa, "
+              "v-2kappa+lambda)."),
+    ),
+    report_keys=("design", "v", "kappa", "lambda"),
+    examples=("gctool design bibd --design fano -o fano.json",
+              "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
+              "gctool design bibd --design pg2-4 --field 'GF(2)'"),
+)

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes._algebra import to_plain
-from gctool.codes.conditioning import record
+from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo
 from gctool.codes.rs import (
+    NODES_PARAM,
     choose_field,
     lagrange_top,
     masked_matrix,
@@ -88,6 +87,9 @@ def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int) -> Any:
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
           nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes._algebra import to_plain
+    from gctool.codes.conditioning import record
+
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise DesignError(f"m must be an integer >= 1, got {m!r}")
     d = s + m
@@ -125,3 +127,34 @@ def decode(code: Any, survivors: Any) -> np.ndarray:
     out = np.zeros((code.m, F.size), dtype=code.field.dtype)
     out[:, :L] = decode_batch(code, used[None, :])[0]
     return out
+
+
+SCHEME = SchemeInfo(
+    name="comm",
+    build=build,
+    summary="Communication-efficient code: m pieces per gradient, messages 1/m as long, "
+            "load s+m.",
+    description=(
+        "Every partial gradient is split into m pieces; each partition is held by d = s+m "
+        "workers ((j d + t) mod n, balanced) and every worker sends one vector of length "
+        "l/m. B has k*m columns in piece-major order (column u*k + j is piece u of "
+        "partition j); the file records m, the column order and the load d. Worker i sends "
+        "P(alpha_i) where the coefficient of x^(n-s-m+u) of P is the sum of the u-th "
+        "pieces, so any n-s workers recover every piece sum (decoder: last m rows of the "
+        "inverse Vandermonde). Needs s+m <= n; k defaults to n. Load d = s+m meets the "
+        "Ye-Abbe bound d >= k(s+m)/n when n | k(s+m) (gctool bound -m M -d D)."
+    ),
+    reference=("Ye & Abbe, ICML 2018 (YA18); construction of reference §2.3 (equivalent in "
+               "spirit, not guaranteed identical to their recursion)"),
+    fields="real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)",
+    params=(Param("m", "int", "Pieces per gradient (communication reduction factor).",
+                  default=2, short="-m", flag="--pieces", aliases=("--m",)), NODES_PARAM),
+    report_keys=("m", "load", *CONDITION_KEYS),
+    examples=(
+        "gctool design comm -n 4 -s 1 -m 2",
+        "gctool design comm -n 6 -s 2 -m 2 --field 'GF(7)' -o comm.json",
+        "gctool design comm -n 10 -k 20 -s 2 -m 3 --field complex",
+    ),
+    choose_field=choose_field,
+    self_checked=True,
+)

@@ -17,9 +17,9 @@ from __future__ import annotations
 from math import comb
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError
 
 MAX_ATTEMPTS = 64
@@ -86,3 +86,21 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
         f"no valid cyclic code over {field} found in {MAX_ATTEMPTS} random draws for n = {n}, "
         f"s = {s}; use a larger field (order well above n) or --field real"
     )
+
+
+SCHEME = SchemeInfo(
+    name="cyclic",
+    build=build,
+    summary="Cyclic repetition code (Tandon's Algorithm 2), random and seeded.",
+    description=(
+        "Row i is supported on the cyclic window {i..i+s} and lies in the null space of a "
+        "random s x n matrix H with H 1 = 0, so any n-s rows span 1 with probability 1 over "
+        "the reals and complex numbers. Over GF(q) each draw is verified exactly and redrawn "
+        "if it fails. Needs k = n."
+    ),
+    reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2",
+    randomized=True,
+    examples=("gctool design cyclic -n 8 -s 2 --seed 1",
+              "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc.json"),
+    self_checked=True,
+)

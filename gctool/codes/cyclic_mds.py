@@ -26,19 +26,9 @@ import itertools
 from math import comb
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.algebra.gf import plain_arith
-from gctool.codes._algebra import (
-    field_one,
-    poly_from_roots,
-    powers_of,
-    prod_last,
-    root_of_unity,
-    root_of_unity_fields,
-)
-from gctool.codes.conditioning import record
+from gctool.codes.info import CONDITION_KEYS, SchemeInfo
 from gctool.errors import DesignError, InvalidInput
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
@@ -50,6 +40,8 @@ ALTERNATIVES = ("use --field complex, a finite field (--field auto), or the real
 def choose_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
     """``--field auto``: the smallest GF(q) with n | q - 1, a prime p or GF(2^m)."""
+    from gctool.codes._algebra import root_of_unity_fields
+
     if n is None:
         raise DesignError("--field auto needs -n")
     return root_of_unity_fields(n)[1]
@@ -80,11 +72,15 @@ def real_generator(n: int, zeros: list[int]) -> np.ndarray:
 
 
 def complex_generator(n: int, zeros: list[int]) -> np.ndarray:
+    from gctool.codes._algebra import poly_from_roots
+
     roots = np.exp(2j * np.pi * np.asarray(zeros, dtype=float) / n)
     return poly_from_roots(roots, np.ones(1, dtype=complex))
 
 
 def _build_gf(n: int, s: int, field: Field) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes._algebra import field_one, poly_from_roots, root_of_unity
+
     alpha = root_of_unity(n, field)
     GF = field.galois()
     zeros = list(range(1, s + 1))
@@ -175,6 +171,8 @@ def _search_real(n: int, s: int) -> tuple[np.ndarray, dict[str, Any]]:
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes.conditioning import record
+
     if k is not None and k != n:
         raise DesignError(f"cyclic-mds needs k = n (got k = {k}, n = {n}); use 'rs' for any k")
     if s == 0:  # g = 1: every worker computes its own partition
@@ -214,6 +212,8 @@ def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     J over the reals), with x_i = w^i this is a Vandermonde system in ``b_i = a_i x_i^t0``
     whose solution is row u0 = -t0 mod n of the inverse Vandermonde: O(L^2) per set.
     """
+    from gctool.algebra.gf import plain_arith
+    from gctool.codes._algebra import powers_of, prod_last
     from gctool.codes.rs import lagrange_top
 
     n, s, L = code.n, code.s, code.n - code.s
@@ -275,3 +275,33 @@ def decode(code: Any, survivors: Any) -> np.ndarray:
     out = np.zeros((1, F.size), dtype=code.field.dtype)
     out[:, :L] = decode_batch(code, used[None, :])[0]
     return out
+
+
+SCHEME = SchemeInfo(
+    name="cyclic-mds",
+    build=build,
+    summary="Cyclic-MDS code: the n cyclic shifts of a generator polynomial (load s+1).",
+    description=(
+        "Row i is x^i g(x) mod x^n - 1 with g(x) = prod_{j in J} (x - w^j), w a primitive "
+        "n-th root of unity, 0 not in J, |J| = s; worker i computes the window {i..i+s}. "
+        "GF(q): needs n | q-1, J = {1..s} (Reed-Solomon, MDS); --field auto picks the "
+        "smallest such field (a prime p = 1 mod n, or GF(2^m)). Complex: J = {1..s} (DFT "
+        "zeros, well conditioned). Real: J must be closed under j -> -j; for n-s odd the "
+        "consecutive J = {(n-s+1)/2..(n+s-1)/2} is MDS; for n-s even every symmetric J is "
+        "searched (n <= 20) and the best-conditioned one that the exhaustive verifier "
+        "accepts is kept (MDS is sufficient, not necessary). Needs k = n. Real and complex "
+        "designs record the worst-case condition number of the decoding systems."
+    ),
+    reference="Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §2.1",
+    fields=("GF(q) with n | q-1 (or --field auto), complex (any n, s), real (n-s odd; "
+            "n-s even by search for n <= 20)"),
+    report_keys=("zeros", "root", *CONDITION_KEYS),
+    examples=(
+        "gctool design cyclic-mds -n 6 -s 2 --field 'GF(7)'",
+        "gctool design cyclic-mds -n 10 -s 3 --field auto -o mds.json",
+        "gctool design cyclic-mds -n 7 -s 2 --field real",
+        "gctool design cyclic-mds -n 8 -s 2 --field complex",
+    ),
+    choose_field=choose_field,
+    self_checked=True,
+)

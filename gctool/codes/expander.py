@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes import graphs
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 
@@ -33,6 +32,8 @@ def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
           graph: str = "random-regular", d: int | None = None, vertices: int | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes import graphs
+
     if field.is_finite:
         raise DesignError("expander codes have entries 1/d: use --field real or complex "
                           "(for 0/1 graph codes over GF(q) use the 'graph' scheme)")
@@ -48,3 +49,37 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
                                 "spectral_bound": spectral_bound(summary["lambda"], degree, N, s),
                                 "s": s}
     return (A / degree).astype(field.dtype), recorded
+
+
+SCHEME = SchemeInfo(
+    name="expander",
+    build=build,
+    summary="B = A/d for a d-regular expander graph (Raviv et al.); reports lambda_2.",
+    description=(
+        "Worker i averages the partitions adjacent to vertex i (n = k = vertices). Graphs: "
+        "petersen (10 vertices, 3-regular), paley (Q = 1 mod 4 vertices), margulis "
+        "(Margulis-Gabber-Galil on Z_m x Z_m, 8-regular, -n m^2) and random-regular "
+        "(seeded, needs -d and -n). The file records lambda_2, lambda_min, "
+        "lambda = max(|lambda_2|, |lambda_min|), the spectral gap, whether the graph is "
+        "Ramanujan, and the worst-case error bound (lambda/d)^2 ns/(n-s) at -s. Real or "
+        "complex."
+    ),
+    reference="Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §3.3a",
+    fields="real, complex",
+    randomized=True,
+    uses=frozenset({"s", "field", "seed"}),
+    s_default=0,
+    params=(
+        Param("graph", "choice", "Which graph.", default="random-regular",
+              choices=("petersen", "paley", "margulis", "random-regular", "cycle",
+                       "complete")),
+        Param("d", "int", "Degree (random-regular; checked for the others).", short="-d",
+              flag="--degree"),
+        Param("vertices", "int", "Number of workers (= vertices = partitions).",
+              flag="-n", aliases=("--vertices",)),
+    ),
+    report_keys=("degree", "lambda2", "lambda", "ramanujan", "spectral_bound"),
+    examples=("gctool design expander --graph petersen -s 2",
+              "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
+              "gctool design expander --graph margulis -n 49"),
+)

@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes import graphs
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 GRAPH_CHOICES = ("cycle", "complete", "petersen", "random-regular", "paley")
@@ -74,6 +73,8 @@ def component_error(edges: np.ndarray, N: int, survivors: Iterable[int]) -> floa
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
           graph: str = "cycle", vertices: int | None = None, d: int | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes import graphs
+
     A, degree = graphs.make(graph, vertices, d, rng, allowed=GRAPH_CHOICES)
     N = A.shape[0]
     edges = graphs.edges_of(A)
@@ -90,3 +91,31 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
         "sigma2_squared": graphs.clean(2 * degree - summary["spectral_gap"]), "s": s,
     }
     return incidence(edges, N).astype(field.dtype), recorded
+
+
+SCHEME = SchemeInfo(
+    name="graph",
+    build=build,
+    summary="Glasgow-Wootters graph scheme: workers = edges, partitions = vertices.",
+    description=(
+        "Worker (u, v) computes g_u + g_v: B is the edge-vertex incidence matrix (n = edges, "
+        "k = vertices, 0/1 entries, any field). Optimal decoding has a closed form: each "
+        "bipartite component of the surviving graph with sides L, R costs "
+        "(|L|-|R|)^2/(|L|+|R|), others cost 0. Graphs: cycle, complete, petersen, paley, "
+        "random-regular (seeded). The file records lambda_2 and sigma_2^2 = 2d - gap."
+    ),
+    reference="Glasgow & Wootters, IEEE JSAIT 2021 (GW20); reference §3.3b",
+    randomized=True,
+    uses=frozenset({"s", "field", "seed"}),
+    s_default=0,
+    params=(
+        Param("graph", "choice", "Which graph.", default="cycle",
+              choices=("cycle", "complete", "petersen", "random-regular", "paley")),
+        Param("vertices", "int", "Number of vertices (= partitions)."),
+        Param("d", "int", "Vertex degree (random-regular; checked for the others).",
+              flag="--degree", aliases=("-d",)),
+    ),
+    report_keys=("edges", "degree", "lambda2", "sigma2_squared"),
+    examples=("gctool design graph --graph cycle --vertices 7",
+              "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2"),
+)

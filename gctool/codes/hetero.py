@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError, InvalidInput
-from gctool.model import MAX_N
+from gctool.limits import MAX_N
 
 
 def read_probabilities(path: str) -> list[float]:
@@ -183,3 +183,32 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
         "s": s,
     }
     return W, recorded
+
+
+SCHEME = SchemeInfo(
+    name="hetero",
+    build=build,
+    summary="Heterogeneous stragglers: greedy allocation and optimal one-step weights.",
+    description=(
+        "Worker i straggles with probability p_i (--probabilities list or --p-file). Under "
+        "the load budget -d/--load each partition is given greedily to the workers that "
+        "lower sum_j 1/Q_j most (Q_j = sum of the odds (1-p_i)/p_i of its holders), with "
+        "the unbiased weights of least variance W[i,j] = 1/(p_i Q_j); decode by summing the"
+        " received messages. The file records p, the expected error sum_j 1/Q_j and, for "
+        "comparison, that of a cyclic allocation. Real field."
+    ),
+    reference="reference §4 (derived; structure as in Song & Choi 2025, Bitar et al.)",
+    fields="real",
+    uses=frozenset({"s", "k"}),
+    s_default=0,
+    params=(
+        Param("p", "floats", "Straggler probabilities p_1,...,p_n (n = their number).",
+              flag="--probabilities", aliases=("--p",)),
+        Param("p_file", "path", "File of probabilities (JSON list or numbers)."),
+        Param("load", "int", "Load budget: partitions per worker.", default=2,
+              short="-d"),
+    ),
+    report_keys=("expected_error", "expected_error_cyclic"),
+    examples=("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
+              "gctool design hetero --p-file p.txt --load 3 -k 12"),
+)

@@ -1,9 +1,13 @@
-"""Scheme metadata types (plain data; no numpy) shared by the catalogues and the CLI."""
+"""Scheme metadata types (no numpy) shared by the scheme modules, the registry and the CLI."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+#: report keys of the worst-case condition number recorded by real/complex algebraic designs
+CONDITION_KEYS = ("worst_condition", "worst_condition_method")
 
 ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path", "flag"]
 
@@ -47,7 +51,12 @@ HOOKS = ("verifier", "attacker", "bounder", "profiler")
 
 @dataclass(frozen=True)
 class SchemeInfo:
-    """Catalogue entry of a scheme.
+    """A scheme: its metadata, its ``build`` and the hooks it offers.
+
+    Each scheme module defines ``SCHEME = SchemeInfo(...)`` (or ``SCHEMES``, a tuple, when one
+    module builds several schemes) after its ``build``; :mod:`gctool.codes.registry` lists the
+    modules.  ``build(n, s, k, field, rng, **params) -> (B, recorded params)`` constructs the
+    code; ``choose_field(n, s, k, **params) -> Field``, when given, serves ``--field auto``.
 
     ``uses`` lists the generic options the scheme takes; a scheme whose n or s follow from its
     parameters (``bibd``, ``kron``, ``hetero``) leaves them out.  Its ``build`` then receives
@@ -56,7 +65,7 @@ class SchemeInfo:
     """
 
     name: str
-    module: str
+    build: Callable[..., tuple[Any, dict[str, Any]]]
     summary: str
     description: str
     reference: str
@@ -79,6 +88,18 @@ class SchemeInfo:
     attacker: str | None = None
     bounder: str | None = None
     profiler: str | None = None
+    #: ``--field auto`` support: picks the field from n, s, k and the scheme's params
+    choose_field: Callable[..., Any] | None = None
+    #: rows are one-round gradient-code workers, so ``--order``/``--message-size`` apply
+    orderable: bool = True
+    #: an exact scheme: its real/complex designs are checked against float64 before
+    #: :func:`gctool.codes.design` returns them (approximate schemes claim no tolerance)
+    self_checked: bool = False
+
+    @property
+    def module(self) -> str:
+        """The module that defines the scheme."""
+        return self.build.__module__
 
     @property
     def accepts_best_of(self) -> bool:

@@ -18,16 +18,20 @@ exact thresholds are recorded (``factor_thresholds``) when an exhaustive search 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
-from gctool.model import GradientCode
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
 
 
 def _load(source: GradientCode | str | None, label: str) -> tuple[GradientCode, dict[str, Any]]:
+    from gctool.model import GradientCode
+
     if isinstance(source, GradientCode):
         return source, {"path": None}
     if source is None:
@@ -97,3 +101,25 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
         "_provenance": {"factors": [_describe(c1, w1), _describe(c2, w2)]},
     }
     return B, recorded
+
+
+SCHEME = SchemeInfo(
+    name="kron",
+    build=build,
+    summary="Kronecker product of two code files; exact thresholds multiply.",
+    description=(
+        "B = B1 (x) B2 over the factors' common field: n = n1 n2, k = k1 k2, loads and "
+        "replications multiply, and T_0(B1 (x) B2) = T_0(B1) T_0(B2), so the product of "
+        "codes tolerating s1 and s2 stragglers tolerates (s1+1)(s2+1)-1 (the s written). "
+        "Both factors (path, SHA-256, scheme, n, k, s, field, seed) go in the provenance."
+    ),
+    reference="Sakorikar & Wang 2021 (SW21); proof of the threshold in reference §3.6",
+    uses=frozenset(),
+    params=(
+        Param("file1", "path", "First factor (code file).", positional=True, required=True),
+        Param("file2", "path", "Second factor (code file).", positional=True, required=True),
+    ),
+    report_keys=("factor_s", "factor_thresholds"),
+    examples=("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
+              " && gctool design kron a.json b.json -o ab.json",),
+)

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field, primitive_root
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError, InvalidInput
-from gctool.model import GradientCode
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
 
 MAX_PROFILES = 200_000
 
@@ -157,6 +159,8 @@ def _check_profile(profile: Sequence[int], n: int, L: int) -> np.ndarray:
 
 def profile_decoding(code: GradientCode, profile: Sequence[int]) -> tuple[float, bool]:
     """(raw squared error, decodable) when worker i delivered its levels 1..profile[i]."""
+    from gctool.model import GradientCode
+
     mats = level_matrices(code)
     prof = _check_profile(profile, code.n, len(mats))
     rows = [mats[t][i] for i in range(code.n) for t in range(int(prof[i]))]
@@ -209,3 +213,27 @@ def _profiles(n: int, counts: list[int]) -> Any:
                 yield prof
 
     yield from (list(p) for p in rec(list(range(n)), 0))
+
+
+SCHEME = SchemeInfo(
+    name="nested",
+    build=build,
+    profiler="gctool.codes.nested_profile:profile_report",
+    summary="Nested cyclic codes for tolerance levels s_1 < ... < s_L (n = k).",
+    description=(
+        "Level l has support windows {i..i+s_l}; worker i sends its level-l message after "
+        "s_l+1 partitions. complex (default): DFT zeros {1..s_l}; GF(q) with n | q-1: the "
+        "same with a root of unity; real: random nested parity checks (seeded). B is the "
+        "top level (s = s_L); params.levels and params.level_B hold the levels."
+    ),
+    reference="after Massny et al. 2022 (MHEBW22), gctool's model; reference §5.1",
+    fields="complex, real, GF(q) with n | q-1",
+    default_field="complex",
+    randomized=True,
+    uses=frozenset({"n", "k", "field", "seed"}),
+    params=(Param("levels", "ints", "Tolerance levels s_1,...,s_L (increasing).",
+                  required=True),),
+    report_keys=("levels",),
+    examples=("gctool design nested -n 6 --levels 1,3",
+              "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'"),
+)

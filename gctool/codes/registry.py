@@ -1,45 +1,83 @@
-"""The scheme catalogue: scheme name -> metadata and the module that builds it.
+"""The scheme registry: scheme name -> :class:`SchemeInfo` (metadata, ``build`` and hooks).
 
-The catalogue is plain data so that the CLI can list schemes and build their options without
-importing numpy or the construction modules.  Each construction module exposes
+Each scheme lives in one module that defines, after its ``build``, ``SCHEME = SchemeInfo(...)``
+(or ``SCHEMES``, a tuple, when the module builds several schemes, as
+:mod:`gctool.sequential.design` does for sr-sgc and m-sgc).  ``build`` has the signature
 
     build(n: int, s: int, k: int | None, field: Field, rng: numpy.random.Generator,
           **params) -> tuple[numpy.ndarray, dict]
 
-returning B and the parameters to record in the file.  To add a scheme, add its module under
-``gctool/codes/`` and one :class:`SchemeInfo` entry to ``SCHEMES``.
+returning B and the parameters to record in the file.  The CLI lists schemes and builds their
+options from this registry, so scheme modules stay light at import time (numpy through
+:mod:`gctool._lazy`, other heavy imports inside functions).  To add a scheme, write its module
+and add it to ``MODULES``; the order of ``MODULES`` is the order of ``gctool design --help``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gctool.codes.info import Param, SchemeInfo
 
-#: catalogue modules, each defining ``SCHEMES: dict[str, SchemeInfo]`` (one per family)
-CATALOGUES = (
-    "gctool.codes.catalog_core",
-    "gctool.codes.catalog_algebraic",
-    "gctool.codes.catalog_approx",
-    "gctool.codes.catalog_sequential",
-    "gctool.codes.catalog_encoded",
+#: modules defining ``SCHEME`` (or ``SCHEMES``), in listing order
+MODULES = (
+    "gctool.codes.frc",
+    "gctool.codes.cyclic",
+    "gctool.codes.uncoded",
+    "gctool.codes.cyclic_mds",
+    "gctool.codes.rs",
+    "gctool.codes.comm",
+    "gctool.codes.bibd",
+    "gctool.codes.expander",
+    "gctool.codes.graph",
+    "gctool.codes.bgc",
+    "gctool.codes.sbc",
+    "gctool.codes.soft_bibd",
+    "gctool.codes.kron",
+    "gctool.codes.hetero",
+    "gctool.codes.nested",
+    "gctool.sequential.design",
+    "gctool.sequential.coded_reduce",
+    "gctool.sequential.bcc",
+    "gctool.codes.encoded",
 )
 
 
-def _collect() -> dict[str, SchemeInfo]:
-    schemes: dict[str, SchemeInfo] = {}
-    for name in CATALOGUES:
-        for key, info in importlib.import_module(name).SCHEMES.items():
-            if key in schemes:
-                raise RuntimeError(f"scheme {key!r} is defined twice")
-            schemes[key] = info
-    return schemes
+class _Registry(Mapping[str, SchemeInfo]):
+    """The schemes of ``MODULES``, collected at the first look-up (a scheme module may be
+    imported before the registry, e.g. ``import gctool.sequential.bcc``)."""
+
+    def __init__(self) -> None:
+        self._schemes: dict[str, SchemeInfo] | None = None
+
+    def _load(self) -> dict[str, SchemeInfo]:
+        if self._schemes is None:
+            schemes: dict[str, SchemeInfo] = {}
+            for name in MODULES:
+                module = importlib.import_module(name)
+                for info in getattr(module, "SCHEMES", None) or (module.SCHEME,):
+                    if info.name in schemes:
+                        raise RuntimeError(f"scheme {info.name!r} is defined twice")
+                    schemes[info.name] = info
+            self._schemes = schemes
+        return self._schemes
+
+    def __getitem__(self, name: str) -> SchemeInfo:
+        return self._load()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
 
 
-SCHEMES: dict[str, SchemeInfo] = _collect()
+#: scheme name -> SchemeInfo, in the order of ``MODULES``
+SCHEMES: Mapping[str, SchemeInfo] = _Registry()
 
-__all__ = ["CATALOGUES", "SCHEMES", "Param", "SchemeInfo", "capability", "get_scheme"]
+__all__ = ["MODULES", "SCHEMES", "Param", "SchemeInfo", "capability", "get_scheme"]
 
 
 def get_scheme(name: str) -> SchemeInfo:
@@ -55,6 +93,6 @@ def get_scheme(name: str) -> SchemeInfo:
 
 def capability(scheme: str, hook: str) -> Any:
     """The hook ``hook`` (see :data:`gctool.codes.info.HOOKS`) of ``scheme``, or None when the
-    scheme has none (or is not in the catalogue: a file may record any scheme name)."""
+    scheme has none (or is not in the registry: a file may record any scheme name)."""
     info = SCHEMES.get(scheme)
     return None if info is None else info.hook(hook)

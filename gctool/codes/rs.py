@@ -22,22 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.algebra.gf import NumericArith, plain_arith
-from gctool.codes._algebra import (
-    balanced_mask,
-    gf_root_of_unity,
-    holders,
-    node_products,
-    nodes,
-    powers_of,
-    prod_last,
-    smallest_prime_at_least,
-    to_plain,
-)
-from gctool.codes.conditioning import record
+from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo
 from gctool.errors import DesignError, InvalidInput
 
 
@@ -45,7 +32,7 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
     """``--field auto``: the smallest prime field with at least n elements (distinct nodes);
     with ``--nodes unity`` the smallest field with n | q - 1."""
-    from gctool.codes._algebra import root_of_unity_fields
+    from gctool.codes._algebra import root_of_unity_fields, smallest_prime_at_least
 
     if n is None:
         raise DesignError("--field auto needs -n")
@@ -57,6 +44,8 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
 def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str
                   ) -> tuple[Any, np.ndarray, Any, str]:
     """(B restricted to the mask as values, holders (k, r), nodes, node kind)."""
+    from gctool.codes._algebra import balanced_mask, holders, node_products, nodes
+
     alpha, kind = nodes(n, field, node_kind)
     hold = holders(balanced_mask(n, k, r))
     return node_products(alpha, hold), hold, alpha, kind
@@ -64,6 +53,8 @@ def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str
 
 def scatter(values: Any, hold: np.ndarray, n: int, k: int, field: Field) -> np.ndarray:
     """Place (k, r) values at B[hold[j, t], j]."""
+    from gctool.codes._algebra import to_plain
+
     plain = to_plain(values, field)
     B = np.zeros((n, k), dtype=plain.dtype)
     B[hold, np.arange(k)[:, None]] = plain
@@ -72,6 +63,8 @@ def scatter(values: Any, hold: np.ndarray, n: int, k: int, field: Field) -> np.n
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "auto"
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.codes.conditioning import record
+
     k = n if k is None else k
     values, hold, _, kind = masked_matrix(n, k, s + 1, field, nodes)
     B = scatter(values, hold, n, k, field)
@@ -102,6 +95,9 @@ def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -
     (:func:`gctool.algebra.gf.plain_arith`; default: numpy).  A set with repeated nodes
     (only in a tampered file) gets a zero vector, which the caller's check rejects.
     """
+    from gctool.algebra.gf import NumericArith
+    from gctool.codes._algebra import prod_last
+
     ar = NumericArith() if ar is None else ar
     if x.ndim == 1:
         return lagrange_top(x[None, :], rows, lowest_only, ar)[0]
@@ -138,6 +134,9 @@ def poly_from_roots_batch(x: Any, ar: Any) -> Any:
 def plain_nodes(code: Any) -> Any:
     """The code's evaluation nodes as a plain array (int64 representations over GF(q),
     computed without galois; the same nodes as :func:`gctool.codes._algebra.nodes`)."""
+    from gctool.algebra.gf import plain_arith
+    from gctool.codes._algebra import gf_root_of_unity, nodes, powers_of
+
     kind = code.params.get("nodes", "auto")
     field, n = code.field, code.n
     if not field.is_finite:
@@ -155,6 +154,8 @@ def plain_nodes(code: Any) -> Any:
 def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     """Structured decoding vectors ``a_F = G_F^{-T} e_{n-s}`` (last row of the inverse
     Vandermonde) for survivor sets U of shape (b, n - s): shape (b, 1, n - s)."""
+    from gctool.algebra.gf import plain_arith
+
     alpha = plain_nodes(code)
     return np.asarray(lagrange_top(alpha[U], 1, ar=plain_arith(code.field)),
                       dtype=code.field.dtype)
@@ -168,3 +169,42 @@ def decode(code: Any, survivors: Any) -> np.ndarray:
     out = np.zeros((1, F.size), dtype=code.field.dtype)
     out[:, :L] = decode_batch(code, used[None, :])[0]
     return out
+
+
+#: ``--nodes`` (shared with ``comm``)
+NODES_PARAM = Param(
+    "nodes", "choice",
+    "Evaluation nodes: chebyshev (reals), unity (roots of unity: complex, or GF(q) with "
+    "n | q-1), integers (0..n-1: GF(q) with q >= n, or the reals); auto picks the first "
+    "that fits the field.",
+    default="auto", choices=("auto", "chebyshev", "unity", "integers"),
+)
+
+SCHEME = SchemeInfo(
+    name="rs",
+    build=build,
+    summary="Reed-Solomon code for any n, k, s < n, meeting the load bound ceil(k(s+1)/n).",
+    description=(
+        "Partition j is held by the s+1 workers (j(s+1)+t) mod n (balanced: row loads "
+        "differ by at most one). B = G T with G[i, l] = alpha_i^l the Reed-Solomon "
+        "generator and column j of T the coefficients of t_j(x) = prod_{i not holding j} "
+        "(x - alpha_i), so B[i, j] = t_j(alpha_i). Any n-s survivors interpolate "
+        "P(x) = sum_j t_j(x) g_j, whose leading coefficient is the gradient. Nodes: "
+        "Chebyshev over the reals (default), roots of unity over the complex numbers, "
+        "0..n-1 over GF(q) (q >= n). k defaults to n. Real and complex designs record the "
+        "worst-case condition number (estimated, and marked so, when exhaustive is too "
+        "expensive): real Vandermonde systems become ill-conditioned as n-s grows."
+    ),
+    reference=("Halbawi, Azizan, Salehi, Hassibi, ISIT 2018 (HASH18); reference §2.2 "
+               "(mask and encoding as reconstructed there)"),
+    fields="real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)",
+    params=(NODES_PARAM,),
+    report_keys=("nodes", *CONDITION_KEYS),
+    examples=(
+        "gctool design rs -n 5 -s 1 --nodes integers",
+        "gctool design rs -n 4 -k 6 -s 1 -o rs.json",
+        "gctool design rs -n 40 -k 60 -s 5 --field 'GF(257)' -o rs.npz",
+    ),
+    choose_field=choose_field,
+    self_checked=True,
+)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.bgc import support_stats
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 
@@ -44,3 +44,26 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     B = (rng.random((n, k)) < np.where(same, p_in, p_out)).astype(np.int64)
     recorded = {"communities": c, "p_in": p_in, "p_out": p_out, **support_stats(B)}
     return B.astype(field.dtype), recorded
+
+
+SCHEME = SchemeInfo(
+    name="sbc",
+    build=build,
+    summary="Stochastic block code: SBM support with c communities (seeded).",
+    description=(
+        "Worker i is in community floor(ic/n), partition j in floor(jc/k); a pair is an "
+        "edge with probability --p-in inside a community and --p-out across (0/1 entries, "
+        "any field; nothing redrawn). --p-in 1 --p-out 0 with n/(s+1) communities is the "
+        "FRC. gctool's recipe; the reference has the scheme from the abstract only."
+    ),
+    reference="Charles & Papailiopoulos 2018 (CP18), recipe by gctool; reference §3.4",
+    randomized=True,
+    s_default=0,
+    params=(
+        Param("communities", "int", "Number of communities c.", default=2, short="-c"),
+        Param("p_in", "float", "Edge probability inside a community.", default=0.5),
+        Param("p_out", "float", "Edge probability across communities.", default=0.0),
+    ),
+    report_keys=("empty_partitions", "idle_workers"),
+    examples=("gctool design sbc -n 12 -c 4 --p-in 0.8 --p-out 0.05 --seed 3",),
+)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 
@@ -137,3 +137,26 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
         "excess_after": overlap_excess(B),
     }
     return B.astype(field.dtype), recorded
+
+
+SCHEME = SchemeInfo(
+    name="soft-bibd",
+    build=build,
+    summary="gctool's soft-BIBD: random bi-regular support, overlaps balanced toward a BIBD.",
+    description=(
+        "Rows of weight d, columns as equal as possible; random degree-preserving swaps, "
+        "then swaps that only lower sum_(i != i') overlap^2, pushing B B^T toward "
+        "(d - lambda_bar) I + lambda_bar J (a BIBD is a zero of the excess). gctool's "
+        "variant of Sakorikar-Wang's probabilistic relaxation (their exact rule is not "
+        "reproduced). 0/1 entries, any field."
+    ),
+    reference="Sakorikar & Wang 2021 (SW21), variant by gctool; reference §3.6",
+    randomized=True,
+    s_default=0,
+    params=(
+        Param("d", "int", "Load of every worker.", default=3, short="-d", flag="--load"),
+        Param("sweeps", "int", "Improvement proposals per nonzero of B.", default=50),
+    ),
+    report_keys=("lambda_bar", "overlap_min", "overlap_max", "excess_after"),
+    examples=("gctool design soft-bibd -n 13 -d 4 --seed 5",),
+)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError
 
 
@@ -18,3 +18,18 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any
     B = np.zeros((n, k), dtype=np.int64)
     B[np.arange(k) % n, np.arange(k)] = 1
     return B.astype(field.dtype), {}
+
+
+SCHEME = SchemeInfo(
+    name="uncoded",
+    build=build,
+    summary="No redundancy (s = 0): each partition is computed by exactly one worker.",
+    description=(
+        "Partition j goes to worker j mod n; worker loads differ by at most one. Tolerates "
+        "no stragglers; the baseline for comparisons."
+    ),
+    reference="baseline",
+    s_default=0,
+    examples=("gctool design uncoded -n 4", "gctool design uncoded -n 4 -k 8"),
+    self_checked=True,
+)

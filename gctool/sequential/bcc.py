@@ -20,9 +20,9 @@ from fractions import Fraction
 from math import comb
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 
 MAX_ATTEMPTS = 64
@@ -99,3 +99,25 @@ def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Gen
                     "per batch (gctool's optimal decoder finds the same vector)",
     }
     return B.astype(field.dtype), params
+
+
+SCHEME = SchemeInfo(
+    name="bcc",
+    build=build,
+    bounder="gctool.sequential.audit:bound_bcc",
+    summary="Batched coupon collector: each worker computes one random batch (seeded).",
+    description=(
+        "The k partitions form b batches; each worker picks a batch uniformly at random and "
+        "sends its sum; the master waits until every batch is covered. Expected wait "
+        "b·H_b workers (coupon collector). Without --batches, b is the largest with "
+        "b·H_b <= n. A draw leaving a batch uncovered is redrawn."
+    ),
+    reference="Li, Kalan, Avestimehr, Soltanolkotabi 2018 (BCC); reference §6.5",
+    randomized=True,
+    uses=frozenset({"n", "k", "field", "seed"}),
+    params=(Param("batches", "int", "Number of batches b (default: largest b with "
+                  "b·H_b <= n)."),),
+    report_keys=("batches", "expected_wait"),
+    examples=("gctool design bcc -n 12 --seed 1 -o bcc.json",
+              "gctool design bcc -n 20 -k 40 --batches 5 --seed 2 | gctool bound -"),
+)

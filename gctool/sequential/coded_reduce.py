@@ -23,13 +23,16 @@ that number and the file is an ordinary gradient code of the leaves.
 from __future__ import annotations
 
 from math import prod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import CodeFileError, DesignError
-from gctool.model import MAX_N, GradientCode
+from gctool.limits import MAX_N
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
 
 
 def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
@@ -90,6 +93,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
 def levels_of(code: GradientCode) -> list[GradientCode]:
     """The per-level codes recorded in a coded-reduce file."""
     from gctool.io import decode_matrix
+    from gctool.model import GradientCode
 
     p = code.params
     try:
@@ -135,3 +139,35 @@ def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndar
             nxt.append(sum(dec.a[0, t] * kids[c] for t, c in enumerate(F)))
         vecs = nxt
     return vecs[0]
+
+
+SCHEME = SchemeInfo(
+    name="coded-reduce",
+    build=build,
+    verifier="gctool.sequential.audit:verify_tree_code",
+    bounder="gctool.sequential.audit:bound_tree",
+    summary="CodedReduce: gradient coding on a regular aggregation tree.",
+    description=(
+        "A tree of fan-out f and depth L under the master; each parent at level l-1 "
+        "recovers its subtree's partial sum from any f - s_l children with an (f, s_l)-GC. "
+        "Leaves compute; the leaf code is the Kronecker product of the level codes (a "
+        "plain gradient code of f^L workers tolerating prod(s_l+1) - 1 stragglers). "
+        "verify checks every parent; bound compares communication with master-worker GC "
+        "and ring all-reduce."
+    ),
+    reference="Reisizadeh, Prakash, Pedarsani, Avestimehr, IEEE/ACM ToN 2021 (CodedReduce)",
+    randomized=True,
+    uses=frozenset({"field", "seed"}),
+    params=(
+        Param("fanout", "int", "Children per parent (f).", required=True),
+        Param("depth", "int", "Levels below the master (L).", required=True),
+        Param("tolerance", "ints", "Stragglers each parent tolerates among its children: "
+              "one value, or one per level from the root down.", required=True),
+        Param("gc", "choice", "Code of each level: frc when (s_l+1) | f, else cyclic.",
+              default="auto", choices=("auto", "frc", "cyclic")),
+    ),
+    report_keys=("load", "leaves", "nodes"),
+    examples=("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
+              "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1"),
+    orderable=False,
+)

@@ -1,4 +1,4 @@
-"""``build`` functions of the SR-SGC and M-SGC catalogue entries (see
+"""The SR-SGC and M-SGC schemes: their ``build`` functions and registry entries (see
 :mod:`gctool.sequential.schedule` for what the file holds).
 
 The per-round gradient code is gctool's choice (the paper allows any (n, s)-GC): the fractional
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
-from gctool.sequential.schedule import slot_table
 from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC
 
 GC_CHOICES = ("auto", "frc", "cyclic")
@@ -57,6 +56,8 @@ def _check_window(window: Any) -> None:
 def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
                 burst: int, window: int, lam: int, gc: str = "auto", selection: str = "lowest",
                 **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.sequential.schedule import slot_table
+
     _check_window(window)
     fig = formulas.srsgc(n, burst, window, lam)
     if fig.load is None or fig.s is None:
@@ -79,6 +80,8 @@ def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.rand
 def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
                burst: int, window: int, lam: int, gc: str = "auto", **_: Any
                ) -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.sequential.schedule import slot_table
+
     _check_window(window)
     fig = formulas.msgc(n, burst, window, lam)
     if lam < n:
@@ -100,3 +103,68 @@ def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.rando
         "minitask_size": float(formulas.minitask_size(n, burst, window, lam)),
         "d2_groups": burst if lam < n else 0})
     return B, params
+
+
+_MODEL = (
+    Param("burst", "int", "B: a straggling worker's rounds inside a window form one burst of "
+          "at most B rounds.", required=True),
+    Param("window", "int", "W: window length in rounds (W > B).", required=True),
+    Param("lam", "int", "lambda: at most this many distinct workers straggle in any window.",
+          required=True, flag="--lambda"),
+    Param("gc", "choice", "Per-round gradient code: frc when (s+1) | n, else cyclic (auto).",
+          default="auto", choices=("auto", "frc", "cyclic")),
+)
+_SGC_REF = "Krishnan, Ebrahimi, Khisti, ICLR 2023 (KEK23); reference §5.2"
+
+SR_SGC = SchemeInfo(
+    name="sr-sgc",
+    build=build_srsgc,
+    verifier="gctool.sequential.audit:verify_srsgc",
+    bounder="gctool.sequential.audit:bound_schedule",
+    summary="Selective-reattempt sequential GC for (B, W, lambda)-bursty stragglers.",
+    description=(
+        "Job t starts in round t and is decoded by the end of round t + B. Every round "
+        "runs an (n, s)-GC with s = ceil(B lambda / (W-1+B)); if round t lost v > s task "
+        "results, v - s of those workers redo their job-t task in round t + B. Needs "
+        "B | W-1. The file is the per-round code; params hold delay (T = B), load "
+        "((s+1)/n), the slot table and the decoding rule. verify checks the schedule "
+        "against the model, bound compares it with M-SGC and plain GC."
+    ),
+    reference=_SGC_REF,
+    randomized=True,
+    uses=frozenset({"n", "field", "seed"}),
+    params=_MODEL + (Param("selection", "choice", "Which workers redo a job: the lowest "
+                           "indices (as the authors' code) or that round's stragglers "
+                           "first.", default="lowest",
+                           choices=("lowest", "stragglers-first")),),
+    report_keys=("delay", "load"),
+    examples=("gctool design sr-sgc -n 8 --burst 1 --window 3 --lambda 3 -o sr.json",
+              "gctool design sr-sgc -n 6 --burst 2 --window 5 --lambda 3 | gctool verify -"),
+    orderable=False,
+)
+
+M_SGC = SchemeInfo(
+    name="m-sgc",
+    build=build_msgc,
+    verifier="gctool.sequential.audit:verify_msgc",
+    bounder="gctool.sequential.audit:bound_schedule",
+    summary="Multiplexed sequential GC for (B, W, lambda)-bursty stragglers.",
+    description=(
+        "Each job's data is split into D1 (uncoded, W-1 mini-tasks per worker) and D2 (B "
+        "groups coded with an (n, lambda)-GC); every round a worker runs W-1+B mini-tasks "
+        "of different jobs, re-attempting lost D1 mini-tasks in D2 slots. Delay "
+        "T = W-2+B; load (lambda+1)(W-1+B) / (n(B + (W-1)(lambda+1))). The file is the "
+        "D2 code (the identity when lambda = n); params hold delay, load, the slot table "
+        "and the decoding rule."
+    ),
+    reference=_SGC_REF,
+    randomized=True,
+    uses=frozenset({"n", "field", "seed"}),
+    params=_MODEL,
+    report_keys=("delay", "load"),
+    examples=("gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json",
+              "gctool design m-sgc -n 6 --burst 2 --window 4 --lambda 2 | gctool bound -"),
+    orderable=False,
+)
+
+SCHEMES = (SR_SGC, M_SGC)

@@ -1,0 +1,31 @@
+"""``numpy`` imported on first use, for the modules the CLI loads to list schemes.
+
+Every scheme module carries its metadata (:class:`gctool.codes.info.SchemeInfo`) next to its
+``build``, so ``gctool --help``, ``gctool design --help`` and TAB completion import all of them.
+They write ``from gctool._lazy import numpy as np``: ``np`` is a module object whose first
+attribute access imports numpy (later accesses are plain attribute look-ups), and to mypy it is
+numpy itself.  Other heavy imports of those modules go inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["numpy"]
+
+
+class _LazyModule(types.ModuleType):
+    """Stands for the module ``name``, imported at the first attribute access."""
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)  # later look-ups skip __getattr__
+        return getattr(module, attr)
+
+
+if TYPE_CHECKING:
+    import numpy as numpy
+else:
+    numpy = _LazyModule("numpy")
