@@ -64,8 +64,8 @@ def _normal(doc: Any) -> Any:
     return doc
 
 
-def _code_file(tmp_path: Path, scheme: str) -> Path:
-    params = dict(SMALL[scheme])
+def _code_file(tmp_path: Path, scheme: str, **overrides: Any) -> Path:
+    params = {**SMALL[scheme], **overrides}
     if scheme == "kron":
         for name, kw in (("file1", dict(n=4, s=1)), ("file2", dict(n=3, s=2))):
             path = tmp_path / f"{name}.json"
@@ -161,3 +161,56 @@ def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     expected = gctool.verify(gctool.read_code(path)).to_dict()
     assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
     assert json.loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
+
+
+# -- the Dask executor ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    distributed = pytest.importorskip("distributed")  # the test extra installs it
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  host="127.0.0.1", protocol="tcp://",
+                                  dashboard_address=":0") as c:
+        yield c
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernel chunks of 8 sets, so that small codes make several rank-range tasks."""
+    import importlib
+
+    from gctool.audit import decoders, nullspace
+
+    for cls in (nullspace.FloatNullKernel, nullspace.DirectKernel, nullspace.GFNullKernel,
+                nullspace.GFDirectKernel, decoders.Oracle, decoders.OptimalOracle):
+        monkeypatch.setattr(cls, "chunk_size", lambda self, s: 8)
+    monkeypatch.setattr(importlib.import_module("gctool.audit.verify"), "PARALLEL_MIN_S", 0.0)
+
+
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(("scheme", "args", "call"), [
+    ("cyclic", ["verify", "--method", "exhaustive"],
+     lambda c, r: gctool.verify(c, method="exhaustive", jobs=0, runner=r)),
+    ("cyclic-mds", ["verify", "--method", "exhaustive"],
+     lambda c, r: gctool.verify(c, method="exhaustive", jobs=0, runner=r)),
+    ("sr-sgc", ["verify"], lambda c, r: gctool.verify(c, jobs=0, runner=r)),
+    ("bgc", ["attack", "-s", "3", "--method", "exhaustive"],
+     lambda c, r: gctool.attack(c, 3, method="exhaustive", jobs=0, runner=r)),
+    ("bgc", ["attack", "--threshold", "--method", "exhaustive"],
+     lambda c, r: gctool.threshold(c, method="exhaustive", jobs=0, runner=r)),
+])
+def test_dask_library_report_is_the_cli_json(tmp_path: Path, cluster: Any, scheme: str,
+                                             args: list[str], call: Callable[[Any, Any], Any]
+                                             ) -> None:
+    from gctool.audit.distributed import DaskRunner
+
+    bigger = {"cyclic": dict(n=10, s=3), "cyclic-mds": dict(n=10, s=3, field="GF(11)"),
+              "bgc": dict(n=10)}
+    path = _code_file(tmp_path, scheme, **bigger.get(scheme, {}))
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="library")
+    report = call(gctool.read_code(path), runner)
+    dask = ["--executor", "dask", "--scheduler", cluster.scheduler_address]
+    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], *dask, "--json"])
+    assert r.exit_code in (0, 1), (args, r.output, r.stderr)
+    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+    if scheme != "sr-sgc":  # (a schedule's search is not a rank-range enumeration)
+        assert runner.stats.get("submitted", 0) >= 1, runner.stats  # the cluster did the work
