@@ -191,3 +191,45 @@ def test_gf_rank_ranges_and_sets_equal_numpy(monkeypatch: pytest.MonkeyPatch, na
         bad = np.flatnonzero(~truth[start:])
         assert c.fail_set == (S[start + bad[0]].tolist() if bad.size else None)
         assert c.evaluated == (bad[0] + 1 if bad.size else S.shape[0] - start)
+
+
+# -- attack: the optimal decoder's error ---------------------------------------------------------
+def attack_codes() -> list[tuple[str, GradientCode]]:
+    rng = np.random.default_rng(3)
+    c = design("cyclic", n=11, s=2, seed=4)
+    cplx = code_of(np.asarray(c.B) * np.exp(1j * rng.uniform(0, 6, 11))[:, None], 2, "complex")
+    return [("cyclic", design("cyclic", n=12, s=3, seed=2)), ("complex", cplx),
+            ("fails-mid", random_codes()[4][1])] + \
+        [(name, code_of(B, s, field)) for name, B, s, field in _corpus()]
+
+
+@pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])
+def test_attack_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
+                                      code: GradientCode) -> None:
+    from gctool.audit.attack import attack, threshold
+
+    for s in (code.s, code.s + 2):
+        plain, fast = both(monkeypatch, attack, code, s, method="exhaustive", symmetry=False)
+        assert (plain.stragglers, plain.exact, plain.method) == \
+            (fast.stragglers, fast.exact, fast.method)
+        assert fast.raw_error == pytest.approx(plain.raw_error, rel=1e-9, abs=1e-20)
+    for eps in (0.0, 0.3):
+        plain, fast = both(monkeypatch, threshold, code, method="exhaustive", epsilon=eps)
+        assert (plain.threshold, plain.stragglers, plain.exact) == \
+            (fast.threshold, fast.stragglers, fast.exact)
+
+
+def test_attack_compiled_errors_match_numpy_per_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit.decoders import OptimalOracle
+
+    code = design("cyclic", n=12, s=3, seed=2)
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    for s in (2, 3, 5, 6):
+        S = unrank_lex(12, s, np.arange(comb(12, s)))
+        ref = OptimalOracle(code).errors(S)
+        oracle = OptimalOracle(code)
+        oracle._plan(s)
+        assert oracle.compiled is not None
+        err, pending = oracle.compiled(S)
+        assert not pending.all()
+        assert err[~pending] == pytest.approx(ref[~pending], rel=1e-9, abs=1e-20)

@@ -38,6 +38,7 @@ singular or overflowing system sends its set to the SVD decoder.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,7 @@ class OptimalOracle(Oracle):
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
         self.fast = kappa <= FAST_KAPPA
+        self.compiled: Any = None  # gctool.audit.kernels.optimal.HatErrors, when planned
 
     def maximizer(self, S: Sequence[int]) -> np.ndarray:
         """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
@@ -190,7 +192,21 @@ class OptimalOracle(Oracle):
                 and s**3 <= f * K * min(f, K))
 
     def chunk_size(self, s: int) -> int:
+        """Sets per batch; plans the compiled fast path (:mod:`gctool.audit.kernels`) for
+        large enumerations, compiling or loading it now."""
+        from gctool.audit.kernels import wanted
+
+        if self._uses_hat(s) and wanted(comb(self.n, s)):
+            self._plan(s)
         return 65_536 if self._uses_hat(s) else super().chunk_size(s)
+
+    def _plan(self, s: int) -> None:
+        if self.compiled is None and self.Qperp.shape[1] > 0:
+            from gctool.audit.kernels.optimal import HatErrors
+
+            self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
+                                      self.sig_kept)
+            self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
         b, s = S.shape
@@ -229,6 +245,18 @@ class OptimalOracle(Oracle):
         return E, lost, unsure, accidental
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
+        from gctool.audit.kernels import mode
+
+        if self.compiled is None and mode() == "always":
+            self._plan(S.shape[1])
+        if self.compiled is None:
+            return self._hat_chunk_numpy(S)
+        err, pending = self.compiled(S)
+        if pending.any():  # what the compiled path does not settle: the numpy route decides
+            err[pending] = self._hat_chunk_numpy(S[pending])
+        return err
+
+    def _hat_chunk_numpy(self, S: np.ndarray) -> np.ndarray:
         """Fast path: when ``A = Qperp[S]`` has full rank min(s, d) with a margin (smallest
         eigenvalue of its min(s, d)-square Gram matrix >= sig_kept^2, reliable to ~1e-16), the
         lost subspace is exactly null(A^H), and the lost error solves the KKT system
