@@ -163,6 +163,46 @@ def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
 
 
+
+def _through_fifo(tmp_path: Path, data: bytes, args: list[str]) -> Any:
+    """Run the CLI on a named pipe that a thread fills with ``data`` once."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        return CliRunner().invoke(cli, [args[0], str(fifo), *args[1:]])
+    finally:
+        if writer.is_alive():  # the command refused before reading: unblock the writer
+            with open(fifo, "rb") as fh:
+                fh.read()
+        writer.join(5)
+
+
+@pytest.mark.parametrize("scheme", ["sr-sgc", "encoded", "cyclic"])
+def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
+    path = _code_file(tmp_path, scheme)
+    r = _through_fifo(tmp_path, path.read_bytes(), ["verify", "--json"])
+    assert r.exit_code == 0, r.output
+    expected = gctool.verify(gctool.read_code(path)).to_dict()
+    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
+
+
+def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    path = _code_file(tmp_path, "cyclic")
+    r = _through_fifo(tmp_path, path.read_bytes(),
+                      ["verify", "--executor", "dask", "--checkpoint", str(tmp_path / "c")])
+    assert r.exit_code == 2 and "regular file" in r.stderr and len(r.stderr.splitlines()) == 1
+
 # -- the Dask executor ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cluster() -> Any:

@@ -21,14 +21,19 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     """Identity of a run for the checkpoint: the code file's bytes and the options."""
     import hashlib
     import json
+    import os
 
     from gctool._files import read_bytes
     from gctool.cli.options import single_file
     from gctool.errors import InvalidInput
 
     code_file = single_file(kwargs.get("code_file") or "-", "--checkpoint")
-    if code_file in (None, "-"):
-        raise InvalidInput("--checkpoint needs the code in a file (not stdin)")
+    if code_file in (None, "-") or (os.path.exists(code_file) and not os.path.isfile(code_file)
+                                    and not os.path.isdir(code_file)):
+        # the key is read here and the code again by the command (and by a resuming rerun):
+        # a pipe can be read only once
+        raise InvalidInput("--checkpoint needs the code in a regular file (not stdin or a "
+                           "pipe)")
     h = hashlib.sha256(command.encode())
     h.update(read_bytes(str(code_file))[0])  # bounded, clear errors (long names, dirs, ...)
     opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
