@@ -19,12 +19,15 @@ command line gives::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+
+if TYPE_CHECKING:
+    from gctool.audit.attack import AttackOptions
 
 #: progress callback ``(done, total)`` of the long audits
 Progress = Callable[[int, int], None]
@@ -59,14 +62,18 @@ class AttackRequest:
     """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to an ``attacker``
     hook.  ``mode`` is ``"worst"`` (``s`` stragglers), ``"set"`` (one ``straggler_set``),
     ``"threshold"`` (at ``epsilon``) or ``"curve"`` (``s`` = the largest s, None: the audit's
-    default); ``options`` are the engine keywords given (decoder, method, max_sets, ...)."""
+    default); ``options`` are the :class:`~gctool.audit.attack.AttackOptions` (decoder,
+    method, max_sets, ..., progress)."""
 
     mode: str
+    options: AttackOptions
     s: int | None = None
     straggler_set: tuple[int, ...] | None = None
     epsilon: float = 0.0
-    options: Mapping[str, Any] = field(default_factory=dict)
-    progress: Progress | None = field(default=None, compare=False)
+
+    @property
+    def progress(self) -> Progress | None:
+        return self.options.progress
 
 
 @dataclass(frozen=True)
@@ -140,62 +147,57 @@ def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:
 
 
 # -- attack, threshold, curve -----------------------------------------------------------------
-def attack(code: GradientCode, s: int | None = None, *,
+def _options(options: AttackOptions | None, changes: dict[str, Any]) -> AttackOptions:
+    from gctool.audit.attack import AttackOptions
+
+    return AttackOptions.of(options, **changes)
+
+
+def attack(code: GradientCode, s: int | None = None, options: AttackOptions | None = None, *,
            straggler_set: Sequence[int] | None = None,
            profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
-           progress: Progress | None = None, **options: Any) -> Any:
+           **changes: Any) -> Any:
     """The worst set of ``s`` stragglers (default: the code's s); the report of
-    ``gctool attack -s``.
+    ``gctool attack -s`` (a :class:`~gctool.reports.WorstReport` for matrix codes).
 
-    ``options`` are the keywords of :func:`gctool.audit.attack.attack` (decoder, weights,
-    normalize, method, tol, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-    random, p, samples, and ``runner``: the executor of the exhaustive enumeration, None for
-    ``jobs`` local processes or a :class:`gctool.audit.distributed.DaskRunner`).
+    ``options`` is an :class:`~gctool.audit.attack.AttackOptions` (decoder, weights,
+    normalize, method, tol, budgets, seed, jobs, symmetry, random, p, samples, progress, and
+    ``runner``: the executor of the exhaustive enumeration, None for ``jobs`` local processes or
+    a :class:`gctool.audit.distributed.DaskRunner`); keywords change single options
+    (``gctool.attack(code, 3, method="bnb")``).
     ``straggler_set`` audits one set (schemes with an attacker hook, e.g. encoded frames);
     ``profile``/``level_counts`` decode level profiles of a nested code.
     """
+    opts = _options(options, changes)
     if profile is not None or level_counts is not None:
         _refuse("a level profile", s=s, straggler_set=straggler_set,
-                random=options.get("random") or None, p=options.get("p"),
-                weights=options.get("weights"),
-                decoder=None if options.get("decoder", "optimal") == "optimal"
-                else options["decoder"])
-        return _profile(code, "attack", profile, level_counts,
-                        options.get("normalize", "none"))
+                random=opts.random or None, p=opts.p, weights=opts.weights,
+                decoder=None if opts.decoder == "optimal" else opts.decoder)
+        return _profile(code, "attack", profile, level_counts, opts.normalize)
     if straggler_set is not None:
         _refuse("straggler_set", s=s)
-        return _attack(code, AttackRequest("set", straggler_set=tuple(straggler_set),
-                                           options=options, progress=progress))
-    return _attack(code, AttackRequest("worst", s=s, options=options, progress=progress))
+        return _attack(code, AttackRequest("set", opts, straggler_set=tuple(straggler_set)))
+    return _attack(code, AttackRequest("worst", opts, s=s))
 
 
-def threshold(code: GradientCode, epsilon: float = 0.0, *, require: int | None = None,
-              require_tolerance: int | None = None, progress: Progress | None = None,
-              **options: Any) -> Any:
+def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
+              **changes: Any) -> Any:
     """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``; the
-    report of ``gctool attack --threshold``.
+    report of ``gctool attack --threshold`` (a :class:`~gctool.reports.ThresholdReport`).
 
-    ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) makes the report fail
-    unless the threshold is proved to be at least T.  ``options`` as for :func:`attack`
-    (plus ``resolution``).
+    The options ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) make the
+    report fail unless the threshold is proved to be at least T; ``options`` and keywords as
+    for :func:`attack` (plus ``resolution``).
     """
-    if require_tolerance is not None:
-        if require is not None:
-            raise InvalidInput("require and require_tolerance exclude each other")
-        require = require_tolerance + 1
-    options = {**options, **_kw(require=require)}
-    report = _attack(code, AttackRequest("threshold", epsilon=epsilon, options=options,
-                                         progress=progress))
-    if require_tolerance is not None:
-        report.require_tolerance = require_tolerance
-    return report
+    return _attack(code, AttackRequest("threshold", _options(options, changes),
+                                       epsilon=epsilon))
 
 
-def curve(code: GradientCode, max_s: int | None = None, *, progress: Progress | None = None,
-          **options: Any) -> Any:
-    """The worst-case error for s = 0..max_s; the report of ``gctool attack --curve``.
-    ``options`` as for :func:`attack`."""
-    return _attack(code, AttackRequest("curve", s=max_s, options=options, progress=progress))
+def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
+          **changes: Any) -> Any:
+    """The worst-case error for s = 0..max_s; the report of ``gctool attack --curve`` (a
+    :class:`~gctool.reports.CurveReport`).  ``options`` and keywords as for :func:`attack`."""
+    return _attack(code, AttackRequest("curve", _options(options, changes), s=max_s))
 
 
 def _attack(code: GradientCode, request: AttackRequest) -> Any:
@@ -214,13 +216,12 @@ def matrix_attack(code: GradientCode, mode: str, request: AttackRequest) -> Any:
     from gctool.audit.attack import curve as worst_curve
     from gctool.audit.attack import threshold as least
 
-    opts, progress = dict(request.options), request.progress
     if mode == "threshold":
-        return least(code, request.epsilon, progress=progress, **opts)
+        return least(code, request.epsilon, request.options)
     if mode == "curve":
-        return worst_curve(code, request.s, progress=progress, **opts)
+        return worst_curve(code, request.s, request.options)
     s = code.s if request.s is None else request.s
-    return worst(code, s, progress=progress, **opts)
+    return worst(code, s, request.options)
 
 
 # -- bound ------------------------------------------------------------------------------------

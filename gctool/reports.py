@@ -2,14 +2,24 @@
 
 Every report has ``to_dict()`` with stable keys (the ``--json`` output) and ``ok``: whether the
 audited property holds (the CLI turns ``ok = False`` into exit code 1).
+
+``attack`` returns one report type per mode, :class:`WorstReport`, :class:`ThresholdReport` and
+:class:`CurveReport`, on the shared base :class:`AttackReport`, with typed sub-records
+(:class:`ClosedForm`, :class:`RandomMeans`, :class:`WorstPoint`).  Their JSON keeps the one
+layout of every mode (``AttackReport.LAYOUT``): keys a mode does not have are written with
+their neutral value (null, or "" for ``comparison`` and ``upper_bound_source``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+#: field metadata: leave the key out of the JSON when the value is None
+OMIT_NONE = {"omit_none": True}
 
 
 def _jsonable(value: Any) -> Any:
@@ -25,11 +35,26 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: dataclasses as objects (without their None-valued
+    :data:`OMIT_NONE` fields), lists and tuples as lists, numpy scalars as numbers and
+    non-finite floats as None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(v) for f in dataclasses.fields(value)
+                if not ((v := getattr(value, f.name)) is None and f.metadata.get("omit_none"))}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return _jsonable(value)
+
+
 class Report:
     """Mixin: ``to_dict`` for dataclass reports."""
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))  # type: ignore[call-overload]
+        doc: dict[str, Any] = _plain(self)
+        return doc
 
 
 @dataclass
@@ -83,48 +108,174 @@ class VerifyReport(Report):
 
 
 @dataclass
+class ClosedForm(Report):
+    """The scheme's closed-form worst error, compared with the audit's."""
+
+    raw_value: float
+    value: float  # raw_value / scale
+    source: str
+    agrees: bool  # exact audit: equal; heuristic audit: found <= closed form
+
+
+@dataclass
+class RandomMean(Report):
+    """Mean error under random stragglers: exact (enumerated ``sets``, or a closed-form
+    ``method``) or a seeded Monte-Carlo estimate (``samples``, ``seed``, ``ci95``,
+    ``stderr``).  ``mean`` and ``ci95`` are divided by the report's scale; ``raw_*`` are not.
+    Keys that do not apply are left out of the JSON."""
+
+    mean: float
+    exact: bool
+    samples: int | None = dc_field(default=None, metadata=OMIT_NONE)
+    seed: int | None = dc_field(default=None, metadata=OMIT_NONE)
+    ci95: list[float] | None = dc_field(default=None, metadata=OMIT_NONE)
+    stderr: float | None = dc_field(default=None, metadata=OMIT_NONE)
+    sets: int | None = dc_field(default=None, metadata=OMIT_NONE)
+    method: str | None = dc_field(default=None, metadata=OMIT_NONE)
+    raw_mean: float | None = dc_field(default=None, metadata=OMIT_NONE)
+    raw_ci95: list[float] | None = dc_field(default=None, metadata=OMIT_NONE)
+    s: int | None = dc_field(default=None, metadata=OMIT_NONE)  # uniform s-sets
+    p: float | str | None = dc_field(default=None, metadata=OMIT_NONE)  # i.i.d. probability
+
+
+@dataclass
+class OneStepMean(RandomMean):
+    """The heterogeneous scheme's own figure: the mean error of its one-step decoder."""
+
+    decoder: str = ""
+    design_value: float | None = None  # the expectation recorded by the design
+
+
+@dataclass
+class RandomMeans(Report):
+    """Mean errors under random stragglers, next to the adversarial worst case."""
+
+    uniform: RandomMean | None = dc_field(default=None, metadata=OMIT_NONE)
+    iid: RandomMean | None = dc_field(default=None, metadata=OMIT_NONE)
+    hetero: RandomMean | None = dc_field(default=None, metadata=OMIT_NONE)  # params.p
+    hetero_one_step: OneStepMean | None = dc_field(default=None, metadata=OMIT_NONE)
+
+    def items(self) -> list[tuple[str, RandomMean]]:
+        """The means present, by kind ("uniform", "iid", "hetero", "hetero_one_step")."""
+        return [(f.name, v) for f in dataclasses.fields(self)
+                if (v := getattr(self, f.name)) is not None]
+
+
+@dataclass
+class WorstPoint(Report):
+    """One s of an error curve: the worst set found and its error."""
+
+    s: int
+    stragglers: list[int] | None
+    error: float  # raw_error / scale
+    raw_error: float
+    exact: bool
+    method: str
+    upper_bound: float | None  # proved: true worst <= upper_bound (divided by scale)
+    mean: float | None = dc_field(default=None, metadata=OMIT_NONE)  # random s-sets
+    mean_exact: bool | None = dc_field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(kw_only=True)
 class AttackReport(Report):
-    mode: str  # "worst" or "threshold"
-    s: int | None  # straggler count attacked (worst mode) / threshold size
+    """What the three attack modes share: the code, the decoder, the search and its label."""
+
+    #: "worst", "threshold" or "curve" (each subclass fixes it)
+    mode: ClassVar[str] = ""
+    #: the JSON keys of every mode, in order, with the value written when a mode lacks one
+    LAYOUT: ClassVar[tuple[tuple[str, Any], ...]] = (
+        ("mode", None), ("s", None), ("n", None), ("k", None), ("field", None),
+        ("stragglers", None), ("error", None), ("raw_error", None), ("normalize", None),
+        ("decoder", None), ("method", None), ("exact", None), ("checked", None),
+        ("total", None), ("threshold", None), ("epsilon", None), ("comparison", ""),
+        ("ok", None), ("reason", None), ("diagnostics", None), ("elapsed_s", None),
+        ("scheme", None), ("decoder_label", None), ("decoder_info", None), ("scale", None),
+        ("upper_bound", None), ("raw_upper_bound", None), ("upper_bound_source", ""),
+        ("threshold_lower", None), ("threshold_upper", None), ("resolution", None),
+        ("closed_form", None), ("random", None), ("curve", None), ("require", None),
+        ("require_status", None), ("require_tolerance", None), ("seed", None),
+        ("evaluations", None), ("notes", None))
+
+    s: int | None  # worst: stragglers attacked; threshold: the threshold; curve: largest s
     n: int
     k: int
     field: str
-    stragglers: list[int] | None
-    error: float | None  # in the unit given by ``normalize``
-    raw_error: float | None  # raw squared error ||a^T B_F - 1||^2
     normalize: str  # "none" or "k"
     decoder: str
     method: str
     exact: bool
     checked: int
     total: int
-    threshold: int | None = None
-    epsilon: float | None = None
-    comparison: str = ""
+    stragglers: list[int] | None = None  # the worst set / the threshold's witness
+    error: float | None = None  # in the unit given by ``normalize``
+    raw_error: float | None = None  # raw squared error ||a^T B_F - 1||^2
     ok: bool = True
     reason: str = ""
     diagnostics: Diagnostics = dc_field(default_factory=Diagnostics)
     elapsed_s: float = 0.0
-    # -- decoders, methods, sandwiches, curves, random stragglers ------------------
     scheme: str = "custom"
     decoder_label: str = ""  # human description of the decoder (weights, groups, ...)
     decoder_info: dict[str, Any] = dc_field(default_factory=dict)
-    scale: float = 1.0  # error = raw_error / scale (k with --normalize k)
-    upper_bound: float | None = None  # worst mode: error <= true worst <= upper_bound
-    raw_upper_bound: float | None = None
-    upper_bound_source: str = ""
-    threshold_lower: int | None = None  # threshold mode: lower <= T <= upper
-    threshold_upper: int | None = None
-    resolution: float | None = None  # milp thresholds: errors below it count as decodable
-    closed_form: dict[str, Any] | None = None  # {value, raw_value, source, matches}
-    random: dict[str, Any] | None = None  # mean error under random stragglers
-    curve: list[dict[str, Any]] | None = None  # worst error for s = 0..max_s
-    require: int | None = None  # --require T (threshold mode)
-    require_status: str | None = None  # "met", "below" or "unproven"
-    require_tolerance: int | None = None  # --require-tolerance S (= --require S+1)
+    scale: float = 1.0  # error = raw_error / scale (k with normalize="k")
     seed: int | None = None
     evaluations: int = 0
     notes: list[str] = dc_field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        own = super().to_dict()
+        own["mode"] = self.mode
+        return {key: own.get(key, absent) for key, absent in self.LAYOUT}
+
+    @classmethod
+    def json_fields(cls) -> list[tuple[str, Any]]:
+        """(key, type) of the JSON object, in order (for :mod:`gctool.schemas`)."""
+        import typing
+
+        hints = typing.get_type_hints(cls)
+        names = {f.name for f in dataclasses.fields(cls)}
+        return [(key, Literal[cls.mode] if key == "mode" else hints[key] if key in names
+                 else Literal[absent]) for key, absent in cls.LAYOUT]
+
+
+@dataclass(kw_only=True)
+class WorstReport(AttackReport):
+    """The worst set of ``s`` stragglers (exact, or heuristic with a proved sandwich
+    ``error <= true worst <= upper_bound``)."""
+
+    mode: ClassVar[str] = "worst"
+    s: int
+    upper_bound: float | None = None
+    raw_upper_bound: float | None = None
+    upper_bound_source: str = ""
+    closed_form: ClosedForm | None = None
+    random: RandomMeans | None = None
+
+
+@dataclass(kw_only=True)
+class ThresholdReport(AttackReport):
+    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``
+    (``threshold_lower <= threshold <= threshold_upper``), and the ``require`` gate."""
+
+    mode: ClassVar[str] = "threshold"
+    threshold: int | None = None
+    epsilon: float = 0.0
+    comparison: str = "error > epsilon"
+    threshold_lower: int | None = None
+    threshold_upper: int | None = None
+    resolution: float | None = None  # milp thresholds: errors below it count as decodable
+    require: int | None = None  # the gate "threshold >= require"
+    require_status: str | None = None  # "met", "below" or "unproven"
+    require_tolerance: int | None = None  # the gate as "tolerates S" (= require S+1)
+
+
+@dataclass(kw_only=True)
+class CurveReport(AttackReport):
+    """The worst-case error for s = 0..``s``, optionally with random-set means."""
+
+    mode: ClassVar[str] = "curve"
+    s: int
+    curve: list[WorstPoint] = dc_field(default_factory=list)
+    random: RandomMeans | None = None
 
 
 @dataclass
@@ -179,7 +330,7 @@ class DesignReport(Report):
     bytes: int
     #: the scheme's figures of merit recorded in params (eigenvalues, conditions, best-of);
     #: left out of the JSON when the scheme records none
-    report: dict[str, Any] | None = None
+    report: dict[str, Any] | None = dc_field(default=None, metadata=OMIT_NONE)
 
     @property
     def ok(self) -> bool:
@@ -193,9 +344,3 @@ class DesignReport(Report):
         figures = {key: code.params[key] for key in keys if key in code.params}
         return cls(path, code.scheme, code.n, code.k, code.s, str(code.field), code.seed, size,
                    figures or None)
-
-    def to_dict(self) -> dict[str, Any]:
-        doc = super().to_dict()
-        if doc["report"] is None:
-            del doc["report"]
-        return doc

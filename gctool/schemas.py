@@ -38,7 +38,8 @@ REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "gctool.sequential.reports:TreeVerifyReport", "gctool.codes.nested_profile:ProfileReport",
         "gctool.audit.partial:PartialReport", "gctool.audit.spectrum:SpectrumReport")),
     "attack": ("gctool attack --json (one FILE)", (
-        "gctool.reports:AttackReport", "gctool.codes.nested_profile:ProfileReport",
+        "gctool.reports:WorstReport", "gctool.reports:ThresholdReport",
+        "gctool.reports:CurveReport", "gctool.codes.nested_profile:ProfileReport",
         "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),
     "bound": ("gctool bound --json (one FILE, or -n/-k/-s)", (
         "gctool.reports:BoundReport", "gctool.sequential.reports:SequentialBoundReport",
@@ -127,17 +128,28 @@ def _define(cls: type, defs: dict[str, Any], closed: bool = False) -> None:
             defs[cls.__name__]["additionalProperties"] = False
         return
     defs[cls.__name__] = {}  # recursion guard
-    hints = typing.get_type_hints(cls)
-    fields = dataclasses.fields(cls)
+    keys = _keys(cls)
     doc = (cls.__doc__ or "").strip().splitlines()
     node: dict[str, Any] = {"type": "object"}
     if doc and not doc[0].startswith(cls.__name__ + "("):
         node["description"] = doc[0]
-    node["required"] = [f.name for f in fields]
-    node["properties"] = {f.name: _type(hints[f.name], defs) for f in fields}
+    node["required"] = [name for name, _, required in keys if required]
+    node["properties"] = {name: _type(tp, defs) for name, tp, _ in keys}
     if closed:
         node["additionalProperties"] = False
     defs[cls.__name__] = node
+
+
+def _keys(cls: type) -> list[tuple[str, Any, bool]]:
+    """(key, Python type, always present) of the JSON object of dataclass ``cls``: its
+    ``json_fields()`` when it writes another layout than its fields (the attack reports),
+    else its fields; a field with ``omit_none`` metadata is left out when None."""
+    layout = getattr(cls, "json_fields", None)
+    if layout is not None:
+        return [(name, tp, True) for name, tp in layout()]
+    hints = typing.get_type_hints(cls)
+    return [(f.name, hints[f.name], not f.metadata.get("omit_none"))
+            for f in dataclasses.fields(cls)]
 
 
 def generate(name: str) -> dict[str, Any]:

@@ -231,7 +231,7 @@ def test_fixed_decoder_errors_beyond_float64(method: str) -> None:
     r = attack(code, 2, decoder="fixed", method=method)
     assert r.raw_error == np.inf and r.stragglers is not None
     c = attack_curve(code, decoder="fixed", method=method, max_s=2)
-    assert c.curve is not None and len(c.curve) == 3
+    assert len(c.curve) == 3
 
 
 @pytest.mark.parametrize("method", ["auto", "exhaustive", "bnb", "greedy", "milp", "elementary"])

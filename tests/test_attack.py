@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
-from gctool.audit.attack import attack, curve, threshold
+from gctool.audit.attack import AttackOptions, attack, curve, threshold
 from gctool.audit.decoders import make_oracle
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
@@ -292,19 +292,89 @@ def test_require_gate(frc6: GradientCode) -> None:
     assert unproven.exact == (unproven.threshold_lower == 3)
 
 
+def test_require_tolerance_is_require_plus_one(frc6: GradientCode) -> None:
+    """The gate 'tolerates S' is 'threshold >= S + 1'; both are recorded in the report."""
+    met = threshold(frc6, require_tolerance=2)  # the FRC tolerates exactly 2
+    assert met.ok and met.require == 3 and met.require_tolerance == 2
+    below = threshold(frc6, require_tolerance=3)
+    assert not below.ok and below.require == 4 and below.require_status == "below"
+    with pytest.raises(InvalidInput, match="exclude each other"):
+        threshold(frc6, require=3, require_tolerance=2)
+    for mode in (lambda **kw: attack(frc6, 2, **kw), lambda **kw: curve(frc6, 2, **kw)):
+        with pytest.raises(InvalidInput, match="gates on the threshold"):
+            mode(require=3)
+
+
+# -- options object and report types ---------------------------------------------------------------
+def _same(a: object, b: object) -> None:
+    da, db = a.to_dict(), b.to_dict()  # type: ignore[attr-defined]
+    da["elapsed_s"] = db["elapsed_s"] = 0
+    assert da == db
+
+
+def test_options_object_equals_keywords(frc6: GradientCode) -> None:
+    import gctool
+
+    opts = AttackOptions(method="bnb", seed=2, normalize="k", random=True, p=0.25)
+    _same(attack(frc6, 3, opts), attack(frc6, 3, method="bnb", seed=2, normalize="k",
+                                          random=True, p=0.25))
+    _same(gctool.attack(frc6, 3, opts), attack(frc6, 3, opts))
+    _same(curve(frc6, 4, opts), gctool.curve(frc6, 4, AttackOptions.of(opts)))
+    gate = AttackOptions(require_tolerance=2, method="exhaustive")
+    _same(threshold(frc6, 0.0, gate), gctool.threshold(frc6, require_tolerance=2,
+                                                       method="exhaustive"))
+    # keywords change the options object, never the other way round
+    changed = attack(frc6, 3, opts, method="exhaustive")
+    assert changed.method == "exhaustive" and opts.method == "bnb"
+    with pytest.raises(TypeError):
+        attack(frc6, 3, no_such_option=1)
+    with pytest.raises(InvalidInput, match="AttackOptions"):
+        attack(frc6, 3, {"method": "bnb"})  # type: ignore[arg-type]
+
+
+def test_one_report_type_per_mode_with_one_json_layout(frc6: GradientCode) -> None:
+    """Worst, threshold and curve reports are separate types whose JSON keeps the one layout
+    of every mode: keys a mode does not have are written with their neutral value."""
+    from gctool.reports import AttackReport, CurveReport, ThresholdReport, WorstReport
+
+    worst = attack(frc6, 3, random=True)
+    least = threshold(frc6, require=3)
+    tab = curve(frc6, 3, p=0.5)
+    keys = [key for key, _ in AttackReport.LAYOUT]
+    for report, cls, mode in ((worst, WorstReport, "worst"), (least, ThresholdReport,
+                                                              "threshold"),
+                              (tab, CurveReport, "curve")):
+        assert type(report) is cls and report.mode == mode
+        doc = report.to_dict()
+        assert list(doc) == keys and doc["mode"] == mode
+    w, t, c = worst.to_dict(), least.to_dict(), tab.to_dict()
+    assert (w["threshold"], w["epsilon"], w["comparison"], w["require"], w["curve"]) == (
+        None, None, "", None, None)
+    assert (t["upper_bound"], t["upper_bound_source"], t["closed_form"], t["random"]) == (
+        None, "", None, None)
+    assert (c["stragglers"], c["error"], c["threshold_lower"]) == (None, None, None)
+    assert t["threshold"] == 3 and t["comparison"] == "error > epsilon"
+    assert w["closed_form"] == {"raw_value": 3.0, "value": 3.0, "source":
+                                w["closed_form"]["source"], "agrees": True}
+    assert list(w["random"]) == ["uniform"] and list(w["random"]["uniform"]) == [
+        "mean", "exact", "sets", "raw_mean", "s"]
+    assert list(c["random"]) == ["iid"] and [list(p) for p in c["curve"]][0] == [
+        "s", "stragglers", "error", "raw_error", "exact", "method", "upper_bound"]
+
+
 # -- curves, symmetry, parallel ------------------------------------------------------------------
 def test_curve_matches_brute_force() -> None:
     rng = np.random.default_rng(3)
     B = _sparse(rng, 7, 7, 3, "01")
     code = GradientCode(B, REAL, 0)
     r = curve(code, random=True)
-    assert r.mode == "curve" and r.curve is not None and len(r.curve) == 8
+    assert r.mode == "curve" and len(r.curve) == 8
     for pt in r.curve:
-        errs = brute_errors(B, pt["s"], lambda F: lstsq_error(B, F))  # noqa: B023
-        assert pt["raw_error"] == pytest.approx(max(errs.values()), abs=1e-8)
-        assert pt["mean"] == pytest.approx(np.mean(list(errs.values())), abs=1e-8)
-        assert pt["exact"]
-    worst = [pt["raw_error"] for pt in r.curve]
+        errs = brute_errors(B, pt.s, lambda F: lstsq_error(B, F))  # noqa: B023
+        assert pt.raw_error == pytest.approx(max(errs.values()), abs=1e-8)
+        assert pt.mean == pytest.approx(np.mean(list(errs.values())), abs=1e-8)
+        assert pt.exact
+    worst = [pt.raw_error for pt in r.curve]
     assert all(a <= b + 1e-9 for a, b in itertools.pairwise(worst))  # monotone (§0.1)
 
 
@@ -371,10 +441,9 @@ def test_random_stragglers_exact_and_monte_carlo() -> None:
     code = GradientCode(B, REAL, 0, params={"p": [0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.5]})
     p = 0.25
     exact = attack(code, 3, random=True, p=p)
-    assert exact.random is not None
+    assert exact.random is not None and exact.random.uniform is not None
     uni = np.mean(list(brute_errors(B, 3, lambda F: lstsq_error(B, F)).values()))
-    assert exact.random["uniform"]["mean"] == pytest.approx(uni) and exact.random["uniform"][
-        "exact"]
+    assert exact.random.uniform.mean == pytest.approx(uni) and exact.random.uniform.exact
     pv = np.array(code.params["p"])
     iid = hetero = 0.0
     for t in range(n + 1):
@@ -383,12 +452,13 @@ def test_random_stragglers_exact_and_monte_carlo() -> None:
             iid += p**t * (1 - p) ** (n - t) * e
             mask = np.isin(np.arange(n), S)
             hetero += float(np.prod(np.where(mask, pv, 1 - pv))) * e
-    assert exact.random["iid"]["mean"] == pytest.approx(iid)
-    assert exact.random["hetero"]["mean"] == pytest.approx(hetero)
+    assert exact.random.iid is not None and exact.random.hetero is not None
+    assert exact.random.iid.mean == pytest.approx(iid)
+    assert exact.random.hetero.mean == pytest.approx(hetero)
     mc = attack(code, 3, random=True, p=p, max_sets=20, samples=2000, seed=11)
     assert mc.random is not None
-    for key in ("uniform", "iid"):
-        assert not mc.random[key]["exact"] and mc.random[key]["samples"] == 2000
+    for mean in (mc.random.uniform, mc.random.iid):
+        assert mean is not None and not mean.exact and mean.samples == 2000
     # the 95% intervals cover the exact means about 95% of the time (seeded, so repeatable)
     from gctool.audit.randomized import iid_mean, uniform_mean
 
@@ -413,7 +483,8 @@ def test_fixed_weights_iid_closed_form() -> None:
     r = attack(code, 2, decoder="fixed", weights=w, p=0.3)
     total = sum(0.3 ** len(S) * 0.7 ** (n - len(S)) * _fixed_error(B, w, _survivors(n, S))
                 for t in range(n + 1) for S in itertools.combinations(range(n), t))
-    assert r.random is not None and r.random["iid"]["mean"] == pytest.approx(total)
+    assert r.random is not None and r.random.iid is not None
+    assert r.random.iid.mean == pytest.approx(total)
 
 
 def test_normalisation_and_labels(frc6: GradientCode) -> None:

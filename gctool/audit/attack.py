@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from math import comb
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,7 +38,17 @@ from gctool.decode import DEFAULT_TOL
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
-from gctool.reports import AttackReport, Diagnostics
+from gctool.reports import (
+    ClosedForm,
+    CurveReport,
+    Diagnostics,
+    OneStepMean,
+    RandomMean,
+    RandomMeans,
+    ThresholdReport,
+    WorstPoint,
+    WorstReport,
+)
 
 NORMALIZATIONS = ("none", "k")
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
@@ -48,10 +59,20 @@ Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
-class Options:
-    """Search options shared by every mode."""
+class AttackOptions:
+    """The options of :func:`attack`, :func:`threshold` and :func:`curve` (the flags of
+    ``gctool attack``).  Every mode reads the decoder, the search and its budgets; ``random``,
+    ``p`` and ``samples`` add random-set means to the worst case and the curve; ``resolution``
+    and the gate ``require`` (or ``require_tolerance`` S, the same as ``require`` S+1) belong
+    to the threshold.  :meth:`of` makes one from keywords (``AttackOptions.of(method="bnb")``,
+    or changes to another: ``AttackOptions.of(opts, seed=2)``)."""
 
+    decoder: str = "optimal"  # "optimal", "fixed" or "natural"
+    weights: Sequence[float] | np.ndarray | None = dc_field(
+        default=None, compare=False)  # fixed decoder: one weight per worker (or rows)
+    normalize: str = "none"  # "none": raw squared error; "k": divided by k
     method: str = "auto"
+    tol: float = DEFAULT_TOL
     max_sets: int = DEFAULT_MAX_SETS
     max_nodes: int = DEFAULT_MAX_NODES
     time_limit: float = DEFAULT_TIME_LIMIT
@@ -60,10 +81,32 @@ class Options:
     jobs: int = 1
     symmetry: bool = True
     resolution: float = DEFAULT_RESOLUTION
-    progress: Progress | None = None
-    runner: Runner | None = None
+    random: bool = False  # mean error over uniformly random s-sets
+    p: float | None = None  # mean error when each worker straggles with probability p
+    samples: int = randomized.DEFAULT_SAMPLES  # Monte-Carlo samples of the means
+    require: int | None = None  # threshold gate: fail unless threshold >= require is proved
+    require_tolerance: int | None = None  # the same gate as "tolerates S" (require = S + 1)
+    progress: Progress | None = dc_field(default=None, compare=False)
+    #: where the exhaustive enumeration runs: None = ``jobs`` local processes, or a
+    #: :class:`gctool.audit.distributed.DaskRunner`; results do not depend on it
+    runner: Runner | None = dc_field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, options: AttackOptions | None = None, **changes: Any) -> AttackOptions:
+        """``options`` (default: the defaults) with ``changes`` applied."""
+        base = cls() if options is None else options
+        if not isinstance(base, AttackOptions):
+            raise InvalidInput(f"options must be AttackOptions, got {type(base).__name__}")
+        return replace(base, **changes) if changes else base
+
+    @property
+    def required(self) -> int | None:
+        """The threshold the gate requires (``require_tolerance`` S means S + 1)."""
+        return self.require_tolerance + 1 if self.require_tolerance is not None else self.require
 
     def check(self) -> None:
+        if self.normalize not in NORMALIZATIONS:
+            raise InvalidInput(f"normalize must be one of {', '.join(NORMALIZATIONS)}")
         if self.method not in METHODS:
             raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         for name in ("max_sets", "max_nodes"):
@@ -75,11 +118,23 @@ class Options:
             raise InvalidInput("restarts and jobs must be >= 0")
         if not (0 < self.resolution < np.inf):
             raise InvalidInput("resolution must be a positive number")
+        for name in ("require", "require_tolerance"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")
+        if self.require is not None and self.require_tolerance is not None:
+            raise InvalidInput("require and require_tolerance exclude each other")
+
+    def for_search(self) -> AttackOptions:
+        """Checked options of a worst-case search or curve (the threshold gate refused)."""
+        self.check()
+        if self.required is not None:
+            raise InvalidInput("require and require_tolerance are gates on the threshold")
+        return self
 
 
 def _scale(code: GradientCode, normalize: str) -> float:
-    if normalize not in NORMALIZATIONS:
-        raise InvalidInput(f"normalize must be one of {', '.join(NORMALIZATIONS)}")
     return float(code.k) if normalize == "k" else 1.0
 
 
@@ -93,7 +148,7 @@ def _largest(oracle: Oracle) -> tuple[float | None, str]:
     return oracle.max_error, f"largest possible error {what}"
 
 
-def worst_outcome(oracle: Oracle, s: int, opts: Options,
+def worst_outcome(oracle: Oracle, s: int, opts: AttackOptions,
                   starts: Sequence[Sequence[int]] = ()) -> WorstOutcome:
     """Run the chosen method for the worst set of size s."""
     method = opts.method
@@ -121,14 +176,14 @@ def worst_outcome(oracle: Oracle, s: int, opts: Options,
     return out
 
 
-def _greedy(oracle: Oracle, s: int, opts: Options, starts: Sequence[Sequence[int]],
+def _greedy(oracle: Oracle, s: int, opts: AttackOptions, starts: Sequence[Sequence[int]],
             restarts: int) -> WorstOutcome:
     top, _ = _largest(oracle)
     return greedy.greedy(oracle, s, seed=opts.seed, restarts=restarts, starts=starts,
                          stop_at=top, progress=opts.progress)
 
 
-def _auto_worst(oracle: Oracle, s: int, opts: Options,
+def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
                 starts: Sequence[Sequence[int]]) -> WorstOutcome:
     top, why = _largest(oracle)
     rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
@@ -157,53 +212,32 @@ def _auto_worst(oracle: Oracle, s: int, opts: Options,
     return best
 
 
-def attack(
-    code: GradientCode,
-    s: int,
-    *,
-    decoder: str = "optimal",
-    weights: Sequence[float] | np.ndarray | None = None,
-    normalize: str = "none",
-    method: str = "auto",
-    tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_MAX_SETS,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    restarts: int = 20,
-    seed: int = 0,
-    jobs: int = 1,
-    symmetry: bool = True,
-    random: bool = False,
-    p: float | None = None,
-    samples: int = randomized.DEFAULT_SAMPLES,
-    progress: Progress | None = None,
-    runner: Runner | None = None,
-) -> AttackReport:
-    """The worst straggler set of size ``s`` under ``decoder``, found by ``method``."""
+def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
+           **changes: Any) -> WorstReport:
+    """The worst straggler set of size ``s`` under ``options.decoder``, found by
+    ``options.method`` (keywords: changes to ``options``, see :class:`AttackOptions`)."""
     check_s(s, code.n, allow_all=True)
-    scale = _scale(code, normalize)
-    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-                   progress=progress, runner=runner)
-    opts.check()
+    opts = AttackOptions.of(options, **changes).for_search()
+    scale = _scale(code, opts.normalize)
     start = time.perf_counter()
-    oracle = make_oracle(code, decoder, weights, tol)
+    oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     found = worst_outcome(oracle, s, opts)
-    report = _worst_report(code, oracle, s, found, scale, normalize, opts)
-    report.random = _random(oracle, s if random else None, p, scale, opts, samples)
+    report = _worst_report(code, oracle, s, found, scale, opts)
+    report.random = _random(oracle, s if opts.random else None, opts.p, scale, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
 
 
 def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcome,
-                  scale: float, normalize: str, opts: Options) -> AttackReport:
+                  scale: float, opts: AttackOptions) -> WorstReport:
     err = found.error
     decodes = not bool(oracle.fails(err))
     reason = ("every straggler set of this size still decodes" if decodes and found.exact
               else "the worst set leaves an error" if found.exact
               else "heuristic: the true worst error is at least this")
-    report = AttackReport(
-        mode="worst", s=s, n=code.n, k=code.k, field=str(code.field),
-        stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=normalize,
+    report = WorstReport(
+        s=s, n=code.n, k=code.k, field=str(code.field),
+        stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=opts.normalize,
         decoder=oracle.kind, method=found.method, exact=found.exact,
         checked=found.checked if found.method == "exhaustive" else oracle.evaluations,
         total=found.total, reason=reason, diagnostics=_diagnostics(oracle, found.stragglers),
@@ -230,7 +264,7 @@ def _diagnostics(oracle: Oracle, S: list[int] | None) -> Diagnostics:
 
 
 def _closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: float,
-                 exact: bool) -> dict[str, Any] | None:
+                 exact: bool) -> ClosedForm | None:
     if oracle.kind != "optimal":
         return None
     from gctool.codes.closed_forms import closed_form_worst_error
@@ -240,116 +274,100 @@ def _closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: 
         return None
     value, source = got
     agree = abs(float(value) - err) <= 1e-6 * max(1.0, abs(err))
-    return {"raw_value": float(value), "value": float(value) / scale, "source": source,
-            "agrees": agree if exact else err <= float(value) * (1 + 1e-9) + 1e-12}
+    return ClosedForm(float(value), float(value) / scale, source,
+                      agree if exact else err <= float(value) * (1 + 1e-9) + 1e-12)
 
 
-def _random(oracle: Oracle, s: int | None, p: float | None, scale: float, opts: Options,
-            samples: int) -> dict[str, Any] | None:
-    out: dict[str, Any] = {}
-    kw: dict[str, Any] = {"budget": opts.max_sets, "samples": samples, "seed": opts.seed}
+def _random(oracle: Oracle, s: int | None, p: float | None, scale: float,
+            opts: AttackOptions) -> RandomMeans | None:
+    out = RandomMeans()
+    kw: dict[str, Any] = {"budget": opts.max_sets, "samples": opts.samples, "seed": opts.seed}
     if s is not None:
-        out["uniform"] = _scaled(randomized.uniform_mean(oracle, s, **kw), scale, s=s)
+        out.uniform = _scaled(RandomMean(**randomized.uniform_mean(oracle, s, **kw), s=s), scale)
     if p is not None:
-        out["iid"] = _scaled(randomized.iid_mean(oracle, p, **kw), scale, p=p)
+        out.iid = _scaled(RandomMean(**randomized.iid_mean(oracle, p, **kw), p=p), scale)
     probs = oracle.code.params.get("p")
     if isinstance(probs, list | tuple) and len(probs) == oracle.n:
-        out["hetero"] = _scaled(randomized.iid_mean(oracle, np.asarray(probs, float), **kw),
-                                scale, p="params.p (per worker)")
-        # -- the hetero scheme's own figure, E||c - 1||^2 of the one-step decoder
-        # (sum of the received messages; Σ_j 1/Q_j for the optimal unbiased weights) ---------
-        code = oracle.code
-        if not code.field.is_finite and code.m == 1:
-            from gctool.codes.hetero import expected_error
-
-            try:
-                one = expected_error(np.asarray(code.B), np.asarray(probs, float))
-            except InvalidInput:  # e.g. every p_i = 1: no one-step figure
-                return out or None
-            out["hetero_one_step"] = _scaled(
-                {"mean": one, "exact": True, "method": "closed form (one-step decoder)"}, scale,
-                p="params.p (per worker)", decoder="one-step: sum of the received messages",
-                design_value=code.params.get("expected_error"))
-        # -------------------------------------------------------------------------------------
-    return out or None
+        out.hetero = _scaled(RandomMean(**randomized.iid_mean(
+            oracle, np.asarray(probs, float), **kw), p=PER_WORKER), scale)
+        out.hetero_one_step = _one_step(oracle.code, probs, scale)
+    return out if out.items() else None
 
 
-def _scaled(d: dict[str, Any], scale: float, **extra: Any) -> dict[str, Any]:
-    d = dict(d)
-    d["raw_mean"] = d["mean"]
-    d["mean"] = d["mean"] / scale
-    if "ci95" in d:
-        d["raw_ci95"] = d["ci95"]
-        d["ci95"] = [x / scale for x in d["ci95"]]
-    d.update(extra)
-    return d
+#: the ``p`` of the means under the heterogeneous scheme's own per-worker probabilities
+PER_WORKER = "params.p (per worker)"
+
+
+def _one_step(code: GradientCode, probs: Sequence[float], scale: float) -> OneStepMean | None:
+    """The hetero scheme's own figure, E||c - 1||^2 of the one-step decoder (the sum of the
+    received messages; sum_j 1/Q_j for the optimal unbiased weights)."""
+    if code.field.is_finite or code.m != 1:
+        return None
+    from gctool.codes.hetero import expected_error
+
+    try:
+        one = expected_error(np.asarray(code.B), np.asarray(probs, float))
+    except InvalidInput:  # e.g. every p_i = 1: no one-step figure
+        return None
+    return _scaled(OneStepMean(one, True, method="closed form (one-step decoder)",
+                               p=PER_WORKER, decoder="one-step: sum of the received messages",
+                               design_value=code.params.get("expected_error")), scale)
+
+
+M = TypeVar("M", bound=RandomMean)
+
+
+def _scaled(mean: M, scale: float) -> M:
+    """``mean`` in the report's unit (divided by ``scale``), keeping the raw values."""
+    mean.raw_mean, mean.mean = mean.mean, mean.mean / scale
+    if mean.ci95 is not None:
+        mean.raw_ci95, mean.ci95 = mean.ci95, [x / scale for x in mean.ci95]
+    return mean
 
 
 # -- curve ----------------------------------------------------------------------------------------
-def curve(
-    code: GradientCode,
-    max_s: int | None = None,
-    *,
-    decoder: str = "optimal",
-    weights: Sequence[float] | np.ndarray | None = None,
-    normalize: str = "none",
-    method: str = "auto",
-    tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_MAX_SETS,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    restarts: int = 20,
-    seed: int = 0,
-    jobs: int = 1,
-    symmetry: bool = True,
-    random: bool = False,
-    p: float | None = None,
-    samples: int = randomized.DEFAULT_SAMPLES,
-    progress: Progress | None = None,
-    runner: Runner | None = None,
-) -> AttackReport:
-    """Worst-case error for s = 0..max_s (default n), optionally with the random-set mean."""
+def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
+          **changes: Any) -> CurveReport:
+    """Worst-case error for s = 0..max_s (default n), optionally with the random-set means
+    (keywords: changes to ``options``, see :class:`AttackOptions`)."""
     top = code.n if max_s is None else max_s
     check_s(top, code.n, "max_s", allow_all=True)
-    scale = _scale(code, normalize)
-    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-                   runner=runner)
-    opts.check()
+    given = AttackOptions.of(options, **changes).for_search()
+    opts = replace(given, progress=None)  # progress counts values of s, not sets
+    scale = _scale(code, opts.normalize)
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
         exhaustive.check_set_work(code, 1, code.n, "attack --curve")
-    oracle = make_oracle(code, decoder, weights, tol)
-    points, prev, checked = [], None, 0
+    oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
+    points: list[WorstPoint] = []
+    prev, checked = None, 0
     for s in range(top + 1):
         before = oracle.evaluations
         found = _curve_point(oracle, s, opts, prev)
         checked += oracle.evaluations - before
-        point = {"s": s, "stragglers": found.stragglers, "error": found.error / scale,
-                 "raw_error": found.error, "exact": found.exact, "method": found.method,
-                 "upper_bound": None if found.upper is None else found.upper / scale}
-        if random:
-            mean = randomized.uniform_mean(oracle, s, budget=max_sets, samples=samples,
-                                           seed=seed)
-            point["mean"], point["mean_exact"] = mean["mean"] / scale, mean["exact"]
+        point = WorstPoint(s, found.stragglers, found.error / scale, found.error, found.exact,
+                           found.method, None if found.upper is None else found.upper / scale)
+        if opts.random:
+            mean = randomized.uniform_mean(oracle, s, budget=opts.max_sets,
+                                           samples=opts.samples, seed=opts.seed)
+            point.mean, point.mean_exact = mean["mean"] / scale, mean["exact"]
         points.append(point)
         prev = found
-        if progress is not None:
-            progress(s + 1, top + 1)
-    exact = all(pt["exact"] for pt in points)
-    report = AttackReport(
-        mode="curve", s=top, n=code.n, k=code.k, field=str(code.field), stragglers=None,
-        error=None, raw_error=None, normalize=normalize, decoder=oracle.kind,
-        method=method, exact=exact, checked=checked, total=sum(
-            comb(code.n, t) for t in range(top + 1)),
+        if given.progress is not None:
+            given.progress(s + 1, top + 1)
+    report = CurveReport(
+        s=top, n=code.n, k=code.k, field=str(code.field), normalize=opts.normalize,
+        decoder=oracle.kind, method=opts.method, exact=all(pt.exact for pt in points),
+        checked=checked, total=sum(comb(code.n, t) for t in range(top + 1)),
         reason=f"worst-case error for s = 0..{top}", scheme=code.scheme,
-        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale, seed=seed,
-        evaluations=oracle.evaluations, curve=points)
-    report.random = _random(oracle, None, p, scale, opts, samples)
+        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,
+        seed=opts.seed, evaluations=oracle.evaluations, curve=points)
+    report.random = _random(oracle, None, opts.p, scale, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
 
 
-def _curve_point(oracle: Oracle, s: int, opts: Options, prev: WorstOutcome | None
+def _curve_point(oracle: Oracle, s: int, opts: AttackOptions, prev: WorstOutcome | None
                  ) -> WorstOutcome:
     top, why = _largest(oracle)
     if (prev is not None and oracle.monotone and prev.exact and top is not None
@@ -363,7 +381,7 @@ def _curve_point(oracle: Oracle, s: int, opts: Options, prev: WorstOutcome | Non
 
 
 # -- threshold ------------------------------------------------------------------------------------
-def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutcome:
+def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
     """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit).
 
     Over R/C an error must exceed epsilon by more than the decoding tolerance tol*k to count:
@@ -393,7 +411,7 @@ def threshold_outcome(oracle: Oracle, epsilon: float, opts: Options) -> Threshol
     return _auto_threshold(oracle, epsilon, limit, opts)
 
 
-def _elementary(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutcome:
+def _elementary(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
     from gctool.audit.decoders import OptimalOracle
     from gctool.audit.elementary import elementary_threshold
 
@@ -403,7 +421,7 @@ def _elementary(oracle: Oracle, epsilon: float, opts: Options) -> ThresholdOutco
     return elementary_threshold(oracle, max_sets=opts.max_sets, progress=opts.progress)
 
 
-def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: Options
+def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOptions
                     ) -> ThresholdOutcome:
     trail: list[str] = []
     try:
@@ -454,7 +472,7 @@ def _affordable_sizes(n: int, max_sets: int) -> int:
     return t
 
 
-def _bnb_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
+def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
                    ) -> ThresholdOutcome:
     n = oracle.n
     cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
@@ -482,7 +500,7 @@ def _bnb_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
     return out
 
 
-def _greedy_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
+def _greedy_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
                       ) -> ThresholdOutcome:
     n = oracle.n
     cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
@@ -503,51 +521,29 @@ def _greedy_threshold(oracle: Oracle, limit: float, opts: Options, lower: int
     return ThresholdOutcome(None, None, None, False, "greedy", lower, evals, 0)
 
 
-def threshold(
-    code: GradientCode,
-    epsilon: float = 0.0,
-    *,
-    decoder: str = "optimal",
-    weights: Sequence[float] | np.ndarray | None = None,
-    normalize: str = "none",
-    method: str = "auto",
-    tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_MAX_SETS,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    resolution: float = DEFAULT_RESOLUTION,
-    require: int | None = None,
-    restarts: int = 20,
-    seed: int = 0,
-    jobs: int = 1,
-    symmetry: bool = True,
-    progress: Progress | None = None,
-    runner: Runner | None = None,
-) -> AttackReport:
-    """The adversarial threshold: fewest stragglers whose error exceeds ``epsilon``."""
-    scale = _scale(code, normalize)
+def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
+              **changes: Any) -> ThresholdReport:
+    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``
+    (keywords: changes to ``options``, see :class:`AttackOptions`; ``require`` or
+    ``require_tolerance`` make the report fail unless the threshold is proved high enough)."""
+    opts = AttackOptions.of(options, **changes)
+    opts.check()
     if not (np.isfinite(epsilon) and epsilon >= 0):
         raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
-    if require is not None and (isinstance(require, bool) or not isinstance(require, int)
-                                or require < 0):
-        raise InvalidInput(f"require must be an integer >= 0, got {require!r}")
-    opts = Options(method, max_sets, max_nodes, time_limit, restarts, seed, jobs, symmetry,
-                   resolution, progress, runner)
-    opts.check()
-    oracle = make_oracle(code, decoder, weights, tol)
+    scale = _scale(code, opts.normalize)
+    oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     if oracle.finite and epsilon != 0:
         raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")
     start = time.perf_counter()
     found = threshold_outcome(oracle, epsilon * scale, opts)
-    report = _threshold_report(code, oracle, found, epsilon, normalize, scale, opts)
-    _apply_require(report, found, require)
+    report = _threshold_report(code, oracle, found, epsilon, scale, opts)
+    _apply_require(report, found, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
 
 
 def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcome,
-                      epsilon: float, normalize: str, scale: float, opts: Options
-                      ) -> AttackReport:
+                      epsilon: float, scale: float, opts: AttackOptions) -> ThresholdReport:
     t, S, err = found.threshold, found.stragglers, found.error
     if t is not None and found.exact:
         reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; "
@@ -563,9 +559,9 @@ def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcom
         reason += (f" (MILP resolution {found.resolution:g}: errors below it count as "
                    "decodable)")
     total = found.total or sum(comb(code.n, x) for x in range(code.n + 1))
-    return AttackReport(
-        mode="threshold", s=t, n=code.n, k=code.k, field=str(code.field), stragglers=S,
-        error=None if err is None else err / scale, raw_error=err, normalize=normalize,
+    return ThresholdReport(
+        s=t, n=code.n, k=code.k, field=str(code.field), stragglers=S,
+        error=None if err is None else err / scale, raw_error=err, normalize=opts.normalize,
         decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
         total=total, threshold=t, epsilon=epsilon, comparison="error > epsilon",
         reason=reason, diagnostics=_diagnostics(oracle, S), scheme=code.scheme,
@@ -575,8 +571,10 @@ def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcom
         notes=list(found.notes))
 
 
-def _apply_require(report: AttackReport, found: ThresholdOutcome, require: int | None) -> None:
-    report.require = require
+def _apply_require(report: ThresholdReport, found: ThresholdOutcome, opts: AttackOptions
+                   ) -> None:
+    report.require, report.require_tolerance = opts.required, opts.require_tolerance
+    require = opts.required
     if require is None:
         return
     t = found.threshold
@@ -591,5 +589,5 @@ def _apply_require(report: AttackReport, found: ThresholdOutcome, require: int |
                           f"{found.lower}): raise the budget or use an exact method")
 
 
-__all__ = ["Options", "attack", "curve", "threshold", "threshold_outcome",
+__all__ = ["AttackOptions", "attack", "curve", "threshold", "threshold_outcome",
            "worst_outcome"]

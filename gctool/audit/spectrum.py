@@ -450,16 +450,14 @@ def attack_hook(code: GradientCode, mode: str, request: AttackRequest) -> Report
                            "one straggler set)")
     opts = request.options
     for name, neutral in _NOT_FOR_FRAMES.items():
-        if name in opts and opts[name] != neutral:
+        value = opts.required if name == "require" else getattr(opts, name)
+        if (value is not None) if neutral is None else value != neutral:
             raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
                                "a curve or one straggler set)")
-    method = opts.get("method", "auto")
+    method = opts.method
     if method not in ("auto", "exhaustive"):
         raise InvalidInput("encoded frames take method auto or exhaustive")
-    max_sets: int = opts.get("max_sets") or DEFAULT_MAX_SETS
-    from gctool.audit.randomized import DEFAULT_SAMPLES
-
-    seed, samples = opts.get("seed") or 0, opts.get("samples", DEFAULT_SAMPLES)
+    max_sets, seed, samples = opts.max_sets, opts.seed, opts.samples
     if mode == "set":
         return set_spectrum(code, list(request.straggler_set or ()))
     if mode == "curve":

@@ -15,7 +15,6 @@ from gctool.cli.options import (
     json_option,
     load_code,
     max_sets_option,
-    max_work_option,
     progress_bar,
     seed_option,
     tol_option,
@@ -120,7 +119,6 @@ line per file, one --json document, the worst exit status.""")
 @tol_option
 @max_sets_option
 @json_option
-@max_work_option
 @quiet_option
 @executor_options("attack")
 @profile_options
@@ -148,11 +146,15 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
 
         status("gctool: note: --require is deprecated; use --require-threshold T, or "
                "--require-tolerance S (= threshold >= S+1)")
-    common: dict[str, Any] = dict(
+    from gctool.audit.attack import AttackOptions
+
+    options = AttackOptions(
         decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
         tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
-        symmetry=not no_symmetry, runner=runner)
+        symmetry=not no_symmetry, resolution=resolution, random=random_sets, p=prob,
+        samples=samples, require=require if require_tolerance is None else None,
+        require_tolerance=require_tolerance, runner=runner)
 
     profile_args = parse_profile(profile, profile_file, level_counts)
     if profile_args and (threshold_mode or curve_mode):
@@ -168,18 +170,11 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         code = load_code(path)
         with progress_bar("attack") as progress:
             if threshold_mode:
-                report = api.threshold(code, epsilon, resolution=resolution,
-                                       require=require if require_tolerance is None else None,
-                                       require_tolerance=require_tolerance,
-                                       progress=progress, **common)
-            elif curve_mode:
-                report = api.curve(code, max_s, random=random_sets, p=prob, samples=samples,
-                                   progress=progress, **common)
-            else:
-                report = api.attack(code, stragglers, straggler_set=one, random=random_sets,
-                                    p=prob, samples=samples, progress=progress,
-                                    **profile_args, **common)
-        return report
+                return api.threshold(code, epsilon, options, progress=progress)
+            if curve_mode:
+                return api.curve(code, max_s, options, progress=progress)
+            return api.attack(code, stragglers, options, straggler_set=one, progress=progress,
+                              **profile_args)
 
     return run_files("attack", code_file, audit, as_json)
 

@@ -20,10 +20,9 @@ from typing import Any
 RENDERERS: dict[str, str] = {
     "VerifyReport": "verify:render_verify",
     "PartialReport": "verify:render_partial",
-    "AttackReport": "attack:render_attack",
-    "WorstReport": "attack:render_attack",
-    "ThresholdReport": "attack:render_attack",
-    "CurveReport": "attack:render_attack",
+    "WorstReport": "attack:render_worst",
+    "ThresholdReport": "attack:render_threshold",
+    "CurveReport": "attack:render_curve",
     "BoundReport": "bound:render_bound",
     "SequentialVerifyReport": "sequential:render_sgc_verify",
     "TreeVerifyReport": "sequential:render_tree_verify",
@@ -41,10 +40,9 @@ RENDERERS: dict[str, str] = {
 #: report class name -> "module:function" of its one-line summary (others: see summary())
 SUMMARIES: dict[str, str] = {
     "VerifyReport": "verify:summary",
-    "AttackReport": "attack:summary",
-    "WorstReport": "attack:summary",
-    "ThresholdReport": "attack:summary",
-    "CurveReport": "attack:summary",
+    "WorstReport": "attack:summary_worst",
+    "ThresholdReport": "attack:summary_threshold",
+    "CurveReport": "attack:summary_curve",
     "BoundReport": "bound:summary",
 }
 
