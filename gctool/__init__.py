@@ -17,7 +17,9 @@ from gctool._version import __version__
 
 __all__ = [
     "BoundReport",
+    "AttackOptions",
     "AttackReport",
+    "CurveReport",
     "Field",
     "GradientCode",
     "VerifyReport",
@@ -31,8 +33,10 @@ __all__ = [
     "parse_field",
     "read_code",
     "simulate",
+    "ThresholdReport",
     "threshold",
     "verify",
+    "WorstReport",
     "write_code",
 ]
 
@@ -52,7 +56,11 @@ _LAZY = {
     "read_code": "gctool.io",
     "write_code": "gctool.io",
     "VerifyReport": "gctool.reports",
+    "AttackOptions": "gctool.audit.attack",
     "AttackReport": "gctool.reports",
+    "WorstReport": "gctool.reports",
+    "ThresholdReport": "gctool.reports",
+    "CurveReport": "gctool.reports",
     "BoundReport": "gctool.reports",
 }
 

@@ -90,7 +90,8 @@ def test_public_api_is_pinned() -> None:
     import gctool
 
     expected = {
-        "AttackReport", "BoundReport", "Field", "GradientCode", "VerifyReport", "__version__",
+        "AttackOptions", "AttackReport", "BoundReport", "CurveReport", "Field", "GradientCode",
+        "ThresholdReport", "VerifyReport", "WorstReport", "__version__",
         "attack", "bound", "curve", "decode", "design", "export", "parse_field", "read_code",
         "simulate", "threshold", "verify", "write_code",
     }
