@@ -233,3 +233,73 @@ def test_attack_compiled_errors_match_numpy_per_set(monkeypatch: pytest.MonkeyPa
         err, pending = oracle.compiled(S)
         assert not pending.all()
         assert err[~pending] == pytest.approx(ref[~pending], rel=1e-9, abs=1e-20)
+
+
+# -- start-up -----------------------------------------------------------------------------------
+def test_blas_threads_pinned_unless_set() -> None:
+    from gctool._threads import BLAS_VARS, pin_blas_threads
+
+    env: dict[str, str] = {"MKL_NUM_THREADS": "4"}
+    pin_blas_threads(env)
+    assert env["MKL_NUM_THREADS"] == "4"  # the user's setting wins
+    assert all(env[v] == "1" for v in BLAS_VARS if v != "MKL_NUM_THREADS")
+    env = {"GCTOOL_BLAS_THREADS": "2"}
+    pin_blas_threads(env)
+    assert {env[v] for v in BLAS_VARS} == {"2"}
+    env = {"GCTOOL_BLAS_THREADS": "many"}
+    pin_blas_threads(env)
+    assert {env[v] for v in BLAS_VARS} == {"1"}
+
+
+def test_cli_process_runs_blas_single_threaded() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in
+           ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+            "GCTOOL_BLAS_THREADS")}
+    probe = ("import os\nfrom gctool.cli.main import main\nmain(['--help'])\n"
+             "print('T=' + os.environ.get('OPENBLAS_NUM_THREADS', '-'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                         check=False)
+    assert "T=1" in out.stdout.splitlines()
+
+
+def test_compile_notice_only_on_a_terminal_and_only_when_slow(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]
+                                                             ) -> None:
+    import io
+    import sys
+    import time
+
+    from gctool.audit.kernels import _jit
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(_jit, "NOTICE_AFTER_S", 0.05)
+    for tty, slow in ((True, True), (True, False), (False, True)):
+        err = Tty() if tty else io.StringIO()
+        monkeypatch.setattr(sys, "stderr", err)
+        with _jit.compile_notice("test"):
+            time.sleep(0.3 if slow else 0.0)
+        time.sleep(0.1)
+        said = err.getvalue()
+        assert (said.count("\n") == 1 and "compiling the test kernels" in said) == (tty and slow)
+
+
+def test_read_only_package_dir_uses_a_user_cache_dir(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from gctool.audit.kernels._jit import user_cache_dir
+
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a __pycache__ under a regular file cannot be created
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert user_cache_dir(blocked / "__pycache__", env) == str(tmp_path / "xdg/gctool/numba")
+    assert user_cache_dir(tmp_path / "__pycache__", env) is None  # writable: numba's default
+    assert user_cache_dir(blocked / "__pycache__", {"NUMBA_CACHE_DIR": "x"}) is None
+    home = user_cache_dir(blocked / "__pycache__", {})
+    assert home == str(Path.home() / ".cache/gctool/numba")

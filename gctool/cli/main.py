@@ -81,6 +81,9 @@ class GctoolGroup(LazyGroup):
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
             from gctool import _signals
+            from gctool._threads import pin_blas_threads
+
+            pin_blas_threads()  # before numpy loads BLAS (see gctool._threads)
             from gctool.limits import set_max_work
 
             _signals.install()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,22 +18,25 @@ from typing import Any
 NOTICE_AFTER_S = 1.0
 
 
-def _cache_dir() -> None:
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return
-    here = Path(__file__).parent / "__pycache__"
+def user_cache_dir(pycache: Path, environ: MutableMapping[str, str]) -> str | None:
+    """The cache directory to give numba (``NUMBA_CACHE_DIR``), or None to keep its default
+    (``pycache``, next to the kernels' source) because that one is writable or the user chose."""
+    if environ.get("NUMBA_CACHE_DIR"):
+        return None
     try:
-        here.mkdir(exist_ok=True)
-        writable = os.access(here, os.W_OK)
+        pycache.mkdir(exist_ok=True)
+        writable = os.access(pycache, os.W_OK)
     except OSError:
         writable = False
     if writable:
-        return
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    os.environ["NUMBA_CACHE_DIR"] = str(base / "gctool" / "numba")
+        return None
+    base = Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return str(base / "gctool" / "numba")
 
 
-_cache_dir()
+_chosen = user_cache_dir(Path(__file__).parent / "__pycache__", os.environ)
+if _chosen is not None:
+    os.environ["NUMBA_CACHE_DIR"] = _chosen
 
 import numba  # noqa: E402  (after the cache directory is chosen)
 
