@@ -124,6 +124,27 @@ def solve(arith: GFArith, A: np.ndarray, Y: np.ndarray) -> tuple[bool, np.ndarra
     return bool(consistent[0]), X[0]
 
 
+def left_null_reduction(arith: GFArith, B: np.ndarray, T: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(N, W, consistent)`` for ``B`` (n x K) and targets ``T`` (m x K) over GF(q): the rows
+    of N (d x n) span the left null space ``{y : y^T B = 0}``, and ``W^T B = T`` (W n x m,
+    free variables 0) when ``consistent``.  Survivors ``[n] \\ S`` then recover T exactly when
+    ``[N[:, S]^T | W_S]`` is consistent (:func:`reduced_decodes`)."""
+    B = np.asarray(B, dtype=np.int64)
+    n = B.shape[0]
+    N = null_space(arith, B.T).reshape(-1, n)
+    consistent, W = solve(arith, B.T, np.asarray(T, dtype=np.int64).T)
+    return N, W, consistent
+
+
+def reduced_decodes(arith: Arith, N: np.ndarray, W: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """For a batch of straggler sets ``S`` (b, s): is ``[N[:, S]^T | W_S]`` consistent, i.e.
+    do the survivors recover the targets (N and W of :func:`left_null_reduction`)?"""
+    NT = N.T  # (n, d)
+    aug = np.concatenate([NT[S], W[S]], axis=2)  # (b, s, d + m)
+    return eliminate(arith, aug, N.shape[0])[0]
+
+
 def eliminate(arith: Arith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, np.ndarray]:
     """Batched row echelon reduction of augmented systems ``M = [A | Y]`` (b, R, C).
 

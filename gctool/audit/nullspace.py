@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.gf import GFArith
-from gctool.algebra.linalg import eliminate
+from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
 from gctool.decode import Decoder, safe_norm
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
@@ -88,13 +88,9 @@ def reduce_float(code: GradientCode, tol: float) -> Reduction:
 
 def reduce_gf(code: GradientCode) -> Reduction:
     """Exact left null space and a particular W over GF(q) (no galois needed)."""
-    from gctool.algebra.linalg import null_space, solve
-
-    arith = GFArith(code.field)
-    B = np.asarray(code.B, dtype=np.int64)
-    N = null_space(arith, B.T)  # rows y with B^T y = 0
-    consistent, W = solve(arith, B.T, code.targets().T.astype(np.int64))
-    return Reduction(N.reshape(-1, code.n), W, code.n - N.shape[0], consistent)
+    N, W, consistent = left_null_reduction(GFArith(code.field), np.asarray(code.B),
+                                           code.targets())
+    return Reduction(N, W, code.n - N.shape[0], consistent)
 
 
 def cost_direct(code: GradientCode, s: int) -> int:
@@ -256,9 +252,7 @@ class GFNullKernel:
         if self._arith is None:
             self._arith = GFArith(self.code.field)
         out = ChunkEval.blank(S.shape[0])
-        NT = self.red.N.T  # (n, d)
-        aug = np.concatenate([NT[S], self.red.W[S]], axis=2)  # (b, s, d + m)
-        out.ok[:], _ = eliminate(self._arith, aug, self.red.d)
+        out.ok[:] = reduced_decodes(self._arith, self.red.N, self.red.W, S)
         return out
 
 

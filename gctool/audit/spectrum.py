@@ -33,6 +33,7 @@ import numpy as np
 from gctool.audit.engine import DEFAULT_MAX_SETS, check_budget, check_s
 from gctool.audit.enumeration import count_sets, sample_sets, straggler_chunks
 from gctool.audit.outcome import WorstOutcome
+from gctool.codes.encoded import epsilon_of, epsilon_upper_bound, frame_stats
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.model import GradientCode
 from gctool.numerics import EPS
@@ -55,10 +56,6 @@ def _frame(code: GradientCode) -> np.ndarray:
 def kappa(eps: float) -> float | None:
     """(1 + eps) / (1 - eps), None when eps >= 1 (no guarantee)."""
     return None if eps >= 1.0 else (1.0 + eps) / (1.0 - eps)
-
-
-def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> Any:
-    return np.maximum(1.0 - np.asarray(lmin), np.asarray(lmax) - 1.0)
 
 
 @dataclass
@@ -100,28 +97,6 @@ class _Frame:
         k = self.S.shape[1]
         per = s * s if (self.tight and 0 < s < k) else k * k
         return max(1, _BATCH_ENTRIES // max(per, 1))
-
-
-def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
-    """Proved upper bound on eps_F over all straggler sets of size s (module docstring)."""
-    n, k = S.shape
-    f = n - s
-    if f <= 0:
-        return float("inf")
-    G = S.T @ S
-    ev = np.linalg.eigvalsh(G)
-    sq = np.einsum("ij,ij->i", S, S)
-    if s == 0:
-        mu = 0.0
-    else:
-        A = np.abs(S @ S.T)
-        np.fill_diagonal(A, 0.0)
-        top = -np.sort(-A, axis=1)[:, : s - 1].sum(axis=1) if s > 1 else np.zeros(n)
-        mu = float(min((sq + top).max(), np.sort(sq)[::-1][:s].sum()))
-    norm = k / f
-    lmin = max(0.0, float(ev[0]) - mu) * norm
-    lmax = float(ev[-1]) * norm
-    return float(epsilon_of(lmin, lmax))
 
 
 @dataclass
@@ -340,7 +315,6 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
                   max_sets: int = BOUND_MAX_SETS) -> EncodedBoundReport:
     """Bounds of Karakus et al. for an encoded frame (module docstring of
     :mod:`gctool.codes.encoded`): epsilon, kappa and the error neighbourhood."""
-    from gctool.codes.encoded import frame_stats
 
     S = _frame(code)
     n, k = S.shape

@@ -209,10 +209,35 @@ def build(n: int | None, s: int | None, k: int | None, field: Field,
     recorded: dict[str, Any] = {"frame": frame, **frame_stats(S), "s": s}
     if frame == "steiner":
         recorded["system"] = system
-    from gctool.audit.spectrum import epsilon_upper_bound
-
     recorded["epsilon_bound"] = epsilon_upper_bound(S, s)
     return S, recorded
+
+
+def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> Any:
+    return np.maximum(1.0 - np.asarray(lmin), np.asarray(lmax) - 1.0)
+
+
+def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
+    """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
+    derivation is in :mod:`gctool.audit.spectrum`)."""
+    n, k = S.shape
+    f = n - s
+    if f <= 0:
+        return float("inf")
+    G = S.T @ S
+    ev = np.linalg.eigvalsh(G)
+    sq = np.einsum("ij,ij->i", S, S)
+    if s == 0:
+        mu = 0.0
+    else:
+        A = np.abs(S @ S.T)
+        np.fill_diagonal(A, 0.0)
+        top = -np.sort(-A, axis=1)[:, : s - 1].sum(axis=1) if s > 1 else np.zeros(n)
+        mu = float(min((sq + top).max(), np.sort(sq)[::-1][:s].sum()))
+    norm = k / f
+    lmin = max(0.0, float(ev[0]) - mu) * norm
+    lmax = float(ev[-1]) * norm
+    return float(epsilon_of(lmin, lmax))
 
 
 def check_params(params: dict[str, Any], n: int, k: int) -> None:
