@@ -100,8 +100,8 @@ def compare(label: str, fast: Callable[[], Any], naive: Callable[[], np.ndarray]
 
 
 def bench_decoders() -> None:
-    from gctool.codes.structured import structured_decode
     from gctool.decode import decode
+    from gctool.decode.structured import structured_decode
 
     code = design("rs", 200, 20, 300, field="GF(257)")
     F = list(range(10, 190))

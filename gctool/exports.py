@@ -8,7 +8,7 @@ Which decoder fills the table (``decoder=``, recorded in ``decoders.method``):
 
 * ``generic``: the optimal decoder of :mod:`gctool.decode` (minimum-norm least squares over
   R/C, elimination over GF(q)), batched.
-* ``structured``: the scheme's structured decoder (:mod:`gctool.codes.structured`; cyclic-mds,
+* ``structured``: the scheme's structured decoder (:mod:`gctool.decode.structured`; cyclic-mds,
   rs, comm), batched.  It is cheaper (O((n-s)^2) per pattern plus the check, against an
   elimination or SVD of the (n-s) x k system), and the export table needs no rank or condition
   number, so ``auto`` (the default) uses it whenever the scheme has one and it applies.  Every
@@ -144,7 +144,7 @@ def build_export(
 ) -> Export:
     """The export in memory (JSON output, and NPZ without ``--decoders``).  The decoding
     table is capped at MAX_TABLE_ENTRIES entries here; :func:`export_npz` streams it."""
-    from gctool.codes import structured
+    from gctool.decode import structured
 
     s = code.s if s is None else s
     check_s(s, code.n)
@@ -193,7 +193,7 @@ def export_npz(
     patterns.  Only ``max_patterns`` limits the table (no entries cap).  Placing the file
     atomically is the caller's job (:func:`gctool._files.atomic_stream`)."""
     from gctool.audit.table import TableRows, TableSummary, write_decoding_table
-    from gctool.codes import structured
+    from gctool.decode import structured
 
     s = code.s if s is None else s
     check_s(s, code.n)
@@ -289,7 +289,7 @@ def _generic_name(code: GradientCode) -> str:
 
 def _plan(code: GradientCode, f: int, decoder: str) -> tuple[bool, str | None]:
     """(use the structured decoder?, note) for survivor sets of size f."""
-    from gctool.codes import structured
+    from gctool.decode import structured
 
     if decoder == "generic" or (decoder == "auto" and not structured.has_structured_decoder(code)):
         return False, None
@@ -302,7 +302,7 @@ def _plan(code: GradientCode, f: int, decoder: str) -> tuple[bool, str | None]:
 
 
 def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) -> dict[str, Any]:
-    from gctool.codes.structured import method_name
+    from gctool.decode.structured import method_name
 
     if not use:
         out: dict[str, Any] = {"method": "generic", "decoder": _generic_name(code)}
@@ -373,7 +373,7 @@ class _Table:
             r = self.decoder.evaluate(F, with_vectors=True)
             assert r.a is not None
             return r.a, r.ok, r.error, None
-        from gctool.codes.structured import NotApplicable, check, decode_batch
+        from gctool.decode.structured import NotApplicable, check, decode_batch
 
         try:
             a = decode_batch(self.code, F)

@@ -188,7 +188,7 @@ def test_rs_reference_integer_example() -> None:
     assert np.array_equal(code.B, np.array(RS5, dtype=float))
     B = np.asarray(code.B)
     assert threshold_by(lambda F: decodes_rational(B, F), 5) == 2
-    from gctool.codes.structured import structured_decode
+    from gctool.decode.structured import structured_decode
 
     a = structured_decode(code, [0, 1, 2, 3]).a[0]
     assert np.allclose(a, [-1 / 6, 1 / 2, -1 / 2, 1 / 6])
@@ -327,8 +327,8 @@ def test_comm_verify_attack_export() -> None:
 ])
 def test_structured_decoders_match_generic(scheme: str, field: str, n: int, s: int,
                                            extra: dict[str, int]) -> None:
-    from gctool.codes.structured import structured_decode
     from gctool.decode import decode
+    from gctool.decode.structured import structured_decode
 
     code = design(scheme, n, s, field=field, **extra)
     B = np.asarray(code.B)
@@ -347,7 +347,7 @@ def test_structured_decoders_match_generic(scheme: str, field: str, n: int, s: i
 
 
 def test_structured_decoder_reference_vectors_and_errors() -> None:
-    from gctool.codes.structured import structured_decode
+    from gctool.decode.structured import structured_decode
 
     gf7 = design("cyclic-mds", 6, 2, field="GF(7)")
     assert structured_decode(gf7, [0, 1, 2, 3]).a.tolist() == [[6, 4, 6, 1]]

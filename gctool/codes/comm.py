@@ -31,7 +31,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo
+from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 from gctool.codes.rs import (
     NODES_PARAM,
     choose_field,
@@ -157,4 +157,6 @@ SCHEME = SchemeInfo(
     ),
     choose_field=choose_field,
     self_checked=True,
+    structured_decoder=StructuredDecoder(
+        decode_batch, "comm: last m rows of the inverse Vandermonde"),
 )

@@ -28,7 +28,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, SchemeInfo
+from gctool.codes.info import CONDITION_KEYS, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
@@ -304,4 +304,6 @@ SCHEME = SchemeInfo(
     ),
     choose_field=choose_field,
     self_checked=True,
+    structured_decoder=StructuredDecoder(
+        decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity"),
 )

@@ -50,6 +50,19 @@ HOOKS = ("verifier", "attacker", "bounder", "profiler")
 
 
 @dataclass(frozen=True)
+class StructuredDecoder:
+    """A scheme's structured decoder (:mod:`gctool.decode.structured` checks and batches it).
+
+    ``decode_batch(code, U) -> (b, m, L)``: decoding vectors for survivor sets ``U`` (b, L),
+    L = n - s, each row sorted; it may raise ``InvalidInput`` (or an arithmetic error) when the
+    code's recorded params do not fit.  ``method`` names the method in reports.
+    """
+
+    decode_batch: Callable[[Any, Any], Any]
+    method: str
+
+
+@dataclass(frozen=True)
 class SchemeInfo:
     """A scheme: its metadata, its ``build`` and the hooks it offers.
 
@@ -95,6 +108,8 @@ class SchemeInfo:
     #: an exact scheme: its real/complex designs are checked against float64 before
     #: :func:`gctool.codes.design` returns them (approximate schemes claim no tolerance)
     self_checked: bool = False
+    #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
+    structured_decoder: StructuredDecoder | None = None
 
     @property
     def module(self) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo
+from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
 
 
@@ -207,4 +207,6 @@ SCHEME = SchemeInfo(
     ),
     choose_field=choose_field,
     self_checked=True,
+    structured_decoder=StructuredDecoder(
+        decode_batch, "rs: last row of the inverse Vandermonde"),
 )

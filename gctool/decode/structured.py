@@ -1,5 +1,9 @@
 """Structured decoders of the algebraic schemes, cheaper than generic elimination.
 
+A scheme offers one as its ``structured_decoder`` capability
+(:class:`gctool.codes.info.StructuredDecoder`, next to its ``build``); this module finds it in
+the registry, batches it, checks every vector and falls back to the generic decoder.
+
 * ``cyclic-mds``: evaluation at the n-th roots of unity turns ``a^T B_F = 1`` into a
   Vandermonde system (when the non-zeros of g form a cyclic interval, i.e. every MDS choice);
   one row of an inverse Vandermonde, O((n-s)^2).
@@ -27,23 +31,19 @@ Where gctool uses them (and why):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gctool.decode import DEFAULT_TOL, Decoder, Decoding, check_tol
+from gctool.decode.generic import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
-MODULES = {"cyclic-mds": "gctool.codes.cyclic_mds", "rs": "gctool.codes.rs",
-           "comm": "gctool.codes.comm"}
-METHODS = {
-    "cyclic-mds": "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity",
-    "rs": "rs: last row of the inverse Vandermonde",
-    "comm": "comm: last m rows of the inverse Vandermonde",
-}
+if TYPE_CHECKING:
+    from gctool.codes.info import StructuredDecoder
+
 DECODERS = ("auto", "structured", "generic")
 _ENTRIES = 2_000_000  # entries of the (b, L, L) node differences per batch
 
@@ -61,12 +61,28 @@ class StructuredDecoding:
     method: str
 
 
+def structured_decoder(code: GradientCode) -> StructuredDecoder | None:
+    """The structured decoder the code's scheme offers (None: none, or an unknown scheme)."""
+    from gctool.codes.registry import SCHEMES
+
+    info = SCHEMES.get(code.scheme)
+    return None if info is None else info.structured_decoder
+
+
 def has_structured_decoder(code: GradientCode) -> bool:
-    return code.scheme in MODULES
+    return structured_decoder(code) is not None
 
 
 def method_name(code: GradientCode) -> str:
-    return f"structured ({METHODS[code.scheme]}, O((n-s)^2) per set)"
+    hook = structured_decoder(code)
+    assert hook is not None, code.scheme
+    return f"structured ({hook.method}, O((n-s)^2) per set)"
+
+
+def _with_structured_decoder() -> list[str]:
+    from gctool.codes.registry import SCHEMES
+
+    return [name for name, info in SCHEMES.items() if info.structured_decoder is not None]
 
 
 def check_decoder(decoder: str) -> str:
@@ -82,20 +98,21 @@ def decode_batch(code: GradientCode, F: np.ndarray) -> np.ndarray:
     :class:`NotApplicable` when the scheme has no structured decoder, f < n - s, or the
     recorded params do not fit it.  The vectors are *not* checked here (see :func:`check`).
     """
-    if not has_structured_decoder(code):
+    hook = structured_decoder(code)
+    if hook is None:
         raise NotApplicable(f"no structured decoder for scheme {code.scheme!r} (available: "
-                            f"{', '.join(MODULES)}); use the generic decoder")
+                            f"{', '.join(_with_structured_decoder())}); use the generic "
+                            "decoder")
     b, f = F.shape
     L = code.n - code.s
     if f < L:
         raise NotApplicable(f"the structured decoder needs at least n - s = {L} survivors, "
                             f"got {f}")
     out = np.zeros((b, code.m, f), dtype=code.field.dtype)
-    module = importlib.import_module(MODULES[code.scheme])
     step = max(1, _ENTRIES // max(1, L * L))
     try:
         for start in range(0, b, step):
-            out[start:start + step, :, :L] = module.decode_batch(code, F[start:start + step, :L])
+            out[start:start + step, :, :L] = hook.decode_batch(code, F[start:start + step, :L])
     except NotApplicable:
         raise
     except InvalidInput as err:

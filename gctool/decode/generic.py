@@ -1,4 +1,4 @@
-"""Decoding vectors over every field, one survivor set at a time or in batches.
+"""The generic (optimal) decoder over every field, one survivor set at a time or in batches.
 
 For survivors F the master looks for ``a`` with ``a^T B_F = t^T`` for every target ``t`` (the
 all-ones vector, or the m piece targets of a communication-efficient code).
@@ -45,7 +45,7 @@ from gctool.numerics import (
 )
 
 __all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
-           "decode", "safe_norm"]
+           "safe_norm"]
 
 _CHUNK_ENTRIES = 2_000_000  # entries of B_F per batch (memory bound for the SVD)
 
@@ -298,25 +298,3 @@ class Decoder:
             tuple(F.tolist()), r.a[0], bool(r.ok[0]), float(r.error[0]), int(r.rank[0]),
             float(r.cond[0]) if numeric else None, float(r.norm[0]) if numeric else None,
         )
-
-
-def decode(code: GradientCode, survivors: Sequence[int], tol: float = DEFAULT_TOL,
-           decoder: str = "auto") -> Decoding:
-    """Decoding vector(s) for one survivor set.
-
-    ``decoder``: ``"generic"`` is the optimal decoder of this module (minimum-norm least
-    squares with diagnostics over R/C, elimination over GF(q)).  ``"structured"`` uses the
-    scheme's structured decoder (:mod:`gctool.codes.structured`: cyclic-mds, rs, comm; an
-    error when it does not apply), checked, with the generic vector as fallback.  ``"auto"``
-    (default) uses the structured decoder over GF(q) when the scheme has one and it applies:
-    it is exact and O((n-s)^2) instead of an elimination of the (n-s) x k system.  Over R/C
-    ``auto`` stays generic, because the result must report the rank and condition number of
-    B_F (an SVD, the very cost a structured decoder saves) and the minimum-norm vector is the
-    optimal one.
-    """
-    from gctool.codes.structured import check_decoder, decode_one  # codes imports this module
-
-    check_decoder(decoder)
-    if decoder == "generic" or (decoder == "auto" and not code.field.is_finite):
-        return Decoder(code, tol).decode(survivors)
-    return decode_one(code, survivors, tol, required=decoder == "structured")
