@@ -30,10 +30,18 @@ precomputed once per scheme:
   |S| x dim(N) problem (:func:`_dual_residual`).  A round starts at the cap (S = the s
   latest workers) and walks down one arrival at a time while the prefix still decodes
   (at most 16 steps, then QR); every verdict must clear the tolerance by the same factor 100.
+  For a large sparse square code (n >= 512, Tandon's cyclic codes: SR-SGC's and M-SGC's
+  per-round codes) the SVD of B (minutes at n = 4096) is replaced by two sparse LU
+  factorisations of bordered matrices (:func:`_sparse_dual_of`, under a second at n = 4096):
+  any solution a0 and any ``G = (B B^T)^+ + N C N^T`` give the same residual, and
+  ``G_SS`` comes from |S| sparse solves.  Its own checks (N at round-off level, a
+  well-conditioned bordered matrix, a0 within the tolerance) make its rank that of the SVD
+  path; when they fail the SVD is taken.
 * **Naive** (codes over GF(q) without the group shape): :class:`PrefixDecoder`, with a cache.
 
 Cost per round: groups O(n) after the sort; QR O(k cap^2) flops in LAPACK instead of
-log2(n) SVDs of the same size; the dual walk O(s^3) per probe after one SVD of B per scheme.
+log2(n) SVDs of the same size; the dual walk O(s^3) per probe after one SVD of B per scheme
+(sparse codes: one sparse LU per scheme and O(|S|) sparse solves per probe).
 
 The same oracles answer "does this set of workers decode" for the per-round codes of SR-SGC and
 M-SGC (:meth:`StopRule.decodes_mask`): groups by counting; real codes by the dual residual
@@ -41,6 +49,9 @@ of the set's stragglers, then QR, then the naive decoder when the verdict is not
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,6 +62,10 @@ _CHUNK_ENTRIES = 4_000_000
 _MARGIN = 100.0
 _DUAL_FROM = 48  # from this cap on, the dual walk beats the batched QR (QR: O(k cap^2) per round)
 _WALK = 16  # prefixes tried below the cap by the dual walk before the round goes to QR
+_SPARSE_FROM = 512  # from this n on, square sparse real codes get their dual data by sparse LU
+_SPARSE_DENSITY = 0.05  # ... when at most this fraction of B is non-zero
+_SPARSE_MARGIN = 100.0  # the sparse path's rank must clear the SVD's cut-off by this factor
+_SPARSE_COLUMNS = 1024  # columns of (B + N Q^T)^-1 kept for G_SS
 
 
 class PrefixDecoder:
@@ -115,9 +130,10 @@ def group_labels(code: GradientCode) -> np.ndarray | None:
 class StopRule:
     """Decodability oracle of one code (see the module docstring); ``kind`` says which."""
 
-    def __init__(self, code: GradientCode, tol: float = 1e-9) -> None:
+    def __init__(self, code: GradientCode, tol: float = 1e-9, dual: str = "auto") -> None:
         self.code, self.tol = code, tol
         self.naive = PrefixDecoder(code, tol)
+        self.dual_method: str | None = None  # "svd" | "sparse" (real codes), see _dual_for
         self.labels = group_labels(code)
         self.fallbacks = 0  # rounds the fast path handed to the naive one
         self._masks: dict[int, bool] = {}
@@ -135,9 +151,11 @@ class StopRule:
             self.kind = "qr"
             self._Bt = np.ascontiguousarray(np.asarray(code.B).T)  # (K, n)
             self._Tt = code.targets().T.astype(self._Bt.dtype)  # (K, m)
-            self._dual: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+            self._dual: Dual | None = None
             if not np.iscomplexobj(self._Bt):
-                self._dual = _dual_of(self._Bt.T, self._Tt, tol * code.k / _MARGIN)
+                self._dual = _dual_for(self._Bt.T, self._Tt, tol * code.k / _MARGIN, code.s,
+                                       dual)
+                self.dual_method = None if self._dual is None else self._dual.method
         else:
             self.kind = "naive"
 
@@ -236,7 +254,8 @@ class StopRule:
     def _verdict(self, S: np.ndarray) -> bool | None:
         """Decodes without the stragglers S: True/False when clear, None when near the
         tolerance or the dual computation fails."""
-        res = _dual_residual(self._dual, S)  # type: ignore[arg-type]
+        assert self._dual is not None
+        res = _dual_residual(self._dual, S)
         limit = self.tol * self.code.k
         if res is None or limit / _MARGIN < res < limit * _MARGIN:
             return None
@@ -275,10 +294,39 @@ class StopRule:
         return np.array(left, dtype=np.int64)
 
 
-def _dual_of(B: np.ndarray, Tt: np.ndarray, certain: float
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(a0, N, G) of a real code: a minimum-norm a0 with B^T a0 = T^T, a basis N of the left
-    null space of B and G = (B B^T)^+; None when even all n workers do not decode."""
+@dataclass
+class Dual:
+    """What the dual residual needs of a real code B (n x k) with targets T: a solution a0 of
+    ``B^T a0 = T^T``, an orthonormal basis N of the left null space of B, and the blocks
+    ``G_SS`` of a matrix ``G = (B B^T)^+ + N C N^T`` (any C: the residual does not depend on
+    it, see :func:`_dual_residual`)."""
+
+    a0: np.ndarray  # (n, m)
+    N: np.ndarray  # (n, dim)
+    gss: Callable[[np.ndarray], np.ndarray]
+    method: str  # "svd" | "sparse"
+
+
+def _dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "auto"
+              ) -> Dual | None:
+    """The dual data of a real code: by one sparse LU (:func:`_sparse_dual_of`) for large
+    sparse square codes (or when ``how == "sparse"``), else (or when that one's own checks
+    fail) by one SVD of B (:func:`_dual_of`)."""
+    n, k = B.shape
+    if how not in ("auto", "svd", "sparse"):
+        raise ValueError(f"dual must be auto, svd or sparse, not {how!r}")
+    square = n == k and 0 < s < n
+    sparse = np.count_nonzero(B) <= _SPARSE_DENSITY * B.size
+    if square and (how == "sparse" or (how == "auto" and n >= _SPARSE_FROM and sparse)):
+        found = _sparse_dual_of(B, Tt, certain, s)
+        if found is not None:
+            return found
+    return _dual_of(B, Tt, certain)
+
+
+def _dual_of(B: np.ndarray, Tt: np.ndarray, certain: float) -> Dual | None:
+    """The dual data by one SVD of B (a0 of minimum norm, G = (B B^T)^+); None when even
+    all n workers do not decode."""
     U, S, Vh = np.linalg.svd(B, full_matrices=True)
     r = int(np.sum(S > S[0] * max(B.shape) * np.finfo(np.float64).eps)) if len(S) else 0
     if r == 0:
@@ -287,23 +335,112 @@ def _dual_of(B: np.ndarray, Tt: np.ndarray, certain: float
     if np.sum((B.T @ a0 - Tt) ** 2) > certain:
         return None
     G = (U[:, :r] / S[:r] ** 2) @ U[:, :r].T
-    return a0, np.ascontiguousarray(U[:, r:]), G
+    return Dual(a0, np.ascontiguousarray(U[:, r:]), lambda S_: G[np.ix_(S_, S_)], "svd")
 
 
-def _dual_residual(dual: tuple[np.ndarray, np.ndarray, np.ndarray], S: np.ndarray
-                   ) -> float | None:
+def _sparse_dual_of(B: np.ndarray, Tt: np.ndarray, certain: float, d: int) -> Dual | None:
+    """The dual data of a square sparse code whose B has rank n - d (Tandon's cyclic codes:
+    d = s), by sparse LU of two bordered matrices instead of an SVD of B.
+
+    1. ``K = [[B, R], [P^T, 0]]`` with random R, P (n x d) is nonsingular when rank B = n - d;
+       the last d columns of ``K^-T`` and ``K^-1`` span the left and right null spaces of B
+       (bases N, Q after QR).
+    2. ``B^ = B + N Q^T`` is nonsingular and ``B^ B^^T = B B^T + N N^T`` (``B Q = 0``), whose
+       inverse is ``(B B^T)^+ + N N^T``: a valid G.  So ``G_SS = X^T X`` with
+       ``X = B^^-1 E_S`` (|S| sparse solves), and ``a0 = B^^-T T^T`` solves ``B^T a0 = T^T``.
+
+    Checks that make the result the SVD path's (else None, and the caller takes the SVD):
+    ``||B^T N||_2`` below the SVD's rank cut-off ``sigma_1 n eps`` (N is in its numerical
+    null space), ``B^`` well conditioned (``sigma_{n-d}(B)``, estimated from
+    ``||B^^-1||_2`` by a seeded power iteration, clears the cut-off by the factor
+    ``_SPARSE_MARGIN``: no further numerical null direction, so the SVD path finds the same
+    rank n - d) and a0 within ``certain``.
+    """
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spl
+
+    n = B.shape[0]
+    Bs = sp.csc_matrix(B)
+    rng = np.random.default_rng(0)
+    R, P = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    tail = np.zeros((n + d, d))
+    tail[n:] = np.eye(d)
+    try:
+        lu = spl.splu(sp.bmat([[Bs, sp.csc_matrix(R)], [sp.csc_matrix(P.T), None]],
+                              format="csc"))
+        N, rn = np.linalg.qr(lu.solve(tail, trans="T")[:n])
+        Q, rq = np.linalg.qr(lu.solve(tail)[:n])
+        if min(np.abs(np.diag(rn)).min(), np.abs(np.diag(rq)).min()) == 0:
+            return None
+        eps = float(np.finfo(np.float64).eps)
+        x = np.ones(n)  # a few power steps: sigma_low <= sigma_1(B)
+        for _ in range(8):
+            x = Bs.T @ (Bs @ x)
+            x /= max(float(np.linalg.norm(x)), np.finfo(np.float64).tiny)
+        sigma_low = float(np.linalg.norm(Bs @ x))
+        if np.linalg.norm(Bs.T @ N, 2) > sigma_low * n * eps:
+            return None  # N is not inside the SVD's numerical null space (cut-off sigma_1 n eps)
+        hat = spl.splu(sp.bmat([[Bs, sp.csc_matrix(N)], [sp.csc_matrix(Q.T), -sp.identity(d)]],
+                               format="csc"))
+    except (RuntimeError, ValueError, np.linalg.LinAlgError):
+        return None  # exactly singular: rank B is not n - d
+
+    def solve(rhs: np.ndarray, trans: str = "N") -> np.ndarray:
+        rhs = np.asarray(rhs, dtype=np.float64)
+        full = np.zeros((n + d,) + rhs.shape[1:])
+        full[:n] = rhs
+        return np.asarray(hat.solve(full, trans=trans)[:n])
+
+    # sigma_{n-d}(B) >= sigma_min(B^) = 1 / ||B^^-1||_2, estimated by a seeded block power
+    # iteration (8 vectors, 6 steps: within a small factor with overwhelming probability,
+    # Halko, Martinsson and Tropp 2011; a further factor 10 is allowed for it), and
+    # sigma_1(B) <= sqrt(||B||_1 ||B||_inf): the rank n - d clears the SVD's cut-off
+    # sigma_1 n eps by the margin
+    X = rng.standard_normal((n, 8))
+    for _ in range(6):
+        X, _r = np.linalg.qr(solve(solve(X), "T"))
+    inv_norm = float(np.linalg.norm(solve(X), 2))
+    sigma_high = float(np.sqrt(abs(Bs).sum(axis=0).max() * abs(Bs).sum(axis=1).max()))
+    if not np.isfinite(inv_norm) or (
+            10.0 * inv_norm * sigma_high * n * eps * _SPARSE_MARGIN > 1.0):
+        return None
+    a0 = solve(Tt, "T")
+    if not np.all(np.isfinite(a0)) or np.sum((Bs.T @ a0 - Tt) ** 2) > certain:
+        return None
+    cols: dict[int, np.ndarray] = {}
+
+    def gss(S: np.ndarray) -> np.ndarray:
+        missing = [int(j) for j in S if int(j) not in cols]
+        if missing and len(cols) + len(missing) > _SPARSE_COLUMNS:
+            cols.clear()
+            missing = [int(j) for j in S]
+        if missing:
+            E = np.zeros((n, len(missing)))
+            E[missing, np.arange(len(missing))] = 1.0
+            X = solve(E)
+            cols.update((j, X[:, t]) for t, j in enumerate(missing))
+        X = np.stack([cols[int(j)] for j in S], axis=1)
+        return np.asarray(X.T @ X)
+
+    return Dual(a0, np.ascontiguousarray(N), gss, "sparse")
+
+
+def _dual_residual(dual: Dual, S: np.ndarray) -> float | None:
     """Least-squares residual ``min ||B_F^T a - T^T||^2`` of the workers outside S.
 
     Every a with a_S = 0 is a0 + x with x_S = v = -a0_S, and ``||B^T x||^2 = x^T B B^T x``;
     minimising over x (x = N z + G u) gives ``min_z (v - N_S z)^T G_SS^-1 (v - N_S z)``, a
-    |S| x dim(N) weighted least-squares problem: small when few workers straggle.
+    |S| x dim(N) weighted least-squares problem: small when few workers straggle.  Neither a0
+    (another solution is a0 + N w: z absorbs w) nor G (``G_SS + N_S C N_S^T``: the residual of
+    a generalised least-squares problem does not change when the weight gains a term in the
+    span of its design N_S, Rao 1967) needs to be the SVD's.
     """
-    a0, N, G = dual
+    a0, N = dual.a0, dual.N
     if len(S) == 0:
         return 0.0
     v = -a0[S]
     try:
-        L = np.linalg.cholesky(G[np.ix_(S, S)])
+        L = np.linalg.cholesky(dual.gss(S))
     except np.linalg.LinAlgError:
         return None
     from scipy.linalg import solve_triangular

@@ -1,0 +1,102 @@
+"""The simulator's fast decodability paths against the naive ones (round by round).
+
+The sparse dual path (:func:`gctool.sim.stopping._sparse_dual_of`) replaces one SVD of B by
+sparse LU factorisations for large sparse square codes; here it is forced at small n (where
+the naive decoder is affordable) and compared with the SVD path and with the generic decoder.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gctool.codes import design
+from gctool.decode import Decoder
+from gctool.fields import parse_field
+from gctool.model import GradientCode
+from gctool.sim import stopping
+from gctool.sim.contenders import from_code, run_naive
+from gctool.sim.delays import parse_delay
+
+
+@pytest.fixture
+def sparse_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``auto`` take the sparse dual path at every n and density."""
+    monkeypatch.setattr(stopping, "_SPARSE_FROM", 1)
+    monkeypatch.setattr(stopping, "_SPARSE_DENSITY", 1.0)
+
+
+@pytest.mark.parametrize("n,s,seed", [(20, 3, 1), (40, 5, 2), (33, 1, 4)])
+def test_sparse_dual_residual_is_the_decoders_error(n: int, s: int, seed: int) -> None:
+    code = design("cyclic", n=n, s=s, seed=seed)
+    fast = stopping.StopRule(code, dual="sparse")
+    ref = stopping.StopRule(code, dual="svd")
+    assert fast.dual_method == "sparse" and ref.dual_method == "svd"
+    assert fast._dual is not None and ref._dual is not None
+    dec, rng = Decoder(code), np.random.default_rng(seed)
+    for size in range(0, 2 * s + 3):
+        for _ in range(4):
+            S = np.sort(rng.choice(n, size, replace=False))
+            F = np.setdiff1d(np.arange(n), S)
+            truth = dec.decode(F).error
+            a = stopping._dual_residual(fast._dual, S)
+            b = stopping._dual_residual(ref._dual, S)
+            assert a is not None and b is not None
+            assert a == pytest.approx(truth, rel=1e-6, abs=1e-8)
+            assert a == pytest.approx(b, rel=1e-6, abs=1e-8)
+            assert fast._verdict(S) in (None, dec.decode(F).ok)
+
+
+def test_sparse_dual_refuses_a_wrong_rank_and_takes_the_svd() -> None:
+    # I + P/2 (P a cyclic shift) has rank n, not n - s: the bordered "null space" is not one
+    B = np.eye(12) + 0.5 * np.roll(np.eye(12), 1, axis=1)
+    code = GradientCode(B, parse_field("real"), 2, "custom")
+    rule = stopping.StopRule(code, dual="sparse")
+    assert rule.kind == "qr" and rule.dual_method == "svd"
+    # a repeated row: rank n - 1 but s = 3 claimed
+    B = np.eye(10) + 0.5 * np.roll(np.eye(10), 1, axis=1)
+    B[3] = B[2]
+    rule = stopping.StopRule(GradientCode(B, parse_field("real"), 3, "custom"), dual="sparse")
+    assert rule.dual_method != "sparse"
+    with pytest.raises(ValueError):
+        stopping.StopRule(code, dual="fastest")
+
+
+def test_sparse_dual_is_taken_by_default_only_for_large_sparse_square_codes() -> None:
+    assert stopping.StopRule(design("cyclic", n=20, s=2, seed=1)).dual_method == "svd"
+    big = design("sr-sgc", n=600, seed=1, burst=1, window=2, lam=15)  # cyclic, s = 8
+    assert big.params["gc"] == "cyclic"
+    assert stopping.StopRule(big).dual_method == "sparse"
+
+
+@pytest.mark.parametrize("scheme,args,n", [("sr-sgc", (1, 2, 5), 17), ("sr-sgc", (1, 3, 4), 13),
+                                           ("m-sgc", (1, 3, 4), 17)])
+def test_sgc_with_sparse_dual_equals_naive_path(sparse_everywhere: None, scheme: str,
+                                                args: tuple[int, int, int], n: int) -> None:
+    B, W, lam = args
+    code = design(scheme, n=n, seed=2, burst=B, window=W, lam=lam)
+    assert code.params["gc"] == "cyclic"  # a real per-round code decided by the dual
+    assert stopping.StopRule(code).dual_method == "sparse"
+    c = from_code(code, scheme)
+    for spec, seed in (("markov:p=0.2,q=0.4,slow=20", 3), ("trace:london", 4)):
+        delay = parse_delay(spec)
+        times = delay.times(delay.base(120, n, np.random.default_rng(seed)), c.loads)
+        fast, slow = c.run(times), run_naive(c, times)
+        assert np.array_equal(fast.durations, slow.durations), spec
+        assert fast.jobs == slow.jobs, spec
+        assert len(fast.jobs) == 120 - c.delay
+
+
+def test_code_walk_with_sparse_dual_equals_naive_path(sparse_everywhere: None) -> None:
+    code = design("cyclic", n=56, s=4, seed=3)
+    assert code.n - code.s >= stopping._DUAL_FROM
+    rule = stopping.StopRule(code)
+    assert rule.dual_method == "sparse"
+    c = from_code(code, "crc")
+    delay = parse_delay("markov:p=0.1,q=0.3,slow=5")
+    times = delay.times(delay.base(25, code.n, np.random.default_rng(2)), c.loads)
+    fast, slow = c.run(times), run_naive(c, times)
+    assert np.array_equal(fast.durations, slow.durations)
+    assert np.array_equal(fast.exact, slow.exact)
+    rule.earliest(times, code.n - code.s)
+    assert rule.fallbacks == 0
