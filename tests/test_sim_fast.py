@@ -12,7 +12,7 @@ import pytest
 
 from gctool.codes import design
 from gctool.decode import Decoder
-from gctool.fields import parse_field
+from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 from gctool.sim import stopping
 from gctool.sim.contenders import from_code, run_naive
