@@ -88,3 +88,45 @@ def test_random_designs_still_record_their_seed(runner: CliRunner) -> None:
     doc = json.loads(_run(runner, "design", "expander", "--graph", "random-regular", "-d", "3",
                           "-n", "8").stdout)
     assert isinstance(doc["seed"], int)
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.buffer = io.StringIO()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self.buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        raise OSError("no descriptor")
+
+
+def test_progress_bar_only_on_a_terminal_and_after_its_delay(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one progress helper: None when stderr is not a terminal; on a terminal nothing is
+    drawn before ``after`` seconds, and a bar (with the label) once they have passed."""
+    import sys
+
+    from gctool.cli.options import progress_bar
+
+    with progress_bar("verify") as update:  # pytest's stderr is not a terminal
+        assert update is None
+    for after, drawn in ((3600.0, False), (0.0, True)):
+        fake = _Terminal()
+        monkeypatch.setattr(sys, "stderr", fake)
+        with progress_bar("verify", after=after) as update:
+            assert update is not None
+            update(1, 10)
+            update(10, 10)
+        monkeypatch.undo()
+        assert ("verify" in fake.buffer.getvalue()) == drawn, (after, fake.buffer.getvalue())
