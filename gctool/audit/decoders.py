@@ -50,8 +50,6 @@ from gctool.model import GradientCode
 from gctool.numerics import numerical_rank
 
 DECODERS = ("optimal", "fixed", "natural")
-#: schemes whose natural decoder is "first arrival per group of identical workers"
-GROUP_SCHEMES = ("frc", "uncoded")
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
 
@@ -486,8 +484,18 @@ class GroupOracle(Oracle):
         return np.minimum(err, 1.0) if self.finite else err
 
 
+def group_schemes() -> list[str]:
+    """Schemes whose natural decoder is "first arrival per group of identical workers"
+    (``SchemeInfo.grouped``)."""
+    from gctool.codes.registry import SCHEMES
+
+    return [name for name, info in SCHEMES.items() if info.grouped]
+
+
 def natural_available(code: GradientCode) -> bool:
-    return code.scheme in GROUP_SCHEMES
+    from gctool.codes.registry import feature
+
+    return bool(feature(code.scheme, "grouped", False))
 
 
 def make_oracle(code: GradientCode, decoder: str = "optimal",
@@ -504,6 +512,7 @@ def make_oracle(code: GradientCode, decoder: str = "optimal",
         return FixedOracle(code, weights, tol)
     if not natural_available(code):
         raise InvalidInput(f"scheme {code.scheme!r} has no natural decoder in gctool (natural "
-                           f"decoders: {', '.join(GROUP_SCHEMES)}); use --decoder optimal or fixed")
+                           f"decoders: {', '.join(group_schemes())}); use --decoder optimal or "
+                           "fixed")
     return GroupOracle(code, tol)
 

@@ -144,8 +144,10 @@ def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # the individual bounds
 # ---------------------------------------------------------------------------------------------
-def _entry(name: str, value: float | None, statement: str, source: str, quantity: str,
-           kind: str, actual: float | None, note: str = "") -> ApproxBound:
+def bound_entry(name: str, value: float | None, statement: str, source: str, quantity: str,
+                kind: str, actual: float | None, note: str = "") -> ApproxBound:
+    """One row of the table; ``holds`` compares the code's ``actual`` value with ``value``
+    (a ``lower``, ``upper`` or ``exact`` bound, relative slack 1e-7)."""
     holds = None
     if actual is not None and value is not None:
         slack = 1e-7 * max(1.0, abs(value))
@@ -206,22 +208,25 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
     n, support = code.n, code.support
     c = support.sum(axis=0)
     out = [
-        _entry("error_lb_fully_straggled", float(greedy_cover(support, s)),
+        bound_entry("error_lb_fully_straggled", float(greedy_cover(support, s)),
                f"worst error at s = {s} >= partitions whose holders all straggle "
                f"(greedy S): {greedy_cover(support, s)}",
                "[D] reference §6.3 (a fully straggled partition costs exactly 1)",
                f"worst error, s = {s}", "lower", worst),
-        _entry("mean_error_lb_uniform",
+        bound_entry("mean_error_lb_uniform",
                float(sum(comb(n - int(cj), s - int(cj)) for cj in c if cj <= s) / comb(n, s)),
                f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
                "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean),
     ]
-    p_rec = code.params.get("p") if code.scheme == "hetero" else None
+    from gctool.codes.registry import feature
+
+    key = feature(code.scheme, "probabilities_param")
+    p_rec = code.params.get(key) if key else None
     p = np.asarray(p_rec, dtype=float) if p_rec is not None else np.full(n, s / n)
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
         value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
-        out.append(_entry("iid_error_lb", value,
+        out.append(bound_entry("iid_error_lb", value,
                           f"expected error, independent straggling with {label}, >= "
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
                           "[D] reference §6.3", f"expected error, iid ({label})", "lower",
@@ -236,11 +241,14 @@ def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBou
     r, sigma = reg
     n = code.n
     value = sigma**2 * n * s / (r**2 * (n - s))
-    if code.scheme == "expander" and _is_symmetric(code):
-        name, src = "Raviv spectral bound (λ/d)^2 ns/(n-s)", "Raviv et al. 2018; reference §3.3a"
+    from gctool.codes.registry import feature
+
+    own = feature(code.scheme, "symmetric_spectral_bound")
+    if own is not None and _is_symmetric(code):
+        name, src = own
     else:
         name, src = "bi-regular sigma_2^2 bound", "Glasgow-Wootters 2021 (adversarial prop.); §3.3c"
-    return [_entry("spectral_error_ub", value,
+    return [bound_entry("spectral_error_ub", value,
                    f"worst error at s = {s} <= {name} = sigma*^2 ns/(r^2(n-s)) = {value:.6g} "
                    f"(sigma*^2 = {sigma**2:.6g}, r = {r:g})", src, f"worst error, s = {s}",
                    "upper", worst)]
@@ -253,7 +261,7 @@ def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[Approx
     if found is None:
         return []
     value, src = found
-    return [_entry("closed_form_worst_error", value,
+    return [bound_entry("closed_form_worst_error", value,
                    f"worst error at s = {s} = {value:.6g} (closed form)", src,
                    f"worst error, s = {s}", "exact", worst)]
 
@@ -271,14 +279,14 @@ def _threshold_bounds(code: GradientCode, epsilon: float) -> list[ApproxBound]:
     ratio = epsilon * r**2 * n / denom if denom else 0.0
     if reg is not None and isfinite(ratio):  # entries near 1e308 overflow to inf/NaN: no bound
         value = n if not denom else min(n, floor(ratio) + 1)
-        out.append(_entry("threshold_lb", float(value),
+        out.append(bound_entry("threshold_lb", float(value),
                           f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
                           "[D] reconstruction of Kadhe et al. 2019; reference §6.4", quantity,
                           "lower", None if actual is None else float(actual), note))
     t = floor(epsilon) + 1
     if t <= code.k:
         size = _cover_columns(code.support, t)
-        out.append(_entry("threshold_ub", float(size),
+        out.append(bound_entry("threshold_ub", float(size),
                           f"T_eps <= {size}: straggle every holder of {t} partition(s)",
                           "[D] reference §6.4", quantity, "upper",
                           None if actual is None else float(actual), note))
@@ -298,30 +306,12 @@ def _cover_columns(support: np.ndarray, t: int) -> int:
     return len(S)
 
 
-def _kron(code: GradientCode) -> list[ApproxBound]:
-    ts = code.params.get("factor_thresholds")
-    if code.scheme != "kron" or not isinstance(ts, list) or None in ts or len(ts) != 2:
-        return []
-    value = ts[0] * ts[1]
-    actual, complete = exact_threshold(code, 0.0)
-    return [_entry("kron_threshold", float(value),
-                   f"exact threshold T_0 = T_0(B1) T_0(B2) = {ts[0]} x {ts[1]} = {value}",
-                   "Sakorikar-Wang 2021; proof in reference §3.6", "exact threshold T_0",
-                   "exact", None if actual is None else float(actual),
-                   "" if complete else "n/a (search above budget)")]
+def _family(code: GradientCode) -> list[ApproxBound]:
+    """The rows of the scheme's own closed forms (``SchemeInfo.closed_forms``)."""
+    from gctool.codes.registry import feature
 
-
-def _hetero(code: GradientCode) -> list[ApproxBound]:
-    from gctool.codes.hetero import expected_error
-
-    p, value = code.params.get("p"), code.params.get("expected_error")
-    if code.scheme != "hetero" or p is None or value is None or len(p) != code.n:
-        return []
-    return [_entry("hetero_expected_error", float(value),
-                   f"expected one-step error (sum of received messages) = sum_j 1/Q_j = "
-                   f"{value:.6g}", "[D] reference §4 (optimal unbiased weights)",
-                   "expected one-step error under p_i", "exact",
-                   expected_error(np.asarray(code.B), p))]
+    hook = feature(code.scheme, "closed_forms")
+    return [] if hook is None else list(hook(code))
 
 
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[ApproxBound]:
@@ -329,9 +319,9 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> l
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
-    out = _kron(code)
+    out = _family(code)
     if code.field.is_finite or code.m != 1:
         return out
     worst, mean = _worst_and_mean(code, s)
     return (_error_bounds(code, s, worst, mean) + _closed_form(code, s, worst) + out
-            + _hetero(code) + _threshold_bounds(code, eps))
+            + _threshold_bounds(code, eps))

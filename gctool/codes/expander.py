@@ -82,4 +82,6 @@ SCHEME = SchemeInfo(
     examples=("gctool design expander --graph petersen -s 2",
               "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
               "gctool design expander --graph margulis -n 49"),
+    symmetric_spectral_bound=("Raviv spectral bound (λ/d)^2 ns/(n-s)",
+                              "Raviv et al. 2018; reference §3.3a"),
 )

@@ -54,4 +54,5 @@ SCHEME = SchemeInfo(
     examples=("gctool design frc -n 6 -s 2",
               "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'"),
     self_checked=True,
+    grouped=True,
 )

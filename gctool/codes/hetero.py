@@ -185,6 +185,21 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     return W, recorded
 
 
+def closed_forms(code: Any) -> list[Any]:
+    """``bound``'s row for a heterogeneous code (real, one message): the recorded expected
+    one-step error sum_j 1/Q_j against the code's own."""
+    from gctool.codes.approx_bounds import bound_entry
+
+    p, value = code.params.get("p"), code.params.get("expected_error")
+    if code.field.is_finite or code.m != 1 or p is None or value is None or len(p) != code.n:
+        return []
+    return [bound_entry("hetero_expected_error", float(value),
+                        f"expected one-step error (sum of received messages) = sum_j 1/Q_j = "
+                        f"{value:.6g}", "[D] reference §4 (optimal unbiased weights)",
+                        "expected one-step error under p_i", "exact",
+                        expected_error(np.asarray(code.B), p))]
+
+
 SCHEME = SchemeInfo(
     name="hetero",
     build=build,
@@ -211,4 +226,6 @@ SCHEME = SchemeInfo(
     report_keys=("expected_error", "expected_error_cyclic"),
     examples=("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
               "gctool design hetero --p-file p.txt --load 3 -k 12"),
+    probabilities_param="p",
+    closed_forms=closed_forms,
 )

@@ -110,6 +110,17 @@ class SchemeInfo:
     self_checked: bool = False
     #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
     structured_decoder: StructuredDecoder | None = None
+    #: the family's exact results for ``gctool bound``'s table:
+    #: ``closed_forms(code) -> list[ApproxBound]`` (:mod:`gctool.codes.approx_bounds`)
+    closed_forms: Callable[[Any], list[Any]] | None = None
+    #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric
+    #: (expander: Raviv's (lambda/d)^2 for B = A/d); otherwise it is the bi-regular bound
+    symmetric_spectral_bound: tuple[str, str] | None = None
+    #: the params key of the workers' straggling probabilities the design records (hetero)
+    probabilities_param: str | None = None
+    #: workers come in groups of identical rows that add up to the all-ones vector, so the
+    #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
+    grouped: bool = False
 
     @property
     def module(self) -> str:

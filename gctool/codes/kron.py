@@ -103,6 +103,22 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     return B, recorded
 
 
+def closed_forms(code: GradientCode) -> list[Any]:
+    """``bound``'s row for a product: T_0 = T_0(B1) T_0(B2) from the recorded factors."""
+    from gctool.codes.approx_bounds import bound_entry, exact_threshold
+
+    ts = code.params.get("factor_thresholds")
+    if not isinstance(ts, list) or None in ts or len(ts) != 2:
+        return []
+    value = ts[0] * ts[1]
+    actual, complete = exact_threshold(code, 0.0)
+    return [bound_entry("kron_threshold", float(value),
+                        f"exact threshold T_0 = T_0(B1) T_0(B2) = {ts[0]} x {ts[1]} = {value}",
+                        "Sakorikar-Wang 2021; proof in reference §3.6", "exact threshold T_0",
+                        "exact", None if actual is None else float(actual),
+                        "" if complete else "n/a (search above budget)")]
+
+
 SCHEME = SchemeInfo(
     name="kron",
     build=build,
@@ -122,4 +138,5 @@ SCHEME = SchemeInfo(
     report_keys=("factor_s", "factor_thresholds"),
     examples=("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
               " && gctool design kron a.json b.json -o ab.json",),
+    closed_forms=closed_forms,
 )

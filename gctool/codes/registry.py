@@ -77,7 +77,7 @@ class _Registry(Mapping[str, SchemeInfo]):
 #: scheme name -> SchemeInfo, in the order of ``MODULES``
 SCHEMES: Mapping[str, SchemeInfo] = _Registry()
 
-__all__ = ["MODULES", "SCHEMES", "Param", "SchemeInfo", "capability", "get_scheme"]
+__all__ = ["MODULES", "SCHEMES", "Param", "SchemeInfo", "capability", "feature", "get_scheme"]
 
 
 def get_scheme(name: str) -> SchemeInfo:
@@ -89,6 +89,14 @@ def get_scheme(name: str) -> SchemeInfo:
         raise InvalidInput(
             f"unknown scheme {name!r}; available: {', '.join(sorted(SCHEMES))}"
         ) from None
+
+
+def feature(scheme: str, name: str, default: Any = None) -> Any:
+    """The :class:`SchemeInfo` field ``name`` of ``scheme`` (e.g. ``structured_decoder``,
+    ``grouped``), or ``default`` when the scheme is not registered (a file may record any
+    scheme name)."""
+    info = SCHEMES.get(scheme)
+    return default if info is None else getattr(info, name)
 
 
 def capability(scheme: str, hook: str) -> Any:

@@ -32,4 +32,5 @@ SCHEME = SchemeInfo(
     s_default=0,
     examples=("gctool design uncoded -n 4", "gctool design uncoded -n 4 -k 8"),
     self_checked=True,
+    grouped=True,
 )

@@ -63,10 +63,10 @@ class StructuredDecoding:
 
 def structured_decoder(code: GradientCode) -> StructuredDecoder | None:
     """The structured decoder the code's scheme offers (None: none, or an unknown scheme)."""
-    from gctool.codes.registry import SCHEMES
+    from gctool.codes.registry import feature
 
-    info = SCHEMES.get(code.scheme)
-    return None if info is None else info.structured_decoder
+    hook: StructuredDecoder | None = feature(code.scheme, "structured_decoder")
+    return hook
 
 
 def has_structured_decoder(code: GradientCode) -> bool:
