@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.codes import design
 from gctool.decode import Decoder
-from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 from gctool.sim import stopping
 from gctool.sim.contenders import from_code, run_naive
