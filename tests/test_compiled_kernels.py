@@ -96,16 +96,19 @@ def _summary_fields(c: Any) -> tuple[Any, ...]:
             c.max_norm and c.max_norm[1], [w[1] for w in c.weakest])
 
 
-@pytest.mark.parametrize("start,stop", [(0, 220), (17, 150), (100, 101), (119, 220)])
-def test_rank_range_summary_equals_numpy_summary(monkeypatch: pytest.MonkeyPatch, start: int,
-                                                 stop: int) -> None:
+@pytest.mark.parametrize("which,tol,start,stop", [
+    ("fails-mid", TOL, 0, 220), ("fails-mid", TOL, 17, 150), ("fails-mid", TOL, 100, 101),
+    ("fails-mid", TOL, 119, 220), ("cyclic", 1e-20, 0, 1820), ("cyclic", 1e-20, 33, 1000)])
+def test_rank_range_summary_equals_numpy_summary(monkeypatch: pytest.MonkeyPatch, which: str,
+                                                 tol: float, start: int, stop: int) -> None:
     """Any rank range, including ones that start or stop mid-prefix and one holding a
-    failing set (the summary is cut there), summarises like the numpy kernel's chunk."""
+    failing set (the summary is cut there), summarises like the numpy kernel's chunk; a tiny
+    tolerance (large delta) sends many sets through the tighter bound and the fall-back."""
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
-    code = random_codes()[4][1]
-    n, s = code.n, 3
-    red = ns.reduce_float(code, TOL)
-    kernel = ns.FloatNullKernel(code, TOL, red)
+    code = random_codes()[4][1] if which == "fails-mid" else design("cyclic", n=16, s=4, seed=3)
+    n, s = code.n, code.s
+    red = ns.reduce_float(code, tol)
+    kernel = ns.FloatNullKernel(code, tol, red)
     kernel.chunk_size(s)
     assert kernel.compiled_screen is not None
     task = (3, start, stop)
@@ -113,6 +116,7 @@ def test_rank_range_summary_equals_numpy_summary(monkeypatch: pytest.MonkeyPatch
     S = unrank_lex(n, s, np.arange(start, stop))
     slow = summarise(3, S, np.ones(stop - start, dtype=np.int64), kernel.evaluate_numpy(S), True)
     assert _summary_fields(fast) == _summary_fields(slow)
+    assert fast.direct > 0 or which == "fails-mid"
     assert fast.max_norm is not None and slow.max_norm is not None
     assert fast.max_norm[0] == pytest.approx(slow.max_norm[0], rel=1e-9)
     assert [w[0] for w in fast.weakest] == pytest.approx([w[0] for w in slow.weakest], rel=1e-9)

@@ -103,17 +103,32 @@ def _inv_fro_lu(M: Any, perm: Any, E: Any, X: Any) -> float:
 
 
 @njit
-def _qr(H: Any, tau: Any) -> float:
-    """In-place Householder QR of the tall H (d x s): R in the upper triangle, reflectors
-    ``I - tau v v^H`` (v[0] = 1) below it; returns |det R| (0 if a column is dependent)."""
+def _reflect(H: Any, tau: Any, c: int, Y: Any, j: int) -> None:
+    """Apply the reflector of column c of H (``(I - tau v v^H)^H``) to column j of Y."""
+    d = H.shape[0]
+    w = Y[c, j]
+    for r in range(c + 1, d):
+        w += np.conj(H[r, c]) * Y[r, j]
+    w *= np.conj(tau[c])
+    Y[c, j] -= w
+    for r in range(c + 1, d):
+        Y[r, j] -= w * H[r, c]
+
+
+@njit
+def _qr_cols(H: Any, tau: Any, c0: int) -> None:
+    """Householder QR of the tall H (d x s) in place, from column c0 on: columns before c0
+    already hold their part of the factorisation (R above, reflectors ``I - tau v v^H`` with
+    v[0] = 1 below); columns c0.. hold fresh data."""
     d, s = H.shape
-    det = 1.0
-    for c in range(s):
+    for j in range(c0, s):
+        for c in range(c0):
+            _reflect(H, tau, c, H, j)
+    for c in range(c0, s):
         nrm2 = 0.0
         for r in range(c, d):
             nrm2 += abs(H[r, c]) ** 2
         nrm = np.sqrt(nrm2)
-        det *= nrm
         if nrm == 0:
             tau[c] = 0.0
             continue
@@ -127,14 +142,17 @@ def _qr(H: Any, tau: Any) -> float:
         # tau = (beta - x0) / beta, conjugated for the complex convention H = I - tau v v^H
         tau[c] = np.conj((beta - x0) / beta)
         H[c, c] = beta
-        for j in range(c + 1, s):  # apply (I - tau v v^H)^H ... to the remaining columns
-            w = H[c, j]
-            for r in range(c + 1, d):
-                w += np.conj(H[r, c]) * H[r, j]
-            w *= np.conj(tau[c])
-            H[c, j] -= w
-            for r in range(c + 1, d):
-                H[r, j] -= w * H[r, c]
+        for j in range(c + 1, s):
+            _reflect(H, tau, c, H, j)
+
+
+@njit
+def _qr(H: Any, tau: Any) -> float:
+    """Householder QR of H in place (:func:`_qr_cols`); returns |det R|."""
+    _qr_cols(H, tau, 0)
+    det = 1.0
+    for c in range(H.shape[1]):
+        det *= abs(H[c, c])
     return det
 
 
@@ -253,15 +271,23 @@ def _work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[Any, ...]:
 
 
 @njit
-def _prefix(S: Any, NT: Any, W: Any, Hp: Any, taup: Any, nu: Any, zp: Any, Yp: Any) -> float:
+def _prefix(S: Any, c0: int, NT: Any, W: Any, Hp: Any, taup: Any, nu: Any, zp: Any,
+            Yp: Any) -> float:
     """For the rows P = N[:, S[:-1]]^T (square case): the unit vector nu with P nu = 0 and a
-    solution zp of P z = -W_{S[:-1]}; returns vol(P) = |det R| of P^H = QR."""
+    solution zp of P z = -W_{S[:-1]}; returns vol(P) = |det R| of P^H = QR.  (Zp with
+    P Zp = I, columns orthogonal to nu, comes from :func:`_prefix_inverse` when needed.)
+
+    For a set with last row x and ``t = x . nu``: ``|det A| = vol(P) |t|`` and
+    ``||A^{-1}||_F^2 = ||Zp||_F^2 + (||x^T Zp||^2 + 1) / |t|^2``."""
     s, d = S.shape[0], NT.shape[1]
     m = W.shape[1]
-    for i in range(s - 1):
+    for i in range(c0, s - 1):  # rows before c0 are unchanged: their columns stay factored
         for j in range(d):
             Hp[j, i] = np.conj(NT[S[i], j])
-    vol = _qr(Hp, taup)
+    _qr_cols(Hp, taup, c0)
+    vol = 1.0
+    for c in range(s - 1):
+        vol *= abs(Hp[c, c])
     for j in range(d):
         nu[j] = 0.0
     nu[d - 1] = 1.0
@@ -279,6 +305,17 @@ def _prefix(S: Any, NT: Any, W: Any, Hp: Any, taup: Any, nu: Any, zp: Any, Yp: A
                 Yp[i, u] = -W[S[i], u]
         _qr_z(Hp, taup, Yp, zp)
     return vol
+
+
+@njit
+def _prefix_inverse(Hp: Any, taup: Any, Ip: Any, Zp: Any) -> float:
+    """Zp with P Zp = I for the prefix factored by :func:`_prefix`; returns ||Zp||_F^2."""
+    _qr_z(Hp, taup, Ip, Zp)
+    fro2 = 0.0
+    for i in range(Zp.shape[0]):
+        for j in range(Zp.shape[1]):
+            fro2 += abs(Zp[i, j]) ** 2
+    return fro2
 
 
 @njit
@@ -305,8 +342,8 @@ def _norm_estimate(z: Any, c0: float, hh: Any, G: Any) -> tuple[float, float]:
 
 @njit
 def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta: float,
-                 c0: float, hh: Any, G: Any, pend: Any, weak_lb: Any, weak_at: Any, M: Any,
-                 perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any
+                 c0: float, hh: Any, G: Any, dn: float, pend: Any, weak_lb: Any,
+                 weak_at: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any
                  ) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
@@ -315,10 +352,12 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     the smallest accepted lower bounds (ascending, ties to the earlier set).
 
     Square case (d = s) with s >= 2: sets sharing the first s - 1 stragglers share the
-    factorisation of those rows, so a set costs O(s m + d^2 m): ``|det A| = vol(P) |x . nu|``
-    and ``z = zp + alpha nu``; the decoder norm is estimated from Gram data and recomputed in
-    full (per-set LU) only when it may be the largest so far.  A set whose bound is within a
-    relative 1e-6 of delta takes the per-set route of :func:`_screen_one` (the tighter bound)."""
+    factorisation of those rows (refactored from the first row that changed), so a set costs
+    O(s^2 + d m): ``|det A| = vol(P) |x . nu|``, the tighter bound from ``||A^{-1}||_F`` (see
+    :func:`_prefix`), ``z = zp + alpha nu``.  The decoder norm is bounded by
+    ``||D W|| + ||D N^T|| ||z||``, then estimated from Gram data, and recomputed in full (per-set
+    LU) only when it may be the largest so far.  A set whose bound is within a relative 1e-6 of
+    delta takes the per-set route of :func:`_screen_one`."""
     s = S.shape[0]
     d = NT.shape[1]
     m = W.shape[1]
@@ -332,8 +371,12 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     zp = np.zeros((d, m), Z.dtype)
     Yp = np.zeros((max(s - 1, 1), m), Z.dtype)
     z = np.zeros((d, m), Z.dtype)
-    vol = 0.0
-    fresh = True
+    Ip = np.zeros((max(s - 1, 1), max(s - 1, 1)), NT.dtype)
+    for i in range(s - 1):
+        Ip[i, i] = 1.0
+    Zp = np.zeros((d, max(s - 1, 1)), NT.dtype)
+    vol, fro2, zz = 0.0, -1.0, 0.0
+    fresh = 0  # first prefix row that changed (s - 1: none)
     npend = 0
     best, best_at = -np.inf, -1
     K = weak_lb.shape[0]
@@ -341,25 +384,48 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     while done < count:
         handled = False
         if fast:
-            if fresh:
-                vol = _prefix(S, NT, W, Hp, taup, nu, zp, Yp)
-                fresh = False
+            if fresh < s - 1:
+                vol = _prefix(S, fresh, NT, W, Hp, taup, nu, zp, Yp)
+                fro2 = -1.0  # Zp not computed yet
+                zz = 0.0
+                for i in range(d):
+                    for u in range(m):
+                        zz += abs(zp[i, u]) ** 2
+                fresh = s - 1
             x = S[s - 1]
             tdot = 0.0 * nu[0]
             for j in range(d):
                 tdot += NT[x, j] * nu[j]
             lb = vol * abs(tdot)
+            if vol > 0 and lb < delta and lb > 0:  # the tighter 1 / ||A^{-1}||_F
+                if fro2 < 0:
+                    fro2 = _prefix_inverse(Hp, taup, Ip, Zp)
+                xz = 0.0
+                for i in range(s - 1):
+                    acc = 0.0 * nu[0]
+                    for j in range(d):
+                        acc += NT[x, j] * Zp[j, i]
+                    xz += abs(acc) ** 2
+                inv2 = fro2 + (xz + 1.0) / abs(tdot) ** 2
+                if np.isfinite(inv2) and inv2 > 0 and 1.0 / np.sqrt(inv2) > lb:
+                    lb = 1.0 / np.sqrt(inv2)
             if vol > 0 and np.isfinite(lb) and lb >= delta * (1 + 1e-6):
                 handled = True
+                aa = 0.0
                 for u in range(m):
                     acc = -W[x, u]
                     for j in range(d):
                         acc -= NT[x, j] * zp[j, u]
                     alpha = acc / tdot
+                    aa += abs(alpha) ** 2
                     for j in range(d):
                         z[j, u] = zp[j, u] + alpha * nu[j]
-                est, mag = _norm_estimate(z, c0, hh, G)
-                bound = np.sqrt(max(est + 1e-9 * mag, 0.0))
+                # ||D (W + N^T z)|| <= ||D W|| + ||D N^T|| ||z||, ||z||^2 = ||zp||^2 + |alpha|^2
+                ub = (np.sqrt(c0) + dn * np.sqrt(zz + aa)) * (1 + 1e-6)
+                bound = ub
+                if not ub < best * (1 - 1e-9):
+                    est, mag = _norm_estimate(z, c0, hh, G)
+                    bound = np.sqrt(max(est + 1e-9 * mag, 0.0))
                 if best_at < 0 or not bound < best * (1 - 1e-9):  # may be the largest
                     _, nrm = _screen_one(S, NT, W, scale, inS, delta, M, perm, tau, E, X, Y,
                                            Z)
@@ -382,8 +448,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
         done += 1
         for i in range(s):
             inS[S[i]] = False
-        if successor(S, n) < s - 1:
-            fresh = True
+        fresh = min(fresh, max(successor(S, n), 0))
         for i in range(s):
             inS[S[i]] = True
         if npend == pend.shape[0]:
@@ -424,7 +489,9 @@ class RealScreen:
             self.c0 = float(np.sum(D2[:, None] * np.abs(self.W) ** 2))
             self.hh = np.ascontiguousarray((self.NT * D2[:, None]).T @ np.conj(self.W))
             self.G = np.ascontiguousarray(np.conj(self.NT.T) @ (self.NT * D2[:, None]))
-        if not (np.isfinite(self.c0) and np.isfinite(self.hh).all() and np.isfinite(self.G).all()):
+            self.dn = float(np.sqrt(np.sum(np.abs(np.diagonal(self.G)))))  # >= ||D N^T||_2
+        if not (np.isfinite(self.c0) and np.isfinite(self.hh).all() and np.isfinite(self.G).all()
+                and np.isfinite(self.dn)):
             self.c0 = np.nan
 
     def warm(self, s: int) -> None:
@@ -447,7 +514,8 @@ class RealScreen:
         weak_lb = np.full(WEAKEST, np.inf)
         weak_at = np.full(WEAKEST, -1, dtype=np.int64)
         done, npend, best, at = screen_range(S, self.n, count, self.NT, self.W, self.scale,
-                                             self.delta, self.c0, self.hh, self.G, pend,
+                                             self.delta, self.c0, self.hh, self.G, self.dn,
+                                             pend,
                                              weak_lb, weak_at,
                                              *_work(self.NT, self.W, S.shape[0]))
         return int(done), int(npend), float(best), int(at), weak_lb, weak_at

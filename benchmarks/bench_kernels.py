@@ -1,0 +1,250 @@
+"""Compiled audit kernels against the naive per-set loop and a plain-numpy dual test, in ONE run.
+
+For every case it prints sets/s and ns per set of:
+
+* ``naive``: a Python loop over the straggler sets solving each survivors' system on its own
+  (``numpy.linalg.lstsq`` over R, galois ``matrix_rank`` over GF(q)); timed on the first
+  ``--naive-sets`` sets in lexicographic order and extrapolated;
+* ``numpy dual``: the 30-line numpy version of gctool's method over R - one SVD of B, then
+  ``|det N[:, S]|`` of every s x s minor of the left null space, batched (no fall-back, no
+  diagnostics: a floor for numpy, not an audit);
+* ``gctool numpy``: ``verify --method exhaustive`` (or the exhaustive ``attack`` worst case)
+  with the numpy kernels (``GCTOOL_COMPILED=0``);
+* ``gctool``: the same with the compiled kernels (``GCTOOL_COMPILED=1``), one process;
+  and, for n=40/s=6, with ``--jobs 2``.
+
+Cases: real Tandon cyclic codes n=24/s=4, n=30/s=5, n=40/s=6 (no naive loop: 3.8 M sets);
+cyclic-MDS GF(2^5) n=31/s=5 (exhaustive, no certificate); a random generalised Reed-Solomon
+code over GF(257), n=30/s=5; ``attack -s`` exhaustive worst case (optimal decoder, no symmetry)
+on the real n=24/s=4 code, and at s=5 on it (the KKT route).
+
+Targets (issue: compiled audit kernels), single core unless stated:
+  real n=30/s=5 >= 1000x naive and >= 5x numpy dual; real n=40/s=6 < 2 s; GF(2^5) n=31/s=5
+  >= 1e6 sets/s; attack n=24/s=4 >= 500x naive; --jobs 2 >= 1.8x --jobs 1 on n=40/s=6.
+
+Compilation is done (or loaded from the cache) before anything is timed.  Run:
+  .venv/bin/python benchmarks/bench_kernels.py [--naive-sets N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.algebra.fields import parse_field
+from gctool.audit.attack import attack
+from gctool.audit.enumeration import rank_ranges, unrank_lex
+from gctool.audit.verify import verify
+from gctool.codes import design
+from gctool.model import GradientCode
+from gctool.numerics import normalise_rows, numerical_rank
+
+
+def cyclic(n: int, s: int) -> GradientCode:
+    return design("cyclic", n=n, s=s, seed=1)
+
+
+def cyclic_mds(field: str, n: int, s: int) -> GradientCode:
+    return design("cyclic-mds", n=n, s=s, field=field)
+
+
+def grs(p: int, n: int, s: int, seed: int = 1) -> GradientCode:
+    """Random generalised Reed-Solomon code over GF(p): rows v_i (1, x_i, ..., x_i^(k-1)),
+    distinct x_i, non-zero v_i, k = n - s (every k rows are invertible: every set decodes)."""
+    rng = np.random.default_rng(seed)
+    k = n - s
+    x = rng.choice(np.arange(1, p), size=n, replace=False)
+    v = rng.integers(1, p, size=n)
+    B = np.array([[v[i] * pow(int(x[i]), j, p) % p for j in range(k)] for i in range(n)])
+    return GradientCode(B, parse_field(f"GF({p})"), s, "custom")
+
+
+def naive_rate(code: GradientCode, s: int, limit: int, worst: bool = False) -> float:
+    """Sets per second of the per-set loop on the first ``limit`` sets."""
+    B, n, k = np.asarray(code.B), code.n, code.k
+    ones = np.ones(k)
+    GF = code.field.galois() if code.field.is_finite else None
+    done = 0
+    start = time.perf_counter()
+    for S in itertools.islice(itertools.combinations(range(n), s), limit):
+        F = [i for i in range(n) if i not in S]
+        if GF is None:
+            a = np.linalg.lstsq(B[F].T, ones, rcond=None)[0]
+            err = float(np.sum((B[F].T @ a - ones) ** 2))
+            _ = err if worst else err <= 1e-9 * k
+        else:
+            aug = GF(np.vstack([B[F], np.ones((1, k), dtype=np.int64)]))
+            _ = np.linalg.matrix_rank(aug) == np.linalg.matrix_rank(GF(B[F]))
+        done += 1
+    return done / (time.perf_counter() - start)
+
+
+def numpy_dual(code: GradientCode, s: int, chunk: int = 16384) -> tuple[float, int]:
+    """(seconds, sets with a non-zero minor): the plain numpy dual test."""
+    start = time.perf_counter()
+    Bn, _ = normalise_rows(np.asarray(code.B))
+    U, sv, _ = np.linalg.svd(Bn)
+    NT = U[:, numerical_rank(sv, Bn.shape):]  # (n, d): the left null space, d = s here
+    good = 0
+    for a, b in rank_ranges(0, comb(code.n, s), chunk):
+        det = np.linalg.det(NT[unrank_lex(code.n, s, np.arange(a, b))])
+        good += int(np.sum(np.abs(det) > 1e-12))
+    return time.perf_counter() - start, good
+
+
+def timed(fn: Callable[[], Any], compiled: bool, repeat: int = 1) -> tuple[float, Any]:
+    os.environ["GCTOOL_COMPILED"] = "1" if compiled else "0"
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def row(case: str, sets: int, method: str, seconds: float | None, rate: float | None = None
+        ) -> dict[str, Any]:
+    if rate is None:
+        rate = sets / seconds if seconds else float("nan")
+    return {"case": case, "sets": sets, "method": method, "seconds": seconds,
+            "sets_per_s": rate, "ns_per_set": 1e9 / rate}
+
+
+def real_case(n: int, s: int, naive_sets: int, numpy_kernels: bool = True,
+              jobs2: bool = False) -> list[dict[str, Any]]:
+    code, total, case = cyclic(n, s), comb(n, s), f"real cyclic n={n} s={s}"
+    out = []
+    if naive_sets:
+        out.append(row(case, total, "naive lstsq loop", None,
+                       naive_rate(code, s, min(naive_sets, total))))
+    t, good = numpy_dual(code, s)  # minors <= 1e-12 (total - good) would need a fall-back
+    out.append(row(case, total, "numpy dual test", t))
+
+    def run(jobs: int = 1) -> Any:
+        return verify(code, s, method="exhaustive", max_sets=10**9, jobs=jobs)
+
+    if numpy_kernels:
+        t, r = timed(run, False)
+        assert r.ok
+        out.append(row(case, total, "gctool (numpy kernels)", t))
+    t, r = timed(run, True, repeat=2)
+    assert r.ok and r.exact
+    out.append(row(case, total, "gctool (compiled)", t))
+    if jobs2:
+        t2, r = timed(lambda: run(2), True, repeat=2)
+        assert r.ok
+        out.append(row(case, total, "gctool (compiled, --jobs 2)", t2))
+    return out
+
+
+def gf_case(case: str, code: GradientCode, s: int, naive_sets: int) -> list[dict[str, Any]]:
+    total = comb(code.n, s)
+    out = [row(case, total, "naive galois rank loop", None,
+               naive_rate(code, s, min(naive_sets, total)))]
+
+    def run() -> Any:
+        return verify(code, s, method="exhaustive", max_sets=10**9, jobs=1)
+
+    t, r = timed(run, False)
+    assert r.ok
+    out.append(row(case, total, "gctool (numpy kernels)", t))
+    t, r = timed(run, True, repeat=2)
+    assert r.ok
+    out.append(row(case, total, "gctool (compiled)", t))
+    return out
+
+
+def attack_case(n: int, code_s: int, s: int, naive_sets: int) -> list[dict[str, Any]]:
+    code, total = cyclic(n, code_s), comb(n, s)
+    case = f"attack -s {s} worst, cyclic n={n} s={code_s}"
+    out = [row(case, total, "naive lstsq loop", None,
+               naive_rate(code, s, min(naive_sets, total), worst=True))]
+
+    def run() -> Any:
+        return attack(code, s, method="exhaustive", symmetry=False, max_sets=10**9)
+
+    t, ref = timed(run, False)
+    out.append(row(case, total, "gctool (numpy kernels)", t))
+    t, r = timed(run, True, repeat=2)
+    assert r.stragglers == ref.stragglers and r.exact
+    out.append(row(case, total, "gctool (compiled)", t))
+    return out
+
+
+def warm() -> None:
+    """Compile (or load) every kernel before timing."""
+    os.environ["GCTOOL_COMPILED"] = "1"
+    verify(cyclic(8, 2), 2, method="exhaustive")
+    verify(cyclic_mds("GF(2^3)", 7, 2), 2, method="exhaustive")
+    verify(grs(257, 8, 2), 2, method="exhaustive")
+    attack(cyclic(8, 2), 3, method="exhaustive", symmetry=False)
+
+
+def ratio(rows: list[dict[str, Any]], case: str, a: str, b: str) -> float:
+    get = {r["method"]: r["sets_per_s"] for r in rows if r["case"] == case}
+    return float(get[a] / get[b]) if a in get and b in get else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--naive-sets", type=int, default=3000,
+                        help="sets timed for the naive loops (extrapolated)")
+    parser.add_argument("--json", action="store_true", help="print JSON rows")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    warm()
+    warm_s = time.perf_counter() - t0
+    ns = args.naive_sets
+    rows = (real_case(24, 4, ns) + real_case(30, 5, ns)
+            + real_case(40, 6, 0, numpy_kernels=False, jobs2=True)
+            + gf_case("cyclic-mds GF(2^5) n=31 s=5", cyclic_mds("GF(2^5)", 31, 5), 5, ns // 3)
+            + gf_case("random GRS GF(257) n=30 s=5", grs(257, 30, 5), 5, ns // 3)
+            + attack_case(24, 4, 4, ns) + attack_case(24, 4, 5, ns))
+    c30, c40 = "real cyclic n=30 s=5", "real cyclic n=40 s=6"
+    a24 = "attack -s 4 worst, cyclic n=24 s=4"
+    gf = "cyclic-mds GF(2^5) n=31 s=5"
+    sec40 = next(r["seconds"] for r in rows if r["case"] == c40
+                 and r["method"] == "gctool (compiled)")
+    gf_rate = next(r["sets_per_s"] for r in rows if r["case"] == gf
+                   and r["method"] == "gctool (compiled)")
+    targets = [
+        ("real n=30 s=5 vs naive", ratio(rows, c30, "gctool (compiled)", "naive lstsq loop"),
+         1000),
+        ("real n=30 s=5 vs numpy dual", ratio(rows, c30, "gctool (compiled)",
+                                              "numpy dual test"), 5),
+        ("real n=40 s=6 seconds (<)", sec40, 2.0),
+        ("GF(2^5) n=31 s=5 sets/s", gf_rate, 1e6),
+        ("attack n=24 s=4 vs naive", ratio(rows, a24, "gctool (compiled)", "naive lstsq loop"),
+         500),
+        ("--jobs 2 / --jobs 1 on n=40", ratio(rows, c40, "gctool (compiled, --jobs 2)",
+                                              "gctool (compiled)"), 1.8),
+    ]
+    if args.json:
+        print(json.dumps({"rows": rows, "targets": [
+            {"name": n, "value": v, "target": t} for n, v, t in targets],
+            "warm_s": warm_s}, indent=2))
+        return
+    print(f"kernels compiled or loaded in {warm_s:.2f} s; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'case':38} {'sets':>10} {'method':30} {'seconds':>9} {'sets/s':>12} "
+          f"{'ns/set':>10}")
+    for r in rows:
+        sec = f"{r['seconds']:.3f}" if r["seconds"] is not None else "(extrap.)"
+        print(f"{r['case']:38} {r['sets']:>10,} {r['method']:30} {sec:>9} "
+              f"{r['sets_per_s']:>12,.0f} {r['ns_per_set']:>10,.0f}")
+    print("\ntargets:")
+    for name, value, target in targets:
+        met = value < target if "(<)" in name else value >= target
+        print(f"  {name:32} {value:12,.2f}  target {target:,}  {'met' if met else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
