@@ -14,9 +14,10 @@ from gctool.bounds import bounds
 from gctool.codes import design
 from gctool.codes.approx_bounds import (
     ApproxBound,
+    _iid_expectation,
+    _worst_and_mean,
     approx_bounds,
     column_regular,
-    errors_of_size,
     exact_threshold,
 )
 from gctool.codes.closed_forms import (
@@ -88,9 +89,22 @@ def test_bound_values_against_attack_directly(seed: int, data: st.DataObject) ->
 
 
 def test_exact_helpers_agree_with_attack() -> None:
+    import itertools
+
+    from oracles import lstsq_error
+
     code = design("expander", graph="petersen", seed=0)
-    _, errs = errors_of_size(code, 3)
-    assert errs.max() == pytest.approx(attack(code, 3).raw_error)
+    B, n = np.asarray(code.B), code.n
+    errs = {S: lstsq_error(B, tuple(i for i in range(n) if i not in S))
+            for t in range(n + 1) for S in itertools.combinations(range(n), t)}
+    three = [e for S, e in errs.items() if len(S) == 3]
+    worst, mean = _worst_and_mean(code, 3)
+    assert worst == pytest.approx(max(three)) == pytest.approx(attack(code, 3).raw_error)
+    assert mean == pytest.approx(np.mean(three), abs=1e-9)
+    p = np.linspace(0.1, 0.5, n)  # iid straggling: every one of the 2^n sets, weighted
+    iid = sum(e * np.prod([p[i] if i in S else 1 - p[i] for i in range(n)])
+              for S, e in errs.items())
+    assert _iid_expectation(code, p) == pytest.approx(iid, abs=1e-9)
     for eps in (0.0, 0.5, 1.5):  # err(3) = 1 exactly: eps = 1 is a tie float64 cannot decide
         assert exact_threshold(code, eps) == (threshold(code, eps).threshold, True)
     assert exact_threshold(code, 0.0, budget=5) == (None, False)

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.enumeration import survivors_of
+from gctool.audit.enumeration import straggler_mask, survivors_of
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL, Decoder, Decoding
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
@@ -110,10 +110,7 @@ class Oracle:
 
     def errors_survivors(self, F: np.ndarray) -> np.ndarray:
         """Errors when exactly the survivors ``F`` (b, f) respond."""
-        F = np.asarray(F, dtype=np.intp)
-        mask = np.ones((F.shape[0], self.n), dtype=bool)
-        mask[np.arange(F.shape[0])[:, None], F] = False
-        return self.errors_masks(mask)
+        return self.errors_masks(~straggler_mask(F, self.n))
 
     def chunk_size(self, s: int) -> int:
         """How many straggler sets of size s to evaluate per batch."""
@@ -421,8 +418,7 @@ class FixedOracle(Oracle):
         out = np.empty(S.shape[0])
         for lo in range(0, S.shape[0], 4096):
             chunk = S[lo:lo + 4096]
-            mask = np.ones((chunk.shape[0], self.n))
-            mask[np.arange(chunk.shape[0])[:, None], chunk] = 0
+            mask = (~straggler_mask(chunk, self.n)).astype(np.float64)
             D = np.einsum("bn,un,nk->buk", mask, W, self.code.B) - T[None]
             with np.errstate(over="ignore"):  # an error beyond float64 is inf
                 out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
@@ -431,8 +427,7 @@ class FixedOracle(Oracle):
     def _gf_errors(self, S: np.ndarray) -> np.ndarray:
         GF = self.code.field.galois()
         assert self.user is not None
-        mask = np.ones((S.shape[0], self.n), dtype=np.int64)
-        mask[np.arange(S.shape[0])[:, None], S] = 0
+        mask = (~straggler_mask(S, self.n)).astype(np.int64)
         B, T = GF(np.asarray(self.code.B)), GF(self.code.targets())
         bad = np.zeros(S.shape[0], dtype=bool)
         for u in range(self.code.m):
@@ -476,8 +471,7 @@ class GroupOracle(Oracle):
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
         alive = np.zeros((S.shape[0], self.groups), dtype=np.int64)
-        mask = np.ones((S.shape[0], self.n), dtype=bool)
-        mask[np.arange(S.shape[0])[:, None], S] = False
+        mask = ~straggler_mask(S, self.n)
         np.add.at(alive, (np.nonzero(mask)[0], self.group[np.nonzero(mask)[1]]), 1)
         dead = alive == 0
         err = dead.astype(np.float64) @ self.weight

@@ -16,7 +16,8 @@ Public API (shared with ``attack``):
 * :func:`rank_ranges` - split ``[start, stop)`` into chunks
 * :func:`straggler_chunks` - iterate over all (or a rank range of) sets as ``(b, s)`` arrays
 * :func:`sample_sets` - uniformly random distinct sets (seeded)
-* :func:`survivors_of` / :func:`pad_to` - complements and padding
+* :func:`straggler_mask` / :func:`survivors_of` / :func:`pad_to` - masks, complements and
+  padding
 """
 
 from __future__ import annotations
@@ -113,12 +114,18 @@ def sample_sets(n: int, s: int, count: int, rng: np.random.Generator) -> np.ndar
     return np.sort(np.argpartition(keys, s - 1, axis=1)[:, :s], axis=1).astype(np.intp)
 
 
+def straggler_mask(S: np.ndarray, n: int) -> np.ndarray:
+    """Boolean (b, n) mask of each set's members: ``mask[i, j]`` iff j is in ``S[i]``."""
+    S = np.asarray(S, dtype=np.intp)
+    mask = np.zeros((S.shape[0], n), dtype=bool)
+    mask[np.arange(S.shape[0])[:, None], S] = True
+    return mask
+
+
 def survivors_of(S: np.ndarray, n: int) -> np.ndarray:
     """Complement of each straggler set: (b, s) -> (b, n - s), rows sorted."""
-    b, s = S.shape
-    mask = np.ones((b, n), dtype=bool)
-    mask[np.arange(b)[:, None], S] = False
-    return np.nonzero(mask)[1].reshape(b, n - s)
+    b, s = np.shape(S)
+    return np.nonzero(~straggler_mask(S, n))[1].reshape(b, n - s)
 
 
 def pad_to(S: list[int], size: int, n: int) -> list[int]:

@@ -45,6 +45,7 @@ import numpy as np
 
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
+from gctool.audit.enumeration import survivors_of
 from gctool.decode import Decoder, safe_norm
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
@@ -125,12 +126,6 @@ class ChunkEval:
                          nan.copy())
 
 
-def _survivors(S: np.ndarray, n: int) -> np.ndarray:
-    from gctool.audit.enumeration import survivors_of
-
-    return survivors_of(S, n)
-
-
 @dataclass
 class DirectKernel:
     """Decide each set by the direct decoder on B_F (exact over GF(q); SVD over R/C)."""
@@ -164,7 +159,7 @@ class DirectKernel:
         size = self.chunk_size(S.shape[1])
         for a in range(0, idx.size, size):
             part = idx[a:a + size]
-            r = self.decoder.evaluate(_survivors(S[part], self.code.n))
+            r = self.decoder.evaluate(survivors_of(S[part], self.code.n))
             out.ok[part] = r.ok
             out.direct[part] = True
             out.error[part] = r.error
@@ -193,7 +188,7 @@ class GFDirectKernel:
         if self._arith is None:
             self._arith = GFArith(self.code.field)
         out = ChunkEval.blank(S.shape[0])
-        F = _survivors(S, self.code.n)
+        F = survivors_of(S, self.code.n)
         B = np.asarray(self.code.B, dtype=np.int64)
         T = self.code.targets().astype(np.int64)
         aug = np.concatenate([np.swapaxes(B[F], 1, 2),

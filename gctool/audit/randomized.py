@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.decoders import FixedOracle, Oracle
-from gctool.audit.enumeration import straggler_chunks
 from gctool.errors import InvalidInput
 
 DEFAULT_SAMPLES = 20_000
+SUM_CHUNK = 65_536  # straggler sets per batch of an exact mean
 Z95 = 1.959963984540054
 
 
@@ -31,16 +31,32 @@ def _mc(errs: np.ndarray, seed: int) -> dict[str, Any]:
             "ci95": [mean - Z95 * se, mean + Z95 * se], "stderr": se}
 
 
+def error_sum(oracle: Oracle, s: int, p: np.ndarray | None = None) -> float:
+    """Sum of the errors of every straggler set of size s (weighted by the probability of
+    the set under independent straggling with probabilities ``p``), by the enumeration
+    engine (:class:`gctool.audit.sweep.SumWorker`)."""
+    from gctool.audit.sweep import (
+        LexSource,
+        OracleKernel,
+        SumFold,
+        SumWorker,
+        rank_tasks,
+        run_folded,
+    )
+
+    fold = SumFold()
+    worker = SumWorker(LexSource(oracle.n, s), OracleKernel.of(oracle), p)
+    run_folded(worker, rank_tasks(comb(oracle.n, s), SUM_CHUNK), fold)
+    return fold.total
+
+
 def uniform_mean(oracle: Oracle, s: int, *, budget: int, samples: int = DEFAULT_SAMPLES,
                  seed: int = 0) -> dict[str, Any]:
     """Mean error over uniformly random straggler sets of size s."""
     n = oracle.n
     total = comb(n, s)
     if total <= budget:
-        acc = 0.0
-        for S in straggler_chunks(n, s, 65_536):
-            acc += float(oracle.errors(S).sum())
-        return {"mean": acc / total, "exact": True, "sets": total}
+        return {"mean": error_sum(oracle, s) / total, "exact": True, "sets": total}
     rng = np.random.default_rng(seed)
     keys = rng.random((samples, n))
     S = np.sort(np.argpartition(keys, s - 1, axis=1)[:, :s], axis=1).astype(np.intp)
@@ -58,15 +74,7 @@ def iid_mean(oracle: Oracle, p: float | np.ndarray, *, budget: int,
     if closed is not None:
         return {"mean": closed, "exact": True, "method": "closed form (fixed weights)"}
     if 2**n <= budget:
-        acc = 0.0
-        for t in range(n + 1):
-            for S in straggler_chunks(n, t, 65_536):
-                mask = np.zeros((S.shape[0], n), dtype=bool)
-                mask[np.arange(S.shape[0])[:, None], S] = True
-                prob = np.prod(np.where(mask, pv, 1 - pv), axis=1)
-                keep = prob > 0
-                if keep.any():
-                    acc += float(prob[keep] @ oracle.errors(S[keep]))
+        acc = sum(error_sum(oracle, t, pv) for t in range(n + 1))
         return {"mean": acc, "exact": True, "sets": 2**n}
     rng = np.random.default_rng(seed)
     masks = rng.random((samples, n)) < pv

@@ -8,7 +8,8 @@ batch of straggler sets and the number of sets each one stands for:
 * :class:`OrbitSource` - rotation-orbit representatives among the candidate prefix, each
   weighted by its orbit size;
 * :class:`SampleSource` - uniformly random sets (seeded per task, so the sample does not depend
-  on the number of processes).
+  on the number of processes);
+* :class:`ListSource` - given sets, in the given order.
 
 A *worker* (picklable: it runs in a worker process or on a Dask worker) evaluates one task with
 a *kernel* and returns a small summary; a *fold* merges the summaries in task order with strict
@@ -21,7 +22,14 @@ worker                 kernel                summary         fold
 :class:`SweepWorker`   :class:`Kernel`       ChunkSummary    :class:`Accumulator` (verify)
 :class:`PeakWorker`    :class:`ErrorKernel`  PeakSummary     :class:`WorstFold` (attack -s)
 :class:`ExceedWorker`  :class:`ErrorKernel`  ExceedSummary   :class:`ExceedFold` (threshold)
+:class:`SumWorker`     :class:`ErrorKernel`  SumSummary      :class:`SumFold` (mean errors)
 =====================  ====================  ==============  ===================================
+
+Other enumerations use the same pieces: ``design``'s worst condition number
+(:mod:`gctool.codes.conditioning`: a PeakWorker over condition numbers), the real cyclic-MDS
+search (:mod:`gctool.codes.cyclic_mds`: a SweepWorker over a :class:`ListSource`) and the
+exact values of the approximate-code table (:mod:`gctool.codes.approx_bounds`, through the
+attack engine).
 
 A *runner* has the signature of :func:`gctool.audit.parallel.run_ordered`
 (``runner(worker, tasks, jobs, on_result)``): local processes by default, or
@@ -106,9 +114,28 @@ class SampleSource:
         return S.astype(np.intp), np.ones(count, dtype=np.int64)
 
 
-class Source(Protocol):
+@dataclass
+class ListSource:
+    """Given sets (an (N, s) array, any order): a task ``(i, a, b)`` is its rows a..b-1."""
+
     n: int
-    s: int
+    rows: np.ndarray
+
+    @property
+    def s(self) -> int:
+        return int(self.rows.shape[1])
+
+    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
+        _, a, b = task
+        return self.rows[a:b], np.ones(b - a, dtype=np.int64)
+
+
+class Source(Protocol):
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def s(self) -> int: ...
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]: ...
 
@@ -411,8 +438,57 @@ class ExceedFold:
         return False
 
 
+# -- means: weighted sums of errors -------------------------------------------------------------
+@dataclass
+class SumSummary:
+    index: int
+    checked: int = 0
+    total: float = 0.0
+
+
+@dataclass
+class SumWorker:
+    """The sum of one task's errors; with ``p`` (per-worker straggling probabilities) each set
+    weighs ``prod_(i in S) p_i prod_(i not in S) (1 - p_i)`` and sets of weight 0 are skipped."""
+
+    source: Source
+    kernel: ErrorKernel
+    p: np.ndarray | None = None
+
+    def run(self, task: Task) -> SumSummary:
+        from gctool.audit.enumeration import straggler_mask
+
+        out = SumSummary(task[0])
+        S, _ = self.source.sets(task)
+        out.checked = S.shape[0]
+        if not S.shape[0]:
+            return out
+        if self.p is None:
+            out.total = float(self.kernel.errors(S).sum())
+            return out
+        w = np.prod(np.where(straggler_mask(S, self.source.n), self.p, 1 - self.p), axis=1)
+        keep = w > 0
+        if keep.any():
+            out.total = float(w[keep] @ self.kernel.errors(S[keep]))
+        return out
+
+
+@dataclass
+class SumFold:
+    """The sum over every task, added in task order (the same float for any ``jobs``)."""
+
+    total: float = 0.0
+    checked: int = 0
+
+    def merge(self, r: SumSummary) -> bool:
+        self.total += r.total
+        self.checked += r.checked
+        return False
+
+
 #: summary types by name (checkpoints record them as JSON)
-SUMMARIES: dict[str, type] = {c.__name__: c for c in (ChunkSummary, PeakSummary, ExceedSummary)}
+SUMMARIES: dict[str, type] = {c.__name__: c for c in (ChunkSummary, PeakSummary, ExceedSummary,
+                                                      SumSummary)}
 
 
 def summary_from_dict(kind: str, data: dict[str, Any]) -> Any:

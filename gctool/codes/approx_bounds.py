@@ -34,10 +34,9 @@ T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 1 (the error of losin
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 from math import comb, floor, isfinite
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +48,6 @@ WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decod
 #: error level of the threshold rows unless given: 0 (exact recovery fails), the same default
 #: as ``attack --threshold``, so the rows bracket what that command computes
 DEFAULT_EPSILON = 0.0
-_CHUNK = 4096
 
 
 @dataclass
@@ -65,32 +63,15 @@ class ApproxBound(Bound):
 # ---------------------------------------------------------------------------------------------
 # exact values by enumeration (small cases)
 # ---------------------------------------------------------------------------------------------
-def _set_chunks(n: int, t: int) -> Iterator[np.ndarray]:
-    it = itertools.combinations(range(n), t)
-    while True:
-        block = list(itertools.islice(it, _CHUNK))
-        if not block:
-            return
-        yield np.array(block, dtype=np.intp).reshape(len(block), t)
+def _oracle(code: GradientCode) -> Any:
+    from gctool.audit.decoders import make_oracle
+
+    return make_oracle(code, "optimal")
 
 
-def errors_of_size(code: GradientCode, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """(straggler sets, errors) for every set of t stragglers (exhaustive; caller budgets).
-
-    Errors within the decoder's tolerance (``1e-9 k``) are reported as exactly 0."""
-    from gctool.decode import Decoder
-
-    dec = Decoder(code)
-    floor_ = dec.limit
-    sets, errs = [], []
-    for S in _set_chunks(code.n, t):
-        keep = np.ones((S.shape[0], code.n), dtype=bool)
-        keep[np.arange(S.shape[0])[:, None], S] = False
-        F = np.nonzero(keep)[1].reshape(S.shape[0], code.n - t)
-        sets.append(S)
-        errs.append(dec.evaluate(F).error)
-    err = np.concatenate(errs)
-    return np.concatenate(sets), np.where(err <= floor_, 0.0, err)
+def _decoded(oracle: Any, err: float) -> float:
+    """Errors within the decoder's tolerance (``tol k``) are reported as exactly 0."""
+    return 0.0 if err <= oracle.limit else float(err)
 
 
 def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGET) -> bool:
@@ -99,46 +80,62 @@ def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGE
     return sets <= budget and sets * f * K * max(1, min(f, K)) <= WORK_BUDGET
 
 
+def _affordable_sets(code: GradientCode, budget: int) -> int:
+    """Straggler sets of the sizes 0, 1, ... that fit both budgets together."""
+    used = 0
+    for t in range(code.n + 1):
+        if not affordable(code, t, used + comb(code.n, t), budget):
+            break
+        used += comb(code.n, t)
+    return used
+
+
 def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
                     ) -> tuple[int | None, bool]:
     """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
-    when the search would take more than ``budget`` sets.  Errors at most ``1e-9 k`` count as
-    decoding (the decoder's tolerance), and errors within ``1e-9 k`` of ε count as equal to ε
-    (not above it): 0/1 designs have rational errors that tie with round ε such as 1, and
-    float64 round-off must not decide those ties."""
-    from gctool.numerics import DEFAULT_TOL, decode_limit, threshold_level
+    when the search would take more than ``budget`` sets (or the work budget).  This is
+    ``attack --threshold --method exhaustive`` with optimal decoding
+    (:func:`gctool.audit.attack.threshold_outcome`): errors at most the decoding tolerance
+    ``tol k`` count as decoding, and errors within it of ε count as equal to ε (not above
+    it): 0/1 designs have rational errors that tie with round ε such as 1, and float64
+    round-off must not decide those ties."""
+    from gctool.audit.attack import Options, threshold_outcome
+    from gctool.errors import BudgetExceeded
 
-    slack = 0.0 if code.field.is_finite else decode_limit(code.k, DEFAULT_TOL)
-    level = threshold_level(epsilon, slack)
-    used = 0
-    for t in range(code.n + 1):
-        used += comb(code.n, t)
-        if not affordable(code, t, used, budget):
-            return None, False
-        _, errs = errors_of_size(code, t)
-        if np.any(errs > level):
-            return t, True
-    return None, True
+    oracle = _oracle(code)
+    if oracle.finite and epsilon >= 1:
+        return None, True  # an indicator error never exceeds 1
+    allowed = _affordable_sets(code, budget)
+    if allowed == 0:
+        return None, False
+    try:
+        found = threshold_outcome(oracle, 0.0 if oracle.finite else epsilon,
+                                  Options(method="exhaustive", max_sets=allowed))
+    except BudgetExceeded:
+        return None, False
+    return found.threshold, True
 
 
 def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:
-    if not affordable(code, s, comb(code.n, s)):
+    """Worst and mean error of s stragglers (the attack engine), when affordable."""
+    from gctool.audit.exhaustive import worst
+    from gctool.audit.randomized import error_sum
+
+    total = comb(code.n, s)
+    if not affordable(code, s, total):
         return None, None
-    _, errs = errors_of_size(code, s)
-    return float(errs.max()), float(errs.mean())
+    oracle = _oracle(code)
+    found = worst(oracle, s, max_sets=total)
+    return _decoded(oracle, found.error), error_sum(oracle, s) / total
 
 
 def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
+    from gctool.audit.randomized import error_sum
+
     if not affordable(code, 0, 2**code.n):
         return None
-    total = 0.0
-    for t in range(code.n + 1):
-        S, errs = errors_of_size(code, t)
-        mask = np.zeros((S.shape[0], code.n), dtype=bool)
-        mask[np.arange(S.shape[0])[:, None], S] = True
-        weight = np.where(mask, p[None, :], 1 - p[None, :]).prod(axis=1)
-        total += float(weight @ errs)
-    return total
+    oracle = _oracle(code)
+    return float(sum(error_sum(oracle, t, p) for t in range(code.n + 1)))
 
 
 # ---------------------------------------------------------------------------------------------

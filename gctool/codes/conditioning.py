@@ -17,7 +17,6 @@ lower bound on the true worst case, and the recorded method says so.
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 from typing import Any
 
@@ -31,23 +30,41 @@ EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estima
 WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets ...)
 ESTIMATE_MAX_WORK = 1e9  # ... unless 8 sets cost more than this: then fewer, or none at all
 NOT_ESTIMATED = "not estimated"
+CHUNK = 2048  # straggler sets per batch of SVDs
 
 
-def _conds(B: np.ndarray, S: np.ndarray) -> np.ndarray:
-    B = normalise_rows(B)[0]  # rows of B_F are rows of B: B_F normalised is (D B)_F
-    n = B.shape[0]
-    mask = np.ones((S.shape[0], n), dtype=bool)
-    mask[np.arange(S.shape[0])[:, None], S] = False
-    F = np.nonzero(mask)[1].reshape(S.shape[0], n - S.shape[1])
-    out = []
-    for start in range(0, F.shape[0], 2048):
-        BF = B[F[start:start + 2048]]
-        sv = np.linalg.svd(BF, compute_uv=False)
-        rank = np.maximum(numerical_rank(sv, BF.shape), 1)
-        smin = np.take_along_axis(sv, (rank - 1)[:, None], axis=1)[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out.append(np.where(smin > 0, sv[:, 0] / smin, np.inf))
-    return np.concatenate(out)
+class ConditionKernel:
+    """cond(B_F) of the row-normalised B_F on its numerical rank, per straggler set (inf when
+    B_F is 0); a kernel of the enumeration engine (:class:`gctool.audit.sweep.PeakWorker`
+    folds its largest value)."""
+
+    def __init__(self, B: np.ndarray) -> None:
+        self.B = normalise_rows(B)[0]  # rows of B_F are rows of B: B_F normalised is (D B)_F
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        from gctool.audit.enumeration import survivors_of
+
+        F = survivors_of(S, self.B.shape[0])
+        out = []
+        for start in range(0, F.shape[0], CHUNK):
+            BF = self.B[F[start:start + CHUNK]]
+            sv = np.linalg.svd(BF, compute_uv=False)
+            rank = np.maximum(numerical_rank(sv, BF.shape), 1)
+            smin = np.take_along_axis(sv, (rank - 1)[:, None], axis=1)[:, 0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out.append(np.where(smin > 0, sv[:, 0] / smin, np.inf))
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def _worst_enumerated(B: np.ndarray, s: int, count: int) -> float:
+    """Largest cond(B_F) over the first ``count`` straggler sets of size s in lexicographic
+    order (all of them, or the C(n-1, s-1) sets containing worker 0)."""
+    from gctool.audit.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
+
+    fold = WorstFold()
+    worker = PeakWorker(LexSource(B.shape[0], s), ConditionKernel(B))
+    run_folded(worker, rank_tasks(count, CHUNK), fold)
+    return fold.error
 
 
 def _sample(n: int, s: int, n_blocks: int, count: int) -> np.ndarray:
@@ -63,16 +80,13 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
     """(worst cond(B_F) over straggler sets of size s, how it was obtained)."""
     n, cols = B.shape
     if s == 0:  # one system, B itself (on its numerical rank, as for every B_F)
-        value = float(_conds(B, np.zeros((1, 0), dtype=np.intp))[0])
+        value = float(ConditionKernel(B).errors(np.zeros((1, 0), dtype=np.intp))[0])
         return (value if np.isfinite(value) else None), "exact (no stragglers)"
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
     f = n - s
     per_set = f * cols * min(f, cols)
     if total <= EXACT_LIMIT and total * per_set <= EXACT_WORK:
-        rest = itertools.combinations(range(1, n), s - 1) if cyclic else None
-        S = (np.array([(0, *c) for c in rest], dtype=np.intp) if rest is not None
-             else np.array(list(itertools.combinations(range(n), s)), dtype=np.intp))
-        value = float(np.max(_conds(B, S)))
+        value = _worst_enumerated(B, s, total)  # sets containing 0 come first in lex order
         what = "straggler sets containing worker 0 (rotations have equal conditioning)" \
             if cyclic else "straggler sets"
         method = f"exact: maximum over all {total:,} {what}"
@@ -84,7 +98,7 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
                           f"{per_set:.2g} flops, above the design budget of "
                           f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning")
         S = _sample(n, s, max(1, budget // 2), budget - max(1, budget // 2))
-        value = float(np.max(_conds(B, S)))
+        value = float(np.max(ConditionKernel(B).errors(S)))
         where = " containing worker 0" if cyclic else ""
         method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {total:,} "
                   f"straggler sets{where} (blocks of consecutive workers and seeded random sets)")

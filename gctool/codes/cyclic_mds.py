@@ -118,23 +118,23 @@ def _sets_with_zero(n: int, s: int) -> np.ndarray:
 
 def _check_real(n: int, s: int, zeros: list[int], S: np.ndarray
                 ) -> tuple[np.ndarray, float | None]:
-    """B for J and its worst condition number over all straggler sets, or None if it fails."""
-    from gctool.decode import Decoder
+    """B for J and its worst condition number over the straggler sets S (all sets containing
+    worker 0), or None if one fails: the verify sweep (:mod:`gctool.audit.sweep`) with the
+    direct decoder, stopping at the first failing set; a first batch of 128 fails fast."""
+    from gctool.audit.nullspace import DirectKernel
+    from gctool.audit.sweep import Accumulator, ListSource, SweepWorker, rank_tasks, run_folded
+    from gctool.decode import DEFAULT_TOL
     from gctool.model import GradientCode
 
     B = circulant(real_generator(n, zeros), n, np.zeros(1))
-    decoder = Decoder(GradientCode(B, Field("real"), s))
-    worst, start, size = 0.0, 0, 128
-    while start < S.shape[0]:
-        chunk = S[start:start + size]
-        mask = np.ones((chunk.shape[0], n), dtype=bool)
-        mask[np.arange(chunk.shape[0])[:, None], chunk] = False
-        r = decoder.evaluate(np.nonzero(mask)[1].reshape(chunk.shape[0], n - s))
-        if not r.ok.all():
-            return B, None
-        worst = max(worst, float(r.cond.max()))
-        start, size = start + size, min(4 * size, decoder.chunk_size(n - s))
-    return B, worst
+    kernel = DirectKernel(GradientCode(B, Field("real"), s), DEFAULT_TOL)
+    first = min(128, S.shape[0])
+    tasks = [(0, 0, first), *rank_tasks(S.shape[0], kernel.chunk_size(s), first, 1)]
+    acc = Accumulator()
+    run_folded(SweepWorker(ListSource(n, S), kernel, numeric=True), tasks, acc)
+    if acc.fail_set is not None:
+        return B, None
+    return B, 0.0 if acc.max_cond is None else acc.max_cond[0]
 
 
 def _search_real(n: int, s: int) -> tuple[np.ndarray, dict[str, Any]]:
