@@ -40,8 +40,8 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.audit.engine import check_s
-from gctool.audit.enumeration import straggler_chunks, survivors_of
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
+from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import MAX_TABLE_ENTRIES

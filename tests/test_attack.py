@@ -399,7 +399,8 @@ def test_exhaustive_attack_identical_over_local_processes(monkeypatch: pytest.Mo
                                                           ) -> None:
     """Worst case and threshold over 2 worker processes (small batches, so many tasks): the
     whole report is the one of a single process, ties and evaluation counts included."""
-    from gctool.audit import decoders, exhaustive, parallel
+    from gctool.audit import decoders, exhaustive
+    from gctool.engine import parallel
 
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(decoders.OptimalOracle, "chunk_size", lambda self, s: 7)

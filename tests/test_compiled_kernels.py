@@ -15,10 +15,10 @@ from test_adversarial_corpus import _corpus, exact_ok
 
 from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
-from gctool.audit.enumeration import unrank_lex
 from gctool.audit.sweep import LexSource, SweepWorker, summarise
 from gctool.audit.verify import verify
 from gctool.codes import design
+from gctool.engine.enumeration import unrank_lex
 from gctool.model import GradientCode
 
 TOL = 1e-9

@@ -17,7 +17,6 @@ from gctool.algebra.gf import GFArith, IntArith
 from gctool.algebra.linalg import eliminate
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
-from gctool.audit.enumeration import rank_lex, sample_sets, straggler_chunks, unrank_lex
 from gctool.audit.rational import RationalKernel, reduce_rational
 from gctool.audit.symmetry import (
     Rotation,
@@ -31,6 +30,7 @@ from gctool.audit.symmetry import (
     orbit_sizes,
 )
 from gctool.audit.verify import verify
+from gctool.engine.enumeration import rank_lex, sample_sets, straggler_chunks, unrank_lex
 from gctool.errors import SearchInterrupted
 from gctool.model import GradientCode
 

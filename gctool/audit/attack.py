@@ -31,10 +31,10 @@ from gctool.audit import bnb as bnb_mod
 from gctool.audit import exhaustive, greedy, randomized
 from gctool.audit.decoders import FixedOracle, Oracle, make_oracle
 from gctool.audit.engine import DEFAULT_MAX_SETS, check_s
-from gctool.audit.enumeration import pad_to
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
-from gctool.audit.sweep import Runner
 from gctool.decode import DEFAULT_TOL
+from gctool.engine.enumeration import pad_to
+from gctool.engine.sweep import Runner
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level

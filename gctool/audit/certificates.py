@@ -60,7 +60,7 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
     else:
         why = (f"partition {j} is held by only {len(holders)} workers < s + m = {s + code.m}; "
                f"straggling {S} leaves fewer than m = {code.m} of its pieces")
-    from gctool.audit.enumeration import pad_to
+    from gctool.engine.enumeration import pad_to
 
     return Finding("column-support", pad_to(S, s, code.n), why)
 

@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.enumeration import straggler_mask, survivors_of
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL, Decoder, Decoding
+from gctool.engine.enumeration import straggler_mask, survivors_of
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.numerics import numerical_rank

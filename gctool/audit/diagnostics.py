@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.enumeration import survivors_of
 from gctool.audit.nullspace import Reduction
 from gctool.audit.sweep import Accumulator, Best, _better
 from gctool.audit.symmetry import Rotation
+from gctool.engine.enumeration import survivors_of
 from gctool.reports import Diagnostics
 
 ILL_CONDITIONED = 1e8

@@ -1,17 +1,17 @@
 """Run the enumeration engine of ``verify`` and ``attack`` on a Dask cluster.
 
 The straggler-set space is already cut into *rank ranges* by the engine
-(:mod:`gctool.audit.sweep`; a task is unranked on the worker, so no process ever holds the list
+(:mod:`gctool.engine.sweep`; a task is unranked on the worker, so no process ever holds the list
 of sets).  This module only changes *where* the tasks run:
 
-* :class:`DaskRunner` has the signature of :func:`gctool.audit.parallel.run_ordered`
+* :class:`DaskRunner` has the signature of :func:`gctool.engine.parallel.run_ordered`
   (``runner(worker, tasks, jobs, on_result)``) and is passed explicitly (``runner=``) to
   ``verify``, ``attack``, ``threshold`` and ``curve``.  Tasks are submitted to a Dask cluster
   (a bounded window of futures), results come back in any order and are handed to
   ``on_result`` **in task order**, so the fold (and therefore verdicts, worst sets and the
   tie-breaking) is exactly the one of the local runner: the same worker and the same fold run
   on both.
-* Early stop: as soon as *some* result ends the run (:func:`gctool.audit.sweep.stops`, e.g. a
+* Early stop: as soon as *some* result ends the run (:func:`gctool.engine.sweep.stops`, e.g. a
   counterexample in verify), every task after it is cancelled; tasks before it still run,
   because the reported counterexample must be the first one in task order (same as locally).
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
@@ -132,7 +132,7 @@ class _InOrder:
         self.stop_at = count
 
     def add(self, i: int, result: Any) -> None:
-        from gctool.audit.sweep import stops
+        from gctool.engine.sweep import stops
 
         self.results[i] = result
         if stops(result):  # later tasks cannot change the verdict

@@ -28,8 +28,8 @@ import numpy as np
 
 from gctool.algebra.linalg import matrix_rank, solve_batch
 from gctool.audit.decoders import OptimalOracle
-from gctool.audit.enumeration import straggler_chunks
 from gctool.audit.outcome import ThresholdOutcome
+from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import BudgetExceeded, SearchInterrupted
 
 Progress = Callable[[int, int], None]

@@ -1,8 +1,8 @@
 """Argument checks shared by the audits (the size s, set budgets).
 
 The enumeration engine itself is :mod:`gctool.audit.sweep` (sources x kernels -> summaries,
-folded in order), run by :func:`gctool.audit.parallel.run_ordered` or a
-:class:`gctool.audit.distributed.DaskRunner`, over :mod:`gctool.audit.enumeration` (ranked,
+folded in order), run by :func:`gctool.engine.parallel.run_ordered` or a
+:class:`gctool.audit.distributed.DaskRunner`, over :mod:`gctool.engine.enumeration` (ranked,
 chunked enumeration) and :mod:`gctool.audit.symmetry` (rotations, row classes).
 """
 

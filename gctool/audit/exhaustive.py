@@ -25,21 +25,20 @@ import numpy as np
 
 from gctool.audit.decoders import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
-from gctool.audit.parallel import resolve_jobs
-from gctool.audit.sweep import (
+from gctool.audit.sweep import OracleKernel, exhaustive_source
+from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
+from gctool.engine.parallel import resolve_jobs
+from gctool.engine.sweep import (
     ExceedFold,
     ExceedWorker,
-    OracleKernel,
     PeakWorker,
     Runner,
     Source,
     Task,
     WorstFold,
-    exhaustive_source,
     rank_tasks,
     run_folded,
 )
-from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.model import GradientCode
 

@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.decoders import FixedOracle, OptimalOracle, Oracle
-from gctool.audit.enumeration import pad_to
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted
 
 DEFAULT_RESOLUTION = 1e-4

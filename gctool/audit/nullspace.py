@@ -45,8 +45,8 @@ import numpy as np
 
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
-from gctool.audit.enumeration import survivors_of
 from gctool.decode import Decoder, safe_norm
+from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
 

@@ -34,15 +34,9 @@ def _mc(errs: np.ndarray, seed: int) -> dict[str, Any]:
 def error_sum(oracle: Oracle, s: int, p: np.ndarray | None = None) -> float:
     """Sum of the errors of every straggler set of size s (weighted by the probability of
     the set under independent straggling with probabilities ``p``), by the enumeration
-    engine (:class:`gctool.audit.sweep.SumWorker`)."""
-    from gctool.audit.sweep import (
-        LexSource,
-        OracleKernel,
-        SumFold,
-        SumWorker,
-        rank_tasks,
-        run_folded,
-    )
+    engine (:class:`gctool.engine.sweep.SumWorker`)."""
+    from gctool.audit.sweep import OracleKernel
+    from gctool.engine.sweep import LexSource, SumFold, SumWorker, rank_tasks, run_folded
 
     fold = SumFold()
     worker = SumWorker(LexSource(oracle.n, s), OracleKernel.of(oracle), p)

@@ -3,7 +3,7 @@
 For a straggler set with survivors F, the audited matrix is ``M_F = (k/|F|) S_F^T S_F``
 (= S_F^T S_F / (beta eta) with beta = n/k, eta = |F|/n; mean eigenvalue 1 for unit-norm rows),
 and ``eps_F = max(1 - lambda_min(M_F), lambda_max(M_F) - 1)``.  The worst case over all sets of
-s stragglers is found by enumerating them with :mod:`gctool.audit.enumeration` (ranked, chunked,
+s stragglers is found by enumerating them with :mod:`gctool.engine.enumeration` (ranked, chunked,
 lexicographic; the first set reaching the maximum is the witness): **exact** when every set was
 evaluated, **heuristic** when only ``sample`` random sets were (then the result is a lower bound
 on the worst epsilon, reported with a proved upper bound).
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.audit.engine import DEFAULT_MAX_SETS, check_budget, check_s
-from gctool.audit.enumeration import count_sets, sample_sets, straggler_chunks
 from gctool.audit.outcome import WorstOutcome
 from gctool.codes.encoded import epsilon_of, epsilon_upper_bound, frame_stats
+from gctool.engine.enumeration import count_sets, sample_sets, straggler_chunks
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.model import GradientCode
 from gctool.numerics import EPS

@@ -1,80 +1,46 @@
-"""The enumeration engine: sources of straggler sets x kernels -> chunk summaries, folded in
-task order by a runner.  ``verify``, ``attack``'s worst case and its threshold all run on it.
+"""The audits' part of the enumeration engine (:mod:`gctool.engine.sweep`).
 
-A *task* is ``(index, start, stop)``: a rank range of a source.  A *source* turns a task into a
-batch of straggler sets and the number of sets each one stands for:
-
-* :class:`LexSource` - every set, by lexicographic rank (weight 1);
 * :class:`OrbitSource` - rotation-orbit representatives among the candidate prefix, each
-  weighted by its orbit size;
-* :class:`SampleSource` - uniformly random sets (seeded per task, so the sample does not depend
-  on the number of processes);
-* :class:`ListSource` - given sets, in the given order.
-
-A *worker* (picklable: it runs in a worker process or on a Dask worker) evaluates one task with
-a *kernel* and returns a small summary; a *fold* merges the summaries in task order with strict
-comparisons, so ties resolve to the earliest set and results do not depend on ``jobs`` or on
-the executor.  The three worker/summary/fold triples:
-
-=====================  ====================  ==============  ===================================
-worker                 kernel                summary         fold
-=====================  ====================  ==============  ===================================
-:class:`SweepWorker`   :class:`Kernel`       ChunkSummary    :class:`Accumulator` (verify)
-:class:`PeakWorker`    :class:`ErrorKernel`  PeakSummary     :class:`WorstFold` (attack -s)
-:class:`ExceedWorker`  :class:`ErrorKernel`  ExceedSummary   :class:`ExceedFold` (threshold)
-:class:`SumWorker`     :class:`ErrorKernel`  SumSummary      :class:`SumFold` (mean errors)
-=====================  ====================  ==============  ===================================
-
-Other enumerations use the same pieces: ``design``'s worst condition number
-(:mod:`gctool.codes.conditioning`: a PeakWorker over condition numbers), the real cyclic-MDS
-search (:mod:`gctool.codes.cyclic_mds`: a SweepWorker over a :class:`ListSource`) and the
-exact values of the approximate-code table (:mod:`gctool.codes.approx_bounds`, through the
-attack engine).
-
-A *runner* has the signature of :func:`gctool.audit.parallel.run_ordered`
-(``runner(worker, tasks, jobs, on_result)``): local processes by default, or
-:class:`gctool.audit.distributed.DaskRunner`; :func:`run_folded` runs a worker's tasks with one
-and feeds the fold.  A summary with a non-None ``fail_set`` ends the run (:func:`stops`): the
-runner may cancel every later task, never an earlier one.
+  weighted by its orbit size (:mod:`gctool.audit.symmetry`); :func:`exhaustive_source` picks
+  it or :class:`gctool.engine.sweep.LexSource`;
+* ``verify``'s worker and fold: :class:`SweepWorker` evaluates a task with a verify kernel
+  (:mod:`gctool.audit.nullspace`) and returns a :class:`ChunkSummary` (cut at the first
+  failing set, with diagnostics); :class:`Accumulator` merges them in task order;
+* :class:`OracleKernel` - an attack oracle (:mod:`gctool.audit.decoders`) as a picklable
+  kernel of :class:`gctool.engine.sweep.PeakWorker` (worst case),
+  :class:`~gctool.engine.sweep.ExceedWorker` (threshold) and
+  :class:`~gctool.engine.sweep.SumWorker` (random-set means);
+* :func:`summary_from_dict` - every summary type, for checkpoints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from gctool.audit.enumeration import MAX_RANKABLE, count_sets, rank_ranges, unrank_lex
 from gctool.audit.nullspace import ChunkEval
 from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
-from gctool.numerics import beats, first_max
+from gctool.engine.enumeration import count_sets, unrank_lex
+from gctool.engine.sweep import (
+    Best,
+    ExceedSummary,
+    LexSource,
+    PeakSummary,
+    Source,
+    SumSummary,
+    Task,
+)
 
 #: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
 WEAKEST = 16
-
-Task = tuple[int, int, int]  # (index, start, stop)
-#: ``runner(worker, tasks, jobs, on_result)``; ``on_result(index, summary)`` returns True to stop
-Runner = Callable[[Any, Sequence[Task], int, Callable[[int, Any], bool]], None]
 
 
 class Kernel(Protocol):
     name: str
 
     def evaluate(self, S: np.ndarray) -> ChunkEval: ...
-
-
-@dataclass
-class LexSource:
-    n: int
-    s: int
-
-    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
-        _, a, b = task
-        if self.s == 0:
-            return np.zeros((1, 0), dtype=np.intp), np.ones(1, dtype=np.int64)
-        return unrank_lex(self.n, self.s, np.arange(a, b)), np.ones(b - a, dtype=np.int64)
 
 
 @dataclass
@@ -96,50 +62,6 @@ class OrbitSource:
         return C, orbit_sizes(C, self.rot)
 
 
-@dataclass
-class SampleSource:
-    n: int
-    s: int
-    seed: int
-
-    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
-        i, a, b = task
-        rng = np.random.default_rng([self.seed, i])
-        count = b - a
-        if count_sets(self.n, self.s) <= MAX_RANKABLE:
-            ranks = rng.integers(0, count_sets(self.n, self.s), size=count)
-            return unrank_lex(self.n, self.s, ranks), np.ones(count, dtype=np.int64)
-        keys = rng.random((count, self.n))
-        S = np.sort(np.argpartition(keys, self.s - 1, axis=1)[:, : self.s], axis=1)
-        return S.astype(np.intp), np.ones(count, dtype=np.int64)
-
-
-@dataclass
-class ListSource:
-    """Given sets (an (N, s) array, any order): a task ``(i, a, b)`` is its rows a..b-1."""
-
-    n: int
-    rows: np.ndarray
-
-    @property
-    def s(self) -> int:
-        return int(self.rows.shape[1])
-
-    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
-        _, a, b = task
-        return self.rows[a:b], np.ones(b - a, dtype=np.int64)
-
-
-class Source(Protocol):
-    @property
-    def n(self) -> int: ...
-
-    @property
-    def s(self) -> int: ...
-
-    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]: ...
-
-
 def exhaustive_source(n: int, s: int, rot: Rotation | None, weighted: bool = True
                       ) -> tuple[Source, int]:
     """(source, number of ranks to walk) for every set of size s, or one per rotation orbit."""
@@ -148,40 +70,6 @@ def exhaustive_source(n: int, s: int, rot: Rotation | None, weighted: bool = Tru
     return OrbitSource(n, s, rot, weighted), count_candidates(n, s, rot.t)
 
 
-def rank_tasks(stop: int, size: int, start: int = 0, first: int = 0) -> list[Task]:
-    """The rank range ``[start, stop)`` as tasks of at most ``size`` ranks, numbered from
-    ``first``."""
-    return [(first + i, a, b) for i, (a, b) in enumerate(rank_ranges(start, stop, size))]
-
-
-class Fold(Protocol):
-    def merge(self, summary: Any) -> bool: ...
-
-
-def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
-               runner: Runner | None = None,
-               after: Callable[[], None] | None = None) -> None:
-    """Run ``worker`` on ``tasks`` with ``runner`` (default: local processes) and merge the
-    summaries into ``fold`` in task order; ``after()`` is called after each merge (progress).
-    Stops at the first summary the fold says ends the run."""
-    from gctool.audit.parallel import run_ordered
-
-    def on_result(_: int, summary: Any) -> bool:
-        stop = fold.merge(summary)
-        if after is not None:
-            after()
-        return stop
-
-    (runner or run_ordered)(worker, tasks, jobs, on_result)
-
-
-def stops(summary: Any) -> bool:
-    """Does this summary end the run (a counterexample, a set over the limit)?  Runners use it
-    to cancel the tasks after it before the fold has seen it."""
-    return getattr(summary, "fail_set", None) is not None
-
-
-Best = tuple[float, list[int]]
 
 
 @dataclass
@@ -305,13 +193,6 @@ class Accumulator:
         return {"evaluated": self.evaluated, "weight": self.weight, "direct": self.direct}
 
 
-# -- attack: errors of straggler sets -------------------------------------------------------
-class ErrorKernel(Protocol):
-    """Raw decoding errors of straggler sets (an attack oracle, :mod:`gctool.audit.decoders`)."""
-
-    def errors(self, S: np.ndarray) -> np.ndarray: ...
-
-
 @dataclass
 class OracleKernel:
     """An attack oracle as a picklable kernel: it travels as its recipe (code, decoder, weights,
@@ -338,152 +219,6 @@ class OracleKernel:
 
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
         return self._oracle.errors(S)
-
-
-@dataclass
-class PeakSummary:
-    """One task of the worst-case search: its sets' (max error, first argmax set)."""
-
-    index: int
-    checked: int = 0
-    peaks: list[Best] = field(default_factory=list)  # one per non-empty batch, in order
-
-
-@dataclass
-class PeakWorker:
-    """Errors of one task's sets; keeps the first (tied) maximum, the lexicographically
-    smallest worst set of the task."""
-
-    source: Source
-    kernel: ErrorKernel
-
-    def run(self, task: Task) -> PeakSummary:
-        out = PeakSummary(task[0])
-        S, _ = self.source.sets(task)
-        if S.shape[0]:
-            err = self.kernel.errors(S)
-            i = first_max(err)
-            out.peaks.append((float(err[i]), S[i].tolist()))
-            out.checked = S.shape[0]
-        return out
-
-
-@dataclass
-class WorstFold:
-    """The worst set over every task, by the tie rule of :func:`gctool.numerics.beats` applied
-    peak by peak in task order (that rule is not associative, so peaks are never pre-folded)."""
-
-    error: float = -np.inf
-    stragglers: list[int] | None = None
-    checked: int = 0
-    evaluated: int = 0  # sets given to the oracle
-
-    def merge(self, r: PeakSummary) -> bool:
-        for e, S in r.peaks:
-            if self.stragglers is None or beats(e, self.error):
-                self.error, self.stragglers = e, S
-        self.checked += r.checked
-        self.evaluated += r.checked
-        return False
-
-
-@dataclass
-class ExceedSummary:
-    index: int
-    checked: int = 0  # sets up to and including the first one over the limit
-    fail_set: list[int] | None = None  # first set (in enumeration order) with error > limit
-    fail_err: float | None = None
-    evaluated: int = 0  # sets given to the oracle (the whole batch)
-
-
-@dataclass
-class ExceedWorker:
-    """The first set of one task whose error exceeds ``limit`` (threshold search)."""
-
-    source: Source
-    kernel: ErrorKernel
-    limit: float
-
-    def run(self, task: Task) -> ExceedSummary:
-        out = ExceedSummary(task[0])
-        S, _ = self.source.sets(task)
-        if not S.shape[0]:
-            return out
-        err = self.kernel.errors(S)
-        out.evaluated = S.shape[0]
-        over = np.flatnonzero(err > self.limit)
-        if over.size:
-            i = int(over[0])
-            out.checked, out.fail_set, out.fail_err = i + 1, S[i].tolist(), float(err[i])
-        else:
-            out.checked = S.shape[0]
-        return out
-
-
-@dataclass
-class ExceedFold:
-    """The first set over the limit in task order (the run stops there)."""
-
-    checked: int = 0
-    evaluated: int = 0
-    fail_set: list[int] | None = None
-    fail_err: float | None = None
-
-    def merge(self, r: ExceedSummary) -> bool:
-        self.checked += r.checked
-        self.evaluated += r.evaluated
-        if r.fail_set is not None:
-            self.fail_set, self.fail_err = r.fail_set, r.fail_err
-            return True
-        return False
-
-
-# -- means: weighted sums of errors -------------------------------------------------------------
-@dataclass
-class SumSummary:
-    index: int
-    checked: int = 0
-    total: float = 0.0
-
-
-@dataclass
-class SumWorker:
-    """The sum of one task's errors; with ``p`` (per-worker straggling probabilities) each set
-    weighs ``prod_(i in S) p_i prod_(i not in S) (1 - p_i)`` and sets of weight 0 are skipped."""
-
-    source: Source
-    kernel: ErrorKernel
-    p: np.ndarray | None = None
-
-    def run(self, task: Task) -> SumSummary:
-        from gctool.audit.enumeration import straggler_mask
-
-        out = SumSummary(task[0])
-        S, _ = self.source.sets(task)
-        out.checked = S.shape[0]
-        if not S.shape[0]:
-            return out
-        if self.p is None:
-            out.total = float(self.kernel.errors(S).sum())
-            return out
-        w = np.prod(np.where(straggler_mask(S, self.source.n), self.p, 1 - self.p), axis=1)
-        keep = w > 0
-        if keep.any():
-            out.total = float(w[keep] @ self.kernel.errors(S[keep]))
-        return out
-
-
-@dataclass
-class SumFold:
-    """The sum over every task, added in task order (the same float for any ``jobs``)."""
-
-    total: float = 0.0
-    checked: int = 0
-
-    def merge(self, r: SumSummary) -> bool:
-        self.total += r.total
-        self.checked += r.checked
-        return False
 
 
 #: summary types by name (checkpoints record them as JSON)

@@ -38,7 +38,7 @@ from math import comb, gcd
 
 import numpy as np
 
-from gctool.audit.enumeration import lex_less
+from gctool.engine.enumeration import lex_less
 from gctool.model import GradientCode
 from gctool.numerics import exactly_proportional
 

@@ -35,8 +35,8 @@ from typing import IO, Any, Final
 
 import numpy as np
 
-from gctool.audit.enumeration import straggler_chunks, survivors_of
 from gctool.decode import DEFAULT_TOL, Decoder, chunk_size
+from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.model import GradientCode
 
 COPY_BLOCK = 1 << 20

@@ -27,19 +27,12 @@ import numpy as np
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.engine import Progress, check_s
-from gctool.audit.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
-from gctool.audit.parallel import resolve_jobs
-from gctool.audit.sweep import (
-    Accumulator,
-    LexSource,
-    OrbitSource,
-    Runner,
-    SampleSource,
-    SweepWorker,
-    run_folded,
-)
+from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, find_rotation
 from gctool.decode import DEFAULT_TOL, Decoder
+from gctool.engine.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
+from gctool.engine.parallel import resolve_jobs
+from gctool.engine.sweep import LexSource, Runner, SampleSource, run_folded
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_SETS, check_work, max_work, solve_cost
 from gctool.model import GradientCode

@@ -63,15 +63,32 @@ class ApproxBound(Bound):
 # ---------------------------------------------------------------------------------------------
 # exact values by enumeration (small cases)
 # ---------------------------------------------------------------------------------------------
-def _oracle(code: GradientCode) -> Any:
-    from gctool.audit.decoders import make_oracle
+class _Errors:
+    """Optimal-decoding errors of straggler sets (the SVD decoder of :mod:`gctool.decode`),
+    those within the decoder's tolerance (``tol k``) reported as exactly 0; a kernel of the
+    enumeration engine (:mod:`gctool.engine.sweep`)."""
 
-    return make_oracle(code, "optimal")
+    def __init__(self, code: GradientCode) -> None:
+        from gctool.decode import Decoder
+
+        self.decoder = Decoder(code)
+        self.n = code.n
+        self.limit = self.decoder.limit  # errors up to here decode (tol k; 0 over GF(q))
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        from gctool.engine.enumeration import survivors_of
+
+        err = self.decoder.evaluate(survivors_of(S, self.n)).error
+        return np.where(err <= self.limit, 0.0, err)
 
 
-def _decoded(oracle: Any, err: float) -> float:
-    """Errors within the decoder's tolerance (``tol k``) are reported as exactly 0."""
-    return 0.0 if err <= oracle.limit else float(err)
+def _run(code: GradientCode, t: int, worker: Any, fold: Any, kernel: _Errors) -> Any:
+    """Every straggler set of size t through ``worker`` into ``fold`` (the engine)."""
+    from gctool.engine.sweep import rank_tasks, run_folded
+
+    size = kernel.decoder.chunk_size(code.n - t)
+    run_folded(worker, rank_tasks(comb(code.n, t), size), fold)
+    return fold
 
 
 def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGET) -> bool:
@@ -80,62 +97,52 @@ def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGE
     return sets <= budget and sets * f * K * max(1, min(f, K)) <= WORK_BUDGET
 
 
-def _affordable_sets(code: GradientCode, budget: int) -> int:
-    """Straggler sets of the sizes 0, 1, ... that fit both budgets together."""
-    used = 0
-    for t in range(code.n + 1):
-        if not affordable(code, t, used + comb(code.n, t), budget):
-            break
-        used += comb(code.n, t)
-    return used
-
-
 def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
                     ) -> tuple[int | None, bool]:
     """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
-    when the search would take more than ``budget`` sets (or the work budget).  This is
-    ``attack --threshold --method exhaustive`` with optimal decoding
-    (:func:`gctool.audit.attack.threshold_outcome`): errors at most the decoding tolerance
-    ``tol k`` count as decoding, and errors within it of ε count as equal to ε (not above
-    it): 0/1 designs have rational errors that tie with round ε such as 1, and float64
-    round-off must not decide those ties."""
-    from gctool.audit.attack import Options, threshold_outcome
-    from gctool.errors import BudgetExceeded
+    when the search would take more than ``budget`` sets.  Errors at most the decoding
+    tolerance ``tol k`` count as decoding, and errors within it of ε count as equal to ε (not
+    above it; the tie rule of ``attack --threshold``): 0/1 designs have rational errors that
+    tie with round ε such as 1, and float64 round-off must not decide those ties."""
+    from gctool.engine.sweep import ExceedFold, ExceedWorker, LexSource
+    from gctool.numerics import threshold_level
 
-    oracle = _oracle(code)
-    if oracle.finite and epsilon >= 1:
-        return None, True  # an indicator error never exceeds 1
-    allowed = _affordable_sets(code, budget)
-    if allowed == 0:
-        return None, False
-    try:
-        found = threshold_outcome(oracle, 0.0 if oracle.finite else epsilon,
-                                  Options(method="exhaustive", max_sets=allowed))
-    except BudgetExceeded:
-        return None, False
-    return found.threshold, True
+    kernel = _Errors(code)
+    level = threshold_level(epsilon, kernel.limit)
+    used = 0
+    for t in range(code.n + 1):
+        used += comb(code.n, t)
+        if not affordable(code, t, used, budget):
+            return None, False
+        fold = _run(code, t, ExceedWorker(LexSource(code.n, t), kernel, level), ExceedFold(),
+                    kernel)
+        if fold.fail_set is not None:
+            return t, True
+    return None, True
 
 
 def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:
-    """Worst and mean error of s stragglers (the attack engine), when affordable."""
-    from gctool.audit.exhaustive import worst
-    from gctool.audit.randomized import error_sum
+    """Worst and mean error of s stragglers, when affordable."""
+    from gctool.engine.sweep import LexSource, PeakWorker, SumFold, SumWorker, WorstFold
 
     total = comb(code.n, s)
     if not affordable(code, s, total):
         return None, None
-    oracle = _oracle(code)
-    found = worst(oracle, s, max_sets=total)
-    return _decoded(oracle, found.error), error_sum(oracle, s) / total
+    kernel = _Errors(code)
+    worst = _run(code, s, PeakWorker(LexSource(code.n, s), kernel), WorstFold(), kernel).error
+    mean = _run(code, s, SumWorker(LexSource(code.n, s), kernel), SumFold(), kernel).total
+    return float(worst), mean / total
 
 
 def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
-    from gctool.audit.randomized import error_sum
+    """Expected error under independent straggling with probabilities p_i (every set)."""
+    from gctool.engine.sweep import LexSource, SumFold, SumWorker
 
     if not affordable(code, 0, 2**code.n):
         return None
-    oracle = _oracle(code)
-    return float(sum(error_sum(oracle, t, p) for t in range(code.n + 1)))
+    kernel = _Errors(code)
+    return float(sum(_run(code, t, SumWorker(LexSource(code.n, t), kernel, p), SumFold(),
+                          kernel).total for t in range(code.n + 1)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,14 +35,14 @@ CHUNK = 2048  # straggler sets per batch of SVDs
 
 class ConditionKernel:
     """cond(B_F) of the row-normalised B_F on its numerical rank, per straggler set (inf when
-    B_F is 0); a kernel of the enumeration engine (:class:`gctool.audit.sweep.PeakWorker`
+    B_F is 0); a kernel of the enumeration engine (:class:`gctool.engine.sweep.PeakWorker`
     folds its largest value)."""
 
     def __init__(self, B: np.ndarray) -> None:
         self.B = normalise_rows(B)[0]  # rows of B_F are rows of B: B_F normalised is (D B)_F
 
     def errors(self, S: np.ndarray) -> np.ndarray:
-        from gctool.audit.enumeration import survivors_of
+        from gctool.engine.enumeration import survivors_of
 
         F = survivors_of(S, self.B.shape[0])
         out = []
@@ -59,7 +59,7 @@ class ConditionKernel:
 def _worst_enumerated(B: np.ndarray, s: int, count: int) -> float:
     """Largest cond(B_F) over the first ``count`` straggler sets of size s in lexicographic
     order (all of them, or the C(n-1, s-1) sets containing worker 0)."""
-    from gctool.audit.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
+    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
 
     fold = WorstFold()
     worker = PeakWorker(LexSource(B.shape[0], s), ConditionKernel(B))

@@ -116,25 +116,41 @@ def _sets_with_zero(n: int, s: int) -> np.ndarray:
     return S[np.random.default_rng(0).permutation(S.shape[0])]
 
 
+class _ConditionIfDecodes:
+    """cond(B_F) of each straggler set whose survivors decode, +inf where they do not (the
+    direct decoder of :mod:`gctool.decode`)."""
+
+    def __init__(self, code: Any) -> None:
+        from gctool.decode import Decoder
+
+        self.decoder = Decoder(code)
+        self.n = code.n
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        from gctool.engine.enumeration import survivors_of
+
+        r = self.decoder.evaluate(survivors_of(S, self.n))
+        return np.where(r.ok, r.cond, np.inf)
+
+
 def _check_real(n: int, s: int, zeros: list[int], S: np.ndarray
                 ) -> tuple[np.ndarray, float | None]:
     """B for J and its worst condition number over the straggler sets S (all sets containing
-    worker 0), or None if one fails: the verify sweep (:mod:`gctool.audit.sweep`) with the
-    direct decoder, stopping at the first failing set; a first batch of 128 fails fast."""
-    from gctool.audit.nullspace import DirectKernel
-    from gctool.audit.sweep import Accumulator, ListSource, SweepWorker, rank_tasks, run_folded
-    from gctool.decode import DEFAULT_TOL
+    worker 0), or None if one fails: the enumeration engine (:mod:`gctool.engine.sweep`), a
+    PeakWorker over :class:`_ConditionIfDecodes` stopping at the first failing set; a first
+    batch of 128 fails fast."""
+    from gctool.engine.sweep import ListSource, PeakWorker, WorstFold, rank_tasks, run_folded
     from gctool.model import GradientCode
 
     B = circulant(real_generator(n, zeros), n, np.zeros(1))
-    kernel = DirectKernel(GradientCode(B, Field("real"), s), DEFAULT_TOL)
+    kernel = _ConditionIfDecodes(GradientCode(B, Field("real"), s))
     first = min(128, S.shape[0])
-    tasks = [(0, 0, first), *rank_tasks(S.shape[0], kernel.chunk_size(s), first, 1)]
-    acc = Accumulator()
-    run_folded(SweepWorker(ListSource(n, S), kernel, numeric=True), tasks, acc)
-    if acc.fail_set is not None:
+    tasks = [(0, 0, first), *rank_tasks(S.shape[0], kernel.decoder.chunk_size(n - s), first, 1)]
+    fold = WorstFold(stop_above=float(np.finfo(np.float64).max))
+    run_folded(PeakWorker(ListSource(n, S), kernel), tasks, fold)
+    if not fold.error < np.inf:
         return B, None
-    return B, 0.0 if acc.max_cond is None else acc.max_cond[0]
+    return B, max(0.0, fold.error)
 
 
 def _search_real(n: int, s: int) -> tuple[np.ndarray, dict[str, Any]]:

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.enumeration import unrank_lex
 from gctool.audit.sweep import WEAKEST, ChunkSummary, Task
+from gctool.engine.enumeration import unrank_lex
 
 #: pending sets collected before the numpy kernel decides them (bounded memory)
 PENDING = 4096

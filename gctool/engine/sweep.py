@@ -1,0 +1,307 @@
+"""The enumeration engine: sources of straggler sets x kernels -> summaries, folded in task
+order by a runner.
+
+A *task* is ``(index, start, stop)``: a rank range of a source.  A *source* turns a task into a
+batch of straggler sets and the number of sets each one stands for:
+
+* :class:`LexSource` - every set, by lexicographic rank (weight 1);
+* :class:`SampleSource` - uniformly random sets (seeded per task, so the sample does not depend
+  on the number of processes);
+* :class:`ListSource` - given sets, in the given order;
+* :class:`gctool.audit.sweep.OrbitSource` - rotation-orbit representatives (the audits).
+
+A *worker* (picklable: it runs in a worker process or on a Dask worker) evaluates one task with
+a *kernel* and returns a small summary; a *fold* merges the summaries in task order with strict
+comparisons, so ties resolve to the earliest set and results do not depend on ``jobs`` or on
+the executor.  The generic worker/summary/fold triples, over a kernel with
+``errors(S) -> values`` (:class:`ErrorKernel`):
+
+=====================  ==============  =================================================
+worker                 summary         fold
+=====================  ==============  =================================================
+:class:`PeakWorker`    PeakSummary     :class:`WorstFold`: the largest value, first set
+:class:`ExceedWorker`  ExceedSummary   :class:`ExceedFold`: the first set over a limit
+:class:`SumWorker`     SumSummary      :class:`SumFold`: the (weighted) sum of the values
+=====================  ==============  =================================================
+
+``verify``'s worker and fold (:class:`gctool.audit.sweep.SweepWorker`,
+:class:`gctool.audit.sweep.Accumulator`) are a fourth triple.  Users: ``verify``, ``attack``'s
+worst case, threshold and random-set means (:mod:`gctool.audit`), ``design``'s worst condition
+number (:mod:`gctool.codes.conditioning`), the real cyclic-MDS search
+(:mod:`gctool.codes.cyclic_mds`) and the exact values of the approximate-code table
+(:mod:`gctool.codes.approx_bounds`).
+
+A *runner* has the signature of :func:`gctool.engine.parallel.run_ordered`
+(``runner(worker, tasks, jobs, on_result)``): local processes by default, or
+:class:`gctool.audit.distributed.DaskRunner`; :func:`run_folded` runs a worker's tasks with one
+and feeds the fold.  A summary with a non-None ``fail_set`` ends the run (:func:`stops`): the
+runner may cancel every later task, never an earlier one.
+
+This package sits below :mod:`gctool.codes` and :mod:`gctool.audit` (it imports neither).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from gctool.engine.enumeration import (
+    MAX_RANKABLE,
+    count_sets,
+    rank_ranges,
+    straggler_mask,
+    unrank_lex,
+)
+from gctool.numerics import beats, first_max
+
+Task = tuple[int, int, int]  # (index, start, stop)
+#: ``runner(worker, tasks, jobs, on_result)``; ``on_result(index, summary)`` returns True to stop
+Runner = Callable[[Any, Sequence[Task], int, Callable[[int, Any], bool]], None]
+Best = tuple[float, list[int]]
+
+
+class Source(Protocol):
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def s(self) -> int: ...
+
+    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@dataclass
+class LexSource:
+    n: int
+    s: int
+
+    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
+        _, a, b = task
+        if self.s == 0:
+            return np.zeros((1, 0), dtype=np.intp), np.ones(1, dtype=np.int64)
+        return unrank_lex(self.n, self.s, np.arange(a, b)), np.ones(b - a, dtype=np.int64)
+
+
+@dataclass
+class SampleSource:
+    n: int
+    s: int
+    seed: int
+
+    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
+        i, a, b = task
+        rng = np.random.default_rng([self.seed, i])
+        count = b - a
+        if count_sets(self.n, self.s) <= MAX_RANKABLE:
+            ranks = rng.integers(0, count_sets(self.n, self.s), size=count)
+            return unrank_lex(self.n, self.s, ranks), np.ones(count, dtype=np.int64)
+        keys = rng.random((count, self.n))
+        S = np.sort(np.argpartition(keys, self.s - 1, axis=1)[:, : self.s], axis=1)
+        return S.astype(np.intp), np.ones(count, dtype=np.int64)
+
+
+@dataclass
+class ListSource:
+    """Given sets (an (N, s) array, any order): a task ``(i, a, b)`` is its rows a..b-1."""
+
+    n: int
+    rows: np.ndarray
+
+    @property
+    def s(self) -> int:
+        return int(self.rows.shape[1])
+
+    def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
+        _, a, b = task
+        return self.rows[a:b], np.ones(b - a, dtype=np.int64)
+
+
+def rank_tasks(stop: int, size: int, start: int = 0, first: int = 0) -> list[Task]:
+    """The rank range ``[start, stop)`` as tasks of at most ``size`` ranks, numbered from
+    ``first``."""
+    return [(first + i, a, b) for i, (a, b) in enumerate(rank_ranges(start, stop, size))]
+
+
+class Fold(Protocol):
+    def merge(self, summary: Any) -> bool: ...
+
+
+def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
+               runner: Runner | None = None,
+               after: Callable[[], None] | None = None) -> None:
+    """Run ``worker`` on ``tasks`` with ``runner`` (default: local processes) and merge the
+    summaries into ``fold`` in task order; ``after()`` is called after each merge (progress).
+    Stops at the first summary the fold says ends the run."""
+    from gctool.engine.parallel import run_ordered
+
+    def on_result(_: int, summary: Any) -> bool:
+        stop = fold.merge(summary)
+        if after is not None:
+            after()
+        return stop
+
+    (runner or run_ordered)(worker, tasks, jobs, on_result)
+
+
+def stops(summary: Any) -> bool:
+    """Does this summary end the run (a counterexample, a set over the limit)?  Runners use it
+    to cancel the tasks after it before the fold has seen it."""
+    return getattr(summary, "fail_set", None) is not None
+
+
+# -- per-set values: errors, condition numbers ------------------------------------------------
+class ErrorKernel(Protocol):
+    """A per-set value of straggler sets: raw decoding errors (an attack oracle,
+    :mod:`gctool.audit.decoders`), condition numbers, ..."""
+
+    def errors(self, S: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass
+class PeakSummary:
+    """One task of the worst-case search: its sets' (max error, first argmax set)."""
+
+    index: int
+    checked: int = 0
+    peaks: list[Best] = field(default_factory=list)  # one per non-empty batch, in order
+
+
+@dataclass
+class PeakWorker:
+    """Errors of one task's sets; keeps the first (tied) maximum, the lexicographically
+    smallest worst set of the task."""
+
+    source: Source
+    kernel: ErrorKernel
+
+    def run(self, task: Task) -> PeakSummary:
+        out = PeakSummary(task[0])
+        S, _ = self.source.sets(task)
+        if S.shape[0]:
+            err = self.kernel.errors(S)
+            i = first_max(err)
+            out.peaks.append((float(err[i]), S[i].tolist()))
+            out.checked = S.shape[0]
+        return out
+
+
+@dataclass
+class WorstFold:
+    """The worst set over every task, by the tie rule of :func:`gctool.numerics.beats` applied
+    peak by peak in task order (that rule is not associative, so peaks are never pre-folded)."""
+
+    error: float = -np.inf
+    stragglers: list[int] | None = None
+    checked: int = 0
+    evaluated: int = 0  # sets given to the oracle
+    #: stop once the largest value exceeds this (None: never; a kernel may mark a failing set
+    #: by +inf and stop at the first one with ``stop_above=float_max``)
+    stop_above: float | None = None
+
+    def merge(self, r: PeakSummary) -> bool:
+        for e, S in r.peaks:
+            if self.stragglers is None or beats(e, self.error):
+                self.error, self.stragglers = e, S
+        self.checked += r.checked
+        self.evaluated += r.checked
+        return self.stop_above is not None and self.error > self.stop_above
+
+
+@dataclass
+class ExceedSummary:
+    index: int
+    checked: int = 0  # sets up to and including the first one over the limit
+    fail_set: list[int] | None = None  # first set (in enumeration order) with error > limit
+    fail_err: float | None = None
+    evaluated: int = 0  # sets given to the oracle (the whole batch)
+
+
+@dataclass
+class ExceedWorker:
+    """The first set of one task whose error exceeds ``limit`` (threshold search)."""
+
+    source: Source
+    kernel: ErrorKernel
+    limit: float
+
+    def run(self, task: Task) -> ExceedSummary:
+        out = ExceedSummary(task[0])
+        S, _ = self.source.sets(task)
+        if not S.shape[0]:
+            return out
+        err = self.kernel.errors(S)
+        out.evaluated = S.shape[0]
+        over = np.flatnonzero(err > self.limit)
+        if over.size:
+            i = int(over[0])
+            out.checked, out.fail_set, out.fail_err = i + 1, S[i].tolist(), float(err[i])
+        else:
+            out.checked = S.shape[0]
+        return out
+
+
+@dataclass
+class ExceedFold:
+    """The first set over the limit in task order (the run stops there)."""
+
+    checked: int = 0
+    evaluated: int = 0
+    fail_set: list[int] | None = None
+    fail_err: float | None = None
+
+    def merge(self, r: ExceedSummary) -> bool:
+        self.checked += r.checked
+        self.evaluated += r.evaluated
+        if r.fail_set is not None:
+            self.fail_set, self.fail_err = r.fail_set, r.fail_err
+            return True
+        return False
+
+
+# -- means: weighted sums of errors -------------------------------------------------------------
+@dataclass
+class SumSummary:
+    index: int
+    checked: int = 0
+    total: float = 0.0
+
+
+@dataclass
+class SumWorker:
+    """The sum of one task's errors; with ``p`` (per-worker straggling probabilities) each set
+    weighs ``prod_(i in S) p_i prod_(i not in S) (1 - p_i)`` and sets of weight 0 are skipped."""
+
+    source: Source
+    kernel: ErrorKernel
+    p: np.ndarray | None = None
+
+    def run(self, task: Task) -> SumSummary:
+        out = SumSummary(task[0])
+        S, _ = self.source.sets(task)
+        out.checked = S.shape[0]
+        if not S.shape[0]:
+            return out
+        if self.p is None:
+            out.total = float(self.kernel.errors(S).sum())
+            return out
+        w = np.prod(np.where(straggler_mask(S, self.source.n), self.p, 1 - self.p), axis=1)
+        keep = w > 0
+        if keep.any():
+            out.total = float(w[keep] @ self.kernel.errors(S[keep]))
+        return out
+
+
+@dataclass
+class SumFold:
+    """The sum over every task, added in task order (the same float for any ``jobs``)."""
+
+    total: float = 0.0
+    checked: int = 0
+
+    def merge(self, r: SumSummary) -> bool:
+        self.total += r.total
+        self.checked += r.checked
+        return False
