@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,35 @@ def test_public_api_is_pinned() -> None:
         assert getattr(gctool, name) is not None
     with pytest.raises(AttributeError):
         gctool.nonexistent  # noqa: B018
+
+
+#: dispatch on a scheme's name: comparisons and lookups in a table keyed by names
+SCHEME_DISPATCH = re.compile(
+    r"\.scheme\s*(==|!=)"  # code.scheme == "frc"
+    r"|\.scheme\s+(not\s+)?in\b"  # code.scheme in ("sr-sgc", "m-sgc")
+    r"|\bscheme\s*(==|!=)\s*[\"']"  # scheme == "sr-sgc"
+    r"|\}\.get\(\s*[\w.]*scheme\b")  # {"hetero": ...}.get(code.scheme)
+
+
+@pytest.mark.parametrize("line", [
+    'if code.scheme == "frc":', "ok = c.code.scheme != 'kron'", "if code.scheme in GROUP:",
+    'x = code.scheme not in ("sr-sgc", "m-sgc")', 'fig = a if scheme == "sr-sgc" else b',
+    'kind = {"hetero": "hetero"}.get(code.scheme, "code")'])
+def test_scheme_dispatch_pattern_catches(line: str) -> None:
+    assert SCHEME_DISPATCH.search(line)
+
+
+def test_scheme_behaviour_comes_from_the_registry() -> None:
+    """Only a scheme's own module names it: everything else asks the registry for the
+    scheme's capabilities (SchemeInfo fields and hooks) instead of comparing names."""
+    from gctool.codes.registry import MODULES
+
+    own = {ROOT / (name.replace(".", "/") + ".py") for name in MODULES}
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for path in sorted((ROOT / "gctool").rglob("*.py")) if path not in own
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if SCHEME_DISPATCH.search(line.split("#")[0])]
+    assert not found, "dispatch on scheme names outside the scheme modules:\n" + "\n".join(found)
 
 
 def test_library_never_imports_click() -> None:

@@ -48,7 +48,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
+from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError
 
 FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
@@ -295,4 +295,5 @@ SCHEME = SchemeInfo(
               "gctool design encoded --frame paley -n 10 -s 2",
               "gctool design encoded --frame steiner --system pg-2 -s 3"),
     orderable=False,
+    simulation=SimulationTraits(kind="encoded"),
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import SchemeInfo
+from gctool.codes.info import SchemeInfo, SimulationTraits
 from gctool.errors import DesignError
 
 
@@ -55,4 +55,5 @@ SCHEME = SchemeInfo(
               "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'"),
     self_checked=True,
     grouped=True,
+    simulation=SimulationTraits(lazy_rule="G-LAG"),
 )

@@ -29,7 +29,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
+from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
 from gctool.limits import MAX_N
 
@@ -228,4 +228,5 @@ SCHEME = SchemeInfo(
               "gctool design hetero --p-file p.txt --load 3 -k 12"),
     probabilities_param="p",
     closed_forms=closed_forms,
+    simulation=SimulationTraits(kind="hetero"),
 )

@@ -50,6 +50,24 @@ HOOKS = ("verifier", "attacker", "bounder", "profiler")
 
 
 @dataclass(frozen=True)
+class SimulationTraits:
+    """How ``gctool simulate`` (:mod:`gctool.sim`) runs the files of a scheme."""
+
+    #: the contender: ``code`` (a round ends when the survivors decode), ``sgc`` (a sequential
+    #: schedule), ``tree`` (CodedReduce's parents), ``hetero`` (one step: the master sums what
+    #: arrived) or ``encoded`` (the fastest n - s of an encoded-optimization frame)
+    kind: str = "code"
+    #: the lazy-upload rule (LAG-WK, ``--lazy``) on the scheme's messages: LAGC for coded
+    #: messages, G-LAG on FRC groups
+    lazy_rule: str = "LAGC"
+    #: nested tolerance levels: one more contender decodes at the level the stragglers allow
+    levels: bool = False
+    #: M-SGC: the file is the D2 code of multiplexed jobs (an uncoded D1 part; every round a
+    #: worker uploads one vector per mini-task slot, delay + 1 slots)
+    multiplexed: bool = False
+
+
+@dataclass(frozen=True)
 class StructuredDecoder:
     """A scheme's structured decoder (:mod:`gctool.decode.structured` checks and batches it).
 
@@ -118,6 +136,14 @@ class SchemeInfo:
     symmetric_spectral_bound: tuple[str, str] | None = None
     #: the params key of the workers' straggling probabilities the design records (hetero)
     probabilities_param: str | None = None
+    #: sequential schemes: ``schedule(code, model, decodes, selection) -> state machine``
+    #: (:mod:`gctool.sequential.sgc`) that plays the file's schedule round by round
+    schedule: Callable[..., Any] | None = None
+    #: sequential schemes: ``figures(n, B, W, lam)``, the closed-form delay, load and s of the
+    #: design (:mod:`gctool.sequential.formulas`)
+    figures: Callable[..., Any] | None = None
+    #: how ``gctool simulate`` runs files of the scheme
+    simulation: SimulationTraits = SimulationTraits()
     #: workers come in groups of identical rows that add up to the all-ones vector, so the
     #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
     grouped: bool = False

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field, primitive_root
-from gctool.codes.info import Param, SchemeInfo
+from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
 
 if TYPE_CHECKING:
@@ -236,4 +236,5 @@ SCHEME = SchemeInfo(
     report_keys=("levels",),
     examples=("gctool design nested -n 6 --levels 1,3",
               "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'"),
+    simulation=SimulationTraits(levels=True),
 )

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
+from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import CodeFileError, DesignError
 from gctool.limits import MAX_N
 
@@ -170,4 +170,5 @@ SCHEME = SchemeInfo(
     examples=("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
               "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1"),
     orderable=False,
+    simulation=SimulationTraits(kind="tree"),
 )

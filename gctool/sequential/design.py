@@ -12,8 +12,8 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
-from gctool.errors import DesignError
+from gctool.codes.info import Param, SchemeInfo, SimulationTraits
+from gctool.errors import CodeFileError, DesignError
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
 from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC
@@ -114,6 +114,21 @@ _MODEL = (
     Param("gc", "choice", "Per-round gradient code: frc when (s+1) | n, else cyclic (auto).",
           default="auto", choices=("auto", "frc", "cyclic")),
 )
+def srsgc_schedule(code: Any, model: BurstyModel, decodes: Any, selection: str | None = None
+                   ) -> SRSGC:
+    """The SR-SGC state machine of a file (``selection`` overrides the recorded one)."""
+    sel = selection or code.params.get("selection", "lowest")
+    if sel not in SELECTIONS:
+        raise CodeFileError(f"sr-sgc file: params.selection must be one of {SELECTIONS}")
+    return SRSGC(model, decodes, s=code.s, selection=sel)
+
+
+def msgc_schedule(code: Any, model: BurstyModel, decodes: Any, selection: str | None = None
+                  ) -> MSGC:
+    """The M-SGC state machine of a file."""
+    return MSGC(model, decodes)
+
+
 _SGC_REF = "Krishnan, Ebrahimi, Khisti, ICLR 2023 (KEK23); reference §5.2"
 
 SR_SGC = SchemeInfo(
@@ -141,6 +156,9 @@ SR_SGC = SchemeInfo(
     examples=("gctool design sr-sgc -n 8 --burst 1 --window 3 --lambda 3 -o sr.json",
               "gctool design sr-sgc -n 6 --burst 2 --window 5 --lambda 3 | gctool verify -"),
     orderable=False,
+    schedule=srsgc_schedule,
+    figures=formulas.srsgc,
+    simulation=SimulationTraits(kind="sgc"),
 )
 
 M_SGC = SchemeInfo(
@@ -165,6 +183,9 @@ M_SGC = SchemeInfo(
     examples=("gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json",
               "gctool design m-sgc -n 6 --burst 2 --window 4 --lambda 2 | gctool bound -"),
     orderable=False,
+    schedule=msgc_schedule,
+    figures=formulas.msgc,
+    simulation=SimulationTraits(kind="sgc", multiplexed=True),
 )
 
 SCHEMES = (SR_SGC, M_SGC)

@@ -19,9 +19,7 @@ from typing import Any
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.model import GradientCode
 from gctool.sequential.model import BurstyModel, History, members, popcount
-from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC, Decodes
-
-SEQUENTIAL_SCHEMES = ("sr-sgc", "m-sgc")
+from gctool.sequential.sgc import MSGC, SRSGC, Decodes
 
 
 def _int_param(code: GradientCode, key: str) -> int:
@@ -67,16 +65,15 @@ def gc_decodes(code: GradientCode, s: int, verified: bool, tol: float = 1e-9) ->
 def scheme_of(code: GradientCode, decodes: Decodes, lam: int | None = None,
               selection: str | None = None) -> SRSGC | MSGC:
     """The state machine of a sequential code file."""
+    from gctool.codes.registry import SCHEMES, feature
+
     model = model_of(code, lam)
-    if code.scheme == "sr-sgc":
-        sel = selection or code.params.get("selection", "lowest")
-        if sel not in SELECTIONS:
-            raise CodeFileError(f"sr-sgc file: params.selection must be one of {SELECTIONS}")
-        return SRSGC(model, decodes, s=code.s, selection=sel)
-    if code.scheme == "m-sgc":
-        return MSGC(model, decodes)
-    raise InvalidInput(f"{code.scheme!r} is not a sequential scheme "
-                       f"({', '.join(SEQUENTIAL_SCHEMES)})")
+    schedule = feature(code.scheme, "schedule")
+    if schedule is None:
+        known = [name for name, info in SCHEMES.items() if info.schedule is not None]
+        raise InvalidInput(f"{code.scheme!r} is not a sequential scheme ({', '.join(known)})")
+    machine: SRSGC | MSGC = schedule(code, model, decodes, selection)
+    return machine
 
 
 def realise(scheme: SRSGC | MSGC, pattern: Sequence[int]) -> list[dict[str, Any]]:

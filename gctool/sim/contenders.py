@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.codes.info import SimulationTraits
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
@@ -107,10 +108,22 @@ def ignore_stragglers(n: int, s: int) -> Contender:
     return Contender(f"ignore-stragglers s={s}", "ignore", n, np.full(n, 1.0 / n), s=s)
 
 
+def traits(code: GradientCode) -> SimulationTraits:
+    """How the simulator runs files of the code's scheme (``SchemeInfo.simulation``; the
+    defaults for a scheme name gctool does not know)."""
+    from gctool.codes.registry import feature
+
+    found: SimulationTraits = feature(code.scheme, "simulation", SimulationTraits())
+    return found
+
+
 def from_code(code: GradientCode, label: str) -> Contender:
     """A contender for a code file (any scheme gctool can write)."""
-    kind = {"sr-sgc": "sgc", "m-sgc": "sgc", "coded-reduce": "tree",
-            "hetero": "hetero"}.get(code.scheme, "code")
+    kind = traits(code).kind
+    if kind == "encoded":  # data encoding: wait for the fastest n - s
+        from gctool.sim.encoded import encoded_contender
+
+        return encoded_contender(code, label)
     if kind == "sgc":
         loads = np.full(code.n, float(code.params.get("load", 0.0)))
         return Contender(label, kind, code.n, loads, int(code.params.get("delay", 0)), code.s,

@@ -24,7 +24,14 @@ from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sim import stats
-from gctool.sim.contenders import Contender, Run, from_code, ignore_stragglers, uncoded
+from gctool.sim.contenders import (
+    Contender,
+    Run,
+    from_code,
+    ignore_stragglers,
+    traits,
+    uncoded,
+)
 from gctool.sim.delays import DelayModel
 
 MAX_ITERATIONS = 1_000_000
@@ -93,10 +100,11 @@ def sgc_candidates(n: int, s: int, scheme: str, max_window: int = SEARCH_MAX_WIN
     budget (the authors try every λ; the grid keeps the search at a few dozen runs)."""
     from fractions import Fraction
 
-    from gctool.sequential import formulas
+    from gctool.codes.registry import get_scheme
 
     budget = Fraction(s + 1, n)
-    fig_of = formulas.srsgc if scheme == "sr-sgc" else formulas.msgc
+    fig_of = get_scheme(scheme).figures
+    assert fig_of is not None, f"{scheme} is not a sequential scheme"
     out = []
     for window in range(2, max_window + 1):
         for burst in range(1, window):
@@ -152,24 +160,22 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
     sequential baselines by a search (see :func:`simulate`)."""
     out: list[Contender] = []
     for label, code in codes:
-        if code.scheme == "encoded":  # data encoding: wait for the fastest n - s
-            from gctool.sim.encoded import encoded_contender
-
-            out.append(encoded_contender(code, label))
-            continue
+        kind = traits(code).kind
         out.append(from_code(code, label))
-        if code.order is not None and code.scheme not in ("sr-sgc", "m-sgc", "coded-reduce"):
+        if kind == "encoded":
+            continue
+        if code.order is not None and kind not in ("sgc", "tree"):
             from gctool.sim.partial import partial_contender
 
             out.append(partial_contender(code, label))  # the same code using partial work
-        if code.scheme == "nested":
+        if traits(code).levels:
             from gctool.sim.nested import nested_contender
 
             out.append(nested_contender(code, label))  # decoding at the level reached
     if baselines:
         seen: set[tuple[str, int, int]] = set()
         for _, code in codes:
-            plain = code.scheme not in ("sr-sgc", "m-sgc")
+            plain = traits(code).kind != "sgc"
             wanted = [("uncoded", code.n, 0)]
             if plain and code.s > 0:
                 wanted += [("ignore", code.n, code.s), ("bcc", code.n, 0),
@@ -252,11 +258,15 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
                              f"{iterations * width:,} delay draws, above the limit of "
                              f"{MAX_CELLS:,} (use fewer --iterations)")
     if delay.name == "bernoulli" and delay.worker_p is None:
-        hetero = [code for _, code in codes if code.scheme == "hetero"]
+        from gctool.codes.registry import feature
+
+        hetero = [(code, key) for _, code in codes
+                  if (key := feature(code.scheme, "probabilities_param")) is not None]
         if not hetero:
             raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
                                "--worker-p P1,P2,... or a heterogeneous code file")
-        delay.worker_p = np.asarray(hetero[0].params["p"], dtype=np.float64)
+        code, key = hetero[0]
+        delay.worker_p = np.asarray(code.params[key], dtype=np.float64)
     rng = np.random.default_rng(seed)
     base = delay.base(iterations, width, rng)
     notes: list[str] = []

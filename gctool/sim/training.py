@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import InvalidInput
-from gctool.sim.contenders import Contender, Run
+from gctool.sim.contenders import Contender, Run, traits
 
 PROBLEMS = ("lsq", "logistic")
 #: a run whose loss exceeds this multiple of its starting loss is stopped and marked diverged
@@ -134,7 +134,7 @@ class Estimator:
         if c.kind in ("uncoded", "ignore"):
             self.B, self.m, self.k = np.eye(c.n), 1, c.n
             self.bounds = bounds_for(problem.N, np.ones(c.n))
-        elif c.kind == "sgc" and code is not None and code.scheme == "m-sgc":
+        elif c.kind == "sgc" and code is not None and traits(code).multiplexed:
             self._msgc_layout()
         else:
             assert code is not None
@@ -233,7 +233,7 @@ class Estimator:
         G = self.p.partial_gradients(beta, self.bounds)
         code = self.c.code
         assert code is not None
-        if code.scheme == "sr-sgc":
+        if not traits(code).multiplexed:  # SR-SGC: the job's delivering workers
             F = np.array(members(entry))
             return np.asarray((self._decode(F) @ self._send(self.B[F] @ G))[0].real)
         counts, masks = entry
@@ -280,7 +280,7 @@ def _rule_name(c: Contender, lazy: float | None) -> str | None:
         return None
     if c.kind in ("uncoded", "ignore"):
         return "LAG"
-    return "G-LAG" if c.code is not None and c.code.scheme == "frc" else "LAGC"
+    return traits(c.code).lazy_rule if c.code is not None else "LAGC"
 
 
 def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
@@ -330,7 +330,7 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
                 break
     if c.kind == "sgc":  # every worker that finished a round uploads one vector per slot
         assert c.code is not None
-        slots = c.delay + 1 if c.code.scheme == "m-sgc" else 1
+        slots = c.delay + 1 if traits(c.code).multiplexed else 1
         est.uploads = float(sum(len(run.used[r]) for r in range(last + 1)) * slots)
     final = None if diverged else float(np.mean([problem.loss(b) for b in betas]))
     if at_target is not None:  # communication until the target (encoded runs go on after it)
