@@ -52,17 +52,17 @@ DEFAULT_MAX_PATTERNS = 100_000
 MAX_TABLE_ENTRIES = 16_777_216
 
 #: default work budget: estimated operations a command may start, counted as multiply-adds of
-#: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 20 s at
+#: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 10 s at
 #: ``WORK_RATE``.  ``--max-work`` (every command that computes) or the environment variable
 #: ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12); the option wins.
-DEFAULT_MAX_WORK = 20_000_000_000
+DEFAULT_MAX_WORK = 10_000_000_000
 #: the documented rate that turns a work estimate into seconds (one core, LAPACK, float64)
 WORK_RATE = 1_000_000_000
 #: one GF(q) multiply-add (int64 numpy / galois kernels) counted in float64 multiply-adds
 GF_OP_COST = 10
 #: one exact rational multiply-add (Python Fractions of moderate size, ``--exact``) counted in
 #: float64 multiply-adds
-RATIONAL_OP_COST = 2_000
+RATIONAL_OP_COST = 10_000
 #: one interpreted Python step (an iteration of a construction's loop) in multiply-adds
 PY_STEP_COST = 10_000
 #: default memory budget: bytes of the large arrays one step allocates at once (estimated before

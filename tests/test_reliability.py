@@ -402,7 +402,7 @@ def test_verify_and_bound_refuse_the_reduction_before_it_starts(
     tiny_work.setattr(nullspace, "reduce_gf", _forbid)
     tiny_work.setattr(np.linalg, "matrix_rank", _forbid)
     line = refused(run("verify", rs), "verify (n=11", "reducing B", "GCTOOL_MAX_WORK")
-    assert "1.3e+04 operations" in line  # 11 * 11 * 11 at 10 per GF(q) operation
+    assert "2.7e+04 operations" in line  # two eliminations of 11 * 11 * 11 at 10 per GF(q) op
     refused(run("bound", rs), "the rank of B", "bound -n 11 -k 11 -s 3")
 
 

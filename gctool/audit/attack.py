@@ -212,6 +212,24 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
     return best
 
 
+def check_setup(code: GradientCode, decoder: str) -> None:
+    """Refuse, before it starts, the set-up of the optimal decoder over R/C above the work or
+    memory budget: one SVD of B (K x n), one of its n x n complement, and the n x n
+    projectors H and N (:class:`gctool.audit.decoders.OptimalOracle`)."""
+    if decoder != "optimal" or code.field.is_finite:
+        return
+    from gctool.limits import check_memory, check_work, solve_cost
+
+    n, K = code.B.shape
+    r = min(n, K)
+    what = f"attack (n={n}, k*m={K}, {code.field}): the optimal decoder's set-up (SVDs of B)"
+    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r,
+               "attack a smaller code or a finite-field version of it, or raise --max-work")
+    item = np.dtype(code.field.dtype).itemsize
+    check_memory(what, item * (6 * n * n + 3 * n * K),
+                 "attack a smaller code or a finite-field version of it")
+
+
 def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
            **changes: Any) -> WorstReport:
     """The worst straggler set of size ``s`` under ``options.decoder``, found by
@@ -220,6 +238,15 @@ def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
     opts = AttackOptions.of(options, **changes).for_search()
     scale = _scale(code, opts.normalize)
     start = time.perf_counter()
+    if opts.method == "exhaustive" or (opts.method == "auto" and opts.decoder == "optimal"):
+        # estimated before the oracle's O(n^3) set-up: the sets an exhaustive search would
+        # evaluate (auto falls back to the bounded solvers above --max-sets)
+        rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
+               else None)
+        need = exhaustive.count_evaluated(code.n, s, rot)
+        if need <= opts.max_sets:
+            exhaustive.check_set_work(code, s, need, "exhaustive attack")
+    check_setup(code, opts.decoder)
     oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)
@@ -338,6 +365,7 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
         exhaustive.check_set_work(code, 1, code.n, "attack --curve")
+    check_setup(code, opts.decoder)
     oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     points: list[WorstPoint] = []
     prev, checked = None, 0
@@ -531,6 +559,7 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
     if not (np.isfinite(epsilon) and epsilon >= 0):
         raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
     scale = _scale(code, opts.normalize)
+    check_setup(code, opts.decoder)
     oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     if oracle.finite and epsilon != 0:
         raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")

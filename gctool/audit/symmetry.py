@@ -32,9 +32,11 @@ Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from math import comb, gcd
+from typing import Any
 
 import numpy as np
 
@@ -155,9 +157,28 @@ def detect_rotation(code: GradientCode) -> Rotation | None:
     return find_rotation(code)[0]
 
 
+#: rotations already found, per code object (a code is immutable; the search costs O(n K) per
+#: candidate and is asked for by the work estimate before the search itself)
+_FOUND: weakref.WeakKeyDictionary[Any, tuple[Rotation | None, str | None]] = (
+    weakref.WeakKeyDictionary())
+
+
 def find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
     """:func:`detect_rotation`, and a note when no rotation is proved but one holds up to
     round-off (real/complex entries equal to NEAR_RTOL, not exactly): it is not used."""
+    try:
+        return _FOUND[code]
+    except (KeyError, TypeError):
+        pass
+    found = _find_rotation(code)
+    try:
+        _FOUND[code] = found
+    except TypeError:  # not weakly referenceable: no cache
+        pass
+    return found
+
+
+def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
     n = code.n
     B = np.asarray(code.B)
     p0 = _profile(code, B[0])

@@ -34,7 +34,13 @@ from gctool.engine.enumeration import MAX_RANKABLE, rank_ranges, survivors_of
 from gctool.engine.parallel import resolve_jobs
 from gctool.engine.sweep import LexSource, Runner, SampleSource, run_folded
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS, check_work, max_work, solve_cost
+from gctool.limits import (
+    DEFAULT_MAX_SETS,
+    RATIONAL_OP_COST,
+    check_work,
+    max_work,
+    solve_cost,
+)
 from gctool.model import GradientCode
 from gctool.reports import Diagnostics, VerifyReport
 
@@ -264,9 +270,13 @@ class _Run:
                            certificate=statement, represented=self.total, kernel="none")
 
     def reduction_work(self) -> int:
-        """Estimated work of the reduction of B (one O(n K min(n, K)) factorisation)."""
+        """Estimated work of the reduction of B: one O(n K min(n, K)) factorisation in float64,
+        two eliminations over GF(q) (null space, then W), one Gauss-Jordan elimination of
+        Python fractions with ``--exact`` (:data:`gctool.limits.RATIONAL_OP_COST` each)."""
         n, K = self.code.B.shape
-        return solve_cost(n, K, self.finite or self.exact)
+        if self.exact:
+            return (n + 1) * K * max(1, min(n, K)) * RATIONAL_OP_COST
+        return solve_cost(n, K, self.finite) * (2 if self.finite else 1)
 
     def check_work(self) -> None:
         """Refuse, before it starts, a reduction of B (which every method but a certificate

@@ -69,7 +69,7 @@ max_work_option = click.option(
     "--max-work", type=FloatRange(0, None, min_open=True), default=None, metavar="OPS",
     expose_value=False, is_eager=True, callback=_set_max_work,
     help="Work budget: refuse steps estimated above OPS multiply-adds before they start "
-         "(default 2e10, about 20 s; env GCTOOL_MAX_WORK).")
+         "(default 1e10, about 10 s; env GCTOOL_MAX_WORK).")
 
 
 def single_file(files: str | tuple[str, ...], why: str) -> str:

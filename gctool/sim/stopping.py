@@ -68,6 +68,24 @@ _SPARSE_MARGIN = 100.0  # the sparse path's rank must clear the SVD's cut-off by
 _SPARSE_COLUMNS = 1024  # columns of (B + N Q^T)^-1 kept for G_SS
 
 
+class WorkMeter:
+    """The work budget (:func:`gctool.limits.check_work`) enforced while a simulation runs:
+    how many rounds need linear algebra depends on the drawn delays, so the work is counted as
+    it is spent, and the run is refused (exit 2) as soon as the total passes the budget."""
+
+    def __init__(self, code: GradientCode) -> None:
+        self.code, self.spent = code, 0
+
+    def charge(self, work: int, what: str) -> None:
+        from gctool.limits import check_work
+
+        self.spent += int(work)
+        check_work(f"simulating the {self.code.scheme} code (n={self.code.n}, "
+                   f"k*m={self.code.B.shape[1]}): {what} so far", self.spent,
+                   "simulate fewer --iterations, a smaller or better-conditioned code, or a "
+                   "code with the group shape (FRC), or raise --max-work")
+
+
 class PrefixDecoder:
     """Earliest decodable prefix of an arrival order by binary search with the generic decoder
     (the naive path; decodability is monotone in the set)."""
@@ -76,12 +94,18 @@ class PrefixDecoder:
         from gctool.decode import Decoder
 
         self.decoder = Decoder(code, tol)
+        self.code_columns = int(code.B.shape[1])
         self.cache: dict[frozenset[int], bool] = {}
+        self.meter = WorkMeter(code)
 
     def ok(self, workers: np.ndarray) -> bool:
         key = frozenset(int(i) for i in workers)
         hit = self.cache.get(key)
         if hit is None:
+            from gctool.limits import solve_cost
+
+            self.meter.charge(solve_cost(len(key), self.code_columns,
+                                         self.decoder.exact), "exact decodes of arrival prefixes")
             hit = bool(self.decoder.decode(sorted(key)).ok) if key else False
             if len(self.cache) < 200_000:
                 self.cache[key] = hit
@@ -203,6 +227,7 @@ class StopRule:
         left: list[int] = []
         for start in range(0, len(order), chunk):
             rows = np.arange(start, min(start + chunk, len(order)))
+            self.naive.meter.charge(len(rows) * K * (cap + m) ** 2, "QR of arrival prefixes")
             M = np.concatenate([self._Bt[:, order[rows, :cap]].transpose(1, 0, 2),
                                 np.broadcast_to(self._Tt, (len(rows), K, m))], axis=2)
             Rf: np.ndarray = np.asarray(np.linalg.qr(M, mode="r"))  # (rows, min(K,cap+m), cap+m)
