@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
 from gctool.audit import attack
-from gctool.codes import design, graphs
+from gctool.codes import design, regular_graphs
 from gctool.codes.closed_forms import closed_form_worst_error, cycle_worst_error
 from gctool.codes.expander import spectral_bound
 from gctool.codes.graph import component_error, incidence
@@ -20,7 +20,7 @@ from gctool.model import GradientCode
 
 
 def eig_multiset(A: np.ndarray) -> list[float]:
-    return sorted(np.round(graphs.spectrum(A), 8).tolist())
+    return sorted(np.round(regular_graphs.spectrum(A), 8).tolist())
 
 
 def is_simple_regular(A: np.ndarray, d: int) -> bool:
@@ -29,7 +29,7 @@ def is_simple_regular(A: np.ndarray, d: int) -> bool:
 
 
 def test_petersen_graph() -> None:
-    A = graphs.petersen()
+    A = regular_graphs.petersen()
     assert is_simple_regular(A, 3)
     assert eig_multiset(A) == sorted([3.0] + [1.0] * 5 + [-2.0] * 4)
     # Petersen: no triangles, no 4-cycles, diameter 2 (A^2 + A has no zero off the diagonal)
@@ -38,7 +38,7 @@ def test_petersen_graph() -> None:
 
 @pytest.mark.parametrize("q", [5, 9, 13, 17, 25, 29])
 def test_paley_graph_spectrum(q: int) -> None:
-    A = graphs.paley(q)
+    A = regular_graphs.paley(q)
     d = (q - 1) // 2
     assert is_simple_regular(A, d)
     expected = [float(d)] + [(-1 + q**0.5) / 2] * d + [(-1 - q**0.5) / 2] * d
@@ -47,25 +47,25 @@ def test_paley_graph_spectrum(q: int) -> None:
 
 @pytest.mark.parametrize("m", [2, 3, 5, 7])
 def test_margulis_graph(m: int) -> None:
-    A = graphs.margulis(m * m)
+    A = regular_graphs.margulis(m * m)
     assert np.all(A == A.T) and np.all(A.sum(axis=1) == 8)
     x, y = 1 % m, 2 % m  # vertex (1, 2): its image (x + 2y, y) is a neighbour
     assert A[x + m * y, (x + 2 * y) % m + m * y] >= 1
-    assert graphs.spectrum(A)[1] <= 5 * 2**0.5 + 1e-9  # Gabber-Galil
+    assert regular_graphs.spectrum(A)[1] <= 5 * 2**0.5 + 1e-9  # Gabber-Galil
 
 
 @pytest.mark.parametrize("N, d, seed", [(10, 3, 0), (12, 4, 1), (20, 5, 2), (30, 3, 3)])
 def test_random_regular_is_simple_regular_and_seeded(N: int, d: int, seed: int) -> None:
-    A = graphs.random_regular(N, d, np.random.default_rng(seed))
+    A = regular_graphs.random_regular(N, d, np.random.default_rng(seed))
     assert is_simple_regular(A, d)
-    assert np.array_equal(A, graphs.random_regular(N, d, np.random.default_rng(seed)))
+    assert np.array_equal(A, regular_graphs.random_regular(N, d, np.random.default_rng(seed)))
 
 
 def test_cycle_and_complete_spectra() -> None:
     N = 7
     expected = sorted(np.round([2 * np.cos(2 * np.pi * j / N) for j in range(N)], 8).tolist())
-    assert eig_multiset(graphs.cycle(N)) == expected
-    assert eig_multiset(graphs.complete(5)) == sorted([4.0] + [-1.0] * 4)
+    assert eig_multiset(regular_graphs.cycle(N)) == expected
+    assert eig_multiset(regular_graphs.complete(5)) == sorted([4.0] + [-1.0] * 4)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -83,7 +83,7 @@ def test_bad_graph_options(kwargs: dict[str, object], match: str) -> None:
 
 def test_expander_code_and_its_recorded_spectrum() -> None:
     code = design("expander", graph="petersen", s=2, seed=0)
-    assert np.allclose(code.B * 3, graphs.petersen()) and np.allclose(code.B.sum(axis=1), 1)
+    assert np.allclose(code.B * 3, regular_graphs.petersen()) and np.allclose(code.B.sum(axis=1), 1)
     p = code.params
     assert (p["lambda2"], p["lambda_min"], p["lambda"], p["ramanujan"]) == (1, -2, 2, True)
     assert p["spectral_bound"] == pytest.approx((2 / 3) ** 2 * 10 * 2 / 8)
@@ -108,7 +108,7 @@ def test_graph_scheme_is_the_incidence_matrix() -> None:
     assert (code.n, code.k) == (15, 10)
     assert np.all(code.loads == 2) and np.all(code.replication == 3)
     A = np.asarray(code.B).T @ np.asarray(code.B)
-    assert np.array_equal(A - 3 * np.eye(10), graphs.petersen())  # B^T B = A + dI
+    assert np.array_equal(A - 3 * np.eye(10), regular_graphs.petersen())  # B^T B = A + dI
     sv = np.linalg.svd(np.asarray(code.B), compute_uv=False)
     assert sv[1] ** 2 == pytest.approx(code.params["sigma2_squared"])  # = 2d - gap = 4
     assert code.params["sigma2_squared"] == 4

@@ -9,9 +9,9 @@ and ``||A z|| <= λ ||z||``); optimal decoding can only do better.  Ramanujan gr
 
 The file records λ_2, λ_min, λ, the spectral gap, whether the graph is Ramanujan, and the
 bound at the file's s (``spectral_bound``); ``gctool bound`` shows it for any s.
-Graphs: see :mod:`gctool.codes.graphs` (Petersen, Paley, Margulis–Gabber–Galil, random regular,
-cycles and complete graphs).  Over GF(q) the entries 1/d have no natural meaning, so the scheme
-is real or complex only.
+Graphs: see :mod:`gctool.codes.regular_graphs` (Petersen, Paley, Margulis–Gabber–Galil, random
+regular, cycles and complete graphs).  Over GF(q) the entries 1/d have no natural meaning, so the
+scheme is real or complex only.
 """
 
 from __future__ import annotations
@@ -32,19 +32,19 @@ def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
           graph: str = "random-regular", d: int | None = None, vertices: int | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.codes import graphs
+    from gctool.codes import regular_graphs
 
     if field.is_finite:
         raise DesignError("expander codes have entries 1/d: use --field real or complex "
                           "(for 0/1 graph codes over GF(q) use the 'graph' scheme)")
-    A, degree = graphs.make(graph, vertices, d, rng)
+    A, degree = regular_graphs.make(graph, vertices, d, rng)
     N = A.shape[0]
     s = 0 if s is None else s
     if k is not None and k != N:
         raise DesignError(f"expander codes have k = n = {N} partitions (got -k {k})")
     if not 0 <= s < N:
         raise DesignError(f"s = {s} must be smaller than n = {N} (the number of vertices)")
-    summary = graphs.spectral_summary(A, degree)
+    summary = regular_graphs.spectral_summary(A, degree)
     recorded: dict[str, Any] = {"graph": graph, "vertices": N, "degree": degree, **summary,
                                 "spectral_bound": spectral_bound(summary["lambda"], degree, N, s),
                                 "s": s}

@@ -73,22 +73,22 @@ def component_error(edges: np.ndarray, N: int, survivors: Iterable[int]) -> floa
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
           graph: str = "cycle", vertices: int | None = None, d: int | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.codes import graphs
+    from gctool.codes import regular_graphs
 
-    A, degree = graphs.make(graph, vertices, d, rng, allowed=GRAPH_CHOICES)
+    A, degree = regular_graphs.make(graph, vertices, d, rng, allowed=GRAPH_CHOICES)
     N = A.shape[0]
-    edges = graphs.edges_of(A)
+    edges = regular_graphs.edges_of(A)
     m = len(edges)
     s = 0 if s is None else s
     if k is not None and k != N:
         raise DesignError(f"graph schemes have k = {N} partitions, one per vertex (got -k {k})")
     if not 0 <= s < m:
         raise DesignError(f"s = {s} must be smaller than n = {m} (the number of edges)")
-    summary = graphs.spectral_summary(A, degree)
+    summary = regular_graphs.spectral_summary(A, degree)
     recorded: dict[str, Any] = {
         "graph": graph, "vertices": N, "degree": degree, "edges": m,
         "lambda2": summary["lambda2"], "spectral_gap": summary["spectral_gap"],
-        "sigma2_squared": graphs.clean(2 * degree - summary["spectral_gap"]), "s": s,
+        "sigma2_squared": regular_graphs.clean(2 * degree - summary["spectral_gap"]), "s": s,
     }
     return incidence(edges, N).astype(field.dtype), recorded
 
