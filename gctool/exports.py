@@ -39,7 +39,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from gctool.audit.engine import check_s
+from gctool.audit.checks import check_s
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
 from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted

@@ -263,7 +263,7 @@ def test_npz_outputs_have_fixed_timestamps(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 def test_limits_are_documented_and_agree_with_the_code() -> None:
     from gctool import model
-    from gctool.audit import engine
+    from gctool.audit.attack import AttackOptions
     from gctool.exports import DEFAULT_MAX_PATTERNS
 
     text = DOC.read_text()
@@ -271,7 +271,7 @@ def test_limits_are_documented_and_agree_with_the_code() -> None:
         assert name in text and f"{value:,}" in text, name
     assert (model.MAX_N, model.MAX_COLUMNS, model.MAX_ENTRIES) == (
         limits.MAX_N, limits.MAX_COLUMNS, limits.MAX_ENTRIES)
-    assert engine.DEFAULT_MAX_SETS == limits.DEFAULT_MAX_SETS
+    assert AttackOptions().max_sets == limits.DEFAULT_MAX_SETS
     assert DEFAULT_MAX_PATTERNS == limits.DEFAULT_MAX_PATTERNS
 
 

@@ -29,13 +29,14 @@ import numpy as np
 
 from gctool.audit import bnb as bnb_mod
 from gctool.audit import exhaustive, greedy, randomized
+from gctool.audit.checks import check_s
 from gctool.audit.decoders import FixedOracle, Oracle, make_oracle
-from gctool.audit.engine import DEFAULT_MAX_SETS, check_s
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import pad_to
 from gctool.engine.sweep import Runner
 from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
 from gctool.reports import (

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gctool.audit.engine import DEFAULT_MAX_SETS, check_budget, check_s
+from gctool.audit.checks import check_budget, check_s
 from gctool.audit.outcome import WorstOutcome
 from gctool.codes.encoded import epsilon_of, epsilon_upper_bound, frame_stats
 from gctool.engine.enumeration import count_sets, sample_sets, straggler_chunks
 from gctool.errors import InvalidInput, SearchInterrupted
+from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report

@@ -26,7 +26,7 @@ import numpy as np
 
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
-from gctool.audit.engine import Progress, check_s
+from gctool.audit.checks import Progress, check_s
 from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, find_rotation
 from gctool.decode import DEFAULT_TOL, Decoder

@@ -37,6 +37,11 @@ A *runner* has the signature of :func:`gctool.engine.parallel.run_ordered`
 and feeds the fold.  A summary with a non-None ``fail_set`` ends the run (:func:`stops`): the
 runner may cancel every later task, never an earlier one.
 
+A kernel may walk a task's rank range itself (compiled kernels): when it has
+``peak_range(task, n, s)`` (resp. ``exceed_range(task, n, s, limit)``, or for verify
+``summarise_range``) and the source is a :class:`LexSource`, the worker calls it instead of
+unranking the sets; it returns the same summary, or None to fall back to ``errors(S)``.
+
 This package sits below :mod:`gctool.codes` and :mod:`gctool.audit` (it imports neither).
 """
 
@@ -160,6 +165,14 @@ class ErrorKernel(Protocol):
     def errors(self, S: np.ndarray) -> np.ndarray: ...
 
 
+def _walk(kernel: Any, name: str, source: Source, task: Task, *extra: Any) -> Any:
+    """The summary of a kernel that walks lexicographic rank ranges itself, or None."""
+    walk = getattr(kernel, name, None)
+    if walk is None or not isinstance(source, LexSource):
+        return None
+    return walk(task, source.n, source.s, *extra)
+
+
 @dataclass
 class PeakSummary:
     """One task of the worst-case search: its sets' (max error, first argmax set)."""
@@ -178,6 +191,9 @@ class PeakWorker:
     kernel: ErrorKernel
 
     def run(self, task: Task) -> PeakSummary:
+        walked = _walk(self.kernel, "peak_range", self.source, task)
+        if walked is not None:
+            return walked
         out = PeakSummary(task[0])
         S, _ = self.source.sets(task)
         if S.shape[0]:
@@ -228,6 +244,9 @@ class ExceedWorker:
     limit: float
 
     def run(self, task: Task) -> ExceedSummary:
+        walked = _walk(self.kernel, "exceed_range", self.source, task, self.limit)
+        if walked is not None:
+            return walked
         out = ExceedSummary(task[0])
         S, _ = self.source.sets(task)
         if not S.shape[0]:

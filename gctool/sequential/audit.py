@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gctool.audit.engine import DEFAULT_MAX_SETS
 from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput
-from gctool.limits import DEFAULT_SCHEDULE_TRANSITIONS
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sequential.reports import LevelCheck, SequentialBoundReport, TreeVerifyReport

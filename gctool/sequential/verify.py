@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gctool.audit.engine import DEFAULT_MAX_SETS
 from gctool.errors import SearchInterrupted
+from gctool.limits import DEFAULT_MAX_SETS
 from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.reports import SequentialVerifyReport
 from gctool.sequential.schedule import realise

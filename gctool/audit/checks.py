@@ -1,9 +1,7 @@
 """Argument checks shared by the audits (the size s, set budgets).
 
-The enumeration engine itself is :mod:`gctool.audit.sweep` (sources x kernels -> summaries,
-folded in order), run by :func:`gctool.engine.parallel.run_ordered` or a
-:class:`gctool.audit.distributed.DaskRunner`, over :mod:`gctool.engine.enumeration` (ranked,
-chunked enumeration) and :mod:`gctool.audit.symmetry` (rotations, row classes).
+The enumeration engine itself is :mod:`gctool.engine`; the audits' budgets and limits come
+from :mod:`gctool.limits`.
 """
 
 from __future__ import annotations
@@ -13,9 +11,6 @@ from collections.abc import Callable
 import numpy as np
 
 from gctool.errors import BudgetExceeded, InvalidInput
-from gctool.limits import DEFAULT_MAX_SETS
-
-__all__ = ["DEFAULT_MAX_SETS", "Progress", "check_budget", "check_s"]
 
 Progress = Callable[[int, int], None]
 

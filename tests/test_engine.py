@@ -1,0 +1,116 @@
+"""The enumeration engine (gctool.engine): generic worker/fold pairs against direct loops,
+the same results for any number of processes, and kernels that walk rank ranges themselves."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from gctool.engine.enumeration import straggler_mask, survivors_of, unrank_lex
+from gctool.engine.sweep import (
+    ExceedFold,
+    ExceedWorker,
+    LexSource,
+    ListSource,
+    PeakSummary,
+    PeakWorker,
+    SumFold,
+    SumWorker,
+    WorstFold,
+    rank_tasks,
+    run_folded,
+)
+
+N, S = 9, 3
+WEIGHT = np.array([0.3, 1.0, 0.2, 0.9, 0.5, 0.1, 0.8, 0.4, 0.8])  # {1,3,6} ties {1,3,8}
+
+
+class Quadratic:
+    """A value per set with exact ties: the squared sum of the members' weights, rounded."""
+
+    def errors(self, sets: np.ndarray) -> np.ndarray:
+        return np.round(WEIGHT[sets].sum(axis=1) ** 2, 6)
+
+
+class Walking(Quadratic):
+    """The same values, computed by walking the rank range (as a compiled kernel would)."""
+
+    def __init__(self) -> None:
+        self.walked = 0
+
+    def peak_range(self, task: Any, n: int, s: int) -> PeakSummary | None:
+        i, a, b = task
+        if i % 2:  # falls back to errors(S) for odd tasks
+            return None
+        self.walked += 1
+        sets = unrank_lex(n, s, np.arange(a, b))
+        err = self.errors(sets)
+        j = int(np.flatnonzero(err == err.max())[0])
+        return PeakSummary(i, b - a, [(float(err[j]), sets[j].tolist())])
+
+
+def brute() -> list[tuple[tuple[int, ...], float]]:
+    return [(c, round(float(WEIGHT[list(c)].sum()) ** 2, 6))
+            for c in itertools.combinations(range(N), S)]
+
+
+def test_masks_and_survivors() -> None:
+    sets = np.array([[0, 2, 5], [1, 3, 8]])
+    mask = straggler_mask(sets, N)
+    assert mask.sum() == 6 and mask[0, 2] and not mask[0, 1]
+    assert survivors_of(sets, N).tolist() == [[1, 3, 4, 6, 7, 8], [0, 2, 4, 5, 6, 7]]
+
+
+def test_worst_exceed_and_sum_match_direct_loops() -> None:
+    rows = brute()
+    tasks = rank_tasks(len(rows), 10)
+    worst = WorstFold()
+    run_folded(PeakWorker(LexSource(N, S), Quadratic()), tasks, worst)
+    top = max(v for _, v in rows)
+    assert worst.error == top and tuple(worst.stragglers or ()) == next(
+        c for c, v in rows if v == top)  # the first of the tied maxima
+    over = ExceedFold()
+    run_folded(ExceedWorker(LexSource(N, S), Quadratic(), 4.0), tasks, over)
+    first = next(i for i, (_, v) in enumerate(rows) if v > 4.0)
+    assert tuple(over.fail_set or ()) == rows[first][0] and over.checked == first + 1
+    total = SumFold()
+    run_folded(SumWorker(LexSource(N, S), Quadratic()), tasks, total)
+    assert np.isclose(total.total, sum(v for _, v in rows))
+    p = np.linspace(0.1, 0.6, N)
+    weighted = SumFold()
+    run_folded(SumWorker(LexSource(N, S), Quadratic(), p), tasks, weighted)
+    want = sum(v * np.prod([p[i] if i in c else 1 - p[i] for i in range(N)]) for c, v in rows)
+    assert np.isclose(weighted.total, want)
+
+
+def test_same_results_over_processes_and_given_sets() -> None:
+    tasks = rank_tasks(84, 5)
+    folds = []
+    for jobs in (1, 2):
+        fold = SumFold()
+        run_folded(SumWorker(LexSource(N, S), Quadratic()), tasks, fold, jobs=jobs)
+        peak = WorstFold()
+        run_folded(PeakWorker(LexSource(N, S), Quadratic()), tasks, peak, jobs=jobs)
+        folds.append((fold.total, peak.error, peak.stragglers))
+    assert folds[0] == folds[1]  # bit for bit: summaries are folded in task order
+    given = np.array([c for c, _ in brute()])[::-1].copy()  # reversed order: another first
+    rev = WorstFold()
+    run_folded(PeakWorker(ListSource(N, given), Quadratic()), rank_tasks(84, 7), rev)
+    assert rev.error == folds[0][1] and rev.stragglers != folds[0][2]
+
+
+def test_a_kernel_may_walk_rank_ranges_itself() -> None:
+    tasks = rank_tasks(84, 8)
+    plain, walked = WorstFold(), WorstFold()
+    run_folded(PeakWorker(LexSource(N, S), Quadratic()), tasks, plain)
+    kernel = Walking()
+    run_folded(PeakWorker(LexSource(N, S), kernel), tasks, walked)
+    assert (walked.error, walked.stragglers, walked.checked) == (
+        plain.error, plain.stragglers, plain.checked)
+    assert kernel.walked == (len(tasks) + 1) // 2
+    listed = Walking()  # given sets: never walked (ranks are not lexicographic ranks)
+    sets = np.array([c for c, _ in brute()])
+    run_folded(PeakWorker(ListSource(N, sets), listed), tasks, WorstFold())
+    assert listed.walked == 0
