@@ -129,6 +129,44 @@ def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
 
 @pytest.mark.parametrize("scheme", ["cyclic-mds", "sr-sgc", "encoded"])
 @pytest.mark.parametrize("suffix", ["json", "npz"])
+def _design_args(scheme: str, params: dict[str, Any]) -> list[str]:
+    """``gctool design`` arguments for the library keywords ``params`` (from the catalogue)."""
+    info = SCHEMES[scheme]
+    by_name = {p.name: p for p in info.params}
+    args = [scheme]
+    for key, value in params.items():
+        p = by_name.get(key)
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        if p is not None and p.positional:
+            args.append(text)
+        elif p is not None and p.kind == "flag":
+            args += [p.flag or "--" + key.replace("_", "-")] if value else []
+        else:
+            flag = ({"n": "-n", "s": "-s", "k": "-k", "field": "--field"}.get(key)
+                    or (p.flag if p is not None and p.flag else "--" + key.replace("_", "-")))
+            args += [flag, text]
+    return args
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
+    params = dict(SMALL[scheme])
+    if scheme == "kron":
+        for name, kw in (("file1", dict(n=4, s=1)), ("file2", dict(n=3, s=2))):
+            path = tmp_path / f"{name}.json"
+            gctool.write_code(gctool.design("frc", seed=1, **kw), path)
+            params[name] = str(path)
+    out = tmp_path / "cli.json"
+    seed = ["--seed", "1"] if SCHEMES[scheme].randomized else []
+    r = CliRunner().invoke(cli, ["design", *_design_args(scheme, params), *seed, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    mine = tmp_path / "lib.json"
+    gctool.write_code(gctool.design(scheme, seed=1, **params), mine)
+    a, b = json.loads(out.read_text()), json.loads(mine.read_text())
+    assert a["provenance"].pop("command").startswith("gctool design " + scheme)
+    assert a == b
+
+
 def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
                                                  suffix: str) -> None:
     path = _code_file(tmp_path, scheme)
