@@ -127,8 +127,6 @@ def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
     _same(args, _code_file(tmp_path, scheme), call)
 
 
-@pytest.mark.parametrize("scheme", ["cyclic-mds", "sr-sgc", "encoded"])
-@pytest.mark.parametrize("suffix", ["json", "npz"])
 def _design_args(scheme: str, params: dict[str, Any]) -> list[str]:
     """``gctool design`` arguments for the library keywords ``params`` (from the catalogue)."""
     info = SCHEMES[scheme]
@@ -167,6 +165,8 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
     assert a == b
 
 
+@pytest.mark.parametrize("scheme", ["cyclic-mds", "sr-sgc", "encoded"])
+@pytest.mark.parametrize("suffix", ["json", "npz"])
 def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
                                                  suffix: str) -> None:
     path = _code_file(tmp_path, scheme)
@@ -202,33 +202,32 @@ def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
 
 
 
-def _through_fifo(tmp_path: Path, data: bytes, args: list[str]) -> Any:
-    """Run the CLI on a named pipe that a thread fills with ``data`` once."""
+def _through_fifo(tmp_path: Path, source: Path, args: list[str]) -> Any:
+    """Run the CLI on a named pipe that another process fills with ``source`` once (a
+    process, not a thread: the command may fork worker processes)."""
     import os
-    import threading
+    import subprocess
+    import sys
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-
-    def feed() -> None:
-        with open(fifo, "wb") as fh:
-            fh.write(data)
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    feed = ("import shutil, sys\nwith open(sys.argv[1], 'rb') as i, open(sys.argv[2], 'wb') as o:"
+            "\n    shutil.copyfileobj(i, o)")
+    writer = subprocess.Popen([sys.executable, "-c", feed, str(source), str(fifo)])
     try:
         return CliRunner().invoke(cli, [args[0], str(fifo), *args[1:]])
     finally:
-        if writer.is_alive():  # the command refused before reading: unblock the writer
-            with open(fifo, "rb") as fh:
-                fh.read()
-        writer.join(5)
+        try:
+            writer.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # the command refused before reading the pipe
+            writer.kill()
+            writer.wait()
 
 
 @pytest.mark.parametrize("scheme", ["sr-sgc", "encoded", "cyclic"])
 def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
     path = _code_file(tmp_path, scheme)
-    r = _through_fifo(tmp_path, path.read_bytes(), ["verify", "--json"])
+    r = _through_fifo(tmp_path, path, ["verify", "--json"])
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
     assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
@@ -237,7 +236,7 @@ def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
 def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     path = _code_file(tmp_path, "cyclic")
-    r = _through_fifo(tmp_path, path.read_bytes(),
+    r = _through_fifo(tmp_path, path,
                       ["verify", "--executor", "dask", "--checkpoint", str(tmp_path / "c")])
     assert r.exit_code == 2 and "regular file" in r.stderr and len(r.stderr.splitlines()) == 1
 
