@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import DEFAULT_TOL
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -32,9 +33,6 @@ if TYPE_CHECKING:
 #: progress callback ``(done, total)`` of the long audits
 Progress = Callable[[int, int], None]
 
-#: tolerance of real/complex decoding (= gctool.decode.DEFAULT_TOL; not imported, to keep
-#: ``import gctool.api`` free of numpy)
-DEFAULT_TOL = 1e-9
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,20 @@ def test_every_scheme_has_a_small_instance() -> None:
     assert set(SMALL) == set(SCHEMES)
 
 
+def test_every_declared_hook_resolves() -> None:
+    from gctool.codes.info import HOOKS
+
+    declared = 0
+    for info in SCHEMES.values():
+        for name in HOOKS:
+            hook = info.hook(name)
+            assert hook is None or callable(hook), (info.name, name)
+            declared += hook is not None
+    assert declared >= 10  # schedules, trees, BCC, frames, nested profiles
+    with pytest.raises(ValueError, match="unknown hook"):
+        SCHEMES["frc"].hook("painter")
+
+
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
     path = _code_file(tmp_path, scheme)
