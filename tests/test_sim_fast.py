@@ -7,6 +7,8 @@ the naive decoder is affordable) and compared with the SVD path and with the gen
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,77 @@ def test_code_walk_with_sparse_dual_equals_naive_path(sparse_everywhere: None) -
     assert np.array_equal(fast.exact, slow.exact)
     rule.earliest(times, code.n - code.s)
     assert rule.fallbacks == 0
+
+
+# -- the (B, W, lambda) search: every lambda, scored by the bursty model alone ----------------
+@pytest.mark.parametrize("compiled", ["0", "1"])
+@pytest.mark.parametrize("scheme,args", [("sr-sgc", (1, 3, 3)), ("m-sgc", (2, 4, 3)),
+                                         ("m-sgc", (1, 2, 9)), ("sr-sgc", (2, 3, 4))])
+def test_round_times_equal_the_scheme_run(monkeypatch: pytest.MonkeyPatch, compiled: str,
+                                          scheme: str, args: tuple[int, int, int]) -> None:
+    from gctool.sequential.model import to_mask
+    from gctool.sim.sgc_search import round_times
+
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    B, W, lam = args
+    code = design(scheme, n=9, seed=1, burst=B, window=W, lam=lam)
+    c = from_code(code, scheme)
+    delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
+    times = delay.times(delay.base(200, 9, np.random.default_rng(5)), c.loads)
+    times[::5] = np.round(times[::5], 1)  # ties: the stable order decides
+    for mu in (None, 0.3, 2.0):
+        c.mu = mu
+        run = c.run(times)
+        durations, late = round_times(times, B, W, lam, mu)
+        assert np.array_equal(durations, run.durations), mu
+        for t, used in enumerate(run.used):  # the same straggler set every round
+            assert to_mask(np.flatnonzero(late[t]).tolist()) == ((1 << 9) - 1) & ~to_mask(
+                used.tolist())
+        assert len(run.jobs) == 200 - c.delay
+
+
+def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
+    from gctool.sequential import formulas
+    from gctool.sim.run import _sgc_baselines, sgc_candidates, simulate
+    from gctool.sim.sgc_search import SEARCH_MAX_WINDOW
+
+    n, s = 12, 3
+    for scheme, fig in (("m-sgc", formulas.msgc), ("sr-sgc", formulas.srsgc)):
+        cands = set(sgc_candidates(n, s, scheme))
+        every = {(B, W, lam) for W in range(2, SEARCH_MAX_WINDOW + 1) for B in range(1, W)
+                 for lam in range(1, n + 1)
+                 if (f := fig(n, B, W, lam).load) is not None and f <= Fraction(s + 1, n)}
+        assert cands == every and len(cands) > 10
+    delay = parse_delay("trace:canada")
+    rep = simulate([("frc", design("frc", n=n, s=s))], delay, iterations=150, seed=3,
+                   sgc="search", protocol="authors", mu=0.2)
+    base = delay.base(150, n, np.random.default_rng(3))
+    for scheme in ("sr-sgc", "m-sgc"):  # brute force: every candidate run in full
+        best = None
+        for params in sgc_candidates(n, s, scheme):
+            for c in _sgc_baselines(n, s, params, 3, (scheme,)):
+                c.mu = 0.2
+                run = c.run(delay.times(base, c.loads))
+                per_job = float(run.durations.sum() / len(run.jobs))
+                if best is None or per_job < best[0]:
+                    best = (per_job, params)
+        assert best is not None
+        row = next(r for r in rep.rows if r["name"].startswith(scheme)
+                   and r["name"].endswith("(searched)"))
+        assert row["name"].startswith(f"{scheme} B,W,L={best[1][0]},{best[1][1]},{best[1][2]}")
+        assert row["time_per_job"] == pytest.approx(best[0], rel=1e-12)
+
+
+def test_round_times_with_many_ties_at_larger_n() -> None:
+    from gctool.sim.sgc_search import round_times
+
+    for scheme, (B, W, lam) in (("m-sgc", (1, 3, 30)), ("sr-sgc", (1, 2, 9))):
+        code = design(scheme, n=40, seed=1, burst=B, window=W, lam=lam)
+        c = from_code(code, scheme)
+        rng = np.random.default_rng(8)
+        times = np.round(rng.exponential(size=(150, 40)) * 4) / 4 + 0.25  # heavy ties
+        run = c.run(times)
+        durations, late = round_times(times, B, W, lam, None)
+        assert np.array_equal(durations, run.durations)
+        assert all(np.array_equal(np.flatnonzero(~late[t]), np.sort(u))
+                   for t, u in enumerate(run.used))

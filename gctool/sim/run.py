@@ -89,56 +89,41 @@ def _sgc_baselines(n: int, s: int, sgc: tuple[int, int, int] | None, seed: int,
     return out
 
 
-#: the parameter search of the sequential baselines (``sgc="search"``): largest window W
-SEARCH_MAX_WINDOW = 4
-
-
-def sgc_candidates(n: int, s: int, scheme: str, max_window: int = SEARCH_MAX_WINDOW
-                   ) -> list[tuple[int, int, int]]:
+def sgc_candidates(n: int, s: int, scheme: str) -> list[tuple[int, int, int]]:
     """(B, W, λ) of ``scheme`` whose load is at most the load (s + 1)/n of an (n, s)-GC: every
-    W <= max_window, B < W, and λ on the grid 1, 2, 4, 8, ... plus the largest λ under the
-    budget (the authors try every λ; the grid keeps the search at a few dozen runs)."""
-    from fractions import Fraction
+    W <= :data:`gctool.sim.sgc_search.SEARCH_MAX_WINDOW`, B < W and every λ."""
+    from gctool.sim.sgc_search import candidates
 
-    from gctool.codes.registry import get_scheme
-
-    budget = Fraction(s + 1, n)
-    fig_of = get_scheme(scheme).figures
-    assert fig_of is not None, f"{scheme} is not a sequential scheme"
-    out = []
-    for window in range(2, max_window + 1):
-        for burst in range(1, window):
-            ok = [lam for lam in range(1, n + 1)
-                  if (f := fig_of(n, burst, window, lam).load) is not None and f <= budget]
-            if not ok:
-                continue
-            grid = {lam for lam in ok if lam & (lam - 1) == 0} | {max(ok)}
-            out += [(burst, window, lam) for lam in sorted(grid)]
-    return out
+    return candidates(n, s, scheme)
 
 
 def _searched(n: int, s: int, seed: int, delay: DelayModel, base: dict[str, Any],
-              mu: float | None, notes: list[str]) -> list[Contender]:
+              mu: float | None, notes: list[str], rounds: int) -> list[Contender]:
     """The best SR-SGC and M-SGC under the GC baseline's load budget on these very delays
-    (the authors' parameter search: it selects on the draws it reports, so it is optimistic)."""
+    (the authors' parameter search: it selects on the draws it reports, so it is optimistic);
+    every λ is tried (:mod:`gctool.sim.sgc_search`)."""
+    from gctool.sim.sgc_search import SEARCH_MAX_WINDOW, best
+
+    cache: dict[float, np.ndarray] = {}
+
+    def times_at(load: float) -> np.ndarray:
+        if load not in cache:
+            cache[load] = delay.times(base, np.full(n, load))
+        return cache[load]
+
     out = []
     for scheme in ("sr-sgc", "m-sgc"):
-        best: tuple[float, Contender] | None = None
-        tried = 0
-        for params in sgc_candidates(n, s, scheme):
-            for c in _sgc_baselines(n, s, params, seed, (scheme,)):
-                c.mu = mu
-                run = c.run(delay.times(base, c.loads))
-                per_job = float(run.durations.sum() / max(len(run.jobs), 1))
-                tried += 1
-                if best is None or per_job < best[0]:
-                    best = (per_job, c)
-        if best is not None:
-            best[1].name += " (searched)"
-            out.append(best[1])
-            notes.append(f"{best[1].name}: best time per job of {tried} (B, W, lambda) with "
-                         f"W <= {SEARCH_MAX_WINDOW} and load <= (s+1)/n = {(s + 1) / n:.4g} "
-                         "on these delays (optimistic: chosen on the reported draws)")
+        found = best(n, s, scheme, times_at, rounds, mu)
+        if found is None:
+            continue
+        params, _, tried = found
+        for c in _sgc_baselines(n, s, params, seed, (scheme,)):
+            c.name += " (searched)"
+            out.append(c)
+            notes.append(f"{c.name}: best time per job of {tried} (B, W, lambda) with "
+                         f"W <= {SEARCH_MAX_WINDOW}, every lambda, load <= (s+1)/n = "
+                         f"{(s + 1) / n:.4g}, on these delays (optimistic: chosen on the "
+                         "reported draws)")
     return out
 
 
@@ -273,7 +258,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     search = None
     if sgc == "search":
         def search(n: int, s: int) -> list[Contender]:
-            return _searched(n, s, seed, delay, base, rule_mu, notes)
+            return _searched(n, s, seed, delay, base, rule_mu, notes, iterations)
     elif isinstance(sgc, str):
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
     contenders = contenders_for(codes, baselines, None if isinstance(sgc, str) else sgc, seed,

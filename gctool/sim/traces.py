@@ -119,13 +119,24 @@ class Trace:
 
     def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
         n = len(loads)
-        cells = [D[base["round"][:, None], base["cols"][:, :n]] for D in self.durations]
+        cache = base.setdefault("_cells", {})  # the draws of every level, per width
+        if n not in cache:
+            cache.clear()
+            cache[n] = [D[base["round"][:, None], base["cols"][:, :n]] for D in self.durations]
+        cells = cache[n]
         if self.levels == [None]:
-            return np.asarray(cells[0])
+            return np.array(cells[0])
         out = np.empty_like(cells[0])
-        for i, ell in enumerate(loads):
+        values, where = np.unique(np.asarray(loads, dtype=np.float64), return_inverse=True)
+        for v, ell in enumerate(values):  # workers with one load share their weights
             lo, hi, w = self._weights(float(ell))
-            out[:, i] = (1 - w) * cells[lo][:, i] + w * cells[hi][:, i]
+            cols = np.flatnonzero(where == v)
+            if len(cols) == n:
+                np.multiply(cells[lo], 1 - w, out=out)
+                if w:
+                    out += w * cells[hi]
+            else:
+                out[:, cols] = (1 - w) * cells[lo][:, cols] + w * cells[hi][:, cols]
         return out
 
     def _weights(self, ell: float) -> tuple[int, int, float]:
