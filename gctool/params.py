@@ -1,4 +1,8 @@
-"""The schema of ``params`` in a code file, per scheme, checked when the file is read.
+"""The schema of ``params`` in a code file, checked when the file is read.
+
+Each scheme declares its own keys next to its ``build`` (``SchemeInfo.file_params``,
+``required_params`` and ``check_params``, built from the checks defined here); this module
+holds the checks, the keys every scheme may record and :func:`validate`.
 
 Every key that gctool *reads back* from a file's ``params`` (to verify a schedule, bound a tree,
 simulate, attack with the recorded probabilities, ...) has a type and a range here, so that a
@@ -99,19 +103,10 @@ def Json() -> Check:
     return check
 
 
-def _root(value: Any, where: str, dims: Mapping[str, int]) -> None:
-    """cyclic-mds: the root of unity, an element of GF(q) (an integer), a label over R/C
-    ("exp(2 pi i/n)"), or null (s = 0)."""
-    if value is not None and not isinstance(value, str):
-        Int(0, 2**31)(value, where, dims)
-    elif isinstance(value, str):
-        Str()(value, where, dims)
-
-
-_ROOT: Check = _root
-_ROWS = List(List(Json()), 1, MAX_N)  # a matrix; entries are checked by the code's field reader
-_FLOAT = Num()
-_LABEL = Str()
+#: a matrix (entries are checked by the code's field reader)
+ROWS = List(List(Json()), 1, MAX_N)
+#: a label or description (informational)
+LABEL = Str()
 
 #: keys any scheme may record (best-of draws, condition estimates, piece count m)
 COMMON: dict[str, Check] = {
@@ -119,63 +114,9 @@ COMMON: dict[str, Check] = {
     "attempts": Int(0, 10**12),
     "best_of": Json(),
     "worst_condition": Num(0),
-    "worst_condition_method": _LABEL,
+    "worst_condition_method": LABEL,
     "load": Num(0),
     "s": Int(0, "n"),
-}
-
-#: (B, W, lambda) sequential schedules
-_SGC: dict[str, Check] = {
-    "burst": Int(1, 10_000),
-    "window": Int(1, 10_000),
-    "lambda": Int(0, "n"),
-    "delay": Int(0, 20_000),
-    "load": Num(0, 1),
-    "gc": _LABEL,
-    "selection": _LABEL,
-    "load_fraction": _LABEL,
-    "schedule": Json(),
-}
-
-SCHEMES: dict[str, dict[str, Check]] = {
-    "frc": {"groups": Int(1, "n")},
-    "cyclic": {},
-    "uncoded": {},
-    "cyclic-mds": {"zeros": List(Int(0, 2**31), 0, "n"), "root": _ROOT},
-    "rs": {"nodes": _LABEL},
-    "comm": {"nodes": _LABEL, "column_order": _LABEL},
-    "bibd": {"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"), "design": _LABEL},
-    "expander": {"degree": Int(0, "n"), "vertices": Int(0, MAX_COLUMNS), "graph": _LABEL,
-                 "lambda2": _FLOAT, "lambda": _FLOAT, "spectral_bound": _FLOAT},
-    "graph": {"degree": Int(0, MAX_COLUMNS), "edges": Int(0, "n"), "vertices": Int(0, "k"),
-              "graph": _LABEL, "lambda2": _FLOAT, "sigma2_squared": _FLOAT},
-    "bgc": {"d": Num(0), "probability": Num(0, 1)},
-    "sbc": {"communities": Int(1, "n"), "p_in": Num(0, 1), "p_out": Num(0, 1)},
-    "soft-bibd": {"d": Int(0, "k"), "sweeps": Int(0, 10**9)},
-    "kron": {"factor_s": List(Int(0, "n"), 0, 64), "factor_thresholds": List(Int(0, "n"), 0, 64),
-             "factor_schemes": List(_LABEL, 0, 64),
-             "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)},
-    "hetero": {"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"),
-               "expected_error": Num(0), "expected_error_cyclic": Num(0), "decoder": _LABEL},
-    "nested": {"levels": List(Int(0, "n"), 1, "n"), "level_B": List(_ROWS, 0, 64),
-               "construction": _LABEL},
-    "sr-sgc": {**_SGC, "decoding": Obj(needs=Int(0, "n"))},
-    "m-sgc": {**_SGC, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),
-                                      minitask_size=Num(0, 1))},
-    "coded-reduce": {"fanout": Int(2, MAX_N), "depth": Int(1, 12),
-                     "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(_ROWS, 1, 12),
-                     "leaves": Int(1, "n"), "level_gc": List(_LABEL, 0, 12)},
-    "encoded": {},  # its frame is checked by gctool.codes.encoded.check_params (cross rule)
-    "bcc": {"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
-            "batch_of_worker": List(Int(0, "k"), "n", "n"), "batch_sizes": List(Int(0, "k")),
-            "expected_wait": Num(0), "expected_wait_exact": _LABEL, "decoding": _LABEL},
-}
-
-#: keys a scheme cannot be read back without
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "sr-sgc": ("burst", "window", "lambda", "load"),
-    "m-sgc": ("burst", "window", "lambda", "load"),
-    "coded-reduce": ("fanout", "depth", "tolerance", "levels"),
 }
 
 
@@ -187,46 +128,18 @@ def _check_keys(params: Mapping[str, Any], schema: Mapping[str, Check], prefix: 
 
 
 def validate(scheme: str, params: Mapping[str, Any], n: int, k: int) -> None:
-    """Raise :class:`CodeFileError` unless ``params`` fits the schema of ``scheme``."""
+    """Raise :class:`CodeFileError` unless ``params`` fits the schema of ``scheme``: the
+    :data:`COMMON` keys and the scheme's own ``SchemeInfo.file_params``, its
+    ``required_params`` and its cross-field rule ``check_params`` (a scheme gctool does not
+    know is checked for the common keys only)."""
+    from gctool.codes.registry import SCHEMES
+
+    info = SCHEMES.get(scheme)
     dims = {"n": n, "k": k}
-    missing = [f"params.{key}" for key in REQUIRED.get(scheme, ()) if key not in params]
+    required = () if info is None else info.required_params
+    missing = [f"params.{key}" for key in required if key not in params]
     if missing:
         raise CodeFileError(f"a {scheme} file needs {', '.join(missing)}")
-    schema = {**COMMON, **SCHEMES.get(scheme, {})}
-    _check_keys(params, schema, "", dims)
-    rule = _CROSS.get(scheme)
-    if rule is not None:
-        rule(params, n, k)
-
-
-def _coded_reduce(p: Mapping[str, Any], n: int, k: int) -> None:
-    fanout, depth = p["fanout"], p["depth"]
-    if depth * math.log2(fanout) > math.log2(MAX_N) + 1e-9 or fanout**depth != n:
-        raise CodeFileError(f"a coded-reduce tree has fanout^depth leaves: params.fanout = "
-                            f"{fanout}, params.depth = {depth}, but n = {n}")
-    if len(p["tolerance"]) != depth or len(p["levels"]) != depth:
-        raise CodeFileError(f"a coded-reduce file needs {depth} params.tolerance entries and "
-                            f"{depth} params.levels (one per level)")
-    if any(t >= fanout for t in p["tolerance"]):
-        raise CodeFileError(f"params.tolerance: each level tolerates at most fanout - 1 = "
-                            f"{fanout - 1} stragglers")
-
-
-def _bcc(p: Mapping[str, Any], n: int, k: int) -> None:
-    b = p.get("batches")
-    for key in ("holders", "batch_sizes"):
-        if b is not None and key in p and len(p[key]) != b:
-            raise CodeFileError(f"params.{key} must have one entry per batch ({b})")
-    if b is not None and any(x >= b for x in p.get("batch_of_worker", [])):
-        raise CodeFileError(f"params.batch_of_worker names a batch outside 0..{b - 1}")
-
-
-def _encoded(p: Mapping[str, Any], n: int, k: int) -> None:
-    from gctool.codes.encoded import check_params
-
-    check_params(dict(p), n, k)
-
-
-_CROSS: dict[str, Callable[[Mapping[str, Any], int, int], None]] = {
-    "coded-reduce": _coded_reduce, "bcc": _bcc, "encoded": _encoded,
-}
+    _check_keys(params, {**COMMON, **({} if info is None else info.file_params)}, "", dims)
+    if info is not None and info.check_params is not None:
+        info.check_params(params, n, k)

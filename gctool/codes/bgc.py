@@ -16,6 +16,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.params import Num
 
 
 def check_sizes(n: int, s: int, k: int | None, d: float) -> int:
@@ -58,4 +59,5 @@ SCHEME = SchemeInfo(
                   flag="--load"),),
     report_keys=("empty_partitions", "idle_workers", "load_max"),
     examples=("gctool design bgc -n 12 -d 3 --seed 1",),
+    file_params={"d": Num(0), "probability": Num(0, 1)},
 )

@@ -21,6 +21,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.params import LABEL, Int
 
 if TYPE_CHECKING:
     from gctool.codes import designs
@@ -99,4 +100,6 @@ SCHEME = SchemeInfo(
     examples=("gctool design bibd --design fano -o fano.json",
               "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
               "gctool design bibd --design pg2-4 --field 'GF(2)'"),
+    file_params={"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"),
+                 "design": LABEL},
 )

@@ -40,6 +40,7 @@ from gctool.codes.rs import (
     survivors_used,
 )
 from gctool.errors import DesignError
+from gctool.params import LABEL
 
 __all__ = ["build", "choose_field", "decode", "decode_batch", "COLUMN_ORDER"]
 
@@ -159,4 +160,5 @@ SCHEME = SchemeInfo(
     self_checked=True,
     structured_decoder=StructuredDecoder(
         decode_batch, "comm: last m rows of the inverse Vandermonde"),
+    file_params={"nodes": LABEL, "column_order": LABEL},
 )

@@ -23,6 +23,7 @@ or ``"exp(2 pi i/n)"``), and for the real search ``search`` (candidates examined
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from math import comb
 from typing import Any
 
@@ -30,6 +31,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import CONDITION_KEYS, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
+from gctool.params import Int, List, Str
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
 MAX_REAL_SEARCH_N = 20
@@ -293,6 +295,15 @@ def decode(code: Any, survivors: Any) -> np.ndarray:
     return out
 
 
+def _root(value: Any, where: str, dims: Mapping[str, int]) -> None:
+    """params.root: the root of unity, an element of GF(q) (an integer), a label over R/C
+    ("exp(2 pi i/n)"), or null (s = 0)."""
+    if value is not None and not isinstance(value, str):
+        Int(0, 2**31)(value, where, dims)
+    elif isinstance(value, str):
+        Str()(value, where, dims)
+
+
 SCHEME = SchemeInfo(
     name="cyclic-mds",
     build=build,
@@ -322,4 +333,5 @@ SCHEME = SchemeInfo(
     self_checked=True,
     structured_decoder=StructuredDecoder(
         decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity"),
+    file_params={"zeros": List(Int(0, 2**31), 0, "n"), "root": _root},
 )

@@ -44,6 +44,7 @@ Frames (``--frame``):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from gctool._lazy import numpy as np
@@ -240,7 +241,7 @@ def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
     return float(epsilon_of(lmin, lmax))
 
 
-def check_params(params: dict[str, Any], n: int, k: int) -> None:
+def check_params(params: Mapping[str, Any], n: int, k: int) -> None:
     """Validate the recorded params of an encoded code file (``frame`` is required)."""
     from gctool.errors import CodeFileError
 
@@ -296,4 +297,5 @@ SCHEME = SchemeInfo(
               "gctool design encoded --frame steiner --system pg-2 -s 3"),
     orderable=False,
     simulation=SimulationTraits(kind="encoded"),
+    check_params=check_params,
 )

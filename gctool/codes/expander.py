@@ -22,6 +22,8 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.limits import MAX_COLUMNS
+from gctool.params import LABEL, Int, Num
 
 
 def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
@@ -84,4 +86,6 @@ SCHEME = SchemeInfo(
               "gctool design expander --graph margulis -n 49"),
     symmetric_spectral_bound=("Raviv spectral bound (λ/d)^2 ns/(n-s)",
                               "Raviv et al. 2018; reference §3.3a"),
+    file_params={"degree": Int(0, "n"), "vertices": Int(0, MAX_COLUMNS), "graph": LABEL,
+                 "lambda2": Num(), "lambda": Num(), "spectral_bound": Num()},
 )

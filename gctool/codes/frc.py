@@ -14,6 +14,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import SchemeInfo, SimulationTraits
 from gctool.errors import DesignError
+from gctool.params import Int
 
 
 def _divisor_hint(n: int) -> str:
@@ -56,4 +57,5 @@ SCHEME = SchemeInfo(
     self_checked=True,
     grouped=True,
     simulation=SimulationTraits(lazy_rule="G-LAG"),
+    file_params={"groups": Int(1, "n")},
 )

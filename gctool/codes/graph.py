@@ -23,6 +23,8 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.limits import MAX_COLUMNS
+from gctool.params import LABEL, Int, Num
 
 GRAPH_CHOICES = ("cycle", "complete", "petersen", "random-regular", "paley")
 
@@ -118,4 +120,6 @@ SCHEME = SchemeInfo(
     report_keys=("edges", "degree", "lambda2", "sigma2_squared"),
     examples=("gctool design graph --graph cycle --vertices 7",
               "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2"),
+    file_params={"degree": Int(0, MAX_COLUMNS), "edges": Int(0, "n"), "vertices": Int(0, "k"),
+                 "graph": LABEL, "lambda2": Num(), "sigma2_squared": Num()},
 )

@@ -32,6 +32,7 @@ from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
 from gctool.limits import MAX_N
+from gctool.params import LABEL, Int, List, Num
 
 
 def read_probabilities(path: str) -> list[float]:
@@ -229,4 +230,6 @@ SCHEME = SchemeInfo(
     probabilities_param="p",
     closed_forms=closed_forms,
     simulation=SimulationTraits(kind="hetero"),
+    file_params={"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"), "expected_error": Num(0),
+                 "expected_error_cyclic": Num(0), "decoder": LABEL},
 )

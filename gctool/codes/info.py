@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -144,6 +144,12 @@ class SchemeInfo:
     figures: Callable[..., Any] | None = None
     #: how ``gctool simulate`` runs files of the scheme
     simulation: SimulationTraits = SimulationTraits()
+    #: what a file of the scheme records in ``params``: key -> check (:mod:`gctool.params`),
+    #: applied when the file is read, with the keys it cannot be read back without and a
+    #: cross-field rule ``check_params(params, n, k)``
+    file_params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    required_params: tuple[str, ...] = ()
+    check_params: Callable[[Mapping[str, Any], int, int], None] | None = None
     #: workers come in groups of identical rows that add up to the all-ones vector, so the
     #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
     grouped: bool = False

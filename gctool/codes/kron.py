@@ -24,6 +24,8 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.limits import MAX_COLUMNS
+from gctool.params import LABEL, Int, List
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -139,4 +141,8 @@ SCHEME = SchemeInfo(
     examples=("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
               " && gctool design kron a.json b.json -o ab.json",),
     closed_forms=closed_forms,
+    file_params={"factor_s": List(Int(0, "n"), 0, 64),
+                 "factor_thresholds": List(Int(0, "n"), 0, 64),
+                 "factor_schemes": List(LABEL, 0, 64),
+                 "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)},
 )

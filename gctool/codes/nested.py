@@ -32,6 +32,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field, primitive_root
 from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
+from gctool.params import LABEL, ROWS, Int, List
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -237,4 +238,6 @@ SCHEME = SchemeInfo(
     examples=("gctool design nested -n 6 --levels 1,3",
               "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'"),
     simulation=SimulationTraits(levels=True),
+    file_params={"levels": List(Int(0, "n"), 1, "n"), "level_B": List(ROWS, 0, 64),
+                 "construction": LABEL},
 )

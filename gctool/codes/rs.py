@@ -26,6 +26,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
+from gctool.params import LABEL
 
 
 def choose_field(n: int | None, s: int | None = None, k: int | None = None,
@@ -209,4 +210,5 @@ SCHEME = SchemeInfo(
     self_checked=True,
     structured_decoder=StructuredDecoder(
         decode_batch, "rs: last row of the inverse Vandermonde"),
+    file_params={"nodes": LABEL},
 )

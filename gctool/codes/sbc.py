@@ -21,6 +21,7 @@ from gctool.algebra.fields import Field
 from gctool.codes.bgc import support_stats
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.params import Int, Num
 
 
 def community_of(size: int, c: int) -> np.ndarray:
@@ -66,4 +67,5 @@ SCHEME = SchemeInfo(
     ),
     report_keys=("empty_partitions", "idle_workers"),
     examples=("gctool design sbc -n 12 -c 4 --p-in 0.8 --p-out 0.05 --seed 3",),
+    file_params={"communities": Int(1, "n"), "p_in": Num(0, 1), "p_out": Num(0, 1)},
 )

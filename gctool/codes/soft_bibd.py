@@ -27,6 +27,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
+from gctool.params import Int
 
 
 def biregular_support(n: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -159,4 +160,5 @@ SCHEME = SchemeInfo(
     ),
     report_keys=("lambda_bar", "overlap_min", "overlap_max", "excess_after"),
     examples=("gctool design soft-bibd -n 13 -d 4 --seed 5",),
+    file_params={"d": Int(0, "k"), "sweeps": Int(0, 10**9)},
 )

@@ -16,6 +16,7 @@ tolerance of the realised draw: (fewest workers holding one batch) - 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from math import comb
 from typing import Any
@@ -23,7 +24,8 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo
-from gctool.errors import DesignError
+from gctool.errors import CodeFileError, DesignError
+from gctool.params import LABEL, Int, List, Num
 
 MAX_ATTEMPTS = 64
 MAX_EXACT_BATCHES = 20  # inclusion-exclusion over subsets of batches
@@ -101,6 +103,17 @@ def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Gen
     return B.astype(field.dtype), params
 
 
+def check_batches(p: Mapping[str, Any], n: int, k: int) -> None:
+    """Cross-field rule of a bcc file: one holder list and size per batch, and every worker's
+    batch among them."""
+    b = p.get("batches")
+    for key in ("holders", "batch_sizes"):
+        if b is not None and key in p and len(p[key]) != b:
+            raise CodeFileError(f"params.{key} must have one entry per batch ({b})")
+    if b is not None and any(x >= b for x in p.get("batch_of_worker", [])):
+        raise CodeFileError(f"params.batch_of_worker names a batch outside 0..{b - 1}")
+
+
 SCHEME = SchemeInfo(
     name="bcc",
     build=build,
@@ -120,4 +133,9 @@ SCHEME = SchemeInfo(
     report_keys=("batches", "expected_wait"),
     examples=("gctool design bcc -n 12 --seed 1 -o bcc.json",
               "gctool design bcc -n 20 -k 40 --batches 5 --seed 2 | gctool bound -"),
+    file_params={"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
+                 "batch_of_worker": List(Int(0, "k"), "n", "n"),
+                 "batch_sizes": List(Int(0, "k")), "expected_wait": Num(0),
+                 "expected_wait_exact": LABEL, "decoding": LABEL},
+    check_params=check_batches,
 )

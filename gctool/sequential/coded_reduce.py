@@ -22,6 +22,8 @@ that number and the file is an ordinary gradient code of the leaves.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import CodeFileError, DesignError
 from gctool.limits import MAX_N
+from gctool.params import LABEL, ROWS, Int, List
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -141,6 +144,21 @@ def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndar
     return vecs[0]
 
 
+def check_tree(p: Mapping[str, Any], n: int, k: int) -> None:
+    """Cross-field rule of a coded-reduce file: fanout^depth = n leaves, one tolerance and one
+    level code per level, each level tolerating fewer than fanout stragglers."""
+    fanout, depth = p["fanout"], p["depth"]
+    if depth * math.log2(fanout) > math.log2(MAX_N) + 1e-9 or fanout**depth != n:
+        raise CodeFileError(f"a coded-reduce tree has fanout^depth leaves: params.fanout = "
+                            f"{fanout}, params.depth = {depth}, but n = {n}")
+    if len(p["tolerance"]) != depth or len(p["levels"]) != depth:
+        raise CodeFileError(f"a coded-reduce file needs {depth} params.tolerance entries and "
+                            f"{depth} params.levels (one per level)")
+    if any(t >= fanout for t in p["tolerance"]):
+        raise CodeFileError(f"params.tolerance: each level tolerates at most fanout - 1 = "
+                            f"{fanout - 1} stragglers")
+
+
 SCHEME = SchemeInfo(
     name="coded-reduce",
     build=build,
@@ -171,4 +189,9 @@ SCHEME = SchemeInfo(
               "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1"),
     orderable=False,
     simulation=SimulationTraits(kind="tree"),
+    file_params={"fanout": Int(2, MAX_N), "depth": Int(1, 12),
+                 "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(ROWS, 1, 12),
+                 "leaves": Int(1, "n"), "level_gc": List(LABEL, 0, 12)},
+    required_params=("fanout", "depth", "tolerance", "levels"),
+    check_params=check_tree,
 )

@@ -14,6 +14,7 @@ from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import CodeFileError, DesignError
+from gctool.params import LABEL, Int, Json, Num, Obj
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
 from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC
@@ -129,6 +130,19 @@ def msgc_schedule(code: Any, model: BurstyModel, decodes: Any, selection: str | 
     return MSGC(model, decodes)
 
 
+#: what an SR-SGC or M-SGC file records (gctool.params), and the keys it cannot be read without
+_SGC_PARAMS = {
+    "burst": Int(1, 10_000),
+    "window": Int(1, 10_000),
+    "lambda": Int(0, "n"),
+    "delay": Int(0, 20_000),
+    "load": Num(0, 1),
+    "gc": LABEL,
+    "selection": LABEL,
+    "load_fraction": LABEL,
+    "schedule": Json(),
+}
+_SGC_REQUIRED = ("burst", "window", "lambda", "load")
 _SGC_REF = "Krishnan, Ebrahimi, Khisti, ICLR 2023 (KEK23); reference §5.2"
 
 SR_SGC = SchemeInfo(
@@ -158,6 +172,8 @@ SR_SGC = SchemeInfo(
     orderable=False,
     schedule=srsgc_schedule,
     figures=formulas.srsgc,
+    file_params={**_SGC_PARAMS, "decoding": Obj(needs=Int(0, "n"))},
+    required_params=_SGC_REQUIRED,
     simulation=SimulationTraits(kind="sgc"),
 )
 
@@ -185,6 +201,9 @@ M_SGC = SchemeInfo(
     orderable=False,
     schedule=msgc_schedule,
     figures=formulas.msgc,
+    file_params={**_SGC_PARAMS, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),
+                                                minitask_size=Num(0, 1))},
+    required_params=_SGC_REQUIRED,
     simulation=SimulationTraits(kind="sgc", multiplexed=True),
 )
 
