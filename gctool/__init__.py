@@ -50,7 +50,6 @@ _LAZY = {
     "threshold": "gctool.api",
     "curve": "gctool.api",
     "bound": "gctool.api",
-    "decode": "gctool.decode",
     "export": "gctool.exports",
     "simulate": "gctool.sim.run",
     "read_code": "gctool.io",
@@ -65,9 +64,17 @@ _LAZY = {
 }
 
 
+#: public subpackages: ``gctool.decode`` is the decoder package (its function is
+#: ``gctool.decode.decode``); a function of the same name would be replaced by the package as
+#: soon as anything imports it
+_SUBPACKAGES = ("decode",)
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"gctool.{name}")
     raise AttributeError(f"module 'gctool' has no attribute {name!r}")
 
 

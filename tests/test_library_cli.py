@@ -96,6 +96,23 @@ def test_every_scheme_has_a_small_instance() -> None:
     assert set(SMALL) == set(SCHEMES)
 
 
+def test_public_functions_survive_imports_of_their_modules() -> None:
+    """``import gctool.exports`` (or any module) must not replace ``gctool.export`` and its
+    siblings: a public function named like a module would turn into that module."""
+    import importlib
+    import pkgutil
+    import types
+
+    for mod in pkgutil.iter_modules(gctool.__path__):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"gctool.{mod.name}")
+    for name in ("verify", "attack", "threshold", "curve", "bound", "export", "simulate",
+                 "design", "read_code", "write_code"):
+        assert callable(getattr(gctool, name)), name
+        assert not isinstance(getattr(gctool, name), types.ModuleType), name
+    assert callable(gctool.decode.decode)
+
+
 def test_every_declared_hook_resolves() -> None:
     from gctool.codes.info import HOOKS
 
