@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import successor
+from gctool.audit.kernels.real import WARM, successor
 
 PRIME, CHAR2 = 0, 1
 
@@ -145,6 +145,9 @@ class GFTest:
         self.n = self.NT.shape[0]
 
     def warm(self, s: int) -> None:
+        if ("gf",) in WARM:
+            return
+        WARM.add(("gf",))
         with compile_notice("finite-field audit"):
             S = np.arange(s, dtype=np.int64)
             self.sets(S[None, :])

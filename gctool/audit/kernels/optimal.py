@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import _lu, _lu_solve
+from gctool.audit.kernels.real import WARM, _lu, _lu_solve
 
 
 @njit
@@ -118,6 +118,10 @@ class HatErrors:
         self.t = float(sig_kept) ** 2 * (1 + 1e-6)
 
     def warm(self, s: int) -> None:
+        key = ("optimal", self.Qperp.dtype.str)
+        if key in WARM:
+            return
+        WARM.add(key)
         with compile_notice("attack"):
             self(np.arange(s, dtype=np.int64)[None, :])
 

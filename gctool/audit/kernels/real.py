@@ -21,6 +21,8 @@ import numpy as np
 from gctool.audit.kernels._jit import compile_notice, njit
 
 WEAKEST = 16
+#: kernels compiled or loaded in this process (by kind and dtypes)
+WARM: set[tuple[str, ...]] = set()
 
 
 @njit
@@ -195,7 +197,19 @@ def _qr_z(H: Any, tau: Any, Y: Any, Z: Any) -> None:
 
 
 @njit
-def _screen_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
+def _screen_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, M: Any, perm: Any,
+                tau: Any, E: Any, X: Any, Y: Any, Z: Any) -> tuple[float, float]:
+    """:func:`_screen_body` with the membership mask inS (all False) set for S meanwhile."""
+    for i in range(S.shape[0]):
+        inS[S[i]] = True
+    out = _screen_body(S, NT, W, scale, inS, delta, M, perm, tau, E, X, Y, Z)
+    for i in range(S.shape[0]):
+        inS[S[i]] = False
+    return out
+
+
+@njit
+def _screen_body(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
                 M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any) -> tuple[float, float]:
     """(lb, norm) of one set: lb the proved lower bound on sigma_min(N[:, S]) (0 when
     singular), norm the decoder norm when ``lb >= delta`` (else nan)."""
@@ -362,8 +376,6 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     d = NT.shape[1]
     m = W.shape[1]
     inS = np.zeros(n, np.bool_)
-    for i in range(s):
-        inS[S[i]] = True
     fast = d == s and s >= 2
     Hp = np.zeros((d, max(s - 1, 1)), NT.dtype)
     taup = np.zeros(max(s - 1, 1), NT.dtype)
@@ -376,6 +388,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
         Ip[i, i] = 1.0
     Zp = np.zeros((d, max(s - 1, 1)), NT.dtype)
     vol, fro2, zz = 0.0, -1.0, 0.0
+    rc0 = np.sqrt(c0)
     fresh = 0  # first prefix row that changed (s - 1: none)
     npend = 0
     best, best_at = -np.inf, -1
@@ -421,7 +434,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     for j in range(d):
                         z[j, u] = zp[j, u] + alpha * nu[j]
                 # ||D (W + N^T z)|| <= ||D W|| + ||D N^T|| ||z||, ||z||^2 = ||zp||^2 + |alpha|^2
-                ub = (np.sqrt(c0) + dn * np.sqrt(zz + aa)) * (1 + 1e-6)
+                ub = (rc0 + dn * np.sqrt(zz + aa)) * (1 + 1e-6)
                 bound = ub
                 if not ub < best * (1 - 1e-9):
                     est, mag = _norm_estimate(z, c0, hh, G)
@@ -446,11 +459,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
             pend[npend] = done
             npend += 1
         done += 1
-        for i in range(s):
-            inS[S[i]] = False
         fresh = min(fresh, max(successor(S, n), 0))
-        for i in range(s):
-            inS[S[i]] = True
         if npend == pend.shape[0]:
             break
     return done, npend, best, best_at
@@ -463,13 +472,8 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
     """The screen on given sets (rows of Sets): lower bounds and norms (nan if pending)."""
     inS = np.zeros(n, np.bool_)
     for b in range(Sets.shape[0]):
-        S = Sets[b]
-        for i in range(S.shape[0]):
-            inS[S[i]] = True
-        lb_out[b], norm_out[b] = _screen_one(S, NT, W, scale, inS, delta, M, perm, tau, E, X,
-                                             Y, Z)
-        for i in range(S.shape[0]):
-            inS[S[i]] = False
+        lb_out[b], norm_out[b] = _screen_one(Sets[b], NT, W, scale, inS, delta, M, perm, tau,
+                                             E, X, Y, Z)
 
 
 class RealScreen:
@@ -496,6 +500,10 @@ class RealScreen:
 
     def warm(self, s: int) -> None:
         """Compile (or load from the cache) both entry points for this dtype."""
+        key = ("real", self.NT.dtype.str, self.W.dtype.str)
+        if key in WARM:
+            return
+        WARM.add(key)
         with compile_notice("audit"):
             S = np.arange(s, dtype=np.int64)
             self.sets(S[None, :])
