@@ -11,6 +11,12 @@ returning B and the parameters to record in the file.  The CLI lists schemes and
 options from this registry, so scheme modules stay light at import time (numpy through
 :mod:`gctool._lazy`, other heavy imports inside functions).  To add a scheme, write its module
 and add it to ``MODULES``; the order of ``MODULES`` is the order of ``gctool design --help``.
+
+A family that audits its codes in its own way (a schedule verifier, a tree verifier, a spectral
+audit, level profiles) declares capability hooks on its SchemeInfo (``verifier``, ``attacker``,
+``bounder``, ``profiler``: :data:`gctool.codes.info.HOOKS`); :mod:`gctool.api`, behind
+``gctool.verify``/``attack``/``bound`` and the commands of the same names, finds them with
+:func:`capability`.  Schemes without hooks get the matrix-code audits.
 """
 
 from __future__ import annotations
