@@ -14,7 +14,7 @@ guaranteed identical to their recursion"):
 * ``B[i, u k + j] = p_{j,u}(alpha_i)`` (piece-major column order): worker i sends the value at
   alpha_i of ``P(x) = sum p_{j,u}(x) g_j^(u)`` (degree <= L - 1), and the coefficient of
   x^(L-m+u) of P is ``sum_j g_j^(u)``.  Any L survivors interpolate P:
-  ``A_F = last m rows of V_F^{-1}`` (:func:`decode`).
+  ``A_F = last m rows of V_F^{-1}`` (:func:`decode_batch`).
 
 Computing q_{j,u}: with ``z~(y) = prod_{i not holding j} (1 - alpha_i y)`` (the reversed Z_j),
 the top-coefficient conditions are an upper triangular Toeplitz system with symbol z~, so
@@ -37,12 +37,11 @@ from gctool.codes.rs import (
     choose_field,
     lagrange_top,
     masked_matrix,
-    survivors_used,
 )
 from gctool.errors import DesignError
 from gctool.params import LABEL
 
-__all__ = ["build", "choose_field", "decode", "decode_batch", "COLUMN_ORDER"]
+__all__ = ["build", "choose_field", "decode_batch", "COLUMN_ORDER"]
 
 COLUMN_ORDER = "piece-major: column u*k + j is piece u of partition j"
 
@@ -118,16 +117,6 @@ def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     alpha = plain_nodes(code)
     return np.asarray(lagrange_top(alpha[U], code.m, ar=plain_arith(code.field)),
                       dtype=code.field.dtype)
-
-
-def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding matrix (m, |F|) of one survivor set, zero on the survivors beyond
-    the first n - s."""
-    L = code.n - code.s
-    F, used = survivors_used(code, survivors, L)
-    out = np.zeros((code.m, F.size), dtype=code.field.dtype)
-    out[:, :L] = decode_batch(code, used[None, :])[0]
-    return out
 
 
 SCHEME = SchemeInfo(

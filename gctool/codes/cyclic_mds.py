@@ -283,18 +283,6 @@ def _power(ar: Any, x: Any, e: int) -> Any:
     return result
 
 
-def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding vector of one survivor set (first L survivors, zero on the others):
-    shape (1, |F|).  See :func:`decode_batch`."""
-    from gctool.codes.rs import survivors_used
-
-    L = code.n - code.s
-    F, used = survivors_used(code, survivors, L)
-    out = np.zeros((1, F.size), dtype=code.field.dtype)
-    out[:, :L] = decode_batch(code, used[None, :])[0]
-    return out
-
-
 def _root(value: Any, where: str, dims: Mapping[str, int]) -> None:
     """params.root: the root of unity, an element of GF(q) (an integer), a label over R/C
     ("exp(2 pi i/n)"), or null (s = 0)."""

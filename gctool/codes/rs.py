@@ -11,7 +11,7 @@
 
 Any n-s survivors see n-s evaluations of ``P(x) = sum_j t_j(x) g_j`` (degree n-s-1), whose
 leading coefficient is the full gradient: ``a_F = G_F^{-T} e_{n-s}``, in closed form
-``a_i = 1 / prod_{l in F, l != i} (alpha_i - alpha_l)`` (:func:`decode`).
+``a_i = 1 / prod_{l in F, l != i} (alpha_i - alpha_l)`` (:func:`decode_batch`).
 
 Nodes (``--nodes``): Chebyshev nodes over the reals (default, for conditioning), roots of unity
 over the complex numbers, ``0..n-1`` over GF(q) (needs q >= n; ``unity`` needs n | q - 1).
@@ -73,17 +73,6 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "a
 
 
 # -- structured decoding -----------------------------------------------------------------------
-def survivors_used(code: Any, survivors: Any, L: int) -> tuple[np.ndarray, np.ndarray]:
-    """(all survivors sorted, the first L of them)."""
-    F = np.array(sorted(set(int(i) for i in survivors)), dtype=np.intp)
-    if F.size and (F[0] < 0 or F[-1] >= code.n):
-        raise InvalidInput(f"survivor indices must lie in 0..{code.n - 1}")
-    if F.size < L:
-        raise InvalidInput(f"the structured decoder needs at least n - s = {L} survivors, "
-                           f"got {F.size}")
-    return F, F[:L]
-
-
 def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -> Any:
     """The top ``rows`` rows of V^{-1} for the Vandermonde V[i, l] = x_i^l (L x L).
 
@@ -160,16 +149,6 @@ def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     alpha = plain_nodes(code)
     return np.asarray(lagrange_top(alpha[U], 1, ar=plain_arith(code.field)),
                       dtype=code.field.dtype)
-
-
-def decode(code: Any, survivors: Any) -> np.ndarray:
-    """Structured decoding vector of one survivor set; zero on survivors beyond the first
-    n - s.  Shape (1, |F|)."""
-    L = code.n - code.s
-    F, used = survivors_used(code, survivors, L)
-    out = np.zeros((1, F.size), dtype=code.field.dtype)
-    out[:, :L] = decode_batch(code, used[None, :])[0]
-    return out
 
 
 #: ``--nodes`` (shared with ``comm``)
