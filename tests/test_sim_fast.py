@@ -176,3 +176,118 @@ def test_round_times_with_many_ties_at_larger_n() -> None:
         assert np.array_equal(durations, run.durations)
         assert all(np.array_equal(np.flatnonzero(~late[t]), np.sort(u))
                    for t, u in enumerate(run.used))
+
+
+# -- the authors' (1 + mu) rule on every kind of contender ------------------------------------
+def _wait(times: np.ndarray, mu: float) -> np.ndarray:
+    return times.min(axis=1) * (1.0 + mu)
+
+
+def test_authors_rule_on_ignore_stragglers_hetero_and_erasurehead() -> None:
+    from gctool.sim.contenders import erasurehead, ignore_stragglers
+
+    rng = np.random.default_rng(6)
+    times = rng.exponential(size=(300, 6)) + 0.3
+    mu = 0.4
+    wait = _wait(times, mu)
+    late = times > wait[:, None]
+    ig = ignore_stragglers(6, 2)
+    ig.mu = mu
+    run = ig.run(times)
+    inside = late.sum(axis=1) <= 2
+    assert 0 < inside.sum() < 300
+    assert np.array_equal(run.durations, np.where(inside, wait, times.max(axis=1)))
+    het = design("hetero", p=[0.1, 0.2, 0.5, 0.3, 0.2, 0.1], load=2)
+    c = from_code(het, "het")
+    c.mu = mu
+    run = c.run(times)
+    W = np.asarray(het.B, dtype=np.float64)
+    for t in range(300):  # stop at the wait, sum what arrived
+        got = times[t] <= wait[t]
+        assert run.durations[t] == wait[t]
+        assert run.lost[t] == pytest.approx(np.sum((W[got].sum(axis=0) - 1) ** 2) / het.k)
+    frc = design("frc", n=6, s=2)
+    groups = np.arange(6) // 3
+    eh = erasurehead(frc, "frc", 4)
+    eh.mu = mu
+    run = eh.run(times)
+    for t in range(300):  # the wait or the 4th arrival, whichever is first
+        end = min(wait[t], np.sort(times[t])[3])
+        got = times[t] <= end
+        assert run.durations[t] == times[t][got].max()
+        covered = {int(g) for g in groups[got]}
+        assert run.lost[t] == pytest.approx(1 - len(covered) / 2)
+        assert run.exact[t] == (len(covered) == 2)
+
+
+def test_authors_rule_on_partial_work_and_nested_levels() -> None:
+    from gctool.codes.nested import profile_decoding
+    from gctool.sim.run import contenders_for
+
+    mu = 0.5
+    code = design("nested", n=6, levels=[1, 3], seed=1)
+    c = contenders_for([("nest", code)], False, None, 3)[1]
+    c.mu = mu
+    delay = parse_delay("shifted-exp")
+    times = delay.times(delay.base(60, 6, np.random.default_rng(3)), c.loads)
+    run = c.run(times)
+    wait = _wait(times, mu)
+    waited = 0
+    for r in range(60):  # the messages sent by the wait decode, or everyone is waited for
+        prof = [2 if times[r, i] <= wait[r] else 1 if times[r, i] * 0.5 <= wait[r] else 0
+                for i in range(6)]
+        if profile_decoding(code, prof)[1]:
+            assert run.durations[r] == wait[r]
+            low = [min(p, 1) for p in prof]
+            assert run.levels[r] == (1 if profile_decoding(code, low)[1] else 2)
+            waited += 1
+        else:
+            assert run.durations[r] == times[r].max()
+    assert 0 < waited < 60
+    part = design("cyclic", n=6, s=2, seed=1, order="natural")
+    pc = next(x for x in contenders_for([("p", part)], False, None, 1) if x.kind == "partial")
+    pc.mu = mu
+    t2 = np.random.default_rng(2).exponential(size=(80, 6)) + 0.2
+    run = pc.run(t2)
+    mt = t2[:, pc.extra["owner"]] * pc.extra["fractions"][None, :]
+    dec = Decoder(pc.code)
+    w2 = _wait(t2, mu)
+    for r in range(80):
+        got = np.flatnonzero(mt[r] <= w2[r])
+        ok = bool(dec.decode(got.tolist()).ok)
+        assert run.durations[r] == (w2[r] if ok else t2[r].max())
+
+
+def test_authors_rule_on_coded_reduce_and_its_baselines() -> None:
+    from gctool.sim.comm import Link, arrivals, ps_contender
+    from gctool.sim.run import simulate
+
+    mu = 0.3
+    cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=[1, 1])
+    c = from_code(cr, "cr")
+    c.mu = mu
+    times = np.random.default_rng(5).exponential(size=(200, 9)) + 0.5
+    run = c.run(times)
+    for r in range(200):  # level 2: parents of 3 leaves need 2 (tolerance 1); then the root
+        ready = []
+        for p in range(3):
+            kids = times[r, 3 * p: 3 * p + 3]
+            w = kids.min() * (1 + mu)
+            ready.append(w if (kids <= w).sum() >= 2 else kids.max())
+        ready = np.array(ready)
+        w = ready.min() * (1 + mu)
+        assert run.durations[r] == pytest.approx(w if (ready <= w).sum() >= 2 else ready.max())
+    link = Link(0.05, 10.0)
+    ps = ps_contender(cr, "cr", link)
+    ps.mu = mu
+    at = arrivals(times, link)
+    flat = from_code(cr, "flat")
+    flat.kind, flat.mu = "code", mu
+    assert np.array_equal(ps.run(times).durations, flat.run(at).durations)
+    rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=50, seed=1,
+                   link=link, protocol="authors", mu=mu)
+    rules = {r["name"]: r["rule"] for r in rep.rows}
+    assert rules["cr"] == "authors" and rules["uncoded"] == "gctool"
+    assert rules["ring all-reduce n=9"] == "gctool"
+    assert any("uncoded: the authors' rule is not applied" in x for x in rep.notes)
+    assert any("ring all-reduce n=9: the authors' rule is not applied" in x for x in rep.notes)

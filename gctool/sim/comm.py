@@ -28,7 +28,7 @@ import numpy as np
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
-from gctool.sim.contenders import Contender, Run
+from gctool.sim.contenders import Contender, Run, level_stop
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,8 @@ def tree_with_link(c: Contender, times: np.ndarray, link: Link) -> Run:
     done, used_msgs = [], []
     for lv in reversed(levels):  # deepest parents first
         kids = arrivals(ready.reshape(-1, f), link)
-        order, q, ok = StopRule(lv).earliest(kids, f)
-        first = kids[np.arange(len(kids)), order[np.arange(len(kids)), q - 1]]
-        ready = np.where(ok, first, np.inf).reshape(R, -1)
+        first, q = level_stop(StopRule(lv), kids, c.mu)
+        ready = first.reshape(R, -1)
         finite = np.where(np.isfinite(ready), ready, np.nan)
         done.append(float(np.nanmean(finite)) if np.isfinite(
             finite).any() else None)
@@ -118,6 +117,10 @@ def run_ps(c: Contender, times: np.ndarray) -> Run:
 
     assert c.code is not None
     at = arrivals(times, c.extra["link"])
+    if c.mu is not None:  # the authors' rule on the arrivals at the master
+        from gctool.sim.contenders import _code_mu
+
+        return _code_mu(c, at)
     order, p, exact = StopRule(c.code).earliest(at, c.n - c.s)
     R = len(times)
     durations = at[np.arange(R), order[np.arange(R), p - 1]]

@@ -25,8 +25,27 @@ round lasts exactly (1 + μ) x the fastest time; otherwise the master waits for 
 slowest time) and nobody straggles.  "Inside the model" is, for a gradient code file, that the
 workers that arrived decode exactly (the authors' GC baseline checks "fewer than s
 stragglers", one fewer than an s-tolerant code needs; gctool uses the code's own
-decodability), and for SR-SGC / M-SGC that the pattern stays (B, W, λ)-admissible.
-Uncoded, ignore-stragglers and CodedReduce keep gctool's rule under both protocols.
+decodability), and for SR-SGC / M-SGC that the pattern stays (B, W, λ)-admissible.  The other
+contenders under the authors' protocol (``mu_rule`` says which rule a contender follows):
+
+* ignore-stragglers: inside the model when at most s workers are late; it then uses every
+  worker that arrived by the wait (rescaled), else it waits for everyone;
+* partial work and nested codes: at the wait the master holds every message sent by then
+  (partial messages of late workers too); inside the model when they decode exactly, else it
+  waits for everyone (every message).  A nested round's level is the smallest level whose
+  messages received by then decode;
+* heterogeneous codes (one-step approximate decoding, no model to leave): the master stops
+  at the wait and sums what arrived (the per-worker straggler flags of ``bernoulli`` are not
+  used: the late workers are the stragglers); the error is reported per round;
+* ErasureHead (approximate, no model to leave): the master stops at the wait or at its K-th
+  arrival, whichever is first, and decodes the groups that arrived;
+* CodedReduce (with or without ``--link``): every parent applies the rule to its children's
+  arrivals (the wait is (1 + μ) x its first child's arrival; it waits for all its children
+  when those that arrived do not decode its level code); the parameter server applies it to
+  the arrivals at the master;
+* not applied, and said so in the report: uncoded and ring all-reduce (they wait for every
+  worker under both rules, so the two coincide) and encoded optimization (its estimate uses
+  the fastest n - s workers by design; the μ rule would change the frame's guarantee).
 """
 
 from __future__ import annotations
@@ -94,10 +113,21 @@ class Contender:
             if self.kind == "tree":
                 return comm.tree_with_link(self, times, self.extra["link"])
             return (comm.run_ps if self.kind == "ps" else comm.run_ring)(self, times)
-        if self.mu is not None and self.kind in ("code", "sgc"):
-            return (_code_mu if self.kind == "code" else _sgc_mu)(self, times)
+        if self.mu is not None and self.kind in ("code", "sgc", "ignore"):
+            return {"code": _code_mu, "sgc": _sgc_mu, "ignore": _ignore_mu}[self.kind](self, times)
         return {"uncoded": _uncoded, "ignore": _ignore, "code": _code, "tree": _tree,
                 "sgc": _sgc, "erasurehead": _erasurehead, "hetero": _hetero}[self.kind](self, times)
+
+
+#: contender kinds the authors' (1 + μ) rule does not change (see the module docstring)
+MU_NOT_APPLIED = {"uncoded": "waits for every worker under both rules",
+                  "ring": "waits for every worker under both rules",
+                  "encoded": "its estimate uses the fastest n - s workers by design"}
+
+
+def mu_rule(c: Contender) -> str:
+    """Which waiting rule ``c`` follows: ``"authors"`` or ``"gctool"``."""
+    return "authors" if c.mu is not None and c.kind not in MU_NOT_APPLIED else "gctool"
 
 
 def uncoded(n: int) -> Contender:
@@ -144,6 +174,43 @@ def _ignore(c: Contender, times: np.ndarray) -> Run:
     return Run(durations, list(order), np.zeros(len(times), bool))
 
 
+def _ignore_mu(c: Contender, times: np.ndarray) -> Run:
+    assert c.mu is not None
+    wait = times.min(axis=1) * (1.0 + c.mu)
+    arrived = times <= wait[:, None]
+    inside = (~arrived).sum(axis=1) <= c.s
+    everyone = np.arange(c.n)
+    return Run(np.where(inside, wait, times.max(axis=1)),
+               [np.flatnonzero(arrived[t]) if inside[t] else everyone for t in range(len(times))],
+               np.zeros(len(times), bool))
+
+
+def level_stop(rule: Any, kids: np.ndarray, mu: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(ready, used) per row of ``kids`` (arrival times of one parent's children, inf: a child
+    that never delivered): when the parent has decoded its level code and how many children it
+    used; inf when it cannot.  ``mu`` None: the earliest decodable arrival; else the authors'
+    rule (wait (1 + mu) x the first arrival, then everyone if that does not decode)."""
+    from gctool.sequential.model import from_bits
+
+    rows, f = kids.shape
+    if mu is None:
+        order, q, ok = rule.earliest(kids, f)
+        first = kids[np.arange(rows), order[np.arange(rows), q - 1]]
+        return np.where(ok, first, np.inf), np.asarray(q)
+    finite = np.isfinite(kids)
+    ready, used = np.full(rows, np.inf), np.zeros(rows, np.int64)
+    for r in range(rows):
+        if not finite[r].any():
+            continue
+        wait = float(kids[r][finite[r]].min()) * (1.0 + mu)
+        got = kids[r] <= wait
+        if rule.decodes_mask(from_bits(got)):
+            ready[r], used[r] = wait, int(got.sum())
+        elif rule.decodes_mask(from_bits(finite[r])):
+            ready[r], used[r] = float(kids[r][finite[r]].max()), int(finite[r].sum())
+    return ready, used
+
+
 def _code(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
@@ -180,6 +247,10 @@ def _erasurehead(c: Contender, times: np.ndarray) -> Run:
     stop = c.n - c.s
     p = np.minimum(p_exact, stop)
     R = len(times)
+    if c.mu is not None:  # the authors' rule: the wait or the K-th arrival, whichever is first
+        kth = times[np.arange(R), order[np.arange(R), stop - 1]]
+        end = np.minimum(times.min(axis=1) * (1.0 + c.mu), kth)
+        p = (times <= end[:, None]).sum(axis=1)
     durations = times[np.arange(R), order[np.arange(R), p - 1]]
     used = [order[t, :p[t]] for t in range(R)]
     assert rule.labels is not None
@@ -188,7 +259,7 @@ def _erasurehead(c: Contender, times: np.ndarray) -> Run:
     for t in range(R):
         covered = B[used[t]].any(axis=0)
         lost[t] = 1.0 - covered.mean()
-    return Run(durations, used, p_exact <= stop, lost=lost)
+    return Run(durations, used, lost == 0.0, lost=lost)
 
 
 def _hetero(c: Contender, times: np.ndarray) -> Run:
@@ -201,12 +272,15 @@ def _hetero(c: Contender, times: np.ndarray) -> Run:
     """
     assert c.code is not None
     bad = c.extra.get("bad")
-    if bad is None:
-        return _code(c, times)
     R = len(times)
-    good = ~bad[:, : c.n]
-    stop = np.where(good.any(axis=1), np.where(good, times, -np.inf).max(axis=1),
-                    times.min(axis=1))
+    if c.mu is not None:  # the authors' rule: the late workers are the stragglers
+        stop = times.min(axis=1) * (1.0 + c.mu)
+    elif bad is None:
+        return _code(c, times)
+    else:
+        good = ~bad[:, : c.n]
+        stop = np.where(good.any(axis=1), np.where(good, times, -np.inf).max(axis=1),
+                        times.min(axis=1))
     W = np.asarray(c.code.B, dtype=np.float64)
     used = [np.flatnonzero(times[t] <= stop[t]) for t in range(R)]
     lost = np.array([float(np.sum((W[u].sum(axis=0) - 1.0) ** 2)) / c.code.k for u in used])
@@ -262,9 +336,7 @@ def _tree(c: Contender, times: np.ndarray) -> Run:
     ready = times.astype(np.float64)
     for rule in reversed(rules):  # deepest parents first
         kids = ready.reshape(-1, f)  # (rounds x parents, f); inf: a child that never decoded
-        order, q, ok = rule.earliest(kids, f)
-        first = kids[np.arange(len(kids)), order[np.arange(len(kids)), q - 1]]
-        ready = np.where(ok, first, np.inf).reshape(R, -1)
+        ready = level_stop(rule, kids, c.mu)[0].reshape(R, -1)
     durations = ready[:, 0]
     exact = np.isfinite(durations)
     used = [np.flatnonzero(times[t] <= durations[t]) for t in range(R)]

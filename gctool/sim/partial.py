@@ -52,10 +52,12 @@ def message_times(c: Contender, times: np.ndarray) -> np.ndarray:
 def run_partial(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
-    full: Contender = c.extra["full"]
-    one = full.run(times)
     assert c.code is not None
     mt = message_times(c, times)
+    if c.mu is not None:
+        return _partial_mu(c, times, mt)
+    full: Contender = c.extra["full"]
+    one = full.run(times)
     order, p, exact = StopRule(c.code).earliest(mt, mt.shape[1])
     R = len(times)
     t_exact = np.where(exact, mt[np.arange(R), order[np.arange(R), np.maximum(p, 1) - 1]],
@@ -72,6 +74,29 @@ def run_partial(c: Contender, times: np.ndarray) -> Run:
     if one.exact is not None:
         done = done | (~use & one.exact)
     return Run(durations, used, done)
+
+
+def _partial_mu(c: Contender, times: np.ndarray, mt: np.ndarray) -> Run:
+    """The authors' rule on messages: at (1 + mu) x the fastest worker's time the master holds
+    every message sent by then; if they decode exactly the round ends there, else it waits for
+    everyone (every message)."""
+    from gctool.sequential.model import from_bits
+    from gctool.sim.stopping import StopRule
+
+    assert c.code is not None and c.mu is not None
+    rule = StopRule(c.code)
+    wait = times.min(axis=1) * (1.0 + c.mu)
+    durations, used = times.max(axis=1), []
+    everything = np.arange(mt.shape[1])
+    exact = np.full(len(times), rule.decodes_mask(from_bits(np.ones(mt.shape[1], bool))))
+    for r in range(len(times)):
+        got = mt[r] <= wait[r]
+        if rule.decodes_mask(from_bits(got)):
+            durations[r], exact[r] = wait[r], True
+            used.append(np.flatnonzero(got))
+        else:
+            used.append(everything)
+    return Run(durations, used, exact)
 
 
 def add_gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, Any]]

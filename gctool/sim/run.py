@@ -25,10 +25,12 @@ from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sim import stats
 from gctool.sim.contenders import (
+    MU_NOT_APPLIED,
     Contender,
     Run,
     from_code,
     ignore_stragglers,
+    mu_rule,
     traits,
     uncoded,
 )
@@ -194,6 +196,7 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "level_fractions": None if run.levels is None else [
             float(np.mean(run.levels == lv)) for lv in range(len(c.extra["levels"]) + 1)],
         "deadline_misses": run.deadline_misses,
+        "rule": mu_rule(c),  # the waiting rule this scheme followed: "gctool" or "authors"
         # empirical CDF of the time per round: its value at every percent 0, 1, ..., 100
         "percentiles": [float(x) for x in np.quantile(run.durations, np.linspace(0, 1, 101))],
         **run.info,
@@ -308,6 +311,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     if rule_mu is not None:
         notes.append(f"authors' protocol: stragglers are the workers slower than (1 + {mu:g}) x "
                      "the fastest; a round whose stragglers leave the model waits for everyone")
+        for c in contenders:
+            why = MU_NOT_APPLIED.get(c.kind)
+            if why is not None:
+                notes.append(f"{c.name}: the authors' rule is not applied ({why})")
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
     return SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
