@@ -307,3 +307,34 @@ def test_read_only_package_dir_uses_a_user_cache_dir(tmp_path: Any) -> None:
     assert user_cache_dir(blocked / "__pycache__", {"NUMBA_CACHE_DIR": "x"}) is None
     home = user_cache_dir(blocked / "__pycache__", {})
     assert home == str(Path.home() / ".cache/gctool/numba")
+
+
+def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled walk over a rank range (shared Cholesky factor of the first s - 1 rows
+    for s <= d, per-set KKT otherwise) gives the numpy oracle's errors, from any start."""
+    from gctool.audit.decoders import OptimalOracle
+    from gctool.audit.sweep import OracleKernel
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    for code in (design("cyclic", n=12, s=3, seed=2), attack_codes()[1][1]):
+        n = code.n
+        for s in (2, 3, 5):
+            total = comb(n, s)
+            ref = OptimalOracle(code).errors(unrank_lex(n, s, np.arange(total)))
+            oracle = OptimalOracle(code)
+            assert oracle.errors_range(n, s, 0, total) is None  # not planned: numpy path
+            oracle._plan(s)
+            for start in (0, 5, total - 3):
+                got = oracle.errors_range(n, s, start, total)
+                assert got is not None
+                assert got == pytest.approx(ref[start:], rel=1e-9, abs=1e-20)
+            kernel = OracleKernel.of(oracle)
+            peak = kernel.peak_range((0, 4, total), n, s)
+            assert peak is not None and peak.checked == total - 4
+            i = 4 + int(np.argmax(ref[4:] >= peak.peaks[0][0] * (1 - 1e-9)))
+            assert peak.peaks[0][1] == unrank_lex(n, s, np.array([i]))[0].tolist()
+            limit = float(np.median(ref))
+            over = kernel.exceed_range((0, 2, total), n, s, limit)
+            bad = np.flatnonzero(ref[2:] > limit)
+            assert over is not None and over.fail_set == (
+                unrank_lex(n, s, np.array([2 + bad[0]]))[0].tolist() if bad.size else None)

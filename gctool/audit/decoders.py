@@ -239,6 +239,20 @@ class OptimalOracle(Oracle):
         accidental = np.asarray((sv[:, : min(s, d)] <= _SIG_LOST).any(axis=1))
         return E, lost, unsure, accidental
 
+    def errors_range(self, n: int, s: int, start: int, stop: int) -> np.ndarray | None:
+        """Errors of the sets with lexicographic ranks start..stop-1, walked by the compiled
+        kernel (None when it is not planned for sets of size s: use :meth:`errors`)."""
+        if self.compiled is None or not self._uses_hat(s) or s < 1:
+            return None
+        from gctool.engine.enumeration import unrank_lex
+
+        err, pending = self.compiled.walk(n, s, start, stop)
+        self.evaluations += stop - start
+        if pending.any():  # the numpy route decides what the compiled walk does not settle
+            rows = np.flatnonzero(pending)
+            err[rows] = self._hat_chunk_numpy(unrank_lex(n, s, start + rows))
+        return err
+
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
         from gctool.audit.kernels import mode
 

@@ -32,6 +32,7 @@ from gctool.engine.sweep import (
     SumSummary,
     Task,
 )
+from gctool.numerics import first_max
 
 #: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
 WEAKEST = 16
@@ -213,12 +214,46 @@ class OracleKernel:
     def __getstate__(self) -> dict[str, Any]:
         return dict(self.__dict__, _oracle=None)
 
-    def errors(self, S: np.ndarray) -> np.ndarray:
+    @property
+    def oracle(self) -> Any:
         if self._oracle is None:
             from gctool.audit.decoders import make_oracle
 
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
-        return self._oracle.errors(S)
+        return self._oracle
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        return self.oracle.errors(S)
+
+    def _range(self, task: Task, n: int, s: int) -> np.ndarray | None:
+        walk = getattr(self.oracle, "errors_range", None)
+        return None if walk is None else walk(n, s, task[1], task[2])
+
+    def peak_range(self, task: Task, n: int, s: int) -> PeakSummary | None:
+        """The worst set of a rank range walked by a compiled oracle (None: not compiled)."""
+        err = self._range(task, n, s)
+        out = PeakSummary(task[0])
+        if err is None:
+            return None
+        if err.size:
+            i = first_max(err)
+            worst = unrank_lex(n, s, np.array([task[1] + i]))[0].tolist()
+            out.peaks.append((float(err[i]), worst))
+            out.checked = err.size
+        return out
+
+    def exceed_range(self, task: Task, n: int, s: int, limit: float) -> ExceedSummary | None:
+        """The first set over ``limit`` of a rank range walked by a compiled oracle."""
+        err = self._range(task, n, s)
+        if err is None:
+            return None
+        out = ExceedSummary(task[0], evaluated=err.size, checked=err.size)
+        over = np.flatnonzero(err > limit)
+        if over.size:
+            i = int(over[0])
+            out.checked, out.fail_err = i + 1, float(err[i])
+            out.fail_set = unrank_lex(n, s, np.array([task[1] + i]))[0].tolist()
+        return out
 
 
 #: summary types by name (checkpoints record them as JSON)

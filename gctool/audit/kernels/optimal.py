@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import WARM, _lu, _lu_solve
+from gctool.audit.kernels.real import WARM, _lu, _lu_solve, successor
 
 
 @njit
@@ -52,57 +52,115 @@ def _well(A: Any, G: Any, t: float) -> bool:
 
 
 @njit
+def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
+             G: Any, K: Any, perm: Any, rhs: Any, w: Any) -> tuple[float, bool]:
+    """(error, pending) of one straggler set."""
+    s = S.shape[0]
+    d = Qperp.shape[1]
+    m = alpha.shape[1]
+    for i in range(s):
+        for j in range(d):
+            A[i, j] = Qperp[S[i], j]
+    if not _well(A, G, t):
+        return 0.0, True
+    if s <= d:
+        return err_full, False
+    for i in range(s + d):
+        for j in range(s + d):
+            K[i, j] = 0.0
+    for i in range(s):
+        for j in range(s):
+            K[i, j] = N[S[i], S[j]]
+        for j in range(d):
+            K[i, s + j] = A[i, j]
+            K[s + j, i] = np.conj(A[i, j])
+    for i in range(s + d):
+        for u in range(m):
+            rhs[i, u] = alpha[S[i], u] if i < s else 0.0
+    if _lu(K, perm) == 0:
+        return 0.0, True
+    _lu_solve(K, perm, rhs, w)
+    extra = 0.0
+    for i in range(s):
+        for u in range(m):
+            extra += (np.conj(rhs[i, u]) * w[i, u]).real
+    e = err_full + extra
+    if not np.isfinite(e):
+        return 0.0, True
+    return max(e, 0.0), False
+
+
+@njit
+def _scratch(s: int, Qperp: Any, N: Any, alpha: Any) -> tuple[Any, ...]:
+    d, m = Qperp.shape[1], alpha.shape[1]
+    r = max(min(s, d), 1)
+    return (np.zeros((s, d), Qperp.dtype), np.zeros((r, r), Qperp.dtype),
+            np.zeros((s + d, s + d), N.dtype), np.zeros(s + d, np.int64),
+            np.zeros((s + d, m), alpha.dtype), np.zeros((s + d, m), alpha.dtype))
+
+
+@njit
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
                err: Any, pending: Any) -> None:
     """Errors of the rows of Sets (err), or pending[b] = True where the numpy oracle must
     decide."""
-    b_count, s = Sets.shape
+    A, G, K, perm, rhs, w = _scratch(Sets.shape[1], Qperp, N, alpha)
+    for b in range(Sets.shape[0]):
+        err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
+                                      rhs, w)
+
+
+@njit
+def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
+              t: float, err: Any, pending: Any) -> None:
+    """Errors of ``count`` sets from S in lexicographic order (S updated in place).
+
+    For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
+    the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
+    (Cholesky L) and a set with last row x only checks ``|x|^2 - t - |L^{-1} A_p x^H|^2 > 0``
+    (if the shared block is not positive definite, neither is any set: interlacing)."""
+    s = S.shape[0]
     d = Qperp.shape[1]
-    m = alpha.shape[1]
-    r = min(s, d)
-    A = np.zeros((s, d), Qperp.dtype)
-    G = np.zeros((max(r, 1), max(r, 1)), Qperp.dtype)
-    K = np.zeros((s + d, s + d), N.dtype)
-    perm = np.zeros(s + d, np.int64)
-    rhs = np.zeros((s + d, m), alpha.dtype)
-    w = np.zeros((s + d, m), alpha.dtype)
-    for b in range(b_count):
-        S = Sets[b]
-        pending[b] = False
-        for i in range(s):
-            for j in range(d):
-                A[i, j] = Qperp[S[i], j]
-        if not _well(A, G, t):
-            pending[b] = True
-            continue
-        if s <= d:
-            err[b] = err_full
-            continue
-        for i in range(s + d):
-            for j in range(s + d):
-                K[i, j] = 0.0
-        for i in range(s):
-            for j in range(s):
-                K[i, j] = N[S[i], S[j]]
-            for j in range(d):
-                K[i, s + j] = A[i, j]
-                K[s + j, i] = np.conj(A[i, j])
-        for i in range(s + d):
-            for u in range(m):
-                rhs[i, u] = alpha[S[i], u] if i < s else 0.0
-        if _lu(K, perm) == 0:
-            pending[b] = True
-            continue
-        _lu_solve(K, perm, rhs, w)
-        extra = 0.0
-        for i in range(s):
-            for u in range(m):
-                extra += (np.conj(rhs[i, u]) * w[i, u]).real
-        e = err_full + extra
-        if not np.isfinite(e):
-            pending[b] = True
-            continue
-        err[b] = max(e, 0.0)
+    A, G, K, perm, rhs, w = _scratch(s, Qperp, N, alpha)
+    fast = 2 <= s <= d
+    Lp = np.zeros((max(s - 1, 1), max(s - 1, 1)), Qperp.dtype)
+    Ap = np.zeros((max(s - 1, 1), d), Qperp.dtype)
+    y = np.zeros(max(s - 1, 1), Qperp.dtype)
+    fresh = 0
+    prefix_pd = False
+    for k in range(count):
+        if fast:
+            if fresh < s - 1:
+                for i in range(s - 1):
+                    for j in range(d):
+                        Ap[i, j] = Qperp[S[i], j]
+                prefix_pd = _well(Ap, Lp, t) if s - 1 <= d else False
+                fresh = s - 1
+            if not prefix_pd:
+                err[k], pending[k] = 0.0, True
+            else:
+                x = S[s - 1]
+                for i in range(s - 1):  # y = L^{-1} (A_p x^H)
+                    acc = 0.0 * y[0]
+                    for j in range(d):
+                        acc += Ap[i, j] * np.conj(Qperp[x, j])
+                    for j in range(i):
+                        acc -= Lp[i, j] * y[j]
+                    y[i] = acc / Lp[i, i]
+                delta = -t
+                for j in range(d):
+                    delta += abs(Qperp[x, j]) ** 2
+                for i in range(s - 1):
+                    delta -= abs(y[i]) ** 2
+                if delta > 0:
+                    err[k], pending[k] = err_full, False
+                else:
+                    err[k], pending[k] = 0.0, True
+        else:
+            err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
+                                          w)
+        if k + 1 < count:
+            fresh = min(fresh, max(successor(S, n), 0))
 
 
 class HatErrors:
@@ -124,6 +182,18 @@ class HatErrors:
         WARM.add(key)
         with compile_notice("attack"):
             self(np.arange(s, dtype=np.int64)[None, :])
+            self.walk(self.Qperp.shape[0], s, 0, 1)
+
+    def walk(self, n: int, s: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(errors, pending) of the sets with lexicographic ranks start..stop-1."""
+        from gctool.engine.enumeration import unrank_lex
+
+        S = np.ascontiguousarray(unrank_lex(n, s, np.array([start]))[0], dtype=np.int64)
+        count = stop - start
+        err, pending = np.zeros(count), np.zeros(count, dtype=bool)
+        hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t, err,
+                  pending)
+        return err, pending
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(errors, pending) of the straggler sets S."""
