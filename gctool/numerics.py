@@ -152,6 +152,8 @@ def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
     x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
     if not np.array_equal(x != 0, y != 0):
         return False
+    if np.array_equal(x, y) or np.array_equal(x, -y):  # c = 1 or -1 (no rounding involved)
+        return True
     nz = np.flatnonzero(x)
     if nz.size == 0:
         return True

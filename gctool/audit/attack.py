@@ -245,7 +245,7 @@ def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
         rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
                else None)
         need = exhaustive.count_evaluated(code.n, s, rot)
-        if need <= opts.max_sets:
+        if need <= opts.max_sets and not exhaustive.may_use_hat(code, s):
             exhaustive.check_set_work(code, s, need, "exhaustive attack")
     check_setup(code, opts.decoder)
     oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)

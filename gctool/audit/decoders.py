@@ -71,6 +71,18 @@ class Oracle:
         #: a proven upper bound on every error (None when unknown)
         self.max_error: float | None = 1.0 if self.finite else float(code.m * code.k)
         self.evaluations = 0
+        #: estimated work spent on straggler sets (:meth:`set_work`), held to the work budget
+        self.spent = 0
+        from gctool.limits import max_work
+
+        self.budget = max_work()
+
+    def set_work(self, s: int, sets: int) -> int:
+        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
+        elimination over the n - s survivors each (:func:`gctool.limits.solve_cost`)."""
+        from gctool.limits import solve_cost
+
+        return sets * solve_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -91,6 +103,17 @@ class Oracle:
         self.evaluations += S.shape[0]
         if S.shape[0] == 0:
             return np.zeros(0)
+        self.spent += self.set_work(S.shape[1], S.shape[0])
+        if self.spent > self.budget:  # the budget enforced while any search runs
+            from gctool.errors import BudgetExceeded
+
+            raise BudgetExceeded(
+                f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
+                f"{self.code.field}) has spent about {self.spent:.2g} operations on "
+                f"{self.evaluations:,} straggler sets, above the work budget of "
+                f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); use a smaller code, "
+                "--method greedy with fewer --restarts, a lower --max-nodes, or raise "
+                "--max-work")
         return np.asarray(self._errors(S), dtype=np.float64)
 
     def error(self, S: Sequence[int]) -> float:
@@ -180,6 +203,12 @@ class OptimalOracle(Oracle):
         w, solved = _guarded_solve(M[None], rhs[None])
         y[idx] = E @ (w[0] if solved[0] else np.linalg.lstsq(M, rhs, rcond=None)[0])
         return y
+
+    def set_work(self, s: int, sets: int) -> int:
+        """The fast path costs about (s + dim N)^3 per set; other sets one solve each."""
+        if self._uses_hat(s):
+            return sets * (s + int(self.Qperp.shape[1])) ** 3
+        return super().set_work(s, sets)
 
     def _uses_hat(self, s: int) -> bool:
         f, K = self.n - s, self.code.B.shape[1]
@@ -354,6 +383,10 @@ class FixedOracle(Oracle):
     kind = "fixed"
     monotone = False
 
+    def set_work(self, s: int, sets: int) -> int:
+        """One-step decoding: a weighted sum per set (n K), no solve."""
+        return sets * self.n * max(1, int(self.code.B.shape[1]))
+
     def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
                  tol: float = DEFAULT_TOL) -> None:
         super().__init__(code, tol)
@@ -454,6 +487,10 @@ class GroupOracle(Oracle):
     """Natural decoder of replication schemes: first arrival per group of identical rows."""
 
     kind = "natural"
+
+    def set_work(self, s: int, sets: int) -> int:
+        """One-step decoding: a weighted sum per set (n K), no solve."""
+        return sets * self.n * max(1, int(self.code.B.shape[1]))
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
         super().__init__(code, tol)

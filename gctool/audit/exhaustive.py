@@ -40,6 +40,7 @@ from gctool.engine.sweep import (
     run_folded,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.limits import max_work
 from gctool.model import GradientCode
 
 Progress = Callable[[int, int], None]
@@ -101,13 +102,32 @@ def set_work(code: GradientCode, s: int, sets: int) -> int:
     return sets * solve_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
 
 
-def check_set_work(code: GradientCode, s: int, sets: int, what: str) -> None:
+def may_use_hat(code: GradientCode, s: int) -> bool:
+    """Could the optimal oracle's fast path (s x dim(N) systems instead of one (n - s) x K
+    solve per set) apply at s?  It needs R/C, 0 < s <= 64 and a condition number known only
+    after the oracle's set-up; before it, only this is known."""
+    f, K = code.n - s, code.B.shape[1]
+    return (not code.field.is_finite and 0 < s <= 64 and f > 0
+            and s**3 <= f * K * min(f, K))
+
+
+def oracle_set_work(oracle: Oracle, s: int, sets: int) -> int:
+    """Estimated work of ``sets`` sets of size s under this oracle (:meth:`Oracle.set_work`:
+    the fast path of the optimal decoder over R/C costs about (s + dim N)^3 per set, one-step
+    decoders a product, any other set one solve)."""
+    return oracle.set_work(s, sets)
+
+
+def check_set_work(code: GradientCode, s: int, sets: int, what: str,
+                   work: int | None = None) -> None:
     """Refuse (before any set is evaluated) when ``sets`` sets of size s exceed the work
-    budget."""
+    budget (``work``: the estimate when it is known better than one solve per set)."""
     from gctool.limits import check_work
 
+    each = (f"one {code.n - s} x {code.B.shape[1]} system each" if work is None
+            else "estimated for the decoder in use")
     check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
-               f"one {code.n - s} x {code.B.shape[1]} system each", set_work(code, s, sets),
+               f"{each}", set_work(code, s, sets) if work is None else work,
                "attack a smaller code or a finite-field version of it, or raise "
                "--max-work")
 
@@ -124,7 +144,7 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         raise BudgetExceeded(
             f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
             f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
-    check_set_work(oracle.code, s, need, "exhaustive attack")
+    check_set_work(oracle.code, s, need, "exhaustive attack", oracle_set_work(oracle, s, need))
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 
@@ -176,7 +196,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     witness = column_witness(oracle, limit) if oracle.monotone else None
     top = len(witness[0]) if witness else n
     grand = sum(count_evaluated(n, t, rot) for t in range(top + 1))
-    checked = 0
+    checked, work = 0, 0
     kernel = OracleKernel.of(oracle)
     fold = ExceedFold()
     try:
@@ -186,6 +206,13 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
                 raise BudgetExceeded(
                     f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
                     f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
+            work += oracle_set_work(oracle, t, need)
+            if work > max_work():
+                raise BudgetExceeded(
+                    f"threshold search (n={n}) needs about {work:.2g} operations up to size "
+                    f"{t}, above the work budget of {max_work():.2g} (--max-work, "
+                    f"GCTOOL_MAX_WORK); so far no set of size < {t} exceeds epsilon, so the "
+                    f"threshold is >= {t}")
             source, tasks, procs, run = _plan(oracle, t, rot, jobs, runner, need)
             fold, base = ExceedFold(), oracle.evaluations
 

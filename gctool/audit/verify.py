@@ -194,7 +194,11 @@ class _Run:
 
             check_exact_input(self.code)
         rot = None
-        if cheap:
+        if cheap:  # a partition all of whose holders straggle: no linear algebra needed
+            early = self.lost_partition()
+            if early is not None:
+                return early
+        if cheap and self.finite:  # the BCH certificate needs the rotation
             rot, note = find_rotation(self.code)
             self.symmetry_notes.extend([note] if note else [])
         if cheap and self.s > 0 and self.sample is None:  # a structural proof first: it
@@ -202,6 +206,9 @@ class _Run:
             early = self.certificate(rot)
             if early is not None:
                 return early
+        if cheap and not self.finite:  # O(n K) per candidate: after the certificates
+            rot, note = find_rotation(self.code)
+            self.symmetry_notes.extend([note] if note else [])
         self.check_work()
         early = self.first_checks(cheap)
         if early is not None:
@@ -224,6 +231,21 @@ class _Run:
             if rep is not None:
                 return rep
         return self.enumerate(red, rot)
+
+    def lost_partition(self) -> VerifyReport | None:
+        """The column-support counterexample when every holder of a partition straggles: its
+        m pieces are then zero columns of B_F, so each target keeps an error of at least 1 on
+        them, a failure over GF(q) and over R/C whenever the tolerance tol * k is below 1 (no
+        decoder needed; checked before the work budget, so huge codes get it too)."""
+        f = cert.column_support(self.code, self.s)
+        if f is None:
+            return None
+        j = int(np.argmin(self.code.replication))
+        if int(self.code.replication[j]) > self.s:
+            return None  # fewer than m pieces left: the decoder decides (first_checks)
+        if not (self.finite or self.exact or self.tol * self.code.k < 1):
+            return None
+        return self.finding(f)
 
     def first_checks(self, cheap: bool) -> VerifyReport | None:
         """Column support, all n workers, and s = 0."""
