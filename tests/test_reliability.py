@@ -437,7 +437,9 @@ def test_export_attack_and_designs_refuse_before_the_work(
     tiny_work.setattr(exhaustive, "run_folded", _forbid)
     tiny_work.setattr(attack_mod, "make_oracle", decoders.make_oracle)
     refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
-            "exhaustive attack (n=10", "s=2")
+            "the optimal decoder's set-up (SVDs of B)")  # before the oracle's SVDs
+    refused(run("attack", real, "-s", "2", "--method", "exhaustive", "--decoder", "fixed"),
+            "exhaustive attack (n=10", "s=2", "estimated for the decoder in use")
     tiny_work.setattr(np.linalg, "solve", _forbid)
     refused(run("design", "cyclic", "-n", "16", "-s", "5"), "16 solves of 5 x 5",
             "cyclic-mds")
@@ -468,8 +470,10 @@ def test_disjoint_row_classes_certify_before_any_cubic_work(
         code = design("frc", n=12, s=2, field=field)
         report = verify(code, 2)  # groups of 3 > s = 2: proven without the reduction
         assert report.ok and report.method == "certificate:classes", report.reason
+    lost = verify(design("frc", n=12, s=2), 3)  # s = group size: a whole group straggles
+    assert not lost.ok and lost.method == "column-support" and lost.counterexample == [0, 1, 2]
     with pytest.raises(Exception, match="GCTOOL_MAX_WORK"):
-        verify(design("frc", n=12, s=2), 3)  # s = group size: no certificate, over budget
+        verify(design("cyclic", n=12, s=2, seed=1), 2)  # no certificate: over budget
 
 
 def test_class_certificate_agrees_with_brute_force() -> None:
