@@ -81,6 +81,10 @@ class BoundRequest:
     s: int | None = None
     d: int | None = None
     epsilon: float | None = None
+    #: communication and compute model of CodedReduce's time per round
+    #: (:class:`gctool.sim.comm.Link`, :class:`gctool.sim.delays.DelayModel`)
+    link: Any = None
+    delay: Any = None
 
 
 def _hook(code: GradientCode, name: str) -> Any:
@@ -225,18 +229,25 @@ def matrix_attack(code: GradientCode, mode: str, request: AttackRequest) -> Any:
 # -- bound ------------------------------------------------------------------------------------
 def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,
           s: int | None = None, m: int | None = None, d: int | None = None,
-          epsilon: float | None = None) -> Any:
+          epsilon: float | None = None, link: Any = None, delay: Any = None) -> Any:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
     report of ``gctool bound``.  Schemes with a ``bounder`` hook (sequential schedules,
-    CodedReduce, BCC, encoded frames) report their own bounds."""
+    CodedReduce, BCC, encoded frames) report their own bounds.  ``link``/``delay``: the
+    communication and compute model of CodedReduce's time per round (CodedReduce only)."""
     from gctool.bounds import bounds
 
+    timed = link is not None or delay is not None
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
         hook = _hook(code, "bounder")
         if hook is not None:
-            return hook(code, BoundRequest(s, d, epsilon))
+            report = hook(code, BoundRequest(s, d, epsilon, link, delay))
+            if timed and getattr(report, "kind", None) != "tree":
+                raise InvalidInput("--link and --delay apply to CodedReduce files only")
+            return report
+    if timed:
+        raise InvalidInput("--link and --delay apply to CodedReduce files only")
     return bounds(code, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon)
 
 

@@ -91,7 +91,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
              "fano.json": gctool.design("bibd", design="fano"),
              "a.json": gctool.design("frc", 4, 1),
              "b.json": gctool.design("frc", 6, 1),
-             "encoded.json": gctool.design("encoded", 12, 2, k=6, frame="gaussian", seed=1)}
+             "encoded.json": gctool.design("encoded", 12, 2, k=6, frame="gaussian", seed=1),
+             "cr.json": gctool.design("coded-reduce", seed=1, fanout=4, depth=2, tolerance=1)}
     for name, code in files.items():
         gctool.write_code(code, d / name)
     curve = CliRunner().invoke(cli, ["attack", str(d / "code.json"), "--curve", "--json"])

@@ -8,6 +8,7 @@ the naive decoder is affordable) and compared with the SVD path and with the gen
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -291,3 +292,58 @@ def test_authors_rule_on_coded_reduce_and_its_baselines() -> None:
     assert rules["ring all-reduce n=9"] == "gctool"
     assert any("uncoded: the authors' rule is not applied" in x for x in rep.notes)
     assert any("ring all-reduce n=9: the authors' rule is not applied" in x for x in rep.notes)
+
+
+# -- bound --link: CodedReduce's time per round, ranked as simulate ranks it -------------------
+@pytest.mark.parametrize("latency,bandwidth", [(0.05, 10.0), (0.005, 100.0), (0.0, 10.0),
+                                               (0.2, 1000.0)])
+def test_bound_link_ranks_like_simulate(latency: float, bandwidth: float) -> None:
+    import gctool
+    from gctool.sim.comm import Link
+    from gctool.sim.run import simulate
+
+    cr = design("coded-reduce", seed=1, fanout=4, depth=2, tolerance=1)
+    link = Link(latency, bandwidth)
+    rep = gctool.bound(cr, link=link)
+    times = {r["scheme"]: r["time_per_round"] for r in rep.rows}
+    assert all(r["time_per_round_ci95"][0] <= r["time_per_round"] <= r["time_per_round_ci95"][1]
+               for r in rep.rows if r["scheme"] != "ring-all-reduce")
+    sim = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=600, seed=5, link=link,
+                   baselines=False)
+    means = {{"tree": "coded-reduce", "ps": "gc", "ring": "ring-all-reduce"}[r["kind"]]:
+             r["mean"]["value"] for r in sim.rows}
+    assert sorted(times, key=times.__getitem__) == sorted(means, key=means.__getitem__)
+    for name, value in times.items():  # the same model: the means agree within noise
+        assert value == pytest.approx(means[name], rel=0.1)
+
+
+def test_bound_link_options_are_checked(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    import gctool
+    from gctool.cli.main import cli
+    from gctool.errors import InvalidInput
+    from gctool.sim.comm import Link
+
+    cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=1)
+    plain = gctool.bound(cr)
+    assert "time_per_round" not in plain.rows[0]
+    assert any("--link" in x for x in plain.statements)
+    with pytest.raises(InvalidInput, match="CodedReduce files only"):
+        gctool.bound(design("frc", n=4, s=1), link=Link(0.1, 10.0))
+    with pytest.raises(InvalidInput, match="needs --link"):
+        gctool.bound(cr, delay=parse_delay("shifted-exp"))
+    path = tmp_path / "cr.json"
+    gctool.write_code(cr, path)
+    runner = CliRunner()
+    for args in (["-n", "4", "-k", "4", "-s", "1", "--link", "latency=1"],
+                 [str(path), "--link", "latency=-1"], [str(path), "--delay", "pareto"],
+                 [str(path), "--link", "latency=1", "--delay", "nosuch"]):
+        r = runner.invoke(cli, ["bound", *args])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+    r = runner.invoke(cli, ["bound", str(path), "--link", "latency=0.01,bandwidth=50",
+                            "--delay", "pareto:shape=3", "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = __import__("json").loads(r.stdout)
+    assert all(isinstance(row["time_per_round"], float) for row in doc["rows"])
+    assert doc["params"]["delay"].startswith("pareto")

@@ -19,6 +19,7 @@ Examples:
   gctool bound frc.json crc.json --check      # CI gate over several files
   gctool bound code.json -s 4 --check --json
   gctool bound code.json -s 2 --epsilon 0.5   # threshold rows T_eps at eps = 0.5
+  gctool bound cr.json --link latency=0.01,bandwidth=50   # CodedReduce: time per round
 
 With --check, exit 1 when a code violates a necessary condition (a partition held by
 s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file, one
@@ -40,12 +41,19 @@ s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file,
                    "stragglers whose optimal-decoding error exceeds eps (threshold_lb, "
                    "threshold_ub; default 0, as in 'attack --threshold': exact recovery fails; "
                    "1 is the error of losing one partition).")
+@click.option("--link", "link_spec", default=None, metavar="latency=A,bandwidth=BW",
+              help="CodedReduce FILE: also the estimated time per round of CodedReduce, the "
+                   "parameter server and ring all-reduce with compute and stragglers, under "
+                   "'simulate --link' 's model (seconds per message, vectors per second).")
+@click.option("--delay", "delay_spec", default=None, metavar="shifted-exp[:shift=A,rate=MU]",
+              help="With --link: the compute-time model of the leaves (default shifted-exp, "
+                   "shift 1, rate 1, as in simulate).")
 @json_option
 @max_work_option
 @quiet_option
 def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: int | None,
           pieces: int | None, load: int | None, check: bool, epsilon: float | None,
-          as_json: bool) -> int:
+          as_json: bool, link_spec: str | None = None, delay_spec: str | None = None) -> int:
     """Report the load lower bounds for (n, k, s), and whether each FILE meets them.
 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
@@ -55,16 +63,29 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
 
+        link = delay = None
+        if link_spec is not None:
+            from gctool.sim.comm import parse_link
+
+            link = parse_link(link_spec)
+        if delay_spec is not None:
+            from gctool.sim.delays import parse_delay
+
+            delay = parse_delay(delay_spec)
+
         def audit(path: str) -> Any:
             from gctool.api import bound as run_bound
 
-            return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon)
+            return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon, link=link,
+                             delay=delay)
 
         return run_files("bound", code_file, audit, as_json, gate=check)
     if n is None or k is None or stragglers is None:
         raise click.UsageError("without FILE, give -n, -k and -s")
     if epsilon is not None:
         raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
+    if link_spec is not None or delay_spec is not None:
+        raise click.UsageError("--link and --delay need a CodedReduce FILE")
     from gctool.api import bound as run_bound
 
     return run_files("bound", ["(n, k, s)"],

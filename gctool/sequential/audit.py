@@ -130,9 +130,23 @@ def bound_tree(code: GradientCode, request: BoundRequest) -> SequentialBoundRepo
 
     p = code.params
     try:
-        return tree_bounds(int(p["fanout"]), int(p["depth"]), [int(t) for t in p["tolerance"]])
+        fanout, depth = int(p["fanout"]), int(p["depth"])
+        tolerance = [int(t) for t in p["tolerance"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise CodeFileError(f"coded-reduce file: bad params ({exc})") from None
+    report = tree_bounds(fanout, depth, tolerance)
+    if request.link is None:
+        if request.delay is not None:
+            from gctool.errors import InvalidInput
+
+            raise InvalidInput("--delay needs --link (the time per round of CodedReduce)")
+        report.statements.append("compute time and stragglers: --link latency=A,bandwidth=BW "
+                                 "(and --delay MODEL) adds each scheme's time per round under "
+                                 "gctool simulate --link's model")
+        return report
+    from gctool.sim.comm import add_time_per_round
+
+    return add_time_per_round(report, code, request.link, request.delay)
 
 
 def bound_bcc(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:

@@ -62,7 +62,8 @@ def sgc_code_bounds(code: GradientCode) -> SequentialBoundReport:
 
 
 def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoundReport:
-    """Communication of CodedReduce vs master–worker GC and ring all-reduce."""
+    """Communication of CodedReduce vs master–worker GC and ring all-reduce (the time per
+    round with compute and stragglers: :func:`gctool.sim.comm.add_time_per_round`)."""
     n = fanout**depth
     s = prod(t + 1 for t in tolerance) - 1
     load = Fraction(s + 1, n)
@@ -98,10 +99,8 @@ def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoun
         "x a + path x t; 'vs gc' counts transfers only (a = 0)"
         + ("" if cross is None else
            f"; ring all-reduce is slower than coded-reduce once a/t > {cross:.3g}"),
-        "not in this bound: compute time and stragglers (ring all-reduce waits for every node; "
-        "coded-reduce parents for f - s_l children); gctool simulate --link models both",
     ]
-    params = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
+    params: dict[str, Any] = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
     return SequentialBoundReport("tree", n, params, rows, "gc", [], statements, True)
 
 

@@ -23,6 +23,7 @@ Model (gctool's; the CodedReduce paper's exact cost model was not available):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -138,3 +139,51 @@ def run_ring(c: Contender, times: np.ndarray) -> Run:
     steps = 2 * (c.n - 1) * (link.latency + 1.0 / (c.n * link.bandwidth))
     everyone = np.arange(c.n)
     return Run(times.max(axis=1) + steps, [everyone] * len(times), np.ones(len(times), bool))
+
+
+#: rounds and seed of ``gctool bound --link``'s time per round (a fixed Monte-Carlo run)
+BOUND_ROUNDS = 2000
+BOUND_SEED = 0
+
+
+def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any = None,
+                       rounds: int = BOUND_ROUNDS, seed: int = BOUND_SEED) -> Any:
+    """``gctool bound --link`` of a CodedReduce file: each row of ``report``
+    (:func:`gctool.sequential.bounds.tree_bounds`) gains ``time_per_round``, the mean time per
+    round with its 95% interval under this module's model (compute with stragglers at every
+    leaf, per-message latency and bandwidth), estimated by running the very contenders of
+    ``gctool simulate --link`` on ``rounds`` draws of ``delay`` (default shifted-exp) with a
+    fixed seed: the ranking is simulate's, not a second model's."""
+    from gctool.sim import stats
+    from gctool.sim.contenders import from_code
+    from gctool.sim.delays import parse_delay
+
+    delay = parse_delay("shifted-exp") if delay is None else delay
+    tree = from_code(code, "coded-reduce")
+    tree.extra["link"] = link
+    racers = {"coded-reduce": tree, "gc": ps_contender(code, "gc", link),
+              "ring-all-reduce": ring_contender(code.n, link)}
+    base = delay.base(rounds, code.n, np.random.default_rng(seed))
+    means = {}
+    for row in report.rows:
+        c = racers[row["scheme"]]
+        mean = stats.summary(c.run(delay.times(base, c.loads)).durations)["mean"]
+        row["time_per_round"] = float(mean["value"])
+        row["time_per_round_ci95"] = (None if mean["low"] is None else
+                                      [float(mean["low"]), float(mean["high"])])
+        means[row["scheme"]] = float(mean["value"])
+    ranked = sorted(means, key=means.__getitem__)
+    report.params.update(link=link.label, delay=delay.label, rounds=rounds, seed=seed)
+    report.statements += [
+        f"time per round (--link {link.label}, --delay {delay.label}; mean of {rounds} rounds, "
+        f"seed {seed}, the model and contenders of gctool simulate --link): "
+        + ", ".join(f"{name} {means[name]:.4g}" for name in ranked),
+        "model: the leaves (every node with work) draw their compute times from the delay "
+        "model with their load, so stragglers hit every leaf; a message takes latency + "
+        "1/bandwidth and a receiver takes its messages one after another; CodedReduce parents "
+        "stop at the earliest decodable set of children, level by level; the parameter server "
+        "(gc row: same leaves and leaf code, flat) at the earliest decodable arrival at the "
+        "master; ring all-reduce waits for all n nodes (load 1/n), then 2(n-1) steps of "
+        "latency + 1/(n bandwidth); internal CodedReduce nodes do not compute",
+    ]
+    return report
