@@ -50,9 +50,9 @@ import numpy as np  # noqa: E402
 
 from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.audit.attack import attack  # noqa: E402
-from gctool.audit.enumeration import rank_ranges, unrank_lex  # noqa: E402
 from gctool.audit.verify import verify  # noqa: E402
 from gctool.codes import design  # noqa: E402
+from gctool.engine.enumeration import rank_ranges, unrank_lex  # noqa: E402
 from gctool.model import GradientCode  # noqa: E402
 from gctool.numerics import normalise_rows, numerical_rank  # noqa: E402
 
