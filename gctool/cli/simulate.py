@@ -53,8 +53,9 @@ job missed its deadline (a bug in the schedule).""")
               show_default=True, help="How a worker's load maps onto the trace's load levels.")
 @click.option("--sgc", callback=_triple, metavar="B,W,LAMBDA|search", default=None,
               help="Model of the SR-SGC/M-SGC baselines (default 1,2,s of each file); "
-                   "'search': the best (B, W, LAMBDA) whose load is at most the file's "
-                   "(s+1)/n, on these delays (the authors' parameter search).")
+                   "'search': the best (B, W, LAMBDA), W <= 4 and every LAMBDA, whose load is "
+                   "at most the file's (s+1)/n, on these delays (the authors' parameter "
+                   "search).")
 @click.option("--protocol", type=click.Choice(["gctool", "authors"]), default="gctool",
               show_default=True,
               help="Waiting rule: gctool's (stop at the earliest arrival that lets the scheme "
