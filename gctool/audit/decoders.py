@@ -156,6 +156,8 @@ class OptimalOracle(Oracle):
         super().__init__(code, tol)
         self.label = ("optimal (exact solve over " + str(code.field) + ")" if self.finite
                       else "optimal (least squares)")
+        #: gctool.audit.kernels.optimal.HatErrors, when planned (R/C only)
+        self.compiled: Any = None
         if not self.finite:
             self._spectral()
 
@@ -185,7 +187,6 @@ class OptimalOracle(Oracle):
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
         self.fast = kappa <= FAST_KAPPA
-        self.compiled: Any = None  # gctool.audit.kernels.optimal.HatErrors, when planned
 
     def maximizer(self, S: Sequence[int]) -> np.ndarray:
         """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
