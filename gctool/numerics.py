@@ -114,7 +114,29 @@ def normalise_rows(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         Bn = np.ldexp(B.real, e[:, None]) + 1j * np.ldexp(B.imag, e[:, None])
     else:
         Bn = np.ldexp(B.astype(np.float64), e[:, None])
+    _check_exact_scaling(B, Bn)
     return Bn, np.ldexp(1.0, e)
+
+
+#: smallest normal float64: a scaled entry below it has lost bits (the scaling is not exact)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _check_exact_scaling(B: np.ndarray, Bn: np.ndarray) -> None:
+    """Refuse (out of range) a row whose non-zero entries span so many binades that the
+    power-of-two scaling pushes its smallest ones below the normal range: float64 would then
+    decide a different matrix.  Entries within 2^1021 of their row's largest never do."""
+    parts = (Bn.real, Bn.imag) if np.iscomplexobj(Bn) else (Bn,)
+    orig = (B.real, B.imag) if np.iscomplexobj(B) else (B,)
+    for scaled, raw in zip(parts, orig, strict=True):
+        lost = (raw != 0) & (np.abs(scaled) < _TINY)
+        if lost.any():
+            i = int(np.flatnonzero(lost.any(axis=1))[0])
+            row = np.abs(raw[i][raw[i] != 0])
+            raise InvalidInput(
+                f"row {i} of B has non-zero entries from {float(row.min()):.3g} to "
+                f"{float(row.max()):.3g}, a range float64 cannot scale exactly (more than "
+                "2^1021): out of range; rescale that row's entries or drop the tiny ones")
 
 
 # -- numerical rank ---------------------------------------------------------------------------

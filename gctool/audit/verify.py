@@ -308,6 +308,13 @@ class _Run:
                    self.reduction_work(),
                    "no structural certificate (BCH bound, disjoint row classes) applies; "
                    "verify a smaller code, or raise --max-work")
+        from gctool.limits import check_memory
+
+        # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
+        # of ~100 bytes per fraction with --exact)
+        item = 100 if self.exact else np.dtype(self.code.field.dtype).itemsize
+        check_memory(f"verify (n={n}, k*m={K}, {self.code.field}): reducing B",
+                     5 * n * K * item, "verify a smaller code")
 
     def reduction(self) -> ns.Reduction:
         """W and the left null space N, computed once."""

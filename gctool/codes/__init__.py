@@ -211,6 +211,11 @@ def _full_set_decodes(code: Any, decoder: Any) -> tuple[bool, float]:
                f"{max(r.size for r, _ in parts)} x {max(c.size for _, c in parts)})",
                sum(solve_cost(r.size, c.size) for r, c in parts),
                "use a finite field (--field auto), a smaller n, or raise --max-work")
+    from gctool.limits import check_memory
+
+    check_memory(f"the float64 self-check of the design (n={n}, k*m={K})",
+                 4 * max(r.size * c.size for r, c in parts) * B.itemsize,
+                 "use a finite field (--field auto) or a smaller n")
     if len(parts) == 1 and parts[0][0].size == n and parts[0][1].size == K:
         full = decoder(code).evaluate(np.arange(n)[None])
         return bool(full.ok[0]), float(full.cond[0])

@@ -165,6 +165,11 @@ class Decoder:
         norm = safe_norm(a, (1, 2))
         ok = error <= self.limit
         vectors = np.swapaxes(a, 1, 2) if with_vectors else None
+        if vectors is not None and not np.isfinite(vectors).all():
+            raise InvalidInput(
+                "the decoding vectors of this code overflow float64 (its non-zero entries are "
+                "so small that their inverses exceed about 1.8e308): out of range; scale B "
+                "(the verdicts of verify and attack do not depend on the scale)")
         return BatchResult(error, ok, rank, cond, norm, vectors)
 
     def _stragglers(self, F: np.ndarray) -> list[int]:
