@@ -535,3 +535,165 @@ def test_sequential_renderers_escape_strings_from_params(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "\\x1b]0;owned\\x07" in out and "[red]y" in out  # shown escaped, markup literal
+
+
+# -- budgets of the large inputs: estimated first, enforced while running ---------------------
+def test_max_work_option_replaces_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "1e30")
+    refused(run("verify", cyc, "--max-work", "10"), "reducing B", "--max-work")
+    refused(run("bound", cyc, "--max-work", "10"), "the rank of B")
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "10")
+    assert run("verify", cyc, "--max-work", "1e12").exit_code == 0
+    assert run("verify", cyc).exit_code == 2  # the option held for one invocation only
+    for bad in ("nan", "0", "-1", "inf"):
+        r = run("verify", cyc, "--max-work", bad)
+        assert r.exit_code == 2 and "--max-work" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_design_self_check_costs_the_blocks_of_b(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block-diagonal B is checked block by block (64 workers in groups of 4: 16 SVDs of
+    4 x 4 instead of one of 64 x 64); a dense B of the same size is refused before its SVD."""
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "5000")
+    assert design("frc", n=64, s=3).n == 64
+    assert design("uncoded", n=64).n == 64
+    refused(run("design", "cyclic", "-n", "64", "-s", "1", "--seed", "1"),
+            "self-check of the design", "64 x 64")
+
+
+def test_block_self_check_agrees_with_the_whole_matrix() -> None:
+    import numpy as np
+
+    from gctool.codes import _full_set_decodes
+    from gctool.decode import Decoder
+    from gctool.model import GradientCode
+
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        blocks, cols = [], 0
+        for _ in range(int(rng.integers(1, 4))):
+            r, c = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+            blk = rng.standard_normal((r, c)) if trial % 3 else np.ones((r, c))
+            blocks.append((blk, cols))
+            cols += c
+        B = np.zeros((sum(b.shape[0] for b, _ in blocks) + trial % 2, cols + trial % 3))
+        row = 0
+        for blk, c0 in blocks:
+            B[row:row + blk.shape[0], c0:c0 + blk.shape[1]] = blk
+            row += blk.shape[0]
+        code = GradientCode(B, design("frc", n=2, s=1).field, 0)
+        whole = Decoder(code).evaluate(np.arange(code.n)[None])
+        assert _full_set_decodes(code, Decoder)[0] == bool(whole.ok[0]), B
+
+
+def test_attack_set_up_and_searches_are_held_to_the_budget(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    import importlib
+
+    attack_mod = importlib.import_module("gctool.audit.attack")
+    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "3e4")  # the set-up (~1e4) fits, the searches do not
+    line = refused(run("attack", cyc, "-s", "3", "--method", "greedy"), "has spent about",
+                   "straggler sets")
+    assert "--max-work" in line
+    monkeypatch.setattr(attack_mod, "make_oracle", _forbid)
+    monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
+    refused(run("attack", cyc, "-s", "1"), "set-up", "MiB of memory", "GCTOOL_MAX_MEMORY")
+
+
+def test_training_and_stop_rules_are_held_to_the_budget(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    base = ["simulate", cyc, "--iterations", "40", "--seed", "1", "--no-baselines"]
+    assert run(*base, "--train").exit_code == 0
+    refused(run(*base, "--train", "--max-work", "2e5"), "training over", "distinct survivor")
+    refused(run(*base, "--max-work", "1e4"), "simulating the cyclic code", "so far")
+
+
+def test_exact_verification_has_its_own_rate(monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    from gctool.audit import rational
+
+    B = [[(i * 7 + j * 3) % 5 - 2 for j in range(30)] for i in range(30)]
+    doc = {"format": "gctool.code", "version": 1, "scheme": "custom", "n": 30, "k": 30,
+           "field": "real", "s": 1, "params": {}, "B": B}
+    path = _write(tmp_path, doc)
+    monkeypatch.setattr(rational, "reduce_rational", _forbid)
+    # 31 * 30 * 30 fraction operations: far above 1e6 at the rational rate, below at the GF rate
+    line = refused(run("verify", path, "--exact", "--max-work", "1e6"), "reducing B")
+    assert "2.8e+08 operations" in line
+
+
+def test_large_frc_codes_answer_without_cubic_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import nullspace, symmetry, verify
+
+    monkeypatch.setattr(nullspace, "reduce_float", _forbid)
+    monkeypatch.setattr(symmetry, "_find_rotation", _forbid)
+    code = design("frc", n=1024, s=3)
+    for s in (1, 3):
+        report = verify(code, s)
+        assert report.ok and report.method == "certificate:classes"
+    lost = verify(code, 4)  # a whole group of 4 straggles
+    assert not lost.ok and lost.counterexample == [0, 1, 2, 3]
+
+
+SCALES = [2.0**1000, 2.0**-1000, 1e300, 1e-300, 3.0]
+
+
+@pytest.mark.parametrize("scheme", ["cyclic", "frc", "broken"])
+def test_verdicts_do_not_change_when_b_is_scaled(scheme: str) -> None:
+    """Metamorphic rule: scaling B, or each row by its own power of two, keeps every verdict
+    (no 'undecided', no overflow) as long as the entries stay finite."""
+    import numpy as np
+
+    from gctool import attack as attack_api
+    from gctool.audit import verify
+    from gctool.model import GradientCode
+
+    base = design("frc" if scheme == "frc" else "cyclic", n=9, s=2, seed=3)
+    B0 = np.asarray(base.B)
+    if scheme == "broken":
+        B0 = B0.copy()
+        B0[:, 0] *= 3.0  # column scaling changes the problem: a failing code
+    want = verify(GradientCode(B0, base.field, 2), 2)
+    worst = attack_api(GradientCode(B0, base.field, 2), 2)
+    rng = np.random.default_rng(0)
+    rows = np.ldexp(1.0, rng.integers(-900, 900, size=(9, 1)))
+    for B in [B0 * c for c in SCALES] + [B0 * rows]:
+        code = GradientCode(B, base.field, 2)
+        got = verify(code, 2)
+        assert got.ok == want.ok and got.verdict == want.verdict, (scheme, got.reason)
+        other = attack_api(code, 2)
+        assert other.stragglers == worst.stragglers
+        assert np.isclose(other.error, worst.error, rtol=1e-6, atol=1e-12)
+
+
+def test_entries_float64_cannot_scale_are_out_of_range(tmp_path: Path,
+                                                       docs: dict[str, Any]) -> None:
+    doc = json.loads(json.dumps(docs["frc"]))
+    doc["B"] = [[1e308 if x else 0.0 for x in row] for row in doc["B"]]
+    doc["B"][0][0] = 1e-20  # one row spans 1e328
+    for args in (["verify"], ["attack", "-s", "1"], ["bound"]):
+        r = run(args[0], _write(tmp_path, doc), *args[1:])
+        if r.exit_code == 2:
+            refused(r, "out of range")
+        else:  # bound needs no float64 decisions on this code
+            assert args == ["bound"] and r.stderr == ""
+    doc = json.loads(json.dumps(docs["frc"]))
+    doc["B"] = [[5e-324 if x else 0.0 for x in row] for row in doc["B"]]
+    path = _write(tmp_path, doc)
+    assert run("verify", path).exit_code == 0  # decided: rows are scaled exactly
+    out = tmp_path / "dec.json"
+    refused(run("export", path, "--decoders", "-s", "1", "-o", str(out)), "overflow float64")
+    assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_the_command_line_process_limits_its_data_segment() -> None:
+    code = ("import os, numpy; os.environ['GCTOOL_MAX_MEMORY'] = '1e8'\n"
+            "from gctool.limits import limit_process_memory\n"
+            "limit_process_memory()\n"
+            "try:\n    numpy.ones(2**31)\nexcept MemoryError:\n    print('refused')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "refused", out.stderr

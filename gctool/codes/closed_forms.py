@@ -39,10 +39,18 @@ def _numeric(code: GradientCode) -> np.ndarray | None:
 
 
 def uniform_gram(code: GradientCode) -> tuple[float, float, complex] | None:
-    """(a, b, c) with ``B B^H = a I + b J`` and ``B 1 = c 1``, or None."""
+    """(a, b, c) with ``B B^H = a I + b J`` and ``B 1 = c 1``, or None; for B scaled by the
+    power of two that brings its largest entry into [1/2, 1) (exact; the worst error
+    ``k - |c|^2 f / (a + b f)`` does not depend on the scale, and entries near 1e308 no
+    longer overflow the Gram matrix)."""
     B = _numeric(code)
     if B is None:
         return None
+    top = float(np.abs(B).max())
+    if top == 0:
+        return None
+    B = np.ldexp(B.real, -np.frexp(top)[1]) + (
+        1j * np.ldexp(B.imag, -np.frexp(top)[1]) if np.iscomplexobj(B) else 0)
     n = code.n
     rows = B.sum(axis=1)
     if not np.allclose(rows, rows[0], rtol=0, atol=RTOL * max(1.0, float(np.abs(rows).max()))):
@@ -89,8 +97,8 @@ def rank_one_blocks(code: GradientCode) -> list[tuple[int, int, float]] | None:
             return None  # overlapping supports: not block diagonal
         seen[cols] = True
         U = B[np.ix_(np.array(rows), cols)]
-        u = U[0]
-        if np.linalg.matrix_rank(U, tol=RTOL * max(1.0, float(np.abs(U).max()))) != 1:
+        u = U[0] / np.abs(U[0]).max()  # scale-free: the residual below needs |u|^2 finite
+        if np.linalg.matrix_rank(U / np.abs(U).max(), tol=RTOL) != 1:  # relative: scale-free
             return None
         residual = len(cols) - abs(u.sum()) ** 2 / float(np.vdot(u, u).real)
         out.append((len(rows), len(cols), max(0.0, float(residual))))
