@@ -14,7 +14,6 @@ used is recorded as ``params.attempts``.
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 from typing import Any
 
@@ -59,21 +58,37 @@ def _draw_gf(n: int, s: int, GF: Any, rng: np.random.Generator) -> np.ndarray | 
     return np.asarray(B.view(np.ndarray), dtype=np.int64)
 
 
+class _Fails:
+    """1.0 for each straggler set whose survivors cannot recover the target, else 0.0 (the
+    left-null-space test of :mod:`gctool.algebra.linalg`); a kernel of the enumeration engine."""
+
+    def __init__(self, arith: Any, N: np.ndarray, W: np.ndarray) -> None:
+        self.arith, self.N, self.W = arith, N, W
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        from gctool.algebra.linalg import reduced_decodes
+
+        return (~reduced_decodes(self.arith, self.N, self.W, S)).astype(np.float64)
+
+
 def _tolerates(B: np.ndarray, field: Field, s: int) -> bool:
     """Exact check over GF(q): do the survivors of every set of s stragglers recover the
-    all-ones target?  (The left-null-space test of :mod:`gctool.algebra.linalg`.)"""
+    all-ones target?  Every set through the enumeration engine (:mod:`gctool.engine.sweep`),
+    stopping at the first that fails."""
     from gctool.algebra.gf import GFArith
-    from gctool.algebra.linalg import left_null_reduction, reduced_decodes
+    from gctool.algebra.linalg import left_null_reduction
+    from gctool.engine.sweep import ExceedFold, ExceedWorker, LexSource, rank_tasks, run_folded
 
     arith, n = GFArith(field), B.shape[0]
     N, W, consistent = left_null_reduction(arith, B, np.ones((1, B.shape[1]), dtype=np.int64))
     if not consistent or N.shape[0] < s:  # all n fail, or rank(B) > n - s (a set fails)
         return False
-    sets = itertools.combinations(range(n), s)
-    while chunk := list(itertools.islice(sets, 4096)):
-        if s and not reduced_decodes(arith, N, W, np.array(chunk, dtype=np.intp)).all():
-            return False
-    return True
+    if s == 0:
+        return True
+    fold = ExceedFold()
+    run_folded(ExceedWorker(LexSource(n, s), _Fails(arith, N, W), 0.5),
+               rank_tasks(comb(n, s), 4096), fold)
+    return fold.fail_set is None
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
