@@ -114,3 +114,27 @@ def test_a_kernel_may_walk_rank_ranges_itself() -> None:
     sets = np.array([c for c, _ in brute()])
     run_folded(PeakWorker(ListSource(N, sets), listed), tasks, WorstFold())
     assert listed.walked == 0
+
+
+def test_a_rebuilt_oracle_takes_the_path_of_the_original() -> None:
+    """An oracle kernel sent to another process computes the floats of the original, also
+    when the original planned the compiled path (which depends on the process's history)."""
+    import pickle
+
+    from gctool.algebra.fields import parse_field
+    from gctool.audit.decoders import make_oracle
+    from gctool.audit.sweep import OracleKernel
+    from gctool.model import GradientCode
+
+    B = np.random.default_rng(5).standard_normal((12, 7))
+    oracle = make_oracle(GradientCode(B, parse_field("real"), 3))
+    oracle.plan_compiled(3)
+    assert oracle.compiled is not None
+    kernel = OracleKernel.of(oracle)
+    copy = pickle.loads(pickle.dumps(kernel))
+    assert copy._oracle is None and copy.compiled
+    sets = unrank_lex(12, 3, np.arange(220))
+    assert np.array_equal(copy.errors(sets), kernel.errors(sets))
+    assert copy.oracle.compiled is not None
+    plain = pickle.loads(pickle.dumps(OracleKernel.of(make_oracle(oracle.code))))
+    assert not plain.compiled and plain.oracle.compiled is None

@@ -225,6 +225,13 @@ class OptimalOracle(Oracle):
             self._plan(s)
         return 65_536 if self._uses_hat(s) else super().chunk_size(s)
 
+    def plan_compiled(self, s: int) -> None:
+        """Take the compiled fast path for sets of size s where it applies: a copy of an
+        oracle that planned it must, so that both give the same floats (the choice in
+        :meth:`chunk_size` depends on whether numba is loaded in the process)."""
+        if self._uses_hat(s):
+            self._plan(s)
+
     def _plan(self, s: int) -> None:
         if self.compiled is None and self.Qperp.shape[1] > 0:
             from gctool.audit.kernels.optimal import HatErrors

@@ -197,14 +197,16 @@ class Accumulator:
 @dataclass
 class OracleKernel:
     """An attack oracle as a picklable kernel: it travels as its recipe (code, decoder, weights,
-    tol) and is rebuilt where it runs; in this process (and in forked workers) the oracle it
-    was made from is used as is."""
+    tol, and whether the oracle had planned its compiled path) and is rebuilt where it runs,
+    taking the same path, so every executor computes the same floats; in this process (and in
+    forked workers) the oracle it was made from is used as is."""
 
     code: Any
     kind: str
     weights: Any
     tol: float
     _oracle: Any = field(default=None, repr=False, compare=False)
+    compiled: bool = False  # the original oracle planned its compiled path (set when pickled)
 
     @staticmethod
     def of(oracle: Any) -> OracleKernel:
@@ -212,7 +214,8 @@ class OracleKernel:
                             oracle.decoder.tol, oracle)
 
     def __getstate__(self) -> dict[str, Any]:
-        return dict(self.__dict__, _oracle=None)
+        planned = self.compiled or getattr(self._oracle, "compiled", None) is not None
+        return dict(self.__dict__, _oracle=None, compiled=planned)
 
     @property
     def oracle(self) -> Any:
@@ -222,11 +225,18 @@ class OracleKernel:
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
         return self._oracle
 
+    def _for(self, s: int) -> Any:
+        """The oracle, on the path the original one took for sets of size s."""
+        oracle = self.oracle
+        if self.compiled and getattr(oracle, "compiled", None) is None:
+            oracle.plan_compiled(s)
+        return oracle
+
     def errors(self, S: np.ndarray) -> np.ndarray:
-        return self.oracle.errors(S)
+        return self._for(S.shape[1]).errors(S)
 
     def _range(self, task: Task, n: int, s: int) -> np.ndarray | None:
-        walk = getattr(self.oracle, "errors_range", None)
+        walk = getattr(self._for(s), "errors_range", None)
         return None if walk is None else walk(n, s, task[1], task[2])
 
     def peak_range(self, task: Task, n: int, s: int) -> PeakSummary | None:
