@@ -152,6 +152,12 @@ def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
     ("cyclic", ["verify", "--profile", "1,1,1,1,1,1"],
      lambda c: gctool.verify(c, profile=[1] * 6)),
     ("frc", ["attack", "--set", "0"], lambda c: gctool.attack(c, straggler_set=[0])),
+    ("encoded", ["attack", "--random"], lambda c: gctool.attack(c, random=True)),
+    ("encoded", ["attack", "--method", "bnb"], lambda c: gctool.attack(c, method="bnb")),
+    ("nested", ["attack", "--profile", "1,1,1,1,1,1", "--random"],
+     lambda c: gctool.attack(c, profile=[1] * 6, random=True)),
+    ("nested", ["verify", "--profile", "1,1,1,1,1,1", "-s", "1"],
+     lambda c: gctool.verify(c, 1, profile=[1] * 6)),
 ])
 def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
                                    call: Callable[[Any], Any]) -> None:
@@ -194,6 +200,12 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
     a, b = json.loads(out.read_text()), json.loads(mine.read_text())
     assert a["provenance"].pop("command").startswith("gctool design " + scheme)
     assert a == b
+
+
+@pytest.mark.parametrize("work", [0, 2])
+def test_partial_verify_is_the_cli_json(tmp_path: Path, work: int) -> None:
+    path = _code_file(tmp_path, "cyclic", order="rotated")
+    _same(["verify", "--partial", str(work)], path, lambda c: gctool.verify(c, partial=work))
 
 
 @pytest.mark.parametrize("scheme", ["cyclic-mds", "sr-sgc", "encoded"])
