@@ -89,6 +89,12 @@ class SchemeInfo:
     modules.  ``build(n, s, k, field, rng, **params) -> (B, recorded params)`` constructs the
     code; ``choose_field(n, s, k, **params) -> Field``, when given, serves ``--field auto``.
 
+    The rest of gctool asks for a scheme's behaviour here, never by comparing its name: hooks
+    that live in the scheme's own module are plain functions (``build``, ``choose_field``,
+    ``structured_decoder``, ``closed_forms``, ``schedule``, ...), and the audits of a family,
+    which live in heavier modules, are ``"module:function"`` strings imported on use
+    (:data:`HOOKS`, :meth:`hook`).
+
     ``uses`` lists the generic options the scheme takes; a scheme whose n or s follow from its
     parameters (``bibd``, ``kron``, ``hetero``) leaves them out.  Its ``build`` then receives
     ``n=None`` (and ``s=None``) and returns the values it chose in the recorded params
