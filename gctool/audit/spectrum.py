@@ -33,7 +33,8 @@ import numpy as np
 from gctool.audit.checks import check_budget, check_s
 from gctool.audit.outcome import WorstOutcome
 from gctool.codes.encoded import epsilon_of, epsilon_upper_bound, frame_stats
-from gctool.engine.enumeration import count_sets, sample_sets, straggler_chunks
+from gctool.engine.enumeration import count_sets, sample_sets
+from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
@@ -190,6 +191,63 @@ def set_spectrum(code: GradientCode, stragglers: list[int]) -> SpectrumReport:
         elapsed_s=time.perf_counter() - t0)
 
 
+@dataclass
+class _SpectrumSummary:
+    """One task's extreme sets: (value, set) for the largest epsilon (with its lambda_min and
+    lambda_max), the smallest lambda_min and the largest lambda_max (first in the task)."""
+
+    index: int
+    checked: int = 0
+    picks: list[tuple[str, float, list[int], tuple[float, float]]] = dc_field(
+        default_factory=list)
+
+
+@dataclass
+class _SpectrumWorker:
+    """Normalised spectra of S_F^T S_F for one task's sets (a worker of the enumeration
+    engine, :mod:`gctool.engine.sweep`)."""
+
+    source: Any
+    frame: _Frame
+    norm: float
+
+    def run(self, task: Task) -> _SpectrumSummary:
+        out = _SpectrumSummary(task[0])
+        batch, _ = self.source.sets(task)
+        out.checked = batch.shape[0]
+        if not batch.shape[0]:
+            return out
+        ev = self.frame.spectra(batch) * self.norm
+        lmin, lmax = ev[:, 0], ev[:, -1]
+        eps = epsilon_of(lmin, lmax)
+        for key, arr, pick in (("eps", eps, np.argmax), ("lmin", lmin, np.argmin),
+                               ("lmax", lmax, np.argmax)):
+            i = int(pick(arr))
+            out.picks.append((key, float(arr[i]), batch[i].tolist(),
+                              (float(lmin[i]), float(lmax[i]))))
+        return out
+
+
+@dataclass
+class _SpectrumFold:
+    """The worst epsilon, smallest lambda_min and largest lambda_max over the tasks, in
+    order (strict comparisons: the first set reaching each)."""
+
+    best: dict[str, Any] = dc_field(
+        default_factory=lambda: {"eps": -np.inf, "lmin": np.inf, "lmax": -np.inf})
+    checked: int = 0
+
+    def merge(self, r: _SpectrumSummary) -> bool:
+        for key, value, where, pair in r.picks:
+            cur = self.best[key]
+            if (value > cur) if key != "lmin" else (value < cur):
+                self.best[key], self.best[key + "_set"] = value, where
+                if key == "eps":
+                    self.best["eps_l"] = pair
+        self.checked += r.checked
+        return False
+
+
 def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SETS,
                    sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None) -> SpectrumReport:
@@ -204,40 +262,33 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
     fr = _Frame.of(S)
     norm = k / (n - s)
     t0 = time.perf_counter()
+    size = fr.chunk(s)
+    source: Any
     if sample is None:
         check_budget(total, max_sets, f"the exhaustive spectral audit of C({n}, {s}) sets")
-        chunks = straggler_chunks(n, s, fr.chunk(s))
+        source, planned = LexSource(n, s), total
         method, exact = "exhaustive", True
     else:
         if sample < 1:
             raise InvalidInput("sample must be a positive number of sets")
         sets = sample_sets(n, s, sample, np.random.default_rng(seed))
-        size = fr.chunk(s)
-        chunks = iter([sets[i:i + size] for i in range(0, sets.shape[0], size)])
+        source, planned = ListSource(n, sets), sets.shape[0]
         exact = sets.shape[0] == total
         method = "exhaustive" if exact else "sampled"
-    best: dict[str, Any] = {"eps": -np.inf, "lmin": np.inf, "lmax": -np.inf}
-    checked = 0
-    planned = total if sample is None else min(sample, total)
+    fold = _SpectrumFold()
+
+    def after() -> None:
+        if progress is not None:
+            progress(fold.checked, planned)
+
     try:
-        for batch in chunks:
-            ev = fr.spectra(batch) * norm
-            lmin, lmax = ev[:, 0], ev[:, -1]
-            eps = epsilon_of(lmin, lmax)
-            for key, arr, better in (("eps", eps, np.argmax), ("lmin", lmin, np.argmin),
-                                     ("lmax", lmax, np.argmax)):
-                i = int(better(arr))
-                cur = best[key]
-                if (arr[i] > cur) if key != "lmin" else (arr[i] < cur):
-                    best[key], best[key + "_set"] = float(arr[i]), batch[i].tolist()
-                    if key == "eps":
-                        best["eps_l"] = (float(lmin[i]), float(lmax[i]))
-            checked += batch.shape[0]
-            if progress is not None:
-                progress(checked, planned)
+        run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
+                   after=after)
     except KeyboardInterrupt:
-        raise SearchInterrupted(f"interrupted after {checked:,} of {planned:,} straggler sets "
-                                f"(size {s}); worst epsilon so far {best['eps']:.6g}") from None
+        raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
+                                f"sets (size {s}); worst epsilon so far "
+                                f"{fold.best['eps']:.6g}") from None
+    best, checked = fold.best, fold.checked
     upper = epsilon_upper_bound(S, s)
     eps = float(best["eps"])
     # the attack sandwich: found <= true worst <= proved bound; closed when they meet
