@@ -105,7 +105,6 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     and the speed-up over uncoded; with --train, the time and communication to reach a target
     loss.  FILE may be '-' (once).
     """
-    from gctool.seeds import fresh_seed
     from gctool.sim.delays import parse_delay
     from gctool.sim.run import simulate as run_simulation
 
@@ -122,7 +121,6 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         if lazy is not None:
             raise click.UsageError("--sparsify and --lazy exclude each other")
         sparsifier = parse_sparsify(sparsify_spec)
-    seed = fresh_seed() if seed is None else seed
     delay = parse_delay(delay_spec, trace_load)
     link = None
     if link_spec is not None:

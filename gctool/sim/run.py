@@ -208,7 +208,7 @@ PROTOCOLS = ("gctool", "authors")
 
 
 def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,
-             seed: int = 0, baselines: bool = True,
+             seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
@@ -229,7 +229,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     (:class:`gctool.sim.comm.Link`): CodedReduce files pay per-message latency and bandwidth
     and race a parameter server with the same leaves and ring all-reduce under the same model.
     ``models``: with ``train``, the number of models trained concurrently (job t is a step of
-    model t mod M; at least 1 + the largest delay).
+    model t mod M; at least 1 + the largest delay).  ``seed`` (None: a fresh one) seeds the
+    delays, the baselines and the training, and is recorded in the report.
     """
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
@@ -255,6 +256,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
                                "--worker-p P1,P2,... or a heterogeneous code file")
         code, key = hetero[0]
         delay.worker_p = np.asarray(code.params[key], dtype=np.float64)
+    if seed is None:  # a fresh seed, recorded in the report so that the run can be redone
+        from gctool.seeds import fresh_seed
+
+        seed = fresh_seed()
     rng = np.random.default_rng(seed)
     base = delay.base(iterations, width, rng)
     notes: list[str] = []
