@@ -697,3 +697,17 @@ def test_the_command_line_process_limits_its_data_segment() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "refused", out.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["hetero", "--probabilities", ",".join(["0.1"] * 600), "--load", "60"],
+     ("greedy steps", "--load")),
+    (["nested", "-n", "4096", "--levels", "1,2,100"], ("lower level matrices", "MiB")),
+    (["expander", "-n", "4096", "-d", "8"], ("eigenvalues", "4096 x 4096")),
+    (["cyclic", "-n", "4096", "-s", "1", "--seed", "1"], ("self-check", "4096 x 4096")),
+], ids=["hetero", "nested", "expander", "cyclic-self-check"])
+def test_other_schemes_at_large_sizes_are_refused_before_the_work(args: list[str],
+                                                                  words: tuple[str, ...]) -> None:
+    """Schemes the review did not try at n ~ 4096: each is estimated (work or memory) and
+    refused in one line before it builds anything big."""
+    refused(run("design", *args), *words)

@@ -174,6 +174,12 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
         raise DesignError(f"{n} workers with load {load} cannot hold k = {k} partitions")
     if not 0 <= s < n:
         raise DesignError(f"s = {s} must be smaller than n = {n}")
+    from gctool.limits import check_work
+
+    steps = max(0, n * load - k)  # greedy additions after the seeding, one n x k scan each
+    check_work(f"hetero (n={n}, k={k}, --load {load}): {steps:,} greedy steps over an "
+               f"{n} x {k} gain matrix", 4 * steps * n * k + k * n,
+               "use a smaller --load or fewer workers, or raise --max-work")
     support = greedy_support(probs, k, load)
     W = optimal_weights(support, probs)
     recorded: dict[str, Any] = {

@@ -122,6 +122,18 @@ def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Gen
     lv = _check_levels(n, levels)
     if k is not None and k != n:
         raise DesignError(f"nested cyclic codes have k = n = {n} (got -k {k})")
+    from gctool.limits import check_memory, check_work
+
+    what = f"nested (n={n}, levels {','.join(str(x) for x in lv)})"
+    if field.kind == "real":  # n solves of s x s systems per level
+        check_work(f"{what}: {n:,} solves of s x s systems per level",
+                   sum(n * max(1, x) ** 3 for x in lv),
+                   "use fewer or smaller levels, or a smaller n, or raise --max-work")
+    # every level but the last is recorded in params as nested lists (and written out later):
+    # ~80 bytes per real entry, ~130 per complex or GF entry ([re, im] pairs, Python integers)
+    per = 80 if field.kind == "real" else 130
+    check_memory(f"{what}: the {len(lv) - 1} lower level matrices recorded in the file",
+                 (len(lv) - 1) * n * n * per, "use fewer levels or a smaller n")
     if field.kind == "real":
         mats, how = _random_levels(n, lv, rng), "real: random nested parity checks (seeded)"
     else:
