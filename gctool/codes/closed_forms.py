@@ -39,18 +39,28 @@ def _numeric(code: GradientCode) -> np.ndarray | None:
 
 
 def uniform_gram(code: GradientCode) -> tuple[float, float, complex] | None:
-    """(a, b, c) with ``B B^H = a I + b J`` and ``B 1 = c 1``, or None; for B scaled by the
-    power of two that brings its largest entry into [1/2, 1) (exact; the worst error
-    ``k - |c|^2 f / (a + b f)`` does not depend on the scale, and entries near 1e308 no
-    longer overflow the Gram matrix)."""
+    """(a, b, c) with ``B B^H = a I + b J`` and ``B 1 = c 1``, or None (a, b overflow to inf
+    for entries near 1e308: :func:`closed_form_worst_error` uses the scaled values)."""
+    got = _uniform_gram_scaled(code)
+    if got is None:
+        return None
+    (a, b, c), e = got
+    return float(np.ldexp(a, 2 * e)), float(np.ldexp(b, 2 * e)), c * float(np.ldexp(1.0, e))
+
+
+def _uniform_gram_scaled(code: GradientCode
+                         ) -> tuple[tuple[float, float, complex], int] | None:
+    """((a, b, c), e) of :func:`uniform_gram` for B scaled by 2^-e, the power of two that
+    brings its largest entry into [1/2, 1) (exact; the worst error ``k - |c|^2 f / (a + b f)``
+    does not depend on the scale, and entries near 1e308 do not overflow the Gram matrix)."""
     B = _numeric(code)
     if B is None:
         return None
     top = float(np.abs(B).max())
     if top == 0:
         return None
-    B = np.ldexp(B.real, -np.frexp(top)[1]) + (
-        1j * np.ldexp(B.imag, -np.frexp(top)[1]) if np.iscomplexobj(B) else 0)
+    e = int(np.frexp(top)[1])
+    B = np.ldexp(B.real, -e) + (1j * np.ldexp(B.imag, -e) if np.iscomplexobj(B) else 0)
     n = code.n
     rows = B.sum(axis=1)
     if not np.allclose(rows, rows[0], rtol=0, atol=RTOL * max(1.0, float(np.abs(rows).max()))):
@@ -62,7 +72,7 @@ def uniform_gram(code: GradientCode) -> tuple[float, float, complex] | None:
     target = a * np.eye(n) + b * np.ones((n, n))
     if not np.allclose(G, target, rtol=0, atol=RTOL * scale):
         return None
-    return a.real, b.real, complex(rows[0])
+    return (a.real, b.real, complex(rows[0])), e
 
 
 def uniform_gram_error(k: int, a: float, b: float, c: complex, f: int) -> float:
@@ -155,7 +165,8 @@ def closed_form_worst_error(code: GradientCode, s: int) -> tuple[float, str] | N
     when a closed form is known for the code's structure (see the module doc)."""
     if not 0 <= s <= code.n:
         return None
-    gram = uniform_gram(code)
+    scaled = _uniform_gram_scaled(code)
+    gram = None if scaled is None else scaled[0]
     if gram is not None:
         src = ("uniform Gram B B^H = aI + bJ (symmetric BIBD: Kadhe-Koyluoglu-Ramchandran 2019); "
                "err = k - |c|^2 f/(a + b f), reference §3.5")
