@@ -1,10 +1,10 @@
 """The public audit API: one function per audit command, returning the report that the command
 prints (``report.to_dict()`` is its ``--json`` output).
 
-Each function looks at the code's scheme in the registry (:mod:`gctool.codes.registry`).  A
+Each function looks at the code's scheme in the registry (:mod:`gctool.registry`).  A
 scheme whose family has its own audit declares it as a capability hook on its
-:class:`~gctool.codes.info.SchemeInfo` (``verifier``, ``attacker``, ``bounder``, ``profiler``;
-signatures in :data:`gctool.codes.info.HOOKS`): sequential schedules (``sr-sgc``, ``m-sgc``),
+:class:`~gctool.registry.info.SchemeInfo` (``verifier``, ``attacker``, ``bounder``, ``profiler``;
+signatures in :data:`gctool.registry.info.HOOKS`): sequential schedules (``sr-sgc``, ``m-sgc``),
 CodedReduce trees, BCC and encoded frames.  Every other code goes to the matrix-code engines
 (:func:`gctool.audit.verify`, :func:`gctool.audit.attack.attack`, ...).  Level profiles of
 nested codes (``profile=``/``level_counts=``) go to the scheme's ``profiler`` hook.
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
+from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
-from gctool.numerics import DEFAULT_TOL
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -88,7 +88,7 @@ class BoundRequest:
 
 
 def _hook(code: GradientCode, name: str) -> Any:
-    from gctool.codes.registry import capability
+    from gctool.registry import capability
 
     return capability(code.scheme, name)
 

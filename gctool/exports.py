@@ -39,12 +39,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from gctool.algebra.fields import Field
 from gctool.audit.checks import check_s
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
 from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
-from gctool.limits import MAX_TABLE_ENTRIES
+from gctool.limits import DEFAULT_MAX_PATTERNS, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 EXPORT_FORMAT = "gctool.export"
 EXPORT_VERSION = 1
-DEFAULT_MAX_PATTERNS = 100_000
 
 
 @dataclass
@@ -61,15 +61,13 @@ class Export:
     arrays: dict[str, np.ndarray]
     all_decodable: bool | None
     patterns: int
+    field: Field  # the code's field (the encoding of B, the targets and A in JSON)
 
     def to_bytes(self, npz: bool) -> bytes:
         if npz:
             return npz_bytes(self.arrays, self.meta)
         doc = dict(self.meta)
-        field = self.meta["code"]["field"]
-        from gctool.algebra.fields import parse_field
-
-        fld = parse_field(field)
+        fld = self.field
         doc["B"] = encode_matrix(self.arrays["B"], fld)
         doc["support"] = self.arrays["support"].astype(int).tolist()
         doc["target"] = encode_matrix(self.arrays["target"], fld)
@@ -152,7 +150,7 @@ def build_export(
     check_tol(tol)
     meta, arrays = _base(code)
     if not decoders:
-        return Export(meta, arrays, None, 0)
+        return Export(meta, arrays, None, 0, code.field)
     P = _check_budget(code, s, max_patterns, in_memory=True)
     use, note = _plan(code, code.n - s, decoder)
     table = _Table(code, tol, use)
@@ -163,7 +161,7 @@ def build_export(
         arrays["residual"] = resid
     if use:
         arrays["structured"] = np.concatenate(table.structured)
-    return Export(meta, arrays, bool(ok.all()), P)
+    return Export(meta, arrays, bool(ok.all()), P, code.field)
 
 
 @dataclass

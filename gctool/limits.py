@@ -1,4 +1,5 @@
-"""Every size limit and default budget of gctool, in one place (pure constants, no numpy).
+"""Every size limit, default budget and numerical-policy constant of gctool, in one place (pure
+constants, no numpy, so the CLI can import them for option defaults).
 
 The limits keep every command's time and memory bounded and make oversize input fail early with
 a clear message (exit 2) instead of a MemoryError or a machine that starts swapping.  They are
@@ -13,7 +14,12 @@ Who enforces what:
 * :mod:`gctool.algebra.fields` - field orders;
 * :mod:`gctool.codes` - design parameters (n, k and n*k*m checked before anything is built);
 * :mod:`gctool.bounds` - formula-only inputs of ``bound`` without a file;
-* the audits and ``export`` - budgets (``--max-sets``, ``--max-patterns``, table entries).
+* the audits and ``export`` - budgets (``--max-sets``, ``--max-patterns``, table entries);
+* :mod:`gctool.numerics` - the rules that use the numerical-policy constants (tolerance, ties,
+  rank cut-off).
+
+No other module re-declares these values: ``tests/test_meta.py`` fails on a literal equal to
+one of them where a default, limit or tolerance is defined.
 """
 
 from __future__ import annotations
@@ -47,6 +53,21 @@ DEFAULT_MAX_SETS = 5_000_000
 DEFAULT_SCHEDULE_TRANSITIONS = 1_000_000
 #: default budget of ``export --decoders`` (straggler patterns; ``--max-patterns``)
 DEFAULT_MAX_PATTERNS = 100_000
+#: default budget of the partial-work profile search (profiles evaluated)
+DEFAULT_MAX_PROFILES = 5_000_000
+#: default Monte-Carlo samples of ``attack --samples`` (uniform means, sampled spectra)
+DEFAULT_SAMPLES = 20_000
+#: default straggler sets per value of s of an error curve (``show --max-sets``)
+DEFAULT_CURVE_SETS = 20_000
+#: estimated flops an error curve may spend per value of s before the value is skipped
+CURVE_MAX_WORK = 400_000_000
+#: most straggler patterns the row-class reduction lists (in Python) before verify enumerates
+#: the straggler sets instead
+MAX_CLASS_PATTERNS = 100_000
+#: straggler sets per exactly computed value of an approximate bound (else estimated)
+APPROX_EXACT_SETS = 20_000
+#: straggler sets of design's exact worst condition number (else estimated on a sample)
+CONDITION_EXACT_SETS = 20_000
 #: hard cap on the entries of the decoding table ``A`` (patterns x m x n) of ``export`` when it
 #: is built in memory (JSON output); NPZ output is streamed and limited by --max-patterns only
 MAX_TABLE_ENTRIES = 16_777_216
@@ -73,6 +94,23 @@ DEFAULT_MAX_MEMORY = 2 * 1024**3
 #: runtime and the libraries), so an allocation the estimates missed fails with "out of memory"
 #: (exit 2) instead of swapping
 MEMORY_HEADROOM = 1024**3
+
+# -- numerical policy (the rules are in gctool.numerics) ---------------------------------------
+#: default tolerance of real/complex decoding: F decodes when its squared error is at most
+#: ``tol * k`` (``--tol``)
+DEFAULT_TOL = 1e-9
+#: errors within this relative distance of each other are ties when searching for a maximum
+TIE_RTOL = 1e-12
+#: a float64 "fails" verdict needs the kept singular values of B_F (row-normalised) to be at
+#: least this fraction of the largest; below, the set is decided in exact arithmetic
+DECIDE_RTOL = 1e-7
+#: singular values above the rank cut-off by less than this factor are "at the cut-off": a
+#: verdict that depends on whether they count is undecided
+RANK_BAND = 10.0
+#: relative slack when two computed floating-point values that are equal in exact arithmetic
+#: are compared (a bound against the value it bounds, a big-M constant, a plot tick, a MILP
+#: gap); it proves nothing and is never the decoding tolerance
+REL_SLACK = 1e-9
 
 #: the table documented in the README: (name, value, what it limits)
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (

@@ -34,15 +34,13 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.limits import DECIDE_RTOL as DECIDE_RTOL  # the constants live in limits
+from gctool.limits import DEFAULT_TOL as DEFAULT_TOL
+from gctool.limits import RANK_BAND as RANK_BAND
+from gctool.limits import REL_SLACK as REL_SLACK
+from gctool.limits import TIE_RTOL as TIE_RTOL
 
-DEFAULT_TOL = 1e-9
 EPS = float(np.finfo(np.float64).eps)
-#: a float64 "fails" verdict needs the kept singular values of B_F (row-normalised) to be at
-#: least this fraction of the largest; below, the set is decided in exact arithmetic
-DECIDE_RTOL = 1e-7
-#: singular values above the rank cut-off by less than this factor are "at the cut-off": a
-#: verdict that depends on whether they count is undecided
-RANK_BAND = 10.0
 
 
 def check_tol(tol: float) -> float:
@@ -66,9 +64,6 @@ def threshold_level(epsilon: float, limit: float) -> float:
     epsilon > 0 (ties within the tolerance are not decided by round-off), ``limit`` for 0."""
     return float(epsilon + limit) if epsilon > 0 else float(limit)
 
-
-#: errors within this relative distance of each other are ties when searching for a maximum
-TIE_RTOL = 1e-12
 
 
 def beats(err: float, best: float) -> bool:
@@ -155,13 +150,15 @@ def numerical_rank(sv: np.ndarray, shape: tuple[int, ...]) -> Any:
     return int(r) if sv.ndim == 1 else r
 
 
-def matrix_rank(B: np.ndarray) -> int:
-    """Numerical rank of a real or complex matrix under the policy (row-normalised first)."""
-    B = np.asarray(B)
-    if B.size == 0:
-        return 0
-    Bn, _ = normalise_rows(B)
-    return int(numerical_rank(np.linalg.svd(Bn, compute_uv=False), Bn.shape))
+def condition(sv: np.ndarray, rank: Any) -> Any:
+    """cond on the numerical rank: ``sv[0] / sv[rank - 1]`` (descending singular values, last
+    axis; batched), inf where the rank is 0.  The condition number every report shows."""
+    sv = np.asarray(sv, dtype=np.float64)
+    r = np.asarray(rank)
+    smin = np.take_along_axis(sv, np.maximum(r - 1, 0)[..., None], axis=-1)[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((r > 0) & (smin > 0), sv[..., 0] / np.where(smin > 0, smin, 1.0), np.inf)
+    return float(out) if out.ndim == 0 else out
 
 
 # -- exact comparisons (symmetry) -------------------------------------------------------------

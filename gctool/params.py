@@ -132,7 +132,7 @@ def validate(scheme: str, params: Mapping[str, Any], n: int, k: int) -> None:
     :data:`COMMON` keys and the scheme's own ``SchemeInfo.file_params``, its
     ``required_params`` and its cross-field rule ``check_params`` (a scheme gctool does not
     know is checked for the common keys only)."""
-    from gctool.codes.registry import SCHEMES
+    from gctool.registry import SCHEMES
 
     info = SCHEMES.get(scheme)
     dims = {"n": n, "k": k}

@@ -726,7 +726,7 @@ def examples(prefix: list[str], cmd: click.Command) -> list[list[str]]:
     that run this command), with input files mapped to fixtures and outputs to ``out.*``."""
     lines: list[str] = []
     if prefix[0] == "design":
-        from gctool.codes.registry import SCHEMES
+        from gctool.registry import SCHEMES
 
         info = SCHEMES.get(prefix[1])
         lines = list(info.examples) if info is not None else []

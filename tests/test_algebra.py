@@ -158,3 +158,63 @@ def test_design_fields_are_fields() -> None:
         assert all(sorted(add[a]) == list(range(q)) for a in range(q))
         for a, b, c in itertools.islice(itertools.product(range(q), repeat=3), 500):
             assert mul[a, add[b, c]] == add[mul[a, b], mul[a, c]]
+
+
+# -- the SVD of B: one rank for bound, verify and attack ---------------------------------------
+def _near_singular(n: int, k: int, rank: int, t: float, seed: int) -> np.ndarray:
+    """A real n x k matrix of exact rank ``rank`` plus a perturbation of size about ``t``
+    times the rank cut-off along a direction outside its row space (sv near the cut-off)."""
+    from gctool.numerics import normalise_rows, rank_cutoff
+
+    rng = np.random.default_rng(seed)
+    M = rng.standard_normal((rank, k))
+    M[0] = 1.0  # the all-ones target lies in the row space: every n - rank + 1 rows decode
+    B = rng.standard_normal((n, rank)) @ M
+    Bn, _ = normalise_rows(B)
+    cut = float(rank_cutoff(np.linalg.svd(Bn, compute_uv=False)[0], Bn.shape))
+    _, _, Vh = np.linalg.svd(B)
+    direction = Vh[rank]  # orthogonal to the row space
+    B[0] += t * cut * np.linalg.norm(B[0]) * direction
+    return B
+
+
+def test_bound_verify_and_attack_agree_on_the_rank_of_near_singular_codes() -> None:
+    import gctool
+    from gctool.algebra.spectral import Spectral
+    from gctool.audit.decoders import OptimalOracle
+    from gctool.audit.nullspace import reduce_float
+    from gctool.codes.conditioning import worst_condition
+    from gctool.model import GradientCode
+
+    ranks = set()
+    for i, t in enumerate(np.geomspace(0.05, 50, 24)):
+        n, k, s = 7, 9, 2
+        B = _near_singular(n, k, n - s, float(t), i)
+        code = GradientCode(B, Field("real"), s)
+        sp = Spectral.of(B)
+        report = gctool.bound(code)
+        assert report.code is not None
+        rank = report.code["rank"]
+        assert rank == sp.rank == reduce_float(code, 1e-9).rank == OptimalOracle(code).rank
+        assert rank == matrix_rank(code.field, B)
+        ranks.add(rank)
+        kappa, _ = worst_condition(B, 0)
+        assert kappa == sp.kappa or (kappa is None and not np.isfinite(sp.kappa))
+    assert ranks == {5, 6}  # the perturbation crosses the cut-off inside the sweep
+
+
+def test_spectral_decoder_and_bases() -> None:
+    from gctool.algebra.spectral import Spectral
+
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((6, 4)) @ rng.standard_normal((4, 8))
+    B *= 2.0 ** rng.integers(-30, 30, (6, 1))  # row scales do not matter
+    sp = Spectral.of(B)
+    assert sp.rank == 4 and sp.d == 2
+    N, Q = sp.null_basis, sp.range_basis
+    assert np.allclose(N @ sp.Bn, 0, atol=1e-12) and np.allclose(N @ Q, 0, atol=1e-12)
+    T = np.ones((1, 8))
+    W = sp.min_norm(T)
+    expect = np.linalg.lstsq(sp.Bn.T, T.T, rcond=None)[0]
+    assert np.allclose(W, expect)
+    assert np.allclose(sp.errors(W, T), np.sum((sp.Bn.T @ expect - 1) ** 2))

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 import gctool
 from gctool.cli.main import COMMANDS, cli
-from gctool.codes.registry import SCHEMES
+from gctool.registry import SCHEMES
 
 ROOT = Path(__file__).parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

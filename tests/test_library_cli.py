@@ -20,8 +20,8 @@ from click.testing import CliRunner
 import gctool
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.main import cli
-from gctool.codes.registry import SCHEMES
 from gctool.errors import GctoolError
+from gctool.registry import SCHEMES
 
 #: a small instance of every registered scheme: design() keywords (kron: two frc files)
 SMALL: dict[str, dict[str, Any]] = {
@@ -114,7 +114,7 @@ def test_public_functions_survive_imports_of_their_modules() -> None:
 
 
 def test_every_declared_hook_resolves() -> None:
-    from gctool.codes.info import HOOKS
+    from gctool.registry.info import HOOKS
 
     declared = 0
     for info in SCHEMES.values():

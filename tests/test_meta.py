@@ -74,7 +74,7 @@ def test_every_command_has_help_and_is_in_readme() -> None:
 
 
 def test_every_scheme_is_in_readme() -> None:
-    from gctool.codes.registry import SCHEMES
+    from gctool.registry import SCHEMES
 
     for name in SCHEMES:
         assert f"`{name}`" in README, f"README does not mention scheme {name}"
@@ -122,7 +122,7 @@ def test_scheme_dispatch_pattern_catches(line: str) -> None:
 def test_scheme_behaviour_comes_from_the_registry() -> None:
     """Only a scheme's own module names it: everything else asks the registry for the
     scheme's capabilities (SchemeInfo fields and hooks) instead of comparing names."""
-    from gctool.codes.registry import MODULES
+    from gctool.registry import MODULES
 
     own = {ROOT / (name.replace(".", "/") + ".py") for name in MODULES}
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"

@@ -39,7 +39,7 @@ def test_old_spellings_are_hidden_deprecated_aliases(runner: CliRunner, new: lis
 
 
 def test_no_one_letter_long_options_and_one_meaning_of_d(runner: CliRunner) -> None:
-    from gctool.codes.registry import SCHEMES
+    from gctool.registry import SCHEMES
 
     for name in SCHEMES:
         text = _run(runner, "design", name, "--help").stdout

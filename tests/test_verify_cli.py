@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool import limits
 from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
@@ -127,8 +128,11 @@ def test_help_lists_the_new_options(runner: CliRunner) -> None:
 
 def test_cli_budget_default_matches_the_library() -> None:
     import importlib
+    import inspect
 
-    from gctool.cli.verify import VERIFY_MAX_SETS
+    from gctool.cli.verify import verify as command
 
     engine = importlib.import_module("gctool.audit.verify")
-    assert VERIFY_MAX_SETS == engine.DEFAULT_VERIFY_MAX_SETS
+    default = inspect.signature(engine.verify).parameters["max_sets"].default
+    option = next(p for p in command.params if p.name == "max_sets")
+    assert option.default == default == limits.DEFAULT_MAX_SETS

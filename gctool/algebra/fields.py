@@ -94,6 +94,36 @@ def _prime_power(q: int) -> tuple[int, int] | None:
     return (p, m) if r == 1 else None
 
 
+def primes_1_mod(n: int, count: int) -> list[int]:
+    """The ``count`` smallest primes p with n | p - 1 (below 2^31)."""
+    out: list[int] = []
+    p = n + 1
+    while len(out) < count and p < MAX_FIELD_ORDER:
+        if is_prime(p):
+            out.append(p)
+        p += n
+    return out
+
+
+def binary_degree(n: int) -> int | None:
+    """Smallest m <= 31 with n | 2^m - 1 (n odd), else None."""
+    if n % 2 == 0:
+        return None
+    if n == 1:
+        return 1
+    for m in range(1, 32):
+        if (2**m - 1) % n == 0:
+            return m
+    return None
+
+
+def smallest_prime_at_least(x: int) -> int:
+    p = max(2, x)
+    while not is_prime(p):
+        p += 1
+    return p
+
+
 #: longest polynomial text accepted (a degree-31 polynomial over GF(p) fits many times over)
 MAX_POLY_TEXT = 1000
 

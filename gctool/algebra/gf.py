@@ -265,3 +265,25 @@ def plain_arith(fld: Field) -> GFArith | NumericArith:
     if not fld.is_finite:
         return NumericArith()
     return GFArith(fld.resolved())
+
+
+def prod_last(ar: Any, a: Any) -> Any:
+    """Product over the last axis."""
+    if isinstance(ar, NumericArith):
+        return np.prod(a, axis=-1)
+    out = a[..., 0]
+    for j in range(1, a.shape[-1]):
+        out = ar.mul(out, a[..., j])
+    return out
+
+
+def powers_of(ar: Any, w: Any, count: int, dtype: Any) -> np.ndarray:
+    """w^0, ..., w^(count-1) by doubling (O(log count) array operations)."""
+    out = np.ones(max(count, 1), dtype=dtype)
+    have, step = 1, w
+    while have < count:
+        take = min(have, count - have)
+        out[have:have + take] = ar.mul(out[:take], step)
+        have += take
+        step = ar.mul(step, step) if have == 2 * take else step
+    return out[:count]

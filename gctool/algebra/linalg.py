@@ -96,12 +96,14 @@ def rank(arith: GFArith, M: np.ndarray) -> int:
 
 
 def matrix_rank(fld: Field, M: Any) -> int:
-    """The rank of a matrix over ``fld``: exact over GF(q), the numerical rank of
-    :func:`gctool.numerics.matrix_rank` (the one cut-off) over R/C."""
+    """The rank of a matrix over ``fld``: exact over GF(q); over R/C the numerical rank of
+    :class:`gctool.algebra.spectral.Spectral` (the factorisation and cut-off the verifier and
+    the attack oracles use)."""
     if not fld.is_finite:
-        from gctool.numerics import matrix_rank as numerical
+        from gctool.algebra.spectral import Spectral
 
-        return numerical(np.asarray(M))
+        M = np.asarray(M)
+        return Spectral.of(M).rank if M.size else 0
     return rank(GFArith(fld), np.asarray(M, dtype=np.int64))
 
 

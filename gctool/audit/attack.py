@@ -36,7 +36,7 @@ from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import pad_to
 from gctool.engine.sweep import Runner
 from gctool.errors import BudgetExceeded, InvalidInput
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import DEFAULT_MAX_SETS, REL_SLACK, TIE_RTOL
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
 from gctool.reports import (
@@ -303,7 +303,7 @@ def _closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: 
     value, source = got
     agree = abs(float(value) - err) <= 1e-6 * max(1.0, abs(err))
     return ClosedForm(float(value), float(value) / scale, source,
-                      agree if exact else err <= float(value) * (1 + 1e-9) + 1e-12)
+                      agree if exact else err <= float(value) * (1 + REL_SLACK) + TIE_RTOL)
 
 
 def _random(oracle: Oracle, s: int | None, p: float | None, scale: float,
@@ -400,7 +400,7 @@ def _curve_point(oracle: Oracle, s: int, opts: AttackOptions, prev: WorstOutcome
                  ) -> WorstOutcome:
     top, why = _largest(oracle)
     if (prev is not None and oracle.monotone and prev.exact and top is not None
-            and prev.stragglers is not None and prev.error >= top - 1e-12 * max(1.0, top)):
+            and prev.stragglers is not None and prev.error >= top - TIE_RTOL * max(1.0, top)):
         S = pad_to(prev.stragglers, s, oracle.n)  # monotone: the maximum stays reached
         out = WorstOutcome(S, oracle.error(S), True, prev.method, 1, comb(oracle.n, s))
         out.tighten(top, why)

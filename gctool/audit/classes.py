@@ -24,12 +24,12 @@ from gctool.audit.symmetry import (
     count_orbits,
     find_row_classes,
 )
+from gctool.limits import MAX_CLASS_PATTERNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from gctool.audit.nullspace import Reduction
     from gctool.reports import VerifyReport
 
-MAX_PATTERNS = 100_000  # patterns are listed in Python; beyond this, enumerate sets instead
 
 
 def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int] | None:
@@ -54,7 +54,7 @@ def try_classes(run: Any, red: Reduction, rot: Rotation | None) -> VerifyReport 
     sizes = [len(c) for c in classes]
     patterns = count_class_patterns(sizes, s)
     other = count_orbits(code.n, s, rot.t) if rot is not None else run.total
-    if patterns > min(MAX_PATTERNS, run.max_sets) or patterns >= other:
+    if patterns > min(MAX_CLASS_PATTERNS, run.max_sets) or patterns >= other:
         return None
     sets, weights = [], []
     for killed in class_patterns(sizes, s):

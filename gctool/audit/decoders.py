@@ -43,11 +43,12 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.spectral import Spectral
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL, Decoder, Decoding
 from gctool.engine.enumeration import straggler_mask, survivors_of
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
-from gctool.numerics import numerical_rank
+from gctool.numerics import EPS
 
 DECODERS = ("optimal", "fixed", "natural")
 _SIG_LOST = 1e-14
@@ -162,27 +163,21 @@ class OptimalOracle(Oracle):
             self._spectral()
 
     def _spectral(self) -> None:
-        A = self.decoder.Bn.T  # row-normalised B (exact power-of-two scaling): same errors
-        T = self.code.targets().astype(A.dtype)
-        P, sv, Qh = np.linalg.svd(A, full_matrices=False)
-        r = numerical_rank(sv, A.shape)
-        self.rank = r
-        self.sigma = sv[:r]
-        self.P = P[:, :r]
-        self.Q = Qh[:r].conj().T  # n x r, orthonormal basis of range(B)
-        self.alpha = self.Q @ ((self.P.conj().T @ T.T) / self.sigma[:, None])  # n x m
-        resid = A @ self.alpha - T.T
-        self.err_full_targets = np.sum(np.abs(resid) ** 2, axis=0)
+        # the one SVD of the row-normalised B (exact power-of-two scaling: same errors)
+        sp = Spectral.of(self.code.B)
+        T = self.code.targets()
+        r = self.rank = sp.rank
+        self.sigma = sp.sv[:r]
+        self.P = sp.Vh[:r].T  # K x r
+        self.Q = sp.range_basis  # n x r, orthonormal
+        self.alpha = sp.min_norm(T)  # n x m, the minimum-norm decoder of all n workers
+        self.err_full_targets = sp.errors(self.alpha, T)
         self.err_full = float(self.err_full_targets.sum())
         self.H = self.Q @ self.Q.conj().T
         self.N = (self.Q / self.sigma**2) @ self.Q.conj().T
-        if r < self.n:
-            self.Qperp = np.linalg.svd(self.Q.conj().T, full_matrices=True)[2][r:].conj().T
-        else:
-            self.Qperp = np.zeros((self.n, 0), dtype=self.Q.dtype)
-        kappa = float(sv[0] / sv[r - 1]) if r else 1.0
-        eps = float(np.finfo(np.float64).eps)
-        self.sig_kept = max(1e-6, 100 * kappa * max(A.shape) * eps)
+        self.Qperp = sp.null_basis.T  # n x d, orthonormal complement of Q
+        kappa = sp.kappa if r else 1.0
+        self.sig_kept = max(1e-6, 100 * kappa * max(sp.Bn.shape) * EPS)
         #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
@@ -540,13 +535,13 @@ class GroupOracle(Oracle):
 def group_schemes() -> list[str]:
     """Schemes whose natural decoder is "first arrival per group of identical workers"
     (``SchemeInfo.grouped``)."""
-    from gctool.codes.registry import SCHEMES
+    from gctool.registry import SCHEMES
 
     return [name for name, info in SCHEMES.items() if info.grouped]
 
 
 def natural_available(code: GradientCode) -> bool:
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     return bool(feature(code.scheme, "grouped", False))
 

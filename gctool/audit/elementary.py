@@ -31,9 +31,10 @@ from gctool.audit.decoders import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.limits import REL_SLACK
 
 Progress = Callable[[int, int], None]
-_RTOL = 1e-9
+_RTOL = REL_SLACK
 #: over R/C, smaller straggler sets checked by the decoder to prove a primal result
 CONFIRM_SETS = 200_000
 

@@ -48,6 +48,7 @@ from gctool.audit.decoders import FixedOracle, OptimalOracle, Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted
+from gctool.limits import REL_SLACK
 
 DEFAULT_RESOLUTION = 1e-4
 DEFAULT_TIME_LIMIT = 60.0
@@ -109,7 +110,7 @@ def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarra
     if left <= 0:
         return None
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in rows if A.shape[0]]
-    options = {"time_limit": max(left, 0.5), "mip_rel_gap": 1e-9, "disp": False}
+    options = {"time_limit": max(left, 0.5), "mip_rel_gap": REL_SLACK, "disp": False}
     return _interruptible(lambda: milp(c, integrality=integrality, bounds=Bounds(lb, ub),
                                        constraints=cons, options=options))
 
@@ -187,7 +188,7 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
 def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit: float,
                       deadline: float) -> ThresholdOutcome:
     n, d = sp.n, sp.d
-    M = sp.row_norm * R * (1 + 1e-9)
+    M = sp.row_norm * R * (1 + REL_SLACK)
     wk = sp.worker()
     c = np.concatenate([np.zeros(d), np.ones(n)])
     integ = np.concatenate([np.zeros(d), np.ones(n)])
@@ -295,7 +296,7 @@ class _OA:
         wk = sp.worker()
         for u in range(self.m):
             y0, R = self._y(u), np.sqrt(self.norms[u])
-            M = sp.row_norm * R * (1 + 1e-9)
+            M = sp.row_norm * R * (1 + REL_SLACK)
             c[y0:y0 + d] = -2 * sp.phi[u][0]  # maximise 2 Re(alpha^H y)
             c[y0 + d:y0 + d + rv] = 1.0  # minus sum w
             lb[y0:y0 + d], ub[y0:y0 + d] = -M[wk], M[wk]

@@ -45,10 +45,11 @@ import numpy as np
 
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
+from gctool.algebra.spectral import Spectral
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decodes, normalise_rows, numerical_rank
+from gctool.numerics import EPS, decodes, normalise_rows
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -70,21 +71,12 @@ class Reduction:
 
 
 def reduce_float(code: GradientCode, tol: float) -> Reduction:
-    """Orthonormal left null space and minimum-norm W from one SVD of B (R/C).
-
-    ``B = U S V^H`` with U square (n x n) and V thin, so a wide B (k >> n) costs no k x k
-    factor.  Rows ``conj(u_j)^T`` (j >= rank) satisfy ``y^T B = 0``, and
-    ``W = pinv(B^T) T^T = conj(U_r) S_r^{-1} conj(V_r^H) T^T``."""
-    B, _ = normalise_rows(np.asarray(code.B))  # exact power-of-two row scaling
-    n, K = B.shape
-    U, S, Vh = np.linalg.svd(B, full_matrices=K < n)
-    r = numerical_rank(S, B.shape)
-    N = np.conj(U[:, r:]).T  # (d, n): rows y with y^T B = 0
-    Tt = code.targets().T.astype(U.dtype)  # (K, m)
-    W = np.conj(U[:, :r]) @ ((np.conj(Vh[:r]) @ Tt) / S[:r, None])  # (n, m)
-    err = float(np.sum(np.abs(B.T @ W - Tt) ** 2))
-    kappa = float(S[0] / S[r - 1]) if r else float("inf")
-    return Reduction(N, W, r, bool(decodes(err, code.k, tol)), kappa)
+    """Orthonormal left null space and minimum-norm W from the one SVD of B
+    (:class:`gctool.algebra.spectral.Spectral`; R/C)."""
+    sp = Spectral.of(code.B)  # of the row-normalised B (exact power-of-two row scaling)
+    W = sp.min_norm(code.targets())  # (n, m)
+    err = float(np.sum(sp.errors(W, code.targets())))
+    return Reduction(sp.null_basis, W, sp.rank, bool(decodes(err, code.k, tol)), sp.kappa)
 
 
 def reduce_gf(code: GradientCode) -> Reduction:
@@ -362,7 +354,7 @@ class FloatNullKernel:
         rest = np.flatnonzero(~accept & (lb > 0) & np.isfinite(norm))
         if rest.size:  # ill-conditioned but maybe decodable: test the decoder a itself
             err = self.witness_error(S[rest], Z[rest])
-            good = err <= self.tol * self.code.k
+            good = decodes(err, self.code.k, self.tol)
             out.error[rest[good]] = err[good]
             out.ok[rest[good]] = True  # decodes; its norm is not the optimal decoder's
         out.ok[accept] = True

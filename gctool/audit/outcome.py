@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gctool.limits import REL_SLACK
+
 
 @dataclass
 class WorstOutcome:
@@ -22,7 +24,7 @@ class WorstOutcome:
     upper_source: str = ""
     notes: list[str] = field(default_factory=list)
 
-    def tighten(self, upper: float | None, source: str, rtol: float = 1e-9) -> None:
+    def tighten(self, upper: float | None, source: str, rtol: float = REL_SLACK) -> None:
         """Record a proven upper bound if it is better; close the sandwich when it meets."""
         if upper is None:
             return

@@ -34,12 +34,12 @@ import numpy as np
 
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
+from gctool.limits import DEFAULT_MAX_PROFILES
 from gctool.model import GradientCode
 from gctool.order import Order
 from gctool.reports import Report
 
 Progress = Callable[[int, int], None]
-DEFAULT_MAX_PROFILES = 5_000_000
 _BATCH = 4096
 
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from gctool.audit.decoders import FixedOracle, Oracle
 from gctool.errors import InvalidInput
+from gctool.limits import DEFAULT_SAMPLES
 
-DEFAULT_SAMPLES = 20_000
 SUM_CHUNK = 65_536  # straggler sets per batch of an exact mean
 Z95 = 1.959963984540054
 

@@ -36,7 +36,7 @@ from gctool.codes.encoded import epsilon_of, epsilon_upper_bound, frame_stats
 from gctool.engine.enumeration import count_sets, sample_sets
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.errors import InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SAMPLES
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
@@ -322,7 +322,7 @@ def spectrum_curve(code: GradientCode, max_s: int | None = None, *,
     for s in range(top + 1):
         enumerable = count_sets(n, s) <= max_sets
         out.append(worst_spectrum(code, s, max_sets=max_sets,
-                                  sample=None if enumerable else (sample or 20_000),
+                                  sample=None if enumerable else (sample or DEFAULT_SAMPLES),
                                   seed=seed, progress=progress))
     return SpectrumCurveReport(code.scheme, code.params.get("frame"), n, k, out)
 

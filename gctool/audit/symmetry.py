@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from gctool.engine.enumeration import lex_less
+from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import exactly_proportional
 
@@ -142,11 +143,11 @@ def _shift_candidates(p0: np.ndarray, pt: np.ndarray) -> list[int]:
     """Shifts c with ``pt = roll(p0, c)`` piece-wise, by circular cross-correlation (FFT)."""
     k = p0.shape[1]
     e0, et = float(np.sum(p0**2)), float(np.sum(pt**2))
-    if abs(e0 - et) > 1e-9 * max(e0, 1e-300):
+    if abs(e0 - et) > REL_SLACK * max(e0, 1e-300):
         return []
     corr = np.fft.irfft(np.conj(np.fft.rfft(p0, axis=1)) * np.fft.rfft(pt, axis=1), n=k,
                         axis=1).sum(axis=0)  # corr[c] = sum_j p0[j] pt[j + c]
-    close = np.flatnonzero(np.abs(corr - e0) <= 1e-9 * max(e0, 1.0) + 1e-9)
+    close = np.flatnonzero(np.abs(corr - e0) <= REL_SLACK * max(e0, 1.0) + REL_SLACK)
     return close[:MAX_SHIFT_CANDIDATES].tolist()
 
 

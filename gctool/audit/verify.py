@@ -47,7 +47,6 @@ from gctool.reports import Diagnostics, VerifyReport
 METHODS = ("auto", "exhaustive", "structural")
 #: default budget (gctool.limits.DEFAULT_MAX_SETS, also the CLI's --max-sets default): about
 #: a minute on two cores with the direct decoder at n ~ 30, seconds with the nullspace kernel
-DEFAULT_VERIFY_MAX_SETS = DEFAULT_MAX_SETS
 KERNELS = ("auto", "nullspace", "direct")
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes
@@ -72,7 +71,7 @@ def verify(
     s: int | None = None,
     *,
     tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_VERIFY_MAX_SETS,
+    max_sets: int = DEFAULT_MAX_SETS,
     progress: Progress | None = None,
     method: str = "auto",
     kernel: str = "auto",

@@ -21,6 +21,7 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
+from gctool.limits import DEFAULT_SAMPLES
 
 METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
 
@@ -100,7 +101,8 @@ line per file, one --json document, the worst exit status.""")
               help="Also report the mean error over uniformly random straggler sets.")
 @click.option("-p", "prob", type=FloatRange(0, 1), default=None,
               help="Also report the mean error when each worker straggles with probability p.")
-@click.option("--samples", type=click.IntRange(2, None), default=20_000, show_default=True,
+@click.option("--samples", type=click.IntRange(2, None), default=DEFAULT_SAMPLES,
+              show_default=True,
               help="Monte-Carlo samples when random sets cannot be enumerated.")
 @click.option("--restarts", type=click.IntRange(0, None), default=20, show_default=True,
               help="Random restarts of the greedy search.")

@@ -11,8 +11,8 @@ import click
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import field_option, json_option, max_work_option, seed_option
 from gctool.cli.output import quiet_option, status
-from gctool.codes.info import Param, SchemeInfo
-from gctool.codes.registry import SCHEMES
+from gctool.registry import SCHEMES
+from gctool.registry.info import Param, SchemeInfo
 
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str,
                           "path": click.Path(dir_okay=False)}

@@ -14,6 +14,7 @@ from gctool.cli.options import (
     tol_option,
 )
 from gctool.cli.output import quiet_option
+from gctool.limits import DEFAULT_MAX_PATTERNS
 
 
 @click.command(epilog="""\b
@@ -49,7 +50,8 @@ each row (decoders.method, the array 'structured', decoders.note).""")
               help="Decoder for --decoders: the scheme's structured decoder (cyclic-mds, rs, "
                    "comm), the generic optimal one, or auto (structured when the scheme has "
                    "one).")
-@click.option("--max-patterns", type=click.IntRange(1, None), default=100_000, show_default=True,
+@click.option("--max-patterns", type=click.IntRange(1, None), default=DEFAULT_MAX_PATTERNS,
+              show_default=True,
               help="Refuse decoding tables with more straggler patterns than this.")
 @tol_option
 @json_option

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_TOL
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,7 +49,7 @@ jobs_option = click.option(
     help="Worker processes (0 = every core; small searches run in one process); results do "
          "not depend on it.")
 tol_option = click.option(
-    "--tol", type=FloatRange(0, None), default=1e-9, show_default=True,
+    "--tol", type=FloatRange(0, None), default=DEFAULT_TOL, show_default=True,
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
 )
 max_sets_option = click.option(

@@ -18,6 +18,7 @@ from gctool.cli.options import (
     tol_option,
 )
 from gctool.cli.output import quiet_option, status
+from gctool.limits import DEFAULT_CURVE_SETS
 
 
 @click.command(epilog="""\b
@@ -43,7 +44,8 @@ it draws, it does not audit.""")
               help="Compute the worst-case error curve (default: only with --svg).")
 @click.option("--curve-file", metavar="FILE", default=None, type=click.Path(allow_dash=True),
               help="Read the error curve from a JSON file (e.g. from 'gctool attack --curve').")
-@click.option("--max-sets", type=click.IntRange(1, None), default=20_000, show_default=True,
+@click.option("--max-sets", type=click.IntRange(1, None), default=DEFAULT_CURVE_SETS,
+              show_default=True,
               help="Budget for the error curve: straggler sets evaluated over all s.")
 @click.option("--max-cells", type=click.IntRange(4, 400), default=60, show_default=True,
               help="Largest number of cell rows/columns in the terminal before summarising.")

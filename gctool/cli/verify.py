@@ -21,11 +21,11 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
+from gctool.limits import DEFAULT_MAX_SETS
 
-#: default --max-sets of verify shown in --help (= gctool.limits.DEFAULT_MAX_SETS; not
-#: imported, to keep the CLI start-up free of library modules); when the option is not given
-#: each audit uses its own default (schedules: gctool.limits.DEFAULT_SCHEDULE_TRANSITIONS)
-VERIFY_MAX_SETS = 5_000_000
+#: default --max-sets of verify shown in --help; when the option is not given each audit uses
+#: its own default (schedules: gctool.limits.DEFAULT_SCHEDULE_TRANSITIONS)
+VERIFY_MAX_SETS = DEFAULT_MAX_SETS
 #: verify draws its progress bar only once a run has lasted this long (seconds)
 SHOW_AFTER_S = 1.0
 

@@ -1,12 +1,12 @@
-"""Code constructions: one family per module, listed in :mod:`gctool.codes.registry`."""
+"""Code constructions: one family per module, listed in :mod:`gctool.registry`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from gctool.algebra.fields import Field, parse_field
-from gctool.codes.registry import SCHEMES, Param, SchemeInfo, get_scheme
 from gctool.errors import DesignError, InvalidInput
+from gctool.registry import SCHEMES, Param, SchemeInfo, get_scheme
 from gctool.seeds import MAX_SEED, fresh_seed
 
 if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy

@@ -11,45 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from gctool.algebra.fields import Field, is_prime
-from gctool.algebra.gf import NumericArith
+from gctool.algebra.fields import Field, binary_degree, primes_1_mod, smallest_prime_at_least
 from gctool.errors import DesignError
-from gctool.limits import MAX_FIELD_ORDER
 
 NODE_KINDS = ("auto", "chebyshev", "unity", "integers")
 
 
 # -- primes and fields -------------------------------------------------------------------------
-def primes_1_mod(n: int, count: int) -> list[int]:
-    """The ``count`` smallest primes p with n | p - 1 (below 2^31)."""
-    out: list[int] = []
-    p = n + 1
-    while len(out) < count and p < MAX_FIELD_ORDER:
-        if is_prime(p):
-            out.append(p)
-        p += n
-    return out
-
-
-def binary_degree(n: int) -> int | None:
-    """Smallest m <= 31 with n | 2^m - 1 (n odd), else None."""
-    if n % 2 == 0:
-        return None
-    if n == 1:
-        return 1
-    for m in range(1, 32):
-        if (2**m - 1) % n == 0:
-            return m
-    return None
-
-
-def smallest_prime_at_least(x: int) -> int:
-    p = max(2, x)
-    while not is_prime(p):
-        p += 1
-    return p
-
-
 def root_of_unity_fields(n: int) -> tuple[list[str], Field]:
     """Fields GF(q) with n | q - 1 to suggest, and the smallest of them (prime or GF(2^m))."""
     primes = primes_1_mod(n, 3)
@@ -172,28 +140,6 @@ def node_products(alpha: Any, hold: np.ndarray) -> Any:
 
 
 # -- plain arithmetic (structured decoders) ----------------------------------------------------
-def prod_last(ar: Any, a: Any) -> Any:
-    """Product over the last axis."""
-    if isinstance(ar, NumericArith):
-        return np.prod(a, axis=-1)
-    out = a[..., 0]
-    for j in range(1, a.shape[-1]):
-        out = ar.mul(out, a[..., j])
-    return out
-
-
-def powers_of(ar: Any, w: Any, count: int, dtype: Any) -> np.ndarray:
-    """w^0, ..., w^(count-1) by doubling (O(log count) array operations)."""
-    out = np.ones(max(count, 1), dtype=dtype)
-    have, step = 1, w
-    while have < count:
-        take = min(have, count - have)
-        out[have:have + take] = ar.mul(out[:take], step)
-        have += take
-        step = ar.mul(step, step) if have == 2 * take else step
-    return out[:count]
-
-
 def gf_root_of_unity(ar: Any, field: Field, n: int) -> int:
     """The primitive n-th root of unity of :func:`root_of_unity` (the primitive element to the
     power (q-1)/n), computed without galois."""

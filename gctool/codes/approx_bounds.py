@@ -40,10 +40,11 @@ from typing import Any
 
 import numpy as np
 
+from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
 
-ACTUAL_BUDGET = 20_000  # straggler sets per exactly computed actual value
+ACTUAL_BUDGET = APPROX_EXACT_SETS  # straggler sets per exactly computed actual value
 WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decoding work)
 #: error level of the threshold rows unless given: 0 (exact recovery fails), the same default
 #: as ``attack --threshold``, so the rows bracket what that command computes
@@ -186,7 +187,8 @@ def column_regular(code: GradientCode) -> tuple[float, float] | None:
     B = np.asarray(code.B)
     cols = B.sum(axis=0)
     scale = max(1.0, float(np.abs(B).max()))
-    if abs(cols[0]) < 1e-12 * scale or not np.allclose(cols, cols[0], rtol=0, atol=1e-9 * scale):
+    if abs(cols[0]) < 1e-12 * scale or not np.allclose(cols, cols[0], rtol=0,
+                                                       atol=REL_SLACK * scale):
         return None
     centred = B - B.mean(axis=0, keepdims=True)
     return float(abs(cols[0])), spectral_norm(centred) if code.n > 1 else 0.0
@@ -222,7 +224,7 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
                "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean),
     ]
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     key = feature(code.scheme, "probabilities_param")
     p_rec = code.params.get(key) if key else None
@@ -245,7 +247,7 @@ def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBou
     r, sigma = reg
     n = code.n
     value = sigma**2 * n * s / (r**2 * (n - s))
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     own = feature(code.scheme, "symmetric_spectral_bound")
     if own is not None and _is_symmetric(code):
@@ -312,7 +314,7 @@ def _cover_columns(support: np.ndarray, t: int) -> int:
 
 def _family(code: GradientCode) -> list[ApproxBound]:
     """The rows of the scheme's own closed forms (``SchemeInfo.closed_forms``)."""
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     hook = feature(code.scheme, "closed_forms")
     return [] if hook is None else list(hook(code))

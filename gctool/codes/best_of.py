@@ -29,8 +29,8 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.codes.conditioning import NOT_ESTIMATED, worst_condition
-from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
+from gctool.registry.info import SchemeInfo
 
 MAX_BEST_OF = 1000
 SEEDING = ("draw i is built with numpy.random.default_rng(numpy.random.SeedSequence(seed)"

@@ -14,9 +14,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.params import Num
+from gctool.registry.info import Param, SchemeInfo
 
 
 def check_sizes(n: int, s: int, k: int | None, d: float) -> int:

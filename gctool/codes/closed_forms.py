@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
 
-RTOL = 1e-9
+RTOL = REL_SLACK
 
 
 def _numeric(code: GradientCode) -> np.ndarray | None:

@@ -31,7 +31,6 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 from gctool.codes.rs import (
     NODES_PARAM,
     choose_field,
@@ -40,6 +39,7 @@ from gctool.codes.rs import (
 )
 from gctool.errors import DesignError
 from gctool.params import LABEL
+from gctool.registry.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 
 __all__ = ["build", "choose_field", "decode_batch", "COLUMN_ORDER"]
 

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.numerics import normalise_rows, numerical_rank
+from gctool.limits import CONDITION_EXACT_SETS
+from gctool.numerics import condition, normalise_rows, numerical_rank
 
-EXACT_LIMIT = 20_000  # straggler sets evaluated for an exact worst case
+EXACT_LIMIT = CONDITION_EXACT_SETS  # straggler sets evaluated for an exact worst case
 EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
 WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets ...)
 ESTIMATE_MAX_WORK = 1e9  # ... unless 8 sets cost more than this: then fewer, or none at all
@@ -49,10 +50,7 @@ class ConditionKernel:
         for start in range(0, F.shape[0], CHUNK):
             BF = self.B[F[start:start + CHUNK]]
             sv = np.linalg.svd(BF, compute_uv=False)
-            rank = np.maximum(numerical_rank(sv, BF.shape), 1)
-            smin = np.take_along_axis(sv, (rank - 1)[:, None], axis=1)[:, 0]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out.append(np.where(smin > 0, sv[:, 0] / smin, np.inf))
+            out.append(condition(sv, numerical_rank(sv, BF.shape)))
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -80,7 +78,9 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
     """(worst cond(B_F) over straggler sets of size s, how it was obtained)."""
     n, cols = B.shape
     if s == 0:  # one system, B itself (on its numerical rank, as for every B_F)
-        value = float(ConditionKernel(B).errors(np.zeros((1, 0), dtype=np.intp))[0])
+        from gctool.algebra.spectral import Spectral
+
+        value = Spectral.of(B).kappa
         return (value if np.isfinite(value) else None), "exact (no stragglers)"
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
     f = n - s

@@ -19,8 +19,8 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError
+from gctool.registry.info import SchemeInfo
 
 MAX_ATTEMPTS = 64
 MAX_CHECK_SETS = 2_000_000  # exact verification of a GF(q) draw

@@ -29,9 +29,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
 from gctool.params import Int, List, Str
+from gctool.registry.info import CONDITION_KEYS, SchemeInfo, StructuredDecoder
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
 MAX_REAL_SEARCH_N = 20
@@ -230,8 +230,7 @@ def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     J over the reals), with x_i = w^i this is a Vandermonde system in ``b_i = a_i x_i^t0``
     whose solution is row u0 = -t0 mod n of the inverse Vandermonde: O(L^2) per set.
     """
-    from gctool.algebra.gf import plain_arith
-    from gctool.codes._algebra import powers_of, prod_last
+    from gctool.algebra.gf import plain_arith, powers_of, prod_last
     from gctool.codes.rs import lagrange_top
 
     n, s, L = code.n, code.s, code.n - code.s

@@ -49,8 +49,8 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError
+from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 
 FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
 DETERMINISTIC = ("paley", "steiner")

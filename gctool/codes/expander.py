@@ -20,10 +20,10 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.limits import MAX_COLUMNS
 from gctool.params import LABEL, Int, Num
+from gctool.registry.info import Param, SchemeInfo
 
 
 def spectral_bound(lam: float, d: int, n: int, s: int) -> float:

@@ -12,9 +12,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import SchemeInfo, SimulationTraits
 from gctool.errors import DesignError
 from gctool.params import Int
+from gctool.registry.info import SchemeInfo, SimulationTraits
 
 
 def _divisor_hint(n: int) -> str:

@@ -29,10 +29,10 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
 from gctool.limits import MAX_N
 from gctool.params import LABEL, Int, List, Num
+from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 
 
 def read_probabilities(path: str) -> list[float]:

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.limits import MAX_COLUMNS
 from gctool.params import LABEL, Int, List
+from gctool.registry.info import Param, SchemeInfo
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode

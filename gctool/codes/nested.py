@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field, primitive_root
-from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import DesignError, InvalidInput
 from gctool.params import LABEL, ROWS, Int, List
+from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import DesignError
-from gctool.limits import MAX_N
+from gctool.limits import MAX_N, REL_SLACK
 
 MAX_RESTARTS = 200
 
@@ -146,13 +146,13 @@ def spectral_summary(A: np.ndarray, d: int) -> dict[str, Any]:
     lam = max(abs(lam2), abs(lam_min))
     return {"lambda2": clean(lam2), "lambda_min": clean(lam_min), "lambda": clean(lam),
             "spectral_gap": clean(d - lam2),
-            "ramanujan": bool(d >= 2 and lam <= 2 * (d - 1) ** 0.5 + 1e-9)}
+            "ramanujan": bool(d >= 2 and lam <= 2 * (d - 1) ** 0.5 + REL_SLACK)}
 
 
 def clean(x: float) -> float:
     """Round eigenvalues that are integers up to round-off (keeps files readable)."""
     r = round(x)
-    return float(r) if abs(x - r) < 1e-9 else float(x)
+    return float(r) if abs(x - r) < REL_SLACK else float(x)
 
 
 GRAPHS = ("petersen", "cycle", "complete", "paley", "margulis", "random-regular")

@@ -24,16 +24,17 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 from gctool.errors import DesignError, InvalidInput
 from gctool.params import LABEL
+from gctool.registry.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
 
 
 def choose_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
     """``--field auto``: the smallest prime field with at least n elements (distinct nodes);
     with ``--nodes unity`` the smallest field with n | q - 1."""
-    from gctool.codes._algebra import root_of_unity_fields, smallest_prime_at_least
+    from gctool.algebra.fields import smallest_prime_at_least
+    from gctool.codes._algebra import root_of_unity_fields
 
     if n is None:
         raise DesignError("--field auto needs -n")
@@ -85,8 +86,7 @@ def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -
     (:func:`gctool.algebra.gf.plain_arith`; default: numpy).  A set with repeated nodes
     (only in a tampered file) gets a zero vector, which the caller's check rejects.
     """
-    from gctool.algebra.gf import NumericArith
-    from gctool.codes._algebra import prod_last
+    from gctool.algebra.gf import NumericArith, prod_last
 
     ar = NumericArith() if ar is None else ar
     if x.ndim == 1:
@@ -124,8 +124,8 @@ def poly_from_roots_batch(x: Any, ar: Any) -> Any:
 def plain_nodes(code: Any) -> Any:
     """The code's evaluation nodes as a plain array (int64 representations over GF(q),
     computed without galois; the same nodes as :func:`gctool.codes._algebra.nodes`)."""
-    from gctool.algebra.gf import plain_arith
-    from gctool.codes._algebra import gf_root_of_unity, nodes, powers_of
+    from gctool.algebra.gf import plain_arith, powers_of
+    from gctool.codes._algebra import gf_root_of_unity, nodes
 
     kind = code.params.get("nodes", "auto")
     field, n = code.field, code.n

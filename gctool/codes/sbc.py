@@ -19,9 +19,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.codes.bgc import support_stats
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.params import Int, Num
+from gctool.registry.info import Param, SchemeInfo
 
 
 def community_of(size: int, c: int) -> np.ndarray:

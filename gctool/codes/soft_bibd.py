@@ -25,9 +25,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import DesignError
 from gctool.params import Int
+from gctool.registry.info import Param, SchemeInfo
 
 
 def biregular_support(n: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:

@@ -6,8 +6,8 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import SchemeInfo
 from gctool.errors import DesignError
+from gctool.registry.info import SchemeInfo
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any

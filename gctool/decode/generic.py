@@ -6,7 +6,8 @@ all-ones vector, or the m piece targets of a communication-efficient code).
 * Reals / complex numbers: minimum-norm least squares through a batched SVD of the
   row-normalised B_F (:mod:`gctool.numerics`: rows scaled exactly by powers of two, one rank
   cut-off).  The raw squared error is ``||B_F^T a - t||^2`` summed over targets; F *decodes*
-  when that error is at most ``tol * k`` (``tol`` defaults to 1e-9, reference §0.2).  Every
+  when that error is at most ``tol * k`` (``tol`` defaults to
+  :data:`gctool.limits.DEFAULT_TOL`, reference §0.2).  Every
   result carries diagnostics: the numerical rank, the condition number ``sigma_max /
   sigma_min`` of the row-normalised B_F restricted to its numerical rank (independent of how
   the rows are scaled), and the decoder norm ``||a||_2`` of the decoder for B itself.  That
@@ -36,6 +37,7 @@ from gctool.numerics import (
     EPS,
     RANK_BAND,
     check_tol,
+    condition,
     decode_limit,
     integer_code,
     normalise_rows,
@@ -148,8 +150,7 @@ class Decoder:
         a = np.conj(U) @ (Sinv[:, :, None] * coeff)
         resid = np.swapaxes(BF, 1, 2) @ a - Tt  # (b, K, m)
         error = np.sum(np.abs(resid) ** 2, axis=(1, 2))
-        smin = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
-        cond = np.where(rank > 0, S[:, 0] / np.where(smin > 0, smin, 1.0), np.inf)
+        cond = condition(S, rank)
         doubt = self._doubtful(F, BF, S, coeff, rank, error, a)
         for i in np.flatnonzero(doubt):  # float64 cannot decide: exact rational arithmetic
             what = f"straggler set {self._stragglers(F[i])}"

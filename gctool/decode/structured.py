@@ -1,7 +1,7 @@
 """Structured decoders of the algebraic schemes, cheaper than generic elimination.
 
 A scheme offers one as its ``structured_decoder`` capability
-(:class:`gctool.codes.info.StructuredDecoder`, next to its ``build``); this module finds it in
+(:class:`gctool.registry.info.StructuredDecoder`, next to its ``build``); this module finds it in
 the registry, batches it, checks every vector and falls back to the generic decoder.
 
 * ``cyclic-mds``: evaluation at the n-th roots of unity turns ``a^T B_F = 1`` into a
@@ -42,7 +42,7 @@ from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
 if TYPE_CHECKING:
-    from gctool.codes.info import StructuredDecoder
+    from gctool.registry.info import StructuredDecoder
 
 DECODERS = ("auto", "structured", "generic")
 _ENTRIES = 2_000_000  # entries of the (b, L, L) node differences per batch
@@ -63,7 +63,7 @@ class StructuredDecoding:
 
 def structured_decoder(code: GradientCode) -> StructuredDecoder | None:
     """The structured decoder the code's scheme offers (None: none, or an unknown scheme)."""
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     hook: StructuredDecoder | None = feature(code.scheme, "structured_decoder")
     return hook
@@ -80,7 +80,7 @@ def method_name(code: GradientCode) -> str:
 
 
 def _with_structured_decoder() -> list[str]:
-    from gctool.codes.registry import SCHEMES
+    from gctool.registry import SCHEMES
 
     return [name for name, info in SCHEMES.items() if info.structured_decoder is not None]
 

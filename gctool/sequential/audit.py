@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS, DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sequential.reports import LevelCheck, SequentialBoundReport, TreeVerifyReport
@@ -37,7 +37,7 @@ def _component(code: GradientCode, tol: float, max_sets: int, per_round: bool = 
     return rep.to_dict(), bool(rep.ok)
 
 
-def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float = 1e-9,
+def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float = DEFAULT_TOL,
                       max_sets: int = DEFAULT_MAX_SETS, horizon: int | None = None,
                       seed: int = 0, progress: Any = None, per_round: bool = True) -> Report:
     """Verify an SR-SGC/M-SGC schedule (``lam`` checks it against a different λ;
@@ -54,7 +54,7 @@ def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float 
                            seed=seed, progress=progress, component=component)
 
 
-def verify_tree(code: GradientCode, *, tol: float = 1e-9,
+def verify_tree(code: GradientCode, *, tol: float = DEFAULT_TOL,
                 max_sets: int = DEFAULT_MAX_SETS) -> TreeVerifyReport:
     """Check every parent of a CodedReduce tree (all parents of a level share its code)."""
     from gctool.audit import verify

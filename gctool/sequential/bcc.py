@@ -23,9 +23,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo
 from gctool.errors import CodeFileError, DesignError
 from gctool.params import LABEL, Int, List, Num
+from gctool.registry.info import Param, SchemeInfo
 
 MAX_ATTEMPTS = 64
 MAX_EXACT_BATCHES = 20  # inclusion-exclusion over subsets of batches

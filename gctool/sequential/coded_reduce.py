@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import CodeFileError, DesignError
-from gctool.limits import MAX_N
+from gctool.limits import DEFAULT_TOL, MAX_N, REL_SLACK
 from gctool.params import LABEL, ROWS, Int, List
+from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -119,7 +119,7 @@ def leaf_path(i: int, fanout: int, depth: int) -> list[int]:
 
 
 def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndarray,
-                tol: float = 1e-9) -> np.ndarray | None:
+                tol: float = DEFAULT_TOL) -> np.ndarray | None:
     """Hierarchical decoding: ``messages`` (f^L x d) are the leaves' coded vectors, ``alive``
     the leaves (and, through them, subtrees) that answered.  Returns the root's vector or None
     when some parent cannot decode.  (Internal-node stragglers act like losing all their
@@ -148,7 +148,7 @@ def check_tree(p: Mapping[str, Any], n: int, k: int) -> None:
     """Cross-field rule of a coded-reduce file: fanout^depth = n leaves, one tolerance and one
     level code per level, each level tolerating fewer than fanout stragglers."""
     fanout, depth = p["fanout"], p["depth"]
-    if depth * math.log2(fanout) > math.log2(MAX_N) + 1e-9 or fanout**depth != n:
+    if depth * math.log2(fanout) > math.log2(MAX_N) + REL_SLACK or fanout**depth != n:
         raise CodeFileError(f"a coded-reduce tree has fanout^depth leaves: params.fanout = "
                             f"{fanout}, params.depth = {depth}, but n = {n}")
     if len(p["tolerance"]) != depth or len(p["levels"]) != depth:

@@ -12,9 +12,9 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.info import Param, SchemeInfo, SimulationTraits
 from gctool.errors import CodeFileError, DesignError
 from gctool.params import LABEL, Int, Json, Num, Obj
+from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
 from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gctool.errors import CodeFileError, InvalidInput
+from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.sgc import MSGC, SRSGC, Decodes
@@ -38,7 +39,7 @@ def model_of(code: GradientCode, lam: int | None = None) -> BurstyModel:
         raise CodeFileError(f"{code.scheme} file: {exc}") from None
 
 
-def gc_decodes(code: GradientCode, s: int, verified: bool, tol: float = 1e-9) -> Decodes:
+def gc_decodes(code: GradientCode, s: int, verified: bool, tol: float = DEFAULT_TOL) -> Decodes:
     """Decodability of a set of delivering workers (a mask) by the per-round code.
 
     With ``verified`` (the code is known to tolerate s stragglers) any n - s workers decode
@@ -65,7 +66,7 @@ def gc_decodes(code: GradientCode, s: int, verified: bool, tol: float = 1e-9) ->
 def scheme_of(code: GradientCode, decodes: Decodes, lam: int | None = None,
               selection: str | None = None) -> SRSGC | MSGC:
     """The state machine of a sequential code file."""
-    from gctool.codes.registry import SCHEMES, feature
+    from gctool.registry import SCHEMES, feature
 
     model = model_of(code, lam)
     schedule = feature(code.scheme, "schedule")

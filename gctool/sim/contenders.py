@@ -55,9 +55,10 @@ from typing import Any
 
 import numpy as np
 
-from gctool.codes.info import SimulationTraits
 from gctool.errors import InvalidInput
+from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
+from gctool.registry.info import SimulationTraits
 
 
 @dataclass
@@ -141,7 +142,7 @@ def ignore_stragglers(n: int, s: int) -> Contender:
 def traits(code: GradientCode) -> SimulationTraits:
     """How the simulator runs files of the code's scheme (``SchemeInfo.simulation``; the
     defaults for a scheme name gctool does not know)."""
-    from gctool.codes.registry import feature
+    from gctool.registry import feature
 
     found: SimulationTraits = feature(code.scheme, "simulation", SimulationTraits())
     return found
@@ -284,7 +285,7 @@ def _hetero(c: Contender, times: np.ndarray) -> Run:
     W = np.asarray(c.code.B, dtype=np.float64)
     used = [np.flatnonzero(times[t] <= stop[t]) for t in range(R)]
     lost = np.array([float(np.sum((W[u].sum(axis=0) - 1.0) ** 2)) / c.code.k for u in used])
-    return Run(stop, used, lost <= 1e-9, lost=lost)
+    return Run(stop, used, lost <= DEFAULT_TOL, lost=lost)
 
 
 def _code_mu(c: Contender, times: np.ndarray) -> Run:

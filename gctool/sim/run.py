@@ -247,7 +247,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
                              f"{iterations * width:,} delay draws, above the limit of "
                              f"{MAX_CELLS:,} (use fewer --iterations)")
     if delay.name == "bernoulli" and delay.worker_p is None:
-        from gctool.codes.registry import feature
+        from gctool.registry import feature
 
         hetero = [(code, key) for _, code in codes
                   if (key := feature(code.scheme, "probabilities_param")) is not None]

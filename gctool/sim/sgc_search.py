@@ -31,7 +31,7 @@ SEARCH_MAX_WINDOW = 4
 
 def _figures(scheme: str) -> Callable[..., Any]:
     """The closed-form figures (load, delay, s) of a sequential scheme, from the registry."""
-    from gctool.codes.registry import get_scheme
+    from gctool.registry import get_scheme
 
     fig_of = get_scheme(scheme).figures
     assert fig_of is not None, f"{scheme} is not a sequential scheme"

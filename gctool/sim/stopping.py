@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 
 #: entries of the stacked [B_F^T | T^T] per batched QR
@@ -90,7 +91,7 @@ class PrefixDecoder:
     """Earliest decodable prefix of an arrival order by binary search with the generic decoder
     (the naive path; decodability is monotone in the set)."""
 
-    def __init__(self, code: GradientCode, tol: float = 1e-9) -> None:
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
         from gctool.decode import Decoder
 
         self.decoder = Decoder(code, tol)
@@ -154,7 +155,7 @@ def group_labels(code: GradientCode) -> np.ndarray | None:
 class StopRule:
     """Decodability oracle of one code (see the module docstring); ``kind`` says which."""
 
-    def __init__(self, code: GradientCode, tol: float = 1e-9, dual: str = "auto") -> None:
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL, dual: str = "auto") -> None:
         self.code, self.tol = code, tol
         self.naive = PrefixDecoder(code, tol)
         self.dual_method: str | None = None  # "svd" | "sparse" (real codes), see _dual_for

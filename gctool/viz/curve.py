@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gctool.errors import CodeFileError
+from gctool.limits import CURVE_MAX_WORK, DEFAULT_CURVE_SETS
 from gctool.model import GradientCode
 from gctool.reports import Report
 
 #: default budget of straggler sets for the whole curve
-DEFAULT_CURVE_SETS = 20_000
 #: cap on the estimated work sum_s C(n,s) * f * K * min(f, K), f = n - s survivors
-MAX_WORK = 4e8
+MAX_WORK = CURVE_MAX_WORK
 UNIT = "raw squared error / (k*m) (GF(q): 0/1 indicator); 0 = decodes, 1 = nothing recovered"
 
 

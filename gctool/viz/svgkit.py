@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from gctool.limits import REL_SLACK
+
 PAD, FONT = 16, "11"
 AXIS, GRIDLINE, TEXT = "#495057", "#dee2e6", "#212529"
 #: colour-blind-safe palette (Okabe–Ito), cycled over series
@@ -78,10 +80,10 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     raw = (hi - lo) / max(1, count)
     mag = 10.0 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.floor(lo / step + 1e-9) * step
+    start = math.floor(lo / step + REL_SLACK) * step
     ticks = []
     t = start
-    while t <= hi + step * 1e-9:
+    while t <= hi + step * REL_SLACK:
         ticks.append(round(t, 12))
         t += step
     if ticks[-1] < hi:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
+from gctool.limits import REL_SLACK
 
 WEAKEST = 16
 #: kernels compiled or loaded in this process (by kind and dtypes)
@@ -436,10 +437,10 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                 # ||D (W + N^T z)|| <= ||D W|| + ||D N^T|| ||z||, ||z||^2 = ||zp||^2 + |alpha|^2
                 ub = (rc0 + dn * np.sqrt(zz + aa)) * (1 + 1e-6)
                 bound = ub
-                if not ub < best * (1 - 1e-9):
+                if not ub < best * (1 - REL_SLACK):
                     est, mag = _norm_estimate(z, c0, hh, G)
-                    bound = np.sqrt(max(est + 1e-9 * mag, 0.0))
-                if best_at < 0 or not bound < best * (1 - 1e-9):  # may be the largest
+                    bound = np.sqrt(max(est + REL_SLACK * mag, 0.0))
+                if best_at < 0 or not bound < best * (1 - REL_SLACK):  # may be the largest
                     _, nrm = _screen_one(S, NT, W, scale, inS, delta, M, perm, tau, E, X, Y,
                                            Z)
                     if np.isfinite(nrm) and nrm > best:

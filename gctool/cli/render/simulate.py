@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gctool.cli.render.common import cell, escape, fmt, stdout_console, table
+from gctool.limits import REL_SLACK
 
 
 def _ci(stat: dict[str, Any] | None, digits: int = 3) -> str:
@@ -14,7 +15,7 @@ def _ci(stat: dict[str, Any] | None, digits: int = 3) -> str:
     v, lo, hi = stat["value"], stat.get("low"), stat.get("high")
     if lo is None or hi is None:
         return fmt(v, digits)
-    if abs((hi - v) - (v - lo)) <= 1e-9 * max(1.0, abs(v)):
+    if abs((hi - v) - (v - lo)) <= REL_SLACK * max(1.0, abs(v)):
         return f"{fmt(v, digits)} ±{fmt(hi - v, 2)}"
     return f"{fmt(v, digits)} ({fmt(lo, digits)}-{fmt(hi, digits)})"
 

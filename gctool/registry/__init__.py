@@ -14,7 +14,7 @@ and add it to ``MODULES``; the order of ``MODULES`` is the order of ``gctool des
 
 A family that audits its codes in its own way (a schedule verifier, a tree verifier, a spectral
 audit, level profiles) declares capability hooks on its SchemeInfo (``verifier``, ``attacker``,
-``bounder``, ``profiler``: :data:`gctool.codes.info.HOOKS`); :mod:`gctool.api`, behind
+``bounder``, ``profiler``: :data:`gctool.registry.info.HOOKS`); :mod:`gctool.api`, behind
 ``gctool.verify``/``attack``/``bound`` and the commands of the same names, finds them with
 :func:`capability`.  Schemes without hooks get the matrix-code audits.
 """
@@ -25,7 +25,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gctool.codes.info import Param, SchemeInfo
+from gctool.registry.info import Param, SchemeInfo
 
 #: modules defining ``SCHEME`` (or ``SCHEMES``), in listing order
 MODULES = (
@@ -106,7 +106,7 @@ def feature(scheme: str, name: str, default: Any = None) -> Any:
 
 
 def capability(scheme: str, hook: str) -> Any:
-    """The hook ``hook`` (see :data:`gctool.codes.info.HOOKS`) of ``scheme``, or None when the
+    """The hook ``hook`` (see :data:`gctool.registry.info.HOOKS`) of ``scheme``, or None when the
     scheme has none (or is not in the registry: a file may record any scheme name)."""
     info = SCHEMES.get(scheme)
     return None if info is None else info.hook(hook)

@@ -85,7 +85,7 @@ class SchemeInfo:
     """A scheme: its metadata, its ``build`` and the hooks it offers.
 
     Each scheme module defines ``SCHEME = SchemeInfo(...)`` (or ``SCHEMES``, a tuple, when one
-    module builds several schemes) after its ``build``; :mod:`gctool.codes.registry` lists the
+    module builds several schemes) after its ``build``; :mod:`gctool.registry` lists the
     modules.  ``build(n, s, k, field, rng, **params) -> (B, recorded params)`` constructs the
     code; ``choose_field(n, s, k, **params) -> Field``, when given, serves ``--field auto``.
 

@@ -1,0 +1,186 @@
+"""Meta tests of the package structure: the import graph between packages, and limits and
+tolerances declared in one place (:mod:`gctool.limits`)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from gctool import limits
+
+PACKAGE = Path(__file__).parents[1] / "gctool"
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        out[name] = ast.parse(path.read_text(), str(path))
+    return out
+
+
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (never executed)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return skip
+
+
+def _imported(module: str, tree: ast.Module) -> list[tuple[str, int]]:
+    """Every gctool module imported anywhere in ``tree`` (top level and inside functions)."""
+    skip = _type_checking_nodes(tree)
+    package = module.split(".") if module in _PACKAGES else module.split(".")[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (".".join(package[:len(package) - node.level + 1]) if node.level
+                    else "")
+            name = ".".join(x for x in (base, node.module or "") if x)
+            if name == "gctool":
+                out += [(f"gctool.{a.name}", node.lineno) for a in node.names]
+            else:
+                out.append((name, node.lineno))
+    return [(n, line) for n, line in out if n.startswith("gctool.")]
+
+
+_PACKAGES = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("*")
+             if p.is_dir() and (p / "__init__.py").exists()}
+
+
+def _unit(module: str) -> str:
+    """The package a module belongs to: ``gctool.<x>`` for a subpackage or top-level module."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph() -> dict[tuple[str, str], list[str]]:
+    """(importer package, imported package) -> where, over every import, lazy ones included."""
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for module, tree in _modules().items():
+        for name, line in _imported(module, tree):
+            a, b = _unit(module), _unit(name)
+            if a != b and b != "gctool":
+                edges[(a, b)].append(f"{module}:{line}")
+    return edges
+
+
+def _cycles(edges: dict[tuple[str, str], list[str]]) -> list[set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a, b in edges:
+        graph[a].add(b)
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    found: list[set[str]] = []
+    for v in list(graph):
+        comp = {w for w in reach(v) if v in reach(w)} | {v}
+        if v in reach(v) and comp not in found:
+            found.append(comp)
+    return found
+
+
+def test_the_graph_sees_lazy_imports() -> None:
+    edges = package_graph()
+    assert ("gctool.cli", "gctool.audit") in edges  # the CLI imports the library lazily
+    assert ("gctool.codes", "gctool.algebra") in edges
+
+
+def test_no_import_cycles_between_packages() -> None:
+    edges = package_graph()
+    cycles = _cycles(edges)
+    detail = [f"{a} -> {b}: {where[:3]}" for (a, b), where in sorted(edges.items())
+              if any(a in c and b in c for c in cycles)]
+    assert not cycles, "import cycles between packages:\n" + "\n".join(detail)
+
+
+def test_algebra_and_codes_stay_below_the_audits() -> None:
+    edges = package_graph()
+    algebra = {b for (a, b) in edges if a == "gctool.algebra"}
+    assert algebra <= {"gctool.errors", "gctool.limits", "gctool.numerics"}, algebra
+    for low in ("gctool.codes", "gctool.decode", "gctool.algebra", "gctool.model",
+                "gctool.io"):
+        for high in ("gctool.audit", "gctool.cli", "gctool.api"):
+            assert (low, high) not in edges, (low, high, edges.get((low, high)))
+
+
+# -- limits and tolerances from one place -----------------------------------------------------
+def _number(node: ast.AST | None) -> float | int | None:
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow | ast.Mult)):
+            return None
+        left, right = _number(node.left), _number(node.right)
+        if left is None or right is None:
+            return None
+        value = left**right if isinstance(node.op, ast.Pow) else left * right
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _redeclarations(tree: ast.Module) -> list[tuple[int, str]]:
+    """Literals in ``tree`` that restate a constant of gctool.limits:
+
+    * the tolerance value (DEFAULT_TOL, REL_SLACK) anywhere;
+    * a module-level assignment to a name limits defines;
+    * a default budget (a ``DEFAULT_*`` value) as a parameter default, a click ``default=``, or
+      a module constant named like a budget."""
+    consts = {k: v for k, v in vars(limits).items() if k.isupper()
+              and isinstance(v, int | float) and not isinstance(v, bool)}
+    budgets = {v: k for k, v in consts.items() if k.startswith("DEFAULT_") and v >= 10_000}
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and _number(node) == limits.DEFAULT_TOL:
+            out.append((node.lineno, f"literal {node.value!r}: use limits.DEFAULT_TOL or "
+                                     "limits.REL_SLACK"))
+    defaults: list[ast.expr] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for name in (t.id for t in targets if isinstance(t, ast.Name)):
+                if name in consts:
+                    out.append((stmt.lineno, f"re-declares limits.{name}"))
+                if name.startswith("DEFAULT_") or "MAX_SETS" in name or "SAMPLES" in name:
+                    defaults.append(stmt.value)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            defaults += node.args.defaults + [d for d in node.args.kw_defaults if d]
+        elif isinstance(node, ast.Call):
+            defaults += [k.value for k in node.keywords if k.arg == "default"]
+    for d in defaults:
+        value = _number(d)
+        if value in budgets:
+            out.append((d.lineno, f"{value!r} restates limits.{budgets[value]}"))
+    return out
+
+
+def test_limits_and_tolerances_are_declared_once() -> None:
+    found = [f"{name}:{line}: {what}" for name, tree in _modules().items()
+             if name != "gctool.limits" for line, what in _redeclarations(tree)]
+    assert not found, "\n".join(found)
+
+
+def test_the_redeclaration_check_finds_copies() -> None:
+    copies = ast.parse(
+        "DEFAULT_MAX_SETS = 5_000_000\nVERIFY_MAX_SETS = 5 * 10**6\nN = 4096\n"
+        "def f(tol=1e-9, max_patterns=100_000, n=4096): ...\n"
+        "opt = option('--samples', default=20_000)\n"
+        "ok = err <= 1e-9 * k\n")
+    found = [line for line, _ in _redeclarations(copies)]
+    assert found.count(1) == 2 and found.count(2) == 1 and found.count(4) == 2
+    assert 5 in found and 6 in found
