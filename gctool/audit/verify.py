@@ -42,6 +42,7 @@ from gctool.limits import (
     solve_cost,
 )
 from gctool.model import GradientCode
+from gctool.numerics import check_tol
 from gctool.reports import Diagnostics, VerifyReport
 
 METHODS = ("auto", "exhaustive", "structural")
@@ -138,8 +139,7 @@ class _Run:
     def __post_init__(self) -> None:
         self.total = comb(self.code.n, self.s)
         self.state = _State(self.total, self.s)
-        if not (self.tol >= 0 and np.isfinite(self.tol)):
-            raise InvalidInput(f"tolerance must be a finite number >= 0, got {self.tol}")
+        check_tol(self.tol)
         self.finite = self.code.field.is_finite
         self.numeric = not self.finite and not self.exact
         self._decoder: Decoder | None = None

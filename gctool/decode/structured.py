@@ -40,6 +40,7 @@ import numpy as np
 from gctool.decode.generic import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import decodes
 
 if TYPE_CHECKING:
     from gctool.registry.info import StructuredDecoder
@@ -139,7 +140,7 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
     with np.errstate(over="ignore", invalid="ignore"):
         err = np.sum(np.abs(A @ BF - T[None]) ** 2, axis=(1, 2))
     err = np.where(np.isfinite(err), err, np.inf)
-    return err, err <= tol * code.k
+    return err, decodes(err, code.k, tol)
 
 
 def _gf_product(code: GradientCode, A: np.ndarray, BF: np.ndarray) -> np.ndarray:

@@ -124,8 +124,8 @@ def bound_schedule(code: GradientCode, request: BoundRequest) -> SequentialBound
 
 
 def bound_tree(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
-    """``bounder`` hook of coded-reduce: communication against master-worker GC and ring
-    all-reduce."""
+    """Communication of a coded-reduce file against master-worker GC and ring all-reduce (the
+    ``bounder`` hook, :func:`gctool.sim.comm.bound_tree`, adds the time per round)."""
     from gctool.sequential.bounds import tree_bounds
 
     p = code.params
@@ -134,19 +134,7 @@ def bound_tree(code: GradientCode, request: BoundRequest) -> SequentialBoundRepo
         tolerance = [int(t) for t in p["tolerance"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise CodeFileError(f"coded-reduce file: bad params ({exc})") from None
-    report = tree_bounds(fanout, depth, tolerance)
-    if request.link is None:
-        if request.delay is not None:
-            from gctool.errors import InvalidInput
-
-            raise InvalidInput("--delay needs --link (the time per round of CodedReduce)")
-        report.statements.append("compute time and stragglers: --link latency=A,bandwidth=BW "
-                                 "(and --delay MODEL) adds each scheme's time per round under "
-                                 "gctool simulate --link's model")
-        return report
-    from gctool.sim.comm import add_time_per_round
-
-    return add_time_per_round(report, code, request.link, request.delay)
+    return tree_bounds(fanout, depth, tolerance)
 
 
 def bound_bcc(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:

@@ -163,7 +163,7 @@ SCHEME = SchemeInfo(
     name="coded-reduce",
     build=build,
     verifier="gctool.sequential.audit:verify_tree_code",
-    bounder="gctool.sequential.audit:bound_tree",
+    bounder="gctool.sim.comm:bound_tree",
     summary="CodedReduce: gradient coding on a regular aggregation tree.",
     description=(
         "A tree of fan-out f and depth L under the master; each parent at level l-1 "

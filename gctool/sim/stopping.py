@@ -57,6 +57,7 @@ import numpy as np
 
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
+from gctool.numerics import decode_limit, numerical_rank
 
 #: entries of the stacked [B_F^T | T^T] per batched QR
 _CHUNK_ENTRIES = 4_000_000
@@ -178,8 +179,8 @@ class StopRule:
             self._Tt = code.targets().T.astype(self._Bt.dtype)  # (K, m)
             self._dual: Dual | None = None
             if not np.iscomplexobj(self._Bt):
-                self._dual = _dual_for(self._Bt.T, self._Tt, tol * code.k / _MARGIN, code.s,
-                                       dual)
+                self._dual = _dual_for(self._Bt.T, self._Tt,
+                                       decode_limit(code.k, tol) / _MARGIN, code.s, dual)
                 self.dual_method = None if self._dual is None else self._dual.method
         else:
             self.kind = "naive"
@@ -220,7 +221,7 @@ class StopRule:
             ) -> np.ndarray:
         """Fill p/exact for the rounds the QR path can decide; return the others."""
         K, m = self._Tt.shape
-        limit = self.tol * self.code.k
+        limit = decode_limit(self.code.k, self.tol)
         eps = np.finfo(np.float64).eps
         if K < cap:  # more columns than rows: some prefix is rank-deficient
             return np.arange(len(order))
@@ -282,7 +283,7 @@ class StopRule:
         tolerance or the dual computation fails."""
         assert self._dual is not None
         res = _dual_residual(self._dual, S)
-        limit = self.tol * self.code.k
+        limit = decode_limit(self.code.k, self.tol)
         if res is None or limit / _MARGIN < res < limit * _MARGIN:
             return None
         return res <= limit / _MARGIN
@@ -354,7 +355,7 @@ def _dual_of(B: np.ndarray, Tt: np.ndarray, certain: float) -> Dual | None:
     """The dual data by one SVD of B (a0 of minimum norm, G = (B B^T)^+); None when even
     all n workers do not decode."""
     U, S, Vh = np.linalg.svd(B, full_matrices=True)
-    r = int(np.sum(S > S[0] * max(B.shape) * np.finfo(np.float64).eps)) if len(S) else 0
+    r = int(numerical_rank(S, B.shape))  # the one cut-off (of B as given)
     if r == 0:
         return None
     a0 = U[:, :r] @ ((Vh[:r] @ Tt) / S[:r, None])  # (n, m)
