@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
-from gctool.algebra.fields import Field, primitive_root
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError, InvalidInput
 from gctool.params import LABEL, ROWS, Int, List
 from gctool.registry.info import Param, SchemeInfo, SimulationTraits
@@ -87,15 +87,18 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
 
 
 def _dft_levels_prime(n: int, levels: list[int], p: int) -> list[np.ndarray]:
-    """The GF(p) construction with integer arithmetic mod p (no galois)."""
-    w = pow(primitive_root(p), (p - 1) // n, p)
+    """The GF(p) construction with the table-free arithmetic of :class:`GFArith` (no galois)."""
+    from gctool.algebra.gf import GFArith
+
+    ar = GFArith(Field("gf", p))
+    w = ar.power(ar.primitive(), (p - 1) // n)
     out = []
     for s in levels:
-        coeffs = [1]  # low to high: multiply by (x - w^t) for t = 1..s
+        coeffs = np.ones(1, dtype=np.int64)  # low to high: times (x - w^t) for t = 1..s
         for t in range(1, s + 1):
-            root = pow(w, t, p)
-            coeffs = [((coeffs[i - 1] if i else 0) - root * (coeffs[i] if i < len(coeffs) else 0))
-                      % p for i in range(len(coeffs) + 1)]
+            shifted = np.concatenate([np.zeros(1, dtype=np.int64), coeffs])  # x * g
+            padded = np.concatenate([coeffs, np.zeros(1, dtype=np.int64)])
+            coeffs = ar.sub(shifted, ar.mul(np.int64(ar.power(w, t)), padded))
         out.append(_cyclic_rows(coeffs, n, np.zeros((n, n), dtype=np.int64)))
     return out
 
