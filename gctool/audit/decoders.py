@@ -223,7 +223,7 @@ class OptimalOracle(Oracle):
     def plan_compiled(self, s: int) -> None:
         """Take the compiled fast path for sets of size s where it applies: a copy of an
         oracle that planned it must, so that both give the same floats (the choice in
-        :meth:`chunk_size` depends on whether numba is loaded in the process)."""
+        :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share)."""
         if self._uses_hat(s):
             self._plan(s)
 

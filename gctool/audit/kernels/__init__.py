@@ -16,21 +16,20 @@ labels are those of the numpy kernels (tests compare the two).  This module impo
 numpy nor numba; the kernels are compiled on first use and cached on disk.
 
 ``GCTOOL_COMPILED`` chooses: ``auto`` (default: compiled for enumerations large enough to
-repay loading numba, or whenever numba is already loaded), ``0`` (never: the numpy kernels),
+repay loading numba, :data:`MIN_SETS`), ``0`` (never: the numpy kernels),
 ``1`` (always, whatever the size; the tests use it to compare both paths).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 ENV = "GCTOOL_COMPILED"
 #: below this many sets, loading numba and the cached kernels (about half a second) costs more
-#: than the numpy kernels spend on the whole enumeration
+#: than the numpy kernels spend on the whole enumeration.  The choice depends on the size only
+#: (never on whether numba happens to be loaded), so one call gives the same floats in any
+#: process.
 MIN_SETS = 100_000
-#: once numba is loaded, the compiled kernels pay from this many sets on
-MIN_SETS_LOADED = 2_000
 
 
 def mode() -> str:
@@ -48,9 +47,7 @@ def wanted(sets: int) -> bool:
     m = mode()
     if m != "auto":
         return m == "always"
-    if not _numba_available():
-        return False
-    return sets >= (MIN_SETS_LOADED if "numba" in sys.modules else MIN_SETS)
+    return sets >= MIN_SETS and _numba_available()
 
 
 def _numba_available() -> bool:
