@@ -28,8 +28,10 @@ worker                 summary         fold
 :class:`gctool.audit.sweep.Accumulator`) are a fourth triple.  Users: ``verify``, ``attack``'s
 worst case, threshold and random-set means (:mod:`gctool.audit`), ``design``'s worst condition
 number (:mod:`gctool.codes.conditioning`), the real cyclic-MDS search
-(:mod:`gctool.codes.cyclic_mds`) and the exact values of the approximate-code table
-(:mod:`gctool.codes.approx_bounds`).
+(:mod:`gctool.codes.cyclic_mds`), the exact check of a GF(q) cyclic draw
+(:mod:`gctool.codes.cyclic`), the exact values of the approximate-code table
+(:mod:`gctool.codes.approx_bounds`) and the worst spectrum of encoded frames
+(:mod:`gctool.audit.spectrum`).
 
 A *runner* has the signature of :func:`gctool.engine.parallel.run_ordered`
 (``runner(worker, tasks, jobs, on_result)``): local processes by default, or
