@@ -102,6 +102,17 @@ def _require(oracle: Oracle) -> None:
                            f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
 
 
+def _deadline(oracle: Oracle, time_limit: float) -> float:
+    """When the MILP must stop: after ``time_limit`` seconds, or sooner when what is left of
+    the work budget (the oracle's, :func:`gctool.limits.check_work`) at the documented rate
+    is less (at least half a second; the answer is then labelled heuristic as for any time
+    limit)."""
+    from gctool.limits import WORK_RATE
+
+    left = (getattr(oracle, "budget", float("inf")) - getattr(oracle, "spent", 0)) / WORK_RATE
+    return time.monotonic() + min(time_limit, max(0.5, left))
+
+
 def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
            rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], deadline: float) -> Any:
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -160,7 +171,7 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
                            "--method exhaustive or bnb")
     eps_eff = epsilon if epsilon > 0 else max(resolution, oracle.limit)
     sp = _space(oracle)
-    deadline = time.monotonic() + time_limit
+    deadline = _deadline(oracle, time_limit)
     best: ThresholdOutcome | None = None
     lower = oracle.n + 1
     for u in range(oracle.code.m):
@@ -252,13 +263,13 @@ def milp_worst(oracle: Oracle, s: int, *, time_limit: float = DEFAULT_TIME_LIMIT
     """Worst error with s stragglers: OA for optimal decoding, McCormick for fixed weights."""
     _require(oracle)
     if isinstance(oracle, FixedOracle):
-        return _fixed_worst(oracle, s, time.monotonic() + time_limit, incumbent)
+        return _fixed_worst(oracle, s, _deadline(oracle, time_limit), incumbent)
     if not isinstance(oracle, OptimalOracle):
         raise InvalidInput("the milp method supports the optimal and fixed decoders")
     if s in (0, oracle.n):
         S0 = list(range(s))
         return WorstOutcome(S0, oracle.error(S0), True, "milp", 1, 1)
-    return _OA(oracle, s, time.monotonic() + time_limit).run(incumbent)
+    return _OA(oracle, s, _deadline(oracle, time_limit)).run(incumbent)
 
 
 class _OA:
@@ -414,7 +425,7 @@ def _fixed_worst(oracle: FixedOracle, s: int, deadline: float,
 def _fixed_threshold(oracle: FixedOracle, epsilon: float, time_limit: float
                      ) -> ThresholdOutcome:
     limit = max(epsilon, oracle.limit)
-    deadline = time.monotonic() + time_limit
+    deadline = _deadline(oracle, time_limit)
     lower = 0
     for t in range(oracle.n + 1):
         w = _fixed_worst(oracle, t, deadline, None) if 0 < t < oracle.n else WorstOutcome(
