@@ -81,6 +81,10 @@ def _order(oracle: Oracle) -> np.ndarray:
     return np.argsort(-weight, kind="stable").astype(np.intp)
 
 
+Frontier = dict[int, tuple[np.ndarray, np.ndarray]]
+Branches = dict[int, list[tuple[np.ndarray, np.ndarray]]]
+
+
 def search(oracle: Oracle, s: int, floor: float, *, max_nodes: int = DEFAULT_MAX_NODES,
            first: bool = False, progress: Progress | None = None) -> BnbResult:
     """Best set of exactly s stragglers with error above ``floor`` (or the first one found)."""
@@ -89,31 +93,10 @@ def search(oracle: Oracle, s: int, floor: float, *, max_nodes: int = DEFAULT_MAX
     bounds = _Bounds(oracle, s, order)
     best: list[int] | None = None
     nodes = 0
-    frontier: dict[int, tuple[np.ndarray, np.ndarray]] = {
-        0: (np.zeros((1, 0), dtype=np.intp), np.array([np.inf]))}
+    frontier: Frontier = {0: (np.zeros((1, 0), dtype=np.intp), np.array([np.inf]))}
     try:
         for p in range(n):
-            w = order[p]
-            new: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-            leaves: list[np.ndarray] = []
-            for j, (S, ub) in frontier.items():
-                keep = ub > floor
-                S, ub = S[keep], ub[keep]
-                if S.shape[0] == 0:
-                    continue
-                rest = n - p - 1
-                if j < s:  # w straggles; a monotone bound does not change (same survivors)
-                    S2 = np.concatenate([S, np.full((S.shape[0], 1), w, dtype=np.intp)], axis=1)
-                    if j + 1 == s or rest == s - j - 1:
-                        leaves.append(_fill(S2, order[p + 1:], s))
-                    else:
-                        ub2 = ub if bounds.quad is None else bounds.bound(S2, p + 1)
-                        new.setdefault(j + 1, []).append((S2, ub2))
-                if rest >= s - j:  # w survives
-                    if rest == s - j:
-                        leaves.append(_fill(S, order[p + 1:], s))
-                    else:
-                        new.setdefault(j, []).append((S, bounds.bound(S, p + 1)))
+            new, leaves = _branch(frontier, p, order, s, floor, bounds)
             for L in leaves:
                 if L.shape[0] == 0:
                     continue
@@ -125,13 +108,8 @@ def search(oracle: Oracle, s: int, floor: float, *, max_nodes: int = DEFAULT_MAX
                     floor, best = float(err[i]), L[i].tolist()
                     if first:
                         return BnbResult(best, floor, True, None, nodes)
-            frontier = {}
-            for j, parts in new.items():
-                S = np.concatenate([x[0] for x in parts])
-                ub = np.concatenate([x[1] for x in parts])
-                keep = ub > floor
-                frontier[j] = (S[keep], ub[keep])
-                nodes += int(keep.sum())
+            frontier, kept = _prune(new, floor)
+            nodes += kept
             if progress is not None:
                 progress(min(nodes, max_nodes), max_nodes)
             if not frontier:
@@ -143,6 +121,47 @@ def search(oracle: Oracle, s: int, floor: float, *, max_nodes: int = DEFAULT_MAX
         raise SearchInterrupted(f"branch and bound interrupted after {nodes:,} nodes; best "
                                 f"error so far {floor:.6g} at {best}") from None
     return BnbResult(best, floor, True, None, nodes)
+
+
+def _branch(frontier: Frontier, p: int, order: np.ndarray, s: int, floor: float,
+            bounds: _Bounds) -> tuple[Branches, list[np.ndarray]]:
+    """Decide worker ``order[p]`` for every open node above ``floor``: the children (by
+    number of stragglers, with their bounds) and the complete sets (leaves) to evaluate."""
+    n, w = len(order), order[p]
+    new: Branches = {}
+    leaves: list[np.ndarray] = []
+    for j, (S, ub) in frontier.items():
+        keep = ub > floor
+        S, ub = S[keep], ub[keep]
+        if S.shape[0] == 0:
+            continue
+        rest = n - p - 1
+        if j < s:  # w straggles; a monotone bound does not change (same survivors)
+            S2 = np.concatenate([S, np.full((S.shape[0], 1), w, dtype=np.intp)], axis=1)
+            if j + 1 == s or rest == s - j - 1:
+                leaves.append(_fill(S2, order[p + 1:], s))
+            else:
+                ub2 = ub if bounds.quad is None else bounds.bound(S2, p + 1)
+                new.setdefault(j + 1, []).append((S2, ub2))
+        if rest >= s - j:  # w survives
+            if rest == s - j:
+                leaves.append(_fill(S, order[p + 1:], s))
+            else:
+                new.setdefault(j, []).append((S, bounds.bound(S, p + 1)))
+    return new, leaves
+
+
+def _prune(new: Branches, floor: float) -> tuple[Frontier, int]:
+    """The next frontier: the children whose bound is above ``floor``, and how many."""
+    frontier: Frontier = {}
+    kept = 0
+    for j, parts in new.items():
+        S = np.concatenate([x[0] for x in parts])
+        ub = np.concatenate([x[1] for x in parts])
+        keep = ub > floor
+        frontier[j] = (S[keep], ub[keep])
+        kept += int(keep.sum())
+    return frontier, kept
 
 
 def _fill(S: np.ndarray, undecided: np.ndarray, s: int) -> np.ndarray:

@@ -1,0 +1,59 @@
+"""audit/bnb.py: branch and bound against brute force over every straggler set."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gctool.algebra.fields import parse_field
+from gctool.audit.bnb import bnb_worst, search
+from gctool.audit.decoders import make_oracle
+from gctool.model import GradientCode
+
+from oracles import lstsq_error
+
+
+def _code(seed: int, n: int, k: int, load: int) -> GradientCode:
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, k))
+    for i in range(n):
+        cols = rng.choice(k, size=min(load, k), replace=False)
+        B[i, cols] = rng.standard_normal(cols.size)
+    return GradientCode(B, parse_field("real"), 0)
+
+
+def _brute(code: GradientCode, s: int) -> float:
+    """The largest least-squares error over all sets of s stragglers (numpy lstsq)."""
+    n = code.n
+    return max(lstsq_error(code.B, tuple(i for i in range(n) if i not in S))
+               for S in itertools.combinations(range(n), s))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(3, 7), k=st.integers(1, 4),
+       load=st.integers(1, 3), data=st.data())
+def test_bnb_finds_the_brute_force_worst(seed: int, n: int, k: int, load: int,
+                                         data: st.DataObject) -> None:
+    s = data.draw(st.integers(1, n - 1))
+    code = _code(seed, n, k, load)
+    oracle = make_oracle(code)
+    found = bnb_worst(oracle, s)
+    worst = _brute(code, s)
+    assert found.exact
+    assert abs(found.error - worst) <= 1e-7 * max(1.0, worst)
+    assert len(set(found.stragglers)) == s
+    assert abs(oracle.error(found.stragglers) - found.error) <= 1e-9 * max(1.0, worst)
+
+
+def test_first_returns_a_set_above_the_floor_and_budget_stops_with_a_bound() -> None:
+    code = _code(3, 7, 3, 2)
+    oracle = make_oracle(code)
+    worst = _brute(code, 3)
+    hit = search(oracle, 3, worst / 2, first=True)
+    assert hit.stragglers is not None and hit.error > worst / 2
+    capped = search(oracle, 3, -np.inf, max_nodes=1)
+    if not capped.complete:
+        assert capped.open_bound is not None and capped.open_bound >= worst - 1e-9
