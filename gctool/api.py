@@ -99,7 +99,7 @@ def _kw(**values: Any) -> dict[str, Any]:
 
 
 # -- verify -----------------------------------------------------------------------------------
-def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",
+def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  # noqa: PLR0913 (the options of gctool verify)
            kernel: str = "auto", jobs: int | None = 1, sample: int | None = None,
            seed: int | None = None, exact: bool = False, tol: float = DEFAULT_TOL,
            max_sets: int | None = None, max_condition: float | None = None,
@@ -227,7 +227,7 @@ def matrix_attack(code: GradientCode, mode: str, request: AttackRequest) -> Any:
 
 
 # -- bound ------------------------------------------------------------------------------------
-def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,
+def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,  # noqa: PLR0913 (the options of gctool bound)
           s: int | None = None, m: int | None = None, d: int | None = None,
           epsilon: float | None = None, link: Any = None, delay: Any = None) -> Any:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the

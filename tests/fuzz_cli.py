@@ -130,6 +130,21 @@ def run_case(case: Case, root: Path, files: dict[str, bytes], timeout: float = 3
     return outcome, problems
 
 
+def _usage_error_problems(out: Outcome) -> list[str]:
+    """Contract violations of an exit 2: one clear stderr line, no stdout, no file changed."""
+    problems: list[str] = []
+    lines = out.stderr.rstrip("\n").split("\n")  # a blank line counts as a line
+    if len(lines) != 1 or not out.stderr.endswith("\n"):
+        problems.append(f"exit 2 with {len(lines)} stderr lines: {out.stderr[:300]!r}")
+    elif not lines[0].startswith("gctool") or len(lines[0]) < 20 or "object at 0x" in lines[0]:
+        problems.append(f"unclear error line: {lines[0][:200]!r}")
+    if out.stdout:
+        problems.append(f"exit 2 wrote to stdout: {out.stdout[:120]!r}")
+    if out.changed:
+        problems.append(f"exit 2 changed files: {out.changed}")
+    return problems
+
+
 def check(case: Case, out: Outcome, exception: BaseException | None = None) -> list[str]:
     """Contract violations of one outcome (empty when the case behaved)."""
     problems: list[str] = []
@@ -153,15 +168,7 @@ def check(case: Case, out: Outcome, exception: BaseException | None = None) -> l
     if temp:
         problems.append(f"temporary files left: {temp}")
     if out.exit_code == 2:
-        lines = out.stderr.rstrip("\n").split("\n")  # a blank line counts as a line
-        if len(lines) != 1 or not out.stderr.endswith("\n"):
-            problems.append(f"exit 2 with {len(lines)} stderr lines: {out.stderr[:300]!r}")
-        elif not lines[0].startswith("gctool") or len(lines[0]) < 20 or "object at 0x" in lines[0]:
-            problems.append(f"unclear error line: {lines[0][:200]!r}")
-        if out.stdout:
-            problems.append(f"exit 2 wrote to stdout: {out.stdout[:120]!r}")
-        if out.changed:
-            problems.append(f"exit 2 changed files: {out.changed}")
+        problems += _usage_error_problems(out)
     else:
         stray = [c for c in out.changed if c not in outputs]
         if stray:

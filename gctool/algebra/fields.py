@@ -174,6 +174,32 @@ def _poly_value(text: str, p: int, m: int) -> int:
     return value
 
 
+def _mulmod(a: list[int], b: list[int], f: list[int], p: int) -> list[int]:
+    """a * b mod the monic degree-m polynomial f over GF(p) (coefficients, lowest first)."""
+    m = len(f) - 1
+    prod = [0] * (2 * m - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                prod[i + j] = (prod[i + j] + x * y) % p
+    for d in range(2 * m - 2, m - 1, -1):  # reduce by the monic f
+        c = prod[d]
+        if c:
+            for i in range(m + 1):
+                prod[d - m + i] = (prod[d - m + i] - c * f[i]) % p
+    return prod[:m]
+
+
+def _frobenius(a: list[int], f: list[int], p: int) -> list[int]:
+    """a^p mod f over GF(p), by square and multiply."""
+    out, base, e = [1] + [0] * (len(f) - 2), a, p
+    while e:
+        if e & 1:
+            out = _mulmod(out, base, f, p)
+        base, e = _mulmod(base, base, f, p), e >> 1
+    return out
+
+
 def is_irreducible(poly: int, p: int, m: int) -> bool:
     """Rabin's test for a degree-m polynomial over GF(p) (integer representation, base-p
     digits = coefficients): irreducible iff x^(p^m) = x mod f and gcd(x^(p^(m/r)) - x, f) = 1
@@ -183,32 +209,10 @@ def is_irreducible(poly: int, p: int, m: int) -> bool:
         return False
     inv = pow(f[m], -1, p)
     f = [c * inv % p for c in f]  # monic
-
-    def mulmod(a: list[int], b: list[int]) -> list[int]:
-        prod = [0] * (2 * m - 1)
-        for i, x in enumerate(a):
-            if x:
-                for j, y in enumerate(b):
-                    prod[i + j] = (prod[i + j] + x * y) % p
-        for d in range(2 * m - 2, m - 1, -1):  # reduce by the monic f
-            c = prod[d]
-            if c:
-                for i in range(m + 1):
-                    prod[d - m + i] = (prod[d - m + i] - c * f[i]) % p
-        return prod[:m]
-
-    def frobenius(a: list[int]) -> list[int]:  # a^p mod f
-        out, base, e = [1] + [0] * (m - 1), a, p
-        while e:
-            if e & 1:
-                out = mulmod(out, base)
-            base, e = mulmod(base, base), e >> 1
-        return out
-
     x = [0, 1] + [0] * (m - 2)
     powers = [x]  # x^(p^i) mod f for i = 0..m
     for _ in range(m):
-        powers.append(frobenius(powers[-1]))
+        powers.append(_frobenius(powers[-1], f, p))
     if powers[m] != x:
         return False
     primes = [r for r in range(2, m + 1) if m % r == 0 and all(r % d for d in range(2, r))]

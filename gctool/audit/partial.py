@@ -164,6 +164,24 @@ def _minimal_profiles(costs: list[list[int]], budget: int) -> Iterator[list[int]
     yield from rec(0, 0)
 
 
+def _first_failing(dec: Decoder, first: list[int], batch: list[list[int]]) -> list[int] | None:
+    """The first profile of ``batch`` (messages finished per worker) whose messages, rows
+    ``first[w] + t`` of the message code, do not decode; None when all decode."""
+    bad = np.zeros(len(batch), dtype=bool)
+    sizes: dict[int, list[int]] = {}
+    for idx, g in enumerate(batch):
+        sizes.setdefault(sum(g), []).append(idx)
+    for f, idxs in sizes.items():
+        if f == 0:
+            bad[idxs] = True
+            continue
+        F = np.array([[first[w] + t for w, gw in enumerate(batch[idx]) for t in range(gw)]
+                      for idx in idxs], dtype=np.intp)
+        bad[idxs] = ~dec.evaluate(F).ok
+    hit = np.flatnonzero(bad)
+    return batch[int(hit[0])] if hit.size else None
+
+
 def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL,
                    max_sets: int = DEFAULT_MAX_PROFILES, method: str = "auto",
                    progress: Progress | None = None) -> PartialReport:
@@ -201,21 +219,6 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     failing: list[int] | None = None
     chunk: list[list[int]] = []
 
-    def decide(batch: list[list[int]]) -> list[int] | None:
-        bad = np.zeros(len(batch), dtype=bool)
-        sizes: dict[int, list[int]] = {}
-        for idx, g in enumerate(batch):
-            sizes.setdefault(sum(g), []).append(idx)
-        for f, idxs in sizes.items():
-            if f == 0:
-                bad[idxs] = True
-                continue
-            F = np.array([[first[w] + t for w, gw in enumerate(batch[idx]) for t in range(gw)]
-                          for idx in idxs], dtype=np.intp)
-            bad[idxs] = ~dec.evaluate(F).ok
-        hit = np.flatnonzero(bad)
-        return batch[int(hit[0])] if hit.size else None
-
     try:
         for g in _minimal_profiles(costs, missing):
             chunk.append(g)
@@ -223,7 +226,7 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
                 raise BudgetExceeded(f"verify --partial needs more than {max_sets:,} minimal "
                                      "profiles; raise it with --max-sets")
             if len(chunk) == _BATCH:
-                failing = decide(chunk)
+                failing = _first_failing(dec, first, chunk)
                 checked += len(chunk)
                 chunk = []
                 if progress is not None:
@@ -231,7 +234,7 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
                 if failing is not None:
                     break
         if failing is None and chunk:
-            failing = decide(chunk)
+            failing = _first_failing(dec, first, chunk)
             checked += len(chunk)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {checked:,} minimal profiles; no "

@@ -67,7 +67,7 @@ class _State:
                 f"(size {self.s}; {self.represented:,} covered); no verdict")
 
 
-def verify(
+def verify(  # noqa: PLR0913 (the options of gctool verify)
     code: GradientCode,
     s: int | None = None,
     *,

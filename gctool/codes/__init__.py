@@ -39,7 +39,30 @@ def _auto_field(info: SchemeInfo, n: int | None, s: int | None, k: int | None,
     return chosen
 
 
-def design(
+def _draw(info: SchemeInfo, n: int | None, s: int | None, k: int | None, fld: Field,
+          params: dict[str, Any], seed: int | None, best_of: int | None
+          ) -> tuple[Any, dict[str, Any], int | None]:
+    """Build B and its recorded params (the best of ``best_of`` draws when given), and the
+    seed to record: None when the build drew no random number."""
+    import numpy as np
+
+    from gctool.codes.best_of import best_of_draws
+
+    if best_of is not None:
+        assert seed is not None  # best_of needs a randomized scheme, whose seed design() drew
+        B, recorded = best_of_draws(
+            lambda rng: info.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
+            seed, best_of, s, fld)
+        return B, recorded, seed
+    rng = np.random.default_rng(seed)
+    before = rng.bit_generator.state
+    B, recorded = info.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+    if rng.bit_generator.state == before:  # drew no random number: nothing to record
+        seed = None
+    return B, recorded, seed
+
+
+def design(  # noqa: PLR0913 (the options of gctool design)
     scheme: str,
     n: int | None = None,
     s: int | None = None,
@@ -64,10 +87,8 @@ def design(
     best-conditioned one (:mod:`gctool.codes.best_of`, which records how).  ``order``
     (natural, rotated) and ``message_size`` make it a multi-message code (:mod:`gctool.order`).
     """
-    import numpy as np
-
     from gctool import __version__
-    from gctool.codes.best_of import best_of_draws, check_best_of
+    from gctool.codes.best_of import check_best_of
     from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
 
     info = get_scheme(scheme)
@@ -94,22 +115,11 @@ def design(
         seed = _check_int("seed", seed, 0, MAX_SEED)
     elif info.randomized:
         seed = fresh_seed()
-    if best_of is not None:
-        check_best_of(info, best_of, fld)
     if fld is None:  # --field auto: the scheme chooses
         fld = _auto_field(info, n, s, k, params)
-    if best_of is None:
-        rng = np.random.default_rng(seed)
-        before = rng.bit_generator.state
-        B, recorded = info.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
-        if rng.bit_generator.state == before:  # drew no random number: nothing to record
-            seed = None
-    else:
+    if best_of is not None:
         check_best_of(info, best_of, fld)
-        assert seed is not None  # randomized: drawn above when not given
-        B, recorded = best_of_draws(
-            lambda rng: info.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
-            seed, best_of, s, fld)
+    B, recorded, seed = _draw(info, n, s, k, fld, params, seed, best_of)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.
     fld = recorded.pop("_field", fld)

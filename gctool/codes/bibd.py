@@ -50,7 +50,7 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
                       f"{designs.NAMES_HELP}")
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  # noqa: PLR0913 (the scheme's options)
           design: str | None = None, v: int | None = None, kappa: int | None = None,
           lam: int | None = None, complement: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import designs

@@ -62,7 +62,7 @@ def kron_levels(levels: list[np.ndarray], field: Field) -> np.ndarray:
     return np.asarray(out).astype(field.dtype)
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
           fanout: int, depth: int, tolerance: Any, gc: str = "auto", **_: Any
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.io import encode_matrix

@@ -54,7 +54,7 @@ def _check_window(window: Any) -> None:
                           f"{MAX_WINDOW:,} rounds")
 
 
-def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
                 burst: int, window: int, lam: int, gc: str = "auto", selection: str = "lowest",
                 **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.sequential.schedule import slot_table
@@ -78,7 +78,7 @@ def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.rand
     return B, params
 
 
-def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
+def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
                burst: int, window: int, lam: int, gc: str = "auto", **_: Any
                ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.sequential.schedule import slot_table

@@ -178,11 +178,11 @@ def verify_schedule(
     except KeyboardInterrupt:
         raise SearchInterrupted("interrupted during the exhaustive schedule search; "
                                 "no verdict") from None
-    method, exact, heur_seed = "reachable-states", True, None
+    method, heur_seed = "reachable-states", None
     if status == "horizon":
         method = "horizon"
     if status == "budget":
-        method, exact, heur_seed = "heuristic", False, seed
+        method, heur_seed = "heuristic", seed
         span = horizon or 4 * (model.window + scheme.delay)
         try:
             rollouts, transitions, failure = adversary(scheme, span, max(1000, max_sets // 10),
@@ -191,13 +191,14 @@ def verify_schedule(
             raise SearchInterrupted("interrupted during the adversarial schedule search; "
                                     "no verdict") from None
         rounds, states = span, rollouts
-    return _report(scheme, base, failure, method, exact, rounds, states, transitions,
-                   heur_seed, start)
+    base["seed"] = heur_seed  # the adversary's seed (None for the exhaustive search)
+    return _report(scheme, base, failure, method, rounds, states, transitions, start)
 
 
 def _report(scheme: SRSGC | MSGC, base: dict[str, Any], failure: _Failure | None, method: str,
-            exact: bool, rounds: int, states: int, transitions: int, seed: int | None,
-            start: float) -> SequentialVerifyReport:
+            rounds: int, states: int, transitions: int, start: float) -> SequentialVerifyReport:
+    """The report of a search (``method``: reachable-states and horizon are exact, heuristic is
+    not); ``base`` holds the scheme's figures and the seed."""
     comp_ok = base["component"] is None or base["component"].get("ok", True)
     counter = None
     if failure is not None:
@@ -218,6 +219,6 @@ def _report(scheme: SRSGC | MSGC, base: dict[str, Any], failure: _Failure | None
         reason = "the per-round gradient code fails its own tolerance; " + reason
     horizon = None if method == "reachable-states" and failure is None else rounds
     return SequentialVerifyReport(
-        ok=failure is None and comp_ok, exact=exact or failure is not None, method=method,
-        horizon=horizon, states=states, transitions=transitions, counterexample=counter,
-        reason=reason, seed=seed, elapsed_s=time.perf_counter() - start, **base)
+        ok=failure is None and comp_ok, exact=method != "heuristic" or failure is not None,
+        method=method, horizon=horizon, states=states, transitions=transitions,
+        counterexample=counter, reason=reason, elapsed_s=time.perf_counter() - start, **base)

@@ -207,7 +207,84 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
 PROTOCOLS = ("gctool", "authors")
 
 
-def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,
+def _check_run(codes: list[tuple[str, GradientCode]], iterations: int, protocol: str,
+               mu: float) -> int:
+    """Check the run's arguments; the largest n (the width of the delay arrays)."""
+    if not 2 <= iterations <= MAX_ITERATIONS:
+        raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
+    if protocol not in PROTOCOLS:
+        raise InvalidInput(f"protocol must be one of {', '.join(PROTOCOLS)}")
+    if not (np.isfinite(mu) and mu >= 0):
+        raise InvalidInput(f"mu must be a finite number >= 0, got {mu}")
+    if len(codes) == 0:
+        raise InvalidInput("nothing to simulate: give at least one code file")
+    width = max(code.n for _, code in codes)
+    if iterations * width > MAX_CELLS:  # the delays are iterations x n arrays (found by fuzzing)
+        raise BudgetExceeded(f"{iterations:,} iterations x {width:,} workers = "
+                             f"{iterations * width:,} delay draws, above the limit of "
+                             f"{MAX_CELLS:,} (use fewer --iterations)")
+    return width
+
+
+def _worker_probabilities(codes: list[tuple[str, GradientCode]]) -> np.ndarray:
+    """The per-worker probabilities of the bernoulli delay model: those of the first code whose
+    scheme records them (``probabilities_param``)."""
+    from gctool.registry import feature
+
+    hetero = [(code, key) for _, code in codes
+              if (key := feature(code.scheme, "probabilities_param")) is not None]
+    if not hetero:
+        raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
+                           "--worker-p P1,P2,... or a heterogeneous code file")
+    code, key = hetero[0]
+    return np.asarray(code.params[key], dtype=np.float64)
+
+
+def _extra_contenders(contenders: list[Contender], codes: list[tuple[str, GradientCode]],
+                      link: Any, erasurehead: int | None, notes: list[str]) -> list[Contender]:
+    """With a ``link``, the parameter server and ring all-reduce next to each CodedReduce tree
+    (which then pays the link too); with ``erasurehead``, ErasureHead on every file."""
+    extra: list[Contender] = []
+    if link is not None:
+        from gctool.sim import comm
+
+        for c in [c for c in contenders if c.kind == "tree"]:
+            c.extra["link"] = link
+            assert c.code is not None
+            extra += [comm.ps_contender(c.code, c.name, link), comm.ring_contender(c.n, link)]
+            notes.append(f"communication ({link.label}): CodedReduce, the parameter server and "
+                         "ring all-reduce pay latency + size/bandwidth per message, serialised "
+                         "at each receiver; other schemes do not")
+    if erasurehead is not None:
+        from gctool.sim.contenders import erasurehead as make_eh
+
+        extra += [make_eh(code, label, erasurehead) for label, code in codes]
+    return extra
+
+
+def _hetero_columns(contenders: list[Contender], rows: list[dict[str, Any]],
+                    delay: DelayModel) -> None:
+    """Rows of heterogeneous codes under bad-worker delays: their expected one-step error and
+    the workers' probabilities."""
+    for c, row in zip(contenders, rows, strict=True):
+        if c.kind == "hetero" and "bad" in c.extra and c.code is not None:
+            expect = c.code.params.get("expected_error")
+            row["expected_error"] = None if expect is None else float(expect) / c.code.k
+            row["worker_p"] = [float(x) for x in np.asarray(delay.worker_p)[: c.n]]
+
+
+def _rule_notes(contenders: list[Contender], mu: float) -> list[str]:
+    """What the authors' (1 + mu) protocol means, and which contenders it does not apply to."""
+    notes = [f"authors' protocol: stragglers are the workers slower than (1 + {mu:g}) x "
+             "the fastest; a round whose stragglers leave the model waits for everyone"]
+    for c in contenders:
+        why = MU_NOT_APPLIED.get(c.kind)
+        if why is not None:
+            notes.append(f"{c.name}: the authors' rule is not applied ({why})")
+    return notes
+
+
+def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,  # noqa: PLR0913 (the options of gctool simulate)
              seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
@@ -232,30 +309,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     model t mod M; at least 1 + the largest delay).  ``seed`` (None: a fresh one) seeds the
     delays, the baselines and the training, and is recorded in the report.
     """
-    if not 2 <= iterations <= MAX_ITERATIONS:
-        raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
-    if protocol not in PROTOCOLS:
-        raise InvalidInput(f"protocol must be one of {', '.join(PROTOCOLS)}")
-    if not (np.isfinite(mu) and mu >= 0):
-        raise InvalidInput(f"mu must be a finite number >= 0, got {mu}")
+    width = _check_run(codes, iterations, protocol, mu)
     rule_mu = mu if protocol == "authors" else None
-    if len(codes) == 0:
-        raise InvalidInput("nothing to simulate: give at least one code file")
-    width = max(code.n for _, code in codes)
-    if iterations * width > MAX_CELLS:  # the delays are iterations x n arrays (found by fuzzing)
-        raise BudgetExceeded(f"{iterations:,} iterations x {width:,} workers = "
-                             f"{iterations * width:,} delay draws, above the limit of "
-                             f"{MAX_CELLS:,} (use fewer --iterations)")
     if delay.name == "bernoulli" and delay.worker_p is None:
-        from gctool.registry import feature
-
-        hetero = [(code, key) for _, code in codes
-                  if (key := feature(code.scheme, "probabilities_param")) is not None]
-        if not hetero:
-            raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
-                               "--worker-p P1,P2,... or a heterogeneous code file")
-        code, key = hetero[0]
-        delay.worker_p = np.asarray(code.params[key], dtype=np.float64)
+        delay.worker_p = _worker_probabilities(codes)
     if seed is None:  # a fresh seed, recorded in the report so that the run can be redone
         from gctool.seeds import fresh_seed
 
@@ -271,20 +328,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
     contenders = contenders_for(codes, baselines, None if isinstance(sgc, str) else sgc, seed,
                                 search)
-    if link is not None:
-        from gctool.sim import comm
-
-        for c in [c for c in contenders if c.kind == "tree"]:
-            c.extra["link"] = link
-            assert c.code is not None
-            contenders += [comm.ps_contender(c.code, c.name, link), comm.ring_contender(c.n, link)]
-            notes.append(f"communication ({link.label}): CodedReduce, the parameter server and "
-                         "ring all-reduce pay latency + size/bandwidth per message, serialised "
-                         "at each receiver; other schemes do not")
-    if erasurehead is not None:
-        from gctool.sim.contenders import erasurehead as make_eh
-
-        contenders += [make_eh(code, label, erasurehead) for label, code in codes]
+    contenders += _extra_contenders(contenders, codes, link, erasurehead, notes)
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     for c in contenders:
@@ -294,11 +338,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     runs = [c.run(delay.times(base, c.loads)) for c in contenders]
     ref = {c.n: r for c, r in zip(contenders, runs, strict=True) if c.kind == "uncoded"}
     rows = [_row(c, r, ref.get(c.n), delay) for c, r in zip(contenders, runs, strict=True)]
-    for c, row in zip(contenders, rows, strict=True):
-        if c.kind == "hetero" and "bad" in c.extra and c.code is not None:
-            expect = c.code.params.get("expected_error")
-            row["expected_error"] = None if expect is None else float(expect) / c.code.k
-            row["worker_p"] = [float(x) for x in np.asarray(delay.worker_p)[: c.n]]
+    _hetero_columns(contenders, rows, delay)
     training = None
     if train is not None:
         from gctool.sim.training import train as run_training
@@ -314,12 +354,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
 
         notes += add_gains(contenders, runs, rows)
     if rule_mu is not None:
-        notes.append(f"authors' protocol: stragglers are the workers slower than (1 + {mu:g}) x "
-                     "the fastest; a round whose stragglers leave the model waits for everyone")
-        for c in contenders:
-            why = MU_NOT_APPLIED.get(c.kind)
-            if why is not None:
-                notes.append(f"{c.name}: the authors' rule is not applied ({why})")
+        notes += _rule_notes(contenders, rule_mu)
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
     return SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,

@@ -113,7 +113,7 @@ def _rank(times: Any, r: int, w: int) -> int:
     return rank
 
 
-def _rounds(times: Any, burst: int, window: int, lam: int, mu: float) -> tuple[Any, Any]:
+def _rounds(times: Any, burst: int, window: int, lam: int, mu: float) -> tuple[Any, Any]:  # noqa: C901 (a numba kernel: one flat loop)
     """Round times and straggler sets of the bursty model (``mu < 0``: gctool's rule, the
     earliest admissible arrival, at least one; else the authors' (1 + mu) rule).  The same
     decisions as :func:`gctool.sequential.model.earliest_admissible_sorted` over the stable

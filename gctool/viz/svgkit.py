@@ -91,7 +91,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def line_chart(cv: Canvas, x0: float, y0: float, series: Sequence[tuple[str, Sequence[float],
+def line_chart(cv: Canvas, x0: float, y0: float, series: Sequence[tuple[str, Sequence[float],  # noqa: PLR0913 (keyword drawing options)
                                                                          Sequence[float]]],
                *, title: str, xlabel: str, ylabel: str, width: float = 460,
                height: float = 240, log_y: bool = False, step: bool = False,
