@@ -76,9 +76,3 @@ def make_order(support: np.ndarray, kind: str = "natural", message_size: int = 1
         out.append(tuple(tuple(parts[a:a + message_size])
                          for a in range(0, len(parts), message_size)))
     return tuple(out)
-
-
-def one_message(support: np.ndarray) -> Order:
-    """The ordinary code as an order: one message holding the whole support."""
-    return tuple((tuple(np.flatnonzero(row).tolist()),) if row.any() else ()
-                 for row in support)

@@ -132,10 +132,6 @@ class Oracle:
             out[rows] = self.errors(S)
         return out
 
-    def errors_survivors(self, F: np.ndarray) -> np.ndarray:
-        """Errors when exactly the survivors ``F`` (b, f) respond."""
-        return self.errors_masks(~straggler_mask(F, self.n))
-
     def chunk_size(self, s: int) -> int:
         """How many straggler sets of size s to evaluate per batch."""
         return self.decoder.chunk_size(max(1, self.n - s))

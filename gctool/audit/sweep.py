@@ -71,8 +71,6 @@ def exhaustive_source(n: int, s: int, rot: Rotation | None, weighted: bool = Tru
     return OrbitSource(n, s, rot, weighted), count_candidates(n, s, rot.t)
 
 
-
-
 @dataclass
 class ChunkSummary:
     """What one chunk contributes to the verdict and to the diagnostics."""
@@ -189,9 +187,6 @@ class Accumulator:
             self.fail_set = c.fail_set
             return True
         return False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"evaluated": self.evaluated, "weight": self.weight, "direct": self.direct}
 
 
 @dataclass

@@ -57,9 +57,6 @@ class Curve(Report):
     max_sets: int | None = None
     checked: int = 0
 
-    def error_at(self, s: int) -> float | None:
-        return next((p.error for p in self.points if p.s == s), None)
-
     def informative(self, n: int) -> bool:
         """Worth drawing: some point lies strictly between the trivial ends s = 0 and
         s >= n - 1 (with only those, the curve says nothing about the code)."""
