@@ -33,7 +33,7 @@ __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
     "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix", "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
-    "npz_bytes", "read_bytes",
+    "npz_bytes", "npz_member", "read_bytes",
     "read_code", "read_json_input", "read_text_input", "write_code",
 ]
 
@@ -341,6 +341,18 @@ def is_npz_path(path: str | os.PathLike[str]) -> bool:
     return str(path) != "-" and str(path).lower().endswith(".npz")
 
 
+def npz_member(name: str) -> Any:
+    """The zip entry (a ``zipfile.ZipInfo``) of one NPZ member: stored, fixed timestamp, mode
+    0644, so that identical arrays give identical bytes (:func:`npz_bytes` and the streamed
+    decoding table of :mod:`gctool.audit.table`)."""
+    import zipfile
+
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o644 << 16
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
 def npz_bytes(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> bytes:
     """Serialise arrays plus a JSON ``meta`` into NPZ bytes (deterministic, no pickles).
 
@@ -358,9 +370,7 @@ def npz_bytes(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> byte
                 raise ValueError(f"refusing to write object array {name!r}")
             member = io.BytesIO()
             np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)
-            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            dst.writestr(info, member.getbuffer())
+            dst.writestr(npz_member(name + ".npy"), member.getbuffer())
             del member
     return out.getvalue()
 

@@ -76,10 +76,9 @@ MEMBER_MODE: Final = "w"
 
 
 def _member(zf: zipfile.ZipFile, name: str) -> IO[bytes]:
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # as gctool.io.npz_bytes
-    info.external_attr = 0o644 << 16
-    info.compress_type = zipfile.ZIP_STORED
-    return zf.open(info, mode=MEMBER_MODE, force_zip64=True)
+    from gctool.io import npz_member
+
+    return zf.open(npz_member(name), mode=MEMBER_MODE, force_zip64=True)
 
 
 def write_decoding_table(

@@ -196,8 +196,8 @@ def _best_of_option(info: SchemeInfo) -> Any:
 
 def _write(code: Any, output: str, as_json: bool, data: bytes,
            report_keys: tuple[str, ...] = ()) -> int:
+    from gctool._files import atomic_write
     from gctool.cli.render import render
-    from gctool.io import atomic_write
     from gctool.reports import DesignReport
 
     if output == "-" and not data.lstrip().startswith(b"{"):

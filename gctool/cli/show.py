@@ -61,7 +61,7 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
     Workers are rows and columns of B are columns.  FILE may be '-'.
     """
     from gctool import viz
-    from gctool.io import atomic_write
+    from gctool._files import atomic_write
 
     if svg_path == "-" and as_json:
         raise click.UsageError("--svg - and --json both write to stdout; choose one")

@@ -138,7 +138,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
                             protocol=protocol, mu=mu, sparsify=sparsifier,
                             erasurehead=erasurehead, link=link, models=models)
     if plot is not None:
-        from gctool.io import atomic_write
+        from gctool._files import atomic_write
         from gctool.sim.plot import render_svg
 
         data = render_svg(report)
