@@ -1,10 +1,23 @@
 """Termination signals and worker processes (the library side; the CLI installs the handlers).
 
-The CLI (:func:`install`) makes SIGTERM and SIGHUP behave like Ctrl-C: the handler raises
-:class:`~gctool.errors.Terminated`, a :class:`KeyboardInterrupt`, so every search stops with its
-summary, every temporary output file is removed (``gctool._files.atomic_stream``) and every
-worker pool is shut down by the code that already handles Ctrl-C.  :func:`received` tells the
-CLI which signal ended the run, so it can exit 130 (SIGINT), 129 (SIGHUP) or 143 (SIGTERM).
+Under the CLI (:func:`handled`) SIGINT, SIGTERM and SIGHUP share one handler: the first of them
+raises :class:`~gctool.errors.Terminated`, a :class:`KeyboardInterrupt`, so every search stops
+with its summary, every temporary output file is removed (``gctool._files.atomic_stream``) and
+every worker pool is shut down by the code that already handles Ctrl-C.  :func:`received` tells
+the CLI which signal ended the run, so it can exit 130 (SIGINT), 129 (SIGHUP) or 143 (SIGTERM).
+
+* Later signals (Ctrl-C pressed twice, SIGTERM after SIGINT) are recorded but raise nothing:
+  the cleanup of the first one finishes, and the exit code is the first signal's.
+* The exception is a subclass, never a plain KeyboardInterrupt: CPython (3.11, 3.12) marks the
+  process for "exit by SIGINT" whenever a plain KeyboardInterrupt leaves code run by
+  ``exec``/``eval`` of a string (numba's generated code, ``namedtuple``, ...), and then kills
+  itself with SIGINT at exit instead of exiting 130, even after the CLI handled the interrupt.
+* An interrupt that Python swallows (raised inside a fork hook, a ctypes callback of the
+  compiler or a ``__del__``: "Exception ignored in ...") is delivered again to the main thread
+  instead of being lost with a traceback on stderr.
+* :func:`settle`: once the outcome is known, signals raise nothing (the outcome is reported as
+  it is); :func:`ending`: before the process exits they are ignored, so a late Ctrl-C cannot
+  kill it (Python restores the default actions while finalizing, which would exit -2).
 
 Worker processes call :func:`worker_init` first: they ignore SIGINT (the parent decides), die
 quietly on SIGTERM/SIGHUP (no traceback from a pool that is being torn down), and on Linux ask
@@ -15,45 +28,102 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from gctool.errors import Terminated
 
 #: signals handled like Ctrl-C by the CLI
-HANDLED = ("SIGTERM", "SIGHUP")
+HANDLED = ("SIGINT", "SIGTERM", "SIGHUP")
 _received: list[int] = []
+_raised: list[int] = []  # the signal whose exception is on its way (at most one)
 
 
 def received() -> int | None:
-    """The first termination signal received since :func:`install` (None: none, or SIGINT)."""
+    """The first termination signal received under :func:`handled` (None: none)."""
     return _received[0] if _received else None
 
 
+def _signals() -> list[signal.Signals]:
+    return [s for s in (getattr(signal, name, None) for name in HANDLED) if s is not None]
+
+
 def _handler(signum: int, frame: Any) -> None:
-    _received.append(signum)
-    if len(_received) == 1:  # later signals: let the cleanup of the first one finish
-        raise Terminated(signum)
+    if not _received:
+        _received.append(signum)
+    if not _raised:  # later signals: let the cleanup of the first one finish
+        _raised.append(signum)
+        raise Terminated(_received[0])
 
 
-def install() -> None:
-    """Handle SIGTERM and SIGHUP like SIGINT (main thread only; a no-op elsewhere)."""
+def _redeliver(unraisable: Any) -> bool:
+    """Deliver again an interrupt that Python swallowed (True: it was one)."""
+    if not (isinstance(unraisable.exc_value, Terminated) and _raised and _raised[0]
+            and signal.getsignal(_raised[0]) is _handler):
+        return False
+    import _thread
+    import threading
+
+    # the handler runs again in the main thread, a moment later: now it would run inside the
+    # code that swallowed it (and be swallowed again)
+    threading.Timer(0.01, _thread.interrupt_main, (_raised.pop(),)).start()
+    return True
+
+
+@contextmanager
+def handled(standalone: bool = False) -> Iterator[None]:
+    """Handle SIGINT, SIGTERM and SIGHUP as the module docs say for the duration of the block.
+
+    ``standalone``: the process exits after the block, so the handlers are not restored
+    (see :func:`ending`); otherwise (an embedding application, tests) they are.  A no-op
+    outside the main thread."""
     _received.clear()
-    for name in HANDLED:
-        sig = getattr(signal, name, None)
-        if sig is None:  # pragma: no cover - not POSIX
-            continue
-        try:
-            signal.signal(sig, _handler)
-        except ValueError:  # not the main thread (e.g. an embedding application)
-            return
+    _raised.clear()
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in _signals():
+            previous[sig] = signal.signal(sig, _handler)
+    except ValueError:  # not the main thread (e.g. an embedding application)
+        pass
+    hook = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:
+        if not _redeliver(info):
+            hook(info)
+
+    if previous:
+        sys.unraisablehook = unraisable
+    try:
+        yield
+    finally:
+        if previous and sys.unraisablehook is unraisable:
+            sys.unraisablehook = hook
+        if not standalone:
+            for sig, action in previous.items():
+                signal.signal(sig, action if action is not None else signal.SIG_DFL)
+
+
+def settle() -> None:
+    """The outcome of the run is known: from now on signals are recorded but raise nothing."""
+    if not _raised:
+        _raised.append(0)
+
+
+def ending() -> None:
+    """The process is about to exit with its outcome: ignore further termination signals."""
+    try:
+        for sig in _signals():
+            signal.signal(sig, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
 
 
 def worker_init() -> None:
     """First call of every worker process (see the module docs)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in HANDLED:
-        sig = getattr(signal, name, None)
-        if sig is not None:
+    for sig in _signals():
+        if sig != signal.SIGINT:
             signal.signal(sig, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:

@@ -33,7 +33,8 @@ class BudgetExceeded(InvalidInput):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived; handled like Ctrl-C (see :mod:`gctool._signals`)."""
+    """SIGINT, SIGTERM or SIGHUP arrived under the CLI; SIGTERM and SIGHUP are handled like
+    Ctrl-C (see :mod:`gctool._signals`)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

@@ -187,6 +187,9 @@ def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
             time.sleep(0.05)
         workers = _children(proc.pid)
         proc.send_signal(sig)
+        time.sleep(0.2)  # and again, as a user pressing Ctrl-C twice: the first one decides
+        if proc.poll() is None:
+            proc.send_signal(sig)
         code = _wait(proc, 60)
     finally:
         if proc.poll() is None:

@@ -80,13 +80,11 @@ class GctoolGroup(LazyGroup):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         def invoke() -> Any:
-            from gctool import _signals
             from gctool._threads import pin_blas_threads
 
             pin_blas_threads()  # before numpy loads BLAS (see gctool._threads)
             from gctool.limits import set_max_work
 
-            _signals.install()
             set_max_work(None)  # --max-work holds for one invocation
             _quiet_process()
             argv = sys.argv[1:] if args is None else list(args)
@@ -96,8 +94,12 @@ class GctoolGroup(LazyGroup):
                 args=args, prog_name="gctool", complete_var=complete_var, standalone_mode=False,
                 **extra)  # one program name everywhere, also under CliRunner
 
-        code = _guarded(invoke)
+        from gctool import _signals
+
+        with _signals.handled(standalone=standalone_mode):
+            code = _guarded(invoke)
         if standalone_mode:
+            _signals.ending()  # a late signal cannot turn the exit code into a kill
             sys.exit(code)
         return code
 
@@ -154,10 +156,14 @@ def _usage(exc: click.ClickException) -> int:
 
 def _guarded(invoke: Callable[[], Any]) -> int:
     """Run the CLI and return the exit code (never raises for user errors)."""
+    from gctool._signals import settle
     from gctool.errors import GctoolError, SearchInterrupted
 
     try:
-        rv = invoke()
+        try:
+            rv = invoke()
+        finally:
+            settle()  # the outcome is known: a later signal does not replace it
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
@@ -193,7 +199,7 @@ def _interrupted(summary: str) -> int:
     from gctool._signals import received
 
     signum = received()
-    if signum is not None:
+    if signum is not None and signum != signal.SIGINT:
         summary = f"{summary} ({signal.Signals(signum).name})"
     return _fail(summary, for_signal(signum))
 

@@ -1,0 +1,109 @@
+"""Termination signals under the CLI (gctool._signals), in real processes with deterministic
+timing: each child runs the gctool command group with one extra command that signals itself at
+the moment under test."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PRELUDE = """\
+import os, signal, sys, time
+from gctool.cli.main import cli
+
+def kill(sig=signal.SIGINT):
+    os.kill(os.getpid(), sig)
+    time.sleep(0.05)  # the handler runs here at the latest
+
+@cli.command("probe")
+def probe():
+"""
+
+
+def _run(tmp_path: Path, body: str) -> tuple[int, str, str]:
+    """Run the probe as ``python -m`` (as the tests of gctool do; the exit of -m is the one
+    CPython turns into a kill by SIGINT after an unhandled plain KeyboardInterrupt)."""
+    code = PRELUDE + textwrap.indent(textwrap.dedent(body), "    ") + "\ncli.main(['probe'])\n"
+    (tmp_path / "probe.py").write_text(code)
+    proc = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_ctrl_c_inside_code_run_by_exec_of_a_string_still_exits_130(tmp_path: Path) -> None:
+    # CPython marks the process for "exit by SIGINT" (-2) when a plain KeyboardInterrupt
+    # leaves exec/eval of a string, as numba's generated code is run
+    code, out, err = _run(tmp_path, """
+        exec("kill()\\nfor _ in range(10**7): pass")
+        print("not interrupted")
+    """)
+    assert (code, out, err) == (130, "", "gctool: interrupted\n")
+
+
+@pytest.mark.parametrize("where", ["__del__", "fork"])
+def test_an_interrupt_python_swallows_is_delivered_again(tmp_path: Path, where: str) -> None:
+    # raised inside a finalizer or a fork hook, Python prints "Exception ignored" and goes on
+    body = {
+        "__del__": """
+            class Doomed:
+                def __del__(self):
+                    kill()
+            Doomed()
+        """,
+        "fork": """
+            os.register_at_fork(after_in_parent=kill)
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        """,
+    }[where]
+    code, out, err = _run(tmp_path, textwrap.dedent(body) + textwrap.dedent("""
+        time.sleep(5)
+        print("not interrupted")
+    """))
+    assert (code, out, err) == (130, "", "gctool: interrupted\n")
+
+
+@pytest.mark.parametrize(("first", "second", "want"), [
+    (signal.SIGINT, signal.SIGINT, 130),  # Ctrl-C pressed twice
+    (signal.SIGTERM, signal.SIGINT, 143),
+    (signal.SIGHUP, signal.SIGTERM, 129),
+])
+def test_a_second_signal_lets_the_cleanup_of_the_first_finish(tmp_path: Path, first: int,
+                                                               second: int, want: int) -> None:
+    code, out, err = _run(tmp_path, f"""
+        try:
+            kill({first})
+            time.sleep(5)
+        finally:
+            kill({second})
+            sys.stderr.write("cleaned up\\n")
+    """)
+    name = signal.Signals(first).name
+    suffix = "" if first == signal.SIGINT else f" ({name})"
+    assert (code, out, err) == (want, "", f"cleaned up\ngctool: interrupted{suffix}\n")
+
+
+def test_a_signal_after_the_outcome_does_not_change_the_exit_code(tmp_path: Path) -> None:
+    # the command has returned its outcome; the signal arrives while the process exits
+    code, out, err = _run(tmp_path, """
+        import atexit
+        atexit.register(kill)
+        print("done")
+    """)
+    assert (code, out, err) == (0, "done\n", "")
+
+
+def test_in_process_runs_restore_the_callers_handlers() -> None:
+    from gctool.cli.main import main
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    assert main(["bound", "-n", "6", "-k", "6", "-s", "1"]) == 0
+    assert {s: signal.getsignal(s) for s in before} == before
