@@ -11,7 +11,7 @@ same row space but may differ in cond and ||a||, which the report says).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from gctool.limits import MAX_CLASS_PATTERNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from gctool.audit.nullspace import Reduction
+    from gctool.audit.verify import _Run
     from gctool.reports import VerifyReport
 
 
@@ -44,7 +45,7 @@ def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int
     return sorted(S) if len(S) == s else None
 
 
-def try_classes(run: Any, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
+def try_classes(run: _Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
     """Verify through class patterns when that is the smallest enumeration, else None."""
     code, s = run.code, run.s
     classes, note = find_row_classes(code)
