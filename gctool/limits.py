@@ -4,8 +4,8 @@ constants, no numpy, so the CLI can import them for option defaults).
 The limits keep every command's time and memory bounded and make oversize input fail early with
 a clear message (exit 2) instead of a MemoryError or a machine that starts swapping.  They are
 documented in the README ("Limits", merged from docs/hardening.md), and
-``tests/test_hardening.py`` checks that the documentation and the modules that enforce them
-agree with this table.
+``tests/reliability/test_hardening.py`` checks that the documentation and the modules that
+enforce them agree with this table.
 
 Who enforces what:
 
@@ -18,7 +18,7 @@ Who enforces what:
 * :mod:`gctool.numerics` - the rules that use the numerical-policy constants (tolerance, ties,
   rank cut-off).
 
-No other module re-declares these values: ``tests/test_meta.py`` fails on a literal equal to
+No other module re-declares these values: ``tests/meta/test_meta.py`` fails on a literal equal to
 one of them where a default, limit or tolerance is defined.
 """
 

@@ -12,8 +12,8 @@ new command or option is fuzzed without changing this file.  Every case is run i
   traceback, and leaves the directory byte for byte as it was (no file created or changed);
 * exit 0/1 changes only the output paths named on the command line and leaves no temp file.
 
-Used by ``tests/test_fuzz_cli.py`` (a few hundred cases in the normal suite) and runnable as a
-script for the long run (docs/hardening.md)::
+Used by ``tests/reliability/test_fuzz_cli.py`` (a few hundred cases in the normal suite) and
+runnable as a script for the long run (docs/hardening.md)::
 
     .venv/bin/python tests/fuzz_cli.py --cases 10000 --seed 1 --jobs 2
 """

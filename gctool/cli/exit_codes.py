@@ -1,4 +1,4 @@
-"""The exit-code contract of every gctool command (pinned by tests/test_exit_codes.py), and
+"""The exit-code contract of every gctool command (pinned by tests/cli/test_exit_codes.py), and
 the one place that turns reports into exit statuses (:func:`exit_code`)."""
 
 import signal

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gctool import limits
 
-PACKAGE = Path(__file__).parents[1] / "gctool"
+PACKAGE = Path(__file__).parents[2] / "gctool"
 
 
 def _modules() -> dict[str, ast.Module]:

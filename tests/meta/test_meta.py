@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from gctool.cli.main import COMMANDS, cli
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text()
 
 

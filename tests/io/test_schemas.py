@@ -17,7 +17,7 @@ import gctool
 from gctool import schemas
 from gctool.cli.main import cli
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def _json(runner: CliRunner, *args: str, code: int | None = None) -> Any:

@@ -12,7 +12,8 @@ traceback, no "internal error"), quickly (a hang fails the suite's time limit):
 
 In real processes (few, kept small): native libraries' stdout (HiGHS, LAPACK) and warnings stay
 out of gctool's output, and an address-space limit (``resource.setrlimit``) turns a device
-given as an input into the size-limit error.  Signals are in tests/test_hardening_process.py.
+given as an input into the size-limit error.  Signals are in
+tests/reliability/test_hardening_process.py.
 """
 
 from __future__ import annotations

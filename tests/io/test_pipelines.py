@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from gctool.cli.main import cli
 
-DOC = (Path(__file__).parents[1] / "docs" / "pipelines.md").read_text()
+DOC = (Path(__file__).parents[2] / "docs" / "pipelines.md").read_text()
 SECTIONS = [s for s in DOC.split("\n## ")[1:] if "```python" in s]
 
 

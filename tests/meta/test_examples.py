@@ -27,7 +27,7 @@ import gctool
 from gctool.cli.main import COMMANDS, cli
 from gctool.registry import SCHEMES
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 

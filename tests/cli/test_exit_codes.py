@@ -13,7 +13,7 @@ def test_exit_codes_are_pinned() -> None:
 def test_readme_documents_every_exit_code() -> None:
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in ExitCode:
         assert f"| {int(code)} " in section, code

@@ -90,7 +90,7 @@ def test_shipped_traces_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_shipped_trace_files_are_package_data() -> None:
     import tomllib
 
-    globs = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())[
+    globs = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())[
         "tool"]["setuptools"]["package-data"]["gctool"]
     pkg = TRACES.parent.parent.parent
     shipped = {p for g in globs for p in pkg.glob(g)}

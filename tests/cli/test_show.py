@@ -512,7 +512,7 @@ def test_docs_example_svg_is_fresh() -> None:
     residual does not matter."""
     import gctool
 
-    committed = _svg((Path(__file__).parents[1] / "docs" / "show-example.svg").read_bytes())
+    committed = _svg((Path(__file__).parents[2] / "docs" / "show-example.svg").read_bytes())
     code = gctool.design("cyclic", n=8, s=2, seed=1)
     fresh = _svg(render_svg(picture(code, stragglers=[0, 3], curve=error_curve(code))))
 

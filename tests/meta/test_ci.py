@@ -18,7 +18,7 @@ import gctool
 from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "ci.md").read_text()
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
 BIN = Path(sys.executable).parent

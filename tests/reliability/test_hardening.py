@@ -1,7 +1,8 @@
 """Hardening, in process: atomic writes, overwrite policy, determinism, size limits.
 
 Interrupts, write failures in real processes and memory peaks are in
-tests/test_hardening_process.py; fuzzed bad input is in tests/test_fuzz_cli.py.
+tests/reliability/test_hardening_process.py; fuzzed bad input is in
+tests/reliability/test_fuzz_cli.py.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from gctool.errors import CodeFileError, InvalidInput
 from gctool.io import atomic_write, code_bytes, is_irreducible, read_code
 from gctool.model import GradientCode
 
-DOC = Path(__file__).parents[1] / "docs" / "hardening.md"
+DOC = Path(__file__).parents[2] / "docs" / "hardening.md"
 
 
 def run(*args: str, input: bytes | str | None = None) -> Result:
@@ -187,7 +188,7 @@ def test_overwrite_policy_is_documented_and_followed(tmp_path: Path) -> None:
 def test_every_writer_is_atomic() -> None:
     """Files are written by gctool._files (atomic_write / atomic_stream), or by a module that
     does the same itself (a temporary file in the target's directory, then os.replace)."""
-    root = Path(__file__).parents[1] / "gctool"
+    root = Path(__file__).parents[2] / "gctool"
     offenders = []
     for path in root.rglob("*.py"):
         if path.name in ("_files.py", "completion.py"):  # completion.py: a developer tool
@@ -384,7 +385,7 @@ def test_export_table_has_a_hard_cap(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(gctool.exports, "MAX_TABLE_ENTRIES", 50)  # frc: 15 patterns x 6
     src = tmp_path / "c.json"
     src.write_bytes(code_bytes(fz.CODES["frc"], False))
-    # JSON is built in memory (capped); NPZ is streamed (tests/test_export_streaming.py)
+    # JSON is built in memory (capped); NPZ is streamed (tests/io/test_export_streaming.py)
     r = run("export", str(src), "-o", str(tmp_path / "e.json"), "--decoders",
             "--max-patterns", "10000000")
     assert "above gctool's limit of 50 entries" in one_line(r)
