@@ -1,7 +1,7 @@
 """``attack``: worst-case straggler sets, adversarial thresholds and error curves.
 
 Errors are raw squared decoding errors ``||a^T B_F - t||^2`` (reference §0.1) under the chosen
-decoder (:mod:`gctool.audit.decoders`: optimal, fixed, natural); ``normalize="k"`` divides them
+decoder (:mod:`gctool.audit.oracles`: optimal, fixed, natural); ``normalize="k"`` divides them
 by k.  Over GF(q) the error is an indicator (0 decodes, 1 fails).
 
 Methods: ``exhaustive`` (:mod:`~gctool.audit.exhaustive`), ``bnb`` (:mod:`~gctool.audit.bnb`),
@@ -30,7 +30,7 @@ import numpy as np
 from gctool.audit import bnb as bnb_mod
 from gctool.audit import exhaustive, greedy, randomized
 from gctool.audit.checks import check_s
-from gctool.audit.decoders import FixedOracle, Oracle, make_oracle
+from gctool.audit.oracles import FixedOracle, Oracle, make_oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import pad_to
@@ -216,7 +216,7 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
 def check_setup(code: GradientCode, decoder: str) -> None:
     """Refuse, before it starts, the set-up of the optimal decoder over R/C above the work or
     memory budget: one SVD of B (K x n), one of its n x n complement, and the n x n
-    projectors H and N (:class:`gctool.audit.decoders.OptimalOracle`)."""
+    projectors H and N (:class:`gctool.audit.oracles.OptimalOracle`)."""
     if decoder != "optimal" or code.field.is_finite:
         return
     from gctool.limits import check_memory, check_work, solve_cost
@@ -441,8 +441,8 @@ def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> Th
 
 
 def _elementary(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
-    from gctool.audit.decoders import OptimalOracle
     from gctool.audit.elementary import elementary_threshold
+    from gctool.audit.oracles import OptimalOracle
 
     if not isinstance(oracle, OptimalOracle) or epsilon != 0:
         raise InvalidInput("the elementary method gives the exact threshold (epsilon = 0) "
@@ -461,8 +461,8 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOp
         trail.append("exhaustive over budget")
     lower = _affordable_sizes(oracle.n, opts.max_sets)
     if epsilon == 0 and oracle.kind == "optimal":
-        from gctool.audit.decoders import OptimalOracle
         from gctool.audit.elementary import cost
+        from gctool.audit.oracles import OptimalOracle
 
         assert isinstance(oracle, OptimalOracle)
         if cost(oracle) <= opts.max_sets:

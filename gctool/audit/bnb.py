@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from gctool.audit.decoders import FixedOracle, Oracle
+from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import InvalidInput, SearchInterrupted
 

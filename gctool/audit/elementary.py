@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.linalg import matrix_rank, solve_batch
-from gctool.audit.decoders import OptimalOracle
+from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import BudgetExceeded, SearchInterrupted

@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from gctool.audit.decoders import Oracle
+from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import OracleKernel, exhaustive_source
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation

@@ -20,7 +20,7 @@ from math import comb
 
 import numpy as np
 
-from gctool.audit.decoders import Oracle
+from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import SearchInterrupted
 from gctool.numerics import TIE_RTOL, beats

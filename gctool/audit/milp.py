@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.decoders import FixedOracle, OptimalOracle, Oracle
+from gctool.audit.oracles import FixedOracle, OptimalOracle, Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.decoders import FixedOracle, Oracle
+from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_SAMPLES
 

@@ -6,7 +6,7 @@
 * ``verify``'s worker and fold: :class:`SweepWorker` evaluates a task with a verify kernel
   (:mod:`gctool.audit.nullspace`) and returns a :class:`ChunkSummary` (cut at the first
   failing set, with diagnostics); :class:`Accumulator` merges them in task order;
-* :class:`OracleKernel` - an attack oracle (:mod:`gctool.audit.decoders`) as a picklable
+* :class:`OracleKernel` - an attack oracle (:mod:`gctool.audit.oracles`) as a picklable
   kernel of :class:`gctool.engine.sweep.PeakWorker` (worst case),
   :class:`~gctool.engine.sweep.ExceedWorker` (threshold) and
   :class:`~gctool.engine.sweep.SumWorker` (random-set means);
@@ -215,7 +215,7 @@ class OracleKernel:
     @property
     def oracle(self) -> Any:
         if self._oracle is None:
-            from gctool.audit.decoders import make_oracle
+            from gctool.audit.oracles import make_oracle
 
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
         return self._oracle

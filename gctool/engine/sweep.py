@@ -162,7 +162,7 @@ def stops(summary: Any) -> bool:
 # -- per-set values: errors, condition numbers ------------------------------------------------
 class ErrorKernel(Protocol):
     """A per-set value of straggler sets: raw decoding errors (an attack oracle,
-    :mod:`gctool.audit.decoders`), condition numbers, ..."""
+    :mod:`gctool.audit.oracles`), condition numbers, ..."""
 
     def errors(self, S: np.ndarray) -> np.ndarray: ...
 

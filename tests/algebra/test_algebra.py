@@ -181,8 +181,8 @@ def _near_singular(n: int, k: int, rank: int, t: float, seed: int) -> np.ndarray
 def test_bound_verify_and_attack_agree_on_the_rank_of_near_singular_codes() -> None:
     import gctool
     from gctool.algebra.spectral import Spectral
-    from gctool.audit.decoders import OptimalOracle
     from gctool.audit.nullspace import reduce_float
+    from gctool.audit.oracles import OptimalOracle
     from gctool.codes.conditioning import worst_condition
     from gctool.model import GradientCode
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import AttackOptions, attack, curve, threshold
-from gctool.audit.decoders import make_oracle
+from gctool.audit.oracles import make_oracle
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
@@ -399,11 +399,11 @@ def test_exhaustive_attack_identical_over_local_processes(monkeypatch: pytest.Mo
                                                           ) -> None:
     """Worst case and threshold over 2 worker processes (small batches, so many tasks): the
     whole report is the one of a single process, ties and evaluation counts included."""
-    from gctool.audit import decoders, exhaustive
+    from gctool.audit import exhaustive, oracles
     from gctool.engine import parallel
 
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
-    monkeypatch.setattr(decoders.OptimalOracle, "chunk_size", lambda self, s: 7)
+    monkeypatch.setattr(oracles.OptimalOracle, "chunk_size", lambda self, s: 7)
     used: list[int] = []
     real_run = parallel.run_ordered
 

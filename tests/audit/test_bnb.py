@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.bnb import bnb_worst, search
-from gctool.audit.decoders import make_oracle
+from gctool.audit.oracles import make_oracle
 from gctool.model import GradientCode
 
 from oracles import lstsq_error

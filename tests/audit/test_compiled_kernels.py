@@ -224,7 +224,7 @@ def test_attack_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str
 
 
 def test_attack_compiled_errors_match_numpy_per_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gctool.audit.decoders import OptimalOracle
+    from gctool.audit.oracles import OptimalOracle
 
     code = design("cyclic", n=12, s=3, seed=2)
     monkeypatch.setenv("GCTOOL_COMPILED", "0")
@@ -312,7 +312,7 @@ def test_read_only_package_dir_uses_a_user_cache_dir(tmp_path: Any) -> None:
 def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled walk over a rank range (shared Cholesky factor of the first s - 1 rows
     for s <= d, per-set KKT otherwise) gives the numpy oracle's errors, from any start."""
-    from gctool.audit.decoders import OptimalOracle
+    from gctool.audit.oracles import OptimalOracle
     from gctool.audit.sweep import OracleKernel
 
     monkeypatch.setenv("GCTOOL_COMPILED", "0")

@@ -298,10 +298,10 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Kernel chunks of 8 sets, so that small codes make several rank-range tasks."""
     import importlib
 
-    from gctool.audit import decoders, nullspace
+    from gctool.audit import nullspace, oracles
 
     for cls in (nullspace.FloatNullKernel, nullspace.DirectKernel, nullspace.GFNullKernel,
-                nullspace.GFDirectKernel, decoders.Oracle, decoders.OptimalOracle):
+                nullspace.GFDirectKernel, oracles.Oracle, oracles.OptimalOracle):
         monkeypatch.setattr(cls, "chunk_size", lambda self, s: 8)
     monkeypatch.setattr(importlib.import_module("gctool.audit.verify"), "PARALLEL_MIN_S", 0.0)
 

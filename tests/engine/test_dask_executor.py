@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from distributed import Client, LocalCluster
 
 from gctool.algebra.fields import parse_field
-from gctool.audit import decoders as dec
 from gctool.audit import nullspace as ns
+from gctool.audit import oracles as dec
 from gctool.audit.attack import attack, threshold
 from gctool.audit.distributed import DaskRunner
 from gctool.audit.verify import verify

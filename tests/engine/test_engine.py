@@ -122,7 +122,7 @@ def test_a_rebuilt_oracle_takes_the_path_of_the_original() -> None:
     import pickle
 
     from gctool.algebra.fields import parse_field
-    from gctool.audit.decoders import make_oracle
+    from gctool.audit.oracles import make_oracle
     from gctool.audit.sweep import OracleKernel
     from gctool.model import GradientCode
 

@@ -424,7 +424,7 @@ def test_export_attack_and_designs_refuse_before_the_work(
 
     import numpy as np
 
-    from gctool.audit import decoders, exhaustive
+    from gctool.audit import exhaustive, oracles
 
     attack_mod = importlib.import_module("gctool.audit.attack")
 
@@ -436,7 +436,7 @@ def test_export_attack_and_designs_refuse_before_the_work(
     tiny_work.setattr(attack_mod, "make_oracle", _forbid)
     refused(run("attack", real, "--curve"), "attack --curve (n=10", "10 straggler sets")
     tiny_work.setattr(exhaustive, "run_folded", _forbid)
-    tiny_work.setattr(attack_mod, "make_oracle", decoders.make_oracle)
+    tiny_work.setattr(attack_mod, "make_oracle", oracles.make_oracle)
     refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
             "the optimal decoder's set-up (SVDs of B)")  # before the oracle's SVDs
     refused(run("attack", real, "-s", "2", "--method", "exhaustive", "--decoder", "fixed"),

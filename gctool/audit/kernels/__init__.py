@@ -9,7 +9,7 @@ index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
   float64 cannot decide, exact rational arithmetic;
 * :mod:`.gf` - exact elimination over GF(p) and GF(2^m) (log/antilog tables);
 * :mod:`.optimal` - the optimal decoder's error for ``attack`` (KKT route of
-  :class:`gctool.audit.decoders.OptimalOracle`), with the same hand-back of doubtful sets.
+  :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets.
 
 They are an optimisation and never a new semantics: verdicts, counterexamples and exactness
 labels are those of the numpy kernels (tests compare the two).  This module imports neither

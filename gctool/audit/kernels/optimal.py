@@ -1,5 +1,5 @@
 """Compiled optimal-decoder error for ``attack`` (the KKT route of
-:class:`gctool.audit.decoders.OptimalOracle`, set by set).
+:class:`gctool.audit.oracles.OptimalOracle`, set by set).
 
 For straggler set S with ``A = Qperp[S]`` (s x d): when the min(s, d)-square Gram matrix of A
 has its smallest eigenvalue above ``sig_kept^2`` (here: a Cholesky factorisation of
