@@ -92,6 +92,40 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
         raise CodeFileError(f"{label!r}: invalid path") from None
 
 
+@contextmanager
+def open_text(path: str | os.PathLike[str], what: str) -> Iterator[IO[str]]:
+    """A UTF-8 text stream on a whole input (a byte-order mark is skipped), with the checks of
+    :func:`read_bytes` (size limit, directories, OS errors as one :class:`CodeFileError`).
+
+    A regular file is streamed from disk, so a parser that reads it piece by piece (numpy's
+    ``loadtxt``) never holds the whole text; stdin, FIFOs and devices go through
+    :func:`read_bytes`.  Undecodable bytes raise ``UnicodeDecodeError`` while reading."""
+    import io
+
+    label = str(path)
+    try:
+        info = os.stat(path) if label != "-" else None
+    except (OSError, ValueError):
+        info = None  # read_bytes reports the error in its words
+    if info is None or not stat.S_ISREG(info.st_mode):
+        data, _ = read_bytes(path, what)
+        yield io.StringIO(data.decode("utf-8-sig"), newline="")
+        return
+    if info.st_size > MAX_FILE_BYTES:
+        raise CodeFileError(f"{label}: file is larger than the limit of "
+                            f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
+    if info.st_size == 0:
+        raise CodeFileError(f"{label}: empty input, expected {what}")
+    try:
+        fh = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 (yielded, closed below)
+    except PermissionError:
+        raise CodeFileError(f"{label}: permission denied") from None
+    except OSError as exc:
+        raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    with fh:
+        yield fh
+
+
 def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int] | None = None
                 ) -> dict[str, Any]:
     """Arrays ``names`` of the NPZ ``data``, validated before they are allocated.

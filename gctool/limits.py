@@ -71,6 +71,9 @@ CONDITION_EXACT_SETS = 20_000
 #: hard cap on the entries of the decoding table ``A`` (patterns x m x n) of ``export`` when it
 #: is built in memory (JSON output); NPZ output is streamed and limited by --max-patterns only
 MAX_TABLE_ENTRIES = 16_777_216
+#: largest worker time ``gctool simulate`` accepts from a trace (seconds) or a delay model (job
+#: units): sums over a million rounds stay far from overflow, and a file in nanoseconds is caught
+MAX_WORKER_TIME = 1_000_000_000
 
 #: default work budget: estimated operations a command may start, counted as multiply-adds of
 #: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 10 s at
@@ -125,6 +128,7 @@ DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("DEFAULT_MAX_SETS", DEFAULT_MAX_SETS, "default --max-sets"),
     ("DEFAULT_MAX_PATTERNS", DEFAULT_MAX_PATTERNS, "default --max-patterns"),
     ("MAX_TABLE_ENTRIES", MAX_TABLE_ENTRIES, "entries of export's decoding table"),
+    ("MAX_WORKER_TIME", MAX_WORKER_TIME, "worker time of simulate's traces and delay models"),
     ("DEFAULT_MAX_WORK", DEFAULT_MAX_WORK, "estimated work a command may start"),
     ("DEFAULT_MAX_MEMORY", DEFAULT_MAX_MEMORY, "estimated memory of one step (2 GiB)"),
 )

@@ -143,8 +143,10 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
 
         data = render_svg(report)
         atomic_write(plot, data)
-        status(f"wrote plot to {plot} ({len(data):,} bytes)")
-    from gctool.cli.render import render
+        if plot != "-":
+            status(f"wrote plot to {plot} ({len(data):,} bytes)")
+    if as_json or plot != "-":  # else the SVG itself went to stdout
+        from gctool.cli.render import render
 
-    render(report, as_json)
+        render(report, as_json)
     return int(exit_code(report))

@@ -76,18 +76,34 @@ class DelayModel:
         return draws
 
     def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
-        """(iterations, n) completion times for per-worker loads (n = len(loads))."""
+        """(iterations, n) completion times for per-worker loads (n = len(loads)).
+
+        Refuses (:class:`InvalidInput`) parameters whose draws are not finite or exceed
+        :data:`gctool.limits.MAX_WORKER_TIME` (a Pareto shape near 0, a huge shift), so that
+        every sum and statistic of the run stays finite; traces are checked when read."""
         n = len(loads)
         ell = np.asarray(loads, dtype=np.float64)[None, :]
         if self.trace is not None:
             return np.asarray(self.trace.times(base, np.asarray(loads, dtype=np.float64)))
         p = self.params
-        if self.name == "pareto":
-            return np.asarray(ell * p["scale"] * base["U"][:, :n] ** (-1.0 / p["shape"]))
-        t = ell * (p["shift"] + base["E"][:, :n] / p["rate"])
-        if self.name in ("markov", "bernoulli"):
-            t = np.where(base["bad"][:, :n], t * p["slow"], t)
+        with np.errstate(over="ignore"):
+            if self.name == "pareto":
+                t = ell * p["scale"] * base["U"][:, :n] ** (-1.0 / p["shape"])
+            else:
+                t = ell * (p["shift"] + base["E"][:, :n] / p["rate"])
+                if self.name in ("markov", "bernoulli"):
+                    t = np.where(base["bad"][:, :n], t * p["slow"], t)
+        _check_times(self.label, np.asarray(t))
         return np.asarray(t)
+
+
+def _check_times(label: str, t: np.ndarray) -> None:
+    from gctool.limits import MAX_WORKER_TIME
+
+    if t.size and not (np.all(np.isfinite(t)) and float(t.max()) <= MAX_WORKER_TIME):
+        raise InvalidInput(f"delay model {label}: some worker times are not finite or above "
+                           f"{MAX_WORKER_TIME:g} (a tail too heavy or a scale too large for the "
+                           "simulation's sums); choose other parameters")
 
 
 def _markov_states(iterations: int, width: int, p: float, q: float, rng: np.random.Generator

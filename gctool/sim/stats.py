@@ -64,7 +64,8 @@ def quantile_ci(x: np.ndarray, q: float) -> dict[str, Any]:
 def ratio_ci(base: np.ndarray, other: np.ndarray) -> dict[str, Any]:
     """mean(base) / mean(other) with a paired delta-method interval."""
     base, other = np.asarray(base, np.float64), np.asarray(other, np.float64)
-    r = float(base.mean() / other.mean())
+    with np.errstate(divide="ignore", invalid="ignore"):  # every time 0: no ratio (nan)
+        r = float(np.float64(base.mean()) / np.float64(other.mean()))
     if len(base) < 2 or len(base) != len(other) or not np.isfinite(r):
         return {"value": r, "low": None, "high": None}
     xb, yb = _batches(base), _batches(other)

@@ -1,7 +1,9 @@
 """Measured straggler traces in CSV: the AWS Lambda format of the traces gctool ships.
 
-Format (one file per compute load): header ``round,worker,started_s,finished_s``, one row per
-(round, worker), every pair exactly once.  gctool reads a worker's time in a round as
+Format (one file per compute load): a comma-separated header with the columns ``round``,
+``worker``, ``started_s``, ``finished_s`` (any order, any case; other columns are ignored), one
+row per (round, worker), every pair exactly once; rounds are consecutive whole numbers, workers
+any distinct whole numbers (see :func:`read_trace_csv`).  gctool reads a worker's time in a round as
 ``finished_s - started_s`` — the authors' convention (``get_durations`` in
 mamaj/Sequential-Gradient-Coding-2).  The README of the data says both columns are seconds
 from the start of the round; in most files they are absolute clock readings, which the
@@ -30,7 +32,6 @@ How a scheme is mapped onto a trace (gctool's choice, documented in docs/sequent
 from __future__ import annotations
 
 import csv
-import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,34 +64,114 @@ def builtin_prefix(name: str) -> Path | None:
 
 
 def read_trace_csv(path: Path) -> np.ndarray:
-    """(rounds, workers) durations of one CSV file, validated."""
-    from gctool._files import read_bytes
+    """(rounds, workers) durations of one CSV file, validated.
 
-    data, label = read_bytes(path, "a trace CSV file")
+    The columns are found by their names in the header (any order, any case; other columns are
+    ignored); rounds must be consecutive whole numbers (any first number), workers distinct
+    whole numbers (any labels, sorted), and every (round, worker) pair must appear exactly
+    once.  The file is parsed as a stream (numpy's ``loadtxt``), so a file at the input size
+    limit costs about the memory of its numbers.  Everything else is refused with one line
+    naming the first offending row."""
+    import warnings
+
+    from gctool._files import open_text
+
+    label = str(path)
     try:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise InvalidInput(f"{label}: not a CSV trace ({exc})") from None
-    if not rows or tuple(c.strip() for c in rows[0]) != HEADER:
-        raise InvalidInput(f"{label}: expected the header {','.join(HEADER)}")
-    try:
-        table = np.array([[float(x) for x in r] for r in rows[1:] if r], dtype=np.float64)
-    except ValueError:
-        raise InvalidInput(f"{label}: every field after the header must be a number") from None
-    if table.ndim != 2 or table.shape[1] != 4 or not np.all(np.isfinite(table)):
-        raise InvalidInput(f"{label}: every row needs 4 finite numbers")
-    rnd, wrk = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
-    R, N = int(rnd.max()) + 1, int(wrk.max()) + 1
-    if rnd.min() < 0 or wrk.min() < 0 or len(table) != R * N:
-        raise InvalidInput(f"{label}: needs exactly one row per (round, worker), rounds 0..R-1 "
-                           "and workers 0..N-1")
-    out = np.full((R, N), np.nan)
-    out[rnd, wrk] = table[:, 3] - table[:, 2]
-    if np.isnan(out).any():
-        raise InvalidInput(f"{label}: a (round, worker) pair appears twice")
-    if (out < 0).any():
-        raise InvalidInput(f"{label}: finished_s is before started_s in some row")
-    return out
+        with open_text(path, "a trace CSV file") as fh:
+            columns = _columns(fh.readline(), label)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "input contained no data": refused below
+                table = np.loadtxt(fh, dtype=np.float64, delimiter=",", usecols=columns,
+                                   quotechar='"', comments=None, ndmin=2)
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{label}: not a UTF-8 CSV text file ({exc.reason} at byte "
+                           f"{exc.start})") from None
+    except ValueError:  # loadtxt: a cell that is not a number, a row too short
+        raise InvalidInput(f"{label}: {_first_bad_row(path, columns)}") from None
+    if len(table) == 0:
+        raise InvalidInput(f"{label}: no data rows after the header")
+    return _grid(table, label)
+
+
+def _columns(header: str, label: str) -> tuple[int, ...]:
+    """Positions of the :data:`HEADER` columns in the header line."""
+    names = [c.strip().lower() for c in next(csv.reader([header]), [])]
+    missing = [h for h in HEADER if h not in names]
+    if missing:
+        shown = header.strip()
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        hint = ("; columns must be separated by commas"
+                if len(names) == 1 and (";" in header or "\t" in header) else "")
+        raise InvalidInput(f"{label}: expected a header with the columns {','.join(HEADER)} "
+                           f"(any order; other columns are ignored), got {shown!r}{hint}")
+    twice = [h for h in HEADER if names.count(h) > 1]
+    if twice:
+        raise InvalidInput(f"{label}: the header has the column {twice[0]!r} twice")
+    return tuple(names.index(h) for h in HEADER)
+
+
+def _first_bad_row(path: Path, columns: tuple[int, ...]) -> str:
+    """Why the parser stopped: the first line with too few cells or a cell that is not a number
+    in one of the :data:`HEADER` columns (a second, slow pass, only when parsing failed)."""
+    from gctool._files import open_text
+
+    with open_text(path, "a trace CSV file") as fh:
+        for line, row in enumerate(csv.reader(fh), start=1):
+            if line == 1 or not row:
+                continue
+            if len(row) <= max(columns):
+                return f"line {line} has {len(row)} cells, the header needs {max(columns) + 1}"
+            for name, at in zip(HEADER, columns, strict=True):
+                try:
+                    float(row[at])
+                except ValueError:
+                    return f"line {line}: {name} is {row[at]!r}, not a number"
+    return "expected numbers in the columns " + ",".join(HEADER)
+
+
+def _grid(table: np.ndarray, label: str) -> np.ndarray:
+    """The (rounds, workers) durations of validated (round, worker, started, finished) rows."""
+    from gctool.limits import MAX_WORKER_TIME
+
+    rnd, wrk = table[:, 0], table[:, 1]
+    for name, ids in (("round", rnd), ("worker", wrk)):
+        bad = ~np.isfinite(ids) | (ids != np.round(ids)) | (np.abs(ids) > 2**31)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InvalidInput(f"{label}: the {name} must be a whole number up to 2^31, got "
+                               f"{float(ids[i]):g} (round {rnd[i]:g}, worker {wrk[i]:g})")
+    dur = table[:, 3] - table[:, 2]
+
+    def where(i: int) -> str:
+        return f"round {int(rnd[i])}, worker {int(wrk[i])}"
+
+    checks = ((~np.isfinite(dur), "started_s and finished_s must be finite numbers"),
+              (dur < 0, "finished_s is before started_s"),
+              (dur > MAX_WORKER_TIME, f"a worker time above {MAX_WORKER_TIME:g} s (are the times "
+                                      "in seconds?)"))
+    for bad, what in checks:
+        if bad.any():
+            raise InvalidInput(f"{label}: {what} ({where(int(np.argmax(bad)))})")
+    rounds, r_at = np.unique(rnd, return_inverse=True)
+    workers, w_at = np.unique(wrk, return_inverse=True)
+    gap = np.flatnonzero(np.diff(rounds) != 1)
+    if len(gap):
+        raise InvalidInput(f"{label}: rounds must be consecutive numbers, but no row has round "
+                           f"{int(rounds[gap[0]]) + 1}")
+    R, N = len(rounds), len(workers)
+    cell = r_at * N + w_at
+    count = np.bincount(cell, minlength=R * N)
+    if (count > 1).any():
+        i = int(np.argmax(count[cell] > 1))
+        raise InvalidInput(f"{label}: {where(i)} appears in more than one row")
+    if (count == 0).any():
+        c = int(np.argmax(count == 0))
+        raise InvalidInput(f"{label}: round {int(rounds[c // N])} has no row for worker "
+                           f"{int(workers[c % N])} (every round needs one row per worker)")
+    out = np.empty(R * N)
+    out[cell] = dur
+    return out.reshape(R, N)
 
 
 @dataclass

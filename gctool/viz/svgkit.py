@@ -27,6 +27,8 @@ AXIS, GRIDLINE, TEXT = "#495057", "#dee2e6", "#212529"
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#f0e442",
            "#000000")
 DASHES = ("", "6 3", "2 2", "8 3 2 3")
+#: narrowest range of values (relative to their size, at least 1) that gets ticks of its own
+TICK_SPAN = 1e-10
 
 
 def num(x: float) -> str:
@@ -75,8 +77,10 @@ class Canvas:
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values covering [lo, hi] (steps 1, 2, 2.5 or 5 x 10^k)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        hi = lo + 1.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = 0.0, 1.0
+    if not hi - lo > TICK_SPAN * max(1.0, abs(lo), abs(hi)):  # one value: ticks rounded to 12
+        hi = lo + max(1.0, abs(lo))  # decimals could not tell a narrower range apart
     raw = (hi - lo) / max(1, count)
     mag = 10.0 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
