@@ -71,8 +71,10 @@ class Run:
     #: sequential schemes: (job, round it was due, decoded, what was delivered)
     jobs: list[tuple[int, int, bool, Any]] = field(default_factory=list)
     deadline_misses: int = 0
-    #: approximate schemes: fraction of the k partitions the decoded gradient misses, per round
+    #: ErasureHead: fraction of the k partitions the decoded gradient misses, per round
     lost: np.ndarray | None = None
+    #: one-step (heterogeneous) decoding: the error ||c - 1||^2 / k of the round's sum
+    error: np.ndarray | None = None
     #: nested codes: the level the round decoded at (0: not exactly), per round
     levels: np.ndarray | None = None
     #: scheme-specific figures copied into the report row (e.g. CodedReduce's levels)
@@ -250,9 +252,10 @@ def _erasurehead(c: Contender, times: np.ndarray) -> Run:
     R = len(times)
     if c.mu is not None:  # the authors' rule: the wait or the K-th arrival, whichever is first
         kth = times[np.arange(R), order[np.arange(R), stop - 1]]
-        end = np.minimum(times.min(axis=1) * (1.0 + c.mu), kth)
-        p = (times <= end[:, None]).sum(axis=1)
-    durations = times[np.arange(R), order[np.arange(R), p - 1]]
+        durations = np.minimum(times.min(axis=1) * (1.0 + c.mu), kth)
+        p = (times <= durations[:, None]).sum(axis=1)
+    else:
+        durations = times[np.arange(R), order[np.arange(R), p - 1]]
     used = [order[t, :p[t]] for t in range(R)]
     assert rule.labels is not None
     B = np.asarray(c.code.B) != 0
@@ -284,8 +287,8 @@ def _hetero(c: Contender, times: np.ndarray) -> Run:
                         times.min(axis=1))
     W = np.asarray(c.code.B, dtype=np.float64)
     used = [np.flatnonzero(times[t] <= stop[t]) for t in range(R)]
-    lost = np.array([float(np.sum((W[u].sum(axis=0) - 1.0) ** 2)) / c.code.k for u in used])
-    return Run(stop, used, lost <= DEFAULT_TOL, lost=lost)
+    error = np.array([float(np.sum((W[u].sum(axis=0) - 1.0) ** 2)) / c.code.k for u in used])
+    return Run(stop, used, error <= DEFAULT_TOL, error=error)
 
 
 def _code_mu(c: Contender, times: np.ndarray) -> Run:

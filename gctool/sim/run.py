@@ -190,8 +190,10 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[st
         "theory": theory(delay, c),
         "time_per_job": float(run.durations.sum() / max(jobs, 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
-        # ErasureHead: fraction of partitions lost; heterogeneous codes: ||c - 1||^2 / k
+        # ErasureHead: mean fraction of the partitions lost per round
         "lost_fraction": None if run.lost is None else float(np.mean(run.lost)),
+        # one-step decoding (heterogeneous codes): ||c - 1||^2 / k per round (mean, p50, p99)
+        "one_step_error": None if run.error is None else stats.summary(run.error),
         # nested codes: fraction of rounds decoded at level 1, 2, ..., L (index 0: not exact)
         "level_fractions": None if run.levels is None else [
             float(np.mean(run.levels == lv)) for lv in range(len(c.extra["levels"]) + 1)],

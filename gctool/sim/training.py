@@ -354,13 +354,13 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
             at_target = (est.uploads, est.skipped, est.coordinates)
             if c.kind != "encoded":  # encoded runs go on: their neighbourhood is reported
                 break
+    final = None if diverged else float(np.mean([problem.loss(b) for b in betas]))
+    if at_target is not None:  # communication until the target (encoded runs go on after it)
+        est.uploads, est.skipped, est.coordinates = at_target
     if c.kind == "sgc":  # every worker that finished a round uploads one vector per slot
         assert c.code is not None
         slots = c.delay + 1 if traits(c.code).multiplexed else 1
         est.uploads = float(sum(len(run.used[r]) for r in range(last + 1)) * slots)
-    final = None if diverged else float(np.mean([problem.loss(b) for b in betas]))
-    if at_target is not None:  # communication until the target (encoded runs go on after it)
-        est.uploads, est.skipped, est.coordinates = at_target
     extra = est.report(final) if c.kind == "encoded" else {}
     return {**extra, "name": c.name, "lazy_rule": _rule_name(c, lazy),
             "time_to_target": when, "jobs_to_target": jobs_done,

@@ -35,13 +35,15 @@ def render_simulation(r: Any) -> None:
                       str(row.get("deadline_misses", 0)))
     con.print(rows)
     for row in r.rows:
-        if row.get("lost_fraction") is not None and row["kind"] == "hetero":
+        err = row.get("one_step_error")
+        if err is not None:
             expect = row.get("expected_error")
-            con.print(f"  {escape(row['name'])}: one-step decoding, mean error ||c - 1||^2/k per "
-                      f"round {row['lost_fraction']:.4g}" + (
+            con.print(f"  {escape(row['name'])}: one-step decoding, error ||c - 1||^2/k per "
+                      f"round: mean {_ci(err['mean'], 4)}" + (
                           "" if expect is None else f" (design's expectation {expect:.4g})")
+                      + f", p50 {fmt(err['p50']['value'], 4)}, p99 {fmt(err['p99']['value'], 4)}"
                       + f"; exact in {100 * row['exact_fraction']:.1f}% of rounds")
-        elif row.get("lost_fraction") is not None:
+        if row.get("lost_fraction") is not None:
             con.print(f"  {escape(row['name'])}: exact in {100 * row['exact_fraction']:.1f}% of "
                       f"rounds; mean fraction of partitions lost {row['lost_fraction']:.4g}")
         for lv in row.get("levels") or []:
