@@ -303,7 +303,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     for cls in (nullspace.FloatNullKernel, nullspace.DirectKernel, nullspace.GFNullKernel,
                 nullspace.GFDirectKernel, oracles.Oracle, oracles.OptimalOracle):
         monkeypatch.setattr(cls, "chunk_size", lambda self, s: 8)
-    monkeypatch.setattr(importlib.import_module("gctool.audit.verify"), "PARALLEL_MIN_S", 0.0)
+    monkeypatch.setattr(importlib.import_module("gctool.audit.verify.enumeration"),
+                        "PARALLEL_MIN_S", 0.0)
 
 
 @pytest.mark.usefixtures("small_chunks")

@@ -44,7 +44,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(cls, "chunk_size", lambda self, s: CHUNK)
     for cls2 in (dec.Oracle, dec.OptimalOracle):
         monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
-    verify_mod = importlib.import_module("gctool.audit.verify")  # the package exports verify()
+    verify_mod = importlib.import_module("gctool.audit.verify.enumeration")
     monkeypatch.setattr(verify_mod, "PARALLEL_MIN_S", 0.0)  # really use 2 local processes
 
 

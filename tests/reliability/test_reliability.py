@@ -426,7 +426,7 @@ def test_export_attack_and_designs_refuse_before_the_work(
 
     from gctool.audit import exhaustive, oracles
 
-    attack_mod = importlib.import_module("gctool.audit.attack")
+    attack_mod = importlib.import_module("gctool.audit.attack.options")  # builds the oracle
 
     real = _design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     out = tmp_path / "dec.npz"
@@ -592,7 +592,7 @@ def test_attack_set_up_and_searches_are_held_to_the_budget(monkeypatch: pytest.M
                                                           tmp_path: Path) -> None:
     import importlib
 
-    attack_mod = importlib.import_module("gctool.audit.attack")
+    attack_mod = importlib.import_module("gctool.audit.attack.options")  # builds the oracle
     cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_WORK", "3e4")  # the set-up (~1e4) fits, the searches do not
     line = refused(run("attack", cyc, "-s", "3", "--method", "greedy"), "has spent about",

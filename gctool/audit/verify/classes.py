@@ -24,11 +24,12 @@ from gctool.audit.symmetry import (
     count_orbits,
     find_row_classes,
 )
+from gctool.audit.verify.enumeration import enumeration_report
 from gctool.limits import MAX_CLASS_PATTERNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from gctool.audit.nullspace import Reduction
-    from gctool.audit.verify import _Run
+    from gctool.audit.verify.run import Run
     from gctool.reports import VerifyReport
 
 
@@ -45,7 +46,7 @@ def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int
     return sorted(S) if len(S) == s else None
 
 
-def try_classes(run: _Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
+def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
     """Verify through class patterns when that is the smallest enumeration, else None."""
     code, s = run.code, run.s
     classes, note = find_row_classes(code)
@@ -74,6 +75,4 @@ def try_classes(run: _Run, red: Reduction, rot: Rotation | None) -> VerifyReport
                  "checked": len(sets), "represents": run.total,
                  "factor": round(run.total / max(1, len(sets)), 2)}
     run.notes.append("row classes: diagnostics are those of one straggler set per pattern")
-    report: VerifyReport = run.enumeration_report(acc, red, None, kernel, None, reduction,
-                                                  "row-classes")
-    return report
+    return enumeration_report(run, acc, red, None, kernel, None, reduction, "row-classes")

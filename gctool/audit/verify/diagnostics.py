@@ -29,12 +29,12 @@ from gctool.engine.enumeration import survivors_of
 from gctool.reports import Diagnostics
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gctool.audit.verify import _Run
+    from gctool.audit.verify.run import Run
 
 ILL_CONDITIONED = 1e8
 
 
-def _reevaluate(run: _Run, sets: list[list[int]]) -> tuple[Best | None, Best | None, Best | None]:
+def _reevaluate(run: Run, sets: list[list[int]]) -> tuple[Best | None, Best | None, Best | None]:
     """Exact (cond, residual, norm) maxima over ``sets`` with the direct decoder."""
     if not sets:
         return None, None, None
@@ -48,7 +48,7 @@ def _reevaluate(run: _Run, sets: list[list[int]]) -> tuple[Best | None, Best | N
     return best[0], best[1], best[2]
 
 
-def finish_diagnostics(run: _Run, acc: Accumulator, red: Reduction, rot: Rotation | None
+def finish_diagnostics(run: Run, acc: Accumulator, red: Reduction, rot: Rotation | None
                        ) -> tuple[Diagnostics, list[str]]:
     extra = [b[1] for b in acc.weakest]
     if acc.max_norm is not None and acc.max_norm[1] not in extra:
@@ -78,7 +78,7 @@ def finish_diagnostics(run: _Run, acc: Accumulator, red: Reduction, rot: Rotatio
     return d, warnings
 
 
-def _note(run: _Run, acc: Accumulator, rot: Rotation | None, extra: int) -> str:
+def _note(run: Run, acc: Accumulator, rot: Rotation | None, extra: int) -> str:
     parts = [
         "residual = ||a^T B_F - T||_F, condition = sigma_max/sigma_min of B_F on its numerical "
         "rank, decoder norm = ||a||_F",

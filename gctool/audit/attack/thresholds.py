@@ -1,0 +1,236 @@
+"""Threshold mode of ``attack``: ``T_eps = min{|S| : err(S) > eps}``, the fewest stragglers
+whose error exceeds ``epsilon`` (strict, so eps = 0 gives the exact threshold T_0).
+
+Over R/C an error counts as exceeding eps only when it is also above the decoding tolerance
+``tol * k``, so that round-off never makes a decodable set "fail".  Methods: ``exhaustive``
+(sizes in increasing order), ``elementary`` (exact T_0 under optimal decoding), ``milp``,
+``bnb`` and ``greedy`` (size by size), and ``auto`` (in that order, each while it fits its
+budget).  Every result carries ``threshold_lower <= T <= threshold_upper``; the gate
+``require`` fails the report unless the threshold is proved high enough.
+"""
+
+from __future__ import annotations
+
+import time
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.audit import bnb, exhaustive, greedy
+from gctool.audit.attack.figures import diagnostics
+from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
+from gctool.audit.oracles import Oracle
+from gctool.audit.outcome import ThresholdOutcome
+from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.model import GradientCode
+from gctool.numerics import threshold_level
+from gctool.reports import ThresholdReport
+
+
+def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
+    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit).
+
+    Over R/C an error must exceed epsilon by more than the decoding tolerance tol*k to count:
+    errors within that resolution of epsilon are ties (err = epsilon, which does not exceed it),
+    so exact ties such as a fully straggled 0/1 partition (err = 1 at epsilon = 1) are not
+    decided by round-off.  For epsilon = 0 this is the usual "does not decode" test.
+    """
+    limit = threshold_level(epsilon, oracle.limit)
+    if epsilon > 0:
+        epsilon = limit
+    method = opts.method
+    if method == "exhaustive":
+        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
+                                    symmetry=opts.symmetry, jobs=opts.jobs,
+                                    progress=opts.progress, runner=opts.runner)
+    if method == "elementary":
+        return _elementary(oracle, epsilon, opts)
+    if method == "milp":
+        from gctool.audit.milp import milp_threshold
+
+        return milp_threshold(oracle, epsilon, resolution=opts.resolution,
+                              time_limit=opts.time_limit)
+    if method == "bnb":
+        return _bnb_threshold(oracle, limit, opts, 0)
+    if method == "greedy":
+        return _greedy_threshold(oracle, limit, opts, 0)
+    return _auto_threshold(oracle, epsilon, limit, opts)
+
+
+def _elementary(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
+    from gctool.audit.elementary import elementary_threshold
+    from gctool.audit.oracles import OptimalOracle
+
+    if not isinstance(oracle, OptimalOracle) or epsilon != 0:
+        raise InvalidInput("the elementary method gives the exact threshold (epsilon = 0) "
+                           "under optimal decoding")
+    return elementary_threshold(oracle, max_sets=opts.max_sets, progress=opts.progress)
+
+
+def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOptions
+                    ) -> ThresholdOutcome:
+    trail: list[str] = []
+    try:
+        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
+                                    symmetry=opts.symmetry, jobs=opts.jobs,
+                                    progress=opts.progress, runner=opts.runner)
+    except BudgetExceeded:
+        trail.append("exhaustive over budget")
+    lower = _affordable_sizes(oracle.n, opts.max_sets)
+    if epsilon == 0 and oracle.kind == "optimal":
+        from gctool.audit.elementary import cost
+        from gctool.audit.oracles import OptimalOracle
+
+        assert isinstance(oracle, OptimalOracle)
+        if cost(oracle) <= opts.max_sets:
+            out = _elementary(oracle, epsilon, opts)
+            out.notes.insert(0, "auto: " + " -> ".join(trail + ["elementary"]))
+            return out
+        trail.append("elementary over budget")
+    if not oracle.finite and oracle.kind in ("optimal", "fixed"):
+        from gctool.audit.milp import milp_threshold
+
+        out = milp_threshold(oracle, epsilon, resolution=opts.resolution,
+                             time_limit=opts.time_limit)
+        trail.append("milp")
+        if out.exact:
+            out.notes.insert(0, "auto: " + " -> ".join(trail))
+            return out
+        lower = max(lower, out.lower)
+    if oracle.monotone:
+        out = _bnb_threshold(oracle, limit, opts, lower)
+        trail.append("bnb")
+        if out.exact or out.threshold is not None:
+            out.notes.insert(0, "auto: " + " -> ".join(trail))
+            return out
+        lower = max(lower, out.lower)
+    out = _greedy_threshold(oracle, limit, opts, lower)
+    out.notes.insert(0, "auto: " + " -> ".join(trail + ["greedy"]))
+    return out
+
+
+def _affordable_sizes(n: int, max_sets: int) -> int:
+    """Sizes below this were fully enumerated by the exhaustive attempt (no set exceeded)."""
+    used, t = 0, 0
+    while t <= n and used + comb(n, t) <= max_sets:
+        used += comb(n, t)
+        t += 1
+    return t
+
+
+def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
+                   ) -> ThresholdOutcome:
+    n = oracle.n
+    cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
+    top = len(cap[0]) if cap else n
+    nodes, proven = 0, lower
+    for t in range(lower, top + 1):
+        res = bnb.search(oracle, t, limit, max_nodes=opts.max_nodes, first=True)
+        nodes += res.nodes
+        if res.stragglers is not None:
+            out = ThresholdOutcome(t, sorted(res.stragglers), res.error, proven == t, "bnb",
+                                   proven, nodes, 0)
+            return out
+        if not res.complete:
+            break
+        proven = t + 1
+    if cap is not None and proven >= len(cap[0]):
+        return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], True, "bnb", len(cap[0]),
+                                nodes, 0)
+    if proven > n:
+        return ThresholdOutcome(None, None, None, True, "bnb", n + 1, nodes, 0)
+    out = ThresholdOutcome(None, None, None, False, "bnb", proven, nodes, 0)
+    if cap is not None:
+        out.threshold, out.stragglers, out.error = len(cap[0]), sorted(cap[0]), cap[1]
+    out.notes.append(f"branch and bound stopped at the node budget at size {proven}")
+    return out
+
+
+def _greedy_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
+                      ) -> ThresholdOutcome:
+    n = oracle.n
+    cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
+    top = len(cap[0]) if cap else n
+    evals = 0
+    for t in range(max(lower, 0), top + 1):
+        g = greedy.greedy(oracle, t, seed=opts.seed, restarts=opts.restarts, stop_at=None)
+        evals += g.checked
+        if g.stragglers is not None and bool(oracle.fails(g.error)) and g.error > limit:
+            out = ThresholdOutcome(t, g.stragglers, g.error, lower == t, "greedy", lower,
+                                   evals, 0)
+            out.notes.append("greedy per size: the witness is verified, smaller sizes are "
+                             "not proved" if lower < t else "sizes below were proved")
+            return out
+    if cap is not None:
+        return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], lower == len(cap[0]),
+                                "greedy", lower, evals, 0)
+    return ThresholdOutcome(None, None, None, False, "greedy", lower, evals, 0)
+
+
+def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
+              **changes: Any) -> ThresholdReport:
+    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``
+    (keywords: changes to ``options``, see :class:`AttackOptions`; ``require`` or
+    ``require_tolerance`` make the report fail unless the threshold is proved high enough)."""
+    opts = AttackOptions.of(options, **changes)
+    opts.check()
+    if not (np.isfinite(epsilon) and epsilon >= 0):
+        raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
+    scale = scale_of(code, opts.normalize)
+    oracle = oracle_for(code, opts)
+    if oracle.finite and epsilon != 0:
+        raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")
+    start = time.perf_counter()
+    found = threshold_outcome(oracle, epsilon * scale, opts)
+    report = _threshold_report(code, oracle, found, epsilon, scale, opts)
+    _apply_require(report, found, opts)
+    report.elapsed_s = time.perf_counter() - start
+    return report
+
+
+def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcome,
+                      epsilon: float, scale: float, opts: AttackOptions) -> ThresholdReport:
+    t, S, err = found.threshold, found.stragglers, found.error
+    if t is not None and found.exact:
+        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; "
+                  f"no set of {t - 1} or fewer does")
+    elif t is not None:
+        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; sets "
+                  f"smaller than {found.lower} are proved not to (heuristic in between)")
+    elif found.exact:
+        reason = f"no straggler set pushes the error above {epsilon:g}"
+    else:
+        reason = f"no witness found; sets smaller than {found.lower} are proved not to exceed"
+    if found.resolution is not None:
+        reason += (f" (MILP resolution {found.resolution:g}: errors below it count as "
+                   "decodable)")
+    total = found.total or sum(comb(code.n, x) for x in range(code.n + 1))
+    return ThresholdReport(
+        s=t, n=code.n, k=code.k, field=str(code.field), stragglers=S,
+        error=None if err is None else err / scale, raw_error=err, normalize=opts.normalize,
+        decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
+        total=total, threshold=t, epsilon=epsilon, comparison="error > epsilon",
+        reason=reason, diagnostics=diagnostics(oracle, S), scheme=code.scheme,
+        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,
+        threshold_lower=min(found.lower, code.n + 1), threshold_upper=t,
+        resolution=found.resolution, seed=opts.seed, evaluations=oracle.evaluations,
+        notes=list(found.notes))
+
+
+def _apply_require(report: ThresholdReport, found: ThresholdOutcome, opts: AttackOptions
+                   ) -> None:
+    report.require, report.require_tolerance = opts.required, opts.require_tolerance
+    require = opts.required
+    if require is None:
+        return
+    t = found.threshold
+    if t is not None and t < require:
+        report.require_status, report.ok = "below", False
+        report.reason += f"; below the required {require}"
+    elif (t is None and found.exact) or found.lower >= require or (found.exact and t is not None):
+        report.require_status = "met"
+    else:
+        report.require_status, report.ok = "unproven", False
+        report.reason += (f"; cannot prove the threshold is >= {require} (proved >= "
+                          f"{found.lower}): raise the budget or use an exact method")

@@ -1,0 +1,145 @@
+"""Worst mode of ``attack``: the straggler set of size s with the largest decoding error.
+
+``worst_outcome`` runs the chosen method (``exhaustive``, ``bnb``, ``greedy``, ``milp``) or the
+``auto`` strategy: exhaustive when it fits ``max_sets``, else greedy, then branch and bound for
+monotone errors, then the MILP over R/C; every step tightens the sandwich
+``found <= true worst <= upper_bound``.  :func:`attack` turns the outcome into a
+:class:`~gctool.reports.WorstReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from gctool.audit import bnb, exhaustive, greedy
+from gctool.audit.attack.figures import closed_form, diagnostics, random_means
+from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
+from gctool.audit.checks import check_s
+from gctool.audit.oracles import FixedOracle, Oracle
+from gctool.audit.outcome import WorstOutcome
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+from gctool.reports import WorstReport
+
+
+def largest(oracle: Oracle) -> tuple[float | None, str]:
+    """The largest error the decoder can leave (a proved upper bound), and why."""
+    if oracle.max_error is None:
+        return None, ""
+    if oracle.finite:
+        return oracle.max_error, "an indicator error is at most 1"
+    what = "||t||^2 (the decoder a = 0)" if oracle.kind == "optimal" else "every group lost"
+    return oracle.max_error, f"largest possible error {what}"
+
+
+def worst_outcome(oracle: Oracle, s: int, opts: AttackOptions,
+                  starts: Sequence[Sequence[int]] = ()) -> WorstOutcome:
+    """Run the chosen method for the worst set of size s."""
+    method = opts.method
+    top, why = largest(oracle)
+    if method == "elementary":
+        raise InvalidInput("the elementary method computes exact thresholds: use --threshold, "
+                           "or another --method for the worst case")
+    if method == "auto":
+        return _auto_worst(oracle, s, opts, starts)
+    if method == "exhaustive":
+        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
+                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
+    g = _greedy(oracle, s, opts, starts, restarts=opts.restarts if method == "greedy" else 4)
+    if method == "greedy":
+        g.tighten(top, why)
+        return g
+    if method == "bnb":
+        out = bnb.bnb_worst(oracle, s, incumbent=g, max_nodes=opts.max_nodes,
+                            progress=opts.progress)
+    else:
+        from gctool.audit.milp import milp_worst
+
+        out = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=g)
+    out.tighten(top, why)
+    return out
+
+
+def _greedy(oracle: Oracle, s: int, opts: AttackOptions, starts: Sequence[Sequence[int]],
+            restarts: int) -> WorstOutcome:
+    top, _ = largest(oracle)
+    return greedy.greedy(oracle, s, seed=opts.seed, restarts=restarts, starts=starts,
+                         stop_at=top, progress=opts.progress)
+
+
+def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
+                starts: Sequence[Sequence[int]]) -> WorstOutcome:
+    top, why = largest(oracle)
+    rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
+    if exhaustive.count_evaluated(oracle.n, s, rot) <= opts.max_sets:
+        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
+                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
+    trail = ["exhaustive over budget"]
+    best = _greedy(oracle, s, opts, starts, opts.restarts)
+    best.tighten(top, why)
+    trail.append("greedy")
+    if not best.exact and (oracle.monotone or (isinstance(oracle, FixedOracle)
+                                               and not oracle.finite)):
+        best = bnb.bnb_worst(oracle, s, incumbent=best, max_nodes=opts.max_nodes,
+                             progress=opts.progress)
+        best.tighten(top, why)
+        trail.append("bnb")
+    if not best.exact and not oracle.finite and oracle.kind in ("optimal", "fixed"):
+        from gctool.audit.milp import milp_worst
+
+        m = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=best)
+        m.notes = best.notes + m.notes
+        m.tighten(best.upper, best.upper_source)
+        best = m
+        trail.append("milp")
+    best.notes.insert(0, "auto: " + " -> ".join(trail))
+    return best
+
+
+def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
+           **changes: Any) -> WorstReport:
+    """The worst straggler set of size ``s`` under ``options.decoder``, found by
+    ``options.method`` (keywords: changes to ``options``, see :class:`AttackOptions`)."""
+    check_s(s, code.n, allow_all=True)
+    opts = AttackOptions.of(options, **changes).for_search()
+    scale = scale_of(code, opts.normalize)
+    start = time.perf_counter()
+    if opts.method == "exhaustive" or (opts.method == "auto" and opts.decoder == "optimal"):
+        # estimated before the oracle's O(n^3) set-up: the sets an exhaustive search would
+        # evaluate (auto falls back to the bounded solvers above --max-sets)
+        rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
+               else None)
+        need = exhaustive.count_evaluated(code.n, s, rot)
+        if need <= opts.max_sets and not exhaustive.may_use_hat(code, s):
+            exhaustive.check_set_work(code, s, need, "exhaustive attack")
+    oracle = oracle_for(code, opts)
+    found = worst_outcome(oracle, s, opts)
+    report = _worst_report(code, oracle, s, found, scale, opts)
+    report.random = random_means(oracle, s if opts.random else None, opts.p, scale, opts)
+    report.elapsed_s = time.perf_counter() - start
+    return report
+
+
+def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcome,
+                  scale: float, opts: AttackOptions) -> WorstReport:
+    err = found.error
+    decodes = not bool(oracle.fails(err))
+    reason = ("every straggler set of this size still decodes" if decodes and found.exact
+              else "the worst set leaves an error" if found.exact
+              else "heuristic: the true worst error is at least this")
+    report = WorstReport(
+        s=s, n=code.n, k=code.k, field=str(code.field),
+        stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=opts.normalize,
+        decoder=oracle.kind, method=found.method, exact=found.exact,
+        checked=found.checked if found.method == "exhaustive" else oracle.evaluations,
+        total=found.total, reason=reason, diagnostics=diagnostics(oracle, found.stragglers),
+        scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
+        scale=scale, seed=opts.seed, evaluations=oracle.evaluations, notes=list(found.notes))
+    if found.upper is not None:
+        report.raw_upper_bound = found.upper
+        report.upper_bound = found.upper / scale
+        report.upper_bound_source = found.upper_source
+    report.closed_form = closed_form(code, oracle, s, err, scale, found.exact)
+    return report

@@ -1,0 +1,137 @@
+"""The enumeration stage of ``verify``: every straggler set, one per rotation orbit, or a random
+sample, decided by the run's kernel in chunks on the enumeration engine
+(:func:`gctool.engine.sweep.run_folded`: ``jobs`` local processes or the run's runner).
+
+The first chunk (:data:`PILOT` sets) runs alone and is timed; the estimate decides how many
+processes pay off and, above ``max_sets``, the refusal says how long the run would take.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import nan
+from typing import Any
+
+from gctool.audit import nullspace as ns
+from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker
+from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
+from gctool.audit.verify.diagnostics import finish_diagnostics
+from gctool.audit.verify.run import Run
+from gctool.engine.enumeration import MAX_RANKABLE, rank_ranges
+from gctool.engine.sweep import LexSource, SampleSource, run_folded
+from gctool.errors import BudgetExceeded
+from gctool.reports import Diagnostics, VerifyReport
+
+PILOT = 512  # sets in the first (timed) chunk
+PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes
+
+
+@dataclass
+class _Fold:
+    """The run's fold: the accumulator, plus the run's counters and progress."""
+
+    run: Run
+    acc: Accumulator
+
+    def merge(self, chunk: Any) -> bool:
+        return self.run.fold(self.acc, chunk)
+
+
+def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyReport:
+    """Decide every straggler set (one per orbit of ``rot``, or ``run.sample`` random ones)."""
+    n, s = run.code.n, run.s
+    kernel = run.make_kernel(red)
+    size = kernel.chunk_size(s)
+    source: Any
+    if run.sample is not None:
+        source, stop, evaluations = SampleSource(n, s, run.sample_seed()), run.sample, run.sample
+    elif rot is not None:
+        source, size = OrbitSource(n, s, rot), size * max(1, min(s, 8))
+        stop, evaluations = count_candidates(n, s, rot.t), count_orbits(n, s, rot.t)
+    else:
+        source, stop, evaluations = LexSource(n, s), run.total, run.total
+    worker = SweepWorker(source, kernel, run.numeric)
+    pilot = min(stop, PILOT, size)  # the first chunk is timed for the estimate
+    ntasks = 1 + -(-(stop - pilot) // size)
+    if evaluations > run.max_sets:  # time a few sets (when they can be ranked), refuse
+        per_set = _time_probe(worker, min(pilot, 8)) if stop <= MAX_RANKABLE else nan
+        _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks), rot)
+    tasks = [(0, 0, pilot)]
+    tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
+    acc = Accumulator()
+    t0 = time.perf_counter()
+    first = worker.run(tasks[0])
+    per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
+    estimate = _estimate(run, evaluations, per_set, len(tasks))
+    run.fold(acc, first)
+    run.used_jobs = estimate["jobs"]
+    if acc.fail_set is None and len(tasks) > 1:
+        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=run.runner)
+    reduction = None
+    if rot is not None:
+        reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,
+                     "group_order": rot.order, "unimodular": rot.unimodular,
+                     "checked": evaluations, "represents": run.total,
+                     "factor": round(run.total / max(1, evaluations), 2)}
+    return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
+
+
+def _time_probe(worker: SweepWorker, count: int) -> float:
+    t0 = time.perf_counter()
+    probe = worker.run((0, 0, count))
+    return (time.perf_counter() - t0) / max(1, probe.evaluated)
+
+
+def _estimate(run: Run, evaluations: int, per_set: float, tasks: int) -> dict[str, Any]:
+    jobs = max(1, min(run.jobs, tasks - 1))  # the pilot task runs alone
+    if per_set * evaluations < PARALLEL_MIN_S:
+        jobs = 1  # starting processes would cost more than it saves
+    return {"sets": evaluations, "seconds": round(per_set * evaluations / jobs, 3),
+            "jobs": jobs, "seconds_per_set": per_set}
+
+
+def _check_budget(run: Run, evaluations: int, est: dict[str, Any], rot: Rotation | None
+                  ) -> None:
+    """Refuse a run above the budget, with the estimate and the options."""
+    what = f"{evaluations:,} straggler sets" + (
+        f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
+    sec = est["seconds"]
+    when = (f", estimated {sec:.3g} s on {est['jobs']} process(es)" if sec == sec
+            else " (too many to time)")
+    raise BudgetExceeded(
+        f"verify (n={run.code.n}, s={run.s}) needs {what}{when}, above the budget of "
+        f"{run.max_sets:,} sets; options: raise --max-sets, check a random sample with "
+        "--sample N (heuristic, never 'ok'), or --method structural when a certificate "
+        "applies")
+
+
+def enumeration_report(run: Run, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,
+                       kernel: Any, estimate: dict[str, Any] | None,
+                       reduction: dict[str, Any] | None, method: str | None = None
+                       ) -> VerifyReport:
+    """The report of an enumeration (``method``: default from the run and ``rot``)."""
+    diag, warnings = (finish_diagnostics(run, acc, red, rot) if run.numeric
+                      else (Diagnostics(), []))
+    if method is None:
+        method = ("sample" if run.sample is not None else "exhaustive"
+                  if run.method == "exhaustive" else "symmetry" if rot is not None
+                  else "enumeration")
+    kw: dict[str, Any] = dict(diagnostics=diag, warnings=warnings, reduction=reduction,
+                              kernel=kernel.name, estimate=estimate)
+    if run.sample is not None:
+        kw["sample"] = {"requested": run.sample, "seed": run.seed}
+    S = acc.fail_set
+    if S is not None:
+        return run.report(False, method, f"straggler set {S} leaves survivors that cannot "
+                          "decode", counterexample=S, **kw)
+    if run.sample is not None:
+        return run.report(False, method, f"no counterexample among {acc.evaluated:,} random "
+                          f"straggler sets out of {run.total:,}; this is not a certificate",
+                          exact=False, verdict="inconclusive", **kw)
+    if reduction is not None:
+        return run.report(True, method, f"{acc.evaluated:,} checked set(s) standing for all "
+                          f"{run.total:,} straggler sets of size {run.s} leave decodable "
+                          "survivors", **kw)
+    return run.report(True, method, f"all {run.total:,} straggler sets of size {run.s} "
+                      "leave decodable survivors", **kw)

@@ -1,0 +1,164 @@
+"""The state of one ``verify`` run (:class:`Run`): the request, the counters, the reduction of B
+computed once, the kernel choice, the fold of chunk summaries and the report builder.  The
+stages (:mod:`~gctool.audit.verify.shortcuts`, :mod:`~gctool.audit.verify.classes`,
+:mod:`~gctool.audit.verify.enumeration`, :mod:`~gctool.audit.verify.diagnostics`) are
+functions of the run; :mod:`~gctool.audit.verify.pipeline` calls them in order."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.audit import certificates as cert
+from gctool.audit import nullspace as ns
+from gctool.audit.checks import Progress
+from gctool.audit.sweep import Accumulator
+from gctool.decode import Decoder
+from gctool.engine.enumeration import survivors_of
+from gctool.engine.sweep import Runner
+from gctool.limits import RATIONAL_OP_COST, solve_cost
+from gctool.model import GradientCode
+from gctool.numerics import check_tol
+from gctool.reports import VerifyReport
+
+
+@dataclass
+class State:
+    """Progress of a run, for the interrupt summary."""
+
+    total: int
+    s: int
+    checked: int = 0
+    represented: int = 0
+
+    def summary(self) -> str:
+        return (f"interrupted after checking {self.checked:,} of {self.total:,} straggler sets "
+                f"(size {self.s}; {self.represented:,} covered); no verdict")
+
+
+@dataclass
+class Run:
+    code: GradientCode
+    s: int
+    tol: float
+    max_sets: int
+    progress: Progress | None
+    method: str
+    kernel_name: str
+    jobs: int
+    sample: int | None
+    seed: int | None
+    exact: bool
+    runner: Runner | None = None
+    start: float = field(default_factory=time.perf_counter)
+    notes: list[str] = field(default_factory=list)
+    #: symmetry reductions not used because they hold only up to round-off (the report's notes)
+    symmetry_notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.total = comb(self.code.n, self.s)
+        self.state = State(self.total, self.s)
+        check_tol(self.tol)
+        self.finite = self.code.field.is_finite
+        self.numeric = not self.finite and not self.exact
+        self._decoder: Decoder | None = None
+        self.red: ns.Reduction | None = None
+        self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
+        self.progress_total = self.sample if self.sample is not None else self.total
+
+    # -- report helpers ----------------------------------------------------------------------
+    def report(self, ok: bool, method: str, reason: str, **kw: Any) -> VerifyReport:
+        kw.setdefault("checked", self.state.checked)
+        kw.setdefault("represented", self.state.represented)
+        kw.setdefault("exact", True)
+        kw.setdefault("verdict", "ok" if ok else "fail")
+        kw.setdefault("counterexample", None)
+        kw.setdefault("notes", list(self.symmetry_notes))
+        c = self.code
+        exact_arith = self.finite or self.exact
+        return VerifyReport(
+            ok=ok, s=self.s, n=c.n, k=c.k, field=str(c.field), scheme=c.scheme,
+            total=self.total, method=method, reason=reason, jobs=self.used_jobs,
+            arithmetic="exact" if self.finite else ("rational" if self.exact
+                                                             else "float64"),
+            tolerance=None if exact_arith else float(self.tol),
+            elapsed_s=time.perf_counter() - self.start, **kw)
+
+    def fails(self, S: list[int]) -> bool:
+        """Confirm that straggling S breaks decoding (direct decoder; rational if exact)."""
+        arr = np.array([S], dtype=np.intp).reshape(1, len(S))
+        if self.exact:
+            return not bool(self.make_kernel(self.reduction()).evaluate(arr).ok[0])
+        if self.finite:
+            return not bool(ns.GFDirectKernel(self.code).evaluate(arr).ok[0])
+        return not bool(self.decoder.evaluate(survivors_of(arr, self.code.n)).ok[0])
+
+    @property
+    def decoder(self) -> Decoder:
+        """The direct floating-point decoder (R/C only; GF(q) never builds a galois field)."""
+        if self._decoder is None:
+            self._decoder = Decoder(self.code, self.tol)
+        return self._decoder
+
+    def finding(self, f: cert.Finding) -> VerifyReport:
+        self.state.checked, self.state.represented = 1, 1
+        return self.report(False, f.method, f.reason, counterexample=f.stragglers, kernel="direct")
+
+    def fold(self, acc: Accumulator, chunk: Any) -> bool:
+        """Merge a chunk summary into ``acc``; update the counters and the progress."""
+        stop = acc.merge(chunk)
+        self.state.checked, self.state.represented = acc.evaluated, acc.weight
+        if self.progress is not None:
+            self.progress(min(acc.weight, self.progress_total), self.progress_total)
+        return stop
+
+    # -- the reduction of B and the kernel -----------------------------------------------------
+    def reduction_work(self) -> int:
+        """Estimated work of the reduction of B: one O(n K min(n, K)) factorisation in float64,
+        two eliminations over GF(q) (null space, then W), one Gauss-Jordan elimination of
+        Python fractions with ``--exact`` (:data:`gctool.limits.RATIONAL_OP_COST` each)."""
+        n, K = self.code.B.shape
+        if self.exact:
+            return (n + 1) * K * max(1, min(n, K)) * RATIONAL_OP_COST
+        return solve_cost(n, K, self.finite) * (2 if self.finite else 1)
+
+    def reduction(self) -> ns.Reduction:
+        """W and the left null space N, computed once."""
+        if self.red is None:
+            if self.exact:
+                from gctool.audit.rational import reduce_rational
+
+                self.red = reduce_rational(self.code)
+            elif self.finite:
+                self.red = ns.reduce_gf(self.code)
+            else:
+                self.red = ns.reduce_float(self.code, self.tol)
+        return self.red
+
+    def make_kernel(self, red: ns.Reduction) -> Any:
+        if self.exact:
+            from gctool.audit.rational import RationalKernel
+
+            return RationalKernel(self.code, red)
+        direct = (ns.GFDirectKernel(self.code) if self.finite
+                  else ns.DirectKernel(self.code, self.tol))
+        if self.kernel_name == "direct" or red.d < self.s:
+            return direct
+        cheaper = ns.cost_nullspace(red, self.s, self.code.m) < ns.cost_direct(self.code, self.s)
+        if self.kernel_name == "auto" and not cheaper:
+            return direct
+        if self.finite:
+            return ns.GFNullKernel(self.code, red)
+        return ns.FloatNullKernel(self.code, self.tol, red)
+
+    def sample_seed(self) -> int:
+        """The seed of ``sample`` (a fresh one, recorded, when none was given)."""
+        if self.seed is None:
+            from gctool.seeds import fresh_seed
+
+            self.seed = fresh_seed()
+        return self.seed

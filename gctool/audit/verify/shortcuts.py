@@ -1,0 +1,91 @@
+"""The stages of ``verify`` before any enumeration: answers that need no search (a partition
+whose holders all straggle, a structural certificate, all n workers, s = 0, the rank bound),
+and the work check of the reduction of B that every later stage needs.  Each returns the
+report when it answers, else None; every counterexample is confirmed by the direct decoder."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gctool.audit import certificates as cert
+from gctool.audit import nullspace as ns
+from gctool.audit.symmetry import Rotation
+from gctool.audit.verify.run import Run
+from gctool.limits import check_memory, check_work, max_work
+from gctool.reports import VerifyReport
+
+
+def lost_partition(run: Run) -> VerifyReport | None:
+    """The column-support counterexample when every holder of a partition straggles: its
+    m pieces are then zero columns of B_F, so each target keeps an error of at least 1 on
+    them, a failure over GF(q) and over R/C whenever the tolerance tol * k is below 1 (no
+    decoder needed; checked before the work budget, so huge codes get it too)."""
+    f = cert.column_support(run.code, run.s)
+    if f is None:
+        return None
+    j = int(np.argmin(run.code.replication))
+    if int(run.code.replication[j]) > run.s:
+        return None  # fewer than m pieces left: the decoder decides (first_checks)
+    if not (run.finite or run.exact or run.tol * run.code.k < 1):
+        return None
+    return run.finding(f)
+
+
+def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
+    """Structural certificates (proofs that also show that all n workers decode), tried
+    before anything that costs O(n^3): the BCH bound (a 4095-worker cyclic-MDS code answers
+    at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
+    name, statement = "bch", None if run.exact else cert.bch_certificate(run.code, run.s, rot)
+    if statement is None and (not run.numeric or run.method == "structural"
+                              or run.reduction_work() > max_work()):
+        # over R/C the enumeration also reports the decoding systems' condition numbers
+        # (gates need them): the class certificate stands in for it only when the
+        # reduction is over the work budget, or when a certificate is asked for
+        name, statement = "classes", cert.class_certificate(run.code, run.s)
+    if statement is None:
+        return None
+    return run.report(True, f"certificate:{name}", f"structural certificate: {statement}",
+                      certificate=statement, represented=run.total, kernel="none")
+
+
+def check_reduction_work(run: Run) -> None:
+    """Refuse, before it starts, a reduction of B (which every method but a certificate
+    needs) above the work budget."""
+    n, K = run.code.B.shape
+    check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B", run.reduction_work(),
+               "no structural certificate (BCH bound, disjoint row classes) applies; "
+               "verify a smaller code, or raise --max-work")
+    # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
+    # of ~100 bytes per fraction with --exact)
+    item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
+    check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
+                 5 * n * K * item, "verify a smaller code")
+
+
+def first_checks(run: Run, cheap: bool) -> VerifyReport | None:
+    """Column support, all n workers, and s = 0."""
+    if cheap:
+        f = cert.column_support(run.code, run.s)
+        if f is not None and run.fails(f.stragglers):
+            return run.finding(f)
+    if run.exact or run.finite:
+        full = run.reduction().consistent
+    else:
+        full = bool(run.decoder.evaluate(np.arange(run.code.n)[None]).ok[0])
+    if not full:
+        return run.finding(cert.Finding(
+            "full-set" if cheap else "exhaustive", list(range(run.s)),
+            "even all n workers cannot decode (a target is outside the row space of B), "
+            "so every straggler set fails"))
+    if run.s == 0:
+        run.state.checked = run.state.represented = 1
+        return run.report(True, "full-set", "all n workers decode (s = 0)", kernel="direct")
+    return None
+
+
+def rank_bound(run: Run, red: ns.Reduction) -> VerifyReport | None:
+    """Rank bound (a counterexample)."""
+    f = cert.rank_bound(run.code, run.s, red.rank)
+    if f is not None and run.fails(f.stragglers):
+        return run.finding(f)
+    return None
