@@ -10,7 +10,7 @@ stragglers is ``s(κ-λ) / (κ-λ+λ(n-s))`` whichever s workers straggle
 straggler costs something) unless λ = κ - λ = 0.
 
 The design is chosen by name (``--design fano``) or by parameters (``-n 7 --kappa 3
---lambda 1``); see :mod:`gctool.codes.designs` for the catalogue.
+--lambda 1``); see :mod:`gctool.codes.difference_sets` for the catalogue.
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from gctool.params import LABEL, Int
 from gctool.registry.info import Param, SchemeInfo
 
 if TYPE_CHECKING:
-    from gctool.codes import designs
+    from gctool.codes import difference_sets
 
 
 def select(design: str | None, v: int | None, kappa: int | None, lam: int | None,
-           complement: bool = False) -> designs.DifferenceSet:
+           complement: bool = False) -> difference_sets.DifferenceSet:
     """The difference set asked for by name or by (v, κ, λ)."""
-    from gctool.codes import designs
+    from gctool.codes import difference_sets
 
     by_params = (v, kappa, lam) != (None, None, None)
     if design is not None and by_params:
         raise DesignError("give either --design NAME or -n/--kappa/--blocks-per-pair, not both")
     if design is not None:
-        ds = designs.by_name(design)
+        ds = difference_sets.by_name(design)
         return ds.complement() if complement else ds
     if by_params:
         if None in (v, kappa, lam):
@@ -45,15 +45,15 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
         if complement:
             raise DesignError("--complement applies to --design; with -n/--kappa/"
                               "--blocks-per-pair give the complement's parameters directly")
-        return designs.by_params(v, kappa, lam)
+        return difference_sets.by_params(v, kappa, lam)
     raise DesignError(f"bibd needs --design NAME or -n V --kappa K --blocks-per-pair L; names: "
-                      f"{designs.NAMES_HELP}")
+                      f"{difference_sets.NAMES_HELP}")
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  # noqa: PLR0913 (the scheme's options)
           design: str | None = None, v: int | None = None, kappa: int | None = None,
           lam: int | None = None, complement: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.codes import designs
+    from gctool.codes import difference_sets
 
     ds = select(design, v, kappa, lam, complement)
     s = 0 if s is None else s
@@ -61,7 +61,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  
         raise DesignError(f"a symmetric design has k = v = {ds.v} partitions (got -k {k})")
     if not 0 <= s < ds.v:
         raise DesignError(f"s = {s} must be smaller than n = v = {ds.v}")
-    B = designs.incidence(ds).astype(field.dtype)
+    B = difference_sets.incidence(ds).astype(field.dtype)
     recorded: dict[str, Any] = {
         "design": ds.name, "family": ds.family, "v": ds.v, "kappa": ds.kappa, "lambda": ds.lam,
         "group": list(ds.moduli), "difference_set": list(ds.D), "s": s,

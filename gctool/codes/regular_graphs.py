@@ -52,7 +52,13 @@ def complete(N: int) -> np.ndarray:
 
 
 def paley(q: int) -> np.ndarray:
-    from gctool.codes.designs import additive_moduli, digits, encode, nonzero_squares, prime_power
+    from gctool.codes.difference_sets import (
+        additive_moduli,
+        digits,
+        encode,
+        nonzero_squares,
+        prime_power,
+    )
 
     if prime_power(q) is None or q % 4 != 1:
         raise DesignError(f"the Paley graph needs a prime power q ≡ 1 (mod 4) vertices "

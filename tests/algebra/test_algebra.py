@@ -148,8 +148,8 @@ def test_rational_helpers() -> None:
 
 
 def test_design_fields_are_fields() -> None:
-    """The tables of codes.designs (fixed first irreducible polynomial) form a field."""
-    from gctool.codes.designs import field_tables
+    """The tables of codes.difference_sets (fixed first irreducible polynomial) form a field."""
+    from gctool.codes.difference_sets import field_tables
 
     for q in (4, 8, 9, 25, 27):
         add, mul = field_tables(q)

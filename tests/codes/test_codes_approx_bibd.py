@@ -10,7 +10,7 @@ import pytest
 
 from gctool.audit import attack, threshold
 from gctool.codes import design
-from gctool.codes import designs as ds
+from gctool.codes import difference_sets as ds
 from gctool.codes.closed_forms import bibd_error, closed_form_worst_error, uniform_gram
 from gctool.decode import Decoder
 from gctool.errors import DesignError
