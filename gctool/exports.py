@@ -185,13 +185,13 @@ def export_npz(
     progress: Callable[[int, int], None] | None = None,
 ) -> Streamed:
     """``build_export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
-    chunk (:func:`gctool.audit.table.write_decoding_table`): the same arrays (B, support,
+    chunk (:func:`gctool.decoding_table.write_decoding_table`): the same arrays (B, support,
     patterns, A, decodable, residual over R/C, structured when the structured decoder is
     used) and meta, with peak memory bounded by the chunk size whatever the number of
     patterns.  Only ``max_patterns`` limits the table (no entries cap).  Placing the file
     atomically is the caller's job (:func:`gctool._files.atomic_stream`)."""
-    from gctool.audit.table import TableRows, TableSummary, write_decoding_table
     from gctool.decode import structured
+    from gctool.decoding_table import TableRows, TableSummary, write_decoding_table
 
     s = code.s if s is None else s
     check_s(s, code.n)

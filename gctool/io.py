@@ -344,7 +344,7 @@ def is_npz_path(path: str | os.PathLike[str]) -> bool:
 def npz_member(name: str) -> Any:
     """The zip entry (a ``zipfile.ZipInfo``) of one NPZ member: stored, fixed timestamp, mode
     0644, so that identical arrays give identical bytes (:func:`npz_bytes` and the streamed
-    decoding table of :mod:`gctool.audit.table`)."""
+    decoding table of :mod:`gctool.decoding_table`)."""
     import zipfile
 
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-import gctool.audit.table
+import gctool.decoding_table
 import gctool.exports
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
@@ -70,7 +70,7 @@ def test_streamed_npz_equals_in_memory_export(name: str, decoder: str, tmp_path:
         assert 0 < ref.meta["decoders"]["fallbacks"] < ref.patterns
     src = tmp_path / "c.json"
     src.write_bytes(code_bytes(code, False))
-    monkeypatch.setattr(gctool.audit.table, "chunk_size", lambda code, f: 4)  # many chunks
+    monkeypatch.setattr(gctool.decoding_table, "chunk_size", lambda code, f: 4)  # many chunks
     out = tmp_path / "plan.npz"
     r = run("export", str(src), "-o", str(out), "--decoders", "--decoder", decoder, "--json")
     assert r.exit_code == (0 if ref.all_decodable else 1), r.stderr
@@ -181,7 +181,7 @@ def test_failure_mid_stream_leaves_no_partial_file(tmp_path: Path, existing: boo
     out = tmp_path / "plan.npz"
     if existing:
         out.write_bytes(b"an old plan that must survive")
-    monkeypatch.setattr(gctool.audit.table, "chunk_size", lambda code, f: 5)
+    monkeypatch.setattr(gctool.decoding_table, "chunk_size", lambda code, f: 5)
     calls = []
     vectors = gctool.exports._Table.vectors
 

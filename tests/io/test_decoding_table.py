@@ -1,4 +1,4 @@
-"""Streaming decoding table (gctool.audit.table) against the in-memory export."""
+"""Streaming decoding table (gctool.decoding_table) against the in-memory export."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from gctool.algebra.fields import parse_field
-from gctool.audit.table import write_decoding_table
 from gctool.codes import design
+from gctool.decoding_table import write_decoding_table
 from gctool.exports import build_export
 from gctool.model import GradientCode
 
