@@ -9,7 +9,8 @@ batched coupon collector (BCC).
 * :mod:`~gctool.sequential.bounds` – SGC vs plain GC, CodedReduce vs GC and ring all-reduce,
   BCC vs FRC waiting times;
 * :mod:`~gctool.sequential.coded_reduce`, :mod:`~gctool.sequential.bcc` – the other designs;
-* :mod:`~gctool.sequential.audit` – ``verify``/``bound`` entry points for code files.
+* :mod:`~gctool.sequential.hooks` – the ``verifier``/``bounder`` capability hooks (``verify``
+  and ``bound`` of code files).
 
 Like the rest of the core library this package never imports click and never prints.
 """

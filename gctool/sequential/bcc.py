@@ -117,7 +117,7 @@ def check_batches(p: Mapping[str, Any], n: int, k: int) -> None:
 SCHEME = SchemeInfo(
     name="bcc",
     build=build,
-    bounder="gctool.sequential.audit:bound_bcc",
+    bounder="gctool.sequential.hooks:bound_bcc",
     summary="Batched coupon collector: each worker computes one random batch (seeded).",
     description=(
         "The k partitions form b batches; each worker picks a batch uniformly at random and "

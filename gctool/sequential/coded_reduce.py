@@ -162,7 +162,7 @@ def check_tree(p: Mapping[str, Any], n: int, k: int) -> None:
 SCHEME = SchemeInfo(
     name="coded-reduce",
     build=build,
-    verifier="gctool.sequential.audit:verify_tree_code",
+    verifier="gctool.sequential.hooks:verify_tree_code",
     bounder="gctool.sim.comm:bound_tree",
     summary="CodedReduce: gradient coding on a regular aggregation tree.",
     description=(

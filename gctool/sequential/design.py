@@ -148,8 +148,8 @@ _SGC_REF = "Krishnan, Ebrahimi, Khisti, ICLR 2023 (KEK23); reference §5.2"
 SR_SGC = SchemeInfo(
     name="sr-sgc",
     build=build_srsgc,
-    verifier="gctool.sequential.audit:verify_srsgc",
-    bounder="gctool.sequential.audit:bound_schedule",
+    verifier="gctool.sequential.hooks:verify_srsgc",
+    bounder="gctool.sequential.hooks:bound_schedule",
     summary="Selective-reattempt sequential GC for (B, W, lambda)-bursty stragglers.",
     description=(
         "Job t starts in round t and is decoded by the end of round t + B. Every round "
@@ -180,8 +180,8 @@ SR_SGC = SchemeInfo(
 M_SGC = SchemeInfo(
     name="m-sgc",
     build=build_msgc,
-    verifier="gctool.sequential.audit:verify_msgc",
-    bounder="gctool.sequential.audit:bound_schedule",
+    verifier="gctool.sequential.hooks:verify_msgc",
+    bounder="gctool.sequential.hooks:bound_schedule",
     summary="Multiplexed sequential GC for (B, W, lambda)-bursty stragglers.",
     description=(
         "Each job's data is split into D1 (uncoded, W-1 mini-tasks per worker) and D2 (B "

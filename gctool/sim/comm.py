@@ -191,9 +191,9 @@ def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any =
 
 def bound_tree(code: GradientCode, request: Any) -> Any:
     """``bounder`` hook of coded-reduce: the communication bounds of
-    :func:`gctool.sequential.audit.bound_tree` and, with ``--link``, each row's time per round
+    :func:`gctool.sequential.hooks.bound_tree` and, with ``--link``, each row's time per round
     (:func:`add_time_per_round`)."""
-    from gctool.sequential.audit import bound_tree as tree_report
+    from gctool.sequential.hooks import bound_tree as tree_report
 
     report = tree_report(code, request)
     if request.link is None:

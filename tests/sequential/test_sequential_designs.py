@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from gctool.codes import design
-from gctool.sequential.audit import verify_tree
 from gctool.sequential.bcc import coupon_wait, frc_wait, wait_for_counts
 from gctool.sequential.bounds import bcc_bounds, sgc_bounds, tree_bounds
 from gctool.sequential.coded_reduce import leaf_path, levels_of, tree_decode
+from gctool.sequential.hooks import verify_tree
 
 
 # -- CodedReduce --------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""``verify`` and ``bound`` for code files of the schemes in this package.
+"""The capability hooks of the schemes in this package: ``verify`` and ``bound`` of their files.
 
-The ``*_hook`` functions are the ``verifier``/``bounder`` capability hooks of ``sr-sgc``,
-``m-sgc``, ``coded-reduce`` and ``bcc`` (declared in their SchemeInfo); :mod:`gctool.api` calls
-them for files of those schemes.
-"""
+``verify_srsgc``, ``verify_msgc`` and ``verify_tree_code`` are the ``verifier`` hooks of
+``sr-sgc``, ``m-sgc`` and ``coded-reduce``; ``bound_schedule`` and ``bound_bcc`` the ``bounder``
+hooks of ``sr-sgc``/``m-sgc`` and ``bcc`` (``coded-reduce``'s bounder,
+:func:`gctool.sim.comm.bound_tree`, starts from :func:`bound_tree`).  They are declared in the
+schemes' SchemeInfo; :mod:`gctool.api` calls them for files of those schemes."""
 
 from __future__ import annotations
 
