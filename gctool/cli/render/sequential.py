@@ -55,7 +55,7 @@ def render_sequential_bound(r: Any) -> None:
     keys = [k for k in r.rows[0] if k != "note"]
     t = table(*[escape(_HEADERS.get(k, k)) for k in keys])
     for row in r.rows:
-        t.add_row(*[safe(cell(row.get(k))) for k in keys])
+        t.add_row(*[safe(_cell(row.get(k))) for k in keys])
     con.print(t)
     for row in r.rows:
         if row.get("note"):
@@ -66,7 +66,15 @@ def render_sequential_bound(r: Any) -> None:
         con.print(f"[bold red]finding:[/] {escape(f)}")
 
 
-_HEADERS = {"compute_nodes": "workers", "tolerates": "tolerates", "busiest_link_vectors": "link",
+def _cell(value: Any) -> str:
+    """A cell; an interval [low, high] of floats as ``low-high``."""
+    if isinstance(value, list) and value and all(isinstance(x, float) for x in value):
+        return "-".join(cell(x) for x in value)
+    return cell(value)
+
+
+_HEADERS = {"time_per_round": "s/round", "time_per_round_ci95": "95% CI",
+            "compute_nodes": "workers", "tolerates": "tolerates", "busiest_link_vectors": "link",
             "sent_per_node": "sent", "sequential_steps": "steps",
             "critical_path_vectors": "path", "total_messages": "messages",
             "speedup_vs_gc": "vs gc", "expected_wait": "E[wait]"}
