@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def _component(code: GradientCode, tol: float, max_sets: int, per_round: bool = True
                ) -> tuple[dict[str, Any] | None, bool]:
     """Exact verify of the per-round GC (None when there is none: ``per_round`` False)."""
-    from gctool.audit import verify
+    from gctool.audit.verify import verify
 
     if not per_round:
         return None, False
@@ -58,7 +58,7 @@ def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float 
 def verify_tree(code: GradientCode, *, tol: float = DEFAULT_TOL,
                 max_sets: int = DEFAULT_MAX_SETS) -> TreeVerifyReport:
     """Check every parent of a CodedReduce tree (all parents of a level share its code)."""
-    from gctool.audit import verify
+    from gctool.audit.verify import verify
     from gctool.sequential.coded_reduce import kron_levels, levels_of
 
     start = time.perf_counter()

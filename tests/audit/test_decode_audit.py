@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
 from gctool.algebra.linalg import solve_batch
-from gctool.audit import attack, threshold, verify
+from gctool.audit.attack import attack, threshold
+from gctool.audit.verify import verify
 from gctool.decode import Decoder, decode
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode

@@ -11,7 +11,8 @@ import galois
 import numpy as np
 import pytest
 
-from gctool.audit import threshold, verify
+from gctool.audit.attack import threshold
+from gctool.audit.verify import verify
 from gctool.codes import design
 from gctool.codes.cyclic_mds import symmetric_zero_sets
 from gctool.errors import DesignError, InvalidInput
@@ -296,7 +297,7 @@ def test_comm_m1_equals_rs_and_errors() -> None:
 
 
 def test_comm_verify_attack_export() -> None:
-    from gctool.audit import attack
+    from gctool.audit.attack import attack
     from gctool.exports import build_export
 
     code = design("comm", 6, 2, field="GF(7)", m=2)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gctool.audit import attack, threshold
+from gctool.audit.attack import attack, threshold
 from gctool.codes import design
 from gctool.codes import difference_sets as ds
 from gctool.codes.closed_forms import bibd_error, closed_form_worst_error, uniform_gram

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
-from gctool.audit import attack, threshold
+from gctool.audit.attack import attack, threshold
 from gctool.bounds import bounds
 from gctool.codes import design
 from gctool.codes.approx_bounds import (

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
-from gctool.audit import attack
+from gctool.audit.attack import attack
 from gctool.codes import design, regular_graphs
 from gctool.codes.closed_forms import closed_form_worst_error, cycle_worst_error
 from gctool.codes.expander import spectral_bound

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
-from gctool.audit import threshold, verify
+from gctool.audit.attack import threshold
+from gctool.audit.verify import verify
 from gctool.codes import design
 from gctool.codes.kron import product
 from gctool.errors import DesignError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gctool.audit import verify
+from gctool.audit.verify import verify
 from gctool.codes import design
 from gctool.codes.nested import level_matrices, profile_census, profile_decoding
 from gctool.errors import DesignError, InvalidInput

@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from gctool.audit import threshold, verify
+from gctool.audit.attack import threshold
+from gctool.audit.verify import verify
 from gctool.codes import design
 from gctool.errors import DesignError, InvalidInput
 

@@ -48,6 +48,33 @@ def test_tab_completion_imports_no_heavy_modules() -> None:
     assert "galois" not in heavy and "scipy" not in heavy and "numpy" not in heavy
 
 
+def test_verify_does_not_load_the_attack_engine(tmp_path: Path) -> None:
+    """gctool.audit imports nothing itself: a verify run (library and CLI) loads the verify
+    pipeline but none of attack's modes, search methods or oracles."""
+    path = tmp_path / "cyc.json"
+    probe = (
+        "import sys\nimport gctool\nfrom gctool.cli.main import main\n"
+        "code = gctool.design('cyclic', n=8, s=2, seed=1)\n"
+        f"gctool.write_code(code, {str(path)!r})\n"
+        "assert gctool.verify(code).ok\n"
+        "try:\n"
+        f"    main(['verify', {str(path)!r}, '--json'])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print('AUDIT=' + ','.join(sorted(m for m in sys.modules "
+        "if m.startswith('gctool.audit'))), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    line = [x for x in out.stderr.splitlines() if x.startswith("AUDIT=")]
+    assert line, out.stderr
+    loaded = set(line[-1][len("AUDIT="):].split(","))
+    assert "gctool.audit.verify.pipeline" in loaded  # the probe did run a verify
+    attack_side = {"gctool.audit.attack", "gctool.audit.bnb", "gctool.audit.greedy",
+                   "gctool.audit.exhaustive", "gctool.audit.randomized", "gctool.audit.oracles",
+                   "gctool.audit.milp", "gctool.audit.elementary"}
+    assert not loaded & attack_side, sorted(loaded & attack_side)
+
+
 def test_completion_offers_schemes() -> None:
     env = {**os.environ, "_GCTOOL_COMPLETE": "bash_complete", "COMP_WORDS": "gctool design fr",
            "COMP_CWORD": "2"}

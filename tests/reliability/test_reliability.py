@@ -307,7 +307,8 @@ def test_schedule_search_is_bounded_by_its_budget_whatever_the_window(window: in
 
 def test_a_structural_certificate_answers_before_any_cubic_work(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from gctool.audit import nullspace, verify
+    from gctool.audit import nullspace
+    from gctool.audit.verify import verify
 
     code = design("cyclic-mds", n=15, s=4, field="GF(2^4)")
 
@@ -463,7 +464,8 @@ def test_the_work_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPa
 
 def test_disjoint_row_classes_certify_before_any_cubic_work(
         tiny_work: pytest.MonkeyPatch) -> None:
-    from gctool.audit import nullspace, verify
+    from gctool.audit import nullspace
+    from gctool.audit.verify import verify
 
     tiny_work.setattr(nullspace, "reduce_float", _forbid)
     tiny_work.setattr(nullspace, "reduce_gf", _forbid)
@@ -627,7 +629,8 @@ def test_exact_verification_has_its_own_rate(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_large_frc_codes_answer_without_cubic_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gctool.audit import nullspace, symmetry, verify
+    from gctool.audit import nullspace, symmetry
+    from gctool.audit.verify import verify
 
     monkeypatch.setattr(nullspace, "reduce_float", _forbid)
     monkeypatch.setattr(symmetry, "_find_rotation", _forbid)
@@ -649,7 +652,7 @@ def test_verdicts_do_not_change_when_b_is_scaled(scheme: str) -> None:
     import numpy as np
 
     from gctool import attack as attack_api
-    from gctool.audit import verify
+    from gctool.audit.verify import verify
     from gctool.model import GradientCode
 
     base = design("frc" if scheme == "frc" else "cyclic", n=9, s=2, seed=3)
