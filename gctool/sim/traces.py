@@ -267,6 +267,14 @@ def load_trace(spec: str, mapping: str = "interp") -> Trace:
         levels.append(float(found.group(1)) if found else None)
     if len(files) > 1 and None in levels:
         raise InvalidInput(f"trace {spec!r}: every file name needs its load level (loadX.XXX)")
+    if len(files) > 1:
+        known = [lv for lv in levels if lv is not None]
+        if max(known) > 1:
+            raise InvalidInput(f"trace {spec!r}: load levels are fractions of a job in [0, 1] "
+                               f"(loadX.XXX), got {max(known):g}")
+        twice = sorted({lv for lv in known if known.count(lv) > 1})
+        if twice:
+            raise InvalidInput(f"trace {spec!r}: two files have the load level {twice[0]:g}")
     order = sorted(range(len(files)), key=lambda i: levels[i] or 0.0)
     if len(files) == 1 and levels[0] is not None:
         levels = [None]  # one level: nothing to interpolate, every load gets these times

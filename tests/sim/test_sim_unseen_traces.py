@@ -195,6 +195,14 @@ def test_one_round_trace_and_load_levels_in_other_formats(tmp_path: Path) -> Non
     (tmp_path / "y-load1.000.csv").write_text(_text(list(HEADER), [x for x in ROWS if x[1] < 8]))
     with pytest.raises(InvalidInput, match="different numbers of rounds/workers"):
         parse_delay(f"trace:{tmp_path / 'y'}")
+    (tmp_path / "z-load0.5.csv").write_text(CANON)  # the same level written twice
+    (tmp_path / "z-load0.500.csv").write_text(_relative())
+    with pytest.raises(InvalidInput, match="two files have the load level 0.5"):
+        parse_delay(f"trace:{tmp_path / 'z'}")
+    (tmp_path / "p-load0.000.csv").write_text(CANON)  # percent instead of a fraction
+    (tmp_path / "p-load50.csv").write_text(CANON)
+    with pytest.raises(InvalidInput, match=r"fractions of a job in \[0, 1\].*got 50"):
+        parse_delay(f"trace:{tmp_path / 'p'}")
 
 
 def test_a_large_trace_is_read(tmp_path: Path) -> None:
