@@ -250,6 +250,8 @@ def _extra_contenders(contenders: list[Contender], codes: list[tuple[str, Gradie
     if link is not None:
         from gctool.sim import comm
 
+        if not any(c.kind == "tree" for c in contenders):
+            raise InvalidInput("--link applies to CodedReduce files only, and none was given")
         for c in [c for c in contenders if c.kind == "tree"]:
             c.extra["link"] = link
             assert c.code is not None

@@ -75,6 +75,8 @@ def test_scheme_specific_figures_in_text_and_json(tmp_path: Path) -> None:
     assert row["levels"][0]["finished_mean"] == pytest.approx(row["mean"]["value"])  # the root
     assert {"ps", "ring"} <= {r["kind"] for r in doc["rows"]}
     assert "level 2: 16 messages sent" in text
+    res = CliRunner().invoke(cli, ["simulate", str(frc), "--link", "latency=0.01,bandwidth=50"])
+    assert res.exit_code == 2 and "CodedReduce files only" in res.stderr
 
 
 def test_sequential_schemes_count_their_uploads_until_the_target() -> None:
