@@ -6,10 +6,8 @@ direct decoder, so it is a finding under the same tolerance policy as everything
 * **column support** - a partition held by at most s workers is lost when they all straggle
   (reference §1.3).  For m-piece codes the master needs m independent pieces of every
   partition, so at most s + m - 1 holders already fail (straggle s of them).
-* **rank bound** - rank(B) > n - s fails (reference §0.3): take a row basis R of B, write a
-  target as a combination of R and drop a row i0 with a non-zero coefficient; the other
-  r - 1 >= n - s rows miss that target, and so does every subset of them.  The witness is the
-  complement of the first n - s rows of R minus i0.
+* **rank bound** - rank(B) > n - s fails (reference §0.3); the witness is
+  :func:`gctool.bounds.rank.witness`.
 
 Structural certificate (a proof for every straggler set without enumerating them):
 
@@ -65,41 +63,13 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
     return Finding("column-support", pad_to(S, s, code.n), why)
 
 
-def _row_basis_gf(code: GradientCode) -> tuple[list[int], np.ndarray]:
-    """Pivot rows of B and the coefficients of the targets in them (exact)."""
-    from gctool.algebra.gf import GFArith
-    from gctool.algebra.linalg import rref, solve
-
-    arith = GFArith(code.field)
-    B = np.asarray(code.B, dtype=np.int64)
-    rows = rref(arith, B.T)[1]  # pivot columns of B^T = independent rows of B
-    _, coef = solve(arith, B[rows].T, code.targets().T.astype(np.int64))
-    return rows, coef
-
-
-def _row_basis_float(code: GradientCode, rank: int) -> tuple[list[int], np.ndarray]:
-    from scipy.linalg import qr
-
-    B = np.asarray(code.B)
-    _, _, piv = qr(B.T, pivoting=True, mode="economic")
-    rows = sorted(int(i) for i in piv[:rank])
-    coef = np.linalg.lstsq(B[rows].T, code.targets().T.astype(B.dtype), rcond=None)[0]
-    return rows, coef
-
-
 def rank_bound(code: GradientCode, s: int, rank: int) -> Finding | None:
-    """Witness that rank(B) > n - s breaks decoding (None when the rank is small enough)."""
-    n = code.n
-    if rank <= n - s:
-        return None
-    rows, coef = _row_basis_gf(code) if code.field.is_finite else _row_basis_float(code, rank)
-    weight = np.abs(coef).max(axis=1) if coef.size else np.zeros(len(rows))
-    i0 = rows[int(np.argmax(weight))]
-    keep = [i for i in rows if i != i0][: n - s]
-    S = sorted(set(range(n)) - set(keep))
-    why = (f"rank(B) = {rank} > n - s = {n - s}: the {n - s} survivors {keep} lie in the span "
-           f"of a row basis without worker {i0}, which a target needs")
-    return Finding("rank-bound", S, why)
+    """Witness that rank(B) > n - s breaks decoding (None when the rank is small enough):
+    the rank bound's witness (:func:`gctool.bounds.rank.witness`) as a finding."""
+    from gctool.bounds.rank import witness
+
+    found = witness(code, s, rank)
+    return None if found is None else Finding("rank-bound", *found)
 
 
 # -- BCH certificate -------------------------------------------------------------------------

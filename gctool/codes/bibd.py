@@ -6,7 +6,7 @@ Workers are the blocks ``D + g`` of a symmetric (v, κ, λ) design and partition
 partitions and every partition is held by κ workers.  Any two workers share exactly λ
 partitions (``B B^T = (κ-λ) I + λ J``), so the optimal decoder is uniform and the error after s
 stragglers is ``s(κ-λ) / (κ-λ+λ(n-s))`` whichever s workers straggle
-(:func:`gctool.codes.closed_forms.uniform_gram_error`).  The exact threshold is 1 (every
+(:func:`gctool.bounds.closed_forms.uniform_gram_error`).  The exact threshold is 1 (every
 straggler costs something) unless λ = κ - λ = 0.
 
 The design is chosen by name (``--design fano``) or by parameters (``-n 7 --kappa 3

@@ -195,7 +195,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
 def closed_forms(code: Any) -> list[Any]:
     """``bound``'s row for a heterogeneous code (real, one message): the recorded expected
     one-step error sum_j 1/Q_j against the code's own."""
-    from gctool.codes.approx_bounds import bound_entry
+    from gctool.bounds.approx import bound_entry
 
     p, value = code.params.get("p"), code.params.get("expected_error")
     if code.field.is_finite or code.m != 1 or p is None or value is None or len(p) != code.n:

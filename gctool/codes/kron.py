@@ -84,7 +84,7 @@ def kron_codes(c1: GradientCode, c2: GradientCode) -> tuple[np.ndarray, Field, i
 
 def _threshold(code: GradientCode) -> int | None:
     """The factor's exact threshold T_0 when an exhaustive search is cheap, else None."""
-    from gctool.codes.approx_bounds import exact_threshold
+    from gctool.bounds.approx import exact_threshold
 
     t, complete = exact_threshold(code, 0.0)
     return t if complete else None
@@ -107,7 +107,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
 
 def closed_forms(code: GradientCode) -> list[Any]:
     """``bound``'s row for a product: T_0 = T_0(B1) T_0(B2) from the recorded factors."""
-    from gctool.codes.approx_bounds import bound_entry, exact_threshold
+    from gctool.bounds.approx import bound_entry, exact_threshold
 
     ts = code.params.get("factor_thresholds")
     if not isinstance(ts, list) or None in ts or len(ts) != 2:

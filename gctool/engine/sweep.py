@@ -30,7 +30,7 @@ worst case, threshold and random-set means (:mod:`gctool.audit`), ``design``'s w
 number (:mod:`gctool.codes.conditioning`), the real cyclic-MDS search
 (:mod:`gctool.codes.cyclic_mds`), the exact check of a GF(q) cyclic draw
 (:mod:`gctool.codes.cyclic`), the exact values of the approximate-code table
-(:mod:`gctool.codes.approx_bounds`) and the worst spectrum of encoded frames
+(:mod:`gctool.bounds.approx`) and the worst spectrum of encoded frames
 (:mod:`gctool.audit.spectrum`).
 
 A *runner* has the signature of :func:`gctool.engine.parallel.run_ordered`

@@ -135,7 +135,7 @@ class SchemeInfo:
     #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
     structured_decoder: StructuredDecoder | None = None
     #: the family's exact results for ``gctool bound``'s table:
-    #: ``closed_forms(code) -> list[ApproxBound]`` (:mod:`gctool.codes.approx_bounds`)
+    #: ``closed_forms(code) -> list[ApproxBound]`` (:mod:`gctool.bounds.approx`)
     closed_forms: Callable[[Any], list[Any]] | None = None
     #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric
     #: (expander: Raviv's (lambda/d)^2 for B = A/d); otherwise it is the bi-regular bound

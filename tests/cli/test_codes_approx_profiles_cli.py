@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
+from gctool.bounds.approx import approx_bounds
 from gctool.cli.main import cli
 from gctool.codes import design
-from gctool.codes.closed_forms import scheme_bounds
 from gctool.codes.nested import level_matrices
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
@@ -213,7 +213,7 @@ def test_bound_epsilon_threshold_rows(tmp_path: Path, eps: float) -> None:
     assert f"eps = {eps:g}" in rows["threshold_lb"]["quantity"]
     if "threshold_ub" in rows:
         assert rows["threshold_ub"]["value"] >= truth and rows["threshold_ub"]["holds"] is True
-    lib = {b.name: b for b in scheme_bounds(code, 2, epsilon=eps)}
+    lib = {b.name: b for b in approx_bounds(code, 2, epsilon=eps)}
     assert lib["threshold_lb"].value == rows["threshold_lb"]["value"]
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from gctool.audit.attack import attack, threshold
+from gctool.bounds.closed_forms import bibd_error, closed_form_worst_error, uniform_gram
 from gctool.codes import design
 from gctool.codes import difference_sets as ds
-from gctool.codes.closed_forms import bibd_error, closed_form_worst_error, uniform_gram
 from gctool.decode import Decoder
 from gctool.errors import DesignError
 
@@ -120,7 +120,7 @@ def test_fano_eps_thresholds(eps: float, expected: int) -> None:
 
 @pytest.mark.parametrize("eps, expected", [(0.0, 1), (0.25, 2), (0.5, 2), (1.0, 4), (1.5, 4)])
 def test_fano_eps_thresholds_with_ties(eps: float, expected: int) -> None:
-    from gctool.codes.approx_bounds import exact_threshold
+    from gctool.bounds.approx import exact_threshold
 
     assert exact_threshold(design("bibd", design="fano"), eps) == (expected, True)
 

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
 from gctool.bounds import bounds
-from gctool.codes import design
-from gctool.codes.approx_bounds import (
+from gctool.bounds.approx import (
     ApproxBound,
     _iid_expectation,
     _worst_and_mean,
@@ -20,12 +19,12 @@ from gctool.codes.approx_bounds import (
     column_regular,
     exact_threshold,
 )
-from gctool.codes.closed_forms import (
+from gctool.bounds.closed_forms import (
     closed_form_worst_error,
     rank_one_blocks,
-    scheme_bounds,
     uniform_gram,
 )
+from gctool.codes import design
 from gctool.model import GradientCode
 
 REAL = parse_field("real")
@@ -161,7 +160,7 @@ def test_closed_forms_skip_finite_fields_and_general_codes(crc3: GradientCode) -
     assert closed_form_worst_error(crc3, 1) is None
 
 
-def test_scheme_bounds_reach_the_bound_report() -> None:
+def test_approx_table_reaches_the_bound_report() -> None:
     code = design("bibd", design="fano", s=2)
     report = bounds(code)
     names = [b.name for b in report.bounds]
@@ -170,7 +169,7 @@ def test_scheme_bounds_reach_the_bound_report() -> None:
     entry = next(b for b in doc["bounds"] if b["name"] == "closed_form_worst_error")
     assert entry["value"] == pytest.approx(4 / 7) and entry["actual"] == pytest.approx(4 / 7)
     assert entry["kind"] == "exact" and entry["holds"] is True
-    assert all(b.holds is not False for b in scheme_bounds(code, 2))
+    assert all(b.holds is not False for b in approx_bounds(code, 2))
 
 
 def test_spectral_bound_values_from_the_reference() -> None:

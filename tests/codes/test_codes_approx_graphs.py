@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack
+from gctool.bounds.closed_forms import closed_form_worst_error, cycle_worst_error
 from gctool.codes import design, regular_graphs
-from gctool.codes.closed_forms import closed_form_worst_error, cycle_worst_error
 from gctool.codes.expander import spectral_bound
 from gctool.codes.graph import component_error, incidence
 from gctool.decode import Decoder

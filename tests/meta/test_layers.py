@@ -112,9 +112,12 @@ def test_algebra_and_codes_stay_below_the_audits() -> None:
     algebra = {b for (a, b) in edges if a == "gctool.algebra"}
     assert algebra <= {"gctool.errors", "gctool.limits", "gctool.numerics"}, algebra
     for low in ("gctool.codes", "gctool.decode", "gctool.algebra", "gctool.model",
-                "gctool.io"):
+                "gctool.io", "gctool.bounds"):
         for high in ("gctool.audit", "gctool.cli", "gctool.api"):
             assert (low, high) not in edges, (low, high, edges.get((low, high)))
+    # the bounds sit below the constructions that use them (kron's thresholds, hetero's row)
+    for high in ("gctool.codes", "gctool.sequential", "gctool.sim"):
+        assert ("gctool.bounds", high) not in edges, (high, edges.get(("gctool.bounds", high)))
 
 
 # -- limits and tolerances from one place -----------------------------------------------------

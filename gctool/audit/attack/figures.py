@@ -38,7 +38,7 @@ def closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: f
     search's ``err`` agrees with it (equals it when exact, stays below it otherwise)."""
     if oracle.kind != "optimal":
         return None
-    from gctool.codes.closed_forms import closed_form_worst_error
+    from gctool.bounds.closed_forms import closed_form_worst_error
 
     got = closed_form_worst_error(code, s)
     if got is None:

@@ -24,13 +24,10 @@ Closed forms of the worst-case optimal-decoding error ``max_{|S|=s} err([n] \\ S
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.reports import Bound
 
 RTOL = REL_SLACK
 
@@ -181,21 +178,3 @@ def closed_form_worst_error(code: GradientCode, s: int) -> tuple[float, str] | N
         return cycle_worst_error(N, s), ("cycle graph scheme (Glasgow-Wootters 2021): "
                                          "s-1 + [N-s+1 odd]/(N-s+1), reference §3.3b")
     return None
-
-
-def scheme_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[Bound]:
-    """Scheme-specific bounds/closed forms for ``code`` audited at s stragglers.
-
-    Adds the approximate-code table of :mod:`gctool.codes.approx_bounds` (error and threshold
-    bounds with the code's actual values where they are cheap to compute exactly).
-    """
-    from gctool.codes.approx_bounds import approx_bounds
-
-    return list(approx_bounds(code, s, epsilon))
-
-
-def describe(code: GradientCode) -> dict[str, Any]:
-    """Which closed-form structures the code has (for reports and tests)."""
-    return {"uniform_gram": uniform_gram(code) is not None,
-            "rank_one_blocks": rank_one_blocks(code) is not None,
-            "cycle": graph_cycle_length(code)}

@@ -20,7 +20,7 @@ These bounds are for real and complex codes; over GF(q) only the Kronecker thres
   ``σ* = ||(I - J/n) B||_2`` (σ_2(B) for bi-regular non-negative B: Glasgow–Wootters'
   adversarial proposition; for B = A/d symmetric it is Raviv et al.'s ``(λ/d)^2 ns/(n-s)``).
   Proof: ``1_F = ((n-s)/n) 1 + z`` with z ⊥ 1, ``||z||^2 = s(n-s)/n``.
-* ``closed_form_worst_error``: see :mod:`gctool.codes.closed_forms` (exact).
+* ``closed_form_worst_error``: see :mod:`gctool.bounds.closed_forms` (exact).
 * ``threshold_lb`` (column-regular codes): ``T_ε >= min(n, floor(ε r^2 n / (σ*^2 n + ε r^2)) + 1)``.
 * ``threshold_ub``: ``T_ε <= |S|`` for S = the holders of ⌊ε⌋ + 1 partitions (chosen greedily
   to keep S small): straggling them leaves error >= ⌊ε⌋ + 1 > ε.
@@ -29,7 +29,8 @@ These bounds are for real and complex codes; over GF(q) only the Kronecker thres
 * ``hetero_expected_error``: ``Σ_j 1/Q_j``, the expected one-step error of a ``hetero`` code
   under its p_i (reference §4); the actual value is the general one-step formula.
 
-T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 1 (the error of losing one partition).
+T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 0 (exact recovery fails, as in
+``attack --threshold``; 1 is the error of losing one partition).
 """
 
 from __future__ import annotations
@@ -261,7 +262,7 @@ def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBou
 
 
 def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[ApproxBound]:
-    from gctool.codes.closed_forms import closed_form_worst_error
+    from gctool.bounds.closed_forms import closed_form_worst_error
 
     found = closed_form_worst_error(code, s)
     if found is None:
@@ -321,7 +322,7 @@ def _family(code: GradientCode) -> list[ApproxBound]:
 
 
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[ApproxBound]:
-    """The table for ``code`` at s stragglers and threshold level ε (default 1)."""
+    """The table for ``code`` at s stragglers and threshold level ε (default 0)."""
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []

@@ -1,0 +1,70 @@
+"""Bounds: what theory says about a gradient code, next to what the code does (``gctool bound``).
+
+One home for every bound that applies to matrix codes:
+
+* :mod:`~gctool.bounds.load` -- load bounds from (n, k, s, m) and a given load d
+  (Tandon et al.'s (s+1)k/n, Ye & Abbe's m-piece form);
+* :mod:`~gctool.bounds.rank` -- the rank bound and its witness (also a cheap check of
+  ``verify``);
+* :mod:`~gctool.bounds.code` -- a code file judged against them, with its replication and
+  rank conditions and load statistics;
+* :mod:`~gctool.bounds.approx` -- the approximate-code table (error and threshold bounds
+  with the code's exact values where affordable);
+* :mod:`~gctool.bounds.closed_forms` -- exact worst-case errors of structures (uniform Gram,
+  rank-one blocks, cycle graphs), also shown by ``attack``.
+
+Bounds of one scheme family come through the registry's capability hooks, as every other
+scheme-specific behaviour does: a family's rows for the approximate table
+(``SchemeInfo.closed_forms``: ``hetero``, ``kron``), the name and source of the symmetric
+spectral bound (``symmetric_spectral_bound``: ``expander``), its straggling probabilities
+(``probabilities_param``), and a whole report of its own for schemes that are not matrix
+codes (``bounder``: the sequential schedules, CodedReduce and BCC in
+:mod:`gctool.sequential.bounds`, encoded frames).  :func:`gctool.bound` chooses between them.
+
+This package sits below ``codes`` and ``audit`` (constructions use
+:func:`~gctool.bounds.approx.exact_threshold` and the table's row type; ``verify`` the rank
+witness, ``attack`` the closed forms): it imports neither.
+"""
+
+from __future__ import annotations
+
+from gctool.bounds.load import load_bounds
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+from gctool.reports import BoundReport
+
+
+def bounds(
+    code: GradientCode | None = None,
+    *,
+    n: int | None = None,
+    k: int | None = None,
+    s: int | None = None,
+    m: int | None = None,
+    d: int | None = None,
+    epsilon: float | None = None,
+) -> BoundReport:
+    """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
+
+    ``d`` (a load per worker) adds whether it suffices and the largest m it allows; for an
+    m-piece code it defaults to the code's largest load.  ``epsilon`` (with a code) is the
+    error level ε of the threshold rows T_ε of the approximate-code table (default 0).
+    """
+    if code is not None:
+        n, k = code.n, code.k
+        s = code.s if s is None else s
+        m = code.m
+        if d is None and m > 1:
+            d = int(code.loads.max())
+    if n is None or k is None or s is None:
+        raise InvalidInput("give a code file, or all of -n, -k and -s")
+    m = 1 if m is None else m
+    items = load_bounds(n, k, s, m, d)
+    if code is None:
+        return BoundReport(n, k, s, m, items, None, None, [], True)
+    from gctool.bounds.code import code_report
+
+    return code_report(code, s, items, epsilon)
+
+
+__all__ = ["bounds", "load_bounds"]
