@@ -1,6 +1,9 @@
-"""The worst-case error curve: for each number of stragglers s, the largest optimal-decoding
-error over all straggler sets of size s (computed with :func:`gctool.audit.attack`, exact), or
-read from a JSON curve file.
+"""The worst-case error curve that ``show`` draws: for each number of stragglers s, the largest
+optimal-decoding error over all straggler sets of size s, or read from a JSON curve file.
+
+The points come from the audit layer's one curve engine (:func:`gctool.audit.attack.curve`,
+exhaustive, exact; the same as ``gctool attack --curve``); this module only chooses the sizes
+within the budget, converts the raw errors to the picture's unit and reads curve files.
 
 Unit: over the reals and complex numbers ``error = raw / (k*m)``, the raw squared error
 ``min_a ||a^T B_F - T||^2`` divided by the squared norm of the targets (``k`` for m = 1, where it
@@ -8,11 +11,12 @@ equals ``attack --normalize k``).  It is 0 when the set decodes and at most 1 (`
 curves of different codes share one axis.  Over GF(q) the raw error is already the indicator
 0 (decodes) / 1 (fails) and is used as it is.
 
-Budget: the points are computed cheapest first (the number of sets ``C(n, s)`` times the size of
-the least-squares problems), so both ends of the curve appear even when the middle does not fit;
-a point is skipped when it would take the total above ``max_sets`` straggler sets or above
-``MAX_WORK`` (a flop estimate, about a few seconds).  Skipped values of s are listed.  When no
-point strictly between s = 0 and s = n - 1 fits, no point is computed at all.
+Budget (:func:`gctool.audit.attack.curves.plan_sizes`): the points are computed cheapest first
+(the number of sets ``C(n, s)`` times the size of the least-squares problems), so both ends of
+the curve appear even when the middle does not fit; a point is skipped when it would take the
+total above ``max_sets`` straggler sets or above ``CURVE_MAX_WORK`` (a flop estimate, about a
+few seconds).  Skipped values of s are listed.  When no point strictly between s = 0 and
+s = n - 1 fits, no point is computed at all.
 """
 
 from __future__ import annotations
@@ -23,13 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gctool.errors import CodeFileError
-from gctool.limits import CURVE_MAX_WORK, DEFAULT_CURVE_SETS
+from gctool.limits import DEFAULT_CURVE_SETS
 from gctool.model import GradientCode
 from gctool.reports import Report
 
-#: default budget of straggler sets for the whole curve
-#: cap on the estimated work sum_s C(n,s) * f * K * min(f, K), f = n - s survivors
-MAX_WORK = CURVE_MAX_WORK
 UNIT = "raw squared error / (k*m) (GF(q): 0/1 indicator); 0 = decodes, 1 = nothing recovered"
 
 
@@ -87,28 +88,6 @@ def ranges(values: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _work(n: int, cols: int, s: int) -> float:
-    f = n - s
-    return math.comb(n, s) * max(1, f) * cols * max(1, min(f, cols))
-
-
-def plan(n: int, cols: int, max_sets: int, max_work: float = MAX_WORK) -> list[int]:
-    """Values of s to compute, cheapest first, within both budgets.
-
-    When nothing strictly between the trivial ends (0 < s < n - 1) fits, nothing is computed:
-    the ends alone say nothing about the code, and for large n even they are not free."""
-    order = sorted(range(n + 1), key=lambda s: (math.comb(n, s), _work(n, cols, s), s))
-    chosen, sets, work = [], 0, 0.0
-    for s in order:
-        c, w = math.comb(n, s), _work(n, cols, s)
-        if sets + c <= max_sets and work + w <= max_work:
-            chosen.append(s)
-            sets, work = sets + c, work + w
-    if not any(0 < s < n - 1 for s in chosen):
-        return []
-    return sorted(chosen)
-
-
 def error_curve(
     code: GradientCode,
     *,
@@ -116,23 +95,20 @@ def error_curve(
     tol: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Curve:
-    """Worst-case error for every s = 0..n that fits the budget (exhaustive per s, exact)."""
-    from gctool.audit.attack import attack
+    """Worst-case error for every s = 0..n that fits the budget (exhaustive per s, exact), from
+    :func:`gctool.audit.attack.curve`; ``progress`` counts the points."""
+    from gctool.audit.attack.curves import curve, plan_sizes
     from gctool.decode import DEFAULT_TOL
 
-    todo = plan(code.n, int(code.B.shape[1]), max_sets)
-    total = sum(math.comb(code.n, s) for s in todo)
-    points, done = [], 0
-    for s in todo:
-        step = None if progress is None else _offset(progress, done, total)
-        r = attack(code, s, tol=DEFAULT_TOL if tol is None else tol, max_sets=max_sets,
-                   progress=step)
-        raw = float(r.raw_error or 0.0)
-        points.append(CurvePoint(s, fraction(raw, code), raw, r.stragglers,
-                                 _decodes(raw, code, tol), r.exact))
-        done += r.checked
+    todo = plan_sizes(code.n, int(code.B.shape[1]), max_sets)
     skipped = [s for s in range(code.n + 1) if s not in set(todo)]
-    return Curve("exhaustive attack", UNIT, points, skipped, max_sets, done)
+    if not todo:
+        return Curve("exhaustive attack", UNIT, [], skipped, max_sets, 0)
+    report = curve(code, sizes=todo, method="exhaustive", max_sets=max_sets,
+                   tol=DEFAULT_TOL if tol is None else tol, progress=progress)
+    points = [CurvePoint(p.s, fraction(p.raw_error, code), p.raw_error, p.stragglers,
+                         _decodes(p.raw_error, code, tol), p.exact) for p in report.curve]
+    return Curve("exhaustive attack", UNIT, points, skipped, max_sets, report.checked)
 
 
 def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
@@ -142,11 +118,6 @@ def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
     if code.field.is_finite:
         return raw == 0
     return bool(decodes(raw, code.k, DEFAULT_TOL if tol is None else tol))
-
-
-def _offset(progress: Callable[[int, int], None], done: int, total: int
-            ) -> Callable[[int, int], None]:
-    return lambda d, _t: progress(done + d, total)
 
 
 # ---------------------------------------------------------------------------------------------

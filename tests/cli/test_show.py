@@ -18,12 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 from gctool.algebra.fields import parse_field
+from gctool.audit.attack.curves import plan_sizes as plan
 from gctool.cli.main import cli
 from gctool.io import read_code, write_code
 from gctool.model import GradientCode
 from gctool.registry import SCHEMES
 from gctool.viz import error_curve, heat_grid, parse_curve, picture, render_svg
-from gctool.viz.curve import plan
 from gctool.viz.grid import grid_shape
 
 from oracles import decodes_gf, lstsq_error

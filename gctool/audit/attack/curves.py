@@ -1,4 +1,8 @@
-"""Curve mode of ``attack``: the worst-case error for every s = 0..max_s.
+"""Curve mode of ``attack``: the worst-case error for every s = 0..max_s, or for chosen sizes.
+
+This is gctool's one error-curve engine: ``gctool attack --curve`` and the curve that
+``gctool show`` draws (:func:`gctool.viz.curve.error_curve`, sizes chosen by
+:func:`plan_sizes` within a total budget) both come from :func:`curve`.
 
 Each point is a worst-case search (:func:`~gctool.audit.attack.worst.worst_outcome`) seeded
 with the previous point's set; when the error is monotone in the straggler set and the
@@ -9,6 +13,7 @@ size s (exact without a search).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from math import comb
 from typing import Any
@@ -21,17 +26,19 @@ from gctool.audit.checks import check_s
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.engine.enumeration import pad_to
-from gctool.limits import TIE_RTOL
+from gctool.errors import InvalidInput
+from gctool.limits import CURVE_MAX_WORK, TIE_RTOL
 from gctool.model import GradientCode
 from gctool.reports import CurveReport, WorstPoint
 
 
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
-          **changes: Any) -> CurveReport:
-    """Worst-case error for s = 0..max_s (default n), optionally with the random-set means
-    (keywords: changes to ``options``, see :class:`AttackOptions`)."""
-    top = code.n if max_s is None else max_s
-    check_s(top, code.n, "max_s", allow_all=True)
+          *, sizes: Sequence[int] | None = None, **changes: Any) -> CurveReport:
+    """Worst-case error for s = 0..max_s (default n), or for the given ``sizes`` only,
+    optionally with the random-set means (keywords: changes to ``options``, see
+    :class:`AttackOptions`).  Progress counts the points computed."""
+    todo = _sizes(code, max_s, sizes)
+    top = max(todo)
     given = AttackOptions.of(options, **changes).for_search()
     opts = replace(given, progress=None)  # progress counts values of s, not sets
     scale = scale_of(code, opts.normalize)
@@ -41,7 +48,7 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
     prev, checked = None, 0
-    for s in range(top + 1):
+    for i, s in enumerate(todo):
         before = oracle.evaluations
         found = _curve_point(oracle, s, opts, prev)
         checked += oracle.evaluations - before
@@ -54,17 +61,61 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
         points.append(point)
         prev = found
         if given.progress is not None:
-            given.progress(s + 1, top + 1)
+            given.progress(i + 1, len(todo))
+    every = todo == list(range(top + 1))
     report = CurveReport(
         s=top, n=code.n, k=code.k, field=str(code.field), normalize=opts.normalize,
         decoder=oracle.kind, method=opts.method, exact=all(pt.exact for pt in points),
-        checked=checked, total=sum(comb(code.n, t) for t in range(top + 1)),
-        reason=f"worst-case error for s = 0..{top}", scheme=code.scheme,
-        decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,
-        seed=opts.seed, evaluations=oracle.evaluations, curve=points)
+        checked=checked, total=sum(comb(code.n, t) for t in todo),
+        reason=(f"worst-case error for s = 0..{top}" if every else
+                f"worst-case error for s = {', '.join(map(str, todo))}"),
+        scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
+        scale=scale, seed=opts.seed, evaluations=oracle.evaluations, curve=points)
     report.random = random_means(oracle, None, opts.p, scale, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
+
+
+def _sizes(code: GradientCode, max_s: int | None, sizes: Sequence[int] | None) -> list[int]:
+    """The values of s to compute, increasing: 0..max_s (default n), or ``sizes``."""
+    if sizes is None:
+        top = code.n if max_s is None else max_s
+        check_s(top, code.n, "max_s", allow_all=True)
+        return list(range(top + 1))
+    if max_s is not None:
+        raise InvalidInput("max_s and sizes exclude each other")
+    todo = sorted(set(sizes))
+    if not todo:
+        raise InvalidInput("sizes must name at least one number of stragglers")
+    for s in todo:
+        check_s(s, code.n, "sizes", allow_all=True)
+    return todo
+
+
+def _work(n: int, cols: int, s: int) -> float:
+    """Flop estimate of one point: C(n, s) least-squares problems of f = n - s survivors."""
+    f = n - s
+    return comb(n, s) * max(1, f) * cols * max(1, min(f, cols))
+
+
+def plan_sizes(n: int, cols: int, max_sets: int, max_work: float = CURVE_MAX_WORK
+               ) -> list[int]:
+    """The values of s (increasing) whose exhaustive points fit a total budget of ``max_sets``
+    straggler sets and ``max_work`` flops, chosen cheapest first (the number of sets C(n, s),
+    then the size of the least-squares problems), so both ends of a curve come before its
+    middle.  When nothing strictly between the trivial ends (0 < s < n - 1) fits, nothing is
+    chosen: the ends alone say nothing about the code, and for large n even they are not
+    free.  ``cols`` is the number of columns of B (k*m)."""
+    order = sorted(range(n + 1), key=lambda s: (comb(n, s), _work(n, cols, s), s))
+    chosen, sets, work = [], 0, 0.0
+    for s in order:
+        c, w = comb(n, s), _work(n, cols, s)
+        if sets + c <= max_sets and work + w <= max_work:
+            chosen.append(s)
+            sets, work = sets + c, work + w
+    if not any(0 < s < n - 1 for s in chosen):
+        return []
+    return sorted(chosen)
 
 
 def _curve_point(oracle: Oracle, s: int, opts: AttackOptions, prev: WorstOutcome | None

@@ -1,0 +1,116 @@
+"""The one error-curve engine (gctool.audit.attack.curve) behind ``attack --curve`` and the curve
+``show`` draws (gctool.viz.error_curve): both against brute force over every straggler set,
+chosen sizes against the full curve, and the budget planner's choice."""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+import gctool
+from gctool.audit.attack import curve
+from gctool.audit.attack.curves import plan_sizes
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+from gctool.viz import error_curve
+
+from oracles import decodes_gf, exact_lstsq_error
+
+CODES = {
+    "cyclic": lambda: gctool.design("cyclic", n=7, s=2, seed=1),
+    "frc": lambda: gctool.design("frc", n=6, s=1),
+    "gf": lambda: gctool.design("cyclic-mds", n=7, s=2, field="GF(2^3)"),
+    "comm-m2": lambda: gctool.design("comm", n=6, s=1, m=2, seed=1),  # m = 2 messages
+    "random": lambda: GradientCode(np.random.default_rng(5).standard_normal((6, 5)),
+                                   gctool.design("cyclic", n=6, s=1, seed=1).field, 1),
+}
+
+
+def _brute_worst(code: GradientCode, s: int) -> float:
+    """The largest raw error over every straggler set of size s: exact rational least squares
+    against the code's m targets over R/C, the 0/1 indicator over GF(q)."""
+    B, n = np.asarray(code.B), code.n
+    worst = 0.0
+    for S in itertools.combinations(range(n), s):
+        F = tuple(i for i in range(n) if i not in S)
+        if code.field.is_finite:
+            err = 0.0 if decodes_gf(code.field.galois(), B, F) else 1.0
+        else:
+            err = float(exact_lstsq_error(B, F, np.asarray(code.targets())))
+        worst = max(worst, err)
+    return worst
+
+
+@pytest.fixture(scope="module", params=sorted(CODES))
+def case(request: pytest.FixtureRequest) -> tuple[GradientCode, list[float]]:
+    code = CODES[request.param]()
+    return code, [_brute_worst(code, s) for s in range(code.n + 1)]
+
+
+def test_attack_curve_matches_brute_force(case: tuple[GradientCode, list[float]]) -> None:
+    code, brute = case
+    report = curve(code)
+    assert [p.s for p in report.curve] == list(range(code.n + 1))
+    for p in report.curve:
+        assert p.raw_error == pytest.approx(brute[p.s], abs=1e-8)
+        assert p.exact
+        if p.stragglers is not None:  # the witness has the size and the error reported
+            assert len(p.stragglers) == p.s
+    assert report.total == 2**code.n
+
+
+def test_show_curve_is_the_same_engine_in_the_picture_unit(
+        case: tuple[GradientCode, list[float]]) -> None:
+    code, brute = case
+    drawn = error_curve(code)
+    assert [p.s for p in drawn.points] == list(range(code.n + 1)) and not drawn.skipped
+    unit = 1.0 if code.field.is_finite else code.k * code.m
+    engine = {p.s: p for p in curve(code).curve}
+    for p in drawn.points:
+        assert p.raw_error == pytest.approx(brute[p.s], abs=1e-8)
+        assert p.error == pytest.approx(brute[p.s] / unit, abs=1e-8)
+        assert p.raw_error == engine[p.s].raw_error and p.stragglers == engine[p.s].stragglers
+        tolerance = 0.0 if code.field.is_finite else 1e-9 * code.k
+        assert p.decodes == (brute[p.s] <= tolerance)
+    assert all(0.0 <= p.error <= 1.0 + 1e-9 for p in drawn.points)
+
+
+def test_chosen_sizes_equal_the_full_curve(case: tuple[GradientCode, list[float]]) -> None:
+    code, brute = case
+    sizes = [code.n, 0, 2, 2]  # any order, repeats once
+    part = curve(code, sizes=sizes)
+    assert [p.s for p in part.curve] == [0, 2, code.n]
+    for p in part.curve:
+        assert p.raw_error == pytest.approx(brute[p.s], abs=1e-8) and p.exact
+    assert part.s == code.n and part.total == 1 + comb(code.n, 2) + 1
+    assert part.reason == f"worst-case error for s = 0, 2, {code.n}"
+
+
+def test_sizes_are_checked() -> None:
+    code = CODES["cyclic"]()
+    for bad in ([], [code.n + 1], [-1]):
+        with pytest.raises(InvalidInput):
+            curve(code, sizes=bad)
+    with pytest.raises(InvalidInput, match="exclude"):
+        curve(code, 3, sizes=[1])
+
+
+def test_the_planner_fits_both_budgets_cheapest_first() -> None:
+    n, cols = 12, 12
+    for max_sets in (30, 100, 300, 5000):
+        chosen = plan_sizes(n, cols, max_sets)
+        assert chosen == sorted(chosen)
+        assert sum(comb(n, s) for s in chosen) <= max_sets
+        left = [s for s in range(n + 1) if s not in chosen]
+        if chosen:  # every size left out is at least as expensive as every size chosen
+            assert all(comb(n, t) >= max(comb(n, s) for s in chosen) for t in left)
+    assert plan_sizes(n, cols, 10**9) == list(range(n + 1))
+    assert plan_sizes(n, cols, 10**9, max_work=1.0) == []  # nothing informative fits
+    code = CODES["cyclic"]()
+    drawn = error_curve(code, max_sets=30)
+    expect = plan_sizes(code.n, code.B.shape[1], 30)
+    assert [p.s for p in drawn.points] == expect
+    assert drawn.skipped == [s for s in range(code.n + 1) if s not in expect]
