@@ -122,6 +122,90 @@ def test_rank_range_summary_equals_numpy_summary(monkeypatch: pytest.MonkeyPatch
     assert [w[0] for w in fast.weakest] == pytest.approx([w[0] for w in slow.weakest], rel=1e-9)
 
 
+def _null_code(N: np.ndarray, field: str = "real") -> GradientCode:
+    """A code whose left null space is spanned by the rows of N (d = N.shape[0] = s)."""
+    from scipy.linalg import null_space
+
+    return code_of(null_space(N), N.shape[0], field)
+
+
+def walk_codes() -> list[tuple[str, GradientCode, int]]:
+    """Codes for every route of the level-by-level walk: square (d = s), d > s (scaled rows),
+    complex, s = 1, and a prefix of rank-deficient rows (vol = 0 for every set holding it)."""
+    rng = np.random.default_rng(21)
+    low = random_codes()[2][1]  # d = s + 2, rows scaled over 2^-30 .. 2^30
+    N = rng.standard_normal((4, 13))
+    N[:, 5] = 3.0 * N[:, 2]  # stragglers 2 and 5 together: N[:, S] is singular
+    Nc = rng.standard_normal((3, 11)) + 1j * rng.standard_normal((3, 11))
+    B1 = rng.standard_normal((9, 5)) @ rng.standard_normal((5, 8))
+    return [("square", design("cyclic", n=14, s=4, seed=3), 4),
+            ("wide-d", low, 2), ("wide-d-s1", low, 1),
+            ("complex", _null_code(Nc, "complex"), 3),
+            ("complex-cyclic", random_codes()[3][1], 3),
+            ("degenerate-prefix", _null_code(N), 4),
+            ("s1", code_of(np.hstack([B1, np.ones((9, 1))]), 1), 1)]
+
+
+def _tol_at_quantile(code: GradientCode, s: int, q: float) -> float:
+    """A tolerance whose screen threshold delta falls at quantile q of the sets' bounds
+    (many sets near it: det just below, the tighter bound just above, ...).  delta scales as
+    1 / sqrt(tol)."""
+    S = unrank_lex(code.n, s, np.arange(comb(code.n, s)))
+    tol = TOL
+    for _ in range(3):
+        k = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
+        lb = k.evaluate_numpy(S).screen
+        target = float(np.quantile(lb[lb > 1e-10], q))
+        tol = min(1e-3, tol * (k.delta / target) ** 2)
+    return tol
+
+
+@pytest.mark.parametrize("name,code,s", walk_codes(), ids=[c[0] for c in walk_codes()])
+@pytest.mark.parametrize("q", [None, 0.1, 0.5])
+def test_walk_summary_equals_numpy_on_every_route(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                  code: GradientCode, s: int,
+                                                  q: float | None) -> None:
+    """The compiled walk's chunk summary (verdict, cut, counts, weakest sets, largest decoder
+    norm) equals the numpy kernel's on every rank range tried, with the tolerance at its
+    default and with delta placed among the sets' bounds (q: the fraction of sets below)."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    tol = TOL if q is None else _tol_at_quantile(code, s, q)
+    n, total = code.n, comb(code.n, s)
+    red = ns.reduce_float(code, tol)
+    kernel = ns.FloatNullKernel(code, tol, red)
+    kernel.chunk_size(s)
+    assert kernel.compiled_screen is not None
+    rng = np.random.default_rng(len(name))
+    ranges = [(0, total), (1, total), (total // 3, total), (total - 1, total)]
+    ranges += [tuple(sorted(rng.choice(total + 1, 2, replace=False))) for _ in range(3)]
+    below = 0
+    for start, stop in ranges:
+        fast = SweepWorker(LexSource(n, s), kernel, True).run((1, start, stop))
+        S = unrank_lex(n, s, np.arange(start, stop))
+        ev = kernel.evaluate_numpy(S)
+        slow = summarise(1, S, np.ones(stop - start, dtype=np.int64), ev, True)
+        assert _summary_fields(fast) == _summary_fields(slow), (start, stop)
+        assert (fast.min_screen is None) == (slow.min_screen is None)
+        if slow.min_screen is not None:
+            assert fast.min_screen == pytest.approx(slow.min_screen, rel=1e-9)
+        if slow.max_norm is not None:
+            assert fast.max_norm is not None
+            assert fast.max_norm[0] == pytest.approx(slow.max_norm[0], rel=1e-9)
+        assert [w[0] for w in fast.weakest] == pytest.approx([w[0] for w in slow.weakest],
+                                                             rel=1e-9)
+        below += int((ev.screen < kernel.delta).sum())
+    if q is not None:  # delta among the bounds: sets the screen cannot accept
+        assert below > 0
+
+
+@pytest.mark.parametrize("name,code,s", walk_codes(), ids=[c[0] for c in walk_codes()])
+def test_verify_on_walk_codes_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
+                                           code: GradientCode, s: int) -> None:
+    for t in (s, s + 1):
+        plain, fast = both(monkeypatch, verify, code, t, method="exhaustive")
+        same_report(plain, fast)
+
+
 def test_screen_values_match_numpy_per_set() -> None:
     from gctool.audit.kernels.real import RealScreen
 

@@ -14,6 +14,7 @@ direct decoder, exact escalation), so verdicts never rest on this module alone."
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -119,19 +120,17 @@ def _reflect(H: Any, tau: Any, c: int, Y: Any, j: int) -> None:
 
 
 @njit
-def _qr_cols(H: Any, tau: Any, c0: int) -> None:
-    """Householder QR of the tall H (d x s) in place, from column c0 on: columns before c0
-    already hold their part of the factorisation (R above, reflectors ``I - tau v v^H`` with
-    v[0] = 1 below); columns c0.. hold fresh data."""
+def _qr(H: Any, tau: Any) -> float:
+    """Householder QR of the tall H (d x s) in place: R above the diagonal, the reflectors
+    ``I - tau v v^H`` (v[0] = 1) below; returns |det R|."""
     d, s = H.shape
-    for j in range(c0, s):
-        for c in range(c0):
-            _reflect(H, tau, c, H, j)
-    for c in range(c0, s):
+    det = 1.0
+    for c in range(s):
         nrm2 = 0.0
         for r in range(c, d):
             nrm2 += abs(H[r, c]) ** 2
         nrm = np.sqrt(nrm2)
+        det *= nrm
         if nrm == 0:
             tau[c] = 0.0
             continue
@@ -147,15 +146,6 @@ def _qr_cols(H: Any, tau: Any, c0: int) -> None:
         H[c, c] = beta
         for j in range(c + 1, s):
             _reflect(H, tau, c, H, j)
-
-
-@njit
-def _qr(H: Any, tau: Any) -> float:
-    """Householder QR of H in place (:func:`_qr_cols`); returns |det R|."""
-    _qr_cols(H, tau, 0)
-    det = 1.0
-    for c in range(H.shape[1]):
-        det *= abs(H[c, c])
     return det
 
 
@@ -243,6 +233,15 @@ def _screen_body(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
         _lu_solve(M, perm, Y, Z)
     else:
         _qr_z(M, tau, Y, Z)
+    return lb, _decoder_norm(NT, W, scale, inS, Z)
+
+
+@njit
+def _decoder_norm(NT: Any, W: Any, scale: Any, inS: Any, Z: Any) -> float:
+    """``||D (W + N^T Z)||`` over the rows outside S (inS), D = diag(scale): the norm of the
+    decoder of B; 0 or nan (non-finite) as it comes."""
+    n, d = NT.shape
+    m = W.shape[1]
     acc = 0.0
     for i in range(n):
         if inS[i]:
@@ -252,27 +251,27 @@ def _screen_body(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
             for j in range(d):
                 v += NT[i, j] * Z[j, u]
             acc += abs(v * scale[i]) ** 2
-    if not (np.isfinite(acc) and acc > 0):  # overflow or underflow of the squares: rescale
-        top = 0.0
-        for i in range(n):
-            if not inS[i]:
-                for u in range(m):
-                    v = W[i, u]
-                    for j in range(d):
-                        v += NT[i, j] * Z[j, u]
-                    top = max(top, abs(v * scale[i]))
-        if top == 0 or not np.isfinite(top):
-            return lb, top if top == 0 else np.nan
-        acc = 0.0
-        for i in range(n):
-            if not inS[i]:
-                for u in range(m):
-                    v = W[i, u]
-                    for j in range(d):
-                        v += NT[i, j] * Z[j, u]
-                    acc += abs(v * scale[i] / top) ** 2
-        return lb, top * np.sqrt(acc)
-    return lb, np.sqrt(acc)
+    if np.isfinite(acc) and acc > 0:
+        return np.sqrt(acc)
+    top = 0.0  # overflow or underflow of the squares: rescale
+    for i in range(n):
+        if not inS[i]:
+            for u in range(m):
+                v = W[i, u]
+                for j in range(d):
+                    v += NT[i, j] * Z[j, u]
+                top = max(top, abs(v * scale[i]))
+    if top == 0 or not np.isfinite(top):
+        return top if top == 0 else np.nan
+    acc = 0.0
+    for i in range(n):
+        if not inS[i]:
+            for u in range(m):
+                v = W[i, u]
+                for j in range(d):
+                    v += NT[i, j] * Z[j, u]
+                acc += abs(v * scale[i] / top) ** 2
+    return top * np.sqrt(acc)
 
 
 def _work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[Any, ...]:
@@ -286,79 +285,120 @@ def _work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[Any, ...]:
 
 
 @njit
-def _prefix(S: Any, c0: int, NT: Any, W: Any, Hp: Any, taup: Any, nu: Any, zp: Any,
-            Yp: Any) -> float:
-    """For the rows P = N[:, S[:-1]]^T (square case): the unit vector nu with P nu = 0 and a
-    solution zp of P z = -W_{S[:-1]}; returns vol(P) = |det R| of P^H = QR.  (Zp with
-    P Zp = I, columns orthogonal to nu, comes from :func:`_prefix_inverse` when needed.)
+def _level(j: int, x: int, NT: Any, W: Any, C: Any, Z: Any, vol: Any, c: Any, u: Any,
+           beta: Any) -> None:
+    """Level j + 1 of the walk's factorisation from level j and the row x (the straggler
+    S[j]).  Level j describes the rows ``P_j = N[:, S[:j]]^T`` (j x d):
 
-    For a set with last row x and ``t = x . nu``: ``|det A| = vol(P) |t|`` and
-    ``||A^{-1}||_F^2 = ||Zp||_F^2 + (||x^T Zp||^2 + 1) / |t|^2``."""
-    s, d = S.shape[0], NT.shape[1]
-    m = W.shape[1]
-    for i in range(c0, s - 1):  # rows before c0 are unchanged: their columns stay factored
-        for j in range(d):
-            Hp[j, i] = np.conj(NT[S[i], j])
-    _qr_cols(Hp, taup, c0)
-    vol = 1.0
-    for c in range(s - 1):
-        vol *= abs(Hp[c, c])
-    for j in range(d):
-        nu[j] = 0.0
-    nu[d - 1] = 1.0
-    for c in range(s - 2, -1, -1):  # nu = H_0 ... H_{s-2} e_last
-        w = nu[c]
-        for r in range(c + 1, d):
-            w += np.conj(Hp[r, c]) * nu[r]
-        w *= taup[c]
-        nu[c] -= w
-        for r in range(c + 1, d):
-            nu[r] -= w * Hp[r, c]
-    if vol > 0:
-        for i in range(s - 1):
-            for u in range(m):
-                Yp[i, u] = -W[S[i], u]
-        _qr_z(Hp, taup, Yp, zp)
-    return vol
+    * ``C[j, :, :d-j]`` an orthonormal basis of ``{v : P_j v = 0}``;
+    * ``Z[j]`` the minimum-norm solution of ``P_j Z = -W_{S[:j]}``;
+    * ``vol[j]`` the product of the singular values of P_j (0: rank deficient).
+
+    With ``c = x C_j`` (the part of the new row outside the rows so far): ``vol`` grows by
+    ``||c||``, ``Z += g (-W_x - x Z_j)`` with ``g = C_j conj(c) / ||c||^2``, and the new
+    basis is ``C_j H`` without its first column, H the Householder reflector taking conj(c)
+    to a multiple of e_1 (one pass over C_j gives both: ``C_j u`` with u the reflector's
+    vector, ``C_j conj(c) = C_j u + alpha C_j e_1``)."""
+    d, m = NT.shape[1], W.shape[1]
+    L = d - j
+    vol[j + 1] = 0.0
+    if not vol[j] > 0:
+        return
+    nc2 = 0.0
+    for k in range(L):
+        acc = 0.0 * C[j, 0, 0]
+        for i in range(d):
+            acc += NT[x, i] * C[j, i, k]
+        c[k] = acc
+        nc2 += acc.real * acc.real + acc.imag * acc.imag
+    if not (nc2 > 0 and np.isfinite(nc2)):
+        return
+    nc = np.sqrt(nc2)
+    vol[j + 1] = vol[j] * nc
+    for w in range(m):
+        b = -W[x, w]
+        for i in range(d):
+            b -= NT[x, i] * Z[j, i, w]
+        beta[w] = b / nc2
+    if L == 2:  # one vector left (the last level when d = s): (c_1 a - c_0 b) / ||c||
+        c0, c1, r = c[0], c[1], 1.0 / nc
+        for i in range(d):
+            a, b = C[j, i, 0], C[j, i, 1]
+            C[j + 1, i, 0] = (c1 * a - c0 * b) * r
+            gi = np.conj(c0) * a + np.conj(c1) * b  # (C_j conj(c))_i
+            for w in range(m):
+                Z[j + 1, i, w] = Z[j, i, w] + gi * beta[w]
+        return
+    v0 = np.conj(c[0])
+    a0 = abs(v0)
+    alpha = -(v0 / a0 if a0 != 0 else 1.0 + 0.0 * v0) * nc
+    u[0] = v0 - alpha
+    for k in range(1, L):
+        u[k] = np.conj(c[k])
+    tau = 1.0 / (nc * (nc + a0))  # 2 / ||u||^2
+    for i in range(d):
+        acc = 0.0 * C[j, 0, 0]
+        for k in range(L):
+            acc += C[j, i, k] * u[k]
+        gi = acc + alpha * C[j, i, 0]  # (C_j conj(c))_i
+        for w in range(m):
+            Z[j + 1, i, w] = Z[j, i, w] + gi * beta[w]
+        acc *= tau
+        for k in range(1, L):
+            C[j + 1, i, k - 1] = C[j, i, k] - acc * np.conj(u[k])
 
 
 @njit
-def _prefix_inverse(Hp: Any, taup: Any, Ip: Any, Zp: Any) -> float:
-    """Zp with P Zp = I for the prefix factored by :func:`_prefix`; returns ||Zp||_F^2."""
-    _qr_z(Hp, taup, Ip, Zp)
-    fro2 = 0.0
-    for i in range(Zp.shape[0]):
-        for j in range(Zp.shape[1]):
-            fro2 += abs(Zp[i, j]) ** 2
-    return fro2
+def _inverse_fro(lo: int, top: int, S: Any, NT: Any, C: Any, P: Any, fro: Any, c: Any,
+                 g: Any) -> None:
+    """The pseudo-inverses of levels lo + 1 .. top from level lo (on demand: only sets near
+    delta need them): ``P_{j+1}^+ = [P_j^+ - g (x P_j^+), g]`` with x = S[j],
+    ``g = C_j conj(c) / ||c||^2``, and ``fro[j] = ||P_j^+||_F^2 = fro[j-1] +
+    (1 + ||x P_j^+||^2) / ||c||^2``."""
+    d = NT.shape[1]
+    for j in range(lo, top):
+        x = S[j]
+        L = d - j
+        nc2 = 0.0
+        for k in range(L):
+            acc = 0.0 * C[j, 0, 0]
+            for i in range(d):
+                acc += NT[x, i] * C[j, i, k]
+            c[k] = acc
+            nc2 += acc.real * acc.real + acc.imag * acc.imag
+        for i in range(d):
+            acc = 0.0 * C[j, 0, 0]
+            for k in range(L):
+                acc += C[j, i, k] * np.conj(c[k])
+            g[i] = acc / nc2
+        xp2 = 0.0
+        for col in range(j):
+            acc = 0.0 * C[j, 0, 0]
+            for i in range(d):
+                acc += NT[x, i] * P[j, i, col]
+            xp2 += acc.real * acc.real + acc.imag * acc.imag
+            for i in range(d):
+                P[j + 1, i, col] = P[j, i, col] - g[i] * acc
+        for i in range(d):
+            P[j + 1, i, j] = g[i]
+        fro[j + 1] = fro[j] + (1.0 + xp2) / nc2
 
 
 @njit
-def _norm_estimate(z: Any, c0: float, hh: Any, G: Any) -> tuple[float, float]:
-    """``||D (W + N^T z)||^2`` from the Gram data (rows in S contribute ~0 by construction),
-    and the magnitude of its terms (for a round-off margin)."""
-    d, m = z.shape
-    lin, quad, mag_l, zz = 0.0, 0.0, 0.0, 0.0
-    for u in range(m):
-        for j in range(d):
-            lin += (hh[j, u] * z[j, u]).real
-            mag_l += abs(hh[j, u]) * abs(z[j, u])
-            zz += abs(z[j, u]) ** 2
-            acc = 0.0 * z[0, 0]
-            for k in range(d):
-                acc += G[j, k] * z[k, u]
-            quad += (np.conj(z[j, u]) * acc).real
-    gmax = 0.0
-    for j in range(d):
-        for k in range(d):
-            gmax = max(gmax, abs(G[j, k]))
-    return c0 + 2 * lin + quad, c0 + 2 * mag_l + d * gmax * zz
+def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
+    """Q such that a set with ``|beta|^2 < Q ||c||^2`` (see :func:`screen_range`) has a
+    decoder norm bound ``(rc0 + dn sqrt(zz + |beta|^2 / ||c||^2)) (1 + 1e-6)`` below
+    ``best (1 - REL_SLACK)``: it cannot be the largest; -1 when every set may be."""
+    cut = best * (1 - REL_SLACK) / (1 + 1e-6)
+    if not (cut > rc0 and dn > 0):
+        return -1.0
+    q = ((cut - rc0) / dn) ** 2 - zz
+    return q * (1 - 1e-9) if q > 0 else -1.0
 
 
 @njit
 def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta: float,
-                 c0: float, hh: Any, G: Any, dn: float, pend: Any, weak_lb: Any,
-                 weak_at: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any
+                 rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any
                  ) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
@@ -366,103 +406,150 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     max_norm_at)``; positions are offsets from the first set.  ``weak_lb``/``weak_at`` keep
     the smallest accepted lower bounds (ascending, ties to the earlier set).
 
-    Square case (d = s) with s >= 2: sets sharing the first s - 1 stragglers share the
-    factorisation of those rows (refactored from the first row that changed), so a set costs
-    O(s^2 + d m): ``|det A| = vol(P) |x . nu|``, the tighter bound from ``||A^{-1}||_F`` (see
-    :func:`_prefix`), ``z = zp + alpha nu``.  The decoder norm is bounded by
-    ``||D W|| + ||D N^T|| ||z||``, then estimated from Gram data, and recomputed in full (per-set
-    LU) only when it may be the largest so far.  A set whose bound is within a relative 1e-6 of
-    delta takes the per-set route of :func:`_screen_one`."""
+    The factorisation is kept level by level (:func:`_level`): sets that share their first
+    s - 1 stragglers share it whole (the inner loop runs over the last straggler x), and a
+    new prefix only redoes the levels from its first changed row.  For the last straggler,
+    with ``c = x C_{s-1}``: the lower bound on sigma_min(N[:, S]) is ``vol_{s-1} ||c||`` (the
+    |det| of the square case, |det R| of ``A^H = QR`` otherwise) and, when that is below
+    delta, the tighter ``1 / ||A^+||_F`` (as the numpy kernel: :func:`_inverse_fro`).  A set
+    is accepted here only with a bound at least ``delta (1 + 1e-6)``, and the tighter bound
+    is tried only below ``delta (1 - 1e-6)`` (round-off cannot move a bound that far, so the
+    numpy kernel would take the same branch); every other set is pending, for the numpy
+    kernel to decide.  The
+    decoder ``z = Z_{s-1} + g beta`` (``beta = -W_x - x Z_{s-1}``) has
+    ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by
+    ``||D W|| + ||D N^T||_2 ||z||`` (rc0, dn) and computed in full (:func:`_decoder_norm`)
+    only when it may be the largest so far."""
     s = S.shape[0]
     d = NT.shape[1]
     m = W.shape[1]
+    dt = NT.dtype
+    C = np.zeros((s, d, d), dt)
+    for i in range(d):
+        C[0, i, i] = 1.0
+    Zl = np.zeros((s, d, m), Zs.dtype)
+    P = np.zeros((s, d, max(s - 1, 1)), dt)
+    vol = np.zeros(s)
+    fro = np.zeros(s)
+    vol[0] = 1.0
+    c = np.zeros(d, dt)
+    g = np.zeros(d, dt)
+    u = np.zeros(d, dt)
+    bw = np.zeros(m, Zs.dtype)
+    L = d - s + 1
+    Ct = np.zeros((L, d), dt)  # the last level's basis and solution, row-contiguous
+    zT = np.zeros((m, d), Zs.dtype)
+    inverse = 0  # P and fro hold the levels up to this one
     inS = np.zeros(n, np.bool_)
-    fast = d == s and s >= 2
-    Hp = np.zeros((d, max(s - 1, 1)), NT.dtype)
-    taup = np.zeros(max(s - 1, 1), NT.dtype)
-    nu = np.zeros(d, NT.dtype)
-    zp = np.zeros((d, m), Z.dtype)
-    Yp = np.zeros((max(s - 1, 1), m), Z.dtype)
-    z = np.zeros((d, m), Z.dtype)
-    Ip = np.zeros((max(s - 1, 1), max(s - 1, 1)), NT.dtype)
-    for i in range(s - 1):
-        Ip[i, i] = 1.0
-    Zp = np.zeros((d, max(s - 1, 1)), NT.dtype)
-    vol, fro2, zz = 0.0, -1.0, 0.0
-    rc0 = np.sqrt(c0)
-    fresh = 0  # first prefix row that changed (s - 1: none)
+    thr = delta * (1 + 1e-6)
+    near = delta * (1 - 1e-6)  # bounds in [near, thr) are left to the numpy kernel
+    K = weak_lb.shape[0]
+    # vol^2 ||c||^2 above this: the bound is at least thr and weak_lb[-1] (no sqrt needed)
+    t2 = (thr * (1 + 1e-12)) ** 2
+    big2 = max(t2, (weak_lb[K - 1] * (1 + 1e-12)) ** 2)
+    top = s - 1
+    vol2, zz, qcut = 0.0, 0.0, -1.0
+    stale = 1  # lowest level whose rows changed (s: none)
     npend = 0
     best, best_at = -np.inf, -1
-    K = weak_lb.shape[0]
     done = 0
     while done < count:
-        handled = False
-        if fast:
-            if fresh < s - 1:
-                vol = _prefix(S, fresh, NT, W, Hp, taup, nu, zp, Yp)
-                fro2 = -1.0  # Zp not computed yet
-                zz = 0.0
+        if stale < s:
+            for j in range(stale - 1, top):
+                _level(j, S[j], NT, W, C, Zl, vol, c, u, bw)
+            inverse = min(inverse, stale - 1)
+            zz = 0.0
+            for i in range(d):
+                for k in range(L):
+                    Ct[k, i] = C[top, i, k]
+                for w in range(m):
+                    zT[w, i] = Zl[top, i, w]
+                    zz += abs(Zl[top, i, w]) ** 2
+            vol2 = vol[top] * vol[top]
+            qcut = _norm_cut(best, rc0, dn, zz) if best_at >= 0 else -1.0
+            stale = s
+        x = S[top]
+        xend = min(n, x + (count - done))
+        full = False
+        while x < xend:
+            nc2 = 0.0
+            for k in range(L):
+                acc = 0.0 * Ct[0, 0]
                 for i in range(d):
-                    for u in range(m):
-                        zz += abs(zp[i, u]) ** 2
-                fresh = s - 1
-            x = S[s - 1]
-            tdot = 0.0 * nu[0]
-            for j in range(d):
-                tdot += NT[x, j] * nu[j]
-            lb = vol * abs(tdot)
-            if vol > 0 and lb < delta and lb > 0:  # the tighter 1 / ||A^{-1}||_F
-                if fro2 < 0:
-                    fro2 = _prefix_inverse(Hp, taup, Ip, Zp)
-                xz = 0.0
-                for i in range(s - 1):
-                    acc = 0.0 * nu[0]
-                    for j in range(d):
-                        acc += NT[x, j] * Zp[j, i]
-                    xz += abs(acc) ** 2
-                inv2 = fro2 + (xz + 1.0) / abs(tdot) ** 2
-                if np.isfinite(inv2) and inv2 > 0 and 1.0 / np.sqrt(inv2) > lb:
-                    lb = 1.0 / np.sqrt(inv2)
-            if vol > 0 and np.isfinite(lb) and lb >= delta * (1 + 1e-6):
-                handled = True
+                    acc += NT[x, i] * Ct[k, i]
+                c[k] = acc
+                nc2 += acc.real * acc.real + acc.imag * acc.imag
+            quick = vol2 * nc2 > big2  # accepted, and not among the weakest
+            ok = quick
+            lb = 0.0
+            if not quick:
+                lb = vol[top] * np.sqrt(nc2)
+                if 0 < lb < near:  # the tighter 1 / ||A^+||_F
+                    if inverse < top:
+                        _inverse_fro(inverse, top, S, NT, C, P, fro, u, g)
+                        inverse = top
+                    xp2 = 0.0
+                    for col in range(top):
+                        acc = 0.0 * C[top, 0, 0]
+                        for i in range(d):
+                            acc += NT[x, i] * P[top, i, col]
+                        xp2 += acc.real * acc.real + acc.imag * acc.imag
+                    inv2 = fro[top] + (1.0 + xp2) / nc2
+                    if np.isfinite(inv2) and inv2 > 0 and 1.0 / np.sqrt(inv2) > lb:
+                        lb = 1.0 / np.sqrt(inv2)
+                ok = np.isfinite(lb) and lb >= thr
+            if ok:
                 aa = 0.0
-                for u in range(m):
-                    acc = -W[x, u]
-                    for j in range(d):
-                        acc -= NT[x, j] * zp[j, u]
-                    alpha = acc / tdot
-                    aa += abs(alpha) ** 2
-                    for j in range(d):
-                        z[j, u] = zp[j, u] + alpha * nu[j]
-                # ||D (W + N^T z)|| <= ||D W|| + ||D N^T|| ||z||, ||z||^2 = ||zp||^2 + |alpha|^2
-                ub = (rc0 + dn * np.sqrt(zz + aa)) * (1 + 1e-6)
-                bound = ub
-                if not ub < best * (1 - REL_SLACK):
-                    est, mag = _norm_estimate(z, c0, hh, G)
-                    bound = np.sqrt(max(est + REL_SLACK * mag, 0.0))
-                if best_at < 0 or not bound < best * (1 - REL_SLACK):  # may be the largest
-                    _, nrm = _screen_one(S, NT, W, scale, inS, delta, M, perm, tau, E, X, Y,
-                                           Z)
+                for w in range(m):
+                    b = -W[x, w]
+                    for i in range(d):
+                        b -= NT[x, i] * zT[w, i]
+                    bw[w] = b
+                    aa += b.real * b.real + b.imag * b.imag
+                if not aa < qcut * nc2:  # may be the largest
+                    for i in range(d):
+                        acc = 0.0 * C[top, 0, 0]
+                        for k in range(L):
+                            acc += C[top, i, k] * np.conj(c[k])
+                        g[i] = acc / nc2
+                    for w in range(m):
+                        for i in range(d):
+                            Zs[i, w] = Zl[top, i, w] + g[i] * bw[w]
+                    S[top] = x
+                    for i in range(s):
+                        inS[S[i]] = True
+                    nrm = _decoder_norm(NT, W, scale, inS, Zs)
+                    for i in range(s):
+                        inS[S[i]] = False
                     if np.isfinite(nrm) and nrm > best:
                         best, best_at = nrm, done
-        if not handled:
-            lb, nrm = _screen_one(S, NT, W, scale, inS, delta, M, perm, tau, E, X, Y, Z)
-            if lb >= delta and np.isfinite(nrm) and nrm > best:
-                best, best_at = nrm, done
-        if lb >= delta:
-            if lb < weak_lb[K - 1]:
-                j = K - 1
-                while j > 0 and weak_lb[j - 1] > lb:
-                    weak_lb[j], weak_at[j] = weak_lb[j - 1], weak_at[j - 1]
-                    j -= 1
-                weak_lb[j], weak_at[j] = lb, done
-        else:
-            pend[npend] = done
-            npend += 1
-        done += 1
-        fresh = min(fresh, max(successor(S, n), 0))
-        if npend == pend.shape[0]:
+                        qcut = _norm_cut(best, rc0, dn, zz)
+                if not quick and lb < weak_lb[K - 1]:
+                    j = K - 1
+                    while j > 0 and weak_lb[j - 1] > lb:
+                        weak_lb[j], weak_at[j] = weak_lb[j - 1], weak_at[j - 1]
+                        j -= 1
+                    weak_lb[j], weak_at[j] = lb, done
+                    big2 = max(t2, (weak_lb[K - 1] * (1 + 1e-12)) ** 2)
+            else:
+                pend[npend] = done
+                npend += 1
+            done += 1
+            x += 1
+            if npend == pend.shape[0]:
+                full = True
+                break
+        if x < n:  # stopped inside this prefix: S is the next set
+            S[top] = x
             break
+        S[top] = n - 1
+        i = successor(S, n)
+        if i < 0 or full:
+            if i >= 0 and i + 1 < stale:
+                stale = i + 1
+            break
+        if i + 1 < stale:
+            stale = i + 1
     return done, npend, best, best_at
 
 
@@ -487,34 +574,37 @@ class RealScreen:
         self.scale = np.ascontiguousarray(scale, dtype=np.float64)
         self.delta = float(delta)
         self.n = self.NT.shape[0]
-        # Gram data of the decoder norm ||D (W + N^T z)||^2 = c0 + 2 Re(hh . z) + z^H G z
-        # (nan when it overflows: then every norm is computed in full)
+        # the decoder norm ||D (W + N^T z)|| <= ||D W|| + ||D N^T||_2 ||z|| (rc0, dn; the
+        # computed spectral norm is raised by far more than its round-off); nan when either
+        # overflows: then every norm is computed in full
         with np.errstate(all="ignore"):
-            D2 = self.scale**2
-            self.c0 = float(np.sum(D2[:, None] * np.abs(self.W) ** 2))
-            self.hh = np.ascontiguousarray((self.NT * D2[:, None]).T @ np.conj(self.W))
-            self.G = np.ascontiguousarray(np.conj(self.NT.T) @ (self.NT * D2[:, None]))
-            self.dn = float(np.sqrt(np.sum(np.abs(np.diagonal(self.G)))))  # >= ||D N^T||_2
-        if not (np.isfinite(self.c0) and np.isfinite(self.hh).all() and np.isfinite(self.G).all()
-                and np.isfinite(self.dn)):
-            self.c0 = np.nan
+            DN = self.NT * self.scale[:, None]
+            self.rc0 = float(np.sqrt(np.sum(np.abs(self.W * self.scale[:, None]) ** 2)))
+            fin = bool(np.isfinite(DN).all())
+            sv = np.linalg.svd(DN, compute_uv=False) if fin and DN.size else np.zeros(1)
+            self.dn = float(sv[0]) * (1 + 1e-8)
+        if not (np.isfinite(self.rc0) and np.isfinite(self.dn) and fin):
+            self.rc0 = np.nan
 
     def warm(self, s: int) -> None:
-        """Compile (or load from the cache) both entry points for this dtype."""
+        """Compile (or load from the cache) the walk for this dtype (:meth:`sets` compiles
+        on its first use)."""
         key = ("real", self.NT.dtype.str, self.W.dtype.str)
         if key in WARM:
             return
         WARM.add(key)
         with compile_notice("audit"):
-            S = np.arange(s, dtype=np.int64)
-            self.sets(S[None, :])
-            self.walk(S, 1, np.zeros(1, np.int64))
+            self.walk(np.arange(s, dtype=np.int64), 1, np.zeros(1, np.int64))
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(lower bound, decoder norm) of the given sets (:func:`screen_sets`)."""
         b, s = S.shape
         lb, norm = np.empty(b), np.empty(b)
-        screen_sets(np.ascontiguousarray(S, dtype=np.int64), self.n, self.NT, self.W,
-                    self.scale, self.delta, lb, norm, *_work(self.NT, self.W, s))
+        key = ("real-sets", self.NT.dtype.str, self.W.dtype.str)
+        with compile_notice("audit") if key not in WARM else nullcontext():
+            WARM.add(key)
+            screen_sets(np.ascontiguousarray(S, dtype=np.int64), self.n, self.NT, self.W,
+                        self.scale, self.delta, lb, norm, *_work(self.NT, self.W, s))
         return lb, norm
 
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
@@ -522,9 +612,8 @@ class RealScreen:
         """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
         weak_lb = np.full(WEAKEST, np.inf)
         weak_at = np.full(WEAKEST, -1, dtype=np.int64)
+        Zs = np.zeros((self.NT.shape[1], self.W.shape[1]), self.W.dtype)
         done, npend, best, at = screen_range(S, self.n, count, self.NT, self.W, self.scale,
-                                             self.delta, self.c0, self.hh, self.G, self.dn,
-                                             pend,
-                                             weak_lb, weak_at,
-                                             *_work(self.NT, self.W, S.shape[0]))
+                                             self.delta, self.rc0, self.dn, pend, weak_lb,
+                                             weak_at, Zs)
         return int(done), int(npend), float(best), int(at), weak_lb, weak_at
