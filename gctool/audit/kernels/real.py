@@ -393,7 +393,7 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
     if not (cut > rc0 and dn > 0):
         return -1.0
     q = ((cut - rc0) / dn) ** 2 - zz
-    return q * (1 - 1e-9) if q > 0 else -1.0
+    return q * (1 - REL_SLACK) if q > 0 else -1.0
 
 
 @njit
