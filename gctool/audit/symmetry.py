@@ -100,22 +100,41 @@ def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = 
     if not np.array_equal(D != 0, B != 0):
         return False, False
     nz = B != 0
-    j = np.argmax(nz, axis=1)
     rows = np.arange(B.shape[0])
     empty = ~nz.any(axis=1)
     if code.field.is_finite:
         from gctool.algebra.gf import GFArith
 
+        j = np.argmax(nz, axis=1)
         ar = GFArith(code.field)
         gamma = ar.mul(np.where(empty, 1, D[rows, j]), ar.inv(np.where(empty, 1, B[rows, j])))
         ok = _close(ar.mul(gamma[:, None], B.astype(np.int64)), D, True)
         return ok, bool(np.all(gamma == 1))
-    gamma = np.where(empty, 1.0, D[rows, j] / np.where(empty, 1.0, B[rows, j]))
-    dev = _deviation(gamma[:, None] * B, D)
+    # scale-safe: each row brought to a largest entry in [1/2, 1) by a power of two (exact),
+    # gamma taken at the row's largest entry, so |gamma| lies in (1/2, 2] and nothing
+    # overflows, however differently the rows of B and D are scaled
+    eB, eD = _top_exponents(B), _top_exponents(D)
+    Bn, Dn = np.ldexp(B, -eB[:, None]) if not np.iscomplexobj(B) else _ldexp(B, -eB), (
+        np.ldexp(D, -eD[:, None]) if not np.iscomplexobj(D) else _ldexp(D, -eD))
+    j = np.argmax(np.abs(Bn), axis=1)
+    gamma = np.where(empty, 1.0, Dn[rows, j] / np.where(empty, 1.0, Bn[rows, j]))
+    dev = _deviation(gamma[:, None] * Bn, Dn)
     ok = dev <= FLOAT_RTOL and all(exactly_proportional(B[i], D[i]) for i in range(B.shape[0]))
     if not ok and dev <= NEAR_RTOL and near is not None:
         near.append(dev)
-    return ok, bool(np.allclose(np.abs(gamma), 1.0, rtol=FLOAT_RTOL, atol=0))
+    with np.errstate(all="ignore"):  # |gamma| = |gamma_n| 2^(eD - eB); far from 1 when huge
+        size = np.ldexp(np.abs(gamma), np.clip(eD - eB, -2100, 2100))
+    return ok, bool(np.allclose(size, 1.0, rtol=FLOAT_RTOL, atol=0))
+
+
+def _top_exponents(B: np.ndarray) -> np.ndarray:
+    """Per row, the binary exponent of its largest magnitude (0 for zero rows)."""
+    top = np.abs(B).max(axis=1) if B.shape[1] else np.zeros(B.shape[0])
+    return np.frexp(top)[1].astype(np.int64)
+
+
+def _ldexp(B: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return np.ldexp(B.real, e[:, None]) + 1j * np.ldexp(B.imag, e[:, None])
 
 
 def _column_shift(code: GradientCode, c: int) -> np.ndarray:
@@ -185,9 +204,15 @@ def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
     p0 = _profile(code, B[0])
     near: list[float] = []
     for t in (d for d in range(1, n) if n % d == 0):
-        rolled = B[(np.arange(n) + t) % n]  # row i holds row i + t
-        for c in _shift_candidates(p0, _profile(code, rolled[0])):
-            D = rolled[:, _column_shift(code, c)]  # D[i, j] = B[i + t, sigma(j)]
+        order = (np.arange(n) + t) % n  # row i of the rotation holds row i + t
+        for c in _shift_candidates(p0, _profile(code, B[t % n])):
+            cols = _column_shift(code, c)
+            if n > PROBE_ROWS:  # the first rows before copying all of B: neither a match
+                head, near_head = GradientCode(B[:PROBE_ROWS], code.field, 0), []
+                if not (_scaled_match(head, B[order[:PROBE_ROWS]][:, cols], near_head)[0]
+                        or near_head):  # nor a near match there: none in all of B
+                    continue
+            D = B[order][:, cols]  # D[i, j] = B[i + t, sigma(j)]
             ok, unit = _scaled_match(code, D, near)
             if ok:
                 return Rotation(n, t, c, unit), None

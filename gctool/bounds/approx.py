@@ -186,13 +186,19 @@ def greedy_cover(support: np.ndarray, s: int) -> int:
 def column_regular(code: GradientCode) -> tuple[float, float] | None:
     """(|r|, σ*) when every column of B sums to the same r ≠ 0; σ* = ||(I - J/n) B||_2."""
     B = np.asarray(code.B)
+    top = float(np.abs(B).max()) if B.size else 0.0
+    if not 0.0 < top < np.inf:
+        return None
+    unit = 2.0 ** np.frexp(top)[1]  # exact power-of-two scaling: sums of 1e308s cannot overflow
+    B = B / unit
     cols = B.sum(axis=0)
-    scale = max(1.0, float(np.abs(B).max()))
+    scale = max(1.0 / unit, float(np.abs(B).max()))
     if abs(cols[0]) < 1e-12 * scale or not np.allclose(cols, cols[0], rtol=0,
                                                        atol=REL_SLACK * scale):
         return None
     centred = B - B.mean(axis=0, keepdims=True)
-    return float(abs(cols[0])), spectral_norm(centred) if code.n > 1 else 0.0
+    r, sigma = float(abs(cols[0])) * unit, (spectral_norm(centred) if code.n > 1 else 0.0) * unit
+    return (r, sigma) if np.isfinite(r) and np.isfinite(sigma) else None
 
 
 def spectral_norm(M: np.ndarray) -> float:

@@ -185,6 +185,10 @@ def _guarded(invoke: Callable[[], Any]) -> int:
                      "headroom, GCTOOL_MAX_MEMORY); try a smaller input or budget (--max-sets, "
                      "--max-patterns, --max-work)", ExitCode.USAGE)
     except Exception as exc:  # a bug: never show a traceback unless asked to
+        from gctool._signals import received
+
+        if received() is not None:  # a library that swallowed the interrupt failed after it
+            return _interrupted("interrupted")  # (numba's compiler callbacks): no bug
         if os.environ.get("GCTOOL_DEBUG"):
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
