@@ -15,6 +15,8 @@ the CLI which signal ended the run, so it can exit 130 (SIGINT), 129 (SIGHUP) or
 * An interrupt that Python swallows (raised inside a fork hook, a ctypes callback of the
   compiler or a ``__del__``: "Exception ignored in ...") is delivered again to the main thread
   instead of being lost with a traceback on stderr.
+* :func:`checkpoint` (called between the batches of every search) raises an interrupt again
+  when a library swallowed it without a trace (a bare ``except``).
 * :func:`settle`: once the outcome is known, signals raise nothing (the outcome is reported as
   it is); :func:`ending`: before the process exits they are ignored, so a late Ctrl-C cannot
   kill it (Python restores the default actions while finalizing, which would exit -2).
@@ -102,6 +104,14 @@ def handled(standalone: bool = False) -> Iterator[None]:
         if not standalone:
             for sig, action in previous.items():
                 signal.signal(sig, action if action is not None else signal.SIG_DFL)
+
+
+def checkpoint() -> None:
+    """Between batches of every search: raise again an interrupt that was raised but never
+    reached the CLI (a library that catches BaseException swallowed it, as numba's compiler
+    can), so that the run stops as interrupted instead of finishing with a verdict."""
+    if _raised and _raised[0] and signal.getsignal(_raised[0]) is _handler:
+        raise Terminated(_received[0])
 
 
 def settle() -> None:

@@ -39,13 +39,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from gctool._signals import checkpoint
 from gctool.algebra.fields import Field
 from gctool.audit.checks import check_s
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
 from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
-from gctool.limits import DEFAULT_MAX_PATTERNS, MAX_TABLE_ENTRIES
+from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
 
 if TYPE_CHECKING:
@@ -113,13 +114,26 @@ def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool
             f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
             f"{MAX_TABLE_ENTRIES:,} entries for JSON output (use .npz, which is streamed)"
         )
-    from gctool.limits import check_work, solve_cost
-
-    check_work(f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, one "
-               f"{code.n - s} x {code.B.shape[1]} system each, {code.field})",
-               P * solve_cost(code.n - s, code.B.shape[1], code.field.is_finite),
-               "export the decoders of a smaller code, or raise --max-work")
     return P
+
+
+def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory: bool
+                ) -> None:
+    """Refuse a table above the work budget (one system per pattern: a least-squares solve or
+    elimination of (n - s) x K, or the structured decoder's O(n^2) interpolation) or, built in
+    memory for JSON, above the memory budget."""
+    from gctool.limits import (FAST_SET_COST, GF_OP_COST, SMALL_SOLVE_FACTOR, check_memory,
+                               check_work, set_cost)
+
+    finite = code.field.is_finite
+    per = (FAST_SET_COST + SMALL_SOLVE_FACTOR * code.n**2 * (GF_OP_COST if finite else 1)
+           if structured else set_cost(code.n - s, code.B.shape[1], finite))
+    what = (f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, one "
+            f"{code.n - s} x {code.B.shape[1]} system each, {code.field})")
+    check_work(what, P * per, "export the decoders of a smaller code, or raise --max-work")
+    if in_memory:  # JSON: the table, its Python floats and its text are in memory at once
+        check_memory(what, P * code.m * code.n * JSON_ENTRY_BYTES,
+                     "write .npz (streamed chunk by chunk) or export fewer patterns")
 
 
 def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: _Table,
@@ -153,6 +167,7 @@ def build_export(
         return Export(meta, arrays, None, 0, code.field)
     P = _check_budget(code, s, max_patterns, in_memory=True)
     use, note = _plan(code, code.n - s, decoder)
+    _check_work(code, s, P, use, in_memory=True)
     table = _Table(code, tol, use)
     patterns, A, ok, resid = table.run(s)
     meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
@@ -200,10 +215,12 @@ def export_npz(
     meta, arrays = _base(code)
     P = _check_budget(code, s, max_patterns, in_memory=False)
     use, note = _plan(code, code.n - s, decoder)
+    _check_work(code, s, P, use, in_memory=False)
     table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called directly
     done = [0]
 
     def rows(F: np.ndarray) -> TableRows:
+        checkpoint()
         a, ok, err, mask = table.vectors(F)
         return TableRows(a, ok, err, {} if mask is None else {"structured": mask})
 

@@ -89,6 +89,19 @@ GF_OP_COST = 10
 RATIONAL_OP_COST = 10_000
 #: one interpreted Python step (an iteration of a construction's loop) in multiply-adds
 PY_STEP_COST = 10_000
+#: a straggler set's system solved in a batch (the decoder's SVD with its vectors, the checks of
+#: the tolerance policy) costs this many times :func:`solve_cost` of its matrix ...
+SMALL_SOLVE_FACTOR = 6
+#: ... plus this fixed cost per set (gathering rows, batched LAPACK calls, Python per batch);
+#: measured on the 2-core development machine, so that a search held to the budget ends in
+#: about budget / WORK_RATE seconds there
+SET_COST = 50_000
+#: fixed cost of one straggler set on the fast paths (the optimal decoder's KKT systems of
+#: size s + dim null(B), one-step decoders' weighted sums)
+FAST_SET_COST = 1_000
+#: memory of one number of a JSON document gctool builds in memory (the array entry, its Python
+#: float in a list and its text)
+JSON_ENTRY_BYTES = 64
 #: default memory budget: bytes of the large arrays one step allocates at once (estimated before
 #: they are allocated, like the work); ``GCTOOL_MAX_MEMORY`` (a number of bytes) replaces it
 DEFAULT_MAX_MEMORY = 2 * 1024**3
@@ -183,6 +196,12 @@ def max_memory() -> float:
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     """Work of one dense factorisation (SVD, QR, elimination) of a rows x cols matrix."""
     return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
+
+
+def set_cost(rows: int, cols: int, finite: bool = False) -> int:
+    """Work of one straggler set's least-squares solve or elimination over its ``rows``
+    survivors (a ``rows x cols`` system among many of a batch)."""
+    return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols, finite)
 
 
 def check_work(what: str, work: float, remedy: str) -> None:

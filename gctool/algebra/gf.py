@@ -65,10 +65,19 @@ def _digit_add(a: int, b: int, p: int, m: int) -> int:
 SEARCH_LIMIT = 2**12
 
 
+@functools.lru_cache(maxsize=8)
 def primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
     """Powers 1, g, g^2, ... of a primitive element g of GF(p^m) = GF(p)[x]/f (integer
     representation): g = x when x is primitive, else the smallest primitive element found by
-    walking powers (q <= SEARCH_LIMIT); None when not found here."""
+    walking powers (q <= SEARCH_LIMIT); None when not found here.  Computed once per field
+    (GF(2^16) takes about a second in Python) and returned read-only."""
+    powers = _primitive_powers(p, m, poly)
+    if powers is not None:
+        powers.setflags(write=False)
+    return powers
+
+
+def _primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
     powers = _power_table(p, m, poly, 1)
     if powers is not None or p**m > SEARCH_LIMIT:
         return powers

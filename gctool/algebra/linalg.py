@@ -39,6 +39,7 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     echelon forms, the rank of each A, and for each row of E the column of its pivot (-1 below
     the rank)."""
     mul, sub, inv, _ = _ops(GF)
+    _check_budget(GF, np.shape(M), unknowns)
     M = np.array(M, dtype=np.int64) if isinstance(GF, GFArith) else M.copy()
     b, R, _ = M.shape
     row = np.zeros(b, dtype=np.intp)  # next pivot row per system
@@ -63,6 +64,21 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
         pivot_col[idx, r0] = c
         row[idx] += 1
     return M, row, pivot_col
+
+
+def _check_budget(GF: Any, shape: tuple[int, ...], unknowns: int) -> None:
+    """Every elimination over GF(q) is held to the work and memory budgets before it starts
+    (:mod:`gctool.limits`): b systems of R x C cost b R C min(R, unknowns) GF operations, and
+    the matrices, a copy and the update's temporaries are in memory at once."""
+    from gctool.limits import GF_OP_COST, check_memory, check_work
+
+    b, R, C = (int(x) for x in shape)
+    field = str(GF.fld) if isinstance(GF, GFArith) else f"GF({getattr(GF, 'order', 'q')})"
+    what = (f"an exact elimination over {field} of {b:,} system(s) of {R:,} x {C:,}"
+            if b > 1 else f"an exact elimination of a {R:,} x {C:,} matrix over {field}")
+    check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST,
+               "use a smaller code, or raise --max-work")
+    check_memory(what, 4 * b * R * C * 8, "use a smaller code")
 
 
 def solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:

@@ -31,7 +31,7 @@ from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import BudgetExceeded, SearchInterrupted
-from gctool.limits import REL_SLACK
+from gctool.limits import REL_SLACK, set_cost
 
 Progress = Callable[[int, int], None]
 _RTOL = REL_SLACK
@@ -82,6 +82,7 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
     best_w, best_y, done = n + 1, None, 0
     try:
         for Z in straggler_chunks(n, r - 1, 20_000):
+            oracle.charge(Z.shape[0] * set_cost(r - 1, r, oracle.finite))
             C, ok = _null_vectors(oracle, Q, Z)
             nz = _nonzero(oracle, C @ Q.T)  # support of y = Q c
             phi = _phi_nonzero(oracle, G, C)  # (b, m): phi_u(y) != 0
@@ -270,7 +271,8 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
                 if progress is not None:
                     progress(min(done, need), need)
     except KeyboardInterrupt:
-        raise SearchInterrupted("elementary-vector search interrupted; no verdict") from None
+        raise SearchInterrupted(f"elementary-vector search (dual) interrupted after {done:,} of "
+                                f"{need:,} straggler sets; no verdict") from None
     out = ThresholdOutcome(None, None, None, False, "elementary", 0, done, need)
     out.notes.append("numerical trouble: even with every worker straggling the decoder does not "
                      "fail; the result is not certified")
@@ -279,6 +281,11 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
 
 def _screen(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
     """The sets among S (t <= d) that are not provably decodable."""
+    from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
+    b, t = S.shape
+    d = oracle.Qperp.shape[1]
+    oracle.charge(b * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d))))
     A = oracle.Qperp[S]
     G = A @ np.conj(np.swapaxes(A, 1, 2))
     floor = oracle.sig_kept**2

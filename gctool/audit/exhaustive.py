@@ -96,10 +96,10 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 
 def set_work(code: GradientCode, s: int, sets: int) -> int:
     """Estimated work of evaluating ``sets`` straggler sets of size s (one least-squares or
-    elimination over the n - s survivors each; see :func:`gctool.limits.solve_cost`)."""
-    from gctool.limits import solve_cost
+    elimination over the n - s survivors each; see :func:`gctool.limits.set_cost`)."""
+    from gctool.limits import set_cost
 
-    return sets * solve_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
+    return sets * set_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
 
 
 def may_use_hat(code: GradientCode, s: int) -> bool:

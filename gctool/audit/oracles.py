@@ -80,10 +80,10 @@ class Oracle:
 
     def set_work(self, s: int, sets: int) -> int:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
-        elimination over the n - s survivors each (:func:`gctool.limits.solve_cost`)."""
-        from gctool.limits import solve_cost
+        elimination over the n - s survivors each (:func:`gctool.limits.set_cost`)."""
+        from gctool.limits import set_cost
 
-        return sets * solve_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
+        return sets * set_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -104,18 +104,26 @@ class Oracle:
         self.evaluations += S.shape[0]
         if S.shape[0] == 0:
             return np.zeros(0)
-        self.spent += self.set_work(S.shape[1], S.shape[0])
+        self.charge(self.set_work(S.shape[1], S.shape[0]))
+        return np.asarray(self._errors(S), dtype=np.float64)
+
+    def charge(self, work: int) -> None:
+        """Add ``work`` to what the search has spent (straggler sets, and the probes a search
+        makes without the decoder) and stop it above the work budget."""
+        from gctool._signals import checkpoint
+
+        checkpoint()
+        self.spent += work
         if self.spent > self.budget:  # the budget enforced while any search runs
             from gctool.errors import BudgetExceeded
 
             raise BudgetExceeded(
                 f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
-                f"{self.code.field}) has spent about {self.spent:.2g} operations on "
-                f"{self.evaluations:,} straggler sets, above the work budget of "
+                f"{self.code.field}) has spent about {self.spent:.2g} operations "
+                f"({self.evaluations:,} straggler sets decoded), above the work budget of "
                 f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); use a smaller code, "
                 "--method greedy with fewer --restarts, a lower --max-nodes, or raise "
                 "--max-work")
-        return np.asarray(self._errors(S), dtype=np.float64)
 
     def error(self, S: Sequence[int]) -> float:
         row = np.array(sorted({int(i) for i in S}), dtype=np.intp)
@@ -200,8 +208,10 @@ class OptimalOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> int:
         """The fast path costs about (s + dim N)^3 per set; other sets one solve each."""
+        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
         if self._uses_hat(s):
-            return sets * (s + int(self.Qperp.shape[1])) ** 3
+            return sets * (FAST_SET_COST + SMALL_SOLVE_FACTOR * (s + int(self.Qperp.shape[1])) ** 3)
         return super().set_work(s, sets)
 
     def _uses_hat(self, s: int) -> bool:
@@ -386,7 +396,9 @@ class FixedOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> int:
         """One-step decoding: a weighted sum per set (n K), no solve."""
-        return sets * self.n * max(1, int(self.code.B.shape[1]))
+        from gctool.limits import FAST_SET_COST
+
+        return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
     def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
                  tol: float = DEFAULT_TOL) -> None:
@@ -491,7 +503,9 @@ class GroupOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> int:
         """One-step decoding: a weighted sum per set (n K), no solve."""
-        return sets * self.n * max(1, int(self.code.B.shape[1]))
+        from gctool.limits import FAST_SET_COST
+
+        return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
         super().__init__(code, tol)

@@ -31,6 +31,26 @@ def status(message: str) -> None:
         click.echo(message, err=True)
 
 
+def writes_stdout(path: str | None) -> bool:
+    """Is the output ``path`` stdout: '-', /dev/stdout (and its aliases), or the very file or
+    pipe that stdout is?  (Two outputs on stdout at once would mix, e.g. SVG and JSON.)"""
+    import os
+
+    if path is None:
+        return False
+    if path == "-" or os.path.realpath(path) in ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"):
+        return True
+    if path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        return True
+    try:
+        mine = os.fstat(sys.stdout.fileno())
+        theirs = os.stat(path)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino) and not os.path.samefile(
+        path, os.devnull)
+
+
 def emit_json(doc: Any) -> None:
     click.echo(json.dumps(doc, indent=2, allow_nan=False))
 

@@ -17,7 +17,7 @@ from gctool.cli.options import (
     progress_bar,
     tol_option,
 )
-from gctool.cli.output import quiet_option, status
+from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import DEFAULT_CURVE_SETS
 
 
@@ -63,8 +63,8 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
     from gctool import viz
     from gctool._files import atomic_write
 
-    if svg_path == "-" and as_json:
-        raise click.UsageError("--svg - and --json both write to stdout; choose one")
+    if as_json and writes_stdout(svg_path):
+        raise click.UsageError("--svg and --json both write to stdout; choose one")
     if curve_file is not None and want_curve is False:
         raise click.UsageError("--curve-file and --no-curve exclude each other")
     if curve_file == "-" and code_file == "-":

@@ -6,7 +6,7 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import FloatRange, json_option, load_code, max_work_option, seed_option
-from gctool.cli.output import quiet_option, status
+from gctool.cli.output import quiet_option, status, writes_stdout
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
@@ -110,8 +110,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
 
     if list(code_files).count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
-    if plot == "-" and as_json:
-        raise click.UsageError("--plot - and --json both write to stdout; choose one")
+    if as_json and writes_stdout(plot):
+        raise click.UsageError("--plot and --json both write to stdout; choose one")
     sparsifier = None
     if sparsify_spec is not None:
         from gctool.sim.sparsify import parse_sparsify

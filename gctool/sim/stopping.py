@@ -79,8 +79,10 @@ class WorkMeter:
         self.code, self.spent = code, 0
 
     def charge(self, work: int, what: str) -> None:
+        from gctool._signals import checkpoint
         from gctool.limits import check_work
 
+        checkpoint()
         self.spent += int(work)
         check_work(f"simulating the {self.code.scheme} code (n={self.code.n}, "
                    f"k*m={self.code.B.shape[1]}): {what} so far", self.spent,
@@ -104,9 +106,9 @@ class PrefixDecoder:
         key = frozenset(int(i) for i in workers)
         hit = self.cache.get(key)
         if hit is None:
-            from gctool.limits import solve_cost
+            from gctool.limits import set_cost
 
-            self.meter.charge(solve_cost(len(key), self.code_columns,
+            self.meter.charge(set_cost(len(key), self.code_columns,
                                          self.decoder.exact), "exact decodes of arrival prefixes")
             hit = bool(self.decoder.decode(sorted(key)).ok) if key else False
             if len(self.cache) < 200_000:

@@ -273,7 +273,7 @@ def check_training_work(contenders: list[Contender], runs: list[Run]) -> None:
     messages (|F| x K x d), and one least-squares decoder (an SVD of |F| x K) per distinct set
     of used workers of a coded scheme (decoders are cached).  An upper bound: training stops
     early at the target."""
-    from gctool.limits import check_work, solve_cost
+    from gctool.limits import check_work, set_cost
 
     work, worst = 0, ""
     for c, run in zip(contenders, runs, strict=True):
@@ -284,7 +284,7 @@ def check_training_work(contenders: list[Contender], runs: list[Run]) -> None:
             sizes: dict[tuple[int, ...], int] = {}
             for used in run.used:
                 sizes.setdefault(tuple(sorted(int(i) for i in used)), len(used))
-            mine += sum(solve_cost(f, K) for f in sizes.values())
+            mine += sum(set_cost(f, K) for f in sizes.values())
             if mine >= work:
                 worst = f"{c.name}: {len(sizes):,} distinct survivor sets to decode"
         work += mine
