@@ -102,6 +102,8 @@ FAST_SET_COST = 1_000
 #: memory of one number of a JSON document gctool builds in memory (the array entry, its Python
 #: float in a list and its text)
 JSON_ENTRY_BYTES = 64
+#: one step of a tight interpreted loop (a counter or bit-mask update) in multiply-adds
+PY_OP_COST = 500
 #: default memory budget: bytes of the large arrays one step allocates at once (estimated before
 #: they are allocated, like the work); ``GCTOOL_MAX_MEMORY`` (a number of bytes) replaces it
 DEFAULT_MAX_MEMORY = 2 * 1024**3

@@ -354,6 +354,7 @@ def _sgc(c: Contender, times: np.ndarray) -> Run:
 
     assert c.code is not None
     scheme = scheme_of(c.code, StopRule(c.code).decodes_mask)
+    _check_schedule_work(c, scheme, len(times))
     model = scheme.model
     state: Any = scheme.initial()
     history: tuple[int, ...] = ()
@@ -374,6 +375,18 @@ def _sgc(c: Contender, times: np.ndarray) -> Run:
     return run
 
 
+def _check_schedule_work(c: Contender, scheme: Any, rounds: int) -> None:
+    """Refuse, before it starts, a schedule simulation above the work budget: every round
+    updates the entries of the jobs in flight (the delay T + 1 of them) for every worker, in
+    Python (``PY_OP_COST`` per update)."""
+    from gctool.limits import PY_OP_COST, check_work
+
+    updates = rounds * (int(getattr(scheme, "delay", 0)) + 1) * c.n
+    check_work(f"simulating the {c.name} schedule ({rounds:,} rounds x {c.n} workers x "
+               f"{int(getattr(scheme, 'delay', 0)) + 1:,} jobs in flight)", updates * PY_OP_COST,
+               "simulate fewer --iterations or a smaller window, or raise --max-work")
+
+
 def _sgc_mu(c: Contender, times: np.ndarray) -> Run:
     from gctool.sequential.model import from_bits
     from gctool.sequential.schedule import scheme_of
@@ -381,6 +394,7 @@ def _sgc_mu(c: Contender, times: np.ndarray) -> Run:
 
     assert c.code is not None and c.mu is not None
     scheme = scheme_of(c.code, StopRule(c.code).decodes_mask)
+    _check_schedule_work(c, scheme, len(times))
     model = scheme.model
     state: Any = scheme.initial()
     history: tuple[int, ...] = ()

@@ -182,7 +182,8 @@ class StopRule:
             self._dual: Dual | None = None
             if not np.iscomplexobj(self._Bt):
                 self._dual = _dual_for(self._Bt.T, self._Tt,
-                                       decode_limit(code.k, tol) / _MARGIN, code.s, dual)
+                                       decode_limit(code.k, tol) / _MARGIN, code.s, dual,
+                                       self.naive.meter)
                 self.dual_method = None if self._dual is None else self._dual.method
         else:
             self.kind = "naive"
@@ -284,6 +285,11 @@ class StopRule:
         """Decodes without the stragglers S: True/False when clear, None when near the
         tolerance or the dual computation fails."""
         assert self._dual is not None
+        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
+        f = len(S)  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
+        self.naive.meter.charge(FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * self.code.n),
+                                "dual residuals of arrival prefixes")
         res = _dual_residual(self._dual, S)
         limit = decode_limit(self.code.k, self.tol)
         if res is None or limit / _MARGIN < res < limit * _MARGIN:
@@ -336,8 +342,8 @@ class Dual:
     method: str  # "svd" | "sparse"
 
 
-def _dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "auto"
-              ) -> Dual | None:
+def _dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "auto",
+              meter: WorkMeter | None = None) -> Dual | None:
     """The dual data of a real code: by one sparse LU (:func:`_sparse_dual_of`) for large
     sparse square codes (or when ``how == "sparse"``), else (or when that one's own checks
     fail) by one SVD of B (:func:`_dual_of`)."""
@@ -350,6 +356,10 @@ def _dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = 
         found = _sparse_dual_of(B, Tt, certain, s)
         if found is not None:
             return found
+    if meter is not None:  # the SVD of B with its vectors, held to the work budget
+        from gctool.limits import SMALL_SOLVE_FACTOR, solve_cost
+
+        meter.charge(SMALL_SOLVE_FACTOR * solve_cost(n, k), "the SVD of B")
     return _dual_of(B, Tt, certain)
 
 
