@@ -110,6 +110,9 @@ class Run:
 
     def fold(self, acc: Accumulator, chunk: Any) -> bool:
         """Merge a chunk summary into ``acc``; update the counters and the progress."""
+        from gctool._signals import checkpoint
+
+        checkpoint()  # an interrupt a library swallowed stops the run here
         stop = acc.merge(chunk)
         self.state.checked, self.state.represented = acc.evaluated, acc.weight
         if self.progress is not None:
