@@ -122,8 +122,14 @@ def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory:
     """Refuse a table above the work budget (one system per pattern: a least-squares solve or
     elimination of (n - s) x K, or the structured decoder's O(n^2) interpolation) or, built in
     memory for JSON, above the memory budget."""
-    from gctool.limits import (FAST_SET_COST, GF_OP_COST, SMALL_SOLVE_FACTOR, check_memory,
-                               check_work, set_cost)
+    from gctool.limits import (
+        FAST_SET_COST,
+        GF_OP_COST,
+        SMALL_SOLVE_FACTOR,
+        check_memory,
+        check_work,
+        set_cost,
+    )
 
     finite = code.field.is_finite
     per = (FAST_SET_COST + SMALL_SOLVE_FACTOR * code.n**2 * (GF_OP_COST if finite else 1)

@@ -208,7 +208,8 @@ def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
         for c in _shift_candidates(p0, _profile(code, B[t % n])):
             cols = _column_shift(code, c)
             if n > PROBE_ROWS:  # the first rows before copying all of B: neither a match
-                head, near_head = GradientCode(B[:PROBE_ROWS], code.field, 0), []
+                head = GradientCode(B[:PROBE_ROWS], code.field, 0)
+                near_head: list[float] = []
                 if not (_scaled_match(head, B[order[:PROBE_ROWS]][:, cols], near_head)[0]
                         or near_head):  # nor a near match there: none in all of B
                     continue
