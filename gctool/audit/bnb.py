@@ -118,8 +118,9 @@ def search(oracle: Oracle, s: int, floor: float, *, max_nodes: int = DEFAULT_MAX
                 open_ub = max(float(ub.max()) for _, ub in frontier.values() if ub.size)
                 return BnbResult(best, floor, False, max(open_ub, floor), nodes)
     except KeyboardInterrupt:
+        at = f"at {best}" if best is not None else "(the incumbent's, not improved)"
         raise SearchInterrupted(f"branch and bound interrupted after {nodes:,} nodes; best "
-                                f"error so far {floor:.6g} at {best}") from None
+                                f"error so far {floor:.6g} {at}") from None
     return BnbResult(best, floor, True, None, nodes)
 
 

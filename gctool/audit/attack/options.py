@@ -130,4 +130,10 @@ def check_setup(code: GradientCode, decoder: str) -> None:
 def oracle_for(code: GradientCode, opts: AttackOptions) -> Oracle:
     """The error oracle of ``opts.decoder``, after :func:`check_setup`."""
     check_setup(code, opts.decoder)
-    return make_oracle(code, opts.decoder, opts.weights, opts.tol)
+    try:
+        return make_oracle(code, opts.decoder, opts.weights, opts.tol)
+    except KeyboardInterrupt:  # before any search: say so, with the count
+        from gctool.errors import SearchInterrupted
+
+        raise SearchInterrupted(f"interrupted while setting up the {opts.decoder} decoder "
+                                f"(n = {code.n}); 0 straggler sets checked; no verdict") from None
