@@ -24,7 +24,7 @@ import numpy as np
 
 from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.algebra.fields import Field, _parse_poly, is_irreducible, parse_field
-from gctool.errors import CodeFileError, InvalidInput, printable
+from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 from gctool.params import validate as validate_params
@@ -58,6 +58,12 @@ def encode_matrix(M: np.ndarray, field: Field) -> list[Any]:
 
 def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
     """JSON nested lists -> matrix in the field's dtype, with clear errors."""
+    return field.coerce(_json_matrix(rows, field, what), what)
+
+
+def _json_matrix(rows: Any, field: Field, what: str) -> np.ndarray:
+    """JSON nested lists -> a numeric array (not yet in the field's dtype: ``Field.coerce``
+    does that, in :class:`GradientCode` for a code's B), with clear errors."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
         raise CodeFileError(f"{what} must be a non-empty list of rows")
     width = len(rows[0])
@@ -81,7 +87,7 @@ def decode_matrix(rows: Any, field: Field, what: str = "B") -> np.ndarray:
         arr = out
     elif field.kind == "gf" and arr.dtype == object:
         raise CodeFileError(f"{what} has entries outside {field} (integers too large)")
-    return field.coerce(arr, what)
+    return arr
 
 
 def _pairs(row: list[Any], what: str) -> list[Any]:
@@ -177,16 +183,14 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     if not isinstance(params, dict) or not isinstance(provenance, dict):
         raise CodeFileError("'params' and 'provenance' must be JSON objects")
     validate_params(scheme, params, n, k)
-    matrix = decode_matrix(B, field) if isinstance(B, list) else field.coerce(B, "B")
-    if matrix.ndim != 2 or matrix.shape[0] != n:
-        raise CodeFileError(f"'n' is {n} but B has {matrix.shape[0] if matrix.ndim else 0} rows")
-    m = params.get("m", 1)
-    if isinstance(m, int) and not isinstance(m, bool) and m >= 1 and matrix.shape[1] != k * m:
-        expect = f"k = {k}" if m == 1 else f"k*m = {k}*{m}"
-        raise CodeFileError(f"B has {matrix.shape[1]} columns but {expect}")
+    # B as parsed (JSON) or loaded (NPZ): the model converts it to the field, once, and
+    # checks its shape against the recorded n and k
+    matrix = _json_matrix(B, field, "B") if isinstance(B, list) else B
     try:
         return GradientCode(matrix, field, s, meta["scheme"], params, seed, provenance,
-                            meta.get("order"))
+                            meta.get("order"), recorded=(n, k))
+    except FieldError:
+        raise
     except InvalidInput as exc:
         raise CodeFileError(str(exc)) from None
 

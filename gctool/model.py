@@ -12,20 +12,25 @@ from ``params["m"]`` (default 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import InitVar, dataclass, replace
 from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.errors import InvalidInput
+from gctool.errors import CodeFileError, InvalidInput
 from gctool.limits import MAX_COLUMNS, MAX_ENTRIES, MAX_N  # hard limits on code sizes (README)
 
 
 @dataclass(frozen=True, eq=False)
 class GradientCode:
-    """An n x k(·m) encoding matrix ``B`` over ``field`` designed to tolerate ``s`` stragglers."""
+    """An n x k(·m) encoding matrix ``B`` over ``field`` designed to tolerate ``s`` stragglers.
+
+    The constructor is the one place where B is converted to the field (one copy, read-only
+    afterwards) and validated.  ``recorded`` is the (n, k) a code file records next to B
+    (:func:`gctool.io.code_from_meta`): B's shape must match it (k·m columns).
+    """
 
     B: np.ndarray
     field: Field
@@ -36,9 +41,12 @@ class GradientCode:
     provenance: dict[str, Any] = dc_field(default_factory=dict)
     #: processing order of a multi-message code (:mod:`gctool.order`); None: one message
     order: Any = None
+    recorded: InitVar[tuple[int, int] | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, recorded: tuple[int, int] | None) -> None:
         B = self.field.coerce(self.B, "B")
+        if recorded is not None:
+            _check_recorded(B, recorded, self.params.get("m", 1))
         if B.ndim != 2:
             raise InvalidInput(f"B must be a 2-d matrix (workers x partitions), got {B.ndim}-d")
         n, cols = B.shape
@@ -114,3 +122,16 @@ class GradientCode:
     def with_s(self, s: int) -> GradientCode:
         """The same code audited for a different number of stragglers."""
         return replace(self, s=s)
+
+
+def _check_recorded(B: np.ndarray, recorded: tuple[int, int], m: Any) -> None:
+    """B's shape against the (n, k) a file records (k·m columns when m is valid; an invalid m
+    and a B that is not 2-d are refused by the model's own checks)."""
+    n, k = recorded
+    if B.ndim != 2:
+        return  # the model's own check says what is wrong
+    if B.shape[0] != n:
+        raise CodeFileError(f"'n' is {n} but B has {B.shape[0]} rows")
+    if isinstance(m, int) and not isinstance(m, bool) and m >= 1 and B.shape[1] != k * m:
+        expect = f"k = {k}" if m == 1 else f"k*m = {k}*{m}"
+        raise CodeFileError(f"B has {B.shape[1]} columns but {expect}")

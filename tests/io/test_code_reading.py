@@ -1,0 +1,138 @@
+"""Reading a code file converts B to its field once, in the model: one copy of a loaded NPZ
+array, one call of ``Field.coerce``, and every refusal in one line naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gctool
+from gctool._files import npz_members
+from gctool.algebra.fields import Field, parse_field
+from gctool.errors import CodeFileError, FieldError, InvalidInput
+from gctool.io import code_from_meta, code_to_meta, npz_bytes, read_code
+from gctool.model import GradientCode
+
+BASE = gctool.design("frc", n=4, s=1, seed=1)  # 4 x 4
+META = code_to_meta(BASE)
+GF7 = {**META, "field": "GF(7)"}
+
+
+def _json(**over: Any) -> bytes:
+    return json.dumps({**META, "B": np.asarray(BASE.B).tolist(), **over}).encode()
+
+
+def _npz(B: Any, meta: dict[str, Any] = META) -> bytes:
+    return npz_bytes({"B": np.asarray(B)}, meta)
+
+
+#: (file bytes, suffix, the one-line refusal after "FILE: ")
+REFUSALS = {
+    "rows": (_json(n=3), ".json", "'n' is 3 but B has 4 rows"),
+    "columns": (_json(k=3), ".json", "B has 4 columns but k = 3"),
+    "columns of pieces": (_json(params={"m": 2}), ".json", "B has 4 columns but k*m = 4*2"),
+    "entry checked before n": (
+        json.dumps({**GF7, "n": 3, "B": [[9, 1], [1, 1], [1, 0], [0, 1]]}).encode(), ".json",
+        "B has entry 9 outside GF(7) (elements are integers 0..6)"),
+    "non-numeric": (_json(B=[[1, "x", 0, 0]] * 4), ".json", "B has a non-numeric entry 'x'"),
+    "ragged": (_json(B=[[1, 1, 0, 0], [1]] * 2), ".json",
+               "B is ragged: row 1 has 1 entries, row 0 has 4"),
+    "s": (_json(s=4), ".json", "s must satisfy 0 <= s < n = 4, got s = 4"),
+    "string B": (_json(B="abc"), ".json", "B has non-numeric entries (dtype <U3)"),
+    "null B": (_json(B=None), ".json", "B is not a rectangular numeric array"),
+    "NaN": (_npz(np.where(np.eye(4) > 0, np.nan, 1.0)), ".npz", "B has NaN or infinite entries"),
+    "1-d": (_npz(np.ones(4)), ".npz", "B must be a 2-d matrix (workers x partitions), got 1-d"),
+    "3-d": (_npz(np.ones((4, 4, 1))), ".npz",
+            "B must be a 2-d matrix (workers x partitions), got 3-d"),
+    "complex in a real file": (_npz(np.ones((4, 4)) * 1j), ".npz",
+                               "B has complex entries but the field is real"),
+    "NPZ rows": (_npz(np.ones((3, 4))), ".npz", "'n' is 4 but B has 3 rows"),
+    "NPZ columns": (_npz(np.ones((4, 3))), ".npz", "B has 3 columns but k = 4"),
+    "NPZ outside the field": (_npz(np.full((4, 4), 9), GF7), ".npz",
+                              "B has entry 9 outside GF(7) (elements are integers 0..6)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_refusals_name_the_problem(tmp_path: Path, case: str) -> None:
+    data, suffix, message = REFUSALS[case]
+    path = tmp_path / f"code{suffix}"
+    path.write_bytes(data)
+    with pytest.raises(CodeFileError) as info:
+        read_code(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_field_errors_keep_their_type_for_library_callers() -> None:
+    doc = json.loads(_json(B=[[1, 0, 0, 2.5]] * 4))
+    doc["field"] = "GF(7)"
+    with pytest.raises(FieldError, match="non-integer entries"):
+        code_from_meta(doc, doc["B"])
+
+
+def _count_coerce(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    original = Field.coerce
+
+    def counting(self: Field, values: Any, what: str = "B") -> np.ndarray:
+        calls.append(what)
+        return original(self, values, what)
+
+    monkeypatch.setattr(Field, "coerce", counting)
+    return calls
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+@pytest.mark.parametrize("field", ["real", "complex", "GF(7)"])
+def test_b_is_converted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str,
+                             field: str) -> None:
+    code = gctool.design("cyclic", n=6, s=2, field=field, seed=2)
+    path = tmp_path / f"code{suffix}"
+    gctool.write_code(code, path)
+    calls = _count_coerce(monkeypatch)
+    again = read_code(path)
+    assert calls == ["B"]
+    assert np.array_equal(again.B, code.B) and again.B.dtype == code.field.dtype
+    assert not again.B.flags.writeable
+
+
+def test_a_loaded_npz_array_is_copied_once() -> None:
+    """Peak memory of building the code from a loaded 600 x 600 float64 B: one copy (plus a
+    boolean finiteness mask), not the two of a reader and a model that both convert it."""
+    B = np.random.default_rng(0).random((600, 600))
+    data = npz_bytes({"B": B}, code_to_meta(GradientCode(B, parse_field("real"), s=1)))
+    arrays = npz_members(data, ("B", "meta"), {"meta": 1})
+    meta = json.loads(str(arrays["meta"][()]))
+    loaded = arrays.pop("B")
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        code = code_from_meta(meta, loaded)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(code.B, B)
+    assert peak < 1.5 * B.nbytes, peak / B.nbytes
+
+
+def test_the_model_copies_a_callers_array() -> None:
+    """The one copy is the model's: a caller's array stays writable and unshared."""
+    B = np.asarray(BASE.B).copy()
+    code = GradientCode(B, parse_field("real"), s=1)
+    assert B.flags.writeable and not np.shares_memory(B, code.B)
+    B[0, 0] = 7.0
+    assert code.B[0, 0] != 7.0
+
+
+def test_recorded_shape_is_checked_only_when_given() -> None:
+    B = np.ones((4, 4))
+    real = parse_field("real")
+    assert GradientCode(B, real, s=1, recorded=(4, 4)).k == 4
+    with pytest.raises(InvalidInput, match="'n' is 5 but B has 4 rows"):
+        GradientCode(B, real, s=1, recorded=(5, 4))
+    assert GradientCode(B, real, s=1).with_s(2).s == 2  # replace() keeps working
