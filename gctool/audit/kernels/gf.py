@@ -11,6 +11,7 @@ is inconsistent exactly when a row with zero coefficients keeps a non-zero right
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,8 @@ def _add_row(x: Any, E: Any, piv: Any, rows: int, d: int) -> tuple[int, bool]:
         for j in range(d, x.shape[0]):
             if x[j] != 0:
                 ok = False
-    E[rows, :] = x
+    for j in range(x.shape[0]):
+        E[rows, j] = x[j]
     piv[rows] = c
     return rows + 1, ok
 
@@ -89,14 +91,12 @@ def _echelon(S: Any, upto: int, NT: Any, W: Any, E: Any, piv: Any, x: Any, kind:
 
 @njit
 def gf_range(S: Any, n: int, count: int, NT: Any, W: Any, kind: int, p: int, exp: Any,
-             log: Any) -> int:
+             log: Any, E: Any, piv: Any, x: Any) -> int:
     """Walk ``count`` sets from S (in place); returns the offset of the first set whose
-    system is inconsistent (it fails), or -1."""
+    system is inconsistent (it fails), or -1.  E (s x (d + m)), piv (s) and x (d + m) are
+    scratch."""
     s = S.shape[0]
     d, m = NT.shape[1], W.shape[1]
-    E = np.zeros((s, d + m), np.int64)
-    piv = np.full(s, -1, np.int64)
-    x = np.zeros(d + m, np.int64)
     fresh = True
     prefix_ok = True
     for done in range(count):
@@ -120,14 +120,10 @@ def gf_range(S: Any, n: int, count: int, NT: Any, W: Any, kind: int, p: int, exp
 
 
 @njit
-def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, ok: Any
-            ) -> None:
-    """Consistency of the system of every row of Sets."""
+def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, ok: Any,
+            E: Any, piv: Any, x: Any) -> None:
+    """Consistency of the system of every row of Sets (E, piv, x: scratch)."""
     s = Sets.shape[1]
-    d, m = NT.shape[1], W.shape[1]
-    E = np.zeros((max(s, 1), d + m), np.int64)
-    piv = np.full(max(s, 1), -1, np.int64)
-    x = np.zeros(d + m, np.int64)
     for b in range(Sets.shape[0]):
         ok[b] = _echelon(Sets[b], s, NT, W, E, piv, x, kind, p, exp, log)
 
@@ -149,19 +145,26 @@ class GFTest:
             return
         WARM.add(("gf",))
         with compile_notice("finite-field audit"):
-            S = np.arange(s, dtype=np.int64)
-            self.sets(S[None, :])
-            self.walk(S, 1)
+            self.walk(np.arange(s, dtype=np.int64), 1)
+
+    def _work(self, s: int) -> tuple[np.ndarray, ...]:
+        """Scratch (allocated here: allocations inside a kernel cost compile time)."""
+        w = self.NT.shape[1] + self.W.shape[1]
+        return (np.zeros((max(s, 1), w), np.int64), np.full(max(s, 1), -1, np.int64),
+                np.zeros(w, np.int64))
 
     def sets(self, S: np.ndarray) -> np.ndarray:
         ok = np.zeros(S.shape[0], dtype=bool)
-        gf_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.kind, self.p,
-                self.exp, self.log, ok)
+        key = ("gf-sets",)
+        with compile_notice("finite-field audit") if key not in WARM else nullcontext():
+            WARM.add(key)
+            gf_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.kind,
+                    self.p, self.exp, self.log, ok, *self._work(S.shape[1]))
         return ok
 
     def walk(self, S: np.ndarray, count: int) -> int:
         return int(gf_range(S, self.n, count, self.NT, self.W, self.kind, self.p, self.exp,
-                            self.log))
+                            self.log, *self._work(S.shape[0])))
 
 
 def for_arith(NT: np.ndarray, W: np.ndarray, arith: Any) -> GFTest | None:

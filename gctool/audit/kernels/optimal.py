@@ -11,6 +11,7 @@ direct decoder, exact escalation)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -90,21 +91,25 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
     return max(e, 0.0), False
 
 
-@njit
-def _scratch(s: int, Qperp: Any, N: Any, alpha: Any) -> tuple[Any, ...]:
+def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
+             ) -> tuple[np.ndarray, ...]:
+    """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
+    inside a kernel cost compile time): A, G, K, perm, rhs, w, Lp, Ap, y."""
     d, m = Qperp.shape[1], alpha.shape[1]
-    r = max(min(s, d), 1)
+    r, q = max(min(s, d), 1), max(s - 1, 1)
     return (np.zeros((s, d), Qperp.dtype), np.zeros((r, r), Qperp.dtype),
             np.zeros((s + d, s + d), N.dtype), np.zeros(s + d, np.int64),
-            np.zeros((s + d, m), alpha.dtype), np.zeros((s + d, m), alpha.dtype))
+            np.zeros((s + d, m), alpha.dtype), np.zeros((s + d, m), alpha.dtype),
+            np.zeros((q, q), Qperp.dtype), np.zeros((q, d), Qperp.dtype),
+            np.zeros(q, Qperp.dtype))
 
 
 @njit
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
-               err: Any, pending: Any) -> None:
+               err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
+               w: Any) -> None:
     """Errors of the rows of Sets (err), or pending[b] = True where the numpy oracle must
     decide."""
-    A, G, K, perm, rhs, w = _scratch(Sets.shape[1], Qperp, N, alpha)
     for b in range(Sets.shape[0]):
         err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
                                       rhs, w)
@@ -112,7 +117,8 @@ def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: fl
 
 @njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
-              t: float, err: Any, pending: Any) -> None:
+              t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
+              w: Any, Lp: Any, Ap: Any, y: Any) -> None:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place).
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
@@ -121,11 +127,7 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     (if the shared block is not positive definite, neither is any set: interlacing)."""
     s = S.shape[0]
     d = Qperp.shape[1]
-    A, G, K, perm, rhs, w = _scratch(s, Qperp, N, alpha)
     fast = 2 <= s <= d
-    Lp = np.zeros((max(s - 1, 1), max(s - 1, 1)), Qperp.dtype)
-    Ap = np.zeros((max(s - 1, 1), d), Qperp.dtype)
-    y = np.zeros(max(s - 1, 1), Qperp.dtype)
     fresh = 0
     prefix_pd = False
     for k in range(count):
@@ -180,8 +182,7 @@ class HatErrors:
         if key in WARM:
             return
         WARM.add(key)
-        with compile_notice("attack"):
-            self(np.arange(s, dtype=np.int64)[None, :])
+        with compile_notice("attack"):  # the sets' entry point compiles on its first use
             self.walk(self.Qperp.shape[0], s, 0, 1)
 
     def walk(self, n: int, s: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -192,13 +193,17 @@ class HatErrors:
         count = stop - start
         err, pending = np.zeros(count), np.zeros(count, dtype=bool)
         hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t, err,
-                  pending)
+                  pending, *_scratch(s, self.Qperp, self.N, self.alpha))
         return err, pending
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(errors, pending) of the straggler sets S."""
         b = S.shape[0]
         err, pending = np.zeros(b), np.zeros(b, dtype=bool)
-        hat_errors(np.ascontiguousarray(S, dtype=np.int64), self.Qperp, self.N, self.alpha,
-                   self.err_full, self.t, err, pending)
+        key = ("optimal-sets", self.Qperp.dtype.str)
+        with compile_notice("attack") if key not in WARM else nullcontext():
+            WARM.add(key)
+            hat_errors(np.ascontiguousarray(S, dtype=np.int64), self.Qperp, self.N, self.alpha,
+                       self.err_full, self.t, err, pending,
+                       *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:6])
         return err, pending

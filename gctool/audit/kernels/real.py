@@ -398,8 +398,9 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
 
 @njit
 def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta: float,
-                 rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any
-                 ) -> tuple[int, int, float, int]:
+                 rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
+                 C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
+                 Ct: Any, zT: Any, inS: Any) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
     Stops early when the pending buffer is full.  Returns ``(done, pending, max_norm,
@@ -423,24 +424,12 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     s = S.shape[0]
     d = NT.shape[1]
     m = W.shape[1]
-    dt = NT.dtype
-    C = np.zeros((s, d, d), dt)
-    for i in range(d):
-        C[0, i, i] = 1.0
-    Zl = np.zeros((s, d, m), Zs.dtype)
-    P = np.zeros((s, d, max(s - 1, 1)), dt)
-    vol = np.zeros(s)
-    fro = np.zeros(s)
-    vol[0] = 1.0
-    c = np.zeros(d, dt)
-    g = np.zeros(d, dt)
-    u = np.zeros(d, dt)
-    bw = np.zeros(m, Zs.dtype)
     L = d - s + 1
-    Ct = np.zeros((L, d), dt)  # the last level's basis and solution, row-contiguous
-    zT = np.zeros((m, d), Zs.dtype)
+    for i in range(d):
+        for k in range(d):
+            C[0, i, k] = 1.0 if i == k else 0.0
+    vol[0], fro[0] = 1.0, 0.0
     inverse = 0  # P and fro hold the levels up to this one
-    inS = np.zeros(n, np.bool_)
     thr = delta * (1 + 1e-6)
     near = delta * (1 - 1e-6)  # bounds in [near, thr) are left to the numpy kernel
     K = weak_lb.shape[0]
@@ -564,6 +553,18 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
                                              E, X, Y, Z)
 
 
+def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
+    """Scratch arrays of :func:`screen_range` (allocated here: numpy allocations inside a
+    kernel cost seconds of compilation): Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS."""
+    n, d = NT.shape
+    m = W.shape[1]
+    dt, zt = NT.dtype, np.result_type(NT, W)
+    return (np.zeros((d, m), zt), np.zeros((s, d, d), dt), np.zeros((s, d, m), zt),
+            np.zeros((s, d, max(s - 1, 1)), dt), np.zeros(s), np.zeros(s), np.zeros(d, dt),
+            np.zeros(d, dt), np.zeros(d, dt), np.zeros(m, zt), np.zeros((d - s + 1, d), dt),
+            np.zeros((m, d), zt), np.zeros(n, np.bool_))
+
+
 class RealScreen:
     """The compiled screen of one reduction (contiguous copies of N^T, W, the row scale)."""
 
@@ -612,8 +613,7 @@ class RealScreen:
         """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
         weak_lb = np.full(WEAKEST, np.inf)
         weak_at = np.full(WEAKEST, -1, dtype=np.int64)
-        Zs = np.zeros((self.NT.shape[1], self.W.shape[1]), self.W.dtype)
         done, npend, best, at = screen_range(S, self.n, count, self.NT, self.W, self.scale,
                                              self.delta, self.rc0, self.dn, pend, weak_lb,
-                                             weak_at, Zs)
+                                             weak_at, *_walk_work(self.NT, self.W, S.shape[0]))
         return int(done), int(npend), float(best), int(at), weak_lb, weak_at
