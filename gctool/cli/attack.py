@@ -15,6 +15,7 @@ from gctool.cli.options import (
     json_option,
     load_code,
     max_sets_option,
+    max_work_option,
     progress_bar,
     seed_option,
     tol_option,
@@ -121,6 +122,7 @@ line per file, one --json document, the worst exit status.""")
 @tol_option
 @max_sets_option
 @json_option
+@max_work_option
 @quiet_option
 @executor_options("attack")
 @profile_options

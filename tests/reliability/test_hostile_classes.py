@@ -1,0 +1,297 @@
+"""Hostile input of the review's classes in forms the review did not try: other fields and
+polynomials, other schemes' parameters, other large computations (each refused in one line by
+an estimate before the work, or stopped by the budget while it runs), stdout under another
+name, extreme scales, and interrupts that a library swallows.
+
+Every case is small or meets a small budget (``GCTOOL_MAX_WORK``), so each takes a second or
+two; the expensive step is replaced by a function that fails the test if it runs before the
+budget was checked.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from gctool.cli.main import cli
+from gctool.codes import design
+from gctool.io import code_bytes
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def refused(r: Result, *words: str) -> str:
+    lines = r.stderr.rstrip("\n").split("\n")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert len(lines) == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
+    assert "internal error" not in r.stderr and r.stdout == "", r.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def _file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
+    path = tmp_path / name
+    path.write_bytes(code_bytes(design(scheme, **kw), path))
+    return str(path)
+
+
+def _forbid(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the expensive step ran before the budget was checked")
+
+
+# -- fields: absurd polynomials in other fields and through other commands ---------------------
+@pytest.mark.parametrize(("spec", "word"), [
+    ("GF(3^2, x^1000000 + 1)", "degree 2"),
+    ("GF(5^3, x^99999999999 + x + 1)", "degree 3"),
+    ("GF(2^16, x^65536 + x + 1)", "degree 16"),
+    ("GF(7^2, x^2 + x^1000000000)", "degree 2"),
+    ("GF(2^8, 0x" + "1" * 400 + ")", "0x1111"),
+    ("GF(2^" + "9" * 60 + ")", "too large"),
+    ("GF(2^3, x^3 + x^-1 + 1)", "cannot parse"),
+])
+def test_absurd_field_specs_of_other_fields_are_refused_at_once(spec: str, word: str) -> None:
+    refused(run("design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "--field", spec), word)
+
+
+@pytest.mark.parametrize(("field", "poly", "command"), [
+    ("GF(3^2)", "x^123456789 + 2", "verify"),
+    ("GF(2^4)", "x^4 + x^999999999999999999", "show"),
+    ("GF(2^4)", "x^4+" * 300 + "1", "attack"),
+    ("GF(2^4)", 2**3000, "bound"),
+])
+def test_absurd_polynomials_in_files_are_refused_by_every_command(
+        tmp_path: Path, field: str, poly: Any, command: str) -> None:
+    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc.update(field=field, B=[[1] * 6] * 6, irreducible_poly=poly)
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    refused(run(command, str(path), *(["-s", "1"] if command == "attack" else [])),
+            "irreducible polynomial")
+
+
+# -- budgets of computations the review did not time --------------------------------------------
+def test_every_gf_elimination_is_held_to_the_budget_before_it_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.algebra import linalg
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.gf import GFArith
+    from gctool.errors import BudgetExceeded
+
+    arith = GFArith(parse_field("GF(2^4)"))
+    M = np.ones((1, 60, 60), dtype=np.int64)
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "1e5")  # 60^3 * 10 operations is above it
+    with pytest.raises(BudgetExceeded, match="exact elimination of a 60 x 60 matrix over GF"):
+        linalg.gauss_jordan(arith, M, 60)
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "1e12")
+    monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")  # 4 copies of 60 x 60 int64 are above it
+    with pytest.raises(BudgetExceeded, match="MiB of memory"):
+        linalg.gauss_jordan(arith, M, 60)
+    monkeypatch.delenv("GCTOOL_MAX_MEMORY")
+    assert linalg.rank(arith, M[0]) == 1  # within both budgets: the answer
+
+
+@pytest.mark.parametrize("args", [
+    ["--threshold", "--method", "elementary"],  # the dual walk's probes are charged
+    ["-s", "9", "--method", "bnb"],  # branch and bound's bounds are charged
+    ["-s", "9", "--method", "greedy"],
+])
+def test_searches_stop_at_the_work_budget_while_they_run(tmp_path: Path, args: list[str]) -> None:
+    path = _file(tmp_path, "cyc.json", "cyclic", n=24, s=4, seed=1)
+    refused(run("attack", path, *args, "--max-work", "3e6"), "has spent about",
+            "--max-work")
+
+
+def test_export_json_tables_are_held_to_the_memory_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    monkeypatch.setenv("GCTOOL_MAX_MEMORY", "20000")  # 66 patterns x 12 entries x 64 bytes
+    out = tmp_path / "dec.json"
+    refused(run("export", path, "--decoders", "-s", "2", "-o", str(out)), "MiB of memory",
+            ".npz")
+    assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+    npz = tmp_path / "dec.npz"  # streamed: not held in memory at once
+    assert run("export", path, "--decoders", "-s", "2", "-o", str(npz)).exit_code == 0
+
+
+def test_schedule_simulations_are_estimated_before_they_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.sequential import sgc
+
+    path = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=10_000, lam=3)
+    monkeypatch.setattr(sgc.MSGC, "step", _forbid)
+    refused(run("simulate", path, "--iterations", "100000", "--no-baselines"),
+            "jobs in flight", "--iterations")
+
+
+def test_simulate_charges_the_stopping_rules_set_up_and_probes(tmp_path: Path) -> None:
+    path = _file(tmp_path, "cyc.json", "cyclic", n=30, s=3, seed=1)
+    refused(run("simulate", path, "--iterations", "200", "--seed", "1", "--no-baselines",
+                "--max-work", "2e5"), "simulating the cyclic code")
+
+
+def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """A rs code over GF(2^16) (tables of 65,535 powers, built once per field) with classes of
+    proportional rows: the row-class certificate answers, no elimination runs."""
+    from gctool.audit import nullspace
+
+    path = _file(tmp_path, "g16.npz", "rs", n=64, s=3, field="GF(2^16)")
+    monkeypatch.setattr(nullspace, "reduce_gf", _forbid)
+    r = run("verify", path, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["method"].startswith("certificate")
+
+
+@pytest.mark.parametrize("command", [["design", "frc", "-n", "6", "-s", "2"], ["verify", "F"],
+                                     ["attack", "F", "-s", "1"], ["bound", "F"],
+                                     ["export", "F", "-o", "OUT"], ["show", "F"],
+                                     ["simulate", "F", "--iterations", "10"]],
+                         ids=lambda c: c[0])
+def test_every_command_that_computes_takes_max_work(tmp_path: Path, command: list[str]) -> None:
+    path = _file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
+    args = [path if a == "F" else str(tmp_path / "o.json") if a == "OUT" else a
+            for a in command]
+    r = run(*args, "--max-work", "1e12")
+    assert r.exit_code == 0, r.stderr
+    refused(run(*args, "--max-work", "nan"), "--max-work")
+
+
+# -- structural rank and symmetry at scale -----------------------------------------------------
+def test_structural_rank_is_a_maximum_matching() -> None:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    from gctool.numerics import structural_rank
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        r, c = rng.integers(1, 12, size=2)
+        M = (rng.random((r, c)) < rng.random()) * rng.standard_normal((r, c))
+        S = csr_matrix((M != 0).astype(np.int8))
+        want = int(np.sum(maximum_bipartite_matching(S, perm_type="column") >= 0)) if S.nnz else 0
+        assert structural_rank(M) == want, M
+    band = np.zeros((300, 300))  # a banded support (rs): greedy alone does not find the matching
+    for i in range(300):
+        band[i, i:i + 5] = 1.0
+    assert structural_rank(band) == 300
+
+
+@pytest.mark.parametrize("scale", ["powers", "decades", "mixed"])
+def test_rotation_symmetry_survives_any_row_scaling_without_warnings(scale: str) -> None:
+    from gctool.audit.symmetry import detect_rotation
+    from gctool.model import GradientCode
+
+    base = design("cyclic-mds", n=12, s=2, field="real")
+    B = np.asarray(base.B)
+    rows = {"powers": np.ldexp(1.0, (np.arange(12) % 2) * 2000 - 1000),
+            "decades": 10.0 ** (300 * (-1) ** np.arange(12)),
+            "mixed": np.ldexp(1.0, np.random.default_rng(1).integers(-1000, 1000, 12))}[scale]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        rot = detect_rotation(GradientCode(B * rows[:, None], base.field, 2))
+    assert detect_rotation(base) is not None and rot is not None
+    if scale == "decades":  # 1e300 * x and 1e-300 * y are rounded: rows i and i + 1 are not
+        assert rot.t == 2 and rot.unimodular  # exactly proportional; i and i + 2 are equal
+    else:  # powers of two scale exactly: the rotation by one worker, with factors 2^(e - e')
+        assert rot.t == 1 and not rot.unimodular  # (it overflowed to inf at 2^2000 once)
+
+
+# -- output discipline ------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["simulate", "CODE", "--iterations", "10", "--json", "--plot", "/dev/stdout"],
+    ["show", "CODE", "--json", "--svg", "/dev/stdout"],
+    ["show", "CODE", "--json", "--svg", "/dev/fd/1"],
+])
+def test_stdout_under_another_name_is_stdout(tmp_path: Path, args: list[str]) -> None:
+    path = _file(tmp_path, "crc.json", "cyclic", n=8, s=2, seed=1)
+    refused(run(*[path if a == "CODE" else a for a in args]), "both write to stdout")
+
+
+def test_complex_entries_near_the_float_limit_never_crash(tmp_path: Path) -> None:
+    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc["field"] = "complex"
+    doc["B"] = [[[1e308, 1e308] if x else [0.0, 0.0] for x in row] for row in doc["B"]]
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    for command in ("bound", "verify"):
+        r = run(command, str(path))
+        assert r.exit_code in (0, 1, 2), r.stderr
+        assert "internal error" not in r.stderr and r.stderr.count("\n") <= 1, r.stderr
+
+
+# -- interrupts a library swallows (numba's compiler callbacks catch them) ---------------------
+PRELUDE = """\
+import os, signal, sys, time
+from gctool.cli.main import cli
+from gctool import _signals
+
+def kill(sig=signal.SIGTERM):
+    os.kill(os.getpid(), sig)
+    time.sleep(0.05)
+
+@cli.command("probe")
+def probe():
+"""
+
+
+def _probe(tmp_path: Path, body: str) -> tuple[int, str, str]:
+    code = PRELUDE + textwrap.indent(textwrap.dedent(body), "    ") + "\ncli.main(['probe'])\n"
+    (tmp_path / "probe.py").write_text(code)
+    proc = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_an_interrupt_swallowed_without_a_trace_stops_the_next_batch(tmp_path: Path) -> None:
+    code, out, err = _probe(tmp_path, """
+        try:
+            kill()
+        except BaseException:  # a library's bare except
+            pass
+        for batch in range(100):
+            _signals.checkpoint()  # what every search calls between batches
+        print("finished with a verdict")
+    """)
+    assert (code, out, err) == (143, "", "gctool: interrupted (SIGTERM)\n")
+
+
+def test_a_library_error_after_a_swallowed_interrupt_is_the_interrupt(tmp_path: Path) -> None:
+    code, out, err = _probe(tmp_path, """
+        try:
+            kill(signal.SIGHUP)
+        except BaseException:
+            pass
+        raise RuntimeError("no compiled object yet")  # numba, after its callback failed
+    """)
+    assert (code, out, err) == (129, "", "gctool: interrupted (SIGHUP)\n")
+
+
+def test_an_interrupt_during_an_attacks_set_up_is_summarised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit.attack import options
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    monkeypatch.setattr(options, "make_oracle", interrupted)
+    for args in (["-s", "2"], ["--threshold"], ["--curve"]):
+        r = run("attack", path, *args)
+        assert r.exit_code == 130, r.stderr
+        assert r.stderr == ("gctool: interrupted while setting up the optimal decoder (n = 10); "
+                            "0 straggler sets checked; no verdict\n")
