@@ -7,6 +7,9 @@ The library never prints and never exits; it raises these.  The CLI maps them to
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class GctoolError(Exception):
     """Base class of every error the library raises on purpose."""
@@ -47,6 +50,17 @@ class SearchInterrupted(GctoolError):
     def __init__(self, summary: str) -> None:
         super().__init__(summary)
         self.summary = summary
+
+
+@contextmanager
+def summarised(summary: str) -> Iterator[None]:
+    """Inside the block, an interrupt that no search summarised (it came before the search
+    started, or between searches) becomes :class:`SearchInterrupted` with ``summary``, so the
+    interrupted line always says what was done."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise SearchInterrupted(summary) from None
 
 
 def printable(text: object, limit: int = 500) -> str:

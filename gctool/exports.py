@@ -44,7 +44,7 @@ from gctool.algebra.fields import Field
 from gctool.audit.checks import check_s
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
 from gctool.engine.enumeration import straggler_chunks, survivors_of
-from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
+from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted, summarised
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
@@ -172,10 +172,12 @@ def build_export(
     if not decoders:
         return Export(meta, arrays, None, 0, code.field)
     P = _check_budget(code, s, max_patterns, in_memory=True)
-    use, note = _plan(code, code.n - s, decoder)
-    _check_work(code, s, P, use, in_memory=True)
-    table = _Table(code, tol, use)
-    patterns, A, ok, resid = table.run(s)
+    with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
+                    "no file written"):
+        use, note = _plan(code, code.n - s, decoder)
+        _check_work(code, s, P, use, in_memory=True)
+        table = _Table(code, tol, use)
+    patterns, A, ok, resid = table.run(s)  # summarises its own interrupts
     meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
     arrays.update(patterns=patterns, A=A, decodable=ok)
     if resid is not None:
@@ -220,9 +222,11 @@ def export_npz(
     check_tol(tol)
     meta, arrays = _base(code)
     P = _check_budget(code, s, max_patterns, in_memory=False)
-    use, note = _plan(code, code.n - s, decoder)
-    _check_work(code, s, P, use, in_memory=False)
-    table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called directly
+    with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
+                    "no file written"):
+        use, note = _plan(code, code.n - s, decoder)
+        _check_work(code, s, P, use, in_memory=False)
+        table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called
     done = [0]
 
     def rows(F: np.ndarray) -> TableRows:

@@ -295,3 +295,26 @@ def test_an_interrupt_during_an_attacks_set_up_is_summarised(
         assert r.exit_code == 130, r.stderr
         assert r.stderr == ("gctool: interrupted while setting up the optimal decoder (n = 10); "
                             "0 straggler sets checked; no verdict\n")
+
+
+def test_an_interrupt_outside_every_search_still_says_what_was_done(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool import exports
+    from gctool.audit import exhaustive
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    monkeypatch.setattr(exhaustive, "detect_rotation", interrupted)
+    r = run("attack", path, "-s", "2")
+    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted before the search of the 45 "
+                                            "straggler sets of size 2 started (0 checked); no "
+                                            "verdict\n")
+    monkeypatch.setattr(exports, "_plan", interrupted)
+    for out in ("dec.npz", "dec.json"):
+        r = run("export", path, "--decoders", "-s", "1", "-o", str(tmp_path / out))
+        assert (r.exit_code, r.stderr) == (130, "gctool: interrupted before decoding the 10 "
+                                                "straggler patterns (0 decoded); no file "
+                                                "written\n")
+        assert not (tmp_path / out).exists() and not list(tmp_path.glob(".*tmp"))

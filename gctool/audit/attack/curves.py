@@ -26,7 +26,7 @@ from gctool.audit.checks import check_s
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.engine.enumeration import pad_to
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, summarised
 from gctool.limits import CURVE_MAX_WORK, TIE_RTOL
 from gctool.model import GradientCode
 from gctool.reports import CurveReport, WorstPoint
@@ -38,6 +38,13 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
     optionally with the random-set means (keywords: changes to ``options``, see
     :class:`AttackOptions`).  Progress counts the points computed."""
     todo = _sizes(code, max_s, sizes)
+    with summarised(f"error curve on n = {code.n} interrupted outside its searches "
+                    f"({len(todo):,} values of s asked); no verdict"):
+        return _curve(code, todo, options, **changes)
+
+
+def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
+           **changes: Any) -> CurveReport:
     top = max(todo)
     given = AttackOptions.of(options, **changes).for_search()
     opts = replace(given, progress=None)  # progress counts values of s, not sets

@@ -22,7 +22,7 @@ from gctool.audit.attack.figures import diagnostics
 from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
 from gctool.reports import ThresholdReport
@@ -177,6 +177,12 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
     opts.check()
     if not (np.isfinite(epsilon) and epsilon >= 0):
         raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
+    with summarised(f"interrupted before the threshold search on n = {code.n} started "
+                    "(0 straggler sets checked); no verdict"):
+        return _threshold(code, epsilon, opts)
+
+
+def _threshold(code: GradientCode, epsilon: float, opts: AttackOptions) -> ThresholdReport:
     scale = scale_of(code, opts.normalize)
     oracle = oracle_for(code, opts)
     if oracle.finite and epsilon != 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from math import comb
 from typing import Any
 
 from gctool.audit import bnb, exhaustive, greedy
@@ -19,7 +20,7 @@ from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.checks import check_s
 from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, summarised
 from gctool.model import GradientCode
 from gctool.reports import WorstReport
 
@@ -103,6 +104,13 @@ def attack(code: GradientCode, s: int, options: AttackOptions | None = None,
     """The worst straggler set of size ``s`` under ``options.decoder``, found by
     ``options.method`` (keywords: changes to ``options``, see :class:`AttackOptions`)."""
     check_s(s, code.n, allow_all=True)
+    with summarised(f"interrupted before the search of the {comb(code.n, s):,} straggler sets "
+                    f"of size {s} started (0 checked); no verdict"):
+        return _attack(code, s, options, **changes)
+
+
+def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes: Any
+            ) -> WorstReport:
     opts = AttackOptions.of(options, **changes).for_search()
     scale = scale_of(code, opts.normalize)
     start = time.perf_counter()
