@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from gctool._files import atomic_write, npz_members, read_bytes
-from gctool.algebra.fields import Field, _parse_poly, is_irreducible, parse_field
+from gctool.algebra.fields import Field, parse_field
+from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
@@ -143,7 +144,7 @@ def _field_from_meta(meta: Mapping[str, Any]) -> Field:
     if poly is not None:
         if field.kind != "gf" or field.m == 1:
             raise CodeFileError(f"'irreducible_poly' is only allowed for GF(p^m), not {field}")
-        value = _parse_poly(str(poly), field.p, field.m)
+        value = parse_poly(str(poly), field.p, field.m)
         if field.poly is not None and field.poly != value:
             raise CodeFileError("'irreducible_poly' disagrees with the polynomial in 'field'")
         field = Field("gf", field.p, field.m, value)

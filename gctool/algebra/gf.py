@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gctool.algebra.fields import Field, primitive_root
+from gctool.algebra.fields import Field
+from gctool.algebra.primes import primitive_root
 
 TABLE_LIMIT = 2**16
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from gctool.algebra.fields import Field, binary_degree, primes_1_mod, smallest_prime_at_least
+from gctool.algebra.fields import Field
+from gctool.algebra.primes import binary_degree, primes_1_mod, smallest_prime_at_least
 from gctool.errors import DesignError
 
 NODE_KINDS = ("auto", "chebyshev", "unity", "integers")

@@ -43,8 +43,10 @@ from math import isqrt, prod
 
 import numpy as np
 
-from gctool.algebra.fields import Field, irreducible_poly, is_prime, prime_power
+from gctool.algebra.fields import Field
 from gctool.algebra.gf import GFArith
+from gctool.algebra.polynomials import irreducible_poly
+from gctool.algebra.primes import is_prime, prime_power
 from gctool.errors import DesignError
 
 MAX_V = 4096  # B is v x v; gctool's code size limit

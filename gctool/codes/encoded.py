@@ -77,7 +77,7 @@ def _columns_of_orthogonal(Q: np.ndarray, k: int, rng: np.random.Generator,
 
 def paley_frame(q: int) -> np.ndarray:
     """Paley ETF: (q+1) x (q+1)/2, rows of unit norm, S^T S = 2 I."""
-    from gctool.algebra.fields import prime_power
+    from gctool.algebra.primes import prime_power
 
     pp = prime_power(q)
     if pp is None or q % 4 != 1:

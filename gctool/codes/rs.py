@@ -33,7 +33,7 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
     """``--field auto``: the smallest prime field with at least n elements (distinct nodes);
     with ``--nodes unity`` the smallest field with n | q - 1."""
-    from gctool.algebra.fields import smallest_prime_at_least
+    from gctool.algebra.primes import smallest_prime_at_least
     from gctool.codes._algebra import root_of_unity_fields
 
     if n is None:

@@ -10,15 +10,11 @@ import galois
 import numpy as np
 import pytest
 
-from gctool.algebra.fields import (
-    Field,
-    irreducible_poly,
-    is_irreducible,
-    prime_factors,
-    primitive_root,
-)
+from gctool.algebra.fields import Field
 from gctool.algebra.gf import GFArith, IntArith, plain_arith
 from gctool.algebra.linalg import eliminate, matrix_rank, null_space, rref, solve, solve_batch
+from gctool.algebra.polynomials import irreducible_poly, is_irreducible
+from gctool.algebra.primes import prime_factors, primitive_root
 from gctool.algebra.rational import integer_rows, row_basis
 from gctool.algebra.rational import rref as rref_q
 from gctool.algebra.rational import solve as solve_q
