@@ -43,18 +43,18 @@ def run(name: str, code, s: int) -> None:  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
     fast = spectrum.worst_spectrum(code, s).epsilon
     t_fast = time.perf_counter() - t0
-    orig = spectrum._Frame.of
+    orig = spectrum.Frame.of
     try:  # the plain batched k x k path
-        def no_gram(S_: np.ndarray) -> spectrum._Frame:
+        def no_gram(S_: np.ndarray) -> spectrum.Frame:
             f = orig(S_)
             f.tight = False
             return f
-        spectrum._Frame.of = staticmethod(no_gram)  # type: ignore[method-assign]
+        spectrum.Frame.of = staticmethod(no_gram)  # type: ignore[method-assign]
         t0 = time.perf_counter()
         plain = spectrum.worst_spectrum(code, s).epsilon
         t_plain = time.perf_counter() - t0
     finally:
-        spectrum._Frame.of = orig  # type: ignore[method-assign]
+        spectrum.Frame.of = orig  # type: ignore[method-assign]
     assert abs(fast - ref) <= 1e-9 and abs(plain - ref) <= 1e-9, (fast, plain, ref)
     print(f"{name}, s = {s} ({len(list(itertools.combinations(range(S.shape[0]), s))):,} sets):"
           f" naive {t_naive:.3f}s, plain numpy {t_plain:.3f}s, gctool {t_fast:.3f}s; "

@@ -43,7 +43,7 @@ REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),
     "bound": ("gctool bound --json (one FILE, or -n/-k/-s)", (
         "gctool.reports:BoundReport", "gctool.sequential.reports:SequentialBoundReport",
-        "gctool.audit.spectrum:EncodedBoundReport")),
+        "gctool.audit.frames:EncodedBoundReport")),
     "show": ("gctool show --json", ("gctool.viz.picture:ShowReport",)),
     "simulate": ("gctool simulate --json", ("gctool.sim.run:SimulationReport",)),
     "export-report": ("gctool export -o FILE --json (the summary; the file itself: 'export')",

@@ -261,9 +261,9 @@ def check_params(params: Mapping[str, Any], n: int, k: int) -> None:
 SCHEME = SchemeInfo(
     name="encoded",
     build=build,
-    verifier="gctool.audit.spectrum:verify_hook",
-    attacker="gctool.audit.spectrum:attack_hook",
-    bounder="gctool.audit.spectrum:bound_hook",
+    verifier="gctool.audit.frames:verify_hook",
+    attacker="gctool.audit.frames:attack_hook",
+    bounder="gctool.audit.frames:bound_hook",
     summary="Encoded optimization: data encoded with a redundant frame S (Karakus et al.).",
     description=(
         "Worker i stores the encoded data block sum_j S[i,j] X_j and runs gradient descent "

@@ -26,6 +26,10 @@ from gctool._signals import worker_init
 
 T = TypeVar("T")
 
+#: the worker of *this* pool process, set once by the pool's initializer (:func:`_init`) in each
+#: child process and read by :func:`_call` for every task; never set in the parent.  It is the
+#: per-process state multiprocessing offers: passing the worker with every task instead would
+#: pickle it (B, decoders, kernels) once per task rather than once per process.
 _WORKER: Any = None
 
 

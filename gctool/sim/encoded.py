@@ -19,7 +19,7 @@ encoded step is stable (gctool's choice: the papers state their step sizes in te
 same (1 + eps) L).
 
 Report: the final loss against ``loss*`` (the optimum of the original problem), next to the
-neighbourhoods of :func:`gctool.audit.spectrum.encoded_bound`: ``kappa`` (the minimiser for a
+neighbourhoods of :func:`gctool.audit.frames.encoded_bound`: ``kappa`` (the minimiser for a
 fixed survivor set, derived) and ``kappa^2`` (encoded gradient descent, as recalled from the
 papers).  Only least squares is encoded (``--problem lsq``).
 """

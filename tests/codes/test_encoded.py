@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gctool.audit.frames import encoded_bound
 from gctool.audit.spectrum import (
-    encoded_bound,
     epsilon_upper_bound,
     set_spectrum,
     spectrum_curve,
@@ -254,7 +254,7 @@ def test_cli_simulate_encoded_training(tmp_path) -> None:  # type: ignore[no-unt
 
 
 def test_verify_frame_decides_epsilon_below_one() -> None:
-    from gctool.audit.spectrum import verify_frame
+    from gctool.audit.frames import verify_frame
 
     fano = design("encoded", frame="steiner", system="pg-2", s=3)
     ok = verify_frame(fano)

@@ -1,0 +1,206 @@
+"""``verify``, ``attack`` and ``bound`` of encoded-optimization frames (scheme ``encoded``): the
+scheme's capability hooks, the frame verifier (epsilon < 1 for every set of s stragglers) and
+the bounds of Karakus et al., all on the spectra of :mod:`gctool.audit.spectrum`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gctool.audit.checks import check_s
+from gctool.audit.spectrum import (
+    Frame,
+    Progress,
+    SpectrumReport,
+    frame_matrix,
+    kappa,
+    set_spectrum,
+    spectrum_curve,
+    worst_spectrum,
+)
+from gctool.codes.encoded import epsilon_upper_bound, frame_stats
+from gctool.engine.enumeration import count_sets
+from gctool.errors import InvalidInput
+from gctool.limits import DEFAULT_MAX_SETS
+from gctool.model import GradientCode
+from gctool.numerics import EPS
+from gctool.reports import Report
+
+if TYPE_CHECKING:
+    from gctool.api import AttackRequest, BoundRequest, VerifyRequest
+
+
+#: straggler sets the bound report enumerates for its exact epsilon before falling back to the
+#: proved upper bound
+BOUND_MAX_SETS = 200_000
+
+
+@dataclass
+class EncodedBoundReport(Report):
+    """The encoded-optimization bounds for a frame and s stragglers."""
+
+    scheme: str
+    frame: str | None
+    n: int
+    k: int
+    s: int
+    beta: float
+    eta: float
+    coherence: float
+    welch_bound: float
+    tightness: float
+    epsilon: float  # exact worst case when epsilon_exact, else the proved upper bound
+    epsilon_exact: bool
+    epsilon_upper_bound: float
+    epsilon_lower_bound: float
+    kappa: float | None
+    fixed_set_factor: float | None  # f(w_F) <= factor * f(w*) for a fixed survivor set F
+    neighbourhood_factor: float | None  # paper: encoded GD ends within factor * f(w*)
+    rows: list[dict[str, Any]] = dc_field(default_factory=list)
+    ok: bool = True
+
+    @property
+    def reason(self) -> str:
+        how = "exact" if self.epsilon_exact else "proved upper bound"
+        return (f"epsilon {self.epsilon:.6g} ({how}), kappa "
+                f"{'none (epsilon >= 1)' if self.kappa is None else f'{self.kappa:.6g}'}")
+
+
+def encoded_bound(code: GradientCode, s: int | None = None, *,
+                  max_sets: int = BOUND_MAX_SETS) -> EncodedBoundReport:
+    """Bounds of Karakus et al. for an encoded frame (module docstring of
+    :mod:`gctool.codes.encoded`): epsilon, kappa and the error neighbourhood."""
+
+    S = frame_matrix(code)
+    n, k = S.shape
+    s = code.s if s is None else s
+    check_s(s, n)
+    st = frame_stats(S)
+    upper = epsilon_upper_bound(S, s)
+    exact = count_sets(n, s) <= max_sets
+    eps = worst_spectrum(code, s, max_sets=max_sets).epsilon if exact else upper
+    f = n - s
+    # tight frames with s < k keep k - s eigenvalues of S_F^T S_F at beta: lambda_max >= n/f
+    tight = Frame.of(S).tight
+    lower = (s / f) if (tight and s < k) else 0.0
+    kap = kappa(eps)
+    rows = [
+        {"name": "redundancy beta = n/k", "value": st["beta"], "source": "definition"},
+        {"name": "fraction waited for eta = (n-s)/n", "value": f / n, "source": "definition"},
+        {"name": "coherence max |<s_i,s_j>|", "value": st["coherence"],
+         "bound": st["welch_bound"], "kind": "lower (Welch)",
+         "source": "Welch 1974; met with equality by ETFs"},
+        {"name": "epsilon: (1-eps) I <= M_F <= (1+eps) I", "value": eps,
+         "kind": "exact worst case" if exact else "proved upper bound",
+         "source": "exhaustive" if exact else "Weyl + Gershgorin"},
+        {"name": "epsilon upper bound", "value": upper, "kind": "upper",
+         "source": "Weyl + Gershgorin (derived)"},
+        {"name": "epsilon lower bound", "value": lower, "kind": "lower",
+         "source": "tight frame, s < k: lambda_max(M_F) = n/(n-s) (derived)"},
+        {"name": "kappa = (1+eps)/(1-eps)", "value": kap, "source": "Karakus et al."},
+        {"name": "fixed survivors F: f(w_F) <= kappa f(w*)", "value": kap,
+         "source": "derived (least squares)"},
+        {"name": "encoded GD neighbourhood: f(w_t) -> <= kappa^2 f(w*)",
+         "value": None if kap is None else kap * kap,
+         "source": "Karakus et al. 2017, recalled (re-check)"},
+    ]
+    return EncodedBoundReport(
+        scheme=code.scheme, frame=code.params.get("frame"), n=n, k=k, s=s, beta=st["beta"],
+        eta=f / n, coherence=st["coherence"], welch_bound=st["welch_bound"],
+        tightness=st["tightness"], epsilon=eps, epsilon_exact=exact,
+        epsilon_upper_bound=upper, epsilon_lower_bound=lower, kappa=kap,
+        fixed_set_factor=kap, neighbourhood_factor=None if kap is None else kap * kap,
+        rows=rows, ok=kap is not None)
+
+
+def verify_frame(code: GradientCode, s: int | None = None, *,
+                 max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
+                 progress: Progress | None = None) -> SpectrumReport:
+    """``verify`` of an encoded frame: does every set of s stragglers keep epsilon < 1, i.e.
+    0 < lambda(M_F) < 2 and a finite kappa (the papers' guarantee exists)?
+
+    The eigenvalues carry float64 round-off of about ``k eps lambda_max``; with the margin
+    ``m = 64 k eps max(lambda_max, 1)``: ``ok`` needs an exhaustive run with worst epsilon
+    < 1 - m; a failure is a set with epsilon >= 1 + m, or one whose S_F has numerical rank < k
+    (:func:`gctool.numerics.numerical_rank` on its singular values), reported as the
+    counterexample.  Anything in between, and any sampled run, is not certified (not ok).
+    """
+    from gctool.numerics import numerical_rank
+
+    s = code.s if s is None else s
+    rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                         progress=progress)
+    rep.mode = "verify"
+    S = frame_matrix(code)
+    k = code.k
+    margin = 64 * k * EPS * max(rep.lambda_max, 1.0)
+    low = set(rep.lambda_min_stragglers or [])
+    F = [i for i in range(code.n) if i not in low]
+    rank = numerical_rank(np.linalg.svd(S[F], compute_uv=False), S[F].shape)
+    if rank < k:
+        rep.ok = False
+        rep.stragglers = rep.lambda_min_stragglers
+        rep.notes.append(f"stragglers {rep.stragglers} leave S_F of rank {int(rank)} < k = {k}"
+                         ": lambda_min = 0, no convergence guarantee")
+    elif rep.epsilon >= 1 + margin:
+        rep.ok = False
+        rep.notes.append(f"stragglers {rep.stragglers} give epsilon = {rep.epsilon:.6g} >= 1: "
+                         "no convergence guarantee")
+    elif rep.exact and rep.epsilon < 1 - margin:
+        rep.ok = True
+    else:
+        rep.ok = False
+        rep.notes.append("not certified: " + ("only sampled sets were checked" if not rep.exact
+                                               else "the worst epsilon is within float64 "
+                                               "round-off of 1"))
+    return rep
+
+
+# -- capability hooks of the ``encoded`` scheme (called by gctool.api) -------------------------
+#: attack options of matrix codes that mean nothing for a frame, with their neutral values
+_NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
+                   "p": None, "symmetry": True, "require": None}
+
+
+def verify_hook(code: GradientCode, request: VerifyRequest) -> SpectrumReport:
+    """``verifier`` hook: :func:`verify_frame`."""
+    return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
+                        progress=request.progress,
+                        max_sets=request.max_sets or DEFAULT_MAX_SETS)
+
+
+def attack_hook(code: GradientCode, mode: str, request: AttackRequest) -> Report:
+    """``attacker`` hook: one set's spectrum, the worst spectrum of s stragglers (exhaustive
+    within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s."""
+    from math import comb
+
+    if mode == "threshold":
+        raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
+                           "one straggler set)")
+    opts = request.options
+    for name, neutral in _NOT_FOR_FRAMES.items():
+        value = opts.required if name == "require" else getattr(opts, name)
+        if (value is not None) if neutral is None else value != neutral:
+            raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
+                               "a curve or one straggler set)")
+    method = opts.method
+    if method not in ("auto", "exhaustive"):
+        raise InvalidInput("encoded frames take method auto or exhaustive")
+    max_sets, seed, samples = opts.max_sets, opts.seed, opts.samples
+    if mode == "set":
+        return set_spectrum(code, list(request.straggler_set or ()))
+    if mode == "curve":
+        return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples, seed=seed,
+                              progress=request.progress)
+    s = code.s if request.s is None else request.s
+    sample = samples if method == "auto" and comb(code.n, s) > max_sets else None
+    return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                          progress=request.progress)
+
+
+def bound_hook(code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
+    """``bounder`` hook: :func:`encoded_bound`."""
+    return encoded_bound(code, request.s)
