@@ -98,12 +98,15 @@ def rank_one_blocks(code: GradientCode) -> list[tuple[int, int, float]] | None:
         if row.any():
             groups.setdefault(row.tobytes(), []).append(i)
     seen = np.zeros(code.k, dtype=bool)
-    out = []
-    for rows in groups.values():
+    blocks = []
+    for rows in groups.values():  # supports first: most codes fail here, with no SVD
         cols = np.flatnonzero(support[rows[0]])
         if seen[cols].any():
             return None  # overlapping supports: not block diagonal
         seen[cols] = True
+        blocks.append((rows, cols))
+    out = []
+    for rows, cols in blocks:
         U = B[np.ix_(np.array(rows), cols)]
         u = U[0] / np.abs(U[0]).max()  # scale-free: the residual below needs |u|^2 finite
         if np.linalg.matrix_rank(U / np.abs(U).max(), tol=RTOL) != 1:  # relative: scale-free

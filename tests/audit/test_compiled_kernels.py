@@ -408,10 +408,11 @@ def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -
             oracle = OptimalOracle(code)
             assert oracle.errors_range(n, s, 0, total) is None  # not planned: numpy path
             oracle._plan(s)
-            for start in (0, 5, total - 3):
-                got = oracle.errors_range(n, s, start, total)
+            for start, stop in ((0, total), (5, total), (total - 3, total), (5, total // 2),
+                                (7, 8), (1, 2 * n + 3)):  # whole prefixes and parts of one
+                got = oracle.errors_range(n, s, start, stop)
                 assert got is not None
-                assert got == pytest.approx(ref[start:], rel=1e-9, abs=1e-20)
+                assert got == pytest.approx(ref[start:stop], rel=1e-9, abs=1e-20)
             kernel = OracleKernel.of(oracle)
             peak = kernel.peak_range((0, 4, total), n, s)
             assert peak is not None and peak.checked == total - 4

@@ -118,50 +118,59 @@ def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: fl
 @njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
-              w: Any, Lp: Any, Ap: Any, y: Any) -> None:
+              w: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any) -> None:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place).
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
-    (Cholesky L) and a set with last row x only checks ``|x|^2 - t - |L^{-1} A_p x^H|^2 > 0``
-    (if the shared block is not positive definite, neither is any set: interlacing)."""
+    (Cholesky L) and the inner loop over the last straggler x only checks
+    ``|x|^2 - t - |L^{-1} A_p x^H|^2 > 0`` (rowsq: the |x|^2; if the shared block is not
+    positive definite, neither is any set: interlacing)."""
     s = S.shape[0]
     d = Qperp.shape[1]
-    fast = 2 <= s <= d
+    if not 2 <= s <= d:
+        for k in range(count):
+            err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
+                                          w)
+            if k + 1 < count:
+                successor(S, n)
+        return
+    top = s - 1
     fresh = 0
     prefix_pd = False
-    for k in range(count):
-        if fast:
-            if fresh < s - 1:
-                for i in range(s - 1):
-                    for j in range(d):
-                        Ap[i, j] = Qperp[S[i], j]
-                prefix_pd = _well(Ap, Lp, t) if s - 1 <= d else False
-                fresh = s - 1
-            if not prefix_pd:
-                err[k], pending[k] = 0.0, True
-            else:
-                x = S[s - 1]
-                for i in range(s - 1):  # y = L^{-1} (A_p x^H)
+    k = 0
+    while k < count:
+        if fresh < top:
+            for i in range(top):
+                for j in range(d):
+                    Ap[i, j] = Qperp[S[i], j]
+            prefix_pd = _well(Ap, Lp, t)
+            fresh = top
+        xend = min(n, S[top] + (count - k))
+        for x in range(S[top], xend):
+            ok = prefix_pd
+            if ok:
+                for i in range(top):  # y = L^{-1} (A_p x^H)
                     acc = 0.0 * y[0]
                     for j in range(d):
                         acc += Ap[i, j] * np.conj(Qperp[x, j])
                     for j in range(i):
                         acc -= Lp[i, j] * y[j]
                     y[i] = acc / Lp[i, i]
-                delta = -t
-                for j in range(d):
-                    delta += abs(Qperp[x, j]) ** 2
-                for i in range(s - 1):
-                    delta -= abs(y[i]) ** 2
-                if delta > 0:
-                    err[k], pending[k] = err_full, False
-                else:
-                    err[k], pending[k] = 0.0, True
-        else:
-            err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
-                                          w)
-        if k + 1 < count:
+                delta = rowsq[x] - t
+                for i in range(top):
+                    delta -= y[i].real * y[i].real + y[i].imag * y[i].imag
+                ok = delta > 0
+            if ok:
+                err[k], pending[k] = err_full, False
+            else:
+                err[k], pending[k] = 0.0, True
+            k += 1
+        if xend < n:  # stopped inside this prefix
+            S[top] = xend
+            break
+        S[top] = n - 1
+        if k < count:
             fresh = min(fresh, max(successor(S, n), 0))
 
 
@@ -176,6 +185,7 @@ class HatErrors:
         self.alpha = np.ascontiguousarray(alpha, dtype=dt)
         self.err_full = float(err_full)
         self.t = float(sig_kept) ** 2 * (1 + 1e-6)
+        self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.Qperp) ** 2, axis=1))
 
     def warm(self, s: int) -> None:
         key = ("optimal", self.Qperp.dtype.str)
@@ -193,7 +203,7 @@ class HatErrors:
         count = stop - start
         err, pending = np.zeros(count), np.zeros(count, dtype=bool)
         hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t, err,
-                  pending, *_scratch(s, self.Qperp, self.N, self.alpha))
+                  pending, *_scratch(s, self.Qperp, self.N, self.alpha), self.rowsq)
         return err, pending
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
