@@ -42,11 +42,13 @@ def check_exact_input(code: GradientCode) -> None:
         raise InvalidInput(
             f"--exact applies to real codes with rational entries; the field is {code.field}"
             + (" (finite-field audits are always exact)" if code.field.is_finite else ""))
-    bad = [x for x in np.unique(np.asarray(code.B)) if _fraction(float(x)) is None]
-    if bad:
-        raise InvalidInput(
-            f"--exact needs integer or rational entries (denominators <= {MAX_DENOMINATOR:,}); "
-            f"B has {bad[0]!r}")
+    B = np.asarray(code.B)
+    if not np.array_equal(B, np.round(B)):  # integers need no look at each value
+        bad = next((x for x in np.unique(B) if _fraction(float(x)) is None), None)
+        if bad is not None:  # the first one: a random real code fails at its first entry
+            raise InvalidInput(
+                f"--exact needs integer or rational entries (denominators <= "
+                f"{MAX_DENOMINATOR:,}); B has {float(bad)!r}")
 
 
 def _integer_rows(code: GradientCode) -> list[list[int]]:

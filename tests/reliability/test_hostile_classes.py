@@ -318,3 +318,14 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
                                                 "straggler patterns (0 decoded); no file "
                                                 "written\n")
         assert not (tmp_path / out).exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_verify_samples_and_exact_input_are_checked_before_the_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import sweep
+
+    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    monkeypatch.setattr(sweep.SweepWorker, "run", _forbid)
+    refused(run("verify", path, "--sample", "5000000"), "verify --sample 5,000,000",
+            "sample fewer sets")
+    refused(run("verify", path, "--exact"), "--exact needs integer or rational entries")

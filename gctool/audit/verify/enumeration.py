@@ -38,10 +38,27 @@ class _Fold:
         return self.run.fold(self.acc, chunk)
 
 
+def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
+    """Refuse, before it starts, a sample above the work budget: random sets are decided one
+    batch at a time by numpy (no compiled walk), each at :func:`gctool.limits.set_cost`'s
+    fixed cost plus its system (the kernel's own flop count)."""
+    from gctool.limits import GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR, check_work
+
+    sample = int(run.sample or 0)
+    direct = isinstance(kernel, ns.DirectKernel | ns.GFDirectKernel)
+    flops = ns.cost_direct(run.code, run.s) if direct else ns.cost_nullspace(red, run.s,
+                                                                             run.code.m)
+    per = SET_COST + SMALL_SOLVE_FACTOR * flops * (GF_OP_COST if run.code.field.is_finite else 1)
+    check_work(f"verify --sample {sample:,} (n={run.code.n}, s={run.s})", float(sample) * per,
+               "sample fewer sets, or raise --max-work")
+
+
 def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyReport:
     """Decide every straggler set (one per orbit of ``rot``, or ``run.sample`` random ones)."""
     n, s = run.code.n, run.s
     kernel = run.make_kernel(red)
+    if run.sample is not None:  # before chunk_size, which may compile a kernel
+        _check_sample_work(run, red, kernel)
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
