@@ -1,0 +1,112 @@
+"""The error oracle protocol: the squared decoding error of batches of straggler sets, the
+work they cost (held to the work budget) and diagnostics; the decoders subclass it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gctool.decode import DEFAULT_TOL, Decoder, Decoding
+from gctool.engine.enumeration import survivors_of
+from gctool.model import GradientCode
+
+
+class Oracle:
+    """Squared decoding error of straggler sets, in batches.  Subclasses set the attributes."""
+
+    kind = "optimal"
+    label = ""
+    monotone = True
+
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+        self.code = code
+        self.decoder = Decoder(code, tol)
+        self.finite = code.field.is_finite
+        self.n = code.n
+        #: errors above this do not decode (exact over GF(q); the tolerance tol*k over R/C)
+        self.limit = self.decoder.limit
+        #: a proven upper bound on every error (None when unknown)
+        self.max_error: float | None = 1.0 if self.finite else float(code.m * code.k)
+        self.evaluations = 0
+        #: estimated work spent on straggler sets (:meth:`set_work`), held to the work budget
+        self.spent = 0
+        from gctool.limits import max_work
+
+        self.budget = max_work()
+
+    def set_work(self, s: int, sets: int) -> int:
+        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
+        elimination over the n - s survivors each (:func:`gctool.limits.set_cost`)."""
+        from gctool.limits import set_cost
+
+        return sets * set_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
+
+    # -- to override ------------------------------------------------------------------------
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        step = self.decoder.chunk_size(max(1, self.n - S.shape[1]))  # bounded memory, also
+        return np.concatenate([  # for callers that pass many sets at once (greedy, bnb)
+            self.decoder.evaluate(survivors_of(S[lo:lo + step], self.n)).error
+            for lo in range(0, S.shape[0], step)])
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.kind, "label": self.label, "monotone": self.monotone}
+
+    # -- public -----------------------------------------------------------------------------
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        """Raw errors of the straggler sets ``S`` (int array (b, s), rows sorted)."""
+        S = np.asarray(S, dtype=np.intp)
+        if S.ndim != 2:
+            raise ValueError("S must be a 2-d array of straggler sets")
+        self.evaluations += S.shape[0]
+        if S.shape[0] == 0:
+            return np.zeros(0)
+        self.charge(self.set_work(S.shape[1], S.shape[0]))
+        return np.asarray(self._errors(S), dtype=np.float64)
+
+    def charge(self, work: int) -> None:
+        """Add ``work`` to what the search has spent (straggler sets, and the probes a search
+        makes without the decoder) and stop it above the work budget."""
+        from gctool._signals import checkpoint
+
+        checkpoint()
+        self.spent += work
+        if self.spent > self.budget:  # the budget enforced while any search runs
+            from gctool.errors import BudgetExceeded
+
+            raise BudgetExceeded(
+                f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
+                f"{self.code.field}) has spent about {self.spent:.2g} operations "
+                f"({self.evaluations:,} straggler sets decoded), above the work budget of "
+                f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); use a smaller code, "
+                "--method greedy with fewer --restarts, a lower --max-nodes, or raise "
+                "--max-work")
+
+    def error(self, S: Sequence[int]) -> float:
+        row = np.array(sorted({int(i) for i in S}), dtype=np.intp)
+        return float(self.errors(row[None, :])[0])
+
+    def errors_masks(self, masks: np.ndarray) -> np.ndarray:
+        """Errors of straggler sets given as boolean masks (b, n) of any sizes."""
+        masks = np.asarray(masks, dtype=bool)
+        out = np.empty(masks.shape[0])
+        sizes = masks.sum(axis=1)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            S = np.nonzero(masks[rows])[1].reshape(rows.size, int(size))
+            out[rows] = self.errors(S)
+        return out
+
+    def chunk_size(self, s: int) -> int:
+        """How many straggler sets of size s to evaluate per batch."""
+        return self.decoder.chunk_size(max(1, self.n - s))
+
+    def fails(self, err: float | np.ndarray) -> Any:
+        return np.asarray(err) > self.limit
+
+    def diagnose(self, S: Sequence[int]) -> Decoding | None:
+        """Optimal-decoding diagnostics of one straggler set (None over GF(q))."""
+        if self.finite:
+            return None
+        return self.decoder.decode([i for i in range(self.n) if i not in set(S)])

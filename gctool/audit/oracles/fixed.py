@@ -1,0 +1,123 @@
+"""The ``fixed`` decoder's oracle: one-step decoding with one weight per worker (the user's,
+or the scaled uniform weights), used on the survivors only; not monotone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.oracles.base import Oracle
+from gctool.decode import DEFAULT_TOL
+from gctool.engine.enumeration import straggler_mask
+from gctool.errors import InvalidInput
+from gctool.model import GradientCode
+
+
+class FixedOracle(Oracle):
+    """One-step decoding with fixed per-worker weights (reference §0.1)."""
+
+    kind = "fixed"
+    monotone = False
+
+    def set_work(self, s: int, sets: int) -> int:
+        """One-step decoding: a weighted sum per set (n K), no solve."""
+        from gctool.limits import FAST_SET_COST
+
+        return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
+
+    def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
+                 tol: float = DEFAULT_TOL) -> None:
+        super().__init__(code, tol)
+        self.max_error = None
+        self.user = None if weights is None else self._check_weights(weights)
+        if self.user is None:
+            if self.finite:
+                raise InvalidInput(f"scaled uniform weights are not defined over {code.field}; "
+                                   "give --weights with field elements, or use the optimal "
+                                   "decoder")
+            if code.m != 1:
+                raise InvalidInput("scaled uniform weights need m = 1; give --weights with m rows "
+                                   "for a communication-efficient code")
+            rep = code.replication
+            self.r = float(rep.mean())
+            regular = bool(np.all(rep == rep[0]))
+            self.label = ("fixed (scaled uniform n/(r(n-s)), r = "
+                          f"{self.r:g}{'' if regular else ', the mean column weight'})")
+        else:
+            self.label = "fixed (user weights)"
+        self._quads: dict[int, tuple[float, np.ndarray, np.ndarray]] = {}
+
+    def _check_weights(self, weights: Sequence[float] | np.ndarray) -> np.ndarray:
+        W = np.atleast_2d(np.asarray(weights))
+        if W.shape != (self.code.m, self.n):
+            raise InvalidInput(f"fixed weights must have {self.n} entries per target "
+                               f"(shape ({self.code.m}, {self.n})), got shape {W.shape}")
+        return self.code.field.coerce(W, "weights")
+
+    def weights(self, s: int) -> np.ndarray:
+        """The (m, n) weight matrix used for sets of s stragglers."""
+        if self.user is not None:
+            return self.user
+        if s >= self.n:
+            return np.zeros((1, self.n))
+        return np.full((1, self.n), self.n / (self.r * (self.n - s)))
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        if self.user is not None:
+            d["weights"] = self.user.tolist() if not np.iscomplexobj(self.user) else None
+        else:
+            d["rule"] = "w_i = n / (r (n - s)), s = number of stragglers of the set"
+            d["r"] = self.r
+        return d
+
+    def quad(self, s: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """``err(S) = c0 + sum_{i in S} h_i + sum_{i,j in S} G_ij`` for sets of size s."""
+        if s not in self._quads:
+            W = self.weights(s)
+            B, T = self.code.B, self.code.targets().astype(self.code.B.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):  # inf: checked by the callers
+                X = W[:, :, None] * B[None, :, :]  # (m, n, K): worker i's part of target u
+                V = np.einsum("un,nk->uk", W, B) - T  # (m, K): error when everyone responds
+                c0 = float(np.sum(np.abs(V) ** 2))
+                h = -2 * np.real(np.einsum("uk,unk->n", np.conj(V), X))
+                G = np.real(np.einsum("uik,ujk->ij", np.conj(X), X))
+            self._quads[s] = (c0, h, G)
+        return self._quads[s]
+
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        b, s = S.shape
+        if self.finite:
+            return self._gf_errors(S)
+        if s * s > self.n * self.code.B.shape[1]:
+            return self._direct(S)
+        c0, h, G = self.quad(s)
+        if not (np.isfinite(c0) and np.isfinite(h).all() and np.isfinite(G).all()):
+            return self._direct(S)  # entries too large for the quadratic form: directly
+        return np.maximum(c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)),
+                          0.0)
+
+    def _direct(self, S: np.ndarray) -> np.ndarray:
+        W = self.weights(S.shape[1])
+        T = self.code.targets()
+        out = np.empty(S.shape[0])
+        for lo in range(0, S.shape[0], 4096):
+            chunk = S[lo:lo + 4096]
+            mask = (~straggler_mask(chunk, self.n)).astype(np.float64)
+            D = np.einsum("bn,un,nk->buk", mask, W, self.code.B) - T[None]
+            with np.errstate(over="ignore"):  # an error beyond float64 is inf
+                out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
+        return out
+
+    def _gf_errors(self, S: np.ndarray) -> np.ndarray:
+        GF = self.code.field.galois()
+        assert self.user is not None
+        mask = (~straggler_mask(S, self.n)).astype(np.int64)
+        B, T = GF(np.asarray(self.code.B)), GF(self.code.targets())
+        bad = np.zeros(S.shape[0], dtype=bool)
+        for u in range(self.code.m):
+            got = GF(mask * self.user[u][None, :]) @ B
+            bad |= np.any(got != T[u][None, :], axis=1)
+        return bad.astype(np.float64)

@@ -1,0 +1,274 @@
+"""The ``optimal`` decoder's oracle: least squares over the survivors (exact elimination over
+GF(q)).
+
+Its fast path over R/C (derived for gctool, checked against the batched SVD of
+:mod:`gctool.decode` in the tests).  Write ``A = B^T = P Sigma Q^H`` (rank r), ``H = Q Q^H`` (the
+projector onto range(B)), ``N = Q Sigma^-2 Q^H`` and ``alpha = A^+ t`` (the full decoder).  For
+stragglers S, the part of range(A) lost with them is ``{P Sigma^-1 Q_S^H w : H_SS w = w}``, so
+
+    err(F) = err([n]) + alpha_S^H E (E^H N_SS E)^-1 E^H alpha_S,
+
+with E an orthonormal basis of the eigenvectors of H_SS for eigenvalue 1.  Cost O(s^3) per set
+instead of an SVD of B_F.  E is read off the SVD of ``Qperp[S]`` (s x (n - r), Qperp an
+orthonormal basis of range(B)^perp): its left singular vectors with singular value 0 are exactly
+those eigenvectors (CS decomposition), and singular values are accurate to ~1e-16 in absolute
+terms where eigenvalues of H_SS near 1 are not.  A singular value <= 1e-14 counts as lost; one
+below ``max(1e-6, 100 cond(B) max(n, K) eps)`` but above 1e-14 is ambiguous (an ill-conditioned
+B_F, where the SVD decoder's rank cutoff could decide either way), and such sets are recomputed
+by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference.  The fast path
+is used only when B (row-normalised) has condition number at most ``FAST_KAPPA`` on its
+numerical rank: N carries ``sigma^-2``, so its round-off grows like ``cond(B)^2 eps``, and an
+ill-conditioned B would make the lost error meaningless.  Batched solves never raise: a
+singular or overflowing system sends its set to the SVD decoder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from gctool.algebra.spectral import Spectral
+from gctool.audit.oracles.base import Oracle
+from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
+from gctool.engine.enumeration import survivors_of
+from gctool.model import GradientCode
+from gctool.numerics import EPS
+
+_SIG_LOST = 1e-14
+FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
+
+
+class OptimalOracle(Oracle):
+    kind = "optimal"
+
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+        super().__init__(code, tol)
+        self.label = ("optimal (exact solve over " + str(code.field) + ")" if self.finite
+                      else "optimal (least squares)")
+        #: gctool.audit.kernels.optimal.HatErrors, when planned (R/C only)
+        self.compiled: Any = None
+        if not self.finite:
+            self._spectral()
+
+    def _spectral(self) -> None:
+        n, K = self.code.B.shape  # the set-up counts toward the work budget of the searches
+        self.spent += K * n * min(n, K) + n**3 + 2 * n * n * min(n, K)
+        # the one SVD of the row-normalised B (exact power-of-two scaling: same errors)
+        sp = Spectral.of(self.code.B)
+        T = self.code.targets()
+        r = self.rank = sp.rank
+        self.sigma = sp.sv[:r]
+        self.P = sp.Vh[:r].T  # K x r
+        self.Q = sp.range_basis  # n x r, orthonormal
+        self.alpha = sp.min_norm(T)  # n x m, the minimum-norm decoder of all n workers
+        self.err_full_targets = sp.errors(self.alpha, T)
+        self.err_full = float(self.err_full_targets.sum())
+        self.H = self.Q @ self.Q.conj().T
+        self.N = (self.Q / self.sigma**2) @ self.Q.conj().T
+        self.Qperp = sp.null_basis.T  # n x d, orthonormal complement of Q
+        kappa = sp.kappa if r else 1.0
+        self.sig_kept = max(1e-6, 100 * kappa * max(sp.Bn.shape) * EPS)
+        #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
+        #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
+        self.kappa = kappa
+        self.fast = kappa <= FAST_KAPPA
+
+    def maximizer(self, S: Sequence[int]) -> np.ndarray:
+        """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
+        ``err(F) = err([n]) + sum_u 2 Re(alpha_u^H y_u) - y_u^H N y_u`` at its maximum."""
+        idx = np.array(sorted(set(S)), dtype=np.intp)
+        y = np.zeros((self.n, self.alpha.shape[1]), dtype=self.alpha.dtype)
+        if idx.size == 0:
+            return y
+        E_all, lost, _, _ = self._lost_basis(idx[None, :])
+        E = E_all[0][:, lost[0]]
+        if E.shape[1] == 0:
+            return y
+        M = E.conj().T @ self.N[np.ix_(idx, idx)] @ E
+        rhs = E.conj().T @ self.alpha[idx]
+        w, solved = _guarded_solve(M[None], rhs[None])
+        y[idx] = E @ (w[0] if solved[0] else np.linalg.lstsq(M, rhs, rcond=None)[0])
+        return y
+
+    def set_work(self, s: int, sets: int) -> int:
+        """The fast path costs about (s + dim N)^3 per set; other sets one solve each."""
+        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
+        if self._uses_hat(s):
+            return sets * (FAST_SET_COST + SMALL_SOLVE_FACTOR * (s + int(self.Qperp.shape[1])) ** 3)
+        return super().set_work(s, sets)
+
+    def _uses_hat(self, s: int) -> bool:
+        f, K = self.n - s, self.code.B.shape[1]
+        return (not self.finite and self.fast and 0 < s <= 64 and f > 0
+                and s**3 <= f * K * min(f, K))
+
+    def chunk_size(self, s: int) -> int:
+        """Sets per batch; plans the compiled fast path (:mod:`gctool.audit.kernels`) for
+        large enumerations, compiling or loading it now."""
+        from gctool.audit.kernels import wanted
+
+        if self._uses_hat(s) and wanted(comb(self.n, s)):
+            self._plan(s)
+        return 65_536 if self._uses_hat(s) else super().chunk_size(s)
+
+    def plan_compiled(self, s: int) -> None:
+        """Take the compiled fast path for sets of size s where it applies: a copy of an
+        oracle that planned it must, so that both give the same floats (the choice in
+        :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share)."""
+        if self._uses_hat(s):
+            self._plan(s)
+
+    def _plan(self, s: int) -> None:
+        if self.compiled is None and self.Qperp.shape[1] > 0:
+            from gctool.audit.kernels.optimal import HatErrors
+
+            self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
+                                      self.sig_kept)
+            self.compiled.warm(s)
+
+    def _errors(self, S: np.ndarray) -> np.ndarray:
+        b, s = S.shape
+        if s == 0 and not self.finite:
+            return np.full(b, self.err_full)
+        if not self._uses_hat(s):
+            return super()._errors(S)
+        return self._hat_errors(S)
+
+    def _hat_errors(self, S: np.ndarray) -> np.ndarray:
+        out = np.empty(S.shape[0])
+        s, d = S.shape[1], self.Qperp.shape[1]  # K is (s+d)^2 and A is s*d per set: bounded
+        step = max(1, min(400_000 // max(1, s**2), _CHUNK_ENTRIES // max(1, (s + d) ** 2 + s * d)))
+        for lo in range(0, S.shape[0], step):
+            out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
+        return out
+
+    def _lost_basis(self, S: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(E, lost, unsure, accidental): orthonormal bases (b, s, s), which columns are lost,
+        which sets need the SVD decoder, and which lose a direction beyond the dimension
+        count (a computed singular value <= _SIG_LOST, which round-off cannot prove)."""
+        b, s = S.shape
+        d = self.Qperp.shape[1]
+        if d == 0:  # rank(B) = n: every straggler takes a dimension with it
+            E = np.broadcast_to(np.eye(s), (b, s, s))
+            return E, np.ones((b, s), dtype=bool), np.zeros(b, dtype=bool), np.zeros(b, bool)
+        E, sv, _ = np.linalg.svd(self.Qperp[S], full_matrices=True)
+        full = np.zeros((b, s))
+        full[:, : min(s, d)] = sv[:, : min(s, d)]
+        lost = full <= _SIG_LOST
+        unsure = ((full < self.sig_kept) & ~lost).any(axis=1)
+        # the s - d directions beyond d are lost by dimension count (exactly); a computed
+        # singular value <= _SIG_LOST is an *accidental* loss that round-off cannot prove
+        accidental = np.asarray((sv[:, : min(s, d)] <= _SIG_LOST).any(axis=1))
+        return E, lost, unsure, accidental
+
+    def errors_range(self, n: int, s: int, start: int, stop: int) -> np.ndarray | None:
+        """Errors of the sets with lexicographic ranks start..stop-1, walked by the compiled
+        kernel (None when it is not planned for sets of size s: use :meth:`errors`)."""
+        if self.compiled is None or not self._uses_hat(s) or s < 1:
+            return None
+        from gctool.engine.enumeration import unrank_lex
+
+        err, pending = self.compiled.walk(n, s, start, stop)
+        self.evaluations += stop - start
+        if pending.any():  # the numpy route decides what the compiled walk does not settle
+            rows = np.flatnonzero(pending)
+            err[rows] = self._hat_chunk_numpy(unrank_lex(n, s, start + rows))
+        return err
+
+    def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
+        from gctool.audit.kernels import mode
+
+        if self.compiled is None and mode() == "always":
+            self._plan(S.shape[1])
+        if self.compiled is None:
+            return self._hat_chunk_numpy(S)
+        err, pending = self.compiled(S)
+        if pending.any():  # what the compiled path does not settle: the numpy route decides
+            err[pending] = self._hat_chunk_numpy(S[pending])
+        return err
+
+    def _hat_chunk_numpy(self, S: np.ndarray) -> np.ndarray:
+        """Fast path: when ``A = Qperp[S]`` has full rank min(s, d) with a margin (smallest
+        eigenvalue of its min(s, d)-square Gram matrix >= sig_kept^2, reliable to ~1e-16), the
+        lost subspace is exactly null(A^H), and the lost error solves the KKT system
+        ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S; 0]``, ``extra = Re(alpha_S^H w)``.
+        Other sets take the SVD route of :meth:`_svd_chunk`."""
+        b, s = S.shape
+        d = self.Qperp.shape[1]
+        if d == 0:
+            return self._svd_chunk(S)
+        A = self.Qperp[S]
+        AH = np.conj(np.swapaxes(A, 1, 2))
+        G = AH @ A if s >= d else A @ AH
+        well = np.linalg.eigvalsh(G)[:, 0] >= self.sig_kept**2
+        err = np.empty(b)
+        if (~well).any():
+            err[~well] = self._svd_chunk(S[~well])
+        rows = np.flatnonzero(well)
+        if rows.size == 0:
+            return err
+        if s <= d:  # no direction is lost
+            err[rows] = self.err_full
+            return err
+        Sw = S[rows]
+        m = self.alpha.shape[1]
+        K = np.zeros((rows.size, s + d, s + d), dtype=self.N.dtype)
+        K[:, :s, :s] = self.N[Sw[:, :, None], Sw[:, None, :]]
+        K[:, :s, s:], K[:, s:, :s] = A[rows], AH[rows]
+        rhs = np.zeros((rows.size, s + d, m), dtype=self.alpha.dtype)
+        rhs[:, :s] = self.alpha[Sw]
+        w, solved = _guarded_solve(K, rhs)
+        extra = np.sum(np.real(np.conj(rhs[:, :s]) * w[:, :s]), axis=(1, 2))
+        err[rows] = np.maximum(self.err_full + extra, 0.0)
+        bad = rows[~solved | ~np.isfinite(err[rows])]
+        if bad.size:  # a singular or overflowing system: the SVD decoder decides
+            err[bad] = self.decoder.evaluate(survivors_of(S[bad], self.n)).error
+        return err
+
+    def _svd_chunk(self, S: np.ndarray) -> np.ndarray:
+        s = S.shape[1]
+        ii, jj = S[:, :, None], S[:, None, :]
+        E, lost, unsure, accidental = self._lost_basis(S)
+        EH = np.conj(np.swapaxes(E, 1, 2))
+        M = EH @ self.N[ii, jj] @ E
+        rhs = EH @ self.alpha[S]  # (b, s, m)
+        both = lost[:, :, None] & lost[:, None, :]
+        M = np.where(both, M, np.eye(s))
+        rhs = np.where(lost[:, :, None], rhs, 0)
+        w, solved = _guarded_solve(M, rhs)
+        extra = np.sum(np.real(np.conj(rhs) * w), axis=(1, 2))
+        err = np.maximum(self.err_full + extra, 0.0)
+        # failures resting on an accidental loss go to the decoder, which proves them or
+        # decides them in exact arithmetic
+        unsure = unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
+        if unsure.any():
+            rows = np.flatnonzero(unsure)
+            err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
+        return err
+
+
+def _guarded_solve(M: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batched ``solve(M, rhs)`` that never raises: ``(X, solved)``, where ``solved`` is False
+    for the systems that are singular or give non-finite values (X is 0 there)."""
+    X = np.zeros(np.broadcast_shapes(rhs.shape), dtype=np.result_type(M, rhs))
+    solved = np.zeros(M.shape[0], dtype=bool)
+    if M.shape[0] == 0:
+        return X, solved
+    with np.errstate(all="ignore"):
+        try:
+            X = np.linalg.solve(M, rhs)
+            solved[:] = True
+        except np.linalg.LinAlgError:  # one singular system spoils the batch: one by one
+            for i in range(M.shape[0]):
+                try:
+                    X[i] = np.linalg.solve(M[i], rhs[i])
+                    solved[i] = True
+                except np.linalg.LinAlgError:
+                    pass
+        solved &= np.all(np.isfinite(X), axis=tuple(range(1, X.ndim)))
+    X[~solved] = 0
+    return X, solved
