@@ -261,8 +261,15 @@ def _extra_contenders(contenders: list[Contender], codes: list[tuple[str, Gradie
                          "at each receiver; other schemes do not")
     if erasurehead is not None:
         from gctool.sim.contenders import erasurehead as make_eh
+        from gctool.sim.stopping import group_labels
 
-        extra += [make_eh(code, label, erasurehead) for label, code in codes]
+        shaped = [(label, code) for label, code in codes if group_labels(code) is not None]
+        if not shaped:
+            raise InvalidInput("ErasureHead needs a file of the group shape (FRC: rows constant "
+                               "on disjoint supports that cover every partition); none was given")
+        extra += [make_eh(code, label, erasurehead) for label, code in shaped]
+        notes += [f"{label}: not of the group shape (FRC), so no ErasureHead"
+                  for label, code in codes if group_labels(code) is None]
     return extra
 
 
@@ -283,8 +290,9 @@ def _rule_notes(contenders: list[Contender], mu: float) -> list[str]:
              "the fastest; a round whose stragglers leave the model waits for everyone"]
     for c in contenders:
         why = MU_NOT_APPLIED.get(c.kind)
-        if why is not None:
-            notes.append(f"{c.name}: the authors' rule is not applied ({why})")
+        note = f"{c.name}: the authors' rule is not applied ({why})"
+        if why is not None and note not in notes:
+            notes.append(note)
     return notes
 
 

@@ -116,6 +116,10 @@ def bounds_for(N: int, sizes: np.ndarray) -> np.ndarray:
     return edges.astype(np.int64)
 
 
+#: contenders without a code: every worker holds one partition (ring all-reduce sums them all)
+UNCODED = ("uncoded", "ignore", "ring")
+
+
 class Estimator:
     """Gradient estimates of one contender, with lazy uploads when asked."""
 
@@ -131,7 +135,7 @@ class Estimator:
         code = c.code
         if code is not None and code.field.is_finite:
             raise InvalidInput(f"{c.name}: training needs a real or complex code, not {code.field}")
-        if c.kind in ("uncoded", "ignore"):
+        if c.kind in UNCODED:  # every worker sends its own partition's gradient
             self.B, self.m, self.k = np.eye(c.n), 1, c.n
             self.bounds = bounds_for(problem.N, np.ones(c.n))
         elif c.kind == "sgc" and code is not None and traits(code).multiplexed:
@@ -183,7 +187,7 @@ class Estimator:
         G = self.p.partial_gradients(beta, self.bounds)
         msgs = self._send(self.B[used] @ self._pieces(G))  # (|F|, d/m)
         msgs = self._lazy(model, used, msgs, prev)
-        if self.c.kind == "uncoded":
+        if self.c.kind in ("uncoded", "ring"):  # everyone: the exact sum
             return np.asarray(msgs.sum(axis=0).real)
         if self.c.kind == "ignore":
             return np.asarray(msgs.sum(axis=0).real * self.c.n / len(used))
@@ -304,7 +308,7 @@ def _rule_name(c: Contender, lazy: float | None) -> str | None:
     """LAG on uncoded messages, G-LAG on FRC groups, LAGC on other coded messages."""
     if lazy is None or c.kind == "sgc":
         return None
-    if c.kind in ("uncoded", "ignore"):
+    if c.kind in UNCODED:
         return "LAG"
     return traits(c.code).lazy_rule if c.code is not None else "LAGC"
 

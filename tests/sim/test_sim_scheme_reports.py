@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from gctool.cli.main import cli
 from gctool.codes import design
+from gctool.errors import InvalidInput
 from gctool.io import write_code
 from gctool.sim.delays import parse_delay
 from gctool.sim.run import simulate
@@ -93,3 +94,27 @@ def test_sequential_schemes_count_their_uploads_until_the_target() -> None:
         # every round up to the target's: at least one worker and at most all 6 upload
         assert slots * (jobs + delay) <= r["uploads"] <= slots * 6 * (jobs + delay)
         assert float(r["uploads"]) / slots == np.round(float(r["uploads"]) / slots)
+
+
+def test_link_and_erasurehead_with_several_files_and_training() -> None:
+    cr = design("coded-reduce", fanout=4, depth=2, tolerance=[1, 1], seed=1)
+    nested = design("nested", n=8, levels=[1, 3], seed=1)
+    frc = design("frc", n=8, s=3)
+    from gctool.sim.comm import parse_link
+
+    rep = simulate([("cr", cr), ("nested", nested), ("frc", frc)], parse_delay("shifted-exp"),
+                   iterations=200, seed=3, erasurehead=4, link=parse_link("latency=0.01"),
+                   train="lsq", protocol="authors")
+    names = {r["name"] for r in rep.rows}
+    # ErasureHead on the group-shaped files only (FRC, and CodedReduce's Kronecker leaf code)
+    assert {"erasurehead frc stop=4", "erasurehead cr stop=4"} <= names
+    assert not any(x.startswith("erasurehead nested") for x in names)
+    assert "nested: not of the group shape (FRC), so no ErasureHead" in rep.notes
+    assert len(rep.notes) == len(set(rep.notes))  # one note per uncoded n, not per contender
+    assert rep.training is not None
+    ring = next(r for r in rep.training["rows"] if r["name"].startswith("ring all-reduce"))
+    unc = next(r for r in rep.training["rows"] if r["name"] == "uncoded")
+    # ring all-reduce sums every worker's gradient: the same steps as uncoded
+    assert ring["jobs_to_target"] == unc["jobs_to_target"] is not None
+    with pytest.raises(InvalidInput, match="group shape"):
+        simulate([("nested", nested)], parse_delay("shifted-exp"), iterations=50, erasurehead=3)
