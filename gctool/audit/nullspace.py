@@ -53,6 +53,9 @@ from gctool.numerics import EPS, decodes, normalise_rows
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
+#: sets in the first, timed chunk of an enumeration on the compiled kernels: enough that the
+#: per-chunk set-up (a millisecond or so) does not swamp the estimate of the time per set
+COMPILED_PILOT = COMPILED_CHUNK // 8
 
 
 @dataclass

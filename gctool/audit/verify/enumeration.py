@@ -2,7 +2,8 @@
 sample, decided by the run's kernel in chunks on the enumeration engine
 (:func:`gctool.engine.sweep.run_folded`: ``jobs`` local processes or the run's runner).
 
-The first chunk (:data:`PILOT` sets) runs alone and is timed; the estimate decides how many
+The first chunk (:data:`PILOT` sets, :data:`gctool.audit.nullspace.COMPILED_PILOT` on the
+compiled kernels) runs alone and is timed; the estimate decides how many
 processes pay off and, above ``max_sets``, the refusal says how long the run would take.
 """
 
@@ -24,7 +25,7 @@ from gctool.errors import BudgetExceeded
 from gctool.reports import Diagnostics, VerifyReport
 
 PILOT = 512  # sets in the first (timed) chunk
-PARALLEL_MIN_S = 1.0  # below this estimated single-process time, do not start processes
+PARALLEL_MIN_S = 0.25  # below this estimated single-process time, do not start processes
 
 
 @dataclass
@@ -69,10 +70,13 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     else:
         source, stop, evaluations = LexSource(n, s), run.total, run.total
     worker = SweepWorker(source, kernel, run.numeric)
-    pilot = min(stop, PILOT, size)  # the first chunk is timed for the estimate
+    compiled = size >= ns.COMPILED_CHUNK  # per-set times of nanoseconds
+    # the first chunk is timed for the estimate
+    pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
     ntasks = 1 + -(-(stop - pilot) // size)
     if evaluations > run.max_sets:  # time a few sets (when they can be ranked), refuse
-        per_set = _time_probe(worker, min(pilot, 8)) if stop <= MAX_RANKABLE else nan
+        probe = pilot if compiled else min(pilot, 8)
+        per_set = _time_probe(worker, probe) if stop <= MAX_RANKABLE else nan
         _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks), rot)
     tasks = [(0, 0, pilot)]
     tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
