@@ -98,7 +98,7 @@ SMALL_SOLVE_FACTOR = 6
 SET_COST = 50_000
 #: fixed cost of one straggler set on the fast paths (the optimal decoder's KKT systems of
 #: size s + dim null(B), one-step decoders' weighted sums)
-FAST_SET_COST = 1_000
+FAST_SET_COST = 2_500
 #: memory of one number of a JSON document gctool builds in memory (the array entry, its Python
 #: float in a list and its text)
 JSON_ENTRY_BYTES = 64

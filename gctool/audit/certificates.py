@@ -136,10 +136,16 @@ def _zeros_in_field(code: GradientCode, g: np.ndarray) -> np.ndarray:
 
     arith, n = GFArith(code.field), g.size
     alpha = arith.power(arith.primitive(), (code.field.order - 1) // n)
-    points = np.array([arith.power(alpha, j) for j in range(n)], dtype=np.int64)
+    points = np.ones(n, dtype=np.int64)  # alpha^j by doubling: log2(n) vector products
+    filled = 1
+    while filled < n:
+        k = min(filled, n - filled)
+        points[filled:filled + k] = arith.mul(points[:k], np.int64(arith.power(alpha, filled)))
+        filled += k
+    nonzero = np.flatnonzero(g)
     value = np.zeros(n, dtype=np.int64)
-    for lam in range(n - 1, -1, -1):  # Horner at every n-th root of unity at once
-        value = arith.add(arith.mul(value, points), np.int64(g[lam]))
+    for lam in range(int(nonzero[-1]) if nonzero.size else -1, -1, -1):  # Horner at every
+        value = arith.add(arith.mul(value, points), np.int64(g[lam]))  # n-th root at once
     return value == 0
 
 

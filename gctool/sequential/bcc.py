@@ -41,9 +41,10 @@ def coupon_wait(b: int) -> Fraction:
 
 
 def default_batches(n: int, k: int) -> int:
-    b = 1
-    while b + 1 <= min(n, k) and coupon_wait(b + 1) <= n:
-        b += 1
+    """The most batches b with b·H_b <= n (H_b kept as it grows: n = 4096 takes 590 steps)."""
+    b, h = 1, Fraction(1)
+    while b + 1 <= min(n, k) and (b + 1) * (h + Fraction(1, b + 1)) <= n:
+        b, h = b + 1, h + Fraction(1, b + 1)
     return b
 
 
