@@ -157,9 +157,11 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         run_folded(PeakWorker(source, OracleKernel.of(oracle)), tasks, fold, jobs=procs,
                    runner=run, after=after)
     except KeyboardInterrupt:
+        worst = (f"worst error so far {fold.error:.6g} at {fold.stragglers}"
+                 if fold.stragglers is not None else "no verdict")
         raise SearchInterrupted(
             f"interrupted after checking {fold.checked:,} of {need:,} straggler sets (size {s}); "
-            f"worst error so far {fold.error:.6g} at {fold.stragglers}") from None
+            f"{worst}") from None
     oracle.evaluations = base + fold.evaluated
     best_set, best_err, checked = fold.stragglers, fold.error, fold.checked
     out = WorstOutcome(best_set, best_err, True, "exhaustive", checked, comb(n, s))

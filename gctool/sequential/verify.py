@@ -169,15 +169,22 @@ def verify_schedule(
     base = dict(scheme=scheme.name, n=model.n, burst=model.burst, window=model.window,
                 lam=model.lam, delay=scheme.delay, load=load, component=component,
                 selection=getattr(scheme, "selection", None))
+    seen = [0]  # transitions so far, for the interrupted line
+
+    def tick(done: int, total: int) -> None:
+        seen[0] = done
+        if progress is not None:
+            progress(done, total)
+
     try:
-        status, rounds, states, transitions, _ = explore(scheme, horizon, max_sets, progress)
+        status, rounds, states, transitions, _ = explore(scheme, horizon, max_sets, tick)
         failure = None
     except _Failure as exc:
         status, failure, rounds = "failed", exc, len(exc.pattern)
         states, transitions = exc.states, exc.transitions
     except KeyboardInterrupt:
-        raise SearchInterrupted("interrupted during the exhaustive schedule search; "
-                                "no verdict") from None
+        raise SearchInterrupted(f"interrupted during the exhaustive schedule search after "
+                                f"{seen[0]:,} transitions; no verdict") from None
     method, heur_seed = "reachable-states", None
     if status == "horizon":
         method = "horizon"

@@ -329,3 +329,23 @@ def test_verify_samples_and_exact_input_are_checked_before_the_work(
     refused(run("verify", path, "--sample", "5000000"), "verify --sample 5,000,000",
             "sample fewer sets")
     refused(run("verify", path, "--exact"), "--exact needs integer or rational entries")
+
+
+def test_interrupted_searches_that_found_nothing_yet_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import exhaustive
+    from gctool.sequential import verify as sequential_verify
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    monkeypatch.setattr(exhaustive, "run_folded", interrupted)
+    r = run("attack", path, "-s", "2", "--method", "exhaustive", "--no-symmetry")
+    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted after checking 0 of 45 "
+                                            "straggler sets (size 2); no verdict\n")
+    sgc = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=3, lam=3)
+    monkeypatch.setattr(sequential_verify, "explore", interrupted)
+    r = run("verify", sgc)
+    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted during the exhaustive schedule "
+                                            "search after 0 transitions; no verdict\n")
