@@ -423,3 +423,25 @@ def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -
             bad = np.flatnonzero(ref[2:] > limit)
             assert over is not None and over.fail_set == (
                 unrank_lex(n, s, np.array([2 + bad[0]]))[0].tolist() if bad.size else None)
+
+
+def test_small_verify_process_loads_neither_numba_nor_galois(tmp_path: Any) -> None:
+    """A small run stays on the numpy kernels (auto mode decides by size), so the process
+    never pays for importing numba or loading compiled kernels."""
+    import os
+    import subprocess
+    import sys
+
+    from gctool.io import write_code
+
+    path = tmp_path / "c8.json"
+    write_code(design("cyclic", n=8, s=2, seed=1), path)
+    probe = ("import sys\nfrom gctool.cli.main import main\n"
+             "try:\n    main(['verify', sys.argv[1], '--method', 'exhaustive'])\n"
+             "except SystemExit as e:\n    code = e.code\n"
+             "print('LOADED=' + ','.join(m for m in ('numba', 'galois') if m in sys.modules))")
+    env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
+                         text=True, env=env, check=False)
+    assert "OK: tolerates any 2 stragglers" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "LOADED="
