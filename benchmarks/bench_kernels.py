@@ -185,7 +185,7 @@ def gf_case(case: str, code: GradientCode, s: int, naive_sets: int) -> list[dict
     w, c, r = timed(run, False)
     assert r.ok
     out.append(row(case, total, "gctool (numpy kernels)", w, c))
-    w, c, r = timed(run, True, repeat=2)
+    w, c, r = timed(run, True, repeat=3)
     assert r.ok
     out.append(row(case, total, "gctool (compiled)", w, c))
     return out
@@ -202,7 +202,7 @@ def attack_case(n: int, code_s: int, s: int, naive_sets: int) -> list[dict[str, 
 
     w, c, ref = timed(run, False)
     out.append(row(case, total, "gctool (numpy kernels)", w, c))
-    w, c, r = timed(run, True, repeat=2)
+    w, c, r = timed(run, True, repeat=3)
     assert r.stragglers == ref.stragglers and r.exact
     out.append(row(case, total, "gctool (compiled)", w, c))
     return out
