@@ -8,6 +8,16 @@ from fractions import Fraction
 import numpy as np
 
 
+def random_sparse_b(seed: int, n: int, k: int, load: int) -> np.ndarray:
+    """A random real n x k matrix with ``min(load, k)`` Gaussian entries per row (test input)."""
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, k))
+    for i in range(n):
+        cols = rng.choice(k, size=min(load, k), replace=False)
+        B[i, cols] = rng.standard_normal(cols.size)
+    return B
+
+
 def rational_rank(rows: list[list[Fraction]]) -> int:
     """Rank by exact Gaussian elimination over the rationals."""
     M = [list(r) for r in rows]

@@ -13,16 +13,11 @@ from gctool.audit.bnb import bnb_worst, search
 from gctool.audit.oracles import make_oracle
 from gctool.model import GradientCode
 
-from oracles import lstsq_error
+from oracles import lstsq_error, random_sparse_b
 
 
 def _code(seed: int, n: int, k: int, load: int) -> GradientCode:
-    rng = np.random.default_rng(seed)
-    B = np.zeros((n, k))
-    for i in range(n):
-        cols = rng.choice(k, size=min(load, k), replace=False)
-        B[i, cols] = rng.standard_normal(cols.size)
-    return GradientCode(B, parse_field("real"), 0)
+    return GradientCode(random_sparse_b(seed, n, k, load), parse_field("real"), 0)
 
 
 def _brute(code: GradientCode, s: int) -> float:

@@ -18,18 +18,13 @@ from gctool.audit.oracles import make_oracle
 from gctool.codes import design
 from gctool.model import GradientCode
 
-from oracles import decodes_gf, exact_lstsq_error, lstsq_error
+from oracles import decodes_gf, exact_lstsq_error, lstsq_error, random_sparse_b
 
 REAL = parse_field("real")
 
 
 def _code(seed: int, n: int, k: int, load: int) -> GradientCode:
-    rng = np.random.default_rng(seed)
-    B = np.zeros((n, k))
-    for i in range(n):
-        cols = rng.choice(k, size=min(load, k), replace=False)
-        B[i, cols] = rng.standard_normal(cols.size)
-    return GradientCode(B, REAL, 0)
+    return GradientCode(random_sparse_b(seed, n, k, load), REAL, 0)
 
 
 def _err(code: GradientCode, S: list[int]) -> float:
