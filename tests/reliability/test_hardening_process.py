@@ -179,7 +179,9 @@ def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
             preexec_fn=_default_sigint,  # a search of minutes: above the default work budget
             env=dict(os.environ, GCTOOL_MAX_WORK="1e15"))
     try:
-        _feed_fifo(fifo, big_code(), proc)
+        # verify's compiled screen needs a larger code than the others for its search to
+        # last: about 74 million sets, seconds even on two threads
+        _feed_fifo(fifo, big_code(48, 7) if args[0] == "verify" else big_code(), proc)
         start, deadline = _tree_cpu(proc.pid), time.monotonic() + 60
         while _tree_cpu(proc.pid) < start + 1.0:  # the search is under way
             assert proc.poll() is None, (logs / "err").read_text()
