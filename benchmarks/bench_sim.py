@@ -99,7 +99,8 @@ def case(label: str, kinds: list[str], n: int, s: int, rounds: int, delay: str,
 def dual_setup(n: int, lam: int = 15) -> dict[str, Any]:
     """SR-SGC's per-round real cyclic code at n workers: the dual data by sparse LU against one
     SVD of B (the previous path), and the residuals of a few straggler sets by both."""
-    from gctool.sim.stopping import StopRule, _dual_residual
+    from gctool.sim.stopping import StopRule
+    from gctool.sim.stopping.dual import dual_residual
 
     code = design("sr-sgc", n=n, seed=1, burst=1, window=2, lam=lam)
     out: dict[str, Any] = {"n": n, "s": code.s}
@@ -112,8 +113,8 @@ def dual_setup(n: int, lam: int = 15) -> dict[str, Any]:
     rng, worst = np.random.default_rng(0), 0.0
     for size in (1, code.s, code.s + 1, code.s + 3):
         S = np.sort(rng.choice(n, size, replace=False))
-        a = _dual_residual(rules["sparse"]._dual, S)  # type: ignore[arg-type]
-        b = _dual_residual(rules["svd"]._dual, S)  # type: ignore[arg-type]
+        a = dual_residual(rules["sparse"]._dual, S)  # type: ignore[arg-type]
+        b = dual_residual(rules["svd"]._dual, S)  # type: ignore[arg-type]
         assert a is not None and b is not None
         worst = max(worst, abs(a - b) / max(abs(b), 1e-12 * n))
     out["residual_rel_diff"] = worst

@@ -114,18 +114,10 @@ def ps_contender(code: GradientCode, label: str, link: Link) -> Contender:
 
 
 def run_ps(c: Contender, times: np.ndarray) -> Run:
-    from gctool.sim.stopping import StopRule
+    """The parameter server: a code file's waiting rule on the arrivals at the master."""
+    from gctool.sim.contenders.codes import run_code, run_code_mu
 
-    assert c.code is not None
-    at = arrivals(times, c.extra["link"])
-    if c.mu is not None:  # the authors' rule on the arrivals at the master
-        from gctool.sim.contenders import _code_mu
-
-        return _code_mu(c, at)
-    order, p, exact = StopRule(c.code).earliest(at, c.n - c.s)
-    R = len(times)
-    durations = at[np.arange(R), order[np.arange(R), p - 1]]
-    return Run(durations, [order[t, :p[t]] for t in range(R)], exact)
+    return (run_code if c.mu is None else run_code_mu)(c, arrivals(times, c.extra["link"]))
 
 
 def ring_contender(n: int, link: Link) -> Contender:

@@ -358,10 +358,11 @@ def test_fast_sgc_equals_naive_path(scheme: str, args: tuple) -> None:  # type: 
 def test_dual_walk_at_larger_n_equals_naive_path() -> None:
     from gctool.decode import Decoder
     from gctool.sim.contenders import run_naive
-    from gctool.sim.stopping import _DUAL_FROM, StopRule, _dual_residual
+    from gctool.sim.stopping import StopRule
+    from gctool.sim.stopping.dual import DUAL_FROM, dual_residual
 
     code = design("cyclic", n=56, s=4, seed=3)
-    assert code.n - code.s >= _DUAL_FROM
+    assert code.n - code.s >= DUAL_FROM
     c = from_code(code, "crc")
     delay = parse_delay("markov:p=0.1,q=0.3,slow=5")
     times = delay.times(delay.base(25, code.n, np.random.default_rng(2)), c.loads)
@@ -375,7 +376,7 @@ def test_dual_walk_at_larger_n_equals_naive_path() -> None:
     for size in (1, 4, 5, 7):  # the dual residual is the least-squares error of the survivors
         S = np.sort(rng.choice(code.n, size, replace=False))
         F = np.setdiff1d(np.arange(code.n), S)
-        assert _dual_residual(rule._dual, S) == pytest.approx(dec.decode(F).error, abs=1e-8,
+        assert dual_residual(rule._dual, S) == pytest.approx(dec.decode(F).error, abs=1e-8,
                                                               rel=1e-6)
 
 

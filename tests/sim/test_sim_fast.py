@@ -1,6 +1,6 @@
 """The simulator's fast decodability paths against the naive ones (round by round).
 
-The sparse dual path (:func:`gctool.sim.stopping._sparse_dual_of`) replaces one SVD of B by
+The sparse dual path (:func:`gctool.sim.stopping.sparse.sparse_dual_of`) replaces one SVD of B by
 sparse LU factorisations for large sparse square codes; here it is forced at small n (where
 the naive decoder is affordable) and compared with the SVD path and with the generic decoder.
 """
@@ -20,13 +20,14 @@ from gctool.model import GradientCode
 from gctool.sim import stopping
 from gctool.sim.contenders import from_code, run_naive
 from gctool.sim.delays import parse_delay
+from gctool.sim.stopping import dual, sparse
 
 
 @pytest.fixture
 def sparse_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make ``auto`` take the sparse dual path at every n and density."""
-    monkeypatch.setattr(stopping, "_SPARSE_FROM", 1)
-    monkeypatch.setattr(stopping, "_SPARSE_DENSITY", 1.0)
+    monkeypatch.setattr(sparse, "SPARSE_FROM", 1)
+    monkeypatch.setattr(sparse, "SPARSE_DENSITY", 1.0)
 
 
 @pytest.mark.parametrize("n,s,seed", [(20, 3, 1), (40, 5, 2), (33, 1, 4)])
@@ -35,19 +36,19 @@ def test_sparse_dual_residual_is_the_decoders_error(n: int, s: int, seed: int) -
     fast = stopping.StopRule(code, dual="sparse")
     ref = stopping.StopRule(code, dual="svd")
     assert fast.dual_method == "sparse" and ref.dual_method == "svd"
-    assert fast._dual is not None and ref._dual is not None
+    assert fast._dual is not None and ref._dual is not None and fast._walk is not None
     dec, rng = Decoder(code), np.random.default_rng(seed)
     for size in range(0, 2 * s + 3):
         for _ in range(4):
             S = np.sort(rng.choice(n, size, replace=False))
             F = np.setdiff1d(np.arange(n), S)
             truth = dec.decode(F).error
-            a = stopping._dual_residual(fast._dual, S)
-            b = stopping._dual_residual(ref._dual, S)
+            a = dual.dual_residual(fast._dual, S)
+            b = dual.dual_residual(ref._dual, S)
             assert a is not None and b is not None
             assert a == pytest.approx(truth, rel=1e-6, abs=1e-8)
             assert a == pytest.approx(b, rel=1e-6, abs=1e-8)
-            assert fast._verdict(S) in (None, dec.decode(F).ok)
+            assert fast._walk.verdict(S) in (None, dec.decode(F).ok)
 
 
 def test_sparse_dual_refuses_a_wrong_rank_and_takes_the_svd() -> None:
@@ -92,7 +93,7 @@ def test_sgc_with_sparse_dual_equals_naive_path(sparse_everywhere: None, scheme:
 
 def test_code_walk_with_sparse_dual_equals_naive_path(sparse_everywhere: None) -> None:
     code = design("cyclic", n=56, s=4, seed=3)
-    assert code.n - code.s >= stopping._DUAL_FROM
+    assert code.n - code.s >= dual.DUAL_FROM
     rule = stopping.StopRule(code)
     assert rule.dual_method == "sparse"
     c = from_code(code, "crc")

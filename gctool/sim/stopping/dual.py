@@ -1,0 +1,133 @@
+"""The stopping rule of real codes with a large cap: the dual walk.
+
+**Dual walk** (real codes with cap >= :data:`DUAL_FROM`, where a QR per round costs
+milliseconds): with ``a0`` (a minimum-norm solution of ``a^T B = T``), ``N`` (a basis of the
+left null space of B) and ``G = (B B^T)^+`` computed once by one SVD (:func:`dual_of`; large
+sparse square codes: :mod:`gctool.sim.stopping.sparse`), the residual of the workers outside a
+straggler set S is ``min_z (v - N_S z)^T G_SS^-1 (v - N_S z)`` with ``v = -a0_S``: a
+|S| x dim(N) problem (:func:`dual_residual`).  A round starts at the cap (S = the s latest
+workers) and walks down one arrival at a time while the prefix still decodes (at most
+:data:`WALK` steps, then QR); every verdict must clear the tolerance by the factor
+:data:`gctool.sim.stopping.qr.MARGIN`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gctool.numerics import numerical_rank
+from gctool.sim.stopping.naive import WorkMeter
+from gctool.sim.stopping.qr import MARGIN
+
+#: from this cap on, the dual walk beats the batched QR (QR: O(k cap^2) per round)
+DUAL_FROM = 48
+#: prefixes tried below the cap by the dual walk before the round goes to QR
+WALK = 16
+
+
+@dataclass
+class Dual:
+    """What the dual residual needs of a real code B (n x k) with targets T: a solution a0 of
+    ``B^T a0 = T^T``, an orthonormal basis N of the left null space of B, and the blocks
+    ``G_SS`` of a matrix ``G = (B B^T)^+ + N C N^T`` (any C: the residual does not depend on
+    it, see :func:`dual_residual`)."""
+
+    a0: np.ndarray  # (n, m)
+    N: np.ndarray  # (n, dim)
+    gss: Callable[[np.ndarray], np.ndarray]
+    method: str  # "svd" | "sparse"
+
+
+def dual_of(B: np.ndarray, Tt: np.ndarray, certain: float) -> Dual | None:
+    """The dual data by one SVD of B (a0 of minimum norm, G = (B B^T)^+); None when even
+    all n workers do not decode."""
+    U, S, Vh = np.linalg.svd(B, full_matrices=True)
+    r = int(numerical_rank(S, B.shape))  # the one cut-off (of B as given)
+    if r == 0:
+        return None
+    a0 = U[:, :r] @ ((Vh[:r] @ Tt) / S[:r, None])  # (n, m)
+    if np.sum((B.T @ a0 - Tt) ** 2) > certain:
+        return None
+    G = (U[:, :r] / S[:r] ** 2) @ U[:, :r].T
+    return Dual(a0, np.ascontiguousarray(U[:, r:]), lambda S_: G[np.ix_(S_, S_)], "svd")
+
+
+def dual_residual(dual: Dual, S: np.ndarray) -> float | None:
+    """Least-squares residual ``min ||B_F^T a - T^T||^2`` of the workers outside S.
+
+    Every a with a_S = 0 is a0 + x with x_S = v = -a0_S, and ``||B^T x||^2 = x^T B B^T x``;
+    minimising over x (x = N z + G u) gives ``min_z (v - N_S z)^T G_SS^-1 (v - N_S z)``, a
+    |S| x dim(N) weighted least-squares problem: small when few workers straggle.  Neither a0
+    (another solution is a0 + N w: z absorbs w) nor G (``G_SS + N_S C N_S^T``: the residual of
+    a generalised least-squares problem does not change when the weight gains a term in the
+    span of its design N_S, Rao 1967) needs to be the SVD's.
+    """
+    a0, N = dual.a0, dual.N
+    if len(S) == 0:
+        return 0.0
+    v = -a0[S]
+    try:
+        L = np.linalg.cholesky(dual.gss(S))
+    except np.linalg.LinAlgError:
+        return None
+    from scipy.linalg import solve_triangular
+
+    Y = solve_triangular(L, v, lower=True)
+    if N.shape[1]:
+        X = solve_triangular(L, N[S], lower=True)
+        Z = np.linalg.lstsq(X, Y, rcond=None)[0]
+        Y = Y - X @ Z
+    return float(np.sum(Y ** 2))
+
+
+class DualWalk:
+    """Verdicts from the stragglers of a set, and the walk down from the cap."""
+
+    def __init__(self, dual: Dual, limit: float, n: int, meter: WorkMeter) -> None:
+        self.dual, self.limit, self.n, self.meter = dual, limit, n, meter
+
+    def verdict(self, S: np.ndarray) -> bool | None:
+        """Decodes without the stragglers S: True/False when clear, None when near the
+        tolerance or the dual computation fails."""
+        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
+        f = len(S)  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
+        self.meter.charge(FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * self.n),
+                          "dual residuals of arrival prefixes")
+        res = dual_residual(self.dual, S)
+        if res is None or self.limit / MARGIN < res < self.limit * MARGIN:
+            return None
+        return res <= self.limit / MARGIN
+
+    def walk(self, order: np.ndarray, cap: int, p: np.ndarray, exact: np.ndarray
+             ) -> np.ndarray:
+        """Rounds decided by walking down from the cap with the dual residual (the stragglers
+        of a prefix are few); the others are returned."""
+        left = []
+        for r in range(len(order)):
+            q = cap
+            first = self.verdict(order[r, q:])
+            if first is None:
+                left.append(r)
+                continue
+            if not first:
+                p[r], exact[r] = cap, False
+                continue
+            steps = 0
+            while q > 1 and steps < WALK:
+                v = self.verdict(order[r, q - 1:])
+                if v is None:
+                    break
+                if not v:
+                    steps = -1
+                    break
+                q -= 1
+                steps += 1
+            if steps == -1 or q == 1:
+                p[r], exact[r] = q, True
+            else:
+                left.append(r)
+        return np.array(left, dtype=np.int64)
