@@ -14,11 +14,12 @@ Who enforces what:
 * :mod:`gctool.algebra.fields` - field orders;
 * :mod:`gctool.codes` - design parameters (n, k and n*k*m checked before anything is built);
 * :mod:`gctool.bounds` - formula-only inputs of ``bound`` without a file;
+* :mod:`gctool.sim.run` - the rounds of ``simulate`` and its delay draws;
 * the audits and ``export`` - budgets (``--max-sets``, ``--max-patterns``, table entries);
 * :mod:`gctool.numerics` - the rules that use the numerical-policy constants (tolerance, ties,
   rank cut-off).
 
-No other module re-declares these values: ``tests/meta/test_meta.py`` fails on a literal equal to
+No other module re-declares these values: ``tests/meta/test_layers.py`` fails on a literal equal to
 one of them where a default, limit or tolerance is defined.
 """
 
@@ -74,6 +75,11 @@ MAX_TABLE_ENTRIES = 16_777_216
 #: largest worker time ``gctool simulate`` accepts from a trace (seconds) or a delay model (job
 #: units): sums over a million rounds stay far from overflow, and a file in nanoseconds is caught
 MAX_WORKER_TIME = 1_000_000_000
+#: rounds (``--iterations``) of one ``gctool simulate`` run
+MAX_ITERATIONS = 1_000_000
+#: iterations x workers of ``gctool simulate``: the delay draws are float64 arrays of this size
+#: (~0.7 GB peak)
+MAX_CELLS = 10_000_000
 
 #: default work budget: estimated operations a command may start, counted as multiply-adds of
 #: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 10 s at
@@ -144,6 +150,8 @@ DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("DEFAULT_MAX_PATTERNS", DEFAULT_MAX_PATTERNS, "default --max-patterns"),
     ("MAX_TABLE_ENTRIES", MAX_TABLE_ENTRIES, "entries of export's decoding table"),
     ("MAX_WORKER_TIME", MAX_WORKER_TIME, "worker time of simulate's traces and delay models"),
+    ("MAX_ITERATIONS", MAX_ITERATIONS, "simulate --iterations"),
+    ("MAX_CELLS", MAX_CELLS, "simulate's delay draws (iterations x workers)"),
     ("DEFAULT_MAX_WORK", DEFAULT_MAX_WORK, "estimated work a command may start"),
     ("DEFAULT_MAX_MEMORY", DEFAULT_MAX_MEMORY, "estimated memory of one step (2 GiB)"),
 )

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sim import stats
@@ -35,10 +36,6 @@ from gctool.sim.contenders import (
     uncoded,
 )
 from gctool.sim.delays import DelayModel
-
-MAX_ITERATIONS = 1_000_000
-#: iterations x workers: the delay draws are float64 arrays of this size (~0.7 GB peak)
-MAX_CELLS = 10_000_000
 
 
 @dataclass
