@@ -9,10 +9,10 @@
   set under every monotone decoder (reference §0.3, ``T_0 <= min_j c_j``), so the search never
   goes past that size; it stops at the first failing set.
 * **Chunking and parallelism**: sets are evaluated in batches (memory bounded by the decoder's
-  chunk size), one batch per task of the enumeration engine (:mod:`gctool.audit.sweep`:
-  :class:`~gctool.audit.sweep.PeakWorker`/:class:`~gctool.audit.sweep.WorstFold` for the worst
-  case, :class:`~gctool.audit.sweep.ExceedWorker`/:class:`~gctool.audit.sweep.ExceedFold` for
-  the threshold), run over ``jobs`` local processes or by an explicit ``runner`` (a Dask
+  chunk size), one batch per task of the enumeration engine (:mod:`gctool.engine.sweep`:
+  :class:`~gctool.engine.sweep.PeakWorker`/:class:`~gctool.engine.sweep.WorstFold` for the
+  worst case, the one threshold search :class:`~gctool.engine.sweep.ExceedSearch` for the
+  threshold), run over ``jobs`` local processes or by an explicit ``runner`` (a Dask
   cluster); the folds run in task order, so results do not depend on either.
 """
 
@@ -29,12 +29,10 @@ from gctool.audit.sweep import OracleKernel, exhaustive_source
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.engine.parallel import resolve_jobs
 from gctool.engine.sweep import (
-    ExceedFold,
-    ExceedWorker,
+    ExceedSearch,
     PeakWorker,
     Runner,
-    Source,
-    Task,
+    SizePlan,
     WorstFold,
     rank_tasks,
     run_folded,
@@ -86,12 +84,12 @@ PARALLEL_MIN_SETS = 50_000
 
 
 def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runner | None,
-          need: int) -> tuple[Source, list[Task], int, Runner | None]:
+          need: int) -> SizePlan:
     """Source, tasks (one oracle batch each), processes and runner of one size s."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
     tasks = rank_tasks(stop, oracle.chunk_size(s))
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
-    return source, tasks, procs, runner if s > 0 else None
+    return SizePlan(source, tasks, procs, runner if s > 0 else None)
 
 
 def set_work(code: GradientCode, s: int, sets: int) -> int:
@@ -192,52 +190,57 @@ def column_witness(oracle: Oracle, limit: float) -> tuple[list[int], float] | No
 def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = True,
               jobs: int = 1, progress: Progress | None = None, runner: Runner | None = None
               ) -> ThresholdOutcome:
-    """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded."""
+    """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded.  The
+    engine's one threshold search (:class:`~gctool.engine.sweep.ExceedSearch`) with this
+    oracle, one set per rotation orbit when a symmetry holds, and sizes capped by the
+    holders of the least replicated partition."""
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     witness = column_witness(oracle, limit) if oracle.monotone else None
-    top = len(witness[0]) if witness else n
-    grand = sum(count_evaluated(n, t, rot) for t in range(top + 1))
-    checked, work = 0, 0
-    kernel = OracleKernel.of(oracle)
-    fold = ExceedFold()
-    try:
-        for t in range(top + 1):
-            need = count_evaluated(n, t, rot)
-            if checked + need > max_sets:
-                raise BudgetExceeded(
-                    f"threshold search (n={n}) needs more than {max_sets:,} straggler sets; so "
-                    f"far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
-            work += oracle_set_work(oracle, t, need)
-            if work > max_work():
-                raise BudgetExceeded(
-                    f"threshold search (n={n}) needs about {work:.2g} operations up to size "
-                    f"{t}, above the work budget of {max_work():.2g} (--max-work, "
-                    f"GCTOOL_MAX_WORK); so far no set of size < {t} exceeds epsilon, so the "
-                    f"threshold is >= {t}")
-            source, tasks, procs, run = _plan(oracle, t, rot, jobs, runner, need)
-            fold, base = ExceedFold(), oracle.evaluations
+    base = oracle.evaluations
 
-            def after(fold: ExceedFold = fold, base: int = base, done: int = checked) -> None:
-                oracle.evaluations = base + fold.evaluated
-                if progress is not None:
-                    progress(done + fold.checked, grand)
+    def plan(t: int) -> SizePlan:
+        return _plan(oracle, t, rot, jobs, runner, count_evaluated(n, t, rot))
 
-            run_folded(ExceedWorker(source, kernel, limit), tasks, fold, jobs=procs,
-                       runner=run, after=after)
-            oracle.evaluations = base + fold.evaluated
-            checked += fold.checked
-            if fold.fail_set is not None:
-                out = ThresholdOutcome(t, fold.fail_set, fold.fail_err, True, "exhaustive", t,
-                                       checked, grand)
-                _note_reps(out, rot, oracle, symmetry)
-                return out
-    except KeyboardInterrupt:
-        raise SearchInterrupted(f"interrupted after checking {checked + fold.checked:,} "
-                                "straggler sets; no verdict") from None
-    out = ThresholdOutcome(None, None, None, True, "exhaustive", n + 1, checked, grand)
+    def after(search: ExceedSearch) -> None:
+        oracle.evaluations = base + search.evaluated
+        if progress is not None:
+            progress(search.checked, search.total)
+
+    search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
+                          top=len(witness[0]) if witness else n,
+                          count=lambda t: count_evaluated(n, t, rot),
+                          budget=_SearchBudget(oracle, max_sets), progress=after)
+    found = search.run()
+    oracle.evaluations = base + search.evaluated
+    if not found.complete:
+        raise BudgetExceeded(found.refusal)
+    out = ThresholdOutcome(found.size, found.stragglers, found.error, True, "exhaustive",
+                           found.lower, found.checked, found.total)
     _note_reps(out, rot, oracle, symmetry)
     return out
+
+
+class _SearchBudget:
+    """The threshold search's budget: at most ``max_sets`` sets and the work budget
+    (:func:`gctool.limits.max_work`) over all sizes searched so far."""
+
+    def __init__(self, oracle: Oracle, max_sets: int) -> None:
+        self.oracle, self.max_sets, self.work = oracle, max_sets, 0
+
+    def __call__(self, t: int, used: int, need: int) -> str | None:
+        n = self.oracle.n
+        if used + need > self.max_sets:
+            return (f"threshold search (n={n}) needs more than {self.max_sets:,} straggler "
+                    f"sets; so far no set of size < {t} exceeds epsilon, so the threshold is "
+                    f">= {t}")
+        self.work += oracle_set_work(self.oracle, t, need)
+        if self.work > max_work():
+            return (f"threshold search (n={n}) needs about {self.work:.2g} operations up to "
+                    f"size {t}, above the work budget of {max_work():.2g} (--max-work, "
+                    f"GCTOOL_MAX_WORK); so far no set of size < {t} exceeds epsilon, so the "
+                    f"threshold is >= {t}")
+        return None
 
 
 def _note_reps(out: ThresholdOutcome, rot: Rotation | None, oracle: Oracle, symmetry: bool

@@ -105,22 +105,23 @@ def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUD
     when the search would take more than ``budget`` sets.  Errors at most the decoding
     tolerance ``tol k`` count as decoding, and errors within it of ε count as equal to ε (not
     above it; the tie rule of ``attack --threshold``): 0/1 designs have rational errors that
-    tie with round ε such as 1, and float64 round-off must not decide those ties."""
-    from gctool.engine.sweep import ExceedFold, ExceedWorker, LexSource
+    tie with round ε such as 1, and float64 round-off must not decide those ties.  The search
+    is the engine's :class:`~gctool.engine.sweep.ExceedSearch` (the one ``attack --threshold
+    --method exhaustive`` runs), here with the optimal decoder of :mod:`gctool.decode`."""
+    from gctool.engine.sweep import ExceedSearch, lex_plan
     from gctool.numerics import threshold_level
 
     kernel = _Errors(code)
-    level = threshold_level(epsilon, kernel.limit)
-    used = 0
-    for t in range(code.n + 1):
-        used += comb(code.n, t)
-        if not affordable(code, t, used, budget):
-            return None, False
-        fold = _run(code, t, ExceedWorker(LexSource(code.n, t), kernel, level), ExceedFold(),
-                    kernel)
-        if fold.fail_set is not None:
-            return t, True
-    return None, True
+
+    def over_budget(t: int, used: int, need: int) -> str | None:
+        if affordable(code, t, used + need, budget):
+            return None
+        return f"the exact threshold search needs more than {used + need:,} sets at size {t}"
+
+    found = ExceedSearch(code.n, kernel, threshold_level(epsilon, kernel.limit),
+                         lex_plan(code.n, lambda t: kernel.decoder.chunk_size(code.n - t)),
+                         budget=over_budget, name="exact threshold search").run()
+    return found.size, found.complete
 
 
 def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:

@@ -24,6 +24,10 @@ worker                 summary         fold
 :class:`SumWorker`     SumSummary      :class:`SumFold`: the (weighted) sum of the values
 =====================  ==============  =================================================
 
+:class:`ExceedSearch` is the one threshold search: sizes 0, 1, 2, ... through an
+:class:`ExceedWorker` each, up to the first set over the limit, with a budget, progress and an
+interrupt summary.
+
 ``verify``'s worker and fold (:class:`gctool.audit.sweep.SweepWorker`,
 :class:`gctool.audit.sweep.Accumulator`) are a fourth triple.  Users: ``verify``, ``attack``'s
 worst case, threshold and random-set means (:mod:`gctool.audit`), ``design``'s worst condition
@@ -51,7 +55,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cached_property
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -280,6 +285,130 @@ class ExceedFold:
             self.fail_set, self.fail_err = r.fail_set, r.fail_err
             return True
         return False
+
+
+# -- the threshold search: sizes 0, 1, 2, ... until a set exceeds the limit -------------------
+class SizePlan(NamedTuple):
+    """How one size is enumerated: the source, its tasks, and the processes and runner."""
+
+    source: Source
+    tasks: Sequence[Task]
+    jobs: int = 1
+    runner: Runner | None = None
+
+
+def lex_plan(n: int, chunk: Callable[[int], int]) -> Callable[[int], SizePlan]:
+    """Every set of size s by lexicographic rank, ``chunk(s)`` ranks per task, in this
+    process."""
+
+    def plan(s: int) -> SizePlan:
+        return SizePlan(LexSource(n, s), rank_tasks(count_sets(n, s), chunk(s)))
+
+    return plan
+
+
+#: ``budget(s, used, need)``: before size s, with ``used`` sets checked so far and ``need``
+#: planned at s, the reason the search stops there, or None to go on
+SearchBudget = Callable[[int, int, int], str | None]
+
+
+@dataclass
+class Exceeded:
+    """What a threshold search found.  ``size`` is the threshold T = min{|S| : value > limit}
+    and ``stragglers``/``error`` its witness, or None when no set up to the top size exceeds
+    the limit (``complete``) or when the budget stopped the search (not ``complete``, with
+    ``refusal`` saying why).  Every size below ``lower`` was searched without a set over."""
+
+    size: int | None
+    stragglers: list[int] | None
+    error: float | None
+    complete: bool
+    lower: int
+    checked: int
+    total: int
+    refusal: str = ""
+
+
+@dataclass
+class ExceedSearch:
+    """The one exhaustive threshold search: sizes s = 0, 1, ..., ``top`` (default n) in
+    increasing order, every set of size s as ``plan(s)`` enumerates it through an
+    :class:`ExceedWorker` of ``kernel``, folded in task order; the search stops at the first set
+    whose value exceeds ``limit`` (the runner cancels every later task).  The witness is the
+    first set over the limit in the plan's rank order (lexicographic, or the first orbit
+    representative), so it does not depend on the processes or the executor.
+
+    * ``count(s)``: the sets evaluated at size s (default C(n, s)), for the budget and
+      ``total``;
+    * ``budget``: a :data:`SearchBudget`, asked before each size; a reason ends the search
+      incomplete (``Exceeded.complete`` False);
+    * ``progress(search)``: after each task, with ``checked`` (sets up to the first one over
+      the limit), ``evaluated`` (sets given to the kernel) and ``total`` up to date;
+    * Ctrl-C becomes :class:`gctool.errors.SearchInterrupted` saying how many sets were checked
+      (``name`` says which search).
+
+    Users: ``attack --threshold --method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
+    an attack oracle and rotation orbits), the exact thresholds of ``bound``'s approximate-code
+    table (:func:`gctool.bounds.approx.exact_threshold`, optimal decoding) and through it the
+    factor thresholds of ``kron`` designs."""
+
+    n: int
+    kernel: ErrorKernel
+    limit: float
+    plan: Callable[[int], SizePlan]
+    top: int | None = None
+    count: Callable[[int], int] | None = None
+    budget: SearchBudget | None = None
+    progress: Callable[[ExceedSearch], None] | None = None
+    name: str = ""
+    checked: int = 0
+    evaluated: int = 0
+
+    def need(self, s: int) -> int:
+        return count_sets(self.n, s) if self.count is None else self.count(s)
+
+    @property
+    def last(self) -> int:
+        return self.n if self.top is None else self.top
+
+    @cached_property
+    def total(self) -> int:
+        """Sets of every size up to the top (what a search that finds nothing checks)."""
+        return sum(self.need(s) for s in range(self.last + 1))
+
+    def run(self) -> Exceeded:
+        try:
+            for s in range(self.last + 1):
+                need = self.need(s)
+                refusal = None if self.budget is None else self.budget(s, self.checked, need)
+                if refusal is not None:
+                    return Exceeded(None, None, None, False, s, self.checked, self.total,
+                                    refusal)
+                fold = self._size(s)
+                if fold.fail_set is not None:
+                    return Exceeded(s, fold.fail_set, fold.fail_err, True, s, self.checked,
+                                    self.total)
+        except KeyboardInterrupt:
+            from gctool.errors import SearchInterrupted
+
+            what = f"{self.name} " if self.name else ""
+            raise SearchInterrupted(f"{what}interrupted after checking {self.checked:,} "
+                                    "straggler sets; no verdict") from None
+        return Exceeded(None, None, None, True, self.last + 1, self.checked, self.total)
+
+    def _size(self, s: int) -> ExceedFold:
+        """Every set of size s, up to the first one over the limit."""
+        plan, fold = self.plan(s), ExceedFold()
+        checked, evaluated = self.checked, self.evaluated
+
+        def after() -> None:
+            self.checked, self.evaluated = checked + fold.checked, evaluated + fold.evaluated
+            if self.progress is not None:
+                self.progress(self)
+
+        run_folded(ExceedWorker(plan.source, self.kernel, self.limit), plan.tasks, fold,
+                   jobs=plan.jobs, runner=plan.runner, after=after)
+        return fold
 
 
 # -- means: weighted sums of errors -------------------------------------------------------------
