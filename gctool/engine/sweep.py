@@ -361,8 +361,8 @@ class ExceedSearch:
     budget: SearchBudget | None = None
     progress: Callable[[ExceedSearch], None] | None = None
     name: str = ""
-    checked: int = 0
-    evaluated: int = 0
+    checked: int = field(default=0, init=False)  # sets up to the first one over the limit
+    evaluated: int = field(default=0, init=False)  # sets given to the kernel
 
     def need(self, s: int) -> int:
         return count_sets(self.n, s) if self.count is None else self.count(s)
@@ -377,6 +377,7 @@ class ExceedSearch:
         return sum(self.need(s) for s in range(self.last + 1))
 
     def run(self) -> Exceeded:
+        self.checked = self.evaluated = 0
         try:
             for s in range(self.last + 1):
                 need = self.need(s)
