@@ -122,9 +122,14 @@ def _listing(d: Path) -> dict[str, bytes | str]:
     return out
 
 
+#: verify's compiled screen needs a larger code than the other searches for its run to last
+#: until the signal: n = 48, s = 7 is about 74 million sets, seconds even on two threads
+#: (n = 40 finished first on an idle machine), above the default --max-sets
+VERIFY_BIG = ["--max-sets", "100000000"]
+
 INTERRUPTS = [
-    ("verify", ["verify", "CODE"]),  # default: every core, worker processes
-    ("verify-1-job", ["verify", "CODE", "--method", "exhaustive", "--jobs", "1"]),
+    ("verify", ["verify", "CODE", *VERIFY_BIG]),  # default: every core
+    ("verify-1-job", ["verify", "CODE", "--method", "exhaustive", "--jobs", "1", *VERIFY_BIG]),
     ("attack", ["attack", "CODE", "-s", "6"]),
     ("attack-threshold", ["attack", "CODE", "--threshold", "--jobs", "1"]),
     ("export", ["export", "CODE", "-o", "plan.npz", "--decoders", "-s", "3"]),
@@ -141,7 +146,7 @@ def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, nam
 #: SIGTERM (timeout, CI cancellation) and SIGHUP are handled like Ctrl-C, with their own codes;
 #: the MILP solver (native code that never returns to Python before its time limit) included
 TERMINATIONS = [
-    ("verify-jobs-TERM", ["verify", "CODE", "--jobs", "2"], signal.SIGTERM, 143),
+    ("verify-jobs-TERM", ["verify", "CODE", "--jobs", "2", *VERIFY_BIG], signal.SIGTERM, 143),
     ("attack-threshold-jobs-TERM", ["attack", "CODE", "--threshold", "--method", "exhaustive",
                                     "--jobs", "2"], signal.SIGTERM, 143),
     ("export-TERM", ["export", "CODE", "-o", "plan.npz", "--decoders", "-s", "3"],
@@ -179,8 +184,6 @@ def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
             preexec_fn=_default_sigint,  # a search of minutes: above the default work budget
             env=dict(os.environ, GCTOOL_MAX_WORK="1e15"))
     try:
-        # verify's compiled screen needs a larger code than the others for its search to
-        # last: about 74 million sets, seconds even on two threads
         _feed_fifo(fifo, big_code(48, 7) if args[0] == "verify" else big_code(), proc)
         start, deadline = _tree_cpu(proc.pid), time.monotonic() + 60
         while _tree_cpu(proc.pid) < start + 1.0:  # the search is under way
