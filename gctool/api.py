@@ -75,6 +75,19 @@ class AttackRequest:
 
 
 @dataclass(frozen=True)
+class ProfileRequest:
+    """What ``gctool.verify``/``gctool.attack`` were asked about level profiles of a nested
+    code, handed to a ``profiler`` hook: the ``command`` (``"verify"`` judges, ``"attack"``
+    reports), one realised ``profile`` or the level ``counts`` of every profile (exactly one of
+    them), and attack's ``normalize``."""
+
+    command: str
+    profile: tuple[int, ...] | None = None
+    counts: tuple[int, ...] | None = None
+    normalize: str = "none"
+
+
+@dataclass(frozen=True)
 class BoundRequest:
     """What ``gctool.bound`` was asked about a code, handed to a ``bounder`` hook."""
 
@@ -205,22 +218,22 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
 def _attack(code: GradientCode, request: AttackRequest) -> Any:
     hook = _hook(code, "attacker")
     if hook is not None:
-        return hook(code, request.mode, request)
+        return hook(code, request)
     if request.mode == "set":
         raise InvalidInput(f"the audit of one straggler set is not available for scheme "
                            f"{code.scheme!r} (it is for encoded frames)")
-    return matrix_attack(code, request.mode, request)
+    return matrix_attack(code, request)
 
 
-def matrix_attack(code: GradientCode, mode: str, request: AttackRequest) -> Any:
+def matrix_attack(code: GradientCode, request: AttackRequest) -> Any:
     """The attack of the encoding matrix itself (:mod:`gctool.audit.attack`)."""
     from gctool.audit.attack import attack as worst
     from gctool.audit.attack import curve as worst_curve
     from gctool.audit.attack import threshold as least
 
-    if mode == "threshold":
+    if request.mode == "threshold":
         return least(code, request.epsilon, request.options)
-    if mode == "curve":
+    if request.mode == "curve":
         return worst_curve(code, request.s, request.options)
     s = code.s if request.s is None else request.s
     return worst(code, s, request.options)
@@ -259,7 +272,11 @@ def _profile(code: GradientCode, command: str, profile: Sequence[int] | None,
     hook = _hook(code, "profiler")
     if hook is None:
         raise InvalidInput(f"not a nested code: scheme {code.scheme!r} has no level profiles")
-    return hook(code, command, profile=profile, counts=counts, normalize=normalize)
+    return hook(code, ProfileRequest(command, _levels(profile), _levels(counts), normalize))
+
+
+def _levels(values: Sequence[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
 
 
 def _refuse(what: str, **given: Any) -> None:
@@ -269,5 +286,5 @@ def _refuse(what: str, **given: Any) -> None:
             raise InvalidInput(f"{name} does not apply with {what}")
 
 
-__all__ = ["AttackRequest", "BoundRequest", "VerifyRequest", "attack", "bound", "curve",
-           "matrix_attack", "matrix_verify", "threshold", "verify"]
+__all__ = ["AttackRequest", "BoundRequest", "ProfileRequest", "VerifyRequest", "attack",
+           "bound", "curve", "matrix_attack", "matrix_verify", "threshold", "verify"]

@@ -172,11 +172,12 @@ def verify_hook(code: GradientCode, request: VerifyRequest) -> SpectrumReport:
                         max_sets=request.max_sets or DEFAULT_MAX_SETS)
 
 
-def attack_hook(code: GradientCode, mode: str, request: AttackRequest) -> Report:
+def attack_hook(code: GradientCode, request: AttackRequest) -> Report:
     """``attacker`` hook: one set's spectrum, the worst spectrum of s stragglers (exhaustive
     within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s."""
     from math import comb
 
+    mode = request.mode
     if mode == "threshold":
         raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
                            "one straggler set)")

@@ -15,14 +15,16 @@ are indicators (0 decodes, 1 fails).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.reports import Report
+
+if TYPE_CHECKING:
+    from gctool.api import ProfileRequest
 
 
 @dataclass
@@ -84,12 +86,13 @@ def read_profile_file(path: str) -> list[int]:
     return parse_levels(text, label)
 
 
-def profile_report(code: GradientCode, command: str, *, profile: Sequence[int] | None = None,
-                   counts: Sequence[int] | None = None, normalize: str = "none"
-                   ) -> ProfileReport:
-    """Decode ``profile`` (or every profile with level ``counts``) of a nested code."""
+def profile_report(code: GradientCode, request: ProfileRequest) -> ProfileReport:
+    """``profiler`` hook of nested codes: decode ``request.profile`` (or every profile with
+    level ``request.counts``)."""
     from gctool.codes.nested import level_matrices, profile_census, profile_decoding
 
+    command, profile, counts = request.command, request.profile, request.counts
+    normalize = request.normalize
     if (profile is None) == (counts is None):
         raise InvalidInput("give either a level profile or level counts")
     if normalize not in ("none", "k"):

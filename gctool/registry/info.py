@@ -35,15 +35,16 @@ class Param:
     aliases: tuple[str, ...] = ()
 
 
-#: the capability hooks a scheme may declare, and how :mod:`gctool.api` calls them:
+#: the capability hooks a scheme may declare, and how :mod:`gctool.api` calls them.  Every hook
+#: takes the code and one request record, which holds everything the caller asked:
 #:
 #: * ``verifier(code, request: VerifyRequest) -> Report`` for ``gctool.verify``;
-#: * ``attacker(code, mode, request: AttackRequest) -> Report`` for ``gctool.attack``
-#:   (mode ``"worst"``, ``"set"``), ``gctool.threshold`` (``"threshold"``) and ``gctool.curve``
-#:   (``"curve"``);
+#: * ``attacker(code, request: AttackRequest) -> Report`` for ``gctool.attack``
+#:   (``request.mode`` ``"worst"`` or ``"set"``), ``gctool.threshold`` (``"threshold"``) and
+#:   ``gctool.curve`` (``"curve"``);
 #: * ``bounder(code, request: BoundRequest) -> Report`` for ``gctool.bound``;
-#: * ``profiler(code, command, *, profile, counts, normalize) -> Report`` for the level
-#:   profiles of ``verify``/``attack`` (``profile=``, ``level_counts=``).
+#: * ``profiler(code, request: ProfileRequest) -> Report`` for the level profiles of
+#:   ``verify``/``attack`` (``profile=``, ``level_counts=``; ``request.command`` says which).
 #:
 #: (The request types live in :mod:`gctool.api`.)
 HOOKS = ("verifier", "attacker", "bounder", "profiler")

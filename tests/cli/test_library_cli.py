@@ -127,6 +127,23 @@ def test_every_declared_hook_resolves() -> None:
         SCHEMES["frc"].hook("painter")
 
 
+def test_every_hook_takes_the_code_and_one_request() -> None:
+    """One signature for every hook: ``hook(code, request)``, nothing else required."""
+    import inspect
+
+    from gctool.registry.info import HOOKS
+
+    for info in SCHEMES.values():
+        for name in HOOKS:
+            hook = info.hook(name)
+            if hook is None:
+                continue
+            params = list(inspect.signature(hook).parameters.values())
+            assert [p.name for p in params] == ["code", "request"], (info.name, name)
+            assert all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+                       for p in params), (info.name, name)
+
+
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
     path = _code_file(tmp_path, scheme)
