@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS, DEFAULT_TOL
+from gctool.limits import DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sequential.reports import LevelCheck, SequentialBoundReport, TreeVerifyReport
@@ -23,50 +23,79 @@ if TYPE_CHECKING:
     from gctool.api import BoundRequest, VerifyRequest
 
 
-def _component(code: GradientCode, tol: float, max_sets: int, per_round: bool = True
-               ) -> tuple[dict[str, Any] | None, bool]:
-    """Exact verify of the per-round GC (None when there is none: ``per_round`` False)."""
+def _request(request: VerifyRequest | None) -> VerifyRequest:
+    from gctool.api import VerifyRequest
+
+    return VerifyRequest() if request is None else request
+
+
+def _budget(request: VerifyRequest) -> int:
+    """The transition budget of a schedule or tree audit (None: its own default)."""
+    return request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS
+
+
+def _level_verify(code: GradientCode, request: VerifyRequest) -> Any:
+    """The matrix verify of a code the schedule or tree is built from, at its own s, with the
+    request's tolerance, budget and executor (``jobs`` local processes or ``runner``)."""
     from gctool.audit.verify import verify
 
+    return verify(code, code.s, tol=request.tol, max_sets=_budget(request), jobs=request.jobs,
+                  runner=request.runner)
+
+
+def _component(code: GradientCode, request: VerifyRequest, per_round: bool
+               ) -> tuple[dict[str, Any] | None, bool]:
+    """Exact verify of the per-round GC (None when there is none: ``per_round`` False)."""
     if not per_round:
         return None, False
     try:
-        rep = verify(code, code.s, tol=tol, max_sets=max_sets)
+        rep = _level_verify(code, request)
     except BudgetExceeded as exc:
         return {"ok": True, "exact": False, "s": code.s,
                 "reason": f"not checked ({exc}); decodability is computed set by set"}, False
     return rep.to_dict(), bool(rep.ok)
 
 
-def verify_sequential(code: GradientCode, lam: int | None = None, *, tol: float = DEFAULT_TOL,
-                      max_sets: int = DEFAULT_MAX_SETS, horizon: int | None = None,
-                      seed: int = 0, progress: Any = None, per_round: bool = True) -> Report:
-    """Verify an SR-SGC/M-SGC schedule (``lam`` checks it against a different λ;
-    ``per_round=False``: the schedule has no per-round GC to verify, as M-SGC with λ = n)."""
+def verify_sequential(code: GradientCode, request: VerifyRequest | None = None, *,
+                      horizon: int | None = None, per_round: bool = True) -> Report:
+    """Verify an SR-SGC/M-SGC schedule: ``request.s`` (None: the file's λ) checks it against
+    another λ; ``request.tol``, ``max_sets`` (the transition budget), ``seed`` (of the heuristic
+    adversary) and ``progress`` as for ``gctool.verify``.  ``per_round=False``: the schedule
+    has no per-round GC to verify (M-SGC with λ = n).
+
+    ``jobs`` and ``runner`` run the per-round GC's verify, the one straggler-set enumeration
+    here.  The schedule search itself (:func:`gctool.sequential.verify.verify_schedule`) runs
+    in this process: it is a breadth-first search whose next frontier depends on every state
+    seen so far (states are merged as they are found, and the BFS order makes a counterexample
+    a shortest one), not a sweep of independent ranges that a runner could fold in order.
+    """
     from gctool.sequential.schedule import gc_decodes, scheme_of
     from gctool.sequential.verify import verify_schedule
 
-    component, verified = _component(code, tol, max_sets, per_round)
-    scheme = scheme_of(code, gc_decodes(code, code.s, verified, tol), lam)
+    r = _request(request)
+    check_lambda(r.s, code.n)
+    component, verified = _component(code, r, per_round)
+    scheme = scheme_of(code, gc_decodes(code, code.s, verified, r.tol), r.s)
     load = code.params.get("load")
     if not isinstance(load, int | float):
         raise CodeFileError(f"{code.scheme} file: params.load must be a number")
-    return verify_schedule(scheme, load=float(load), horizon=horizon, max_sets=max_sets,
-                           seed=seed, progress=progress, component=component)
+    return verify_schedule(scheme, load=float(load), horizon=horizon, max_sets=_budget(r),
+                           seed=r.seed or 0, progress=r.progress, component=component)
 
 
-def verify_tree(code: GradientCode, *, tol: float = DEFAULT_TOL,
-                max_sets: int = DEFAULT_MAX_SETS) -> TreeVerifyReport:
-    """Check every parent of a CodedReduce tree (all parents of a level share its code)."""
-    from gctool.audit.verify import verify
+def verify_tree(code: GradientCode, request: VerifyRequest | None = None) -> TreeVerifyReport:
+    """Check every parent of a CodedReduce tree (all parents of a level share its code, so
+    each level's code is verified once, at its tolerance, with the request's tolerance, budget
+    and executor: ``jobs`` local processes or ``runner``)."""
     from gctool.sequential.coded_reduce import kron_levels, levels_of
 
+    r = _request(request)
     start = time.perf_counter()
     levels = levels_of(code)
     fanout, depth = levels[0].n, len(levels)
     checks = []
     for lv, level in enumerate(levels, start=1):
-        rep = verify(level, level.s, tol=tol, max_sets=max_sets)
+        rep = _level_verify(level, r)
         checks.append(LevelCheck(lv, fanout ** (lv - 1), fanout, level.s, bool(rep.ok),
                                  rep.exact, rep.counterexample, rep.checked, rep.total))
     leaf = kron_levels([np.asarray(c.B) for c in levels], code.field)
@@ -88,22 +117,14 @@ def verify_tree(code: GradientCode, *, tol: float = DEFAULT_TOL,
                             time.perf_counter() - start)
 
 
-def _schedule(code: GradientCode, request: VerifyRequest, per_round: bool) -> Report:
-    check_lambda(request.s, code.n)
-    return verify_sequential(code, request.s, tol=request.tol,
-                             max_sets=request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS,
-                             seed=request.seed or 0, progress=request.progress,
-                             per_round=per_round)
-
-
 def verify_srsgc(code: GradientCode, request: VerifyRequest) -> Report:
     """``verifier`` hook of sr-sgc: the schedule against the (B, W, λ) model."""
-    return _schedule(code, request, per_round=True)
+    return verify_sequential(code, request)
 
 
 def verify_msgc(code: GradientCode, request: VerifyRequest) -> Report:
     """``verifier`` hook of m-sgc (with λ = n the D2 code is the identity: no per-round GC)."""
-    return _schedule(code, request, per_round=code.params.get("lambda") != code.n)
+    return verify_sequential(code, request, per_round=code.params.get("lambda") != code.n)
 
 
 def verify_tree_code(code: GradientCode, request: VerifyRequest) -> Report:
@@ -113,8 +134,7 @@ def verify_tree_code(code: GradientCode, request: VerifyRequest) -> Report:
         from gctool.api import matrix_verify
 
         return matrix_verify(code, request)
-    return verify_tree(code, tol=request.tol,
-                       max_sets=request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS)
+    return verify_tree(code, request)
 
 
 def bound_schedule(code: GradientCode, request: BoundRequest) -> SequentialBoundReport:

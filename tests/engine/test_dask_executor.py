@@ -142,6 +142,56 @@ def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
         assert dsk.threshold == 3 and dsk.stragglers == [5, 7, 9]
 
 
+def _without_executor(doc: Any) -> Any:
+    """A report's JSON without what records the executor or the time (at every depth)."""
+    if isinstance(doc, dict):
+        return {k: _without_executor(v) for k, v in doc.items()
+                if k not in ("jobs", "estimate") and not k.startswith(("elapsed", "seconds"))}
+    if isinstance(doc, list):
+        return [_without_executor(v) for v in doc]
+    return doc
+
+
+#: sequential schemes whose per-round (or per-level) code takes several enumeration tasks
+SEQUENTIAL = {
+    "sr-sgc": dict(n=10, burst=1, window=3, lam=4, gc="cyclic"),
+    "m-sgc": dict(n=6, burst=1, window=3, lam=3),
+    "coded-reduce": dict(fanout=8, depth=2, tolerance=[3], gc="cyclic"),
+}
+
+
+@pytest.mark.parametrize("scheme", sorted(SEQUENTIAL))
+def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule and tree verifiers hand ``jobs`` and ``runner`` to the enumeration of
+    their per-round (per-level) codes, and the report does not depend on them."""
+    import gctool
+
+    enumeration = importlib.import_module("gctool.audit.verify.enumeration")
+    seen: list[tuple[int, Any]] = []
+    fold = enumeration.run_folded
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append((kw["jobs"], kw["runner"]))
+        return fold(*args, **kw)
+
+    monkeypatch.setattr(enumeration, "run_folded", spy)
+    code = gctool.design(scheme, seed=1, **SEQUENTIAL[scheme])
+    one = gctool.verify(code, jobs=1)
+    assert seen and all(jobs == 1 and runner is None for jobs, runner in seen)
+    seen.clear()
+    two = gctool.verify(code, jobs=2)
+    assert seen and all(jobs == 2 and runner is None for jobs, runner in seen)
+    seen.clear()
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"seq-{scheme}")
+    dsk = gctool.verify(code, runner=runner)
+    assert seen and all(r is runner for _, r in seen)
+    assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
+    assert one.ok and dsk.ok
+    docs = [_without_executor(json.loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
+    assert docs[0] == docs[1] == docs[2]
+
+
 def test_adversarial_corpus_identical_on_dask(cluster: Any) -> None:
     """Badly scaled, near-cyclic and complex codes of the adversarial corpus: verify, the worst
     case and the threshold on a Dask cluster are those of the local engines (and the truth)."""
