@@ -60,14 +60,15 @@ class AttackRequest:
     """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to an ``attacker``
     hook.  ``mode`` is ``"worst"`` (``s`` stragglers), ``"set"`` (one ``straggler_set``),
     ``"threshold"`` (at ``epsilon``) or ``"curve"`` (``s`` = the largest s, None: the audit's
-    default); ``options`` are the :class:`~gctool.audit.attack.AttackOptions` (decoder,
-    method, max_sets, ..., progress)."""
+    default; or only the given ``sizes``); ``options`` are the
+    :class:`~gctool.audit.attack.AttackOptions` (decoder, method, max_sets, ..., progress)."""
 
     mode: str
     options: AttackOptions
     s: int | None = None
     straggler_set: tuple[int, ...] | None = None
     epsilon: float = 0.0
+    sizes: Sequence[int] | None = None
 
     @property
     def progress(self) -> Progress | None:
@@ -209,10 +210,14 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
 
 
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
-          **changes: Any) -> Any:
-    """The worst-case error for s = 0..max_s; the report of ``gctool attack --curve`` (a
-    :class:`~gctool.reports.CurveReport`).  ``options`` and keywords as for :func:`attack`."""
-    return _attack(code, AttackRequest("curve", _options(options, changes), s=max_s))
+          *, sizes: Sequence[int] | None = None, **changes: Any) -> Any:
+    """The worst-case error for s = 0..max_s (default n), or for the given ``sizes`` only (any
+    order, each once; they exclude ``max_s``); the report of ``gctool attack --curve`` (a
+    :class:`~gctool.reports.CurveReport`).  Each point is the worst-case search that
+    :func:`attack` runs for its s (seeded with the previous point's set), so exact points
+    equal ``attack``'s errors.  ``options`` and keywords as for :func:`attack`."""
+    return _attack(code, AttackRequest("curve", _options(options, changes), s=max_s,
+                                       sizes=sizes))
 
 
 def _attack(code: GradientCode, request: AttackRequest) -> Any:
@@ -234,7 +239,7 @@ def matrix_attack(code: GradientCode, request: AttackRequest) -> Any:
     if request.mode == "threshold":
         return least(code, request.epsilon, request.options)
     if request.mode == "curve":
-        return worst_curve(code, request.s, request.options)
+        return worst_curve(code, request.s, request.options, sizes=request.sizes)
     s = code.s if request.s is None else request.s
     return worst(code, s, request.options)
 

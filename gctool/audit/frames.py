@@ -195,7 +195,7 @@ def attack_hook(code: GradientCode, request: AttackRequest) -> Report:
         return set_spectrum(code, list(request.straggler_set or ()))
     if mode == "curve":
         return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples, seed=seed,
-                              progress=request.progress)
+                              progress=request.progress, sizes=request.sizes)
     s = code.s if request.s is None else request.s
     sample = samples if method == "auto" and comb(code.n, s) > max_sets else None
     return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,

@@ -25,14 +25,14 @@ ETF with unit rows and coherence mu_c this is ``beta - 1 - (s - 1) mu_c``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gctool.audit.checks import check_budget, check_s
+from gctool.audit.checks import check_budget, check_s, curve_sizes
 from gctool.audit.outcome import WorstOutcome
 from gctool.codes.encoded import epsilon_of, epsilon_upper_bound
 from gctool.engine.enumeration import count_sets, sample_sets
@@ -315,13 +315,13 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
 
 def spectrum_curve(code: GradientCode, max_s: int | None = None, *,
                    max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
-                   progress: Progress | None = None) -> SpectrumCurveReport:
-    """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k)."""
+                   progress: Progress | None = None,
+                   sizes: Sequence[int] | None = None) -> SpectrumCurveReport:
+    """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k), or
+    for the given ``sizes`` only."""
     n, k = code.n, code.k
-    top = (n - k if n > k else 0) if max_s is None else max_s
-    check_s(top, n, "max_s")
     out = []
-    for s in range(top + 1):
+    for s in curve_sizes(n, max_s, sizes, n - k if n > k else 0, allow_all=False):
         enumerable = count_sets(n, s) <= max_sets
         out.append(worst_spectrum(code, s, max_sets=max_sets,
                                   sample=None if enumerable else (sample or DEFAULT_SAMPLES),

@@ -89,13 +89,53 @@ def test_chosen_sizes_equal_the_full_curve(case: tuple[GradientCode, list[float]
     assert part.reason == f"worst-case error for s = 0, 2, {code.n}"
 
 
-def test_sizes_are_checked() -> None:
+def test_public_curve_sizes_are_the_per_size_attacks(
+        case: tuple[GradientCode, list[float]]) -> None:
+    """``gctool.curve(sizes=)``: each point is what ``gctool.attack`` reports for its s (and
+    the brute-force worst case), in the order asked, normalised alike."""
+    code, brute = case
+    sizes = [code.n - 1, 1, 2]
+    for normalize in ("none", "k"):
+        report = gctool.curve(code, sizes=sizes, normalize=normalize, method="exhaustive")
+        assert [p.s for p in report.curve] == sorted(sizes)
+        for p in report.curve:
+            single = gctool.attack(code, p.s, normalize=normalize, method="exhaustive")
+            assert p.raw_error == pytest.approx(single.raw_error, abs=1e-9)
+            assert p.error == pytest.approx(single.error, abs=1e-9)
+            assert p.raw_error == pytest.approx(brute[p.s], abs=1e-8)
+            assert p.exact and single.exact
+
+
+def test_public_curve_sizes_of_a_frame_are_its_per_size_attacks() -> None:
+    frame = gctool.design("encoded", frame="paley", workers=6, s=1)
+    report = gctool.curve(frame, sizes=[2, 0])
+    assert [p.s for p in report.curve] == [0, 2]
+    for p in report.curve:
+        assert p.to_dict() == gctool.attack(frame, p.s).to_dict() | {
+            k: v for k, v in p.to_dict().items() if k.startswith("elapsed")}
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ([], "sizes must be a non-empty list of numbers of stragglers, got []"),
+    ("12", "sizes must be a non-empty list of numbers of stragglers, got '12'"),
+    (3, "sizes must be a non-empty list of numbers of stragglers, got 3"),
+    ([8], "sizes: 8 is not a number of stragglers in 0..7 (n = 7)"),
+    ([-1], "sizes: -1 is not a number of stragglers in 0..7 (n = 7)"),
+    ([1, 1.5], "sizes: 1.5 is not a number of stragglers in 0..7 (n = 7)"),
+    ([True], "sizes: True is not a number of stragglers in 0..7 (n = 7)"),
+    ([None], "sizes: None is not a number of stragglers in 0..7 (n = 7)"),
+])
+def test_sizes_are_checked(sizes: object, message: str) -> None:
     code = CODES["cyclic"]()
-    for bad in ([], [code.n + 1], [-1]):
-        with pytest.raises(InvalidInput):
-            curve(code, sizes=bad)
-    with pytest.raises(InvalidInput, match="exclude"):
-        curve(code, 3, sizes=[1])
+    for run in (curve, gctool.curve):
+        with pytest.raises(InvalidInput) as err:
+            run(code, sizes=sizes)
+        assert str(err.value) == message
+    with pytest.raises(InvalidInput, match="^max_s and sizes exclude each other$"):
+        gctool.curve(code, 3, sizes=[1])
+    frame = gctool.design("encoded", frame="paley", workers=6, s=1)
+    with pytest.raises(InvalidInput, match=r"^sizes: 6 is not .* in 0\.\.5 \(n = 6\)$"):
+        gctool.curve(frame, sizes=[6])
 
 
 def test_the_planner_fits_both_budgets_cheapest_first() -> None:

@@ -151,6 +151,24 @@ def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
         _same(args, path, call)
 
 
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: str) -> None:
+    """``gctool.curve(sizes=)``: each point is what ``gctool attack -s`` prints for its s."""
+    path = _code_file(tmp_path, scheme)
+    code = gctool.read_code(path)
+    sizes = sorted({1, code.s, min(code.n - 1, code.s + 1)})
+    report = gctool.curve(code, sizes=sizes, jobs=0).to_dict()
+    points = report["curve"]
+    assert [p["s"] for p in points] == sizes
+    for point in points:
+        r = CliRunner().invoke(cli, ["attack", str(path), "-s", str(point["s"]), "--json"])
+        assert r.exit_code in (0, 1), (point["s"], r.output, r.stderr)
+        single = json.loads(r.stdout)
+        assert point.get("error", point.get("epsilon")) is not None
+        for key in ("error", "raw_error", "epsilon", "exact"):
+            assert point.get(key) == pytest.approx(single.get(key), abs=1e-12), (key, point)
+
+
 @pytest.mark.parametrize(("scheme", "args", "call"), [
     ("sr-sgc", ["verify", "-s", "2"], lambda c: gctool.verify(c, 2)),
     ("coded-reduce", ["verify", "-s", "2"], lambda c: gctool.verify(c, 2)),

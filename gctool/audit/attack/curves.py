@@ -22,11 +22,11 @@ from gctool.audit import exhaustive, randomized
 from gctool.audit.attack.figures import random_means
 from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.attack.worst import largest, worst_outcome
-from gctool.audit.checks import check_s
+from gctool.audit.checks import curve_sizes
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.engine.enumeration import pad_to
-from gctool.errors import InvalidInput, summarised
+from gctool.errors import summarised
 from gctool.limits import CURVE_MAX_WORK, TIE_RTOL
 from gctool.model import GradientCode
 from gctool.reports import CurveReport, WorstPoint
@@ -85,18 +85,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
 
 def _sizes(code: GradientCode, max_s: int | None, sizes: Sequence[int] | None) -> list[int]:
     """The values of s to compute, increasing: 0..max_s (default n), or ``sizes``."""
-    if sizes is None:
-        top = code.n if max_s is None else max_s
-        check_s(top, code.n, "max_s", allow_all=True)
-        return list(range(top + 1))
-    if max_s is not None:
-        raise InvalidInput("max_s and sizes exclude each other")
-    todo = sorted(set(sizes))
-    if not todo:
-        raise InvalidInput("sizes must name at least one number of stragglers")
-    for s in todo:
-        check_s(s, code.n, "sizes", allow_all=True)
-    return todo
+    return curve_sizes(code.n, max_s, sizes, code.n)
 
 
 def _work(n: int, cols: int, s: int) -> float:
