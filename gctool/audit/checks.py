@@ -7,6 +7,7 @@ from :mod:`gctool.limits`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,35 @@ import numpy as np
 from gctool.errors import BudgetExceeded, InvalidInput
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Refusals:
+    """What the refusals of an attack search say: the command that asked for it and the options
+    of that command that would make the run fit.  The defaults are ``gctool attack``'s;
+    ``gctool show`` computes its curve with its own (:func:`gctool.viz.curve.error_curve`), so
+    that a refusal names show's options."""
+
+    #: the command named at the start of a refusal; None: the attack's own names
+    #: ("attack", "attack --curve", "exhaustive attack")
+    command: str | None = None
+    #: the remedy above the work budget, before a search starts
+    work: str = "attack a smaller code or a finite-field version of it, or raise --max-work"
+    #: the remedy above the memory budget
+    memory: str = "attack a smaller code or a finite-field version of it"
+    #: the remedy of an exhaustive search above its budget of straggler sets
+    sets: str = "raise it with --max-sets or use --method bnb/greedy"
+    #: the remedy of a search that has spent the work budget
+    search: str = ("use a smaller code, --method greedy with fewer --restarts, a lower "
+                   "--max-nodes, or raise --max-work")
+
+    def name(self, default: str) -> str:
+        """The command a refusal names (``default``: the attack's name for that place)."""
+        return self.command or default
+
+
+#: the refusals of ``gctool attack``
+ATTACK_REFUSALS = Refusals()
 
 
 def check_s(s: int, n: int, what: str = "s", allow_all: bool = False) -> None:

@@ -23,6 +23,7 @@ from math import comb
 
 import numpy as np
 
+from gctool.audit.checks import ATTACK_REFUSALS
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import OracleKernel, exhaustive_source
@@ -117,32 +118,33 @@ def oracle_set_work(oracle: Oracle, s: int, sets: int) -> int:
 
 
 def check_set_work(code: GradientCode, s: int, sets: int, what: str,
-                   work: int | None = None) -> None:
+                   work: int | None = None, remedy: str = ATTACK_REFUSALS.work) -> None:
     """Refuse (before any set is evaluated) when ``sets`` sets of size s exceed the work
-    budget (``work``: the estimate when it is known better than one solve per set)."""
+    budget (``work``: the estimate when it is known better than one solve per set; ``remedy``:
+    what the refusal suggests, see :class:`~gctool.audit.checks.Refusals`)."""
     from gctool.limits import check_work
 
     each = (f"one {code.n - s} x {code.B.shape[1]} system each" if work is None
             else "estimated for the decoder in use")
     check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
-               f"{each}", set_work(code, s, sets) if work is None else work,
-               "attack a smaller code or a finite-field version of it, or raise "
-               "--max-work")
+               f"{each}", set_work(code, s, sets) if work is None else work, remedy)
 
 
 # -- worst case -----------------------------------------------------------------------------------
 def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs: int = 1,
           progress: Progress | None = None, runner: Runner | None = None) -> WorstOutcome:
     """The worst straggler set of size s (exact), enumerated by the engine of
-    :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``."""
-    n = oracle.n
+    :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``; refusals are
+    worded by ``oracle.refusals``."""
+    n, say = oracle.n, oracle.refusals
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
+    what = say.name("exhaustive attack")
     if need > max_sets:
         raise BudgetExceeded(
-            f"exhaustive attack (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
-            f"the budget of {max_sets:,}; raise it with --max-sets or use --method bnb/greedy")
-    check_set_work(oracle.code, s, need, "exhaustive attack", oracle_set_work(oracle, s, need))
+            f"{what} (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
+            f"the budget of {max_sets:,}; {say.sets}")
+    check_set_work(oracle.code, s, need, what, oracle_set_work(oracle, s, need), say.work)
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 

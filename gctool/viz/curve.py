@@ -33,6 +33,12 @@ from gctool.reports import Report
 
 UNIT = "raw squared error / (k*m) (GF(q): 0/1 indicator); 0 = decodes, 1 = nothing recovered"
 
+#: what show's refusals of its curve suggest: show's own options (the engine is attack's)
+_WITHOUT_CURVE = "show it without the curve (show --no-curve, or a lower show --max-sets)"
+SHOW_REFUSALS = dict(command="show --curve", work=f"{_WITHOUT_CURVE}, or raise show --max-work",
+                     memory=_WITHOUT_CURVE, sets="raise show --max-sets",
+                     search=f"{_WITHOUT_CURVE}, or raise show --max-work")
+
 
 def fraction(raw: float, code: GradientCode) -> float:
     """Raw error -> the curve's unit (see the module docstring)."""
@@ -98,6 +104,7 @@ def error_curve(
     """Worst-case error for every s = 0..n that fits the budget (exhaustive per s, exact), from
     :func:`gctool.audit.attack.curve`; ``progress`` counts the points."""
     from gctool.audit.attack.curves import curve, plan_sizes
+    from gctool.audit.checks import Refusals
     from gctool.decode import DEFAULT_TOL
 
     todo = plan_sizes(code.n, int(code.B.shape[1]), max_sets)
@@ -105,7 +112,8 @@ def error_curve(
     if not todo:
         return Curve("exhaustive attack", UNIT, [], skipped, max_sets, 0)
     report = curve(code, sizes=todo, method="exhaustive", max_sets=max_sets,
-                   tol=DEFAULT_TOL if tol is None else tol, progress=progress)
+                   tol=DEFAULT_TOL if tol is None else tol, progress=progress,
+                   refusals=Refusals(**SHOW_REFUSALS))
     points = [CurvePoint(p.s, fraction(p.raw_error, code), p.raw_error, p.stragglers,
                          _decodes(p.raw_error, code, tol), p.exact) for p in report.curve]
     return Curve("exhaustive attack", UNIT, points, skipped, max_sets, report.checked)

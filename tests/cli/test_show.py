@@ -488,6 +488,68 @@ def test_usage_errors_exit_2(args: list[str], message: str, frc6: GradientCode, 
     assert not (tmp_path / "no").exists()
 
 
+#: what a refusal of show's curve suggests: show's own options, never attack's
+WITHOUT_CURVE = "show it without the curve (show --no-curve, or a lower show --max-sets)"
+
+
+def _refusal(result: Any) -> str:
+    """The one stderr line of an exit-2 refusal with nothing on stdout."""
+    assert result.exit_code == 2 and result.stdout == "", (result.exit_code, result.stderr)
+    lines = result.stderr.rstrip("\n").split("\n")
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "attack" not in lines[0] and "--method" not in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def cyclic14(tmp_path: Path) -> str:
+    import gctool
+
+    path = tmp_path / "c14.json"
+    write_code(gctool.design("cyclic", n=14, s=3, seed=1), path)
+    return str(path)
+
+
+def test_curve_refused_above_the_work_budget_names_shows_options(
+        cyclic14: str, runner: CliRunner) -> None:
+    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "1e5"))
+    assert line.startswith("gctool: error: show --curve (n=14, k*m=14, s=1): 14 straggler sets, "
+                           "one 13 x 14 system each needs about 9e+05 operations"), line
+    assert "above the work budget of 1e+05 (--max-work, GCTOOL_MAX_WORK)" in line
+    assert line.endswith(f"; {WITHOUT_CURVE}, or raise show --max-work"), line
+    # the same budget draws the picture without the curve
+    assert _show(runner, cyclic14, "--no-curve", "--max-work", "1e5").exit_code == 0
+
+
+def test_curve_refused_above_the_memory_budget_names_shows_options(
+        cyclic14: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
+    line = _refusal(_show(runner, cyclic14, "--curve"))
+    assert line.startswith("gctool: error: show --curve (n=14, k*m=14, real): the optimal "
+                           "decoder's set-up (SVDs of B) needs about"), line
+    assert line.endswith(f"(GCTOOL_MAX_MEMORY); {WITHOUT_CURVE}"), line
+
+
+def test_curve_search_over_the_work_budget_names_shows_options(
+        cyclic14: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search that spends the budget while it runs (its estimate let it start)."""
+    from gctool.audit import exhaustive
+
+    monkeypatch.setattr(exhaustive, "check_set_work", lambda *args, **kw: None)
+    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "1e5"))
+    assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) has "
+                           "spent about"), line
+    assert line.endswith(f"; {WITHOUT_CURVE}, or raise show --max-work"), line
+
+
+def test_attack_refusals_keep_naming_attacks_options(cyclic14: str, runner: CliRunner) -> None:
+    r = runner.invoke(cli, ["attack", cyclic14, "--curve", "--max-work", "1e5"])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("gctool: error: attack --curve (n=14, k*m=14, s=1): ")
+    assert r.stderr.rstrip().endswith("attack a smaller code or a finite-field version of it, "
+                                      "or raise --max-work")
+
+
 def test_help_has_examples(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["show", "--help"])
     assert result.exit_code == 0 and "Examples:" in result.stdout

@@ -51,7 +51,8 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     scale = scale_of(code, opts.normalize)
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
-        exhaustive.check_set_work(code, 1, code.n, "attack --curve")
+        exhaustive.check_set_work(code, 1, code.n, opts.refusals.name("attack --curve"),
+                                  remedy=opts.refusals.work)
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
     prev, checked = None, 0

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit import bnb, randomized
+from gctool.audit.checks import ATTACK_REFUSALS, Refusals
 from gctool.audit.oracles import Oracle, make_oracle
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.sweep import Runner
@@ -59,6 +60,9 @@ class AttackOptions:
     #: where the exhaustive enumeration runs: None = ``jobs`` local processes, or a
     #: :class:`gctool.audit.distributed.DaskRunner`; results do not depend on it
     runner: Runner | None = dc_field(default=None, compare=False)
+    #: how refusals name the command that asked and its options (``gctool attack``'s by
+    #: default; ``gctool show`` passes its own)
+    refusals: Refusals = dc_field(default=ATTACK_REFUSALS, compare=False)
 
     @classmethod
     def of(cls, options: AttackOptions | None = None, **changes: Any) -> AttackOptions:
@@ -109,7 +113,7 @@ def scale_of(code: GradientCode, normalize: str) -> float:
     return float(code.k) if normalize == "k" else 1.0
 
 
-def check_setup(code: GradientCode, decoder: str) -> None:
+def check_setup(code: GradientCode, decoder: str, refusals: Refusals = ATTACK_REFUSALS) -> None:
     """Refuse, before it starts, the set-up of the optimal decoder over R/C above the work or
     memory budget: one SVD of B (K x n), one of its n x n complement, and the n x n
     projectors H and N (:class:`gctool.audit.oracles.OptimalOracle`)."""
@@ -119,21 +123,23 @@ def check_setup(code: GradientCode, decoder: str) -> None:
 
     n, K = code.B.shape
     r = min(n, K)
-    what = f"attack (n={n}, k*m={K}, {code.field}): the optimal decoder's set-up (SVDs of B)"
-    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r,
-               "attack a smaller code or a finite-field version of it, or raise --max-work")
+    what = (f"{refusals.name('attack')} (n={n}, k*m={K}, {code.field}): the optimal decoder's "
+            "set-up (SVDs of B)")
+    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r, refusals.work)
     item = np.dtype(code.field.dtype).itemsize
-    check_memory(what, item * (6 * n * n + 3 * n * K),
-                 "attack a smaller code or a finite-field version of it")
+    check_memory(what, item * (6 * n * n + 3 * n * K), refusals.memory)
 
 
 def oracle_for(code: GradientCode, opts: AttackOptions) -> Oracle:
-    """The error oracle of ``opts.decoder``, after :func:`check_setup`."""
-    check_setup(code, opts.decoder)
+    """The error oracle of ``opts.decoder``, after :func:`check_setup`; its refusals are worded
+    by ``opts.refusals``."""
+    check_setup(code, opts.decoder, opts.refusals)
     try:
-        return make_oracle(code, opts.decoder, opts.weights, opts.tol)
+        oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
     except KeyboardInterrupt:  # before any search: say so, with the count
         from gctool.errors import SearchInterrupted
 
         raise SearchInterrupted(f"interrupted while setting up the {opts.decoder} decoder "
                                 f"(n = {code.n}); 0 straggler sets checked; no verdict") from None
+    oracle.refusals = opts.refusals
+    return oracle

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.checks import ATTACK_REFUSALS, Refusals
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
@@ -35,6 +36,8 @@ class Oracle:
         from gctool.limits import max_work
 
         self.budget = max_work()
+        #: how the refusals of a search on this oracle are worded (the command that asked)
+        self.refusals: Refusals = ATTACK_REFUSALS
 
     def set_work(self, s: int, sets: int) -> int:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
@@ -79,9 +82,7 @@ class Oracle:
                 f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
                 f"{self.code.field}) has spent about {self.spent:.2g} operations "
                 f"({self.evaluations:,} straggler sets decoded), above the work budget of "
-                f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); use a smaller code, "
-                "--method greedy with fewer --restarts, a lower --max-nodes, or raise "
-                "--max-work")
+                f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); {self.refusals.search}")
 
     def error(self, S: Sequence[int]) -> float:
         row = np.array(sorted({int(i) for i in S}), dtype=np.intp)
