@@ -1,10 +1,8 @@
 """``gctool show``: a picture of a code in the terminal (rich), as a standalone SVG, or as a
-JSON summary.  The pictures are computed by :mod:`gctool.viz`; the terminal view is
-:mod:`gctool.cli.render.show`."""
+JSON summary.  The command parses its options, calls :func:`gctool.show` (picture, curve and
+SVG file: :mod:`gctool.viz`), renders the picture (:mod:`gctool.cli.render.show`) and exits."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import click
 
@@ -60,8 +58,8 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
 
     Workers are rows and columns of B are columns.  FILE may be '-'.
     """
-    from gctool import viz
-    from gctool._files import atomic_write
+    from gctool.viz.picture import parse_stragglers
+    from gctool.viz.show import show as run_show
 
     if as_json and writes_stdout(svg_path):
         raise click.UsageError("--svg and --json both write to stdout; choose one")
@@ -70,29 +68,15 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
     if curve_file == "-" and code_file == "-":
         raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
     code = load_code(code_file)
-    S = None if stragglers is None else viz.parse_stragglers(stragglers, code.n)
-    curve = _curve(code, curve_file, want_curve, svg_path is not None, max_sets, tol)
-    pic = viz.picture(code, max_cells=max_cells, stragglers=S, curve=curve, tol=tol)
-    if svg_path is not None:
-        data = viz.render_svg(pic)
-        atomic_write(svg_path, data)
-        pic.attach_svg(svg_path, data, viz.SVG_MAX_CELLS)
-        if svg_path != "-":
-            status(f"wrote picture to {svg_path} ({len(data):,} bytes)")
+    S = None if stragglers is None else parse_stragglers(stragglers, code.n)
+    with progress_bar("error curve") as progress:
+        pic = run_show(code, stragglers=S, curve=want_curve, curve_file=curve_file,
+                       svg=svg_path, max_sets=max_sets, max_cells=max_cells, tol=tol,
+                       progress=progress)
+    if pic.svg is not None and svg_path != "-":
+        status(f"wrote picture to {svg_path} ({pic.svg['bytes']:,} bytes)")
     if as_json or svg_path != "-":  # else the SVG itself went to stdout
         from gctool.cli.render import render
 
         render(pic, as_json)
     return int(exit_code(pic))
-
-
-def _curve(code: Any, path: str | None, want: bool | None, svg: bool, max_sets: int,
-           tol: float) -> Any:
-    from gctool.viz import error_curve, read_curve
-
-    if path is not None:
-        return read_curve(path, code)
-    if not (want or (want is None and svg)):
-        return None
-    with progress_bar("error curve") as progress:
-        return error_curve(code, max_sets=max_sets, tol=tol, progress=progress)

@@ -3,7 +3,7 @@ for a straggler set, and an optional worst-case error curve; plus the JSON summa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +27,27 @@ def parse_stragglers(text: str, n: int) -> list[int]:
         S = [int(x) for x in raw]
     except ValueError:
         raise InvalidInput(f"stragglers must be worker indices like 0,3, got {text!r}") from None
-    bad = [i for i in S if not 0 <= i < n]
+    return check_stragglers(S, n)
+
+
+def check_stragglers(stragglers: Iterable[Any], n: int) -> list[int]:
+    """The straggling workers, sorted: integers in 0..n-1, each once (one line of InvalidInput
+    otherwise)."""
+    if isinstance(stragglers, str | bytes) or not isinstance(stragglers, Iterable):
+        raise InvalidInput(f"stragglers must be a list of worker indices, got {stragglers!r}")
+    S = list(stragglers)
+    for i in S:
+        if isinstance(i, bool) or not isinstance(i, int | np.integer):
+            raise InvalidInput(f"stragglers must be worker indices like 0,3, got {i!r}")
+    bad = [int(i) for i in S if not 0 <= i < n]
     if bad:
         raise InvalidInput(f"straggler index {bad[0]} is not a worker (0..{n - 1})")
-    if len(set(S)) != len(S):
-        raise InvalidInput(f"straggler list {text!r} repeats a worker")
-    return sorted(S)
+    seen: set[int] = set()
+    for i in map(int, S):
+        if i in seen:
+            raise InvalidInput(f"the straggler list repeats worker {i}")
+        seen.add(i)
+    return sorted(seen)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The library and the CLI give the same answers.
 
 For every registered scheme (a small instance of each, fixed seed), ``gctool.verify``,
-``gctool.attack``, ``gctool.threshold``, ``gctool.curve``, ``gctool.bound``, ``gctool.export``
-(and ``gctool.simulate``) on the code read from a file return a report whose ``to_dict()`` is
-exactly what the command prints with ``--json`` (timings aside); a refusal is the same error on
-both sides.
+``gctool.attack``, ``gctool.threshold``, ``gctool.curve`` (also with ``sizes=``),
+``gctool.bound``, ``gctool.show``, ``gctool.export`` (and ``gctool.simulate``) on the code read
+from a file return a report whose ``to_dict()`` is exactly what the command prints with
+``--json`` (timings aside); a refusal is the same error on both sides.
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def test_public_functions_survive_imports_of_their_modules() -> None:
     for mod in pkgutil.iter_modules(gctool.__path__):
         if not mod.name.startswith("_"):
             importlib.import_module(f"gctool.{mod.name}")
+    importlib.import_module("gctool.viz.show")
     for name in ("verify", "attack", "threshold", "curve", "bound", "export", "simulate",
-                 "design", "read_code", "write_code"):
+                 "show", "design", "read_code", "write_code"):
         assert callable(getattr(gctool, name)), name
         assert not isinstance(getattr(gctool, name), types.ModuleType), name
     assert callable(gctool.decode.decode)
@@ -149,6 +150,65 @@ def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
     path = _code_file(tmp_path, scheme)
     for args, call in COMMANDS:
         _same(args, path, call)
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_show_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
+    """``gctool.show`` is ``gctool show --json`` (curve, decoding vector, picture), and the
+    curve it draws is ``gctool.curve(sizes=)`` of the sizes it chose, in the picture's unit."""
+    path = _code_file(tmp_path, scheme)
+    _same(["show", "--curve"], path, lambda c: gctool.show(c, curve=True))
+    _same(["show", "--stragglers", "0,1", "--max-cells", "4"], path,
+          lambda c: gctool.show(c, stragglers=[1, 0], max_cells=4))
+    code = gctool.read_code(path)
+    drawn = gctool.show(code, curve=True).curve
+    assert drawn is not None and drawn.points, scheme  # every small instance gets a curve
+    if SCHEMES[scheme].attacker is None:  # (a frame's attacker audits spectra instead)
+        sizes = [p.s for p in drawn.points]
+        engine = gctool.curve(code, sizes=sizes, method="exhaustive").curve
+        assert [p.s for p in engine] == sizes
+        unit = 1.0 if code.field.is_finite else code.k * code.m
+        for mine, theirs in zip(drawn.points, engine, strict=True):
+            assert mine.raw_error == theirs.raw_error and mine.stragglers == theirs.stragglers
+            assert mine.error == theirs.raw_error / unit
+
+
+@pytest.mark.parametrize("scheme", ["cyclic", "cyclic-mds", "encoded"])
+def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
+    path = _code_file(tmp_path, scheme)
+    cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
+    r = CliRunner().invoke(cli, ["show", str(path), "--svg", str(cli_svg), "--stragglers", "1",
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    report = gctool.show(gctool.read_code(path), svg=lib_svg, stragglers=[1]).to_dict()
+    assert lib_svg.read_bytes() == cli_svg.read_bytes()
+    assert report["svg"].pop("path") == str(lib_svg)
+    assert report["curve"] is not None  # an SVG has a curve unless curve=False
+    doc = json.loads(r.stdout)
+    assert doc["svg"].pop("path") == str(cli_svg)
+    assert _normal(doc) == _normal(json.loads(json.dumps(report)))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda c: gctool.show(c, stragglers=[0, 0]), "the straggler list repeats worker 0"),
+    (lambda c: gctool.show(c, stragglers=[6]), "straggler index 6 is not a worker (0..5)"),
+    (lambda c: gctool.show(c, stragglers=[1.5]),
+     "stragglers must be worker indices like 0,3, got 1.5"),
+    (lambda c: gctool.show(c, stragglers="0,1"),
+     "stragglers must be a list of worker indices, got '0,1'"),
+    (lambda c: gctool.show(c, curve=False, curve_file="x.json"),
+     "curve_file and curve=False exclude each other"),
+    (lambda c: gctool.show(c, curve=True, max_sets=0),
+     "max_sets must be a positive integer, got 0"),
+    (lambda c: gctool.show(c, max_cells=True), "max_cells must be a positive integer, got True"),
+    (lambda c: gctool.show(c, tol=-1.0), "tolerance must be a finite number >= 0, got -1.0"),
+])
+def test_show_refuses_bad_arguments_in_one_line(tmp_path: Path, call: Callable[[Any], Any],
+                                                message: str) -> None:
+    code = gctool.read_code(_code_file(tmp_path, "cyclic"))
+    with pytest.raises(GctoolError) as err:
+        call(code)
+    assert str(err.value) == message
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
