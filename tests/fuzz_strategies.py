@@ -28,13 +28,11 @@ from gctool.io import code_bytes, code_to_doc, code_to_meta, dumps_document, enc
 from gctool.limits import MAX_COLUMNS, MAX_N
 from gctool.model import GradientCode
 
+from corpus import CRC3, GF7_B
+
 # ---------------------------------------------------------------------------------------------
 # fixtures: valid codes and the scratch directory
 # ---------------------------------------------------------------------------------------------
-GF7_B = [[6, 2, 1, 0, 0, 0], [0, 6, 2, 1, 0, 0], [0, 0, 6, 2, 1, 0],
-         [0, 0, 0, 6, 2, 1], [1, 0, 0, 0, 6, 2], [2, 1, 0, 0, 0, 6]]
-CRC3 = [[0.5, 1.0, 0.0], [0.0, 1.0, -1.0], [0.5, 0.0, 1.0]]
-
 
 def fixture_codes() -> dict[str, GradientCode]:
     """Small valid codes over every kind of field (n <= 6, so every audit is instant)."""

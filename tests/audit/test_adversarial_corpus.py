@@ -12,7 +12,6 @@ import itertools
 import json
 import subprocess
 import sys
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -25,42 +24,16 @@ from gctool.bounds import bounds
 from gctool.codes import design
 from gctool.model import GradientCode
 
-from oracles import exact_lstsq_error
+from corpus import (
+    adversarial_corpus,
+    code_of,
+    exact_ok,
+    exact_threshold,
+    exact_worst,
+    tandon7,
+)
 
-TOL = 1e-9
-
-
-def code_of(B: np.ndarray | list, s: int, field: str = "real") -> GradientCode:
-    return GradientCode(np.asarray(B), parse_field(field), s)
-
-
-def exact_errors(B: np.ndarray, s: int) -> dict[tuple[int, ...], Fraction]:
-    n = B.shape[0]
-    return {S: exact_lstsq_error(B, tuple(i for i in range(n) if i not in S))
-            for S in itertools.combinations(range(n), s)}
-
-
-def exact_threshold(B: np.ndarray) -> int | None:
-    k = B.shape[1]
-    for t in range(B.shape[0] + 1):
-        if any(e > TOL * k for e in exact_errors(B, t).values()):
-            return t
-    return None
-
-
-def exact_worst(B: np.ndarray, s: int) -> tuple[float, list[tuple[int, ...]]]:
-    errs = exact_errors(B, s)
-    top = max(errs.values())
-    tied = [S for S, e in errs.items() if abs(e - top) <= Fraction(1, 10**12) * max(1, top)]
-    return float(top), tied
-
-
-def exact_ok(B: np.ndarray, s: int) -> bool:
-    return all(e <= TOL * B.shape[1] for e in exact_errors(B, s).values())
-
-
-def tandon7() -> np.ndarray:
-    return np.asarray(design("cyclic", 7, 2, seed=1).B)
+CORPUS = adversarial_corpus()
 
 
 # -- the examples of the audit ----------------------------------------------------------------
@@ -156,23 +129,7 @@ def test_frc_with_one_perturbed_entry(i: int, j: int) -> None:
 
 
 # -- every method on the corpus ---------------------------------------------------------------
-def _corpus() -> list[tuple[str, np.ndarray, int, str]]:
-    rng = np.random.default_rng(7)
-    t7 = tandon7()
-    frc = np.asarray(design("frc", 6, 2).B)
-    near_cyclic = np.array([np.roll([1.0, 1.0, 1.0, 0, 0, 0], i) for i in range(6)])
-    near_cyclic[2, 3] = 1 + 2**-40
-    mixed = rng.standard_normal((6, 4)) * 10.0 ** rng.integers(-150, 150, 6)[:, None]
-    cplx = np.array([np.roll([1, 1j, -1, 0, 0, 0], i) for i in range(6)]) * \
-        10.0 ** np.array([0, 100, -100, 50, -50, 3])[:, None]
-    return [("tandon-scaled", t7 * 10.0 ** rng.uniform(-12, 12, 7)[:, None], 2, "real"),
-            ("frc-tiny", frc * 1e-250, 2, "real"),
-            ("near-cyclic", near_cyclic, 2, "real"),
-            ("mixed-scales", mixed, 2, "real"),
-            ("complex-scaled", cplx, 2, "complex")]
-
-
-@pytest.mark.parametrize("name,B,s,field", _corpus(), ids=[c[0] for c in _corpus()])
+@pytest.mark.parametrize("name,B,s,field", CORPUS, ids=[c[0] for c in CORPUS])
 def test_every_method_gives_the_exact_answer(name: str, B: np.ndarray, s: int,
                                              field: str) -> None:
     code = code_of(B, s, field)
@@ -200,7 +157,7 @@ def test_every_method_gives_the_exact_answer(name: str, B: np.ndarray, s: int,
         assert t is None or t <= code.n - rank + 1
 
 
-@pytest.mark.parametrize("name,B,s,field", _corpus(), ids=[c[0] for c in _corpus()])
+@pytest.mark.parametrize("name,B,s,field", CORPUS, ids=[c[0] for c in CORPUS])
 def test_elementary_threshold_is_exact_or_a_labelled_bound(name: str, B: np.ndarray, s: int,
                                                            field: str) -> None:
     """The elementary method's float64 support tests prove nothing; its "exact" must be the

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_adversarial_corpus import _corpus, exact_ok
 
 from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
@@ -21,11 +20,9 @@ from gctool.codes import design
 from gctool.engine.enumeration import unrank_lex
 from gctool.model import GradientCode
 
-TOL = 1e-9
+from corpus import TOL, adversarial_corpus, code_of, exact_ok
 
-
-def code_of(B: Any, s: int, field: str = "real") -> GradientCode:
-    return GradientCode(np.asarray(B), parse_field(field), s)
+CORPUS = adversarial_corpus()
 
 
 def both(monkeypatch: pytest.MonkeyPatch, fn: Any, *args: Any, **kw: Any) -> tuple[Any, Any]:
@@ -79,7 +76,7 @@ def test_verify_compiled_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str
     same_report(plain, fast)
 
 
-@pytest.mark.parametrize("name,B,s,field", _corpus(), ids=[c[0] for c in _corpus()])
+@pytest.mark.parametrize("name,B,s,field", CORPUS, ids=[c[0] for c in CORPUS])
 def test_adversarial_corpus_compiled(monkeypatch: pytest.MonkeyPatch, name: str, B: Any,
                                      s: int, field: str) -> None:
     code = code_of(B, s, field)
@@ -288,7 +285,7 @@ def attack_codes() -> list[tuple[str, GradientCode]]:
     cplx = code_of(np.asarray(c.B) * np.exp(1j * rng.uniform(0, 6, 11))[:, None], 2, "complex")
     return [("cyclic", design("cyclic", n=12, s=3, seed=2)), ("complex", cplx),
             ("fails-mid", random_codes()[4][1])] + \
-        [(name, code_of(B, s, field)) for name, B, s, field in _corpus()]
+        [(name, code_of(B, s, field)) for name, B, s, field in adversarial_corpus()]
 
 
 @pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])

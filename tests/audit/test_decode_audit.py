@@ -36,7 +36,7 @@ def test_gf7_decoding_vectors(gf7: GradientCode) -> None:
 
 
 def test_rs_example_decoding_vector() -> None:
-    from conftest import RS5
+    from corpus import RS5
 
     code = GradientCode(np.array(RS5, dtype=float), parse_field("real"), 1)
     assert np.allclose(decode(code, [0, 1, 2, 3]).a[0], [-1 / 6, 1 / 2, -1 / 2, 1 / 6])

@@ -12,16 +12,11 @@ from click.testing import CliRunner, Result
 from gctool.cli.main import cli
 from gctool.io import read_code
 
+from refusals import one_line_error
+
 
 def run(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args))
-
-
-def one_line_error(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("args", [

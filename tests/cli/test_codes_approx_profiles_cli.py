@@ -20,16 +20,11 @@ from gctool.codes.nested import level_matrices
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 
+from refusals import one_line_error
+
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
-
-
-def one_line_error(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr
-    return lines[0]
 
 
 def write(tmp_path: Path, code: GradientCode, name: str = "code.json") -> str:

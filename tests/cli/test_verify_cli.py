@@ -16,8 +16,7 @@ from gctool.cli.main import cli
 from gctool.io import write_code
 from gctool.model import GradientCode
 
-GF7_B = [[6, 2, 1, 0, 0, 0], [0, 6, 2, 1, 0, 0], [0, 0, 6, 2, 1, 0],
-         [0, 0, 0, 6, 2, 1], [1, 0, 0, 0, 6, 2], [2, 1, 0, 0, 0, 6]]
+from corpus import GF7_B
 
 
 def run(runner: CliRunner, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]

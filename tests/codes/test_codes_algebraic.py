@@ -18,7 +18,7 @@ from gctool.codes.cyclic_mds import symmetric_zero_sets
 from gctool.errors import DesignError, InvalidInput
 from gctool.model import GradientCode
 
-from conftest import GF7_B, RS5
+from corpus import GF7_B, RS5
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
 
 

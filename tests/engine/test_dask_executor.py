@@ -33,6 +33,8 @@ from gctool.errors import SearchInterrupted
 from gctool.io import write_code
 from gctool.model import GradientCode
 
+from corpus import adversarial_corpus, code_of, exact_ok, exact_threshold
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowWorker for process workers
 
 CHUNK = 8
@@ -195,11 +197,9 @@ def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
 def test_adversarial_corpus_identical_on_dask(cluster: Any) -> None:
     """Badly scaled, near-cyclic and complex codes of the adversarial corpus: verify, the worst
     case and the threshold on a Dask cluster are those of the local engines (and the truth)."""
-    from test_adversarial_corpus import _corpus, code_of, exact_ok, exact_threshold
-
     picked = {"tandon-scaled", "near-cyclic", "complex-scaled"}
     used: list[int] = []
-    for name, B, s, field in (c for c in _corpus() if c[0] in picked):
+    for name, B, s, field in (c for c in adversarial_corpus() if c[0] in picked):
         code = code_of(B, s, field)
         kw: dict[str, Any] = dict(method="exhaustive")
         runs = [(verify, (code,), kw), (attack, (code, s), kw),

@@ -27,19 +27,11 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
+from refusals import refused
+
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
-
-
-def refused(r: Result, *words: str) -> str:
-    lines = r.stderr.rstrip("\n").split("\n")
-    assert r.exit_code == 2, (r.exit_code, r.stderr)
-    assert len(lines) == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
-    assert "internal error" not in r.stderr and r.stdout == "", r.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def _file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:

@@ -1,0 +1,87 @@
+"""Code corpora shared by the tests of several areas (a plain helper module, not a test module).
+
+* The worked examples of the reference: Tandon's CRC (§1.2), the cyclic-MDS code over GF(7)
+  (§2.1) and Halbawi's RS code over R (§2.2).
+* The adversarial real and complex corpus: badly scaled, near-proportional, near-cyclic, huge
+  and tiny codes, with their truth from exact rational brute force (tests/oracles.py: the
+  exact least-squares error on the binary floating-point entries, one straggler set at a time)
+  under the documented rule "F decodes iff err(F) <= tol * k".
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+from gctool.algebra.fields import parse_field
+from gctool.codes import design
+from gctool.model import GradientCode
+
+from oracles import exact_lstsq_error
+
+# reference §1.2: Tandon's CRC worked example (n = k = 3, s = 1)
+CRC3 = [[0.5, 1.0, 0.0], [0.0, 1.0, -1.0], [0.5, 0.0, 1.0]]
+# reference §2.1: cyclic-MDS over GF(7), n = 6, s = 2, alpha = 3
+GF7_B = [[6, 2, 1, 0, 0, 0], [0, 6, 2, 1, 0, 0], [0, 0, 6, 2, 1, 0],
+         [0, 0, 0, 6, 2, 1], [1, 0, 0, 0, 6, 2], [2, 1, 0, 0, 0, 6]]
+# reference §2.2: Halbawi RS example over R (n = k = 5, s = 1, alpha = 0..4)
+RS5 = [[-24, 0, -6, 0, 0], [-6, 0, 0, 6, 0], [0, -4, 0, 4, 0], [0, -6, 0, 0, 6], [0, 0, 6, 0, 24]]
+
+#: the documented default tolerance of real and complex audits
+TOL = 1e-9
+
+
+def code_of(B: np.ndarray | list, s: int, field: str = "real") -> GradientCode:
+    return GradientCode(np.asarray(B), parse_field(field), s)
+
+
+def exact_errors(B: np.ndarray, s: int) -> dict[tuple[int, ...], Fraction]:
+    """The exact least-squares error of every set of ``s`` stragglers."""
+    n = B.shape[0]
+    return {S: exact_lstsq_error(B, tuple(i for i in range(n) if i not in S))
+            for S in itertools.combinations(range(n), s)}
+
+
+def exact_threshold(B: np.ndarray) -> int | None:
+    """The least number of stragglers that can push the error above ``TOL * k``."""
+    k = B.shape[1]
+    for t in range(B.shape[0] + 1):
+        if any(e > TOL * k for e in exact_errors(B, t).values()):
+            return t
+    return None
+
+
+def exact_worst(B: np.ndarray, s: int) -> tuple[float, list[tuple[int, ...]]]:
+    """The worst error of ``s`` stragglers and every set that attains it."""
+    errs = exact_errors(B, s)
+    top = max(errs.values())
+    tied = [S for S, e in errs.items() if abs(e - top) <= Fraction(1, 10**12) * max(1, top)]
+    return float(top), tied
+
+
+def exact_ok(B: np.ndarray, s: int) -> bool:
+    """Does every set of ``s`` stragglers decode (exact arithmetic)?"""
+    return all(e <= TOL * B.shape[1] for e in exact_errors(B, s).values())
+
+
+def tandon7() -> np.ndarray:
+    return np.asarray(design("cyclic", 7, 2, seed=1).B)
+
+
+def adversarial_corpus() -> list[tuple[str, np.ndarray, int, str]]:
+    """(name, B, s, field) of five codes that broke float verdicts before the exact escalation."""
+    rng = np.random.default_rng(7)
+    t7 = tandon7()
+    frc = np.asarray(design("frc", 6, 2).B)
+    near_cyclic = np.array([np.roll([1.0, 1.0, 1.0, 0, 0, 0], i) for i in range(6)])
+    near_cyclic[2, 3] = 1 + 2**-40
+    mixed = rng.standard_normal((6, 4)) * 10.0 ** rng.integers(-150, 150, 6)[:, None]
+    cplx = np.array([np.roll([1, 1j, -1, 0, 0, 0], i) for i in range(6)]) * \
+        10.0 ** np.array([0, 100, -100, 50, -50, 3])[:, None]
+    return [("tandon-scaled", t7 * 10.0 ** rng.uniform(-12, 12, 7)[:, None], 2, "real"),
+            ("frc-tiny", frc * 1e-250, 2, "real"),
+            ("near-cyclic", near_cyclic, 2, "real"),
+            ("mixed-scales", mixed, 2, "real"),
+            ("complex-scaled", cplx, 2, "complex")]
