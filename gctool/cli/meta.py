@@ -32,9 +32,12 @@ def schema(name: str | None, as_json: bool) -> int:
         if as_json:
             emit_json({"schemas": rows})
         else:
-            width = max(len(r["name"]) for r in rows)
+            from gctool.cli.render.common import escape, stdout_console, table
+
+            t = table("schema", "title", header=False)
             for r in rows:
-                click.echo(f"{r['name']:<{width}}  {r['title']}")
+                t.add_row(escape(r["name"]), escape(r["title"]))
+            stdout_console().print(t)
         return int(ExitCode.OK)
     if name not in schemas.names():
         raise click.BadParameter(f"unknown schema {name!r}{did_you_mean(name, schemas.names())}; "

@@ -187,3 +187,36 @@ def test_the_redeclaration_check_finds_copies() -> None:
     found = [line for line, _ in _redeclarations(copies)]
     assert found.count(1) == 2 and found.count(2) == 1 and found.count(4) == 2
     assert 5 in found and 6 in found
+
+
+#: the one module that makes rich tables (the one table style of the text output)
+TABLE_HOME = "gctool.cli.render.common"
+
+
+def _table_constructions(tree: ast.Module) -> list[int]:
+    """Lines that import rich's Table class or construct a rich table."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rich.table"):
+            out.append(node.lineno)
+        elif isinstance(node, ast.Import) and any(a.name.startswith("rich.table")
+                                                  for a in node.names):
+            out.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == "Table" and \
+                ast.unparse(node.value).endswith("table"):
+            out.append(node.lineno)
+    return out
+
+
+def test_rich_tables_are_made_in_one_place() -> None:
+    found = [f"{name}:{line}: use gctool.cli.render.common.table()"
+             for name, tree in _modules().items() if name != TABLE_HOME
+             for line in _table_constructions(tree)]
+    assert not found, "\n".join(found)
+    assert _table_constructions(_modules()[TABLE_HOME])  # the home is where the check looks
+
+
+def test_the_table_check_finds_constructions() -> None:
+    src = ast.parse("from rich.table import Table\nimport rich.table\n"
+                    "def f():\n    return rich.table.Table()\nfrom rich.text import Text\n")
+    assert _table_constructions(src) == [1, 2, 4]

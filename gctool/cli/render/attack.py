@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from gctool.cli.render.common import diagnostics_lines, escape, fmt, stdout_console
+from gctool.cli.render.common import diagnostics_lines, escape, fmt, stdout_console, table
 from gctool.reports import AttackReport, CurveReport, RandomMeans, ThresholdReport, WorstReport
 
 
@@ -60,13 +60,14 @@ def render_curve(r: CurveReport) -> None:
         top = max([p.error for p in points if math.isfinite(p.error)] + [1e-300])
         has_mean = any(p.mean is not None for p in points)
         con.print(f"[bold]worst-case error for s = 0..{r.s}[/]")
-        con.print("   s  worst        " + ("mean         " if has_mean else "") + "how")
+        t = table("s", "worst", *(["mean"] if has_mean else []), "how", "")
         for p in points:
             bar = ("#" * int(round(24 * min(max(p.error, 0) / top, 1.0)))
                    if top > 0 and not math.isnan(p.error) else "")
-            mean = f"{fmt(p.mean, 5):<12} " if has_mean else ""
             how = ("exact" if p.exact else "heuristic") + f" ({p.method})"
-            con.print(f"{p.s:>4}  {fmt(p.error, 5):<12} {mean}{how:<24} {bar}")
+            t.add_row(str(p.s), fmt(p.error, 5), *([fmt(p.mean, 5)] if has_mean else []), how,
+                      bar)
+        con.print(t)
 
     _frame(r, body, "heuristic (a lower bound on the worst case)", r.random)
 

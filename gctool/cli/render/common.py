@@ -24,11 +24,12 @@ def safe(value: Any) -> str:
     return escape(printable(value))
 
 
-def table(*columns: str, fold: bool = False) -> Any:
-    """The one table style of gctool's text output (rich, no outer edge or padding)."""
+def table(*columns: str, fold: bool = False, header: bool = True) -> Any:
+    """The one table style of gctool's text output (rich, no outer edge or padding); every
+    table gctool prints is made here (``header=False``: a list of labelled rows)."""
     from rich.table import Table
 
-    t = Table(show_edge=False, pad_edge=False)
+    t = Table(show_edge=False, pad_edge=False, show_header=header)
     for col in columns:
         if fold:
             t.add_column(col, overflow="fold")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gctool.cli.render.common import escape, fmt, stdout_console
+from gctool.cli.render.common import escape, fmt, stdout_console, table
 
 
 def render_spectrum(r: Any) -> None:
@@ -42,20 +42,22 @@ def render_spectrum_curve(report: Any) -> None:
     con = stdout_console()
     r0 = report.curve[0]
     con.print(f"[bold]{r0.frame} frame[/] n={r0.n}, k={r0.k}: worst epsilon by stragglers s")
-    con.print(f"  {'s':>3} {'epsilon':>10} {'kappa':>10} {'lambda_min':>11} {'lambda_max':>11}"
-              "  label")
+    t = table("s", "epsilon", "kappa", "lambda_min", "lambda_max", "label")
     for r in report.curve:
         label = ("exact" if r.exact else "heuristic") + f", {r.checked:,}/{r.total:,} sets"
-        con.print(f"  {r.s:>3} {fmt(r.epsilon):>10} {fmt(r.kappa):>10} {fmt(r.lambda_min):>11} "
-                  f"{fmt(r.lambda_max):>11}  {label}")
+        t.add_row(str(r.s), fmt(r.epsilon), fmt(r.kappa), fmt(r.lambda_min), fmt(r.lambda_max),
+                  label)
+    con.print(t)
 
 
 def render_encoded_bound(report: Any) -> None:
     con = stdout_console()
     con.print(f"[bold]encoded ({escape(str(report.frame))})[/] n={report.n}, k={report.k}, "
               f"s={report.s}")
+    t = table("bound", "value", "source", header=False)
     for row in report.rows:
         extra = (f"  [{row['kind']}" + (f" {fmt(row['bound'])}" if "bound" in row else "")
                  + "]") if "kind" in row else ""
-        con.print(f"  {escape(row['name']):<52} {fmt(row['value'])}{escape(extra)}  "
+        t.add_row(escape(row["name"]), fmt(row["value"]) + escape(extra),
                   f"({escape(row['source'])})")
+    con.print(t)
