@@ -146,9 +146,9 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     if require is not None and not threshold_mode:
         raise click.UsageError("--require-tolerance/--require-threshold need --threshold")
     if require_old is not None:
-        from gctool.cli.output import status
+        from gctool.cli.output import note
 
-        status("gctool: note: --require is deprecated; use --require-threshold T, or "
+        note("gctool: note: --require is deprecated; use --require-threshold T, or "
                "--require-tolerance S (= threshold >= S+1)")
     from gctool.audit.attack import AttackOptions
 

@@ -10,7 +10,7 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import field_option, json_option, max_work_option, seed_option
-from gctool.cli.output import quiet_option, status
+from gctool.cli.output import note, quiet_option
 from gctool.registry import SCHEMES
 from gctool.registry.info import Param, SchemeInfo
 
@@ -127,8 +127,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
-        for note in notes:
-            status(note)
+        for line in notes:
+            note(line)
         for warning in code.params.get("warnings", []):
             click.echo(f"gctool: warning: {warning}", err=True)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -92,7 +91,9 @@ def progress_bar(label: str, after: float = 0.0) -> Iterator[Callable[[int, int]
     """The one progress helper: a callback ``update(done, total)`` that draws a rich bar with
     an ETA on stderr, only when stderr is a terminal, and only once the run has lasted
     ``after`` seconds (short runs then draw nothing); None when stderr is not a terminal."""
-    if not sys.stderr.isatty():
+    from gctool.cli.output import stderr_is_terminal
+
+    if not stderr_is_terminal():
         yield None
         return
     import time

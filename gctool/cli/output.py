@@ -1,9 +1,12 @@
 """Shared output helpers of every command: the stdout console, JSON documents, status lines
 on stderr, ``-q/--quiet``, and number formatting.
 
-Results go to stdout; status ("wrote ... to FILE", parameter lines) goes to stderr and is
-silenced by ``--quiet``.  When stdout is not a terminal, text is never wrapped (a CI log or a
-pipe gets whole lines and whole table cells, whatever its width).
+Results go to stdout.  Status ("wrote ... to FILE", parameter lines) and progress bars go to
+stderr only when stderr is a terminal, and ``--quiet`` silences them there too: a run whose
+stderr is a file or a pipe (CI, scripts) has an empty stderr on success, so anything on it is
+an error, a warning or a note that needs action (:func:`note`).  When stdout is not a terminal,
+text is never wrapped (a CI log or a pipe gets whole lines and whole table cells, whatever its
+width).
 """
 
 from __future__ import annotations
@@ -25,8 +28,23 @@ def quiet() -> bool:
     return bool(root is not None and isinstance(root.obj, dict) and root.obj.get("quiet"))
 
 
+def stderr_is_terminal() -> bool:
+    """Is stderr a terminal?  Status lines and progress bars are drawn only then."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return False
+
+
 def status(message: str) -> None:
-    """A status line on stderr ("wrote ... to FILE"), unless --quiet."""
+    """A status line on stderr ("wrote ... to FILE"): only on a terminal, and not with --quiet."""
+    if stderr_is_terminal() and not quiet():
+        click.echo(message, err=True)
+
+
+def note(message: str) -> None:
+    """A note that asks for action (a deprecated option) on stderr, terminal or not, unless
+    --quiet."""
     if not quiet():
         click.echo(message, err=True)
 

@@ -1,10 +1,14 @@
-"""Output discipline for logs and pipelines: status on stderr, --quiet, no wrapping when stdout
-is not a terminal; fresh seeds below 2**53; deterministic designs record no seed."""
+"""Output discipline for logs and pipelines: status on stderr only when it is a terminal, --quiet,
+no wrapping when stdout is not a terminal; fresh seeds below 2**53; deterministic designs record
+no seed."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -18,7 +22,14 @@ def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_design_status_goes_to_stderr(runner: CliRunner, tmp_path: Path) -> None:
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr counts as a terminal (CliRunner's never is)."""
+    monkeypatch.setattr("gctool.cli.output.stderr_is_terminal", lambda: True)
+
+
+def test_design_status_goes_to_a_terminal_stderr(runner: CliRunner, tmp_path: Path,
+                                                 terminal: None) -> None:
     out = tmp_path / "rs.json"
     r = _run(runner, "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
     assert r.exit_code == 0 and r.stdout == ""
@@ -28,7 +39,25 @@ def test_design_status_goes_to_stderr(runner: CliRunner, tmp_path: Path) -> None
     assert r.exit_code == 0 and r.stdout == r.stderr == ""
 
 
-def test_every_written_file_is_announced(runner: CliRunner, tmp_path: Path) -> None:
+def test_no_status_when_stderr_is_not_a_terminal(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "rs.json"
+    r = _run(runner, "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
+    assert r.exit_code == 0 and r.stdout == r.stderr == "" and out.exists()
+
+
+def test_deprecation_notes_reach_any_stderr(runner: CliRunner, tmp_path: Path) -> None:
+    """A note that asks for action is not status: it is printed on a pipe too."""
+    args = ["design", "expander", "--vertices", "10", "-d", "3", "-s", "1", "--seed", "1", "-o",
+            str(tmp_path / "e.json")]
+    r = _run(runner, *args)
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == "gctool: note: --vertices is deprecated; use -n\n"
+    r = _run(runner, "-q", *args)
+    assert r.exit_code == 0 and r.stderr == ""
+
+
+def test_every_written_file_is_announced(runner: CliRunner, tmp_path: Path,
+                                         terminal: None) -> None:
     code = tmp_path / "frc.json"
     gctool.write_code(gctool.design("frc", 6, 2), code)
     svg, plot, plan = tmp_path / "c.svg", tmp_path / "t.svg", tmp_path / "plan.npz"
@@ -39,7 +68,7 @@ def test_every_written_file_is_announced(runner: CliRunner, tmp_path: Path) -> N
              str(plot))
     assert plot.exists() and f"wrote plot to {plot}" in r.stderr
     r = _run(runner, "export", str(code), "-o", str(plan), "--decoders")
-    assert plan.exists() and r.stderr.startswith(f"wrote {plan} (npz") and r.stdout == ""
+    assert plan.exists() and f"wrote {plan} (npz" in r.stderr and r.stdout == ""
 
 
 def test_tables_do_not_wrap_when_stdout_is_not_a_terminal(runner: CliRunner,
@@ -130,3 +159,63 @@ def test_progress_bar_only_on_a_terminal_and_after_its_delay(
             update(10, 10)
         monkeypatch.undo()
         assert ("verify" in fake.buffer.getvalue()) == drawn, (after, fake.buffer.getvalue())
+
+
+def _gctool(cwd: Path, *args: str, stderr: Any = subprocess.PIPE
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gctool", *args], cwd=cwd, text=True,
+                          stdout=subprocess.PIPE, stderr=stderr, timeout=300)
+
+
+#: successful runs of every command, in order (later ones read the files earlier ones write)
+QUIET_RUNS = [
+    ["design", "frc", "-n", "6", "-s", "2", "-o", "frc.json"],
+    ["design", "sr-sgc", "-n", "8", "--burst", "1", "--window", "3", "--lambda", "3", "-o",
+     "sgc.json"],
+    ["design", "kron", "frc.json", "frc.json", "-o", "kron.json"],
+    ["verify", "frc.json", "kron.json"],
+    ["verify", "sgc.json", "--json"],
+    ["attack", "frc.json", "--curve"],
+    ["bound", "frc.json"],
+    ["export", "frc.json", "--decoders", "-o", "plan.npz"],
+    ["show", "frc.json", "--svg", "frc.svg"],
+    ["simulate", "frc.json", "--iterations", "20", "--seed", "1", "--plot", "plot.svg"],
+    ["schema"],
+    ["reference", "--path"],
+]
+
+
+def test_stderr_is_empty_on_success_when_it_is_not_a_terminal(tmp_path: Path) -> None:
+    """Real processes with stderr a pipe: status lines are for terminals only, so a script or
+    CI log sees stderr only for errors and warnings."""
+    for args in QUIET_RUNS:
+        r = _gctool(tmp_path, *args)
+        assert (r.returncode, r.stderr) == (0, ""), args
+    assert {p.name for p in tmp_path.iterdir()} >= {"frc.json", "sgc.json", "kron.json",
+                                                     "plan.npz", "frc.svg", "plot.svg"}
+
+
+def test_status_lines_on_a_terminal_stderr(tmp_path: Path) -> None:
+    """stderr a pseudo-terminal: the status line is there (and -q silences it)."""
+    import os
+    import pty
+
+    for quiet, want in (([], True), (["-q"], False)):
+        leader, follower = pty.openpty()
+        try:
+            r = _gctool(tmp_path, *quiet, "design", "frc", "-n", "6", "-s", "2", "-o",
+                        "frc.json", stderr=follower)
+            os.close(follower)
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 4096)
+                except OSError:  # EIO: every writer has closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            os.close(leader)
+        assert r.returncode == 0 and r.stdout == ""
+        assert (b"wrote frc code (n=6, k=6, s=2, real) to frc.json" in seen) == want, seen
