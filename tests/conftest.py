@@ -30,3 +30,9 @@ def frc6() -> GradientCode:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr counts as a terminal (CliRunner's never is), so status lines are printed."""
+    monkeypatch.setattr("gctool.cli.output.stderr_is_terminal", lambda: True)

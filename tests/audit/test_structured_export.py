@@ -277,7 +277,7 @@ def test_gf_structured_export_needs_no_galois(tmp_path) -> None:  # type: ignore
 
 
 # -- CLI -----------------------------------------------------------------------------------------
-def test_export_cli_decoder_option(runner, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_export_cli_decoder_option(runner, tmp_path, terminal) -> None:  # type: ignore[no-untyped-def]
     from gctool.cli.main import cli
 
     f = tmp_path / "comm.json"

@@ -48,7 +48,8 @@ def test_unseeded_design_records_reproducing_command(runner: CliRunner, tmp_path
     assert again["B"] == first["B"]
 
 
-def test_design_to_files_is_byte_identical(runner: CliRunner, tmp_path: Path) -> None:
+def test_design_to_files_is_byte_identical(runner: CliRunner, tmp_path: Path,
+                                           terminal: None) -> None:
     for ext in ("json", "npz"):
         a, b = tmp_path / f"a.{ext}", tmp_path / f"b.{ext}"
         for p in (a, b):

@@ -56,7 +56,7 @@ def test_random_schemes_record_their_seed(runner: CliRunner) -> None:
     assert json.loads(result.stdout)["seed"] is not None
 
 
-def test_summary_reports_the_spectrum(runner: CliRunner, tmp_path: Path) -> None:
+def test_summary_reports_the_spectrum(runner: CliRunner, tmp_path: Path, terminal: None) -> None:
     out = tmp_path / "pet.json"
     result = run(runner, "design", "expander", "--graph", "petersen", "-s", "2", "-o", str(out),
                  "--json")

@@ -22,12 +22,6 @@ def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
-@pytest.fixture
-def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """stderr counts as a terminal (CliRunner's never is)."""
-    monkeypatch.setattr("gctool.cli.output.stderr_is_terminal", lambda: True)
-
-
 def test_design_status_goes_to_a_terminal_stderr(runner: CliRunner, tmp_path: Path,
                                                  terminal: None) -> None:
     out = tmp_path / "rs.json"

@@ -117,7 +117,7 @@ def test_best_of_interrupt_and_singular_draws() -> None:
 
 
 # -- CLI -----------------------------------------------------------------------------------------
-def test_best_of_cli_records_and_reproduces(runner, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_best_of_cli_records_and_reproduces(runner, tmp_path, terminal) -> None:  # type: ignore[no-untyped-def]
     from gctool.cli.main import cli
 
     out = tmp_path / "crc.json"
