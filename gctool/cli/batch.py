@@ -56,12 +56,14 @@ def run_files(command: str, files: Sequence[str], audit: Audit, as_json: bool,
 
 def _one(path: str, audit: Audit, as_json: bool, gate: bool) -> dict[str, Any]:
     from gctool.cli.render import render, summary
-    from gctool.errors import GctoolError
+    from gctool.errors import GctoolError, SearchInterrupted
 
     label = "stdin" if path == "-" else path
     try:
         report = audit(path)
         code = exit_code(report, gate=gate)
+    except SearchInterrupted:  # an interrupt ends the whole run, not this file's audit
+        raise
     except GctoolError as exc:
         from gctool.cli.main import _one_line
 

@@ -69,6 +69,15 @@ class LazyGroup(click.Group):
 class GctoolGroup(LazyGroup):
     """The root group: maps every outcome to the exit-code contract in one place."""
 
+    #: the command of the current invocation ("gctool verify"), named by the interrupted line
+    running = "gctool"
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None:
+            self.running = f"gctool {name}"
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         from gctool.errors import SearchInterrupted
 
@@ -96,8 +105,9 @@ class GctoolGroup(LazyGroup):
 
         from gctool import _signals
 
+        self.running = "gctool"
         with _signals.handled(standalone=standalone_mode):
-            code = _guarded(invoke)
+            code = _guarded(invoke, lambda: self.running)
         if standalone_mode:
             _signals.ending()  # a late signal cannot turn the exit code into a kill
             sys.exit(code)
@@ -154,8 +164,9 @@ def _usage(exc: click.ClickException) -> int:
     return int(ExitCode.USAGE)
 
 
-def _guarded(invoke: Callable[[], Any]) -> int:
-    """Run the CLI and return the exit code (never raises for user errors)."""
+def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
+    """Run the CLI and return the exit code (never raises for user errors); ``command()``
+    names the command that ran, for the interrupted line."""
     from gctool._signals import settle
     from gctool.errors import GctoolError, SearchInterrupted
 
@@ -169,9 +180,9 @@ def _guarded(invoke: Callable[[], Any]) -> int:
     except click.ClickException as exc:
         return _usage(exc)
     except (click.Abort, KeyboardInterrupt):
-        return _interrupted("interrupted")
+        return _interrupted(command(), "interrupted")
     except SearchInterrupted as exc:
-        return _interrupted(exc.summary)
+        return _interrupted(command(), exc.summary)
     except GctoolError as exc:
         return _fail(f"error: {exc}", ExitCode.USAGE)
     except BrokenPipeError:
@@ -188,7 +199,7 @@ def _guarded(invoke: Callable[[], Any]) -> int:
         from gctool._signals import received
 
         if received() is not None:  # a library that swallowed the interrupt failed after it
-            return _interrupted("interrupted")  # (numba's compiler callbacks): no bug
+            return _interrupted(command(), "interrupted")  # (numba's compiler callbacks)
         if os.environ.get("GCTOOL_DEBUG"):
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
@@ -196,8 +207,10 @@ def _guarded(invoke: Callable[[], Any]) -> int:
     return int(rv) if isinstance(rv, int) else int(ExitCode.OK)
 
 
-def _interrupted(summary: str) -> int:
-    """Exit 130 after Ctrl-C, 129 after SIGHUP, 143 after SIGTERM, with the one-line summary."""
+def _interrupted(command: str, summary: str) -> int:
+    """Exit 130 after Ctrl-C, 129 after SIGHUP, 143 after SIGTERM, with the one line that names
+    the command, says how far it got and which signal stopped it (not for Ctrl-C):
+    ``gctool verify: interrupted after checking ... (SIGTERM)``."""
     import signal
 
     from gctool._signals import received
@@ -205,7 +218,8 @@ def _interrupted(summary: str) -> int:
     signum = received()
     if signum is not None and signum != signal.SIGINT:
         summary = f"{summary} ({signal.Signals(signum).name})"
-    return _fail(summary, for_signal(signum))
+    click.echo(f"{command}: {_one_line(summary)}", err=True)
+    return int(for_signal(signum))
 
 
 def _quiet_process() -> None:

@@ -472,5 +472,5 @@ def test_ctrl_c_outside_a_search_is_one_line_and_exit_130(monkeypatch: pytest.Mo
     args = (["export", str(src), "-o", str(out)] if "io" in where
             else ["design", "frc", "-n", "4", "-s", "1", "-o", str(out)])
     r = run(*args)
-    assert r.exit_code == 130 and r.stderr == "gctool: interrupted\n" and r.stdout == ""
+    assert r.exit_code == 130 and r.stderr == f"gctool {args[0]}: interrupted\n" and r.stdout == ""
     assert not out.exists()

@@ -140,7 +140,7 @@ INTERRUPTS = [
 @pytest.mark.parametrize(("name", "args"), INTERRUPTS, ids=[n for n, _ in INTERRUPTS])
 def test_sigint_exits_130_with_a_summary_and_no_partial_file(tmp_path: Path, name: str,
                                                              args: list[str]) -> None:
-    _interrupt(tmp_path, args, signal.SIGINT, 130, r"gctool: interrupted .*\d.*")
+    _interrupt(tmp_path, args, signal.SIGINT, 130, rf"gctool {args[0]}: interrupted .*\d.*")
 
 
 #: SIGTERM (timeout, CI cancellation) and SIGHUP are handled like Ctrl-C, with their own codes;
@@ -162,7 +162,7 @@ TERMINATIONS = [
                          ids=[t[0] for t in TERMINATIONS])
 def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path: Path, name: str, args: list[str],
                                                     sig: signal.Signals, code: int) -> None:
-    _interrupt(tmp_path, args, sig, code, rf"gctool: .*interrupted.* \({sig.name}\)")
+    _interrupt(tmp_path, args, sig, code, rf"gctool {args[0]}: .*interrupted.* \({sig.name}\)")
 
 
 def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,

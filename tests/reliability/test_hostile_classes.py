@@ -259,7 +259,7 @@ def test_an_interrupt_swallowed_without_a_trace_stops_the_next_batch(tmp_path: P
             _signals.checkpoint()  # what every search calls between batches
         print("finished with a verdict")
     """)
-    assert (code, out, err) == (143, "", "gctool: interrupted (SIGTERM)\n")
+    assert (code, out, err) == (143, "", "gctool probe: interrupted (SIGTERM)\n")
 
 
 def test_a_library_error_after_a_swallowed_interrupt_is_the_interrupt(tmp_path: Path) -> None:
@@ -270,7 +270,7 @@ def test_a_library_error_after_a_swallowed_interrupt_is_the_interrupt(tmp_path: 
             pass
         raise RuntimeError("no compiled object yet")  # numba, after its callback failed
     """)
-    assert (code, out, err) == (129, "", "gctool: interrupted (SIGHUP)\n")
+    assert (code, out, err) == (129, "", "gctool probe: interrupted (SIGHUP)\n")
 
 
 def test_an_interrupt_during_an_attacks_set_up_is_summarised(
@@ -285,8 +285,8 @@ def test_an_interrupt_during_an_attacks_set_up_is_summarised(
     for args in (["-s", "2"], ["--threshold"], ["--curve"]):
         r = run("attack", path, *args)
         assert r.exit_code == 130, r.stderr
-        assert r.stderr == ("gctool: interrupted while setting up the optimal decoder (n = 10); "
-                            "0 straggler sets checked; no verdict\n")
+        assert r.stderr == ("gctool attack: interrupted while setting up the optimal decoder "
+                            "(n = 10); 0 straggler sets checked; no verdict\n")
 
 
 def test_an_interrupt_outside_every_search_still_says_what_was_done(
@@ -300,13 +300,13 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
     path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     monkeypatch.setattr(exhaustive, "detect_rotation", interrupted)
     r = run("attack", path, "-s", "2")
-    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted before the search of the 45 "
-                                            "straggler sets of size 2 started (0 checked); no "
-                                            "verdict\n")
+    assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted before the search of "
+                                            "the 45 straggler sets of size 2 started (0 "
+                                            "checked); no verdict\n")
     monkeypatch.setattr(exports, "_plan", interrupted)
     for out in ("dec.npz", "dec.json"):
         r = run("export", path, "--decoders", "-s", "1", "-o", str(tmp_path / out))
-        assert (r.exit_code, r.stderr) == (130, "gctool: interrupted before decoding the 10 "
+        assert (r.exit_code, r.stderr) == (130, "gctool export: interrupted before decoding the 10 "
                                                 "straggler patterns (0 decoded); no file "
                                                 "written\n")
         assert not (tmp_path / out).exists() and not list(tmp_path.glob(".*tmp"))
@@ -334,10 +334,11 @@ def test_interrupted_searches_that_found_nothing_yet_say_so(
     path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     monkeypatch.setattr(exhaustive, "run_folded", interrupted)
     r = run("attack", path, "-s", "2", "--method", "exhaustive", "--no-symmetry")
-    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted after checking 0 of 45 "
+    assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted after checking 0 of 45 "
                                             "straggler sets (size 2); no verdict\n")
     sgc = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=3, lam=3)
     monkeypatch.setattr(sequential_verify, "explore", interrupted)
     r = run("verify", sgc)
-    assert (r.exit_code, r.stderr) == (130, "gctool: interrupted during the exhaustive schedule "
-                                            "search after 0 transitions; no verdict\n")
+    assert (r.exit_code, r.stderr) == (130, "gctool verify: interrupted during the exhaustive "
+                                            "schedule search after 0 transitions; no "
+                                            "verdict\n")

@@ -1,6 +1,6 @@
 """Termination signals under the CLI (gctool._signals), in real processes with deterministic
 timing: each child runs the gctool command group with one extra command that signals itself at
-the moment under test."""
+the moment under test, or a real command whose search signals itself at its first batch."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_ctrl_c_inside_code_run_by_exec_of_a_string_still_exits_130(tmp_path: Pa
         exec("kill()\\nfor _ in range(10**7): pass")
         print("not interrupted")
     """)
-    assert (code, out, err) == (130, "", "gctool: interrupted\n")
+    assert (code, out, err) == (130, "", "gctool probe: interrupted\n")
 
 
 @pytest.mark.parametrize("where", ["__del__", "fork"])
@@ -68,7 +68,7 @@ def test_an_interrupt_python_swallows_is_delivered_again(tmp_path: Path, where: 
         time.sleep(5)
         print("not interrupted")
     """))
-    assert (code, out, err) == (130, "", "gctool: interrupted\n")
+    assert (code, out, err) == (130, "", "gctool probe: interrupted\n")
 
 
 @pytest.mark.parametrize(("first", "second", "want"), [
@@ -88,7 +88,7 @@ def test_a_second_signal_lets_the_cleanup_of_the_first_finish(tmp_path: Path, fi
     """)
     name = signal.Signals(first).name
     suffix = "" if first == signal.SIGINT else f" ({name})"
-    assert (code, out, err) == (want, "", f"cleaned up\ngctool: interrupted{suffix}\n")
+    assert (code, out, err) == (want, "", f"cleaned up\ngctool probe: interrupted{suffix}\n")
 
 
 def test_a_signal_after_the_outcome_does_not_change_the_exit_code(tmp_path: Path) -> None:
@@ -107,3 +107,63 @@ def test_in_process_runs_restore_the_callers_handlers() -> None:
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     assert main(["bound", "-n", "6", "-k", "6", "-s", "1"]) == 0
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+#: the child of :func:`_command`: gctool's command group, with the first batch of the search
+#: (``_signals.checkpoint``, called between the batches of every search) sending the signal
+DRIVER = """\
+import os, signal, sys
+from gctool import _signals
+
+SIG = signal.Signals[sys.argv[1]]
+_checkpoint = _signals.checkpoint
+
+def checkpoint():
+    os.kill(os.getpid(), SIG)
+    _checkpoint()  # the handler has run by now at the latest
+
+_signals.checkpoint = checkpoint
+from gctool.cli.main import cli
+cli.main(sys.argv[2:])
+"""
+
+#: (command, arguments after the code file): each reaches a checkpoint of its search at once
+COMMANDS = {
+    "verify": ("verify", ["--method", "exhaustive", "--jobs", "1"]),
+    "verify-two-files": ("verify", ["code.json", "--method", "exhaustive", "--jobs", "1"]),
+    "attack": ("attack", ["-s", "2", "--method", "exhaustive", "--jobs", "1"]),
+    "export": ("export", ["--decoders", "-s", "2", "-o", "plan.npz"]),
+    "simulate": ("simulate", ["--iterations", "50", "--seed", "1", "--no-baselines", "--plot",
+                              "plot.svg"]),
+}
+
+
+def _command(tmp_path: Path, sig: signal.Signals, command: str, args: list[str]
+             ) -> tuple[int, str, str]:
+    from gctool.codes import design
+    from gctool.io import write_code
+
+    write_code(design("cyclic", 10, 2, seed=1), tmp_path / "code.json")
+    (tmp_path / "driver.py").write_text(DRIVER)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = subprocess.run([sys.executable, "-m", "driver", sig.name, command, "code.json", *args],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    after = sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__")
+    assert after == before, "a partial or temporary file was left behind"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(("sig", "want"), [(signal.SIGINT, 130), (signal.SIGTERM, 143),
+                                           (signal.SIGHUP, 129)], ids=["INT", "TERM", "HUP"])
+@pytest.mark.parametrize(("command", "args"), COMMANDS.values(), ids=COMMANDS.keys())
+def test_the_interrupted_line_names_the_command(tmp_path: Path, sig: signal.Signals, want: int,
+                                                command: str, args: list[str]) -> None:
+    """A real command stopped by a signal in its search: its exit code, nothing on stdout, and
+    one line on stderr that names the command, says how far it got, and names the signal
+    when it was not Ctrl-C."""
+    code, out, err = _command(tmp_path, sig, command, args)
+    assert (code, out) == (want, ""), err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gctool {command}: interrupted"), err
+    assert lines[0].endswith(f" ({sig.name})") == (sig != signal.SIGINT), err
