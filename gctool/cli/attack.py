@@ -149,7 +149,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         from gctool.cli.output import note
 
         note("gctool: note: --require is deprecated; use --require-threshold T, or "
-               "--require-tolerance S (= threshold >= S+1)")
+             "--require-tolerance S (= threshold >= S+1)")
     from gctool.audit.attack import AttackOptions
 
     options = AttackOptions(
