@@ -110,6 +110,16 @@ FAST_SET_COST = 2_500
 JSON_ENTRY_BYTES = 64
 #: one step of a tight interpreted loop (a counter or bit-mask update) in multiply-adds
 PY_OP_COST = 500
+#: one comparison of numpy's stable sort (``gctool simulate`` sorts the n arrival times of every
+#: round of every contender, about log2(n) + 1 steps per worker with the draw) in multiply-adds
+SORT_STEP_COST = 20
+#: the sparse-LU dual set-up of ``simulate``'s stopping rule for a large sparse square code of
+#: rank n - d (two bordered LUs, block power steps of 8 vectors, QRs of n x d) costs this many
+#: times n (d + 8)^2
+SPARSE_SETUP_FACTOR = 200
+#: one step of ``simulate --sgc search``'s compiled replay of the bursty model (a worker of a
+#: round, per window slot) in multiply-adds
+SEARCH_STEP_COST = 10
 #: default memory budget: bytes of the large arrays one step allocates at once (estimated before
 #: they are allocated, like the work); ``GCTOOL_MAX_MEMORY`` (a number of bytes) replaces it
 DEFAULT_MAX_MEMORY = 2 * 1024**3

@@ -89,7 +89,7 @@ def tree_with_link(c: Contender, times: np.ndarray, link: Link) -> Run:
     done, used_msgs = [], []
     for lv in reversed(levels):  # deepest parents first
         kids = arrivals(ready.reshape(-1, f), link)
-        first, q = level_stop(StopRule(lv), kids, c.mu)
+        first, q = level_stop(StopRule(lv, meter=c.meter), kids, c.mu)
         ready = first.reshape(R, -1)
         finite = np.where(np.isfinite(ready), ready, np.nan)
         done.append(float(np.nanmean(finite)) if np.isfinite(

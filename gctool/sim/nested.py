@@ -44,7 +44,7 @@ def run_nested(c: Contender, times: np.ndarray) -> Run:
 
     run = run_partial(c, times)
     assert c.code is not None
-    rule = StopRule(c.code)
+    rule = StopRule(c.code, meter=c.meter)
     mt = message_times(c, times)
     level, L = c.extra["level"], len(c.extra["levels"])
     reached = np.zeros(len(times), dtype=np.int64)  # 0: not decoded exactly

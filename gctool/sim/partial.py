@@ -15,6 +15,7 @@ helps.  The gain over the one-message code is measured on the same draws.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,8 +58,8 @@ def run_partial(c: Contender, times: np.ndarray) -> Run:
     if c.mu is not None:
         return _partial_mu(c, times, mt)
     full: Contender = c.extra["full"]
-    one = full.run(times)
-    order, p, exact = StopRule(c.code).earliest(mt, mt.shape[1])
+    one = replace(full, meter=c.meter).run(times)
+    order, p, exact = StopRule(c.code, meter=c.meter).earliest(mt, mt.shape[1])
     R = len(times)
     t_exact = np.where(exact, mt[np.arange(R), order[np.arange(R), np.maximum(p, 1) - 1]],
                        np.inf)
@@ -84,7 +85,7 @@ def _partial_mu(c: Contender, times: np.ndarray, mt: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
     assert c.code is not None and c.mu is not None
-    rule = StopRule(c.code)
+    rule = StopRule(c.code, meter=c.meter)
     wait = times.min(axis=1) * (1.0 + c.mu)
     durations, used = times.max(axis=1), []
     everything = np.arange(mt.shape[1])

@@ -25,16 +25,16 @@ from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
 from gctool.reports import Report
 from gctool.sim import stats
+from gctool.sim.budget import WorkMeter, cell_cost, plan_run
 from gctool.sim.contenders import (
     MU_NOT_APPLIED,
     Contender,
     Run,
     from_code,
-    ignore_stragglers,
     mu_rule,
     traits,
-    uncoded,
 )
+from gctool.sim.contenders.baselines import baseline_keys, baselines_for, sgc_baselines
 from gctool.sim.delays import DelayModel
 
 
@@ -72,22 +72,6 @@ def theory(delay: DelayModel, c: Contender) -> float | None:
     return None
 
 
-def _sgc_baselines(n: int, s: int, sgc: tuple[int, int, int] | None, seed: int,
-                   schemes: tuple[str, ...] = ("sr-sgc", "m-sgc")) -> list[Contender]:
-    from gctool.codes import design
-    from gctool.errors import DesignError
-
-    burst, window, lam = sgc if sgc is not None else (1, 2, s)
-    out = []
-    for scheme in schemes:
-        try:
-            code = design(scheme, n=n, seed=seed, burst=burst, window=window, lam=lam)
-        except DesignError:
-            continue  # e.g. SR-SGC needs B | W-1
-        out.append(from_code(code, f"{scheme} B,W,L={burst},{window},{lam}"))
-    return out
-
-
 def sgc_candidates(n: int, s: int, scheme: str) -> list[tuple[int, int, int]]:
     """(B, W, λ) of ``scheme`` whose load is at most the load (s + 1)/n of an (n, s)-GC: every
     W <= :data:`gctool.sim.sgc_search.SEARCH_MAX_WINDOW`, B < W and every λ."""
@@ -116,7 +100,7 @@ def _searched(n: int, s: int, seed: int, delay: DelayModel, base: dict[str, Any]
         if found is None:
             continue
         params, _, tried = found
-        for c in _sgc_baselines(n, s, params, seed, (scheme,)):
+        for c in sgc_baselines(n, s, params, seed, (scheme,)):
             c.name += " (searched)"
             out.append(c)
             notes.append(f"{c.name}: best time per job of {tried} (B, W, lambda) with "
@@ -126,22 +110,9 @@ def _searched(n: int, s: int, seed: int, delay: DelayModel, base: dict[str, Any]
     return out
 
 
-def _bcc_baseline(n: int, seed: int) -> list[Contender]:
-    from gctool.codes import design
-    from gctool.errors import DesignError
-
-    try:
-        code = design("bcc", n=n, seed=seed)
-    except DesignError:
-        return []
-    return [from_code(code, f"bcc b={code.params['batches']}")]
-
-
-def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
-                   sgc: tuple[int, int, int] | None, seed: int,
-                   search: Any = None) -> list[Contender]:
-    """The files and their baselines; ``search(n, s)`` replaces the fixed (B, W, λ) of the
-    sequential baselines by a search (see :func:`simulate`)."""
+def file_contenders(codes: list[tuple[str, GradientCode]]) -> list[Contender]:
+    """The contenders of the code files: each file, and its partial-work and nested-level
+    versions where the file has them."""
     out: list[Contender] = []
     for label, code in codes:
         kind = traits(code).kind
@@ -156,25 +127,16 @@ def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
             from gctool.sim.nested import nested_contender
 
             out.append(nested_contender(code, label))  # decoding at the level reached
-    if baselines:
-        seen: set[tuple[str, int, int]] = set()
-        for _, code in codes:
-            plain = traits(code).kind != "sgc"
-            wanted = [("uncoded", code.n, 0)]
-            if plain and code.s > 0:
-                wanted += [("ignore", code.n, code.s), ("bcc", code.n, 0),
-                           ("sgc", code.n, code.s)]
-            for key in wanted:
-                if key in seen:
-                    continue
-                seen.add(key)
-                kind, n, s = key
-                out += ([uncoded(n)] if kind == "uncoded" else
-                        [ignore_stragglers(n, s)] if kind == "ignore" else
-                        _bcc_baseline(n, seed) if kind == "bcc" else
-                        search(n, s) if search is not None else
-                        _sgc_baselines(n, s, sgc, seed))
     return out
+
+
+def contenders_for(codes: list[tuple[str, GradientCode]], baselines: bool,
+                   sgc: tuple[int, int, int] | None, seed: int,
+                   search: Any = None) -> list[Contender]:
+    """The files and their baselines; ``search(n, s)`` replaces the fixed (B, W, λ) of the
+    sequential baselines by a search (see :func:`simulate`)."""
+    keys = baseline_keys(codes) if baselines else []
+    return file_contenders(codes) + baselines_for(keys, sgc, seed, search)
 
 
 def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel) -> dict[str, Any]:
@@ -293,6 +255,15 @@ def _rule_notes(contenders: list[Contender], mu: float) -> list[str]:
     return notes
 
 
+def _check_plan(contenders: list[Contender], keys: list[tuple[str, int, int]], rounds: int,
+                sgc: tuple[int, int, int] | str | None, train: bool) -> WorkMeter:
+    """Refuse, before any work, a run whose estimate is above the work budget; the meter that
+    holds the rest of the run to the same budget."""
+    plan = plan_run(contenders, keys, rounds, sgc, train)
+    plan.check()
+    return WorkMeter(f"simulating {len(plan.items)} part(s) for {rounds:,} rounds")
+
+
 def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,  # noqa: PLR0913 (the options of gctool simulate)
              seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
@@ -335,23 +306,35 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
             return _searched(n, s, seed, delay, base, rule_mu, notes, iterations)
     elif isinstance(sgc, str):
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
-    contenders = contenders_for(codes, baselines, None if isinstance(sgc, str) else sgc, seed,
-                                search)
-    contenders += _extra_contenders(contenders, codes, link, erasurehead, notes)
+    files = file_contenders(codes)
+    extra_notes: list[str] = []
+    extra = _extra_contenders(files, codes, link, erasurehead, extra_notes)
+    keys = baseline_keys(codes) if baselines else []
+    for c in files + extra:
+        c.mu = rule_mu
+    meter = _check_plan(files + extra, keys, iterations, sgc, train is not None)
+    contenders = files + baselines_for(keys, None if isinstance(sgc, str) else sgc, seed,
+                                       search) + extra
+    notes += extra_notes
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     for c in contenders:
-        c.mu = rule_mu
+        c.mu, c.meter = rule_mu, meter
         if c.kind == "hetero" and "bad" in base:
             c.extra["bad"] = base["bad"][:, : c.n]
-    runs = [c.run(delay.times(base, c.loads)) for c in contenders]
+    runs = []
+    for c in contenders:
+        meter.charge(cell_cost(iterations, c.n), f"the arrival times of {c.name}")
+        runs.append(c.run(delay.times(base, c.loads)))
     ref = {c.n: r for c, r in zip(contenders, runs, strict=True) if c.kind == "uncoded"}
     rows = [_row(c, r, ref.get(c.n), delay) for c, r in zip(contenders, runs, strict=True)]
     _hetero_columns(contenders, rows, delay)
     training = None
     if train is not None:
+        from gctool.sim.training import check_training_work
         from gctool.sim.training import train as run_training
 
+        check_training_work(contenders, runs, meter)
         training = run_training(contenders, runs, train, gap, lazy, seed, sparsify, models)
     notes = list(getattr(delay.trace, "clamped", [])) + notes
     if training is not None and any(c.kind == "encoded" for c in contenders):

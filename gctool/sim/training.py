@@ -255,8 +255,8 @@ def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
           ) -> dict[str, Any]:
     """Train every contender's M models along its simulated rounds: M = ``models`` (the
     authors' experiment trains several models concurrently) but at least 1 + the largest
-    delay T, so that no scheme ever uses a stale gradient."""
-    check_training_work(contenders, runs)
+    delay T, so that no scheme ever uses a stale gradient.  The caller holds the work to the
+    budget first (:func:`check_training_work`)."""
     rng = np.random.default_rng(seed)
     problem = make_problem(kind, rng)
     M = max(1 + max(c.delay for c in contenders), models or 1)
@@ -271,19 +271,26 @@ def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
             "sparsify": None if sparsify is None else sparsify.label}
 
 
-def check_training_work(contenders: list[Contender], runs: list[Run]) -> None:
-    """Refuse, before any model is trained, training whose estimated work is above the work
-    budget (:func:`gctool.limits.check_work`): per round the partial gradients (N x d) and the
-    messages (|F| x K x d), and one least-squares decoder (an SVD of |F| x K) per distinct set
-    of used workers of a coded scheme (decoders are cached).  An upper bound: training stops
-    early at the target."""
+def training_cost(n: int, K: int, rounds: int) -> int:
+    """Training work per contender of ``n`` workers and ``K`` columns, decoders excluded: per
+    round the partial gradients (N x d) and the messages (n x K x d)."""
+    return rounds * N_SAMPLES * N_FEATURES + rounds * n * K * N_FEATURES
+
+
+def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any = None
+                        ) -> None:
+    """Charge, before any model is trained, the training's estimated work to ``meter`` (the
+    run's :class:`gctool.sim.budget.WorkMeter`; None: check it alone against the work budget,
+    :func:`gctool.limits.check_work`): :func:`training_cost`, and one least-squares decoder (an
+    SVD of |F| x K) per distinct set of used workers of a coded scheme (decoders are cached).
+    An upper bound: training stops early at the target."""
     from gctool.limits import check_work, set_cost
 
     work, worst = 0, ""
     for c, run in zip(contenders, runs, strict=True):
         K = c.code.B.shape[1] if c.code is not None else c.n
         rounds = len(run.jobs) if c.kind == "sgc" else len(run.used)
-        mine = rounds * N_SAMPLES * N_FEATURES + rounds * c.n * K * N_FEATURES
+        mine = training_cost(c.n, K, rounds)
         if c.kind not in ("uncoded", "ignore", "sgc", "encoded") and c.code is not None:
             sizes: dict[tuple[int, ...], int] = {}
             for used in run.used:
@@ -292,8 +299,12 @@ def check_training_work(contenders: list[Contender], runs: list[Run]) -> None:
             if mine >= work:
                 worst = f"{c.name}: {len(sizes):,} distinct survivor sets to decode"
         work += mine
-    check_work(f"training over {len(contenders)} scheme(s) ({worst or 'the rounds'})", work,
-               "train with fewer --iterations or smaller codes, or raise --max-work")
+    what = f"training over {len(contenders)} scheme(s) ({worst or 'the rounds'})"
+    if meter is not None:
+        meter.charge(work, what)
+    else:
+        check_work(what, work, "train with fewer --iterations or smaller codes, or raise "
+                   "--max-work")
 
 
 def _jobs(c: Contender, run: Run) -> list[tuple[int, int, Any]]:

@@ -128,10 +128,15 @@ def test_schedule_simulations_are_estimated_before_they_run(
             "jobs in flight", "--iterations")
 
 
-def test_simulate_charges_the_stopping_rules_set_up_and_probes(tmp_path: Path) -> None:
+def test_simulate_estimates_the_stopping_rules_set_up_and_probes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.sim.stopping import rule
+
     path = _file(tmp_path, "cyc.json", "cyclic", n=30, s=3, seed=1)
+    monkeypatch.setattr(rule.StopRule, "__init__", _forbid)
     refused(run("simulate", path, "--iterations", "200", "--seed", "1", "--no-baselines",
-                "--max-work", "2e5"), "simulating the cyclic code")
+                "--max-work", "2e5"), "simulating 1 part(s) for 200 rounds", "cyc.json",
+            "--max-work")
 
 
 def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,

@@ -135,7 +135,8 @@ def test_round_times_equal_the_scheme_run(monkeypatch: pytest.MonkeyPatch, compi
 
 def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
     from gctool.sequential import formulas
-    from gctool.sim.run import _sgc_baselines, sgc_candidates, simulate
+    from gctool.sim.contenders.baselines import sgc_baselines
+    from gctool.sim.run import sgc_candidates, simulate
     from gctool.sim.sgc_search import SEARCH_MAX_WINDOW
 
     n, s = 12, 3
@@ -152,7 +153,7 @@ def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
     for scheme in ("sr-sgc", "m-sgc"):  # brute force: every candidate run in full
         best = None
         for params in sgc_candidates(n, s, scheme):
-            for c in _sgc_baselines(n, s, params, 3, (scheme,)):
+            for c in sgc_baselines(n, s, params, 3, (scheme,)):
                 c.mu = 0.2
                 run = c.run(delay.times(base, c.loads))
                 per_job = float(run.durations.sum() / len(run.jobs))

@@ -44,6 +44,8 @@ class Contender:
     code: GradientCode | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # kind-specific data (partial work)
     mu: float | None = None  # the authors' (1 + mu) x fastest straggler rule; None: gctool's
+    #: the run's work meter (:class:`gctool.sim.budget.WorkMeter`); None: one per stopping rule
+    meter: Any = None
 
     @property
     def load(self) -> float:

@@ -17,7 +17,7 @@ def run_code(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
     assert c.code is not None
-    order, p, exact = StopRule(c.code).earliest(times, c.n - c.s)
+    order, p, exact = StopRule(c.code, meter=c.meter).earliest(times, c.n - c.s)
     R = len(times)
     durations = times[np.arange(R), order[np.arange(R), p - 1]]
     return Run(durations, [order[t, :p[t]] for t in range(R)], exact)
@@ -44,7 +44,7 @@ def run_erasurehead(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
     assert c.code is not None
-    rule = StopRule(c.code)
+    rule = StopRule(c.code, meter=c.meter)
     order, p_exact, _ = rule.earliest(times, c.n)
     stop = c.n - c.s
     p = np.minimum(p_exact, stop)
@@ -95,7 +95,7 @@ def run_code_mu(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import StopRule
 
     assert c.code is not None and c.mu is not None
-    rule = StopRule(c.code)
+    rule = StopRule(c.code, meter=c.meter)
     wait = times.min(axis=1) * (1.0 + c.mu)
     durations = times.max(axis=1)
     used: list[np.ndarray] = []
@@ -115,7 +115,7 @@ def run_code_naive(c: Contender, times: np.ndarray) -> Run:
     from gctool.sim.stopping import PrefixDecoder
 
     assert c.code is not None
-    pd = PrefixDecoder(c.code)
+    pd = PrefixDecoder(c.code, meter=c.meter)
     cap = c.n - c.s
     durations = np.empty(len(times))
     used, exact = [], np.empty(len(times), bool)

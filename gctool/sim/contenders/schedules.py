@@ -38,7 +38,7 @@ def _fast_scheme(c: Contender, rounds: int) -> Any:
     from gctool.sim.stopping import StopRule
 
     assert c.code is not None
-    scheme = scheme_of(c.code, StopRule(c.code).decodes_mask)
+    scheme = scheme_of(c.code, StopRule(c.code, meter=c.meter).decodes_mask)
     check_schedule_work(c, scheme, rounds)
     return scheme
 
@@ -60,15 +60,19 @@ def run_sgc(c: Contender, times: np.ndarray) -> Run:
 
 
 def check_schedule_work(c: Contender, scheme: Any, rounds: int) -> None:
-    """Refuse, before it starts, a schedule simulation above the work budget: every round
-    updates the entries of the jobs in flight (the delay T + 1 of them) for every worker, in
-    Python (``PY_OP_COST`` per update)."""
-    from gctool.limits import PY_OP_COST, check_work
+    """Charge, before it starts, the schedule's updates to the run's meter (or check them alone
+    against the work budget): every round updates the entries of the jobs in flight (the delay
+    T + 1 of them) for every worker, in Python (:func:`gctool.sim.budget.schedule_cost`)."""
+    from gctool.limits import check_work
+    from gctool.sim.budget import REMEDY, schedule_cost
 
-    updates = rounds * (int(getattr(scheme, "delay", 0)) + 1) * c.n
-    check_work(f"simulating the {c.name} schedule ({rounds:,} rounds x {c.n} workers x "
-               f"{int(getattr(scheme, 'delay', 0)) + 1:,} jobs in flight)", updates * PY_OP_COST,
-               "simulate fewer --iterations or a smaller window, or raise --max-work")
+    delay = int(getattr(scheme, "delay", 0))
+    what = (f"simulating the {c.name} schedule ({rounds:,} rounds x {c.n} workers x "
+            f"{delay + 1:,} jobs in flight)")
+    if c.meter is not None:
+        c.meter.charge(schedule_cost(rounds, c.n, delay), what)
+    else:
+        check_work(what, schedule_cost(rounds, c.n, delay), REMEDY)
 
 
 def run_sgc_mu(c: Contender, times: np.ndarray) -> Run:

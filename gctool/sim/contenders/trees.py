@@ -43,7 +43,7 @@ def run_tree(c: Contender, times: np.ndarray) -> Run:
 
     assert c.code is not None
     levels = levels_of(c.code)
-    rules = [StopRule(lv) for lv in levels]
+    rules = [StopRule(lv, meter=c.meter) for lv in levels]
     f = levels[0].n
     R = len(times)
     ready = times.astype(np.float64)

@@ -17,7 +17,10 @@ scheme, and :class:`StopRule` (:mod:`~gctool.sim.stopping.rule`) picks the oracl
 * :mod:`~gctool.sim.stopping.sparse` – the same data by sparse LU for large sparse square codes
   (SR-SGC's and M-SGC's per-round cyclic codes), and the choice between the two;
 * :mod:`~gctool.sim.stopping.naive` – codes over GF(q) without the group shape, and every round
-  a fast path cannot decide clearly: the generic decoder, and the work meter of the run.
+  a fast path cannot decide clearly: the generic decoder.
+
+Work is charged as it is spent to the run's :class:`gctool.sim.budget.WorkMeter`;
+:func:`~gctool.sim.stopping.rule.rule_cost` estimates it before a run starts.
 
 A fast path decides a round only when its verdict clears the tolerance by a factor 100; any
 other round goes to the naive path, so the result is always the naive path's.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gctool.numerics import numerical_rank
-from gctool.sim.stopping.naive import WorkMeter
+from gctool.sim.budget import WorkMeter
 from gctool.sim.stopping.qr import MARGIN
 
 #: from this cap on, the dual walk beats the batched QR (QR: O(k cap^2) per round)

@@ -1,4 +1,4 @@
-"""The naive stopping path and the work meter of a simulation.
+"""The naive stopping path.
 
 **Naive** (codes over GF(q) without the group shape, and every round a fast path cannot decide
 clearly): :class:`PrefixDecoder` binary-searches the earliest decodable prefix of an arrival
@@ -7,43 +7,37 @@ order with the generic decoder (decodability is monotone in the set), with a cac
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
-
-
-class WorkMeter:
-    """The work budget (:func:`gctool.limits.check_work`) enforced while a simulation runs:
-    how many rounds need linear algebra depends on the drawn delays, so the work is counted as
-    it is spent, and the run is refused (exit 2) as soon as the total passes the budget."""
-
-    def __init__(self, code: GradientCode) -> None:
-        self.code, self.spent = code, 0
-
-    def charge(self, work: int, what: str) -> None:
-        from gctool._signals import checkpoint
-        from gctool.limits import check_work
-
-        checkpoint()
-        self.spent += int(work)
-        check_work(f"simulating the {self.code.scheme} code (n={self.code.n}, "
-                   f"k*m={self.code.B.shape[1]}): {what} so far", self.spent,
-                   "simulate fewer --iterations, a smaller or better-conditioned code, or a "
-                   "code with the group shape (FRC), or raise --max-work")
+from gctool.sim.budget import WorkMeter
 
 
 class PrefixDecoder:
     """Earliest decodable prefix of an arrival order by binary search with the generic decoder
     (the naive path; decodability is monotone in the set)."""
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
-        from gctool.decode import Decoder
-
-        self.decoder = Decoder(code, tol)
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+                 meter: WorkMeter | None = None) -> None:
+        self.code, self.tol = code, tol
         self.code_columns = int(code.B.shape[1])
         self.cache: dict[frozenset[int], bool] = {}
-        self.meter = WorkMeter(code)
+        self.meter = meter if meter is not None else WorkMeter(
+            f"simulating the {code.scheme} code (n={code.n}, k*m={code.B.shape[1]})")
+        self._decoder: Any = None
+
+    @property
+    def decoder(self) -> Any:
+        """The generic decoder, built on first use (its set-up passes over every entry of B,
+        and the fast paths decide most codes without it)."""
+        if self._decoder is None:
+            from gctool.decode import Decoder
+
+            self._decoder = Decoder(self.code, self.tol)
+        return self._decoder
 
     def ok(self, workers: np.ndarray) -> bool:
         key = frozenset(int(i) for i in workers)
@@ -52,7 +46,8 @@ class PrefixDecoder:
             from gctool.limits import set_cost
 
             self.meter.charge(set_cost(len(key), self.code_columns,
-                                         self.decoder.exact), "exact decodes of arrival prefixes")
+                                       self.code.field.is_finite),
+                              "exact decodes of arrival prefixes")
             hit = bool(self.decoder.decode(sorted(key)).ok) if key else False
             if len(self.cache) < 200_000:
                 self.cache[key] = hit

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gctool.sim.stopping.naive import WorkMeter
+from gctool.sim.budget import WorkMeter
 
 #: a fast path's verdict must clear the tolerance ``tol k`` by this factor, else the naive
 #: path decides

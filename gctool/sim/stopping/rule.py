@@ -8,20 +8,22 @@ import numpy as np
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
+from gctool.sim.budget import WorkMeter
 from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder
 from gctool.sim.stopping.qr import MARGIN, PrefixQR
-from gctool.sim.stopping.sparse import dual_for
+from gctool.sim.stopping.sparse import SPARSE_DENSITY, SPARSE_FROM, dual_for
 
 
 class StopRule:
     """Decodability oracle of one code; ``kind`` says which: ``"groups"``, ``"qr"`` (real and
     complex codes, with the dual walk for real ones) or ``"naive"``."""
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL, dual: str = "auto") -> None:
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL, dual: str = "auto",
+                 meter: WorkMeter | None = None) -> None:
         self.code, self.tol = code, tol
-        self.naive = PrefixDecoder(code, tol)
+        self.naive = PrefixDecoder(code, tol, meter)
         self.dual_method: str | None = None  # "svd" | "sparse" (real codes), see dual_for
         self.labels = group_labels(code)
         self.fallbacks = 0  # rounds the fast path handed to the naive one
@@ -96,3 +98,47 @@ class StopRule:
         if len(self._masks) < 200_000:
             self._masks[mask] = hit
         return hit
+
+
+def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
+    """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
+    it is done: its set-up, ``rounds`` stopping prefixes with ``cap`` (:meth:`StopRule.earliest`)
+    and ``probes`` single sets (:meth:`StopRule.decodes_mask`).
+
+    The dual walk counts two residuals a round (at the cap and one arrival below: a code that
+    decodes at the cap and not before); longer walks and the rounds a fast path hands to the
+    generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
+    without the group shape count the generic decoder's binary search (one decode per probe,
+    at most one per distinct set)."""
+    from gctool.limits import (
+        FAST_SET_COST,
+        PY_OP_COST,
+        SMALL_SOLVE_FACTOR,
+        SPARSE_SETUP_FACTOR,
+        set_cost,
+        solve_cost,
+    )
+
+    n, K, m = code.n, int(code.B.shape[1]), code.m
+    labels = group_labels(code)
+    if labels is not None:  # counting
+        return n * K + rounds * n + probes * (int(labels.max()) + 1) * PY_OP_COST
+    if code.field.is_finite:
+        probes += rounds * (1 + max(cap, 1).bit_length())
+        return set_cost(max(cap, 1), K, True) * min(probes, 2 ** min(n, 62))
+    B = np.asarray(code.B)
+    qr_round = K * (max(cap, 1) + m) ** 2
+    if np.iscomplexobj(B):
+        return rounds * qr_round + probes * K * (n + m) ** 2
+    s = code.s
+    square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
+    if square and n >= SPARSE_FROM and not dense:
+        work = SPARSE_SETUP_FACTOR * n * (s + 8) ** 2
+    else:
+        work = SMALL_SOLVE_FACTOR * solve_cost(n, K)
+
+    def verdict(f: int) -> int:  # the dual residual of f stragglers (DualWalk.verdict)
+        return FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * n)
+
+    per_round = 2 * verdict(max(n - cap, s, 1)) if cap >= DUAL_FROM else qr_round
+    return work + rounds * per_round + probes * verdict(max(s, 1))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gctool.sim.budget import WorkMeter
 from gctool.sim.stopping.dual import Dual, dual_of
-from gctool.sim.stopping.naive import WorkMeter
 
 #: from this n on, square sparse real codes get their dual data by sparse LU ...
 SPARSE_FROM = 512
@@ -37,6 +37,10 @@ def dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "
     square = n == k and 0 < s < n
     sparse = np.count_nonzero(B) <= SPARSE_DENSITY * B.size
     if square and (how == "sparse" or (how == "auto" and n >= SPARSE_FROM and sparse)):
+        if meter is not None:  # the two sparse LUs and the power steps
+            from gctool.limits import SPARSE_SETUP_FACTOR
+
+            meter.charge(SPARSE_SETUP_FACTOR * n * (s + 8) ** 2, "the sparse LU of B")
         found = sparse_dual_of(B, Tt, certain, s)
         if found is not None:
             return found

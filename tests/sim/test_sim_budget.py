@@ -1,0 +1,171 @@
+"""The one work budget of ``gctool simulate``: the whole run (every contender, the baselines
+still to be designed, the training) is estimated before any of it starts and refused in one
+line when above ``--max-work``; what the estimate cannot know is charged to one meter shared by
+every contender.  Within the budget the results are those of the contenders run directly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from gctool.cli.main import cli
+from gctool.codes import design
+from gctool.errors import BudgetExceeded
+from gctool.io import code_bytes
+from gctool.limits import set_max_work
+from gctool.sim import run as sim_run
+from gctool.sim.budget import WorkMeter, cell_cost, plan_run
+from gctool.sim.contenders import Contender, baselines
+from gctool.sim.delays import parse_delay
+
+from refusals import refused
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def _file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
+    path = tmp_path / name
+    path.write_bytes(code_bytes(design(scheme, **kw), path))
+    return str(path)
+
+
+def _forbid(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("work started before the run's budget was checked")
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail if a contender runs or a baseline is designed."""
+    monkeypatch.setattr(Contender, "run", _forbid)
+    monkeypatch.setattr(baselines, "bcc_baseline", _forbid)
+    monkeypatch.setattr(baselines, "sgc_baselines", _forbid)
+
+
+@pytest.fixture
+def budget() -> Any:
+    yield set_max_work
+    set_max_work(None)
+
+
+def test_a_run_over_the_budget_is_refused_before_any_work(tmp_path: Path,
+                                                         nothing_runs: None) -> None:
+    path = _file(tmp_path, "frc.json", "frc", n=64, s=1)
+    line = refused(_run("simulate", path, "--iterations", "1000", "--seed", "1",
+                                  "--max-work", "1e7"))
+    assert "simulating 6 part(s) for 1,000 rounds" in line  # the file and 5 baselines
+    assert "needs about" in line and "--max-work" in line and "1e+07" in line
+
+
+def test_the_refusal_names_the_largest_part(tmp_path: Path, nothing_runs: None) -> None:
+    path = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=40, lam=3)
+    line = refused(_run("simulate", path, "--iterations", "2000", "--no-baselines",
+                                  "--max-work", "1e6"))
+    assert "jobs in flight" in line and "m.json" in line
+
+
+def test_the_training_is_estimated_before_the_rounds(tmp_path: Path,
+                                                     nothing_runs: None) -> None:
+    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    args = ["simulate", path, "--iterations", "300", "--seed", "1", "--no-baselines"]
+    code = design("cyclic", n=12, s=2, seed=1)
+    c = sim_run.file_contenders([("x", code)])
+    alone = plan_run(c, [], 300, None, False).total
+    with_training = plan_run(c, [], 300, None, True).total
+    assert with_training > 2 * alone
+    budget_between = f"{(alone + with_training) / 2:.6g}"
+    line = refused(_run(*args, "--train", "--max-work", budget_between))
+    assert "training" in line
+
+
+def test_one_budget_for_every_contender(tmp_path: Path, nothing_runs: None) -> None:
+    """Each part alone fits, the run does not: refused."""
+    path = _file(tmp_path, "frc.json", "frc", n=48, s=2)
+    code = design("frc", n=48, s=2)
+    plan = plan_run(sim_run.file_contenders([("x", code)]),
+                    baselines.baseline_keys([("x", code)]), 500, None, False)
+    largest = max(w for _, w in plan.items)
+    assert len(plan.items) == 6 and plan.total > 2 * largest
+    refused(_run("simulate", path, "--iterations", "500", "--seed", "1",
+                           "--max-work", f"{2 * largest:.6g}"))
+
+
+def test_frc_4096_is_estimated_before_its_baselines_are_designed(nothing_runs: None,
+                                                                  budget: Any) -> None:
+    """The README's large case: 1000 rounds of an FRC file with 4096 workers and its
+    baselines, refused by the default budget before anything is designed or run."""
+    code = design("frc", n=4096, s=1)
+    with pytest.raises(BudgetExceeded, match="--max-work"):
+        sim_run.simulate([("frc4096", code)], parse_delay("shifted-exp"), iterations=1000,
+                         seed=1)
+    budget(1e12)  # the same run fits a larger budget: the estimate, not the size, refused it
+    plan = plan_run(sim_run.file_contenders([("f", code)]),
+                    baselines.baseline_keys([("f", code)]), 1000, None, False)
+    assert 1e10 < plan.total < 1e12
+
+
+@pytest.mark.parametrize("args", [
+    ["--delay", "shifted-exp"],
+    ["--delay", "markov:p=0.1,q=0.3,slow=5", "--protocol", "authors"],
+    ["--delay", "trace:london", "--erasurehead", "2"],
+])
+def test_within_the_budget_the_results_are_the_contenders_own(tmp_path: Path,
+                                                              args: list[str]) -> None:
+    """The report's rows are those of the contenders run directly, without a meter, on the
+    same draws; and the default budget gives the same document as a huge one."""
+    path = _file(tmp_path, "frc.json", "frc", n=12, s=2)
+    common = ["simulate", path, "--iterations", "300", "--seed", "7", "--json", *args]
+    doc = json.loads(_run(*common).stdout)
+    assert doc == json.loads(_run(*common, "--max-work", "1e15").stdout)
+    code = design("frc", n=12, s=2)
+    delay = parse_delay(args[1])
+    mu = 0.2 if "authors" in args else None
+    contenders = sim_run.contenders_for([(path, code)], True, None, 7)
+    if "--erasurehead" in args:
+        from gctool.sim.contenders import erasurehead
+
+        contenders.append(erasurehead(code, path, 2))
+    base = delay.base(300, 12, np.random.default_rng(7))
+    assert [r["name"] for r in doc["rows"]] == [c.name for c in contenders]
+    for c, row in zip(contenders, doc["rows"], strict=True):
+        c.mu = mu
+        run = c.run(delay.times(base, c.loads))
+        assert row["mean"]["value"] == pytest.approx(float(np.mean(run.durations)), rel=1e-12)
+        assert row["deadline_misses"] == run.deadline_misses
+
+
+def test_the_meter_counts_the_arrival_times_and_the_sparse_set_up(budget: Any) -> None:
+    from gctool.limits import SPARSE_SETUP_FACTOR
+    from gctool.sim.stopping import StopRule
+
+    code = design("sr-sgc", n=600, seed=1, burst=1, window=2, lam=15)  # cyclic, s = 8
+    meter = WorkMeter("simulating a test")
+    rule = StopRule(code, meter=meter)
+    assert rule.dual_method == "sparse"
+    assert meter.spent == SPARSE_SETUP_FACTOR * 600 * (code.s + 8) ** 2
+    budget(meter.spent + 1)
+    meter.charge(1, "one more")
+    with pytest.raises(BudgetExceeded, match=r"simulating a test \(the arrival times"):
+        meter.charge(cell_cost(10, 600), "the arrival times")
+
+
+def test_the_meter_is_shared_by_the_contenders_of_a_run(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    real = Contender.run
+
+    def spy(self: Contender, times: np.ndarray) -> Any:
+        seen.append(self.meter)
+        return real(self, times)
+
+    monkeypatch.setattr(Contender, "run", spy)
+    path = _file(tmp_path, "frc.json", "frc", n=12, s=2)
+    assert _run("simulate", path, "--iterations", "50", "--seed", "1").exit_code == 0
+    assert len(seen) == 6 and all(m is seen[0] for m in seen)
+    assert isinstance(seen[0], WorkMeter) and seen[0].spent >= 6 * cell_cost(50, 12)
