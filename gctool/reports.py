@@ -20,6 +20,9 @@ from typing import Any, ClassVar, Literal
 
 #: field metadata: leave the key out of the JSON when the value is None
 OMIT_NONE = {"omit_none": True}
+#: field metadata: a record for library callers that is never part of the JSON (e.g. the file
+#: a call wrote, which the command reports on stderr)
+NOT_JSON = {"json": False}
 
 
 def _jsonable(value: Any) -> Any:
@@ -36,12 +39,13 @@ def _jsonable(value: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` as JSON data: dataclasses as objects (without their None-valued
-    :data:`OMIT_NONE` fields), lists and tuples as lists, numpy scalars as numbers and
-    non-finite floats as None."""
+    """``value`` as JSON data: dataclasses as objects (without their :data:`NOT_JSON` fields
+    and their None-valued :data:`OMIT_NONE` fields), lists and tuples as lists, numpy scalars
+    as numbers and non-finite floats as None."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(v) for f in dataclasses.fields(value)
-                if not ((v := getattr(value, f.name)) is None and f.metadata.get("omit_none"))}
+                if f.metadata.get("json", True)
+                and not ((v := getattr(value, f.name)) is None and f.metadata.get("omit_none"))}
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -143,13 +143,14 @@ def _define(cls: type, defs: dict[str, Any], closed: bool = False) -> None:
 def _keys(cls: type) -> list[tuple[str, Any, bool]]:
     """(key, Python type, always present) of the JSON object of dataclass ``cls``: its
     ``json_fields()`` when it writes another layout than its fields (the attack reports),
-    else its fields; a field with ``omit_none`` metadata is left out when None."""
+    else its fields; a field with ``omit_none`` metadata is left out when None, one with
+    ``json: False`` always."""
     layout = getattr(cls, "json_fields", None)
     if layout is not None:
         return [(name, tp, True) for name, tp in layout()]
     hints = typing.get_type_hints(cls)
     return [(f.name, hints[f.name], not f.metadata.get("omit_none"))
-            for f in dataclasses.fields(cls)]
+            for f in dataclasses.fields(cls) if f.metadata.get("json", True)]
 
 
 def generate(name: str) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""``gctool simulate``: wall-clock per iteration (and training) of code files and baselines."""
+"""``gctool simulate``: wall-clock per iteration (and training) of code files and baselines.
+The command parses its options, calls :func:`gctool.simulate` (the run and its ``--plot`` SVG:
+:mod:`gctool.sim.run`, :mod:`gctool.sim.plot`), renders the report and exits."""
 
 from __future__ import annotations
 
@@ -136,15 +138,9 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
                             baselines=not no_baselines, sgc=sgc,
                             train=problem if train else None, gap=target_gap, lazy=lazy,
                             protocol=protocol, mu=mu, sparsify=sparsifier,
-                            erasurehead=erasurehead, link=link, models=models)
-    if plot is not None:
-        from gctool._files import atomic_write
-        from gctool.sim.plot import render_svg
-
-        data = render_svg(report)
-        atomic_write(plot, data)
-        if plot != "-":
-            status(f"wrote plot to {plot} ({len(data):,} bytes)")
+                            erasurehead=erasurehead, link=link, models=models, plot=plot)
+    if report.plot is not None and plot != "-":
+        status(f"wrote plot to {plot} ({report.plot['bytes']:,} bytes)")
     if as_json or plot != "-":  # else the SVG itself went to stdout
         from gctool.cli.render import render
 

@@ -1,4 +1,5 @@
-"""``gctool simulate --plot FILE.svg``: pictures of a simulation (one SVG, no plotting library).
+"""``gctool simulate --plot FILE.svg`` (``gctool.simulate(..., plot=PATH)``): pictures of a
+simulation (one SVG, no plotting library).
 
 Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
 
@@ -14,11 +15,23 @@ Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
 
 from __future__ import annotations
 
+import os
+
 from gctool.sim.run import SimulationReport
 from gctool.viz.svgkit import AXIS, TEXT, Canvas, el, line_chart, nice_ticks, text
 
 BAR = "#4263eb"
 LEFT = 90.0
+
+
+def write_plot(report: SimulationReport, path: str | os.PathLike[str]) -> None:
+    """Write the SVG of ``report`` to ``path`` atomically (``"-"``: stdout) and record it in
+    ``report.plot`` (``gctool.simulate(..., plot=path)``)."""
+    from gctool._files import atomic_write
+
+    data = render_svg(report)
+    atomic_write(path, data)
+    report.plot = {"path": os.fspath(path), "bytes": len(data)}
 
 
 def render_svg(report: SimulationReport) -> bytes:

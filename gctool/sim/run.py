@@ -15,6 +15,7 @@ the (n-s)-th order statistic, ``E = ℓ (a + (H_n - H_s) / μ)``; with ``pareto`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ import numpy as np
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
-from gctool.reports import Report
+from gctool.reports import NOT_JSON, Report
 from gctool.sim import stats
 from gctool.sim.budget import WorkMeter, cell_cost, plan_run
 from gctool.sim.contenders import (
@@ -52,6 +53,8 @@ class SimulationReport(Report):
     protocol: str = "gctool"  # waiting rule: gctool's or the authors' (1 + mu) rule
     mu: float | None = None
     time_unit: str = "s"  # "s" for traces; synthetic models count in units of one full job
+    #: the SVG plot the call wrote, {"path", "bytes"} (not part of the JSON document)
+    plot: dict[str, Any] | None = field(default=None, metadata=NOT_JSON)
 
 
 def theory(delay: DelayModel, c: Contender) -> float | None:
@@ -270,7 +273,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
              erasurehead: int | None = None, link: Any = None,
-             models: int | None = None) -> SimulationReport:
+             models: int | None = None, plot: str | os.PathLike[str] | None = None
+             ) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -287,7 +291,9 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     and race a parameter server with the same leaves and ring all-reduce under the same model.
     ``models``: with ``train``, the number of models trained concurrently (job t is a step of
     model t mod M; at least 1 + the largest delay).  ``seed`` (None: a fresh one) seeds the
-    delays, the baselines and the training, and is recorded in the report.
+    delays, the baselines and the training, and is recorded in the report.  ``plot`` writes
+    the SVG of the run there atomically (``"-"``: stdout; :mod:`gctool.sim.plot`) and records
+    it in ``report.plot``.
     """
     width = _check_run(codes, iterations, protocol, mu)
     rule_mu = mu if protocol == "authors" else None
@@ -349,6 +355,11 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         notes += _rule_notes(contenders, rule_mu)
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
-    return SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
-                            protocol=protocol, mu=rule_mu,
-                            time_unit="s" if delay.trace is not None else "job units")
+    report = SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
+                              protocol=protocol, mu=rule_mu,
+                              time_unit="s" if delay.trace is not None else "job units")
+    if plot is not None:
+        from gctool.sim.plot import write_plot
+
+        write_plot(report, plot)
+    return report

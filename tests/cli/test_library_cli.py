@@ -330,6 +330,40 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
 
 
+def test_simulate_plot_is_the_cli_one(tmp_path: Path) -> None:
+    """gctool.simulate(plot=) writes the SVG the CLI's --plot writes, byte for byte, and
+    records it in the report, outside the JSON document (which stays the CLI's --json)."""
+    from gctool.sim.delays import parse_delay
+
+    path = _code_file(tmp_path, "frc")
+    cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
+    r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "40", "--seed", "5",
+                                 "--train", "--plot", str(cli_svg), "--json"])
+    assert r.exit_code == 0, r.output
+    assert f"wrote plot to {cli_svg} ({cli_svg.stat().st_size:,} bytes)" in r.stderr
+    report = gctool.simulate([(str(path), gctool.read_code(path))],
+                             parse_delay("shifted-exp", "interp"), iterations=40, seed=5,
+                             train="lsq", plot=lib_svg)
+    assert lib_svg.read_bytes() == cli_svg.read_bytes()
+    assert report.plot == {"path": str(lib_svg), "bytes": lib_svg.stat().st_size}
+    doc = json.loads(json.dumps(report.to_dict()))
+    assert "plot" not in doc and "plot" not in json.loads(r.stdout)
+    assert _normal(json.loads(r.stdout)) == _normal(doc)
+
+
+def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
+    """A plot the library cannot write is one InvalidInput naming the file; nothing is left."""
+    from gctool.errors import InvalidInput
+    from gctool.sim.delays import parse_delay
+
+    path = _code_file(tmp_path, "frc")
+    target = tmp_path / "missing" / "p.svg"
+    with pytest.raises(InvalidInput, match="p.svg"):
+        gctool.simulate([("f", gctool.read_code(path))], parse_delay("shifted-exp", "interp"),
+                        iterations=20, seed=1, plot=target)
+    assert not target.parent.exists()
+
+
 def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     path = _code_file(tmp_path, "sr-sgc")
     r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
