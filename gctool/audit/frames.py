@@ -31,6 +31,7 @@ from gctool.reports import Report
 
 if TYPE_CHECKING:
     from gctool.api import AttackRequest, BoundRequest, VerifyRequest
+    from gctool.engine.sweep import Runner
 
 
 #: straggler sets the bound report enumerates for its exact epsilon before falling back to the
@@ -116,9 +117,10 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
         rows=rows, ok=kap is not None)
 
 
-def verify_frame(code: GradientCode, s: int | None = None, *,
+def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (verify's options)
                  max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
-                 progress: Progress | None = None) -> SpectrumReport:
+                 progress: Progress | None = None, jobs: int | None = 1,
+                 runner: Runner | None = None) -> SpectrumReport:
     """``verify`` of an encoded frame: does every set of s stragglers keep epsilon < 1, i.e.
     0 < lambda(M_F) < 2 and a finite kappa (the papers' guarantee exists)?
 
@@ -127,12 +129,14 @@ def verify_frame(code: GradientCode, s: int | None = None, *,
     < 1 - m; a failure is a set with epsilon >= 1 + m, or one whose S_F has numerical rank < k
     (:func:`gctool.numerics.numerical_rank` on its singular values), reported as the
     counterexample.  Anything in between, and any sampled run, is not certified (not ok).
+    The enumeration runs in ``jobs`` local processes or with ``runner``
+    (:func:`~gctool.audit.spectrum.worst_spectrum`).
     """
     from gctool.numerics import numerical_rank
 
     s = code.s if s is None else s
     rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                         progress=progress)
+                         progress=progress, jobs=jobs, runner=runner)
     rep.mode = "verify"
     S = frame_matrix(code)
     k = code.k
@@ -166,15 +170,18 @@ _NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "
 
 
 def verify_hook(code: GradientCode, request: VerifyRequest) -> SpectrumReport:
-    """``verifier`` hook: :func:`verify_frame`."""
+    """``verifier`` hook: :func:`verify_frame`, on the request's executor (``jobs`` local
+    processes or ``runner``)."""
     return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
                         progress=request.progress,
-                        max_sets=request.max_sets or DEFAULT_MAX_SETS)
+                        max_sets=request.max_sets or DEFAULT_MAX_SETS, jobs=request.jobs,
+                        runner=request.runner)
 
 
 def attack_hook(code: GradientCode, request: AttackRequest) -> Report:
     """``attacker`` hook: one set's spectrum, the worst spectrum of s stragglers (exhaustive
-    within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s."""
+    within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s;
+    the enumerations run on the options' executor (``jobs`` local processes or ``runner``)."""
     from math import comb
 
     mode = request.mode
@@ -195,11 +202,12 @@ def attack_hook(code: GradientCode, request: AttackRequest) -> Report:
         return set_spectrum(code, list(request.straggler_set or ()))
     if mode == "curve":
         return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples, seed=seed,
-                              progress=request.progress, sizes=request.sizes)
+                              progress=request.progress, sizes=request.sizes, jobs=opts.jobs,
+                              runner=opts.runner)
     s = code.s if request.s is None else request.s
     sample = samples if method == "auto" and comb(code.n, s) > max_sets else None
     return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                          progress=request.progress)
+                          progress=request.progress, jobs=opts.jobs, runner=opts.runner)
 
 
 def bound_hook(code: GradientCode, request: BoundRequest) -> EncodedBoundReport:

@@ -44,7 +44,7 @@ from gctool.numerics import EPS
 from gctool.reports import Report
 
 if TYPE_CHECKING:
-    pass
+    from gctool.engine.sweep import Runner
 
 Progress = Callable[[int, int], None]
 #: float entries handled per batch (b x k x k or b x s x s)
@@ -230,6 +230,16 @@ class _SpectrumWorker:
         return out
 
 
+def _register_summary() -> None:
+    """Checkpoints of a Dask run rebuild summaries by type name (:mod:`gctool.audit.sweep`)."""
+    from gctool.audit.sweep import SUMMARIES
+
+    SUMMARIES.setdefault(_SpectrumSummary.__name__, _SpectrumSummary)
+
+
+_register_summary()
+
+
 @dataclass
 class _SpectrumFold:
     """The worst epsilon, smallest lambda_min and largest lambda_max over the tasks, in
@@ -250,12 +260,26 @@ class _SpectrumFold:
         return False
 
 
-def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SETS,
+def _processes(jobs: int | None, sets: int, runner: Runner | None) -> int:
+    """Local processes of an enumeration of ``sets`` straggler sets: ``jobs`` resolved, or 1
+    below :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` without a runner (the rule of the
+    matrix codes' attack)."""
+    from gctool.audit.exhaustive import PARALLEL_MIN_SETS
+    from gctool.engine.parallel import resolve_jobs
+
+    return resolve_jobs(jobs) if sets >= PARALLEL_MIN_SETS or runner is not None else 1
+
+
+def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SETS,  # noqa: PLR0913 (the enumeration's options)
                    sample: int | None = None, seed: int = 0,
-                   progress: Progress | None = None) -> SpectrumReport:
+                   progress: Progress | None = None, jobs: int | None = 1,
+                   runner: Runner | None = None) -> SpectrumReport:
     """Worst eps_F over every set of s stragglers (exhaustive), or over ``sample`` random sets.
 
-    Without ``sample``, more than ``max_sets`` sets is refused (BudgetExceeded, exit 2).
+    Without ``sample``, more than ``max_sets`` sets is refused (BudgetExceeded, exit 2).  The
+    enumeration runs in ``jobs`` local processes (None or 0: every core; fewer than
+    :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or with ``runner``
+    (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not depend on either.
     """
     S = frame_matrix(code)
     n, k = S.shape
@@ -285,7 +309,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
 
     try:
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
-                   after=after)
+                   jobs=_processes(jobs, planned, runner), runner=runner, after=after)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
                                 f"sets (size {s}); worst epsilon so far "
@@ -313,17 +337,18 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
         elapsed_s=time.perf_counter() - t0, notes=notes)
 
 
-def spectrum_curve(code: GradientCode, max_s: int | None = None, *,
+def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR0913 (the enumeration's options)
                    max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None,
-                   sizes: Sequence[int] | None = None) -> SpectrumCurveReport:
+                   sizes: Sequence[int] | None = None, jobs: int | None = 1,
+                   runner: Runner | None = None) -> SpectrumCurveReport:
     """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k), or
-    for the given ``sizes`` only."""
+    for the given ``sizes`` only, each on ``jobs`` local processes or ``runner``."""
     n, k = code.n, code.k
     out = []
     for s in curve_sizes(n, max_s, sizes, n - k if n > k else 0, allow_all=False):
         enumerable = count_sets(n, s) <= max_sets
         out.append(worst_spectrum(code, s, max_sets=max_sets,
                                   sample=None if enumerable else (sample or DEFAULT_SAMPLES),
-                                  seed=seed, progress=progress))
+                                  seed=seed, progress=progress, jobs=jobs, runner=runner))
     return SpectrumCurveReport(code.scheme, code.params.get("frame"), n, k, out)

@@ -261,7 +261,8 @@ class OracleKernel:
         return out
 
 
-#: summary types by name (checkpoints record them as JSON)
+#: summary types by name (checkpoints record them as JSON); an engine whose summaries are
+#: defined elsewhere adds them (the frames' spectra: :mod:`gctool.audit.spectrum`)
 SUMMARIES: dict[str, type] = {c.__name__: c for c in (ChunkSummary, PeakSummary, ExceedSummary,
                                                       SumSummary)}
 

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from distributed import Client, LocalCluster
 
+import gctool
 from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
 from gctool.audit import oracles as dec
@@ -167,8 +168,6 @@ def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The schedule and tree verifiers hand ``jobs`` and ``runner`` to the enumeration of
     their per-round (per-level) codes, and the report does not depend on them."""
-    import gctool
-
     enumeration = importlib.import_module("gctool.audit.verify.enumeration")
     seen: list[tuple[int, Any]] = []
     fold = enumeration.run_folded
@@ -192,6 +191,68 @@ def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
     assert one.ok and dsk.ok
     docs = [_without_executor(json.loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
     assert docs[0] == docs[1] == docs[2]
+
+
+#: the encoded frame's audits: the worst spectrum (verify, attack at s) and the curve over s
+FRAME_AUDITS = {
+    "verify": lambda code, **kw: gctool.verify(code, **kw),
+    "attack": lambda code, **kw: gctool.attack(code, 2, **kw),
+    "curve": lambda code, **kw: gctool.curve(code, 2, **kw),
+}
+
+
+@pytest.mark.parametrize("audit", sorted(FRAME_AUDITS))
+def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encoded scheme's verify and attack hooks hand ``jobs`` and ``runner`` to the
+    enumeration of their straggler sets (many 8-set tasks here), and the report does not
+    depend on them."""
+    spectrum = importlib.import_module("gctool.audit.spectrum")
+    monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
+    monkeypatch.setattr(importlib.import_module("gctool.audit.exhaustive"),
+                        "PARALLEL_MIN_SETS", 0)  # really use 2 local processes
+    seen: list[tuple[int, Any, int]] = []
+    fold = spectrum.run_folded
+
+    def spy(worker: Any, tasks: Any, *args: Any, **kw: Any) -> Any:
+        seen.append((kw["jobs"], kw["runner"], len(tasks)))
+        return fold(worker, tasks, *args, **kw)
+
+    monkeypatch.setattr(spectrum, "run_folded", spy)
+    code = gctool.design("encoded", frame="paley", workers=14, s=2, seed=1)
+    run = FRAME_AUDITS[audit]
+    one = run(code, jobs=1)
+    assert seen and all(jobs == 1 and runner is None for jobs, runner, _ in seen)
+    assert max(tasks for _, _, tasks in seen) > 2  # C(14, 2) = 91 sets in 8-set tasks
+    seen.clear()
+    two = run(code, jobs=2)
+    assert seen and all(jobs == 2 and runner is None for jobs, runner, _ in seen)
+    seen.clear()
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"frame-{audit}")
+    dsk = run(code, runner=runner)
+    assert seen and all(r is runner for _, r, _ in seen)
+    assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
+    docs = [_without_executor(json.loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
+    assert docs[0] == docs[1] == docs[2]
+    if audit == "verify":
+        assert one.ok and one.exact and one.checked == 91
+
+
+def test_encoded_frame_checkpoint_resumes(cluster: Any, tmp_path: Any,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Dask run of a frame's spectra writes a checkpoint that a second run replays (its
+    summaries are rebuilt by type name) to the same report."""
+    code = gctool.design("encoded", frame="paley", workers=14, s=2, seed=1)
+    ref = gctool.verify(code)
+    spectrum = importlib.import_module("gctool.audit.spectrum")
+    monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
+    ck = str(tmp_path / "frame.ckpt")
+    gctool.verify(code, runner=DaskRunner(scheduler=cluster.scheduler_address, key="frame-ck",
+                                          checkpoint=ck))
+    again = DaskRunner(scheduler=cluster.scheduler_address, key="frame-ck", checkpoint=ck)
+    resumed = gctool.verify(code, runner=again)
+    assert again.stats["resumed"] == again.stats["tasks"] > 1
+    assert _without_executor(resumed.to_dict()) == _without_executor(ref.to_dict())
 
 
 def test_adversarial_corpus_identical_on_dask(cluster: Any) -> None:
