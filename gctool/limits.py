@@ -234,9 +234,38 @@ def check_work(what: str, work: float, remedy: str) -> None:
         from gctool.errors import BudgetExceeded
 
         raise BudgetExceeded(
-            f"{what} needs about {work:.2g} operations (~{work / WORK_RATE:,.0f} s at "
-            f"{WORK_RATE:.0g}/s), above the work budget of {budget:.2g} (--max-work, "
-            f"GCTOOL_MAX_WORK); {remedy}")
+            f"{what} needs about {work:.2g} operations ({work_time(work)} at "
+            f"{_two_digits(WORK_RATE)} operations/s), above the work budget of {budget:.2g} "
+            f"(--max-work, GCTOOL_MAX_WORK); {remedy}")
+
+
+#: (from, unit, length in seconds) of :func:`work_time`: a unit is used from twice its length on
+_TIME_UNITS = ((2 * 60, "min", 60), (2 * 3600, "h", 3600), (2 * 86400, "days", 86400),
+               (2 * 365.25 * 86400, "years", 365.25 * 86400))
+
+
+def _two_digits(x: float) -> str:
+    """``x`` to two significant digits, as a person writes it: 1.5, 12, 1,200, 1.2e7."""
+    rounded = float(f"{x:.2g}")
+    if rounded >= 1e6:
+        mantissa, exponent = f"{rounded:.1e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return f"{rounded:,g}"
+
+
+def work_time(work: float) -> str:
+    """The time ``work`` operations take at :data:`WORK_RATE`, for a message: "< 1 s",
+    "about 12 s", "about 3 min", "about 1.2e7 years"."""
+    seconds = work / WORK_RATE
+    if seconds != seconds or seconds == float("inf"):
+        return "an unbounded time"
+    if seconds < 1:
+        return "< 1 s"
+    value, unit = seconds, "s"
+    for start, name, length in _TIME_UNITS:
+        if seconds >= start:
+            value, unit = seconds / length, name
+    return f"about {_two_digits(value)} {unit}"
 
 
 def check_memory(what: str, nbytes: float, remedy: str) -> None:

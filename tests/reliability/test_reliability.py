@@ -453,6 +453,24 @@ def test_the_work_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPa
         refused(run("design", "cyclic", "-n", "6", "-s", "1"), "GCTOOL_MAX_WORK must be")
 
 
+@pytest.mark.parametrize(("work", "text"), [
+    (2e5, "< 1 s"), (1e9, "about 1 s"), (1.5e9, "about 1.5 s"), (1.23e10, "about 12 s"),
+    (3.7e11, "about 6.2 min"), (7.2e12, "about 2 h"), (1e14, "about 28 h"),
+    (1e15, "about 12 days"), (1e17, "about 3.2 years"), (1e29, "about 3.2e12 years"),
+    (float("inf"), "an unbounded time")])
+def test_work_refusal_says_the_time_in_words(monkeypatch: pytest.MonkeyPatch, work: float,
+                                             text: str) -> None:
+    """The refusal's time estimate is readable (no "~0 s"), its rate in operations/s."""
+    from gctool import limits
+    from gctool.errors import BudgetExceeded
+
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "100")
+    with pytest.raises(BudgetExceeded) as err:
+        limits.check_work("the search", work, "use fewer sets")
+    assert f"operations ({text} at 1e9 operations/s), above the work budget of 1e+02" in str(
+        err.value)
+
+
 def test_disjoint_row_classes_certify_before_any_cubic_work(
         tiny_work: pytest.MonkeyPatch) -> None:
     from gctool.audit import nullspace
