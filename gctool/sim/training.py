@@ -250,6 +250,15 @@ class Estimator:
         return np.asarray(total)
 
 
+def check_options(kind: str | None, lazy: float | None, sparsify: Any) -> None:
+    """Refuse training options that cannot apply: a sparsifier without training (it acts on
+    the training's messages), or with lazy uploads (they exclude each other)."""
+    if sparsify is not None and kind is None:
+        raise InvalidInput("sparsify needs train (it sparsifies the training's messages)")
+    if sparsify is not None and lazy is not None:
+        raise InvalidInput("sparsify and lazy exclude each other")
+
+
 def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
           lazy: float | None, seed: int, sparsify: Any = None, models: int | None = None
           ) -> dict[str, Any]:

@@ -330,7 +330,7 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
 
 
-def test_simulate_plot_is_the_cli_one(tmp_path: Path) -> None:
+def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
     """gctool.simulate(plot=) writes the SVG the CLI's --plot writes, byte for byte, and
     records it in the report, outside the JSON document (which stays the CLI's --json)."""
     from gctool.sim.delays import parse_delay
@@ -362,6 +362,28 @@ def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
         gctool.simulate([("f", gctool.read_code(path))], parse_delay("shifted-exp", "interp"),
                         iterations=20, seed=1, plot=target)
     assert not target.parent.exists()
+
+
+def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
+    """A sparsifier without training, or with lazy uploads, is refused by the library as by
+    the command (which words it with its option names)."""
+    from gctool.errors import InvalidInput
+    from gctool.sim.delays import parse_delay
+    from gctool.sim.sparsify import parse_sparsify
+
+    path = _code_file(tmp_path, "frc")
+    codes = [("f", gctool.read_code(path))]
+    wangni = parse_sparsify("wangni")
+    for kw, message in ((dict(), "sparsify needs train"),
+                        (dict(train="lsq", lazy=0.5), "sparsify and lazy exclude each other")):
+        with pytest.raises(InvalidInput, match=message):
+            gctool.simulate(codes, parse_delay("shifted-exp", "interp"), iterations=20, seed=1,
+                            sparsify=wangni, **kw)
+    for args, message in ((["--sparsify", "wangni"], "--sparsify needs --train"),
+                          (["--train", "--lazy", "0.5", "--sparsify", "wangni"],
+                           "--sparsify and --lazy exclude each other")):
+        r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "20", *args])
+        assert r.exit_code == 2 and message in r.stderr
 
 
 def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:

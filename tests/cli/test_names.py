@@ -72,3 +72,16 @@ def test_jobs_has_one_spelling_and_default(runner: CliRunner) -> None:
 def test_did_you_mean(runner: CliRunner, args: list[str], suggestion: str) -> None:
     r = runner.invoke(cli, args)
     assert r.exit_code == 2 and suggestion in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("command", "module"), [
+    ("attack", "gctool.audit.attack.options"), ("verify", "gctool.audit.verify.pipeline")])
+def test_method_choices_are_the_library_methods(command: str, module: str) -> None:
+    """The commands spell their --method choices out (--help loads no numpy): they are the
+    methods the library accepts, in its order."""
+    import importlib
+
+    cmd = cli.get_command(None, command)  # type: ignore[arg-type]
+    assert cmd is not None
+    choice = next(p.type for p in cmd.params if p.name == "method")
+    assert tuple(choice.choices) == importlib.import_module(module).METHODS
