@@ -361,8 +361,12 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     report = SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
                               protocol=protocol, mu=rule_mu,
                               time_unit="s" if delay.trace is not None else "job units")
-    if plot is not None:
-        from gctool.sim.plot import write_plot
+    return report if plot is None else _plotted(report, plot)
 
-        write_plot(report, plot)
+
+def _plotted(report: SimulationReport, path: str | os.PathLike[str]) -> SimulationReport:
+    """``report`` after writing its SVG to ``path`` (:func:`gctool.sim.plot.write_plot`)."""
+    from gctool.sim.plot import write_plot
+
+    write_plot(report, path)
     return report
