@@ -290,8 +290,22 @@ def _remove_stale(directory: Path, prefix: str, own: str) -> None:
         pass
 
 
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, an output that could not be written: a name ending in ``/``
+    (a directory's), an existing directory, a missing directory, a file the user may not
+    write (:class:`InvalidInput`, one line).  ``-`` (stdout), devices and FIFOs pass."""
+    label = str(path)
+    if label == "-":
+        return
+    target, existing = _target(_stdout_alias(path), label)
+    if existing is None and not target.parent.is_dir():
+        raise InvalidInput(f"{label}: directory {target.parent} does not exist")
+
+
 def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:
     """The file to replace (symlinks followed) and its current status (None if absent)."""
+    if label.endswith(("/", "/.", "/..")) or label in (".", ".."):
+        raise InvalidInput(f"{label}: names a directory; give a file name")
     try:
         target = Path(path)
         if target.is_symlink():

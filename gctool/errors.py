@@ -35,6 +35,10 @@ class BudgetExceeded(InvalidInput):
     """A requested computation is larger than the allowed budget (raise it explicitly)."""
 
 
+class OutputError(GctoolError):
+    """An output could not be written (a full disk, a closed stdout): exit 2, no partial file."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGINT, SIGTERM or SIGHUP arrived under the CLI; SIGTERM and SIGHUP are handled like
     Ctrl-C (see :mod:`gctool._signals`)."""

@@ -213,6 +213,17 @@ def max_memory() -> float:
     return _positive("GCTOOL_MAX_MEMORY", raw)
 
 
+def check_environment() -> None:
+    """Refuse (InvalidInput, one line) an invalid ``GCTOOL_MAX_WORK`` or ``GCTOOL_MAX_MEMORY``
+    before any command runs, also one that would never read it."""
+    import os
+
+    for name in ("GCTOOL_MAX_WORK", "GCTOOL_MAX_MEMORY"):
+        raw = os.environ.get(name)
+        if raw is not None and raw.strip() != "":
+            _positive(name, raw)
+
+
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     """Work of one dense factorisation (SVD, QR, elimination) of a rows x cols matrix."""
     return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
@@ -287,6 +298,8 @@ def limit_process_memory() -> None:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
         return
+    from gctool.errors import InvalidInput
+
     try:
         want = int(max_memory() + MEMORY_HEADROOM)
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
@@ -294,5 +307,5 @@ def limit_process_memory() -> None:
             want = min(want, hard)
         if soft == resource.RLIM_INFINITY or soft > want:
             resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
-    except (ValueError, OSError, AttributeError):
-        return
+    except (ValueError, OSError, AttributeError, InvalidInput):
+        return  # an invalid GCTOOL_MAX_MEMORY is refused by the CLI (check_environment)

@@ -9,7 +9,13 @@ from typing import Any
 import click
 
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.options import field_option, json_option, max_work_option, seed_option
+from gctool.cli.options import (
+    field_option,
+    json_option,
+    max_work_option,
+    output_path,
+    seed_option,
+)
 from gctool.cli.output import note, quiet_option
 from gctool.registry import SCHEMES
 from gctool.registry.info import Param, SchemeInfo
@@ -152,7 +158,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
     opts += [_param_option(p) for p in info.params]
     opts += [opt for p in info.params for opt in _alias_options(p)]
     opts += _ORDER_OPTIONS
-    opts.append(click.option("-o", "--output", default="-", type=click.Path(allow_dash=True),
+    opts.append(click.option("-o", "--output", default="-", type=output_path,
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
     opts.append(max_work_option)

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from gctool.cli.options import output_path
+
 
 def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     """Identity of a run for the checkpoint: the code file's bytes and the options."""
@@ -50,7 +52,7 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
         @click.option("--scheduler", default=None, metavar="ADDRESS",
                       help="Dask scheduler to connect to (e.g. tcp://host:8786); default: a "
                            "local cluster of --jobs processes.")
-        @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+        @click.option("--checkpoint", type=output_path, default=None,
                       help="With --executor dask: record finished rank ranges in FILE; a "
                            "rerun with the same FILE resumes.")
         @functools.wraps(f)

@@ -10,6 +10,7 @@ from gctool.cli.options import (
     json_option,
     load_code,
     max_work_option,
+    output_path,
     progress_bar,
     tol_option,
 )
@@ -39,7 +40,7 @@ vector is checked (a^T B_F = targets: exactly over GF(q), within --tol over R/C)
 pattern that fails gets the generic vector, and the export records which decoder produced
 each row (decoders.method, the array 'structured', decoders.note).""")
 @code_argument
-@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
+@click.option("-o", "--output", required=True, type=output_path,
               help="Output file (.json or .npz), or '-' for JSON on stdout.")
 @click.option("--decoders", is_flag=True,
               help="Also write the decoding matrix A: one vector per straggler pattern of size s.")

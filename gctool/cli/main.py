@@ -4,6 +4,7 @@ outcomes to exit codes (see :mod:`gctool.cli.exit_codes`)."""
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -80,7 +81,9 @@ class GctoolGroup(LazyGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         from gctool.errors import SearchInterrupted
+        from gctool.limits import check_environment
 
+        check_environment()  # after --help, before any command
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # click would print an empty line first (two stderr lines)
@@ -226,26 +229,98 @@ def _quiet_process() -> None:
     """Keep the command's output its own: warnings off (the library reports what matters as
     diagnostics), and anything that native code (LAPACK's XERBLA, the HiGHS MILP solver)
     prints on file descriptor 1 goes to /dev/null instead of into stdout, which stays gctool's
-    (its Python stream is moved to a duplicate of the original descriptor)."""
-    import io
+    (its Python stream is moved to a duplicate of the original descriptor).  The standard
+    streams are guarded (see :class:`_Guarded`)."""
     import warnings
 
     if not os.environ.get("GCTOOL_DEBUG"):
         warnings.simplefilter("ignore")
+    if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+        return  # captured (CliRunner, an embedding application)
+    for fd in (0, 1, 2):  # a closed standard descriptor: the next file opened would take it
+        _occupy(fd)
     stream = sys.__stdout__
     try:
-        if stream is None or sys.stdout is not stream or stream.fileno() != 1:
-            return  # already moved, or captured (CliRunner, an embedding application)
-        stream.flush()
-        saved = os.dup(1)
+        if stream is not None:
+            stream.flush()
+        saved = os.dup(1) if stream is not None else None
         devnull = os.open(os.devnull, os.O_WRONLY)
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+    except (AttributeError, OSError, ValueError):
         return
     os.dup2(devnull, 1)
     os.close(devnull)
-    sys.stdout = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(saved, "w")), encoding=stream.encoding,
-        errors="backslashreplace", line_buffering=stream.line_buffering)
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    sys.stdout = _Guarded.text(saved, "stdout", encoding,
+                               bool(stream is not None and stream.line_buffering))
+    if sys.__stderr__ is not None:
+        sys.stderr.flush()
+    sys.stderr = _Guarded.text(2 if sys.__stderr__ is not None else None, None,
+                               getattr(sys.__stderr__, "encoding", None) or "utf-8", True)
+
+
+def _occupy(fd: int) -> None:
+    """Point a closed descriptor ``fd`` at /dev/null."""
+    try:
+        os.fstat(fd)
+        return
+    except OSError:
+        pass
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+
+
+class _Guarded(io.RawIOBase):
+    """The descriptor under ``sys.stdout`` or ``sys.stderr``, with one failure each.
+
+    stdout (``name`` given): a full disk or a closed descriptor raises
+    :class:`~gctool.errors.OutputError` (one line, exit 2), a closed pipe ``BrokenPipeError``
+    (the reader went away: exit 0); stderr (``name`` None): a write that fails is dropped, as
+    there is nowhere left to report it.  After the first failure every write is dropped, so
+    the interpreter's final flush cannot print "Exception ignored" or change the exit code."""
+
+    def __init__(self, fd: int | None, name: str | None) -> None:
+        super().__init__()
+        self.fd, self.name, self.failed = fd, name, fd is None and name is None
+
+    @classmethod
+    def text(cls, fd: int | None, name: str | None, encoding: str, line_buffering: bool
+             ) -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BufferedWriter(cls(fd, name), 1 << 16), encoding=encoding,
+                                errors="backslashreplace", line_buffering=line_buffering)
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        if self.fd is None:
+            raise io.UnsupportedOperation("the stream is closed")
+        return self.fd
+
+    def isatty(self) -> bool:
+        return self.fd is not None and os.isatty(self.fd)
+
+    def write(self, data: Any) -> int:
+        size = len(memoryview(data))
+        if self.failed:
+            return size
+        try:
+            if self.fd is None:
+                raise OSError(9, "it is closed")
+            return os.write(self.fd, data)
+        except OSError as exc:
+            self.failed = True
+            if self.name is None:
+                return size
+            if isinstance(exc, BrokenPipeError):
+                raise
+            from gctool.errors import OutputError
+
+            raise OutputError(f"{self.name}: cannot write ({exc.strerror or exc})") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,25 @@ field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,
     help="real, complex, GF(p), GF(p^m), GF(2^8, x^8+x^4+x^3+x^2+1), or auto (cyclic-mds/rs/comm).",
 )
+class OutputPath(click.ParamType):
+    """A file gctool will write ('-' = stdout): checked when the options are parsed, before
+    any work (:func:`gctool._files.check_output`)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        from gctool._files import check_output
+        from gctool.errors import InvalidInput
+
+        try:
+            check_output(value)
+        except InvalidInput as exc:
+            self.fail(str(exc), param, ctx)
+        return value
+
+
+output_path = OutputPath()
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 #: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name
 #: ``code_file`` (a tuple) so shared decorators find it

@@ -79,9 +79,14 @@ def stdout_console() -> Any:
 
     from rich.console import Console
 
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader went away: the CLI exits 0 (rich would exit 1)."""
+            raise BrokenPipeError
+
     tty = sys.stdout.isatty()
     width = None if tty or os.environ.get("COLUMNS") else UNWRAPPED_WIDTH
-    return Console(highlight=False, soft_wrap=True, width=width)
+    return StdoutConsole(highlight=False, soft_wrap=True, width=width)
 
 
 def fmt(x: float | None, digits: int = 4) -> str:

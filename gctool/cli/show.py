@@ -12,6 +12,7 @@ from gctool.cli.options import (
     json_option,
     load_code,
     max_work_option,
+    output_path,
     progress_bar,
     tol_option,
 )
@@ -34,7 +35,7 @@ norm of the targets (0 = decodes, 1 = nothing recovered).  show always exits 0 o
 it draws, it does not audit.""")
 @code_argument
 @click.option("--svg", "svg_path", metavar="OUT.svg", default=None,
-              type=click.Path(dir_okay=False, allow_dash=True),
+              type=output_path,
               help="Also write the picture as a standalone SVG ('-' = stdout, no text view).")
 @click.option("--stragglers", metavar="LIST", default=None,
               help="Straggling workers, e.g. 0,3: show and highlight the optimal decoding vector.")

@@ -7,7 +7,14 @@ from __future__ import annotations
 import click
 
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.options import FloatRange, json_option, load_code, max_work_option, seed_option
+from gctool.cli.options import (
+    FloatRange,
+    json_option,
+    load_code,
+    max_work_option,
+    output_path,
+    seed_option,
+)
 from gctool.cli.output import quiet_option, status, writes_stdout
 
 
@@ -89,7 +96,7 @@ job missed its deadline (a bug in the schedule).""")
               help="With --train: send every message sparsified and unbiased: wangni[:eps=E] "
                    "(Wangni et al.'s probabilities, second moment at most (1+E) times; default "
                    "E=1) or random-k[:k=K] (K random coordinates scaled by d/K).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.svg",
+@click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
               help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
                    "the loss against wall-clock time.")
 @json_option
