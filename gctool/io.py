@@ -34,8 +34,8 @@ __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
     "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix", "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
-    "npz_bytes", "npz_member", "read_bytes",
-    "read_code", "read_json_input", "read_text_input", "write_code",
+    "npz_bytes", "npz_member", "parse_list", "read_bytes",
+    "read_code", "read_json_input", "read_list_input", "read_text_input", "write_code",
 ]
 
 CODE_FORMAT = "gctool.code"
@@ -211,7 +211,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise CodeFileError(f"invalid JSON: the key {_short(key)} appears more than once")
+                raise CodeFileError(f"invalid JSON: duplicate key {_short(key)}")
             seen.add(key)
     return doc
 
@@ -270,6 +270,30 @@ def read_json_input(path: str | os.PathLike[str], what: str) -> Any:
     files (:func:`read_text_input`, :func:`loads_json`)."""
     text, label = read_text_input(path, what)
     return loads_json(text, label)
+
+
+def parse_list(text: str, label: str, what: str) -> list[Any]:
+    """The one reader of list-valued options and option files (``--p-file``, ``--worker-p``,
+    ``--weights``, ``--profile``, ``--profile-file``, ``--level-counts``): a JSON document
+    (text starting with ``[`` or ``{``, read by :func:`loads_json`: duplicate keys, NaN,
+    lone surrogates and deep nesting refused) that must be a list, or items separated by
+    commas, spaces, semicolons or newlines (``#`` starts a comment), returned as strings."""
+    body = text.strip()
+    if body.startswith(("[", "{")):
+        values = loads_json(body, label)
+        if not isinstance(values, list):
+            raise CodeFileError(f"{label}: expected {what} as a JSON list, got a JSON "
+                                f"{'object' if isinstance(values, dict) else 'value'}")
+        return values
+    body = "\n".join(line.split("#", 1)[0] for line in body.splitlines())
+    return [tok for tok in re.split(r"[\s,;]+", body) if tok]
+
+
+def read_list_input(path: str | os.PathLike[str], what: str) -> tuple[list[Any], str]:
+    """(list, label) of an option file (``-`` = stdin): :func:`read_text_input` (size cap,
+    devices, UTF-8) and :func:`parse_list`."""
+    text, label = read_text_input(path, what)
+    return parse_list(text, label, what), label
 
 
 def read_text_input(path: str | os.PathLike[str], what: str) -> tuple[str, str]:

@@ -32,9 +32,17 @@ def _weights(value: str | None) -> Any:
     if value is None:
         return None
     if value.endswith(".json"):
-        from gctool.io import read_json_input
+        from gctool.io import read_list_input
 
-        return read_json_input(value, "a JSON file of decoding weights")
+        rows, label = read_list_input(value, "decoding weights")
+        flat = not any(isinstance(x, list) for x in rows)
+        table = [rows] if flat else rows
+        if (not table or not all(isinstance(r, list) and len(r) == len(table[0]) for r in table)
+                or any(isinstance(x, bool) or not isinstance(x, int | float)
+                       for r in table for x in r)):
+            raise click.BadParameter(f"{label}: expected a JSON list of numbers, or of rows of "
+                                     "numbers of one length")
+        return rows
     try:
         rows = [[complex(x) if "j" in x else float(x) for x in row.replace(" ", "").split(",")
                  if x] for row in value.split(";")]

@@ -24,12 +24,11 @@ the same budget (``expected_error_cyclic``) for comparison.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import DesignError, InvalidInput
+from gctool.errors import DesignError, InvalidInput, printable
 from gctool.limits import MAX_N
 from gctool.params import LABEL, Int, List, Num
 from gctool.registry.info import Param, SchemeInfo, SimulationTraits
@@ -38,18 +37,24 @@ from gctool.registry.info import Param, SchemeInfo, SimulationTraits
 def read_probabilities(path: str) -> list[float]:
     """Straggler probabilities from a file: a JSON list, or numbers separated by commas,
     spaces or newlines (``#`` starts a comment)."""
-    from gctool.io import loads_json, read_text_input
+    from gctool.io import read_list_input
 
-    text, label = read_text_input(path, "a text file of probabilities")
-    if text.lstrip().startswith("["):
-        values = loads_json(text, label)
-    else:
-        body = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-        values = [tok for tok in re.split(r"[\s,;]+", body) if tok]
-    try:
-        return [float(x) for x in values]
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidInput(f"{label}: expected a list of numbers in [0, 1]") from None
+    values, label = read_list_input(path, "a list of probabilities")
+    return numbers(values, label, "numbers in [0, 1]")
+
+
+def numbers(values: list[Any], label: str, what: str) -> list[float]:
+    """Items of :func:`gctool.io.parse_list` as floats (JSON numbers or number strings)."""
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise InvalidInput(f"{label}: expected {what}, got {printable(repr(v), 40)}")
+        try:
+            out.append(float(v))
+        except (ValueError, OverflowError):
+            raise InvalidInput(f"{label}: expected {what}, got {printable(repr(v), 40)}"
+                               ) from None
+    return out
 
 
 def check_probabilities(p: Any) -> np.ndarray:

@@ -14,12 +14,11 @@ are indicators (0 decodes, 1 fails).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, printable
 from gctool.model import GradientCode
 from gctool.reports import Report
 
@@ -55,35 +54,33 @@ class ProfileReport(Report):
 
 def parse_levels(text: str, what: str) -> list[int]:
     """Integers separated by commas, spaces, semicolons or newlines, or a JSON list
-    (``#`` starts a comment)."""
-    body = text.strip()
-    if body.startswith("["):
-        from gctool.io import loads_json
+    (``#`` starts a comment): :func:`gctool.io.parse_list`."""
+    from gctool.io import parse_list
 
-        values = loads_json(body, what)
-        if not isinstance(values, list):
-            raise InvalidInput(f"{what}: expected a list of levels")
-    else:
-        body = "\n".join(line.split("#", 1)[0] for line in body.splitlines())
-        values = [tok for tok in re.split(r"[\s,;]+", body) if tok]
+    return _levels(parse_list(text, what, "a list of levels"), what)
+
+
+def _levels(values: list[Any], what: str) -> list[int]:
     out = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int | str):
-            raise InvalidInput(f"{what}: levels are non-negative integers, got {v!r}")
+            raise InvalidInput(f"{what}: levels are non-negative integers, got "
+                               f"{printable(repr(v), 40)}")
         try:
             out.append(int(v))
         except ValueError:
-            raise InvalidInput(f"{what}: levels are non-negative integers, got {v!r}") from None
+            raise InvalidInput(f"{what}: levels are non-negative integers, got "
+                               f"{printable(repr(v), 40)}") from None
     if not out:
         raise InvalidInput(f"{what}: no levels given")
     return out
 
 
 def read_profile_file(path: str) -> list[int]:
-    from gctool.io import read_text_input
+    from gctool.io import read_list_input
 
-    text, label = read_text_input(path, "a text file of levels")
-    return parse_levels(text, label)
+    values, label = read_list_input(path, "a list of levels")
+    return _levels(values, label)
 
 
 def profile_report(code: GradientCode, request: ProfileRequest) -> ProfileReport:
