@@ -32,7 +32,8 @@ from gctool.params import validate as validate_params
 
 __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
-    "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix", "decode_text",
+    "code_from_bytes", "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix",
+    "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
     "npz_bytes", "npz_member", "parse_list", "read_bytes",
     "read_code", "read_json_input", "read_list_input", "read_text_input", "write_code",
@@ -326,6 +327,12 @@ def _compact(value: Any) -> str:
 def read_code(path: str | os.PathLike[str]) -> GradientCode:
     """Read a code file (JSON or NPZ, detected from its content; ``-`` = stdin)."""
     data, label = read_bytes(path)
+    return code_from_bytes(data, label)
+
+
+def code_from_bytes(data: bytes, label: str) -> GradientCode:
+    """The code of a code file's bytes (JSON or NPZ, detected from the content), read from
+    ``label``."""
     try:
         if data[:4] == b"PK\x03\x04":
             return _read_npz(data, label)

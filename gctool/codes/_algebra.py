@@ -133,11 +133,35 @@ def node_products(alpha: Any, hold: np.ndarray) -> Any:
     n = alpha.shape[0]
     diff = alpha[:, None] - alpha[None, :]
     diff[np.arange(n), np.arange(n)] = 1
-    D = np.prod(diff, axis=1)  # (n,)
-    sub = alpha[hold][:, :, None] - alpha[hold][:, None, :]  # (k, r, r)
-    r = hold.shape[1]
-    sub[:, np.arange(r), np.arange(r)] = 1
-    return D[hold] / np.prod(sub, axis=2)
+    with np.errstate(all="ignore"):  # over R and C: out of range is refused (check_range)
+        D = np.prod(diff, axis=1)  # (n,)
+        sub = alpha[hold][:, :, None] - alpha[hold][:, None, :]  # (k, r, r)
+        r = hold.shape[1]
+        sub[:, np.arange(r), np.arange(r)] = 1
+        return D[hold] / np.prod(sub, axis=2)
+
+
+def check_range(values: Any, alpha: Any, field: Field, kind: str, scheme: str,
+                nonzero: bool = True) -> None:
+    """Refuse a real or complex algebraic design whose entries (``values``, computed from the
+    nodes ``alpha``; ``nonzero``: exactly nonzero) fall outside float64's range (overflow to
+    inf or NaN, underflow to 0), naming the cause: the number of nodes, their kind and the
+    size of their products."""
+    if field.is_finite:
+        return
+    vals = np.asarray(values)
+    if np.all(np.isfinite(vals) & ((vals != 0) if nonzero else True)):
+        return
+    n = alpha.shape[0]
+    diff = np.abs(alpha[:, None] - alpha[None, :])
+    diff[np.arange(n), np.arange(n)] = 1
+    logs = np.log10(diff).sum(axis=1)  # log10 |prod_{l != i} (alpha_i - alpha_l)|
+    lo, hi = float(logs.min()), float(logs.max())
+    size = f"about 1e{hi:.0f}" if hi > -lo else f"about 1e{lo:.0f}"
+    raise DesignError(
+        f"the {field} {scheme} design with n = {n} and --nodes {kind} has entries outside "
+        f"float64's range (the products of node differences reach {size}); use fewer workers, "
+        "--nodes chebyshev over the reals, or a finite field (--field auto)")
 
 
 # -- plain arithmetic (structured decoders) ----------------------------------------------------

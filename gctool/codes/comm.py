@@ -87,7 +87,7 @@ def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int) -> Any:
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
           nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.codes._algebra import to_plain
+    from gctool.codes._algebra import check_range, to_plain
     from gctool.codes.conditioning import record
 
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
@@ -98,8 +98,10 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
             f"comm needs load d = s + m <= n, but s + m = {d} > n = {n}; the largest m for "
             f"n = {n}, s = {s} is {n - s}")
     k = n if k is None else k
-    Z, hold, alpha, kind = masked_matrix(n, k, d, field, nodes)
-    pieces = piece_values(alpha, hold, Z, m)
+    Z, hold, alpha, kind = masked_matrix(n, k, d, field, nodes, "comm")
+    with np.errstate(all="ignore"):
+        pieces = piece_values(alpha, hold, Z, m)
+    check_range(pieces, alpha, field, kind, "comm", nonzero=False)
     B = np.zeros((n, k * m), dtype=field.dtype)
     cols = np.arange(k)[:, None]
     for u, vals in enumerate(pieces):

@@ -38,12 +38,11 @@ def _load(source: GradientCode | str | None, label: str) -> tuple[GradientCode, 
         return source, {"path": None}
     if source is None:
         raise DesignError(f"kron needs two code files (FILE1 FILE2); {label} is missing")
-    from gctool.io import read_bytes, read_code
+    from gctool.io import code_from_bytes, read_bytes
 
-    code = read_code(source)
-    data, _ = read_bytes(source) if str(source) != "-" else (b"", "stdin")
-    digest = hashlib.sha256(data).hexdigest() if data else None
-    return code, {"path": str(source), "sha256": digest}
+    data, label = read_bytes(source)  # read once (stdin, a FIFO): the code and its digest
+    return code_from_bytes(data, label), {"path": str(source),
+                                          "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def _describe(code: GradientCode, where: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +92,9 @@ def _threshold(code: GradientCode) -> int | None:
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
           file1: GradientCode | str | None = None, file2: GradientCode | str | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
+    if str(file1) == str(file2) == "-":
+        raise DesignError("kron: stdin ('-') can be read only once; give at most one factor "
+                          "as '-'")
     c1, w1 = _load(file1, "FILE1")
     c2, w2 = _load(file2, "FILE2")
     B, fld, s_prod = kron_codes(c1, c2)

@@ -43,14 +43,17 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
     return Field("gf", smallest_prime_at_least(n), 1)
 
 
-def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str
+def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str, scheme: str = "rs"
                   ) -> tuple[Any, np.ndarray, Any, str]:
-    """(B restricted to the mask as values, holders (k, r), nodes, node kind)."""
-    from gctool.codes._algebra import balanced_mask, holders, node_products, nodes
+    """(B restricted to the mask as values, holders (k, r), nodes, node kind); values outside
+    float64's range are refused (:func:`gctool.codes._algebra.check_range`)."""
+    from gctool.codes._algebra import balanced_mask, check_range, holders, node_products, nodes
 
     alpha, kind = nodes(n, field, node_kind)
     hold = holders(balanced_mask(n, k, r))
-    return node_products(alpha, hold), hold, alpha, kind
+    values = node_products(alpha, hold)
+    check_range(values, alpha, field, kind, scheme)
+    return values, hold, alpha, kind
 
 
 def scatter(values: Any, hold: np.ndarray, n: int, k: int, field: Field) -> np.ndarray:
