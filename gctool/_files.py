@@ -56,7 +56,7 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
         if stream is None:
             raise CodeFileError("stdin: not available")
         try:
-            data = stream.read(MAX_FILE_BYTES + 1)
+            data = _read_capped(stream)
         except OSError as exc:
             raise CodeFileError(f"stdin: cannot read ({exc.strerror or exc})") from None
     else:
@@ -64,9 +64,35 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
         data = _read_path(path, label, what)
     if len(data) > MAX_FILE_BYTES:
         raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES // _MIB} MiB")
-    if not data.strip():
+    if not data or data.isspace():
         raise CodeFileError(f"{label}: empty input, expected {what}")
     return data, label
+
+
+#: first piece read from an input of unknown size (a pipe, a device); each next piece doubles
+READ_CHUNK = 1 << 16
+
+
+def _read_capped(fh: IO[bytes], size: int = 0) -> bytes:
+    """At most :data:`MAX_FILE_BYTES` + 1 bytes of ``fh``, read in growing pieces: memory grows
+    with what arrives, so a small input from a pipe never reserves the whole cap (``read(n)``
+    allocates n bytes before it reads).  ``size``: the expected size (a regular file)."""
+    import io
+
+    chunk = min(max(size + 1, READ_CHUNK), MAX_FILE_BYTES + 1)
+    first = fh.read(chunk)
+    if len(first) < chunk:  # the whole input (read(n) returns less only at the end)
+        return first
+    out = io.BytesIO()  # getvalue() hands its buffer over without a copy
+    out.write(first)
+    del first
+    while out.tell() <= MAX_FILE_BYTES:
+        piece = fh.read(min(chunk, MAX_FILE_BYTES + 1 - out.tell()))
+        if not piece:
+            break
+        out.write(piece)
+        chunk = min(chunk * 2, WRITE_CHUNK * 16)
+    return out.getvalue()
 
 
 def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
@@ -78,8 +104,8 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
             if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
                 raise CodeFileError(f"{label}: file is larger than the limit of "
                                     f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
-            data: bytes = fh.read(MAX_FILE_BYTES + 1)  # devices and FIFOs: stop at the limit
-            return data
+            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            return _read_capped(fh, size)  # devices and FIFOs: stop at the limit
     except FileNotFoundError:
         raise CodeFileError(f"{label}: no such file") from None
     except IsADirectoryError:

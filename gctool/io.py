@@ -26,7 +26,7 @@ from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
-from gctool.limits import MAX_FILE_BYTES, MAX_JSON_NUMBERS
+from gctool.limits import MAX_FILE_BYTES, MAX_JSON_DEPTH, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 from gctool.params import validate as validate_params
 
@@ -238,9 +238,31 @@ def _check_surrogates(value: Any) -> None:
             stack.extend(x for x in item if isinstance(x, str | list | dict))
 
 
+_TOO_DEEP = f"invalid JSON (arrays and objects nested deeper than {MAX_JSON_DEPTH} levels)"
+
+
+def _too_deep(doc: Any, limit: int) -> bool:
+    """Does ``doc`` nest arrays and objects more than ``limit`` deep?  Level by level, holding
+    only the containers; the items of each one are classified in C (``map(type, ...)``)."""
+    level, depth = [doc], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        nested: list[Any] = []
+        for item in level:
+            items = item.values() if type(item) is dict else item
+            kinds = set(map(type, items))
+            if list in kinds or dict in kinds:
+                nested.extend(x for x in items if type(x) is list or type(x) is dict)
+        level = nested
+    return False
+
+
 def loads_json(text: str, source: str) -> Any:
     """Parse JSON input with clear errors; refuses NaN/Infinity, repeated keys, lone
-    surrogates and oversize documents.
+    surrogates, nesting deeper than :data:`~gctool.limits.MAX_JSON_DEPTH` and oversize
+    documents.
 
     The count of numbers is bounded *before* parsing (every number but the last of an array is
     followed by a comma), so that a huge file fails fast instead of filling memory.
@@ -250,6 +272,8 @@ def loads_json(text: str, source: str) -> Any:
                             f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
     try:
         doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        if isinstance(doc, list | dict) and _too_deep(doc, MAX_JSON_DEPTH):
+            raise CodeFileError(_TOO_DEEP)
         if _SURROGATE_ESCAPE.search(text):
             _check_surrogates(doc)
         return doc
@@ -259,7 +283,7 @@ def loads_json(text: str, source: str) -> Any:
         raise CodeFileError(f"{source}: invalid JSON ({exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno})") from None
     except RecursionError:
-        raise CodeFileError(f"{source}: invalid JSON (nested too deeply)") from None
+        raise CodeFileError(f"{source}: {_TOO_DEEP}") from None
     except ValueError as exc:  # e.g. an integer with more than 4300 digits
         raise CodeFileError(f"{source}: invalid JSON ({' '.join(str(exc).split())[:100]})"
                             ) from None

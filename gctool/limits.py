@@ -31,6 +31,9 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 #: a JSON file costs at most about 50 bytes of memory per number; complex entries count twice,
 #: so complex codes above 8.4 M entries must use NPZ)
 MAX_JSON_NUMBERS = 16_777_216
+#: deepest nesting of arrays and objects in any JSON input (code files, option files, curve
+#: files, checkpoints); a code file needs 6 (complex matrices inside ``params``)
+MAX_JSON_DEPTH = 64
 #: largest uncompressed size of one NPZ member (guards against zip bombs)
 MAX_NPZ_MEMBER_BYTES = 512 * 1024 * 1024
 #: largest NPZ header (numpy's own default)
@@ -150,6 +153,7 @@ REL_SLACK = 1e-9
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("MAX_FILE_BYTES", MAX_FILE_BYTES, "input file size (256 MiB)"),
     ("MAX_JSON_NUMBERS", MAX_JSON_NUMBERS, "numbers in a JSON input"),
+    ("MAX_JSON_DEPTH", MAX_JSON_DEPTH, "nesting of arrays and objects in a JSON input"),
     ("MAX_NPZ_MEMBER_BYTES", MAX_NPZ_MEMBER_BYTES, "uncompressed NPZ member (512 MiB)"),
     ("MAX_N", MAX_N, "workers n"),
     ("MAX_COLUMNS", MAX_COLUMNS, "columns k*m of B"),
