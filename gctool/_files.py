@@ -118,6 +118,13 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
         raise CodeFileError(f"{label!r}: invalid path") from None
 
 
+def stdin_once(*paths: str | os.PathLike[str] | None) -> None:
+    """Refuse more than one of the inputs ``paths`` being stdin (``-``): it can be read only
+    once (the second reader would see an empty input)."""
+    if sum(1 for path in paths if path is not None and str(path) == "-") > 1:
+        raise InvalidInput("stdin ('-') can be read only once; give at most one input as '-'")
+
+
 @contextmanager
 def open_text(path: str | os.PathLike[str], what: str) -> Iterator[IO[str]]:
     """A UTF-8 text stream on a whole input (a byte-order mark is skipped), with the checks of

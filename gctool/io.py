@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -259,6 +260,18 @@ def _too_deep(doc: Any, limit: int) -> bool:
     return False
 
 
+#: a JSON float that may lie beyond float64's range (an exponent of 3 digits, or 309 digits)
+_HUGE_FLOAT = re.compile(r"[eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise CodeFileError(f"invalid JSON: the number {_short(text, 30)} is beyond float64's "
+                            "range")
+    return value
+
+
 def loads_json(text: str, source: str) -> Any:
     """Parse JSON input with clear errors; refuses NaN/Infinity, repeated keys, lone
     surrogates, nesting deeper than :data:`~gctool.limits.MAX_JSON_DEPTH` and oversize
@@ -271,7 +284,11 @@ def loads_json(text: str, source: str) -> Any:
         raise CodeFileError(f"{source}: too many values for a JSON file (limit "
                             f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
     try:
-        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        # a float beyond float64's range (1e400) would be read as inf: only when the text
+        # may hold one, every float is checked (a slower parse)
+        finite = _finite_float if _HUGE_FLOAT.search(text) else None
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys,
+                         parse_float=finite)
         if isinstance(doc, list | dict) and _too_deep(doc, MAX_JSON_DEPTH):
             raise CodeFileError(_TOO_DEEP)
         if _SURROGATE_ESCAPE.search(text):
@@ -285,8 +302,10 @@ def loads_json(text: str, source: str) -> Any:
     except RecursionError:
         raise CodeFileError(f"{source}: {_TOO_DEEP}") from None
     except ValueError as exc:  # e.g. an integer with more than 4300 digits
-        raise CodeFileError(f"{source}: invalid JSON ({' '.join(str(exc).split())[:100]})"
-                            ) from None
+        text = " ".join(str(exc).split())
+        if "integer string conversion" in text:
+            text = f"an integer has more than {sys.get_int_max_str_digits()} digits"
+        raise CodeFileError(f"{source}: invalid JSON ({text[:100]})") from None
 
 
 def read_json_input(path: str | os.PathLike[str], what: str) -> Any:

@@ -168,7 +168,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         samples=samples, require=require if require_tolerance is None else None,
         require_tolerance=require_tolerance, runner=runner)
 
-    profile_args = parse_profile(profile, profile_file, level_counts)
+    profile_args = parse_profile(profile, profile_file, level_counts, code_file)
     if profile_args and (threshold_mode or curve_mode):
         raise click.UsageError(f"{'--threshold' if threshold_mode else '--curve'} does not "
                                "apply with a level profile")

@@ -35,10 +35,10 @@ def run_files(command: str, files: Sequence[str], audit: Audit, as_json: bool,
               gate: bool = True) -> int:
     """Audit every file, render, and return the worst exit status (``gate``: see
     :func:`~gctool.cli.exit_codes.exit_code`)."""
+    from gctool._files import stdin_once
     from gctool.cli.render import render
 
-    if list(files).count("-") > 1:
-        raise click.UsageError("stdin ('-') can be read only once")
+    stdin_once(*files)
     if len(files) == 1:
         report = audit(files[0])
         code = exit_code(report, gate=gate)

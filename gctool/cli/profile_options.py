@@ -33,16 +33,20 @@ def profile_options(f: F) -> F:
     return click.option("--profile", default=None, metavar="L1,L2,...", help=PROFILE_HELP)(f)
 
 
-def parse_profile(profile: str | None, profile_file: str | None, level_counts: str | None
-                  ) -> dict[str, list[int]]:
-    """The library arguments (``profile`` or ``level_counts``) of the options given."""
+def parse_profile(profile: str | None, profile_file: str | None, level_counts: str | None,
+                  code_files: tuple[str, ...] = ()) -> dict[str, list[int]]:
+    """The library arguments (``profile`` or ``level_counts``) of the options given
+    (``code_files``: the command's FILEs, which may be stdin too)."""
     given = [name for name, v in (("--profile", profile), ("--profile-file", profile_file),
                                   ("--level-counts", level_counts)) if v is not None]
     if len(given) > 1:
         raise click.UsageError(f"{' and '.join(given)} exclude each other")
     if not given:
         return {}
+    from gctool._files import stdin_once
     from gctool.codes.nested_profile import parse_levels, read_profile_file
+
+    stdin_once(*code_files, profile_file)
 
     if level_counts is not None:
         return {"level_counts": parse_levels(level_counts, "--level-counts")}

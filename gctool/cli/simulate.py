@@ -114,11 +114,11 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     and the speed-up over uncoded; with --train, the time and communication to reach a target
     loss.  FILE may be '-' (once).
     """
+    from gctool._files import stdin_once
     from gctool.sim.delays import parse_delay
     from gctool.sim.run import simulate as run_simulation
 
-    if list(code_files).count("-") > 1:
-        raise click.UsageError("stdin ('-') can be read only once")
+    stdin_once(*code_files)
     if as_json and writes_stdout(plot):
         raise click.UsageError("--plot and --json both write to stdout; choose one")
     sparsifier = None

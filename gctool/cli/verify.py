@@ -94,7 +94,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     when its squared residual is at most tol*k, and the report gives the worst residual,
     condition number and decoder norm with their straggler sets.  FILE may be '-' for stdin.
     """
-    profile_args = parse_profile(profile, profile_file, level_counts)
+    profile_args = parse_profile(profile, profile_file, level_counts, code_file)
     budget = None if click.get_current_context().get_parameter_source(
         "max_sets") == ParameterSource.DEFAULT else max_sets  # None: each audit's default
 

@@ -92,9 +92,9 @@ def _threshold(code: GradientCode) -> int | None:
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
           file1: GradientCode | str | None = None, file2: GradientCode | str | None = None
           ) -> tuple[np.ndarray, dict[str, Any]]:
-    if str(file1) == str(file2) == "-":
-        raise DesignError("kron: stdin ('-') can be read only once; give at most one factor "
-                          "as '-'")
+    from gctool._files import stdin_once
+
+    stdin_once(*(f for f in (file1, file2) if isinstance(f, str)))
     c1, w1 = _load(file1, "FILE1")
     c2, w2 = _load(file2, "FILE2")
     B, fld, s_prod = kron_codes(c1, c2)
