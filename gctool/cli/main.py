@@ -67,6 +67,10 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
+class _ReaderGone(Exception):
+    """stdout is a pipe whose reader went away (``| head``): the run ends silently, exit 0."""
+
+
 class GctoolGroup(LazyGroup):
     """The root group: maps every outcome to the exit-code contract in one place."""
 
@@ -88,6 +92,8 @@ class GctoolGroup(LazyGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt:  # click would print an empty line first (two stderr lines)
             raise SearchInterrupted("interrupted") from None
+        except BrokenPipeError:  # click would exit 1
+            raise _ReaderGone from None
 
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -188,7 +194,7 @@ def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
         return _interrupted(command(), exc.summary)
     except GctoolError as exc:
         return _fail(f"error: {exc}", ExitCode.USAGE)
-    except BrokenPipeError:
+    except (BrokenPipeError, _ReaderGone):  # the reader of stdout went away: not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return int(ExitCode.OK)

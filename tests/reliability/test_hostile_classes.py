@@ -347,3 +347,308 @@ def test_interrupted_searches_that_found_nothing_yet_say_so(
     assert (r.exit_code, r.stderr) == (130, "gctool verify: interrupted during the exhaustive "
                                             "schedule search after 0 transitions; no "
                                             "verdict\n")
+
+
+# -- one reader for every option file ----------------------------------------------------------
+def _nested(tmp_path: Path) -> str:
+    return _file(tmp_path, "nest.json", "nested", n=6, levels=[1, 2])
+
+
+#: (command with F = the option file, OPT = an option file named *.json, CODE, NEST)
+OPTION_FILE_COMMANDS = {
+    "p-file": ["design", "hetero", "--p-file", "F", "-o", "OUT"],
+    "worker-p": ["simulate", "CODE", "--delay", "bernoulli", "--worker-p", "F",
+                 "--iterations", "10"],
+    "weights": ["attack", "CODE", "-s", "1", "--decoder", "fixed", "--weights", "F"],
+    "profile-file": ["verify", "NEST", "--profile-file", "F"],
+}
+
+
+@pytest.mark.parametrize("option", OPTION_FILE_COMMANDS)
+@pytest.mark.parametrize(("text", "words"), [
+    ('{"p": [0.1, 0.2], "p": [0.3]}', ["duplicate key 'p'"]),  # a repeated top-level key
+    ('[1, {"a": 1, "a": 2}]', ["duplicate key 'a'"]),
+    ('{"p": [0.1, 0.2]}', ["as a JSON list, got a JSON object"]),
+    ("[NaN, 1]", ["NaN is not allowed"]),
+    ("[1, -Infinity]", ["Infinity is not allowed"]),
+    ("[1e400, 1]", ["'1e400' is beyond float64's range"]),
+    ('["\\ud800", 1]', ["lone UTF-16 surrogate"]),
+    ("[" * 65 + "]" * 65, ["nested deeper than 64 levels"]),
+    ("[" * 100_000 + "]" * 100_000, ["nested deeper than 64 levels"]),
+    ("[1, " + "9" * 5000 + "]", ["an integer has more than 4300 digits"]),
+    ("[1, 2,]", ["invalid JSON (Expecting value"]),
+], ids=["dup-top", "dup-nested", "object", "nan", "inf", "huge-float", "surrogate",
+        "deep", "very-deep", "huge-int", "trailing-comma"])
+def test_option_files_are_read_by_one_reader(tmp_path: Path, option: str, text: str,
+                                            words: list[str]) -> None:
+    path = tmp_path / "opt.json"
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    subs = {"F": str(path), "OUT": str(out), "CODE": _file(tmp_path, "c.json", "frc", n=6, s=2),
+            "NEST": _nested(tmp_path)}
+    refused(run(*[subs.get(a, a) for a in OPTION_FILE_COMMANDS[option]]), *words)
+    assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(("data", "word"), [
+    (b"0.1 nan 0.3", "straggler probabilities must lie in [0, 1]"),
+    (b"0.1 " + b"9" * 400, "straggler probabilities must lie in [0, 1]"),  # inf as text
+    (b"0.1 \x1b[31mred", "got '\\x1b[31mred'"),  # an escape sequence never reaches the terminal
+    (b"0.1\x000.2", "got '0.1\\x000.2'"),
+    ("0.1,0.2".encode("utf-16"), "not UTF-8 text"),
+    (b"", "empty input"),
+    (b" \n\t ", "empty input"),
+    (b"PK\x03\x04" + b"\0" * 40, "got a zip/NPZ file"),
+])
+def test_hostile_text_option_files_are_refused_in_one_line(tmp_path: Path, data: bytes,
+                                                           word: str) -> None:
+    path = tmp_path / "p.txt"
+    path.write_bytes(data)
+    refused(run("design", "hetero", "--p-file", str(path), "-o", str(tmp_path / "o.json")), word)
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_a_byte_order_mark_in_an_option_file_is_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "p.txt"
+    path.write_bytes("\ufeff0.1, 0.2\n0.3 # comment\n0.1".encode())
+    r = run("design", "hetero", "--p-file", str(path), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["params"]["p"] == [0.1, 0.2, 0.3, 0.1]
+
+
+def test_special_files_as_option_files(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "zero").symlink_to("/dev/zero")  # endless: stops at the input cap
+    refused(run("design", "hetero", "--p-file", str(tmp_path / "zero")), "larger than 256 MiB")
+    (tmp_path / "dir").mkdir()
+    refused(run("design", "hetero", "--p-file", str(tmp_path / "dir")), "is a directory")
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    refused(run("design", "hetero", "--p-file", str(tmp_path / "dangling")))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.run(  # a FIFO whose writer closes at once: empty input, no hang
+        ["bash", "-c", f'(exec 3>"{fifo}") & exec "$@"', "-", sys.executable, "-m", "gctool",
+         "design", "hetero", "--p-file", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == f"gctool: error: {fifo}: empty input, expected a list of probabilities\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["design", "kron", "-", "-"],
+    ["verify", "-", "--profile-file", "-"],
+    ["attack", "-", "-s", "1", "--profile-file", "-"],
+    ["verify", "-", "NEST", "-"],
+    ["simulate", "-", "-", "--iterations", "10"],
+], ids=lambda a: " ".join(a[:2]))
+def test_stdin_is_read_at_most_once(tmp_path: Path, args: list[str]) -> None:
+    nest = _nested(tmp_path)
+    r = CliRunner().invoke(cli, [nest if a == "NEST" else a for a in args],
+                           input=Path(nest).read_bytes())
+    refused(r, "stdin ('-') can be read only once")
+
+
+def test_kron_reads_each_factor_once(tmp_path: Path) -> None:
+    """A factor from stdin is read once: its code and its recorded digest come from the same
+    bytes."""
+    import hashlib
+
+    path = _file(tmp_path, "a.json", "frc", n=4, s=1)
+    data = Path(path).read_bytes()
+    r = CliRunner().invoke(cli, ["design", "kron", "-", path, "--json"], input=data)
+    assert r.exit_code == 0, r.stderr
+    factors = json.loads(r.stdout)["provenance"]["factors"]
+    assert [f["sha256"] for f in factors] == [hashlib.sha256(data).hexdigest()] * 2
+
+
+# -- algebraic designs outside float64 ---------------------------------------------------------
+@pytest.mark.parametrize(("scheme", "kw", "words"), [
+    ("rs", dict(n=200, s=1, nodes="integers"), ["real rs", "n = 200", "--nodes integers",
+                                                "1e373"]),
+    ("rs", dict(n=400, s=3, nodes="integers", field="complex"), ["complex rs", "n = 400"]),
+    ("comm", dict(n=300, s=1, m=2, nodes="integers"), ["real comm", "n = 300"]),
+    ("comm", dict(n=200, s=1, m=150, nodes="integers"), ["real comm", "n = 200"]),
+])
+def test_algebraic_designs_beyond_float64_are_refused_with_the_cause(
+        scheme: str, kw: dict[str, Any], words: list[str]) -> None:
+    from gctool.errors import DesignError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning on the way
+        with pytest.raises(DesignError, match="outside float64's range") as info:
+            design(scheme, **kw)
+    for word in words:
+        assert word in str(info.value), str(info.value)
+    args = ["design", scheme, *(f"--{k}={v}" if len(k) > 1 else f"-{k}{v}" for k, v in
+                                kw.items())]
+    refused(run(*args), "outside float64's range")
+
+
+# -- reads and the input cap --------------------------------------------------------------------
+def test_a_small_pipe_read_does_not_reserve_the_input_cap() -> None:
+    import os
+    import threading
+    import tracemalloc
+
+    from gctool import _files
+
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: os.write(w, b"[0.1, 0.2]") and os.close(w))
+    writer.start()
+    with os.fdopen(r, "rb") as fh:
+        tracemalloc.start()
+        try:
+            data = _files._read_capped(fh)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    writer.join()
+    assert data == b"[0.1, 0.2]"
+    assert peak < 1 << 20, peak  # the cap is 256 MiB; read(cap + 1) would allocate all of it
+
+
+def test_capped_reads_are_whole_and_stop_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from gctool import _files
+
+    data = bytes(range(256)) * 5000
+    assert _files._read_capped(io.BufferedReader(io.BytesIO(data))) == data  # many pieces
+    assert _files._read_capped(io.BytesIO(data), len(data)) == data
+    monkeypatch.setattr(_files, "MAX_FILE_BYTES", 1000)
+    assert len(_files._read_capped(io.BytesIO(data))) == 1001  # one byte shows the excess
+
+
+def test_one_json_depth_limit_for_every_reader(tmp_path: Path) -> None:
+    from gctool.io import loads_json
+    from gctool.limits import MAX_JSON_DEPTH
+
+    assert loads_json("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH, "x") is not None
+    deep = {"a": [1, [2, {"b": [[[]]]}]]}
+    for _ in range(MAX_JSON_DEPTH):
+        deep = {"k": [deep]} if len(json.dumps(deep)) % 2 else [deep]
+    text = json.dumps(deep)
+    with pytest.raises(Exception, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+        loads_json(text, "x")
+    good = str(tmp_path / "good.json")
+    Path(good).write_bytes(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc = json.loads(Path(good).read_text())
+    doc["params"]["extra"] = deep
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    refused(run("verify", str(bad)), "nested deeper than")
+    r = run("verify", good, str(bad))  # one file of a batch: its own line, the others run
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "nested deeper" in r.stderr
+    assert f"{good}: OK" in r.stdout
+    curve = tmp_path / "curve.json"
+    curve.write_text(text)
+    refused(run("show", good, "--curve-file", str(curve)), "nested deeper than")
+
+
+# -- outputs: checked before any work -----------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["design", "frc", "-n", "6", "-s", "2", "-o", "OUT/"],
+    ["design", "frc", "-n", "6", "-s", "2", "-o", "DIR"],
+    ["design", "frc", "-n", "6", "-s", "2", "-o", "DIR/missing/x.json"],
+    ["design", "frc", "-n", "6", "-s", "2", "-o", "DIR/."],
+    ["export", "CODE", "-o", "OUT.npz/"],
+    ["export", "CODE", "--decoders", "-s", "1", "-o", "DIR"],
+    ["show", "CODE", "--svg", "OUT.svg/"],
+    ["simulate", "CODE", "--iterations", "10", "--plot", "DIR/"],
+    ["verify", "CODE", "--executor", "dask", "--checkpoint", "OUT/"],
+], ids=lambda a: " ".join(a[:1] + a[-2:]))
+def test_outputs_naming_a_directory_are_refused_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    from gctool import codes, io
+
+    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    (tmp_path / "dir").mkdir()
+    monkeypatch.setattr(io, "read_code", _forbid)
+    monkeypatch.setattr(codes, "design", _forbid)
+    args = [a.replace("OUT", str(tmp_path / "out")).replace("DIR", str(tmp_path / "dir"))
+            .replace("CODE", code) for a in args]
+    line = refused(run(*args))
+    assert "directory" in line and "Traceback" not in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "dir"]
+    assert not list((tmp_path / "dir").iterdir())
+
+
+# -- streams: real processes ---------------------------------------------------------------------
+def _gctool(args: list[str], shell: str = "", **kw: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m gctool ARGS`` with the redirections ``shell`` (bash syntax)."""
+    return subprocess.run(["bash", "-c", f'"$@" {shell}', "-", sys.executable, "-m", "gctool",
+                           *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def _one_line(err: str, *words: str) -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err and "Exception ignored" not in err, err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.mark.parametrize("args", [["design", "frc", "-n", "6", "-s", "2"],
+                                  ["verify", "CODE", "--json"], ["verify", "CODE"],
+                                  ["schema", "code"], ["--help"]],
+                         ids=lambda a: " ".join(a[:2]))
+def test_a_full_or_closed_stdout_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    args = [code if a == "CODE" else a for a in args]
+    full = _gctool(args, ">/dev/full")
+    assert full.returncode == 2
+    _one_line(full.stderr, "gctool: error: stdout: cannot write (No space left on device)")
+    closed = _gctool(args, ">&-")
+    assert closed.returncode == 2
+    _one_line(closed.stderr, "gctool: error: stdout: cannot write")
+
+
+@pytest.mark.parametrize("args", [["design", "frc", "-n", "600", "-s", "5"],
+                                  ["verify", "CODE"], ["export", "BIG", "-o", "-"]],
+                         ids=lambda a: a[0])
+def test_a_broken_pipe_ends_silently_with_exit_0(tmp_path: Path, args: list[str]) -> None:
+    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    big = _file(tmp_path, "big.json", "frc", n=600, s=5)
+    args = [code if a == "CODE" else big if a == "BIG" else a for a in args]
+    for _ in range(3):  # the reader goes away at different moments
+        proc = _gctool(args, '| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"')
+        assert (proc.returncode, proc.stderr) == (0, "")
+
+
+def test_a_closed_stdout_does_not_receive_an_output_file(tmp_path: Path) -> None:
+    """With descriptor 1 closed, the output file would be opened as descriptor 1; it is kept
+    for /dev/null, and a command that writes a file works."""
+    out = tmp_path / "o.json"
+    proc = _gctool(["design", "frc", "-n", "6", "-s", "2", "-o", str(out), "-q"], ">&- 2>&-")
+    assert proc.returncode == 0
+    assert json.loads(out.read_text())["scheme"] == "frc"
+
+
+@pytest.mark.parametrize("stderr", ["2>/dev/full", "2>&-"])
+def test_errors_with_a_full_or_closed_stderr_keep_their_exit_code(tmp_path: Path,
+                                                                 stderr: str) -> None:
+    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    missing = str(tmp_path / "missing.json")
+    proc = _gctool(["verify", missing], stderr)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    proc = _gctool(["verify", missing, code], stderr)  # several FILEs
+    assert proc.returncode == 2
+    assert proc.stdout.splitlines()[0] == f"{missing}: ERROR: no such file"
+    assert proc.stdout.splitlines()[1].startswith(f"{code}: OK")
+    proc = _gctool(["verify", missing, code, "--json"], stderr)
+    assert proc.returncode == 2 and json.loads(proc.stdout)["files"][1]["exit_code"] == 0
+
+
+@pytest.mark.parametrize("name", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "nan", "inf", "1e400", "\x1b[2J"])
+def test_invalid_budget_environment_values_are_one_line(name: str, value: str) -> None:
+    r = CliRunner().invoke(cli, ["schema", "code"], env={name: value})
+    line = refused(r, name, "positive finite number")
+    assert "\x1b" not in line
+
+
+@pytest.mark.parametrize("name", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
+def test_invalid_budget_environment_values_in_a_real_process(name: str) -> None:
+    import os
+
+    proc = _gctool(["design", "frc", "-n", "6", "-s", "2"], env={**os.environ, name: "lots"})
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gctool: error: {name} must be a positive finite number, got 'lots'\n"
