@@ -337,6 +337,8 @@ def check_output(path: str | os.PathLike[str]) -> None:
 
 def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:
     """The file to replace (symlinks followed) and its current status (None if absent)."""
+    if not label:
+        raise InvalidInput("the output file name is empty")
     if label.endswith(("/", "/.", "/..")) or label in (".", ".."):
         raise InvalidInput(f"{label}: names a directory; give a file name")
     try:

@@ -290,8 +290,13 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
         from gctool.errors import BudgetExceeded
 
         raise BudgetExceeded(
-            f"{what} needs about {nbytes / 2**20:,.0f} MiB of memory at once, above the memory "
-            f"budget of {budget / 2**20:,.0f} MiB (GCTOOL_MAX_MEMORY); {remedy}")
+            f"{what} needs about {_bytes(nbytes)} of memory at once, above the memory budget of "
+            f"{_bytes(budget)} (GCTOOL_MAX_MEMORY); {remedy}")
+
+
+def _bytes(n: float) -> str:
+    """``n`` bytes in MiB, or in bytes below one MiB (a small budget must not read "0 MiB")."""
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"
 
 
 def limit_process_memory() -> None:

@@ -259,7 +259,7 @@ def _quiet_process() -> None:
     sys.stdout = _Guarded.text(saved, "stdout", encoding,
                                bool(stream is not None and stream.line_buffering))
     if sys.__stderr__ is not None:
-        sys.stderr.flush()
+        sys.__stderr__.flush()
     sys.stderr = _Guarded.text(2 if sys.__stderr__ is not None else None, None,
                                getattr(sys.__stderr__, "encoding", None) or "utf-8", True)
 

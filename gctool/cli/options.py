@@ -38,11 +38,12 @@ field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,
     help="real, complex, GF(p), GF(p^m), GF(2^8, x^8+x^4+x^3+x^2+1), or auto (cyclic-mds/rs/comm).",
 )
-class OutputPath(click.ParamType):
+class OutputPath(click.Path):
     """A file gctool will write ('-' = stdout): checked when the options are parsed, before
     any work (:func:`gctool._files.check_output`)."""
 
-    name = "path"
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, allow_dash=True)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
                 ) -> Any:
@@ -53,7 +54,7 @@ class OutputPath(click.ParamType):
             check_output(value)
         except InvalidInput as exc:
             self.fail(str(exc), param, ctx)
-        return value
+        return super().convert(value, param, ctx)
 
 
 output_path = OutputPath()

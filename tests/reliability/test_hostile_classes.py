@@ -89,7 +89,7 @@ def test_every_gf_elimination_is_held_to_the_budget_before_it_starts(
         linalg.gauss_jordan(arith, M, 60)
     monkeypatch.setenv("GCTOOL_MAX_WORK", "1e12")
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")  # 4 copies of 60 x 60 int64 are above it
-    with pytest.raises(BudgetExceeded, match="MiB of memory"):
+    with pytest.raises(BudgetExceeded, match="of memory at once"):
         linalg.gauss_jordan(arith, M, 60)
     monkeypatch.delenv("GCTOOL_MAX_MEMORY")
     assert linalg.rank(arith, M[0]) == 1  # within both budgets: the answer
@@ -111,7 +111,7 @@ def test_export_json_tables_are_held_to_the_memory_budget(
     path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "20000")  # 66 patterns x 12 entries x 64 bytes
     out = tmp_path / "dec.json"
-    refused(run("export", path, "--decoders", "-s", "2", "-o", str(out)), "MiB of memory",
+    refused(run("export", path, "--decoders", "-s", "2", "-o", str(out)), "of memory at once",
             ".npz")
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
     npz = tmp_path / "dec.npz"  # streamed: not held in memory at once
@@ -652,3 +652,77 @@ def test_invalid_budget_environment_values_in_a_real_process(name: str) -> None:
     proc = _gctool(["design", "frc", "-n", "6", "-s", "2"], env={**os.environ, name: "lots"})
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == f"gctool: error: {name} must be a positive finite number, got 'lots'\n"
+
+
+def _json_code(tmp_path: Path, edit: Any = None, name: str = "code.json") -> str:
+    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    text = json.dumps(doc)
+    path = tmp_path / name
+    path.write_text(edit(text) if edit else text)
+    return str(path)
+
+
+@pytest.mark.parametrize(("edit", "word"), [
+    (lambda t: t.replace('"params": {', '"params": {"groups": 3, '), "duplicate key 'groups'"),
+    (lambda t: t.replace("[1.0,", "[1e400,", 1), "'1e400' is beyond float64's range"),
+    (lambda t: t.replace("[1.0,", "[-1.5E+999,", 1), "beyond float64's range"),
+    (lambda t: t.replace('"params": {', '"params": {"x": ' + "[" * 70 + "]" * 70 + ", "),
+     "nested deeper than 64"),
+    (lambda t: t.replace('"seed": null', '"seed": ' + "7" * 4400), "more than 4300 digits"),
+], ids=["dup-in-params", "huge-entry", "huge-negative", "deep-params", "huge-seed"])
+def test_hostile_code_files_in_new_forms(tmp_path: Path, edit: Any, word: str) -> None:
+    path = _json_code(tmp_path, edit)
+    for command in (["verify", path], ["bound", path], ["show", path]):
+        refused(run(*command), word)
+
+
+def test_code_files_read_what_is_valid(tmp_path: Path) -> None:
+    """Neighbours of the refused forms that are valid: a byte order mark, an exponent of three
+    digits inside float64's range, nesting within the limit."""
+    path = _json_code(tmp_path)
+    Path(path).write_bytes(b"\xef\xbb\xbf" + Path(path).read_bytes())
+    assert run("verify", path).exit_code == 0
+    big = _json_code(tmp_path, lambda t: t.replace("[1.0,", "[1e+300,", 1), "big.json")
+    r = run("verify", big)
+    assert r.exit_code in (0, 1) and "beyond" not in r.stderr, r.stderr
+    ok = _json_code(tmp_path, lambda t: t.replace('"params": {', '"params": {"x": ' + "[" * 60
+                                                  + "]" * 60 + ", "), "deep.json")
+    assert run("verify", ok).exit_code == 0
+
+
+def test_npz_meta_is_held_to_the_json_depth_limit(tmp_path: Path) -> None:
+    from gctool.io import code_to_meta, npz_bytes
+
+    code = design("frc", n=6, s=2)
+    meta = code_to_meta(code)
+    meta["params"]["x"] = json.loads("[" * 70 + "]" * 70)
+    path = tmp_path / "deep.npz"
+    path.write_bytes(npz_bytes({"B": np.asarray(code.B)}, meta))
+    refused(run("verify", str(path)), "deep.npz meta", "nested deeper than 64")
+
+
+@pytest.mark.parametrize(("args", "word"), [
+    (["design", "frc", "-n", "6", "-s", "2", "-o", ""], "the output file name is empty"),
+    (["design", "frc", "-n", "6", "-s", "2", "-o", "LINK"], "directory /nonexistent-gctool"),
+    (["design", "hetero", "--p-file", "-"], "stdin: empty input"),
+    (["simulate", "CODE", "--delay", "trace:DIR", "--iterations", "10"], "no such CSV file"),
+], ids=["empty-output", "dangling-output-link", "empty-stdin-option", "trace-directory"])
+def test_more_hostile_paths(tmp_path: Path, args: list[str], word: str) -> None:
+    (tmp_path / "link").symlink_to("/nonexistent-gctool/x.json")
+    (tmp_path / "dir").mkdir()
+    subs = {"LINK": str(tmp_path / "link"), "CODE": _json_code(tmp_path),
+            "trace:DIR": f"trace:{tmp_path / 'dir'}"}
+    refused(CliRunner().invoke(cli, [subs.get(a, a) for a in args], input=""), word)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["code.json", "dir", "link"]
+
+
+def test_a_tiny_memory_budget_is_reported_in_bytes(tmp_path: Path) -> None:
+    line = refused(CliRunner().invoke(cli, ["verify", _json_code(tmp_path)],
+                                      env={"GCTOOL_MAX_MEMORY": "1000"}), "GCTOOL_MAX_MEMORY")
+    assert "0 MiB" not in line and "budget of 1,000 bytes" in line, line
+
+
+def test_a_closed_stdin_is_one_line(tmp_path: Path) -> None:
+    proc = _gctool(["verify", "-"], "<&-")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "gctool: error: stdin: not "
+                                                                  "available\n")

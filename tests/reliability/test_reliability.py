@@ -611,7 +611,7 @@ def test_attack_set_up_and_searches_are_held_to_the_budget(monkeypatch: pytest.M
     assert "--max-work" in line
     monkeypatch.setattr(attack_mod, "make_oracle", _forbid)
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
-    refused(run("attack", cyc, "-s", "1"), "set-up", "MiB of memory", "GCTOOL_MAX_MEMORY")
+    refused(run("attack", cyc, "-s", "1"), "set-up", "bytes of memory", "GCTOOL_MAX_MEMORY")
 
 
 def test_training_and_stop_rules_are_held_to_the_budget(monkeypatch: pytest.MonkeyPatch,
