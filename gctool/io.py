@@ -242,34 +242,29 @@ def _check_surrogates(value: Any) -> None:
 _TOO_DEEP = f"invalid JSON (arrays and objects nested deeper than {MAX_JSON_DEPTH} levels)"
 
 
-def _too_deep(doc: Any, limit: int) -> bool:
-    """Does ``doc`` nest arrays and objects more than ``limit`` deep?  Level by level, holding
-    only the containers; the items of each one are classified in C (``map(type, ...)``)."""
+def _check_document(doc: Any) -> None:
+    """Refuse arrays and objects nested deeper than :data:`~gctool.limits.MAX_JSON_DEPTH` and
+    floats beyond float64's range (``1e400``, which JSON readers turn into infinity).  Level by
+    level, holding only the containers; the items of each one are classified and searched in C
+    (``map(type, ...)``, ``in``)."""
     level, depth = [doc], 0
     while level:
         depth += 1
-        if depth > limit:
-            return True
+        if depth > MAX_JSON_DEPTH:
+            raise CodeFileError(_TOO_DEEP)
         nested: list[Any] = []
         for item in level:
             items = item.values() if type(item) is dict else item
             kinds = set(map(type, items))
+            if float in kinds and (_INF in items or -_INF in items):
+                raise CodeFileError("invalid JSON: a number is beyond float64's range (above "
+                                    "1.8e308 in magnitude)")
             if list in kinds or dict in kinds:
                 nested.extend(x for x in items if type(x) is list or type(x) is dict)
         level = nested
-    return False
 
 
-#: a JSON float that may lie beyond float64's range (an exponent of 3 digits, or 309 digits)
-_HUGE_FLOAT = re.compile(r"[eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise CodeFileError(f"invalid JSON: the number {_short(text, 30)} is beyond float64's "
-                            "range")
-    return value
+_INF = float("inf")
 
 
 def loads_json(text: str, source: str) -> Any:
@@ -284,13 +279,11 @@ def loads_json(text: str, source: str) -> Any:
         raise CodeFileError(f"{source}: too many values for a JSON file (limit "
                             f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
     try:
-        # a float beyond float64's range (1e400) would be read as inf: only when the text
-        # may hold one, every float is checked (a slower parse)
-        finite = _finite_float if _HUGE_FLOAT.search(text) else None
-        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys,
-                         parse_float=finite)
-        if isinstance(doc, list | dict) and _too_deep(doc, MAX_JSON_DEPTH):
-            raise CodeFileError(_TOO_DEEP)
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        if isinstance(doc, float) and abs(doc) == _INF:
+            _check_document([doc])
+        if isinstance(doc, list | dict):
+            _check_document(doc)
         if _SURROGATE_ESCAPE.search(text):
             _check_surrogates(doc)
         return doc
