@@ -14,17 +14,20 @@ raises :class:`Undecided` with the diagnostic instead of guessing.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from gctool._threads import in_task_order
 from gctool.algebra.rational import integer_rows, row_basis, solve
 from gctool.errors import BudgetExceeded
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
 MAX_SET_WORK = 400_000
 MAX_TOTAL_WORK = 40_000_000
+_CHARGE = threading.Lock()
 
 
 class Undecided(BudgetExceeded):
@@ -33,19 +36,25 @@ class Undecided(BudgetExceeded):
 
 @dataclass
 class ExactBudget:
+    """The exact work of one decoder's run.  Threads of a run share it
+    (:mod:`gctool.engine.threads`): a charge waits for its task's turn, so the sets are charged
+    in enumeration order whatever the number of jobs, and is atomic."""
+
     used: int = 0
     sets: int = 0
 
     def charge(self, f: int, K: int, what: str) -> None:
         work = max(1, f * K * max(1, min(f, K)))
-        if work > MAX_SET_WORK or self.used + work > MAX_TOTAL_WORK:
-            raise Undecided(
-                f"float64 cannot decide {what} (a near-singular or near-tolerance system) and "
-                f"exact rational arithmetic would exceed its budget ({self.sets} set(s) "
-                "already decided exactly); use a finite field, a better-conditioned code, or "
-                "--exact for integer and rational codes")
-        self.used += work
-        self.sets += 1
+        in_task_order()
+        with _CHARGE:
+            if work > MAX_SET_WORK or self.used + work > MAX_TOTAL_WORK:
+                raise Undecided(
+                    f"float64 cannot decide {what} (a near-singular or near-tolerance system) "
+                    f"and exact rational arithmetic would exceed its budget ({self.sets} "
+                    "set(s) already decided exactly); use a finite field, a better-conditioned "
+                    "code, or --exact for integer and rational codes")
+            self.used += work
+            self.sets += 1
 
 
 def _integer_rows(rows: np.ndarray) -> list[list[int]]:

@@ -237,9 +237,9 @@ class Decoder:
 
     def _rank_certified(self, F: np.ndarray, S: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
-        if self._classes is None:
-            self._classes = row_class_ids(np.asarray(self.code.B))
+        if self._classes is None:  # _integer first: threads of a run test _classes
             self._integer = integer_code(np.asarray(self.code.B))
+            self._classes = row_class_ids(np.asarray(self.code.B))
         ids = np.sort(self._classes[F], axis=1)
         distinct = np.sum((ids >= 0) & np.concatenate(
             [np.ones((F.shape[0], 1), bool), ids[:, 1:] != ids[:, :-1]], axis=1), axis=1)

@@ -1,0 +1,122 @@
+"""Ordered evaluation of independent tasks in threads of this process.
+
+:func:`run_threads` has the signature and the guarantees of
+:func:`gctool.engine.parallel.run_ordered` (results handed to the callback in task order, the
+same for any number of jobs; the callback stops the run by returning True), for workers whose
+tasks spend their time in compiled code that releases the GIL (the compiled audit walks of
+:mod:`gctool.audit.kernels`): the threads share the loaded kernels, so there is nothing to start
+or to load again, and it pays off on runs of a fraction of a second.  Any other worker would run
+one task at a time; those keep the process pool.
+
+* The threads run at most :data:`AHEAD` tasks each ahead of the fold: on an early stop the
+  running tasks finish and later ones never start.
+* Work charged to a run-wide budget waits for its turn (:func:`gctool._threads.in_task_order`):
+  task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
+  one job, and a run that stops charges nothing after the stopping task.
+* An exception in a task is raised in the caller at that task's place in the order.
+* Signals reach the caller's (main) thread only: an interrupt there stops the run and waits at
+  most :data:`ABANDON_S` for the running tasks (the threads are daemons; the compiled tasks are
+  a few milliseconds each).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from gctool._threads import Cancelled, TaskOrder, set_task
+from gctool.engine.parallel import Worker, run_ordered
+
+T = TypeVar("T")
+
+#: tasks a pool may run ahead of the fold, per thread
+AHEAD = 2
+#: after an interrupt or an error in the caller, how long the running tasks are waited for
+ABANDON_S = 0.5
+
+
+class _Threads:
+    """The state of one :func:`run_threads`: tasks handed out in order, results by index."""
+
+    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int) -> None:
+        self.worker, self.tasks = worker, tasks
+        self.cond = threading.Condition()
+        self.order = TaskOrder()
+        self.next = 0
+        self.ahead = AHEAD * jobs
+        self.results: dict[int, tuple[bool, Any]] = {}
+        self.threads = [threading.Thread(target=self._loop, name=f"gctool-job-{j}", daemon=True)
+                        for j in range(jobs)]
+
+    def _take(self) -> int | None:
+        with self.cond:
+            while (not self.order.stopped and self.next < len(self.tasks)
+                   and self.next >= self.order.folded + self.ahead):
+                self.cond.wait()
+            if self.order.stopped or self.next >= len(self.tasks):
+                return None
+            self.next += 1
+            return self.next - 1
+
+    def _loop(self) -> None:
+        while (i := self._take()) is not None:
+            set_task(self.order, i)
+            try:
+                out: tuple[bool, Any] = (True, self.worker.run(self.tasks[i]))
+            except Cancelled:
+                return
+            except BaseException as exc:  # raised in the caller, at this task's place
+                out = (False, exc)
+            finally:
+                set_task(None)
+            with self.cond:
+                self.results[i] = out
+                self.cond.notify_all()
+
+    def result(self, i: int) -> Any:
+        with self.cond:
+            while i not in self.results:
+                self.cond.wait(0.1)  # timed: an interrupt reaches the caller at once
+            ok, value = self.results.pop(i)
+        if not ok:
+            raise value
+        return value
+
+    def folded(self, count: int) -> None:
+        self.order.advance(count)
+        with self.cond:
+            self.cond.notify_all()
+
+    def stop(self, wait: float | None) -> None:
+        self.order.stop()
+        with self.cond:
+            self.cond.notify_all()
+        deadline = None if wait is None else time.monotonic() + wait
+        for t in self.threads:
+            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+
+def run_threads(
+    worker: Worker,
+    tasks: Sequence[T],
+    jobs: int,
+    on_result: Callable[[int, Any], bool],
+) -> None:
+    """:func:`gctool.engine.parallel.run_ordered` in ``jobs`` threads of this process."""
+    if jobs <= 1 or len(tasks) <= 1:
+        run_ordered(worker, tasks, 1, on_result)
+        return
+    pool = _Threads(worker, tasks, min(jobs, len(tasks)))
+    for t in pool.threads:
+        t.start()
+    try:
+        for i in range(len(tasks)):
+            if on_result(i, pool.result(i)):
+                break
+            pool.folded(i + 1)
+    except BaseException:
+        pool.stop(ABANDON_S)
+        raise
+    pool.stop(None)
