@@ -26,8 +26,9 @@ import numpy as np
 from gctool.audit.checks import ATTACK_REFUSALS
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
-from gctool.audit.sweep import OracleKernel, exhaustive_source
+from gctool.audit.sweep import OracleKernel, exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
+from gctool.engine.enumeration import guided_ranges
 from gctool.engine.parallel import resolve_jobs
 from gctool.engine.sweep import (
     ExceedSearch,
@@ -86,11 +87,18 @@ PARALLEL_MIN_SETS = 50_000
 
 def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runner | None,
           need: int) -> SizePlan:
-    """Source, tasks (one oracle batch each), processes and runner of one size s."""
+    """Source, tasks (one oracle batch each), jobs and runner of one size s: threads when the
+    oracle walks the rank ranges in compiled code (:func:`gctool.audit.sweep.local_runner`;
+    tasks of shrinking sizes, :func:`gctool.engine.enumeration.guided_ranges`), else processes
+    for large enough searches."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
-    tasks = rank_tasks(stop, oracle.chunk_size(s))
+    size = oracle.chunk_size(s)  # plans the compiled walk
+    threads = local_runner(OracleKernel.of(oracle), source) if runner is None and s > 0 else None
+    if threads is not None:
+        tasks = [(i, a, b) for i, (a, b) in enumerate(guided_ranges(0, stop, size))]
+        return SizePlan(source, tasks, resolve_jobs(jobs), threads)
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
-    return SizePlan(source, tasks, procs, runner if s > 0 else None)
+    return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 
 
 def set_work(code: GradientCode, s: int, sets: int) -> int:

@@ -225,6 +225,11 @@ class GFNullKernel:
             return COMPILED_CHUNK
         return max(1, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
 
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked by the compiled test (which releases the
+        GIL: ``--jobs`` runs in threads)?"""
+        return self.compiled_test is not None and s > 0
+
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool) -> Any:
         """The chunk summary of a rank range walked by the compiled test (None: not planned)."""
@@ -294,6 +299,12 @@ class FloatNullKernel:
             self.compiled_screen = RealScreen(self.red.N.T, self.red.W, self.row_scale,
                                               self.delta)
             self.compiled_screen.warm(s)
+            _ = self.direct.decoder  # made now: the threads of a walk share it
+
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked by the compiled screen (which releases the
+        GIL: ``--jobs`` runs in threads)?"""
+        return self.compiled_screen is not None and s > 0
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool) -> Any:

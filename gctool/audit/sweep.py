@@ -28,6 +28,7 @@ from gctool.engine.sweep import (
     ExceedSummary,
     LexSource,
     PeakSummary,
+    Runner,
     Source,
     SumSummary,
     Task,
@@ -143,6 +144,18 @@ class SweepWorker:
         return summarise(task[0], S, w, self.kernel.evaluate(S), self.numeric)
 
 
+def local_runner(kernel: Any, source: Source) -> Runner | None:
+    """The runner of the tasks of ``kernel`` on ``source`` on this machine: threads
+    (:func:`gctool.engine.threads.run_threads`) when every task is a compiled walk of a rank
+    range (it releases the GIL), else None (the engine's process pool)."""
+    walks = getattr(kernel, "walks_compiled", None)
+    if walks is None or not isinstance(source, LexSource) or not walks(source.s):
+        return None
+    from gctool.engine.threads import run_threads
+
+    return run_threads
+
+
 def _better(new: Best | None, old: Best | None, largest: bool = True) -> Best | None:
     if new is None:
         return old
@@ -226,6 +239,11 @@ class OracleKernel:
         if self.compiled and getattr(oracle, "compiled", None) is None:
             oracle.plan_compiled(s)
         return oracle
+
+    def walks_compiled(self, s: int) -> bool:
+        """Does the oracle walk rank ranges of sets of size s in compiled code?"""
+        walks = getattr(self._for(s), "walks_compiled", None)
+        return walks is not None and bool(walks(s))
 
     def errors(self, S: np.ndarray) -> np.ndarray:
         return self._for(S.shape[1]).errors(S)

@@ -65,8 +65,8 @@ code_files_argument = click.argument("code_file", metavar="FILE...", nargs=-1, r
                                      type=click.Path(allow_dash=True))
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=True,
-    help="Worker processes (0 = every core; small searches run in one process); results do "
-         "not depend on it.")
+    help="Worker processes, or threads for the compiled kernels (0 = every core; small "
+         "searches run in one); results do not depend on it.")
 tol_option = click.option(
     "--tol", type=FloatRange(0, None), default=DEFAULT_TOL, show_default=True,
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",

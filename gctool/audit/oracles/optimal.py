@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.spectral import Spectral
+from gctool.audit import nullspace
 from gctool.audit.oracles.base import Oracle
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
@@ -112,7 +113,7 @@ class OptimalOracle(Oracle):
 
         if self._uses_hat(s) and wanted(comb(self.n, s)):
             self._plan(s)
-        return 65_536 if self._uses_hat(s) else super().chunk_size(s)
+        return nullspace.COMPILED_CHUNK if self._uses_hat(s) else super().chunk_size(s)
 
     def plan_compiled(self, s: int) -> None:
         """Take the compiled fast path for sets of size s where it applies: a copy of an
@@ -165,10 +166,15 @@ class OptimalOracle(Oracle):
         accidental = np.asarray((sv[:, : min(s, d)] <= _SIG_LOST).any(axis=1))
         return E, lost, unsure, accidental
 
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked by the compiled kernel (which releases the
+        GIL: ``--jobs`` runs in threads)?"""
+        return self.compiled is not None and self._uses_hat(s) and s >= 1
+
     def errors_range(self, n: int, s: int, start: int, stop: int) -> np.ndarray | None:
         """Errors of the sets with lexicographic ranks start..stop-1, walked by the compiled
         kernel (None when it is not planned for sets of size s: use :meth:`errors`)."""
-        if self.compiled is None or not self._uses_hat(s) or s < 1:
+        if not self.walks_compiled(s):
             return None
         from gctool.engine.enumeration import unrank_lex
 

@@ -5,6 +5,8 @@ sample, decided by the run's kernel in chunks on the enumeration engine
 The first chunk (:data:`PILOT` sets, :data:`gctool.audit.nullspace.COMPILED_PILOT` on the
 compiled kernels) runs alone and is timed; the estimate decides how many
 processes pay off and, above ``max_sets``, the refusal says how long the run would take.
+The compiled walks run their ``jobs`` in threads instead
+(:func:`gctool.audit.sweep.local_runner`), which pay off much sooner (:data:`THREADS_MIN_S`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from math import nan
 from typing import Any
 
 from gctool.audit import nullspace as ns
-from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker
+from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
@@ -26,6 +28,7 @@ from gctool.reports import Diagnostics, VerifyReport
 
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 0.25  # below this estimated single-process time, do not start processes
+THREADS_MIN_S = 0.01  # the same for threads (a compiled walk)
 
 
 @dataclass
@@ -71,24 +74,27 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         source, stop, evaluations = LexSource(n, s), run.total, run.total
     worker = SweepWorker(source, kernel, run.numeric)
     compiled = size >= ns.COMPILED_CHUNK  # per-set times of nanoseconds
+    runner = run.runner or local_runner(kernel, source)
+    threads = run.runner is None and runner is not None
     # the first chunk is timed for the estimate
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
     ntasks = 1 + -(-(stop - pilot) // size)
     if evaluations > run.max_sets:  # time a few sets (when they can be ranked), refuse
         probe = pilot if compiled else min(pilot, 8)
         per_set = _time_probe(worker, probe) if stop <= MAX_RANKABLE else nan
-        _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks), rot)
+        _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks, threads),
+                      rot)
     tasks = [(0, 0, pilot)]
     tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
     acc = Accumulator()
     t0 = time.perf_counter()
     first = worker.run(tasks[0])
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
-    estimate = _estimate(run, evaluations, per_set, len(tasks))
+    estimate = _estimate(run, evaluations, per_set, len(tasks), threads)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if acc.fail_set is None and len(tasks) > 1:
-        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=run.runner)
+        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner)
     reduction = None
     if rot is not None:
         reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,
@@ -104,10 +110,11 @@ def _time_probe(worker: SweepWorker, count: int) -> float:
     return (time.perf_counter() - t0) / max(1, probe.evaluated)
 
 
-def _estimate(run: Run, evaluations: int, per_set: float, tasks: int) -> dict[str, Any]:
+def _estimate(run: Run, evaluations: int, per_set: float, tasks: int, threads: bool = False
+              ) -> dict[str, Any]:
     jobs = max(1, min(run.jobs, tasks - 1))  # the pilot task runs alone
-    if per_set * evaluations < PARALLEL_MIN_S:
-        jobs = 1  # starting processes would cost more than it saves
+    if per_set * evaluations < (THREADS_MIN_S if threads else PARALLEL_MIN_S):
+        jobs = 1  # starting processes (threads) would cost more than it saves
     return {"sets": evaluations, "seconds": round(per_set * evaluations / jobs, 3),
             "jobs": jobs, "seconds_per_set": per_set}
 
@@ -118,7 +125,7 @@ def _check_budget(run: Run, evaluations: int, est: dict[str, Any], rot: Rotation
     what = f"{evaluations:,} straggler sets" + (
         f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
     sec = est["seconds"]
-    when = (f", estimated {sec:.3g} s on {est['jobs']} process(es)" if sec == sec
+    when = (f", estimated {sec:.3g} s on {est['jobs']} job(s)" if sec == sec
             else " (too many to time)")
     raise BudgetExceeded(
         f"verify (n={run.code.n}, s={run.s}) needs {what}{when}, above the budget of "
