@@ -1,0 +1,234 @@
+"""``--jobs`` of the compiled walks runs in threads (:mod:`gctool.engine.threads`): every verdict,
+counterexample, worst set, exactness label and diagnostic is the same for any number of jobs,
+the exact-arithmetic budget runs out at the same set, and an interrupt stops the run.
+
+The tasks are made tiny (a few sets each) so that even small codes give many tasks and the
+threads really interleave; ``GCTOOL_COMPILED=1`` forces the compiled walks."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from test_adversarial_corpus import _corpus
+from test_compiled_kernels import attack_codes, code_of, gf_codes, random_codes, walk_codes
+
+from gctool import exactls
+from gctool._threads import TaskOrder, in_task_order, set_task
+from gctool.audit import nullspace as ns
+from gctool.audit.attack import attack, threshold
+from gctool.audit.verify import enumeration, verify
+from gctool.codes import design
+from gctool.engine import threads
+from gctool.errors import SearchInterrupted
+
+JOBS = (1, 2, 3)
+
+
+@pytest.fixture
+def tiny_tasks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Compiled walks, tasks of 16 sets, threads whatever the run's size; records the
+    (jobs, tasks) of every thread run."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
+    monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
+    monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
+    runs: list[tuple[int, int]] = []
+    real = threads.run_threads
+
+    def spy(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
+        runs.append((jobs, len(tasks)))
+        real(worker, tasks, jobs, on_result)
+
+    monkeypatch.setattr(threads, "run_threads", spy)
+    return runs
+
+
+def _verify_doc(code: Any, s: int, jobs: int, **kw: Any) -> dict[str, Any]:
+    doc = verify(code, s, jobs=jobs, **kw).to_dict()
+    for key in ("elapsed_s", "jobs", "estimate"):
+        doc.pop(key, None)
+    return doc
+
+
+def _verify_codes() -> list[tuple[str, Any, int]]:
+    real = [(name, code, s) for name, code, s in random_codes() + walk_codes()]
+    corpus = [(name, code_of(B, s, field), s) for name, B, s, field in _corpus()]
+    return real + corpus + gf_codes()
+
+
+@pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
+def test_verify_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
+                                         code: Any, s: int) -> None:
+    """The whole report (verdict, counterexample, counts, exactness, every diagnostic and its
+    sets) is identical, float for float, with 1, 2 and 3 jobs."""
+    for t in range(max(1, s - 1), s + 2):
+        docs = [_verify_doc(code, t, jobs, method="exhaustive") for jobs in JOBS]
+        assert docs[1] == docs[0] and docs[2] == docs[0], t
+
+
+@pytest.mark.parametrize("name,s", [("fails-mid", 3), ("square", 4), ("cyclic-mds", 4)])
+def test_the_compiled_walks_run_in_threads(tiny_tasks: list[tuple[int, int]], name: str,
+                                           s: int) -> None:
+    """A run through the middle of the enumeration (a counterexample at rank 123 of 220, or
+    none) is shared by the threads, many tasks each."""
+    code = {c[0]: c[1] for c in _verify_codes()}[name]
+    one, two = _verify_doc(code, s, 1, method="exhaustive"), _verify_doc(code, s, 2,
+                                                                         method="exhaustive")
+    assert one == two and two["kernel"] == "nullspace"
+    assert tiny_tasks[-1][0] == 2 and tiny_tasks[-1][1] > 5
+
+
+@pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])
+def test_attack_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
+                                         code: Any) -> None:
+    for s in (code.s, code.s + 2):
+        runs = [attack(code, s, method="exhaustive", symmetry=False, jobs=j) for j in JOBS]
+        first = runs[0]
+        for r in runs[1:]:
+            assert (r.stragglers, r.raw_error, r.exact, r.method, r.checked) == \
+                (first.stragglers, first.raw_error, first.exact, first.method, first.checked)
+    for eps in (0.0, 0.3):
+        runs = [threshold(code, method="exhaustive", epsilon=eps, symmetry=False, jobs=j)
+                for j in JOBS]
+        for r in runs[1:]:
+            assert (r.threshold, r.stragglers, r.exact, r.checked) == \
+                (runs[0].threshold, runs[0].stragglers, runs[0].exact, runs[0].checked)
+    if name in ("cyclic", "complex"):  # the compiled walk of the optimal decoder applies
+        assert any(jobs > 1 and tasks > 1 for jobs, tasks in tiny_tasks)
+
+
+def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, int]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """FRC(12, 2) at tolerance 1/4: every set holding a whole group has error k/4 = tol * k
+    exactly, which float64 cannot decide, so 144 sets spread over the enumeration are decided
+    in exact arithmetic.  With a budget for 50 of them the run stops at the 51st, with the
+    same message, for any number of jobs; without the cap, every report is the same."""
+    code = design("frc", 12, 2)
+    full = [_verify_doc(code, 5, jobs, method="exhaustive", tol=0.25) for jobs in JOBS]
+    assert full[0]["ok"] and full[1] == full[0] and full[2] == full[0]
+    each = 7 * 12 * 7  # f * K * min(f, K) for the 7 survivors
+    monkeypatch.setattr(exactls, "MAX_TOTAL_WORK", 50 * each + 1)
+    messages = []
+    for jobs in JOBS:
+        with pytest.raises(exactls.Undecided) as err:
+            verify(code, 5, method="exhaustive", tol=0.25, jobs=jobs)
+        messages.append(str(err.value))
+    assert "(50 set(s) already decided exactly)" in messages[0]
+    assert messages == [messages[0]] * len(JOBS)
+    assert any(jobs > 1 and tasks > 10 for jobs, tasks in tiny_tasks)
+
+
+# -- the runner ---------------------------------------------------------------------------------
+class _Charging:
+    """Tasks that charge a shared list in task order (as ExactBudget does) after an uneven
+    amount of other work, and may raise."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.charged: list[int] = []
+        self.started: list[int] = []
+        self.fail_at = fail_at
+
+    def run(self, task: int) -> int:
+        self.started.append(task)
+        time.sleep(0.001 * ((task * 7) % 5))
+        if task == self.fail_at:
+            raise ValueError(f"task {task}")
+        in_task_order()
+        self.charged.append(task)
+        return task * task
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 5])
+def test_run_threads_folds_in_order_and_charges_in_order(jobs: int) -> None:
+    worker = _Charging()
+    seen: list[tuple[int, int]] = []
+    threads.run_threads(worker, list(range(40)), jobs, lambda i, r: seen.append((i, r)) or False)
+    assert seen == [(i, i * i) for i in range(40)]
+    assert worker.charged == list(range(40))
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_run_threads_stops_early_without_charging_later_tasks(jobs: int) -> None:
+    worker = _Charging()
+    seen: list[int] = []
+
+    def fold(i: int, r: int) -> bool:
+        seen.append(i)
+        return i == 9
+
+    threads.run_threads(worker, list(range(40)), jobs, fold)
+    assert seen == list(range(10))
+    assert worker.charged == list(range(10))  # later tasks may have started, never charged
+    assert max(worker.started) < 10 + threads.AHEAD * jobs + 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_run_threads_raises_at_the_failing_task(jobs: int) -> None:
+    worker = _Charging(fail_at=7)
+    seen: list[int] = []
+    with pytest.raises(ValueError, match="task 7"):
+        threads.run_threads(worker, list(range(40)), jobs, lambda i, r: seen.append(i) or False)
+    assert seen == list(range(7)) and worker.charged == list(range(7))
+
+
+def test_task_order_outside_a_pool_does_not_wait() -> None:
+    in_task_order()  # the caller's thread: no task, returns at once
+    order = TaskOrder()
+    set_task(order, 0)
+    try:
+        in_task_order()  # task 0 waits for nothing
+    finally:
+        set_task(None)
+
+
+class _Slow:
+    def __init__(self) -> None:
+        self.started = 0
+
+    def run(self, task: int) -> int:
+        self.started += 1
+        time.sleep(0.02)
+        return task
+
+
+def test_an_interrupt_stops_the_thread_run() -> None:
+    """Ctrl-C reaches the caller's thread while it waits for a result: the run raises it,
+    tasks stop being started, and the pool's threads end once their task is done."""
+    worker = _Slow()
+    before = set(threading.enumerate())
+    timer = threading.Timer(0.1, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        threads.run_threads(worker, list(range(10_000)), 2, lambda i, r: False)
+    started = worker.started
+    assert started < 10_000
+    for t in set(threading.enumerate()) - before:
+        if t.name.startswith("gctool-job"):
+            t.join()
+    assert worker.started <= started + 2
+
+
+def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify in threads turns Ctrl-C into its 'interrupted after checking ...' summary."""
+    from gctool.audit.sweep import SweepWorker
+
+    slow_run = SweepWorker.run
+
+    def run(self: SweepWorker, task: Any) -> Any:
+        time.sleep(0.01)
+        return slow_run(self, task)
+
+    monkeypatch.setattr(SweepWorker, "run", run)
+    code = design("cyclic", n=16, s=4, seed=3)
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(SearchInterrupted, match="interrupted after checking"):
+        verify(code, 4, method="exhaustive", jobs=2)
+    assert tiny_tasks and tiny_tasks[0][0] == 2
+    np.testing.assert_equal(len(tiny_tasks), 1)
