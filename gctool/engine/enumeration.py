@@ -14,6 +14,7 @@ Public API (shared with ``attack``):
 * :func:`count_sets` - ``C(n, s)``
 * :func:`unrank_lex` / :func:`rank_lex` - ranks <-> sets, vectorised
 * :func:`rank_ranges` - split ``[start, stop)`` into chunks
+* :func:`guided_ranges` - the same in shrinking chunks (threads that finish together)
 * :func:`straggler_chunks` - iterate over all (or a rank range of) sets as ``(b, s)`` arrays
 * :func:`sample_sets` - uniformly random distinct sets (seeded)
 * :func:`straggler_mask` / :func:`survivors_of` / :func:`pad_to` - masks, complements and
@@ -76,6 +77,20 @@ def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
     """Split the rank range ``[start, stop)`` into consecutive chunks of at most ``size``."""
     size = max(1, int(size))
     return [(a, min(a + size, stop)) for a in range(start, stop, size)]
+
+
+def guided_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    """Split ``[start, stop)`` into consecutive chunks of an eighth of what is left, at least
+    ``size // 4`` and at most ``8 * size`` ranks: a few large chunks first and small ones at the
+    end, so threads taking them in turn finish close together, with fewer chunks (less
+    per-chunk work) than ``size`` alone gives.  Depends on the range only."""
+    size = max(1, int(size))
+    out, a = [], start
+    while a < stop:
+        b = min(stop, a + max(size // 4, 1, min(8 * size, (stop - a) // 8)))
+        out.append((a, b))
+        a = b
+    return out
 
 
 def straggler_chunks(

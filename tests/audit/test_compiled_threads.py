@@ -232,3 +232,17 @@ def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]],
         verify(code, 4, method="exhaustive", jobs=2)
     assert tiny_tasks and tiny_tasks[0][0] == 2
     np.testing.assert_equal(len(tiny_tasks), 1)
+
+
+@pytest.mark.parametrize("start,stop,size", [(0, 1, 16), (5, 100, 16), (8192, 3_838_380, 65_536),
+                                             (0, 10**7, 3), (7, 7, 4)])
+def test_guided_ranges_cover_the_range_in_shrinking_chunks(start: int, stop: int,
+                                                           size: int) -> None:
+    from gctool.engine.enumeration import guided_ranges
+
+    r = guided_ranges(start, stop, size)
+    assert [a for a, _ in r[1:]] == [b for _, b in r[:-1]]  # consecutive
+    assert (r[0][0], r[-1][1]) == (start, stop) if r else start == stop
+    lengths = [b - a for a, b in r]
+    assert all(max(1, size // 4) <= x <= 8 * size for x in lengths[:-1])
+    assert lengths[:-1] == sorted(lengths[:-1], reverse=True)

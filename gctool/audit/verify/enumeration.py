@@ -21,7 +21,7 @@ from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runn
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.engine.enumeration import MAX_RANKABLE, rank_ranges
+from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.sweep import LexSource, SampleSource, run_folded
 from gctool.errors import BudgetExceeded
 from gctool.reports import Diagnostics, VerifyReport
@@ -84,8 +84,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         per_set = _time_probe(worker, probe) if stop <= MAX_RANKABLE else nan
         _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks, threads),
                       rot)
-    tasks = [(0, 0, pilot)]
-    tasks += [(i + 1, a, b) for i, (a, b) in enumerate(rank_ranges(pilot, stop, size))]
+    ranges = (guided_ranges if threads else rank_ranges)(pilot, stop, size)
+    tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
     acc = Accumulator()
     t0 = time.perf_counter()
     first = worker.run(tasks[0])
