@@ -268,6 +268,7 @@ class FloatNullKernel:
         # the reduction is of the row-normalised B_n = D B (exact powers of two): decoders of
         # B_n map to decoders of B by a = D a_n
         self.Bn, self.row_scale = normalise_rows(np.asarray(self.code.B))
+        self.T = self.code.targets().astype(self.Bn.dtype)  # (m, K)
 
     @property
     def kappa_max(self) -> float:
@@ -388,8 +389,7 @@ class FloatNullKernel:
         a = W[None] + np.einsum("nd,bdm->bnm", NT, Z)  # (b, n, m)
         a[np.arange(b)[:, None], S] = 0
         flat = np.swapaxes(a, 1, 2).reshape(b * m, n)
-        T = self.code.targets().astype(B.dtype)  # (m, K)
-        resid = (flat @ B).reshape(b, m, -1) - T[None]
+        resid = (flat @ B).reshape(b, m, -1) - self.T[None]
         gamma = n * EPS / (1 - n * EPS)
         slack = gamma * (np.abs(flat) @ np.abs(B)).reshape(b, m, -1)
         r = np.sqrt(np.sum(np.abs(resid) ** 2, axis=(1, 2)))

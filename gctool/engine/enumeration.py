@@ -81,13 +81,13 @@ def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
 
 def guided_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
     """Split ``[start, stop)`` into consecutive chunks of an eighth of what is left, at least
-    ``size // 4`` and at most ``8 * size`` ranks: a few large chunks first and small ones at the
+    ``size // 4`` and at most ``4 * size`` ranks: a few large chunks first and small ones at the
     end, so threads taking them in turn finish close together, with fewer chunks (less
     per-chunk work) than ``size`` alone gives.  Depends on the range only."""
     size = max(1, int(size))
     out, a = [], start
     while a < stop:
-        b = min(stop, a + max(size // 4, 1, min(8 * size, (stop - a) // 8)))
+        b = min(stop, a + max(size // 4, 1, min(4 * size, (stop - a) // 8)))
         out.append((a, b))
         a = b
     return out

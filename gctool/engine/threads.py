@@ -13,7 +13,8 @@ one task at a time; those keep the process pool.
 * Work charged to a run-wide budget waits for its turn (:func:`gctool._threads.in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
-* An exception in a task is raised in the caller at that task's place in the order.
+* An exception in a task is raised in the caller at that task's place in the order, once the
+  running tasks have finished.
 * Signals reach the caller's (main) thread only: an interrupt there stops the run and waits at
   most :data:`ABANDON_S` for the running tasks (the threads are daemons; the compiled tasks are
   a few milliseconds each).
@@ -116,7 +117,7 @@ def run_threads(
             if on_result(i, pool.result(i)):
                 break
             pool.folded(i + 1)
-    except BaseException:
-        pool.stop(ABANDON_S)
+    except BaseException as exc:  # an interrupt waits briefly, anything else for every task
+        pool.stop(ABANDON_S if isinstance(exc, KeyboardInterrupt) else None)
         raise
     pool.stop(None)

@@ -8,8 +8,10 @@ threads really interleave; ``GCTOOL_COMPILED=1`` forces the compiled walks."""
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -196,7 +198,16 @@ class _Slow:
         return task
 
 
-def test_an_interrupt_stops_the_thread_run() -> None:
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Python's own SIGINT handler (an earlier test may have left gctool's, which raises only
+    once per run)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupt_stops_the_thread_run(ctrl_c: None) -> None:
     """Ctrl-C reaches the caller's thread while it waits for a result: the run raises it,
     tasks stop being started, and the pool's threads end once their task is done."""
     worker = _Slow()
@@ -204,16 +215,16 @@ def test_an_interrupt_stops_the_thread_run() -> None:
     timer = threading.Timer(0.1, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        threads.run_threads(worker, list(range(10_000)), 2, lambda i, r: False)
+        threads.run_threads(worker, list(range(1000)), 2, lambda i, r: False)
     started = worker.started
-    assert started < 10_000
+    assert started < 1000
     for t in set(threading.enumerate()) - before:
         if t.name.startswith("gctool-job"):
             t.join()
     assert worker.started <= started + 2
 
 
-def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]],
+def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]], ctrl_c: None,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """verify in threads turns Ctrl-C into its 'interrupted after checking ...' summary."""
     from gctool.audit.sweep import SweepWorker
@@ -244,5 +255,5 @@ def test_guided_ranges_cover_the_range_in_shrinking_chunks(start: int, stop: int
     assert [a for a, _ in r[1:]] == [b for _, b in r[:-1]]  # consecutive
     assert (r[0][0], r[-1][1]) == (start, stop) if r else start == stop
     lengths = [b - a for a, b in r]
-    assert all(max(1, size // 4) <= x <= 8 * size for x in lengths[:-1])
+    assert all(max(1, size // 4) <= x <= 4 * size for x in lengths[:-1])
     assert lengths[:-1] == sorted(lengths[:-1], reverse=True)
