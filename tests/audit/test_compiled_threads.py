@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_adversarial_corpus import _corpus
-from test_compiled_kernels import attack_codes, code_of, gf_codes, random_codes, walk_codes
 
 from gctool import exactls
 from gctool._threads import TaskOrder, in_task_order, set_task
@@ -27,6 +25,9 @@ from gctool.audit.verify import enumeration, verify
 from gctool.codes import design
 from gctool.engine import threads
 from gctool.errors import SearchInterrupted
+
+from corpus import adversarial_corpus, code_of
+from kernel_corpus import attack_codes, gf_codes, random_codes, walk_codes
 
 JOBS = (1, 2, 3)
 
@@ -59,7 +60,7 @@ def _verify_doc(code: Any, s: int, jobs: int, **kw: Any) -> dict[str, Any]:
 
 def _verify_codes() -> list[tuple[str, Any, int]]:
     real = [(name, code, s) for name, code, s in random_codes() + walk_codes()]
-    corpus = [(name, code_of(B, s, field), s) for name, B, s, field in _corpus()]
+    corpus = [(name, code_of(B, s, field), s) for name, B, s, field in adversarial_corpus()]
     return real + corpus + gf_codes()
 
 
