@@ -32,7 +32,14 @@ class DesignError(InvalidInput):
 
 
 class BudgetExceeded(InvalidInput):
-    """A requested computation is larger than the allowed budget (raise it explicitly)."""
+    """A requested computation is larger than the allowed budget (raise it explicitly).
+
+    ``proved``: what a threshold search had proved when it stopped (no straggler set smaller
+    than this exceeds), or None."""
+
+    def __init__(self, message: str = "", proved: int | None = None) -> None:
+        super().__init__(message)
+        self.proved = proved
 
 
 class OutputError(GctoolError):

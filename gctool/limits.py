@@ -85,10 +85,12 @@ MAX_ITERATIONS = 1_000_000
 MAX_CELLS = 10_000_000
 
 #: default work budget: estimated operations a command may start, counted as multiply-adds of
-#: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 10 s at
-#: ``WORK_RATE``.  ``--max-work`` (every command that computes) or the environment variable
-#: ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12); the option wins.
-DEFAULT_MAX_WORK = 10_000_000_000
+#: dense linear algebra (one factorisation of an r x c matrix costs r*c*min(r, c)); about 5 s at
+#: ``WORK_RATE`` (and at the slowest rate ``benchmarks/bench_budget.py`` measures), so that a run
+#: held to it ends well within 10 s on a loaded machine.  ``--max-work`` (every command that
+#: computes) or the environment variable ``GCTOOL_MAX_WORK`` replaces it (a number, e.g. 1e12);
+#: the option wins.
+DEFAULT_MAX_WORK = 5_000_000_000
 #: the documented rate that turns a work estimate into seconds (one core, LAPACK, float64)
 WORK_RATE = 1_000_000_000
 #: one GF(q) multiply-add (int64 numpy / galois kernels) counted in float64 multiply-adds
@@ -123,6 +125,18 @@ SPARSE_SETUP_FACTOR = 200
 #: one step of ``simulate --sgc search``'s compiled replay of the bursty model (a worker of a
 #: round, per window slot) in multiply-adds
 SEARCH_STEP_COST = 10
+#: one MILP solve of ``attack --method milp`` (HiGHS: presolve, root LP, cuts, heuristics)
+#: beyond its branch-and-bound nodes ...
+MILP_SOLVE_COST = 50_000_000
+#: ... plus, per node (the root included), this fixed cost ...
+MILP_NODE_COST = 500_000
+#: ... and this much per non-zero of the constraint matrix (the node's LP re-solve); each solve
+#: gets the node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords,
+#: so the budget, not the clock, bounds it (:func:`milp_work`)
+MILP_NNZ_COST = 800
+#: a MILP is refused before it starts when the budget does not afford one solve of this many
+#: nodes (later solves of its cut loop are skipped instead, and the answer is heuristic)
+MILP_MIN_NODES = 10
 #: default memory budget: bytes of the large arrays one step allocates at once (estimated before
 #: they are allocated, like the work); ``GCTOOL_MAX_MEMORY`` (a number of bytes) replaces it
 DEFAULT_MAX_MEMORY = 2 * 1024**3
@@ -239,12 +253,19 @@ def set_cost(rows: int, cols: int, finite: bool = False) -> int:
     return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols, finite)
 
 
-def check_work(what: str, work: float, remedy: str) -> None:
-    """Refuse, before it starts, a computation whose estimated ``work`` is above the budget.
+def milp_work(nonzeros: int, nodes: int) -> int:
+    """Work of one MILP solve over a constraint matrix of ``nonzeros`` non-zeros that explores
+    at most ``nodes`` branch-and-bound nodes besides the root."""
+    return MILP_SOLVE_COST + (nodes + 1) * (MILP_NODE_COST + MILP_NNZ_COST * nonzeros)
+
+
+def check_work(what: str, work: float, remedy: str, budget: float | None = None) -> None:
+    """Refuse, before it starts, a computation whose estimated ``work`` is above the budget
+    (``budget``: the search's own, default :func:`max_work`).
 
     ``what`` names the computation and its size; ``remedy`` says what would fit.  One line,
     with the numbers (BudgetExceeded: exit 2)."""
-    budget = max_work()
+    budget = max_work() if budget is None else budget
     if work > budget:
         from gctool.errors import BudgetExceeded
 

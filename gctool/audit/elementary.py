@@ -57,6 +57,41 @@ def _dual_cost(oracle: OptimalOracle) -> int:
     return sum(comb(oracle.n, t) for t in range(d + 1)) + oracle.n
 
 
+def work(oracle: OptimalOracle) -> int:
+    """Estimated work of the enumeration that :func:`elementary_threshold` runs, before it
+    starts: the primal's ``C(n, r - 1)`` null vectors of (r - 1) x r systems, or the dual's
+    Gram probes of every set of at most d workers and the decoder on the sets of size d + 1
+    (the co-rank bound; further sets, and the decoder's confirmation of a primal witness, are
+    checked against the budget before each size)."""
+    from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+
+    if _dual_cost(oracle) < _primal_cost(oracle):
+        n, d = oracle.n, oracle.n - oracle.rank
+        probes = sum(comb(n, t) * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d)))
+                     for t in range(1, d + 1))
+        return probes + oracle.set_work(d + 1, comb(n, d + 1)) if d < n else probes
+    r = _rank(oracle)
+    return _primal_cost(oracle) * set_cost(max(1, r - 1), max(1, r), oracle.finite)
+
+
+def affordable(oracle: OptimalOracle, sets: int, s: int) -> bool:
+    """Do ``sets`` more straggler sets of size s fit what is left of the oracle's budget?"""
+    return oracle.spent + oracle.set_work(s, sets) <= oracle.budget
+
+
+def check_budget(oracle: OptimalOracle, need: int) -> None:
+    """Refuse the enumeration, before it starts, when its estimated :func:`work` does not fit
+    what is left of the oracle's work budget (one line with the estimate)."""
+    from gctool.limits import check_work
+
+    side = "dual, sets of up to the co-rank" if _dual_cost(oracle) < _primal_cost(oracle) \
+        else "primal, C(n, rank - 1) row sets"
+    check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}; {side}): "
+               f"{need:,} sets", oracle.spent + work(oracle),
+               "use --method milp, bnb or greedy, a smaller code, or raise --max-work",
+               oracle.budget)
+
+
 def _rank(oracle: OptimalOracle) -> int:
     if not oracle.finite:
         return oracle.rank
@@ -75,6 +110,7 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
         raise BudgetExceeded(f"elementary-vector search needs C({n}, rank - 1) = {need:,} row "
                              f"sets, above the budget of {max_sets:,}; raise --max-sets or use "
                              "--method milp")
+    check_budget(oracle, need)
     if _dual_cost(oracle) < _primal_cost(oracle):
         return dual_threshold(oracle, need, progress)
     Q, G = _basis(oracle)
@@ -124,13 +160,16 @@ def _confirm(oracle: OptimalOracle, out: ThresholdOutcome, budget: int) -> None:
     n, w = oracle.n, int(out.threshold or 0)
     checked = 0
     for t in range(1, w):
-        if checked + comb(n, t) > budget:
+        over_work = not affordable(oracle, comb(n, t), t)
+        if checked + comb(n, t) > budget or over_work:
             out.exact, out.lower = False, t
+            limit = ("the work budget (--max-work)" if over_work
+                     else f"the check budget of {budget:,}")
             out.notes.append(
                 f"float64 support tests (relative {_RTOL:g}) are not a proof and the "
-                f"{sum(comb(n, u) for u in range(1, w)):,} smaller straggler sets exceed the "
-                f"check budget of {budget:,}: {t} <= threshold <= {w} (every set of fewer than "
-                f"{t} stragglers decodes, checked by the decoder)")
+                f"{sum(comb(n, u) for u in range(1, w)):,} smaller straggler sets exceed "
+                f"{limit}: {t} <= threshold <= {w} (every set of fewer than {t} stragglers "
+                "decodes, checked by the decoder)")
             out.checked += checked
             return
         for S in straggler_chunks(n, t, 20_000):
@@ -246,12 +285,14 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
     try:
         for t in range(1, n + 1):
             if t > d + 1:
-                if beyond + comb(n, t) > CONFIRM_SETS:
+                over_work = not affordable(oracle, comb(n, t), t)
+                if beyond + comb(n, t) > CONFIRM_SETS or over_work:
                     out = ThresholdOutcome(None, None, None, False, "elementary", t, done, need)
                     out.notes.append(
                         f"dual elementary vectors: no failing set of up to {t - 1} stragglers "
                         f"(beyond the co-rank bound {d + 1}, which float64 ranks do not prove); "
-                        "larger sets exceed the check budget: threshold >= " + str(t))
+                        f"larger sets exceed {'the work' if over_work else 'the check'} "
+                        f"budget: threshold >= {t}")
                     return out
                 beyond += comb(n, t)
             for S in straggler_chunks(n, t, 50_000):

@@ -224,7 +224,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     found = search.run()
     oracle.evaluations = base + search.evaluated
     if not found.complete:
-        raise BudgetExceeded(found.refusal)
+        raise BudgetExceeded(found.refusal, proved=found.lower)
     out = ThresholdOutcome(found.size, found.stragglers, found.error, True, "exhaustive",
                            found.lower, found.checked, found.total)
     _note_reps(out, rot, oracle, symmetry)

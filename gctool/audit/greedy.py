@@ -22,7 +22,7 @@ import numpy as np
 
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
-from gctool.errors import SearchInterrupted
+from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.numerics import TIE_RTOL, beats
 
 Progress = Callable[[int, int], None]
@@ -96,8 +96,11 @@ def column_seeds(oracle: Oracle, s: int) -> list[list[int]]:
 
 def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
            starts: Sequence[Sequence[int]] = (), progress: Progress | None = None,
-           stop_at: float | None = None) -> WorstOutcome:
-    """Seeded greedy + local search + restarts; a lower bound on the worst error at size s."""
+           stop_at: float | None = None, keep_at_budget: bool = False) -> WorstOutcome:
+    """Seeded greedy + local search + restarts; a lower bound on the worst error at size s.
+
+    ``keep_at_budget``: when the work budget stops it after a set was found, return the best
+    so far (``budget_stopped``) instead of raising :class:`~gctool.errors.BudgetExceeded`."""
     n = oracle.n
     rng = np.random.default_rng(seed)
     before = oracle.evaluations
@@ -107,6 +110,7 @@ def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
     best: tuple[list[int], float] = ([], -np.inf)
     plan = [list(x) for x in starts] + column_seeds(oracle, s) + [[]]
     total_steps = len(plan) + restarts
+    stopped = False
     try:
         for step in range(total_steps):
             if step < len(plan):
@@ -125,10 +129,15 @@ def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
     except KeyboardInterrupt:
         raise SearchInterrupted(f"greedy interrupted; best error so far {best[1]:.6g} at "
                                 f"{best[0]}") from None
+    except BudgetExceeded:
+        if not (keep_at_budget and best[0]):
+            raise
+        stopped = True
     out = WorstOutcome(best[0], best[1], False, "greedy", oracle.evaluations - before,
-                       comb(n, s))
+                       comb(n, s), budget_stopped=stopped)
     out.notes.append(f"greedy: {len(plan) - 1} column-support seed(s) + plain greedy, 1-swap "
-                     f"local search, {restarts} seeded restart(s) (seed {seed})")
+                     f"local search, {restarts} seeded restart(s) (seed {seed})"
+                     + ("; stopped by the work budget (--max-work)" if stopped else ""))
     return out
 
 

@@ -29,7 +29,13 @@ supported on at most s workers (big-M with R = ||t|| is safe, the maximiser has 
 The concave term is outer-approximated per coordinate, ``w_j >= 2 v0_j v_j - v0_j^2``, so each
 master MILP over-estimates: its dual bound is a proven upper bound.  Its straggler set evaluated
 by the oracle is a lower bound; cuts are added at the master's solution and at the true
-maximiser of that set, until the gap closes (relative 1e-7) or time runs out.
+maximiser of that set, until the gap closes (relative 1e-7) or the budget runs out.
+
+**Budget.**  Every solve is estimated from the program's size before it starts and gets the
+node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords
+(:class:`_Solver`, :func:`gctool.limits.milp_work`), so whether a MILP finishes depends on the
+code and ``--max-work``, not on the machine's speed or load; ``--time-limit`` is a wall-clock
+cap on top.  An answer the budget cut short is labelled heuristic, with its sandwich.
 
 **Fixed decoding.**  ``err_w = c0 + sum_i (h_i + G_ii) u_i + 2 sum_{i<j} G_ij u_i u_j`` is a
 binary quadratic program; products are linearised exactly (McCormick).
@@ -102,26 +108,81 @@ def _require(oracle: Oracle) -> None:
                            f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
 
 
-def _deadline(oracle: Oracle, time_limit: float) -> float:
-    """When the MILP must stop: after ``time_limit`` seconds, or sooner when what is left of
-    the work budget (the oracle's, :func:`gctool.limits.check_work`) at the documented rate
-    is less (at least half a second; the answer is then labelled heuristic as for any time
-    limit)."""
-    from gctool.limits import WORK_RATE
+class _Solver:
+    """The MILP solves of one search, held to the oracle's work budget deterministically.
 
-    left = (getattr(oracle, "budget", float("inf")) - getattr(oracle, "spent", 0)) / WORK_RATE
-    return time.monotonic() + min(time_limit, max(0.5, left))
+    Before each solve its work is estimated from the size of the program
+    (:func:`gctool.limits.milp_work`: a fixed cost, and per branch-and-bound node a fixed cost
+    plus one per non-zero of the constraints), and HiGHS gets the node limit that what is left
+    of the budget affords (after the few decoder evaluations of the round); the nodes it
+    explored are charged after it.  The first solve is refused when the budget does not afford
+    :data:`~gctool.limits.MILP_MIN_NODES` nodes; a later one is skipped and the answer is
+    labelled heuristic.  ``time_limit`` (``--time-limit``) stays a wall-clock cap on top."""
+
+    def __init__(self, oracle: Oracle, time_limit: float, what: str) -> None:
+        self.oracle, self.what = oracle, what
+        self.deadline = time.monotonic() + time_limit
+        self.solves = 0
+        #: why the last solve stopped early, or why the next was skipped ("" when none did)
+        self.stopped = ""
+
+    @property
+    def by_budget(self) -> bool:
+        """Did the work budget cut the search short?"""
+        return "--max-work" in self.stopped
+
+    def solve(self, c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
+              rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Any:
+        from gctool.limits import (
+            MILP_MIN_NODES,
+            MILP_NNZ_COST,
+            MILP_NODE_COST,
+            MILP_SOLVE_COST,
+            milp_work,
+        )
+
+        o = self.oracle
+        nnz = sum(int(np.count_nonzero(A)) for A, _, _ in rows)
+        per_node = MILP_NODE_COST + MILP_NNZ_COST * nnz
+        left = o.budget - o.spent - o.set_work(0, 4)  # the round's decoder evaluations
+        nodes = min(int((left - MILP_SOLVE_COST) // per_node) - 1, 2**31 - 1)
+        if nodes < MILP_MIN_NODES:
+            if self.solves == 0:
+                from gctool.limits import check_work
+
+                check_work(f"{self.what} (n={o.n}, {c.size} variables, {nnz:,} non-zeros): "
+                           f"the decoder's set-up and one solve of {MILP_MIN_NODES} "
+                           "branch-and-bound nodes",
+                           o.spent + o.set_work(0, 4) + milp_work(nnz, MILP_MIN_NODES),
+                           "use --method greedy or bnb, a smaller code, or raise --max-work",
+                           o.budget)
+            self.stopped = "the work budget (--max-work)"
+            return None
+        res = _solve(c, integrality, lb, ub, rows, self.deadline, nodes)
+        if res is None:
+            self.stopped = "the time limit (--time-limit)"
+            return None
+        explored = int(getattr(res, "mip_node_count", None) or 0)
+        o.charge(MILP_SOLVE_COST + (min(explored, nodes) + 1) * per_node)
+        self.solves += 1
+        if res.status != 0:  # HiGHS reports its node limit as "solution limit reached"
+            self.stopped = ("the work budget (--max-work)" if explored >= nodes
+                            else "the time limit (--time-limit)" if res.status == 1
+                            else f"the solver ({res.message})")
+        return res
 
 
 def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
-           rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], deadline: float) -> Any:
+           rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], deadline: float,
+           nodes: int) -> Any:
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     left = deadline - time.monotonic()
     if left <= 0:
         return None
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in rows if A.shape[0]]
-    options = {"time_limit": max(left, 0.5), "mip_rel_gap": REL_SLACK, "disp": False}
+    options = {"time_limit": max(left, 0.5), "node_limit": nodes, "mip_rel_gap": REL_SLACK,
+               "disp": False}
     return _interruptible(lambda: milp(c, integrality=integrality, bounds=Bounds(lb, ub),
                                        constraints=cons, options=options))
 
@@ -171,14 +232,14 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
                            "--method exhaustive or bnb")
     eps_eff = epsilon if epsilon > 0 else max(resolution, oracle.limit)
     sp = _space(oracle)
-    deadline = _deadline(oracle, time_limit)
+    solver = _Solver(oracle, time_limit, "MILP threshold")
     best: ThresholdOutcome | None = None
     lower = oracle.n + 1
     for u in range(oracle.code.m):
         gap = eps_eff - full if oracle.code.m == 1 else eps_eff  # lost part needed
         if gap <= 0:
             continue
-        res = _threshold_target(oracle, sp, u, 1.0 / np.sqrt(gap), limit, deadline)
+        res = _threshold_target(oracle, sp, u, 1.0 / np.sqrt(gap), limit, solver)
         lower = min(lower, res.lower)
         if res.threshold is not None and (best is None or best.threshold is None
                                           or res.threshold < best.threshold):
@@ -197,7 +258,7 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
 
 
 def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit: float,
-                      deadline: float) -> ThresholdOutcome:
+                      solver: _Solver) -> ThresholdOutcome:
     n, d = sp.n, sp.d
     M = sp.row_norm * R * (1 + REL_SLACK)
     wk = sp.worker()
@@ -225,14 +286,15 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
     lower = 0
     for _ in range(MAX_ROUNDS):
         extra = [(np.array(cuts), np.full(len(cuts), -np.inf), np.array(cut_rhs))] if cuts else []
-        res = _solve(c, integ, lb, ub, rows + extra, deadline)
+        res = solver.solve(c, integ, lb, ub, rows + extra)
         if res is None or res.status not in (0,) or res.x is None:
             if res is not None and res.status == 2:  # infeasible: no set reaches the level
                 return ThresholdOutcome(None, None, None, True, "milp", n + 1, checked, 0)
             if res is not None and getattr(res, "mip_dual_bound", None) is not None:
                 lower = max(lower, int(np.ceil(res.mip_dual_bound - 1e-6)))
             out = ThresholdOutcome(None, None, None, False, "milp", lower, checked, 0)
-            out.notes.append("MILP stopped at the time limit")
+            out.notes.append(f"MILP stopped by {solver.stopped or 'the solver'} after "
+                             f"{solver.solves} solve(s)")
             return out
         y, z = res.x[:d], res.x[d:]
         S = np.flatnonzero(z > 0.5).tolist()
@@ -263,18 +325,19 @@ def milp_worst(oracle: Oracle, s: int, *, time_limit: float = DEFAULT_TIME_LIMIT
     """Worst error with s stragglers: OA for optimal decoding, McCormick for fixed weights."""
     _require(oracle)
     if isinstance(oracle, FixedOracle):
-        return _fixed_worst(oracle, s, _deadline(oracle, time_limit), incumbent)
+        return _fixed_worst(oracle, s, _Solver(oracle, time_limit, "MILP worst case"),
+                            incumbent)
     if not isinstance(oracle, OptimalOracle):
         raise InvalidInput("the milp method supports the optimal and fixed decoders")
     if s in (0, oracle.n):
         S0 = list(range(s))
         return WorstOutcome(S0, oracle.error(S0), True, "milp", 1, 1)
-    return _OA(oracle, s, _deadline(oracle, time_limit)).run(incumbent)
+    return _OA(oracle, s, _Solver(oracle, time_limit, "MILP worst case")).run(incumbent)
 
 
 class _OA:
-    def __init__(self, oracle: OptimalOracle, s: int, deadline: float) -> None:
-        self.o, self.s, self.deadline = oracle, s, deadline
+    def __init__(self, oracle: OptimalOracle, s: int, solver: _Solver) -> None:
+        self.o, self.s, self.solver = oracle, s, solver
         self.sp = sp = _space(oracle)
         m, d, n, rv = oracle.code.m, sp.d, sp.n, sp.V.shape[0]
         self.m, self.d, self.rv = m, d, rv
@@ -338,11 +401,10 @@ class _OA:
         if best_S is not None:
             self._cuts_at(o.maximizer(best_S))
         c, integ, lb, ub, rows = self._model()
-        upper, solves = np.inf, 0
+        upper = np.inf
         while True:
             extra = [(np.array(self.cuts), np.full(len(self.cuts), -np.inf), np.array(self.rhs))]
-            res = _solve(c, integ, lb, ub, rows + extra, self.deadline)
-            solves += 1
+            res = self.solver.solve(c, integ, lb, ub, rows + extra)
             if res is None or res.x is None:
                 if res is not None and getattr(res, "mip_dual_bound", None) is not None:
                     upper = min(upper, o.err_full - float(res.mip_dual_bound))
@@ -363,8 +425,12 @@ class _OA:
                 for j in range(self.rv):
                     self._cut(u, j, float(v[j]))
             self._cuts_at(o.maximizer(S))
-        out = WorstOutcome(best_S, best, False, "milp", solves, comb(n, self.s))
-        out.notes.append(f"outer approximation: {solves} MILP solve(s), {len(self.cuts)} cuts")
+        solves = self.solver.solves
+        out = WorstOutcome(best_S, best, False, "milp", solves, comb(n, self.s),
+                           budget_stopped=self.solver.by_budget)
+        out.notes.append(f"outer approximation: {solves} MILP solve(s), {len(self.cuts)} cuts"
+                         + (f"; stopped by {self.solver.stopped}" if self.solver.stopped
+                            else ""))
         out.tighten(upper + GAP * max(1.0, abs(best)) if np.isfinite(upper) else None,
                     "MILP outer approximation", rtol=3 * GAP)
         return out
@@ -400,16 +466,17 @@ def _fixed_model(oracle: FixedOracle, s: int) -> tuple[Any, ...]:
     return c0, c, integ, A, lo, hi
 
 
-def _fixed_worst(oracle: FixedOracle, s: int, deadline: float,
+def _fixed_worst(oracle: FixedOracle, s: int, solver: _Solver,
                  incumbent: WorstOutcome | None) -> WorstOutcome:
     n = oracle.n
     c0, c, integ, A, lo, hi = _fixed_model(oracle, s)
-    res = _solve(c, integ, np.zeros(c.size), np.ones(c.size), [(A, lo, hi)], deadline)
+    res = solver.solve(c, integ, np.zeros(c.size), np.ones(c.size), [(A, lo, hi)])
     best_S = incumbent.stragglers if incumbent is not None else None
     best = incumbent.error if incumbent is not None else -np.inf
-    out = WorstOutcome(best_S, best, False, "milp", 1, comb(n, s))
+    out = WorstOutcome(best_S, best, False, "milp", 1, comb(n, s),
+                       budget_stopped=solver.by_budget)
     if res is None or res.x is None:
-        out.notes.append("MILP found no solution in the time limit")
+        out.notes.append(f"MILP found no solution before {solver.stopped or 'its limit'}")
         return out
     S = np.flatnonzero(res.x[:n] > 0.5).tolist()
     err = oracle.error(S)
@@ -425,10 +492,10 @@ def _fixed_worst(oracle: FixedOracle, s: int, deadline: float,
 def _fixed_threshold(oracle: FixedOracle, epsilon: float, time_limit: float
                      ) -> ThresholdOutcome:
     limit = max(epsilon, oracle.limit)
-    deadline = _deadline(oracle, time_limit)
+    solver = _Solver(oracle, time_limit, "MILP threshold (fixed decoding)")
     lower = 0
     for t in range(oracle.n + 1):
-        w = _fixed_worst(oracle, t, deadline, None) if 0 < t < oracle.n else WorstOutcome(
+        w = _fixed_worst(oracle, t, solver, None) if 0 < t < oracle.n else WorstOutcome(
             list(range(t)), oracle.error(list(range(t))), True, "milp")
         if w.stragglers is not None and w.error > limit:
             out = ThresholdOutcome(t, w.stragglers, w.error, lower == t, "milp", lower, t + 1, 0)
@@ -436,7 +503,8 @@ def _fixed_threshold(oracle: FixedOracle, epsilon: float, time_limit: float
             return out
         if not w.exact:
             out = ThresholdOutcome(None, None, None, False, "milp", lower, t + 1, 0)
-            out.notes.append(f"MILP could not settle size {t} in the time limit")
+            out.notes.append(f"MILP could not settle size {t} before "
+                             f"{solver.stopped or 'its limit'}")
             return out
         lower = t + 1
     return ThresholdOutcome(None, None, None, True, "milp", oracle.n + 1, oracle.n + 1, 0)

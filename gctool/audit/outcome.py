@@ -23,6 +23,8 @@ class WorstOutcome:
     upper: float | None = None  # proven upper bound on the worst raw error
     upper_source: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the work budget stopped the search that found it (``auto`` keeps the best so far)
+    budget_stopped: bool = False
 
     def tighten(self, upper: float | None, source: str, rtol: float = REL_SLACK) -> None:
         """Record a proven upper bound if it is better; close the sandwich when it meets."""

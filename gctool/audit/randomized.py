@@ -81,3 +81,27 @@ def _fixed_closed_form(oracle: Oracle, p: np.ndarray) -> float | None:
     c0, h, G = oracle.quad(0)
     off = G - np.diag(np.diag(G))
     return float(c0 + p @ (h + np.diag(G)) + p @ off @ p)
+
+
+def mean_work(oracle: Oracle, s: int | None, p: float | np.ndarray | None, *, budget: int,
+              samples: int = DEFAULT_SAMPLES) -> int:
+    """Estimated work of :func:`uniform_mean` at size ``s`` and :func:`iid_mean` at ``p`` (each
+    when given), before either starts: the sets they decode at the oracle's cost per set (all
+    sets when they fit ``budget``; else ``samples`` sets, whose sizes under i.i.d. straggling
+    follow the Poisson-binomial law of ``p``: the expected cost, with a quarter as margin); a
+    closed form costs nothing."""
+    n, work = oracle.n, 0
+    if s is not None:
+        total = comb(n, s)
+        work += oracle.set_work(s, total if total <= budget else samples)
+    if p is None or (isinstance(oracle, FixedOracle) and oracle.user is not None
+                     and not oracle.finite):
+        return work
+    if 2**n <= budget:
+        return work + sum(oracle.set_work(t, comb(n, t)) for t in range(n + 1))
+    pv = np.clip(np.nan_to_num(np.broadcast_to(np.asarray(p, dtype=np.float64), (n,))), 0, 1)
+    law = np.ones(1)
+    for q in pv:  # the law of the number of stragglers
+        law = np.concatenate([law * (1 - q), [0.0]]) + np.concatenate([[0.0], law * q])
+    each = np.array([oracle.set_work(t, 1) for t in range(n + 1)], dtype=np.float64)
+    return work + int(1.25 * samples * float(law @ each))

@@ -79,7 +79,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
                 f"worst-case error for s = {', '.join(map(str, todo))}"),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
         scale=scale, seed=opts.seed, evaluations=oracle.evaluations, curve=points)
-    report.random = random_means(oracle, None, opts.p, scale, opts)
+    report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report
 

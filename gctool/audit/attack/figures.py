@@ -50,20 +50,36 @@ def closed_form(code: GradientCode, oracle: Oracle, s: int, err: float, scale: f
 
 
 def random_means(oracle: Oracle, s: int | None, p: float | None, scale: float,
-                 opts: AttackOptions) -> RandomMeans | None:
+                 opts: AttackOptions, notes: list[str] | None = None) -> RandomMeans | None:
     """Mean errors over uniform ``s``-sets and i.i.d. stragglers with probability ``p`` (each
-    when given), and under a heterogeneous code's own ``params.p``; None when there is none."""
+    when given), and under a heterogeneous code's own ``params.p``; None when there is none.
+
+    Their work is estimated before they start (:func:`gctool.audit.randomized.mean_work`) and
+    compared with what the search left of the work budget: when it does not fit (a search the
+    budget stopped leaves nothing), the means are skipped and ``notes`` says so."""
+    probs = oracle.code.params.get("p")
+    own = probs if isinstance(probs, list | tuple) and len(probs) == oracle.n else None
+    if s is None and p is None and own is None:
+        return None
+    need = sum(randomized.mean_work(oracle, size, q, budget=opts.max_sets, samples=opts.samples)
+               for size, q in ((s, p), (None, None if own is None else np.asarray(own, float))))
+    left = oracle.budget - oracle.spent
+    if need > left:
+        if notes is not None:
+            notes.append(f"random-straggler means skipped: they need about {need:.2g} "
+                         f"operations and the search left {max(left, 0):.2g} of the work budget "
+                         "(raise --max-work, or lower --samples/--max-sets)")
+        return None
     out = RandomMeans()
     kw: dict[str, Any] = {"budget": opts.max_sets, "samples": opts.samples, "seed": opts.seed}
     if s is not None:
         out.uniform = _scaled(RandomMean(**randomized.uniform_mean(oracle, s, **kw), s=s), scale)
     if p is not None:
         out.iid = _scaled(RandomMean(**randomized.iid_mean(oracle, p, **kw), p=p), scale)
-    probs = oracle.code.params.get("p")
-    if isinstance(probs, list | tuple) and len(probs) == oracle.n:
+    if own is not None:
         out.hetero = _scaled(RandomMean(**randomized.iid_mean(
-            oracle, np.asarray(probs, float), **kw), p=PER_WORKER), scale)
-        out.hetero_one_step = _one_step(oracle.code, probs, scale)
+            oracle, np.asarray(own, float), **kw), p=PER_WORKER), scale)
+        out.hetero_one_step = _one_step(oracle.code, own, scale)
     return out if out.items() else None
 
 

@@ -68,46 +68,115 @@ def _elementary(oracle: Oracle, epsilon: float, opts: AttackOptions) -> Threshol
     return elementary_threshold(oracle, max_sets=opts.max_sets, progress=opts.progress)
 
 
+class _Found:
+    """What ``auto`` has established so far: the trail of methods, the proved lower bound and
+    the smallest checked witness, so that a budget stop degrades to them."""
+
+    def __init__(self) -> None:
+        self.trail: list[str] = []
+        self.lower = 0
+        self.witness: ThresholdOutcome | None = None
+
+    def keep(self, out: ThresholdOutcome) -> None:
+        """Record ``out``'s proved lower bound and its witness (the smaller one wins)."""
+        self.lower = max(self.lower, out.lower)
+        if out.threshold is not None and out.stragglers is not None and (
+                self.witness is None or self.witness.threshold is None
+                or out.threshold < self.witness.threshold):
+            self.witness = out
+
+    def degraded(self, oracle: Oracle, limit: float, exc: BudgetExceeded, step: str
+                 ) -> ThresholdOutcome:
+        """The result so far when the work budget stopped ``step``: heuristic unless the
+        witness meets the proved lower bound."""
+        if self.witness is None and oracle.monotone:
+            # the holders of the least replicated partition: a few sets, on their own estimate
+            oracle.budget = max(oracle.budget, oracle.spent + oracle.set_work(0, 8))
+            cap = exhaustive.column_witness(oracle, limit)
+            if cap is not None:
+                self.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False,
+                                           "auto", 0))
+        w = self.witness
+        t = None if w is None else w.threshold
+        out = ThresholdOutcome(t, None if w is None else w.stragglers,
+                               None if w is None else w.error, t is not None and self.lower >= t,
+                               "auto" if w is None else w.method,
+                               self.lower if t is None else min(self.lower, t))
+        if w is not None:
+            out.resolution = w.resolution
+        between = (f"{out.lower} <= threshold <= {t}" if t is not None
+                   else f"threshold >= {out.lower}, no witness found")
+        trail = self.trail[:-1] if self.trail[-1:] == [step] else self.trail
+        out.notes.append("auto: " + " -> ".join(trail + [f"{step} stopped by the budget"]))
+        out.notes.append(f"the work budget stopped the exact search ({exc}); the result is the "
+                         f"heuristic one found so far: {between}")
+        return out
+
+
 def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOptions
                     ) -> ThresholdOutcome:
-    trail: list[str] = []
+    """exhaustive, elementary, milp, bnb, greedy, each while it fits its budget; a budget stop
+    degrades to what was found so far, labelled heuristic (:class:`_Found`)."""
+    found = _Found()
+    step = "exhaustive"
     try:
-        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
-                                    symmetry=opts.symmetry, jobs=opts.jobs,
-                                    progress=opts.progress, runner=opts.runner)
-    except BudgetExceeded:
-        trail.append("exhaustive over budget")
-    lower = _affordable_sizes(oracle.n, opts.max_sets)
-    if epsilon == 0 and oracle.kind == "optimal":
-        from gctool.audit.elementary import cost
+        try:
+            return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
+                                        symmetry=opts.symmetry, jobs=opts.jobs,
+                                        progress=opts.progress, runner=opts.runner)
+        except BudgetExceeded as exc:
+            found.trail.append("exhaustive over budget")
+            found.lower = _affordable_sizes(oracle.n, opts.max_sets)
+            if exc.proved is not None:  # a work budget may stop it before the set budget
+                found.lower = min(found.lower, exc.proved)
+        for step in ("elementary", "milp", "bnb"):
+            out = _auto_step(step, oracle, epsilon, limit, opts, found)
+            if out is not None:
+                return out
+        step = "greedy"
+        out = _greedy_threshold(oracle, limit, opts, found.lower)
+    except BudgetExceeded as exc:
+        return found.degraded(oracle, limit, exc, step)
+    out.notes.insert(0, "auto: " + " -> ".join(found.trail + ["greedy"]))
+    return out
+
+
+def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: AttackOptions,
+               found: _Found) -> ThresholdOutcome | None:
+    """One exact method of ``auto`` when it applies and fits: its result when final, else None
+    (what it proved is kept in ``found``)."""
+    if step == "elementary":
+        if epsilon != 0 or oracle.kind != "optimal":
+            return None
+        from gctool.audit import elementary
         from gctool.audit.oracles import OptimalOracle
 
         assert isinstance(oracle, OptimalOracle)
-        if cost(oracle) <= opts.max_sets:
-            out = _elementary(oracle, epsilon, opts)
-            out.notes.insert(0, "auto: " + " -> ".join(trail + ["elementary"]))
-            return out
-        trail.append("elementary over budget")
-    if not oracle.finite and oracle.kind in ("optimal", "fixed"):
+        if elementary.cost(oracle) > opts.max_sets or (
+                oracle.spent + elementary.work(oracle) > oracle.budget):
+            found.trail.append("elementary over budget")
+            return None
+        out = _elementary(oracle, epsilon, opts)
+        out.notes.insert(0, "auto: " + " -> ".join(found.trail + ["elementary"]))
+        return out
+    if step == "milp":
+        if oracle.finite or oracle.kind not in ("optimal", "fixed"):
+            return None
         from gctool.audit.milp import milp_threshold
 
+        found.trail.append("milp")
         out = milp_threshold(oracle, epsilon, resolution=opts.resolution,
                              time_limit=opts.time_limit)
-        trail.append("milp")
-        if out.exact:
-            out.notes.insert(0, "auto: " + " -> ".join(trail))
-            return out
-        lower = max(lower, out.lower)
-    if oracle.monotone:
-        out = _bnb_threshold(oracle, limit, opts, lower)
-        trail.append("bnb")
-        if out.exact or out.threshold is not None:
-            out.notes.insert(0, "auto: " + " -> ".join(trail))
-            return out
-        lower = max(lower, out.lower)
-    out = _greedy_threshold(oracle, limit, opts, lower)
-    out.notes.insert(0, "auto: " + " -> ".join(trail + ["greedy"]))
-    return out
+    else:
+        if not oracle.monotone:
+            return None
+        found.trail.append("bnb")
+        out = _bnb_threshold(oracle, limit, opts, found.lower, found)
+    if out.exact or (step == "bnb" and out.threshold is not None):
+        out.notes.insert(0, "auto: " + " -> ".join(found.trail))
+        return out
+    found.keep(out)
+    return None
 
 
 def _affordable_sizes(n: int, max_sets: int) -> int:
@@ -119,10 +188,14 @@ def _affordable_sizes(n: int, max_sets: int) -> int:
     return t
 
 
-def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
-                   ) -> ThresholdOutcome:
+def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int,
+                   found: _Found | None = None) -> ThresholdOutcome:
+    """bnb size by size from ``lower``; ``found`` (auto) records the column witness and each
+    size proved, so that a budget stop keeps them."""
     n = oracle.n
     cap = exhaustive.column_witness(oracle, limit) if oracle.monotone else None
+    if cap is not None and found is not None:
+        found.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False, "bnb", 0))
     top = len(cap[0]) if cap else n
     nodes, proven = 0, lower
     for t in range(lower, top + 1):
@@ -135,6 +208,8 @@ def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
         if not res.complete:
             break
         proven = t + 1
+        if found is not None:
+            found.lower = max(found.lower, proven)
     if cap is not None and proven >= len(cap[0]):
         return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], True, "bnb", len(cap[0]),
                                 nodes, 0)

@@ -20,7 +20,7 @@ from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.checks import check_s
 from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
-from gctool.errors import InvalidInput, summarised
+from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.model import GradientCode
 from gctool.reports import WorstReport
 
@@ -72,29 +72,48 @@ def _greedy(oracle: Oracle, s: int, opts: AttackOptions, starts: Sequence[Sequen
 
 def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
                 starts: Sequence[Sequence[int]]) -> WorstOutcome:
+    """exhaustive within both budgets, else greedy, then bnb and the MILP while the work
+    budget lasts; a budget stop keeps the best set found so far, labelled heuristic."""
     top, why = largest(oracle)
     rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
     if exhaustive.count_evaluated(oracle.n, s, rot) <= opts.max_sets:
-        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
-                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
+        try:
+            return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
+                                    jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
+        except BudgetExceeded:  # over the work budget, refused before any set
+            pass
     trail = ["exhaustive over budget"]
-    best = _greedy(oracle, s, opts, starts, opts.restarts)
+    best = greedy.greedy(oracle, s, seed=opts.seed, restarts=opts.restarts, starts=starts,
+                         stop_at=top, progress=opts.progress, keep_at_budget=True)
     best.tighten(top, why)
     trail.append("greedy")
-    if not best.exact and (oracle.monotone or (isinstance(oracle, FixedOracle)
-                                               and not oracle.finite)):
-        best = bnb.bnb_worst(oracle, s, incumbent=best, max_nodes=opts.max_nodes,
-                             progress=opts.progress)
-        best.tighten(top, why)
-        trail.append("bnb")
-    if not best.exact and not oracle.finite and oracle.kind in ("optimal", "fixed"):
-        from gctool.audit.milp import milp_worst
+    step, stop = "greedy", ""
+    try:
+        if not best.exact and not best.budget_stopped and (
+                oracle.monotone or (isinstance(oracle, FixedOracle) and not oracle.finite)):
+            step = "bnb"
+            found = bnb.bnb_worst(oracle, s, incumbent=best, max_nodes=opts.max_nodes,
+                                  progress=opts.progress)
+            found.tighten(top, why)
+            best = found
+            trail.append("bnb")
+        if not best.exact and not best.budget_stopped and not oracle.finite and \
+                oracle.kind in ("optimal", "fixed"):
+            from gctool.audit.milp import milp_worst
 
-        m = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=best)
-        m.notes = best.notes + m.notes
-        m.tighten(best.upper, best.upper_source)
-        best = m
-        trail.append("milp")
+            step = "milp"
+            m = milp_worst(oracle, s, time_limit=opts.time_limit, incumbent=best)
+            m.notes = best.notes + m.notes
+            m.tighten(best.upper, best.upper_source)
+            best = m
+            trail.append("milp")
+    except BudgetExceeded as exc:
+        best.budget_stopped, stop = True, f" ({exc})"
+        trail.append(step)
+    if best.budget_stopped:
+        trail[-1] += " stopped by the budget"
+        best.notes.append(f"the work budget stopped the exact search{stop}; the result is the "
+                          "heuristic one found so far")
     best.notes.insert(0, "auto: " + " -> ".join(trail))
     return best
 
@@ -114,9 +133,9 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
     opts = AttackOptions.of(options, **changes).for_search()
     scale = scale_of(code, opts.normalize)
     start = time.perf_counter()
-    if opts.method == "exhaustive" or (opts.method == "auto" and opts.decoder == "optimal"):
+    if opts.method == "exhaustive":
         # estimated before the oracle's O(n^3) set-up: the sets an exhaustive search would
-        # evaluate (auto falls back to the bounded solvers above --max-sets)
+        # evaluate (auto falls back to the bounded solvers above either budget)
         rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
                else None)
         need = exhaustive.count_evaluated(code.n, s, rot)
@@ -126,7 +145,8 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)
-    report.random = random_means(oracle, s if opts.random else None, opts.p, scale, opts)
+    report.random = random_means(oracle, s if opts.random else None, opts.p, scale, opts,
+                                 report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report
 
