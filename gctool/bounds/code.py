@@ -31,6 +31,8 @@ def code_report(code: GradientCode, s: int, items: list[Bound],
     n, k, m = code.n, code.k, code.m
     loads, rep = code.loads, code.replication
     rank = rank_bound.rank(code)
+    if rank > n - s:
+        rank_bound.check(code, second=True)
     # over R/C a numerical rank above n - s only matters when its witness fails to decode
     rank_fails = rank > n - s and rank_bound.witness_fails(code, s, rank)
     by_rank_holds = rank_bound.witness_fails(code, n - rank + 1, rank)

@@ -14,18 +14,41 @@ import numpy as np
 
 from gctool.model import GradientCode
 
+#: factorisations of B for one rank-bound witness over R/C (a row basis by pivoted QR, the
+#: targets' coefficients in it, and the decoder's check of the witness set)
+WITNESS_FACTORISATIONS = 3
+
+
+def work(code: GradientCode, second: bool = False) -> int:
+    """Work of ``bound`` on a file: the rank of B and, over R/C, the witness of
+    T_0 <= n - rank + 1; ``second``: the witness that rank(B) > n - s breaks s stragglers
+    (:func:`witness_fails`; exact and free over GF(q))."""
+    from gctool.limits import solve_cost
+
+    n, K = code.B.shape
+    one = solve_cost(n, K, code.field.is_finite)
+    if code.field.is_finite:
+        return 0 if second else one
+    return one * (WITNESS_FACTORISATIONS if second else 1 + WITNESS_FACTORISATIONS)
+
+
+def check(code: GradientCode, second: bool = False) -> None:
+    """Refuse, before it starts, a :func:`work` above the work budget."""
+    from gctool.limits import check_work
+
+    n, K = code.B.shape
+    what = "a second witness (rank(B) > n - s)" if second else "the rank of B and its witness"
+    check_work(f"bound (n={n}, k*m={K}, {code.field}): {what}", work(code, second),
+               f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
+               "or raise --max-work")
+
 
 def rank(code: GradientCode) -> int:
     """rank(B) over the code's field (the one numerical cut-off over R/C), within the work
-    budget."""
+    budget (estimated with the witness that :func:`witness_fails` checks next)."""
     from gctool.algebra.linalg import matrix_rank  # the rank verify and attack use
-    from gctool.limits import check_work, solve_cost
 
-    n, K = code.B.shape
-    check_work(f"bound (n={n}, k*m={K}, {code.field}): the rank of B",
-               solve_cost(n, K, code.field.is_finite),
-               f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
-               "or raise --max-work")
+    check(code)
     return matrix_rank(code.field, code.B)
 
 

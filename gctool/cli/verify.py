@@ -36,7 +36,7 @@ Examples:
   gctool verify frc.json crc.json --max-condition 1e8   # CI: exit 1 if either fails
   gctool verify code.json -s 3 --json
   gctool verify code.json --method exhaustive --jobs 2
-  gctool verify code.json --sample 100000 --seed 1
+  gctool verify code.json --sample 50000 --seed 1
   gctool design cyclic -n 10 -s 3 --seed 1 | gctool verify -
 
 \b

@@ -44,15 +44,18 @@ class _Fold:
 
 def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
     """Refuse, before it starts, a sample above the work budget: random sets are decided one
-    batch at a time by numpy (no compiled walk), each at :func:`gctool.limits.set_cost`'s
-    fixed cost plus its system (the kernel's own flop count)."""
-    from gctool.limits import GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR, check_work
+    batch at a time by numpy (no compiled walk), each at a fixed cost plus its system (the
+    kernel's own flop count); the fixed cost is :data:`~gctool.limits.SET_COST` for the direct
+    kernels (one solve per set) and :data:`~gctool.limits.FAST_SET_COST` for the null-space
+    kernel (small s x dim(N) tests, about 1 us per set measured by benchmarks/bench_budget.py)."""
+    from gctool.limits import FAST_SET_COST, GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR, check_work
 
     sample = int(run.sample or 0)
     direct = isinstance(kernel, ns.DirectKernel | ns.GFDirectKernel)
     flops = ns.cost_direct(run.code, run.s) if direct else ns.cost_nullspace(red, run.s,
                                                                              run.code.m)
-    per = SET_COST + SMALL_SOLVE_FACTOR * flops * (GF_OP_COST if run.code.field.is_finite else 1)
+    per = ((SET_COST if direct else FAST_SET_COST)
+           + SMALL_SOLVE_FACTOR * flops * (GF_OP_COST if run.code.field.is_finite else 1))
     check_work(f"verify --sample {sample:,} (n={run.code.n}, s={run.s})", float(sample) * per,
                "sample fewer sets, or raise --max-work")
 
