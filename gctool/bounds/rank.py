@@ -21,15 +21,15 @@ WITNESS_FACTORISATIONS = 3
 
 def work(code: GradientCode, second: bool = False) -> int:
     """Work of ``bound`` on a file: the rank of B and, over R/C, the witness of
-    T_0 <= n - rank + 1; ``second``: the witness that rank(B) > n - s breaks s stragglers
+    T_0 <= n - rank + 1; ``second``: also the witness that rank(B) > n - s breaks s stragglers
     (:func:`witness_fails`; exact and free over GF(q))."""
     from gctool.limits import solve_cost
 
     n, K = code.B.shape
     one = solve_cost(n, K, code.field.is_finite)
     if code.field.is_finite:
-        return 0 if second else one
-    return one * (WITNESS_FACTORISATIONS if second else 1 + WITNESS_FACTORISATIONS)
+        return one
+    return one * (1 + WITNESS_FACTORISATIONS * (2 if second else 1))
 
 
 def check(code: GradientCode, second: bool = False) -> None:
@@ -37,7 +37,8 @@ def check(code: GradientCode, second: bool = False) -> None:
     from gctool.limits import check_work
 
     n, K = code.B.shape
-    what = "a second witness (rank(B) > n - s)" if second else "the rank of B and its witness"
+    what = ("the rank of B and two witnesses (rank(B) > n - s)" if second
+            else "the rank of B and its witness")
     check_work(f"bound (n={n}, k*m={K}, {code.field}): {what}", work(code, second),
                f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
                "or raise --max-work")

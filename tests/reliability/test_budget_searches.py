@@ -245,3 +245,21 @@ def test_random_means_that_do_not_fit_are_skipped_not_charged() -> None:
 def test_budget_refusal_is_a_budget_error_with_what_was_proved() -> None:
     exc = BudgetExceeded("over", proved=3)
     assert exc.proved == 3 and str(exc) == "over"
+
+
+# -- bound on a file: the rank and the rank bound's witnesses, before they start ---------------
+def test_bound_estimates_the_rank_and_each_witness(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.bounds import rank as rank_bound
+
+    rng = np.random.default_rng(5)
+    code = GradientCode(rng.standard_normal((10, 10)), parse_field("real"), 3)  # rank 10 > 7
+    path = _file(tmp_path, code)
+    one = limits.solve_cost(10, 10)
+    assert rank_bound.work(code) == 4 * one and rank_bound.work(code, second=True) == 7 * one
+    refused(run("bound", path, "--max-work", str(4 * one - 1)), "the rank of B and its witness")
+    monkeypatch.setattr(rank_bound, "witness_fails", _forbid)  # refused before any witness
+    refused(run("bound", path, "--max-work", str(7 * one - 1)), "two witnesses")
+    monkeypatch.undo()
+    r = run("bound", path, "--max-work", str(7 * one))
+    assert r.exit_code in (0, 1), r.stderr
