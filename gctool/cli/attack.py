@@ -118,7 +118,9 @@ line per file, one --json document, the worst exit status.""")
 @click.option("--max-nodes", type=click.IntRange(1, None), default=2_000_000,
               show_default=True, help="Node budget of branch and bound.")
 @click.option("--time-limit", type=FloatRange(0, None, min_open=True), default=60.0,
-              show_default=True, help="Seconds allowed to the MILP solver.")
+              show_default=True,
+              help="Wall-clock cap on the MILP solver, in seconds (--max-work bounds its "
+                   "branch-and-bound nodes first).")
 @click.option("--resolution", type=FloatRange(0, None, min_open=True), default=1e-4,
               show_default=True,
               help="MILP exact threshold: errors below this count as decodable.")
