@@ -69,6 +69,15 @@ def cyclic(n: int, s: int) -> Callable[[], bytes]:
     return make
 
 
+def cyclic_mds(n: int, s: int, field: str) -> Callable[[], bytes]:
+    def make() -> bytes:
+        from gctool.codes import design
+        from gctool.io import code_bytes
+
+        return code_bytes(design("cyclic-mds", n=n, s=s, field=field), npz=False)
+    return make
+
+
 def cases(quick: bool) -> list[Case]:
     if quick:
         return [
@@ -97,6 +106,9 @@ def cases(quick: bool) -> list[Case]:
         ("export --decoders", {"c.json": lambda: shuffled_cyclic(40, 6)},
          ["export", "c.json", "--decoders", "-s", "3", "-o", "plan.npz"],
          "n=40, s=3 (9,880 patterns)"),
+        ("export (structured)", {"m.json": cyclic_mds(21, 8, "GF(43)")},
+         ["export", "m.json", "--decoders", "-s", "8", "--max-patterns", "300000", "-o",
+          "plan.npz"], "cyclic-mds GF(43) n=21, s=8 (203,490 patterns)"),
         ("bound (rank of B)", {"c.json": lambda: shuffled_cyclic(1000, 3)},
          ["bound", "c.json"], "real n=1000 (rank and witness: 4 factorisations)"),
         ("design cyclic", {}, ["design", "cyclic", "-n", "1000", "-s", "150", "-o", "d.json"],
