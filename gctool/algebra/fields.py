@@ -114,7 +114,7 @@ class Field:
         """Return the same field with its irreducible polynomial made explicit (GF(p^m))."""
         if self.kind != "gf" or self.m == 1 or self.poly is not None:
             return self
-        return Field("gf", self.p, self.m, int(self.galois().irreducible_poly))
+        return Field("gf", self.p, self.m, _default_poly(self))
 
     def coerce(self, values: Any, what: str = "B") -> np.ndarray:
         """Convert ``values`` to this field's dtype, checking every entry belongs to the field."""
@@ -161,6 +161,34 @@ class Field:
     def to_galois(self, arr: np.ndarray) -> Any:
         """View an int64 array of field elements as a galois FieldArray."""
         return self.galois()(arr)
+
+
+def _default_poly(fld: Field) -> int:
+    """galois' default irreducible polynomial of GF(p^m), the Conway polynomial, read from the
+    database galois ships (read directly: importing galois and constructing the field class
+    compiles its arithmetic, seconds per process); galois itself is asked when the database
+    is not where this galois keeps it."""
+    import importlib.util
+    import sqlite3
+    from contextlib import closing
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("galois")
+    db = Path(spec.origin).parent / "_databases" / "conway_polys.db" if spec and spec.origin \
+        else None
+    row = None
+    if db is not None and db.is_file():
+        try:
+            with closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as conn:
+                row = conn.execute("SELECT nonzero_degrees, nonzero_coeffs FROM polys "
+                                   "WHERE characteristic=? AND degree=?",
+                                   (fld.p, fld.m)).fetchone()
+        except sqlite3.Error:
+            row = None
+    if row is None:
+        return int(fld.galois().irreducible_poly)
+    degrees, coeffs = (str(row[0]).split(","), str(row[1]).split(","))
+    return sum(int(c) * fld.p ** int(d) for d, c in zip(degrees, coeffs, strict=True))
 
 
 REAL = Field("real")

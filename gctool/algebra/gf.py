@@ -69,9 +69,10 @@ SEARCH_LIMIT = 2**12
 @functools.lru_cache(maxsize=8)
 def primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
     """Powers 1, g, g^2, ... of a primitive element g of GF(p^m) = GF(p)[x]/f (integer
-    representation): g = x when x is primitive, else the smallest primitive element found by
-    walking powers (q <= SEARCH_LIMIT); None when not found here.  Computed once per field
-    (GF(2^16) takes about a second in Python) and returned read-only."""
+    representation): g = x when x is primitive (always for galois' default, the Conway
+    polynomial), else the smallest primitive element found by walking powers
+    (q <= SEARCH_LIMIT); None when not found here.  Computed once per field and returned
+    read-only."""
     powers = _primitive_powers(p, m, poly)
     if powers is not None:
         powers.setflags(write=False)
@@ -79,7 +80,7 @@ def primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
 
 
 def _primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
-    powers = _power_table(p, m, poly, 1)
+    powers = _power_table(p, m, poly)
     if powers is not None or p**m > SEARCH_LIMIT:
         return powers
     q = p**m
@@ -99,19 +100,33 @@ def _primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
     return None
 
 
-def _power_table(p: int, m: int, poly: int, g_steps: int) -> np.ndarray | None:
-    """Powers 1, g, g^2, ... of g = x^g_steps... (here g = x) if x is primitive, else None."""
+def _power_table(p: int, m: int, poly: int) -> np.ndarray | None:
+    """Powers 1, x, x^2, ... of x in GF(p)[x]/f if x is primitive, else None.
+
+    Built by doubling: with x^0..x^(h-1) known, x^h..x^(2h-1) are those times the constant
+    c = x^h, and multiplying by a constant is GF(p)-linear on the base-p digits (an m x m
+    matrix whose row j holds the digits of c x^j), so each step is one small matrix product
+    (O(m log q) array operations instead of q Python steps)."""
     q = p**m
     coeffs = [(poly // p**i) % p for i in range(m)]  # f = x^m + sum c_i x^i (monic)
     low = [(-c) % p for c in coeffs]  # x^m = -sum c_i x^i
+    place = p ** np.arange(m, dtype=np.int64)
     powers = np.empty(q - 1, dtype=np.int64)
-    a = 1
-    for i in range(q - 1):
-        if i and a == 1:
-            return None
-        powers[i] = a
-        a = _times_x(a, p, m, low)
-    return powers if a == 1 else None
+    powers[0] = 1
+    have = 1
+    while have < q - 1:
+        c = _times_x(int(powers[have - 1]), p, m, low)  # x^have
+        rows = [c]
+        for _ in range(m - 1):
+            rows.append(_times_x(rows[-1], p, m, low))
+        times_c = (np.asarray(rows, dtype=np.int64)[:, None] // place[None, :]) % p
+        take = min(have, q - 1 - have)
+        digits = (powers[:take, None] // place[None, :]) % p
+        powers[have:have + take] = ((digits @ times_c) % p) @ place
+        have += take
+    if (powers[1:] == 1).any() or _times_x(int(powers[-1]), p, m, low) != 1:
+        return None
+    return powers
 
 
 @dataclass
@@ -190,6 +205,60 @@ class GFArith:
     def neg(self, a: Any) -> np.ndarray:
         return self.sub(np.zeros_like(np.asarray(a, dtype=np.int64)), a)
 
+    def sum(self, a: Any) -> np.ndarray:
+        """Sum over the last axis."""
+        a = np.asarray(a, dtype=np.int64)
+        if self.fld.m == 1:
+            return a.sum(axis=-1) % self.fld.p
+        if self.fld.p == 2:
+            return np.bitwise_xor.reduce(a, axis=-1)
+        out = np.zeros(a.shape[:-1], dtype=np.int64)
+        for j in range(a.shape[-1]):
+            out = self.add(out, a[..., j])
+        return out
+
+    def window_prod(self, a: Any, lo: np.ndarray, hi: np.ndarray, col: np.ndarray
+                    ) -> np.ndarray:
+        """Products of the windows ``a[lo:hi, col]`` of a 2-d array of nonzero elements (one
+        per query): differences of running sums of logarithms with exp/log tables, else
+        running products from both ends and one inverse per column."""
+        a = np.asarray(a, dtype=np.int64)
+        rows, cols = a.shape
+        if self._exp is not None and self._log is not None:
+            # int32 holds every running sum below 2^31 (q <= 2^16)
+            dtype = np.int32 if rows * (self.q - 2) < 2**31 else np.int64
+            logs = np.zeros((rows + 1, cols), dtype=dtype)
+            np.cumsum(self._log[a].astype(dtype), axis=0, out=logs[1:])
+            return self._exp[(logs[hi, col] - logs[lo, col]).astype(np.int64) % (self.q - 1)]
+        before = np.ones((rows + 1, cols), dtype=np.int64)  # products of a[:t]
+        after = np.ones((rows + 1, cols), dtype=np.int64)  # products of a[t:]
+        for t in range(rows):
+            before[t + 1] = self.mul(before[t], a[t])
+            after[rows - 1 - t] = self.mul(after[rows - t], a[rows - 1 - t])
+        whole = self.inv(before[rows])
+        return self.mul(self.mul(before[hi, col], after[lo, col]), whole[col])
+
+    def div(self, a: Any, b: Any) -> np.ndarray:
+        """a / b elementwise (b != 0)."""
+        return self.mul(a, self.inv(b))
+
+    def prod(self, a: Any) -> np.ndarray:
+        """Product over the last axis: a sum of logarithms with exp/log tables, else pairwise
+        products (O(log length) array operations)."""
+        a = np.asarray(a, dtype=np.int64)
+        if a.shape[-1] == 0:
+            return np.ones(a.shape[:-1], dtype=np.int64)
+        if self._exp is not None and self._log is not None:
+            logs = self._log[a].sum(axis=-1) % (self.q - 1)
+            return np.where((a == 0).any(axis=-1), 0, self._exp[logs])
+        while a.shape[-1] > 1:
+            half = a.shape[-1] // 2
+            nxt = self.mul(a[..., :half], a[..., half:2 * half])
+            if a.shape[-1] % 2:
+                nxt[..., 0] = self.mul(nxt[..., 0], a[..., -1])
+            a = nxt
+        return a[..., 0]
+
     def inv(self, a: Any) -> np.ndarray:
         """Multiplicative inverses (0 maps to 0)."""
         a = np.asarray(a, dtype=np.int64)
@@ -266,6 +335,15 @@ class NumericArith:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1 / a
 
+    def div(self, a: Any, b: Any) -> Any:
+        return a / b
+
+    def neg(self, a: Any) -> Any:
+        return -a
+
+    def sum(self, a: Any) -> Any:
+        return np.sum(a, axis=-1)
+
 
 @functools.lru_cache(maxsize=8)
 def plain_arith(fld: Field) -> GFArith | NumericArith:
@@ -281,6 +359,8 @@ def prod_last(ar: Any, a: Any) -> Any:
     """Product over the last axis."""
     if isinstance(ar, NumericArith):
         return np.prod(a, axis=-1)
+    if isinstance(ar, GFArith):
+        return ar.prod(a)
     out = a[..., 0]
     for j in range(1, a.shape[-1]):
         out = ar.mul(out, a[..., j])

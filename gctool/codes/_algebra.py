@@ -1,8 +1,10 @@
 """Shared algebra of the algebraic schemes (cyclic-mds, rs, comm): evaluation nodes, balanced
 support masks, polynomial helpers and the field suggestions used in error messages.
 
-Arithmetic is written once for every field: over the reals and complex numbers the arrays are
-numpy arrays, over GF(q) they are galois FieldArrays (same operators, exact arithmetic).
+Arithmetic is written once for every field through the plain arithmetic of
+:func:`gctool.algebra.gf.plain_arith`: numpy numbers over the reals and complex numbers, int64
+representations over GF(q) (exp/log tables, no galois field class: constructing one compiles
+its arithmetic, seconds per process).
 """
 
 from __future__ import annotations
@@ -75,18 +77,20 @@ def nodes(n: int, field: Field, kind: str) -> tuple[Any, str]:
         kind = {"real": "chebyshev", "complex": "unity", "gf": "integers"}[field.kind]
     i = np.arange(n)
     if field.is_finite:
-        GF = field.galois()
         if kind == "chebyshev":
             raise DesignError("Chebyshev nodes exist only over the reals; over GF(q) use "
                               "--nodes integers or unity")
         if kind == "unity":
-            return root_of_unity(n, field) ** i, kind
+            from gctool.algebra.gf import plain_arith, powers_of
+
+            w = np.int64(root_of_unity(n, field))
+            return powers_of(plain_arith(field), w, n, np.int64), kind
         if field.order < n:
             raise DesignError(
                 f"{field} has only {field.order} elements but n = {n} workers need distinct "
                 f"nodes; use GF(q) with q >= n, e.g. GF({smallest_prime_at_least(n)})"
             )
-        return GF(i), kind
+        return i.astype(np.int64), kind
     if kind == "chebyshev":
         if field.kind == "complex":
             return (2 * np.cos(np.pi * (2 * i + 1) / (2 * n))).astype(complex), kind
@@ -99,8 +103,11 @@ def nodes(n: int, field: Field, kind: str) -> tuple[Any, str]:
     return i.astype(field.dtype), kind
 
 
-def root_of_unity(n: int, field: Field) -> Any:
-    """A primitive n-th root of unity of GF(q) (needs n | q - 1)."""
+def root_of_unity(n: int, field: Field) -> int:
+    """A primitive n-th root of unity of GF(q) (needs n | q - 1): the primitive element to the
+    power (q-1)/n, as an integer representation."""
+    from gctool.algebra.gf import plain_arith
+
     q = field.order
     if (q - 1) % n:
         names, _ = root_of_unity_fields(n)
@@ -108,13 +115,13 @@ def root_of_unity(n: int, field: Field) -> Any:
             f"{field} has no primitive {n}-th root of unity: n = {n} must divide q - 1 = {q - 1}; "
             f"suitable fields: {', '.join(names)} (or use --field auto)"
         )
-    GF = field.galois()
-    return GF.primitive_element ** ((q - 1) // n)
+    return gf_root_of_unity(plain_arith(field), field, n)
 
 
 # -- polynomials -------------------------------------------------------------------------------
 def poly_from_roots(roots: Any, one: Any) -> Any:
-    """Coefficients (ascending) of prod (x - r); ``one`` is the 1-element array of the field."""
+    """Coefficients (ascending) of prod (x - r) over the reals or complex numbers; ``one`` is
+    the 1-element array of the field."""
     g = one.copy()
     for r in roots:
         nxt = np.concatenate([np.zeros_like(g[:1]), g])  # x * g
@@ -123,22 +130,25 @@ def poly_from_roots(roots: Any, one: Any) -> Any:
     return g
 
 
-def node_products(alpha: Any, hold: np.ndarray) -> Any:
+def node_products(alpha: Any, hold: np.ndarray, ar: Any) -> Any:
     """Z_j(alpha_i) for every column j and each of its holders i, as a (k, r) array.
 
     ``Z_j(x) = prod_{l not holding j} (x - alpha_l)``.  With ``D_i = prod_{l != i}
     (alpha_i - alpha_l)`` this is ``D_i / prod_{l holds j, l != i} (alpha_i - alpha_l)``, so
-    the cost is O(n^2 + k r^2) instead of O(k n r).
+    the cost is O(n^2 + k r^2) instead of O(k n r).  ``ar`` is the field's plain arithmetic
+    (:func:`gctool.algebra.gf.plain_arith`).
     """
+    from gctool.algebra.gf import prod_last
+
     n = alpha.shape[0]
-    diff = alpha[:, None] - alpha[None, :]
+    diff = ar.sub(alpha[:, None], alpha[None, :])
     diff[np.arange(n), np.arange(n)] = 1
     with np.errstate(all="ignore"):  # over R and C: out of range is refused (check_range)
-        D = np.prod(diff, axis=1)  # (n,)
-        sub = alpha[hold][:, :, None] - alpha[hold][:, None, :]  # (k, r, r)
+        D = prod_last(ar, diff)  # (n,)
+        sub = ar.sub(alpha[hold][:, :, None], alpha[hold][:, None, :])  # (k, r, r)
         r = hold.shape[1]
         sub[:, np.arange(r), np.arange(r)] = 1
-        return D[hold] / np.prod(sub, axis=2)
+        return ar.div(D[hold], prod_last(ar, sub))
 
 
 def check_range(values: Any, alpha: Any, field: Field, kind: str, scheme: str,
@@ -164,6 +174,37 @@ def check_range(values: Any, alpha: Any, field: Field, kind: str, scheme: str,
         "--nodes chebyshev over the reals, or a finite field (--field auto)")
 
 
+#: entries of one block of running products in :func:`window_products`
+WINDOW_BLOCK = 2**22
+
+
+def window_products(alpha: Any, hold: np.ndarray, ar: Any) -> np.ndarray:
+    """:func:`node_products` for the round-robin mask of :func:`balanced_mask` (``hold`` =
+    its :func:`holders`) over GF(q), in O(n^2 + k r) steps and bounded memory instead of
+    O(n^2 + k r^2).
+
+    The n - r workers not holding column j are consecutive (cyclically) from
+    ``b_j = (j r + r) mod n``, so ``Z_j(alpha_i)`` is the product of a window of
+    ``alpha_i - alpha_l`` over l = 0, 1, ..., n-1, 0, 1, ... (:meth:`GFArith.window_prod`).
+    The term l = i is replaced by 1: worker i is never a non-holder of a column it holds.
+    Exact, so the values are those of :func:`node_products`.
+    """
+    n, (k, r) = alpha.shape[0], hold.shape
+    start = (np.arange(k) * r + r) % n
+    span = int(start.max()) + n - r
+    seq = np.arange(span) % n
+    out = np.zeros((k, r), dtype=np.int64)
+    width = max(1, WINDOW_BLOCK // max(span, 1))
+    for lo in range(0, n, width):  # a block of workers i at a time (bounded memory)
+        hi = min(n, lo + width)
+        T = ar.sub(alpha[None, lo:hi], alpha[seq][:, None])  # T[u, i] = alpha_i - alpha_seq[u]
+        own = (seq >= lo) & (seq < hi)
+        T[np.nonzero(own)[0], seq[own] - lo] = 1
+        j, t = np.nonzero((hold >= lo) & (hold < hi))
+        out[j, t] = ar.window_prod(T, start[j], start[j] + n - r, hold[j, t] - lo)
+    return out
+
+
 # -- plain arithmetic (structured decoders) ----------------------------------------------------
 def gf_root_of_unity(ar: Any, field: Field, n: int) -> int:
     """The primitive n-th root of unity of :func:`root_of_unity` (the primitive element to the
@@ -174,14 +215,6 @@ def gf_root_of_unity(ar: Any, field: Field, n: int) -> int:
     return int(ar.power(ar.primitive(), (q - 1) // n))
 
 
-def field_one(field: Field) -> Any:
-    if field.is_finite:
-        return field.galois()([1])
-    return np.ones(1, dtype=field.dtype)
-
-
 def to_plain(M: Any, field: Field) -> np.ndarray:
-    """A FieldArray -> int64 ndarray; numeric arrays pass through in the field's dtype."""
-    if field.is_finite:
-        return np.asarray(M.view(np.ndarray), dtype=np.int64)
+    """Values in the field's dtype (int64 representations over GF(q))."""
     return np.asarray(M, dtype=field.dtype)

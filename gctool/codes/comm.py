@@ -46,47 +46,49 @@ __all__ = ["build", "choose_field", "decode_batch", "COLUMN_ORDER"]
 COLUMN_ORDER = "piece-major: column u*k + j is piece u of partition j"
 
 
-def _series_one_minus(roots: Any, m: int) -> Any:
+def _series_one_minus(roots: Any, m: int, ar: Any) -> Any:
     """prod_t (1 - r_t y) mod y^m for each row of ``roots`` (shape (b, d)) -> (b, m)."""
     c = np.zeros_like(roots, shape=(roots.shape[0], m))
     c[:, 0] = 1
     for t in range(roots.shape[1]):
-        c[:, 1:] = c[:, 1:] - roots[:, t:t + 1] * c[:, :-1]
+        c[:, 1:] = ar.sub(c[:, 1:], ar.mul(roots[:, t:t + 1], c[:, :-1]))
     return c
 
 
-def _series_inverse(e: Any) -> Any:
+def _series_inverse(e: Any, ar: Any) -> Any:
     """1 / e(y) mod y^m for a series with constant term 1 (shape (m,))."""
     inv = np.zeros_like(e)
     inv[0] = 1
     for t in range(1, e.shape[0]):
-        inv[t] = -np.sum(e[1:t + 1] * inv[t - 1::-1])
+        inv[t] = ar.neg(ar.sum(ar.mul(e[1:t + 1], inv[t - 1::-1])))
     return inv
 
 
-def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int) -> Any:
-    """Values p_{j,u}(alpha_i) at the holders: array (m, k, d)."""
-    h_all = _series_inverse(_series_one_minus(alpha[None, :], m)[0])
-    e_supp = _series_one_minus(alpha[hold], m)  # (k, m)
+def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int, ar: Any) -> Any:
+    """Values p_{j,u}(alpha_i) at the holders: array (m, k, d); ``ar`` is the field's plain
+    arithmetic (:func:`gctool.algebra.gf.plain_arith`)."""
+    h_all = _series_inverse(_series_one_minus(alpha[None, :], m, ar)[0], ar)
+    e_supp = _series_one_minus(alpha[hold], m, ar)  # (k, m)
     h = np.zeros_like(e_supp)
     for t in range(m):  # h = e_supp * h_all mod y^m
         for r in range(t + 1):
-            h[:, t] = h[:, t] + e_supp[:, r] * h_all[t - r]
+            h[:, t] = ar.add(h[:, t], ar.mul(e_supp[:, r], h_all[t - r]))
     x = alpha[hold]  # (k, d)
     powers = [np.ones_like(x)]
     for _ in range(1, m):
-        powers.append(powers[-1] * x)
+        powers.append(ar.mul(powers[-1], x))
     out = []
     for u in range(m):
         q = np.zeros_like(x)
         for w in range(u + 1):
-            q = q + h[:, u - w][:, None] * powers[w]
-        out.append(Z * q)
+            q = ar.add(q, ar.mul(h[:, u - w][:, None], powers[w]))
+        out.append(ar.mul(Z, q))
     return out
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
           nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
+    from gctool.algebra.gf import plain_arith
     from gctool.codes._algebra import check_range, to_plain
     from gctool.codes.conditioning import record
 
@@ -100,7 +102,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
     k = n if k is None else k
     Z, hold, alpha, kind = masked_matrix(n, k, d, field, nodes, "comm")
     with np.errstate(all="ignore"):
-        pieces = piece_values(alpha, hold, Z, m)
+        pieces = piece_values(alpha, hold, Z, m, plain_arith(field))
     check_range(pieces, alpha, field, kind, "comm", nonzero=False)
     B = np.zeros((n, k * m), dtype=field.dtype)
     cols = np.arange(k)[:, None]

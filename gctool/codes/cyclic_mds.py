@@ -52,8 +52,9 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
 def circulant(g: Any, n: int, zero: Any) -> Any:
     """B[i, j] = g[(j - i) mod n] (rows = cyclic shifts of the coefficient vector g)."""
     row = np.concatenate([g, np.repeat(zero, n - g.shape[0])])
-    idx = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n
-    return row[idx]
+    twice = np.concatenate([row, row])  # row i is twice[n - i : 2n - i]
+    windows = np.lib.stride_tricks.sliding_window_view(twice, n)
+    return np.ascontiguousarray(windows[n:0:-1])
 
 
 def consecutive_real_zeros(n: int, s: int) -> list[int]:
@@ -81,14 +82,16 @@ def complex_generator(n: int, zeros: list[int]) -> np.ndarray:
 
 
 def _build_gf(n: int, s: int, field: Field) -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.codes._algebra import field_one, poly_from_roots, root_of_unity
+    from gctool.algebra.gf import plain_arith, powers_of
+    from gctool.codes._algebra import root_of_unity
+    from gctool.codes.rs import poly_from_roots_batch
 
+    ar = plain_arith(field)
     alpha = root_of_unity(n, field)
-    GF = field.galois()
-    zeros = list(range(1, s + 1))
-    g = poly_from_roots(alpha ** np.arange(1, s + 1), field_one(field))
-    B = circulant(g, n, GF([0]))
-    return np.asarray(B.view(np.ndarray), dtype=np.int64), {"zeros": zeros, "root": int(alpha)}
+    roots = powers_of(ar, np.int64(alpha), s + 1, np.int64)[1:]  # alpha^1..alpha^s
+    g = poly_from_roots_batch(roots[None, :], ar)[0]
+    B = circulant(g, n, np.zeros(1, dtype=np.int64))
+    return B, {"zeros": list(range(1, s + 1)), "root": alpha}
 
 
 def symmetric_zero_sets(n: int, s: int) -> list[list[int]]:

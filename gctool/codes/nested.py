@@ -49,12 +49,11 @@ def _check_levels(n: int, levels: Any) -> list[int]:
     return lv
 
 
-def _cyclic_rows(coeffs: Any, n: int, zeros: Any) -> Any:
-    rows = zeros.copy()
-    for i in range(n):
-        for t, c in enumerate(coeffs):
-            rows[i, (i + t) % n] = c
-    return rows
+def _cyclic_rows(coeffs: Any, n: int, dtype: Any) -> Any:
+    """The n x n matrix whose row i holds ``coeffs`` starting at column i (cyclically)."""
+    from gctool.codes.cyclic_mds import circulant
+
+    return circulant(np.asarray(coeffs, dtype=dtype), n, np.zeros(1, dtype=dtype))
 
 
 def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
@@ -63,35 +62,22 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
         out = []
         for s in levels:
             coeffs = np.poly([w**t for t in range(1, s + 1)])[::-1] if s else np.ones(1)
-            out.append(_cyclic_rows(coeffs, n, np.zeros((n, n), dtype=complex)))
+            out.append(_cyclic_rows(coeffs, n, complex))
         return out
     q = field.order
     if (q - 1) % n:
         good = [p for p in range(n + 1, 50 * n, n) if all(p % f for f in range(2, int(p**0.5) + 1))]
         raise DesignError(f"nested codes over GF(q) need n | q - 1 (n = {n}, q = {q}); try "
                           f"GF({good[0]}) or --field complex" if good else "use --field complex")
-    if field.m == 1:
-        return _dft_levels_prime(n, levels, field.p)
-    import galois
-
-    GF = field.galois()
-    w = GF.primitive_element ** ((q - 1) // n)
-    out = []
-    for s in levels:
-        roots = GF([int(w**t) for t in range(1, s + 1)])
-        g = galois.Poly.Roots(roots) if s else galois.Poly.One(GF)
-        coeffs = g.coeffs[::-1]
-        rows = _cyclic_rows(coeffs, n, GF.Zeros((n, n)))
-        out.append(np.asarray(rows.view(np.ndarray), dtype=np.int64))
-    return out
+    return _dft_levels_gf(n, levels, field)
 
 
-def _dft_levels_prime(n: int, levels: list[int], p: int) -> list[np.ndarray]:
-    """The GF(p) construction with the table-free arithmetic of :class:`GFArith` (no galois)."""
+def _dft_levels_gf(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
+    """The GF(q) construction with the plain arithmetic of :class:`GFArith` (no galois)."""
     from gctool.algebra.gf import GFArith
 
-    ar = GFArith(Field("gf", p))
-    w = ar.power(ar.primitive(), (p - 1) // n)
+    ar = GFArith(field.resolved())
+    w = ar.power(ar.primitive(), (field.order - 1) // n)
     out = []
     for s in levels:
         coeffs = np.ones(1, dtype=np.int64)  # low to high: times (x - w^t) for t = 1..s
@@ -99,7 +85,7 @@ def _dft_levels_prime(n: int, levels: list[int], p: int) -> list[np.ndarray]:
             shifted = np.concatenate([np.zeros(1, dtype=np.int64), coeffs])  # x * g
             padded = np.concatenate([coeffs, np.zeros(1, dtype=np.int64)])
             coeffs = ar.sub(shifted, ar.mul(np.int64(ar.power(w, t)), padded))
-        out.append(_cyclic_rows(coeffs, n, np.zeros((n, n), dtype=np.int64)))
+        out.append(_cyclic_rows(coeffs, n, np.int64))
     return out
 
 

@@ -47,11 +47,20 @@ def masked_matrix(n: int, k: int, r: int, field: Field, node_kind: str, scheme: 
                   ) -> tuple[Any, np.ndarray, Any, str]:
     """(B restricted to the mask as values, holders (k, r), nodes, node kind); values outside
     float64's range are refused (:func:`gctool.codes._algebra.check_range`)."""
-    from gctool.codes._algebra import balanced_mask, check_range, holders, node_products, nodes
+    from gctool.algebra.gf import plain_arith
+    from gctool.codes._algebra import (
+        balanced_mask,
+        check_range,
+        holders,
+        node_products,
+        nodes,
+        window_products,
+    )
 
     alpha, kind = nodes(n, field, node_kind)
     hold = holders(balanced_mask(n, k, r))
-    values = node_products(alpha, hold)
+    products = window_products if field.is_finite else node_products
+    values = products(alpha, hold, plain_arith(field))
     check_range(values, alpha, field, kind, scheme)
     return values, hold, alpha, kind
 
@@ -125,23 +134,15 @@ def poly_from_roots_batch(x: Any, ar: Any) -> Any:
 
 
 def plain_nodes(code: Any) -> Any:
-    """The code's evaluation nodes as a plain array (int64 representations over GF(q),
-    computed without galois; the same nodes as :func:`gctool.codes._algebra.nodes`)."""
-    from gctool.algebra.gf import plain_arith, powers_of
-    from gctool.codes._algebra import gf_root_of_unity, nodes
+    """The code's evaluation nodes as a plain array (int64 representations over GF(q)), as
+    :func:`gctool.codes._algebra.nodes` builds them; a file whose nodes cannot exist is
+    invalid input."""
+    from gctool.codes._algebra import nodes
 
-    kind = code.params.get("nodes", "auto")
-    field, n = code.field, code.n
-    if not field.is_finite:
-        return nodes(n, field, kind)[0]
-    if kind in ("auto", "integers"):
-        if field.order < n:
-            raise InvalidInput(f"{field} has fewer than n = {n} elements (distinct nodes)")
-        return np.arange(n, dtype=np.int64)
-    if kind != "unity":
-        raise InvalidInput(f"nodes {kind!r} do not exist over {field}")
-    ar = plain_arith(field)
-    return powers_of(ar, np.int64(gf_root_of_unity(ar, field, n)), n, np.int64)
+    try:
+        return nodes(code.n, code.field, code.params.get("nodes", "auto"))[0]
+    except DesignError as exc:
+        raise InvalidInput(f"nodes of this {code.field} code: {exc}") from None
 
 
 def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
