@@ -178,7 +178,7 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
         if missing:
             raise CodeFileError(f"NPZ needs arrays {', '.join(map(repr, names))}; "
                                 f"missing {', '.join(map(repr, missing))}")
-        return {name: _member(archive, name, (max_entries or {}).get(name, MAX_ENTRIES))
+        return {name: _member(archive, name, (max_entries or {}).get(name, MAX_ENTRIES), data)
                 for name in names}
     except CodeFileError:
         raise
@@ -189,7 +189,7 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
         raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {text})") from None
 
 
-def _member(archive: Any, name: str, max_entries: int) -> Any:
+def _member(archive: Any, name: str, max_entries: int, data: bytes) -> Any:
     import numpy as np
 
     info = archive.getinfo(name + ".npy")
@@ -200,7 +200,7 @@ def _member(archive: Any, name: str, max_entries: int) -> Any:
     with archive.open(info) as fh:
         version = fmt.read_magic(fh)
         reader = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-        shape, _, dtype = reader(fh, max_header_size=MAX_NPY_HEADER_BYTES)
+        shape, fortran, dtype = reader(fh, max_header_size=MAX_NPY_HEADER_BYTES)
         if dtype.hasobject:
             raise CodeFileError(f"NPZ array {name!r} holds pickled objects, which gctool never "
                                 "loads")
@@ -211,8 +211,33 @@ def _member(archive: Any, name: str, max_entries: int) -> Any:
         if count * dtype.itemsize > info.file_size - fh.tell():
             raise CodeFileError(f"NPZ array {name!r} is truncated ({info.file_size:,} bytes "
                                 f"for shape {tuple(shape)} of {dtype})")
+        header = fh.tell()
+    stored = _stored_view(data, info)
+    if stored is not None:  # a read-only view of the input: no copy of a large B
+        flat = np.frombuffer(stored, dtype=dtype, count=count, offset=header)
+        return flat.reshape(shape, order="F" if fortran else "C")
     with archive.open(info) as fh:
         return fmt.read_array(fh, allow_pickle=False, max_header_size=MAX_NPY_HEADER_BYTES)
+
+
+def _stored_view(data: bytes, info: Any) -> memoryview | None:
+    """The bytes of an uncompressed (stored) zip member inside ``data``, CRC checked, without
+    a copy; None for a compressed member (numpy's reader then unpacks it)."""
+    import zipfile
+    import zlib
+
+    if info.compress_type != zipfile.ZIP_STORED or not isinstance(data, bytes):
+        return None
+    at = info.header_offset
+    local = data[at:at + 30]
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise CodeFileError(f"malformed NPZ (bad local header of {info.filename!r})")
+    start = at + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30],
+                                                                               "little")
+    view = memoryview(data)[start:start + info.file_size]
+    if len(view) != info.file_size or zlib.crc32(view) != info.CRC:
+        raise CodeFileError(f"malformed NPZ (BadZipFile: Bad CRC-32 for file {info.filename!r})")
+    return view
 
 
 # ---------------------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ class Field:
             if np.any(arr.imag != 0):
                 raise FieldError(f"{what} has complex entries but the field is real")
             arr = arr.real
-        out = arr.astype(self.dtype)
+        out = arr.astype(self.dtype, copy=_writable(arr))
         if not np.all(np.isfinite(out)):
             raise FieldError(f"{what} has NaN or infinite entries")
         return out
@@ -156,11 +156,25 @@ class Field:
                 f"{what} has entry {bad!r} outside {self} "
                 f"(elements are integers 0..{self.order - 1})"
             )
-        return arr.astype(np.int64)
+        return arr.astype(np.int64, copy=_writable(arr))
 
     def to_galois(self, arr: np.ndarray) -> Any:
         """View an int64 array of field elements as a galois FieldArray."""
         return self.galois()(arr)
+
+
+def _writable(arr: Any) -> bool:
+    """Can ``arr``'s entries change after it is coerced?  False only for a read-only view of
+    immutable bytes (an NPZ read without a copy), which :meth:`Field.coerce` may keep as it
+    is; every other array is copied, so a code never shares memory with its caller."""
+    base = arr
+    while getattr(base, "base", None) is not None and not isinstance(base, bytes | memoryview):
+        if getattr(base, "flags", None) is not None and base.flags.writeable:
+            return True
+        base = base.base
+    if isinstance(base, memoryview):
+        return not base.readonly or not isinstance(base.obj, bytes)
+    return not isinstance(base, bytes)
 
 
 def _default_poly(fld: Field) -> int:

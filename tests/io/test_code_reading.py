@@ -1,5 +1,6 @@
 """Reading a code file converts B to its field once, in the model: one copy of a loaded NPZ
-array, one call of ``Field.coerce``, and every refusal in one line naming what is wrong."""
+array (none for a stored NPZ member of the field's dtype: a read-only view of the input), one
+call of ``Field.coerce``, and every refusal in one line naming what is wrong."""
 
 from __future__ import annotations
 
@@ -118,6 +119,70 @@ def test_a_loaded_npz_array_is_copied_once() -> None:
         tracemalloc.stop()
     assert np.array_equal(code.B, B)
     assert peak < 1.5 * B.nbytes, peak / B.nbytes
+
+
+def _gf16_file(tmp_path: Path, n: int = 1000) -> tuple[Path, np.ndarray]:
+    B = np.random.default_rng(1).integers(0, 2**16, size=(n, n), dtype=np.int64)
+    path = tmp_path / "gf16.npz"
+    gctool.io.write_code(GradientCode(B, parse_field("GF(2^16)").resolved(), 3), path)
+    return path, B
+
+
+def _traced(call: Any) -> tuple[Any, int]:
+    """(what call returned or raised, peak traced bytes above those held before)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            out = call()
+        except Exception as exc:  # noqa: BLE001 (returned for the caller to check)
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_stored_npz_is_read_as_a_view_of_the_input(tmp_path: Path) -> None:
+    """The file's bytes are read once; B is a read-only view of them (no copy)."""
+    path, B = _gf16_file(tmp_path)
+    code, peak = _traced(lambda: read_code(path))
+    assert np.array_equal(code.B, B)
+    assert not code.B.flags.writeable and not code.B.flags.owndata
+    assert peak < 1.3 * path.stat().st_size, peak / path.stat().st_size
+
+
+def test_verify_refuses_on_budget_without_copying_b(tmp_path: Path) -> None:
+    """Reading and the certificates tried before the budget's refusal hold the file's bytes
+    and small per-row or bit-packed arrays, not a second copy of B."""
+    from gctool.audit.verify import verify
+    from gctool.errors import BudgetExceeded
+    from gctool.limits import set_max_work
+
+    path, B = _gf16_file(tmp_path)
+    set_max_work(1000)
+    try:
+        _traced(lambda: verify(read_code(path)))  # imports and caches outside the measurement
+        out, peak = _traced(lambda: verify(read_code(path)))
+    finally:
+        set_max_work(None)
+    assert isinstance(out, BudgetExceeded) and "reducing B" in str(out)
+    assert peak < 1.5 * B.nbytes, peak / B.nbytes
+
+
+def test_a_stored_member_with_a_bad_crc_is_refused(tmp_path: Path) -> None:
+    data = bytearray(_npz(np.asarray(BASE.B)))
+    at = data.rindex(np.asarray(BASE.B).tobytes())  # flip a byte of B's entries
+    data[at] ^= 0xFF
+    path = tmp_path / "bad.npz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CodeFileError, match="Bad CRC-32"):
+        read_code(path)
+
+
+def test_a_compressed_npz_is_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.npz"
+    np.savez_compressed(path, B=np.asarray(BASE.B), meta=np.array(json.dumps(META)))
+    assert np.array_equal(read_code(path).B, BASE.B)
 
 
 def test_the_model_copies_a_callers_array() -> None:
