@@ -201,8 +201,10 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
 
     B = np.asarray(code.B)
     nz = B != 0
+    if s < 1 or _shared_support(code, nz):
+        return None
     classes = [c for c in row_classes(code) if nz[c[0]].any()]
-    if not classes or s < 1:
+    if not classes:
         return None
     reps = nz[[c[0] for c in classes]]
     if int(reps.sum(axis=0).max()) > 1:
@@ -229,6 +231,25 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
             f"supports, every target is a combination of one row per class, and each of the "
             f"{len(needed):,} classes it needs has at least {min(needed)} > s = {s} members, so "
             "every set of s stragglers leaves a decoding row in each")
+
+
+def _shared_support(code: GradientCode, nz: np.ndarray) -> bool:
+    """Do two rows with the same non-empty support fail to be proportional?  They then lie
+    in different classes whose supports overlap: no certificate.  A quick rejection (one
+    comparison per support) before every row is classified, e.g. for a dense random B."""
+    packed = np.packbits(nz, axis=1)
+    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(first.size))
+    B = np.asarray(code.B)
+    for g, i in enumerate(first):
+        if starts[g] + 1 >= order.size or inverse[order[starts[g] + 1]] != g:
+            continue  # a single row with this support
+        j = int(order[starts[g] + 1])
+        if nz[i].any() and not _proportional(code, B[i], B[j]):
+            return True
+    return False
 
 
 def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray) -> bool:

@@ -85,6 +85,7 @@ def _close(X: np.ndarray, Y: np.ndarray, exact: bool) -> bool:
 
 
 PROBE_ROWS = 8  # GF(q): rows compared first, so a large code that is not a rotation fails fast
+BLOCK_ENTRIES = 2**20  # GF(q): entries of B scaled and compared at a time
 
 
 def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = None
@@ -108,7 +109,9 @@ def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = 
         j = np.argmax(nz, axis=1)
         ar = GFArith(code.field)
         gamma = ar.mul(np.where(empty, 1, D[rows, j]), ar.inv(np.where(empty, 1, B[rows, j])))
-        ok = _close(ar.mul(gamma[:, None], B.astype(np.int64)), D, True)
+        step = max(1, BLOCK_ENTRIES // max(B.shape[1], 1))  # bounded temporaries
+        ok = all(_close(ar.mul(gamma[i:i + step, None], B[i:i + step]), D[i:i + step], True)
+                 for i in range(0, B.shape[0], step))
         return ok, bool(np.all(gamma == 1))
     # scale-safe: each row brought to a largest entry in [1/2, 1) by a power of two (exact),
     # gamma taken at the row's largest entry, so |gamma| lies in (1/2, 2] and nothing
@@ -210,10 +213,10 @@ def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
             if n > PROBE_ROWS:  # the first rows before copying all of B: neither a match
                 head = GradientCode(B[:PROBE_ROWS], code.field, 0)
                 near_head: list[float] = []
-                if not (_scaled_match(head, B[order[:PROBE_ROWS]][:, cols], near_head)[0]
+                if not (_scaled_match(head, B[np.ix_(order[:PROBE_ROWS], cols)], near_head)[0]
                         or near_head):  # nor a near match there: none in all of B
                     continue
-            D = B[order][:, cols]  # D[i, j] = B[i + t, sigma(j)]
+            D = B[np.ix_(order, cols)]  # D[i, j] = B[i + t, sigma(j)], one gather
             ok, unit = _scaled_match(code, D, near)
             if ok:
                 return Rotation(n, t, c, unit), None
@@ -289,7 +292,7 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
         from gctool.algebra.gf import GFArith
 
         ar = GFArith(code.field)
-        normal = ar.mul(B.astype(np.int64), ar.inv(np.where(lead == 0, 1, lead))[:, None])
+        normal = ar.mul(B, ar.inv(np.where(lead == 0, 1, lead))[:, None])
     else:  # candidates: proportional to 12 significant digits; then confirmed exactly
         r = B / np.where(lead == 0, 1, lead)[:, None]
         mag = np.where(r == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(r == 0, 1.0, np.abs(r)))))
