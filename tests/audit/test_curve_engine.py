@@ -138,6 +138,35 @@ def test_sizes_are_checked(sizes: object, message: str) -> None:
         gctool.curve(frame, sizes=[6])
 
 
+def _greedy_plan(n: int, cols: int, max_sets: int, max_work: float) -> list[int]:
+    """The planner's rule over every s in 0..n: cheapest first, keep what fits."""
+    def work(s: int) -> float:
+        f = n - s
+        return comb(n, s) * max(1, f) * cols * max(1, min(f, cols))
+
+    chosen, sets, spent = [], 0, 0.0
+    for s in sorted(range(n + 1), key=lambda s: (comb(n, s), work(s), s)):
+        if sets + comb(n, s) <= max_sets and spent + work(s) <= max_work:
+            chosen.append(s)
+            sets, spent = sets + comb(n, s), spent + work(s)
+    return sorted(chosen) if any(0 < s < n - 1 for s in chosen) else []
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 12, 25, 60])
+def test_the_planner_is_the_greedy_rule_over_every_size(n: int) -> None:
+    for cols in (1, n, 2 * n):
+        for max_sets in (1, 2, 30, 1000, 10**6):
+            for max_work in (1e3, 4e8, 1e15):
+                assert plan_sizes(n, cols, max_sets, max_work) == _greedy_plan(
+                    n, cols, max_sets, max_work)
+
+
+def test_the_planner_looks_only_at_the_ends_of_a_large_code() -> None:
+    """A 4096-worker code is planned from the sizes at its ends (instantly)."""
+    assert plan_sizes(4096, 4096, 10**6) == []
+    assert plan_sizes(4096, 1, 10**6, 1e15) == [0, 1, 4095, 4096]
+
+
 def test_the_planner_fits_both_budgets_cheapest_first() -> None:
     n, cols = 12, 12
     for max_sets in (30, 100, 300, 5000):
