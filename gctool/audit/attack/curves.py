@@ -103,7 +103,8 @@ def plan_sizes(n: int, cols: int, max_sets: int, max_work: float = CURVE_MAX_WOR
     middle.  When nothing strictly between the trivial ends (0 < s < n - 1) fits, nothing is
     chosen: the ends alone say nothing about the code, and for large n even they are not
     free.  ``cols`` is the number of columns of B (k*m)."""
-    ends, d, sets_d = set(), 0, 1  # C(n, d) grows with d <= n/2: only the ends can fit
+    ends: set[int] = set()  # C(n, d) grows with d <= n/2: only the ends can fit
+    d, sets_d = 0, 1
     while 2 * d <= n and sets_d <= max_sets:
         ends.update((d, n - d))
         sets_d, d = sets_d * (n - d) // (d + 1), d + 1
