@@ -39,7 +39,7 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     echelon forms, the rank of each A, and for each row of E the column of its pivot (-1 below
     the rank)."""
     mul, sub, inv, _ = _ops(GF)
-    _check_budget(GF, np.shape(M), unknowns)
+    check_elimination(GF, np.shape(M), unknowns)
     M = np.array(M, dtype=np.int64) if isinstance(GF, GFArith) else M.copy()
     b, R, _ = M.shape
     row = np.zeros(b, dtype=np.intp)  # next pivot row per system
@@ -66,7 +66,7 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     return M, row, pivot_col
 
 
-def _check_budget(GF: Any, shape: tuple[int, ...], unknowns: int) -> None:
+def check_elimination(GF: Any, shape: tuple[int, ...], unknowns: int) -> None:
     """Every elimination over GF(q) is held to the work and memory budgets before it starts
     (:mod:`gctool.limits`): b systems of R x C cost b R C min(R, unknowns) GF operations, and
     the matrices, a copy and the update's temporaries are in memory at once."""

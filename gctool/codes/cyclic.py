@@ -43,19 +43,28 @@ def _draw_numeric(n: int, s: int, field: Field, rng: np.random.Generator) -> np.
     return B
 
 
-def _draw_gf(n: int, s: int, GF: Any, rng: np.random.Generator) -> np.ndarray | None:
-    H = GF.Random((s, n), seed=rng)
-    if s:
-        H[:, -1] = -np.sum(H[:, :-1], axis=1)
-    B = GF.Zeros((n, n))
-    for i, W in enumerate(_windows(n, s)):
-        B[i, i] = 1
-        if s:
-            A = H[:, W]
-            if np.linalg.matrix_rank(A) < s:
-                return None
-            B[i, W] = np.linalg.solve(A, -H[:, i])
-    return np.asarray(B.view(np.ndarray), dtype=np.int64)
+def _draw_gf(n: int, s: int, field: Field, rng: np.random.Generator) -> np.ndarray | None:
+    """One draw over GF(q), with the algebra layer's arithmetic: H uniform (the stream of
+    galois' ``FieldArray.Random``: its smallest unsigned dtype), and the n window systems
+    solved in one batch; None when one of them is singular."""
+    from gctool.algebra.gf import GFArith
+    from gctool.algebra.linalg import solve_batch
+
+    ar, q = GFArith(field.resolved()), field.order
+    dtype = next(d for d in (np.uint8, np.uint16, np.uint32) if np.iinfo(d).max >= q - 1)
+    H = rng.integers(0, q, (s, n), dtype=dtype).astype(np.int64)
+    B = np.eye(n, dtype=np.int64)
+    if not s:
+        return B
+    H[:, -1] = ar.neg(ar.sum(H[:, :-1]))
+    W = np.array(_windows(n, s), dtype=np.intp)  # (n, s)
+    A = H[:, W].transpose(1, 0, 2)  # A[i] = H[:, W_i]
+    Y = ar.neg(H.T)[:, :, None]  # -H[:, i]
+    _, rank, X = solve_batch(ar, np.concatenate([A, Y], axis=2), s)
+    if (rank < s).any():
+        return None
+    B[np.arange(n)[:, None], W] = X[:, :, 0]
+    return B
 
 
 class _Fails:
@@ -107,9 +116,12 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
             f"a GF(q) cyclic draw is verified exactly, and n = {n}, s = {s} gives {comb(n, s):,} "
             f"straggler sets (limit {MAX_CHECK_SETS:,}); use --field real"
         )
-    GF = field.galois()
+    from gctool.algebra.gf import GFArith
+    from gctool.algebra.linalg import check_elimination
+
+    check_elimination(GFArith(field.resolved()), (1, n, n), n)  # each draw's check, up front
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        B = _draw_gf(n, s, GF, rng)
+        B = _draw_gf(n, s, field, rng)
         if B is not None and _tolerates(B, field, s):
             return B, {"attempts": attempt}
     raise DesignError(

@@ -36,6 +36,10 @@ FINGERPRINTS = [
     ("comm", dict(n=25, s=3, m=2, field="GF(3^3)"), "ff90789a326fb33c"),
     ("nested", dict(n=15, levels=[2, 5], field="GF(2^4)"), "373dc68231c1f7dc"),
     ("nested", dict(n=13, levels=[1, 2, 4], field="GF(3^3)"), "ecda8672d118ff28"),
+    ("cyclic", dict(n=6, s=2, field="GF(31)", seed=7), "3326e5ddd0145797"),
+    ("cyclic", dict(n=12, s=2, field="GF(3^3)", seed=5), "a553790d8bb96cff"),  # 23 draws
+    ("cyclic", dict(n=8, s=7, field="GF(257)", seed=11), "ae1fd128caf85aaf"),
+    ("cyclic", dict(n=200, s=1, field="GF(2^13)", seed=1), "b163e2bf5f0facbe"),
 ]
 
 
@@ -44,6 +48,25 @@ def test_matrix_is_the_one_the_galois_construction_wrote(scheme: str, kw: dict, 
                                                          ) -> None:
     B = np.ascontiguousarray(design(scheme, **kw).B, dtype="<i8")
     assert hashlib.sha256(B.tobytes()).hexdigest()[:16] == digest
+
+
+@pytest.mark.parametrize("spec", ["GF(2)", "GF(31)", "GF(257)", "GF(2^13)", "GF(65537)"])
+def test_cyclic_draws_galois_random_stream(spec: str) -> None:
+    """A GF(q) cyclic draw takes H from the seeded stream exactly as galois' Random did."""
+    from gctool.codes.cyclic import _draw_gf
+
+    fld = parse_field(spec)
+    expect = fld.galois().Random((3, 9), seed=np.random.default_rng(4))
+    H = expect.view(np.ndarray).astype(np.int64)
+    B = _draw_gf(9, 3, fld, np.random.default_rng(4))
+    if B is not None:  # every row is in the null space of H: B H^T = 0
+        GF = fld.galois()
+        H[:, -1] = (-np.sum(GF(H[:, :-1]), axis=1)).view(np.ndarray)
+        assert not np.any(GF(B) @ GF(H).T)
+    rng = np.random.default_rng(4)
+    dtype = {2: np.uint8, 31: np.uint8, 257: np.uint16, 8192: np.uint16, 65537: np.uint32}
+    assert np.array_equal(rng.integers(0, fld.order, (3, 9), dtype=dtype[fld.order]),
+                          expect.view(np.ndarray))
 
 
 def _galois_nodes(GF: type, n: int, kind: str) -> galois.FieldArray:
