@@ -246,8 +246,8 @@ def _shared_support(code: GradientCode, nz: np.ndarray) -> bool:
     for g, i in enumerate(first):
         if starts[g] + 1 >= order.size or inverse[order[starts[g] + 1]] != g:
             continue  # a single row with this support
-        j = int(order[starts[g] + 1])
-        if nz[i].any() and not _proportional(code, B[i], B[j]):
+        j, cols = int(order[starts[g] + 1]), np.flatnonzero(nz[i])
+        if cols.size and not _proportional(code, B[i, cols], B[j, cols]):
             return True
     return False
 

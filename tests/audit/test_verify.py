@@ -348,3 +348,40 @@ def test_large_extension_field_falls_back_to_galois_arithmetic() -> None:
     code = GradientCode(B, f, 0)
     for s in range(3):
         check_against_brute_force(code, s)
+
+
+@pytest.mark.parametrize("spec", ["real", "GF(7)", "GF(2^4)"])
+def test_class_certificate_quick_rejection_changes_no_statement(spec: str,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """The rejection of two non-proportional rows with one support (before every row is
+    classified) gives the statement the full classification gives, on block codes whose rows
+    are scaled copies, perturbed copies, or zero."""
+    from gctool.audit import certificates
+
+    fld = parse_field(spec)
+    top = 7 if fld.is_finite else 3
+    seen = set()
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        rows = []
+        for cols in np.split(np.arange(8), sorted(rng.choice(np.arange(1, 8), 2, replace=False))):
+            base = np.zeros(8, dtype=np.int64)
+            base[cols] = rng.integers(1, top, size=1 if rng.random() < 0.7 else cols.size)
+            for _ in range(int(rng.integers(1, 4))):
+                row = base * int(rng.integers(1, top))
+                if fld.is_finite:
+                    row = np.asarray(fld.galois()(base) * fld.galois()(int(rng.integers(1, top))))
+                if rng.random() < 0.1:  # same support, not proportional
+                    row = row.copy()
+                    row[cols[0]] = row[cols[0]] % (top - 1) + 1
+                rows.append(row)
+        if rng.random() < 0.3:
+            rows.append(np.zeros(8, dtype=np.int64))
+        code = GradientCode(np.array(rows)[rng.permutation(len(rows))], fld, 1)
+        quick = certificates.class_certificate(code, 1)
+        with monkeypatch.context() as m:
+            m.setattr(certificates, "_shared_support", lambda *_: False)
+            assert certificates.class_certificate(code, 1) == quick
+        seen.add(quick is None)
+    assert seen == {True, False}  # both outcomes exercised
