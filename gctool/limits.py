@@ -100,6 +100,12 @@ GF_OP_COST = 10
 RATIONAL_OP_COST = 10_000
 #: one interpreted Python step (an iteration of a construction's loop) in multiply-adds
 PY_STEP_COST = 10_000
+#: one degree-preserving swap of a soft-bibd design (propose it, the change of the overlaps,
+#: apply it): about 5 interpreted steps plus SWAP_WORKER_COST per worker for the strided column
+#: of B and the row and column of the overlap matrix that it reads and writes (measured about
+#: 30-60 us + 50-90 ns per worker at n = 256..4096)
+SWAP_COST = 5 * PY_STEP_COST
+SWAP_WORKER_COST = 64
 #: a straggler set's system solved in a batch (the decoder's SVD with its vectors, the checks of
 #: the tolerance policy) costs this many times :func:`solve_cost` of its matrix ...
 SMALL_SOLVE_FACTOR = 6

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gctool.codes import design
-from gctool.codes.soft_bibd import balance, biregular_support, overlap_excess
+from gctool.codes.soft_bibd import balance, biregular_support, overlap_excess, support_gram
 from gctool.errors import DesignError
 
 
@@ -104,3 +104,14 @@ def test_soft_bibd_records_its_overlaps_and_is_seeded() -> None:
 def test_soft_bibd_rejects_bad_loads() -> None:
     with pytest.raises(DesignError, match="load"):
         design("soft-bibd", n=5, d=6, seed=0)
+
+
+@pytest.mark.parametrize(("n", "k", "d"), [(1, 1, 1), (7, 7, 3), (12, 30, 5), (40, 16, 4)])
+def test_support_gram_is_the_overlap_matrix(n: int, k: int, d: int) -> None:
+    """The sparse product equals the brute-force Z Z^T of the 0/1 support (any nonzero counts)."""
+    rng = np.random.default_rng(n * k + d)
+    B = biregular_support(n, k, d, rng) * rng.integers(1, 5, size=(n, k))
+    Z = (B != 0).astype(np.int64)
+    brute = np.array([[int(Z[i] @ Z[j]) for j in range(n)] for i in range(n)])
+    G = support_gram(B)
+    assert G.dtype == np.int64 and np.array_equal(G, brute)

@@ -440,6 +440,21 @@ def test_export_attack_and_designs_refuse_before_the_work(
             "soft-bibd (n=12", "--sweeps")
 
 
+def test_a_large_soft_bibd_is_refused_at_the_default_budget(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """n = 4096 with one swap per nonzero (81,920 swaps that read and write columns of 4096
+    entries, minutes) was under the default budget when a swap was priced at O(n) with a small
+    constant; now it is refused before the support is drawn, and nothing is written."""
+    from gctool.codes import soft_bibd
+
+    monkeypatch.delenv("GCTOOL_MAX_WORK", raising=False)
+    monkeypatch.setattr(soft_bibd, "biregular_support", _forbid)
+    out = tmp_path / "sb.npz"
+    refused(run("design", "soft-bibd", "-n", "4096", "-d", "2", "--sweeps", "0", "--seed", "1",
+                "-o", str(out)), "soft-bibd (n=4096", "81,920 support swaps", "--sweeps")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_work_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch,
                                                     tmp_path: Path) -> None:
     from gctool import limits
