@@ -170,7 +170,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
            "export rsgf.npz -o ers.npz --decoders -s 1|verify frc4096.npz -s 1"),
     *_each("F15+", "$G {}", "verify rs1000.npz|attack cmds.npz --curve|bound cmds.npz|"
            "export cmds.npz -o ec.npz --decoders -s 1|attack frc4096.npz -s 3|"
-           "simulate frc4096.npz --iterations 5000 --train"),
+           "simulate frc4096.npz --iterations 5000 --train|"
+           "design soft-bibd -n 4096 -d 2 --sweeps 0 --seed 1 -o sb2.npz"),
     ("F16", "$G verify - < /", {"expect": {1}, "cpython": True}),
     ("F16", f"{sys.executable} -c pass < /", {"expect": {1}, "cpython": True}),  # CPython's own
     *_each("F17", "$G verify {}", "dup.json|dupn.json", {"expect": {2}}),
