@@ -3,6 +3,9 @@ module): bad input ends with exit 2 and ONE line on stderr, never a traceback.""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from click.testing import Result
 
 
@@ -23,3 +26,18 @@ def refused(result: Result, *words: str) -> str:
     for word in words:
         assert word in line, line
     return line
+
+
+def forbid(*args: Any, **kwargs: Any) -> Any:
+    """Stands in (monkeypatched) for an expensive step that a refusal must come before."""
+    raise AssertionError("the expensive step ran before the work budget was checked")
+
+
+def design_file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
+    """Design ``scheme`` and write it as ``tmp_path / name`` (JSON or NPZ by the suffix)."""
+    from gctool.codes import design
+    from gctool.io import code_bytes
+
+    path = tmp_path / name
+    path.write_bytes(code_bytes(design(scheme, **kw), path))
+    return str(path)

@@ -27,21 +27,13 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from refusals import refused
+from refusals import design_file, forbid, refused
 
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
 
-def _file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
-    path = tmp_path / name
-    path.write_bytes(code_bytes(design(scheme, **kw), path))
-    return str(path)
-
-
-def _forbid(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("the expensive step ran before the budget was checked")
 
 
 # -- fields: absurd polynomials in other fields and through other commands ---------------------
@@ -101,14 +93,14 @@ def test_every_gf_elimination_is_held_to_the_budget_before_it_starts(
     ["-s", "9", "--method", "greedy"],
 ])
 def test_searches_stop_at_the_work_budget_while_they_run(tmp_path: Path, args: list[str]) -> None:
-    path = _file(tmp_path, "cyc.json", "cyclic", n=24, s=4, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=24, s=4, seed=1)
     refused(run("attack", path, *args, "--max-work", "3e6"), "has spent about",
             "--max-work")
 
 
 def test_export_json_tables_are_held_to_the_memory_budget(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "20000")  # 66 patterns x 12 entries x 64 bytes
     out = tmp_path / "dec.json"
     refused(run("export", path, "--decoders", "-s", "2", "-o", str(out)), "of memory at once",
@@ -122,8 +114,8 @@ def test_schedule_simulations_are_estimated_before_they_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gctool.sequential import sgc
 
-    path = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=10_000, lam=3)
-    monkeypatch.setattr(sgc.MSGC, "step", _forbid)
+    path = design_file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=10_000, lam=3)
+    monkeypatch.setattr(sgc.MSGC, "step", forbid)
     refused(run("simulate", path, "--iterations", "100000", "--no-baselines"),
             "jobs in flight", "--iterations")
 
@@ -132,8 +124,8 @@ def test_simulate_estimates_the_stopping_rules_set_up_and_probes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gctool.sim.stopping import rule
 
-    path = _file(tmp_path, "cyc.json", "cyclic", n=30, s=3, seed=1)
-    monkeypatch.setattr(rule.StopRule, "__init__", _forbid)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=30, s=3, seed=1)
+    monkeypatch.setattr(rule.StopRule, "__init__", forbid)
     refused(run("simulate", path, "--iterations", "200", "--seed", "1", "--no-baselines",
                 "--max-work", "2e5"), "simulating 1 part(s) for 200 rounds", "cyc.json",
             "--max-work")
@@ -146,8 +138,8 @@ def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,
     proportional rows: the row-class certificate answers, no elimination runs."""
     from gctool.audit import nullspace
 
-    path = _file(tmp_path, "g16.npz", "rs", n=64, s=3, field="GF(2^16)")
-    monkeypatch.setattr(nullspace, "reduce_gf", _forbid)
+    path = design_file(tmp_path, "g16.npz", "rs", n=64, s=3, field="GF(2^16)")
+    monkeypatch.setattr(nullspace, "reduce_gf", forbid)
     r = run("verify", path, "--json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["method"].startswith("certificate")
@@ -159,7 +151,7 @@ def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,
                                      ["simulate", "F", "--iterations", "10"]],
                          ids=lambda c: c[0])
 def test_every_command_that_computes_takes_max_work(tmp_path: Path, command: list[str]) -> None:
-    path = _file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
     args = [path if a == "F" else str(tmp_path / "o.json") if a == "OUT" else a
             for a in command]
     r = run(*args, "--max-work", "1e12")
@@ -214,7 +206,7 @@ def test_rotation_symmetry_survives_any_row_scaling_without_warnings(scale: str)
     ["show", "CODE", "--json", "--svg", "/dev/fd/1"],
 ])
 def test_stdout_under_another_name_is_stdout(tmp_path: Path, args: list[str]) -> None:
-    path = _file(tmp_path, "crc.json", "cyclic", n=8, s=2, seed=1)
+    path = design_file(tmp_path, "crc.json", "cyclic", n=8, s=2, seed=1)
     refused(run(*[path if a == "CODE" else a for a in args]), "both write to stdout")
 
 
@@ -285,7 +277,7 @@ def test_an_interrupt_during_an_attacks_set_up_is_summarised(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     monkeypatch.setattr(options, "make_oracle", interrupted)
     for args in (["-s", "2"], ["--threshold"], ["--curve"]):
         r = run("attack", path, *args)
@@ -302,7 +294,7 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     monkeypatch.setattr(exhaustive, "detect_rotation", interrupted)
     r = run("attack", path, "-s", "2")
     assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted before the search of "
@@ -321,8 +313,8 @@ def test_verify_samples_and_exact_input_are_checked_before_the_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gctool.audit import sweep
 
-    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
-    monkeypatch.setattr(sweep.SweepWorker, "run", _forbid)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    monkeypatch.setattr(sweep.SweepWorker, "run", forbid)
     refused(run("verify", path, "--sample", "5000000"), "verify --sample 5,000,000",
             "sample fewer sets")
     refused(run("verify", path, "--exact"), "--exact needs integer or rational entries")
@@ -336,12 +328,12 @@ def test_interrupted_searches_that_found_nothing_yet_say_so(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    path = _file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     monkeypatch.setattr(exhaustive, "run_folded", interrupted)
     r = run("attack", path, "-s", "2", "--method", "exhaustive", "--no-symmetry")
     assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted after checking 0 of 45 "
                                             "straggler sets (size 2); no verdict\n")
-    sgc = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=3, lam=3)
+    sgc = design_file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=3, lam=3)
     monkeypatch.setattr(sequential_verify, "explore", interrupted)
     r = run("verify", sgc)
     assert (r.exit_code, r.stderr) == (130, "gctool verify: interrupted during the exhaustive "
@@ -351,7 +343,7 @@ def test_interrupted_searches_that_found_nothing_yet_say_so(
 
 # -- one reader for every option file ----------------------------------------------------------
 def _nested(tmp_path: Path) -> str:
-    return _file(tmp_path, "nest.json", "nested", n=6, levels=[1, 2])
+    return design_file(tmp_path, "nest.json", "nested", n=6, levels=[1, 2])
 
 
 #: (command with F = the option file, OPT = an option file named *.json, CODE, NEST)
@@ -384,8 +376,8 @@ def test_option_files_are_read_by_one_reader(tmp_path: Path, option: str, text: 
     path = tmp_path / "opt.json"
     path.write_text(text)
     out = tmp_path / "out.json"
-    subs = {"F": str(path), "OUT": str(out), "CODE": _file(tmp_path, "c.json", "frc", n=6, s=2),
-            "NEST": _nested(tmp_path)}
+    subs = {"F": str(path), "OUT": str(out),
+            "CODE": design_file(tmp_path, "c.json", "frc", n=6, s=2), "NEST": _nested(tmp_path)}
     refused(run(*[subs.get(a, a) for a in OPTION_FILE_COMMANDS[option]]), *words)
     assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
 
@@ -453,7 +445,7 @@ def test_kron_reads_each_factor_once(tmp_path: Path) -> None:
     bytes."""
     import hashlib
 
-    path = _file(tmp_path, "a.json", "frc", n=4, s=1)
+    path = design_file(tmp_path, "a.json", "frc", n=4, s=1)
     data = Path(path).read_bytes()
     r = CliRunner().invoke(cli, ["design", "kron", "-", path, "--json"], input=data)
     assert r.exit_code == 0, r.stderr
@@ -561,10 +553,10 @@ def test_outputs_naming_a_directory_are_refused_before_any_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     from gctool import codes, io
 
-    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     (tmp_path / "dir").mkdir()
-    monkeypatch.setattr(io, "read_code", _forbid)
-    monkeypatch.setattr(codes, "design", _forbid)
+    monkeypatch.setattr(io, "read_code", forbid)
+    monkeypatch.setattr(codes, "design", forbid)
     args = [a.replace("OUT", str(tmp_path / "out")).replace("DIR", str(tmp_path / "dir"))
             .replace("CODE", code) for a in args]
     line = refused(run(*args))
@@ -591,7 +583,7 @@ def _one_line(err: str, *words: str) -> None:
                                   ["schema", "code"], ["--help"]],
                          ids=lambda a: " ".join(a[:2]))
 def test_a_full_or_closed_stdout_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
-    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     args = [code if a == "CODE" else a for a in args]
     full = _gctool(args, ">/dev/full")
     assert full.returncode == 2
@@ -605,8 +597,8 @@ def test_a_full_or_closed_stdout_is_one_line_and_exit_2(tmp_path: Path, args: li
                                   ["verify", "CODE"], ["export", "BIG", "-o", "-"]],
                          ids=lambda a: a[0])
 def test_a_broken_pipe_ends_silently_with_exit_0(tmp_path: Path, args: list[str]) -> None:
-    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
-    big = _file(tmp_path, "big.json", "frc", n=600, s=5)
+    code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
+    big = design_file(tmp_path, "big.json", "frc", n=600, s=5)
     args = [code if a == "CODE" else big if a == "BIG" else a for a in args]
     for _ in range(3):  # the reader goes away at different moments
         proc = _gctool(args, '| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"')
@@ -625,7 +617,7 @@ def test_a_closed_stdout_does_not_receive_an_output_file(tmp_path: Path) -> None
 @pytest.mark.parametrize("stderr", ["2>/dev/full", "2>&-"])
 def test_errors_with_a_full_or_closed_stderr_keep_their_exit_code(tmp_path: Path,
                                                                  stderr: str) -> None:
-    code = _file(tmp_path, "c.json", "frc", n=6, s=2)
+    code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     missing = str(tmp_path / "missing.json")
     proc = _gctool(["verify", missing], stderr)
     assert (proc.returncode, proc.stdout) == (2, "")

@@ -33,7 +33,7 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from refusals import refused
+from refusals import design_file, forbid, refused
 
 
 def run(*args: str) -> Result:
@@ -380,20 +380,10 @@ def test_a_device_as_option_file_under_a_memory_limit(option_files: dict[str, st
 # ---------------------------------------------------------------------------------------------
 # the work budget: estimated before the work starts (a tiny GCTOOL_MAX_WORK on small inputs)
 # ---------------------------------------------------------------------------------------------
-def _forbid(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("the expensive step ran before the work budget was checked")
-
-
 @pytest.fixture
 def tiny_work(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.setenv("GCTOOL_MAX_WORK", "1000")
     return monkeypatch
-
-
-def _design_file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
-    path = tmp_path / name
-    path.write_bytes(code_bytes(design(scheme, **kw), path))
-    return str(path)
 
 
 def test_verify_and_bound_refuse_the_reduction_before_it_starts(
@@ -402,9 +392,9 @@ def test_verify_and_bound_refuse_the_reduction_before_it_starts(
 
     from gctool.audit import nullspace
 
-    rs = _design_file(tmp_path, "rs.json", "rs", n=11, s=3, field="GF(13)")
-    tiny_work.setattr(nullspace, "reduce_gf", _forbid)
-    tiny_work.setattr(np.linalg, "matrix_rank", _forbid)
+    rs = design_file(tmp_path, "rs.json", "rs", n=11, s=3, field="GF(13)")
+    tiny_work.setattr(nullspace, "reduce_gf", forbid)
+    tiny_work.setattr(np.linalg, "matrix_rank", forbid)
     line = refused(run("verify", rs), "verify (n=11", "reducing B", "GCTOOL_MAX_WORK")
     assert "2.7e+04 operations" in line  # two eliminations of 11 * 11 * 11 at 10 per GF(q) op
     refused(run("bound", rs), "the rank of B", "bound -n 11 -k 11 -s 3")
@@ -420,20 +410,20 @@ def test_export_attack_and_designs_refuse_before_the_work(
 
     attack_mod = importlib.import_module("gctool.audit.attack.options")  # builds the oracle
 
-    real = _design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    real = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
     out = tmp_path / "dec.npz"
     refused(run("export", real, "--decoders", "-s", "1", "-o", str(out)),
             "the decoding table for n = 10, s = 1 (10 patterns")
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
-    tiny_work.setattr(attack_mod, "make_oracle", _forbid)
+    tiny_work.setattr(attack_mod, "make_oracle", forbid)
     refused(run("attack", real, "--curve"), "attack --curve (n=10", "10 straggler sets")
-    tiny_work.setattr(exhaustive, "run_folded", _forbid)
+    tiny_work.setattr(exhaustive, "run_folded", forbid)
     tiny_work.setattr(attack_mod, "make_oracle", oracles.make_oracle)
     refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
             "the optimal decoder's set-up (SVDs of B)")  # before the oracle's SVDs
     refused(run("attack", real, "-s", "2", "--method", "exhaustive", "--decoder", "fixed"),
             "exhaustive attack (n=10", "s=2", "estimated for the decoder in use")
-    tiny_work.setattr(np.linalg, "solve", _forbid)
+    tiny_work.setattr(np.linalg, "solve", forbid)
     refused(run("design", "cyclic", "-n", "16", "-s", "5"), "16 solves of 5 x 5",
             "cyclic-mds")
     refused(run("design", "soft-bibd", "-n", "12", "-d", "3", "--seed", "1"),
@@ -448,7 +438,7 @@ def test_a_large_soft_bibd_is_refused_at_the_default_budget(
     from gctool.codes import soft_bibd
 
     monkeypatch.delenv("GCTOOL_MAX_WORK", raising=False)
-    monkeypatch.setattr(soft_bibd, "biregular_support", _forbid)
+    monkeypatch.setattr(soft_bibd, "biregular_support", forbid)
     out = tmp_path / "sb.npz"
     refused(run("design", "soft-bibd", "-n", "4096", "-d", "2", "--sweeps", "0", "--seed", "1",
                 "-o", str(out)), "soft-bibd (n=4096", "81,920 support swaps", "--sweeps")
@@ -491,8 +481,8 @@ def test_disjoint_row_classes_certify_before_any_cubic_work(
     from gctool.audit import nullspace
     from gctool.audit.verify import verify
 
-    tiny_work.setattr(nullspace, "reduce_float", _forbid)
-    tiny_work.setattr(nullspace, "reduce_gf", _forbid)
+    tiny_work.setattr(nullspace, "reduce_float", forbid)
+    tiny_work.setattr(nullspace, "reduce_gf", forbid)
     for field in ("real", "GF(7)"):
         code = design("frc", n=12, s=2, field=field)
         report = verify(code, 2)  # groups of 3 > s = 2: proven without the reduction
@@ -567,7 +557,7 @@ def test_sequential_renderers_escape_strings_from_params(
 # -- budgets of the large inputs: estimated first, enforced while running ---------------------
 def test_max_work_option_replaces_the_environment(monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path) -> None:
-    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
+    cyc = design_file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_WORK", "1e30")
     refused(run("verify", cyc, "--max-work", "10"), "reducing B", "--max-work")
     refused(run("bound", cyc, "--max-work", "10"), "the rank of B")
@@ -619,19 +609,19 @@ def test_attack_set_up_and_searches_are_held_to_the_budget(monkeypatch: pytest.M
     import importlib
 
     attack_mod = importlib.import_module("gctool.audit.attack.options")  # builds the oracle
-    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    cyc = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_WORK", "3e4")  # the set-up (~1e4) fits, the searches do not
     line = refused(run("attack", cyc, "-s", "3", "--method", "greedy"), "has spent about",
                    "straggler sets")
     assert "--max-work" in line
-    monkeypatch.setattr(attack_mod, "make_oracle", _forbid)
+    monkeypatch.setattr(attack_mod, "make_oracle", forbid)
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
     refused(run("attack", cyc, "-s", "1"), "set-up", "bytes of memory", "GCTOOL_MAX_MEMORY")
 
 
 def test_training_and_stop_rules_are_held_to_the_budget(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Path) -> None:
-    cyc = _design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    cyc = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     base = ["simulate", cyc, "--iterations", "40", "--seed", "1", "--no-baselines"]
     assert run(*base, "--train").exit_code == 0
     refused(run(*base, "--train", "--max-work", "2e5"), "simulating 2 part(s) for 40 rounds",
@@ -647,7 +637,7 @@ def test_exact_verification_has_its_own_rate(monkeypatch: pytest.MonkeyPatch,
     doc = {"format": "gctool.code", "version": 1, "scheme": "custom", "n": 30, "k": 30,
            "field": "real", "s": 1, "params": {}, "B": B}
     path = _write(tmp_path, doc)
-    monkeypatch.setattr(rational, "reduce_rational", _forbid)
+    monkeypatch.setattr(rational, "reduce_rational", forbid)
     # 31 * 30 * 30 fraction operations: far above 1e6 at the rational rate, below at the GF rate
     line = refused(run("verify", path, "--exact", "--max-work", "1e6"), "reducing B")
     assert "2.8e+08 operations" in line
@@ -661,8 +651,8 @@ def test_large_frc_codes_answer_without_cubic_work(monkeypatch: pytest.MonkeyPat
     from gctool.audit.verify import verify
 
     monkeypatch.setenv("GCTOOL_MAX_WORK", "1e8")
-    monkeypatch.setattr(nullspace, "reduce_float", _forbid)
-    monkeypatch.setattr(symmetry, "_find_rotation", _forbid)
+    monkeypatch.setattr(nullspace, "reduce_float", forbid)
+    monkeypatch.setattr(symmetry, "_find_rotation", forbid)
     code = design("frc", n=1024, s=3)
     for s in (1, 3):
         report = verify(code, s)

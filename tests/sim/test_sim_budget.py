@@ -16,36 +16,27 @@ from click.testing import CliRunner, Result
 from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
-from gctool.io import code_bytes
 from gctool.limits import set_max_work
 from gctool.sim import run as sim_run
 from gctool.sim.budget import WorkMeter, cell_cost, plan_run
 from gctool.sim.contenders import Contender, baselines
 from gctool.sim.delays import parse_delay
 
-from refusals import refused
+from refusals import design_file, forbid, refused
 
 
 def _run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
 
-def _file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
-    path = tmp_path / name
-    path.write_bytes(code_bytes(design(scheme, **kw), path))
-    return str(path)
-
-
-def _forbid(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("work started before the run's budget was checked")
 
 
 @pytest.fixture
 def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail if a contender runs or a baseline is designed."""
-    monkeypatch.setattr(Contender, "run", _forbid)
-    monkeypatch.setattr(baselines, "bcc_baseline", _forbid)
-    monkeypatch.setattr(baselines, "sgc_baselines", _forbid)
+    monkeypatch.setattr(Contender, "run", forbid)
+    monkeypatch.setattr(baselines, "bcc_baseline", forbid)
+    monkeypatch.setattr(baselines, "sgc_baselines", forbid)
 
 
 @pytest.fixture
@@ -56,7 +47,7 @@ def budget() -> Any:
 
 def test_a_run_over_the_budget_is_refused_before_any_work(tmp_path: Path,
                                                          nothing_runs: None) -> None:
-    path = _file(tmp_path, "frc.json", "frc", n=64, s=1)
+    path = design_file(tmp_path, "frc.json", "frc", n=64, s=1)
     line = refused(_run("simulate", path, "--iterations", "1000", "--seed", "1",
                                   "--max-work", "1e7"))
     assert "simulating 6 part(s) for 1,000 rounds" in line  # the file and 5 baselines
@@ -64,7 +55,7 @@ def test_a_run_over_the_budget_is_refused_before_any_work(tmp_path: Path,
 
 
 def test_the_refusal_names_the_largest_part(tmp_path: Path, nothing_runs: None) -> None:
-    path = _file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=40, lam=3)
+    path = design_file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=40, lam=3)
     line = refused(_run("simulate", path, "--iterations", "2000", "--no-baselines",
                                   "--max-work", "1e6"))
     assert "jobs in flight" in line and "m.json" in line
@@ -72,7 +63,7 @@ def test_the_refusal_names_the_largest_part(tmp_path: Path, nothing_runs: None) 
 
 def test_the_training_is_estimated_before_the_rounds(tmp_path: Path,
                                                      nothing_runs: None) -> None:
-    path = _file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
+    path = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     args = ["simulate", path, "--iterations", "300", "--seed", "1", "--no-baselines"]
     code = design("cyclic", n=12, s=2, seed=1)
     c = sim_run.file_contenders([("x", code)])
@@ -86,7 +77,7 @@ def test_the_training_is_estimated_before_the_rounds(tmp_path: Path,
 
 def test_one_budget_for_every_contender(tmp_path: Path, nothing_runs: None) -> None:
     """Each part alone fits, the run does not: refused."""
-    path = _file(tmp_path, "frc.json", "frc", n=48, s=2)
+    path = design_file(tmp_path, "frc.json", "frc", n=48, s=2)
     code = design("frc", n=48, s=2)
     plan = plan_run(sim_run.file_contenders([("x", code)]),
                     baselines.baseline_keys([("x", code)]), 500, None, False)
@@ -119,7 +110,7 @@ def test_within_the_budget_the_results_are_the_contenders_own(tmp_path: Path,
                                                               args: list[str]) -> None:
     """The report's rows are those of the contenders run directly, without a meter, on the
     same draws; and the default budget gives the same document as a huge one."""
-    path = _file(tmp_path, "frc.json", "frc", n=12, s=2)
+    path = design_file(tmp_path, "frc.json", "frc", n=12, s=2)
     common = ["simulate", path, "--iterations", "300", "--seed", "7", "--json", *args]
     doc = json.loads(_run(*common).stdout)
     assert doc == json.loads(_run(*common, "--max-work", "1e15").stdout)
@@ -165,7 +156,7 @@ def test_the_meter_is_shared_by_the_contenders_of_a_run(tmp_path: Path,
         return real(self, times)
 
     monkeypatch.setattr(Contender, "run", spy)
-    path = _file(tmp_path, "frc.json", "frc", n=12, s=2)
+    path = design_file(tmp_path, "frc.json", "frc", n=12, s=2)
     assert _run("simulate", path, "--iterations", "50", "--seed", "1").exit_code == 0
     assert len(seen) == 6 and all(m is seen[0] for m in seen)
     assert isinstance(seen[0], WorkMeter) and seen[0].spent >= 6 * cell_cost(50, 12)
