@@ -27,7 +27,7 @@ from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
-from gctool.limits import MAX_FILE_BYTES, MAX_JSON_DEPTH, MAX_JSON_NUMBERS
+from gctool.limits import MAX_FILE_BYTES, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 from gctool.params import validate as validate_params
 
@@ -272,12 +272,17 @@ def loads_json(text: str, source: str) -> Any:
     surrogates, nesting deeper than :data:`~gctool.limits.MAX_JSON_DEPTH` and oversize
     documents.
 
-    The count of numbers is bounded *before* parsing (every number but the last of an array is
-    followed by a comma), so that a huge file fails fast instead of filling memory.
+    The counts of numbers (every number but the last of an array is followed by a comma) and
+    of arrays and objects (each opens with a bracket) are bounded *before* parsing, so that a
+    huge file fails fast instead of filling memory.
     """
     if text.count(",") > MAX_JSON_NUMBERS + 4096:
         raise CodeFileError(f"{source}: too many values for a JSON file (limit "
                             f"{MAX_JSON_NUMBERS:,} numbers); use an NPZ file for large codes")
+    if text.count("[") + text.count("{") > MAX_JSON_CONTAINERS:
+        raise CodeFileError(f"{source}: too many arrays and objects for a JSON file (limit "
+                            f"{MAX_JSON_CONTAINERS:,}; a complex entry is one); use an NPZ "
+                            "file for large codes")
     try:
         doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
         if isinstance(doc, float) and abs(doc) == _INF:

@@ -29,8 +29,13 @@ from __future__ import annotations
 MAX_FILE_BYTES = 256 * 1024 * 1024
 #: largest count of numbers a JSON input may hold (checked on the raw text *before* parsing, so
 #: a JSON file costs at most about 50 bytes of memory per number; complex entries count twice,
-#: so complex codes above 8.4 M entries must use NPZ)
+#: so complex codes above 8.4 M entries must use NPZ; :data:`MAX_JSON_CONTAINERS` stops them at 2 M)
 MAX_JSON_NUMBERS = 16_777_216
+#: largest count of arrays and objects a JSON input may hold (checked on the raw text before
+#: parsing: Python's parser spends about 1 us and 150 bytes on each, so 16 M one-entry arrays
+#: took 14 s and 2.3 GB before any check could refuse them); a complex entry is one array, so
+#: complex codes above 2 M entries must use NPZ
+MAX_JSON_CONTAINERS = 2_097_152
 #: deepest nesting of arrays and objects in any JSON input (code files, option files, curve
 #: files, checkpoints); a code file needs 6 (complex matrices inside ``params``)
 MAX_JSON_DEPTH = 64
@@ -173,6 +178,7 @@ REL_SLACK = 1e-9
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("MAX_FILE_BYTES", MAX_FILE_BYTES, "input file size (256 MiB)"),
     ("MAX_JSON_NUMBERS", MAX_JSON_NUMBERS, "numbers in a JSON input"),
+    ("MAX_JSON_CONTAINERS", MAX_JSON_CONTAINERS, "arrays and objects in a JSON input"),
     ("MAX_JSON_DEPTH", MAX_JSON_DEPTH, "nesting of arrays and objects in a JSON input"),
     ("MAX_NPZ_MEMBER_BYTES", MAX_NPZ_MEMBER_BYTES, "uncompressed NPZ member (512 MiB)"),
     ("MAX_N", MAX_N, "workers n"),

@@ -306,6 +306,27 @@ def test_json_with_too_many_numbers_is_refused_before_parsing(tmp_path: Path) ->
     assert "too many values for a JSON file" in one_line(run("bound", str(path)))
 
 
+def test_json_with_too_many_arrays_is_refused_before_parsing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Millions of one-entry arrays are within the count of numbers but cost the parser
+    seconds and gigabytes; they are refused on the raw text, before json.loads."""
+    from gctool import io
+
+    def parse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("parsed before the arrays were counted")
+
+    many = limits.MAX_JSON_CONTAINERS + 1
+    path = tmp_path / "arrays.json"
+    path.write_bytes(b'{"B": [' + b"[0]," * (many - 2) + b"[0]]}")
+    monkeypatch.setattr(io.json, "loads", parse)
+    assert "too many arrays and objects for a JSON file" in one_line(run("verify", str(path)))
+    path.write_bytes(b'{"n": 2, "params": {"x": [' + b"{}," * many + b"{}]}}")
+    assert "too many arrays and objects" in one_line(run("verify", str(path)))
+    monkeypatch.undo()
+    at_limit = b'{"B": [' + b"[0]," * (limits.MAX_JSON_CONTAINERS - 3) + b"[0]]}"
+    assert io.loads_json(at_limit.decode(), "x")["B"][0] == [0]  # the limit itself is parsed
+
+
 def _npz_header_claiming(shape: tuple[int, ...], dtype: str = "<f8") -> bytes:
     """An NPZ whose B header claims ``shape`` but holds almost no data."""
     import zipfile
