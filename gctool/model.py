@@ -115,9 +115,30 @@ class GradientCode:
         return [np.flatnonzero(row).tolist() for row in self.support]
 
     def targets(self) -> np.ndarray:
-        """The m x (k·m) matrix whose rows the master must recover (all-ones for m = 1)."""
-        T = np.kron(np.eye(self.m, dtype=np.int64), np.ones((1, self.k), dtype=np.int64))
-        return T.astype(self.field.dtype)
+        """The m x (k·m) matrix whose rows the master must recover (all-ones for m = 1); a
+        fresh copy of the one built for this code."""
+        T = self._derived("targets", lambda: np.kron(
+            np.eye(self.m, dtype=np.int64),
+            np.ones((1, self.k), dtype=np.int64)).astype(self.field.dtype))
+        return T.copy()
+
+    def row_normalised(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(D B, d)`` of :func:`gctool.numerics.normalise_rows` (R/C), computed once per code
+        (every decoder, reduction and oracle of a run starts from it); read-only arrays."""
+        from gctool.numerics import normalise_rows
+
+        Bn, d = self._derived("row_normalised", lambda: normalise_rows(np.asarray(self.B)))
+        return Bn, d
+
+    def _derived(self, key: str, make: Any) -> Any:
+        """A value computed from B once per code (B is read-only) and kept read-only."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            value = make()
+            for a in value if isinstance(value, tuple) else (value,):
+                a.setflags(write=False)
+            cache[key] = value
+        return cache[key]
 
     def with_s(self, s: int) -> GradientCode:
         """The same code audited for a different number of stragglers."""

@@ -26,10 +26,14 @@ With r the numerical rank:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gctool.numerics import condition, normalise_rows, numerical_rank
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gctool.model import GradientCode
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,15 @@ class Spectral:
 
     @classmethod
     def of(cls, B: np.ndarray) -> Spectral:
-        Bn, d = normalise_rows(np.asarray(B))
+        return cls._of(*normalise_rows(np.asarray(B)))
+
+    @classmethod
+    def of_code(cls, code: GradientCode) -> Spectral:
+        """:meth:`of` the code's B, from its row normalisation computed once per code."""
+        return cls._of(*code.row_normalised())
+
+    @classmethod
+    def _of(cls, Bn: np.ndarray, d: np.ndarray) -> Spectral:
         n, K = Bn.shape
         U, sv, Vh = np.linalg.svd(Bn, full_matrices=K < n)
         return cls(Bn, d, U, sv, Vh, int(numerical_rank(sv, Bn.shape)))

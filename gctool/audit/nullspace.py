@@ -49,7 +49,7 @@ from gctool.algebra.spectral import Spectral
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decodes, normalise_rows
+from gctool.numerics import EPS, decodes
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -76,9 +76,10 @@ class Reduction:
 def reduce_float(code: GradientCode, tol: float) -> Reduction:
     """Orthonormal left null space and minimum-norm W from the one SVD of B
     (:class:`gctool.algebra.spectral.Spectral`; R/C)."""
-    sp = Spectral.of(code.B)  # of the row-normalised B (exact power-of-two row scaling)
-    W = sp.min_norm(code.targets())  # (n, m)
-    err = float(np.sum(sp.errors(W, code.targets())))
+    sp = Spectral.of_code(code)  # of the row-normalised B (exact power-of-two row scaling)
+    T = code.targets()
+    W = sp.min_norm(T)  # (n, m)
+    err = float(np.sum(sp.errors(W, T)))
     return Reduction(sp.null_basis, W, sp.rank, bool(decodes(err, code.k, tol)), sp.kappa)
 
 
@@ -267,7 +268,7 @@ class FloatNullKernel:
         self.direct = DirectKernel(self.code, self.tol)
         # the reduction is of the row-normalised B_n = D B (exact powers of two): decoders of
         # B_n map to decoders of B by a = D a_n
-        self.Bn, self.row_scale = normalise_rows(np.asarray(self.code.B))
+        self.Bn, self.row_scale = self.code.row_normalised()
         self.T = self.code.targets().astype(self.Bn.dtype)  # (m, K)
 
     @property

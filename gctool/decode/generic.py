@@ -40,7 +40,6 @@ from gctool.numerics import (
     condition,
     decode_limit,
     integer_code,
-    normalise_rows,
     rank_cutoff,
     row_class_ids,
     structural_rank,
@@ -115,7 +114,7 @@ class Decoder:
         # table arithmetic (gctool.algebra.gf): no galois class, so no run-time compilation
         self._gf: Any = GFArith(code.field) if self.exact else None
         if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
-            self.Bn, self.row_scale = normalise_rows(np.asarray(code.B))
+            self.Bn, self.row_scale = code.row_normalised()
         self.budget = ExactBudget()  # exact rational work spent on undecidable sets
         self._classes: np.ndarray | None = None
         self._integer = False

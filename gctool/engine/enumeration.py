@@ -12,7 +12,8 @@ sequence) the lexicographic rank of ``c_0 < ... < c_{s-1}`` is
 Public API (shared with ``attack``):
 
 * :func:`count_sets` - ``C(n, s)``
-* :func:`unrank_lex` / :func:`rank_lex` - ranks <-> sets, vectorised
+* :func:`unrank_lex` / :func:`rank_lex` - ranks <-> sets, vectorised; :func:`unrank_one`
+  for a single rank
 * :func:`rank_ranges` - split ``[start, stop)`` into chunks
 * :func:`guided_ranges` - the same in shrinking chunks (threads that finish together)
 * :func:`straggler_chunks` - iterate over all (or a rank range of) sets as ``(b, s)`` arrays
@@ -59,6 +60,24 @@ def unrank_lex(n: int, s: int, ranks: np.ndarray) -> np.ndarray:
         d = np.searchsorted(table, rest, side="right") - 1  # largest d with C(d, s-i) <= rest
         rest = rest - table[d]
         out[:, i] = n - 1 - d
+    return out
+
+
+def unrank_one(n: int, s: int, rank: int) -> list[int]:
+    """The one s-subset of ``range(n)`` with lexicographic rank ``rank`` (as
+    :func:`unrank_lex`, in Python integers: no arrays for a single set)."""
+    if not 0 <= rank < comb(n, s):
+        raise ValueError(f"rank {rank} is outside [0, C({n}, {s}))")
+    out, c = [], 0
+    for i in range(s):
+        while True:  # sets starting (at position i) with c: C(n - 1 - c, s - 1 - i)
+            here = comb(n - 1 - c, s - 1 - i)
+            if rank < here:
+                break
+            rank -= here
+            c += 1
+        out.append(c)
+        c += 1
     return out
 
 

@@ -9,19 +9,19 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.sweep import WEAKEST, ChunkSummary, Task
-from gctool.engine.enumeration import unrank_lex
+from gctool.engine.enumeration import unrank_lex, unrank_one
 
 #: pending sets collected before the numpy kernel decides them (bounded memory)
 PENDING = 4096
 
 
 def _first_set(n: int, s: int, start: int) -> np.ndarray:
-    return np.ascontiguousarray(unrank_lex(n, s, np.array([start]))[0], dtype=np.int64)
+    return np.array(unrank_one(n, s, start), dtype=np.int64)
 
 
 def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
-    if not ranks:
-        return []
+    if len(ranks) <= 1:
+        return [unrank_one(n, s, r) for r in ranks]
     return [list(map(int, r)) for r in unrank_lex(n, s, np.asarray(ranks, dtype=np.int64))]
 
 
@@ -68,16 +68,13 @@ def _merge(index: int, count: int, n: int, s: int, best: tuple[float, int] | Non
            weak: list[tuple[float, int]], p_ranks: list[np.ndarray], p_evals: list[Any],
            numeric: bool) -> ChunkSummary:
     out = ChunkSummary(index, count, count)
-    if p_ranks:
-        ranks = np.concatenate(p_ranks)
-        ok = np.concatenate([e.ok for e in p_evals])
-        direct = np.concatenate([e.direct for e in p_evals])
-        fields = {k: np.concatenate([getattr(e, k) for e in p_evals])
-                  for k in ("error", "cond", "norm", "screen")}
-    else:
-        ranks = np.zeros(0, dtype=np.int64)
-        ok = direct = np.zeros(0, dtype=bool)
-        fields = {k: np.zeros(0) for k in ("error", "cond", "norm", "screen")}
+    if not p_ranks:  # every set accepted by the compiled screen
+        return _screened(out, n, s, best, weak) if numeric else out
+    ranks = np.concatenate(p_ranks)
+    ok = np.concatenate([e.ok for e in p_evals])
+    direct = np.concatenate([e.direct for e in p_evals])
+    fields = {k: np.concatenate([getattr(e, k) for e in p_evals])
+              for k in ("error", "cond", "norm", "screen")}
     out.direct = int(direct.sum())
     if (~ok).any():  # only the last set of the chunk can fail (see real_summary)
         out.fail_set = _sets(n, s, [int(ranks[np.flatnonzero(~ok)[0]])])[0]
@@ -104,6 +101,21 @@ def _merge(index: int, count: int, n: int, s: int, best: tuple[float, int] | Non
     out.max_norm = None if norm is None else (norm[0], sets[norm[1]])
     out.max_cond = None if cond is None else (cond[0], sets[cond[1]])
     out.max_resid = None if resid is None else (resid[0], sets[resid[1]])
+    out.weakest = [(v, sets[r]) for v, r in weak]
+    return out
+
+
+def _screened(out: ChunkSummary, n: int, s: int, best: tuple[float, int] | None,
+              weak: list[tuple[float, int]]) -> ChunkSummary:
+    """:func:`_merge` of a chunk without pending sets: no direct decoding, so only the
+    largest decoder norm and the weakest bounds of the compiled walk."""
+    weak = sorted(weak)
+    if weak:
+        out.min_screen = weak[0][0]
+    weak = weak[:WEAKEST]
+    picks = ([best] if best is not None else []) + weak
+    sets = dict(zip([r for _, r in picks], _sets(n, s, [r for _, r in picks]), strict=True))
+    out.max_norm = None if best is None else (best[0], sets[best[1]])
     out.weakest = [(v, sets[r]) for v, r in weak]
     return out
 

@@ -57,7 +57,7 @@ class OptimalOracle(Oracle):
         n, K = self.code.B.shape  # the set-up counts toward the work budget of the searches
         self.spent += K * n * min(n, K) + n**3 + 2 * n * n * min(n, K)
         # the one SVD of the row-normalised B (exact power-of-two scaling: same errors)
-        sp = Spectral.of(self.code.B)
+        sp = Spectral.of_code(self.code)
         T = self.code.targets()
         r = self.rank = sp.rank
         self.sigma = sp.sv[:r]
