@@ -22,7 +22,7 @@ import numpy as np
 
 from gctool.audit.nullspace import ChunkEval
 from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
-from gctool.engine.enumeration import count_sets, unrank_lex
+from gctool.engine.enumeration import count_sets, unrank_lex, unrank_one
 from gctool.engine.sweep import (
     Best,
     ExceedSummary,
@@ -260,7 +260,7 @@ class OracleKernel:
             return None
         if err.size:
             i = first_max(err)
-            worst = unrank_lex(n, s, np.array([task[1] + i]))[0].tolist()
+            worst = unrank_one(n, s, task[1] + i)
             out.peaks.append((float(err[i]), worst))
             out.checked = err.size
         return out
@@ -275,7 +275,7 @@ class OracleKernel:
         if over.size:
             i = int(over[0])
             out.checked, out.fail_err = i + 1, float(err[i])
-            out.fail_set = unrank_lex(n, s, np.array([task[1] + i]))[0].tolist()
+            out.fail_set = unrank_one(n, s, task[1] + i)
         return out
 
 
