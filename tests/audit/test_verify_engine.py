@@ -30,7 +30,13 @@ from gctool.audit.symmetry import (
     orbit_sizes,
 )
 from gctool.audit.verify import verify
-from gctool.engine.enumeration import rank_lex, sample_sets, straggler_chunks, unrank_lex
+from gctool.engine.enumeration import (
+    rank_lex,
+    sample_sets,
+    straggler_chunks,
+    unrank_lex,
+    unrank_one,
+)
 from gctool.errors import SearchInterrupted
 from gctool.model import GradientCode
 
@@ -67,6 +73,17 @@ def test_chunks_rank_and_unrank_match_itertools(n: int) -> None:
         if s and ref:
             assert rank_lex(n, np.array(ref)).tolist() == list(range(len(ref)))
             assert unrank_lex(n, s, np.arange(len(ref))).tolist() == [list(r) for r in ref]
+        assert [tuple(unrank_one(n, s, r)) for r in range(len(ref))] == ref
+        with pytest.raises(ValueError):
+            unrank_one(n, s, len(ref))
+
+
+def test_unrank_one_matches_unrank_lex_on_large_ranks() -> None:
+    rng = np.random.default_rng(3)
+    for n, s in ((30, 5), (40, 6), (64, 32)):
+        ranks = np.concatenate([[0, comb(n, s) - 1], rng.integers(0, comb(n, s), 200)])
+        ref = unrank_lex(n, s, ranks).tolist()
+        assert [unrank_one(n, s, int(r)) for r in ranks] == ref
 
 
 def test_sample_sets_are_distinct_sorted_and_seeded() -> None:

@@ -40,6 +40,21 @@ def test_model_is_read_only(crc3: GradientCode) -> None:
         crc3.B[0, 0] = 3.0
 
 
+def test_derived_data_is_computed_once_and_never_shared_writable(crc3: GradientCode) -> None:
+    from gctool.numerics import normalise_rows
+
+    T = crc3.targets()
+    T[0, 0] = 5  # a fresh copy: the code's own stays
+    assert crc3.targets().tolist() == [[1, 1, 1]]
+    Bn, d = crc3.row_normalised()
+    ref = normalise_rows(np.asarray(crc3.B))
+    assert np.array_equal(Bn, ref[0]) and np.array_equal(d, ref[1])
+    assert crc3.row_normalised()[0] is Bn  # computed once
+    with pytest.raises(ValueError):
+        Bn[0, 0] = 3.0
+    assert crc3.with_s(1).row_normalised()[0] is not Bn  # per code object
+
+
 def test_m_piece_targets() -> None:
     code = GradientCode(np.ones((4, 6)), parse_field("real"), 1, params={"m": 2})
     assert code.k == 3 and code.m == 2
