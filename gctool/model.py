@@ -130,6 +130,10 @@ class GradientCode:
         Bn, d = self._derived("row_normalised", lambda: normalise_rows(np.asarray(self.B)))
         return Bn, d
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the derived values (a worker recomputes what it needs)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
+
     def _derived(self, key: str, make: Any) -> Any:
         """A value computed from B once per code (B is read-only) and kept read-only."""
         cache = self.__dict__.setdefault("_cache", {})

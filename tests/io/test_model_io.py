@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,8 @@ def test_derived_data_is_computed_once_and_never_shared_writable(crc3: GradientC
     with pytest.raises(ValueError):
         Bn[0, 0] = 3.0
     assert crc3.with_s(1).row_normalised()[0] is not Bn  # per code object
+    back = pickle.loads(pickle.dumps(crc3))  # travels without them
+    assert "_cache" not in back.__dict__ and np.array_equal(back.row_normalised()[0], Bn)
 
 
 def test_m_piece_targets() -> None:
