@@ -96,6 +96,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     estimate = _estimate(run, evaluations, per_set, len(tasks), threads)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
+    if threads and run.used_jobs == 1:  # no threads to balance: a few large chunks, since
+        # each chunk costs a merge and a fold in Python (about 0.1 ms)
+        tasks = tasks[:1] + [(i + 1, a, b)
+                             for i, (a, b) in enumerate(rank_ranges(pilot, stop, 4 * size))]
     if acc.fail_set is None and len(tasks) > 1:
         run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner)
     reduction = None
