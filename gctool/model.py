@@ -134,6 +134,12 @@ class GradientCode:
         """Pickled without the derived values (a worker recomputes what it needs)."""
         return {k: v for k, v in self.__dict__.items() if k != "_cache"}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled with B read-only, as the constructor leaves it (an unpickled array is
+        writable, and the derived values assume that B never changes)."""
+        self.__dict__.update(state)
+        self.B.setflags(write=False)
+
     def _derived(self, key: str, make: Any) -> Any:
         """A value computed from B once per code (B is read-only) and kept read-only."""
         cache = self.__dict__.setdefault("_cache", {})

@@ -56,6 +56,8 @@ def test_derived_data_is_computed_once_and_never_shared_writable(crc3: GradientC
     assert crc3.with_s(1).row_normalised()[0] is not Bn  # per code object
     back = pickle.loads(pickle.dumps(crc3))  # travels without them
     assert "_cache" not in back.__dict__ and np.array_equal(back.row_normalised()[0], Bn)
+    with pytest.raises(ValueError):  # read-only again, so its derived values stay true
+        back.B[0, 0] = 3.0
 
 
 def test_m_piece_targets() -> None:
