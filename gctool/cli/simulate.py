@@ -121,6 +121,9 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     stdin_once(*code_files)
     if as_json and writes_stdout(plot):
         raise click.UsageError("--plot and --json both write to stdout; choose one")
+    for given, name in ((lazy, "--lazy"), (models, "--models")):
+        if given is not None and not train:
+            raise click.UsageError(f"{name} needs --train")
     sparsifier = None
     if sparsify_spec is not None:
         from gctool.sim.sparsify import parse_sparsify

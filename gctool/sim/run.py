@@ -298,7 +298,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     width = _check_run(codes, iterations, protocol, mu)
     from gctool.sim.training import check_options
 
-    check_options(train, lazy, sparsify)
+    check_options(train, lazy, sparsify, models)
     rule_mu = mu if protocol == "authors" else None
     if delay.name == "bernoulli" and delay.worker_p is None:
         delay.worker_p = _worker_probabilities(codes)

@@ -250,11 +250,17 @@ class Estimator:
         return np.asarray(total)
 
 
-def check_options(kind: str | None, lazy: float | None, sparsify: Any) -> None:
-    """Refuse training options that cannot apply: a sparsifier without training (it acts on
-    the training's messages), or with lazy uploads (they exclude each other)."""
+def check_options(kind: str | None, lazy: float | None, sparsify: Any,
+                  models: int | None = None) -> None:
+    """Refuse training options that cannot apply: a sparsifier, lazy uploads or a number of
+    models without training (they act on the training's messages and models), or a
+    sparsifier with lazy uploads (they exclude each other)."""
     if sparsify is not None and kind is None:
         raise InvalidInput("sparsify needs train (it sparsifies the training's messages)")
+    if lazy is not None and kind is None:
+        raise InvalidInput("lazy needs train (lazy uploads skip the training's messages)")
+    if models is not None and kind is None:
+        raise InvalidInput("models needs train (it counts the models trained concurrently)")
     if sparsify is not None and lazy is not None:
         raise InvalidInput("sparsify and lazy exclude each other")
 

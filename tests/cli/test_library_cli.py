@@ -374,14 +374,19 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
     path = _code_file(tmp_path, "frc")
     codes = [("f", gctool.read_code(path))]
     wangni = parse_sparsify("wangni")
-    for kw, message in ((dict(), "sparsify needs train"),
-                        (dict(train="lsq", lazy=0.5), "sparsify and lazy exclude each other")):
+    for kw, message in ((dict(sparsify=wangni), "sparsify needs train"),
+                        (dict(train="lsq", lazy=0.5, sparsify=wangni),
+                         "sparsify and lazy exclude each other"),
+                        (dict(lazy=0.5), "lazy needs train"),
+                        (dict(models=3), "models needs train")):
         with pytest.raises(InvalidInput, match=message):
             gctool.simulate(codes, parse_delay("shifted-exp", "interp"), iterations=20, seed=1,
-                            sparsify=wangni, **kw)
+                            **kw)
     for args, message in ((["--sparsify", "wangni"], "--sparsify needs --train"),
                           (["--train", "--lazy", "0.5", "--sparsify", "wangni"],
-                           "--sparsify and --lazy exclude each other")):
+                           "--sparsify and --lazy exclude each other"),
+                          (["--lazy", "0.5"], "--lazy needs --train"),
+                          (["--models", "3"], "--models needs --train")):
         r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "20", *args])
         assert r.exit_code == 2 and message in r.stderr
 
