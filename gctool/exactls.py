@@ -20,8 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from gctool._threads import in_task_order
 from gctool.algebra.rational import integer_rows, row_basis, solve
+from gctool.engine.threads import in_task_order
 from gctool.errors import BudgetExceeded
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder

@@ -10,7 +10,7 @@ one task at a time; those keep the process pool.
 
 * The threads run at most :data:`AHEAD` tasks each ahead of the fold: on an early stop the
   running tasks finish and later ones never start.
-* Work charged to a run-wide budget waits for its turn (:func:`gctool._threads.in_task_order`):
+* Work charged to a run-wide budget waits for its turn (:func:`in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
 * An exception in a task is raised in the caller at that task's place in the order, once the
@@ -27,10 +27,59 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from gctool._threads import Cancelled, TaskOrder, set_task
 from gctool.engine.parallel import Worker, run_ordered
 
 T = TypeVar("T")
+
+class Cancelled(BaseException):
+    """Raised in a pool thread waiting for its turn when the run stops (never reaches a caller:
+    the pool discards that task)."""
+
+
+class TaskOrder:
+    """The order of a thread pool's tasks for the work whose *total* is budgeted: task i's turn
+    comes once tasks 0..i-1 have been folded by the caller, so such work is charged in task
+    order, exactly as one thread would charge it (a run that stops does not charge later
+    tasks)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.folded = 0
+        self.stopped = False
+
+    def wait(self, index: int) -> None:
+        with self._cond:
+            while self.folded < index and not self.stopped:
+                self._cond.wait()
+            if self.stopped:
+                raise Cancelled
+
+    def advance(self, folded: int) -> None:
+        with self._cond:
+            self.folded = folded
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self.stopped = True
+            self._cond.notify_all()
+
+
+_current = threading.local()
+
+
+def set_task(order: TaskOrder | None, index: int = 0) -> None:
+    """Record the task this pool thread runs (None: none)."""
+    _current.task = None if order is None else (order, index)
+
+
+def in_task_order() -> None:
+    """Wait, in a pool thread, until every earlier task has been folded (elsewhere: return at
+    once).  Called before charging a budget shared by the whole run."""
+    task = getattr(_current, "task", None)
+    if task is not None:
+        task[0].wait(task[1])
+
 
 #: tasks a pool may run ahead of the fold, per thread
 AHEAD = 2

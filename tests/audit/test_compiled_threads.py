@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from gctool import exactls
-from gctool._threads import TaskOrder, in_task_order, set_task
 from gctool.audit import nullspace as ns
 from gctool.audit.attack import attack, threshold
 from gctool.audit.verify import enumeration, verify
 from gctool.codes import design
 from gctool.engine import threads
+from gctool.engine.threads import TaskOrder, in_task_order, set_task
 from gctool.errors import SearchInterrupted
 
 from corpus import adversarial_corpus, code_of
