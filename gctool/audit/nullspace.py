@@ -232,8 +232,9 @@ class GFNullKernel:
         return self.compiled_test is not None and s > 0
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool) -> Any:
-        """The chunk summary of a rank range walked by the compiled test (None: not planned)."""
+                        numeric: bool, defer: bool = False) -> Any:
+        """The chunk summary of a rank range walked by the compiled test (None: not planned;
+        exact, so nothing is left to ``defer``)."""
         if self.compiled_test is None or s == 0:
             return None
         from gctool.audit.kernels.ranges import gf_summary
@@ -309,14 +310,16 @@ class FloatNullKernel:
         return self.compiled_screen is not None and s > 0
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool) -> Any:
+                        numeric: bool, defer: bool = False) -> Any:
         """The chunk summary of a rank range, walked by the compiled screen (None: not
-        planned; the engine then builds the sets and calls :meth:`evaluate`)."""
+        planned; the engine then builds the sets and calls :meth:`evaluate`); with ``defer``,
+        a few doubtful sets may be left to the fold
+        (:func:`gctool.audit.kernels.ranges.real_summary`)."""
         if self.compiled_screen is None or s == 0:
             return None
         from gctool.audit.kernels.ranges import real_summary
 
-        return real_summary(self, task, n, s, numeric)
+        return real_summary(self, task, n, s, numeric, defer)
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self.compiled_screen is None or S.shape[0] == 0 or S.shape[1] == 0:

@@ -124,18 +124,34 @@ def summarise(index: int, S: np.ndarray, w: np.ndarray, r: ChunkEval,
     return out
 
 
+class Unsettled(Protocol):
+    """A chunk whose last few sets the worker left to the fold, which decides them in task
+    order in its own thread (:func:`settle`): threads walking compiled code then never wait
+    for the GIL held by numpy (``SweepWorker(defer=True)``, in-process runners only)."""
+
+    def settle(self) -> ChunkSummary: ...
+
+
+def settle(chunk: ChunkSummary | Unsettled) -> ChunkSummary:
+    """The summary of a chunk, deciding what its worker left undecided."""
+    return chunk if isinstance(chunk, ChunkSummary) else chunk.settle()
+
+
 @dataclass
 class SweepWorker:
-    """Evaluates one task: build the sets, run the kernel, summarise (picklable)."""
+    """Evaluates one task: build the sets, run the kernel, summarise (picklable).  With
+    ``defer`` a compiled walk may return an :class:`Unsettled` chunk (for the threads of this
+    process, whose fold settles it)."""
 
     source: Source
     kernel: Kernel
     numeric: bool
+    defer: bool = False
 
-    def run(self, task: Task) -> ChunkSummary:
+    def run(self, task: Task) -> ChunkSummary | Unsettled:
         ranged = getattr(self.kernel, "summarise_range", None)
         if ranged is not None and isinstance(self.source, LexSource):  # compiled: walks ranks
-            out = ranged(task, self.source.n, self.source.s, self.numeric)
+            out = ranged(task, self.source.n, self.source.s, self.numeric, self.defer)
             if out is not None:
                 return out
         S, w = self.source.sets(task)
@@ -179,8 +195,9 @@ class Accumulator:
     min_screen: float | None = None
     weakest: list[Best] = field(default_factory=list)
 
-    def merge(self, c: ChunkSummary) -> bool:
+    def merge(self, chunk: ChunkSummary | Unsettled) -> bool:
         """Fold in the next chunk; True when it holds a counterexample (stop)."""
+        c = settle(chunk)
         self.evaluated += c.evaluated
         self.weight += c.weight
         self.direct += c.direct

@@ -152,6 +152,75 @@ def test_walk_summary_equals_numpy_on_every_route(monkeypatch: pytest.MonkeyPatc
         assert below > 0
 
 
+@pytest.mark.parametrize("name,code,s", walk_codes()[:3] + [random_codes()[4]],
+                         ids=[c[0] for c in walk_codes()[:3] + [random_codes()[4]]])
+@pytest.mark.parametrize("q", [None, 0.01, 0.5])
+def test_a_chunk_left_to_the_fold_settles_to_the_same_summary(
+        monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode, s: int,
+        q: float | None) -> None:
+    """A walk that leaves its doubtful sets to the fold (``defer``) settles to the summary
+    the walking thread would have made, field for field and float for float, whether the
+    sets are few (left to the fold), many (decided by the walker after all), or hold a failing
+    set mid-chunk (cut and walked again up to it)."""
+    from gctool.audit.kernels import ranges
+    from gctool.audit.sweep import ChunkSummary, settle
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    tol = TOL if q is None else _tol_at_quantile(code, s, q)
+    kernel = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
+    kernel.chunk_size(s)
+    total = comb(code.n, s)
+    rng = np.random.default_rng(7)
+    ranges_ = [(0, total), (total // 4, total)]
+    ranges_ += [tuple(sorted(rng.choice(total + 1, 2, replace=False))) for _ in range(4)]
+    left = cut = 0
+    for limit in (0, ranges.DEFER_MAX, 10**6):
+        monkeypatch.setattr(ranges, "DEFER_MAX", limit)
+        for start, stop in ranges_:
+            task = (2, start, stop)
+            now = SweepWorker(LexSource(code.n, s), kernel, True).run(task)
+            later = SweepWorker(LexSource(code.n, s), kernel, True, defer=True).run(task)
+            assert isinstance(now, ChunkSummary)
+            left += not isinstance(later, ChunkSummary)
+            cut += not isinstance(later, ChunkSummary) and now.fail_set is not None
+            assert settle(later) == now, (limit, start, stop)
+    assert left > 0  # the fold was left something to decide
+    assert cut > 0 or name != "fails-mid"  # ... and a failing set before a chunk's end
+
+
+def test_the_fold_decides_what_the_threads_leave(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``--jobs 2`` the compiled walks run in threads and their few doubtful sets are
+    decided by the numpy kernel in the caller's thread only (a tiny tolerance leaves many;
+    chunks of at most :data:`~gctool.audit.kernels.ranges.DEFER_MAX` sets); the report is the
+    one of ``--jobs 1``."""
+    import threading
+
+    from gctool.audit.verify import enumeration
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)  # at most 64 sets a chunk: all left
+    monkeypatch.setattr(ns, "COMPILED_PILOT", 8)
+    monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
+    seen: list[str] = []
+    real = ns.FloatNullKernel.evaluate_numpy
+
+    def spy(self: Any, S: np.ndarray) -> Any:
+        seen.append(threading.current_thread().name)
+        return real(self, S)
+
+    monkeypatch.setattr(ns.FloatNullKernel, "evaluate_numpy", spy)
+    code = design("cyclic", n=16, s=4, seed=3)
+    docs = []
+    for jobs in (1, 2):
+        seen.clear()
+        report = verify(code, 4, method="exhaustive", jobs=jobs, tol=1e-20)  # many doubtful
+        assert report.ok and report.jobs == jobs
+        doc = report.to_dict()
+        docs.append({k: v for k, v in doc.items() if k not in ("elapsed_s", "jobs", "estimate")})
+        assert len(seen) > 5 and set(seen) == {threading.main_thread().name}, jobs
+    assert docs[0] == docs[1]
+
+
 @pytest.mark.parametrize("name,code,s", walk_codes(), ids=[c[0] for c in walk_codes()])
 def test_verify_on_walk_codes_equals_numpy(monkeypatch: pytest.MonkeyPatch, name: str,
                                            code: GradientCode, s: int) -> None:

@@ -4,6 +4,7 @@ back, exactly as :func:`gctool.audit.sweep.summarise` would summarise the whole 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,43 +26,86 @@ def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
     return unrank_lex(n, s, np.asarray(ranks, dtype=np.int64)).tolist()
 
 
-def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> ChunkSummary:
+#: a walk leaves at most this many doubtful sets to the fold (:class:`Walked`); with more, the
+#: thread that walked the chunk decides them (the fold would become the bottleneck)
+DEFER_MAX = 64
+
+
+def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
+                 defer: bool = False) -> ChunkSummary | Walked:
     """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`:
-    the compiled screen accepts what it proves, the kernel's numpy path decides the rest."""
+    the compiled screen accepts what it proves, the kernel's numpy path decides the rest.
+
+    With ``defer``, a chunk with at most :data:`DEFER_MAX` doubtful sets comes back as a
+    :class:`Walked`, whose :meth:`~Walked.settle` decides them later (the fold does, in task
+    order, in its own thread: the walking threads never hold the GIL for numpy); the summary
+    is the same either way."""
     index, start, stop = task
-    while True:
-        out = _real_pass(kernel, index, start, stop, n, s, numeric)
-        if isinstance(out, ChunkSummary):
-            return out
-        stop = out + 1  # a failing set at rank ``out``: the chunk ends there
-
-
-def _real_pass(kernel: Any, index: int, start: int, stop: int, n: int, s: int,
-               numeric: bool) -> ChunkSummary | int:
-    screen = kernel.compiled_screen
+    w = Walked(kernel, index, start, stop, n, s, numeric)
     S = _first_set(n, s, start)
     pend = np.zeros(PENDING, dtype=np.int64)
-    best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
-    weak: list[tuple[float, int]] = []
-    p_ranks: list[np.ndarray] = []
-    p_evals: list[Any] = []
+    screen = kernel.compiled_screen
     pos, count = 0, stop - start
     while pos < count:
         done, npend, nrm, at, wlb, wat = screen.walk(S, count - pos, pend)
         base = start + pos
-        if at >= 0 and (best is None or nrm > best[0]):
-            best = (nrm, base + at)
-        weak += [(float(v), base + int(a)) for v, a in zip(wlb, wat, strict=True) if a >= 0]
+        if at >= 0 and (w.best is None or nrm > w.best[0]):
+            w.best = (nrm, base + at)
+        w.weak += [(float(v), base + int(a)) for v, a in zip(wlb, wat, strict=True) if a >= 0]
         if npend:
-            ranks = base + pend[:npend].copy()
-            ev = kernel.evaluate_numpy(unrank_lex(n, s, ranks))
-            bad = np.flatnonzero(~ev.ok)
-            if bad.size and int(ranks[bad[0]]) < stop - 1:
-                return int(ranks[bad[0]])
-            p_ranks.append(ranks)
-            p_evals.append(ev)
+            w.batches.append(base + pend[:npend].copy())
         pos += done
-    return _merge(index, count, n, s, best, weak, p_ranks, p_evals, numeric)
+        if not (defer and w.pending <= DEFER_MAX) and w.decide() is not None:
+            return w.settle()  # a failing set before the end: the chunk is cut there
+    return w if defer and w.pending <= DEFER_MAX else w.settle()
+
+
+@dataclass
+class Walked:
+    """A rank range ``[start, stop)`` walked by the compiled screen: the largest decoder norm
+    and the weakest bounds it proved, and the ranks of the sets it left doubtful, in batches
+    (one per call of the walk), of which the first ``len(evals)`` are decided."""
+
+    kernel: Any
+    index: int
+    start: int
+    stop: int
+    n: int
+    s: int
+    numeric: bool
+    best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
+    weak: list[tuple[float, int]] = field(default_factory=list)
+    batches: list[np.ndarray] = field(default_factory=list)
+    evals: list[Any] = field(default_factory=list)
+    cut: int | None = None
+
+    @property
+    def pending(self) -> int:
+        return sum(b.size for b in self.batches)
+
+    def decide(self) -> int | None:
+        """Decide the undecided batches in order with the numpy kernel; the rank of a failing
+        set before the last of the range, if any (the chunk must be cut there)."""
+        while self.cut is None and len(self.evals) < len(self.batches):
+            ranks = self.batches[len(self.evals)]
+            ev = self.kernel.evaluate_numpy(unrank_lex(self.n, self.s, ranks))
+            bad = np.flatnonzero(~ev.ok)
+            if bad.size and int(ranks[bad[0]]) < self.stop - 1:
+                self.cut = int(ranks[bad[0]])
+            else:
+                self.evals.append(ev)
+        return self.cut
+
+    def settle(self) -> ChunkSummary:
+        """The chunk summary (cut at the first failing set, walked again up to it)."""
+        cut = self.decide()
+        if cut is not None:
+            out = real_summary(self.kernel, (self.index, self.start, cut + 1), self.n, self.s,
+                               self.numeric)
+            assert isinstance(out, ChunkSummary)
+            return out
+        return _merge(self.index, self.stop - self.start, self.n, self.s, self.best,
+                      self.weak, self.batches, self.evals, self.numeric)
 
 
 def _merge(index: int, count: int, n: int, s: int, best: tuple[float, int] | None,

@@ -17,7 +17,7 @@ from math import nan
 from typing import Any
 
 from gctool.audit import nullspace as ns
-from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runner
+from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runner, settle
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
@@ -75,10 +75,11 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         stop, evaluations = count_candidates(n, s, rot.t), count_orbits(n, s, rot.t)
     else:
         source, stop, evaluations = LexSource(n, s), run.total, run.total
-    worker = SweepWorker(source, kernel, run.numeric)
     compiled = size >= ns.COMPILED_CHUNK  # per-set times of nanoseconds
     runner = run.runner or local_runner(kernel, source)
     threads = run.runner is None and runner is not None
+    # threads leave a compiled walk's few doubtful sets to the fold (in the caller's thread)
+    worker = SweepWorker(source, kernel, run.numeric, defer=threads)
     # the first chunk is timed for the estimate
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
     ntasks = 1 + -(-(stop - pilot) // size)
@@ -91,7 +92,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
     acc = Accumulator()
     t0 = time.perf_counter()
-    first = worker.run(tasks[0])
+    first = settle(worker.run(tasks[0]))
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, len(tasks), threads)
     run.fold(acc, first)
@@ -113,7 +114,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
 
 def _time_probe(worker: SweepWorker, count: int) -> float:
     t0 = time.perf_counter()
-    probe = worker.run((0, 0, count))
+    probe = settle(worker.run((0, 0, count)))
     return (time.perf_counter() - t0) / max(1, probe.evaluated)
 
 
