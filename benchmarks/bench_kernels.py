@@ -11,7 +11,11 @@ For every case it prints sets/s and ns per set of:
 * ``gctool numpy``: ``verify --method exhaustive`` (or the exhaustive ``attack`` worst case)
   with the numpy kernels (``GCTOOL_COMPILED=0``);
 * ``gctool``: the same with the compiled kernels (``GCTOOL_COMPILED=1``), one process;
-  and, for n=40/s=6, with ``--jobs 2`` (two threads: the compiled walks release the GIL).
+  and, for n=40/s=6, with ``--jobs 2`` (two threads: the compiled walks release the GIL);
+* ``compiled walk alone``: for n=40/s=6, the compiled screen walking every rank with nothing
+  around it, in one thread and in two (taking chunks in turn): what this machine gives two threads
+  of the kernel at that moment, the ceiling of ``--jobs 2`` (on a virtual machine whose two
+  cores may share a physical one, it moves from run to run).
 
 Cases: real Tandon cyclic codes n=24/s=4, n=30/s=5, n=40/s=6 (no naive loop: 3.8 M sets);
 cyclic-MDS GF(2^5) n=31/s=5 (exhaustive, no certificate); a random generalised Reed-Solomon
@@ -25,10 +29,16 @@ Targets (issue: compiled audit kernels), single core unless stated:
 Rates are from CPU time (this process plus its finished children), which a machine shared with
 other work distorts much less than wall time; the --jobs 2 scaling is a wall-time ratio and
 needs two idle cores to mean anything.  Wall times are printed beside.  So the --jobs 2 run is
-also measured per thread: the CPU time of the caller's thread (set-up, first chunk, fold) and of
-each pool thread, and how much of it runs holding the GIL (outside the compiled walks); on two
-idle cores its wall time is about ``max(caller + busiest pool thread, GIL-held total)``, and
-the estimated scaling is the one-job CPU time over that.
+also measured per thread: the CPU time of the caller's thread before and after the pool runs
+(set-up, first chunk, report: serial) and while it runs (the fold, which decides the sets the
+walks leave doubtful), of each pool thread, and how much of it all runs holding the GIL
+(outside the compiled walks); on two idle cores its wall time is about
+``max(serial + max(busiest pool thread, fold), GIL-held total)``, and the estimated scaling
+is the one-job CPU time over that.  Beside it, the compiled walk alone in two threads
+(``compiled walk alone``) gives the machine's own ceiling at that moment.  The n=40/s=6 runs
+with one job, two jobs and the walk alone alternate, :data:`ROUNDS` rounds, the fastest of
+each kept, so that a machine whose speed drifts (a virtual machine's cores may share a
+physical one) treats them alike.
 
 Everything runs with one BLAS thread (as the CLI does).  Compilation is done (or loaded from
 the cache) before anything is timed.  Run:
@@ -168,7 +178,17 @@ class ThreadClock:
 
         self.pool: dict[int, float] = {}
         self.nogil: dict[int, float] = {}
-        loop = threads._Threads._loop
+        self.fold = 0.0  # the caller's CPU while the pool runs
+        loop, run_threads = threads._Threads._loop, threads.run_threads
+
+        def timed_run(*args: Any) -> None:
+            t0 = time.thread_time()
+            try:
+                run_threads(*args)
+            finally:
+                self.fold += time.thread_time() - t0
+
+        threads.run_threads = timed_run  # type: ignore[assignment]
 
         def timed_loop(pool: Any) -> None:
             t0 = time.thread_time()
@@ -191,19 +211,81 @@ class ThreadClock:
 
         return walk
 
-    def run(self, fn: Callable[[], Any]) -> tuple[float, float, float, Any]:
-        """(caller CPU, busiest pool thread CPU, GIL-held CPU of all threads, result)."""
+    def run(self, fn: Callable[[], Any]) -> tuple[dict[str, float], Any]:
+        """CPU seconds of ``fn()``'s threads: the caller's ``serial`` part (outside the pool)
+        and ``fold`` (while the pool runs), the ``busiest`` pool thread, ``gil`` (held by all
+        threads), and the estimated wall time on two idle cores ``est``; and the result."""
         import threading
 
         self.pool.clear()
         self.nogil.clear()
+        self.fold = 0.0
         t0 = time.thread_time()
         out = fn()
         caller = time.thread_time() - t0
         me = threading.get_ident()
         gil = caller - self.nogil.get(me, 0.0)
         gil += sum(c - self.nogil.get(k, 0.0) for k, c in self.pool.items())
-        return caller, max(self.pool.values(), default=0.0), gil, out
+        busiest = max(self.pool.values(), default=0.0)
+        serial = caller - self.fold
+        return {"serial_cpu_s": serial, "fold_cpu_s": self.fold, "busiest_thread_cpu_s": busiest,
+                "gil_cpu_s": gil, "est_wall_s": max(serial + max(busiest, self.fold), gil)}, out
+
+
+def bare_walks(code: GradientCode, s: int) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The compiled screen's walk alone (no gctool code around it: no fold, no doubtful sets
+    decided) over every rank: in one thread, and in two threads taking chunks of 2^16 ranks
+    in turn.  Their ratio is what this machine gives two threads of the kernel at that
+    moment: the ceiling of ``--jobs 2``."""
+    import threading
+
+    from gctool.audit import nullspace as nsk
+    from gctool.limits import DEFAULT_TOL
+
+    kernel = nsk.FloatNullKernel(code, DEFAULT_TOL, nsk.reduce_float(code, DEFAULT_TOL))
+    kernel.chunk_size(s)
+    screen, n, total = kernel.compiled_screen, code.n, comb(code.n, s)
+
+    def walk(a: int, b: int) -> None:
+        S, pend, pos = np.array(unrank_lex(n, s, np.array([a]))[0], np.int64), \
+            np.zeros(4096, np.int64), 0
+        while pos < b - a:
+            pos += screen.walk(S, b - a - pos, pend)[0]
+
+    def take(chunks: Any) -> None:
+        for a in chunks:  # next() of a shared iterator runs under the GIL: each chunk once
+            walk(a, min(total, a + (1 << 16)))
+
+    def two() -> None:
+        chunks = iter(range(0, total, 1 << 16))
+        th = [threading.Thread(target=take, args=(chunks,)) for _ in range(2)]
+        for t in th:
+            t.start()
+        for t in th:
+            t.join()
+
+    return lambda: walk(0, total), two
+
+
+#: rounds of the alternating --jobs 1 / --jobs 2 / walk-alone measurement
+ROUNDS = 8
+
+
+def alternate(fns: dict[str, Callable[[], Any]], code: GradientCode
+              ) -> dict[str, tuple[float, float, Any]]:
+    """(wall, CPU) seconds of the fastest of :data:`ROUNDS` runs of each of ``fns``, run in
+    turn round after round (so that a machine whose speed drifts treats them alike), each
+    from a ``code`` without derived values; and the last result of each."""
+    out: dict[str, tuple[float, float, Any]] = {}
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            code.__dict__.pop("_cache", None)
+            t0, c0 = time.perf_counter(), cpu()
+            res = fn()
+            wall, c = time.perf_counter() - t0, cpu() - c0
+            w0, c_0, _ = out.get(name, (wall, c, None))
+            out[name] = (min(w0, wall), min(c_0, c), res)
+    return out
 
 
 def row(case: str, sets: int, method: str, wall: float, cpu_s: float, jobs: int = 1
@@ -235,22 +317,26 @@ def real_case(n: int, s: int, naive_sets: int, numpy_kernels: bool = True,
         w, c, r = timed(run, False, code=code)
         assert r.ok
         out.append(row(case, total, "gctool (numpy kernels)", w, c))
-    w, c, r = timed(run, True, repeat=3, code=code)
-    assert r.ok and r.exact
-    out.append(row(case, total, "gctool (compiled)", w, c))
-    if jobs2:
-        w, c, r = timed(lambda: run(2), True, repeat=3, code=code)
-        assert r.ok
-        out.append(row(case, total, "gctool (compiled, --jobs 2)", w, c, r.jobs))
+    if not jobs2:
+        w, c, r = timed(run, True, repeat=3, code=code)
+        assert r.ok and r.exact
+        out.append(row(case, total, "gctool (compiled)", w, c))
+    else:  # one job, two jobs and the walk alone in one and two threads, in turn
+        os.environ["GCTOOL_COMPILED"] = "1"
+        one, two = bare_walks(code, s)
+        t = alternate({"gctool (compiled)": run, "gctool (compiled, --jobs 2)": lambda: run(2),
+                       "compiled walk alone": one, "compiled walk alone, 2 threads": two}, code)
+        for name, (w, c, r) in t.items():
+            jobs = 2 if "2" in name else 1
+            assert r is None or (r.ok and r.exact and r.jobs == jobs)
+            out.append(row(case, total, name, w, c, jobs))
         clock = ThreadClock()
         best: dict[str, Any] | None = None
         for _ in range(3):  # the fastest of 3 estimates, as for every compiled row
             code.__dict__.pop("_cache", None)  # a fresh code, as for timed()
-            caller, busiest, gil, r = clock.run(lambda: run(2))
-            est = max(caller + busiest, gil)
-            if best is None or est < best["est_wall_s"]:
-                best = {"caller_cpu_s": caller, "busiest_thread_cpu_s": busiest,
-                        "gil_cpu_s": gil, "est_wall_s": est}
+            times, r = clock.run(lambda: run(2))
+            if best is None or times["est_wall_s"] < best["est_wall_s"]:
+                best = times
         assert best is not None
         out.append(dict(row(case, total, "gctool (compiled, --jobs 2) estimate",
                             best["est_wall_s"], best["est_wall_s"], 2), **best))
@@ -341,6 +427,8 @@ def main() -> None:
                                                      "gctool (compiled)", "wall_sets_per_s"),
          1.8),
     ]
+    ceiling = ratio(rows, c40, "compiled walk alone, 2 threads", "compiled walk alone",
+                    "wall_sets_per_s")
     # what two idle cores would give, from per-thread CPU time (ThreadClock)
     est = next(r for r in rows if r["case"] == c40
                and r["method"] == "gctool (compiled, --jobs 2) estimate")
@@ -348,7 +436,7 @@ def main() -> None:
     if args.json:
         print(json.dumps({"rows": rows, "targets": [
             {"name": n, "value": v, "target": t} for n, v, t in targets],
-            "warm_s": warm_s, "jobs2_estimate": ideal}, indent=2))
+            "warm_s": warm_s, "jobs2_estimate": ideal, "jobs2_ceiling": ceiling}, indent=2))
         return
     print(f"kernels compiled or loaded in {warm_s:.2f} s; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -364,9 +452,13 @@ def main() -> None:
         met = value < target if "(<)" in name else value >= target
         print(f"  {name:32} {value:12,.2f}  target {target:,}  {'met' if met else 'NOT met'}")
     print(f"  (--jobs 2 on two idle cores, from per-thread CPU time: {ideal:.2f}x: one job "
-          f"{sec40:.3f} s; two: caller {est['caller_cpu_s']:.3f} s + busiest pool thread "
-          f"{est['busiest_thread_cpu_s']:.3f} s, GIL held {est['gil_cpu_s']:.3f} s in all; the "
+          f"{sec40:.3f} s; two: caller {est['serial_cpu_s']:.3f} s alone, then busiest pool "
+          f"thread {est['busiest_thread_cpu_s']:.3f} s beside the fold's "
+          f"{est['fold_cpu_s']:.3f} s; GIL held {est['gil_cpu_s']:.3f} s in all; the "
           f"wall ratio needs both cores free, load average now {os.getloadavg()[0]:.1f})")
+    print(f"  (this machine's ceiling for --jobs 2: the compiled walk alone, no gctool code, in "
+          f"two threads runs {ceiling:.2f}x one; gctool --jobs 2 reaches "
+          f"{targets[-1][1] / ceiling:.0%} of it)")
 
 
 if __name__ == "__main__":
