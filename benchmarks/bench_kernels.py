@@ -138,17 +138,20 @@ def numpy_dual(code: GradientCode, s: int, chunk: int = 16384, repeat: int = 1
 #: runs of a few milliseconds are repeated until they have taken this long in all (as timeit
 #: does), so that their fastest run is not one disturbed by the machine
 MIN_TOTAL_S = 1.0
+#: ... but at most this many runs
+MAX_RUNS = 100
 
 
 def fastest(fn: Callable[[], Any], repeat: int, code: GradientCode | None = None
             ) -> tuple[float, float, Any]:
     """(wall, CPU) seconds of the fastest of at least ``repeat`` runs of ``fn`` (more, up to
-    30, while they have taken less than :data:`MIN_TOTAL_S` in all), and its result.  Each
+    :data:`MAX_RUNS`, while they have taken less than :data:`MIN_TOTAL_S` in all), and its
+    result.  Each
     run starts from a ``code`` without the values derived from B (targets, row
     normalisation), as a command-line run does: the first run would otherwise pay for the
     later ones."""
     best, best_cpu, out, runs, spent = float("inf"), float("inf"), None, 0, 0.0
-    while runs < repeat or (repeat > 1 and runs < 30 and spent < MIN_TOTAL_S):
+    while runs < repeat or (repeat > 1 and runs < MAX_RUNS and spent < MIN_TOTAL_S):
         if code is not None:
             code.__dict__.pop("_cache", None)
         t0, c0 = time.perf_counter(), cpu()
