@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from gctool.errors import BudgetExceeded, InvalidInput
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gctool.model import GradientCode
 
 Progress = Callable[[int, int], None]
 
@@ -27,10 +30,11 @@ class Refusals:
     #: the command named at the start of a refusal; None: the attack's own names
     #: ("attack", "attack --curve", "exhaustive attack")
     command: str | None = None
-    #: the remedy above the work budget, before a search starts
-    work: str = "attack a smaller code or a finite-field version of it, or raise --max-work"
+    #: the remedy above the work budget, before a search starts (``{field}``: see
+    #: :meth:`remedy`)
+    work: str = "attack a smaller code{field}, or raise --max-work"
     #: the remedy above the memory budget
-    memory: str = "attack a smaller code or a finite-field version of it"
+    memory: str = "attack a smaller code{field}"
     #: the remedy of an exhaustive search above its budget of straggler sets
     sets: str = "raise it with --max-sets or use --method bnb/greedy"
     #: the remedy of a search that has spent the work budget
@@ -40,6 +44,13 @@ class Refusals:
     def name(self, default: str) -> str:
         """The command a refusal names (``default``: the attack's name for that place)."""
         return self.command or default
+
+    def remedy(self, kind: Literal["work", "memory"], code: GradientCode) -> str:
+        """The remedy above the ``kind`` budget for ``code``: ``{field}`` suggests a
+        finite-field version of a real or complex code (exact table arithmetic), and nothing
+        for a code already over GF(q)."""
+        hint = "" if code.field.is_finite else " or a finite-field version of it"
+        return getattr(self, kind).replace("{field}", hint)
 
 
 #: the refusals of ``gctool attack``

@@ -126,12 +126,14 @@ def oracle_set_work(oracle: Oracle, s: int, sets: int) -> int:
 
 
 def check_set_work(code: GradientCode, s: int, sets: int, what: str,
-                   work: int | None = None, remedy: str = ATTACK_REFUSALS.work) -> None:
+                   work: int | None = None, remedy: str | None = None) -> None:
     """Refuse (before any set is evaluated) when ``sets`` sets of size s exceed the work
     budget (``work``: the estimate when it is known better than one solve per set; ``remedy``:
     what the refusal suggests, see :class:`~gctool.audit.checks.Refusals`)."""
     from gctool.limits import check_work
 
+    if remedy is None:
+        remedy = ATTACK_REFUSALS.remedy("work", code)
     each = (f"one {code.n - s} x {code.B.shape[1]} system each" if work is None
             else "estimated for the decoder in use")
     check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
@@ -152,7 +154,8 @@ def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs:
         raise BudgetExceeded(
             f"{what} (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
             f"the budget of {max_sets:,}; {say.sets}")
-    check_set_work(oracle.code, s, need, what, oracle_set_work(oracle, s, need), say.work)
+    check_set_work(oracle.code, s, need, what, oracle_set_work(oracle, s, need),
+                   say.remedy("work", oracle.code))
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 

@@ -100,3 +100,20 @@ def test_natural_decoder_needs_a_scheme_that_has_one(runner: CliRunner, tmp_path
     _run(runner, "design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "-o", str(path))
     r = _run(runner, "attack", str(path), "-s", "2", "--decoder", "natural")
     assert r.exit_code == ExitCode.USAGE and "natural decoder" in r.stderr
+
+
+@pytest.mark.parametrize("design_args,hint", [
+    (("cyclic", "-n", "14", "-s", "2"), True),
+    (("cyclic-mds", "-n", "15", "-s", "2", "--field", "GF(16)"), False)])
+def test_work_refusal_suggests_a_finite_field_only_for_real_codes(
+        runner: CliRunner, tmp_path: Path, design_args: tuple[str, ...], hint: bool) -> None:
+    """Above the work budget, attack suggests a smaller code, and a finite-field version of
+    it only when the code is not over one already."""
+    path = str(tmp_path / "code.json")
+    assert runner.invoke(cli, ["design", *design_args, "-o", path]).exit_code == 0
+    r = runner.invoke(cli, ["attack", path, "-s", "2", "--method", "exhaustive",
+                            "--max-work", "1e3"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    tail = ("attack a smaller code or a finite-field version of it, or raise --max-work" if hint
+            else "attack a smaller code, or raise --max-work")
+    assert r.stderr.rstrip().endswith(tail), r.stderr

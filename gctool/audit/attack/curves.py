@@ -52,7 +52,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
         exhaustive.check_set_work(code, 1, code.n, opts.refusals.name("attack --curve"),
-                                  remedy=opts.refusals.work)
+                                  remedy=opts.refusals.remedy("work", code))
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
     prev, checked = None, 0

@@ -125,9 +125,9 @@ def check_setup(code: GradientCode, decoder: str, refusals: Refusals = ATTACK_RE
     r = min(n, K)
     what = (f"{refusals.name('attack')} (n={n}, k*m={K}, {code.field}): the optimal decoder's "
             "set-up (SVDs of B)")
-    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r, refusals.work)
+    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r, refusals.remedy("work", code))
     item = np.dtype(code.field.dtype).itemsize
-    check_memory(what, item * (6 * n * n + 3 * n * K), refusals.memory)
+    check_memory(what, item * (6 * n * n + 3 * n * K), refusals.remedy("memory", code))
 
 
 def oracle_for(code: GradientCode, opts: AttackOptions) -> Oracle:

@@ -141,7 +141,7 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
         need = exhaustive.count_evaluated(code.n, s, rot)
         if need <= opts.max_sets and not exhaustive.may_use_hat(code, s):
             exhaustive.check_set_work(code, s, need, opts.refusals.name("exhaustive attack"),
-                                      remedy=opts.refusals.work)
+                                      remedy=opts.refusals.remedy("work", code))
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)
