@@ -95,8 +95,9 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     size = oracle.chunk_size(s)  # plans the compiled walk
     threads = local_runner(OracleKernel.of(oracle), source) if runner is None and s > 0 else None
     if threads is not None:
-        tasks = [(i, a, b) for i, (a, b) in enumerate(guided_ranges(0, stop, size))]
-        return SizePlan(source, tasks, resolve_jobs(jobs), threads)
+        used = resolve_jobs(jobs)
+        tasks = [(i, a, b) for i, (a, b) in enumerate(guided_ranges(0, stop, size, used))]
+        return SizePlan(source, tasks, used, threads)
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 

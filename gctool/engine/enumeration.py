@@ -98,15 +98,16 @@ def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
     return [(a, min(a + size, stop)) for a in range(start, stop, size)]
 
 
-def guided_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
-    """Split ``[start, stop)`` into consecutive chunks of an eighth of what is left, at least
-    ``size // 4`` and at most ``4 * size`` ranks: a few large chunks first and small ones at the
-    end, so threads taking them in turn finish close together, with fewer chunks (less
-    per-chunk work) than ``size`` alone gives.  Depends on the range only."""
-    size = max(1, int(size))
+def guided_ranges(start: int, stop: int, size: int, jobs: int = 4) -> list[tuple[int, int]]:
+    """Split ``[start, stop)`` into consecutive chunks of ``1 / (2 jobs)`` of what is left, at
+    least ``size // 4`` and at most ``4 * size`` ranks: a few large chunks first and small ones
+    at the end, so ``jobs`` threads taking them in turn finish close together, with fewer
+    chunks (less per-chunk work) than ``size`` alone gives (as OpenMP's guided schedule).
+    Depends on the range and ``jobs`` only (results never depend on the chunks)."""
+    size, div = max(1, int(size)), 2 * max(1, int(jobs))
     out, a = [], start
     while a < stop:
-        b = min(stop, a + max(size // 4, 1, min(4 * size, (stop - a) // 8)))
+        b = min(stop, a + max(size // 4, 1, min(4 * size, (stop - a) // div)))
         out.append((a, b))
         a = b
     return out

@@ -248,13 +248,19 @@ def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]],
 
 @pytest.mark.parametrize("start,stop,size", [(0, 1, 16), (5, 100, 16), (8192, 3_838_380, 65_536),
                                              (0, 10**7, 3), (7, 7, 4)])
+@pytest.mark.parametrize("jobs", [1, 2, 4])
 def test_guided_ranges_cover_the_range_in_shrinking_chunks(start: int, stop: int,
-                                                           size: int) -> None:
+                                                           size: int, jobs: int) -> None:
+    """Consecutive chunks covering the range, shrinking, between size/4 and 4 size, each at
+    most 1/(2 jobs) of what is left unless that is below size/4."""
     from gctool.engine.enumeration import guided_ranges
 
-    r = guided_ranges(start, stop, size)
+    r = guided_ranges(start, stop, size, jobs)
     assert [a for a, _ in r[1:]] == [b for _, b in r[:-1]]  # consecutive
     assert (r[0][0], r[-1][1]) == (start, stop) if r else start == stop
     lengths = [b - a for a, b in r]
     assert all(max(1, size // 4) <= x <= 4 * size for x in lengths[:-1])
     assert lengths[:-1] == sorted(lengths[:-1], reverse=True)
+    assert all(b - a <= max(1, size // 4, (stop - a) // (2 * jobs)) for a, b in r)
+    if jobs > 1 and stop - start > 64 * size:  # fewer threads: fewer, larger chunks
+        assert len(r) < len(guided_ranges(start, stop, size, 2 * jobs))

@@ -88,19 +88,21 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         per_set = _time_probe(worker, probe) if stop <= MAX_RANKABLE else nan
         _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks, threads),
                       rot)
-    ranges = (guided_ranges if threads else rank_ranges)(pilot, stop, size)
-    tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
     acc = Accumulator()
     t0 = time.perf_counter()
-    first = settle(worker.run(tasks[0]))
+    first = settle(worker.run((0, 0, pilot)))
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
-    estimate = _estimate(run, evaluations, per_set, len(tasks), threads)
+    estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
-    if threads and run.used_jobs == 1:  # no threads to balance: a few large chunks, since
-        # each chunk costs a merge and a fold in Python (about 0.1 ms)
-        tasks = tasks[:1] + [(i + 1, a, b)
-                             for i, (a, b) in enumerate(rank_ranges(pilot, stop, 4 * size))]
+    if not threads:
+        ranges = rank_ranges(pilot, stop, size)
+    elif run.used_jobs == 1:  # no threads to balance: a few large chunks, since each chunk
+        # costs a merge and a fold in Python (about 0.1 ms)
+        ranges = rank_ranges(pilot, stop, 4 * size)
+    else:  # shrinking chunks, so that the threads finish together
+        ranges = guided_ranges(pilot, stop, size, run.used_jobs)
+    tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
     if acc.fail_set is None and len(tasks) > 1:
         run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner)
     reduction = None
