@@ -55,7 +55,8 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
         if npend:
             w.batches.append(base + pend[:npend].copy())
         pos += done
-        if not (defer and w.pending <= DEFER_MAX) and w.decide() is not None:
+        left = defer and w.pending <= DEFER_MAX  # still few enough to leave to the fold
+        if not left and w.decide() is not None:
             return w.settle()  # a failing set before the end: the chunk is cut there
     return w if defer and w.pending <= DEFER_MAX else w.settle()
 

@@ -422,7 +422,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     ``||D W|| + ||D N^T||_2 ||z||`` (rc0, dn) and computed in full (:func:`_decoder_norm`)
     only when it may be the largest so far.  When d = s and m = 1 (the usual case: one
     vector c of one entry, one beta), c and beta are summed in one pass over x's row: the
-    same sums in the same order, so the same floats, at about half the time per set."""
+    same sums in the same order, so the same floats, in 0.6-0.8 times the time."""
     s = S.shape[0]
     d = NT.shape[1]
     m = W.shape[1]
@@ -441,6 +441,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     top = s - 1
     vol2, zz, qcut = 0.0, 0.0, -1.0
     one = L == 1 and m == 1
+    b1 = 0.0 * bw[0]  # beta of x when ``one`` (typed here, set per set)
     stale = 1  # lowest level whose rows changed (s: none)
     npend = 0
     best, best_at = -np.inf, -1
@@ -465,7 +466,6 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
         full = False
         while x < xend:
             nc2 = 0.0
-            b1 = 0.0 * bw[0]
             if one:  # d = s and m = 1: c and beta in one pass (the same sums, same order)
                 acc = 0.0 * Ct[0, 0]
                 b1 = -W[x, 0]
