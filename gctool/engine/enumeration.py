@@ -98,7 +98,7 @@ def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
     return [(a, min(a + size, stop)) for a in range(start, stop, size)]
 
 
-def guided_ranges(start: int, stop: int, size: int, jobs: int = 4) -> list[tuple[int, int]]:
+def guided_ranges(start: int, stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
     """Split ``[start, stop)`` into consecutive chunks of ``1 / (2 jobs)`` of what is left, at
     least ``size // 4`` and at most ``4 * size`` ranks: a few large chunks first and small ones
     at the end, so ``jobs`` threads taking them in turn finish close together, with fewer
