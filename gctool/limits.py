@@ -340,14 +340,18 @@ def limit_process_memory() -> None:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
         return
+    import sys
+
     from gctool.errors import InvalidInput
 
     try:
         want = int(max_memory() + MEMORY_HEADROOM)
+        if want >= sys.maxsize:  # beyond what the kernel's limit can hold: no limit to set
+            return
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         if hard != resource.RLIM_INFINITY:
             want = min(want, hard)
         if soft == resource.RLIM_INFINITY or soft > want:
             resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
-    except (ValueError, OSError, AttributeError, InvalidInput):
+    except (ValueError, OverflowError, OSError, AttributeError, InvalidInput):
         return  # an invalid GCTOOL_MAX_MEMORY is refused by the CLI (check_environment)

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_TOL
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_MAX_WORK, DEFAULT_TOL, work_time
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,7 +88,9 @@ max_work_option = click.option(
     "--max-work", type=FloatRange(0, None, min_open=True), default=None, metavar="OPS",
     expose_value=False, is_eager=True, callback=_set_max_work,
     help="Work budget: refuse steps estimated above OPS multiply-adds before they start "
-         "(default 1e10, about 10 s; env GCTOOL_MAX_WORK).")
+         f"(default {f'{DEFAULT_MAX_WORK:.1e}'.replace('.0e', 'e').replace('e+0', 'e')}, "
+         f"{work_time(DEFAULT_MAX_WORK)} at the documented rate; env "
+         "GCTOOL_MAX_WORK).")
 
 
 def single_file(files: str | tuple[str, ...], why: str) -> str:

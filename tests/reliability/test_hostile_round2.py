@@ -1,0 +1,74 @@
+"""The second reliability review's non-Dask hostile inputs (encoded designs and audits, partial
+work, start-up signals, budget variables, trace CSVs, NPZ and file-system oddities), each as a
+class: the case the review tried and forms it did not."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gctool.cli.main import cli
+from gctool.limits import DEFAULT_MAX_WORK
+
+from refusals import design_file
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+# -- N15: the --max-work default in --help is the constant -------------------------------------
+COMPUTING = (["design", "frc"], ["verify"], ["attack"], ["bound"], ["export"], ["show"],
+             ["simulate"])
+
+
+@pytest.mark.parametrize("command", COMPUTING, ids=lambda c: " ".join(c))
+def test_help_states_the_work_budget_that_applies(command: list[str]) -> None:
+    r = run(*command, "--help")
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    m = re.search(r"--max-work OPS .*?\(default ([0-9.e+]+),", text)
+    assert m is not None, text
+    assert float(m.group(1)) == DEFAULT_MAX_WORK
+
+
+def _gctool(args: list[str], env: dict[str, str] | None = None, timeout: float = 60,
+            **kw: Any) -> subprocess.CompletedProcess[str]:
+    """The real console entry point in a fresh interpreter (what ``gctool`` runs)."""
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
+                          text=True, env=full, timeout=timeout, **kw)
+
+
+def _one_line(proc: subprocess.CompletedProcess[str], code: int = 2, *words: str) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+# -- N11: a memory budget beyond what the kernel's limit can hold ------------------------------
+@pytest.mark.parametrize("value", ["1e19", "1e300", "18446744073709551616",
+                                   "1180591620717411303424"])
+def test_a_memory_budget_beyond_the_kernels_range_means_no_process_limit(
+        tmp_path: Path, value: str) -> None:
+    path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    proc = _gctool(["verify", path], env={"GCTOOL_MAX_MEMORY": value})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("value", ["2^70", "1e400", "-1e19", "nan"])
+def test_an_invalid_memory_budget_is_one_line_from_the_entry_point(
+        tmp_path: Path, value: str) -> None:
+    path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    _one_line(_gctool(["verify", path], env={"GCTOOL_MAX_MEMORY": value}), 2,
+              "GCTOOL_MAX_MEMORY")
