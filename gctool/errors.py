@@ -7,12 +7,31 @@ The library never prints and never exits; it raises these.  The CLI maps them to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
+#: a parameter named in a message: in backquotes, as the library's caller spells it
+#: (```max_sets``` ); :func:`name_params` renders them in another caller's terms (the CLI's flags)
+PARAM = re.compile(r"`([a-z_][a-z0-9_]*)`")
+
+
+def name_params(text: str, names: Mapping[str, str]) -> str:
+    """``text`` with each parameter in backquotes that ``names`` knows replaced by its name there
+    (the command line passes its flags: ``{"max_sets": "--max-sets"}``); the others stay."""
+    return PARAM.sub(lambda m: names.get(m.group(1), m.group(0)), text)
 
 
 class GctoolError(Exception):
-    """Base class of every error the library raises on purpose."""
+    """Base class of every error the library raises on purpose.
+
+    Messages name parameters in backquotes (```max_sets` must be ...``), so that a caller can
+    render them in its own terms (:func:`name_params`); ``param`` is the parameter at fault,
+    when there is one."""
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class InvalidInput(GctoolError):
@@ -34,12 +53,17 @@ class DesignError(InvalidInput):
 class BudgetExceeded(InvalidInput):
     """A requested computation is larger than the allowed budget (raise it explicitly).
 
-    ``proved``: what a threshold search had proved when it stopped (no straggler set smaller
-    than this exceeds), or None."""
+    ``kind``: the budget ("work" in seconds, "memory" in bytes, "sets", or another count such
+    as "patterns"); ``needed`` and ``budget`` in its unit (``needed`` None when unknown);
+    ``param``: the parameter that sets it (None: only the environment does); ``proved``: what a
+    threshold search had proved when it stopped (no straggler set smaller than this exceeds),
+    or None."""
 
-    def __init__(self, message: str = "", proved: int | None = None) -> None:
-        super().__init__(message)
-        self.proved = proved
+    def __init__(self, message: str = "", proved: int | None = None, *,  # noqa: PLR0913 (the fields of a refusal)
+                 kind: str = "work", needed: float | None = None, budget: float | None = None,
+                 param: str | None = "max_work") -> None:
+        super().__init__(message, param=param)
+        self.proved, self.kind, self.needed, self.budget = proved, kind, needed, budget
 
 
 class OutputError(GctoolError):

@@ -66,13 +66,15 @@ def _one(path: str, audit: Audit, as_json: bool, gate: bool) -> dict[str, Any]:
         raise
     except GctoolError as exc:
         from gctool.cli.main import _one_line
+        from gctool.cli.params import in_cli_terms
 
-        click.echo(f"gctool: error: {_one_line(str(exc))}", err=True)
+        error = in_cli_terms(str(exc))
+        click.echo(f"gctool: error: {_one_line(error)}", err=True)
         if not as_json:
-            message = _one_line(str(exc))
+            message = _one_line(error)
             message = message[len(label) + 2:] if message.startswith(f"{label}: ") else message
             click.echo(f"{label}: ERROR: {message}")
-        return {"file": label, "exit_code": int(ExitCode.USAGE), "error": str(exc)}
+        return {"file": label, "exit_code": int(ExitCode.USAGE), "error": error}
     if not as_json and not (quiet() and code == ExitCode.OK):
         line = summary(report)
         click.echo(f"{label}: {line}")

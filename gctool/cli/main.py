@@ -193,7 +193,9 @@ def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
     except SearchInterrupted as exc:
         return _interrupted(command(), exc.summary)
     except GctoolError as exc:
-        return _fail(f"error: {exc}", ExitCode.USAGE)
+        from gctool.cli.params import in_cli_terms
+
+        return _fail(f"error: {in_cli_terms(str(exc))}", ExitCode.USAGE)
     except (BrokenPipeError, _ReaderGone):  # the reader of stdout went away: not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,265 @@
+"""The budget of one request: how much work and memory it may use, and the one meter that counts
+work as it is spent.
+
+A :class:`Budget` is a value passed down with the request, like ``runner=``: nothing is global.
+:meth:`Budget.default` builds the default one from the environment (``GCTOOL_MAX_WORK``,
+``GCTOOL_MAX_MEMORY``); the command line replaces its fields with ``--max-work`` and
+``--max-sets``.
+
+**Work is time.**  ``max_work`` is in seconds of estimated time: a computation is refused
+before it starts when its estimate, divided by the jobs that will run it, is above
+``max_work``.  Every estimate is counted in *nanoseconds of one core* (:data:`NS_PER_S` per
+second): the cost functions next to each algorithm return that unit (dense linear algebra
+counts one nanosecond per multiply-add, the compiled audit kernels their measured time per
+straggler set, see ``benchmarks/bench_budget.py``).  Where the amount of work does not
+follow from the input (a search, a simulation), it is charged as it is spent to one
+:class:`Meter`.
+
+Limits are constants of :mod:`gctool.limits`; this module holds the value that carries them, the
+meter and the wording of a refusal.  Messages name parameters in backquotes (```max_work```), as
+the library's callers spell them; the command line names its flags instead
+(:mod:`gctool.cli.params`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gctool.errors import BudgetExceeded, GctoolError, InvalidInput
+from gctool.limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK
+
+#: units of estimated work (nanoseconds of one core) per second
+NS_PER_S = 1e9
+#: the units of a time budget (``--max-work 30s``, ``GCTOOL_MAX_WORK=10min``), in seconds
+TIME_UNITS: dict[str, float] = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_time(name: str, raw: str) -> float:
+    """A time budget written with its unit (``"30s"``, ``"1.5min"``, ``"2h"``, ``"500ms"``), in
+    seconds; ``name`` (a parameter or variable) names it in the error.  A bare number was an
+    operation count (about a nanosecond each) in earlier versions: it is refused, and the
+    message says what it means now."""
+    text = str(raw).strip()
+    unit = next((u for u in sorted(TIME_UNITS, key=len, reverse=True) if text.endswith(u)),
+                None)
+    number = text[: len(text) - len(unit)] if unit else text
+    try:
+        value = float(number.strip())
+    except ValueError:
+        value = math.nan
+    if unit is None and value > 0 and math.isfinite(value):
+        seconds = value / NS_PER_S
+        raise InvalidInput(
+            f"{name} is a time with its unit (e.g. 30s, 10min or 2h), got {text[:40]!r}; a "
+            f"bare number counted operations in earlier versions: {value:.3g} of them is "
+            f"{format_seconds(seconds)}, i.e. {_suggest(seconds)}", param=name)
+    if unit is None or not (value > 0 and math.isfinite(value)):
+        raise InvalidInput(f"{name} must be a positive time with its unit (e.g. 30s, 10min or "
+                           f"2h), got {text[:40]!r}", param=name)
+    return value * TIME_UNITS[unit]
+
+
+def _suggest(seconds: float) -> str:
+    """The budget to write for ``seconds`` (rounded up, so it still affords what it did)."""
+    for unit in ("h", "min", "s"):
+        if seconds >= TIME_UNITS[unit] or unit == "s":
+            value = seconds / TIME_UNITS[unit]
+            return f"{float(f'{value:.2g}') if value >= 0.01 else value:.3g}{unit}"
+    raise AssertionError  # pragma: no cover
+
+
+def _env_bytes(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise InvalidInput(f"{name} must be a positive finite number of bytes, got "
+                           f"{raw.strip()[:40]!r}", param=name)
+    return value
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one request may spend.
+
+    * ``max_work``: seconds of estimated time (the estimate divided by the jobs that run it);
+    * ``max_memory``: bytes of the large arrays one step allocates at once;
+    * ``max_sets``: an explicit cap on the straggler sets an exhaustive search evaluates (None:
+      no cap; the time budget decides)."""
+
+    max_work: float = float(DEFAULT_MAX_WORK)
+    max_memory: float = float(DEFAULT_MAX_MEMORY)
+    max_sets: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_work", "max_memory"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                    value > 0 and math.isfinite(value)):
+                raise InvalidInput(f"`{name}` must be a positive finite number, got {value!r}",
+                                   param=name)
+        sets = self.max_sets
+        if sets is not None and (isinstance(sets, bool) or not isinstance(sets, int)
+                                 or sets < 1):
+            raise InvalidInput(f"`max_sets` must be a positive integer or None, got {sets!r}",
+                               param="max_sets")
+
+    @classmethod
+    def default(cls, environ: Mapping[str, str] | None = None) -> Budget:
+        """The default budget: ``GCTOOL_MAX_WORK`` (a time with its unit) and
+        ``GCTOOL_MAX_MEMORY`` (bytes) when set, else :data:`~gctool.limits.DEFAULT_MAX_WORK`
+        and :data:`~gctool.limits.DEFAULT_MAX_MEMORY`; an invalid variable is one line of
+        :class:`~gctool.errors.InvalidInput`."""
+        env = os.environ if environ is None else environ
+        work, memory = env.get("GCTOOL_MAX_WORK", ""), env.get("GCTOOL_MAX_MEMORY", "")
+        return cls(parse_time("GCTOOL_MAX_WORK", work) if work.strip() else
+                   float(DEFAULT_MAX_WORK),
+                   _env_bytes("GCTOOL_MAX_MEMORY", memory) if memory.strip() else
+                   float(DEFAULT_MAX_MEMORY))
+
+    def with_(self, **changes: Any) -> Budget:
+        """This budget with the ``changes`` that are not None (an option left unset keeps the
+        default): ``Budget.default().with_(max_work=option)``."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **given) if given else self
+
+    # -- the work budget ------------------------------------------------------------------------
+    @property
+    def work_ns(self) -> float:
+        """``max_work`` in the unit of the estimates (nanoseconds of one core)."""
+        return self.max_work * NS_PER_S
+
+    def affords(self, work: float, jobs: int = 1) -> bool:
+        """Does an estimate of ``work`` (ns of one core) run by ``jobs`` fit the budget?"""
+        return work / max(1, jobs) <= self.work_ns
+
+    def check_work(self, what: str, work: float, remedy: str, jobs: int = 1) -> None:
+        """Refuse, before it starts, a computation whose estimate ``work`` (ns of one core),
+        run by ``jobs``, is above ``max_work``: one line naming ``what`` (the computation and its
+        size), the estimate, the budget and ``remedy`` (what would fit)."""
+        if not self.affords(work, jobs):
+            raise work_refusal(f"{what} needs about {_time_on(work, jobs)}", work / NS_PER_S / max(
+                1, jobs), self.max_work, remedy)
+
+    def check_memory(self, what: str, nbytes: float, remedy: str) -> None:
+        """Refuse, before they are allocated, arrays of ``nbytes`` above ``max_memory``."""
+        if nbytes > self.max_memory:
+            raise BudgetExceeded(
+                f"{what} needs about {format_bytes(nbytes)} of memory at once, above the memory "
+                f"budget of {format_bytes(self.max_memory)} (GCTOOL_MAX_MEMORY); {remedy}",
+                kind="memory", needed=float(nbytes), budget=self.max_memory, param=None)
+
+    def check_sets(self, what: str, needed: int, remedy: str) -> None:
+        """Refuse a search over ``needed`` straggler sets above an explicit ``max_sets``."""
+        if self.max_sets is not None and needed > self.max_sets:
+            raise BudgetExceeded(
+                f"{what} needs {needed:,} straggler sets ({needed:.2g}), above `max_sets` = "
+                f"{self.max_sets:,}; {remedy}", kind="sets", needed=float(needed),
+                budget=float(self.max_sets), param="max_sets")
+
+    def meter(self, what: str, remedy: str, spent: float = 0.0) -> Meter:
+        """A meter of work charged as it is spent against ``max_work`` (one core: a meter stops
+        at the same point for any number of jobs); the refusal says that ``what`` has spent
+        the budget, and ``remedy``."""
+        budget = self.max_work
+
+        def refuse(total: float, detail: str) -> GctoolError:
+            so_far = f" ({detail} so far)" if detail else ""
+            spent = total / NS_PER_S
+            return work_refusal(f"{what}{so_far} has spent about {format_seconds(spent)} "
+                                "(estimated, one core)", spent, budget, remedy)
+
+        return Meter(self.work_ns, refuse, spent)
+
+
+def work_refusal(head: str, needed: float, budget: float, remedy: str) -> BudgetExceeded:
+    """The refusal above the work budget (times in seconds), with its structured fields."""
+    return BudgetExceeded(f"{head}, above the work budget of {format_seconds(budget)} "
+                          f"(`max_work`, GCTOOL_MAX_WORK); {remedy}", kind="work",
+                          needed=needed, budget=budget, param="max_work")
+
+
+class Meter:
+    """Work counted as it is spent, against a ``limit`` (in the unit of the charges).
+
+    :meth:`charge` is atomic and, in a pool thread of :mod:`gctool.engine.threads`, waits for its
+    task's turn, so work is charged in task order and the meter stops at the same point for any
+    number of jobs.  Above the limit it raises ``refuse(total, what)``.  It also checks for a
+    pending interrupt (:func:`gctool._signals.checkpoint`), since searches call it often."""
+
+    def __init__(self, limit: float, refuse: Callable[[float, str], Exception],
+                 spent: float = 0.0) -> None:
+        self.limit, self.spent, self._refuse = float(limit), float(spent), refuse
+        self._lock = threading.Lock()
+
+    def charge(self, work: float, what: str = "") -> None:
+        """Add ``work``; above the limit, refuse (the work is counted: the search stops)."""
+        from gctool._signals import checkpoint
+        from gctool.engine.threads import in_task_order
+
+        checkpoint()
+        in_task_order()
+        with self._lock:
+            self.spent += float(work)
+            if self.spent > self.limit:
+                raise self._refuse(self.spent, what)
+
+    def check(self, work: float, what: str = "") -> None:
+        """Refuse now if ``work`` more would pass the limit (nothing is charged)."""
+        if not self.affords(work):
+            raise self._refuse(self.spent + float(work), what)
+
+    def affords(self, work: float) -> bool:
+        return self.spent + float(work) <= self.limit
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.limit - self.spent)
+
+
+# -- wording ------------------------------------------------------------------------------------
+#: (from, unit, length in seconds) of :func:`format_seconds`: a unit is used from twice its length
+_TIME_STEPS = ((2 * 60, "min", 60.0), (2 * 3600, "h", 3600.0), (2 * 86400, "days", 86400.0),
+               (2 * 365.25 * 86400, "years", 365.25 * 86400))
+
+
+def two_digits(x: float) -> str:
+    """``x`` to two significant digits, as a person writes it: 1.5, 12, 1,200, 1.2e7."""
+    rounded = float(f"{x:.2g}")
+    if rounded >= 1e6 or 0 < rounded < 1e-3:
+        mantissa, exponent = f"{rounded:.1e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return f"{rounded:,g}"
+
+
+def format_seconds(seconds: float) -> str:
+    """A time for a message: "0.12 ms", "3.4 s", "12 min", "1.2e7 years"."""
+    if seconds != seconds or seconds == math.inf:
+        return "an unbounded time"
+    if seconds < 1e-3:
+        return f"{two_digits(seconds * 1e6)} us"
+    if seconds < 1:
+        return f"{two_digits(seconds * 1e3)} ms"
+    value, unit = seconds, "s"
+    for start, name, length in _TIME_STEPS:
+        if seconds >= start:
+            value, unit = seconds / length, name
+    return f"{two_digits(value)} {unit}"
+
+
+def _time_on(work: float, jobs: int) -> str:
+    """An estimate of ``work`` (ns of one core) run by ``jobs``, for a message."""
+    if jobs <= 1:
+        return f"{format_seconds(work / NS_PER_S)} (estimated, one core)"
+    return f"{format_seconds(work / NS_PER_S / jobs)} (estimated, on {jobs} jobs)"
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in MiB, or in bytes below one MiB (a small budget must not read "0 MiB")."""
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"

@@ -1,0 +1,22 @@
+"""The one table from the library's parameter names to the command line's flags.
+
+The library names parameters in backquotes in its messages (```max_sets` must be ...``,
+``raise `max_work```; :mod:`gctool.errors`); the command line shows the same message with its
+flags (``raise --max-work``).  Every message the CLI prints from the library goes through
+:func:`in_cli_terms`.  A parameter without a flag here keeps its library name.
+"""
+
+from __future__ import annotations
+
+from gctool.errors import name_params
+
+#: library parameter -> command-line flag
+FLAGS: dict[str, str] = {
+    "max_work": "--max-work",
+    "max_sets": "--max-sets",
+}
+
+
+def in_cli_terms(text: str) -> str:
+    """A library message with its parameters named by their flags."""
+    return name_params(text, FLAGS)

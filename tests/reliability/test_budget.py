@@ -1,0 +1,132 @@
+"""The budget value (:mod:`gctool.budget`): time budgets with their unit, the default from the
+environment, refusals that name parameters, and the one meter (charged in task order, so it
+stops at the same task for any number of threads)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gctool import budget as bd
+from gctool.budget import Budget, Meter, parse_time
+from gctool.cli.params import in_cli_terms
+from gctool.engine import threads
+from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("30s", 30.0), ("1.5min", 90.0), ("2h", 7200.0),
+                                              ("500ms", 0.5), (" 1e-4s ", 1e-4), ("3 min", 180)])
+def test_a_time_budget_takes_its_unit(raw: str, seconds: float) -> None:
+    assert parse_time("max_work", raw) == pytest.approx(seconds)
+
+
+def test_a_bare_number_is_refused_with_what_it_meant() -> None:
+    with pytest.raises(InvalidInput) as err:
+        parse_time("GCTOOL_MAX_WORK", "1e12")
+    text = str(err.value)
+    assert "GCTOOL_MAX_WORK is a time with its unit" in text and "earlier versions" in text
+    assert "17 min" in text and "17min" in text  # 1e12 operations of about 1 ns each
+    assert err.value.param == "GCTOOL_MAX_WORK" and "\n" not in text
+
+
+@pytest.mark.parametrize("raw", ["", "s", "-3s", "0s", "nan s", "infh", "3 days", "3x"])
+def test_invalid_times_are_refused(raw: str) -> None:
+    with pytest.raises(InvalidInput, match="must be a positive time with its unit"):
+        parse_time("max_work", raw)
+
+
+def test_the_default_budget_comes_from_the_environment() -> None:
+    assert Budget.default({}) == Budget(float(DEFAULT_MAX_WORK), float(DEFAULT_MAX_MEMORY))
+    b = Budget.default({"GCTOOL_MAX_WORK": "2min", "GCTOOL_MAX_MEMORY": "1e6"})
+    assert (b.max_work, b.max_memory, b.max_sets) == (120.0, 1e6, None)
+    assert Budget.default({"GCTOOL_MAX_WORK": " "}).max_work == DEFAULT_MAX_WORK
+    for env, name in (({"GCTOOL_MAX_WORK": "1e9"}, "GCTOOL_MAX_WORK"),
+                      ({"GCTOOL_MAX_MEMORY": "lots"}, "GCTOOL_MAX_MEMORY")):
+        with pytest.raises(InvalidInput, match=name):
+            Budget.default(env)
+
+
+def test_with_keeps_the_fields_left_unset() -> None:
+    b = Budget(10.0, 1e9)
+    assert b.with_(max_work=None, max_sets=None) is b
+    assert b.with_(max_sets=7) == Budget(10.0, 1e9, 7)
+
+
+@pytest.mark.parametrize(("field", "value"), [("max_work", 0), ("max_work", float("inf")),
+                                              ("max_memory", -1.0), ("max_sets", 0),
+                                              ("max_sets", 2.5), ("max_work", True)])
+def test_invalid_budgets_name_the_parameter(field: str, value: object) -> None:
+    with pytest.raises(InvalidInput, match=f"`{field}` must be") as err:
+        Budget(**{field: value})  # type: ignore[arg-type]
+    assert err.value.param == field
+
+
+def test_the_estimate_is_divided_by_the_jobs_that_run_it() -> None:
+    b = Budget(max_work=1.0)
+    b.check_work("a walk", 3e9, "use fewer sets", jobs=4)  # 0.75 s on 4 jobs: fits
+    with pytest.raises(BudgetExceeded) as err:
+        b.check_work("a walk", 3e9, "use fewer sets", jobs=2)
+    e = err.value
+    assert (e.kind, e.param, e.budget) == ("work", "max_work", 1.0)
+    assert e.needed == pytest.approx(1.5)
+    assert str(e) == ("a walk needs about 1.5 s (estimated, on 2 jobs), above the work budget "
+                      "of 1 s (`max_work`, GCTOOL_MAX_WORK); use fewer sets")
+    assert "(--max-work, GCTOOL_MAX_WORK)" in in_cli_terms(str(e))
+
+
+def test_set_and_memory_refusals_carry_their_fields() -> None:
+    b = Budget(max_memory=2**20, max_sets=100)
+    b.check_sets("verify", 100, "")
+    with pytest.raises(BudgetExceeded) as err:
+        b.check_sets("verify (n=9, s=3)", 101, "raise `max_sets`")
+    assert (err.value.kind, err.value.needed, err.value.budget) == ("sets", 101, 100)
+    assert in_cli_terms(str(err.value)).endswith("above --max-sets = 100; raise --max-sets")
+    Budget().check_sets("anything", 10**30, "")  # no explicit cap
+    with pytest.raises(BudgetExceeded, match="3 MiB of memory at once, above the memory budget "
+                       r"of 1 MiB \(GCTOOL_MAX_MEMORY\)") as err:
+        b.check_memory("a table", 3 * 2**20, "use fewer patterns")
+    assert err.value.kind == "memory" and err.value.param is None
+
+
+def test_the_meter_counts_and_refuses_once_past_its_limit() -> None:
+    m = Budget(max_work=1e-6).meter("the search", "use a smaller code")  # 1000 ns
+    m.charge(600, "sets")
+    assert m.remaining == 400 and m.affords(400) and not m.affords(401)
+    with pytest.raises(BudgetExceeded) as err:
+        m.check(500)
+    assert m.spent == 600  # check charges nothing
+    with pytest.raises(BudgetExceeded) as err:
+        m.charge(500, "probes")
+    assert str(err.value) == ("the search (probes so far) has spent about 1.1 us (estimated, "
+                              "one core), above the work budget of 1 us (`max_work`, "
+                              "GCTOOL_MAX_WORK); use a smaller code")
+
+
+class _Charges:
+    """Tasks of uneven length that charge one meter; records who was stopped."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.meter = meter
+        self.lock = threading.Lock()
+
+    def run(self, task: int) -> int:
+        threading.Event().wait(0.0005 * ((task * 7) % 5))
+        self.meter.charge(10 + task % 3)
+        return task
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_the_meter_stops_at_the_same_task_for_any_number_of_threads(jobs: int) -> None:
+    meter = Meter(200, lambda total, what: BudgetExceeded(f"stopped at {total:g}"))
+    seen: list[int] = []
+    with pytest.raises(BudgetExceeded, match="stopped at 208$"):
+        threads.run_threads(_Charges(meter), list(range(40)), jobs,
+                            lambda i, r: seen.append(i) or False)
+    assert seen == list(range(18))  # 18 tasks spend 198; the 19th passes 200
+
+
+def test_times_read_as_a_person_writes_them() -> None:
+    assert [bd.format_seconds(x) for x in (1.2e-5, 0.0123, 3.45, 600, 9000, 1e12)] == [
+        "12 us", "12 ms", "3.5 s", "10 min", "2.5 h", "32,000 years"]
