@@ -10,10 +10,13 @@ neither numpy-heavy modules nor click, rich, galois or scipy::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from gctool._version import __version__
+
+# the console entry point (gctool._start) imports this package before it can handle signals:
+# nothing here may take time at import (not even ``typing``)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BoundReport",
@@ -73,6 +76,8 @@ _SUBPACKAGES = ("decode",)
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBPACKAGES:

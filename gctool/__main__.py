@@ -1,3 +1,3 @@
-from gctool.cli.main import run
+from gctool._start import main
 
-run()
+main()

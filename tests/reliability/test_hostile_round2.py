@@ -72,3 +72,56 @@ def test_an_invalid_memory_budget_is_one_line_from_the_entry_point(
     path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
     _one_line(_gctool(["verify", path], env={"GCTOOL_MAX_MEMORY": value}), 2,
               "GCTOOL_MAX_MEMORY")
+
+
+# -- N14: signals during start-up ---------------------------------------------------------------
+#: runs the console entry point with a signal raised at the first import of a module (an audit
+#: hook: the signal arrives while that import runs, as an early Ctrl-C or SIGTERM would)
+_SIGNAL_AT_IMPORT = """
+import os, signal, sys
+sig, at = getattr(signal, sys.argv[1]), sys.argv[2]
+def hook(event, args):
+    if event == "import" and args[0] == at:
+        os.kill(os.getpid(), sig)
+sys.addaudithook(hook)
+sys.argv = ["gctool", *sys.argv[3:]]
+from gctool._start import main
+main()
+"""
+
+
+@pytest.mark.parametrize("module", ["gctool.cli", "click", "gctool.cli.main", "gctool.limits",
+                                    "gctool.cli.exit_codes", "gctool.io", "numpy"])
+@pytest.mark.parametrize("signame,code", [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_while_the_command_line_loads_is_one_line_and_its_exit_code(
+        tmp_path: Path, module: str, signame: str, code: int) -> None:
+    path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_AT_IMPORT, signame, module, "verify",
+                           path], capture_output=True, text=True, timeout=60)
+    line = _one_line(proc, code, "interrupted")
+    assert line.startswith("gctool"), line
+    assert proc.stdout == ""
+    if signame != "SIGINT":
+        assert line.endswith(f"({signame})"), line
+
+
+def test_the_entry_point_handles_signals_before_it_imports_anything_else() -> None:
+    script = ("import sys; before = set(sys.modules); import gctool._start as s; "
+              "print(sorted(set(sys.modules) - before))")
+    proc = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__)
+                                                                            .parents[2])})
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(eval(proc.stdout))  # noqa: S307 (our own printed list)
+    assert loaded <= {"gctool", "gctool._version", "gctool._start", "signal", "_signal",
+                      "enum", "__future__"}, loaded
+
+
+def test_the_console_scripts_are_the_early_entry_point() -> None:
+    import tomllib
+
+    root = Path(__file__).parents[2]
+    scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["gctool"] == "gctool._start:main"
+    assert (root / "gctool" / "__main__.py").read_text().startswith(
+        "from gctool._start import main")
