@@ -35,7 +35,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -44,6 +44,8 @@ from gctool.errors import InvalidInput
 MAPPINGS = ("interp", "nearest", "ceil")
 _LOAD = re.compile(r"load(\d+(?:\.\d+)?)")
 HEADER = ("round", "worker", "started_s", "finished_s")
+#: longest header line of a trace CSV file (its four columns and any others gctool ignores)
+MAX_HEADER_CHARS = 65_536
 #: the shipped AWS Lambda traces (package data), by region
 BUILTIN = ("canada", "london", "sydney")
 
@@ -78,17 +80,24 @@ def read_trace_csv(path: Path) -> np.ndarray:
 
     label = str(path)
     try:
-        with open_text(path, "a trace CSV file") as fh:
-            columns = _columns(fh.readline(), label)
+        with open_text(path, "a trace CSV file") as fh:  # a FIFO or device: read once
+            header = fh.readline(MAX_HEADER_CHARS + 1)
+            if len(header) > MAX_HEADER_CHARS:
+                raise InvalidInput(f"{label}: the header line is longer than "
+                                   f"{MAX_HEADER_CHARS:,} characters (expected the columns "
+                                   f"{','.join(HEADER)})")
+            columns = _columns(header, label)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "input contained no data": refused below
-                table = np.loadtxt(fh, dtype=np.float64, delimiter=",", usecols=columns,
-                                   quotechar='"', comments=None, ndmin=2)
+                try:
+                    table = np.loadtxt(fh, dtype=np.float64, delimiter=",", usecols=columns,
+                                       quotechar='"', comments=None, ndmin=2)
+                except ValueError:  # a cell that is not a number, a row too short
+                    fh.seek(0)  # the same stream (a FIFO cannot be opened again)
+                    raise InvalidInput(f"{label}: {_first_bad_row(fh, columns)}") from None
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{label}: not a UTF-8 CSV text file ({exc.reason} at byte "
                            f"{exc.start})") from None
-    except ValueError:  # loadtxt: a cell that is not a number, a row too short
-        raise InvalidInput(f"{label}: {_first_bad_row(path, columns)}") from None
     if len(table) == 0:
         raise InvalidInput(f"{label}: no data rows after the header")
     return _grid(table, label)
@@ -96,7 +105,10 @@ def read_trace_csv(path: Path) -> np.ndarray:
 
 def _columns(header: str, label: str) -> tuple[int, ...]:
     """Positions of the :data:`HEADER` columns in the header line."""
-    names = [c.strip().lower() for c in next(csv.reader([header]), [])]
+    try:
+        names = [c.strip().lower() for c in next(csv.reader([header]), [])]
+    except csv.Error as exc:  # e.g. a quoted cell without its closing quote
+        raise InvalidInput(f"{label}: the header line is not CSV ({exc})") from None
     missing = [h for h in HEADER if h not in names]
     if missing:
         shown = header.strip()
@@ -111,13 +123,14 @@ def _columns(header: str, label: str) -> tuple[int, ...]:
     return tuple(names.index(h) for h in HEADER)
 
 
-def _first_bad_row(path: Path, columns: tuple[int, ...]) -> str:
-    """Why the parser stopped: the first line with too few cells or a cell that is not a number
-    in one of the :data:`HEADER` columns (a second, slow pass, only when parsing failed)."""
-    from gctool._files import open_text
-
-    with open_text(path, "a trace CSV file") as fh:
-        for line, row in enumerate(csv.reader(fh), start=1):
+def _first_bad_row(fh: IO[str], columns: tuple[int, ...]) -> str:
+    """Why the parser stopped: the first line with too few cells, a cell that is not a number
+    in one of the :data:`HEADER` columns or that is not CSV (a second, slow pass over the
+    stream ``fh`` from its start, only when parsing failed)."""
+    reader = csv.reader(fh)
+    try:
+        for row in reader:
+            line = reader.line_num
             if line == 1 or not row:
                 continue
             if len(row) <= max(columns):
@@ -126,8 +139,15 @@ def _first_bad_row(path: Path, columns: tuple[int, ...]) -> str:
                 try:
                     float(row[at])
                 except ValueError:
-                    return f"line {line}: {name} is {row[at]!r}, not a number"
+                    return f"line {line}: {name} is {_short(row[at])}, not a number"
+    except csv.Error as exc:  # a cell above csv's field limit, a stray quote
+        return f"line {reader.line_num}: not CSV ({exc})"
     return "expected numbers in the columns " + ",".join(HEADER)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
 
 
 def _grid(table: np.ndarray, label: str) -> np.ndarray:
@@ -245,14 +265,16 @@ def _files(spec: str) -> list[Path]:
     if shipped is not None and not path.exists():
         path = shipped
     try:
-        if path.is_file():
+        if path.exists() and not path.is_dir():  # a FIFO or a device is read once, as a file
             return [path]
         found = sorted(path.parent.glob(path.name + "-load*.csv")) if path.name else []
+        folder = path.is_dir()
     except (OSError, ValueError) as exc:  # e.g. a name too long (found by fuzzing)
         raise InvalidInput(f"trace {spec!r}: cannot read ({getattr(exc, 'strerror', exc)})"
                            ) from None
     if not found:
-        raise InvalidInput(f"trace {spec!r}: no such CSV file, and no files {path.name}-load*.csv "
+        what = "is a directory" if folder else "no such CSV file"
+        raise InvalidInput(f"trace {spec!r}: {what}, and no files {path.name}-load*.csv "
                            f"in {path.parent} (shipped traces: {', '.join(BUILTIN)})")
     return found
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from gctool.cli.main import cli
 from gctool.limits import DEFAULT_MAX_WORK
 
-from refusals import design_file
+from refusals import design_file, refused
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -125,3 +125,56 @@ def test_the_console_scripts_are_the_early_entry_point() -> None:
     assert scripts["gctool"] == "gctool._start:main"
     assert (root / "gctool" / "__main__.py").read_text().startswith(
         "from gctool._start import main")
+
+
+# -- N12, M4: trace CSV files ------------------------------------------------------------------
+_HEADER = "round,worker,started_s,finished_s"
+
+
+def _trace_rows(n: int = 4, rounds: int = 2) -> str:
+    return "".join(f"{r},{w},0,{1 + w}\n" for r in range(rounds) for w in range(n))
+
+
+@pytest.mark.parametrize("text,words", [
+    (_HEADER + "," + "x" * 200_000 + "\n" + _trace_rows(), ["header line is longer"]),
+    (_HEADER + ',"' + "y" * 70_000 + '"\n' + _trace_rows(), ["header line is longer"]),
+    (_HEADER + "\n" + _trace_rows() + "0,1,0," + "z" * 200_000 + "\n", ["line 10", "not CSV"]),
+    (_HEADER + "\n" + _trace_rows() + '0,1,0,"' + "q" * 140_000 + "\n", ["line 10", "not CSV"]),
+    (_HEADER + "\n0,0,0,1\n0,1,0," + "w" * 1000 + "\n", ["line 3", "not a number"]),
+], ids=["long-header", "long-quoted-header", "long-cell", "unclosed-quote", "word"])
+def test_trace_csvs_with_huge_fields_are_one_line(tmp_path: Path, text: str,
+                                                   words: list[str]) -> None:
+    code = design_file(tmp_path, "c.json", "frc", n=4, s=1)
+    (tmp_path / "t.csv").write_text(text)
+    line = refused(run("simulate", code, "--delay", f"trace:{tmp_path / 't.csv'}",
+                       "--iterations", "3"), *words)
+    assert len(line) <= 600
+
+
+def test_a_trace_from_a_fifo_is_read_once(tmp_path: Path) -> None:
+    import threading
+
+    code = design_file(tmp_path, "c.json", "frc", n=4, s=1)
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)
+    for text in (_HEADER + "\n" + _trace_rows(), _HEADER + "\n0,0,0,1\n0,1,0,x\n"):
+        writer = threading.Thread(target=fifo.write_text, args=(text,), daemon=True)
+        writer.start()
+        r = run("simulate", code, "--delay", f"trace:{fifo}", "--iterations", "3", "--json")
+        writer.join(timeout=10)
+        assert not writer.is_alive()
+        if "x" in text:  # the second pass that names the bad row reads the same bytes
+            refused(r, "line 3", "not a number")
+        else:
+            assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("target,words", [("DIR", ["is a directory"]),
+                                          ("/dev/null", ["empty input"])])
+def test_a_trace_that_is_not_a_regular_file_says_what_it_is(
+        tmp_path: Path, target: str, words: list[str]) -> None:
+    code = design_file(tmp_path, "c.json", "frc", n=4, s=1)
+    spec = str(tmp_path) if target == "DIR" else target
+    line = refused(run("simulate", code, "--delay", f"trace:{spec}", "--iterations", "3"),
+                   *words)
+    assert "no such" not in line
