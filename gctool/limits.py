@@ -259,6 +259,18 @@ def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
 
 
+#: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs several times
+#: faster per multiply-add than the factorisations that WORK_RATE stands for (about 2.6e10
+#: against 5e9 multiply-adds per second on one core of the development machine): its
+#: multiply-adds count 1/PRODUCT_SPEEDUP unit each
+PRODUCT_SPEEDUP = 4
+
+
+def product_cost(rows: int, inner: int, cols: int) -> int:
+    """Work of the dense product of a rows x inner and an inner x cols float64 matrix."""
+    return max(1, rows * inner * cols // PRODUCT_SPEEDUP)
+
+
 def set_cost(rows: int, cols: int, finite: bool = False) -> int:
     """Work of one straggler set's least-squares solve or elimination over its ``rows``
     survivors (a ``rows x cols`` system among many of a batch)."""

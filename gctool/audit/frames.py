@@ -21,7 +21,6 @@ from gctool.audit.spectrum import (
     spectrum_curve,
     worst_spectrum,
 )
-from gctool.codes.encoded import epsilon_upper_bound, frame_stats
 from gctool.engine.enumeration import count_sets
 from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_MAX_SETS
@@ -75,17 +74,26 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
     """Bounds of Karakus et al. for an encoded frame (module docstring of
     :mod:`gctool.codes.encoded`): epsilon, kappa and the error neighbourhood."""
 
+    from gctool.errors import BudgetExceeded
+
     S = frame_matrix(code)
     n, k = S.shape
     s = code.s if s is None else s
     check_s(s, n)
-    st = frame_stats(S)
-    upper = epsilon_upper_bound(S, s)
+    fr = Frame.of(S, rows=True)
+    st = fr.analysis.stats()
+    upper = fr.analysis.upper_bound(s)
     exact = count_sets(n, s) <= max_sets
-    eps = worst_spectrum(code, s, max_sets=max_sets).epsilon if exact else upper
+    if exact:  # the exact worst case when its sets fit the work budget, else the bound
+        try:
+            eps = worst_spectrum(code, s, max_sets=max_sets, frame=fr).epsilon
+        except BudgetExceeded:
+            exact, eps = False, upper
+    else:
+        eps = upper
     f = n - s
     # tight frames with s < k keep k - s eigenvalues of S_F^T S_F at beta: lambda_max >= n/f
-    tight = Frame.of(S).tight
+    tight = fr.tight
     lower = (s / f) if (tight and s < k) else 0.0
     kap = kappa(eps)
     rows = [
@@ -132,14 +140,17 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
     The enumeration runs in ``jobs`` local processes or with ``runner``
     (:func:`~gctool.audit.spectrum.worst_spectrum`).
     """
+    from gctool.limits import solve_cost
     from gctool.numerics import numerical_rank
 
     s = code.s if s is None else s
-    rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                         progress=progress, jobs=jobs, runner=runner)
-    rep.mode = "verify"
     S = frame_matrix(code)
     k = code.k
+    check_s(s, code.n)
+    rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                         progress=progress, jobs=jobs, runner=runner,
+                         extra_work=solve_cost(code.n - s, k))  # the rank of S_F below
+    rep.mode = "verify"
     margin = 64 * k * EPS * max(rep.lambda_max, 1.0)
     low = set(rep.lambda_min_stragglers or [])
     F = [i for i in range(code.n) if i not in low]

@@ -34,11 +34,19 @@ import numpy as np
 
 from gctool.audit.checks import check_budget, check_s, curve_sizes
 from gctool.audit.outcome import WorstOutcome
-from gctool.codes.encoded import epsilon_of, epsilon_upper_bound
+from gctool.codes.encoded import Analysis, epsilon_of
+from gctool.codes.encoded import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.errors import InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SAMPLES
+from gctool.limits import (
+    DEFAULT_MAX_SETS,
+    DEFAULT_SAMPLES,
+    FAST_SET_COST,
+    check_memory,
+    check_work,
+    solve_cost,
+)
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
@@ -51,10 +59,26 @@ Progress = Callable[[int, int], None]
 _BATCH_ENTRIES = 1 << 21
 
 
+#: largest sum of squared row norms of an audited frame: it bounds every entry and eigenvalue
+#: of S^T S and of each S_F^T S_F, which then stay far inside float64's range
+MAX_GRAM = 2.0**1000
+
+
 def frame_matrix(code: GradientCode) -> np.ndarray:
+    """S as float64, refused (one line) when it is not a real frame or when S^T S would leave
+    float64's range (the spectra of M_F are not scale-free: a frame has rows of norm about 1)."""
     if code.field.kind != "real" or code.m != 1:
         raise InvalidInput("the spectral audit needs a real frame (scheme 'encoded')")
-    return np.asarray(code.B, dtype=np.float64)
+    S = np.asarray(code.B, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.einsum("ij,ij->", S, S))
+    if not total <= MAX_GRAM:  # also inf (and NaN, which the readers refuse anyway)
+        size = "beyond float64's range" if not np.isfinite(total) else f"{total:.3g}"
+        raise InvalidInput(f"the frame's squared row norms sum to {size}: the eigenvalues of "
+                           f"S_F^T S_F (up to that sum) leave float64's range, above "
+                           f"{MAX_GRAM:.3g}; the spectra of M_F = (k/|F|) S_F^T S_F are not "
+                           "scale-free, so rescale S (an encoded frame has rows of norm about 1)")
+    return S
 
 
 def kappa(eps: float) -> float | None:
@@ -64,43 +88,105 @@ def kappa(eps: float) -> float | None:
 
 @dataclass
 class Frame:
+    """A frame S with its analysis (:class:`~gctool.codes.encoded.Analysis`: G = S^T S and its
+    eigenvalues, on demand the row Gram of the upper bound), shared by every straggler size
+    of one audit."""
+
     S: np.ndarray
-    G: np.ndarray
+    analysis: Analysis
     c: float
     tight: bool
 
+    @property
+    def G(self) -> np.ndarray:
+        return self.analysis.G
+
     @classmethod
-    def of(cls, S: np.ndarray) -> Frame:
+    def of(cls, S: np.ndarray, rows: bool = False) -> Frame:
+        """The frame, its analysis refused above the budgets before it starts (``rows``: the
+        upper bound on epsilon will be needed)."""
         k = S.shape[1]
-        G = S.T @ S
-        c = float(np.trace(G)) / k
-        dev = float(np.linalg.norm(G - c * np.eye(k), 2))
+        analysis = Analysis.of(S, rows=rows)
+        c = float(np.trace(analysis.G)) / k
+        ev = analysis.ev
+        dev = max(abs(float(ev[-1]) - c), abs(float(ev[0]) - c))  # ||G - cI||_2, G symmetric
         # eigvalsh is backward stable: errors of order k * eps * ||G||; below that scale the
         # deviation from cI cannot be told from round-off, so the s x s route is as accurate
         tight = dev <= 64 * k * EPS * max(c, 1.0)
-        return cls(S, G, c, tight)
+        return cls(S, analysis, c, tight)
+
+    def _small(self, s: int) -> bool:
+        """Do sets of size s take the s x s route (tight frames, 0 < s < k)?"""
+        return self.tight and 0 < s < self.S.shape[1]
 
     def spectra(self, S_sets: np.ndarray) -> np.ndarray:
         """Ascending eigenvalues of S_F^T S_F (un-normalised) for each straggler set, (b, k)."""
         n, k = self.S.shape
         b, s = S_sets.shape
         if s == 0:
-            return np.broadcast_to(np.linalg.eigvalsh(self.G), (b, k)).copy()
-        R = self.S[S_sets]  # (b, s, k)
-        if self.tight and s < k:
-            gram = np.einsum("bik,bjk->bij", R, R)
+            return np.broadcast_to(self.analysis.ev, (b, k)).copy()
+        if self._small(s):  # the s x s Gram of the straggling rows: from S S^T when known
+            if self.analysis.has_rows:
+                P = self.analysis.rows()[0]
+                gram = P[S_sets[:, :, None], S_sets[:, None, :]]
+            else:
+                R = self.S[S_sets]  # (b, s, k)
+                gram = np.einsum("bik,bjk->bij", R, R)
             mu = np.linalg.eigvalsh(gram)  # ascending (b, s)
             out = np.empty((b, k))
             out[:, :s] = self.c - mu[:, ::-1]
             out[:, s:] = self.c
             return out
+        R = self.S[S_sets]  # (b, s, k)
         M = self.G[None, :, :] - np.einsum("bsi,bsj->bij", R, R)
         return np.linalg.eigvalsh(M)
 
-    def chunk(self, s: int) -> int:
+    def _per_set(self, s: int) -> int:
+        """Float entries one set of size s holds in a batch: its s x k rows (unless its Gram
+        comes from S S^T), its s x s Gram or k x k matrix, and the output row of k
+        eigenvalues."""
         k = self.S.shape[1]
-        per = s * s if (self.tight and 0 < s < k) else k * k
-        return max(1, _BATCH_ENTRIES // max(per, 1))
+        if self._small(s):
+            return s * s * 2 + k + (0 if self.analysis.has_rows else s * k)
+        return s * k + 2 * k * k + k
+
+    def chunk(self, s: int) -> int:
+        """Straggler sets per batch: at most :data:`_BATCH_ENTRIES` float entries (one set at
+        least)."""
+        return max(1, _BATCH_ENTRIES // self._per_set(s))
+
+    def set_work(self, s: int, rows: bool) -> int:
+        """Work of one set of size s in a batch (:data:`~gctool.limits.FAST_SET_COST` plus
+        its Gram, from S S^T with ``rows``, or its k x k matrix, and the eigenvalues)."""
+        k = self.S.shape[1]
+        if s == 0:
+            return FAST_SET_COST + k
+        if self._small(s):
+            return FAST_SET_COST + k + solve_cost(s, s) + (s * s if rows else s * k * (s + 1))
+        return FAST_SET_COST + s * k * (k + 1) + k * k + solve_cost(k, k)
+
+    def batch_memory(self, s: int) -> int:
+        """Bytes of one batch at size s (its arrays and the eigen solver's copy)."""
+        return 8 * 2 * self.chunk(s) * self._per_set(s)
+
+    def check(self, what: str, sets: dict[int, int], remedy: str, bound: bool = True,
+              extra_work: int = 0) -> None:
+        """Refuse (one line, before any set is evaluated) an audit of ``sets[s]`` straggler
+        sets of each size s whose work or memory is above the budget; ``bound``: the proved
+        upper bound on epsilon is computed too (the row Gram, unless it exists)."""
+        n, k = self.S.shape
+        rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
+        with_rows = bound or self.analysis.has_rows
+        work = extra_work + sum(count * self.set_work(s, with_rows) for s, count in sets.items())
+        work += Analysis.work(n, k) - Analysis.work(n, k, rows=False) if rows else 0
+        total = sum(sets.values())
+        sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
+            f"{min(sets)}..{max(sets)}"
+        head = f"{what} (n={n}, k={k}, s={sizes}): {total:,} straggler sets"
+        check_work(head, work, remedy + ", or raise --max-work")
+        memory = max((self.batch_memory(s) for s in sets), default=0)
+        memory += Analysis.memory(n, k, rows=rows)
+        check_memory(head, memory, remedy)
 
 
 @dataclass
@@ -184,6 +270,8 @@ def set_spectrum(code: GradientCode, stragglers: list[int]) -> SpectrumReport:
     check_s(len(st), n, "the number of stragglers")
     t0 = time.perf_counter()
     fr = Frame.of(S)
+    fr.check("the spectrum of one straggler set", {len(st): 1}, "use a smaller frame",
+             bound=False)
     ev = fr.spectra(np.array([st], dtype=np.intp).reshape(1, len(st)))[0] * code.k / (n - len(st))
     eps = float(epsilon_of(ev[0], ev[-1]))
     return SpectrumReport(
@@ -273,30 +361,43 @@ def _processes(jobs: int | None, sets: int, runner: Runner | None) -> int:
 def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SETS,  # noqa: PLR0913 (the enumeration's options)
                    sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None, jobs: int | None = 1,
-                   runner: Runner | None = None) -> SpectrumReport:
+                   runner: Runner | None = None, frame: Frame | None = None,
+                   extra_work: int = 0) -> SpectrumReport:
     """Worst eps_F over every set of s stragglers (exhaustive), or over ``sample`` random sets.
 
-    Without ``sample``, more than ``max_sets`` sets is refused (BudgetExceeded, exit 2).  The
-    enumeration runs in ``jobs`` local processes (None or 0: every core; fewer than
-    :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or with ``runner``
-    (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not depend on either.
+    Without ``sample``, more than ``max_sets`` sets is refused (BudgetExceeded, exit 2), and so
+    is a run whose estimated work or memory (the sets, and the upper bound's row Gram; plus
+    ``extra_work`` that the caller adds) is above the budget (:meth:`Frame.check`), before any
+    set is evaluated.  ``frame``: the :class:`Frame` of the code when the caller has it (a
+    curve shares one).  The enumeration runs in ``jobs`` local processes (None or 0: every
+    core; fewer than :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or
+    with ``runner`` (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not
+    depend on either.
     """
     S = frame_matrix(code)
     n, k = S.shape
     check_s(s, n)
     total = count_sets(n, s)
-    fr = Frame.of(S)
+    fr = Frame.of(S) if frame is None else frame
     norm = k / (n - s)
     t0 = time.perf_counter()
-    size = fr.chunk(s)
     source: Any
     if sample is None:
         check_budget(total, max_sets, f"the exhaustive spectral audit of C({n}, {s}) sets")
-        source, planned = LexSource(n, s), total
-        method, exact = "exhaustive", True
+        planned = total
     else:
         if sample < 1:
             raise InvalidInput("sample must be a positive number of sets")
+        planned = min(sample, total)
+    fr.check("the spectral audit of the frame", {s: planned}, "use a smaller s or sampled sets",
+             extra_work=extra_work)
+    if s > 0:
+        fr.analysis.rows()  # for the upper bound, and the tight frames' s x s Grams
+    size = fr.chunk(s)
+    if sample is None:
+        source = LexSource(n, s)
+        method, exact = "exhaustive", True
+    else:
         sets = sample_sets(n, s, sample, np.random.default_rng(seed))
         source, planned = ListSource(n, sets), sets.shape[0]
         exact = sets.shape[0] == total
@@ -315,7 +416,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
                                 f"sets (size {s}); worst epsilon so far "
                                 f"{fold.best['eps']:.6g}") from None
     best, checked = fold.best, fold.checked
-    upper = epsilon_upper_bound(S, s)
+    upper = fr.analysis.upper_bound(s)
     eps = float(best["eps"])
     # the attack sandwich: found <= true worst <= proved bound; closed when they meet
     sandwich = WorstOutcome(best["eps_set"], eps, exact, method)
@@ -343,12 +444,22 @@ def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR
                    sizes: Sequence[int] | None = None, jobs: int | None = 1,
                    runner: Runner | None = None) -> SpectrumCurveReport:
     """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k), or
-    for the given ``sizes`` only, each on ``jobs`` local processes or ``runner``."""
-    n, k = code.n, code.k
-    out = []
-    for s in curve_sizes(n, max_s, sizes, n - k if n > k else 0, allow_all=False):
-        enumerable = count_sets(n, s) <= max_sets
-        out.append(worst_spectrum(code, s, max_sets=max_sets,
-                                  sample=None if enumerable else (sample or DEFAULT_SAMPLES),
-                                  seed=seed, progress=progress, jobs=jobs, runner=runner))
+    for the given ``sizes`` only, each on ``jobs`` local processes or ``runner``.  The whole
+    curve's work and memory (every size's sets, one analysis of the frame) are checked before
+    the first set is evaluated."""
+    S = frame_matrix(code)
+    n, k = S.shape
+    chosen = curve_sizes(n, max_s, sizes, n - k if n > k else 0, allow_all=False)
+    samples = sample or DEFAULT_SAMPLES
+    if samples < 1:
+        raise InvalidInput("sample must be a positive number of sets")
+    plan = {s: (None if count_sets(n, s) <= max_sets else samples) for s in chosen}
+    fr = Frame.of(S)
+    fr.check("the spectral curve of the frame",
+             {s: count_sets(n, s) if got is None else min(got, count_sets(n, s))
+              for s, got in plan.items()},
+             "use a smaller --max-s, fewer --sizes or fewer sampled sets")
+    out = [worst_spectrum(code, s, max_sets=max_sets, sample=got, seed=seed, progress=progress,
+                          jobs=jobs, runner=runner, frame=fr)
+           for s, got in plan.items()]
     return SpectrumCurveReport(code.scheme, code.params.get("frame"), n, k, out)

@@ -44,7 +44,7 @@ Frames (``--frame``):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gctool._lazy import numpy as np
@@ -106,25 +106,43 @@ def paley_frame(q: int) -> np.ndarray:
     return S
 
 
-def steiner_blocks(system: str) -> tuple[int, list[tuple[int, ...]]]:
-    """(V, blocks) of a named Steiner 2-design: ``pg-D`` or ``pairs-V``."""
+def steiner_system(system: str) -> tuple[str, int, int, int]:
+    """(kind, its number, V points, b blocks) of a named Steiner 2-design, checked, without
+    listing its blocks: ``pg-D`` (lines of PG(D, 2): V = 2^(D+1) - 1, blocks of 3) or
+    ``pairs-V`` (V a power of 2, blocks of 2)."""
     kind, _, arg = system.partition("-")
-    if not arg.isdigit():
-        raise DesignError(f"unknown Steiner system {system!r}; use pg-D (D >= 2, lines of "
-                          "PG(D, 2)) or pairs-V (V a power of 2)")
+    if not (arg.isascii() and arg.isdigit()) or len(arg) > 3:
+        raise DesignError(f"unknown Steiner system {system[:40]!r}; use pg-D (2 <= D <= 6, "
+                          "lines of PG(D, 2)) or pairs-V (V a power of 2, 4 <= V <= 64)")
     a = int(arg)
     if kind == "pg":
         if not 2 <= a <= 6:
             raise DesignError(f"pg-D needs 2 <= D <= 6, got D = {a}")
         V = 2 ** (a + 1) - 1
-        points = range(1, V + 1)  # nonzero vectors of GF(2)^(D+1) as integers
-        lines = sorted({tuple(sorted((p, q, p ^ q))) for p in points for q in points if p < q})
-        return V, [tuple(x - 1 for x in line) for line in lines]
+        return kind, a, V, V * (V - 1) // 6
     if kind == "pairs":
         if not _is_power_of_two(a) or not 4 <= a <= 64:
             raise DesignError(f"pairs-V needs V a power of 2 with 4 <= V <= 64, got V = {a}")
-        return a, [(i, j) for i in range(a) for j in range(i + 1, a)]
-    raise DesignError(f"unknown Steiner system {system!r}; use pg-D or pairs-V")
+        return kind, a, a, a * (a - 1) // 2
+    raise DesignError(f"unknown Steiner system {system[:40]!r}; use pg-D or pairs-V")
+
+
+def steiner_size(system: str) -> tuple[int, int]:
+    """(n, k) of the Steiner frame of ``system``: n = V (r + 1) with r = (V - 1)/(K - 1) blocks
+    through each point (K points per block), k = b blocks."""
+    kind, _, V, b = steiner_system(system)
+    r = (V - 1) // (2 if kind == "pg" else 1)
+    return V * (r + 1), b
+
+
+def steiner_blocks(system: str) -> tuple[int, list[tuple[int, ...]]]:
+    """(V, blocks) of a named Steiner 2-design: ``pg-D`` or ``pairs-V``."""
+    kind, a, V, _ = steiner_system(system)
+    if kind == "pg":
+        points = range(1, V + 1)  # nonzero vectors of GF(2)^(D+1) as integers
+        lines = sorted({tuple(sorted((p, q, p ^ q))) for p in points for q in points if p < q})
+        return V, [tuple(x - 1 for x in line) for line in lines]
+    return V, [(i, j) for i in range(V) for j in range(i + 1, V)]
 
 
 def steiner_frame(system: str) -> np.ndarray:
@@ -145,19 +163,116 @@ def steiner_frame(system: str) -> np.ndarray:
     return S
 
 
+#: rows of the n x n row Gram handled at once when its rows are scaled or partially sorted
+_ROW_BLOCK_ENTRIES = 1 << 21
+
+
+class Analysis:
+    """What every statistic and bound of a frame S (rows = vectors) reads, each computed once:
+    G = S^T S and its eigenvalues (k x k), and on demand the row Gram S S^T and the squared
+    row norms (n x n: only the coherence, the upper bound on
+    epsilon, and the tight frames' straggler sets, need it).
+
+    The work and memory of each part are estimated by :meth:`work` and :meth:`memory` (the
+    units of :mod:`gctool.limits`), and :meth:`of` refuses a frame above the budgets before
+    anything is computed."""
+
+    def __init__(self, S: np.ndarray) -> None:
+        self.S = S
+        self.G = S.T @ S
+        self.ev = np.linalg.eigvalsh(self.G)  # ascending
+        self._rows: tuple[np.ndarray, np.ndarray] | None = None
+
+    @staticmethod
+    def work(n: int, k: int, rows: bool = True) -> int:
+        """Work of :meth:`of` (G, its eigenvalues) and, with ``rows``, of :meth:`rows` and
+        the passes over it (the coherence, the upper bound)."""
+        from gctool.limits import product_cost, solve_cost
+
+        gram = product_cost(k, n, k) + solve_cost(k, k)
+        return gram + ((product_cost(n, k, n) + 4 * n * n) if rows else 0)
+
+    @staticmethod
+    def memory(n: int, k: int, rows: bool = True) -> int:
+        """Bytes of the arrays :meth:`of` and :meth:`rows` hold at once (G and the eigen
+        solver's copy; the n x n row Gram)."""
+        return 8 * (2 * k * k + (n * n if rows else 0))
+
+    @classmethod
+    def of(cls, S: np.ndarray, rows: bool = True) -> Analysis:
+        """The analysis of S, refused (BudgetExceeded) above the work or memory budget
+        (``rows``: the n x n row Gram will be needed too)."""
+        from gctool.limits import check_memory, check_work
+
+        n, k = S.shape
+        what = f"the spectral analysis of the frame (n={n}, k={k})"
+        check_work(what, cls.work(n, k, rows), "use a smaller frame, or raise --max-work")
+        check_memory(what, cls.memory(n, k, rows), "use a smaller frame")
+        return cls(S)
+
+    @property
+    def has_rows(self) -> bool:
+        """Has the row Gram been computed?"""
+        return self._rows is not None
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the row Gram P = S S^T, the squared row norms), computed once."""
+        if self._rows is None:
+            P = self.S @ self.S.T
+            self._rows = (P, np.diagonal(P).copy())
+        return self._rows
+
+    def _abs_blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        """(rows, |P[rows]| with the diagonal entries set to 0), a block of rows at a time."""
+        P, _ = self.rows()
+        n = P.shape[0]
+        step = max(1, _ROW_BLOCK_ENTRIES // max(n, 1))
+        for i in range(0, n, step):
+            b = slice(i, min(i + step, n))
+            block = np.abs(P[b])
+            block[np.arange(b.stop - i), np.arange(i, b.stop)] = 0.0
+            yield b, block
+
+    def stats(self) -> dict[str, Any]:
+        """Redundancy, coherence, Welch bound and tightness."""
+        n, k = self.S.shape
+        coherence = 0.0
+        if n > 1:
+            norms = np.sqrt(self.rows()[1])
+            norms[norms == 0] = 1.0
+            for b, A in self._abs_blocks():  # max |<s_i, s_j>| / (|s_i| |s_j|)
+                coherence = max(coherence, float((A / norms[b, None] / norms[None, :]).max()))
+        c = float(np.trace(self.G)) / k
+        welch = math.sqrt((n - k) / (k * (n - 1))) if n > 1 else 0.0
+        # G is symmetric: ||G - cI||_2 is the largest |eigenvalue - c|
+        tight = max(abs(float(self.ev[-1]) - c), abs(float(self.ev[0]) - c)) / c if c > 0 else 0.0
+        return {"beta": n / k, "coherence": coherence, "welch_bound": welch, "tightness": tight}
+
+    def upper_bound(self, s: int) -> float:
+        """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
+        derivation is in :mod:`gctool.audit.spectrum`)."""
+        n, k = self.S.shape
+        f = n - s
+        if f <= 0:
+            return float("inf")
+        if s == 0:
+            mu = 0.0
+        else:
+            sq = self.rows()[1]
+            top = np.zeros(n)
+            if s > 1:  # the s - 1 largest |<s_i, s_j>| of each row
+                for b, A in self._abs_blocks():
+                    top[b] = -np.partition(-A, s - 2, axis=1)[:, : s - 1].sum(axis=1)
+            mu = float(min((sq + top).max(), np.sort(sq)[::-1][:s].sum()))
+        norm = k / f
+        lmin = max(0.0, float(self.ev[0]) - mu) * norm
+        lmax = float(self.ev[-1]) * norm
+        return float(epsilon_of(lmin, lmax))
+
+
 def frame_stats(S: np.ndarray) -> dict[str, Any]:
     """Redundancy, coherence, Welch bound and tightness of a frame (rows = vectors)."""
-    n, k = S.shape
-    norms = np.linalg.norm(S, axis=1)
-    U = S / np.where(norms > 0, norms, 1.0)[:, None]
-    gram = np.abs(U @ U.T)
-    np.fill_diagonal(gram, 0.0)
-    G = S.T @ S
-    c = float(np.trace(G)) / k
-    welch = math.sqrt((n - k) / (k * (n - 1))) if n > 1 else 0.0
-    return {"beta": n / k, "coherence": float(gram.max()) if n > 1 else 0.0,
-            "welch_bound": welch,
-            "tightness": float(np.linalg.norm(G - c * np.eye(k), 2) / c) if c > 0 else 0.0}
+    return Analysis.of(S).stats()
 
 
 def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
@@ -165,8 +280,6 @@ def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
         raise AssertionError("deterministic frames choose their own sizes")
     if n is None:
         raise DesignError(f"the {frame} frame needs -n (the number of workers)")
-    if n < 2:
-        raise DesignError(f"-n must be at least 2, got {n}")
     k = n // 2 if k is None else k
     if not 1 <= k <= n:
         raise DesignError(f"-k must satisfy 1 <= k <= n = {n} (k partitions, redundancy "
@@ -177,40 +290,105 @@ def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
     return n, k
 
 
+def _check_n(n: int) -> int:
+    """n (``workers``) within gctool's limits, before anything depends on its size (the
+    Paley frame factors n - 1)."""
+    from gctool.limits import MAX_N
+
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_N:
+        big = isinstance(n, int) and not isinstance(n, bool) and abs(n) > 10**12
+        shown = f"about {'-' if n < 0 else ''}2^{abs(n).bit_length() - 1}" if big else repr(n)
+        raise DesignError(f"n (workers) must be an integer between 2 and {MAX_N}, got {shown}")
+    return n
+
+
+def frame_size(frame: str, n: int | None, k: int | None, system: str) -> tuple[int, int]:
+    """(n, k) of the frame that :func:`build` would construct, checked against the options and
+    gctool's limits (n <= MAX_N, n k <= MAX_ENTRIES) without building anything."""
+    from gctool.limits import MAX_ENTRIES, MAX_N
+
+    if frame not in FRAMES:
+        raise DesignError(f"unknown frame {frame!r}; choose from {', '.join(FRAMES)}")
+    if n is not None:
+        n = _check_n(n)
+    if frame == "paley":
+        q = 5 if n is None else n - 1
+        from gctool.algebra.primes import prime_power
+
+        if prime_power(q) is None or q % 4 != 1:
+            raise DesignError(f"the Paley frame needs a prime power q = n - 1 with q = 1 mod 4 "
+                              f"(n = 6, 10, 14, 18, 26, 30, ...), got n = {q + 1}")
+        size = (q + 1, (q + 1) // 2)
+    elif frame == "steiner":
+        size = steiner_size(system)
+    else:
+        size = check_sizes(n, k, frame)
+    rows, cols = size
+    if (n is not None and n != rows) or (k is not None and k != cols):
+        raise DesignError(f"the {frame} frame has n = {rows} workers and k = {cols} partitions;"
+                          f" got -n {n} -k {k}")
+    if rows > MAX_N or rows * cols > MAX_ENTRIES:
+        what = f"the {frame} frame" + (f" of {system}" if frame == "steiner" else "")
+        raise DesignError(f"{what} has n = {rows:,} workers and k = {cols:,} partitions, above "
+                          f"gctool's limits (n <= {MAX_N:,}, entries n*k <= {MAX_ENTRIES:,})")
+    return rows, cols
+
+
+def build_cost(frame: str, n: int, k: int) -> tuple[int, int]:
+    """(work, bytes) of :func:`build` for an n x k frame: the construction (a Haar draw is one
+    n x n QR, the Paley frame one n x n eigendecomposition over its n x n character table, a
+    Sylvester matrix n^2 entries, the Steiner frame a tight loop over points and blocks) and
+    the analysis that every design records (:meth:`Analysis.work`)."""
+    from gctool.limits import GF_OP_COST, PY_OP_COST, solve_cost
+
+    make, held = n * k, 0
+    if frame == "orthogonal":  # the normal draw, its QR and Q
+        make, held = solve_cost(n, n), 3 * n * n
+    elif frame == "paley":  # differences, the character table, C, G and the eigenvectors
+        make, held = solve_cost(n, n) + 16 * GF_OP_COST * n * n, 6 * n * n
+    elif frame == "hadamard":  # Sylvester's blocks
+        make, held = 2 * n * n + n * k, 3 * n * n
+    elif frame == "steiner":  # the blocks through each of the V <= 2 sqrt(n) points
+        make = PY_OP_COST * 2 * math.isqrt(n) * k + n * k
+    return make + Analysis.work(n, k), 8 * (n * k + held) + Analysis.memory(n, k)
+
+
 def build(n: int | None, s: int | None, k: int | None, field: Field,
           rng: np.random.Generator, frame: str = "gaussian", workers: int | None = None,
           system: str = "pg-2") -> tuple[np.ndarray, dict[str, Any]]:
+    """The frame and its recorded statistics.  Sizes, s, the work and the memory are checked
+    before anything is built (:func:`frame_size`, :func:`build_cost`)."""
+    from gctool.limits import check_memory, check_work
+
     if field.kind != "real":
         raise DesignError("encoded frames are real: use --field real")
-    n = workers if n is None else n
-    if frame == "paley":
-        S = paley_frame(n - 1) if n is not None else paley_frame(5)
-    elif frame == "steiner":
-        S = steiner_frame(system)
-    else:
-        n, k = check_sizes(n, k, frame)
-        if frame == "gaussian":
-            S = rng.standard_normal((n, k)) / math.sqrt(k)
-        elif frame == "hadamard":
-            S = _columns_of_orthogonal(sylvester(n) / math.sqrt(n), k, rng, pick=True)
-        elif frame == "orthogonal":
-            from scipy.stats import ortho_group
-
-            Q = ortho_group.rvs(n, random_state=rng) if n > 1 else np.ones((1, 1))
-            S = _columns_of_orthogonal(Q, k, rng, pick=False)
-        else:
-            raise DesignError(f"unknown frame {frame!r}; choose from {', '.join(FRAMES)}")
-    rows, cols = S.shape
-    if (workers is not None and workers != rows) or (k is not None and k != cols):
-        raise DesignError(f"the {frame} frame has n = {rows} workers and k = {cols} partitions;"
-                          f" got -n {workers} -k {k}")
+    rows, cols = frame_size(frame, workers if n is None else n, k, system)
     s = 0 if s is None else s
     if not 0 <= s < rows:
         raise DesignError(f"s = {s} must be smaller than n = {rows}")
-    recorded: dict[str, Any] = {"frame": frame, **frame_stats(S), "s": s}
+    work, memory = build_cost(frame, rows, cols)
+    what = (f"design encoded --frame {frame} (n={rows}, k={cols}): building the frame, its "
+            "coherence and the bound on epsilon (n x n and k x k Gram matrices)")
+    check_work(what, work, "use a smaller n, or raise --max-work")
+    check_memory(what, memory, "use a smaller n")
+    if frame == "paley":
+        S = paley_frame(rows - 1)
+    elif frame == "steiner":
+        S = steiner_frame(system)
+    elif frame == "gaussian":
+        S = rng.standard_normal((rows, cols)) / math.sqrt(cols)
+    elif frame == "hadamard":
+        S = _columns_of_orthogonal(sylvester(rows) / math.sqrt(rows), cols, rng, pick=True)
+    else:  # orthogonal
+        from scipy.stats import ortho_group
+
+        S = _columns_of_orthogonal(ortho_group.rvs(rows, random_state=rng), cols, rng,
+                                   pick=False)
+    analysis = Analysis(S)  # budgets checked above, with the construction
+    recorded: dict[str, Any] = {"frame": frame, **analysis.stats(), "s": s}
     if frame == "steiner":
         recorded["system"] = system
-    recorded["epsilon_bound"] = epsilon_upper_bound(S, s)
+    recorded["epsilon_bound"] = analysis.upper_bound(s)
     return S, recorded
 
 
@@ -221,24 +399,7 @@ def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> Any:
 def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
     """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
     derivation is in :mod:`gctool.audit.spectrum`)."""
-    n, k = S.shape
-    f = n - s
-    if f <= 0:
-        return float("inf")
-    G = S.T @ S
-    ev = np.linalg.eigvalsh(G)
-    sq = np.einsum("ij,ij->i", S, S)
-    if s == 0:
-        mu = 0.0
-    else:
-        A = np.abs(S @ S.T)
-        np.fill_diagonal(A, 0.0)
-        top = -np.sort(-A, axis=1)[:, : s - 1].sum(axis=1) if s > 1 else np.zeros(n)
-        mu = float(min((sq + top).max(), np.sort(sq)[::-1][:s].sum()))
-    norm = k / f
-    lmin = max(0.0, float(ev[0]) - mu) * norm
-    lmax = float(ev[-1]) * norm
-    return float(epsilon_of(lmin, lmax))
+    return Analysis.of(S, rows=s > 0).upper_bound(s)
 
 
 def check_params(params: Mapping[str, Any], n: int, k: int) -> None:

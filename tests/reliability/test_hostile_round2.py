@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from gctool.cli.main import cli
 from gctool.limits import DEFAULT_MAX_WORK
 
-from refusals import design_file, refused
+from refusals import design_file, forbid, refused
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -178,3 +178,237 @@ def test_a_trace_that_is_not_a_regular_file_says_what_it_is(
     line = refused(run("simulate", code, "--delay", f"trace:{spec}", "--iterations", "3"),
                    *words)
     assert "no such" not in line
+
+
+# -- N8: design encoded: sizes, work and memory before anything is built -------------------------
+def _forbid_frame_building(monkeypatch: pytest.MonkeyPatch, factoring: bool = False) -> None:
+    """Every expensive step of ``design encoded`` fails the test if it runs (``factoring``:
+    also the trial division of the Paley frame's n - 1, which is cheap within the limits)."""
+    import scipy.stats
+
+    from gctool.algebra import primes
+    from gctool.codes import encoded
+
+    for name in ("paley_frame", "steiner_frame", "sylvester"):
+        monkeypatch.setattr(encoded, name, forbid)
+    monkeypatch.setattr(encoded.Analysis, "__init__", forbid)
+    monkeypatch.setattr(scipy.stats.ortho_group, "rvs", forbid)
+    if factoring:
+        monkeypatch.setattr(primes, "_smallest_prime_factor", forbid)
+
+
+@pytest.mark.parametrize("frame", ["paley", "gaussian", "orthogonal", "hadamard", "steiner"])
+@pytest.mark.parametrize("workers", ["2305843009213693952", "1180591620717411303424", "50000",
+                                     "4097", "0", "1", "-5", str(2**31 + 1)])
+def test_absurd_encoded_sizes_are_usage_errors_before_anything_is_built(
+        monkeypatch: pytest.MonkeyPatch, frame: str, workers: str) -> None:
+    _forbid_frame_building(monkeypatch, factoring=True)
+    line = refused(run("design", "encoded", "--frame", frame, "--workers", workers, "-s", "1",
+                       "-o", "/dev/null"), "n (workers)", "4096")
+    assert len(line) < 200
+
+
+@pytest.mark.parametrize("system,n", [("pg-6", "8,128"), ("pg-5", "2,016")])
+def test_steiner_systems_are_sized_before_they_are_built(
+        monkeypatch: pytest.MonkeyPatch, system: str, n: str) -> None:
+    from gctool.codes.encoded import steiner_size
+
+    assert steiner_size("pg-2") == (28, 7) and steiner_size("pairs-64") == (4096, 2016)
+    if system == "pg-5":  # within the limits: 2016 x 651, built when the budget allows
+        assert steiner_size(system) == (2016, 651)
+        return
+    _forbid_frame_building(monkeypatch)
+    refused(run("design", "encoded", "--frame", "steiner", "--system", system, "-s", "1"),
+            f"n = {n}", "limits")
+
+
+@pytest.mark.parametrize("args", [
+    ["--frame", "orthogonal", "-n", "1500", "-k", "1500"],
+    ["--frame", "gaussian", "-n", "4096", "-k", "4096"],
+    ["--frame", "hadamard", "-n", "2048", "-k", "1024"],
+    ["--frame", "paley", "-n", "1202"],
+    ["--frame", "steiner", "--system", "pairs-64"],
+], ids=lambda a: a[1])
+def test_encoded_designs_are_held_to_the_work_budget_before_building(
+        monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    _forbid_frame_building(monkeypatch)
+    refused(run("design", "encoded", *args, "-s", "1", "--max-work", "1e9"), "design encoded",
+            "work budget", "--max-work")
+
+
+def test_encoded_designs_are_held_to_the_memory_budget_before_building(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _forbid_frame_building(monkeypatch)
+    refused(run("design", "encoded", "--frame", "gaussian", "-n", "2000", "-k", "100", "-s", "1",
+                "--max-work", "1e15", env={"GCTOOL_MAX_MEMORY": "1e7"}), "memory budget")
+
+
+def test_encoded_designs_within_the_budgets_are_built() -> None:
+    from gctool.codes import design
+    from gctool.codes.encoded import build_cost
+
+    work, memory = build_cost("orthogonal", 200, 100)
+    code = design("encoded", frame="orthogonal", workers=200, k=100, s=3, seed=1)
+    assert code.B.shape == (200, 100) and 0 < work < 1e8 and 0 < memory < 1e7
+    r = run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
+            "--seed", "1", "--max-work", str(work))
+    assert r.exit_code == 0, r.stderr
+    refused(run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
+                "--seed", "1", "--max-work", str(work - 1)), "work budget")
+
+
+def test_the_shared_frame_analysis_matches_the_direct_formulas() -> None:
+    """coherence, tightness and the upper bound from one analysis (row Gram in blocks,
+    eigenvalues for the 2-norm) agree with the textbook computations."""
+    import numpy as np
+
+    from gctool.codes import encoded
+
+    rng = np.random.default_rng(5)
+    S = rng.standard_normal((60, 17))
+    S[3] = 0.0  # a zero row
+    U = S / np.where(np.linalg.norm(S, axis=1) > 0, np.linalg.norm(S, axis=1), 1)[:, None]
+    gram = np.abs(U @ U.T)
+    np.fill_diagonal(gram, 0)
+    G = S.T @ S
+    c = np.trace(G) / 17
+    stats = encoded.frame_stats(S)
+    assert stats["coherence"] == pytest.approx(gram.max(), rel=1e-12)
+    assert stats["tightness"] == pytest.approx(np.linalg.norm(G - c * np.eye(17), 2) / c,
+                                               rel=1e-9)
+    A = np.abs(S @ S.T)
+    np.fill_diagonal(A, 0)
+    sq = np.sum(S * S, axis=1)
+    ev = np.linalg.eigvalsh(G)
+    for s in (0, 1, 2, 5, 30):
+        top = np.sort(A, axis=1)[:, ::-1][:, : s - 1].sum(axis=1) if s > 1 else 0 * sq
+        mu = min((sq + top).max(), np.sort(sq)[::-1][:s].sum()) if s else 0.0
+        f = 60 - s
+        expect = max(1 - max(0.0, ev[0] - mu) * 17 / f, ev[-1] * 17 / f - 1)
+        assert encoded.epsilon_upper_bound(S, s) == pytest.approx(expect, rel=1e-12)
+
+
+# -- N9: encoded-frame audits are batched and budgeted ----------------------------------------
+def _steiner(tmp_path: Path, system: str = "pg-2", name: str = "f.json") -> str:
+    return design_file(tmp_path, name, "encoded", frame="steiner", system=system, s=1)
+
+
+def test_frame_batches_stay_within_the_batch_bound() -> None:
+    """The float entries a batch holds (the straggling rows unless the s x s Grams come from
+    S S^T, the Grams or k x k matrices) stay under the bound, one set at least."""
+    from gctool.audit.spectrum import _BATCH_ENTRIES, Frame
+    from gctool.codes import design
+
+    for system in ("pairs-16", "pg-3"):
+        S = design("encoded", frame="steiner", system=system, s=1).B.astype(float)
+        k = S.shape[1]
+        for rows in (False, True):
+            fr = Frame.of(S)
+            if rows:
+                fr.analysis.rows()
+            for s in (1, 2, 5, k - 1, k, k + 3):
+                small = fr.tight and 0 < s < k
+                per = (0 if small and rows else s * k) + (s * s if small else k * k)
+                assert fr.chunk(s) == 1 or fr.chunk(s) * per <= _BATCH_ENTRIES
+
+
+def test_a_large_frame_is_audited_in_bounded_memory() -> None:
+    """C(1024, 2) sets of a 1024 x 496 frame: all rows at once would be 3.9 GiB."""
+    import tracemalloc
+
+    from gctool.audit.spectrum import worst_spectrum
+    from gctool.codes import design
+
+    code = design("encoded", frame="steiner", system="pairs-32", s=2)
+    tracemalloc.start()
+    try:
+        rep = worst_spectrum(code, 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rep.exact and rep.checked == 1024 * 1023 // 2
+    assert peak < 200 * 2**20, peak
+
+
+@pytest.mark.parametrize("args", [["verify", "F", "-s", "3"], ["attack", "F", "-s", "3"],
+                                  ["attack", "F", "--curve", "--max-s", "4"],
+                                  ["attack", "F", "--set", "0,1"], ["bound", "F"]],
+                         ids=lambda a: " ".join(a[:1] + a[2:]))
+def test_frame_audits_are_held_to_the_work_budget_before_they_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    from gctool.audit import spectrum
+
+    path = _steiner(tmp_path)
+    monkeypatch.setattr(spectrum, "run_folded", forbid)
+    line = refused(run(*[path if a == "F" else a for a in args], "--max-work", "100"),
+                   "work budget", "--max-work")
+    assert "frame" in line
+
+
+def test_the_default_curve_of_a_frame_is_estimated_as_a_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``attack fano.json --curve``: 9.3 M sets over s = 0..21 (27 s): refused at once."""
+    from gctool.audit import spectrum
+
+    path = _steiner(tmp_path)
+    monkeypatch.setattr(spectrum, "run_folded", forbid)
+    refused(run("attack", path, "--curve"), "spectral curve", "s=0..21", "9,303,468",
+            "--max-s")
+    monkeypatch.undo()
+    r = run("attack", path, "--curve", "--max-s", "3", "--json")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("args", [["attack", "F", "--curve"], ["attack", "F", "-s", "2"],
+                                  ["verify", "F", "-s", "1"], ["bound", "F"]],
+                         ids=lambda a: " ".join(a[:1] + a[2:]))
+def test_frame_audits_are_held_to_the_memory_budget_before_they_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    from gctool.audit import spectrum
+    from gctool.codes import encoded
+
+    path = _steiner(tmp_path, "pairs-16")
+    monkeypatch.setattr(spectrum, "run_folded", forbid)
+    monkeypatch.setattr(encoded.Analysis, "__init__", forbid)
+    refused(run(*[path if a == "F" else a for a in args], env={"GCTOOL_MAX_MEMORY": "2e5"}),
+            "memory budget")
+
+
+def test_frame_results_do_not_depend_on_the_batch_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import spectrum
+    from gctool.codes import design
+
+    for args, sizes in (({"frame": "steiner", "system": "pairs-8"}, (1, 2, 3)),
+                        ({"frame": "gaussian", "workers": 14, "k": 5, "seed": 2}, (1, 3, 6))):
+        code = design("encoded", s=2, **args)
+        want = [spectrum.worst_spectrum(code, s).to_dict() for s in sizes]
+        with monkeypatch.context() as m:
+            m.setattr(spectrum, "_BATCH_ENTRIES", 50)
+            got = [spectrum.worst_spectrum(code, s).to_dict() for s in sizes]
+        for a, b in zip(want, got, strict=True):
+            a.pop("elapsed_s"), b.pop("elapsed_s")
+            assert a == b
+
+
+# -- N13: frames whose Gram matrix leaves float64's range --------------------------------------
+@pytest.mark.parametrize("scale,code", [(1e300, 2), (1e160, 2), (1e100, 1), (1e-150, None),
+                                        (1e-300, None), (2.0**-1060, None)])
+@pytest.mark.parametrize("command", ["verify", "attack", "bound"])
+def test_frames_of_any_finite_scale_are_decided_or_refused_in_one_line(
+        tmp_path: Path, scale: float, code: int | None, command: str) -> None:
+    import json as _json
+
+    from gctool.codes import design
+    from gctool.io import code_bytes
+
+    data = _json.loads(code_bytes(design("encoded", frame="steiner", system="pg-2", s=1), False))
+    data["B"] = [[x * scale for x in row] for row in data["B"]]
+    path = tmp_path / "scaled.json"
+    path.write_text(_json.dumps(data))
+    r = run(command, str(path))
+    assert r.exit_code in (0, 1, 2) and "Traceback" not in r.stderr, r.output
+    if r.exit_code == 2:
+        refused(r, "float64's range", "rescale")
+    if code == 2 or (code is not None and command == "verify"):  # attack measures: exit 0
+        assert r.exit_code == code, r.output
