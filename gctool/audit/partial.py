@@ -164,6 +164,51 @@ def _minimal_profiles(costs: list[list[int]], budget: int) -> Iterator[list[int]
     yield from rec(0, 0)
 
 
+def count_minimal_profiles(costs: list[list[int]], budget: int) -> float:
+    """How many profiles :func:`_minimal_profiles` yields (float64: beyond 2^53 approximately,
+    inf beyond its range), by dynamic programming over the workers instead of enumeration.
+
+    A profile g is feasible when T = sum_i cost_i(g_i) <= budget and minimal when, for every i
+    with g_i > 0, T + delta_i(g_i) > budget, delta_i(g) = cost_i(g - 1) - cost_i(g) (> 0).
+    The state after some workers is (T, the smallest delta among them with g_i > 0); deltas
+    are group sizes (and 1 for the last group), so the states are few.  Work:
+    :func:`count_work`."""
+    width = budget + 1
+    cap = budget + 1  # a smallest delta above the budget never binds
+    states: dict[int, np.ndarray] = {cap: np.zeros(width)}
+    states[cap][0] = 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for c in costs:
+            new: dict[int, np.ndarray] = {}
+            for m, counts in states.items():
+                for g, cost in enumerate(c):
+                    if cost >= width:
+                        continue
+                    key = m if g == 0 else min(m, c[g - 1] - cost, cap)
+                    into = new.setdefault(key, np.zeros(width))
+                    into[cost:] += counts[: width - cost]
+            states = new
+        total = 0.0
+        for m, counts in states.items():
+            total += float(counts[max(0, width - m):].sum())  # T > budget - m
+    return total
+
+
+def count_work(costs: list[list[int]], budget: int) -> int:
+    """Work of :func:`count_minimal_profiles`: one pass over budget + 1 counts per worker, group
+    count and state (at most the distinct group sizes plus two)."""
+    sizes = {c[g - 1] - c[g] for c in costs for g in range(1, len(c))}
+    return sum(len(c) for c in costs) * (len(sizes) + 2) * (budget + 1)
+
+
+def profile_work(mcode: GradientCode, f: int) -> int:
+    """Work of deciding one profile whose delivered messages are f rows of the message code
+    (one least-squares or elimination system, :func:`gctool.limits.set_cost`)."""
+    from gctool.limits import set_cost
+
+    return set_cost(max(1, f), mcode.B.shape[1], mcode.field.is_finite)
+
+
 def _first_failing(dec: Decoder, first: list[int], batch: list[list[int]]) -> list[int] | None:
     """The first profile of ``batch`` (messages finished per worker) whose messages, rows
     ``first[w] + t`` of the message code, do not decode; None when all decode."""
@@ -182,6 +227,41 @@ def _first_failing(dec: Decoder, first: list[int], batch: list[list[int]]) -> li
     return batch[int(hit[0])] if hit.size else None
 
 
+class _Spending:
+    """The work of the profile search: the minimal profiles are counted and priced (the
+    largest system each) before the first is decided, and refused above the budget; each batch
+    is charged with its own systems before it runs, so a search whose count could not be
+    afforded (a huge budget of missing work) stops at the work budget with one line."""
+
+    def __init__(self, code: GradientCode, mcode: GradientCode, missing: int,
+                 costs: list[list[int]], max_sets: int) -> None:
+        from gctool.limits import check_work, max_work
+
+        self.mcode, self.spent = mcode, 0
+        self.what = (f"verify --partial {missing} (n={code.n}, k={code.k}, "
+                     f"{mcode.n:,} messages)")
+        self.total = 0
+        top = min(missing, sum(c[0] for c in costs))  # beyond, the budget never binds
+        if count_work(costs, top) <= max_work() / 10:
+            count = count_minimal_profiles(costs, top)
+            shown = f"{count:,.0f}" if count < 1e15 else f"{count:.2g}"
+            if count > max_sets:
+                raise BudgetExceeded(f"{self.what} needs {shown} minimal profiles, above the "
+                                     f"budget of {max_sets:,}; raise it with --max-sets")
+            self.total = int(count)
+            check_work(f"{self.what}: {shown} minimal profiles, each one system of up to "
+                       f"{mcode.n} x {mcode.B.shape[1]}",
+                       count * profile_work(mcode, mcode.n) + count_work(costs, top),
+                       "verify a smaller --partial W, or raise --max-work")
+
+    def charge(self, batch: list[list[int]], checked: int) -> None:
+        from gctool.limits import check_work
+
+        self.spent += sum(profile_work(self.mcode, sum(g)) for g in batch)
+        check_work(f"{self.what}: more than the {checked:,} minimal profiles decided so far",
+                   self.spent, "verify a smaller --partial W, or raise --max-work")
+
+
 def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL,
                    max_sets: int = DEFAULT_MAX_PROFILES, method: str = "auto",
                    progress: Progress | None = None) -> PartialReport:
@@ -193,6 +273,12 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     tol = check_tol(tol)
     order = _order_of(code)
     t0 = time.perf_counter()
+    from gctool.limits import check_memory
+
+    messages = sum(len(groups) for groups in order)
+    check_memory(f"verify --partial (n={code.n}, k={code.k}): the {messages:,} x {code.k} "
+                 "matrix of the messages", 2 * messages * code.k * 8,
+                 "use a code with fewer or larger messages")
     mcode, first = message_code(code, order)
     numeric = code.field.kind != "gf"
     arith = "float64" if numeric else f"exact {code.field}"
@@ -218,6 +304,8 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     checked = 0
     failing: list[int] | None = None
     chunk: list[list[int]] = []
+    spend = _Spending(code, mcode, missing, costs, max_sets)
+    size = min(_BATCH, dec.chunk_size(mcode.n))  # at most 2 M entries of message rows
 
     try:
         for g in _minimal_profiles(costs, missing):
@@ -225,15 +313,17 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
             if len(chunk) + checked > max_sets:
                 raise BudgetExceeded(f"verify --partial needs more than {max_sets:,} minimal "
                                      "profiles; raise it with --max-sets")
-            if len(chunk) == _BATCH:
+            if len(chunk) == size:
+                spend.charge(chunk, checked)
                 failing = _first_failing(dec, first, chunk)
                 checked += len(chunk)
                 chunk = []
                 if progress is not None:
-                    progress(checked, 0)
+                    progress(checked, spend.total)
                 if failing is not None:
                     break
         if failing is None and chunk:
+            spend.charge(chunk, checked)
             failing = _first_failing(dec, first, chunk)
             checked += len(chunk)
     except KeyboardInterrupt:

@@ -412,3 +412,102 @@ def test_frames_of_any_finite_scale_are_decided_or_refused_in_one_line(
         refused(r, "float64's range", "rescale")
     if code == 2 or (code is not None and command == "verify"):  # attack measures: exit 0
         assert r.exit_code == code, r.output
+
+
+# -- N10: verify --partial is counted, priced and batched ------------------------------------
+def _grouped(tmp_path: Path, n: int = 40, s: int = 7, size: int = 2) -> str:
+    from gctool.codes import design
+    from gctool.io import code_bytes
+
+    code = design("cyclic", n=n, s=s, seed=3, order="rotated", message_size=size)
+    path = tmp_path / "grouped.json"
+    path.write_bytes(code_bytes(code, False))
+    return str(path)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_minimal_profiles_are_counted_exactly(seed: int) -> None:
+    import numpy as np
+
+    from gctool.audit.partial import _costs, _minimal_profiles, count_minimal_profiles
+
+    rng = np.random.default_rng(seed)
+    order = []
+    for _ in range(int(rng.integers(1, 7))):
+        parts = list(range(int(rng.integers(0, 7))))
+        groups, a = [], 0
+        while a < len(parts):
+            step = int(rng.integers(1, 4))
+            groups.append(parts[a:a + step])
+            a += step
+        order.append(groups)
+    costs = _costs(order)
+    for W in range(0, 14):
+        assert count_minimal_profiles(costs, W) == len(list(_minimal_profiles(costs, W)))
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--partial", "6"], ["4,206,280 minimal profiles", "work budget"]),
+    (["--partial", "14"], ["146,563,324,820 minimal profiles", "--max-sets"]),
+    (["--partial", "3", "--max-work", "1e9"], ["9,920 minimal profiles", "work budget"]),
+])
+def test_partial_work_is_refused_before_the_first_profile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+        words: list[str]) -> None:
+    from gctool.audit import partial
+
+    path = _grouped(tmp_path)
+    monkeypatch.setattr(partial, "_first_failing", forbid)
+    refused(run("verify", path, *args), "verify --partial", *words)
+
+
+def test_partial_search_stops_at_the_work_budget_when_it_cannot_be_counted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import partial
+
+    path = _grouped(tmp_path)
+    monkeypatch.setattr(partial, "count_work", lambda costs, budget: 10**30)
+    batches: list[int] = []
+    real = partial._first_failing
+
+    def counted(dec: Any, first: list[int], batch: list[list[int]]) -> Any:
+        batches.append(len(batch))
+        return real(dec, first, batch)
+
+    monkeypatch.setattr(partial, "_first_failing", counted)
+    refused(run("verify", path, "--partial", "3", "--max-work", "2e9"), "so far",
+            "work budget")
+    from gctool.io import read_code
+
+    code = read_code(path)
+    mcode, _ = partial.message_code(code, partial._order_of(code))
+    least = partial.profile_work(mcode, mcode.n - 3)  # 3 missing partitions: >= n - 3 messages
+    assert 0 < sum(batches) < 9920 and sum(batches) * least <= 2e9
+
+
+def test_partial_batches_hold_at_most_the_batch_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import partial
+
+    path = _grouped(tmp_path)
+    sizes: list[int] = []
+    real = partial._first_failing
+
+    def counted(dec: Any, first: list[int], batch: list[list[int]]) -> Any:
+        sizes.append(len(batch) * dec.code.n * dec.code.B.shape[1])
+        return real(dec, first, batch)
+
+    monkeypatch.setattr(partial, "_first_failing", counted)
+    r = run("verify", path, "--partial", "2")
+    assert r.exit_code == 0, r.stderr
+    assert sizes and max(sizes) <= 2_000_000 + 160 * 40
+
+
+def test_partial_memory_is_checked_before_the_messages_are_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit import partial
+
+    path = _grouped(tmp_path)
+    monkeypatch.setattr(partial, "message_code", forbid)
+    refused(run("verify", path, "--partial", "2", env={"GCTOOL_MAX_MEMORY": "5e4"}),
+            "memory budget", "messages")
