@@ -164,7 +164,7 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
     """Arrays ``names`` of the NPZ ``data``, validated before they are allocated.
 
     Raises :class:`CodeFileError` (without the file label) for anything malformed: a broken or
-    truncated zip, a missing member, a member above the size limit (zip bombs), an invalid
+    truncated zip, a member name listed twice (ambiguous), a missing member, a member above the size limit (zip bombs), an invalid
     ``.npy`` header, an object (pickled) array, or more entries than ``max_entries[name]``
     (default :data:`~gctool.limits.MAX_ENTRIES`).
     """
@@ -173,7 +173,12 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        present = set(archive.namelist())
+        listed = archive.namelist()
+        present = set(listed)
+        if len(present) != len(listed):  # one reader takes the first copy, another the last
+            twice = next(name for name in listed if listed.count(name) > 1)
+            raise CodeFileError(f"ambiguous NPZ: the member {twice[:80]!r} appears "
+                                f"{listed.count(twice)} times")
         missing = [name for name in names if name + ".npy" not in present]
         if missing:
             raise CodeFileError(f"NPZ needs arrays {', '.join(map(repr, names))}; "

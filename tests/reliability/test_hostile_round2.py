@@ -511,3 +511,37 @@ def test_partial_memory_is_checked_before_the_messages_are_built(
     monkeypatch.setattr(partial, "message_code", forbid)
     refused(run("verify", path, "--partial", "2", env={"GCTOOL_MAX_MEMORY": "5e4"}),
             "memory budget", "messages")
+
+
+# -- M2: an NPZ member listed twice is ambiguous -----------------------------------------------
+@pytest.mark.parametrize("twice", ["B.npy", "meta.npy", "extra.npy"])
+@pytest.mark.parametrize("command", [["verify"], ["attack", "-s", "1"], ["bound"], ["show"],
+                                     ["export", "-o", "OUT"]], ids=lambda c: c[0])
+def test_an_npz_with_a_member_twice_is_refused_as_ambiguous(
+        tmp_path: Path, twice: str, command: list[str]) -> None:
+    import io
+    import warnings
+    import zipfile
+
+    import numpy as np
+
+    from gctool.codes import design
+    from gctool.io import code_bytes
+
+    good = code_bytes(design("cyclic", n=6, s=1, seed=1), True)
+    src = zipfile.ZipFile(io.BytesIO(good))
+    out = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(out, "w") as dst:
+        warnings.simplefilter("ignore")  # "Duplicate name"
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        other = io.BytesIO()
+        np.save(other, np.eye(6) if twice != "meta.npy" else np.array("{}"))
+        for _ in range(2 if twice == "extra.npy" else 1):  # an unread member twice, too
+            dst.writestr(twice, other.getvalue())
+    path = tmp_path / "dup.npz"
+    path.write_bytes(out.getvalue())
+    args = [str(tmp_path / "o.json") if a == "OUT" else a for a in command[1:]]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    refused(run(command[0], str(path), *args), "ambiguous", twice)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
