@@ -157,6 +157,23 @@ def check_tree(p: Mapping[str, Any], n: int, k: int) -> None:
     if any(t >= fanout for t in p["tolerance"]):
         raise CodeFileError(f"params.tolerance: each level tolerates at most fanout - 1 = "
                             f"{fanout - 1} stragglers")
+    for i, rows in enumerate(p["levels"]):  # in the file's field when they are decoded
+        if len(rows) != fanout or any(len(row) != fanout for row in rows):
+            widths = sorted({len(row) for row in rows})
+            shown = f"{len(rows)}x{widths[0]}" if len(widths) == 1 else \
+                f"{len(rows)} rows of {widths[0]}..{widths[-1]} entries"
+            raise CodeFileError(f"params.levels[{i}]: each level's code is a {fanout}x{fanout} "
+                                f"matrix (fanout x fanout), got {shown}")
+        for row in rows:
+            for x in row:
+                if not (_number(x) or (isinstance(x, list) and len(x) == 2
+                                       and all(_number(y) for y in x))):
+                    raise CodeFileError(f"params.levels[{i}] has an entry that is not a "
+                                        f"number (or a [re, im] pair): {str(x)[:40]}")
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
 
 
 SCHEME = SchemeInfo(

@@ -545,3 +545,44 @@ def test_an_npz_with_a_member_twice_is_refused_as_ambiguous(
     before = sorted(p.name for p in tmp_path.iterdir())
     refused(run(command[0], str(path), *args), "ambiguous", twice)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+# -- M1: coded-reduce level matrices are validated when the file is read ------------------------
+def _cr_variant(tmp_path: Path, change: str) -> str:
+    import json as _json
+
+    from gctool.codes import design
+    from gctool.io import code_bytes
+
+    doc = _json.loads(code_bytes(design("coded-reduce", fanout=3, depth=2, tolerance=[1],
+                                        seed=1), False))
+    levels = doc["params"]["levels"]
+    if change == "huge":
+        levels[0] = [[1.0] * 300 for _ in range(300)]
+    elif change == "short":
+        levels[1] = levels[1][:2]
+    elif change == "ragged":
+        levels[1][2] = levels[1][2] + [0.0]
+    elif change == "narrow":
+        levels[0] = [row[:2] for row in levels[0]]
+    elif change == "string":
+        levels[0][1][1] = "x"
+    elif change == "null":
+        levels[1][0][0] = None
+    path = tmp_path / f"cr-{change}.json"
+    path.write_text(_json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("change,words", [("huge", ["3x3", "300x300"]), ("short", ["2x3"]),
+                                          ("ragged", ["3..4"]), ("narrow", ["3x2"]),
+                                          ("string", ["not a number"]),
+                                          ("null", ["not a number"])])
+@pytest.mark.parametrize("command", [["verify"], ["attack", "-s", "1"], ["bound"], ["show"],
+                                     ["export", "-o", "OUT"], ["simulate", "--iterations", "5"]],
+                         ids=lambda c: c[0])
+def test_coded_reduce_levels_are_checked_by_every_command(
+        tmp_path: Path, change: str, words: list[str], command: list[str]) -> None:
+    path = _cr_variant(tmp_path, change)
+    args = [str(tmp_path / "o.json") if a == "OUT" else a for a in command[1:]]
+    refused(run(command[0], path, *args), "params.levels", *words)
