@@ -164,9 +164,9 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
     """Arrays ``names`` of the NPZ ``data``, validated before they are allocated.
 
     Raises :class:`CodeFileError` (without the file label) for anything malformed: a broken or
-    truncated zip, a member name listed twice (ambiguous), a missing member, a member above the size limit (zip bombs), an invalid
-    ``.npy`` header, an object (pickled) array, or more entries than ``max_entries[name]``
-    (default :data:`~gctool.limits.MAX_ENTRIES`).
+    truncated zip, a member name listed twice (ambiguous), a missing member, a member above
+    the size limit (zip bombs), an invalid ``.npy`` header, an object (pickled) array, or more
+    entries than ``max_entries[name]`` (default :data:`~gctool.limits.MAX_ENTRIES`).
     """
     import io
     import zipfile
@@ -363,6 +363,22 @@ def check_output(path: str | os.PathLike[str]) -> None:
     target, existing = _target(_stdout_alias(path), label)
     if existing is None and not target.parent.is_dir():
         raise InvalidInput(f"{label}: directory {target.parent} does not exist")
+    if existing is None or stat.S_ISREG(existing.st_mode):  # written by a rename in its folder
+        _check_folder(target.parent, label, existing is not None)
+
+
+def _check_folder(folder: Path, label: str, existing: bool) -> None:
+    """Refuse a regular file whose directory does not accept a new file (the temporary file
+    of :func:`atomic_stream`): a read-only file system, or no write permission."""
+    if os.access(folder, os.W_OK | os.X_OK):
+        return
+    try:
+        readonly = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        readonly = False
+    why = "a read-only file system" if readonly else "permission denied"
+    then = "it was left unchanged" if existing else "no file was written"
+    raise InvalidInput(f"{label}: cannot create files in {folder} ({why}); {then}")
 
 
 def _target(path: str | os.PathLike[str], label: str) -> tuple[Path, os.stat_result | None]:

@@ -586,3 +586,47 @@ def test_coded_reduce_levels_are_checked_by_every_command(
     path = _cr_variant(tmp_path, change)
     args = [str(tmp_path / "o.json") if a == "OUT" else a for a in command[1:]]
     refused(run(command[0], path, *args), "params.levels", *words)
+
+
+# -- M3: an output folder that accepts no new file is refused before any work ----------------
+@pytest.mark.parametrize("readonly", [True, False], ids=["read-only-fs", "no-permission"])
+@pytest.mark.parametrize("args", [
+    ["design", "frc", "-n", "6", "-s", "1", "-o", "RO/x.json"],
+    ["export", "F", "-o", "RO/plan.npz"],
+    ["show", "F", "--svg", "RO/c.svg"],
+    ["simulate", "F", "--iterations", "5", "--plot", "RO/p.svg"],
+    ["verify", "F", "--checkpoint", "RO/ck.json"],
+    ["design", "frc", "-n", "6", "-s", "1", "-o", "RO/existing.json"],
+], ids=lambda a: f"{a[0]} {a[-2]}")
+def test_an_output_in_a_folder_that_accepts_no_file_is_refused_up_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readonly: bool,
+        args: list[str]) -> None:
+    import types
+
+    from gctool import _files, codes
+
+    code = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "existing.json").write_text("old")
+    real_access, real_statvfs = os.access, os.statvfs
+
+    def access(path: Any, mode: int, **kw: Any) -> bool:
+        if Path(path).resolve() == folder.resolve() and mode & os.W_OK:
+            return False
+        return real_access(path, mode, **kw)
+
+    def statvfs(path: Any) -> Any:
+        if Path(path).resolve() == folder.resolve():
+            return types.SimpleNamespace(f_flag=os.ST_RDONLY if readonly else 0)
+        return real_statvfs(path)
+
+    monkeypatch.setattr(_files.os, "access", access)
+    monkeypatch.setattr(_files.os, "statvfs", statvfs)
+    monkeypatch.setattr(codes, "_draw", forbid)
+    argv = [code if a == "F" else a.replace("RO", str(folder)) for a in args]
+    line = refused(run(*argv), "cannot create files",
+                   "read-only file system" if readonly else "permission denied")
+    assert ("left unchanged" if "existing" in argv[-1] else "no file was written") in line
+    assert sorted(p.name for p in folder.iterdir()) == ["existing.json"]
+    assert (folder / "existing.json").read_text() == "old"
