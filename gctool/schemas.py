@@ -46,6 +46,7 @@ REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "gctool.audit.frames:EncodedBoundReport")),
     "show": ("gctool show --json", ("gctool.viz.picture:ShowReport",)),
     "simulate": ("gctool simulate --json", ("gctool.sim.run:SimulationReport",)),
+    "train": ("gctool train --json", ("gctool.trainer.report:TrainReport",)),
     "export-report": ("gctool export -o FILE --json (the summary; the file itself: 'export')",
                       ("gctool.reports:ExportReport",)),
 }

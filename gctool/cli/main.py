@@ -24,6 +24,7 @@ COMMANDS = {
     "export": "gctool.cli.export:export",
     "show": "gctool.cli.show:show",
     "simulate": "gctool.cli.simulate:simulate",
+    "train": "gctool.cli.train:train",
     "schema": "gctool.cli.meta:schema",
     "reference": "gctool.cli.meta:reference",
     "completion": "gctool.cli.meta:completion",

@@ -16,11 +16,13 @@ Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from gctool.sim.run import SimulationReport
 from gctool.viz.svgkit import AXIS, TEXT, Canvas, el, line_chart, nice_ticks, text
 
 BAR = "#4263eb"
+MARK = "#e8590c"
 LEFT = 90.0
 
 
@@ -49,7 +51,7 @@ def render_svg(report: SimulationReport) -> bytes:
                    title="runtime distribution (empirical CDF per scheme; x axis cut at the "
                          "largest p99)",
                    xlabel=f"time per round [{unit}]", ylabel="fraction of rounds")
-    y = _summary(cv, report, y + 30, unit)
+    y = summary_chart(cv, report.rows, y + 30, unit)
     if report.training:
         tr = report.training
         curves = [(r["name"], r["curve"]["time"], r["curve"]["loss_gap"])
@@ -62,8 +64,13 @@ def render_svg(report: SimulationReport) -> bytes:
     return cv.bytes()
 
 
-def _summary(cv: Canvas, report: SimulationReport, y0: float, unit: str) -> float:
-    rows, row_h, width = report.rows, 22.0, 460.0
+def summary_chart(cv: Canvas, rows: list[dict[str, Any]], y0: float, unit: str,
+                  marks: list[float | None] | None = None) -> float:
+    """Per row (a dict with ``name``, ``n`` and the ``mean``/``p50``/``p99`` statistics): the
+    mean with its interval (bar), the median (circle) to the p99 (diamond), and where
+    ``marks[i]`` is given a vertical tick at that value (``gctool train``: the median
+    ``simulate`` predicts); the y coordinate below the chart."""
+    row_h, width = 22.0, 460.0
     text(cv.root, LEFT, y0 - 10, "mean ±95% CI (bar), median (circle) to p99 (diamond)",
          font_weight="bold", fill=TEXT)
     top = max([r["p99"]["value"] for r in rows] + [r["mean"]["high"] or 0.0 for r in rows])
@@ -87,6 +94,10 @@ def _summary(cv: Canvas, report: SimulationReport, y0: float, unit: str) -> floa
         el(g, "line", x1=p50, x2=p99, y1=y + 8, y2=y + 8, stroke=AXIS)
         el(g, "circle", cx=p50, cy=y + 8, r=2.5, fill=AXIS)
         el(g, "path", d=f"M{p99:.2f},{y + 4:.2f} l4,4 l-4,4 l-4,-4 z", fill=AXIS)
+        mark = marks[i] if marks is not None else None
+        if mark is not None:
+            el(g, "line", x1=x(mark), x2=x(mark), y1=y - 9, y2=y + 9, stroke=MARK,
+               stroke_width="2")
     base = y0 + row_h * len(rows) + 6
     el(cv.root, "line", x1=LEFT, x2=LEFT + width, y1=base, y2=base, stroke=TEXT)
     for t in ticks:

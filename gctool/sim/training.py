@@ -81,6 +81,7 @@ class Problem:
 
 
 def make_problem(kind: str, rng: np.random.Generator) -> Problem:
+    """The synthetic problem of ``kind`` (see the module docs) drawn from ``rng``."""
     if kind not in PROBLEMS:
         raise InvalidInput(f"--problem must be one of {', '.join(PROBLEMS)}")
     Z = rng.standard_normal((N_SAMPLES, N_FEATURES))
@@ -88,14 +89,24 @@ def make_problem(kind: str, rng: np.random.Generator) -> Problem:
     sv = np.sqrt(N_SAMPLES) * np.geomspace(1.0, 1.0 / np.sqrt(CONDITION), N_FEATURES)
     X = (U * sv) @ Vt
     beta_star = rng.standard_normal(N_FEATURES)
-    H = X.T @ X / N_SAMPLES
-    L = float(np.linalg.eigvalsh(H).max())
     if kind == "lsq":
         y = X @ beta_star + 0.5 * rng.standard_normal(N_SAMPLES)
-        opt = np.linalg.lstsq(X, y, rcond=None)[0]
-        p = Problem(kind, X, y, 1.0 / L, 0.0)
     else:
         y = (rng.random(N_SAMPLES) < 1.0 / (1.0 + np.exp(-X @ beta_star))).astype(np.float64)
+    return problem_for(kind, X, y)
+
+
+def problem_for(kind: str, X: np.ndarray, y: np.ndarray) -> Problem:
+    """The problem of ``kind`` on the data (X, y): step 1/L for least squares and 4/L for
+    logistic regression (L the largest eigenvalue of X^T X / N), loss* from the closed form
+    (lsq) or L-BFGS (logistic)."""
+    if kind not in PROBLEMS:
+        raise InvalidInput(f"--problem must be one of {', '.join(PROBLEMS)}")
+    L = float(np.linalg.eigvalsh(X.T @ X / len(X)).max())
+    if kind == "lsq":
+        p = Problem(kind, X, y, 1.0 / L, 0.0)
+        opt = np.linalg.lstsq(X, y, rcond=None)[0]
+    else:
         p = Problem(kind, X, y, 4.0 / L, 0.0)
         opt = _logistic_optimum(p)
     p.loss_star = p.loss(opt)

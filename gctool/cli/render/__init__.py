@@ -32,6 +32,7 @@ RENDERERS: dict[str, str] = {
     "EncodedBoundReport": "encoded:render_encoded_bound",
     "ProfileReport": "profile:render_profile",
     "SimulationReport": "simulate:render_simulation",
+    "TrainReport": "train:render_train",
     "Picture": "show:render_picture",
     "ExportReport": "files:render_export",
     "DesignReport": "files:render_design",

@@ -1,0 +1,128 @@
+"""``gctool train``: coded gradient descent on a Dask cluster.  The command parses its options,
+calls :func:`gctool.train` (:mod:`gctool.trainer`), renders the report and exits."""
+
+from __future__ import annotations
+
+import click
+
+from gctool.cli.exit_codes import exit_code
+from gctool.cli.options import (
+    FloatRange,
+    json_option,
+    load_code,
+    output_path,
+    progress_bar,
+    seed_option,
+)
+from gctool.cli.output import quiet_option, status, writes_stdout
+
+
+@click.command(epilog="""\b
+Examples:
+  gctool design cyclic -n 8 -s 2 --seed 1 -o crc.json
+  gctool train crc.json --problem logistic --delay shifted-exp --check --seed 1
+  gctool train crc.json --delay pareto:shape=1.5 --record run.csv --plot run.svg
+  gctool simulate crc.json --delay trace:run.csv --no-baselines   # replay the measured run
+  gctool train crc.json --delay trace:london --time-scale 0.05 --jobs 4
+  gctool train crc.json --scheduler tcp://10.0.0.5:8786 --data mine.npz --problem lsq
+  gctool train crc.json frc.json --iterations 300 --json > run.json
+
+Every scheme (each FILE, uncoded and ignore-stragglers with the same n and s) trains from
+the same start with the same injected delays: a worker sleeps --time-scale seconds per unit of
+the delay model (the models of gctool simulate; traces count in seconds).  The report gives
+the time per round (mean, median, p99 with 95% intervals), the time and rounds to the target
+loss, the cluster's own overhead per round, the median that gctool simulate predicts from
+each recorded trace, and with --check the decoded gradient's error.  Exit 1 if a FILE did not
+reach the target within --iterations, or (--check) an exactly decoded round missed the full
+gradient by more than 1e-9 relative; exit 2 (one line) when lost workers cannot be replaced
+within --wait seconds.  Needs gctool[dask].""")
+@click.argument("code_files", metavar="FILE...", nargs=-1, required=True,
+                type=click.Path(allow_dash=True))
+@click.option("--delay", "delay_spec", default="shifted-exp", show_default=True, metavar="MODEL",
+              help="Injected delays: a delay model of gctool simulate (shifted-exp, pareto, "
+                   "markov, bernoulli, trace:london, trace:PATH, ...).")
+@click.option("--time-scale", type=FloatRange(0, 3600), default=0.1, show_default=True,
+              metavar="SECONDS",
+              help="Seconds of injected delay per unit of the delay model (one worker "
+                   "computing the whole data set; traces: per second).")
+@click.option("--trace-load", type=click.Choice(["interp", "nearest", "ceil"]), default="interp",
+              show_default=True, help="How a worker's load maps onto the trace's load levels.")
+@click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
+              help="Per-worker straggling probabilities of --delay bernoulli.")
+@click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
+              show_default=True, help="Least squares or logistic regression.")
+@click.option("--data", type=click.Path(dir_okay=False), default=None, metavar="FILE.npz",
+              help="Train on the arrays X (samples x features) and y of this NPZ file "
+                   "(default: the synthetic problem of simulate --train).")
+@click.option("--iterations", type=click.IntRange(2, 1_000_000), default=1000,
+              show_default=True, help="Most rounds per scheme (each stops at the target).")
+@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
+              show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
+@click.option("--check", is_flag=True,
+              help="Compute the full gradient on the side every round and report the decoded "
+                   "gradient's error.")
+@click.option("--record", type=output_path, default=None, metavar="PATH.csv",
+              help="Write the first FILE's measured rounds as a trace that simulate --delay "
+                   "trace:PATH reads; the other schemes' go next to it (PATH-uncoded-n8.csv, "
+                   "...).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="A running Dask scheduler (tcp://host:8786); default: a LocalCluster of "
+                   "--jobs worker processes on 127.0.0.1.")
+@click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=True,
+              help="Worker processes of the LocalCluster (0 = one per core; never more than "
+                   "the logical workers).")
+@click.option("--wait", type=FloatRange(0, 86400, min_open=True), default=30.0,
+              show_default=True, metavar="SECONDS",
+              help="How long a round waits for lost workers to come back before the run "
+                   "stops.")
+@click.option("--overhead-rounds", type=click.IntRange(0, 1_000_000), default=50,
+              show_default=True,
+              help="Rounds without delays or computing that measure the cluster's own time "
+                   "per round (0: skip).")
+@click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
+@click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
+              help="Also draw an SVG: time per round per scheme (measured and predicted) and "
+                   "the loss against wall-clock time.")
+@seed_option
+@json_option
+@quiet_option
+def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace_load: str,
+          worker_p: str | None, problem: str, data: str | None, iterations: int,
+          target_gap: float, check: bool, record: str | None, scheduler: str | None, jobs: int,
+          wait: float, overhead_rounds: int, no_baselines: bool, plot: str | None,
+          seed: int | None, as_json: bool) -> int:
+    """Train with FILE... on a Dask cluster, with real injected stragglers.
+
+    Runs coded gradient descent on n logical workers mapped onto the cluster's worker
+    processes: every round each worker sends its coded message, the master decodes as soon as
+    the messages that arrived allow it and steps.  FILE may be '-' (once).
+    """
+    from gctool._files import stdin_once
+    from gctool.sim.delays import parse_delay
+    from gctool.trainer.run import train as run_training
+
+    stdin_once(*code_files)
+    if as_json and writes_stdout(plot):
+        raise click.UsageError("--plot and --json both write to stdout; choose one")
+    delay = parse_delay(delay_spec, trace_load)
+    if worker_p is not None:
+        from gctool.sim.delays import parse_worker_p
+
+        delay.worker_p = parse_worker_p(worker_p)
+    codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
+    with progress_bar("train") as progress:
+        report = run_training(codes, delay, problem=problem, data=data, iterations=iterations,
+                              seed=seed, time_scale=time_scale, scheduler=scheduler,
+                              jobs=jobs or None, check=check, record=record,
+                              baselines=not no_baselines, overhead_rounds=overhead_rounds,
+                              wait=wait, gap=target_gap, plot=plot, progress=progress)
+    for r in report.rows:
+        if r.trace is not None:
+            status(f"wrote the trace of {r.name} to {r.trace}")
+    if report.plot is not None and plot != "-":
+        status(f"wrote plot to {plot} ({report.plot['bytes']:,} bytes)")
+    if as_json or plot != "-":
+        from gctool.cli.render import render
+
+        render(report, as_json)
+    return int(exit_code(report))

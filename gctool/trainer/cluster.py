@@ -1,0 +1,147 @@
+"""Where ``gctool train`` runs: the Dask cluster (a throw-away LocalCluster or a running
+scheduler), the groups of logical workers placed on its workers, and their resident tasks.
+
+n logical workers are cut into G = min(n, Dask workers) groups of consecutive workers (a
+cyclic code's neighbours share partitions, so a group holds fewer distinct rows); group g is
+one resident task (:func:`gctool.trainer.worker.serve`) placed on Dask worker g.  Its data
+(the rows of every partition its workers use, in every scheme of the run) is the task's
+argument: sent once, kept by the scheduler, so a task that Dask reschedules after its worker
+died (on a restarted or another worker) starts with its data again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gctool.errors import GctoolError, InvalidInput
+
+MISSING_EXTRA = ("gctool train needs the optional extra 'gctool[dask]' "
+                 "(pip install 'gctool[dask]', i.e. dask and distributed)")
+
+
+class ClusterError(GctoolError):
+    """The cluster cannot carry the run on (workers lost for good, a resident task failed)."""
+
+
+def require_dask() -> None:
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InvalidInput(MISSING_EXTRA) from None
+
+
+@contextlib.contextmanager
+def quiet_dask() -> Iterator[None]:
+    """Dask's own log lines off stderr for the block (gctool reports what matters: a lost
+    worker is an event of the report, a failure one line): its loggers in this process, and
+    the worker processes a LocalCluster spawns (they read the environment)."""
+    import logging
+    import os
+
+    key, before = "DASK_LOGGING__DISTRIBUTED", os.environ.get("DASK_LOGGING__DISTRIBUTED")
+    loggers = [logging.getLogger(name) for name in ("distributed", "dask")]
+    levels = [lg.level for lg in loggers]
+    os.environ[key] = "critical"
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
+    """A client of ``scheduler``, or of a LocalCluster of ``jobs`` worker processes on
+    127.0.0.1 started (and closed) for the run."""
+    from gctool.audit.distributed import DaskRunner
+
+    require_dask()
+    with quiet_dask(), DaskRunner(scheduler=scheduler)._client(jobs) as client:
+        yield client
+
+
+def master_host(scheduler: str | None) -> str:
+    """The address the resident tasks connect back to: 127.0.0.1 for a local cluster, else the
+    address of this machine's interface towards the scheduler."""
+    if scheduler is None:
+        return "127.0.0.1"
+    from distributed.comm import get_address_host, parse_host_port
+    from distributed.utils import get_ip
+
+    host = get_address_host(scheduler)
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return "127.0.0.1"
+    _, port = parse_host_port(scheduler.split("://")[-1], 8786)
+    return str(get_ip(host, port))
+
+
+def groups_of(n: int, workers: int) -> list[list[int]]:
+    """n logical workers in min(n, workers) groups of consecutive workers, sizes differing by
+    at most one."""
+    G = max(1, min(n, workers))
+    edges = np.linspace(0, n, G + 1).round().astype(int)
+    return [list(range(int(a), int(b))) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+@dataclass
+class Placement:
+    """The groups, the Dask worker each was placed on and its resident task."""
+
+    groups: list[list[int]]
+    addresses: list[str]
+    futures: list[Any] = field(default_factory=list)
+
+    def group_of(self, worker: int) -> int:
+        for g, members in enumerate(self.groups):
+            if worker in members:
+                return g
+        raise KeyError(worker)
+
+    def failed(self) -> str | None:
+        """A one-line reason when a resident task ended with an error (None: all fine)."""
+        for g, f in enumerate(self.futures):
+            if f.status == "error":
+                exc = f.exception()
+                return (f"the resident task of group {g} (logical workers "
+                        f"{_span(self.groups[g])}) failed: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _span(members: list[int]) -> str:
+    return f"{members[0]}-{members[-1]}" if len(members) > 1 else str(members[0])
+
+
+def dask_workers(client: Any) -> list[str]:
+    """Addresses of the cluster's workers (sorted); refuses a cluster without workers."""
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    if not workers:
+        raise ClusterError("the Dask cluster has no workers")
+    return workers
+
+
+def place(client: Any, n: int, hub: Any, kind: str, samples: int,
+          data_of: Any) -> Placement:
+    """Start one resident task per group; ``data_of(members)`` gives a group's data."""
+    from gctool.trainer.worker import serve
+
+    addresses = dask_workers(client)
+    groups = groups_of(n, len(addresses))
+    placement = Placement(groups, addresses[: len(groups)])
+    for g, (members, address) in enumerate(zip(groups, placement.addresses, strict=True)):
+        placement.futures.append(client.submit(
+            serve, hub.address, hub.authkey, g, kind, samples, data_of(members),
+            workers=[address], allow_other_workers=True, pure=False,
+            key=f"gctool-train-{hub.address[1]}-group-{g}"))
+    return placement
