@@ -42,6 +42,7 @@ class Hub:
         self.pids: dict[int, int] = {}
         self._new: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._unnamed: list[Any] = []
+        self._gone: list[int] = []
         self._wake_r, self._wake_w = os.pipe()
         self._closing = False
         self._thread = threading.Thread(target=self._accept, name="gctool-train-accept",
@@ -107,9 +108,11 @@ class Hub:
             return False
 
     def _drop(self, group: int) -> None:
+        """Forget ``group``'s connection; the next :meth:`wait` reports it lost."""
         conn = self.conns.pop(group, None)
         if conn is not None:
             conn.close()
+            self._gone.append(group)
 
     def wait(self, timeout: float | None) -> Events:
         """Block until something happens or ``timeout`` seconds pass."""
@@ -117,6 +120,8 @@ class Hub:
 
         events = Events()
         self._admit()
+        if self._gone:  # dropped when a send failed: report at once
+            timeout = 0
         by_conn = {id(c): g for g, c in self.conns.items()}
         ready = wait([*self.conns.values(), *self._unnamed, self._wake_r], timeout)
         for obj in ready:
@@ -133,7 +138,7 @@ class Hub:
                         events.messages.append(conn.recv())
                 except (OSError, EOFError):
                     self._drop(group)
-                    events.lost.append(group)
+        events.lost, self._gone = self._gone, []
         return events
 
     def close(self) -> None:

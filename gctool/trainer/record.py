@@ -11,9 +11,9 @@ the worker's process.
 
 A worker the master did not wait for was cancelled before it sent; its ``finished_s`` is then
 *projected*: its injected delay plus the median of what the round's arrived workers took beyond
-theirs (status ``projected``), or ``lost`` when its process had died.  Those times only matter
-after the round ended, which is where the replay needs them (any later arrival ends the round
-at the same time).
+theirs, and never before the moment the master stopped waiting (it had not arrived by then):
+status ``projected``, or ``lost`` when its process had died.  So a replay by ``simulate`` ends
+every round where the master did, whatever the projection (a later arrival changes nothing).
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def worker_times(log: RunLog, injected: np.ndarray) -> tuple[np.ndarray, np.ndar
         arr = log.arrival[r]
         got = ~np.isnan(arr)
         extra = float(np.median(arr[got] - injected[r, got])) if got.any() else 0.0
-        times[r] = np.where(got, arr, injected[r] + max(extra, 0.0))
+        ended = log.decodable[r] - log.start[r]  # it had not arrived by then
+        late = np.maximum(injected[r] + max(extra, 0.0), np.nextafter(ended, np.inf))
+        times[r] = np.where(got, arr, late)
         status[r] = np.where(got, 0, np.where(log.lost[r], 2, 1))
     return times, status
 

@@ -108,7 +108,7 @@ def test_public_functions_survive_imports_of_their_modules() -> None:
             importlib.import_module(f"gctool.{mod.name}")
     importlib.import_module("gctool.viz.show")
     for name in ("verify", "attack", "threshold", "curve", "bound", "export", "simulate",
-                 "show", "design", "read_code", "write_code"):
+                 "train", "show", "design", "read_code", "write_code"):
         assert callable(getattr(gctool, name)), name
         assert not isinstance(getattr(gctool, name), types.ModuleType), name
     assert callable(gctool.decode.decode)

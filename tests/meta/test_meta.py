@@ -121,7 +121,7 @@ def test_public_api_is_pinned() -> None:
         "AttackOptions", "AttackReport", "BoundReport", "CurveReport", "Field", "GradientCode",
         "ThresholdReport", "VerifyReport", "WorstReport", "__version__",
         "attack", "bound", "curve", "decode", "design", "export", "parse_field", "read_code",
-        "show", "simulate", "threshold", "verify", "write_code",
+        "show", "simulate", "threshold", "train", "verify", "write_code",
     }
     assert set(gctool.__all__) == expected
     for name in expected:

@@ -1,0 +1,202 @@
+"""gctool train on real Dask LocalClusters (127.0.0.1): a short run whose gradient and recorded
+trace are checked, worker processes killed mid-run, a run stopped by SIGTERM; nothing may be
+left running afterwards (the process table is checked)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import gctool
+from gctool.cli.main import cli
+from gctool.sim.delays import parse_delay
+from gctool.sim.traces import read_trace_csv
+from gctool.trainer.cluster import ClusterError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, session id, command line) of every process."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        out[int(entry)] = (int(fields[1]), int(fields[3]), cmd)
+    return out
+
+
+def _children() -> dict[int, str]:
+    """This process's children, but Python's multiprocessing resource tracker (it lives as long
+    as the process that started it and holds no cluster resources)."""
+    me = os.getpid()
+    return {pid: cmd for pid, (ppid, _, cmd) in _processes().items()
+            if ppid == me and "resource_tracker" not in cmd}
+
+
+def _dask_workers() -> list[int]:
+    return sorted(pid for pid, cmd in _children().items() if "spawn_main" in cmd)
+
+
+def _settled(before: dict[int, str], timeout: float = 20.0) -> dict[int, str]:
+    """The children that are not in ``before`` once the run's have had time to exit."""
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = {p: c for p, c in _children().items() if p not in before}
+        if not extra or time.monotonic() > deadline:
+            return extra
+        time.sleep(0.2)
+
+
+def test_a_two_worker_cluster_trains_with_exact_gradients_and_records_its_trace(tmp_path):
+    before = _children()
+    code = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=4, s=1, seed=1), str(code))
+    trace = tmp_path / "run.csv"
+    start = time.monotonic()
+    r = CliRunner().invoke(cli, ["train", str(code), "--problem", "logistic", "--check",
+                                 "--seed", "3", "--jobs", "2", "--iterations", "8",
+                                 "--time-scale", "0.02", "--overhead-rounds", "5",
+                                 "--record", str(trace), "--json"])
+    took = time.monotonic() - start
+    assert r.exit_code in (0, 1), r.output
+    doc = json.loads(r.stdout)
+    from jsonschema import validate
+
+    from gctool.schemas import load
+
+    validate(doc, load("train"))
+    assert took < 30
+    assert doc["cluster"]["dask_workers"] == 2 and doc["cluster"]["groups"] == [[0, 1], [2, 3]]
+    assert [row["name"] for row in doc["rows"]] == [str(code), "uncoded",
+                                                    "ignore-stragglers s=1"]
+    coded = doc["rows"][0]
+    assert coded["rounds"] == 8 and coded["check"]["rounds"] == 8
+    assert coded["check"]["max_relative_to_partials"] < 1e-9
+    assert coded["check"]["failed_rounds"] == [] and coded["exact_fraction"] == 1.0
+    assert doc["rows"][1]["check"]["max_relative_to_partials"] < 1e-12
+    assert doc["overhead"]["rounds"] == 5 and doc["overhead"]["p50"]["value"] > 0
+    # the trace: 8 rounds x 4 workers that simulate reads; its replay is the reported one
+    durations = read_trace_csv(trace)
+    assert durations.shape == (8, 4) and (durations > 0).all()
+    rows = trace.read_text().splitlines()
+    assert rows[0] == "round,worker,started_s,finished_s,status,injected_s,compute_s"
+    assert len(rows) == 33 and all(line.split(",")[4] in ("arrived", "projected")
+                                   for line in rows[1:])
+    again = gctool.simulate([(str(code), gctool.read_code(str(code)))],
+                            parse_delay(f"trace:{trace}"), iterations=8, seed=3,
+                            baselines=False)
+    assert again.rows[0]["p50"]["value"] == pytest.approx(coded["predicted"]["p50"], abs=0)
+    for row, name in zip(doc["rows"][1:], ("uncoded-n4", "ignore-n4-s1"), strict=True):
+        assert row["trace"] == str(tmp_path / f"run-{name}.csv")
+        assert read_trace_csv(Path(row["trace"])).shape == (row["rounds"], 4)
+    assert _settled(before) == {}
+
+
+def _kill_at(tick: int, count: int, sig: int, killed: list[int]):
+    """A progress callback that sends ``sig`` to ``count`` Dask worker processes at ``tick``."""
+    state = {"ticks": 0}
+
+    def progress(done: int, total: int) -> None:
+        state["ticks"] += 1
+        if state["ticks"] == tick:
+            for pid in _dask_workers()[:count]:
+                os.kill(pid, sig)
+                killed.append(pid)
+
+    return progress
+
+
+def test_killing_s_worker_processes_mid_run_does_not_stop_training():
+    before = _children()
+    code = gctool.design("cyclic", n=6, s=2, seed=1)
+    killed: list[int] = []
+    report = gctool.train([("crc", code)], parse_delay("shifted-exp"), problem="logistic",
+                          seed=1, check=True, iterations=200, time_scale=0.02, jobs=3,
+                          overhead_rounds=5, baselines=False, wait=20,
+                          progress=_kill_at(12, 1, signal.SIGKILL, killed))
+    assert len(killed) == 1  # one process of three: its two logical workers, s = 2
+    row = report.rows[0]
+    assert report.ok and row.reached and row.check is not None
+    assert row.check.max_relative_to_partials < 1e-9 and row.exact_fraction == 1.0
+    lost = [e for e in row.events if e.event == "lost"]
+    assert len(lost) == 1 and len(lost[0].workers) == 2
+    assert _settled(before) == {}
+
+
+def test_more_than_s_silent_workers_stop_the_run_with_one_line():
+    before = _children()
+    code = gctool.design("cyclic", n=6, s=2, seed=1)
+    stopped: list[int] = []
+
+    def release() -> None:  # the stopped processes die, so the cluster closes at once
+        while not stopped:
+            time.sleep(0.05)
+        time.sleep(4)
+        for pid in stopped:
+            os.kill(pid, signal.SIGKILL)
+
+    helper = threading.Thread(target=release, daemon=True)
+    helper.start()
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as err:
+        gctool.train([("crc", code)], parse_delay("shifted-exp"), problem="lsq", seed=1,
+                     iterations=400, time_scale=0.02, jobs=3, overhead_rounds=5,
+                     baselines=False, wait=1.5,
+                     progress=_kill_at(10, 2, signal.SIGSTOP, stopped))
+    helper.join(timeout=30)
+    message = str(err.value)
+    assert "\n" not in message and len(stopped) == 2
+    assert message.startswith("crc, round ") and "did not answer within 1.5 s" in message
+    assert "cannot decode" in message
+    assert time.monotonic() - start < 60
+    assert _settled(before) == {}
+
+
+def test_sigterm_ends_the_run_and_its_cluster(tmp_path):
+    code = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=4, s=1, seed=1), str(code))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gctool", "train", str(code), "--iterations", "100000",
+         "--target-gap", "1e-12", "--time-scale", "0.02", "--jobs", "2", "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True)
+    session = proc.pid
+
+    def in_session() -> list[int]:
+        return [pid for pid, (_, sid, _) in _processes().items() if sid == session]
+
+    try:
+        deadline = time.monotonic() + 60
+        while sum("spawn_main" in _processes().get(p, (0, 0, ""))[2]
+                  for p in in_session()) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(2)  # the rounds have started
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(session, signal.SIGKILL)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["gctool train: interrupted (SIGTERM)"]
+    assert out == ""
+    deadline = time.monotonic() + 20
+    while in_session() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert in_session() == []

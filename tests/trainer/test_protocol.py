@@ -1,0 +1,175 @@
+"""gctool train without a Dask cluster: the coded messages decode to the full gradient, and the
+master's loop (cancellation, stale messages, lost workers, the recorded trace that simulate
+replays) against resident tasks run as threads of this process."""
+
+from __future__ import annotations
+
+import threading
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+import gctool
+from gctool.sim.training import make_problem
+from gctool.trainer.channel import Hub
+from gctool.trainer.cluster import ClusterError, Placement, groups_of
+from gctool.trainer.record import trace_csv, worker_times
+from gctool.trainer.rounds import Master
+from gctool.trainer.schemes import Coded, IgnoreStragglers, Uncoded, group_data, partition_data
+from gctool.trainer.worker import message, serve
+
+
+def _problem(kind: str = "lsq"):
+    return make_problem(kind, np.random.default_rng(4))
+
+
+def _messages(scheme, problem, w):
+    bounds = partition_data(problem.X, problem.y, [scheme])
+    rows = {scheme.layout: scheme.rows(len(w))}
+    data = group_data(problem.X, problem.y, bounds, rows, list(range(scheme.n)))
+    return np.array([message(r, problem.kind, data, problem.N, w) for r in rows[scheme.layout]])
+
+
+@pytest.mark.parametrize("spec", [("cyclic", {"n": 6, "s": 2, "seed": 1}),
+                                  ("comm", {"n": 6, "s": 1, "m": 2}),
+                                  ("frc", {"n": 6, "s": 2}),
+                                  ("cyclic-mds", {"n": 5, "s": 2, "field": "complex"})])
+@pytest.mark.parametrize("kind", ["lsq", "logistic"])
+def test_every_decodable_set_of_workers_gives_the_full_gradient(spec, kind) -> None:
+    code = gctool.design(spec[0], **spec[1])
+    problem = _problem(kind)
+    w = np.random.default_rng(0).standard_normal(problem.X.shape[1])
+    scheme = Coded(code, "file", 0)
+    msgs = _messages(scheme, problem, w)
+    full = problem.X.T @ problem.residual(w) / problem.N
+    scale = np.linalg.norm(problem.partial_gradients(w, partition_data(
+        problem.X, problem.y, [scheme])[scheme.layout]), axis=1).sum()
+    for F in combinations(range(code.n), code.n - code.s):
+        assert scheme.done(list(F))
+        g, exact = scheme.combine(list(F), msgs[list(F)], len(w))
+        assert exact and np.linalg.norm(g - full) <= 1e-12 * scale, (F, code.scheme)
+
+
+def test_baselines_sum_and_rescale() -> None:
+    problem = _problem()
+    w = np.ones(problem.X.shape[1])
+    full = problem.X.T @ problem.residual(w) / problem.N
+    unc, ign = Uncoded(5), IgnoreStragglers(5, 2)
+    msgs = _messages(unc, problem, w)
+    assert not unc.done([0, 1, 2, 3]) and unc.done(list(range(5)))
+    assert np.allclose(unc.combine(list(range(5)), msgs, len(w))[0], full, atol=1e-14)
+    assert not ign.done([0, 1]) and ign.done([0, 3, 4])
+    g, exact = ign.combine([0, 3, 4], msgs[[0, 3, 4]], len(w))
+    assert not exact and np.allclose(g, msgs[[0, 3, 4]].sum(axis=0) * 5 / 3)
+
+
+def test_groups_are_consecutive_and_balanced() -> None:
+    assert groups_of(8, 2) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert groups_of(7, 3) == [[0, 1], [2, 3, 4], [5, 6]]
+    assert groups_of(3, 8) == [[0], [1], [2]]
+
+
+class _Threads:
+    """Resident tasks of ``groups`` served by threads of this process (no Dask)."""
+
+    def __init__(self, groups, schemes, problem) -> None:
+        self.hub = Hub("127.0.0.1")
+        bounds = partition_data(problem.X, problem.y, schemes)
+        d = problem.X.shape[1]
+        rows = {s.layout: s.rows(d) for s in schemes}
+        self.placement = Placement(groups, ["thread"] * len(groups))
+        self.threads = [threading.Thread(target=serve, daemon=True, args=(
+            self.hub.address, self.hub.authkey, g, problem.kind, problem.N,
+            group_data(problem.X, problem.y, bounds, rows, members)))
+            for g, members in enumerate(groups)]
+        for t in self.threads:
+            t.start()
+
+    def close(self) -> None:
+        self.hub.close()
+        for t in self.threads:
+            t.join(timeout=10)
+            assert not t.is_alive()
+
+
+def test_the_master_stops_at_the_first_decodable_set_and_records_it() -> None:
+    code = gctool.design("cyclic", n=6, s=2, seed=1)
+    problem = _problem("logistic")
+    scheme = Coded(code, "crc", 0)
+    rng = np.random.default_rng(2)
+    delays = np.zeros((12, 6))
+    delays[:, [1, 4]] = 0.3  # two stragglers every round: cancelled, never waited for
+    delays[:, [0, 2, 3, 5]] = rng.uniform(0, 0.01, (12, 4))
+    cluster = _Threads([[0, 1], [2, 3], [4, 5]], [scheme], problem)
+    try:
+        master = Master(cluster.hub, cluster.placement, wait=10)
+        master.connect(10)
+        w0 = np.zeros(problem.X.shape[1])
+        log = master.run(scheme, problem, w0, delays, 12, None, check=True)
+    finally:
+        cluster.close()
+    assert log.rounds == 12 and log.reached is None
+    assert all(used == [0, 2, 3, 5] for used in log.used)
+    assert all(log.exact) and max(log.error_partials) < 1e-12
+    assert np.all(log.durations() < 0.25)  # the 0.3 s stragglers were not waited for
+    # gradient descent on the decoded gradients is plain gradient descent
+    w = w0.copy()
+    for _ in range(12):
+        w = w - problem.eta * problem.X.T @ problem.residual(w) / problem.N
+    assert abs(log.loss[-1] - problem.loss(w)) < 1e-12
+    times, status = worker_times(log, delays)
+    assert (status[:, [1, 4]] == 1).all() and (status[:, [0, 2, 3, 5]] == 0).all()
+    ends = np.array(log.decodable) - np.array(log.start)
+    assert np.all(times[:, [1, 4]] > ends[:, None])  # projected after the round's end
+    assert np.all(times[:, [1, 4]] >= 0.3)
+
+
+def test_a_recorded_trace_replays_in_simulate_to_the_master_s_rounds(tmp_path) -> None:
+    from gctool.sim.delays import parse_delay
+
+    code = gctool.design("cyclic", n=6, s=2, seed=1)
+    problem = _problem()
+    schemes = [Coded(code, "crc", 0), Uncoded(6)]
+    delays = np.random.default_rng(5).uniform(0, 0.02, (10, 6))
+    cluster = _Threads([[0, 1, 2], [3, 4, 5]], schemes, problem)
+    try:
+        master = Master(cluster.hub, cluster.placement, wait=10)
+        master.connect(10)
+        logs = [master.run(s, problem, np.zeros(12), delays, 10, None, False) for s in schemes]
+    finally:
+        cluster.close()
+    for scheme, log in zip(schemes, logs, strict=True):
+        path = tmp_path / f"{scheme.contender.kind}.csv"
+        path.write_bytes(trace_csv(log, delays))
+        report = gctool.simulate([("crc", code)], parse_delay(f"trace:{path}"),
+                                 iterations=10, seed=1, baselines=scheme.name == "uncoded")
+        row = next(r for r in report.rows if r["name"] == scheme.name)
+        waited = np.array(log.decodable) - np.array(log.start)
+        arrivals = np.array(log.arrival)
+        last = np.array([arrivals[r, u].max() for r, u in enumerate(log.used)])
+        assert np.allclose(np.sort(row["percentiles"])[[0, 100]], [last.min(), last.max()],
+                           atol=1e-9)
+        assert np.all(last <= waited + 1e-9)
+        assert abs(row["p50"]["value"] - np.median(last)) < 1e-9
+
+
+def test_a_lost_group_is_a_straggler_and_too_many_stop_the_run_with_one_line() -> None:
+    code = gctool.design("cyclic", n=6, s=2, seed=1)
+    problem = _problem()
+    scheme = Coded(code, "crc", 0)
+    cluster = _Threads([[0, 1], [2, 3], [4, 5]], [scheme], problem)
+    try:
+        master = Master(cluster.hub, cluster.placement, wait=0.5)
+        master.connect(10)
+        cluster.hub.send(0, ("stop",))  # group 0 goes away: 2 = s workers lost
+        log = master.run(scheme, problem, np.zeros(12), np.zeros((5, 6)), 5, None, True)
+        assert log.rounds == 5 and all(0 not in u and 1 not in u for u in log.used)
+        assert log.events[0]["event"] == "lost" and log.events[0]["workers"] == [0, 1]
+        assert max(log.error_partials) < 1e-12
+        cluster.hub.send(1, ("stop",))  # 4 > s workers lost: the round cannot end
+        with pytest.raises(ClusterError, match=r"crc, round 1: lost logical workers 0-3 .*"
+                                               r"the 2 that answered cannot decode"):
+            master.run(scheme, problem, np.zeros(12), np.zeros((5, 6)), 5, None, False)
+    finally:
+        cluster.close()
