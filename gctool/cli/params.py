@@ -14,6 +14,12 @@ from gctool.errors import name_params
 FLAGS: dict[str, str] = {
     "max_work": "--max-work",
     "max_sets": "--max-sets",
+    # gctool train
+    "iterations": "--iterations",
+    "time_scale": "--time-scale",
+    "wait": "--wait",
+    "overhead_rounds": "--overhead-rounds",
+    "gap": "--target-gap",
 }
 
 

@@ -19,13 +19,12 @@ from gctool.cli.output import quiet_option, status, writes_stdout
 
 @click.command(epilog="""\b
 Examples:
-  gctool design cyclic -n 8 -s 2 --seed 1 -o crc.json
-  gctool train crc.json --problem logistic --delay shifted-exp --check --seed 1
-  gctool train crc.json --delay pareto:shape=1.5 --record run.csv --plot run.svg
-  gctool simulate crc.json --delay trace:run.csv --no-baselines   # replay the measured run
-  gctool train crc.json --delay trace:london --time-scale 0.05 --jobs 4
-  gctool train crc.json --scheduler tcp://10.0.0.5:8786 --data mine.npz --problem lsq
-  gctool train crc.json frc.json --iterations 300 --json > run.json
+  gctool train code.json --problem logistic --delay shifted-exp --check --seed 1
+  gctool train code.json --delay pareto:shape=1.5 --iterations 40 --record run.csv --plot run.svg
+  gctool train code.json --delay trace:london --time-scale 0.02 --no-baselines --json
+
+A recorded run replays in the simulator: gctool simulate code.json --delay trace:run.csv.
+On a running cluster: --scheduler tcp://HOST:8786 (see docs/train.md).
 
 Every scheme (each FILE, uncoded and ignore-stragglers with the same n and s) trains from
 the same start with the same injected delays: a worker sleeps --time-scale seconds per unit of
@@ -58,6 +57,9 @@ within --wait seconds.  Needs gctool[dask].""")
               show_default=True, help="Most rounds per scheme (each stops at the target).")
 @click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
+@click.option("--all-rounds", is_flag=True,
+              help="Run every --iterations round, also after the target (more rounds for the "
+                   "timing figures).")
 @click.option("--check", is_flag=True,
               help="Compute the full gradient on the side every round and report the decoded "
                    "gradient's error.")
@@ -88,7 +90,8 @@ within --wait seconds.  Needs gctool[dask].""")
 @quiet_option
 def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace_load: str,
           worker_p: str | None, problem: str, data: str | None, iterations: int,
-          target_gap: float, check: bool, record: str | None, scheduler: str | None, jobs: int,
+          target_gap: float, all_rounds: bool, check: bool, record: str | None,
+          scheduler: str | None, jobs: int,
           wait: float, overhead_rounds: int, no_baselines: bool, plot: str | None,
           seed: int | None, as_json: bool) -> int:
     """Train with FILE... on a Dask cluster, with real injected stragglers.
@@ -115,7 +118,8 @@ def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace
                               seed=seed, time_scale=time_scale, scheduler=scheduler,
                               jobs=jobs or None, check=check, record=record,
                               baselines=not no_baselines, overhead_rounds=overhead_rounds,
-                              wait=wait, gap=target_gap, plot=plot, progress=progress)
+                              wait=wait, gap=target_gap, all_rounds=all_rounds, plot=plot,
+                              progress=progress)
     for r in report.rows:
         if r.trace is not None:
             status(f"wrote the trace of {r.name} to {r.trace}")

@@ -121,12 +121,13 @@ class Master:
             self.hub.send(g, self._round)
 
     # -- one scheme ---------------------------------------------------------------------------
-    def run(self, scheme: Scheme, problem: Any, w0: np.ndarray, delays: np.ndarray,
-            rounds: int, target: float | None, check: bool, trivial: bool = False) -> RunLog:
+    def run(self, scheme: Scheme, problem: Any, w0: np.ndarray, delays: np.ndarray,  # noqa: PLR0913 (a run's settings)
+            rounds: int, target: float | None, check: bool, trivial: bool = False,
+            stop: bool = True) -> RunLog:
         """Up to ``rounds`` rounds of ``scheme`` from ``w0`` with the injected ``delays``
-        (rounds x n seconds); stops once the loss is at most ``target`` (None: never).
-        ``trivial``: the workers send zero messages without computing and nothing is
-        evaluated (the cluster's own overhead)."""
+        (rounds x n seconds); records when the loss is first at most ``target`` (None: no
+        target) and stops there when ``stop``.  ``trivial``: the workers send zero messages
+        without computing and nothing is evaluated (the cluster's own overhead)."""
         d = len(w0)
         n = scheme.n
         self._broadcast_setup(scheme.rows(d), delays, trivial)
@@ -144,7 +145,7 @@ class Master:
             self._send_round(r, w)
             log.sent.append(time.perf_counter() - origin)
             if pending is not None and not trivial:
-                if self._account(log, problem, pending, bounds, target):
+                if self._account(log, problem, pending, bounds, target) and stop:
                     log.start.pop()
                     log.sent.pop()
                     return log
@@ -227,8 +228,8 @@ class Master:
                     msgs[i] = np.asarray(m[4])
                     arrival[i], compute[i] = got - log.start[-1], float(m[5])
         log.decodable.append(time.perf_counter() - origin)
-        used = sorted(msgs)
-        g_hat, exact = scheme.combine(used, np.array([msgs[i] for i in used]), d)
+        order = list(msgs)  # in the order they arrived
+        g_hat, exact, used = scheme.combine(order, np.array([msgs[i] for i in order]), d)
         log.arrival.append(arrival)
         log.compute.append(compute)
         log.lost.append(lost_now | np.array([self.placement.group_of(i) not in self.hub.conns
@@ -244,13 +245,13 @@ class Master:
         lost = self._lost_workers(scheme.n)
         return (f"{scheme.name}, round {r + 1}: lost logical workers {_ranges(lost)} (their "
                 f"Dask worker process went away and no replacement connected within "
-                f"{self.wait:g} s, --wait); the {len(msgs)} that answered cannot decode")
+                f"{self.wait:g} s, `wait`); the {len(msgs)} that answered cannot decode")
 
     def _hung(self, scheme: Scheme, r: int, live: list[int], msgs: dict[int, Any]) -> str:
         lost = self._lost_workers(scheme.n)
         gone = f"; lost: {_ranges(lost)}" if lost else ""
         return (f"{scheme.name}, round {r + 1}: logical workers {_ranges(live)} did not answer "
-                f"within {self.wait:g} s (--wait) after their injected delay{gone}; the "
+                f"within {self.wait:g} s (`wait`) after their injected delay{gone}; the "
                 f"{len(msgs)} that answered cannot decode")
 
 

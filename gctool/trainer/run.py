@@ -47,15 +47,15 @@ def _check(codes: list[tuple[str, GradientCode]], iterations: int, time_scale: f
     if not codes:
         raise InvalidInput("nothing to train: give at least one code file")
     if not 2 <= iterations <= MAX_ITERATIONS:
-        raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
+        raise InvalidInput(f"`iterations` must be between 2 and {MAX_ITERATIONS:,}")
     if not (np.isfinite(time_scale) and time_scale >= 0):
-        raise InvalidInput(f"time_scale must be a finite number >= 0, got {time_scale}")
+        raise InvalidInput(f"`time_scale` must be a finite number >= 0, got {time_scale}")
     if not (np.isfinite(wait) and wait > 0):
-        raise InvalidInput(f"wait must be a finite number of seconds > 0, got {wait}")
+        raise InvalidInput(f"`wait` must be a finite number of seconds > 0, got {wait}")
     if not 0 <= overhead_rounds <= MAX_ITERATIONS:
-        raise InvalidInput(f"overhead_rounds must be between 0 and {MAX_ITERATIONS:,}")
+        raise InvalidInput(f"`overhead_rounds` must be between 0 and {MAX_ITERATIONS:,}")
     if not (np.isfinite(gap) and 0 < gap <= 1):
-        raise InvalidInput(f"gap must be in (0, 1], got {gap}")
+        raise InvalidInput(f"`gap` must be in (0, 1], got {gap}")
 
 
 def _delays(delay: DelayModel, schemes: list[Scheme], iterations: int, seed: int,
@@ -75,7 +75,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
           scheduler: str | None = None, jobs: int | None = None, check: bool = False,
           record: str | os.PathLike[str] | None = None, baselines: bool = True,
           overhead_rounds: int = 50, wait: float = 30.0, gap: float = 1e-3,
-          plot: str | os.PathLike[str] | None = None,
+          all_rounds: bool = False, plot: str | os.PathLike[str] | None = None,
           progress: Callable[[int, int], None] | None = None) -> TrainReport:
     """Train with every code file of ``codes`` ((label, code) pairs) and, with ``baselines``,
     uncoded and ignore-stragglers, on a Dask cluster; see the module docs and docs/train.md.
@@ -84,7 +84,8 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
     parse_delay`'s model; a worker sleeps ``time_scale`` seconds per unit of the model (traces
     count in seconds).  ``problem``: ``"lsq"`` or ``"logistic"``, on the synthetic data of
     ``simulate --train`` or on ``data`` (an NPZ file with X and y).  ``iterations``: the most
-    rounds per scheme (a scheme stops at the target loss, ``loss* + gap (loss0 - loss*)``).
+    rounds per scheme (a scheme stops at the target loss, ``loss* + gap (loss0 - loss*)``,
+    unless ``all_rounds``: then every scheme runs them all, for the timing figures).
     ``scheduler``: address of a running Dask scheduler; None starts a LocalCluster of ``jobs``
     worker processes (default: one per core, at most one per logical worker).  ``check``:
     compute the full gradient on the side every round and report the decoded gradient's
@@ -138,7 +139,8 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
             over = overhead(log)
         logs = []
         for scheme, delays in zip(schemes, injected, strict=True):
-            logs.append(master.run(scheme, prob, w0, delays, iterations, info.target, check))
+            logs.append(master.run(scheme, prob, w0, delays, iterations, info.target, check,
+                                   stop=not all_rounds))
             done[0] = overhead_rounds + iterations * len(logs)
     rows = _rows(schemes, logs, injected, info, record, seed)
     ok = all(r.reached and not (r.check and r.check.failed_rounds)

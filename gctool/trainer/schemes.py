@@ -54,9 +54,11 @@ class Scheme:
     def done(self, arrived: list[int]) -> bool:
         raise NotImplementedError
 
-    def combine(self, arrived: list[int], msgs: np.ndarray, d: int) -> tuple[np.ndarray, bool]:
-        """The gradient estimate from the messages ``msgs[j]`` of workers ``arrived[j]``, and
-        whether it is the exact sum (up to rounding)."""
+    def combine(self, arrived: list[int], msgs: np.ndarray, d: int
+                ) -> tuple[np.ndarray, bool, list[int]]:
+        """The gradient estimate from the messages ``msgs[j]`` of workers ``arrived[j]`` (in
+        the order they arrived), whether it is the exact sum (up to rounding), and the workers
+        it used (sorted)."""
         raise NotImplementedError
 
 
@@ -108,14 +110,15 @@ class Coded(Scheme):
     def done(self, arrived: list[int]) -> bool:
         return len(arrived) >= self.n - self.s or self.exact(arrived)
 
-    def combine(self, arrived: list[int], msgs: np.ndarray, d: int) -> tuple[np.ndarray, bool]:
+    def combine(self, arrived: list[int], msgs: np.ndarray, d: int
+                ) -> tuple[np.ndarray, bool, list[int]]:
         order = np.argsort(arrived)
         key = tuple(int(arrived[j]) for j in order)
         a = self._decoders.get(key)
         if a is None:  # the optimal decoder (gctool.decode, as gctool export's tables)
             a = self._decoders[key] = np.asarray(self._decoder.decode(list(key)).a)  # (m, |F|)
         pieces = a @ np.asarray(msgs)[order]  # (m, width)
-        return np.asarray(pieces.reshape(-1)[:d].real), self.exact(list(key))
+        return np.asarray(pieces.reshape(-1)[:d].real), self.exact(list(key)), list(key)
 
 
 class _Plain(Scheme):
@@ -138,8 +141,9 @@ class Uncoded(_Plain):
     def done(self, arrived: list[int]) -> bool:
         return len(arrived) >= self.n
 
-    def combine(self, arrived: list[int], msgs: np.ndarray, d: int) -> tuple[np.ndarray, bool]:
-        return np.asarray(np.sum(msgs, axis=0)), True
+    def combine(self, arrived: list[int], msgs: np.ndarray, d: int
+                ) -> tuple[np.ndarray, bool, list[int]]:
+        return np.asarray(np.sum(msgs, axis=0)), True, sorted(arrived)
 
 
 class IgnoreStragglers(_Plain):
@@ -151,8 +155,12 @@ class IgnoreStragglers(_Plain):
     def done(self, arrived: list[int]) -> bool:
         return len(arrived) >= self.n - self.s
 
-    def combine(self, arrived: list[int], msgs: np.ndarray, d: int) -> tuple[np.ndarray, bool]:
-        return np.asarray(np.sum(msgs, axis=0) * self.n / len(arrived)), len(arrived) == self.n
+    def combine(self, arrived: list[int], msgs: np.ndarray, d: int
+                ) -> tuple[np.ndarray, bool, list[int]]:
+        """The first n - s to arrive (as the simulator's baseline), rescaled by n/(n - s)."""
+        keep = self.n - self.s
+        total = np.sum(np.asarray(msgs)[:keep], axis=0) * self.n / keep
+        return np.asarray(total), keep == self.n, sorted(arrived[:keep])
 
 
 def schemes_for(codes: list[tuple[str, GradientCode]], baselines: bool) -> list[Scheme]:

@@ -47,8 +47,9 @@ def test_every_decodable_set_of_workers_gives_the_full_gradient(spec, kind) -> N
         problem.X, problem.y, [scheme])[scheme.layout]), axis=1).sum()
     for F in combinations(range(code.n), code.n - code.s):
         assert scheme.done(list(F))
-        g, exact = scheme.combine(list(F), msgs[list(F)], len(w))
-        assert exact and np.linalg.norm(g - full) <= 1e-12 * scale, (F, code.scheme)
+        g, exact, used = scheme.combine(list(F), msgs[list(F)], len(w))
+        assert used == list(F) and exact, (F, code.scheme)
+        assert np.linalg.norm(g - full) <= 1e-12 * scale, (F, code.scheme)
 
 
 def test_baselines_sum_and_rescale() -> None:
@@ -60,8 +61,9 @@ def test_baselines_sum_and_rescale() -> None:
     assert not unc.done([0, 1, 2, 3]) and unc.done(list(range(5)))
     assert np.allclose(unc.combine(list(range(5)), msgs, len(w))[0], full, atol=1e-14)
     assert not ign.done([0, 1]) and ign.done([0, 3, 4])
-    g, exact = ign.combine([0, 3, 4], msgs[[0, 3, 4]], len(w))
-    assert not exact and np.allclose(g, msgs[[0, 3, 4]].sum(axis=0) * 5 / 3)
+    g, exact, used = ign.combine([4, 0, 3, 1], msgs[[4, 0, 3, 1]], len(w))
+    assert not exact and used == [0, 3, 4]  # the first n - s to arrive
+    assert np.allclose(g, msgs[[0, 3, 4]].sum(axis=0) * 5 / 3)
 
 
 def test_groups_are_consecutive_and_balanced() -> None:
