@@ -174,6 +174,10 @@ RANK_BAND = 10.0
 #: gap); it proves nothing and is never the decoding tolerance
 REL_SLACK = 1e-9
 
+#: ``gctool train --check``: a round decoded exactly fails when the decoded gradient misses the
+#: full gradient by more than this, relative to the sum of the partial gradients' norms
+GRADIENT_CHECK_RTOL = 1e-9
+
 #: the table documented in the README: (name, value, what it limits)
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("MAX_FILE_BYTES", MAX_FILE_BYTES, "input file size (256 MiB)"),

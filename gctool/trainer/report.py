@@ -10,12 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.limits import GRADIENT_CHECK_RTOL as CHECK_TOL
 from gctool.reports import NOT_JSON, Report
 from gctool.trainer.rounds import RunLog
-
-#: a decoded gradient whose error relative to the sum of the partial gradients' norms exceeds
-#: this in a round that decoded exactly fails ``--check`` (exit 1)
-CHECK_TOL = 1e-9
 
 
 @dataclass
