@@ -182,9 +182,9 @@ def progress_bar(label, after=0.0):
     yield update
 
 command.progress_bar = progress_bar
-from gctool.cli.main import run
+from gctool._start import main
 sys.argv = ["gctool", *sys.argv[1:]]
-run()
+main()
 """
 
 
