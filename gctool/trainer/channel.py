@@ -135,7 +135,11 @@ class Hub:
                 conn: Any = obj
                 try:
                     while conn.poll():
-                        events.messages.append(conn.recv())
+                        msg = conn.recv()
+                        if isinstance(msg, tuple) and msg and msg[0] == "batch":
+                            events.messages.extend(msg[1])
+                        else:
+                            events.messages.append(msg)
                 except (OSError, EOFError):
                     self._drop(group)
         events.lost, self._gone = self._gone, []

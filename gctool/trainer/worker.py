@@ -21,7 +21,7 @@ Protocol (tuples; master -> group):
 * ``("stop",)``: end the task.
 
 group -> master: ``("hello", group, pid)`` once, then ``("msg", run, r, i, message, compute_s)``
-for logical worker ``i``.
+for logical worker ``i``, or ``("batch", [msg, ...])`` for several that are due at once.
 
 Only numpy and the standard library are imported here, and the problem's own residual
 (:class:`gctool.sim.training.Problem`).
@@ -105,6 +105,9 @@ class _Group:
         return True
 
     def start(self, r: int, w: np.ndarray) -> None:
+        """Compute every logical worker's message (one after another, as one process does),
+        each held from its own end of computing for its injected delay; then send what is
+        due."""
         for j, row in enumerate(self.rows):
             t0 = time.perf_counter()
             if self.trivial:
@@ -116,12 +119,19 @@ class _Group:
             self.seq += 1
             heapq.heappush(self.pending, (due, self.seq, row.worker,
                                           ("msg", self.run, r, row.worker, out, t1 - t0)))
-            self.flush()
+        self.flush()
 
     def flush(self) -> None:
+        """Send every message that is due: one alone, several in one ``("batch", [...])``
+        (one write and one wake-up of the master instead of several)."""
         now = time.perf_counter()
+        due = []
         while self.pending and self.pending[0][0] <= now:
-            self.conn.send(heapq.heappop(self.pending)[3])
+            due.append(heapq.heappop(self.pending)[3])
+        if len(due) == 1:
+            self.conn.send(due[0])
+        elif due:
+            self.conn.send(("batch", due))
 
     def timeout(self) -> float | None:
         if not self.pending:
