@@ -48,8 +48,10 @@ within --wait seconds.  Needs gctool[dask].""")
               show_default=True, help="How a worker's load maps onto the trace's load levels.")
 @click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
               help="Per-worker straggling probabilities of --delay bernoulli.")
-@click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
-              show_default=True, help="Least squares or logistic regression.")
+@click.option("--problem", type=click.Choice(["lsq", "logistic", "mlp"]), default="lsq",
+              show_default=True,
+              help="Least squares, logistic regression, or a two-layer network (8 tanh units, "
+                   "logistic loss; target: the best linear model's loss).")
 @click.option("--data", type=click.Path(dir_okay=False), default=None, metavar="FILE.npz",
               help="Train on the arrays X (samples x features) and y of this NPZ file "
                    "(default: the synthetic problem of simulate --train).")

@@ -131,7 +131,7 @@ def dask_workers(client: Any) -> list[str]:
     return workers
 
 
-def place(client: Any, n: int, hub: Any, kind: str, samples: int,
+def place(client: Any, n: int, hub: Any, model: Any, samples: int,
           data_of: Any) -> Placement:
     """Start one resident task per group; ``data_of(members)`` gives a group's data."""
     from gctool.trainer.worker import serve
@@ -141,7 +141,7 @@ def place(client: Any, n: int, hub: Any, kind: str, samples: int,
     placement = Placement(groups, addresses[: len(groups)])
     for g, (members, address) in enumerate(zip(groups, placement.addresses, strict=True)):
         placement.futures.append(client.submit(
-            serve, hub.address, hub.authkey, g, kind, samples, data_of(members),
+            serve, hub.address, hub.authkey, g, model, samples, data_of(members),
             workers=[address], allow_other_workers=True, pure=False,
             key=f"gctool-train-{hub.address[1]}-group-{g}"))
     return placement

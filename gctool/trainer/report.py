@@ -19,12 +19,13 @@ from gctool.trainer.rounds import RunLog
 class Problem(Report):
     """The problem trained."""
 
-    kind: str  # lsq | logistic
+    kind: str  # lsq | logistic | mlp
     data: str | None  # the --data file (None: gctool's synthetic problem)
     samples: int
     features: int
+    parameters: int  # the gradient's length
     step: float
-    loss_star: float
+    loss_star: float  # mlp: the optimal loss of logistic regression on the same data
     initial_loss: float
     gap: float
     target: float  # loss* + gap (initial loss - loss*)

@@ -82,8 +82,9 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
 
     ``delay`` (default ``shifted-exp``): the injected delays, :func:`gctool.sim.delays.
     parse_delay`'s model; a worker sleeps ``time_scale`` seconds per unit of the model (traces
-    count in seconds).  ``problem``: ``"lsq"`` or ``"logistic"``, on the synthetic data of
-    ``simulate --train`` or on ``data`` (an NPZ file with X and y).  ``iterations``: the most
+    count in seconds).  ``problem``: ``"lsq"``, ``"logistic"`` or ``"mlp"`` (a two-layer
+    network, :mod:`gctool.trainer.workload`), on the synthetic data of ``simulate --train`` or
+    on ``data`` (an NPZ file with X and y).  ``iterations``: the most
     rounds per scheme (a scheme stops at the target loss, ``loss* + gap (loss0 - loss*)``,
     unless ``all_rounds``: then every scheme runs them all, for the timing figures).
     ``scheduler``: address of a running Dask scheduler; None starts a LocalCluster of ``jobs``
@@ -115,11 +116,10 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
 
         check_output(record)
     rng = np.random.default_rng(seed)
-    prob = workload.make(problem, data, rng, max(s.parts for s in schemes))
-    w0 = np.asarray(rng.standard_normal(prob.X.shape[1]))
+    prob, w0 = workload.make(problem, data, rng, max(s.parts for s in schemes))
     start = prob.loss(w0)
     info = Problem(problem, None if data is None else os.fspath(data), prob.N,
-                   int(prob.X.shape[1]), prob.eta, prob.loss_star, start, gap,
+                   int(prob.X.shape[1]), len(w0), prob.eta, prob.loss_star, start, gap,
                    prob.loss_star + gap * (start - prob.loss_star))
     injected = _delays(delay, schemes, iterations, seed, time_scale)
     total = overhead_rounds + iterations * len(schemes)
@@ -176,7 +176,7 @@ def _cluster(schemes: list[Scheme], prob: Any, scheduler: str | None, jobs: int 
 
     require_dask()
     width = max(s.n for s in schemes)
-    d = prob.X.shape[1]
+    d = prob.model.size(prob.X.shape[1])
     bounds = partition_data(prob.X, prob.y, schemes)
     rows = {s.layout: s.rows(d) for s in schemes}
     processes = max(1, min(jobs or os.cpu_count() or 1, width))
@@ -184,7 +184,7 @@ def _cluster(schemes: list[Scheme], prob: Any, scheduler: str | None, jobs: int 
         hub = Hub(master_host(scheduler))
         placement = None
         try:
-            placement = place(client, width, hub, prob.kind, prob.N,
+            placement = place(client, width, hub, prob.model, prob.N,
                               lambda members: group_data(prob.X, prob.y, bounds, rows, members))
             master = Master(hub, placement, wait, tick)
             master.connect(CONNECT_S + wait)

@@ -23,8 +23,8 @@ Protocol (tuples; master -> group):
 group -> master: ``("hello", group, pid)`` once, then ``("msg", run, r, i, message, compute_s)``
 for logical worker ``i``, or ``("batch", [msg, ...])`` for several that are due at once.
 
-Only numpy and the standard library are imported here, and the problem's own residual
-(:class:`gctool.sim.training.Problem`).
+Only numpy and the standard library are imported here; the model
+(:mod:`gctool.trainer.workload`) brings what its gradient needs.
 """
 
 from __future__ import annotations
@@ -60,17 +60,13 @@ def nodelay(conn: Any) -> None:
         sock.close()
 
 
-def message(row: Row, kind: str, data: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]],
+def message(row: Row, model: Any, data: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]],
             samples: int, w: np.ndarray) -> np.ndarray:
-    """The coded message of ``row`` at parameters ``w`` (partition gradients of the mean loss
-    over ``samples`` samples)."""
-    from gctool.sim.training import Problem
-
-    grads = []
-    for j in row.parts:
-        X, y = data[(row.layout, j)]
-        grads.append(X.T @ Problem(kind, X, y, 0.0, 0.0).residual(w) / samples)
-    G = np.array(grads).reshape(len(row.parts), len(w))
+    """The coded message of ``row`` at parameters ``w``: its combination of the partition
+    gradients of the mean loss over ``samples`` samples (``model.gradient``,
+    :mod:`gctool.trainer.workload`)."""
+    G = np.array([model.gradient(*data[(row.layout, j)], w, samples) for j in row.parts]
+                 ).reshape(len(row.parts), len(w))
     m = row.coef.shape[1]
     if m == 1:
         return np.asarray(row.coef[:, 0] @ G)
@@ -83,9 +79,9 @@ def message(row: Row, kind: str, data: dict[tuple[str, int], tuple[np.ndarray, n
 class _Group:
     """State of one resident task between messages."""
 
-    def __init__(self, conn: Any, kind: str, samples: int,
+    def __init__(self, conn: Any, model: Any, samples: int,
                  data: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]) -> None:
-        self.conn, self.kind, self.samples, self.data = conn, kind, samples, data
+        self.conn, self.model, self.samples, self.data = conn, model, samples, data
         self.run = -1
         self.rows: list[Row] = []
         self.delays: np.ndarray = np.zeros((0, 0))
@@ -113,7 +109,7 @@ class _Group:
             if self.trivial:
                 out = np.zeros(row.width, dtype=row.coef.dtype)
             else:
-                out = message(row, self.kind, self.data, self.samples, w)
+                out = message(row, self.model, self.data, self.samples, w)
             t1 = time.perf_counter()
             due = t1 + float(self.delays[r, j]) if r < len(self.delays) else t1
             self.seq += 1
@@ -151,7 +147,7 @@ def _secede() -> None:
         pass
 
 
-def serve(address: tuple[str, int], authkey: bytes, group: int, kind: str, samples: int,
+def serve(address: tuple[str, int], authkey: bytes, group: int, model: Any, samples: int,
           data: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]) -> str:
     """The resident task of ``group``: connect to the master at ``address`` and serve rounds
     until it says stop or goes away.  Returns a one-line summary."""
@@ -168,7 +164,7 @@ def serve(address: tuple[str, int], authkey: bytes, group: int, kind: str, sampl
         from gctool.sim.training import Problem  # noqa: F401 - imported before the first round
 
         conn.send(("hello", group, os.getpid()))
-        state = _Group(conn, kind, samples, data)
+        state = _Group(conn, model, samples, data)
         while True:
             if conn.poll(state.timeout()):
                 msg = conn.recv()

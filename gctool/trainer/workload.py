@@ -1,16 +1,117 @@
-"""What ``gctool train`` trains: the problems of ``gctool simulate --train`` (least squares or
-logistic regression, :mod:`gctool.sim.training`), on their synthetic data or on the user's
-``--data FILE.npz`` (arrays ``X``, samples x features, and ``y``, one value per sample; 0/1
-labels for logistic regression)."""
+"""What ``gctool train`` trains: a *model* (what the workers compute, :class:`Linear` or
+:class:`TwoLayer`) on data, as a :class:`Problem` of the master.
+
+* ``lsq`` and ``logistic``: the problems of ``gctool simulate --train``
+  (:mod:`gctool.sim.training`: same data for the same seed, same step, loss* from the closed
+  form or L-BFGS);
+* ``mlp``: a two-layer network in numpy, ``sigma(v . tanh(W x + b) + c)`` with 8 hidden units and
+  the logistic loss, on the data of ``logistic``.  Its loss has no known minimum; loss* is the
+  optimal loss of logistic regression on the same data (the best linear model), so the target
+  ``loss* + gap (loss0 - loss*)`` asks the network to do about as well as the best linear
+  model.  Step 2/L with L the largest eigenvalue of X^T X / N (half of logistic regression's).
+
+The data is synthetic or the user's ``--data FILE.npz`` (arrays ``X``, samples x features, and
+``y``, one value per sample; 0/1 labels for ``logistic`` and ``mlp``).  A model is a small
+picklable value: it travels to the workers with their data, and its :meth:`gradient` is what a
+worker computes for one partition."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from gctool.errors import InvalidInput
+
+#: ``--problem`` choices
+PROBLEMS = ("lsq", "logistic", "mlp")
+#: hidden units of the two-layer network
+HIDDEN = 8
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A linear model with the loss of ``simulate --train``'s problem ``kind``."""
+
+    kind: str  # lsq | logistic
+
+    def size(self, features: int) -> int:
+        return features
+
+    def gradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, samples: int
+                 ) -> np.ndarray:
+        """Gradient of the partition's part of the mean loss over ``samples`` samples."""
+        from gctool.sim.training import Problem
+
+        return np.asarray(X.T @ Problem(self.kind, X, y, 0.0, 0.0).residual(w) / samples)
+
+    def loss(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+        from gctool.sim.training import Problem
+
+        return Problem(self.kind, X, y, 0.0, 0.0).loss(w)
+
+
+@dataclass(frozen=True)
+class TwoLayer:
+    """``sigma(v . tanh(W x + b) + c)`` with the logistic loss; parameters flattened as
+    (W row by row, b, v, c)."""
+
+    hidden: int = HIDDEN
+
+    def size(self, features: int) -> int:
+        return self.hidden * (features + 2) + 1
+
+    def _unpack(self, w: np.ndarray, d: int) -> tuple[np.ndarray, ...]:
+        h = self.hidden
+        return w[: h * d].reshape(h, d), w[h * d: h * d + h], w[h * d + h: h * d + 2 * h], w[-1:]
+
+    def _forward(self, X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        W, b, v, c = self._unpack(w, X.shape[1])
+        Z = np.tanh(X @ W.T + b)
+        return Z, Z @ v + c[0]
+
+    def gradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, samples: int
+                 ) -> np.ndarray:
+        W, b, v, c = self._unpack(w, X.shape[1])
+        Z, z = self._forward(X, w)
+        r = (1.0 / (1.0 + np.exp(-z)) - y) / samples  # d loss / d z
+        dZ = np.outer(r, v) * (1.0 - Z**2)
+        return np.concatenate([(dZ.T @ X).ravel(), dZ.sum(axis=0), Z.T @ r, [r.sum()]])
+
+    def loss(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+        _, z = self._forward(X, w)
+        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+    def init(self, rng: np.random.Generator, features: int) -> np.ndarray:
+        """Random first-layer and output weights scaled by 1/sqrt(fan-in), zero biases."""
+        h = self.hidden
+        return np.concatenate([rng.standard_normal(h * features) / np.sqrt(features),
+                               np.zeros(h), rng.standard_normal(h) / np.sqrt(h), [0.0]])
+
+
+@dataclass
+class Problem:
+    """The master's problem: the data, the model, the step and loss*."""
+
+    kind: str
+    model: Linear | TwoLayer
+    X: np.ndarray
+    y: np.ndarray
+    eta: float
+    loss_star: float
+
+    @property
+    def N(self) -> int:
+        return int(self.X.shape[0])
+
+    def loss(self, w: np.ndarray) -> float:
+        return self.model.loss(self.X, self.y, w)
+
+    def partial_gradients(self, w: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """(partitions, parameters): each contiguous partition's part of the gradient."""
+        return np.array([self.model.gradient(self.X[a:b], self.y[a:b], w, self.N)
+                         for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
 
 #: the most samples x features a --data file may hold (every worker's rows are pickled once)
 MAX_DATA_ENTRIES = 50_000_000
@@ -44,21 +145,29 @@ def load_data(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def make(kind: str, data: str | os.PathLike[str] | None, rng: np.random.Generator,
-         parts: int) -> Any:
-    """The problem (:class:`gctool.sim.training.Problem`): synthetic from ``rng`` (the draws
-    of ``simulate --train`` with the same seed) or the data of the file ``data``; ``parts`` is
-    the most partitions a scheme cuts it into (each needs at least one sample)."""
+         parts: int) -> tuple[Problem, np.ndarray]:
+    """The problem and its starting point: synthetic from ``rng`` (the data and start of
+    ``simulate --train`` with the same seed) or the data of the file ``data``; ``parts`` is the
+    most partitions a scheme cuts it into (each needs at least one sample)."""
     from gctool.sim.training import make_problem, problem_for
 
+    if kind not in PROBLEMS:
+        raise InvalidInput(f"`problem` must be one of {', '.join(PROBLEMS)}")
+    linear = "lsq" if kind == "lsq" else "logistic"
     if data is None:
-        problem = make_problem(kind, rng)
+        base = make_problem(linear, rng)
     else:
         X, y = load_data(data)
-        if kind == "logistic" and not np.isin(y, (0.0, 1.0)).all():
-            raise InvalidInput(f"{os.fspath(data)}: logistic regression needs labels y in "
-                               "{0, 1}")
-        problem = problem_for(kind, X, y)
-    if problem.N < parts:
-        raise InvalidInput(f"the data has {problem.N} samples, fewer than the {parts} "
+        if linear == "logistic" and not np.isin(y, (0.0, 1.0)).all():
+            raise InvalidInput(f"{os.fspath(data)}: {kind} needs labels y in {{0, 1}}")
+        base = problem_for(linear, X, y)
+    if base.N < parts:
+        raise InvalidInput(f"the data has {base.N} samples, fewer than the {parts} "
                            "partitions a scheme needs")
-    return problem
+    d = base.X.shape[1]
+    if kind == "mlp":
+        net = TwoLayer()
+        step = 2.0 / float(np.linalg.eigvalsh(base.X.T @ base.X / base.N).max())
+        return Problem(kind, net, base.X, base.y, step, base.loss_star), net.init(rng, d)
+    return (Problem(kind, Linear(linear), base.X, base.y, base.eta, base.loss_star),
+            np.asarray(rng.standard_normal(d)))

@@ -11,38 +11,39 @@ import numpy as np
 import pytest
 
 import gctool
-from gctool.sim.training import make_problem
 from gctool.trainer.channel import Hub
 from gctool.trainer.cluster import ClusterError, Placement, groups_of
 from gctool.trainer.record import trace_csv, worker_times
 from gctool.trainer.rounds import Master
 from gctool.trainer.schemes import Coded, IgnoreStragglers, Uncoded, group_data, partition_data
 from gctool.trainer.worker import message, serve
+from gctool.trainer.workload import TwoLayer, make
 
 
 def _problem(kind: str = "lsq"):
-    return make_problem(kind, np.random.default_rng(4))
+    return make(kind, None, np.random.default_rng(4), 8)[0]
 
 
 def _messages(scheme, problem, w):
     bounds = partition_data(problem.X, problem.y, [scheme])
     rows = {scheme.layout: scheme.rows(len(w))}
     data = group_data(problem.X, problem.y, bounds, rows, list(range(scheme.n)))
-    return np.array([message(r, problem.kind, data, problem.N, w) for r in rows[scheme.layout]])
+    return np.array([message(r, problem.model, data, problem.N, w)
+                     for r in rows[scheme.layout]])
 
 
 @pytest.mark.parametrize("spec", [("cyclic", {"n": 6, "s": 2, "seed": 1}),
                                   ("comm", {"n": 6, "s": 1, "m": 2}),
                                   ("frc", {"n": 6, "s": 2}),
                                   ("cyclic-mds", {"n": 5, "s": 2, "field": "complex"})])
-@pytest.mark.parametrize("kind", ["lsq", "logistic"])
+@pytest.mark.parametrize("kind", ["lsq", "logistic", "mlp"])
 def test_every_decodable_set_of_workers_gives_the_full_gradient(spec, kind) -> None:
     code = gctool.design(spec[0], **spec[1])
     problem = _problem(kind)
-    w = np.random.default_rng(0).standard_normal(problem.X.shape[1])
+    w = np.random.default_rng(0).standard_normal(problem.model.size(problem.X.shape[1]))
     scheme = Coded(code, "file", 0)
     msgs = _messages(scheme, problem, w)
-    full = problem.X.T @ problem.residual(w) / problem.N
+    full = problem.model.gradient(problem.X, problem.y, w, problem.N)
     scale = np.linalg.norm(problem.partial_gradients(w, partition_data(
         problem.X, problem.y, [scheme])[scheme.layout]), axis=1).sum()
     for F in combinations(range(code.n), code.n - code.s):
@@ -55,7 +56,7 @@ def test_every_decodable_set_of_workers_gives_the_full_gradient(spec, kind) -> N
 def test_baselines_sum_and_rescale() -> None:
     problem = _problem()
     w = np.ones(problem.X.shape[1])
-    full = problem.X.T @ problem.residual(w) / problem.N
+    full = problem.model.gradient(problem.X, problem.y, w, problem.N)
     unc, ign = Uncoded(5), IgnoreStragglers(5, 2)
     msgs = _messages(unc, problem, w)
     assert not unc.done([0, 1, 2, 3]) and unc.done(list(range(5)))
@@ -82,7 +83,7 @@ class _Threads:
         rows = {s.layout: s.rows(d) for s in schemes}
         self.placement = Placement(groups, ["thread"] * len(groups))
         self.threads = [threading.Thread(target=serve, daemon=True, args=(
-            self.hub.address, self.hub.authkey, g, problem.kind, problem.N,
+            self.hub.address, self.hub.authkey, g, problem.model, problem.N,
             group_data(problem.X, problem.y, bounds, rows, members)))
             for g, members in enumerate(groups)]
         for t in self.threads:
@@ -118,7 +119,7 @@ def test_the_master_stops_at_the_first_decodable_set_and_records_it() -> None:
     # gradient descent on the decoded gradients is plain gradient descent
     w = w0.copy()
     for _ in range(12):
-        w = w - problem.eta * problem.X.T @ problem.residual(w) / problem.N
+        w = w - problem.eta * problem.model.gradient(problem.X, problem.y, w, problem.N)
     assert abs(log.loss[-1] - problem.loss(w)) < 1e-12
     times, status = worker_times(log, delays)
     assert (status[:, [1, 4]] == 1).all() and (status[:, [0, 2, 3, 5]] == 0).all()
@@ -175,3 +176,25 @@ def test_a_lost_group_is_a_straggler_and_too_many_stop_the_run_with_one_line() -
             master.run(scheme, problem, np.zeros(12), np.zeros((5, 6)), 5, None, False)
     finally:
         cluster.close()
+
+
+def test_the_network_s_gradient_is_its_loss_s_derivative_and_splits_over_partitions() -> None:
+    problem, w = make("mlp", None, np.random.default_rng(1), 8)
+    assert isinstance(problem.model, TwoLayer) and len(w) == 8 * 14 + 1
+    bounds = np.array([0, 100, 700, 1200])
+    parts = problem.partial_gradients(w, bounds)
+    full = problem.model.gradient(problem.X, problem.y, w, problem.N)
+    assert np.allclose(parts.sum(axis=0), full, atol=1e-15)
+    h = 1e-6
+    for i in (0, 50, 97, 104, 112):  # W, b, v and c
+        e = np.zeros_like(w)
+        e[i] = h
+        numeric = (problem.loss(w + e) - problem.loss(w - e)) / (2 * h)
+        assert abs(numeric - full[i]) <= 1e-7 * max(1.0, abs(full[i]))
+    linear, _ = make("logistic", None, np.random.default_rng(1), 8)
+    assert problem.loss_star == linear.loss_star  # the best linear model's loss
+    w_fit = w.copy()
+    for _ in range(60):  # plain gradient descent gets below it
+        w_fit = w_fit - problem.eta * problem.model.gradient(problem.X, problem.y, w_fit,
+                                                               problem.N)
+    assert problem.loss(w_fit) < problem.loss_star < problem.loss(w)

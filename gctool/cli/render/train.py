@@ -29,7 +29,8 @@ def render_train(r: Any) -> None:
     p = r.problem
     data = escape(p.data) if p.data else "synthetic"
     con.print(f"[bold]coded gradient descent on a Dask cluster[/] ({p.kind}, {data}, "
-              f"{p.samples} samples x {p.features} features; delay {escape(r.delay)} x "
+              f"{p.samples} samples x {p.features} features, {p.parameters} parameters; delay "
+              f"{escape(r.delay)} x "
               f"{r.time_scale:g} s; seed {r.seed})")
     c = r.cluster
     where = escape(c.scheduler) if c.scheduler else "a LocalCluster on 127.0.0.1"
