@@ -103,11 +103,11 @@ class Placement:
     addresses: list[str]
     futures: list[Any] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self._group = {i: g for g, members in enumerate(self.groups) for i in members}
+
     def group_of(self, worker: int) -> int:
-        for g, members in enumerate(self.groups):
-            if worker in members:
-                return g
-        raise KeyError(worker)
+        return self._group[worker]
 
     def failed(self) -> str | None:
         """A one-line reason when a resident task ended with an error (None: all fine)."""

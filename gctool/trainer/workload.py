@@ -18,11 +18,12 @@ worker computes for one partition."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.sim import training
 
 #: ``--problem`` choices
 PROBLEMS = ("lsq", "logistic", "mlp")
@@ -91,19 +92,12 @@ class TwoLayer:
 
 
 @dataclass
-class Problem:
-    """The master's problem: the data, the model, the step and loss*."""
+class Problem(training.Problem):
+    """The master's problem: ``simulate --train``'s (data, step, loss*) with the ``model`` that
+    computes the loss and the gradients (``kind`` ``mlp`` has no residual: only ``loss`` and
+    ``partial_gradients`` are used)."""
 
-    kind: str
-    model: Linear | TwoLayer
-    X: np.ndarray
-    y: np.ndarray
-    eta: float
-    loss_star: float
-
-    @property
-    def N(self) -> int:
-        return int(self.X.shape[0])
+    model: Linear | TwoLayer = field(default_factory=lambda: Linear("lsq"))
 
     def loss(self, w: np.ndarray) -> float:
         return self.model.loss(self.X, self.y, w)
@@ -168,6 +162,6 @@ def make(kind: str, data: str | os.PathLike[str] | None, rng: np.random.Generato
     if kind == "mlp":
         net = TwoLayer()
         step = 2.0 / float(np.linalg.eigvalsh(base.X.T @ base.X / base.N).max())
-        return Problem(kind, net, base.X, base.y, step, base.loss_star), net.init(rng, d)
-    return (Problem(kind, Linear(linear), base.X, base.y, base.eta, base.loss_star),
+        return Problem(kind, base.X, base.y, step, base.loss_star, net), net.init(rng, d)
+    return (Problem(kind, base.X, base.y, base.eta, base.loss_star, Linear(linear)),
             np.asarray(rng.standard_normal(d)))
