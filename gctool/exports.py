@@ -42,9 +42,10 @@ import numpy as np
 from gctool._signals import checkpoint
 from gctool.algebra.fields import Field
 from gctool.audit.checks import check_s
-from gctool.decode import DEFAULT_TOL, Decoder, check_tol, chunk_size
+from gctool.decode import DEFAULT_TOL, check_tol, chunk_size
+from gctool.decode.table import TableDecoder, plan
 from gctool.engine.enumeration import straggler_chunks, survivors_of
-from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted, summarised
+from gctool.errors import BudgetExceeded, SearchInterrupted, summarised
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
@@ -175,7 +176,7 @@ def build_export(
     P = _check_budget(code, s, max_patterns, in_memory=True)
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
-        use, note = _plan(code, code.n - s, decoder)
+        use, note = plan(code, code.n - s, decoder)
         _check_work(code, s, P, use, in_memory=True)
         table = _Table(code, tol, use)
     patterns, A, ok, resid = table.run(s)  # summarises its own interrupts
@@ -225,7 +226,7 @@ def export_npz(
     P = _check_budget(code, s, max_patterns, in_memory=False)
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
-        use, note = _plan(code, code.n - s, decoder)
+        use, note = plan(code, code.n - s, decoder)
         _check_work(code, s, P, use, in_memory=False)
         table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called
     done = [0]
@@ -313,20 +314,6 @@ def _generic_name(code: GradientCode) -> str:
             else "exact (Gaussian elimination, free variables 0)")
 
 
-def _plan(code: GradientCode, f: int, decoder: str) -> tuple[bool, str | None]:
-    """(use the structured decoder?, note) for survivor sets of size f."""
-    from gctool.decode import structured
-
-    if decoder == "generic" or (decoder == "auto" and not structured.has_structured_decoder(code)):
-        return False, None
-    reason = structured.unavailable(code, f)
-    if reason is None:
-        return True, None
-    if decoder == "structured":
-        raise InvalidInput(f"--decoder structured: {reason}")
-    return False, f"structured decoder not used: {reason}"
-
-
 def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) -> dict[str, Any]:
     from gctool.decode.structured import method_name
 
@@ -344,20 +331,16 @@ def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) ->
     return out | ({"note": "; ".join(notes)} if notes else {})
 
 
-class _Table:
-    """Builds the decoding table chunk by chunk (structured or generic decoder)."""
+class _Table(TableDecoder):
+    """Builds the decoding table chunk by chunk in memory (structured or generic decoder)."""
 
     def __init__(self, code: GradientCode, tol: float, use_structured: bool) -> None:
-        self.code, self.tol, self.use = code, tol, use_structured
-        self._decoder: Decoder | None = None  # built on first use (galois over GF(q))
+        super().__init__(code, tol, use_structured)
         self.pats: list[np.ndarray] = []
         self.As: list[np.ndarray] = []
         self.oks: list[np.ndarray] = []
         self.res: list[np.ndarray] = []
         self.structured: list[np.ndarray] = []  # per chunk, filled by run() (in memory)
-        self.structured_count = 0
-        self.fallbacks = 0
-        self.note: str | None = None
 
     def run(self, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         n = self.code.n
@@ -372,12 +355,6 @@ class _Table:
         return (np.concatenate(self.pats).astype(np.int64), np.concatenate(self.As),
                 np.concatenate(self.oks), np.concatenate(self.res) if numeric else None)
 
-    @property
-    def decoder(self) -> Decoder:
-        if self._decoder is None:
-            self._decoder = Decoder(self.code, self.tol)
-        return self._decoder
-
     def _chunk(self, S: np.ndarray) -> None:
         code = self.code
         n, m = code.n, code.m
@@ -391,29 +368,3 @@ class _Table:
         self.As.append(full[:, 0, :] if m == 1 else full)
         self.oks.append(ok)
         self.res.append(np.sqrt(err))
-
-    def vectors(self, F: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """(a (b, m, f), ok, squared error, structured mask or None) of one chunk."""
-        if not self.use:
-            r = self.decoder.evaluate(F, with_vectors=True)
-            assert r.a is not None
-            return r.a, r.ok, r.error, None
-        from gctool.decode.structured import NotApplicable, check, decode_batch
-
-        try:
-            a = decode_batch(self.code, F)
-        except NotApplicable as exc:  # pattern-dependent (tampered params): whole chunk generic
-            self.note = self.note or f"structured decoder failed on some patterns: {exc}"
-            a = np.zeros((F.shape[0], self.code.m, F.shape[1]), dtype=self.code.field.dtype)
-        err, ok = check(self.code, F, a, self.tol)
-        mask = ok.copy()
-        self.structured_count += int(mask.sum())
-        bad = np.flatnonzero(~ok)
-        if bad.size:
-            self.fallbacks += int(bad.size)
-            r = self.decoder.evaluate(F[bad], with_vectors=True)
-            assert r.a is not None
-            a[bad], ok, err = r.a, ok.copy(), err.copy()
-            ok[bad], err[bad] = r.ok, r.error
-        return a, ok, err, mask
