@@ -78,6 +78,55 @@ class Diagnostics(Report):
 
 
 @dataclass
+class PrecisionEmpirical(Report):
+    """The rounded computation run on gradient draws (:mod:`gctool.precision.emulate`) for the
+    sets with the largest bounds (every set of a small code): how tight the bound is."""
+
+    max_error: float | None  # largest relative error observed
+    stragglers: list[int] | None  # ... and its straggler set
+    bound_there: float | None  # the proved bound of that set
+    sets: int  # straggler sets emulated
+    draws: str  # which gradients were drawn
+    seed: int
+    #: the worst proved bound divided by the worst observed error (>= 1; null if none seen)
+    tightness: float | None
+    #: sets whose emulated gradient left the format's range (excluded; the bound assumes none)
+    out_of_range: int = 0
+    #: sets whose observed error exceeds their proved bound: always 0 (else a gctool bug)
+    exceeds_bound: int = 0
+
+
+@dataclass
+class PrecisionReport(Report):
+    """A proved bound on the decoded gradient's error when messages and decoding use a
+    floating-point format (docs/precision.md)."""
+
+    precision: str  # "float32", "bfloat16", "float16"
+    exact: bool  # True over GF(q): exact arithmetic, no rounding
+    s: int
+    sets: int  # straggler sets bounded (every set of size s)
+    #: the largest proved bound: ||g^ - g|| <= bound * sum_j ||g_j|| (null: unbounded, a
+    #: coefficient beyond the format's range)
+    bound: float | None
+    stragglers: list[int] | None  # the set with the largest bound
+    residual: float | None  # its part from the rounded coefficients (c^ - t)
+    rounding: float | None  # its part from the rounding of the arithmetic
+    partition: int | None  # the column of B where the bound is attained
+    max_error: float | None  # the gate asked for (None: report only)
+    over: int  # sets whose bound exceeds max_error
+    ok: bool
+    reason: str
+    unit_roundoff: float | None
+    accumulator: str | None
+    norm: str
+    decoder: str
+    #: largest partial-gradient entry for which no message overflows the format
+    headroom: float | None = None
+    empirical: PrecisionEmpirical | None = None
+    notes: list[str] = dc_field(default_factory=list)
+
+
+@dataclass
 class VerifyReport(Report):
     ok: bool
     s: int
@@ -109,6 +158,8 @@ class VerifyReport(Report):
     #: reductions not used because they hold only up to round-off ("... not used, full
     #: enumeration"); facts about the run, not warnings (no gate counts them)
     notes: list[str] = dc_field(default_factory=list)
+    #: --precision: the proved error bound in a message format (left out without it)
+    precision: PrecisionReport | None = dc_field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass

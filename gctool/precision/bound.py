@@ -1,0 +1,108 @@
+"""The proved bound on the decoded gradient's error in a message format (docs/precision.md).
+
+Model (one coordinate of the gradient vectors at a time; every coordinate is the same scalar
+computation):
+
+* the coefficients are stored in the format P: ``b^_ij = fl_P(b_ij)`` and ``a^_i = fl_P(a_i)``
+  (what ``gctool export --dtype P`` writes); their rounding is *not* estimated, the bound uses
+  the rounded values themselves;
+* worker i computes ``m~_i = sum_j b^_ij g_j`` in float32 (products and sums rounded, any
+  order): ``|m~_i - sum_j b^_ij g_j| <= gW_i sum_j |b^_ij| |g_j|`` with ``gW_i = gamma_{d_i}``
+  (``gamma_{d_i + 2}`` for complex arithmetic), ``d_i`` the non-zeros of row i;
+* it sends ``m^_i = fl_P(m~_i)``, ``|m^_i - m~_i| <= uS |m~_i|`` (uS = u of P; 0 for float32,
+  whose accumulator is the message);
+* the master computes ``sum_i a^_i m^_i`` in float32, any order: error at most
+  ``gM sum_i |a^_i| |m^_i|``, ``gM = gamma_f`` (``gamma_{f + 2}`` complex), f the non-zeros of
+  a^.
+
+Adding up (``c^ = B^_F^T a^``, the combination the rounded coefficients decode exactly):
+
+    |g^ - t^T g| <= sum_j ( |c^_j - t_j| + sum_i |a^_i| |b^_ij| eps_i ) |g_j|,
+    eps_i = (1 + gM)(1 + uS)(1 + gW_i) - 1,
+
+so in any absolute norm (2-norm, max-norm) ``||g^ - g|| <= bound(F) * sum_j ||g_j||`` with
+``bound(F) = max_j (...)``.  For m pieces the target u's errors add up over the pieces:
+``bound(F) = sqrt(m) max_c sum_u (...)`` (2-norm, relative to ``sum_j ||g_j||_2``).
+
+Rigour of the float64 evaluation: the products ``a^_i b^_ij`` of two P numbers are exact in
+float64 (real case), ``c^ - t`` is computed with an error of at most ``gamma_{f+3}(2^-53) (sum_i
+|a^_i b^_ij| + |t_j|)``, which is added, and the final value is multiplied by
+``1 + 4 (n + 32) 2^-52``, more than the relative error of the float64 evaluation of the sums
+of non-negative terms.  So the bound is an upper bound on the true error of the model; nothing
+is estimated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gctool.precision.formats import Format, gamma, rounded
+
+#: unit roundoff of float64 (the evaluation of the bound)
+U64 = 2.0**-53
+
+
+@dataclass(frozen=True)
+class SetBounds:
+    """Bounds of a chunk of survivor sets (arrays indexed by set)."""
+
+    bound: np.ndarray  # the proved relative error bound (inf: a coefficient overflows P)
+    residual: np.ndarray  # its part from the rounded coefficients' mismatch |c^ - t|
+    rounding: np.ndarray  # its part from the arithmetic's rounding (worker, send, master)
+    column: np.ndarray  # the partition (column of B) where the maximum is attained
+    overflow: np.ndarray  # bool: a decoder entry is beyond P's range
+
+
+class BoundKernel:
+    """The bound of :mod:`gctool.precision.bound` for chunks of survivor sets of one code."""
+
+    def __init__(self, B: np.ndarray, T: np.ndarray, fmt: Format) -> None:
+        self.fmt = fmt
+        self.complex = bool(np.iscomplexobj(B))
+        extra = 2 if self.complex else 0
+        self.Bh = rounded(B, fmt)  # (n, K) the coefficients the workers use
+        self.absB = np.abs(self.Bh)
+        d = np.count_nonzero(self.Bh, axis=1)
+        self.gW = gamma(d + extra, fmt.accumulator_u)  # (n,)
+        self.T = np.asarray(T, dtype=self.Bh.dtype)  # (m, K)
+        self.absT = np.abs(self.T)
+        n, K = self.Bh.shape
+        self.margin = 1 + 4 * (n + 32) * 2 * U64
+        self.b_finite = bool(np.isfinite(self.Bh).all())
+        self.extra = extra
+
+    def evaluate(self, F: np.ndarray, a: np.ndarray) -> SetBounds:
+        """Bounds for survivor sets F (b, f) decoded by a (b, m, f) (float64 vectors)."""
+        fmt = self.fmt
+        b, m, f = a.shape
+        ah = rounded(a, fmt)
+        overflow = ~np.isfinite(ah).all(axis=(1, 2)) | ~np.isfinite(a).all(axis=(1, 2))
+        ah = np.where(np.isfinite(ah), ah, 0.0)  # the overflowing sets get inf below
+        abs_a = np.abs(ah)
+        absBF = self.absB[F]  # (b, f, K)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf entries: unbounded sets
+            S = abs_a @ absBF  # (b, m, K): sum_i |a^_i| |b^_ij|
+            Sw = abs_a @ (absBF * self.gW[F][:, :, None])  # sum_i |a^_i| |b^_ij| gW_i
+            C = ah @ self.Bh[F] - self.T[None]  # c^ - t
+        nnz = np.count_nonzero(ah, axis=2)  # (b, m)
+        gM = gamma(nnz + self.extra, fmt.accumulator_u)
+        uS = fmt.send_u
+        k1 = uS + gM + uS * gM  # (1 + gM)(1 + uS) - 1
+        g64 = float(gamma(f + 3, U64))
+        with np.errstate(invalid="ignore", over="ignore"):
+            resid = np.abs(C) + g64 * (S + self.absT[None])
+            roundoff = k1[:, :, None] * S + (1 + k1)[:, :, None] * Sw
+            total = (resid + roundoff).sum(axis=1)  # (b, K): the pieces' errors add up
+        scale = np.sqrt(m) * self.margin
+        total = np.where(np.isnan(total), np.inf, total)
+        col = np.argmax(total, axis=1)
+        rows = np.arange(b)
+        bound = total[rows, col] * scale
+        res = resid.sum(axis=1)[rows, col] * scale
+        rnd = roundoff.sum(axis=1)[rows, col] * scale
+        bad = overflow | (not self.b_finite)
+        bound = np.where(bad, np.inf, bound)
+        return SetBounds(bound, np.where(bad, np.inf, res), np.where(bad, np.inf, rnd),
+                         col, overflow)
