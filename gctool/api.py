@@ -119,7 +119,8 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  #
            max_sets: int | None = None, max_condition: float | None = None,
            strict: bool = False, partial: int | None = None,
            profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
-           progress: Progress | None = None, runner: Any = None) -> Any:
+           progress: Progress | None = None, runner: Any = None,
+           precision: str | None = None, max_error: float | None = None) -> Any:
     """Decide whether ``code`` tolerates its stragglers; the report of ``gctool verify``.
 
     ``s`` defaults to the code's own s (for sequential schedules it is the λ to check
@@ -130,9 +131,15 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  #
     ``profile``/``level_counts`` decode level profiles of a nested code.  ``runner`` is the
     executor of the enumeration (None: ``jobs`` local processes; a
     :class:`gctool.audit.distributed.DaskRunner`: a Dask cluster); results do not depend on it.
+    ``precision`` (float32, bfloat16, float16) adds the proved bound on the decoded gradient's
+    error with messages and decoders in that format (``report.precision``,
+    :mod:`gctool.precision`); ``max_error`` makes it a gate.
     """
     from gctool.gates import apply_gates
 
+    _check_precision(precision, max_error)
+    if precision is not None:
+        _refuse("precision", profile=profile, level_counts=level_counts, partial=partial)
     if profile is not None or level_counts is not None:
         _refuse("a level profile", s=s, sample=sample, exact=exact or None,
                 partial=partial)
@@ -147,9 +154,44 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  #
     request = VerifyRequest(s, method, kernel, jobs, sample, seed, exact, tol, max_sets,
                             progress, runner)
     hook = _hook(code, "verifier")
+    if hook is not None and precision is not None:
+        raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, not "
+                           f"to scheme {code.scheme!r}", param="precision")
+    if precision is not None:
+        from gctool.precision import check_budget
+
+        check_budget(code, s, jobs=jobs or 0)
     report = (hook or matrix_verify)(code, request)
+    if precision is not None:
+        _precision(code, report, precision, max_error, tol, seed, progress, jobs)
     apply_gates(report, max_condition, strict)
     return report
+
+
+def _check_precision(precision: str | None, max_error: float | None) -> None:
+    from gctool.precision import check_max_error, get_format
+
+    if precision is not None:
+        get_format(precision)
+    check_max_error(max_error)
+    if max_error is not None and precision is None:
+        raise InvalidInput("`max_error` needs `precision` (the format whose rounding it "
+                           "limits: float32, bfloat16 or float16)", param="max_error")
+
+
+def _precision(code: GradientCode, report: Any, precision: str, max_error: float | None,
+               tol: float, seed: int | None, progress: Progress | None, jobs: int | None
+               ) -> None:
+    """Add the precision section to a verify or attack report (``report.precision``, at its
+    ``s``), and its warning to ``report.warnings``."""
+    from gctool.precision import certify, warning
+
+    report.precision = certify(code, precision, report.s, max_error=max_error, tol=tol,
+                               seed=0 if seed is None else seed, jobs=jobs or 0,
+                               progress=progress)
+    text = warning(report.precision)
+    if text is not None:
+        report.warnings.append(text)
 
 
 def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:

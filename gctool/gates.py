@@ -3,6 +3,8 @@
 ``verify --max-condition X`` fails a real/complex code whose worst condition number over the
 decoding systems exceeds X (or cannot be bounded); ``verify --strict`` fails on any numerical
 warning.  Exact arithmetic (GF(q), ``--exact``) has no condition number, so it passes both.
+``verify --precision P --max-error E`` fails when the proved error bound in P exceeds E on some
+straggler set (:mod:`gctool.precision`; GF(q) codes are exact and pass).
 """
 
 from __future__ import annotations
@@ -28,17 +30,32 @@ def numerical_gates(report: Any, max_condition: float | None = None,
                             f"{cond:.3g}{where} exceeds it")
     if strict:
         failures += [f"--strict: {w}" for w in getattr(report, "warnings", [])]
-    return failures
+    return failures + precision_gates(getattr(report, "precision", None))
+
+
+def precision_gates(precision: Any) -> list[str]:
+    """The failure of a precision report (:class:`gctool.reports.PrecisionReport`): its bound
+    above ``max_error``, or an observed error above the bound (a gctool bug)."""
+    if precision is None or precision.ok:
+        return []
+    head = ("" if precision.max_error is None
+            else f"--max-error {precision.max_error:g}: ")
+    return [head + precision.reason]
 
 
 def apply_gates(report: Any, max_condition: float | None = None, strict: bool = False
                 ) -> bool:
     """Record the gates in ``report.gates`` (when any is asked for) and return whether the
     report passes them all."""
-    if max_condition is None and not strict:
+    precision = getattr(report, "precision", None)
+    max_error = None if precision is None else precision.max_error
+    if max_condition is None and not strict and (precision is None or
+                                                 (max_error is None and precision.ok)):
         return True
     failures = numerical_gates(report, max_condition, strict)
     report.gates = {"max_condition": max_condition, "strict": strict, "failures": failures}
+    if precision is not None:
+        report.gates["max_error"] = max_error
     return not failures
 
 

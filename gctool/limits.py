@@ -173,6 +173,8 @@ RANK_BAND = 10.0
 #: are compared (a bound against the value it bounds, a big-M constant, a plot tick, a MILP
 #: gap); it proves nothing and is never the decoding tolerance
 REL_SLACK = 1e-9
+#: ``--precision``: a proved error bound above this (relative to sum_j ||g_j||) is a warning
+PRECISION_WARN_ERROR = 0.01
 
 #: ``gctool train --check``: a round decoded exactly fails when the decoded gradient misses the
 #: full gradient by more than this, relative to the sum of the partial gradients' norms

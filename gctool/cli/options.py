@@ -71,6 +71,15 @@ tol_option = click.option(
     "--tol", type=FloatRange(0, None), default=DEFAULT_TOL, show_default=True,
     help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
 )
+precision_option = click.option(
+    "--precision", type=click.Choice(["float32", "bfloat16", "float16"]), default=None,
+    help="Also prove a bound on the decoded gradient's error when messages and decoders are in "
+         "this format (float32 accumulation; docs/precision.md), with its worst straggler set "
+         "and an empirical check.")
+max_error_option = click.option(
+    "--max-error", type=FloatRange(0, None, min_open=True), default=None, metavar="E",
+    help="With --precision: exit 1 when the proved bound exceeds E (relative to "
+         "sum_j ||g_j||) for some straggler set.")
 max_sets_option = click.option(
     "--max-sets", type=click.IntRange(1, None), default=DEFAULT_MAX_SETS, show_default=True,
     help="Refuse exhaustive searches over more straggler sets than this.",

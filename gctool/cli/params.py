@@ -20,6 +20,9 @@ FLAGS: dict[str, str] = {
     "wait": "--wait",
     "overhead_rounds": "--overhead-rounds",
     "gap": "--target-gap",
+    # --precision (verify, attack, design, export, simulate)
+    "precision": "--precision",
+    "max_error": "--max-error",
 }
 
 

@@ -15,7 +15,9 @@ from gctool.cli.options import (
     jobs_option,
     json_option,
     load_code,
+    max_error_option,
     max_work_option,
+    precision_option,
     progress_bar,
     tol_option,
 )
@@ -37,6 +39,7 @@ Examples:
   gctool verify code.json -s 3 --json
   gctool verify code.json --method exhaustive --jobs 2
   gctool verify code.json --sample 50000 --seed 1
+  gctool verify code.json --precision float32 --max-error 1e-3   # float32 messages
   gctool design cyclic -n 10 -s 3 --seed 1 | gctool verify -
 
 \b
@@ -73,6 +76,8 @@ a list of per-file reports, and the exit status is the worst of the files'.""")
               help="Multi-message codes (with an 'order'): certify that every profile 'worker "
                    "i finished its first c_i partitions' with at most W partitions of missing "
                    "work decodes.")
+@precision_option
+@max_error_option
 @tol_option
 @click.option("--max-sets", type=click.IntRange(1, None), default=VERIFY_MAX_SETS,
               show_default=True,
@@ -87,7 +92,8 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
            jobs: int, sample: int | None, seed: int | None, exact: bool,
            max_condition: float | None, strict: bool, tol: float, max_sets: int,
            as_json: bool, partial_work: int | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None, runner: Any) -> int:
+           profile_file: str | None, level_counts: str | None, runner: Any,
+           precision: str | None, max_error: float | None) -> int:
     """Check that any n-s survivors of each FILE can rebuild the full gradient.
 
     Exact over GF(q) (and with --exact); over the reals and complex numbers a set decodes
@@ -106,7 +112,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
                                 jobs=jobs, sample=sample, seed=seed, exact=exact, tol=tol,
                                 max_sets=budget, max_condition=max_condition, strict=strict,
                                 partial=partial_work, progress=progress, runner=runner,
-                                **profile_args)
+                                precision=precision, max_error=max_error, **profile_args)
         return report
 
     return run_files("verify", code_file, audit, as_json)

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from gctool.precision.certify import certify, check_max_error
+from gctool.precision.certify import certify, check_budget, check_max_error, warning
 from gctool.precision.formats import NAMES, Format, get_format
 
-__all__ = ["NAMES", "Format", "certify", "check_max_error", "get_format"]
+__all__ = ["NAMES", "Format", "certify", "check_budget", "check_max_error", "get_format", "warning"]

@@ -25,8 +25,9 @@ so in any absolute norm (2-norm, max-norm) ``||g^ - g|| <= bound(F) * sum_j ||g_
 ``bound(F) = sqrt(m) max_c sum_u (...)`` (2-norm, relative to ``sum_j ||g_j||_2``).
 
 Rigour of the float64 evaluation: the products ``a^_i b^_ij`` of two P numbers are exact in
-float64 (real case), ``c^ - t`` is computed with an error of at most ``gamma_{f+3}(2^-53) (sum_i
-|a^_i b^_ij| + |t_j|)``, which is added, and the final value is multiplied by
+float64 (real case), ``c^ - t`` is computed with an error of at most
+``gamma_{n+3}(2^-53) (sum_i |a^_i b^_ij| + |t_j|)`` (the zero coefficients of the other
+workers add exactly nothing), which is added, and the final value is multiplied by
 ``1 + 4 (n + 32) 2^-52``, more than the relative error of the float64 evaluation of the sums
 of non-negative terms.  So the bound is an upper bound on the true error of the model; nothing
 is estimated.
@@ -54,6 +55,15 @@ class SetBounds:
     column: np.ndarray  # the partition (column of B) where the maximum is attained
     overflow: np.ndarray  # bool: a decoder entry is beyond P's range
 
+    def replace(self, idx: np.ndarray, other: SetBounds) -> SetBounds:
+        """These bounds with the sets ``idx`` taken from ``other`` (bounds of those sets)."""
+        out = {}
+        for name in ("bound", "residual", "rounding", "column", "overflow"):
+            arr = getattr(self, name).copy()
+            arr[idx] = getattr(other, name)
+            out[name] = arr
+        return SetBounds(**out)
+
 
 class BoundKernel:
     """The bound of :mod:`gctool.precision.bound` for chunks of survivor sets of one code."""
@@ -66,6 +76,8 @@ class BoundKernel:
         self.absB = np.abs(self.Bh)
         d = np.count_nonzero(self.Bh, axis=1)
         self.gW = gamma(d + extra, fmt.accumulator_u)  # (n,)
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.absBw = self.absB * self.gW[:, None]
         self.T = np.asarray(T, dtype=self.Bh.dtype)  # (m, K)
         self.absT = np.abs(self.T)
         n, K = self.Bh.shape
@@ -75,34 +87,52 @@ class BoundKernel:
 
     def evaluate(self, F: np.ndarray, a: np.ndarray) -> SetBounds:
         """Bounds for survivor sets F (b, f) decoded by a (b, m, f) (float64 vectors)."""
-        fmt = self.fmt
         b, m, f = a.shape
+        n = self.Bh.shape[0]
+        full = np.zeros((b, m, n), dtype=np.result_type(a.dtype, self.Bh.dtype))
+        full[np.arange(b)[:, None], :, F] = np.swapaxes(a, 1, 2)
+        return self.evaluate_padded(full)
+
+    def evaluate_padded(self, a: np.ndarray) -> SetBounds:
+        """Bounds for decoders zero-padded to all n workers, a (b, m, n): a zero coefficient
+        adds exactly nothing, so three matrix products with B^ give every sum at once."""
+        fmt = self.fmt
+        b, m, n = a.shape
         ah = rounded(a, fmt)
-        overflow = ~np.isfinite(ah).all(axis=(1, 2)) | ~np.isfinite(a).all(axis=(1, 2))
-        ah = np.where(np.isfinite(ah), ah, 0.0)  # the overflowing sets get inf below
-        abs_a = np.abs(ah)
-        absBF = self.absB[F]  # (b, f, K)
+        finite = np.isfinite(ah).all(axis=(1, 2))
+        overflow = ~finite
+        if overflow.any():  # the overflowing sets get inf below
+            ah = np.where(finite[:, None, None], ah, 0.0)
+        flat = ah.reshape(b * m, n)
+        abs_a = np.abs(flat)
+        K = self.Bh.shape[1]
         with np.errstate(invalid="ignore", over="ignore"):  # inf entries: unbounded sets
-            S = abs_a @ absBF  # (b, m, K): sum_i |a^_i| |b^_ij|
-            Sw = abs_a @ (absBF * self.gW[F][:, :, None])  # sum_i |a^_i| |b^_ij| gW_i
-            C = ah @ self.Bh[F] - self.T[None]  # c^ - t
-        nnz = np.count_nonzero(ah, axis=2)  # (b, m)
+            S = (abs_a @ self.absB).reshape(b, m, K)  # sum_i |a^_i| |b^_ij|
+            Sw = (abs_a @ self.absBw).reshape(b, m, K)  # sum_i |a^_i| |b^_ij| gW_i
+            C = (flat @ self.Bh).reshape(b, m, K)
+            C -= self.T[None]  # c^ - t
+        nnz = np.count_nonzero(flat, axis=1).reshape(b, m)
         gM = gamma(nnz + self.extra, fmt.accumulator_u)
         uS = fmt.send_u
-        k1 = uS + gM + uS * gM  # (1 + gM)(1 + uS) - 1
-        g64 = float(gamma(f + 3, U64))
+        k1 = (uS + gM + uS * gM)[:, :, None]  # (1 + gM)(1 + uS) - 1
+        g64 = float(gamma(n + 3, U64))
         with np.errstate(invalid="ignore", over="ignore"):
-            resid = np.abs(C) + g64 * (S + self.absT[None])
-            roundoff = k1[:, :, None] * S + (1 + k1)[:, :, None] * Sw
-            total = (resid + roundoff).sum(axis=1)  # (b, K): the pieces' errors add up
-        scale = np.sqrt(m) * self.margin
-        total = np.where(np.isnan(total), np.inf, total)
+            resid = np.abs(C)
+            resid += g64 * (S + self.absT[None])
+            roundoff = k1 * S
+            roundoff += (1 + k1) * Sw
+            if m > 1:  # the pieces' errors add up
+                resid, roundoff = resid.sum(axis=1), roundoff.sum(axis=1)
+            else:
+                resid, roundoff = resid[:, 0], roundoff[:, 0]
+            total = resid + roundoff  # (b, K)
+        total[np.isnan(total)] = np.inf
         col = np.argmax(total, axis=1)
         rows = np.arange(b)
-        bound = total[rows, col] * scale
-        res = resid.sum(axis=1)[rows, col] * scale
-        rnd = roundoff.sum(axis=1)[rows, col] * scale
+        scale = np.sqrt(m) * self.margin
         bad = overflow | (not self.b_finite)
-        bound = np.where(bad, np.inf, bound)
-        return SetBounds(bound, np.where(bad, np.inf, res), np.where(bad, np.inf, rnd),
-                         col, overflow)
+        with np.errstate(invalid="ignore", over="ignore"):
+            bound = np.where(bad, np.inf, total[rows, col] * scale)
+            res = np.where(bad, np.inf, resid[rows, col] * scale)
+            rnd = np.where(bad, np.inf, roundoff[rows, col] * scale)
+        return SetBounds(bound, res, rnd, col, overflow)

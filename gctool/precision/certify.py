@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 
 from gctool.decode import DEFAULT_TOL, check_tol, chunk_size
+from gctool.decode.nullspace import NullspaceDecoder
 from gctool.decode.table import TableDecoder, plan
 from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import InvalidInput, SearchInterrupted
+from gctool.limits import PRECISION_WARN_ERROR, REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import TIE_RTOL
-from gctool.precision.bound import BoundKernel
+from gctool.precision.bound import BoundKernel, SetBounds
 from gctool.precision.emulate import column_values, draws, empirical_errors, headroom
 from gctool.precision.formats import Format, get_format
 from gctool.reports import PrecisionEmpirical, PrecisionReport
@@ -51,22 +53,27 @@ def check_max_error(max_error: Any) -> float | None:
     except (TypeError, ValueError):
         value = float("nan")
     if not (value > 0 and np.isfinite(value)) or isinstance(max_error, bool):
-        raise InvalidInput(f"max_error (--max-error) must be a finite number > 0, got "
-                           f"{max_error!r}")
+        raise InvalidInput(f"`max_error` must be a finite number > 0, got {max_error!r}",
+                           param="max_error")
     return value
 
 
-def certify(code: GradientCode, precision: str | Format, s: int | None = None, *,
+def certify(code: GradientCode, precision: str | Format, s: int | None = None, *,  # noqa: PLR0913 (the options of --precision)
             max_error: float | None = None, tol: float = DEFAULT_TOL, decoder: str = "auto",
-            seed: int = 0, progress: Progress | None = None) -> PrecisionReport:
+            seed: int = 0, jobs: int = 1, progress: Progress | None = None
+            ) -> PrecisionReport:
     """The proved error bound of ``code`` when messages and decoders are in ``precision``
     (float32, bfloat16, float16), for every set of ``s`` stragglers (default: the code's s),
     with the worst set, the gate ``max_error`` (ok is False when a bound exceeds it) and the
-    empirical check (``seed`` seeds the gradient draws)."""
+    empirical check (``seed`` seeds the gradient draws).  ``jobs`` threads share the sets
+    (0: every core); the report does not depend on it."""
+    from gctool.engine.parallel import resolve_jobs
+
     fmt = get_format(precision)
     s = code.s if s is None else s
     if isinstance(s, bool) or not isinstance(s, int | np.integer) or not 0 <= s < code.n:
-        raise InvalidInput(f"s must be an integer with 0 <= s < n = {code.n}, got {s!r}")
+        raise InvalidInput(f"`s` must be an integer with 0 <= s < n = {code.n}, got {s!r}",
+                           param="s")
     s = int(s)
     limit = check_max_error(max_error)
     check_tol(tol)
@@ -74,14 +81,30 @@ def certify(code: GradientCode, precision: str | Format, s: int | None = None, *
     if code.field.is_finite:
         return _exact_report(code, fmt, s, total, limit)
     use, note = plan(code, code.n - s, decoder)
-    _check_work(code, s, total, use)
+    jobs = resolve_jobs(jobs)
+    _check_work(code, s, total, use, jobs)
     run = _Run(code, fmt, s, tol, use, limit, seed, total)
     try:
-        run.enumerate(progress)
+        run.enumerate(progress, jobs)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"--precision interrupted after bounding {run.done:,} of "
                                 f"{total:,} straggler sets") from None
-    return run.report([x for x in (note, run.table.note) if x])
+    return run.report(([note] if note else []) + sorted(set(run.work.notes)))
+
+
+def warning(report: PrecisionReport) -> str | None:
+    """The warning of a precision report whose bound is above
+    :data:`~gctool.limits.PRECISION_WARN_ERROR` (None otherwise)."""
+    if report.exact or (report.bound is not None and report.bound <= PRECISION_WARN_ERROR):
+        return None
+    seen = report.empirical.max_error if report.empirical is not None else None
+    observed = "" if seen is None else f"; {seen:.2g} observed"
+    if report.bound is None:
+        return (f"in {report.precision} the decoded gradient is not bounded (a coefficient "
+                f"is beyond the format's range, straggler set {report.stragglers})")
+    return (f"in {report.precision} the decoded gradient's error may reach "
+            f"{report.bound:.2g} x sum_j ||g_j|| (proved bound at straggler set "
+            f"{report.stragglers}{observed}), above {PRECISION_WARN_ERROR:g}")
 
 
 def _exact_report(code: GradientCode, fmt: Format, s: int, total: int, limit: float | None
@@ -93,15 +116,100 @@ def _exact_report(code: GradientCode, fmt: Format, s: int, total: int, limit: fl
         None, None, NORM, "exact")
 
 
-def _check_work(code: GradientCode, s: int, total: int, structured: bool) -> None:
+def check_budget(code: GradientCode, s: int | None = None, *, decoder: str = "auto",
+                 jobs: int = 1) -> None:
+    """Refuse (BudgetExceeded) before anything runs a :func:`certify` above the work budget
+    (a caller that runs other audits first calls this before them)."""
+    from gctool.engine.parallel import resolve_jobs
+
+    s = code.s if s is None else int(s)
+    if code.field.is_finite or not 0 <= s < code.n:
+        return
+    use, _ = plan(code, code.n - s, decoder)
+    _check_work(code, s, comb(code.n, s), use, resolve_jobs(jobs))
+
+
+def _check_work(code: GradientCode, s: int, total: int, structured: bool, jobs: int) -> None:
+    """Refuse, before it starts, an enumeration above the work budget: per set a decoder
+    (structured, the null-space formula's s x s solve, or an SVD) and the bound's products,
+    shared by ``jobs`` threads."""
     from gctool.limits import FAST_SET_COST, check_work, set_cost
 
-    K = code.B.shape[1]
-    bound = 4 * code.m * (code.n - s) * K  # the three products of the bound kernel
-    per = (FAST_SET_COST + code.n**2 if structured else set_cost(code.n - s, K)) + bound
-    check_work(f"the precision bound for n = {code.n}, s = {s} ({total:,} straggler sets, "
-               f"one decoder and one {code.n - s} x {K} bound each)", total * per,
-               "bound a smaller code or fewer stragglers, or raise --max-work")
+    K, n, m = code.B.shape[1], code.n, code.m
+    bound = 4 * m * n * K  # the three products of the bound kernel, over all n workers
+    if structured:
+        per = FAST_SET_COST + n**2
+    elif NullspaceDecoder.rank_gap(code) >= s:  # the null-space formula (d >= s)
+        per = FAST_SET_COST + 6 * s**3 + 2 * n * s * m
+    else:
+        per = set_cost(n - s, K)
+    check_work(f"the precision bound for n = {n}, s = {s} ({total:,} straggler sets, "
+               f"one decoder and one {n} x {K} bound each, {jobs} job(s))",
+               total * (per + bound) / jobs,
+               "bound a smaller code or fewer stragglers, or raise `max_work`")
+
+
+class _Sets:
+    """The work on one rank range of straggler sets, in a thread of its own: decoders, bounds
+    and (small codes) the emulated errors.  Holds nothing that a chunk changes."""
+
+    def __init__(self, code: GradientCode, fmt: Format, s: int, tol: float, use: bool,
+                 seed: int, emulate: bool) -> None:
+        self.code, self.fmt, self.s, self.tol, self.use = code, fmt, s, tol, use
+        self.B = np.asarray(code.B)
+        self.T = code.targets()
+        self.kernel = BoundKernel(self.B, self.T, fmt)
+        fast = None if use else NullspaceDecoder(code)
+        self.fast = fast if fast is not None and fast.applies(s) else None
+        self.emulate = emulate
+        self.draws = draws(self.B.shape[1], SHARED_DRAWS, seed)
+        self.values = column_values(seed + 1)
+        self.notes: list[str] = []  # from the structured decoder
+
+    def run(self, task: tuple[int, int]) -> tuple[np.ndarray, SetBounds, np.ndarray | None,
+                                                  int]:
+        """(S, bounds, emulated errors or None, sets decoded by the table's decoder)."""
+        start, stop = task
+        S = np.concatenate(list(straggler_chunks(self.code.n, self.s, stop - start, start,
+                                                 stop)))
+        return self.sets(S, self.emulate)
+
+    def sets(self, S: np.ndarray, emulate: bool) -> tuple[np.ndarray, SetBounds,
+                                                          np.ndarray | None, int]:
+        F = survivors_of(S, self.code.n)
+        a, sb, redone = self._bounds(S, F)
+        err = None
+        if emulate:
+            vec = np.swapaxes(a[np.arange(F.shape[0])[:, None], :, F], 1, 2)  # (b, m, f)
+            err = empirical_errors(self.B, self.T, F, vec, self.fmt, self.draws, sb.column,
+                                   self.values)
+        return S, sb, err, redone
+
+    def _bounds(self, S: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, SetBounds, int]:
+        """The decoders (b, m, n, zero-padded) of a chunk and their bounds: the null-space
+        formula where it applies and is accurate, else the decoding table's decoder."""
+        if self.fast is None:
+            a = self._table(F)
+            return a, self.kernel.evaluate_padded(a), 0
+        a, ok = self.fast.vectors(S)
+        sb = self.kernel.evaluate_padded(a)
+        # a singular system, or a vector whose own float64 error shows beyond the rounding:
+        # the decoding table's (backward stable) decoder instead
+        redo = np.flatnonzero(~ok | ~(sb.residual <= sb.rounding))
+        if redo.size:
+            a[redo] = self._table(F[redo])
+            sb = sb.replace(redo, self.kernel.evaluate_padded(a[redo]))
+        return a, sb, int(redo.size)
+
+    def _table(self, F: np.ndarray) -> np.ndarray:
+        table = TableDecoder(self.code, self.tol, self.use)
+        vec, _, _, _ = table.vectors(F)  # (b, m, f)
+        if table.note:
+            self.notes.append(table.note)
+        b, m, _ = vec.shape
+        out = np.zeros((b, m, self.code.n), dtype=np.result_type(vec.dtype, self.B.dtype))
+        out[np.arange(b)[:, None], :, F] = np.swapaxes(vec, 1, 2)
+        return out
 
 
 class _Run:
@@ -112,38 +220,39 @@ class _Run:
         self.code, self.fmt, self.s, self.limit, self.seed = code, fmt, s, limit, seed
         self.total, self.done, self.over = total, 0, 0
         self.B = np.asarray(code.B)
-        self.T = code.targets()
-        self.kernel = BoundKernel(self.B, self.T, fmt)
-        self.table = TableDecoder(code, tol, use)
         self.use = use
         self.all_sets = total <= EMULATE_ALL
-        self.draws = draws(self.B.shape[1], SHARED_DRAWS, seed)
-        self.values = column_values(seed + 1)
+        self.work = _Sets(code, fmt, s, tol, use, seed, self.all_sets)
+        self.fallbacks = 0
         # running worst (bound, set, residual, rounding, column)
         self.worst: tuple[float, list[int], float, float, int] | None = None
         self.top: list[tuple[float, int, list[int]]] = []  # (bound, rank, set)
         self.emp = _Empirical()
 
-    def enumerate(self, progress: Progress | None) -> None:
-        n = self.code.n
-        size = chunk_size(self.code, n - self.s)
-        for S in straggler_chunks(n, self.s, size):
-            F = survivors_of(S, n)
-            a, _, _, _ = self.table.vectors(F)
-            sb = self.kernel.evaluate(F, a)
+    def enumerate(self, progress: Progress | None, jobs: int) -> None:
+        from gctool.engine.enumeration import guided_ranges
+        from gctool.engine.threads import run_threads
+
+        size = chunk_size(self.code, self.code.n - self.s)
+
+        def fold(_: int, result: tuple[np.ndarray, SetBounds, np.ndarray | None, int]
+                 ) -> bool:
+            S, sb, err, redone = result
             self._fold(S, sb)
-            if self.all_sets:
-                self._emulate(S, F, a, sb.bound, sb.column)
+            self.fallbacks += redone
+            if err is not None:
+                self.emp.add(S, err, sb.bound)
             self.done += S.shape[0]
             if progress is not None:
                 progress(self.done, self.total)
+            return False
+
+        run_threads(self.work, guided_ranges(0, self.total, size, jobs), jobs, fold)
         if not self.all_sets and self.top:
             S = np.array([t[2] for t in sorted(self.top, key=lambda t: t[1])], dtype=np.intp)
-            S = S.reshape(len(self.top), self.s)
-            F = survivors_of(S, n)
-            a, _, _, _ = self.table.vectors(F)
-            sb = self.kernel.evaluate(F, a)
-            self._emulate(S, F, a, sb.bound, sb.column)
+            S, sb, err, _ = self.work.sets(S.reshape(len(self.top), self.s), True)
+            assert err is not None
+            self.emp.add(S, err, sb.bound)
 
     def _fold(self, S: np.ndarray, sb: Any) -> None:
         bound = sb.bound
@@ -161,12 +270,6 @@ class _Run:
             self.top += [(float(bound[j]), start + int(j), S[j].tolist()) for j in keep]
             self.top.sort(key=lambda t: (-t[0] if np.isfinite(t[0]) else -np.inf, t[1]))
             del self.top[EMULATE_WORST:]
-
-    def _emulate(self, S: np.ndarray, F: np.ndarray, a: np.ndarray, bound: np.ndarray,
-                 column: np.ndarray) -> None:
-        err = empirical_errors(self.B, self.T, F, a, self.fmt, self.draws, column,
-                               self.values)
-        self.emp.add(S, err, bound)
 
     def report(self, notes: list[str]) -> PrecisionReport:
         assert self.worst is not None
@@ -188,7 +291,15 @@ class _Run:
             fmt.name, False, self.s, self.total, bound if finite else None, worst_set,
             resid if finite else None, rnd if finite else None, col, self.limit, self.over,
             ok, reason, fmt.u, "float32", NORM,
-            "structured" if self.use else "generic", room_val, emp, notes)
+            self._decoder_label(), room_val, emp, notes)
+
+    def _decoder_label(self) -> str:
+        if self.use:
+            return "structured"
+        if self.work.fast is None:
+            return "generic"
+        return ("minimum-norm (null-space formula)" + (
+            f"; {self.fallbacks:,} set(s) by the generic decoder" if self.fallbacks else ""))
 
     def _reason(self, bound: float, worst: list[int], emp: PrecisionEmpirical) -> str:
         fmt = self.fmt.name
@@ -203,13 +314,13 @@ class _Run:
         if self.limit is None:
             return f"{head} (worst straggler set {worst})"
         if self.over == 0:
-            return f"{head}, within --max-error {self.limit:.3g} for all {self.total:,} sets"
+            return f"{head}, within the maximum error {self.limit:.3g} for all {self.total:,} sets"
         seen = ""
         if emp.max_error is not None and emp.max_error > self.limit:
             seen = f"; an error of {emp.max_error:.3g} was observed"
         return (f"{self.over:,} of {self.total:,} straggler sets are not certified in {fmt}: "
                 f"the proved bound reaches {bound:.3g} at straggler set {worst}, above "
-                f"--max-error {self.limit:.3g}{seen}")
+                f"the maximum error {self.limit:.3g}{seen}")
 
 
 def _beats(value: float, best: float) -> bool:
@@ -236,7 +347,7 @@ class _Empirical:
         bad = np.isnan(err)
         self.out_of_range += int(bad.sum())
         # beyond the bound by more than the float64 measurement of the error itself
-        self.exceeds += int(np.sum(~bad & (err > bound * (1 + 1e-9))))
+        self.exceeds += int(np.sum(~bad & (err > bound * (1 + REL_SLACK))))
         if (~bad).any():
             e = np.where(bad, -1.0, err)
             i = int(np.argmax(e))

@@ -91,7 +91,8 @@ def get_format(name: Any, param: str = "precision") -> Format:
         _CACHE.update(_formats())
     fmt = _CACHE.get(str(name).lower()) if isinstance(name, str) else None
     if fmt is None:
-        raise InvalidInput(f"{param} must be one of {', '.join(NAMES)}, got {name!r}")
+        raise InvalidInput(f"`{param}` must be one of {', '.join(NAMES)}, got {name!r}",
+                           param=param)
     return fmt
 
 
@@ -117,7 +118,8 @@ def cast(x: Any, fmt: Format) -> np.ndarray:
         if np.iscomplexobj(x):
             if fmt.name != "float32":
                 raise InvalidInput(f"complex values cannot be stored in {fmt.name} "
-                                   "(numpy has no complex 16-bit type); use float32")
+                                   "(numpy has no complex 16-bit type); use float32",
+                                   param="dtype")
             return x.astype(np.complex64)
         return x.astype(fmt.dtype)
 

@@ -10,8 +10,8 @@ from rich.markup import escape
 from gctool.cli.output import fmt, stdout_console
 from gctool.errors import printable
 
-__all__ = ["cell", "diagnostics_lines", "escape", "fmt", "gate_failures", "safe",
-           "stdout_console", "table", "verdict"]
+__all__ = ["cell", "diagnostics_lines", "escape", "fmt", "gate_failures", "precision_lines",
+           "safe", "stdout_console", "table", "verdict"]
 
 
 def verdict(ok: bool, good: str, bad: str) -> str:
@@ -65,4 +65,28 @@ def diagnostics_lines(d: Any) -> list[str]:
     ]
     if d.min_failing_error is not None:
         lines.append(f"  smallest failing error {fmt(d.min_failing_error)}")
+    return lines
+
+
+def precision_lines(p: Any) -> list[str]:
+    """The ``--precision`` block of a verify or attack report (rich markup)."""
+    if p is None:
+        return []
+    if p.exact:
+        return [f"precision {p.precision}: {escape(p.reason)}"]
+    if p.bound is None:
+        head = f"precision {p.precision}: not bounded at stragglers {p.stragglers}"
+    else:
+        head = (f"precision {p.precision} (float32 accumulation): proved error <= "
+                f"{fmt(p.bound)} x sum_j ||g_j||  (stragglers {p.stragglers}; coefficients "
+                f"{fmt(p.residual)} + arithmetic {fmt(p.rounding)})")
+    lines = [head]
+    e = p.empirical
+    if e is not None and e.max_error is not None:
+        tight = "" if e.tightness is None else f", bound/observed {e.tightness:.3g}"
+        lines.append(f"  observed {fmt(e.max_error)} on {e.sets:,} emulated set(s) "
+                     f"(stragglers {e.stragglers}{tight})")
+    if p.max_error is not None:
+        lines.append(f"  {p.over:,} of {p.sets:,} set(s) above --max-error {p.max_error:g}")
+    lines += [f"  note: {escape(n)}" for n in p.notes]
     return lines

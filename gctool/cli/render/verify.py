@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gctool.cli.render.common import escape, fmt, gate_failures, stdout_console
+from gctool.cli.render.common import (
+    escape,
+    fmt,
+    gate_failures,
+    precision_lines,
+    stdout_console,
+)
 
 
 def render_verify(r: Any) -> None:
@@ -38,6 +44,8 @@ def render_verify(r: Any) -> None:
                   f"{where(d.max_decoder_norm_stragglers)}")
         if d.min_failing_error is not None:
             con.print(f"  smallest failing error {fmt(d.min_failing_error)}")
+    for line in precision_lines(getattr(r, "precision", None)):
+        con.print(line)
     for w in r.warnings:
         con.print(f"[bold yellow]warning:[/] {escape(w)}")
     for g in gate_failures(r):
