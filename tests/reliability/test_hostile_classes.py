@@ -300,7 +300,7 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
     assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted before the search of "
                                             "the 45 straggler sets of size 2 started (0 "
                                             "checked); no verdict\n")
-    monkeypatch.setattr(exports, "_plan", interrupted)
+    monkeypatch.setattr(exports, "plan", interrupted)
     for out in ("dec.npz", "dec.json"):
         r = run("export", path, "--decoders", "-s", "1", "-o", str(tmp_path / out))
         assert (r.exit_code, r.stderr) == (130, "gctool export: interrupted before decoding the 10 "
