@@ -190,8 +190,8 @@ def _precision(code: GradientCode, report: Any, precision: str, max_error: float
                                seed=0 if seed is None else seed, jobs=jobs or 0,
                                progress=progress)
     text = warning(report.precision)
-    if text is not None:
-        report.warnings.append(text)
+    if text is not None:  # a verify report's warnings, an attack report's notes
+        getattr(report, "warnings", report.notes).append(text)
 
 
 def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:
@@ -211,9 +211,10 @@ def _options(options: AttackOptions | None, changes: dict[str, Any]) -> AttackOp
     return AttackOptions.of(options, **changes)
 
 
-def attack(code: GradientCode, s: int | None = None, options: AttackOptions | None = None, *,
+def attack(code: GradientCode, s: int | None = None, options: AttackOptions | None = None, *,  # noqa: PLR0913 (the options of gctool attack -s)
            straggler_set: Sequence[int] | None = None,
            profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
+           precision: str | None = None, max_error: float | None = None,
            **changes: Any) -> Any:
     """The worst set of ``s`` stragglers (default: the code's s); the report of
     ``gctool attack -s`` (a :class:`~gctool.reports.WorstReport` for matrix codes).
@@ -224,9 +225,21 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     a :class:`gctool.audit.distributed.DaskRunner`); keywords change single options
     (``gctool.attack(code, 3, method="bnb")``).
     ``straggler_set`` audits one set (schemes with an attacker hook, e.g. encoded frames);
-    ``profile``/``level_counts`` decode level profiles of a nested code.
+    ``profile``/``level_counts`` decode level profiles of a nested code.  ``precision`` and
+    ``max_error`` add the proved error bound in that format at the same s, as in
+    :func:`verify` (``report.precision``; a bound above ``max_error`` makes the report fail).
     """
     opts = _options(options, changes)
+    _check_precision(precision, max_error)
+    if precision is not None:
+        _refuse("precision", straggler_set=straggler_set, profile=profile,
+                level_counts=level_counts)
+        if _hook(code, "attacker") is not None:
+            raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, "
+                               f"not to scheme {code.scheme!r}", param="precision")
+        from gctool.precision import check_budget
+
+        check_budget(code, s, jobs=opts.jobs or 0)
     if profile is not None or level_counts is not None:
         _refuse("a level profile", s=s, straggler_set=straggler_set,
                 random=opts.random or None, p=opts.p, weights=opts.weights,
@@ -235,7 +248,14 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     if straggler_set is not None:
         _refuse("straggler_set", s=s)
         return _attack(code, AttackRequest("set", opts, straggler_set=tuple(straggler_set)))
-    return _attack(code, AttackRequest("worst", opts, s=s))
+    report = _attack(code, AttackRequest("worst", opts, s=s))
+    if precision is not None:
+        _precision(code, report, precision, max_error, opts.tol, opts.seed, opts.progress,
+                   opts.jobs)
+        report.ok = report.ok and report.precision.ok
+        if not report.precision.ok:
+            report.reason = report.precision.reason
+    return report
 
 
 def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,

@@ -249,7 +249,7 @@ class AttackReport(Report):
         ("threshold_lower", None), ("threshold_upper", None), ("resolution", None),
         ("closed_form", None), ("random", None), ("curve", None), ("require", None),
         ("require_status", None), ("require_tolerance", None), ("seed", None),
-        ("evaluations", None), ("notes", None))
+        ("evaluations", None), ("notes", None), ("precision", None))
 
     s: int | None  # worst: stragglers attacked; threshold: the threshold; curve: largest s
     n: int
@@ -275,6 +275,8 @@ class AttackReport(Report):
     seed: int | None = None
     evaluations: int = 0
     notes: list[str] = dc_field(default_factory=list)
+    #: ``attack -s --precision``: the proved error bound in a message format (null without)
+    precision: PrecisionReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         own = super().to_dict()

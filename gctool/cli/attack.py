@@ -14,8 +14,10 @@ from gctool.cli.options import (
     jobs_option,
     json_option,
     load_code,
+    max_error_option,
     max_sets_option,
     max_work_option,
+    precision_option,
     progress_bar,
     seed_option,
     tol_option,
@@ -130,6 +132,8 @@ line per file, one --json document, the worst exit status.""")
               help="Encoded frames: the normalised spectrum of S_F^T S_F for this straggler set.")
 @seed_option
 @tol_option
+@precision_option
+@max_error_option
 @max_sets_option
 @json_option
 @max_work_option
@@ -143,7 +147,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
            max_sets: int, as_json: bool, straggler_set: str | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None, runner: Any) -> int:
+           profile_file: str | None, level_counts: str | None, runner: Any,
+           precision: str | None, max_error: float | None) -> int:
     """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
     Worst-case mode reports the set of s stragglers with the largest decoding error;
@@ -177,6 +182,9 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     one = _straggler_set(straggler_set)
     if one is not None and (threshold_mode or curve_mode or stragglers is not None):
         raise click.UsageError("-s, --curve and --set exclude each other")
+    if (precision is not None or max_error is not None) and (threshold_mode or curve_mode):
+        raise click.UsageError("--precision and --max-error apply to the worst case (-s), not "
+                               f"to {'--threshold' if threshold_mode else '--curve'}")
 
     def audit(path: str) -> Any:
         import gctool.api as api
@@ -188,7 +196,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             if curve_mode:
                 return api.curve(code, max_s, options, progress=progress)
             return api.attack(code, stragglers, options, straggler_set=one, progress=progress,
-                              **profile_args)
+                              precision=precision, max_error=max_error, **profile_args)
 
     return run_files("attack", code_file, audit, as_json)
 

@@ -128,3 +128,21 @@ def test_unbounded_when_a_coefficient_overflows(tmp_path: Path) -> None:
     write_code(code, path)
     out = run(CliRunner(), "verify", str(path), "--precision", "float16", "--json")
     assert json.loads(out.stdout)["precision"]["bound"] is None
+
+
+def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
+    path = _file(tmp_path, "cyclic", "-n", "10", "-s", "3", "--seed", "1")
+    r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
+            "--max-error", "1e-3", "--json")
+    assert r.exit_code == ExitCode.FINDING
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["precision"]["stragglers"] == [1, 4, 6]
+    assert "not certified in float32" in doc["reason"]
+    r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
+            "--max-error", "0.1")
+    assert r.exit_code == ExitCode.OK and "proved error <=" in r.stdout
+    r = run(CliRunner(), "attack", str(path), "-s", "3", "--json")
+    assert json.loads(r.stdout)["precision"] is None  # the key of every attack mode
+    for mode in (["--threshold"], ["--curve"]):
+        r = CliRunner().invoke(cli, ["attack", str(path), *mode, "--precision", "float32"])
+        assert r.exit_code == ExitCode.USAGE and r.stderr.count("\n") == 1

@@ -10,7 +10,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from gctool.cli.render.common import diagnostics_lines, escape, fmt, stdout_console, table
+from gctool.cli.render.common import (
+    diagnostics_lines,
+    escape,
+    fmt,
+    precision_lines,
+    stdout_console,
+    table,
+)
 from gctool.reports import AttackReport, CurveReport, RandomMeans, ThresholdReport, WorstReport
 
 
@@ -25,6 +32,10 @@ def render_worst(r: WorstReport) -> None:
             cf = r.closed_form
             con.print(f"closed form: {fmt(cf.value, 6)} [dim]\\[{escape(cf.source)}][/]"
                       + ("" if cf.agrees else "  [bold red]disagrees with the audit[/]"))
+        for line in precision_lines(r.precision):
+            con.print(line)
+        if r.precision is not None and not r.precision.ok:
+            con.print(f"[bold red]FAIL:[/] {escape(r.precision.reason)}")
 
     _frame(r, body, "heuristic (a lower bound on the worst case)", r.random)
 
