@@ -371,5 +371,34 @@ def limit_process_memory() -> None:
             want = min(want, hard)
         if soft == resource.RLIM_INFINITY or soft > want:
             resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+            _PROCESS_LIMIT[:] = [want]
     except (ValueError, OverflowError, OSError, AttributeError, InvalidInput):
         return  # an invalid GCTOOL_MAX_MEMORY is refused by the CLI (check_environment)
+
+
+#: the data-segment limit :func:`limit_process_memory` set (empty: it set none)
+_PROCESS_LIMIT: list[int] = []
+
+
+def memory_exhausted() -> str:
+    """Which limit an allocation that failed (``MemoryError``) most likely met, for the one
+    line that reports it: the address-space limit (``ulimit -v``) when it is the tightest, the
+    memory budget when the data-segment limit is the one :func:`limit_process_memory` set, a
+    data-segment limit set from outside (``ulimit -d``), or the machine's memory."""
+    try:
+        import resource
+
+        space = resource.getrlimit(resource.RLIMIT_AS)[0]
+        data = resource.getrlimit(resource.RLIMIT_DATA)[0]
+        infinite = resource.RLIM_INFINITY
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return "the process ran out of memory"
+    finite = [x for x in (space, data) if x != infinite and x >= 0]
+    if space != infinite and space >= 0 and space == min(finite):
+        return f"the process reached its address-space limit (ulimit -v, {_bytes(space)})"
+    if data != infinite and data >= 0:
+        if _PROCESS_LIMIT and data == _PROCESS_LIMIT[0]:
+            return (f"the process reached the memory budget ({_bytes(max_memory())} plus "
+                    f"{_bytes(MEMORY_HEADROOM)} of headroom, GCTOOL_MAX_MEMORY)")
+        return f"the process reached its data-segment limit (ulimit -d, {_bytes(data)})"
+    return "the process ran out of memory (the machine's memory)"

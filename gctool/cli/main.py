@@ -201,22 +201,36 @@ def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return int(ExitCode.OK)
-    except MemoryError:  # above the machine's budget: no file was written (atomic writes)
-        from gctool.limits import max_memory
-
-        return _fail(f"error: out of memory (memory budget {max_memory() / 2**20:,.0f} MiB plus "
-                     "headroom, GCTOOL_MAX_MEMORY); try a smaller input or budget (--max-sets, "
-                     "--max-patterns, --max-work)", ExitCode.USAGE)
     except Exception as exc:  # a bug: never show a traceback unless asked to
         from gctool._signals import received
 
         if received() is not None:  # a library that swallowed the interrupt failed after it
             return _interrupted(command(), "interrupted")  # (numba's compiler callbacks)
+        if _out_of_memory(exc):  # an allocation the estimates missed: no file was written
+            from gctool.limits import memory_exhausted
+
+            return _fail(f"error: out of memory: {memory_exhausted()}; try a smaller input or "
+                         "budget (--max-sets, --max-patterns, --max-work)", ExitCode.USAGE)
         if os.environ.get("GCTOOL_DEBUG"):
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
                      "(please report it; GCTOOL_DEBUG=1 shows the traceback)", ExitCode.INTERNAL)
     return int(rv) if isinstance(rv, int) else int(ExitCode.OK)
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Did ``exc`` come from memory running out: a ``MemoryError``, an ``OSError`` ENOMEM (a
+    fork, an mmap), or a shared library that could not be mapped while it was imported (the
+    loader's message, e.g. OpenBLAS under ``ulimit -v``)?"""
+    import errno
+
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, ImportError) and ("failed to map segment" in text
+                                             or "cannot allocate memory" in text)
 
 
 def _interrupted(command: str, summary: str) -> int:

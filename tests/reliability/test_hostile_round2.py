@@ -630,3 +630,52 @@ def test_an_output_in_a_folder_that_accepts_no_file_is_refused_up_front(
     assert ("left unchanged" if "existing" in argv[-1] else "no file was written") in line
     assert sorted(p.name for p in folder.iterdir()) == ["existing.json"]
     assert (folder / "existing.json").read_text() == "old"
+
+
+# -- M5: "out of memory" names the limit that was hit ------------------------------------------
+@pytest.mark.parametrize("space,data,ours,words,absent", [
+    (400 * 2**20, -1, None, ["address-space limit", "ulimit -v", "400 MiB"], "GCTOOL_MAX_MEMORY"),
+    (400 * 2**20, 3 * 2**30, 3 * 2**30, ["ulimit -v"], "GCTOOL_MAX_MEMORY"),
+    (-1, 3 * 2**30, 3 * 2**30, ["memory budget", "GCTOOL_MAX_MEMORY", "2,048 MiB"], "ulimit"),
+    (-1, 300 * 2**20, None, ["data-segment limit", "ulimit -d", "300 MiB"], "GCTOOL_MAX_MEMORY"),
+    (-1, -1, None, ["machine's memory"], "GCTOOL_MAX_MEMORY"),
+], ids=["ulimit-v", "ulimit-v-below-ours", "budget", "ulimit-d", "machine"])
+def test_out_of_memory_names_the_limit_that_was_hit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, space: int, data: int,
+        ours: int | None, words: list[str], absent: str) -> None:
+    import resource
+
+    from gctool import codes, limits
+
+    limits_of = {resource.RLIMIT_AS: space, resource.RLIMIT_DATA: data}
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (limits_of[which], -1))
+    monkeypatch.setattr(resource, "RLIM_INFINITY", -1)
+    monkeypatch.setattr(limits, "_PROCESS_LIMIT", [] if ours is None else [ours])
+
+    def exhausted(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(codes, "_draw", exhausted)
+    line = refused(run("design", "frc", "-n", "6", "-s", "1"), "out of memory", *words)
+    assert absent not in line
+
+
+@pytest.mark.parametrize("error,code", [
+    (ImportError("libscipy_openblas.so: failed to map segment from shared object"), 2),
+    (ImportError("libfoo.so: cannot allocate memory"), 2),
+    (OSError(12, "Cannot allocate memory"), 2),
+    (ImportError("No module named 'foo'"), 3),
+    (OSError(5, "Input/output error"), 3),
+], ids=["map-segment", "dlopen-enomem", "enomem", "missing-module", "eio"])
+def test_memory_failures_of_the_loader_and_the_kernel_are_out_of_memory(
+        monkeypatch: pytest.MonkeyPatch, error: Exception, code: int) -> None:
+    from gctool import codes
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(codes, "_draw", fail)
+    r = run("design", "frc", "-n", "6", "-s", "1")
+    assert r.exit_code == code, r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert ("out of memory" in r.stderr) == (code == 2)
