@@ -314,6 +314,33 @@ def read_json_input(path: str | os.PathLike[str], what: str) -> Any:
     return loads_json(text, label)
 
 
+#: a word of an option value: letters, digits, ``_`` and ``.``, with the sign of an exponent
+#: (``1e-9``); the numbers inside ``"1,2,3"``, ``"GF(7^2)"``, ``"rate=3"`` are words
+_WORD = re.compile(r"(?:[\w.]|(?<=[eE])[+-])+")
+#: the number a word starts with (any decimal digits: ``\d`` is Unicode-aware here)
+_NUMBER = re.compile(r"[+-]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?")
+
+
+def _ascii_digits(text: str) -> str:
+    return "".join(str(int(c)) if c.isdecimal() and not c.isascii() else c for c in text)
+
+
+def unicode_number(value: str) -> str | None:
+    """``value`` with its non-ASCII decimal digits made ASCII, when one of the numbers in it is
+    written with them (``'٣'``, ``'１０'``, ``'GF(٧)'``, ``'0,٤'``, ``'١e-9'``); None otherwise.
+    Python's ``int``/``float`` and ``\\d`` accept such digits, which a reader of the command
+    line (or of a CI log) cannot tell from others, so gctool reads numbers in ASCII only.  A
+    word that contains such a digit but does not start with a number (a file name
+    ``run٣.csv``) passes."""
+    if value.isascii():
+        return None
+    for word in _WORD.findall(value):
+        number = _NUMBER.match(word)  # a word that starts with a number ("3", "1.5e-9", "30s")
+        if number is not None and not number.group().isascii():
+            return _ascii_digits(value)
+    return None
+
+
 def parse_list(text: str, label: str, what: str) -> list[Any]:
     """The one reader of list-valued options and option files (``--p-file``, ``--worker-p``,
     ``--weights``, ``--profile``, ``--profile-file``, ``--level-counts``): a JSON document
@@ -328,7 +355,13 @@ def parse_list(text: str, label: str, what: str) -> list[Any]:
                                 f"{'object' if isinstance(values, dict) else 'value'}")
         return values
     body = "\n".join(line.split("#", 1)[0] for line in body.splitlines())
-    return [tok for tok in re.split(r"[\s,;]+", body) if tok]
+    tokens = [tok for tok in re.split(r"[\s,;]+", body) if tok]
+    for tok in tokens:
+        fixed = unicode_number(tok)
+        if fixed is not None:
+            raise CodeFileError(f"{label}: {_short(tok)} writes a number in non-ASCII digits; "
+                                f"gctool reads ASCII digits only (did you mean {fixed!r}?)")
+    return tokens
 
 
 def read_list_input(path: str | os.PathLike[str], what: str) -> tuple[list[Any], str]:

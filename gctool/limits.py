@@ -217,7 +217,7 @@ def set_max_work(value: float | None) -> None:
 
 def _positive(name: str, raw: str) -> float:
     try:
-        value = float(raw)
+        value = float(raw) if str(raw).isascii() else float("nan")  # float() reads '٣' too
     except ValueError:
         value = float("nan")
     if not (value > 0 and value != float("inf")):

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 ACCEPTED = "real, complex, GF(p), GF(p^m) or GF(p^m, <irreducible poly>), e.g. GF(7), GF(2^8)"
 
 _GF_RE = re.compile(
-    r"^\s*GF\s*\(\s*(\d+)\s*(?:\^\s*(\d+)\s*)?(?:,\s*([^)]*?)\s*)?\)\s*$", re.IGNORECASE
+    r"^\s*GF\s*\(\s*(\d+)\s*(?:\^\s*(\d+)\s*)?(?:,\s*([^)]*?)\s*)?\)\s*$",
+    re.IGNORECASE | re.ASCII,  # ASCII digits only: int() would also read '٧'
 )
 
 Kind = Literal["real", "complex", "gf"]

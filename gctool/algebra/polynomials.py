@@ -8,7 +8,7 @@ import re
 
 from gctool.errors import FieldError
 
-_TERM_RE = re.compile(r"^(\d*)\s*\*?\s*(x(?:\s*\^\s*(\d+))?)?$")
+_TERM_RE = re.compile(r"^(\d*)\s*\*?\s*(x(?:\s*\^\s*(\d+))?)?$", re.ASCII)
 
 #: longest polynomial text accepted (a degree-31 polynomial over GF(p) fits many times over)
 MAX_POLY_TEXT = 1000
@@ -32,7 +32,7 @@ def _poly_value(text: str, p: int, m: int) -> int:
     if len(t) > MAX_POLY_TEXT:
         raise FieldError(f"irreducible polynomial for GF({p}^{m}) is {len(t):,} characters long"
                          f" (limit {MAX_POLY_TEXT})")
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+", t):
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+", t, re.ASCII):
         value = int(t, 0)
         if value >= p ** (m + 1):
             raise FieldError(f"irreducible polynomial {text!r} must have degree {m} for "

@@ -225,7 +225,11 @@ class DesignGroup(click.Group):
             from gctool.cli.output import no_such
 
             raise no_such("scheme", name, list(SCHEMES), ctx)
-        return super().resolve_command(ctx, args)
+        from gctool.cli.options import ascii_numbers
+
+        found = super().resolve_command(ctx, args)
+        ascii_numbers(found[1])
+        return found
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         info = SCHEMES.get(name)

@@ -79,9 +79,12 @@ class GctoolGroup(LazyGroup):
     running = "gctool"
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        from gctool.cli.options import ascii_numbers
+
         name, cmd, rest = super().resolve_command(ctx, args)
         if cmd is not None:
             self.running = f"gctool {name}"
+            ascii_numbers(cmd)
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context) -> Any:

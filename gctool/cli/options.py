@@ -155,3 +155,44 @@ def progress_bar(label: str, after: float = 0.0) -> Iterator[Callable[[int, int]
     finally:
         if "bar" in state:
             state["bar"].stop()
+
+
+# -- numbers are ASCII on the command line ------------------------------------------------------
+_ASCII_TYPES: dict[type, type] = {}
+
+
+def _ascii_type(kind: click.ParamType) -> click.ParamType:
+    """A copy of ``kind`` whose conversion first refuses numbers in non-ASCII digits (same class
+    hierarchy, so help and completion render as before)."""
+    cls = type(kind)
+    sub = _ASCII_TYPES.get(cls)
+    if sub is None:
+        def convert(self: Any, value: Any, param: click.Parameter | None,
+                    ctx: click.Context | None) -> Any:
+            from gctool.io import unicode_number
+
+            if isinstance(value, str):
+                fixed = unicode_number(value)
+                if fixed is not None:
+                    self.fail(f"{value!r} writes a number in non-ASCII digits; gctool reads "
+                              f"ASCII digits only (did you mean {fixed!r}?)", param, ctx)
+            return cls.convert(self, value, param, ctx)
+
+        sub = _ASCII_TYPES[cls] = type(f"Ascii{cls.__name__}", (cls,), {"convert": convert})
+    import copy
+
+    out = copy.copy(kind)
+    out.__class__ = sub
+    return out
+
+
+def ascii_numbers(cmd: click.Command | None) -> None:
+    """Make every parameter of ``cmd`` except file names read numbers in ASCII only (once per
+    command; called where the command line resolves a command)."""
+    if cmd is None or getattr(cmd, "_ascii_numbers", False):
+        return
+    for param in cmd.params:
+        if not isinstance(param.type, click.Path | click.File) and \
+                type(param.type) not in _ASCII_TYPES.values():
+            param.type = _ascii_type(param.type)
+    cmd._ascii_numbers = True  # type: ignore[attr-defined]

@@ -697,7 +697,7 @@ def test_npz_meta_is_held_to_the_json_depth_limit(tmp_path: Path) -> None:
     (["design", "frc", "-n", "6", "-s", "2", "-o", ""], "the output file name is empty"),
     (["design", "frc", "-n", "6", "-s", "2", "-o", "LINK"], "directory /nonexistent-gctool"),
     (["design", "hetero", "--p-file", "-"], "stdin: empty input"),
-    (["simulate", "CODE", "--delay", "trace:DIR", "--iterations", "10"], "no such CSV file"),
+    (["simulate", "CODE", "--delay", "trace:DIR", "--iterations", "10"], "is a directory"),
 ], ids=["empty-output", "dangling-output-link", "empty-stdin-option", "trace-directory"])
 def test_more_hostile_paths(tmp_path: Path, args: list[str], word: str) -> None:
     (tmp_path / "link").symlink_to("/nonexistent-gctool/x.json")

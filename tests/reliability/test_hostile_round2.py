@@ -679,3 +679,69 @@ def test_memory_failures_of_the_loader_and_the_kernel_are_out_of_memory(
     assert r.exit_code == code, r.output
     assert len(r.stderr.strip().splitlines()) == 1
     assert ("out of memory" in r.stderr) == (code == 2)
+
+
+# -- M7: numbers are ASCII ---------------------------------------------------------------------
+@pytest.mark.parametrize("args,fixed", [
+    (["design", "frc", "-n", "٦", "-s", "1"], "'6'"),
+    (["design", "frc", "-n", "6", "-s", "１"], "'1'"),
+    (["design", "cyclic", "-n", "6", "-s", "1", "--field", "GF(٧)"], "'GF(7)'"),
+    (["design", "cyclic", "-n", "6", "-s", "1", "--field", "GF(2^٣)"], "'GF(2^3)'"),
+    (["design", "encoded", "--frame", "steiner", "--system", "pairs-٤"], "'pairs-4'"),
+    (["design", "coded-reduce", "--fanout", "3", "--depth", "2", "--tolerance", "1,١"],
+     "'1,1'"),
+    (["verify", "F", "--jobs", "１０"], "'10'"),
+    (["verify", "F", "--tol", "١e-9"], "'1e-9'"),
+    (["verify", "F", "--max-work", "٥e9"], "'5e9'"),
+    (["attack", "F", "--set", "٠,٤"], "'0,4'"),
+    (["attack", "F", "-s", "-٣"], "'-3'"),
+    (["bound", "-n", "٣", "-k", "3", "-s", "1"], "'3'"),
+    (["simulate", "F", "--iterations", "1٠"], "'10'"),
+    (["simulate", "F", "--delay", "shifted-exp:shift=١,rate=2"], "'shifted-exp:shift=1,rate=2'"),
+    (["show", "F", "--max-cells", "٦0"], "'60'"),
+], ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+def test_numbers_in_non_ascii_digits_are_refused_with_a_suggestion(
+        tmp_path: Path, args: list[str], fixed: str) -> None:
+    code = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    refused(run(*[code if a == "F" else a for a in args]), "non-ASCII digits",
+            f"did you mean {fixed}?")
+
+
+@pytest.mark.parametrize("text", ["0.1 ٠.٢ 0.3 0.1 0.2 0.3", "[0.1, 0.2]\n", "١,2"])
+def test_option_files_read_numbers_in_ascii_only(tmp_path: Path, text: str) -> None:
+    code = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    (tmp_path / "p.txt").write_text(text)
+    r = run("simulate", code, "--worker-p", str(tmp_path / "p.txt"), "--iterations", "3")
+    if text.isascii() or text.startswith("["):
+        assert "non-ASCII" not in r.stderr
+    else:
+        refused(r, "non-ASCII digits", "did you mean")
+
+
+def test_words_that_are_not_numbers_keep_their_digits(tmp_path: Path) -> None:
+    """A file name with a non-ASCII digit inside a word is a name, not a number."""
+    from gctool.io import unicode_number
+
+    assert unicode_number("run٣.csv") is None and unicode_number("/data/v٢/trace.csv") is None
+    assert unicode_number("GF(2^8)") is None and unicode_number("٣") == "3"
+    code = design_file(tmp_path, "c.json", "frc", n=4, s=1)
+    trace = tmp_path / "run٣.csv"
+    trace.write_text(_HEADER + "\n" + _trace_rows())
+    r = run("simulate", code, "--delay", f"trace:{trace}", "--iterations", "3", "--json")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("variable", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
+def test_budget_variables_in_non_ascii_digits_are_refused(tmp_path: Path, variable: str) -> None:
+    code = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    refused(run("verify", code, env={variable: "٣e9"}), variable)
+
+
+def test_field_specs_in_files_read_ascii_digits_only() -> None:
+    from gctool.algebra.fields import parse_field
+    from gctool.errors import FieldError
+
+    for spec in ("GF(٧)", "GF(2^٨)", "GF(2^8, x^٨+x^4+x^3+x^2+1)"):
+        with pytest.raises(FieldError):
+            parse_field(spec)
+    assert str(parse_field("GF(2^8, x^8+x^4+x^3+x^2+1)")) == "GF(2^8)"
