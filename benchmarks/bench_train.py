@@ -104,7 +104,8 @@ def markdown(over: dict[str, Any], pred: list[dict[str, Any]], args: argparse.Na
         "",
         f"`{' '.join(['python', 'benchmarks/bench_train.py', *args.argv])}` on "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, a loopback LocalCluster of "
-        f"{args.jobs} single-threaded worker processes (written by the script).",
+        f"{args.jobs} worker processes with {args.threads} thread(s) each (written by the "
+        "script).",
         "",
         f"Cluster overhead per round, n = {over['n']}, s = {over['s']}, {over['rounds']} "
         "rounds without delays or computing:",
@@ -154,6 +155,7 @@ def write_section(path: Path, section: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="threads per worker process")
     ap.add_argument("--overhead-n", type=int, default=16)
     ap.add_argument("--n", type=int, default=8)
     ap.add_argument("--s", type=int, default=2)
@@ -173,7 +175,7 @@ def main() -> None:
 
     from gctool.trainer.cluster import quiet_dask
 
-    with quiet_dask(), LocalCluster(n_workers=args.jobs, threads_per_worker=1,
+    with quiet_dask(), LocalCluster(n_workers=args.jobs, threads_per_worker=args.threads,
                                     host="127.0.0.1", dashboard_address=":0",
                                     processes=True) as cluster:  # one cluster for every part
         over = overhead(cluster.scheduler_address, args.overhead_n, args.s, args.rounds,
