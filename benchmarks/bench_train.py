@@ -35,7 +35,7 @@ from gctool.sim.delays import parse_delay
 
 OVERHEAD_TARGET_S = 0.025
 PREDICTION_TARGET = 0.15
-BEGIN, END = "<!-- bench_train: begin -->", "<!-- bench_train: end -->"
+BEGIN, END = "<!-- bench_train{}: begin -->", "<!-- bench_train{}: end -->"
 README = Path(__file__).resolve().parent / "README.md"
 
 
@@ -98,9 +98,10 @@ def prediction(scheduler: str, n: int, s: int, rounds: int, seed: int, time_scal
 
 def markdown(over: dict[str, Any], pred: list[dict[str, Any]], args: argparse.Namespace) -> str:
     ok_over = over["gctool_p50"] <= OVERHEAD_TARGET_S
+    tag = "" if args.threads == 1 else f" threads={args.threads}"
     lines = [
-        BEGIN,
-        "## bench_train.py",
+        BEGIN.format(tag),
+        f"## bench_train.py{tag.replace('=', ' ')}",
         "",
         f"`{' '.join(['python', 'benchmarks/bench_train.py', *args.argv])}` on "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, a loopback LocalCluster of "
@@ -135,18 +136,19 @@ def markdown(over: dict[str, Any], pred: list[dict[str, Any]], args: argparse.Na
     worst = max(abs(p["relative_error"]) for p in pred)
     met = "met" if worst <= PREDICTION_TARGET else "NOT met"
     lines += ["", f"Largest difference {100 * worst:.1f} % (target <= "
-                  f"{100 * PREDICTION_TARGET:g} %: {met}).", END]
+                  f"{100 * PREDICTION_TARGET:g} %: {met}).", END.format(tag)]
     return "\n".join(lines) + "\n"
 
 
 def write_section(path: Path, section: str) -> None:
-    """Replace this script's section of ``path`` (or append it)."""
+    """Replace the section of ``path`` that ``section`` replaces (same markers), or append it."""
     from gctool._files import atomic_write
 
+    begin, end = section.splitlines()[0], section.rstrip("\n").splitlines()[-1]
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section.rstrip("\n") + rest.split(end, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     atomic_write(path, text.encode())

@@ -24,10 +24,13 @@ def test_the_section_is_replaced_in_place(tmp_path) -> None:
     bench = _module()
     readme = tmp_path / "README.md"
     readme.write_text("# Benchmarks\n\nother figures\n")
-    bench.write_section(readme, f"{bench.BEGIN}\nfirst\n{bench.END}\n")
-    bench.write_section(readme, f"{bench.BEGIN}\nsecond\n{bench.END}\n")
+    one, eight = bench.BEGIN.format(""), bench.BEGIN.format(" threads=8")
+    bench.write_section(readme, f"{one}\nfirst\n{bench.END.format('')}\n")
+    bench.write_section(readme, f"{eight}\nwith 8\n{bench.END.format(' threads=8')}\n")
+    bench.write_section(readme, f"{one}\nsecond\n{bench.END.format('')}\n")
     text = readme.read_text()
-    assert text.count(bench.BEGIN) == 1 and "second" in text and "first" not in text
+    assert text.count(one) == 1 and "second" in text and "first" not in text
+    assert text.count(eight) == 1 and "with 8" in text
     assert text.startswith("# Benchmarks\n\nother figures\n")
 
 
