@@ -198,3 +198,56 @@ def test_the_network_s_gradient_is_its_loss_s_derivative_and_splits_over_partiti
         w_fit = w_fit - problem.eta * problem.model.gradient(problem.X, problem.y, w_fit,
                                                                problem.N)
     assert problem.loss(w_fit) < problem.loss_star < problem.loss(w)
+
+
+def _refused(args: list[str], *words: str) -> None:
+    from click.testing import CliRunner
+
+    from gctool.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["train", *args])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and r.stdout == "", r.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_bad_input_is_one_line_before_any_cluster_starts(tmp_path) -> None:
+    code = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=4, s=1, seed=1), str(code))
+    gf = tmp_path / "gf.json"
+    gctool.write_code(gctool.design("cyclic-mds", n=4, s=1, field="GF(5)"), str(gf))
+    seq = tmp_path / "sgc.json"
+    gctool.write_code(gctool.design("sr-sgc", n=4, s=1, burst=1, window=2, lam=1), str(seq))
+    _refused([str(gf)], "training needs a real or complex code", "GF(5)")
+    _refused([str(seq)], "gctool train runs single-round codes")
+    _refused([str(code), "--delay", "nonsense"], "unknown delay model")
+    _refused([str(code), "--data", str(tmp_path / "none.npz")], "none.npz")
+    bad = {"shape": {"X": np.ones(5), "y": np.ones(5)},
+           "labels": {"X": np.ones((8, 2)), "y": np.full(8, 0.5)},
+           "finite": {"X": np.full((8, 2), np.nan), "y": np.ones(8)},
+           "length": {"X": np.ones((8, 2)), "y": np.ones(7)},
+           "few": {"X": np.ones((3, 2)), "y": np.ones(3)},
+           "missing": {"X": np.ones((8, 2))}}
+    words = {"shape": "2-d array", "labels": "labels y in {0, 1}", "finite": "finite",
+             "length": "one value per sample", "few": "fewer than the 4 partitions",
+             "missing": "'y'"}
+    for name, arrays in bad.items():
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, **arrays)
+        _refused([str(code), "--problem", "logistic", "--data", str(path)], words[name])
+
+
+def test_a_data_file_is_the_problem(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] > 0).astype(float)
+    path = tmp_path / "mine.npz"
+    np.savez(path, X=X, y=y)
+    problem, w0 = make("logistic", path, np.random.default_rng(1), 8)
+    assert problem.N == 40 and len(w0) == 3 and np.array_equal(problem.X, X)
+    assert problem.loss(np.zeros(3)) == pytest.approx(np.log(2))
+    lsq, _ = make("lsq", path, np.random.default_rng(1), 8)
+    assert lsq.loss_star == pytest.approx(
+        0.5 * np.mean((X @ np.linalg.lstsq(X, y, rcond=None)[0] - y) ** 2))
