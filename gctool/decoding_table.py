@@ -81,7 +81,7 @@ def _member(zf: zipfile.ZipFile, name: str) -> IO[bytes]:
     return zf.open(npz_member(name), mode=MEMBER_MODE, force_zip64=True)
 
 
-def write_decoding_table(
+def write_decoding_table(  # noqa: PLR0913 (the hooks of the streamed export)
     code: GradientCode,
     s: int,
     out: IO[bytes],
@@ -91,14 +91,18 @@ def write_decoding_table(
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     rows: RowsHook | None = None,
+    store: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> TableSummary:
     """Write ``patterns``, ``A``, ``decodable`` (+ ``residual`` over R/C), the columns of
     ``rows`` and ``extra`` arrays as an NPZ archive to the binary stream ``out``, without
     materialising the table.  ``rows`` (default: the generic decoder) decodes one chunk of
-    survivor sets; ``extra`` may be a callable of the summary, called after the table."""
+    survivor sets; ``extra`` may be a callable of the summary, called after the table.
+    ``store`` converts each chunk of A to the array written (``export --dtype``)."""
     n, m, P = code.n, code.m, comb(code.n, s)
     size = chunk or chunk_size(code, n - s)
     dtype = np.dtype(code.field.dtype)
+    convert = store or (lambda x: x)
+    dtype = convert(np.zeros(0, dtype=dtype)).dtype
     shape = (P, n) if m == 1 else (P, m, n)
     all_ok, done = True, 0
     hook = rows or _generic_rows(code, tol)
@@ -112,9 +116,10 @@ def write_decoding_table(
                 for S in straggler_chunks(n, s, size):
                     F = survivors_of(S, n)
                     r = hook(F)
-                    full = np.zeros((S.shape[0], m, n), dtype=dtype)
+                    full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
                     full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(r.a, 1, 2)
-                    fa.write(np.ascontiguousarray(full[:, 0, :] if m == 1 else full).tobytes())
+                    rows_out = convert(full[:, 0, :] if m == 1 else full)
+                    fa.write(np.ascontiguousarray(rows_out, dtype=dtype).tobytes())
                     fo.write(r.ok.astype(np.bool_).tobytes())
                     fr.write(np.sqrt(r.error).astype(np.float64).tobytes())
                     for name, col in r.columns.items():

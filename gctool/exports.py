@@ -49,12 +49,34 @@ from gctool.errors import BudgetExceeded, SearchInterrupted, summarised
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
 from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
+from gctool.precision.certify import TableBound
+from gctool.precision.formats import BFLOAT16_STORAGE, Format, rounded, stored
 
 if TYPE_CHECKING:
     from gctool.reports import ExportReport
 
 EXPORT_FORMAT = "gctool.export"
 EXPORT_VERSION = 1
+#: the arrays ``dtype`` stores in its format (the others are indices, flags or float64 figures)
+_VALUES = ("B", "target", "A")
+
+
+def check_dtype(code: GradientCode, dtype: str | None) -> Format | None:
+    """The :class:`~gctool.precision.Format` of ``dtype`` (None for None / float64)."""
+    from gctool.errors import InvalidInput
+    from gctool.precision import get_format
+
+    if dtype is None or dtype == "float64":
+        return None
+    fmt = get_format(dtype, "dtype")
+    if code.field.is_finite:
+        raise InvalidInput(f"`dtype` applies to real and complex codes; the entries of a "
+                           f"{code.field} code are exact field elements (integers)",
+                           param="dtype")
+    if code.field.kind == "complex" and fmt.name != "float32":
+        raise InvalidInput(f"complex codes cannot be written in {fmt.name} (numpy has no "
+                           "complex 16-bit type); use `dtype` float32", param="dtype")
+    return fmt
 
 
 @dataclass
@@ -64,10 +86,16 @@ class Export:
     all_decodable: bool | None
     patterns: int
     field: Field  # the code's field (the encoding of B, the targets and A in JSON)
+    #: ``dtype``: B, target and A hold values of this format (None: float64 / the field)
+    fmt: Format | None = None
 
     def to_bytes(self, npz: bool) -> bytes:
         if npz:
-            return npz_bytes(self.arrays, self.meta)
+            arrays = self.arrays
+            if self.fmt is not None:  # the stored form (bfloat16: bit patterns)
+                arrays = {k: stored(v, self.fmt) if k in _VALUES else v
+                          for k, v in arrays.items()}
+            return npz_bytes(arrays, self.meta)
         doc = dict(self.meta)
         fld = self.field
         doc["B"] = encode_matrix(self.arrays["B"], fld)
@@ -77,7 +105,7 @@ class Export:
             doc["patterns"] = self.arrays["patterns"].tolist()
             doc["A"] = encode_matrix(self.arrays["A"], fld)
             doc["decodable"] = self.arrays["decodable"].tolist()
-            for key in ("residual", "structured"):
+            for key in ("residual", "structured", "error_bound"):
                 if key in self.arrays:
                     doc[key] = self.arrays[key].tolist()
         return dumps_document(doc).encode("utf-8")
@@ -90,15 +118,23 @@ def estimate_bytes(code: GradientCode, s: int) -> tuple[int, int]:
     return P, P * (code.m * code.n * width + s * 8 + 9)
 
 
-def _base(code: GradientCode) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _base(code: GradientCode, fmt: Format | None = None
+          ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     meta: dict[str, Any] = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION}
+    if fmt is not None:
+        meta["dtype"] = fmt.name
+        if fmt.name == "bfloat16":
+            meta["npz_storage"] = BFLOAT16_STORAGE
     meta["code"] = code_to_meta(code)
     meta["assignment"] = code.assignment()
     meta["loads"] = code.loads.tolist()
     meta["replication"] = code.replication.tolist()
     # what a decoding vector must produce: A[p] @ B = target (m = 1: the all-ones row; m > 1:
     # the piece-major block of ones, row u = ones on columns u*k .. u*k + k - 1)
-    return meta, {"B": np.asarray(code.B), "support": code.support, "target": code.targets()}
+    arrays = {"B": np.asarray(code.B), "support": code.support, "target": code.targets()}
+    if fmt is not None:  # the values of the format, as float64 (stored() converts for NPZ)
+        arrays["B"], arrays["target"] = rounded(arrays["B"], fmt), rounded(arrays["target"], fmt)
+    return meta, arrays
 
 
 def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool) -> int:
@@ -144,13 +180,16 @@ def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory:
                      "write .npz (streamed chunk by chunk) or export fewer patterns")
 
 
-def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: _Table,
-                   note: str | None) -> dict[str, Any]:
-    return {
+def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: TableDecoder,
+                   note: str | None, bound: TableBound | None) -> dict[str, Any]:
+    out = {
         "s": s, "count": P, "order": "lexicographic straggler sets",
         "shape": "A[p] is the zero-padded decoding vector (m = 1) or m x n matrix (m > 1)",
         **_describe(code, use, table, note),
     }
+    if bound is not None:  # --dtype: the proved error bound of exactly these decoders
+        out["precision"] = bound.record()
+    return out
 
 
 def build_export(
@@ -161,32 +200,39 @@ def build_export(
     max_patterns: int = DEFAULT_MAX_PATTERNS,
     tol: float = DEFAULT_TOL,
     decoder: str = "auto",
+    dtype: str | None = None,
 ) -> Export:
     """The export in memory (JSON output, and NPZ without ``--decoders``).  The decoding
-    table is capped at MAX_TABLE_ENTRIES entries here; :func:`export_npz` streams it."""
+    table is capped at MAX_TABLE_ENTRIES entries here; :func:`export_npz` streams it.
+    ``dtype`` (float32, bfloat16, float16) writes B and A in that format, with the proved
+    error bound of the decoders (:mod:`gctool.precision`) in ``decoders.precision`` and per
+    pattern in ``error_bound``."""
     from gctool.decode import structured
 
     s = code.s if s is None else s
     check_s(s, code.n)
     structured.check_decoder(decoder)
     check_tol(tol)
-    meta, arrays = _base(code)
+    fmt = check_dtype(code, dtype)
+    meta, arrays = _base(code, fmt)
     if not decoders:
-        return Export(meta, arrays, None, 0, code.field)
+        return Export(meta, arrays, None, 0, code.field, fmt)
     P = _check_budget(code, s, max_patterns, in_memory=True)
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
         use, note = plan(code, code.n - s, decoder)
         _check_work(code, s, P, use, in_memory=True)
-        table = _Table(code, tol, use)
+        table = _Table(code, tol, use, fmt)
     patterns, A, ok, resid = table.run(s)  # summarises its own interrupts
-    meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
+    meta["decoders"] = _decoders_meta(code, s, P, use, table, note, table.bound)
     arrays.update(patterns=patterns, A=A, decodable=ok)
     if resid is not None:
         arrays["residual"] = resid
     if use:
         arrays["structured"] = np.concatenate(table.structured)
-    return Export(meta, arrays, bool(ok.all()), P, code.field)
+    if table.bound is not None:
+        arrays["error_bound"] = np.concatenate(table.bounds)
+    return Export(meta, arrays, bool(ok.all()), P, code.field, fmt)
 
 
 @dataclass
@@ -198,7 +244,7 @@ class Streamed:
     patterns: int
 
 
-def export_npz(
+def export_npz(  # noqa: PLR0913 (the options of gctool export)
     code: GradientCode,
     out: IO[bytes],
     *,
@@ -208,6 +254,7 @@ def export_npz(
     decoder: str = "auto",
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    dtype: str | None = None,
 ) -> Streamed:
     """``build_export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
     chunk (:func:`gctool.decoding_table.write_decoding_table`): the same arrays (B, support,
@@ -222,23 +269,29 @@ def export_npz(
     check_s(s, code.n)
     structured.check_decoder(decoder)
     check_tol(tol)
-    meta, arrays = _base(code)
+    fmt = check_dtype(code, dtype)
+    meta, arrays = _base(code, fmt)
     P = _check_budget(code, s, max_patterns, in_memory=False)
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
         use, note = plan(code, code.n - s, decoder)
         _check_work(code, s, P, use, in_memory=False)
-        table = _Table(code, tol, use)  # keeps nothing per pattern: vectors() is called
+        table = TableDecoder(code, tol, use)  # keeps nothing per pattern
+    bound = None if fmt is None else TableBound(code, fmt)
     done = [0]
 
     def rows(F: np.ndarray) -> TableRows:
         checkpoint()
         a, ok, err, mask = table.vectors(F)
-        return TableRows(a, ok, err, {} if mask is None else {"structured": mask})
+        cols = {} if mask is None else {"structured": mask}
+        if bound is not None:
+            cols["error_bound"] = bound.add(_stragglers_of(F, code.n), _padded(F, a, code))
+        return TableRows(a, ok, err, cols)
 
     def extra(summary: TableSummary) -> dict[str, np.ndarray]:
-        meta["decoders"] = _decoders_meta(code, s, P, use, table, note)
-        payload = dict(arrays)
+        meta["decoders"] = _decoders_meta(code, s, P, use, table, note, bound)
+        payload = {k: stored(v, fmt) if fmt is not None and k in _VALUES else v
+                   for k, v in arrays.items()}
         payload["meta"] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
         return payload
 
@@ -248,15 +301,16 @@ def export_npz(
             progress(count, total)
 
     try:
-        summary = write_decoding_table(code, s, out, tol=tol, extra=extra, chunk=chunk,
-                                       progress=tick, rows=rows)
+        summary = write_decoding_table(
+            code, s, out, tol=tol, extra=extra, chunk=chunk, progress=tick, rows=rows,
+            store=None if fmt is None else (lambda x: stored(rounded(x, fmt), fmt)))
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after decoding {done[0]:,} of {P:,} straggler "
                                 "patterns; no file written") from None
     return Streamed(meta, summary.all_decodable, P)
 
 
-def export(
+def export(  # noqa: PLR0913 (the options of gctool export)
     code: GradientCode,
     output: str | os.PathLike[str],
     *,
@@ -266,6 +320,7 @@ def export(
     tol: float = DEFAULT_TOL,
     decoder: str = "auto",
     progress: Callable[[int, int], None] | None = None,
+    dtype: str | None = None,
 ) -> ExportReport:
     """Write the export of ``code`` to ``output`` (``.npz``: NPZ, otherwise JSON; ``"-"``:
     JSON on stdout) and return what was written: the report of ``gctool export``.
@@ -285,20 +340,36 @@ def export(
     if npz and decoders:  # streamed: bounded memory, no partial file on error or Ctrl-C
         with atomic_stream(path) as out:
             streamed = export_npz(code, out, s=s, max_patterns=max_patterns, tol=tol,
-                                  decoder=decoder, progress=progress)
+                                  decoder=decoder, progress=progress, dtype=dtype)
             size = _position(out)
         meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
     else:
         result = build_export(code, decoders=decoders, s=s, max_patterns=max_patterns,
-                              tol=tol, decoder=decoder)
+                              tol=tol, decoder=decoder, dtype=dtype)
         data = result.to_bytes(npz)
         atomic_write(path, data)
         meta, patterns, all_ok, size = (result.meta, result.patterns, result.all_decodable,
                                         len(data))
     info = meta.get("decoders", {})
+    bound = info.get("precision", {}).get("bound")
     return ExportReport(path, "npz" if npz else "json", code.n, code.k,
                         code.s if s is None else s, patterns, all_ok, all_ok is not False,
-                        size, info.get("method"), info.get("fallbacks", 0), info.get("note"))
+                        size, info.get("method"), info.get("fallbacks", 0), info.get("note"),
+                        meta.get("dtype", "float64"), bound)
+
+
+def _padded(F: np.ndarray, a: np.ndarray, code: GradientCode) -> np.ndarray:
+    """Decoders a (b, m, f) of survivors F zero-padded to all n workers: (b, m, n)."""
+    full = np.zeros((F.shape[0], a.shape[1], code.n), dtype=np.result_type(a.dtype, float))
+    full[np.arange(F.shape[0])[:, None], :, F] = np.swapaxes(a, 1, 2)
+    return full
+
+
+def _stragglers_of(F: np.ndarray, n: int) -> np.ndarray:
+    """The straggler sets (b, n - f) of survivor sets F (b, f), sorted."""
+    mask = np.ones((F.shape[0], n), dtype=bool)
+    mask[np.arange(F.shape[0])[:, None], F] = False
+    return np.nonzero(mask)[1].reshape(F.shape[0], n - F.shape[1])
 
 
 def _position(out: object) -> int:
@@ -314,7 +385,8 @@ def _generic_name(code: GradientCode) -> str:
             else "exact (Gaussian elimination, free variables 0)")
 
 
-def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) -> dict[str, Any]:
+def _describe(code: GradientCode, use: bool, table: TableDecoder, note: str | None
+              ) -> dict[str, Any]:
     from gctool.decode.structured import method_name
 
     if not use:
@@ -334,8 +406,12 @@ def _describe(code: GradientCode, use: bool, table: _Table, note: str | None) ->
 class _Table(TableDecoder):
     """Builds the decoding table chunk by chunk in memory (structured or generic decoder)."""
 
-    def __init__(self, code: GradientCode, tol: float, use_structured: bool) -> None:
+    def __init__(self, code: GradientCode, tol: float, use_structured: bool,
+                 fmt: Format | None = None) -> None:
         super().__init__(code, tol, use_structured)
+        self.fmt = fmt
+        self.bound = None if fmt is None else TableBound(code, fmt)
+        self.bounds: list[np.ndarray] = []  # per chunk, with ``fmt``
         self.pats: list[np.ndarray] = []
         self.As: list[np.ndarray] = []
         self.oks: list[np.ndarray] = []
@@ -364,6 +440,9 @@ class _Table(TableDecoder):
             self.structured.append(mask)
         full = np.zeros((S.shape[0], m, n), dtype=code.field.dtype)
         full[np.arange(S.shape[0])[:, None], :, F] = np.swapaxes(a, 1, 2)
+        if self.bound is not None and self.fmt is not None:  # bounded, then stored in fmt
+            self.bounds.append(self.bound.add(S, full))
+            full = rounded(full, self.fmt)
         self.pats.append(S)
         self.As.append(full[:, 0, :] if m == 1 else full)
         self.oks.append(ok)

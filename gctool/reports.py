@@ -371,6 +371,9 @@ class ExportReport(Report):
     decoder: str | None = None  # "structured" or "generic" (with --decoders)
     fallbacks: int = 0  # patterns whose structured vector failed its check (generic used)
     note: str | None = None
+    dtype: str = "float64"  # the format of B and A in the file (--dtype)
+    #: --dtype with --decoders: the proved error bound of the written decoders (null: none)
+    error_bound: float | None = None
 
 
 @dataclass

@@ -24,6 +24,7 @@ Examples:
   gctool export code.json -o plan.npz --decoders
   gctool export rs.json -o plan.json --decoders --decoder structured
   gctool export code.json -o - --decoders | jq '.A[0]'
+  gctool export code.json -o plan32.npz --decoders --dtype float32   # + its error bound
 
 The output format follows the extension (.npz, otherwise JSON); '-o -' writes JSON to
 stdout.  Files are written atomically and an existing file is replaced.  Exit 1 when
@@ -54,12 +55,17 @@ each row (decoders.method, the array 'structured', decoders.note).""")
 @click.option("--max-patterns", type=click.IntRange(1, None), default=DEFAULT_MAX_PATTERNS,
               show_default=True,
               help="Refuse decoding tables with more straggler patterns than this.")
+@click.option("--dtype", type=click.Choice(["float64", "float32", "bfloat16", "float16"]),
+              default="float64", show_default=True,
+              help="Write B and the decoders in this format; with --decoders the file records "
+                   "the proved bound on the decoded gradient's error (docs/precision.md). "
+                   "bfloat16 is stored in NPZ as uint16 bit patterns (plain numpy loads it).")
 @tol_option
 @json_option
 @max_work_option
 @quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
-           max_patterns: int, tol: float, as_json: bool) -> int:
+           max_patterns: int, dtype: str, tol: float, as_json: bool) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.exports import export as run_export
 
@@ -67,7 +73,7 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,
                             max_patterns=max_patterns, tol=tol, decoder=decoder,
-                            progress=progress)
+                            progress=progress, dtype=dtype)
     if output != "-":  # else the export itself went to stdout
         from gctool.cli.render import render
 

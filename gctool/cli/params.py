@@ -23,6 +23,7 @@ FLAGS: dict[str, str] = {
     # --precision (verify, attack, design, export, simulate)
     "precision": "--precision",
     "max_error": "--max-error",
+    "dtype": "--dtype",
 }
 
 

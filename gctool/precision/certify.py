@@ -225,7 +225,7 @@ class _Run:
         self.work = _Sets(code, fmt, s, tol, use, seed, self.all_sets)
         self.fallbacks = 0
         # running worst (bound, set, residual, rounding, column)
-        self.worst: tuple[float, list[int], float, float, int] | None = None
+        self.worst = WorstBound()
         self.top: list[tuple[float, int, list[int]]] = []  # (bound, rank, set)
         self.emp = _Empirical()
 
@@ -258,12 +258,7 @@ class _Run:
         bound = sb.bound
         if self.limit is not None:
             self.over += int(np.sum(~(bound <= self.limit)))
-        top = float(np.max(bound))
-        i = int(np.flatnonzero(bound >= top - TIE_RTOL * max(1.0, abs(top)))[0]) \
-            if np.isfinite(top) else int(np.flatnonzero(bound == top)[0])
-        if self.worst is None or _beats(float(bound[i]), self.worst[0]):
-            self.worst = (float(bound[i]), S[i].tolist(), float(sb.residual[i]),
-                          float(sb.rounding[i]), int(sb.column[i]))
+        self.worst.add(S, sb)
         if not self.all_sets:
             keep = np.argsort(-bound, kind="stable")[:EMULATE_WORST]
             start = self.done
@@ -272,8 +267,8 @@ class _Run:
             del self.top[EMULATE_WORST:]
 
     def report(self, notes: list[str]) -> PrecisionReport:
-        assert self.worst is not None
-        bound, worst_set, resid, rnd, col = self.worst
+        assert self.worst.value is not None
+        bound, worst_set, resid, rnd, col = self.worst.value
         fmt = self.fmt
         finite = bool(np.isfinite(bound))
         ok = (self.limit is None or self.over == 0) and self.emp.exceeds == 0
@@ -321,6 +316,59 @@ class _Run:
         return (f"{self.over:,} of {self.total:,} straggler sets are not certified in {fmt}: "
                 f"the proved bound reaches {bound:.3g} at straggler set {worst}, above "
                 f"the maximum error {self.limit:.3g}{seen}")
+
+
+class WorstBound:
+    """The running largest bound over chunks of sets in enumeration order: ``value`` is
+    (bound, set, residual, rounding, column) of the lexicographically first of the tied
+    largest (ties within :data:`~gctool.limits.TIE_RTOL`; inf beats every finite bound)."""
+
+    def __init__(self) -> None:
+        self.value: tuple[float, list[int], float, float, int] | None = None
+
+    def add(self, S: np.ndarray, sb: SetBounds) -> None:
+        bound = sb.bound
+        if bound.size == 0:
+            return
+        top = float(np.max(bound))
+        i = int(np.flatnonzero(bound >= top - TIE_RTOL * max(1.0, abs(top)))[0]) \
+            if np.isfinite(top) else int(np.flatnonzero(bound == top)[0])
+        if self.value is None or _beats(float(bound[i]), self.value[0]):
+            self.value = (float(bound[i]), S[i].tolist(), float(sb.residual[i]),
+                          float(sb.rounding[i]), int(sb.column[i]))
+
+
+class TableBound:
+    """The proved bound of a given decoding table in ``fmt``, chunk by chunk (what
+    ``gctool export --dtype`` records): :meth:`add` bounds the zero-padded decoders of the
+    straggler sets S and returns the per-set bounds; :meth:`record` is the summary."""
+
+    def __init__(self, code: GradientCode, fmt: Format) -> None:
+        self.fmt = fmt
+        self.kernel = BoundKernel(np.asarray(code.B), code.targets(), fmt)
+        self.worst = WorstBound()
+
+    def add(self, S: np.ndarray, a: np.ndarray) -> np.ndarray:
+        sb = self.kernel.evaluate_padded(a)
+        self.worst.add(S, sb)
+        return sb.bound
+
+    def record(self) -> dict[str, Any]:
+        """The bound as the export's meta records it (``bound`` null: unbounded)."""
+        fmt = self.fmt
+        out: dict[str, Any] = {
+            "dtype": fmt.name, "unit_roundoff": fmt.u, "accumulator": "float32",
+            "model": ("coefficients B and A stored in this dtype, worker sums and the "
+                      "master's decoding sum in float32 (any order), messages sent in this "
+                      "dtype; see docs/precision.md"),
+            "norm": NORM, "bound": None, "stragglers": None, "residual": None,
+            "rounding": None}
+        if self.worst.value is not None:
+            bound, S, resid, rnd, _ = self.worst.value
+            finite = bool(np.isfinite(bound))
+            out.update(bound=bound if finite else None, stragglers=S,
+                       residual=resid if finite else None, rounding=rnd if finite else None)
+        return out
 
 
 def _beats(value: float, best: float) -> bool:

@@ -129,3 +129,24 @@ def gamma(count: Any, u: float) -> Any:
     nu = np.asarray(count, dtype=np.float64) * u
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(nu < 1, nu / np.where(nu < 1, 1 - nu, 1.0), np.inf)
+
+
+#: how a bfloat16 array is stored in an NPZ file (plain numpy has no bfloat16 type)
+BFLOAT16_STORAGE = ("bfloat16 bit patterns as uint16 (the upper half of a float32); "
+                    "values: numpy.left_shift(X.astype(numpy.uint32), 16).view(numpy.float32)")
+
+
+def stored(x: Any, fmt: Format) -> np.ndarray:
+    """``x`` as an NPZ file stores it in ``fmt``: float32 / float16 (complex64 for complex
+    float32), and bfloat16 as its bit patterns in uint16 (:data:`BFLOAT16_STORAGE`), so that
+    plain ``numpy.load`` reads every file."""
+    out = cast(x, fmt)
+    return out.view(np.uint16) if fmt.name == "bfloat16" else out
+
+
+def from_stored(x: np.ndarray, fmt: Format) -> np.ndarray:
+    """The values (float64 / complex128) of an array written by :func:`stored`."""
+    x = np.asarray(x)
+    if fmt.name == "bfloat16":
+        return np.left_shift(x.astype(np.uint32), 16).view(np.float32).astype(np.float64)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)

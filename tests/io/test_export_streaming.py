@@ -183,15 +183,17 @@ def test_failure_mid_stream_leaves_no_partial_file(tmp_path: Path, existing: boo
         out.write_bytes(b"an old plan that must survive")
     monkeypatch.setattr(gctool.decoding_table, "chunk_size", lambda code, f: 5)
     calls = []
-    vectors = gctool.exports._Table.vectors
+    from gctool.decode.table import TableDecoder
 
-    def failing(self: gctool.exports._Table, F: np.ndarray):  # type: ignore[no-untyped-def]
+    vectors = TableDecoder.vectors
+
+    def failing(self: TableDecoder, F: np.ndarray):  # type: ignore[no-untyped-def]
         calls.append(len(F))
         if len(calls) == 4:  # mid-stream: 3 chunks already written to the temporary file
             raise error("chunk 4 fails")
         return vectors(self, F)
 
-    monkeypatch.setattr(gctool.exports._Table, "vectors", failing)
+    monkeypatch.setattr(TableDecoder, "vectors", failing)
     r = run("export", str(src), "-o", str(out), "--decoders")
     assert len(calls) == 4
     if error is KeyboardInterrupt:
