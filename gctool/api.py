@@ -169,14 +169,9 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  #
 
 
 def _check_precision(precision: str | None, max_error: float | None) -> None:
-    from gctool.precision import check_max_error, get_format
+    from gctool.precision import check_design
 
-    if precision is not None:
-        get_format(precision)
-    check_max_error(max_error)
-    if max_error is not None and precision is None:
-        raise InvalidInput("`max_error` needs `precision` (the format whose rounding it "
-                           "limits: float32, bfloat16 or float16)", param="max_error")
+    check_design(precision, max_error)
 
 
 def _precision(code: GradientCode, report: Any, precision: str, max_error: float | None,

@@ -12,8 +12,10 @@ from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
     field_option,
     json_option,
+    max_error_option,
     max_work_option,
     output_path,
+    precision_option,
     seed_option,
 )
 from gctool.cli.output import note, quiet_option
@@ -129,7 +131,9 @@ def _make_command(info: SchemeInfo) -> click.Command:
         params = {p.name: values[p.name] for p in info.params}
         code = run_design(info.name, field=values.get("field_spec"),
                           best_of=values.get("best_of"), order=values.get("order"),
-                          message_size=values.get("message_size"), **core, **params)
+                          message_size=values.get("message_size"),
+                          precision=values.get("precision"), max_error=values.get("max_error"),
+                          **core, **params)
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
@@ -137,7 +141,8 @@ def _make_command(info: SchemeInfo) -> click.Command:
             note(line)
         for warning in code.params.get("warnings", []):
             click.echo(f"gctool: warning: {warning}", err=True)
-        keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ())
+        keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ()) + (
+            ("precision",) if "precision" in code.params else ())
         return _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
 
     opts: list[Any] = []
@@ -158,6 +163,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
     opts += [_param_option(p) for p in info.params]
     opts += [opt for p in info.params for opt in _alias_options(p)]
     opts += _ORDER_OPTIONS
+    opts += [precision_option, max_error_option]
     opts.append(click.option("-o", "--output", default="-", type=output_path,
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)

@@ -39,8 +39,8 @@ def _auto_field(info: SchemeInfo, n: int | None, s: int | None, k: int | None,
     return chosen
 
 
-def _draw(info: SchemeInfo, n: int | None, s: int | None, k: int | None, fld: Field,
-          params: dict[str, Any], seed: int | None, best_of: int | None
+def _draw(info: SchemeInfo, n: int | None, s: int | None, k: int | None, fld: Field,  # noqa: PLR0913 (a build's inputs)
+          params: dict[str, Any], seed: int | None, best_of: int | None, rank: Any = None
           ) -> tuple[Any, dict[str, Any], int | None]:
     """Build B and its recorded params (the best of ``best_of`` draws when given), and the
     seed to record: None when the build drew no random number."""
@@ -52,7 +52,7 @@ def _draw(info: SchemeInfo, n: int | None, s: int | None, k: int | None, fld: Fi
         assert seed is not None  # best_of needs a randomized scheme, whose seed design() drew
         B, recorded = best_of_draws(
             lambda rng: info.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
-            seed, best_of, s, fld)
+            seed, best_of, s, fld, rank)
         return B, recorded, seed
     rng = np.random.default_rng(seed)
     before = rng.bit_generator.state
@@ -73,6 +73,8 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     best_of: int | None = None,
     order: str | None = None,
     message_size: int | None = None,
+    precision: str | None = None,
+    max_error: float | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -86,6 +88,10 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     ``best_of=N`` (randomized schemes over R/C) draws N designs from the seed and keeps the
     best-conditioned one (:mod:`gctool.codes.best_of`, which records how).  ``order``
     (natural, rotated) and ``message_size`` make it a multi-message code (:mod:`gctool.order`).
+    ``precision`` (float32, bfloat16, float16) proves the design's error bound in that format
+    (:func:`gctool.precision.design_check`: recorded in ``params["precision"]``, a warning
+    above 1%, refused above ``max_error`` or when a decoder leaves the format's range); with
+    ``best_of`` the draws are ranked by that bound instead of their conditioning.
     """
     from gctool import __version__
     from gctool.codes.best_of import check_best_of
@@ -119,7 +125,8 @@ def design(  # noqa: PLR0913 (the options of gctool design)
         fld = _auto_field(info, n, s, k, params)
     if best_of is not None:
         check_best_of(info, best_of, fld)
-    B, recorded, seed = _draw(info, n, s, k, fld, params, seed, best_of)
+    rank = _precision_rank(precision, max_error, best_of)
+    B, recorded, seed = _draw(info, n, s, k, fld, params, seed, best_of, rank)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.
     fld = recorded.pop("_field", fld)
@@ -141,7 +148,23 @@ def design(  # noqa: PLR0913 (the options of gctool design)
                                               1 if message_size is None else message_size))
     if info.self_checked and not code.field.is_finite:
         self_check(code)
+    if precision is not None:
+        from gctool.precision import design_check
+
+        design_check(code, precision, max_error, best_of_hint=info.accepts_best_of)
     return code
+
+
+def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None
+                    ) -> Any:
+    """Check ``precision``/``max_error`` before anything is built; the ranking of the
+    ``best_of`` draws by their precision bound (None: by their conditioning)."""
+    if precision is None and max_error is None:
+        return None
+    from gctool.precision import check_design, precision_rank
+
+    check_design(precision, max_error)
+    return precision_rank(precision) if best_of is not None and precision else None
 
 
 #: worst condition numbers above this lose more than 8 digits: the design warns

@@ -37,6 +37,9 @@ SEEDING = ("draw i is built with numpy.random.default_rng(numpy.random.SeedSeque
            ".spawn(best_of)[i]), seed = the recorded seed")
 
 Build = Callable[[np.random.Generator], tuple[np.ndarray, dict[str, Any]]]
+#: another ranking of the draws (``design --precision``): (B, field, s) -> the value to
+#: minimise, with a ``label`` attribute naming it
+Rank = Callable[[np.ndarray, Field, int], float]
 
 
 def check_best_of(info: SchemeInfo, best_of: Any, field: Field | None) -> int:
@@ -64,11 +67,13 @@ def draw_rngs(seed: int, count: int) -> list[np.random.Generator]:
     return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(count)]
 
 
-def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Field
-                  ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Build ``count`` draws and return the best-conditioned (B, recorded params)."""
+def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Field,
+                  rank: Rank | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Build ``count`` draws and return the best-conditioned (B, recorded params), or the
+    best by ``rank`` when given (recorded as ``best_of_ranked_by`` and ``best_of_ranks``)."""
     best: tuple[float, int, np.ndarray, dict[str, Any], str] | None = None
     conditions: list[float | None] = []
+    ranks: list[float | None] = []
     try:
         for i, rng in enumerate(draw_rngs(seed, count)):
             B, recorded = build(rng)
@@ -78,10 +83,13 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
             value, method = worst_condition(np.asarray(B), int(recorded.get("s", s) or 0))
             conditions.append(value)
             key = np.inf if value is None else value
+            if rank is not None:
+                key = rank(np.asarray(B), fld, int(recorded.get("s", s) or 0))
+                ranks.append(key if np.isfinite(key) else None)
             if best is None or key < best[0]:
                 best = (key, i, B, recorded, method)
     except KeyboardInterrupt:
-        raise SearchInterrupted(_interrupted(len(conditions), count, best)) from None
+        raise SearchInterrupted(_interrupted(len(conditions), count, best, rank)) from None
     assert best is not None
     _, index, B, recorded, method = best
     recorded = dict(recorded)
@@ -91,6 +99,8 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
                     worst_condition_method=method + (
                         "" if conditions[index] is not None or method.startswith(NOT_ESTIMATED)
                         else "; some B_F is singular (condition infinite) in every draw"))
+    if rank is not None:
+        recorded.update(best_of_ranked_by=getattr(rank, "label", "rank"), best_of_ranks=ranks)
     return B, recorded
 
 
@@ -100,7 +110,8 @@ def _method_label(method: str) -> str:
                                                           "estimated (lower bound),"))
 
 
-def _interrupted(done: int, count: int, best: Any) -> str:
+def _interrupted(done: int, count: int, best: Any, rank: Rank | None = None) -> str:
+    what = "worst-case condition" if rank is None else getattr(rank, "label", "rank")
     where = "" if best is None or not np.isfinite(best[0]) else \
-        f"; the best so far was draw {best[1]} (worst-case condition {best[0]:.4g})"
+        f"; the best so far was draw {best[1]} ({what} {best[0]:.4g})"
     return f"--best-of interrupted after {done} of {count} draws{where}; no file written"

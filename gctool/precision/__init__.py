@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 from gctool.precision.certify import certify, check_budget, check_max_error, warning
+from gctool.precision.design import check_design, design_check, precision_rank
 from gctool.precision.formats import NAMES, Format, get_format
 
-__all__ = ["NAMES", "Format", "certify", "check_budget", "check_max_error", "get_format", "warning"]
+__all__ = ["NAMES", "Format", "certify", "check_budget", "check_design", "check_max_error",
+           "design_check", "get_format", "precision_rank", "warning"]

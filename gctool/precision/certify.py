@@ -60,13 +60,14 @@ def check_max_error(max_error: Any) -> float | None:
 
 def certify(code: GradientCode, precision: str | Format, s: int | None = None, *,  # noqa: PLR0913 (the options of --precision)
             max_error: float | None = None, tol: float = DEFAULT_TOL, decoder: str = "auto",
-            seed: int = 0, jobs: int = 1, progress: Progress | None = None
-            ) -> PrecisionReport:
+            seed: int = 0, jobs: int = 1, progress: Progress | None = None,
+            emulate: bool = True) -> PrecisionReport:
     """The proved error bound of ``code`` when messages and decoders are in ``precision``
     (float32, bfloat16, float16), for every set of ``s`` stragglers (default: the code's s),
     with the worst set, the gate ``max_error`` (ok is False when a bound exceeds it) and the
     empirical check (``seed`` seeds the gradient draws).  ``jobs`` threads share the sets
-    (0: every core); the report does not depend on it."""
+    (0: every core); the report does not depend on it.  ``emulate=False`` skips the empirical
+    check (``report.empirical`` is None; ``--best-of`` ranks draws by the bound alone)."""
     from gctool.engine.parallel import resolve_jobs
 
     fmt = get_format(precision)
@@ -83,7 +84,7 @@ def certify(code: GradientCode, precision: str | Format, s: int | None = None, *
     use, note = plan(code, code.n - s, decoder)
     jobs = resolve_jobs(jobs)
     _check_work(code, s, total, use, jobs)
-    run = _Run(code, fmt, s, tol, use, limit, seed, total)
+    run = _Run(code, fmt, s, tol, use, limit, seed, emulate)
     try:
         run.enumerate(progress, jobs)
     except KeyboardInterrupt:
@@ -216,12 +217,14 @@ class _Run:
     """One certification: the enumeration with its running worst set and top sets."""
 
     def __init__(self, code: GradientCode, fmt: Format, s: int, tol: float, use: bool,
-                 limit: float | None, seed: int, total: int) -> None:
+                 limit: float | None, seed: int, emulate: bool = True) -> None:
         self.code, self.fmt, self.s, self.limit, self.seed = code, fmt, s, limit, seed
+        self.emulate = emulate
+        total = comb(code.n, s)
         self.total, self.done, self.over = total, 0, 0
         self.B = np.asarray(code.B)
         self.use = use
-        self.all_sets = total <= EMULATE_ALL
+        self.all_sets = emulate and total <= EMULATE_ALL
         self.work = _Sets(code, fmt, s, tol, use, seed, self.all_sets)
         self.fallbacks = 0
         # running worst (bound, set, residual, rounding, column)
@@ -248,7 +251,7 @@ class _Run:
             return False
 
         run_threads(self.work, guided_ranges(0, self.total, size, jobs), jobs, fold)
-        if not self.all_sets and self.top:
+        if self.emulate and not self.all_sets and self.top:
             S = np.array([t[2] for t in sorted(self.top, key=lambda t: t[1])], dtype=np.intp)
             S, sb, err, _ = self.work.sets(S.reshape(len(self.top), self.s), True)
             assert err is not None
@@ -259,7 +262,7 @@ class _Run:
         if self.limit is not None:
             self.over += int(np.sum(~(bound <= self.limit)))
         self.worst.add(S, sb)
-        if not self.all_sets:
+        if self.emulate and not self.all_sets:
             keep = np.argsort(-bound, kind="stable")[:EMULATE_WORST]
             start = self.done
             self.top += [(float(bound[j]), start + int(j), S[j].tolist()) for j in keep]
@@ -272,7 +275,7 @@ class _Run:
         fmt = self.fmt
         finite = bool(np.isfinite(bound))
         ok = (self.limit is None or self.over == 0) and self.emp.exceeds == 0
-        emp = self.emp.record(bound, self.seed)
+        emp = self.emp.record(bound, self.seed) if self.emulate else None
         room = headroom(self.B, fmt)
         if not np.isfinite(room) or room <= 0:
             room_val: float | None = None
@@ -296,9 +299,9 @@ class _Run:
         return ("minimum-norm (null-space formula)" + (
             f"; {self.fallbacks:,} set(s) by the generic decoder" if self.fallbacks else ""))
 
-    def _reason(self, bound: float, worst: list[int], emp: PrecisionEmpirical) -> str:
+    def _reason(self, bound: float, worst: list[int], emp: PrecisionEmpirical | None) -> str:
         fmt = self.fmt.name
-        if emp.exceeds_bound:
+        if emp is not None and emp.exceeds_bound:
             return (f"the observed error exceeds the proved bound on {emp.exceeds_bound} "
                     f"set(s) in {fmt}: a bug in gctool, please report it")
         if not np.isfinite(bound):
@@ -311,7 +314,7 @@ class _Run:
         if self.over == 0:
             return f"{head}, within the maximum error {self.limit:.3g} for all {self.total:,} sets"
         seen = ""
-        if emp.max_error is not None and emp.max_error > self.limit:
+        if emp is not None and emp.max_error is not None and emp.max_error > self.limit:
             seen = f"; an error of {emp.max_error:.3g} was observed"
         return (f"{self.over:,} of {self.total:,} straggler sets are not certified in {fmt}: "
                 f"the proved bound reaches {bound:.3g} at straggler set {worst}, above "
