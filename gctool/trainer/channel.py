@@ -26,6 +26,7 @@ class Events:
 
     messages: list[tuple[Any, ...]] = field(default_factory=list)
     joined: list[int] = field(default_factory=list)  # groups that (re)connected
+    replaced: list[int] = field(default_factory=list)  # a new connection of a connected group
     lost: list[int] = field(default_factory=list)  # groups whose connection ended
 
 
@@ -90,10 +91,10 @@ class Hub:
             return
         group = int(hello[1])
         old = self.conns.pop(group, None)
-        if old is not None:
+        if old is not None:  # a second task of the group (Dask's rerun and gctool's restart)
             old.close()
         self.conns[group], self.pids[group] = conn, int(hello[2])
-        events.joined.append(group)
+        (events.joined if old is None else events.replaced).append(group)
 
     def send(self, group: int, msg: tuple[Any, ...]) -> bool:
         """Send to ``group``; False (and the group dropped) when its connection is gone."""

@@ -5,14 +5,14 @@ n logical workers are cut into G = min(n, Dask workers) groups of consecutive wo
 cyclic code's neighbours share partitions, so a group holds fewer distinct rows); group g is
 one resident task (:func:`gctool.trainer.worker.serve`) placed on Dask worker g.  Its data
 (the rows of every partition its workers use, in every scheme of the run) is the task's
-argument: sent once, kept by the scheduler, so a task that Dask reschedules after its worker
-died (on a restarted or another worker) starts with its data again.
+argument: sent once per task, so a group started again after its worker died (on a restarted or
+another worker, :meth:`Placement.restart`) gets its data with it; no data travels per round.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,14 +97,24 @@ def groups_of(n: int, workers: int) -> list[list[int]]:
 
 @dataclass
 class Placement:
-    """The groups, the Dask worker each was placed on and its resident task."""
+    """The groups, the Dask worker each was placed on and its resident task.
+
+    A group whose connection ended is started again at once by :meth:`restart`: its task is
+    cancelled and submitted anew without a preferred worker.  Dask would rerun the task by
+    itself, but a task whose preferred worker no longer exists can wait for it forever (state
+    ``no-worker``) once every worker it knew has been replaced, as a LocalCluster's restarted
+    workers are."""
 
     groups: list[list[int]]
     addresses: list[str]
     futures: list[Any] = field(default_factory=list)
+    #: submit(group, preferred address or None) -> future (None: groups cannot be restarted)
+    submit: Callable[[int, str | None], Any] | None = None
+    client: Any = None
 
     def __post_init__(self) -> None:
         self._group = {i: g for g, members in enumerate(self.groups) for i in members}
+        self.restarts = 0
 
     def group_of(self, worker: int) -> int:
         return self._group[worker]
@@ -117,6 +127,18 @@ class Placement:
                 return (f"the resident task of group {g} (logical workers "
                         f"{_span(self.groups[g])}) failed: {type(exc).__name__}: {exc}")
         return None
+
+    def restart(self, g: int) -> None:
+        """Start group ``g``'s resident task again, wherever Dask places it (see the class
+        docs; a preferred worker could be the dead one, which the scheduler may not have
+        noticed yet)."""
+        if self.submit is None:
+            return
+        with contextlib.suppress(Exception):
+            self.client.cancel([self.futures[g]], force=True)
+        self.futures[g] = self.submit(g, None)
+        self.addresses[g] = ""
+        self.restarts += 1
 
 
 def _span(members: list[int]) -> str:
@@ -138,10 +160,16 @@ def place(client: Any, n: int, hub: Any, model: Any, samples: int,
 
     addresses = dask_workers(client)
     groups = groups_of(n, len(addresses))
-    placement = Placement(groups, addresses[: len(groups)])
-    for g, (members, address) in enumerate(zip(groups, placement.addresses, strict=True)):
-        placement.futures.append(client.submit(
-            serve, hub.address, hub.authkey, g, model, samples, data_of(members),
-            workers=[address], allow_other_workers=True, pure=False,
-            key=f"gctool-train-{hub.address[1]}-group-{g}"))
+    starts = [0] * len(groups)
+
+    def submit(g: int, address: str | None) -> Any:
+        starts[g] += 1
+        where: dict[str, Any] = {} if address is None else {
+            "workers": [address], "allow_other_workers": True}
+        return client.submit(serve, hub.address, hub.authkey, g, model, samples,
+                             data_of(groups[g]), pure=False,
+                             key=f"gctool-train-{hub.address[1]}-group-{g}-{starts[g]}", **where)
+
+    placement = Placement(groups, addresses[: len(groups)], submit=submit, client=client)
+    placement.futures = [submit(g, a) for g, a in enumerate(placement.addresses)]
     return placement

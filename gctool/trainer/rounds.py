@@ -13,7 +13,8 @@ round is its message's arrival minus the round's dispatch (what ``--record`` wri
 ``gctool simulate --delay trace:PATH`` replays).
 
 Faults: a group whose connection ends (its Dask worker process died) is a straggler in every
-round until its resident task connects again (Dask restarts and reschedules it); rounds go on
+round until its resident task connects again (the master submits it again at once,
+:meth:`~gctool.trainer.cluster.Placement.restart`, and Dask runs it on a live worker); rounds go on
 as long as the others decode.  When every logical worker that is still connected has answered
 and the round cannot end, the master waits up to ``wait`` seconds for lost groups to come back,
 then stops with :class:`~gctool.trainer.cluster.ClusterError` naming the workers it lost; a
@@ -212,14 +213,16 @@ class Master:
             for g in ev.lost:
                 members = self._members(g, n)
                 lost_now[members] = True
+                self.placement.restart(g)
                 log.events.append({"round": r, "group": g, "workers": members,
                                    "event": "lost", "at": got})
-            for g in ev.joined:
+            for g in ev.joined + ev.replaced:
                 self.hub.send(g, self._setup[g])
                 if self._round is not None:
                     self.hub.send(g, self._round)
-                log.events.append({"round": r, "group": g, "workers": self._members(g, n),
-                                   "event": "joined", "at": got})
+                if g in ev.joined:
+                    log.events.append({"round": r, "group": g, "workers": self._members(g, n),
+                                       "event": "joined", "at": got})
             for m in ev.messages:
                 if m[0] != "msg" or m[1] != self.run_id or m[2] != r or not 0 <= m[3] < n:
                     continue  # a straggler of an earlier round or run

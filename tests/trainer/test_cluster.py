@@ -122,20 +122,35 @@ def _kill_at(tick: int, count: int, sig: int, killed: list[int]):
     return progress
 
 
-def test_killing_s_worker_processes_mid_run_does_not_stop_training():
+def test_killed_worker_processes_are_stragglers_and_come_back():
+    """s workers killed: the rounds go on; later more than s: the round waits for Dask to
+    bring them back (bounded by --wait), then training goes on."""
     before = _children()
     code = gctool.design("cyclic", n=6, s=2, seed=1)
-    killed: list[int] = []
+    first: list[int] = []
+    second: list[int] = []
+    once = _kill_at(12, 1, signal.SIGKILL, first)
+    twice = _kill_at(40, 2, signal.SIGKILL, second)
+
+    def progress(done: int, total: int) -> None:
+        once(done, total)
+        twice(done, total)
+
     report = gctool.train([("crc", code)], parse_delay("shifted-exp"), problem="logistic",
                           seed=1, check=True, iterations=200, time_scale=0.02, jobs=3,
-                          overhead_rounds=5, baselines=False, wait=20,
-                          progress=_kill_at(12, 1, signal.SIGKILL, killed))
-    assert len(killed) == 1  # one process of three: its two logical workers, s = 2
+                          overhead_rounds=5, baselines=False, wait=30, progress=progress)
+    assert len(first) == 1 and len(second) == 2
     row = report.rows[0]
     assert report.ok and row.reached and row.check is not None
     assert row.check.max_relative_to_partials < 1e-9 and row.exact_fraction == 1.0
     lost = [e for e in row.events if e.event == "lost"]
-    assert len(lost) == 1 and len(lost[0].workers) == 2
+    assert lost[0].round < 40 - 5 and len(lost[0].workers) == 2  # one process: s workers
+    by_round: dict[int, int] = {}
+    for e in lost:
+        by_round[e.round] = by_round.get(e.round, 0) + len(e.workers)
+    assert max(by_round.values()) > 2  # more than s at once, and still trained
+    assert {tuple(e.workers) for e in row.events if e.event == "joined"} >= \
+        {tuple(e.workers) for e in lost}
     assert _settled(before) == {}
 
 
