@@ -72,7 +72,8 @@ def test_a_two_worker_cluster_trains_with_exact_gradients_and_records_its_trace(
     r = CliRunner().invoke(cli, ["train", str(code), "--problem", "logistic", "--check",
                                  "--seed", "3", "--jobs", "2", "--iterations", "8",
                                  "--time-scale", "0.02", "--overhead-rounds", "5",
-                                 "--record", str(trace), "--json"])
+                                 "--record", str(trace), "--plot", str(tmp_path / "run.svg"),
+                                 "--json"])
     took = time.monotonic() - start
     assert r.exit_code in (0, 1), r.output
     doc = json.loads(r.stdout)
@@ -105,6 +106,17 @@ def test_a_two_worker_cluster_trains_with_exact_gradients_and_records_its_trace(
     for row, name in zip(doc["rows"][1:], ("uncoded-n4", "ignore-n4-s1"), strict=True):
         assert row["trace"] == str(tmp_path / f"run-{name}.csv")
         assert read_trace_csv(Path(row["trace"])).shape == (row["rounds"], 4)
+    import xml.etree.ElementTree as ET
+
+    svg = ET.parse(tmp_path / "run.svg").getroot()
+    groups = [g for g in svg.iter("{http://www.w3.org/2000/svg}g")]
+    assert sum(g.get("class") == "scheme" for g in groups) == 3  # one summary row each
+    from gctool.sim.plot import MARK
+
+    marks = [e for e in svg.iter("{http://www.w3.org/2000/svg}line") if e.get("stroke") == MARK]
+    assert len(marks) == 3  # the predicted median of each scheme
+    ticks = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}title") if t.text]
+    assert any("uncoded: mean" in t for t in ticks)
     assert _settled(before) == {}
 
 
