@@ -4,7 +4,7 @@ Per scheme, time per round of:
 
 * **fast**: :meth:`gctool.sim.contenders.Contender.run` (group counting, batched QR, the O(n)
   bursty-model threshold, null-space certificates; :mod:`gctool.sim.stopping`);
-* **naive**: :func:`gctool.sim.contenders.run_naive`, gctool's previous path (binary search of
+* **naive**: ``run_naive`` of ``tests/sim_reference.py``, gctool's previous path (binary search of
   the stopping prefix with one SVD decode per probe; the bursty model checked arrival by
   arrival);
 * **numpy**: a plain-numpy loop for single-round codes: per round, ``numpy.linalg.lstsq`` on
@@ -28,21 +28,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gctool.codes import design
-from gctool.sim.contenders import Contender, run_naive
+from gctool.sim.contenders import Setting
+from gctool.sim.contenders.code import CodeFile
+from gctool.sim.contenders.schedule import Schedule
 from gctool.sim.delays import parse_delay
-from gctool.sim.run import contenders_for
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from sim_reference import contenders_for, run_naive  # noqa: E402 (the tests' reference paths)
 
 
-def numpy_path(c: Contender, times: np.ndarray) -> np.ndarray:
+def numpy_path(c: CodeFile, times: np.ndarray) -> np.ndarray:
     """Durations by linear search over prefixes with lstsq (single-round codes)."""
-    assert c.code is not None
-    B = np.asarray(c.code.B, dtype=np.float64)
+    B = np.asarray(c.matrix.B, dtype=np.float64)
     ones = np.ones(B.shape[1])
     cap = c.n - c.s
     out = np.empty(len(times))
@@ -52,7 +57,7 @@ def numpy_path(c: Contender, times: np.ndarray) -> np.ndarray:
         for p in range(1, cap + 1):
             F = order[:p]
             a = np.linalg.lstsq(B[F].T, ones, rcond=None)[0]
-            if np.sum((B[F].T @ a - ones) ** 2) <= 1e-9 * c.code.k:
+            if np.sum((B[F].T @ a - ones) ** 2) <= 1e-9 * c.matrix.k:
                 stop = p
                 break
         out[t] = row[order[stop - 1]]
@@ -66,26 +71,26 @@ def case(label: str, kinds: list[str], n: int, s: int, rounds: int, delay: str,
     contenders = contenders_for(codes, True, None, 1)
     setup = time.perf_counter() - t0
     model = parse_delay(delay)
-    base = model.base(rounds, n, np.random.default_rng(1))
+    draws = model.draws(rounds, n, np.random.default_rng(1))
     rows = []
     total = setup
     for c in contenders:
-        times = model.times(base, c.loads)
+        times = model.times(draws, c.loads)
         t0 = time.perf_counter()
-        fast = c.run(times)
+        fast = c.run(times, Setting())
         dt = time.perf_counter() - t0
         total += dt
         row: dict[str, Any] = {"scheme": c.name, "fast_ms": 1e3 * dt / rounds}
-        if slow_rounds and c.kind in ("code", "sgc"):
+        if slow_rounds and isinstance(c, CodeFile | Schedule):
             part = times[:slow_rounds]
             t0 = time.perf_counter()
             slow = run_naive(c, part)
             row["naive_ms"] = 1e3 * (time.perf_counter() - t0) / slow_rounds
-            if c.kind == "sgc":
+            if isinstance(c, Schedule):
                 row["same"] = slow.jobs == fast.jobs[: len(slow.jobs)]
             else:
                 row["same"] = bool(np.array_equal(slow.durations, fast.durations[:slow_rounds]))
-            if c.kind == "code" and not c.code.field.is_finite:  # type: ignore[union-attr]
+            if isinstance(c, CodeFile) and not c.matrix.field.is_finite:
                 t0 = time.perf_counter()
                 plain = numpy_path(c, part)
                 row["numpy_ms"] = 1e3 * (time.perf_counter() - t0) / slow_rounds

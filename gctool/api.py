@@ -96,7 +96,7 @@ class BoundRequest:
     d: int | None = None
     epsilon: float | None = None
     #: communication and compute model of CodedReduce's time per round
-    #: (:class:`gctool.sim.comm.Link`, :class:`gctool.sim.delays.DelayModel`)
+    #: (:class:`gctool.sim.network.Link`, :class:`gctool.sim.delays.DelayModel`)
     link: Any = None
     delay: Any = None
 

@@ -65,7 +65,7 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
 
         link = delay = None
         if link_spec is not None:
-            from gctool.sim.comm import parse_link
+            from gctool.sim.network import parse_link
 
             link = parse_link(link_spec)
         if delay_spec is not None:

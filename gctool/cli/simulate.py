@@ -58,8 +58,12 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--iterations", type=click.IntRange(2, 1_000_000), default=1000,
               show_default=True, help="Rounds to simulate (jobs of the sequential schemes).")
 @seed_option
-@click.option("--trace-load", type=click.Choice(["interp", "nearest", "ceil"]), default="interp",
-              show_default=True, help="How a worker's load maps onto the trace's load levels.")
+@click.option("--load-model", "--trace-load", "load_model", default="interp", show_default=True,
+              metavar="interp|nearest|ceil|linear[:base_comp=X,base_load=L]",
+              help="How a worker's load changes its trace time: between the files' load levels "
+                   "(interp, nearest, ceil), or the authors' linear model base + (load - "
+                   "base_load) x base_comp on one file (base_comp fitted from the files when "
+                   "not given).")
 @click.option("--sgc", callback=_triple, metavar="B,W,LAMBDA|search", default=None,
               help="Model of the SR-SGC/M-SGC baselines (default 1,2,s of each file); "
                    "'search': the best (B, W, LAMBDA), W <= 4 and every LAMBDA, whose load is "
@@ -76,8 +80,9 @@ job missed its deadline (a bug in the schedule).""")
               help="Per-worker straggling probabilities of --delay bernoulli (default: the "
                    "p of the first heterogeneous code file).")
 @click.option("--link", "link_spec", default=None, metavar="latency=A,bandwidth=BW",
-              help="Communication model for CodedReduce files (seconds per message, vectors "
-                   "per second); also races a parameter server and ring all-reduce.")
+              help="Network of the run: every scheme pays latency (seconds per message) and "
+                   "1/bandwidth (seconds per gradient vector) for what it sends; CodedReduce "
+                   "files also race ring all-reduce.")
 @click.option("--erasurehead", type=click.IntRange(1, None), default=None, metavar="K",
               help="Also race ErasureHead on every FRC-shaped file: stop at the K-th arrival "
                    "(or earlier if exact) and sum the groups that arrived.")
@@ -103,7 +108,7 @@ job missed its deadline (a bug in the schedule).""")
 @max_work_option
 @quiet_option
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
-             trace_load: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
+             load_model: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
              link_spec: str | None, worker_p: str | None, erasurehead: int | None,
              no_baselines: bool,
              train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
@@ -133,16 +138,18 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         if lazy is not None:
             raise click.UsageError("--sparsify and --lazy exclude each other")
         sparsifier = parse_sparsify(sparsify_spec)
-    delay = parse_delay(delay_spec, trace_load)
+    delay = parse_delay(delay_spec, load_model)
     link = None
     if link_spec is not None:
-        from gctool.sim.comm import parse_link
+        from gctool.sim.network import parse_link
 
         link = parse_link(link_spec)
     if worker_p is not None:
-        from gctool.sim.delays import parse_worker_p
+        from gctool.sim.delays import Bernoulli, parse_worker_p
 
-        delay.worker_p = parse_worker_p(worker_p)
+        if not isinstance(delay, Bernoulli):
+            raise click.UsageError("--worker-p needs --delay bernoulli")
+        delay = delay.with_worker_p(parse_worker_p(worker_p))
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     report = run_simulation(codes, delay, iterations=iterations, seed=seed,
                             baselines=not no_baselines, sgc=sgc,

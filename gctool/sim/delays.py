@@ -1,10 +1,11 @@
 """Delay models of ``gctool simulate``: how long worker i takes in iteration t.
 
-A model draws *base* randomness once per run (iterations x workers) and turns it into times for
-any vector of per-worker loads ``ℓ_i`` (fraction of one job's data the worker computes).  Every
-scheme of a run sees the same base draws (common random numbers), so differences between
-schemes are not sampling noise, and worker i of a scheme with n workers is worker i of every
-other scheme with at least i + 1 workers.
+A model draws the run's randomness once (:meth:`DelayModel.draws`, iterations x workers) and
+turns it into times for any vector of per-worker loads ``ℓ_i`` (fraction of one job's data the
+worker computes, :meth:`DelayModel.times`).  Every scheme of a run sees the same draws (common
+random numbers), so differences between schemes are not sampling noise, and worker i of a
+scheme with n workers is worker i of every other scheme with at least i + 1 workers.  A model
+is an immutable value: a run never changes it (:meth:`DelayModel.for_codes` returns a copy).
 
 Synthetic models (gctool's parametrisation, times in units of "one worker computing the whole
 data set"):
@@ -16,85 +17,268 @@ data set"):
   iterations (good -> bad with probability p, bad -> good with q, started from its stationary
   law p/(p+q) bad); T is the shifted exponential, times ``slow`` in the bad state.  Bursty
   stragglers: the setting of sequential gradient coding.
-
 * ``bernoulli:slow=10,shift=1,rate=1``: heterogeneous stragglers: worker i straggles in a round
   independently with its own probability p_i (its shifted-exponential time times ``slow``).
   The p_i come from ``--worker-p`` or, without it, from the first heterogeneous code file of the
   run (``params.p``); workers without a p_i never straggle.  The straggler flags are part of
   the shared draws, so every scheme sees the same stragglers.
 
-Trace model ``trace:PATH`` reads measured times (:mod:`gctool.sim.traces`).
+Trace model ``trace:PATH`` replays measured times (:mod:`gctool.sim.traces`), with a load model
+(:mod:`gctool.sim.loads`) that says how a worker's load changes its time.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.sim.draws import Draws, SyntheticDraws
 
-SYNTHETIC = {
-    "shifted-exp": {"shift": 1.0, "rate": 1.0},
-    "pareto": {"scale": 1.0, "shape": 2.5},
-    "markov": {"p": 0.05, "q": 0.5, "slow": 10.0, "shift": 1.0, "rate": 1.0},
-    "bernoulli": {"slow": 10.0, "shift": 1.0, "rate": 1.0},
-}
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
+    from gctool.sim.loads import LoadModel
+    from gctool.sim.traces import Trace
 
 
-@dataclass
-class DelayModel:
+@dataclass(frozen=True)
+class DelayModel(ABC):
     """A parsed ``--delay`` spec."""
 
-    name: str
+    #: the model's name in ``--delay NAME:...`` (parsing only)
+    name: ClassVar[str] = ""
+    #: parameters that must be > 0 (the others >= 0)
+    positive: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    @abstractmethod
+    def label(self) -> str: ...
+
+    #: unit of the times: seconds for traces, one full job for the synthetic models
+    time_unit: ClassVar[str] = "job units"
+
+    @abstractmethod
+    def draws(self, iterations: int, width: int, rng: np.random.Generator) -> Draws:
+        """Randomness shared by every scheme of a run."""
+
+    @abstractmethod
+    def times(self, draws: Draws, loads: np.ndarray) -> np.ndarray:
+        """(iterations, n) completion times for per-worker loads (n = len(loads))."""
+
+    def order_statistic(self, n: int, k: int, load: float) -> float | None:
+        """Closed-form mean of the k-th fastest of n workers with this load, when known."""
+        return None
+
+    def for_codes(self, codes: list[tuple[str, GradientCode]]) -> DelayModel:
+        """The model as it applies to a run of these files (a copy where it needs them)."""
+        return self
+
+    def straggler_probabilities(self) -> tuple[float, ...] | None:
+        """The per-worker probabilities behind the draws' straggler flags, if any."""
+        return None
+
+    def sweep(self, key: str, value: float) -> DelayModel | None:
+        """A copy with parameter ``key`` set to ``value``; None when it has no such one."""
+        return None
+
+
+@dataclass(frozen=True)
+class Synthetic(DelayModel):
+    """A model with numeric parameters (``name:key=value,...``)."""
+
     params: dict[str, float] = field(default_factory=dict)
-    trace: Any = None  # gctool.sim.traces.Trace for name == "trace"
-    worker_p: np.ndarray | None = None  # bernoulli: per-worker straggling probabilities
+    defaults: ClassVar[dict[str, float]] = {}
 
     @property
     def label(self) -> str:
-        if self.trace is not None:
-            return f"trace {self.trace.label}"
-        args = ",".join(f"{k}={v:g}" for k, v in self.params.items())
-        return f"{self.name}:{args}"
+        return f"{self.name}:" + ",".join(f"{k}={v:g}" for k, v in self.params.items())
 
-    def base(self, iterations: int, width: int, rng: np.random.Generator) -> dict[str, Any]:
-        """Randomness shared by every scheme of a run."""
-        if self.trace is not None:
-            return self.trace.base(iterations, width, rng)
-        draws: dict[str, Any] = {"E": rng.exponential(size=(iterations, width)),
-                                 "U": 1.0 - rng.random(size=(iterations, width))}
-        if self.name == "markov":
-            draws["bad"] = _markov_states(iterations, width, self.params["p"], self.params["q"],
-                                          rng)
-        if self.name == "bernoulli":
-            p = np.zeros(width)
-            given = np.asarray(self.worker_p if self.worker_p is not None else [], np.float64)
-            p[: min(width, len(given))] = given[:width]
-            draws["bad"] = rng.random(size=(iterations, width)) < p[None, :]
-        return draws
+    @classmethod
+    def parse(cls, rest: str) -> Synthetic:
+        params = dict(cls.defaults)
+        for item in filter(None, (x.strip() for x in rest.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or key.strip() not in params:
+                raise InvalidInput(f"delay model {cls.name}: expected key=value with keys "
+                                   f"{', '.join(params)}, got {item!r}")
+            try:
+                params[key.strip()] = float(value)
+            except ValueError:
+                raise InvalidInput(f"delay model {cls.name}: {key} must be a number") from None
+        return cls(params).checked()
 
-    def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
-        """(iterations, n) completion times for per-worker loads (n = len(loads)).
+    def checked(self) -> Synthetic:
+        for key, value in self.params.items():
+            if not np.isfinite(value) or value < 0 or (key in self.positive and value == 0):
+                raise InvalidInput(f"delay model {self.name}: {key} must be "
+                                   f"{'> 0' if key in self.positive else '>= 0'} and finite")
+        return self
 
-        Refuses (:class:`InvalidInput`) parameters whose draws are not finite or exceed
+    def sweep(self, key: str, value: float) -> DelayModel | None:
+        if key not in self.params:
+            return None
+        return dataclasses.replace(self, params={**self.params, key: float(value)}).checked()
+
+    def draws(self, iterations: int, width: int, rng: np.random.Generator) -> SyntheticDraws:
+        E = rng.exponential(size=(iterations, width))
+        U = 1.0 - rng.random(size=(iterations, width))
+        return SyntheticDraws(iterations, width, flags=self._flags(iterations, width, rng),
+                              E=E, U=U)
+
+    def _flags(self, iterations: int, width: int, rng: np.random.Generator
+               ) -> np.ndarray | None:
+        return None
+
+    def times(self, draws: Draws, loads: np.ndarray) -> np.ndarray:
+        """Refuses (:class:`InvalidInput`) parameters whose draws are not finite or exceed
         :data:`gctool.limits.MAX_WORKER_TIME` (a Pareto shape near 0, a huge shift), so that
-        every sum and statistic of the run stays finite; traces are checked when read."""
-        n = len(loads)
+        every sum and statistic of the run stays finite."""
+        assert isinstance(draws, SyntheticDraws)
         ell = np.asarray(loads, dtype=np.float64)[None, :]
-        if self.trace is not None:
-            return np.asarray(self.trace.times(base, np.asarray(loads, dtype=np.float64)))
-        p = self.params
         with np.errstate(over="ignore"):
-            if self.name == "pareto":
-                t = ell * p["scale"] * base["U"][:, :n] ** (-1.0 / p["shape"])
-            else:
-                t = ell * (p["shift"] + base["E"][:, :n] / p["rate"])
-                if self.name in ("markov", "bernoulli"):
-                    t = np.where(base["bad"][:, :n], t * p["slow"], t)
-        _check_times(self.label, np.asarray(t))
-        return np.asarray(t)
+            t = np.asarray(self._times(draws, ell, len(loads)))
+        _check_times(self.label, t)
+        return t
+
+    @abstractmethod
+    def _times(self, draws: SyntheticDraws, ell: np.ndarray, n: int) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ShiftedExp(Synthetic):
+    name: ClassVar[str] = "shifted-exp"
+    defaults: ClassVar[dict[str, float]] = {"shift": 1.0, "rate": 1.0}
+    positive: ClassVar[tuple[str, ...]] = ("rate",)
+
+    def _times(self, draws: SyntheticDraws, ell: np.ndarray, n: int) -> np.ndarray:
+        p = self.params
+        return np.asarray(ell * (p["shift"] + draws.E[:, :n] / p["rate"]))
+
+    def order_statistic(self, n: int, k: int, load: float) -> float | None:
+        H = np.sum(1.0 / np.arange(n - k + 1, n + 1))
+        return float(load * (self.params["shift"] + H / self.params["rate"]))
+
+
+@dataclass(frozen=True)
+class Pareto(Synthetic):
+    name: ClassVar[str] = "pareto"
+    defaults: ClassVar[dict[str, float]] = {"scale": 1.0, "shape": 2.5}
+    positive: ClassVar[tuple[str, ...]] = ("scale", "shape")
+
+    def _times(self, draws: SyntheticDraws, ell: np.ndarray, n: int) -> np.ndarray:
+        p = self.params
+        return np.asarray(ell * p["scale"] * draws.U[:, :n] ** (-1.0 / p["shape"]))
+
+    def order_statistic(self, n: int, k: int, load: float) -> float | None:
+        """``E[X_(k:n)] = x Γ(n+1) Γ(n-k+1-1/α) / (Γ(n-k+1) Γ(n+1-1/α))`` (finite when
+        n-k+1 > 1/α)."""
+        from scipy.special import gammaln
+
+        a = 1.0 / self.params["shape"]
+        if not n - k + 1 > a:
+            return None
+        log = gammaln(n + 1) + gammaln(n - k + 1 - a) - gammaln(n - k + 1) - gammaln(n + 1 - a)
+        return float(load * self.params["scale"] * np.exp(log))
+
+
+@dataclass(frozen=True)
+class Slowdowns(ShiftedExp):
+    """The shifted exponential, times ``slow`` in the rounds a worker straggles (flags)."""
+
+    def _times(self, draws: SyntheticDraws, ell: np.ndarray, n: int) -> np.ndarray:
+        t = super()._times(draws, ell, n)
+        assert draws.flags is not None
+        return np.asarray(np.where(draws.flags[:, :n], t * self.params["slow"], t))
+
+    def order_statistic(self, n: int, k: int, load: float) -> float | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Markov(Slowdowns):
+    name: ClassVar[str] = "markov"
+    defaults: ClassVar[dict[str, float]] = {"p": 0.05, "q": 0.5, "slow": 10.0, "shift": 1.0,
+                                            "rate": 1.0}
+    positive: ClassVar[tuple[str, ...]] = ("rate", "slow")
+
+    def checked(self) -> Synthetic:
+        super().checked()
+        if not (self.params["p"] <= 1 and self.params["q"] <= 1):
+            raise InvalidInput("delay model markov: p and q are probabilities (0..1)")
+        return self
+
+    def _flags(self, iterations: int, width: int, rng: np.random.Generator) -> np.ndarray:
+        p, q = self.params["p"], self.params["q"]
+        bad = np.empty((iterations, width), dtype=bool)
+        state = rng.random(width) < (p / (p + q) if p + q > 0 else 0.0)
+        for t in range(iterations):
+            bad[t] = state
+            u = rng.random(width)
+            state = np.where(state, u >= q, u < p)
+        return bad
+
+
+@dataclass(frozen=True)
+class Bernoulli(Slowdowns):
+    name: ClassVar[str] = "bernoulli"
+    defaults: ClassVar[dict[str, float]] = {"slow": 10.0, "shift": 1.0, "rate": 1.0}
+    positive: ClassVar[tuple[str, ...]] = ("rate", "slow")
+    #: per-worker straggling probabilities (None: taken from the run's files)
+    worker_p: tuple[float, ...] | None = None
+
+    def straggler_probabilities(self) -> tuple[float, ...] | None:
+        return self.worker_p
+
+    def with_worker_p(self, p: np.ndarray | list[float]) -> Bernoulli:
+        return dataclasses.replace(self, worker_p=tuple(float(x) for x in p))
+
+    def for_codes(self, codes: list[tuple[str, GradientCode]]) -> DelayModel:
+        """The model with the per-worker probabilities of the first code whose scheme records
+        them (``probabilities_param``) when ``--worker-p`` gave none."""
+        from gctool.registry import feature
+
+        if self.worker_p is not None:
+            return self
+        hetero = [(code, key) for _, code in codes
+                  if (key := feature(code.scheme, "probabilities_param")) is not None]
+        if not hetero:
+            raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
+                               "--worker-p P1,P2,... or a heterogeneous code file")
+        code, key = hetero[0]
+        return self.with_worker_p(np.asarray(code.params[key], dtype=np.float64))
+
+    def _flags(self, iterations: int, width: int, rng: np.random.Generator) -> np.ndarray:
+        p = np.zeros(width)
+        given = np.asarray(self.worker_p or (), np.float64)
+        p[: min(width, len(given))] = given[:width]
+        return np.asarray(rng.random(size=(iterations, width)) < p[None, :])
+
+
+@dataclass(frozen=True)
+class TraceDelay(DelayModel):
+    """Measured times (:mod:`gctool.sim.traces`) under a load model (:mod:`gctool.sim.loads`)."""
+
+    trace: Trace
+    load_model: LoadModel
+    time_unit: ClassVar[str] = "s"
+
+    @property
+    def label(self) -> str:
+        return f"trace {self.trace.label}, {self.load_model.label}"
+
+    def draws(self, iterations: int, width: int, rng: np.random.Generator) -> Draws:
+        return self.trace.draws(iterations, width, rng)
+
+    def times(self, draws: Draws, loads: np.ndarray) -> np.ndarray:
+        return self.load_model.times(self.trace, draws, np.asarray(loads, dtype=np.float64))
+
+    def sweep(self, key: str, value: float) -> DelayModel | None:
+        model = self.load_model.sweep(key, value)
+        return None if model is None else dataclasses.replace(self, load_model=model)
 
 
 def _check_times(label: str, t: np.ndarray) -> None:
@@ -106,55 +290,30 @@ def _check_times(label: str, t: np.ndarray) -> None:
                            "simulation's sums); choose other parameters")
 
 
-def _markov_states(iterations: int, width: int, p: float, q: float, rng: np.random.Generator
-                   ) -> np.ndarray:
-    bad = np.empty((iterations, width), dtype=bool)
-    state = rng.random(width) < (p / (p + q) if p + q > 0 else 0.0)
-    for t in range(iterations):
-        bad[t] = state
-        u = rng.random(width)
-        state = np.where(state, u >= q, u < p)
-    return bad
+#: the synthetic models by their ``--delay`` name
+SYNTHETIC: dict[str, type[Synthetic]] = {m.name: m for m in (ShiftedExp, Pareto, Markov,
+                                                             Bernoulli)}
 
 
-def parse_delay(spec: str, mapping: str = "interp") -> DelayModel:
-    """``name[:key=value,...]``, ``trace:PATH`` or a bare trace path (``mapping``: how loads
-    map onto the trace's load levels, see :mod:`gctool.sim.traces`)."""
+def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
+    """``name[:key=value,...]``, ``trace:PATH`` or a bare trace path (``load_model``: how loads
+    change a trace's times, :func:`gctool.sim.loads.parse_load_model`)."""
     import os
 
+    from gctool.sim.loads import parse_load_model
     from gctool.sim.traces import load_trace
 
     text = spec.strip()
     name, _, rest = text.partition(":")
-    if name == "trace" or (name not in SYNTHETIC and (text.endswith(".csv") or "/" in text
-                                                     or os.path.exists(text))):  # no OSError
-        return DelayModel("trace", {}, load_trace(rest if name == "trace" else text, mapping))
-    if name not in SYNTHETIC:
+    model = SYNTHETIC.get(name)
+    if model is None and (name == "trace" or text.endswith(".csv") or "/" in text
+                          or os.path.exists(text)):  # no OSError
+        trace = load_trace(rest if name == "trace" else text)
+        return TraceDelay(trace, parse_load_model(load_model).fitted(trace))
+    if model is None:
         raise InvalidInput(f"unknown delay model {name!r}; use one of "
                            f"{', '.join(SYNTHETIC)} or trace:PATH")
-    params = dict(SYNTHETIC[name])
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or key.strip() not in params:
-            raise InvalidInput(f"delay model {name}: expected key=value with keys "
-                               f"{', '.join(params)}, got {item!r}")
-        try:
-            params[key.strip()] = float(value)
-        except ValueError:
-            raise InvalidInput(f"delay model {name}: {key} must be a number") from None
-    _check(name, params)
-    return DelayModel(name, params)
-
-
-def _check(name: str, p: dict[str, float]) -> None:
-    positive = {"shifted-exp": ("rate",), "pareto": ("scale", "shape"),
-                "markov": ("rate", "slow"), "bernoulli": ("rate", "slow")}[name]
-    for key, value in p.items():
-        if not np.isfinite(value) or value < 0 or (key in positive and value == 0):
-            raise InvalidInput(f"delay model {name}: {key} must be "
-                               f"{'> 0' if key in positive else '>= 0'} and finite")
-    if name == "markov" and not (p["p"] <= 1 and p["q"] <= 1):
-        raise InvalidInput("delay model markov: p and q are probabilities (0..1)")
+    return model.parse(rest)
 
 
 def parse_worker_p(spec: str) -> np.ndarray:
@@ -171,3 +330,7 @@ def parse_worker_p(spec: str) -> np.ndarray:
         raise InvalidInput("--worker-p: expected numbers in [0, 1] separated by commas, or a "
                            "file of them") from None
     return np.asarray(check_probabilities(values), dtype=np.float64)
+
+
+__all__ = ["Bernoulli", "DelayModel", "Draws", "Markov", "Pareto", "ShiftedExp", "Synthetic",
+           "TraceDelay", "parse_delay", "parse_worker_p"]

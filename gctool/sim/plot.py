@@ -16,10 +16,12 @@ Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gctool.sim.run import SimulationReport
 from gctool.viz.svgkit import AXIS, TEXT, Canvas, el, line_chart, nice_ticks, text
+
+if TYPE_CHECKING:
+    from gctool.sim.run import SimulationReport
 
 BAR = "#4263eb"
 MARK = "#e8590c"

@@ -183,7 +183,7 @@ def _rounds(times: Any, burst: int, window: int, lam: int, mu: float) -> tuple[A
                 if is_late or union[i]:
                     count += 1
             if ok and count <= lam:
-                durations[r] = wait
+                durations[r] = min(wait, slowest)
                 for i in range(n):
                     late[r, i] = times[r, i] > wait
             else:
@@ -226,12 +226,17 @@ def round_times(times: np.ndarray, burst: int, window: int, lam: int, mu: float 
     return np.asarray(d), np.asarray(late)
 
 
-def best(n: int, s: int, scheme: str, times_at: Callable[[float], np.ndarray],
+def best(n: int, s: int, scheme: str, times_at: Callable[[float, float], np.ndarray],
          rounds: int, mu: float | None) -> tuple[tuple[int, int, int], float, int] | None:
     """(B, W, λ), its time per job and the number of candidates tried: the candidate of
     ``scheme`` with the smallest time per job (the first of equals, in the order of
-    :func:`candidates`); ``times_at(load)`` gives the delays of a worker with that load."""
+    :func:`candidates`); ``times_at(load, size)`` gives the arrival times at the master of
+    workers with that load sending ``size`` gradient vectors a round (M-SGC: one per mini-task
+    slot, delay + 1)."""
+    from gctool.registry import get_scheme
+
     fig_of = _figures(scheme)
+    multiplexed = get_scheme(scheme).simulation.multiplexed
     found: tuple[tuple[int, int, int], float] | None = None
     cands = candidates(n, s, scheme)
     for burst, window, lam in cands:
@@ -239,7 +244,8 @@ def best(n: int, s: int, scheme: str, times_at: Callable[[float], np.ndarray],
         assert fig.load is not None and fig.delay is not None
         if fig.delay >= rounds:
             continue
-        durations, _ = round_times(times_at(float(fig.load)), burst, window, lam, mu)
+        size = float(fig.delay + 1) if multiplexed else 1.0
+        durations, _ = round_times(times_at(float(fig.load), size), burst, window, lam, mu)
         per_job = float(durations.sum() / (rounds - fig.delay))
         if found is None or per_job < found[1]:
             found = ((burst, window, lam), per_job)

@@ -26,44 +26,88 @@ Specs: ``wangni`` or ``wangni:eps=E`` (default E = 1: at most double the second 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
 
 from gctool.errors import InvalidInput
 
-METHODS = {"wangni": {"eps": 1.0}, "random-k": {"k": 0.0}}
 
-
-@dataclass(frozen=True)
-class Sparsifier:
-    method: str
-    eps: float = 1.0
-    k: int = 0  # random-k; 0 = ceil(d/4)
+class Sparsifier(ABC):
+    """Unbiased sparsification of uploaded messages."""
 
     @property
-    def label(self) -> str:
-        if self.method == "wangni":
-            return f"wangni:eps={self.eps:g}"
-        return "random-k" + (f":k={self.k}" if self.k else "")
+    @abstractmethod
+    def label(self) -> str: ...
+
+    @abstractmethod
+    def probabilities(self, msgs: np.ndarray) -> np.ndarray:
+        """The probability with which each coordinate of each row is sent."""
 
     def apply(self, msgs: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """Sparsify every row of ``msgs``; returns (unbiased sparse rows, coordinates sent)."""
         msgs = np.asarray(msgs)
-        d = msgs.shape[1]
-        if self.method == "wangni":
-            P = np.vstack([wangni_probabilities(row, self.eps) for row in msgs])
-        else:
-            kk = min(d, self.k or math.ceil(d / 4))
-            P = np.full(msgs.shape, kk / d)
-            keep = np.zeros(msgs.shape, dtype=bool)
-            idx = np.argsort(rng.random(msgs.shape), axis=1)[:, :kk]
-            np.put_along_axis(keep, idx, True, axis=1)
-            return np.where(keep, msgs / P, 0.0), int(keep.sum())
+        P = self.probabilities(msgs)
         keep = rng.random(msgs.shape) < P
         out = np.zeros_like(msgs)
         out[keep] = msgs[keep] / P[keep]
         return out, int(keep.sum())
+
+
+@dataclass(frozen=True)
+class Wangni(Sparsifier):
+    eps: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return f"wangni:eps={self.eps:g}"
+
+    def probabilities(self, msgs: np.ndarray) -> np.ndarray:
+        return np.vstack([wangni_probabilities(row, self.eps) for row in msgs])
+
+    @classmethod
+    def parse(cls, values: dict[str, float]) -> Wangni:
+        eps = values.get("eps", 1.0)
+        if not (eps > 0 and math.isfinite(eps)):
+            raise InvalidInput("sparsifier wangni: eps must be a finite number > 0")
+        return cls(eps)
+
+
+@dataclass(frozen=True)
+class RandomK(Sparsifier):
+    k: int = 0  # 0 = ceil(d/4)
+
+    @property
+    def label(self) -> str:
+        return "random-k" + (f":k={self.k}" if self.k else "")
+
+    def kept(self, d: int) -> int:
+        return min(d, self.k or math.ceil(d / 4))
+
+    def probabilities(self, msgs: np.ndarray) -> np.ndarray:
+        d = msgs.shape[1]
+        return np.full(msgs.shape, self.kept(d) / d)
+
+    def apply(self, msgs: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        msgs = np.asarray(msgs)
+        kk = self.kept(msgs.shape[1])
+        keep = np.zeros(msgs.shape, dtype=bool)
+        idx = np.argsort(rng.random(msgs.shape), axis=1)[:, :kk]
+        np.put_along_axis(keep, idx, True, axis=1)
+        return np.where(keep, msgs / self.probabilities(msgs), 0.0), int(keep.sum())
+
+    @classmethod
+    def parse(cls, values: dict[str, float]) -> RandomK:
+        k = values.get("k", 0.0)
+        if k and (k != int(k) or k < 1):
+            raise InvalidInput("sparsifier random-k: k must be a positive integer")
+        return cls(int(k))
+
+
+#: the sparsifiers by name, with their parameters' defaults
+METHODS: dict[str, tuple[type[Wangni] | type[RandomK], dict[str, float]]] = {
+    "wangni": (Wangni, {"eps": 1.0}), "random-k": (RandomK, {"k": 0.0})}
 
 
 def parse_sparsify(spec: str) -> Sparsifier:
@@ -71,25 +115,18 @@ def parse_sparsify(spec: str) -> Sparsifier:
     name, _, rest = spec.strip().partition(":")
     if name not in METHODS:
         raise InvalidInput(f"unknown sparsifier {name!r}; use wangni[:eps=E] or random-k[:k=K]")
+    made, keys = METHODS[name]
     values: dict[str, float] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or key not in METHODS[name]:
-            raise InvalidInput(f"sparsifier {name}: expected "
-                               f"{'eps=E' if name == 'wangni' else 'k=K'}, got {item!r}")
+        if not eq or key not in keys:
+            raise InvalidInput(f"sparsifier {name}: expected {','.join(f'{k}=...' for k in keys)}"
+                               f", got {item!r}")
         try:
             values[key] = float(value)
         except ValueError:
             raise InvalidInput(f"sparsifier {name}: {key} must be a number") from None
-    if name == "wangni":
-        eps = values.get("eps", 1.0)
-        if not (eps > 0 and math.isfinite(eps)):
-            raise InvalidInput("sparsifier wangni: eps must be a finite number > 0")
-        return Sparsifier("wangni", eps=eps)
-    k = values.get("k", 0.0)
-    if k and (k != int(k) or k < 1):
-        raise InvalidInput("sparsifier random-k: k must be a positive integer")
-    return Sparsifier("random-k", k=int(k))
+    return made.parse(values)
 
 
 def wangni_probabilities(g: np.ndarray, eps: float) -> np.ndarray:

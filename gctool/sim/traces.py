@@ -22,11 +22,12 @@ How a scheme is mapped onto a trace (gctool's choice, documented in docs/sequent
   to the trace's workers and then plays trace rounds 0..R-1 in order, so a worker keeps its
   measured behaviour across consecutive rounds inside a block.  All schemes of a run share the
   blocks' maps (common random numbers).
-* **Loads.** A worker with normalised load ℓ takes, in trace cell (round, worker), the time of
-  the file whose load level is ℓ, linearly interpolated between the two neighbouring levels
-  (``interp``, default), or the nearest level (``nearest``), or the smallest level >= ℓ
-  (``ceil``).  Loads outside the levels are clamped (and reported).  A single file without a
-  load level in its name gives every worker its times whatever the load.
+* **Loads.** How a worker's load changes its time is the run's load model
+  (:mod:`gctool.sim.loads`): interpolation between the files' load levels (default), the
+  nearest or next level, or the authors' linear model ``base + (load - base_load) base_comp``.
+* **Independent rounds.** Every iteration replays one of the R measured rounds, so a run's
+  times rest on R independent rounds however many iterations it plays; the intervals of the
+  report are a bootstrap over them (:mod:`gctool.sim.stats`).
 """
 
 from __future__ import annotations
@@ -35,13 +36,13 @@ import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.sim.draws import Draws
 
-MAPPINGS = ("interp", "nearest", "ceil")
 _LOAD = re.compile(r"load(\d+(?:\.\d+)?)")
 HEADER = ("round", "worker", "started_s", "finished_s")
 #: longest header line of a trace CSV file (its four columns and any others gctool ignores)
@@ -195,12 +196,20 @@ def _grid(table: np.ndarray, label: str) -> np.ndarray:
 
 
 @dataclass
+class TraceDraws(Draws):
+    """The draws of a trace replay: the measured round and the trace worker behind each
+    (iteration, worker), and the cells of every level already read (per width)."""
+
+    round: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cols: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    cells: dict[int, list[np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Trace:
-    levels: list[float | None]  # load level of each file (None: unknown, single file)
-    durations: list[np.ndarray]  # (rounds, workers) per level
+    levels: tuple[float | None, ...]  # load level of each file (None: not in its name)
+    durations: tuple[np.ndarray, ...]  # (rounds, workers) per level, levels ascending
     label: str
-    mapping: str = "interp"
-    clamped: list[str] = field(default_factory=list)
 
     @property
     def rounds(self) -> int:
@@ -210,53 +219,23 @@ class Trace:
     def workers(self) -> int:
         return int(self.durations[0].shape[1])
 
-    def base(self, iterations: int, width: int, rng: np.random.Generator) -> dict[str, Any]:
+    def draws(self, iterations: int, width: int, rng: np.random.Generator) -> TraceDraws:
         if width > self.workers:
             raise InvalidInput(f"the trace has {self.workers} workers, a scheme needs {width}")
         blocks = -(-iterations // self.rounds)
         maps = np.stack([rng.permutation(self.workers)[:width] for _ in range(blocks)])
         t = np.arange(iterations)
-        return {"round": t % self.rounds, "cols": maps[t // self.rounds]}
+        rnd = t % self.rounds
+        return TraceDraws(iterations, width, clusters=rnd, round=rnd,
+                          cols=maps[t // self.rounds])
 
-    def times(self, base: dict[str, Any], loads: np.ndarray) -> np.ndarray:
-        n = len(loads)
-        cache = base.setdefault("_cells", {})  # the draws of every level, per width
-        if n not in cache:
-            cache.clear()
-            cache[n] = [D[base["round"][:, None], base["cols"][:, :n]] for D in self.durations]
-        cells = cache[n]
-        if self.levels == [None]:
-            return np.array(cells[0])
-        out = np.empty_like(cells[0])
-        values, where = np.unique(np.asarray(loads, dtype=np.float64), return_inverse=True)
-        for v, ell in enumerate(values):  # workers with one load share their weights
-            lo, hi, w = self._weights(float(ell))
-            cols = np.flatnonzero(where == v)
-            if len(cols) == n:
-                np.multiply(cells[lo], 1 - w, out=out)
-                if w:
-                    out += w * cells[hi]
-            else:
-                out[:, cols] = (1 - w) * cells[lo][:, cols] + w * cells[hi][:, cols]
-        return out
-
-    def _weights(self, ell: float) -> tuple[int, int, float]:
-        lv = np.array(self.levels, dtype=np.float64)
-        if ell < lv[0] - 1e-12 or ell > lv[-1] + 1e-12:
-            note = f"load {ell:.4g} clamped to the trace's levels [{lv[0]:g}, {lv[-1]:g}]"
-            if note not in self.clamped:
-                self.clamped.append(note)
-        ell = float(np.clip(ell, lv[0], lv[-1]))
-        hi = int(np.searchsorted(lv, ell - 1e-12))
-        if hi == 0 or lv[hi] - ell < 1e-12:
-            return hi, hi, 0.0
-        lo = hi - 1
-        if self.mapping == "ceil":
-            return hi, hi, 0.0
-        if self.mapping == "nearest":
-            k = lo if ell - lv[lo] <= lv[hi] - ell else hi
-            return k, k, 0.0
-        return lo, hi, (ell - lv[lo]) / (lv[hi] - lv[lo])
+    def cells(self, draws: Draws, n: int) -> list[np.ndarray]:
+        """The (iterations, n) times of every level for the first n workers of the draws."""
+        assert isinstance(draws, TraceDraws)
+        if n not in draws.cells:
+            draws.cells.clear()
+            draws.cells[n] = [D[draws.round[:, None], draws.cols[:, :n]] for D in self.durations]
+        return draws.cells[n]
 
 
 def _files(spec: str) -> list[Path]:
@@ -279,9 +258,7 @@ def _files(spec: str) -> list[Path]:
     return found
 
 
-def load_trace(spec: str, mapping: str = "interp") -> Trace:
-    if mapping not in MAPPINGS:
-        raise InvalidInput(f"trace load mapping must be one of {', '.join(MAPPINGS)}")
+def load_trace(spec: str) -> Trace:
     files = _files(spec)
     levels: list[float | None] = []
     for f in files:
@@ -298,10 +275,8 @@ def load_trace(spec: str, mapping: str = "interp") -> Trace:
         if twice:
             raise InvalidInput(f"trace {spec!r}: two files have the load level {twice[0]:g}")
     order = sorted(range(len(files)), key=lambda i: levels[i] or 0.0)
-    if len(files) == 1 and levels[0] is not None:
-        levels = [None]  # one level: nothing to interpolate, every load gets these times
     durations = [read_trace_csv(files[i]) for i in order]
     if len({D.shape for D in durations}) > 1:
         raise InvalidInput(f"trace {spec!r}: the files have different numbers of rounds/workers")
     label = files[0].name if len(files) == 1 else f"{Path(spec).name} ({len(files)} load levels)"
-    return Trace([levels[i] for i in order], durations, label, mapping)
+    return Trace(tuple(levels[i] for i in order), tuple(durations), label)

@@ -135,7 +135,7 @@ class Master:
         log = RunLog(scheme.name, n)
         bounds = None
         if check and not trivial:
-            from gctool.sim.training import bounds_for
+            from gctool.sim.problem import bounds_for
 
             bounds = bounds_for(problem.N, np.ones(scheme.parts))
         w = np.array(w0, dtype=np.float64)

@@ -64,8 +64,8 @@ def _delays(delay: DelayModel, schemes: list[Scheme], iterations: int, seed: int
     loads (common random numbers: worker i's base draw is the same in every scheme), times
     ``time_scale``."""
     width = max(s.n for s in schemes)
-    base = delay.base(iterations, width, np.random.default_rng(seed))
-    return [np.asarray(delay.times(base, s.contender.loads), np.float64) * time_scale
+    draws = delay.draws(iterations, width, np.random.default_rng(seed))
+    return [np.asarray(delay.times(draws, s.contender.loads), np.float64) * time_scale
             for s in schemes]
 
 
@@ -103,10 +103,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
     _check(codes, iterations, time_scale, wait, overhead_rounds, gap)
     delay = parse_delay("shifted-exp") if delay is None else delay
     schemes = schemes_for(codes, baselines)
-    if delay.name == "bernoulli" and delay.worker_p is None:
-        from gctool.sim.run import _worker_probabilities
-
-        delay.worker_p = _worker_probabilities(codes)
+    delay = delay.for_codes(codes)  # bernoulli: the files' probabilities (a copy)
     if seed is None:
         from gctool.seeds import fresh_seed
 

@@ -21,8 +21,6 @@ from gctool.sim.contenders import Contender
 from gctool.trainer.worker import Row
 
 #: scheme kinds of the simulator that run as single-round codes (hetero: as an ordinary code)
-SINGLE_ROUND = ("code", "hetero")
-
 
 class Scheme:
     """One scheme of a run on ``n`` logical workers."""
@@ -70,18 +68,19 @@ class Coded(Scheme):
 
     def __init__(self, code: GradientCode, label: str, index: int) -> None:
         from gctool.decode import Decoder
-        from gctool.sim.contenders import from_code, traits
+        from gctool.sim.contenders.code import CodeFile
+        from gctool.sim.lineup import for_code
         from gctool.sim.stopping import StopRule
 
-        kind = traits(code).kind
-        if kind not in SINGLE_ROUND:
+        contender = for_code(code, label)
+        if not isinstance(contender, CodeFile):  # a code file or a heterogeneous code
             raise InvalidInput(f"{label}: gctool train runs single-round codes; this is a "
-                               f"{code.scheme} code (simulator kind {kind!r})")
+                               f"{code.scheme} code (simulator kind {contender.kind!r})")
         if code.field.is_finite:
             raise InvalidInput(f"{label}: training needs a real or complex code, not "
                                f"{code.field}")
         self.code, self.origin = code, (label, code)
-        self.contender = from_code(code, label)
+        self.contender = contender
         self.layout, self.parts, self.pieces = f"code{index}", code.k, code.m
         self._rule = StopRule(code)
         self._decoder = Decoder(code)
@@ -134,9 +133,9 @@ class _Plain(Scheme):
 
 class Uncoded(_Plain):
     def __init__(self, n: int) -> None:
-        from gctool.sim.contenders.baselines import uncoded
+        from gctool.sim.contenders.uncoded import Uncoded as Plain
 
-        super().__init__(uncoded(n))
+        super().__init__(Plain(n))
 
     def done(self, arrived: list[int]) -> bool:
         return len(arrived) >= self.n
@@ -148,9 +147,9 @@ class Uncoded(_Plain):
 
 class IgnoreStragglers(_Plain):
     def __init__(self, n: int, s: int) -> None:
-        from gctool.sim.contenders.baselines import ignore_stragglers
+        from gctool.sim.contenders.ignore import IgnoreStragglers as Plain
 
-        super().__init__(ignore_stragglers(n, s))
+        super().__init__(Plain(n, s))
 
     def done(self, arrived: list[int]) -> bool:
         return len(arrived) >= self.n - self.s
@@ -185,8 +184,8 @@ def schemes_for(codes: list[tuple[str, GradientCode]], baselines: bool) -> list[
 def partition_data(X: np.ndarray, y: np.ndarray, schemes: list[Scheme]
                    ) -> dict[str, np.ndarray]:
     """Partition boundaries of every layout the schemes use (contiguous, as
-    ``simulate --train``: :func:`gctool.sim.training.bounds_for`)."""
-    from gctool.sim.training import bounds_for
+    ``simulate --train``: :func:`gctool.sim.problem.bounds_for`)."""
+    from gctool.sim.problem import bounds_for
 
     return {sch.layout: bounds_for(len(X), np.ones(sch.parts)) for sch in schemes}
 

@@ -161,7 +161,7 @@ def serve(address: tuple[str, int], authkey: bytes, group: int, model: Any, samp
     served = 0
     try:
         nodelay(conn)
-        from gctool.sim.training import Problem  # noqa: F401 - imported before the first round
+        from gctool.sim.problem import PROBLEMS  # noqa: F401 - imported before the first round
 
         conn.send(("hello", group, os.getpid()))
         state = _Group(conn, model, samples, data)

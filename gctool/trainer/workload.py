@@ -2,7 +2,7 @@
 :class:`TwoLayer`) on data, as a :class:`Problem` of the master.
 
 * ``lsq`` and ``logistic``: the problems of ``gctool simulate --train``
-  (:mod:`gctool.sim.training`: same data for the same seed, same step, loss* from the closed
+  (:mod:`gctool.sim.problem`: same data for the same seed, same step, loss* from the closed
   form or L-BFGS);
 * ``mlp``: a two-layer network in numpy, ``sigma(v . tanh(W x + b) + c)`` with 8 hidden units and
   the logistic loss, on the data of ``logistic``.  Its loss has no known minimum; loss* is the
@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from gctool.errors import InvalidInput
-from gctool.sim import training
+from gctool.sim import problem as sim_problem
 
 #: ``--problem`` choices
 PROBLEMS = ("lsq", "logistic", "mlp")
@@ -43,14 +44,14 @@ class Linear:
     def gradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, samples: int
                  ) -> np.ndarray:
         """Gradient of the partition's part of the mean loss over ``samples`` samples."""
-        from gctool.sim.training import Problem
+        from gctool.sim.problem import PROBLEMS
 
-        return np.asarray(X.T @ Problem(self.kind, X, y, 0.0, 0.0).residual(w) / samples)
+        return np.asarray(X.T @ PROBLEMS[self.kind](X, y, 0.0).residual(w) / samples)
 
     def loss(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-        from gctool.sim.training import Problem
+        from gctool.sim.problem import PROBLEMS
 
-        return Problem(self.kind, X, y, 0.0, 0.0).loss(w)
+        return PROBLEMS[self.kind](X, y, 0.0).loss(w)
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,15 @@ class TwoLayer:
 
 
 @dataclass
-class Problem(training.Problem):
+class Problem(sim_problem.Problem):
     """The master's problem: ``simulate --train``'s (data, step, loss*) with the ``model`` that
-    computes the loss and the gradients (``kind`` ``mlp`` has no residual: only ``loss`` and
-    ``partial_gradients`` are used)."""
+    computes the loss and the gradients (only ``loss`` and ``partial_gradients`` are used)."""
 
     model: Linear | TwoLayer = field(default_factory=lambda: Linear("lsq"))
+    kind: ClassVar[str] = "train"
+
+    def residual(self, w: np.ndarray) -> np.ndarray:
+        raise TypeError("gctool train's problems give their gradients by model.gradient")
 
     def loss(self, w: np.ndarray) -> float:
         return self.model.loss(self.X, self.y, w)
@@ -143,7 +147,7 @@ def make(kind: str, data: str | os.PathLike[str] | None, rng: np.random.Generato
     """The problem and its starting point: synthetic from ``rng`` (the data and start of
     ``simulate --train`` with the same seed) or the data of the file ``data``; ``parts`` is the
     most partitions a scheme cuts it into (each needs at least one sample)."""
-    from gctool.sim.training import make_problem, problem_for
+    from gctool.sim.problem import make_problem, problem_for
 
     if kind not in PROBLEMS:
         raise InvalidInput(f"`problem` must be one of {', '.join(PROBLEMS)}")
@@ -162,6 +166,6 @@ def make(kind: str, data: str | os.PathLike[str] | None, rng: np.random.Generato
     if kind == "mlp":
         net = TwoLayer()
         step = 2.0 / float(np.linalg.eigvalsh(base.X.T @ base.X / base.N).max())
-        return Problem(kind, base.X, base.y, step, base.loss_star, net), net.init(rng, d)
-    return (Problem(kind, base.X, base.y, base.eta, base.loss_star, Linear(linear)),
+        return Problem(base.X, base.y, step, base.loss_star, net), net.init(rng, d)
+    return (Problem(base.X, base.y, base.eta, base.loss_star, Linear(linear)),
             np.asarray(rng.standard_normal(d)))

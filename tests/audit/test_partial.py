@@ -159,19 +159,20 @@ def test_cli_verify_partial(tmp_path) -> None:  # type: ignore[no-untyped-def]
                                         ("cyclic", {"n": 5, "s": 1, "seed": 2,
                                                     "order": "natural"})])
 def test_partial_simulation_matches_a_naive_prefix_search(scheme: str, kw: dict) -> None:
-    from gctool.sim.contenders import from_code
-    from gctool.sim.partial import message_times, partial_contender
+    from gctool.sim.contenders import Setting
+    from gctool.sim.contenders.code import CodeFile
+    from gctool.sim.contenders.partial import Partial
 
     from oracles import lstsq_error
 
     code = design(scheme, **kw)
-    c = partial_contender(code, "x")
+    c = Partial.of(code, "x")
     rng = np.random.default_rng(7)
     times = 1.0 + rng.exponential(size=(40, code.n))
-    run = c.run(times)
-    one = from_code(code, "x").run(times)
-    mt = message_times(c, times)
-    M = np.asarray(c.code.B)
+    run = c.run(times, Setting())
+    one = CodeFile(code, "x").run(times, Setting())
+    mt = c.message_times(times, Setting())
+    M = np.asarray(c.messages.B)
     # worker i's e-th partition ends at T_i e / d_i
     d = code.loads
     assert np.allclose(mt[:, -1], times[:, code.n - 1])  # its last message ends with the worker

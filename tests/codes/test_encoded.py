@@ -194,25 +194,26 @@ def test_params_are_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_encoded_round_and_gradient_against_brute_force() -> None:
-    from gctool.sim.encoded import EncodedEstimator, encoded_contender
-    from gctool.sim.training import make_problem
+    from gctool.sim.contenders import Setting
+    from gctool.sim.contenders.encoded import Encoded, EncodedEstimator
+    from gctool.sim.problem import make_problem
 
     code = design("encoded", frame="steiner", system="pairs-4", s=3)
-    c = encoded_contender(code, "enc")
+    c = Encoded(code, "enc")
     rng = np.random.default_rng(5)
     times = rng.exponential(size=(20, code.n))
-    run = c.run(times)
+    run = c.run(times, Setting())
     for r in range(20):  # the fastest n - s workers, and the time of the last of them
         fastest = np.argsort(times[r], kind="stable")[: code.n - 3]
         assert sorted(run.used[r].tolist()) == sorted(fastest.tolist())
         assert run.durations[r] == np.sort(times[r])[code.n - 4]
     problem = make_problem("lsq", np.random.default_rng(1))
-    est = EncodedEstimator(c, problem)
+    est = EncodedEstimator("enc", code, problem)
     S = _S(code)
     n, k = S.shape
     beta = rng.standard_normal(problem.X.shape[1])
     # s = 0 and a tight frame: (k/n) S^T S = I, so the estimate is the true gradient
-    g_all = est.round_gradient(0, beta, np.arange(n), False, None)
+    g_all = est.step(0, beta, (np.arange(n), False), None)
     true = problem.X.T @ (problem.X @ beta - problem.y) / problem.N
     assert np.allclose(g_all, true)
     # any survivors: the gradient of (k/|F|)(1/2N) sum_{i in F} ||Z_i beta - z_i||^2, built
@@ -228,7 +229,7 @@ def test_encoded_round_and_gradient_against_brute_force() -> None:
     Z = np.tensordot(S[F], Xb, axes=1)
     z = S[F] @ yb
     want = sum(Z[a].T @ (Z[a] @ beta - z[a]) for a in range(len(F))) * k / len(F) / problem.N
-    assert np.allclose(est.round_gradient(0, beta, F, False, None), want)
+    assert np.allclose(est.step(0, beta, (F, False), None), want)
 
 
 def test_cli_simulate_encoded_training(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from gctool.cli.main import cli
 from gctool.errors import InvalidInput
-from gctool.sim.sparsify import Sparsifier, parse_sparsify, wangni_probabilities
+from gctool.sim.sparsify import RandomK, Sparsifier, Wangni, parse_sparsify, wangni_probabilities
 
 
 def _vector(seed: int, d: int = 20) -> np.ndarray:
@@ -45,21 +45,19 @@ def test_probabilities_solve_the_convex_program(seed: int, eps: float) -> None:
     assert p.sum() >= res.fun - 1e-3  # and SLSQP gets close to it
 
 
-@pytest.mark.parametrize("sparsifier", [Sparsifier("wangni", eps=1.0),
-                                        Sparsifier("wangni", eps=0.2),
-                                        Sparsifier("random-k", k=5)])
+@pytest.mark.parametrize("sparsifier", [Wangni(eps=1.0), Wangni(eps=0.2), RandomK(k=5)])
 def test_sparsified_messages_are_unbiased(sparsifier: Sparsifier) -> None:
     g = _vector(7)
     N = 20_000
     rng = np.random.default_rng(11)
     out, sent = sparsifier.apply(np.tile(g, (N, 1)), rng)
-    p = (wangni_probabilities(g, sparsifier.eps) if sparsifier.method == "wangni"
+    p = (wangni_probabilities(g, sparsifier.eps) if isinstance(sparsifier, Wangni)
          else np.full(g.size, 5 / g.size))
     sigma = np.abs(g) * np.sqrt(1 / p - 1)
     # each coordinate's sample mean within 5 standard errors of g_i (fails if biased)
     assert np.all(np.abs(out.mean(axis=0) - g) <= 5 * sigma / np.sqrt(N) + 1e-12)
     # the coordinates sent: sum_i p_i per message on average (exactly k for random-k)
-    if sparsifier.method == "random-k":
+    if isinstance(sparsifier, RandomK):
         assert sent == 5 * N
     else:
         sd = np.sqrt(np.sum(p * (1 - p)) * N)

@@ -20,10 +20,17 @@ from gctool.codes import design
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.sequential.model import to_mask
-from gctool.sim.contenders import from_code, ignore_stragglers, uncoded
+from gctool.sim.contenders import Setting
+from gctool.sim.contenders.ignore import IgnoreStragglers
+from gctool.sim.contenders.uncoded import Uncoded
 from gctool.sim.delays import parse_delay
-from gctool.sim.run import simulate, theory
+from gctool.sim.lineup import for_code
+from gctool.sim.loads import Ceil, Interpolate, Nearest
+from gctool.sim.run import simulate
 from gctool.sim.traces import builtin_dir, load_trace, read_trace_csv
+
+#: gctool's rule, no network, no budget meter
+SET = Setting()
 
 TRACES = builtin_dir()
 LONDON = TRACES / "london"
@@ -44,47 +51,46 @@ def test_trace_files_are_read_as_finished_minus_started() -> None:
 
 def test_trace_levels_and_load_mapping() -> None:
     tr = load_trace(str(LONDON))
-    assert tr.levels == [0.0, 0.25, 0.5, 0.75, 1.0] and tr.rounds == 10 and tr.workers == 256
-    base = tr.base(25, 6, np.random.default_rng(1))
+    assert tr.levels == (0.0, 0.25, 0.5, 0.75, 1.0) and tr.rounds == 10 and tr.workers == 256
+    draws = tr.draws(25, 6, np.random.default_rng(1))
     files = {lv: read_trace_csv(TRACES / f"london-load{lv:.3f}.csv") for lv in tr.levels}
-    cells = lambda lv: files[lv][base["round"][:, None], base["cols"]]  # noqa: E731
-    t = tr.times(base, np.array([0.25, 0.125, 0.6, 1.0, 0.0, 0.25]))
+    cells = lambda lv: files[lv][draws.round[:, None], draws.cols]  # noqa: E731
+    t = Interpolate().times(tr, draws, np.array([0.25, 0.125, 0.6, 1.0, 0.0, 0.25]))
     assert np.allclose(t[:, 0], cells(0.25)[:, 0])
     assert np.allclose(t[:, 1], 0.5 * cells(0.0)[:, 1] + 0.5 * cells(0.25)[:, 1])
     assert np.allclose(t[:, 2], 0.6 * cells(0.5)[:, 2] + 0.4 * cells(0.75)[:, 2])
-    ceil = load_trace(str(LONDON), "ceil")
-    assert np.allclose(ceil.times(base, np.full(6, 0.3))[:, 3], cells(0.5)[:, 3])
-    near = load_trace(str(LONDON), "nearest")
-    assert np.allclose(near.times(base, np.full(6, 0.3))[:, 4], cells(0.25)[:, 4])
+    assert np.allclose(Ceil().times(tr, draws, np.full(6, 0.3))[:, 3], cells(0.5)[:, 3])
+    assert np.allclose(Nearest().times(tr, draws, np.full(6, 0.3))[:, 4], cells(0.25)[:, 4])
     # blocks of 10 rounds in order, each with one injective worker map
-    assert base["round"].tolist()[:12] == list(range(10)) + [0, 1]
+    assert draws.round.tolist()[:12] == list(range(10)) + [0, 1]
+    assert np.array_equal(draws.clusters, draws.round)  # the recorded round of each iteration
     for block in range(3):
-        cols = base["cols"][block * 10:(block + 1) * 10]
+        cols = draws.cols[block * 10:(block + 1) * 10]
         assert (cols == cols[0]).all() and len(set(cols[0].tolist())) == 6
 
 
 def test_single_trace_file_ignores_loads() -> None:
     tr = load_trace(str(TRACES / "sydney-load0.500.csv"))
-    base = tr.base(10, 4, np.random.default_rng(0))
-    assert np.allclose(tr.times(base, np.array([0.1, 0.9, 0.5, 0.0])),
+    draws = tr.draws(10, 4, np.random.default_rng(0))
+    assert np.allclose(Interpolate().times(tr, draws, np.array([0.1, 0.9, 0.5, 0.0])),
                        read_trace_csv(TRACES / "sydney-load0.500.csv")[
-                           base["round"][:, None], base["cols"][:, :4]])
+                           draws.round[:, None], draws.cols[:, :4]])
 
 
 def test_shipped_traces_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for region in ("canada", "london", "sydney"):
-        tr = parse_delay(f"trace:{region}").trace
-        assert tr.levels == [0.0, 0.25, 0.5, 0.75, 1.0] and tr.workers == 256
+        tr = parse_delay(f"trace:{region}").trace  # type: ignore[attr-defined]
+        assert tr.levels == (0.0, 0.25, 0.5, 0.75, 1.0) and tr.workers == 256
         assert tr.label == f"{region} (5 load levels)"
-    one = parse_delay("trace:sydney-load0.750").trace
-    assert one.levels == [None] and np.array_equal(
+    one = parse_delay("trace:sydney-load0.750").trace  # type: ignore[attr-defined]
+    assert one.levels == (0.75,) and np.array_equal(
         one.durations[0], read_trace_csv(TRACES / "sydney-load0.750.csv"))
     with pytest.raises(InvalidInput, match="shipped traces: canada, london, sydney"):
         parse_delay("trace:paris")
     # a file of the same name in the working directory wins over the shipped trace
     (tmp_path / "london").write_text("round,worker,started_s,finished_s\n0,0,0,2.5\n")
     monkeypatch.chdir(tmp_path)
-    assert parse_delay("trace:london").trace.durations[0].tolist() == [[2.5]]
+    assert parse_delay("trace:london").trace.durations[0].tolist() == [[2.5]]  # type: ignore[attr-defined]
 
 
 def test_shipped_trace_files_are_package_data() -> None:
@@ -126,10 +132,11 @@ def test_theory_against_direct_monte_carlo() -> None:
     rng = np.random.default_rng(0)
     n, s = 6, 2
     delay = parse_delay("shifted-exp:shift=0.5,rate=3")
-    c = ignore_stragglers(n, s)
+    c = IgnoreStragglers(n, s)
     X = (0.5 + rng.exponential(size=(200_000, n)) / 3) / n
-    assert np.sort(X, axis=1)[:, n - s - 1].mean() == pytest.approx(theory(delay, c), rel=5e-3)
-    assert theory(delay, uncoded(n)) == pytest.approx(X.max(axis=1).mean(), rel=5e-3)
+    assert np.sort(X, axis=1)[:, n - s - 1].mean() == pytest.approx(c.theory(delay, SET),
+                                                                    rel=5e-3)
+    assert Uncoded(n).theory(delay, SET) == pytest.approx(X.max(axis=1).mean(), rel=5e-3)
 
 
 # -- sequential schemes in the simulator agree with the verifier ----------------------------------
@@ -141,10 +148,10 @@ def test_sgc_never_misses_a_deadline_on_bursty_delays(scheme: str, args: tuple) 
     B, W, lam = args
     code = design(scheme, n=5, seed=1, burst=B, window=W, lam=lam)
     assert verify_sequential(code).ok  # exhaustive: no admissible pattern breaks a deadline
-    c = from_code(code, scheme)
+    c = for_code(code, scheme)
     delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
-    times = delay.times(delay.base(400, 5, np.random.default_rng(3)), c.loads)
-    run = c.run(times)
+    times = delay.times(delay.draws(400, 5, np.random.default_rng(3)), c.loads)
+    run = c.run(times, SET)
     assert run.deadline_misses == 0 and len(run.jobs) == 400 - c.delay
     pattern = [code_mask(5) & ~to_mask(u.tolist()) for u in run.used]
     from gctool.sequential.schedule import model_of
@@ -178,13 +185,13 @@ def test_trace_simulation_table_for_gc_and_sgc() -> None:
 def test_tree_and_bcc_waiting_rules_against_direct_formulas() -> None:
     cr = design("coded-reduce", seed=1, fanout=2, depth=2, tolerance=[1, 0])  # repetition, sum
     times = np.random.default_rng(5).exponential(size=(300, 4))
-    run = from_code(cr, "cr").run(times)
+    run = for_code(cr, "cr").run(times, SET)
     want = np.minimum(times[:, :2].max(axis=1), times[:, 2:].max(axis=1))
     assert np.allclose(run.durations, want) and run.exact.all()
     bcc = design("bcc", n=9, k=6, seed=2, batches=3)
     batch = np.array(bcc.params["batch_of_worker"])
     times = np.random.default_rng(6).exponential(size=(300, 9))
-    run = from_code(bcc, "bcc").run(times)
+    run = for_code(bcc, "bcc").run(times, SET)
     covered = np.max([times[:, batch == g].min(axis=1) for g in range(3)], axis=0)
     assert np.allclose(run.durations, covered) and run.exact.all()
 
@@ -210,19 +217,20 @@ def test_training_reaches_target_with_exact_and_approximate_decoding() -> None:
 
 
 def test_msgc_job_gradient_is_the_full_gradient() -> None:
-    from gctool.sim.training import Estimator, make_problem
+    from gctool.sim.contenders import Run
+    from gctool.sim.problem import make_problem
 
     code = design("m-sgc", n=5, seed=1, burst=2, window=3, lam=2)
-    c = from_code(code, "m")
     problem = make_problem("lsq", np.random.default_rng(0))
-    est = Estimator(c, problem, None)
+    nothing = Run(np.zeros(1))
+    est = for_code(code, "m").estimator(problem, nothing, None, None, 0)
     beta = np.random.default_rng(1).standard_normal(problem.X.shape[1])
     full = problem.X.T @ problem.residual(beta) / problem.N
     entry = ((2,) * 5, (to_mask([0, 1, 2]), to_mask([1, 3, 4])))  # any n - λ = 3 per group
-    assert np.allclose(est.job_gradient(beta, entry), full)
+    assert np.allclose(est.step(0, beta, entry, None), full)
     sr = design("sr-sgc", n=6, seed=1, burst=1, window=3, lam=3)
-    est = Estimator(from_code(sr, "sr"), problem, None)
-    assert np.allclose(est.job_gradient(beta, to_mask([0, 2, 3, 5])), full)
+    est = for_code(sr, "sr").estimator(problem, nothing, None, None, 0)
+    assert np.allclose(est.step(0, beta, to_mask([0, 2, 3, 5]), None), full)
 
 
 # -- CLI ------------------------------------------------------------------------------------------
@@ -289,37 +297,38 @@ FAST_CASES = [
 @pytest.mark.parametrize("scheme,kw", FAST_CASES, ids=[c[0] + str(i) for i, c in
                                                        enumerate(FAST_CASES)])
 def test_fast_stopping_equals_naive_path(scheme: str, kw: dict) -> None:  # type: ignore[type-arg]
-    from gctool.sim.contenders import run_naive
+    from sim_reference import run_naive
 
     kw = dict(kw)
     if "field" in kw:
         kw["field"] = parse_field(kw["field"])
     code = design(scheme, **kw)
-    c = from_code(code, scheme)
+    c = for_code(code, scheme)
     specs = ["markov:p=0.2,q=0.3,slow=20"]  # the generic decoder over GF(q) is slow
     if not code.field.is_finite:
         specs += ["shifted-exp:shift=1,rate=2", "trace:sydney"]
     for spec in specs:
         delay = parse_delay(spec)
         rounds = 60 if not code.field.is_finite else 12
-        times = delay.times(delay.base(rounds, code.n, np.random.default_rng(9)), c.loads)
+        times = delay.times(delay.draws(rounds, code.n, np.random.default_rng(9)), c.loads)
         times[::7] = np.round(times[::7], 1)  # ties: the stable order decides, as in the naive
-        fast, slow = c.run(times), run_naive(c, times)
+        fast, slow = c.run(times, SET), run_naive(c, times)
         assert np.array_equal(fast.durations, slow.durations), spec
         assert np.array_equal(fast.exact, slow.exact), spec
         assert all(np.array_equal(a, b) for a, b in zip(fast.used, slow.used, strict=True))
 
 
 def test_fast_stopping_on_approximate_codes_and_its_kinds() -> None:
-    from gctool.sim.contenders import run_naive
+    from sim_reference import run_naive
+
     from gctool.sim.stopping import StopRule
 
     approx = GradientCode(np.eye(6), parse_field("real"), 1, "custom")  # s = 1 claimed, 0 true
     near = GradientCode(np.eye(6) + 1e-6 * np.ones((6, 6)), parse_field("real"), 1, "custom")
     for code in (approx, near):
-        c = from_code(code, "x")
+        c = for_code(code, "x")
         times = np.random.default_rng(1).exponential(size=(80, 6))
-        fast, slow = c.run(times), run_naive(c, times)
+        fast, slow = c.run(times, SET), run_naive(c, times)
         assert np.array_equal(fast.durations, slow.durations)
         assert np.array_equal(fast.exact, slow.exact) and not fast.exact.any()
     assert StopRule(design("frc", n=6, s=1)).kind == "groups"
@@ -336,15 +345,16 @@ def test_fast_stopping_on_approximate_codes_and_its_kinds() -> None:
 @pytest.mark.parametrize("scheme,args", [("sr-sgc", (1, 3, 2)), ("m-sgc", (2, 4, 2)),
                                          ("sr-sgc", (1, 2, 3))])
 def test_fast_sgc_equals_naive_path(scheme: str, args: tuple) -> None:  # type: ignore[type-arg]
+    from sim_reference import run_naive
+
     from gctool.sequential.model import BurstyModel, earliest_admissible, earliest_admissible_sorted
-    from gctool.sim.contenders import run_naive
 
     B, W, lam = args
     code = design(scheme, n=7, seed=1, burst=B, window=W, lam=lam)
-    c = from_code(code, scheme)
+    c = for_code(code, scheme)
     delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
-    times = delay.times(delay.base(300, 7, np.random.default_rng(3)), c.loads)
-    fast, slow = c.run(times), run_naive(c, times)
+    times = delay.times(delay.draws(300, 7, np.random.default_rng(3)), c.loads)
+    fast, slow = c.run(times, SET), run_naive(c, times)
     assert np.array_equal(fast.durations, slow.durations) and fast.jobs == slow.jobs
     model = BurstyModel(6, 2, 4, 3)
     rng = np.random.default_rng(0)
@@ -356,17 +366,18 @@ def test_fast_sgc_equals_naive_path(scheme: str, args: tuple) -> None:  # type: 
 
 
 def test_dual_walk_at_larger_n_equals_naive_path() -> None:
+    from sim_reference import run_naive
+
     from gctool.decode import Decoder
-    from gctool.sim.contenders import run_naive
     from gctool.sim.stopping import StopRule
     from gctool.sim.stopping.dual import DUAL_FROM, dual_residual
 
     code = design("cyclic", n=56, s=4, seed=3)
     assert code.n - code.s >= DUAL_FROM
-    c = from_code(code, "crc")
+    c = for_code(code, "crc")
     delay = parse_delay("markov:p=0.1,q=0.3,slow=5")
-    times = delay.times(delay.base(25, code.n, np.random.default_rng(2)), c.loads)
-    fast, slow = c.run(times), run_naive(c, times)
+    times = delay.times(delay.draws(25, code.n, np.random.default_rng(2)), c.loads)
+    fast, slow = c.run(times, SET), run_naive(c, times)
     assert np.array_equal(fast.durations, slow.durations)
     assert np.array_equal(fast.exact, slow.exact)
     rule = StopRule(code)
@@ -384,25 +395,24 @@ def test_dual_walk_at_larger_n_equals_naive_path() -> None:
 def test_authors_rule_for_a_gradient_code_against_its_definition() -> None:
     code = design("frc", n=12, s=3)
     groups = np.arange(12) // 4
-    c = from_code(code, "frc")
-    c.mu = 0.3
+    c = for_code(code, "frc")
     times = np.random.default_rng(4).exponential(size=(400, 12)) + 0.2
-    run = c.run(times)
+    run = c.run(times, Setting(mu=0.3))
     wait = 1.3 * times.min(axis=1)
     arrived = times <= wait[:, None]
     inside = np.array([all(arrived[t, groups == g].any() for g in range(3)) for t in range(400)])
-    assert np.allclose(run.durations, np.where(inside, wait, times.max(axis=1)))
+    last = times.max(axis=1)
+    assert np.allclose(run.durations, np.where(inside, np.minimum(wait, last), last))
     assert 0 < inside.sum() < 400  # both branches happen
     assert all(len(u) == (arrived[t].sum() if inside[t] else 12) for t, u in enumerate(run.used))
 
 
 def test_authors_rule_for_sgc_keeps_the_model_and_meets_deadlines() -> None:
     code = design("m-sgc", n=8, seed=1, burst=1, window=3, lam=2)
-    c = from_code(code, "m")
-    c.mu = 0.5
+    c = for_code(code, "m")
     delay = parse_delay("markov:p=0.1,q=0.4,slow=4")
-    times = delay.times(delay.base(300, 8, np.random.default_rng(1)), c.loads)
-    run = c.run(times)
+    times = delay.times(delay.draws(300, 8, np.random.default_rng(1)), c.loads)
+    run = c.run(times, Setting(mu=0.5))
     wait = 1.5 * times.min(axis=1)
     waited = np.isclose(run.durations, wait)
     assert np.all(waited | np.isclose(run.durations, times.max(axis=1)))
@@ -415,11 +425,11 @@ def test_authors_rule_for_sgc_keeps_the_model_and_meets_deadlines() -> None:
 
 def test_sgc_search_respects_the_load_budget() -> None:
     from gctool.sequential import formulas
-    from gctool.sim.run import sgc_candidates
+    from gctool.sim.sgc_search import candidates
 
     n, s = 32, 3
     for scheme, fig in (("m-sgc", formulas.msgc), ("sr-sgc", formulas.srsgc)):
-        cands = sgc_candidates(n, s, scheme)
+        cands = candidates(n, s, scheme)
         assert cands
         for B, W, lam in cands:
             assert fig(n, B, W, lam).load <= (s + 1) / n
@@ -469,13 +479,13 @@ def test_svg_ticks_and_training_curve() -> None:
 
 
 def test_erasurehead_stops_early_and_loses_whole_groups() -> None:
-    from gctool.sim.contenders import erasurehead
+    from gctool.sim.contenders.erasurehead import ErasureHead
 
     code = design("frc", n=12, s=2)  # 4 groups of 3 workers, 3 partitions each
     groups = np.arange(12) // 3
-    c = erasurehead(code, "frc", 5)
+    c = ErasureHead(code, "frc", 5)
     times = np.random.default_rng(8).exponential(size=(500, 12))
-    run = c.run(times)
+    run = c.run(times, SET)
     srt = np.sort(times, axis=1)
     exact_at = np.max([times[:, groups == g].min(axis=1) for g in range(4)], axis=0)
     assert np.allclose(run.durations, np.minimum(exact_at, srt[:, 4]))
@@ -486,7 +496,7 @@ def test_erasurehead_stops_early_and_loses_whole_groups() -> None:
         assert run.lost[t] == pytest.approx(missing / 4)
     assert 0 < run.exact.mean() < 1 and run.lost.max() > 0
     with pytest.raises(InvalidInput, match="group shape"):
-        erasurehead(design("cyclic", n=6, s=1, seed=1), "crc", 3)
+        ErasureHead(design("cyclic", n=6, s=1, seed=1), "crc", 3)
     rep = simulate([("frc", code)], parse_delay("shifted-exp"), iterations=300, seed=2,
                    train="lsq", baselines=False, erasurehead=5)
     row = next(r for r in rep.rows if r["name"].startswith("erasurehead"))
@@ -505,13 +515,13 @@ def test_nested_decodes_at_the_level_reached_against_brute_force() -> None:
     assert nested["name"] == "nest (nested levels)" and nested["mean"]["value"] < \
         fixed["mean"]["value"]
     assert sum(nested["level_fractions"]) == pytest.approx(1.0)
-    from gctool.sim.run import contenders_for
+    from gctool.sim.contenders.nested import Nested
 
-    c = contenders_for([("nest", code)], False, None, 3)[1]
+    c = Nested.of(code, "nest")
     delay = parse_delay("shifted-exp")
-    times = delay.times(delay.base(40, 6, np.random.default_rng(3)), c.loads)
-    run = c.run(times)
-    one = c.extra["full"].run(times)
+    times = delay.times(delay.draws(40, 6, np.random.default_rng(3)), c.loads)
+    run = c.run(times, SET)
+    one = c.reference.run(times, SET)
     for r in range(40):  # brute force over the message arrival events
         events = sorted({float(times[r, i] * f) for i in range(6) for f in (0.5, 1.0)})
         best, level = one.durations[r], 0
@@ -536,16 +546,15 @@ def test_heterogeneous_code_under_per_worker_stragglers() -> None:
     assert row["worker_p"] == pytest.approx(p)
     # the mean one-step error per round is the design's expectation sum_j 1/Q_j (over k)
     errs = []
-    c = from_code(code, "het")
-    delay = parse_delay("bernoulli:slow=8")
-    delay.worker_p = np.array(p)
-    base = delay.base(500, 6, np.random.default_rng(4))
-    c.extra["bad"] = base["bad"]
-    times = delay.times(base, c.loads)
-    run = c.run(times)
+    c = for_code(code, "het")
+    delay = parse_delay("bernoulli:slow=8").with_worker_p(p)  # type: ignore[attr-defined]
+    draws = delay.draws(500, 6, np.random.default_rng(4))
+    bad = draws.flags
+    times = delay.times(draws, c.loads)
+    run = c.run(times, Setting(flags=bad))
     W = np.asarray(code.B)
     for t in range(500):  # brute force: wait for the non-stragglers, sum what arrived
-        stop = times[t][~base["bad"][t]].max() if (~base["bad"][t]).any() else times[t].min()
+        stop = times[t][~bad[t]].max() if (~bad[t]).any() else times[t].min()
         got = times[t] <= stop
         errs.append(np.sum((W[got].sum(axis=0) - 1) ** 2) / code.k)
         assert run.durations[t] == stop
@@ -553,13 +562,13 @@ def test_heterogeneous_code_under_per_worker_stragglers() -> None:
     se = np.std(errs) / np.sqrt(len(errs))
     assert abs(row["one_step_error"]["mean"]["value"] - row["expected_error"]) < 4 * se
     assert row["lost_fraction"] is None
-    assert abs(base["bad"].mean(axis=0) - p).max() < 0.08  # per-worker straggling rates
+    assert abs(bad.mean(axis=0) - p).max() < 0.08  # per-worker straggling rates
     with pytest.raises(InvalidInput, match="per-worker probabilities"):
         simulate([("frc", design("frc", n=6, s=1))], parse_delay("bernoulli"), iterations=20)
 
 
 def test_communication_model_for_coded_reduce_ps_and_ring() -> None:
-    from gctool.sim.comm import Link, arrivals, parse_link
+    from gctool.sim.network import Link, arrivals, parse_link
 
     link = Link(0.5, 2.0)  # 0.5 s latency, 0.5 s per vector at the receiver
     ready = np.array([[3.0, 0.0, 0.1, 5.0]])
@@ -577,18 +586,18 @@ def test_communication_model_for_coded_reduce_ps_and_ring() -> None:
     rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=200, seed=1,
                    link=parse_link("latency=0.5,bandwidth=2"))
     rows = {r["name"]: r for r in rep.rows}
-    assert {"ps cr (flat, same leaves)", "ring all-reduce n=4"} <= set(rows)
+    assert {"ps cr (flat, same leaves)", "ring all-reduce n=4",
+            "gc frc n=4 s=1 (Tandon, flat)"} <= set(rows)
     # direct formulas for the 4-leaf tree: level 2 (sum of both children), root (repetition)
-    c = from_code(cr, "cr")
-    c.extra["link"] = link
+    c = for_code(cr, "cr")
     times = np.random.default_rng(5).exponential(size=(100, 4))
-    run = c.run(times)
+    run = c.run(times, Setting(link=link))
     sub = [arrivals(times[:, 2 * g: 2 * g + 2], link).max(axis=1) for g in range(2)]
     root = arrivals(np.stack(sub, axis=1), link).min(axis=1)
     assert np.allclose(run.durations, root)
-    from gctool.sim.comm import ring_contender
+    from gctool.sim.contenders.ring import RingAllReduce
 
-    ring = ring_contender(4, link).run(times)
+    ring = RingAllReduce(4).run(times, Setting(link=link))
     assert np.allclose(ring.durations, times.max(axis=1) + 6 * (0.5 + 1 / 8))
     for bad in ("latency=-1", "bandwidth=0", "speed=3"):
         with pytest.raises(InvalidInput):
@@ -609,7 +618,7 @@ def test_concurrent_models_option() -> None:
 
 
 def test_coded_reduce_reports_per_level_communication() -> None:
-    from gctool.sim.comm import parse_link
+    from gctool.sim.network import parse_link
 
     cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=[1, 1])
     rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=100, seed=1,

@@ -12,17 +12,34 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from sim_reference import contenders_for
 
 from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.limits import set_max_work
+from gctool.sim import lineup
 from gctool.sim import run as sim_run
-from gctool.sim.budget import WorkMeter, cell_cost, plan_run
-from gctool.sim.contenders import Contender, baselines
+from gctool.sim.budget import WorkMeter, cell_cost
+from gctool.sim.contenders import Contender, Setting
 from gctool.sim.delays import parse_delay
 
 from refusals import design_file, forbid, refused
+
+
+def plan_run(contenders: list[Contender], baselines: list[lineup.Baseline], rounds: int,
+             sgc: Any, train: bool) -> Any:
+    return lineup.plan_run(contenders, baselines, rounds, Setting(), sgc, train)
+
+
+def _kinds() -> list[type[Contender]]:
+    """Every kind of contender (the subclasses of Contender, recursively)."""
+    out, todo = [], list(Contender.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        out.append(cls)
+        todo += cls.__subclasses__()
+    return out
 
 
 def _run(*args: str) -> Result:
@@ -34,9 +51,10 @@ def _run(*args: str) -> Result:
 @pytest.fixture
 def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail if a contender runs or a baseline is designed."""
-    monkeypatch.setattr(Contender, "run", forbid)
-    monkeypatch.setattr(baselines, "bcc_baseline", forbid)
-    monkeypatch.setattr(baselines, "sgc_baselines", forbid)
+    for cls in _kinds():
+        monkeypatch.setattr(cls, "run", forbid)
+    monkeypatch.setattr(lineup.BCCBaseline, "build", forbid)
+    monkeypatch.setattr(lineup, "sgc_baselines", forbid)
 
 
 @pytest.fixture
@@ -66,7 +84,7 @@ def test_the_training_is_estimated_before_the_rounds(tmp_path: Path,
     path = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     args = ["simulate", path, "--iterations", "300", "--seed", "1", "--no-baselines"]
     code = design("cyclic", n=12, s=2, seed=1)
-    c = sim_run.file_contenders([("x", code)])
+    c = lineup.file_contenders([("x", code)])
     alone = plan_run(c, [], 300, None, False).total
     with_training = plan_run(c, [], 300, None, True).total
     assert with_training > 2 * alone
@@ -79,8 +97,8 @@ def test_one_budget_for_every_contender(tmp_path: Path, nothing_runs: None) -> N
     """Each part alone fits, the run does not: refused."""
     path = design_file(tmp_path, "frc.json", "frc", n=48, s=2)
     code = design("frc", n=48, s=2)
-    plan = plan_run(sim_run.file_contenders([("x", code)]),
-                    baselines.baseline_keys([("x", code)]), 500, None, False)
+    plan = plan_run(lineup.file_contenders([("x", code)]),
+                    lineup.baselines_of([("x", code)]), 500, None, False)
     largest = max(w for _, w in plan.items)
     assert len(plan.items) == 6 and plan.total > 2 * largest
     refused(_run("simulate", path, "--iterations", "500", "--seed", "1",
@@ -96,8 +114,8 @@ def test_frc_4096_is_estimated_before_its_baselines_are_designed(nothing_runs: N
         sim_run.simulate([("frc4096", code)], parse_delay("shifted-exp"), iterations=1000,
                          seed=1)
     budget(1e12)  # the same run fits a larger budget: the estimate, not the size, refused it
-    plan = plan_run(sim_run.file_contenders([("f", code)]),
-                    baselines.baseline_keys([("f", code)]), 1000, None, False)
+    plan = plan_run(lineup.file_contenders([("f", code)]),
+                    lineup.baselines_of([("f", code)]), 1000, None, False)
     assert 1e10 < plan.total < 1e12
 
 
@@ -117,16 +135,15 @@ def test_within_the_budget_the_results_are_the_contenders_own(tmp_path: Path,
     code = design("frc", n=12, s=2)
     delay = parse_delay(args[1])
     mu = 0.2 if "authors" in args else None
-    contenders = sim_run.contenders_for([(path, code)], True, None, 7)
+    contenders = contenders_for([(path, code)], True, None, 7)
     if "--erasurehead" in args:
-        from gctool.sim.contenders import erasurehead
+        from gctool.sim.contenders.erasurehead import ErasureHead
 
-        contenders.append(erasurehead(code, path, 2))
-    base = delay.base(300, 12, np.random.default_rng(7))
+        contenders.append(ErasureHead(code, path, 2))
+    draws = delay.draws(300, 12, np.random.default_rng(7))
     assert [r["name"] for r in doc["rows"]] == [c.name for c in contenders]
     for c, row in zip(contenders, doc["rows"], strict=True):
-        c.mu = mu
-        run = c.run(delay.times(base, c.loads))
+        run = c.run(delay.times(draws, c.loads), Setting(mu=mu, flags=draws.flags))
         assert row["mean"]["value"] == pytest.approx(float(np.mean(run.durations)), rel=1e-12)
         assert row["deadline_misses"] == run.deadline_misses
 
@@ -149,13 +166,16 @@ def test_the_meter_counts_the_arrival_times_and_the_sparse_set_up(budget: Any) -
 def test_the_meter_is_shared_by_the_contenders_of_a_run(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    real = Contender.run
 
-    def spy(self: Contender, times: np.ndarray) -> Any:
-        seen.append(self.meter)
-        return real(self, times)
+    def spying(real: Any) -> Any:
+        def spy(self: Contender, times: np.ndarray, setting: Setting) -> Any:
+            seen.append(setting.meter)
+            return real(self, times, setting)
+        return spy
 
-    monkeypatch.setattr(Contender, "run", spy)
+    for cls in _kinds():
+        if "run" in vars(cls):
+            monkeypatch.setattr(cls, "run", spying(vars(cls)["run"]))
     path = design_file(tmp_path, "frc.json", "frc", n=12, s=2)
     assert _run("simulate", path, "--iterations", "50", "--seed", "1").exit_code == 0
     assert len(seen) == 6 and all(m is seen[0] for m in seen)

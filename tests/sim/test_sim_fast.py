@@ -12,14 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sim_reference import contenders_for, run_naive
 
 from gctool.algebra.fields import parse_field
 from gctool.codes import design
 from gctool.decode import Decoder
 from gctool.model import GradientCode
 from gctool.sim import stopping
-from gctool.sim.contenders import from_code, run_naive
+from gctool.sim.contenders import Setting
 from gctool.sim.delays import parse_delay
+from gctool.sim.lineup import for_code
 from gctool.sim.stopping import dual, sparse
 
 
@@ -81,11 +83,11 @@ def test_sgc_with_sparse_dual_equals_naive_path(sparse_everywhere: None, scheme:
     code = design(scheme, n=n, seed=2, burst=B, window=W, lam=lam)
     assert code.params["gc"] == "cyclic"  # a real per-round code decided by the dual
     assert stopping.StopRule(code).dual_method == "sparse"
-    c = from_code(code, scheme)
+    c = for_code(code, scheme)
     for spec, seed in (("markov:p=0.2,q=0.4,slow=20", 3), ("trace:london", 4)):
         delay = parse_delay(spec)
-        times = delay.times(delay.base(120, n, np.random.default_rng(seed)), c.loads)
-        fast, slow = c.run(times), run_naive(c, times)
+        times = delay.times(delay.draws(120, n, np.random.default_rng(seed)), c.loads)
+        fast, slow = c.run(times, Setting()), run_naive(c, times)
         assert np.array_equal(fast.durations, slow.durations), spec
         assert fast.jobs == slow.jobs, spec
         assert len(fast.jobs) == 120 - c.delay
@@ -96,10 +98,10 @@ def test_code_walk_with_sparse_dual_equals_naive_path(sparse_everywhere: None) -
     assert code.n - code.s >= dual.DUAL_FROM
     rule = stopping.StopRule(code)
     assert rule.dual_method == "sparse"
-    c = from_code(code, "crc")
+    c = for_code(code, "crc")
     delay = parse_delay("markov:p=0.1,q=0.3,slow=5")
-    times = delay.times(delay.base(25, code.n, np.random.default_rng(2)), c.loads)
-    fast, slow = c.run(times), run_naive(c, times)
+    times = delay.times(delay.draws(25, code.n, np.random.default_rng(2)), c.loads)
+    fast, slow = c.run(times, Setting()), run_naive(c, times)
     assert np.array_equal(fast.durations, slow.durations)
     assert np.array_equal(fast.exact, slow.exact)
     rule.earliest(times, code.n - code.s)
@@ -118,13 +120,12 @@ def test_round_times_equal_the_scheme_run(monkeypatch: pytest.MonkeyPatch, compi
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
     B, W, lam = args
     code = design(scheme, n=9, seed=1, burst=B, window=W, lam=lam)
-    c = from_code(code, scheme)
+    c = for_code(code, scheme)
     delay = parse_delay("markov:p=0.2,q=0.4,slow=20")
-    times = delay.times(delay.base(200, 9, np.random.default_rng(5)), c.loads)
+    times = delay.times(delay.draws(200, 9, np.random.default_rng(5)), c.loads)
     times[::5] = np.round(times[::5], 1)  # ties: the stable order decides
     for mu in (None, 0.3, 2.0):
-        c.mu = mu
-        run = c.run(times)
+        run = c.run(times, Setting(mu=mu))
         durations, late = round_times(times, B, W, lam, mu)
         assert np.array_equal(durations, run.durations), mu
         for t, used in enumerate(run.used):  # the same straggler set every round
@@ -135,9 +136,10 @@ def test_round_times_equal_the_scheme_run(monkeypatch: pytest.MonkeyPatch, compi
 
 def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
     from gctool.sequential import formulas
-    from gctool.sim.contenders.baselines import sgc_baselines
-    from gctool.sim.run import sgc_candidates, simulate
+    from gctool.sim.lineup import sgc_baselines
+    from gctool.sim.run import simulate
     from gctool.sim.sgc_search import SEARCH_MAX_WINDOW
+    from gctool.sim.sgc_search import candidates as sgc_candidates
 
     n, s = 12, 3
     for scheme, fig in (("m-sgc", formulas.msgc), ("sr-sgc", formulas.srsgc)):
@@ -149,13 +151,12 @@ def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
     delay = parse_delay("trace:canada")
     rep = simulate([("frc", design("frc", n=n, s=s))], delay, iterations=150, seed=3,
                    sgc="search", protocol="authors", mu=0.2)
-    base = delay.base(150, n, np.random.default_rng(3))
+    draws = delay.draws(150, n, np.random.default_rng(3))
     for scheme in ("sr-sgc", "m-sgc"):  # brute force: every candidate run in full
         best = None
         for params in sgc_candidates(n, s, scheme):
             for c in sgc_baselines(n, s, params, 3, (scheme,)):
-                c.mu = 0.2
-                run = c.run(delay.times(base, c.loads))
+                run = c.run(delay.times(draws, c.loads), Setting(mu=0.2))
                 per_job = float(run.durations.sum() / len(run.jobs))
                 if best is None or per_job < best[0]:
                     best = (per_job, params)
@@ -171,10 +172,10 @@ def test_round_times_with_many_ties_at_larger_n() -> None:
 
     for scheme, (B, W, lam) in (("m-sgc", (1, 3, 30)), ("sr-sgc", (1, 2, 9))):
         code = design(scheme, n=40, seed=1, burst=B, window=W, lam=lam)
-        c = from_code(code, scheme)
+        c = for_code(code, scheme)
         rng = np.random.default_rng(8)
         times = np.round(rng.exponential(size=(150, 40)) * 4) / 4 + 0.25  # heavy ties
-        run = c.run(times)
+        run = c.run(times, Setting())
         durations, late = round_times(times, B, W, lam, None)
         assert np.array_equal(durations, run.durations)
         assert all(np.array_equal(np.flatnonzero(~late[t]), np.sort(u))
@@ -187,33 +188,30 @@ def _wait(times: np.ndarray, mu: float) -> np.ndarray:
 
 
 def test_authors_rule_on_ignore_stragglers_hetero_and_erasurehead() -> None:
-    from gctool.sim.contenders import erasurehead, ignore_stragglers
+    from gctool.sim.contenders.erasurehead import ErasureHead
+    from gctool.sim.contenders.ignore import IgnoreStragglers
 
     rng = np.random.default_rng(6)
     times = rng.exponential(size=(300, 6)) + 0.3
     mu = 0.4
+    authors = Setting(mu=mu)
     wait = _wait(times, mu)
     late = times > wait[:, None]
-    ig = ignore_stragglers(6, 2)
-    ig.mu = mu
-    run = ig.run(times)
+    last = times.max(axis=1)
+    run = IgnoreStragglers(6, 2).run(times, authors)
     inside = late.sum(axis=1) <= 2
     assert 0 < inside.sum() < 300
-    assert np.array_equal(run.durations, np.where(inside, wait, times.max(axis=1)))
+    assert np.array_equal(run.durations, np.where(inside, np.minimum(wait, last), last))
     het = design("hetero", p=[0.1, 0.2, 0.5, 0.3, 0.2, 0.1], load=2)
-    c = from_code(het, "het")
-    c.mu = mu
-    run = c.run(times)
+    run = for_code(het, "het").run(times, authors)
     W = np.asarray(het.B, dtype=np.float64)
-    for t in range(300):  # stop at the wait, sum what arrived
+    for t in range(300):  # stop at the wait (or the last arrival), sum what arrived
         got = times[t] <= wait[t]
-        assert run.durations[t] == wait[t]
+        assert run.durations[t] == min(wait[t], last[t])
         assert run.error[t] == pytest.approx(np.sum((W[got].sum(axis=0) - 1) ** 2) / het.k)
     frc = design("frc", n=6, s=2)
     groups = np.arange(6) // 3
-    eh = erasurehead(frc, "frc", 4)
-    eh.mu = mu
-    run = eh.run(times)
+    run = ErasureHead(frc, "frc", 4).run(times, authors)
     for t in range(300):  # the wait or the 4th arrival, whichever is first
         end = min(wait[t], np.sort(times[t])[3])
         got = times[t] <= end
@@ -225,22 +223,21 @@ def test_authors_rule_on_ignore_stragglers_hetero_and_erasurehead() -> None:
 
 def test_authors_rule_on_partial_work_and_nested_levels() -> None:
     from gctool.codes.nested import profile_decoding
-    from gctool.sim.run import contenders_for
+    from gctool.sim.contenders.partial import Partial
 
     mu = 0.5
     code = design("nested", n=6, levels=[1, 3], seed=1)
     c = contenders_for([("nest", code)], False, None, 3)[1]
-    c.mu = mu
     delay = parse_delay("shifted-exp")
-    times = delay.times(delay.base(60, 6, np.random.default_rng(3)), c.loads)
-    run = c.run(times)
+    times = delay.times(delay.draws(60, 6, np.random.default_rng(3)), c.loads)
+    run = c.run(times, Setting(mu=mu))
     wait = _wait(times, mu)
     waited = 0
     for r in range(60):  # the messages sent by the wait decode, or everyone is waited for
         prof = [2 if times[r, i] <= wait[r] else 1 if times[r, i] * 0.5 <= wait[r] else 0
                 for i in range(6)]
         if profile_decoding(code, prof)[1]:
-            assert run.durations[r] == wait[r]
+            assert run.durations[r] == min(wait[r], times[r].max())
             low = [min(p, 1) for p in prof]
             assert run.levels[r] == (1 if profile_decoding(code, low)[1] else 2)
             waited += 1
@@ -248,45 +245,43 @@ def test_authors_rule_on_partial_work_and_nested_levels() -> None:
             assert run.durations[r] == times[r].max()
     assert 0 < waited < 60
     part = design("cyclic", n=6, s=2, seed=1, order="natural")
-    pc = next(x for x in contenders_for([("p", part)], False, None, 1) if x.kind == "partial")
-    pc.mu = mu
+    pc = next(x for x in contenders_for([("p", part)], False, None, 1) if isinstance(x, Partial))
     t2 = np.random.default_rng(2).exponential(size=(80, 6)) + 0.2
-    run = pc.run(t2)
-    mt = t2[:, pc.extra["owner"]] * pc.extra["fractions"][None, :]
-    dec = Decoder(pc.code)
+    run = pc.run(t2, Setting(mu=mu))
+    mt = t2[:, pc.owner] * pc.fractions[None, :]
+    dec = Decoder(pc.messages)
     w2 = _wait(t2, mu)
     for r in range(80):
         got = np.flatnonzero(mt[r] <= w2[r])
         ok = bool(dec.decode(got.tolist()).ok)
-        assert run.durations[r] == (w2[r] if ok else t2[r].max())
+        assert run.durations[r] == (min(w2[r], t2[r].max()) if ok else t2[r].max())
 
 
 def test_authors_rule_on_coded_reduce_and_its_baselines() -> None:
-    from gctool.sim.comm import Link, arrivals, ps_contender
+    from gctool.sim.contenders.code import CodeFile
+    from gctool.sim.network import Link, arrivals
     from gctool.sim.run import simulate
 
     mu = 0.3
     cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=[1, 1])
-    c = from_code(cr, "cr")
-    c.mu = mu
+    c = for_code(cr, "cr")
     times = np.random.default_rng(5).exponential(size=(200, 9)) + 0.5
-    run = c.run(times)
+    run = c.run(times, Setting(mu=mu))
     for r in range(200):  # level 2: parents of 3 leaves need 2 (tolerance 1); then the root
         ready = []
         for p in range(3):
             kids = times[r, 3 * p: 3 * p + 3]
             w = kids.min() * (1 + mu)
-            ready.append(w if (kids <= w).sum() >= 2 else kids.max())
+            ready.append(min(w, kids.max()) if (kids <= w).sum() >= 2 else kids.max())
         ready = np.array(ready)
         w = ready.min() * (1 + mu)
-        assert run.durations[r] == pytest.approx(w if (ready <= w).sum() >= 2 else ready.max())
+        assert run.durations[r] == pytest.approx(min(w, ready.max()) if (ready <= w).sum() >= 2
+                                                 else ready.max())
     link = Link(0.05, 10.0)
-    ps = ps_contender(cr, "cr", link)
-    ps.mu = mu
-    at = arrivals(times, link)
-    flat = from_code(cr, "flat")
-    flat.kind, flat.mu = "code", mu
-    assert np.array_equal(ps.run(times).durations, flat.run(at).durations)
+    at = arrivals(times, link)  # a flat code on the link: its rule on the arrivals
+    flat = CodeFile(cr, "flat")
+    assert np.array_equal(flat.run(times, Setting(mu=mu, link=link)).durations,
+                          flat.run(at, Setting(mu=mu)).durations)
     rep = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=50, seed=1,
                    link=link, protocol="authors", mu=mu)
     rules = {r["name"]: r["rule"] for r in rep.rows}
@@ -301,7 +296,7 @@ def test_authors_rule_on_coded_reduce_and_its_baselines() -> None:
                                                (0.2, 1000.0)])
 def test_bound_link_ranks_like_simulate(latency: float, bandwidth: float) -> None:
     import gctool
-    from gctool.sim.comm import Link
+    from gctool.sim.network import Link
     from gctool.sim.run import simulate
 
     cr = design("coded-reduce", seed=1, fanout=4, depth=2, tolerance=1)
@@ -312,8 +307,10 @@ def test_bound_link_ranks_like_simulate(latency: float, bandwidth: float) -> Non
                for r in rep.rows if r["scheme"] != "ring-all-reduce")
     sim = simulate([("cr", cr)], parse_delay("shifted-exp"), iterations=600, seed=5, link=link,
                    baselines=False)
-    means = {{"tree": "coded-reduce", "ps": "gc", "ring": "ring-all-reduce"}[r["kind"]]:
-             r["mean"]["value"] for r in sim.rows}
+    bound_names = {"cr": "coded-reduce", "ps cr (flat, same leaves)": "gc",
+                   "ring all-reduce n=16": "ring-all-reduce"}
+    means = {bound_names[r["name"]]: r["mean"]["value"] for r in sim.rows
+             if r["name"] in bound_names}
     assert sorted(times, key=times.__getitem__) == sorted(means, key=means.__getitem__)
     for name, value in times.items():  # the same model: the means agree within noise
         assert value == pytest.approx(means[name], rel=0.1)
@@ -325,7 +322,7 @@ def test_bound_link_options_are_checked(tmp_path: Path) -> None:
     import gctool
     from gctool.cli.main import cli
     from gctool.errors import InvalidInput
-    from gctool.sim.comm import Link
+    from gctool.sim.network import Link
 
     cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=1)
     plain = gctool.bound(cr)

@@ -74,10 +74,15 @@ def test_scheme_specific_figures_in_text_and_json(tmp_path: Path) -> None:
     for lv in row["levels"]:
         assert 0 < lv["messages_used_mean"] <= lv["messages"] and lv["finished_mean"] > 0
     assert row["levels"][0]["finished_mean"] == pytest.approx(row["mean"]["value"])  # the root
-    assert {"ps", "ring"} <= {r["kind"] for r in doc["rows"]}
+    names = {r["name"] for r in doc["rows"]}
+    assert {f"ps {cr} (flat, same leaves)", "ring all-reduce n=16"} <= names
+    assert any(x.startswith("gc frc n=16 s=") and x.endswith("(Tandon, flat)") for x in names)
     assert "level 2: 16 messages sent" in text
-    res = CliRunner().invoke(cli, ["simulate", str(frc), "--link", "latency=0.01,bandwidth=50"])
-    assert res.exit_code == 2 and "CodedReduce files only" in res.stderr
+    # every file pays the link, not only CodedReduce: an FRC file's rounds get longer
+    _, free = _both(["simulate", str(frc), *common, "--no-baselines"])
+    _, paid = _both(["simulate", str(frc), "--link", "latency=0.01,bandwidth=50", *common,
+                     "--no-baselines"])
+    assert _row(paid, str(frc))["mean"]["value"] > _row(free, str(frc))["mean"]["value"] + 0.01
 
 
 def test_sequential_schemes_count_their_uploads_until_the_target() -> None:
@@ -100,7 +105,7 @@ def test_link_and_erasurehead_with_several_files_and_training() -> None:
     cr = design("coded-reduce", fanout=4, depth=2, tolerance=[1, 1], seed=1)
     nested = design("nested", n=8, levels=[1, 3], seed=1)
     frc = design("frc", n=8, s=3)
-    from gctool.sim.comm import parse_link
+    from gctool.sim.network import parse_link
 
     rep = simulate([("cr", cr), ("nested", nested), ("frc", frc)], parse_delay("shifted-exp"),
                    iterations=200, seed=3, erasurehead=4, link=parse_link("latency=0.01"),

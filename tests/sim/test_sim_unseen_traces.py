@@ -185,12 +185,17 @@ def test_one_round_trace_and_load_levels_in_other_formats(tmp_path: Path) -> Non
     (tmp_path / "x-load1.000.csv").write_text(_text(
         ["worker", "round", "finished_s", "started_s"],
         [(w, r, f + 1.0, s) for r, w, s, f in ROWS]))  # one second slower everywhere
-    tr = parse_delay(f"trace:{tmp_path / 'x'}").trace
-    assert tr.levels == [0.0, 1.0]
+    delay = parse_delay(f"trace:{tmp_path / 'x'}")
+    tr = delay.trace  # type: ignore[attr-defined]
+    assert tr.levels == (0.0, 1.0)
     assert np.allclose(tr.durations[0], EXPECTED) and np.allclose(tr.durations[1], EXPECTED + 1)
-    base = tr.base(12, 4, np.random.default_rng(0))
-    cells = EXPECTED[base["round"][:, None], base["cols"]]
-    assert np.allclose(tr.times(base, np.full(4, 0.25)), cells + 0.25)
+    draws = delay.draws(12, 4, np.random.default_rng(0))
+    cells = EXPECTED[draws.round[:, None], draws.cols]  # type: ignore[attr-defined]
+    assert np.allclose(delay.times(draws, np.full(4, 0.25)), cells + 0.25)
+    # the authors' linear model fits base_comp = 1 s per unit load here, and agrees
+    linear = parse_delay(f"trace:{tmp_path / 'x'}", "linear")
+    assert linear.load_model.base_comp == pytest.approx(1.0)  # type: ignore[attr-defined]
+    assert np.allclose(linear.times(draws, np.full(4, 0.25)), cells + 0.25)
     (tmp_path / "y-load0.000.csv").write_text(CANON)
     (tmp_path / "y-load1.000.csv").write_text(_text(list(HEADER), [x for x in ROWS if x[1] < 8]))
     with pytest.raises(InvalidInput, match="different numbers of rounds/workers"):

@@ -19,14 +19,16 @@ for every scheme: stop at the earliest arrival after which the scheme can do its
 The authors' protocol (``mu`` set; ``gctool simulate --protocol authors --mu MU``), as in
 Krishnan et al.'s simulator [C: mamaj/Sequential-Gradient-Coding-2,
 ``gradient_coding.py``/``multiplexed_sgc.py``/``selective_repeat_sgc.py``, ``perform_round``]:
-every round the master waits until (1 + μ) x the fastest worker's time and declares the
-workers still running stragglers.  If that straggler set stays inside the scheme's model the
-round lasts exactly (1 + μ) x the fastest time; otherwise the master waits for everyone (the
-slowest time) and nobody straggles.  "Inside the model" is, for a gradient code file, that the
-workers that arrived decode exactly (the authors' GC baseline checks "fewer than s
-stragglers", one fewer than an s-tolerant code needs; gctool uses the code's own
-decodability), and for SR-SGC / M-SGC that the pattern stays (B, W, λ)-admissible.  The other
-contenders under the authors' protocol (``mu_rule`` says which rule a contender follows):
+every round the master waits until (1 + μ) x the first arrival and declares the workers still
+running stragglers.  If that straggler set stays inside the scheme's model the round lasts
+(1 + μ) x the first arrival (or until the last arrival, when everyone arrived before that);
+otherwise the master waits for everyone (the last arrival) and nobody straggles.  "Inside the
+model" is, for a gradient code file, that the workers that arrived decode exactly (the
+authors' GC baseline checks "fewer than s stragglers", one fewer than an s-tolerant code
+needs; gctool uses the code's own decodability; the count-based GC model, :mod:`~.count_gc`,
+is the authors' baseline at any s), and for SR-SGC / M-SGC that the pattern stays
+(B, W, λ)-admissible.  The other contenders under the authors' protocol (each row's ``rule``
+says which rule a contender followed):
 
 * ignore-stragglers: inside the model when at most s workers are late; it then uses every
   worker that arrived by the wait (rescaled), else it waits for everyone;
@@ -39,27 +41,23 @@ contenders under the authors' protocol (``mu_rule`` says which rule a contender 
   used: the late workers are the stragglers); the error is reported per round;
 * ErasureHead (approximate, no model to leave): the master stops at the wait or at its K-th
   arrival, whichever is first, and decodes the groups that arrived;
-* CodedReduce (with or without ``--link``): every parent applies the rule to its children's
-  arrivals (the wait is (1 + μ) x its first child's arrival; it waits for all its children
-  when those that arrived do not decode its level code); the parameter server applies it to
-  the arrivals at the master;
+* CodedReduce: every parent applies the rule to its children's arrivals (the wait is
+  (1 + μ) x its first child's arrival; it waits for all its children when those that arrived
+  do not decode its level code);
 * not applied, and said so in the report: uncoded and ring all-reduce (they wait for every
   worker under both rules, so the two coincide) and encoded optimization (its estimate uses
   the fastest n - s workers by design; the μ rule would change the frame's guarantee).
+
+Every contender's messages pay the run's network (``--link``, :mod:`gctool.sim.network`): the
+rules above apply to the arrivals at the master (at each parent, for CodedReduce).
+
+One class per kind of contender, each in its own module: :mod:`~.code` (a code file),
+:mod:`~.erasurehead`, :mod:`~.hetero`, :mod:`~.partial`, :mod:`~.nested`, :mod:`~.encoded`,
+:mod:`~.schedule` (SR-SGC, M-SGC), :mod:`~.tree` (CodedReduce), :mod:`~.uncoded`,
+:mod:`~.ignore`, :mod:`~.count_gc` (the count-based GC model) and :mod:`~.ring`; what they
+share is :mod:`~.base`.  Which contenders race is :mod:`gctool.sim.lineup`'s business.
 """
 
-from gctool.sim.contenders.base import (
-    MU_NOT_APPLIED,
-    Contender,
-    Run,
-    from_code,
-    mu_rule,
-    run_naive,
-    traits,
-)
-from gctool.sim.contenders.baselines import ignore_stragglers, uncoded
-from gctool.sim.contenders.codes import erasurehead
-from gctool.sim.contenders.trees import level_stop
+from gctool.sim.contenders.base import Contender, Run, Setting
 
-__all__ = ["MU_NOT_APPLIED", "Contender", "Run", "erasurehead", "from_code", "ignore_stragglers",
-           "level_stop", "mu_rule", "run_naive", "traits", "uncoded"]
+__all__ = ["Contender", "Run", "Setting"]

@@ -1,16 +1,31 @@
-"""What a contender of ``gctool simulate`` is (:class:`Contender`), what it did
-(:class:`Run`), the contender of a code file, and which waiting rule it follows (the rules are
-described in :mod:`gctool.sim.contenders`)."""
+"""What a contender of ``gctool simulate`` is (:class:`Contender`), the conditions every
+contender of a run shares (:class:`Setting`) and what it did (:class:`Run`).
+
+Each kind of contender is a subclass in its own module of this package and overrides what
+differs: how a round ends (:meth:`Contender.run`), its estimated work
+(:meth:`Contender.cost`), how its master turns messages into a gradient in training
+(:meth:`Contender.estimator`) and the scheme-specific figures of its report row
+(:meth:`Contender.figures`).  This module imports none of them.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from gctool.model import GradientCode
 from gctool.registry.info import SimulationTraits
+
+if TYPE_CHECKING:
+    from gctool.sim.budget import WorkMeter
+    from gctool.sim.delays import DelayModel
+    from gctool.sim.estimators import Estimator
+    from gctool.sim.network import Link
+    from gctool.sim.problem import Problem
+    from gctool.sim.stopping import StopRule
 
 
 @dataclass
@@ -33,63 +48,123 @@ class Run:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class Contender:
-    name: str
-    kind: str  # uncoded | ignore | code | tree | sgc
-    n: int
-    loads: np.ndarray  # per-worker fraction of a job's data
-    delay: int = 0
-    s: int = 0
-    code: GradientCode | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # kind-specific data (partial work)
-    mu: float | None = None  # the authors' (1 + mu) x fastest straggler rule; None: gctool's
-    #: the run's work meter (:class:`gctool.sim.budget.WorkMeter`); None: one per stopping rule
-    meter: Any = None
+@dataclass(frozen=True)
+class Setting:
+    """The conditions of one run, the same for every contender: the waiting rule (``mu``:
+    the authors' (1 + mu) rule; None: gctool's), the network (``link``; None: messages arrive
+    when they are sent), the run's work meter and the delay draws' per-round straggler flags
+    (``bernoulli``, ``markov``)."""
+
+    mu: float | None = None
+    link: Link | None = None
+    meter: WorkMeter | None = None
+    flags: np.ndarray | None = None
+    #: the per-worker straggling probabilities behind ``flags`` (``bernoulli``)
+    worker_p: tuple[float, ...] | None = None
+
+    def deliver(self, ready: np.ndarray, size: float = 1.0) -> np.ndarray:
+        """When messages of ``size`` gradients, ready at ``ready`` (..., messages), reach the
+        master over the run's link (:func:`gctool.sim.network.arrivals`); unchanged without
+        one."""
+        if self.link is None:
+            return ready
+        from gctool.sim.network import arrivals
+
+        return arrivals(ready, self.link, size)
+
+    def rule(self, code: GradientCode) -> StopRule:
+        """The fast decodability oracle of ``code``, charging the run's meter."""
+        from gctool.sim.stopping import StopRule
+
+        return StopRule(code, meter=self.meter)
+
+
+class Contender(ABC):
+    """A scheme raced by ``gctool simulate``."""
+
+    #: how the report names this kind of contender (a label for readers, never compared)
+    kind: ClassVar[str]
+    #: why the authors' (1 + mu) rule does not change this contender (None: it applies)
+    mu_not_applied: ClassVar[str | None] = None
+    #: training decodes the sets of workers the master used by least squares (one decoder
+    #: per distinct set, charged to the budget)
+    decodes: ClassVar[bool] = False
+
+    def __init__(self, name: str, n: int, loads: np.ndarray, *, s: int = 0, delay: int = 0,
+                 code: GradientCode | None = None) -> None:
+        self.name, self.n, self.s, self.delay, self.code = name, n, s, delay, code
+        self.loads = np.asarray(loads, dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, n={self.n}, s={self.s})"
 
     @property
     def load(self) -> float:
         return float(np.max(self.loads))
 
-    def run(self, times: np.ndarray) -> Run:
-        if self.kind == "partial":  # multi-message code using partial work
-            from gctool.sim.partial import run_partial
+    @property
+    def columns(self) -> int:
+        """Columns of the matrix the workers' messages are combinations of (K = k m)."""
+        return self.n if self.code is None else int(self.code.B.shape[1])
 
-            return run_partial(self, times)
-        if self.kind == "encoded":  # encoded optimization: the fastest n - s workers
-            from gctool.sim.encoded import run_encoded
+    def rule_name(self, mu: float | None) -> str:
+        """The waiting rule this contender follows: ``"authors"`` or ``"gctool"``."""
+        return "authors" if mu is not None and self.mu_not_applied is None else "gctool"
 
-            return run_encoded(self, times)
-        if self.kind == "nested":  # nested code decoding at the level the stragglers allow
-            from gctool.sim.nested import run_nested
+    # -- rounds ----------------------------------------------------------------------------
+    @abstractmethod
+    def run(self, times: np.ndarray, setting: Setting) -> Run:
+        """The rounds of this contender on compute times ``times`` (rounds, n)."""
 
-            return run_nested(self, times)
-        if self.kind in ("ps", "ring") or (self.kind == "tree" and "link" in self.extra):
-            from gctool.sim import comm
+    def cost(self, rounds: int, setting: Setting) -> float:
+        """Estimated work of ``rounds`` rounds (:mod:`gctool.sim.budget`): drawing and sorting
+        the arrival times, and what the subclass adds."""
+        from gctool.sim.budget import cell_cost
 
-            if self.kind == "tree":
-                return comm.tree_with_link(self, times, self.extra["link"])
-            return (comm.run_ps if self.kind == "ps" else comm.run_ring)(self, times)
-        from gctool.sim.contenders import baselines, codes, schedules, trees
+        return float(cell_cost(rounds, self.n))
 
-        if self.mu is not None and self.kind in ("code", "sgc", "ignore"):
-            return {"code": codes.run_code_mu, "sgc": schedules.run_sgc_mu,
-                    "ignore": baselines.run_ignore_mu}[self.kind](self, times)
-        return {"uncoded": baselines.run_uncoded, "ignore": baselines.run_ignore,
-                "code": codes.run_code, "tree": trees.run_tree, "sgc": schedules.run_sgc,
-                "erasurehead": codes.run_erasurehead,
-                "hetero": codes.run_hetero}[self.kind](self, times)
+    def jobs_done(self, run: Run) -> int:
+        """Jobs completed in ``run`` (one per round but for sequential schemes)."""
+        return len(run.durations)
+
+    # -- report ----------------------------------------------------------------------------
+    def theory(self, delay: DelayModel, setting: Setting) -> float | None:
+        """Closed-form mean time per round, when one is known."""
+        return None
+
+    def figures(self, run: Run, setting: Setting) -> dict[str, Any]:
+        """Scheme-specific figures of the report row."""
+        return dict(run.info)
+
+    # -- training --------------------------------------------------------------------------
+    def lazy_rule(self) -> str | None:
+        """The name of the lazy-upload rule on this contender's messages (None: not lazy)."""
+        return "LAGC"
+
+    def estimator(self, problem: Problem, run: Run, lazy: float | None, sparsifier: Any,
+                  seed: int) -> Estimator:
+        """The master's gradient estimates in training (default: least-squares decoding of
+        the code's messages)."""
+        from gctool.sim.estimators import CodedEstimator
+
+        assert self.code is not None
+        return CodedEstimator(self.name, self.code, problem, lazy, sparsifier, seed)
+
+    def steps(self, run: Run) -> list[tuple[int, int, Any]]:
+        """(job, round it is applied, payload for the estimator) in application order."""
+        assert run.exact is not None
+        return [(t, t, (run.used[t], bool(run.exact[t]))) for t in range(len(run.durations))]
 
 
-#: contender kinds the authors' (1 + μ) rule does not change (see :mod:`gctool.sim.contenders`)
-MU_NOT_APPLIED = {"uncoded": "waits for every worker under both rules",
-                  "ring": "waits for every worker under both rules",
-                  "encoded": "its estimate uses the fastest n - s workers by design"}
+def arrival_stop(times: np.ndarray, order: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The time of the p-th arrival (1-based) of every round, in ``order``."""
+    R = len(times)
+    return np.asarray(times[np.arange(R), order[np.arange(R), np.asarray(p) - 1]])
 
 
-def mu_rule(c: Contender) -> str:
-    """Which waiting rule ``c`` follows: ``"authors"`` or ``"gctool"``."""
-    return "authors" if c.mu is not None and c.kind not in MU_NOT_APPLIED else "gctool"
+def authors_wait(times: np.ndarray, mu: float) -> np.ndarray:
+    """The authors' wait of every round: (1 + mu) x its first arrival."""
+    return np.asarray(times.min(axis=1) * (1.0 + mu))
 
 
 def traits(code: GradientCode) -> SimulationTraits:
@@ -99,31 +174,3 @@ def traits(code: GradientCode) -> SimulationTraits:
 
     found: SimulationTraits = feature(code.scheme, "simulation", SimulationTraits())
     return found
-
-
-def from_code(code: GradientCode, label: str) -> Contender:
-    """A contender for a code file (any scheme gctool can write)."""
-    kind = traits(code).kind
-    if kind == "encoded":  # data encoding: wait for the fastest n - s
-        from gctool.sim.encoded import encoded_contender
-
-        return encoded_contender(code, label)
-    if kind == "sgc":
-        loads = np.full(code.n, float(code.params.get("load", 0.0)))
-        return Contender(label, kind, code.n, loads, int(code.params.get("delay", 0)), code.s,
-                         code)
-    loads = code.loads / code.k
-    return Contender(label, kind, code.n, loads.astype(np.float64), 0, code.s, code)
-
-
-def run_naive(c: Contender, times: np.ndarray) -> Run:
-    """The same run by the naive reference paths (tests and benchmarks compare the two)."""
-    if c.kind == "code":
-        from gctool.sim.contenders.codes import run_code_naive
-
-        return run_code_naive(c, times)
-    if c.kind == "sgc":
-        from gctool.sim.contenders.schedules import run_sgc_naive
-
-        return run_sgc_naive(c, times)
-    return c.run(times)

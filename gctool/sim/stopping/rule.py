@@ -3,6 +3,8 @@ between the fast paths and the naive one (see :mod:`gctool.sim.stopping`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gctool.limits import DEFAULT_TOL
@@ -17,8 +19,8 @@ from gctool.sim.stopping.sparse import SPARSE_DENSITY, SPARSE_FROM, dual_for
 
 
 class StopRule:
-    """Decodability oracle of one code; ``kind`` says which: ``"groups"``, ``"qr"`` (real and
-    complex codes, with the dual walk for real ones) or ``"naive"``."""
+    """Decodability oracle of one code; ``kind`` says which (a label): ``"groups"``, ``"qr"``
+    (real and complex codes, with the dual walk for real ones) or ``"naive"``."""
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL, dual: str = "auto",
                  meter: WorkMeter | None = None) -> None:
@@ -34,6 +36,8 @@ class StopRule:
         if self.labels is not None:
             self.kind = "groups"
             self._groups = Groups(self.labels)
+            self._prefixes = self._group_prefixes
+            self._verdict = self._group_verdict
         elif not code.field.is_finite:
             self.kind = "qr"
             Bt = np.ascontiguousarray(np.asarray(code.B).T)  # (K, n)
@@ -44,23 +48,43 @@ class StopRule:
                 self.dual_method = None if self._dual is None else self._dual.method
             if self._dual is not None:
                 self._walk = DualWalk(self._dual, limit, code.n, self.naive.meter)
+            self._prefixes = self._algebra_prefixes
+            self._verdict = self._algebra_verdict
         else:
             self.kind = "naive"
+            self._prefixes = self._naive_prefixes
+            self._verdict = self._naive_verdict
 
     # -- whole runs ------------------------------------------------------------------------------
     def earliest(self, times: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(order, p, exact) per round: stable arrival order, stopping prefix, exact decoding."""
         order = np.argsort(times, axis=1, kind="stable")
-        R = len(times)
-        if R == 0:
+        if len(times) == 0:
             return order, np.zeros(0, np.int64), np.zeros(0, bool)
-        if self.kind == "groups":
-            p_groups, exact_groups = self._groups.earliest(order, cap)
-            return order, p_groups, exact_groups
+        p, exact = self._prefixes(order, cap)
+        return order, p, exact
+
+    def _group_prefixes(self, order: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._groups.earliest(order, cap)
+
+    def _naive_prefixes(self, order: np.ndarray, cap: int, todo: np.ndarray | None = None,
+                        p: np.ndarray | None = None, exact: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        R = len(order)
+        p = np.empty(R, np.int64) if p is None else p
+        exact = np.empty(R, bool) if exact is None else exact
+        for r in (range(R) if todo is None else todo):
+            p[r], exact[r] = self.naive.earliest(order[r], cap)
+        return p, exact
+
+    def _algebra_prefixes(self, order: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+        """The dual walk (large caps), then batched QR, then the naive path for the rounds
+        neither decides clearly."""
+        R = len(order)
         p = np.empty(R, np.int64)
         exact = np.empty(R, bool)
         todo = np.arange(R)
-        if self.kind == "qr" and cap >= DUAL_FROM and self._walk is not None:
+        if cap >= DUAL_FROM and self._walk is not None:
             todo = self._walk.walk(order, cap, p, exact)
             if len(todo):
                 sub_p, sub_e = np.empty(len(todo), np.int64), np.empty(len(todo), bool)
@@ -68,36 +92,46 @@ class StopRule:
                 done = np.setdiff1d(np.arange(len(todo)), rest)
                 p[todo[done]], exact[todo[done]] = sub_p[done], sub_e[done]
                 todo = todo[rest]
-        elif self.kind == "qr" and cap > 0:
+        elif cap > 0:
             todo = self._qr.decide(order, cap, p, exact)
-        for r in todo:
-            p[r], exact[r] = self.naive.earliest(order[r], cap)
-        self.fallbacks += len(todo) if self.kind == "qr" else 0
-        return order, p, exact
+        self.fallbacks += len(todo)
+        return self._naive_prefixes(order, cap, todo, p, exact)
 
     # -- one set of workers ----------------------------------------------------------------------
     def decodes_mask(self, mask: int) -> bool:
         """Whether the workers in ``mask`` (bit i = worker i delivered) decode exactly."""
-        if self.kind == "groups":
-            return self._groups.decodes_mask(mask)
-        hit = self._masks.get(mask)
-        if hit is not None:
-            return hit
-        from gctool.sequential.model import _bits, members
+        return self._verdict(mask)
 
-        F = np.array(members(mask), dtype=np.intp)
-        hit = None
-        if self._walk is not None:
-            hit = self._walk.verdict(np.flatnonzero(~_bits(mask, self.code.n)))
-        if hit is None and self.kind == "qr" and len(F):
-            p, exact = np.empty(1, np.int64), np.empty(1, bool)
-            if not len(self._qr.decide(F[None, :], len(F), p, exact)):
-                hit = bool(exact[0])
+    def _group_verdict(self, mask: int) -> bool:
+        return self._groups.decodes_mask(mask)
+
+    def _cached(self, mask: int, decide: Callable[[np.ndarray], bool]) -> bool:
+        hit = self._masks.get(mask)
         if hit is None:
-            hit = self.naive.ok(F)
-        if len(self._masks) < 200_000:
-            self._masks[mask] = hit
+            from gctool.sequential.model import members
+
+            hit = decide(np.array(members(mask), dtype=np.intp))
+            if len(self._masks) < 200_000:
+                self._masks[mask] = hit
         return hit
+
+    def _naive_verdict(self, mask: int) -> bool:
+        return self._cached(mask, self.naive.ok)
+
+    def _algebra_verdict(self, mask: int) -> bool:
+        def decide(F: np.ndarray) -> bool:
+            from gctool.sequential.model import _bits
+
+            hit = None
+            if self._walk is not None:
+                hit = self._walk.verdict(np.flatnonzero(~_bits(mask, self.code.n)))
+            if hit is None and len(F):
+                p, exact = np.empty(1, np.int64), np.empty(1, bool)
+                if not len(self._qr.decide(F[None, :], len(F), p, exact)):
+                    hit = bool(exact[0])
+            return self.naive.ok(F) if hit is None else hit
+
+        return self._cached(mask, decide)
 
 
 def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:

@@ -1,4 +1,5 @@
-"""Encoded optimization in ``gctool simulate`` (files of scheme ``encoded``).
+"""Encoded optimization in ``gctool simulate`` (files of scheme ``encoded``): the contender,
+its estimator and its notes.
 
 Model (:mod:`gctool.codes.encoded`; Karakus, Sun, Diggavi, Yin 2017/2019): the training data is
 cut into k partitions of equal size (the shorter ones padded with zero rows, which change no
@@ -33,23 +34,39 @@ import numpy as np
 
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
-from gctool.sim.contenders import Contender, Run
+from gctool.sim.contenders.base import Contender, Run, Setting
+from gctool.sim.estimators import Estimator
+from gctool.sim.problem import LeastSquares, Problem, bounds_for
 
 #: survivor sets enumerated for the exact eps of the step size and the report
 EPS_MAX_SETS = 200_000
 
 
-def encoded_contender(code: GradientCode, label: str) -> Contender:
+class Encoded(Contender):
     """The contender of an encoded frame: wait for the fastest n - s, load 1/k each."""
-    c = Contender(label, "encoded", code.n, np.full(code.n, 1.0 / code.k), 0, code.s, code)
-    return c
 
+    kind = "encoded"
+    mu_not_applied = "its estimate uses the fastest n - s workers by design"
 
-def run_encoded(c: Contender, times: np.ndarray) -> Run:
-    keep = c.n - c.s
-    order = np.argsort(times, axis=1, kind="stable")[:, :keep]
-    durations = np.take_along_axis(times, order[:, -1:], axis=1)[:, 0]
-    return Run(durations, list(order), np.zeros(len(times), bool))
+    def __init__(self, code: GradientCode, label: str) -> None:
+        super().__init__(label, code.n, np.full(code.n, 1.0 / code.k), s=code.s, code=code)
+        self.matrix = code
+
+    def run(self, times: np.ndarray, setting: Setting) -> Run:
+        at = setting.deliver(times)
+        keep = self.n - self.s
+        order = np.argsort(at, axis=1, kind="stable")[:, :keep]
+        durations = np.take_along_axis(at, order[:, -1:], axis=1)[:, 0]
+        return Run(durations, list(order), np.zeros(len(at), bool))
+
+    def lazy_rule(self) -> str | None:
+        return None
+
+    def estimator(self, problem: Problem, run: Run, lazy: float | None, sparsifier: Any,
+                  seed: int) -> Estimator:
+        if lazy is not None:
+            raise InvalidInput(f"{self.name}: --lazy does not apply to encoded optimization")
+        return EncodedEstimator(self.name, self.matrix, problem, sparsifier, seed)
 
 
 def frame_epsilon(code: GradientCode) -> tuple[float, bool]:
@@ -63,23 +80,17 @@ def frame_epsilon(code: GradientCode) -> tuple[float, bool]:
     return epsilon_upper_bound(S, code.s), False
 
 
-class EncodedEstimator:
-    """Gradient estimates of encoded gradient descent (same interface as the Estimator)."""
+class EncodedEstimator(Estimator):
+    """Gradient estimates of encoded gradient descent."""
 
-    def __init__(self, c: Contender, problem: Any, sparsifier: Any = None, seed: int = 0
-                 ) -> None:
-        from gctool.sim.training import bounds_for
+    stops_at_target = False  # encoded runs go on: their neighbourhood is reported
 
-        code = c.code
-        assert code is not None
-        if problem.kind != "lsq":
-            raise InvalidInput(f"{c.name}: encoded optimization is trained on least squares "
+    def __init__(self, name: str, code: GradientCode, problem: Problem, sparsifier: Any = None,
+                 seed: int = 0) -> None:
+        if not isinstance(problem, LeastSquares):
+            raise InvalidInput(f"{name}: encoded optimization is trained on least squares "
                                "only (--problem lsq)")
-        self.c, self.p = c, problem
-        self.sparsifier = sparsifier
-        self.rng = np.random.default_rng(seed)
-        self.uploads = self.skipped = 0.0
-        self.coordinates = 0
+        super().__init__(name, problem, None, sparsifier, seed)
         S = np.asarray(code.B, dtype=np.float64)
         n, k = S.shape
         edges = bounds_for(problem.N, np.ones(k))
@@ -97,16 +108,12 @@ class EncodedEstimator:
         self.step_scale = 1.0 / (1.0 + self.eps)
         self.seen: dict[tuple[int, ...], float] = {}
 
-    def round_gradient(self, model: int, beta: np.ndarray, used: np.ndarray, exact: bool,
-                       prev: np.ndarray | None) -> np.ndarray:
-        F = np.sort(np.asarray(used))
+    def step(self, model: int, beta: np.ndarray, payload: Any, prev: np.ndarray | None
+             ) -> np.ndarray:
+        F = np.sort(np.asarray(payload[0]))
         res = self.Z[F] @ beta - self.z[F]  # (|F|, b)
         msgs = np.einsum("fbd,fb->fd", self.Z[F], res) * (self.k / len(F)) / self.p.N
-        if self.sparsifier is None:
-            self.coordinates += int(msgs.size)
-        else:
-            msgs, sent = self.sparsifier.apply(msgs, self.rng)
-            self.coordinates += sent
+        msgs = self._send(msgs)
         self.uploads += len(F)
         key = tuple(int(i) for i in F)
         if key not in self.seen:

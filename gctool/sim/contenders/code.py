@@ -1,0 +1,74 @@
+"""The contender of a single-round code file: the earliest exactly decodable arrival at the
+master (capped at the (n - s)-th, then the optimal approximate decoder), or the authors'
+(1 + μ) rule; the naive reference path.  The decodability oracles are
+:mod:`gctool.sim.stopping`'s.  Every worker sends one message of 1/m gradient (m pieces of a
+communication-efficient code), which pays the run's link."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gctool.model import GradientCode
+from gctool.sim.contenders.base import (
+    Contender,
+    Run,
+    Setting,
+    arrival_stop,
+    authors_wait,
+    traits,
+)
+
+
+class CodeFile(Contender):
+    kind = "code"
+    decodes = True
+
+    def __init__(self, code: GradientCode, label: str) -> None:
+        super().__init__(label, code.n, code.loads / code.k, s=code.s, code=code)
+        self.matrix = code
+
+    @property
+    def message_size(self) -> float:
+        """Gradients per message: 1/m."""
+        return 1.0 / self.matrix.m
+
+    def arrivals(self, times: np.ndarray, setting: Setting) -> np.ndarray:
+        return setting.deliver(times, self.message_size)
+
+    def run(self, times: np.ndarray, setting: Setting) -> Run:
+        at = self.arrivals(times, setting)
+        if setting.mu is not None:
+            return self._run_mu(at, setting)
+        order, p, exact = setting.rule(self.matrix).earliest(at, self.n - self.s)
+        R = len(at)
+        return Run(arrival_stop(at, order, p), [order[t, :p[t]] for t in range(R)], exact)
+
+    def _run_mu(self, at: np.ndarray, setting: Setting) -> Run:
+        """The authors' rule: the workers arrived by (1 + mu) x the first arrival, if they
+        decode exactly; else everyone."""
+        from gctool.sequential.model import from_bits
+
+        assert setting.mu is not None
+        rule = setting.rule(self.matrix)
+        wait = authors_wait(at, setting.mu)
+        durations = at.max(axis=1)
+        used: list[np.ndarray] = []
+        everyone = np.arange(self.n)
+        for t, row in enumerate(at):
+            arrived = row <= wait[t]
+            if rule.decodes_mask(from_bits(arrived)):
+                durations[t] = min(wait[t], durations[t])
+                used.append(np.flatnonzero(arrived))
+            else:
+                used.append(everyone)
+        return Run(durations, used, np.ones(len(at), bool))
+
+    def cost(self, rounds: int, setting: Setting) -> float:
+        from gctool.sim.stopping.rule import rule_cost
+
+        mu = setting.mu is not None
+        return super().cost(rounds, setting) + rule_cost(
+            self.matrix, 0 if mu else rounds, self.n - self.s, rounds if mu else 0)
+
+    def lazy_rule(self) -> str | None:
+        return traits(self.matrix).lazy_rule

@@ -1,0 +1,142 @@
+"""SR-SGC and M-SGC schedules: a round ends at the earliest arrival (at least one) after which
+declaring every worker still running a straggler keeps the pattern inside the (B, W, λ) model
+(or, under the authors' rule, at (1 + μ) x the first arrival when that pattern stays inside
+it, else when everyone has arrived); the jobs decoded and the deadlines missed are recorded
+round by round.  A worker sends one vector per mini-task slot of a round (SR-SGC: one;
+M-SGC: delay + 1), which pays the run's link."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gctool.model import GradientCode
+from gctool.sim.contenders.base import Contender, Run, Setting, traits
+
+
+class Schedule(Contender):
+    kind = "sgc"
+
+    def __init__(self, code: GradientCode, label: str) -> None:
+        super().__init__(label, code.n, np.full(code.n, float(code.params.get("load", 0.0))),
+                         s=code.s, delay=int(code.params.get("delay", 0)), code=code)
+        self.matrix = code
+        self.multiplexed = traits(code).multiplexed
+
+    @property
+    def message_size(self) -> float:
+        """Gradient vectors a worker uploads per round (one per mini-task slot)."""
+        return float(self.delay + 1) if self.multiplexed else 1.0
+
+    def run(self, times: np.ndarray, setting: Setting) -> Run:
+        at = setting.deliver(times, self.message_size)
+        scheme = self._scheme(len(at), setting)
+        return replay(scheme, at, _authors(self.n, setting.mu) if setting.mu is not None
+                       else _gctool(self.n, at))
+
+    def _scheme(self, rounds: int, setting: Setting) -> Any:
+        """The schedule of the file on the fast decodability oracle, held to the budget."""
+        from gctool.sequential.schedule import scheme_of
+
+        scheme = scheme_of(self.matrix, setting.rule(self.matrix).decodes_mask)
+        self._charge(scheme, rounds, setting)
+        return scheme
+
+    def _charge(self, scheme: Any, rounds: int, setting: Setting) -> None:
+        """Charge, before it starts, the schedule's updates to the run's meter (or check them
+        alone against the work budget): every round updates the entries of the jobs in flight
+        (the delay T + 1 of them) for every worker, in Python
+        (:func:`gctool.sim.budget.schedule_cost`)."""
+        from gctool.limits import check_work
+        from gctool.sim.budget import REMEDY, schedule_cost
+
+        delay = int(getattr(scheme, "delay", 0))
+        what = (f"simulating the {self.name} schedule ({rounds:,} rounds x {self.n} workers x "
+                f"{delay + 1:,} jobs in flight)")
+        if setting.meter is not None:
+            setting.meter.charge(schedule_cost(rounds, self.n, delay), what)
+        else:
+            check_work(what, schedule_cost(rounds, self.n, delay), REMEDY)
+
+    def cost(self, rounds: int, setting: Setting) -> float:
+        from gctool.sim.budget import schedule_cost
+        from gctool.sim.stopping.rule import rule_cost
+
+        return (super().cost(rounds, setting) + schedule_cost(rounds, self.n, self.delay)
+                + rule_cost(self.matrix, 0, 0, rounds))
+
+    def jobs_done(self, run: Run) -> int:
+        return len(run.jobs)
+
+    def lazy_rule(self) -> str | None:
+        return None  # sequential schemes are not made lazy
+
+    def steps(self, run: Run) -> list[tuple[int, int, Any]]:
+        return [(job, r, entry) for job, r, ok, entry in run.jobs if ok]
+
+    def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
+                  seed: int) -> Any:
+        from gctool.sim.estimators import JobEstimator, MultiplexedEstimator
+
+        made = MultiplexedEstimator if self.multiplexed else JobEstimator
+        return made(self.name, self.matrix, problem, None, sparsifier, seed,
+                    slots=int(self.message_size))
+
+
+Choose = Callable[[int, np.ndarray, tuple[int, ...], Any], tuple[float, np.ndarray, int]]
+
+
+def replay(scheme: Any, times: np.ndarray, choose: Choose) -> Run:
+    """Run ``scheme`` round by round; ``choose(r, row, history, model)`` gives round r's
+    duration, the workers used and the straggler mask declared to the scheme."""
+    model = scheme.model
+    state: Any = scheme.initial()
+    history: tuple[int, ...] = ()
+    run = Run(np.empty(len(times)), exact=np.ones(len(times), bool))
+    for r, row in enumerate(times):
+        run.durations[r], used, S = choose(r, row, history, model)
+        run.used.append(used)
+        state, done = scheme.step(r, state, history, S)
+        history = model.push(history, S)
+        for job, ok, entry in done:
+            run.jobs.append((job, r, ok, entry))
+            run.deadline_misses += not ok
+    return run
+
+
+def _gctool(n: int, times: np.ndarray) -> Choose:
+    """gctool's rule: the earliest arrival after which the pattern stays in the model."""
+    from gctool.sequential.model import earliest_admissible_sorted, from_bits
+
+    order = np.argsort(times, axis=1, kind="stable")
+
+    def choose(r: int, row: np.ndarray, history: tuple[int, ...], model: Any
+               ) -> tuple[float, np.ndarray, int]:
+        p = max(1, earliest_admissible_sorted(model, history, order[r]))
+        late = np.ones(n, bool)
+        late[order[r, :p]] = False
+        return float(row[order[r, p - 1]]), order[r, :p], from_bits(late)
+
+    return choose
+
+
+def _authors(n: int, mu: float) -> Choose:
+    """The authors' rule: the workers slower than (1 + mu) x the fastest straggle, unless that
+    pattern leaves the model (then the round waits for everyone); a round in which nobody is
+    late ends at the last arrival."""
+    from gctool.sequential.model import from_bits
+
+    everyone = np.arange(n)
+
+    def choose(r: int, row: np.ndarray, history: tuple[int, ...], model: Any
+               ) -> tuple[float, np.ndarray, int]:
+        wait = float(row.min()) * (1.0 + mu)
+        late = row > wait
+        S = from_bits(late)
+        if model.allows(history, S):
+            return min(wait, float(row.max())), np.flatnonzero(~late), S
+        return float(row.max()), everyone, 0  # the pattern would leave the model
+
+    return choose

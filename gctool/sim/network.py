@@ -1,0 +1,72 @@
+"""The network of ``gctool simulate --link latency=A,bandwidth=BW``: one model for every
+contender (gctool's; the CodedReduce paper's exact cost model was not available).
+
+* A message of ``size`` gradient vectors crosses a link in ``latency + size / bandwidth``
+  seconds (units of the delay model); a receiver takes its incoming messages one after
+  another, so its link is busy ``size / bandwidth`` per message: with messages ready at
+  r_1 <= r_2 <= ..., message k arrives at ``a_k = max(a_{k-1}, r_k + latency) + size/bandwidth``
+  (:func:`arrivals`).
+* What each scheme sends (its contender says, :mod:`gctool.sim.contenders`): a gradient code
+  one vector per worker, 1/m of one for a communication-efficient code with m pieces, one per
+  message of partial work and nested levels, one per mini-task slot of a sequential round;
+  CodedReduce one vector per node to its parent (every parent is a receiver); ring all-reduce
+  2(n - 1) synchronous steps of ``latency + 1/(n bandwidth)``.  Training with ``--sparsify``
+  or ``--lazy`` charges each round's messages by what they carry (the non-zeros of a sparsified
+  message; nothing for a skipped upload): :mod:`gctool.sim.training`.
+* Compute times come from the delay model with each node's load, so stragglers hit every node
+  with work; the master's waiting rule (gctool's or the authors') applies to the arrivals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gctool.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Link:
+    latency: float  # seconds (delay-model units) per message
+    bandwidth: float  # vectors per second
+
+    @property
+    def label(self) -> str:
+        return f"latency={self.latency:g},bandwidth={self.bandwidth:g}"
+
+
+def parse_link(spec: str) -> Link:
+    values = {"latency": 0.0, "bandwidth": float("inf")}
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in values:
+            raise InvalidInput(f"--link: expected latency=A,bandwidth=BW, got {item!r}")
+        try:
+            values[key.strip()] = float(value)
+        except ValueError:
+            raise InvalidInput(f"--link: {key} must be a number") from None
+    if not (np.isfinite(values["latency"]) and values["latency"] >= 0):
+        raise InvalidInput("--link: latency must be a finite number >= 0")
+    if not values["bandwidth"] > 0:  # inf allowed: no transfer time
+        raise InvalidInput("--link: bandwidth must be > 0")
+    return Link(values["latency"], values["bandwidth"])
+
+
+def arrivals(ready: np.ndarray, link: Link, size: float = 1.0) -> np.ndarray:
+    """Arrival times at one receiver of messages ready at ``ready`` (..., m), same order.
+
+    ``a_k = max(a_{k-1}, r_k + latency) + size/bandwidth`` over the messages sorted by
+    readiness, i.e. ``a_k = (k + 1) t + max_{j <= k} (r_j + latency - j t)`` with
+    ``t = size/bandwidth``."""
+    t = size / link.bandwidth
+    order = np.argsort(ready, axis=-1, kind="stable")
+    r = np.asarray(np.take_along_axis(ready, order, axis=-1) + link.latency, np.float64)
+    k = np.arange(ready.shape[-1])
+    if t == 0:
+        a_sorted = r
+    else:
+        a_sorted = np.asarray((k + 1) * t + np.maximum.accumulate(r - k * t, axis=-1), np.float64)
+    out = np.empty_like(a_sorted)
+    np.put_along_axis(out, order, a_sorted, axis=-1)
+    return out
