@@ -4,6 +4,8 @@ The command parses its options, calls :func:`gctool.simulate` (the run and its `
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from gctool.cli.exit_codes import exit_code
@@ -30,6 +32,19 @@ def _triple(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter("expected BURST,WINDOW,LAMBDA (e.g. 1,3,2) or 'search'"
                                  ) from None
     return burst, window, lam
+
+
+def _gc_model(ctx: click.Context, param: click.Parameter, value: str | None
+              ) -> tuple[int, ...] | str | None:
+    if value is None or value.strip() == "best":
+        return None if value is None else "best"
+    try:
+        found = tuple(int(x) for x in value.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise click.BadParameter("expected S[,S,...] (whole numbers >= 0) or 'best'") from None
+    if not found or min(found) < 0:
+        raise click.BadParameter("expected S[,S,...] (whole numbers >= 0) or 'best'")
+    return found
 
 
 @click.command(epilog="""\b
@@ -86,6 +101,11 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--erasurehead", type=click.IntRange(1, None), default=None, metavar="K",
               help="Also race ErasureHead on every FRC-shaped file: stop at the K-th arrival "
                    "(or earlier if exact) and sum the groups that arrived.")
+@click.option("--gc-model", "gc_model", callback=_gc_model, default=None,
+              metavar="S[,S,...]|best",
+              help="Also race the count-based GC model (any n-s arrivals decode, load (s+1)/n; "
+                   "the authors' simulator's baseline; a model, not a code) at these s, or at "
+                   "the best s of 0..n-1 on these delays.")
 @click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
 @click.option("--models", type=click.IntRange(1, 1000), default=None, metavar="M",
@@ -101,6 +121,10 @@ job missed its deadline (a bug in the schedule).""")
               help="With --train: send every message sparsified and unbiased: wangni[:eps=E] "
                    "(Wangni et al.'s probabilities, second moment at most (1+E) times; default "
                    "E=1) or random-k[:k=K] (K random coordinates scaled by d/K).")
+@click.option("--sweep", "sweep_spec", default=None, metavar="PARAM=V1,V2,...",
+              help="One run per value of PARAM (s, mu, latency, bandwidth, base_comp, or a "
+                   "delay model parameter), on the same seed: one table (time per job) and, "
+                   "with --plot, one plot.")
 @click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
               help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
                    "the loss against wall-clock time.")
@@ -110,9 +134,10 @@ job missed its deadline (a bug in the schedule).""")
 def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              load_model: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
              link_spec: str | None, worker_p: str | None, erasurehead: int | None,
-             no_baselines: bool,
+             gc_model: tuple[int, ...] | str | None, no_baselines: bool,
              train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
-             plot: str | None, as_json: bool, sparsify_spec: str | None = None) -> int:
+             plot: str | None, as_json: bool, sparsify_spec: str | None = None,
+             sweep_spec: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
     Reports the mean, median and 99th percentile per iteration with 95% confidence intervals,
@@ -151,11 +176,19 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
             raise click.UsageError("--worker-p needs --delay bernoulli")
         delay = delay.with_worker_p(parse_worker_p(worker_p))
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
-    report = run_simulation(codes, delay, iterations=iterations, seed=seed,
-                            baselines=not no_baselines, sgc=sgc,
-                            train=problem if train else None, gap=target_gap, lazy=lazy,
-                            protocol=protocol, mu=mu, sparsify=sparsifier,
-                            erasurehead=erasurehead, link=link, models=models, plot=plot)
+    options: dict[str, Any] = dict(iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
+                   train=problem if train else None, gap=target_gap, lazy=lazy,
+                   protocol=protocol, mu=mu, sparsify=sparsifier, erasurehead=erasurehead,
+                   link=link, models=models, plot=plot, gc_model=gc_model)
+    if sweep_spec is not None:
+        from gctool.sim.sweep import parse_sweep, sweep
+
+        if train:
+            raise click.UsageError("--sweep and --train exclude each other")
+        param, values = parse_sweep(sweep_spec)
+        report: Any = sweep(codes, delay, param, values, **options)
+    else:
+        report = run_simulation(codes, delay, **options)
     if report.plot is not None and plot != "-":
         status(f"wrote plot to {plot} ({report.plot['bytes']:,} bytes)")
     if as_json or plot != "-":  # else the SVG itself went to stdout

@@ -77,6 +77,7 @@ def tree_companions(trees: list[Tree], seed: int, link: Any) -> list[Contender]:
     for c in trees:
         gc = tandon_gc(c.n, c.s, seed)
         out.append(CodeFile(gc, f"gc {gc.scheme} n={c.n} s={c.s} (Tandon, flat)"))
+        out[-1].role = f"gc (Tandon, flat) for {c.name}"
         out.append(CodeFile(c.matrix, f"ps {c.name} (flat, same leaves)"))
         if link is not None:
             out.append(RingAllReduce(c.n))
@@ -149,7 +150,9 @@ class BCCBaseline(Baseline):
             code = design("bcc", n=self.n, seed=seed)
         except DesignError:
             return []
-        return [for_code(code, f"bcc b={code.params['batches']}")]
+        c = for_code(code, f"bcc b={code.params['batches']}")
+        c.role = "bcc"
+        return [c]
 
 
 SEQUENTIAL = ("sr-sgc", "m-sgc")
@@ -226,6 +229,7 @@ def sgc_baselines(n: int, s: int, sgc: tuple[int, int, int] | None, seed: int,
         except DesignError:
             continue  # e.g. SR-SGC needs B | W-1
         out.append(for_code(code, f"{scheme} B,W,L={burst},{window},{lam}"))
+        out[-1].role = scheme
     return out
 
 

@@ -53,20 +53,22 @@ def parse_link(spec: str) -> Link:
     return Link(values["latency"], values["bandwidth"])
 
 
-def arrivals(ready: np.ndarray, link: Link, size: float = 1.0) -> np.ndarray:
-    """Arrival times at one receiver of messages ready at ``ready`` (..., m), same order.
+def arrivals(ready: np.ndarray, link: Link, size: float | np.ndarray = 1.0) -> np.ndarray:
+    """Arrival times at one receiver of messages ready at ``ready`` (..., m), same order;
+    ``size``: gradients per message (one for all, or one per message, broadcast to ready).
 
-    ``a_k = max(a_{k-1}, r_k + latency) + size/bandwidth`` over the messages sorted by
-    readiness, i.e. ``a_k = (k + 1) t + max_{j <= k} (r_j + latency - j t)`` with
-    ``t = size/bandwidth``."""
-    t = size / link.bandwidth
+    ``a_k = max(a_{k-1}, r_k + latency) + t_k`` over the messages sorted by readiness, with
+    ``t_k = size_k / bandwidth``; i.e. ``a_k = S_k + max_{j <= k} (r_j + latency - S_{j-1})``
+    with ``S_k = t_0 + ... + t_k``."""
     order = np.argsort(ready, axis=-1, kind="stable")
     r = np.asarray(np.take_along_axis(ready, order, axis=-1) + link.latency, np.float64)
-    k = np.arange(ready.shape[-1])
-    if t == 0:
+    if np.isinf(link.bandwidth):
         a_sorted = r
     else:
-        a_sorted = np.asarray((k + 1) * t + np.maximum.accumulate(r - k * t, axis=-1), np.float64)
+        t = np.broadcast_to(np.asarray(size, np.float64) / link.bandwidth, ready.shape)
+        S = np.cumsum(np.take_along_axis(t, order, axis=-1), axis=-1)
+        a_sorted = np.asarray(S + np.maximum.accumulate(r - (S - np.take_along_axis(
+            t, order, axis=-1)), axis=-1), np.float64)
     out = np.empty_like(a_sorted)
     np.put_along_axis(out, order, a_sorted, axis=-1)
     return out

@@ -25,14 +25,15 @@ from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
 from gctool.reports import NOT_JSON, Report
-from gctool.sim import stats
 from gctool.sim.budget import WorkMeter, cell_cost
 from gctool.sim.contenders.base import Contender, Run, Setting
+from gctool.sim.contenders.count_gc import CountGC
 from gctool.sim.contenders.partial import Partial
 from gctool.sim.contenders.tree import Tree
 from gctool.sim.contenders.uncoded import Uncoded
 from gctool.sim.delays import DelayModel
 from gctool.sim.draws import Draws
+from gctool.sim.stats import Intervals
 
 
 @dataclass
@@ -49,6 +50,10 @@ class SimulationReport(Report):
     protocol: str = "gctool"  # waiting rule: gctool's or the authors' (1 + mu) rule
     mu: float | None = None
     time_unit: str = "s"  # "s" for traces; synthetic models count in units of one full job
+    #: how the intervals were computed, and the independent rounds they rest on (traces: the
+    #: distinct recorded rounds the iterations replay; None: every iteration is a fresh draw)
+    intervals: str = ""
+    independent_rounds: int | None = None
     #: the SVG plot the call wrote, {"path", "bytes"} (not part of the JSON document)
     plot: dict[str, Any] | None = field(default=None, metadata=NOT_JSON)
 
@@ -76,6 +81,7 @@ def _searched(n: int, s: int, seed: int, delay: DelayModel, draws: Draws, settin
         params, _, tried = found
         for c in sgc_baselines(n, s, params, seed, (scheme,)):
             c.name += " (searched)"
+            c.role += " (searched)"
             out.append(c)
             notes.append(f"{c.name}: best time per job of {tried} (B, W, lambda) with "
                          f"W <= {SEARCH_MAX_WINDOW}, every lambda, load <= (s+1)/n = "
@@ -84,12 +90,43 @@ def _searched(n: int, s: int, seed: int, delay: DelayModel, draws: Draws, settin
     return out
 
 
+def _count_gcs(ns: list[int], spec: str | tuple[int, ...], delay: DelayModel, draws: Draws,
+               setting: Setting, notes: list[str]) -> list[Contender]:
+    """The count-based GC model (:class:`gctool.sim.contenders.count_gc.CountGC`) with every
+    n of the files: at the given s, or (``"best"``) at the s in 0..n-1 whose mean time per
+    round is smallest on these draws (the authors' search over s; optimistic: chosen on the
+    reported draws)."""
+    out: list[Contender] = []
+    for n in ns:
+        if isinstance(spec, tuple):
+            out += [CountGC(n, s) for s in spec if 0 <= s < n]
+            continue
+        best: tuple[float, int] | None = None
+        for s in range(n):
+            c = CountGC(n, s)
+            mean = float(c.run(delay.times(draws, c.loads), setting).durations.mean())
+            if best is None or mean < best[0]:
+                best = (mean, s)
+        assert best is not None
+        c = CountGC(n, best[1])
+        c.name += f" (best of s = 0..{n - 1})"
+        out.append(c)
+    if out:
+        notes.append("gc-model: the count-based GC model (any n - s arrivals decode, load "
+                     "(s+1)/n), as in the sequential-GC authors' simulator; a model, not a code"
+                     + ("; the best s is chosen on these draws (optimistic)"
+                        if not isinstance(spec, tuple) else ""))
+    return out
+
+
 def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel, setting: Setting
          ) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "name": c.name, "kind": c.kind, "n": c.n, "s": c.s, "load": c.load, "delay": c.delay,
-        **stats.summary(run.durations),
-        "speedup": None if base is None else stats.ratio_ci(base.durations, run.durations),
+        "name": c.name, "role": c.role, "kind": c.kind, "n": c.n, "s": c.s, "load": c.load,
+        "delay": c.delay,
+        **setting.intervals.summary(run.durations),
+        "speedup": None if base is None else setting.intervals.ratio(base.durations,
+                                                                     run.durations),
         "theory": c.theory(delay, setting),
         "time_per_job": float(run.durations.sum() / max(c.jobs_done(run), 1)),
         "exact_fraction": None if run.exact is None else float(np.mean(run.exact)),
@@ -142,8 +179,8 @@ def _rule_notes(contenders: list[Contender], mu: float) -> list[str]:
     return notes
 
 
-def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, Any]]
-           ) -> list[str]:
+def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, Any]],
+           setting: Setting) -> list[str]:
     """Speed-up of each partial-work or nested contender over its one-message code (row key
     and notes)."""
     by_name = {c.name: r for c, r in zip(contenders, runs, strict=True)}
@@ -152,7 +189,7 @@ def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, An
         base = by_name.get(c.reference.name) if isinstance(c, Partial) else None
         if not isinstance(c, Partial) or base is None:
             continue
-        gain = stats.ratio_ci(base.durations, by_name[c.name].durations)
+        gain = setting.intervals.ratio(base.durations, by_name[c.name].durations)
         row["gain_vs_one_message"] = gain
         value, lo, hi = gain["value"], gain["low"], gain["high"]
         shown = f"{value:.4g}" if lo is None else f"{value:.4g} (95% CI {lo:.4g}-{hi:.4g})"
@@ -168,8 +205,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
              erasurehead: int | None = None, link: Any = None,
-             models: int | None = None, plot: str | os.PathLike[str] | None = None
-             ) -> SimulationReport:
+             models: int | None = None, plot: str | os.PathLike[str] | None = None,
+             gc_model: str | tuple[int, ...] | None = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -184,7 +221,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     (FRC), stopping after that many arrivals
     (:class:`gctool.sim.contenders.erasurehead.ErasureHead`).  ``link``
     (:class:`gctool.sim.network.Link`): every scheme pays per-message latency and bandwidth
-    for what it sends (:mod:`gctool.sim.network`).  ``models``: with ``train``, the number of
+    for what it sends (:mod:`gctool.sim.network`).  ``gc_model``: also race the count-based
+    GC model (:class:`gctool.sim.contenders.count_gc.CountGC`) with every n of the files, at
+    these s or (``"best"``) at the best s on these draws.  ``models``: with ``train``, the
+    number of
     models trained concurrently (job t is a step of model t mod M; at least 1 + the largest
     delay).  ``seed`` (None: a fresh one) seeds the delays, the baselines and the training,
     and is recorded in the report.  ``plot`` writes the SVG of the run there atomically
@@ -199,6 +239,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     check_options(train, lazy, sparsify, models)
     if isinstance(sgc, str) and sgc != "search":
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
+    if isinstance(gc_model, str) and gc_model != "best":
+        raise InvalidInput("gc_model must be S,S,... or 'best'")
     delay = delay.for_codes(codes)
     if seed is None:  # a fresh seed, recorded in the report so that the run can be redone
         from gctool.seeds import fresh_seed
@@ -207,14 +249,19 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     rng = np.random.default_rng(seed)
     draws = delay.draws(iterations, width, rng)
     rule_mu = dict(zip(PROTOCOLS, (None, mu), strict=True))[protocol]
-    setting = Setting(rule_mu, link, None, draws.flags, delay.straggler_probabilities())
+    setting = Setting(rule_mu, link, None, draws.flags, delay.straggler_probabilities(),
+                      Intervals(draws.clusters, seed))
     notes: list[str] = []
     files = lineup.file_contenders(codes)
     extra = lineup.tree_companions([c for c in files if isinstance(c, Tree)], seed, link)
     if erasurehead is not None:
         extra += lineup.erasurehead_contenders(codes, erasurehead, notes)
     plans = lineup.baselines_of(codes) if baselines else []
-    plan = lineup.plan_run(files + extra, plans, iterations, setting, sgc, train is not None)
+    ns = sorted({code.n for _, code in codes})
+    models_of_gc: list[Contender] = [CountGC(n, s) for n in ns for s in (
+        range(n) if isinstance(gc_model, str) else gc_model or ())]
+    plan = lineup.plan_run(files + extra + models_of_gc, plans, iterations, setting, sgc,
+                           train is not None)
     plan.check()  # refuse, before any work, a run above the work budget
     meter = WorkMeter(f"simulating {len(plan.items)} part(s) for {iterations:,} rounds")
     setting = dataclasses.replace(setting, meter=meter)
@@ -225,6 +272,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     fixed = None if isinstance(sgc, str) else sgc
     built = [c for b in plans for c in b.build(seed, fixed, search)]
     contenders = files + built + extra
+    if gc_model is not None:
+        contenders += _count_gcs(ns, gc_model, delay, draws, setting, notes)
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     runs = []
@@ -249,13 +298,15 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         from gctool.sim.contenders.encoded import training_notes
 
         notes += training_notes(training)
-    notes += _gains(contenders, runs, rows)
+    notes += _gains(contenders, runs, rows, setting)
     if rule_mu is not None:
         notes += _rule_notes(contenders, rule_mu)
     notes.append("speed-up = mean of uncoded (same n) / mean of the scheme, on the same delays")
     misses = sum(r["deadline_misses"] for r in rows)
     report = SimulationReport(delay.label, iterations, seed, rows, training, notes, misses == 0,
-                              protocol=protocol, mu=rule_mu, time_unit=delay.time_unit)
+                              protocol=protocol, mu=rule_mu, time_unit=delay.time_unit,
+                              intervals=setting.intervals.label,
+                              independent_rounds=setting.intervals.units)
     return report if plot is None else _plotted(report, plot)
 
 

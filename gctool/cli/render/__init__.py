@@ -33,6 +33,7 @@ RENDERERS: dict[str, str] = {
     "ProfileReport": "profile:render_profile",
     "SimulationReport": "simulate:render_simulation",
     "TrainReport": "train:render_train",
+    "SweepReport": "simulate:render_sweep",
     "Picture": "show:render_picture",
     "ExportReport": "files:render_export",
     "DesignReport": "files:render_design",

@@ -25,7 +25,8 @@ def render_simulation(r: Any) -> None:
     rule = (f"authors' protocol, mu = {r.mu:g}" if getattr(r, "mu", None) is not None
             else "gctool's protocol")
     con.print(f"[bold]simulated wall-clock per iteration[/] ({escape(r.delay)}, "
-              f"{r.iterations} iterations, seed {r.seed}, {rule}; 95% confidence intervals)")
+              f"{r.iterations} iterations, seed {r.seed}, {rule})")
+    con.print(f"  {escape(r.intervals or '95% confidence intervals')}")
     rows = table("scheme", "n", "load", "T", "mean", "p50", "p99", "per job", "speed-up",
                  "missed", fold=True)
     for row in r.rows:
@@ -78,5 +79,22 @@ def render_simulation(r: Any) -> None:
             cells.append("diverged" if row.get("diverged") else cell(row["final_loss"]))
             t.add_row(*cells)
         con.print(t)
+    for note in r.notes:
+        con.print(f"  [dim]{escape(note)}[/]")
+
+
+def render_sweep(r: Any) -> None:
+    """One row per swept value, one column per scheme: its time per job."""
+    con = stdout_console()
+    con.print(f"[bold]simulated time per job against {escape(r.param)}[/] ({escape(r.delay)}, "
+              f"{r.iterations} iterations, seed {r.seed}, {escape(r.protocol)}'s protocol; "
+              f"{escape(r.time_unit)})")
+    t = table(r.param, *r.columns, fold=True)
+    for row in r.rows:
+        cells = {x["role"]: x for x in row["results"]}
+        t.add_row(f"{row['value']:g}", *(fmt(cells[c]["time_per_job"], 4) if c in cells else "-"
+                                         for c in r.columns))
+    con.print(t)
+    con.print(f"  [dim]{escape(r.intervals)} (per value and scheme: --json)[/]")
     for note in r.notes:
         con.print(f"  [dim]{escape(note)}[/]")

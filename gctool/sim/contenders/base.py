@@ -18,6 +18,7 @@ import numpy as np
 
 from gctool.model import GradientCode
 from gctool.registry.info import SimulationTraits
+from gctool.sim.stats import Intervals
 
 if TYPE_CHECKING:
     from gctool.sim.budget import WorkMeter
@@ -61,6 +62,8 @@ class Setting:
     flags: np.ndarray | None = None
     #: the per-worker straggling probabilities behind ``flags`` (``bernoulli``)
     worker_p: tuple[float, ...] | None = None
+    #: how the report's intervals are computed (:mod:`gctool.sim.stats`)
+    intervals: Intervals = field(default_factory=Intervals)
 
     def deliver(self, ready: np.ndarray, size: float = 1.0) -> np.ndarray:
         """When messages of ``size`` gradients, ready at ``ready`` (..., messages), reach the
@@ -94,6 +97,9 @@ class Contender(ABC):
                  code: GradientCode | None = None) -> None:
         self.name, self.n, self.s, self.delay, self.code = name, n, s, delay, code
         self.loads = np.asarray(loads, dtype=np.float64)
+        #: what the contender is across runs whose parameters differ (the column of a sweep):
+        #: its file's label, or the baseline's name without its parameters
+        self.role = name
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, s={self.s})"

@@ -28,6 +28,7 @@ class CountGC(Contender):
         name = f"gc-model s={s}" + (" (authors' count)" if strict else "")
         super().__init__(name, n, np.full(n, (s + 1) / n), s=s)
         self.tolerated = s - 1 if strict else s
+        self.role = "gc-model"
 
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)

@@ -27,6 +27,7 @@ class ErasureHead(CodeFile):
             raise InvalidInput(f"ErasureHead arrivals must be between 1 and n = {code.n}")
         super().__init__(code, f"erasurehead {label} stop={arrivals}")
         self.s = code.n - arrivals
+        self.role = f"erasurehead {label}"
 
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = self.arrivals(times, setting)

@@ -48,11 +48,9 @@ class HeteroCode(CodeFile):
     def figures(self, run: Run, setting: Setting) -> dict[str, Any]:
         """The expected one-step error of the design and the workers' probabilities, when the
         round decodes in one step."""
-        from gctool.sim import stats
-
         if run.error is None:
             return {}
-        out: dict[str, Any] = {"one_step_error": stats.summary(run.error)}
+        out: dict[str, Any] = {"one_step_error": setting.intervals.summary(run.error)}
         if setting.flags is not None:
             expect = self.matrix.params.get("expected_error")
             out["expected_error"] = None if expect is None else float(expect) / self.matrix.k

@@ -17,6 +17,7 @@ class IgnoreStragglers(Contender):
 
     def __init__(self, n: int, s: int) -> None:
         super().__init__(f"ignore-stragglers s={s}", n, np.full(n, 1.0 / n), s=s)
+        self.role = "ignore-stragglers"
 
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)

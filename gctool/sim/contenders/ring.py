@@ -17,6 +17,7 @@ class RingAllReduce(Contender):
 
     def __init__(self, n: int) -> None:
         super().__init__(f"ring all-reduce n={n}", n, np.full(n, 1.0 / n))
+        self.role = "ring all-reduce"
 
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         link = setting.link
