@@ -176,10 +176,11 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
             raise click.UsageError("--worker-p needs --delay bernoulli")
         delay = delay.with_worker_p(parse_worker_p(worker_p))
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
-    options: dict[str, Any] = dict(iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
-                   train=problem if train else None, gap=target_gap, lazy=lazy,
-                   protocol=protocol, mu=mu, sparsify=sparsifier, erasurehead=erasurehead,
-                   link=link, models=models, plot=plot, gc_model=gc_model)
+    options: dict[str, Any] = dict(
+        iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
+        train=problem if train else None, gap=target_gap, lazy=lazy, protocol=protocol, mu=mu,
+        sparsify=sparsifier, erasurehead=erasurehead, link=link, models=models, plot=plot,
+        gc_model=gc_model)
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep
 

@@ -111,9 +111,11 @@ def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace
         raise click.UsageError("--plot and --json both write to stdout; choose one")
     delay = parse_delay(delay_spec, trace_load)
     if worker_p is not None:
-        from gctool.sim.delays import parse_worker_p
+        from gctool.sim.delays import Bernoulli, parse_worker_p
 
-        delay.worker_p = parse_worker_p(worker_p)
+        if not isinstance(delay, Bernoulli):
+            raise click.UsageError("--worker-p needs --delay bernoulli")
+        delay = delay.with_worker_p(parse_worker_p(worker_p))
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     with progress_bar("train") as progress:
         report = run_training(codes, delay, problem=problem, data=data, iterations=iterations,

@@ -59,14 +59,14 @@ def _check(codes: list[tuple[str, GradientCode]], iterations: int, time_scale: f
 
 
 def _delays(delay: DelayModel, schemes: list[Scheme], iterations: int, seed: int,
-            time_scale: float) -> list[np.ndarray]:
+            time_scale: float) -> tuple[list[np.ndarray], list[str]]:
     """Injected seconds (iterations x n) per scheme: the simulator's draws for the scheme's
     loads (common random numbers: worker i's base draw is the same in every scheme), times
-    ``time_scale``."""
+    ``time_scale``; and what the delay model noted while making them (clamped loads)."""
     width = max(s.n for s in schemes)
     draws = delay.draws(iterations, width, np.random.default_rng(seed))
     return [np.asarray(delay.times(draws, s.contender.loads), np.float64) * time_scale
-            for s in schemes]
+            for s in schemes], draws.notes
 
 
 def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None, *,  # noqa: PLR0913 (the options of gctool train)
@@ -118,7 +118,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
     info = Problem(problem, None if data is None else os.fspath(data), prob.N,
                    int(prob.X.shape[1]), len(w0), prob.eta, prob.loss_star, start, gap,
                    prob.loss_star + gap * (start - prob.loss_star))
-    injected = _delays(delay, schemes, iterations, seed, time_scale)
+    injected, delay_notes = _delays(delay, schemes, iterations, seed, time_scale)
     total = overhead_rounds + iterations * len(schemes)
     done = [0]
 
@@ -142,7 +142,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
     rows = _rows(schemes, logs, injected, info, record, seed)
     ok = all(r.reached and not (r.check and r.check.failed_rounds)
              for r, s in zip(rows, schemes, strict=True) if isinstance(s, Coded))
-    notes = list(getattr(delay.trace, "clamped", [])) + _notes(time_scale, delay)
+    notes = list(delay_notes) + _notes(time_scale, delay)
     report = TrainReport(info, delay.label, time_scale, iterations, seed, cluster, over, rows,
                          notes, ok)
     if plot is not None:
@@ -153,7 +153,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
 
 
 def _notes(time_scale: float, delay: DelayModel) -> list[str]:
-    unit = "second of the trace" if delay.trace is not None else \
+    unit = "second of the trace" if delay.time_unit == "s" else \
         "unit of the model (one worker computing the whole data set)"
     return [f"injected delay: {time_scale:g} s per {unit}",
             "time per round: wall clock from one round's dispatch to the next; predicted: "
