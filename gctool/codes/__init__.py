@@ -130,11 +130,18 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     # A build may choose the field (``kron`` takes it from its factors) and add provenance
     # (``kron`` records both factors); both travel in reserved keys of the recorded params.
     fld = recorded.pop("_field", fld)
+    own_order = recorded.pop("_order", None)  # a scheme whose workers send several messages
     prov = {"gctool_version": __version__, "reference": info.reference}
     prov.update(recorded.pop("_provenance", {}))
     prov.update(provenance or {})
     code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
                         seed if info.randomized else None, prov)
+    if own_order is not None:
+        from dataclasses import replace
+
+        from gctool.order import normalize_order
+
+        code = replace(code, order=normalize_order(own_order, code.support))
     if order is not None or message_size is not None:  # a multi-message code
         from dataclasses import replace
 

@@ -195,6 +195,15 @@ class CodedEstimator(LinearEstimator):
         return np.asarray(pieces.reshape(-1)[: G.shape[1]].real)
 
 
+class ISEstimator(CodedEstimator):
+    """IS-GC: the master sums the messages of its disjoint set (every partition they cover
+    once) and rescales by k / covered."""
+
+    def combine(self, used: np.ndarray, msgs: np.ndarray, G: np.ndarray) -> np.ndarray:
+        covered = int((self.B[used] != 0).sum())
+        return np.asarray(msgs.sum(axis=0).real * self.k / max(covered, 1))
+
+
 class OneStepEstimator(CodedEstimator):
     """One-step decoding (heterogeneous codes): the master sums what arrived."""
 

@@ -29,6 +29,7 @@ from gctool.sim.contenders.encoded import Encoded
 from gctool.sim.contenders.erasurehead import ErasureHead
 from gctool.sim.contenders.hetero import HeteroCode
 from gctool.sim.contenders.ignore import IgnoreStragglers
+from gctool.sim.contenders.isgc import ISDecoding
 from gctool.sim.contenders.nested import Nested
 from gctool.sim.contenders.partial import Partial
 from gctool.sim.contenders.ring import RingAllReduce
@@ -38,7 +39,8 @@ from gctool.sim.contenders.uncoded import Uncoded
 
 #: how a file races, by its scheme's ``SimulationTraits.kind``
 RACERS: dict[str, Callable[[GradientCode, str], Contender]] = {
-    "code": CodeFile, "sgc": Schedule, "tree": Tree, "hetero": HeteroCode, "encoded": Encoded}
+    "code": CodeFile, "sgc": Schedule, "tree": Tree, "hetero": HeteroCode, "encoded": Encoded,
+    "is": ISDecoding}
 
 
 def for_code(code: GradientCode, label: str) -> Contender:
@@ -86,17 +88,24 @@ def tree_companions(trees: list[Tree], seed: int, link: Any) -> list[Contender]:
 
 def erasurehead_contenders(codes: list[tuple[str, GradientCode]], arrivals: int,
                            notes: list[str]) -> list[Contender]:
-    """ErasureHead on every file of the group shape (FRC)."""
+    """ErasureHead on every file of the group shape (FRC), and IS-GC files decoded by their
+    IS decoder stopping at the same arrival."""
     from gctool.errors import InvalidInput
     from gctool.sim.stopping import group_labels
 
-    shaped = [(label, code) for label, code in codes if group_labels(code) is not None]
-    if not shaped:
+    out: list[Contender] = []
+    for label, code in codes:
+        if isinstance(for_code(code, label), ISDecoding):
+            out.append(ISDecoding(code, label, arrivals))
+        elif group_labels(code) is not None:
+            out.append(ErasureHead(code, label, arrivals))
+        else:
+            notes.append(f"{label}: not of the group shape (FRC), so no ErasureHead")
+    if not out:
         raise InvalidInput("ErasureHead needs a file of the group shape (FRC: rows constant "
-                           "on disjoint supports that cover every partition); none was given")
-    notes += [f"{label}: not of the group shape (FRC), so no ErasureHead"
-              for label, code in codes if group_labels(code) is None]
-    return [ErasureHead(code, label, arrivals) for label, code in shaped]
+                           "on disjoint supports that cover every partition) or an IS-GC "
+                           "file; none was given")
+    return out
 
 
 # -- baselines ----------------------------------------------------------------------------------
