@@ -44,6 +44,9 @@ class Estimator:
         self.rng = np.random.default_rng(seed)
         self.coordinates = 0  # coordinates of the uploaded messages
         self.uploads = self.skipped = 0.0
+        #: gradients each used message of the last step carried (a sparsified message its
+        #: non-zeros, a skipped lazy upload nothing); None when not measured
+        self.sizes: np.ndarray | None = None
 
     def step(self, model: int, beta: np.ndarray, payload: Any, prev: np.ndarray | None
              ) -> np.ndarray:
@@ -96,6 +99,8 @@ class LinearEstimator(Estimator):
         used, _exact = payload
         G = self.p.partial_gradients(beta, self.bounds)
         msgs = self._send(self.B[used] @ self._pieces(G))  # (|F|, d/m)
+        self.sizes = (np.full(len(used), 1.0 / self.m) if self.sparsifier is None else
+                      np.count_nonzero(msgs, axis=1) / (self.m * msgs.shape[1]))
         msgs = self._lazy(model, used, msgs, prev)
         return self.combine(used, msgs, G)
 
@@ -128,6 +133,8 @@ class LinearEstimator(Estimator):
             if np.sum(np.abs(msgs[row] - stale[i]) ** 2) <= limit:
                 out[row] = stale[i]
                 self.skipped += size
+                if self.sizes is not None:
+                    self.sizes[row] = 0.0  # nothing uploaded
             else:
                 stale[i] = msgs[row]
                 self.uploads += size

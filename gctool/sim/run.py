@@ -199,6 +199,23 @@ def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, An
     return notes
 
 
+def _training(contenders: list[Contender], runs: list[Run], meter: WorkMeter,
+              options: tuple[str, float, float | None, int, Any, int | None],
+              retimers: list[Any] | None, notes: list[str]) -> dict[str, Any]:
+    """Training along the rounds (:mod:`gctool.sim.training`), held to the run's budget;
+    ``options``: problem, gap, lazy, seed, sparsifier, models."""
+    from gctool.sim.training import check_training_work, train
+
+    kind, gap, lazy, seed, sparsify, models = options
+    check_training_work(contenders, runs, meter)
+    if retimers is not None:
+        notes.append("training on the link: a round lasts until the master has the messages it "
+                     "used at their real sizes (sparsified: their non-zeros; a skipped lazy "
+                     "upload: nothing), from the workers of the dense run; sequential schemes, "
+                     "trees and ring all-reduce keep their dense rounds")
+    return train(contenders, runs, kind, gap, lazy, seed, sparsify, models, retimers)
+
+
 def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,  # noqa: PLR0913 (the options of gctool simulate)
              seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
@@ -277,19 +294,25 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     if max(c.delay for c in contenders) >= iterations:
         raise InvalidInput("iterations must exceed the largest delay T of the schemes")
     runs = []
+    #: with a link, training charges what its sparsified or lazy messages really carry
+    retime = (train is not None and link is not None and rule_mu is None
+              and (sparsify is not None or lazy is not None))
+    retimers: list[Any] = []
     for c in contenders:
         meter.charge(cell_cost(iterations, c.n), f"the arrival times of {c.name}")
-        runs.append(c.run(delay.times(draws, c.loads), setting))
+        times = delay.times(draws, c.loads)
+        runs.append(c.run(times, setting))
+        if retime:
+            from gctool.sim.training import retimer
+
+            retimers.append(retimer(c, times, link))
     ref = {c.n: r for c, r in zip(contenders, runs, strict=True) if isinstance(c, Uncoded)}
     rows = [_row(c, r, ref.get(c.n), delay, setting)
             for c, r in zip(contenders, runs, strict=True)]
     training = None
     if train is not None:
-        from gctool.sim.training import check_training_work
-        from gctool.sim.training import train as run_training
-
-        check_training_work(contenders, runs, meter)
-        training = run_training(contenders, runs, train, gap, lazy, seed, sparsify, models)
+        training = _training(contenders, runs, meter, (train, gap, lazy, seed, sparsify, models),
+                             retimers if retime else None, notes)
     notes = list(draws.notes) + notes
     if link is not None:
         notes.append(f"communication ({link.label}): every scheme pays latency + "

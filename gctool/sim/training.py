@@ -21,6 +21,7 @@ How the master combines the messages, sparsified messages and lazy uploads:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,13 +49,15 @@ def check_options(kind: str | None, lazy: float | None, sparsify: Any,
         raise InvalidInput("sparsify and lazy exclude each other")
 
 
-def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
-          lazy: float | None, seed: int, sparsify: Any = None, models: int | None = None
-          ) -> dict[str, Any]:
+def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,  # noqa: PLR0913 (simulate's training options)
+          lazy: float | None, seed: int, sparsify: Any = None, models: int | None = None,
+          retimers: list[Retimer | None] | None = None) -> dict[str, Any]:
     """Train every contender's M models along its simulated rounds: M = ``models`` (the
     authors' experiment trains several models concurrently) but at least 1 + the largest
     delay T, so that no scheme ever uses a stale gradient.  The caller holds the work to the
-    budget first (:func:`check_training_work`)."""
+    budget first (:func:`check_training_work`).  ``retimers`` (one per contender, or None):
+    with a link, the round's time from the messages the master used and their real sizes
+    (sparsified or skipped lazy uploads, :func:`retimer`)."""
     from gctool.sim.problem import make_problem
 
     rng = np.random.default_rng(seed)
@@ -63,8 +66,9 @@ def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,
     inits = [np.asarray(rng.standard_normal(problem.X.shape[1])) for _ in range(M)]
     start = float(np.mean([problem.loss(b) for b in inits]))
     target = problem.loss_star + gap * (start - problem.loss_star)
-    rows = [_train_one(c, run, problem, inits, target, lazy, sparsify, seed)
-            for c, run in zip(contenders, runs, strict=True)]
+    retimers = retimers or [None] * len(contenders)
+    rows = [_train_one(c, run, problem, inits, target, lazy, sparsify, seed, again)
+            for c, run, again in zip(contenders, runs, retimers, strict=True)]
     return {"problem": kind, "models": M, "target": target, "loss_star": problem.loss_star,
             "initial_loss": start, "gap": gap, "lazy": lazy, "rows": rows,
             "samples": problem.N, "features": problem.X.shape[1], "condition": CONDITION,
@@ -106,9 +110,30 @@ def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any
                    "--max-work")
 
 
-def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],
+#: (round, workers used, gradients each of their messages carried) -> the round's time
+Retimer = Callable[[int, np.ndarray, np.ndarray], float]
+
+
+def retimer(c: Contender, times: np.ndarray, link: Any) -> Retimer | None:
+    """With ``link``: the round lasts until the master has received the messages it used, each
+    of its real size (the workers it waits for are those of the dense run); None when the
+    contender's messages are not re-timed (sequential schemes, trees, ring all-reduce)."""
+    from gctool.sim.network import arrivals
+
+    ready = c.ready(times)
+    if ready is None or link is None:
+        return None
+
+    def again(r: int, used: np.ndarray, sizes: np.ndarray) -> float:
+        got = np.asarray(used)
+        return float(arrivals(ready[r, got][None, :], link, sizes[None, :]).max())
+
+    return again
+
+
+def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],  # noqa: PLR0913 (one contender's training)
                target: float, lazy: float | None, sparsify: Any = None,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, again: Retimer | None = None) -> dict[str, Any]:
     rule = c.lazy_rule() if lazy is not None else None
     est = c.estimator(problem, run, lazy, sparsify, seed)
     step = problem.eta * est.step_scale
@@ -116,7 +141,8 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
     betas = [b.copy() for b in inits]
     prev: list[np.ndarray | None] = [None] * M
     reached = [False] * M
-    clock = np.cumsum(run.durations)
+    durations = np.array(run.durations, dtype=np.float64)
+    clock = np.cumsum(durations)
     when = jobs_done = None
     at_target: tuple[float, float, int] | None = None
     diverged = False
@@ -126,6 +152,9 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
     for count, (job, r, payload) in enumerate(c.steps(run), start=1):
         m = job % M
         g = est.step(m, betas[m], payload, prev[m])
+        if again is not None and est.sizes is not None:  # the messages' real sizes
+            durations[r] = again(r, payload[0], est.sizes)
+            clock[r] = (clock[r - 1] if r else 0.0) + durations[r]
         betas[m] = betas[m] - step * g
         prev[m] = g
         loss = problem.loss(betas[m])
@@ -146,6 +175,8 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
         est.uploads, est.skipped, est.coordinates = at_target
     est.settle(run.used[: last + 1])
     return {**est.report(final), "name": c.name, "lazy_rule": rule,
+            # the rounds' times from the messages' real sizes (--link with sparsify or lazy)
+            "retimed": again is not None,
             "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,
             "coordinates": est.coordinates, "diverged": diverged,

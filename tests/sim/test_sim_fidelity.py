@@ -244,3 +244,31 @@ def test_bad_sweeps_are_refused_in_one_line(tmp_path: Path) -> None:
                 ["--sweep", "bandwidth=0"]):
         out = CliRunner().invoke(cli, ["simulate", str(frc), "--iterations", "20", *bad])
         assert out.exit_code == 2 and len(out.stderr.strip().splitlines()) == 1, (bad, out.stderr)
+
+
+def test_training_on_a_link_charges_what_the_messages_carry() -> None:
+    from gctool.sim.contenders.code import CodeFile
+    from gctool.sim.sparsify import RandomK
+    from gctool.sim.training import retimer
+
+    code = design("frc", n=8, s=1)
+    link = Link(0.01, 2.0)
+    delay = parse_delay("shifted-exp")
+    # dense messages: the re-timed round is the run's own round
+    c = CodeFile(code, "frc")
+    times = delay.times(delay.draws(50, 8, np.random.default_rng(2)), c.loads)
+    run = c.run(times, Setting(link=link))
+    again = retimer(c, times, link)
+    assert again is not None
+    for r in range(50):
+        used = run.used[r]
+        assert again(r, used, np.ones(len(used))) == pytest.approx(run.durations[r])
+    # sparsified messages are smaller: the same jobs take less wall clock
+    common = dict(iterations=300, seed=1, baselines=False, train="lsq", link=link)
+    dense = simulate([("frc", code)], delay, **common)  # type: ignore[arg-type]
+    sparse = simulate([("frc", code)], delay, sparsify=RandomK(3), **common)  # type: ignore[arg-type]
+    d, sp = dense.training["rows"][0], sparse.training["rows"][0]  # type: ignore[index]
+    assert sp["retimed"] and not d["retimed"]
+    per_job = [row["time_to_target"] / row["jobs_to_target"] for row in (d, sp)]
+    assert per_job[1] < 0.8 * per_job[0]
+    assert any("real sizes" in x for x in sparse.notes)

@@ -129,6 +129,11 @@ class Contender(ABC):
 
         return float(cell_cost(rounds, self.n))
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        """When each message of a round is ready to send (rounds, messages), for the training
+        to charge the link what the messages really carry; None: not re-timed."""
+        return None
+
     def jobs_done(self, run: Run) -> int:
         """Jobs completed in ``run`` (one per round but for sequential schemes)."""
         return len(run.durations)

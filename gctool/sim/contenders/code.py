@@ -35,6 +35,9 @@ class CodeFile(Contender):
     def arrivals(self, times: np.ndarray, setting: Setting) -> np.ndarray:
         return setting.deliver(times, self.message_size)
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return times
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = self.arrivals(times, setting)
         if setting.mu is not None:

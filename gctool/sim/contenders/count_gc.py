@@ -30,6 +30,9 @@ class CountGC(Contender):
         self.tolerated = s - 1 if strict else s
         self.role = "gc-model"
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return times
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)
         R, n = at.shape

@@ -52,6 +52,9 @@ class Encoded(Contender):
         super().__init__(label, code.n, np.full(code.n, 1.0 / code.k), s=code.s, code=code)
         self.matrix = code
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return times
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)
         keep = self.n - self.s
@@ -110,10 +113,15 @@ class EncodedEstimator(Estimator):
 
     def step(self, model: int, beta: np.ndarray, payload: Any, prev: np.ndarray | None
              ) -> np.ndarray:
-        F = np.sort(np.asarray(payload[0]))
+        used = np.asarray(payload[0])
+        back = np.argsort(used, kind="stable")
+        F = used[back]
         res = self.Z[F] @ beta - self.z[F]  # (|F|, b)
         msgs = np.einsum("fbd,fb->fd", self.Z[F], res) * (self.k / len(F)) / self.p.N
         msgs = self._send(msgs)
+        self.sizes = np.empty(len(F))  # in the order of the workers used
+        self.sizes[back] = (1.0 if self.sparsifier is None else
+                            np.count_nonzero(msgs, axis=1) / msgs.shape[1])
         self.uploads += len(F)
         key = tuple(int(i) for i in F)
         if key not in self.seen:

@@ -19,6 +19,9 @@ class IgnoreStragglers(Contender):
         super().__init__(f"ignore-stragglers s={s}", n, np.full(n, 1.0 / n), s=s)
         self.role = "ignore-stragglers"
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return times
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)
         R = len(at)

@@ -62,6 +62,9 @@ class Partial(Contender):
         ready = np.asarray(times[:, self.owner] * self.fractions[None, :])
         return setting.deliver(ready, 1.0 / self.messages.m)
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return np.asarray(times[:, self.owner] * self.fractions[None, :])
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         mt = self.message_times(times, setting)
         if setting.mu is not None:

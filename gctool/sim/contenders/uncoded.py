@@ -17,6 +17,9 @@ class Uncoded(Contender):
     def __init__(self, n: int) -> None:
         super().__init__("uncoded", n, np.full(n, 1.0 / n))
 
+    def ready(self, times: np.ndarray) -> np.ndarray | None:
+        return times
+
     def run(self, times: np.ndarray, setting: Setting) -> Run:
         at = setting.deliver(times)
         everyone = np.arange(self.n)
