@@ -136,29 +136,35 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     prov.update(provenance or {})
     code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
                         seed if info.randomized else None, prov)
-    if own_order is not None:
-        from dataclasses import replace
-
-        from gctool.order import normalize_order
-
-        code = replace(code, order=normalize_order(own_order, code.support))
-    if order is not None or message_size is not None:  # a multi-message code
-        from dataclasses import replace
-
-        if not info.orderable:
-            raise DesignError(f"scheme {scheme!r} has no processing order (--order and "
-                              "--message-size apply to one-round gradient codes)")
-
-        from gctool.order import make_order
-
-        code = replace(code, order=make_order(code.support, order or "natural",
-                                              1 if message_size is None else message_size))
+    code = _ordered(code, info, own_order, order, message_size)
     if info.self_checked and not code.field.is_finite:
         self_check(code)
     if precision is not None:
         from gctool.precision import design_check
 
         design_check(code, precision, max_error, best_of_hint=info.accepts_best_of)
+    return code
+
+
+def _ordered(code: Any, info: Any, own: Any, order: str | None, message_size: int | None
+             ) -> Any:
+    """``code`` with its processing order: the scheme's own (``own``, a scheme whose workers
+    send several messages) or ``--order``/``--message-size`` (a multi-message code)."""
+    from dataclasses import replace
+
+    if own is not None:
+        from gctool.order import normalize_order
+
+        code = replace(code, order=normalize_order(own, code.support))
+    if order is not None or message_size is not None:
+        if not info.orderable:
+            raise DesignError(f"scheme {code.scheme!r} has no processing order (--order and "
+                              "--message-size apply to one-round gradient codes)")
+
+        from gctool.order import make_order
+
+        code = replace(code, order=make_order(code.support, order or "natural",
+                                              1 if message_size is None else message_size))
     return code
 
 
