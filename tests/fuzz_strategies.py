@@ -169,20 +169,15 @@ def leaf_commands() -> list[tuple[list[str], click.Command]]:
     return out
 
 
-#: parameter names that are output files (the others with a click.Path type are inputs)
-#: (a --checkpoint file is read and written: it is fuzzed like an output)
-OUTPUT_NAMES = ("output", "out", "svg_path", "plot", "save", "checkpoint")
 
 
 def is_output(param: click.Parameter) -> bool:
-    """Is ``param`` an output file?  By name (``-o/--output``, ``--svg``, ``--plot``) or by a
-    metavar such as ``OUT.svg`` / ``FILE.svg``."""
-    if not isinstance(param.type, click.Path):
-        return False
-    name = (param.name or "").lower()
-    metavar = (getattr(param, "metavar", None) or "").upper()
-    return (name in OUTPUT_NAMES or name.endswith("_out") or metavar.startswith("OUT")
-            or metavar.endswith((".SVG", ".PNG", ".NPZ")))
+    """Is ``param`` an output file?  Every output option of gctool has the one
+    :class:`~gctool.cli.options.OutputPath` type (a ``--checkpoint`` file is read and written:
+    it is fuzzed like an output)."""
+    from gctool.cli.options import OutputPath
+
+    return isinstance(param.type, OutputPath)
 
 
 def is_input_path(param: click.Parameter) -> bool:
