@@ -99,17 +99,11 @@ class Synthetic(DelayModel):
 
     @classmethod
     def parse(cls, rest: str) -> Synthetic:
-        params = dict(cls.defaults)
-        for item in filter(None, (x.strip() for x in rest.split(","))):
-            key, eq, value = item.partition("=")
-            if not eq or key.strip() not in params:
-                raise InvalidInput(f"delay model {cls.name}: expected key=value with keys "
-                                   f"{', '.join(params)}, got {item!r}")
-            try:
-                params[key.strip()] = float(value)
-            except ValueError:
-                raise InvalidInput(f"delay model {cls.name}: {key} must be a number") from None
-        return cls(params).checked()
+        from gctool.sim.specs import parse_pairs
+
+        given = parse_pairs(rest, f"delay model {cls.name}", cls.defaults,
+                            f"key=value with keys {', '.join(cls.defaults)}")
+        return cls({**cls.defaults, **given}).checked()
 
     def checked(self) -> Synthetic:
         for key, value in self.params.items():

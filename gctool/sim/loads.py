@@ -163,17 +163,11 @@ class Linear(LoadModel):
     @classmethod
     def parse(cls, rest: str) -> Linear:
         """``base_comp=X,base_load=L`` (both optional)."""
-        values: dict[str, float] = {}
-        for item in filter(None, (x.strip() for x in rest.split(","))):
-            key, eq, value = (x.strip() for x in item.partition("="))
-            if not eq or key not in cls.PARAMS or key in values:
-                raise InvalidInput(f"load model linear: expected base_comp=X,base_load=L, got "
-                                   f"{item!r}")
-            try:
-                values[key] = float(value)
-            except ValueError:
-                raise InvalidInput(f"load model linear: {key} must be a number") from None
-            if not np.isfinite(values[key]):
+        from gctool.sim.specs import parse_pairs
+
+        values = parse_pairs(rest, "load model linear", cls.PARAMS, "base_comp=X,base_load=L")
+        for key, value in values.items():
+            if not np.isfinite(value):
                 raise InvalidInput(f"load model linear: {key} must be finite")
         if not 0 <= values.get("base_load", 0.0) <= 1:
             raise InvalidInput("load model linear: base_load is a fraction of a job in [0, 1]")

@@ -37,15 +37,10 @@ class Link:
 
 
 def parse_link(spec: str) -> Link:
-    values = {"latency": 0.0, "bandwidth": float("inf")}
-    for item in filter(None, (x.strip() for x in spec.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or key.strip() not in values:
-            raise InvalidInput(f"--link: expected latency=A,bandwidth=BW, got {item!r}")
-        try:
-            values[key.strip()] = float(value)
-        except ValueError:
-            raise InvalidInput(f"--link: {key} must be a number") from None
+    from gctool.sim.specs import parse_pairs
+
+    values = {"latency": 0.0, "bandwidth": float("inf"),
+              **parse_pairs(spec, "--link", ("latency", "bandwidth"), "latency=A,bandwidth=BW")}
     if not (np.isfinite(values["latency"]) and values["latency"] >= 0):
         raise InvalidInput("--link: latency must be a finite number >= 0")
     if not values["bandwidth"] > 0:  # inf allowed: no transfer time

@@ -115,18 +115,11 @@ def parse_sparsify(spec: str) -> Sparsifier:
     name, _, rest = spec.strip().partition(":")
     if name not in METHODS:
         raise InvalidInput(f"unknown sparsifier {name!r}; use wangni[:eps=E] or random-k[:k=K]")
+    from gctool.sim.specs import parse_pairs
+
     made, keys = METHODS[name]
-    values: dict[str, float] = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or key not in keys:
-            raise InvalidInput(f"sparsifier {name}: expected {','.join(f'{k}=...' for k in keys)}"
-                               f", got {item!r}")
-        try:
-            values[key] = float(value)
-        except ValueError:
-            raise InvalidInput(f"sparsifier {name}: {key} must be a number") from None
-    return made.parse(values)
+    usage = ",".join(f"{k}=..." for k in keys)
+    return made.parse(parse_pairs(rest, f"sparsifier {name}", keys, usage))
 
 
 def wangni_probabilities(g: np.ndarray, eps: float) -> np.ndarray:
