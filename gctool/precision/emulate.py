@@ -174,3 +174,30 @@ def _worse(worst: np.ndarray, got: np.ndarray, exact: np.ndarray, norm2: float,
         if norm_max is not None:
             rel = np.maximum(rel, np.max(np.abs(err), axis=(1, 2)) / norm_max)
     return np.where(np.isfinite(rel) & ~np.isnan(worst), np.maximum(worst, rel), np.nan)
+
+
+class Rounding:
+    """The model's rounding for a simulation of training (``simulate --train --precision``):
+    workers multiply their float32 partial gradients by B's rows stored in ``fmt`` with float32
+    accumulation and send the result in ``fmt``; the master decodes with its decoder stored in
+    ``fmt``, accumulating in float32.  Products run as float32 matrix products (any order: what
+    the bound covers); results come back as float64 (complex128) arrays."""
+
+    def __init__(self, fmt: Format) -> None:
+        self.fmt = fmt
+
+    def messages(self, B: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """``fl_P(fl32(B^ @ G))`` for worker rows B (r, K) and partial gradients G (K, d)."""
+        Bh = coefficients(B, self.fmt)
+        dt = acc_dtype(np.iscomplexobj(Bh) or np.iscomplexobj(G))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = send(Bh.astype(dt) @ np.asarray(G).astype(dt), self.fmt)
+        return np.asarray(out).astype(np.complex128 if np.iscomplexobj(out) else np.float64)
+
+    def decode(self, a: np.ndarray, msgs: np.ndarray) -> np.ndarray:
+        """``fl32(a^ @ m^)`` for decoders a (m, r) and received messages (r, d)."""
+        ah = coefficients(a, self.fmt)
+        dt = acc_dtype(np.iscomplexobj(ah) or np.iscomplexobj(msgs))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = ah.astype(dt) @ np.asarray(msgs).astype(dt)
+        return np.asarray(out).astype(np.complex128 if np.iscomplexobj(out) else np.float64)

@@ -184,3 +184,21 @@ def test_random_codes_every_set_is_within_its_bound(code, name):
     assert r.empirical is not None and r.empirical.exceeds_bound == 0
     if r.bound is not None and r.empirical.max_error is not None:
         assert r.empirical.max_error <= r.bound
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_simulations_rounding_is_within_the_bound(name):
+    """emulate.Rounding (float32 matrix products, any order) stays within each set's bound."""
+    code = design("cyclic", 9, 2, seed=3)
+    fmt = get_format(name)
+    B, T = np.asarray(code.B), code.targets()
+    F = np.array([[i for i in range(9) if i not in S] for S in combinations(range(9), 2)])
+    a = _decoders(code, F)
+    bounds = BoundKernel(B, T, fmt).evaluate(F, a).bound
+    G = np.random.default_rng(2).standard_normal((9, 64)).astype(np.float32)
+    exact = G.astype(np.float64).sum(axis=0)
+    r = em.Rounding(fmt)
+    for b in range(len(F)):
+        got = r.decode(a[b], r.messages(B[F[b]], G))[0]
+        err = np.max(np.abs(got - exact)) / np.sum(np.max(np.abs(G), axis=1))
+        assert err <= bounds[b]

@@ -146,3 +146,12 @@ def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
     for mode in (["--threshold"], ["--curve"]):
         r = CliRunner().invoke(cli, ["attack", str(path), *mode, "--precision", "float32"])
         assert r.exit_code == ExitCode.USAGE and r.stderr.count("\n") == 1
+
+
+def test_schemes_with_their_own_audit_refuse_precision() -> None:
+    from gctool.errors import InvalidInput
+
+    schedule = design("sr-sgc", n=8, burst=1, window=3, lam=3)
+    with pytest.raises(InvalidInput, match="`precision` applies to codes given by their "
+                                           "encoding matrix"):
+        api.verify(schedule, precision="float32")
