@@ -57,6 +57,7 @@ Examples:
   gctool simulate frc.json --delay trace:sydney --protocol authors --sgc search --iterations 300
   gctool simulate crc.json --train --sparsify wangni:eps=1 --seed 1
   gctool simulate frc.json --erasurehead 3 --train --iterations 300
+  gctool simulate rs.json frc.json --train --precision bfloat16 --seed 1
   gctool simulate frc.json --delay bernoulli:slow=8 --worker-p 0.1,0.2,0.5,0.3,0.2,0.1
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
@@ -121,6 +122,11 @@ job missed its deadline (a bug in the schedule).""")
               help="With --train: send every message sparsified and unbiased: wangni[:eps=E] "
                    "(Wangni et al.'s probabilities, second moment at most (1+E) times; default "
                    "E=1) or random-k[:k=K] (K random coordinates scaled by d/K).")
+@click.option("--precision", type=click.Choice(["float32", "bfloat16", "float16"]),
+              default=None,
+              help="With --train: messages computed and sent, and decoded, in this format "
+                   "(float32 accumulation; docs/precision.md), so a badly conditioned code "
+                   "shows as lost accuracy or divergence.")
 @click.option("--sweep", "sweep_spec", default=None, metavar="PARAM=V1,V2,...",
               help="One run per value of PARAM (s, mu, latency, bandwidth, base_comp, or a "
                    "delay model parameter), on the same seed: one table (time per job) and, "
@@ -137,7 +143,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
              gc_model: tuple[int, ...] | str | None, no_baselines: bool,
              train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None,
-             sweep_spec: str | None = None) -> int:
+             sweep_spec: str | None = None, precision: str | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
     Reports the mean, median and 99th percentile per iteration with 95% confidence intervals,
@@ -151,7 +157,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     stdin_once(*code_files)
     if as_json and writes_stdout(plot):
         raise click.UsageError("--plot and --json both write to stdout; choose one")
-    for given, name in ((lazy, "--lazy"), (models, "--models")):
+    for given, name in ((lazy, "--lazy"), (models, "--models"), (precision, "--precision")):
         if given is not None and not train:
             raise click.UsageError(f"{name} needs --train")
     sparsifier = None
@@ -180,7 +186,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
         train=problem if train else None, gap=target_gap, lazy=lazy, protocol=protocol, mu=mu,
         sparsify=sparsifier, erasurehead=erasurehead, link=link, models=models, plot=plot,
-        gc_model=gc_model)
+        gc_model=gc_model, precision=precision)
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep
 

@@ -36,6 +36,9 @@ class Estimator:
     step_scale = 1.0
     #: training stops once every model reached the target (encoded runs go on)
     stops_at_target = True
+    #: ``--precision``: the rounding of messages and decoding
+    #: (:class:`gctool.precision.emulate.Rounding`); None: float64 throughout
+    rounding: Any = None
 
     def __init__(self, name: str, problem: Problem, lazy: float | None, sparsifier: Any,
                  seed: int) -> None:
@@ -59,6 +62,16 @@ class Estimator:
 
     def report(self, final_loss: float | None) -> dict[str, Any]:
         return {}
+
+    def _encode(self, B: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """The workers' messages: rows of B times the partition gradients (in ``rounding``'s
+        format with float32 accumulation, when set)."""
+        return B @ G if self.rounding is None else self.rounding.messages(B, G)
+
+    def _decode(self, a: np.ndarray, msgs: np.ndarray) -> np.ndarray:
+        """The master's decoding ``a @ msgs`` (float32 with ``a`` in ``rounding``'s format,
+        when set)."""
+        return a @ msgs if self.rounding is None else self.rounding.decode(a, msgs)
 
     def _send(self, msgs: np.ndarray) -> np.ndarray:
         """The messages as the master receives them: sparsified when asked (unbiased)."""
@@ -98,7 +111,7 @@ class LinearEstimator(Estimator):
         """Estimate for a single-round scheme from the workers the master used."""
         used, _exact = payload
         G = self.p.partial_gradients(beta, self.bounds)
-        msgs = self._send(self.B[used] @ self._pieces(G))  # (|F|, d/m)
+        msgs = self._send(self._encode(self.B[used], self._pieces(G)))  # (|F|, d/m)
         self.sizes = (np.full(len(used), 1.0 / self.m) if self.sparsifier is None else
                       np.count_nonzero(msgs, axis=1) / (self.m * msgs.shape[1]))
         msgs = self._lazy(model, used, msgs, prev)
@@ -198,7 +211,7 @@ class CodedEstimator(LinearEstimator):
 
     def combine(self, used: np.ndarray, msgs: np.ndarray, G: np.ndarray) -> np.ndarray:
         order = np.argsort(used)
-        pieces = self.decoding(used[order]) @ msgs[order]  # (m, d/m)
+        pieces = self._decode(self.decoding(used[order]), msgs[order])  # (m, d/m)
         return np.asarray(pieces.reshape(-1)[: G.shape[1]].real)
 
 
@@ -233,7 +246,8 @@ class JobEstimator(CodedEstimator):
 
         G = self.p.partial_gradients(beta, self.bounds)
         F = np.array(members(payload))
-        return np.asarray((self.decoding(F) @ self._send(self.B[F] @ G))[0].real)
+        return np.asarray(self._decode(self.decoding(F), self._send(self._encode(self.B[F], G)))
+                          [0].real)
 
     def settle(self, rounds: list[np.ndarray]) -> None:
         """Every worker that finished a round uploads one vector per slot."""
@@ -266,5 +280,6 @@ class MultiplexedEstimator(JobEstimator):
         for g in range(self.groups):
             F = np.array(members(masks[g]))
             Gg = G[self.d1_parts + g * n: self.d1_parts + (g + 1) * n]
-            total = total + (self.decoding(F) @ self._send(self.B[F] @ Gg))[0].real
+            total = total + self._decode(self.decoding(F),
+                                         self._send(self._encode(self.B[F], Gg)))[0].real
         return np.asarray(total)

@@ -200,20 +200,20 @@ def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, An
 
 
 def _training(contenders: list[Contender], runs: list[Run], meter: WorkMeter,
-              options: tuple[str, float, float | None, int, Any, int | None],
+              options: tuple[str, float, float | None, int, Any, int | None, str | None],
               retimers: list[Any] | None, notes: list[str]) -> dict[str, Any]:
     """Training along the rounds (:mod:`gctool.sim.training`), held to the run's budget;
     ``options``: problem, gap, lazy, seed, sparsifier, models."""
     from gctool.sim.training import check_training_work, train
 
-    kind, gap, lazy, seed, sparsify, models = options
+    kind, gap, lazy, seed, sparsify, models, precision = options
     check_training_work(contenders, runs, meter)
     if retimers is not None:
         notes.append("training on the link: a round lasts until the master has the messages it "
                      "used at their real sizes (sparsified: their non-zeros; a skipped lazy "
                      "upload: nothing), from the workers of the dense run; sequential schemes, "
                      "trees and ring all-reduce keep their dense rounds")
-    return train(contenders, runs, kind, gap, lazy, seed, sparsify, models, retimers)
+    return train(contenders, runs, kind, gap, lazy, seed, sparsify, models, retimers, precision)
 
 
 def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,  # noqa: PLR0913 (the options of gctool simulate)
@@ -223,7 +223,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
              erasurehead: int | None = None, link: Any = None,
              models: int | None = None, plot: str | os.PathLike[str] | None = None,
-             gc_model: str | tuple[int, ...] | None = None) -> SimulationReport:
+             gc_model: str | tuple[int, ...] | None = None,
+             precision: str | None = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -246,14 +247,16 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     delay).  ``seed`` (None: a fresh one) seeds the delays, the baselines and the training,
     and is recorded in the report.  ``plot`` writes the SVG of the run there atomically
     (``"-"``: stdout; :mod:`gctool.sim.plot`) and records it in ``report.plot``.  Neither
-    ``delay`` nor anything else the caller passes is changed.
+    ``delay`` nor anything else the caller passes is changed.  ``precision`` (float32,
+    bfloat16, float16; with ``train``): every message is computed and sent, and every decoding
+    done, as :mod:`gctool.precision` models it (float32 accumulation, values in that format).
     """
     from gctool.sim import lineup
 
     width = _check_run(codes, iterations, protocol, mu)
     from gctool.sim.training import check_options
 
-    check_options(train, lazy, sparsify, models)
+    check_options(train, lazy, sparsify, models, precision)
     if isinstance(sgc, str) and sgc != "search":
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
     if isinstance(gc_model, str) and gc_model != "best":
@@ -311,7 +314,8 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
             for c, r in zip(contenders, runs, strict=True)]
     training = None
     if train is not None:
-        training = _training(contenders, runs, meter, (train, gap, lazy, seed, sparsify, models),
+        training = _training(contenders, runs, meter,
+                             (train, gap, lazy, seed, sparsify, models, precision),
                              retimers if retime else None, notes)
     notes = list(draws.notes) + notes
     if link is not None:

@@ -35,7 +35,7 @@ DIVERGED = 1e6
 
 
 def check_options(kind: str | None, lazy: float | None, sparsify: Any,
-                  models: int | None = None) -> None:
+                  models: int | None = None, precision: str | None = None) -> None:
     """Refuse training options that cannot apply: a sparsifier, lazy uploads or a number of
     models without training (they act on the training's messages and models), or a
     sparsifier with lazy uploads (they exclude each other)."""
@@ -47,17 +47,26 @@ def check_options(kind: str | None, lazy: float | None, sparsify: Any,
         raise InvalidInput("models needs train (it counts the models trained concurrently)")
     if sparsify is not None and lazy is not None:
         raise InvalidInput("sparsify and lazy exclude each other")
+    if precision is not None:
+        from gctool.precision import get_format
+
+        get_format(precision)
+        if kind is None:
+            raise InvalidInput("`precision` needs `train` (it rounds the training's messages)",
+                               param="precision")
 
 
 def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,  # noqa: PLR0913 (simulate's training options)
           lazy: float | None, seed: int, sparsify: Any = None, models: int | None = None,
-          retimers: list[Retimer | None] | None = None) -> dict[str, Any]:
+          retimers: list[Retimer | None] | None = None, precision: str | None = None
+          ) -> dict[str, Any]:
     """Train every contender's M models along its simulated rounds: M = ``models`` (the
     authors' experiment trains several models concurrently) but at least 1 + the largest
     delay T, so that no scheme ever uses a stale gradient.  The caller holds the work to the
     budget first (:func:`check_training_work`).  ``retimers`` (one per contender, or None):
     with a link, the round's time from the messages the master used and their real sizes
-    (sparsified or skipped lazy uploads, :func:`retimer`)."""
+    (sparsified or skipped lazy uploads, :func:`retimer`).  ``precision`` (float32, bfloat16,
+    float16): messages and decoding rounded as :mod:`gctool.precision` models it."""
     from gctool.sim.problem import make_problem
 
     rng = np.random.default_rng(seed)
@@ -67,12 +76,19 @@ def train(contenders: list[Contender], runs: list[Run], kind: str, gap: float,  
     start = float(np.mean([problem.loss(b) for b in inits]))
     target = problem.loss_star + gap * (start - problem.loss_star)
     retimers = retimers or [None] * len(contenders)
-    rows = [_train_one(c, run, problem, inits, target, lazy, sparsify, seed, again)
+    rounding = None
+    if precision is not None:
+        from gctool.precision import get_format
+        from gctool.precision.emulate import Rounding
+
+        rounding = Rounding(get_format(precision))
+    rows = [_train_one(c, run, problem, inits, target, lazy, sparsify, seed, again, rounding)
             for c, run, again in zip(contenders, runs, retimers, strict=True)]
     return {"problem": kind, "models": M, "target": target, "loss_star": problem.loss_star,
             "initial_loss": start, "gap": gap, "lazy": lazy, "rows": rows,
             "samples": problem.N, "features": problem.X.shape[1], "condition": CONDITION,
-            "sparsify": None if sparsify is None else sparsify.label}
+            "sparsify": None if sparsify is None else sparsify.label,
+            "precision": precision}
 
 
 def training_cost(n: int, K: int, rounds: int) -> int:
@@ -133,9 +149,11 @@ def retimer(c: Contender, times: np.ndarray, link: Any) -> Retimer | None:
 
 def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray],  # noqa: PLR0913 (one contender's training)
                target: float, lazy: float | None, sparsify: Any = None,
-               seed: int = 0, again: Retimer | None = None) -> dict[str, Any]:
+               seed: int = 0, again: Retimer | None = None, rounding: Any = None
+               ) -> dict[str, Any]:
     rule = c.lazy_rule() if lazy is not None else None
     est = c.estimator(problem, run, lazy, sparsify, seed)
+    est.rounding = rounding
     step = problem.eta * est.step_scale
     M = len(inits)
     betas = [b.copy() for b in inits]

@@ -66,7 +66,9 @@ def render_simulation(r: Any) -> None:
         sparse = r.training.get("sparsify")
         con.print(f"[bold]training[/] ({escape(r.training['problem'])}, target loss "
                   f"{fmt(r.training['target'], 6)}, {r.training['models']} model(s)"
-                  + (f", messages sparsified by {escape(sparse)}" if sparse else "") + ")")
+                  + (f", messages sparsified by {escape(sparse)}" if sparse else "")
+                  + (f", messages and decoding in {r.training['precision']}"
+                     if r.training.get("precision") else "") + ")")
         cols = ["scheme", "time to target", "jobs", "uploads", "skipped"]
         t = table(*cols, *(["coordinates"] if sparse else []), "final loss")
         for row in r.training["rows"]:
