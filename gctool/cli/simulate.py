@@ -59,6 +59,9 @@ Examples:
   gctool simulate frc.json --erasurehead 3 --train --iterations 300
   gctool simulate rs.json frc.json --train --precision bfloat16 --seed 1
   gctool simulate frc.json --delay bernoulli:slow=8 --worker-p 0.1,0.2,0.5,0.3,0.2,0.1
+  gctool simulate m.json --delay trace:london --load-model linear --protocol authors --mu 1 --gc-model best
+  gctool simulate cr.json frc.json --link latency=0.05,bandwidth=10
+  gctool simulate frc.json --sweep s=1,3,7,15 --plot sweep.svg
 
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], bernoulli[:slow=F,shift=A,rate=MU]
@@ -178,9 +181,10 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     if worker_p is not None:
         from gctool.sim.delays import Bernoulli, parse_worker_p
 
+        probabilities = parse_worker_p(worker_p)  # its own errors first
         if not isinstance(delay, Bernoulli):
             raise click.UsageError("--worker-p needs --delay bernoulli")
-        delay = delay.with_worker_p(parse_worker_p(worker_p))
+        delay = delay.with_worker_p(probabilities)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     options: dict[str, Any] = dict(
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,

@@ -113,9 +113,10 @@ def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace
     if worker_p is not None:
         from gctool.sim.delays import Bernoulli, parse_worker_p
 
+        probabilities = parse_worker_p(worker_p)  # its own errors first
         if not isinstance(delay, Bernoulli):
             raise click.UsageError("--worker-p needs --delay bernoulli")
-        delay = delay.with_worker_p(parse_worker_p(worker_p))
+        delay = delay.with_worker_p(probabilities)
     codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
     with progress_bar("train") as progress:
         report = run_training(codes, delay, problem=problem, data=data, iterations=iterations,

@@ -272,3 +272,14 @@ def test_training_on_a_link_charges_what_the_messages_carry() -> None:
     per_job = [row["time_to_target"] / row["jobs_to_target"] for row in (d, sp)]
     assert per_job[1] < 0.8 * per_job[0]
     assert any("real sizes" in x for x in sparse.notes)
+
+
+def test_worker_probabilities_need_the_bernoulli_model(tmp_path: Path) -> None:
+    frc = tmp_path / "frc.json"
+    CliRunner().invoke(cli, ["design", "frc", "-n", "4", "-s", "1", "-o", str(frc)])
+    out = CliRunner().invoke(cli, ["simulate", str(frc), "--worker-p", "0.1,0.2,0.3,0.4",
+                                   "--iterations", "5"])
+    assert out.exit_code == 2 and "--worker-p needs --delay bernoulli" in out.stderr
+    ok = CliRunner().invoke(cli, ["simulate", str(frc), "--worker-p", "0.1,0.2,0.3,0.4",
+                                  "--delay", "bernoulli", "--iterations", "5", "--json"])
+    assert ok.exit_code == 0, ok.stderr
