@@ -59,7 +59,8 @@ Examples:
   gctool simulate frc.json --erasurehead 3 --train --iterations 300
   gctool simulate rs.json frc.json --train --precision bfloat16 --seed 1
   gctool simulate frc.json --delay bernoulli:slow=8 --worker-p 0.1,0.2,0.5,0.3,0.2,0.1
-  gctool simulate m.json --delay trace:london --load-model linear --protocol authors --mu 1 --gc-model best
+  gctool simulate m.json --delay trace:london --load-model linear --protocol authors \
+      --mu 1 --gc-model best
   gctool simulate cr.json frc.json --link latency=0.05,bandwidth=10
   gctool simulate frc.json --sweep s=1,3,7,15 --plot sweep.svg
 

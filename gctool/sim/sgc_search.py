@@ -11,10 +11,11 @@ Every candidate is scored by its time per job on the same delays: the sum of the
 over the R - T jobs whose deadline falls in the run.  A round's end does not depend on what the
 schedule decodes — gctool's rule stops at the earliest arrival that keeps the straggler pattern
 (B, W, λ)-admissible, the authors' rule at (1 + μ) x the fastest (or the slowest, when that
-is earlier) when that pattern is admissible and at the slowest otherwise — so the scoring replays the bursty model alone
-(:func:`round_times`, a compiled loop over rounds; O(n W) per round), without designing the
-candidate or running its schedule.  The winner is then designed and run in full like any other
-contender (deadlines checked); tests check that its full run has exactly the scored round times.
+is earlier) when that pattern is admissible and at the slowest otherwise — so the scoring
+replays the bursty model alone (:func:`round_times`, a compiled loop over rounds; O(n W) per
+round), without designing the candidate or running its schedule.  The winner is then designed
+and run in full like any other contender (deadlines checked); tests check that its full run has
+exactly the scored round times.
 """
 
 from __future__ import annotations
