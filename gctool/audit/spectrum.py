@@ -389,8 +389,8 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
         if sample < 1:
             raise InvalidInput("sample must be a positive number of sets")
         planned = min(sample, total)
-    fr.check("the spectral audit of the frame", {s: planned}, "use a smaller s or sampled sets",
-             extra_work=extra_work)
+    fr.check("the spectral audit of the frame", {s: planned},
+             "use a smaller s or fewer (sampled) sets", extra_work=extra_work)
     if s > 0:
         fr.analysis.rows()  # for the upper bound, and the tight frames' s x s Grams
     size = fr.chunk(s)
