@@ -432,15 +432,11 @@ def test_minimal_profiles_are_counted_exactly(seed: int) -> None:
     from gctool.audit.partial import _costs, _minimal_profiles, count_minimal_profiles
 
     rng = np.random.default_rng(seed)
-    order = []
-    for _ in range(int(rng.integers(1, 7))):
-        parts = list(range(int(rng.integers(0, 7))))
-        groups, a = [], 0
-        while a < len(parts):
-            step = int(rng.integers(1, 4))
-            groups.append(parts[a:a + step])
-            a += step
-        order.append(groups)
+    order = []  # workers with 0..6 partitions cut into groups at random places
+    for d in rng.integers(0, 7, size=int(rng.integers(1, 7))):
+        cuts = sorted(rng.choice(np.arange(1, d), size=int(rng.integers(0, d)), replace=False)) \
+            if d > 1 else []
+        order.append([g.tolist() for g in np.split(np.arange(d), cuts) if g.size])
     costs = _costs(order)
     for W in range(0, 14):
         assert count_minimal_profiles(costs, W) == len(list(_minimal_profiles(costs, W)))
