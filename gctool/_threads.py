@@ -22,7 +22,7 @@ def pin_blas_threads(environ: MutableMapping[str, str] | None = None) -> None:
     (default 1; a value that is not a positive integer counts as 1)."""
     env = os.environ if environ is None else environ
     value = env.get(ENV, "1").strip()
-    if not (value.isdigit() and int(value) >= 1):
+    if not (value.isascii() and value.isdigit() and int(value) >= 1):  # not "٣"
         value = "1"
     for name in BLAS_VARS:
         env.setdefault(name, value)

@@ -741,3 +741,12 @@ def test_field_specs_in_files_read_ascii_digits_only() -> None:
         with pytest.raises(FieldError):
             parse_field(spec)
     assert str(parse_field("GF(2^8, x^8+x^4+x^3+x^2+1)")) == "GF(2^8)"
+
+
+def test_blas_thread_counts_in_non_ascii_digits_count_as_one() -> None:
+    from gctool._threads import BLAS_VARS, pin_blas_threads
+
+    for raw, want in (("٣", "1"), ("3", "3"), ("１０", "1")):
+        env = {"GCTOOL_BLAS_THREADS": raw}
+        pin_blas_threads(env)
+        assert {env[name] for name in BLAS_VARS} == {want}
