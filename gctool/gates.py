@@ -1,5 +1,9 @@
 """CI gates on audit reports: conditions a user adds on top of the audited property.
 
+A report that fails a gate it was asked for is not ok (``report.ok`` is False, as for
+``attack --require-tolerance``); its ``verdict`` still says what the audit itself found, and
+``report.gates["failures"]`` says which gate failed.
+
 ``verify --max-condition X`` fails a real/complex code whose worst condition number over the
 decoding systems exceeds X (or cannot be bounded); ``verify --strict`` fails on any numerical
 warning.  Exact arithmetic (GF(q), ``--exact``) has no condition number, so it passes both.
@@ -45,8 +49,8 @@ def precision_gates(precision: Any) -> list[str]:
 
 def apply_gates(report: Any, max_condition: float | None = None, strict: bool = False
                 ) -> bool:
-    """Record the gates in ``report.gates`` (when any is asked for) and return whether the
-    report passes them all."""
+    """Record the gates in ``report.gates`` (when any is asked for), clear ``report.ok`` when
+    one fails, and return whether the report passes them all."""
     precision = getattr(report, "precision", None)
     max_error = None if precision is None else precision.max_error
     if max_condition is None and not strict and (precision is None or
@@ -56,6 +60,8 @@ def apply_gates(report: Any, max_condition: float | None = None, strict: bool = 
     report.gates = {"max_condition": max_condition, "strict": strict, "failures": failures}
     if precision is not None:
         report.gates["max_error"] = max_error
+    if failures:
+        report.ok = False
     return not failures
 
 

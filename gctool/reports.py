@@ -1,7 +1,8 @@
 """Result objects of the audits.  They record what was found; rendering is the CLI's job.
 
 Every report has ``to_dict()`` with stable keys (the ``--json`` output) and ``ok``: whether the
-audited property holds (the CLI turns ``ok = False`` into exit code 1).
+audited property holds and every gate asked for passes (``verify --max-condition``/``--strict``,
+``attack --require-tolerance``; the CLI turns ``ok = False`` into exit code 1).
 
 ``attack`` returns one report type per mode, :class:`WorstReport`, :class:`ThresholdReport` and
 :class:`CurveReport`, on the shared base :class:`AttackReport`, with typed sub-records
@@ -128,7 +129,7 @@ class PrecisionReport(Report):
 
 @dataclass
 class VerifyReport(Report):
-    ok: bool
+    ok: bool  # the code tolerates s stragglers and passes every gate asked for (``gates``)
     s: int
     n: int
     k: int

@@ -1,14 +1,16 @@
-"""JSON Schemas of everything gctool writes as JSON: code files, export documents, every
-``--json`` report, and the multi-file document.  They ship in ``gctool/schema/`` and
-``gctool schema NAME`` prints them.
+"""JSON Schemas of everything gctool writes as JSON: code files, export documents, and every
+``--json`` document.  They ship in ``gctool/schema/`` and ``gctool schema NAME`` prints them.
 
-* ``code`` and ``export`` (the file formats) and ``batch`` (``verify``/``attack``/``bound`` over
-  several FILEs) and ``design`` (the ``design -o FILE --json`` summary) are written by hand.
-* The report schemas are generated from the report dataclasses (their ``to_dict()`` is
+* ``code`` and ``export`` (the file formats) and ``design`` (the ``design -o FILE --json``
+  summary) are written by hand.
+* The others are generated from the report dataclasses (their ``to_dict()`` is
   ``dataclasses.asdict`` with non-finite floats as null), so they cannot drift: run
   ``python -m gctool.schemas`` after changing a report, and a test fails when a shipped file
-  is stale.  A command's schema (``verify``, ``attack``, ``bound``, ``show``, ``simulate``,
-  ``export-report``) accepts any of the reports the command can print.
+  is stale.  A command's schema (``show``, ``simulate``, ``export-report``) accepts any of the
+  reports the command can print.
+* ``verify``, ``attack`` and ``bound`` write one envelope however many FILEs they are given
+  (:mod:`gctool.cli.batch`): their schemas are that envelope with the command's reports in
+  ``files[].report``; ``batch`` is the envelope of any of the three.
 
 Draft 2020-12.  Only the standard library is imported here.
 """
@@ -29,19 +31,23 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 #: hand-written schemas (NAME -> file)
 FILES = {"code": "code-v1.schema.json", "export": "export-v1.schema.json",
-         "batch": "batch-v1.schema.json", "design": "design-v1.schema.json"}
+         "design": "design-v1.schema.json"}
+
+#: the commands over FILE... whose --json is the envelope of gctool.cli.batch
+ENVELOPED = ("verify", "attack", "bound")
 
 #: generated schemas: NAME -> (title, report classes the command may print)
 REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "verify": ("gctool verify --json (one FILE)", (
+    "batch": ("gctool verify/attack/bound --json", ()),
+    "verify": ("gctool verify --json", (
         "gctool.reports:VerifyReport", "gctool.sequential.reports:SequentialVerifyReport",
         "gctool.sequential.reports:TreeVerifyReport", "gctool.codes.nested_profile:ProfileReport",
         "gctool.audit.partial:PartialReport", "gctool.audit.spectrum:SpectrumReport")),
-    "attack": ("gctool attack --json (one FILE)", (
+    "attack": ("gctool attack --json", (
         "gctool.reports:WorstReport", "gctool.reports:ThresholdReport",
         "gctool.reports:CurveReport", "gctool.codes.nested_profile:ProfileReport",
         "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),
-    "bound": ("gctool bound --json (one FILE, or -n/-k/-s)", (
+    "bound": ("gctool bound --json", (
         "gctool.reports:BoundReport", "gctool.sequential.reports:SequentialBoundReport",
         "gctool.audit.frames:EncodedBoundReport")),
     "show": ("gctool show --json", ("gctool.viz.picture:ShowReport",)),
@@ -61,6 +67,8 @@ def names() -> list[str]:
 def filename(name: str) -> str:
     if name in FILES:
         return FILES[name]
+    if name == "batch":
+        return "batch-v1.schema.json"
     return f"{name}-v1.schema.json" if name.endswith("-report") else f"{name}-report-v1.schema.json"
 
 
@@ -157,6 +165,10 @@ def _keys(cls: type) -> list[tuple[str, Any, bool]]:
 
 def generate(name: str) -> dict[str, Any]:
     """The schema NAME built from the report classes (see the module doc)."""
+    if name == "batch":
+        report = {"type": "object", "description": "the command's report of this file "
+                  "(pinned by 'gctool schema verify', 'attack' or 'bound')"}
+        return _document(name, report, {}, list(ENVELOPED), _ENVELOPE_DOC)
     title, classes = REPORTS[name]
     defs: dict[str, Any] = {}
     refs = []
@@ -164,11 +176,60 @@ def generate(name: str) -> dict[str, Any]:
         cls = _class(path)
         _define(cls, defs, closed=True)
         refs.append({"$ref": f"#/$defs/{cls.__name__}"})
-    return {"$schema": DRAFT, "$id": f"https://gctool.invalid/schema/{filename(name)}",
-            "title": title,
-            "description": "Generated from gctool's report classes (python -m gctool.schemas). "
-                           "Numbers that are not finite are written as null.",
-            **({"anyOf": refs} if len(refs) > 1 else refs[0]), "$defs": defs}
+    body = {"anyOf": refs} if len(refs) > 1 else refs[0]
+    if name in ENVELOPED:
+        return _document(name, body, defs, [name], _ENVELOPE_DOC)
+    return _document(name, body, defs, [], "")
+
+
+_ENVELOPE_DOC = ("One document however many FILEs were given (one, several, or none for "
+                 "'bound -n/-k/-s', whose entry has file null). exit_code is the process's exit "
+                 "status: the worst (largest) of the files'; ok is exit_code == 0, so it "
+                 "includes every gate (--max-condition, --strict, --require-tolerance, "
+                 "--check). The report of a file is in files[].report, or why it could not be "
+                 "audited in files[].error.")
+
+
+def _document(name: str, body: dict[str, Any], defs: dict[str, Any], commands: list[str],
+              envelope: str) -> dict[str, Any]:
+    """The schema document NAME: ``body`` itself, or (``commands``) the envelope of
+    :mod:`gctool.cli.batch` whose reports are ``body``."""
+    head = {"$schema": DRAFT, "$id": f"https://gctool.invalid/schema/{filename(name)}",
+            "title": REPORTS[name][0]}
+    generated = ("Generated from gctool's report classes (python -m gctool.schemas). "
+                 "Numbers that are not finite are written as null.")
+    if not commands:
+        return {**head, "description": generated, **body, "$defs": defs}
+    status = {"type": "integer", "description": "0 ok, 1 a finding or a failed gate, 2 a file "
+              "that could not be read or audited (bad input, over budget)"}
+    audited = {"type": "object", "required": ["file", "exit_code", "ok", "report"],
+               "additionalProperties": False,
+               "properties": {"file": _FILE, "exit_code": {"enum": [0, 1]},
+                              "ok": {"type": "boolean"}, "report": body}}
+    failed = {"type": "object", "required": ["file", "exit_code", "ok", "error"],
+              "additionalProperties": False,
+              "properties": {"file": _FILE, "exit_code": {"const": 2},
+                             "ok": {"const": False},
+                             "error": {"type": "string",
+                                       "description": "why the file could not be audited"}}}
+    doc = {**head, "description": f"{envelope} {generated}", "type": "object",
+           "required": ["version", "command", "ok", "exit_code", "files"],
+           "additionalProperties": False,
+           "properties": {"version": {"const": 1},
+                          "command": {"const": commands[0]} if len(commands) == 1
+                          else {"enum": commands},
+                          "ok": {"type": "boolean",
+                                 "description": "every file passes (exit_code == 0)"},
+                          "exit_code": status,
+                          "files": {"type": "array", "items": {"oneOf": [audited, failed]}}}}
+    if defs:
+        doc["$defs"] = defs
+    return doc
+
+
+#: the ``file`` of an envelope entry
+_FILE = {"type": ["string", "null"],
+         "description": "the FILE argument ('stdin' for '-'; null for 'bound -n/-k/-s')"}
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -66,14 +66,19 @@ Examples:
   gctool attack encoded.json -s 2            # frames: worst spectrum of S_F^T S_F
   gctool attack encoded.json --set 0,3
 
+code.json, frc.json, crc.json: any code files (e.g. 'gctool design cyclic -n 8 -s 2 --seed 1
+-o code.json'); encoded.json: 'gctool design encoded --frame paley -n 10 -s 2 -o
+encoded.json'.
+
 Errors are the raw squared decoding error ||a^T B_F - 1||^2 unless --normalize k divides
 them by k.  Over GF(q) the error is 0 (decodes) or 1 (fails).  Every result says whether
 it is exact (proved) or heuristic (a lower bound on the worst case), with the proven
 sandwich found <= true worst <= upper bound where one is known.  The threshold T is the
 fewest stragglers that break the code, so a code with threshold T tolerates up to T-1
 stragglers: --require-tolerance S is the gate "tolerates S" (= threshold >= S+1).  Exit 1
-when a --require-* gate is not met (below it, or not provable).  With several FILEs: one
-line per file, one --json document, the worst exit status.""")
+when a --require-* gate is not met (below it, or not provable); --require-* implies
+--threshold.  With several FILEs or -q: one line per file (FAIL lines name it), the worst
+exit status; --json: one document of the same shape for one file or many (docs/ci.md).""")
 @code_files_argument
 @click.option("-s", "stragglers", type=int, default=None,
               help="Number of stragglers (worst-case mode; default: the file's s).")
@@ -158,8 +163,11 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     if sum([threshold_mode, curve_mode, stragglers is not None]) > 1:
         raise click.UsageError("-s, --threshold and --curve exclude each other")
     require = _required_threshold(require_tolerance, require, require_old)
-    if require is not None and not threshold_mode:
-        raise click.UsageError("--require-tolerance/--require-threshold need --threshold")
+    if require is not None and not threshold_mode:  # the gate is on the threshold: implied
+        if curve_mode or stragglers is not None:
+            raise click.UsageError("--require-tolerance/--require-threshold gate the threshold; "
+                                   "they exclude -s and --curve")
+        threshold_mode = True
     if require_old is not None:
         from gctool.cli.output import note
 

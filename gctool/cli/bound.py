@@ -7,7 +7,14 @@ from typing import Any
 import click
 
 from gctool.cli.batch import run_files
-from gctool.cli.options import FloatRange, json_option, load_code, max_work_option
+from gctool.cli.options import (
+    FloatRange,
+    complete_with,
+    delay_models,
+    json_option,
+    load_code,
+    max_work_option,
+)
 from gctool.cli.output import quiet_option
 
 
@@ -21,9 +28,14 @@ Examples:
   gctool bound code.json -s 2 --epsilon 0.5   # threshold rows T_eps at eps = 0.5
   gctool bound cr.json --link latency=0.01,bandwidth=50   # CodedReduce: time per round
 
+code.json, frc.json, crc.json: any code files (e.g. 'gctool design cyclic -n 8 -s 2 --seed 1
+-o code.json'); cr.json: 'gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o
+cr.json'.
+
 With --check, exit 1 when a code violates a necessary condition (a partition held by
-s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file, one
---json document, the worst exit status.  Sources in brackets: [P] a published result,
+s workers or fewer, or rank(B) > n - s).  With several FILEs or -q: one line per file, the
+worst exit status; --json: one document of the same shape for one file, several, or -n/-k/-s
+(docs/ci.md).  Sources in brackets: [P] a published result,
 [D] derived for gctool; 'reference §x' is a section of 'gctool reference'.""")
 @click.argument("code_file", metavar="[FILE]...", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("-n", type=click.IntRange(1, None), default=None, help="Number of workers.")
@@ -45,7 +57,8 @@ s workers or fewer, or rank(B) > n - s).  With several FILEs: one line per file,
               help="CodedReduce FILE: also the estimated time per round of CodedReduce, the "
                    "parameter server and ring all-reduce with compute and stragglers, under "
                    "'simulate --link' 's model (seconds per message, vectors per second).")
-@click.option("--delay", "delay_spec", default=None, metavar="shifted-exp[:shift=A,rate=MU]",
+@click.option("--delay", "delay_spec", shell_complete=complete_with(delay_models),
+              default=None, metavar="shifted-exp[:shift=A,rate=MU]",
               help="With --link: the compute-time model of the leaves (default shifted-exp, "
                    "shift 1, rate 1, as in simulate).")
 @json_option
@@ -88,6 +101,6 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
         raise click.UsageError("--link and --delay need a CodedReduce FILE")
     from gctool.api import bound as run_bound
 
-    return run_files("bound", ["(n, k, s)"],
+    return run_files("bound", [None],
                      lambda _: run_bound(n=n, k=k, s=stragglers, m=pieces, d=load), as_json,
                      gate=check)

@@ -161,6 +161,19 @@ def _one_line(text: str) -> str:
     return printable(text, MAX_MESSAGE)
 
 
+def error_text(exc: Exception) -> str:
+    """A library error (``GctoolError``) in the CLI's terms (parameters named as flags)."""
+    from gctool.cli.params import in_cli_terms
+
+    return in_cli_terms(str(exc))
+
+
+def error_message(exc: Exception) -> str:
+    """The one-line text of a library error as the CLI prints it after ``gctool: error:``
+    (also per file by :mod:`gctool.cli.batch`)."""
+    return _one_line(error_text(exc))
+
+
 def _fail(message: str, code: ExitCode) -> int:
     click.echo(f"gctool: {_one_line(message)}", err=True)
     return int(code)
@@ -197,9 +210,7 @@ def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
     except SearchInterrupted as exc:
         return _interrupted(command(), exc.summary)
     except GctoolError as exc:
-        from gctool.cli.params import in_cli_terms
-
-        return _fail(f"error: {in_cli_terms(str(exc))}", ExitCode.USAGE)
+        return _fail(f"error: {error_message(exc)}", ExitCode.USAGE)
     except (BrokenPipeError, _ReaderGone):  # the reader of stdout went away: not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -6,8 +6,14 @@ from __future__ import annotations
 import click
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.options import json_option
+from gctool.cli.options import complete_with, json_option
 from gctool.cli.output import did_you_mean, emit_json, quiet_option
+
+
+def _schema_names() -> list[str]:
+    from gctool import schemas
+
+    return schemas.names()
 
 
 @click.command(epilog="""\b
@@ -16,10 +22,12 @@ Examples:
   gctool schema code > code.schema.json
   gctool schema batch --json | jq '.properties.files'
 
-Schemas (JSON Schema draft 2020-12): code (code files), export (export documents), batch
-(verify/attack/bound over several FILEs), design (the design -o FILE --json summary), and
-one per command's --json report: verify, attack, bound, show, simulate, export-report.""")
-@click.argument("name", required=False, metavar="[NAME]")
+Schemas (JSON Schema draft 2020-12): code (code files), export (export documents), design
+(the design -o FILE --json summary), one per command's --json document: verify, attack,
+bound (one envelope for one FILE or many), show, simulate, export-report; and batch (the
+envelope of any of verify/attack/bound).""")
+@click.argument("name", required=False, metavar="[NAME]",
+                shell_complete=complete_with(lambda: _schema_names()))
 @json_option
 @quiet_option
 def schema(name: str | None, as_json: bool) -> int:
@@ -73,14 +81,18 @@ def reference(path_only: bool, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-@click.command(epilog="""\b
-Examples:
-  gctool completion bash > ~/.local/share/bash-completion/completions/gctool
-  gctool completion zsh > ~/.zfunc/_gctool
-  gctool completion fish > ~/.config/fish/completions/gctool.fish
+_COMPLETION_DIRS = {"bash": "~/.local/share/bash-completion/completions/gctool",
+                    "zsh": "~/.zfunc/_gctool", "fish": "~/.config/fish/completions/gctool.fish"}
 
-The scripts call back into gctool (_GCTOOL_COMPLETE=... gctool), so they stay right when
-gctool is upgraded; they are the same as the files in the repository's completions/.""")
+
+@click.command(epilog="\b\nExamples:\n" + "".join(
+    f"  mkdir -p {path.rsplit('/', 1)[0]} && gctool completion {shell} > {path}\n"
+    for shell, path in _COMPLETION_DIRS.items()) + """
+zsh: also add 'fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit' to ~/.zshrc.  They
+complete commands, schemes, options, files and values (--field, --delay, --method, schema
+names, bibd --design).  The scripts call back into gctool (_GCTOOL_COMPLETE=... gctool), so
+they stay right when gctool is upgraded; they are the same as the files in the repository's
+completions/.""")
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 @json_option
 @quiet_option

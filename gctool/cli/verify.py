@@ -42,14 +42,19 @@ Examples:
   gctool verify code.json --precision float32 --max-error 1e-3   # float32 messages
   gctool design cyclic -n 10 -s 3 --seed 1 | gctool verify -
 
+code.json, frc.json, crc.json: any code files, e.g. from 'gctool design cyclic -n 8 -s 2
+--seed 1 -o code.json' and 'gctool design frc -n 6 -s 2 -o frc.json'.
+
 \b
 Methods: auto (cheap checks, structural certificates, symmetry, then enumeration),
 exhaustive (every straggler set, no shortcuts), structural (a certificate or nothing).
 Exit 0 if every set of s stragglers leaves decodable survivors, 1 with a counterexample
 (or when --sample finds none: a sample is never a certificate, or when a gate such as
---max-condition or --strict fails), 2 over budget or on an unreadable file.  With several
-FILEs: one line per file (the full report below failures), --json gives one document with
-a list of per-file reports, and the exit status is the worst of the files'.""")
+--max-condition or --strict fails: the headline then reads FAIL (gate)), 2 over budget or on
+an unreadable file.  With several FILEs or -q: one line per file naming it (the full report
+below failures); --json: one document of the same shape for one file or many, with each
+file's name, exit status and report (docs/ci.md); the exit status is the worst of the
+files'.""")
 @code_files_argument
 @click.option("-s", "stragglers", type=int, default=None,
               help="Number of stragglers to certify (default: the file's s).")

@@ -132,7 +132,7 @@ def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
 # curve files
 # ---------------------------------------------------------------------------------------------
 def read_curve(path: str, code: GradientCode) -> Curve:
-    """Read a curve file written by ``gctool attack --curve --json`` (or by hand).
+    """Read a curve file written by ``gctool attack --curve --json`` (its one report; or by hand).
 
     The exact layout of ``attack --curve`` was not settled when this was written, so the reader
     accepts: a JSON list of points, or an object holding the points under ``"curve"`` or
@@ -151,6 +151,17 @@ def read_curve(path: str, code: GradientCode) -> Curve:
         return parse_curve(doc, code, label)
     except CodeFileError as exc:
         raise CodeFileError(f"{label}: {exc}") from None
+
+
+def _report_of(doc: Any) -> Any:
+    """The report inside the envelope of ``attack --json`` (one file), else ``doc``."""
+    if not (isinstance(doc, dict) and isinstance(doc.get("files"), list)):
+        return doc
+    reports = [e["report"] for e in doc["files"] if isinstance(e, dict) and "report" in e]
+    if len(reports) != 1:
+        raise CodeFileError(f"the document holds {len(reports)} reports; give the curve of one "
+                            "code ('gctool attack FILE --curve --json')")
+    return reports[0]
 
 
 def _points_of(doc: Any) -> tuple[list[Any], Mapping[str, Any]]:
@@ -207,7 +218,7 @@ def _point(item: Any, meta: Mapping[str, Any], code: GradientCode, i: int) -> Cu
 
 def parse_curve(doc: Any, code: GradientCode, source: str) -> Curve:
     """Validate a curve document against ``code`` (see :func:`read_curve`)."""
-    items, meta = _points_of(doc)
+    items, meta = _points_of(_report_of(doc))
     for key, value in (("n", code.n), ("k", code.k)):
         if key in meta and meta[key] != value:
             raise CodeFileError(f"the curve is for {key} = {meta[key]!r}, the code has {value}")

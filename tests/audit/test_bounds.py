@@ -23,6 +23,7 @@ from gctool.bounds.rank import witness
 from gctool.cli.main import cli
 from gctool.model import GradientCode
 
+from jsondoc import loads
 from oracles import decodes_rational, rational_rank
 
 REAL = parse_field("real")
@@ -164,7 +165,7 @@ def _normal(doc: Any) -> Any:
 def test_formula_bounds_library_is_the_cli(args: list[str], kwargs: dict[str, Any]) -> None:
     r = CliRunner().invoke(cli, ["bound", *args, "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout) == gctool.bound(**kwargs).to_dict()
+    assert loads(r.stdout) == gctool.bound(**kwargs).to_dict()
 
 
 @pytest.mark.parametrize(("scheme", "design", "args", "kwargs"), [
@@ -181,7 +182,7 @@ def test_code_bounds_library_is_the_cli(tmp_path: Path, scheme: str, design: dic
     report = gctool.bound(gctool.read_code(path), **kwargs)
     r = CliRunner().invoke(cli, ["bound", str(path), *args, "--json"])
     assert r.exit_code == 0, r.output  # without --check, bound is informational
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
     r = CliRunner().invoke(cli, ["bound", str(path), *args, "--check", "--json"])
     assert r.exit_code == (0 if report.ok else 1)
 

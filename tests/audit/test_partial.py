@@ -17,6 +17,7 @@ from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 from gctool.order import make_order, normalize_order
 
+from jsondoc import loads
 from oracles import decodes_gf, decodes_rational, partial_counterexample
 
 
@@ -108,7 +109,7 @@ def test_order_validation_and_file_round_trip(tmp_path) -> None:  # type: ignore
     npz = tmp_path / "c.npz"
     npz.write_bytes(code_bytes(code, True))
     assert read_code(str(npz)).order == code.order
-    doc = json.loads(data)
+    doc = loads(data)
     doc["order"] = [[0, 1], [1, 0], [2, 3], [3, 2]]  # flat shorthand
     path.write_text(json.dumps(doc))
     assert read_code(str(path)).order[1] == ((1,), (0,))
@@ -143,7 +144,7 @@ def test_cli_verify_partial(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert r.exit_code == 0, r.output
     assert "--order rotated" in read_code(path).provenance["command"]
     ok = runner.invoke(cli, ["verify", path, "--partial", "5", "--json"])
-    assert ok.exit_code == 0 and json.loads(ok.output)["breaking_work"] == 6
+    assert ok.exit_code == 0 and loads(ok.output)["breaking_work"] == 6
     bad = runner.invoke(cli, ["verify", path, "--partial", "6"])
     assert bad.exit_code == 1 and "counterexample" in bad.output
     assert runner.invoke(cli, ["verify", path, "--partial", "2", "-s", "1"]).exit_code == 2
@@ -197,7 +198,7 @@ def test_simulate_reports_the_gain_over_one_message(tmp_path) -> None:  # type: 
             "--json"]
     r = runner.invoke(cli, args)
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    doc = loads(r.output)
     rows = {row["name"]: row for row in doc["rows"]}
     part = rows[f"{path} (partial work)"]
     gain = part["gain_vs_one_message"]["value"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,8 @@ from click.testing import CliRunner
 
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
+
+from jsondoc import loads
 
 
 def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
@@ -26,7 +27,7 @@ def frc(tmp_path: Path, runner: CliRunner) -> str:
 def test_worst_json_keys_and_sandwich(runner: CliRunner, frc: str) -> None:
     r = _run(runner, "attack", frc, "-s", "4", "--method", "greedy", "--json")
     assert r.exit_code == 0
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     for key in ("stragglers", "error", "raw_error", "decoder", "decoder_label", "method",
                 "exact", "elapsed_s", "normalize", "upper_bound", "upper_bound_source"):
         assert key in doc
@@ -37,7 +38,7 @@ def test_worst_json_keys_and_sandwich(runner: CliRunner, frc: str) -> None:
 
 @pytest.mark.parametrize("decoder", ["optimal", "fixed", "natural"])
 def test_decoders_are_named(runner: CliRunner, frc: str, decoder: str) -> None:
-    doc = json.loads(_run(runner, "attack", frc, "-s", "3", "--decoder", decoder,
+    doc = loads(_run(runner, "attack", frc, "-s", "3", "--decoder", decoder,
                           "--json").stdout)
     assert doc["decoder"] == decoder and doc["exact"]
     assert doc["raw_error"] == pytest.approx({"optimal": 3, "fixed": 6, "natural": 3}[decoder])
@@ -46,7 +47,7 @@ def test_decoders_are_named(runner: CliRunner, frc: str, decoder: str) -> None:
 
 
 def test_user_weights(runner: CliRunner, frc: str) -> None:
-    doc = json.loads(_run(runner, "attack", frc, "-s", "1", "--decoder", "fixed", "--weights",
+    doc = loads(_run(runner, "attack", frc, "-s", "1", "--decoder", "fixed", "--weights",
                           "0.5,0.5,0,0.5,0.5,0", "--json").stdout)
     # straggling worker 0 leaves group 0 with weight 0.5: error 3 * 0.25
     assert doc["raw_error"] == pytest.approx(0.75) and doc["decoder_info"]["weights"]
@@ -54,10 +55,10 @@ def test_user_weights(runner: CliRunner, frc: str) -> None:
 
 def test_threshold_require_is_a_ci_gate(runner: CliRunner, frc: str) -> None:
     ok = _run(runner, "attack", frc, "--threshold", "--require", "3", "--json")
-    assert ok.exit_code == 0 and json.loads(ok.stdout)["require_status"] == "met"
+    assert ok.exit_code == 0 and loads(ok.stdout)["require_status"] == "met"
     bad = _run(runner, "attack", frc, "--threshold", "--require", "4")
     assert bad.exit_code == ExitCode.FINDING and "FAIL: below" in bad.stdout
-    milp = json.loads(_run(runner, "attack", frc, "--threshold", "--method", "milp",
+    milp = loads(_run(runner, "attack", frc, "--threshold", "--method", "milp",
                            "--json").stdout)
     assert milp["threshold"] == 3 and milp["resolution"] == pytest.approx(1e-4)
     assert milp["exact"] is False and milp["threshold_lower"] == 1  # a resolution is no proof
@@ -69,13 +70,13 @@ def test_curve_table_and_chart(runner: CliRunner, frc: str) -> None:
     r = _run(runner, "attack", frc, "--curve", "--max-s", "4", "--random")
     assert r.exit_code == 0
     assert "worst-case error for s = 0..4" in r.stdout and "#" in r.stdout
-    doc = json.loads(_run(runner, "attack", frc, "--curve", "--json").stdout)
+    doc = loads(_run(runner, "attack", frc, "--curve", "--json").stdout)
     assert [round(p["raw_error"], 9) for p in doc["curve"]] == [0, 0, 0, 3, 3, 3, 6]
     assert doc["mode"] == "curve" and doc["exact"]
 
 
 def test_random_stragglers_output(runner: CliRunner, frc: str) -> None:
-    doc = json.loads(_run(runner, "attack", frc, "-s", "2", "--random", "-p", "0.5",
+    doc = loads(_run(runner, "attack", frc, "-s", "2", "--random", "-p", "0.5",
                           "--json").stdout)
     # reference §3.2 (d = 3 here): E err over uniform s-sets = n C(n-d, s-d)/C(n, s) = 0 (s<d)
     assert doc["random"]["uniform"]["mean"] == pytest.approx(0.0, abs=1e-12)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,8 @@ from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode, worst
 from gctool.cli.main import cli
 from gctool.model import GradientCode
+
+from jsondoc import envelope, report
 
 
 def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
@@ -61,16 +62,16 @@ def test_verify_worst_status_and_details_of_failures(runner: CliRunner,
     assert r.stdout.count("does not tolerate") == 1  # the headline is not repeated in the details
     r = _run(runner, "verify", files["weak"], files["bad"], files["frc"], "-s", "2")
     assert r.exit_code == ExitCode.USAGE  # an unreadable file is worse than a finding
-    assert f"{files['bad']}: ERROR:" in r.stdout
     assert f"{files['frc']}: OK" in r.stdout  # the run went on after the bad file
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("gctool: error:")
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"gctool: error: {files['bad']}")
+    assert files["bad"] not in r.stdout  # the error is printed once, on stderr
 
 
 def test_verify_json_of_several_files_is_one_document(runner: CliRunner,
                                                       files: dict[str, str]) -> None:
     r = _run(runner, "verify", files["frc"], files["weak"], files["bad"], "-s", "2", "--json")
-    doc = json.loads(r.stdout)
-    assert r.exit_code == doc["exit_code"] == ExitCode.USAGE
+    doc = envelope(r.stdout)
+    assert r.exit_code == doc["exit_code"] == ExitCode.USAGE and doc["ok"] is False
     assert doc["command"] == "verify" and [e["file"] for e in doc["files"]] == [
         files["frc"], files["weak"], files["bad"]]
     assert [e["exit_code"] for e in doc["files"]] == [0, 1, 2]
@@ -79,10 +80,25 @@ def test_verify_json_of_several_files_is_one_document(runner: CliRunner,
     assert "error" in doc["files"][2] and "report" not in doc["files"][2]
 
 
-def test_single_file_json_keeps_the_report_shape(runner: CliRunner,
-                                                 files: dict[str, str]) -> None:
-    doc = json.loads(_run(runner, "verify", files["frc"], "--json").stdout)
-    assert doc["ok"] is True and "files" not in doc
+def test_one_file_gives_the_same_envelope(runner: CliRunner, files: dict[str, str]) -> None:
+    """The shape does not depend on how many files a glob matched: one good file, one weak
+    file and one unreadable file each give the envelope, naming the file and its status."""
+    for name, status in (("frc", 0), ("weak", 1), ("bad", 2)):
+        r = _run(runner, "verify", files[name], "-s", "2", "--json")
+        doc = envelope(r.stdout)
+        assert r.exit_code == doc["exit_code"] == status, r.stderr
+        assert doc["files"][0]["file"] == files[name]
+        assert doc["files"][0]["exit_code"] == status
+    assert r.stderr.count("\n") == 1  # the unreadable file: its line on stderr too
+
+
+def test_one_file_in_hook_mode_is_named(runner: CliRunner, files: dict[str, str]) -> None:
+    """pre-commit passes one staged file to 'gctool verify -q': the failure names it; without
+    -q one file prints its full report."""
+    r = _run(runner, "verify", "-q", files["weak"], "-s", "2")
+    assert r.exit_code == 1 and r.stdout.startswith(f"{files['weak']}: FAIL: does not tolerate")
+    r = _run(runner, "verify", files["weak"], "-s", "2")
+    assert r.stdout.startswith("FAIL: does not tolerate 2 stragglers")
 
 
 def test_stdin_only_once(runner: CliRunner, files: dict[str, str]) -> None:
@@ -124,9 +140,9 @@ def test_attack_and_bound_take_several_files(runner: CliRunner, files: dict[str,
              "--require-tolerance", "2")
     assert r.exit_code == ExitCode.FINDING
     assert f"{files['frc']}: threshold 3, tolerates up to 2" in r.stdout
-    assert f"{files['weak']}: threshold 2, tolerates up to 1" in r.stdout
+    assert f"{files['weak']}: FAIL: threshold 2, tolerates up to 1" in r.stdout
     r = _run(runner, "bound", files["frc"], files["crc"], "--check", "--json")
-    doc = json.loads(r.stdout)
+    doc = envelope(r.stdout)
     assert r.exit_code == 0 and len(doc["files"]) == 2
     assert _run(runner, "bound", files["frc"], files["weak"], "-s", "2",
                 "--check").exit_code == ExitCode.FINDING
@@ -141,14 +157,20 @@ def _ill(path: Path, eps: float) -> str:
 
 def test_max_condition_gate(runner: CliRunner, tmp_path: Path, files: dict[str, str]) -> None:
     ill = _ill(tmp_path / "ill.json", 1e-4)
-    cond = json.loads(_run(runner, "verify", ill, "--json").stdout)["diagnostics"][
+    cond = report(_run(runner, "verify", ill, "--json").stdout)["diagnostics"][
         "max_condition"]
     assert 1e4 < cond < 1e5
     assert _run(runner, "verify", ill, "--max-condition", "1e5").exit_code == 0
     r = _run(runner, "verify", ill, "--max-condition", "1e3", "--json")
     assert r.exit_code == ExitCode.FINDING
-    gates = json.loads(r.stdout)["gates"]
+    doc = envelope(r.stdout)
+    gates = doc["files"][0]["report"]["gates"]
     assert gates["max_condition"] == 1e3 and "exceeds" in gates["failures"][0]
+    assert doc["ok"] is False and doc["files"][0]["report"]["ok"] is False  # jq -e .ok fails
+    text = _run(runner, "verify", ill, "--max-condition", "1e3")
+    assert text.stdout.startswith("FAIL (gate): tolerates any 1 stragglers")
+    line = _run(runner, "verify", "-q", ill, files["frc"], "--max-condition", "1e3").stdout
+    assert line.startswith(f"{ill}: FAIL (gate): tolerates any 1") and files["frc"] not in line
     gf = tmp_path / "gf.json"  # exact arithmetic: no condition number, the gate passes
     gctool.write_code(gctool.design("cyclic-mds", 6, 2, field="GF(7)"), gf)
     assert _run(runner, "verify", str(gf), "--max-condition", "1").exit_code == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,8 @@ from click.testing import CliRunner, Result
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 from gctool.io import read_code
+
+from jsondoc import loads
 
 
 def run(runner: CliRunner, *args: str, input: str | bytes | None = None) -> Result:
@@ -28,22 +29,22 @@ def one_clear_line(result: Result) -> str:
 def test_design_pipe_verify(runner: CliRunner) -> None:
     code = run(runner, "design", "cyclic", "-n", "8", "-s", "2", "--seed", "1")
     assert code.exit_code == 0 and code.stderr == ""
-    doc = json.loads(code.stdout)
+    doc = loads(code.stdout)
     assert doc["format"] == "gctool.code" and doc["seed"] == 1
     assert doc["provenance"]["command"] == "gctool design cyclic -n 8 -s 2 --seed 1"
     out = run(runner, "verify", "-", "--json", input=code.stdout)
     assert out.exit_code == ExitCode.OK
-    report = json.loads(out.stdout)
+    report = loads(out.stdout)
     assert {"ok", "s", "counterexample", "checked", "total", "exact"} <= set(report)
     assert report["ok"] and report["counterexample"] is None and report["total"] == 28
     assert report["diagnostics"]["max_condition"] > 1
 
 
 def test_unseeded_design_records_reproducing_command(runner: CliRunner, tmp_path: Path) -> None:
-    first = json.loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1").stdout)
+    first = loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1").stdout)
     seed = first["seed"]
     assert f"--seed {seed}" in first["provenance"]["command"]
-    again = json.loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1", "--seed",
+    again = loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1", "--seed",
                            str(seed)).stdout)
     assert again["B"] == first["B"]
 
@@ -62,7 +63,7 @@ def test_design_to_files_is_byte_identical(runner: CliRunner, tmp_path: Path,
 def test_design_json_summary(runner: CliRunner, tmp_path: Path) -> None:
     r = run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(tmp_path / "f.json"),
             "--json")
-    summary = json.loads(r.stdout)
+    summary = loads(r.stdout)
     assert summary["scheme"] == "frc" and summary["n"] == 6 and summary["path"].endswith("f.json")
 
 
@@ -71,7 +72,7 @@ def test_verify_counterexample_exit_1(runner: CliRunner, tmp_path: Path) -> None
     run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
     r = run(runner, "verify", str(path), "-s", "3", "--json")
     assert r.exit_code == ExitCode.FINDING
-    report = json.loads(r.stdout)
+    report = loads(r.stdout)
     assert report["ok"] is False and report["counterexample"] == [0, 1, 2]
     text = run(runner, "verify", str(path), "-s", "3")
     assert text.exit_code == 1 and "counterexample: stragglers [0, 1, 2]" in text.stdout
@@ -80,30 +81,30 @@ def test_verify_counterexample_exit_1(runner: CliRunner, tmp_path: Path) -> None
 def test_attack_modes(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "frc.json"
     run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    worst = json.loads(run(runner, "attack", str(path), "-s", "4", "--json").stdout)
+    worst = loads(run(runner, "attack", str(path), "-s", "4", "--json").stdout)
     assert {"stragglers", "error", "method", "exact"} <= set(worst)
     assert worst["error"] == pytest.approx(3.0) and worst["normalize"] == "none"
-    t = json.loads(run(runner, "attack", str(path), "--threshold", "--json").stdout)
+    t = loads(run(runner, "attack", str(path), "--threshold", "--json").stdout)
     assert t["threshold"] == 3 and t["stragglers"] == [0, 1, 2] and t["exact"] is True
     text = run(runner, "attack", str(path), "--threshold").stdout
     assert "threshold: 3" in text and "raw squared error" in text
-    norm = json.loads(run(runner, "attack", str(path), "-s", "3", "--normalize", "k",
+    norm = loads(run(runner, "attack", str(path), "-s", "3", "--normalize", "k",
                           "--json").stdout)
     assert norm["error"] == pytest.approx(0.5) and norm["raw_error"] == pytest.approx(3.0)
 
 
 def test_bound_without_and_with_file(runner: CliRunner, tmp_path: Path) -> None:
     r = run(runner, "bound", "-n", "4", "-k", "6", "-s", "1", "--json")
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     by_name = {b["name"]: b for b in doc["bounds"]}
     assert by_name["max_load"]["value"] == 3 and by_name["balanced_load"]["value"] == 3
     path = tmp_path / "frc.json"
     run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    ok = json.loads(run(runner, "bound", str(path), "--json").stdout)
+    ok = loads(run(runner, "bound", str(path), "--json").stdout)
     assert ok["meets_bound"] is True and ok["code"]["load_max"] == 3 and ok["ok"]
     assert run(runner, "bound", str(path), "-s", "3").exit_code == 0
     bad = run(runner, "bound", str(path), "-s", "3", "--check", "--json")
-    assert bad.exit_code == ExitCode.FINDING and json.loads(bad.stdout)["findings"]
+    assert bad.exit_code == ExitCode.FINDING and loads(bad.stdout)["findings"]
 
 
 def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
@@ -111,8 +112,8 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
     run(runner, "design", "cyclic", "-n", "5", "-s", "1", "--seed", "3", "-o", str(src))
     out = tmp_path / "plan.json"
     r = run(runner, "export", str(src), "-o", str(out), "--decoders", "--json")
-    assert r.exit_code == 0 and json.loads(r.stdout)["patterns"] == 5
-    doc = json.loads(out.read_text())
+    assert r.exit_code == 0 and loads(r.stdout)["patterns"] == 5
+    doc = loads(out.read_text())
     B, A = np.array(doc["B"]), np.array(doc["A"])
     assert doc["format"] == "gctool.export" and len(doc["assignment"]) == 5
     for S, a in zip(doc["patterns"], A, strict=True):
@@ -121,7 +122,7 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
     assert run(runner, "export", str(src), "-o", str(npz_path), "--decoders").exit_code == 0
     with np.load(npz_path, allow_pickle=False) as z:
         assert np.allclose(z["A"], A) and z["patterns"].tolist() == doc["patterns"]
-        assert json.loads(str(z["meta"][()]))["format"] == "gctool.export"
+        assert loads(str(z["meta"][()]))["format"] == "gctool.export"
 
 
 def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) -> None:
@@ -129,7 +130,7 @@ def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) 
     run(runner, "design", "uncoded", "-n", "3", "-o", str(src))
     r = run(runner, "export", str(src), "-o", str(tmp_path / "e.json"), "--decoders", "-s", "1")
     assert r.exit_code == ExitCode.FINDING
-    doc = json.loads((tmp_path / "e.json").read_text())
+    doc = loads((tmp_path / "e.json").read_text())
     assert doc["decodable"] == [False, False, False]
 
 

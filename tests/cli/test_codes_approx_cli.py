@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ from click.testing import CliRunner, Result
 from gctool.cli.main import cli
 from gctool.io import read_code
 
+from jsondoc import loads
 from refusals import one_line_error
 
 
@@ -42,7 +42,7 @@ def test_every_scheme_builds_and_its_command_reproduces_the_file(
         args: list[str], runner: CliRunner) -> None:
     first = run(runner, "design", *args)
     assert first.exit_code == 0, first.stderr
-    doc = json.loads(first.stdout)
+    doc = loads(first.stdout)
     assert doc["scheme"] == args[0]
     command = doc["provenance"]["command"].split()
     assert command[:3] == ["gctool", "design", args[0]]
@@ -53,14 +53,14 @@ def test_every_scheme_builds_and_its_command_reproduces_the_file(
 
 def test_random_schemes_record_their_seed(runner: CliRunner) -> None:
     result = run(runner, "design", "bgc", "-n", "8", "-d", "2")
-    assert json.loads(result.stdout)["seed"] is not None
+    assert loads(result.stdout)["seed"] is not None
 
 
 def test_summary_reports_the_spectrum(runner: CliRunner, tmp_path: Path, terminal: None) -> None:
     out = tmp_path / "pet.json"
     result = run(runner, "design", "expander", "--graph", "petersen", "-s", "2", "-o", str(out),
                  "--json")
-    summary = json.loads(result.stdout)
+    summary = loads(result.stdout)
     assert summary["report"]["lambda2"] == 1 and summary["report"]["ramanujan"] is True
     assert summary["report"]["spectral_bound"] == pytest.approx(10 / 9)
     text = run(runner, "design", "expander", "--graph", "petersen", "-o", str(out))
@@ -78,9 +78,9 @@ def test_kron_of_two_files(runner: CliRunner, tmp_path: Path) -> None:
     assert [f["path"] for f in code.provenance["factors"]] == [str(a), str(b)]
     assert code.provenance["command"] == f"gctool design kron {a} {b}"
     verify = run(runner, "verify", str(ab), "--json")
-    assert verify.exit_code == 0 and json.loads(verify.stdout)["ok"]
+    assert verify.exit_code == 0 and loads(verify.stdout)["ok"]
     thr = run(runner, "attack", str(ab), "--threshold", "--json")
-    assert json.loads(thr.stdout)["threshold"] == 6  # 2 x 3
+    assert loads(thr.stdout)["threshold"] == 6  # 2 x 3
 
 
 def test_hetero_from_a_file(runner: CliRunner, tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_hetero_from_a_file(runner: CliRunner, tmp_path: Path) -> None:
     p.write_text("0.1 0.2\n0.5 0.3\n")
     result = run(runner, "design", "hetero", "--p-file", str(p), "--load", "2")
     assert result.exit_code == 0, result.stderr
-    code = json.loads(result.stdout)
+    code = loads(result.stdout)
     assert code["params"]["p"] == [0.1, 0.2, 0.5, 0.3] and code["n"] == 4
 
 
@@ -96,7 +96,7 @@ def test_bound_shows_the_bibd_closed_form(runner: CliRunner, tmp_path: Path) -> 
     out = tmp_path / "fano.json"
     run(runner, "design", "bibd", "--design", "fano", "-o", str(out))
     result = run(runner, "bound", str(out), "-s", "2", "--json")
-    doc = json.loads(result.stdout)
+    doc = loads(result.stdout)
     entry = next(b for b in doc["bounds"] if b["name"] == "closed_form_worst_error")
     assert entry["value"] == pytest.approx(4 / 7) and entry["holds"] is True
     text = run(runner, "bound", str(out), "-s", "2")

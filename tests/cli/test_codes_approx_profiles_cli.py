@@ -6,7 +6,6 @@ closed forms."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from gctool.codes.nested import level_matrices
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 
+from jsondoc import loads
 from refusals import one_line_error
 
 
@@ -94,12 +94,12 @@ def test_profiles_verify_and_attack_match_brute_force(tmp_path: Path, field: str
         text = ",".join(map(str, prof))
         v = run("verify", path, "--profile", text, "--json")
         assert v.exit_code == (0 if ok else 1), (prof, v.output, v.stderr)
-        doc = json.loads(v.stdout)
+        doc = loads(v.stdout)
         assert doc["decodable"] is ok and doc["ok"] is ok and doc["profile"] == prof
         assert doc["counts"] == [prof.count(t) for t in range(3)]
         a = run("attack", path, "--profile", text, "--json")
         assert a.exit_code == 0, a.stderr
-        adoc = json.loads(a.stdout)
+        adoc = loads(a.stdout)
         assert adoc["decodable"] is ok
         if code.field.is_finite or not ok:
             assert adoc["raw_error"] == pytest.approx(err, rel=1e-7, abs=1e-9)
@@ -115,7 +115,7 @@ def test_profile_text_output_and_normalize(tmp_path: Path) -> None:
     err, ok = brute_profile(code, prof)
     assert not ok
     r = run("attack", path, "--profile", "1,1,1,1,0,0", "--normalize", "k", "--json")
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert doc["error"] == pytest.approx(err / 6) and doc["raw_error"] == pytest.approx(err)
     t = run("verify", path, "--profile", "1 1 1 1 0 0")
     assert t.exit_code == 1 and "DOES NOT DECODE" in t.stdout and "[1, 1, 1, 1, 0, 0]" in t.stdout
@@ -130,8 +130,8 @@ def test_profile_file_json_and_text(tmp_path: Path) -> None:
     _, ok_txt = brute_profile(code, [1, 1, 1, 1, 0, 0])
     r1 = run("verify", path, "--profile-file", str(tmp_path / "p.json"), "--json")
     r2 = run("verify", path, "--profile-file", str(tmp_path / "p.txt"), "--json")
-    assert r1.exit_code == (0 if ok_json else 1) and json.loads(r1.stdout)["decodable"] is ok_json
-    assert r2.exit_code == (0 if ok_txt else 1) and json.loads(r2.stdout)["decodable"] is ok_txt
+    assert r1.exit_code == (0 if ok_json else 1) and loads(r1.stdout)["decodable"] is ok_json
+    assert r2.exit_code == (0 if ok_txt else 1) and loads(r2.stdout)["decodable"] is ok_txt
     assert ok_json != ok_txt  # both outcomes exercised
 
 
@@ -148,12 +148,12 @@ def test_level_counts_census_matches_brute_force(tmp_path: Path, field: str) -> 
     assert (total, good) == (90, 84)  # the reference's example
     v = run("verify", path, "--level-counts", "2,2,2", "--json")
     assert v.exit_code == 1
-    doc = json.loads(v.stdout)
+    doc = loads(v.stdout)
     assert (doc["profiles"], doc["decodable_profiles"], doc["decodable"]) == (90, 84, False)
     assert doc["raw_error"] == pytest.approx(worst, rel=1e-7)
     assert not brute_profile(code, doc["profile"])[1]  # the reported worst profile fails
     a = run("attack", path, "--level-counts", "2,2,2", "--json")
-    assert a.exit_code == 0 and json.loads(a.stdout)["raw_error"] == pytest.approx(worst, rel=1e-7)
+    assert a.exit_code == 0 and loads(a.stdout)["raw_error"] == pytest.approx(worst, rel=1e-7)
     ok_all = run("verify", path, "--level-counts", "0,0,6")  # everybody at the top level
     assert ok_all.exit_code == 0
 
@@ -180,7 +180,7 @@ def test_profile_options_documented_and_default_unchanged(tmp_path: Path) -> Non
         assert "--profile" in out and "--profile-file" in out and "--level-counts" in out
     path = write(tmp_path, design("nested", n=6, levels=[1, 3], seed=0))
     v = run("verify", path, "--json")  # no profile: the ordinary audit of the top level
-    assert v.exit_code == 0 and json.loads(v.stdout)["s"] == 3
+    assert v.exit_code == 0 and loads(v.stdout)["s"] == 3
 
 
 # -- bound --epsilon ------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_bound_epsilon_threshold_rows(tmp_path: Path, eps: float) -> None:
     path = write(tmp_path, code)
     r = run("bound", path, "-s", "2", "--epsilon", str(eps), "--json")
     assert r.exit_code == 0, r.stderr
-    rows = {b["name"]: b for b in json.loads(r.stdout)["bounds"]}
+    rows = {b["name"]: b for b in loads(r.stdout)["bounds"]}
     truth = brute_threshold(np.asarray(code.B, dtype=float), eps)
     assert truth is not None
     assert rows["threshold_lb"]["actual"] == truth and rows["threshold_lb"]["holds"] is True
@@ -217,7 +217,7 @@ def test_bound_epsilon_changes_rows_default_is_zero(tmp_path: Path) -> None:
     path = write(tmp_path, design("bibd", design="fano"))
 
     def rows(*extra: str) -> dict[str, float]:
-        doc = json.loads(run("bound", path, "-s", "2", "--json", *extra).stdout)
+        doc = loads(run("bound", path, "-s", "2", "--json", *extra).stdout)
         return {b["name"]: b["actual"] for b in doc["bounds"] if b["name"].startswith("threshold_")
                 and b.get("actual") is not None}
 
@@ -246,7 +246,7 @@ def test_attack_hetero_expected_errors_match_brute_force(tmp_path: Path) -> None
         optimal += prob * opt_error(B, F)
     a = run("attack", str(tmp_path / "h.json"), "-s", "1", "--json")
     assert a.exit_code == 0, a.stderr
-    rnd = json.loads(a.stdout)["random"]
+    rnd = loads(a.stdout)["random"]
     assert rnd["hetero"]["exact"] and rnd["hetero"]["mean"] == pytest.approx(optimal, rel=1e-9)
     hs = rnd["hetero_one_step"]
     assert hs["exact"] and hs["mean"] == pytest.approx(one_step, rel=1e-9)
@@ -262,7 +262,7 @@ def test_attack_reports_closed_form_against_brute_force(tmp_path: Path) -> None:
     worst = max(opt_error(B, [i for i in range(7) if i not in S])
                 for S in itertools.combinations(range(7), 2))
     a = run("attack", write(tmp_path, code), "-s", "2", "--json")
-    cf = json.loads(a.stdout)["closed_form"]
+    cf = loads(a.stdout)["closed_form"]
     assert cf is not None and cf["agrees"] is True
     assert cf["raw_value"] == pytest.approx(worst, rel=1e-9)
     assert cf["raw_value"] == pytest.approx(2 * (3 - 1) / (3 - 1 + 1 * (7 - 2)))  # s(κ-λ)/(...)

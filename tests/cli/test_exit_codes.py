@@ -10,11 +10,11 @@ def test_exit_codes_are_pinned() -> None:
     }
 
 
-def test_readme_documents_every_exit_code() -> None:
+def test_docs_document_every_exit_code() -> None:
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    section = page.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in ExitCode:
         assert f"| {int(code)} " in section, code
 

@@ -23,6 +23,8 @@ from gctool.cli.main import cli
 from gctool.errors import GctoolError
 from gctool.registry import SCHEMES
 
+from jsondoc import loads
+
 #: a small instance of every registered scheme: design() keywords (kron: two frc files)
 SMALL: dict[str, dict[str, Any]] = {
     "frc": dict(n=6, s=2),
@@ -94,7 +96,7 @@ def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
         return
     assert r.exit_code in (0, 1), (args, r.output, r.stderr)
     assert r.exit_code == exit_code(report, gate=args[0] != "bound")  # bound: only --check
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
 
 
 def test_every_scheme_has_a_small_instance() -> None:
@@ -189,9 +191,9 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
     assert lib_svg.read_bytes() == cli_svg.read_bytes()
     assert report["svg"].pop("path") == str(lib_svg)
     assert report["curve"] is not None  # an SVG has a curve unless curve=False
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert doc["svg"].pop("path") == str(cli_svg)
-    assert _normal(doc) == _normal(json.loads(json.dumps(report)))
+    assert _normal(doc) == _normal(loads(json.dumps(report)))
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -228,7 +230,7 @@ def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: st
     for point in points:
         r = CliRunner().invoke(cli, ["attack", str(path), "-s", str(point["s"]), "--json"])
         assert r.exit_code in (0, 1), (point["s"], r.output, r.stderr)
-        single = json.loads(r.stdout)
+        single = loads(r.stdout)
         assert point.get("error", point.get("epsilon")) is not None
         for key in ("error", "raw_error", "epsilon", "exact"):
             assert point.get(key) == pytest.approx(single.get(key), abs=1e-12), (key, point)
@@ -297,7 +299,7 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
     assert r.exit_code == 0, r.output
     mine = tmp_path / "lib.json"
     gctool.write_code(gctool.design(scheme, seed=1, **params), mine)
-    a, b = json.loads(out.read_text()), json.loads(mine.read_text())
+    a, b = loads(out.read_text()), loads(mine.read_text())
     assert a["provenance"].pop("command").startswith("gctool design " + scheme)
     assert a == b
 
@@ -318,7 +320,7 @@ def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
     assert r.exit_code == 0, r.output
     written = out.read_bytes()
     report = gctool.export(gctool.read_code(path), out, decoders=True)
-    assert json.loads(r.stdout) == json.loads(json.dumps(report.to_dict()))
+    assert loads(r.stdout) == loads(json.dumps(report.to_dict()))
     if suffix == "json":  # (NPZ archives carry member timestamps)
         assert out.read_bytes() == written
 
@@ -332,7 +334,7 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     report = gctool.simulate([(str(path), gctool.read_code(path))],
                              parse_delay("shifted-exp", "interp"), iterations=50, seed=3)
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
 
 
 def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
@@ -351,9 +353,9 @@ def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
                              train="lsq", plot=lib_svg)
     assert lib_svg.read_bytes() == cli_svg.read_bytes()
     assert report.plot == {"path": str(lib_svg), "bytes": lib_svg.stat().st_size}
-    doc = json.loads(json.dumps(report.to_dict()))
-    assert "plot" not in doc and "plot" not in json.loads(r.stdout)
-    assert _normal(json.loads(r.stdout)) == _normal(doc)
+    doc = loads(json.dumps(report.to_dict()))
+    assert "plot" not in doc and "plot" not in loads(r.stdout)
+    assert _normal(loads(r.stdout)) == _normal(doc)
 
 
 def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
@@ -401,8 +403,8 @@ def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
-    assert json.loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(expected)))
+    assert loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
 
 
 
@@ -434,7 +436,7 @@ def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
     r = _through_fifo(tmp_path, path, ["verify", "--json"])
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(expected)))
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(expected)))
 
 
 def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -493,6 +495,6 @@ def test_dask_library_report_is_the_cli_json(tmp_path: Path, cluster: Any, schem
     dask = ["--executor", "dask", "--scheduler", cluster.scheduler_address]
     r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], *dask, "--json"])
     assert r.exit_code in (0, 1), (args, r.output, r.stderr)
-    assert _normal(json.loads(r.stdout)) == _normal(json.loads(json.dumps(report.to_dict())))
+    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
     if scheme != "sr-sgc":  # (a schedule's search is not a rank-range enumeration)
         assert runner.stats.get("submitted", 0) >= 1, runner.stats  # the cluster did the work

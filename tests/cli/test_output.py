@@ -4,7 +4,6 @@ no seed."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,8 @@ from click.testing import CliRunner
 import gctool
 from gctool.cli.main import cli
 from gctool.seeds import FRESH_SEED_BITS, fresh_seed
+
+from jsondoc import loads
 
 
 def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
@@ -85,12 +86,12 @@ def test_tables_do_not_wrap_when_stdout_is_not_a_terminal(runner: CliRunner,
 def test_fresh_seeds_are_exact_in_json_readers(runner: CliRunner) -> None:
     assert FRESH_SEED_BITS == 53
     assert all(0 <= fresh_seed() < 2**53 for _ in range(200))
-    doc = json.loads(_run(runner, "design", "cyclic", "-n", "6", "-s", "2").stdout)
+    doc = loads(_run(runner, "design", "cyclic", "-n", "6", "-s", "2").stdout)
     assert 0 <= doc["seed"] < 2**53 and float(doc["seed"]) == doc["seed"]
     assert f"--seed {doc['seed']}" in doc["provenance"]["command"]
     # the recorded command rebuilds the same file
     again = _run(runner, *doc["provenance"]["command"].split()[1:]).stdout
-    assert json.loads(again)["B"] == doc["B"]
+    assert loads(again)["B"] == doc["B"]
 
 
 @pytest.mark.parametrize("args", [
@@ -103,12 +104,12 @@ def test_deterministic_designs_record_no_seed(runner: CliRunner, args: list[str]
     first = _run(runner, "design", *args)
     second = _run(runner, "design", *args)
     assert first.exit_code == 0 and first.stdout == second.stdout  # byte-identical reruns
-    doc = json.loads(first.stdout)
+    doc = loads(first.stdout)
     assert doc["seed"] is None and "--seed" not in doc["provenance"]["command"]
 
 
 def test_random_designs_still_record_their_seed(runner: CliRunner) -> None:
-    doc = json.loads(_run(runner, "design", "expander", "--graph", "random-regular", "-d", "3",
+    doc = loads(_run(runner, "design", "expander", "--graph", "random-regular", "-d", "3",
                           "-n", "8").stdout)
     assert isinstance(doc["seed"], int)
 

@@ -26,6 +26,7 @@ from gctool.registry import SCHEMES
 from gctool.viz import error_curve, heat_grid, parse_curve, picture, render_svg
 from gctool.viz.grid import grid_shape
 
+from jsondoc import loads
 from oracles import decodes_gf, lstsq_error
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -136,7 +137,7 @@ def test_show_renders_every_scheme(scheme: str, tmp_path: Path, runner: CliRunne
     extra = ["--stragglers", S] if S else []
     result = _show(runner, str(path), "--svg", "pic.svg", "--json", "--max-sets", "300", *extra)
     assert result.exit_code == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = loads(result.stdout)
     B = np.asarray(code.B)
     sup = _support(B, code.m)
     assert doc["scheme"] == scheme and doc["n"] == code.n and doc["k"] == code.k
@@ -338,7 +339,7 @@ def test_curve_file_is_drawn_instead_of_computed(tmp_path: Path, runner: CliRunn
     result = _show(runner, str(tmp_path / "c.json"), "--curve-file", str(tmp_path / "curve.json"),
                    "--svg", str(tmp_path / "p.svg"), "--json")
     assert result.exit_code == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = loads(result.stdout)
     assert [p["s"] for p in doc["curve"]["points"]] == [0, 1, 3]
     assert doc["curve"]["skipped"] == [2] and doc["curve"]["source"].startswith("file ")
     dots = [e for e in _svg((tmp_path / "p.svg").read_bytes()).iter(SVG + "circle")]
@@ -352,7 +353,7 @@ def test_decoding_vector_over_the_reals_recovers_the_sum(frc6: GradientCode, tmp
                                                          runner: CliRunner) -> None:
     write_code(frc6, tmp_path / "c.json")
     result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "3,0", "--json")
-    d = json.loads(result.stdout)["decoding"]
+    d = loads(result.stdout)["decoding"]
     assert d["stragglers"] == [0, 3] and d["decodes"] is True
     a = np.array(d["a"][0])
     assert a[0] == 0 and a[3] == 0
@@ -372,7 +373,7 @@ def test_undecodable_stragglers_are_shown_not_audited(frc6: GradientCode, tmp_pa
     write_code(frc6, tmp_path / "c.json")
     result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "0,1,2")
     assert result.exit_code == 0 and "does not decode" in result.stdout
-    doc = json.loads(_show(runner, str(tmp_path / "c.json"), "--stragglers", "0,1,2",
+    doc = loads(_show(runner, str(tmp_path / "c.json"), "--stragglers", "0,1,2",
                            "--json").stdout)
     assert doc["decoding"]["decodes"] is False
     assert doc["decoding"]["error"] == pytest.approx(lstsq_error(np.asarray(frc6.B), (3, 4, 5)))
@@ -407,7 +408,7 @@ def test_terminal_view_summarises_beyond_max_cells(tmp_path: Path, runner: CliRu
     path = _design_file(runner, tmp_path / "c.json", "frc", "-n", "61", "-s", "0")
     result = _show(runner, str(path))
     assert "summarised: 61 x 61 entries in 31 x 31 blocks of up to 2 x 2" in result.stdout
-    doc = json.loads(_show(runner, str(path), "--json").stdout)
+    doc = loads(_show(runner, str(path), "--json").stdout)
     assert doc["view"] == {"summarised": True, "rows": 31, "cols": 31, "block_rows": 2,
                            "block_cols": 2, "cell": "density", "scale": "linear"}
 
@@ -423,13 +424,13 @@ def test_terminal_view_shows_gf_elements(gf7: GradientCode, tmp_path: Path,
 
 def test_json_summary(gf7: GradientCode, tmp_path: Path, runner: CliRunner) -> None:
     write_code(gf7, tmp_path / "c.json")
-    doc = json.loads(_show(runner, str(tmp_path / "c.json"), "--json").stdout)
+    doc = loads(_show(runner, str(tmp_path / "c.json"), "--json").stdout)
     assert doc["format"] == "gctool.show" and doc["field"] == "GF(7)" and doc["s"] == 2
     assert doc["nnz"] == 18 and doc["density"] == 0.5 and doc["ok"] is True
     assert doc["values"] == {"shown": "element", "distinct_nonzero": 3, "elements": [1, 2, 6],
                              "order": 7}
     assert doc["curve"] is None and doc["decoding"] is None and doc["svg"] is None
-    with_curve = json.loads(_show(runner, str(tmp_path / "c.json"), "--json", "--curve").stdout)
+    with_curve = loads(_show(runner, str(tmp_path / "c.json"), "--json", "--curve").stdout)
     assert [p["error"] for p in with_curve["curve"]["points"]] == [0, 0, 0, 1, 1, 1, 1]
 
 
@@ -448,7 +449,7 @@ def test_complex_code_shows_magnitudes(tmp_path: Path, runner: CliRunner) -> Non
     write_code(GradientCode(B, parse_field("complex"), 0, "custom"), tmp_path / "c.json")
     result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "", "--svg",
                    str(tmp_path / "c.svg"), "--json", "--no-curve")
-    doc = json.loads(result.stdout)
+    doc = loads(result.stdout)
     assert doc["values"]["max_abs"] == 3.0 and doc["values"]["complex_entries"] == 3
     assert doc["decoding"]["stragglers"] == [] and doc["curve"] is None
     assert len(_rects(_svg((tmp_path / "c.svg").read_bytes()), "cell")) == 9

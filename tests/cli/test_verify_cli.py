@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from gctool.io import write_code
 from gctool.model import GradientCode
 
 from corpus import GF7_B
+from jsondoc import loads
 
 
 def run(runner: CliRunner, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]
@@ -40,7 +40,7 @@ def crc_file(tmp_path: Path, runner: CliRunner) -> Path:
 def test_ok_json_has_old_and_new_keys(runner: CliRunner, crc_file: Path) -> None:
     r = run(runner, "verify", str(crc_file), "--json")
     assert r.exit_code == ExitCode.OK and r.stderr == ""
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     for key in ("ok", "s", "n", "k", "field", "scheme", "counterexample", "checked", "total",
                 "exact", "method", "arithmetic", "tolerance", "reason", "diagnostics",
                 "elapsed_s", "verdict", "kernel", "jobs", "represented", "reduction",
@@ -61,10 +61,10 @@ def test_counterexample_exit_1_and_text(runner: CliRunner, gf7_file: Path) -> No
 def test_certificate_and_structural_method(runner: CliRunner, gf7_file: Path,
                                           crc_file: Path) -> None:
     r = run(runner, "verify", str(gf7_file), "--method", "structural", "--json")
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert r.exit_code == 0 and doc["method"] == "certificate:bch" and doc["certificate"]
     r = run(runner, "verify", str(gf7_file), "-s", "1", "--method", "exhaustive", "--json")
-    assert json.loads(r.stdout)["method"] == "exhaustive"
+    assert loads(r.stdout)["method"] == "exhaustive"
     r = run(runner, "verify", str(gf7_file), "-s", "3", "--method", "structural")
     assert r.exit_code == ExitCode.FINDING  # cheap checks still find counterexamples
     r = run(runner, "verify", str(crc_file), "--method", "structural")
@@ -73,7 +73,7 @@ def test_certificate_and_structural_method(runner: CliRunner, gf7_file: Path,
 
 def test_sample_is_not_certified(runner: CliRunner, crc_file: Path) -> None:
     r = run(runner, "verify", str(crc_file), "--sample", "20", "--seed", "4", "--json")
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert r.exit_code == ExitCode.FINDING and doc["verdict"] == "inconclusive"
     assert doc["ok"] is False and doc["exact"] is False and doc["sample"]["seed"] == 4
     text = run(runner, "verify", str(crc_file), "--sample", "20", "--seed", "4")
@@ -89,7 +89,7 @@ def test_budget_refusal_lists_options(runner: CliRunner, crc_file: Path) -> None
 def test_jobs_do_not_change_the_report(runner: CliRunner, crc_file: Path) -> None:
     docs = []
     for jobs in ("1", "2"):
-        doc = json.loads(run(runner, "verify", str(crc_file), "-s", "4", "--jobs", jobs,
+        doc = loads(run(runner, "verify", str(crc_file), "-s", "4", "--jobs", jobs,
                              "--json").stdout)
         for key in ("elapsed_s", "estimate", "jobs"):
             doc.pop(key)
@@ -100,7 +100,7 @@ def test_jobs_do_not_change_the_report(runner: CliRunner, crc_file: Path) -> Non
 def test_exact_flag(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "frc.json"
     run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    doc = json.loads(run(runner, "verify", str(path), "--exact", "--json").stdout)
+    doc = loads(run(runner, "verify", str(path), "--exact", "--json").stdout)
     assert doc["ok"] and doc["arithmetic"] == "rational" and doc["tolerance"] is None
     r = run(runner, "verify", str(path), "--exact", "-s", "3")
     assert r.exit_code == ExitCode.FINDING

@@ -22,6 +22,7 @@ from gctool.codes import design
 from gctool.errors import BudgetExceeded, CodeFileError, DesignError
 from gctool.io import code_bytes, read_code
 
+from jsondoc import loads
 from oracles import frame_worst_epsilon
 
 
@@ -166,14 +167,14 @@ def test_cli_attack_bound_and_file(tmp_path) -> None:  # type: ignore[no-untyped
                             "-o", path])
     assert r.exit_code == 0, r.output
     r = runner.invoke(cli, ["attack", path, "--json"])
-    doc = json.loads(r.output)
+    doc = loads(r.output)
     assert r.exit_code == 0 and doc["exact"] and doc["checked"] == 45
     code = read_code(path)
     assert doc["epsilon"] == pytest.approx(frame_worst_epsilon(_S(code), 2)[0])
     r = runner.invoke(cli, ["attack", path, "--set", "0,3", "--json"])
-    assert json.loads(r.output)["stragglers"] == [0, 3]
+    assert loads(r.output)["stragglers"] == [0, 3]
     r = runner.invoke(cli, ["bound", path, "--json"])
-    assert r.exit_code == 0 and json.loads(r.output)["epsilon_exact"]
+    assert r.exit_code == 0 and loads(r.output)["epsilon_exact"]
     for bad in (["--threshold"], ["--set", "0,x"], ["--set", "0,10"], ["-s", "2", "--curve"]):
         r = runner.invoke(cli, ["attack", path, *bad])
         assert r.exit_code == 2, (bad, r.output)
@@ -185,7 +186,7 @@ def test_cli_attack_bound_and_file(tmp_path) -> None:  # type: ignore[no-untyped
 
 def test_params_are_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code = design("encoded", frame="paley", workers=6, s=1)
-    doc = json.loads(code_bytes(code, False))
+    doc = loads(code_bytes(code, False))
     doc["params"]["frame"] = "bogus"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
@@ -240,7 +241,7 @@ def test_cli_simulate_encoded_training(tmp_path) -> None:  # type: ignore[no-unt
     args = ["simulate", path, "--train", "--seed", "1", "--iterations", "400", "--json"]
     r = runner.invoke(cli, args)
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    doc = loads(r.output)
     row = next(x for x in doc["training"]["rows"] if x["name"] == path)
     e = row["encoded"]
     code = read_code(path)
@@ -285,7 +286,7 @@ def test_cli_verify_encoded(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = str(tmp_path / "fano.json")
     runner.invoke(cli, ["design", "encoded", "--frame", "steiner", "-s", "3", "-o", path])
     r = runner.invoke(cli, ["verify", path, "--json"])
-    assert r.exit_code == 0 and json.loads(r.output)["ok"] is True
+    assert r.exit_code == 0 and loads(r.output)["ok"] is True
     r = runner.invoke(cli, ["verify", path, "-s", "22"])
     assert r.exit_code == 1 and "rank" in r.output
 
@@ -310,4 +311,5 @@ def test_seed_system_reports_match_their_schemas(tmp_path) -> None:  # type: ign
     for command, args in cases:
         r = runner.invoke(cli, [command, *args, "--json"])
         assert r.exit_code in (0, 1), (command, args, r.output)
-        jsonschema.Draft202012Validator(schemas.load(command)).validate(json.loads(r.stdout))
+        doc = json.loads(r.stdout)  # the whole document (the envelope of verify/attack/bound)
+        jsonschema.Draft202012Validator(schemas.load(command)).validate(doc)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -11,6 +9,8 @@ from click.testing import CliRunner
 from gctool.cli.main import cli
 from gctool.errors import InvalidInput
 from gctool.sim.sparsify import RandomK, Sparsifier, Wangni, parse_sparsify, wangni_probabilities
+
+from jsondoc import loads
 
 
 def _vector(seed: int, d: int = 20) -> np.ndarray:
@@ -94,16 +94,16 @@ def test_cli_training_with_sparsified_messages(tmp_path) -> None:  # type: ignor
     runner.invoke(cli, ["design", "frc", "-n", "6", "-s", "1", "-o", path])
     base = ["simulate", path, "--train", "--seed", "2", "--iterations", "600",
             "--no-baselines", "--json"]
-    dense = json.loads(runner.invoke(cli, base).output)["training"]["rows"][0]
+    dense = loads(runner.invoke(cli, base).output)["training"]["rows"][0]
     assert dense["coordinates"] == dense["uploads"] * 12  # 12 features, one message each
     r = runner.invoke(cli, base + ["--sparsify", "wangni"])
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    doc = loads(r.output)
     row = doc["training"]["rows"][0]
     assert doc["training"]["sparsify"] == "wangni:eps=1"
     assert row["coordinates"] < dense["coordinates"] and row["time_to_target"] is not None
     assert runner.invoke(cli, base + ["--sparsify", "wangni"]).output == r.output
-    rk = json.loads(runner.invoke(cli, base + ["--sparsify", "random-k:k=3"]).output)
+    rk = loads(runner.invoke(cli, base + ["--sparsify", "random-k:k=3"]).output)
     assert rk["training"]["rows"][0]["coordinates"] == 3 * rk["training"]["rows"][0]["uploads"]
     for bad in (["--sparsify", "wangni"], ["--train", "--sparsify", "nope"],
                 ["--train", "--sparsify", "wangni", "--lazy", "1"]):

@@ -35,6 +35,7 @@ from gctool.io import write_code
 from gctool.model import GradientCode
 
 from corpus import adversarial_corpus, code_of, exact_ok, exact_threshold
+from jsondoc import loads
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowWorker for process workers
 
@@ -189,7 +190,7 @@ def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
     assert seen and all(r is runner for _, r in seen)
     assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
     assert one.ok and dsk.ok
-    docs = [_without_executor(json.loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
+    docs = [_without_executor(loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
     assert docs[0] == docs[1] == docs[2]
 
 
@@ -232,7 +233,7 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
     dsk = run(code, runner=runner)
     assert seen and all(r is runner for _, r, _ in seen)
     assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
-    docs = [_without_executor(json.loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
+    docs = [_without_executor(loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
     assert docs[0] == docs[1] == docs[2]
     if audit == "verify":
         assert one.ok and one.exact and one.checked == 91
@@ -291,7 +292,7 @@ def test_checkpoint_resume_after_interrupt(cluster: Any, tmp_path: Any) -> None:
     first = DaskRunner(scheduler=cluster.scheduler_address, checkpoint=ck, key="k")
     with pytest.raises(SearchInterrupted):
         verify(code, method="exhaustive", progress=stop_soon, runner=first)
-    saved = json.loads(open(ck).read())
+    saved = loads(open(ck).read())
     assert saved["format"] == "gctool-checkpoint/1"
     (done,) = saved["runs"].values()
     assert len(done) >= 5  # at least the tasks merged before the interrupt
@@ -318,17 +319,17 @@ def test_cli_dask_matches_local(cluster: Any, tmp_path: Any) -> None:
                                      cluster.scheduler_address,
                                      "--checkpoint", str(tmp_path / "c.json")])
     assert loc.exit_code == dsk.exit_code == 1, dsk.stderr
-    a, b = json.loads(loc.stdout), json.loads(dsk.stdout)
+    a, b = loads(loc.stdout), loads(dsk.stdout)
     assert a["counterexample"] == b["counterexample"] == [0, 5, 7, 9]
     att = ["attack", str(path), "-s", "3", "--method", "exhaustive", "--json"]
     la = runner.invoke(cli, att)
     da = runner.invoke(cli, att + ["--executor", "dask", "--scheduler",
                                    cluster.scheduler_address])
     assert la.exit_code == da.exit_code, da.stderr
-    assert json.loads(la.stdout)["stragglers"] == json.loads(da.stdout)["stragglers"]
+    assert loads(la.stdout)["stragglers"] == loads(da.stdout)["stragglers"]
     own = runner.invoke(cli, base + ["--executor", "dask", "--jobs", "1"])  # own LocalCluster
     assert own.exit_code == 1, own.stderr
-    assert json.loads(own.stdout)["counterexample"] == [0, 5, 7, 9]
+    assert loads(own.stdout)["counterexample"] == [0, 5, 7, 9]
     bad = runner.invoke(cli, base + ["--scheduler", "tcp://127.0.0.1:1"])
     assert bad.exit_code == 2  # --scheduler without --executor dask
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):

@@ -5,7 +5,6 @@ over every straggler set, and the same answer from each of its users (``attack -
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from math import comb
 from pathlib import Path
@@ -26,6 +25,7 @@ from gctool.errors import SearchInterrupted
 from gctool.io import write_code
 from gctool.model import GradientCode
 
+from jsondoc import loads
 from oracles import decodes_gf, lstsq_error, random_sparse_b
 
 # -- the search itself, on a synthetic value with exact ties --------------------------------
@@ -248,5 +248,5 @@ def test_the_cli_threshold_is_the_search(codes: dict[str, GradientCode], name: s
                                    "--method", "exhaustive", "--json"],
                            catch_exceptions=False)
     assert res.exit_code in (0, 1), res.output
-    doc = json.loads(res.stdout)
+    doc = loads(res.stdout)
     assert [doc["threshold"], doc["stragglers"]] == list(brute_threshold(codes[name], eps))

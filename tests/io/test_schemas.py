@@ -96,17 +96,37 @@ def test_attack_bound_show_simulate_reports_match(runner: CliRunner,
                  "--json"), "simulate")
 
 
-def test_batch_documents_match(runner: CliRunner, files: dict[str, str]) -> None:
+def test_one_schema_for_one_file_and_many(runner: CliRunner, files: dict[str, str]) -> None:
+    """verify/attack/bound --json: one file, several, an unreadable one and bound's -n/-k/-s
+    all validate against the command's schema and against batch, and every entry carries
+    its file name and exit status."""
     for command, extra in (("verify", []), ("attack", ["--threshold"]), ("bound", ["--check"])):
-        doc = _json(runner, command, files["frc"], files["srsgc"], files["bad"], *extra,
-                    "--json", code=2)
-        _valid(doc, "batch")
-        for entry in doc["files"]:
-            if "report" in entry:
-                _valid(entry["report"], command)
+        runs = [([files["frc"]], 0), ([files["frc"], files["srsgc"], files["bad"]], 2),
+                ([files["bad"]], 2)]
+        for args, code in runs:
+            doc = _json(runner, command, *args, *extra, "--json", code=code)
+            _valid(doc, command)
+            _valid(doc, "batch")
+            assert doc["exit_code"] == code and doc["ok"] == (code == 0)
+            assert [e["file"] for e in doc["files"]] == args
+            assert all(isinstance(e["exit_code"], int) for e in doc["files"])
+        with pytest.raises(jsonschema.ValidationError):  # the command's schema pins reports
+            _valid(dict(doc, command="attack" if command != "attack" else "verify"), command)
+    params = _json(runner, "bound", "-n", "10", "-k", "10", "-s", "3", "--json")
+    _valid(params, "bound")
+    assert params["files"][0]["file"] is None
     broken = dict(doc, exit_code="2")
     with pytest.raises(jsonschema.ValidationError):
         _valid(broken, "batch")
+
+
+def test_a_failed_gate_is_not_ok(runner: CliRunner, files: dict[str, str]) -> None:
+    doc = _json(runner, "verify", files["crc"], "--max-condition", "10", "--json", code=1)
+    _valid(doc, "verify")
+    entry = doc["files"][0]
+    assert doc["ok"] is False and entry["ok"] is False and entry["exit_code"] == 1
+    assert entry["report"]["ok"] is False and entry["report"]["verdict"] == "ok"
+    assert entry["report"]["gates"]["failures"]
 
 
 def test_design_summary_and_export_report_match(runner: CliRunner,
@@ -171,3 +191,22 @@ def test_completion_command_prints_the_committed_scripts(runner: CliRunner) -> N
         assert runner.invoke(cli, ["completion", shell]).stdout == \
             (ROOT / "completions" / name).read_text()
     assert runner.invoke(cli, ["completion", "tcsh"]).exit_code == 2
+
+
+@pytest.mark.parametrize("key", ["frc", "comm"])
+def test_npz_export_is_the_json_export(runner: CliRunner, files: dict[str, str],
+                                       key: str, tmp_path: Path) -> None:
+    """The NPZ's arrays plus its meta validate against the export schema, and 'support' is the
+    same n x k matrix of 0/1 integers in both (m > 1 included: which partitions a worker
+    computes, any piece)."""
+    npz, js = tmp_path / "plan.npz", tmp_path / "plan.json"
+    for out in (npz, js):
+        assert runner.invoke(cli, ["export", files[key], "-o", str(out)]).exit_code == 0
+    z = np.load(npz, allow_pickle=False)
+    doc = json.loads(str(z["meta"]))
+    doc.update({name: z[name].tolist() for name in ("B", "support", "target")})
+    _valid(doc, "export")
+    code = gctool.read_code(files[key])
+    assert z["support"].shape == (code.n, code.k) and z["support"].dtype.kind == "i"
+    assert json.loads(js.read_text())["support"] == z["support"].tolist()
+    assert z["support"].tolist() == code.support.astype(int).tolist()

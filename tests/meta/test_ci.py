@@ -45,44 +45,59 @@ def _git(cwd: Path, env: dict[str, str], *args: str) -> str:
     return out.stdout.strip()
 
 
-def _hook_repo(tmp: Path, env: dict[str, str]) -> tuple[Path, str]:
-    """A git repository with gctool's hook manifest (all a language: system hook needs)."""
+#: the release tag of this version (docs/ci.md pins it as rev: and in the install line)
+TAG = f"v{gctool.__version__}"
+
+
+def _hook_repo(tmp: Path, env: dict[str, str]) -> Path:
+    """A git repository with gctool's hook manifest (all a language: system hook needs), tagged
+    with this version's release tag as gctool's repository is."""
     repo = tmp / "gctool-hooks"
     repo.mkdir()
     shutil.copy(ROOT / ".pre-commit-hooks.yaml", repo)
     _git(repo, env, "init", "-q")
     _git(repo, env, "add", "-A")
     _git(repo, env, "commit", "-q", "-m", "hooks")
-    return repo, _git(repo, env, "rev-parse", "HEAD")
+    _git(repo, env, "tag", "-a", TAG, "-m", f"gctool {gctool.__version__}")
+    return repo
 
 
 def _user_repo(tmp: Path, env: dict[str, str]) -> Path:
-    hooks, rev = _hook_repo(tmp, env)
+    """A new repository with the documented configuration: only ``repo:`` is replaced (by
+    the local copy of gctool's repository), ``rev:`` is used as written."""
+    hooks = _hook_repo(tmp, env)
     config = _yaml_block("# .pre-commit-config.yaml", "-system")
     config = re.sub(r"(?m)^(\s*- repo:) \S+.*$", rf"\1 {hooks}", config)
-    config = re.sub(r"(?m)^(\s*rev:) \S+.*$", rf"\1 {rev}", config)
     user = tmp / "user"
     (user / "codes").mkdir(parents=True)
     (user / ".pre-commit-config.yaml").write_text(config)
     gctool.write_code(gctool.design("frc", 6, 2), user / "codes" / "frc.gc.json")
-    gctool.write_code(gctool.design("cyclic", 8, 2, seed=1), user / "codes" / "crc.gc.json")
+    gctool.write_code(gctool.design("cyclic", 8, 2, seed=1), user / "codes" / "crc.gc.npz")
     (user / "notes.json").write_text('{"not": "a code file"}')  # not matched by the hooks
     _git(user, env, "init", "-q")
     _git(user, env, "add", "-A")
     return user
 
 
-def _add_weak_code(user: Path, env: dict[str, str]) -> None:
+def _add_weak_code(user: Path, env: dict[str, str], name: str) -> None:
     """An FRC with groups of 2 (tolerates 1) that claims s = 2."""
     B = np.kron(np.eye(3), np.ones((2, 2)))
-    gctool.write_code(GradientCode(B, parse_field("real"), 2, "frc"),
-                      user / "codes" / "weak.gc.json")
+    gctool.write_code(GradientCode(B, parse_field("real"), 2, "frc"), user / "codes" / name)
     _git(user, env, "add", "-A")
 
 
-def test_precommit_and_github_actions_steps(tmp_path: Path) -> None:
-    """The workflow's steps (pre-commit with the shipped hooks, then two gates) pass on good
-    code files and fail on a bad one; pre-commit prints only the failing file."""
+def test_docs_pin_this_release() -> None:
+    """The documented rev: and install line name this version's tag."""
+    revs = re.findall(r"(?m)^\s*rev: (\S+)", DOC)
+    assert revs and set(revs) == {TAG}, revs
+    assert f".git@{TAG}" in DOC
+
+
+@pytest.mark.parametrize("weak", ["weak.gc.json", "weak.gc.npz"])
+def test_precommit_and_github_actions_steps(tmp_path: Path, weak: str) -> None:
+    """The workflow's steps (pre-commit with the shipped hooks at the documented rev, then two
+    gates) pass on good code files and fail on a bad one of either kind, naming it;
+    pre-commit prints only the failing file."""
     env = _env(tmp_path)
     user = _user_repo(tmp_path, env)
     workflow = yaml.safe_load(_yaml_block("# .github/workflows/", "runs-on"))
@@ -97,13 +112,28 @@ def test_precommit_and_github_actions_steps(tmp_path: Path) -> None:
     good = [run(step) for step in steps]
     assert [r.returncode for r in good] == [0, 0, 0], [r.stdout + r.stderr for r in good]
     assert good[0].stdout.count("Passed") == 2
-    _add_weak_code(user, env)
+    _add_weak_code(user, env, weak)
     bad = [run(step) for step in steps]
     assert [r.returncode for r in bad] == [1, 1, 1], [r.stdout + r.stderr for r in bad]
     hooks = bad[0].stdout
-    assert "codes/weak.gc.json: FAIL: does not tolerate 2 stragglers" in hooks
+    assert f"codes/{weak}: FAIL: does not tolerate 2 stragglers" in hooks
     assert "frc.gc.json" not in hooks and "notes.json" not in hooks  # -q; unmatched files
     assert "hook id: gctool-verify-system" in hooks and "hook id: gctool-bound-check" in hooks
+    for gate in bad[1:]:  # the gates name the file and print nothing for passing ones
+        assert gate.stdout.startswith(f"codes/{weak}: FAIL"), gate.stdout
+        assert "crc.gc.npz" not in gate.stdout and not gate.stderr
+
+
+def test_one_staged_file_is_named(tmp_path: Path) -> None:
+    """pre-commit passes one file when a commit stages one: the failure still names it."""
+    env = _env(tmp_path)
+    user = _user_repo(tmp_path, env)
+    _git(user, env, "commit", "-q", "-m", "good codes", "--no-verify")
+    _add_weak_code(user, env, "weak.gc.json")
+    out = subprocess.run([str(BIN / "pre-commit"), "run", "gctool-verify-system"], cwd=user,
+                         env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "codes/weak.gc.json: FAIL: does not tolerate 2 stragglers" in out.stdout
 
 
 def test_isolated_hooks_run_the_same_commands_as_the_system_hooks() -> None:

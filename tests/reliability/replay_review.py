@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from jsondoc import loads
+
 GCTOOL = str(Path(sys.executable).with_name("gctool"))
 CPU_LIMIT = 10.0  # the review's criterion, in CPU seconds of the process tree
 CPU_KILL = 40  # RLIMIT_CPU of each case: a runaway case is stopped, and fails
@@ -424,7 +426,7 @@ def build(d: Path) -> None:
         if not (d / line.split()[-1]).exists():
             subprocess.run([GCTOOL, *shlex.split(line)], cwd=d, check=True, capture_output=True)
     for src, dst, change in EDITS:
-        doc = json.loads((d / src).read_text())
+        doc = loads((d / src).read_text())
         for key, value in change.items():
             *path, last = key.split(".")
             node = doc
@@ -432,7 +434,7 @@ def build(d: Path) -> None:
                 node = node[p]
             node[last] = value
         (d / dst).write_text(json.dumps(doc))
-    frc, one = json.loads((d / "frc.json").read_text()), json.loads((d / "u1.json").read_text())
+    frc, one = loads((d / "frc.json").read_text()), loads((d / "u1.json").read_text())
     for name, doc, b in (("h.json", frc, [[1e308 if x else 0.0 for x in r] for r in frc["B"]]),
                          ("zeroB.json", frc, [[0.0] * 6] * 6), ("zero1.json", one, [[0.0]])):
         (d / name).write_text(json.dumps({**doc, "B": b}))
@@ -506,7 +508,7 @@ def run_once(cmd: str, opts: dict[str, Any], d: Path) -> dict[str, Any]:
 
 def _json_ok(out: str) -> bool:
     try:
-        json.loads(out)
+        loads(out)
     except ValueError:
         return False
     return True

@@ -7,7 +7,6 @@ answers are the exact ones, checked against brute force.  No timed assertions.""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
@@ -29,6 +28,7 @@ from gctool.errors import BudgetExceeded
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 
+from jsondoc import loads
 from oracles import decodes_rational, lstsq_error, threshold_by
 
 
@@ -169,7 +169,7 @@ def test_auto_threshold_at_the_budget_is_the_labelled_heuristic_so_far(
     path = _cyclic24(tmp_path)
     r = run("attack", path, "--threshold", "--max-sets", "100", "--max-work", work, "--json")
     assert r.exit_code == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert doc["exact"] is False and doc["ok"] is True
     assert doc["threshold_lower"] == 2 and doc["threshold_upper"] == 5  # T_0 = s + 1 = 5
     assert any("stopped by the budget" in note for note in doc["notes"])
@@ -187,7 +187,7 @@ def test_auto_worst_at_the_budget_keeps_the_best_set_and_skips_the_random_means(
     r = run("attack", path, "-s", "9", "--max-sets", "10", "--random", "--max-work", "1e8",
             "--json")
     assert r.exit_code == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert doc["exact"] is False and doc["method"] == "greedy"
     assert doc["random"] is None
     assert any("skipped" in note and "--max-work" in note for note in doc["notes"])

@@ -15,7 +15,6 @@ Each test starts ``python -m gctool ...`` as a subprocess with stdout and stderr
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import resource
@@ -33,6 +32,8 @@ import pytest
 from gctool.algebra.fields import parse_field
 from gctool.io import code_bytes
 from gctool.model import GradientCode
+
+from jsondoc import loads
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -294,7 +295,7 @@ def test_peak_memory_of_a_large_search_is_bounded(tmp_path: Path, command: list[
     (tmp_path / "big.json").write_bytes(big_code(n, s))
     code, peak, out = _peak_mb(tmp_path, [command[0], "big.json", *command[1:], "--jobs", "1",
                                           "--json"])
-    report = json.loads(out)
+    report = loads(out)
     assert code == 0 and report["checked"] == comb(n, s) == 91_390
     naive_mb = comb(n, s) * (n - s) * n * 8 / 2**20  # every B_F at once: about 1 GB
     assert peak < 150 and peak < naive_mb / 5, (peak, naive_mb)

@@ -27,6 +27,7 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
+from jsondoc import loads
 from refusals import design_file, forbid, refused
 
 
@@ -58,7 +59,7 @@ def test_absurd_field_specs_of_other_fields_are_refused_at_once(spec: str, word:
 ])
 def test_absurd_polynomials_in_files_are_refused_by_every_command(
         tmp_path: Path, field: str, poly: Any, command: str) -> None:
-    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc = loads(code_bytes(design("frc", n=6, s=2), npz=False))
     doc.update(field=field, B=[[1] * 6] * 6, irreducible_poly=poly)
     path = tmp_path / "x.json"
     path.write_text(json.dumps(doc))
@@ -142,7 +143,7 @@ def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,
     monkeypatch.setattr(nullspace, "reduce_gf", forbid)
     r = run("verify", path, "--json")
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["method"].startswith("certificate")
+    assert loads(r.stdout)["method"].startswith("certificate")
 
 
 @pytest.mark.parametrize("command", [["design", "frc", "-n", "6", "-s", "2"], ["verify", "F"],
@@ -211,7 +212,7 @@ def test_stdout_under_another_name_is_stdout(tmp_path: Path, args: list[str]) ->
 
 
 def test_complex_entries_near_the_float_limit_never_crash(tmp_path: Path) -> None:
-    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc = loads(code_bytes(design("frc", n=6, s=2), npz=False))
     doc["field"] = "complex"
     doc["B"] = [[[1e308, 1e308] if x else [0.0, 0.0] for x in row] for row in doc["B"]]
     path = tmp_path / "x.json"
@@ -405,7 +406,7 @@ def test_a_byte_order_mark_in_an_option_file_is_allowed(tmp_path: Path) -> None:
     path.write_bytes("\ufeff0.1, 0.2\n0.3 # comment\n0.1".encode())
     r = run("design", "hetero", "--p-file", str(path), "--json")
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["params"]["p"] == [0.1, 0.2, 0.3, 0.1]
+    assert loads(r.stdout)["params"]["p"] == [0.1, 0.2, 0.3, 0.1]
 
 
 def test_special_files_as_option_files(tmp_path: Path) -> None:
@@ -449,7 +450,7 @@ def test_kron_reads_each_factor_once(tmp_path: Path) -> None:
     data = Path(path).read_bytes()
     r = CliRunner().invoke(cli, ["design", "kron", "-", path, "--json"], input=data)
     assert r.exit_code == 0, r.stderr
-    factors = json.loads(r.stdout)["provenance"]["factors"]
+    factors = loads(r.stdout)["provenance"]["factors"]
     assert [f["sha256"] for f in factors] == [hashlib.sha256(data).hexdigest()] * 2
 
 
@@ -524,7 +525,7 @@ def test_one_json_depth_limit_for_every_reader(tmp_path: Path) -> None:
         loads_json(text, "x")
     good = str(tmp_path / "good.json")
     Path(good).write_bytes(code_bytes(design("frc", n=6, s=2), npz=False))
-    doc = json.loads(Path(good).read_text())
+    doc = loads(Path(good).read_text())
     doc["params"]["extra"] = deep
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
@@ -611,7 +612,7 @@ def test_a_closed_stdout_does_not_receive_an_output_file(tmp_path: Path) -> None
     out = tmp_path / "o.json"
     proc = _gctool(["design", "frc", "-n", "6", "-s", "2", "-o", str(out), "-q"], ">&- 2>&-")
     assert proc.returncode == 0
-    assert json.loads(out.read_text())["scheme"] == "frc"
+    assert loads(out.read_text())["scheme"] == "frc"
 
 
 @pytest.mark.parametrize("stderr", ["2>/dev/full", "2>&-"])
@@ -621,12 +622,14 @@ def test_errors_with_a_full_or_closed_stderr_keep_their_exit_code(tmp_path: Path
     missing = str(tmp_path / "missing.json")
     proc = _gctool(["verify", missing], stderr)
     assert (proc.returncode, proc.stdout) == (2, "")
-    proc = _gctool(["verify", missing, code], stderr)  # several FILEs
+    proc = _gctool(["verify", missing, code], stderr)  # several FILEs: errors go to stderr only
     assert proc.returncode == 2
-    assert proc.stdout.splitlines()[0] == f"{missing}: ERROR: no such file"
-    assert proc.stdout.splitlines()[1].startswith(f"{code}: OK")
-    proc = _gctool(["verify", missing, code, "--json"], stderr)
-    assert proc.returncode == 2 and json.loads(proc.stdout)["files"][1]["exit_code"] == 0
+    assert proc.stdout.splitlines() == [f"{code}: OK: tolerates any 2 stragglers (frc, n=6, "
+                                        "k=6, real)"]
+    proc = _gctool(["verify", missing, code, "--json"], stderr)  # the error is in the document
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 2 and [e["exit_code"] for e in doc["files"]] == [2, 0]
+    assert doc["files"][0]["error"].endswith("no such file")
 
 
 @pytest.mark.parametrize("name", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
@@ -647,7 +650,7 @@ def test_invalid_budget_environment_values_in_a_real_process(name: str) -> None:
 
 
 def _json_code(tmp_path: Path, edit: Any = None, name: str = "code.json") -> str:
-    doc = json.loads(code_bytes(design("frc", n=6, s=2), npz=False))
+    doc = loads(code_bytes(design("frc", n=6, s=2), npz=False))
     text = json.dumps(doc)
     path = tmp_path / name
     path.write_text(edit(text) if edit else text)
@@ -687,7 +690,7 @@ def test_npz_meta_is_held_to_the_json_depth_limit(tmp_path: Path) -> None:
 
     code = design("frc", n=6, s=2)
     meta = code_to_meta(code)
-    meta["params"]["x"] = json.loads("[" * 70 + "]" * 70)
+    meta["params"]["x"] = loads("[" * 70 + "]" * 70)
     path = tmp_path / "deep.npz"
     path.write_bytes(npz_bytes({"B": np.asarray(code.B)}, meta))
     refused(run("verify", str(path)), "deep.npz meta", "nested deeper than 64")

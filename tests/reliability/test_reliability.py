@@ -33,6 +33,7 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
+from jsondoc import loads
 from refusals import design_file, forbid, refused
 
 
@@ -54,7 +55,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
 def _doc(scheme: str) -> dict[str, Any]:
     kwargs = dict(DESIGNS[scheme])
     code = design(scheme, **kwargs)
-    doc: dict[str, Any] = json.loads(code_bytes(code, npz=False))
+    doc: dict[str, Any] = loads(code_bytes(code, npz=False))
     return doc
 
 
@@ -106,7 +107,7 @@ BAD_PARAMS = [
 def test_params_outside_their_schema_are_refused_when_read(
         tmp_path: Path, docs: dict[str, dict[str, Any]], scheme: str, key: str, value: Any,
         command: str, word: str) -> None:
-    doc = json.loads(json.dumps(docs[scheme]))
+    doc = loads(json.dumps(docs[scheme]))
     if value is DELETE:
         doc["params"].pop(key)
     else:
@@ -173,7 +174,7 @@ HOSTILE_FILES = [
 @pytest.mark.parametrize("command", ["verify", "show", "bound", "export"])
 def test_hostile_strings_and_fields_are_refused(tmp_path: Path, docs: dict[str, dict[str, Any]],
                                                 change: Any, word: str, command: str) -> None:
-    doc = json.loads(json.dumps(docs["frc"]))
+    doc = loads(json.dumps(docs["frc"]))
     change(doc)
     path = _write(tmp_path, doc)
     args = [command, path] + (["-o", str(tmp_path / "out.json")] if command == "export" else [])
@@ -209,7 +210,7 @@ def test_ambiguous_json_is_refused_by_every_command(tmp_path: Path, edit: Any, w
 @pytest.mark.parametrize("command", ["verify", "bound", "attack", "simulate", "show"])
 def test_finite_but_extreme_entries_never_crash_or_warn(tmp_path: Path, docs: dict[str, Any],
                                                          value: float, command: str) -> None:
-    doc = json.loads(json.dumps(docs["frc"]))
+    doc = loads(json.dumps(docs["frc"]))
     doc["B"] = [[value if x else 0.0 for x in row] for row in doc["B"]]
     args = [command, _write(tmp_path, doc)] + (["-s", "1"] if command == "attack" else []) + (
         ["--iterations", "20", "--seed", "1"] if command == "simulate" else [])
@@ -220,11 +221,11 @@ def test_finite_but_extreme_entries_never_crash_or_warn(tmp_path: Path, docs: di
 
 def test_a_scheme_key_inside_params_does_not_change_the_dispatch(tmp_path: Path,
                                                                   docs: dict[str, Any]) -> None:
-    doc = json.loads(json.dumps(docs["sr-sgc"]))
+    doc = loads(json.dumps(docs["sr-sgc"]))
     nested = {"params": {"scheme": "cyclic", **doc.pop("params")}, **doc}  # params comes first
     r = run("verify", _write(tmp_path, nested), "--json")
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["scheme"] == "sr-sgc"  # the schedule verifier ran
+    assert loads(r.stdout)["scheme"] == "sr-sgc"  # the schedule verifier ran
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,12 +358,12 @@ def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(
         option_files: dict[str, str]) -> None:
     milp = _gctool("attack", option_files["code.json"], "-s", "3", "--method", "milp", "--json")
     assert milp.returncode in (0, 1), milp.stderr
-    json.loads(milp.stdout)  # HiGHS prints on file descriptor 1: one JSON document only
+    loads(milp.stdout)  # HiGHS prints on file descriptor 1: one JSON document only
     rs = _gctool("design", "rs", "-n", "300", "-s", "100", "--nodes", "integers", "--json")
     assert rs.returncode == 2 and rs.stdout == b""  # LAPACK's DLASCL lines went to /dev/null
     assert len(rs.stderr.decode().rstrip("\n").split("\n")) == 1, rs.stderr  # no warnings
     named = _gctool("design", "frc", "-n", "6", "-s", "2", "-o", "/dev/stdout")
-    assert named.returncode == 0 and json.loads(named.stdout)["scheme"] == "frc", named.stderr
+    assert named.returncode == 0 and loads(named.stdout)["scheme"] == "frc", named.stderr
 
 
 def _limit_memory() -> None:
@@ -694,7 +695,7 @@ def test_verdicts_do_not_change_when_b_is_scaled(scheme: str) -> None:
 
 def test_entries_float64_cannot_scale_are_out_of_range(tmp_path: Path,
                                                        docs: dict[str, Any]) -> None:
-    doc = json.loads(json.dumps(docs["frc"]))
+    doc = loads(json.dumps(docs["frc"]))
     doc["B"] = [[1e308 if x else 0.0 for x in row] for row in doc["B"]]
     doc["B"][0][0] = 1e-20  # one row spans 1e328
     for args in (["verify"], ["attack", "-s", "1"], ["bound"]):
@@ -703,7 +704,7 @@ def test_entries_float64_cannot_scale_are_out_of_range(tmp_path: Path,
             refused(r, "out of range")
         else:  # bound needs no float64 decisions on this code
             assert args == ["bound"] and r.stderr == ""
-    doc = json.loads(json.dumps(docs["frc"]))
+    doc = loads(json.dumps(docs["frc"]))
     doc["B"] = [[5e-324 if x else 0.0 for x in row] for row in doc["B"]]
     path = _write(tmp_path, doc)
     assert run("verify", path).exit_code == 0  # decided: rows are scaled exactly

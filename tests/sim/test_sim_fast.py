@@ -343,6 +343,6 @@ def test_bound_link_options_are_checked(tmp_path: Path) -> None:
     r = runner.invoke(cli, ["bound", str(path), "--link", "latency=0.01,bandwidth=50",
                             "--delay", "pareto:shape=3", "--json"])
     assert r.exit_code == 0, r.stderr
-    doc = __import__("json").loads(r.stdout)
+    doc = __import__("json").loads(r.stdout)["files"][0]["report"]  # the one file's report
     assert all(isinstance(row["time_per_round"], float) for row in doc["rows"])
     assert doc["params"]["delay"].startswith("pareto")

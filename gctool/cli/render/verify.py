@@ -53,12 +53,15 @@ def render_verify(r: Any) -> None:
 
 
 def head(r: Any, markup: bool = False) -> str:
-    """The verdict line of a VerifyReport (ok, fail, or not certified by a sample)."""
+    """The verdict line of a VerifyReport (ok, fail, not certified by a sample, or a failed
+    gate: the line never begins with OK when the report is not ok)."""
     text, style = {
         "ok": (f"OK: tolerates any {r.s} stragglers", "bold green"),
         "inconclusive": (f"NOT CERTIFIED: no counterexample among {r.checked:,} sampled sets",
                          "bold yellow")}.get(
         r.verdict, (f"FAIL: does not tolerate {r.s} stragglers", "bold red"))
+    if gate_failures(r) and r.verdict != "fail":
+        text, style = f"FAIL (gate): {text.split(': ', 1)[1]}", "bold red"
     return f"[{style}]{text}[/]" if markup else text
 
 
