@@ -114,3 +114,12 @@ def printable(text: object, limit: int = 500) -> str:
             break
     line = "".join(out)
     return line if len(line) <= limit else line[: max(limit - 3, 0)] + "..."
+
+
+def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
+    """" (did you mean 'x'?)" for the closest of ``choices``, or "" (every "unknown NAME"
+    message of the library and the CLI uses it)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

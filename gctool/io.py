@@ -164,6 +164,9 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
     """Build a code from a document (``meta`` without B, plus ``B``), validating everything."""
     if not isinstance(meta, dict):
         raise CodeFileError("a code file must hold one JSON object")
+    if "format" not in meta:
+        raise CodeFileError(f"not a gctool code file: the key 'format' is missing (a code file "
+                            f"has \"format\": {CODE_FORMAT!r})")
     if not isinstance(meta.get("format"), str) or meta.get("format") != CODE_FORMAT:
         raise CodeFileError(f"not a gctool code file: 'format' is {_short(meta.get('format'))}, "
                             f"expected {CODE_FORMAT!r}")

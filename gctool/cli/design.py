@@ -10,11 +10,12 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
+    code_output_path,
+    complete_with,
     field_option,
     json_option,
     max_error_option,
     max_work_option,
-    output_path,
     precision_option,
     seed_option,
 )
@@ -60,6 +61,8 @@ def _param_option(p: Param) -> Any:
         kwargs["callback"] = lambda ctx, param, value: _split_list(p.kind)(value)
     else:
         kwargs["type"] = _TYPES[p.kind]
+    if p.suggestions:
+        kwargs["shell_complete"] = complete_with(lambda: p.suggestions)
     return click.option(*decls, p.name, **kwargs)
 
 
@@ -164,7 +167,7 @@ def _make_command(info: SchemeInfo) -> click.Command:
     opts += [opt for p in info.params for opt in _alias_options(p)]
     opts += _ORDER_OPTIONS
     opts += [precision_option, max_error_option]
-    opts.append(click.option("-o", "--output", default="-", type=output_path,
+    opts.append(click.option("-o", "--output", default="-", type=code_output_path,
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
     opts.append(max_work_option)
@@ -192,7 +195,8 @@ _ORDER_OPTIONS = [
                  help="Partitions per message of a multi-message code (default 1)."),
 ]
 
-_BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method")
+_BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method",
+                 "condition_bound")
 
 
 def _best_of_option(info: SchemeInfo) -> Any:

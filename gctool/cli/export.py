@@ -7,10 +7,10 @@ import click
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
     code_argument,
+    code_output_path,
     json_option,
     load_code,
     max_work_option,
-    output_path,
     progress_bar,
     tol_option,
 )
@@ -26,8 +26,11 @@ Examples:
   gctool export code.json -o - --decoders | jq '.A[0]'
   gctool export code.json -o plan32.npz --decoders --dtype float32   # + its error bound
 
-The output format follows the extension (.npz, otherwise JSON); '-o -' writes JSON to
-stdout.  Files are written atomically and an existing file is replaced.  Exit 1 when
+code.json: any code file, e.g. from 'gctool design cyclic -n 8 -s 2 --seed 1 -o code.json';
+rs.json: 'gctool design rs -n 4 -k 6 -s 1 -o rs.json'.  The format follows the suffix: .json
+or .npz (other suffixes are refused); '-o -' writes JSON to stdout.
+
+Files are written atomically and an existing file is replaced.  Exit 1 when
 --decoders finds a straggler pattern that cannot decode (the file is still written).
 
 With --decoders, NPZ output is streamed chunk by chunk into a temporary file that is
@@ -41,7 +44,7 @@ vector is checked (a^T B_F = targets: exactly over GF(q), within --tol over R/C)
 pattern that fails gets the generic vector, and the export records which decoder produced
 each row (decoders.method, the array 'structured', decoders.note).""")
 @code_argument
-@click.option("-o", "--output", required=True, type=output_path,
+@click.option("-o", "--output", required=True, type=code_output_path,
               help="Output file (.json or .npz), or '-' for JSON on stdout.")
 @click.option("--decoders", is_flag=True,
               help="Also write the decoding matrix A: one vector per straggler pattern of size s.")

@@ -34,8 +34,41 @@ seed_option = click.option(
     help="Seed for random choices; the seed used is always recorded (fresh seeds are below "
          "2^53, exact in every JSON reader), so results can be redone.",
 )
+def complete_with(values: Any) -> Any:
+    """A ``shell_complete`` callback offering ``values()`` (called when completing, so the
+    lists may come from the library) that start with what was typed.  bash inserts a value as
+    it is, so one with parentheses (``GF(7)``) is offered quoted there (zsh and fish quote
+    what they insert)."""
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        import os
+        import shlex
+
+        from click.shell_completion import CompletionItem
+
+        bash = os.environ.get("_GCTOOL_COMPLETE", "").startswith("bash")
+        typed = incomplete.lstrip("'\"")
+        return [CompletionItem(shlex.quote(str(v)) if bash else str(v)) for v in values()
+                if str(v).startswith(typed)]
+
+    return complete
+
+
+#: what completion offers after --field (any GF(p) and GF(p^m) is accepted)
+COMMON_FIELDS = ("real", "complex", "auto", "GF(2)", "GF(3)", "GF(5)", "GF(7)", "GF(11)",
+                 "GF(13)", "GF(31)", "GF(2^4)", "GF(2^8)")
+
+
+def delay_models() -> list[str]:
+    """The delay models and shipped traces completion offers after --delay."""
+    from gctool.sim.delays import SYNTHETIC
+    from gctool.sim.traces import BUILTIN
+
+    return list(SYNTHETIC) + [f"trace:{name}" for name in BUILTIN]
+
+
 field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,
+    shell_complete=complete_with(lambda: COMMON_FIELDS),
     help="real, complex, GF(p), GF(p^m), GF(2^8, x^8+x^4+x^3+x^2+1), or auto (cyclic-mds/rs/comm).",
 )
 class OutputPath(click.Path):
@@ -58,6 +91,30 @@ class OutputPath(click.Path):
 
 
 output_path = OutputPath()
+
+
+class CodeOutputPath(OutputPath):
+    """A code or export file to write: JSON or NPZ chosen by the suffix, so a name with any
+    other suffix (``plan.csv``) is refused rather than silently written as JSON."""
+
+    SUFFIXES = (".json", ".npz")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        import os
+
+        from gctool.cli.output import writes_stdout
+
+        suffix = os.path.splitext(str(value))[1].lower()
+        if suffix and suffix not in self.SUFFIXES and not writes_stdout(str(value)) \
+                and not str(value).startswith("/dev/"):
+            self.fail(f"{value!r}: unknown suffix {suffix!r}; use .json or .npz (the format "
+                      "follows the suffix), or '-' for JSON on stdout", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+#: ``-o`` of design and export
+code_output_path = CodeOutputPath()
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 #: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name
 #: ``code_file`` (a tuple) so shared decorators find it

@@ -108,11 +108,11 @@ quiet_option = click.option(
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:
-    """" (did you mean 'x'?)" for the closest of ``choices``, or ""."""
-    import difflib
+    """" (did you mean 'x'?)" for the closest of ``choices``, or ""
+    (:func:`gctool.errors.did_you_mean`)."""
+    from gctool.errors import did_you_mean as suggest
 
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return suggest(name, choices)
 
 
 def no_such(kind: str, name: str, choices: list[str], ctx: click.Context

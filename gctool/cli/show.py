@@ -25,7 +25,9 @@ Examples:
   gctool show code.json
   gctool show code.json --svg code.svg --stragglers 0,3
   gctool show code.json --curve --json | jq '.curve.points'
-  gctool show code.json --svg code.svg --curve-file curve.json
+""" + "  gctool attack code.json --curve --json > curve.json && "
+      "gctool show code.json --svg code.svg --curve-file curve.json\n" + """
+code.json: any code file, e.g. from 'gctool design cyclic -n 8 -s 2 --seed 1 -o code.json'.
 
 Cells: |B[i,j]| over the reals and complex numbers (shade and colour), the element over
 GF(q).  Codes larger than --max-cells (terminal) or 100 (SVG) rows or columns are drawn in

@@ -11,6 +11,8 @@ import click
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
     FloatRange,
+    complete_with,
+    delay_models,
     json_option,
     load_code,
     max_work_option,
@@ -64,6 +66,9 @@ Examples:
   gctool simulate cr.json frc.json --link latency=0.05,bandwidth=10
   gctool simulate frc.json --sweep s=1,3,7,15 --plot sweep.svg
 
+frc.json, crc.json: real code files, e.g. from 'gctool design frc -n 6 -s 2 -o frc.json' and
+'gctool design cyclic -n 8 -s 2 --seed 1 -o crc.json' (training needs a real or complex code).
+
 Delay models: shifted-exp[:shift=A,rate=MU], pareto[:scale=X,shape=ALPHA],
 markov[:p=P,q=Q,slow=F,shift=A,rate=MU], bernoulli[:slow=F,shift=A,rate=MU]
 (worker i straggles with its own p_i, see --worker-p), the shipped AWS Lambda traces
@@ -73,7 +78,8 @@ draws; speed-ups are against uncoded with the same n.  Exit 1 if a sequential
 job missed its deadline (a bug in the schedule).""")
 @click.argument("code_files", metavar="FILE...", nargs=-1, required=True,
                 type=click.Path(allow_dash=True))
-@click.option("--delay", "delay_spec", default="shifted-exp", show_default=True, metavar="MODEL",
+@click.option("--delay", "delay_spec", shell_complete=complete_with(delay_models),
+              default="shifted-exp", show_default=True, metavar="MODEL",
               help="Delay model (see below).")
 @click.option("--iterations", type=click.IntRange(2, 1_000_000), default=1000,
               show_default=True, help="Rounds to simulate (jobs of the sequential schemes).")

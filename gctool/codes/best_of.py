@@ -4,8 +4,9 @@ A randomized real or complex scheme (e.g. ``cyclic``) decodes exactly with proba
 its draws differ in how well conditioned the decoding systems ``a^T B_F = targets`` are.
 ``design(..., best_of=N)`` builds N draws and keeps the one whose *worst-case* condition
 number over the straggler sets of size s is smallest (:mod:`gctool.codes.conditioning`:
-exact over every set when that is cheap, otherwise an estimate on the same sampled sets for
-every draw, a lower bound, and the recorded method says which).
+exact over every set when that is cheap; else, when every set can be screened, ranked by the
+bound ``gctool verify`` proves, recorded as ``condition_bound``; otherwise an estimate on the
+same sampled sets for every draw, a lower bound, and the recorded method says which).
 
 Reproducibility: draw i is built with ``numpy.random.default_rng(SeedSequence(seed,
 spawn_key=(i,)))``, i.e. ``SeedSequence(seed).spawn(N)[i]``, from the recorded seed, so the
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.codes.conditioning import NOT_ESTIMATED, worst_condition
+from gctool.codes.conditioning import NOT_ESTIMATED, conditioning
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
 from gctool.registry.info import SchemeInfo
 
@@ -71,7 +72,7 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
                   rank: Rank | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Build ``count`` draws and return the best-conditioned (B, recorded params), or the
     best by ``rank`` when given (recorded as ``best_of_ranked_by`` and ``best_of_ranks``)."""
-    best: tuple[float, int, np.ndarray, dict[str, Any], str] | None = None
+    best: tuple[float, int, np.ndarray, dict[str, Any], str, float | None] | None = None
     conditions: list[float | None] = []
     ranks: list[float | None] = []
     try:
@@ -80,19 +81,22 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
             fld = recorded.get("_field", field)
             if fld.is_finite:  # a build that chose its own field
                 raise DesignError(_finite(fld))
-            value, method = worst_condition(np.asarray(B), int(recorded.get("s", s) or 0))
+            value, method, bound = conditioning(np.asarray(B), int(recorded.get("s", s) or 0))
             conditions.append(value)
-            key = np.inf if value is None else value
+            ranked = bound if bound is not None else value  # verify's proved bound, if known
+            key = np.inf if ranked is None else ranked
             if rank is not None:
                 key = rank(np.asarray(B), fld, int(recorded.get("s", s) or 0))
                 ranks.append(key if np.isfinite(key) else None)
             if best is None or key < best[0]:
-                best = (key, i, B, recorded, method)
+                best = (key, i, B, recorded, method, bound)
     except KeyboardInterrupt:
         raise SearchInterrupted(_interrupted(len(conditions), count, best, rank)) from None
     assert best is not None
-    _, index, B, recorded, method = best
+    _, index, B, recorded, method, bound = best
     recorded = dict(recorded)
+    if bound is not None:
+        recorded["condition_bound"] = bound
     recorded.update(best_of=count, best_of_draw=index, best_of_conditions=conditions,
                     best_of_method=_method_label(method), best_of_seeding=SEEDING,
                     worst_condition=conditions[index],

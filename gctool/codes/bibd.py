@@ -87,7 +87,11 @@ SCHEME = SchemeInfo(
     uses=frozenset({"s", "field"}),
     s_default=0,
     params=(
-        Param("design", "str", "Design name, e.g. fano, biplane-7, paley-11, pg2-4."),
+        Param("design", "str", "Design name, e.g. fano, biplane-7, paley-11, pg2-4.",
+              suggestions=("fano", "biplane-4", "biplane-7", "biplane-11", "biplane-16",
+                           "biplane-37", "pg2-2", "pg2-3", "pg2-4", "pg2-5", "pg3-2",
+                           "paley-7", "paley-11", "paley-19", "biquadratic-37", "twin-5",
+                           "bent-16", "identity-7")),
         Param("v", "int", "Number of points v (= workers = partitions).", flag="-n",
               aliases=("--v",)),
         Param("kappa", "int", "Block size (load of every worker)."),

@@ -143,6 +143,6 @@ SCHEME = SchemeInfo(
     reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2",
     randomized=True,
     examples=("gctool design cyclic -n 8 -s 2 --seed 1",
-              "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc.json"),
+              "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc31.json"),
     self_checked=True,
 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 #: report keys of the worst-case condition number recorded by real/complex algebraic designs
-CONDITION_KEYS = ("worst_condition", "worst_condition_method")
+CONDITION_KEYS = ("worst_condition", "worst_condition_method", "condition_bound")
 
 ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path", "flag"]
 
@@ -33,6 +33,8 @@ class Param:
     positional: bool = False
     #: old CLI spellings, still accepted (hidden from --help, with a deprecation note)
     aliases: tuple[str, ...] = ()
+    #: values shell completion offers (a ``str`` parameter that takes names, e.g. bibd's designs)
+    suggestions: tuple[str, ...] = ()
 
 
 #: the capability hooks a scheme may declare, and how :mod:`gctool.api` calls them.  Every hook

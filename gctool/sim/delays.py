@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, did_you_mean
 from gctool.sim.draws import Draws, SyntheticDraws
 
 if TYPE_CHECKING:
@@ -305,8 +305,8 @@ def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
         trace = load_trace(rest if name == "trace" else text)
         return TraceDelay(trace, parse_load_model(load_model).fitted(trace))
     if model is None:
-        raise InvalidInput(f"unknown delay model {name!r}; use one of "
-                           f"{', '.join(SYNTHETIC)} or trace:PATH")
+        raise InvalidInput(f"unknown delay model {name!r}{did_you_mean(name, list(SYNTHETIC))}; "
+                           f"use one of {', '.join(SYNTHETIC)} or trace:PATH")
     return model.parse(rest)
 
 

@@ -4,7 +4,6 @@ best-conditioned one kept, all conditions recorded, reproducible from seed and c
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 
 import numpy as np
@@ -12,7 +11,10 @@ import pytest
 
 from gctool.algebra.fields import Field
 from gctool.codes import design
+from gctool.codes.conditioning import conditioning
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
+
+from jsondoc import loads
 
 
 def brute_worst_condition(B: np.ndarray, s: int) -> float:
@@ -68,10 +70,18 @@ def test_best_of_prefix_and_determinism() -> None:
 
 
 def test_best_of_estimates_large_cases_and_other_schemes() -> None:
-    big = design("cyclic", 26, 7, field="complex", seed=2, best_of=2)
+    big = design("cyclic", 40, 8, field="complex", seed=2, best_of=2)
     assert big.params["worst_condition_method"].startswith("estimate (lower bound)")
     assert "estimated (lower bound)" in big.params["best_of_method"]
     assert all(c > 1 for c in big.params["best_of_conditions"])
+    # every set screened: the draws are ranked by the bound verify proves, recorded beside
+    # the condition number attained at the set with the worst bound
+    mid = design("cyclic", 22, 6, seed=2, best_of=3)
+    assert mid.params["worst_condition_method"].startswith("screened")
+    bounds = [conditioning(draw(22, 6, "real", 2, 3, i), 6)[2] for i in range(3)]
+    assert mid.params["condition_bound"] == min(bounds)
+    assert mid.params["best_of_draw"] == bounds.index(min(bounds))
+    assert mid.params["worst_condition"] <= mid.params["condition_bound"]
     from gctool.codes.bgc import build
 
     bgc = design("bgc", 9, seed=4, best_of=3, d=3.0)  # s = 0: B itself, on its numerical rank
@@ -124,8 +134,8 @@ def test_best_of_cli_records_and_reproduces(runner, tmp_path, terminal) -> None:
     res = runner.invoke(cli, ["design", "cyclic", "-n", "7", "-s", "2", "--best-of", "4",
                               "-o", str(out), "--json"])
     assert res.exit_code == 0, res.stderr
-    summary = json.loads(res.stdout)
-    doc = json.loads(out.read_text())
+    summary = loads(res.stdout)
+    doc = loads(out.read_text())
     assert summary["report"]["best_of"] == 4 and doc["params"]["best_of"] == 4
     assert summary["report"]["best_of_draw"] == doc["params"]["best_of_draw"]
     command = doc["provenance"]["command"]
@@ -133,7 +143,7 @@ def test_best_of_cli_records_and_reproduces(runner, tmp_path, terminal) -> None:
     redo = tmp_path / "redo.json"
     res = runner.invoke(cli, [*shlex.split(command)[1:], "-o", str(redo)])
     assert res.exit_code == 0, res.stderr
-    again = json.loads(redo.read_text())
+    again = loads(redo.read_text())
     assert again["B"] == doc["B"] and again["params"] == doc["params"]
     text = runner.invoke(cli, ["design", "cyclic", "-n", "6", "-s", "1", "--seed", "3",
                                "--best-of", "2", "-o", str(tmp_path / "t.json")])
@@ -154,3 +164,48 @@ def test_best_of_cli_rejections(runner) -> None:  # type: ignore[no-untyped-def]
         assert res.exit_code == 2 and res.stdout == "" and msg in res.stderr, args
         assert len(res.stderr.strip().splitlines()) == 1
     assert "--best-of" not in runner.invoke(cli, ["design", "frc", "--help"]).stdout
+
+
+@pytest.mark.parametrize("scheme,n,s,field", [("cyclic", 10, 3, "real"),
+                                              ("cyclic", 9, 2, "complex"),
+                                              ("rs", 9, 3, "real")])
+def test_screen_agrees_with_brute_force(scheme: str, n: int, s: int, field: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The screen (forced on small codes): its bound is above the true worst case, and the
+    recorded value is cond(B_F) at the reported set, at most the true worst case."""
+    from gctool.codes import conditioning as cond_module
+
+    monkeypatch.setattr(cond_module, "EXACT_LIMIT", 0)
+    monkeypatch.setattr(cond_module, "_SEEN", {})  # not the exact result of design()
+    B = np.asarray(design(scheme, n, s, field=field, **({"seed": 3} if scheme == "cyclic"
+                                                         else {})).B)
+    value, method, bound = conditioning(B, s)
+    worst = brute_worst_condition(B, s)
+    assert method.startswith("screened") and bound is not None and value is not None
+    assert value <= worst * (1 + 1e-9) and worst <= bound * (1 + 1e-9)
+    where = [int(x) for x in method.split("at stragglers [")[1].split("]")[0].split(",")]
+    F = [i for i in range(n) if i not in where]
+    assert value == pytest.approx(brute_worst_condition(B[F], 0), rel=1e-9)
+
+
+def test_design_warns_about_an_ill_conditioned_cyclic_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """design cyclic -n 22 -s 10 --seed 1 loses about 8 digits (verify: cond 4.2e8): design
+    says so on stderr and in params.warnings, with the bound verify proves recorded."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gctool.cli.main import cli
+
+    out = tmp_path / "c.json"
+    r = CliRunner().invoke(cli, ["design", "cyclic", "-n", "22", "-s", "10", "--seed", "1",
+                                 "-o", str(out)])
+    assert r.exit_code == 0 and "gctool: warning: worst-case condition number" in r.stderr
+    params = json.loads(out.read_text())["params"]
+    assert params["warnings"] and params["worst_condition"] > 1e8
+    assert params["condition_bound"] >= params["worst_condition"]
+    strict = CliRunner().invoke(cli, ["verify", str(out), "--strict", "--json"])
+    report = loads(strict.stdout)  # verify agrees: its worst case is within the design's
+    assert strict.exit_code == 1
+    assert params["worst_condition"] <= report["diagnostics"]["max_condition"] * (1 + 1e-6)
+    assert report["diagnostics"]["max_condition"] <= params["condition_bound"] * (1 + 1e-6)

@@ -19,6 +19,7 @@ from gctool.errors import DesignError, InvalidInput
 from gctool.model import GradientCode
 
 from corpus import GF7_B, RS5
+from jsondoc import loads
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
 
 
@@ -382,9 +383,12 @@ def test_condition_exact_small_and_estimated_large() -> None:
         conds.append(sv[0] / sv[keep][-1])
     assert small.params["worst_condition"] == pytest.approx(max(conds), rel=1e-9)
     assert small.params["worst_condition_method"] == "exact: maximum over all 28 straggler sets"
-    big = design("rs", 40, 5, field="complex")
+    mid = design("rs", 40, 5, field="complex")  # 658,008 sets: screened
+    assert mid.params["worst_condition_method"].startswith("screened")
+    assert 1 < mid.params["worst_condition"] <= mid.params["condition_bound"]
+    big = design("rs", 60, 10, field="complex")  # 7.5e10 sets: estimated
     assert big.params["worst_condition_method"].startswith("estimate (lower bound)")
-    assert big.params["worst_condition"] > 1
+    assert big.params["worst_condition"] > 1 and "condition_bound" not in big.params
     assert "worst_condition" not in design("rs", 8, 2, field="GF(11)").params
 
 
@@ -450,20 +454,18 @@ def test_load_bounds_with_pieces_and_load() -> None:
 
 
 def test_bound_cli_load_option(runner) -> None:  # type: ignore[no-untyped-def]
-    import json
 
     from gctool.cli.main import cli
 
     res = runner.invoke(cli, ["bound", "-n", "10", "-k", "10", "-s", "2", "-m", "3", "-d", "5",
                               "--json"])
     assert res.exit_code == 0, res.stderr
-    got = {b["name"]: b for b in json.loads(res.stdout)["bounds"]}
+    got = {b["name"]: b for b in loads(res.stdout)["bounds"]}
     assert got["balanced_load"]["value"] == 5 and got["max_m_for_load"]["value"] == 3
 
 
 # -- CLI -----------------------------------------------------------------------------------------
 def test_design_cli_auto_and_errors(runner, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import json
 
     from gctool.cli.main import cli
 
@@ -471,7 +473,7 @@ def test_design_cli_auto_and_errors(runner, tmp_path) -> None:  # type: ignore[n
     res = runner.invoke(cli, ["design", "cyclic-mds", "-n", "10", "-s", "3", "--field", "auto",
                               "-o", str(out), "--json"])
     assert res.exit_code == 0, res.stderr
-    summary = json.loads(res.stdout)
+    summary = loads(res.stdout)
     assert summary["field"] == "GF(11)" and summary["report"]["zeros"] == [1, 2, 3]
     assert runner.invoke(cli, ["verify", str(out)]).exit_code == 0
     res = runner.invoke(cli, ["design", "cyclic-mds", "-n", "8", "-s", "2"])
@@ -482,30 +484,30 @@ def test_design_cli_auto_and_errors(runner, tmp_path) -> None:  # type: ignore[n
 
 
 def test_comm_cli_design_verify_attack_export(runner, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import json
 
     from gctool.cli.main import cli
 
     f = tmp_path / "comm.json"
     res = runner.invoke(cli, ["design", "comm", "-n", "6", "-s", "2", "-m", "2", "-o", str(f)])
     assert res.exit_code == 0, res.stderr
-    doc = json.loads(f.read_text())
+    doc = loads(f.read_text())
     assert doc["params"]["m"] == 2 and len(doc["B"][0]) == 12
     assert runner.invoke(cli, ["verify", str(f)]).exit_code == 0
     assert runner.invoke(cli, ["verify", str(f), "-s", "3"]).exit_code == 1
     res = runner.invoke(cli, ["attack", str(f), "--threshold", "--json"])
-    assert res.exit_code == 0 and json.loads(res.stdout)["threshold"] == 3
+    assert res.exit_code == 0 and loads(res.stdout)["threshold"] == 3
     res = runner.invoke(cli, ["export", str(f), "-o", "-", "--decoders"])
-    assert res.exit_code == 0 and all(json.loads(res.stdout)["decodable"])
+    assert res.exit_code == 0 and all(loads(res.stdout)["decodable"])
 
 
 def test_condition_record_switches_to_estimate_when_exact_work_is_large() -> None:
-    """Few sets but large systems: the exact worst case would cost ~2e11 flops, so an
-    estimate (labelled as a lower bound) is recorded instead of running for minutes."""
+    """Few sets but large systems: the exact worst case would cost ~2e11 flops, so the
+    null-space screen (labelled, with its proved bound) is recorded instead of running for
+    minutes."""
     from gctool.codes.conditioning import EXACT_LIMIT, EXACT_WORK, worst_condition
 
-    code = design("rs", 200, 2, 300)
-    assert code.params["worst_condition_method"].startswith("estimate (lower bound)")
+    code = design("rs", 200, 2, 300)  # screened instead: 19,900 sets of 2 x 2 null blocks
+    assert code.params["worst_condition_method"].startswith("screened")
     small = np.asarray(design("rs", 8, 2, 8).B)
     value, method = worst_condition(small, 2)
     assert method.startswith("exact") and value is not None

@@ -1,0 +1,95 @@
+"""Shell completion of option values, and small messages: did-you-mean for delay models, a
+missing 'format' key, unknown output suffixes, --require-* implying --threshold."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gctool
+from gctool.cli.main import cli
+
+
+def _complete(words: str, shell: str = "bash") -> list[str]:
+    """What the completion of the last word of ``words`` offers (the real protocol)."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    env = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(cword),
+           "_GCTOOL_COMPLETE": f"{shell}_complete"}
+    if shell != "bash":
+        env.update(COMP_WORDS=words, COMP_CWORD=str(cword))
+    out = subprocess.run([sys.executable, "-m", "gctool"], env=env, capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    return [line.split(",", 1)[1] for line in out.stdout.splitlines() if "," in line]
+
+
+@pytest.mark.parametrize("words,expected", [
+    ("gctool design cyclic -n 8 -s 2 --field ", {"real", "complex", "'GF(7)'", "'GF(2^8)'"}),
+    ("gctool simulate a.json --delay ", {"pareto", "shifted-exp", "trace:london",
+                                         "trace:canada", "trace:sydney"}),
+    ("gctool schema ", {"verify", "attack", "bound", "batch", "code", "export"}),
+    ("gctool design bibd --design ", {"fano", "biplane-7", "pg2-4"}),
+    ("gctool bound a.json --delay trace:", {"trace:london"}),
+])
+def test_completion_offers_values(words: str, expected: set[str]) -> None:
+    offered = set(_complete(words))
+    assert expected <= offered, offered
+
+
+def test_completion_filters_by_what_was_typed() -> None:
+    assert _complete("gctool simulate a.json --delay par") == ["pareto"]
+    assert set(_complete("gctool design cyclic --field 'GF(3")) == {"'GF(3)'", "'GF(31)'"}
+
+
+def test_completion_install_lines_make_their_directory(runner: CliRunner) -> None:
+    lines = [line.strip() for line in runner.invoke(cli, ["completion", "--help"]).stdout
+             .split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines() if line.strip()]
+    assert len(lines) == 3
+    for line in lines:
+        target = line.split(" > ", 1)[1]
+        assert line.startswith(f"mkdir -p {target.rsplit('/', 1)[0]} && gctool completion ")
+
+
+def test_unknown_delay_model_gets_a_suggestion(runner: CliRunner, tmp_path: Path) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    r = runner.invoke(cli, ["simulate", str(code), "--delay", "paretto"])
+    assert r.exit_code == 2 and "did you mean 'pareto'" in r.stderr
+
+
+def test_missing_format_key_is_named(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "hello.json"
+    path.write_text('{"hello": 1}')
+    r = runner.invoke(cli, ["verify", str(path)])
+    assert r.exit_code == 2 and "'format' is missing" in r.stderr and "None" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [["export", "CODE"], ["design", "frc", "-n", "6", "-s", "2"]])
+def test_unknown_output_suffix_is_refused(runner: CliRunner, tmp_path: Path,
+                                          command: list[str]) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    argv = [str(code) if a == "CODE" else a for a in command]
+    r = runner.invoke(cli, [*argv, "-o", str(tmp_path / "plan.csv")])
+    assert r.exit_code == 2 and "unknown suffix '.csv'" in r.stderr
+    assert not (tmp_path / "plan.csv").exists()
+    ok = runner.invoke(cli, [*argv, "-o", str(tmp_path / "plan.NPZ")])
+    assert ok.exit_code == 0 and (tmp_path / "plan.NPZ").read_bytes()[:2] == b"PK"
+
+
+def test_require_tolerance_implies_threshold(runner: CliRunner, tmp_path: Path) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    implied = runner.invoke(cli, ["attack", str(code), "--require-tolerance", "2"])
+    explicit = runner.invoke(cli, ["attack", str(code), "--threshold", "--require-tolerance", "2"])
+    assert implied.exit_code == explicit.exit_code == 0
+    for r in (implied, explicit):
+        assert "tolerates >= 2 stragglers (threshold >= 3): met" in r.stdout
+    assert runner.invoke(cli, ["attack", str(code), "--require-tolerance", "3"]).exit_code == 1
+    both = runner.invoke(cli, ["attack", str(code), "-s", "2", "--require-tolerance", "2"])
+    assert both.exit_code == 2 and "exclude -s and --curve" in both.stderr
