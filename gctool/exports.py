@@ -131,7 +131,9 @@ def _base(code: GradientCode, fmt: Format | None = None
     meta["replication"] = code.replication.tolist()
     # what a decoding vector must produce: A[p] @ B = target (m = 1: the all-ones row; m > 1:
     # the piece-major block of ones, row u = ones on columns u*k .. u*k + k - 1)
-    arrays = {"B": np.asarray(code.B), "support": code.support, "target": code.targets()}
+    # support: n x k, 1 where worker i computes partition j (0/1 integers in JSON and NPZ alike)
+    support = np.asarray(code.support).astype(np.int8)
+    arrays = {"B": np.asarray(code.B), "support": support, "target": code.targets()}
     if fmt is not None:  # the values of the format, as float64 (stored() converts for NPZ)
         arrays["B"], arrays["target"] = rounded(arrays["B"], fmt), rounded(arrays["target"], fmt)
     return meta, arrays
