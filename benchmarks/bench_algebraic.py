@@ -31,6 +31,7 @@ from typing import Any  # noqa: E402
 
 import galois  # noqa: E402
 import numpy as np  # noqa: E402
+import readme  # noqa: E402
 
 from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.codes import design  # noqa: E402
@@ -154,4 +155,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -17,6 +17,7 @@ import itertools
 import time
 
 import numpy as np
+import readme
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
@@ -115,4 +116,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -42,6 +42,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # the budget's rate is one core's, as bench_algebraic
 
 import numpy as np  # noqa: E402
+import readme  # noqa: E402
 
 #: (name, files to write, command line, note); sizes chosen just under the default budget
 Case = tuple[str, dict[str, Callable[[], bytes]], list[str], str]
@@ -234,4 +235,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import readme
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.distributed import DaskRunner
@@ -132,4 +133,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -61,6 +61,7 @@ from gctool._threads import pin_blas_threads
 pin_blas_threads()  # one BLAS thread, as the CLI runs (before numpy loads BLAS)
 
 import numpy as np  # noqa: E402
+import readme  # noqa: E402
 
 from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.audit.attack import attack  # noqa: E402
@@ -465,4 +466,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

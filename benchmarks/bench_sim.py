@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import readme
 
 from gctool.codes import design
 from gctool.sim.contenders import Setting
@@ -163,4 +164,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -20,6 +20,7 @@ import itertools
 import time
 
 import numpy as np
+import readme
 
 from gctool.audit import spectrum
 from gctool.codes import design
@@ -74,4 +75,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

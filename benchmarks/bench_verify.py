@@ -24,6 +24,7 @@ from math import comb
 from typing import Any
 
 import numpy as np
+import readme
 
 from gctool.audit.verify import verify
 from gctool.model import GradientCode
@@ -137,4 +138,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -41,6 +41,7 @@ import json
 from typing import Any
 
 import numpy as np
+import readme
 
 from gctool.codes import design
 from gctool.limits import set_max_work
@@ -163,4 +164,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

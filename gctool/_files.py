@@ -12,7 +12,7 @@
   to NPZ): it yields a binary stream on the temporary file and renames it only when the block
   ends normally; on any error or Ctrl-C the temporary file is removed (no partial file).
 
-Overwrite policy (documented in the README, "Files"): an existing output file is replaced
+Overwrite policy (documented in docs/hardening.md, "Files"): an existing output file is replaced
 without asking, atomically; a symlink is followed (its target is replaced, the link kept); the
 mode of a replaced file is kept; a file the user may not write is refused; devices and FIFOs
 (``/dev/null``) are written in place, since they cannot be renamed over.

@@ -3,7 +3,7 @@ constants, no numpy, so the CLI can import them for option defaults).
 
 The limits keep every command's time and memory bounded and make oversize input fail early with
 a clear message (exit 2) instead of a MemoryError or a machine that starts swapping.  They are
-documented in the README ("Limits", merged from docs/hardening.md), and
+documented in docs/hardening.md ("Limits"), and
 ``tests/reliability/test_hardening.py`` checks that the documentation and the modules that
 enforce them agree with this table.
 
@@ -180,7 +180,7 @@ PRECISION_WARN_ERROR = 0.01
 #: full gradient by more than this, relative to the sum of the partial gradients' norms
 GRADIENT_CHECK_RTOL = 1e-9
 
-#: the table documented in the README: (name, value, what it limits)
+#: the table documented in docs/hardening.md: (name, value, what it limits)
 DOCUMENTED: tuple[tuple[str, int, str], ...] = (
     ("MAX_FILE_BYTES", MAX_FILE_BYTES, "input file size (256 MiB)"),
     ("MAX_JSON_NUMBERS", MAX_JSON_NUMBERS, "numbers in a JSON input"),

@@ -4,7 +4,7 @@ polynomial), and the conversions between file entries and arrays.
 Parsing is pure Python (no numpy, no galois) so that the CLI stays light.  galois is imported
 only when finite-field arithmetic is needed (:meth:`Field.galois`).
 
-Conventions chosen here (documented in the README):
+Conventions chosen here (documented in docs/cli.md, "Fields"):
 
 * ``GF(q)`` with a prime power ``q = p^m`` is accepted and written canonically as ``GF(p^m)``
   (``GF(8)`` -> ``GF(2^3)``); ``GF(p^1)`` is written ``GF(p)``.

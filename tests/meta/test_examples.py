@@ -5,7 +5,8 @@ Each line is first checked by ``bash -n`` (so unquoted ``GF(7)`` and the like fa
 in-process (one interpreter: galois compiles each field once) in a temporary directory holding
 the files the examples assume.  A line may chain commands with ``&&`` and ``|`` and write
 its output with ``> FILE`` (``~`` is the test's temporary home); ``jq`` stages
-run the real jq when it is installed and otherwise check that their input is JSON.  A line
+run the real jq when it is installed and otherwise check that their input is JSON, and
+``mkdir -p DIR`` makes DIR (a redirection into a missing directory fails, as in a shell).  A line
 passes when it exits 0 or 1 (1 is a finding, which several examples show on purpose) with no
 usage error; a comment ``# exit N`` on the line pins the status.  Commands that need a running
 service (a Dask scheduler) are shown in ``text`` blocks instead.
@@ -107,6 +108,10 @@ def _stage(argv: list[str], stdin: str | None) -> tuple[int, str, str]:
         return r.exit_code, r.stdout, r.stderr
     if argv[0] in ("less", "head"):  # pagers: the output reaches them
         return 0, stdin or "", ""
+    if argv[:2] == ["mkdir", "-p"]:  # the directories an install line makes
+        for path in argv[2:]:
+            Path(path).expanduser().mkdir(parents=True, exist_ok=True)
+        return 0, "", ""
     assert argv[0] == "jq", f"examples may pipe into gctool, jq or a pager only: {argv}"
     if shutil.which("jq"):
         p = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
@@ -138,7 +143,7 @@ def run_line(line: str) -> tuple[int, str, str]:
             code, out, err = _stage(stage, stdin)
             if target is not None:
                 path = Path(target).expanduser()
-                path.parent.mkdir(parents=True, exist_ok=True)  # directories it assumes
+                assert path.parent.is_dir(), f"{path.parent} does not exist: mkdir -p it first"
                 path.write_text(out)
                 out = ""
             stdin = out
@@ -167,3 +172,32 @@ def test_examples_are_found() -> None:
     where = {w for w, _ in EXAMPLES}
     assert "README.md" in where and "gctool design cyclic --help" in where
     assert len(EXAMPLES) > 80
+
+
+def quick_start() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    return [line for line in block.splitlines() if line.startswith("gctool ")]
+
+
+def test_quick_start_runs_in_order_in_an_empty_directory(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's quick start, line by line in an empty directory: each line exits with the
+    status its comment gives (``# exit N, "text"``; 0 without one), prints the quoted text,
+    and writes no file an earlier line wrote."""
+    lines = quick_start()
+    assert len(lines) >= 8
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    written: set[str] = set()
+    for line in lines:
+        comment = re.search(r'#\s*exit (\d+)(?:, "([^"]*)")?', line)  # none: exit 0
+        targets = re.findall(r"(?:-o|>)\s+(\S+)", line.split("#", 1)[0])
+        assert not set(targets) & written, f"overwrites an earlier file: {line}"
+        written |= set(targets)
+        code, out, err = run_line(line)
+        assert code == (int(comment.group(1)) if comment else 0), (line, err)
+        assert ((comment and comment.group(2)) or "") in out, (line, out[-500:])
+        for target in targets:
+            assert (tmp_path / target).is_file(), (line, target)

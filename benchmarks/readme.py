@@ -1,0 +1,64 @@
+"""benchmarks/README.md is written by the benchmark scripts, never by hand.
+
+Run a script with ``--write-readme`` (on a quiet machine: the figures are measured ratios) and
+its section of the README, between ``<!-- begin NAME -->`` and ``<!-- end NAME -->``, is
+replaced by the command that ran and the report the script printed; the other sections are
+left as they are.  Every script ends with::
+
+    if __name__ == "__main__":
+        with readme.section(__file__):
+            main()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+README = Path(__file__).with_name("README.md")
+FLAG = "--write-readme"
+
+
+def render(name: str, command: str, output: str) -> str:
+    """The section of script ``name``: the command that ran and what it printed."""
+    return (f"<!-- begin {name} -->\n```sh\n{command}\n```\n\n```text\n{output.rstrip()}\n```\n"
+            f"<!-- end {name} -->")
+
+
+def replace_section(text: str, name: str, section: str) -> str:
+    """``text`` with the section of ``name`` replaced (appended when it has none yet)."""
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        return head + section + rest.split(end, 1)[1]
+    return text.rstrip("\n") + "\n\n" + section + "\n"
+
+
+@contextlib.contextmanager
+def section(script: str, readme: Path = README) -> Iterator[None]:
+    """Run the body; with ``--write-readme`` among the arguments (removed before the script
+    parses them), print as usual and also write what was printed to the script's section."""
+    if FLAG not in sys.argv[1:]:
+        yield
+        return
+    sys.argv.remove(FLAG)
+    name = Path(script).name
+    command = shlex.join(["python", f"benchmarks/{name}", *sys.argv[1:]])
+    buf, out = io.StringIO(), sys.stdout
+
+    class Tee(io.TextIOBase):
+        def write(self, s: str) -> int:
+            buf.write(s)
+            return out.write(s)
+
+        def flush(self) -> None:
+            out.flush()
+
+    with contextlib.redirect_stdout(Tee()):
+        yield
+    readme.write_text(replace_section(readme.read_text(encoding="utf-8"), name,
+                                      render(name, command, buf.getvalue())), encoding="utf-8")
