@@ -3,7 +3,6 @@ set, JSON, refusals, jobs."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import write_code
 from gctool.precision import certify
+
+from jsondoc import loads
 
 
 def run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
@@ -42,12 +43,12 @@ def test_the_issue_examples(tmp_path: Path, scheme: str, args: tuple[str, ...], 
     r = run(CliRunner(), "verify", str(path), "--precision", "float32", "--max-error", "1e-3",
             "--json", "--max-work", "1e11")
     assert r.exit_code == code, r.output
-    p = json.loads(r.stdout)["precision"]
+    p = loads(r.stdout)["precision"]
     assert p["precision"] == "float32" and p["max_error"] == 1e-3
     assert len(p["stragglers"]) == int(args[-1] if scheme != "cyclic" else 10)
     if code == ExitCode.FINDING:
         assert p["bound"] > 1e-3 and p["over"] > 0 and not p["ok"]
-        gates = json.loads(r.stdout)["gates"]
+        gates = loads(r.stdout)["gates"]
         assert str(p["stragglers"]) in gates["failures"][0]
     else:
         assert p["bound"] < 1e-5 and p["over"] == 0 and p["ok"]
@@ -73,7 +74,7 @@ def test_gf_codes_say_they_are_exact(tmp_path: Path) -> None:
     r = run(CliRunner(), "verify", str(path), "--precision", "float16", "--max-error", "1e-9",
             "--json")
     assert r.exit_code == ExitCode.OK
-    p = json.loads(r.stdout)["precision"]
+    p = loads(r.stdout)["precision"]
     assert p["exact"] and p["bound"] == 0 and "exact arithmetic over GF(7)" in p["reason"]
 
 
@@ -127,7 +128,7 @@ def test_unbounded_when_a_coefficient_overflows(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
     write_code(code, path)
     out = run(CliRunner(), "verify", str(path), "--precision", "float16", "--json")
-    assert json.loads(out.stdout)["precision"]["bound"] is None
+    assert loads(out.stdout)["precision"]["bound"] is None
 
 
 def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
@@ -135,14 +136,14 @@ def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
     r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
             "--max-error", "1e-3", "--json")
     assert r.exit_code == ExitCode.FINDING
-    doc = json.loads(r.stdout)
+    doc = loads(r.stdout)
     assert doc["ok"] is False and doc["precision"]["stragglers"] == [1, 4, 6]
     assert "not certified in float32" in doc["reason"]
     r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
             "--max-error", "0.1")
     assert r.exit_code == ExitCode.OK and "proved error <=" in r.stdout
     r = run(CliRunner(), "attack", str(path), "-s", "3", "--json")
-    assert json.loads(r.stdout)["precision"] is None  # the key of every attack mode
+    assert loads(r.stdout)["precision"] is None  # the key of every attack mode
     for mode in (["--threshold"], ["--curve"]):
         r = CliRunner().invoke(cli, ["attack", str(path), *mode, "--precision", "float32"])
         assert r.exit_code == ExitCode.USAGE and r.stderr.count("\n") == 1
