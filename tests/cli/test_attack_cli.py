@@ -84,7 +84,7 @@ def test_random_stragglers_output(runner: CliRunner, frc: str) -> None:
 
 
 @pytest.mark.parametrize("args", [
-    ("--require", "3"),
+    ("--require-tolerance", "2", "--curve"),  # a gate on the threshold: not with --curve
     ("--curve", "-s", "2"),
     ("-s", "3", "--method", "elementary"),
     ("-s", "3", "--weights", "1,1"),
