@@ -61,10 +61,12 @@ Examples:
   gctool simulate frc.json --erasurehead 3 --train --iterations 300
   gctool simulate rs.json frc.json --train --precision bfloat16 --seed 1
   gctool simulate frc.json --delay bernoulli:slow=8 --worker-p 0.1,0.2,0.5,0.3,0.2,0.1
-  gctool simulate m.json --delay trace:london --load-model linear --protocol authors \
-      --mu 1 --gc-model best
+  gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json && \
+gctool simulate m.json --delay trace:london --load-model linear --protocol authors --mu 1 \
+--gc-model best
   gctool simulate cr.json frc.json --link latency=0.05,bandwidth=10
-  gctool simulate frc.json --sweep s=1,3,7,15 --plot sweep.svg
+  gctool design frc -n 16 -s 3 -o frc16.json && \
+gctool simulate frc16.json --sweep s=1,3,7,15 --plot sweep.svg
 
 frc.json, crc.json: real code files, e.g. from 'gctool design frc -n 6 -s 2 -o frc.json' and
 'gctool design cyclic -n 8 -s 2 --seed 1 -o crc.json' (training needs a real or complex code).
