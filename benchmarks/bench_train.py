@@ -1,20 +1,21 @@
-"""Benchmark of ``gctool train`` on a loopback LocalCluster, in one run.
+"""Benchmark of ``gctool train`` on loopback LocalClusters, in one run.
 
 1. **The cluster's own overhead per round** at n = 16 (cyclic, s = 2): gctool's rounds with no
    injected delay and no computing (``gctool.train``'s overhead rounds: resident tasks, one
-   connection per Dask worker) against the plain Dask way on the same kind of cluster: submit
-   n small tasks per round and take the first n − s with ``as_completed`` (the rest
-   cancelled).  Target: gctool's median at most 25 ms per round.
+   connection per Dask worker) against the plain Dask way on the same cluster: submit n small
+   tasks per round and take the first n − s with ``as_completed`` (the rest cancelled).  Both
+   on 2 worker processes with 1 thread each and with 8 threads each.  Target: gctool's median
+   at most 25 ms per round.
 2. **Predicted against measured** at n = 8 (cyclic, s = 2, logistic regression, shifted
    exponential delays): every scheme runs all its rounds (``all_rounds``), and the median time
    per round ``gctool simulate`` predicts from each recorded trace is compared with the
    measured median, for the code and both baselines.  Target: within 15 %.
 
 Both need a quiet machine (other processes on the cores change the times).  ``--small`` runs
-tiny sizes (the test suite uses it); ``--write`` replaces this script's section of
-benchmarks/README.md with the figures (``--readme PATH`` writes another file).
+tiny sizes (the test suite uses it).  ``--write-readme`` writes the report to this script's
+section of benchmarks/README.md (``benchmarks/readme.py``).
 
-Run:  .venv/bin/python benchmarks/bench_train.py [--jobs 2] [--rounds 300] [--write]
+Run:  .venv/bin/python benchmarks/bench_train.py [--jobs 2] [--rounds 300] [--write-readme]
 """
 
 from __future__ import annotations
@@ -23,20 +24,17 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import readme
 
 import gctool
 from gctool.sim.delays import parse_delay
 
 OVERHEAD_TARGET_S = 0.025
 PREDICTION_TARGET = 0.15
-BEGIN, END = "<!-- bench_train{}: begin -->", "<!-- bench_train{}: end -->"
-README = Path(__file__).resolve().parent / "README.md"
 
 
 def _zeros(i: int, width: int) -> np.ndarray:
@@ -64,8 +62,7 @@ def dask_rounds(scheduler: str, n: int, s: int, rounds: int, width: int) -> np.n
     return np.array(out)
 
 
-def overhead(scheduler: str, n: int, s: int, rounds: int, jobs: int, seed: int
-             ) -> dict[str, Any]:
+def overhead(scheduler: str, n: int, s: int, rounds: int, seed: int) -> dict[str, Any]:
     code = gctool.design("cyclic", n=n, s=s, seed=seed)
     report = gctool.train([(f"cyclic n={n} s={s}", code)], parse_delay("shifted-exp"),
                           iterations=2, seed=seed, time_scale=0.0, scheduler=scheduler,
@@ -73,8 +70,7 @@ def overhead(scheduler: str, n: int, s: int, rounds: int, jobs: int, seed: int
     assert report.overhead is not None
     o = report.overhead
     plain = dask_rounds(scheduler, n, s, rounds, 12)
-    return {"n": n, "s": s, "rounds": rounds, "jobs": jobs,
-            "gctool_p50": o.p50["value"], "gctool_p99": o.p99["value"],
+    return {"gctool_p50": o.p50["value"], "gctool_p99": o.p99["value"],
             "send_p50": o.send_p50, "wait_p50": o.wait_p50, "step_p50": o.step_p50,
             "dask_p50": float(np.median(plain)), "dask_p99": float(np.quantile(plain, 0.99))}
 
@@ -96,68 +92,45 @@ def prediction(scheduler: str, n: int, s: int, rounds: int, seed: int, time_scal
     return out
 
 
-def markdown(over: dict[str, Any], pred: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    ok_over = over["gctool_p50"] <= OVERHEAD_TARGET_S
-    tag = "" if args.threads == 1 else f" threads={args.threads}"
-    lines = [
-        BEGIN.format(tag),
-        f"## bench_train.py{tag.replace('=', ' ')}",
-        "",
-        f"`{' '.join(['python', 'benchmarks/bench_train.py', *args.argv])}` on "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, a loopback LocalCluster of "
-        f"{args.jobs} worker processes with {args.threads} thread(s) each (written by the "
-        "script).",
-        "",
-        f"Cluster overhead per round, n = {over['n']}, s = {over['s']}, {over['rounds']} "
-        "rounds without delays or computing:",
-        "",
-        "| method | median ms | p99 ms |",
-        "| --- | --- | --- |",
-        f"| gctool train (resident tasks) | {1e3 * over['gctool_p50']:.2f} | "
-        f"{1e3 * over['gctool_p99']:.2f} |",
-        f"| Dask tasks, first n − s by as_completed | {1e3 * over['dask_p50']:.2f} | "
-        f"{1e3 * over['dask_p99']:.2f} |",
-        "",
-        f"gctool: send {1e3 * over['send_p50']:.2f} ms, wait {1e3 * over['wait_p50']:.2f} ms, "
-        f"decode and step {1e3 * over['step_p50']:.2f} ms (medians); "
-        f"{over['dask_p50'] / over['gctool_p50']:.1f}x faster than the Dask tasks; target "
-        f"<= {1e3 * OVERHEAD_TARGET_S:g} ms: {'met' if ok_over else 'NOT met'}.",
-        "",
-        f"Predicted against measured median time per round ({args.delay} x {args.time_scale:g} "
-        f"s, logistic regression, every scheme {args.rounds} rounds):",
-        "",
-        "| scheme | measured p50 ms | predicted p50 ms | difference | --check error |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+def report(args: argparse.Namespace, over: dict[int, dict[str, Any]],
+           pred: list[dict[str, Any]]) -> None:
+    print(f"gctool train on loopback LocalClusters of {args.jobs} worker processes "
+          f"({os.cpu_count()} cores, Python {platform.python_version()})")
+    print(f"cluster overhead per round, n={args.overhead_n} s={args.s}, {args.rounds} rounds "
+          "without delays or computing (ms):")
+    print(f"  {'method':42s} {'threads':>7s} {'median':>9s} {'p99':>9s}")
+    for threads, o in over.items():
+        print(f"  {'gctool train (resident tasks)':42s} {threads:7d} "
+              f"{1e3 * o['gctool_p50']:9.2f} {1e3 * o['gctool_p99']:9.2f}")
+        print(f"  {'Dask tasks, first n - s by as_completed':42s} {threads:7d} "
+              f"{1e3 * o['dask_p50']:9.2f} {1e3 * o['dask_p99']:9.2f}")
+    for threads, o in over.items():
+        met = "met" if o["gctool_p50"] <= OVERHEAD_TARGET_S else "NOT met"
+        print(f"  {threads} thread(s): gctool's send {1e3 * o['send_p50']:.2f} ms, wait "
+              f"{1e3 * o['wait_p50']:.2f} ms, decode and step {1e3 * o['step_p50']:.2f} ms "
+              f"(medians); {o['dask_p50'] / o['gctool_p50']:.1f}x faster than the Dask tasks; "
+              f"target <= {1e3 * OVERHEAD_TARGET_S:g} ms: {met}")
+    print(f"predicted vs measured median time per round (n={args.n} s={args.s}, {args.delay} x "
+          f"{args.time_scale:g} s, logistic regression, every scheme {args.rounds} rounds; ms):")
+    print(f"  {'scheme':24s} {'measured':>9s} {'predicted':>9s} {'difference':>10s} "
+          f"{'--check':>8s}")
     for p in pred:
-        lines.append(f"| {p['scheme']} | {1e3 * p['measured_p50']:.2f} | "
-                     f"{1e3 * p['predicted_p50']:.2f} | {100 * p['relative_error']:+.1f} % | "
-                     f"{p['check']:.1e} |")
+        print(f"  {p['scheme']:24s} {1e3 * p['measured_p50']:9.2f} "
+              f"{1e3 * p['predicted_p50']:9.2f} {100 * p['relative_error']:+9.1f}% "
+              f"{p['check']:8.1e}")
     worst = max(abs(p["relative_error"]) for p in pred)
     met = "met" if worst <= PREDICTION_TARGET else "NOT met"
-    lines += ["", f"Largest difference {100 * worst:.1f} % (target <= "
-                  f"{100 * PREDICTION_TARGET:g} %: {met}).", END.format(tag)]
-    return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, section: str) -> None:
-    """Replace the section of ``path`` that ``section`` replaces (same markers), or append it."""
-    from gctool._files import atomic_write
-
-    begin, end = section.splitlines()[0], section.rstrip("\n").splitlines()[-1]
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + section.rstrip("\n") + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    atomic_write(path, text.encode())
+    print(f"largest difference {100 * worst:.1f} % (target <= {100 * PREDICTION_TARGET:g} %: "
+          f"{met})")
 
 
 def main() -> None:
+    from distributed import LocalCluster
+
+    from gctool.trainer.cluster import quiet_dask
+
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=1, help="threads per worker process")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--overhead-n", type=int, default=16)
     ap.add_argument("--n", type=int, default=8)
     ap.add_argument("--s", type=int, default=2)
@@ -166,32 +139,27 @@ def main() -> None:
     ap.add_argument("--delay", default="shifted-exp")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--small", action="store_true", help="tiny sizes (tests)")
-    ap.add_argument("--write", action="store_true", help="write benchmarks/README.md")
-    ap.add_argument("--readme", type=Path, default=None, help="write this file instead")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    args.argv = [a for a in sys.argv[1:] if a not in ("--write", "--json")]
     if args.small:
         args.overhead_n, args.n, args.s, args.rounds, args.time_scale = 4, 4, 1, 6, 0.01
-    from distributed import LocalCluster
-
-    from gctool.trainer.cluster import quiet_dask
-
-    with quiet_dask(), LocalCluster(n_workers=args.jobs, threads_per_worker=args.threads,
-                                    host="127.0.0.1", dashboard_address=":0",
-                                    processes=True) as cluster:  # one cluster for every part
-        over = overhead(cluster.scheduler_address, args.overhead_n, args.s, args.rounds,
-                        args.jobs, args.seed)
-        pred = prediction(cluster.scheduler_address, args.n, args.s, args.rounds, args.seed,
-                          args.time_scale, args.delay)
-    section = markdown(over, pred, args)
+    over: dict[int, dict[str, Any]] = {}
+    pred: list[dict[str, Any]] = []
+    for threads in (1,) if args.small else (1, 8):
+        with quiet_dask(), LocalCluster(n_workers=args.jobs, threads_per_worker=threads,
+                                        host="127.0.0.1", dashboard_address=":0",
+                                        processes=True) as cluster:
+            address = cluster.scheduler_address
+            over[threads] = overhead(address, args.overhead_n, args.s, args.rounds, args.seed)
+            if threads == 1:
+                pred = prediction(address, args.n, args.s, args.rounds, args.seed,
+                                  args.time_scale, args.delay)
     if args.json:
         print(json.dumps({"overhead": over, "prediction": pred}))
     else:
-        print(section)
-    if args.write or args.readme is not None:
-        write_section(args.readme or README, section)
+        report(args, over, pred)
 
 
 if __name__ == "__main__":
-    main()
+    with readme.section(__file__):
+        main()

@@ -47,12 +47,7 @@ def test_every_script_writes_its_own_section() -> None:
     scripts = sorted(p for p in BENCH.glob("*.py") if p.name != "readme.py")
     assert scripts
     for script in scripts:
-        source = script.read_text()
-        if "with readme.section(__file__):" in source:
-            markers = (f"<!-- begin {script.name} -->", f"<!-- end {script.name} -->")
-        else:  # a script with its own section writer (bench_train.py: --write)
-            assert "def write_section(" in source, f"{script.name} writes no README section"
-            markers = (f"<!-- {script.stem}: begin -->", f"<!-- {script.stem}: end -->")
-        for marker in markers:
+        assert "with readme.section(__file__):" in script.read_text(), script.name
+        for marker in (f"<!-- begin {script.name} -->", f"<!-- end {script.name} -->"):
             assert page.count(marker) == 1, (script.name, marker)
     assert not re.search(r"\b\d{1,2}:\d{2}\b|UTC|load average", page)  # no timestamps
