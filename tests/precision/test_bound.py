@@ -132,7 +132,9 @@ def _corpus():
     out += [(name, c) for name, c in attack_codes() if c.n <= 12 and not c.field.is_finite]
     out += [("frc-12-2", design("frc", 12, 2)), ("frc-12-3", design("frc", 12, 3)),
             ("cyclic-12-4", design("cyclic", 12, 4, seed=1)),
-            ("cyclic-9-2", design("cyclic", 9, 2, seed=3))]
+            ("cyclic-9-2", design("cyclic", 9, 2, seed=3)),
+            ("comm-6-1-2", design("comm", n=6, s=1, m=2)),  # two pieces: sqrt(m) max_c sum_u
+            ("comm-7-2-2-complex", design("comm", n=7, s=2, m=2, field="complex"))]
     return out
 
 
