@@ -85,7 +85,8 @@ _COMPLETION_DIRS = {"bash": "~/.local/share/bash-completion/completions/gctool",
                     "zsh": "~/.zfunc/_gctool", "fish": "~/.config/fish/completions/gctool.fish"}
 
 
-@click.command(epilog="\b\nExamples:\n" + "".join(
+@click.command(epilog="\b\nExamples:\n"
+               "  gctool completion bash | head -5      # what the script looks like\n" + "".join(
     f"  mkdir -p {path.rsplit('/', 1)[0]} && gctool completion {shell} > {path}\n"
     for shell, path in _COMPLETION_DIRS.items()) + """
 zsh: also add 'fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit' to ~/.zshrc.  They
