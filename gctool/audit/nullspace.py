@@ -49,7 +49,7 @@ from gctool.algebra.spectral import Spectral
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decodes
+from gctool.numerics import EPS, decode_limit, decodes
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -300,7 +300,8 @@ class FloatNullKernel:
             from gctool.audit.kernels.real import RealScreen
 
             self.compiled_screen = RealScreen(self.red.N.T, self.red.W, self.row_scale,
-                                              self.delta)
+                                              self.delta, self.Bn, self.T,
+                                              decode_limit(self.code.k, self.tol))
             self.compiled_screen.warm(s)
             _ = self.direct.decoder  # made now: the threads of a walk share it
 

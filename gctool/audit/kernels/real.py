@@ -21,8 +21,14 @@ import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
 from gctool.limits import REL_SLACK
+from gctool.numerics import EPS
 
 WEAKEST = 16
+#: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
+#: tolerance (the numpy kernel's own decoder, which differs by round-off, then accepts it too;
+#: the rest is left to the numpy kernel): measured residuals of such sets are orders of
+#: magnitude below the tolerance, so the margin costs nothing
+WITNESS_SHARE = 0.125
 #: kernels compiled or loaded in this process (by kind and dtypes)
 WARM: set[tuple[str, ...]] = set()
 
@@ -285,8 +291,15 @@ def _work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[Any, ...]:
 
 
 @njit
+def _par2(xx: float, nc2: float) -> float:
+    """``||x_par||^2 = ||x||^2 - ||c||^2`` (xx, nc2: the part of the row x in the span of the
+    rows so far, whose pseudo-inverse it meets), raised by more than its round-off."""
+    return max(xx - nc2, 0.0) + 8 * EPS * xx
+
+
+@njit
 def _level(j: int, x: int, NT: Any, W: Any, C: Any, Z: Any, vol: Any, c: Any, u: Any,
-           beta: Any) -> None:
+           beta: Any, rowsq: Any, fb: Any) -> None:
     """Level j + 1 of the walk's factorisation from level j and the row x (the straggler
     S[j]).  Level j describes the rows ``P_j = N[:, S[:j]]^T`` (j x d):
 
@@ -298,10 +311,16 @@ def _level(j: int, x: int, NT: Any, W: Any, C: Any, Z: Any, vol: Any, c: Any, u:
     ``||c||``, ``Z += g (-W_x - x Z_j)`` with ``g = C_j conj(c) / ||c||^2``, and the new
     basis is ``C_j H`` without its first column, H the Householder reflector taking conj(c)
     to a multiple of e_1 (one pass over C_j gives both: ``C_j u`` with u the reflector's
-    vector, ``C_j conj(c) = C_j u + alpha C_j e_1``)."""
+    vector, ``C_j conj(c) = C_j u + alpha C_j e_1``).
+
+    ``fb[j + 1]`` bounds ``||P_{j+1}^+||_F^2`` from above (inf when rank deficient): the
+    pseudo-inverse grows by ``(1 + ||x P_j^+||^2) / ||c||^2`` (:func:`_inverse_fro`) and
+    ``||x P_j^+|| <= ||x_par|| ||P_j^+||_F`` with x_par the part of x in the rows so far
+    (:func:`_par2`), so the bound costs O(1)."""
     d, m = NT.shape[1], W.shape[1]
     L = d - j
     vol[j + 1] = 0.0
+    fb[j + 1] = np.inf
     if not vol[j] > 0:
         return
     nc2 = 0.0
@@ -315,6 +334,7 @@ def _level(j: int, x: int, NT: Any, W: Any, C: Any, Z: Any, vol: Any, c: Any, u:
         return
     nc = np.sqrt(nc2)
     vol[j + 1] = vol[j] * nc
+    fb[j + 1] = fb[j] + (1.0 + _par2(rowsq[x], nc2) * fb[j]) / nc2
     for w in range(m):
         b = -W[x, w]
         for i in range(d):
@@ -397,10 +417,69 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
 
 
 @njit
+def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> float:
+    """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for the decoder ``a = W + N^T Z``
+    cut to the survivors (inS: the stragglers), as
+    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error`: the computed residual plus
+    ``gamma |a|^T |B|``, the bound on its round-off; inf or nan when it overflows."""
+    n, d = NT.shape
+    m, K = W.shape[1], Bn.shape[1]
+    for i in range(n):
+        for w in range(m):
+            v = W[i, w]
+            for j in range(d):
+                v += NT[i, j] * Z[j, w]
+            av[i, w] = 0.0 * v if inS[i] else v
+    gamma = (n + 2) * EPS / (1 - (n + 2) * EPS)
+    r2, e2 = 0.0, 0.0
+    for w in range(m):
+        for k in range(K):
+            acc = 0.0 * av[0, 0]
+            mag = 0.0
+            for i in range(n):
+                if not inS[i]:
+                    acc += av[i, w] * Bn[i, k]
+                    mag += abs(av[i, w]) * abs(Bn[i, k])
+            r2 += abs(acc - T[w, k]) ** 2
+            e2 += (gamma * mag) ** 2
+    return (np.sqrt(r2) + np.sqrt(e2)) ** 2
+
+
+@njit
+def _beta(x: int, NT: Any, W: Any, zT: Any, bw: Any) -> float:
+    """``beta = -W_x - x Z_{s-1}`` into bw; returns ``||beta||^2``."""
+    d, m = NT.shape[1], W.shape[1]
+    aa = 0.0
+    for w in range(m):
+        b = -W[x, w]
+        for i in range(d):
+            b -= NT[x, i] * zT[w, i]
+        bw[w] = b
+        aa += b.real * b.real + b.imag * b.imag
+    return aa
+
+
+@njit
+def _set_decoder(top: int, C: Any, Zl: Any, c: Any, nc2: float, bw: Any, g: Any,
+                 Zs: Any) -> None:
+    """The set's minimum-norm ``Z = Z_{s-1} + g beta``, ``g = C_{s-1} conj(c) / ||c||^2``."""
+    d, L = C.shape[1], C.shape[1] - top
+    for i in range(d):
+        acc = 0.0 * C[top, 0, 0]
+        for k in range(L):
+            acc += C[top, i, k] * np.conj(c[k])
+        g[i] = acc / nc2
+    for w in range(Zs.shape[1]):
+        for i in range(d):
+            Zs[i, w] = Zl[top, i, w] + g[i] * bw[w]
+
+
+@njit
 def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta: float,
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
-                 Ct: Any, zT: Any, inS: Any) -> tuple[int, int, float, int]:
+                 Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
+                 wlim: float, av: Any) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
     Stops early when the pending buffer is full.  Returns ``(done, pending, max_norm,
@@ -415,10 +494,21 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     delta, the tighter ``1 / ||A^+||_F`` (as the numpy kernel: :func:`_inverse_fro`).  A set
     is accepted here only with a bound at least ``delta (1 + 1e-6)``, and the tighter bound
     is tried only below ``delta (1 - 1e-6)`` (round-off cannot move a bound that far, so the
-    numpy kernel would take the same branch); every other set is pending, for the numpy
-    kernel to decide.  The
-    decoder ``z = Z_{s-1} + g beta`` (``beta = -W_x - x Z_{s-1}``) has
-    ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by
+    numpy kernel would take the same branch).  The tighter bound costs O(d s) per set and
+    the pseudo-inverses of the prefix, so it is first bounded in O(1)
+    (``||A^+||_F^2 <= fb_{s-1} + (1 + ||x||^2 fb_{s-1}) / ||c||^2``, see :func:`_level`): a
+    set whose bound clears both delta and the weakest bounds kept (by the same 1e-6) is
+    accepted without it, since its own bound is larger still (|det| falls far below
+    sigma_min as s grows: without this most sets of n=64, s=7 need it).
+
+    A set below ``delta (1 - 1e-6)`` that is not singular gets the numpy kernel's second
+    test here (unless ``wlim < 0``): its decoder ``z = Z_{s-1} + g beta`` is a witness when
+    the rigorous bound on its residual (:func:`_witness`) is at most ``wlim`` (the tolerance
+    with a margin, so that the numpy kernel, whose decoder differs by round-off, accepts it
+    too); it counts as accepted by the screen (no decoder norm: not the optimal decoder).
+    Every other set is pending, for the numpy kernel to decide.
+
+    The decoder ``z`` has ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by
     ``||D W|| + ||D N^T||_2 ||z||`` (rc0, dn) and computed in full (:func:`_decoder_norm`)
     only when it may be the largest so far.  When d = s and m = 1 (the usual case: one
     vector c of one entry, one beta), c and beta are summed in one pass over x's row: the
@@ -430,7 +520,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     for i in range(d):
         for k in range(d):
             C[0, i, k] = 1.0 if i == k else 0.0
-    vol[0], fro[0] = 1.0, 0.0
+    vol[0], fro[0], fb[0] = 1.0, 0.0, 0.0
     inverse = 0  # P and fro hold the levels up to this one
     thr = delta * (1 + 1e-6)
     near = delta * (1 - 1e-6)  # bounds in [near, thr) are left to the numpy kernel
@@ -438,8 +528,10 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     # vol^2 ||c||^2 above this: the bound is at least thr and weak_lb[-1] (no sqrt needed)
     t2 = (thr * (1 + 1e-12)) ** 2
     big2 = max(t2, (weak_lb[K - 1] * (1 + 1e-12)) ** 2)
+    # ||A^+||_F^2 below 1 / cheap2: the tighter bound clears thr and weak_lb[-1] by 1e-6
+    cheap2 = (max(thr, weak_lb[K - 1]) * (1 + 1e-6)) ** 2
     top = s - 1
-    vol2, zz, qcut = 0.0, 0.0, -1.0
+    vol2, zz, qcut, fbt = 0.0, 0.0, -1.0, 0.0
     one = L == 1 and m == 1
     b1 = 0.0 * bw[0]  # beta of x when ``one`` (typed here, set per set)
     stale = 1  # lowest level whose rows changed (s: none)
@@ -449,7 +541,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     while done < count:
         if stale < s:
             for j in range(stale - 1, top):
-                _level(j, S[j], NT, W, C, Zl, vol, c, u, bw)
+                _level(j, S[j], NT, W, C, Zl, vol, c, u, bw, rowsq, fb)
             inverse = min(inverse, stale - 1)
             zz = 0.0
             for i in range(d):
@@ -458,7 +550,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                 for w in range(m):
                     zT[w, i] = Zl[top, i, w]
                     zz += abs(Zl[top, i, w]) ** 2
-            vol2 = vol[top] * vol[top]
+            vol2, fbt = vol[top] * vol[top], fb[top]
             qcut = _norm_cut(best, rc0, dn, zz) if best_at >= 0 else -1.0
             stale = s
         x = S[top]
@@ -486,10 +578,16 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
             lb = 0.0
             if not quick:
                 lb = vol[top] * np.sqrt(nc2)
-                if 0 < lb < near:  # the tighter 1 / ||A^+||_F
+                par2 = _par2(rowsq[x], nc2)
+                if 0 < lb < near and (fbt + (1.0 + par2 * fbt) / nc2) * cheap2 < 1.0:
+                    quick = True  # the O(1) bound on the tighter one clears both
+                elif 0 < lb < near:  # the tighter 1 / ||A^+||_F
                     if inverse < top:
                         _inverse_fro(inverse, top, S, NT, C, P, fro, u, g)
                         inverse = top
+                    if (fro[top] + (1.0 + par2 * fro[top]) / nc2) * cheap2 < 1.0:
+                        quick = True  # the same bound with the prefix's own ||P^+||_F
+                if 0 < lb < near and not quick:
                     xp2 = 0.0
                     for col in range(top):
                         acc = 0.0 * C[top, 0, 0]
@@ -499,28 +597,17 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     inv2 = fro[top] + (1.0 + xp2) / nc2
                     if np.isfinite(inv2) and inv2 > 0 and 1.0 / np.sqrt(inv2) > lb:
                         lb = 1.0 / np.sqrt(inv2)
-                ok = np.isfinite(lb) and lb >= thr
+                ok = quick or (np.isfinite(lb) and lb >= thr)
+            witness = False
             if ok:
                 aa = 0.0
                 if one:
                     bw[0] = b1
                     aa += b1.real * b1.real + b1.imag * b1.imag
                 else:
-                    for w in range(m):
-                        b = -W[x, w]
-                        for i in range(d):
-                            b -= NT[x, i] * zT[w, i]
-                        bw[w] = b
-                        aa += b.real * b.real + b.imag * b.imag
+                    aa = _beta(x, NT, W, zT, bw)
                 if not aa < qcut * nc2:  # may be the largest
-                    for i in range(d):
-                        acc = 0.0 * C[top, 0, 0]
-                        for k in range(L):
-                            acc += C[top, i, k] * np.conj(c[k])
-                        g[i] = acc / nc2
-                    for w in range(m):
-                        for i in range(d):
-                            Zs[i, w] = Zl[top, i, w] + g[i] * bw[w]
+                    _set_decoder(top, C, Zl, c, nc2, bw, g, Zs)
                     S[top] = x
                     for i in range(s):
                         inS[S[i]] = True
@@ -530,14 +617,27 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     if np.isfinite(nrm) and nrm > best:
                         best, best_at = nrm, done
                         qcut = _norm_cut(best, rc0, dn, zz)
-                if not quick and lb < weak_lb[K - 1]:
-                    j = K - 1
-                    while j > 0 and weak_lb[j - 1] > lb:
-                        weak_lb[j], weak_at[j] = weak_lb[j - 1], weak_at[j - 1]
-                        j -= 1
-                    weak_lb[j], weak_at[j] = lb, done
-                    big2 = max(t2, (weak_lb[K - 1] * (1 + 1e-12)) ** 2)
-            else:
+            elif wlim >= 0 and 0 < lb < near:  # the numpy kernel's witness test
+                if one:
+                    bw[0] = b1
+                else:
+                    _beta(x, NT, W, zT, bw)
+                _set_decoder(top, C, Zl, c, nc2, bw, g, Zs)
+                S[top] = x
+                for i in range(s):
+                    inS[S[i]] = True
+                witness = _witness(NT, W, Bn, T, inS, Zs, av) <= wlim
+                for i in range(s):
+                    inS[S[i]] = False
+            if (ok or witness) and not quick and lb < weak_lb[K - 1]:
+                j = K - 1
+                while j > 0 and weak_lb[j - 1] > lb:
+                    weak_lb[j], weak_at[j] = weak_lb[j - 1], weak_at[j - 1]
+                    j -= 1
+                weak_lb[j], weak_at[j] = lb, done
+                big2 = max(t2, (weak_lb[K - 1] * (1 + 1e-12)) ** 2)
+                cheap2 = (max(thr, weak_lb[K - 1]) * (1 + 1e-6)) ** 2
+            elif not (ok or witness):
                 pend[npend] = done
                 npend += 1
             done += 1
@@ -572,7 +672,8 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
 
 def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays of :func:`screen_range` (allocated here: numpy allocations inside a
-    kernel cost seconds of compilation): Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS."""
+    kernel cost seconds of compilation): Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS
+    (then rowsq, fb, Bn, T, wlim, av from the screen)."""
     n, d = NT.shape
     m = W.shape[1]
     dt, zt = NT.dtype, np.result_type(NT, W)
@@ -583,15 +684,33 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
 
 
 class RealScreen:
-    """The compiled screen of one reduction (contiguous copies of N^T, W, the row scale)."""
+    """The compiled screen of one reduction (contiguous copies of N^T, W, the row scale).
 
-    def __init__(self, NT: np.ndarray, W: np.ndarray, scale: np.ndarray, delta: float) -> None:
-        dt = np.result_type(NT, W, np.float64)
+    With the row-normalised ``Bn``, the targets ``T`` and the decoding limit ``tol * k``, the
+    walk also runs the numpy kernel's witness test on the sets below delta
+    (:func:`screen_range`), so that only the rare sets neither test settles are left to the
+    numpy kernel."""
+
+    def __init__(self, NT: np.ndarray, W: np.ndarray, scale: np.ndarray, delta: float,
+                 Bn: np.ndarray | None = None, T: np.ndarray | None = None,
+                 limit: float = -1.0) -> None:
+        witness = Bn is not None and T is not None and limit >= 0 and np.isfinite(limit)
+        dt = np.result_type(NT, W, np.float64, *((Bn, T) if witness else ()))
         self.NT = np.ascontiguousarray(NT, dtype=dt)
         self.W = np.ascontiguousarray(W, dtype=dt)
         self.scale = np.ascontiguousarray(scale, dtype=np.float64)
         self.delta = float(delta)
         self.n = self.NT.shape[0]
+        self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.NT) ** 2, axis=1))
+        if witness:
+            assert Bn is not None and T is not None
+            self.Bn = np.ascontiguousarray(Bn, dtype=dt)
+            self.T = np.ascontiguousarray(T, dtype=dt)
+            self.wlim = float(limit) * WITNESS_SHARE
+        else:
+            self.Bn = np.zeros((self.n, 1), dt)
+            self.T = np.zeros((self.W.shape[1], 1), dt)
+            self.wlim = -1.0
         # the decoder norm ||D (W + N^T z)|| <= ||D W|| + ||D N^T||_2 ||z|| (rc0, dn; the
         # computed spectral norm is raised by far more than its round-off); nan when either
         # overflows: then every norm is computed in full
@@ -630,7 +749,9 @@ class RealScreen:
         """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
         weak_lb = np.full(WEAKEST, np.inf)
         weak_at = np.full(WEAKEST, -1, dtype=np.int64)
-        done, npend, best, at = screen_range(S, self.n, count, self.NT, self.W, self.scale,
-                                             self.delta, self.rc0, self.dn, pend, weak_lb,
-                                             weak_at, *_walk_work(self.NT, self.W, S.shape[0]))
+        done, npend, best, at = screen_range(
+            S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
+            weak_lb, weak_at, *_walk_work(self.NT, self.W, S.shape[0]), self.rowsq,
+            np.zeros(S.shape[0] + 1), self.Bn, self.T, self.wlim,
+            np.zeros(self.W.shape, self.W.dtype))
         return int(done), int(npend), float(best), int(at), weak_lb, weak_at
