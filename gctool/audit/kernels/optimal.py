@@ -7,7 +7,9 @@ has its smallest eigenvalue above ``sig_kept^2`` (here: a Cholesky factorisation
 numpy oracle), the lost error solves ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S; 0]`` and
 ``err = err([n]) + Re(alpha_S^H w)`` (no direction is lost when s <= d).  Every other set
 (ill-conditioned, singular or non-finite) is *pending*: the numpy oracle decides it (SVD route,
-direct decoder, exact escalation)."""
+direct decoder, exact escalation); except, when s <= d, a set whose smallest singular value is
+proved at least twice the oracle's ``sig_full`` (:func:`_clear`: a Householder QR, no Gram
+matrix), which loses nothing, as the numpy oracle finds from its SVD."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import WARM, _lu, _lu_solve, successor
+from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr, successor
 
 
 @njit
@@ -53,8 +55,28 @@ def _well(A: Any, G: Any, t: float) -> bool:
 
 
 @njit
+def _clear(S: Any, Qperp: Any, H: Any, tau: Any, X: Any, floor: float) -> bool:
+    """s <= d: is sigma_min(Qperp[S]) proved at least ``floor``?  Householder QR of
+    ``A^H = QR`` (A = Qperp[S]): every singular value of A is at most 1 (orthonormal columns),
+    so ``|det R| <= sigma_min(A)``, and ``1 / ||R^-1||_F <= sigma_min(A)`` too."""
+    s = S.shape[0]
+    d = Qperp.shape[1]
+    for i in range(s):
+        for j in range(d):
+            H[j, i] = np.conj(Qperp[S[i], j])
+    lb = _qr(H, tau)
+    if not (np.isfinite(lb) and lb > 0):
+        return False
+    if lb >= floor:
+        return True
+    fro = _inv_fro_tri(H, X)
+    return bool(np.isfinite(fro) and fro > 0 and 1.0 / fro >= floor)
+
+
+@njit
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
-             G: Any, K: Any, perm: Any, rhs: Any, w: Any) -> tuple[float, bool]:
+             G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
+             floor: float) -> tuple[float, bool]:
     """(error, pending) of one straggler set."""
     s = S.shape[0]
     d = Qperp.shape[1]
@@ -63,6 +85,8 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
         for j in range(d):
             A[i, j] = Qperp[S[i], j]
     if not _well(A, G, t):
+        if s <= d and _clear(S, Qperp, H, tau, X, floor):
+            return err_full, False
         return 0.0, True
     if s <= d:
         return err_full, False
@@ -94,12 +118,14 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
 def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
              ) -> tuple[np.ndarray, ...]:
     """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
-    inside a kernel cost compile time): A, G, K, perm, rhs, w, Lp, Ap, y."""
+    inside a kernel cost compile time): A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
     d, m = Qperp.shape[1], alpha.shape[1]
     r, q = max(min(s, d), 1), max(s - 1, 1)
     return (np.zeros((s, d), Qperp.dtype), np.zeros((r, r), Qperp.dtype),
             np.zeros((s + d, s + d), N.dtype), np.zeros(s + d, np.int64),
             np.zeros((s + d, m), alpha.dtype), np.zeros((s + d, m), alpha.dtype),
+            np.zeros((max(d, s), s), Qperp.dtype), np.zeros(s, Qperp.dtype),
+            np.zeros((s, s), Qperp.dtype),
             np.zeros((q, q), Qperp.dtype), np.zeros((q, d), Qperp.dtype),
             np.zeros(q, Qperp.dtype))
 
@@ -107,18 +133,19 @@ def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
 @njit
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
                err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
-               w: Any) -> None:
+               w: Any, H: Any, tau: Any, X: Any, floor: float) -> None:
     """Errors of the rows of Sets (err), or pending[b] = True where the numpy oracle must
     decide."""
     for b in range(Sets.shape[0]):
         err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
-                                      rhs, w)
+                                      rhs, w, H, tau, X, floor)
 
 
 @njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
-              w: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any) -> None:
+              w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
+              floor: float) -> None:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place).
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
@@ -131,7 +158,7 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     if not 2 <= s <= d:
         for k in range(count):
             err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
-                                          w)
+                                          w, H, tau, X, floor)
             if k + 1 < count:
                 successor(S, n)
         return
@@ -161,6 +188,9 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
                 for i in range(top):
                     delta -= y[i].real * y[i].real + y[i].imag * y[i].imag
                 ok = delta > 0
+            if not ok:  # the QR bound, with the set's own last row
+                S[top] = x
+                ok = _clear(S, Qperp, H, tau, X, floor)
             if ok:
                 err[k], pending[k] = err_full, False
             else:
@@ -178,13 +208,16 @@ class HatErrors:
     """The compiled fast path of one OptimalOracle (contiguous copies of its spectral data)."""
 
     def __init__(self, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray, err_full: float,
-                 sig_kept: float) -> None:
+                 sig_kept: float, sig_full: float) -> None:
         dt = np.result_type(Qperp, N, alpha, np.float64)
         self.Qperp = np.ascontiguousarray(Qperp, dtype=dt)
         self.N = np.ascontiguousarray(N, dtype=dt)
         self.alpha = np.ascontiguousarray(alpha, dtype=dt)
         self.err_full = float(err_full)
         self.t = float(sig_kept) ** 2 * (1 + 1e-6)
+        # twice the numpy oracle's floor: its SVD's singular values are accurate to about
+        # 1e-16, far less than sig_full
+        self.floor = 2 * float(sig_full)
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.Qperp) ** 2, axis=1))
 
     def warm(self, s: int) -> None:
@@ -203,7 +236,8 @@ class HatErrors:
         count = stop - start
         err, pending = np.zeros(count), np.zeros(count, dtype=bool)
         hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t, err,
-                  pending, *_scratch(s, self.Qperp, self.N, self.alpha), self.rowsq)
+                  pending, *_scratch(s, self.Qperp, self.N, self.alpha), self.rowsq,
+                  self.floor)
         return err, pending
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,5 +249,5 @@ class HatErrors:
             WARM.add(key)
             hat_errors(np.ascontiguousarray(S, dtype=np.int64), self.Qperp, self.N, self.alpha,
                        self.err_full, self.t, err, pending,
-                       *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:6])
+                       *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:9], self.floor)
         return err, pending

@@ -15,7 +15,10 @@ those eigenvectors (CS decomposition), and singular values are accurate to ~1e-1
 terms where eigenvalues of H_SS near 1 are not.  A singular value <= 1e-14 counts as lost; one
 below ``max(1e-6, 100 cond(B) max(n, K) eps)`` but above 1e-14 is ambiguous (an ill-conditioned
 B_F, where the SVD decoder's rank cutoff could decide either way), and such sets are recomputed
-by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference.  The fast path
+by the SVD decoder of :mod:`gctool.decode`, which stays gctool's reference; except when s <= d
+and every singular value is above ``100 cond(B) max(n, K) eps``: then B_F has full numerical
+rank beyond doubt (its smallest singular value is at least sigma_min(Qperp[S]) sigma_r(B), far
+above the decoder's rank cut-off and its band) and nothing is lost.  The fast path
 is used only when B (row-normalised) has condition number at most ``FAST_KAPPA`` on its
 numerical rank: N carries ``sigma^-2``, so its round-off grows like ``cond(B)^2 eps``, and an
 ill-conditioned B would make the lost error meaningless.  Batched solves never raise: a
@@ -70,7 +73,11 @@ class OptimalOracle(Oracle):
         self.N = (self.Q / self.sigma**2) @ self.Q.conj().T
         self.Qperp = sp.null_basis.T  # n x d, orthonormal complement of Q
         kappa = sp.kappa if r else 1.0
-        self.sig_kept = max(1e-6, 100 * kappa * max(sp.Bn.shape) * EPS)
+        #: a singular value of Qperp[S] this far above round-off keeps the decoder's numerical
+        #: rank of B_F exact (sigma_min(B_F) >= sigma_min(Qperp[S]) sigma_r(B), far above the
+        #: rank cut-off and its band): with s <= d such a set loses nothing
+        self.sig_full = 100 * kappa * max(sp.Bn.shape) * EPS
+        self.sig_kept = max(1e-6, self.sig_full)
         #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
@@ -127,7 +134,7 @@ class OptimalOracle(Oracle):
             from gctool.audit.kernels.optimal import HatErrors
 
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
-                                      self.sig_kept)
+                                      self.sig_kept, self.sig_full)
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -161,6 +168,9 @@ class OptimalOracle(Oracle):
         full[:, : min(s, d)] = sv[:, : min(s, d)]
         lost = full <= _SIG_LOST
         unsure = ((full < self.sig_kept) & ~lost).any(axis=1)
+        if s <= d:  # nothing is lost by the dimension count, and every singular value above
+            # sig_full proves that nothing is lost at all (the error is err_full)
+            unsure &= ~(sv[:, :s] >= self.sig_full).all(axis=1)
         # the s - d directions beyond d are lost by dimension count (exactly); a computed
         # singular value <= _SIG_LOST is an *accidental* loss that round-off cannot prove
         accidental = np.asarray((sv[:, : min(s, d)] <= _SIG_LOST).any(axis=1))

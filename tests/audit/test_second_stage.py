@@ -1,0 +1,145 @@
+"""The compiled walks decide their doubtful sets themselves (gctool.audit.kernels): the real
+screen runs the witness test on the sets below its threshold, the attack walk proves with a
+Householder QR that a set of s <= d stragglers loses nothing.  Every set they settle this way is
+checked here against exact rational arithmetic (tests/oracles.py), on the adversarial corpus,
+on codes built to have near-singular sets, and with the tolerance moved so that many sets fall
+below the screen's threshold."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pytest
+
+from gctool.audit import nullspace as ns
+from gctool.engine.enumeration import unrank_lex
+from gctool.model import GradientCode
+
+from corpus import TOL, adversarial_corpus, code_of
+from kernel_corpus import walk_codes
+from oracles import exact_lstsq_error
+
+
+def _near_singular(field: str = "real") -> tuple[str, GradientCode, int]:
+    """A code whose left null space N (d = s = 3) has N[:, 9] within 1e-8 of
+    N[:, 2] + N[:, 6]: the sets holding 2, 6 and 9 are decodable but very ill-conditioned."""
+    from scipy.linalg import null_space
+
+    rng = np.random.default_rng(4)
+    N = rng.standard_normal((3, 12))
+    if field == "complex":
+        N = N + 1j * rng.standard_normal((3, 12))
+    N[:, 9] = N[:, 2] + N[:, 6] + 1e-8 * rng.standard_normal(3)
+    return (f"near-singular-{field}", code_of(null_space(N), 3, field), 3)
+
+
+def _codes() -> list[tuple[str, GradientCode, int]]:
+    """The corpus codes whose sets verify walks: all n workers decode (else every set fails
+    and nothing is walked) and d >= s (else some set fails by the rank bound)."""
+    out = [(name, code_of(B, s, field), s) for name, B, s, field in adversarial_corpus()]
+    out += walk_codes() + [_near_singular(), _near_singular("complex")]
+    return [c for c in out if (r := ns.reduce_float(c[1], TOL)).consistent and r.d >= c[2]]
+
+
+CODES = _codes()
+
+
+def _pending(screen: object, n: int, s: int) -> set[int]:
+    """The ranks the compiled walk leaves to the numpy kernel (one walk over every set)."""
+    total = comb(n, s)
+    S = np.array(unrank_lex(n, s, np.array([0]))[0], dtype=np.int64)
+    pend = np.zeros(total + 1, dtype=np.int64)
+    done, npend = screen.walk(S, total, pend)[:2]  # type: ignore[attr-defined]
+    assert done == total
+    return {int(r) for r in pend[:npend]}
+
+
+def _tol_below(code: GradientCode, s: int, q: float) -> float:
+    """A tolerance whose screen threshold delta lies above a share q of the sets' bounds."""
+    S = unrank_lex(code.n, s, np.arange(comb(code.n, s)))
+    k = ns.FloatNullKernel(code, TOL, ns.reduce_float(code, TOL))
+    lb = k.evaluate_numpy(S).screen
+    target = float(np.quantile(lb[lb > 0], q)) if (lb > 0).any() else k.delta
+    return min(1e-3, TOL * (k.delta / target) ** 2)
+
+
+#: sets per code checked in exact arithmetic (the slow part): the weakest the walk settled
+EXACT = 12
+
+
+@pytest.mark.parametrize("name,code,s", CODES, ids=[c[0] for c in CODES])
+@pytest.mark.parametrize("q", [None, 0.3])
+def test_every_set_the_walk_settles_decodes_exactly(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                     code: GradientCode, s: int,
+                                                     q: float | None) -> None:
+    """A set the compiled walk does not leave pending is accepted (by its bound on sigma_min
+    or by the witness test): the numpy kernel accepts every one of them too, without the
+    direct decoder, and exact rational arithmetic confirms that the weakest of them (the
+    witnessed sets first) decode."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    tol = TOL if q is None else _tol_below(code, s, q)
+    kernel = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
+    kernel.chunk_size(s)
+    screen = kernel.compiled_screen
+    assert screen is not None and screen.wlim >= 0
+    n, total = code.n, comb(code.n, s)
+    settled = np.ones(total, dtype=bool)
+    settled[list(_pending(screen, n, s))] = False
+    S = unrank_lex(n, s, np.arange(total))
+    lb, _ = screen.sets(S)
+    numpy_ev = kernel.evaluate_numpy(S)
+    assert (numpy_ev.ok[settled] & ~numpy_ev.direct[settled]).all(), name
+    witnessed = settled & (lb < kernel.delta)
+    if q is not None and (lb < kernel.delta * 0.99).any():  # 70% of the bounds below delta
+        assert witnessed.any(), "no set was settled by the witness test"
+    limit = Fraction(tol) * code.k
+    T = code.targets()
+    ranks = np.flatnonzero(settled)
+    for r in ranks[np.argsort(lb[ranks], kind="stable")][:EXACT]:
+        F = tuple(i for i in range(n) if i not in set(S[r].tolist()))
+        assert exact_lstsq_error(np.asarray(code.B), F, T) <= limit, (name, S[r])
+
+
+def _attack_codes() -> list[tuple[str, GradientCode, int]]:
+    """Codes with s <= d and sets whose smallest singular value of Qperp[S] lies between the
+    QR proof's floor and the Gram test's margin."""
+    return [_near_singular(), _near_singular("complex")] + [
+        (name, code_of(B, s, field), s) for name, B, s, field in adversarial_corpus()]
+
+
+@pytest.mark.parametrize("name,code,s", _attack_codes(), ids=[c[0] for c in _attack_codes()])
+def test_attack_walk_proves_nothing_is_lost(monkeypatch: pytest.MonkeyPatch, name: str,
+                                            code: GradientCode, s: int) -> None:
+    """The attack walk's QR proof: every set it settles beyond the Gram test has exactly the
+    error of all n workers (exact rational arithmetic), and the numpy oracle gives the same
+    value."""
+    from gctool.audit.oracles import OptimalOracle
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    oracle = OptimalOracle(code)
+    d = oracle.Qperp.shape[1]
+    n = code.n
+    B, T = np.asarray(code.B), code.targets()
+    full = exact_lstsq_error(B, tuple(range(n)), T)
+    cleared = 0
+    for t in range(1, min(s, d) + 1):
+        if not oracle._uses_hat(t):
+            continue
+        oracle._plan(t)
+        err, pending = oracle.compiled.walk(n, t, 0, comb(n, t))
+        S = unrank_lex(n, t, np.arange(comb(n, t)))
+        A = oracle.Qperp[S]
+        G = A @ np.conj(np.swapaxes(A, 1, 2))
+        gram = np.linalg.eigvalsh(G)[:, 0] >= oracle.sig_kept ** 2 * (1 + 1e-6)
+        ref = OptimalOracle(code).errors(S)
+        for r in np.flatnonzero(~pending):
+            assert err[r] == pytest.approx(ref[r], rel=1e-9, abs=1e-20)
+            if gram[r]:
+                continue
+            cleared += 1
+            F = tuple(i for i in range(n) if i not in set(S[r].tolist()))
+            assert exact_lstsq_error(B, F, T) == full, (name, S[r])
+    if name.startswith("near-singular"):
+        assert cleared > 0
