@@ -47,8 +47,9 @@ def test_completion_filters_by_what_was_typed() -> None:
 
 
 def test_completion_install_lines_make_their_directory(runner: CliRunner) -> None:
-    lines = [line.strip() for line in runner.invoke(cli, ["completion", "--help"]).stdout
-             .split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines() if line.strip().startswith("mkdir")]
+    examples = (runner.invoke(cli, ["completion", "--help"]).stdout
+                .split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines())
+    lines = [line.strip() for line in examples if line.strip().startswith("mkdir")]
     assert len(lines) == 3
     for line in lines:
         target = line.split(" > ", 1)[1]
