@@ -265,9 +265,9 @@ class OracleKernel:
     def errors(self, S: np.ndarray) -> np.ndarray:
         return self._for(S.shape[1]).errors(S)
 
-    def _range(self, task: Task, n: int, s: int) -> np.ndarray | None:
+    def _range(self, task: Task, n: int, s: int, limit: float = np.inf) -> np.ndarray | None:
         walk = getattr(self._for(s), "errors_range", None)
-        return None if walk is None else walk(n, s, task[1], task[2])
+        return None if walk is None else walk(n, s, task[1], task[2], limit)
 
     def peak_range(self, task: Task, n: int, s: int) -> PeakSummary | None:
         """The worst set of a rank range walked by a compiled oracle (None: not compiled)."""
@@ -283,8 +283,9 @@ class OracleKernel:
         return out
 
     def exceed_range(self, task: Task, n: int, s: int, limit: float) -> ExceedSummary | None:
-        """The first set over ``limit`` of a rank range walked by a compiled oracle."""
-        err = self._range(task, n, s)
+        """The first set over ``limit`` of a rank range walked by a compiled oracle (the walk
+        stops there)."""
+        err = self._range(task, n, s, limit)
         if err is None:
             return None
         out = ExceedSummary(task[0], evaluated=err.size, checked=err.size)

@@ -426,6 +426,11 @@ def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -
             bad = np.flatnonzero(ref[2:] > limit)
             assert over is not None and over.fail_set == (
                 unrank_lex(n, s, np.array([2 + bad[0]]))[0].tolist() if bad.size else None)
+            # the walk stops at the first set over the limit (the rest is never computed)
+            assert over.evaluated == (bad[0] + 1 if bad.size else total - 2)
+            first = kernel.exceed_range((0, 2, total), n, s, -1.0)
+            assert first is not None and first.evaluated == 1
+            assert first.fail_set == unrank_lex(n, s, np.array([2]))[0].tolist()
 
 
 def test_small_verify_process_loads_neither_numba_nor_galois(tmp_path: Any) -> None:

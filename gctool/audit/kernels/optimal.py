@@ -145,8 +145,10 @@ def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: fl
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
-              floor: float) -> None:
-    """Errors of ``count`` sets from S in lexicographic order (S updated in place).
+              floor: float, limit: float) -> int:
+    """Errors of ``count`` sets from S in lexicographic order (S updated in place); stops
+    after the first set it settles with an error above ``limit`` (a threshold search needs no
+    more): returns how many sets it walked.
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
@@ -159,9 +161,11 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
         for k in range(count):
             err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
                                           w, H, tau, X, floor)
+            if not pending[k] and err[k] > limit:
+                return k + 1
             if k + 1 < count:
                 successor(S, n)
-        return
+        return count
     top = s - 1
     fresh = 0
     prefix_pd = False
@@ -196,12 +200,16 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
             else:
                 err[k], pending[k] = 0.0, True
             k += 1
+            if ok and err_full > limit:
+                S[top] = x
+                return k
         if xend < n:  # stopped inside this prefix
             S[top] = xend
             break
         S[top] = n - 1
         if k < count:
             fresh = min(fresh, max(successor(S, n), 0))
+    return count
 
 
 class HatErrors:
@@ -228,17 +236,19 @@ class HatErrors:
         with compile_notice("attack"):  # the sets' entry point compiles on its first use
             self.walk(self.Qperp.shape[0], s, 0, 1)
 
-    def walk(self, n: int, s: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """(errors, pending) of the sets with lexicographic ranks start..stop-1."""
+    def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """(errors, pending) of the sets with lexicographic ranks start..stop-1, or of those up
+        to the first one settled with an error above ``limit`` (then the last)."""
         from gctool.engine.enumeration import unrank_lex
 
         S = np.ascontiguousarray(unrank_lex(n, s, np.array([start]))[0], dtype=np.int64)
         count = stop - start
         err, pending = np.zeros(count), np.zeros(count, dtype=bool)
-        hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t, err,
-                  pending, *_scratch(s, self.Qperp, self.N, self.alpha), self.rowsq,
-                  self.floor)
-        return err, pending
+        walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
+                           err, pending, *_scratch(s, self.Qperp, self.N, self.alpha),
+                           self.rowsq, self.floor, float(limit))
+        return err[:walked], pending[:walked]
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(errors, pending) of the straggler sets S."""

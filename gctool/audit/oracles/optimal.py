@@ -181,15 +181,19 @@ class OptimalOracle(Oracle):
         GIL: ``--jobs`` runs in threads)?"""
         return self.compiled is not None and self._uses_hat(s) and s >= 1
 
-    def errors_range(self, n: int, s: int, start: int, stop: int) -> np.ndarray | None:
+    def errors_range(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
+                     ) -> np.ndarray | None:
         """Errors of the sets with lexicographic ranks start..stop-1, walked by the compiled
-        kernel (None when it is not planned for sets of size s: use :meth:`errors`)."""
+        kernel (None when it is not planned for sets of size s: use :meth:`errors`).  With a
+        ``limit``, the walk may stop after a set above it (a search for the first such set
+        needs no more): the errors then stop there, and the first above ``limit`` among them
+        is the first of the whole range."""
         if not self.walks_compiled(s):
             return None
         from gctool.engine.enumeration import unrank_lex
 
-        err, pending = self.compiled.walk(n, s, start, stop)
-        self.evaluations += stop - start
+        err, pending = self.compiled.walk(n, s, start, stop, limit)
+        self.evaluations += err.size
         if pending.any():  # the numpy route decides what the compiled walk does not settle
             rows = np.flatnonzero(pending)
             err[rows] = self._hat_chunk_numpy(unrank_lex(n, s, start + rows))
