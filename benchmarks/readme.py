@@ -38,10 +38,35 @@ def replace_section(text: str, name: str, section: str) -> str:
     return text.rstrip("\n") + "\n\n" + section + "\n"
 
 
+def replace_part(text: str, name: str, part: str, block: str) -> str:
+    """``text`` with part ``part`` of script ``name``'s section replaced by ``block``: the
+    section keeps one block per part (e.g. per machine), and drops anything else it held
+    (the "not recorded yet" line)."""
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    body = text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else ""
+    parts, rest = [], body
+    while (start := rest.find(f"<!-- begin {name} ")) >= 0:
+        head = rest[start:]
+        key = head[len(f"<!-- begin {name} "):].split(" -->", 1)[0]
+        close = f"<!-- end {name} {key} -->"
+        if close not in head:
+            break
+        parts.append((key, head.split(close, 1)[0] + close))
+        rest = head.split(close, 1)[1]
+    keys = [k for k, _ in parts]
+    blocks = dict(parts)
+    blocks[part] = block
+    if part not in keys:
+        keys.append(part)
+    inner = "\n\n".join(blocks[k] for k in keys)
+    return replace_section(text, name, f"{begin}\n{inner}\n{end}")
+
+
 @contextlib.contextmanager
-def section(script: str, readme: Path = README) -> Iterator[None]:
+def section(script: str, readme: Path = README, part: str | None = None) -> Iterator[None]:
     """Run the body; with ``--write-readme`` among the arguments (removed before the script
-    parses them), print as usual and also write what was printed to the script's section."""
+    parses them), print as usual and also write what was printed to the script's section
+    (with ``part``, to that part of it only: :func:`replace_part`)."""
     if FLAG not in sys.argv[1:]:
         yield
         return
@@ -60,5 +85,10 @@ def section(script: str, readme: Path = README) -> Iterator[None]:
 
     with contextlib.redirect_stdout(Tee()):
         yield
-    readme.write_text(replace_section(readme.read_text(encoding="utf-8"), name,
-                                      render(name, command, buf.getvalue())), encoding="utf-8")
+    text = readme.read_text(encoding="utf-8")
+    if part is None:
+        text = replace_section(text, name, render(name, command, buf.getvalue()))
+    else:
+        text = replace_part(text, name, part,
+                            render(f"{name} {part}", command, buf.getvalue()))
+    readme.write_text(text, encoding="utf-8")

@@ -47,7 +47,27 @@ def test_every_script_writes_its_own_section() -> None:
     scripts = sorted(p for p in BENCH.glob("*.py") if p.name != "readme.py")
     assert scripts
     for script in scripts:
-        assert "with readme.section(__file__):" in script.read_text(), script.name
+        assert re.search(r"with readme\.section\(__file__(, part=.+)?\):", script.read_text()), \
+            script.name
         for marker in (f"<!-- begin {script.name} -->", f"<!-- end {script.name} -->"):
             assert page.count(marker) == 1, (script.name, marker)
     assert not re.search(r"\b\d{1,2}:\d{2}\b|UTC|load average", page)  # no timestamps
+
+
+def test_a_part_of_a_section_is_replaced_alone(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script with one table per machine (``part``) replaces its own machine's block and
+    keeps the others'; the placeholder goes."""
+    readme = _readme_module()
+    page = tmp_path / "README.md"
+    page.write_text("<!-- begin s.py -->\nNot recorded yet.\n<!-- end s.py -->\n\n"
+                    "<!-- begin t.py -->\nother\n<!-- end t.py -->\n")
+    for part, figure in (("2 cores", "1.9x"), ("16 cores", "12x"), ("2 cores", "1.95x")):
+        monkeypatch.setattr(sys, "argv", ["s.py", "--write-readme"])
+        with readme.section(str(tmp_path / "s.py"), readme=page, part=part):
+            print(f"speed-up {figure}")
+    text = page.read_text()
+    assert "Not recorded yet" not in text and "other" in text
+    assert "1.9x" not in text and "1.95x" in text and "12x" in text
+    assert text.index("1.95x") < text.index("12x")  # the first machine's block stays first
+    assert text.count("<!-- begin s.py -->") == 1 and text.count("<!-- begin s.py 2 cores -->") == 1

@@ -1,0 +1,269 @@
+"""Scaling of the exhaustive audits over cores and over a Dask cluster, in one run.
+
+Cases (``--method exhaustive``, every set, no symmetry reduction, the work budget raised):
+
+* ``verify`` real cyclic n=48 s=6 (12.3 M sets), GF(2^6) cyclic-MDS n=63 s=6 (68 M sets) and
+  complex cyclic n=48 s=6;
+* ``attack -s 6`` and ``attack --threshold`` (epsilon 0) on real cyclic n=40;
+* each for ``--jobs`` 1, 2, 4, ... up to the machine's cores, then on a warm local Dask
+  cluster (one single-threaded worker process per core, started once, each case run once on it
+  before it is timed);
+* the per-set CPU cost of ``verify`` real cyclic n=64 s=7 (621 M sets) against n=40 s=6, both
+  with every core.
+
+Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
+time of the whole run (this process's threads and, for Dask, the workers' processes) and the
+share of it spent in the caller's thread (the serial part: reductions, the fold, reports).
+Every run's report is checked to equal the ``--jobs 1`` one (timings aside).  BLAS runs
+single-threaded, as the CLI does.
+
+Targets (issue: every core and every worker): 2 cores: verify n=48 ``--jobs 2`` >= 1.85x and
+attack -s 6 n=40 >= 1.8x; 16 cores: >= 12x for verify and attack, warm Dask >= 10x one local
+thread; per-set cost of n=64 s=7 at most 2x that of n=40 s=6.
+
+Run:  .venv/bin/python benchmarks/bench_scaling.py [--quick] [--no-dask] [--write-readme]
+(``--quick``: small codes, the compiled kernels forced, an in-process Dask cluster: a smoke
+test of a few seconds).  The README keeps one table per machine (by core count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
+
+from gctool._threads import pin_blas_threads
+
+pin_blas_threads()  # before numpy: as the CLI
+os.environ["GCTOOL_MAX_WORK"] = "1e15"
+
+import readme  # noqa: E402
+
+
+@dataclass
+class Case:
+    label: str
+    sets: int
+    make: Callable[[], Any]  # the code
+    run: Callable[[Any, dict[str, Any]], Any]  # (code, executor options) -> report
+    code: Any = None
+
+
+@dataclass
+class Row:
+    executor: str
+    wall: float
+    cpu: float
+    caller: float
+    speedup: float = 1.0
+
+
+@dataclass
+class Result:
+    case: Case
+    rows: list[Row] = field(default_factory=list)
+
+
+def _verify(s: int) -> Callable[[Any, dict[str, Any]], Any]:
+    from gctool.audit.verify import verify
+
+    return lambda code, ex: verify(code, s, method="exhaustive", max_sets=10**13, **ex)
+
+
+def _attack(s: int) -> Callable[[Any, dict[str, Any]], Any]:
+    from gctool.audit.attack import attack
+
+    return lambda code, ex: attack(code, s, method="exhaustive", max_sets=10**13,
+                                   symmetry=False, **ex)
+
+
+def _threshold() -> Callable[[Any, dict[str, Any]], Any]:
+    from gctool.audit.attack import threshold
+
+    return lambda code, ex: threshold(code, 0.0, method="exhaustive", max_sets=10**13,
+                                      symmetry=False, **ex)
+
+
+def _design(scheme: str, n: int, s: int, **kw: Any) -> Callable[[], Any]:
+    def make() -> Any:
+        from gctool.codes import design
+
+        return design(scheme, n=n, s=s, **kw)
+
+    return make
+
+
+def cases(quick: bool) -> tuple[list[Case], tuple[Case, Case]]:
+    """The cases, and the pair whose per-set costs are compared (small, large)."""
+    if quick:
+        n, s, gf, an = 24, 4, ("GF(2^5)", 31, 4), 24
+        pair = ((20, 3), (24, 4))
+    else:
+        n, s, gf, an = 48, 6, ("GF(2^6)", 63, 6), 40
+        pair = ((40, 6), (64, 7))
+    field_, gn, gs = gf
+    out = [
+        Case(f"verify real cyclic n={n} s={s}", comb(n, s),
+             _design("cyclic", n, s, seed=1), _verify(s)),
+        Case(f"verify {field_} cyclic-mds n={gn} s={gs}", comb(gn, gs),
+             _design("cyclic-mds", gn, gs, field=field_), _verify(gs)),
+        Case(f"verify complex cyclic n={n} s={s}", comb(n, s),
+             _design("cyclic", n, s, seed=1, field="complex"), _verify(s)),
+        Case(f"attack -s {s} real cyclic n={an}", comb(an, s),
+             _design("cyclic", an, s, seed=1), _attack(s)),
+        Case(f"attack --threshold real cyclic n={an} s={s}", 0,
+             _design("cyclic", an, s, seed=1), _threshold()),
+    ]
+    per = tuple(Case(f"verify real cyclic n={a} s={b}", comb(a, b),
+                     _design("cyclic", a, b, seed=1), _verify(b)) for a, b in pair)
+    return out, (per[0], per[1])
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _worker_cpu() -> float:  # runs on a Dask worker
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _same(report: Any) -> Any:
+    d = report.to_dict()
+    for k in ("elapsed_s", "jobs", "estimate", "executor"):
+        d.pop(k, None)
+    return d
+
+
+def measure(case: Case, executor: str, options: dict[str, Any], client: Any = None,
+            reps: int = 1) -> tuple[Row, Any]:
+    """Best of ``reps`` runs (by wall time), and the last report."""
+    best, report = None, None
+    for _ in range(reps):
+        remote = sum(client.run(_worker_cpu).values()) if client is not None else 0.0
+        c0, t0, w0 = _cpu(), time.thread_time(), time.perf_counter()
+        report = case.run(case.code, options)
+        wall = time.perf_counter() - w0
+        caller, cpu = time.thread_time() - t0, _cpu() - c0
+        if client is not None:
+            cpu += sum(client.run(_worker_cpu).values()) - remote
+        row = Row(executor, wall, cpu, caller)
+        if best is None or row.wall < best.wall:
+            best = row
+    assert best is not None
+    return best, report
+
+
+def job_counts(cores: int) -> list[int]:
+    out, j = [], 1
+    while j < cores:
+        out.append(j)
+        j *= 2
+    return [*out, cores]
+
+
+@contextmanager
+def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
+    """A local Dask cluster (worker processes on loopback, or threads of this process) and a
+    client of it, closed afterwards."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    where = {"host": "127.0.0.1"} if processes else {}  # else in-process (no network)
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                      dashboard_address=None, **where) as lc, \
+            Client(lc, set_as_default=False) as client:
+        yield lc.scheduler_address, client
+
+
+def run_case(case: Case, jobs: list[int], dask: tuple[str, Any] | None, workers: int,
+             processes: bool) -> Result:
+    from gctool.audit.distributed import DaskRunner
+
+    case.code = case.make()
+    case.run(case.code, {"jobs": jobs[-1]})  # warm: kernels compiled or loaded
+    out = Result(case)
+    ref = None
+    for j in jobs:
+        probe, report = measure(case, f"--jobs {j}", {"jobs": j})
+        reps = 2 if probe.wall < 3 else 1
+        row = probe if reps == 1 else min(
+            probe, measure(case, f"--jobs {j}", {"jobs": j}, reps=1)[0], key=lambda r: r.wall)
+        if ref is None:
+            ref = _same(report)
+        assert _same(report) == ref, f"{case.label}: --jobs {j} differs from --jobs 1"
+        out.rows.append(row)
+    if dask is not None:
+        address, client = dask
+        runner = DaskRunner(scheduler=address, key=case.label)
+        case.run(case.code, {"runner": runner})  # warm: the workers load the kernels
+        row, report = measure(case, f"dask {workers}", {"runner": runner},
+                              client if processes else None)
+        assert _same(report) == ref, f"{case.label}: Dask differs from --jobs 1"
+        out.rows.append(row)
+    for row in out.rows:
+        row.speedup = out.rows[0].wall / row.wall
+    return out
+
+
+def per_set(case: Case, jobs: int, warm: bool = True) -> float:
+    """CPU seconds per set of one run with ``jobs`` (after a first one, unless the kernel is
+    warm already)."""
+    case.code = case.make()
+    if warm:
+        case.run(case.code, {"jobs": jobs})
+    row, _ = measure(case, f"--jobs {jobs}", {"jobs": jobs})
+    return row.cpu / case.sets
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small codes (a smoke test)")
+    ap.add_argument("--no-dask", action="store_true", help="local threads only")
+    args = ap.parse_args()
+    if args.quick:
+        os.environ["GCTOOL_COMPILED"] = "1"  # the compiled walks, whatever the size
+    cores = os.cpu_count() or 1
+    jobs = job_counts(cores)
+    todo, (small, large) = cases(args.quick)
+    processes = not args.quick
+    results = []
+    with (cluster(cores, processes) if not args.no_dask else _none()) as dask:
+        for case in todo:
+            results.append(run_case(case, jobs, dask, cores, processes))
+    small_ns = per_set(small, cores) * 1e9
+    large_ns = per_set(large, cores, warm=False) * 1e9  # the same kernel as small's
+    py = ".".join(map(str, sys.version_info[:3]))
+    print(f"{cores} cores, Python {py}, wall of the library call, best of 2 under 3 s")
+    print()
+    print("| case | sets | run | wall s | speed-up | CPU s | caller's thread |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for res in results:
+        sets = f"{res.case.sets:,}" if res.case.sets else "-"
+        for i, r in enumerate(res.rows):
+            print(f"| {res.case.label if i == 0 else ''} | {sets if i == 0 else ''} "
+                  f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.cpu:.2f} "
+                  f"| {r.caller / max(r.cpu, 1e-9):.0%} |")
+    print()
+    print(f"per-set CPU, --jobs {cores}: {large.label} {large_ns:.0f} ns, {small.label} "
+          f"{small_ns:.0f} ns: {large_ns / small_ns:.2f}x (target <= 2x)")
+
+
+@contextmanager
+def _none() -> Iterator[None]:
+    yield None
+
+
+if __name__ == "__main__":
+    with readme.section(__file__, part=f"{os.cpu_count()} cores"):
+        main()

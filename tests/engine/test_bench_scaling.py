@@ -1,0 +1,33 @@
+"""benchmarks/bench_scaling.py at small sizes (``--quick``): every case runs with every
+``--jobs`` and on an in-process Dask cluster, each report equal to the one of ``--jobs 1``
+(the script asserts it), and the table is printed; its real figures need a quiet machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "bench_scaling.py"
+
+
+def test_the_scaling_benchmark_runs_quick() -> None:
+    run = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True,
+                         text=True, timeout=300, check=False, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    cores = os.cpu_count() or 1
+    assert f"{cores} cores" in out
+    for case in ("verify real cyclic n=24 s=4", "verify GF(2^5) cyclic-mds n=31 s=4",
+                 "verify complex cyclic n=24 s=4", "attack -s 4 real cyclic n=24",
+                 "attack --threshold real cyclic n=24"):
+        assert f"| {case}" in out, case
+    rows = [line for line in out.splitlines() if line.startswith("|") and "x |" in line]
+    jobs = [2**i for i in range(cores.bit_length()) if 2**i < cores] + [cores]
+    assert len(rows) == 5 * (len(jobs) + 1)  # every --jobs and Dask, for each case
+    for j in jobs:
+        assert sum(f"| --jobs {j} |" in line for line in rows) == 5
+    assert sum("| dask" in line for line in rows) == 5
+    assert "per-set CPU" in out and "target <= 2x" in out
