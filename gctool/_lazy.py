@@ -1,6 +1,6 @@
 """``numpy`` imported on first use, for the modules the CLI loads to list schemes.
 
-Every scheme module carries its metadata (:class:`gctool.registry.info.SchemeInfo`) next to its
+Every scheme module carries its family's metadata (:class:`gctool.family.Family`) next to its
 ``build``, so ``gctool --help``, ``gctool design --help`` and TAB completion import all of them.
 They write ``from gctool._lazy import numpy as np``: ``np`` is a module object whose first
 attribute access imports numpy (later accesses are plain attribute look-ups), and to mypy it is

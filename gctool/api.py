@@ -1,13 +1,11 @@
 """The public audit API: one function per audit command, returning the report that the command
 prints (``report.to_dict()`` is its ``--json`` output).
 
-Each function looks at the code's scheme in the registry (:mod:`gctool.registry`).  A
-scheme whose family has its own audit declares it as a capability hook on its
-:class:`~gctool.registry.info.SchemeInfo` (``verifier``, ``attacker``, ``bounder``, ``profiler``;
-signatures in :data:`gctool.registry.info.HOOKS`): sequential schedules (``sr-sgc``, ``m-sgc``),
-CodedReduce trees, BCC and encoded frames.  Every other code goes to the matrix-code engines
-(:func:`gctool.audit.verify`, :func:`gctool.audit.attack.attack`, ...).  Level profiles of
-nested codes (``profile=``/``level_counts=``) go to the scheme's ``profiler`` hook.
+Each function hands one request record (:mod:`gctool.request`) to the family of the code's
+scheme (:func:`gctool.family.family_of`): the matrix-code audits by default
+(:func:`gctool.audit.verify`, :func:`gctool.audit.attack.attack`, ...), the family's own where
+it has one (sequential schedules, CodedReduce trees, BCC, encoded frames; level profiles of
+nested codes).
 
 The CLI calls exactly these functions, so a pipeline that imports gctool gets the answers the
 command line gives::
@@ -19,93 +17,23 @@ command line gives::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
+from gctool.family import Family, family_of
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
+from gctool.request import (
+    AttackRequest,
+    BoundRequest,
+    ProfileRequest,
+    Progress,
+    VerifyRequest,
+)
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
-
-#: progress callback ``(done, total)`` of the long audits
-Progress = Callable[[int, int], None]
-
-
-
-@dataclass(frozen=True)
-class VerifyRequest:
-    """What ``gctool.verify`` was asked, handed to a scheme's ``verifier`` hook."""
-
-    s: int | None = None
-    method: str = "auto"
-    kernel: str = "auto"
-    jobs: int | None = 1
-    sample: int | None = None
-    seed: int | None = None
-    exact: bool = False
-    tol: float = DEFAULT_TOL
-    #: None: the audit's own default budget
-    max_sets: int | None = None
-    progress: Progress | None = field(default=None, compare=False)
-    #: where the enumeration runs: None = ``jobs`` local processes, or a
-    #: :class:`gctool.audit.distributed.DaskRunner`
-    runner: Any = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class AttackRequest:
-    """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to an ``attacker``
-    hook.  ``mode`` is ``"worst"`` (``s`` stragglers), ``"set"`` (one ``straggler_set``),
-    ``"threshold"`` (at ``epsilon``) or ``"curve"`` (``s`` = the largest s, None: the audit's
-    default; or only the given ``sizes``); ``options`` are the
-    :class:`~gctool.audit.attack.AttackOptions` (decoder, method, max_sets, ..., progress)."""
-
-    mode: str
-    options: AttackOptions
-    s: int | None = None
-    straggler_set: tuple[int, ...] | None = None
-    epsilon: float = 0.0
-    sizes: Sequence[int] | None = None
-
-    @property
-    def progress(self) -> Progress | None:
-        return self.options.progress
-
-
-@dataclass(frozen=True)
-class ProfileRequest:
-    """What ``gctool.verify``/``gctool.attack`` were asked about level profiles of a nested
-    code, handed to a ``profiler`` hook: the ``command`` (``"verify"`` judges, ``"attack"``
-    reports), one realised ``profile`` or the level ``counts`` of every profile (exactly one of
-    them), and attack's ``normalize``."""
-
-    command: str
-    profile: tuple[int, ...] | None = None
-    counts: tuple[int, ...] | None = None
-    normalize: str = "none"
-
-
-@dataclass(frozen=True)
-class BoundRequest:
-    """What ``gctool.bound`` was asked about a code, handed to a ``bounder`` hook."""
-
-    s: int | None = None
-    d: int | None = None
-    epsilon: float | None = None
-    #: communication and compute model of CodedReduce's time per round
-    #: (:class:`gctool.sim.network.Link`, :class:`gctool.sim.delays.DelayModel`)
-    link: Any = None
-    delay: Any = None
-
-
-def _hook(code: GradientCode, name: str) -> Any:
-    from gctool.registry import capability
-
-    return capability(code.scheme, name)
-
 
 def _kw(**values: Any) -> dict[str, Any]:
     """The keyword arguments that were given (None = the callee's default)."""
@@ -153,15 +81,15 @@ def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  #
                               **_kw(max_sets=max_sets))
     request = VerifyRequest(s, method, kernel, jobs, sample, seed, exact, tol, max_sets,
                             progress, runner)
-    hook = _hook(code, "verifier")
-    if hook is not None and precision is not None:
+    family = family_of(code)
+    if precision is not None and type(family).verify is not Family.verify:
         raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, not "
                            f"to scheme {code.scheme!r}", param="precision")
     if precision is not None:
         from gctool.precision import check_budget
 
         check_budget(code, s, jobs=jobs or 0)
-    report = (hook or matrix_verify)(code, request)
+    report = family.verify(code, request)
     if precision is not None:
         _precision(code, report, precision, max_error, tol, seed, progress, jobs)
     apply_gates(report, max_condition, strict)
@@ -189,16 +117,6 @@ def _precision(code: GradientCode, report: Any, precision: str, max_error: float
         getattr(report, "warnings", report.notes).append(text)
 
 
-def matrix_verify(code: GradientCode, request: VerifyRequest) -> Any:
-    """The verify of the encoding matrix itself (:func:`gctool.audit.verify`)."""
-    from gctool.audit.verify import verify as run
-
-    r = request
-    return run(code, r.s, tol=r.tol, progress=r.progress, method=r.method, kernel=r.kernel,
-               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact, runner=r.runner,
-               **_kw(max_sets=r.max_sets))
-
-
 # -- attack, threshold, curve -----------------------------------------------------------------
 def _options(options: AttackOptions | None, changes: dict[str, Any]) -> AttackOptions:
     from gctool.audit.attack import AttackOptions
@@ -219,7 +137,7 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     ``runner``: the executor of the exhaustive enumeration, None for ``jobs`` local processes or
     a :class:`gctool.audit.distributed.DaskRunner`); keywords change single options
     (``gctool.attack(code, 3, method="bnb")``).
-    ``straggler_set`` audits one set (schemes with an attacker hook, e.g. encoded frames);
+    ``straggler_set`` audits one set (families that audit one set: encoded frames);
     ``profile``/``level_counts`` decode level profiles of a nested code.  ``precision`` and
     ``max_error`` add the proved error bound in that format at the same s, as in
     :func:`verify` (``report.precision``; a bound above ``max_error`` makes the report fail).
@@ -229,7 +147,7 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     if precision is not None:
         _refuse("precision", straggler_set=straggler_set, profile=profile,
                 level_counts=level_counts)
-        if _hook(code, "attacker") is not None:
+        if type(family_of(code)).attack is not Family.attack:
             raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, "
                                f"not to scheme {code.scheme!r}", param="precision")
         from gctool.precision import check_budget
@@ -278,27 +196,7 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
 
 
 def _attack(code: GradientCode, request: AttackRequest) -> Any:
-    hook = _hook(code, "attacker")
-    if hook is not None:
-        return hook(code, request)
-    if request.mode == "set":
-        raise InvalidInput(f"the audit of one straggler set is not available for scheme "
-                           f"{code.scheme!r} (it is for encoded frames)")
-    return matrix_attack(code, request)
-
-
-def matrix_attack(code: GradientCode, request: AttackRequest) -> Any:
-    """The attack of the encoding matrix itself (:mod:`gctool.audit.attack`)."""
-    from gctool.audit.attack import attack as worst
-    from gctool.audit.attack import curve as worst_curve
-    from gctool.audit.attack import threshold as least
-
-    if request.mode == "threshold":
-        return least(code, request.epsilon, request.options)
-    if request.mode == "curve":
-        return worst_curve(code, request.s, request.options, sizes=request.sizes)
-    s = code.s if request.s is None else request.s
-    return worst(code, s, request.options)
+    return family_of(code).attack(code, request)
 
 
 # -- bound ------------------------------------------------------------------------------------
@@ -306,24 +204,18 @@ def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | No
           s: int | None = None, m: int | None = None, d: int | None = None,
           epsilon: float | None = None, link: Any = None, delay: Any = None) -> Any:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
-    report of ``gctool bound``.  Schemes with a ``bounder`` hook (sequential schedules,
-    CodedReduce, BCC, encoded frames) report their own bounds.  ``link``/``delay``: the
+    report of ``gctool bound``.  Families with bounds of their own (sequential schedules,
+    CodedReduce, BCC, encoded frames) report those.  ``link``/``delay``: the
     communication and compute model of CodedReduce's time per round (CodedReduce only)."""
-    from gctool.bounds import bounds
-
-    timed = link is not None or delay is not None
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
-        hook = _hook(code, "bounder")
-        if hook is not None:
-            report = hook(code, BoundRequest(s, d, epsilon, link, delay))
-            if timed and getattr(report, "kind", None) != "tree":
-                raise InvalidInput("--link and --delay apply to CodedReduce files only")
-            return report
-    if timed:
+        return family_of(code).bound(code, BoundRequest(s, d, epsilon, link, delay))
+    if link is not None or delay is not None:
         raise InvalidInput("--link and --delay apply to CodedReduce files only")
-    return bounds(code, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon)
+    from gctool.bounds import bounds
+
+    return bounds(None, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon)
 
 
 # -- level profiles ---------------------------------------------------------------------------
@@ -331,10 +223,8 @@ def _profile(code: GradientCode, command: str, profile: Sequence[int] | None,
              counts: Sequence[int] | None, normalize: str) -> Any:
     if profile is not None and counts is not None:
         raise InvalidInput("a level profile and level counts exclude each other")
-    hook = _hook(code, "profiler")
-    if hook is None:
-        raise InvalidInput(f"not a nested code: scheme {code.scheme!r} has no level profiles")
-    return hook(code, ProfileRequest(command, _levels(profile), _levels(counts), normalize))
+    return family_of(code).profile(code, ProfileRequest(command, _levels(profile),
+                                                        _levels(counts), normalize))
 
 
 def _levels(values: Sequence[int] | None) -> tuple[int, ...] | None:
@@ -349,4 +239,4 @@ def _refuse(what: str, **given: Any) -> None:
 
 
 __all__ = ["AttackRequest", "BoundRequest", "ProfileRequest", "VerifyRequest", "attack",
-           "bound", "curve", "matrix_attack", "matrix_verify", "threshold", "verify"]
+           "bound", "curve", "threshold", "verify"]

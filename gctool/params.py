@@ -1,6 +1,6 @@
 """The schema of ``params`` in a code file, checked when the file is read.
 
-Each scheme declares its own keys next to its ``build`` (``SchemeInfo.file_params``,
+Each scheme declares its own keys next to its ``build`` (``Family.file_params``,
 ``required_params`` and ``check_params``, built from the checks defined here); this module
 holds the checks, the keys every scheme may record and :func:`validate`.
 
@@ -129,17 +129,17 @@ def _check_keys(params: Mapping[str, Any], schema: Mapping[str, Check], prefix: 
 
 def validate(scheme: str, params: Mapping[str, Any], n: int, k: int) -> None:
     """Raise :class:`CodeFileError` unless ``params`` fits the schema of ``scheme``: the
-    :data:`COMMON` keys and the scheme's own ``SchemeInfo.file_params``, its
+    :data:`COMMON` keys and the scheme's own ``Family.file_params``, its
     ``required_params`` and its cross-field rule ``check_params`` (a scheme gctool does not
     know is checked for the common keys only)."""
     from gctool.registry import SCHEMES
 
-    info = SCHEMES.get(scheme)
+    family = SCHEMES.get(scheme)
     dims = {"n": n, "k": k}
-    required = () if info is None else info.required_params
+    required = () if family is None else family.required_params
     missing = [f"params.{key}" for key in required if key not in params]
     if missing:
         raise CodeFileError(f"a {scheme} file needs {', '.join(missing)}")
-    _check_keys(params, {**COMMON, **({} if info is None else info.file_params)}, "", dims)
-    if info is not None and info.check_params is not None:
-        info.check_params(params, n, k)
+    _check_keys(params, {**COMMON, **({} if family is None else family.file_params)}, "", dims)
+    if family is not None and family.check_params is not None:
+        family.check_params(params, n, k)

@@ -2,6 +2,7 @@
 
 * The worked examples of the reference: Tandon's CRC (§1.2), the cyclic-MDS code over GF(7)
   (§2.1) and Halbawi's RS code over R (§2.2).
+* A small file of every registered scheme (:data:`SMALL`, :func:`code_file`).
 * The adversarial real and complex corpus: badly scaled, near-proportional, near-cyclic, huge
   and tiny codes, with their truth from exact rational brute force (tests/oracles.py: the
   exact least-squares error on the binary floating-point entries, one straggler set at a time)
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,3 +88,49 @@ def adversarial_corpus() -> list[tuple[str, np.ndarray, int, str]]:
             ("near-cyclic", near_cyclic, 2, "real"),
             ("mixed-scales", mixed, 2, "real"),
             ("complex-scaled", cplx, 2, "complex")]
+
+
+# -- a small file of every registered scheme -----------------------------------------------
+#: a small instance of every registered scheme: design() keywords (kron: two frc files)
+SMALL: dict[str, dict[str, Any]] = {
+    "frc": dict(n=6, s=2),
+    "cyclic": dict(n=6, s=2),
+    "uncoded": dict(n=4),
+    "cyclic-mds": dict(n=6, s=2, field="GF(7)"),
+    "rs": dict(n=5, s=1, nodes="integers"),
+    "comm": dict(n=4, s=1, m=2),
+    "ye-abbe": dict(n=5, s=1, m=2),
+    "tandon-partial": dict(n=5, s=1, partitions=3),
+    "is-fr": dict(n=6, s=1),
+    "is-cr": dict(n=6, s=1),
+    "is-hr": dict(n=6, groups=2, within=2, across=1),
+    "bibd": dict(design="fano"),
+    "expander": dict(graph="petersen", s=2),
+    "graph": dict(graph="cycle", vertices=7),
+    "bgc": dict(n=8, d=3),
+    "sbc": dict(n=8, communities=2, p_in=0.8, p_out=0.1),
+    "soft-bibd": dict(n=7, d=3),
+    "kron": {},
+    "hetero": dict(p=[0.1, 0.2, 0.5, 0.3], load=2),
+    "nested": dict(n=6, levels=[1, 3]),
+    "sr-sgc": dict(n=6, burst=1, window=3, lam=3),
+    "m-sgc": dict(n=6, burst=1, window=3, lam=3),
+    "coded-reduce": dict(fanout=3, depth=2, tolerance=[1]),
+    "bcc": dict(n=8),
+    "encoded": dict(frame="paley", workers=6, s=1),
+}
+
+
+def code_file(tmp_path: Path, scheme: str, **overrides: Any) -> Path:
+    """A file of a small instance of ``scheme`` (:data:`SMALL`, seed 1) in ``tmp_path``."""
+    import gctool
+
+    params = {**SMALL[scheme], **overrides}
+    if scheme == "kron":
+        for name, kw in (("file1", dict(n=4, s=1)), ("file2", dict(n=3, s=2))):
+            path = tmp_path / f"{name}.json"
+            gctool.write_code(gctool.design("frc", seed=1, **kw), path)
+            params[name] = str(path)
+    path = tmp_path / f"{scheme}.json"
+    gctool.write_code(gctool.design(scheme, seed=1, **params), path)
+    return path

@@ -1,6 +1,7 @@
-"""``verify``, ``attack`` and ``bound`` of encoded-optimization frames (scheme ``encoded``): the
-scheme's capability hooks, the frame verifier (epsilon < 1 for every set of s stragglers) and
-the bounds of Karakus et al., all on the spectra of :mod:`gctool.audit.spectrum`."""
+"""``verify`` and ``bound`` of encoded-optimization frames (scheme ``encoded``, whose family
+:class:`gctool.codes.encoded.EncodedFamily` calls them): the frame verifier (epsilon < 1 for
+every set of s stragglers) and the bounds of Karakus et al., all on the spectra of
+:mod:`gctool.audit.spectrum`."""
 
 from __future__ import annotations
 
@@ -17,19 +18,15 @@ from gctool.audit.spectrum import (
     SpectrumReport,
     frame_matrix,
     kappa,
-    set_spectrum,
-    spectrum_curve,
     worst_spectrum,
 )
 from gctool.engine.enumeration import count_sets
-from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
 
 if TYPE_CHECKING:
-    from gctool.api import AttackRequest, BoundRequest, VerifyRequest
     from gctool.engine.sweep import Runner
 
 
@@ -172,55 +169,3 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
                                                else "the worst epsilon is within float64 "
                                                "round-off of 1"))
     return rep
-
-
-# -- capability hooks of the ``encoded`` scheme (called by gctool.api) -------------------------
-#: attack options of matrix codes that mean nothing for a frame, with their neutral values
-_NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
-                   "p": None, "symmetry": True, "require": None}
-
-
-def verify_hook(code: GradientCode, request: VerifyRequest) -> SpectrumReport:
-    """``verifier`` hook: :func:`verify_frame`, on the request's executor (``jobs`` local
-    processes or ``runner``)."""
-    return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
-                        progress=request.progress,
-                        max_sets=request.max_sets or DEFAULT_MAX_SETS, jobs=request.jobs,
-                        runner=request.runner)
-
-
-def attack_hook(code: GradientCode, request: AttackRequest) -> Report:
-    """``attacker`` hook: one set's spectrum, the worst spectrum of s stragglers (exhaustive
-    within ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s;
-    the enumerations run on the options' executor (``jobs`` local processes or ``runner``)."""
-    from math import comb
-
-    mode = request.mode
-    if mode == "threshold":
-        raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
-                           "one straggler set)")
-    opts = request.options
-    for name, neutral in _NOT_FOR_FRAMES.items():
-        value = opts.required if name == "require" else getattr(opts, name)
-        if (value is not None) if neutral is None else value != neutral:
-            raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
-                               "a curve or one straggler set)")
-    method = opts.method
-    if method not in ("auto", "exhaustive"):
-        raise InvalidInput("encoded frames take method auto or exhaustive")
-    max_sets, seed, samples = opts.max_sets, opts.seed, opts.samples
-    if mode == "set":
-        return set_spectrum(code, list(request.straggler_set or ()))
-    if mode == "curve":
-        return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples, seed=seed,
-                              progress=request.progress, sizes=request.sizes, jobs=opts.jobs,
-                              runner=opts.runner)
-    s = code.s if request.s is None else request.s
-    sample = samples if method == "auto" and comb(code.n, s) > max_sets else None
-    return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                          progress=request.progress, jobs=opts.jobs, runner=opts.runner)
-
-
-def bound_hook(code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
-    """``bounder`` hook: :func:`encoded_bound`."""
-    return encoded_bound(code, request.s)

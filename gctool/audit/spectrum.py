@@ -1,6 +1,6 @@
 """Spectral audit of encoded-optimization frames (scheme ``encoded``, :mod:`gctool.codes.encoded`):
 the spectrum of one straggler set, the worst over s stragglers and the curve over s
-(``verify``, ``bound`` and the scheme's hooks on top of them: :mod:`gctool.audit.frames`).
+(``verify`` and ``bound`` on top of them: :mod:`gctool.audit.frames`).
 
 For a straggler set with survivors F, the audited matrix is ``M_F = (k/|F|) S_F^T S_F``
 (= S_F^T S_F / (beta eta) with beta = n/k, eta = |F|/n; mean eigenvalue 1 for unit-norm rows),
@@ -34,8 +34,8 @@ import numpy as np
 
 from gctool.audit.checks import check_budget, check_s, curve_sizes
 from gctool.audit.outcome import WorstOutcome
-from gctool.codes.encoded import Analysis, epsilon_of
-from gctool.codes.encoded import epsilon_upper_bound as epsilon_upper_bound  # re-exported
+from gctool.codes.frame_spectra import Analysis, epsilon_of
+from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.errors import InvalidInput, SearchInterrupted
@@ -88,7 +88,7 @@ def kappa(eps: float) -> float | None:
 
 @dataclass
 class Frame:
-    """A frame S with its analysis (:class:`~gctool.codes.encoded.Analysis`: G = S^T S and its
+    """A frame S with its analysis (:class:`~gctool.codes.frame_spectra.Analysis`: G = S^T S and its
     eigenvalues, on demand the row Gram of the upper bound), shared by every straggler size
     of one audit."""
 

@@ -13,13 +13,13 @@ One home for every bound that applies to matrix codes:
 * :mod:`~gctool.bounds.closed_forms` -- exact worst-case errors of structures (uniform Gram,
   rank-one blocks, cycle graphs), also shown by ``attack``.
 
-Bounds of one scheme family come through the registry's capability hooks, as every other
+Bounds of one scheme family come from its :class:`~gctool.family.Family`, as every other
 scheme-specific behaviour does: a family's rows for the approximate table
-(``SchemeInfo.closed_forms``: ``hetero``, ``kron``), the name and source of the symmetric
-spectral bound (``symmetric_spectral_bound``: ``expander``), its straggling probabilities
-(``probabilities_param``), and a whole report of its own for schemes that are not matrix
-codes (``bounder``: the sequential schedules, CodedReduce and BCC in
-:mod:`gctool.sequential.bounds`, encoded frames).  :func:`gctool.bound` chooses between them.
+(``Family.closed_forms``: ``hetero``, ``kron``), the name and source of the symmetric spectral
+bound (``symmetric_spectral_bound``: ``expander``), its straggling probabilities
+(``worker_probabilities``), and a whole report of its own for schemes that are not matrix
+codes (``Family.bound``: the sequential schedules, CodedReduce and BCC in
+:mod:`gctool.sequential`, encoded frames).
 
 This package sits below ``codes`` and ``audit`` (constructions use
 :func:`~gctool.bounds.approx.exact_threshold` and the table's row type; ``verify`` the rank

@@ -232,10 +232,10 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
                "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean),
     ]
-    from gctool.registry import feature
+    from gctool.registry import SCHEMES
 
-    key = feature(code.scheme, "probabilities_param")
-    p_rec = code.params.get(key) if key else None
+    family = SCHEMES.get(code.scheme)
+    p_rec = None if family is None else family.worker_probabilities(code)
     p = np.asarray(p_rec, dtype=float) if p_rec is not None else np.full(n, s / n)
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
@@ -255,9 +255,10 @@ def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBou
     r, sigma = reg
     n = code.n
     value = sigma**2 * n * s / (r**2 * (n - s))
-    from gctool.registry import feature
+    from gctool.registry import SCHEMES
 
-    own = feature(code.scheme, "symmetric_spectral_bound")
+    family = SCHEMES.get(code.scheme)
+    own = None if family is None else family.symmetric_spectral_bound
     if own is not None and _is_symmetric(code):
         name, src = own
     else:
@@ -321,11 +322,11 @@ def _cover_columns(support: np.ndarray, t: int) -> int:
 
 
 def _family(code: GradientCode) -> list[ApproxBound]:
-    """The rows of the scheme's own closed forms (``SchemeInfo.closed_forms``)."""
-    from gctool.registry import feature
+    """The rows of the scheme's own closed forms (``Family.closed_forms``)."""
+    from gctool.registry import SCHEMES
 
-    hook = feature(code.scheme, "closed_forms")
-    return [] if hook is None else list(hook(code))
+    family = SCHEMES.get(code.scheme)
+    return [] if family is None else list(family.closed_forms(code))
 
 
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[ApproxBound]:

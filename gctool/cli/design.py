@@ -20,8 +20,9 @@ from gctool.cli.options import (
     seed_option,
 )
 from gctool.cli.output import note, quiet_option
+from gctool.family import Family
 from gctool.registry import SCHEMES
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str,
                           "path": click.Path(dir_okay=False)}
@@ -82,7 +83,7 @@ def _alias_options(p: Param) -> list[Any]:
     return out
 
 
-def _aliases(info: SchemeInfo, values: dict[str, Any]) -> list[str]:
+def _aliases(info: Family, values: dict[str, Any]) -> list[str]:
     """Fold the old spellings into their parameters, in place; return the deprecation notes
     (printed once the design succeeded, so that an error stays one line)."""
     notes = []
@@ -100,7 +101,7 @@ def _aliases(info: SchemeInfo, values: dict[str, Any]) -> list[str]:
     return notes
 
 
-def _canonical_command(info: SchemeInfo, values: dict[str, Any]) -> str:
+def _canonical_command(info: Family, values: dict[str, Any]) -> str:
     """The design command that reproduces the file (output options left out)."""
     args = ["gctool", "design", info.name]
     params = {p.name: p for p in info.params}
@@ -120,7 +121,7 @@ def _canonical_command(info: SchemeInfo, values: dict[str, Any]) -> str:
     return shlex.join(args)
 
 
-def _make_command(info: SchemeInfo) -> click.Command:
+def _make_command(info: Family) -> click.Command:
     def callback(**values: Any) -> int:
         from gctool.codes import design as run_design
         from gctool.io import code_bytes, is_npz_path
@@ -199,7 +200,7 @@ _BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_
                  "condition_bound")
 
 
-def _best_of_option(info: SchemeInfo) -> Any:
+def _best_of_option(info: Family) -> Any:
     """``--best-of N``: shown for randomized schemes; hidden (and refused by the library with
     a clear message, exit 2) for deterministic ones."""
     return click.option(

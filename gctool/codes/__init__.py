@@ -1,65 +1,18 @@
-"""Code constructions: one family per module, listed in :mod:`gctool.registry`."""
+"""Code constructions: one scheme family per module (:class:`gctool.family.Family`), named
+in :mod:`gctool.registry`; :func:`design` builds a code of a named scheme."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gctool.algebra.fields import Field, parse_field
-from gctool.errors import DesignError, InvalidInput
-from gctool.registry import SCHEMES, Param, SchemeInfo, get_scheme
-from gctool.seeds import MAX_SEED, fresh_seed
+from gctool.errors import DesignError
+from gctool.registry import SCHEMES, Param, get_scheme
 
 if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy
+    from gctool.algebra.fields import Field
     from gctool.model import GradientCode
 
-__all__ = ["SCHEMES", "Param", "SchemeInfo", "design", "get_scheme"]
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"between {low} and {high}"
-        raise InvalidInput(f"{name} must be {rng}, got {value}")
-    return value
-
-
-def _is_auto(field: Any) -> bool:
-    return isinstance(field, str) and field.strip().lower() == "auto"
-
-
-def _auto_field(info: SchemeInfo, n: int | None, s: int | None, k: int | None,
-                params: dict[str, Any]) -> Field:
-    """``field="auto"``: a scheme may offer ``choose_field(n, s, k, **params) -> Field``
-    (e.g. cyclic-mds: the smallest GF(q) with n | q - 1)."""
-    if info.choose_field is None:
-        raise InvalidInput(f"scheme {info.name!r} cannot choose a field itself: give --field "
-                           "(real, complex, GF(p), GF(p^m))")
-    chosen: Field = info.choose_field(n=n, s=s, k=k, **params)
-    return chosen
-
-
-def _draw(info: SchemeInfo, n: int | None, s: int | None, k: int | None, fld: Field,  # noqa: PLR0913 (a build's inputs)
-          params: dict[str, Any], seed: int | None, best_of: int | None, rank: Any = None
-          ) -> tuple[Any, dict[str, Any], int | None]:
-    """Build B and its recorded params (the best of ``best_of`` draws when given), and the
-    seed to record: None when the build drew no random number."""
-    import numpy as np
-
-    from gctool.codes.best_of import best_of_draws
-
-    if best_of is not None:
-        assert seed is not None  # best_of needs a randomized scheme, whose seed design() drew
-        B, recorded = best_of_draws(
-            lambda rng: info.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
-            seed, best_of, s, fld, rank)
-        return B, recorded, seed
-    rng = np.random.default_rng(seed)
-    before = rng.bit_generator.state
-    B, recorded = info.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
-    if rng.bit_generator.state == before:  # drew no random number: nothing to record
-        seed = None
-    return B, recorded, seed
+__all__ = ["SCHEMES", "Param", "design", "get_scheme"]
 
 
 def design(  # noqa: PLR0913 (the options of gctool design)
@@ -93,91 +46,8 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     above 1%, refused above ``max_error`` or when a decoder leaves the format's range); with
     ``best_of`` the draws are ranked by that bound instead of their conditioning.
     """
-    from gctool import __version__
-    from gctool.codes.best_of import check_best_of
-    from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
-
-    info = get_scheme(scheme)
-    fld = None if _is_auto(field) else (
-        parse_field(info.default_field if field is None else field)  # '' is an error
-        if not isinstance(field, Field) else field)
-    if "n" in info.uses:
-        n = _check_int("n", n, 1, MAX_N)
-    if "s" in info.uses:
-        s = info.s_default if s is None else s
-        if s is None:
-            raise InvalidInput(f"scheme {scheme!r} needs -s (the number of stragglers)")
-        s = _check_int("s", s, 0, MAX_N - 1)
-        if n is not None and s >= n:
-            raise DesignError(f"s = {s} must be smaller than n = {n}")
-    if k is not None:
-        k = _check_int("k", k, 1, MAX_COLUMNS)
-    m = params.get("m")
-    cols = (k or n or 1) * (m if isinstance(m, int) and m > 1 else 1)
-    if cols > MAX_COLUMNS or (n or 1) * cols > MAX_ENTRIES:  # refuse before building anything
-        raise DesignError(f"B would have {n or 1} x {cols:,} entries, above gctool's limits "
-                          f"(columns k*m <= {MAX_COLUMNS:,}, entries <= {MAX_ENTRIES:,})")
-    if seed is not None:
-        seed = _check_int("seed", seed, 0, MAX_SEED)
-    elif info.randomized:
-        seed = fresh_seed()
-    if fld is None:  # --field auto: the scheme chooses
-        fld = _auto_field(info, n, s, k, params)
-    if best_of is not None:
-        check_best_of(info, best_of, fld)
-    rank = _precision_rank(precision, max_error, best_of)
-    B, recorded, seed = _draw(info, n, s, k, fld, params, seed, best_of, rank)
-    # A build may choose the field (``kron`` takes it from its factors) and add provenance
-    # (``kron`` records both factors); both travel in reserved keys of the recorded params.
-    fld = recorded.pop("_field", fld)
-    own_order = recorded.pop("_order", None)  # a scheme whose workers send several messages
-    prov = {"gctool_version": __version__, "reference": info.reference}
-    prov.update(recorded.pop("_provenance", {}))
-    prov.update(provenance or {})
-    code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), scheme, recorded,
-                        seed if info.randomized else None, prov)
-    code = _ordered(code, info, own_order, order, message_size)
-    if info.self_checked and not code.field.is_finite:
-        self_check(code)
-    if precision is not None:
-        from gctool.precision import design_check
-
-        design_check(code, precision, max_error, best_of_hint=info.accepts_best_of)
-    return code
-
-
-def _ordered(code: Any, info: Any, own: Any, order: str | None, message_size: int | None
-             ) -> Any:
-    """``code`` with its processing order: the scheme's own (``own``, a scheme whose workers
-    send several messages) or ``--order``/``--message-size`` (a multi-message code)."""
-    from dataclasses import replace
-
-    if own is not None:
-        from gctool.order import normalize_order
-
-        code = replace(code, order=normalize_order(own, code.support))
-    if order is not None or message_size is not None:
-        if not info.orderable:
-            raise DesignError(f"scheme {code.scheme!r} has no processing order (--order and "
-                              "--message-size apply to one-round gradient codes)")
-
-        from gctool.order import make_order
-
-        code = replace(code, order=make_order(code.support, order or "natural",
-                                              1 if message_size is None else message_size))
-    return code
-
-
-def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None
-                    ) -> Any:
-    """Check ``precision``/``max_error`` before anything is built; the ranking of the
-    ``best_of`` draws by their precision bound (None: by their conditioning)."""
-    if precision is None and max_error is None:
-        return None
-    from gctool.precision import check_design, precision_rank
-
-    check_design(precision, max_error)
-    return precision_rank(precision) if best_of is not None and precision else None
+    return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
+                                     message_size, precision, max_error, **params)
 
 
 #: worst condition numbers above this lose more than 8 digits: the design warns

@@ -24,14 +24,16 @@ there, and for deterministic schemes (every draw would be the same code).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gctool.family import Family
 
 from gctool.algebra.fields import Field
 from gctool.codes.conditioning import NOT_ESTIMATED, conditioning
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
-from gctool.registry.info import SchemeInfo
 
 MAX_BEST_OF = 1000
 SEEDING = ("draw i is built with numpy.random.default_rng(numpy.random.SeedSequence(seed)"
@@ -43,7 +45,7 @@ Build = Callable[[np.random.Generator], tuple[np.ndarray, dict[str, Any]]]
 Rank = Callable[[np.ndarray, Field, int], float]
 
 
-def check_best_of(info: SchemeInfo, best_of: Any, field: Field | None) -> int:
+def check_best_of(info: Family, best_of: Any, field: Field | None) -> int:
     """Validate ``best_of`` for this scheme and field (None: field not known yet)."""
     if isinstance(best_of, bool) or not isinstance(best_of, int) or not \
             1 <= best_of <= MAX_BEST_OF:

@@ -15,8 +15,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import Num
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 
 def check_sizes(n: int, s: int, k: int | None, d: float) -> int:
@@ -42,22 +43,21 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     return B.astype(field.dtype), {"d": d, "probability": d / k, **support_stats(B)}
 
 
-SCHEME = SchemeInfo(
-    name="bgc",
-    build=build,
-    summary="Bernoulli gradient code: B[i,j] = 1 with probability d/k (seeded).",
-    description=(
+class BGCFamily(Family):
+    name = "bgc"
+    build = staticmethod(build)
+    summary = "Bernoulli gradient code: B[i,j] = 1 with probability d/k (seeded)."
+    description = (
         "Every entry of the support is drawn independently with probability d/k, so the "
         "expected load is d (Charles-Papailiopoulos-Ellenberg's Bernoulli(d/n) for k = n). "
         "Nothing is redrawn: the file counts empty partitions and idle workers. 0/1 "
         "entries, any field. -s (default 0) is recorded as the audit default."
-    ),
-    reference="Charles, Papailiopoulos, Ellenberg 2017 (CPE17); reference §3.4",
-    randomized=True,
-    s_default=0,
-    params=(Param("d", "float", "Expected load of a worker.", default=3.0, short="-d",
-                  flag="--load"),),
-    report_keys=("empty_partitions", "idle_workers", "load_max"),
-    examples=("gctool design bgc -n 12 -d 3 --seed 1",),
-    file_params={"d": Num(0), "probability": Num(0, 1)},
-)
+    )
+    reference = "Charles, Papailiopoulos, Ellenberg 2017 (CPE17); reference §3.4"
+    randomized = True
+    s_default = 0
+    params = (Param("d", "float", "Expected load of a worker.", default=3.0, short="-d",
+                    flag="--load"),)
+    report_keys = ("empty_partitions", "idle_workers", "load_max")
+    examples = ("gctool design bgc -n 12 -d 3 --seed 1",)
+    file_params = {"d": Num(0), "probability": Num(0, 1)}

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL, Int
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 if TYPE_CHECKING:
     from gctool.codes import difference_sets
@@ -69,11 +70,11 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  
     return B, recorded
 
 
-SCHEME = SchemeInfo(
-    name="bibd",
-    build=build,
-    summary="Symmetric block design from a difference set (Kadhe et al.): n = k = v.",
-    description=(
+class BIBDFamily(Family):
+    name = "bibd"
+    build = staticmethod(build)
+    summary = "Symmetric block design from a difference set (Kadhe et al.): n = k = v."
+    description = (
         "Workers are the blocks D+g of a symmetric (v, kappa, lambda) design and partitions "
         "its points; any two workers share lambda partitions, so the optimal decoder is "
         "uniform and the error after s stragglers is s(kappa-lambda)/(kappa-lambda+"
@@ -82,11 +83,11 @@ SCHEME = SchemeInfo(
         "PG(N,Q) via Singer difference sets, biquadratic-P, twin-P, bent-V, identity-V) or "
         "by -n/--kappa/--blocks-per-pair (complements are searched too). -s is recorded as the "
         "audit default (0 by default). 0/1 entries: any field."
-    ),
-    reference="Kadhe, Koyluoglu, Ramchandran, ISIT 2019 (KKR19); Singer 1938; reference §3.5",
-    uses=frozenset({"s", "field"}),
-    s_default=0,
-    params=(
+    )
+    reference = "Kadhe, Koyluoglu, Ramchandran, ISIT 2019 (KKR19); Singer 1938; reference §3.5"
+    uses = frozenset({"s", "field"})
+    s_default = 0
+    params = (
         Param("design", "str", "Design name, e.g. fano, biplane-7, paley-11, pg2-4.",
               suggestions=("fano", "biplane-4", "biplane-7", "biplane-11", "biplane-16",
                            "biplane-37", "pg2-2", "pg2-3", "pg2-4", "pg2-5", "pg3-2",
@@ -99,11 +100,10 @@ SCHEME = SchemeInfo(
               flag="--blocks-per-pair", aliases=("--lambda",)),
         Param("complement", "flag", "Use the complementary design (v, v-kappa, "
               "v-2kappa+lambda)."),
-    ),
-    report_keys=("design", "v", "kappa", "lambda"),
-    examples=("gctool design bibd --design fano -o fano.json",
-              "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
-              "gctool design bibd --design pg2-4 --field 'GF(2)'"),
-    file_params={"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"),
-                 "design": LABEL},
-)
+    )
+    report_keys = ("design", "v", "kappa", "lambda")
+    examples = ("gctool design bibd --design fano -o fano.json",
+                "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
+                "gctool design bibd --design pg2-4 --field 'GF(2)'")
+    file_params = {"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"),
+                   "design": LABEL}

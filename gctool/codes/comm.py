@@ -31,19 +31,20 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.rs import (
+from gctool.codes.vandermonde import (
+    COLUMN_ORDER,
     NODES_PARAM,
-    choose_field,
-    lagrange_top,
+    choose_node_field,
+    decode_batch,
     masked_matrix,
 )
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL
-from gctool.registry.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
+from gctool.registry.info import CONDITION_KEYS, Param, StructuredDecoder
 
-__all__ = ["build", "choose_field", "decode_batch", "COLUMN_ORDER"]
+__all__ = ["build"]
 
-COLUMN_ORDER = "piece-major: column u*k + j is piece u of partition j"
 
 
 def _series_one_minus(roots: Any, m: int, ar: Any) -> Any:
@@ -112,23 +113,14 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
                **record(B, field, s)}
 
 
-def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
-    """Structured decoding matrices for survivor sets U of shape (b, n - s): the last m rows
-    of the inverse Vandermonde, shape (b, m, n - s).  Row u recovers sum_j g_j^(u)."""
-    from gctool.algebra.gf import plain_arith
-    from gctool.codes.rs import plain_nodes
-
-    alpha = plain_nodes(code)
-    return np.asarray(lagrange_top(alpha[U], code.m, ar=plain_arith(code.field)),
-                      dtype=code.field.dtype)
-
-
-SCHEME = SchemeInfo(
-    name="comm",
-    build=build,
-    summary="Communication-efficient code: m pieces per gradient, messages 1/m as long, "
-            "load s+m.",
-    description=(
+class CommFamily(Family):
+    name = "comm"
+    build = staticmethod(build)
+    summary = (
+        "Communication-efficient code: m pieces per gradient, messages 1/m as long, "
+        "load s+m."
+    )
+    description = (
         "Every partial gradient is split into m pieces; each partition is held by d = s+m "
         "workers ((j d + t) mod n, balanced) and every worker sends one vector of length "
         "l/m. B has k*m columns in piece-major order (column u*k + j is piece u of "
@@ -137,21 +129,22 @@ SCHEME = SchemeInfo(
         "pieces, so any n-s workers recover every piece sum (decoder: last m rows of the "
         "inverse Vandermonde). Needs s+m <= n; k defaults to n. Load d = s+m meets the "
         "Ye-Abbe bound d >= k(s+m)/n when n | k(s+m) (gctool bound -m M -d D)."
-    ),
-    reference=("Ye & Abbe, ICML 2018 (YA18); construction of reference §2.3 (equivalent in "
-               "spirit, not guaranteed identical to their recursion)"),
-    fields="real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)",
-    params=(Param("m", "int", "Pieces per gradient (communication reduction factor).",
-                  default=2, short="-m", flag="--pieces", aliases=("--m",)), NODES_PARAM),
-    report_keys=("m", "load", *CONDITION_KEYS),
-    examples=(
+    )
+    reference = (
+        "Ye & Abbe, ICML 2018 (YA18); construction of reference §2.3 (equivalent in "
+        "spirit, not guaranteed identical to their recursion)"
+    )
+    fields = "real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)"
+    params = (Param("m", "int", "Pieces per gradient (communication reduction factor).",
+                    default=2, short="-m", flag="--pieces", aliases=("--m",)), NODES_PARAM)
+    report_keys = ("m", "load", *CONDITION_KEYS)
+    examples = (
         "gctool design comm -n 4 -s 1 -m 2",
         "gctool design comm -n 6 -s 2 -m 2 --field 'GF(7)' -o comm.json",
         "gctool design comm -n 10 -k 20 -s 2 -m 3 --field complex",
-    ),
-    choose_field=choose_field,
-    self_checked=True,
-    structured_decoder=StructuredDecoder(
-        decode_batch, "comm: last m rows of the inverse Vandermonde"),
-    file_params={"nodes": LABEL, "column_order": LABEL},
-)
+    )
+    choose_field = staticmethod(choose_node_field)
+    self_checked = True
+    structured_decoder = StructuredDecoder(
+          decode_batch, "comm: last m rows of the inverse Vandermonde")
+    file_params = {"nodes": LABEL, "column_order": LABEL}

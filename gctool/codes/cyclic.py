@@ -20,7 +20,7 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.registry.info import SchemeInfo
+from gctool.family import Family
 
 MAX_ATTEMPTS = 64
 MAX_CHECK_SETS = 2_000_000  # exact verification of a GF(q) draw
@@ -130,19 +130,18 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
     )
 
 
-SCHEME = SchemeInfo(
-    name="cyclic",
-    build=build,
-    summary="Cyclic repetition code (Tandon's Algorithm 2), random and seeded.",
-    description=(
+class CyclicFamily(Family):
+    name = "cyclic"
+    build = staticmethod(build)
+    summary = "Cyclic repetition code (Tandon's Algorithm 2), random and seeded."
+    description = (
         "Row i is supported on the cyclic window {i..i+s} and lies in the null space of a "
         "random s x n matrix H with H 1 = 0, so any n-s rows span 1 with probability 1 over "
         "the reals and complex numbers. Over GF(q) each draw is verified exactly and redrawn "
         "if it fails. Needs k = n."
-    ),
-    reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2",
-    randomized=True,
-    examples=("gctool design cyclic -n 8 -s 2 --seed 1",
-              "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc31.json"),
-    self_checked=True,
-)
+    )
+    reference = "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2"
+    randomized = True
+    examples = ("gctool design cyclic -n 8 -s 2 --seed 1",
+                "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc31.json")
+    self_checked = True

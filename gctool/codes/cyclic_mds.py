@@ -30,8 +30,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError, InvalidInput
+from gctool.family import Family
 from gctool.params import Int, List, Str
-from gctool.registry.info import CONDITION_KEYS, SchemeInfo, StructuredDecoder
+from gctool.registry.info import CONDITION_KEYS, StructuredDecoder
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
 MAX_REAL_SEARCH_N = 20
@@ -84,7 +85,7 @@ def complex_generator(n: int, zeros: list[int]) -> np.ndarray:
 def _build_gf(n: int, s: int, field: Field) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.algebra.gf import plain_arith, powers_of
     from gctool.codes._algebra import root_of_unity
-    from gctool.codes.rs import poly_from_roots_batch
+    from gctool.codes.vandermonde import poly_from_roots_batch
 
     ar = plain_arith(field)
     alpha = root_of_unity(n, field)
@@ -234,7 +235,7 @@ def decode_batch(code: Any, U: np.ndarray) -> np.ndarray:
     whose solution is row u0 = -t0 mod n of the inverse Vandermonde: O(L^2) per set.
     """
     from gctool.algebra.gf import plain_arith, powers_of, prod_last
-    from gctool.codes.rs import lagrange_top
+    from gctool.codes.vandermonde import lagrange_top
 
     n, s, L = code.n, code.s, code.n - code.s
     if s == 0:
@@ -294,11 +295,11 @@ def _root(value: Any, where: str, dims: Mapping[str, int]) -> None:
         Str()(value, where, dims)
 
 
-SCHEME = SchemeInfo(
-    name="cyclic-mds",
-    build=build,
-    summary="Cyclic-MDS code: the n cyclic shifts of a generator polynomial (load s+1).",
-    description=(
+class CyclicMDSFamily(Family):
+    name = "cyclic-mds"
+    build = staticmethod(build)
+    summary = "Cyclic-MDS code: the n cyclic shifts of a generator polynomial (load s+1)."
+    description = (
         "Row i is x^i g(x) mod x^n - 1 with g(x) = prod_{j in J} (x - w^j), w a primitive "
         "n-th root of unity, 0 not in J, |J| = s; worker i computes the window {i..i+s}. "
         "GF(q): needs n | q-1, J = {1..s} (Reed-Solomon, MDS); --field auto picks the "
@@ -308,20 +309,21 @@ SCHEME = SchemeInfo(
         "searched (n <= 20) and the best-conditioned one that the exhaustive verifier "
         "accepts is kept (MDS is sufficient, not necessary). Needs k = n. Real and complex "
         "designs record the worst-case condition number of the decoding systems."
-    ),
-    reference="Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §2.1",
-    fields=("GF(q) with n | q-1 (or --field auto), complex (any n, s), real (n-s odd; "
-            "n-s even by search for n <= 20)"),
-    report_keys=("zeros", "root", *CONDITION_KEYS),
-    examples=(
+    )
+    reference = "Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §2.1"
+    fields = (
+        "GF(q) with n | q-1 (or --field auto), complex (any n, s), real (n-s odd; "
+        "n-s even by search for n <= 20)"
+    )
+    report_keys = ("zeros", "root", *CONDITION_KEYS)
+    examples = (
         "gctool design cyclic-mds -n 6 -s 2 --field 'GF(7)'",
         "gctool design cyclic-mds -n 10 -s 3 --field auto -o mds.json",
         "gctool design cyclic-mds -n 7 -s 2 --field real",
         "gctool design cyclic-mds -n 8 -s 2 --field complex",
-    ),
-    choose_field=choose_field,
-    self_checked=True,
-    structured_decoder=StructuredDecoder(
-        decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity"),
-    file_params={"zeros": List(Int(0, 2**31), 0, "n"), "root": _root},
-)
+    )
+    choose_field = staticmethod(choose_field)
+    self_checked = True
+    structured_decoder = StructuredDecoder(
+          decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity")
+    file_params = {"zeros": List(Int(0, 2**31), 0, "n"), "root": _root}

@@ -44,13 +44,21 @@ Frames (``--frame``):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import DesignError
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.codes.frame_spectra import Analysis
+from gctool.errors import DesignError, InvalidInput
+from gctool.family import Family
+from gctool.registry.info import Param, SimulationTraits
+
+if TYPE_CHECKING:
+    from gctool.audit.frames import EncodedBoundReport
+    from gctool.audit.spectrum import SpectrumCurveReport, SpectrumReport
+    from gctool.model import GradientCode
+    from gctool.request import AttackRequest, BoundRequest, VerifyRequest
 
 FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
 DETERMINISTIC = ("paley", "steiner")
@@ -161,118 +169,6 @@ def steiner_frame(system: str) -> np.ndarray:
     for p in range(V):
         S[p * (r + 1):(p + 1) * (r + 1), through[p]] = E / math.sqrt(r)
     return S
-
-
-#: rows of the n x n row Gram handled at once when its rows are scaled or partially sorted
-_ROW_BLOCK_ENTRIES = 1 << 21
-
-
-class Analysis:
-    """What every statistic and bound of a frame S (rows = vectors) reads, each computed once:
-    G = S^T S and its eigenvalues (k x k), and on demand the row Gram S S^T and the squared
-    row norms (n x n: only the coherence, the upper bound on
-    epsilon, and the tight frames' straggler sets, need it).
-
-    The work and memory of each part are estimated by :meth:`work` and :meth:`memory` (the
-    units of :mod:`gctool.limits`), and :meth:`of` refuses a frame above the budgets before
-    anything is computed."""
-
-    def __init__(self, S: np.ndarray) -> None:
-        self.S = S
-        self.G = S.T @ S
-        self.ev = np.linalg.eigvalsh(self.G)  # ascending
-        self._rows: tuple[np.ndarray, np.ndarray] | None = None
-
-    @staticmethod
-    def work(n: int, k: int, rows: bool = True) -> int:
-        """Work of :meth:`of` (G, its eigenvalues) and, with ``rows``, of :meth:`rows` and
-        the passes over it (the coherence, the upper bound)."""
-        from gctool.limits import product_cost, solve_cost
-
-        gram = product_cost(k, n, k) + solve_cost(k, k)
-        return gram + ((product_cost(n, k, n) + 4 * n * n) if rows else 0)
-
-    @staticmethod
-    def memory(n: int, k: int, rows: bool = True) -> int:
-        """Bytes of the arrays :meth:`of` and :meth:`rows` hold at once (G and the eigen
-        solver's copy; the n x n row Gram)."""
-        return 8 * (2 * k * k + (n * n if rows else 0))
-
-    @classmethod
-    def of(cls, S: np.ndarray, rows: bool = True) -> Analysis:
-        """The analysis of S, refused (BudgetExceeded) above the work or memory budget
-        (``rows``: the n x n row Gram will be needed too)."""
-        from gctool.limits import check_memory, check_work
-
-        n, k = S.shape
-        what = f"the spectral analysis of the frame (n={n}, k={k})"
-        check_work(what, cls.work(n, k, rows), "use a smaller frame, or raise --max-work")
-        check_memory(what, cls.memory(n, k, rows), "use a smaller frame")
-        return cls(S)
-
-    @property
-    def has_rows(self) -> bool:
-        """Has the row Gram been computed?"""
-        return self._rows is not None
-
-    def rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """(the row Gram P = S S^T, the squared row norms), computed once."""
-        if self._rows is None:
-            P = self.S @ self.S.T
-            self._rows = (P, np.diagonal(P).copy())
-        return self._rows
-
-    def _abs_blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
-        """(rows, |P[rows]| with the diagonal entries set to 0), a block of rows at a time."""
-        P, _ = self.rows()
-        n = P.shape[0]
-        step = max(1, _ROW_BLOCK_ENTRIES // max(n, 1))
-        for i in range(0, n, step):
-            b = slice(i, min(i + step, n))
-            block = np.abs(P[b])
-            block[np.arange(b.stop - i), np.arange(i, b.stop)] = 0.0
-            yield b, block
-
-    def stats(self) -> dict[str, Any]:
-        """Redundancy, coherence, Welch bound and tightness."""
-        n, k = self.S.shape
-        coherence = 0.0
-        if n > 1:
-            norms = np.sqrt(self.rows()[1])
-            norms[norms == 0] = 1.0
-            for b, A in self._abs_blocks():  # max |<s_i, s_j>| / (|s_i| |s_j|)
-                coherence = max(coherence, float((A / norms[b, None] / norms[None, :]).max()))
-        c = float(np.trace(self.G)) / k
-        welch = math.sqrt((n - k) / (k * (n - 1))) if n > 1 else 0.0
-        # G is symmetric: ||G - cI||_2 is the largest |eigenvalue - c|
-        tight = max(abs(float(self.ev[-1]) - c), abs(float(self.ev[0]) - c)) / c if c > 0 else 0.0
-        return {"beta": n / k, "coherence": coherence, "welch_bound": welch, "tightness": tight}
-
-    def upper_bound(self, s: int) -> float:
-        """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
-        derivation is in :mod:`gctool.audit.spectrum`)."""
-        n, k = self.S.shape
-        f = n - s
-        if f <= 0:
-            return float("inf")
-        if s == 0:
-            mu = 0.0
-        else:
-            sq = self.rows()[1]
-            top = np.zeros(n)
-            if s > 1:  # the s - 1 largest |<s_i, s_j>| of each row
-                for b, A in self._abs_blocks():
-                    top[b] = -np.partition(-A, s - 2, axis=1)[:, : s - 1].sum(axis=1)
-            mu = float(min((sq + top).max(), np.sort(sq)[::-1][:s].sum()))
-        norm = k / f
-        lmin = max(0.0, float(self.ev[0]) - mu) * norm
-        lmax = float(self.ev[-1]) * norm
-        return float(epsilon_of(lmin, lmax))
-
-
-def frame_stats(S: np.ndarray) -> dict[str, Any]:
-    """Redundancy, coherence, Welch bound and tightness of a frame (rows = vectors)."""
-    return Analysis.of(S).stats()
 
 
 def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
@@ -392,16 +288,6 @@ def build(n: int | None, s: int | None, k: int | None, field: Field,
     return S, recorded
 
 
-def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> Any:
-    return np.maximum(1.0 - np.asarray(lmin), np.asarray(lmax) - 1.0)
-
-
-def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
-    """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
-    derivation is in :mod:`gctool.audit.spectrum`)."""
-    return Analysis.of(S, rows=s > 0).upper_bound(s)
-
-
 def check_params(params: Mapping[str, Any], n: int, k: int) -> None:
     """Validate the recorded params of an encoded code file (``frame`` is required)."""
     from gctool.errors import CodeFileError
@@ -419,14 +305,11 @@ def check_params(params: Mapping[str, Any], n: int, k: int) -> None:
                                 f"got {value!r}")
 
 
-SCHEME = SchemeInfo(
-    name="encoded",
-    build=build,
-    verifier="gctool.audit.frames:verify_hook",
-    attacker="gctool.audit.frames:attack_hook",
-    bounder="gctool.audit.frames:bound_hook",
-    summary="Encoded optimization: data encoded with a redundant frame S (Karakus et al.).",
-    description=(
+class EncodedFamily(Family):
+    name = "encoded"
+    build = staticmethod(build)
+    summary = "Encoded optimization: data encoded with a redundant frame S (Karakus et al.)."
+    description = (
         "Worker i stores the encoded data block sum_j S[i,j] X_j and runs gradient descent "
         "on it, oblivious to the encoding; the master sums the gradients of the fastest "
         "n - s workers. Convergence is to a neighbourhood set by how close "
@@ -436,27 +319,84 @@ SCHEME = SchemeInfo(
         "orthogonal (Haar, seeded), paley (ETF with n = q + 1, q = 1 mod 4 a prime power, "
         "k = n/2) and steiner (ETF from --system pg-D or pairs-V; n and k follow). Rows "
         "have unit norm, redundancy beta = n/k. Real field."
-    ),
-    reference=("Karakus, Sun, Diggavi, Yin, NeurIPS 2017 and JMLR 2019; Fickus, Mixon, "
-               "Tremain 2012 (Steiner ETFs)"),
-    fields="real",
-    randomized=True,
-    best_of=False,
-    uses=frozenset({"s", "k", "seed"}),
-    params=(
+    )
+    reference = (
+        "Karakus, Sun, Diggavi, Yin, NeurIPS 2017 and JMLR 2019; Fickus, Mixon, "
+        "Tremain 2012 (Steiner ETFs)"
+    )
+    fields = "real"
+    randomized = True
+    best_of = False
+    uses = frozenset({"s", "k", "seed"})
+    params = (
         Param("frame", "choice", "Which frame.", default="gaussian",
               choices=("gaussian", "hadamard", "orthogonal", "paley", "steiner")),
         Param("workers", "int", "Number of workers n (follows from the frame for steiner; "
               "paley defaults to 6).", short="-n", flag="--workers"),
         Param("system", "str", "Steiner system: pg-D (lines of PG(D,2), pg-2 = Fano) or "
               "pairs-V (V a power of 2).", default="pg-2"),
-    ),
-    report_keys=("beta", "coherence", "welch_bound", "tightness", "epsilon_bound"),
-    examples=("gctool design encoded --frame gaussian -n 12 -k 6 -s 2 --seed 1",
-              "gctool design encoded --frame hadamard -n 16 -k 8 -s 2 --seed 1",
-              "gctool design encoded --frame paley -n 10 -s 2",
-              "gctool design encoded --frame steiner --system pg-2 -s 3"),
-    orderable=False,
-    simulation=SimulationTraits(kind="encoded"),
-    check_params=check_params,
-)
+    )
+    report_keys = ("beta", "coherence", "welch_bound", "tightness", "epsilon_bound")
+    examples = ("gctool design encoded --frame gaussian -n 12 -k 6 -s 2 --seed 1",
+                "gctool design encoded --frame hadamard -n 16 -k 8 -s 2 --seed 1",
+                "gctool design encoded --frame paley -n 10 -s 2",
+                "gctool design encoded --frame steiner --system pg-2 -s 3")
+    orderable = False
+    simulation = SimulationTraits(kind="encoded")
+    check_params = staticmethod(check_params)
+
+    def verify(self, code: GradientCode, request: VerifyRequest) -> SpectrumReport:
+        """epsilon < 1 for every set of s stragglers (:func:`gctool.audit.frames.verify_frame`),
+        on the request's executor (``jobs`` local processes or ``runner``)."""
+        from gctool.audit.frames import verify_frame
+        from gctool.limits import DEFAULT_MAX_SETS
+
+        return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
+                            progress=request.progress,
+                            max_sets=request.max_sets or DEFAULT_MAX_SETS, jobs=request.jobs,
+                            runner=request.runner)
+
+    def attack(self, code: GradientCode, request: AttackRequest
+               ) -> SpectrumReport | SpectrumCurveReport:
+        """One set's spectrum, the worst spectrum of s stragglers (exhaustive within
+        ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s; the
+        enumerations run on the options' executor (``jobs`` local processes or ``runner``)."""
+        from gctool.audit.spectrum import set_spectrum, spectrum_curve, worst_spectrum
+
+        mode = request.mode
+        if mode == "threshold":
+            raise InvalidInput("encoded frames have no threshold (attack them with s, a curve "
+                               "or one straggler set)")
+        opts = request.options
+        for name, neutral in _NOT_FOR_FRAMES.items():
+            value = opts.required if name == "require" else getattr(opts, name)
+            if (value is not None) if neutral is None else value != neutral:
+                raise InvalidInput(f"{name} does not apply to encoded frames (attack them with "
+                                   "s, a curve or one straggler set)")
+        method = opts.method
+        if method not in ("auto", "exhaustive"):
+            raise InvalidInput("encoded frames take method auto or exhaustive")
+        max_sets, seed, samples = opts.max_sets, opts.seed, opts.samples
+        if mode == "set":
+            return set_spectrum(code, list(request.straggler_set or ()))
+        if mode == "curve":
+            return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples,
+                                  seed=seed, progress=request.progress, sizes=request.sizes,
+                                  jobs=opts.jobs, runner=opts.runner)
+        s = code.s if request.s is None else request.s
+        sample = samples if method == "auto" and math.comb(code.n, s) > max_sets else None
+        return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
+                              progress=request.progress, jobs=opts.jobs, runner=opts.runner)
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
+        """The bounds of Karakus et al. (:func:`gctool.audit.frames.encoded_bound`)."""
+        from gctool.audit.frames import encoded_bound
+
+        if request.link is not None or request.delay is not None:
+            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+        return encoded_bound(code, request.s)
+
+
+#: attack options of matrix codes that mean nothing for a frame, with their neutral values
+_NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
+                   "p": None, "symmetry": True, "require": None}

@@ -21,9 +21,10 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
 from gctool.params import LABEL, Int, Num
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 
 def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
@@ -57,11 +58,11 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
     return (A / degree).astype(field.dtype), recorded
 
 
-SCHEME = SchemeInfo(
-    name="expander",
-    build=build,
-    summary="B = A/d for a d-regular expander graph (Raviv et al.); reports lambda_2.",
-    description=(
+class ExpanderFamily(Family):
+    name = "expander"
+    build = staticmethod(build)
+    summary = "B = A/d for a d-regular expander graph (Raviv et al.); reports lambda_2."
+    description = (
         "Worker i averages the partitions adjacent to vertex i (n = k = vertices). Graphs: "
         "petersen (10 vertices, 3-regular), paley (Q = 1 mod 4 vertices), margulis "
         "(Margulis-Gabber-Galil on Z_m x Z_m, 8-regular, -n m^2) and random-regular "
@@ -69,13 +70,13 @@ SCHEME = SchemeInfo(
         "lambda = max(|lambda_2|, |lambda_min|), the spectral gap, whether the graph is "
         "Ramanujan, and the worst-case error bound (lambda/d)^2 ns/(n-s) at -s. Real or "
         "complex."
-    ),
-    reference="Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §3.3a",
-    fields="real, complex",
-    randomized=True,
-    uses=frozenset({"s", "field", "seed"}),
-    s_default=0,
-    params=(
+    )
+    reference = "Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §3.3a"
+    fields = "real, complex"
+    randomized = True
+    uses = frozenset({"s", "field", "seed"})
+    s_default = 0
+    params = (
         Param("graph", "choice", "Which graph.", default="random-regular",
               choices=("petersen", "paley", "margulis", "random-regular", "cycle",
                        "complete")),
@@ -83,13 +84,12 @@ SCHEME = SchemeInfo(
               flag="--degree"),
         Param("vertices", "int", "Number of workers (= vertices = partitions).",
               flag="-n", aliases=("--vertices",)),
-    ),
-    report_keys=("degree", "lambda2", "lambda", "ramanujan", "spectral_bound"),
-    examples=("gctool design expander --graph petersen -s 2",
-              "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
-              "gctool design expander --graph margulis -n 49"),
-    symmetric_spectral_bound=("Raviv spectral bound (λ/d)^2 ns/(n-s)",
-                              "Raviv et al. 2018; reference §3.3a"),
-    file_params={"degree": Int(0, "n"), "vertices": Int(0, MAX_COLUMNS), "graph": LABEL,
-                 "lambda2": Num(), "lambda": Num(), "spectral_bound": Num()},
-)
+    )
+    report_keys = ("degree", "lambda2", "lambda", "ramanujan", "spectral_bound")
+    examples = ("gctool design expander --graph petersen -s 2",
+                "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
+                "gctool design expander --graph margulis -n 49")
+    symmetric_spectral_bound = ("Raviv spectral bound (λ/d)^2 ns/(n-s)",
+                                "Raviv et al. 2018; reference §3.3a")
+    file_params = {"degree": Int(0, "n"), "vertices": Int(0, MAX_COLUMNS), "graph": LABEL,
+                   "lambda2": Num(), "lambda": Num(), "spectral_bound": Num()}

@@ -13,8 +13,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import Int
-from gctool.registry.info import SchemeInfo, SimulationTraits
+from gctool.registry.info import SimulationTraits
 
 
 def _divisor_hint(n: int) -> str:
@@ -41,21 +42,20 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any
     return B.astype(field.dtype), {"groups": groups}
 
 
-SCHEME = SchemeInfo(
-    name="frc",
-    build=build,
-    summary="Fractional repetition code: groups of s+1 workers share s+1 partitions.",
-    description=(
+class FRCFamily(Family):
+    name = "frc"
+    build = staticmethod(build)
+    summary = "Fractional repetition code: groups of s+1 workers share s+1 partitions."
+    description = (
         "Workers form n/(s+1) groups of s+1; every worker of a group computes the same "
         "k(s+1)/n partitions and sends their plain sum, so B = I_{n/(s+1)} (x) J. Needs "
         "(s+1) | n and n/(s+1) | k (k defaults to n). Load k(s+1)/n meets the lower bound. "
         "Works over every field (0/1 entries)."
-    ),
-    reference="Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Sec. 3",
-    examples=("gctool design frc -n 6 -s 2",
-              "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'"),
-    self_checked=True,
-    grouped=True,
-    simulation=SimulationTraits(lazy_rule="G-LAG"),
-    file_params={"groups": Int(1, "n")},
-)
+    )
+    reference = "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Sec. 3"
+    examples = ("gctool design frc -n 6 -s 2",
+                "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'")
+    self_checked = True
+    grouped = True
+    simulation = SimulationTraits(lazy_rule="G-LAG")
+    file_params = {"groups": Int(1, "n")}

@@ -22,9 +22,10 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
 from gctool.params import LABEL, Int, Num
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 GRAPH_CHOICES = ("cycle", "complete", "petersen", "random-regular", "paley")
 
@@ -95,31 +96,30 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
     return incidence(edges, N).astype(field.dtype), recorded
 
 
-SCHEME = SchemeInfo(
-    name="graph",
-    build=build,
-    summary="Glasgow-Wootters graph scheme: workers = edges, partitions = vertices.",
-    description=(
+class GraphFamily(Family):
+    name = "graph"
+    build = staticmethod(build)
+    summary = "Glasgow-Wootters graph scheme: workers = edges, partitions = vertices."
+    description = (
         "Worker (u, v) computes g_u + g_v: B is the edge-vertex incidence matrix (n = edges, "
         "k = vertices, 0/1 entries, any field). Optimal decoding has a closed form: each "
         "bipartite component of the surviving graph with sides L, R costs "
         "(|L|-|R|)^2/(|L|+|R|), others cost 0. Graphs: cycle, complete, petersen, paley, "
         "random-regular (seeded). The file records lambda_2 and sigma_2^2 = 2d - gap."
-    ),
-    reference="Glasgow & Wootters, IEEE JSAIT 2021 (GW20); reference §3.3b",
-    randomized=True,
-    uses=frozenset({"s", "field", "seed"}),
-    s_default=0,
-    params=(
+    )
+    reference = "Glasgow & Wootters, IEEE JSAIT 2021 (GW20); reference §3.3b"
+    randomized = True
+    uses = frozenset({"s", "field", "seed"})
+    s_default = 0
+    params = (
         Param("graph", "choice", "Which graph.", default="cycle",
               choices=("cycle", "complete", "petersen", "random-regular", "paley")),
         Param("vertices", "int", "Number of vertices (= partitions)."),
         Param("d", "int", "Vertex degree (random-regular; checked for the others).",
               flag="--degree", aliases=("-d",)),
-    ),
-    report_keys=("edges", "degree", "lambda2", "sigma2_squared"),
-    examples=("gctool design graph --graph cycle --vertices 7",
-              "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2"),
-    file_params={"degree": Int(0, MAX_COLUMNS), "edges": Int(0, "n"), "vertices": Int(0, "k"),
-                 "graph": LABEL, "lambda2": Num(), "sigma2_squared": Num()},
-)
+    )
+    report_keys = ("edges", "degree", "lambda2", "sigma2_squared")
+    examples = ("gctool design graph --graph cycle --vertices 7",
+                "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2")
+    file_params = {"degree": Int(0, MAX_COLUMNS), "edges": Int(0, "n"), "vertices": Int(0, "k"),
+                   "graph": LABEL, "lambda2": Num(), "sigma2_squared": Num()}

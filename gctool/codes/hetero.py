@@ -24,99 +24,27 @@ the same budget (``expected_error_cyclic``) for comparison.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import DesignError, InvalidInput, printable
-from gctool.limits import MAX_N
+from gctool.codes.straggling import (
+    check_probabilities,
+    column_odds,
+    expected_error,
+    expected_error_of_support,
+    odds,
+    optimal_weights,
+    read_probabilities,
+)
+from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL, Int, List, Num
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.registry.info import Param, SimulationTraits
 
-
-def read_probabilities(path: str) -> list[float]:
-    """Straggler probabilities from a file: a JSON list, or numbers separated by commas,
-    spaces or newlines (``#`` starts a comment)."""
-    from gctool.io import read_list_input
-
-    values, label = read_list_input(path, "a list of probabilities")
-    return numbers(values, label, "numbers in [0, 1]")
-
-
-def numbers(values: list[Any], label: str, what: str) -> list[float]:
-    """Items of :func:`gctool.io.parse_list` as floats (JSON numbers or number strings)."""
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float | str):
-            raise InvalidInput(f"{label}: expected {what}, got {printable(repr(v), 40)}")
-        try:
-            out.append(float(v))
-        except (ValueError, OverflowError):
-            raise InvalidInput(f"{label}: expected {what}, got {printable(repr(v), 40)}"
-                               ) from None
-    return out
-
-
-def check_probabilities(p: Any) -> np.ndarray:
-    arr = np.asarray(p, dtype=np.float64) if p is not None else np.zeros(0)
-    if arr.ndim != 1 or arr.size < 1:
-        raise InvalidInput("give the straggler probabilities with --probabilities 0.1,0.2,... "
-                           "or --p-file")
-    if arr.size > MAX_N:
-        raise InvalidInput(f"{arr.size} workers is above gctool's limit of {MAX_N}")
-    if not np.all(np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidInput("straggler probabilities must lie in [0, 1]")
-    if np.all(arr == 1):
-        raise InvalidInput("every worker always straggles (p_i = 1): nothing can be decoded")
-    return arr
-
-
-def odds(p: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.where(p == 0, np.inf, (1 - p) / np.where(p == 0, 1, p))
-
-
-def optimal_weights(support: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The unbiased one-step weights of least variance on a 0/1 support (n x k)."""
-    q = odds(p)
-    held = support.astype(bool) & (p < 1)[:, None]
-    W = np.zeros(support.shape)
-    for j in range(support.shape[1]):
-        S = np.flatnonzero(held[:, j])
-        sure = S[p[S] == 0]
-        if sure.size:
-            W[sure, j] = 1.0 / sure.size
-        elif S.size:
-            W[S, j] = 1.0 / (p[S] * q[S].sum())
-    return W
-
-
-def column_odds(support: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Q_j = Σ_{i holds j} q_i (inf when a never-straggling worker holds j)."""
-    q = odds(p)
-    return np.where(support.astype(bool), q[:, None], 0.0).sum(axis=0)
-
-
-def expected_error_of_support(support: np.ndarray, p: np.ndarray) -> float:
-    """Σ_j 1/Q_j: the expected error of the optimal weights on this support."""
-    Q = column_odds(support, p)
-    with np.errstate(divide="ignore"):
-        return float(np.sum(np.where(Q == 0, np.inf, 1.0 / Q)))
-
-
-def expected_error(B: np.ndarray, p: Any, a: Any = None) -> float:
-    """Expected one-step error ``E ||Σ_i I_i a_i b_i - 1||^2`` of any code under independent
-    straggling with probabilities p_i (decoding weights ``a``, default all ones):
-    ``||μ - 1||^2 + Σ_j Σ_i p_i (1-p_i) |a_i B[i,j]|^2`` with ``μ = Σ_i (1-p_i) a_i b_i``."""
-    p = check_probabilities(p)
-    B = np.asarray(B)
-    if B.shape[0] != p.size:
-        raise InvalidInput(f"{p.size} probabilities for a code with n = {B.shape[0]} workers")
-    a = np.ones(p.size) if a is None else np.asarray(a)
-    W = a[:, None] * B
-    mu = ((1 - p)[:, None] * W).sum(axis=0)
-    var = ((p * (1 - p))[:, None] * np.abs(W) ** 2).sum()
-    return float(np.sum(np.abs(mu - 1) ** 2) + var)
+if TYPE_CHECKING:
+    from gctool.bounds.approx import ApproxBound
+    from gctool.model import GradientCode
 
 
 def greedy_support(p: np.ndarray, k: int, load: int) -> np.ndarray:
@@ -197,7 +125,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     return W, recorded
 
 
-def closed_forms(code: Any) -> list[Any]:
+def closed_forms(code: GradientCode) -> list[ApproxBound]:
     """``bound``'s row for a heterogeneous code (real, one message): the recorded expected
     one-step error sum_j 1/Q_j against the code's own."""
     from gctool.bounds.approx import bound_entry
@@ -212,35 +140,40 @@ def closed_forms(code: Any) -> list[Any]:
                         expected_error(np.asarray(code.B), p))]
 
 
-SCHEME = SchemeInfo(
-    name="hetero",
-    build=build,
-    summary="Heterogeneous stragglers: greedy allocation and optimal one-step weights.",
-    description=(
+class HeteroFamily(Family):
+    name = "hetero"
+    build = staticmethod(build)
+    summary = "Heterogeneous stragglers: greedy allocation and optimal one-step weights."
+    description = (
         "Worker i straggles with probability p_i (--probabilities list or --p-file). Under "
         "the load budget -d/--load each partition is given greedily to the workers that "
         "lower sum_j 1/Q_j most (Q_j = sum of the odds (1-p_i)/p_i of its holders), with "
         "the unbiased weights of least variance W[i,j] = 1/(p_i Q_j); decode by summing the"
         " received messages. The file records p, the expected error sum_j 1/Q_j and, for "
         "comparison, that of a cyclic allocation. Real field."
-    ),
-    reference="reference §4 (derived; structure as in Song & Choi 2025, Bitar et al.)",
-    fields="real",
-    uses=frozenset({"s", "k"}),
-    s_default=0,
-    params=(
+    )
+    reference = "reference §4 (derived; structure as in Song & Choi 2025, Bitar et al.)"
+    fields = "real"
+    uses = frozenset({"s", "k"})
+    s_default = 0
+    params = (
         Param("p", "floats", "Straggler probabilities p_1,...,p_n (n = their number).",
               flag="--probabilities", aliases=("--p",)),
         Param("p_file", "path", "File of probabilities (JSON list or numbers)."),
         Param("load", "int", "Load budget: partitions per worker.", default=2,
               short="-d"),
-    ),
-    report_keys=("expected_error", "expected_error_cyclic"),
-    examples=("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
-              "gctool design hetero --p-file p.txt --load 3 -k 12"),
-    probabilities_param="p",
-    closed_forms=closed_forms,
-    simulation=SimulationTraits(kind="hetero"),
-    file_params={"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"), "expected_error": Num(0),
-                 "expected_error_cyclic": Num(0), "decoder": LABEL},
-)
+    )
+    report_keys = ("expected_error", "expected_error_cyclic")
+    examples = ("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
+                "gctool design hetero --p-file p.txt --load 3 -k 12")
+    simulation = SimulationTraits(kind="hetero")
+    file_params = {"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"), "expected_error": Num(0),
+                   "expected_error_cyclic": Num(0), "decoder": LABEL}
+
+    def worker_probabilities(self, code: GradientCode) -> list[float] | None:
+        """The straggling probabilities ``p`` the design recorded."""
+        p = code.params.get("p")
+        return None if p is None else [float(x) for x in p]
+
+    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
+        return closed_forms(code)

@@ -35,8 +35,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL, Int
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.registry.info import Param, SimulationTraits
 
 #: straggler sets the design of ``is-hr`` may try to find its exact tolerance
 MAX_TOLERANCE_SETS = 200_000
@@ -221,40 +222,57 @@ _DECODER = ("every worker sends the plain sum of its c partitions; the master su
 REFERENCE = ("IS-GC, 'On Arbitrary Ignorance of Stragglers with Gradient Coding' (2022); "
              "IS-GC/IS-GC ray_gc.py")
 
-SCHEMES = (
-    SchemeInfo(
-        name="is-fr", build=build_fr,
-        summary="IS-GC on fractional repetition: one worker per group, ignoring the rest.",
-        description=("Groups of c = s+1 workers share c partitions (needs (s+1) | n); "
-                     + _DECODER + ". Exact with up to s stragglers, approximate beyond."),
-        reference=REFERENCE, examples=("gctool design is-fr -n 12 -s 2",),
-        self_checked=True, grouped=True, simulation=SimulationTraits(kind="is"),
-        file_params=_FILE,
-    ),
-    SchemeInfo(
-        name="is-cr", build=build_cr,
-        summary="IS-GC on cyclic repetition (0/1): a largest set of disjoint arcs.",
-        description=("Worker i holds partitions i..i+c-1 mod n, c = s+1 (needs (s+1) | n); "
-                     + _DECODER + ". Exact with up to s stragglers (some residue class mod c "
-                     "arrives whole), approximate beyond."),
-        reference=REFERENCE, examples=("gctool design is-cr -n 12 -s 2",),
-        self_checked=True, simulation=SimulationTraits(kind="is"), file_params=_FILE,
-    ),
-    SchemeInfo(
-        name="is-hr", build=build_hr,
-        summary="IS-GC on hybrid repetition: partitions within a group and across groups.",
-        description=("n = g n0 workers in g groups; a worker holds `within` partitions of its "
-                     "group (cyclically before it) and `across` partitions from itself on "
-                     "(cyclically over all n); " + _DECODER + ". s is the exact IS tolerance, "
-                     "found by exhaustive search at design time."),
-        reference=REFERENCE, uses=frozenset({"n", "field"}),
-        params=(Param("groups", "int", "Groups g (g | n).", default=2),
-                Param("within", "int", "Partitions within the worker's group (c1).", default=1),
-                Param("across", "int", "Partitions across groups (c2).", default=1)),
-        report_keys=("c",),
-        examples=("gctool design is-hr -n 12 --groups 2 --within 2 --across 1",),
-        self_checked=True, simulation=SimulationTraits(kind="is"),
-        file_params={**_FILE, "groups": Int(1, "n"), "within": Int(0, "n"),
-                     "across": Int(0, "n"), "is_tolerance": Int(-1, "n")},
-    ),
-)
+
+class ISFRFamily(Family):
+    name = "is-fr"
+    build = staticmethod(build_fr)
+    summary = "IS-GC on fractional repetition: one worker per group, ignoring the rest."
+    description = (
+        "Groups of c = s+1 workers share c partitions (needs (s+1) | n); "
+        + _DECODER + ". Exact with up to s stragglers, approximate beyond."
+    )
+    reference = REFERENCE
+    examples = ("gctool design is-fr -n 12 -s 2",)
+    self_checked = True
+    grouped = True
+    simulation = SimulationTraits(kind="is")
+    file_params = _FILE
+
+
+class ISCRFamily(Family):
+    name = "is-cr"
+    build = staticmethod(build_cr)
+    summary = "IS-GC on cyclic repetition (0/1): a largest set of disjoint arcs."
+    description = (
+        "Worker i holds partitions i..i+c-1 mod n, c = s+1 (needs (s+1) | n); "
+        + _DECODER + ". Exact with up to s stragglers (some residue class mod c "
+        "arrives whole), approximate beyond."
+    )
+    reference = REFERENCE
+    examples = ("gctool design is-cr -n 12 -s 2",)
+    self_checked = True
+    simulation = SimulationTraits(kind="is")
+    file_params = _FILE
+
+
+class ISHRFamily(Family):
+    name = "is-hr"
+    build = staticmethod(build_hr)
+    summary = "IS-GC on hybrid repetition: partitions within a group and across groups."
+    description = (
+        "n = g n0 workers in g groups; a worker holds `within` partitions of its "
+        "group (cyclically before it) and `across` partitions from itself on "
+        "(cyclically over all n); " + _DECODER + ". s is the exact IS tolerance, "
+        "found by exhaustive search at design time."
+    )
+    reference = REFERENCE
+    uses = frozenset({"n", "field"})
+    params = (Param("groups", "int", "Groups g (g | n).", default=2),
+              Param("within", "int", "Partitions within the worker's group (c1).", default=1),
+              Param("across", "int", "Partitions across groups (c2).", default=1))
+    report_keys = ("c",)
+    examples = ("gctool design is-hr -n 12 --groups 2 --within 2 --across 1",)
+    self_checked = True
+    simulation = SimulationTraits(kind="is")
+    file_params = {**_FILE, "groups": Int(1, "n"), "within": Int(0, "n"),
+                   "across": Int(0, "n"), "is_tolerance": Int(-1, "n")}

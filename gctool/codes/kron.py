@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
 from gctool.params import LABEL, Int, List
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 if TYPE_CHECKING:
+    from gctool.bounds.approx import ApproxBound
     from gctool.model import GradientCode
 
 
@@ -107,7 +109,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     return B, recorded
 
 
-def closed_forms(code: GradientCode) -> list[Any]:
+def closed_forms(code: GradientCode) -> list[ApproxBound]:
     """``bound``'s row for a product: T_0 = T_0(B1) T_0(B2) from the recorded factors."""
     from gctool.bounds.approx import bound_entry, exact_threshold
 
@@ -123,28 +125,29 @@ def closed_forms(code: GradientCode) -> list[Any]:
                         "" if complete else "n/a (search above budget)")]
 
 
-SCHEME = SchemeInfo(
-    name="kron",
-    build=build,
-    summary="Kronecker product of two code files; exact thresholds multiply.",
-    description=(
+class KronFamily(Family):
+    name = "kron"
+    build = staticmethod(build)
+    summary = "Kronecker product of two code files; exact thresholds multiply."
+    description = (
         "B = B1 (x) B2 over the factors' common field: n = n1 n2, k = k1 k2, loads and "
         "replications multiply, and T_0(B1 (x) B2) = T_0(B1) T_0(B2), so the product of "
         "codes tolerating s1 and s2 stragglers tolerates (s1+1)(s2+1)-1 (the s written). "
         "Both factors (path, SHA-256, scheme, n, k, s, field, seed) go in the provenance."
-    ),
-    reference="Sakorikar & Wang 2021 (SW21); proof of the threshold in reference §3.6",
-    uses=frozenset(),
-    params=(
+    )
+    reference = "Sakorikar & Wang 2021 (SW21); proof of the threshold in reference §3.6"
+    uses = frozenset()
+    params = (
         Param("file1", "path", "First factor (code file).", positional=True, required=True),
         Param("file2", "path", "Second factor (code file).", positional=True, required=True),
-    ),
-    report_keys=("factor_s", "factor_thresholds"),
-    examples=("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
-              " && gctool design kron a.json b.json -o ab.json",),
-    closed_forms=closed_forms,
-    file_params={"factor_s": List(Int(0, "n"), 0, 64),
-                 "factor_thresholds": List(Int(0, "n"), 0, 64),
-                 "factor_schemes": List(LABEL, 0, 64),
-                 "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)},
-)
+    )
+    report_keys = ("factor_s", "factor_thresholds")
+    examples = ("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
+                " && gctool design kron a.json b.json -o ab.json",)
+    file_params = {"factor_s": List(Int(0, "n"), 0, 64),
+                   "factor_thresholds": List(Int(0, "n"), 0, 64),
+                   "factor_schemes": List(LABEL, 0, 64),
+                   "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)}
+
+    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
+        return closed_forms(code)

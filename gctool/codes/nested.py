@@ -30,12 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.codes.nested_profile import level_matrices
 from gctool.errors import DesignError, InvalidInput
+from gctool.family import Family
 from gctool.params import LABEL, ROWS, Int, List
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.registry.info import Param, SimulationTraits
 
 if TYPE_CHECKING:
+    from gctool.codes.nested_profile import ProfileReport
     from gctool.model import GradientCode
+    from gctool.request import ProfileRequest
 
 MAX_PROFILES = 200_000
 
@@ -135,22 +139,6 @@ def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Gen
 # ---------------------------------------------------------------------------------------------
 # level profiles
 # ---------------------------------------------------------------------------------------------
-def level_matrices(code: GradientCode) -> list[np.ndarray]:
-    """B_1, ..., B_L of a nested code file (the last one is the file's B)."""
-    from gctool.io import decode_matrix
-
-    levels = code.params.get("levels")
-    lower = code.params.get("level_B", [])
-    if not isinstance(levels, list) or not isinstance(lower, list) or len(lower) != len(levels) - 1:
-        raise InvalidInput("not a nested code: params.levels and params.level_B are missing or "
-                           "inconsistent")
-    mats = [decode_matrix(M, code.field, f"params.level_B[{t}]") for t, M in enumerate(lower)]
-    for t, M in enumerate(mats):
-        if M.shape != code.B.shape:
-            raise InvalidInput(f"params.level_B[{t}] has shape {M.shape}, B has {code.B.shape}")
-    return mats + [np.asarray(code.B)]
-
-
 def _check_profile(profile: Sequence[int], n: int, L: int) -> np.ndarray:
     prof = np.asarray(profile)
     if prof.shape != (n,) or prof.dtype.kind not in "iu" or prof.min() < 0 or prof.max() > L:
@@ -217,28 +205,64 @@ def _profiles(n: int, counts: list[int]) -> Any:
     yield from (list(p) for p in rec(list(range(n)), 0))
 
 
-SCHEME = SchemeInfo(
-    name="nested",
-    build=build,
-    profiler="gctool.codes.nested_profile:profile_report",
-    summary="Nested cyclic codes for tolerance levels s_1 < ... < s_L (n = k).",
-    description=(
+class NestedFamily(Family):
+    name = "nested"
+    build = staticmethod(build)
+    summary = "Nested cyclic codes for tolerance levels s_1 < ... < s_L (n = k)."
+    description = (
         "Level l has support windows {i..i+s_l}; worker i sends its level-l message after "
         "s_l+1 partitions. complex (default): DFT zeros {1..s_l}; GF(q) with n | q-1: the "
         "same with a root of unity; real: random nested parity checks (seeded). B is the "
         "top level (s = s_L); params.levels and params.level_B hold the levels."
-    ),
-    reference="after Massny et al. 2022 (MHEBW22), gctool's model; reference §5.1",
-    fields="complex, real, GF(q) with n | q-1",
-    default_field="complex",
-    randomized=True,
-    uses=frozenset({"n", "k", "field", "seed"}),
-    params=(Param("levels", "ints", "Tolerance levels s_1,...,s_L (increasing).",
-                  required=True),),
-    report_keys=("levels",),
-    examples=("gctool design nested -n 6 --levels 1,3",
-              "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'"),
-    simulation=SimulationTraits(levels=True),
-    file_params={"levels": List(Int(0, "n"), 1, "n"), "level_B": List(ROWS, 0, 64),
-                 "construction": LABEL},
-)
+    )
+    reference = "after Massny et al. 2022 (MHEBW22), gctool's model; reference §5.1"
+    fields = "complex, real, GF(q) with n | q-1"
+    default_field = "complex"
+    randomized = True
+    uses = frozenset({"n", "k", "field", "seed"})
+    params = (Param("levels", "ints", "Tolerance levels s_1,...,s_L (increasing).",
+                    required=True),)
+    report_keys = ("levels",)
+    examples = ("gctool design nested -n 6 --levels 1,3",
+                "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'")
+    simulation = SimulationTraits(levels=True)
+    file_params = {"levels": List(Int(0, "n"), 1, "n"), "level_B": List(ROWS, 0, 64),
+                   "construction": LABEL}
+
+    def profile(self, code: GradientCode, request: ProfileRequest) -> ProfileReport:
+        """Decode ``request.profile`` (or every profile with level ``request.counts``)
+        (:mod:`gctool.codes.nested_profile`)."""
+        from gctool.codes.nested_profile import ProfileReport
+
+        command, profile, counts = request.command, request.profile, request.counts
+        normalize = request.normalize
+        if (profile is None) == (counts is None):
+            raise InvalidInput("give either a level profile or level counts")
+        if normalize not in ("none", "k"):
+            raise InvalidInput("normalize must be 'none' or 'k'")
+        L = len(level_matrices(code))  # raises InvalidInput for codes that are not nested
+        levels = [int(x) for x in code.params["levels"]]
+        scale = float(code.k) if normalize == "k" else 1.0
+        base: dict[str, Any] = dict(command=command, scheme=code.scheme, n=code.n, k=code.k,
+                                    field=str(code.field), levels=levels, normalize=normalize,
+                                    scale=scale)
+        if profile is not None:
+            prof = [int(x) for x in profile]
+            err, ok = profile_decoding(code, prof)
+            at = [sum(1 for x in prof if x == t) for t in range(L + 1)]
+            reason = (f"the profile decodes (workers per level 0..{L}: {at})" if ok else
+                      f"the profile does not decode (workers per level 0..{L}: {at})")
+            return ProfileReport(mode="profile", ok=ok or command != "verify", decodable=ok,
+                                 error=err / scale, raw_error=err, profile=prof, counts=at,
+                                 decodable_profiles=int(ok), reason=reason, **base)
+        assert counts is not None  # attack reports, verify judges: attack's ok stays True
+        census = profile_census(code, [int(c) for c in counts])
+        every = census["decodable"] == census["profiles"]
+        worst = float(max(census["worst_error"], 0.0))
+        reason = (f"{census['decodable']:,} of {census['profiles']:,} profiles with "
+                  f"{list(counts)} workers at levels 0..{L} decode")
+        return ProfileReport(mode="census", ok=every or command != "verify", decodable=every,
+                             error=worst / scale, raw_error=worst,
+                             profile=census["worst_profile"],
+                             counts=[int(c) for c in counts], profiles=census["profiles"],
+                             decodable_profiles=census["decodable"], reason=reason, **base)

@@ -1,4 +1,5 @@
-"""Realised level profiles of nested codes for ``verify``/``attack`` (reference §5.1).
+"""The levels of a nested code file (:func:`level_matrices`) and its realised level profiles
+for ``verify``/``attack`` (reference §5.1; the ``nested`` family decodes them).
 
 A *level profile* gives each worker the highest level it delivered (0 = nothing; ℓ = its
 messages for levels 1..ℓ, see :mod:`gctool.codes.nested`).  ``verify --profile`` asks whether
@@ -18,12 +19,12 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
+from gctool._lazy import numpy as np
 from gctool.errors import InvalidInput, printable
-from gctool.model import GradientCode
 from gctool.reports import Report
 
 if TYPE_CHECKING:
-    from gctool.api import ProfileRequest
+    from gctool.model import GradientCode
 
 
 @dataclass
@@ -83,39 +84,17 @@ def read_profile_file(path: str) -> list[int]:
     return _levels(values, label)
 
 
-def profile_report(code: GradientCode, request: ProfileRequest) -> ProfileReport:
-    """``profiler`` hook of nested codes: decode ``request.profile`` (or every profile with
-    level ``request.counts``)."""
-    from gctool.codes.nested import level_matrices, profile_census, profile_decoding
+def level_matrices(code: GradientCode) -> list[np.ndarray]:
+    """B_1, ..., B_L of a nested code file (the last one is the file's B)."""
+    from gctool.io import decode_matrix
 
-    command, profile, counts = request.command, request.profile, request.counts
-    normalize = request.normalize
-    if (profile is None) == (counts is None):
-        raise InvalidInput("give either a level profile or level counts")
-    if normalize not in ("none", "k"):
-        raise InvalidInput("normalize must be 'none' or 'k'")
-    L = len(level_matrices(code))  # raises InvalidInput for codes that are not nested
-    levels = [int(x) for x in code.params["levels"]]
-    scale = float(code.k) if normalize == "k" else 1.0
-    base: dict[str, Any] = dict(command=command, scheme=code.scheme, n=code.n, k=code.k,
-                                field=str(code.field), levels=levels, normalize=normalize,
-                                scale=scale)
-    if profile is not None:
-        prof = [int(x) for x in profile]
-        err, ok = profile_decoding(code, prof)
-        at = [sum(1 for x in prof if x == t) for t in range(L + 1)]
-        reason = (f"the profile decodes (workers per level 0..{L}: {at})" if ok else
-                  f"the profile does not decode (workers per level 0..{L}: {at})")
-        return ProfileReport(mode="profile", ok=ok or command != "verify", decodable=ok,
-                             error=err / scale, raw_error=err, profile=prof, counts=at,
-                             decodable_profiles=int(ok), reason=reason, **base)
-    assert counts is not None  # attack reports, verify judges: attack's ok stays True
-    census = profile_census(code, [int(c) for c in counts])
-    every = census["decodable"] == census["profiles"]
-    worst = float(max(census["worst_error"], 0.0))
-    reason = (f"{census['decodable']:,} of {census['profiles']:,} profiles with "
-              f"{list(counts)} workers at levels 0..{L} decode")
-    return ProfileReport(mode="census", ok=every or command != "verify", decodable=every,
-                         error=worst / scale, raw_error=worst, profile=census["worst_profile"],
-                         counts=[int(c) for c in counts], profiles=census["profiles"],
-                         decodable_profiles=census["decodable"], reason=reason, **base)
+    levels = code.params.get("levels")
+    lower = code.params.get("level_B", [])
+    if not isinstance(levels, list) or not isinstance(lower, list) or len(lower) != len(levels) - 1:
+        raise InvalidInput("not a nested code: params.levels and params.level_B are missing or "
+                           "inconsistent")
+    mats = [decode_matrix(M, code.field, f"params.level_B[{t}]") for t, M in enumerate(lower)]
+    for t, M in enumerate(mats):
+        if M.shape != code.B.shape:
+            raise InvalidInput(f"params.level_B[{t}] has shape {M.shape}, B has {code.B.shape}")
+    return mats + [np.asarray(code.B)]

@@ -18,10 +18,10 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.bgc import support_stats
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import Int, Num
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 
 def community_of(size: int, c: int) -> np.ndarray:
@@ -43,29 +43,30 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
         raise DesignError(f"s = {s} must be smaller than n = {n}")
     same = community_of(n, c)[:, None] == community_of(k, c)[None, :]
     B = (rng.random((n, k)) < np.where(same, p_in, p_out)).astype(np.int64)
+    from gctool.codes.bgc import support_stats
+
     recorded = {"communities": c, "p_in": p_in, "p_out": p_out, **support_stats(B)}
     return B.astype(field.dtype), recorded
 
 
-SCHEME = SchemeInfo(
-    name="sbc",
-    build=build,
-    summary="Stochastic block code: SBM support with c communities (seeded).",
-    description=(
+class SBCFamily(Family):
+    name = "sbc"
+    build = staticmethod(build)
+    summary = "Stochastic block code: SBM support with c communities (seeded)."
+    description = (
         "Worker i is in community floor(ic/n), partition j in floor(jc/k); a pair is an "
         "edge with probability --p-in inside a community and --p-out across (0/1 entries, "
         "any field; nothing redrawn). --p-in 1 --p-out 0 with n/(s+1) communities is the "
         "FRC. gctool's recipe; the reference has the scheme from the abstract only."
-    ),
-    reference="Charles & Papailiopoulos 2018 (CP18), recipe by gctool; reference §3.4",
-    randomized=True,
-    s_default=0,
-    params=(
+    )
+    reference = "Charles & Papailiopoulos 2018 (CP18), recipe by gctool; reference §3.4"
+    randomized = True
+    s_default = 0
+    params = (
         Param("communities", "int", "Number of communities c.", default=2, short="-c"),
         Param("p_in", "float", "Edge probability inside a community.", default=0.5),
         Param("p_out", "float", "Edge probability across communities.", default=0.0),
-    ),
-    report_keys=("empty_partitions", "idle_workers"),
-    examples=("gctool design sbc -n 12 -c 4 --p-in 0.8 --p-out 0.05 --seed 3",),
-    file_params={"communities": Int(1, "n"), "p_in": Num(0, 1), "p_out": Num(0, 1)},
-)
+    )
+    report_keys = ("empty_partitions", "idle_workers")
+    examples = ("gctool design sbc -n 12 -c 4 --p-in 0.8 --p-out 0.05 --seed 3",)
+    file_params = {"communities": Int(1, "n"), "p_in": Num(0, 1), "p_out": Num(0, 1)}

@@ -26,8 +26,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import Int
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 
 def biregular_support(n: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -150,25 +151,24 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     return B.astype(field.dtype), recorded
 
 
-SCHEME = SchemeInfo(
-    name="soft-bibd",
-    build=build,
-    summary="gctool's soft-BIBD: random bi-regular support, overlaps balanced toward a BIBD.",
-    description=(
+class SoftBIBDFamily(Family):
+    name = "soft-bibd"
+    build = staticmethod(build)
+    summary = "gctool's soft-BIBD: random bi-regular support, overlaps balanced toward a BIBD."
+    description = (
         "Rows of weight d, columns as equal as possible; random degree-preserving swaps, "
         "then swaps that only lower sum_(i != i') overlap^2, pushing B B^T toward "
         "(d - lambda_bar) I + lambda_bar J (a BIBD is a zero of the excess). gctool's "
         "variant of Sakorikar-Wang's probabilistic relaxation (their exact rule is not "
         "reproduced). 0/1 entries, any field."
-    ),
-    reference="Sakorikar & Wang 2021 (SW21), variant by gctool; reference §3.6",
-    randomized=True,
-    s_default=0,
-    params=(
+    )
+    reference = "Sakorikar & Wang 2021 (SW21), variant by gctool; reference §3.6"
+    randomized = True
+    s_default = 0
+    params = (
         Param("d", "int", "Load of every worker.", default=3, short="-d", flag="--load"),
         Param("sweeps", "int", "Improvement proposals per nonzero of B.", default=50),
-    ),
-    report_keys=("lambda_bar", "overlap_min", "overlap_max", "excess_after"),
-    examples=("gctool design soft-bibd -n 13 -d 4 --seed 5",),
-    file_params={"d": Int(0, "k"), "sweeps": Int(0, 10**9)},
-)
+    )
+    report_keys = ("lambda_bar", "overlap_min", "overlap_max", "excess_after")
+    examples = ("gctool design soft-bibd -n 13 -d 4 --seed 5",)
+    file_params = {"d": Int(0, "k"), "sweeps": Int(0, 10**9)}

@@ -34,8 +34,9 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL, Int
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
 
 def layout(n: int, s: int, partitions: int) -> tuple[list[list[int]], list[list[int]]]:
@@ -94,29 +95,32 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, partitions: int
                "slowdown_tolerated": P / sep, "_order": order}
 
 
-SCHEME = SchemeInfo(
-    name="tandon-partial",
-    build=build,
-    summary="Tandon et al.'s partial-straggler scheme: separate partitions first, then a "
-            "cyclic code on the rest; two messages per worker.",
-    description=(
+class TandonPartialFamily(Family):
+    name = "tandon-partial"
+    build = staticmethod(build)
+    summary = (
+        "Tandon et al.'s partial-straggler scheme: separate partitions first, then a "
+        "cyclic code on the rest; two messages per worker."
+    )
+    description = (
         "P partitions per worker, k = n(P-s): P-s-1 held by the worker alone (sent first, as "
         "their sum) and s+1 coded by Tandon's cyclic repetition code (sent second). The "
         "master decodes from every first message and any n-s second messages, so s workers "
         "at most P/(P-s-1) times slower do not delay it. The file is a two-message code "
         "(its order holds the two groups); as a one-message code it tolerates no full "
         "straggler (s = 0): use verify --partial and simulate (partial work)."
-    ),
-    reference=("Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), partial stragglers "
-               "(partial_coded.py in rashisht1/gradient_coding)"),
-    randomized=True,
-    best_of=False,
-    orderable=False,
-    uses=frozenset({"n", "s", "field", "seed"}),
-    params=(Param("partitions", "int", "Partitions per worker P (>= s+2): P-s-1 separate, s+1 "
-                  "coded.", default=None, short="-P"),),
-    report_keys=("partial_stragglers", "partitions", "slowdown_tolerated"),
-    examples=("gctool design tandon-partial -n 8 -s 2 --partitions 5 --seed 1",),
-    file_params={"partial_stragglers": Int(1, "n"), "partitions": Int(1, "k"),
-                 "layout": LABEL},
-)
+    )
+    reference = (
+        "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), partial stragglers "
+        "(partial_coded.py in rashisht1/gradient_coding)"
+    )
+    randomized = True
+    best_of = False
+    orderable = False
+    uses = frozenset({"n", "s", "field", "seed"})
+    params = (Param("partitions", "int", "Partitions per worker P (>= s+2): P-s-1 separate, s+1 "
+                    "coded.", default=None, short="-P"),)
+    report_keys = ("partial_stragglers", "partitions", "slowdown_tolerated")
+    examples = ("gctool design tandon-partial -n 8 -s 2 --partitions 5 --seed 1",)
+    file_params = {"partial_stragglers": Int(1, "n"), "partitions": Int(1, "k"),
+                   "layout": LABEL}

@@ -7,7 +7,7 @@ from typing import Any
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
-from gctool.registry.info import SchemeInfo
+from gctool.family import Family
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any
@@ -20,17 +20,16 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any
     return B.astype(field.dtype), {}
 
 
-SCHEME = SchemeInfo(
-    name="uncoded",
-    build=build,
-    summary="No redundancy (s = 0): each partition is computed by exactly one worker.",
-    description=(
+class UncodedFamily(Family):
+    name = "uncoded"
+    build = staticmethod(build)
+    summary = "No redundancy (s = 0): each partition is computed by exactly one worker."
+    description = (
         "Partition j goes to worker j mod n; worker loads differ by at most one. Tolerates "
         "no stragglers; the baseline for comparisons."
-    ),
-    reference="baseline",
-    s_default=0,
-    examples=("gctool design uncoded -n 4", "gctool design uncoded -n 4 -k 8"),
-    self_checked=True,
-    grouped=True,
-)
+    )
+    reference = "baseline"
+    s_default = 0
+    examples = ("gctool design uncoded -n 4", "gctool design uncoded -n 4 -k 8")
+    self_checked = True
+    grouped = True

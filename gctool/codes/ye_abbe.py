@@ -32,11 +32,11 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.codes.comm import COLUMN_ORDER, decode_batch
-from gctool.codes.rs import NODES_PARAM
+from gctool.codes.vandermonde import COLUMN_ORDER, NODES_PARAM, decode_batch
 from gctool.errors import DesignError
+from gctool.family import Family
 from gctool.params import LABEL
-from gctool.registry.info import CONDITION_KEYS, Param, SchemeInfo, StructuredDecoder
+from gctool.registry.info import CONDITION_KEYS, Param, StructuredDecoder
 
 PLACEMENT = "cyclic: worker i holds partitions i, i+1, ..., i+d-1 (mod n)"
 
@@ -91,28 +91,29 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
                "load": d, **record(B, field, s)}
 
 
-SCHEME = SchemeInfo(
-    name="ye-abbe",
-    build=build,
-    summary="Ye & Abbe's communication-efficient code as the paper builds it (k = n, cyclic "
-            "placement, the paper's polynomial recursion).",
-    description=(
+class YeAbbeFamily(Family):
+    name = "ye-abbe"
+    build = staticmethod(build)
+    summary = (
+        "Ye & Abbe's communication-efficient code as the paper builds it (k = n, cyclic "
+        "placement, the paper's polynomial recursion)."
+    )
+    description = (
         "Every partial gradient is split into m pieces; worker i holds partitions i..i+d-1 "
         "(mod n), d = s+m, and sends one vector of length l/m: the value at theta_i of "
         "P(x) = sum_{j,u} p_j^(u)(x) g_j^(u), where p_j^(1) vanishes at the workers without "
         "partition j and p_j^(u) = x p_j^(u-1) - c p_j^(1) puts the unit vector e_u in the "
         "top m coefficients. Any n-s workers interpolate P and read the piece sums. k = n; "
         "the same polynomials as 'comm' on the paper's cyclic placement."
-    ),
-    reference="Ye & Abbe, ICML 2018 (YA18), the polynomial construction of Sec. 3-4",
-    fields="real, complex",
-    params=(Param("m", "int", "Pieces per gradient (communication reduction factor).",
-                  default=2, short="-m", flag="--pieces"), NODES_PARAM),
-    report_keys=("m", "load", *CONDITION_KEYS),
-    examples=("gctool design ye-abbe -n 6 -s 2 -m 2",
-              "gctool design ye-abbe -n 8 -s 1 -m 3 --nodes integers"),
-    self_checked=True,
-    structured_decoder=StructuredDecoder(
-        decode_batch, "ye-abbe: last m rows of the inverse Vandermonde"),
-    file_params={"nodes": LABEL, "column_order": LABEL, "placement": LABEL},
-)
+    )
+    reference = "Ye & Abbe, ICML 2018 (YA18), the polynomial construction of Sec. 3-4"
+    fields = "real, complex"
+    params = (Param("m", "int", "Pieces per gradient (communication reduction factor).",
+                    default=2, short="-m", flag="--pieces"), NODES_PARAM)
+    report_keys = ("m", "load", *CONDITION_KEYS)
+    examples = ("gctool design ye-abbe -n 6 -s 2 -m 2",
+                "gctool design ye-abbe -n 8 -s 1 -m 3 --nodes integers")
+    self_checked = True
+    structured_decoder = StructuredDecoder(
+          decode_batch, "ye-abbe: last m rows of the inverse Vandermonde")
+    file_params = {"nodes": LABEL, "column_order": LABEL, "placement": LABEL}

@@ -4,7 +4,7 @@
   least squares with diagnostics over R/C, exact elimination over GF(q)), one survivor set at a
   time (:class:`Decoder`) or in batches.
 * :mod:`gctool.decode.structured`: the cheaper decoders of the algebraic schemes, which a
-  scheme offers as its ``structured_decoder`` capability (:mod:`gctool.registry`), each
+  scheme's family offers as its ``structured_decoder`` (:mod:`gctool.family`), each
   result checked, with the generic decoder as fallback.
 """
 

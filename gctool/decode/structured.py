@@ -1,6 +1,6 @@
 """Structured decoders of the algebraic schemes, cheaper than generic elimination.
 
-A scheme offers one as its ``structured_decoder`` capability
+A scheme's family offers one as its ``structured_decoder``
 (:class:`gctool.registry.info.StructuredDecoder`, next to its ``build``); this module finds it in
 the registry, batches it, checks every vector and falls back to the generic decoder.
 
@@ -64,10 +64,10 @@ class StructuredDecoding:
 
 def structured_decoder(code: GradientCode) -> StructuredDecoder | None:
     """The structured decoder the code's scheme offers (None: none, or an unknown scheme)."""
-    from gctool.registry import feature
+    from gctool.registry import SCHEMES
 
-    hook: StructuredDecoder | None = feature(code.scheme, "structured_decoder")
-    return hook
+    family = SCHEMES.get(code.scheme)
+    return None if family is None else family.structured_decoder
 
 
 def has_structured_decoder(code: GradientCode) -> bool:
@@ -83,7 +83,7 @@ def method_name(code: GradientCode) -> str:
 def _with_structured_decoder() -> list[str]:
     from gctool.registry import SCHEMES
 
-    return [name for name, info in SCHEMES.items() if info.structured_decoder is not None]
+    return [name for name, family in SCHEMES.items() if family.structured_decoder is not None]
 
 
 def check_decoder(decoder: str) -> str:

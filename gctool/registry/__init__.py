@@ -1,95 +1,87 @@
-"""The scheme registry: scheme name -> :class:`SchemeInfo` (metadata, ``build`` and hooks).
+"""The scheme registry: scheme name -> its :class:`~gctool.family.Family`.
 
-Each scheme lives in one module that defines, after its ``build``, ``SCHEME = SchemeInfo(...)``
-(or ``SCHEMES``, a tuple, when the module builds several schemes, as
-:mod:`gctool.sequential.design` does for sr-sgc and m-sgc).  ``build`` has the signature
+Each scheme is a subclass of :class:`gctool.family.Family` in its own module.  The registry
+line that names it is one entry point of the group ``gctool.schemes`` in ``pyproject.toml``::
 
-    build(n: int, s: int, k: int | None, field: Field, rng: numpy.random.Generator,
-          **params) -> tuple[numpy.ndarray, dict]
+    [project.entry-points."gctool.schemes"]
+    frc = "gctool.codes.frc:FRC"
 
-returning B and the parameters to record in the file.  The CLI lists schemes and builds their
-options from this registry, so scheme modules stay light at import time (numpy through
-:mod:`gctool._lazy`, other heavy imports inside functions).  To add a scheme, write its module
-and add it to ``MODULES``; the order of ``MODULES`` is the order of ``gctool design --help``.
+so the registry knows every scheme's name from the installed package's metadata and imports a
+scheme's module only when that scheme is looked up: reading a code file imports its own
+family and no other (``gctool design --help``, which lists them all, imports them all).
+Schemes are listed by name.  Another installed package may add schemes the same way.  (After
+editing the entry points, reinstall gctool: ``pip install -e .`` rewrites the metadata.)
 
-A family that audits its codes in its own way (a schedule verifier, a tree verifier, a spectral
-audit, level profiles) declares capability hooks on its SchemeInfo (``verifier``, ``attacker``,
-``bounder``, ``profiler``: :data:`gctool.registry.info.HOOKS`); :mod:`gctool.api`, behind
-``gctool.verify``/``attack``/``bound`` and the commands of the same names, finds them with
-:func:`capability`.  Schemes without hooks get the matrix-code audits.
+This package imports no family at run time (the families sit above the audits, which look
+schemes up here), only their names' metadata.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
 
-#: modules defining ``SCHEME`` (or ``SCHEMES``), in listing order
-MODULES = (
-    "gctool.codes.frc",
-    "gctool.codes.cyclic",
-    "gctool.codes.uncoded",
-    "gctool.codes.cyclic_mds",
-    "gctool.codes.rs",
-    "gctool.codes.comm",
-    "gctool.codes.ye_abbe",
-    "gctool.codes.tandon_partial",
-    "gctool.codes.isgc",
-    "gctool.codes.bibd",
-    "gctool.codes.expander",
-    "gctool.codes.graph",
-    "gctool.codes.bgc",
-    "gctool.codes.sbc",
-    "gctool.codes.soft_bibd",
-    "gctool.codes.kron",
-    "gctool.codes.hetero",
-    "gctool.codes.nested",
-    "gctool.sequential.design",
-    "gctool.sequential.coded_reduce",
-    "gctool.sequential.bcc",
-    "gctool.codes.encoded",
-)
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from gctool.family import Family
+
+#: the entry-point group that names the schemes
+GROUP = "gctool.schemes"
 
 
-class _Registry(Mapping[str, SchemeInfo]):
-    """The schemes of ``MODULES``, collected at the first look-up (a scheme module may be
-    imported before the registry, e.g. ``import gctool.sequential.bcc``)."""
+class _Registry(Mapping[str, "Family"]):
+    """The schemes of the ``gctool.schemes`` entry points; a scheme's module is imported at
+    its first look-up."""
 
     def __init__(self) -> None:
-        self._schemes: dict[str, SchemeInfo] | None = None
+        self._points: dict[str, EntryPoint] | None = None
+        self._loaded: dict[str, Family] = {}
 
-    def _load(self) -> dict[str, SchemeInfo]:
-        if self._schemes is None:
-            schemes: dict[str, SchemeInfo] = {}
-            for name in MODULES:
-                module = importlib.import_module(name)
-                for info in getattr(module, "SCHEMES", None) or (module.SCHEME,):
-                    if info.name in schemes:
-                        raise RuntimeError(f"scheme {info.name!r} is defined twice")
-                    schemes[info.name] = info
-            self._schemes = schemes
-        return self._schemes
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        if self._points is None:
+            from importlib.metadata import entry_points
 
-    def __getitem__(self, name: str) -> SchemeInfo:
-        return self._load()[name]
+            points: dict[str, EntryPoint] = {}
+            for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+                points.setdefault(point.name, point)
+            if not points:
+                raise RuntimeError(f"no gctool scheme is installed (the entry points {GROUP} "
+                                   "are missing): reinstall gctool, e.g. pip install -e .")
+            self._points = points
+        return self._points
+
+    def __getitem__(self, name: str) -> Family:
+        family = self._loaded.get(name)
+        if family is None:
+            point = self._entry_points()[name]
+            family = point.load()()
+            if family.name != name:
+                raise RuntimeError(f"the entry point {name!r} of {GROUP} names a family "
+                                   f"called {family.name!r}")
+            self._loaded[name] = family
+        return family
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entry_points()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._load())
+        return iter(self._entry_points())
 
     def __len__(self) -> int:
-        return len(self._load())
+        return len(self._entry_points())
 
 
-#: scheme name -> SchemeInfo, in the order of ``MODULES``
-SCHEMES: Mapping[str, SchemeInfo] = _Registry()
+#: scheme name -> Family, by name
+SCHEMES: Mapping[str, Family] = _Registry()
 
-__all__ = ["MODULES", "SCHEMES", "Param", "SchemeInfo", "capability", "feature", "get_scheme"]
+__all__ = ["GROUP", "SCHEMES", "Param", "get_scheme"]
 
 
-def get_scheme(name: str) -> SchemeInfo:
+def get_scheme(name: str) -> Family:
+    """The family named ``name``; :class:`~gctool.errors.InvalidInput` when there is none."""
     from gctool.errors import InvalidInput
 
     try:
@@ -98,18 +90,3 @@ def get_scheme(name: str) -> SchemeInfo:
         raise InvalidInput(
             f"unknown scheme {name!r}; available: {', '.join(sorted(SCHEMES))}"
         ) from None
-
-
-def feature(scheme: str, name: str, default: Any = None) -> Any:
-    """The :class:`SchemeInfo` field ``name`` of ``scheme`` (e.g. ``structured_decoder``,
-    ``grouped``), or ``default`` when the scheme is not registered (a file may record any
-    scheme name)."""
-    info = SCHEMES.get(scheme)
-    return default if info is None else getattr(info, name)
-
-
-def capability(scheme: str, hook: str) -> Any:
-    """The hook ``hook`` (see :data:`gctool.registry.info.HOOKS`) of ``scheme``, or None when the
-    scheme has none (or is not in the registry: a file may record any scheme name)."""
-    info = SCHEMES.get(scheme)
-    return None if info is None else info.hook(hook)

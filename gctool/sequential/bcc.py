@@ -19,13 +19,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import CodeFileError, DesignError
+from gctool.errors import CodeFileError, DesignError, InvalidInput
+from gctool.family import Family
 from gctool.params import LABEL, Int, List, Num
-from gctool.registry.info import Param, SchemeInfo
+from gctool.registry.info import Param
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
+    from gctool.request import BoundRequest
+    from gctool.sequential.reports import SequentialBoundReport
 
 MAX_ATTEMPTS = 64
 MAX_EXACT_BATCHES = 20  # inclusion-exclusion over subsets of batches
@@ -115,28 +121,67 @@ def check_batches(p: Mapping[str, Any], n: int, k: int) -> None:
         raise CodeFileError(f"params.batch_of_worker names a batch outside 0..{b - 1}")
 
 
-SCHEME = SchemeInfo(
-    name="bcc",
-    build=build,
-    bounder="gctool.sequential.hooks:bound_bcc",
-    summary="Batched coupon collector: each worker computes one random batch (seeded).",
-    description=(
+class BCCFamily(Family):
+    name = "bcc"
+    build = staticmethod(build)
+    summary = "Batched coupon collector: each worker computes one random batch (seeded)."
+    description = (
         "The k partitions form b batches; each worker picks a batch uniformly at random and "
         "sends its sum; the master waits until every batch is covered. Expected wait "
         "b·H_b workers (coupon collector). Without --batches, b is the largest with "
         "b·H_b <= n. A draw leaving a batch uncovered is redrawn."
-    ),
-    reference="Li, Kalan, Avestimehr, Soltanolkotabi 2018 (BCC); reference §6.5",
-    randomized=True,
-    uses=frozenset({"n", "k", "field", "seed"}),
-    params=(Param("batches", "int", "Number of batches b (default: largest b with "
-                  "b·H_b <= n)."),),
-    report_keys=("batches", "expected_wait"),
-    examples=("gctool design bcc -n 12 --seed 1 -o bcc.json",
-              "gctool design bcc -n 20 -k 40 --batches 5 --seed 2 | gctool bound -"),
-    file_params={"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
-                 "batch_of_worker": List(Int(0, "k"), "n", "n"),
-                 "batch_sizes": List(Int(0, "k")), "expected_wait": Num(0),
-                 "expected_wait_exact": LABEL, "decoding": LABEL},
-    check_params=check_batches,
-)
+    )
+    reference = "Li, Kalan, Avestimehr, Soltanolkotabi 2018 (BCC); reference §6.5"
+    randomized = True
+    uses = frozenset({"n", "k", "field", "seed"})
+    params = (Param("batches", "int", "Number of batches b (default: largest b with "
+                    "b·H_b <= n)."),)
+    report_keys = ("batches", "expected_wait")
+    examples = ("gctool design bcc -n 12 --seed 1 -o bcc.json",
+                "gctool design bcc -n 20 -k 40 --batches 5 --seed 2 | gctool bound -")
+    file_params = {"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
+                   "batch_of_worker": List(Int(0, "k"), "n", "n"),
+                   "batch_sizes": List(Int(0, "k")), "expected_wait": Num(0),
+                   "expected_wait_exact": LABEL, "decoding": LABEL}
+    check_params = staticmethod(check_batches)
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+        """The coupon-collector wait (:func:`bcc_bounds`)."""
+        if request.link is not None or request.delay is not None:
+            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+        return bcc_bounds(code)
+
+
+def bcc_bounds(code: GradientCode) -> SequentialBoundReport:
+    """Expected workers to wait for: BCC (b·H_b and the realised draw) vs FRC and uncoded."""
+    from gctool.sequential.reports import SequentialBoundReport
+
+    n = code.n
+    b = int(code.params.get("batches", 0)) or int(code.support.any(axis=0).sum())
+    counts = [int(c) for c in code.params.get("holders", [])]
+    coupon, frc = coupon_wait(b), frc_wait(n, b)
+    realised = (wait_for_counts(n, counts) if counts and len(counts) <= MAX_EXACT_BATCHES
+                else None)
+
+    def row(scheme: str, value: Fraction | int | None, note: str) -> dict[str, Any]:
+        return {"scheme": scheme, "expected_wait": None if value is None else float(value),
+                "exact": None if value is None else str(value), "note": note}
+
+    rows = [
+        row("bcc", coupon, f"b·H_b with b = {b} batches (random batch per worker, unlimited "
+            "workers)"),
+        row("bcc (this draw)", realised,
+            "this file's assignment, uniformly random completion order (exact)"
+            if realised is not None else f"not computed (more than {MAX_EXACT_BATCHES} batches)"),
+        row("frc", frc, f"{b} groups of n/{b} workers, uniformly random completion order"
+            if frc is not None else f"needs b = {b} to divide n = {n}"),
+        row("uncoded", n, "wait for every worker"),
+    ]
+    statements = ["BCC: E[workers to wait for] = b·H_b [LKAS18; reference §6.5]",
+                  "FRC: E[T] = sum_t P(T > t), P(T > t) = sum_j (-1)^(j+1) C(g,j) "
+                  "C(n-jd, t)/C(n, t) [reference §6.5]"]
+    findings = []
+    if counts and min(counts) == 0:
+        findings.append("some batch has no worker: this code can never decode")
+    return SequentialBoundReport("bcc", n, {"batches": b}, rows, "uncoded", findings, statements,
+                                 not findings)

@@ -102,37 +102,3 @@ def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoun
     ]
     params: dict[str, Any] = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
     return SequentialBoundReport("tree", n, params, rows, "gc", [], statements, True)
-
-
-def bcc_bounds(code: GradientCode) -> SequentialBoundReport:
-    """Expected workers to wait for: BCC (b·H_b and the realised draw) vs FRC and uncoded."""
-    from gctool.sequential.bcc import MAX_EXACT_BATCHES, coupon_wait, frc_wait, wait_for_counts
-
-    n = code.n
-    b = int(code.params.get("batches", 0)) or int(code.support.any(axis=0).sum())
-    counts = [int(c) for c in code.params.get("holders", [])]
-    coupon, frc = coupon_wait(b), frc_wait(n, b)
-    realised = (wait_for_counts(n, counts) if counts and len(counts) <= MAX_EXACT_BATCHES
-                else None)
-    def row(scheme: str, value: Fraction | int | None, note: str) -> dict[str, Any]:
-        return {"scheme": scheme, "expected_wait": None if value is None else float(value),
-                "exact": None if value is None else str(value), "note": note}
-
-    rows = [
-        row("bcc", coupon, f"b·H_b with b = {b} batches (random batch per worker, unlimited "
-            "workers)"),
-        row("bcc (this draw)", realised,
-            "this file's assignment, uniformly random completion order (exact)"
-            if realised is not None else f"not computed (more than {MAX_EXACT_BATCHES} batches)"),
-        row("frc", frc, f"{b} groups of n/{b} workers, uniformly random completion order"
-            if frc is not None else f"needs b = {b} to divide n = {n}"),
-        row("uncoded", n, "wait for every worker"),
-    ]
-    statements = ["BCC: E[workers to wait for] = b·H_b [LKAS18; reference §6.5]",
-                  "FRC: E[T] = sum_t P(T > t), P(T > t) = sum_j (-1)^(j+1) C(g,j) "
-                  "C(n-jd, t)/C(n, t) [reference §6.5]"]
-    findings = []
-    if counts and min(counts) == 0:
-        findings.append("some batch has no worker: this code can never decode")
-    return SequentialBoundReport("bcc", n, {"batches": b}, rows, "uncoded", findings, statements,
-                                 not findings)

@@ -29,13 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import CodeFileError, DesignError
-from gctool.limits import DEFAULT_TOL, MAX_N, REL_SLACK
+from gctool.errors import CodeFileError, DesignError, InvalidInput
+from gctool.family import Family, matrix_verify
+from gctool.limits import MAX_N, REL_SLACK
 from gctool.params import LABEL, ROWS, Int, List
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.registry.info import Param, SimulationTraits
+from gctool.sequential.trees import kron_levels
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
+    from gctool.reports import VerifyReport
+    from gctool.request import BoundRequest, VerifyRequest
+    from gctool.sequential.reports import SequentialBoundReport, TreeVerifyReport
 
 
 def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
@@ -50,16 +55,6 @@ def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
             raise DesignError(f"every tolerance must be an integer in 0..fanout-1 = "
                               f"{fanout - 1}, got {s!r}")
     return [int(s) for s in values]
-
-
-def kron_levels(levels: list[np.ndarray], field: Field) -> np.ndarray:
-    out = levels[0]
-    for B in levels[1:]:
-        if field.is_finite:
-            out = np.asarray(np.kron(field.to_galois(out), field.to_galois(B)).view(np.ndarray))
-        else:
-            out = np.kron(out, B)
-    return np.asarray(out).astype(field.dtype)
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
@@ -91,57 +86,6 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
                     "B = B_1 (x) ... (x) B_L",
     }
     return kron_levels(levels, field), params
-
-
-def levels_of(code: GradientCode) -> list[GradientCode]:
-    """The per-level codes recorded in a coded-reduce file."""
-    from gctool.io import decode_matrix
-    from gctool.model import GradientCode
-
-    p = code.params
-    try:
-        fanout, depth, tol = int(p["fanout"]), int(p["depth"]), list(p["tolerance"])
-        mats = [decode_matrix(rows, code.field, f"params.levels[{i}]")
-                for i, rows in enumerate(p["levels"])]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CodeFileError(f"coded-reduce file: params need fanout, depth, tolerance and "
-                            f"levels ({exc})") from None
-    if len(mats) != depth or len(tol) != depth or any(M.shape != (fanout, fanout) for M in mats):
-        raise CodeFileError(f"coded-reduce file: expected {depth} level matrices of shape "
-                            f"{fanout}x{fanout}")
-    return [GradientCode(M, code.field, int(s_l), "coded-reduce-level")
-            for M, s_l in zip(mats, tol, strict=True)]
-
-
-def leaf_path(i: int, fanout: int, depth: int) -> list[int]:
-    """Child index at every level of leaf i (most significant first)."""
-    return [(i // fanout ** (depth - 1 - lv)) % fanout for lv in range(depth)]
-
-
-def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndarray,
-                tol: float = DEFAULT_TOL) -> np.ndarray | None:
-    """Hierarchical decoding: ``messages`` (f^L x d) are the leaves' coded vectors, ``alive``
-    the leaves (and, through them, subtrees) that answered.  Returns the root's vector or None
-    when some parent cannot decode.  (Internal-node stragglers act like losing all their
-    leaves, which callers express through ``alive``.)"""
-    from gctool.decode import Decoder
-
-    f = levels[0].n
-    vecs: list[np.ndarray | None] = [m if ok else None
-                                     for m, ok in zip(messages, alive, strict=True)]
-    for code in reversed(levels):
-        decoder = Decoder(code, tol)
-        nxt: list[np.ndarray | None] = []
-        for p in range(len(vecs) // f):
-            kids = vecs[p * f:(p + 1) * f]
-            F = [c for c, v in enumerate(kids) if v is not None]
-            dec = decoder.decode(F)
-            if not F or not dec.ok:
-                nxt.append(None)
-                continue
-            nxt.append(sum(dec.a[0, t] * kids[c] for t, c in enumerate(F)))
-        vecs = nxt
-    return vecs[0]
 
 
 def check_tree(p: Mapping[str, Any], n: int, k: int) -> None:
@@ -176,39 +120,64 @@ def _number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-SCHEME = SchemeInfo(
-    name="coded-reduce",
-    build=build,
-    verifier="gctool.sequential.hooks:verify_tree_code",
-    bounder="gctool.sim.comm:bound_tree",
-    summary="CodedReduce: gradient coding on a regular aggregation tree.",
-    description=(
+class CodedReduceFamily(Family):
+    name = "coded-reduce"
+    build = staticmethod(build)
+    summary = "CodedReduce: gradient coding on a regular aggregation tree."
+    description = (
         "A tree of fan-out f and depth L under the master; each parent at level l-1 "
         "recovers its subtree's partial sum from any f - s_l children with an (f, s_l)-GC. "
         "Leaves compute; the leaf code is the Kronecker product of the level codes (a "
         "plain gradient code of f^L workers tolerating prod(s_l+1) - 1 stragglers). "
         "verify checks every parent; bound compares communication with master-worker GC "
         "and ring all-reduce."
-    ),
-    reference="Reisizadeh, Prakash, Pedarsani, Avestimehr, IEEE/ACM ToN 2021 (CodedReduce)",
-    randomized=True,
-    uses=frozenset({"field", "seed"}),
-    params=(
+    )
+    reference = "Reisizadeh, Prakash, Pedarsani, Avestimehr, IEEE/ACM ToN 2021 (CodedReduce)"
+    randomized = True
+    uses = frozenset({"field", "seed"})
+    params = (
         Param("fanout", "int", "Children per parent (f).", required=True),
         Param("depth", "int", "Levels below the master (L).", required=True),
         Param("tolerance", "ints", "Stragglers each parent tolerates among its children: "
               "one value, or one per level from the root down.", required=True),
         Param("gc", "choice", "Code of each level: frc when (s_l+1) | f, else cyclic.",
               default="auto", choices=("auto", "frc", "cyclic")),
-    ),
-    report_keys=("load", "leaves", "nodes"),
-    examples=("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
-              "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1"),
-    orderable=False,
-    simulation=SimulationTraits(kind="tree"),
-    file_params={"fanout": Int(2, MAX_N), "depth": Int(1, 12),
-                 "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(ROWS, 1, 12),
-                 "leaves": Int(1, "n"), "level_gc": List(LABEL, 0, 12)},
-    required_params=("fanout", "depth", "tolerance", "levels"),
-    check_params=check_tree,
-)
+    )
+    report_keys = ("load", "leaves", "nodes")
+    examples = ("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
+                "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1")
+    orderable = False
+    simulation = SimulationTraits(kind="tree")
+    file_params = {"fanout": Int(2, MAX_N), "depth": Int(1, 12),
+                   "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(ROWS, 1, 12),
+                   "leaves": Int(1, "n"), "level_gc": List(LABEL, 0, 12)}
+    required_params = ("fanout", "depth", "tolerance", "levels")
+    check_params = staticmethod(check_tree)
+
+    def verify(self, code: GradientCode, request: VerifyRequest
+               ) -> TreeVerifyReport | VerifyReport:
+        """Every parent of the tree (:func:`gctool.sequential.trees.verify_tree`); with an
+        explicit ``s`` the flat leaf code (the matrix verify)."""
+        if request.s is not None:
+            return matrix_verify(code, request)
+        from gctool.sequential.trees import verify_tree
+
+        return verify_tree(code, request)
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+        """Communication against master-worker GC and ring all-reduce
+        (:func:`gctool.sequential.trees.tree_report`); with ``link`` each row's time per round
+        (:func:`gctool.sim.comm.add_time_per_round`)."""
+        from gctool.sequential.trees import tree_report
+
+        report = tree_report(code)
+        if request.link is None:
+            if request.delay is not None:
+                raise InvalidInput("--delay needs --link (the time per round of CodedReduce)")
+            report.statements.append("compute time and stragglers: --link latency=A,"
+                                     "bandwidth=BW (and --delay MODEL) adds each scheme's time "
+                                     "per round under gctool simulate --link's model")
+            return report
+        from gctool.sim.comm import add_time_per_round
+
+        return add_time_per_round(report, code, request.link, request.delay)

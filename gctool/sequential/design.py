@@ -1,4 +1,4 @@
-"""The SR-SGC and M-SGC schemes: their ``build`` functions and registry entries (see
+"""The SR-SGC and M-SGC schemes: their ``build`` functions and families (see
 :mod:`gctool.sequential.schedule` for what the file holds).
 
 The per-round gradient code is gctool's choice (the paper allows any (n, s)-GC): the fractional
@@ -8,20 +8,25 @@ repetition code when (s+1) | n, else Tandon's cyclic repetition code drawn from 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
-from gctool.errors import CodeFileError, DesignError
+from gctool.errors import CodeFileError, DesignError, InvalidInput
+from gctool.family import Family
 from gctool.params import LABEL, Int, Json, Num, Obj
-from gctool.registry.info import Param, SchemeInfo, SimulationTraits
+from gctool.registry.info import Param, SimulationTraits
 from gctool.sequential import formulas
 from gctool.sequential.model import BurstyModel
 from gctool.sequential.sgc import MSGC, SELECTIONS, SRSGC
 
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
+    from gctool.request import BoundRequest, VerifyRequest
+    from gctool.sequential.reports import SequentialBoundReport, SequentialVerifyReport
+
 GC_CHOICES = ("auto", "frc", "cyclic")
-REFERENCE = ("Krishnan, Ebrahimi, Khisti, Sequential Gradient Coding for Straggler Mitigation, "
-             "ICLR 2023 (KEK23); reference §5.2")
 
 
 def per_round_gc(n: int, s: int, field: Field, rng: np.random.Generator, kind: str = "auto"
@@ -145,66 +150,93 @@ _SGC_PARAMS = {
 _SGC_REQUIRED = ("burst", "window", "lambda", "load")
 _SGC_REF = "Krishnan, Ebrahimi, Khisti, ICLR 2023 (KEK23); reference §5.2"
 
-SR_SGC = SchemeInfo(
-    name="sr-sgc",
-    build=build_srsgc,
-    verifier="gctool.sequential.hooks:verify_srsgc",
-    bounder="gctool.sequential.hooks:bound_schedule",
-    summary="Selective-reattempt sequential GC for (B, W, lambda)-bursty stragglers.",
-    description=(
+
+class ScheduleFamily(Family):
+    """A sequential schedule (SR-SGC, M-SGC): the file is the per-round code and its
+    schedule; verify checks the schedule against the (B, W, λ) model (``request.s`` is the λ
+    to check against), bound compares it with M-SGC and plain GC.  A subclass gives its state
+    machine (``schedule(code, model, decodes, selection)``, :mod:`gctool.sequential.sgc`) and
+    its closed-form figures (``figures(n, B, W, lam)``, :mod:`gctool.sequential.formulas`)."""
+
+    orderable = False
+    schedule: ClassVar[Callable[..., SRSGC | MSGC]]
+    figures: ClassVar[Callable[..., formulas.SchemeFigures]]
+
+    def per_round(self, code: GradientCode) -> bool:
+        """Whether the schedule has a per-round GC to verify."""
+        return True
+
+    def verify(self, code: GradientCode, request: VerifyRequest) -> SequentialVerifyReport:
+        from gctool.sequential.verify import verify_sequential
+
+        return verify_sequential(code, request, per_round=self.per_round(code))
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
+        from gctool.sequential.bounds import sgc_code_bounds
+
+        if request.link is not None or request.delay is not None:
+            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+        return sgc_code_bounds(code)
+
+
+class SRSGCFamily(ScheduleFamily):
+    name = "sr-sgc"
+    build = staticmethod(build_srsgc)
+    summary = "Selective-reattempt sequential GC for (B, W, lambda)-bursty stragglers."
+    description = (
         "Job t starts in round t and is decoded by the end of round t + B. Every round "
         "runs an (n, s)-GC with s = ceil(B lambda / (W-1+B)); if round t lost v > s task "
         "results, v - s of those workers redo their job-t task in round t + B. Needs "
         "B | W-1. The file is the per-round code; params hold delay (T = B), load "
         "((s+1)/n), the slot table and the decoding rule. verify checks the schedule "
         "against the model, bound compares it with M-SGC and plain GC."
-    ),
-    reference=_SGC_REF,
-    randomized=True,
-    uses=frozenset({"n", "field", "seed"}),
-    params=_MODEL + (Param("selection", "choice", "Which workers redo a job: the lowest "
-                           "indices (as the authors' code) or that round's stragglers "
-                           "first.", default="lowest",
-                           choices=("lowest", "stragglers-first")),),
-    report_keys=("delay", "load"),
-    examples=("gctool design sr-sgc -n 8 --burst 1 --window 3 --lambda 3 -o sr.json",
-              "gctool design sr-sgc -n 6 --burst 2 --window 5 --lambda 3 | gctool verify -"),
-    orderable=False,
-    schedule=srsgc_schedule,
-    figures=formulas.srsgc,
-    file_params={**_SGC_PARAMS, "decoding": Obj(needs=Int(0, "n"))},
-    required_params=_SGC_REQUIRED,
-    simulation=SimulationTraits(kind="sgc"),
-)
+    )
+    reference = _SGC_REF
+    randomized = True
+    uses = frozenset({"n", "field", "seed"})
+    params = (
+        _MODEL + (Param("selection", "choice", "Which workers redo a job: the lowest "
+        "indices (as the authors' code) or that round's stragglers "
+        "first.", default="lowest",
+        choices=("lowest", "stragglers-first")),)
+    )
+    report_keys = ("delay", "load")
+    examples = ("gctool design sr-sgc -n 8 --burst 1 --window 3 --lambda 3 -o sr.json",
+                "gctool design sr-sgc -n 6 --burst 2 --window 5 --lambda 3 | gctool verify -")
+    schedule = staticmethod(srsgc_schedule)
+    figures = staticmethod(formulas.srsgc)
+    file_params = {**_SGC_PARAMS, "decoding": Obj(needs=Int(0, "n"))}
+    required_params = _SGC_REQUIRED
+    simulation = SimulationTraits(kind="sgc")
 
-M_SGC = SchemeInfo(
-    name="m-sgc",
-    build=build_msgc,
-    verifier="gctool.sequential.hooks:verify_msgc",
-    bounder="gctool.sequential.hooks:bound_schedule",
-    summary="Multiplexed sequential GC for (B, W, lambda)-bursty stragglers.",
-    description=(
+
+class MSGCFamily(ScheduleFamily):
+    name = "m-sgc"
+    build = staticmethod(build_msgc)
+    summary = "Multiplexed sequential GC for (B, W, lambda)-bursty stragglers."
+    description = (
         "Each job's data is split into D1 (uncoded, W-1 mini-tasks per worker) and D2 (B "
         "groups coded with an (n, lambda)-GC); every round a worker runs W-1+B mini-tasks "
         "of different jobs, re-attempting lost D1 mini-tasks in D2 slots. Delay "
         "T = W-2+B; load (lambda+1)(W-1+B) / (n(B + (W-1)(lambda+1))). The file is the "
         "D2 code (the identity when lambda = n); params hold delay, load, the slot table "
         "and the decoding rule."
-    ),
-    reference=_SGC_REF,
-    randomized=True,
-    uses=frozenset({"n", "field", "seed"}),
-    params=_MODEL,
-    report_keys=("delay", "load"),
-    examples=("gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json",
-              "gctool design m-sgc -n 6 --burst 2 --window 4 --lambda 2 | gctool bound -"),
-    orderable=False,
-    schedule=msgc_schedule,
-    figures=formulas.msgc,
-    file_params={**_SGC_PARAMS, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),
-                                                minitask_size=Num(0, 1))},
-    required_params=_SGC_REQUIRED,
-    simulation=SimulationTraits(kind="sgc", multiplexed=True),
-)
+    )
+    reference = _SGC_REF
+    randomized = True
+    uses = frozenset({"n", "field", "seed"})
+    params = _MODEL
+    report_keys = ("delay", "load")
+    examples = ("gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json",
+                "gctool design m-sgc -n 6 --burst 2 --window 4 --lambda 2 | gctool bound -")
+    schedule = staticmethod(msgc_schedule)
+    figures = staticmethod(formulas.msgc)
+    file_params = {**_SGC_PARAMS, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),
+                                                  minitask_size=Num(0, 1))}
+    required_params = _SGC_REQUIRED
+    simulation = SimulationTraits(kind="sgc", multiplexed=True)
 
-SCHEMES = (SR_SGC, M_SGC)
+    def per_round(self, code: GradientCode) -> bool:
+        """With λ = n the D2 code is the identity: no per-round GC to verify."""
+        return code.params.get("lambda") != code.n
+

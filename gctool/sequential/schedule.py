@@ -14,13 +14,38 @@ other command reads such a file as the per-round gradient code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.sgc import MSGC, SRSGC, Decodes
+
+if TYPE_CHECKING:
+    from gctool.sequential.formulas import SchemeFigures
+
+
+@runtime_checkable
+class Scheduled(Protocol):
+    """A family of sequential schedules (:class:`gctool.sequential.design.ScheduleFamily`):
+    the state machine of a file and the closed-form figures of a design."""
+
+    def schedule(self, code: GradientCode, model: BurstyModel, decodes: Decodes,
+                 selection: str | None = None) -> SRSGC | MSGC: ...
+
+    def figures(self, n: int, burst: int, window: int, lam: int) -> SchemeFigures: ...
+
+
+def schedule_family(scheme: str) -> Scheduled:
+    """The sequential family named ``scheme`` (:class:`InvalidInput` when it is not one)."""
+    from gctool.registry import SCHEMES
+
+    family = SCHEMES.get(scheme)
+    if not isinstance(family, Scheduled):
+        known = [name for name, other in SCHEMES.items() if isinstance(other, Scheduled)]
+        raise InvalidInput(f"{scheme!r} is not a sequential scheme ({', '.join(known)})")
+    return family
 
 
 def _int_param(code: GradientCode, key: str) -> int:
@@ -66,15 +91,8 @@ def gc_decodes(code: GradientCode, s: int, verified: bool, tol: float = DEFAULT_
 def scheme_of(code: GradientCode, decodes: Decodes, lam: int | None = None,
               selection: str | None = None) -> SRSGC | MSGC:
     """The state machine of a sequential code file."""
-    from gctool.registry import SCHEMES, feature
-
-    model = model_of(code, lam)
-    schedule = feature(code.scheme, "schedule")
-    if schedule is None:
-        known = [name for name, info in SCHEMES.items() if info.schedule is not None]
-        raise InvalidInput(f"{code.scheme!r} is not a sequential scheme ({', '.join(known)})")
-    machine: SRSGC | MSGC = schedule(code, model, decodes, selection)
-    return machine
+    family = schedule_family(code.scheme)
+    return family.schedule(code, model_of(code, lam), decodes, selection)
 
 
 def realise(scheme: SRSGC | MSGC, pattern: Sequence[int]) -> list[dict[str, Any]]:

@@ -27,14 +27,19 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gctool.errors import SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput, SearchInterrupted
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.reports import SequentialVerifyReport
 from gctool.sequential.schedule import realise
 from gctool.sequential.sgc import MSGC, SRSGC
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
+    from gctool.reports import VerifyReport
+    from gctool.request import VerifyRequest
 
 Progress = Callable[[int, int], None]
 Trace = tuple[int, Any] | None  # linked list (S, parent)
@@ -229,3 +234,70 @@ def _report(scheme: SRSGC | MSGC, base: dict[str, Any], failure: _Failure | None
         ok=failure is None and comp_ok, exact=method != "heuristic" or failure is not None,
         method=method, horizon=horizon, states=states, transitions=transitions,
         counterexample=counter, reason=reason, elapsed_s=time.perf_counter() - start, **base)
+
+
+# -- verify of a sequential code file (SR-SGC, M-SGC) -------------------------------------
+def _request(request: VerifyRequest | None) -> VerifyRequest:
+    from gctool.request import VerifyRequest
+
+    return VerifyRequest() if request is None else request
+
+
+def _budget(request: VerifyRequest) -> int:
+    """The transition budget of a schedule or tree audit (None: its own default)."""
+    return request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS
+
+
+def level_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:
+    """The matrix verify of a code the schedule or tree is built from, at its own s, with the
+    request's tolerance, budget and executor (``jobs`` local processes or ``runner``)."""
+    from gctool.audit.verify import verify
+
+    return verify(code, code.s, tol=request.tol, max_sets=_budget(request), jobs=request.jobs,
+                  runner=request.runner)
+
+
+def _component(code: GradientCode, request: VerifyRequest, per_round: bool
+               ) -> tuple[dict[str, Any] | None, bool]:
+    """Exact verify of the per-round GC (None when there is none: ``per_round`` False)."""
+    if not per_round:
+        return None, False
+    try:
+        rep = level_verify(code, request)
+    except BudgetExceeded as exc:
+        return {"ok": True, "exact": False, "s": code.s,
+                "reason": f"not checked ({exc}); decodability is computed set by set"}, False
+    return rep.to_dict(), bool(rep.ok)
+
+
+def verify_sequential(code: GradientCode, request: VerifyRequest | None = None, *,
+                      horizon: int | None = None, per_round: bool = True
+                      ) -> SequentialVerifyReport:
+    """Verify an SR-SGC/M-SGC schedule: ``request.s`` (None: the file's λ) checks it against
+    another λ; ``request.tol``, ``max_sets`` (the transition budget), ``seed`` (of the heuristic
+    adversary) and ``progress`` as for ``gctool.verify``.  ``per_round=False``: the schedule
+    has no per-round GC to verify (M-SGC with λ = n).
+
+    ``jobs`` and ``runner`` run the per-round GC's verify, the one straggler-set enumeration
+    here.  The schedule search itself (:func:`gctool.sequential.verify.verify_schedule`) runs
+    in this process: it is a breadth-first search whose next frontier depends on every state
+    seen so far (states are merged as they are found, and the BFS order makes a counterexample
+    a shortest one), not a sweep of independent ranges that a runner could fold in order.
+    """
+    from gctool.sequential.schedule import gc_decodes, scheme_of
+    from gctool.sequential.verify import verify_schedule
+
+    r = _request(request)
+    check_lambda(r.s, code.n)
+    component, verified = _component(code, r, per_round)
+    scheme = scheme_of(code, gc_decodes(code, code.s, verified, r.tol), r.s)
+    load = code.params.get("load")
+    if not isinstance(load, int | float):
+        raise CodeFileError(f"{code.scheme} file: params.load must be a number")
+    return verify_schedule(scheme, load=float(load), horizon=horizon, max_sets=_budget(r),
+                           seed=r.seed or 0, progress=r.progress, component=component)
+
+
+def check_lambda(value: int | None, n: int) -> None:
+    if value is not None and not 0 <= value <= n:
+        raise InvalidInput(f"-s (lambda for a sequential schedule) must be in 0..n = {n}")

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.sim.network import Link
 
@@ -61,20 +60,3 @@ def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any =
         "latency + 1/(n bandwidth); internal CodedReduce nodes do not compute",
     ]
     return report
-
-
-def bound_tree(code: GradientCode, request: Any) -> Any:
-    """``bounder`` hook of coded-reduce: the communication bounds of
-    :func:`gctool.sequential.hooks.bound_tree` and, with ``--link``, each row's time per round
-    (:func:`add_time_per_round`)."""
-    from gctool.sequential.hooks import bound_tree as tree_report
-
-    report = tree_report(code, request)
-    if request.link is None:
-        if request.delay is not None:
-            raise InvalidInput("--delay needs --link (the time per round of CodedReduce)")
-        report.statements.append("compute time and stragglers: --link latency=A,bandwidth=BW "
-                                 "(and --delay MODEL) adds each scheme's time per round under "
-                                 "gctool simulate --link's model")
-        return report
-    return add_time_per_round(report, code, request.link, request.delay)

@@ -232,18 +232,18 @@ class Bernoulli(Slowdowns):
 
     def for_codes(self, codes: list[tuple[str, GradientCode]]) -> DelayModel:
         """The model with the per-worker probabilities of the first code whose scheme records
-        them (``probabilities_param``) when ``--worker-p`` gave none."""
-        from gctool.registry import feature
+        them (``Family.worker_probabilities``) when ``--worker-p`` gave none."""
+        from gctool.registry import SCHEMES
 
         if self.worker_p is not None:
             return self
-        hetero = [(code, key) for _, code in codes
-                  if (key := feature(code.scheme, "probabilities_param")) is not None]
-        if not hetero:
-            raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
-                               "--worker-p P1,P2,... or a heterogeneous code file")
-        code, key = hetero[0]
-        return self.with_worker_p(np.asarray(code.params[key], dtype=np.float64))
+        for _, code in codes:
+            family = SCHEMES.get(code.scheme)
+            p = None if family is None else family.worker_probabilities(code)
+            if p is not None:
+                return self.with_worker_p(np.asarray(p, dtype=np.float64))
+        raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
+                           "--worker-p P1,P2,... or a heterogeneous code file")
 
     def _flags(self, iterations: int, width: int, rng: np.random.Generator) -> np.ndarray:
         p = np.zeros(width)
@@ -314,7 +314,7 @@ def parse_worker_p(spec: str) -> np.ndarray:
     """``--worker-p``: probabilities separated by commas, or a file of them (as ``--p-file``)."""
     import os
 
-    from gctool.codes.hetero import check_probabilities, read_probabilities
+    from gctool.codes.straggling import check_probabilities, read_probabilities
 
     if os.path.exists(spec):
         return np.asarray(check_probabilities(read_probabilities(spec)), dtype=np.float64)

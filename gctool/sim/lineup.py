@@ -213,12 +213,10 @@ def sgc_figures(scheme: str, n: int, params: tuple[int, int, int]) -> Any:
     """The closed-form figures (load, delay, s) of a sequential scheme, None when the model
     cannot be designed."""
     from gctool.errors import DesignError
-    from gctool.registry import get_scheme
+    from gctool.sequential.schedule import schedule_family
 
-    fig_of = get_scheme(scheme).figures
-    assert fig_of is not None
     try:
-        fig = fig_of(n, *params)
+        fig = schedule_family(scheme).figures(n, *params)
     except DesignError:
         return None
     return fig if fig.load is not None and fig.delay is not None else None

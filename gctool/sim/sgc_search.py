@@ -32,11 +32,9 @@ SEARCH_MAX_WINDOW = 4
 
 def _figures(scheme: str) -> Callable[..., Any]:
     """The closed-form figures (load, delay, s) of a sequential scheme, from the registry."""
-    from gctool.registry import get_scheme
+    from gctool.sequential.schedule import schedule_family
 
-    fig_of = get_scheme(scheme).figures
-    assert fig_of is not None, f"{scheme} is not a sequential scheme"
-    return fig_of
+    return schedule_family(scheme).figures
 
 
 def candidates(n: int, s: int, scheme: str, max_window: int = SEARCH_MAX_WINDOW

@@ -231,7 +231,7 @@ def test_decode_structured_fallbacks_and_errors(gf7: GradientCode) -> None:
 def test_batched_decoders_match_one_set_and_galois_nodes() -> None:
     from gctool.algebra.fields import parse_field
     from gctool.codes._algebra import nodes
-    from gctool.codes.rs import plain_nodes
+    from gctool.codes.vandermonde import plain_nodes
     from gctool.decode import structured
 
     for field, n in (("GF(7)", 3), ("GF(13)", 4), ("GF(2^4)", 5), ("GF(31)", 6), ("GF(3^2)", 4),

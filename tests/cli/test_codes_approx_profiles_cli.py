@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from gctool.bounds.approx import approx_bounds
 from gctool.cli.main import cli
 from gctool.codes import design
-from gctool.codes.nested import level_matrices
+from gctool.codes.nested_profile import level_matrices
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 

@@ -23,36 +23,8 @@ from gctool.cli.main import cli
 from gctool.errors import GctoolError
 from gctool.registry import SCHEMES
 
+from corpus import SMALL, code_file
 from jsondoc import loads
-
-#: a small instance of every registered scheme: design() keywords (kron: two frc files)
-SMALL: dict[str, dict[str, Any]] = {
-    "frc": dict(n=6, s=2),
-    "cyclic": dict(n=6, s=2),
-    "uncoded": dict(n=4),
-    "cyclic-mds": dict(n=6, s=2, field="GF(7)"),
-    "rs": dict(n=5, s=1, nodes="integers"),
-    "comm": dict(n=4, s=1, m=2),
-    "ye-abbe": dict(n=5, s=1, m=2),
-    "tandon-partial": dict(n=5, s=1, partitions=3),
-    "is-fr": dict(n=6, s=1),
-    "is-cr": dict(n=6, s=1),
-    "is-hr": dict(n=6, groups=2, within=2, across=1),
-    "bibd": dict(design="fano"),
-    "expander": dict(graph="petersen", s=2),
-    "graph": dict(graph="cycle", vertices=7),
-    "bgc": dict(n=8, d=3),
-    "sbc": dict(n=8, communities=2, p_in=0.8, p_out=0.1),
-    "soft-bibd": dict(n=7, d=3),
-    "kron": {},
-    "hetero": dict(p=[0.1, 0.2, 0.5, 0.3], load=2),
-    "nested": dict(n=6, levels=[1, 3]),
-    "sr-sgc": dict(n=6, burst=1, window=3, lam=3),
-    "m-sgc": dict(n=6, burst=1, window=3, lam=3),
-    "coded-reduce": dict(fanout=3, depth=2, tolerance=[1]),
-    "bcc": dict(n=8),
-    "encoded": dict(frame="paley", workers=6, s=1),
-}
 
 #: (CLI arguments after FILE, library call) pairs run on every scheme
 COMMANDS: list[tuple[list[str], Callable[[Any], Any]]] = [
@@ -70,18 +42,6 @@ def _normal(doc: Any) -> Any:
     if isinstance(doc, list):
         return [_normal(v) for v in doc]
     return doc
-
-
-def _code_file(tmp_path: Path, scheme: str, **overrides: Any) -> Path:
-    params = {**SMALL[scheme], **overrides}
-    if scheme == "kron":
-        for name, kw in (("file1", dict(n=4, s=1)), ("file2", dict(n=3, s=2))):
-            path = tmp_path / f"{name}.json"
-            gctool.write_code(gctool.design("frc", seed=1, **kw), path)
-            params[name] = str(path)
-    path = tmp_path / f"{scheme}.json"
-    gctool.write_code(gctool.design(scheme, seed=1, **params), path)
-    return path
 
 
 def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
@@ -121,40 +81,30 @@ def test_public_functions_survive_imports_of_their_modules() -> None:
     assert callable(gctool.decode.decode)
 
 
-def test_every_declared_hook_resolves() -> None:
-    from gctool.registry.info import HOOKS
-
-    declared = 0
-    for info in SCHEMES.values():
-        for name in HOOKS:
-            hook = info.hook(name)
-            assert hook is None or callable(hook), (info.name, name)
-            declared += hook is not None
-    assert declared >= 10  # schedules, trees, BCC, frames, nested profiles
-    with pytest.raises(ValueError, match="unknown hook"):
-        SCHEMES["frc"].hook("painter")
-
-
-def test_every_hook_takes_the_code_and_one_request() -> None:
-    """One signature for every hook: ``hook(code, request)``, nothing else required."""
+def test_every_scheme_is_a_family_overriding_with_the_base_signature() -> None:
+    """Every registered scheme is a :class:`~gctool.family.Family` named like its entry point;
+    a family that answers an audit its own way overrides the method with the base's
+    signature (``code, request``; ``code, label`` for the contender)."""
     import inspect
 
-    from gctool.registry.info import HOOKS
+    from gctool.family import Family
 
-    for info in SCHEMES.values():
-        for name in HOOKS:
-            hook = info.hook(name)
-            if hook is None:
-                continue
-            params = list(inspect.signature(hook).parameters.values())
-            assert [p.name for p in params] == ["code", "request"], (info.name, name)
-            assert all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
-                       for p in params), (info.name, name)
+    overridden = []
+    for name, family in SCHEMES.items():
+        assert isinstance(family, Family) and family.name == name
+        for method in ("verify", "attack", "bound", "profile", "contender"):
+            own, base = getattr(type(family), method), getattr(Family, method)
+            if own is not base:
+                overridden.append((name, method))
+                assert (list(inspect.signature(own).parameters)
+                        == list(inspect.signature(base).parameters)), (name, method)
+    # schedules (2 x 2), trees (2), BCC (1), frames (3), nested profiles (1)
+    assert len(overridden) >= 11, overridden
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     for args, call in COMMANDS:
         _same(args, path, call)
 
@@ -163,14 +113,16 @@ def test_library_report_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
 def test_show_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
     """``gctool.show`` is ``gctool show --json`` (curve, decoding vector, picture), and the
     curve it draws is ``gctool.curve(sizes=)`` of the sizes it chose, in the picture's unit."""
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     _same(["show", "--curve"], path, lambda c: gctool.show(c, curve=True))
     _same(["show", "--stragglers", "0,1", "--max-cells", "4"], path,
           lambda c: gctool.show(c, stragglers=[1, 0], max_cells=4))
     code = gctool.read_code(path)
     drawn = gctool.show(code, curve=True).curve
     assert drawn is not None and drawn.points, scheme  # every small instance gets a curve
-    if SCHEMES[scheme].attacker is None:  # (a frame's attacker audits spectra instead)
+    from gctool.family import Family
+
+    if type(SCHEMES[scheme]).attack is Family.attack:  # (a frame's attack audits spectra)
         sizes = [p.s for p in drawn.points]
         engine = gctool.curve(code, sizes=sizes, method="exhaustive").curve
         assert [p.s for p in engine] == sizes
@@ -182,7 +134,7 @@ def test_show_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
 
 @pytest.mark.parametrize("scheme", ["cyclic", "cyclic-mds", "encoded"])
 def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
     r = CliRunner().invoke(cli, ["show", str(path), "--svg", str(cli_svg), "--stragglers", "1",
                                  "--json"])
@@ -212,7 +164,7 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
 ])
 def test_show_refuses_bad_arguments_in_one_line(tmp_path: Path, call: Callable[[Any], Any],
                                                 message: str) -> None:
-    code = gctool.read_code(_code_file(tmp_path, "cyclic"))
+    code = gctool.read_code(code_file(tmp_path, "cyclic"))
     with pytest.raises(GctoolError) as err:
         call(code)
     assert str(err.value) == message
@@ -221,7 +173,7 @@ def test_show_refuses_bad_arguments_in_one_line(tmp_path: Path, call: Callable[[
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: str) -> None:
     """``gctool.curve(sizes=)``: each point is what ``gctool attack -s`` prints for its s."""
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     code = gctool.read_code(path)
     sizes = sorted({1, code.s, min(code.n - 1, code.s + 1)})
     report = gctool.curve(code, sizes=sizes, jobs=0).to_dict()
@@ -263,7 +215,7 @@ def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: st
 ])
 def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
                                    call: Callable[[Any], Any]) -> None:
-    _same(args, _code_file(tmp_path, scheme), call)
+    _same(args, code_file(tmp_path, scheme), call)
 
 
 def _design_args(scheme: str, params: dict[str, Any]) -> list[str]:
@@ -306,7 +258,7 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
 
 @pytest.mark.parametrize("work", [0, 2])
 def test_partial_verify_is_the_cli_json(tmp_path: Path, work: int) -> None:
-    path = _code_file(tmp_path, "cyclic", order="rotated")
+    path = code_file(tmp_path, "cyclic", order="rotated")
     _same(["verify", "--partial", str(work)], path, lambda c: gctool.verify(c, partial=work))
 
 
@@ -314,7 +266,7 @@ def test_partial_verify_is_the_cli_json(tmp_path: Path, work: int) -> None:
 @pytest.mark.parametrize("suffix", ["json", "npz"])
 def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
                                                  suffix: str) -> None:
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     out = tmp_path / f"plan.{suffix}"
     r = CliRunner().invoke(cli, ["export", str(path), "-o", str(out), "--decoders", "--json"])
     assert r.exit_code == 0, r.output
@@ -328,7 +280,7 @@ def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
 def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     from gctool.sim.delays import parse_delay
 
-    path = _code_file(tmp_path, "frc")
+    path = code_file(tmp_path, "frc")
     r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "50", "--seed", "3",
                                  "--json"])
     assert r.exit_code == 0, r.output
@@ -342,7 +294,7 @@ def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
     records it in the report, outside the JSON document (which stays the CLI's --json)."""
     from gctool.sim.delays import parse_delay
 
-    path = _code_file(tmp_path, "frc")
+    path = code_file(tmp_path, "frc")
     cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
     r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "40", "--seed", "5",
                                  "--train", "--plot", str(cli_svg), "--json"])
@@ -363,7 +315,7 @@ def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
     from gctool.errors import InvalidInput
     from gctool.sim.delays import parse_delay
 
-    path = _code_file(tmp_path, "frc")
+    path = code_file(tmp_path, "frc")
     target = tmp_path / "missing" / "p.svg"
     with pytest.raises(InvalidInput, match="p.svg"):
         gctool.simulate([("f", gctool.read_code(path))], parse_delay("shifted-exp", "interp"),
@@ -378,7 +330,7 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
     from gctool.sim.delays import parse_delay
     from gctool.sim.sparsify import parse_sparsify
 
-    path = _code_file(tmp_path, "frc")
+    path = code_file(tmp_path, "frc")
     codes = [("f", gctool.read_code(path))]
     wangni = parse_sparsify("wangni")
     for kw, message in ((dict(sparsify=wangni), "sparsify needs train"),
@@ -399,7 +351,7 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
 
 
 def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
-    path = _code_file(tmp_path, "sr-sgc")
+    path = code_file(tmp_path, "sr-sgc")
     r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
@@ -432,7 +384,7 @@ def _through_fifo(tmp_path: Path, source: Path, args: list[str]) -> Any:
 
 @pytest.mark.parametrize("scheme", ["sr-sgc", "encoded", "cyclic"])
 def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
-    path = _code_file(tmp_path, scheme)
+    path = code_file(tmp_path, scheme)
     r = _through_fifo(tmp_path, path, ["verify", "--json"])
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
@@ -441,7 +393,7 @@ def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
 
 def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    path = _code_file(tmp_path, "cyclic")
+    path = code_file(tmp_path, "cyclic")
     r = _through_fifo(tmp_path, path,
                       ["verify", "--executor", "dask", "--checkpoint", str(tmp_path / "c")])
     assert r.exit_code == 2 and "regular file" in r.stderr and len(r.stderr.splitlines()) == 1
@@ -489,7 +441,7 @@ def test_dask_library_report_is_the_cli_json(tmp_path: Path, cluster: Any, schem
 
     bigger = {"cyclic": dict(n=10, s=3), "cyclic-mds": dict(n=10, s=3, field="GF(11)"),
               "bgc": dict(n=10)}
-    path = _code_file(tmp_path, scheme, **bigger.get(scheme, {}))
+    path = code_file(tmp_path, scheme, **bigger.get(scheme, {}))
     runner = DaskRunner(scheduler=cluster.scheduler_address, key="library")
     report = call(gctool.read_code(path), runner)
     dask = ["--executor", "dask", "--scheduler", cluster.scheduler_address]

@@ -62,7 +62,7 @@ def _design_file(runner: CliRunner, path: Path, *args: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# every scheme of the registry, built from its own SchemeInfo example
+# every scheme of the registry, built from its own family's example
 # ---------------------------------------------------------------------------------------------
 def _stages(step: str) -> list[list[str]]:
     return [shlex.split(stage) for stage in step.split("|")]
@@ -114,7 +114,7 @@ def _run_example(example: str, scheme: str, runner: CliRunner) -> tuple[Path | N
 
 def _example_code(scheme: str, runner: CliRunner) -> Path:
     info = SCHEMES[scheme]
-    assert info.examples, f"scheme {scheme!r} has no examples in its SchemeInfo"
+    assert info.examples, f"scheme {scheme!r} has no examples in its family"
     logs = []
     for example in info.examples:
         path, log = _run_example(example, scheme, runner)

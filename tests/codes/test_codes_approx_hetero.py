@@ -12,11 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.codes import design
-from gctool.codes.hetero import (
-    cyclic_support,
+from gctool.codes.hetero import cyclic_support, greedy_support
+from gctool.codes.straggling import (
     expected_error,
     expected_error_of_support,
-    greedy_support,
     optimal_weights,
     read_probabilities,
 )

@@ -7,7 +7,8 @@ import pytest
 
 from gctool.audit.verify import verify
 from gctool.codes import design
-from gctool.codes.nested import level_matrices, profile_census, profile_decoding
+from gctool.codes.nested import profile_census, profile_decoding
+from gctool.codes.nested_profile import level_matrices
 from gctool.errors import DesignError, InvalidInput
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode

@@ -55,9 +55,23 @@ _PACKAGES = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglo
              if p.is_dir() and (p / "__init__.py").exists()}
 
 
+def _scheme_modules() -> set[str]:
+    """The modules that define the registered schemes (the ``gctool.schemes`` entry points)."""
+    from importlib.metadata import entry_points
+
+    from gctool.registry import GROUP
+
+    return {point.value.partition(":")[0] for point in entry_points(group=GROUP)}
+
+
+SCHEME_MODULES = _scheme_modules()
+
+
 def _unit(module: str) -> str:
-    """The package a module belongs to: ``gctool.<x>`` for a subpackage or top-level module."""
-    return ".".join(module.split(".")[:2])
+    """The package a module belongs to: ``gctool.<x>`` for a subpackage or top-level module;
+    a scheme module is a unit of its own (the families sit on top: they use the audits, and
+    nothing below reaches them but through the registry)."""
+    return module if module in SCHEME_MODULES else ".".join(module.split(".")[:2])
 
 
 def package_graph() -> dict[tuple[str, str], list[str]]:
@@ -105,6 +119,24 @@ def test_no_import_cycles_between_packages() -> None:
     detail = [f"{a} -> {b}: {where[:3]}" for (a, b), where in sorted(edges.items())
               if any(a in c and b in c for c in cycles)]
     assert not cycles, "import cycles between packages:\n" + "\n".join(detail)
+
+
+def test_no_module_imports_a_scheme_module() -> None:
+    """Scheme modules are plug-ins: gctool reaches a family through the registry
+    (:func:`gctool.family.family_of`), so reading a file imports its own family only.  A
+    scheme module may use another's construction inside a function (sr-sgc builds its per-round
+    code with frc's ``build``), never at import."""
+    found = []
+    for module, tree in _modules().items():
+        top, skip = {id(n) for n in tree.body}, _type_checking_nodes(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for name, line in _imported(module, ast.Module(body=[node], type_ignores=[])):
+                if name in SCHEME_MODULES and name != module and (
+                        module not in SCHEME_MODULES or id(node) in top):
+                    found.append(f"{module}:{line} imports {name}")
+    assert not found, "\n".join(found)
 
 
 def test_algebra_and_codes_stay_below_the_audits() -> None:

@@ -161,11 +161,11 @@ def test_scheme_dispatch_pattern_catches(line: str) -> None:
 
 
 def test_scheme_behaviour_comes_from_the_registry() -> None:
-    """Only a scheme's own module names it: everything else asks the registry for the
-    scheme's capabilities (SchemeInfo fields and hooks) instead of comparing names."""
-    from gctool.registry import MODULES
+    """Only a scheme's own module names it: everything else asks the scheme's family
+    (:class:`gctool.family.Family`) instead of comparing names."""
+    from gctool.registry import SCHEMES
 
-    own = {ROOT / (name.replace(".", "/") + ".py") for name in MODULES}
+    own = {ROOT / (family.module.replace(".", "/") + ".py") for family in SCHEMES.values()}
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
              for path in sorted((ROOT / "gctool").rglob("*.py")) if path not in own
              for number, line in enumerate(path.read_text().splitlines(), 1)

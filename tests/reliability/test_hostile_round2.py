@@ -187,11 +187,11 @@ def _forbid_frame_building(monkeypatch: pytest.MonkeyPatch, factoring: bool = Fa
     import scipy.stats
 
     from gctool.algebra import primes
-    from gctool.codes import encoded
+    from gctool.codes import encoded, frame_spectra
 
     for name in ("paley_frame", "steiner_frame", "sylvester"):
         monkeypatch.setattr(encoded, name, forbid)
-    monkeypatch.setattr(encoded.Analysis, "__init__", forbid)
+    monkeypatch.setattr(frame_spectra.Analysis, "__init__", forbid)
     monkeypatch.setattr(scipy.stats.ortho_group, "rvs", forbid)
     if factoring:
         monkeypatch.setattr(primes, "_smallest_prime_factor", forbid)
@@ -262,7 +262,7 @@ def test_the_shared_frame_analysis_matches_the_direct_formulas() -> None:
     eigenvalues for the 2-norm) agree with the textbook computations."""
     import numpy as np
 
-    from gctool.codes import encoded
+    from gctool.codes import frame_spectra
 
     rng = np.random.default_rng(5)
     S = rng.standard_normal((60, 17))
@@ -272,7 +272,7 @@ def test_the_shared_frame_analysis_matches_the_direct_formulas() -> None:
     np.fill_diagonal(gram, 0)
     G = S.T @ S
     c = np.trace(G) / 17
-    stats = encoded.frame_stats(S)
+    stats = frame_spectra.frame_stats(S)
     assert stats["coherence"] == pytest.approx(gram.max(), rel=1e-12)
     assert stats["tightness"] == pytest.approx(np.linalg.norm(G - c * np.eye(17), 2) / c,
                                                rel=1e-9)
@@ -285,7 +285,7 @@ def test_the_shared_frame_analysis_matches_the_direct_formulas() -> None:
         mu = min((sq + top).max(), np.sort(sq)[::-1][:s].sum()) if s else 0.0
         f = 60 - s
         expect = max(1 - max(0.0, ev[0] - mu) * 17 / f, ev[-1] * 17 / f - 1)
-        assert encoded.epsilon_upper_bound(S, s) == pytest.approx(expect, rel=1e-12)
+        assert frame_spectra.epsilon_upper_bound(S, s) == pytest.approx(expect, rel=1e-12)
 
 
 # -- N9: encoded-frame audits are batched and budgeted ----------------------------------------
@@ -365,11 +365,11 @@ def test_the_default_curve_of_a_frame_is_estimated_as_a_whole(
 def test_frame_audits_are_held_to_the_memory_budget_before_they_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     from gctool.audit import spectrum
-    from gctool.codes import encoded
+    from gctool.codes import frame_spectra
 
     path = _steiner(tmp_path, "pairs-16")
     monkeypatch.setattr(spectrum, "run_folded", forbid)
-    monkeypatch.setattr(encoded.Analysis, "__init__", forbid)
+    monkeypatch.setattr(frame_spectra.Analysis, "__init__", forbid)
     refused(run(*[path if a == "F" else a for a in args], env={"GCTOOL_MAX_MEMORY": "2e5"}),
             "memory budget")
 

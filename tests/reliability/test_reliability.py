@@ -125,7 +125,7 @@ def test_every_designed_scheme_passes_its_own_schema(docs: dict[str, dict[str, A
 
 
 def test_params_schema_is_the_schemes_own() -> None:
-    """The keys a scheme declares (SchemeInfo.file_params) are checked for its files only; a
+    """The keys a scheme declares (Family.file_params) are checked for its files only; a
     scheme name gctool does not know gets the common keys checked."""
     from gctool.errors import CodeFileError
     from gctool.params import validate

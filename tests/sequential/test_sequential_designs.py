@@ -9,10 +9,42 @@ import numpy as np
 import pytest
 
 from gctool.codes import design
-from gctool.sequential.bcc import coupon_wait, frc_wait, wait_for_counts
-from gctool.sequential.bounds import bcc_bounds, sgc_bounds, tree_bounds
-from gctool.sequential.coded_reduce import leaf_path, levels_of, tree_decode
-from gctool.sequential.hooks import verify_tree
+from gctool.decode import Decoder
+from gctool.limits import DEFAULT_TOL
+from gctool.model import GradientCode
+from gctool.sequential.bcc import bcc_bounds, coupon_wait, frc_wait, wait_for_counts
+from gctool.sequential.bounds import sgc_bounds, tree_bounds
+from gctool.sequential.trees import levels_of, verify_tree
+
+
+# -- reference: the tree decoded parent by parent (what verify_tree proves for every set) --
+def leaf_path(i: int, fanout: int, depth: int) -> list[int]:
+    """Child index at every level of leaf i (most significant first)."""
+    return [(i // fanout ** (depth - 1 - lv)) % fanout for lv in range(depth)]
+
+
+def tree_decode(levels: list[GradientCode], messages: np.ndarray, alive: np.ndarray,
+                tol: float = DEFAULT_TOL) -> np.ndarray | None:
+    """Hierarchical decoding: ``messages`` (f^L x d) are the leaves' coded vectors, ``alive``
+    the leaves (and, through them, subtrees) that answered.  Returns the root's vector or None
+    when some parent cannot decode.  (Internal-node stragglers act like losing all their
+    leaves, which callers express through ``alive``.)"""
+    f = levels[0].n
+    vecs: list[np.ndarray | None] = [m if ok else None
+                                     for m, ok in zip(messages, alive, strict=True)]
+    for code in reversed(levels):
+        decoder = Decoder(code, tol)
+        nxt: list[np.ndarray | None] = []
+        for p in range(len(vecs) // f):
+            kids = vecs[p * f:(p + 1) * f]
+            F = [c for c, v in enumerate(kids) if v is not None]
+            dec = decoder.decode(F)
+            if not F or not dec.ok:
+                nxt.append(None)
+                continue
+            nxt.append(sum(dec.a[0, t] * kids[c] for t, c in enumerate(F)))
+        vecs = nxt
+    return vecs[0]
 
 
 # -- CodedReduce --------------------------------------------------------------------------------

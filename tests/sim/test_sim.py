@@ -143,7 +143,7 @@ def test_theory_against_direct_monte_carlo() -> None:
 @pytest.mark.parametrize("scheme,args", [("sr-sgc", (1, 3, 2)), ("m-sgc", (1, 3, 2)),
                                          ("m-sgc", (2, 4, 2)), ("sr-sgc", (2, 3, 3))])
 def test_sgc_never_misses_a_deadline_on_bursty_delays(scheme: str, args: tuple) -> None:  # type: ignore[type-arg]
-    from gctool.sequential.hooks import verify_sequential
+    from gctool.sequential.verify import verify_sequential
 
     B, W, lam = args
     code = design(scheme, n=5, seed=1, burst=B, window=W, lam=lam)

@@ -92,7 +92,7 @@ def _one_step(code: GradientCode, probs: Sequence[float], scale: float) -> OneSt
     received messages; sum_j 1/Q_j for the optimal unbiased weights)."""
     if code.field.is_finite or code.m != 1:
         return None
-    from gctool.codes.hetero import expected_error
+    from gctool.codes.straggling import expected_error
 
     try:
         one = expected_error(np.asarray(code.B), np.asarray(probs, float))

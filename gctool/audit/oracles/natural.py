@@ -65,13 +65,14 @@ class GroupOracle(Oracle):
 
 def group_schemes() -> list[str]:
     """Schemes whose natural decoder is "first arrival per group of identical workers"
-    (``SchemeInfo.grouped``)."""
+    (``Family.grouped``)."""
     from gctool.registry import SCHEMES
 
-    return [name for name, info in SCHEMES.items() if info.grouped]
+    return [name for name, family in SCHEMES.items() if family.grouped]
 
 
 def natural_available(code: GradientCode) -> bool:
-    from gctool.registry import feature
+    from gctool.registry import SCHEMES
 
-    return bool(feature(code.scheme, "grouped", False))
+    family = SCHEMES.get(code.scheme)
+    return family is not None and family.grouped

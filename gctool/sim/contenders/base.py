@@ -179,9 +179,9 @@ def authors_wait(times: np.ndarray, mu: float) -> np.ndarray:
 
 
 def traits(code: GradientCode) -> SimulationTraits:
-    """How the simulator runs files of the code's scheme (``SchemeInfo.simulation``; the
+    """How the simulator runs files of the code's scheme (``Family.simulation``; the
     defaults for a scheme name gctool does not know)."""
-    from gctool.registry import feature
+    from gctool.registry import SCHEMES
 
-    found: SimulationTraits = feature(code.scheme, "simulation", SimulationTraits())
-    return found
+    family = SCHEMES.get(code.scheme)
+    return SimulationTraits() if family is None else family.simulation

@@ -31,7 +31,7 @@ class Nested(Partial):
 
     @classmethod
     def of(cls, code: GradientCode, label: str) -> Nested:
-        from gctool.codes.nested import level_matrices
+        from gctool.codes.nested_profile import level_matrices
 
         mats = level_matrices(code)
         levels = [int(x) for x in code.params["levels"]]

@@ -50,7 +50,7 @@ class Tree(Contender):
         self.matrix = code
 
     def run(self, times: np.ndarray, setting: Setting) -> Run:
-        from gctool.sequential.coded_reduce import levels_of
+        from gctool.sequential.trees import levels_of
 
         levels = levels_of(self.matrix)
         f, R = levels[0].n, len(times)
@@ -75,7 +75,7 @@ class Tree(Contender):
         return run
 
     def cost(self, rounds: int, setting: Setting) -> float:
-        from gctool.sequential.coded_reduce import levels_of
+        from gctool.sequential.trees import levels_of
         from gctool.sim.stopping.rule import rule_cost
 
         work = super().cost(rounds, setting)

@@ -1,0 +1,338 @@
+"""A scheme family: what a scheme is, and what gctool does with its codes.
+
+Every scheme is a subclass of :class:`Family` in its own module (``gctool/codes/frc.py``,
+``gctool/sequential/design.py``, ...), named by one line of the ``gctool.schemes`` entry
+points in ``pyproject.toml`` (:mod:`gctool.registry` loads a scheme's module only when a
+command needs that scheme).  A family says what it is in declarative class attributes (name,
+summary, parameters, the params its files record) and how it is built (:meth:`Family.build`);
+everything else has a default here, the behaviour of a plain matrix code:
+
+* :meth:`~Family.design` checks the generic options, draws the code and self-checks it;
+* :meth:`~Family.verify`, :meth:`~Family.attack` and :meth:`~Family.bound` run the matrix-code
+  audits (:mod:`gctool.audit`, :mod:`gctool.bounds`);
+* :meth:`~Family.contender` is how the family races in ``gctool simulate`` (:mod:`gctool.sim`).
+
+A family whose codes are more than a matrix overrides what differs: sequential schedules
+(:mod:`gctool.sequential.design`), CodedReduce trees (:mod:`gctool.sequential.coded_reduce`),
+encoded frames (:mod:`gctool.codes.encoded`), nested codes (:mod:`gctool.codes.nested`, level
+profiles), ...  :mod:`gctool.api` (behind ``gctool.verify`` and the commands) only asks
+``family_of(code)`` and calls the method.
+
+This module imports no numpy at import time (the CLI lists schemes without it); the audits
+are imported when a method runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from gctool.errors import DesignError, InvalidInput
+from gctool.registry.info import Param, SimulationTraits, StructuredDecoder
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gctool.algebra.fields import Field
+    from gctool.bounds.approx import ApproxBound
+    from gctool.model import GradientCode
+    from gctool.params import Check
+    from gctool.reports import (
+        BoundReport,
+        CurveReport,
+        Report,
+        ThresholdReport,
+        VerifyReport,
+        WorstReport,
+    )
+    from gctool.request import AttackRequest, BoundRequest, ProfileRequest, VerifyRequest
+    from gctool.sim.contenders.base import Contender
+
+
+class Family:
+    """A scheme family.  The base class is the family of plain matrix codes; a scheme
+    subclasses it, sets the metadata below and :meth:`build`, and overrides what differs.
+
+    ``uses`` lists the generic options the scheme takes; a scheme whose n or s follow from its
+    parameters (``bibd``, ``kron``, ``hetero``) leaves them out.  Its ``build`` then receives
+    ``n=None`` (and ``s=None``) and returns the values it chose in the recorded params
+    (``"s"``), see :meth:`design`.
+    """
+
+    # -- what the scheme is (declarative data) ---------------------------------------------
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    #: the fields the scheme builds over, in words (``gctool design SCHEME --help``)
+    fields: ClassVar[str] = "any field"
+    default_field: ClassVar[str] = "real"
+    randomized: ClassVar[bool] = False
+    #: randomized schemes accept ``best_of`` (keep the best-conditioned of N real/complex
+    #: draws, :mod:`gctool.codes.best_of`) unless this is False
+    best_of: ClassVar[bool] = True
+    uses: ClassVar[frozenset[str]] = frozenset({"n", "s", "k", "field", "seed"})
+    #: the default s (None: -s is required)
+    s_default: ClassVar[int | None] = None
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: keys of the recorded params that ``design`` echoes in its summary (e.g. eigenvalues)
+    report_keys: ClassVar[tuple[str, ...]] = ()
+    examples: ClassVar[tuple[str, ...]] = ()
+    #: rows are one-round gradient-code workers, so ``--order``/``--message-size`` apply
+    orderable: ClassVar[bool] = True
+    #: an exact scheme: its real/complex designs are checked against float64 before
+    #: :meth:`design` returns them (approximate schemes claim no tolerance)
+    self_checked: ClassVar[bool] = False
+    #: workers come in groups of identical rows that add up to the all-ones vector, so the
+    #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
+    grouped: ClassVar[bool] = False
+    #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
+    structured_decoder: ClassVar[StructuredDecoder | None] = None
+    #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric
+    #: (expander: Raviv's (lambda/d)^2 for B = A/d); otherwise it is the bi-regular bound
+    symmetric_spectral_bound: ClassVar[tuple[str, str] | None] = None
+    #: how ``gctool simulate`` runs files of the scheme
+    simulation: ClassVar[SimulationTraits] = SimulationTraits()
+    #: what a file of the scheme records in ``params``: key -> check (:mod:`gctool.params`),
+    #: applied when the file is read, and the keys it cannot be read back without
+    file_params: ClassVar[Mapping[str, Check]] = {}
+    required_params: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    @property
+    def module(self) -> str:
+        """The module that defines the scheme."""
+        return type(self).__module__
+
+    @property
+    def accepts_best_of(self) -> bool:
+        return self.randomized and self.best_of
+
+    # -- construction: the scheme module's functions ---------------------------------------
+    #: ``build(n, s, k, field, rng, **params) -> (B, recorded params)``
+    build: ClassVar[Callable[..., tuple[np.ndarray, dict[str, Any]]]]
+    #: ``choose_field(n, s, k, **params) -> Field`` serves ``--field auto`` (e.g. cyclic-mds:
+    #: the smallest GF(q) with n | q - 1); None: the scheme cannot choose
+    choose_field: ClassVar[Callable[..., Field] | None] = None
+    #: ``check_params(params, n, k)``: the cross-field rule on a file's recorded params
+    #: (:func:`gctool.params.validate`), raising :class:`~gctool.errors.CodeFileError`
+    check_params: ClassVar[Callable[..., None] | None] = None
+
+    def design(  # noqa: PLR0913 (the options of gctool design)
+        self, n: int | None = None, s: int | None = None, k: int | None = None,
+        field: Field | str | None = None, seed: int | None = None,
+        provenance: dict[str, Any] | None = None, best_of: int | None = None,
+        order: str | None = None, message_size: int | None = None,
+        precision: str | None = None, max_error: float | None = None, **params: Any,
+    ) -> GradientCode:
+        """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
+
+        from gctool import __version__
+        from gctool.algebra.fields import Field as FieldType
+        from gctool.algebra.fields import parse_field
+        from gctool.codes import self_check
+        from gctool.codes.best_of import check_best_of
+        from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
+        from gctool.seeds import MAX_SEED, fresh_seed
+
+        fld = None if _is_auto(field) else (
+            parse_field(self.default_field if field is None else field)  # '' is an error
+            if not isinstance(field, FieldType) else field)
+        if "n" in self.uses:
+            n = _check_int("n", n, 1, MAX_N)
+        if "s" in self.uses:
+            s = self.s_default if s is None else s
+            if s is None:
+                raise InvalidInput(f"scheme {self.name!r} needs -s (the number of stragglers)")
+            s = _check_int("s", s, 0, MAX_N - 1)
+            if n is not None and s >= n:
+                raise DesignError(f"s = {s} must be smaller than n = {n}")
+        if k is not None:
+            k = _check_int("k", k, 1, MAX_COLUMNS)
+        m = params.get("m")
+        cols = (k or n or 1) * (m if isinstance(m, int) and m > 1 else 1)
+        if cols > MAX_COLUMNS or (n or 1) * cols > MAX_ENTRIES:  # refuse before building
+            raise DesignError(f"B would have {n or 1} x {cols:,} entries, above gctool's "
+                              f"limits (columns k*m <= {MAX_COLUMNS:,}, entries <= "
+                              f"{MAX_ENTRIES:,})")
+        if seed is not None:
+            seed = _check_int("seed", seed, 0, MAX_SEED)
+        elif self.randomized:
+            seed = fresh_seed()
+        if fld is None:  # --field auto: the scheme chooses
+            if self.choose_field is None:
+                raise InvalidInput(f"scheme {self.name!r} cannot choose a field itself: give "
+                                   "--field (real, complex, GF(p), GF(p^m))")
+            fld = self.choose_field(n=n, s=s, k=k, **params)
+        if best_of is not None:
+            check_best_of(self, best_of, fld)
+        rank = _precision_rank(precision, max_error, best_of)
+        B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, rank)
+        # A build may choose the field (``kron`` takes it from its factors) and add provenance
+        # (``kron`` records both factors); both travel in reserved keys of the recorded params.
+        fld = recorded.pop("_field", fld)
+        own_order = recorded.pop("_order", None)  # a scheme whose workers send several messages
+        prov = {"gctool_version": __version__, "reference": self.reference}
+        prov.update(recorded.pop("_provenance", {}))
+        prov.update(provenance or {})
+        code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), self.name, recorded,
+                            seed if self.randomized else None, prov)
+        code = self._ordered(code, own_order, order, message_size)
+        if self.self_checked and not code.field.is_finite:
+            self_check(code)
+        if precision is not None:
+            from gctool.precision import design_check
+
+            design_check(code, precision, max_error, best_of_hint=self.accepts_best_of)
+        return code
+
+    def _ordered(self, code: GradientCode, own: Any, order: str | None,
+                 message_size: int | None) -> GradientCode:
+        """``code`` with its processing order: the scheme's own (``own``, a scheme whose
+        workers send several messages) or ``--order``/``--message-size`` (a multi-message
+        code)."""
+        from dataclasses import replace
+
+        if own is not None:
+            from gctool.order import normalize_order
+
+            code = replace(code, order=normalize_order(own, code.support))
+        if order is not None or message_size is not None:
+            if not self.orderable:
+                raise DesignError(f"scheme {self.name!r} has no processing order (--order and "
+                                  "--message-size apply to one-round gradient codes)")
+            from gctool.order import make_order
+
+            code = replace(code, order=make_order(code.support, order or "natural",
+                                                  1 if message_size is None else message_size))
+        return code
+
+    def _draw(self, n: int | None, s: int | None, k: int | None, fld: Field,  # noqa: PLR0913 (a build's inputs)
+              params: dict[str, Any], seed: int | None, best_of: int | None, rank: Any = None
+              ) -> tuple[Any, dict[str, Any], int | None]:
+        """Build B and its recorded params (the best of ``best_of`` draws when given), and
+        the seed to record: None when the build drew no random number."""
+        import numpy as np
+
+        from gctool.codes.best_of import best_of_draws
+
+        if best_of is not None:
+            assert seed is not None  # best_of needs a randomized scheme, whose seed was drawn
+            B, recorded = best_of_draws(
+                lambda rng: self.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
+                seed, best_of, s, fld, rank)
+            return B, recorded, seed
+        rng = np.random.default_rng(seed)
+        before = rng.bit_generator.state
+        B, recorded = self.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+        if rng.bit_generator.state == before:  # drew no random number: nothing to record
+            seed = None
+        return B, recorded, seed
+
+    # -- what the family knows in closed form ----------------------------------------------
+    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
+        """The family's exact results for ``gctool bound``'s table
+        (:mod:`gctool.bounds.approx`)."""
+        return []
+
+    def worker_probabilities(self, code: GradientCode) -> list[float] | None:
+        """The workers' straggling probabilities the file records (None: it records none)."""
+        return None
+
+    # -- the audits ------------------------------------------------------------------------
+    def verify(self, code: GradientCode, request: VerifyRequest) -> Report:
+        """``gctool.verify``: the matrix verify (:func:`gctool.audit.verify`)."""
+        return matrix_verify(code, request)
+
+    def attack(self, code: GradientCode, request: AttackRequest) -> Report:
+        """``gctool.attack``/``threshold``/``curve`` (``request.mode``): the attack of the
+        encoding matrix (:mod:`gctool.audit.attack`)."""
+        if request.mode == "set":
+            raise InvalidInput(f"the audit of one straggler set is not available for scheme "
+                               f"{code.scheme!r} (it is for encoded frames)")
+        return matrix_attack(code, request)
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> Report:
+        """``gctool.bound`` of a code: the load bounds and how the code compares
+        (:func:`gctool.bounds.bounds`)."""
+        from gctool.bounds import bounds
+
+        if request.link is not None or request.delay is not None:
+            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+        report: BoundReport = bounds(code, s=request.s, d=request.d, epsilon=request.epsilon)
+        return report
+
+    def profile(self, code: GradientCode, request: ProfileRequest) -> Report:
+        """Decode level profiles (nested codes only)."""
+        raise InvalidInput(f"not a nested code: scheme {code.scheme!r} has no level profiles")
+
+    # -- simulate ----------------------------------------------------------------------------
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        """How a file of the family races in ``gctool simulate`` (named ``label``)."""
+        from gctool.sim.lineup import for_code
+
+        return for_code(code, label)
+
+
+def matrix_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:
+    """The verify of the encoding matrix itself (:func:`gctool.audit.verify`)."""
+    from gctool.audit.verify import verify as run
+
+    r = request
+    extra = {} if r.max_sets is None else {"max_sets": r.max_sets}
+    return run(code, r.s, tol=r.tol, progress=r.progress, method=r.method, kernel=r.kernel,
+               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact, runner=r.runner,
+               **extra)
+
+
+def matrix_attack(code: GradientCode, request: AttackRequest
+                  ) -> WorstReport | ThresholdReport | CurveReport:
+    """The attack of the encoding matrix itself (:mod:`gctool.audit.attack`)."""
+    from gctool.audit.attack import attack as worst
+    from gctool.audit.attack import curve as worst_curve
+    from gctool.audit.attack import threshold as least
+
+    if request.mode == "threshold":
+        return least(code, request.epsilon, request.options)
+    if request.mode == "curve":
+        return worst_curve(code, request.s, request.options, sizes=request.sizes)
+    s = code.s if request.s is None else request.s
+    return worst(code, s, request.options)
+
+
+#: the family of a code whose scheme gctool does not know (a file may record any name)
+MATRIX = Family()
+
+
+def family_of(code: GradientCode) -> Family:
+    """The family of ``code``'s scheme (:data:`MATRIX` for a scheme gctool does not know)."""
+    from gctool.registry import SCHEMES
+
+    return SCHEMES.get(code.scheme) or MATRIX
+
+
+def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None
+                    ) -> Any:
+    """Check ``precision``/``max_error`` before anything is built; the ranking of the
+    ``best_of`` draws by their precision bound (None: by their conditioning)."""
+    if precision is None and max_error is None:
+        return None
+    from gctool.precision import check_design, precision_rank
+
+    check_design(precision, max_error)
+    return precision_rank(precision) if best_of is not None and precision else None
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"between {low} and {high}"
+        raise InvalidInput(f"{name} must be {rng}, got {value}")
+    return value
+
+
+def _is_auto(field: Any) -> bool:
+    return isinstance(field, str) and field.strip().lower() == "auto"
