@@ -599,7 +599,8 @@ def test_an_output_in_a_folder_that_accepts_no_file_is_refused_up_front(
         args: list[str]) -> None:
     import types
 
-    from gctool import _files, codes
+    from gctool import _files
+    from gctool.family import Family
 
     code = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
     folder = tmp_path / "ro"
@@ -619,7 +620,7 @@ def test_an_output_in_a_folder_that_accepts_no_file_is_refused_up_front(
 
     monkeypatch.setattr(_files.os, "access", access)
     monkeypatch.setattr(_files.os, "statvfs", statvfs)
-    monkeypatch.setattr(codes, "_draw", forbid)
+    monkeypatch.setattr(Family, "_draw", forbid)
     argv = [code if a == "F" else a.replace("RO", str(folder)) for a in args]
     line = refused(run(*argv), "cannot create files",
                    "read-only file system" if readonly else "permission denied")
