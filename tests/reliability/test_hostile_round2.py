@@ -642,7 +642,8 @@ def test_out_of_memory_names_the_limit_that_was_hit(
         ours: int | None, words: list[str], absent: str) -> None:
     import resource
 
-    from gctool import codes, limits
+    from gctool import limits
+    from gctool.family import Family
 
     limits_of = {resource.RLIMIT_AS: space, resource.RLIMIT_DATA: data}
     monkeypatch.setattr(resource, "getrlimit", lambda which: (limits_of[which], -1))
@@ -652,7 +653,7 @@ def test_out_of_memory_names_the_limit_that_was_hit(
     def exhausted(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError
 
-    monkeypatch.setattr(codes, "_draw", exhausted)
+    monkeypatch.setattr(Family, "_draw", exhausted)
     line = refused(run("design", "frc", "-n", "6", "-s", "1"), "out of memory", *words)
     assert absent not in line
 
@@ -666,12 +667,12 @@ def test_out_of_memory_names_the_limit_that_was_hit(
 ], ids=["map-segment", "dlopen-enomem", "enomem", "missing-module", "eio"])
 def test_memory_failures_of_the_loader_and_the_kernel_are_out_of_memory(
         monkeypatch: pytest.MonkeyPatch, error: Exception, code: int) -> None:
-    from gctool import codes
+    from gctool.family import Family
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise error
 
-    monkeypatch.setattr(codes, "_draw", fail)
+    monkeypatch.setattr(Family, "_draw", fail)
     r = run("design", "frc", "-n", "6", "-s", "1")
     assert r.exit_code == code, r.output
     assert len(r.stderr.strip().splitlines()) == 1
