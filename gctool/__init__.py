@@ -16,6 +16,8 @@ from gctool._version import __version__
 # nothing here may take time at import (not even ``typing``)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
     from typing import Any
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "Field",
     "GradientCode",
     "VerifyReport",
+    "VerifyRequest",
     "__version__",
     "attack",
     "bound",
@@ -34,6 +37,7 @@ __all__ = [
     "design",
     "export",
     "parse_field",
+    "profile",
     "read_code",
     "show",
     "simulate",
@@ -41,49 +45,128 @@ __all__ = [
     "threshold",
     "train",
     "verify",
+    "verify_partial",
     "WorstReport",
     "write_code",
 ]
 
-_LAZY = {
-    "GradientCode": "gctool.model",
-    "Field": "gctool.algebra.fields",
-    "parse_field": "gctool.algebra.fields",
-    "design": "gctool.codes",
-    "verify": "gctool.api",
-    "attack": "gctool.api",
-    "threshold": "gctool.api",
-    "curve": "gctool.api",
-    "bound": "gctool.api",
-    "export": "gctool.exports",
-    "show": "gctool.viz.show",
-    "simulate": "gctool.sim.run",
-    "train": "gctool.trainer.run",
-    "read_code": "gctool.io",
-    "write_code": "gctool.io",
-    "VerifyReport": "gctool.reports",
-    "AttackOptions": "gctool.audit.attack",
-    "AttackReport": "gctool.reports",
-    "WorstReport": "gctool.reports",
-    "ThresholdReport": "gctool.reports",
-    "CurveReport": "gctool.reports",
-    "BoundReport": "gctool.reports",
+
+# The modules behind the public names, imported on first use (real imports, which mypy and
+# the import graph see; no module path is written as a string).
+def _api() -> ModuleType:
+    from gctool import api
+
+    return api
+
+
+def _model() -> ModuleType:
+    from gctool import model
+
+    return model
+
+
+def _fields() -> ModuleType:
+    from gctool.algebra import fields
+
+    return fields
+
+
+def _codes() -> ModuleType:
+    from gctool import codes
+
+    return codes
+
+
+def _exports() -> ModuleType:
+    from gctool import exports
+
+    return exports
+
+
+def _show() -> ModuleType:
+    from gctool.viz import show
+
+    return show
+
+
+def _simulate() -> ModuleType:
+    from gctool.sim import run
+
+    return run
+
+
+def _train() -> ModuleType:
+    from gctool.trainer import run
+
+    return run
+
+
+def _io() -> ModuleType:
+    from gctool import io
+
+    return io
+
+
+def _reports() -> ModuleType:
+    from gctool import reports
+
+    return reports
+
+
+def _attack() -> ModuleType:
+    from gctool.audit import attack
+
+    return attack
+
+
+def _partial() -> ModuleType:
+    from gctool.audit import partial
+
+    return partial
+
+
+def _request() -> ModuleType:
+    from gctool import request
+
+    return request
+
+
+_LAZY: dict[str, Callable[[], ModuleType]] = {
+    "GradientCode": _model,
+    "Field": _fields,
+    "parse_field": _fields,
+    "design": _codes,
+    "verify": _api,
+    "attack": _api,
+    "threshold": _api,
+    "curve": _api,
+    "bound": _api,
+    "profile": _api,
+    "verify_partial": _partial,
+    "VerifyRequest": _request,
+    "export": _exports,
+    "show": _show,
+    "simulate": _simulate,
+    "train": _train,
+    "read_code": _io,
+    "write_code": _io,
+    "VerifyReport": _reports,
+    "AttackOptions": _attack,
+    "AttackReport": _reports,
+    "WorstReport": _reports,
+    "ThresholdReport": _reports,
+    "CurveReport": _reports,
+    "BoundReport": _reports,
 }
 
 
-#: public subpackages: ``gctool.decode`` is the decoder package (its function is
-#: ``gctool.decode.decode``); a function of the same name would be replaced by the package as
-#: soon as anything imports it
-_SUBPACKAGES = ("decode",)
-
-
 def __getattr__(name: str) -> Any:
-    import importlib
-
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"gctool.{name}")
+        return getattr(_LAZY[name](), name)
+    if name == "decode":  # the decoder package (its function is gctool.decode.decode)
+        from gctool import decode
+
+        return decode
     raise AttributeError(f"module 'gctool' has no attribute {name!r}")
 
 

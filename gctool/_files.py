@@ -29,9 +29,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from math import prod
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gctool.errors import CodeFileError, InvalidInput
+
+if TYPE_CHECKING:
+    import numpy as np
 from gctool.limits import (
     MAX_ENTRIES,
     MAX_FILE_BYTES,
@@ -194,7 +197,7 @@ def npz_members(data: bytes, names: tuple[str, ...], max_entries: dict[str, int]
         raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {text})") from None
 
 
-def _member(archive: Any, name: str, max_entries: int, data: bytes) -> Any:
+def _member(archive: Any, name: str, max_entries: int, data: bytes) -> np.ndarray:
     import numpy as np
 
     info = archive.getinfo(name + ".npy")

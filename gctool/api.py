@@ -5,7 +5,8 @@ Each function hands one request record (:mod:`gctool.request`) to the family of 
 scheme (:func:`gctool.family.family_of`): the matrix-code audits by default
 (:func:`gctool.audit.verify`, :func:`gctool.audit.attack.attack`, ...), the family's own where
 it has one (sequential schedules, CodedReduce trees, BCC, encoded frames; level profiles of
-nested codes).
+nested codes).  The return types (:mod:`gctool.results`) list the reports the families answer
+with.
 
 The CLI calls exactly these functions, so a pipeline that imports gctool gets the answers the
 command line gives::
@@ -22,113 +23,82 @@ from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
 from gctool.family import Family, family_of
-from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
-from gctool.request import (
-    AttackRequest,
-    BoundRequest,
-    ProfileRequest,
-    Progress,
-    VerifyRequest,
+from gctool.reports import WorstReport
+from gctool.request import AttackRequest, BoundRequest, ProfileRequest, VerifyRequest
+from gctool.results import (
+    AttackResult,
+    BoundResult,
+    CurveResult,
+    ProfileReport,
+    ThresholdReport,
+    VerifyResult,
 )
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
-
-def _kw(**values: Any) -> dict[str, Any]:
-    """The keyword arguments that were given (None = the callee's default)."""
-    return {k: v for k, v in values.items() if v is not None}
+    from gctool.reports import PrecisionReport
 
 
 # -- verify -----------------------------------------------------------------------------------
-def verify(code: GradientCode, s: int | None = None, *, method: str = "auto",  # noqa: PLR0913 (the options of gctool verify)
-           kernel: str = "auto", jobs: int | None = 1, sample: int | None = None,
-           seed: int | None = None, exact: bool = False, tol: float = DEFAULT_TOL,
-           max_sets: int | None = None, max_condition: float | None = None,
-           strict: bool = False, partial: int | None = None,
-           profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
-           progress: Progress | None = None, runner: Any = None,
-           precision: str | None = None, max_error: float | None = None) -> Any:
-    """Decide whether ``code`` tolerates its stragglers; the report of ``gctool verify``.
+def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest | None = None,
+           **changes: Any) -> VerifyResult:
+    """Decide whether ``code`` tolerates ``s`` stragglers (default: the request's, else the
+    code's own s); the report of ``gctool verify``.
 
-    ``s`` defaults to the code's own s (for sequential schedules it is the λ to check
-    against).  ``max_sets`` (None: each audit's default) bounds the enumeration.  The gates
-    ``max_condition``/``strict`` are recorded in ``report.gates`` (see :mod:`gctool.gates`;
-    :func:`gctool.gates.passed` tells whether they pass).  ``partial=W`` certifies partial
-    stragglers of a multi-message code with at most W partitions of missing work;
-    ``profile``/``level_counts`` decode level profiles of a nested code.  ``runner`` is the
-    executor of the enumeration (None: ``jobs`` local processes; a
-    :class:`gctool.audit.distributed.DaskRunner`: a Dask cluster); results do not depend on it.
-    ``precision`` (float32, bfloat16, float16) adds the proved bound on the decoded gradient's
-    error with messages and decoders in that format (``report.precision``,
-    :mod:`gctool.precision`); ``max_error`` makes it a gate.
+    ``request`` (a :class:`~gctool.request.VerifyRequest`, which documents every option;
+    default: the defaults) with ``changes`` applied: ``gctool.verify(code, 3,
+    method="exhaustive")``.  The gates ``max_condition``/``strict`` are recorded in
+    ``report.gates`` (:func:`gctool.gates.passed` tells whether they pass); ``precision`` adds
+    ``report.precision``.  Partial stragglers of a multi-message code are
+    :func:`gctool.audit.partial.verify_partial`'s question, level profiles of a nested code
+    :func:`profile`'s.
     """
     from gctool.gates import apply_gates
 
-    _check_precision(precision, max_error)
-    if precision is not None:
-        _refuse("precision", profile=profile, level_counts=level_counts, partial=partial)
-    if profile is not None or level_counts is not None:
-        _refuse("a level profile", s=s, sample=sample, exact=exact or None,
-                partial=partial)
-        return _profile(code, "verify", profile, level_counts, "none")
-    if partial is not None:
-        from gctool.audit.partial import verify_partial
-
-        _refuse("partial", s=s, sample=sample)
-        return verify_partial(code, partial, tol=tol, progress=progress,
-                              method="exhaustive" if method == "exhaustive" else "auto",
-                              **_kw(max_sets=max_sets))
-    request = VerifyRequest(s, method, kernel, jobs, sample, seed, exact, tol, max_sets,
-                            progress, runner)
+    r = VerifyRequest.of(request, **changes if s is None else {**changes, "s": s})
     family = family_of(code)
-    if precision is not None and type(family).verify is not Family.verify:
-        raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, not "
-                           f"to scheme {code.scheme!r}", param="precision")
-    if precision is not None:
+    if r.precision is not None:
+        if type(family).verify is not Family.verify:
+            raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, "
+                               f"not to scheme {code.scheme!r}", param="precision")
         from gctool.precision import check_budget
 
-        check_budget(code, s, jobs=jobs or 0)
-    report = family.verify(code, request)
-    if precision is not None:
-        _precision(code, report, precision, max_error, tol, seed, progress, jobs)
-    apply_gates(report, max_condition, strict)
+        check_budget(code, r.s, jobs=r.jobs or 0)
+    report = family.verify(code, r)
+    if r.precision is not None:
+        _precision(code, report, r.precision, r.max_error, r.tol, r.seed, r.progress, r.jobs)
+    apply_gates(report, r.max_condition, r.strict)
     return report
 
 
-def _check_precision(precision: str | None, max_error: float | None) -> None:
-    from gctool.precision import check_design
-
-    check_design(precision, max_error)
-
-
 def _precision(code: GradientCode, report: Any, precision: str, max_error: float | None,
-               tol: float, seed: int | None, progress: Progress | None, jobs: int | None
-               ) -> None:
+               tol: float, seed: int | None, progress: Any, jobs: int | None
+               ) -> PrecisionReport:
     """Add the precision section to a verify or attack report (``report.precision``, at its
     ``s``), and its warning to ``report.warnings``."""
     from gctool.precision import certify, warning
 
-    report.precision = certify(code, precision, report.s, max_error=max_error, tol=tol,
-                               seed=0 if seed is None else seed, jobs=jobs or 0,
-                               progress=progress)
-    text = warning(report.precision)
+    found = certify(code, precision, report.s, max_error=max_error, tol=tol,
+                    seed=0 if seed is None else seed, jobs=jobs or 0, progress=progress)
+    report.precision = found
+    text = warning(found)
     if text is not None:  # a verify report's warnings, an attack report's notes
         getattr(report, "warnings", report.notes).append(text)
+    return found
 
 
 # -- attack, threshold, curve -----------------------------------------------------------------
 def _options(options: AttackOptions | None, changes: dict[str, Any]) -> AttackOptions:
+    """``options`` with ``changes`` (the attack engine is imported when an attack runs)."""
     from gctool.audit.attack import AttackOptions
 
     return AttackOptions.of(options, **changes)
 
 
-def attack(code: GradientCode, s: int | None = None, options: AttackOptions | None = None, *,  # noqa: PLR0913 (the options of gctool attack -s)
-           straggler_set: Sequence[int] | None = None,
-           profile: Sequence[int] | None = None, level_counts: Sequence[int] | None = None,
-           precision: str | None = None, max_error: float | None = None,
-           **changes: Any) -> Any:
+def attack(code: GradientCode, s: int | None = None, options: AttackOptions | None = None, *,
+           straggler_set: Sequence[int] | None = None, precision: str | None = None,
+           max_error: float | None = None, **changes: Any) -> AttackResult:
     """The worst set of ``s`` stragglers (default: the code's s); the report of
     ``gctool attack -s`` (a :class:`~gctool.reports.WorstReport` for matrix codes).
 
@@ -136,77 +106,70 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     normalize, method, tol, budgets, seed, jobs, symmetry, random, p, samples, progress, and
     ``runner``: the executor of the exhaustive enumeration, None for ``jobs`` local processes or
     a :class:`gctool.audit.distributed.DaskRunner`); keywords change single options
-    (``gctool.attack(code, 3, method="bnb")``).
-    ``straggler_set`` audits one set (families that audit one set: encoded frames);
-    ``profile``/``level_counts`` decode level profiles of a nested code.  ``precision`` and
-    ``max_error`` add the proved error bound in that format at the same s, as in
-    :func:`verify` (``report.precision``; a bound above ``max_error`` makes the report fail).
+    (``gctool.attack(code, 3, method="bnb")``).  ``straggler_set`` audits one set (families
+    that audit one set: encoded frames).  ``precision`` and ``max_error`` add the proved error
+    bound in that format at the same s, as in :func:`verify` (``report.precision``; a bound
+    above ``max_error`` makes the report fail).
     """
+    from gctool.precision import check_design
+
     opts = _options(options, changes)
-    _check_precision(precision, max_error)
+    family = family_of(code)
+    if straggler_set is not None and s is not None:
+        raise InvalidInput("`s` and `straggler_set` exclude each other", param="straggler_set")
+    check_design(precision, max_error)
     if precision is not None:
-        _refuse("precision", straggler_set=straggler_set, profile=profile,
-                level_counts=level_counts)
-        if type(family_of(code)).attack is not Family.attack:
-            raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, "
-                               f"not to scheme {code.scheme!r}", param="precision")
+        if straggler_set is not None or type(family).attack is not Family.attack:
+            raise InvalidInput(f"`precision` applies to the worst case of codes given by their "
+                               f"encoding matrix, not to scheme {code.scheme!r} or one set",
+                               param="precision")
         from gctool.precision import check_budget
 
         check_budget(code, s, jobs=opts.jobs or 0)
-    if profile is not None or level_counts is not None:
-        _refuse("a level profile", s=s, straggler_set=straggler_set,
-                random=opts.random or None, p=opts.p, weights=opts.weights,
-                decoder=None if opts.decoder == "optimal" else opts.decoder)
-        return _profile(code, "attack", profile, level_counts, opts.normalize)
-    if straggler_set is not None:
-        _refuse("straggler_set", s=s)
-        return _attack(code, AttackRequest("set", opts, straggler_set=tuple(straggler_set)))
-    report = _attack(code, AttackRequest("worst", opts, s=s))
+    one = None if straggler_set is None else tuple(straggler_set)
+    report = family.attack(code, AttackRequest(opts, s=s, straggler_set=one))
     if precision is not None:
-        _precision(code, report, precision, max_error, opts.tol, opts.seed, opts.progress,
-                   opts.jobs)
-        report.ok = report.ok and report.precision.ok
-        if not report.precision.ok:
-            report.reason = report.precision.reason
+        assert isinstance(report, WorstReport)  # the matrix attack's worst case (checked above)
+        found = _precision(code, report, precision, max_error, opts.tol, opts.seed,
+                           opts.progress, opts.jobs)
+        report.ok = report.ok and found.ok
+        if not found.ok:
+            report.reason = found.reason
     return report
 
 
 def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
-              **changes: Any) -> Any:
+              **changes: Any) -> ThresholdReport:
     """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``; the
-    report of ``gctool attack --threshold`` (a :class:`~gctool.reports.ThresholdReport`).
+    report of ``gctool attack --threshold``.
 
     The options ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) make the
     report fail unless the threshold is proved to be at least T; ``options`` and keywords as
     for :func:`attack` (plus ``resolution``).
     """
-    return _attack(code, AttackRequest("threshold", _options(options, changes),
-                                       epsilon=epsilon))
+    return family_of(code).threshold(code, AttackRequest(_options(options, changes),
+                                                         epsilon=epsilon))
 
 
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
-          *, sizes: Sequence[int] | None = None, **changes: Any) -> Any:
+          *, sizes: Sequence[int] | None = None, **changes: Any) -> CurveResult:
     """The worst-case error for s = 0..max_s (default n), or for the given ``sizes`` only (any
     order, each once; they exclude ``max_s``); the report of ``gctool attack --curve`` (a
-    :class:`~gctool.reports.CurveReport`).  Each point is the worst-case search that
-    :func:`attack` runs for its s (seeded with the previous point's set), so exact points
-    equal ``attack``'s errors.  ``options`` and keywords as for :func:`attack`."""
-    return _attack(code, AttackRequest("curve", _options(options, changes), s=max_s,
-                                       sizes=sizes))
-
-
-def _attack(code: GradientCode, request: AttackRequest) -> Any:
-    return family_of(code).attack(code, request)
+    :class:`~gctool.reports.CurveReport` for matrix codes).  Each point is the worst-case
+    search that :func:`attack` runs for its s (seeded with the previous point's set), so exact
+    points equal ``attack``'s errors.  ``options`` and keywords as for :func:`attack`."""
+    return family_of(code).curve(code, AttackRequest(_options(options, changes),
+                                                     s=max_s, sizes=sizes))
 
 
 # -- bound ------------------------------------------------------------------------------------
 def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,  # noqa: PLR0913 (the options of gctool bound)
           s: int | None = None, m: int | None = None, d: int | None = None,
-          epsilon: float | None = None, link: Any = None, delay: Any = None) -> Any:
+          epsilon: float | None = None, link: Any = None, delay: Any = None) -> BoundResult:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
     report of ``gctool bound``.  Families with bounds of their own (sequential schedules,
-    CodedReduce, BCC, encoded frames) report those.  ``link``/``delay``: the
-    communication and compute model of CodedReduce's time per round (CodedReduce only)."""
+    CodedReduce, BCC, encoded frames) report those.  ``link``/``delay``: the communication and
+    compute model of CodedReduce's time per round (CodedReduce only)."""
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
@@ -219,24 +182,20 @@ def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | No
 
 
 # -- level profiles ---------------------------------------------------------------------------
-def _profile(code: GradientCode, command: str, profile: Sequence[int] | None,
-             counts: Sequence[int] | None, normalize: str) -> Any:
-    if profile is not None and counts is not None:
-        raise InvalidInput("a level profile and level counts exclude each other")
-    return family_of(code).profile(code, ProfileRequest(command, _levels(profile),
-                                                        _levels(counts), normalize))
-
-
-def _levels(values: Sequence[int] | None) -> tuple[int, ...] | None:
-    return None if values is None else tuple(values)
-
-
-def _refuse(what: str, **given: Any) -> None:
-    """InvalidInput for the first of ``given`` that is set (not None) along with ``what``."""
-    for name, value in given.items():
-        if value is not None:
-            raise InvalidInput(f"{name} does not apply with {what}")
+def profile(code: GradientCode, levels: Sequence[int] | None = None, *,
+            level_counts: Sequence[int] | None = None, judge: bool = True,
+            normalize: str = "none") -> ProfileReport:
+    """Decode the level profile ``levels`` of a nested code (one level per worker), or every
+    profile with the given ``level_counts`` (exactly one of them); the report of ``gctool
+    verify --profile`` (``judge``: it fails when a profile does not decode) and of ``gctool
+    attack --profile`` (``judge=False``: the error only; ``normalize="k"`` divides it by k)."""
+    if (levels is None) == (level_counts is None):
+        raise InvalidInput("give either a level profile or level counts", param="levels")
+    request = ProfileRequest("verify" if judge else "attack",
+                             None if levels is None else tuple(levels),
+                             None if level_counts is None else tuple(level_counts), normalize)
+    return family_of(code).profile(code, request)
 
 
 __all__ = ["AttackRequest", "BoundRequest", "ProfileRequest", "VerifyRequest", "attack",
-           "bound", "curve", "threshold", "verify"]
+           "bound", "curve", "profile", "threshold", "verify"]

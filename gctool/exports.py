@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -51,9 +51,7 @@ from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTR
 from gctool.model import GradientCode
 from gctool.precision.certify import TableBound
 from gctool.precision.formats import BFLOAT16_STORAGE, Format, rounded, stored
-
-if TYPE_CHECKING:
-    from gctool.reports import ExportReport
+from gctool.reports import ExportReport
 
 EXPORT_FORMAT = "gctool.export"
 EXPORT_VERSION = 1
@@ -334,7 +332,6 @@ def export(  # noqa: PLR0913 (the options of gctool export)
     """
     from gctool._files import atomic_stream, atomic_write
     from gctool.io import is_npz_path
-    from gctool.reports import ExportReport
 
     path = os.fspath(output)
     npz = is_npz_path(path) and path != "-"

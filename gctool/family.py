@@ -37,15 +37,16 @@ if TYPE_CHECKING:
     from gctool.bounds.approx import ApproxBound
     from gctool.model import GradientCode
     from gctool.params import Check
-    from gctool.reports import (
-        BoundReport,
-        CurveReport,
-        Report,
-        ThresholdReport,
-        VerifyReport,
-        WorstReport,
-    )
+    from gctool.precision.design import PrecisionRank
+    from gctool.reports import ThresholdReport, VerifyReport
     from gctool.request import AttackRequest, BoundRequest, ProfileRequest, VerifyRequest
+    from gctool.results import (
+        AttackResult,
+        BoundResult,
+        CurveResult,
+        ProfileReport,
+        VerifyResult,
+    )
     from gctool.sim.contenders.base import Contender
 
 
@@ -242,29 +243,45 @@ class Family:
         return None
 
     # -- the audits ------------------------------------------------------------------------
-    def verify(self, code: GradientCode, request: VerifyRequest) -> Report:
+    def verify(self, code: GradientCode, request: VerifyRequest) -> VerifyResult:
         """``gctool.verify``: the matrix verify (:func:`gctool.audit.verify`)."""
         return matrix_verify(code, request)
 
-    def attack(self, code: GradientCode, request: AttackRequest) -> Report:
-        """``gctool.attack``/``threshold``/``curve`` (``request.mode``): the attack of the
-        encoding matrix (:mod:`gctool.audit.attack`)."""
-        if request.mode == "set":
-            raise InvalidInput(f"the audit of one straggler set is not available for scheme "
-                               f"{code.scheme!r} (it is for encoded frames)")
-        return matrix_attack(code, request)
+    def attack(self, code: GradientCode, request: AttackRequest) -> AttackResult:
+        """``gctool.attack``: the worst set of ``request.s`` stragglers of the encoding matrix
+        (:func:`gctool.audit.attack.attack`)."""
+        from gctool.audit.attack import attack
 
-    def bound(self, code: GradientCode, request: BoundRequest) -> Report:
+        if request.straggler_set is not None:
+            raise InvalidInput(f"the audit of one straggler set is not available for scheme "
+                               f"{code.scheme!r} (it is for encoded frames)",
+                               param="straggler_set")
+        return attack(code, code.s if request.s is None else request.s, request.options)
+
+    def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
+        """``gctool.threshold``: the fewest stragglers whose error exceeds ``request.epsilon``
+        (:func:`gctool.audit.attack.threshold`)."""
+        from gctool.audit.attack import threshold
+
+        return threshold(code, request.epsilon, request.options)
+
+    def curve(self, code: GradientCode, request: AttackRequest) -> CurveResult:
+        """``gctool.curve``: the worst case for s = 0..``request.s`` (or ``request.sizes``)
+        (:func:`gctool.audit.attack.curve`)."""
+        from gctool.audit.attack import curve
+
+        return curve(code, request.s, request.options, sizes=request.sizes)
+
+    def bound(self, code: GradientCode, request: BoundRequest) -> BoundResult:
         """``gctool.bound`` of a code: the load bounds and how the code compares
         (:func:`gctool.bounds.bounds`)."""
         from gctool.bounds import bounds
 
         if request.link is not None or request.delay is not None:
             raise InvalidInput("--link and --delay apply to CodedReduce files only")
-        report: BoundReport = bounds(code, s=request.s, d=request.d, epsilon=request.epsilon)
-        return report
+        return bounds(code, s=request.s, d=request.d, epsilon=request.epsilon)
 
-    def profile(self, code: GradientCode, request: ProfileRequest) -> Report:
+    def profile(self, code: GradientCode, request: ProfileRequest) -> ProfileReport:
         """Decode level profiles (nested codes only)."""
         raise InvalidInput(f"not a nested code: scheme {code.scheme!r} has no level profiles")
 
@@ -278,28 +295,9 @@ class Family:
 
 def matrix_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:
     """The verify of the encoding matrix itself (:func:`gctool.audit.verify`)."""
-    from gctool.audit.verify import verify as run
+    from gctool.audit.verify import verify_with
 
-    r = request
-    extra = {} if r.max_sets is None else {"max_sets": r.max_sets}
-    return run(code, r.s, tol=r.tol, progress=r.progress, method=r.method, kernel=r.kernel,
-               jobs=r.jobs, sample=r.sample, seed=r.seed, exact=r.exact, runner=r.runner,
-               **extra)
-
-
-def matrix_attack(code: GradientCode, request: AttackRequest
-                  ) -> WorstReport | ThresholdReport | CurveReport:
-    """The attack of the encoding matrix itself (:mod:`gctool.audit.attack`)."""
-    from gctool.audit.attack import attack as worst
-    from gctool.audit.attack import curve as worst_curve
-    from gctool.audit.attack import threshold as least
-
-    if request.mode == "threshold":
-        return least(code, request.epsilon, request.options)
-    if request.mode == "curve":
-        return worst_curve(code, request.s, request.options, sizes=request.sizes)
-    s = code.s if request.s is None else request.s
-    return worst(code, s, request.options)
+    return verify_with(code, request)
 
 
 #: the family of a code whose scheme gctool does not know (a file may record any name)
@@ -314,7 +312,7 @@ def family_of(code: GradientCode) -> Family:
 
 
 def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None
-                    ) -> Any:
+                    ) -> PrecisionRank | None:
     """Check ``precision``/``max_error`` before anything is built; the ranking of the
     ``best_of`` draws by their precision bound (None: by their conditioning)."""
     if precision is None and max_error is None:

@@ -18,8 +18,9 @@ import json
 import os
 import re
 import sys
+import zipfile
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -204,7 +205,7 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
 # ---------------------------------------------------------------------------------------------
 # JSON text
 # ---------------------------------------------------------------------------------------------
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise CodeFileError(f"invalid JSON: {name} is not allowed (entries must be finite)")
 
 
@@ -454,7 +455,7 @@ def is_npz_path(path: str | os.PathLike[str]) -> bool:
     return str(path) != "-" and str(path).lower().endswith(".npz")
 
 
-def npz_member(name: str) -> Any:
+def npz_member(name: str) -> zipfile.ZipInfo:
     """The zip entry (a ``zipfile.ZipInfo``) of one NPZ member: stored, fixed timestamp, mode
     0644, so that identical arrays give identical bytes (:func:`npz_bytes` and the streamed
     decoding table of :mod:`gctool.decoding_table`)."""

@@ -12,15 +12,17 @@ from ``params["m"]`` (default 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import InitVar, dataclass, replace
 from dataclasses import field as dc_field
-from typing import Any
+from typing import Any, TypeVar
 
-import numpy as np
-
+from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.limits import MAX_COLUMNS, MAX_ENTRIES, MAX_N  # hard limits on code sizes (README)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,11 +142,11 @@ class GradientCode:
         self.__dict__.update(state)
         self.B.setflags(write=False)
 
-    def _derived(self, key: str, make: Any) -> Any:
+    def _derived(self, key: str, make: Callable[[], T]) -> T:
         """A value computed from B once per code (B is read-only) and kept read-only."""
         cache = self.__dict__.setdefault("_cache", {})
         if key not in cache:
-            value = make()
+            value: Any = make()
             for a in value if isinstance(value, tuple) else (value,):
                 a.setflags(write=False)
             cache[key] = value

@@ -54,7 +54,7 @@ def decode_limit(k: int, tol: float = DEFAULT_TOL) -> float:
     return float(tol) * int(k)
 
 
-def decodes(err: Any, k: int, tol: float = DEFAULT_TOL) -> Any:
+def decodes(err: Any, k: int, tol: float = DEFAULT_TOL) -> np.ndarray:
     """The tolerance rule: ``err <= tol * k`` (elementwise)."""
     return np.asarray(err) <= decode_limit(k, tol)
 
@@ -135,12 +135,12 @@ def _check_exact_scaling(B: np.ndarray, Bn: np.ndarray) -> None:
 
 
 # -- numerical rank ---------------------------------------------------------------------------
-def rank_cutoff(smax: Any, shape: tuple[int, ...]) -> Any:
+def rank_cutoff(smax: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Singular values at or below this count as zero: ``sigma_max * max(shape) * eps``."""
     return np.asarray(smax) * max(shape[-2:]) * EPS
 
 
-def numerical_rank(sv: np.ndarray, shape: tuple[int, ...]) -> Any:
+def numerical_rank(sv: np.ndarray, shape: tuple[int, ...]) -> int | np.ndarray:
     """Numerical rank from singular values (descending, last axis; batched)."""
     sv = np.asarray(sv)
     if sv.shape[-1] == 0:
@@ -150,15 +150,16 @@ def numerical_rank(sv: np.ndarray, shape: tuple[int, ...]) -> Any:
     return int(r) if sv.ndim == 1 else r
 
 
-def condition(sv: np.ndarray, rank: Any) -> Any:
+def condition(sv: np.ndarray, rank: Any) -> np.ndarray:
     """cond on the numerical rank: ``sv[0] / sv[rank - 1]`` (descending singular values, last
-    axis; batched), inf where the rank is 0.  The condition number every report shows."""
+    axis; batched: a 0-d array for one set), inf where the rank is 0.  The condition number every
+    report shows."""
     sv = np.asarray(sv, dtype=np.float64)
     r = np.asarray(rank)
     smin = np.take_along_axis(sv, np.maximum(r - 1, 0)[..., None], axis=-1)[..., 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where((r > 0) & (smin > 0), sv[..., 0] / np.where(smin > 0, smin, 1.0), np.inf)
-    return float(out) if out.ndim == 0 else out
+    return np.asarray(out)  # 0-d for one set
 
 
 # -- exact comparisons (symmetry) -------------------------------------------------------------

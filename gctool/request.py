@@ -6,22 +6,65 @@ which answers it.  The module is numpy-free, so the CLI can import it for its de
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_TOL
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
+    from gctool.budget import Budget
 
 #: progress callback ``(done, total)`` of the long audits
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
+#: ``method`` of :class:`VerifyRequest`: cheap checks, certificates, symmetry, then
+#: enumeration; every straggler set with no shortcut; a structural certificate or nothing
+VERIFY_METHODS = ("auto", "exhaustive", "structural")
+#: ``kernel`` of :class:`VerifyRequest`: the per-set test (reduced left-null-space system, or
+#: the direct decoder)
+VERIFY_KERNELS = ("auto", "nullspace", "direct")
+
+
+#: ``method`` of an attack (:class:`gctool.audit.attack.AttackOptions`)
+ATTACK_METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
+#: the decoders an attack measures the error of (:mod:`gctool.audit.oracles`)
+ATTACK_DECODERS = ("optimal", "fixed", "natural")
+#: how an attack reports errors: raw squared errors, or divided by k
+NORMALIZATIONS = ("none", "k")
+#: an attack's default random restarts of the greedy search
+DEFAULT_RESTARTS = 20
+#: an attack's default node budget of branch and bound (:mod:`gctool.audit.bnb`)
+DEFAULT_MAX_NODES = 2_000_000
+#: the MILP solver's default wall-clock cap, in seconds (:mod:`gctool.audit.milp`)
+DEFAULT_TIME_LIMIT = 60.0
+#: the MILP threshold's default resolution: errors below it count as decodable
+DEFAULT_RESOLUTION = 1e-4
+
+
+@dataclass(frozen=True, kw_only=True)
 class VerifyRequest:
-    """What ``gctool.verify`` was asked, handed to a scheme's ``verifier`` hook."""
+    """Everything :func:`gctool.verify` is asked, checked once, when it is made
+    (:class:`~gctool.errors.InvalidInput` naming the parameter).  The CLI builds one from its
+    flags; the code's family (:meth:`gctool.family.Family.verify`) and the engine
+    (:func:`gctool.audit.verify.verify`) read it as it is.
+
+    ``s`` defaults to the code's own s (for sequential schedules it is the λ to check against).
+    ``max_sets`` (None: each audit's default) bounds the enumeration.  ``sample`` checks that
+    many random straggler sets only (heuristic; needs the default ``method``), drawn from
+    ``seed``.  ``exact`` decides real codes with integer or rational entries in exact rational
+    arithmetic.  The gates ``max_condition``/``strict`` are recorded in ``report.gates``
+    (:mod:`gctool.gates`).  ``precision`` (float32, bfloat16, float16) adds the proved bound on
+    the decoded gradient's error in that format (:mod:`gctool.precision`); ``max_error`` makes
+    it a gate.  ``runner`` is the executor of the enumeration (None: ``jobs`` local processes,
+    0 or None jobs: every core; a :class:`gctool.audit.distributed.DaskRunner`: a Dask
+    cluster); results do not depend on it.  ``budget`` (a :class:`gctool.budget.Budget`; None:
+    the default from the environment) limits the work and memory."""
 
     s: int | None = None
     method: str = "auto"
@@ -31,23 +74,77 @@ class VerifyRequest:
     seed: int | None = None
     exact: bool = False
     tol: float = DEFAULT_TOL
-    #: None: the audit's own default budget
     max_sets: int | None = None
+    max_condition: float | None = None
+    strict: bool = False
+    precision: str | None = None
+    max_error: float | None = None
     progress: Progress | None = field(default=None, compare=False)
-    #: where the enumeration runs: None = ``jobs`` local processes, or a
-    #: :class:`gctool.audit.distributed.DaskRunner`
     runner: Any = field(default=None, compare=False)
+    budget: Budget | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        check_choice("method", self.method, VERIFY_METHODS)
+        check_choice("kernel", self.kernel, VERIFY_KERNELS)
+        for name, low in (("s", 0), ("jobs", 0), ("sample", 1), ("seed", 0), ("max_sets", 1)):
+            check_int(name, getattr(self, name), low, optional=True)
+        if self.sample is not None and self.method != "auto":
+            raise InvalidInput("`sample` checks random sets with the default `method` (auto), "
+                               f"not with {self.method!r}", param="sample")
+        check_number("tol", self.tol, 0.0)
+        if self.max_condition is not None:
+            check_number("max_condition", self.max_condition, 1.0)
+        if self.precision is not None or self.max_error is not None:
+            from gctool.precision import check_design
+
+            check_design(self.precision, self.max_error)
+
+    @classmethod
+    def of(cls, request: VerifyRequest | None = None, **changes: Any) -> VerifyRequest:
+        """``request`` (default: the defaults) with ``changes`` applied, checked."""
+        if request is None:
+            return cls(**changes)
+        if not isinstance(request, VerifyRequest):
+            raise InvalidInput(f"`request` must be a VerifyRequest, got "
+                               f"{type(request).__name__}", param="request")
+        return replace(request, **changes) if changes else request
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; InvalidInput naming ``name`` otherwise."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInput(f"`{name}` must be one of {', '.join(choices)}, got {value!r}",
+                           param=name)
+    return value
+
+
+def check_int(name: str, value: Any, low: int, optional: bool = False) -> int | None:
+    """``value`` if it is an integer >= ``low`` (or None when ``optional``)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise InvalidInput(f"`{name}` must be an integer >= {low}, got {value!r}", param=name)
+    return int(value)
+
+
+def check_number(name: str, value: Any, low: float) -> float:
+    """``value`` as a float if it is a finite number >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value >= low):
+        raise InvalidInput(f"`{name}` must be a finite number >= {low:g}, got {value!r}",
+                           param=name)
+    return float(value)
 
 
 @dataclass(frozen=True)
 class AttackRequest:
-    """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to an ``attacker``
-    hook.  ``mode`` is ``"worst"`` (``s`` stragglers), ``"set"`` (one ``straggler_set``),
-    ``"threshold"`` (at ``epsilon``) or ``"curve"`` (``s`` = the largest s, None: the audit's
-    default; or only the given ``sizes``); ``options`` are the
-    :class:`~gctool.audit.attack.AttackOptions` (decoder, method, max_sets, ..., progress)."""
+    """What ``gctool.attack``/``threshold``/``curve`` were asked, handed to the family's
+    :meth:`~gctool.family.Family.attack` (``s`` stragglers, or one ``straggler_set``),
+    :meth:`~gctool.family.Family.threshold` (at ``epsilon``) or
+    :meth:`~gctool.family.Family.curve` (``s`` = the largest s, None: the audit's default; or
+    only the given ``sizes``); ``options`` are the :class:`~gctool.audit.attack.AttackOptions`
+    (decoder, method, max_sets, ..., progress)."""
 
-    mode: str
     options: AttackOptions
     s: int | None = None
     straggler_set: tuple[int, ...] | None = None
@@ -61,10 +158,10 @@ class AttackRequest:
 
 @dataclass(frozen=True)
 class ProfileRequest:
-    """What ``gctool.verify``/``gctool.attack`` were asked about level profiles of a nested
-    code, handed to a ``profiler`` hook: the ``command`` (``"verify"`` judges, ``"attack"``
-    reports), one realised ``profile`` or the level ``counts`` of every profile (exactly one of
-    them), and attack's ``normalize``."""
+    """What :func:`gctool.api.profile` was asked about level profiles of a nested code, handed
+    to the family's :meth:`~gctool.family.Family.profile`: the ``command`` (``"verify"``
+    judges, ``"attack"`` reports), one realised ``profile`` or the level ``counts`` of every
+    profile (exactly one of them), and attack's ``normalize``."""
 
     command: str
     profile: tuple[int, ...] | None = None
@@ -74,7 +171,8 @@ class ProfileRequest:
 
 @dataclass(frozen=True)
 class BoundRequest:
-    """What ``gctool.bound`` was asked about a code, handed to a ``bounder`` hook."""
+    """What ``gctool.bound`` was asked about a code, handed to the family's
+    :meth:`~gctool.family.Family.bound`."""
 
     s: int | None = None
     d: int | None = None
@@ -85,4 +183,7 @@ class BoundRequest:
     delay: Any = None
 
 
-__all__ = ["AttackRequest", "BoundRequest", "Progress", "ProfileRequest", "VerifyRequest"]
+__all__ = ["ATTACK_DECODERS", "ATTACK_METHODS", "DEFAULT_MAX_NODES", "DEFAULT_RESOLUTION",
+           "DEFAULT_RESTARTS", "DEFAULT_TIME_LIMIT", "NORMALIZATIONS", "VERIFY_KERNELS",
+           "VERIFY_METHODS", "AttackRequest", "BoundRequest", "Progress",
+           "ProfileRequest", "VerifyRequest", "check_choice", "check_int", "check_number"]

@@ -18,11 +18,11 @@ Draft 2020-12.  Only the standard library is imported here.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,26 +36,66 @@ FILES = {"code": "code-v1.schema.json", "export": "export-v1.schema.json",
 #: the commands over FILE... whose --json is the envelope of gctool.cli.batch
 ENVELOPED = ("verify", "attack", "bound")
 
-#: generated schemas: NAME -> (title, report classes the command may print)
-REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "batch": ("gctool verify/attack/bound --json", ()),
-    "verify": ("gctool verify --json", (
-        "gctool.reports:VerifyReport", "gctool.sequential.reports:SequentialVerifyReport",
-        "gctool.sequential.reports:TreeVerifyReport", "gctool.codes.nested_profile:ProfileReport",
-        "gctool.audit.partial:PartialReport", "gctool.audit.spectrum:SpectrumReport")),
-    "attack": ("gctool attack --json", (
-        "gctool.reports:WorstReport", "gctool.reports:ThresholdReport",
-        "gctool.reports:CurveReport", "gctool.codes.nested_profile:ProfileReport",
-        "gctool.audit.spectrum:SpectrumReport", "gctool.audit.spectrum:SpectrumCurveReport")),
-    "bound": ("gctool bound --json", (
-        "gctool.reports:BoundReport", "gctool.sequential.reports:SequentialBoundReport",
-        "gctool.audit.frames:EncodedBoundReport")),
-    "show": ("gctool show --json", ("gctool.viz.picture:ShowReport",)),
-    "simulate": ("gctool simulate --json", ("gctool.sim.run:SimulationReport",
-                                            "gctool.sim.sweep:SweepReport")),
-    "train": ("gctool train --json", ("gctool.trainer.report:TrainReport",)),
+# The report classes each command may print, imported when a schema is generated.
+def _verify() -> tuple[type, ...]:
+    """:data:`gctool.results.VerifyResult`, a level profile's and partial work's reports."""
+    from gctool import results as r
+
+    return (r.VerifyReport, r.SequentialVerifyReport, r.TreeVerifyReport, r.ProfileReport,
+            r.PartialReport, r.SpectrumReport)
+
+
+def _attack() -> tuple[type, ...]:
+    """:data:`gctool.results.AttackResult`, the threshold, :data:`~gctool.results.CurveResult`
+    and a level profile's report."""
+    from gctool import results as r
+
+    return (r.WorstReport, r.ThresholdReport, r.CurveReport, r.ProfileReport,
+            r.SpectrumReport, r.SpectrumCurveReport)
+
+
+def _bound() -> tuple[type, ...]:
+    from gctool.results import BoundResult
+
+    return typing.get_args(BoundResult)
+
+
+def _show() -> tuple[type, ...]:
+    from gctool.viz.picture import ShowReport
+
+    return (ShowReport,)
+
+
+def _simulate() -> tuple[type, ...]:
+    from gctool.sim.run import SimulationReport
+    from gctool.sim.sweep import SweepReport
+
+    return (SimulationReport, SweepReport)
+
+
+def _train() -> tuple[type, ...]:
+    from gctool.trainer.report import TrainReport
+
+    return (TrainReport,)
+
+
+def _export() -> tuple[type, ...]:
+    from gctool.reports import ExportReport
+
+    return (ExportReport,)
+
+
+#: generated schemas: NAME -> (title, the report classes the command may print)
+REPORTS: dict[str, tuple[str, Callable[[], tuple[type, ...]]]] = {
+    "batch": ("gctool verify/attack/bound --json", tuple),
+    "verify": ("gctool verify --json", _verify),
+    "attack": ("gctool attack --json", _attack),
+    "bound": ("gctool bound --json", _bound),
+    "show": ("gctool show --json", _show),
+    "simulate": ("gctool simulate --json", _simulate),
+    "train": ("gctool train --json", _train),
     "export-report": ("gctool export -o FILE --json (the summary; the file itself: 'export')",
-                      ("gctool.reports:ExportReport",)),
+                      _export),
 }
 
 
@@ -89,12 +129,6 @@ def text(name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # generation from the report dataclasses
 # ---------------------------------------------------------------------------------------------
-def _class(path: str) -> type:
-    module, attr = path.split(":")
-    cls: type = getattr(importlib.import_module(module), attr)
-    return cls
-
-
 def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     """The schema of a value of Python type ``tp`` after ``Report.to_dict``."""
     origin = typing.get_origin(tp)
@@ -172,8 +206,7 @@ def generate(name: str) -> dict[str, Any]:
     title, classes = REPORTS[name]
     defs: dict[str, Any] = {}
     refs = []
-    for path in classes:
-        cls = _class(path)
+    for cls in classes():
         _define(cls, defs, closed=True)
         refs.append({"$ref": f"#/$defs/{cls.__name__}"})
     body = {"anyOf": refs} if len(refs) > 1 else refs[0]

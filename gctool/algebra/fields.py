@@ -82,7 +82,7 @@ class Field:
 
     # -- numerics ------------------------------------------------------------------------------
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> type[np.generic]:
         import numpy as np
 
         return {"real": np.float64, "complex": np.complex128, "gf": np.int64}[self.kind]

@@ -322,26 +322,26 @@ class NumericArith:
 
     dtype: Any = None
 
-    def add(self, a: Any, b: Any) -> Any:
+    def add(self, a: Any, b: Any) -> np.ndarray:
         return a + b
 
-    def sub(self, a: Any, b: Any) -> Any:
+    def sub(self, a: Any, b: Any) -> np.ndarray:
         return a - b
 
-    def mul(self, a: Any, b: Any) -> Any:
+    def mul(self, a: Any, b: Any) -> np.ndarray:
         return a * b
 
-    def inv(self, a: Any) -> Any:
+    def inv(self, a: Any) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1 / a
 
-    def div(self, a: Any, b: Any) -> Any:
+    def div(self, a: Any, b: Any) -> np.ndarray:
         return a / b
 
-    def neg(self, a: Any) -> Any:
+    def neg(self, a: Any) -> np.ndarray:
         return -a
 
-    def sum(self, a: Any) -> Any:
+    def sum(self, a: Any) -> np.ndarray:
         return np.sum(a, axis=-1)
 
 
@@ -355,7 +355,7 @@ def plain_arith(fld: Field) -> GFArith | NumericArith:
     return GFArith(fld.resolved())
 
 
-def prod_last(ar: Any, a: Any) -> Any:
+def prod_last(ar: Any, a: Any) -> np.ndarray:
     """Product over the last axis."""
     if isinstance(ar, NumericArith):
         return np.prod(a, axis=-1)

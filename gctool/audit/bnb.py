@@ -26,9 +26,9 @@ import numpy as np
 from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import InvalidInput, SearchInterrupted
+from gctool.request import DEFAULT_MAX_NODES
 
 Progress = Callable[[int, int], None]
-DEFAULT_MAX_NODES = 2_000_000
 
 
 @dataclass

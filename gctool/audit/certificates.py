@@ -122,7 +122,7 @@ def _embedding(code: GradientCode, e: int) -> tuple[Any, Any]:
     beta = f.roots()[0]
     powers = beta ** np.arange(m)  # image of x^i
 
-    def embed(v: Any) -> Any:
+    def embed(v: Any) -> np.ndarray:
         v = np.asarray(v, dtype=np.int64)
         digits = (v[..., None] // (p ** np.arange(m))) % p
         return np.sum(big(digits) * powers, axis=-1)

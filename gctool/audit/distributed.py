@@ -91,11 +91,11 @@ class Checkpoint:
         atomic_write(self.path, json.dumps(doc).encode("utf-8"))
 
 
-def _encode(result: Any) -> Any:
+def _encode(result: Any) -> dict[str, Any]:
     return {"type": type(result).__name__, "data": asdict(result)}
 
 
-def _decode(blob: Any) -> Any:
+def _decode(blob: Any) -> object:
     from gctool.audit.sweep import summary_from_dict
 
     return summary_from_dict(blob["type"], blob["data"])

@@ -44,9 +44,10 @@ binary quadratic program; products are linearised exactly (McCormick).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -55,9 +56,11 @@ from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import REL_SLACK
+from gctool.request import DEFAULT_RESOLUTION, DEFAULT_TIME_LIMIT
 
-DEFAULT_RESOLUTION = 1e-4
-DEFAULT_TIME_LIMIT = 60.0
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
+
 GAP = 1e-7
 MAX_ROUNDS = 400
 
@@ -132,7 +135,7 @@ class _Solver:
         return "--max-work" in self.stopped
 
     def solve(self, c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
-              rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Any:
+              rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> OptimizeResult | None:
         from gctool.limits import (
             MILP_MIN_NODES,
             MILP_NNZ_COST,
@@ -174,7 +177,7 @@ class _Solver:
 
 def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
            rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], deadline: float,
-           nodes: int) -> Any:
+           nodes: int) -> OptimizeResult | None:
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     left = deadline - time.monotonic()
@@ -187,7 +190,10 @@ def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarra
                                        constraints=cons, options=options))
 
 
-def _interruptible(call: Any) -> Any:
+T = TypeVar("T")
+
+
+def _interruptible(call: Callable[[], T]) -> T:
     """``call()`` in a helper thread, so that Ctrl-C (and SIGTERM under the CLI) stops the wait
     within a tenth of a second: HiGHS releases the GIL but never returns to Python before its
     time limit.  An abandoned solve finishes in the background (daemon thread; the process

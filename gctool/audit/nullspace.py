@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,10 @@ from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decode_limit, decodes
+
+if TYPE_CHECKING:
+    from gctool.audit.kernels.ranges import Walked
+    from gctool.audit.sweep import ChunkSummary
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -232,7 +236,7 @@ class GFNullKernel:
         return self.compiled_test is not None and s > 0
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool, defer: bool = False) -> Any:
+                        numeric: bool, defer: bool = False) -> ChunkSummary | None:
         """The chunk summary of a rank range walked by the compiled test (None: not planned;
         exact, so nothing is left to ``defer``)."""
         if self.compiled_test is None or s == 0:
@@ -311,7 +315,7 @@ class FloatNullKernel:
         return self.compiled_screen is not None and s > 0
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool, defer: bool = False) -> Any:
+                        numeric: bool, defer: bool = False) -> ChunkSummary | Walked | None:
         """The chunk summary of a rank range, walked by the compiled screen (None: not
         planned; the engine then builds the sets and calls :meth:`evaluate`); with ``defer``,
         a few doubtful sets may be left to the fold

@@ -44,6 +44,8 @@ class Kernel(Protocol):
 
     def evaluate(self, S: np.ndarray) -> ChunkEval: ...
 
+    def chunk_size(self, s: int) -> int: ...
+
 
 @dataclass
 class OrbitSource:
@@ -303,7 +305,7 @@ SUMMARIES: dict[str, type] = {c.__name__: c for c in (ChunkSummary, PeakSummary,
                                                       SumSummary)}
 
 
-def summary_from_dict(kind: str, data: dict[str, Any]) -> Any:
+def summary_from_dict(kind: str, data: dict[str, Any]) -> object:
     """Rebuild a summary from :func:`dataclasses.asdict` output (pairs come back as lists)."""
     d = dict(data)
     for k in ("max_norm", "max_cond", "max_resid"):

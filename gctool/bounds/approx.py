@@ -37,13 +37,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, floor, isfinite
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
+
+if TYPE_CHECKING:
+    from gctool.engine.sweep import Fold
+
+F = TypeVar("F", bound="Fold")
 
 ACTUAL_BUDGET = APPROX_EXACT_SETS  # straggler sets per exactly computed actual value
 WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decoding work)
@@ -84,7 +89,7 @@ class _Errors:
         return np.where(err <= self.limit, 0.0, err)
 
 
-def _run(code: GradientCode, t: int, worker: Any, fold: Any, kernel: _Errors) -> Any:
+def _run(code: GradientCode, t: int, worker: Any, fold: F, kernel: _Errors) -> F:
     """Every straggler set of size t through ``worker`` into ``fold`` (the engine)."""
     from gctool.engine.sweep import rank_tasks, run_folded
 

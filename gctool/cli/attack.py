@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,11 +25,21 @@ from gctool.cli.options import (
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
 from gctool.limits import DEFAULT_SAMPLES
+from gctool.request import (
+    ATTACK_DECODERS,
+    ATTACK_METHODS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_RESOLUTION,
+    DEFAULT_RESTARTS,
+    DEFAULT_TIME_LIMIT,
+    NORMALIZATIONS,
+)
 
-METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
+if TYPE_CHECKING:
+    from gctool.reports import Report
 
 
-def _weights(value: str | None) -> Any:
+def _weights(value: str | None) -> list[Any] | None:
     """``--weights``: comma-separated numbers (rows separated by ';'), or a JSON file."""
     if value is None:
         return None
@@ -101,16 +111,18 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="Worst-case error for s = 0..n (or --max-s), with a terminal chart.")
 @click.option("--max-s", type=click.IntRange(0, None), default=None,
               help="Largest s of --curve (default n).")
-@click.option("--decoder", type=click.Choice(["optimal", "fixed", "natural"]),
-              default="optimal", show_default=True,
+@click.option("--decoder", type=click.Choice(ATTACK_DECODERS),
+              default=ATTACK_DECODERS[0], show_default=True,
               help="optimal = least squares; fixed = one weight per worker (scaled uniform "
                    "n/(r(n-s)) or --weights); natural = the scheme's own (frc: first arrival "
                    "per group).")
 @click.option("--weights", default=None, metavar="W",
               help="Fixed-decoder weights: 'w1,w2,...' (rows separated by ';') or a .json file.")
-@click.option("--normalize", type=click.Choice(["none", "k"]), default="none", show_default=True,
+@click.option("--normalize", type=click.Choice(NORMALIZATIONS), default=NORMALIZATIONS[0],
+              show_default=True,
               help="Report the raw squared error, or divide it by k.")
-@click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(ATTACK_METHODS), default=ATTACK_METHODS[0],
+              show_default=True,
               help="Search method (auto: exhaustive within --max-sets, then exact solvers, "
                    "then heuristics).")
 @click.option("--random", "random_sets", is_flag=True,
@@ -120,15 +132,17 @@ exit status; --json: one document of the same shape for one file or many (docs/c
 @click.option("--samples", type=click.IntRange(2, None), default=DEFAULT_SAMPLES,
               show_default=True,
               help="Monte-Carlo samples when random sets cannot be enumerated.")
-@click.option("--restarts", type=click.IntRange(0, None), default=20, show_default=True,
+@click.option("--restarts", type=click.IntRange(0, None), default=DEFAULT_RESTARTS,
+              show_default=True,
               help="Random restarts of the greedy search.")
-@click.option("--max-nodes", type=click.IntRange(1, None), default=2_000_000,
+@click.option("--max-nodes", type=click.IntRange(1, None), default=DEFAULT_MAX_NODES,
               show_default=True, help="Node budget of branch and bound.")
-@click.option("--time-limit", type=FloatRange(0, None, min_open=True), default=60.0,
+@click.option("--time-limit", type=FloatRange(0, None, min_open=True), default=DEFAULT_TIME_LIMIT,
               show_default=True,
               help="Wall-clock cap on the MILP solver, in seconds (--max-work bounds its "
                    "branch-and-bound nodes first).")
-@click.option("--resolution", type=FloatRange(0, None, min_open=True), default=1e-4,
+@click.option("--resolution", type=FloatRange(0, None, min_open=True),
+              default=DEFAULT_RESOLUTION,
               show_default=True,
               help="MILP exact threshold: errors below this count as decodable.")
 @jobs_option
@@ -162,9 +176,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     """
     if sum([threshold_mode, curve_mode, stragglers is not None]) > 1:
         raise click.UsageError("-s, --threshold and --curve exclude each other")
-    require = _required_threshold(require_tolerance, require, require_old)
-    if require is not None and not threshold_mode:  # the gate is on the threshold: implied
-        if curve_mode or stragglers is not None:
+    if require_old is not None:
+        require = require_old if require is None else require
+    if (require is not None or require_tolerance is not None) and not threshold_mode:
+        if curve_mode or stragglers is not None:  # the gate is on the threshold: implied
             raise click.UsageError("--require-tolerance/--require-threshold gate the threshold; "
                                    "they exclude -s and --curve")
         threshold_mode = True
@@ -180,8 +195,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
         symmetry=not no_symmetry, resolution=resolution, random=random_sets, p=prob,
-        samples=samples, require=require if require_tolerance is None else None,
-        require_tolerance=require_tolerance, runner=runner)
+        samples=samples, require=require, require_tolerance=require_tolerance, runner=runner)
 
     profile_args = parse_profile(profile, profile_file, level_counts, code_file)
     if profile_args and (threshold_mode or curve_mode):
@@ -193,8 +207,13 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     if (precision is not None or max_error is not None) and (threshold_mode or curve_mode):
         raise click.UsageError("--precision and --max-error apply to the worst case (-s), not "
                                f"to {'--threshold' if threshold_mode else '--curve'}")
+    if profile_args:  # a level profile's error: only --normalize applies
+        _refuse_with_profile({"-s": stragglers, "--set": one, "--random": random_sets or None,
+                              "-p": prob, "--weights": weights,
+                              "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
+                              "--precision": precision})
 
-    def audit(path: str) -> Any:
+    def audit(path: str) -> Report:
         import gctool.api as api
 
         code = load_code(path)
@@ -203,10 +222,19 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
                 return api.threshold(code, epsilon, options, progress=progress)
             if curve_mode:
                 return api.curve(code, max_s, options, progress=progress)
+            if profile_args:
+                return api.profile(code, judge=False, normalize=normalize, **profile_args)
             return api.attack(code, stragglers, options, straggler_set=one, progress=progress,
-                              precision=precision, max_error=max_error, **profile_args)
+                              precision=precision, max_error=max_error)
 
     return run_files("attack", code_file, audit, as_json)
+
+
+def _refuse_with_profile(given: dict[str, Any]) -> None:
+    """A usage error for the first option of ``given`` that is set along with a profile."""
+    for flag, value in given.items():
+        if value is not None:
+            raise click.UsageError(f"{flag} does not apply with a level profile")
 
 
 def _straggler_set(value: str | None) -> list[int] | None:
@@ -218,13 +246,3 @@ def _straggler_set(value: str | None) -> list[int] | None:
     except ValueError:
         raise click.BadParameter("expected comma-separated worker indices, e.g. 0,3",
                                  param_hint="--set") from None
-
-
-def _required_threshold(tolerance: int | None, threshold: int | None, old: int | None
-                        ) -> int | None:
-    """The threshold the gate requires: --require-tolerance S means threshold >= S+1."""
-    if old is not None:
-        threshold = old if threshold is None else threshold
-    if tolerance is not None and threshold is not None:
-        raise click.UsageError("--require-tolerance and --require-threshold exclude each other")
-    return tolerance + 1 if tolerance is not None else threshold

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +16,9 @@ from gctool.cli.options import (
     max_work_option,
 )
 from gctool.cli.output import quiet_option
+
+if TYPE_CHECKING:
+    from gctool.reports import Report
 
 
 @click.command(epilog="""\b
@@ -86,7 +89,7 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
 
             delay = parse_delay(delay_spec)
 
-        def audit(path: str) -> Any:
+        def audit(path: str) -> Report:
             from gctool.api import bound as run_bound
 
             return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon, link=link,

@@ -4,7 +4,8 @@ options generated from the scheme's metadata (so adding a scheme needs no CLI co
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import click
 
@@ -24,12 +25,15 @@ from gctool.family import Family
 from gctool.registry import SCHEMES
 from gctool.registry.info import Param
 
+#: a click option or argument, as a decorator of the command's callback
+Decorator: TypeAlias = Callable[[Callable[..., Any]], Callable[..., Any]]
+
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str,
                           "path": click.Path(dir_okay=False)}
 
 
-def _split_list(kind: str) -> Any:
-    def convert(value: Any) -> Any:
+def _split_list(kind: str) -> Callable[[Any], object]:
+    def convert(value: Any) -> object:
         if value is None or not isinstance(value, str):
             return value
         cast = int if kind == "ints" else float
@@ -45,7 +49,7 @@ def _flag(p: Param) -> str:
     return p.flag or "--" + p.name.replace("_", "-")
 
 
-def _param_option(p: Param) -> Any:
+def _param_option(p: Param) -> Decorator:
     if p.positional:
         ptype = click.Path(dir_okay=False, allow_dash=True) if p.kind == "path" else _TYPES[p.kind]
         return click.argument(p.name, metavar=p.name.upper(), type=ptype,
@@ -200,7 +204,7 @@ _BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_
                  "condition_bound")
 
 
-def _best_of_option(info: Family) -> Any:
+def _best_of_option(info: Family) -> Decorator:
     """``--best-of N``: shown for randomized schemes; hidden (and refused by the library with
     a clear message, exit 2) for deterministic ones."""
     return click.option(
@@ -230,7 +234,8 @@ class DesignGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(SCHEMES)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
         if name not in SCHEMES and not name.startswith("-"):
             from gctool.cli.output import no_such

@@ -57,7 +57,7 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                            "rerun with the same FILE resumes.")
         @functools.wraps(f)
         def wrapper(*args: Any, executor: str, scheduler: str | None,
-                    checkpoint: str | None, **kwargs: Any) -> Any:
+                    checkpoint: str | None, **kwargs: Any) -> int:
             if executor == "local":
                 if scheduler is not None or checkpoint is not None:
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")

@@ -41,7 +41,8 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.lazy) + sorted(super().list_commands(ctx))
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
         if self.get_command(ctx, name) is None and not name.startswith("-"):
             from gctool.cli.output import no_such
@@ -78,7 +79,8 @@ class GctoolGroup(LazyGroup):
     #: the command of the current invocation ("gctool verify"), named by the interrupted line
     running = "gctool"
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
         from gctool.cli.options import ascii_numbers
 
         name, cmd, rest = super().resolve_command(ctx, args)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_MAX_WORK, DEFAULT_TOL, work_time
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -18,7 +21,7 @@ class FloatRange(click.FloatRange):
     false, so click's own range check lets ``nan`` through)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-                ) -> Any:
+                ) -> float:
         import math
 
         rv = super().convert(value, param, ctx)
@@ -79,7 +82,7 @@ class OutputPath(click.Path):
         super().__init__(dir_okay=False, allow_dash=True)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-                ) -> Any:
+                ) -> str:
         from gctool._files import check_output
         from gctool.errors import InvalidInput
 
@@ -87,7 +90,7 @@ class OutputPath(click.Path):
             check_output(value)
         except InvalidInput as exc:
             self.fail(str(exc), param, ctx)
-        return super().convert(value, param, ctx)
+        return str(super().convert(value, param, ctx))
 
 
 output_path = OutputPath()
@@ -168,7 +171,7 @@ def single_file(files: str | tuple[str, ...], why: str) -> str:
     return files[0]
 
 
-def load_code(path: str) -> Any:
+def load_code(path: str) -> GradientCode:
     from gctool.io import read_code
 
     return read_code(path)

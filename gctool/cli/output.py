@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: width of the stdout console when stdout is not a terminal (no wrapping in logs and pipes)
 UNWRAPPED_WIDTH = 10_000
@@ -73,7 +76,7 @@ def emit_json(doc: Any) -> None:
     click.echo(json.dumps(doc, indent=2, allow_nan=False))
 
 
-def stdout_console() -> Any:
+def stdout_console() -> Console:
     """The rich console of stdout: terminal width on a terminal, no wrapping otherwise."""
     import os
 

@@ -1,8 +1,8 @@
 """Level-profile options of ``verify`` and ``attack`` for nested codes.
 
 :func:`profile_options` adds ``--profile``, ``--profile-file`` and ``--level-counts`` to a
-command; :func:`parse_profile` turns them into the ``profile=``/``level_counts=`` arguments of
-:func:`gctool.api.verify` and :func:`gctool.api.attack`.  Library code is imported inside the
+command; :func:`parse_profile` turns them into the ``levels=``/``level_counts=`` arguments of
+:func:`gctool.api.profile`.  Library code is imported inside the
 functions (fast ``--help``).
 """
 
@@ -34,8 +34,8 @@ def profile_options(f: F) -> F:
 
 
 def parse_profile(profile: str | None, profile_file: str | None, level_counts: str | None,
-                  code_files: tuple[str, ...] = ()) -> dict[str, list[int]]:
-    """The library arguments (``profile`` or ``level_counts``) of the options given
+                  code_files: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The library arguments (``levels`` or ``level_counts``) of the options given
     (``code_files``: the command's FILEs, which may be stdin too)."""
     given = [name for name, v in (("--profile", profile), ("--profile-file", profile_file),
                                   ("--level-counts", level_counts)) if v is not None]
@@ -51,5 +51,5 @@ def parse_profile(profile: str | None, profile_file: str | None, level_counts: s
     if level_counts is not None:
         return {"level_counts": parse_levels(level_counts, "--level-counts")}
     if profile is not None:
-        return {"profile": parse_levels(profile, "--profile")}
-    return {"profile": read_profile_file(str(profile_file))}
+        return {"levels": parse_levels(profile, "--profile")}
+    return {"levels": read_profile_file(str(profile_file))}

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -23,11 +22,12 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
+from gctool.request import VERIFY_KERNELS, VERIFY_METHODS, VerifyRequest
 
-#: default --max-sets of verify shown in --help; when the option is not given each audit uses
-#: its own default (schedules: gctool.limits.DEFAULT_SCHEDULE_TRANSITIONS)
-VERIFY_MAX_SETS = DEFAULT_MAX_SETS
+if TYPE_CHECKING:
+    from gctool.reports import Report
+
 #: verify draws its progress bar only once a run has lasted this long (seconds)
 SHOW_AFTER_S = 1.0
 
@@ -58,9 +58,9 @@ files'.""")
 @code_files_argument
 @click.option("-s", "stragglers", type=int, default=None,
               help="Number of stragglers to certify (default: the file's s).")
-@click.option("--method", type=click.Choice(["auto", "exhaustive", "structural"]),
-              default="auto", show_default=True, help="How to certify (see below).")
-@click.option("--kernel", type=click.Choice(["auto", "nullspace", "direct"]), default="auto",
+@click.option("--method", type=click.Choice(VERIFY_METHODS),
+              default=VerifyRequest.method, show_default=True, help="How to certify (see below).")
+@click.option("--kernel", type=click.Choice(VERIFY_KERNELS), default=VerifyRequest.kernel,
               show_default=True,
               help="Per-set test: reduced s x d left-null-space system, or the direct decoder.")
 @jobs_option
@@ -84,10 +84,10 @@ files'.""")
 @precision_option
 @max_error_option
 @tol_option
-@click.option("--max-sets", type=click.IntRange(1, None), default=VERIFY_MAX_SETS,
-              show_default=True,
-              help="Refuse runs that must evaluate more straggler sets than this (after "
-                   "symmetry reductions).")
+@click.option("--max-sets", type=click.IntRange(1, None), default=None,
+              help=f"Refuse runs that must evaluate more straggler sets than this (after "
+                   f"symmetry reductions; default {DEFAULT_MAX_SETS:,}; a schedule's verify "
+                   f"counts transitions, default {DEFAULT_SCHEDULE_TRANSITIONS:,}).")
 @json_option
 @max_work_option
 @quiet_option
@@ -95,7 +95,7 @@ files'.""")
 @profile_options
 def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kernel: str,
            jobs: int, sample: int | None, seed: int | None, exact: bool,
-           max_condition: float | None, strict: bool, tol: float, max_sets: int,
+           max_condition: float | None, strict: bool, tol: float, max_sets: int | None,
            as_json: bool, partial_work: int | None, profile: str | None,
            profile_file: str | None, level_counts: str | None, runner: Any,
            precision: str | None, max_error: float | None) -> int:
@@ -106,19 +106,39 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     condition number and decoder norm with their straggler sets.  FILE may be '-' for stdin.
     """
     profile_args = parse_profile(profile, profile_file, level_counts, code_file)
-    budget = None if click.get_current_context().get_parameter_source(
-        "max_sets") == ParameterSource.DEFAULT else max_sets  # None: each audit's default
+    question = ("--profile" if profile_args else None) or (
+        "--partial" if partial_work is not None else None)
+    if question is not None:  # another question than verify's: its options only
+        _refuse(question, {"-s": stragglers, "--sample": sample, "--exact": exact or None,
+                           "--precision": precision, "--max-error": max_error,
+                           "--partial": partial_work if profile_args else None})
+    request = VerifyRequest(s=stragglers, method=method, kernel=kernel, jobs=jobs,
+                            sample=sample, seed=seed, exact=exact, tol=tol, max_sets=max_sets,
+                            max_condition=max_condition, strict=strict, precision=precision,
+                            max_error=max_error, runner=runner)
 
-    def audit(path: str) -> Any:
-        from gctool.api import verify as run_verify
+    def audit(path: str) -> Report:
+        import gctool.api as api
 
+        code = load_code(path)
         with progress_bar("verify", after=SHOW_AFTER_S) as progress:
-            report = run_verify(load_code(path), stragglers, method=method, kernel=kernel,
-                                jobs=jobs, sample=sample, seed=seed, exact=exact, tol=tol,
-                                max_sets=budget, max_condition=max_condition, strict=strict,
-                                partial=partial_work, progress=progress, runner=runner,
-                                precision=precision, max_error=max_error, **profile_args)
+            if profile_args:
+                report: Any = api.profile(code, **profile_args)
+            elif partial_work is not None:
+                from gctool.audit.partial import verify_partial
+
+                report = verify_partial(code, partial_work, tol=tol, progress=progress,
+                                        method="exhaustive" if method == "exhaustive" else "auto",
+                                        **({} if max_sets is None else {"max_sets": max_sets}))
+            else:
+                report = api.verify(code, request=VerifyRequest.of(request, progress=progress))
         return report
 
     return run_files("verify", code_file, audit, as_json)
 
+
+def _refuse(question: str, given: dict[str, Any]) -> None:
+    """A usage error for the first option of ``given`` that is set along with ``question``."""
+    for flag, value in given.items():
+        if value is not None:
+            raise click.UsageError(f"{flag} does not apply with {question}")

@@ -3,14 +3,12 @@ in :mod:`gctool.registry`; :func:`design` builds a code of a named scheme."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gctool.algebra.fields import Field
 from gctool.errors import DesignError
+from gctool.model import GradientCode  # numpy-free until used: the CLI lists schemes without it
 from gctool.registry import SCHEMES, Param, get_scheme
-
-if TYPE_CHECKING:  # the package stays light: the CLI lists schemes without numpy
-    from gctool.algebra.fields import Field
-    from gctool.model import GradientCode
 
 __all__ = ["SCHEMES", "Param", "design", "get_scheme"]
 

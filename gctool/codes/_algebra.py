@@ -119,7 +119,7 @@ def root_of_unity(n: int, field: Field) -> int:
 
 
 # -- polynomials -------------------------------------------------------------------------------
-def poly_from_roots(roots: Any, one: Any) -> Any:
+def poly_from_roots(roots: Any, one: Any) -> np.ndarray:
     """Coefficients (ascending) of prod (x - r) over the reals or complex numbers; ``one`` is
     the 1-element array of the field."""
     g = one.copy()
@@ -130,7 +130,7 @@ def poly_from_roots(roots: Any, one: Any) -> Any:
     return g
 
 
-def node_products(alpha: Any, hold: np.ndarray, ar: Any) -> Any:
+def node_products(alpha: Any, hold: np.ndarray, ar: Any) -> np.ndarray:
     """Z_j(alpha_i) for every column j and each of its holders i, as a (k, r) array.
 
     ``Z_j(x) = prod_{l not holding j} (x - alpha_l)``.  With ``D_i = prod_{l != i}

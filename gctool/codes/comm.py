@@ -47,7 +47,7 @@ __all__ = ["build"]
 
 
 
-def _series_one_minus(roots: Any, m: int, ar: Any) -> Any:
+def _series_one_minus(roots: Any, m: int, ar: Any) -> np.ndarray:
     """prod_t (1 - r_t y) mod y^m for each row of ``roots`` (shape (b, d)) -> (b, m)."""
     c = np.zeros_like(roots, shape=(roots.shape[0], m))
     c[:, 0] = 1
@@ -56,7 +56,7 @@ def _series_one_minus(roots: Any, m: int, ar: Any) -> Any:
     return c
 
 
-def _series_inverse(e: Any, ar: Any) -> Any:
+def _series_inverse(e: Any, ar: Any) -> np.ndarray:
     """1 / e(y) mod y^m for a series with constant term 1 (shape (m,))."""
     inv = np.zeros_like(e)
     inv[0] = 1
@@ -65,9 +65,9 @@ def _series_inverse(e: Any, ar: Any) -> Any:
     return inv
 
 
-def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int, ar: Any) -> Any:
+def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int, ar: Any) -> list[np.ndarray]:
     """Values p_{j,u}(alpha_i) at the holders: array (m, k, d); ``ar`` is the field's plain
-    arithmetic (:func:`gctool.algebra.gf.plain_arith`)."""
+    arithmetic (:func:`gctool.algebra.gf.plain_arith`); one (k, d) array per piece."""
     h_all = _series_inverse(_series_one_minus(alpha[None, :], m, ar)[0], ar)
     e_supp = _series_one_minus(alpha[hold], m, ar)  # (k, m)
     h = np.zeros_like(e_supp)

@@ -50,7 +50,7 @@ def choose_field(n: int | None, s: int | None = None, k: int | None = None,
     return root_of_unity_fields(n)[1]
 
 
-def circulant(g: Any, n: int, zero: Any) -> Any:
+def circulant(g: Any, n: int, zero: Any) -> np.ndarray:
     """B[i, j] = g[(j - i) mod n] (rows = cyclic shifts of the coefficient vector g)."""
     row = np.concatenate([g, np.repeat(zero, n - g.shape[0])])
     twice = np.concatenate([row, row])  # row i is twice[n - i : 2n - i]
@@ -275,7 +275,7 @@ def _gf_root(code: Any, J: list[int], ar: Any) -> int:
     return root
 
 
-def _power(ar: Any, x: Any, e: int) -> Any:
+def _power(ar: Any, x: Any, e: int) -> np.ndarray:
     """Elementwise x^e (square and multiply)."""
     result, base = np.ones_like(x), x
     while e:

@@ -55,9 +55,11 @@ from gctool.family import Family
 from gctool.registry.info import Param, SimulationTraits
 
 if TYPE_CHECKING:
+    from gctool.audit.attack import AttackOptions
     from gctool.audit.frames import EncodedBoundReport
     from gctool.audit.spectrum import SpectrumCurveReport, SpectrumReport
     from gctool.model import GradientCode
+    from gctool.reports import ThresholdReport
     from gctool.request import AttackRequest, BoundRequest, VerifyRequest
 
 FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
@@ -356,37 +358,33 @@ class EncodedFamily(Family):
                             max_sets=request.max_sets or DEFAULT_MAX_SETS, jobs=request.jobs,
                             runner=request.runner)
 
-    def attack(self, code: GradientCode, request: AttackRequest
-               ) -> SpectrumReport | SpectrumCurveReport:
-        """One set's spectrum, the worst spectrum of s stragglers (exhaustive within
-        ``max_sets``, else sampled unless ``method="exhaustive"``), or the curve over s; the
-        enumerations run on the options' executor (``jobs`` local processes or ``runner``)."""
-        from gctool.audit.spectrum import set_spectrum, spectrum_curve, worst_spectrum
+    def attack(self, code: GradientCode, request: AttackRequest) -> SpectrumReport:
+        """One set's spectrum, or the worst spectrum of s stragglers (exhaustive within
+        ``max_sets``, else sampled unless ``method="exhaustive"``), on the options' executor
+        (``jobs`` local processes or ``runner``)."""
+        from gctool.audit.spectrum import set_spectrum, worst_spectrum
 
-        mode = request.mode
-        if mode == "threshold":
-            raise InvalidInput("encoded frames have no threshold (attack them with s, a curve "
-                               "or one straggler set)")
-        opts = request.options
-        for name, neutral in _NOT_FOR_FRAMES.items():
-            value = opts.required if name == "require" else getattr(opts, name)
-            if (value is not None) if neutral is None else value != neutral:
-                raise InvalidInput(f"{name} does not apply to encoded frames (attack them with "
-                                   "s, a curve or one straggler set)")
-        method = opts.method
-        if method not in ("auto", "exhaustive"):
-            raise InvalidInput("encoded frames take method auto or exhaustive")
-        max_sets, seed, samples = opts.max_sets, opts.seed, opts.samples
-        if mode == "set":
-            return set_spectrum(code, list(request.straggler_set or ()))
-        if mode == "curve":
-            return spectrum_curve(code, request.s, max_sets=max_sets, sample=samples,
-                                  seed=seed, progress=request.progress, sizes=request.sizes,
-                                  jobs=opts.jobs, runner=opts.runner)
+        opts = _frame_options(request)
+        if request.straggler_set is not None:
+            return set_spectrum(code, list(request.straggler_set))
         s = code.s if request.s is None else request.s
-        sample = samples if method == "auto" and math.comb(code.n, s) > max_sets else None
-        return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                              progress=request.progress, jobs=opts.jobs, runner=opts.runner)
+        sample = (opts.samples if opts.method == "auto" and math.comb(code.n, s) > opts.max_sets
+                  else None)
+        return worst_spectrum(code, s, max_sets=opts.max_sets, sample=sample, seed=opts.seed,
+                              progress=opts.progress, jobs=opts.jobs, runner=opts.runner)
+
+    def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
+        raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
+                           "one straggler set)")
+
+    def curve(self, code: GradientCode, request: AttackRequest) -> SpectrumCurveReport:
+        """The worst spectrum for each s (or ``request.sizes``)."""
+        from gctool.audit.spectrum import spectrum_curve
+
+        opts = _frame_options(request)
+        return spectrum_curve(code, request.s, max_sets=opts.max_sets, sample=opts.samples,
+                              seed=opts.seed, progress=opts.progress, sizes=request.sizes,
+                              jobs=opts.jobs, runner=opts.runner)
 
     def bound(self, code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
         """The bounds of Karakus et al. (:func:`gctool.audit.frames.encoded_bound`)."""
@@ -400,3 +398,16 @@ class EncodedFamily(Family):
 #: attack options of matrix codes that mean nothing for a frame, with their neutral values
 _NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
                    "p": None, "symmetry": True, "require": None}
+
+
+def _frame_options(request: AttackRequest) -> AttackOptions:
+    """The attack options, refused when one means nothing for a frame."""
+    opts = request.options
+    for name, neutral in _NOT_FOR_FRAMES.items():
+        value = opts.required if name == "require" else getattr(opts, name)
+        if (value is not None) if neutral is None else value != neutral:
+            raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
+                               "a curve or one straggler set)")
+    if opts.method not in ("auto", "exhaustive"):
+        raise InvalidInput("encoded frames take method auto or exhaustive")
+    return opts

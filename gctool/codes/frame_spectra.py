@@ -123,7 +123,7 @@ def frame_stats(S: np.ndarray) -> dict[str, Any]:
     return Analysis.of(S).stats()
 
 
-def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> Any:
+def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> np.ndarray:
     return np.maximum(1.0 - np.asarray(lmin), np.asarray(lmax) - 1.0)
 
 

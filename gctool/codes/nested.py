@@ -25,7 +25,7 @@ messages for levels 1..ℓ.  :func:`profile_decoding` decodes one profile and
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
@@ -53,7 +53,7 @@ def _check_levels(n: int, levels: Any) -> list[int]:
     return lv
 
 
-def _cyclic_rows(coeffs: Any, n: int, dtype: Any) -> Any:
+def _cyclic_rows(coeffs: Any, n: int, dtype: Any) -> np.ndarray:
     """The n x n matrix whose row i holds ``coeffs`` starting at column i (cyclically)."""
     from gctool.codes.cyclic_mds import circulant
 
@@ -186,9 +186,9 @@ def profile_census(code: GradientCode, counts: Sequence[int]) -> dict[str, Any]:
             "worst_profile": worst_profile}
 
 
-def _profiles(n: int, counts: list[int]) -> Any:
+def _profiles(n: int, counts: list[int]) -> Iterator[list[int]]:
     """All level profiles with the given counts (multiset permutations), in a fixed order."""
-    def rec(slots: list[int], level: int) -> Any:
+    def rec(slots: list[int], level: int) -> Iterator[list[int]]:
         if level == len(counts) - 1:
             prof = [0] * n
             for i in slots:

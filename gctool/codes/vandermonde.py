@@ -67,7 +67,7 @@ def scatter(values: Any, hold: np.ndarray, n: int, k: int, field: Field) -> np.n
     return B
 
 
-def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -> Any:
+def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -> np.ndarray:
     """The top ``rows`` rows of V^{-1} for the Vandermonde V[i, l] = x_i^l (L x L).
 
     Row l of V^{-1} holds the coefficients of x^l of the Lagrange basis polynomials
@@ -101,7 +101,7 @@ def lagrange_top(x: Any, rows: int, lowest_only: bool = False, ar: Any = None) -
     return ar.mul(Q, ar.inv(dW)[:, None, :])
 
 
-def poly_from_roots_batch(x: Any, ar: Any) -> Any:
+def poly_from_roots_batch(x: Any, ar: Any) -> np.ndarray:
     """Ascending coefficients of prod_l (y - x[:, l]) for each row of x: shape (b, L + 1)."""
     b, L = x.shape
     g = np.zeros_like(x, shape=(b, L + 1))
@@ -114,7 +114,7 @@ def poly_from_roots_batch(x: Any, ar: Any) -> Any:
     return g
 
 
-def plain_nodes(code: Any) -> Any:
+def plain_nodes(code: Any) -> np.ndarray:
     """The code's evaluation nodes as a plain array (int64 representations over GF(q)), as
     :func:`gctool.codes._algebra.nodes` builds them; a file whose nodes cannot exist is
     invalid input."""

@@ -36,7 +36,7 @@ _WORKER: Any = None
 class Worker(Protocol):
     """Anything with ``run(task) -> result`` (picklable when processes are spawned)."""
 
-    def run(self, task: Any) -> Any: ...
+    def run(self, task: Any) -> object: ...
 
 
 def available_cores() -> int:
@@ -58,11 +58,11 @@ def _init(worker: Any) -> None:
     _WORKER = worker
 
 
-def _call(task: Any) -> Any:
+def _call(task: Any) -> object:
     return _WORKER.run(task)
 
 
-def _context() -> Any:
+def _context() -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 

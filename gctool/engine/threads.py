@@ -125,7 +125,7 @@ class _Threads:
                 self.results[i] = out
                 self.cond.notify_all()
 
-    def result(self, i: int) -> Any:
+    def result(self, i: int) -> object:
         with self.cond:
             while i not in self.results:
                 self.cond.wait(0.1)  # timed: an interrupt reaches the caller at once

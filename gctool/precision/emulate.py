@@ -27,7 +27,7 @@ from gctool.precision.formats import Format, cast
 WIDTH = 256
 
 
-def acc_dtype(complex_: bool) -> Any:
+def acc_dtype(complex_: bool) -> type[np.generic]:
     return np.complex64 if complex_ else np.float32
 
 

@@ -53,7 +53,7 @@ class Format:
         return self.name
 
 
-def _bfloat16() -> Any:
+def _bfloat16() -> type[np.generic]:
     import ml_dtypes
 
     return ml_dtypes.bfloat16
@@ -124,7 +124,7 @@ def cast(x: Any, fmt: Format) -> np.ndarray:
         return x.astype(fmt.dtype)
 
 
-def gamma(count: Any, u: float) -> Any:
+def gamma(count: Any, u: float) -> np.ndarray:
     """``gamma_n = n u / (1 - n u)`` (Higham), elementwise; inf when ``n u >= 1``."""
     nu = np.asarray(count, dtype=np.float64) * u
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -27,9 +27,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
+
+if TYPE_CHECKING:
+    import numpy as np
 
 History = tuple[int, ...]  # straggler masks of the last W-1 rounds, oldest first
 
@@ -184,7 +187,7 @@ def earliest_admissible_sorted(model: BurstyModel, history: History, arrival_ord
     return need
 
 
-def _bits(mask: int, n: int) -> Any:
+def _bits(mask: int, n: int) -> np.ndarray:
     import numpy as np
 
     raw = np.frombuffer(mask.to_bytes((n + 7) // 8, "little"), dtype=np.uint8)

@@ -4,12 +4,15 @@ parameter server with the same leaves and ring all-reduce, by the contenders and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.model import GradientCode
 from gctool.sim.network import Link
+
+if TYPE_CHECKING:
+    from gctool.sequential.reports import SequentialBoundReport
 
 #: rounds and seed of ``gctool bound --link``'s time per round (a fixed Monte-Carlo run)
 BOUND_ROUNDS = 2000
@@ -17,7 +20,8 @@ BOUND_SEED = 0
 
 
 def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any = None,
-                       rounds: int = BOUND_ROUNDS, seed: int = BOUND_SEED) -> Any:
+                       rounds: int = BOUND_ROUNDS, seed: int = BOUND_SEED
+                       ) -> SequentialBoundReport:
     """``gctool bound --link`` of a CodedReduce file: each row of ``report``
     (:func:`gctool.sequential.bounds.tree_bounds`) gains ``time_per_round``, the mean time per
     round with its 95% interval under this module's model (compute with stragglers at every

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +116,7 @@ def _new_mu(value: float, codes: list[tuple[str, GradientCode]], delay: DelayMod
     return codes, delay, {**options, "protocol": "authors", "mu": value}
 
 
-def _link_with(key: str) -> Any:
+def _link_with(key: str) -> Callable[..., Inputs]:
     def change(value: float, codes: list[tuple[str, GradientCode]], delay: DelayModel,
                options: dict[str, Any], notes: list[str]) -> Inputs:
         from gctool.sim.network import Link

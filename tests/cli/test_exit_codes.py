@@ -40,8 +40,8 @@ def test_every_report_a_command_prints_has_a_renderer() -> None:
     """Each report class a command's JSON schema lists is rendered by the one layer (show
     renders the picture whose JSON is the ShowReport)."""
     from gctool import schemas
-    from gctool.cli.render import RENDERERS
+    from gctool.cli.render import renderers
 
     for name, (_, classes) in schemas.REPORTS.items():
-        for path in classes:
-            assert ("Picture" if name == "show" else path.split(":")[1]) in RENDERERS, path
+        for cls in classes():
+            assert ("Picture" if name == "show" else cls.__name__) in renderers(), cls

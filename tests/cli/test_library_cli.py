@@ -200,22 +200,32 @@ def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: st
     ("encoded", ["attack", "--set", "0,3"], lambda c: gctool.attack(c, straggler_set=[0, 3])),
     ("encoded", ["attack", "--curve"], lambda c: gctool.curve(c)),
     ("nested", ["verify", "--profile", "1,1,0,3,3,3"],
-     lambda c: gctool.verify(c, profile=[1, 1, 0, 3, 3, 3])),
+     lambda c: gctool.profile(c, [1, 1, 0, 3, 3, 3])),
     ("nested", ["attack", "--level-counts", "2,2,2", "--normalize", "k"],
-     lambda c: gctool.attack(c, level_counts=[2, 2, 2], normalize="k")),
-    ("cyclic", ["verify", "--profile", "1,1,1,1,1,1"],
-     lambda c: gctool.verify(c, profile=[1] * 6)),
+     lambda c: gctool.profile(c, level_counts=[2, 2, 2], judge=False, normalize="k")),
+    ("cyclic", ["verify", "--profile", "1,1,1,1,1,1"], lambda c: gctool.profile(c, [1] * 6)),
     ("frc", ["attack", "--set", "0"], lambda c: gctool.attack(c, straggler_set=[0])),
     ("encoded", ["attack", "--random"], lambda c: gctool.attack(c, random=True)),
     ("encoded", ["attack", "--method", "bnb"], lambda c: gctool.attack(c, method="bnb")),
-    ("nested", ["attack", "--profile", "1,1,1,1,1,1", "--random"],
-     lambda c: gctool.attack(c, profile=[1] * 6, random=True)),
-    ("nested", ["verify", "--profile", "1,1,1,1,1,1", "-s", "1"],
-     lambda c: gctool.verify(c, 1, profile=[1] * 6)),
 ])
 def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
                                    call: Callable[[Any], Any]) -> None:
     _same(args, code_file(tmp_path, scheme), call)
+
+
+@pytest.mark.parametrize("args", [
+    ["attack", "--profile", "1,1,1,1,1,1", "--random"],
+    ["attack", "--level-counts", "2,2,2", "-s", "1"],
+    ["verify", "--profile", "1,1,1,1,1,1", "-s", "1"],
+    ["verify", "--partial", "1", "--sample", "5"],
+    ["verify", "--level-counts", "2,2,2", "--partial", "1"],
+])
+def test_options_of_another_question_are_refused(tmp_path: Path, args: list[str]) -> None:
+    """A level profile (``gctool.profile``) and partial work (``gctool.verify_partial``) are
+    questions of their own: verify's and attack's other options do not apply to them."""
+    path = code_file(tmp_path, "nested")
+    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:]])
+    assert r.exit_code == 2 and "does not apply with" in r.stderr, r.stderr
 
 
 def _design_args(scheme: str, params: dict[str, Any]) -> list[str]:
@@ -259,7 +269,7 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
 @pytest.mark.parametrize("work", [0, 2])
 def test_partial_verify_is_the_cli_json(tmp_path: Path, work: int) -> None:
     path = code_file(tmp_path, "cyclic", order="rotated")
-    _same(["verify", "--partial", str(work)], path, lambda c: gctool.verify(c, partial=work))
+    _same(["verify", "--partial", str(work)], path, lambda c: gctool.verify_partial(c, work))
 
 
 @pytest.mark.parametrize("scheme", ["cyclic-mds", "sr-sgc", "encoded"])

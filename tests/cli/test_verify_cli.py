@@ -125,13 +125,19 @@ def test_help_lists_the_new_options(runner: CliRunner) -> None:
         assert opt in r.stdout
 
 
-def test_cli_budget_default_matches_the_library() -> None:
-    import importlib
-    import inspect
-
+def test_cli_defaults_and_choices_are_the_library_s() -> None:
+    """The CLI repeats no default and no choice: --method and --kernel are the request's, and
+    --max-sets left out is each audit's own default (its help says which)."""
+    from gctool.audit.verify.run import Run
     from gctool.cli.verify import verify as command
+    from gctool.request import VERIFY_KERNELS, VERIFY_METHODS, VerifyRequest
 
-    engine = importlib.import_module("gctool.audit.verify")
-    default = inspect.signature(engine.verify).parameters["max_sets"].default
-    option = next(p for p in command.params if p.name == "max_sets")
-    assert option.default == default == limits.DEFAULT_MAX_SETS
+    options = {p.name: p for p in command.params}
+    assert options["max_sets"].default is None
+    assert f"{limits.DEFAULT_MAX_SETS:,}" in str(options["max_sets"].help)
+    assert f"{limits.DEFAULT_SCHEDULE_TRANSITIONS:,}" in str(options["max_sets"].help)
+    for name, choices in (("method", VERIFY_METHODS), ("kernel", VERIFY_KERNELS)):
+        assert options[name].default == getattr(VerifyRequest(), name)
+        assert tuple(options[name].type.choices) == choices  # type: ignore[attr-defined]
+    run = Run(GradientCode(np.eye(3), parse_field("real"), 0, "uncoded"), VerifyRequest(), 0, 1)
+    assert run.max_sets == limits.DEFAULT_MAX_SETS

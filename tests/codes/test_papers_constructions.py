@@ -117,7 +117,7 @@ def test_tandon_partial_decodes_when_any_s_workers_send_only_their_first_part(
     full = np.vstack([np.delete(first, [0], axis=0), np.delete(second, [0], axis=0)])
     assert lstsq_error(full, tuple(range(len(full)))) > 1e3 * tol
     assert gctool.verify(code).ok  # as a one-message code with every worker (s = 0)
-    assert gctool.verify(code, partial=s).ok and not gctool.verify(code, partial=s + 1).ok
+    assert gctool.verify_partial(code, s).ok and not gctool.verify_partial(code, s + 1).ok
 
 
 def test_tandon_partial_races_as_partial_work() -> None:

@@ -134,8 +134,9 @@ def test_public_api_is_pinned() -> None:
     expected = {
         "AttackOptions", "AttackReport", "BoundReport", "CurveReport", "Field", "GradientCode",
         "ThresholdReport", "VerifyReport", "WorstReport", "__version__",
-        "attack", "bound", "curve", "decode", "design", "export", "parse_field", "read_code",
-        "show", "simulate", "threshold", "train", "verify", "write_code",
+        "attack", "bound", "curve", "decode", "design", "export", "parse_field", "profile",
+        "read_code", "show", "simulate", "threshold", "train", "verify", "verify_partial",
+        "write_code", "VerifyRequest",
     }
     assert set(gctool.__all__) == expected
     for name in expected:

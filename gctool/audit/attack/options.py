@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit import bnb, randomized
+from gctool.audit import randomized
 from gctool.audit.checks import ATTACK_REFUSALS, Refusals
 from gctool.audit.oracles import Oracle, make_oracle
 from gctool.decode import DEFAULT_TOL
@@ -19,12 +19,18 @@ from gctool.engine.sweep import Runner
 from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
+from gctool.request import (
+    ATTACK_METHODS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_RESOLUTION,
+    DEFAULT_RESTARTS,
+    DEFAULT_TIME_LIMIT,
+    NORMALIZATIONS,
+    check_choice,
+    check_int,
+)
 
-NORMALIZATIONS = ("none", "k")
-METHODS = ("auto", "exhaustive", "bnb", "greedy", "milp", "elementary")
-DEFAULT_MAX_NODES = bnb.DEFAULT_MAX_NODES
-DEFAULT_TIME_LIMIT = 60.0
-DEFAULT_RESOLUTION = 1e-4
+METHODS = ATTACK_METHODS
 Progress = Callable[[int, int], None]
 
 
@@ -46,7 +52,7 @@ class AttackOptions:
     max_sets: int = DEFAULT_MAX_SETS
     max_nodes: int = DEFAULT_MAX_NODES
     time_limit: float = DEFAULT_TIME_LIMIT
-    restarts: int = 20
+    restarts: int = DEFAULT_RESTARTS
     seed: int = 0
     jobs: int = 1
     symmetry: bool = True
@@ -77,27 +83,26 @@ class AttackOptions:
         """The threshold the gate requires (``require_tolerance`` S means S + 1)."""
         return self.require_tolerance + 1 if self.require_tolerance is not None else self.require
 
+    def __post_init__(self) -> None:
+        self.check()
+
     def check(self) -> None:
-        if self.normalize not in NORMALIZATIONS:
-            raise InvalidInput(f"normalize must be one of {', '.join(NORMALIZATIONS)}")
-        if self.method not in METHODS:
-            raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        for name in ("max_sets", "max_nodes"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInput(f"{name} must be a positive integer")
+        """Refuse options out of range (run when the options are made; InvalidInput naming
+        the parameter)."""
+        check_choice("normalize", self.normalize, NORMALIZATIONS)
+        check_choice("method", self.method, METHODS)
+        for name, low in (("max_sets", 1), ("max_nodes", 1), ("restarts", 0), ("jobs", 0)):
+            check_int(name, getattr(self, name), low)
         if not (self.time_limit > 0 and np.isfinite(self.time_limit)):
-            raise InvalidInput("time_limit must be a positive number of seconds")
-        if self.restarts < 0 or self.jobs < 0:
-            raise InvalidInput("restarts and jobs must be >= 0")
+            raise InvalidInput("`time_limit` must be a positive number of seconds",
+                               param="time_limit")
         if not (0 < self.resolution < np.inf):
-            raise InvalidInput("resolution must be a positive number")
+            raise InvalidInput("`resolution` must be a positive number", param="resolution")
         for name in ("require", "require_tolerance"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 0):
-                raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")
+            check_int(name, getattr(self, name), 0, optional=True)
         if self.require is not None and self.require_tolerance is not None:
-            raise InvalidInput("require and require_tolerance exclude each other")
+            raise InvalidInput("`require` and `require_tolerance` exclude each other",
+                               param="require_tolerance")
 
     def for_search(self) -> AttackOptions:
         """Checked options of a worst-case search or curve (the threshold gate refused)."""

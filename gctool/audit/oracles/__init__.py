@@ -33,8 +33,9 @@ from gctool.audit.oracles.optimal import OptimalOracle
 from gctool.decode import DEFAULT_TOL
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.request import ATTACK_DECODERS
 
-DECODERS = ("optimal", "fixed", "natural")
+DECODERS = ATTACK_DECODERS
 
 __all__ = ["DECODERS", "FixedOracle", "GroupOracle", "OptimalOracle", "Oracle", "make_oracle"]
 

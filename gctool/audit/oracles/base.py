@@ -103,7 +103,7 @@ class Oracle:
         """How many straggler sets of size s to evaluate per batch."""
         return self.decoder.chunk_size(max(1, self.n - s))
 
-    def fails(self, err: float | np.ndarray) -> Any:
+    def fails(self, err: float | np.ndarray) -> np.ndarray:
         return np.asarray(err) > self.limit
 
     def diagnose(self, S: Sequence[int]) -> Decoding | None:

@@ -21,6 +21,6 @@ and :mod:`~gctool.audit.verify.enumeration` (steps 3-4), :mod:`~gctool.audit.ver
 (the numerical diagnostics of an enumeration over R/C).
 """
 
-from gctool.audit.verify.pipeline import KERNELS, METHODS, verify
+from gctool.audit.verify.pipeline import verify, verify_with
 
-__all__ = ["KERNELS", "METHODS", "verify"]
+__all__ = ["verify", "verify_with"]

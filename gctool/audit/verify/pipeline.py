@@ -1,10 +1,12 @@
-"""The order of ``verify``'s stages (see the package docstring): :func:`verify` checks the
-request and builds the :class:`~gctool.audit.verify.run.Run`; :func:`execute` runs the stages
-until one answers."""
+"""The order of ``verify``'s stages (see the package docstring): :func:`verify_with` builds the
+:class:`~gctool.audit.verify.run.Run` of a request (:class:`gctool.request.VerifyRequest`,
+checked when it was made); :func:`execute` runs the stages until one answers."""
 
 from __future__ import annotations
 
-from gctool.audit.checks import Progress, check_s
+from typing import Any
+
+from gctool.audit.checks import check_s
 from gctool.audit.symmetry import find_rotation
 from gctool.audit.verify.classes import try_classes
 from gctool.audit.verify.enumeration import enumerate_sets
@@ -16,34 +18,17 @@ from gctool.audit.verify.shortcuts import (
     lost_partition,
     rank_bound,
 )
-from gctool.decode import DEFAULT_TOL
 from gctool.engine.parallel import resolve_jobs
-from gctool.engine.sweep import Runner
 from gctool.errors import InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.reports import VerifyReport
-
-METHODS = ("auto", "exhaustive", "structural")
-KERNELS = ("auto", "nullspace", "direct")
+from gctool.request import VerifyRequest
 
 
-def verify(  # noqa: PLR0913 (the options of gctool verify)
-    code: GradientCode,
-    s: int | None = None,
-    *,
-    tol: float = DEFAULT_TOL,
-    max_sets: int = DEFAULT_MAX_SETS,
-    progress: Progress | None = None,
-    method: str = "auto",
-    kernel: str = "auto",
-    jobs: int | None = 1,
-    sample: int | None = None,
-    seed: int | None = None,
-    exact: bool = False,
-    runner: Runner | None = None,
-) -> VerifyReport:
-    """Decide whether ``code`` tolerates any ``s`` stragglers (default: the code's own s).
+def verify(code: GradientCode, s: int | None = None, **options: Any) -> VerifyReport:
+    """Decide whether ``code`` tolerates any ``s`` stragglers (default: the code's own s):
+    :func:`verify_with` of ``VerifyRequest(s=s, **options)`` (:class:`gctool.request.VerifyRequest`
+    names and checks the options).
 
     ``jobs`` processes share the enumeration (``None`` or 0: every core); the result does
     not depend on it.  ``runner`` runs the enumeration elsewhere instead (a
@@ -51,16 +36,15 @@ def verify(  # noqa: PLR0913 (the options of gctool verify)
     real codes with integer or rational entries in exact rational arithmetic.  Over GF(q)
     every decision is exact; over R/C it follows the tolerance policy of
     :mod:`gctool.decode` and reports diagnostics."""
-    s = code.s if s is None else s
+    return verify_with(code, VerifyRequest(s=s, **options))
+
+
+def verify_with(code: GradientCode, request: VerifyRequest) -> VerifyReport:
+    """The matrix-code verify of ``code`` as ``request`` asks (its gates and precision are
+    :func:`gctool.verify`'s)."""
+    s = code.s if request.s is None else request.s
     check_s(s, code.n)
-    if method not in METHODS:
-        raise InvalidInput(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    if kernel not in KERNELS:
-        raise InvalidInput(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
-    if sample is not None and (sample < 1 or method != "auto"):
-        raise InvalidInput("--sample N needs N >= 1 and the default method")
-    run = Run(code, s, tol, max_sets, progress, method, kernel, resolve_jobs(jobs),
-              sample, seed, exact, runner)
+    run = Run(code, request, s, resolve_jobs(request.jobs))
     try:
         return execute(run)
     except KeyboardInterrupt:

@@ -16,14 +16,14 @@ import numpy as np
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
-from gctool.audit.sweep import Accumulator
+from gctool.audit.sweep import Accumulator, Kernel
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
-from gctool.limits import RATIONAL_OP_COST, solve_cost
+from gctool.limits import DEFAULT_MAX_SETS, RATIONAL_OP_COST, solve_cost
 from gctool.model import GradientCode
-from gctool.numerics import check_tol
 from gctool.reports import VerifyReport
+from gctool.request import VerifyRequest
 
 
 @dataclass
@@ -42,27 +42,27 @@ class State:
 
 @dataclass
 class Run:
+    """One run: the code, the request (:class:`gctool.request.VerifyRequest`), the s and the
+    number of processes it resolved to, and the run's state."""
+
     code: GradientCode
+    request: VerifyRequest
     s: int
-    tol: float
-    max_sets: int
-    progress: Progress | None
-    method: str
-    kernel_name: str
     jobs: int
-    sample: int | None
-    seed: int | None
-    exact: bool
-    runner: Runner | None = None
     start: float = field(default_factory=time.perf_counter)
     notes: list[str] = field(default_factory=list)
     #: symmetry reductions not used because they hold only up to round-off (the report's notes)
     symmetry_notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        r = self.request
+        self.tol, self.method, self.kernel_name = r.tol, r.method, r.kernel
+        self.max_sets = DEFAULT_MAX_SETS if r.max_sets is None else r.max_sets
+        self.progress: Progress | None = r.progress
+        self.sample, self.seed, self.exact = r.sample, r.seed, r.exact
+        self.runner: Runner | None = r.runner
         self.total = comb(self.code.n, self.s)
         self.state = State(self.total, self.s)
-        check_tol(self.tol)
         self.finite = self.code.field.is_finite
         self.numeric = not self.finite and not self.exact
         self._decoder: Decoder | None = None
@@ -142,7 +142,7 @@ class Run:
                 self.red = ns.reduce_float(self.code, self.tol)
         return self.red
 
-    def make_kernel(self, red: ns.Reduction) -> Any:
+    def make_kernel(self, red: ns.Reduction) -> Kernel:
         if self.exact:
             from gctool.audit.rational import RationalKernel
 

@@ -2,8 +2,9 @@
 (text on stdout, or one JSON document with ``--json``), and every per-file line of a run over
 several FILEs through :func:`summary`.
 
-Renderers are registered by the report's class name and imported when first used, so the
-command modules (and ``--help``) import neither rich nor the library.  One module per report
+Renderers are registered by the report's class name (:func:`renderers`) and imported at the
+first text rendering, so the command modules (and ``--help``) import neither rich nor the
+library.  One module per report
 family: :mod:`.verify`, :mod:`.attack`, :mod:`.bound`, :mod:`.sequential`, :mod:`.encoded`,
 :mod:`.profile`, :mod:`.simulate`, :mod:`.show` and :mod:`.files` (design and export, whose
 product is a file: their status goes to stderr).  Shared pieces (console, verdict markup, the
@@ -13,48 +14,63 @@ table style) are in :mod:`.common`.  The exit status of a report is
 
 from __future__ import annotations
 
-import importlib
+import functools
+from collections.abc import Callable
 from typing import Any
 
-#: report class name -> "module:function" of its text renderer (module relative to this package)
-RENDERERS: dict[str, str] = {
-    "VerifyReport": "verify:render_verify",
-    "PartialReport": "verify:render_partial",
-    "WorstReport": "attack:render_worst",
-    "ThresholdReport": "attack:render_threshold",
-    "CurveReport": "attack:render_curve",
-    "BoundReport": "bound:render_bound",
-    "SequentialVerifyReport": "sequential:render_sgc_verify",
-    "TreeVerifyReport": "sequential:render_tree_verify",
-    "SequentialBoundReport": "sequential:render_sequential_bound",
-    "SpectrumReport": "encoded:render_spectrum",
-    "SpectrumCurveReport": "encoded:render_spectrum_curve",
-    "EncodedBoundReport": "encoded:render_encoded_bound",
-    "ProfileReport": "profile:render_profile",
-    "SimulationReport": "simulate:render_simulation",
-    "TrainReport": "train:render_train",
-    "SweepReport": "simulate:render_sweep",
-    "Picture": "show:render_picture",
-    "ExportReport": "files:render_export",
-    "DesignReport": "files:render_design",
-}
 
-#: report class name -> "module:function" of its one-line summary (others: see summary())
-SUMMARIES: dict[str, str] = {
-    "VerifyReport": "verify:summary",
-    "WorstReport": "attack:summary_worst",
-    "ThresholdReport": "attack:summary_threshold",
-    "CurveReport": "attack:summary_curve",
-    "BoundReport": "bound:summary",
-}
+@functools.cache
+def renderers() -> dict[str, Callable[[Any], None]]:
+    """Report class name -> its text renderer (the render modules are imported at the first
+    text rendering, not with the command)."""
+    from gctool.cli.render import (
+        attack,
+        bound,
+        encoded,
+        files,
+        profile,
+        sequential,
+        show,
+        simulate,
+        train,
+        verify,
+    )
+
+    return {
+        "VerifyReport": verify.render_verify,
+        "PartialReport": verify.render_partial,
+        "WorstReport": attack.render_worst,
+        "ThresholdReport": attack.render_threshold,
+        "CurveReport": attack.render_curve,
+        "BoundReport": bound.render_bound,
+        "SequentialVerifyReport": sequential.render_sgc_verify,
+        "TreeVerifyReport": sequential.render_tree_verify,
+        "SequentialBoundReport": sequential.render_sequential_bound,
+        "SpectrumReport": encoded.render_spectrum,
+        "SpectrumCurveReport": encoded.render_spectrum_curve,
+        "EncodedBoundReport": encoded.render_encoded_bound,
+        "ProfileReport": profile.render_profile,
+        "SimulationReport": simulate.render_simulation,
+        "TrainReport": train.render_train,
+        "SweepReport": simulate.render_sweep,
+        "Picture": show.render_picture,
+        "ExportReport": files.render_export,
+        "DesignReport": files.render_design,
+    }
 
 
-def _function(table: dict[str, str], report: Any) -> Any:
-    entry = table.get(type(report).__name__)
-    if entry is None:
-        return None
-    module, name = entry.split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+@functools.cache
+def summaries() -> dict[str, Callable[[Any], str]]:
+    """Report class name -> its one-line summary (others: see :func:`summary`)."""
+    from gctool.cli.render import attack, bound, verify
+
+    return {
+        "VerifyReport": verify.summary,
+        "WorstReport": attack.summary_worst,
+        "ThresholdReport": attack.summary_threshold,
+        "CurveReport": attack.summary_curve,
+        "BoundReport": bound.summary,
+    }
 
 
 def render(report: Any, as_json: bool = False) -> None:
@@ -64,7 +80,7 @@ def render(report: Any, as_json: bool = False) -> None:
 
         emit_json(report.to_dict())
         return
-    renderer = _function(RENDERERS, report)
+    renderer = renderers().get(type(report).__name__)
     if renderer is None:
         raise TypeError(f"no renderer for {type(report).__name__}")
     renderer(report)
@@ -72,7 +88,7 @@ def render(report: Any, as_json: bool = False) -> None:
 
 def summary(report: Any) -> str:
     """One plain line describing a report (the per-file line of a run over several FILEs)."""
-    line = _function(SUMMARIES, report)
+    line = summaries().get(type(report).__name__)
     if line is not None:
         text: str = line(report)
         return text

@@ -3,12 +3,15 @@ values from files made safe for the terminal, the one table style and the diagno
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from gctool.cli.output import fmt, stdout_console
 from gctool.errors import printable
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["cell", "diagnostics_lines", "escape", "fmt", "gate_failures", "precision_lines",
            "safe", "stdout_console", "table", "verdict"]
@@ -24,7 +27,7 @@ def safe(value: Any) -> str:
     return escape(printable(value))
 
 
-def table(*columns: str, fold: bool = False, header: bool = True) -> Any:
+def table(*columns: str, fold: bool = False, header: bool = True) -> Table:
     """The one table style of gctool's text output (rich, no outer edge or padding); every
     table gctool prints is made here (``header=False``: a list of labelled rows)."""
     from rich.table import Table

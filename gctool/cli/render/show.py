@@ -3,11 +3,14 @@ error curve as a sparkline (the picture is computed by :mod:`gctool.viz`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.cli.render.common import escape, fmt, stdout_console
 from gctool.viz.curve import ranges
 from gctool.viz.grid import light
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def _ink(color: str) -> str:
@@ -122,7 +125,7 @@ def _num(x: Any) -> str:
     return f"{float(x):.3g}"
 
 
-def _replication_line(pic: Any, label_w: int, w: int) -> Any:
+def _replication_line(pic: Any, label_w: int, w: int) -> Text:
     from rich.text import Text
 
     g, rep = pic.grid, pic.code.replication
@@ -139,7 +142,7 @@ def _replication_line(pic: Any, label_w: int, w: int) -> Any:
     return text
 
 
-def _legend(g: Any, w: int) -> Any:
+def _legend(g: Any, w: int) -> Text:
     from rich.text import Text
 
     text = Text("· 0", style="dim")

@@ -13,11 +13,14 @@ s.)  In training the master gets the exact gradient, as the model promises.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.sim.contenders.base import Contender, Run, Setting, authors_wait
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 
 class CountGC(Contender):
@@ -60,7 +63,7 @@ class CountGC(Contender):
         return None
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import ExactEstimator
 
         return ExactEstimator(self.name, self.n, problem, None, sparsifier, seed)

@@ -9,13 +9,16 @@ Under other models there are no flags and the file is raced as an ordinary code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.limits import DEFAULT_TOL
 from gctool.sim.contenders.base import Run, Setting, authors_wait
 from gctool.sim.contenders.code import CodeFile
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 
 class HeteroCode(CodeFile):
@@ -59,7 +62,7 @@ class HeteroCode(CodeFile):
         return out
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import OneStepEstimator
 
         if run.error is None:

@@ -5,11 +5,14 @@ the model when at most s workers are late; it then uses every worker that arrive
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.sim.contenders.base import Contender, Run, Setting, authors_wait
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 
 class IgnoreStragglers(Contender):
@@ -48,7 +51,7 @@ class IgnoreStragglers(Contender):
         return "LAG"
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import RescaledEstimator
 
         return RescaledEstimator(self.name, self.n, problem, lazy, sparsifier, seed)

@@ -13,13 +13,16 @@ the fraction of rounds decoded exactly and the mean fraction of partitions lost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.model import GradientCode
 from gctool.sim.contenders.base import Run, Setting, arrival_stop, authors_wait
 from gctool.sim.contenders.code import CodeFile
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 Chooser = Callable[[np.ndarray], np.ndarray]
 
@@ -100,7 +103,7 @@ class ISDecoding(CodeFile):
         return "LAGC"
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import ISEstimator
 
         return ISEstimator(self.name, self.matrix, problem, lazy, sparsifier, seed)

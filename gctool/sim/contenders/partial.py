@@ -16,13 +16,16 @@ helps.  The gain over the one-message code is measured on the same draws.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.model import GradientCode
 from gctool.sim.contenders.base import Contender, Run, Setting, authors_wait
 from gctool.sim.contenders.code import CodeFile
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 
 class Partial(Contender):
@@ -124,7 +127,7 @@ class Partial(Contender):
         return self.reference.lazy_rule()
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import CodedEstimator
 
         return CodedEstimator(self.name, self.messages, problem, lazy, sparsifier, seed,

@@ -8,12 +8,16 @@ M-SGC: delay + 1), which pays the run's link."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.model import GradientCode
 from gctool.sim.contenders.base import Contender, Run, Setting, traits
+
+if TYPE_CHECKING:
+    from gctool.sequential.sgc import MSGC, SRSGC
+    from gctool.sim.estimators import Estimator
 
 
 class Schedule(Contender):
@@ -36,7 +40,7 @@ class Schedule(Contender):
         return replay(scheme, at, _authors(self.n, setting.mu) if setting.mu is not None
                        else _gctool(self.n, at))
 
-    def _scheme(self, rounds: int, setting: Setting) -> Any:
+    def _scheme(self, rounds: int, setting: Setting) -> SRSGC | MSGC:
         """The schedule of the file on the fast decodability oracle, held to the budget."""
         from gctool.sequential.schedule import scheme_of
 
@@ -77,7 +81,7 @@ class Schedule(Contender):
         return [(job, r, entry) for job, r, ok, entry in run.jobs if ok]
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import JobEstimator, MultiplexedEstimator
 
         made = MultiplexedEstimator if self.multiplexed else JobEstimator

@@ -3,11 +3,14 @@ waiting rules)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.sim.contenders.base import Contender, Run, Setting
+
+if TYPE_CHECKING:
+    from gctool.sim.estimators import Estimator
 
 
 class Uncoded(Contender):
@@ -34,7 +37,7 @@ class Uncoded(Contender):
         return "LAG"
 
     def estimator(self, problem: Any, run: Run, lazy: float | None, sparsifier: Any,
-                  seed: int) -> Any:
+                  seed: int) -> Estimator:
         from gctool.sim.estimators import SumEstimator
 
         return SumEstimator(self.name, self.n, problem, lazy, sparsifier, seed)

@@ -7,13 +7,16 @@ order with the generic decoder (decodability is monotone in the set), with a cac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.sim.budget import WorkMeter
+
+if TYPE_CHECKING:
+    from gctool.decode import Decoder
 
 
 class PrefixDecoder:
@@ -30,7 +33,7 @@ class PrefixDecoder:
         self._decoder: Any = None
 
     @property
-    def decoder(self) -> Any:
+    def decoder(self) -> Decoder:
         """The generic decoder, built on first use (its set-up passes over every entry of B,
         and the fast paths decide most codes without it)."""
         if self._decoder is None:
