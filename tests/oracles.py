@@ -152,3 +152,21 @@ def exact_lstsq_error(B: np.ndarray, F: tuple[int, ...], targets: np.ndarray | N
             rest = [a - c * b for a, b in zip(rest, q, strict=True)]
         total += sum(x * x for x in rest)
     return total
+
+
+def lex_rank(n: int, S: list[int]) -> int:
+    """Rank of the sorted set ``S`` among the ``len(S)``-subsets of ``range(n)`` in
+    lexicographic order (the combinatorial number system, one set at a time)."""
+    from math import comb
+
+    s, rank, prev = len(S), 0, -1
+    for i, x in enumerate(S):
+        rank += sum(comb(n - 1 - y, s - 1 - i) for y in range(prev + 1, x))
+        prev = x
+    return rank
+
+
+def bibd_error(n: int, kappa: int, lam: int, s: int) -> float:
+    """Kadhe et al.'s error of a symmetric (n, kappa, lam) BIBD code after s stragglers,
+    ``s(kappa-lam)/(kappa-lam+lam(n-s))`` (their closed form, for checking the audits)."""
+    return s * (kappa - lam) / (kappa - lam + lam * (n - s))

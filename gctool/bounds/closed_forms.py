@@ -81,11 +81,6 @@ def uniform_gram_error(k: int, a: float, b: float, c: complex, f: int) -> float:
     return max(0.0, float(k - abs(c) ** 2 * f / denom))
 
 
-def bibd_error(n: int, kappa: int, lam: int, s: int) -> float:
-    """Kadhe et al.'s symmetric-BIBD error ``s(κ-λ)/(κ-λ+λ(n-s))``."""
-    return s * (kappa - lam) / (kappa - lam + lam * (n - s))
-
-
 def rank_one_blocks(code: GradientCode) -> list[tuple[int, int, float]] | None:
     """(workers, partitions, residual while alive) per group of a block-diagonal rank-one code,
     plus a last entry (0, u, u) for the u partitions nobody holds; None for other codes."""

@@ -180,13 +180,24 @@ def test_run_threads_raises_at_the_failing_task(jobs: int) -> None:
 
 
 def test_task_order_outside_a_pool_does_not_wait() -> None:
-    in_task_order()  # the caller's thread: no task, returns at once
-    order = TaskOrder()
-    set_task(order, 0)
-    try:
-        in_task_order()  # task 0 waits for nothing
-    finally:
-        set_task(None)
+    """Run in a thread joined with a timeout, so that a wait fails the test instead of hanging
+    the suite."""
+    done = threading.Event()
+
+    def body() -> None:
+        in_task_order()  # a thread with no task: returns at once
+        order = TaskOrder()
+        set_task(order, 0)
+        try:
+            in_task_order()  # task 0 waits for nothing
+        finally:
+            set_task(None)
+        done.set()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert done.is_set(), "in_task_order waited outside a pool"
 
 
 class _Slow:
