@@ -18,7 +18,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 from gctool.model import GradientCode
 from gctool.sim.budget import Plan, cell_cost, schedule_cost
@@ -209,7 +210,15 @@ class SequentialBaselines(Baseline):
         return sgc_baselines(self.n, self.s, sgc, seed)
 
 
-def sgc_figures(scheme: str, n: int, params: tuple[int, int, int]) -> Any:
+class SGCFigures(NamedTuple):
+    """A sequential scheme's closed-form load, delay and per-round tolerance."""
+
+    load: Fraction
+    delay: int
+    s: int | None
+
+
+def sgc_figures(scheme: str, n: int, params: tuple[int, int, int]) -> SGCFigures | None:
     """The closed-form figures (load, delay, s) of a sequential scheme, None when the model
     cannot be designed."""
     from gctool.errors import DesignError
@@ -219,7 +228,9 @@ def sgc_figures(scheme: str, n: int, params: tuple[int, int, int]) -> Any:
         fig = schedule_family(scheme).figures(n, *params)
     except DesignError:
         return None
-    return fig if fig.load is not None and fig.delay is not None else None
+    if fig.load is None or fig.delay is None:
+        return None
+    return SGCFigures(fig.load, fig.delay, fig.s)
 
 
 def sgc_baselines(n: int, s: int, sgc: tuple[int, int, int] | None, seed: int,

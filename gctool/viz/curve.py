@@ -153,7 +153,7 @@ def read_curve(path: str, code: GradientCode) -> Curve:
         raise CodeFileError(f"{label}: {exc}") from None
 
 
-def _report_of(doc: Any) -> Any:
+def _report_of(doc: object) -> object:
     """The report inside the envelope of ``attack --json`` (one file), else ``doc``."""
     if not (isinstance(doc, dict) and isinstance(doc.get("files"), list)):
         return doc
