@@ -287,10 +287,12 @@ class Family:
 
     # -- simulate ----------------------------------------------------------------------------
     def contender(self, code: GradientCode, label: str) -> Contender:
-        """How a file of the family races in ``gctool simulate`` (named ``label``)."""
-        from gctool.sim.lineup import for_code
+        """How a file of the family races in ``gctool simulate`` (named ``label``): by
+        default a round ends when the survivors decode (:class:`gctool.sim.contenders.code.
+        CodeFile`); families whose files run otherwise override this."""
+        from gctool.sim.contenders.code import CodeFile
 
-        return for_code(code, label)
+        return CodeFile(code, label)
 
 
 def matrix_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:

@@ -52,7 +52,7 @@ from gctool.algebra.fields import Field
 from gctool.codes.frame_spectra import Analysis
 from gctool.errors import DesignError, InvalidInput
 from gctool.family import Family
-from gctool.registry.info import Param, SimulationTraits
+from gctool.registry.info import Param
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from gctool.model import GradientCode
     from gctool.reports import ThresholdReport
     from gctool.request import AttackRequest, BoundRequest, VerifyRequest
+    from gctool.sim.contenders.base import Contender
 
 FRAMES = ("gaussian", "hadamard", "orthogonal", "paley", "steiner")
 DETERMINISTIC = ("paley", "steiner")
@@ -344,8 +345,13 @@ class EncodedFamily(Family):
                 "gctool design encoded --frame paley -n 10 -s 2",
                 "gctool design encoded --frame steiner --system pg-2 -s 3")
     orderable = False
-    simulation = SimulationTraits(kind="encoded")
     check_params = staticmethod(check_params)
+
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        """In ``gctool simulate`` the fastest n - s workers of the frame."""
+        from gctool.sim.contenders.encoded import Encoded
+
+        return Encoded(code, label)
 
     def verify(self, code: GradientCode, request: VerifyRequest) -> SpectrumReport:
         """epsilon < 1 for every set of s stragglers (:func:`gctool.audit.frames.verify_frame`),

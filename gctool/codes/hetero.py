@@ -40,11 +40,12 @@ from gctool.codes.straggling import (
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import LABEL, Int, List, Num
-from gctool.registry.info import Param, SimulationTraits
+from gctool.registry.info import Param
 
 if TYPE_CHECKING:
     from gctool.bounds.approx import ApproxBound
     from gctool.model import GradientCode
+    from gctool.sim.contenders.base import Contender
 
 
 def greedy_support(p: np.ndarray, k: int, load: int) -> np.ndarray:
@@ -166,9 +167,14 @@ class HeteroFamily(Family):
     report_keys = ("expected_error", "expected_error_cyclic")
     examples = ("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
                 "gctool design hetero --p-file p.txt --load 3 -k 12")
-    simulation = SimulationTraits(kind="hetero")
     file_params = {"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"), "expected_error": Num(0),
                    "expected_error_cyclic": Num(0), "decoder": LABEL}
+
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        """In ``gctool simulate`` one step: the master sums what arrived."""
+        from gctool.sim.contenders.hetero import HeteroCode
+
+        return HeteroCode(code, label)
 
     def worker_probabilities(self, code: GradientCode) -> list[float] | None:
         """The straggling probabilities ``p`` the design recorded."""

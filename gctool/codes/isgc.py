@@ -29,15 +29,20 @@ that s.  ``gctool simulate`` races the files with the IS decoder
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import LABEL, Int
-from gctool.registry.info import Param, SimulationTraits
+from gctool.registry.info import Param
+
+if TYPE_CHECKING:
+    from gctool.model import GradientCode
+    from gctool.sim.contenders.base import Contender
 
 #: straggler sets the design of ``is-hr`` may try to find its exact tolerance
 MAX_TOLERANCE_SETS = 200_000
@@ -223,7 +228,22 @@ REFERENCE = ("IS-GC, 'On Arbitrary Ignorance of Stragglers with Gradient Coding'
              "IS-GC/IS-GC ray_gc.py")
 
 
-class ISFRFamily(Family):
+class ISFamily(Family):
+    """The IS-GC families: in ``gctool simulate`` a file is decoded by its IS decoder."""
+
+    def chooser(self, code: GradientCode) -> Callable[[np.ndarray], np.ndarray]:
+        """The IS decoder: arrived workers -> the disjoint set the master sums (a search over
+        the file's supports; the repetition placements override it with their rule)."""
+        masks = masks_of([np.flatnonzero(row) for row in np.asarray(code.B) != 0])
+        return lambda arrived: exact_set(masks, arrived, code.k)
+
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        from gctool.sim.contenders.isgc import ISDecoding
+
+        return ISDecoding(code, label, self.chooser(code))
+
+
+class ISFRFamily(ISFamily):
     name = "is-fr"
     build = staticmethod(build_fr)
     summary = "IS-GC on fractional repetition: one worker per group, ignoring the rest."
@@ -235,11 +255,14 @@ class ISFRFamily(Family):
     examples = ("gctool design is-fr -n 12 -s 2",)
     self_checked = True
     grouped = True
-    simulation = SimulationTraits(kind="is")
     file_params = _FILE
 
+    def chooser(self, code: GradientCode) -> Callable[[np.ndarray], np.ndarray]:
+        c = int(code.params.get("c", 1))
+        return lambda arrived: fr_set(c, arrived)
 
-class ISCRFamily(Family):
+
+class ISCRFamily(ISFamily):
     name = "is-cr"
     build = staticmethod(build_cr)
     summary = "IS-GC on cyclic repetition (0/1): a largest set of disjoint arcs."
@@ -251,11 +274,14 @@ class ISCRFamily(Family):
     reference = REFERENCE
     examples = ("gctool design is-cr -n 12 -s 2",)
     self_checked = True
-    simulation = SimulationTraits(kind="is")
     file_params = _FILE
 
+    def chooser(self, code: GradientCode) -> Callable[[np.ndarray], np.ndarray]:
+        c = int(code.params.get("c", 1))
+        return lambda arrived: cr_set(code.n, c, arrived)
 
-class ISHRFamily(Family):
+
+class ISHRFamily(ISFamily):
     name = "is-hr"
     build = staticmethod(build_hr)
     summary = "IS-GC on hybrid repetition: partitions within a group and across groups."
@@ -273,6 +299,5 @@ class ISHRFamily(Family):
     report_keys = ("c",)
     examples = ("gctool design is-hr -n 12 --groups 2 --within 2 --across 1",)
     self_checked = True
-    simulation = SimulationTraits(kind="is")
     file_params = {**_FILE, "groups": Int(1, "n"), "within": Int(0, "n"),
                    "across": Int(0, "n"), "is_tolerance": Int(-1, "n")}

@@ -42,10 +42,6 @@ class Param:
 class SimulationTraits:
     """How ``gctool simulate`` (:mod:`gctool.sim`) runs the files of a scheme."""
 
-    #: the contender: ``code`` (a round ends when the survivors decode), ``sgc`` (a sequential
-    #: schedule), ``tree`` (CodedReduce's parents), ``hetero`` (one step: the master sums what
-    #: arrived) or ``encoded`` (the fastest n - s of an encoded-optimization frame)
-    kind: str = "code"
     #: the lazy-upload rule (LAG-WK, ``--lazy``) on the scheme's messages: LAGC for coded
     #: messages, G-LAG on FRC groups
     lazy_rule: str = "LAGC"

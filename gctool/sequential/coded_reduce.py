@@ -33,7 +33,7 @@ from gctool.errors import CodeFileError, DesignError, InvalidInput
 from gctool.family import Family, matrix_verify
 from gctool.limits import MAX_N, REL_SLACK
 from gctool.params import LABEL, ROWS, Int, List
-from gctool.registry.info import Param, SimulationTraits
+from gctool.registry.info import Param
 from gctool.sequential.trees import kron_levels
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from gctool.reports import VerifyReport
     from gctool.request import BoundRequest, VerifyRequest
     from gctool.sequential.reports import SequentialBoundReport, TreeVerifyReport
+    from gctool.sim.contenders.base import Contender
 
 
 def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
@@ -147,12 +148,17 @@ class CodedReduceFamily(Family):
     examples = ("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
                 "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1")
     orderable = False
-    simulation = SimulationTraits(kind="tree")
     file_params = {"fanout": Int(2, MAX_N), "depth": Int(1, 12),
                    "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(ROWS, 1, 12),
                    "leaves": Int(1, "n"), "level_gc": List(LABEL, 0, 12)}
     required_params = ("fanout", "depth", "tolerance", "levels")
     check_params = staticmethod(check_tree)
+
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        """In ``gctool simulate`` each parent waits for the children its code needs."""
+        from gctool.sim.contenders.tree import Tree
+
+        return Tree(code, label)
 
     def verify(self, code: GradientCode, request: VerifyRequest
                ) -> TreeVerifyReport | VerifyReport:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gctool.model import GradientCode
     from gctool.request import BoundRequest, VerifyRequest
     from gctool.sequential.reports import SequentialBoundReport, SequentialVerifyReport
+    from gctool.sim.contenders.base import Contender
 
 GC_CHOICES = ("auto", "frc", "cyclic")
 
@@ -166,6 +167,12 @@ class ScheduleFamily(Family):
         """Whether the schedule has a per-round GC to verify."""
         return True
 
+    def contender(self, code: GradientCode, label: str) -> Contender:
+        """In ``gctool simulate`` the schedule runs round after round."""
+        from gctool.sim.contenders.schedule import Schedule
+
+        return Schedule(code, label)
+
     def verify(self, code: GradientCode, request: VerifyRequest) -> SequentialVerifyReport:
         from gctool.sequential.verify import verify_sequential
 
@@ -207,7 +214,6 @@ class SRSGCFamily(ScheduleFamily):
     figures = staticmethod(formulas.srsgc)
     file_params = {**_SGC_PARAMS, "decoding": Obj(needs=Int(0, "n"))}
     required_params = _SGC_REQUIRED
-    simulation = SimulationTraits(kind="sgc")
 
 
 class MSGCFamily(ScheduleFamily):
@@ -234,7 +240,7 @@ class MSGCFamily(ScheduleFamily):
     file_params = {**_SGC_PARAMS, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),
                                                   minitask_size=Num(0, 1))}
     required_params = _SGC_REQUIRED
-    simulation = SimulationTraits(kind="sgc", multiplexed=True)
+    simulation = SimulationTraits(multiplexed=True)
 
     def per_round(self, code: GradientCode) -> bool:
         """With λ = n the D2 code is the identity: no per-round GC to verify."""

@@ -26,9 +26,7 @@ from gctool.sim.budget import Plan, cell_cost, schedule_cost
 from gctool.sim.contenders.base import Contender, Setting, traits
 from gctool.sim.contenders.code import CodeFile
 from gctool.sim.contenders.count_gc import CountGC
-from gctool.sim.contenders.encoded import Encoded
 from gctool.sim.contenders.erasurehead import ErasureHead
-from gctool.sim.contenders.hetero import HeteroCode
 from gctool.sim.contenders.ignore import IgnoreStragglers
 from gctool.sim.contenders.isgc import ISDecoding
 from gctool.sim.contenders.nested import Nested
@@ -38,15 +36,14 @@ from gctool.sim.contenders.schedule import Schedule
 from gctool.sim.contenders.tree import Tree
 from gctool.sim.contenders.uncoded import Uncoded
 
-#: how a file races, by its scheme's ``SimulationTraits.kind``
-RACERS: dict[str, Callable[[GradientCode, str], Contender]] = {
-    "code": CodeFile, "sgc": Schedule, "tree": Tree, "hetero": HeteroCode, "encoded": Encoded,
-    "is": ISDecoding}
-
 
 def for_code(code: GradientCode, label: str) -> Contender:
-    """The contender of a code file (any scheme gctool can write)."""
-    return RACERS.get(traits(code).kind, CodeFile)(code, label)
+    """The contender of a code file: its family's (:meth:`gctool.family.Family.contender`);
+    a file of a scheme gctool does not know races as a plain code."""
+    from gctool.registry import SCHEMES
+
+    family = SCHEMES.get(code.scheme)
+    return CodeFile(code, label) if family is None else family.contender(code, label)
 
 
 def file_contenders(codes: list[tuple[str, GradientCode]]) -> list[Contender]:
@@ -96,8 +93,8 @@ def erasurehead_contenders(codes: list[tuple[str, GradientCode]], arrivals: int,
 
     out: list[Contender] = []
     for label, code in codes:
-        if isinstance(for_code(code, label), ISDecoding):
-            out.append(ISDecoding(code, label, arrivals))
+        if isinstance(c := for_code(code, label), ISDecoding):
+            out.append(c.stopping_at(arrivals))
         elif group_labels(code) is not None:
             out.append(ErasureHead(code, label, arrivals))
         else:
@@ -289,5 +286,5 @@ def plan_run(contenders: list[Contender], baselines: list[Baseline], rounds: int
     return plan
 
 
-__all__ = ["RACERS", "Baseline", "CountGC", "file_contenders", "for_code", "plan_run",
+__all__ = ["Baseline", "CountGC", "file_contenders", "for_code", "plan_run",
            "sgc_baselines", "tandon_gc"]

@@ -188,12 +188,15 @@ def test_is_gc_tolerance_against_brute_force(scheme: str, kw: dict) -> None:  # 
 def test_is_gc_races_with_its_decoder() -> None:
     from gctool.sim.contenders import Setting
     from gctool.sim.contenders.isgc import ISDecoding
+    from gctool.sim.lineup import for_code
 
     code = design("is-cr", n=9, s=2)
+    racer = for_code(code, "cr")  # the family's contender: IS-CR's decoder
+    assert isinstance(racer, ISDecoding)
     supports = [set(np.flatnonzero(row).tolist()) for row in np.asarray(code.B) != 0]
     rng = np.random.default_rng(1)
     times = rng.exponential(size=(80, 9))
-    run = ISDecoding(code, "cr", arrivals=5).run(times, Setting())
+    run = racer.stopping_at(5).run(times, Setting())
     for r in range(80):  # the 5th arrival or earlier if the arrived cover every partition
         order = np.argsort(times[r], kind="stable")
         got = next((p for p in range(1, 6) if _best_disjoint(

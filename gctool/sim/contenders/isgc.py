@@ -27,30 +27,25 @@ if TYPE_CHECKING:
 Chooser = Callable[[np.ndarray], np.ndarray]
 
 
-def chooser(code: GradientCode) -> Chooser:
-    """The IS decoder of the file's placement: arrived workers -> the disjoint set."""
-    from gctool.codes import isgc
-
-    c = int(code.params.get("c", 1))
-    masks = isgc.masks_of([np.flatnonzero(row) for row in np.asarray(code.B) != 0])
-    placements: dict[str, Chooser] = {
-        "is-fr": lambda arrived: isgc.fr_set(c, arrived),
-        "is-cr": lambda arrived: isgc.cr_set(code.n, c, arrived),
-    }
-    return placements.get(code.scheme, lambda arrived: isgc.exact_set(masks, arrived, code.k))
-
-
 class ISDecoding(CodeFile):
     kind = "is-gc"
     decodes = False  # the IS sum, no least-squares decoder
 
-    def __init__(self, code: GradientCode, label: str, arrivals: int | None = None) -> None:
+    def __init__(self, code: GradientCode, label: str, choose: Chooser,
+                 arrivals: int | None = None) -> None:
+        """``choose``: the family's IS decoder, arrived workers -> the disjoint set it sums
+        (``IS*Family.chooser`` in :mod:`gctool.codes.isgc`)."""
         super().__init__(code, label if arrivals is None else f"{label} (IS stop={arrivals})")
+        self.label = label
         self.cap = code.n - code.s if arrivals is None else int(arrivals)
-        self.choose = chooser(code)
+        self.choose = choose
         self.support = np.asarray(code.B) != 0
         if arrivals is not None:
             self.role = f"{label} (IS stop=K)"
+
+    def stopping_at(self, arrivals: int) -> ISDecoding:
+        """The same decoder stopping at the ``arrivals``-th arrival (``--erasurehead``)."""
+        return ISDecoding(self.matrix, self.label, self.choose, arrivals)
 
     def covered(self, chosen: np.ndarray) -> int:
         return int(self.support[chosen].sum())
