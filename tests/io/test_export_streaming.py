@@ -28,7 +28,7 @@ def run(*args: str) -> Result:
 
 def tampered_rs() -> GradientCode:
     """rs over GF(7) with worker 4 rescaled: the structured vector fails (generic fallback)
-    on every pattern in which worker 4 survives (tests/audit/test_structured_export.py)."""
+    on every pattern in which worker 4 survives (tests/decode/test_structured_export.py)."""
     code = design("rs", 6, 2, field="GF(7)")
     B = np.asarray(code.B).copy()
     B[4, B[4] != 0] = (B[4, B[4] != 0] * 3) % 7

@@ -55,3 +55,12 @@ def test_the_import_check_finds_test_modules() -> None:
            "from corpus import exact_ok\nfrom oracles import lstsq_error\nimport numpy\n")
     assert sorted(line for _, line in _bad_imports(src)) == [1, 3, 4, 5]
     assert {"corpus", "oracles", "refusals"} <= _helper_modules()
+
+
+def test_every_package_has_its_test_folder() -> None:
+    """The tests mirror the packages: ``gctool/<package>/`` is tested in ``tests/<package>/``
+    (a subpackage's tests sit in its package's folder)."""
+    package = TESTS.parent / "gctool"
+    missing = [p.name for p in sorted(package.iterdir())
+               if (p / "__init__.py").is_file() and not any((TESTS / p.name).glob("test_*.py"))]
+    assert not missing, f"packages without a test folder: {missing}"
