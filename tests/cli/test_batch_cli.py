@@ -14,11 +14,8 @@ from gctool.cli.exit_codes import ExitCode, worst
 from gctool.cli.main import cli
 from gctool.model import GradientCode
 
+from helpers import run
 from jsondoc import envelope, report
-
-
-def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
@@ -44,7 +41,7 @@ def test_worst_is_the_largest_status() -> None:
 
 
 def test_verify_several_files_one_line_each(runner: CliRunner, files: dict[str, str]) -> None:
-    r = _run(runner, "verify", files["frc"], files["crc"])
+    r = run("verify", files["frc"], files["crc"])
     assert r.exit_code == 0
     lines = r.stdout.splitlines()
     assert len(lines) == 2
@@ -54,13 +51,13 @@ def test_verify_several_files_one_line_each(runner: CliRunner, files: dict[str, 
 
 def test_verify_worst_status_and_details_of_failures(runner: CliRunner,
                                                      files: dict[str, str]) -> None:
-    r = _run(runner, "verify", files["frc"], files["weak"], "-s", "2")
+    r = run("verify", files["frc"], files["weak"], "-s", "2")
     assert r.exit_code == ExitCode.FINDING
     assert f"{files['weak']}: FAIL: does not tolerate 2" in r.stdout
     assert "    counterexample: stragglers" in r.stdout  # details, indented, for the failure
     assert r.stdout.count("counterexample") == 1
     assert r.stdout.count("does not tolerate") == 1  # the headline is not repeated in the details
-    r = _run(runner, "verify", files["weak"], files["bad"], files["frc"], "-s", "2")
+    r = run("verify", files["weak"], files["bad"], files["frc"], "-s", "2")
     assert r.exit_code == ExitCode.USAGE  # an unreadable file is worse than a finding
     assert f"{files['frc']}: OK" in r.stdout  # the run went on after the bad file
     assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"gctool: error: {files['bad']}")
@@ -69,7 +66,7 @@ def test_verify_worst_status_and_details_of_failures(runner: CliRunner,
 
 def test_verify_json_of_several_files_is_one_document(runner: CliRunner,
                                                       files: dict[str, str]) -> None:
-    r = _run(runner, "verify", files["frc"], files["weak"], files["bad"], "-s", "2", "--json")
+    r = run("verify", files["frc"], files["weak"], files["bad"], "-s", "2", "--json")
     doc = envelope(r.stdout)
     assert r.exit_code == doc["exit_code"] == ExitCode.USAGE and doc["ok"] is False
     assert doc["command"] == "verify" and [e["file"] for e in doc["files"]] == [
@@ -84,7 +81,7 @@ def test_one_file_gives_the_same_envelope(runner: CliRunner, files: dict[str, st
     """The shape does not depend on how many files a glob matched: one good file, one weak
     file and one unreadable file each give the envelope, naming the file and its status."""
     for name, status in (("frc", 0), ("weak", 1), ("bad", 2)):
-        r = _run(runner, "verify", files[name], "-s", "2", "--json")
+        r = run("verify", files[name], "-s", "2", "--json")
         doc = envelope(r.stdout)
         assert r.exit_code == doc["exit_code"] == status, r.stderr
         assert doc["files"][0]["file"] == files[name]
@@ -95,9 +92,9 @@ def test_one_file_gives_the_same_envelope(runner: CliRunner, files: dict[str, st
 def test_one_file_in_hook_mode_is_named(runner: CliRunner, files: dict[str, str]) -> None:
     """pre-commit passes one staged file to 'gctool verify -q': the failure names it; without
     -q one file prints its full report."""
-    r = _run(runner, "verify", "-q", files["weak"], "-s", "2")
+    r = run("verify", "-q", files["weak"], "-s", "2")
     assert r.exit_code == 1 and r.stdout.startswith(f"{files['weak']}: FAIL: does not tolerate")
-    r = _run(runner, "verify", files["weak"], "-s", "2")
+    r = run("verify", files["weak"], "-s", "2")
     assert r.stdout.startswith("FAIL: does not tolerate 2 stragglers")
 
 
@@ -111,40 +108,40 @@ def test_stdin_only_once(runner: CliRunner, files: dict[str, str]) -> None:
 def test_require_tolerance_agrees_with_verify(runner: CliRunner, files: dict[str, str],
                                               name: str, s: int) -> None:
     """'attack --threshold --require-tolerance S' passes exactly when 'verify -s S' does."""
-    gate = _run(runner, "attack", files[name], "--threshold", "--require-tolerance", str(s))
-    check = _run(runner, "verify", files[name], "-s", str(s))
+    gate = run("attack", files[name], "--threshold", "--require-tolerance", str(s))
+    check = run("verify", files[name], "-s", str(s))
     assert gate.exit_code == check.exit_code
     assert f"tolerates >= {s} stragglers (threshold >= {s + 1})" in gate.stdout
 
 
 def test_threshold_output_says_what_is_tolerated(runner: CliRunner,
                                                  files: dict[str, str]) -> None:
-    r = _run(runner, "attack", files["frc"], "--threshold")
+    r = run("attack", files["frc"], "--threshold")
     assert "threshold: 3 stragglers" in r.stdout and "tolerates up to 2 stragglers" in r.stdout
 
 
 def test_require_is_a_deprecated_threshold_gate(runner: CliRunner,
                                                 files: dict[str, str]) -> None:
-    old = _run(runner, "attack", files["frc"], "--threshold", "--require", "3")
-    new = _run(runner, "attack", files["frc"], "--threshold", "--require-threshold", "3")
+    old = run("attack", files["frc"], "--threshold", "--require", "3")
+    new = run("attack", files["frc"], "--threshold", "--require-threshold", "3")
     assert old.exit_code == new.exit_code == 0
     assert "deprecated" in old.stderr and new.stderr == ""
-    assert "--require " not in _run(runner, "attack", "--help").stdout
-    r = _run(runner, "attack", files["frc"], "--threshold", "--require-tolerance", "2",
+    assert "--require " not in run("attack", "--help").stdout
+    r = run("attack", files["frc"], "--threshold", "--require-tolerance", "2",
              "--require-threshold", "3")
     assert r.exit_code == ExitCode.USAGE
 
 
 def test_attack_and_bound_take_several_files(runner: CliRunner, files: dict[str, str]) -> None:
-    r = _run(runner, "attack", files["frc"], files["weak"], "--threshold",
+    r = run("attack", files["frc"], files["weak"], "--threshold",
              "--require-tolerance", "2")
     assert r.exit_code == ExitCode.FINDING
     assert f"{files['frc']}: threshold 3, tolerates up to 2" in r.stdout
     assert f"{files['weak']}: FAIL: threshold 2, tolerates up to 1" in r.stdout
-    r = _run(runner, "bound", files["frc"], files["crc"], "--check", "--json")
+    r = run("bound", files["frc"], files["crc"], "--check", "--json")
     doc = envelope(r.stdout)
     assert r.exit_code == 0 and len(doc["files"]) == 2
-    assert _run(runner, "bound", files["frc"], files["weak"], "-s", "2",
+    assert run("bound", files["frc"], files["weak"], "-s", "2",
                 "--check").exit_code == ExitCode.FINDING
 
 
@@ -157,38 +154,38 @@ def _ill(path: Path, eps: float) -> str:
 
 def test_max_condition_gate(runner: CliRunner, tmp_path: Path, files: dict[str, str]) -> None:
     ill = _ill(tmp_path / "ill.json", 1e-4)
-    cond = report(_run(runner, "verify", ill, "--json").stdout)["diagnostics"][
+    cond = report(run("verify", ill, "--json").stdout)["diagnostics"][
         "max_condition"]
     assert 1e4 < cond < 1e5
-    assert _run(runner, "verify", ill, "--max-condition", "1e5").exit_code == 0
-    r = _run(runner, "verify", ill, "--max-condition", "1e3", "--json")
+    assert run("verify", ill, "--max-condition", "1e5").exit_code == 0
+    r = run("verify", ill, "--max-condition", "1e3", "--json")
     assert r.exit_code == ExitCode.FINDING
     doc = envelope(r.stdout)
     gates = doc["files"][0]["report"]["gates"]
     assert gates["max_condition"] == 1e3 and "exceeds" in gates["failures"][0]
     assert doc["ok"] is False and doc["files"][0]["report"]["ok"] is False  # jq -e .ok fails
-    text = _run(runner, "verify", ill, "--max-condition", "1e3")
+    text = run("verify", ill, "--max-condition", "1e3")
     assert text.stdout.startswith("FAIL (gate): tolerates any 1 stragglers")
-    line = _run(runner, "verify", "-q", ill, files["frc"], "--max-condition", "1e3").stdout
+    line = run("verify", "-q", ill, files["frc"], "--max-condition", "1e3").stdout
     assert line.startswith(f"{ill}: FAIL (gate): tolerates any 1") and files["frc"] not in line
     gf = tmp_path / "gf.json"  # exact arithmetic: no condition number, the gate passes
     gctool.write_code(gctool.design("cyclic-mds", 6, 2, field="GF(7)"), gf)
-    assert _run(runner, "verify", str(gf), "--max-condition", "1").exit_code == 0
+    assert run("verify", str(gf), "--max-condition", "1").exit_code == 0
 
 
 def test_strict_fails_on_numerical_warnings(runner: CliRunner, tmp_path: Path) -> None:
     ill = _ill(tmp_path / "ill.json", 1e-9)
-    plain = _run(runner, "verify", ill)
+    plain = run("verify", ill)
     assert plain.exit_code == 0 and "warning:" in plain.stdout
-    strict = _run(runner, "verify", ill, "--strict")
+    strict = run("verify", ill, "--strict")
     assert strict.exit_code == ExitCode.FINDING and "gate failed: --strict" in strict.stdout
     good = _ill(tmp_path / "good.json", 0.5)
-    assert _run(runner, "verify", good, "--strict").exit_code == 0
+    assert run("verify", good, "--strict").exit_code == 0
 
 
 def test_quiet_prints_only_findings(runner: CliRunner, files: dict[str, str]) -> None:
-    r = _run(runner, "verify", "-q", files["frc"], files["weak"], "-s", "2")
+    r = run("verify", "-q", files["frc"], files["weak"], "-s", "2")
     assert r.exit_code == ExitCode.FINDING
     assert files["frc"] not in r.stdout and files["weak"] in r.stdout
-    r = _run(runner, "-q", "verify", files["frc"])
+    r = run("-q", "verify", files["frc"])
     assert r.exit_code == 0 and r.stdout == ""

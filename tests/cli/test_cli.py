@@ -9,14 +9,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.io import read_code
 
+from helpers import run
 from jsondoc import loads
-
-
-def run(runner: CliRunner, *args: str, input: str | bytes | None = None) -> Result:
-    return runner.invoke(cli, list(args), input=input)
 
 
 def one_clear_line(result: Result) -> str:
@@ -27,12 +23,12 @@ def one_clear_line(result: Result) -> str:
 
 
 def test_design_pipe_verify(runner: CliRunner) -> None:
-    code = run(runner, "design", "cyclic", "-n", "8", "-s", "2", "--seed", "1")
+    code = run("design", "cyclic", "-n", "8", "-s", "2", "--seed", "1")
     assert code.exit_code == 0 and code.stderr == ""
     doc = loads(code.stdout)
     assert doc["format"] == "gctool.code" and doc["seed"] == 1
     assert doc["provenance"]["command"] == "gctool design cyclic -n 8 -s 2 --seed 1"
-    out = run(runner, "verify", "-", "--json", input=code.stdout)
+    out = run("verify", "-", "--json", input=code.stdout)
     assert out.exit_code == ExitCode.OK
     report = loads(out.stdout)
     assert {"ok", "s", "counterexample", "checked", "total", "exact"} <= set(report)
@@ -41,10 +37,10 @@ def test_design_pipe_verify(runner: CliRunner) -> None:
 
 
 def test_unseeded_design_records_reproducing_command(runner: CliRunner, tmp_path: Path) -> None:
-    first = loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1").stdout)
+    first = loads(run("design", "cyclic", "-n", "5", "-s", "1").stdout)
     seed = first["seed"]
     assert f"--seed {seed}" in first["provenance"]["command"]
-    again = loads(run(runner, "design", "cyclic", "-n", "5", "-s", "1", "--seed",
+    again = loads(run("design", "cyclic", "-n", "5", "-s", "1", "--seed",
                            str(seed)).stdout)
     assert again["B"] == first["B"]
 
@@ -54,14 +50,14 @@ def test_design_to_files_is_byte_identical(runner: CliRunner, tmp_path: Path,
     for ext in ("json", "npz"):
         a, b = tmp_path / f"a.{ext}", tmp_path / f"b.{ext}"
         for p in (a, b):
-            r = run(runner, "design", "cyclic", "-n", "6", "-s", "2", "--seed", "4", "-o", str(p))
+            r = run("design", "cyclic", "-n", "6", "-s", "2", "--seed", "4", "-o", str(p))
             assert r.exit_code == 0 and str(p) in r.stderr
         assert a.read_bytes() == b.read_bytes()
         assert np.array_equal(read_code(a).B, read_code(b).B)
 
 
 def test_design_json_summary(runner: CliRunner, tmp_path: Path) -> None:
-    r = run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(tmp_path / "f.json"),
+    r = run("design", "frc", "-n", "6", "-s", "2", "-o", str(tmp_path / "f.json"),
             "--json")
     summary = loads(r.stdout)
     assert summary["scheme"] == "frc" and summary["n"] == 6 and summary["path"].endswith("f.json")
@@ -69,49 +65,49 @@ def test_design_json_summary(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_verify_counterexample_exit_1(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "frc.json"
-    run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    r = run(runner, "verify", str(path), "-s", "3", "--json")
+    run("design", "frc", "-n", "6", "-s", "2", "-o", str(path))
+    r = run("verify", str(path), "-s", "3", "--json")
     assert r.exit_code == ExitCode.FINDING
     report = loads(r.stdout)
     assert report["ok"] is False and report["counterexample"] == [0, 1, 2]
-    text = run(runner, "verify", str(path), "-s", "3")
+    text = run("verify", str(path), "-s", "3")
     assert text.exit_code == 1 and "counterexample: stragglers [0, 1, 2]" in text.stdout
 
 
 def test_attack_modes(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "frc.json"
-    run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    worst = loads(run(runner, "attack", str(path), "-s", "4", "--json").stdout)
+    run("design", "frc", "-n", "6", "-s", "2", "-o", str(path))
+    worst = loads(run("attack", str(path), "-s", "4", "--json").stdout)
     assert {"stragglers", "error", "method", "exact"} <= set(worst)
     assert worst["error"] == pytest.approx(3.0) and worst["normalize"] == "none"
-    t = loads(run(runner, "attack", str(path), "--threshold", "--json").stdout)
+    t = loads(run("attack", str(path), "--threshold", "--json").stdout)
     assert t["threshold"] == 3 and t["stragglers"] == [0, 1, 2] and t["exact"] is True
-    text = run(runner, "attack", str(path), "--threshold").stdout
+    text = run("attack", str(path), "--threshold").stdout
     assert "threshold: 3" in text and "raw squared error" in text
-    norm = loads(run(runner, "attack", str(path), "-s", "3", "--normalize", "k",
+    norm = loads(run("attack", str(path), "-s", "3", "--normalize", "k",
                           "--json").stdout)
     assert norm["error"] == pytest.approx(0.5) and norm["raw_error"] == pytest.approx(3.0)
 
 
 def test_bound_without_and_with_file(runner: CliRunner, tmp_path: Path) -> None:
-    r = run(runner, "bound", "-n", "4", "-k", "6", "-s", "1", "--json")
+    r = run("bound", "-n", "4", "-k", "6", "-s", "1", "--json")
     doc = loads(r.stdout)
     by_name = {b["name"]: b for b in doc["bounds"]}
     assert by_name["max_load"]["value"] == 3 and by_name["balanced_load"]["value"] == 3
     path = tmp_path / "frc.json"
-    run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    ok = loads(run(runner, "bound", str(path), "--json").stdout)
+    run("design", "frc", "-n", "6", "-s", "2", "-o", str(path))
+    ok = loads(run("bound", str(path), "--json").stdout)
     assert ok["meets_bound"] is True and ok["code"]["load_max"] == 3 and ok["ok"]
-    assert run(runner, "bound", str(path), "-s", "3").exit_code == 0
-    bad = run(runner, "bound", str(path), "-s", "3", "--check", "--json")
+    assert run("bound", str(path), "-s", "3").exit_code == 0
+    bad = run("bound", str(path), "-s", "3", "--check", "--json")
     assert bad.exit_code == ExitCode.FINDING and loads(bad.stdout)["findings"]
 
 
 def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
     src = tmp_path / "c.json"
-    run(runner, "design", "cyclic", "-n", "5", "-s", "1", "--seed", "3", "-o", str(src))
+    run("design", "cyclic", "-n", "5", "-s", "1", "--seed", "3", "-o", str(src))
     out = tmp_path / "plan.json"
-    r = run(runner, "export", str(src), "-o", str(out), "--decoders", "--json")
+    r = run("export", str(src), "-o", str(out), "--decoders", "--json")
     assert r.exit_code == 0 and loads(r.stdout)["patterns"] == 5
     doc = loads(out.read_text())
     B, A = np.array(doc["B"]), np.array(doc["A"])
@@ -119,7 +115,7 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
     for S, a in zip(doc["patterns"], A, strict=True):
         assert not a[S].any() and np.allclose(a @ B, 1)  # stragglers get weight 0
     npz_path = tmp_path / "plan.npz"
-    assert run(runner, "export", str(src), "-o", str(npz_path), "--decoders").exit_code == 0
+    assert run("export", str(src), "-o", str(npz_path), "--decoders").exit_code == 0
     with np.load(npz_path, allow_pickle=False) as z:
         assert np.allclose(z["A"], A) and z["patterns"].tolist() == doc["patterns"]
         assert loads(str(z["meta"][()]))["format"] == "gctool.export"
@@ -127,8 +123,8 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) -> None:
     src = tmp_path / "u.json"
-    run(runner, "design", "uncoded", "-n", "3", "-o", str(src))
-    r = run(runner, "export", str(src), "-o", str(tmp_path / "e.json"), "--decoders", "-s", "1")
+    run("design", "uncoded", "-n", "3", "-o", str(src))
+    r = run("export", str(src), "-o", str(tmp_path / "e.json"), "--decoders", "-s", "1")
     assert r.exit_code == ExitCode.FINDING
     doc = loads((tmp_path / "e.json").read_text())
     assert doc["decodable"] == [False, False, False]
@@ -137,9 +133,9 @@ def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) 
 def test_export_refuses_huge_tables_without_partial_file(runner: CliRunner,
                                                          tmp_path: Path) -> None:
     src = tmp_path / "c.json"
-    run(runner, "design", "frc", "-n", "24", "-s", "5", "-o", str(src))
+    run("design", "frc", "-n", "24", "-s", "5", "-o", str(src))
     out = tmp_path / "plan.npz"
-    r = run(runner, "export", str(src), "-o", str(out), "--decoders", "--max-patterns", "1000")
+    r = run("export", str(src), "-o", str(out), "--decoders", "--max-patterns", "1000")
     assert r.exit_code == ExitCode.USAGE and "42,504 patterns" in one_clear_line(r)
     assert "MB" in r.stderr and not out.exists() and list(tmp_path.iterdir()) == [src]
 
@@ -176,13 +172,13 @@ BAD_INPUTS = [
 def test_bad_input_exits_2_with_one_line(runner: CliRunner, tmp_path: Path,
                                          args: tuple[str, ...]) -> None:
     code = tmp_path / "code.json"
-    run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(code))
+    run("design", "frc", "-n", "6", "-s", "2", "-o", str(code))
     (tmp_path / "outdir").mkdir()
     subst = {"CODE": str(code), "OUT": str(tmp_path / "out.json"),
              "OUTDIR": str(tmp_path / "outdir"),
              "nodir/x.json": str(tmp_path / "nodir" / "x.json")}
     before = sorted(p.name for p in tmp_path.iterdir())
-    r = run(runner, *[subst.get(a, a) for a in args], input="")
+    r = run(*[subst.get(a, a) for a in args], input="")
     assert r.exit_code == ExitCode.USAGE, (r.stdout, r.stderr)
     line = one_clear_line(r)
     assert line.startswith("gctool")
@@ -196,7 +192,7 @@ def test_every_command_rejects_broken_files(runner: CliRunner, tmp_path: Path, c
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     extra = ["-o", str(tmp_path / "o.json")] if command == "export" else []
-    r = run(runner, command, str(bad), *extra)
+    r = run(command, str(bad), *extra)
     assert r.exit_code == ExitCode.USAGE and one_clear_line(r)
     assert not (tmp_path / "o.json").exists()
 
@@ -205,12 +201,12 @@ def test_help_everywhere_has_examples(runner: CliRunner) -> None:
     for args in (["--help"], ["design", "--help"], ["design", "frc", "--help"],
                  ["verify", "--help"], ["attack", "--help"], ["bound", "--help"],
                  ["export", "--help"]):
-        r = run(runner, *args)
+        r = run(*args)
         assert r.exit_code == 0 and "Examples:" in r.stdout
 
 
 def test_bare_group_shows_help(runner: CliRunner) -> None:
-    r = run(runner)
+    r = run()
     assert r.exit_code == 0 and "Commands:" in r.stdout
 
 
@@ -222,8 +218,8 @@ def test_internal_errors_are_exit_3_without_traceback(runner: CliRunner,
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(gctool.api, "verify", boom)
-    code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout
-    r = run(runner, "verify", "-", input=code)
+    code = run("design", "frc", "-n", "4", "-s", "1").stdout
+    r = run("verify", "-", input=code)
     assert r.exit_code == ExitCode.INTERNAL and "simulated bug" in one_clear_line(r)
 
 
@@ -233,8 +229,8 @@ def test_interrupt_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch)
     def interrupt(self: object, F: object, with_vectors: bool = False) -> None:
         raise KeyboardInterrupt
 
-    code = run(runner, "design", "frc", "-n", "4", "-s", "1").stdout  # design checks itself
+    code = run("design", "frc", "-n", "4", "-s", "1").stdout  # design checks itself
     monkeypatch.setattr(gctool.decode.Decoder, "evaluate", interrupt)
-    r = run(runner, "verify", "-", input=code)
+    r = run("verify", "-", input=code)
     assert r.exit_code == ExitCode.INTERRUPTED
     assert "interrupted after checking 0 of 4" in one_clear_line(r)

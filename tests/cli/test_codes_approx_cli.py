@@ -6,17 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
-from gctool.cli.main import cli
 from gctool.io import read_code
 
+from helpers import run
 from jsondoc import loads
 from refusals import one_line_error
-
-
-def run(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args))
 
 
 @pytest.mark.parametrize("args", [
@@ -40,53 +36,53 @@ def run(runner: CliRunner, *args: str) -> Result:
 ])
 def test_every_scheme_builds_and_its_command_reproduces_the_file(
         args: list[str], runner: CliRunner) -> None:
-    first = run(runner, "design", *args)
+    first = run("design", *args)
     assert first.exit_code == 0, first.stderr
     doc = loads(first.stdout)
     assert doc["scheme"] == args[0]
     command = doc["provenance"]["command"].split()
     assert command[:3] == ["gctool", "design", args[0]]
-    again = run(runner, *[a.strip("'") for a in command[1:]])
+    again = run(*[a.strip("'") for a in command[1:]])
     assert again.exit_code == 0, again.stderr
     assert again.stdout == first.stdout  # byte-identical: the seed is recorded
 
 
 def test_random_schemes_record_their_seed(runner: CliRunner) -> None:
-    result = run(runner, "design", "bgc", "-n", "8", "-d", "2")
+    result = run("design", "bgc", "-n", "8", "-d", "2")
     assert loads(result.stdout)["seed"] is not None
 
 
 def test_summary_reports_the_spectrum(runner: CliRunner, tmp_path: Path, terminal: None) -> None:
     out = tmp_path / "pet.json"
-    result = run(runner, "design", "expander", "--graph", "petersen", "-s", "2", "-o", str(out),
+    result = run("design", "expander", "--graph", "petersen", "-s", "2", "-o", str(out),
                  "--json")
     summary = loads(result.stdout)
     assert summary["report"]["lambda2"] == 1 and summary["report"]["ramanujan"] is True
     assert summary["report"]["spectral_bound"] == pytest.approx(10 / 9)
-    text = run(runner, "design", "expander", "--graph", "petersen", "-o", str(out))
+    text = run("design", "expander", "--graph", "petersen", "-o", str(out))
     assert "lambda2: 1" in text.stderr and "ramanujan: True" in text.stderr
 
 
 def test_kron_of_two_files(runner: CliRunner, tmp_path: Path) -> None:
     a, b, ab = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "ab.json"
-    assert run(runner, "design", "frc", "-n", "4", "-s", "1", "-o", str(a)).exit_code == 0
-    assert run(runner, "design", "frc", "-n", "3", "-s", "2", "-o", str(b)).exit_code == 0
-    result = run(runner, "design", "kron", str(a), str(b), "-o", str(ab))
+    assert run("design", "frc", "-n", "4", "-s", "1", "-o", str(a)).exit_code == 0
+    assert run("design", "frc", "-n", "3", "-s", "2", "-o", str(b)).exit_code == 0
+    result = run("design", "kron", str(a), str(b), "-o", str(ab))
     assert result.exit_code == 0, result.stderr
     code = read_code(ab)
     assert (code.n, code.k, code.s) == (12, 12, 5)
     assert [f["path"] for f in code.provenance["factors"]] == [str(a), str(b)]
     assert code.provenance["command"] == f"gctool design kron {a} {b}"
-    verify = run(runner, "verify", str(ab), "--json")
+    verify = run("verify", str(ab), "--json")
     assert verify.exit_code == 0 and loads(verify.stdout)["ok"]
-    thr = run(runner, "attack", str(ab), "--threshold", "--json")
+    thr = run("attack", str(ab), "--threshold", "--json")
     assert loads(thr.stdout)["threshold"] == 6  # 2 x 3
 
 
 def test_hetero_from_a_file(runner: CliRunner, tmp_path: Path) -> None:
     p = tmp_path / "p.txt"
     p.write_text("0.1 0.2\n0.5 0.3\n")
-    result = run(runner, "design", "hetero", "--p-file", str(p), "--load", "2")
+    result = run("design", "hetero", "--p-file", str(p), "--load", "2")
     assert result.exit_code == 0, result.stderr
     code = loads(result.stdout)
     assert code["params"]["p"] == [0.1, 0.2, 0.5, 0.3] and code["n"] == 4
@@ -94,12 +90,12 @@ def test_hetero_from_a_file(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_bound_shows_the_bibd_closed_form(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "fano.json"
-    run(runner, "design", "bibd", "--design", "fano", "-o", str(out))
-    result = run(runner, "bound", str(out), "-s", "2", "--json")
+    run("design", "bibd", "--design", "fano", "-o", str(out))
+    result = run("bound", str(out), "-s", "2", "--json")
     doc = loads(result.stdout)
     entry = next(b for b in doc["bounds"] if b["name"] == "closed_form_worst_error")
     assert entry["value"] == pytest.approx(4 / 7) and entry["holds"] is True
-    text = run(runner, "bound", str(out), "-s", "2")
+    text = run("bound", str(out), "-s", "2")
     assert "closed form" in text.stdout and "code: 0.571429" in text.stdout
 
 
@@ -121,23 +117,23 @@ def test_bound_shows_the_bibd_closed_form(runner: CliRunner, tmp_path: Path) -> 
 ])
 def test_bad_options_exit_2_with_one_line(args: list[str], fragment: str,
                                           runner: CliRunner) -> None:
-    line = one_line_error(run(runner, "design", *args))
+    line = one_line_error(run("design", *args))
     assert fragment in line
 
 
 def test_help_lists_the_schemes_and_spellings(runner: CliRunner) -> None:
-    listing = run(runner, "design", "--help").stdout
+    listing = run("design", "--help").stdout
     for scheme in ("bibd", "expander", "graph", "bgc", "sbc", "soft-bibd", "kron", "hetero",
                    "nested"):
         assert scheme in listing
-    assert "--blocks-per-pair" in run(runner, "design", "bibd", "--help").stdout
-    assert "FILE1 FILE2" in run(runner, "design", "kron", "--help").stdout
-    assert "--degree" in run(runner, "design", "expander", "--help").stdout
+    assert "--blocks-per-pair" in run("design", "bibd", "--help").stdout
+    assert "FILE1 FILE2" in run("design", "kron", "--help").stdout
+    assert "--degree" in run("design", "expander", "--help").stdout
 
 
 def test_npz_output_of_a_nested_code(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "n.npz"
-    assert run(runner, "design", "nested", "-n", "5", "--levels", "1,2", "--seed", "1",
+    assert run("design", "nested", "-n", "5", "--levels", "1,2", "--seed", "1",
                "-o", str(out)).exit_code == 0
     code = read_code(out)
     assert code.params["levels"] == [1, 2] and np.asarray(code.B).dtype == np.complex128

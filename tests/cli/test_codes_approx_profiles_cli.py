@@ -10,21 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
 
 from gctool.bounds.approx import approx_bounds
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.codes.nested_profile import level_matrices
 from gctool.io import code_bytes, read_code
 from gctool.model import GradientCode
 
+from helpers import run
 from jsondoc import loads
 from refusals import one_line_error
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def write(tmp_path: Path, code: GradientCode, name: str = "code.json") -> str:

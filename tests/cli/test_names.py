@@ -10,9 +10,7 @@ from click.testing import CliRunner
 
 from gctool.cli.main import cli
 
-
-def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), catch_exceptions=False)
+from helpers import run
 
 
 @pytest.mark.parametrize("new,old", [
@@ -28,11 +26,11 @@ def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
 ])
 def test_old_spellings_are_hidden_deprecated_aliases(runner: CliRunner, new: list[str],
                                                      old: list[str]) -> None:
-    a, b = _run(runner, "design", *new), _run(runner, "design", *old)
+    a, b = run("design", *new), run("design", *old)
     assert a.exit_code == b.exit_code == 0 and a.stderr == ""
     assert json.loads(a.stdout) == json.loads(b.stdout)  # same code, same recorded command
     assert "is deprecated; use" in b.stderr
-    help_text = _run(runner, "design", new[0], "--help").stdout
+    help_text = run("design", new[0], "--help").stdout
     for token in old:
         if token.startswith("-") and token not in new:
             assert f"{token} " not in help_text and f"{token}," not in help_text, token
@@ -42,7 +40,7 @@ def test_no_one_letter_long_options_and_one_meaning_of_d(runner: CliRunner) -> N
     from gctool.registry import SCHEMES
 
     for name in SCHEMES:
-        text = _run(runner, "design", name, "--help").stdout
+        text = run("design", name, "--help").stdout
         options = [line.split()[0] for line in text.splitlines()
                    if line.strip().startswith("-")]
         for opt in options:
@@ -57,7 +55,7 @@ def test_no_one_letter_long_options_and_one_meaning_of_d(runner: CliRunner) -> N
 
 def test_jobs_has_one_spelling_and_default(runner: CliRunner) -> None:
     for command in ("verify", "attack"):
-        text = _run(runner, command, "--help").stdout
+        text = run(command, "--help").stdout
         line = next(x for x in text.splitlines() if "--jobs" in x)
         assert "-j, --jobs" in line
         help_text = text.split("--jobs", 1)[1].split("\n  -", 1)[0]

@@ -13,30 +13,26 @@ import pytest
 from click.testing import CliRunner
 
 import gctool
-from gctool.cli.main import cli
 from gctool.seeds import FRESH_SEED_BITS, fresh_seed
 
+from helpers import run
 from jsondoc import loads
-
-
-def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 def test_design_status_goes_to_a_terminal_stderr(runner: CliRunner, tmp_path: Path,
                                                  terminal: None) -> None:
     out = tmp_path / "rs.json"
-    r = _run(runner, "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
+    r = run("design", "rs", "-n", "5", "-s", "1", "-o", str(out))
     assert r.exit_code == 0 and r.stdout == ""
     assert r.stderr.startswith(f"wrote rs code (n=5, k=5, s=1, real) to {out}")
     assert "  nodes:" in r.stderr  # parameter lines too
-    r = _run(runner, "-q", "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
+    r = run("-q", "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
     assert r.exit_code == 0 and r.stdout == r.stderr == ""
 
 
 def test_no_status_when_stderr_is_not_a_terminal(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "rs.json"
-    r = _run(runner, "design", "rs", "-n", "5", "-s", "1", "-o", str(out))
+    r = run("design", "rs", "-n", "5", "-s", "1", "-o", str(out))
     assert r.exit_code == 0 and r.stdout == r.stderr == "" and out.exists()
 
 
@@ -44,10 +40,10 @@ def test_deprecation_notes_reach_any_stderr(runner: CliRunner, tmp_path: Path) -
     """A note that asks for action is not status: it is printed on a pipe too."""
     args = ["design", "expander", "--vertices", "10", "-d", "3", "-s", "1", "--seed", "1", "-o",
             str(tmp_path / "e.json")]
-    r = _run(runner, *args)
+    r = run(*args)
     assert r.exit_code == 0, r.stderr
     assert r.stderr == "gctool: note: --vertices is deprecated; use -n\n"
-    r = _run(runner, "-q", *args)
+    r = run("-q", *args)
     assert r.exit_code == 0 and r.stderr == ""
 
 
@@ -56,13 +52,13 @@ def test_every_written_file_is_announced(runner: CliRunner, tmp_path: Path,
     code = tmp_path / "frc.json"
     gctool.write_code(gctool.design("frc", 6, 2), code)
     svg, plot, plan = tmp_path / "c.svg", tmp_path / "t.svg", tmp_path / "plan.npz"
-    r = _run(runner, "show", str(code), "--svg", str(svg))
+    r = run("show", str(code), "--svg", str(svg))
     assert svg.exists() and f"wrote picture to {svg}" in r.stderr
     assert "wrote" not in r.stdout
-    r = _run(runner, "simulate", str(code), "--iterations", "20", "--seed", "1", "--plot",
+    r = run("simulate", str(code), "--iterations", "20", "--seed", "1", "--plot",
              str(plot))
     assert plot.exists() and f"wrote plot to {plot}" in r.stderr
-    r = _run(runner, "export", str(code), "-o", str(plan), "--decoders")
+    r = run("export", str(code), "-o", str(plan), "--decoders")
     assert plan.exists() and f"wrote {plan} (npz" in r.stderr and r.stdout == ""
 
 
@@ -73,7 +69,7 @@ def test_tables_do_not_wrap_when_stdout_is_not_a_terminal(runner: CliRunner,
     monkeypatch.delenv("COLUMNS", raising=False)
     code = tmp_path / "frc.json"
     gctool.write_code(gctool.design("frc", 6, 2), code)
-    r = _run(runner, "simulate", str(code), "--iterations", "50", "--seed", "1")
+    r = run("simulate", str(code), "--iterations", "50", "--seed", "1")
     assert r.exit_code == 0
     rows = [line for line in r.stdout.splitlines() if "frc.json" in line]
     assert rows and max(len(line) for line in r.stdout.splitlines()) > 80
@@ -86,11 +82,11 @@ def test_tables_do_not_wrap_when_stdout_is_not_a_terminal(runner: CliRunner,
 def test_fresh_seeds_are_exact_in_json_readers(runner: CliRunner) -> None:
     assert FRESH_SEED_BITS == 53
     assert all(0 <= fresh_seed() < 2**53 for _ in range(200))
-    doc = loads(_run(runner, "design", "cyclic", "-n", "6", "-s", "2").stdout)
+    doc = loads(run("design", "cyclic", "-n", "6", "-s", "2").stdout)
     assert 0 <= doc["seed"] < 2**53 and float(doc["seed"]) == doc["seed"]
     assert f"--seed {doc['seed']}" in doc["provenance"]["command"]
     # the recorded command rebuilds the same file
-    again = _run(runner, *doc["provenance"]["command"].split()[1:]).stdout
+    again = run(*doc["provenance"]["command"].split()[1:]).stdout
     assert loads(again)["B"] == doc["B"]
 
 
@@ -101,15 +97,15 @@ def test_fresh_seeds_are_exact_in_json_readers(runner: CliRunner) -> None:
     ["coded-reduce", "--fanout", "4", "--depth", "2", "--tolerance", "1"],
 ])
 def test_deterministic_designs_record_no_seed(runner: CliRunner, args: list[str]) -> None:
-    first = _run(runner, "design", *args)
-    second = _run(runner, "design", *args)
+    first = run("design", *args)
+    second = run("design", *args)
     assert first.exit_code == 0 and first.stdout == second.stdout  # byte-identical reruns
     doc = loads(first.stdout)
     assert doc["seed"] is None and "--seed" not in doc["provenance"]["command"]
 
 
 def test_random_designs_still_record_their_seed(runner: CliRunner) -> None:
-    doc = loads(_run(runner, "design", "expander", "--graph", "random-regular", "-d", "3",
+    doc = loads(run("design", "expander", "--graph", "random-regular", "-d", "3",
                           "-n", "8").stdout)
     assert isinstance(doc["seed"], int)
 

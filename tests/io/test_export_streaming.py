@@ -10,20 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
 
 import gctool.decoding_table
 import gctool.exports
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.exports import build_export, export_npz
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
+from helpers import run
 
 
 def tampered_rs() -> GradientCode:
