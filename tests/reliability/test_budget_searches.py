@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from gctool import limits
 from gctool.algebra.fields import parse_field
@@ -22,12 +22,12 @@ from gctool.audit import elementary as el
 from gctool.audit import milp
 from gctool.audit.attack import AttackOptions, attack, threshold
 from gctool.audit.oracles import OptimalOracle, make_oracle
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 
+from helpers import run
 from jsondoc import loads
 from oracles import decodes_rational, lstsq_error, threshold_by
 
@@ -36,10 +36,6 @@ from oracles import decodes_rational, lstsq_error, threshold_by
 def _budget_reset() -> Iterator[None]:
     yield
     limits.set_max_work(None)
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def refused(r: Result, *words: str) -> str:

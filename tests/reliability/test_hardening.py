@@ -18,22 +18,19 @@ from typing import Any
 import fuzz_strategies as fz
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool import _files, limits
 from gctool.algebra.fields import parse_field
-from gctool.cli.main import cli
 from gctool.errors import CodeFileError, InvalidInput
 from gctool.io import atomic_write, code_bytes, is_irreducible, read_code
 from gctool.model import GradientCode
 
+from helpers import run
+
 DOC = Path(__file__).parents[2] / "docs" / "hardening.md"
-
-
-def run(*args: str, input: bytes | str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=input)
 
 
 def one_line(r: Result) -> str:

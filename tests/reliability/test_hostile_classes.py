@@ -21,20 +21,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
+from helpers import run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
-
 
 
 # -- fields: absurd polynomials in other fields and through other commands ---------------------

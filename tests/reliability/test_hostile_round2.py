@@ -12,17 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from gctool.cli.main import cli
 from gctool.limits import DEFAULT_MAX_WORK
 
+from helpers import run
 from refusals import design_file, forbid, refused
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), env=env)
-
 
 # -- N15: the --max-work default in --help is the constant -------------------------------------
 COMPUTING = (["design", "frc"], ["verify"], ["attack"], ["bound"], ["export"], ["show"],

@@ -27,19 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
+from helpers import run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
 
 DESIGNS: dict[str, dict[str, Any]] = {
     "bcc": {"n": 12, "seed": 1},

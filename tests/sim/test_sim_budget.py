@@ -11,10 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
 from sim_reference import contenders_for
 
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.limits import set_max_work
@@ -24,6 +22,7 @@ from gctool.sim.budget import WorkMeter, cell_cost
 from gctool.sim.contenders import Contender, Setting
 from gctool.sim.delays import parse_delay
 
+from helpers import run as _run
 from refusals import design_file, forbid, refused
 
 
@@ -40,10 +39,6 @@ def _kinds() -> list[type[Contender]]:
         out.append(cls)
         todo += cls.__subclasses__()
     return out
-
-
-def _run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 
