@@ -150,15 +150,18 @@ SCHEME_DISPATCH = re.compile(
     r"\.scheme\s*(==|!=)"  # code.scheme == "frc"
     r"|\.scheme\s+(not\s+)?in\b"  # code.scheme in ("sr-sgc", "m-sgc")
     r"|\bscheme\s*(==|!=)\s*[\"']"  # scheme == "sr-sgc"
-    r"|\}\.get\(\s*[\w.]*scheme\b")  # {"hetero": ...}.get(code.scheme)
+    r"|\}\.get\(\s*[\w.]*scheme\b"  # {"hetero": ...}.get(code.scheme)
+    r"|(?<!SCHEMES)\.get\(\s*[\w.]*\.scheme\b")  # placements.get(code.scheme, ...)
 
 
 @pytest.mark.parametrize("line", [
     'if code.scheme == "frc":', "ok = c.code.scheme != 'kron'", "if code.scheme in GROUP:",
     'x = code.scheme not in ("sr-sgc", "m-sgc")', 'fig = a if scheme == "sr-sgc" else b',
-    'kind = {"hetero": "hetero"}.get(code.scheme, "code")'])
+    'kind = {"hetero": "hetero"}.get(code.scheme, "code")',
+    "return placements.get(code.scheme, exact)"])
 def test_scheme_dispatch_pattern_catches(line: str) -> None:
     assert SCHEME_DISPATCH.search(line)
+    assert not SCHEME_DISPATCH.search("family = SCHEMES.get(code.scheme)")  # the registry
 
 
 def test_scheme_behaviour_comes_from_the_registry() -> None:
