@@ -36,7 +36,7 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
     """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`:
     the compiled screen accepts what it proves, the kernel's numpy path decides the rest.
 
-    With ``defer``, a chunk with at most :data:`DEFER_MAX` doubtful sets comes back as a
+    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` doubtful sets comes back as a
     :class:`Walked`, whose :meth:`~Walked.settle` decides them later (the fold does, in task
     order, in its own thread: the walking threads never hold the GIL for numpy); the summary
     is the same either way."""
@@ -58,7 +58,8 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
         left = defer and w.pending <= DEFER_MAX  # still few enough to leave to the fold
         if not left and w.decide() is not None:
             return w.settle()  # a failing set before the end: the chunk is cut there
-    return w if defer and w.pending <= DEFER_MAX else w.settle()
+    # a chunk without doubtful sets is summarised here (no numpy: the fold only merges)
+    return w if defer and 0 < w.pending <= DEFER_MAX else w.settle()
 
 
 @dataclass
