@@ -66,6 +66,19 @@ class BudgetExceeded(InvalidInput):
         self.proved, self.kind, self.needed, self.budget = proved, kind, needed, budget
 
 
+class IncompleteRun(GctoolError):
+    """An enumeration ended without merging every range of its space exactly once (tasks lost
+    with the workers or the scheduler of a cluster, a dead worker process): there is no verdict
+    (exit 2).  ``checked``: the sets merged; ``lost``: the rank ranges ``(start, stop)`` never
+    merged."""
+
+    def __init__(self, message: str, checked: int = 0,
+                 lost: list[tuple[int, int]] | None = None) -> None:
+        super().__init__(message)
+        self.checked = checked
+        self.lost = list(lost or [])
+
+
 class OutputError(GctoolError):
     """An output could not be written (a full disk, a closed stdout): exit 2, no partial file."""
 

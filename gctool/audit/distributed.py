@@ -11,34 +11,57 @@ of sets).  This module only changes *where* the tasks run:
   ``on_result`` **in task order**, so the fold (and therefore verdicts, worst sets and the
   tie-breaking) is exactly the one of the local runner: the same worker and the same fold run
   on both.
+* Completeness: the fold itself proves that every range was merged once
+  (:class:`gctool.engine.sweep.Coverage`); this runner never drops a task silently.  A task
+  whose future is cancelled or lost (its worker died with the result, every copy of the code
+  was lost) is submitted again, with the code scattered again when needed, while the cluster
+  has workers; a task that killed its workers (Dask's ``KilledWorker``) is retried
+  :data:`RETRIES` times.  When the scheduler connection is lost, or the cluster has had no
+  worker (or the scheduler has not answered) for :data:`LOST_AFTER_S` seconds, the runner
+  gives up: :class:`gctool.engine.sweep.LostTasks` (the fold turns it into
+  :class:`gctool.errors.IncompleteRun`, exit 2, saying what was checked and what was lost).
 * Early stop: as soon as *some* result ends the run (:func:`gctool.engine.sweep.stops`, e.g. a
   counterexample in verify), every task after it is cancelled; tasks before it still run,
   because the reported counterexample must be the first one in task order (same as locally).
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
-  into SearchInterrupted, exit 130).
+  into SearchInterrupted, exit 130).  Signals that arrive while a LocalCluster starts are
+  deferred until it has started, then honoured (:func:`_deferred_signals`).
 * ``--checkpoint FILE``: finished tasks' summaries are recorded in a JSON file (written to a
   temporary file and renamed, so it is never half-written), under a fingerprint of the run
-  (the caller's key + the task list).  A rerun with the same file feeds the recorded summaries
-  and only submits the missing ranges.  Several runs (e.g. every s of ``attack --curve``)
-  may share one file.
-* Worker loss: Dask reschedules the tasks of a dead worker (``distributed.scheduler.
-  allowed-failures``); the tasks are pure functions of their rank range, so a rerun is safe.
+  (the caller's key + the task list).  A rerun with the same file validates every entry against
+  the run (:class:`Checkpoint`), feeds the recorded summaries and only submits the missing
+  ranges.  Several runs (e.g. every s of ``attack --curve``) may share one file.
+* Connecting: the address is checked before anything else (:func:`check_address`); a TCP
+  scheduler is probed first (:func:`_probe`: something must listen, and answer with Dask's
+  handshake within the connect timeout), so an unreachable address, a silent service or
+  another protocol (an SSH banner) is one line, never a hang or a huge allocation.
+* Dask's and tornado's log records are silenced for the run (workers of a LocalCluster log only
+  critical records), so a recovered fault leaves stderr empty.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
+import ipaddress
 import json
+import logging
+import math
 import os
+import re
 import signal
+import socket
+import stat
+import struct
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, printable
 
 MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
@@ -49,6 +72,26 @@ MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
 CLI_BATCH = 4
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
+#: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
+#: (at the start: "no workers"; mid-run: an incomplete run); a closed scheduler connection ends
+#: it at once
+LOST_AFTER_S = 10.0
+#: seconds between checks of the cluster while waiting for results
+POLL_S = 0.2
+#: seconds between queries of the scheduler (number of workers)
+HEALTH_EVERY_S = 1.0
+#: seconds allowed for fetching one result, re-scattering the code, closing the client
+RESULT_S = 10.0
+CLOSE_S = 5.0
+#: times a task that killed its workers (Dask's KilledWorker) or was lost is submitted again
+RETRIES = 5
+#: longest scheduler address accepted
+MAX_ADDRESS = 1000
+#: a Dask handshake is a few hundred bytes; a first frame length above this is not Dask's
+MAX_HANDSHAKE = 1 << 20
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?\Z")
+
 
 def require_dask() -> None:
     """Raise InvalidInput (one line, exit 2) when dask/distributed are not installed."""
@@ -59,28 +102,249 @@ def require_dask() -> None:
         raise InvalidInput(MISSING_EXTRA) from None
 
 
+# -- the scheduler address --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Address:
+    """A checked scheduler address: ``scheme://host:port``."""
+
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def _shown(address: str) -> str:
+    return repr(address if len(address) <= 60 else address[:57] + "...")
+
+
+def check_address(address: str) -> Address:
+    """The scheduler address ``[tcp|tls|ws|wss://]HOST:PORT`` checked before any connection:
+    InvalidInput (one line) for an empty, malformed or unsupported address, a port outside
+    1..65535, or ``tls://`` without Dask's TLS settings."""
+    if not isinstance(address, str) or not address:
+        raise InvalidInput("scheduler address is empty; expected tcp://HOST:PORT")
+    bad = _shown(address)
+    if len(address) > MAX_ADDRESS:
+        raise InvalidInput(f"scheduler address {bad} is too long ({len(address):,} characters)")
+    if not address.isascii() or not address.isprintable() or any(c.isspace() for c in address):
+        raise InvalidInput(f"scheduler address {bad} contains spaces, control or non-ASCII "
+                           "characters; expected tcp://HOST:PORT")
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    scheme = scheme.lower()
+    if scheme not in _SCHEMES:
+        why = {"inproc": "in-process addresses only work inside one Python process",
+               "ucx": "UCX is not supported by gctool"}.get(scheme, "unknown protocol")
+        raise InvalidInput(f"scheduler address {bad}: {why}; expected tcp://HOST:PORT "
+                           f"(or {', '.join(s + '://' for s in _SCHEMES[1:])})")
+    if rest.startswith("["):
+        host, close, port_text = rest[1:].partition("]")
+        if not close or not port_text.startswith(":"):
+            raise InvalidInput(f"scheduler address {bad}: expected [IPv6]:PORT")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise InvalidInput(f"scheduler address {bad}: {printable(host, 60)!r} is not an "
+                               "IPv6 address") from None
+        port_text = port_text[1:]
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            raise InvalidInput(f"scheduler address {bad} has no port; expected "
+                               f"{scheme}://HOST:PORT")
+        if not _HOST.match(host):
+            raise InvalidInput(f"scheduler address {bad}: {printable(host, 60)!r} is not a host "
+                               "name or IPv4 address")
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise InvalidInput(f"scheduler address {bad}: the port must be a number in 1..65535")
+    if scheme in ("tls", "wss"):
+        _check_tls(bad)
+    return Address(scheme, host, int(port_text))
+
+
+def _check_tls(shown: str) -> None:
+    """``tls://`` and ``wss://`` need Dask's TLS settings (a CA file at least)."""
+    import dask
+
+    if not dask.config.get("distributed.comm.tls.ca-file", None):
+        raise InvalidInput(f"scheduler address {shown} needs Dask's TLS settings "
+                           "(distributed.comm.tls.ca-file and the client's certificate and key, "
+                           "e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE)")
+
+
+def connect_timeout() -> float:
+    """Seconds allowed to connect to a scheduler (and for its first answer): Dask's
+    ``distributed.comm.timeouts.connect`` (30 s by default)."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    try:
+        value = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s")
+    except (TypeError, ValueError, KeyError):
+        raise InvalidInput("the Dask setting distributed.comm.timeouts.connect is not a "
+                           "duration") from None
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise InvalidInput("the Dask setting distributed.comm.timeouts.connect must be a "
+                           "positive duration")
+    return float(min(value, 3600.0))
+
+
+def _probe(address: Address, timeout: float) -> None:
+    """Before Dask connects to a plain TCP address: something must listen there and send
+    Dask's handshake (a short first frame naming the pickle protocol) within ``timeout``
+    seconds.  Otherwise InvalidInput says what is there instead; Dask itself would wait forever
+    for a silent service, or read another protocol's banner as a frame length and try to
+    allocate exabytes."""
+    where = f"the Dask scheduler {address}"
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((address.host, address.port), timeout=timeout)
+    except socket.gaierror as exc:
+        raise InvalidInput(f"cannot connect to {where}: unknown host "
+                           f"({exc.strerror or exc})") from None
+    except TimeoutError:
+        raise InvalidInput(f"cannot connect to {where}: no answer within {timeout:g} s "
+                           "(distributed.comm.timeouts.connect)") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot connect to {where}: {exc.strerror or exc}") from None
+    with sock:
+        try:
+            head = _read(sock, 8, deadline)
+            if head is not None and len(head) == 8:
+                (size,) = struct.unpack("Q", head)
+                body = _read(sock, size, deadline) if 0 < size <= MAX_HANDSHAKE else b""
+                if body is not None and b"pickle-protocol" in body:
+                    return
+        except TimeoutError:
+            raise InvalidInput(f"cannot connect to {where}: the service there accepted the "
+                               f"connection but sent nothing Dask would within {timeout:g} s "
+                               "(not a Dask scheduler, or a hung one)") from None
+        except OSError as exc:
+            raise InvalidInput(f"cannot connect to {where}: {exc.strerror or exc}") from None
+    first = printable((head or b"").decode("latin-1"), 40)
+    said = f" (it sent {first!r})" if first else " (it closed the connection)"
+    raise InvalidInput(f"cannot connect to {where}: the service there is not a Dask "
+                       f"scheduler{said}")
+
+
+def _read(sock: socket.socket, count: int, deadline: float) -> bytes | None:
+    """``count`` bytes from ``sock`` before ``deadline`` (fewer: the peer closed)."""
+    out = b""
+    while len(out) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(min(count - len(out), 1 << 16))
+        if not chunk:
+            return out
+        out += chunk
+    return out
+
+
+# -- quiet: Dask's logs and tracebacks stay out of the user's stderr --------------------------
+_NOISY = ("distributed", "tornado", "asyncio")
+
+
+def silence_logs() -> dict[str, int]:
+    """Raise Dask's, tornado's and asyncio's loggers above CRITICAL (unless GCTOOL_DEBUG is
+    set); returns the previous levels for :func:`restore_logs`."""
+    if os.environ.get("GCTOOL_DEBUG"):
+        return {}
+    names = set(_NOISY) | {n for n in logging.root.manager.loggerDict
+                           if n.startswith(tuple(p + "." for p in _NOISY))}
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    return saved
+
+
+def restore_logs(saved: dict[str, int]) -> None:
+    for name, level in saved.items():
+        logging.getLogger(name).setLevel(level)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    saved = silence_logs()
+    try:
+        yield
+    finally:
+        restore_logs(saved)
+
+
+def _abandon(client: Any) -> None:
+    """Close ``client`` within :data:`CLOSE_S` whatever state it is in (half-built, its
+    scheduler gone); afterwards its ``__del__`` has nothing left to wait for."""
+    with contextlib.suppress(BaseException):
+        if getattr(client, "status", "closed") not in ("closed", "newly-created"):
+            client.close(timeout=CLOSE_S)
+    with contextlib.suppress(BaseException):
+        client.status = "closed"  # Client.__del__ would otherwise wait on a dead connection
+
+
 # -- checkpoint ---------------------------------------------------------------------------------
 class Checkpoint:
-    """Finished tasks of possibly several runs, keyed by run fingerprint and task range."""
+    """Finished tasks of possibly several runs, keyed by run fingerprint and task range.
+
+    The file is refused (InvalidInput, one line) when it is not a regular file, not a gctool
+    checkpoint, or malformed; entries are validated against the run that uses them
+    (:meth:`entries`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.runs: dict[str, dict[str, Any]] = {}
+        check_checkpoint_path(self.path)
         if self.path.exists():
             from gctool.io import read_json_input
 
             try:  # size-limited read with one-line errors, like every other input
                 data = read_json_input(self.path, "a gctool checkpoint")
-                if data.get("format") != "gctool-checkpoint/1":
-                    raise ValueError("not a gctool checkpoint")
-                self.runs = dict(data["runs"])
             except InvalidInput as exc:
                 raise InvalidInput(f"cannot read checkpoint: {exc}") from None
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise InvalidInput(f"cannot read checkpoint {self.path}: {exc}") from None
+            if not isinstance(data, dict) or data.get("format") != "gctool-checkpoint/1":
+                raise self.refuse("not a gctool checkpoint (format gctool-checkpoint/1)")
+            runs = data.get("runs")
+            if not isinstance(runs, dict) or not all(isinstance(k, str) and isinstance(v, dict)
+                                                     for k, v in runs.items()):
+                raise self.refuse("'runs' must map run fingerprints to objects")
+            self.runs = runs
+
+    def refuse(self, why: str) -> InvalidInput:
+        return InvalidInput(f"cannot use checkpoint {printable(self.path, 200)}: {why}")
 
     def done(self, fingerprint: str) -> dict[str, Any]:
         return self.runs.setdefault(fingerprint, {})
+
+    def entries(self, fingerprint: str, tasks: Sequence[Any], worker: Any
+                ) -> dict[int, Any]:
+        """The recorded summaries of this run by task position, each validated against its
+        task (:func:`gctool.audit.sweep.summary_from_record`); a key that is not one of the
+        run's tasks or an entry that does not fit refuses the file."""
+        from gctool.audit.sweep import summary_from_record
+        from gctool.engine.sweep import Coverage
+
+        done = self.done(fingerprint)
+        source = getattr(worker, "source", None)
+        where = {_task_key(t): i for i, t in enumerate(tasks)}
+        out: dict[int, Any] = {}
+        for key, blob in done.items():
+            if key not in where:
+                raise self.refuse(f"entry {printable(key, 60)!r} is not a range of this run")
+            i = where[key]
+            task = tasks[i]
+            try:
+                out[i] = summary_from_record(blob, task, worker)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise self.refuse(f"entry {printable(key, 60)}: {exc}") from None
+            problem = Coverage.of(source, task[1], task[2]).problem(task, out[i])  # counts
+            if problem is not None:
+                raise self.refuse(f"entry {printable(key, 60)}: {problem}")
+        return out
 
     def save(self) -> None:
         """Atomic write through gctool._files (temp file in the same directory, then rename);
@@ -91,14 +355,27 @@ class Checkpoint:
         atomic_write(self.path, json.dumps(doc).encode("utf-8"))
 
 
-def _encode(result: Any) -> dict[str, Any]:
-    return {"type": type(result).__name__, "data": asdict(result)}
+def check_checkpoint_path(path: str | os.PathLike[str]) -> None:
+    """A checkpoint is a regular file (or one to create): stdin/stdout, FIFOs, devices,
+    sockets and directories are refused (reading a FIFO would wait for a writer)."""
+    if str(path) == "-":
+        raise InvalidInput("a checkpoint must be a file, not '-' (stdin/stdout)")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InvalidInput(f"cannot use checkpoint {printable(path, 200)}: "
+                           f"{exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise InvalidInput(f"cannot use checkpoint {printable(path, 200)}: it is {kind}")
 
 
-def _decode(blob: Any) -> object:
-    from gctool.audit.sweep import summary_from_dict
+def _encode(result: Any) -> Any:
+    from gctool.audit.sweep import summary_record
 
-    return summary_from_dict(blob["type"], blob["data"])
+    return summary_record(result)
 
 
 def _task_key(task: Any) -> str:
@@ -109,6 +386,7 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
     h = hashlib.sha256(key.encode())
     h.update(type(worker).__name__.encode())
     source = getattr(worker, "source", worker)
+    h.update(type(source).__name__.encode())
     for attr in ("n", "s"):
         h.update(repr(getattr(source, attr, None)).encode())
     h.update(repr(getattr(worker, "limit", None)).encode())
@@ -146,23 +424,41 @@ class _InOrder:
             self.nxt += 1
         return self.nxt >= self.stop_at
 
+    def missing(self) -> list[int]:
+        """Positions still needed that have no result."""
+        return [i for i in range(self.nxt, self.stop_at) if i not in self.results]
+
+
+def _is_killed_worker(exc: BaseException | None) -> bool:
+    return type(exc).__name__ == "KilledWorker"
+
 
 class _Window:
-    """A bounded window of futures on ``client``: submit, receive, cancel what is not
-    needed, record finished tasks in the checkpoint."""
+    """A bounded window of futures on ``client``: submit, receive, resubmit what was lost,
+    cancel what is not needed, record finished tasks in the checkpoint, and watch the
+    cluster while waiting."""
 
     def __init__(self, runner: DaskRunner, client: Any, worker: Any, tasks: Sequence[Any],
                  feed: _InOrder, ck: Checkpoint | None, done: dict[str, Any]) -> None:
-        self.runner, self.client, self.tasks, self.feed = runner, client, tasks, feed
-        self.ck, self.done = ck, done
+        self.runner, self.client, self.worker, self.tasks = runner, client, worker, tasks
+        self.feed, self.ck, self.done = feed, ck, done
         self.stats = runner.stats
-        self.remote = client.scatter(worker, broadcast=True, hash=False)
+        self.remote = self._scatter()
         self.queue = iter([i for i in range(feed.nxt, len(tasks)) if i not in feed.results])
+        self.retry: list[list[int]] = []  # lost groups, to submit before anything new
+        self.tries: dict[int, int] = {}  # first task of a group -> times lost
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
+        self.last_health = 0.0
+        self.alone_since: float | None = None  # no worker (or no answer) since
 
-    def submit(self) -> Any:
-        """Submit the next group of tasks; None when there is nothing left to submit."""
+    def _scatter(self) -> Any:
+        return self.client.scatter(self.worker, broadcast=True, hash=False, timeout=RESULT_S)
+
+    def _group(self) -> list[int]:
+        if self.retry:
+            self.retry.sort()
+            return self.retry.pop(0)
         group: list[int] = []
         for i in self.queue:
             if i >= self.feed.stop_at:
@@ -170,8 +466,21 @@ class _Window:
             group.append(i)
             if len(group) >= max(1, self.runner.batch):
                 break
+        return group
+
+    def submit(self) -> Any:
+        """Submit the next group of tasks; None when there is nothing to submit now."""
+        group = [i for i in self._group() if i < self.feed.stop_at]
         if not group:
             return None
+        if self.remote.status != "finished":  # every copy of the code was lost with its workers
+            try:
+                if self.count_workers() <= 0:
+                    raise TimeoutError  # (scatter would wait for one)
+                self.remote = self._scatter()
+            except (Exception, asyncio.CancelledError):  # no worker yet: try again later
+                self.retry.append(group)
+                return None
         f = self.client.submit(_run_tasks, self.remote, [self.tasks[i] for i in group],
                                pure=False,
                                key=f"gctool-{self.runner.key[:12]}-{group[0]}-{time.time_ns()}")
@@ -180,11 +489,37 @@ class _Window:
         self.stats["dask_tasks"] += 1
         return f
 
+    def lost(self, group: list[int], killed: bool) -> None:
+        """A group whose result is gone: submit it again (at most :data:`RETRIES` times)."""
+        self.stats["lost"] += len(group)
+        tries = self.tries[group[0]] = self.tries.get(group[0], 0) + 1
+        if tries > RETRIES:
+            why = ("killed its Dask workers" if killed else "was lost with its Dask workers")
+            raise self.give_up(f"ranks {self.tasks[group[0]][1]:,}-"
+                               f"{self.tasks[group[-1]][2] - 1:,} {why} {tries} times")
+        self.retry.append(group)
+
     def receive(self, f: Any) -> None:
-        group = self.futures.pop(f, [])
-        if not group or f.cancelled() or group[0] >= self.feed.stop_at:
+        group = self.futures.pop(f, None)
+        if group is None:
+            return  # cancelled by this run
+        group = [i for i in group if i < self.feed.stop_at]
+        if not group:
             return
-        for i, res in zip(group, f.result(), strict=True):
+        if f.status == "error":
+            exc = f.exception(timeout=RESULT_S)
+            if not _is_killed_worker(exc):
+                f.result(timeout=RESULT_S)  # the task's own error: raised here, as locally
+            self.lost(group, killed=True)
+            return
+        try:
+            results = f.result(timeout=RESULT_S) if f.status == "finished" else None
+        except (Exception, asyncio.CancelledError):  # its worker died before we fetched it
+            results = None
+        if results is None:  # cancelled or lost (its worker, or the code, died)
+            self.lost(group, killed=False)
+            return
+        for i, res in zip(group, results, strict=False):
             if i >= self.feed.stop_at:
                 break
             self.feed.add(i, res)
@@ -202,30 +537,76 @@ class _Window:
         self.client.cancel(late)
         for g in late:
             self.futures.pop(g, None)
+        self.retry = [g for g in self.retry if g[0] <= i]
+
+    def give_up(self, reason: str) -> Exception:
+        from gctool.engine.sweep import LostTasks
+
+        return LostTasks(self.feed.missing(), reason, self.runner.resume_hint())
+
+    def health(self) -> None:
+        """Raise LostTasks when the scheduler is gone, or when the cluster has had no worker
+        (or the scheduler no answer) for :data:`LOST_AFTER_S`."""
+        client = self.client
+        if client.status != "running":
+            raise self.give_up(f"the connection to the Dask scheduler "
+                               f"{self.runner.address_text} was lost")
+        now = time.monotonic()
+        if now - self.last_health < HEALTH_EVERY_S:
+            return
+        self.last_health = now
+        workers = self.count_workers()
+        if workers > 0:
+            self.alone_since = None
+            return
+        if self.alone_since is None:
+            self.alone_since = now
+        elif now - self.alone_since >= self.runner.lost_after_s:
+            what = ("had no worker" if workers == 0 else "did not answer")
+            raise self.give_up(f"the Dask scheduler {self.runner.address_text} {what} for "
+                               f"{self.runner.lost_after_s:g} s")
+
+    def count_workers(self) -> int:
+        """The scheduler's number of workers (-1: it did not answer within 5 s)."""
+        try:
+            info = self.client.sync(self.client.scheduler.identity, n_workers=0,
+                                    callback_timeout=HEALTH_EVERY_S * 5)
+            return int(info.get("n_workers", 0) or 0)
+        except (Exception, asyncio.CancelledError):
+            return -1
+
+    def wait(self, ac: Any) -> list[Any]:
+        """The futures that are ready, waiting at most :data:`POLL_S` for one (so that lost
+        groups are submitted again as soon as the code can be scattered), after checking the
+        cluster."""
+        self.health()
+        with ac.thread_condition:
+            if not ac.has_ready():
+                ac.thread_condition.wait(POLL_S)
+        return list(ac.next_batch(block=False))
 
     def run(self, window: int) -> None:
         from distributed import as_completed
 
+        ac = as_completed(loop=self.client.loop)
         try:
-            first = []
-            for _ in range(window):
-                f = self.submit()
-                if f is None:
-                    break
-                first.append(f)
-            ac = as_completed(first, loop=self.client.loop)
-            for f in ac:
-                self.receive(f)
+            while True:
+                while len(self.futures) < window:
+                    f = self.submit()
+                    if f is None:
+                        break
+                    ac.add(f)
+                if not self.futures and not self.retry:
+                    return  # everything was received (the fold proves it is complete)
+                for f in self.wait(ac):
+                    self.receive(f)
                 if self.feed.drain():
                     return
-                nxt = self.submit()
-                if nxt is not None:
-                    ac.add(nxt)
         finally:
             if self.ck is not None:
                 self.ck.save()  # first: whatever happens while shutting down, keep the work
-            with contextlib.suppress(Exception):
-                if self.futures:
+            with contextlib.suppress(BaseException):
+                if self.futures and self.client.status == "running":
                     self.client.cancel(list(self.futures))
 
 
@@ -233,65 +614,234 @@ class _Window:
 class DaskRunner:
     """``runner(worker, tasks, jobs, on_result)`` over a Dask cluster.
 
-    ``scheduler``: address of a running scheduler (``tcp://host:8786``); None starts a
-    LocalCluster with ``jobs`` single-threaded worker processes for the duration of the run.
-    ``key`` identifies the run in the checkpoint (the CLI hashes the code and options)."""
+    ``scheduler``: address of a running scheduler (``tcp://host:8786``, checked by
+    :func:`check_address`); None starts a LocalCluster with ``jobs`` single-threaded worker
+    processes (at most the available cores) for the duration of the run.  ``key`` identifies
+    the run in the checkpoint (the CLI hashes the code and options).  ``lost_after_s``: how
+    long a cluster may have no worker (or its scheduler not answer) before the run ends
+    incomplete."""
 
     scheduler: str | None = None
     checkpoint: str | None = None
     key: str = ""
     window: int | None = None  # futures in flight (default 4 x worker threads, >= 8)
     batch: int = 1  # engine tasks per Dask task (amortises scheduling; results unchanged)
+    lost_after_s: float = LOST_AFTER_S
     stats: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.scheduler is not None:
+            check_address(self.scheduler)
+        if self.checkpoint is not None:
+            check_checkpoint_path(self.checkpoint)
+
+    @property
+    def address_text(self) -> str:
+        return "(local cluster)" if self.scheduler is None else str(check_address(
+            self.scheduler))
+
+    def resume_hint(self) -> str:
+        """What a user does after an incomplete run."""
+        if self.checkpoint:
+            return (f"rerun with the same --checkpoint {printable(self.checkpoint, 100)} to "
+                    "check only the missing ranges")
+        return "rerun (with --checkpoint FILE a rerun after a fault resumes where it stopped)"
 
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:
         require_dask()
         ck = Checkpoint(self.checkpoint) if self.checkpoint else None
-        done = ck.done(_fingerprint(self.key, worker, tasks)) if ck is not None else {}
+        fingerprint = _fingerprint(self.key, worker, tasks)
+        done = ck.done(fingerprint) if ck is not None else {}
         self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
-                          dask_tasks=0)
+                          dask_tasks=0, lost=0)
         feed = _InOrder(on_result, len(tasks))
-        for i, t in enumerate(tasks):  # replay the checkpoint
-            if _task_key(t) in done:
-                feed.add(i, _decode(done[_task_key(t)]))
+        if ck is not None:
+            for i, summary in sorted(ck.entries(fingerprint, tasks, worker).items()):
+                feed.add(i, summary)  # replay the checkpoint (validated entries only)
                 self.stats["resumed"] += 1
         if feed.drain():  # over before anything is submitted: no cluster needed
             return
-        with self._client(jobs) as client:
-            threads = sum(client.nthreads().values()) or 1
+        with _quiet(), self._client(jobs) as client:
+            threads = self._wait_for_workers(client)
             _Window(self, client, worker, tasks, feed, ck, done).run(
                 self.window or max(8, 4 * threads))
+
+    def _wait_for_workers(self, client: Any) -> int:
+        """Worker threads of the cluster, waiting up to ``lost_after_s`` for the first."""
+        deadline = time.monotonic() + self.lost_after_s
+        while True:
+            try:
+                info = client.sync(client.scheduler.identity, n_workers=0,
+                                   callback_timeout=RESULT_S)
+                threads = int(info.get("total_threads", 0) or 0)
+            except (Exception, asyncio.CancelledError):
+                threads = 0
+            if threads > 0:
+                return threads
+            if time.monotonic() >= deadline:
+                raise InvalidInput(f"the Dask scheduler {self.address_text} has no workers "
+                                   f"(none joined within {self.lost_after_s:g} s)")
+            time.sleep(POLL_S)
 
     @contextlib.contextmanager
     def _client(self, jobs: int) -> Iterator[Any]:
         """A client of the scheduler, or of a LocalCluster started for this run."""
-        from distributed import Client, LocalCluster
-
-        cluster = None
-        if self.scheduler is None:
-            # worker processes are started with SIGINT ignored (inherited through spawn), so
-            # Ctrl-C in the terminal reaches only the client, which cancels and exits 130
-            old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        address = None if self.scheduler is None else check_address(self.scheduler)
+        if address is not None:
+            client = _connect(address)
             try:
-                cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
-                                       host="127.0.0.1", dashboard_address=":0",
-                                       processes=True)
+                yield client
             finally:
-                signal.signal(signal.SIGINT, old_int)
+                _abandon(client)
+            return
+        with _stderr_kept_from_children():
+            cluster = _local_cluster(jobs)
+            try:
+                client = _connect_local(cluster)
+                try:
+                    yield client
+                finally:
+                    _abandon(client)
+            finally:
+                _close_cluster(cluster)
+
+
+def _connect(address: Address) -> Any:
+    """A client of the scheduler at ``address``, within the connect timeout; every failure is
+    one line (InvalidInput)."""
+    from distributed import Client
+
+    timeout = connect_timeout()
+    if address.scheme == "tcp":
+        _probe(address, timeout)
+    client = Client.__new__(Client)
+    try:
+        client.__init__(str(address), timeout=timeout, set_as_default=False)  # type: ignore[misc]
+    except MemoryError:
+        _abandon(client)
+        raise InvalidInput(f"cannot connect to the Dask scheduler {address}: its answer is not "
+                           "Dask's (not a Dask scheduler)") from None
+    except (Exception, asyncio.CancelledError) as exc:
+        _abandon(client)
+        raise InvalidInput(f"cannot connect to the Dask scheduler {address}: "
+                           f"{type(exc).__name__}: {exc}".replace("\n", " ")) from None
+    except BaseException:
+        _abandon(client)
+        raise
+    return client
+
+
+def _connect_local(cluster: Any) -> Any:
+    from distributed import Client
+
+    client = Client.__new__(Client)
+    try:
+        client.__init__(cluster, set_as_default=False)  # type: ignore[misc]
+    except BaseException:
+        _abandon(client)
+        raise
+    return client
+
+
+#: environment of a LocalCluster's worker processes: their Dask logs stay quiet
+_WORKER_ENV = {"DASK_LOGGING__DISTRIBUTED": "critical"}
+
+
+def _local_cluster(jobs: int) -> Any:
+    """A LocalCluster of ``jobs`` single-threaded worker processes (at most the available
+    cores, as for the local engine) on 127.0.0.1, without a dashboard.  Signals that arrive
+    while it starts are deferred: once it has started it is closed and the signal honoured."""
+    import dask
+    from distributed import LocalCluster
+
+    from gctool.engine.parallel import available_cores
+
+    workers = max(1, min(int(jobs), available_cores()))
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {},
+               **({} if os.environ.get("GCTOOL_DEBUG") else _WORKER_ENV))
+    cluster = None
+    with _deferred_signals() as pending, dask.config.set(
+            {"distributed.nanny.pre-spawn-environ": env}):
         try:
-            client = Client(self.scheduler if cluster is None else cluster,
-                            set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            if cluster is not None:
-                cluster.close()
-            raise InvalidInput(f"cannot connect to the Dask scheduler {self.scheduler}: "
-                               f"{exc}".replace("\n", " ")) from None
-        try:
-            yield client
-        finally:
-            with contextlib.suppress(Exception):
-                client.close()
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close()
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=None, processes=True)
+        except Exception:
+            if not pending:  # (a Ctrl-C to the process group also stops starting workers)
+                raise
+    if pending:
+        if cluster is not None:
+            _close_cluster(cluster)
+        signal.raise_signal(pending[0])  # now the usual handler ends the run (130/143)
+        raise KeyboardInterrupt  # (a handler that does not raise: stop anyway)
+    return cluster
+
+
+@contextlib.contextmanager
+def _stderr_kept_from_children() -> Iterator[None]:
+    """For the block, file descriptor 2 is /dev/null and ``sys.stderr`` writes to a duplicate of
+    the original: processes started meanwhile (a LocalCluster's workers, multiprocessing's
+    resource tracker, also when it is started again because someone killed it) cannot print
+    their tracebacks and warnings on the user's stderr, while this process's progress bar and
+    messages still reach it.  A no-op under GCTOOL_DEBUG."""
+    import sys
+
+    if os.environ.get("GCTOOL_DEBUG") or sys.stderr is None:
+        yield
+        return
+    stream = sys.stderr
+    try:
+        stream.flush()
+        saved = os.dup(2)
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+        sys.stderr = open(saved, "w", buffering=1, closefd=False,  # noqa: SIM115
+                          encoding=getattr(stream, "encoding", None) or "utf-8",
+                          errors="backslashreplace")
+    except OSError:
+        os.close(saved)
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            os.dup2(saved, 2)
+        os.close(saved)
+        sys.stderr = stream
+
+
+def _close_cluster(cluster: Any) -> None:
+    with contextlib.suppress(BaseException):
+        cluster.close(timeout=CLOSE_S)
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[list[int]]:
+    """Record SIGINT, SIGTERM and SIGHUP instead of acting on them for the duration of the
+    block (the caller honours the first one afterwards).  Interrupting a LocalCluster while it
+    starts would leave half-started processes that its exit handlers then fail to close."""
+    pending: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield pending
+        return
+
+    def record(signum: int, frame: Any) -> None:
+        if not pending:
+            pending.append(signum)
+
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
+    sigs = [s for s in (getattr(signal, n, None) for n in names) if s is not None]
+    old = {s: signal.signal(s, record) for s in sigs}
+    try:
+        yield pending
+    finally:
+        for s, action in old.items():
+            signal.signal(s, action if action is not None else signal.SIG_DFL)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from gctool.audit.outcome import WorstOutcome
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets
+from gctool.engine.records import Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import (
@@ -291,6 +292,27 @@ class _SpectrumSummary:
     picks: list[tuple[str, float, list[int], tuple[float, float]]] = dc_field(
         default_factory=list)
 
+    @classmethod
+    def from_record(cls, r: Record) -> _SpectrumSummary:
+        """A task read back from a checkpoint, every field checked against the task."""
+        r.expect("index", "checked", "picks")
+        picks = r.data["picks"]
+        if not isinstance(picks, list) or len(picks) > 3:
+            raise ValueError("'picks' must be a list of at most 3 picks")
+        out = cls(r.index(), r.count("checked"))
+        for pick in picks:
+            if (not isinstance(pick, list) or len(pick) != 4 or pick[0] not in _PICKS
+                    or not isinstance(pick[3], list) or len(pick[3]) != 2):
+                raise ValueError("a pick must be [eps|lmin|lmax, value, set, [lmin, lmax]]")
+            value, S = r.number("picks", pick[1]), r.straggler_set("picks", pick[2])
+            lo, hi = r.number("picks", pick[3][0]), r.number("picks", pick[3][1])
+            assert value is not None and S is not None and lo is not None and hi is not None
+            out.picks.append((pick[0], value, S, (lo, hi)))
+        return out
+
+
+_PICKS = ("eps", "lmin", "lmax")
+
 
 @dataclass
 class _SpectrumWorker:
@@ -300,6 +322,7 @@ class _SpectrumWorker:
     source: Any
     frame: Frame
     norm: float
+    summary_type: ClassVar[type] = _SpectrumSummary
 
     def run(self, task: Task) -> _SpectrumSummary:
         out = _SpectrumSummary(task[0])

@@ -10,19 +10,20 @@
   kernel of :class:`gctool.engine.sweep.PeakWorker` (worst case),
   :class:`~gctool.engine.sweep.ExceedWorker` (threshold) and
   :class:`~gctool.engine.sweep.SumWorker` (random-set means);
-* :func:`summary_from_dict` - every summary type, for checkpoints.
+* :func:`summary_record` / :func:`summary_from_record` - every summary type, for checkpoints.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from gctool.audit.nullspace import ChunkEval
 from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
 from gctool.engine.enumeration import count_sets, unrank_lex, unrank_one
+from gctool.engine.records import Record, rank_holds, record
 from gctool.engine.sweep import (
     Best,
     ExceedSummary,
@@ -65,6 +66,11 @@ class OrbitSource:
             return C, np.ones(C.shape[0], dtype=np.int64)
         return C, orbit_sizes(C, self.rot)
 
+    def holds(self, task: Task, S: list[int]) -> bool:
+        """Is S one of the task's sets (a canonical set of its rank range)?"""
+        return (rank_holds(self.n, self.s, task, S)
+                and bool(canonical_mask(np.array([S], dtype=np.intp), self.rot)[0]))
+
 
 def exhaustive_source(n: int, s: int, rot: Rotation | None, weighted: bool = True
                       ) -> tuple[Source, int]:
@@ -89,6 +95,23 @@ class ChunkSummary:
     min_fail_err: float | None = None
     min_screen: float | None = None
     weakest: list[Best] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, r: Record) -> ChunkSummary:
+        """A chunk read back from a checkpoint, every field checked against its task."""
+        r.expect("index", "evaluated", "weight", "fail_set", "direct", "max_norm",
+                 "max_cond", "max_resid", "min_fail_err", "min_screen", "weakest")
+        evaluated = r.count("evaluated")
+        n = int(r.source.n)
+        out = cls(r.index(), evaluated, r.count("weight", most=evaluated * max(1, n)),
+                  r.straggler_set("fail_set", optional=True), r.count("direct", most=evaluated),
+                  r.best("max_norm", optional=True), r.best("max_cond", optional=True),
+                  r.best("max_resid", optional=True),
+                  r.number("min_fail_err", optional=True), r.number("min_screen", optional=True),
+                  r.bests("weakest", most=WEAKEST))
+        if out.weight < out.evaluated or (out.fail_set is not None and out.evaluated == 0):
+            raise ValueError("'evaluated', 'weight' and 'fail_set' do not agree")
+        return out
 
 
 def _argbest(values: np.ndarray, S: np.ndarray, largest: bool = True) -> Best | None:
@@ -149,6 +172,7 @@ class SweepWorker:
     kernel: Kernel
     numeric: bool
     defer: bool = False
+    summary_type: ClassVar[type] = ChunkSummary
 
     def run(self, task: Task) -> ChunkSummary | Unsettled:
         ranged = getattr(self.kernel, "summarise_range", None)
@@ -305,13 +329,24 @@ SUMMARIES: dict[str, type] = {c.__name__: c for c in (ChunkSummary, PeakSummary,
                                                       SumSummary)}
 
 
-def summary_from_dict(kind: str, data: dict[str, Any]) -> object:
-    """Rebuild a summary from :func:`dataclasses.asdict` output (pairs come back as lists)."""
-    d = dict(data)
-    for k in ("max_norm", "max_cond", "max_resid"):
-        if d.get(k) is not None:
-            d[k] = (float(d[k][0]), list(d[k][1]))
-    for k in ("weakest", "peaks"):
-        if k in d:
-            d[k] = [(float(v), list(S)) for v, S in d[k]]
-    return SUMMARIES[kind](**d)
+def summary_record(summary: Any) -> dict[str, Any]:
+    """The checkpoint record of a summary (:func:`gctool.engine.records.record`)."""
+    settle_it = getattr(summary, "settle", None)  # an Unsettled chunk
+    return record(summary if settle_it is None else settle_it())
+
+
+def summary_from_record(blob: Any, task: Task, worker: Any) -> Any:
+    """The summary a checkpoint recorded for ``task`` of ``worker``'s run, rebuilt by its
+    type's ``from_record`` after checking every field against the task (ValueError says what
+    does not fit); the type must be one the worker returns."""
+    if not isinstance(blob, dict) or set(blob) != {"type", "data"}:
+        raise ValueError("an entry must be an object with 'type' and 'data'")
+    cls = SUMMARIES.get(blob["type"]) if isinstance(blob["type"], str) else None
+    if cls is None:
+        raise ValueError(f"unknown summary type {str(blob['type'])[:40]!r}")
+    expected = getattr(worker, "summary_type", None)
+    if expected is not None and cls is not expected:
+        raise ValueError(f"a {cls.__name__} where this run records {expected.__name__}")
+    rebuild: Any = cls.from_record  # type: ignore[attr-defined]
+    i, a, b = task
+    return rebuild(Record(blob["data"], (int(i), int(a), int(b)), getattr(worker, "source", None)))

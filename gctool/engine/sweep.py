@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 
@@ -67,6 +67,7 @@ from gctool.engine.enumeration import (
     straggler_mask,
     unrank_lex,
 )
+from gctool.engine.records import Record, rank_holds
 from gctool.numerics import beats, first_max
 
 Task = tuple[int, int, int]  # (index, start, stop)
@@ -89,6 +90,7 @@ class Source(Protocol):
 class LexSource:
     n: int
     s: int
+    dense: ClassVar[bool] = True  # one set per rank (see Coverage)
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
         _, a, b = task
@@ -96,12 +98,17 @@ class LexSource:
             return np.zeros((1, 0), dtype=np.intp), np.ones(1, dtype=np.int64)
         return unrank_lex(self.n, self.s, np.arange(a, b)), np.ones(b - a, dtype=np.int64)
 
+    def holds(self, task: Task, S: list[int]) -> bool:
+        """Is S one of the task's sets?  (Checkpoint records are checked with it.)"""
+        return rank_holds(self.n, self.s, task, S)
+
 
 @dataclass
 class SampleSource:
     n: int
     s: int
     seed: int
+    dense: ClassVar[bool] = True
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
         i, a, b = task
@@ -114,6 +121,9 @@ class SampleSource:
         S = np.sort(np.argpartition(keys, self.s - 1, axis=1)[:, : self.s], axis=1)
         return S.astype(np.intp), np.ones(count, dtype=np.int64)
 
+    def holds(self, task: Task, S: list[int]) -> bool:
+        return _among(self.sets(task)[0], S)
+
 
 @dataclass
 class ListSource:
@@ -121,6 +131,7 @@ class ListSource:
 
     n: int
     rows: np.ndarray
+    dense: ClassVar[bool] = True
 
     @property
     def s(self) -> int:
@@ -129,6 +140,14 @@ class ListSource:
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
         _, a, b = task
         return self.rows[a:b], np.ones(b - a, dtype=np.int64)
+
+    def holds(self, task: Task, S: list[int]) -> bool:
+        return _among(self.rows[task[1]:task[2]], S)
+
+
+def _among(rows: np.ndarray, S: list[int]) -> bool:
+    """Is S a row of ``rows``?"""
+    return bool(rows.shape[0]) and bool((np.asarray(rows) == np.asarray(S)).all(axis=1).any())
 
 
 def rank_tasks(stop: int, size: int, start: int = 0, first: int = 0) -> list[Task]:
@@ -143,19 +162,171 @@ class Fold(Protocol):
 
 def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
                runner: Runner | None = None,
-               after: Callable[[], None] | None = None) -> None:
+               after: Callable[[], None] | None = None,
+               coverage: Coverage | None = None) -> None:
     """Run ``worker`` on ``tasks`` with ``runner`` (default: local processes) and merge the
     summaries into ``fold`` in task order; ``after()`` is called after each merge (progress).
-    Stops at the first summary the fold says ends the run."""
+    Stops at the first summary the fold says ends the run.
+
+    Completeness is proved, whatever the runner: every merge is recorded in ``coverage`` (a
+    :class:`Coverage` of the tasks' ranks by default; pass one that already holds earlier
+    ranges of the same space), which refuses a summary that is not the next range's, and
+    when the runner returns, :meth:`Coverage.require` raises
+    :class:`~gctool.errors.IncompleteRun` unless the whole space was merged or the fold
+    stopped the run.  A runner that gives up on tasks raises :class:`LostTasks`, which
+    becomes IncompleteRun too."""
     from gctool.engine.parallel import run_ordered
 
-    def on_result(_: int, summary: Any) -> bool:
+    for prev, nxt in zip(tasks, tasks[1:], strict=False):
+        if nxt[1] != prev[2] or nxt[1] > nxt[2]:
+            raise ValueError(f"tasks must be consecutive rank ranges, got {prev} then {nxt}")
+    if coverage is None:
+        start = tasks[0][1] if tasks else 0
+        coverage = Coverage.of(getattr(worker, "source", None), start,
+                               tasks[-1][2] if tasks else start)
+    elif tasks and tasks[0][1] != coverage.end:
+        raise ValueError(f"tasks start at rank {tasks[0][1]}, the coverage at {coverage.end}")
+
+    def on_result(i: int, summary: Any) -> bool:
+        coverage.check(tasks[i], summary)
         stop = fold.merge(summary)
+        coverage.merged(tasks[i], summary, stop)
         if after is not None:
             after()
         return stop
 
-    (runner or run_ordered)(worker, tasks, jobs, on_result)
+    try:
+        (runner or run_ordered)(worker, tasks, jobs, on_result)
+    except LostTasks as exc:
+        raise coverage.incomplete(exc.reason, [(tasks[i][1], tasks[i][2]) for i in exc.indices],
+                                  exc.hint) from None
+    coverage.require()
+
+
+class LostTasks(Exception):  # noqa: N818 (a signal between runner and fold, never shown)
+    """Raised by a runner that gave up on some tasks (their workers, scheduler or process are
+    gone and none is left to run them): ``indices`` are their positions in the task list,
+    ``reason`` says why and ``hint`` how to resume.  :func:`run_folded` turns it into
+    :class:`~gctool.errors.IncompleteRun`."""
+
+    def __init__(self, indices: Sequence[int], reason: str, hint: str = "") -> None:
+        super().__init__(reason)
+        self.indices = sorted(set(indices))
+        self.reason = reason
+        self.hint = hint
+
+
+def covered(summary: Any) -> int | None:
+    """The number of sets a summary says it checked (``checked``, else ``evaluated``), or None
+    when it is not known before the fold settles it."""
+    for name in ("checked", "evaluated"):
+        value = getattr(summary, name, None)
+        if value is not None:
+            return int(value) if isinstance(value, int | np.integer) else None
+    return None
+
+
+#: lost ranges named in an IncompleteRun message (the rest are counted)
+SHOWN_RANGES = 3
+
+
+@dataclass
+class Coverage:
+    """The proof that a fold saw its whole space: the rank ranges it merged and the sets each
+    covered.  Merges come in task order, so the merged ranks are one range ``[start, end)``:
+    a summary is accepted only for the next range (no gap, no range twice), only when it is
+    its task's (same index), and only with a count of sets that fits its range (exactly
+    ``stop - start`` sets from a ``dense`` source, one set per rank, unless it ends the run).
+    :meth:`require` raises :class:`~gctool.errors.IncompleteRun` unless the merged range is
+    the whole space ``[start, stop)`` or the fold stopped the run (a counterexample, a set
+    over the limit: a search cut on purpose, which the fold reports as such)."""
+
+    s: int
+    start: int
+    stop: int
+    dense: bool = False
+    end: int = -1  # ranks [start, end) merged (set to start)
+    sets: int = 0
+    stopped: bool = False
+
+    def __post_init__(self) -> None:
+        if self.end < self.start:
+            self.end = self.start
+
+    @classmethod
+    def of(cls, source: Any, start: int, stop: int) -> Coverage:
+        """The coverage of ranks ``[start, stop)`` of ``source``."""
+        return cls(int(getattr(source, "s", 0) or 0), start, stop,
+                   bool(getattr(source, "dense", False)))
+
+    def check(self, task: Task, summary: Any) -> None:
+        """Raise IncompleteRun unless ``summary`` may be merged as the result of ``task``."""
+        problem = self.problem(task, summary)
+        if problem is not None:
+            raise self.incomplete(problem)
+
+    def problem(self, task: Task, summary: Any) -> str | None:
+        """Why ``summary`` may not be merged as the result of ``task`` (None: it may)."""
+        i, a, b = task
+        sets = covered(summary)
+        if self.stopped:
+            return f"ranks {_span(a, b)} arrived after the run had stopped"
+        if a != self.end:
+            return (f"ranks {_span(a, b)} arrived where rank {self.end:,} was next"
+                    if a > self.end else f"ranks {_span(a, b)} arrived twice")
+        if getattr(summary, "index", i) != i:
+            return f"the result for ranks {_span(a, b)} is another task's"
+        if sets is not None and (not 0 <= sets <= b - a or (
+                self.dense and sets != b - a and not stops(summary))):
+            return f"the result for ranks {_span(a, b)} counts {sets:,} sets"
+        return None
+
+    def merged(self, task: Task, summary: Any, stop: bool) -> None:
+        """Record the merge of ``summary`` (checked) as ``task``'s; ``stop``: it ended the run."""
+        sets = covered(summary)
+        self.sets += (task[2] - task[1]) if sets is None else sets
+        self.end = task[2]
+        self.stopped = self.stopped or stop
+
+    @property
+    def complete(self) -> bool:
+        return self.stopped or self.end == self.stop
+
+    def require(self) -> None:
+        """Raise IncompleteRun unless the run is complete (the space merged, or stopped)."""
+        if not self.complete:
+            raise self.incomplete("the runner returned before every range was merged")
+
+    def incomplete(self, reason: str, lost: Sequence[tuple[int, int]] | None = None,
+                   hint: str = "") -> Exception:
+        """The IncompleteRun saying what was checked, which ranks were lost and why."""
+        from gctool.errors import IncompleteRun
+
+        if lost is None:
+            lost = [(self.end, self.stop)] if self.end < self.stop else []
+        spans: list[tuple[int, int]] = []
+        for a, b in sorted(lost):
+            if spans and a <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+            else:
+                spans.append((a, b))
+        named = ", ".join(_span(a, b) for a, b in spans[:SHOWN_RANGES])
+        if len(spans) > SHOWN_RANGES:
+            named += f" and {len(spans) - SHOWN_RANGES} more range(s)"
+        merged = (f"ranks {_span(self.start, self.end)} merged" if self.end > self.start
+                  else "nothing merged")
+        lost_text = f"; lost: ranks {named}" if spans else ""
+        message = (f"incomplete run, no verdict: checked {self.sets:,} straggler sets of size "
+                   f"{self.s} ({merged} of {_span(self.start, self.stop)}){lost_text} "
+                   f"({reason})")
+        if hint:
+            message += f"; {hint}"
+        return IncompleteRun(message, self.sets, spans)
+
+
+def _span(a: int, b: int) -> str:
+    """The ranks ``[a, b)`` as text."""
+    return f"{a:,}" if b == a + 1 else f"{a:,}-{b - 1:,}" if b > a else "none"
 
 
 def stops(summary: Any) -> bool:
@@ -188,6 +359,11 @@ class PeakSummary:
     checked: int = 0
     peaks: list[Best] = field(default_factory=list)  # one per non-empty batch, in order
 
+    @classmethod
+    def from_record(cls, r: Record) -> PeakSummary:
+        r.expect("index", "checked", "peaks")
+        return cls(r.index(), r.count("checked"), r.bests("peaks", most=r.size))
+
 
 @dataclass
 class PeakWorker:
@@ -196,6 +372,7 @@ class PeakWorker:
 
     source: Source
     kernel: ErrorKernel
+    summary_type: ClassVar[type] = PeakSummary
 
     def run(self, task: Task) -> PeakSummary:
         walked = _walk(self.kernel, "peak_range", self.source, task)
@@ -241,6 +418,16 @@ class ExceedSummary:
     fail_err: float | None = None
     evaluated: int = 0  # sets given to the oracle (the whole batch)
 
+    @classmethod
+    def from_record(cls, r: Record) -> ExceedSummary:
+        r.expect("index", "checked", "fail_set", "fail_err", "evaluated")
+        out = cls(r.index(), r.count("checked"), r.straggler_set("fail_set", optional=True),
+                  r.number("fail_err", optional=True), r.count("evaluated"))
+        if (out.fail_set is None) != (out.fail_err is None) or (
+                out.fail_set is not None and not 1 <= out.checked <= out.evaluated):
+            raise ValueError("'fail_set', 'fail_err' and the counts do not agree")
+        return out
+
 
 @dataclass
 class ExceedWorker:
@@ -249,6 +436,7 @@ class ExceedWorker:
     source: Source
     kernel: ErrorKernel
     limit: float
+    summary_type: ClassVar[type] = ExceedSummary
 
     def run(self, task: Task) -> ExceedSummary:
         walked = _walk(self.kernel, "exceed_range", self.source, task, self.limit)
@@ -419,6 +607,13 @@ class SumSummary:
     checked: int = 0
     total: float = 0.0
 
+    @classmethod
+    def from_record(cls, r: Record) -> SumSummary:
+        r.expect("index", "checked", "total")
+        total = r.number("total")
+        assert total is not None
+        return cls(r.index(), r.count("checked"), total)
+
 
 @dataclass
 class SumWorker:
@@ -428,6 +623,7 @@ class SumWorker:
     source: Source
     kernel: ErrorKernel
     p: np.ndarray | None = None
+    summary_type: ClassVar[type] = SumSummary
 
     def run(self, task: Task) -> SumSummary:
         out = SumSummary(task[0])

@@ -22,7 +22,7 @@ from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
-from gctool.engine.sweep import LexSource, SampleSource, run_folded
+from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
 from gctool.errors import BudgetExceeded
 from gctool.reports import Diagnostics, VerifyReport
 
@@ -103,8 +103,13 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     else:  # shrinking chunks, so that the threads finish together
         ranges = guided_ranges(pilot, stop, size, run.used_jobs)
     tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
+    coverage = Coverage.of(source, 0, stop)  # the proof that every range was merged once
+    coverage.check(tasks[0], first)
+    coverage.merged(tasks[0], first, acc.fail_set is not None)
     if acc.fail_set is None and len(tasks) > 1:
-        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner)
+        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner,
+                   coverage=coverage)
+    coverage.require()
     reduction = None
     if rot is not None:
         reduction = {"kind": "rotation", "t": rot.t, "column_shift": rot.c,
