@@ -43,16 +43,45 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
+def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--scheduler is checked when the options are parsed: a malformed address is a usage
+    error at once, never a connection attempt (:func:`gctool.audit.distributed.check_address`)."""
+    if value is None:
+        return None
+    from gctool.audit.distributed import check_address, require_dask
+    from gctool.errors import InvalidInput
+
+    try:
+        require_dask()
+        return str(check_address(value))
+    except InvalidInput as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
+def _checkpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--checkpoint is a regular file or one to create (a FIFO would block the read)."""
+    if value is None:
+        return None
+    from gctool.audit.distributed import check_checkpoint_path
+    from gctool.errors import InvalidInput
+
+    try:
+        check_checkpoint_path(value)
+    except InvalidInput as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return value
+
+
 def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         @click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
                       show_default=True,
                       help="Where the exhaustive enumeration runs: local processes, or a Dask "
                            "cluster (needs gctool[dask]); results are identical.")
-        @click.option("--scheduler", default=None, metavar="ADDRESS",
+        @click.option("--scheduler", default=None, metavar="ADDRESS", callback=_scheduler,
                       help="Dask scheduler to connect to (e.g. tcp://host:8786); default: a "
-                           "local cluster of --jobs processes.")
-        @click.option("--checkpoint", type=output_path, default=None,
+                           "local cluster of --jobs processes (at most one per core).")
+        @click.option("--checkpoint", type=output_path, default=None, callback=_checkpoint,
                       help="With --executor dask: record finished rank ranges in FILE; a "
                            "rerun with the same FILE resumes.")
         @functools.wraps(f)
@@ -62,9 +91,10 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                 if scheduler is not None or checkpoint is not None:
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")
                 return f(*args, runner=None, **kwargs)
-            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask
+            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask, silence_logs
 
             require_dask()
+            silence_logs()  # for the whole process: Dask logs even while the client closes
             key = _run_key(command, kwargs) if checkpoint else command
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
                                 batch=CLI_BATCH)
