@@ -134,3 +134,20 @@ def code_file(tmp_path: Path, scheme: str, **overrides: Any) -> Path:
     path = tmp_path / f"{scheme}.json"
     gctool.write_code(gctool.design(scheme, seed=1, **params), path)
     return path
+
+
+def late_fail(n: int = 12, s: int = 3, k: int | None = None, seed: int = 5) -> GradientCode:
+    """A real code whose only failing straggler set of size s is the last one in rank order,
+    ``[n - s, ..., n - 1]`` (the construction of reliability review 2): rows 0..n-s-1 are
+    generic vectors orthogonal to a random v, so they span v's complement, which misses the
+    all-ones vector; the last s rows are generic, and any survivor set holding one of them
+    spans R^k.  ``k`` (default n - s) may be anything up to n - s; a small k makes the
+    null-space kernel's chunks small, so an enumeration makes many tasks."""
+    rng = np.random.default_rng(seed)
+    k = n - s if k is None else k
+    if not 1 <= k <= n - s:
+        raise ValueError("late_fail needs 1 <= k <= n - s")
+    v = rng.standard_normal(k)
+    head = rng.standard_normal((n - s, k))
+    head -= np.outer(head @ v, v) / (v @ v)
+    return GradientCode(np.vstack([head, rng.standard_normal((s, k))]), parse_field("real"), s)

@@ -74,7 +74,7 @@ CLI_BATCH = 4
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
 #: (at the start: "no workers"; mid-run: an incomplete run); a closed scheduler connection ends
-#: it at once
+#: it at once.  Dask setting ``gctool.lost-after`` (e.g. DASK_GCTOOL__LOST_AFTER=30s)
 LOST_AFTER_S = 10.0
 #: seconds between checks of the cluster while waiting for results
 POLL_S = 0.2
@@ -191,6 +191,25 @@ def connect_timeout() -> float:
         raise InvalidInput("the Dask setting distributed.comm.timeouts.connect must be a "
                            "positive duration")
     return float(min(value, 3600.0))
+
+
+def lost_after() -> float:
+    """Seconds a cluster may have no worker (or its scheduler not answer) before a run ends:
+    the Dask setting ``gctool.lost-after``, default :data:`LOST_AFTER_S`."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    raw = dask.config.get("gctool.lost-after", None)
+    if raw is None:
+        return LOST_AFTER_S
+    try:
+        value = parse_timedelta(raw, "s")
+    except (TypeError, ValueError, KeyError):
+        value = None
+    if value is None or not math.isfinite(value) or not 0 < value <= 86400:
+        raise InvalidInput(f"the Dask setting gctool.lost-after must be a duration between 0 "
+                           f"and 1 day, got {printable(raw, 40)!r}")
+    return float(value)
 
 
 def _probe(address: Address, timeout: float) -> None:
@@ -451,6 +470,8 @@ class _Window:
         self.last_save = time.monotonic()
         self.last_health = 0.0
         self.alone_since: float | None = None  # no worker (or no answer) since
+        self.lost_after_s = runner.lost_after_s if runner.lost_after_s is not None else (
+            lost_after())
 
     def _scatter(self) -> Any:
         return self.client.scatter(self.worker, broadcast=True, hash=False, timeout=RESULT_S)
@@ -561,10 +582,10 @@ class _Window:
             return
         if self.alone_since is None:
             self.alone_since = now
-        elif now - self.alone_since >= self.runner.lost_after_s:
+        elif now - self.alone_since >= self.lost_after_s:
             what = ("had no worker" if workers == 0 else "did not answer")
             raise self.give_up(f"the Dask scheduler {self.runner.address_text} {what} for "
-                               f"{self.runner.lost_after_s:g} s")
+                               f"{self.lost_after_s:g} s")
 
     def count_workers(self) -> int:
         """The scheduler's number of workers (-1: it did not answer within 5 s)."""
@@ -619,14 +640,14 @@ class DaskRunner:
     processes (at most the available cores) for the duration of the run.  ``key`` identifies
     the run in the checkpoint (the CLI hashes the code and options).  ``lost_after_s``: how
     long a cluster may have no worker (or its scheduler not answer) before the run ends
-    incomplete."""
+    incomplete (None: :func:`lost_after`)."""
 
     scheduler: str | None = None
     checkpoint: str | None = None
     key: str = ""
     window: int | None = None  # futures in flight (default 4 x worker threads, >= 8)
     batch: int = 1  # engine tasks per Dask task (amortises scheduling; results unchanged)
-    lost_after_s: float = LOST_AFTER_S
+    lost_after_s: float | None = None
     stats: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -669,7 +690,8 @@ class DaskRunner:
 
     def _wait_for_workers(self, client: Any) -> int:
         """Worker threads of the cluster, waiting up to ``lost_after_s`` for the first."""
-        deadline = time.monotonic() + self.lost_after_s
+        wait = self.lost_after_s if self.lost_after_s is not None else lost_after()
+        deadline = time.monotonic() + wait
         while True:
             try:
                 info = client.sync(client.scheduler.identity, n_workers=0,
@@ -681,7 +703,7 @@ class DaskRunner:
                 return threads
             if time.monotonic() >= deadline:
                 raise InvalidInput(f"the Dask scheduler {self.address_text} has no workers "
-                                   f"(none joined within {self.lost_after_s:g} s)")
+                                   f"(none joined within {wait:g} s)")
             time.sleep(POLL_S)
 
     @contextlib.contextmanager

@@ -250,7 +250,8 @@ class OracleKernel:
     """An attack oracle as a picklable kernel: it travels as its recipe (code, decoder, weights,
     tol, and whether the oracle had planned its compiled path) and is rebuilt where it runs,
     taking the same path, so every executor computes the same floats; in this process (and in
-    forked workers) the oracle it was made from is used as is."""
+    forked workers) the oracle it was made from is used as is.  The rebuilt oracle keeps the
+    original's work budget (a Dask worker does not see the client's ``--max-work``)."""
 
     code: Any
     kind: str
@@ -258,6 +259,7 @@ class OracleKernel:
     tol: float
     _oracle: Any = field(default=None, repr=False, compare=False)
     compiled: bool = False  # the original oracle planned its compiled path (set when pickled)
+    budget: float | None = None  # the original oracle's work budget (set when pickled)
 
     @staticmethod
     def of(oracle: Any) -> OracleKernel:
@@ -266,7 +268,8 @@ class OracleKernel:
 
     def __getstate__(self) -> dict[str, Any]:
         planned = self.compiled or getattr(self._oracle, "compiled", None) is not None
-        return dict(self.__dict__, _oracle=None, compiled=planned)
+        budget = getattr(self._oracle, "budget", self.budget)
+        return dict(self.__dict__, _oracle=None, compiled=planned, budget=budget)
 
     @property
     def oracle(self) -> Any:
@@ -274,6 +277,8 @@ class OracleKernel:
             from gctool.audit.oracles import make_oracle
 
             self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
+            if self.budget is not None:
+                self._oracle.budget = self.budget
         return self._oracle
 
     def _for(self, s: int) -> Any:

@@ -39,6 +39,8 @@ from gctool.engine.sweep import (
 from gctool.errors import IncompleteRun
 from gctool.model import GradientCode
 
+from corpus import late_fail
+
 CHUNK = 8
 
 
@@ -51,19 +53,6 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
     spectrum = importlib.import_module("gctool.audit.spectrum")
     monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
-
-
-def late_fail(n: int = 12, s: int = 3, seed: int = 5) -> GradientCode:
-    """Rows 0..n-s-1 are generic vectors orthogonal to a random v (so they span v's complement,
-    which misses the all-ones vector), the last s rows are generic: the only straggler set of
-    size s whose survivors cannot decode is the last one in rank order, [n-s, ..., n-1]."""
-    rng = np.random.default_rng(seed)
-    k = n - s
-    v = rng.standard_normal(k)
-    head = rng.standard_normal((n - s, k))
-    head -= np.outer(head @ v, v) / (v @ v)
-    B = np.vstack([head, rng.standard_normal((s, k))])
-    return GradientCode(B, parse_field("real"), s)
 
 
 # -- faulty runners: each wraps the local one and breaks its contract in one way ---------------
@@ -214,10 +203,10 @@ def test_a_counterexample_stops_the_run_and_is_complete() -> None:
     code = late_fail()
     B = code.B.copy()
     B[:, 0] = 0.0
-    B[[1, 2, 3], 0] = 1.0  # [0, 1, 2, 3] ... the sets containing 1, 2, 3 fail early
+    B[[1, 2, 3], 0] = 1.0  # only workers 1, 2, 3 hold partition 0: [1, 2, 3] fails early
     early = GradientCode(B, parse_field("real"), 3)
     rep = verify(early, method="exhaustive", runner=run_ordered)
-    assert rep.ok is False and rep.checked < 220
+    assert rep.ok is False and rep.counterexample == [1, 2, 3] and rep.checked < 220
 
 
 def test_a_summary_with_a_false_count_is_refused() -> None:

@@ -400,3 +400,23 @@ def test_checkpoint_write_failure_is_invalid_input(tmp_path: pathlib.Path) -> No
     good = tmp_path / "good.ckpt"
     Checkpoint(good).save()
     assert Checkpoint(good).runs == {}
+
+
+def test_a_rebuilt_oracle_keeps_the_clients_work_budget() -> None:
+    """A Dask worker does not see the client's --max-work: the oracle rebuilt there from its
+    recipe keeps the original's budget (else a worker that runs many tasks of a large attack
+    would stop at the default budget of its own process)."""
+    import pickle
+
+    from gctool.audit.oracles import make_oracle
+    from gctool.audit.sweep import OracleKernel
+    from gctool.limits import max_work, set_max_work
+
+    set_max_work(1e13)
+    try:
+        kernel = OracleKernel.of(make_oracle(ok_code(), "optimal", None, 1e-9))
+        blob = pickle.dumps(kernel)
+    finally:
+        set_max_work(None)
+    assert max_work() != 1e13  # the "worker process": the default budget
+    assert pickle.loads(blob).oracle.budget == 1e13
