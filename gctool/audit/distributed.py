@@ -624,6 +624,9 @@ class _Window:
                 if self.feed.drain():
                     return
         finally:
+            from gctool.engine.sweep import covered
+
+            self.stats["unmerged"] = sum(covered(r) or 0 for r in self.feed.results.values())
             if self.ck is not None:
                 self.ck.save()  # first: whatever happens while shutting down, keep the work
             with contextlib.suppress(BaseException):
@@ -668,6 +671,16 @@ class DaskRunner:
                     "check only the missing ranges")
         return "rerun (with --checkpoint FILE a rerun after a fault resumes where it stopped)"
 
+    def unmerged_note(self) -> str:
+        """After an interrupt: the sets that finished on the cluster but could not be merged
+        yet (results arrive in any order, the fold takes them in rank order), or ""."""
+        sets = int(self.stats.get("unmerged", 0) or 0)
+        if not sets:
+            return ""
+        kept = ("saved in the checkpoint" if self.checkpoint
+                else "not saved: no --checkpoint")
+        return f"{sets:,} more sets had finished out of order on the cluster ({kept})"
+
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:
         require_dask()
@@ -675,7 +688,7 @@ class DaskRunner:
         fingerprint = _fingerprint(self.key, worker, tasks)
         done = ck.done(fingerprint) if ck is not None else {}
         self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
-                          dask_tasks=0, lost=0)
+                          dask_tasks=0, lost=0, unmerged=0)
         feed = _InOrder(on_result, len(tasks))
         if ck is not None:
             for i, summary in sorted(ck.entries(fingerprint, tasks, worker).items()):

@@ -92,13 +92,20 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")
                 return f(*args, runner=None, **kwargs)
             from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask, silence_logs
+            from gctool.errors import SearchInterrupted
 
             require_dask()
             silence_logs()  # for the whole process: Dask logs even while the client closes
             key = _run_key(command, kwargs) if checkpoint else command
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
                                 batch=CLI_BATCH)
-            return f(*args, runner=runner, **kwargs)
+            try:
+                return f(*args, runner=runner, **kwargs)
+            except SearchInterrupted as exc:  # the count is of the sets merged in rank order
+                note = runner.unmerged_note()
+                if not note:
+                    raise
+                raise SearchInterrupted(f"{exc.summary}; {note}") from None
 
         return wrapper
 

@@ -420,3 +420,32 @@ def test_a_rebuilt_oracle_keeps_the_clients_work_budget() -> None:
         set_max_work(None)
     assert max_work() != 1e13  # the "worker process": the default budget
     assert pickle.loads(blob).oracle.budget == 1e13
+
+
+@dataclass
+class LateFirst:
+    """Task 0 finishes last: the others wait, finished, for the fold."""
+
+    def run(self, task: Any) -> Any:
+        from gctool.engine.sweep import PeakSummary
+
+        if task[0] == 0:
+            time.sleep(1.0)
+        return PeakSummary(task[0], task[2] - task[1], [(0.0, [task[1]])])
+
+
+def test_an_interrupt_counts_the_sets_that_finished_out_of_order(cluster: Any) -> None:
+    """M6 of review 2: an interrupt's summary counts the merged sets; the runner also says how
+    many sets had finished out of rank order (not merged, kept in a checkpoint if any)."""
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="m6", batch=1)
+    tasks = [(i, 10 * i, 10 * i + 10) for i in range(6)]
+
+    def on_result(i: int, r: Any) -> bool:
+        raise KeyboardInterrupt  # at the first merge (task 0, which came last)
+
+    with pytest.raises(KeyboardInterrupt):
+        runner(LateFirst(), tasks, 1, on_result)
+    sets = runner.stats["unmerged"]  # tasks 1..5 minus any queued behind task 0
+    assert sets in (10, 20, 30, 40, 50)
+    assert runner.unmerged_note() == (f"{sets} more sets had finished out of order on the "
+                                      "cluster (not saved: no --checkpoint)")
