@@ -6,6 +6,13 @@
 diagnostics are identical.  The callback returns True to stop early; the remaining tasks are
 then cancelled (the pool is terminated).
 
+* A worker process that dies (killed, or by the out-of-memory killer) breaks the pool
+  (:class:`concurrent.futures.ProcessPoolExecutor` reports it at once; a plain
+  ``multiprocessing.Pool`` would wait for its task forever): the tasks not yet folded run again
+  on a new pool, at most :data:`RETRIES` times, then the runner gives up
+  (:class:`gctool.engine.sweep.LostTasks`: the fold ends the run incomplete, exit 2).
+* At most :data:`AHEAD` tasks per process are submitted ahead of the fold.
+
 * Worker processes are forked where the platform allows it (the worker object is inherited,
   not pickled); elsewhere they are spawned and the worker object is pickled once per process.
 * Workers ignore SIGINT (:func:`gctool._signals.worker_init`): Ctrl-C (and SIGTERM/SIGHUP under
@@ -17,9 +24,12 @@ then cancelled (the pool is terminated).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
 from gctool._signals import worker_init
@@ -67,6 +77,12 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+#: new pools after a worker process died, before the run ends incomplete
+RETRIES = 2
+#: tasks submitted ahead of the fold, per process
+AHEAD = 4
+
+
 def run_ordered(
     worker: Worker,
     tasks: Sequence[T],
@@ -80,11 +96,49 @@ def run_ordered(
             if on_result(i, worker.run(task)):
                 return
         return
-    pool = _context().Pool(min(jobs, len(tasks)), initializer=_init, initargs=(worker,))
-    try:
-        for i, result in enumerate(pool.imap(_call, tasks, chunksize=1)):
-            if on_result(i, result):
-                return
-    finally:
-        pool.terminate()
-        pool.join()
+    done, broken = [0], 0  # tasks folded (updated as they are); pools lost with a process
+    while done[0] < len(tasks):
+        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(),
+                                   initializer=_init, initargs=(worker,))
+        try:
+            if _fold(pool, tasks, done, jobs, on_result):
+                return  # stopped by the callback
+        except BrokenProcessPool:
+            broken += 1
+            if broken > RETRIES:
+                from gctool.engine.sweep import LostTasks
+
+                raise LostTasks(range(done[0], len(tasks)),
+                                f"a worker process died {broken} times (killed, or out of "
+                                "memory)", "rerun with fewer --jobs (less memory)") from None
+        finally:
+            _terminate(pool)
+
+
+def _fold(pool: ProcessPoolExecutor, tasks: Sequence[Any], done: list[int], jobs: int,
+          on_result: Callable[[int, Any], bool]) -> bool:
+    """Fold the tasks from ``done[0]`` on through ``pool``, counting them in ``done[0]``;
+    True when the callback stopped the run."""
+    window: dict[int, Future[Any]] = {}
+    nxt = done[0]
+    while done[0] < len(tasks):
+        while nxt < len(tasks) and nxt - done[0] < AHEAD * jobs:
+            window[nxt] = pool.submit(_call, tasks[nxt])
+            nxt += 1
+        result = window.pop(done[0]).result()
+        done[0] += 1
+        if on_result(done[0] - 1, result):
+            return True
+    return False
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: pending tasks cancelled, running ones killed (early stop, Ctrl-C)."""
+    procs = dict(getattr(pool, "_processes", None) or {})  # (the executor has no public way)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs.values():
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in procs.values():
+        with contextlib.suppress(Exception):
+            proc.join(5)

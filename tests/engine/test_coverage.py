@@ -275,3 +275,47 @@ def test_the_cli_ends_an_incomplete_run_in_one_line(tmp_path: Any, command: list
     assert res.stdout == ""
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("gctool: error: incomplete run, no verdict: checked ")
+
+
+@dataclasses.dataclass
+class Dying:
+    """Kills its own process on task ``victim`` (every time, or once: a marker file)."""
+
+    inner: Any
+    victim: int
+    marker: str | None = None
+
+    @property
+    def source(self) -> Any:
+        return self.inner.source
+
+    def run(self, task: Any) -> Any:
+        import os
+        import signal
+
+        if task[0] == self.victim and (self.marker is None or not os.path.exists(self.marker)):
+            if self.marker is not None:
+                open(self.marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+        return self.inner.run(task)
+
+
+class _Sum:
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        return S.sum(axis=1).astype(float)
+
+
+def test_a_dead_local_worker_process_is_replaced(tmp_path: Any) -> None:
+    """A local pool whose worker process is killed runs the unfolded tasks on a new pool (a
+    plain multiprocessing.Pool would wait forever); a worker that always dies ends the run
+    incomplete."""
+    tasks = rank_tasks(84, 10)
+    ref = WorstFold()
+    run_folded(PeakWorker(LexSource(9, 3), _Sum()), tasks, ref)
+    once = WorstFold()
+    run_folded(Dying(PeakWorker(LexSource(9, 3), _Sum()), 4, str(tmp_path / "died")), tasks,
+               once, jobs=2)
+    assert (tmp_path / "died").exists()
+    assert (once.error, once.stragglers, once.checked) == (ref.error, ref.stragglers, 84)
+    with pytest.raises(IncompleteRun, match="a worker process died 3 times"):
+        run_folded(Dying(PeakWorker(LexSource(9, 3), _Sum()), 4), tasks, WorstFold(), jobs=2)
