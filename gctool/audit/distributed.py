@@ -89,7 +89,7 @@ RETRIES = 5
 MAX_ADDRESS = 1000
 #: a Dask handshake is a few hundred bytes; a first frame length above this is not Dask's
 MAX_HANDSHAKE = 1 << 20
-_SCHEMES = ("tcp", "tls", "ws", "wss")
+_PROTOCOLS = ("tcp", "tls", "ws", "wss")
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?\Z")
 
 
@@ -105,15 +105,15 @@ def require_dask() -> None:
 # -- the scheduler address --------------------------------------------------------------------
 @dataclass(frozen=True)
 class Address:
-    """A checked scheduler address: ``scheme://host:port``."""
+    """A checked scheduler address: ``protocol://host:port``."""
 
-    scheme: str
+    protocol: str
     host: str
     port: int
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
+        return f"{self.protocol}://{host}:{self.port}"
 
 
 def _shown(address: str) -> str:
@@ -132,15 +132,15 @@ def check_address(address: str) -> Address:
     if not address.isascii() or not address.isprintable() or any(c.isspace() for c in address):
         raise InvalidInput(f"scheduler address {bad} contains spaces, control or non-ASCII "
                            "characters; expected tcp://HOST:PORT")
-    scheme, sep, rest = address.partition("://")
+    protocol, sep, rest = address.partition("://")
     if not sep:
-        scheme, rest = "tcp", address
-    scheme = scheme.lower()
-    if scheme not in _SCHEMES:
+        protocol, rest = "tcp", address
+    protocol = protocol.lower()
+    if protocol not in _PROTOCOLS:
         why = {"inproc": "in-process addresses only work inside one Python process",
-               "ucx": "UCX is not supported by gctool"}.get(scheme, "unknown protocol")
+               "ucx": "UCX is not supported by gctool"}.get(protocol, "unknown protocol")
         raise InvalidInput(f"scheduler address {bad}: {why}; expected tcp://HOST:PORT "
-                           f"(or {', '.join(s + '://' for s in _SCHEMES[1:])})")
+                           f"(or {', '.join(s + '://' for s in _PROTOCOLS[1:])})")
     if rest.startswith("["):
         host, close, port_text = rest[1:].partition("]")
         if not close or not port_text.startswith(":"):
@@ -155,15 +155,15 @@ def check_address(address: str) -> Address:
         host, colon, port_text = rest.rpartition(":")
         if not colon:
             raise InvalidInput(f"scheduler address {bad} has no port; expected "
-                               f"{scheme}://HOST:PORT")
+                               f"{protocol}://HOST:PORT")
         if not _HOST.match(host):
             raise InvalidInput(f"scheduler address {bad}: {printable(host, 60)!r} is not a host "
                                "name or IPv4 address")
     if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
         raise InvalidInput(f"scheduler address {bad}: the port must be a number in 1..65535")
-    if scheme in ("tls", "wss"):
+    if protocol in ("tls", "wss"):
         _check_tls(bad)
-    return Address(scheme, host, int(port_text))
+    return Address(protocol, host, int(port_text))
 
 
 def _check_tls(shown: str) -> None:
@@ -748,7 +748,7 @@ def _connect(address: Address) -> Any:
     from distributed import Client
 
     timeout = connect_timeout()
-    if address.scheme == "tcp":
+    if address.protocol == "tcp":
         _probe(address, timeout)
     client = Client.__new__(Client)
     try:
