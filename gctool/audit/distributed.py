@@ -832,12 +832,17 @@ def _stderr_kept_from_children() -> Iterator[None]:
         yield
         return
     try:
+        on_fd2 = stream.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        on_fd2 = False  # (captured: it does not write to the descriptor)
+    try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 2)
         os.close(null)
-        sys.stderr = open(saved, "w", buffering=1, closefd=False,  # noqa: SIM115
-                          encoding=getattr(stream, "encoding", None) or "utf-8",
-                          errors="backslashreplace")
+        if on_fd2:
+            sys.stderr = open(saved, "w", buffering=1, closefd=False,  # noqa: SIM115
+                              encoding=getattr(stream, "encoding", None) or "utf-8",
+                              errors="backslashreplace")
     except OSError:
         os.close(saved)
         yield
@@ -845,12 +850,15 @@ def _stderr_kept_from_children() -> Iterator[None]:
     try:
         yield
     finally:
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
+        replacement, sys.stderr = sys.stderr, stream
         with contextlib.suppress(OSError):
             os.dup2(saved, 2)
-        os.close(saved)
-        sys.stderr = stream
+        with contextlib.suppress(Exception):
+            replacement.flush()
+        # a progress display started meanwhile (rich's Live) keeps the replacement and puts it
+        # back when it stops: then its descriptor stays open (one descriptor), else it is closed
+        if replacement is stream or sys.getrefcount(replacement) <= 2:
+            os.close(saved)
 
 
 def _close_cluster(cluster: Any) -> None:

@@ -635,10 +635,11 @@ class _Service:
 
 
 def _children(pid: int, workers_only: bool) -> list[int]:
-    try:
-        kids = [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
+    """The child processes of ``pid`` (started by any of its threads)."""
+    kids = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            kids += [int(x) for x in (task / "children").read_text().split()]
     if not workers_only:
         return kids
     return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
