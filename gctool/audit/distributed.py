@@ -462,7 +462,7 @@ class _Window:
         self.runner, self.client, self.worker, self.tasks = runner, client, worker, tasks
         self.feed, self.ck, self.done = feed, ck, done
         self.stats = runner.stats
-        self.remote = self._scatter()
+        self.remote: Any = None  # the worker object on the cluster (scattered when needed)
         self.queue = iter([i for i in range(feed.nxt, len(tasks)) if i not in feed.results])
         self.retry: list[list[int]] = []  # lost groups, to submit before anything new
         self.tries: dict[int, int] = {}  # first task of a group -> times lost
@@ -494,8 +494,8 @@ class _Window:
         group = [i for i in self._group() if i < self.feed.stop_at]
         if not group:
             return None
-        if self.remote.status != "finished":  # every copy of the code was lost with its workers
-            try:
+        if self.remote is None or self.remote.status != "finished":  # not yet sent, or every
+            try:  # copy was lost with its workers
                 if self.count_workers() <= 0:
                     raise TimeoutError  # (scatter would wait for one)
                 self.remote = self._scatter()
@@ -555,7 +555,9 @@ class _Window:
     def cancel_after(self, i: int) -> None:
         late = [g for g, group in self.futures.items() if group[0] > i]
         self.stats["cancelled"] += len(late)
-        self.client.cancel(late)
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):
+                self.client.cancel(late)
         for g in late:
             self.futures.pop(g, None)
         self.retry = [g for g in self.retry if g[0] <= i]
