@@ -26,6 +26,16 @@ def report(text: str) -> dict[str, Any]:
     return entry["report"]
 
 
+def no_report(text: str) -> bool:
+    """The ``--json`` output of a run that ended in an error: an envelope whose files carry
+    their errors and no report (checked), or nothing at all (usage errors stop before it)."""
+    if text == "":
+        return True
+    doc = envelope(text)
+    assert not doc["ok"] and all("report" not in f and "error" in f for f in doc["files"]), doc
+    return True
+
+
 def loads(text: str) -> Any:
     """A ``--json`` document as tests of one report read it: the report of a one-file
     envelope (the envelope checked), any other document as it is."""

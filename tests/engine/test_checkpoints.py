@@ -256,7 +256,9 @@ def test_the_cli_refuses_an_edited_checkpoint_in_one_line(cluster: Any, tmp_path
     VERIFY_EDITS[edit](doc)
     ck.write_text(json.dumps(doc))
     res = CliRunner().invoke(cli, args)
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    envelope = json.loads(res.stdout)  # --json: the envelope carries the file's error, no report
+    assert envelope["ok"] is False and "report" not in envelope["files"][0]
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("gctool: error: cannot use checkpoint "), line
 
