@@ -722,8 +722,10 @@ class DaskRunner:
             time.sleep(POLL_S)
 
     @contextlib.contextmanager
-    def _client(self, jobs: int) -> Iterator[Any]:
-        """A client of the scheduler, or of a LocalCluster started for this run."""
+    def _client(self, jobs: int, at_most_cores: bool = True) -> Iterator[Any]:
+        """A client of the scheduler, or of a LocalCluster of ``jobs`` processes started for
+        this run (at most the available cores unless ``at_most_cores`` is false: ``train``
+        places its n logical workers on as many processes as it is asked for)."""
         address = None if self.scheduler is None else check_address(self.scheduler)
         if address is not None:
             client = _connect(address)
@@ -733,7 +735,7 @@ class DaskRunner:
                 _abandon(client)
             return
         with _stderr_kept_from_children():
-            cluster = _local_cluster(jobs)
+            cluster = _local_cluster(jobs, at_most_cores)
             try:
                 client = _connect_local(cluster)
                 try:
@@ -785,16 +787,17 @@ def _connect_local(cluster: Any) -> Any:
 _WORKER_ENV = {"DASK_LOGGING__DISTRIBUTED": "critical"}
 
 
-def _local_cluster(jobs: int) -> Any:
+def _local_cluster(jobs: int, at_most_cores: bool = True) -> Any:
     """A LocalCluster of ``jobs`` single-threaded worker processes (at most the available
-    cores, as for the local engine) on 127.0.0.1, without a dashboard.  Signals that arrive
-    while it starts are deferred: once it has started it is closed and the signal honoured."""
+    cores, as for the local engine, when ``at_most_cores``) on 127.0.0.1, without a
+    dashboard.  Signals that arrive while it starts are deferred: once it has started it is
+    closed and the signal honoured."""
     import dask
     from distributed import LocalCluster
 
     from gctool.engine.parallel import available_cores
 
-    workers = max(1, min(int(jobs), available_cores()))
+    workers = max(1, min(int(jobs), available_cores()) if at_most_cores else int(jobs))
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {},
                **({} if os.environ.get("GCTOOL_DEBUG") else _WORKER_ENV))
     cluster = None

@@ -64,11 +64,13 @@ def quiet_dask() -> Iterator[None]:
 @contextlib.contextmanager
 def dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
     """A client of ``scheduler``, or of a LocalCluster of ``jobs`` worker processes on
-    127.0.0.1 started (and closed) for the run."""
+    127.0.0.1 started (and closed) for the run (not capped at the cores: the caller bounds
+    ``jobs`` by the number of logical workers)."""
     from gctool.audit.distributed import DaskRunner
 
     require_dask()
-    with quiet_dask(), DaskRunner(scheduler=scheduler)._client(jobs) as client:
+    with quiet_dask(), DaskRunner(scheduler=scheduler)._client(jobs, at_most_cores=False) \
+            as client:
         yield client
 
 
