@@ -12,7 +12,8 @@ sequence) the lexicographic rank of ``c_0 < ... < c_{s-1}`` is
 Public API (shared with ``attack``):
 
 * :func:`count_sets` - ``C(n, s)``
-* :func:`unrank_lex` - ranks -> sets, vectorised; :func:`unrank_one`
+* :func:`unrank_lex` / :func:`rank_lex` - ranks <-> sets, vectorised (a checkpoint's sets are
+  checked against their task's range by rank); :func:`unrank_one`
   for a single rank
 * :func:`rank_ranges` - split ``[start, stop)`` into chunks
 * :func:`guided_ranges` - the same in shrinking chunks (threads that finish together)
@@ -79,6 +80,17 @@ def unrank_one(n: int, s: int, rank: int) -> list[int]:
         out.append(c)
         c += 1
     return out
+
+
+def rank_lex(n: int, S: np.ndarray) -> np.ndarray:
+    """Lexicographic ranks of sorted sets ``S`` (b, s) among the s-subsets of ``range(n)``."""
+    S = np.asarray(S, dtype=np.int64)
+    s = S.shape[1]
+    total = comb(n, s)
+    acc = np.zeros(S.shape[0], dtype=np.int64)
+    for i in range(s):
+        acc += _binom_table(n, s - i)[n - 1 - S[:, i]]
+    return (total - 1) - acc
 
 
 def rank_ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:

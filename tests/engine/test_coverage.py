@@ -320,3 +320,17 @@ def test_a_dead_local_worker_process_is_replaced(tmp_path: Any) -> None:
     assert (once.error, once.stragglers, once.checked) == (ref.error, ref.stragglers, 84)
     with pytest.raises(IncompleteRun, match="a worker process died 3 times"):
         run_folded(Dying(PeakWorker(LexSource(9, 3), _Sum()), 4), tasks, WorstFold(), jobs=2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 14), data=st.data())
+def test_rank_lex_agrees_with_the_reference(n: int, data: st.DataObject) -> None:
+    """The ranks a checkpoint's sets are checked with (engine.enumeration.rank_lex) against
+    the one-set-at-a-time reference of tests/oracles.py."""
+    from gctool.engine.enumeration import rank_lex
+
+    from oracles import lex_rank
+
+    s = data.draw(st.integers(1, n))
+    S = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=s, max_size=s)))
+    assert int(rank_lex(n, np.array([S]))[0]) == lex_rank(n, S)
