@@ -179,9 +179,9 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
     from distributed import Client, LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    where = {"host": "127.0.0.1"} if processes else {}  # else in-process (no network)
+    # threads of this process still talk TCP on loopback (gctool refuses inproc:// addresses)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                      dashboard_address=None, **where) as lc, \
+                      dashboard_address=None, host="127.0.0.1", protocol="tcp") as lc, \
             Client(lc, set_as_default=False) as client:
         yield lc.scheduler_address, client
 

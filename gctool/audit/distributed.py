@@ -59,9 +59,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput, printable
+
+if TYPE_CHECKING:  # (the optional extra gctool[dask])
+    from distributed import Client, Future, LocalCluster
 
 MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
@@ -391,7 +394,7 @@ def check_checkpoint_path(path: str | os.PathLike[str]) -> None:
         raise InvalidInput(f"cannot use checkpoint {printable(path, 200)}: it is {kind}")
 
 
-def _encode(result: Any) -> Any:
+def _encode(result: Any) -> dict[str, Any]:
     from gctool.audit.sweep import summary_record
 
     return summary_record(result)
@@ -473,7 +476,7 @@ class _Window:
         self.lost_after_s = runner.lost_after_s if runner.lost_after_s is not None else (
             lost_after())
 
-    def _scatter(self) -> Any:
+    def _scatter(self) -> Future:
         return self.client.scatter(self.worker, broadcast=True, hash=False, timeout=RESULT_S)
 
     def _group(self) -> list[int]:
@@ -489,7 +492,7 @@ class _Window:
                 break
         return group
 
-    def submit(self) -> Any:
+    def submit(self) -> Future | None:
         """Submit the next group of tasks; None when there is nothing to submit now."""
         group = [i for i in self._group() if i < self.feed.stop_at]
         if not group:
@@ -746,7 +749,7 @@ class DaskRunner:
                 _close_cluster(cluster)
 
 
-def _connect(address: Address) -> Any:
+def _connect(address: Address) -> Client:
     """A client of the scheduler at ``address``, within the connect timeout; every failure is
     one line (InvalidInput)."""
     from distributed import Client
@@ -771,7 +774,7 @@ def _connect(address: Address) -> Any:
     return client
 
 
-def _connect_local(cluster: Any) -> Any:
+def _connect_local(cluster: LocalCluster) -> Client:
     from distributed import Client
 
     client = Client.__new__(Client)
@@ -787,7 +790,7 @@ def _connect_local(cluster: Any) -> Any:
 _WORKER_ENV = {"DASK_LOGGING__DISTRIBUTED": "critical"}
 
 
-def _local_cluster(jobs: int, at_most_cores: bool = True) -> Any:
+def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
     """A LocalCluster of ``jobs`` single-threaded worker processes (at most the available
     cores, as for the local engine, when ``at_most_cores``) on 127.0.0.1, without a
     dashboard.  Signals that arrive while it starts are deferred: once it has started it is
@@ -814,6 +817,7 @@ def _local_cluster(jobs: int, at_most_cores: bool = True) -> Any:
             _close_cluster(cluster)
         signal.raise_signal(pending[0])  # now the usual handler ends the run (130/143)
         raise KeyboardInterrupt  # (a handler that does not raise: stop anyway)
+    assert cluster is not None  # (started, or its exception was raised)
     return cluster
 
 

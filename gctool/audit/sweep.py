@@ -340,7 +340,7 @@ def summary_record(summary: Any) -> dict[str, Any]:
     return record(summary if settle_it is None else settle_it())
 
 
-def summary_from_record(blob: Any, task: Task, worker: Any) -> Any:
+def summary_from_record(blob: Any, task: Task, worker: Any) -> object:
     """The summary a checkpoint recorded for ``task`` of ``worker``'s run, rebuilt by its
     type's ``from_record`` after checking every field against the task (ValueError says what
     does not fit); the type must be one the worker returns."""
