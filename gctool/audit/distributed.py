@@ -47,6 +47,9 @@ MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
 #: on a 2-core LocalCluster (3-5 chunks per task needed for < 5 %), so 4 chunks per Dask
 #: task keep the overhead near 5 %
 CLI_BATCH = 4
+#: with ``DaskRunner.guided``, at most this many batches in one Dask task (a task runs its
+#: engine tasks to the end even after a counterexample, so a cap bounds the waste)
+GUIDED_MAX = 8
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 
@@ -157,18 +160,29 @@ class _Window:
         self.ck, self.done = ck, done
         self.stats = runner.stats
         self.remote = client.scatter(worker, broadcast=True, hash=False)
-        self.queue = iter([i for i in range(feed.nxt, len(tasks)) if i not in feed.results])
+        todo = [i for i in range(feed.nxt, len(tasks)) if i not in feed.results]
+        self.queue, self.left = iter(todo), len(todo)
+        self.threads = max(1, sum(client.nthreads().values())) if runner.guided else 1
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
+
+    def size(self) -> int:
+        """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`)."""
+        batch = max(1, self.runner.batch)
+        if not self.runner.guided:
+            return batch
+        return min(GUIDED_MAX * batch, max(batch, -(-self.left // (2 * self.threads))))
 
     def submit(self) -> Any:
         """Submit the next group of tasks; None when there is nothing left to submit."""
         group: list[int] = []
+        size = self.size()
         for i in self.queue:
+            self.left -= 1
             if i >= self.feed.stop_at:
                 break
             group.append(i)
-            if len(group) >= max(1, self.runner.batch):
+            if len(group) >= size:
                 break
         if not group:
             return None
@@ -242,6 +256,11 @@ class DaskRunner:
     key: str = ""
     window: int | None = None  # futures in flight (default 4 x worker threads, >= 8)
     batch: int = 1  # engine tasks per Dask task (amortises scheduling; results unchanged)
+    #: a Dask task takes 1 / (2 x worker threads) of the engine tasks not yet submitted, at
+    #: least ``batch`` and at most ``GUIDED_MAX x batch``: large tasks first, small ones at the
+    #: end (OpenMP's guided schedule), so that the per-task overhead stays small and the workers
+    #: finish together; which engine tasks run, and the results, are the same
+    guided: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,

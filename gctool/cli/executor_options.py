@@ -67,7 +67,7 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
             require_dask()
             key = _run_key(command, kwargs) if checkpoint else command
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
-                                batch=CLI_BATCH)
+                                batch=CLI_BATCH, guided=True)
             return f(*args, runner=runner, **kwargs)
 
         return wrapper
