@@ -7,7 +7,8 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 * ``attack -s 6`` and ``attack --threshold`` (epsilon 0) on real cyclic n=40;
 * each for ``--jobs`` 1, 2, 4, ... up to the machine's cores, then on a warm local Dask
   cluster (one single-threaded worker process per core, started once, each case run once on it
-  before it is timed);
+  before it is timed; Dask tasks grouped as the CLI does; the table gives the number of Dask
+  tasks of the run's last enumeration, the last size for a threshold search);
 * the per-set CPU cost of ``verify`` real cyclic n=64 s=7 (621 M sets) against n=40 s=6, both
   with every core.
 
@@ -188,7 +189,7 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
 
 def run_case(case: Case, jobs: list[int], dask: tuple[str, Any] | None, workers: int,
              processes: bool) -> Result:
-    from gctool.audit.distributed import DaskRunner
+    from gctool.audit.distributed import CLI_BATCH, DaskRunner
 
     case.code = case.make()
     case.run(case.code, {"jobs": jobs[-1]})  # warm: kernels compiled or loaded
@@ -205,10 +206,10 @@ def run_case(case: Case, jobs: list[int], dask: tuple[str, Any] | None, workers:
         out.rows.append(row)
     if dask is not None:
         address, client = dask
-        runner = DaskRunner(scheduler=address, key=case.label)
+        runner = DaskRunner(scheduler=address, key=case.label, batch=CLI_BATCH, guided=True)
         case.run(case.code, {"runner": runner})  # warm: the workers load the kernels
-        row, report = measure(case, f"dask {workers}", {"runner": runner},
-                              client if processes else None)
+        row, report = measure(case, "", {"runner": runner}, client if processes else None)
+        row.executor = f"dask {workers} ({runner.stats.get('dask_tasks', 0)} tasks)"
         assert _same(report) == ref, f"{case.label}: Dask differs from --jobs 1"
         out.rows.append(row)
     for row in out.rows:

@@ -73,6 +73,9 @@ MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
 #: on a 2-core LocalCluster (3-5 chunks per task needed for < 5 %), so 4 chunks per Dask
 #: task keep the overhead near 5 %
 CLI_BATCH = 4
+#: with ``DaskRunner.guided``, at most this many batches in one Dask task (a task runs its
+#: engine tasks to the end even after a counterexample, so a cap bounds the waste)
+GUIDED_MAX = 8
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
@@ -466,9 +469,11 @@ class _Window:
         self.feed, self.ck, self.done = feed, ck, done
         self.stats = runner.stats
         self.remote: Any = None  # the worker object on the cluster (scattered when needed)
-        self.queue = iter([i for i in range(feed.nxt, len(tasks)) if i not in feed.results])
+        todo = [i for i in range(feed.nxt, len(tasks)) if i not in feed.results]
+        self.queue, self.left = iter(todo), len(todo)
         self.retry: list[list[int]] = []  # lost groups, to submit before anything new
         self.tries: dict[int, int] = {}  # first task of a group -> times lost
+        self.threads = 1  # worker threads of the cluster (for DaskRunner.guided; see size)
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
         self.last_health = 0.0
@@ -479,16 +484,30 @@ class _Window:
     def _scatter(self) -> Future:
         return self.client.scatter(self.worker, broadcast=True, hash=False, timeout=RESULT_S)
 
+    def size(self) -> int:
+        """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`).  The cluster's
+        threads are read from the client's cached scheduler information (no request that a
+        dying scheduler could leave unanswered)."""
+        batch = max(1, self.runner.batch)
+        if not self.runner.guided:
+            return batch
+        with contextlib.suppress(Exception):
+            workers = self.client.scheduler_info().get("workers", {})
+            self.threads = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        return min(GUIDED_MAX * batch, max(batch, -(-self.left // (2 * self.threads))))
+
     def _group(self) -> list[int]:
         if self.retry:
             self.retry.sort()
             return self.retry.pop(0)
         group: list[int] = []
+        size = self.size()
         for i in self.queue:
+            self.left -= 1
             if i >= self.feed.stop_at:
                 break
             group.append(i)
-            if len(group) >= max(1, self.runner.batch):
+            if len(group) >= size:
                 break
         return group
 
@@ -656,6 +675,11 @@ class DaskRunner:
     window: int | None = None  # futures in flight (default 4 x worker threads, >= 8)
     batch: int = 1  # engine tasks per Dask task (amortises scheduling; results unchanged)
     lost_after_s: float | None = None
+    #: a Dask task takes 1 / (2 x worker threads) of the engine tasks not yet submitted, at
+    #: least ``batch`` and at most ``GUIDED_MAX x batch``: large tasks first, small ones at the
+    #: end (OpenMP's guided schedule), so that the per-task overhead stays small and the workers
+    #: finish together; which engine tasks run, and the results, are the same
+    guided: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

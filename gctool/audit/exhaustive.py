@@ -23,6 +23,7 @@ from math import comb
 
 import numpy as np
 
+from gctool.audit import nullspace
 from gctool.audit.checks import ATTACK_REFUSALS
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
@@ -99,6 +100,8 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
         tasks = [(i, a, b) for i, (a, b) in enumerate(guided_ranges(0, stop, size, used))]
         return SizePlan(source, tasks, used, threads)
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
+    if runner is not None and size >= nullspace.COMPILED_CHUNK:  # compiled, on Dask
+        size *= nullspace.REMOTE_CHUNKS
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 
 

@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
+#: compiled chunks per task on a remote runner (Dask): a chunk's few milliseconds are below a
+#: Dask task's scheduling overhead (about 10 ms), and the CLI's runner groups 4 to 32 tasks
+#: per Dask task (:attr:`gctool.audit.distributed.DaskRunner.guided`)
+REMOTE_CHUNKS = 4
 #: sets in the first, timed chunk of an enumeration on the compiled kernels: enough that the
 #: per-chunk set-up (a millisecond or so) does not swamp the estimate of the time per set
 COMPILED_PILOT = COMPILED_CHUNK // 8

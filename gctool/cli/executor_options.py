@@ -98,7 +98,7 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
             silence_logs()  # for the whole process: Dask logs even while the client closes
             key = _run_key(command, kwargs) if checkpoint else command
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
-                                batch=CLI_BATCH)
+                                batch=CLI_BATCH, guided=True)
             try:
                 return f(*args, runner=runner, **kwargs)
             except SearchInterrupted as exc:  # the count is of the sets merged in rank order

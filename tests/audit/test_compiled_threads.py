@@ -275,3 +275,31 @@ def test_guided_ranges_cover_the_range_in_shrinking_chunks(start: int, stop: int
     assert all(b - a <= max(1, size // 4, (stop - a) // (2 * jobs)) for a, b in r)
     if jobs > 1 and stop - start > 64 * size:  # fewer threads: fewer, larger chunks
         assert len(r) < len(guided_ranges(start, stop, size, 2 * jobs))
+
+
+def test_a_remote_runner_gets_larger_tasks_of_compiled_walks(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """On a runner other than the local threads (Dask), a compiled walk's tasks hold
+    ``REMOTE_CHUNKS`` chunks (a chunk's milliseconds are below a Dask task's overhead), for
+    verify and for attack, and the results are those of the local run."""
+    from gctool.engine.parallel import run_ordered
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    seen: list[list[int]] = []
+
+    def runner(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
+        seen.append([b - a for _, a, b in tasks])
+        run_ordered(worker, tasks, 1, on_result)
+
+    code = design("cyclic", n=30, s=5, seed=1)
+    big = ns.REMOTE_CHUNKS * ns.COMPILED_CHUNK
+    local = verify(code, method="exhaustive", jobs=1)
+    remote = verify(code, method="exhaustive", runner=runner)
+    assert remote.ok == local.ok and remote.checked == local.checked
+    assert remote.diagnostics == local.diagnostics
+    assert seen and max(seen[-1]) == min(big, 142_506 - ns.COMPILED_PILOT)
+    seen.clear()
+    worst = attack(code, 5, method="exhaustive", symmetry=False, max_sets=10**7)
+    far = attack(code, 5, method="exhaustive", symmetry=False, max_sets=10**7, runner=runner)
+    assert (far.stragglers, far.error) == (worst.stragglers, worst.error)
+    assert seen and seen[-1] == [142_506]  # one task of up to REMOTE_CHUNKS chunks

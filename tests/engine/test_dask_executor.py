@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import cloudpickle
@@ -104,9 +105,13 @@ def test_verify_identical_across_executors(cluster: Any, make: Any) -> None:
     dsk, runner = run_dask(cluster, verify, code, method="exhaustive", jobs=2)
     batched = DaskRunner(scheduler=cluster.scheduler_address, key="b", batch=3)
     bat = verify(code, method="exhaustive", runner=batched)  # three engine tasks per Dask task
-    assert same(one) == same(two) == same(dsk) == same(bat)
+    guided = DaskRunner(scheduler=cluster.scheduler_address, key="g", batch=1, guided=True)
+    gui = verify(code, method="exhaustive", runner=guided)  # large Dask tasks, then small
+    assert same(one) == same(two) == same(dsk) == same(bat) == same(gui)
     assert runner.stats["tasks"] > 10
     assert batched.stats["dask_tasks"] < batched.stats["submitted"]
+    if make is ok_code:
+        assert guided.stats["dask_tasks"] < batched.stats["dask_tasks"]
     if make is fail_code:
         assert dsk.ok is False and dsk.counterexample == [0, 5, 7, 9]
     else:
@@ -449,3 +454,34 @@ def test_an_interrupt_counts_the_sets_that_finished_out_of_order(cluster: Any) -
     assert sets in (10, 20, 30, 40, 50)
     assert runner.unmerged_note() == (f"{sets} more sets had finished out of order on the "
                                       "cluster (not saved: no --checkpoint)")
+
+
+def test_guided_groups_shrink_and_cover_every_task() -> None:
+    """The guided schedule: a Dask task takes 1 / (2 x worker threads) of the engine tasks
+    left, at least ``batch`` and at most ``GUIDED_MAX x batch``; the groups are consecutive
+    and cover every task once."""
+    from gctool.audit.distributed import GUIDED_MAX, _InOrder, _Window
+
+    class Client:
+        def scatter(self, worker: Any, **kw: Any) -> Any:
+            return worker
+
+        def scheduler_info(self) -> dict[str, Any]:
+            return {"workers": {"a": {"nthreads": 2}, "b": {"nthreads": 2}}}
+
+        def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
+            return object()
+
+    tasks = [(i, 0, 0) for i in range(300)]
+    window = _Window(DaskRunner(batch=2, guided=True), Client(), None, tasks,
+                     _InOrder(lambda i, r: False, len(tasks)), None, {})
+    window.stats.update(submitted=0, dask_tasks=0)
+    window.remote = SimpleNamespace(status="finished")  # the code, already on the cluster
+    while window.submit() is not None:
+        pass
+    groups = list(window.futures.values())
+    assert [i for g in groups for i in g] == list(range(300))
+    sizes = [len(g) for g in groups]
+    assert sizes[0] == GUIDED_MAX * 2 and min(sizes[:-1]) == 2
+    assert sizes == sorted(sizes, reverse=True)  # large first, then small
+    assert any(2 < x < GUIDED_MAX * 2 for x in sizes)  # shrinking with what is left

@@ -96,7 +96,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if not threads:
-        ranges = rank_ranges(pilot, stop, size)
+        remote = compiled and run.runner is not None
+        ranges = rank_ranges(pilot, stop, size * (ns.REMOTE_CHUNKS if remote else 1))
     elif run.used_jobs == 1:  # no threads to balance: a few large chunks, since each chunk
         # costs a merge and a fold in Python (about 0.1 ms)
         ranges = rank_ranges(pilot, stop, 4 * size)
