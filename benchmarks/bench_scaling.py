@@ -43,7 +43,7 @@ from typing import Any
 from gctool._threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy: as the CLI
-os.environ["GCTOOL_MAX_WORK"] = "1e15"
+os.environ["GCTOOL_MAX_WORK"] = "300h"
 
 import readme  # noqa: E402
 

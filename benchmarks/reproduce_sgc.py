@@ -43,8 +43,9 @@ from typing import Any
 import numpy as np
 import readme
 
+from gctool.budget import Budget
 from gctool.codes import design
-from gctool.limits import set_max_work
+from gctool.sim.budget import REMEDY
 from gctool.sim.contenders import Setting
 from gctool.sim.contenders.count_gc import CountGC
 from gctool.sim.delays import parse_delay
@@ -60,7 +61,8 @@ PUBLISHED = {"london": 0.016, "canada": 0.049}
 #: base_comp (s per unit load) recorded in the authors' result files
 AUTHORS_BASE_COMP = {"london": 2.262, "canada": 2.166}
 #: work budget of each run (the M-SGC schedule at n = 256 is above the default budget)
-MAX_WORK = 1e12
+MAX_WORK = "20min"  # the --max-work of the printed commands, as BUDGET
+BUDGET = Budget(max_work=20 * 60.0)
 
 
 def searched(delay: Any, iterations: int, seed: int, scheme: str) -> tuple[int, int, int]:
@@ -84,12 +86,12 @@ def one(region: str, experiment: str, iterations: int, seed: int) -> dict[str, A
     codes = [(scheme, design(scheme, n=N, burst=B, window=W, lam=lam))
              for scheme, (B, W, lam) in params.items()]
     rep = simulate(codes, delay, iterations=iterations, seed=seed, protocol="authors", mu=MU,
-                   gc_model="best")
+                   gc_model="best", budget=BUDGET)
     rows = {r["role"]: r for r in rep.rows}
     gc, msgc = rows["gc-model"], rows["m-sgc"]
     # the gain's interval: the same draws and contenders, bootstrapped over the recorded rounds
     draws = delay.draws(iterations, N, np.random.default_rng(seed))
-    setting = Setting(mu=MU)
+    setting = Setting(mu=MU, meter=BUDGET.meter("the gain's interval", REMEDY))
     gc_run = CountGC(N, gc["s"]).run(delay.times(draws, np.full(N, gc["load"])), setting)
     m = for_code(codes[0][1], "m-sgc")
     m_run = m.run(delay.times(draws, m.loads), setting)
@@ -115,7 +117,7 @@ def one(region: str, experiment: str, iterations: int, seed: int) -> dict[str, A
         "command": f"gctool design m-sgc -n {N} --burst {B} --window {W} --lambda {lam} -o m.json; "
                    f"gctool simulate m.json --delay trace:{region} --load-model {spec} "
                    f"--protocol authors --mu {MU:g} --gc-model best --iterations {iterations} "
-                   f"--seed {seed} --max-work {MAX_WORK:g}",
+                   f"--seed {seed} --max-work {MAX_WORK}",
     }
 
 
@@ -149,7 +151,6 @@ def main() -> None:
                          "(the authors' recorded base_comp; London and Canada)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    set_max_work(MAX_WORK)
     out = [one(region, experiment, args.iterations, args.seed)
            for region in args.regions.split(",") for experiment in args.experiments.split(",")
            if experiment == "fitted" or region in AUTHORS_BASE_COMP]

@@ -8,7 +8,7 @@
   (pickles) are refused.
 * :func:`atomic_write` writes a temporary file in the target's directory, fsyncs it and renames
   it over the target, so an existing file is either fully replaced or left exactly as it was.
-* :func:`atomic_stream` does the same for output produced piece by piece (``export --decoders``
+* :func:`atomic_stream` does the same for output produced piece by piece (``export decoders``
   to NPZ): it yields a binary stream on the temporary file and renames it only when the block
   ends normally; on any error or Ctrl-C the temporary file is removed (no partial file).
 

@@ -1,7 +1,8 @@
 """``numpy`` imported on first use, for the modules the CLI loads to list schemes.
 
 Every scheme module carries its family's metadata (:class:`gctool.family.Family`) next to its
-``build``, so ``gctool --help``, ``gctool design --help`` and TAB completion import all of them.
+``build``, so the help of ``gctool`` and ``gctool design`` and TAB completion import all of
+them.
 They write ``from gctool._lazy import numpy as np``: ``np`` is a module object whose first
 attribute access imports numpy (later accesses are plain attribute look-ups), and to mypy it is
 numpy itself.  Other heavy imports of those modules go inside the functions that use them.

@@ -1,7 +1,7 @@
 """BLAS thread pinning for the command line.
 
 gctool's dense linear algebra is many small factorisations (straggler sets, batched SVDs), and
-its parallelism is processes or threads (``--jobs``).  Multi-threaded OpenBLAS/MKL on top of
+its parallelism is processes or threads (``jobs``).  Multi-threaded OpenBLAS/MKL on top of
 that, on a loaded machine, makes small SVDs many times slower, so the CLI starts BLAS with
 ``GCTOOL_BLAS_THREADS`` threads (default 1) unless ``OPENBLAS_NUM_THREADS``,
 ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` or ``BLIS_NUM_THREADS`` is already set (then that

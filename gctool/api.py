@@ -1,5 +1,5 @@
 """The public audit API: one function per audit command, returning the report that the command
-prints (``report.to_dict()`` is its ``--json`` output).
+prints (``report.to_dict()`` is its JSON output).
 
 Each function hands one request record (:mod:`gctool.request`) to the family of the code's
 scheme (:func:`gctool.family.family_of`): the matrix-code audits by default
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.family import Family, family_of
 from gctool.model import GradientCode
@@ -64,23 +65,25 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
                                f"not to scheme {code.scheme!r}", param="precision")
         from gctool.precision import check_budget
 
-        check_budget(code, r.s, jobs=r.jobs or 0)
+        check_budget(code, r.s, jobs=r.jobs or 0, budget=r.budget)
     report = family.verify(code, r)
     if r.precision is not None:
-        _precision(code, report, r.precision, r.max_error, r.tol, r.seed, r.progress, r.jobs)
+        _precision(code, report, r.precision, r.max_error, r.tol, r.seed, r.progress, r.jobs,
+                   r.budget)
     apply_gates(report, r.max_condition, r.strict)
     return report
 
 
-def _precision(code: GradientCode, report: Any, precision: str, max_error: float | None,
-               tol: float, seed: int | None, progress: Any, jobs: int | None
-               ) -> PrecisionReport:
+def _precision(code: GradientCode, report: Any, precision: str, max_error: float | None,  # noqa: PLR0913 (the options of ``precision``)
+               tol: float, seed: int | None, progress: Any, jobs: int | None,
+               budget: Budget | None) -> PrecisionReport:
     """Add the precision section to a verify or attack report (``report.precision``, at its
     ``s``), and its warning to ``report.warnings``."""
     from gctool.precision import certify, warning
 
     found = certify(code, precision, report.s, max_error=max_error, tol=tol,
-                    seed=0 if seed is None else seed, jobs=jobs or 0, progress=progress)
+                    seed=0 if seed is None else seed, jobs=jobs or 0, progress=progress,
+                    budget=budget)
     report.precision = found
     text = warning(found)
     if text is not None:  # a verify report's warnings, an attack report's notes
@@ -125,13 +128,13 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
                                param="precision")
         from gctool.precision import check_budget
 
-        check_budget(code, s, jobs=opts.jobs or 0)
+        check_budget(code, s, jobs=opts.jobs or 0, budget=opts.budget)
     one = None if straggler_set is None else tuple(straggler_set)
     report = family.attack(code, AttackRequest(opts, s=s, straggler_set=one))
     if precision is not None:
         assert isinstance(report, WorstReport)  # the matrix attack's worst case (checked above)
         found = _precision(code, report, precision, max_error, opts.tol, opts.seed,
-                           opts.progress, opts.jobs)
+                           opts.progress, opts.jobs, opts.budget)
         report.ok = report.ok and found.ok
         if not found.ok:
             report.reason = found.reason
@@ -141,7 +144,7 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
 def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
               **changes: Any) -> ThresholdReport:
     """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``; the
-    report of ``gctool attack --threshold``.
+    report of ``gctool attack`` (``threshold``).
 
     The options ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) make the
     report fail unless the threshold is proved to be at least T; ``options`` and keywords as
@@ -154,7 +157,7 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
           *, sizes: Sequence[int] | None = None, **changes: Any) -> CurveResult:
     """The worst-case error for s = 0..max_s (default n), or for the given ``sizes`` only (any
-    order, each once; they exclude ``max_s``); the report of ``gctool attack --curve`` (a
+    order, each once; they exclude ``max_s``); the report of ``gctool attack`` (``curve``) (a
     :class:`~gctool.reports.CurveReport` for matrix codes).  Each point is the worst-case
     search that :func:`attack` runs for its s (seeded with the previous point's set), so exact
     points equal ``attack``'s errors.  ``options`` and keywords as for :func:`attack`."""
@@ -165,20 +168,23 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
 # -- bound ------------------------------------------------------------------------------------
 def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,  # noqa: PLR0913 (the options of gctool bound)
           s: int | None = None, m: int | None = None, d: int | None = None,
-          epsilon: float | None = None, link: Any = None, delay: Any = None) -> BoundResult:
+          epsilon: float | None = None, link: Any = None, delay: Any = None,
+          budget: Budget | None = None) -> BoundResult:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
     report of ``gctool bound``.  Families with bounds of their own (sequential schedules,
     CodedReduce, BCC, encoded frames) report those.  ``link``/``delay``: the communication and
-    compute model of CodedReduce's time per round (CodedReduce only)."""
+    compute model of CodedReduce's time per round (CodedReduce only); ``budget`` (default
+    :meth:`Budget.default`) bounds the work."""
+    budget = Budget.default() if budget is None else budget
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
-        return family_of(code).bound(code, BoundRequest(s, d, epsilon, link, delay))
+        return family_of(code).bound(code, BoundRequest(s, d, epsilon, link, delay, budget))
     if link is not None or delay is not None:
-        raise InvalidInput("--link and --delay apply to CodedReduce files only")
+        raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
     from gctool.bounds import bounds
 
-    return bounds(None, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon)
+    return bounds(None, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon, budget=budget)
 
 
 # -- level profiles ---------------------------------------------------------------------------
@@ -187,8 +193,9 @@ def profile(code: GradientCode, levels: Sequence[int] | None = None, *,
             normalize: str = "none") -> ProfileReport:
     """Decode the level profile ``levels`` of a nested code (one level per worker), or every
     profile with the given ``level_counts`` (exactly one of them); the report of ``gctool
-    verify --profile`` (``judge``: it fails when a profile does not decode) and of ``gctool
-    attack --profile`` (``judge=False``: the error only; ``normalize="k"`` divides it by k)."""
+    verify`` with ``profile`` (``judge``: it fails when a profile does not decode) and of
+    ``gctool attack`` with ``profile`` (``judge=False``: the error only; ``normalize="k"``
+    divides it by k)."""
     if (levels is None) == (level_counts is None):
         raise InvalidInput("give either a level profile or level counts", param="levels")
     request = ProfileRequest("verify" if judge else "attack",

@@ -3,8 +3,8 @@ work as it is spent.
 
 A :class:`Budget` is a value passed down with the request, like ``runner=``: nothing is global.
 :meth:`Budget.default` builds the default one from the environment (``GCTOOL_MAX_WORK``,
-``GCTOOL_MAX_MEMORY``); the command line replaces its fields with ``--max-work`` and
-``--max-sets``.
+``GCTOOL_MAX_MEMORY``); the command line replaces its fields with ``max_work`` and
+``max_sets``.
 
 **Work is time.**  ``max_work`` is in seconds of estimated time: a computation is refused
 before it starts when its estimate, divided by the jobs that will run it, is above
@@ -35,32 +35,32 @@ from gctool.limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK
 
 #: units of estimated work (nanoseconds of one core) per second
 NS_PER_S = 1e9
-#: the units of a time budget (``--max-work 30s``, ``GCTOOL_MAX_WORK=10min``), in seconds
-TIME_UNITS: dict[str, float] = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+#: the units of a time budget (``max_work 30s``, ``GCTOOL_MAX_WORK=10min``), in seconds
+TIME_UNITS: dict[str, float] = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 def parse_time(name: str, raw: str) -> float:
-    """A time budget written with its unit (``"30s"``, ``"1.5min"``, ``"2h"``, ``"500ms"``), in
-    seconds; ``name`` (a parameter or variable) names it in the error.  A bare number was an
-    operation count (about a nanosecond each) in earlier versions: it is refused, and the
-    message says what it means now."""
+    """A time budget written with its unit (``"30s"``, ``"1.5min"``, ``"2h"``, ``"500ms"``,
+    ``"20us"``), in seconds; the error starts with ``name`` (a parameter or variable) and a
+    colon.  A bare number was an operation count (about a nanosecond each) in earlier versions:
+    it is refused, and the message says what it means now."""
     text = str(raw).strip()
     unit = next((u for u in sorted(TIME_UNITS, key=len, reverse=True) if text.endswith(u)),
                 None)
     number = text[: len(text) - len(unit)] if unit else text
     try:
-        value = float(number.strip())
+        value = float(number.strip()) if number.isascii() else math.nan  # float() reads '٣'
     except ValueError:
         value = math.nan
     if unit is None and value > 0 and math.isfinite(value):
         seconds = value / NS_PER_S
         raise InvalidInput(
-            f"{name} is a time with its unit (e.g. 30s, 10min or 2h), got {text[:40]!r}; a "
-            f"bare number counted operations in earlier versions: {value:.3g} of them is "
-            f"{format_seconds(seconds)}, i.e. {_suggest(seconds)}", param=name)
+            f"{name}: a time needs its unit (e.g. 30s, 10min or 2h), got {text[:40]!r}; a bare "
+            f"number counted operations in earlier versions: {value:.3g} of them take about "
+            f"{format_seconds(seconds)}, written {_suggest(seconds)}", param=name)
     if unit is None or not (value > 0 and math.isfinite(value)):
-        raise InvalidInput(f"{name} must be a positive time with its unit (e.g. 30s, 10min or "
-                           f"2h), got {text[:40]!r}", param=name)
+        raise InvalidInput(f"{name}: not a positive time with its unit (e.g. 30s, 10min or "
+                           f"2h): {text[:40]!r}", param=name)
     return value * TIME_UNITS[unit]
 
 
@@ -75,11 +75,11 @@ def _suggest(seconds: float) -> str:
 
 def _env_bytes(name: str, raw: str) -> float:
     try:
-        value = float(raw)
+        value = float(raw) if raw.isascii() else math.nan  # float() reads '٣' too
     except ValueError:
         value = math.nan
     if not (value > 0 and math.isfinite(value)):
-        raise InvalidInput(f"{name} must be a positive finite number of bytes, got "
+        raise InvalidInput(f"{name} must be a positive finite number, got "
                            f"{raw.strip()[:40]!r}", param=name)
     return value
 
@@ -153,15 +153,16 @@ class Budget:
             raise BudgetExceeded(
                 f"{what} needs about {format_bytes(nbytes)} of memory at once, above the memory "
                 f"budget of {format_bytes(self.max_memory)} (GCTOOL_MAX_MEMORY); {remedy}",
-                kind="memory", needed=float(nbytes), budget=self.max_memory, param=None)
+                kind="memory", needed=float(nbytes), budget=self.max_memory, param=None,
+                remedy=remedy)
 
     def check_sets(self, what: str, needed: int, remedy: str) -> None:
         """Refuse a search over ``needed`` straggler sets above an explicit ``max_sets``."""
         if self.max_sets is not None and needed > self.max_sets:
             raise BudgetExceeded(
-                f"{what} needs {needed:,} straggler sets ({needed:.2g}), above `max_sets` = "
-                f"{self.max_sets:,}; {remedy}", kind="sets", needed=float(needed),
-                budget=float(self.max_sets), param="max_sets")
+                f"{what} needs {needed:,} straggler sets ({needed:.2g}), above the set budget "
+                f"`max_sets` = {self.max_sets:,}; {remedy}", kind="sets", needed=float(needed),
+                budget=float(self.max_sets), param="max_sets", remedy=remedy)
 
     def meter(self, what: str, remedy: str, spent: float = 0.0) -> Meter:
         """A meter of work charged as it is spent against ``max_work`` (one core: a meter stops
@@ -182,7 +183,7 @@ def work_refusal(head: str, needed: float, budget: float, remedy: str) -> Budget
     """The refusal above the work budget (times in seconds), with its structured fields."""
     return BudgetExceeded(f"{head}, above the work budget of {format_seconds(budget)} "
                           f"(`max_work`, GCTOOL_MAX_WORK); {remedy}", kind="work",
-                          needed=needed, budget=budget, param="max_work")
+                          needed=needed, budget=budget, param="max_work", remedy=remedy)
 
 
 class Meter:
@@ -196,6 +197,8 @@ class Meter:
     def __init__(self, limit: float, refuse: Callable[[float, str], Exception],
                  spent: float = 0.0) -> None:
         self.limit, self.spent, self._refuse = float(limit), float(spent), refuse
+        #: charges made (the refused one included)
+        self.charges = 0
         self._lock = threading.Lock()
 
     def charge(self, work: float, what: str = "") -> None:
@@ -207,6 +210,7 @@ class Meter:
         in_task_order()
         with self._lock:
             self.spent += float(work)
+            self.charges += 1
             if self.spent > self.limit:
                 raise self._refuse(self.spent, what)
 
@@ -221,6 +225,48 @@ class Meter:
     @property
     def remaining(self) -> float:
         return max(0.0, self.limit - self.spent)
+
+
+# -- the cost model -----------------------------------------------------------------------------
+# Shared by every estimate; measured on the 2-core development machine with
+# ``benchmarks/bench_budget.py`` (costs that one algorithm alone uses sit next to it).
+#: one GF(q) multiply-add (int64 numpy / table kernels), in ns
+GF_OP_COST = 10
+#: one step of a tight interpreted loop (a counter or bit-mask update), in ns
+PY_OP_COST = 500
+#: a straggler set's system solved in a batch (the decoder's SVD with its vectors, the checks of
+#: the tolerance policy) costs this many times :func:`solve_cost` of its matrix ...
+SMALL_SOLVE_FACTOR = 6
+#: ... plus this fixed cost per set, in ns (gathering rows, batched LAPACK calls, Python per
+#: batch)
+SET_COST = 50_000
+#: fixed cost of one straggler set on the fast paths (the optimal decoder's KKT systems of
+#: size s + dim null(B), one-step decoders' weighted sums), in ns
+FAST_SET_COST = 2_500
+
+
+def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
+    """One dense factorisation (SVD, QR, elimination) of a rows x cols matrix, in ns: one per
+    multiply-add (:data:`GF_OP_COST` over GF(q))."""
+    return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
+
+
+#: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs several times
+#: faster per multiply-add than the factorisations (about 2.6e10 against 5e9 multiply-adds per
+#: second on one core of the development machine): its multiply-adds count 1/PRODUCT_SPEEDUP
+#: ns each
+PRODUCT_SPEEDUP = 4
+
+
+def product_cost(rows: int, inner: int, cols: int) -> int:
+    """The dense product of a rows x inner and an inner x cols float64 matrix, in ns."""
+    return max(1, rows * inner * cols // PRODUCT_SPEEDUP)
+
+
+def set_cost(rows: int, cols: int, finite: bool = False) -> int:
+    """One straggler set's least-squares solve or elimination over its ``rows`` survivors (a
+    ``rows x cols`` system among many of a batch), in ns."""
+    return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols, finite)
 
 
 # -- wording ------------------------------------------------------------------------------------

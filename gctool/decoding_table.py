@@ -10,7 +10,7 @@ than one chunk of it in memory, so tables larger than memory can be written:
 * the spilled arrays are then copied into their members, and ``extra`` arrays (B, support,
   meta, ...) are written as ordinary members.
 
-Hooks for ``export --decoders`` (:func:`gctool.exports.export_npz`): ``rows`` replaces the
+Hooks for ``export decoders`` (:func:`gctool.exports.export_npz`): ``rows`` replaces the
 generic decoder per chunk (the structured decoder with its checked fallback) and may return
 further per-pattern columns (``structured``), spilled like ``decodable``; ``extra`` may be a
 callable that gets the :class:`TableSummary` once the table is written (the meta records the
@@ -19,7 +19,7 @@ files.
 
 The NPZ goes to a binary stream the caller opens (placing it atomically is the caller's job,
 through :mod:`gctool._files`, like every file gctool writes); the spilled arrays live in
-anonymous temporary files.  This is the streaming back end for ``export --decoders``; the
+anonymous temporary files.  This is the streaming back end for ``export decoders``; the
 result loads with ``numpy.load`` exactly like the in-memory export.
 """
 
@@ -97,7 +97,7 @@ def write_decoding_table(  # noqa: PLR0913 (the hooks of the streamed export)
     ``rows`` and ``extra`` arrays as an NPZ archive to the binary stream ``out``, without
     materialising the table.  ``rows`` (default: the generic decoder) decodes one chunk of
     survivor sets; ``extra`` may be a callable of the summary, called after the table.
-    ``store`` converts each chunk of A to the array written (``export --dtype``)."""
+    ``store`` converts each chunk of A to the array written (``export dtype``)."""
     n, m, P = code.n, code.m, comb(code.n, s)
     size = chunk or chunk_size(code, n - s)
     dtype = np.dtype(code.field.dtype)

@@ -8,18 +8,18 @@ The library never prints and never exits; it raises these.  The CLI maps them to
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 #: a parameter named in a message: in backquotes, as the library's caller spells it
 #: (```max_sets``` ); :func:`name_params` renders them in another caller's terms (the CLI's flags)
-PARAM = re.compile(r"`([a-z_][a-z0-9_]*)`")
+PARAM = re.compile(r"(?<!`)`([a-z_][a-z0-9_]*)`(?!`)")
 
 
-def name_params(text: str, names: Mapping[str, str]) -> str:
-    """``text`` with each parameter in backquotes that ``names`` knows replaced by its name there
-    (the command line passes its flags: ``{"max_sets": "--max-sets"}``); the others stay."""
-    return PARAM.sub(lambda m: names.get(m.group(1), m.group(0)), text)
+def name_params(text: str, name: Callable[[str], str]) -> str:
+    """``text`` with each parameter in backquotes replaced by ``name(parameter)``, its name in
+    the caller's terms (the command line passes the one that spells its flags)."""
+    return PARAM.sub(lambda m: name(m.group(1)), text)
 
 
 class GctoolError(Exception):
@@ -55,15 +55,25 @@ class BudgetExceeded(InvalidInput):
 
     ``kind``: the budget ("work" in seconds, "memory" in bytes, "sets", or another count such
     as "patterns"); ``needed`` and ``budget`` in its unit (``needed`` None when unknown);
-    ``param``: the parameter that sets it (None: only the environment does); ``proved``: what a
-    threshold search had proved when it stopped (no straggler set smaller than this exceeds),
-    or None."""
+    ``param``: the parameter that sets it (None: only the environment does); ``remedy``: what
+    the message suggests after its last "; " (a caller may suggest its own instead:
+    :meth:`with_remedy`); ``proved``: what a threshold search had proved when it stopped (no
+    straggler set smaller than this exceeds), or None."""
 
     def __init__(self, message: str = "", proved: int | None = None, *,  # noqa: PLR0913 (the fields of a refusal)
                  kind: str = "work", needed: float | None = None, budget: float | None = None,
-                 param: str | None = "max_work") -> None:
+                 param: str | None = "max_work", remedy: str | None = None) -> None:
         super().__init__(message, param=param)
         self.proved, self.kind, self.needed, self.budget = proved, kind, needed, budget
+        self.remedy = remedy
+
+    def with_remedy(self, remedy: str) -> BudgetExceeded:
+        """The same refusal suggesting ``remedy`` instead of its own."""
+        text = str(self)
+        head = text[: -len(self.remedy) - 2] if self.remedy and text.endswith(
+            f"; {self.remedy}") else text
+        return type(self)(f"{head}; {remedy}", self.proved, kind=self.kind, needed=self.needed,
+                          budget=self.budget, param=self.param, remedy=remedy)
 
 
 class IncompleteRun(GctoolError):

@@ -8,53 +8,54 @@ two), then the normal equations of that basis in exact rational arithmetic.  Com
 realified: the complex row space of B_F is the real span of the rows b and i b written as
 ``[Re, Im]``, and norms are preserved.
 
-The work is bounded (:class:`ExactBudget`): beyond it the set is *undecided*, and the caller
-raises :class:`Undecided` with the diagnostic instead of guessing.
+The work is bounded (:func:`exact_meter`, one :class:`gctool.budget.Meter` per decoder): beyond
+it the set is *undecided*, and the caller raises :class:`Undecided` with the diagnostic instead
+of guessing.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from gctool.algebra.rational import integer_rows, row_basis, solve
-from gctool.engine.threads import in_task_order
+from gctool.budget import Meter
 from gctool.errors import BudgetExceeded
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
 MAX_SET_WORK = 400_000
 MAX_TOTAL_WORK = 40_000_000
-_CHARGE = threading.Lock()
 
 
 class Undecided(BudgetExceeded):
     """float64 cannot decide a straggler set and exact arithmetic is above its budget."""
 
 
-@dataclass
-class ExactBudget:
-    """The exact work of one decoder's run.  Threads of a run share it
-    (:mod:`gctool.engine.threads`): a charge waits for its task's turn, so the sets are charged
-    in enumeration order whatever the number of jobs, and is atomic."""
+def _undecided(sets: int, what: str) -> Undecided:
+    return Undecided(
+        f"float64 cannot decide {what} (a near-singular or near-tolerance system) and exact "
+        f"rational arithmetic would exceed its budget ({sets} set(s) already decided exactly); "
+        "use a finite field, a better-conditioned code, or `exact` for integer and rational "
+        "codes", kind="exact", param=None)
 
-    used: int = 0
-    sets: int = 0
 
-    def charge(self, f: int, K: int, what: str) -> None:
-        work = max(1, f * K * max(1, min(f, K)))
-        in_task_order()
-        with _CHARGE:
-            if work > MAX_SET_WORK or self.used + work > MAX_TOTAL_WORK:
-                raise Undecided(
-                    f"float64 cannot decide {what} (a near-singular or near-tolerance system) "
-                    f"and exact rational arithmetic would exceed its budget ({self.sets} "
-                    "set(s) already decided exactly); use a finite field, a better-conditioned "
-                    "code, or --exact for integer and rational codes")
-            self.used += work
-            self.sets += 1
+def exact_meter() -> Meter:
+    """The exact work of one decoder's run (big-number operations, at most
+    :data:`MAX_TOTAL_WORK`): threads of a run share it and charge it in task order, so the sets
+    are decided exactly in enumeration order whatever the number of jobs."""
+    meter = Meter(MAX_TOTAL_WORK, lambda total, what: _undecided(meter.charges - 1, what))
+    return meter
+
+
+def charge_exact(meter: Meter, f: int, K: int, what: str) -> None:
+    """Charge the exact decision of one set of ``f`` survivors (``K`` columns), or refuse it
+    (:class:`Undecided`) above :data:`MAX_SET_WORK` for one set or the meter's total."""
+    work = max(1, f * K * max(1, min(f, K)))
+    if work > MAX_SET_WORK:
+        meter.charge(0)  # in task order, like every charge
+        raise _undecided(meter.charges - 1, what)
+    meter.charge(work, what)
 
 
 def _integer_rows(rows: np.ndarray) -> list[list[int]]:

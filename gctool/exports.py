@@ -23,9 +23,9 @@ Two paths write the same arrays and meta:
 * :func:`build_export` builds everything in memory (JSON output, ``-o -``, and NPZ without
   decoders); its decoding table is capped at :data:`~gctool.limits.MAX_TABLE_ENTRIES` entries
   (about 134 MB of float64), so large tables need NPZ.
-* :func:`export_npz` streams the NPZ chunk by chunk (``gctool export -o X.npz --decoders``):
+* :func:`export_npz` streams the NPZ chunk by chunk (``gctool export -o X.npz decoders``):
   peak memory is bounded by the chunk size whatever the number of patterns, and only
-  ``--max-patterns`` (default 100,000, may be raised) limits the table.
+  ``max_patterns`` (default 100,000, may be raised) limits the table.
 """
 
 from __future__ import annotations
@@ -42,12 +42,13 @@ import numpy as np
 from gctool._signals import checkpoint
 from gctool.algebra.fields import Field
 from gctool.audit.checks import check_s
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL, check_tol, chunk_size
 from gctool.decode.table import TableDecoder, plan
 from gctool.engine.enumeration import straggler_chunks, survivors_of
 from gctool.errors import BudgetExceeded, SearchInterrupted, summarised
 from gctool.io import code_to_meta, dumps_document, encode_matrix, npz_bytes
-from gctool.limits import DEFAULT_MAX_PATTERNS, JSON_ENTRY_BYTES, MAX_TABLE_ENTRIES
+from gctool.limits import DEFAULT_MAX_PATTERNS, MAX_TABLE_ENTRIES
 from gctool.model import GradientCode
 from gctool.precision.certify import TableBound
 from gctool.precision.formats import BFLOAT16_STORAGE, Format, rounded, stored
@@ -137,35 +138,34 @@ def _base(code: GradientCode, fmt: Format | None = None
     return meta, arrays
 
 
+#: memory of one number of a JSON document built in memory (the array entry, its Python float
+#: in a list and its text)
+JSON_ENTRY_BYTES = 64
+
+
 def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool) -> int:
-    """The pattern count, after the --max-patterns budget and (in memory) the entries cap."""
+    """The pattern count, after the ``max_patterns`` budget and (in memory) the entries cap."""
     P, size = estimate_bytes(code, s)
     if P > max_patterns:
         raise BudgetExceeded(
             f"the decoding table for n = {code.n}, s = {s} has {P:,} patterns (about "
-            f"{size / 1e6:,.1f} MB); the limit is {max_patterns:,} (raise --max-patterns)"
-        )
+            f"{size / 1e6:,.1f} MB); the limit is {max_patterns:,} (raise `max_patterns`)",
+            kind="patterns", needed=P, budget=max_patterns, param="max_patterns")
     if in_memory and P * code.m * code.n > MAX_TABLE_ENTRIES:  # JSON: built in memory
         raise BudgetExceeded(
             f"the decoding table for n = {code.n}, s = {s} has {P:,} x {code.m * code.n:,} "
             f"entries (about {size / 1e6:,.1f} MB), above gctool's limit of "
-            f"{MAX_TABLE_ENTRIES:,} entries for JSON output (use .npz, which is streamed)"
-        )
+            f"{MAX_TABLE_ENTRIES:,} entries for JSON output (use .npz, which is streamed)",
+            kind="entries", needed=P * code.m * code.n, budget=MAX_TABLE_ENTRIES, param=None)
     return P
 
 
-def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory: bool
-                ) -> None:
+def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory: bool,
+                budget: Budget) -> None:
     """Refuse a table above the work budget (one system per pattern: a least-squares solve or
     elimination of (n - s) x K, or the structured decoder's O(n^2) interpolation) or, built in
     memory for JSON, above the memory budget."""
-    from gctool.limits import (
-        FAST_SET_COST,
-        GF_OP_COST,
-        check_memory,
-        check_work,
-        set_cost,
-    )
+    from gctool.budget import FAST_SET_COST, GF_OP_COST, set_cost
 
     finite = code.field.is_finite
     per = (FAST_SET_COST + code.n**2 * (GF_OP_COST if finite else 1)  # about 4 us per pattern
@@ -174,10 +174,10 @@ def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory:
             else f"one {code.n - s} x {code.B.shape[1]} system")
     what = (f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, {each} each, "
             f"{code.field})")
-    check_work(what, P * per, "export the decoders of a smaller code, or raise --max-work")
+    budget.check_work(what, P * per, "export the decoders of a smaller code, or raise `max_work`")
     if in_memory:  # JSON: the table, its Python floats and its text are in memory at once
-        check_memory(what, P * code.m * code.n * JSON_ENTRY_BYTES,
-                     "write .npz (streamed chunk by chunk) or export fewer patterns")
+        budget.check_memory(what, P * code.m * code.n * JSON_ENTRY_BYTES,
+                            "write .npz (streamed chunk by chunk) or export fewer patterns")
 
 
 def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: TableDecoder,
@@ -187,7 +187,7 @@ def _decoders_meta(code: GradientCode, s: int, P: int, use: bool, table: TableDe
         "shape": "A[p] is the zero-padded decoding vector (m = 1) or m x n matrix (m > 1)",
         **_describe(code, use, table, note),
     }
-    if bound is not None:  # --dtype: the proved error bound of exactly these decoders
+    if bound is not None:  # ``dtype``: the proved error bound of exactly these decoders
         out["precision"] = bound.record()
     return out
 
@@ -201,12 +201,14 @@ def build_export(
     tol: float = DEFAULT_TOL,
     decoder: str = "auto",
     dtype: str | None = None,
+    budget: Budget | None = None,
 ) -> Export:
-    """The export in memory (JSON output, and NPZ without ``--decoders``).  The decoding
+    """The export in memory (JSON output, and NPZ without ``decoders``).  The decoding
     table is capped at MAX_TABLE_ENTRIES entries here; :func:`export_npz` streams it.
     ``dtype`` (float32, bfloat16, float16) writes B and A in that format, with the proved
     error bound of the decoders (:mod:`gctool.precision`) in ``decoders.precision`` and per
-    pattern in ``error_bound``."""
+    pattern in ``error_bound``.  ``budget`` (default :meth:`Budget.default`) holds the table's
+    work and memory."""
     from gctool.decode import structured
 
     s = code.s if s is None else s
@@ -221,7 +223,7 @@ def build_export(
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
         use, note = plan(code, code.n - s, decoder)
-        _check_work(code, s, P, use, in_memory=True)
+        _check_work(code, s, P, use, True, Budget.default() if budget is None else budget)
         table = _Table(code, tol, use, fmt)
     patterns, A, ok, resid = table.run(s)  # summarises its own interrupts
     meta["decoders"] = _decoders_meta(code, s, P, use, table, note, table.bound)
@@ -255,6 +257,7 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     dtype: str | None = None,
+    budget: Budget | None = None,
 ) -> Streamed:
     """``build_export(code, decoders=True)`` written to the binary stream ``out`` as NPZ, chunk by
     chunk (:func:`gctool.decoding_table.write_decoding_table`): the same arrays (B, support,
@@ -275,7 +278,7 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
     with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
                     "no file written"):
         use, note = plan(code, code.n - s, decoder)
-        _check_work(code, s, P, use, in_memory=False)
+        _check_work(code, s, P, use, False, Budget.default() if budget is None else budget)
         table = TableDecoder(code, tol, use)  # keeps nothing per pattern
     bound = None if fmt is None else TableBound(code, fmt)
     done = [0]
@@ -321,6 +324,7 @@ def export(  # noqa: PLR0913 (the options of gctool export)
     decoder: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     dtype: str | None = None,
+    budget: Budget | None = None,
 ) -> ExportReport:
     """Write the export of ``code`` to ``output`` (``.npz``: NPZ, otherwise JSON; ``"-"``:
     JSON on stdout) and return what was written: the report of ``gctool export``.
@@ -328,7 +332,8 @@ def export(  # noqa: PLR0913 (the options of gctool export)
     The file is placed atomically (never a partial file).  NPZ with ``decoders`` is streamed
     (:func:`export_npz`, bounded memory); everything else is built in memory
     (:func:`build_export`).  ``report.ok`` is False when a straggler pattern of the decoding
-    table cannot decode (the file is still written).
+    table cannot decode (the file is still written).  ``budget`` (default
+    :meth:`Budget.default`) holds the table's work and memory.
     """
     from gctool._files import atomic_stream, atomic_write
     from gctool.io import is_npz_path
@@ -339,12 +344,13 @@ def export(  # noqa: PLR0913 (the options of gctool export)
     if npz and decoders:  # streamed: bounded memory, no partial file on error or Ctrl-C
         with atomic_stream(path) as out:
             streamed = export_npz(code, out, s=s, max_patterns=max_patterns, tol=tol,
-                                  decoder=decoder, progress=progress, dtype=dtype)
+                                  decoder=decoder, progress=progress, dtype=dtype,
+                                  budget=budget)
             size = _position(out)
         meta, patterns, all_ok = streamed.meta, streamed.patterns, streamed.all_decodable
     else:
         result = build_export(code, decoders=decoders, s=s, max_patterns=max_patterns,
-                              tol=tol, decoder=decoder, dtype=dtype)
+                              tol=tol, decoder=decoder, dtype=dtype, budget=budget)
         data = result.to_bytes(npz)
         atomic_write(path, data)
         meta, patterns, all_ok, size = (result.meta, result.patterns, result.all_decodable,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from gctool.algebra.fields import Field
     from gctool.bounds.approx import ApproxBound
+    from gctool.budget import Budget
     from gctool.model import GradientCode
     from gctool.params import Check
     from gctool.precision.design import PrecisionRank
@@ -65,7 +66,7 @@ class Family:
     summary: ClassVar[str] = ""
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
-    #: the fields the scheme builds over, in words (``gctool design SCHEME --help``)
+    #: the fields the scheme builds over, in words (``gctool design SCHEME``'s help)
     fields: ClassVar[str] = "any field"
     default_field: ClassVar[str] = "real"
     randomized: ClassVar[bool] = False
@@ -79,7 +80,7 @@ class Family:
     #: keys of the recorded params that ``design`` echoes in its summary (e.g. eigenvalues)
     report_keys: ClassVar[tuple[str, ...]] = ()
     examples: ClassVar[tuple[str, ...]] = ()
-    #: rows are one-round gradient-code workers, so ``--order``/``--message-size`` apply
+    #: rows are one-round gradient-code workers, so ``order``/``message_size`` apply
     orderable: ClassVar[bool] = True
     #: an exact scheme: its real/complex designs are checked against float64 before
     #: :meth:`design` returns them (approximate schemes claim no tolerance)
@@ -114,7 +115,7 @@ class Family:
     # -- construction: the scheme module's functions ---------------------------------------
     #: ``build(n, s, k, field, rng, **params) -> (B, recorded params)``
     build: ClassVar[Callable[..., tuple[np.ndarray, dict[str, Any]]]]
-    #: ``choose_field(n, s, k, **params) -> Field`` serves ``--field auto`` (e.g. cyclic-mds:
+    #: ``choose_field(n, s, k, **params) -> Field`` serves ``field`` auto (e.g. cyclic-mds:
     #: the smallest GF(q) with n | q - 1); None: the scheme cannot choose
     choose_field: ClassVar[Callable[..., Field] | None] = None
     #: ``check_params(params, n, k)``: the cross-field rule on a file's recorded params
@@ -126,13 +127,15 @@ class Family:
         field: Field | str | None = None, seed: int | None = None,
         provenance: dict[str, Any] | None = None, best_of: int | None = None,
         order: str | None = None, message_size: int | None = None,
-        precision: str | None = None, max_error: float | None = None, **params: Any,
+        precision: str | None = None, max_error: float | None = None,
+        budget: Budget | None = None, **params: Any,
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
         from gctool import __version__
         from gctool.algebra.fields import Field as FieldType
         from gctool.algebra.fields import parse_field
+        from gctool.budget import Budget
         from gctool.codes import self_check
         from gctool.codes.best_of import check_best_of
         from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
@@ -146,7 +149,8 @@ class Family:
         if "s" in self.uses:
             s = self.s_default if s is None else s
             if s is None:
-                raise InvalidInput(f"scheme {self.name!r} needs -s (the number of stragglers)")
+                raise InvalidInput(f"scheme {self.name!r} needs `s` (the number of stragglers)",
+                                   param="s")
             s = _check_int("s", s, 0, MAX_N - 1)
             if n is not None and s >= n:
                 raise DesignError(f"s = {s} must be smaller than n = {n}")
@@ -162,15 +166,16 @@ class Family:
             seed = _check_int("seed", seed, 0, MAX_SEED)
         elif self.randomized:
             seed = fresh_seed()
-        if fld is None:  # --field auto: the scheme chooses
+        if fld is None:  # ``field`` auto: the scheme chooses
             if self.choose_field is None:
                 raise InvalidInput(f"scheme {self.name!r} cannot choose a field itself: give "
-                                   "--field (real, complex, GF(p), GF(p^m))")
+                                   "`field` (real, complex, GF(p), GF(p^m))", param="field")
             fld = self.choose_field(n=n, s=s, k=k, **params)
         if best_of is not None:
             check_best_of(self, best_of, fld)
-        rank = _precision_rank(precision, max_error, best_of)
-        B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, rank)
+        budget = Budget.default() if budget is None else budget
+        rank = _precision_rank(precision, max_error, best_of, budget)
+        B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
         # A build may choose the field (``kron`` takes it from its factors) and add provenance
         # (``kron`` records both factors); both travel in reserved keys of the recorded params.
         fld = recorded.pop("_field", fld)
@@ -182,17 +187,18 @@ class Family:
                             seed if self.randomized else None, prov)
         code = self._ordered(code, own_order, order, message_size)
         if self.self_checked and not code.field.is_finite:
-            self_check(code)
+            self_check(code, budget)
         if precision is not None:
             from gctool.precision import design_check
 
-            design_check(code, precision, max_error, best_of_hint=self.accepts_best_of)
+            design_check(code, precision, max_error, best_of_hint=self.accepts_best_of,
+                         budget=budget)
         return code
 
     def _ordered(self, code: GradientCode, own: Any, order: str | None,
                  message_size: int | None) -> GradientCode:
         """``code`` with its processing order: the scheme's own (``own``, a scheme whose
-        workers send several messages) or ``--order``/``--message-size`` (a multi-message
+        workers send several messages) or ``order``/``message_size`` (a multi-message
         code)."""
         from dataclasses import replace
 
@@ -202,8 +208,8 @@ class Family:
             code = replace(code, order=normalize_order(own, code.support))
         if order is not None or message_size is not None:
             if not self.orderable:
-                raise DesignError(f"scheme {self.name!r} has no processing order (--order and "
-                                  "--message-size apply to one-round gradient codes)")
+                raise DesignError(f"scheme {self.name!r} has no processing order (`order` and "
+                                  "`message_size` apply to one-round gradient codes)")
             from gctool.order import make_order
 
             code = replace(code, order=make_order(code.support, order or "natural",
@@ -211,8 +217,8 @@ class Family:
         return code
 
     def _draw(self, n: int | None, s: int | None, k: int | None, fld: Field,  # noqa: PLR0913 (a build's inputs)
-              params: dict[str, Any], seed: int | None, best_of: int | None, rank: Any = None
-              ) -> tuple[Any, dict[str, Any], int | None]:
+              params: dict[str, Any], seed: int | None, best_of: int | None, budget: Budget,
+              rank: Any = None) -> tuple[Any, dict[str, Any], int | None]:
         """Build B and its recorded params (the best of ``best_of`` draws when given), and
         the seed to record: None when the build drew no random number."""
         import numpy as np
@@ -222,12 +228,13 @@ class Family:
         if best_of is not None:
             assert seed is not None  # best_of needs a randomized scheme, whose seed was drawn
             B, recorded = best_of_draws(
-                lambda rng: self.build(n=n, s=s, k=k, field=fld, rng=rng, **params),
+                lambda rng: self.build(n=n, s=s, k=k, field=fld, rng=rng, budget=budget,
+                                       **params),
                 seed, best_of, s, fld, rank)
             return B, recorded, seed
         rng = np.random.default_rng(seed)
         before = rng.bit_generator.state
-        B, recorded = self.build(n=n, s=s, k=k, field=fld, rng=rng, **params)
+        B, recorded = self.build(n=n, s=s, k=k, field=fld, rng=rng, budget=budget, **params)
         if rng.bit_generator.state == before:  # drew no random number: nothing to record
             seed = None
         return B, recorded, seed
@@ -278,8 +285,9 @@ class Family:
         from gctool.bounds import bounds
 
         if request.link is not None or request.delay is not None:
-            raise InvalidInput("--link and --delay apply to CodedReduce files only")
-        return bounds(code, s=request.s, d=request.d, epsilon=request.epsilon)
+            raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
+        return bounds(code, s=request.s, d=request.d, epsilon=request.epsilon,
+                      budget=request.budget)
 
     def profile(self, code: GradientCode, request: ProfileRequest) -> ProfileReport:
         """Decode level profiles (nested codes only)."""
@@ -313,8 +321,8 @@ def family_of(code: GradientCode) -> Family:
     return SCHEMES.get(code.scheme) or MATRIX
 
 
-def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None
-                    ) -> PrecisionRank | None:
+def _precision_rank(precision: str | None, max_error: float | None, best_of: int | None,
+                    budget: Budget) -> PrecisionRank | None:
     """Check ``precision``/``max_error`` before anything is built; the ranking of the
     ``best_of`` draws by their precision bound (None: by their conditioning)."""
     if precision is None and max_error is None:
@@ -322,7 +330,7 @@ def _precision_rank(precision: str | None, max_error: float | None, best_of: int
     from gctool.precision import check_design, precision_rank
 
     check_design(precision, max_error)
-    return precision_rank(precision) if best_of is not None and precision else None
+    return precision_rank(precision, budget) if best_of is not None and precision else None
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:

@@ -1,13 +1,13 @@
 """CI gates on audit reports: conditions a user adds on top of the audited property.
 
 A report that fails a gate it was asked for is not ok (``report.ok`` is False, as for
-``attack --require-tolerance``); its ``verdict`` still says what the audit itself found, and
-``report.gates["failures"]`` says which gate failed.
+``attack`` with ``require_tolerance``); its ``verdict`` still says what the audit itself
+found, and ``report.gates["failures"]`` says which gate failed.
 
-``verify --max-condition X`` fails a real/complex code whose worst condition number over the
-decoding systems exceeds X (or cannot be bounded); ``verify --strict`` fails on any numerical
-warning.  Exact arithmetic (GF(q), ``--exact``) has no condition number, so it passes both.
-``verify --precision P --max-error E`` fails when the proved error bound in P exceeds E on some
+``verify`` with ``max_condition`` X fails a real/complex code whose worst condition number over
+the decoding systems exceeds X (or cannot be bounded); with ``strict`` it fails on any numerical
+warning.  Exact arithmetic (GF(q), ``exact``) has no condition number, so it passes both.  With
+``precision`` P and ``max_error`` E it fails when the proved error bound in P exceeds E on some
 straggler set (:mod:`gctool.precision`; GF(q) codes are exact and pass).
 """
 
@@ -25,15 +25,15 @@ def numerical_gates(report: Any, max_condition: float | None = None,
     if max_condition is not None and numeric and d is not None and report.ok:
         cond = d.max_condition if d.max_condition is not None else d.condition_bound
         if cond is None:
-            failures.append(f"--max-condition {max_condition:g}: the worst condition number "
+            failures.append(f"`max_condition` {max_condition:g}: the worst condition number "
                             "was not computed, so it cannot be shown to be below the limit")
         elif cond > max_condition:
             where = (f" at stragglers {d.max_condition_stragglers}"
                      if d.max_condition_stragglers else "")
-            failures.append(f"--max-condition {max_condition:g}: worst condition number "
+            failures.append(f"`max_condition` {max_condition:g}: worst condition number "
                             f"{cond:.3g}{where} exceeds it")
     if strict:
-        failures += [f"--strict: {w}" for w in getattr(report, "warnings", [])]
+        failures += [f"`strict`: {w}" for w in getattr(report, "warnings", [])]
     return failures + precision_gates(getattr(report, "precision", None))
 
 
@@ -43,7 +43,7 @@ def precision_gates(precision: Any) -> list[str]:
     if precision is None or precision.ok:
         return []
     head = ("" if precision.max_error is None
-            else f"--max-error {precision.max_error:g}: ")
+            else f"`max_error` {precision.max_error:g}: ")
     return [head + precision.reason]
 
 

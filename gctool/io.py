@@ -311,8 +311,8 @@ def loads_json(text: str, source: str) -> Any:
 
 
 def read_json_input(path: str | os.PathLike[str], what: str) -> Any:
-    """The parsed JSON document of an input file other than a code file (``--weights``,
-    ``--p-file``, a curve file, a checkpoint): the same size cap, errors and refusals as code
+    """The parsed JSON document of an input file other than a code file (``weights``,
+    ``p_file``, a curve file, a checkpoint): the same size cap, errors and refusals as code
     files (:func:`read_text_input`, :func:`loads_json`)."""
     text, label = read_text_input(path, what)
     return loads_json(text, label)
@@ -346,8 +346,8 @@ def unicode_number(value: str) -> str | None:
 
 
 def parse_list(text: str, label: str, what: str) -> list[Any]:
-    """The one reader of list-valued options and option files (``--p-file``, ``--worker-p``,
-    ``--weights``, ``--profile``, ``--profile-file``, ``--level-counts``): a JSON document
+    """The one reader of list-valued options and option files (``p_file``, ``worker_p``,
+    ``weights``, ``profile``, ``profile_file``, ``level_counts``): a JSON document
     (text starting with ``[`` or ``{``, read by :func:`loads_json`: duplicate keys, NaN,
     lone surrogates and deep nesting refused) that must be a list, or items separated by
     commas, spaces, semicolons or newlines (``#`` starts a comment), returned as strings."""

@@ -1,8 +1,9 @@
 """Result objects of the audits.  They record what was found; rendering is the CLI's job.
 
-Every report has ``to_dict()`` with stable keys (the ``--json`` output) and ``ok``: whether the
-audited property holds and every gate asked for passes (``verify --max-condition``/``--strict``,
-``attack --require-tolerance``; the CLI turns ``ok = False`` into exit code 1).
+Every report has ``to_dict()`` with stable keys (the JSON output) and ``ok``: whether the
+audited property holds and every gate asked for passes (``verify`` with ``max_condition`` or
+``strict``, ``attack`` with ``require_tolerance``; the CLI turns ``ok = False`` into exit code
+1).
 
 ``attack`` returns one report type per mode, :class:`WorstReport`, :class:`ThresholdReport` and
 :class:`CurveReport`, on the shared base :class:`AttackReport`, with typed sub-records
@@ -153,13 +154,13 @@ class VerifyReport(Report):
     certificate: str | None = None  # statement of the structural certificate, if used
     estimate: dict[str, Any] | None = None  # work estimate made before starting
     warnings: list[str] = dc_field(default_factory=list)
-    sample: dict[str, Any] | None = None  # --sample: requested size and seed
+    sample: dict[str, Any] | None = None  # ``sample``: requested size and seed
     #: CI gates asked for (max_condition, strict) and the ones that failed (gctool.gates)
     gates: dict[str, Any] | None = None
     #: reductions not used because they hold only up to round-off ("... not used, full
     #: enumeration"); facts about the run, not warnings (no gate counts them)
     notes: list[str] = dc_field(default_factory=list)
-    #: --precision: the proved error bound in a message format (left out without it)
+    #: ``precision``: the proved error bound in a message format (left out without it)
     precision: PrecisionReport | None = dc_field(default=None, metadata=OMIT_NONE)
 
 
@@ -276,7 +277,7 @@ class AttackReport(Report):
     seed: int | None = None
     evaluations: int = 0
     notes: list[str] = dc_field(default_factory=list)
-    #: ``attack -s --precision``: the proved error bound in a message format (null without)
+    #: ``attack -s precision``: the proved error bound in a message format (null without)
     precision: PrecisionReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -369,17 +370,17 @@ class ExportReport(Report):
     all_decodable: bool | None
     ok: bool
     bytes: int
-    decoder: str | None = None  # "structured" or "generic" (with --decoders)
+    decoder: str | None = None  # "structured" or "generic" (with ``decoders``)
     fallbacks: int = 0  # patterns whose structured vector failed its check (generic used)
     note: str | None = None
-    dtype: str = "float64"  # the format of B and A in the file (--dtype)
-    #: --dtype with --decoders: the proved error bound of the written decoders (null: none)
+    dtype: str = "float64"  # the format of B and A in the file (``dtype``)
+    #: ``dtype`` with ``decoders``: the proved error bound of the written decoders (null: none)
     error_bound: float | None = None
 
 
 @dataclass
 class DesignReport(Report):
-    """What ``design -o FILE`` wrote (its ``--json`` summary; schema ``design``)."""
+    """What ``design -o FILE`` wrote (its JSON summary; schema ``design``)."""
 
     path: str
     scheme: str

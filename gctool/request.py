@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
-from gctool.limits import DEFAULT_TOL
+from gctool.limits import DEFAULT_MAX_NODES, DEFAULT_TIME_LIMIT, DEFAULT_TOL
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -39,10 +39,6 @@ ATTACK_DECODERS = ("optimal", "fixed", "natural")
 NORMALIZATIONS = ("none", "k")
 #: an attack's default random restarts of the greedy search
 DEFAULT_RESTARTS = 20
-#: an attack's default node budget of branch and bound (:mod:`gctool.audit.bnb`)
-DEFAULT_MAX_NODES = 2_000_000
-#: the MILP solver's default wall-clock cap, in seconds (:mod:`gctool.audit.milp`)
-DEFAULT_TIME_LIMIT = 60.0
 #: the MILP threshold's default resolution: errors below it count as decodable
 DEFAULT_RESOLUTION = 1e-4
 
@@ -64,7 +60,8 @@ class VerifyRequest:
     it a gate.  ``runner`` is the executor of the enumeration (None: ``jobs`` local processes,
     0 or None jobs: every core; a :class:`gctool.audit.distributed.DaskRunner`: a Dask
     cluster); results do not depend on it.  ``budget`` (a :class:`gctool.budget.Budget`; None:
-    the default from the environment) limits the work and memory."""
+    the default from the environment) limits the work and memory; ``max_sets`` becomes its set
+    cap."""
 
     s: int | None = None
     method: str = "auto"
@@ -98,6 +95,16 @@ class VerifyRequest:
             from gctool.precision import check_design
 
             check_design(self.precision, self.max_error)
+        from gctool.budget import Budget
+
+        budget = Budget.default() if self.budget is None else self.budget
+        object.__setattr__(self, "budget", budget.with_(max_sets=self.max_sets))
+
+    @property
+    def effective_budget(self) -> Budget:
+        """The request's budget (set in ``__post_init__``)."""
+        assert self.budget is not None
+        return self.budget
 
     @classmethod
     def of(cls, request: VerifyRequest | None = None, **changes: Any) -> VerifyRequest:
@@ -105,7 +112,7 @@ class VerifyRequest:
         if request is None:
             return cls(**changes)
         if not isinstance(request, VerifyRequest):
-            raise InvalidInput(f"`request` must be a VerifyRequest, got "
+            raise InvalidInput(f"request must be a VerifyRequest, got "
                                f"{type(request).__name__}", param="request")
         return replace(request, **changes) if changes else request
 
@@ -181,6 +188,8 @@ class BoundRequest:
     #: (:class:`gctool.sim.network.Link`, :class:`gctool.sim.delays.DelayModel`)
     link: Any = None
     delay: Any = None
+    #: the work and memory budget (None: :meth:`gctool.budget.Budget.default`)
+    budget: Budget | None = field(default=None, compare=False)
 
 
 __all__ = ["ATTACK_DECODERS", "ATTACK_METHODS", "DEFAULT_MAX_NODES", "DEFAULT_RESOLUTION",

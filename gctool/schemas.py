@@ -1,7 +1,7 @@
 """JSON Schemas of everything gctool writes as JSON: code files, export documents, and every
-``--json`` document.  They ship in ``gctool/schema/`` and ``gctool schema NAME`` prints them.
+JSON document of a command.  They ship in ``gctool/schema/`` and ``gctool schema NAME`` prints them.
 
-* ``code`` and ``export`` (the file formats) and ``design`` (the ``design -o FILE --json``
+* ``code`` and ``export`` (the file formats) and ``design`` (the ``design -o FILE`` JSON
   summary) are written by hand.
 * The others are generated from the report dataclasses (their ``to_dict()`` is
   ``dataclasses.asdict`` with non-finite floats as null), so they cannot drift: run
@@ -33,7 +33,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 FILES = {"code": "code-v1.schema.json", "export": "export-v1.schema.json",
          "design": "design-v1.schema.json"}
 
-#: the commands over FILE... whose --json is the envelope of gctool.cli.batch
+#: the commands over FILE... whose JSON document is the envelope of gctool.cli.batch
 ENVELOPED = ("verify", "attack", "bound")
 
 # The report classes each command may print, imported when a schema is generated.
@@ -87,14 +87,15 @@ def _export() -> tuple[type, ...]:
 
 #: generated schemas: NAME -> (title, the report classes the command may print)
 REPORTS: dict[str, tuple[str, Callable[[], tuple[type, ...]]]] = {
-    "batch": ("gctool verify/attack/bound --json", tuple),
-    "verify": ("gctool verify --json", _verify),
-    "attack": ("gctool attack --json", _attack),
-    "bound": ("gctool bound --json", _bound),
-    "show": ("gctool show --json", _show),
-    "simulate": ("gctool simulate --json", _simulate),
-    "train": ("gctool train --json", _train),
-    "export-report": ("gctool export -o FILE --json (the summary; the file itself: 'export')",
+    "batch": ("gctool verify/attack/bound JSON document", tuple),
+    "verify": ("gctool verify JSON document", _verify),
+    "attack": ("gctool attack JSON document", _attack),
+    "bound": ("gctool bound JSON document", _bound),
+    "show": ("gctool show JSON document", _show),
+    "simulate": ("gctool simulate JSON document", _simulate),
+    "train": ("gctool train JSON document", _train),
+    "export-report": ("gctool export -o FILE JSON document (the summary; the file itself: "
+                      "'export')",
                       _export),
 }
 

@@ -1,6 +1,6 @@
 """Fresh seeds.
 
-A seed gctool draws itself (a randomized design without ``--seed``, ``verify --sample``,
+A seed gctool draws itself (a randomized design without ``seed``, ``verify sample``,
 ``simulate``) is below 2**53, so every JSON reader reads it back exactly: jq 1.6, JavaScript
 and other readers that hold numbers as IEEE doubles round larger integers, and a rounded seed
 rebuilds another code.  Seeds given by the user may be up to 2**63 - 1 (older files).

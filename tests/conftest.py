@@ -12,17 +12,6 @@ from gctool.model import GradientCode
 from corpus import CRC3, GF7_B
 
 
-@pytest.fixture(autouse=True)
-def _fresh_work_budget() -> object:
-    """Every test starts with the default work budget: a CLI run in this process (CliRunner)
-    with ``--max-work`` sets the process's budget, which would otherwise reach later tests."""
-    from gctool import limits
-
-    limits.set_max_work(None)
-    yield
-    limits.set_max_work(None)
-
-
 @pytest.fixture
 def crc3() -> GradientCode:
     return GradientCode(np.array(CRC3), parse_field("real"), 1, "cyclic")

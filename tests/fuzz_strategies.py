@@ -719,10 +719,11 @@ def examples(prefix: list[str], cmd: click.Command) -> list[list[str]]:
     that run this command), with input files mapped to fixtures and outputs to ``out.*``."""
     lines: list[str] = []
     if prefix[0] == "design":
+        from gctool.cli.design import examples as scheme_examples
         from gctool.registry import SCHEMES
 
         info = SCHEMES.get(prefix[1])
-        lines = list(info.examples) if info is not None else []
+        lines = scheme_examples(info) if info is not None else []
     lines += [ln.strip() for ln in (cmd.epilog or "").splitlines()
               if ln.strip().startswith("gctool ")]
     out = []

@@ -22,6 +22,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import Arith, GFArith
+from gctool.budget import GF_OP_COST, Budget
 
 
 def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
@@ -39,7 +40,6 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     echelon forms, the rank of each A, and for each row of E the column of its pivot (-1 below
     the rank)."""
     mul, sub, inv, _ = _ops(GF)
-    check_elimination(GF, np.shape(M), unknowns)
     M = np.array(M, dtype=np.int64) if isinstance(GF, GFArith) else M.copy()
     b, R, _ = M.shape
     row = np.zeros(b, dtype=np.intp)  # next pivot row per system
@@ -66,19 +66,20 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     return M, row, pivot_col
 
 
-def check_elimination(GF: Any, shape: tuple[int, ...], unknowns: int) -> None:
-    """Every elimination over GF(q) is held to the work and memory budgets before it starts
-    (:mod:`gctool.limits`): b systems of R x C cost b R C min(R, unknowns) GF operations, and
-    the matrices, a copy and the update's temporaries are in memory at once."""
-    from gctool.limits import GF_OP_COST, check_memory, check_work
-
+def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns: int
+                      ) -> None:
+    """Refuse, before it starts, an elimination over GF(q) above the work or memory
+    ``budget``: b systems of R x C cost b R C min(R, unknowns) GF operations, and the
+    matrices, a copy and the update's temporaries are in memory at once.  The callers that
+    eliminate a whole matrix call it first; batched decoders are held by their search's
+    estimate."""
     b, R, C = (int(x) for x in shape)
     field = str(GF.fld) if isinstance(GF, GFArith) else f"GF({getattr(GF, 'order', 'q')})"
     what = (f"an exact elimination over {field} of {b:,} system(s) of {R:,} x {C:,}"
             if b > 1 else f"an exact elimination of a {R:,} x {C:,} matrix over {field}")
-    check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST,
-               "use a smaller code, or raise --max-work")
-    check_memory(what, 4 * b * R * C * 8, "use a smaller code")
+    budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST,
+                      "use a smaller code, or raise `max_work`")
+    budget.check_memory(what, 4 * b * R * C * 8, "use a smaller code")
 
 
 def solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:

@@ -16,7 +16,7 @@ MAX_POLY_TEXT = 1000
 
 def parse_poly(text: str, p: int, m: int) -> int:
     """Parse an irreducible polynomial of degree m over GF(p) (:func:`_poly_value`); it must be
-    irreducible (:func:`is_irreducible`), so ``--field`` and files refuse the same specs."""
+    irreducible (:func:`is_irreducible`), so ``field`` and files refuse the same specs."""
     value = _poly_value(text, p, m)
     if not is_irreducible(value, p, m):
         raise FieldError(f"polynomial {poly_to_str(value, p)} is reducible over GF({p}), so "

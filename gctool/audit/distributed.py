@@ -26,11 +26,11 @@ of sets).  This module only changes *where* the tasks run:
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
   into SearchInterrupted, exit 130).  Signals that arrive while a LocalCluster starts are
   deferred until it has started, then honoured (:func:`_deferred_signals`).
-* ``--checkpoint FILE``: finished tasks' summaries are recorded in a JSON file (written to a
+* ``checkpoint`` FILE: finished tasks' summaries are recorded in a JSON file (written to a
   temporary file and renamed, so it is never half-written), under a fingerprint of the run
   (the caller's key + the task list).  A rerun with the same file validates every entry against
   the run (:class:`Checkpoint`), feeds the recorded summaries and only submits the missing
-  ranges.  Several runs (e.g. every s of ``attack --curve``) may share one file.
+  ranges.  Several runs (e.g. every s of ``attack`` with ``curve``) may share one file.
 * Connecting: the address is checked before anything else (:func:`check_address`); a TCP
   scheduler is probed first (:func:`_probe`: something must listen, and answer with Dask's
   handshake within the connect timeout), so an unreachable address, a silent service or
@@ -66,7 +66,7 @@ from gctool.errors import InvalidInput, printable
 if TYPE_CHECKING:  # (the optional extra gctool[dask])
     from distributed import Client, Future, LocalCluster
 
-MISSING_EXTRA = ("--executor dask needs the optional extra 'gctool[dask]' "
+MISSING_EXTRA = ("`executor`=dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
 #: engine tasks per Dask task used by the CLI: an engine task is one kernel chunk (about
 #: 0.05-0.1 s of work); benchmarks/bench_dask.py measured 9-15 ms of scheduling per Dask task
@@ -696,9 +696,9 @@ class DaskRunner:
     def resume_hint(self) -> str:
         """What a user does after an incomplete run."""
         if self.checkpoint:
-            return (f"rerun with the same --checkpoint {printable(self.checkpoint, 100)} to "
+            return (f"rerun with the same `checkpoint` {printable(self.checkpoint, 100)} to "
                     "check only the missing ranges")
-        return "rerun (with --checkpoint FILE a rerun after a fault resumes where it stopped)"
+        return "rerun (with `checkpoint` FILE a rerun after a fault resumes where it stopped)"
 
     def unmerged_note(self) -> str:
         """After an interrupt: the sets that finished on the cluster but could not be merged
@@ -707,7 +707,7 @@ class DaskRunner:
         if not sets:
             return ""
         kept = ("saved in the checkpoint" if self.checkpoint
-                else "not saved: no --checkpoint")
+                else "not saved: no `checkpoint`")
         return f"{sets:,} more sets had finished out of order on the cluster ({kept})"
 
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,

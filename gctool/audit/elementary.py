@@ -29,9 +29,10 @@ import numpy as np
 from gctool.algebra.linalg import matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
+from gctool.budget import set_cost
 from gctool.engine.enumeration import straggler_chunks
-from gctool.errors import BudgetExceeded, SearchInterrupted
-from gctool.limits import REL_SLACK, set_cost
+from gctool.errors import SearchInterrupted
+from gctool.limits import REL_SLACK
 
 Progress = Callable[[int, int], None]
 _RTOL = REL_SLACK
@@ -57,13 +58,13 @@ def _dual_cost(oracle: OptimalOracle) -> int:
     return sum(comb(oracle.n, t) for t in range(d + 1)) + oracle.n
 
 
-def work(oracle: OptimalOracle) -> int:
+def work(oracle: OptimalOracle) -> float:
     """Estimated work of the enumeration that :func:`elementary_threshold` runs, before it
     starts: the primal's ``C(n, r - 1)`` null vectors of (r - 1) x r systems, or the dual's
     Gram probes of every set of at most d workers and the decoder on the sets of size d + 1
     (the co-rank bound; further sets, and the decoder's confirmation of a primal witness, are
     checked against the budget before each size)."""
-    from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+    from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
     if _dual_cost(oracle) < _primal_cost(oracle):
         n, d = oracle.n, oracle.n - oracle.rank
@@ -76,20 +77,17 @@ def work(oracle: OptimalOracle) -> int:
 
 def affordable(oracle: OptimalOracle, sets: int, s: int) -> bool:
     """Do ``sets`` more straggler sets of size s fit what is left of the oracle's budget?"""
-    return oracle.spent + oracle.set_work(s, sets) <= oracle.budget
+    return oracle.meter.affords(oracle.set_work(s, sets))
 
 
 def check_budget(oracle: OptimalOracle, need: int) -> None:
     """Refuse the enumeration, before it starts, when its estimated :func:`work` does not fit
     what is left of the oracle's work budget (one line with the estimate)."""
-    from gctool.limits import check_work
-
     side = "dual, sets of up to the co-rank" if _dual_cost(oracle) < _primal_cost(oracle) \
         else "primal, C(n, rank - 1) row sets"
-    check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}; {side}): "
-               f"{need:,} sets", oracle.spent + work(oracle),
-               "use --method milp, bnb or greedy, a smaller code, or raise --max-work",
-               oracle.budget)
+    oracle.budget.check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}; "
+                             f"{side}): {need:,} sets", oracle.meter.spent + work(oracle),
+                             f"use {METHODS_INSTEAD}, a smaller code, or raise `max_work`")
 
 
 def _rank(oracle: OptimalOracle) -> int:
@@ -98,18 +96,22 @@ def _rank(oracle: OptimalOracle) -> int:
     return matrix_rank(oracle.code.field, oracle.code.B)
 
 
-def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
-                         progress: Progress | None = None) -> ThresholdOutcome:
+#: the other exact methods a refusal of the elementary search suggests
+METHODS_INSTEAD = "`method`=milp, bnb or greedy"
+
+
+def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = None
+                         ) -> ThresholdOutcome:
+    """The exact threshold from the elementary vectors of range(B), within ``oracle.budget``
+    (its ``max_sets`` caps the row sets or straggler sets enumerated)."""
     n = oracle.n
     full = oracle.error([])
     if full > oracle.limit:
         return ThresholdOutcome(0, [], full, True, "elementary", 0, 1, 1,
                                 notes=["the full set of workers does not decode"])
     need = cost(oracle)
-    if need > max_sets:
-        raise BudgetExceeded(f"elementary-vector search needs C({n}, rank - 1) = {need:,} row "
-                             f"sets, above the budget of {max_sets:,}; raise --max-sets or use "
-                             "--method milp")
+    oracle.budget.check_sets(f"the elementary-vector search (n={n})", need,
+                             f"raise `max_sets`, or use {METHODS_INSTEAD}")
     check_budget(oracle, need)
     if _dual_cost(oracle) < _primal_cost(oracle):
         return dual_threshold(oracle, need, progress)
@@ -118,7 +120,7 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
     best_w, best_y, done = n + 1, None, 0
     try:
         for Z in straggler_chunks(n, r - 1, 20_000):
-            oracle.charge(Z.shape[0] * set_cost(r - 1, r, oracle.finite))
+            oracle.meter.charge(Z.shape[0] * set_cost(r - 1, r, oracle.finite))
             C, ok = _null_vectors(oracle, Q, Z)
             nz = _nonzero(oracle, C @ Q.T)  # support of y = Q c
             phi = _phi_nonzero(oracle, G, C)  # (b, m): phi_u(y) != 0
@@ -150,7 +152,7 @@ def elementary_threshold(oracle: OptimalOracle, *, max_sets: int,
         out.notes.append("numerical trouble: the elementary witness decodes under the decoder's "
                          "tolerance; the result is not certified")
     elif not oracle.finite:
-        _confirm(oracle, out, min(max_sets, CONFIRM_SETS))
+        _confirm(oracle, out, min(oracle.budget.max_sets or CONFIRM_SETS, CONFIRM_SETS))
     return out
 
 
@@ -163,7 +165,7 @@ def _confirm(oracle: OptimalOracle, out: ThresholdOutcome, budget: int) -> None:
         over_work = not affordable(oracle, comb(n, t), t)
         if checked + comb(n, t) > budget or over_work:
             out.exact, out.lower = False, t
-            limit = ("the work budget (--max-work)" if over_work
+            limit = ("the work budget (`max_work`)" if over_work
                      else f"the check budget of {budget:,}")
             out.notes.append(
                 f"float64 support tests (relative {_RTOL:g}) are not a proof and the "
@@ -322,11 +324,11 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
 
 def _screen(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
     """The sets among S (t <= d) that are not provably decodable."""
-    from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+    from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
     b, t = S.shape
     d = oracle.Qperp.shape[1]
-    oracle.charge(b * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d))))
+    oracle.meter.charge(b * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d))))
     A = oracle.Qperp[S]
     G = A @ np.conj(np.swapaxes(A, 1, 2))
     floor = oracle.sig_kept**2

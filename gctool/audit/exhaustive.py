@@ -24,11 +24,11 @@ from math import comb
 import numpy as np
 
 from gctool.audit import nullspace
-from gctool.audit.checks import ATTACK_REFUSALS
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import OracleKernel, exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
+from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import guided_ranges
 from gctool.engine.parallel import resolve_jobs
 from gctool.engine.sweep import (
@@ -41,7 +41,6 @@ from gctool.engine.sweep import (
     run_folded,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
-from gctool.limits import max_work
 from gctool.model import GradientCode
 
 Progress = Callable[[int, int], None]
@@ -86,6 +85,14 @@ def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
 PARALLEL_MIN_SETS = 50_000
 
 
+def used_jobs(need: int, jobs: int, runner: Runner | None, compiled: bool = False) -> int:
+    """The jobs that will evaluate ``need`` sets: every requested one for a ``compiled`` walk
+    (threads), a runner, or a search large enough to pay for processes; else 1."""
+    if runner is not None or need >= PARALLEL_MIN_SETS or compiled:
+        return resolve_jobs(jobs)
+    return 1
+
+
 def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runner | None,
           need: int) -> SizePlan:
     """Source, tasks (one oracle batch each), jobs and runner of one size s: threads when the
@@ -107,8 +114,8 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 
 def set_work(code: GradientCode, s: int, sets: int) -> int:
     """Estimated work of evaluating ``sets`` straggler sets of size s (one least-squares or
-    elimination over the n - s survivors each; see :func:`gctool.limits.set_cost`)."""
-    from gctool.limits import set_cost
+    elimination over the n - s survivors each; see :func:`gctool.budget.set_cost`)."""
+    from gctool.budget import set_cost
 
     return sets * set_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
 
@@ -122,44 +129,34 @@ def may_use_hat(code: GradientCode, s: int) -> bool:
             and s**3 <= f * K * min(f, K))
 
 
-def oracle_set_work(oracle: Oracle, s: int, sets: int) -> int:
-    """Estimated work of ``sets`` sets of size s under this oracle (:meth:`Oracle.set_work`:
-    the fast path of the optimal decoder over R/C costs about (s + dim N)^3 per set, one-step
-    decoders a product, any other set one solve)."""
-    return oracle.set_work(s, sets)
+#: what a refusal of an exhaustive attack suggests besides a smaller code
+OTHER_METHODS = "`method`=bnb or greedy"
 
 
-def check_set_work(code: GradientCode, s: int, sets: int, what: str,
-                   work: int | None = None, remedy: str | None = None) -> None:
-    """Refuse (before any set is evaluated) when ``sets`` sets of size s exceed the work
-    budget (``work``: the estimate when it is known better than one solve per set; ``remedy``:
-    what the refusal suggests, see :class:`~gctool.audit.checks.Refusals`)."""
-    from gctool.limits import check_work
+def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: float,
+               jobs: int) -> None:
+    """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
+    above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
+    run by ``jobs``."""
+    from gctool.audit.attack.options import smaller
 
-    if remedy is None:
-        remedy = ATTACK_REFUSALS.remedy("work", code)
-    each = (f"one {code.n - s} x {code.B.shape[1]} system each" if work is None
-            else "estimated for the decoder in use")
-    check_work(f"{what} (n={code.n}, k*m={code.B.shape[1]}, s={s}): {sets:,} straggler sets, "
-               f"{each}", set_work(code, s, sets) if work is None else work, remedy)
+    what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
+    budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
+    budget.check_work(f"{what}: {need:,} straggler sets", work,
+                      f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`", jobs)
 
 
 # -- worst case -----------------------------------------------------------------------------------
-def worst(oracle: Oracle, s: int, *, max_sets: int, symmetry: bool = True, jobs: int = 1,
+def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
           progress: Progress | None = None, runner: Runner | None = None) -> WorstOutcome:
     """The worst straggler set of size s (exact), enumerated by the engine of
-    :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``; refusals are
-    worded by ``oracle.refusals``."""
-    n, say = oracle.n, oracle.refusals
+    :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``, within
+    ``oracle.budget`` (refused before it starts above it)."""
+    n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
-    what = say.name("exhaustive attack")
-    if need > max_sets:
-        raise BudgetExceeded(
-            f"{what} (n={n}, s={s}) needs {need:,} straggler sets ({need:.2g}), above "
-            f"the budget of {max_sets:,}; {say.sets}")
-    check_set_work(oracle.code, s, need, what, oracle_set_work(oracle, s, need),
-                   say.remedy("work", oracle.code))
+    check_sets(oracle.code, s, need, oracle.budget, oracle.set_work(s, need),
+               used_jobs(need, jobs, runner, oracle.will_walk_compiled(s, need)))
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 
@@ -204,7 +201,7 @@ def column_witness(oracle: Oracle, limit: float) -> tuple[list[int], float] | No
     return None
 
 
-def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = True,
+def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
               jobs: int = 1, progress: Progress | None = None, runner: Runner | None = None
               ) -> ThresholdOutcome:
     """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded.  The
@@ -227,7 +224,7 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=len(witness[0]) if witness else n,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, max_sets), progress=after)
+                          budget=_SearchBudget(oracle, jobs, runner), progress=after)
     found = search.run()
     oracle.evaluations = base + search.evaluated
     if not found.complete:
@@ -239,24 +236,25 @@ def threshold(oracle: Oracle, limit: float, *, max_sets: int, symmetry: bool = T
 
 
 class _SearchBudget:
-    """The threshold search's budget: at most ``max_sets`` sets and the work budget
-    (:func:`gctool.limits.max_work`) over all sizes searched so far."""
+    """The threshold search's budget over all sizes searched so far: at most ``max_sets``
+    sets when the budget caps them, and the estimated time (each size's work divided by the
+    jobs that run it) within ``max_work``."""
 
-    def __init__(self, oracle: Oracle, max_sets: int) -> None:
-        self.oracle, self.max_sets, self.work = oracle, max_sets, 0
+    def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None) -> None:
+        self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
-        n = self.oracle.n
-        if used + need > self.max_sets:
-            return (f"threshold search (n={n}) needs more than {self.max_sets:,} straggler "
-                    f"sets; so far no set of size < {t} exceeds epsilon, so the threshold is "
-                    f">= {t}")
-        self.work += oracle_set_work(self.oracle, t, need)
-        if self.work > max_work():
-            return (f"threshold search (n={n}) needs about {self.work:.2g} operations up to "
-                    f"size {t}, above the work budget of {max_work():.2g} (--max-work, "
-                    f"GCTOOL_MAX_WORK); so far no set of size < {t} exceeds epsilon, so the "
-                    f"threshold is >= {t}")
+        n, budget = self.oracle.n, self.oracle.budget
+        proved = (f"so far no set of size < {t} exceeds epsilon, so the threshold is >= {t}")
+        if budget.max_sets is not None and used + need > budget.max_sets:
+            return (f"threshold search (n={n}) needs more than `max_sets` = "
+                    f"{budget.max_sets:,} straggler sets; {proved}")
+        jobs = used_jobs(need, self.jobs, self.runner, self.oracle.will_walk_compiled(t, need))
+        self.time += self.oracle.set_work(t, need) / jobs / NS_PER_S
+        if self.time > budget.max_work:
+            return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
+                    f"(estimated) up to size {t}, above the work budget of "
+                    f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         return None
 
 

@@ -20,8 +20,9 @@ from gctool.audit.spectrum import (
     kappa,
     worst_spectrum,
 )
+from gctool.budget import Budget, solve_cost
 from gctool.engine.enumeration import count_sets
-from gctool.limits import DEFAULT_MAX_SETS
+from gctool.limits import SPECTRUM_MAX_SETS
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
@@ -67,7 +68,8 @@ class EncodedBoundReport(Report):
 
 
 def encoded_bound(code: GradientCode, s: int | None = None, *,
-                  max_sets: int = BOUND_MAX_SETS) -> EncodedBoundReport:
+                  max_sets: int = BOUND_MAX_SETS, budget: Budget | None = None
+                  ) -> EncodedBoundReport:
     """Bounds of Karakus et al. for an encoded frame (module docstring of
     :mod:`gctool.codes.encoded`): epsilon, kappa and the error neighbourhood."""
 
@@ -77,7 +79,7 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
     n, k = S.shape
     s = code.s if s is None else s
     check_s(s, n)
-    fr = Frame.of(S, rows=True)
+    fr = Frame.of(S, budget, rows=True)
     st = fr.analysis.stats()
     upper = fr.analysis.upper_bound(s)
     exact = count_sets(n, s) <= max_sets
@@ -123,9 +125,10 @@ def encoded_bound(code: GradientCode, s: int | None = None, *,
 
 
 def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (verify's options)
-                 max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
+                 max_sets: int = SPECTRUM_MAX_SETS, sample: int | None = None, seed: int = 0,
                  progress: Progress | None = None, jobs: int | None = 1,
-                 runner: Runner | None = None) -> SpectrumReport:
+                 runner: Runner | None = None, budget: Budget | None = None
+                 ) -> SpectrumReport:
     """``verify`` of an encoded frame: does every set of s stragglers keep epsilon < 1, i.e.
     0 < lambda(M_F) < 2 and a finite kappa (the papers' guarantee exists)?
 
@@ -137,7 +140,6 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
     The enumeration runs in ``jobs`` local processes or with ``runner``
     (:func:`~gctool.audit.spectrum.worst_spectrum`).
     """
-    from gctool.limits import solve_cost
     from gctool.numerics import numerical_rank
 
     s = code.s if s is None else s
@@ -145,7 +147,7 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
     k = code.k
     check_s(s, code.n)
     rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
-                         progress=progress, jobs=jobs, runner=runner,
+                         progress=progress, jobs=jobs, runner=runner, budget=budget,
                          extra_work=solve_cost(code.n - s, k))  # the rank of S_F below
     rep.mode = "verify"
     margin = 64 * k * EPS * max(rep.lambda_max, 1.0)

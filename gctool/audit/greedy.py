@@ -137,7 +137,7 @@ def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
                        comb(n, s), budget_stopped=stopped)
     out.notes.append(f"greedy: {len(plan) - 1} column-support seed(s) + plain greedy, 1-swap "
                      f"local search, {restarts} seeded restart(s) (seed {seed})"
-                     + ("; stopped by the work budget (--max-work)" if stopped else ""))
+                     + ("; stopped by the work budget (`max_work`)" if stopped else ""))
     return out
 
 

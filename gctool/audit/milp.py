@@ -33,8 +33,8 @@ maximiser of that set, until the gap closes (relative 1e-7) or the budget runs o
 
 **Budget.**  Every solve is estimated from the program's size before it starts and gets the
 node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords
-(:class:`_Solver`, :func:`gctool.limits.milp_work`), so whether a MILP finishes depends on the
-code and ``--max-work``, not on the machine's speed or load; ``--time-limit`` is a wall-clock
+(:class:`_Solver`, :func:`milp_work`), so whether a MILP finishes depends on the
+code and ``max_work``, not on the machine's speed or load; ``time_limit`` is a wall-clock
 cap on top.  An answer the budget cut short is labelled heuristic, with its sandwich.
 
 **Fixed decoding.**  ``err_w = c0 + sum_i (h_i + G_ii) u_i + 2 sum_{i<j} G_ij u_i u_j`` is a
@@ -111,16 +111,39 @@ def _require(oracle: Oracle) -> None:
                            f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
 
 
+#: one MILP solve (HiGHS: presolve, root LP, cuts, heuristics) beyond its branch-and-bound
+#: nodes, in ns ...
+MILP_SOLVE_COST = 50_000_000
+#: ... plus, per node (the root included), this fixed cost ...
+MILP_NODE_COST = 500_000
+#: ... and this much per non-zero of the constraint matrix (the node's LP re-solve); each solve
+#: gets the node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords,
+#: so the budget, not the clock, bounds it (:func:`milp_work`)
+MILP_NNZ_COST = 800
+#: a MILP is refused before it starts when the budget does not afford one solve of this many
+#: nodes (later solves of its cut loop are skipped instead, and the answer is heuristic)
+MILP_MIN_NODES = 10
+#: what stops a MILP early, as its notes say
+BY_BUDGET = "the work budget (`max_work`)"
+BY_CLOCK = "the time limit (`time_limit`)"
+
+
+def milp_work(nonzeros: int, nodes: int) -> int:
+    """One MILP solve over a constraint matrix of ``nonzeros`` non-zeros that explores at most
+    ``nodes`` branch-and-bound nodes besides the root, in ns."""
+    return MILP_SOLVE_COST + (nodes + 1) * (MILP_NODE_COST + MILP_NNZ_COST * nonzeros)
+
+
 class _Solver:
     """The MILP solves of one search, held to the oracle's work budget deterministically.
 
     Before each solve its work is estimated from the size of the program
-    (:func:`gctool.limits.milp_work`: a fixed cost, and per branch-and-bound node a fixed cost
-    plus one per non-zero of the constraints), and HiGHS gets the node limit that what is left
-    of the budget affords (after the few decoder evaluations of the round); the nodes it
-    explored are charged after it.  The first solve is refused when the budget does not afford
-    :data:`~gctool.limits.MILP_MIN_NODES` nodes; a later one is skipped and the answer is
-    labelled heuristic.  ``time_limit`` (``--time-limit``) stays a wall-clock cap on top."""
+    (:func:`milp_work`: a fixed cost, and per branch-and-bound node a fixed cost plus one per
+    non-zero of the constraints), and HiGHS gets the node limit that what is left of the budget
+    affords (after the few decoder evaluations of the round); the nodes it explored are charged
+    after it.  The first solve is refused when the budget does not afford
+    :data:`MILP_MIN_NODES` nodes; a later one is skipped and the answer is labelled heuristic.
+    ``time_limit`` stays a wall-clock cap on top."""
 
     def __init__(self, oracle: Oracle, time_limit: float, what: str) -> None:
         self.oracle, self.what = oracle, what
@@ -132,45 +155,34 @@ class _Solver:
     @property
     def by_budget(self) -> bool:
         """Did the work budget cut the search short?"""
-        return "--max-work" in self.stopped
+        return self.stopped == BY_BUDGET
 
     def solve(self, c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarray,
               rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> OptimizeResult | None:
-        from gctool.limits import (
-            MILP_MIN_NODES,
-            MILP_NNZ_COST,
-            MILP_NODE_COST,
-            MILP_SOLVE_COST,
-            milp_work,
-        )
-
         o = self.oracle
         nnz = sum(int(np.count_nonzero(A)) for A, _, _ in rows)
         per_node = MILP_NODE_COST + MILP_NNZ_COST * nnz
-        left = o.budget - o.spent - o.set_work(0, 4)  # the round's decoder evaluations
-        nodes = min(int((left - MILP_SOLVE_COST) // per_node) - 1, 2**31 - 1)
+        left = o.meter.remaining - o.set_work(0, 4)  # the round's decoder evaluations
+        nodes = int(min((left - MILP_SOLVE_COST) // per_node - 1, 2**31 - 1))
         if nodes < MILP_MIN_NODES:
             if self.solves == 0:
-                from gctool.limits import check_work
-
-                check_work(f"{self.what} (n={o.n}, {c.size} variables, {nnz:,} non-zeros): "
-                           f"the decoder's set-up and one solve of {MILP_MIN_NODES} "
-                           "branch-and-bound nodes",
-                           o.spent + o.set_work(0, 4) + milp_work(nnz, MILP_MIN_NODES),
-                           "use --method greedy or bnb, a smaller code, or raise --max-work",
-                           o.budget)
-            self.stopped = "the work budget (--max-work)"
+                o.budget.check_work(
+                    f"{self.what} (n={o.n}, {c.size} variables, {nnz:,} non-zeros): the "
+                    f"decoder's set-up and one solve of {MILP_MIN_NODES} branch-and-bound nodes",
+                    o.meter.spent + o.set_work(0, 4) + milp_work(nnz, MILP_MIN_NODES),
+                    "use `method`=greedy or bnb, a smaller code, or raise `max_work`")
+            self.stopped = BY_BUDGET
             return None
         res = _solve(c, integrality, lb, ub, rows, self.deadline, nodes)
         if res is None:
-            self.stopped = "the time limit (--time-limit)"
+            self.stopped = BY_CLOCK
             return None
         explored = int(getattr(res, "mip_node_count", None) or 0)
-        o.charge(MILP_SOLVE_COST + (min(explored, nodes) + 1) * per_node)
+        o.meter.charge(MILP_SOLVE_COST + (min(explored, nodes) + 1) * per_node)
         self.solves += 1
         if res.status != 0:  # HiGHS reports its node limit as "solution limit reached"
-            self.stopped = ("the work budget (--max-work)" if explored >= nodes
-                            else "the time limit (--time-limit)" if res.status == 1
+            self.stopped = (BY_BUDGET if explored >= nodes
+                            else BY_CLOCK if res.status == 1
                             else f"the solver ({res.message})")
         return res
 
@@ -235,7 +247,7 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
         return ThresholdOutcome(0, [], full, True, "milp", 0, 1, 1)
     if epsilon > 0 and oracle.code.m > 1:
         raise InvalidInput("milp thresholds with epsilon > 0 need m = 1 (one target); use "
-                           "--method exhaustive or bnb")
+                           "`method`=exhaustive or bnb")
     eps_eff = epsilon if epsilon > 0 else max(resolution, oracle.limit)
     sp = _space(oracle)
     solver = _Solver(oracle, time_limit, "MILP threshold")
@@ -454,7 +466,7 @@ def _fixed_model(oracle: FixedOracle, s: int) -> tuple[Any, ...]:
     c0, h, G = oracle.quad(s)
     if not (np.isfinite(c0) and np.isfinite(h).all() and np.isfinite(G).all()):
         raise InvalidInput("the fixed decoder's errors overflow float64 for this code (entries "
-                           "too large for the quadratic program); use --method exhaustive, "
+                           "too large for the quadratic program); use `method`=exhaustive, "
                            "bnb or greedy")
     n = oracle.n
     Ii, Jj = np.triu_indices(n, 1)

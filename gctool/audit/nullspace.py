@@ -109,6 +109,25 @@ def cost_nullspace(red: Reduction, s: int, m: int) -> int:
     return max(1, s * (red.d + m) * max(1, min(s, red.d)))
 
 
+def direct_time(code: GradientCode, s: int) -> float:
+    """Estimated time of one set decided by the direct decoder, in ns: the fixed cost of a
+    set in a batch and its system (:func:`gctool.budget.set_cost`)."""
+    from gctool.budget import GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR
+
+    finite = code.field.is_finite
+    return SET_COST + SMALL_SOLVE_FACTOR * cost_direct(code, s) * (GF_OP_COST if finite else 1)
+
+
+def nullspace_time(red: Reduction, s: int, m: int, finite: bool) -> float:
+    """Estimated time of one set decided by the numpy null-space kernel, in ns: small s x d
+    tests at :data:`~gctool.budget.FAST_SET_COST` per set (about 1 us, measured by
+    ``benchmarks/bench_budget.py``) plus the reduced system."""
+    from gctool.budget import FAST_SET_COST, GF_OP_COST, SMALL_SOLVE_FACTOR
+
+    return FAST_SET_COST + SMALL_SOLVE_FACTOR * cost_nullspace(red, s, m) * (
+        GF_OP_COST if finite else 1)
+
+
 # -- evaluation of chunks of straggler sets ------------------------------------------------------
 
 
@@ -152,6 +171,10 @@ class DirectKernel:
     def chunk_size(self, s: int) -> int:
         return self.decoder.chunk_size(self.code.n - s)
 
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s in an enumeration of ``sets``, in ns."""
+        return direct_time(self.code, s)
+
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         out = ChunkEval.blank(S.shape[0])
         if S.shape[0]:
@@ -187,6 +210,10 @@ class GFDirectKernel:
     def chunk_size(self, s: int) -> int:
         f, K = self.code.n - s, self.code.B.shape[1]
         return max(1, min(16384, 400_000 // max(1, K * (f + self.code.m))))
+
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s in an enumeration of ``sets``, in ns."""
+        return direct_time(self.code, s)
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._arith is None:
@@ -236,8 +263,25 @@ class GFNullKernel:
 
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked by the compiled test (which releases the
-        GIL: ``--jobs`` runs in threads)?"""
+        GIL: ``jobs`` runs in threads)?"""
         return self.compiled_test is not None and s > 0
+
+    def will_compile(self, s: int) -> bool:
+        """Will :meth:`chunk_size` plan the compiled test for an enumeration of sets of size s
+        (decided as it does, on C(n, s), without compiling anything)?"""
+        from gctool.audit.kernels import wanted
+        from gctool.audit.kernels.gf import compiles
+
+        return self.compiled_test is not None or (
+            s > 0 and wanted(comb(self.code.n, s)) and compiles(self.code.field.resolved()))
+
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s in an enumeration of ``sets``, in ns."""
+        if self.will_compile(s):
+            from gctool.audit.kernels.gf import walk_cost
+
+            return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1)
+        return nullspace_time(self.red, s, self.code.m, finite=True)
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool, defer: bool = False) -> ChunkSummary | None:
@@ -315,8 +359,25 @@ class FloatNullKernel:
 
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked by the compiled screen (which releases the
-        GIL: ``--jobs`` runs in threads)?"""
+        GIL: ``jobs`` runs in threads)?"""
         return self.compiled_screen is not None and s > 0
+
+    def will_compile(self, s: int) -> bool:
+        """Will :meth:`plan` choose the compiled screen for sets of size s (decided as it does,
+        on C(n, s), without compiling anything)?"""
+        from gctool.audit.kernels import wanted
+
+        return self.compiled_screen is not None or (
+            wanted(comb(self.code.n, s)) and self.red.d >= s > 0
+            and bool(np.isfinite(self.delta)))
+
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s in an enumeration of ``sets``, in ns."""
+        if self.will_compile(s):
+            from gctool.audit.kernels.real import screen_cost
+
+            return screen_cost(s, self.red.d, bool(np.iscomplexobj(self.red.N)))
+        return nullspace_time(self.red, s, self.code.m, finite=False)
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool, defer: bool = False) -> ChunkSummary | Walked | None:

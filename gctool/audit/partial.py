@@ -1,4 +1,4 @@
-"""``verify --partial W``: partial stragglers of a multi-message code (:mod:`gctool.order`).
+"""``verify partial W``: partial stragglers of a multi-message code (:mod:`gctool.order`).
 
 A *profile* says that worker i finished its first c_i partitions (in its processing order); its
 *missing work* is ``sum_i (d_i - c_i)`` partitions.  The master holds every message (group)
@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.budget import Budget, Meter
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_PROFILES
@@ -72,7 +73,7 @@ def _order_of(code: GradientCode) -> Order:
         raise InvalidInput("partial stragglers need a one-piece code (params.m = 1)")
     if code.order is None:
         raise InvalidInput("the code has no processing order (one message per worker): design "
-                           "it with --order natural|rotated [--message-size G], or add an "
+                           "it with `order`=natural|rotated [`message_size` G], or add an "
                            "'order' to the file")
     order: Order = code.order
     return order
@@ -203,8 +204,8 @@ def count_work(costs: list[list[int]], budget: int) -> int:
 
 def profile_work(mcode: GradientCode, f: int) -> int:
     """Work of deciding one profile whose delivered messages are f rows of the message code
-    (one least-squares or elimination system, :func:`gctool.limits.set_cost`)."""
-    from gctool.limits import set_cost
+    (one least-squares or elimination system, :func:`gctool.budget.set_cost`)."""
+    from gctool.budget import set_cost
 
     return set_cost(max(1, f), mcode.B.shape[1], mcode.field.is_finite)
 
@@ -227,45 +228,46 @@ def _first_failing(dec: Decoder, first: list[int], batch: list[list[int]]) -> li
     return batch[int(hit[0])] if hit.size else None
 
 
-class _Spending:
-    """The work of the profile search: the minimal profiles are counted and priced (the
-    largest system each) before the first is decided, and refused above the budget; each batch
-    is charged with its own systems before it runs, so a search whose count could not be
-    afforded (a huge budget of missing work) stops at the work budget with one line."""
+#: what a profile search over budget suggests
+SMALLER = "verify a smaller `partial` W, or raise `max_work`"
 
-    def __init__(self, code: GradientCode, mcode: GradientCode, missing: int,
-                 costs: list[list[int]], max_sets: int) -> None:
-        from gctool.limits import check_work, max_work
 
-        self.mcode, self.spent = mcode, 0
-        self.what = (f"verify --partial {missing} (n={code.n}, k={code.k}, "
-                     f"{mcode.n:,} messages)")
-        self.total = 0
-        top = min(missing, sum(c[0] for c in costs))  # beyond, the budget never binds
-        if count_work(costs, top) <= max_work() / 10:
-            count = count_minimal_profiles(costs, top)
-            shown = f"{count:,.0f}" if count < 1e15 else f"{count:.2g}"
-            if count > max_sets:
-                raise BudgetExceeded(f"{self.what} needs {shown} minimal profiles, above the "
-                                     f"budget of {max_sets:,}; raise it with --max-sets")
-            self.total = int(count)
-            check_work(f"{self.what}: {shown} minimal profiles, each one system of up to "
-                       f"{mcode.n} x {mcode.B.shape[1]}",
-                       count * profile_work(mcode, mcode.n) + count_work(costs, top),
-                       "verify a smaller --partial W, or raise --max-work")
+def _spending(code: GradientCode, mcode: GradientCode, missing: int, costs: list[list[int]],
+              max_sets: int, budget: Budget) -> tuple[Meter, int]:
+    """The meter of the profile search and the count of its minimal profiles (0: not
+    counted).  The minimal profiles are counted and priced (the largest system each) before
+    the first is decided, and refused above the budget; each batch is charged with its own
+    systems before it runs, so a search whose count could not be afforded (a huge budget of
+    missing work) stops at the work budget with one line."""
+    what = f"verify `partial` {missing} (n={code.n}, k={code.k}, {mcode.n:,} messages)"
+    total = 0
+    top = min(missing, sum(c[0] for c in costs))  # beyond, the budget never binds
+    if count_work(costs, top) <= budget.work_ns / 10:
+        count = count_minimal_profiles(costs, top)
+        shown = f"{count:,.0f}" if count < 1e15 else f"{count:.2g}"
+        if count > max_sets:
+            raise BudgetExceeded(f"{what} needs {shown} minimal profiles, above the budget of "
+                                 f"{max_sets:,}; raise it with `max_sets`", kind="sets",
+                                 needed=count, budget=max_sets, param="max_sets")
+        total = int(count)
+        budget.check_work(f"{what}: {shown} minimal profiles, each one system of up to "
+                          f"{mcode.n} x {mcode.B.shape[1]}",
+                          count * profile_work(mcode, mcode.n) + count_work(costs, top),
+                          SMALLER)
+    return budget.meter(what, SMALLER), total
 
-    def charge(self, batch: list[list[int]], checked: int) -> None:
-        from gctool.limits import check_work
 
-        self.spent += sum(profile_work(self.mcode, sum(g)) for g in batch)
-        check_work(f"{self.what}: more than the {checked:,} minimal profiles decided so far",
-                   self.spent, "verify a smaller --partial W, or raise --max-work")
+def _batch_work(mcode: GradientCode, batch: list[list[int]]) -> int:
+    return sum(profile_work(mcode, sum(g)) for g in batch)
 
 
 def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL,
                    max_sets: int = DEFAULT_MAX_PROFILES, method: str = "auto",
-                   progress: Progress | None = None) -> PartialReport:
-    """Does every profile with missing work <= ``missing`` decode?  (module docstring)"""
+                   progress: Progress | None = None, budget: Budget | None = None
+                   ) -> PartialReport:
+    """Does every profile with missing work <= ``missing`` decode?  (module docstring)
+    ``budget`` (default :meth:`Budget.default`) holds the search's work and memory."""
+    budget = Budget.default() if budget is None else budget
     if isinstance(missing, bool) or not isinstance(missing, int) or missing < 0:
         raise InvalidInput(f"the missing work must be an integer >= 0, got {missing!r}")
     if method not in ("auto", "exhaustive"):
@@ -273,12 +275,10 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     tol = check_tol(tol)
     order = _order_of(code)
     t0 = time.perf_counter()
-    from gctool.limits import check_memory
-
     messages = sum(len(groups) for groups in order)
-    check_memory(f"verify --partial (n={code.n}, k={code.k}): the {messages:,} x {code.k} "
-                 "matrix of the messages", 2 * messages * code.k * 8,
-                 "use a code with fewer or larger messages")
+    budget.check_memory(f"verify `partial` (n={code.n}, k={code.k}): the {messages:,} x "
+                        f"{code.k} matrix of the messages", 2 * messages * code.k * 8,
+                        "use a code with fewer or larger messages")
     mcode, first = message_code(code, order)
     numeric = code.field.kind != "gf"
     arith = "float64" if numeric else f"exact {code.field}"
@@ -304,26 +304,29 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     checked = 0
     failing: list[int] | None = None
     chunk: list[list[int]] = []
-    spend = _Spending(code, mcode, missing, costs, max_sets)
+    spend, total = _spending(code, mcode, missing, costs, max_sets, budget)
     size = min(_BATCH, dec.chunk_size(mcode.n))  # at most 2 M entries of message rows
 
     try:
         for g in _minimal_profiles(costs, missing):
             chunk.append(g)
             if len(chunk) + checked > max_sets:
-                raise BudgetExceeded(f"verify --partial needs more than {max_sets:,} minimal "
-                                     "profiles; raise it with --max-sets")
+                raise BudgetExceeded(f"verify `partial` needs more than {max_sets:,} minimal "
+                                     "profiles; raise it with `max_sets`", kind="sets",
+                                     budget=max_sets, param="max_sets")
             if len(chunk) == size:
-                spend.charge(chunk, checked)
+                spend.charge(_batch_work(mcode, chunk),
+                             f"more than the {checked:,} minimal profiles decided")
                 failing = _first_failing(dec, first, chunk)
                 checked += len(chunk)
                 chunk = []
                 if progress is not None:
-                    progress(checked, spend.total)
+                    progress(checked, total)
                 if failing is not None:
                     break
         if failing is None and chunk:
-            spend.charge(chunk, checked)
+            spend.charge(_batch_work(mcode, chunk),
+                         f"more than the {checked:,} minimal profiles decided")
             failing = _first_failing(dec, first, chunk)
             checked += len(chunk)
     except KeyboardInterrupt:

@@ -17,10 +17,19 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.oracles import FixedOracle, Oracle
+from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_SAMPLES
 
 SUM_CHUNK = 65_536  # straggler sets per batch of an exact mean
+#: a mean is exact (every set) up to this many sets, else sampled; an explicit ``max_sets``
+#: of the budget replaces it
+EXACT_SETS = 5_000_000
+
+
+def exact_sets(budget: Budget) -> int:
+    """The most sets a mean enumerates exactly under ``budget``."""
+    return EXACT_SETS if budget.max_sets is None else budget.max_sets
 Z95 = 1.959963984540054
 
 
@@ -84,13 +93,13 @@ def _fixed_closed_form(oracle: Oracle, p: np.ndarray) -> float | None:
 
 
 def mean_work(oracle: Oracle, s: int | None, p: float | np.ndarray | None, *, budget: int,
-              samples: int = DEFAULT_SAMPLES) -> int:
+              samples: int = DEFAULT_SAMPLES) -> float:
     """Estimated work of :func:`uniform_mean` at size ``s`` and :func:`iid_mean` at ``p`` (each
     when given), before either starts: the sets they decode at the oracle's cost per set (all
     sets when they fit ``budget``; else ``samples`` sets, whose sizes under i.i.d. straggling
     follow the Poisson-binomial law of ``p``: the expected cost, with a quarter as margin); a
     closed form costs nothing."""
-    n, work = oracle.n, 0
+    n, work = oracle.n, 0.0
     if s is not None:
         total = comb(n, s)
         work += oracle.set_work(s, total if total <= budget else samples)
@@ -104,4 +113,4 @@ def mean_work(oracle: Oracle, s: int | None, p: float | np.ndarray | None, *, bu
     for q in pv:  # the law of the number of stragglers
         law = np.concatenate([law * (1 - q), [0.0]]) + np.concatenate([[0.0], law * q])
     each = np.array([oracle.set_work(t, 1) for t in range(n + 1)], dtype=np.float64)
-    return work + int(1.25 * samples * float(law @ each))
+    return work + 1.25 * samples * float(law @ each)

@@ -1,4 +1,4 @@
-"""``verify --exact``: exact rational decisions for real codes with integer/rational entries.
+"""``verify exact``: exact rational decisions for real codes with integer/rational entries.
 
 Entries are read as fractions (``Fraction(x).limit_denominator(10**6)`` must give back x
 exactly, so 0.5 and 0.1 qualify and random Gaussian entries do not).  Rows are scaled to
@@ -40,14 +40,14 @@ def _fraction(x: float) -> Fraction | None:
 def check_exact_input(code: GradientCode) -> None:
     if code.field.kind != "real":
         raise InvalidInput(
-            f"--exact applies to real codes with rational entries; the field is {code.field}"
+            f"`exact` applies to real codes with rational entries; the field is {code.field}"
             + (" (finite-field audits are always exact)" if code.field.is_finite else ""))
     B = np.asarray(code.B)
     if not np.array_equal(B, np.round(B)):  # integers need no look at each value
         bad = next((x for x in np.unique(B) if _fraction(float(x)) is None), None)
         if bad is not None:  # the first one: a random real code fails at its first entry
             raise InvalidInput(
-                f"--exact needs integer or rational entries (denominators <= "
+                f"`exact` needs integer or rational entries (denominators <= "
                 f"{MAX_DENOMINATOR:,}); B has {float(bad)!r}")
 
 
@@ -105,6 +105,13 @@ class RationalKernel:
 
     def chunk_size(self, s: int) -> int:
         return max(1, min(8192, 200_000 // max(1, s * (self.red.d + self.code.m))))
+
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s, in ns: the mod-p screen of the numpy null-space
+        kernel over GF(p) (the sets it does not settle are decided with integers)."""
+        from gctool.audit.nullspace import nullspace_time
+
+        return nullspace_time(self.red, s, self.code.m, finite=True)
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._mod is None:

@@ -32,22 +32,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gctool.audit.checks import check_budget, check_s, curve_sizes
+from gctool.audit.checks import check_s, curve_sizes
 from gctool.audit.outcome import WorstOutcome
+from gctool.budget import FAST_SET_COST, Budget, solve_cost
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets
 from gctool.engine.records import Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
-from gctool.errors import InvalidInput, SearchInterrupted
-from gctool.limits import (
-    DEFAULT_MAX_SETS,
-    DEFAULT_SAMPLES,
-    FAST_SET_COST,
-    check_memory,
-    check_work,
-    solve_cost,
-)
+from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
+from gctool.limits import DEFAULT_SAMPLES, SPECTRUM_MAX_SETS
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 from gctool.reports import Report
@@ -97,24 +91,27 @@ class Frame:
     analysis: Analysis
     c: float
     tight: bool
+    #: the audit's budget (:meth:`check`)
+    budget: Budget
 
     @property
     def G(self) -> np.ndarray:
         return self.analysis.G
 
     @classmethod
-    def of(cls, S: np.ndarray, rows: bool = False) -> Frame:
-        """The frame, its analysis refused above the budgets before it starts (``rows``: the
-        upper bound on epsilon will be needed)."""
+    def of(cls, S: np.ndarray, budget: Budget | None = None, rows: bool = False) -> Frame:
+        """The frame, its analysis refused above ``budget`` (default :meth:`Budget.default`)
+        before it starts (``rows``: the upper bound on epsilon will be needed)."""
         k = S.shape[1]
-        analysis = Analysis.of(S, rows=rows)
+        budget = Budget.default() if budget is None else budget
+        analysis = Analysis.of(S, budget, rows=rows)
         c = float(np.trace(analysis.G)) / k
         ev = analysis.ev
         dev = max(abs(float(ev[-1]) - c), abs(float(ev[0]) - c))  # ||G - cI||_2, G symmetric
         # eigvalsh is backward stable: errors of order k * eps * ||G||; below that scale the
         # deviation from cI cannot be told from round-off, so the s x s route is as accurate
         tight = dev <= 64 * k * EPS * max(c, 1.0)
-        return cls(S, analysis, c, tight)
+        return cls(S, analysis, c, tight, budget)
 
     def _small(self, s: int) -> bool:
         """Do sets of size s take the s x s route (tight frames, 0 < s < k)?"""
@@ -184,10 +181,10 @@ class Frame:
         sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
             f"{min(sets)}..{max(sets)}"
         head = f"{what} (n={n}, k={k}, s={sizes}): {total:,} straggler sets"
-        check_work(head, work, remedy + ", or raise --max-work")
+        self.budget.check_work(head, work, remedy + ", or raise `max_work`")
         memory = max((self.batch_memory(s) for s in sets), default=0)
         memory += Analysis.memory(n, k, rows=rows)
-        check_memory(head, memory, remedy)
+        self.budget.check_memory(head, memory, remedy)
 
 
 @dataclass
@@ -260,7 +257,8 @@ def _base(code: GradientCode, s: int) -> dict[str, Any]:
             "s": s, "survivors": f, "normalization": f / code.k}
 
 
-def set_spectrum(code: GradientCode, stragglers: list[int]) -> SpectrumReport:
+def set_spectrum(code: GradientCode, stragglers: list[int], budget: Budget | None = None
+                 ) -> SpectrumReport:
     """The normalised spectrum of S_F^T S_F for the survivors of ``stragglers``."""
     S = frame_matrix(code)
     n = code.n
@@ -270,7 +268,7 @@ def set_spectrum(code: GradientCode, stragglers: list[int]) -> SpectrumReport:
                            f"got {list(stragglers)}")
     check_s(len(st), n, "the number of stragglers")
     t0 = time.perf_counter()
-    fr = Frame.of(S)
+    fr = Frame.of(S, budget)
     fr.check("the spectrum of one straggler set", {len(st): 1}, "use a smaller frame",
              bound=False)
     ev = fr.spectra(np.array([st], dtype=np.intp).reshape(1, len(st)))[0] * code.k / (n - len(st))
@@ -381,32 +379,37 @@ def _processes(jobs: int | None, sets: int, runner: Runner | None) -> int:
     return resolve_jobs(jobs) if sets >= PARALLEL_MIN_SETS or runner is not None else 1
 
 
-def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SETS,  # noqa: PLR0913 (the enumeration's options)
+def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_SETS,  # noqa: PLR0913 (the enumeration's options)
                    sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None, jobs: int | None = 1,
                    runner: Runner | None = None, frame: Frame | None = None,
-                   extra_work: int = 0) -> SpectrumReport:
+                   extra_work: int = 0, budget: Budget | None = None) -> SpectrumReport:
     """Worst eps_F over every set of s stragglers (exhaustive), or over ``sample`` random sets.
 
     Without ``sample``, more than ``max_sets`` sets is refused (BudgetExceeded, exit 2), and so
     is a run whose estimated work or memory (the sets, and the upper bound's row Gram; plus
     ``extra_work`` that the caller adds) is above the budget (:meth:`Frame.check`), before any
     set is evaluated.  ``frame``: the :class:`Frame` of the code when the caller has it (a
-    curve shares one).  The enumeration runs in ``jobs`` local processes (None or 0: every
-    core; fewer than :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or
-    with ``runner`` (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not
-    depend on either.
+    curve shares one; it carries the budget), else one held to ``budget``.  The enumeration
+    runs in ``jobs`` local processes (None or 0: every core; fewer than
+    :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or with ``runner``
+    (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not depend on either.
     """
     S = frame_matrix(code)
     n, k = S.shape
     check_s(s, n)
     total = count_sets(n, s)
-    fr = Frame.of(S) if frame is None else frame
+    fr = Frame.of(S, budget) if frame is None else frame
     norm = k / (n - s)
     t0 = time.perf_counter()
     source: Any
     if sample is None:
-        check_budget(total, max_sets, f"the exhaustive spectral audit of C({n}, {s}) sets")
+        if total > max_sets:
+            raise BudgetExceeded(
+                f"the exhaustive spectral audit of C({n}, {s}) = {total:,} straggler sets is "
+                f"above the set budget `max_sets` = {max_sets:,}; raise `max_sets`, or check "
+                "a random `sample`", kind="sets", needed=total, budget=max_sets,
+                param="max_sets")
         planned = total
     else:
         if sample < 1:
@@ -462,10 +465,11 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = DEFAULT_MAX_SE
 
 
 def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR0913 (the enumeration's options)
-                   max_sets: int = DEFAULT_MAX_SETS, sample: int | None = None, seed: int = 0,
+                   max_sets: int = SPECTRUM_MAX_SETS, sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None,
                    sizes: Sequence[int] | None = None, jobs: int | None = 1,
-                   runner: Runner | None = None) -> SpectrumCurveReport:
+                   runner: Runner | None = None, budget: Budget | None = None
+                   ) -> SpectrumCurveReport:
     """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k), or
     for the given ``sizes`` only, each on ``jobs`` local processes or ``runner``.  The whole
     curve's work and memory (every size's sets, one analysis of the frame) are checked before
@@ -477,11 +481,11 @@ def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR
     if samples < 1:
         raise InvalidInput("sample must be a positive number of sets")
     plan = {s: (None if count_sets(n, s) <= max_sets else samples) for s in chosen}
-    fr = Frame.of(S)
+    fr = Frame.of(S, budget)
     fr.check("the spectral curve of the frame",
              {s: count_sets(n, s) if got is None else min(got, count_sets(n, s))
               for s, got in plan.items()},
-             "use a smaller --max-s, fewer --sizes or fewer sampled sets")
+             "use a smaller `max_s`, fewer sizes or fewer sampled sets")
     out = [worst_spectrum(code, s, max_sets=max_sets, sample=got, seed=seed, progress=progress,
                           jobs=jobs, runner=runner, frame=fr)
            for s, got in plan.items()]

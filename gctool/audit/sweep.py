@@ -22,6 +22,7 @@ import numpy as np
 
 from gctool.audit.nullspace import ChunkEval
 from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
+from gctool.budget import Budget
 from gctool.engine.enumeration import count_sets, unrank_lex, unrank_one
 from gctool.engine.records import Record, rank_holds, record
 from gctool.engine.sweep import (
@@ -251,7 +252,8 @@ class OracleKernel:
     tol, and whether the oracle had planned its compiled path) and is rebuilt where it runs,
     taking the same path, so every executor computes the same floats; in this process (and in
     forked workers) the oracle it was made from is used as is.  The rebuilt oracle keeps the
-    original's work budget (a Dask worker does not see the client's ``--max-work``)."""
+    original's :class:`~gctool.budget.Budget` (a Dask worker does not see the client's
+    ``max_work``)."""
 
     code: Any
     kind: str
@@ -259,7 +261,7 @@ class OracleKernel:
     tol: float
     _oracle: Any = field(default=None, repr=False, compare=False)
     compiled: bool = False  # the original oracle planned its compiled path (set when pickled)
-    budget: float | None = None  # the original oracle's work budget (set when pickled)
+    budget: Budget | None = None  # the original oracle's budget (set when pickled)
 
     @staticmethod
     def of(oracle: Any) -> OracleKernel:
@@ -276,9 +278,8 @@ class OracleKernel:
         if self._oracle is None:
             from gctool.audit.oracles import make_oracle
 
-            self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol)
-            if self.budget is not None:
-                self._oracle.budget = self.budget
+            self._oracle = make_oracle(self.code, self.kind, self.weights, self.tol,
+                                       budget=self.budget)
         return self._oracle
 
     def _for(self, s: int) -> Any:

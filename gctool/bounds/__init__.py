@@ -29,6 +29,7 @@ witness, ``attack`` the closed forms): it imports neither.
 from __future__ import annotations
 
 from gctool.bounds.load import load_bounds
+from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.reports import BoundReport
@@ -43,12 +44,14 @@ def bounds(
     m: int | None = None,
     d: int | None = None,
     epsilon: float | None = None,
+    budget: Budget | None = None,
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
     ``d`` (a load per worker) adds whether it suffices and the largest m it allows; for an
     m-piece code it defaults to the code's largest load.  ``epsilon`` (with a code) is the
     error level ε of the threshold rows T_ε of the approximate-code table (default 0).
+    ``budget``: the work budget of the rank of B (default :meth:`Budget.default`).
     """
     if code is not None:
         n, k = code.n, code.k
@@ -64,7 +67,8 @@ def bounds(
         return BoundReport(n, k, s, m, items, None, None, [], True)
     from gctool.bounds.code import code_report
 
-    return code_report(code, s, items, epsilon)
+    return code_report(code, s, items, Budget.default() if budget is None else budget,
+                       epsilon)
 
 
 __all__ = ["bounds", "load_bounds"]

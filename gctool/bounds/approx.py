@@ -30,7 +30,7 @@ These bounds are for real and complex codes; over GF(q) only the Kronecker thres
   under its p_i (reference §4); the actual value is the general one-step formula.
 
 T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 0 (exact recovery fails, as in
-``attack --threshold``; 1 is the error of losing one partition).
+``attack threshold``; 1 is the error of losing one partition).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ F = TypeVar("F", bound="Fold")
 ACTUAL_BUDGET = APPROX_EXACT_SETS  # straggler sets per exactly computed actual value
 WORK_BUDGET = 2e8  # and at most this many sets x (n-t) x k x min(n-t, k) (decoding work)
 #: error level of the threshold rows unless given: 0 (exact recovery fails), the same default
-#: as ``attack --threshold``, so the rows bracket what that command computes
+#: as ``attack threshold``, so the rows bracket what that command computes
 DEFAULT_EPSILON = 0.0
 
 
@@ -109,10 +109,10 @@ def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUD
     """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
     when the search would take more than ``budget`` sets.  Errors at most the decoding
     tolerance ``tol k`` count as decoding, and errors within it of ε count as equal to ε (not
-    above it; the tie rule of ``attack --threshold``): 0/1 designs have rational errors that
+    above it; the tie rule of ``attack threshold``): 0/1 designs have rational errors that
     tie with round ε such as 1, and float64 round-off must not decide those ties.  The search
-    is the engine's :class:`~gctool.engine.sweep.ExceedSearch` (the one ``attack --threshold
-    --method exhaustive`` runs), here with the optimal decoder of :mod:`gctool.decode`."""
+    is the engine's :class:`~gctool.engine.sweep.ExceedSearch` (the one ``attack threshold
+    method exhaustive`` runs), here with the optimal decoder of :mod:`gctool.decode`."""
     from gctool.engine.sweep import ExceedSearch, lex_plan
     from gctool.numerics import threshold_level
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from math import floor
 
+from gctool.budget import Budget
 from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
 
@@ -21,7 +22,7 @@ def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
             else replace(b, holds=actual[b.name] >= b.value) for b in items]
 
 
-def code_report(code: GradientCode, s: int, items: list[Bound],
+def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
                 epsilon: float | None = None) -> BoundReport:
     """The report of ``gctool bound FILE``: ``items`` (the load bounds for the code's n, k, m
     and ``s``) judged on the code, then the code's own rows."""
@@ -30,9 +31,9 @@ def code_report(code: GradientCode, s: int, items: list[Bound],
 
     n, k, m = code.n, code.k, code.m
     loads, rep = code.loads, code.replication
-    rank = rank_bound.rank(code)
+    rank = rank_bound.rank(code, budget)
     if rank > n - s:
-        rank_bound.check(code, second=True)
+        rank_bound.check(code, budget, second=True)
     # over R/C a numerical rank above n - s only matters when its witness fails to decode
     rank_fails = rank > n - s and rank_bound.witness_fails(code, s, rank)
     by_rank_holds = rank_bound.witness_fails(code, n - rank + 1, rank)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gctool.budget import Budget
 from gctool.model import GradientCode
 
 #: factorisations of B for one rank-bound witness over R/C (a row basis by pivoted QR, the
@@ -23,7 +24,7 @@ def work(code: GradientCode, second: bool = False) -> int:
     """Work of ``bound`` on a file: the rank of B and, over R/C, the witness of
     T_0 <= n - rank + 1; ``second``: also the witness that rank(B) > n - s breaks s stragglers
     (:func:`witness_fails`; exact and free over GF(q))."""
-    from gctool.limits import solve_cost
+    from gctool.budget import solve_cost
 
     n, K = code.B.shape
     one = solve_cost(n, K, code.field.is_finite)
@@ -32,24 +33,22 @@ def work(code: GradientCode, second: bool = False) -> int:
     return one * (1 + WITNESS_FACTORISATIONS * (2 if second else 1))
 
 
-def check(code: GradientCode, second: bool = False) -> None:
+def check(code: GradientCode, budget: Budget, second: bool = False) -> None:
     """Refuse, before it starts, a :func:`work` above the work budget."""
-    from gctool.limits import check_work
-
     n, K = code.B.shape
     what = ("the rank of B and two witnesses (rank(B) > n - s)" if second
             else "the rank of B and its witness")
-    check_work(f"bound (n={n}, k*m={K}, {code.field}): {what}", work(code, second),
-               f"use the formula bounds without a file (bound -n {n} -k {code.k} -s {code.s}), "
-               "or raise --max-work")
+    budget.check_work(f"bound (n={n}, k*m={K}, {code.field}): {what}", work(code, second),
+                      f"use the formula bounds of (n, k, s) = ({n}, {code.k}, {code.s}) without "
+                      "a file, or raise `max_work`")
 
 
-def rank(code: GradientCode) -> int:
+def rank(code: GradientCode, budget: Budget) -> int:
     """rank(B) over the code's field (the one numerical cut-off over R/C), within the work
     budget (estimated with the witness that :func:`witness_fails` checks next)."""
     from gctool.algebra.linalg import matrix_rank  # the rank verify and attack use
 
-    check(code)
+    check(code, budget)
     return matrix_rank(code.field, code.B)
 
 

@@ -10,6 +10,7 @@ from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
 from gctool.cli.options import (
     FloatRange,
+    budget_of,
     code_files_argument,
     jobs_option,
     json_option,
@@ -123,8 +124,8 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="Report the raw squared error, or divide it by k.")
 @click.option("--method", type=click.Choice(ATTACK_METHODS), default=ATTACK_METHODS[0],
               show_default=True,
-              help="Search method (auto: exhaustive within --max-sets, then exact solvers, "
-                   "then heuristics).")
+              help="Search method (auto: exhaustive when its estimated time fits --max-work, "
+                   "then exact solvers, then heuristics).")
 @click.option("--random", "random_sets", is_flag=True,
               help="Also report the mean error over uniformly random straggler sets.")
 @click.option("-p", "prob", type=FloatRange(0, 1), default=None,
@@ -137,7 +138,8 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="Random restarts of the greedy search.")
 @click.option("--max-nodes", type=click.IntRange(1, None), default=DEFAULT_MAX_NODES,
               show_default=True, help="Node budget of branch and bound.")
-@click.option("--time-limit", type=FloatRange(0, None, min_open=True), default=DEFAULT_TIME_LIMIT,
+@click.option("--time-limit", type=FloatRange(0, None, min_open=True),
+              default=DEFAULT_TIME_LIMIT,
               show_default=True,
               help="Wall-clock cap on the MILP solver, in seconds (--max-work bounds its "
                    "branch-and-bound nodes first).")
@@ -165,9 +167,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            weights: str | None, normalize: str, method: str, random_sets: bool,
            prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
-           max_sets: int, as_json: bool, straggler_set: str | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None, runner: Any,
-           precision: str | None, max_error: float | None) -> int:
+           max_sets: int | None, as_json: bool, max_work: float | None,
+           straggler_set: str | None, profile: str | None, profile_file: str | None,
+           level_counts: str | None, runner: Any, precision: str | None,
+           max_error: float | None) -> int:
     """Find the straggler set that hurts FILE most, or how many it takes to break it.
 
     Worst-case mode reports the set of s stragglers with the largest decoding error;
@@ -192,7 +195,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
 
     options = AttackOptions(
         decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
-        tol=tol, max_sets=max_sets, max_nodes=max_nodes, time_limit=time_limit,
+        tol=tol, budget=budget_of(max_work, max_sets), max_nodes=max_nodes,
+        time_limit=time_limit,
         restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
         symmetry=not no_symmetry, resolution=resolution, random=random_sets, p=prob,
         samples=samples, require=require, require_tolerance=require_tolerance, runner=runner)

@@ -9,6 +9,7 @@ import click
 from gctool.cli.batch import run_files
 from gctool.cli.options import (
     FloatRange,
+    budget_of,
     complete_with,
     delay_models,
     json_option,
@@ -69,7 +70,8 @@ worst exit status; --json: one document of the same shape for one file, several,
 @quiet_option
 def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: int | None,
           pieces: int | None, load: int | None, check: bool, epsilon: float | None,
-          as_json: bool, link_spec: str | None = None, delay_spec: str | None = None) -> int:
+          as_json: bool, link_spec: str | None = None, delay_spec: str | None = None,
+          max_work: float | None = None) -> int:
     """Report the load lower bounds for (n, k, s), and whether each FILE meets them.
 
     The bounds: every partition needs s+1 holders, so nnz(B) >= k(s+1) and the largest load is
@@ -93,7 +95,7 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
             from gctool.api import bound as run_bound
 
             return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon, link=link,
-                             delay=delay)
+                             delay=delay, budget=budget_of(max_work))
 
         return run_files("bound", code_file, audit, as_json, gate=check)
     if n is None or k is None or stragglers is None:

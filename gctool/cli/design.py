@@ -11,6 +11,7 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
+    budget_of,
     code_output_path,
     complete_with,
     field_option,
@@ -21,6 +22,7 @@ from gctool.cli.options import (
     seed_option,
 )
 from gctool.cli.output import note, quiet_option
+from gctool.cli.params import in_cli_terms
 from gctool.family import Family
 from gctool.registry import SCHEMES
 from gctool.registry.info import Param
@@ -45,8 +47,19 @@ def _split_list(kind: str) -> Callable[[Any], object]:
     return convert
 
 
+def _spelled(name: str) -> str:
+    """A flag as a scheme declares it (a name, or ``-x``) as the command line spells it."""
+    return name if name.startswith("-") else "--" + name.replace("_", "-")
+
+
 def _flag(p: Param) -> str:
-    return p.flag or "--" + p.name.replace("_", "-")
+    return _spelled(p.flag or p.name)
+
+
+def examples(info: Family) -> list[str]:
+    """The scheme's help examples as command lines (the scheme writes its parameters in
+    backquotes, :mod:`gctool.cli.params` spells them as flags)."""
+    return [in_cli_terms(e) for e in info.examples]
 
 
 def _param_option(p: Param) -> Decorator:
@@ -55,7 +68,7 @@ def _param_option(p: Param) -> Decorator:
         return click.argument(p.name, metavar=p.name.upper(), type=ptype,
                               required=p.required or p.default is None, default=p.default)
     decls = [_flag(p)] + ([p.short] if p.short else [])
-    kwargs: dict[str, Any] = {"help": p.help, "default": p.default,
+    kwargs: dict[str, Any] = {"help": in_cli_terms(p.help), "default": p.default,
                               "required": p.required and not p.aliases,  # checked in _aliases
                               "show_default": p.default is not None}
     if p.kind == "flag":
@@ -83,7 +96,7 @@ def _alias_options(p: Param) -> list[Any]:
             kwargs["callback"] = lambda ctx, param, value, kind=p.kind: _split_list(kind)(value)
         elif p.kind != "flag":
             kwargs["type"] = _TYPES[p.kind]
-        out.append(click.option(alias, f"{p.name}__alias{i}", **kwargs))
+        out.append(click.option(_spelled(alias), f"{p.name}__alias{i}", **kwargs))
     return out
 
 
@@ -97,8 +110,9 @@ def _aliases(info: Family, values: dict[str, Any]) -> list[str]:
             if old is None:
                 continue
             if values.get(p.name) not in (None, p.default):
-                raise click.UsageError(f"{alias} and {_flag(p)} are the same option; give one")
-            notes.append(f"gctool: note: {alias} is deprecated; use {_flag(p)}")
+                raise click.UsageError(f"{_spelled(alias)} and {_flag(p)} are the same option; "
+                                       "give one")
+            notes.append(f"gctool: note: {_spelled(alias)} is deprecated; use {_flag(p)}")
             values[p.name] = old
         if p.required and p.aliases and values.get(p.name) is None:
             raise click.UsageError(f"Missing option '{_flag(p)}'.")
@@ -112,7 +126,8 @@ def _canonical_command(info: Family, values: dict[str, Any]) -> str:
     args += [str(values[p.name]) for p in info.params if p.positional]
     for key, value in values.items():
         p = params.get(key)
-        if value is None or value is False or key in ("output", "as_json") or (p and p.positional):
+        if value is None or value is False or key in ("output", "as_json", "max_work") or (
+                p and p.positional):
             continue
         flag = {"field_spec": "--field", "n": "-n", "s": "-s", "k": "-k"}.get(
             key, _flag(p) if p else "--" + key.replace("_", "-"))
@@ -141,14 +156,14 @@ def _make_command(info: Family) -> click.Command:
                           best_of=values.get("best_of"), order=values.get("order"),
                           message_size=values.get("message_size"),
                           precision=values.get("precision"), max_error=values.get("max_error"),
-                          **core, **params)
+                          budget=budget_of(values.get("max_work")), **core, **params)
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
         for line in notes:
             note(line)
         for warning in code.params.get("warnings", []):
-            click.echo(f"gctool: warning: {warning}", err=True)
+            click.echo(f"gctool: warning: {in_cli_terms(warning)}", err=True)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ()) + (
             ("precision",) if "precision" in code.params else ())
         return _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
@@ -179,12 +194,14 @@ def _make_command(info: Family) -> click.Command:
     opts.append(quiet_option)
     for opt in reversed(opts):
         callback = opt(callback)
-    examples = "\n".join(f"  {e}" for e in info.examples)
-    epilog = (f"\b\nExamples:\n{examples}\n\nFields: {info.fields}. Reference: {info.reference}. "
+    shown = "\n".join(f"  {e}" for e in examples(info))
+    epilog = (f"\b\nExamples:\n{shown}\n\nFields: {in_cli_terms(info.fields)}. "
+              f"Reference: {info.reference}. "
               "('reference §x' is a section of 'gctool reference'.)")
     return click.Command(info.name, callback=callback,
                          params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
-                         help=f"{info.summary}\n\n{info.description}", short_help=info.summary,
+                         help=in_cli_terms(f"{info.summary}\n\n{info.description}"),
+                         short_help=in_cli_terms(info.summary),
                          epilog=epilog)
 
 

@@ -6,6 +6,7 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
+    budget_of,
     code_argument,
     code_output_path,
     json_option,
@@ -68,7 +69,8 @@ each row (decoders.method, the array 'structured', decoders.note).""")
 @max_work_option
 @quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
-           max_patterns: int, dtype: str, tol: float, as_json: bool) -> int:
+           max_patterns: int, dtype: str, tol: float, as_json: bool,
+           max_work: float | None) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.exports import export as run_export
 
@@ -76,7 +78,7 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,
                             max_patterns=max_patterns, tol=tol, decoder=decoder,
-                            progress=progress, dtype=dtype)
+                            progress=progress, dtype=dtype, budget=budget_of(max_work))
     if output != "-":  # else the export itself went to stdout
         from gctool.cli.render import render
 

@@ -90,10 +90,10 @@ class GctoolGroup(LazyGroup):
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context) -> Any:
+        from gctool.budget import Budget
         from gctool.errors import SearchInterrupted
-        from gctool.limits import check_environment
 
-        check_environment()  # after --help, before any command
+        Budget.default()  # an invalid GCTOOL_MAX_WORK/MEMORY: one line, after --help, first
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # click would print an empty line first (two stderr lines)
@@ -107,9 +107,6 @@ class GctoolGroup(LazyGroup):
             from gctool._threads import pin_blas_threads
 
             pin_blas_threads()  # before numpy loads BLAS (see gctool._threads)
-            from gctool.limits import set_max_work
-
-            set_max_work(None)  # --max-work holds for one invocation
             _quiet_process()
             argv = sys.argv[1:] if args is None else list(args)
             if any("\0" in str(a) for a in argv):  # only reachable through the Python API
@@ -223,8 +220,6 @@ def _guarded(invoke: Callable[[], Any], command: Callable[[], str]) -> int:
         if received() is not None:  # a library that swallowed the interrupt failed after it
             return _interrupted(command(), "interrupted")  # (numba's compiler callbacks)
         if _out_of_memory(exc):  # an allocation the estimates missed: no file was written
-            from gctool.limits import memory_exhausted
-
             return _fail(f"error: out of memory: {memory_exhausted()}; try a smaller input or "
                          "budget (--max-sets, --max-patterns, --max-work)", ExitCode.USAGE)
         if os.environ.get("GCTOOL_DEBUG"):
@@ -260,7 +255,9 @@ def _interrupted(command: str, summary: str) -> int:
     signum = received()
     if signum is not None and signum != signal.SIGINT:
         summary = f"{summary} ({signal.Signals(signum).name})"
-    click.echo(f"{command}: {_one_line(summary)}", err=True)
+    from gctool.cli.params import in_cli_terms
+
+    click.echo(f"{command}: {_one_line(in_cli_terms(summary))}", err=True)
     return int(for_signal(signum))
 
 
@@ -369,8 +366,74 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script entry point (the process's data segment is limited to the memory budget
-    plus headroom: see :func:`gctool.limits.limit_process_memory`)."""
-    from gctool.limits import limit_process_memory
-
+    plus headroom: see :func:`limit_process_memory`)."""
     limit_process_memory()
     cli.main()
+
+
+def _memory_budget() -> float:
+    """The memory budget of this process (``GCTOOL_MAX_MEMORY`` or the default)."""
+    from gctool.budget import Budget
+    from gctool.errors import InvalidInput
+    from gctool.limits import DEFAULT_MAX_MEMORY
+
+    try:
+        return Budget.default().max_memory
+    except InvalidInput:  # refused with its own line when the command starts
+        return float(DEFAULT_MAX_MEMORY)
+
+
+def limit_process_memory() -> None:
+    """Ask the kernel to refuse data allocations of this process beyond the memory budget plus
+    :data:`~gctool.limits.MEMORY_HEADROOM` (``RLIMIT_DATA``; never raises the hard limit,
+    silently skipped where the platform has no such limit), so that an allocation the
+    estimates missed fails with "out of memory" (exit 2) instead of swapping."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    from gctool.limits import MEMORY_HEADROOM
+
+    try:
+        want = int(_memory_budget() + MEMORY_HEADROOM)
+        if want >= sys.maxsize:  # beyond what the kernel's limit can hold: no limit to set
+            return
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft == resource.RLIM_INFINITY or soft > want:
+            resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+            _PROCESS_LIMIT[:] = [want]
+    except (ValueError, OverflowError, OSError, AttributeError):
+        return
+
+
+#: the data-segment limit :func:`limit_process_memory` set (empty: it set none)
+_PROCESS_LIMIT: list[int] = []
+
+
+def memory_exhausted() -> str:
+    """Which limit an allocation that failed (``MemoryError``) most likely met, for the one
+    line that reports it: the address-space limit (``ulimit -v``) when it is the tightest, the
+    memory budget when the data-segment limit is the one :func:`limit_process_memory` set, a
+    data-segment limit set from outside (``ulimit -d``), or the machine's memory."""
+    from gctool.budget import format_bytes
+    from gctool.limits import MEMORY_HEADROOM
+
+    try:
+        import resource
+
+        space = resource.getrlimit(resource.RLIMIT_AS)[0]
+        data = resource.getrlimit(resource.RLIMIT_DATA)[0]
+        infinite = resource.RLIM_INFINITY
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return "the process ran out of memory"
+    finite = [x for x in (space, data) if x != infinite and x >= 0]
+    if space != infinite and space >= 0 and space == min(finite):
+        return f"the process reached its address-space limit (ulimit -v, {format_bytes(space)})"
+    if data != infinite and data >= 0:
+        if _PROCESS_LIMIT and data == _PROCESS_LIMIT[0]:
+            return (f"the process reached the memory budget ({format_bytes(_memory_budget())} "
+                    f"plus {format_bytes(MEMORY_HEADROOM)} of headroom, GCTOOL_MAX_MEMORY)")
+        return f"the process reached its data-segment limit (ulimit -d, {format_bytes(data)})"
+    return "the process ran out of memory (the machine's memory)"

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_MAX_WORK, DEFAULT_TOL, work_time
+from gctool.limits import DEFAULT_MAX_WORK, DEFAULT_TOL
+
+if TYPE_CHECKING:
+    from gctool.budget import Budget
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -141,25 +144,43 @@ max_error_option = click.option(
     help="With --precision: exit 1 when the proved bound exceeds E (relative to "
          "sum_j ||g_j||) for some straggler set.")
 max_sets_option = click.option(
-    "--max-sets", type=click.IntRange(1, None), default=DEFAULT_MAX_SETS, show_default=True,
-    help="Refuse exhaustive searches over more straggler sets than this.",
+    "--max-sets", type=click.IntRange(1, None), default=None, metavar="N",
+    help="An explicit cap: refuse exhaustive searches over more than N straggler sets (by "
+         "default only --max-work, the estimated time, limits them).",
 )
 
 
+class Time(click.ParamType):
+    """A time with its unit (``30s``, ``10min``, ``2h``; :func:`gctool.budget.parse_time`), in
+    seconds."""
 
-def _set_max_work(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    from gctool.limits import set_max_work
+    name = "time"
 
-    set_max_work(value)
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> float:
+        from gctool.budget import parse_time
+        from gctool.errors import InvalidInput
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_time(param.opts[0] if param is not None else "TIME", value)
+        except InvalidInput as exc:
+            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
 
 
 max_work_option = click.option(
-    "--max-work", type=FloatRange(0, None, min_open=True), default=None, metavar="OPS",
-    expose_value=False, is_eager=True, callback=_set_max_work,
-    help="Work budget: refuse steps estimated above OPS multiply-adds before they start "
-         f"(default {f'{DEFAULT_MAX_WORK:.1e}'.replace('.0e', 'e').replace('e+0', 'e')}, "
-         f"{work_time(DEFAULT_MAX_WORK)} at the documented rate; env "
-         "GCTOOL_MAX_WORK).")
+    "--max-work", type=Time(), default=None, metavar="TIME",
+    help="Work budget: refuse a step whose estimated time (on the jobs that run it) is above "
+         f"TIME, e.g. 30s, 10min, 2h (default {DEFAULT_MAX_WORK}s; env GCTOOL_MAX_WORK).")
+
+
+def budget_of(max_work: float | None, max_sets: int | None = None) -> Budget:
+    """The budget of one invocation: the environment's (:meth:`gctool.budget.Budget.default`)
+    with the options given."""
+    from gctool.budget import Budget
+
+    return Budget.default().with_(max_work=max_work, max_sets=max_sets)
 
 
 def single_file(files: str | tuple[str, ...], why: str) -> str:

@@ -8,6 +8,7 @@ import click
 
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
+    budget_of,
     code_argument,
     json_option,
     load_code,
@@ -18,6 +19,10 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import DEFAULT_CURVE_SETS
+
+#: what a refusal of show's error curve suggests (its engine is attack's, whose own options
+#: show does not have)
+WITHOUT_CURVE = "show it without the curve (--no-curve, or a lower --max-sets)"
 
 
 @click.command(epilog="""\b
@@ -56,11 +61,12 @@ it draws, it does not audit.""")
 @quiet_option
 def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curve: bool | None,
          curve_file: str | None, max_sets: int, max_cells: int, tol: float,
-         as_json: bool) -> int:
+         as_json: bool, max_work: float | None) -> int:
     """Show FILE as a heat map with loads, replication and decoding.
 
     Workers are rows and columns of B are columns.  FILE may be '-'.
     """
+    from gctool.errors import BudgetExceeded
     from gctool.viz.picture import parse_stragglers
     from gctool.viz.show import show as run_show
 
@@ -73,9 +79,13 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
     code = load_code(code_file)
     S = None if stragglers is None else parse_stragglers(stragglers, code.n)
     with progress_bar("error curve") as progress:
-        pic = run_show(code, stragglers=S, curve=want_curve, curve_file=curve_file,
-                       svg=svg_path, max_sets=max_sets, max_cells=max_cells, tol=tol,
-                       progress=progress)
+        try:
+            pic = run_show(code, stragglers=S, curve=want_curve, curve_file=curve_file,
+                           svg=svg_path, max_sets=max_sets, max_cells=max_cells, tol=tol,
+                           progress=progress, budget=budget_of(max_work))
+        except BudgetExceeded as exc:  # the curve's engine is attack's: suggest show's options
+            raise exc.with_remedy(WITHOUT_CURVE if exc.kind == "memory"
+                                  else f"{WITHOUT_CURVE}, or raise --max-work") from None
     if pic.svg is not None and svg_path != "-":
         status(f"wrote picture to {svg_path} ({pic.svg['bytes']:,} bytes)")
     if as_json or svg_path != "-":  # else the SVG itself went to stdout

@@ -11,6 +11,7 @@ import click
 from gctool.cli.exit_codes import exit_code
 from gctool.cli.options import (
     FloatRange,
+    budget_of,
     complete_with,
     delay_models,
     json_option,
@@ -20,6 +21,7 @@ from gctool.cli.options import (
     seed_option,
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
+from gctool.limits import MAX_ITERATIONS
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
@@ -83,7 +85,7 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--delay", "delay_spec", shell_complete=complete_with(delay_models),
               default="shifted-exp", show_default=True, metavar="MODEL",
               help="Delay model (see below).")
-@click.option("--iterations", type=click.IntRange(2, 1_000_000), default=1000,
+@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=1000,
               show_default=True, help="Rounds to simulate (jobs of the sequential schemes).")
 @seed_option
 @click.option("--load-model", "--trace-load", "load_model", default="interp", show_default=True,
@@ -155,7 +157,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
              gc_model: tuple[int, ...] | str | None, no_baselines: bool,
              train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
              plot: str | None, as_json: bool, sparsify_spec: str | None = None,
-             sweep_spec: str | None = None, precision: str | None = None) -> int:
+             sweep_spec: str | None = None, precision: str | None = None,
+             max_work: float | None = None) -> int:
     """Simulate the wall-clock per iteration of FILE... against the baselines.
 
     Reports the mean, median and 99th percentile per iteration with 95% confidence intervals,
@@ -199,7 +202,7 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
         train=problem if train else None, gap=target_gap, lazy=lazy, protocol=protocol, mu=mu,
         sparsify=sparsifier, erasurehead=erasurehead, link=link, models=models, plot=plot,
-        gc_model=gc_model, precision=precision)
+        gc_model=gc_model, precision=precision, budget=budget_of(max_work))
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep
 

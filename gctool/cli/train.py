@@ -15,6 +15,7 @@ from gctool.cli.options import (
     seed_option,
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
+from gctool.limits import MAX_ITERATIONS
 
 
 @click.command(epilog="""\b
@@ -55,7 +56,7 @@ within --wait seconds.  Needs gctool[dask].""")
 @click.option("--data", type=click.Path(dir_okay=False), default=None, metavar="FILE.npz",
               help="Train on the arrays X (samples x features) and y of this NPZ file "
                    "(default: the synthetic problem of simulate --train).")
-@click.option("--iterations", type=click.IntRange(2, 1_000_000), default=1000,
+@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=1000,
               show_default=True, help="Most rounds per scheme (each stops at the target).")
 @click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")

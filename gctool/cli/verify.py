@@ -10,11 +10,13 @@ from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
 from gctool.cli.options import (
     FloatRange,
+    budget_of,
     code_files_argument,
     jobs_option,
     json_option,
     load_code,
     max_error_option,
+    max_sets_option,
     max_work_option,
     precision_option,
     progress_bar,
@@ -22,7 +24,6 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.request import VERIFY_KERNELS, VERIFY_METHODS, VerifyRequest
 
 if TYPE_CHECKING:
@@ -84,10 +85,7 @@ files'.""")
 @precision_option
 @max_error_option
 @tol_option
-@click.option("--max-sets", type=click.IntRange(1, None), default=None,
-              help=f"Refuse runs that must evaluate more straggler sets than this (after "
-                   f"symmetry reductions; default {DEFAULT_MAX_SETS:,}; a schedule's verify "
-                   f"counts transitions, default {DEFAULT_SCHEDULE_TRANSITIONS:,}).")
+@max_sets_option
 @json_option
 @max_work_option
 @quiet_option
@@ -96,9 +94,9 @@ files'.""")
 def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kernel: str,
            jobs: int, sample: int | None, seed: int | None, exact: bool,
            max_condition: float | None, strict: bool, tol: float, max_sets: int | None,
-           as_json: bool, partial_work: int | None, profile: str | None,
-           profile_file: str | None, level_counts: str | None, runner: Any,
-           precision: str | None, max_error: float | None) -> int:
+           as_json: bool, max_work: float | None, partial_work: int | None,
+           profile: str | None, profile_file: str | None, level_counts: str | None,
+           runner: Any, precision: str | None, max_error: float | None) -> int:
     """Check that any n-s survivors of each FILE can rebuild the full gradient.
 
     Exact over GF(q) (and with --exact); over the reals and complex numbers a set decodes
@@ -112,10 +110,11 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
         _refuse(question, {"-s": stragglers, "--sample": sample, "--exact": exact or None,
                            "--precision": precision, "--max-error": max_error,
                            "--partial": partial_work if profile_args else None})
+    budget = budget_of(max_work, max_sets)
     request = VerifyRequest(s=stragglers, method=method, kernel=kernel, jobs=jobs,
                             sample=sample, seed=seed, exact=exact, tol=tol, max_sets=max_sets,
                             max_condition=max_condition, strict=strict, precision=precision,
-                            max_error=max_error, runner=runner)
+                            max_error=max_error, runner=runner, budget=budget)
 
     def audit(path: str) -> Report:
         import gctool.api as api
@@ -129,6 +128,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
 
                 report = verify_partial(code, partial_work, tol=tol, progress=progress,
                                         method="exhaustive" if method == "exhaustive" else "auto",
+                                        budget=budget,
                                         **({} if max_sets is None else {"max_sets": max_sets}))
             else:
                 report = api.verify(code, request=VerifyRequest.of(request, progress=progress))

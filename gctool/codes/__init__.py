@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.model import GradientCode  # numpy-free until used: the CLI lists schemes without it
 from gctool.registry import SCHEMES, Param, get_scheme
@@ -26,6 +27,7 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     message_size: int | None = None,
     precision: str | None = None,
     max_error: float | None = None,
+    budget: Budget | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -43,16 +45,17 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     (:func:`gctool.precision.design_check`: recorded in ``params["precision"]``, a warning
     above 1%, refused above ``max_error`` or when a decoder leaves the format's range); with
     ``best_of`` the draws are ranked by that bound instead of their conditioning.
+    ``budget`` (default :meth:`Budget.default`) holds the construction and its checks.
     """
     return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
-                                     message_size, precision, max_error, **params)
+                                     message_size, precision, max_error, budget, **params)
 
 
 #: worst condition numbers above this lose more than 8 digits: the design warns
 WARN_CONDITION = 1e8
 
 
-def self_check(code: Any) -> None:
+def self_check(code: Any, budget: Budget) -> None:
     """Refuse a real/complex design that float64 cannot decode, warn when it loses digits.
 
     Checks the full set with the decoder (under the tolerance rule of
@@ -75,12 +78,12 @@ def self_check(code: Any) -> None:
 
         code.params.update(record(code.B, code.field, code.s))
     what = f"the {code.field} {code.scheme} design (n={code.n}, k={code.k}, s={code.s})"
-    fix = ("use a finite field (--field auto), smaller n - s, or a better-conditioned "
-           "construction (cyclic-mds over the complex numbers, or cyclic with --best-of)")
+    fix = ("use a finite field (`field`=auto), smaller n - s, or a better-conditioned "
+           "construction (cyclic-mds over the complex numbers, or cyclic with `best_of`)")
     cond = code.params.get("worst_condition")
     limit = float(np.sqrt(DEFAULT_TOL) / EPS / 10)
     try:
-        decodes, cond_full = _full_set_decodes(code, Decoder)
+        decodes, cond_full = _full_set_decodes(code, Decoder, budget)
         where = f"condition {cond_full:.3g}"
     except Undecided as exc:  # not even decidable: float64 cannot use this design
         decodes, where = False, str(exc).split(": ", 1)[-1].split(";")[0]
@@ -99,7 +102,7 @@ def self_check(code: Any) -> None:
             "('gctool verify' reports the worst case over every straggler set)")
 
 
-def _full_set_decodes(code: Any, decoder: Any) -> tuple[bool, float]:
+def _full_set_decodes(code: Any, decoder: Any, budget: Budget) -> tuple[bool, float]:
     """Do all n workers decode (float64, the tolerance rule), and the largest condition number
     met.  The least-squares problem splits exactly along the connected components of the
     support (rows and columns that share no non-zero entry): the squared error is the sum of
@@ -110,7 +113,7 @@ def _full_set_decodes(code: Any, decoder: Any) -> tuple[bool, float]:
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from gctool.limits import check_work, solve_cost
+    from gctool.budget import solve_cost
     from gctool.model import GradientCode
     from gctool.numerics import decode_limit
 
@@ -129,16 +132,14 @@ def _full_set_decodes(code: Any, decoder: Any) -> tuple[bool, float]:
             R, C = members[members < n], members[members >= n] - n
             if R.size and C.size:
                 parts.append((R, C))
-    check_work(f"the float64 self-check of the design (all {n} workers decode: "
-               f"{len(parts):,} block(s) of B, the largest "
-               f"{max(r.size for r, _ in parts)} x {max(c.size for _, c in parts)})",
-               sum(solve_cost(r.size, c.size) for r, c in parts),
-               "use a finite field (--field auto), a smaller n, or raise --max-work")
-    from gctool.limits import check_memory
-
-    check_memory(f"the float64 self-check of the design (n={n}, k*m={K})",
-                 4 * max(r.size * c.size for r, c in parts) * B.itemsize,
-                 "use a finite field (--field auto) or a smaller n")
+    budget.check_work(f"the float64 self-check of the design (all {n} workers decode: "
+                      f"{len(parts):,} block(s) of B, the largest "
+                      f"{max(r.size for r, _ in parts)} x {max(c.size for _, c in parts)})",
+                      sum(solve_cost(r.size, c.size) for r, c in parts),
+                      "use a finite field (`field`=auto), a smaller n, or raise `max_work`")
+    budget.check_memory(f"the float64 self-check of the design (n={n}, k*m={K})",
+                        4 * max(r.size * c.size for r, c in parts) * B.itemsize,
+                        "use a finite field (`field`=auto) or a smaller n")
     if len(parts) == 1 and parts[0][0].size == n and parts[0][1].size == K:
         full = decoder(code).evaluate(np.arange(n)[None])
         return bool(full.ok[0]), float(full.cond[0])

@@ -79,7 +79,7 @@ def nodes(n: int, field: Field, kind: str) -> tuple[Any, str]:
     if field.is_finite:
         if kind == "chebyshev":
             raise DesignError("Chebyshev nodes exist only over the reals; over GF(q) use "
-                              "--nodes integers or unity")
+                              "`nodes`=integers or unity")
         if kind == "unity":
             from gctool.algebra.gf import plain_arith, powers_of
 
@@ -97,8 +97,8 @@ def nodes(n: int, field: Field, kind: str) -> tuple[Any, str]:
         return 2 * np.cos(np.pi * (2 * i + 1) / (2 * n)), kind
     if kind == "unity":
         if field.kind == "real":
-            raise DesignError("roots of unity are complex: use --field complex, or "
-                              "--nodes chebyshev over the reals")
+            raise DesignError("roots of unity are complex: use `field`=complex, or "
+                              "`nodes`=chebyshev over the reals")
         return np.exp(2j * np.pi * i / n), kind
     return i.astype(field.dtype), kind
 
@@ -113,7 +113,7 @@ def root_of_unity(n: int, field: Field) -> int:
         names, _ = root_of_unity_fields(n)
         raise DesignError(
             f"{field} has no primitive {n}-th root of unity: n = {n} must divide q - 1 = {q - 1}; "
-            f"suitable fields: {', '.join(names)} (or use --field auto)"
+            f"suitable fields: {', '.join(names)} (or use `field`=auto)"
         )
     return gf_root_of_unity(plain_arith(field), field, n)
 
@@ -169,9 +169,9 @@ def check_range(values: Any, alpha: Any, field: Field, kind: str, scheme: str,
     lo, hi = float(logs.min()), float(logs.max())
     size = f"about 1e{hi:.0f}" if hi > -lo else f"about 1e{lo:.0f}"
     raise DesignError(
-        f"the {field} {scheme} design with n = {n} and --nodes {kind} has entries outside "
+        f"the {field} {scheme} design with n = {n} and `nodes` {kind} has entries outside "
         f"float64's range (the products of node differences reach {size}); use fewer workers, "
-        "--nodes chebyshev over the reals, or a finite field (--field auto)")
+        "`nodes`=chebyshev over the reals, or a finite field (`field`=auto)")
 
 
 #: entries of one block of running products in :func:`window_products`

@@ -40,7 +40,7 @@ SEEDING = ("draw i is built with numpy.random.default_rng(numpy.random.SeedSeque
            ".spawn(best_of)[i]), seed = the recorded seed")
 
 Build = Callable[[np.random.Generator], tuple[np.ndarray, dict[str, Any]]]
-#: another ranking of the draws (``design --precision``): (B, field, s) -> the value to
+#: another ranking of the draws (``design`` with ``precision``): (B, field, s) -> the value to
 #: minimise, with a ``label`` attribute naming it
 Rank = Callable[[np.ndarray, Field, int], float]
 
@@ -49,10 +49,10 @@ def check_best_of(info: Family, best_of: Any, field: Field | None) -> int:
     """Validate ``best_of`` for this scheme and field (None: field not known yet)."""
     if isinstance(best_of, bool) or not isinstance(best_of, int) or not \
             1 <= best_of <= MAX_BEST_OF:
-        raise InvalidInput(f"best_of (--best-of) must be an integer between 1 and "
+        raise InvalidInput(f"best_of (`best_of`) must be an integer between 1 and "
                            f"{MAX_BEST_OF}, got {best_of!r}")
     if not info.accepts_best_of:
-        raise DesignError(f"--best-of draws several random designs, but scheme {info.name!r} "
+        raise DesignError(f"`best_of` draws several random designs, but scheme {info.name!r} "
                           "is deterministic (every draw would be the same code); use it with a "
                           "randomized scheme such as 'cyclic'")
     if field is not None and field.is_finite:
@@ -61,9 +61,9 @@ def check_best_of(info: Family, best_of: Any, field: Field | None) -> int:
 
 
 def _finite(field: Field) -> str:
-    return (f"--best-of keeps the best-conditioned draw, which only means something over the "
+    return (f"`best_of` keeps the best-conditioned draw, which only means something over the "
             f"reals or complex numbers; over {field} decoding is exact and every valid draw is "
-            "as good (drop --best-of, or use --field real or complex)")
+            "as good (drop `best_of`, or use `field`=real or complex)")
 
 
 def draw_rngs(seed: int, count: int) -> list[np.random.Generator]:
@@ -120,4 +120,4 @@ def _interrupted(done: int, count: int, best: Any, rank: Rank | None = None) -> 
     what = "worst-case condition" if rank is None else getattr(rank, "label", "rank")
     where = "" if best is None or not np.isfinite(best[0]) else \
         f"; the best so far was draw {best[1]} ({what} {best[0]:.4g})"
-    return f"--best-of interrupted after {done} of {count} draws{where}; no file written"
+    return f"`best_of` interrupted after {done} of {count} draws{where}; no file written"

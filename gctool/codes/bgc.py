@@ -14,6 +14,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import Num
@@ -37,7 +38,7 @@ def support_stats(B: np.ndarray) -> dict[str, Any]:
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
-          d: float = 3.0) -> tuple[np.ndarray, dict[str, Any]]:
+          d: float = 3.0, *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     k = check_sizes(n, s, k, d)
     B = (rng.random((n, k)) < d / k).astype(np.int64)
     return B.astype(field.dtype), {"d": d, "probability": d / k, **support_stats(B)}
@@ -57,7 +58,7 @@ class BGCFamily(Family):
     randomized = True
     s_default = 0
     params = (Param("d", "float", "Expected load of a worker.", default=3.0, short="-d",
-                    flag="--load"),)
+                    flag="load"),)
     report_keys = ("empty_partitions", "idle_workers", "load_max")
-    examples = ("gctool design bgc -n 12 -d 3 --seed 1",)
+    examples = ("gctool design bgc -n 12 -d 3 `seed` 1",)
     file_params = {"d": Num(0), "probability": Num(0, 1)}

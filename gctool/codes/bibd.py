@@ -9,8 +9,8 @@ stragglers is ``s(κ-λ) / (κ-λ+λ(n-s))`` whichever s workers straggle
 (:func:`gctool.bounds.closed_forms.uniform_gram_error`).  The exact threshold is 1 (every
 straggler costs something) unless λ = κ - λ = 0.
 
-The design is chosen by name (``--design fano``) or by parameters (``-n 7 --kappa 3
---lambda 1``); see :mod:`gctool.codes.difference_sets` for the catalogue.
+The design is chosen by name (``design fano``) or by parameters (``-n 7 kappa 3
+lam 1``); see :mod:`gctool.codes.difference_sets` for the catalogue.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import LABEL, Int
@@ -35,25 +36,26 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
 
     by_params = (v, kappa, lam) != (None, None, None)
     if design is not None and by_params:
-        raise DesignError("give either --design NAME or -n/--kappa/--blocks-per-pair, not both")
+        raise DesignError("give either `design` NAME or -n/`kappa`/`blocks_per_pair`, not both")
     if design is not None:
         ds = difference_sets.by_name(design)
         return ds.complement() if complement else ds
     if by_params:
         if None in (v, kappa, lam):
-            raise DesignError("-n, --kappa and --blocks-per-pair go together; give all three")
+            raise DesignError("-n, `kappa` and `blocks_per_pair` go together; give all three")
         assert v is not None and kappa is not None and lam is not None
         if complement:
-            raise DesignError("--complement applies to --design; with -n/--kappa/"
-                              "--blocks-per-pair give the complement's parameters directly")
+            raise DesignError("`complement` applies to `design`; with -n/`kappa`/"
+                              "`blocks_per_pair` give the complement's parameters directly")
         return difference_sets.by_params(v, kappa, lam)
-    raise DesignError(f"bibd needs --design NAME or -n V --kappa K --blocks-per-pair L; names: "
+    raise DesignError(f"bibd needs `design` NAME or -n V `kappa` K `blocks_per_pair` L; names: "
                       f"{difference_sets.NAMES_HELP}")
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  # noqa: PLR0913 (the scheme's options)
           design: str | None = None, v: int | None = None, kappa: int | None = None,
-          lam: int | None = None, complement: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+          lam: int | None = None, complement: bool = False, *, budget: Budget
+          ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import difference_sets
 
     ds = select(design, v, kappa, lam, complement)
@@ -81,7 +83,7 @@ class BIBDFamily(Family):
         "lambda(n-s)) whichever s straggle. Choose a design by name (fano, biplane-7, "
         "biplane-11, biplane-16, biplane-37, paley-Q for Q = 3 mod 4, pg2-Q / pgN-Q for "
         "PG(N,Q) via Singer difference sets, biquadratic-P, twin-P, bent-V, identity-V) or "
-        "by -n/--kappa/--blocks-per-pair (complements are searched too). -s is recorded as the "
+        "by -n/`kappa`/`blocks_per_pair` (complements are searched too). -s is recorded as the "
         "audit default (0 by default). 0/1 entries: any field."
     )
     reference = "Kadhe, Koyluoglu, Ramchandran, ISIT 2019 (KKR19); Singer 1938; reference §3.5"
@@ -97,13 +99,13 @@ class BIBDFamily(Family):
               aliases=("--v",)),
         Param("kappa", "int", "Block size (load of every worker)."),
         Param("lam", "int", "lambda: number of blocks through two points.",
-              flag="--blocks-per-pair", aliases=("--lambda",)),
+              flag="blocks-per-pair", aliases=("lambda",)),
         Param("complement", "flag", "Use the complementary design (v, v-kappa, "
               "v-2kappa+lambda)."),
     )
     report_keys = ("design", "v", "kappa", "lambda")
-    examples = ("gctool design bibd --design fano -o fano.json",
-                "gctool design bibd -n 13 --kappa 4 --blocks-per-pair 1 -s 2",
-                "gctool design bibd --design pg2-4 --field 'GF(2)'")
+    examples = ("gctool design bibd `design` fano -o fano.json",
+                "gctool design bibd -n 13 `kappa` 4 `blocks_per_pair` 1 -s 2",
+                "gctool design bibd `design` pg2-4 `field` 'GF(2)'")
     file_params = {"v": Int(1, "n"), "kappa": Int(0, "n"), "lambda": Int(0, "n"),
                    "design": LABEL}

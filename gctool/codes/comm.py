@@ -31,6 +31,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.vandermonde import (
     COLUMN_ORDER,
     NODES_PARAM,
@@ -88,7 +89,7 @@ def piece_values(alpha: Any, hold: np.ndarray, Z: Any, m: int, ar: Any) -> list[
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
-          nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
+          nodes: str = "auto", *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.algebra.gf import plain_arith
     from gctool.codes._algebra import check_range, to_plain
     from gctool.codes.conditioning import record
@@ -134,14 +135,14 @@ class CommFamily(Family):
         "Ye & Abbe, ICML 2018 (YA18); construction of reference §2.3 (equivalent in "
         "spirit, not guaranteed identical to their recursion)"
     )
-    fields = "real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)"
+    fields = "real, complex, GF(q) with q >= n (`field` auto: the smallest prime >= n)"
     params = (Param("m", "int", "Pieces per gradient (communication reduction factor).",
-                    default=2, short="-m", flag="--pieces", aliases=("--m",)), NODES_PARAM)
+                    default=2, short="-m", flag="pieces", aliases=("--m",)), NODES_PARAM)
     report_keys = ("m", "load", *CONDITION_KEYS)
     examples = (
         "gctool design comm -n 4 -s 1 -m 2",
-        "gctool design comm -n 6 -s 2 -m 2 --field 'GF(7)' -o comm.json",
-        "gctool design comm -n 10 -k 20 -s 2 -m 3 --field complex",
+        "gctool design comm -n 6 -s 2 -m 2 `field` 'GF(7)' -o comm.json",
+        "gctool design comm -n 10 -k 20 -s 2 -m 3 `field` complex",
     )
     choose_field = staticmethod(choose_node_field)
     self_checked = True

@@ -133,7 +133,7 @@ def _screened(B: np.ndarray, sp: Spectral, s: int, total: int
     return value, float(fold.error), worst
 
 
-#: the last results of :func:`conditioning` (a seeded design made again, --best-of prefixes)
+#: the last results of :func:`conditioning` (a seeded design made again, ``best_of`` prefixes)
 _SEEN: dict[tuple[Any, ...], tuple[float | None, str, float | None]] = {}
 _SEEN_MAX = 32
 

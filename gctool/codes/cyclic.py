@@ -19,6 +19,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 
@@ -100,33 +101,33 @@ def _tolerates(B: np.ndarray, field: Field, s: int) -> bool:
     return fold.fail_set is None
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator
+def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     if k is not None and k != n:
         raise DesignError(f"cyclic needs k = n (got k = {k}, n = {n}); use 'frc' or drop -k")
     if not field.is_finite:
-        from gctool.limits import check_work, solve_cost
+        from gctool.budget import solve_cost
 
-        check_work(f"cyclic (n={n}, s={s}, {field}): {n:,} solves of {s} x {s} systems",
-                   n * solve_cost(s, s), "use a smaller s, or cyclic-mds (a structured code "
-                   "with a BCH certificate), or raise --max-work")
+        budget.check_work(f"cyclic (n={n}, s={s}, {field}): {n:,} solves of {s} x {s} systems",
+                          n * solve_cost(s, s), "use a smaller s, or cyclic-mds (a structured "
+                          "code with a BCH certificate), or raise `max_work`")
         return _draw_numeric(n, s, field, rng), {}
     if comb(n, s) > MAX_CHECK_SETS:
         raise DesignError(
             f"a GF(q) cyclic draw is verified exactly, and n = {n}, s = {s} gives {comb(n, s):,} "
-            f"straggler sets (limit {MAX_CHECK_SETS:,}); use --field real"
+            f"straggler sets (limit {MAX_CHECK_SETS:,}); use `field`=real"
         )
     from gctool.algebra.gf import GFArith
     from gctool.algebra.linalg import check_elimination
 
-    check_elimination(GFArith(field.resolved()), (1, n, n), n)  # each draw's check, up front
+    check_elimination(budget, GFArith(field.resolved()), (1, n, n), n)  # each draw's, up front
     for attempt in range(1, MAX_ATTEMPTS + 1):
         B = _draw_gf(n, s, field, rng)
         if B is not None and _tolerates(B, field, s):
             return B, {"attempts": attempt}
     raise DesignError(
         f"no valid cyclic code over {field} found in {MAX_ATTEMPTS} random draws for n = {n}, "
-        f"s = {s}; use a larger field (order well above n) or --field real"
+        f"s = {s}; use a larger field (order well above n) or `field`=real"
     )
 
 
@@ -142,6 +143,6 @@ class CyclicFamily(Family):
     )
     reference = "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Algorithm 2"
     randomized = True
-    examples = ("gctool design cyclic -n 8 -s 2 --seed 1",
-                "gctool design cyclic -n 6 -s 2 --field 'GF(31)' --seed 7 -o crc31.json")
+    examples = ("gctool design cyclic -n 8 -s 2 `seed` 1",
+                "gctool design cyclic -n 6 -s 2 `field` 'GF(31)' `seed` 7 -o crc31.json")
     self_checked = True

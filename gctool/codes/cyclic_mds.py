@@ -6,7 +6,7 @@ generator ``g(x) = prod_{j in J} (x - w^j)`` has its zeros at powers of a primit
 unity w with 0 not in J (so 1 lies in the code), |J| = s.
 
 * GF(q): w = alpha, a primitive n-th root of unity (needs n | q - 1), J = {1..s} (an RS code,
-  hence MDS).  ``--field auto`` picks the smallest field: a prime p with n | p - 1 or GF(2^m).
+  hence MDS).  ``field auto`` picks the smallest field: a prime p with n | p - 1 or GF(2^m).
 * complex: w = exp(2 pi i / n), J = {1..s} (BCH bound: MDS; DFT structure, well conditioned).
 * real: J must be closed under j -> -j.  When n - s is odd the consecutive symmetric set
   J = {(n-s+1)/2, ..., (n+s-1)/2} works (MDS).  When n - s is even no consecutive symmetric J
@@ -29,6 +29,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError, InvalidInput
 from gctool.family import Family
 from gctool.params import Int, List, Str
@@ -36,17 +37,17 @@ from gctool.registry.info import CONDITION_KEYS, StructuredDecoder
 
 #: largest n for which the real search over symmetric zero sets runs (n - s even)
 MAX_REAL_SEARCH_N = 20
-ALTERNATIVES = ("use --field complex, a finite field (--field auto), or the real schemes "
+ALTERNATIVES = ("use `field`=complex, a finite field (`field`=auto), or the real schemes "
                 "'cyclic' (random, any n, s) or 'rs' (Reed-Solomon, any n, k, s)")
 
 
 def choose_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
-    """``--field auto``: the smallest GF(q) with n | q - 1, a prime p or GF(2^m)."""
+    """``field auto``: the smallest GF(q) with n | q - 1, a prime p or GF(2^m)."""
     from gctool.codes._algebra import root_of_unity_fields
 
     if n is None:
-        raise DesignError("--field auto needs -n")
+        raise DesignError("`field`=auto needs -n")
     return root_of_unity_fields(n)[1]
 
 
@@ -191,7 +192,7 @@ def _search_real(n: int, s: int) -> tuple[np.ndarray, dict[str, Any]]:
                      "worst_condition": best[0], "worst_condition_method": method}
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes.conditioning import record
 
@@ -302,7 +303,7 @@ class CyclicMDSFamily(Family):
     description = (
         "Row i is x^i g(x) mod x^n - 1 with g(x) = prod_{j in J} (x - w^j), w a primitive "
         "n-th root of unity, 0 not in J, |J| = s; worker i computes the window {i..i+s}. "
-        "GF(q): needs n | q-1, J = {1..s} (Reed-Solomon, MDS); --field auto picks the "
+        "GF(q): needs n | q-1, J = {1..s} (Reed-Solomon, MDS); `field`=auto picks the "
         "smallest such field (a prime p = 1 mod n, or GF(2^m)). Complex: J = {1..s} (DFT "
         "zeros, well conditioned). Real: J must be closed under j -> -j; for n-s odd the "
         "consecutive J = {(n-s+1)/2..(n+s-1)/2} is MDS; for n-s even every symmetric J is "
@@ -312,15 +313,15 @@ class CyclicMDSFamily(Family):
     )
     reference = "Raviv, Tamo, Tandon, Dimakis, ICML 2018 (RTTD18); reference §2.1"
     fields = (
-        "GF(q) with n | q-1 (or --field auto), complex (any n, s), real (n-s odd; "
+        "GF(q) with n | q-1 (or `field` auto), complex (any n, s), real (n-s odd; "
         "n-s even by search for n <= 20)"
     )
     report_keys = ("zeros", "root", *CONDITION_KEYS)
     examples = (
-        "gctool design cyclic-mds -n 6 -s 2 --field 'GF(7)'",
-        "gctool design cyclic-mds -n 10 -s 3 --field auto -o mds.json",
-        "gctool design cyclic-mds -n 7 -s 2 --field real",
-        "gctool design cyclic-mds -n 8 -s 2 --field complex",
+        "gctool design cyclic-mds -n 6 -s 2 `field` 'GF(7)'",
+        "gctool design cyclic-mds -n 10 -s 3 `field` auto -o mds.json",
+        "gctool design cyclic-mds -n 7 -s 2 `field` real",
+        "gctool design cyclic-mds -n 8 -s 2 `field` complex",
     )
     choose_field = staticmethod(choose_field)
     self_checked = True

@@ -23,7 +23,7 @@ a frame satisfies the paper's condition with constant ``epsilon`` for s straggle
 ``(1 - epsilon) I <= M_F <= (1 + epsilon) I`` for every F with |F| = n - s [reconstructed:
 the normalisation by beta*eta is recalled, not re-read].  ``kappa = (1 + eps)/(1 - eps)``.
 
-Frames (``--frame``):
+Frames (``frame``):
 
 * ``gaussian``: i.i.d. N(0, 1/k) entries (seeded); tight only in expectation.
 * ``hadamard``: k random columns (seeded) of the normalised Sylvester-Hadamard matrix of order n
@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.frame_spectra import Analysis
 from gctool.errors import DesignError, InvalidInput
 from gctool.family import Family
@@ -185,7 +186,7 @@ def check_sizes(n: int | None, k: int | None, frame: str) -> tuple[int, int]:
                           f"beta = n/k >= 1), got {k}")
     if frame == "hadamard" and not _is_power_of_two(n):
         raise DesignError(f"the hadamard frame needs n a power of 2 (Sylvester), got n = {n}; "
-                          "use --frame orthogonal for any n")
+                          "use `frame`=orthogonal for any n")
     return n, k
 
 
@@ -238,7 +239,7 @@ def build_cost(frame: str, n: int, k: int) -> tuple[int, int]:
     n x n QR, the Paley frame one n x n eigendecomposition over its n x n character table, a
     Sylvester matrix n^2 entries, the Steiner frame a tight loop over points and blocks) and
     the analysis that every design records (:meth:`Analysis.work`)."""
-    from gctool.limits import GF_OP_COST, PY_OP_COST, solve_cost
+    from gctool.budget import GF_OP_COST, PY_OP_COST, solve_cost
 
     make, held = n * k, 0
     if frame == "orthogonal":  # the normal draw, its QR and Q
@@ -252,24 +253,22 @@ def build_cost(frame: str, n: int, k: int) -> tuple[int, int]:
     return make + Analysis.work(n, k), 8 * (n * k + held) + Analysis.memory(n, k)
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field,
+def build(n: int | None, s: int | None, k: int | None, field: Field,  # noqa: PLR0913 (the scheme's options)
           rng: np.random.Generator, frame: str = "gaussian", workers: int | None = None,
-          system: str = "pg-2") -> tuple[np.ndarray, dict[str, Any]]:
+          system: str = "pg-2", *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     """The frame and its recorded statistics.  Sizes, s, the work and the memory are checked
     before anything is built (:func:`frame_size`, :func:`build_cost`)."""
-    from gctool.limits import check_memory, check_work
-
     if field.kind != "real":
-        raise DesignError("encoded frames are real: use --field real")
+        raise DesignError("encoded frames are real: use `field`=real")
     rows, cols = frame_size(frame, workers if n is None else n, k, system)
     s = 0 if s is None else s
     if not 0 <= s < rows:
         raise DesignError(f"s = {s} must be smaller than n = {rows}")
     work, memory = build_cost(frame, rows, cols)
-    what = (f"design encoded --frame {frame} (n={rows}, k={cols}): building the frame, its "
+    what = (f"design encoded `frame`={frame} (n={rows}, k={cols}): building the frame, its "
             "coherence and the bound on epsilon (n x n and k x k Gram matrices)")
-    check_work(what, work, "use a smaller n, or raise --max-work")
-    check_memory(what, memory, "use a smaller n")
+    budget.check_work(what, work, "use a smaller n, or raise `max_work`")
+    budget.check_memory(what, memory, "use a smaller n")
     if frame == "paley":
         S = paley_frame(rows - 1)
     elif frame == "steiner":
@@ -320,7 +319,7 @@ class EncodedFamily(Family):
         "'gctool attack FILE -s S'; bounds with 'gctool bound FILE'). Frames: gaussian "
         "(seeded), hadamard (random columns of Sylvester-Hadamard, n a power of 2), "
         "orthogonal (Haar, seeded), paley (ETF with n = q + 1, q = 1 mod 4 a prime power, "
-        "k = n/2) and steiner (ETF from --system pg-D or pairs-V; n and k follow). Rows "
+        "k = n/2) and steiner (ETF from `system`=pg-D or pairs-V; n and k follow). Rows "
         "have unit norm, redundancy beta = n/k. Real field."
     )
     reference = (
@@ -335,15 +334,15 @@ class EncodedFamily(Family):
         Param("frame", "choice", "Which frame.", default="gaussian",
               choices=("gaussian", "hadamard", "orthogonal", "paley", "steiner")),
         Param("workers", "int", "Number of workers n (follows from the frame for steiner; "
-              "paley defaults to 6).", short="-n", flag="--workers"),
+              "paley defaults to 6).", short="-n", flag="workers"),
         Param("system", "str", "Steiner system: pg-D (lines of PG(D,2), pg-2 = Fano) or "
               "pairs-V (V a power of 2).", default="pg-2"),
     )
     report_keys = ("beta", "coherence", "welch_bound", "tightness", "epsilon_bound")
-    examples = ("gctool design encoded --frame gaussian -n 12 -k 6 -s 2 --seed 1",
-                "gctool design encoded --frame hadamard -n 16 -k 8 -s 2 --seed 1",
-                "gctool design encoded --frame paley -n 10 -s 2",
-                "gctool design encoded --frame steiner --system pg-2 -s 3")
+    examples = ("gctool design encoded `frame` gaussian -n 12 -k 6 -s 2 `seed` 1",
+                "gctool design encoded `frame` hadamard -n 16 -k 8 -s 2 `seed` 1",
+                "gctool design encoded `frame` paley -n 10 -s 2",
+                "gctool design encoded `frame` steiner `system` pg-2 -s 3")
     orderable = False
     check_params = staticmethod(check_params)
 
@@ -357,12 +356,13 @@ class EncodedFamily(Family):
         """epsilon < 1 for every set of s stragglers (:func:`gctool.audit.frames.verify_frame`),
         on the request's executor (``jobs`` local processes or ``runner``)."""
         from gctool.audit.frames import verify_frame
-        from gctool.limits import DEFAULT_MAX_SETS
+        from gctool.limits import SPECTRUM_MAX_SETS
 
+        budget = request.effective_budget
         return verify_frame(code, request.s, sample=request.sample, seed=request.seed or 0,
                             progress=request.progress,
-                            max_sets=request.max_sets or DEFAULT_MAX_SETS, jobs=request.jobs,
-                            runner=request.runner)
+                            max_sets=budget.max_sets or SPECTRUM_MAX_SETS, jobs=request.jobs,
+                            runner=request.runner, budget=budget)
 
     def attack(self, code: GradientCode, request: AttackRequest) -> SpectrumReport:
         """One set's spectrum, or the worst spectrum of s stragglers (exhaustive within
@@ -372,12 +372,14 @@ class EncodedFamily(Family):
 
         opts = _frame_options(request)
         if request.straggler_set is not None:
-            return set_spectrum(code, list(request.straggler_set))
+            return set_spectrum(code, list(request.straggler_set), opts.budget)
         s = code.s if request.s is None else request.s
-        sample = (opts.samples if opts.method == "auto" and math.comb(code.n, s) > opts.max_sets
+        max_sets = _max_sets(opts)
+        sample = (opts.samples if opts.method == "auto" and math.comb(code.n, s) > max_sets
                   else None)
-        return worst_spectrum(code, s, max_sets=opts.max_sets, sample=sample, seed=opts.seed,
-                              progress=opts.progress, jobs=opts.jobs, runner=opts.runner)
+        return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=opts.seed,
+                              progress=opts.progress, jobs=opts.jobs, runner=opts.runner,
+                              budget=opts.budget)
 
     def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
         raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
@@ -388,17 +390,25 @@ class EncodedFamily(Family):
         from gctool.audit.spectrum import spectrum_curve
 
         opts = _frame_options(request)
-        return spectrum_curve(code, request.s, max_sets=opts.max_sets, sample=opts.samples,
+        return spectrum_curve(code, request.s, max_sets=_max_sets(opts), sample=opts.samples,
                               seed=opts.seed, progress=opts.progress, sizes=request.sizes,
-                              jobs=opts.jobs, runner=opts.runner)
+                              jobs=opts.jobs, runner=opts.runner, budget=opts.budget)
 
     def bound(self, code: GradientCode, request: BoundRequest) -> EncodedBoundReport:
         """The bounds of Karakus et al. (:func:`gctool.audit.frames.encoded_bound`)."""
         from gctool.audit.frames import encoded_bound
 
         if request.link is not None or request.delay is not None:
-            raise InvalidInput("--link and --delay apply to CodedReduce files only")
-        return encoded_bound(code, request.s)
+            raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
+        return encoded_bound(code, request.s, budget=request.budget)
+
+
+def _max_sets(opts: AttackOptions) -> int:
+    """The straggler sets a frame's exhaustive audit may evaluate: the budget's explicit cap,
+    else :data:`~gctool.limits.SPECTRUM_MAX_SETS`."""
+    from gctool.limits import SPECTRUM_MAX_SETS
+
+    return opts.budget.max_sets or SPECTRUM_MAX_SETS
 
 
 #: attack options of matrix codes that mean nothing for a frame, with their neutral values

@@ -20,6 +20,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
@@ -32,13 +33,14 @@ def spectral_bound(lam: float, d: int, n: int, s: int) -> float:
     return (lam / d) ** 2 * n * s / (n - s)
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
-          graph: str = "random-regular", d: int | None = None, vertices: int | None = None
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
+          graph: str = "random-regular", d: int | None = None, vertices: int | None = None,
+          *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import regular_graphs
 
     if field.is_finite:
-        raise DesignError("expander codes have entries 1/d: use --field real or complex "
+        raise DesignError("expander codes have entries 1/d: use `field`=real or complex "
                           "(for 0/1 graph codes over GF(q) use the 'graph' scheme)")
     A, degree = regular_graphs.make(graph, vertices, d, rng)
     N = A.shape[0]
@@ -47,10 +49,10 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
         raise DesignError(f"expander codes have k = n = {N} partitions (got -k {k})")
     if not 0 <= s < N:
         raise DesignError(f"s = {s} must be smaller than n = {N} (the number of vertices)")
-    from gctool.limits import check_work, solve_cost
+    from gctool.budget import solve_cost
 
-    check_work(f"expander (n={N}): the eigenvalues of the {N} x {N} adjacency matrix",
-               4 * solve_cost(N, N), "use fewer vertices, or raise --max-work")
+    budget.check_work(f"expander (n={N}): the eigenvalues of the {N} x {N} adjacency matrix",
+                      4 * solve_cost(N, N), "use fewer `vertices`, or raise `max_work`")
     summary = regular_graphs.spectral_summary(A, degree)
     recorded: dict[str, Any] = {"graph": graph, "vertices": N, "degree": degree, **summary,
                                 "spectral_bound": spectral_bound(summary["lambda"], degree, N, s),
@@ -81,14 +83,14 @@ class ExpanderFamily(Family):
               choices=("petersen", "paley", "margulis", "random-regular", "cycle",
                        "complete")),
         Param("d", "int", "Degree (random-regular; checked for the others).", short="-d",
-              flag="--degree"),
+              flag="degree"),
         Param("vertices", "int", "Number of workers (= vertices = partitions).",
-              flag="-n", aliases=("--vertices",)),
+              flag="-n", aliases=("vertices",)),
     )
     report_keys = ("degree", "lambda2", "lambda", "ramanujan", "spectral_bound")
-    examples = ("gctool design expander --graph petersen -s 2",
-                "gctool design expander --graph random-regular -d 4 -n 20 --seed 1",
-                "gctool design expander --graph margulis -n 49")
+    examples = ("gctool design expander `graph` petersen -s 2",
+                "gctool design expander `graph` random-regular -d 4 -n 20 `seed` 1",
+                "gctool design expander `graph` margulis -n 49")
     symmetric_spectral_bound = ("Raviv spectral bound (λ/d)^2 ns/(n-s)",
                                 "Raviv et al. 2018; reference §3.3a")
     file_params = {"degree": Int(0, "n"), "vertices": Int(0, MAX_COLUMNS), "graph": LABEL,

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gctool._lazy import numpy as np
+from gctool.budget import Budget
 
 #: rows of the n x n row Gram handled at once when its rows are scaled or partially sorted
 _ROW_BLOCK_ENTRIES = 1 << 21
@@ -22,7 +23,7 @@ class Analysis:
     epsilon, and the tight frames' straggler sets, need it).
 
     The work and memory of each part are estimated by :meth:`work` and :meth:`memory` (the
-    units of :mod:`gctool.limits`), and :meth:`of` refuses a frame above the budgets before
+    ns of :mod:`gctool.budget`), and :meth:`of` refuses a frame above the budget before
     anything is computed."""
 
     def __init__(self, S: np.ndarray) -> None:
@@ -35,7 +36,7 @@ class Analysis:
     def work(n: int, k: int, rows: bool = True) -> int:
         """Work of :meth:`of` (G, its eigenvalues) and, with ``rows``, of :meth:`rows` and
         the passes over it (the coherence, the upper bound)."""
-        from gctool.limits import product_cost, solve_cost
+        from gctool.budget import product_cost, solve_cost
 
         gram = product_cost(k, n, k) + solve_cost(k, k)
         return gram + ((product_cost(n, k, n) + 4 * n * n) if rows else 0)
@@ -47,15 +48,13 @@ class Analysis:
         return 8 * (2 * k * k + (n * n if rows else 0))
 
     @classmethod
-    def of(cls, S: np.ndarray, rows: bool = True) -> Analysis:
-        """The analysis of S, refused (BudgetExceeded) above the work or memory budget
+    def of(cls, S: np.ndarray, budget: Budget, rows: bool = True) -> Analysis:
+        """The analysis of S, refused (BudgetExceeded) above the work or memory ``budget``
         (``rows``: the n x n row Gram will be needed too)."""
-        from gctool.limits import check_memory, check_work
-
         n, k = S.shape
         what = f"the spectral analysis of the frame (n={n}, k={k})"
-        check_work(what, cls.work(n, k, rows), "use a smaller frame, or raise --max-work")
-        check_memory(what, cls.memory(n, k, rows), "use a smaller frame")
+        budget.check_work(what, cls.work(n, k, rows), "use a smaller frame, or raise `max_work`")
+        budget.check_memory(what, cls.memory(n, k, rows), "use a smaller frame")
         return cls(S)
 
     @property
@@ -118,16 +117,17 @@ class Analysis:
         return float(epsilon_of(lmin, lmax))
 
 
-def frame_stats(S: np.ndarray) -> dict[str, Any]:
+def frame_stats(S: np.ndarray, budget: Budget | None = None) -> dict[str, Any]:
     """Redundancy, coherence, Welch bound and tightness of a frame (rows = vectors)."""
-    return Analysis.of(S).stats()
+    return Analysis.of(S, Budget.default() if budget is None else budget).stats()
 
 
 def epsilon_of(lmin: np.ndarray | float, lmax: np.ndarray | float) -> np.ndarray:
     return np.maximum(1.0 - np.asarray(lmin), np.asarray(lmax) - 1.0)
 
 
-def epsilon_upper_bound(S: np.ndarray, s: int) -> float:
+def epsilon_upper_bound(S: np.ndarray, s: int, budget: Budget | None = None) -> float:
     """Proved upper bound on eps_F over all straggler sets of size s (Weyl + Gershgorin; the
     derivation is in :mod:`gctool.audit.spectrum`)."""
-    return Analysis.of(S, rows=s > 0).upper_bound(s)
+    return Analysis.of(S, Budget.default() if budget is None else budget,
+                       rows=s > 0).upper_bound(s)

@@ -12,6 +12,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import Int
@@ -23,7 +24,7 @@ def _divisor_hint(n: int) -> str:
     return ", ".join(str(x) for x in options)
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     if n % (s + 1):
         raise DesignError(
@@ -54,7 +55,7 @@ class FRCFamily(Family):
     )
     reference = "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), Sec. 3"
     examples = ("gctool design frc -n 6 -s 2",
-                "gctool design frc -n 6 -s 1 -k 12 --field 'GF(2)'")
+                "gctool design frc -n 6 -s 1 -k 12 `field` 'GF(2)'")
     self_checked = True
     grouped = True
     simulation = SimulationTraits(lazy_rule="G-LAG")

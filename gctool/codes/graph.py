@@ -21,6 +21,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
@@ -73,8 +74,8 @@ def component_error(edges: np.ndarray, N: int, survivors: Iterable[int]) -> floa
     return total
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
-          graph: str = "cycle", vertices: int | None = None, d: int | None = None
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
+          graph: str = "cycle", vertices: int | None = None, d: int | None = None, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import regular_graphs
 
@@ -116,10 +117,10 @@ class GraphFamily(Family):
               choices=("cycle", "complete", "petersen", "random-regular", "paley")),
         Param("vertices", "int", "Number of vertices (= partitions)."),
         Param("d", "int", "Vertex degree (random-regular; checked for the others).",
-              flag="--degree", aliases=("-d",)),
+              flag="degree", aliases=("-d",)),
     )
     report_keys = ("edges", "degree", "lambda2", "sigma2_squared")
-    examples = ("gctool design graph --graph cycle --vertices 7",
-                "gctool design graph --graph random-regular --vertices 10 --degree 3 --seed 2")
+    examples = ("gctool design graph `graph` cycle `vertices` 7",
+                "gctool design graph `graph` random-regular `vertices` 10 `degree` 3 `seed` 2")
     file_params = {"degree": Int(0, MAX_COLUMNS), "edges": Int(0, "n"), "vertices": Int(0, "k"),
                    "graph": LABEL, "lambda2": Num(), "sigma2_squared": Num()}

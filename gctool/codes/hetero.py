@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.straggling import (
     check_probabilities,
     column_odds,
@@ -60,7 +61,7 @@ def greedy_support(p: np.ndarray, k: int, load: int) -> np.ndarray:
         i = next((int(i) for i in order if budget[i] > 0 and useful[i]), None)
         if i is None:
             raise DesignError(f"the load budget {load} cannot give all {k} partitions a worker "
-                              f"with p_i < 1; raise --load")
+                              f"with p_i < 1; raise `load`")
         support[i, j] = True
         budget[i] -= 1
     Q = column_odds(support, p)
@@ -91,29 +92,27 @@ def _finite(x: float) -> float | None:
     return x if np.isfinite(x) else None  # JSON has no infinity: null = unbounded
 
 
-def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
-          p: list[float] | None = None, p_file: str | None = None, load: int = 2
+def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  # noqa: PLR0913 (the scheme's options)
+          p: list[float] | None = None, p_file: str | None = None, load: int = 2, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     if p is not None and p_file is not None:
-        raise DesignError("give either --probabilities or --p-file, not both")
+        raise DesignError("give either `probabilities` or `p_file`, not both")
     probs = check_probabilities(read_probabilities(p_file) if p_file is not None else p)
     n = probs.size
     k = n if k is None else k
     s = 0 if s is None else s
     if field.kind != "real":
-        raise DesignError("hetero weights are real numbers: use --field real")
+        raise DesignError("hetero weights are real numbers: use `field`=real")
     if not 1 <= load <= k:
-        raise DesignError(f"--load must be between 1 and k = {k}, got {load}")
+        raise DesignError(f"`load` must be between 1 and k = {k}, got {load}")
     if n * load < k:
         raise DesignError(f"{n} workers with load {load} cannot hold k = {k} partitions")
     if not 0 <= s < n:
         raise DesignError(f"s = {s} must be smaller than n = {n}")
-    from gctool.limits import check_work
-
     steps = max(0, n * load - k)  # greedy additions after the seeding, one n x k scan each
-    check_work(f"hetero (n={n}, k={k}, --load {load}): {steps:,} greedy steps over an "
-               f"{n} x {k} gain matrix", 4 * steps * n * k + k * n,
-               "use a smaller --load or fewer workers, or raise --max-work")
+    budget.check_work(f"hetero (n={n}, k={k}, load {load}): {steps:,} greedy steps over an "
+                      f"{n} x {k} gain matrix", 4 * steps * n * k + k * n,
+                      "use a smaller `load` or fewer workers, or raise `max_work`")
     support = greedy_support(probs, k, load)
     W = optimal_weights(support, probs)
     recorded: dict[str, Any] = {
@@ -146,8 +145,8 @@ class HeteroFamily(Family):
     build = staticmethod(build)
     summary = "Heterogeneous stragglers: greedy allocation and optimal one-step weights."
     description = (
-        "Worker i straggles with probability p_i (--probabilities list or --p-file). Under "
-        "the load budget -d/--load each partition is given greedily to the workers that "
+        "Worker i straggles with probability p_i (`probabilities` list or `p_file`). Under "
+        "the load budget -d/`load` each partition is given greedily to the workers that "
         "lower sum_j 1/Q_j most (Q_j = sum of the odds (1-p_i)/p_i of its holders), with "
         "the unbiased weights of least variance W[i,j] = 1/(p_i Q_j); decode by summing the"
         " received messages. The file records p, the expected error sum_j 1/Q_j and, for "
@@ -159,14 +158,14 @@ class HeteroFamily(Family):
     s_default = 0
     params = (
         Param("p", "floats", "Straggler probabilities p_1,...,p_n (n = their number).",
-              flag="--probabilities", aliases=("--p",)),
+              flag="probabilities", aliases=("--p",)),
         Param("p_file", "path", "File of probabilities (JSON list or numbers)."),
         Param("load", "int", "Load budget: partitions per worker.", default=2,
               short="-d"),
     )
     report_keys = ("expected_error", "expected_error_cyclic")
-    examples = ("gctool design hetero --probabilities 0.1,0.2,0.5,0.3 --load 2",
-                "gctool design hetero --p-file p.txt --load 3 -k 12")
+    examples = ("gctool design hetero `probabilities` 0.1,0.2,0.5,0.3 `load` 2",
+                "gctool design hetero `p_file` p.txt `load` 3 -k 12")
     file_params = {"p": List(Num(0, 1), "n", "n"), "load": Int(0, "k"), "expected_error": Num(0),
                    "expected_error_cyclic": Num(0), "decoder": LABEL}
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import LABEL, Int
@@ -132,7 +133,7 @@ def _check_c(n: int, s: int, scheme: str) -> int:
     return c
 
 
-def build_fr(n: int, s: int, k: int | None, field: Field, rng: Any
+def build_fr(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget
              ) -> tuple[np.ndarray, dict[str, Any]]:
     c = _check_c(n, s, "is-fr")
     _k_is_n(k, n, "is-fr")
@@ -141,7 +142,7 @@ def build_fr(n: int, s: int, k: int | None, field: Field, rng: Any
                                    "share c partitions"}
 
 
-def build_cr(n: int, s: int, k: int | None, field: Field, rng: Any
+def build_cr(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget
              ) -> tuple[np.ndarray, dict[str, Any]]:
     c = _check_c(n, s, "is-cr")
     _k_is_n(k, n, "is-cr")
@@ -162,10 +163,9 @@ def hybrid_supports(n: int, groups: int, c1: int, c2: int) -> list[list[int]]:
     return out
 
 
-def build_hr(n: int, s: int | None, k: int | None, field: Field, rng: Any, groups: int = 2,
-             within: int = 1, across: int = 1) -> tuple[np.ndarray, dict[str, Any]]:
-    from gctool.limits import check_work
-
+def build_hr(n: int, s: int | None, k: int | None, field: Field, rng: Any, groups: int = 2,  # noqa: PLR0913 (the scheme's options)
+             within: int = 1, across: int = 1, *, budget: Budget
+             ) -> tuple[np.ndarray, dict[str, Any]]:
     _k_is_n(k, n, "is-hr")
     for name, v, lo in (("groups", groups, 1), ("within", within, 0), ("across", across, 0)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -184,8 +184,8 @@ def build_hr(n: int, s: int | None, k: int | None, field: Field, rng: Any, group
         B[w, x] = 1
     masks = masks_of([np.array(x) for x in sup])
     sets = sum(comb(n, t) for t in range(c + 1))
-    check_work(f"is-hr (n={n}): its exact IS tolerance over {sets:,} straggler sets",
-               sets * n * 50, "choose a smaller n")
+    budget.check_work(f"is-hr (n={n}): its exact IS tolerance over {sets:,} straggler sets",
+                      sets * n * 50, "choose a smaller n")
     if sets > MAX_TOLERANCE_SETS:
         raise DesignError(f"is-hr: finding its exact tolerance needs {sets:,} straggler sets, "
                           f"above {MAX_TOLERANCE_SETS:,}; choose a smaller n")
@@ -297,7 +297,7 @@ class ISHRFamily(ISFamily):
               Param("within", "int", "Partitions within the worker's group (c1).", default=1),
               Param("across", "int", "Partitions across groups (c2).", default=1))
     report_keys = ("c",)
-    examples = ("gctool design is-hr -n 12 --groups 2 --within 2 --across 1",)
+    examples = ("gctool design is-hr -n 12 `groups` 2 `within` 2 `across` 1",)
     self_checked = True
     file_params = {**_FILE, "groups": Int(1, "n"), "within": Int(0, "n"),
                    "across": Int(0, "n"), "is_tolerance": Int(-1, "n")}

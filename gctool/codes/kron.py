@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
@@ -92,7 +93,8 @@ def _threshold(code: GradientCode) -> int | None:
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
-          file1: GradientCode | str | None = None, file2: GradientCode | str | None = None
+          file1: GradientCode | str | None = None, file2: GradientCode | str | None = None,
+          *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool._files import stdin_once
 

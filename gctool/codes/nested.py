@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.nested_profile import level_matrices
 from gctool.errors import DesignError, InvalidInput
 from gctool.family import Family
@@ -46,10 +47,10 @@ MAX_PROFILES = 200_000
 
 def _check_levels(n: int, levels: Any) -> list[int]:
     if not levels:
-        raise DesignError("nested needs --levels s_1,s_2,... (increasing, e.g. 1,3)")
+        raise DesignError("nested needs `levels` s_1,s_2,... (increasing, e.g. 1,3)")
     lv = [int(x) for x in levels]
     if any(b <= a for a, b in zip(lv, lv[1:], strict=False)) or lv[0] < 0 or lv[-1] >= n:
-        raise DesignError(f"--levels must increase strictly, within 0..n-1 = {n - 1}; got {lv}")
+        raise DesignError(f"`levels` must increase strictly, within 0..n-1 = {n - 1}; got {lv}")
     return lv
 
 
@@ -72,7 +73,7 @@ def _dft_levels(n: int, levels: list[int], field: Field) -> list[np.ndarray]:
     if (q - 1) % n:
         good = [p for p in range(n + 1, 50 * n, n) if all(p % f for f in range(2, int(p**0.5) + 1))]
         raise DesignError(f"nested codes over GF(q) need n | q - 1 (n = {n}, q = {q}); try "
-                          f"GF({good[0]}) or --field complex" if good else "use --field complex")
+                          f"GF({good[0]}) or `field`=complex" if good else "use `field`=complex")
     return _dft_levels_gf(n, levels, field)
 
 
@@ -109,24 +110,23 @@ def _random_levels(n: int, levels: list[int], rng: np.random.Generator) -> list[
 
 
 def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
-          levels: list[int] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+          levels: list[int] | None = None, *, budget: Budget
+          ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.io import encode_matrix
 
     lv = _check_levels(n, levels)
     if k is not None and k != n:
         raise DesignError(f"nested cyclic codes have k = n = {n} (got -k {k})")
-    from gctool.limits import check_memory, check_work
-
     what = f"nested (n={n}, levels {','.join(str(x) for x in lv)})"
     if field.kind == "real":  # n solves of s x s systems per level
-        check_work(f"{what}: {n:,} solves of s x s systems per level",
-                   sum(n * max(1, x) ** 3 for x in lv),
-                   "use fewer or smaller levels, or a smaller n, or raise --max-work")
+        budget.check_work(f"{what}: {n:,} solves of s x s systems per level",
+                          sum(n * max(1, x) ** 3 for x in lv),
+                          "use fewer or smaller levels, or a smaller n, or raise `max_work`")
     # every level but the last is recorded in params as nested lists (and written out later):
     # ~80 bytes per real entry, ~130 per complex or GF entry ([re, im] pairs, Python integers)
     per = 80 if field.kind == "real" else 130
-    check_memory(f"{what}: the {len(lv) - 1} lower level matrices recorded in the file",
-                 (len(lv) - 1) * n * n * per, "use fewer levels or a smaller n")
+    budget.check_memory(f"{what}: the {len(lv) - 1} lower level matrices recorded in the file",
+                        (len(lv) - 1) * n * n * per, "use fewer levels or a smaller n")
     if field.kind == "real":
         mats, how = _random_levels(n, lv, rng), "real: random nested parity checks (seeded)"
     else:
@@ -223,8 +223,8 @@ class NestedFamily(Family):
     params = (Param("levels", "ints", "Tolerance levels s_1,...,s_L (increasing).",
                     required=True),)
     report_keys = ("levels",)
-    examples = ("gctool design nested -n 6 --levels 1,3",
-                "gctool design nested -n 6 --levels 1,2 --field 'GF(7)'")
+    examples = ("gctool design nested -n 6 `levels` 1,3",
+                "gctool design nested -n 6 `levels` 1,2 `field` 'GF(7)'")
     simulation = SimulationTraits(levels=True)
     file_params = {"levels": List(Int(0, "n"), 1, "n"), "level_B": List(ROWS, 0, 64),
                    "construction": LABEL}

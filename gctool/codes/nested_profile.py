@@ -2,9 +2,9 @@
 for ``verify``/``attack`` (reference §5.1; the ``nested`` family decodes them).
 
 A *level profile* gives each worker the highest level it delivered (0 = nothing; ℓ = its
-messages for levels 1..ℓ, see :mod:`gctool.codes.nested`).  ``verify --profile`` asks whether
-that one profile decodes; ``attack --profile`` reports its decoding error.  With level counts
-``c_0, ..., c_L`` (``--level-counts``) every profile with c_ℓ workers at level ℓ is decoded
+messages for levels 1..ℓ, see :mod:`gctool.codes.nested`).  ``verify profile`` asks whether
+that one profile decodes; ``attack profile`` reports its decoding error.  With level counts
+``c_0, ..., c_L`` (``level_counts``) every profile with c_ℓ workers at level ℓ is decoded
 (:func:`gctool.codes.nested.profile_census`): verify then passes only when all of them decode,
 and attack reports the worst one.  Everything here is exact in the sense of gctool: a single
 profile is one decoding, and a census enumerates every profile (refused above

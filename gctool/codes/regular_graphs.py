@@ -98,7 +98,7 @@ def random_regular(N: int, d: int, rng: np.random.Generator) -> np.ndarray:
         if edges is not None:
             return from_edges(N, edges)
     raise DesignError(f"no random {d}-regular graph on {N} vertices found in {MAX_RESTARTS} "
-                      "restarts; try another --seed or a smaller degree")
+                      "restarts; try another `seed` or a smaller degree")
 
 
 def _try_pairing(N: int, d: int, rng: np.random.Generator) -> list[tuple[int, int]] | None:
@@ -174,11 +174,11 @@ def make(name: str, vertices: int | None, d: int | None, rng: np.random.Generato
                           "(graphs are built as dense adjacency matrices)")
     if name == "random-regular":
         if vertices is None or d is None:
-            raise DesignError("--graph random-regular needs the number of vertices and the degree")
+            raise DesignError("`graph`=random-regular needs the number of vertices and the degree")
         A = random_regular(vertices, d, rng)
     else:
         if name != "petersen" and vertices is None:
-            raise DesignError(f"--graph {name} needs the number of vertices")
+            raise DesignError(f"`graph` {name} needs the number of vertices")
         if name == "petersen" and vertices not in (None, 10):
             raise DesignError(f"the Petersen graph has 10 vertices (got {vertices})")
         makers = {"petersen": lambda N: petersen(), "cycle": cycle, "complete": complete,
@@ -187,5 +187,5 @@ def make(name: str, vertices: int | None, d: int | None, rng: np.random.Generato
     degree = int(A.sum(axis=1)[0])
     if d is not None and d != degree:
         raise DesignError(f"the {name} graph with {A.shape[0]} vertices has degree {degree}, "
-                          f"not -d {d} (drop -d, or use --graph random-regular)")
+                          f"not -d {d} (drop -d, or use `graph`=random-regular)")
     return A, degree

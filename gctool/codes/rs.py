@@ -13,9 +13,9 @@ Any n-s survivors see n-s evaluations of ``P(x) = sum_j t_j(x) g_j`` (degree n-s
 leading coefficient is the full gradient: ``a_F = G_F^{-T} e_{n-s}``, in closed form
 ``a_i = 1 / prod_{l in F, l != i} (alpha_i - alpha_l)`` (:func:`decode_batch`).
 
-Nodes (``--nodes``): Chebyshev nodes over the reals (default, for conditioning), roots of unity
+Nodes (``nodes``): Chebyshev nodes over the reals (default, for conditioning), roots of unity
 over the complex numbers, ``0..n-1`` over GF(q) (needs q >= n; ``unity`` needs n | q - 1).
-The reference's integer example (n = k = 5, s = 1) is ``--nodes integers`` over the reals.
+The reference's integer example (n = k = 5, s = 1) is ``nodes integers`` over the reals.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.vandermonde import (
     NODES_PARAM,
     choose_node_field,
@@ -37,7 +38,8 @@ from gctool.params import LABEL
 from gctool.registry.info import CONDITION_KEYS, StructuredDecoder
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "auto"
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "auto",
+          *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes.conditioning import record
 
@@ -77,13 +79,13 @@ class RSFamily(Family):
         "Halbawi, Azizan, Salehi, Hassibi, ISIT 2018 (HASH18); reference §2.2 "
         "(mask and encoding as reconstructed there)"
     )
-    fields = "real, complex, GF(q) with q >= n (--field auto: the smallest prime >= n)"
+    fields = "real, complex, GF(q) with q >= n (`field` auto: the smallest prime >= n)"
     params = (NODES_PARAM,)
     report_keys = ("nodes", *CONDITION_KEYS)
     examples = (
-        "gctool design rs -n 5 -s 1 --nodes integers",
+        "gctool design rs -n 5 -s 1 `nodes` integers",
         "gctool design rs -n 4 -k 6 -s 1 -o rs.json",
-        "gctool design rs -n 40 -k 60 -s 5 --field 'GF(257)' -o rs.npz",
+        "gctool design rs -n 40 -k 60 -s 5 `field` 'GF(257)' -o rs.npz",
     )
     choose_field = staticmethod(choose_node_field)
     self_checked = True

@@ -18,6 +18,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import Int, Num
@@ -29,14 +30,14 @@ def community_of(size: int, c: int) -> np.ndarray:
     return out
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
-          communities: int = 2, p_in: float = 0.5, p_out: float = 0.0
+def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
+          communities: int = 2, p_in: float = 0.5, p_out: float = 0.0, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     k = n if k is None else k
     c = communities
     if not 1 <= c <= min(n, k):
-        raise DesignError(f"--communities must be between 1 and min(n, k) = {min(n, k)}, got {c}")
-    for name, p in (("--p-in", p_in), ("--p-out", p_out)):
+        raise DesignError(f"`communities` must be between 1 and min(n, k) = {min(n, k)}, got {c}")
+    for name, p in (("`p_in`", p_in), ("`p_out`", p_out)):
         if not 0 <= p <= 1:
             raise DesignError(f"{name} must be a probability in [0, 1], got {p}")
     if not 0 <= s < n:
@@ -55,8 +56,8 @@ class SBCFamily(Family):
     summary = "Stochastic block code: SBM support with c communities (seeded)."
     description = (
         "Worker i is in community floor(ic/n), partition j in floor(jc/k); a pair is an "
-        "edge with probability --p-in inside a community and --p-out across (0/1 entries, "
-        "any field; nothing redrawn). --p-in 1 --p-out 0 with n/(s+1) communities is the "
+        "edge with probability `p_in` inside a community and `p_out` across (0/1 entries, "
+        "any field; nothing redrawn). `p_in` 1 `p_out` 0 with n/(s+1) communities is the "
         "FRC. gctool's recipe; the reference has the scheme from the abstract only."
     )
     reference = "Charles & Papailiopoulos 2018 (CP18), recipe by gctool; reference §3.4"
@@ -68,5 +69,5 @@ class SBCFamily(Family):
         Param("p_out", "float", "Edge probability across communities.", default=0.0),
     )
     report_keys = ("empty_partitions", "idle_workers")
-    examples = ("gctool design sbc -n 12 -c 4 --p-in 0.8 --p-out 0.05 --seed 3",)
+    examples = ("gctool design sbc -n 12 -c 4 `p_in` 0.8 `p_out` 0.05 `seed` 3",)
     file_params = {"communities": Int(1, "n"), "p_in": Num(0, 1), "p_out": Num(0, 1)}

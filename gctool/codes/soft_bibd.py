@@ -25,6 +25,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import Int
@@ -119,8 +120,16 @@ def balance(B: np.ndarray, rng: np.random.Generator, randomise: int, improve: in
     return sw.B
 
 
+#: one degree-preserving swap (propose it, the change of the overlaps, apply it), in ns: about
+#: five interpreted steps plus SWAP_WORKER_COST per worker for the strided column of B and the
+#: row and column of the overlap matrix that it reads and writes (measured about 30-60 us +
+#: 50-90 ns per worker at n = 256..4096)
+SWAP_COST = 50_000
+SWAP_WORKER_COST = 64
+
+
 def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
-          d: int = 3, sweeps: int = 50) -> tuple[np.ndarray, dict[str, Any]]:
+          d: int = 3, sweeps: int = 50, *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     k = n if k is None else k
     if not 1 <= d <= k:
         raise DesignError(f"the load -d must satisfy 1 <= d <= k = {k}, got {d}")
@@ -129,14 +138,12 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     if not 0 <= s < n:
         raise DesignError(f"s = {s} must be smaller than n = {n}")
     if not 0 <= sweeps <= 10_000:
-        raise DesignError(f"--sweeps must be between 0 and 10000, got {sweeps}")
+        raise DesignError(f"`sweeps` must be between 0 and 10000, got {sweeps}")
     nnz = n * d
-    from gctool.limits import SWAP_COST, SWAP_WORKER_COST, check_work
-
-    check_work(f"soft-bibd (n={n}, k={k}, d={d}, --sweeps {sweeps}): {(10 + sweeps) * nnz:,} "
-               f"support swaps of O(n) each",
-               (10 + sweeps) * nnz * (SWAP_COST + SWAP_WORKER_COST * n),
-               "use fewer --sweeps or a smaller n or d, or raise --max-work")
+    budget.check_work(f"soft-bibd (n={n}, k={k}, d={d}, {sweeps} sweeps): "
+                      f"{(10 + sweeps) * nnz:,} support swaps of O(n) each",
+                      (10 + sweeps) * nnz * (SWAP_COST + SWAP_WORKER_COST * n),
+                      "use fewer `sweeps` or a smaller n or d, or raise `max_work`")
     B0 = biregular_support(n, k, d, rng)
     B1 = balance(B0, rng, 10 * nnz, 0)
     B = balance(B1, rng, 0, sweeps * nnz)
@@ -166,9 +173,9 @@ class SoftBIBDFamily(Family):
     randomized = True
     s_default = 0
     params = (
-        Param("d", "int", "Load of every worker.", default=3, short="-d", flag="--load"),
+        Param("d", "int", "Load of every worker.", default=3, short="-d", flag="load"),
         Param("sweeps", "int", "Improvement proposals per nonzero of B.", default=50),
     )
     report_keys = ("lambda_bar", "overlap_min", "overlap_max", "excess_after")
-    examples = ("gctool design soft-bibd -n 13 -d 4 --seed 5",)
+    examples = ("gctool design soft-bibd -n 13 -d 4 `seed` 5",)
     file_params = {"d": Int(0, "k"), "sweeps": Int(0, 10**9)}

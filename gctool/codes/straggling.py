@@ -1,7 +1,7 @@
 """Independent heterogeneous straggling (worker i straggles with probability p_i): the
 probabilities' input and checks, the optimal unbiased one-step weights and the expected
 one-step error of any code.  The ``hetero`` scheme (:mod:`gctool.codes.hetero`) designs with
-them; ``attack``'s random means and ``simulate``'s ``--worker-p`` use them for any code."""
+them; ``attack``'s random means and ``simulate``'s ``worker_p`` use them for any code."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def numbers(values: list[Any], label: str, what: str) -> list[float]:
 def check_probabilities(p: Any) -> np.ndarray:
     arr = np.asarray(p, dtype=np.float64) if p is not None else np.zeros(0)
     if arr.ndim != 1 or arr.size < 1:
-        raise InvalidInput("give the straggler probabilities with --probabilities 0.1,0.2,... "
-                           "or --p-file")
+        raise InvalidInput("give the straggler probabilities with `probabilities` 0.1,0.2,... "
+                           "or `p_file`")
     if arr.size > MAX_N:
         raise InvalidInput(f"{arr.size} workers is above gctool's limit of {MAX_N}")
     if not np.all(np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):

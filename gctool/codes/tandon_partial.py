@@ -23,7 +23,7 @@ As a one-message code (every worker sends its whole row at the end) the scheme t
 full straggler: a worker that never answers takes its separate partitions with it, so the file
 records ``s = 0`` (with every worker it decodes: the messages add up to the full gradient);
 its guarantee is for partial stragglers (``params.partial_stragglers``),
-which ``gctool verify --partial W`` certifies for any W <= s missing partitions in total and the
+which ``gctool verify`` (``partial`` W) certifies for any W <= s missing partitions in total and the
 test suite checks in the scheme's own terms (any s workers delivering only message 1).
 """
 
@@ -33,6 +33,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.params import LABEL, Int
@@ -60,11 +61,11 @@ def _all_workers_weights(crc: np.ndarray, rng: Any) -> np.ndarray:
             return np.asarray(a)
         a = a + null @ rng.standard_normal(null.shape[1])
     raise DesignError("tandon-partial: no all-worker weights away from 0 were found; try "
-                      "another --seed")
+                      "another `seed`")
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any, partitions: int | None = None
-          ) -> tuple[np.ndarray, dict[str, Any]]:
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, partitions: int | None = None,
+          *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import cyclic
 
     P = s + 2 if partitions is None else partitions
@@ -79,7 +80,8 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, partitions: int
     if field.is_finite:
         raise DesignError(f"tandon-partial is built over the reals or the complex numbers, "
                           f"not {field}")
-    crc, _ = cyclic.build(n, s, None, field, rng)  # Tandon's Algorithm 2 on the coded block
+    # Tandon's Algorithm 2 on the coded block
+    crc, _ = cyclic.build(n, s, None, field, rng, budget=budget)
     crc = crc * _all_workers_weights(crc, rng)[:, None]
     separate, coded = layout(n, s, P)
     sep = P - s - 1
@@ -108,7 +110,7 @@ class TandonPartialFamily(Family):
         "master decodes from every first message and any n-s second messages, so s workers "
         "at most P/(P-s-1) times slower do not delay it. The file is a two-message code "
         "(its order holds the two groups); as a one-message code it tolerates no full "
-        "straggler (s = 0): use verify --partial and simulate (partial work)."
+        "straggler (s = 0): use verify `partial` and simulate (partial work)."
     )
     reference = (
         "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), partial stragglers "
@@ -121,6 +123,6 @@ class TandonPartialFamily(Family):
     params = (Param("partitions", "int", "Partitions per worker P (>= s+2): P-s-1 separate, s+1 "
                     "coded.", default=None, short="-P"),)
     report_keys = ("partial_stragglers", "partitions", "slowdown_tolerated")
-    examples = ("gctool design tandon-partial -n 8 -s 2 --partitions 5 --seed 1",)
+    examples = ("gctool design tandon-partial -n 8 -s 2 `partitions` 5 `seed` 1",)
     file_params = {"partial_stragglers": Int(1, "n"), "partitions": Int(1, "k"),
                    "layout": LABEL}

@@ -6,11 +6,12 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget
           ) -> tuple[np.ndarray, dict[str, Any]]:
     if s != 0:
         raise DesignError(f"uncoded tolerates no stragglers: use -s 0 (got {s}), or 'frc'/'cyclic'")

@@ -1,5 +1,5 @@
 """The Vandermonde and Lagrange algebra shared by the evaluation-node schemes: ``rs`` and
-``comm`` (their ``--nodes`` and ``--field auto``, B's masked values, the decoding rows);
+``comm`` (their ``nodes`` and ``field`` auto, B's masked values, the decoding rows);
 ``cyclic-mds`` uses the Lagrange rows and the batched node polynomials."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from gctool.algebra.fields import Field
 from gctool.errors import DesignError, InvalidInput
 from gctool.registry.info import Param
 
-#: ``--nodes`` (shared with ``comm``)
+#: ``nodes`` (shared with ``comm``)
 NODES_PARAM = Param(
     "nodes", "choice",
     "Evaluation nodes: chebyshev (reals), unity (roots of unity: complex, or GF(q) with "
@@ -23,13 +23,13 @@ NODES_PARAM = Param(
 
 def choose_node_field(n: int | None, s: int | None = None, k: int | None = None,
                  **params: Any) -> Field:
-    """``--field auto``: the smallest prime field with at least n elements (distinct nodes);
-    with ``--nodes unity`` the smallest field with n | q - 1."""
+    """``field`` auto: the smallest prime field with at least n elements (distinct nodes);
+    with ``nodes`` unity the smallest field with n | q - 1."""
     from gctool.algebra.primes import smallest_prime_at_least
     from gctool.codes._algebra import root_of_unity_fields
 
     if n is None:
-        raise DesignError("--field auto needs -n")
+        raise DesignError("`field` auto needs `n`")
     if params.get("nodes") == "unity":
         return root_of_unity_fields(n)[1]
     return Field("gf", smallest_prime_at_least(n), 1)

@@ -5,7 +5,7 @@ g_j^(1..m); worker i holds the d = s + m partitions ``i, i+1, ..., i+d-1 (mod n)
 placement) and sends one vector of length l/m; any n - s workers recover every piece sum.
 
 Construction (the paper's polynomials): distinct evaluation points theta_0..theta_{n-1}
-(``--nodes``: Chebyshev by default, for conditioning; ``integers`` gives integer matrices).
+(``nodes``: Chebyshev by default, for conditioning; ``integers`` gives integer matrices).
 For partition j,
 
 * ``p_j^(1)(x) = prod_{t=1}^{n-d} (x - theta_{j+t})``: it vanishes at the n - d workers
@@ -32,6 +32,7 @@ from typing import Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.vandermonde import COLUMN_ORDER, NODES_PARAM, decode_batch
 from gctool.errors import DesignError
 from gctool.family import Family
@@ -60,8 +61,8 @@ def polynomials(theta: np.ndarray, s: int, m: int) -> np.ndarray:
     return P
 
 
-def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
-          nodes: str = "auto") -> tuple[np.ndarray, dict[str, Any]]:
+def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,  # noqa: PLR0913 (the scheme's options)
+          nodes: str = "auto", *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes._algebra import nodes as make_nodes
     from gctool.codes.conditioning import record
 
@@ -109,10 +110,10 @@ class YeAbbeFamily(Family):
     reference = "Ye & Abbe, ICML 2018 (YA18), the polynomial construction of Sec. 3-4"
     fields = "real, complex"
     params = (Param("m", "int", "Pieces per gradient (communication reduction factor).",
-                    default=2, short="-m", flag="--pieces"), NODES_PARAM)
+                    default=2, short="-m", flag="pieces"), NODES_PARAM)
     report_keys = ("m", "load", *CONDITION_KEYS)
     examples = ("gctool design ye-abbe -n 6 -s 2 -m 2",
-                "gctool design ye-abbe -n 8 -s 1 -m 3 --nodes integers")
+                "gctool design ye-abbe -n 8 -s 1 -m 3 `nodes` integers")
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "ye-abbe: last m rows of the inverse Vandermonde")

@@ -29,7 +29,7 @@ import numpy as np
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import solve_batch
 from gctool.errors import InvalidInput
-from gctool.exactls import ExactBudget, Undecided, exact_error
+from gctool.exactls import Undecided, charge_exact, exact_error, exact_meter
 from gctool.model import GradientCode
 from gctool.numerics import (
     DECIDE_RTOL,
@@ -115,7 +115,7 @@ class Decoder:
         self._gf: Any = GFArith(code.field) if self.exact else None
         if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
             self.Bn, self.row_scale = code.row_normalised()
-        self.budget = ExactBudget()  # exact rational work spent on undecidable sets
+        self.exact_work = exact_meter()  # exact rational work spent on undecidable sets
         self._classes: np.ndarray | None = None
         self._integer = False
         self.limit = 0.0 if self.exact else decode_limit(code.k, self.tol)
@@ -159,7 +159,7 @@ class Decoder:
                     f"{cond[i]:.3g} on its numerical rank {int(rank[i])} and an error of "
                     f"{error[i]:.3g} against the tolerance {self.limit:.3g}, and its exact rank "
                     "cannot be certified; use a finite field or a better-conditioned code")
-            self.budget.charge(f, K, what)
+            charge_exact(self.exact_work, f, K, what)
             error[i] = exact_error(self.Bn[F[i]], self.T)
         a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))

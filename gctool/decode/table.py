@@ -1,7 +1,7 @@
 """The decoder that fills a decoding table: the scheme's structured decoder where it applies
 (checked per pattern, generic fallback), else the generic one.
 
-``gctool export --decoders`` writes these vectors (:mod:`gctool.exports`), and the precision
+``gctool export`` (``decoders``) writes these vectors (:mod:`gctool.exports`), and the precision
 certificate (:mod:`gctool.precision`) bounds the rounding error of exactly these vectors, so
 both use :class:`TableDecoder`.
 """
@@ -26,7 +26,7 @@ def plan(code: GradientCode, f: int, decoder: str) -> tuple[bool, str | None]:
     if reason is None:
         return True, None
     if decoder == "structured":
-        raise InvalidInput(f"--decoder structured: {reason}")
+        raise InvalidInput(f"`decoder`=structured: {reason}")
     return False, f"structured decoder not used: {reason}"
 
 

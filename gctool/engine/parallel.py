@@ -50,7 +50,7 @@ class Worker(Protocol):
 
 
 def available_cores() -> int:
-    """Cores this process may run on (the default for ``--jobs``)."""
+    """Cores this process may run on (the default for ``jobs``)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
@@ -110,7 +110,7 @@ def run_ordered(
 
                 raise LostTasks(range(done[0], len(tasks)),
                                 f"a worker process died {broken} times (killed, or out of "
-                                "memory)", "rerun with fewer --jobs (less memory)") from None
+                                "memory)", "rerun with fewer `jobs` (less memory)") from None
         finally:
             _terminate(pool)
 

@@ -535,7 +535,7 @@ class ExceedSearch:
     * Ctrl-C becomes :class:`gctool.errors.SearchInterrupted` saying how many sets were checked
       (``name`` says which search).
 
-    Users: ``attack --threshold --method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
+    Users: ``attack threshold method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
     an attack oracle and rotation orbits), the exact thresholds of ``bound``'s approximate-code
     table (:func:`gctool.bounds.approx.exact_threshold`, optimal decoding) and through it the
     factor thresholds of ``kron`` designs."""

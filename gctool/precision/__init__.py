@@ -3,7 +3,7 @@
 * :mod:`gctool.precision.formats`: float32, bfloat16 (ml_dtypes) and float16, rounding;
 * :mod:`gctool.precision.bound`: the proved bound on the decoded gradient's error, per set;
 * :mod:`gctool.precision.emulate`: the rounded computation itself (the empirical check, and
-  ``simulate --train --precision``);
+  ``simulate train precision``);
 * :mod:`gctool.precision.certify`: every straggler set, the worst one, the gate and the
   empirical check: :func:`certify`.
 """

@@ -4,7 +4,7 @@ Model (one coordinate of the gradient vectors at a time; every coordinate is the
 computation):
 
 * the coefficients are stored in the format P: ``b^_ij = fl_P(b_ij)`` and ``a^_i = fl_P(a_i)``
-  (what ``gctool export --dtype P`` writes); their rounding is *not* estimated, the bound uses
+  (what ``gctool export dtype P`` writes); their rounding is *not* estimated, the bound uses
   the rounded values themselves;
 * worker i computes ``m~_i = sum_j b^_ij g_j`` in float32 (products and sums rounded, any
   order): ``|m~_i - sum_j b^_ij g_j| <= gW_i sum_j |b^_ij| |g_j|`` with ``gW_i = gamma_{d_i}``

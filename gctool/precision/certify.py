@@ -2,7 +2,7 @@
 set, and the empirical check beside it (docs/precision.md).
 
 :func:`certify` enumerates every set of s stragglers in lexicographic order, decodes each with
-the decoder ``gctool export --decoders`` writes (:class:`gctool.decode.table.TableDecoder`),
+the decoder ``gctool export`` (``decoders``) writes (:class:`gctool.decode.table.TableDecoder`),
 bounds it (:class:`gctool.precision.bound.BoundKernel`), and runs the rounded computation
 (:mod:`gctool.precision.emulate`) on every set of a small code, or on the sets with the
 largest bounds otherwise.
@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL, check_tol, chunk_size
 from gctool.decode.nullspace import NullspaceDecoder
 from gctool.decode.table import TableDecoder, plan
@@ -45,7 +46,7 @@ Progress = Callable[[int, int], None]
 
 
 def check_max_error(max_error: Any) -> float | None:
-    """``max_error`` (--max-error) as a float > 0, or None."""
+    """``max_error`` as a float > 0, or None."""
     if max_error is None:
         return None
     try:
@@ -58,16 +59,17 @@ def check_max_error(max_error: Any) -> float | None:
     return value
 
 
-def certify(code: GradientCode, precision: str | Format, s: int | None = None, *,  # noqa: PLR0913 (the options of --precision)
+def certify(code: GradientCode, precision: str | Format, s: int | None = None, *,  # noqa: PLR0913 (the options of ``precision``)
             max_error: float | None = None, tol: float = DEFAULT_TOL, decoder: str = "auto",
             seed: int = 0, jobs: int = 1, progress: Progress | None = None,
-            emulate: bool = True) -> PrecisionReport:
+            emulate: bool = True, budget: Budget | None = None) -> PrecisionReport:
     """The proved error bound of ``code`` when messages and decoders are in ``precision``
     (float32, bfloat16, float16), for every set of ``s`` stragglers (default: the code's s),
     with the worst set, the gate ``max_error`` (ok is False when a bound exceeds it) and the
     empirical check (``seed`` seeds the gradient draws).  ``jobs`` threads share the sets
     (0: every core); the report does not depend on it.  ``emulate=False`` skips the empirical
-    check (``report.empirical`` is None; ``--best-of`` ranks draws by the bound alone)."""
+    check (``report.empirical`` is None; ``best_of`` ranks draws by the bound alone).
+    ``budget`` (default :meth:`Budget.default`) holds the enumeration."""
     from gctool.engine.parallel import resolve_jobs
 
     fmt = get_format(precision)
@@ -83,12 +85,12 @@ def certify(code: GradientCode, precision: str | Format, s: int | None = None, *
         return _exact_report(code, fmt, s, total, limit)
     use, note = plan(code, code.n - s, decoder)
     jobs = resolve_jobs(jobs)
-    _check_work(code, s, total, use, jobs)
+    _check_work(code, s, total, use, jobs, Budget.default() if budget is None else budget)
     run = _Run(code, fmt, s, tol, use, limit, seed, emulate)
     try:
         run.enumerate(progress, jobs)
     except KeyboardInterrupt:
-        raise SearchInterrupted(f"--precision interrupted after bounding {run.done:,} of "
+        raise SearchInterrupted(f"`precision` interrupted after bounding {run.done:,} of "
                                 f"{total:,} straggler sets") from None
     return run.report(([note] if note else []) + sorted(set(run.work.notes)))
 
@@ -118,7 +120,7 @@ def _exact_report(code: GradientCode, fmt: Format, s: int, total: int, limit: fl
 
 
 def check_budget(code: GradientCode, s: int | None = None, *, decoder: str = "auto",
-                 jobs: int = 1) -> None:
+                 jobs: int = 1, budget: Budget | None = None) -> None:
     """Refuse (BudgetExceeded) before anything runs a :func:`certify` above the work budget
     (a caller that runs other audits first calls this before them)."""
     from gctool.engine.parallel import resolve_jobs
@@ -127,14 +129,16 @@ def check_budget(code: GradientCode, s: int | None = None, *, decoder: str = "au
     if code.field.is_finite or not 0 <= s < code.n:
         return
     use, _ = plan(code, code.n - s, decoder)
-    _check_work(code, s, comb(code.n, s), use, resolve_jobs(jobs))
+    _check_work(code, s, comb(code.n, s), use, resolve_jobs(jobs),
+                Budget.default() if budget is None else budget)
 
 
-def _check_work(code: GradientCode, s: int, total: int, structured: bool, jobs: int) -> None:
+def _check_work(code: GradientCode, s: int, total: int, structured: bool, jobs: int,
+                budget: Budget) -> None:
     """Refuse, before it starts, an enumeration above the work budget: per set a decoder
     (structured, the null-space formula's s x s solve, or an SVD) and the bound's products,
     shared by ``jobs`` threads."""
-    from gctool.limits import FAST_SET_COST, check_work, set_cost
+    from gctool.budget import FAST_SET_COST, set_cost
 
     K, n, m = code.B.shape[1], code.n, code.m
     bound = 4 * m * n * K  # the three products of the bound kernel, over all n workers
@@ -144,10 +148,9 @@ def _check_work(code: GradientCode, s: int, total: int, structured: bool, jobs: 
         per = FAST_SET_COST + 6 * s**3 + 2 * n * s * m
     else:
         per = set_cost(n - s, K)
-    check_work(f"the precision bound for n = {n}, s = {s} ({total:,} straggler sets, "
-               f"one decoder and one {n} x {K} bound each, {jobs} job(s))",
-               total * (per + bound) / jobs,
-               "bound a smaller code or fewer stragglers, or raise `max_work`")
+    budget.check_work(f"the precision bound for n = {n}, s = {s} ({total:,} straggler sets, "
+                      f"one decoder and one {n} x {K} bound each)", total * (per + bound),
+                      "bound a smaller code or fewer stragglers, or raise `max_work`", jobs)
 
 
 class _Sets:
@@ -343,7 +346,7 @@ class WorstBound:
 
 class TableBound:
     """The proved bound of a given decoding table in ``fmt``, chunk by chunk (what
-    ``gctool export --dtype`` records): :meth:`add` bounds the zero-padded decoders of the
+    ``gctool export`` (``dtype``) records): :meth:`add` bounds the zero-padded decoders of the
     straggler sets S and returns the per-set bounds; :meth:`record` is the summary."""
 
     def __init__(self, code: GradientCode, fmt: Format) -> None:

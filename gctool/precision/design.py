@@ -1,5 +1,6 @@
-"""``design --precision``: prove the new design's error bound in a message format, record it,
-warn or refuse; and the ranking of ``--best-of`` draws by that bound."""
+"""``design`` with ``precision``: prove the new design's error bound in a message format,
+record it,
+warn or refuse; and the ranking of ``best_of`` draws by that bound."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.budget import Budget
 from gctool.errors import DesignError, InvalidInput
 from gctool.model import GradientCode
 from gctool.precision.certify import certify, check_max_error, warning
@@ -24,25 +26,26 @@ def check_design(precision: str | None, max_error: float | None) -> None:
 
 
 def design_check(code: GradientCode, precision: str | Format, max_error: float | None = None,
-                 *, best_of_hint: bool = False) -> None:
+                 *, best_of_hint: bool = False, budget: Budget | None = None) -> None:
     """Prove ``code``'s error bound in ``precision`` over every set of its s stragglers
     (:func:`gctool.precision.certify`) and record it in ``code.params["precision"]``.  Refuse
     (DesignError, one line saying what would work) when the bound exceeds ``max_error`` or a
     coefficient is beyond the format's range; warn (``params["warnings"]``) above 1%.
-    ``best_of_hint``: the scheme draws random coefficients (``--best-of`` can rank them)."""
+    ``best_of_hint``: the scheme draws random coefficients (``best_of`` can rank them);
+    ``budget`` (default :meth:`Budget.default`) holds the proof."""
     fmt = get_format(precision)
     limit = check_max_error(max_error)
     if code.field.is_finite:
         code.params["precision"] = {"precision": fmt.name, "exact": True, "bound": 0.0}
         return
-    report = certify(code, fmt, max_error=limit)
+    report = certify(code, fmt, max_error=limit, budget=budget)
     seen = report.empirical.max_error if report.empirical is not None else None
     code.params["precision"] = {"precision": fmt.name, "exact": False, "bound": report.bound,
                                 "stragglers": report.stragglers, "observed": seen}
     what = f"the {code.field} {code.scheme} design (n={code.n}, k={code.k}, s={code.s})"
-    fix = ("use frc (0/1 coefficients, exact in every format), a finite field (--field auto), "
+    fix = ("use frc (0/1 coefficients, exact in every format), a finite field (`field` auto), "
            "a smaller s, or a better-conditioned construction"
-           + (" (--best-of N with --precision ranks random draws by this bound)"
+           + (" (`best_of` N with `precision` ranks random draws by this bound)"
               if best_of_hint and "best_of" not in code.params else ""))
     if report.bound is None:
         raise DesignError(f"{what} cannot be used in {fmt.name}: a coefficient of B or of the "
@@ -59,18 +62,19 @@ def design_check(code: GradientCode, precision: str | Format, max_error: float |
 
 
 class PrecisionRank:
-    """Ranks ``--best-of`` draws by their worst proved error bound in a format (smaller is
-    better; inf when unbounded)."""
+    """Ranks ``best_of`` draws by their worst proved error bound in a format (smaller is
+    better; inf when unbounded), each proof held to ``budget``."""
 
-    def __init__(self, precision: str | Format) -> None:
+    def __init__(self, precision: str | Format, budget: Budget | None = None) -> None:
         self.fmt = get_format(precision)
+        self.budget = budget
         self.label = f"worst proved {self.fmt.name} error bound"
 
     def __call__(self, B: np.ndarray, field: Any, s: int) -> float:
         code = GradientCode(np.asarray(B), field, s)
-        bound = certify(code, self.fmt, emulate=False).bound
+        bound = certify(code, self.fmt, emulate=False, budget=self.budget).bound
         return float("inf") if bound is None else float(bound)
 
 
-def precision_rank(precision: str | Format) -> PrecisionRank:
-    return PrecisionRank(precision)
+def precision_rank(precision: str | Format, budget: Budget | None = None) -> PrecisionRank:
+    return PrecisionRank(precision, budget)

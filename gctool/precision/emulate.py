@@ -1,5 +1,5 @@
 """The rounded computation itself, on real numbers: what the bound of
-:mod:`gctool.precision.bound` bounds, and what ``simulate --train --precision`` runs.
+:mod:`gctool.precision.bound` bounds, and what ``simulate train precision`` runs.
 
 * :func:`messages`: every worker's message ``fl_P(sum_j b^_ij g_j)``, the sum accumulated in
   float32 over the worker's partitions in increasing order (products rounded to float32);
@@ -177,7 +177,7 @@ def _worse(worst: np.ndarray, got: np.ndarray, exact: np.ndarray, norm2: float,
 
 
 class Rounding:
-    """The model's rounding for a simulation of training (``simulate --train --precision``):
+    """The model's rounding for a simulation of training (``simulate``, ``train``, ``precision``):
     workers multiply their float32 partial gradients by B's rows stored in ``fmt`` with float32
     accumulation and send the result in ``fmt``; the master decodes with its decoder stored in
     ``fmt``, accumulating in float32.  Products run as float32 matrix products (any order: what

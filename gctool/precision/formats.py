@@ -1,4 +1,4 @@
-"""The message formats of ``--precision``: float32, bfloat16 and float16.
+"""The message formats of ``precision``: float32, bfloat16 and float16.
 
 A :class:`Format` knows its numpy dtype (bfloat16 from ``ml_dtypes``, the maintained library of
 the ML frameworks' 16-bit types), its unit roundoff ``u`` (half the distance from 1 to the
@@ -77,7 +77,7 @@ def _finfo(dtype: Any) -> Any:
     return ml_dtypes.finfo(dtype)
 
 
-#: the names ``--precision`` accepts, in order of decreasing precision
+#: the names ``precision`` accepts, in order of decreasing precision
 NAMES = ("float32", "bfloat16", "float16")
 _CACHE: dict[str, Format] = {}
 

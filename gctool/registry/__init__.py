@@ -8,7 +8,7 @@ line that names it is one entry point of the group ``gctool.schemes`` in ``pypro
 
 so the registry knows every scheme's name from the installed package's metadata and imports a
 scheme's module only when that scheme is looked up: reading a code file imports its own
-family and no other (``gctool design --help``, which lists them all, imports them all).
+family and no other (the help of ``gctool design``, which lists them all, imports them all).
 Schemes are listed by name.  Another installed package may add schemes the same way.  (After
 editing the entry points, reinstall gctool: ``pip install -e .`` rewrites the metadata.)
 

@@ -15,7 +15,7 @@ ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path", "
 
 @dataclass(frozen=True)
 class Param:
-    """A scheme-specific parameter (CLI option ``--name`` with dashes for underscores).
+    """A scheme-specific parameter (a CLI option named like it, dashes for underscores).
 
     Kinds: ``int``, ``float``, ``str``, ``choice``, ``ints``/``floats`` (comma-separated lists),
     ``path`` (a file) and ``flag`` (a boolean switch, default off).
@@ -28,11 +28,12 @@ class Param:
     required: bool = False
     choices: tuple[str, ...] = ()
     short: str | None = None
-    #: CLI spelling when it differs from ``--name`` (e.g. ``--lambda`` for ``lam``)
+    #: the CLI option's name when it differs from the parameter's (e.g. ``lambda`` for
+    #: ``lam``; ``-x``: a one-letter option)
     flag: str | None = None
     #: a positional CLI argument (e.g. the two code files of ``kron``) instead of an option
     positional: bool = False
-    #: old CLI spellings, still accepted (hidden from --help, with a deprecation note)
+    #: old CLI option names, still accepted (hidden from the help, with a deprecation note)
     aliases: tuple[str, ...] = ()
     #: values shell completion offers (a ``str`` parameter that takes names, e.g. bibd's designs)
     suggestions: tuple[str, ...] = ()
@@ -42,7 +43,7 @@ class Param:
 class SimulationTraits:
     """How ``gctool simulate`` (:mod:`gctool.sim`) runs the files of a scheme."""
 
-    #: the lazy-upload rule (LAG-WK, ``--lazy``) on the scheme's messages: LAGC for coded
+    #: the lazy-upload rule (LAG-WK, ``lazy``) on the scheme's messages: LAGC for coded
     #: messages, G-LAG on FRC groups
     lazy_rule: str = "LAGC"
     #: nested tolerance levels: one more contender decodes at the level the stragglers allow

@@ -9,7 +9,7 @@ with unlimited workers, is the coupon-collector number ``b·H_b``.
 
 gctool's choices: batches are contiguous and their sizes differ by at most one
 (``numpy.array_split``); a draw that leaves a batch with no worker can never decode, so it is
-redrawn (up to 64 times, the number used is ``params.attempts``); without ``--batches`` gctool
+redrawn (up to 64 times, the number used is ``params.attempts``); without ``batches`` gctool
 takes the largest b with ``b·H_b <= n`` (and b <= k).  The file's ``s`` is the exact worst-case
 tolerance of the realised draw: (fewest workers holding one batch) - 1.
 """
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import CodeFileError, DesignError, InvalidInput
 from gctool.family import Family
 from gctool.params import LABEL, Int, List, Num
@@ -78,11 +79,12 @@ def frc_wait(n: int, groups: int) -> Fraction | None:
 
 
 def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,
-          batches: int | None = None, **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
+          batches: int | None = None, *, budget: Budget, **_: Any
+          ) -> tuple[np.ndarray, dict[str, Any]]:
     k = n if k is None else k
     b = default_batches(n, k) if batches is None else batches
     if not 1 <= b <= min(n, k):
-        raise DesignError(f"--batches must be between 1 and min(n, k) = {min(n, k)}, got {b}")
+        raise DesignError(f"`batches` must be between 1 and min(n, k) = {min(n, k)}, got {b}")
     parts = np.array_split(np.arange(k), b)
     batch_of = np.empty(k, dtype=np.int64)
     for g, idx in enumerate(parts):
@@ -96,7 +98,7 @@ def build(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Gen
             break
     if counts.min() == 0:
         raise DesignError(f"in {MAX_ATTEMPTS} draws some batch got no worker (n = {n}, b = {b}); "
-                          f"use fewer batches (b·H_b should be well below n; try --batches "
+                          f"use fewer batches (b·H_b should be well below n; try `batches` "
                           f"{default_batches(n, k)})")
     B = (batch_of[None, :] == choice[:, None]).astype(np.int64)
     params: dict[str, Any] = {
@@ -128,7 +130,7 @@ class BCCFamily(Family):
     description = (
         "The k partitions form b batches; each worker picks a batch uniformly at random and "
         "sends its sum; the master waits until every batch is covered. Expected wait "
-        "b·H_b workers (coupon collector). Without --batches, b is the largest with "
+        "b·H_b workers (coupon collector). Without `batches`, b is the largest with "
         "b·H_b <= n. A draw leaving a batch uncovered is redrawn."
     )
     reference = "Li, Kalan, Avestimehr, Soltanolkotabi 2018 (BCC); reference §6.5"
@@ -137,8 +139,8 @@ class BCCFamily(Family):
     params = (Param("batches", "int", "Number of batches b (default: largest b with "
                     "b·H_b <= n)."),)
     report_keys = ("batches", "expected_wait")
-    examples = ("gctool design bcc -n 12 --seed 1 -o bcc.json",
-                "gctool design bcc -n 20 -k 40 --batches 5 --seed 2 | gctool bound -")
+    examples = ("gctool design bcc -n 12 `seed` 1 -o bcc.json",
+                "gctool design bcc -n 20 -k 40 `batches` 5 `seed` 2 | gctool bound -")
     file_params = {"batches": Int(1, "k"), "holders": List(Int(0, "n"), 1, "k"),
                    "batch_of_worker": List(Int(0, "k"), "n", "n"),
                    "batch_sizes": List(Int(0, "k")), "expected_wait": Num(0),
@@ -148,7 +150,7 @@ class BCCFamily(Family):
     def bound(self, code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
         """The coupon-collector wait (:func:`bcc_bounds`)."""
         if request.link is not None or request.delay is not None:
-            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+            raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
         return bcc_bounds(code)
 
 

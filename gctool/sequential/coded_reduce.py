@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import CodeFileError, DesignError, InvalidInput
 from gctool.family import Family, matrix_verify
 from gctool.limits import MAX_N, REL_SLACK
@@ -49,7 +50,7 @@ def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
     if len(values) == 1:
         values = values * depth
     if len(values) != depth:
-        raise DesignError(f"--tolerance needs one value or one per level ({depth}), got "
+        raise DesignError(f"`tolerance` needs one value or one per level ({depth}), got "
                           f"{len(values)}")
     for s in values:
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < fanout:
@@ -59,19 +60,19 @@ def _tolerances(tolerance: Any, depth: int, fanout: int) -> list[int]:
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
-          fanout: int, depth: int, tolerance: Any, gc: str = "auto", **_: Any
+          fanout: int, depth: int, tolerance: Any, gc: str = "auto", *, budget: Budget, **_: Any
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.io import encode_matrix
     from gctool.sequential.design import per_round_gc
 
     if not isinstance(fanout, int) or fanout < 2 or not isinstance(depth, int) or depth < 1:
-        raise DesignError("coded-reduce needs --fanout >= 2 and --depth >= 1")
+        raise DesignError("coded-reduce needs `fanout` >= 2 and `depth` >= 1")
     if depth >= MAX_N.bit_length() or fanout**depth > MAX_N:  # no huge powers (fuzzing)
         raise DesignError(f"fanout^depth = {fanout}^{depth} leaves exceeds the limit n <= {MAX_N}")
     tol = _tolerances(tolerance, depth, fanout)
     levels, kinds = [], []
     for s_l in tol:
-        B_l, kind = per_round_gc(fanout, s_l, field, rng, gc)
+        B_l, kind = per_round_gc(fanout, s_l, field, rng, budget, gc)
         levels.append(B_l)
         kinds.append(kind)
     leaves = fanout**depth
@@ -145,8 +146,8 @@ class CodedReduceFamily(Family):
               default="auto", choices=("auto", "frc", "cyclic")),
     )
     report_keys = ("load", "leaves", "nodes")
-    examples = ("gctool design coded-reduce --fanout 3 --depth 2 --tolerance 1 -o cr.json",
-                "gctool design coded-reduce --fanout 4 --depth 2 --tolerance 1,2 --seed 1")
+    examples = ("gctool design coded-reduce `fanout` 3 `depth` 2 `tolerance` 1 -o cr.json",
+                "gctool design coded-reduce `fanout` 4 `depth` 2 `tolerance` 1,2 `seed` 1")
     orderable = False
     file_params = {"fanout": Int(2, MAX_N), "depth": Int(1, 12),
                    "tolerance": List(Int(0, MAX_N), 1, 12), "levels": List(ROWS, 1, 12),
@@ -179,10 +180,10 @@ class CodedReduceFamily(Family):
         report = tree_report(code)
         if request.link is None:
             if request.delay is not None:
-                raise InvalidInput("--delay needs --link (the time per round of CodedReduce)")
-            report.statements.append("compute time and stragglers: --link latency=A,"
-                                     "bandwidth=BW (and --delay MODEL) adds each scheme's time "
-                                     "per round under gctool simulate --link's model")
+                raise InvalidInput("`delay` needs `link` (the time per round of CodedReduce)")
+            report.statements.append("compute time and stragglers: `link` latency=A,"
+                                     "bandwidth=BW (and `delay` MODEL) adds each scheme's time "
+                                     "per round under gctool simulate `link`'s model")
             return report
         from gctool.sim.comm import add_time_per_round
 

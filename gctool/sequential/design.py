@@ -3,7 +3,7 @@
 
 The per-round gradient code is gctool's choice (the paper allows any (n, s)-GC): the fractional
 repetition code when (s+1) | n, else Tandon's cyclic repetition code drawn from the seed
-(``--gc`` forces one).  Both have load exactly (s+1)/n, so the recorded ``load`` is the formula's.
+(``gc`` forces one).  Both have load exactly (s+1)/n, so the recorded ``load`` is the formula's.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from gctool._lazy import numpy as np
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.errors import CodeFileError, DesignError, InvalidInput
 from gctool.family import Family
 from gctool.params import LABEL, Int, Json, Num, Obj
@@ -30,17 +31,17 @@ if TYPE_CHECKING:
 GC_CHOICES = ("auto", "frc", "cyclic")
 
 
-def per_round_gc(n: int, s: int, field: Field, rng: np.random.Generator, kind: str = "auto"
-                 ) -> tuple[np.ndarray, str]:
+def per_round_gc(n: int, s: int, field: Field, rng: np.random.Generator, budget: Budget,
+                 kind: str = "auto") -> tuple[np.ndarray, str]:
     """An (n, s)-GC with k = n: FRC when (s+1) | n (or forced), else cyclic."""
     from gctool.codes import cyclic, frc
 
     if kind not in GC_CHOICES:
-        raise DesignError(f"--gc must be one of {', '.join(GC_CHOICES)}")
+        raise DesignError(f"`gc` must be one of {', '.join(GC_CHOICES)}")
     if kind == "frc" or (kind == "auto" and n % (s + 1) == 0):
-        B, _ = frc.build(n=n, s=s, k=n, field=field, rng=rng)
+        B, _ = frc.build(n=n, s=s, k=n, field=field, rng=rng, budget=budget)
         return B, "frc"
-    B, _ = cyclic.build(n=n, s=s, k=n, field=field, rng=rng)
+    B, _ = cyclic.build(n=n, s=s, k=n, field=field, rng=rng, budget=budget)
     return B, "cyclic"
 
 
@@ -62,37 +63,37 @@ def _check_window(window: Any) -> None:
 
 def build_srsgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
                 burst: int, window: int, lam: int, gc: str = "auto", selection: str = "lowest",
-                **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
+                *, budget: Budget, **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.sequential.schedule import slot_table
 
     _check_window(window)
     fig = formulas.srsgc(n, burst, window, lam)
     if fig.load is None or fig.s is None:
         hint = ", ".join(str(1 + x * burst) for x in range(1, 5))
-        raise DesignError(f"{fig.note}; with --burst {burst} use --window in {{{hint}, ...}}")
+        raise DesignError(f"{fig.note}; with `burst` {burst} use `window` in {{{hint}, ...}}")
     if selection not in SELECTIONS:
-        raise DesignError(f"--selection must be one of {', '.join(SELECTIONS)}")
-    B, kind = per_round_gc(n, fig.s, field, rng, gc)
+        raise DesignError(f"`selection` must be one of {', '.join(SELECTIONS)}")
+    B, kind = per_round_gc(n, fig.s, field, rng, budget, gc)
     scheme = SRSGC(BurstyModel(n, burst, window, lam), lambda mask: True, fig.s, selection)
     params = _common(n, burst, window, lam, fig, kind)
     params.update(selection=selection, s=fig.s, schedule=slot_table(scheme), decoding={
         "deadline": f"job t is decoded at the end of round t + {fig.delay}",
         "rule": f"collect job t's task results from rounds t and t + {burst}; any n - s = "
                 f"{n - fig.s} distinct workers decode with the decoding vector of B for them "
-                "(gctool export --decoders gives them all)",
+                "(gctool export `decoders` gives them all)",
         "needs": n - fig.s})
     return B, params
 
 
 def build_msgc(n: int, s: int | None, k: int | None, field: Field, rng: np.random.Generator,  # noqa: PLR0913 (the scheme's options)
-               burst: int, window: int, lam: int, gc: str = "auto", **_: Any
-               ) -> tuple[np.ndarray, dict[str, Any]]:
+               burst: int, window: int, lam: int, gc: str = "auto", *, budget: Budget,
+               **_: Any) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.sequential.schedule import slot_table
 
     _check_window(window)
     fig = formulas.msgc(n, burst, window, lam)
     if lam < n:
-        B, kind = per_round_gc(n, lam, field, rng, gc)
+        B, kind = per_round_gc(n, lam, field, rng, budget, gc)
         s_file = lam
     else:  # lambda = n: D2 is empty, every worker's data is uncoded D1
         B, kind, s_file = np.eye(n, dtype=np.int64).astype(field.dtype), "none", 0
@@ -117,7 +118,7 @@ _MODEL = (
           "at most B rounds.", required=True),
     Param("window", "int", "W: window length in rounds (W > B).", required=True),
     Param("lam", "int", "lambda: at most this many distinct workers straggle in any window.",
-          required=True, flag="--lambda"),
+          required=True, flag="lambda"),
     Param("gc", "choice", "Per-round gradient code: frc when (s+1) | n, else cyclic (auto).",
           default="auto", choices=("auto", "frc", "cyclic")),
 )
@@ -182,7 +183,7 @@ class ScheduleFamily(Family):
         from gctool.sequential.bounds import sgc_code_bounds
 
         if request.link is not None or request.delay is not None:
-            raise InvalidInput("--link and --delay apply to CodedReduce files only")
+            raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
         return sgc_code_bounds(code)
 
 
@@ -208,8 +209,8 @@ class SRSGCFamily(ScheduleFamily):
         choices=("lowest", "stragglers-first")),)
     )
     report_keys = ("delay", "load")
-    examples = ("gctool design sr-sgc -n 8 --burst 1 --window 3 --lambda 3 -o sr.json",
-                "gctool design sr-sgc -n 6 --burst 2 --window 5 --lambda 3 | gctool verify -")
+    examples = ("gctool design sr-sgc -n 8 `burst` 1 `window` 3 `lam` 3 -o sr.json",
+                "gctool design sr-sgc -n 6 `burst` 2 `window` 5 `lam` 3 | gctool verify -")
     schedule = staticmethod(srsgc_schedule)
     figures = staticmethod(formulas.srsgc)
     file_params = {**_SGC_PARAMS, "decoding": Obj(needs=Int(0, "n"))}
@@ -233,8 +234,8 @@ class MSGCFamily(ScheduleFamily):
     uses = frozenset({"n", "field", "seed"})
     params = _MODEL
     report_keys = ("delay", "load")
-    examples = ("gctool design m-sgc -n 8 --burst 1 --window 3 --lambda 3 -o m.json",
-                "gctool design m-sgc -n 6 --burst 2 --window 4 --lambda 2 | gctool bound -")
+    examples = ("gctool design m-sgc -n 8 `burst` 1 `window` 3 `lam` 3 -o m.json",
+                "gctool design m-sgc -n 6 `burst` 2 `window` 4 `lam` 2 | gctool bound -")
     schedule = staticmethod(msgc_schedule)
     figures = staticmethod(formulas.msgc)
     file_params = {**_SGC_PARAMS, "decoding": Obj(d1_fraction=Num(0, 1), d2_groups=Int(0, 10_000),

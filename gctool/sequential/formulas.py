@@ -31,15 +31,15 @@ class SchemeFigures:
 
 
 def check_params(n: int, burst: int, window: int, lam: int) -> None:
-    for name, value, low in (("n", n, 2), ("--burst", burst, 1), ("--window", window, 2),
-                             ("--lambda", lam, 1)):
+    for name, value, low in (("n", n, 2), ("`burst`", burst, 1), ("`window`", window, 2),
+                             ("`lam`", lam, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise DesignError(f"{name} must be an integer >= {low}, got {value!r}")
     if burst >= window:
         raise DesignError(f"the burst B = {burst} must be smaller than the window W = {window} "
-                          f"(use --window {burst + 1} or more)")
+                          f"(use `window` {burst + 1} or more)")
     if lam > n:
-        raise DesignError(f"--lambda = {lam} cannot exceed n = {n}")
+        raise DesignError(f"`lam` = {lam} cannot exceed n = {n}")
 
 
 def srsgc_s(burst: int, window: int, lam: int) -> int:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import BudgetExceeded, CodeFileError, InvalidInput, SearchInterrupted
-from gctool.limits import DEFAULT_MAX_SETS, DEFAULT_SCHEDULE_TRANSITIONS
+from gctool.limits import DEFAULT_SCHEDULE_TRANSITIONS
 from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.reports import SequentialVerifyReport
 from gctool.sequential.schedule import realise
@@ -164,7 +164,7 @@ def verify_schedule(
     *,
     load: float,
     horizon: int | None = None,
-    max_sets: int = DEFAULT_MAX_SETS,
+    max_sets: int = DEFAULT_SCHEDULE_TRANSITIONS,
     seed: int = 0,
     progress: Progress | None = None,
     component: dict[str, Any] | None = None,
@@ -226,7 +226,7 @@ def _report(scheme: SRSGC | MSGC, base: dict[str, Any], failure: _Failure | None
         reason = f"every admissible pattern of {rounds} rounds meets every deadline"
     else:
         reason = (f"no deadline missed in {states:,} adversarial roll-outs of {rounds} rounds "
-                  "(heuristic: the exhaustive search exceeded --max-sets)")
+                  "(heuristic: the exhaustive search exceeded `max_sets`)")
     if not comp_ok:
         reason = "the per-round gradient code fails its own tolerance; " + reason
     horizon = None if method == "reachable-states" and failure is None else rounds
@@ -244,8 +244,9 @@ def _request(request: VerifyRequest | None) -> VerifyRequest:
 
 
 def _budget(request: VerifyRequest) -> int:
-    """The transition budget of a schedule or tree audit (None: its own default)."""
-    return request.max_sets or DEFAULT_SCHEDULE_TRANSITIONS
+    """The transition budget of a schedule or tree audit: the budget's ``max_sets``, else its
+    own default."""
+    return request.effective_budget.max_sets or DEFAULT_SCHEDULE_TRANSITIONS
 
 
 def level_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:
@@ -253,8 +254,8 @@ def level_verify(code: GradientCode, request: VerifyRequest) -> VerifyReport:
     request's tolerance, budget and executor (``jobs`` local processes or ``runner``)."""
     from gctool.audit.verify import verify
 
-    return verify(code, code.s, tol=request.tol, max_sets=_budget(request), jobs=request.jobs,
-                  runner=request.runner)
+    return verify(code, code.s, tol=request.tol, budget=request.effective_budget,
+                  jobs=request.jobs, runner=request.runner)
 
 
 def _component(code: GradientCode, request: VerifyRequest, per_round: bool

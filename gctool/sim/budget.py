@@ -3,8 +3,8 @@
 Before any round is simulated, and before the baselines are designed, the whole run is
 estimated (:func:`gctool.sim.lineup.plan_run`, from each contender's
 :meth:`~gctool.sim.contenders.Contender.cost`) and the sum is compared once with the work
-budget (``--max-work``, :func:`gctool.limits.check_work`): a run above it is refused at once,
-in one line that names the estimate, its largest part and ``--max-work``.  The plan counts,
+budget (the run's :class:`gctool.budget.Budget`): a run above it is refused at once, in one
+line that names the estimate, its largest part and ``max_work``.  The plan counts,
 for the rounds of the run:
 
 * every contender: drawing and sorting its arrival times, rounds x workers x (log2 n + 1) x
@@ -14,55 +14,49 @@ for the rounds of the run:
 * SR-SGC and M-SGC: the schedule's updates, rounds x workers x (T + 1) jobs in flight x
   ``PY_OP_COST`` (T from the scheme's closed-form figures, so before anything is designed), and
   one check of the per-round code per round;
-* ``--sgc search``: the draws of every candidate load, every candidate's replay of the bursty
+* ``sgc="search"``: the draws of every candidate load, every candidate's replay of the bursty
   model (``SEARCH_STEP_COST`` per worker and window slot), and the winner's schedule at the
   largest delay among the candidates;
-* ``--train``: the training's gradients and messages (:func:`gctool.sim.training.training_cost`),
+* ``train``: the training's gradients and messages (:func:`gctool.sim.training.training_cost`),
   with one decoder per round for the files' coded contenders (an upper bound).
 
 What depends on the drawn delays beyond the estimate (rounds a fast stopping path hands to the
 generic decoder, dual walks below the cap, the decoders the training needs for the baselines)
-is charged as it is spent to one :class:`WorkMeter`, shared by every contender, against the same
-budget: the run is refused as soon as the total passes it.
+is charged as it is spent to one :class:`gctool.budget.Meter`, shared by every contender,
+against the same budget: the run is refused as soon as the total passes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-REMEDY = ("simulate fewer --iterations, smaller codes or codes of the group shape (FRC), or "
-          "raise --max-work")
+from gctool.budget import NS_PER_S, PY_OP_COST, Budget, Meter, format_seconds
+
+REMEDY = ("simulate fewer `iterations`, smaller codes or codes of the group shape (FRC), or "
+          "raise `max_work`")
+#: one comparison of numpy's stable sort (the n arrival times of every round of every
+#: contender are sorted, about log2(n) + 1 steps per worker with the draw), in ns
+SORT_STEP_COST = 20
+#: one step of the ``sgc="search"`` compiled replay of the bursty model (a worker of a round,
+#: per window slot), in ns
+SEARCH_STEP_COST = 10
 
 
-class WorkMeter:
-    """Work counted as it is spent against the work budget: the run is refused (exit 2) as soon
-    as the total passes it.  ``what`` names the computation in the refusal."""
-
-    def __init__(self, what: str) -> None:
-        self.what, self.spent = what, 0
-
-    def charge(self, work: float, what: str) -> None:
-        from gctool._signals import checkpoint
-        from gctool.limits import check_work
-
-        checkpoint()
-        self.spent += int(work)
-        check_work(f"{self.what} ({what} so far)", self.spent, REMEDY)
+def alone(what: str) -> Meter:
+    """The meter of a part of a simulation run on its own (a library call outside
+    :func:`gctool.sim.run.simulate`, which shares one meter): the default budget."""
+    return Budget.default().meter(what, REMEDY)
 
 
 def cell_cost(rounds: int, n: int, sort: bool = True) -> int:
     """Drawing (and with ``sort``, sorting) the arrival times of ``n`` workers for ``rounds``
     rounds."""
-    from gctool.limits import SORT_STEP_COST
-
     return rounds * n * ((max(n, 1).bit_length() if sort else 0) + 1) * SORT_STEP_COST
 
 
 def schedule_cost(rounds: int, n: int, delay: int) -> int:
     """The schedule updates of a sequential scheme: every round updates the entries of the jobs
     in flight (the delay T + 1 of them) for every worker, in Python."""
-    from gctool.limits import PY_OP_COST
-
     return rounds * (delay + 1) * n * PY_OP_COST
 
 
@@ -80,12 +74,11 @@ class Plan:
     def total(self) -> float:
         return sum(w for _, w in self.items)
 
-    def check(self) -> None:
+    def check(self, budget: Budget) -> None:
         """Refuse the run (one line, exit 2) when the estimate is above the work budget."""
-        from gctool.limits import check_work
-
         if not self.items:
             return
         name, most = max(self.items, key=lambda item: item[1])
-        check_work(f"simulating {len(self.items)} part(s) for {self.rounds:,} rounds (the "
-                   f"largest, {name}: about {most:.2g})", self.total, REMEDY)
+        budget.check_work(f"simulating {len(self.items)} part(s) for {self.rounds:,} rounds "
+                          f"(the largest, {name}: about {format_seconds(most / NS_PER_S)})",
+                          self.total, REMEDY)

@@ -1,6 +1,6 @@
-"""``gctool bound --link`` of a CodedReduce file: the time per round of CodedReduce, a
+"""``gctool bound`` with ``link``, of a CodedReduce file: the time per round of CodedReduce, a
 parameter server with the same leaves and ring all-reduce, by the contenders and network of
-``gctool simulate --link`` (:mod:`gctool.sim.network`)."""
+``gctool simulate`` with ``link`` (:mod:`gctool.sim.network`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from gctool.sim.network import Link
 if TYPE_CHECKING:
     from gctool.sequential.reports import SequentialBoundReport
 
-#: rounds and seed of ``gctool bound --link``'s time per round (a fixed Monte-Carlo run)
+#: rounds and seed of the time per round of ``gctool bound`` with ``link`` (a fixed Monte-Carlo
+#: run)
 BOUND_ROUNDS = 2000
 BOUND_SEED = 0
 
@@ -22,11 +23,11 @@ BOUND_SEED = 0
 def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any = None,
                        rounds: int = BOUND_ROUNDS, seed: int = BOUND_SEED
                        ) -> SequentialBoundReport:
-    """``gctool bound --link`` of a CodedReduce file: each row of ``report``
+    """``gctool bound`` with ``link``, of a CodedReduce file: each row of ``report``
     (:func:`gctool.sequential.bounds.tree_bounds`) gains ``time_per_round``, the mean time per
     round with its 95% interval under this module's model (compute with stragglers at every
     leaf, per-message latency and bandwidth), estimated by running the very contenders of
-    ``gctool simulate --link`` on ``rounds`` draws of ``delay`` (default shifted-exp) with a
+    ``gctool simulate`` with ``link`` on ``rounds`` draws of ``delay`` (default shifted-exp) with a
     fixed seed: the ranking is simulate's, not a second model's."""
     from gctool.sim import stats
     from gctool.sim.contenders.base import Contender, Setting
@@ -52,8 +53,8 @@ def add_time_per_round(report: Any, code: GradientCode, link: Link, delay: Any =
     ranked = sorted(means, key=means.__getitem__)
     report.params.update(link=link.label, delay=delay.label, rounds=rounds, seed=seed)
     report.statements += [
-        f"time per round (--link {link.label}, --delay {delay.label}; mean of {rounds} rounds, "
-        f"seed {seed}, the model and contenders of gctool simulate --link): "
+        f"time per round (`link` {link.label}, `delay` {delay.label}; mean of {rounds} rounds, "
+        f"seed {seed}, the model and contenders of gctool simulate `link`): "
         + ", ".join(f"{name} {means[name]:.4g}" for name in ranked),
         "model: the leaves (every node with work) draw their compute times from the delay "
         "model with their load, so stragglers hit every leaf; a message takes latency + "

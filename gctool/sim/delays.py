@@ -19,7 +19,7 @@ data set"):
   stragglers: the setting of sequential gradient coding.
 * ``bernoulli:slow=10,shift=1,rate=1``: heterogeneous stragglers: worker i straggles in a round
   independently with its own probability p_i (its shifted-exponential time times ``slow``).
-  The p_i come from ``--worker-p`` or, without it, from the first heterogeneous code file of the
+  The p_i come from ``worker_p`` or, without it, from the first heterogeneous code file of the
   run (``params.p``); workers without a p_i never straggle.  The straggler flags are part of
   the shared draws, so every scheme sees the same stragglers.
 
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class DelayModel(ABC):
-    """A parsed ``--delay`` spec."""
+    """A parsed ``delay`` spec."""
 
-    #: the model's name in ``--delay NAME:...`` (parsing only)
+    #: the model's name in ``delay`` NAME:... (parsing only)
     name: ClassVar[str] = ""
     #: parameters that must be > 0 (the others >= 0)
     positive: ClassVar[tuple[str, ...]] = ()
@@ -232,7 +232,7 @@ class Bernoulli(Slowdowns):
 
     def for_codes(self, codes: list[tuple[str, GradientCode]]) -> DelayModel:
         """The model with the per-worker probabilities of the first code whose scheme records
-        them (``Family.worker_probabilities``) when ``--worker-p`` gave none."""
+        them (``Family.worker_probabilities``) when ``worker_p`` gave none."""
         from gctool.registry import SCHEMES
 
         if self.worker_p is not None:
@@ -243,7 +243,7 @@ class Bernoulli(Slowdowns):
             if p is not None:
                 return self.with_worker_p(np.asarray(p, dtype=np.float64))
         raise InvalidInput("delay model bernoulli needs per-worker probabilities: "
-                           "--worker-p P1,P2,... or a heterogeneous code file")
+                           "`worker_p` P1,P2,... or a heterogeneous code file")
 
     def _flags(self, iterations: int, width: int, rng: np.random.Generator) -> np.ndarray:
         p = np.zeros(width)
@@ -284,7 +284,7 @@ def _check_times(label: str, t: np.ndarray) -> None:
                            "simulation's sums); choose other parameters")
 
 
-#: the synthetic models by their ``--delay`` name
+#: the synthetic models by their ``delay`` name
 SYNTHETIC: dict[str, type[Synthetic]] = {m.name: m for m in (ShiftedExp, Pareto, Markov,
                                                              Bernoulli)}
 
@@ -311,7 +311,7 @@ def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
 
 
 def parse_worker_p(spec: str) -> np.ndarray:
-    """``--worker-p``: probabilities separated by commas, or a file of them (as ``--p-file``)."""
+    """``worker_p``: probabilities separated by commas, or a file of them (as ``p_file``)."""
     import os
 
     from gctool.codes.straggling import check_probabilities, read_probabilities
@@ -321,7 +321,7 @@ def parse_worker_p(spec: str) -> np.ndarray:
     try:
         values = [float(x) for x in spec.replace(" ", "").split(",") if x]
     except ValueError:
-        raise InvalidInput("--worker-p: expected numbers in [0, 1] separated by commas, or a "
+        raise InvalidInput("`worker_p`: expected numbers in [0, 1] separated by commas, or a "
                            "file of them") from None
     return np.asarray(check_probabilities(values), dtype=np.float64)
 

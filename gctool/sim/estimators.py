@@ -1,4 +1,4 @@
-"""What the master of each contender makes of its workers' messages in ``simulate --train``.
+"""What the master of each contender makes of its workers' messages in ``simulate`` with ``train``.
 
 Gradients are what the master really gets: the data is cut into the scheme's partitions
 (:func:`gctool.sim.problem.bounds_for`), workers send their coded combinations, and the master
@@ -9,9 +9,9 @@ of heterogeneous codes), the rescaled sum of ignore-stragglers (:class:`Rescaled
 the exact gradient of the count-based GC model (:class:`ExactEstimator`) and the jobs of the
 sequential schedules (:class:`JobEstimator`, :class:`MultiplexedEstimator`).
 
-Sparsified messages (``--sparsify``, :mod:`gctool.sim.sparsify`) replace every uploaded message
+Sparsified messages (``sparsify``, :mod:`gctool.sim.sparsify`) replace every uploaded message
 by an unbiased sparse version before the master combines it; ``coordinates`` counts the
-coordinates actually uploaded.  Lazy uploads (``--lazy XI``, LAG-WK with one past difference):
+coordinates actually uploaded.  Lazy uploads (``lazy`` XI, LAG-WK with one past difference):
 a worker that the master waited for skips its upload when
 ``||m_i - m̂_i||² <= XI / n² · ||ĝ_prev||²`` and the master reuses m̂_i.  Communication counts
 uploaded vectors in units of one gradient (an m-piece code sends 1/m).
@@ -36,7 +36,7 @@ class Estimator:
     step_scale = 1.0
     #: training stops once every model reached the target (encoded runs go on)
     stops_at_target = True
-    #: ``--precision``: the rounding of messages and decoding
+    #: ``precision``: the rounding of messages and decoding
     #: (:class:`gctool.precision.emulate.Rounding`); None: float64 throughout
     rounding: Any = None
 

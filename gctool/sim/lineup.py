@@ -173,7 +173,8 @@ class SequentialBaselines(Baseline):
 
     def cost(self, rounds: int, sgc: tuple[int, int, int] | str | None
              ) -> list[tuple[str, float]]:
-        from gctool.limits import PY_OP_COST, SEARCH_STEP_COST
+        from gctool.budget import PY_OP_COST
+        from gctool.sim.budget import SEARCH_STEP_COST
 
         n, out = self.n, list[tuple[str, float]]()
         for scheme in SEQUENTIAL:
@@ -266,7 +267,7 @@ def plan_run(contenders: list[Contender], baselines: list[Baseline], rounds: int
              setting: Setting, sgc: tuple[int, int, int] | str | None, train: bool) -> Plan:
     """The estimate of a whole run: the contenders, the baselines still to be designed and,
     with ``train``, the training."""
-    from gctool.limits import set_cost
+    from gctool.budget import set_cost
     from gctool.sim.training import training_cost
 
     plan = Plan(rounds)

@@ -1,4 +1,4 @@
-"""Load models of a trace replay (``gctool simulate --load-model``): how a worker's compute load
+"""Load models of a trace replay (``gctool simulate``, ``load_model``): how a worker's compute load
 ℓ (the fraction of one job's data it processes) changes the time a trace cell gives it.
 
 A trace is one CSV file per load level (``london-load0.250.csv``, ...), every file recorded
@@ -192,7 +192,7 @@ class Linear(LoadModel):
         return np.asarray(t)
 
 
-#: the load models by their ``--load-model`` name
+#: the load models by their ``load_model`` name
 MODELS: dict[str, type[LevelMap] | type[Linear]] = {
     "interp": Interpolate, "nearest": Nearest, "ceil": Ceil, "linear": Linear}
 CHOICES = ("interp", "nearest", "ceil", "linear[:base_comp=X,base_load=L]")

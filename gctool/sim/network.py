@@ -1,4 +1,4 @@
-"""The network of ``gctool simulate --link latency=A,bandwidth=BW``: one model for every
+"""The network of ``gctool simulate`` with ``link`` latency=A,bandwidth=BW: one model for every
 contender (gctool's; the CodedReduce paper's exact cost model was not available).
 
 * A message of ``size`` gradient vectors crosses a link in ``latency + size / bandwidth``
@@ -10,8 +10,8 @@ contender (gctool's; the CodedReduce paper's exact cost model was not available)
   one vector per worker, 1/m of one for a communication-efficient code with m pieces, one per
   message of partial work and nested levels, one per mini-task slot of a sequential round;
   CodedReduce one vector per node to its parent (every parent is a receiver); ring all-reduce
-  2(n - 1) synchronous steps of ``latency + 1/(n bandwidth)``.  Training with ``--sparsify``
-  or ``--lazy`` charges each round's messages by what they carry (the non-zeros of a sparsified
+  2(n - 1) synchronous steps of ``latency + 1/(n bandwidth)``.  Training with ``sparsify``
+  or ``lazy`` charges each round's messages by what they carry (the non-zeros of a sparsified
   message; nothing for a skipped upload): :mod:`gctool.sim.training`.
 * Compute times come from the delay model with each node's load, so stragglers hit every node
   with work; the master's waiting rule (gctool's or the authors') applies to the arrivals.
@@ -40,11 +40,11 @@ def parse_link(spec: str) -> Link:
     from gctool.sim.specs import parse_pairs
 
     values = {"latency": 0.0, "bandwidth": float("inf"),
-              **parse_pairs(spec, "--link", ("latency", "bandwidth"), "latency=A,bandwidth=BW")}
+              **parse_pairs(spec, "`link`", ("latency", "bandwidth"), "latency=A,bandwidth=BW")}
     if not (np.isfinite(values["latency"]) and values["latency"] >= 0):
-        raise InvalidInput("--link: latency must be a finite number >= 0")
+        raise InvalidInput("`link`: latency must be a finite number >= 0")
     if not values["bandwidth"] > 0:  # inf allowed: no transfer time
-        raise InvalidInput("--link: bandwidth must be > 0")
+        raise InvalidInput("`link`: bandwidth must be > 0")
     return Link(values["latency"], values["bandwidth"])
 
 

@@ -1,4 +1,4 @@
-"""``gctool simulate --plot FILE.svg`` (``gctool.simulate(..., plot=PATH)``): pictures of a
+"""``gctool simulate plot FILE.svg`` (``gctool.simulate(..., plot=PATH)``): pictures of a
 simulation (one SVG, no plotting library).
 
 Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
@@ -9,7 +9,7 @@ Drawn with the shared primitives of :mod:`gctool.viz.svgkit`:
    ``percentiles``; the x axis ends at the largest 99th percentile.
 2. **Summary** – per scheme, the mean with its 95% interval, the median and the 99th
    percentile (one ``<g class="scheme">`` per scheme).
-3. With ``--train``, **training curves** – loss − loss* (mean over the concurrently trained
+3. With ``train``, **training curves** – loss − loss* (mean over the concurrently trained
    models, logarithmic axis) against the wall clock, one curve per scheme.
 """
 

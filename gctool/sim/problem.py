@@ -1,4 +1,4 @@
-"""The training problem of ``gctool simulate --train`` (gctool's choice): N = 1200 samples,
+"""The training problem of ``gctool simulate`` with ``train`` (gctool's choice): N = 1200 samples,
 d = 12 features whose singular values are spread so that the Hessian's condition number is 20;
 least squares (``lsq``, y = X β* + N(0, 0.5²)) or logistic regression (``logistic``,
 y ~ Bernoulli(σ(X β*))).  Loss = mean loss over samples; step 1/L (L the smoothness constant;
@@ -23,7 +23,7 @@ class Problem(ABC):
     y: np.ndarray
     eta: float
     loss_star: float = 0.0
-    #: the problem's ``--problem`` name
+    #: the problem's ``problem`` name
     kind: ClassVar[str]
 
     @property
@@ -91,7 +91,7 @@ class Logistic(Problem):
         return np.asarray(res.x)
 
 
-#: the problems by their ``--problem`` name
+#: the problems by their ``problem`` name
 PROBLEMS: dict[str, type[LeastSquares] | type[Logistic]] = {
     p.kind: p for p in (LeastSquares, Logistic)}
 
@@ -99,7 +99,7 @@ PROBLEMS: dict[str, type[LeastSquares] | type[Logistic]] = {
 def _kind(kind: str) -> type[LeastSquares] | type[Logistic]:
     made = PROBLEMS.get(kind)
     if made is None:
-        raise InvalidInput(f"--problem must be one of {', '.join(PROBLEMS)}")
+        raise InvalidInput(f"`problem` must be one of {', '.join(PROBLEMS)}")
     return made
 
 

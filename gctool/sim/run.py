@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from gctool.budget import Budget, Meter
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
 from gctool.reports import NOT_JSON, Report
-from gctool.sim.budget import WorkMeter, cell_cost
+from gctool.sim.budget import REMEDY, cell_cost
 from gctool.sim.contenders.base import Contender, Run, Setting
 from gctool.sim.contenders.count_gc import CountGC
 from gctool.sim.contenders.partial import Partial
@@ -164,7 +165,7 @@ def _check_run(codes: list[tuple[str, GradientCode]], iterations: int, protocol:
     if iterations * width > MAX_CELLS:  # the delays are iterations x n arrays (found by fuzzing)
         raise BudgetExceeded(f"{iterations:,} iterations x {width:,} workers = "
                              f"{iterations * width:,} delay draws, above the limit of "
-                             f"{MAX_CELLS:,} (use fewer --iterations)")
+                             f"{MAX_CELLS:,} (use fewer `iterations`)")
     return width
 
 
@@ -199,7 +200,7 @@ def _gains(contenders: list[Contender], runs: list[Run], rows: list[dict[str, An
     return notes
 
 
-def _training(contenders: list[Contender], runs: list[Run], meter: WorkMeter,
+def _training(contenders: list[Contender], runs: list[Run], meter: Meter,
               options: tuple[str, float, float | None, int, Any, int | None, str | None],
               retimers: list[Any] | None, notes: list[str]) -> dict[str, Any]:
     """Training along the rounds (:mod:`gctool.sim.training`), held to the run's budget;
@@ -224,7 +225,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
              erasurehead: int | None = None, link: Any = None,
              models: int | None = None, plot: str | os.PathLike[str] | None = None,
              gc_model: str | tuple[int, ...] | None = None,
-             precision: str | None = None) -> SimulationReport:
+             precision: str | None = None, budget: Budget | None = None) -> SimulationReport:
     """Simulate every code file and its baselines on the same delays.
 
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
@@ -250,6 +251,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
     ``delay`` nor anything else the caller passes is changed.  ``precision`` (float32,
     bfloat16, float16; with ``train``): every message is computed and sent, and every decoding
     done, as :mod:`gctool.precision` models it (float32 accumulation, values in that format).
+    ``budget`` (default :meth:`Budget.default`) holds the whole run.
     """
     from gctool.sim import lineup
 
@@ -282,8 +284,10 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterat
         range(n) if isinstance(gc_model, str) else gc_model or ())]
     plan = lineup.plan_run(files + extra + models_of_gc, plans, iterations, setting, sgc,
                            train is not None)
-    plan.check()  # refuse, before any work, a run above the work budget
-    meter = WorkMeter(f"simulating {len(plan.items)} part(s) for {iterations:,} rounds")
+    budget = Budget.default() if budget is None else budget
+    plan.check(budget)  # refuse, before any work, a run above the work budget
+    meter = budget.meter(f"simulating {len(plan.items)} part(s) for {iterations:,} rounds",
+                         REMEDY)
     setting = dataclasses.replace(setting, meter=meter)
     search = None
     if sgc == "search":

@@ -1,4 +1,4 @@
-"""``simulate --sgc search``: the SR-SGC and M-SGC baselines' (B, W, λ) chosen under a load
+"""``simulate sgc search``: the SR-SGC and M-SGC baselines' (B, W, λ) chosen under a load
 budget, trying every λ (the authors' parameter search).
 
 Candidates (:func:`candidates`): every W <= ``max_window``, every B < W (SR-SGC also needs

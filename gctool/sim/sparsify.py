@@ -1,4 +1,4 @@
-"""Sparsified messages for ``gctool simulate --train --sparsify``.
+"""Sparsified messages for ``gctool simulate train sparsify``.
 
 Reference: J. Wangni, J. Wang, J. Liu, T. Zhang, "Gradient sparsification for
 communication-efficient distributed optimization", NeurIPS 2018.  A message g (a vector of d

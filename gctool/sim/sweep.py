@@ -1,4 +1,4 @@
-"""``gctool simulate --sweep PARAM=V1,V2,...``: one simulation per value of one parameter, on
+"""``gctool simulate`` with ``sweep`` PARAM=V1,V2,...: one simulation per value of one parameter, on
 the same seed (common random numbers across the values), as one table and one plot.
 
 Parameters (:data:`PARAMS`):
@@ -6,11 +6,11 @@ Parameters (:data:`PARAMS`):
 * ``s``: every file is designed again with that s (same scheme, n, field, seed, order and the
   scheme's own design parameters recorded in the file); a file whose scheme takes no s (the
   sequential schemes, CodedReduce, ...) keeps its design.  The baselines follow the files' s.
-* ``mu``: the authors' waiting rule with that μ (the sweep implies ``--protocol authors``).
-* ``latency``, ``bandwidth``: the network (``--link``; the other one from ``--link``, else 0
+* ``mu``: the authors' waiting rule with that μ (the sweep implies ``protocol`` authors).
+* ``latency``, ``bandwidth``: the network (``link``; the other one from ``link``, else 0
   latency or infinite bandwidth).
 * ``base_comp``: the linear load model's seconds per unit load (a trace with
-  ``--load-model linear``).
+  ``load_model`` linear).
 * a parameter of the delay model: ``shift``, ``rate`` (shifted-exp, markov, bernoulli),
   ``scale``, ``shape`` (pareto), ``p``, ``q``, ``slow`` (markov, bernoulli).
 
@@ -195,7 +195,7 @@ def render_svg(report: SweepReport) -> bytes:
     """Time per job against the swept value, one line per contender."""
     from gctool.viz.svgkit import TEXT, Canvas, line_chart, text
 
-    cv = Canvas(f"gctool simulate --sweep {report.param}")
+    cv = Canvas(f"gctool simulate, swept over {report.param}")
     text(cv.root, 16, 24, f"gctool simulate — {report.delay}, {report.iterations} rounds, seed "
          f"{report.seed}, {report.protocol}'s protocol, sweep over {report.param}",
          font_size=13, font_weight="bold", fill=TEXT)

@@ -1,4 +1,4 @@
-"""``gctool simulate --train``: real gradient descent in numpy, driven by each scheme's actual
+"""``gctool simulate``, ``train``: real gradient descent in numpy, driven by each scheme's actual
 decoding and schedule, timed by the simulated rounds.
 
 The target loss is ``loss* + gap (loss(β0) - loss*)`` (problem: :mod:`gctool.sim.problem`).
@@ -100,11 +100,12 @@ def training_cost(n: int, K: int, rounds: int) -> int:
 def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any = None
                         ) -> None:
     """Charge, before any model is trained, the training's estimated work to ``meter`` (the
-    run's :class:`gctool.sim.budget.WorkMeter`; None: check it alone against the work budget,
-    :func:`gctool.limits.check_work`): :func:`training_cost`, and one least-squares decoder (an
+    run's :class:`gctool.budget.Meter`; None: check it alone against the default budget):
+    :func:`training_cost`, and one least-squares decoder (an
     SVD of |F| x K) per distinct set of used workers of a coded scheme (decoders are cached).
     An upper bound: training stops early at the target."""
-    from gctool.limits import check_work, set_cost
+    from gctool.budget import set_cost
+    from gctool.sim.budget import alone
 
     work, worst = 0, ""
     for c, run in zip(contenders, runs, strict=True):
@@ -119,11 +120,7 @@ def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any
                 worst = f"{c.name}: {len(sizes):,} distinct survivor sets to decode"
         work += mine
     what = f"training over {len(contenders)} scheme(s) ({worst or 'the rounds'})"
-    if meter is not None:
-        meter.charge(work, what)
-    else:
-        check_work(what, work, "train with fewer --iterations or smaller codes, or raise "
-                   "--max-work")
+    (meter or alone(what)).charge(work, what)
 
 
 #: (round, workers used, gradients each of their messages carried) -> the round's time
@@ -193,7 +190,7 @@ def _train_one(c: Contender, run: Run, problem: Problem, inits: list[np.ndarray]
         est.uploads, est.skipped, est.coordinates = at_target
     est.settle(run.used[: last + 1])
     return {**est.report(final), "name": c.name, "lazy_rule": rule,
-            # the rounds' times from the messages' real sizes (--link with sparsify or lazy)
+            # the rounds' times from the messages' real sizes (``link`` with sparsify or lazy)
             "retimed": again is not None,
             "time_to_target": when, "jobs_to_target": jobs_done,
             "uploads": est.uploads, "skipped_uploads": est.skipped,

@@ -1,4 +1,4 @@
-"""``gctool train --plot FILE.svg``: the pictures of ``gctool simulate --plot`` for a measured
+"""``gctool train plot FILE.svg``: the pictures of ``gctool simulate`` (``plot``) for a measured
 run (:mod:`gctool.sim.plot`'s charts, :mod:`gctool.viz.svgkit`'s primitives): the empirical
 CDF of the time per round of every scheme, their mean (95% interval), median and p99 with the
 median ``gctool simulate`` predicts from the recorded trace (a tick), and the loss − loss* against

@@ -1,5 +1,5 @@
-"""``gctool train --record PATH``: the measured rounds as a trace file that ``gctool simulate
---delay trace:PATH`` reads (:mod:`gctool.sim.traces`).
+"""``gctool train record PATH``: the measured rounds as a trace file that ``gctool simulate
+delay trace:PATH`` reads (:mod:`gctool.sim.traces`).
 
 One row per (round, logical worker) with the columns the reader needs, ``round``, ``worker``,
 ``started_s`` (the round's dispatch, seconds since the scheme's run began) and ``finished_s``

@@ -1,6 +1,6 @@
 """The report of ``gctool train`` (:class:`TrainReport`) and how its rows are computed from
 the runs' logs: time per round with intervals (:mod:`gctool.sim.stats`), time and rounds to the
-target loss, the ``--check`` errors, lost workers, and what ``gctool simulate`` predicts from
+target loss, the ``check`` errors, lost workers, and what ``gctool simulate`` predicts from
 the recorded trace."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Problem(Report):
     """The problem trained."""
 
     kind: str  # lsq | logistic | mlp
-    data: str | None  # the --data file (None: gctool's synthetic problem)
+    data: str | None  # the ``data`` file (None: gctool's synthetic problem)
     samples: int
     features: int
     parameters: int  # the gradient's length
@@ -59,7 +59,7 @@ class Overhead(Report):
 
 @dataclass
 class Check(Report):
-    """``--check``: the decoded gradient against the full gradient computed on the side."""
+    """``check``: the decoded gradient against the full gradient computed on the side."""
 
     rounds: int
     max_relative_to_partials: float  # max ||g_hat - g|| / sum_j ||g_j|| over the rounds
@@ -76,7 +76,7 @@ class Prediction(Report):
     p50: float
     mean: float
     relative_error: float  # predicted p50 / measured p50 - 1
-    command: str | None  # the simulate command that reproduces it (with --record)
+    command: str | None  # the simulate command that reproduces it (with ``record``)
 
 
 @dataclass
@@ -111,7 +111,7 @@ class TrainRow(Report):
     check: Check | None
     events: list[LostEvent]
     predicted: Prediction | None
-    trace: str | None  # the --record file of this scheme
+    trace: str | None  # the ``record`` file of this scheme
     percentiles: list[float]  # time per round at 0, 1, ..., 100 %
     curve: dict[str, list[float]]  # "time", "loss_gap": loss - loss* after each round
 
@@ -127,7 +127,7 @@ class TrainReport(Report):
     overhead: Overhead | None
     rows: list[TrainRow]
     notes: list[str] = field(default_factory=list)
-    ok: bool = True  # every code file reached the target (and passed --check)
+    ok: bool = True  # every code file reached the target (and passed ``check``)
     method: str = "measured"
     #: the SVG plot the call wrote, {"path", "bytes"} (not part of the JSON document)
     plot: dict[str, Any] | None = field(default=None, metadata=NOT_JSON)

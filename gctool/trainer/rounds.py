@@ -9,8 +9,8 @@ side) is done after the next round was sent, while the workers compute, so it do
 lengthen the rounds.
 
 Times are seconds of the master's monotonic clock since the run started: a worker's time in a
-round is its message's arrival minus the round's dispatch (what ``--record`` writes and what
-``gctool simulate --delay trace:PATH`` replays).
+round is its message's arrival minus the round's dispatch (what ``record`` writes and what
+``gctool simulate delay trace:PATH`` replays).
 
 Faults: a group whose connection ends (its Dask worker process died) is a straggler in every
 round until its resident task connects again (the master submits it again at once,
@@ -35,7 +35,7 @@ from gctool.trainer.cluster import ClusterError, Placement
 from gctool.trainer.schemes import Scheme
 from gctool.trainer.worker import Row
 
-#: a ``--check`` error relative to the full gradient is reported only in rounds where the full
+#: a ``check`` error relative to the full gradient is reported only in rounds where the full
 #: gradient is at least this fraction of the sum of the partial gradients' norms (below it the
 #: rounding of the partial sums alone is that large relative to the full gradient)
 MEANINGFUL = 1e-3
@@ -57,7 +57,7 @@ class RunLog:
     used: list[list[int]] = field(default_factory=list)
     exact: list[bool] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)  # after each round's step
-    error_partials: list[float] = field(default_factory=list)  # --check, per round
+    error_partials: list[float] = field(default_factory=list)  # ``check``, per round
     error_full: list[float | None] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # lost / rejoined groups
     reached: int | None = None  # rounds to the target loss

@@ -4,7 +4,7 @@ stragglers, recorded traces and ``gctool simulate``'s prediction checked against
 The run, in order: the problem and its target loss (:mod:`gctool.trainer.workload`); the
 injected delays of every scheme, drawn from the delay model of ``gctool simulate`` with the
 seed (:mod:`gctool.sim.delays`: the same model, the same draws, the same per-scheme loads, so
-``--delay MODEL`` means the same in both commands); the cluster and one resident task per Dask
+``delay MODEL`` means the same in both commands); the cluster and one resident task per Dask
 worker (:mod:`gctool.trainer.cluster`); the cluster's own overhead (rounds without delays or
 computing); then every scheme in turn from the same starting point
 (:mod:`gctool.trainer.rounds`).  Afterwards every scheme's rounds are written as a trace
@@ -38,7 +38,7 @@ from gctool.trainer.report import (
 )
 from gctool.trainer.schemes import Coded, Scheme, schemes_for
 
-#: seconds the resident tasks have to connect, on top of --wait
+#: seconds the resident tasks have to connect, on top of ``wait``
 CONNECT_S = 60.0
 
 
@@ -83,7 +83,7 @@ def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None
     ``delay`` (default ``shifted-exp``): the injected delays, :func:`gctool.sim.delays.
     parse_delay`'s model; a worker sleeps ``time_scale`` seconds per unit of the model (traces
     count in seconds).  ``problem``: ``"lsq"``, ``"logistic"`` or ``"mlp"`` (a two-layer
-    network, :mod:`gctool.trainer.workload`), on the synthetic data of ``simulate --train`` or
+    network, :mod:`gctool.trainer.workload`), on the synthetic data of ``simulate train`` or
     on ``data`` (an NPZ file with X and y).  ``iterations``: the most
     rounds per scheme (a scheme stops at the target loss, ``loss* + gap (loss0 - loss*)``,
     unless ``all_rounds``: then every scheme runs them all, for the timing figures).

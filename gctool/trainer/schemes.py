@@ -184,7 +184,7 @@ def schemes_for(codes: list[tuple[str, GradientCode]], baselines: bool) -> list[
 def partition_data(X: np.ndarray, y: np.ndarray, schemes: list[Scheme]
                    ) -> dict[str, np.ndarray]:
     """Partition boundaries of every layout the schemes use (contiguous, as
-    ``simulate --train``: :func:`gctool.sim.problem.bounds_for`)."""
+    ``simulate`` with ``train``: :func:`gctool.sim.problem.bounds_for`)."""
     from gctool.sim.problem import bounds_for
 
     return {sch.layout: bounds_for(len(X), np.ones(sch.parts)) for sch in schemes}

@@ -1,7 +1,7 @@
 """What ``gctool train`` trains: a *model* (what the workers compute, :class:`Linear` or
 :class:`TwoLayer`) on data, as a :class:`Problem` of the master.
 
-* ``lsq`` and ``logistic``: the problems of ``gctool simulate --train``
+* ``lsq`` and ``logistic``: the problems of ``gctool simulate`` (``train``)
   (:mod:`gctool.sim.problem`: same data for the same seed, same step, loss* from the closed
   form or L-BFGS);
 * ``mlp``: a two-layer network in numpy, ``sigma(v . tanh(W x + b) + c)`` with 8 hidden units and
@@ -10,7 +10,7 @@
   ``loss* + gap (loss0 - loss*)`` asks the network to do about as well as the best linear
   model.  Step 2/L with L the largest eigenvalue of X^T X / N (half of logistic regression's).
 
-The data is synthetic or the user's ``--data FILE.npz`` (arrays ``X``, samples x features, and
+The data is synthetic or the user's ``data FILE.npz`` (arrays ``X``, samples x features, and
 ``y``, one value per sample; 0/1 labels for ``logistic`` and ``mlp``).  A model is a small
 picklable value: it travels to the workers with their data, and its :meth:`gradient` is what a
 worker computes for one partition."""
@@ -26,7 +26,7 @@ import numpy as np
 from gctool.errors import InvalidInput
 from gctool.sim import problem as sim_problem
 
-#: ``--problem`` choices
+#: ``problem`` choices
 PROBLEMS = ("lsq", "logistic", "mlp")
 #: hidden units of the two-layer network
 HIDDEN = 8
@@ -34,7 +34,7 @@ HIDDEN = 8
 
 @dataclass(frozen=True)
 class Linear:
-    """A linear model with the loss of ``simulate --train``'s problem ``kind``."""
+    """A linear model with the loss of ``simulate train``'s problem ``kind``."""
 
     kind: str  # lsq | logistic
 
@@ -94,8 +94,8 @@ class TwoLayer:
 
 @dataclass
 class Problem(sim_problem.Problem):
-    """The master's problem: ``simulate --train``'s (data, step, loss*) with the ``model`` that
-    computes the loss and the gradients (only ``loss`` and ``partial_gradients`` are used)."""
+    """The master's problem: ``simulate`` (``train``)'s (data, step, loss*) with the ``model``
+    that computes the loss and the gradients (only ``loss`` and ``partial_gradients`` are used)."""
 
     model: Linear | TwoLayer = field(default_factory=lambda: Linear("lsq"))
     kind: ClassVar[str] = "train"
@@ -111,7 +111,7 @@ class Problem(sim_problem.Problem):
         return np.array([self.model.gradient(self.X[a:b], self.y[a:b], w, self.N)
                          for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
 
-#: the most samples x features a --data file may hold (every worker's rows are pickled once)
+#: the most samples x features a ``data`` file may hold (every worker's rows are pickled once)
 MAX_DATA_ENTRIES = 50_000_000
 
 
@@ -145,7 +145,7 @@ def load_data(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
 def make(kind: str, data: str | os.PathLike[str] | None, rng: np.random.Generator,
          parts: int) -> tuple[Problem, np.ndarray]:
     """The problem and its starting point: synthetic from ``rng`` (the data and start of
-    ``simulate --train`` with the same seed) or the data of the file ``data``; ``parts`` is the
+    ``simulate train`` with the same seed) or the data of the file ``data``; ``parts`` is the
     most partitions a scheme cuts it into (each needs at least one sample)."""
     from gctool.sim.problem import make_problem, problem_for
 

@@ -2,20 +2,20 @@
 optimal-decoding error over all straggler sets of size s, or read from a JSON curve file.
 
 The points come from the audit layer's one curve engine (:func:`gctool.audit.attack.curve`,
-exhaustive, exact; the same as ``gctool attack --curve``); this module only chooses the sizes
+exhaustive, exact; the same as ``gctool attack`` (``curve``)); this module only chooses the sizes
 within the budget, converts the raw errors to the picture's unit and reads curve files.
 
 Unit: over the reals and complex numbers ``error = raw / (k*m)``, the raw squared error
 ``min_a ||a^T B_F - T||^2`` divided by the squared norm of the targets (``k`` for m = 1, where it
-equals ``attack --normalize k``).  It is 0 when the set decodes and at most 1 (``a = 0``), so
+equals ``attack normalize k``).  It is 0 when the set decodes and at most 1 (``a = 0``), so
 curves of different codes share one axis.  Over GF(q) the raw error is already the indicator
 0 (decodes) / 1 (fails) and is used as it is.
 
 Budget (:func:`gctool.audit.attack.curves.plan_sizes`): the points are computed cheapest first
 (the number of sets ``C(n, s)`` times the size of the least-squares problems), so both ends of
 the curve appear even when the middle does not fit; a point is skipped when it would take the
-total above ``max_sets`` straggler sets or above ``CURVE_MAX_WORK`` (a flop estimate, about a
-few seconds).  Skipped values of s are listed.  When no point strictly between s = 0 and
+total above ``max_sets`` straggler sets or above ``CURVE_MAX_WORK`` (an estimate, about 0.4 s of
+one core).  Skipped values of s are listed.  When no point strictly between s = 0 and
 s = n - 1 fits, no point is computed at all.
 """
 
@@ -26,19 +26,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gctool.budget import Budget
 from gctool.errors import CodeFileError
 from gctool.limits import DEFAULT_CURVE_SETS
 from gctool.model import GradientCode
 from gctool.reports import Report
 
 UNIT = "raw squared error / (k*m) (GF(q): 0/1 indicator); 0 = decodes, 1 = nothing recovered"
-
-#: what show's refusals of its curve suggest: show's own options (the engine is attack's)
-_WITHOUT_CURVE = "show it without the curve (show --no-curve, or a lower show --max-sets)"
-SHOW_REFUSALS = dict(command="show --curve", work=f"{_WITHOUT_CURVE}, or raise show --max-work",
-                     memory=_WITHOUT_CURVE, sets="raise show --max-sets",
-                     search=f"{_WITHOUT_CURVE}, or raise show --max-work")
-
 
 def fraction(raw: float, code: GradientCode) -> float:
     """Raw error -> the curve's unit (see the module docstring)."""
@@ -100,20 +94,21 @@ def error_curve(
     max_sets: int = DEFAULT_CURVE_SETS,
     tol: float | None = None,
     progress: Callable[[int, int], None] | None = None,
+    budget: Budget | None = None,
 ) -> Curve:
     """Worst-case error for every s = 0..n that fits the budget (exhaustive per s, exact), from
-    :func:`gctool.audit.attack.curve`; ``progress`` counts the points."""
+    :func:`gctool.audit.attack.curve` held to ``budget`` (default :meth:`Budget.default`);
+    ``progress`` counts the points."""
     from gctool.audit.attack.curves import curve, plan_sizes
-    from gctool.audit.checks import Refusals
     from gctool.decode import DEFAULT_TOL
 
     todo = plan_sizes(code.n, int(code.B.shape[1]), max_sets)
     skipped = [s for s in range(code.n + 1) if s not in set(todo)]
     if not todo:
         return Curve("exhaustive attack", UNIT, [], skipped, max_sets, 0)
-    report = curve(code, sizes=todo, method="exhaustive", max_sets=max_sets,
-                   tol=DEFAULT_TOL if tol is None else tol, progress=progress,
-                   refusals=Refusals(**SHOW_REFUSALS))
+    report = curve(code, sizes=todo, method="exhaustive",
+                   budget=Budget.default() if budget is None else budget,
+                   tol=DEFAULT_TOL if tol is None else tol, progress=progress)
     points = [CurvePoint(p.s, fraction(p.raw_error, code), p.raw_error, p.stragglers,
                          _decodes(p.raw_error, code, tol), p.exact) for p in report.curve]
     return Curve("exhaustive attack", UNIT, points, skipped, max_sets, report.checked)
@@ -132,9 +127,10 @@ def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
 # curve files
 # ---------------------------------------------------------------------------------------------
 def read_curve(path: str, code: GradientCode) -> Curve:
-    """Read a curve file written by ``gctool attack --curve --json`` (its one report; or by hand).
+    """Read a curve file written by ``gctool attack`` (``curve``, as JSON: its one report; or by
+    hand).
 
-    The exact layout of ``attack --curve`` was not settled when this was written, so the reader
+    The exact layout of ``attack curve`` was not settled when this was written, so the reader
     accepts: a JSON list of points, or an object holding the points under ``"curve"`` or
     ``"points"`` (possibly nested one level, e.g. ``{"curve": {"points": [...]}}``).  A point is
     an object with ``"s"`` and ``"raw_error"`` or ``"error"``; ``"error"`` is read in the unit
@@ -154,13 +150,13 @@ def read_curve(path: str, code: GradientCode) -> Curve:
 
 
 def _report_of(doc: object) -> object:
-    """The report inside the envelope of ``attack --json`` (one file), else ``doc``."""
+    """The report inside the envelope of ``attack``'s JSON (one file), else ``doc``."""
     if not (isinstance(doc, dict) and isinstance(doc.get("files"), list)):
         return doc
     reports = [e["report"] for e in doc["files"] if isinstance(e, dict) and "report" in e]
     if len(reports) != 1:
         raise CodeFileError(f"the document holds {len(reports)} reports; give the curve of one "
-                            "code ('gctool attack FILE --curve --json')")
+                            "code ('gctool attack FILE `curve` `as_json`')")
     return reports[0]
 
 

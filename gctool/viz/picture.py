@@ -98,7 +98,7 @@ def decoding_view(code: GradientCode, stragglers: Sequence[int], tol: float | No
 
 @dataclass
 class ShowReport(Report):
-    """The ``--json`` summary of ``gctool show``."""
+    """The JSON summary of ``gctool show``."""
 
     scheme: str
     field: str
@@ -141,7 +141,7 @@ class Picture:
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document (:class:`ShowReport`)."""
+        """The JSON document (:class:`ShowReport`)."""
         return self.report().to_dict()
 
     def attach_svg(self, path: str, data: bytes, max_cells: int) -> None:

@@ -1,5 +1,5 @@
 """Standalone SVG of a :class:`~gctool.viz.picture.Picture`, built with the standard library
-(the primitives of :mod:`gctool.viz.svgkit`, shared with ``gctool simulate --plot``).
+(the primitives of :mod:`gctool.viz.svgkit`, shared with ``gctool simulate`` (``plot``)).
 
 Layout, top to bottom: title; the heat map (workers are rows, columns of B are columns) with the
 decoding vector column(s) ``a`` and the load bars on its right; the replication bars under it;

@@ -5,10 +5,10 @@ so the output is always well-formed XML and needs no plotting library).
   numbers written compactly);
 * :class:`Canvas` – the document, grown to fit what is drawn;
 * :func:`line_chart` – axes with "nice" ticks, axis titles with units, a legend and one
-  polyline per series (used by ``gctool simulate --plot`` for runtime CDFs and training
+  polyline per series (used by ``gctool simulate`` (``plot``) for runtime CDFs and training
   curves).
 
-``gctool show --svg`` (:mod:`gctool.viz.svg`) and ``gctool simulate --plot``
+``gctool show`` (``svg``) (:mod:`gctool.viz.svg`) and ``gctool simulate`` (``plot``)
 (:mod:`gctool.sim.plot`) both build on these.
 """
 

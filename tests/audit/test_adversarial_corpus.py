@@ -21,6 +21,7 @@ from gctool.audit.attack import attack, threshold
 from gctool.audit.attack import curve as attack_curve
 from gctool.audit.verify import verify
 from gctool.bounds import bounds
+from gctool.budget import Budget
 from gctool.codes import design
 from gctool.model import GradientCode
 
@@ -172,7 +173,7 @@ def test_elementary_threshold_is_exact_or_a_labelled_bound(name: str, B: np.ndar
 
 def test_elementary_bound_when_the_check_budget_is_small() -> None:
     B = np.asarray(design("frc", 6, 2).B) * 1e-250
-    r = threshold(code_of(B, 2), method="elementary", max_sets=10)
+    r = threshold(code_of(B, 2), method="elementary", budget=Budget(max_sets=10))
     assert not r.exact and (r.threshold_lower, r.threshold) == (2, 3) == (2, exact_threshold(B))
 
 

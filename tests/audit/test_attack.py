@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import AttackOptions, attack, curve, threshold
 from gctool.audit.oracles import make_oracle
+from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
@@ -199,7 +200,7 @@ def test_budget_fallback_is_labelled(frc6: GradientCode) -> None:
     B = _sparse(rng, 10, 10, 3, "real")
     code = GradientCode(B, REAL, 0)
     errs = brute_errors(B, 4, lambda F: lstsq_error(B, F))
-    r = attack(code, 4, max_sets=10, max_nodes=5, time_limit=0.5)
+    r = attack(code, 4, budget=Budget(max_sets=10), max_nodes=5, time_limit=0.5)
     check_worst(r, errs)
     assert r.notes and r.notes[0].startswith("auto: exhaustive over budget")
     assert r.upper_bound is not None  # at least the trivial ||1||^2 = k
@@ -456,7 +457,7 @@ def test_random_stragglers_exact_and_monte_carlo() -> None:
     assert exact.random.iid is not None and exact.random.hetero is not None
     assert exact.random.iid.mean == pytest.approx(iid)
     assert exact.random.hetero.mean == pytest.approx(hetero)
-    mc = attack(code, 3, random=True, p=p, max_sets=20, samples=2000, seed=11)
+    mc = attack(code, 3, random=True, p=p, budget=Budget(max_sets=20), samples=2000, seed=11)
     assert mc.random is not None
     for mean in (mc.random.uniform, mc.random.iid):
         assert mean is not None and not mean.exact and mean.samples == 2000

@@ -128,7 +128,7 @@ def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, i
 
 # -- the runner ---------------------------------------------------------------------------------
 class _Charging:
-    """Tasks that charge a shared list in task order (as ExactBudget does) after an uneven
+    """Tasks that charge a shared list in task order (as the exact meter does) after an uneven
     amount of other work, and may raise."""
 
     def __init__(self, fail_at: int | None = None) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gctool.algebra.fields import parse_field
 from gctool.audit import elementary as el
 from gctool.audit.oracles import OptimalOracle
+from gctool.budget import Budget
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
@@ -75,7 +76,7 @@ def test_real_codes_match_exact_brute_force(seed: int, n: int, k: int,
     rank = data.draw(st.integers(1, min(k, n)))  # near n: the dual enumeration is cheaper
     code = _int_code(seed, n, k, rank)
     oracle = OptimalOracle(code)
-    out = el.elementary_threshold(oracle, max_sets=10**6)
+    out = el.elementary_threshold(oracle)
     want = _true_t0(code)
     _check(code, out, want)
     if oracle.error([]) <= oracle.limit:  # the full set decodes: the search ran
@@ -85,7 +86,7 @@ def test_real_codes_match_exact_brute_force(seed: int, n: int, k: int,
 @pytest.mark.parametrize(("field", "n", "s"), [("GF(2^3)", 7, 2), ("GF(7)", 6, 3)])
 def test_finite_fields_are_exact(field: str, n: int, s: int) -> None:
     code = design("cyclic-mds", n=n, s=s, field=field)
-    out = el.elementary_threshold(OptimalOracle(code), max_sets=10**6)
+    out = el.elementary_threshold(OptimalOracle(code))
     assert out.exact and out.threshold == s + 1 == _true_t0(code)
     assert _fails(code, out.stragglers)
 
@@ -94,7 +95,7 @@ def test_gf_code_that_fails_early() -> None:
     GF7 = parse_field("GF(7)")
     B = np.array([[1, 0, 2], [1, 0, 2], [0, 1, 3], [0, 1, 3], [2, 2, 5]])  # rank 2 + row 4
     code = GradientCode(B, GF7, 0)
-    out = el.elementary_threshold(OptimalOracle(code), max_sets=10**6)
+    out = el.elementary_threshold(OptimalOracle(code))
     _check(code, out, _true_t0(code))
     assert out.exact
 
@@ -105,7 +106,7 @@ def test_primal_and_dual_enumerations_are_both_used_and_agree() -> None:
     for code, dual in ((low, False), (high, True)):
         oracle = OptimalOracle(code)
         assert (el._dual_cost(oracle) < el._primal_cost(oracle)) == dual
-        out = el.elementary_threshold(oracle, max_sets=10**6)
+        out = el.elementary_threshold(oracle)
         assert out.exact
         if code is high:
             assert out.threshold == 2 and _fails(code, out.stragglers)
@@ -122,19 +123,23 @@ def test_an_unconfirmed_float64_result_is_labelled_heuristic() -> None:
     need = el.cost(oracle)
     assert need == el._primal_cost(oracle) == 36
     want = _true_t0(code)
-    out = el.elementary_threshold(oracle, max_sets=need)  # confirmation budget = 36 sets
+    oracle.budget = Budget(max_sets=need)  # confirmation budget = 36 sets
+    out = el.elementary_threshold(oracle)
     _check(code, out, want)
     assert want is not None and want > 2  # so the smaller straggler sets exceed the budget
     assert not out.exact and out.lower < out.threshold
     assert any("not a proof" in note for note in out.notes)
-    full = el.elementary_threshold(oracle, max_sets=10**6)
+    oracle.budget = Budget()
+    full = el.elementary_threshold(oracle)
     assert full.exact and full.threshold == want
 
 
 def test_budget_and_a_full_set_that_fails() -> None:
     oracle = OptimalOracle(_decodable_rank3())
     with pytest.raises(BudgetExceeded, match="elementary"):
-        el.elementary_threshold(oracle, max_sets=el.cost(oracle) - 1)
+        el.elementary_threshold(OptimalOracle(_decodable_rank3(),
+                                              budget=Budget(max_sets=el.cost(oracle) - 1)))
     B = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])  # column 1 never computed
-    none = el.elementary_threshold(OptimalOracle(GradientCode(B, REAL, 0)), max_sets=100)
+    none = el.elementary_threshold(OptimalOracle(GradientCode(B, REAL, 0),
+                                                 budget=Budget(max_sets=100)))
     assert none.threshold == 0 and none.exact and none.stragglers == []

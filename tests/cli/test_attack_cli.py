@@ -113,8 +113,8 @@ def test_work_refusal_suggests_a_finite_field_only_for_real_codes(
     path = str(tmp_path / "code.json")
     assert runner.invoke(cli, ["design", *design_args, "-o", path]).exit_code == 0
     r = runner.invoke(cli, ["attack", path, "-s", "2", "--method", "exhaustive",
-                            "--max-work", "1e3"])
+                            "--max-work", "1us"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
-    tail = ("attack a smaller code or a finite-field version of it, or raise --max-work" if hint
-            else "attack a smaller code, or raise --max-work")
+    tail = ("use a smaller code or a finite-field version of it, or raise --max-work" if hint
+            else "use a smaller code, use --method=bnb or greedy, or raise --max-work")
     assert r.stderr.rstrip().endswith(tail), r.stderr

@@ -158,8 +158,9 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
     (lambda c: gctool.show(c, curve=False, curve_file="x.json"),
      "curve_file and curve=False exclude each other"),
     (lambda c: gctool.show(c, curve=True, max_sets=0),
-     "max_sets must be a positive integer, got 0"),
-    (lambda c: gctool.show(c, max_cells=True), "max_cells must be a positive integer, got True"),
+     "`max_sets` must be a positive integer, got 0"),
+    (lambda c: gctool.show(c, max_cells=True),
+     "`max_cells` must be a positive integer, got True"),
     (lambda c: gctool.show(c, tol=-1.0), "tolerance must be a finite number >= 0, got -1.0"),
 ])
 def test_show_refuses_bad_arguments_in_one_line(tmp_path: Path, call: Callable[[Any], Any],
@@ -239,12 +240,17 @@ def _design_args(scheme: str, params: dict[str, Any]) -> list[str]:
         if p is not None and p.positional:
             args.append(text)
         elif p is not None and p.kind == "flag":
-            args += [p.flag or "--" + key.replace("_", "-")] if value else []
+            args += [_spelled(p.flag or key)] if value else []
         else:
             flag = ({"n": "-n", "s": "-s", "k": "-k", "field": "--field"}.get(key)
-                    or (p.flag if p is not None and p.flag else "--" + key.replace("_", "-")))
+                    or _spelled(p.flag if p is not None and p.flag else key))
             args += [flag, text]
     return args
+
+
+def _spelled(name: str) -> str:
+    """A scheme's option as the command line spells it (``-x``, or a name with dashes)."""
+    return name if name.startswith("-") else "--" + name.replace("_", "-")
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))

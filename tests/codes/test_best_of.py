@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes import design
 from gctool.codes.conditioning import conditioning
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
@@ -37,7 +38,7 @@ def draw(n: int, s: int, field: str, seed: int, count: int, i: int) -> np.ndarra
     from gctool.codes.cyclic import build
 
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(count)[i])
-    return build(n=n, s=s, k=None, field=Field(field), rng=rng)[0]
+    return build(n=n, s=s, k=None, field=Field(field), rng=rng, budget=Budget())[0]
 
 
 @pytest.mark.parametrize("field", ["real", "complex"])
@@ -86,7 +87,7 @@ def test_best_of_estimates_large_cases_and_other_schemes() -> None:
 
     bgc = design("bgc", 9, seed=4, best_of=3, d=3.0)  # s = 0: B itself, on its numerical rank
     draws = [build(n=9, s=0, k=None, field=Field("real"), d=3.0,
-                   rng=np.random.default_rng(child))[0]
+                   rng=np.random.default_rng(child), budget=Budget())[0]
              for child in np.random.SeedSequence(4).spawn(3)]
     assert bgc.params["best_of_conditions"] == pytest.approx(
         [brute_worst_condition(B, 0) for B in draws], rel=1e-9)

@@ -87,7 +87,7 @@ def test_selection_needs_exactly_one_way() -> None:
         design("bibd", design="fano", v=7, kappa=3, lam=1)
     with pytest.raises(DesignError, match="go together"):
         design("bibd", v=7, kappa=3)
-    with pytest.raises(DesignError, match="needs --design"):
+    with pytest.raises(DesignError, match="needs `design`"):
         design("bibd")
     with pytest.raises(DesignError, match="smaller than n"):
         design("bibd", design="fano", s=7)

@@ -108,7 +108,7 @@ def test_edge_cases_never_and_always_straggling() -> None:
     ({"p": [0.1, 1.2]}, r"\[0, 1\]"),
     ({"p": [0.1, 0.2], "load": 1, "k": 3}, "cannot hold"),
     ({"p": [0.1, 0.2], "load": 5}, "between 1 and k"),
-    ({}, "--p"),
+    ({}, "`probabilities`"),
 ])
 def test_bad_inputs(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(InvalidInput, match=match):
@@ -116,7 +116,7 @@ def test_bad_inputs(kwargs: dict[str, object], match: str) -> None:
 
 
 def test_budget_too_small_for_useful_workers() -> None:
-    with pytest.raises(DesignError, match="raise --load"):
+    with pytest.raises(DesignError, match="raise `load`"):
         design("hetero", p=[0.1, 1.0, 1.0], load=1, k=2)
 
 

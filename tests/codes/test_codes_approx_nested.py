@@ -63,7 +63,7 @@ def read_code_from_bytes(data: bytes) -> GradientCode:
 @pytest.mark.parametrize("kwargs, match", [
     ({"levels": [3, 1]}, "increase"),
     ({"levels": [1, 6]}, "increase"),
-    ({"levels": []}, "--levels"),
+    ({"levels": []}, "`levels`"),
     ({"levels": [1, 2], "field": "GF(11)"}, "n \\| q - 1"),
     ({"levels": [1, 2], "k": 5}, "k = n"),
 ])

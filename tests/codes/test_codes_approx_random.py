@@ -48,7 +48,7 @@ def test_sbc_cross_edges_follow_p_out() -> None:
 
 
 def test_sbc_rejects_bad_options() -> None:
-    with pytest.raises(DesignError, match="p-in"):
+    with pytest.raises(DesignError, match="`p_in`"):
         design("sbc", n=6, p_in=1.5, seed=0)
     with pytest.raises(DesignError, match="communities"):
         design("sbc", n=6, communities=7, seed=0)

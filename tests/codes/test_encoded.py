@@ -125,7 +125,7 @@ def test_etf_bound_is_gershgorin_and_sampling_is_heuristic() -> None:
     assert sampled.exact == (sampled.epsilon >= sampled.upper_bound - 1e-9)
     again = worst_spectrum(code, 4, sample=50, seed=2)
     assert again.stragglers == sampled.stragglers
-    with pytest.raises(BudgetExceeded, match="max-sets"):
+    with pytest.raises(BudgetExceeded, match="`max_sets`"):
         worst_spectrum(code, 4, max_sets=100)
 
 

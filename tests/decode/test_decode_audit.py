@@ -13,6 +13,7 @@ from gctool.algebra.fields import parse_field
 from gctool.algebra.linalg import solve_batch
 from gctool.audit.attack import attack, threshold
 from gctool.audit.verify import verify
+from gctool.budget import Budget
 from gctool.decode import Decoder, decode
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
@@ -188,7 +189,7 @@ def test_input_errors(frc6: GradientCode) -> None:
 
     random_crc = design("cyclic", 8, 3, seed=1)  # no symmetry: all 56 sets must be checked
     with pytest.raises(BudgetExceeded, match="budget"):
-        verify(random_crc, 3, max_sets=10)
+        verify(random_crc, 3, budget=Budget(max_sets=10))
     with pytest.raises(InvalidInput):
         threshold(frc6, -1.0)
     with pytest.raises(InvalidInput):

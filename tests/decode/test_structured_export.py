@@ -155,7 +155,7 @@ def test_tampered_params_and_real_fallback() -> None:
     out = build_export(wrong_root, decoders=True)  # 6 = -1 has order 2 in GF(7): g(1) = 0
     assert out.meta["decoders"]["method"] == "generic" and out.all_decodable
     assert "not a primitive 6-th root" in out.meta["decoders"]["note"]
-    with pytest.raises(InvalidInput, match="--decoder structured: .*root"):
+    with pytest.raises(InvalidInput, match="`decoder`=structured: .*root"):
         build_export(wrong_root, decoders=True, decoder="structured")
     order3 = GradientCode(code.B, code.field, 2, "cyclic-mds", {**code.params, "root": 2})
     out = build_export(order3, decoders=True)  # g(1) != 0 but the nodes repeat: every check fails

@@ -30,6 +30,7 @@ from gctool.audit import oracles as dec
 from gctool.audit.attack import attack, threshold
 from gctool.audit.distributed import DaskRunner
 from gctool.audit.verify import verify
+from gctool.budget import Budget
 from gctool.cli.main import cli
 from gctool.errors import SearchInterrupted
 from gctool.io import write_code
@@ -142,7 +143,7 @@ def test_attack_identical_across_executors(cluster: Any, symmetry: bool) -> None
 @pytest.mark.parametrize("epsilon", [0.0, 0.5])
 def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
     code = fail_code()  # threshold 3 at epsilon 0: {5, 7, 9} loses partition 0
-    kw: dict[str, Any] = dict(method="exhaustive", max_sets=10_000)
+    kw: dict[str, Any] = dict(method="exhaustive", budget=Budget(max_sets=10_000))
     one = threshold(code, epsilon, jobs=1, **kw)
     dsk, runner = run_dask(cluster, threshold, code, epsilon, jobs=1, **kw)
     assert same(one) == same(dsk)
@@ -270,7 +271,7 @@ def test_adversarial_corpus_identical_on_dask(cluster: Any) -> None:
         code = code_of(B, s, field)
         kw: dict[str, Any] = dict(method="exhaustive")
         runs = [(verify, (code,), kw), (attack, (code, s), kw),
-                (threshold, (code,), dict(kw, max_sets=10_000))]
+                (threshold, (code,), dict(kw, budget=Budget(max_sets=10_000)))]
         for fn, args, opts in runs:
             local = fn(*args, jobs=1, **opts)
             dsk, runner = run_dask(cluster, fn, *args, jobs=1, **opts)
@@ -453,7 +454,7 @@ def test_an_interrupt_counts_the_sets_that_finished_out_of_order(cluster: Any) -
     sets = runner.stats["unmerged"]  # tasks 1..5 minus any queued behind task 0
     assert sets in (10, 20, 30, 40, 50)
     assert runner.unmerged_note() == (f"{sets} more sets had finished out of order on the "
-                                      "cluster (not saved: no --checkpoint)")
+                                      "cluster (not saved: no `checkpoint`)")
 
 
 def test_guided_groups_shrink_and_cover_every_task() -> None:

@@ -155,16 +155,13 @@ def test_verify_refuses_on_budget_without_copying_b(tmp_path: Path) -> None:
     """Reading and the certificates tried before the budget's refusal hold the file's bytes
     and small per-row or bit-packed arrays, not a second copy of B."""
     from gctool.audit.verify import verify
+    from gctool.budget import Budget
     from gctool.errors import BudgetExceeded
-    from gctool.limits import set_max_work
 
     path, B = _gf16_file(tmp_path)
-    set_max_work(1000)
-    try:
-        _traced(lambda: verify(read_code(path)))  # imports and caches outside the measurement
-        out, peak = _traced(lambda: verify(read_code(path)))
-    finally:
-        set_max_work(None)
+    tiny = Budget(max_work=1e-6)
+    _traced(lambda: verify(read_code(path), budget=tiny))  # imports and caches outside
+    out, peak = _traced(lambda: verify(read_code(path), budget=tiny))
     assert isinstance(out, BudgetExceeded) and "reducing B" in str(out)
     assert peak < 1.5 * B.nbytes, peak / B.nbytes
 

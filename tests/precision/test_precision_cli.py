@@ -41,7 +41,7 @@ def test_the_issue_examples(tmp_path: Path, scheme: str, args: tuple[str, ...], 
                             ) -> None:
     path = _file(tmp_path, scheme, *args)
     r = run(CliRunner(), "verify", str(path), "--precision", "float32", "--max-error", "1e-3",
-            "--json", "--max-work", "1e11")
+            "--json", "--max-work", "2min")
     assert r.exit_code == code, r.output
     p = loads(r.stdout)["precision"]
     assert p["precision"] == "float32" and p["max_error"] == 1e-3
@@ -93,7 +93,7 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
 def test_budget_is_checked_before_verify_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, "cyclic", "-n", "22", "-s", "10", "--seed", "1")
     r = CliRunner().invoke(cli, ["verify", str(path), "--precision", "float32",
-                                 "--max-work", "1e6"])
+                                 "--max-work", "1ms"])
     assert r.exit_code == ExitCode.USAGE and "precision bound" in r.stderr
     assert r.stdout == ""
 

@@ -157,13 +157,13 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("F7", "$G verify big.json --jobs 2", T2),
     ("F7", "$G verify big.json --jobs 2", {"signal": ("TERM", 2, "group")}),
     ("F7", "$G verify big.json --jobs 2", {"signal": ("HUP", 2, "pid")}),
-    ("F7+", "$G export big.json -o y.npz --decoders -s 4 --max-work 1e12", T2),
-    ("F7+", "$G export big.json -o old.npz --decoders -s 4 --max-work 1e12",
+    ("F7+", "$G export big.json -o y.npz --decoders -s 4 --max-work 20min", T2),
+    ("F7+", "$G export big.json -o old.npz --decoders -s 4 --max-work 20min",
      {"signal": ("HUP", 2, "group")}),
-    ("F7+", "$G export rs1000.npz -o e.npz --decoders -s 1 --max-work 1e12",
+    ("F7+", "$G export rs1000.npz -o e.npz --decoders -s 1 --max-work 20min",
      {"signal": ("TERM", 2, "group")}),
-    ("F7+", "$G attack big.json -s 7 --max-work 1e12", {"signal": ("TERM", 2, "group")}),
-    ("F7+", "$G design soft-bibd -n 4096 -d 64 --max-work 1e13 -o old.npz", T3),
+    ("F7+", "$G attack big.json -s 7 --max-work 20min", {"signal": ("TERM", 2, "group")}),
+    ("F7+", "$G design soft-bibd -n 4096 -d 64 --max-work 3h -o old.npz", T3),
     ("F8", "$G attack big.json -s 6 --method milp", {"signal": ("INT", 3, "pid")}),
     ("F8+", "$G attack big.json -s 6 --method milp", {"signal": ("TERM", 3, "group")}),
     ("F8", "$G attack crc.json -s 3 --method milp --json", {}),
@@ -208,7 +208,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
 BASE2 = [
     "design encoded --frame steiner --system pg-2 -s 3 -o fano.json",
     "design encoded --frame steiner --system pairs-32 -s 1 -o enc1024.npz",
-    "design encoded --frame steiner --system pairs-64 -s 2 --max-work 1e12 -o encbig.npz",
+    "design encoded --frame steiner --system pairs-64 -s 2 --max-work 20min -o encbig.npz",
     "design frc -n 60 -s 5 --order rotated --message-size 2 -o f60g.json",
     "design cyclic -n 40 -s 7 --seed 3 --order rotated --message-size 2 -o o40g.json",
     "design cyclic-mds -n 30 -s 5 --field auto --order rotated --message-size 3 "
@@ -238,22 +238,24 @@ CASES2: list[tuple[str, str, dict[str, Any]]] = [
            "gaussian -n 50000 -k 4 -s 1|orthogonal -n 5000 -k 4 -s 1|steiner --system pg-6 -s 1|"
            "orthogonal -n 4096 -k 4096 -s 1 --seed 1|hadamard -n 4096 -k 4096 -s 100|"
            "gaussian -n 4096 -k 4096 -s 4000|paley -n 4094 -s 1|"
-           "orthogonal -n 1500 -k 1500 -s 1 --max-work 1", {"expect": {2}}),
+           "orthogonal -n 1500 -k 1500 -s 1 --max-work 1us", {"expect": {2}}),
     *_each("N8+", "$G design encoded --frame {} -o /dev/null",
            "hadamard --workers 1180591620717411303424 -s 1|paley -n 4097 -s 1|"
            "paley --workers 1000000000000000000000000000000 -s 1|steiner --system pairs-128 -s 1|"
            "steiner --system pg-7 -s 1|paley -n 0 -s 1|gaussian -n 3000 -k 3000 -s 1|"
            "steiner --system pairs-64 -s 1", {"expect": {2}}),
     _case("N8+", "GCTOOL_MAX_MEMORY=1e8 $G design encoded --frame orthogonal -n 3000 -k 1000 "
-          "-s 1 --max-work 1e15 -o /dev/null", {2}, "memory budget"),
+          "-s 1 --max-work 300h -o /dev/null", {2}, "memory budget"),
     _case("N8+", "$G design encoded --frame orthogonal -n 800 -k 400 -s 10 --seed 1 -o /dev/null",
           {0}),
     # N9: encoded-frame audits batched and budgeted
     *_each("N9", "$G {}", "attack enc1024.npz -s 2|verify enc1024.npz -s 2", {"expect": {0}}),
     *_each("N9", "$G {}", "attack encbig.npz --curve|attack fano.json --curve|"
-           "attack fano.json --curve --max-s 8 --max-work 1|attack fano.json -s 5 --max-work 1|"
-           "verify fano.json -s 6 --max-work 1", {"expect": {2}}),
-    *_each("N9+", "$G {}", "bound fano.json --max-work 1|attack fano.json --set 0,1 --max-work 1|"
+           "attack fano.json --curve --max-s 8 --max-work 1us|"
+           "attack fano.json -s 5 --max-work 1us|verify fano.json -s 6 --max-work 1us",
+           {"expect": {2}}),
+    *_each("N9+", "$G {}", "bound fano.json --max-work 1us|"
+           "attack fano.json --set 0,1 --max-work 1us|"
            "attack enc1024.npz -s 3 --max-sets 1000000000|attack encbig.npz --set 0,1|"
            "verify encbig.npz -s 1", {"expect": {2}}),
     _case("N9+", "$G attack enc1024.npz --curve --max-s 3", {0}),

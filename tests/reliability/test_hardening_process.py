@@ -183,7 +183,7 @@ def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
             [sys.executable, "-m", "gctool", *[str(fifo) if a == "CODE" else a for a in args]],
             cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             preexec_fn=_default_sigint,  # a search of minutes: above the default work budget
-            env=dict(os.environ, GCTOOL_MAX_WORK="1e15"))
+            env=dict(os.environ, GCTOOL_MAX_WORK="300h"))
     try:
         _feed_fifo(fifo, big_code(48, 7) if "--max-sets" in args else big_code(), proc)
         start, deadline = _tree_cpu(proc.pid), time.monotonic() + 60

@@ -28,7 +28,7 @@ def test_help_states_the_work_budget_that_applies(command: list[str]) -> None:
     r = run(*command, "--help")
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    m = re.search(r"--max-work OPS .*?\(default ([0-9.e+]+),", text)
+    m = re.search(r"--max-work TIME .*?\(default ([0-9.e+]+)s;", text)
     assert m is not None, text
     assert float(m.group(1)) == DEFAULT_MAX_WORK
 
@@ -226,7 +226,7 @@ def test_steiner_systems_are_sized_before_they_are_built(
 def test_encoded_designs_are_held_to_the_work_budget_before_building(
         monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     _forbid_frame_building(monkeypatch)
-    refused(run("design", "encoded", *args, "-s", "1", "--max-work", "1e9"), "design encoded",
+    refused(run("design", "encoded", *args, "-s", "1", "--max-work", "1s"), "design encoded",
             "work budget", "--max-work")
 
 
@@ -234,7 +234,7 @@ def test_encoded_designs_are_held_to_the_memory_budget_before_building(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _forbid_frame_building(monkeypatch)
     refused(run("design", "encoded", "--frame", "gaussian", "-n", "2000", "-k", "100", "-s", "1",
-                "--max-work", "1e15", env={"GCTOOL_MAX_MEMORY": "1e7"}), "memory budget")
+                "--max-work", "300h", env={"GCTOOL_MAX_MEMORY": "1e7"}), "memory budget")
 
 
 def test_encoded_designs_within_the_budgets_are_built() -> None:
@@ -245,10 +245,10 @@ def test_encoded_designs_within_the_budgets_are_built() -> None:
     code = design("encoded", frame="orthogonal", workers=200, k=100, s=3, seed=1)
     assert code.B.shape == (200, 100) and 0 < work < 1e8 and 0 < memory < 1e7
     r = run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
-            "--seed", "1", "--max-work", str(work))
+            "--seed", "1", "--max-work", f"{work / 1e9:.17g}s")
     assert r.exit_code == 0, r.stderr
     refused(run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
-                "--seed", "1", "--max-work", str(work - 1)), "work budget")
+                "--seed", "1", "--max-work", f"{(work - 1) / 1e9:.17g}s"), "work budget")
 
 
 def test_the_shared_frame_analysis_matches_the_direct_formulas() -> None:
@@ -334,7 +334,7 @@ def test_frame_audits_are_held_to_the_work_budget_before_they_start(
 
     path = _steiner(tmp_path)
     monkeypatch.setattr(spectrum, "run_folded", forbid)
-    line = refused(run(*[path if a == "F" else a for a in args], "--max-work", "100"),
+    line = refused(run(*[path if a == "F" else a for a in args], "--max-work", "0.1us"),
                    "work budget", "--max-work")
     assert "frame" in line
 
@@ -439,7 +439,7 @@ def test_minimal_profiles_are_counted_exactly(seed: int) -> None:
 @pytest.mark.parametrize("args,words", [
     (["--partial", "6"], ["4,206,280 minimal profiles", "work budget"]),
     (["--partial", "14"], ["146,563,324,820 minimal profiles", "--max-sets"]),
-    (["--partial", "3", "--max-work", "1e9"], ["9,920 minimal profiles", "work budget"]),
+    (["--partial", "3", "--max-work", "1s"], ["9,920 minimal profiles", "work budget"]),
 ])
 def test_partial_work_is_refused_before_the_first_profile(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
@@ -465,7 +465,7 @@ def test_partial_search_stops_at_the_work_budget_when_it_cannot_be_counted(
         return real(dec, first, batch)
 
     monkeypatch.setattr(partial, "_first_failing", counted)
-    refused(run("verify", path, "--partial", "3", "--max-work", "2e9"), "so far",
+    refused(run("verify", path, "--partial", "3", "--max-work", "2s"), "so far",
             "work budget")
     from gctool.io import read_code
 
@@ -636,13 +636,13 @@ def test_out_of_memory_names_the_limit_that_was_hit(
         ours: int | None, words: list[str], absent: str) -> None:
     import resource
 
-    from gctool import limits
+    from gctool.cli import main
     from gctool.family import Family
 
     limits_of = {resource.RLIMIT_AS: space, resource.RLIMIT_DATA: data}
     monkeypatch.setattr(resource, "getrlimit", lambda which: (limits_of[which], -1))
     monkeypatch.setattr(resource, "RLIM_INFINITY", -1)
-    monkeypatch.setattr(limits, "_PROCESS_LIMIT", [] if ours is None else [ours])
+    monkeypatch.setattr(main, "_PROCESS_LIMIT", [] if ours is None else [ours])
 
     def exhausted(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from sim_reference import contenders_for
 
+from gctool.budget import Budget, Meter
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
-from gctool.limits import set_max_work
 from gctool.sim import lineup
 from gctool.sim import run as sim_run
-from gctool.sim.budget import WorkMeter, cell_cost
+from gctool.sim.budget import REMEDY, cell_cost
 from gctool.sim.contenders import Contender, Setting
 from gctool.sim.delays import parse_delay
 
@@ -41,6 +41,9 @@ def _kinds() -> list[type[Contender]]:
     return out
 
 
+def _time(ns: float) -> str:
+    """An estimate in ns as a --max-work time."""
+    return f"{ns / 1e9:.6g}s"
 
 
 @pytest.fixture
@@ -52,25 +55,19 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lineup, "sgc_baselines", forbid)
 
 
-@pytest.fixture
-def budget() -> Any:
-    yield set_max_work
-    set_max_work(None)
-
-
 def test_a_run_over_the_budget_is_refused_before_any_work(tmp_path: Path,
                                                          nothing_runs: None) -> None:
     path = design_file(tmp_path, "frc.json", "frc", n=64, s=1)
     line = refused(_run("simulate", path, "--iterations", "1000", "--seed", "1",
-                                  "--max-work", "1e7"))
+                                  "--max-work", "10ms"))
     assert "simulating 6 part(s) for 1,000 rounds" in line  # the file and 5 baselines
-    assert "needs about" in line and "--max-work" in line and "1e+07" in line
+    assert "needs about" in line and "--max-work" in line and "budget of 10 ms" in line
 
 
 def test_the_refusal_names_the_largest_part(tmp_path: Path, nothing_runs: None) -> None:
     path = design_file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=40, lam=3)
     line = refused(_run("simulate", path, "--iterations", "2000", "--no-baselines",
-                                  "--max-work", "1e6"))
+                                  "--max-work", "1ms"))
     assert "jobs in flight" in line and "m.json" in line
 
 
@@ -83,7 +80,7 @@ def test_the_training_is_estimated_before_the_rounds(tmp_path: Path,
     alone = plan_run(c, [], 300, None, False).total
     with_training = plan_run(c, [], 300, None, True).total
     assert with_training > 2 * alone
-    budget_between = f"{(alone + with_training) / 2:.6g}"
+    budget_between = _time((alone + with_training) / 2)
     line = refused(_run(*args, "--train", "--max-work", budget_between))
     assert "training" in line
 
@@ -97,18 +94,18 @@ def test_one_budget_for_every_contender(tmp_path: Path, nothing_runs: None) -> N
     largest = max(w for _, w in plan.items)
     assert len(plan.items) == 6 and plan.total > 2 * largest
     refused(_run("simulate", path, "--iterations", "500", "--seed", "1",
-                           "--max-work", f"{2 * largest:.6g}"))
+                           "--max-work", _time(2 * largest)))
 
 
-def test_frc_4096_is_estimated_before_its_baselines_are_designed(nothing_runs: None,
-                                                                  budget: Any) -> None:
+def test_frc_4096_is_estimated_before_its_baselines_are_designed(nothing_runs: None) -> None:
     """The README's large case: 1000 rounds of an FRC file with 4096 workers and its
     baselines, refused by the default budget before anything is designed or run."""
     code = design("frc", n=4096, s=1)
-    with pytest.raises(BudgetExceeded, match="--max-work"):
+    with pytest.raises(BudgetExceeded, match="`max_work`") as err:
         sim_run.simulate([("frc4096", code)], parse_delay("shifted-exp"), iterations=1000,
-                         seed=1)
-    budget(1e12)  # the same run fits a larger budget: the estimate, not the size, refused it
+                         seed=1, budget=Budget())
+    assert err.value.kind == "work" and err.value.needed is not None
+    assert err.value.needed > Budget().max_work  # the estimate, in seconds, refused it
     plan = plan_run(lineup.file_contenders([("f", code)]),
                     lineup.baselines_of([("f", code)]), 1000, None, False)
     assert 1e10 < plan.total < 1e12
@@ -126,7 +123,7 @@ def test_within_the_budget_the_results_are_the_contenders_own(tmp_path: Path,
     path = design_file(tmp_path, "frc.json", "frc", n=12, s=2)
     common = ["simulate", path, "--iterations", "300", "--seed", "7", "--json", *args]
     doc = json.loads(_run(*common).stdout)
-    assert doc == json.loads(_run(*common, "--max-work", "1e15").stdout)
+    assert doc == json.loads(_run(*common, "--max-work", "1000h").stdout)
     code = design("frc", n=12, s=2)
     delay = parse_delay(args[1])
     mu = 0.2 if "authors" in args else None
@@ -143,16 +140,16 @@ def test_within_the_budget_the_results_are_the_contenders_own(tmp_path: Path,
         assert row["deadline_misses"] == run.deadline_misses
 
 
-def test_the_meter_counts_the_arrival_times_and_the_sparse_set_up(budget: Any) -> None:
-    from gctool.limits import SPARSE_SETUP_FACTOR
+def test_the_meter_counts_the_arrival_times_and_the_sparse_set_up() -> None:
     from gctool.sim.stopping import StopRule
+    from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     code = design("sr-sgc", n=600, seed=1, burst=1, window=2, lam=15)  # cyclic, s = 8
-    meter = WorkMeter("simulating a test")
+    meter = Budget().meter("simulating a test", REMEDY)
     rule = StopRule(code, meter=meter)
     assert rule.dual_method == "sparse"
     assert meter.spent == SPARSE_SETUP_FACTOR * 600 * (code.s + 8) ** 2
-    budget(meter.spent + 1)
+    meter.limit = meter.spent + 1
     meter.charge(1, "one more")
     with pytest.raises(BudgetExceeded, match=r"simulating a test \(the arrival times"):
         meter.charge(cell_cost(10, 600), "the arrival times")
@@ -174,4 +171,4 @@ def test_the_meter_is_shared_by_the_contenders_of_a_run(tmp_path: Path,
     path = design_file(tmp_path, "frc.json", "frc", n=12, s=2)
     assert _run("simulate", path, "--iterations", "50", "--seed", "1").exit_code == 0
     assert len(seen) == 6 and all(m is seen[0] for m in seen)
-    assert isinstance(seen[0], WorkMeter) and seen[0].spent >= 6 * cell_cost(50, 12)
+    assert isinstance(seen[0], Meter) and seen[0].spent >= 6 * cell_cost(50, 12)

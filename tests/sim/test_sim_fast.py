@@ -327,10 +327,10 @@ def test_bound_link_options_are_checked(tmp_path: Path) -> None:
     cr = design("coded-reduce", seed=1, fanout=3, depth=2, tolerance=1)
     plain = gctool.bound(cr)
     assert "time_per_round" not in plain.rows[0]
-    assert any("--link" in x for x in plain.statements)
+    assert any("`link`" in x for x in plain.statements)  # the CLI says --link
     with pytest.raises(InvalidInput, match="CodedReduce files only"):
         gctool.bound(design("frc", n=4, s=1), link=Link(0.1, 10.0))
-    with pytest.raises(InvalidInput, match="needs --link"):
+    with pytest.raises(InvalidInput, match="needs `link`"):
         gctool.bound(cr, delay=parse_delay("shifted-exp"))
     path = tmp_path / "cr.json"
     gctool.write_code(cr, path)

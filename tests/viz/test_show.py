@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack.curves import plan_sizes as plan
+from gctool.cli.design import examples as scheme_examples
 from gctool.cli.main import cli
 from gctool.io import read_code, write_code
 from gctool.model import GradientCode
@@ -116,7 +117,7 @@ def _example_code(scheme: str, runner: CliRunner) -> Path:
     info = SCHEMES[scheme]
     assert info.examples, f"scheme {scheme!r} has no examples in its family"
     logs = []
-    for example in info.examples:
+    for example in scheme_examples(info):
         path, log = _run_example(example, scheme, runner)
         if path is not None:
             return path
@@ -490,7 +491,7 @@ def test_usage_errors_exit_2(args: list[str], message: str, frc6: GradientCode, 
 
 
 #: what a refusal of show's curve suggests: show's own options, never attack's
-WITHOUT_CURVE = "show it without the curve (show --no-curve, or a lower show --max-sets)"
+WITHOUT_CURVE = "show it without the curve (--no-curve, or a lower --max-sets)"
 
 
 def _refusal(result: Any) -> str:
@@ -513,21 +514,21 @@ def cyclic14(tmp_path: Path) -> str:
 
 def test_curve_refused_above_the_work_budget_names_shows_options(
         cyclic14: str, runner: CliRunner) -> None:
-    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "1e5"))
-    assert line.startswith("gctool: error: show --curve (n=14, k*m=14, s=1): 14 straggler sets, "
-                           "one 13 x 14 system each needs about 9e+05 operations"), line
-    assert "above the work budget of 1e+05 (--max-work, GCTOOL_MAX_WORK)" in line
-    assert line.endswith(f"; {WITHOUT_CURVE}, or raise show --max-work"), line
+    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
+    assert line.startswith("gctool: error: the error curve (n=14, k*m=14): its 14 single "
+                           "stragglers needs about 900 us (estimated, one core)"), line
+    assert "above the work budget of 100 us (--max-work, GCTOOL_MAX_WORK)" in line
+    assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
     # the same budget draws the picture without the curve
-    assert _show(runner, cyclic14, "--no-curve", "--max-work", "1e5").exit_code == 0
+    assert _show(runner, cyclic14, "--no-curve", "--max-work", "100us").exit_code == 0
 
 
 def test_curve_refused_above_the_memory_budget_names_shows_options(
         cyclic14: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
     line = _refusal(_show(runner, cyclic14, "--curve"))
-    assert line.startswith("gctool: error: show --curve (n=14, k*m=14, real): the optimal "
-                           "decoder's set-up (SVDs of B) needs about"), line
+    assert line.startswith("gctool: error: the optimal decoder's set-up (n=14, k*m=14, real: "
+                           "SVDs of B) needs about"), line
     assert line.endswith(f"(GCTOOL_MAX_MEMORY); {WITHOUT_CURVE}"), line
 
 
@@ -536,19 +537,21 @@ def test_curve_search_over_the_work_budget_names_shows_options(
     """A search that spends the budget while it runs (its estimate let it start)."""
     from gctool.audit import exhaustive
 
-    monkeypatch.setattr(exhaustive, "check_set_work", lambda *args, **kw: None)
-    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "1e5"))
+    monkeypatch.setattr(exhaustive, "check_sets", lambda *args, **kw: None)
+    monkeypatch.setattr("gctool.budget.Budget.check_work", lambda *args, **kw: None)
+    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
     assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) has "
                            "spent about"), line
-    assert line.endswith(f"; {WITHOUT_CURVE}, or raise show --max-work"), line
+    assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
 
 
 def test_attack_refusals_keep_naming_attacks_options(cyclic14: str, runner: CliRunner) -> None:
-    r = runner.invoke(cli, ["attack", cyclic14, "--curve", "--max-work", "1e5"])
+    r = runner.invoke(cli, ["attack", cyclic14, "--curve", "--max-work", "100us"])
     assert r.exit_code == 2
-    assert r.stderr.startswith("gctool: error: attack --curve (n=14, k*m=14, s=1): ")
-    assert r.stderr.rstrip().endswith("attack a smaller code or a finite-field version of it, "
+    assert r.stderr.startswith("gctool: error: the error curve (n=14, k*m=14): ")
+    assert r.stderr.rstrip().endswith("use a smaller code or a finite-field version of it, "
                                       "or raise --max-work")
+    assert "--no-curve" not in r.stderr
 
 
 def test_help_has_examples(runner: CliRunner) -> None:

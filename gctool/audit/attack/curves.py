@@ -1,6 +1,6 @@
 """Curve mode of ``attack``: the worst-case error for every s = 0..max_s, or for chosen sizes.
 
-This is gctool's one error-curve engine: ``gctool attack --curve`` and the curve that
+This is gctool's one error-curve engine: ``gctool attack`` (``curve``) and the curve that
 ``gctool show`` draws (:func:`gctool.viz.curve.error_curve`, sizes chosen by
 :func:`plan_sizes` within a total budget) both come from :func:`curve`.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from gctool.audit import exhaustive, randomized
 from gctool.audit.attack.figures import random_means
-from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
+from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of, smaller
 from gctool.audit.attack.worst import largest, worst_outcome
 from gctool.audit.checks import curve_sizes
 from gctool.audit.oracles import Oracle
@@ -51,8 +51,9 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     scale = scale_of(code, opts.normalize)
     start = time.perf_counter()
     if top >= 1:  # every method evaluates at least the n single stragglers for s = 1
-        exhaustive.check_set_work(code, 1, code.n, opts.refusals.name("attack --curve"),
-                                  remedy=opts.refusals.remedy("work", code))
+        opts.budget.check_work(f"the error curve (n={code.n}, k*m={code.B.shape[1]}): its "
+                               f"{code.n} single stragglers", exhaustive.set_work(code, 1, code.n),
+                               f"{smaller(code)}, or raise `max_work`")
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
     prev, checked = None, 0
@@ -63,7 +64,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
         point = WorstPoint(s, found.stragglers, found.error / scale, found.error, found.exact,
                            found.method, None if found.upper is None else found.upper / scale)
         if opts.random:
-            mean = randomized.uniform_mean(oracle, s, budget=opts.max_sets,
+            mean = randomized.uniform_mean(oracle, s, budget=randomized.exact_sets(opts.budget),
                                            samples=opts.samples, seed=opts.seed)
             point.mean, point.mean_exact = mean["mean"] / scale, mean["exact"]
         points.append(point)

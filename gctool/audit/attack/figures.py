@@ -13,6 +13,7 @@ import numpy as np
 from gctool.audit import randomized
 from gctool.audit.attack.options import AttackOptions
 from gctool.audit.oracles import Oracle
+from gctool.budget import NS_PER_S, format_seconds
 from gctool.errors import InvalidInput
 from gctool.limits import REL_SLACK, TIE_RTOL
 from gctool.model import GradientCode
@@ -61,17 +62,19 @@ def random_means(oracle: Oracle, s: int | None, p: float | None, scale: float,
     own = probs if isinstance(probs, list | tuple) and len(probs) == oracle.n else None
     if s is None and p is None and own is None:
         return None
-    need = sum(randomized.mean_work(oracle, size, q, budget=opts.max_sets, samples=opts.samples)
+    cap = randomized.exact_sets(opts.budget)
+    need = sum(randomized.mean_work(oracle, size, q, budget=cap, samples=opts.samples)
                for size, q in ((s, p), (None, None if own is None else np.asarray(own, float))))
-    left = oracle.budget - oracle.spent
-    if need > left:
+    if not oracle.meter.affords(need):
         if notes is not None:
-            notes.append(f"random-straggler means skipped: they need about {need:.2g} "
-                         f"operations and the search left {max(left, 0):.2g} of the work budget "
-                         "(raise --max-work, or lower --samples/--max-sets)")
+            left = oracle.meter.remaining / NS_PER_S
+            notes.append(f"random-straggler means skipped: they need about "
+                         f"{format_seconds(need / NS_PER_S)} (estimated) and the search left "
+                         f"{format_seconds(left) if left > 0 else 'nothing'} of the work "
+                         "budget (raise `max_work`, or lower `samples`/`max_sets`)")
         return None
     out = RandomMeans()
-    kw: dict[str, Any] = {"budget": opts.max_sets, "samples": opts.samples, "seed": opts.seed}
+    kw: dict[str, Any] = {"budget": cap, "samples": opts.samples, "seed": opts.seed}
     if s is not None:
         out.uniform = _scaled(RandomMean(**randomized.uniform_mean(oracle, s, **kw), s=s), scale)
     if p is not None:

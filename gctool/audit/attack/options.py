@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from gctool.audit import randomized
-from gctool.audit.checks import ATTACK_REFUSALS, Refusals
 from gctool.audit.oracles import Oracle, make_oracle
+from gctool.audit.oracles.optimal import setup_work
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.sweep import Runner
 from gctool.errors import InvalidInput
-from gctool.limits import DEFAULT_MAX_SETS
 from gctool.model import GradientCode
 from gctool.request import (
     ATTACK_METHODS,
@@ -37,7 +37,9 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True)
 class AttackOptions:
     """The options of :func:`attack`, :func:`threshold` and :func:`curve` (the flags of
-    ``gctool attack``).  Every mode reads the decoder, the search and its budgets; ``random``,
+    ``gctool attack``).  Every mode reads the decoder, the search and its ``budget``
+(:class:`~gctool.budget.Budget`: work, memory and an optional cap on the straggler sets of an
+exhaustive search); ``random``,
     ``p`` and ``samples`` add random-set means to the worst case and the curve; ``resolution``
     and the gate ``require`` (or ``require_tolerance`` S, the same as ``require`` S+1) belong
     to the threshold.  :meth:`of` makes one from keywords (``AttackOptions.of(method="bnb")``,
@@ -49,7 +51,10 @@ class AttackOptions:
     normalize: str = "none"  # "none": raw squared error; "k": divided by k
     method: str = "auto"
     tol: float = DEFAULT_TOL
-    max_sets: int = DEFAULT_MAX_SETS
+    budget: Budget = dc_field(default_factory=Budget.default)
+    #: an explicit cap on the straggler sets of an exhaustive search (None: the budget's own,
+    #: by default none); it becomes the budget's ``max_sets``
+    max_sets: int | None = None
     max_nodes: int = DEFAULT_MAX_NODES
     time_limit: float = DEFAULT_TIME_LIMIT
     restarts: int = DEFAULT_RESTARTS
@@ -66,9 +71,6 @@ class AttackOptions:
     #: where the exhaustive enumeration runs: None = ``jobs`` local processes, or a
     #: :class:`gctool.audit.distributed.DaskRunner`; results do not depend on it
     runner: Runner | None = dc_field(default=None, compare=False)
-    #: how refusals name the command that asked and its options (``gctool attack``'s by
-    #: default; ``gctool show`` passes its own)
-    refusals: Refusals = dc_field(default=ATTACK_REFUSALS, compare=False)
 
     @classmethod
     def of(cls, options: AttackOptions | None = None, **changes: Any) -> AttackOptions:
@@ -91,8 +93,14 @@ class AttackOptions:
         the parameter)."""
         check_choice("normalize", self.normalize, NORMALIZATIONS)
         check_choice("method", self.method, METHODS)
-        for name, low in (("max_sets", 1), ("max_nodes", 1), ("restarts", 0), ("jobs", 0)):
+        if not isinstance(self.budget, Budget):
+            raise InvalidInput(f"budget must be a gctool.budget.Budget, got "
+                               f"{type(self.budget).__name__}", param="budget")
+        for name, low in (("max_nodes", 1), ("restarts", 0), ("jobs", 0)):
             check_int(name, getattr(self, name), low)
+        check_int("max_sets", self.max_sets, 1, optional=True)
+        if self.max_sets is not None and self.budget.max_sets != self.max_sets:
+            object.__setattr__(self, "budget", self.budget.with_(max_sets=self.max_sets))
         if not (self.time_limit > 0 and np.isfinite(self.time_limit)):
             raise InvalidInput("`time_limit` must be a positive number of seconds",
                                param="time_limit")
@@ -118,33 +126,34 @@ def scale_of(code: GradientCode, normalize: str) -> float:
     return float(code.k) if normalize == "k" else 1.0
 
 
-def check_setup(code: GradientCode, decoder: str, refusals: Refusals = ATTACK_REFUSALS) -> None:
+def smaller(code: GradientCode) -> str:
+    """What an attack over budget suggests first: a smaller code, or for a real or complex code
+    a finite-field version of it (exact table arithmetic)."""
+    return "use a smaller code" + ("" if code.field.is_finite
+                                   else " or a finite-field version of it")
+
+
+def check_setup(code: GradientCode, decoder: str, budget: Budget) -> None:
     """Refuse, before it starts, the set-up of the optimal decoder over R/C above the work or
-    memory budget: one SVD of B (K x n), one of its n x n complement, and the n x n
-    projectors H and N (:class:`gctool.audit.oracles.OptimalOracle`)."""
+    memory budget (:func:`setup_work`)."""
     if decoder != "optimal" or code.field.is_finite:
         return
-    from gctool.limits import check_memory, check_work, solve_cost
-
     n, K = code.B.shape
-    r = min(n, K)
-    what = (f"{refusals.name('attack')} (n={n}, k*m={K}, {code.field}): the optimal decoder's "
-            "set-up (SVDs of B)")
-    check_work(what, solve_cost(K, n) + n**3 + 2 * n * n * r, refusals.remedy("work", code))
+    what = f"the optimal decoder's set-up (n={n}, k*m={K}, {code.field}: SVDs of B)"
+    budget.check_work(what, setup_work(code), f"{smaller(code)}, or raise `max_work`")
     item = np.dtype(code.field.dtype).itemsize
-    check_memory(what, item * (6 * n * n + 3 * n * K), refusals.remedy("memory", code))
+    budget.check_memory(what, item * (6 * n * n + 3 * n * K), smaller(code))
 
 
 def oracle_for(code: GradientCode, opts: AttackOptions) -> Oracle:
-    """The error oracle of ``opts.decoder``, after :func:`check_setup`; its refusals are worded
-    by ``opts.refusals``."""
-    check_setup(code, opts.decoder, opts.refusals)
+    """The error oracle of ``opts.decoder`` held to ``opts.budget``, after
+    :func:`check_setup`."""
+    check_setup(code, opts.decoder, opts.budget)
     try:
-        oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol)
+        oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol, opts.budget)
     except KeyboardInterrupt:  # before any search: say so, with the count
         from gctool.errors import SearchInterrupted
 
         raise SearchInterrupted(f"interrupted while setting up the {opts.decoder} decoder "
                                 f"(n = {code.n}); 0 straggler sets checked; no verdict") from None
-    oracle.refusals = opts.refusals
     return oracle

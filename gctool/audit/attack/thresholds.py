@@ -41,8 +41,7 @@ def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> Th
         epsilon = limit
     method = opts.method
     if method == "exhaustive":
-        return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
-                                    symmetry=opts.symmetry, jobs=opts.jobs,
+        return exhaustive.threshold(oracle, limit, symmetry=opts.symmetry, jobs=opts.jobs,
                                     progress=opts.progress, runner=opts.runner)
     if method == "elementary":
         return _elementary(oracle, epsilon, opts)
@@ -65,7 +64,7 @@ def _elementary(oracle: Oracle, epsilon: float, opts: AttackOptions) -> Threshol
     if not isinstance(oracle, OptimalOracle) or epsilon != 0:
         raise InvalidInput("the elementary method gives the exact threshold (epsilon = 0) "
                            "under optimal decoding")
-    return elementary_threshold(oracle, max_sets=opts.max_sets, progress=opts.progress)
+    return elementary_threshold(oracle, progress=opts.progress)
 
 
 class _Found:
@@ -91,7 +90,8 @@ class _Found:
         witness meets the proved lower bound."""
         if self.witness is None and oracle.monotone:
             # the holders of the least replicated partition: a few sets, on their own estimate
-            oracle.budget = max(oracle.budget, oracle.spent + oracle.set_work(0, 8))
+            meter = oracle.meter
+            meter.limit = max(meter.limit, meter.spent + oracle.set_work(0, 8))
             cap = exhaustive.column_witness(oracle, limit)
             if cap is not None:
                 self.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False,
@@ -121,14 +121,11 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOp
     step = "exhaustive"
     try:
         try:
-            return exhaustive.threshold(oracle, limit, max_sets=opts.max_sets,
-                                        symmetry=opts.symmetry, jobs=opts.jobs,
+            return exhaustive.threshold(oracle, limit, symmetry=opts.symmetry, jobs=opts.jobs,
                                         progress=opts.progress, runner=opts.runner)
         except BudgetExceeded as exc:
             found.trail.append("exhaustive over budget")
-            found.lower = _affordable_sizes(oracle.n, opts.max_sets)
-            if exc.proved is not None:  # a work budget may stop it before the set budget
-                found.lower = min(found.lower, exc.proved)
+            found.lower = exc.proved or 0  # the sizes it enumerated before the budget stop
         for step in ("elementary", "milp", "bnb"):
             out = _auto_step(step, oracle, epsilon, limit, opts, found)
             if out is not None:
@@ -152,8 +149,9 @@ def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: At
         from gctool.audit.oracles import OptimalOracle
 
         assert isinstance(oracle, OptimalOracle)
-        if elementary.cost(oracle) > opts.max_sets or (
-                oracle.spent + elementary.work(oracle) > oracle.budget):
+        cap = oracle.budget.max_sets
+        if (cap is not None and elementary.cost(oracle) > cap) or not oracle.meter.affords(
+                elementary.work(oracle)):
             found.trail.append("elementary over budget")
             return None
         out = _elementary(oracle, epsilon, opts)
@@ -177,15 +175,6 @@ def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: At
         return out
     found.keep(out)
     return None
-
-
-def _affordable_sizes(n: int, max_sets: int) -> int:
-    """Sizes below this were fully enumerated by the exhaustive attempt (no set exceeded)."""
-    used, t = 0, 0
-    while t <= n and used + comb(n, t) <= max_sets:
-        used += comb(n, t)
-        t += 1
-    return t
 
 
 def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int,

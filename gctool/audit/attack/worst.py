@@ -1,7 +1,7 @@
 """Worst mode of ``attack``: the straggler set of size s with the largest decoding error.
 
 ``worst_outcome`` runs the chosen method (``exhaustive``, ``bnb``, ``greedy``, ``milp``) or the
-``auto`` strategy: exhaustive when it fits ``max_sets``, else greedy, then branch and bound for
+``auto`` strategy: exhaustive when it fits the budget, else greedy, then branch and bound for
 monotone errors, then the MILP over R/C; every step tightens the sandwich
 ``found <= true worst <= upper_bound``.  :func:`attack` turns the outcome into a
 :class:`~gctool.reports.WorstReport`.
@@ -41,13 +41,13 @@ def worst_outcome(oracle: Oracle, s: int, opts: AttackOptions,
     method = opts.method
     top, why = largest(oracle)
     if method == "elementary":
-        raise InvalidInput("the elementary method computes exact thresholds: use --threshold, "
-                           "or another --method for the worst case")
+        raise InvalidInput("the elementary method computes exact thresholds: use `threshold`, "
+                           "or another `method` for the worst case")
     if method == "auto":
         return _auto_worst(oracle, s, opts, starts)
     if method == "exhaustive":
-        return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
-                                jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
+        return exhaustive.worst(oracle, s, symmetry=opts.symmetry, jobs=opts.jobs,
+                                progress=opts.progress, runner=opts.runner)
     g = _greedy(oracle, s, opts, starts, restarts=opts.restarts if method == "greedy" else 4)
     if method == "greedy":
         g.tighten(top, why)
@@ -72,16 +72,14 @@ def _greedy(oracle: Oracle, s: int, opts: AttackOptions, starts: Sequence[Sequen
 
 def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
                 starts: Sequence[Sequence[int]]) -> WorstOutcome:
-    """exhaustive within both budgets, else greedy, then bnb and the MILP while the work
+    """exhaustive within the budget, else greedy, then bnb and the MILP while the work
     budget lasts; a budget stop keeps the best set found so far, labelled heuristic."""
     top, why = largest(oracle)
-    rot = exhaustive.rotation_for(oracle) if opts.symmetry else None
-    if exhaustive.count_evaluated(oracle.n, s, rot) <= opts.max_sets:
-        try:
-            return exhaustive.worst(oracle, s, max_sets=opts.max_sets, symmetry=opts.symmetry,
-                                    jobs=opts.jobs, progress=opts.progress, runner=opts.runner)
-        except BudgetExceeded:  # over the work budget, refused before any set
-            pass
+    try:
+        return exhaustive.worst(oracle, s, symmetry=opts.symmetry, jobs=opts.jobs,
+                                progress=opts.progress, runner=opts.runner)
+    except BudgetExceeded:  # over the budget, refused before any set
+        pass
     trail = ["exhaustive over budget"]
     best = greedy.greedy(oracle, s, seed=opts.seed, restarts=opts.restarts, starts=starts,
                          stop_at=top, progress=opts.progress, keep_at_budget=True)
@@ -139,9 +137,9 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
         rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
                else None)
         need = exhaustive.count_evaluated(code.n, s, rot)
-        if need <= opts.max_sets and not exhaustive.may_use_hat(code, s):
-            exhaustive.check_set_work(code, s, need, opts.refusals.name("exhaustive attack"),
-                                      remedy=opts.refusals.remedy("work", code))
+        if not exhaustive.may_use_hat(code, s):
+            exhaustive.check_sets(code, s, need, opts.budget, exhaustive.set_work(code, s, need),
+                                  exhaustive.used_jobs(need, opts.jobs, opts.runner))
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)

@@ -128,6 +128,27 @@ def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, o
         ok[b] = _echelon(Sets[b], s, NT, W, E, piv, x, kind, p, exp, log)
 
 
+#: the time of :func:`gf_range` per straggler set, in ns (``benchmarks/bench_budget.py``
+#: measures it: 220-240 ns per set for cyclic-MDS GF(2^5) with s = d = 6, 350 ns for GF(41)
+#: with s = d = 5, one core of the 2-core development machine): a fixed part ...
+GF_SET_NS = 60
+#: ... plus this much per entry of the s x (d + m) system of the set: table arithmetic of
+#: GF(2^m), and the slower modular arithmetic of GF(p)
+GF_ENTRY_NS = 4.0
+PRIME_ENTRY_NS = 9.0
+
+
+def walk_cost(s: int, d: int, m: int, prime: bool = False) -> float:
+    """Estimated time of the compiled test per set of size s (d = dim null(B), m targets), in
+    ns."""
+    return GF_SET_NS + (PRIME_ENTRY_NS if prime else GF_ENTRY_NS) * s * (d + m)
+
+
+def compiles(fld: Any) -> bool:
+    """Has GF(q) compiled arithmetic here (:func:`for_arith` gives a test)?"""
+    return (fld.m == 1 and fld.p < 2**31) or fld.p == 2
+
+
 class GFTest:
     """The compiled consistency test of one reduction over GF(p) or GF(2^m)."""
 

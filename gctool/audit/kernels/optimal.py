@@ -212,6 +212,20 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     return count
 
 
+#: the time of :func:`hat_range` per straggler set, in ns, with the sets the numpy route then
+#: decides (``benchmarks/bench_budget.py`` measures it: 120 ns per set for real cyclic n=36
+#: s = d = 5, 165 ns for n=40 s = d = 6, one core of the 2-core development machine): a fixed
+#: part ...
+WALK_SET_NS = 30
+#: ... plus this much per multiply-add of the inner test ((s - 1) d + s^2 / 2)
+WALK_FLOP_NS = 3.0
+
+
+def walk_cost(s: int, d: int) -> float:
+    """Estimated time of the compiled walk per set of size s (d = dim null(B)), in ns."""
+    return WALK_SET_NS + WALK_FLOP_NS * ((s - 1) * d + s * s / 2)
+
+
 class HatErrors:
     """The compiled fast path of one OptimalOracle (contiguous copies of its spectral data)."""
 

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels._jit import compile_notice, njit
+from gctool.audit.sweep import WEAKEST
 from gctool.limits import REL_SLACK
 from gctool.numerics import EPS
 
-WEAKEST = 16
 #: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
 #: tolerance (the numpy kernel's own decoder, which differs by round-off, then accepts it too;
 #: the rest is left to the numpy kernel): measured residuals of such sets are orders of
@@ -681,6 +681,20 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
             np.zeros((s, d, max(s - 1, 1)), dt), np.zeros(s), np.zeros(s), np.zeros(d, dt),
             np.zeros(d, dt), np.zeros(d, dt), np.zeros(m, zt), np.zeros((d - s + 1, d), dt),
             np.zeros((m, d), zt), np.zeros(n, np.bool_))
+
+
+#: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
+#: kernel then decides (``benchmarks/bench_budget.py`` measures it: 83-85 ns per set for real
+#: cyclic codes with s = d = 5 and 6, 122 ns for complex cyclic-MDS with s = d = 5, one core
+#: of the 2-core development machine): a fixed part ...
+SCREEN_SET_NS = 60
+#: ... plus this much per entry of the s x d system of the set (complex: four times as much)
+SCREEN_ENTRY_NS = 0.7
+
+
+def screen_cost(s: int, d: int, complex_: bool = False) -> float:
+    """Estimated time of the compiled screen per set of size s (d = dim null(B)), in ns."""
+    return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * (4 if complex_ else 1)
 
 
 class RealScreen:

@@ -30,6 +30,7 @@ from gctool.audit.oracles.base import Oracle
 from gctool.audit.oracles.fixed import FixedOracle
 from gctool.audit.oracles.natural import GroupOracle, group_schemes, natural_available
 from gctool.audit.oracles.optimal import OptimalOracle
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
@@ -42,18 +43,19 @@ __all__ = ["DECODERS", "FixedOracle", "GroupOracle", "OptimalOracle", "Oracle", 
 
 def make_oracle(code: GradientCode, decoder: str = "optimal",
                 weights: Sequence[float] | np.ndarray | None = None,
-                tol: float = DEFAULT_TOL) -> Oracle:
-    """Build the error oracle for ``decoder`` (one of :data:`DECODERS`)."""
+                tol: float = DEFAULT_TOL, budget: Budget | None = None) -> Oracle:
+    """Build the error oracle for ``decoder`` (one of :data:`DECODERS`), held to ``budget``
+    (default :meth:`Budget.default`)."""
     if decoder not in DECODERS:
         raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
     if weights is not None and decoder != "fixed":
-        raise InvalidInput("weights are only used by the fixed decoder (--decoder fixed)")
+        raise InvalidInput("weights are only used by the fixed decoder (`decoder`=fixed)")
     if decoder == "optimal":
-        return OptimalOracle(code, tol)
+        return OptimalOracle(code, tol, budget)
     if decoder == "fixed":
-        return FixedOracle(code, weights, tol)
+        return FixedOracle(code, weights, tol, budget)
     if not natural_available(code):
         raise InvalidInput(f"scheme {code.scheme!r} has no natural decoder in gctool (natural "
-                           f"decoders: {', '.join(group_schemes())}); use --decoder optimal or "
+                           f"decoders: {', '.join(group_schemes())}); use `decoder`=optimal or "
                            "fixed")
-    return GroupOracle(code, tol)
+    return GroupOracle(code, tol, budget)

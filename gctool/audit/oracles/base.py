@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.checks import ATTACK_REFUSALS, Refusals
+from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, set_cost, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
@@ -21,7 +21,8 @@ class Oracle:
     label = ""
     monotone = True
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+                 budget: Budget | None = None) -> None:
         self.code = code
         self.decoder = Decoder(code, tol)
         self.finite = code.field.is_finite
@@ -31,20 +32,21 @@ class Oracle:
         #: a proven upper bound on every error (None when unknown)
         self.max_error: float | None = 1.0 if self.finite else float(code.m * code.k)
         self.evaluations = 0
-        #: estimated work spent on straggler sets (:meth:`set_work`), held to the work budget
-        self.spent = 0
-        from gctool.limits import max_work
+        #: the budget of the searches on this oracle (its ``max_sets`` caps exhaustive ones)
+        self.budget = Budget.default() if budget is None else budget
+        #: the work of the searches (straggler sets, :meth:`set_work`, and their probes), held
+        #: to the work budget as it is spent
+        self.meter = Meter(self.budget.work_ns, self._refuse)
 
-        self.budget = max_work()
-        #: how the refusals of a search on this oracle are worded (the command that asked)
-        self.refusals: Refusals = ATTACK_REFUSALS
-
-    def set_work(self, s: int, sets: int) -> int:
+    def set_work(self, s: int, sets: int) -> float:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
-        elimination over the n - s survivors each (:func:`gctool.limits.set_cost`)."""
-        from gctool.limits import set_cost
-
+        elimination over the n - s survivors each (:func:`gctool.budget.set_cost`)."""
         return sets * set_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
+
+    def will_walk_compiled(self, s: int, sets: int) -> bool:
+        """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
+        every job runs), decided before anything is compiled?"""
+        return False
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -65,24 +67,17 @@ class Oracle:
         self.evaluations += S.shape[0]
         if S.shape[0] == 0:
             return np.zeros(0)
-        self.charge(self.set_work(S.shape[1], S.shape[0]))
+        self.meter.charge(self.set_work(S.shape[1], S.shape[0]))
         return np.asarray(self._errors(S), dtype=np.float64)
 
-    def charge(self, work: int) -> None:
-        """Add ``work`` to what the search has spent (straggler sets, and the probes a search
-        makes without the decoder) and stop it above the work budget."""
-        from gctool._signals import checkpoint
-
-        checkpoint()
-        self.spent += work
-        if self.spent > self.budget:  # the budget enforced while any search runs
-            from gctool.errors import BudgetExceeded
-
-            raise BudgetExceeded(
-                f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
-                f"{self.code.field}) has spent about {self.spent:.2g} operations "
-                f"({self.evaluations:,} straggler sets decoded), above the work budget of "
-                f"{self.budget:.2g} (--max-work, GCTOOL_MAX_WORK); {self.refusals.search}")
+    def _refuse(self, total: float, what: str) -> Exception:
+        spent = total / NS_PER_S
+        return work_refusal(
+            f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
+            f"{self.code.field}) has spent about {format_seconds(spent)} (estimated, one core; "
+            f"{self.evaluations:,} straggler sets decoded)", spent, self.budget.max_work,
+            "use a smaller code, `method`=greedy with fewer `restarts`, a lower `max_nodes`, "
+            "or raise `max_work`")
 
     def error(self, S: Sequence[int]) -> float:
         row = np.array(sorted({int(i) for i in S}), dtype=np.intp)

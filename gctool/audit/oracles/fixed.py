@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.oracles.base import Oracle
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
@@ -23,22 +24,22 @@ class FixedOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> int:
         """One-step decoding: a weighted sum per set (n K), no solve."""
-        from gctool.limits import FAST_SET_COST
+        from gctool.budget import FAST_SET_COST
 
         return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
     def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
-                 tol: float = DEFAULT_TOL) -> None:
-        super().__init__(code, tol)
+                 tol: float = DEFAULT_TOL, budget: Budget | None = None) -> None:
+        super().__init__(code, tol, budget)
         self.max_error = None
         self.user = None if weights is None else self._check_weights(weights)
         if self.user is None:
             if self.finite:
                 raise InvalidInput(f"scaled uniform weights are not defined over {code.field}; "
-                                   "give --weights with field elements, or use the optimal "
+                                   "give `weights` with field elements, or use the optimal "
                                    "decoder")
             if code.m != 1:
-                raise InvalidInput("scaled uniform weights need m = 1; give --weights with m rows "
+                raise InvalidInput("scaled uniform weights need m = 1; give `weights` with m rows "
                                    "for a communication-efficient code")
             rep = code.replication
             self.r = float(rep.mean())

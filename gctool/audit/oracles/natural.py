@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.oracles.base import Oracle
+from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
@@ -22,12 +23,13 @@ class GroupOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> int:
         """One-step decoding: a weighted sum per set (n K), no solve."""
-        from gctool.limits import FAST_SET_COST
+        from gctool.budget import FAST_SET_COST
 
         return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
-        super().__init__(code, tol)
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+                 budget: Budget | None = None) -> None:
+        super().__init__(code, tol, budget)
         B = np.asarray(code.B)
         _, first, group = np.unique(B, axis=0, return_index=True, return_inverse=True)
         group = group.reshape(-1)
@@ -39,7 +41,7 @@ class GroupOracle(Oracle):
                     np.sum(code.field.to_galois(R), axis=0)), T[0]):
             raise InvalidInput(f"the natural decoder of {code.scheme} needs groups of identical "
                                "workers whose rows add up to the all-ones vector; this code has "
-                               "been altered: use --decoder optimal or fixed")
+                               "been altered: use `decoder`=optimal or fixed")
         self.group = group
         self.groups = R.shape[0]
         self.weight = np.sum(np.abs(R) ** 2, axis=1).astype(np.float64)  # error of a dead group

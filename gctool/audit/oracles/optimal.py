@@ -35,6 +35,7 @@ import numpy as np
 from gctool.algebra.spectral import Spectral
 from gctool.audit import nullspace
 from gctool.audit.oracles.base import Oracle
+from gctool.budget import Budget, solve_cost
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
@@ -44,11 +45,19 @@ _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
 
 
+def setup_work(code: GradientCode) -> int:
+    """The set-up of the optimal oracle over R/C, in ns: one SVD of B (K x n), one of its
+    n x n complement, and the n x n projectors H and N."""
+    n, K = code.B.shape
+    return solve_cost(K, n) + n**3 + 2 * n * n * min(n, K)
+
+
 class OptimalOracle(Oracle):
     kind = "optimal"
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
-        super().__init__(code, tol)
+    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+                 budget: Budget | None = None) -> None:
+        super().__init__(code, tol, budget)
         self.label = ("optimal (exact solve over " + str(code.field) + ")" if self.finite
                       else "optimal (least squares)")
         #: gctool.audit.kernels.optimal.HatErrors, when planned (R/C only)
@@ -57,8 +66,7 @@ class OptimalOracle(Oracle):
             self._spectral()
 
     def _spectral(self) -> None:
-        n, K = self.code.B.shape  # the set-up counts toward the work budget of the searches
-        self.spent += K * n * min(n, K) + n**3 + 2 * n * n * min(n, K)
+        self.meter.spent += setup_work(self.code)  # counts toward the searches' budget
         # the one SVD of the row-normalised B (exact power-of-two scaling: same errors)
         sp = Spectral.of_code(self.code)
         T = self.code.targets()
@@ -100,13 +108,24 @@ class OptimalOracle(Oracle):
         y[idx] = E @ (w[0] if solved[0] else np.linalg.lstsq(M, rhs, rcond=None)[0])
         return y
 
-    def set_work(self, s: int, sets: int) -> int:
-        """The fast path costs about (s + dim N)^3 per set; other sets one solve each."""
-        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+    def set_work(self, s: int, sets: int) -> float:
+        """The fast path costs about (s + dim N)^3 per set (compiled: see
+        :func:`gctool.audit.kernels.optimal.walk_cost`); other sets one solve each."""
+        from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
-        if self._uses_hat(s):
-            return sets * (FAST_SET_COST + SMALL_SOLVE_FACTOR * (s + int(self.Qperp.shape[1])) ** 3)
-        return super().set_work(s, sets)
+        if not self._uses_hat(s):
+            return super().set_work(s, sets)
+        d = int(self.Qperp.shape[1])
+        if self.will_walk_compiled(s, sets) or self.walks_compiled(s):
+            from gctool.audit.kernels.optimal import walk_cost
+
+            return sets * walk_cost(s, d)
+        return sets * (FAST_SET_COST + SMALL_SOLVE_FACTOR * (s + d) ** 3)
+
+    def will_walk_compiled(self, s: int, sets: int) -> bool:
+        from gctool.audit.kernels import wanted
+
+        return self._uses_hat(s) and self.Qperp.shape[1] > 0 and wanted(sets)
 
     def _uses_hat(self, s: int) -> bool:
         f, K = self.n - s, self.code.B.shape[1]
@@ -178,7 +197,7 @@ class OptimalOracle(Oracle):
 
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked by the compiled kernel (which releases the
-        GIL: ``--jobs`` runs in threads)?"""
+        GIL: ``jobs`` runs in threads)?"""
         return self.compiled is not None and self._uses_hat(s) and s >= 1
 
     def errors_range(self, n: int, s: int, start: int, stop: int, limit: float = np.inf

@@ -56,7 +56,8 @@ def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport 
     sizes = [len(c) for c in classes]
     patterns = count_class_patterns(sizes, s)
     other = count_orbits(code.n, s, rot.t) if rot is not None else run.total
-    if patterns > min(MAX_CLASS_PATTERNS, run.max_sets) or patterns >= other:
+    if patterns > min(MAX_CLASS_PATTERNS, run.budget.max_sets or MAX_CLASS_PATTERNS) or \
+            patterns >= other:
         return None
     sets, weights = [], []
     for killed in class_patterns(sizes, s):

@@ -2,9 +2,12 @@
 sample, decided by the run's kernel in chunks on the enumeration engine
 (:func:`gctool.engine.sweep.run_folded`: ``jobs`` local processes or the run's runner).
 
+Before anything is compiled or run, the run is estimated: the sets it evaluates times the
+calibrated time per set of the kernel that will decide them (``set_time`` of the kernels in
+:mod:`gctool.audit.nullspace`), divided by the jobs that will run it; above the budget's
+``max_work`` (or an explicit ``max_sets``) it is refused in one line with that estimate.
 The first chunk (:data:`PILOT` sets, :data:`gctool.audit.nullspace.COMPILED_PILOT` on the
-compiled kernels) runs alone and is timed; the estimate decides how many
-processes pay off and, above ``max_sets``, the refusal says how long the run would take.
+compiled kernels) runs alone and is timed; that measure decides how many processes pay off.
 The compiled walks run their ``jobs`` in threads instead
 (:func:`gctool.audit.sweep.local_runner`), which pay off much sooner (:data:`THREADS_MIN_S`).
 """
@@ -13,7 +16,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from math import nan
 from typing import Any
 
 from gctool.audit import nullspace as ns
@@ -21,9 +23,9 @@ from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runn
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
+from gctool.budget import NS_PER_S, format_seconds
+from gctool.engine.enumeration import guided_ranges, rank_ranges
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
-from gctool.errors import BudgetExceeded
 from gctool.reports import Diagnostics, VerifyReport
 
 PILOT = 512  # sets in the first (timed) chunk
@@ -44,20 +46,24 @@ class _Fold:
 
 def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
     """Refuse, before it starts, a sample above the work budget: random sets are decided one
-    batch at a time by numpy (no compiled walk), each at a fixed cost plus its system (the
-    kernel's own flop count); the fixed cost is :data:`~gctool.limits.SET_COST` for the direct
-    kernels (one solve per set) and :data:`~gctool.limits.FAST_SET_COST` for the null-space
-    kernel (small s x dim(N) tests, about 1 us per set measured by benchmarks/bench_budget.py)."""
-    from gctool.limits import FAST_SET_COST, GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR, check_work
-
+    batch at a time by numpy (no compiled walk), each by the kernel's numpy route
+    (:func:`gctool.audit.nullspace.direct_time`, :func:`~gctool.audit.nullspace.nullspace_time`)."""
     sample = int(run.sample or 0)
     direct = isinstance(kernel, ns.DirectKernel | ns.GFDirectKernel)
-    flops = ns.cost_direct(run.code, run.s) if direct else ns.cost_nullspace(red, run.s,
-                                                                             run.code.m)
-    per = ((SET_COST if direct else FAST_SET_COST)
-           + SMALL_SOLVE_FACTOR * flops * (GF_OP_COST if run.code.field.is_finite else 1))
-    check_work(f"verify --sample {sample:,} (n={run.code.n}, s={run.s})", float(sample) * per,
-               "sample fewer sets, or raise --max-work")
+    per = (ns.direct_time(run.code, run.s) if direct
+           else ns.nullspace_time(red, run.s, run.code.m, run.code.field.is_finite))
+    run.budget.check_work(f"verify of a `sample` of {sample:,} sets (n={run.code.n}, "
+                          f"s={run.s})", float(sample) * per,
+                          "sample fewer sets, or raise `max_work`")
+
+
+def calibrated(run: Run, kernel: Any, evaluations: int) -> tuple[float, int]:
+    """The calibrated estimate of deciding ``evaluations`` sets with ``kernel``: (work in ns
+    of one core, the jobs that will run it), known before anything is compiled or run."""
+    work = evaluations * kernel.set_time(run.s, evaluations)
+    compiled = bool(getattr(kernel, "will_compile", lambda s: False)(run.s))
+    enough = work / NS_PER_S >= (THREADS_MIN_S if compiled else PARALLEL_MIN_S)
+    return work, run.jobs if run.runner is not None or enough else 1
 
 
 def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyReport:
@@ -66,6 +72,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     kernel = run.make_kernel(red)
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
+    elif s > 0:
+        count = count_orbits(n, s, rot.t) if rot is not None else run.total
+        _check_budget(run, count, *calibrated(run, kernel, count), rot)
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
@@ -83,11 +92,6 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # the first chunk is timed for the estimate
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
     ntasks = 1 + -(-(stop - pilot) // size)
-    if evaluations > run.max_sets:  # time a few sets (when they can be ranked), refuse
-        probe = pilot if compiled else min(pilot, 8)
-        per_set = _time_probe(worker, probe) if stop <= MAX_RANKABLE else nan
-        _check_budget(run, evaluations, _estimate(run, evaluations, per_set, ntasks, threads),
-                      rot)
     acc = Accumulator()
     t0 = time.perf_counter()
     first = settle(worker.run((0, 0, pilot)))
@@ -120,12 +124,6 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
 
 
-def _time_probe(worker: SweepWorker, count: int) -> float:
-    t0 = time.perf_counter()
-    probe = settle(worker.run((0, 0, count)))
-    return (time.perf_counter() - t0) / max(1, probe.evaluated)
-
-
 def _estimate(run: Run, evaluations: int, per_set: float, tasks: int, threads: bool = False
               ) -> dict[str, Any]:
     jobs = max(1, min(run.jobs, tasks - 1))  # the pilot task runs alone
@@ -135,19 +133,22 @@ def _estimate(run: Run, evaluations: int, per_set: float, tasks: int, threads: b
             "jobs": jobs, "seconds_per_set": per_set}
 
 
-def _check_budget(run: Run, evaluations: int, est: dict[str, Any], rot: Rotation | None
+#: what a verify over budget can do instead
+INSTEAD = ("check a random `sample` of sets (heuristic, never 'ok'), or use `method`=structural "
+           "when a certificate applies")
+
+
+def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotation | None
                   ) -> None:
-    """Refuse a run above the budget, with the estimate and the options."""
-    what = f"{evaluations:,} straggler sets" + (
+    """Refuse a run above the budget (an explicit ``max_sets``, or the estimated time
+    ``work`` on ``jobs``), before anything is compiled or run, with the options."""
+    what = f"verify (n={run.code.n}, s={run.s})"
+    sets = f"{evaluations:,} straggler sets" + (
         f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
-    sec = est["seconds"]
-    when = (f", estimated {sec:.3g} s on {est['jobs']} job(s)" if sec == sec
-            else " (too many to time)")
-    raise BudgetExceeded(
-        f"verify (n={run.code.n}, s={run.s}) needs {what}{when}, above the budget of "
-        f"{run.max_sets:,} sets; options: raise --max-sets, check a random sample with "
-        "--sample N (heuristic, never 'ok'), or --method structural when a certificate "
-        "applies")
+    took = format_seconds(work / NS_PER_S / max(1, jobs))
+    run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
+                          f"{took} on {jobs} job(s)), {INSTEAD}")
+    run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs)
 
 
 def enumeration_report(run: Run, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,

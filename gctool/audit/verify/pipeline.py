@@ -86,7 +86,7 @@ def execute(run: Run) -> VerifyReport:
     if run.method == "structural":
         raise InvalidInput(
             f"no structural certificate applies to this code at s = {run.s}; use "
-            "--method auto (enumeration with symmetry) or --method exhaustive")
+            "`method`=auto (enumeration with symmetry) or `method`=exhaustive")
     if run.sample is not None:
         return enumerate_sets(run, red, None)
     if cheap:

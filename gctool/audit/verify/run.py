@@ -17,13 +17,16 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
 from gctool.audit.sweep import Accumulator, Kernel
+from gctool.budget import Budget, solve_cost
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
-from gctool.limits import DEFAULT_MAX_SETS, RATIONAL_OP_COST, solve_cost
 from gctool.model import GradientCode
 from gctool.reports import VerifyReport
 from gctool.request import VerifyRequest
+
+#: one exact rational multiply-add (Python Fractions of moderate size, ``exact``), in ns
+RATIONAL_OP_COST = 10_000
 
 
 @dataclass
@@ -57,7 +60,7 @@ class Run:
     def __post_init__(self) -> None:
         r = self.request
         self.tol, self.method, self.kernel_name = r.tol, r.method, r.kernel
-        self.max_sets = DEFAULT_MAX_SETS if r.max_sets is None else r.max_sets
+        self.budget: Budget = r.effective_budget
         self.progress: Progress | None = r.progress
         self.sample, self.seed, self.exact = r.sample, r.seed, r.exact
         self.runner: Runner | None = r.runner
@@ -123,7 +126,7 @@ class Run:
     def reduction_work(self) -> int:
         """Estimated work of the reduction of B: one O(n K min(n, K)) factorisation in float64,
         two eliminations over GF(q) (null space, then W), one Gauss-Jordan elimination of
-        Python fractions with ``--exact`` (:data:`gctool.limits.RATIONAL_OP_COST` each)."""
+        Python fractions with ``exact`` (:data:`RATIONAL_OP_COST` each)."""
         n, K = self.code.B.shape
         if self.exact:
             return (n + 1) * K * max(1, min(n, K)) * RATIONAL_OP_COST

@@ -11,7 +11,6 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.symmetry import Rotation
 from gctool.audit.verify.run import Run
-from gctool.limits import check_memory, check_work, max_work
 from gctool.reports import VerifyReport
 
 
@@ -37,7 +36,7 @@ def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
     at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
     name, statement = "bch", None if run.exact else cert.bch_certificate(run.code, run.s, rot)
     if statement is None and (not run.numeric or run.method == "structural"
-                              or run.reduction_work() > max_work()):
+                              or not run.budget.affords(run.reduction_work())):
         # over R/C the enumeration also reports the decoding systems' condition numbers
         # (gates need them): the class certificate stands in for it only when the
         # reduction is over the work budget, or when a certificate is asked for
@@ -52,14 +51,15 @@ def check_reduction_work(run: Run) -> None:
     """Refuse, before it starts, a reduction of B (which every method but a certificate
     needs) above the work budget."""
     n, K = run.code.B.shape
-    check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B", run.reduction_work(),
-               "no structural certificate (BCH bound, disjoint row classes) applies; "
-               "verify a smaller code, or raise --max-work")
+    run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
+                          run.reduction_work(), "no structural certificate (BCH bound, "
+                          "disjoint row classes) applies; verify a smaller code, or raise "
+                          "`max_work`")
     # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
-    # of ~100 bytes per fraction with --exact)
+    # of ~100 bytes per fraction with ``exact``)
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
-    check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
-                 5 * n * K * item, "verify a smaller code")
+    run.budget.check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
+                            5 * n * K * item, "verify a smaller code")
 
 
 def first_checks(run: Run, cheap: bool) -> VerifyReport | None:

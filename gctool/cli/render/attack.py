@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import (
     diagnostics_lines,
     escape,
@@ -94,7 +95,7 @@ def _frame(r: AttackReport, body: Callable[[Any, str], None], heuristic: str,
               f"{r.total:,} sets in {r.elapsed_s:.3f}s")
     _render_random(con, random)
     for note in r.notes:
-        con.print(f"[dim]  {escape(note)}[/]")
+        con.print(f"[dim]  {escape(in_cli_terms(note))}[/]")
     for line in diagnostics_lines(r.diagnostics):
         con.print(line)
 

@@ -51,9 +51,12 @@ def cell(value: Any) -> str:
 
 
 def gate_failures(r: Any) -> list[str]:
-    """The CI gates (``verify --max-condition``, ``--strict``) a report failed."""
+    """The CI gates (``verify --max-condition``, ``--strict``) a report failed, in the
+    command line's terms."""
+    from gctool.cli.params import in_cli_terms
+
     gates = getattr(r, "gates", None)
-    return list(gates["failures"]) if gates else []
+    return [in_cli_terms(f) for f in gates["failures"]] if gates else []
 
 
 def diagnostics_lines(d: Any) -> list[str]:

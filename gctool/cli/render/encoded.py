@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import escape, fmt, stdout_console, table
 
 
@@ -35,7 +36,7 @@ def render_spectrum(r: Any) -> None:
     else:
         con.print("  eigenvalues " + " ".join(fmt(x) for x in r.eigenvalues))
     for note in r.notes:
-        con.print(f"  note: {escape(note)}")
+        con.print(f"  note: {escape(in_cli_terms(note))}")
 
 
 def render_spectrum_curve(report: Any) -> None:

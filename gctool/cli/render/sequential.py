@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import cell, escape, safe, stdout_console, table, verdict
 
 
@@ -61,7 +62,7 @@ def render_sequential_bound(r: Any) -> None:
         if row.get("note"):
             con.print(f"  {safe(row['scheme'])}: {escape(row['note'])}")
     for line in r.statements:
-        con.print(f"  [dim]{escape(line)}[/]")
+        con.print(f"  [dim]{escape(in_cli_terms(line))}[/]")
     for f in r.findings:
         con.print(f"[bold red]finding:[/] {escape(f)}")
 

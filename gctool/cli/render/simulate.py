@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import cell, escape, fmt, stdout_console, table
 from gctool.limits import REL_SLACK
 
@@ -82,7 +83,7 @@ def render_simulation(r: Any) -> None:
             t.add_row(*cells)
         con.print(t)
     for note in r.notes:
-        con.print(f"  [dim]{escape(note)}[/]")
+        con.print(f"  [dim]{escape(in_cli_terms(note))}[/]")
 
 
 def render_sweep(r: Any) -> None:
@@ -99,4 +100,4 @@ def render_sweep(r: Any) -> None:
     con.print(t)
     con.print(f"  [dim]{escape(r.intervals)} (per value and scheme: --json)[/]")
     for note in r.notes:
-        con.print(f"  [dim]{escape(note)}[/]")
+        con.print(f"  [dim]{escape(in_cli_terms(note))}[/]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import (
     escape,
     fmt,
@@ -30,7 +31,7 @@ def render_verify(r: Any) -> None:
         con.print(f"reduction: {red['kind']}, {red['checked']:,} set(s) stand for "
                   f"{red['represents']:,} (x{red['factor']:g})")
     for note in r.notes:
-        con.print(f"note: {escape(note)}")
+        con.print(f"note: {escape(in_cli_terms(note))}")
     d = r.diagnostics
     if d.max_residual is not None or d.min_failing_error is not None:
         def where(S: list[int] | None) -> str:
@@ -87,4 +88,4 @@ def render_partial(r: Any) -> None:
     con.print(f"{'exact' if r.exact else 'heuristic'}: {r.method}{checked} ({r.arithmetic}) "
               f"in {r.elapsed_s:.3f}s")
     for note in r.notes:
-        con.print(f"note: {escape(note)}")
+        con.print(f"note: {escape(in_cli_terms(note))}")

@@ -16,7 +16,7 @@ for every scheme: stop at the earliest arrival after which the scheme can do its
   verifier guarantees that such patterns meet every deadline, and the simulator checks it again
   (``deadline_misses``).
 
-The authors' protocol (``mu`` set; ``gctool simulate --protocol authors --mu MU``), as in
+The authors' protocol (``mu`` set; ``gctool simulate`` with ``protocol`` authors and ``mu``), as in
 Krishnan et al.'s simulator [C: mamaj/Sequential-Gradient-Coding-2,
 ``gradient_coding.py``/``multiplexed_sgc.py``/``selective_repeat_sgc.py``, ``perform_round``]:
 every round the master waits until (1 + μ) x the first arrival and declares the workers still
@@ -48,7 +48,7 @@ says which rule a contender followed):
   worker under both rules, so the two coincide) and encoded optimization (its estimate uses
   the fastest n - s workers by design; the μ rule would change the frame's guarantee).
 
-Every contender's messages pay the run's network (``--link``, :mod:`gctool.sim.network`): the
+Every contender's messages pay the run's network (``link``, :mod:`gctool.sim.network`): the
 rules above apply to the arrivals at the master (at each parent, for CodedReduce).
 
 One class per kind of contender, each in its own module: :mod:`~.code` (a code file),

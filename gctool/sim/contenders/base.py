@@ -21,7 +21,7 @@ from gctool.registry.info import SimulationTraits
 from gctool.sim.stats import Intervals
 
 if TYPE_CHECKING:
-    from gctool.sim.budget import WorkMeter
+    from gctool.budget import Meter
     from gctool.sim.delays import DelayModel
     from gctool.sim.estimators import Estimator
     from gctool.sim.network import Link
@@ -58,7 +58,7 @@ class Setting:
 
     mu: float | None = None
     link: Link | None = None
-    meter: WorkMeter | None = None
+    meter: Meter | None = None
     flags: np.ndarray | None = None
     #: the per-worker straggling probabilities behind ``flags`` (``bernoulli``)
     worker_p: tuple[float, ...] | None = None

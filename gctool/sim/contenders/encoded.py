@@ -22,7 +22,7 @@ same (1 + eps) L).
 Report: the final loss against ``loss*`` (the optimum of the original problem), next to the
 neighbourhoods of :func:`gctool.audit.frames.encoded_bound`: ``kappa`` (the minimiser for a
 fixed survivor set, derived) and ``kappa^2`` (encoded gradient descent, as recalled from the
-papers).  Only least squares is encoded (``--problem lsq``).
+papers).  Only least squares is encoded (``problem`` lsq).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Encoded(Contender):
     def estimator(self, problem: Problem, run: Run, lazy: float | None, sparsifier: Any,
                   seed: int) -> Estimator:
         if lazy is not None:
-            raise InvalidInput(f"{self.name}: --lazy does not apply to encoded optimization")
+            raise InvalidInput(f"{self.name}: `lazy` does not apply to encoded optimization")
         return EncodedEstimator(self.name, self.matrix, problem, sparsifier, seed)
 
 
@@ -92,7 +92,7 @@ class EncodedEstimator(Estimator):
                  seed: int = 0) -> None:
         if not isinstance(problem, LeastSquares):
             raise InvalidInput(f"{name}: encoded optimization is trained on least squares "
-                               "only (--problem lsq)")
+                               "only (`problem` lsq)")
         super().__init__(name, problem, None, sparsifier, seed)
         S = np.asarray(code.B, dtype=np.float64)
         n, k = S.shape

@@ -4,7 +4,7 @@ rescales by k / covered.
 
 Waiting rule (gctool's): stop at the earliest arrival after which that set covers every
 partition, or at the cap (the (n - s)-th arrival, s the file's exact IS tolerance, so the
-cap is always exact; ``--erasurehead K`` adds the contender stopping at the K-th arrival, which
+cap is always exact; ``erasurehead`` K adds the contender stopping at the K-th arrival, which
 ignores more stragglers and loses partitions).  Under the authors' rule the master stops at
 the wait or at the cap, whichever is first (approximate, no model to leave).  The report gives
 the fraction of rounds decoded exactly and the mean fraction of partitions lost.
@@ -44,7 +44,7 @@ class ISDecoding(CodeFile):
             self.role = f"{label} (IS stop=K)"
 
     def stopping_at(self, arrivals: int) -> ISDecoding:
-        """The same decoder stopping at the ``arrivals``-th arrival (``--erasurehead``)."""
+        """The same decoder stopping at the ``arrivals``-th arrival (``erasurehead``)."""
         return ISDecoding(self.matrix, self.label, self.choose, arrivals)
 
     def covered(self, chosen: np.ndarray) -> int:

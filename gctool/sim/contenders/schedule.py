@@ -49,20 +49,16 @@ class Schedule(Contender):
         return scheme
 
     def _charge(self, scheme: Any, rounds: int, setting: Setting) -> None:
-        """Charge, before it starts, the schedule's updates to the run's meter (or check them
-        alone against the work budget): every round updates the entries of the jobs in flight
+        """Charge, before it starts, the schedule's updates to the run's meter (or alone
+        against the default budget): every round updates the entries of the jobs in flight
         (the delay T + 1 of them) for every worker, in Python
         (:func:`gctool.sim.budget.schedule_cost`)."""
-        from gctool.limits import check_work
-        from gctool.sim.budget import REMEDY, schedule_cost
+        from gctool.sim.budget import alone, schedule_cost
 
         delay = int(getattr(scheme, "delay", 0))
         what = (f"simulating the {self.name} schedule ({rounds:,} rounds x {self.n} workers x "
                 f"{delay + 1:,} jobs in flight)")
-        if setting.meter is not None:
-            setting.meter.charge(schedule_cost(rounds, self.n, delay), what)
-        else:
-            check_work(what, schedule_cost(rounds, self.n, delay), REMEDY)
+        (setting.meter or alone(what)).charge(schedule_cost(rounds, self.n, delay), what)
 
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.budget import schedule_cost

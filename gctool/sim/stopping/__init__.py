@@ -19,7 +19,7 @@ scheme, and :class:`StopRule` (:mod:`~gctool.sim.stopping.rule`) picks the oracl
 * :mod:`~gctool.sim.stopping.naive` – codes over GF(q) without the group shape, and every round
   a fast path cannot decide clearly: the generic decoder.
 
-Work is charged as it is spent to the run's :class:`gctool.sim.budget.WorkMeter`;
+Work is charged as it is spent to the run's :class:`gctool.budget.Meter`;
 :func:`~gctool.sim.stopping.rule.rule_cost` estimates it before a run starts.
 
 A fast path decides a round only when its verdict clears the tolerance by a factor 100; any

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gctool.budget import Meter
 from gctool.numerics import numerical_rank
-from gctool.sim.budget import WorkMeter
 from gctool.sim.stopping.qr import MARGIN
 
 #: from this cap on, the dual walk beats the batched QR (QR: O(k cap^2) per round)
@@ -86,13 +86,13 @@ def dual_residual(dual: Dual, S: np.ndarray) -> float | None:
 class DualWalk:
     """Verdicts from the stragglers of a set, and the walk down from the cap."""
 
-    def __init__(self, dual: Dual, limit: float, n: int, meter: WorkMeter) -> None:
+    def __init__(self, dual: Dual, limit: float, n: int, meter: Meter) -> None:
         self.dual, self.limit, self.n, self.meter = dual, limit, n, meter
 
     def verdict(self, S: np.ndarray) -> bool | None:
         """Decodes without the stragglers S: True/False when clear, None when near the
         tolerance or the dual computation fails."""
-        from gctool.limits import FAST_SET_COST, SMALL_SOLVE_FACTOR
+        from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
         f = len(S)  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
         self.meter.charge(FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * self.n),

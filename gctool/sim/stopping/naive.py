@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
-from gctool.sim.budget import WorkMeter
+from gctool.sim.budget import alone
 
 if TYPE_CHECKING:
     from gctool.decode import Decoder
@@ -24,11 +25,11 @@ class PrefixDecoder:
     (the naive path; decodability is monotone in the set)."""
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
-                 meter: WorkMeter | None = None) -> None:
+                 meter: Meter | None = None) -> None:
         self.code, self.tol = code, tol
         self.code_columns = int(code.B.shape[1])
         self.cache: dict[frozenset[int], bool] = {}
-        self.meter = meter if meter is not None else WorkMeter(
+        self.meter = meter if meter is not None else alone(
             f"simulating the {code.scheme} code (n={code.n}, k*m={code.B.shape[1]})")
         self._decoder: Any = None
 
@@ -46,7 +47,7 @@ class PrefixDecoder:
         key = frozenset(int(i) for i in workers)
         hit = self.cache.get(key)
         if hit is None:
-            from gctool.limits import set_cost
+            from gctool.budget import set_cost
 
             self.meter.charge(set_cost(len(key), self.code_columns,
                                        self.code.field.is_finite),

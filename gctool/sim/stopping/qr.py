@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gctool.sim.budget import WorkMeter
+from gctool.budget import Meter
 
 #: a fast path's verdict must clear the tolerance ``tol k`` by this factor, else the naive
 #: path decides
@@ -27,7 +27,7 @@ _CHUNK_ENTRIES = 4_000_000
 class PrefixQR:
     """Residuals of every arrival prefix of a real or complex code by batched QR."""
 
-    def __init__(self, Bt: np.ndarray, Tt: np.ndarray, limit: float, meter: WorkMeter) -> None:
+    def __init__(self, Bt: np.ndarray, Tt: np.ndarray, limit: float, meter: Meter) -> None:
         self.Bt, self.Tt = Bt, Tt  # (K, n) and (K, m)
         self.limit, self.meter = limit, meter
 

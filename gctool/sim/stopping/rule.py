@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
-from gctool.sim.budget import WorkMeter
 from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder
@@ -23,7 +23,7 @@ class StopRule:
     (real and complex codes, with the dual walk for real ones) or ``"naive"``."""
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL, dual: str = "auto",
-                 meter: WorkMeter | None = None) -> None:
+                 meter: Meter | None = None) -> None:
         self.code, self.tol = code, tol
         self.naive = PrefixDecoder(code, tol, meter)
         self.dual_method: str | None = None  # "svd" | "sparse" (real codes), see dual_for
@@ -144,14 +144,8 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
     without the group shape count the generic decoder's binary search (one decode per probe,
     at most one per distinct set)."""
-    from gctool.limits import (
-        FAST_SET_COST,
-        PY_OP_COST,
-        SMALL_SOLVE_FACTOR,
-        SPARSE_SETUP_FACTOR,
-        set_cost,
-        solve_cost,
-    )
+    from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, set_cost, solve_cost
+    from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     n, K, m = code.n, int(code.B.shape[1]), code.m
     labels = group_labels(code)

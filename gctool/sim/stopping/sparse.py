@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from gctool.sim.budget import WorkMeter
+from gctool.budget import Meter
 from gctool.sim.stopping.dual import Dual, dual_of
 
 #: from this n on, square sparse real codes get their dual data by sparse LU ...
 SPARSE_FROM = 512
 #: ... when at most this fraction of B is non-zero
 SPARSE_DENSITY = 0.05
+#: the sparse-LU dual set-up of a large sparse square code of rank n - d (two bordered LUs,
+#: block power steps of 8 vectors, QRs of n x d) costs this many ns times n (d + 8)^2
+SPARSE_SETUP_FACTOR = 200
 #: the sparse path's rank must clear the SVD's cut-off by this factor
 _SPARSE_MARGIN = 100.0
 #: columns of (B + N Q^T)^-1 kept for G_SS
@@ -27,7 +30,7 @@ _SPARSE_COLUMNS = 1024
 
 
 def dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "auto",
-             meter: WorkMeter | None = None) -> Dual | None:
+             meter: Meter | None = None) -> Dual | None:
     """The dual data of a real code: by one sparse LU (:func:`sparse_dual_of`) for large
     sparse square codes (or when ``how == "sparse"``), else (or when that one's own checks
     fail) by one SVD of B (:func:`gctool.sim.stopping.dual.dual_of`)."""
@@ -38,14 +41,12 @@ def dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "
     sparse = np.count_nonzero(B) <= SPARSE_DENSITY * B.size
     if square and (how == "sparse" or (how == "auto" and n >= SPARSE_FROM and sparse)):
         if meter is not None:  # the two sparse LUs and the power steps
-            from gctool.limits import SPARSE_SETUP_FACTOR
-
             meter.charge(SPARSE_SETUP_FACTOR * n * (s + 8) ** 2, "the sparse LU of B")
         found = sparse_dual_of(B, Tt, certain, s)
         if found is not None:
             return found
     if meter is not None:  # the SVD of B with its vectors, held to the work budget
-        from gctool.limits import SMALL_SOLVE_FACTOR, solve_cost
+        from gctool.budget import SMALL_SOLVE_FACTOR, solve_cost
 
         meter.charge(SMALL_SOLVE_FACTOR * solve_cost(n, k), "the SVD of B")
     return dual_of(B, Tt, certain)

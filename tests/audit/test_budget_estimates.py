@@ -1,0 +1,103 @@
+"""The time estimates behind the work budget (issue 28): a run is refused only when its
+calibrated estimate (the sets it evaluates times the time per set of the kernel that will run,
+divided by the jobs that run it) is above ``max_work``, whatever its number of sets.
+
+Nothing here is timed: every run is refused before it starts (a budget just above the
+reduction of B), and the test reads the estimate the refusal carries (``BudgetExceeded.needed``,
+in seconds) and checks how it orders and scales."""
+
+from __future__ import annotations
+
+from math import comb
+
+import pytest
+
+from gctool.audit.attack import attack
+from gctool.audit.kernels.gf import walk_cost
+from gctool.audit.kernels.optimal import walk_cost as hat_cost
+from gctool.audit.kernels.real import screen_cost
+from gctool.audit.verify import verify
+from gctool.budget import Budget
+from gctool.codes import design
+from gctool.errors import BudgetExceeded
+from gctool.model import GradientCode
+
+#: above every reduction of B here, below every enumeration
+SMALL = Budget(max_work=1e-2)
+
+
+def needed(code: GradientCode, s: int, jobs: int = 1, **kw: object) -> float:
+    """The estimated seconds of verify's enumeration, from its refusal."""
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, s, method="exhaustive", jobs=jobs, budget=SMALL,
+               **kw)  # type: ignore[arg-type]
+    assert err.value.kind == "work" and "straggler sets" in str(err.value), str(err.value)
+    assert err.value.needed is not None
+    return err.value.needed
+
+
+@pytest.fixture(scope="module")
+def cyc48() -> GradientCode:
+    return design("cyclic", n=48, s=6, seed=1)
+
+
+def test_the_estimate_is_the_sets_times_the_kernels_time_per_set(cyc48: GradientCode) -> None:
+    """Real cyclic n=48, s=6: C(48, 6) sets on the compiled screen (d = s = 6)."""
+    assert needed(cyc48, 6) == pytest.approx(comb(48, 6) * screen_cost(6, 6) / 1e9)
+
+
+def test_the_estimate_is_divided_by_the_jobs_that_run_it(cyc48: GradientCode) -> None:
+    one, two, four = (needed(cyc48, 6, jobs) for jobs in (1, 2, 4))
+    assert two == pytest.approx(one / 2) and four == pytest.approx(one / 4)
+
+
+def test_the_default_budget_no_longer_refuses_a_large_count_that_is_quick(
+        cyc48: GradientCode) -> None:
+    """12.3 M sets used to be refused by a default of 5 M sets; their estimate (about a second
+    on one core) is within the default time budget, and no set count is a default limit."""
+    assert comb(48, 6) > 5_000_000
+    assert needed(cyc48, 6) < Budget().max_work and Budget().max_sets is None
+
+
+def test_the_estimate_grows_with_the_sets_and_the_size_of_each_system() -> None:
+    small, large = design("cyclic", n=40, s=6, seed=1), design("cyclic", n=48, s=6, seed=1)
+    assert needed(large, 6) / needed(small, 6) == pytest.approx(comb(48, 6) / comb(40, 6))
+    assert screen_cost(7, 7) > screen_cost(6, 6) > screen_cost(5, 5)
+    assert screen_cost(6, 6, complex_=True) > screen_cost(6, 6)
+    assert walk_cost(6, 6, 1, prime=True) > walk_cost(6, 6, 1) > walk_cost(5, 5, 1)
+    assert hat_cost(6, 6) > hat_cost(5, 5)
+
+
+def test_the_kernel_that_will_run_sets_the_time_per_set(cyc48: GradientCode,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled screen is estimated below the numpy null-space kernel, which is below the
+    direct decoder (one least-squares solve per set), on the same sets."""
+    compiled = needed(cyc48, 6)
+    direct = needed(cyc48, 6, kernel="direct")
+    monkeypatch.setenv("GCTOOL_COMPILED", "never")
+    numpy = needed(cyc48, 6)
+    assert compiled < numpy < direct
+
+
+def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
+    gf = design("cyclic-mds", n=63, s=6, field="GF(2^6)")
+    assert needed(gf, 6) == pytest.approx(comb(63, 6) * walk_cost(6, 6, 1) / 1e9)
+    z = design("cyclic-mds", n=36, s=5, field="complex")
+    assert needed(z, 5) == pytest.approx(comb(36, 5) * screen_cost(5, 5, complex_=True) / 1e9)
+
+
+def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk() -> None:
+    code = design("cyclic", n=40, s=6, seed=1)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 6, method="exhaustive", symmetry=False, budget=SMALL)
+    assert err.value.needed == pytest.approx(comb(40, 6) * hat_cost(6, 6) / 1e9)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 6, method="exhaustive", symmetry=False, budget=SMALL, jobs=2)
+    assert err.value.needed == pytest.approx(comb(40, 6) * hat_cost(6, 6) / 2e9)
+
+
+def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
+    with pytest.raises(BudgetExceeded) as err:
+        verify(cyc48, 6, method="exhaustive", budget=Budget(max_sets=1_000_000))
+    assert (err.value.kind, err.value.param, err.value.needed) == ("sets", "max_sets",
+                                                                  comb(48, 6))
