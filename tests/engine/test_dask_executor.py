@@ -416,16 +416,13 @@ def test_a_rebuilt_oracle_keeps_the_clients_work_budget() -> None:
 
     from gctool.audit.oracles import make_oracle
     from gctool.audit.sweep import OracleKernel
-    from gctool.limits import max_work, set_max_work
+    from gctool.budget import Budget
 
-    set_max_work(1e13)
-    try:
-        kernel = OracleKernel.of(make_oracle(ok_code(), "optimal", None, 1e-9))
-        blob = pickle.dumps(kernel)
-    finally:
-        set_max_work(None)
-    assert max_work() != 1e13  # the "worker process": the default budget
-    assert pickle.loads(blob).oracle.budget == 1e13
+    budget = Budget(max_work=1e4, max_sets=77)
+    kernel = OracleKernel.of(make_oracle(ok_code(), "optimal", None, 1e-9, budget=budget))
+    rebuilt = pickle.loads(pickle.dumps(kernel)).oracle
+    assert rebuilt.budget == budget and rebuilt.budget != Budget.default()
+    assert rebuilt.meter.limit == budget.work_ns  # charged against the client's budget
 
 
 @dataclass

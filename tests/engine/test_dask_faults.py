@@ -49,7 +49,7 @@ ENV.pop("GCTOOL_DEBUG", None)
 #: verify and attack of the late-failing code, exhaustively
 COMMANDS = {
     "verify": ["verify", "--method", "exhaustive"],
-    "attack": ["attack", "-s", "4", "--method", "exhaustive", "--max-work", "1e13"],
+    "attack": ["attack", "-s", "4", "--method", "exhaustive", "--max-work", "3h"],
 }
 
 
