@@ -10,22 +10,19 @@ from click.testing import CliRunner
 from gctool.cli.exit_codes import ExitCode
 from gctool.cli.main import cli
 
+from helpers import run
 from jsondoc import loads
-
-
-def _run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
 def frc(tmp_path: Path, runner: CliRunner) -> str:
     path = tmp_path / "frc.json"
-    assert _run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path)).exit_code == 0
+    assert run("design", "frc", "-n", "6", "-s", "2", "-o", str(path)).exit_code == 0
     return str(path)
 
 
 def test_worst_json_keys_and_sandwich(runner: CliRunner, frc: str) -> None:
-    r = _run(runner, "attack", frc, "-s", "4", "--method", "greedy", "--json")
+    r = run("attack", frc, "-s", "4", "--method", "greedy", "--json")
     assert r.exit_code == 0
     doc = loads(r.stdout)
     for key in ("stragglers", "error", "raw_error", "decoder", "decoder_label", "method",
@@ -38,45 +35,45 @@ def test_worst_json_keys_and_sandwich(runner: CliRunner, frc: str) -> None:
 
 @pytest.mark.parametrize("decoder", ["optimal", "fixed", "natural"])
 def test_decoders_are_named(runner: CliRunner, frc: str, decoder: str) -> None:
-    doc = loads(_run(runner, "attack", frc, "-s", "3", "--decoder", decoder,
+    doc = loads(run("attack", frc, "-s", "3", "--decoder", decoder,
                           "--json").stdout)
     assert doc["decoder"] == decoder and doc["exact"]
     assert doc["raw_error"] == pytest.approx({"optimal": 3, "fixed": 6, "natural": 3}[decoder])
-    text = _run(runner, "attack", frc, "-s", "3", "--decoder", decoder).stdout
+    text = run("attack", frc, "-s", "3", "--decoder", decoder).stdout
     assert f"decoder: {decoder}" in text and "raw squared error" in text
 
 
 def test_user_weights(runner: CliRunner, frc: str) -> None:
-    doc = loads(_run(runner, "attack", frc, "-s", "1", "--decoder", "fixed", "--weights",
+    doc = loads(run("attack", frc, "-s", "1", "--decoder", "fixed", "--weights",
                           "0.5,0.5,0,0.5,0.5,0", "--json").stdout)
     # straggling worker 0 leaves group 0 with weight 0.5: error 3 * 0.25
     assert doc["raw_error"] == pytest.approx(0.75) and doc["decoder_info"]["weights"]
 
 
 def test_threshold_require_is_a_ci_gate(runner: CliRunner, frc: str) -> None:
-    ok = _run(runner, "attack", frc, "--threshold", "--require", "3", "--json")
+    ok = run("attack", frc, "--threshold", "--require", "3", "--json")
     assert ok.exit_code == 0 and loads(ok.stdout)["require_status"] == "met"
-    bad = _run(runner, "attack", frc, "--threshold", "--require", "4")
+    bad = run("attack", frc, "--threshold", "--require", "4")
     assert bad.exit_code == ExitCode.FINDING and "FAIL: below" in bad.stdout
-    milp = loads(_run(runner, "attack", frc, "--threshold", "--method", "milp",
+    milp = loads(run("attack", frc, "--threshold", "--method", "milp",
                            "--json").stdout)
     assert milp["threshold"] == 3 and milp["resolution"] == pytest.approx(1e-4)
     assert milp["exact"] is False and milp["threshold_lower"] == 1  # a resolution is no proof
-    text = _run(runner, "attack", frc, "--threshold", "--method", "milp").stdout
+    text = run("attack", frc, "--threshold", "--method", "milp").stdout
     assert "tolerates at most 2 stragglers (proved: at least 0)" in text
 
 
 def test_curve_table_and_chart(runner: CliRunner, frc: str) -> None:
-    r = _run(runner, "attack", frc, "--curve", "--max-s", "4", "--random")
+    r = run("attack", frc, "--curve", "--max-s", "4", "--random")
     assert r.exit_code == 0
     assert "worst-case error for s = 0..4" in r.stdout and "#" in r.stdout
-    doc = loads(_run(runner, "attack", frc, "--curve", "--json").stdout)
+    doc = loads(run("attack", frc, "--curve", "--json").stdout)
     assert [round(p["raw_error"], 9) for p in doc["curve"]] == [0, 0, 0, 3, 3, 3, 6]
     assert doc["mode"] == "curve" and doc["exact"]
 
 
 def test_random_stragglers_output(runner: CliRunner, frc: str) -> None:
-    doc = loads(_run(runner, "attack", frc, "-s", "2", "--random", "-p", "0.5",
+    doc = loads(run("attack", frc, "-s", "2", "--random", "-p", "0.5",
                           "--json").stdout)
     # reference §3.2 (d = 3 here): E err over uniform s-sets = n C(n-d, s-d)/C(n, s) = 0 (s<d)
     assert doc["random"]["uniform"]["mean"] == pytest.approx(0.0, abs=1e-12)
@@ -91,15 +88,15 @@ def test_random_stragglers_output(runner: CliRunner, frc: str) -> None:
     ("-s", "3", "--decoder", "fixed", "--weights", "1,x"),
 ])
 def test_bad_attack_inputs_exit_2(runner: CliRunner, frc: str, args: tuple[str, ...]) -> None:
-    r = _run(runner, "attack", frc, *args)
+    r = run("attack", frc, *args)
     assert r.exit_code == ExitCode.USAGE, r.stdout
     assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("gctool")
 
 
 def test_natural_decoder_needs_a_scheme_that_has_one(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "crc.json"
-    _run(runner, "design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "-o", str(path))
-    r = _run(runner, "attack", str(path), "-s", "2", "--decoder", "natural")
+    run("design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "-o", str(path))
+    r = run("attack", str(path), "-s", "2", "--decoder", "natural")
     assert r.exit_code == ExitCode.USAGE and "natural decoder" in r.stderr
 
 

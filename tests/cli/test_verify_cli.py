@@ -11,16 +11,12 @@ from click.testing import CliRunner
 from gctool import limits
 from gctool.algebra.fields import parse_field
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.io import write_code
 from gctool.model import GradientCode
 
 from corpus import GF7_B
+from helpers import run
 from jsondoc import loads
-
-
-def run(runner: CliRunner, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
 
 
 @pytest.fixture
@@ -33,12 +29,12 @@ def gf7_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def crc_file(tmp_path: Path, runner: CliRunner) -> Path:
     path = tmp_path / "crc.json"
-    run(runner, "design", "cyclic", "-n", "10", "-s", "3", "--seed", "2", "-o", str(path))
+    run("design", "cyclic", "-n", "10", "-s", "3", "--seed", "2", "-o", str(path))
     return path
 
 
 def test_ok_json_has_old_and_new_keys(runner: CliRunner, crc_file: Path) -> None:
-    r = run(runner, "verify", str(crc_file), "--json")
+    r = run("verify", str(crc_file), "--json")
     assert r.exit_code == ExitCode.OK and r.stderr == ""
     doc = loads(r.stdout)
     for key in ("ok", "s", "n", "k", "field", "scheme", "counterexample", "checked", "total",
@@ -53,35 +49,35 @@ def test_ok_json_has_old_and_new_keys(runner: CliRunner, crc_file: Path) -> None
 
 
 def test_counterexample_exit_1_and_text(runner: CliRunner, gf7_file: Path) -> None:
-    r = run(runner, "verify", str(gf7_file), "-s", "3", "--method", "exhaustive")
+    r = run("verify", str(gf7_file), "-s", "3", "--method", "exhaustive")
     assert r.exit_code == ExitCode.FINDING
     assert "counterexample: stragglers [0, 1, 2]" in r.stdout and "FAIL" in r.stdout
 
 
 def test_certificate_and_structural_method(runner: CliRunner, gf7_file: Path,
                                           crc_file: Path) -> None:
-    r = run(runner, "verify", str(gf7_file), "--method", "structural", "--json")
+    r = run("verify", str(gf7_file), "--method", "structural", "--json")
     doc = loads(r.stdout)
     assert r.exit_code == 0 and doc["method"] == "certificate:bch" and doc["certificate"]
-    r = run(runner, "verify", str(gf7_file), "-s", "1", "--method", "exhaustive", "--json")
+    r = run("verify", str(gf7_file), "-s", "1", "--method", "exhaustive", "--json")
     assert loads(r.stdout)["method"] == "exhaustive"
-    r = run(runner, "verify", str(gf7_file), "-s", "3", "--method", "structural")
+    r = run("verify", str(gf7_file), "-s", "3", "--method", "structural")
     assert r.exit_code == ExitCode.FINDING  # cheap checks still find counterexamples
-    r = run(runner, "verify", str(crc_file), "--method", "structural")
+    r = run("verify", str(crc_file), "--method", "structural")
     assert r.exit_code == ExitCode.USAGE and "certificate" in r.stderr
 
 
 def test_sample_is_not_certified(runner: CliRunner, crc_file: Path) -> None:
-    r = run(runner, "verify", str(crc_file), "--sample", "20", "--seed", "4", "--json")
+    r = run("verify", str(crc_file), "--sample", "20", "--seed", "4", "--json")
     doc = loads(r.stdout)
     assert r.exit_code == ExitCode.FINDING and doc["verdict"] == "inconclusive"
     assert doc["ok"] is False and doc["exact"] is False and doc["sample"]["seed"] == 4
-    text = run(runner, "verify", str(crc_file), "--sample", "20", "--seed", "4")
+    text = run("verify", str(crc_file), "--sample", "20", "--seed", "4")
     assert "NOT CERTIFIED" in text.stdout and "heuristic" in text.stdout
 
 
 def test_budget_refusal_lists_options(runner: CliRunner, crc_file: Path) -> None:
-    r = run(runner, "verify", str(crc_file), "--max-sets", "10")
+    r = run("verify", str(crc_file), "--max-sets", "10")
     assert r.exit_code == ExitCode.USAGE and r.stdout == ""
     assert "--sample" in r.stderr and "--max-sets" in r.stderr and "estimated at" in r.stderr
     assert "`" not in r.stderr  # the library's parameter names are the CLI's flags here
@@ -90,7 +86,7 @@ def test_budget_refusal_lists_options(runner: CliRunner, crc_file: Path) -> None
 def test_jobs_do_not_change_the_report(runner: CliRunner, crc_file: Path) -> None:
     docs = []
     for jobs in ("1", "2"):
-        doc = loads(run(runner, "verify", str(crc_file), "-s", "4", "--jobs", jobs,
+        doc = loads(run("verify", str(crc_file), "-s", "4", "--jobs", jobs,
                              "--json").stdout)
         for key in ("elapsed_s", "estimate", "jobs"):
             doc.pop(key)
@@ -100,10 +96,10 @@ def test_jobs_do_not_change_the_report(runner: CliRunner, crc_file: Path) -> Non
 
 def test_exact_flag(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "frc.json"
-    run(runner, "design", "frc", "-n", "6", "-s", "2", "-o", str(path))
-    doc = loads(run(runner, "verify", str(path), "--exact", "--json").stdout)
+    run("design", "frc", "-n", "6", "-s", "2", "-o", str(path))
+    doc = loads(run("verify", str(path), "--exact", "--json").stdout)
     assert doc["ok"] and doc["arithmetic"] == "rational" and doc["tolerance"] is None
-    r = run(runner, "verify", str(path), "--exact", "-s", "3")
+    r = run("verify", str(path), "--exact", "-s", "3")
     assert r.exit_code == ExitCode.FINDING
 
 
@@ -115,13 +111,13 @@ def test_interrupt_is_exit_130_with_summary(runner: CliRunner, crc_file: Path,
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep.SweepWorker, "run", interrupt)
-    r = run(runner, "verify", str(crc_file))
+    r = run("verify", str(crc_file))
     assert r.exit_code == ExitCode.INTERRUPTED and r.stdout == ""
     assert "interrupted after checking 0 of 120 straggler sets" in r.stderr
 
 
 def test_help_lists_the_new_options(runner: CliRunner) -> None:
-    r = run(runner, "verify", "--help")
+    r = run("verify", "--help")
     for opt in ("--method", "--kernel", "--jobs", "--sample", "--seed", "--exact", "--max-sets"):
         assert opt in r.stdout
 

@@ -16,11 +16,8 @@ from gctool.codes import design
 from gctool.io import write_code
 from gctool.precision import certify
 
+from helpers import run
 from jsondoc import loads
-
-
-def run(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 def _file(tmp_path: Path, scheme: str, *args: str) -> Path:
@@ -40,7 +37,7 @@ def _file(tmp_path: Path, scheme: str, *args: str) -> Path:
 def test_the_issue_examples(tmp_path: Path, scheme: str, args: tuple[str, ...], code: int
                             ) -> None:
     path = _file(tmp_path, scheme, *args)
-    r = run(CliRunner(), "verify", str(path), "--precision", "float32", "--max-error", "1e-3",
+    r = run("verify", str(path), "--precision", "float32", "--max-error", "1e-3",
             "--json", "--max-work", "2min")
     assert r.exit_code == code, r.output
     p = loads(r.stdout)["precision"]
@@ -58,20 +55,20 @@ def test_the_issue_examples(tmp_path: Path, scheme: str, args: tuple[str, ...], 
 
 def test_text_output_names_the_worst_set_and_the_gate(tmp_path: Path) -> None:
     path = _file(tmp_path, "cyclic", "-n", "10", "-s", "3", "--seed", "1")
-    r = run(CliRunner(), "verify", str(path), "--precision", "bfloat16", "--max-error", "0.01")
+    r = run("verify", str(path), "--precision", "bfloat16", "--max-error", "0.01")
     assert r.exit_code == ExitCode.FINDING
     assert "precision bfloat16 (float32 accumulation): proved error <=" in r.stdout
     assert "gate failed: --max-error 0.01:" in r.stdout and "observed" in r.stdout
     # without --max-error: informational, a warning above 1%
-    r = run(CliRunner(), "verify", str(path), "--precision", "bfloat16")
+    r = run("verify", str(path), "--precision", "bfloat16")
     assert r.exit_code == ExitCode.OK and "warning: in bfloat16" in r.stdout
-    r = run(CliRunner(), "verify", str(path), "--precision", "bfloat16", "--strict")
+    r = run("verify", str(path), "--precision", "bfloat16", "--strict")
     assert r.exit_code == ExitCode.FINDING
 
 
 def test_gf_codes_say_they_are_exact(tmp_path: Path) -> None:
     path = _file(tmp_path, "cyclic-mds", "-n", "6", "-s", "2", "--field", "GF(7)")
-    r = run(CliRunner(), "verify", str(path), "--precision", "float16", "--max-error", "1e-9",
+    r = run("verify", str(path), "--precision", "float16", "--max-error", "1e-9",
             "--json")
     assert r.exit_code == ExitCode.OK
     p = loads(r.stdout)["precision"]
@@ -127,22 +124,22 @@ def test_unbounded_when_a_coefficient_overflows(tmp_path: Path) -> None:
     assert r.bound is None and not r.ok and "beyond float16's range" in r.reason
     path = tmp_path / "big.json"
     write_code(code, path)
-    out = run(CliRunner(), "verify", str(path), "--precision", "float16", "--json")
+    out = run("verify", str(path), "--precision", "float16", "--json")
     assert loads(out.stdout)["precision"]["bound"] is None
 
 
 def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
     path = _file(tmp_path, "cyclic", "-n", "10", "-s", "3", "--seed", "1")
-    r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
+    r = run("attack", str(path), "-s", "3", "--precision", "float32",
             "--max-error", "1e-3", "--json")
     assert r.exit_code == ExitCode.FINDING
     doc = loads(r.stdout)
     assert doc["ok"] is False and doc["precision"]["stragglers"] == [1, 4, 6]
     assert "not certified in float32" in doc["reason"]
-    r = run(CliRunner(), "attack", str(path), "-s", "3", "--precision", "float32",
+    r = run("attack", str(path), "-s", "3", "--precision", "float32",
             "--max-error", "0.1")
     assert r.exit_code == ExitCode.OK and "proved error <=" in r.stdout
-    r = run(CliRunner(), "attack", str(path), "-s", "3", "--json")
+    r = run("attack", str(path), "-s", "3", "--json")
     assert loads(r.stdout)["precision"] is None  # the key of every attack mode
     for mode in (["--threshold"], ["--curve"]):
         r = CliRunner().invoke(cli, ["attack", str(path), *mode, "--precision", "float32"])
