@@ -45,3 +45,12 @@ def loads(text: str) -> Any:
         if len(doc["files"]) == 1 and "report" in doc["files"][0]:
             return doc["files"][0]["report"]
     return doc
+
+
+def untimed(doc: Any) -> Any:
+    """A JSON document without its timings (``elapsed*``, ``seconds*`` keys), to compare runs."""
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items() if not k.startswith(("elapsed", "seconds"))}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc

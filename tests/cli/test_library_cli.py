@@ -24,7 +24,7 @@ from gctool.errors import GctoolError
 from gctool.registry import SCHEMES
 
 from corpus import SMALL, code_file
-from jsondoc import loads
+from jsondoc import loads, untimed
 
 #: (CLI arguments after FILE, library call) pairs run on every scheme
 COMMANDS: list[tuple[list[str], Callable[[Any], Any]]] = [
@@ -33,15 +33,6 @@ COMMANDS: list[tuple[list[str], Callable[[Any], Any]]] = [
     (["attack", "--threshold"], lambda c: gctool.threshold(c, jobs=0)),
     (["bound"], lambda c: gctool.bound(c)),
 ]
-
-
-def _normal(doc: Any) -> Any:
-    """A JSON document without its timings (``elapsed*``, ``seconds*`` keys)."""
-    if isinstance(doc, dict):
-        return {k: _normal(v) for k, v in doc.items() if not k.startswith(("elapsed", "seconds"))}
-    if isinstance(doc, list):
-        return [_normal(v) for v in doc]
-    return doc
 
 
 def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
@@ -56,7 +47,7 @@ def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
         return
     assert r.exit_code in (0, 1), (args, r.output, r.stderr)
     assert r.exit_code == exit_code(report, gate=args[0] != "bound")  # bound: only --check
-    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
+    assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(report.to_dict())))
 
 
 def test_every_scheme_has_a_small_instance() -> None:
@@ -145,7 +136,7 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
     assert report["curve"] is not None  # an SVG has a curve unless curve=False
     doc = loads(r.stdout)
     assert doc["svg"].pop("path") == str(cli_svg)
-    assert _normal(doc) == _normal(loads(json.dumps(report)))
+    assert untimed(doc) == untimed(loads(json.dumps(report)))
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -302,7 +293,7 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     report = gctool.simulate([(str(path), gctool.read_code(path))],
                              parse_delay("shifted-exp", "interp"), iterations=50, seed=3)
-    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
+    assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(report.to_dict())))
 
 
 def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
@@ -323,7 +314,7 @@ def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
     assert report.plot == {"path": str(lib_svg), "bytes": lib_svg.stat().st_size}
     doc = loads(json.dumps(report.to_dict()))
     assert "plot" not in doc and "plot" not in loads(r.stdout)
-    assert _normal(loads(r.stdout)) == _normal(doc)
+    assert untimed(loads(r.stdout)) == untimed(doc)
 
 
 def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
@@ -371,7 +362,7 @@ def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
-    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(expected)))
+    assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(expected)))
     assert loads(r.stdout)["scheme"] == "sr-sgc" and "horizon" in expected
 
 
@@ -404,7 +395,7 @@ def test_a_pipe_is_read_once(tmp_path: Path, scheme: str) -> None:
     r = _through_fifo(tmp_path, path, ["verify", "--json"])
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
-    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(expected)))
+    assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(expected)))
 
 
 def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -463,6 +454,6 @@ def test_dask_library_report_is_the_cli_json(tmp_path: Path, cluster: Any, schem
     dask = ["--executor", "dask", "--scheduler", cluster.scheduler_address]
     r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], *dask, "--json"])
     assert r.exit_code in (0, 1), (args, r.output, r.stderr)
-    assert _normal(loads(r.stdout)) == _normal(loads(json.dumps(report.to_dict())))
+    assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(report.to_dict())))
     if scheme != "sr-sgc":  # (a schedule's search is not a rank-range enumeration)
         assert runner.stats.get("submitted", 0) >= 1, runner.stats  # the cluster did the work
