@@ -42,6 +42,25 @@ DEFAULT_RESTARTS = 20
 #: the MILP threshold's default resolution: errors below it count as decodable
 DEFAULT_RESOLUTION = 1e-4
 
+#: :func:`gctool.simulate` and :func:`gctool.train`: rounds of a run, and the gap to the
+#: optimum's loss at which a training has reached its target
+ITERATIONS = 1000
+TARGET_GAP = 1e-3
+#: the problems each trains (train adds a two-layer network)
+SIMULATE_PROBLEMS = ("lsq", "logistic")
+TRAIN_PROBLEMS = ("lsq", "logistic", "mlp")
+#: simulate's waiting rules: gctool's, or the authors' (1 + mu) rule
+PROTOCOLS = ("gctool", "authors")
+#: the authors' rule's default mu (a round waits (1 + mu) x the fastest worker)
+MU = 0.2
+#: train: how a trace's times are read at a scheme's load; seconds a round waits for the
+#: workers it needs; rounds that measure the cluster's own overhead
+TRACE_LOADS = ("interp", "nearest", "ceil")
+TRAIN_WAIT_S = 30.0
+#: train: seconds of injected delay per unit of the delay model
+TIME_SCALE = 0.1
+OVERHEAD_ROUNDS = 50
+
 
 @dataclass(frozen=True, kw_only=True)
 class VerifyRequest:

@@ -22,6 +22,7 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import MAX_ITERATIONS
+from gctool.request import ITERATIONS, MU, PROTOCOLS, SIMULATE_PROBLEMS, TARGET_GAP
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
@@ -85,7 +86,7 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--delay", "delay_spec", shell_complete=complete_with(delay_models),
               default="shifted-exp", show_default=True, metavar="MODEL",
               help="Delay model (see below).")
-@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=1000,
+@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=ITERATIONS,
               show_default=True, help="Rounds to simulate (jobs of the sequential schemes).")
 @seed_option
 @click.option("--load-model", "--trace-load", "load_model", default="interp", show_default=True,
@@ -99,12 +100,12 @@ job missed its deadline (a bug in the schedule).""")
                    "'search': the best (B, W, LAMBDA), W <= 4 and every LAMBDA, whose load is "
                    "at most the file's (s+1)/n, on these delays (the authors' parameter "
                    "search).")
-@click.option("--protocol", type=click.Choice(["gctool", "authors"]), default="gctool",
+@click.option("--protocol", type=click.Choice(PROTOCOLS), default=PROTOCOLS[0],
               show_default=True,
               help="Waiting rule: gctool's (stop at the earliest arrival that lets the scheme "
                    "decode) or the authors' (stragglers = slower than (1+MU) x the fastest; "
                    "wait for all when they leave the model).")
-@click.option("--mu", type=FloatRange(0, 1e6), default=0.2, show_default=True,
+@click.option("--mu", type=FloatRange(0, 1e6), default=MU, show_default=True,
               help="MU of --protocol authors.")
 @click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
               help="Per-worker straggling probabilities of --delay bernoulli (default: the "
@@ -126,9 +127,9 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--models", type=click.IntRange(1, 1000), default=None, metavar="M",
               help="Models trained concurrently with --train, one job per model in turn (as "
                    "in the sequential-GC experiments; default and minimum 1 + largest delay).")
-@click.option("--problem", type=click.Choice(["lsq", "logistic"]), default="lsq",
+@click.option("--problem", type=click.Choice(SIMULATE_PROBLEMS), default=SIMULATE_PROBLEMS[0],
               show_default=True, help="Training problem (synthetic).")
-@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
+@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=TARGET_GAP,
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
 @click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")

@@ -16,6 +16,15 @@ from gctool.cli.options import (
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import MAX_ITERATIONS
+from gctool.request import (
+    ITERATIONS,
+    OVERHEAD_ROUNDS,
+    TARGET_GAP,
+    TIME_SCALE,
+    TRACE_LOADS,
+    TRAIN_PROBLEMS,
+    TRAIN_WAIT_S,
+)
 
 
 @click.command(epilog="""\b
@@ -41,24 +50,24 @@ within --wait seconds.  Needs gctool[dask].""")
 @click.option("--delay", "delay_spec", default="shifted-exp", show_default=True, metavar="MODEL",
               help="Injected delays: a delay model of gctool simulate (shifted-exp, pareto, "
                    "markov, bernoulli, trace:london, trace:PATH, ...).")
-@click.option("--time-scale", type=FloatRange(0, 3600), default=0.1, show_default=True,
+@click.option("--time-scale", type=FloatRange(0, 3600), default=TIME_SCALE, show_default=True,
               metavar="SECONDS",
               help="Seconds of injected delay per unit of the delay model (one worker "
                    "computing the whole data set; traces: per second).")
-@click.option("--trace-load", type=click.Choice(["interp", "nearest", "ceil"]), default="interp",
+@click.option("--trace-load", type=click.Choice(TRACE_LOADS), default=TRACE_LOADS[0],
               show_default=True, help="How a worker's load maps onto the trace's load levels.")
 @click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
               help="Per-worker straggling probabilities of --delay bernoulli.")
-@click.option("--problem", type=click.Choice(["lsq", "logistic", "mlp"]), default="lsq",
+@click.option("--problem", type=click.Choice(TRAIN_PROBLEMS), default=TRAIN_PROBLEMS[0],
               show_default=True,
               help="Least squares, logistic regression, or a two-layer network (8 tanh units, "
                    "logistic loss; target: the best linear model's loss).")
 @click.option("--data", type=click.Path(dir_okay=False), default=None, metavar="FILE.npz",
               help="Train on the arrays X (samples x features) and y of this NPZ file "
                    "(default: the synthetic problem of simulate --train).")
-@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=1000,
+@click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=ITERATIONS,
               show_default=True, help="Most rounds per scheme (each stops at the target).")
-@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=1e-3,
+@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=TARGET_GAP,
               show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
 @click.option("--all-rounds", is_flag=True,
               help="Run every --iterations round, also after the target (more rounds for the "
@@ -76,11 +85,11 @@ within --wait seconds.  Needs gctool[dask].""")
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=True,
               help="Worker processes of the LocalCluster (0 = one per core; never more than "
                    "the logical workers).")
-@click.option("--wait", type=FloatRange(0, 86400, min_open=True), default=30.0,
+@click.option("--wait", type=FloatRange(0, 86400, min_open=True), default=TRAIN_WAIT_S,
               show_default=True, metavar="SECONDS",
               help="How long a round waits for lost workers to come back before the run "
                    "stops.")
-@click.option("--overhead-rounds", type=click.IntRange(0, 1_000_000), default=50,
+@click.option("--overhead-rounds", type=click.IntRange(0, 1_000_000), default=OVERHEAD_ROUNDS,
               show_default=True,
               help="Rounds without delays or computing that measure the cluster's own time "
                    "per round (0: skip).")

@@ -31,6 +31,7 @@ from typing import ClassVar
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.request import TRACE_LOADS
 from gctool.sim.draws import Draws
 from gctool.sim.traces import Trace
 
@@ -195,7 +196,7 @@ class Linear(LoadModel):
 #: the load models by their ``load_model`` name
 MODELS: dict[str, type[LevelMap] | type[Linear]] = {
     "interp": Interpolate, "nearest": Nearest, "ceil": Ceil, "linear": Linear}
-CHOICES = ("interp", "nearest", "ceil", "linear[:base_comp=X,base_load=L]")
+CHOICES = (*TRACE_LOADS, "linear[:base_comp=X,base_load=L]")
 
 
 def parse_load_model(spec: str) -> LoadModel:

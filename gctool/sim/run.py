@@ -26,6 +26,7 @@ from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.limits import MAX_CELLS, MAX_ITERATIONS
 from gctool.model import GradientCode
 from gctool.reports import NOT_JSON, Report
+from gctool.request import ITERATIONS, MU, PROTOCOLS, TARGET_GAP
 from gctool.sim.budget import REMEDY, cell_cost
 from gctool.sim.contenders.base import Contender, Run, Setting
 from gctool.sim.contenders.count_gc import CountGC
@@ -146,8 +147,8 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel, setting: S
     return row
 
 
-#: the waiting rules: the ``mu`` of the run's setting under each (authors: the given mu)
-PROTOCOLS = ("gctool", "authors")
+# the waiting rules (gctool.request.PROTOCOLS): the ``mu`` of the run's setting under each
+# (authors: the given mu)
 
 
 def _check_run(codes: list[tuple[str, GradientCode]], iterations: int, protocol: str,
@@ -217,11 +218,12 @@ def _training(contenders: list[Contender], runs: list[Run], meter: Meter,
     return train(contenders, runs, kind, gap, lazy, seed, sparsify, models, retimers, precision)
 
 
-def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *, iterations: int = 1000,  # noqa: PLR0913 (the options of gctool simulate)
+def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noqa: PLR0913 (the options of gctool simulate)
+             iterations: int = ITERATIONS,
              seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
-             train: str | None = None, gap: float = 1e-3, lazy: float | None = None,
-             protocol: str = "gctool", mu: float = 0.2, sparsify: Any = None,
+             train: str | None = None, gap: float = TARGET_GAP, lazy: float | None = None,
+             protocol: str = PROTOCOLS[0], mu: float = MU, sparsify: Any = None,
              erasurehead: int | None = None, link: Any = None,
              models: int | None = None, plot: str | os.PathLike[str] | None = None,
              gc_model: str | tuple[int, ...] | None = None,

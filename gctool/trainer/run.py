@@ -26,6 +26,14 @@ import numpy as np
 from gctool.errors import InvalidInput
 from gctool.limits import MAX_ITERATIONS
 from gctool.model import GradientCode
+from gctool.request import (
+    ITERATIONS,
+    OVERHEAD_ROUNDS,
+    TARGET_GAP,
+    TIME_SCALE,
+    TRAIN_PROBLEMS,
+    TRAIN_WAIT_S,
+)
 from gctool.sim.delays import DelayModel
 from gctool.trainer import record as rec
 from gctool.trainer.report import (
@@ -70,11 +78,12 @@ def _delays(delay: DelayModel, schemes: list[Scheme], iterations: int, seed: int
 
 
 def train(codes: list[tuple[str, GradientCode]], delay: DelayModel | None = None, *,  # noqa: PLR0913 (the options of gctool train)
-          problem: str = "lsq", data: str | os.PathLike[str] | None = None,
-          iterations: int = 1000, seed: int | None = None, time_scale: float = 0.1,
+          problem: str = TRAIN_PROBLEMS[0], data: str | os.PathLike[str] | None = None,
+          iterations: int = ITERATIONS, seed: int | None = None, time_scale: float = TIME_SCALE,
           scheduler: str | None = None, jobs: int | None = None, check: bool = False,
           record: str | os.PathLike[str] | None = None, baselines: bool = True,
-          overhead_rounds: int = 50, wait: float = 30.0, gap: float = 1e-3,
+          overhead_rounds: int = OVERHEAD_ROUNDS, wait: float = TRAIN_WAIT_S,
+          gap: float = TARGET_GAP,
           all_rounds: bool = False, plot: str | os.PathLike[str] | None = None,
           progress: Callable[[int, int], None] | None = None) -> TrainReport:
     """Train with every code file of ``codes`` ((label, code) pairs) and, with ``baselines``,

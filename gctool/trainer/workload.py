@@ -24,10 +24,11 @@ from typing import ClassVar
 import numpy as np
 
 from gctool.errors import InvalidInput
+from gctool.request import TRAIN_PROBLEMS
 from gctool.sim import problem as sim_problem
 
 #: ``problem`` choices
-PROBLEMS = ("lsq", "logistic", "mlp")
+PROBLEMS = TRAIN_PROBLEMS
 #: hidden units of the two-layer network
 HIDDEN = 8
 

@@ -84,3 +84,45 @@ def test_method_choices_are_the_library_methods(command: str, choices: str) -> N
     assert cmd is not None
     choice = next(p.type for p in cmd.params if p.name == "method")
     assert tuple(choice.choices) == getattr(gctool.request, choices)
+
+
+@pytest.mark.parametrize(("command", "option", "choices"), [
+    ("simulate", "problem", "SIMULATE_PROBLEMS"), ("simulate", "protocol", "PROTOCOLS"),
+    ("train", "problem", "TRAIN_PROBLEMS"), ("train", "trace_load", "TRACE_LOADS")])
+def test_simulate_and_train_choices_are_the_library_s(command: str, option: str,
+                                                      choices: str) -> None:
+    """simulate's and train's choices and defaults come from gctool.request, which the
+    library checks against (the first choice is the default)."""
+    import gctool.request
+    from gctool.sim.loads import CHOICES
+    from gctool.sim.problem import PROBLEMS
+    from gctool.trainer.workload import PROBLEMS as TRAIN_KINDS
+
+    cmd = cli.get_command(None, command)  # type: ignore[arg-type]
+    assert cmd is not None
+    param = next(p for p in cmd.params if p.name == option)
+    expected = getattr(gctool.request, choices)
+    assert tuple(param.type.choices) == expected and param.default == expected[0]
+    assert tuple(PROBLEMS) == gctool.request.SIMULATE_PROBLEMS
+    assert TRAIN_KINDS == gctool.request.TRAIN_PROBLEMS
+    assert CHOICES[:3] == gctool.request.TRACE_LOADS
+
+
+def test_simulate_and_train_defaults_are_the_library_s() -> None:
+    """The numeric defaults of both commands are the library functions' defaults."""
+    import inspect
+
+    from gctool.sim.run import simulate
+    from gctool.trainer.run import train
+
+    for command, fn, names in (
+            ("simulate", simulate, {"iterations": "iterations", "target_gap": "gap", "mu": "mu"}),
+            ("train", train, {"iterations": "iterations", "target_gap": "gap",
+                              "time_scale": "time_scale", "wait": "wait",
+                              "overhead_rounds": "overhead_rounds"})):
+        cmd = cli.get_command(None, command)  # type: ignore[arg-type]
+        assert cmd is not None
+        defaults = {p.name: p.default for p in cmd.params}
+        signature = inspect.signature(fn).parameters
+        for option, parameter in names.items():
+            assert defaults[option] == signature[parameter].default, (command, option)
