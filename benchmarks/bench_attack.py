@@ -21,6 +21,7 @@ import readme
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
+from gctool.budget import Budget
 from gctool.codes import design
 from gctool.model import GradientCode
 
@@ -89,7 +90,8 @@ def bench_threshold(sizes: list[int], s: int, milp_up_to: int) -> None:
     for n in sizes:
         code = design("cyclic", n, s, seed=1)
         t0 = time.perf_counter()
-        r = threshold(code, method="elementary", max_sets=10**9)
+        r = threshold(code, method="elementary", max_sets=10**9,
+                      budget=Budget(max_work=3600))  # (the CLI's default refuses n = 40)
         t_el = time.perf_counter() - t0
         line = (f"  n = {n:>3}: T_0 = {r.threshold} ({'exact' if r.exact else 'heuristic'}) "
                 f"elementary {t_el:7.2f} s")

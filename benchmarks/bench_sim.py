@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,9 @@ from typing import Any
 
 import numpy as np
 import readme
+
+# the n = 1024 cases are far above the CLI's default work budget (5 s): give them an hour
+os.environ.setdefault("GCTOOL_MAX_WORK", "1h")
 
 from gctool.codes import design
 from gctool.sim.contenders import Setting

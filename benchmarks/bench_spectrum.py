@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from typing import Any
 
 import numpy as np
 import readme
@@ -46,8 +47,8 @@ def run(name: str, code, s: int) -> None:  # type: ignore[no-untyped-def]
     t_fast = time.perf_counter() - t0
     orig = spectrum.Frame.of
     try:  # the plain batched k x k path
-        def no_gram(S_: np.ndarray) -> spectrum.Frame:
-            f = orig(S_)
+        def no_gram(S_: np.ndarray, *args: Any, **kwargs: Any) -> spectrum.Frame:
+            f = orig(S_, *args, **kwargs)
             f.tight = False
             return f
         spectrum.Frame.of = staticmethod(no_gram)  # type: ignore[method-assign]
