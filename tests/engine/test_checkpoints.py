@@ -8,7 +8,6 @@ edited values.  Special files (a FIFO, a directory, stdin) are refused before th
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import os
 from collections.abc import Callable
@@ -21,8 +20,6 @@ from click.testing import CliRunner
 from distributed import LocalCluster
 
 from gctool.algebra.fields import parse_field
-from gctool.audit import nullspace as ns
-from gctool.audit import oracles as dec
 from gctool.audit.attack import attack
 from gctool.audit.distributed import Checkpoint, DaskRunner
 from gctool.audit.verify import verify
@@ -31,16 +28,13 @@ from gctool.errors import InvalidInput
 from gctool.io import write_code
 from gctool.model import GradientCode
 
+import helpers
+
 CHUNK = 8
 
 
 def _small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    for cls in (ns.FloatNullKernel, ns.DirectKernel, ns.GFNullKernel, ns.GFDirectKernel):
-        monkeypatch.setattr(cls, "chunk_size", lambda self, s: CHUNK)
-    for cls2 in (dec.Oracle, dec.OptimalOracle):
-        monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
-    monkeypatch.setattr(importlib.import_module("gctool.audit.verify.enumeration"),
-                        "PARALLEL_MIN_S", 0.0)
+    helpers.small_chunks(monkeypatch, CHUNK, processes=True)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,6 @@ is the last one in rank order (a lost tail would otherwise certify it)."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,8 +20,6 @@ from hypothesis import strategies as st
 
 import gctool
 from gctool.algebra.fields import parse_field
-from gctool.audit import nullspace as ns
-from gctool.audit import oracles as dec
 from gctool.audit.attack import attack, threshold
 from gctool.audit.verify import verify
 from gctool.engine.parallel import run_ordered
@@ -39,6 +36,7 @@ from gctool.engine.sweep import (
 from gctool.errors import IncompleteRun
 from gctool.model import GradientCode
 
+import helpers
 from corpus import late_fail
 from jsondoc import no_report
 
@@ -47,13 +45,8 @@ CHUNK = 8
 
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many rank-range tasks on small codes (the chunk size is read where the tasks are made)."""
-    for cls in (ns.FloatNullKernel, ns.DirectKernel, ns.GFNullKernel, ns.GFDirectKernel):
-        monkeypatch.setattr(cls, "chunk_size", lambda self, s: CHUNK)
-    for cls2 in (dec.Oracle, dec.OptimalOracle):
-        monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
-    spectrum = importlib.import_module("gctool.audit.spectrum")
-    monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
+    """Many rank-range tasks on small codes."""
+    helpers.small_chunks(monkeypatch, CHUNK, frames=True)
 
 
 # -- faulty runners: each wraps the local one and breaks its contract in one way ---------------

@@ -25,8 +25,6 @@ from distributed import Client, LocalCluster
 
 import gctool
 from gctool.algebra.fields import parse_field
-from gctool.audit import nullspace as ns
-from gctool.audit import oracles as dec
 from gctool.audit.attack import attack, threshold
 from gctool.audit.distributed import DaskRunner
 from gctool.audit.verify import verify
@@ -36,6 +34,7 @@ from gctool.errors import SearchInterrupted
 from gctool.io import write_code
 from gctool.model import GradientCode
 
+import helpers
 from corpus import adversarial_corpus, code_of, exact_ok, exact_threshold
 from jsondoc import loads
 
@@ -46,12 +45,7 @@ CHUNK = 8
 
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    for cls in (ns.FloatNullKernel, ns.DirectKernel, ns.GFNullKernel, ns.GFDirectKernel):
-        monkeypatch.setattr(cls, "chunk_size", lambda self, s: CHUNK)
-    for cls2 in (dec.Oracle, dec.OptimalOracle):
-        monkeypatch.setattr(cls2, "chunk_size", lambda self, s: CHUNK)
-    verify_mod = importlib.import_module("gctool.audit.verify.enumeration")
-    monkeypatch.setattr(verify_mod, "PARALLEL_MIN_S", 0.0)  # really use 2 local processes
+    helpers.small_chunks(monkeypatch, CHUNK, processes=True)  # really use 2 local processes
 
 
 @pytest.fixture(scope="module")
