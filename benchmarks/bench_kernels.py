@@ -442,8 +442,7 @@ def main() -> None:
             {"name": n, "value": v, "target": t} for n, v, t in targets],
             "warm_s": warm_s, "jobs2_estimate": ideal, "jobs2_ceiling": ceiling}, indent=2))
         return
-    print(f"kernels compiled or loaded in {warm_s:.2f} s; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"kernels compiled or loaded in {warm_s:.2f} s on {os.cpu_count()} cores")
     print("sets/s and ns/set from CPU time (this process and its children), wall time beside")
     print(f"{'case':38} {'sets':>10} {'method':30} {'cpu s':>8} {'wall s':>8} {'sets/s':>12} "
           f"{'ns/set':>9}")
@@ -459,7 +458,7 @@ def main() -> None:
           f"{sec40:.3f} s; two: caller {est['serial_cpu_s']:.3f} s alone, then busiest pool "
           f"thread {est['busiest_thread_cpu_s']:.3f} s beside the fold's "
           f"{est['fold_cpu_s']:.3f} s; GIL held {est['gil_cpu_s']:.3f} s in all; the "
-          f"wall ratio needs both cores free, load average now {os.getloadavg()[0]:.1f})")
+          "wall ratio needs both cores free)")
     print(f"  (this machine's ceiling for --jobs 2: the compiled walk alone, no gctool code, in "
           f"two threads runs {ceiling:.2f}x one; gctool --jobs 2 reaches "
           f"{targets[-1][1] / ceiling:.0%} of it)")
