@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.kernels import private
 from gctool.audit.kernels._jit import compile_notice, njit
 from gctool.audit.kernels.real import WARM, successor
 
@@ -169,10 +170,13 @@ class GFTest:
             self.walk(np.arange(s, dtype=np.int64), 1)
 
     def _work(self, s: int) -> tuple[np.ndarray, ...]:
-        """Scratch (allocated here: allocations inside a kernel cost compile time)."""
+        """Scratch (allocated here: allocations inside a kernel cost compile time; private to
+        the walking thread, :mod:`.private`)."""
         w = self.NT.shape[1] + self.W.shape[1]
-        return (np.zeros((max(s, 1), w), np.int64), np.full(max(s, 1), -1, np.int64),
-                np.zeros(w, np.int64))
+        E, piv, x = private.zeros(((max(s, 1), w), np.int64), (max(s, 1), np.int64),
+                                  (w, np.int64))
+        piv[:] = -1
+        return E, piv, x
 
     def sets(self, S: np.ndarray) -> np.ndarray:
         ok = np.zeros(S.shape[0], dtype=bool)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.kernels import private
 from gctool.audit.kernels._jit import compile_notice, njit
 from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr, successor
 
@@ -118,16 +119,17 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
 def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
              ) -> tuple[np.ndarray, ...]:
     """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
-    inside a kernel cost compile time): A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
+    inside a kernel cost compile time; private to the walking thread, :mod:`.private`):
+    A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
     d, m = Qperp.shape[1], alpha.shape[1]
     r, q = max(min(s, d), 1), max(s - 1, 1)
-    return (np.zeros((s, d), Qperp.dtype), np.zeros((r, r), Qperp.dtype),
-            np.zeros((s + d, s + d), N.dtype), np.zeros(s + d, np.int64),
-            np.zeros((s + d, m), alpha.dtype), np.zeros((s + d, m), alpha.dtype),
-            np.zeros((max(d, s), s), Qperp.dtype), np.zeros(s, Qperp.dtype),
-            np.zeros((s, s), Qperp.dtype),
-            np.zeros((q, q), Qperp.dtype), np.zeros((q, d), Qperp.dtype),
-            np.zeros(q, Qperp.dtype))
+    return private.zeros(((s, d), Qperp.dtype), ((r, r), Qperp.dtype),
+                         ((s + d, s + d), N.dtype), (s + d, np.int64),
+                         ((s + d, m), alpha.dtype), ((s + d, m), alpha.dtype),
+                         ((max(d, s), s), Qperp.dtype), (s, Qperp.dtype),
+                         ((s, s), Qperp.dtype),
+                         ((q, q), Qperp.dtype), ((q, d), Qperp.dtype),
+                         (q, Qperp.dtype))
 
 
 @njit
@@ -256,7 +258,7 @@ class HatErrors:
         to the first one settled with an error above ``limit`` (then the last)."""
         from gctool.engine.enumeration import unrank_lex
 
-        S = np.ascontiguousarray(unrank_lex(n, s, np.array([start]))[0], dtype=np.int64)
+        S = private.copy(unrank_lex(n, s, np.array([start]))[0])
         count = stop - start
         err, pending = np.zeros(count), np.zeros(count, dtype=bool)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,

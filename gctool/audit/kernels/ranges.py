@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.kernels import private
 from gctool.audit.sweep import WEAKEST, ChunkSummary, Task
 from gctool.engine.enumeration import unrank_lex, unrank_one
 
@@ -17,7 +18,8 @@ PENDING = 4096
 
 
 def _first_set(n: int, s: int, start: int) -> np.ndarray:
-    return np.array(unrank_one(n, s, start), dtype=np.int64)
+    """The set of rank ``start``, which the walk then updates in place (its own cache lines)."""
+    return private.copy(unrank_one(n, s, start))
 
 
 def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.kernels import private
 from gctool.audit.kernels._jit import compile_notice, njit
 from gctool.audit.sweep import WEAKEST
 from gctool.limits import REL_SLACK
@@ -672,15 +673,16 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
 
 def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays of :func:`screen_range` (allocated here: numpy allocations inside a
-    kernel cost seconds of compilation): Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS
+    kernel cost seconds of compilation; private to the walking thread, :mod:`.private`):
+    Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS
     (then rowsq, fb, Bn, T, wlim, av from the screen)."""
     n, d = NT.shape
     m = W.shape[1]
     dt, zt = NT.dtype, np.result_type(NT, W)
-    return (np.zeros((d, m), zt), np.zeros((s, d, d), dt), np.zeros((s, d, m), zt),
-            np.zeros((s, d, max(s - 1, 1)), dt), np.zeros(s), np.zeros(s), np.zeros(d, dt),
-            np.zeros(d, dt), np.zeros(d, dt), np.zeros(m, zt), np.zeros((d - s + 1, d), dt),
-            np.zeros((m, d), zt), np.zeros(n, np.bool_))
+    return private.zeros(((d, m), zt), ((s, d, d), dt), ((s, d, m), zt),
+                         ((s, d, max(s - 1, 1)), dt), (s, np.float64), (s, np.float64),
+                         (d, dt), (d, dt), (d, dt), (m, zt), ((d - s + 1, d), dt),
+                         ((m, d), zt), (n, np.bool_))
 
 
 #: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
@@ -761,11 +763,12 @@ class RealScreen:
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:
         """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
-        weak_lb = np.full(WEAKEST, np.inf)
-        weak_at = np.full(WEAKEST, -1, dtype=np.int64)
+        weak_lb, weak_at, fb, av = private.zeros((WEAKEST, np.float64), (WEAKEST, np.int64),
+                                                 (S.shape[0] + 1, np.float64),
+                                                 (self.W.shape, self.W.dtype))
+        weak_lb[:], weak_at[:] = np.inf, -1
         done, npend, best, at = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
-            weak_lb, weak_at, *_walk_work(self.NT, self.W, S.shape[0]), self.rowsq,
-            np.zeros(S.shape[0] + 1), self.Bn, self.T, self.wlim,
-            np.zeros(self.W.shape, self.W.dtype))
+            weak_lb, weak_at, *_walk_work(self.NT, self.W, S.shape[0]), self.rowsq, fb,
+            self.Bn, self.T, self.wlim, av)
         return int(done), int(npend), float(best), int(at), weak_lb, weak_at

@@ -1,0 +1,51 @@
+"""Scratch arrays that a compiled walk writes in its inner loop, private to the thread running it.
+
+numpy serves small arrays (under a kilobyte) from one cache of small buffers shared by every
+thread, so two threads walking at once often get scratch arrays (and current straggler sets)
+in the same 64-byte cache line: every write of one thread then evicts the line from the other
+core (false sharing) and both walks slow down.  :func:`zeros` carves a walk's arrays from
+one block of its own, each starting on a boundary of :data:`LINE` bytes, with at least that
+much padding before and after, so no other allocation shares a cache line with them.  The
+arrays are C-contiguous and aligned, as ``np.zeros`` gives them (the kernels see the same
+types: nothing is compiled again)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: the unit of privacy: a 64-byte cache line and its neighbour (x86 cores prefetch lines in
+#: pairs); a larger unit only costs padding
+LINE = 128
+
+Spec = tuple[int | tuple[int, ...], Any]  # (shape, dtype)
+
+
+def _up(nbytes: int) -> int:
+    return -(-nbytes // LINE) * LINE
+
+
+def zeros(*specs: Spec) -> tuple[np.ndarray, ...]:
+    """Zero arrays of the given (shape, dtype), each on cache lines of its own."""
+    shapes = [(shape,) if isinstance(shape, int) else tuple(shape) for shape, _ in specs]
+    dtypes = [np.dtype(dt) for _, dt in specs]
+    sizes = [_up(max(1, int(np.prod(sh, dtype=np.int64))) * dt.itemsize)
+             for sh, dt in zip(shapes, dtypes, strict=True)]
+    block = np.zeros(sum(sizes) + 3 * LINE, dtype=np.uint8)
+    off = LINE + (-block.ctypes.data) % LINE  # a line of padding before the first array
+    out = []
+    for sh, dt, size in zip(shapes, dtypes, sizes, strict=True):
+        count = int(np.prod(sh, dtype=np.int64))
+        out.append(block[off:off + count * dt.itemsize].view(dt).reshape(sh))
+        off += size
+    return tuple(out)
+
+
+def copy(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+    """A private copy of the 1-d ``a`` (the current straggler set of a walk, updated in place)."""
+    values = np.asarray(a, dtype=dtype)
+    (out,) = zeros((values.shape, dtype))
+    out[...] = values
+    return out

@@ -1,0 +1,34 @@
+"""Scratch arrays of the compiled walks are private to their thread: each on cache lines of its
+own (no false sharing with another thread's arrays), zero, and typed as np.zeros gives them."""
+
+import numpy as np
+
+from gctool.audit.kernels import private
+
+
+def test_private_arrays_are_zero_typed_and_on_lines_of_their_own() -> None:
+    specs = [((3, 2), np.float64), (5, np.int64), (7, np.bool_), ((2, 2), np.complex128),
+             (1, np.float64)]
+    arrays = private.zeros(*specs)
+    base = arrays[0].base
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    lo, hi = base.ctypes.data, base.ctypes.data + base.nbytes
+    spans = []
+    for a, (shape, dt) in zip(arrays, specs, strict=True):
+        ref = np.zeros(shape, dt)
+        assert a.shape == ref.shape and a.dtype == ref.dtype and not a.any()
+        assert a.flags.c_contiguous and a.flags.aligned and a.flags.writeable
+        start = a.ctypes.data
+        assert start % private.LINE == 0
+        spans.append((start, start + a.nbytes))
+    # a unit of padding before the first array and after the last, none shared between arrays
+    assert spans[0][0] - lo >= private.LINE and hi - spans[-1][1] >= private.LINE
+    for (_, end), (nxt, _) in zip(spans, spans[1:], strict=False):
+        assert -(-end // private.LINE) * private.LINE <= nxt
+
+
+def test_private_copy_holds_the_values() -> None:
+    S = private.copy([1, 4, 9])
+    assert S.dtype == np.int64 and S.tolist() == [1, 4, 9]
+    assert S.ctypes.data % private.LINE == 0
