@@ -34,8 +34,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, *, processes: bool
                 dec.Oracle, dec.OptimalOracle):
         monkeypatch.setattr(cls, "chunk_size", lambda self, s: chunk)
     if processes:
-        monkeypatch.setattr(importlib.import_module("gctool.audit.verify.enumeration"),
-                            "PARALLEL_MIN_S", 0.0)
+        for module in ("gctool.audit.verify.enumeration", "gctool.engine.parallel"):
+            monkeypatch.setattr(importlib.import_module(module), "PARALLEL_MIN_S", 0.0)
     if frames:
         monkeypatch.setattr(importlib.import_module("gctool.audit.spectrum").Frame, "chunk",
                             lambda self, s: chunk)

@@ -30,7 +30,7 @@ from gctool.audit.sweep import OracleKernel, exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import guided_ranges
-from gctool.engine.parallel import resolve_jobs
+from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
     PeakWorker,
@@ -98,7 +98,8 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     """Source, tasks (one oracle batch each), jobs and runner of one size s: threads when the
     oracle walks the rank ranges in compiled code (:func:`gctool.audit.sweep.local_runner`;
     tasks of shrinking sizes, :func:`gctool.engine.enumeration.guided_ranges`), else processes
-    for large enough searches."""
+    for large enough searches, once the first task, timed, says they pay off
+    (:func:`gctool.engine.parallel.run_paced`)."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
     size = oracle.chunk_size(s)  # plans the compiled walk
     threads = local_runner(OracleKernel.of(oracle), source) if runner is None and s > 0 else None
@@ -109,6 +110,8 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
     if runner is not None and size >= nullspace.COMPILED_CHUNK:  # compiled, on Dask
         size *= nullspace.REMOTE_CHUNKS
+    if runner is None and procs > 1:  # processes only when the first task's pace says so
+        runner = run_paced
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 
 
