@@ -12,9 +12,17 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 * the per-set CPU cost of ``verify`` real cyclic n=64 s=7 (621 M sets) against n=40 s=6, both
   with every core.
 
+The ``--jobs`` runs (and the per-set costs) are measured before the Dask cluster starts (its
+scheduler runs in this process and its workers idle on the same cores: together a few percent
+of a core); each is run once to warm up, then the best of 5 runs is kept under 1 s, of 3 under
+3 s (sub-second runs vary by tens of milliseconds from run to run).
+
 Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
-time of the whole run (this process's threads and, for Dask, the workers' processes) and the
-share of it spent in the caller's thread (the serial part: reductions, the fold, reports).
+time of the whole run (this process's threads and, for Dask, the workers' processes), the
+share of it spent in the caller's thread (the serial part: reductions, the fold, reports) and,
+for local threads, the share of the pools' capacity (threads x pool time) spent outside tasks,
+with its parts before each thread's first task and after its last
+(:data:`gctool.engine.threads.TIMES`).
 Every run's report is checked to equal the ``--jobs 1`` one (timings aside).  BLAS runs
 single-threaded, as the CLI does.
 
@@ -64,6 +72,7 @@ class Row:
     cpu: float
     caller: float
     speedup: float = 1.0
+    idle: str = "-"  # the local threads' idle share, and its start and tail parts
 
 
 @dataclass
@@ -147,9 +156,12 @@ def _same(report: Any) -> Any:
 def measure(case: Case, executor: str, options: dict[str, Any], client: Any = None,
             reps: int = 1) -> tuple[Row, Any]:
     """Best of ``reps`` runs (by wall time), and the last report."""
+    from gctool.engine.threads import TIMES
+
     best, report = None, None
     for _ in range(reps):
         remote = sum(client.run(_worker_cpu).values()) if client is not None else 0.0
+        TIMES.reset()
         c0, t0, w0 = _cpu(), time.thread_time(), time.perf_counter()
         report = case.run(case.code, options)
         wall = time.perf_counter() - w0
@@ -157,6 +169,9 @@ def measure(case: Case, executor: str, options: dict[str, Any], client: Any = No
         if client is not None:
             cpu += sum(client.run(_worker_cpu).values()) - remote
         row = Row(executor, wall, cpu, caller)
+        if TIMES.pools:
+            row.idle = (f"{TIMES.idle:.1%} ({TIMES.start * 1e3:.1f} + {TIMES.tail * 1e3:.1f} ms"
+                        f", {TIMES.pools} pool{'s' if TIMES.pools > 1 else ''})")
         if best is None or row.wall < best.wall:
             best = row
     assert best is not None
@@ -187,34 +202,43 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
         yield lc.scheduler_address, client
 
 
-def run_case(case: Case, jobs: list[int], dask: tuple[str, Any] | None, workers: int,
-             processes: bool) -> Result:
-    from gctool.audit.distributed import CLI_BATCH, DaskRunner
+def repeats(wall: float) -> int:
+    """Runs of which the best is kept, after a first (warm-up) one of ``wall`` seconds:
+    sub-second runs vary by tens of milliseconds from run to run."""
+    return 5 if wall < 1 else 3 if wall < 3 else 1
 
+
+def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
+    """The ``--jobs`` rows of a case (no Dask cluster alive: its scheduler's threads in this
+    process and its idle workers would take a few percent of the cores), and the report every
+    other run must equal."""
     case.code = case.make()
     case.run(case.code, {"jobs": jobs[-1]})  # warm: kernels compiled or loaded
     out = Result(case)
     ref = None
     for j in jobs:
-        probe, report = measure(case, f"--jobs {j}", {"jobs": j})
-        reps = 2 if probe.wall < 3 else 1
-        row = probe if reps == 1 else min(
-            probe, measure(case, f"--jobs {j}", {"jobs": j}, reps=1)[0], key=lambda r: r.wall)
+        probe, report = measure(case, f"--jobs {j}", {"jobs": j})  # also the warm-up
+        row, _ = measure(case, f"--jobs {j}", {"jobs": j}, reps=repeats(probe.wall))
         if ref is None:
             ref = _same(report)
         assert _same(report) == ref, f"{case.label}: --jobs {j} differs from --jobs 1"
         out.rows.append(row)
-    if dask is not None:
-        address, client = dask
-        runner = DaskRunner(scheduler=address, key=case.label, batch=CLI_BATCH, guided=True)
-        case.run(case.code, {"runner": runner})  # warm: the workers load the kernels
-        row, report = measure(case, "", {"runner": runner}, client if processes else None)
-        row.executor = f"dask {workers} ({runner.stats.get('dask_tasks', 0)} tasks)"
-        assert _same(report) == ref, f"{case.label}: Dask differs from --jobs 1"
-        out.rows.append(row)
-    for row in out.rows:
-        row.speedup = out.rows[0].wall / row.wall
-    return out
+    return out, ref
+
+
+def run_dask(res: Result, ref: Any, dask: tuple[str, Any], workers: int,
+             processes: bool) -> None:
+    """The Dask row of a case, on the warm cluster."""
+    from gctool.audit.distributed import CLI_BATCH, DaskRunner
+
+    case = res.case
+    address, client = dask
+    runner = DaskRunner(scheduler=address, key=case.label, batch=CLI_BATCH, guided=True)
+    case.run(case.code, {"runner": runner})  # warm: the workers load the kernels
+    row, report = measure(case, "", {"runner": runner}, client if processes else None)
+    row.executor = f"dask {workers} ({runner.stats.get('dask_tasks', 0)} tasks)"
+    assert _same(report) == ref, f"{case.label}: Dask differs from --jobs 1"
+    res.rows.append(row)
 
 
 def per_set(case: Case, jobs: int, warm: bool = True) -> float:
@@ -238,23 +262,30 @@ def main() -> None:
     jobs = job_counts(cores)
     todo, (small, large) = cases(args.quick)
     processes = not args.quick
-    results = []
-    with (cluster(cores, processes) if not args.no_dask else _none()) as dask:
-        for case in todo:
-            results.append(run_case(case, jobs, dask, cores, processes))
+    local = [run_local(case, jobs) for case in todo]
     small_ns = per_set(small, cores) * 1e9
     large_ns = per_set(large, cores, warm=False) * 1e9  # the same kernel as small's
+    with (cluster(cores, processes) if not args.no_dask else _none()) as dask:
+        for res, ref in local:
+            if dask is not None:
+                run_dask(res, ref, dask, cores, processes)
+    results = [res for res, _ in local]
+    for res in results:
+        for row in res.rows:
+            row.speedup = res.rows[0].wall / row.wall
     py = ".".join(map(str, sys.version_info[:3]))
-    print(f"{cores} cores, Python {py}, wall of the library call, best of 2 under 3 s")
+    print(f"{cores} cores, Python {py}, wall of the library call, best of 5 under 1 s "
+          "(3 under 3 s) after a warm-up run; local runs without the Dask cluster")
     print()
-    print("| case | sets | run | wall s | speed-up | CPU s | caller's thread |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("| case | sets | run | wall s | speed-up | CPU s | caller's thread "
+          "| threads idle (start + tail) |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
     for res in results:
         sets = f"{res.case.sets:,}" if res.case.sets else "-"
         for i, r in enumerate(res.rows):
             print(f"| {res.case.label if i == 0 else ''} | {sets if i == 0 else ''} "
                   f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.cpu:.2f} "
-                  f"| {r.caller / max(r.cpu, 1e-9):.0%} |")
+                  f"| {r.caller / max(r.cpu, 1e-9):.0%} | {r.idle} |")
     print()
     print(f"per-set CPU, --jobs {cores}: {large.label} {large_ns:.0f} ns, {small.label} "
           f"{small_ns:.0f} ns: {large_ns / small_ns:.2f}x (target <= 2x)")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gctool.engine.parallel import Worker, run_ordered
@@ -81,6 +82,32 @@ def in_task_order() -> None:
         task[0].wait(task[1])
 
 
+@dataclass
+class PoolTimes:
+    """Where the threads' time went, summed over the pools run since :meth:`reset` (read by
+    ``benchmarks/bench_scaling.py``): a pool's capacity is its threads times its wall time
+    (threads started to threads joined); ``busy`` the time its threads spent in tasks,
+    ``start`` the time before each thread's first task and ``tail`` the time after each
+    thread's last one (idle at the start and the end of the pool)."""
+
+    pools: int = 0
+    capacity: float = 0.0
+    busy: float = 0.0
+    start: float = 0.0
+    tail: float = 0.0
+
+    def reset(self) -> None:
+        self.pools, self.capacity, self.busy, self.start, self.tail = 0, 0.0, 0.0, 0.0, 0.0
+
+    @property
+    def idle(self) -> float:
+        """The share of the capacity not spent in tasks."""
+        return 1.0 - self.busy / self.capacity if self.capacity > 0 else 0.0
+
+
+#: the pools' times in this process (a few clock reads per task)
+TIMES = PoolTimes()
+
 #: tasks a pool may run ahead of the fold, per thread
 AHEAD = 2
 #: after an interrupt or an error in the caller, how long the running tasks are waited for
@@ -99,6 +126,8 @@ class _Threads:
         self.results: dict[int, tuple[bool, Any]] = {}
         self.threads = [threading.Thread(target=self._loop, name=f"gctool-job-{j}", daemon=True)
                         for j in range(jobs)]
+        self.began = time.perf_counter()
+        self.spans: list[tuple[float, float, float]] = []  # per thread: first, last, busy
 
     def _take(self) -> int | None:
         with self.cond:
@@ -111,19 +140,29 @@ class _Threads:
             return self.next - 1
 
     def _loop(self) -> None:
-        while (i := self._take()) is not None:
-            set_task(self.order, i)
-            try:
-                out: tuple[bool, Any] = (True, self.worker.run(self.tasks[i]))
-            except Cancelled:
-                return
-            except BaseException as exc:  # raised in the caller, at this task's place
-                out = (False, exc)
-            finally:
-                set_task(None)
+        first = last = -1.0
+        busy = 0.0
+        try:
+            while (i := self._take()) is not None:
+                set_task(self.order, i)
+                t0 = time.perf_counter()
+                first = t0 if first < 0 else first
+                try:
+                    out: tuple[bool, Any] = (True, self.worker.run(self.tasks[i]))
+                except Cancelled:
+                    return
+                except BaseException as exc:  # raised in the caller, at this task's place
+                    out = (False, exc)
+                finally:
+                    set_task(None)
+                    last = time.perf_counter()
+                    busy += last - t0
+                with self.cond:
+                    self.results[i] = out
+                    self.cond.notify_all()
+        finally:
             with self.cond:
-                self.results[i] = out
-                self.cond.notify_all()
+                self.spans.append((first, last, busy))
 
     def result(self, i: int) -> object:
         with self.cond:
@@ -146,6 +185,18 @@ class _Threads:
         deadline = None if wait is None else time.monotonic() + wait
         for t in self.threads:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        self._record()
+
+    def _record(self) -> None:
+        end = time.perf_counter()
+        with self.cond:
+            spans = list(self.spans)
+        TIMES.pools += 1
+        TIMES.capacity += len(self.threads) * (end - self.began)
+        for first, last, busy in spans:
+            TIMES.busy += busy
+            TIMES.start += (first if first >= 0 else end) - self.began
+            TIMES.tail += end - (last if last >= 0 else end)
 
 
 def run_threads(

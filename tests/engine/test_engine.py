@@ -138,3 +138,67 @@ def test_a_rebuilt_oracle_takes_the_path_of_the_original() -> None:
     assert copy.oracle.compiled is not None
     plain = pickle.loads(pickle.dumps(OracleKernel.of(make_oracle(oracle.code))))
     assert not plain.compiled and plain.oracle.compiled is None
+
+
+class _Square:
+    def run(self, task: int) -> int:
+        return task * task
+
+
+def test_paced_runner_starts_processes_only_when_the_first_task_says_they_pay(
+        monkeypatch: Any) -> None:
+    """run_paced runs and times the first task here; the rest go to processes only when, at
+    that pace, they take PARALLEL_MIN_S or more; results arrive in task order either way, and
+    the tasks a runner gives up on are named by their place in the whole list."""
+    import pytest
+
+    from gctool.engine import parallel
+    from gctool.engine.sweep import LostTasks
+
+    jobs: list[int] = []
+    real = parallel.run_ordered
+
+    def spy(worker: Any, tasks: Any, j: int, on_result: Any) -> None:
+        jobs.append(j)
+        real(worker, tasks, j, on_result)
+
+    monkeypatch.setattr(parallel, "run_ordered", spy)
+    tasks = list(range(6))
+    for floor, used in ((3600.0, 1), (0.0, 2)):
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_S", floor)
+        got: list[tuple[int, int]] = []
+
+        def keep(i: int, r: int, got: list[tuple[int, int]] = got) -> bool:
+            got.append((i, r))
+            return False
+
+        parallel.run_paced(_Square(), tasks, 2, keep)
+        assert got == [(i, i * i) for i in tasks] and jobs[-1] == used
+    stopped: list[int] = []
+    parallel.run_paced(_Square(), tasks, 2, lambda i, r: stopped.append(i) is None)
+    assert stopped == [0]  # the first result stopped the run
+
+    def lose(worker: Any, rest: Any, j: int, on_result: Any) -> None:
+        raise LostTasks([0, 2], "gone")
+
+    monkeypatch.setattr(parallel, "run_ordered", lose)
+    with pytest.raises(LostTasks) as info:
+        parallel.run_paced(_Square(), tasks, 2, lambda i, r: False)
+    assert info.value.indices == [1, 3]
+
+
+def test_thread_pools_record_where_their_time_went() -> None:
+    """run_threads adds each pool's capacity (threads x wall), task time and idle start and tail
+    to TIMES, for the scaling benchmark; results still arrive in task order."""
+    from gctool.engine.threads import TIMES, run_threads
+
+    TIMES.reset()
+    got: list[int] = []
+    run_threads(_Square(), list(range(8)), 2, lambda i, r: got.append(r) is not None)
+    assert got == [i * i for i in range(8)]
+    assert TIMES.pools == 1 and TIMES.capacity > 0
+    assert 0 <= TIMES.busy <= TIMES.capacity and 0 <= TIMES.idle <= 1
+    assert TIMES.start >= 0 and TIMES.tail >= 0
+    assert TIMES.start + TIMES.tail <= TIMES.capacity - TIMES.busy + 1e-9
+    TIMES.reset()
+    assert (TIMES.pools, TIMES.capacity, TIMES.idle) == (0, 0.0, 0.0)
