@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 
-import galois
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -159,11 +158,14 @@ def test_non_mds_cyclic_code_is_valid_real() -> None:
 @pytest.mark.parametrize("field", ["GF(7)", "GF(13)"])
 def test_non_bch_cyclic_codes_agree_with_brute_force(field: str) -> None:
     f = parse_field(field)
-    GF = f.galois()
-    alpha = GF.primitive_root_of_unity(6)
-    g = galois.Poly.Roots(GF([alpha**2, alpha**4]))  # zeros with step 2: no BCH run of length 2
+    p = f.order  # a prime: integers mod p (galois' Poly.Roots would JIT-compile per field)
+    alpha = next(a for a in range(2, p) if pow(a, 6, p) == 1 and pow(a, 2, p) != 1 != pow(a, 3, p))
+    g = [1]  # coefficients, low degree first: prod (x - z) over the zeros z = alpha^2, alpha^4
+    for z in (pow(alpha, 2, p), pow(alpha, 4, p)):  # step 2: no BCH run of length 2
+        g = [(lo - z * hi) % p for lo, hi in zip([0, *g], [*g, 0], strict=True)]
+    assert g == [1, 1, 1]  # the primitive cube roots of unity: 1 + x + x^2
     coeffs = np.zeros(6, dtype=np.int64)
-    coeffs[: g.degree + 1] = np.asarray(g.coeffs[::-1].view(np.ndarray))
+    coeffs[: len(g)] = g
     B = np.array([np.roll(coeffs, i) for i in range(6)])
     code = GradientCode(B, f, 2)
     for s in range(6):

@@ -210,7 +210,7 @@ def test_lint_ruff() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_types_mypy() -> None:
-    out = subprocess.run([sys.executable, "-m", "mypy", "gctool"], cwd=ROOT,
-                         capture_output=True, text=True, check=False)
-    assert out.returncode == 0, out.stdout + out.stderr
+def test_types_mypy(mypy_result: tuple[int, str]) -> None:
+    """``mypy gctool`` passes (run beside the other tests: tests/meta/conftest.py)."""
+    rc, output = mypy_result
+    assert rc == 0, output
