@@ -66,8 +66,21 @@ def test_listing_the_schemes_imports_none() -> None:
     assert "gctool.family" not in loaded
 
 
+@pytest.fixture(scope="module")
+def loaded_on_reading(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    """Per scheme, the gctool modules a fresh interpreter imports to read a file of it (the
+    interpreters run four at a time: each one only starts up and reads a small file)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = {scheme: code_file(tmp_path_factory.mktemp(scheme), scheme) for scheme in SMALL}
+    with ThreadPoolExecutor(4) as pool:
+        loaded = pool.map(lambda path: _loaded_after(
+            "import sys, gctool.io\ngctool.io.read_code(sys.argv[1])", str(path)),
+            paths.values())
+        return dict(zip(paths, loaded, strict=True))
+
+
 @pytest.mark.parametrize("scheme", sorted(SMALL))
-def test_reading_a_file_imports_its_own_family_only(tmp_path: Path, scheme: str) -> None:
-    path = code_file(tmp_path, scheme)
-    loaded = _loaded_after("import sys, gctool.io\ngctool.io.read_code(sys.argv[1])", str(path))
-    assert loaded & SCHEME_MODULES == {SCHEMES[scheme].module}
+def test_reading_a_file_imports_its_own_family_only(loaded_on_reading: dict[str, set[str]],
+                                                     scheme: str) -> None:
+    assert loaded_on_reading[scheme] & SCHEME_MODULES == {SCHEMES[scheme].module}
