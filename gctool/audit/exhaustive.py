@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from math import comb
 
@@ -224,10 +225,19 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
         if progress is not None:
             progress(search.checked, search.total)
 
+    def ahead(t: int) -> tuple[SizePlan, OracleKernel] | None:
+        """Size t on a twin of the oracle (its own compiled path), which local threads may
+        start while size t - 1 is searched on the oracle's numpy route."""
+        if runner is not None:
+            return None
+        twin = copy.copy(oracle)
+        return _plan(twin, t, rot, jobs, None, count_evaluated(n, t, rot)), OracleKernel.of(twin)
+
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=len(witness[0]) if witness else n,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, jobs, runner), progress=after)
+                          budget=_SearchBudget(oracle, jobs, runner), progress=after,
+                          ahead=ahead)
     found = search.run()
     oracle.evaluations = base + search.evaluated
     if not found.complete:

@@ -533,7 +533,15 @@ class ExceedSearch:
     * ``progress(search)``: after each task, with ``checked`` (sets up to the first one over
       the limit), ``evaluated`` (sets given to the kernel) and ``total`` up to date;
     * Ctrl-C becomes :class:`gctool.errors.SearchInterrupted` saying how many sets were checked
-      (``name`` says which search).
+      (``name`` says which search);
+    * ``ahead(s)``: size s planned with a kernel of its own, ``(plan, kernel)``, which may run
+      while size s - 1 is still searched (it must leave ``kernel`` and everything size s - 1
+      uses as they are), or None.  When size s - 1 runs in this thread and size s in threads
+      (:func:`gctool.engine.threads.run_threads`), size s starts in them at once
+      (:class:`gctool.engine.threads.Ahead`), so the threads do not wait for the caller; its
+      results are folded only once size s - 1 is done without a set over the limit and the
+      budget allows size s, and only when ``plan(s)`` gives the same tasks: the same results
+      as without it.
 
     Users: ``attack threshold method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
     an attack oracle and rotation orbits), the exact thresholds of ``bound``'s approximate-code
@@ -549,6 +557,7 @@ class ExceedSearch:
     budget: SearchBudget | None = None
     progress: Callable[[ExceedSearch], None] | None = None
     name: str = ""
+    ahead: Callable[[int], tuple[SizePlan, ErrorKernel] | None] | None = None
     checked: int = field(default=0, init=False)  # sets up to the first one over the limit
     evaluated: int = field(default=0, init=False)  # sets given to the kernel
 
@@ -566,6 +575,7 @@ class ExceedSearch:
 
     def run(self) -> Exceeded:
         self.checked = self.evaluated = 0
+        started: Any = None  # the next size, started ahead in threads (threads.Ahead)
         try:
             for s in range(self.last + 1):
                 need = self.need(s)
@@ -573,7 +583,9 @@ class ExceedSearch:
                 if refusal is not None:
                     return Exceeded(None, None, None, False, s, self.checked, self.total,
                                     refusal)
-                fold = self._size(s)
+                plan, now = self.plan(s), started
+                started = self._start_next(s, plan)
+                fold = self._size(s, plan, now)
                 if fold.fail_set is not None:
                     return Exceeded(s, fold.fail_set, fold.fail_err, True, s, self.checked,
                                     self.total)
@@ -583,20 +595,48 @@ class ExceedSearch:
             what = f"{self.name} " if self.name else ""
             raise SearchInterrupted(f"{what}interrupted after checking {self.checked:,} "
                                     "straggler sets; no verdict") from None
+        finally:
+            if started is not None:  # not folded: dropped
+                started.cancel()
         return Exceeded(None, None, None, True, self.last + 1, self.checked, self.total)
 
-    def _size(self, s: int) -> ExceedFold:
-        """Every set of size s, up to the first one over the limit."""
-        plan, fold = self.plan(s), ExceedFold()
+    def _start_next(self, s: int, plan: SizePlan) -> Any:
+        """Size s + 1 started in threads, when size s runs in this thread (else None)."""
+        from gctool.engine.threads import Ahead, run_threads
+
+        if self.ahead is None or s >= self.last or plan.runner is run_threads:
+            return None
+        nxt = self.ahead(s + 1)
+        if nxt is None or nxt[0].runner is not run_threads or min(nxt[0].jobs,
+                                                                  len(nxt[0].tasks)) < 2:
+            return None
+        ahead_plan, kernel = nxt
+        return Ahead(ExceedWorker(ahead_plan.source, kernel, self.limit), ahead_plan.tasks,
+                     ahead_plan.jobs)
+
+    def _size(self, s: int, plan: SizePlan, started: Any = None) -> ExceedFold:
+        """Every set of size s, up to the first one over the limit (``started``: the tasks
+        of size s started ahead, used when they are the plan's)."""
+        fold = ExceedFold()
         checked, evaluated = self.checked, self.evaluated
+        runner = plan.runner
+        if started is not None:
+            if list(started.tasks) == list(plan.tasks):
+                runner = started.run
+            else:
+                started.cancel()
 
         def after() -> None:
             self.checked, self.evaluated = checked + fold.checked, evaluated + fold.evaluated
             if self.progress is not None:
                 self.progress(self)
 
-        run_folded(ExceedWorker(plan.source, self.kernel, self.limit), plan.tasks, fold,
-                   jobs=plan.jobs, runner=plan.runner, after=after)
+        try:
+            run_folded(ExceedWorker(plan.source, self.kernel, self.limit), plan.tasks, fold,
+                       jobs=plan.jobs, runner=runner, after=after)
+        finally:
+            if started is not None:  # folded, or dropped on an error: its threads end
+                started.cancel()
         return fold
 
 

@@ -43,17 +43,23 @@ class TaskOrder:
     order, exactly as one thread would charge it (a run that stops does not charge later
     tasks)."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: bool = False) -> None:
         self._cond = threading.Condition()
         self.folded = 0
         self.stopped = False
+        self.held = held  # no task's turn yet (a pool started ahead, :class:`Ahead`)
 
     def wait(self, index: int) -> None:
         with self._cond:
-            while self.folded < index and not self.stopped:
+            while (self.held or self.folded < index) and not self.stopped:
                 self._cond.wait()
             if self.stopped:
                 raise Cancelled
+
+    def release(self) -> None:
+        with self._cond:
+            self.held = False
+            self._cond.notify_all()
 
     def advance(self, folded: int) -> None:
         with self._cond:
@@ -117,12 +123,13 @@ ABANDON_S = 0.5
 class _Threads:
     """The state of one :func:`run_threads`: tasks handed out in order, results by index."""
 
-    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int) -> None:
+    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
+                 ahead: int | None = None, held: bool = False) -> None:
         self.worker, self.tasks = worker, tasks
         self.cond = threading.Condition()
-        self.order = TaskOrder()
+        self.order = TaskOrder(held)
         self.next = 0
-        self.ahead = AHEAD * jobs
+        self.ahead = AHEAD * jobs if ahead is None else ahead
         self.results: dict[int, tuple[bool, Any]] = {}
         self.threads = [threading.Thread(target=self._loop, name=f"gctool-job-{j}", daemon=True)
                         for j in range(jobs)]
@@ -212,8 +219,13 @@ def run_threads(
     pool = _Threads(worker, tasks, min(jobs, len(tasks)))
     for t in pool.threads:
         t.start()
+    _fold(pool, on_result)
+
+
+def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
+    """Hand the pool's results to ``on_result`` in task order, then stop the pool."""
     try:
-        for i in range(len(tasks)):
+        for i in range(len(pool.tasks)):
             if on_result(i, pool.result(i)):
                 break
             pool.folded(i + 1)
@@ -221,3 +233,34 @@ def run_threads(
         pool.stop(ABANDON_S if isinstance(exc, KeyboardInterrupt) else None)
         raise
     pool.stop(None)
+
+
+class Ahead:
+    """Tasks started before their turn: ``jobs`` threads run all of them (no window) while the
+    caller still works on what comes first, such as the sizes of a threshold search that run
+    in the caller's thread.  Work charged to the run's budget waits (:func:`in_task_order`)
+    until :meth:`run` folds the results; :meth:`cancel` drops them (the running tasks finish,
+    no other starts).  The worker must not share state with the caller's work."""
+
+    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int) -> None:
+        self.pool = _Threads(worker, tasks, max(1, min(jobs, len(tasks))), ahead=len(tasks),
+                             held=True)
+        for t in self.pool.threads:
+            t.start()
+
+    @property
+    def tasks(self) -> Sequence[Any]:
+        return self.pool.tasks
+
+    def run(self, worker: Worker, tasks: Sequence[Any], jobs: int,
+            on_result: Callable[[int, Any], bool]) -> None:
+        """A runner (the signature of :func:`run_threads`) of these very tasks, whose results
+        are those ``worker`` gives (the pool's worker computes the same)."""
+        if list(tasks) != list(self.pool.tasks):
+            self.cancel()
+            raise ValueError("the tasks started ahead are not these")
+        self.pool.order.release()
+        _fold(self.pool, on_result)
+
+    def cancel(self) -> None:
+        self.pool.stop(None)

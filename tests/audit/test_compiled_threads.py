@@ -303,3 +303,43 @@ def test_a_remote_runner_gets_larger_tasks_of_compiled_walks(monkeypatch: pytest
     far = attack(code, 5, method="exhaustive", symmetry=False, max_sets=10**7, runner=runner)
     assert (far.stragglers, far.error) == (worst.stragglers, worst.error)
     assert seen and seen[-1] == [142_506]  # one task of up to REMOTE_CHUNKS chunks
+
+
+@pytest.mark.parametrize("name,code", attack_codes()[:3], ids=[c[0] for c in attack_codes()[:3]])
+def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                        name: str, code: Any) -> None:
+    """Small sizes on the numpy route in the caller's thread, larger ones walked compiled in
+    threads: the first threaded size starts while the caller still searches the size before
+    (threads.Ahead), and the threshold, its witness, the counts and labels are those of one
+    job; no thread is left behind, whether the started size is folded or dropped."""
+    from gctool.audit import kernels
+
+    monkeypatch.setattr(kernels, "MIN_SETS", 60)  # C(n, t) >= 60: compiled, threads
+    monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
+    started: list[int] = []
+    real = threads.Ahead.__init__
+
+    def spy(self: Any, worker: Any, tasks: Any, jobs: int) -> None:
+        started.append(len(tasks))
+        real(self, worker, tasks, jobs)
+
+    monkeypatch.setattr(threads.Ahead, "__init__", spy)
+    folded: list[int] = []
+    real_run = threads.Ahead.run
+
+    def spy_run(self: Any, worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
+        folded.append(len(tasks))
+        real_run(self, worker, tasks, jobs, on_result)
+
+    monkeypatch.setattr(threads.Ahead, "run", spy_run)
+    before = threading.active_count()
+    for eps in (0.0, 0.3, 1e9):
+        runs = [threshold(code, method="exhaustive", epsilon=eps, symmetry=False, jobs=j)
+                for j in JOBS]
+        for r in runs[1:]:
+            assert (r.threshold, r.stragglers, r.raw_error, r.exact, r.checked) == \
+                (runs[0].threshold, runs[0].stragglers, runs[0].raw_error, runs[0].exact,
+                 runs[0].checked)
+    assert threading.active_count() == before
+    if name in ("cyclic", "complex"):  # the compiled walk of the optimal decoder applies
+        assert started and all(tasks > 1 for tasks in started) and folded

@@ -202,3 +202,49 @@ def test_thread_pools_record_where_their_time_went() -> None:
     assert TIMES.start + TIMES.tail <= TIMES.capacity - TIMES.busy + 1e-9
     TIMES.reset()
     assert (TIMES.pools, TIMES.capacity, TIMES.idle) == (0, 0.0, 0.0)
+
+
+class _Charging:
+    """Records the tasks that reached their turn to charge (threads.in_task_order)."""
+
+    def __init__(self) -> None:
+        self.charged: list[int] = []
+
+    def run(self, task: int) -> int:
+        from gctool.engine.threads import in_task_order
+
+        in_task_order()
+        self.charged.append(task)
+        return task * task
+
+
+def test_tasks_started_ahead_charge_nothing_before_their_fold() -> None:
+    """threads.Ahead runs tasks before their turn, but no task charges the budget until the
+    fold takes them (then in task order); dropped, its threads end; it folds only its own
+    tasks."""
+    import threading
+
+    import pytest
+
+    from gctool.engine.threads import Ahead
+
+    before = threading.active_count()
+    worker = _Charging()
+    dropped = Ahead(worker, list(range(5)), 2)
+    dropped.cancel()
+    assert worker.charged == [] and threading.active_count() == before
+    worker = _Charging()
+    ahead = Ahead(worker, list(range(6)), 2)
+    with pytest.raises(ValueError):
+        ahead.run(worker, list(range(5)), 2, lambda i, r: False)
+    ahead = Ahead(worker, list(range(6)), 2)
+    assert worker.charged == []
+    got: list[int] = []
+
+    def keep(i: int, r: int) -> bool:
+        got.append(r)
+        return False
+
+    ahead.run(worker, list(range(6)), 2, keep)
+    assert got == [i * i for i in range(6)] and sorted(worker.charged) == list(range(6))
+    assert threading.active_count() == before
