@@ -43,7 +43,7 @@ import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any
@@ -163,7 +163,8 @@ def measure(case: Case, executor: str, options: dict[str, Any], client: Any = No
         remote = sum(client.run(_worker_cpu).values()) if client is not None else 0.0
         TIMES.reset()
         c0, t0, w0 = _cpu(), time.thread_time(), time.perf_counter()
-        report = case.run(case.code, options)
+        with options.get("runner") or nullcontext():  # a Dask session per run, as the CLI
+            report = case.run(case.code, options)
         wall = time.perf_counter() - w0
         caller, cpu = time.thread_time() - t0, _cpu() - c0
         if client is not None:
@@ -234,7 +235,8 @@ def run_dask(res: Result, ref: Any, dask: tuple[str, Any], workers: int,
     case = res.case
     address, client = dask
     runner = DaskRunner(scheduler=address, key=case.label, batch=CLI_BATCH, guided=True)
-    case.run(case.code, {"runner": runner})  # warm: the workers load the kernels
+    with runner:  # warm: the workers load the kernels
+        case.run(case.code, {"runner": runner})
     row, report = measure(case, "", {"runner": runner}, client if processes else None)
     row.executor = f"dask {workers} ({runner.stats.get('dask_tasks', 0)} tasks)"
     assert _same(report) == ref, f"{case.label}: Dask differs from --jobs 1"

@@ -43,12 +43,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import dataclasses
 import hashlib
 import ipaddress
 import json
 import logging
 import math
 import os
+import pickle
 import re
 import signal
 import socket
@@ -74,8 +77,14 @@ MISSING_EXTRA = ("`executor`=dask needs the optional extra 'gctool[dask]' "
 #: task keep the overhead near 5 %
 CLI_BATCH = 4
 #: with ``DaskRunner.guided``, at most this many batches in one Dask task (a task runs its
-#: engine tasks to the end even after a counterexample, so a cap bounds the waste)
+#: engine tasks to the end even after a counterexample, so a cap bounds the waste), unless
+#: :data:`TASK_MIN_S` needs more
 GUIDED_MAX = 8
+#: with ``DaskRunner.guided``, once engine tasks have come back, a Dask task holds at least
+#: this many seconds of them (their mean time on the workers so far): benchmarks/bench_dask.py
+#: measures 5-15 ms of scheduling per Dask task (client, scheduler and worker together) on a
+#: 2-core loopback cluster, so 0.25 s keeps it under 5 %
+TASK_MIN_S = 0.25
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
@@ -420,8 +429,45 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
 
 
 # -- the runner ---------------------------------------------------------------------------------
-def _run_tasks(worker: Any, tasks: list[Any]) -> list[Any]:
-    return [worker.run(t) for t in tasks]
+def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None) -> tuple[list[Any], float]:
+    """On a Dask worker: run ``tasks`` with ``worker``; the results and the seconds they took
+    (the client sizes later Dask tasks with it).  With ``kernel``, ``worker`` is a shell
+    (:func:`_split`) and the kernel (scattered once per session) is put back into a copy."""
+    t0 = time.perf_counter()
+    if kernel is not None:
+        worker = copy.copy(worker)
+        worker.kernel = kernel
+    return [worker.run(t) for t in tasks], time.perf_counter() - t0
+
+
+#: a worker without its kernel (:func:`_split`) of at most this many pickled bytes travels
+#: inline with each Dask task (a rank-range source and a few numbers: about 200 bytes)
+INLINE_MAX = 2048
+
+
+def _pickled(obj: Any) -> bytes | None:
+    """``obj`` pickled (None: only Dask's cloudpickle can, e.g. it holds a lambda)."""
+    try:
+        return pickle.dumps(obj)
+    except Exception:
+        return None
+
+
+def _split(worker: Any) -> tuple[Any, Any]:
+    """``(shell, kernel)``: a dataclass worker with a ``kernel`` field whose copy without the
+    kernel pickles to at most :data:`INLINE_MAX` bytes gives that copy and its kernel (the
+    code, the compiled screen: what every call of a session shares, scattered once); any
+    other worker gives ``(None, worker)`` (scattered whole, once per call)."""
+    if not dataclasses.is_dataclass(worker) or isinstance(worker, type) or not any(
+            f.name == "kernel" for f in dataclasses.fields(worker)):
+        return None, worker
+    if getattr(worker, "kernel", None) is None:
+        return None, worker
+    shell: Any = copy.copy(worker)
+    shell.kernel = None
+    if len(_pickled(shell) or b"x" * (INLINE_MAX + 1)) > INLINE_MAX:
+        return None, worker
+    return shell, getattr(worker, "kernel", None)
 
 
 class _InOrder:
@@ -468,12 +514,15 @@ class _Window:
         self.runner, self.client, self.worker, self.tasks = runner, client, worker, tasks
         self.feed, self.ck, self.done = feed, ck, done
         self.stats = runner.stats
-        self.remote: Any = None  # the worker object on the cluster (scattered when needed)
+        # the worker (or its kernel: _split) on the cluster, scattered when needed
+        self.shell, self.payload = _split(worker)
+        self.remote: Any = None
         todo = [i for i in range(feed.nxt, len(tasks)) if i not in feed.results]
         self.queue, self.left = iter(todo), len(todo)
         self.retry: list[list[int]] = []  # lost groups, to submit before anything new
         self.tries: dict[int, int] = {}  # first task of a group -> times lost
         self.threads = 1  # worker threads of the cluster (for DaskRunner.guided; see size)
+        self.ran, self.spent = 0, 0.0  # engine tasks back, and their seconds on the workers
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
         self.last_health = 0.0
@@ -482,7 +531,7 @@ class _Window:
             lost_after())
 
     def _scatter(self) -> Future:
-        return self.client.scatter(self.worker, broadcast=True, hash=False, timeout=RESULT_S)
+        return self.runner.scattered(self.client, self.payload, self.count_workers)
 
     def size(self) -> int:
         """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`).  The cluster's
@@ -494,7 +543,10 @@ class _Window:
         with contextlib.suppress(Exception):
             workers = self.client.scheduler_info().get("workers", {})
             self.threads = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
-        return min(GUIDED_MAX * batch, max(batch, -(-self.left // (2 * self.threads))))
+        low = batch  # then at least TASK_MIN_S of work, at the mean time of an engine task
+        if self.ran and self.spent > 0:
+            low = max(batch, math.ceil(TASK_MIN_S * self.ran / self.spent))
+        return max(low, min(GUIDED_MAX * batch, -(-self.left // (2 * self.threads))))
 
     def _group(self) -> list[int]:
         if self.retry:
@@ -518,14 +570,13 @@ class _Window:
             return None
         if self.remote is None or self.remote.status != "finished":  # not yet sent, or every
             try:  # copy was lost with its workers
-                if self.count_workers() <= 0:
-                    raise TimeoutError  # (scatter would wait for one)
                 self.remote = self._scatter()
             except (Exception, asyncio.CancelledError):  # no worker yet: try again later
                 self.retry.append(group)
                 return None
-        f = self.client.submit(_run_tasks, self.remote, [self.tasks[i] for i in group],
-                               pure=False,
+        chunk = [self.tasks[i] for i in group]
+        args = (self.remote, chunk) if self.shell is None else (self.shell, chunk, self.remote)
+        f = self.client.submit(_run_tasks, *args, pure=False,
                                key=f"gctool-{self.runner.key[:12]}-{group[0]}-{time.time_ns()}")
         self.futures[f] = group
         self.stats["submitted"] += len(group)
@@ -556,12 +607,15 @@ class _Window:
             self.lost(group, killed=True)
             return
         try:
-            results = f.result(timeout=RESULT_S) if f.status == "finished" else None
+            back = f.result(timeout=RESULT_S) if f.status == "finished" else None
         except (Exception, asyncio.CancelledError):  # its worker died before we fetched it
-            results = None
-        if results is None:  # cancelled or lost (its worker, or the code, died)
+            back = None
+        if back is None:  # cancelled or lost (its worker, or the code, died)
             self.lost(group, killed=False)
             return
+        results, spent = back
+        self.ran += len(results)
+        self.spent += float(spent)
         for i, res in zip(group, results, strict=False):
             if i >= self.feed.stop_at:
                 break
@@ -681,12 +735,52 @@ class DaskRunner:
     #: finish together; which engine tasks run, and the results, are the same
     guided: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
+    #: an open session (``with runner:``): its client, and what its calls scattered (by the
+    #: SHA-256 of the pickled object)
+    _session: contextlib.ExitStack | None = field(default=None, init=False, repr=False)
+    _session_client: Any = field(default=None, init=False, repr=False)
+    _sent: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
             check_address(self.scheduler)
         if self.checkpoint is not None:
             check_checkpoint_path(self.checkpoint)
+
+    def __enter__(self) -> DaskRunner:
+        """A session: every call until :meth:`__exit__` uses one client (and one local
+        cluster, started by the first call), and an object the calls share (the code and its
+        compiled screen: the worker's ``kernel``, :func:`_split`) is scattered once, not once
+        per call (``attack --threshold`` makes one call per size, ``--curve`` one per point).
+        Without a session every call connects (or starts a local cluster) and scatters."""
+        if self._session is not None:
+            raise RuntimeError("this DaskRunner's session is already open")
+        self._session = contextlib.ExitStack()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack, self._session, self._session_client = self._session, None, None
+        self._sent.clear()
+        if stack is not None:
+            stack.close()
+
+    def scattered(self, client: Any, obj: Any, count_workers: Callable[[], int]) -> Future:
+        """``obj`` on every worker of ``client``: sent now (``scatter(broadcast=True)``), or,
+        in a session, the copy an earlier call sent of an object that pickles to the same
+        bytes, while the cluster still holds it.  TimeoutError when the cluster has no worker
+        (a scatter would wait for one)."""
+        blob = _pickled(obj) if self._session else None
+        key = hashlib.sha256(blob).hexdigest() if blob is not None else ""
+        sent = self._sent.get(key) if key else None
+        if sent is not None and sent.client is client and sent.status == "finished":
+            return sent
+        if count_workers() <= 0:
+            raise TimeoutError
+        future = client.scatter(obj, broadcast=True, hash=False, timeout=RESULT_S)
+        self.stats["scattered"] = self.stats.get("scattered", 0) + 1
+        if key:
+            self._sent[key] = future
+        return future
 
     @property
     def address_text(self) -> str:
@@ -717,7 +811,7 @@ class DaskRunner:
         fingerprint = _fingerprint(self.key, worker, tasks)
         done = ck.done(fingerprint) if ck is not None else {}
         self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
-                          dask_tasks=0, lost=0, unmerged=0)
+                          dask_tasks=0, lost=0, unmerged=0, scattered=0)
         feed = _InOrder(on_result, len(tasks))
         if ck is not None:
             for i, summary in sorted(ck.entries(fingerprint, tasks, worker).items()):
@@ -752,7 +846,24 @@ class DaskRunner:
     def _client(self, jobs: int, at_most_cores: bool = True) -> Iterator[Any]:
         """A client of the scheduler, or of a LocalCluster of ``jobs`` processes started for
         this run (at most the available cores unless ``at_most_cores`` is false: ``train``
-        places its n logical workers on as many processes as it is asked for)."""
+        places its n logical workers on as many processes as it is asked for).  In a session
+        (:meth:`__enter__`) the session's client, opened by its first call (again after its
+        connection was lost), closed when the session ends."""
+        if self._session is None:
+            with self._open(jobs, at_most_cores) as client:
+                yield client
+            return
+        client = self._session_client
+        if client is None or client.status != "running":
+            self._sent.clear()
+            self._session_client = None
+            client = self._session.enter_context(self._open(jobs, at_most_cores))
+            self._session_client = client
+        yield client
+
+    @contextlib.contextmanager
+    def _open(self, jobs: int, at_most_cores: bool) -> Iterator[Any]:
+        """A new client (:meth:`_client`), closed (with its local cluster) at the end."""
         address = None if self.scheduler is None else check_address(self.scheduler)
         if address is not None:
             client = _connect(address)

@@ -100,7 +100,8 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
             runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
                                 batch=CLI_BATCH, guided=True)
             try:
-                return f(*args, runner=runner, **kwargs)
+                with runner:  # one client (cluster) for the command, the code scattered once
+                    return f(*args, runner=runner, **kwargs)
             except SearchInterrupted as exc:  # the count is of the sets merged in rank order
                 note = runner.unmerged_note()
                 if not note:

@@ -146,6 +146,42 @@ def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
         assert dsk.threshold == 3 and dsk.stragglers == [5, 7, 9]
 
 
+def test_a_session_connects_once_and_scatters_the_code_once(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``with runner:`` (what the CLI does): a threshold search (one enumeration per size)
+    opens one client and scatters its kernel once; the report is the local one."""
+    import gctool.audit.distributed as dist
+
+    code = fail_code()
+    kw: dict[str, Any] = dict(method="exhaustive", budget=Budget(max_sets=10_000))
+    one = threshold(code, 0.0, jobs=1, **kw)
+    connects: list[Any] = []
+    real_connect = dist._connect
+    monkeypatch.setattr(dist, "_connect", lambda a: connects.append(a) or real_connect(a))
+    scattered: list[int] = []
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="t")
+    real_call = DaskRunner.__call__
+
+    def call(self: DaskRunner, *args: Any) -> None:
+        real_call(self, *args)
+        scattered.append(self.stats["scattered"])
+
+    monkeypatch.setattr(DaskRunner, "__call__", call)
+    with runner:
+        dsk = threshold(code, 0.0, jobs=1, runner=runner, **kw)
+        assert runner._session_client is not None
+        assert runner._session_client.status == "running"
+    assert runner._session_client is None  # closed with the session
+    assert same(dsk) == same(one) and dsk.threshold == 3
+    assert len(scattered) >= 3 and scattered[0] == 1 and sum(scattered) == 1, scattered
+    assert len(connects) == 1
+    # without a session every call connects and scatters
+    connects.clear()
+    scattered.clear()
+    assert same(threshold(code, 0.0, jobs=1, runner=runner, **kw)) == same(one)
+    assert len(connects) == len(scattered) >= 3 and set(scattered) == {1}
+
+
 def _without_executor(doc: Any) -> Any:
     """A report's JSON without what records the executor or the time (at every depth)."""
     if isinstance(doc, dict):
@@ -477,3 +513,32 @@ def test_guided_groups_shrink_and_cover_every_task() -> None:
     assert sizes[0] == GUIDED_MAX * 2 and min(sizes[:-1]) == 2
     assert sizes == sorted(sizes, reverse=True)  # large first, then small
     assert any(2 < x < GUIDED_MAX * 2 for x in sizes)  # shrinking with what is left
+
+
+def test_guided_groups_hold_a_minimum_time_once_measured() -> None:
+    """Once engine tasks have come back, a Dask task holds at least ``TASK_MIN_S`` of them
+    at their mean time (past ``GUIDED_MAX x batch`` when they are short); every task once."""
+    from gctool.audit.distributed import GUIDED_MAX, TASK_MIN_S, _InOrder, _Window
+
+    class Client:
+        def scheduler_info(self) -> dict[str, Any]:
+            return {"workers": {"a": {"nthreads": 1}, "b": {"nthreads": 1}}}
+
+        def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
+            return object()
+
+    tasks = [(i, 0, 0) for i in range(1000)]
+    window = _Window(DaskRunner(batch=2, guided=True), Client(), None, tasks,
+                     _InOrder(lambda i, r: False, len(tasks)), None, {})
+    window.stats.update(submitted=0, dask_tasks=0)
+    window.remote = SimpleNamespace(status="finished")
+    assert window.submit() is not None
+    first = len(next(iter(window.futures.values())))
+    assert first == GUIDED_MAX * 2  # nothing measured yet: the count cap
+    window.ran, window.spent = 10, 10 * TASK_MIN_S / 40  # engine tasks of TASK_MIN_S / 40
+    while window.submit() is not None:
+        pass
+    groups = list(window.futures.values())
+    assert [i for g in groups for i in g] == list(range(1000))
+    assert all(len(g) >= 40 for g in groups[1:-1]) and len(groups[-1]) <= 40
+    assert max(len(g) for g in groups[1:]) == 40 < 1000 // 4  # the floor, not more
