@@ -1,38 +1,42 @@
-"""Benchmark of ``--executor dask`` against the local executor, in the same run.
+"""What ``--executor dask`` costs on a running cluster, against local threads, in one run.
 
-One exhaustive ``verify`` of a generic real code (every straggler set, no shortcuts) on:
+On a loopback ``distributed.LocalCluster`` of single-threaded worker processes (one per core,
+started once, as docs/dask.md shows), with the runner the CLI uses (a session per command,
+the guided grouping):
 
-* the local executor with 1 and 2 processes (the default engine);
-* a ``distributed.LocalCluster`` on loopback with 1 and 2 single-threaded worker processes,
-  with one engine task per Dask task and with ``batch`` engine tasks per Dask task.
+* the scheduling cost of one Dask task: no-op tasks through the runner, CPU of every process
+  (this one, which holds the client and the scheduler, and the workers) and wall per task;
+* the kernels' load per worker process: the extra CPU of the first run on the fresh cluster
+  over the second one (numba's cached kernels loaded once per process, by the first task);
+* per case (``verify`` real cyclic n=48 s=6, ``attack --threshold`` on real cyclic n=40, the
+  enumeration's cost per set measured from CPU): local threads (``--jobs`` 1 and every core)
+  and Dask, in a session and (threshold: one enumeration per size) without one: wall, CPU of
+  every process, the Dask tasks, the seconds the engine tasks took on the workers, and the
+  overhead: the extra CPU over one local thread, per Dask task and as a share of the run.
 
-It also measures the scheduling overhead per Dask task (round trip of no-op tasks through
-:class:`gctool.audit.distributed.DaskRunner`) and the compute time per engine task, and picks
-the smallest ``batch`` that keeps overhead / (overhead + compute) under 5 %.  Every run's
-verdict and diagnostics are checked to be identical to the single-core run.
+Every Dask report is checked to equal the ``--jobs 1`` one.  CPU figures hold on a busy
+machine; wall times and speed-ups need a quiet one.
 
-Run:  .venv/bin/python benchmarks/bench_dask.py [--n 28] [--s 6] [--json]
+Run:  .venv/bin/python benchmarks/bench_dask.py [--quick] [--write-readme]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import math
+import os
+import resource
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import readme
+from gctool._threads import pin_blas_threads
 
-from gctool.algebra.fields import parse_field
-from gctool.audit.distributed import DaskRunner
-from gctool.audit.verify import verify
-from gctool.model import GradientCode
+pin_blas_threads()  # before numpy: as the CLI
+os.environ["GCTOOL_MAX_WORK"] = "300h"
 
-TARGET = 0.05  # scheduling overhead / run time
+import readme  # noqa: E402
 
 
 @dataclass
@@ -43,93 +47,124 @@ class Noop:
 
 def same(r: Any) -> dict[str, Any]:
     d = r.to_dict()
-    for k in ("elapsed_s", "jobs", "estimate"):
+    for k in ("elapsed_s", "jobs", "estimate", "executor"):
         d.pop(k, None)
     return d
 
 
-def timed(fn: Any) -> tuple[float, Any]:
-    t0 = time.perf_counter()
+def _own_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class Meter:
+    """CPU seconds of this process and of the cluster's worker processes."""
+
+    def __init__(self, client: Any) -> None:
+        import psutil
+
+        self.procs = [psutil.Process(p) for p in client.run(os.getpid).values()]
+
+    def __call__(self) -> float:
+        return _own_cpu() + sum(sum(p.cpu_times()[:2]) for p in self.procs)
+
+
+def timed(meter: Meter, fn: Any) -> tuple[float, float, Any]:
+    c0, w0 = meter(), time.perf_counter()
     out = fn()
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - w0, meter() - c0, out
+
+
+def cases(quick: bool) -> list[tuple[str, Any]]:
+    from gctool.audit.attack import threshold
+    from gctool.audit.verify import verify
+    from gctool.codes import design
+
+    n, s, an = (24, 4, 20) if quick else (48, 6, 40)
+    code = design("cyclic", n=n, s=s, seed=1)
+    acode = design("cyclic", n=an, s=s, seed=1)
+    return [
+        (f"verify real cyclic n={n} s={s}",
+         lambda ex: verify(code, s, method="exhaustive", max_sets=10**13, **ex)),
+        (f"attack --threshold real cyclic n={an} s={s}",
+         lambda ex: threshold(acode, 0.0, method="exhaustive", max_sets=10**13,
+                              symmetry=False, **ex)),
+    ]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=28)
-    ap.add_argument("--s", type=int, default=6)
-    ap.add_argument("--noop-tasks", type=int, default=400)
-    ap.add_argument("--json", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small codes (a smoke test)")
+    ap.add_argument("--noop-tasks", type=int, default=200)
     args = ap.parse_args()
+    if args.quick:
+        os.environ["GCTOOL_COMPILED"] = "1"  # the compiled walks, whatever the size
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
-    code = GradientCode(np.random.default_rng(0).standard_normal((args.n, args.n // 2)),
-                        parse_field("real"), args.s)
-    total = math.comb(args.n, args.s)
-    rows: list[dict[str, Any]] = []
-    t1, ref = timed(lambda: verify(code, method="exhaustive", jobs=1))
-    tasks = (ref.estimate or {}).get("sets", total)
-    rows.append({"executor": "local", "workers": 1, "seconds": t1})
-    t2, r2 = timed(lambda: verify(code, method="exhaustive", jobs=2))
-    assert same(r2) == same(ref)
-    rows.append({"executor": "local", "workers": 2, "seconds": t2})
-    overhead: dict[int, float] = {}
-    engine_tasks = 0
-    batch_used = 1
-    for workers in (1, 2):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=":0") as cluster:
-            addr = cluster.scheduler_address
-            noop = DaskRunner(scheduler=addr, key="noop")
-            t0 = time.perf_counter()
-            noop(Noop(), [(i, 0, 0) for i in range(args.noop_tasks)], 1, lambda i, r: False)
-            overhead[workers] = (time.perf_counter() - t0) / args.noop_tasks
-            one = DaskRunner(scheduler=addr, key="b1")
-            td, rd = timed(lambda r=one: verify(code, method="exhaustive", runner=r))
-            assert same(rd) == same(ref), "dask result differs from the local one"
-            engine_tasks = one.stats["tasks"] + 1  # + the pilot task, run on the client
-            per_task = t1 / engine_tasks
-            # overhead / (overhead + batch * per_task) <= TARGET
-            batch_used = max(1, math.ceil(overhead[1 if workers == 1 else workers]
-                                          * (1 - TARGET) / (TARGET * per_task)))
-            rows.append({"executor": "dask", "workers": workers, "batch": 1, "seconds": td,
-                         "dask_tasks": one.stats["dask_tasks"]})
-            big = DaskRunner(scheduler=addr, key="bN", batch=batch_used)
-            tb, rb = timed(lambda r=big: verify(code, method="exhaustive", runner=r))
-            assert same(rb) == same(ref)
-            rows.append({"executor": "dask", "workers": workers, "batch": batch_used,
-                         "seconds": tb, "dask_tasks": big.stats["dask_tasks"]})
-    per_task = t1 / engine_tasks
-    for r in rows:
-        r["sets_per_s"] = total / r["seconds"]
-        r["vs_local_same_workers"] = next(
-            x["seconds"] for x in rows if x["executor"] == "local"
-            and x["workers"] == r["workers"]) / r["seconds"]
-        if r["executor"] == "dask":
-            b = r["batch"]
-            r["overhead_share"] = overhead[r["workers"]] / (overhead[r["workers"]]
-                                                            + b * per_task)
-    out = {"n": args.n, "s": args.s, "sets": total, "engine_tasks": engine_tasks,
-           "sets_per_engine_task": tasks / max(1, engine_tasks),
-           "compute_s_per_engine_task": per_task,
-           "dask_overhead_s_per_task": overhead, "verdict": ref.verdict, "runs": rows}
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return
-    print(f"exhaustive verify, real n={args.n} s={args.s}: {total:,} sets in {engine_tasks} "
-          f"engine tasks ({per_task * 1e3:.2f} ms each on one core); verdict {ref.verdict}")
-    for w, o in overhead.items():
-        print(f"Dask overhead per task ({w} worker(s)): {o * 1e3:.2f} ms")
-    print(f"{'executor':9} {'workers':>7} {'batch':>5} {'seconds':>8} {'sets/s':>11} "
-          f"{'x local':>8} {'overhead':>8}")
-    for r in rows:
-        share = f"{r['overhead_share']:.1%}" if "overhead_share" in r else "-"
-        print(f"{r['executor']:9} {r['workers']:7d} {r.get('batch', '-')!s:>5} "
-              f"{r['seconds']:8.3f} {r['sets_per_s']:11,.0f} {r['vs_local_same_workers']:8.2f} "
-              f"{share:>8}")
-    print(f"overhead target: < {TARGET:.0%} of run time -> batch >= {batch_used} engine tasks "
-          "per Dask task on this machine")
+    from gctool.audit.distributed import CLI_BATCH, DaskRunner
+
+    cores = os.cpu_count() or 1
+    todo = cases(args.quick)
+    rows: list[tuple[str, str, float, float, float, int, float]] = []
+    with LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
+                      host="127.0.0.1", dashboard_address=None) as lc, \
+            Client(lc, set_as_default=False) as client:
+        meter = Meter(client)
+        address = lc.scheduler_address
+
+        def dask(fn: Any, session: bool = True) -> tuple[float, float, Any, dict[str, float]]:
+            runner = DaskRunner(scheduler=address, key="bench", batch=CLI_BATCH, guided=True)
+            sums = {"worker_s": 0.0, "dask_tasks": 0}
+
+            def counted(*args: Any) -> None:  # the stats of every enumeration of the run
+                runner(*args)
+                for k in sums:
+                    sums[k] += runner.stats[k]
+
+            with runner if session else nullcontext():
+                wall, cpu, rep = timed(meter, lambda: fn({"runner": counted}))
+            return wall, cpu, rep, sums
+
+        first_label, first = todo[0]
+        cold = dask(first)[1]  # a fresh cluster: every worker loads the kernels
+        warm = dask(first)[1]
+        noop = DaskRunner(scheduler=address, key="noop")
+        with noop:
+            noop(Noop(), [(0, 0, 0)], 1, lambda i, r: False)  # connected, the no-op scattered
+            nw, nc, _ = timed(meter, lambda: noop(Noop(), [(i, 0, 0) for i in
+                                                          range(args.noop_tasks)],
+                                                  1, lambda i, r: False))
+        for label, fn in todo:
+            fn({"jobs": 1})  # warm: kernels loaded in this process
+            dask(fn)  # and in the workers
+            w1, c1, ref = timed(meter, lambda fn=fn: fn({"jobs": 1}))
+            rows.append((label, "--jobs 1", w1, c1, 0.0, 0, 0.0))
+            wj, cj, rep = timed(meter, lambda fn=fn: fn({"jobs": cores}))
+            assert same(rep) == same(ref), f"{label}: --jobs {cores} differs"
+            rows.append((label, f"--jobs {cores}", wj, cj, 0.0, 0, 0.0))
+            for session in (True, False):
+                wd, cd, rep, sums = dask(fn, session)
+                assert same(rep) == same(ref), f"{label}: Dask differs from --jobs 1"
+                rows.append((label, f"dask {cores}" + ("" if session else ", no session"),
+                             wd, cd, sums["worker_s"], int(sums["dask_tasks"]),
+                             cd - c1))
+    print(f"loopback LocalCluster, {cores} single-threaded worker processes, the CLI's runner "
+          "(session, guided grouping); CPU of every process")
+    print(f"scheduling per Dask task (no-op tasks, in a session): {nc / args.noop_tasks * 1e3:.1f} "
+          f"ms CPU, {nw / args.noop_tasks * 1e3:.1f} ms wall")
+    print(f"kernel load per worker process (first run of {first_label} on a fresh cluster "
+          f"minus the second): {(cold - warm) / cores:.2f} s CPU")
+    print()
+    print("| case | run | wall s | x --jobs 1 | CPU s | Dask tasks | on workers s "
+          "| extra CPU vs --jobs 1 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    base = {r[0]: r[2] for r in rows if r[1] == "--jobs 1"}
+    for label, run, wall, cpu, on_workers, tasks, extra in rows:
+        dask_cols = (f"{tasks} | {on_workers:.2f} | {extra:.2f} s ({extra / cpu:.0%})"
+                     if run.startswith("dask") else "- | - | -")
+        print(f"| {label} | {run} | {wall:.2f} | {base[label] / wall:.2f}x | {cpu:.2f} "
+              f"| {dask_cols} |")
 
 
 if __name__ == "__main__":

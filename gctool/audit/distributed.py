@@ -430,14 +430,15 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
 
 # -- the runner ---------------------------------------------------------------------------------
 def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None) -> tuple[list[Any], float]:
-    """On a Dask worker: run ``tasks`` with ``worker``; the results and the seconds they took
-    (the client sizes later Dask tasks with it).  With ``kernel``, ``worker`` is a shell
-    (:func:`_split`) and the kernel (scattered once per session) is put back into a copy."""
-    t0 = time.perf_counter()
+    """On a Dask worker: run ``tasks`` with ``worker``; the results and the CPU seconds they
+    took in this thread (the client sizes later Dask tasks with it).  With ``kernel``,
+    ``worker`` is a shell (:func:`_split`) and the kernel (scattered once per session) is put
+    back into a copy."""
+    t0 = time.thread_time()
     if kernel is not None:
         worker = copy.copy(worker)
         worker.kernel = kernel
-    return [worker.run(t) for t in tasks], time.perf_counter() - t0
+    return [worker.run(t) for t in tasks], time.thread_time() - t0
 
 
 #: a worker without its kernel (:func:`_split`) of at most this many pickled bytes travels
@@ -616,6 +617,7 @@ class _Window:
         results, spent = back
         self.ran += len(results)
         self.spent += float(spent)
+        self.stats["worker_s"] += float(spent)  # (the seconds of every Dask task on a worker)
         for i, res in zip(group, results, strict=False):
             if i >= self.feed.stop_at:
                 break
@@ -811,7 +813,8 @@ class DaskRunner:
         fingerprint = _fingerprint(self.key, worker, tasks)
         done = ck.done(fingerprint) if ck is not None else {}
         self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
-                          dask_tasks=0, lost=0, unmerged=0, scattered=0)
+                          dask_tasks=0, lost=0, unmerged=0, scattered=0,
+                          worker_s=0.0)
         feed = _InOrder(on_result, len(tasks))
         if ck is not None:
             for i, summary in sorted(ck.entries(fingerprint, tasks, worker).items()):
