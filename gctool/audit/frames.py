@@ -137,7 +137,7 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
     < 1 - m; a failure is a set with epsilon >= 1 + m, or one whose S_F has numerical rank < k
     (:func:`gctool.numerics.numerical_rank` on its singular values), reported as the
     counterexample.  Anything in between, and any sampled run, is not certified (not ok).
-    The enumeration runs in ``jobs`` local processes or with ``runner``
+    The enumeration runs in ``jobs`` local threads or with ``runner``
     (:func:`~gctool.audit.spectrum.worst_spectrum`).
     """
     from gctool.numerics import numerical_rank

@@ -40,6 +40,7 @@ from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_boun
 from gctool.engine.enumeration import count_sets, sample_sets
 from gctool.engine.records import Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
+from gctool.engine.threads import run_threads
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_SAMPLES, SPECTRUM_MAX_SETS
 from gctool.model import GradientCode
@@ -369,8 +370,8 @@ class _SpectrumFold:
         return False
 
 
-def _processes(jobs: int | None, sets: int, runner: Runner | None) -> int:
-    """Local processes of an enumeration of ``sets`` straggler sets: ``jobs`` resolved, or 1
+def _jobs(jobs: int | None, sets: int, runner: Runner | None) -> int:
+    """Local threads of an enumeration of ``sets`` straggler sets: ``jobs`` resolved, or 1
     below :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` without a runner (the rule of the
     matrix codes' attack)."""
     from gctool.audit.exhaustive import PARALLEL_MIN_SETS
@@ -391,7 +392,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
     ``extra_work`` that the caller adds) is above the budget (:meth:`Frame.check`), before any
     set is evaluated.  ``frame``: the :class:`Frame` of the code when the caller has it (a
     curve shares one; it carries the budget), else one held to ``budget``.  The enumeration
-    runs in ``jobs`` local processes (None or 0: every core; fewer than
+    runs in ``jobs`` local threads (None or 0: every core; fewer than
     :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or with ``runner``
     (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not depend on either.
     """
@@ -435,8 +436,11 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
             progress(fold.checked, planned)
 
     try:
+        # locally, the spectra are decided in ``jobs`` threads sharing the frame (numpy's
+        # batched eigvalsh, einsum and gathers release the GIL); the caller only folds
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
-                   jobs=_processes(jobs, planned, runner), runner=runner, after=after)
+                   jobs=_jobs(jobs, planned, runner), runner=runner or run_threads,
+                   after=after)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
                                 f"sets (size {s}); worst epsilon so far "
@@ -471,7 +475,7 @@ def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR
                    runner: Runner | None = None, budget: Budget | None = None
                    ) -> SpectrumCurveReport:
     """:func:`worst_spectrum` for s = 0..max_s (default: the largest s with n - s >= k), or
-    for the given ``sizes`` only, each on ``jobs`` local processes or ``runner``.  The whole
+    for the given ``sizes`` only, each on ``jobs`` local threads or ``runner``.  The whole
     curve's work and memory (every size's sets, one analysis of the frame) are checked before
     the first set is evaluated."""
     S = frame_matrix(code)

@@ -243,11 +243,16 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The encoded scheme's verify and attack hooks hand ``jobs`` and ``runner`` to the
     enumeration of their straggler sets (many 8-set tasks here), and the report does not
-    depend on them."""
+    depend on them; locally, with 2 jobs, the spectra are decided in the pool's threads (the
+    caller's thread only folds)."""
+    import threading
+
+    from gctool.engine.threads import run_threads
+
     spectrum = importlib.import_module("gctool.audit.spectrum")
     monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
     monkeypatch.setattr(importlib.import_module("gctool.audit.exhaustive"),
-                        "PARALLEL_MIN_SETS", 0)  # really use 2 local processes
+                        "PARALLEL_MIN_SETS", 0)  # really use 2 local threads
     seen: list[tuple[int, Any, int]] = []
     fold = spectrum.run_folded
 
@@ -256,14 +261,28 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
         return fold(worker, tasks, *args, **kw)
 
     monkeypatch.setattr(spectrum, "run_folded", spy)
+    deciders: list[str] = []
+    decide = spectrum._SpectrumWorker.run
+
+    def run_in(self: Any, task: Any) -> Any:
+        deciders.append(threading.current_thread().name)
+        return decide(self, task)
+
+    monkeypatch.setattr(spectrum._SpectrumWorker, "run", run_in)
     code = gctool.design("encoded", frame="paley", workers=14, s=2, seed=1)
     run = FRAME_AUDITS[audit]
     one = run(code, jobs=1)
-    assert seen and all(jobs == 1 and runner is None for jobs, runner, _ in seen)
+    assert seen and all(jobs == 1 and runner is run_threads for jobs, runner, _ in seen)
     assert max(tasks for _, _, tasks in seen) > 2  # C(14, 2) = 91 sets in 8-set tasks
+    main = threading.current_thread().name
+    assert set(deciders) == {main}
     seen.clear()
+    deciders.clear()
     two = run(code, jobs=2)
-    assert seen and all(jobs == 2 and runner is None for jobs, runner, _ in seen)
+    assert seen and all(jobs == 2 and runner is run_threads for jobs, runner, _ in seen)
+    # every enumeration of more than one task is decided in the pool's threads
+    assert deciders.count(main) == sum(tasks == 1 for _, _, tasks in seen)
+    assert len(deciders) > deciders.count(main)
     seen.clear()
     runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"frame-{audit}")
     dsk = run(code, runner=runner)
