@@ -8,8 +8,8 @@ the guided grouping):
   (this one, which holds the client and the scheduler, and the workers) and wall per task;
 * the kernels' load per worker process: the extra CPU of the first run on the fresh cluster
   over the second one (numba's cached kernels loaded once per process, by the first task);
-* per case (``verify`` real cyclic n=48 s=6, ``attack --threshold`` on real cyclic n=40, the
-  enumeration's cost per set measured from CPU): local threads (``--jobs`` 1 and every core)
+* per case (``verify`` real cyclic n=48 s=6, ``attack --threshold`` on real cyclic n=40):
+  local threads (``--jobs`` 1 and every core)
   and Dask, in a session and (threshold: one enumeration per size) without one: wall, CPU of
   every process, the Dask tasks, the seconds the engine tasks took on the workers, and the
   overhead: the extra CPU over one local thread, per Dask task and as a share of the run.
