@@ -110,3 +110,32 @@ def test_the_direct_decoder_needs_no_exact_arithmetic_for_them(
     assert bool(r.ok[0]) and not used
     assert r.cond[0] > 1e9  # it was doubtful for float64
     assert abs(r.error[0] - exact) <= 1e-6 * exact + 1e-25
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_verify_settles_them_without_exact_arithmetic_on_every_path(
+        cplx: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every 2 stragglers of 8 workers, one survivor set near-degenerate (cond about 1e12):
+    the verdicts are brute force's in exact arithmetic, no set needs exact arithmetic, and
+    the numpy and compiled kernels report the same."""
+    import itertools
+
+    from gctool.audit.verify import verify
+
+    code, _ = _code(5, cplx)
+    B = np.vstack([np.asarray(code.B), np.random.default_rng(7).standard_normal((1, 6))])
+    code = code_of(B, 2, "complex" if cplx else "real")
+    limit = Decoder(code).limit
+    truth = all(float(exact_lstsq_error(B, tuple(i for i in range(8) if i not in S))) <= limit
+                for S in itertools.combinations(range(8), 2))
+    monkeypatch.setattr(generic, "exact_error", lambda *a: pytest.fail("exact arithmetic"))
+    reports = []
+    for compiled in ("0", "1"):
+        monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+        reports.append(verify(code, 2, method="exhaustive", kernel="nullspace"))
+    a, b = reports
+    assert a.ok == b.ok == truth
+    assert a.diagnostics.max_condition > 1e9  # the near-degenerate set was seen
+    assert (a.verdict, a.checked, a.diagnostics.exact_evaluations) == \
+        (b.verdict, b.checked, b.diagnostics.exact_evaluations)
+    assert a.diagnostics.max_residual == pytest.approx(b.diagnostics.max_residual, rel=1e-6)
