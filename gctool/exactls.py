@@ -138,10 +138,15 @@ def _residuals(A: np.ndarray, t: np.ndarray, hi: np.ndarray, lo: np.ndarray
     terms = np.concatenate([t[:, None], h1, r1, h2, r2], axis=1)
     if not np.isfinite(terms).all():
         return None
-    res = np.array([math.fsum(row) for row in terms.tolist()])
-    # each product's low part loses at most _ETA to underflow, so each entry at most
-    # 2 f _ETA; fsum rounds once (relative _U): the caller divides by (1 - _U)
-    return res, 2.0 * A.shape[1] * _ETA * math.sqrt(A.shape[0])
+    try:
+        res = np.array([math.fsum(row) for row in terms.tolist()])
+    except OverflowError:  # an intermediate sum above the float range
+        return None
+    if not np.isfinite(res).all():
+        return None
+    # underflow in a product's low part loses a few _ETA (counted generously: 8 per product,
+    # 2 f products per entry); fsum rounds once (relative _U): the caller divides by (1 - _U)
+    return res, 16.0 * A.shape[1] * _ETA * math.sqrt(A.shape[0])
 
 
 def refined_error(rows: np.ndarray, targets: np.ndarray, limit: float) -> float | None:
