@@ -7,6 +7,7 @@ answers are the exact ones, checked against brute force.  No timed assertions.""
 
 from __future__ import annotations
 
+import functools
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,14 @@ def _low_rank() -> GradientCode:
     return GradientCode((A @ R).astype(float), parse_field("real"), 0)
 
 
+@functools.cache
+def _low_rank_threshold() -> int | None:
+    """The threshold of :func:`_low_rank` by brute force in rational arithmetic (seconds of
+    work: computed once for the tests that compare with it)."""
+    code = _low_rank()
+    return threshold_by(lambda F: decodes_rational(np.asarray(code.B), F), code.n)
+
+
 # -- elementary: estimated before any batch or probe ---------------------------------------------
 @pytest.mark.parametrize(("code", "side", "step"), [
     (design("cyclic", n=24, s=4, seed=1), "dual", "_screen"),
@@ -87,7 +96,7 @@ def test_elementary_is_refused_before_its_batches_or_probes(
 def test_elementary_within_its_estimate_is_exact_and_spends_no_more(
         monkeypatch: pytest.MonkeyPatch) -> None:
     code = _low_rank()
-    want = threshold_by(lambda F: decodes_rational(np.asarray(code.B), F), code.n)
+    want = _low_rank_threshold()
     oracle = OptimalOracle(code)
     base = oracle.meter.spent
     budget = Budget(max_work=(base + el.work(oracle) + oracle.set_work(1, 10**4)) / 1e9)
@@ -99,7 +108,7 @@ def test_elementary_confirmation_over_the_work_budget_is_a_labelled_bound() -> N
     """The decoder's confirmation of a primal witness is checked against the work budget
     before each size: past it the answer is a bound, not a refusal after the work."""
     code = _low_rank()
-    want = threshold_by(lambda F: decodes_rational(np.asarray(code.B), F), code.n)
+    want = _low_rank_threshold()
     assert want is not None and want > 2
     oracle = OptimalOracle(code)
     full_set = oracle.set_work(0, 1)  # "does the full set decode" comes first
@@ -208,14 +217,18 @@ def test_auto_within_the_budget_is_exact_and_unchanged(n: int, s: int, seed: int
     t = threshold(code)
     assert t.exact and t.threshold == s + 1
     assert t.threshold == threshold(code, options=AttackOptions(method="exhaustive")).threshold
-    low = _low_rank()
-    want = threshold_by(lambda F: decodes_rational(np.asarray(low.B), F), low.n)
-    assert threshold(low).threshold == want and threshold(low).exact
     w = attack(code, s + 1, random=True)
     worst = max(lstsq_error(B, tuple(i for i in range(n) if i not in S))
                 for S in combinations(range(n), s + 1))
     assert w.exact and w.raw_error == pytest.approx(worst, rel=1e-6) and w.random is not None
     assert not any("budget" in note for note in t.notes + w.notes)
+
+
+def test_auto_within_the_budget_is_exact_on_a_low_rank_code() -> None:
+    """The same for the low-rank code (its threshold by brute force in rational arithmetic)."""
+    t = threshold(_low_rank())
+    assert t.threshold == _low_rank_threshold() and t.exact
+    assert not any("budget" in note for note in t.notes)
 
 
 def test_random_means_that_do_not_fit_are_skipped_not_charged() -> None:
