@@ -76,6 +76,7 @@ def naive_rs(n: int, k: int, s: int, field: str) -> np.ndarray:
     L = n - s
     if fld.is_finite:
         GF = fld.galois()
+        alpha = GF(alpha)  # the nodes are plain integers: galois would read them over GF(2)
         T = GF.Zeros((L, k))
         for j in range(k):
             T[:, j] = galois.Poly.Roots(alpha[~mask[:, j]]).coeffs[::-1]
@@ -134,8 +135,13 @@ def bench_export() -> None:
 
 
 def main() -> None:
-    design("cyclic-mds", 5, 2, field="GF(2^8)")  # warm up galois' JIT (not part of a design)
+    # warm up galois' JIT on both sides (compiling is not part of a construction): gctool's
+    # designs, and the naive constructions' polynomial arithmetic over the same fields
+    design("cyclic-mds", 5, 2, field="GF(2^8)")
     design("rs", 7, 2, field="GF(257)")
+    design("rs", 7, 2, field="real")
+    naive_cyclic_mds(15, 2, "GF(2^8)")
+    naive_rs(7, 7, 2, "GF(257)")
     compare("design cyclic-mds -n 255 -s 32 --field GF(2^8)",
             lambda: design("cyclic-mds", 255, 32, field="GF(2^8)"),
             lambda: naive_cyclic_mds(255, 32, "GF(2^8)"),
