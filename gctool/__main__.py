@@ -1,3 +1,4 @@
 from gctool._start import main
 
-main()
+if __name__ == "__main__":  # not when a fork server or spawn re-imports it (__mp_main__)
+    main()

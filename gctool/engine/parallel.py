@@ -13,8 +13,15 @@ then cancelled (the pool is terminated).
   (:class:`gctool.engine.sweep.LostTasks`: the fold ends the run incomplete, exit 2).
 * At most :data:`AHEAD` tasks per process are submitted ahead of the fold.
 
-* Worker processes are forked where the platform allows it (the worker object is inherited,
-  not pickled); elsewhere they are spawned and the worker object is pickled once per process.
+* Worker processes are forked where the platform allows it and this process runs no other
+  thread (the worker object is inherited, not pickled).  A fork copies the locks other threads
+  hold at that moment (a Dask client's event loop and thread pools, say, in a program that used
+  one before), and a child that needs one waits forever; so with other threads running, the
+  processes come from a fork server (a single-threaded process started once), and elsewhere
+  they are spawned: the worker object is then pickled once per process.
+* A worker process that does not end within :data:`JOIN_S` of being told to (SIGTERM) is
+  killed: one stuck on such a lock would otherwise outlive the run and hold up the exit of
+  the program that started it (multiprocessing joins its children at exit).
 * Workers ignore SIGINT (:func:`gctool._signals.worker_init`): Ctrl-C (and SIGTERM/SIGHUP under
   the CLI) raises KeyboardInterrupt in the parent only, which terminates the pool it started and
   re-raises (the caller turns it into SearchInterrupted).
@@ -27,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -74,8 +82,11 @@ def _call(task: Any) -> object:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    """fork when it is safe (no other thread in this process), else a fork server or spawn."""
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 #: below this time of the tasks left after the first (at the first one's pace, in one
@@ -84,6 +95,8 @@ def _context() -> multiprocessing.context.BaseContext:
 PARALLEL_MIN_S = 0.25
 #: new pools after a worker process died, before the run ends incomplete
 RETRIES = 2
+#: seconds a worker process has to end after SIGTERM (then SIGKILL)
+JOIN_S = 5.0
 #: tasks submitted ahead of the fold, per process
 AHEAD = 4
 
@@ -146,7 +159,10 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
             proc.terminate()
     for proc in procs.values():
         with contextlib.suppress(Exception):
-            proc.join(5)
+            proc.join(JOIN_S)
+            if proc.is_alive():  # stuck where SIGTERM cannot reach it
+                proc.kill()
+                proc.join(JOIN_S)
 
 
 def run_paced(
