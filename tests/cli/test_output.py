@@ -158,12 +158,17 @@ def _gctool(cwd: Path, *args: str, stderr: Any = subprocess.PIPE
                           stdout=subprocess.PIPE, stderr=stderr, timeout=300)
 
 
-#: successful runs of every command, in order (later ones read the files earlier ones write)
-QUIET_RUNS = [
+#: successful runs of every command, in stages: the runs of a stage run side by side and read
+#: the files the stages before wrote
+QUIET_RUNS = [[
     ["design", "frc", "-n", "6", "-s", "2", "-o", "frc.json"],
     ["design", "sr-sgc", "-n", "8", "--burst", "1", "--window", "3", "--lambda", "3", "-o",
      "sgc.json"],
+    ["schema"],
+    ["reference", "--path"],
+], [
     ["design", "kron", "frc.json", "frc.json", "-o", "kron.json"],
+], [
     ["verify", "frc.json", "kron.json"],
     ["verify", "sgc.json", "--json"],
     ["attack", "frc.json", "--curve"],
@@ -171,17 +176,19 @@ QUIET_RUNS = [
     ["export", "frc.json", "--decoders", "-o", "plan.npz"],
     ["show", "frc.json", "--svg", "frc.svg"],
     ["simulate", "frc.json", "--iterations", "20", "--seed", "1", "--plot", "plot.svg"],
-    ["schema"],
-    ["reference", "--path"],
-]
+]]
 
 
 def test_stderr_is_empty_on_success_when_it_is_not_a_terminal(tmp_path: Path) -> None:
     """Real processes with stderr a pipe: status lines are for terminals only, so a script or
     CI log sees stderr only for errors and warnings."""
-    for args in QUIET_RUNS:
-        r = _gctool(tmp_path, *args)
-        assert (r.returncode, r.stderr) == (0, ""), args
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        for stage in QUIET_RUNS:
+            for args, r in zip(stage, pool.map(lambda a: _gctool(tmp_path, *a), stage),
+                               strict=True):
+                assert (r.returncode, r.stderr) == (0, ""), args
     assert {p.name for p in tmp_path.iterdir()} >= {"frc.json", "sgc.json", "kron.json",
                                                      "plan.npz", "frc.svg", "plot.svg"}
 
