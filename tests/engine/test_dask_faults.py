@@ -93,8 +93,10 @@ class Cluster:
         self.scheduler = self._start([sys.executable, "-m", "distributed.cli.dask_scheduler",
                                       "--host", "127.0.0.1", "--port", str(self.port),
                                       "--no-dashboard"])
-        self._wait_port()
+        # the workers start up beside the scheduler (a worker retries its connection until
+        # the scheduler listens): their start-ups overlap instead of adding up
         self.workers = [self.add_worker() for _ in range(workers)]
+        self._wait_port()
         if workers:
             self.wait_for_workers(workers)
 
