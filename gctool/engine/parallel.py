@@ -81,12 +81,18 @@ def _call(task: Any) -> object:
     return _WORKER.run(task)
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """fork when it is safe (no other thread in this process), else a fork server or spawn."""
+def _context(worker: Any) -> multiprocessing.context.BaseContext:
+    """fork when it is safe (no other thread in this process), else a fork server (started
+    once, with the worker's module loaded: its processes need not import it again) or
+    spawn."""
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, type(worker).__module__])  # (once it runs: no effect)
+    return ctx
 
 
 #: below this time of the tasks left after the first (at the first one's pace, in one
@@ -116,7 +122,7 @@ def run_ordered(
         return
     done, broken = [0], 0  # tasks folded (updated as they are); pools lost with a process
     while done[0] < len(tasks):
-        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(),
+        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(worker),
                                    initializer=_init, initargs=(worker,))
         try:
             if _fold(pool, tasks, done, jobs, on_result):
