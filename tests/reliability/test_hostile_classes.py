@@ -594,9 +594,12 @@ def test_a_broken_pipe_ends_silently_with_exit_0(tmp_path: Path, args: list[str]
     code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     big = design_file(tmp_path, "big.json", "frc", n=600, s=5)
     args = [code if a == "CODE" else big if a == "BIG" else a for a in args]
-    for _ in range(3):  # the reader goes away at different moments
-        proc = _gctool(args, '| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"')
-        assert (proc.returncode, proc.stderr) == (0, "")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(3) as pool:  # side by side: the reader goes away at different moments
+        for proc in pool.map(lambda _: _gctool(
+                args, '| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"'), range(3)):
+            assert (proc.returncode, proc.stderr) == (0, "")
 
 
 def test_a_closed_stdout_does_not_receive_an_output_file(tmp_path: Path) -> None:
