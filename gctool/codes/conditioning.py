@@ -8,17 +8,17 @@ the same as ``gctool verify``'s.  (B_F may be rank-deficient and still decode,
 e.g. ``rs`` codes whose mask repeats a column support.)
 
 ``design`` records the worst value over every straggler set of size s when that is cheap (at
-most ``EXACT_LIMIT`` sets and ``EXACT_WORK`` flops, or set classes for cyclic codes, whose
+most ``EXACT_LIMIT`` sets and ``EXACT_WORK`` multiply-adds, or set classes for cyclic codes, whose
 rotations have the same singular values).  Otherwise, when the left null space of B is at least
 s-dimensional (the codes that tolerate s stragglers with rank(B) <= n - s), it *screens* every
 set by the bound that ``gctool verify`` proves too (:mod:`gctool.audit.nullspace`): with N the
 orthonormal left null basis of the row-normalised B (n x d), the CS decomposition gives
 ``cond(B_F) <= kappa(B) / sigma_s(N_S)`` for the survivors F of S (an s x d block, d >= s), at
-the cost of an s x d SVD per set (``SCREEN_WORK`` flops in all).  The recorded worst case is then
-cond(B_F) of the set with the largest bound, attained (a lower bound on the true worst), with
-the proved bound beside it (``condition_bound``).  Larger designs get an *estimate*: the
-maximum over the s-blocks of consecutive workers (clustered missing nodes are the bad cases of
-Vandermonde-type codes) plus pseudo-random sets (fixed seed 0, so the estimate is
+the cost of an s x d SVD per set (``SCREEN_WORK`` multiply-adds in all).  The recorded worst
+case is then cond(B_F) of the set with the largest bound, attained (a lower bound on the true
+worst), with the proved bound beside it (``condition_bound``).  Larger designs get an
+*estimate*: the maximum over the s-blocks of consecutive workers (clustered missing nodes are
+the bad cases of Vandermonde-type codes) plus pseudo-random sets (fixed seed 0, so the estimate is
 reproducible).  An estimate is a lower bound on the true worst case, and the recorded method
 says so.
 """
@@ -36,10 +36,11 @@ from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
 
 EXACT_LIMIT = CONDITION_EXACT_SETS  # straggler sets evaluated for an exact worst case
-EXACT_WORK = 2e9  # ... and flops spent on it (sum of SVD costs), else an estimate
-WORK_LIMIT = 5e7  # flops spent on an estimate (sum of SVD costs; at least 8 sets ...)
+# work caps in multiply-adds, the unit of gctool.budget.solve_cost (about 1 ns each, one core)
+EXACT_WORK = 2e9  # ... and multiply-adds spent on it (sum of SVD costs), else an estimate
+WORK_LIMIT = 5e7  # multiply-adds spent on an estimate (sum of SVD costs; at least 8 sets ...)
 ESTIMATE_MAX_WORK = 1e9  # ... unless 8 sets cost more than this: then fewer, or none at all
-SCREEN_WORK = 2e9  # flops of the null-space screen over every set (sum of s x d LU costs)
+SCREEN_WORK = 2e9  # multiply-adds of the null-space screen over every set (sum of s x d LU costs)
 SCREEN_SVD = 1e6  # sets whose inverse-norm bound exceeds this get the sharp (SVD) bound
 NOT_ESTIMATED = "not estimated"
 CHUNK = 2048  # straggler sets per batch of SVDs
@@ -181,7 +182,7 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool
     budget = int(min(budget, ESTIMATE_MAX_WORK // max(per_set, 1)))
     if budget == 0:  # one SVD alone is above the budget (n near 4096): say so, fast
         return None, (f"{NOT_ESTIMATED}: one decoding system ({f} x {cols}) costs about "
-                      f"{per_set:.2g} flops, above the design budget of "
+                      f"{per_set:.2g} multiply-adds, above the design cap of "
                       f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning"), None
     S = _sample(n, s, max(1, budget // 2), budget - max(1, budget // 2))
     value = float(np.max(ConditionKernel(B).errors(S)))

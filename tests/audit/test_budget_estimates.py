@@ -9,6 +9,7 @@ in seconds) and checks how it orders and scales."""
 from __future__ import annotations
 
 from math import comb
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,42 @@ def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
         verify(cyc48, 6, method="exhaustive", budget=Budget(max_sets=1_000_000))
     assert (err.value.kind, err.value.param, err.value.needed) == ("sets", "max_sets",
                                                                   comb(48, 6))
+
+
+def test_a_refusal_is_one_line_with_the_estimate_and_the_flag(cyc48: GradientCode,
+                                                               tmp_path: Path) -> None:
+    """The CLI refuses in one stderr line naming --max-work, with the library's estimate."""
+    from gctool.budget import format_seconds
+    from gctool.io import write_code
+
+    from helpers import run
+
+    write_code(cyc48, tmp_path / "c.json")
+    res = run("verify", str(tmp_path / "c.json"), "--method", "exhaustive", "--jobs", "2",
+              "--max-work", "10ms")
+    lines = res.stderr.strip().splitlines()
+    assert res.exit_code == 2 and len(lines) == 1, res.stderr
+    assert "--max-work" in lines[0] and "`max_work`" not in lines[0]
+    assert f"needs about {format_seconds(needed(cyc48, 6, 2))} (estimated, on 2 jobs)" \
+        in lines[0]
+
+
+def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A code whose sets cost more than the calibrated rate (ill-conditioned: the cheap bound
+    rarely decides) is refused on the probe's measured time per set: here a clock that
+    advances 100 ms per reading, so the probe's sets cost 100 ms / PROBE each."""
+    from gctool.audit.verify import enumeration
+
+    code = design("cyclic", n=30, s=6, seed=1)  # 593,775 sets: a priori about 50 ms
+    clock = iter(range(10**6))  # 100 ms per reading
+    monkeypatch.setattr(enumeration.time, "process_time", lambda: next(clock) * 0.1)
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, 6, method="exhaustive", jobs=2, budget=Budget(max_work=1.0))
+    text = str(err.value)
+    assert err.value.kind == "work" and "\n" not in text
+    assert f"timed on {enumeration.PROBE:,} of them" in text and "`max_work`" in text
+    per_set = 0.1 / enumeration.PROBE
+    assert err.value.needed == pytest.approx(per_set * comb(30, 6) / 2, rel=1e-3) or \
+        err.value.needed == pytest.approx(per_set * comb(30, 6), rel=1e-3)
+    assert verify(code, 6, method="exhaustive", budget=Budget(max_work=60.0)).ok

@@ -31,6 +31,10 @@ from gctool.reports import Diagnostics, VerifyReport
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 0.25  # below this estimated single-process time, do not start processes
 THREADS_MIN_S = 0.01  # the same for threads (a compiled walk)
+#: sets of the timed probe that re-checks the budget on the kernel's time here
+#: (:func:`_check_timed`), on enumerations of at least PROBE_MIN probes
+PROBE = 8192
+PROBE_MIN = 32
 
 
 @dataclass
@@ -97,6 +101,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     first = settle(worker.run((0, 0, pilot)))
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
+    if run.sample is None and first.fail_set is None:
+        _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if not threads:
@@ -149,6 +155,30 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
                           f"{took} on {jobs} job(s)), {INSTEAD}")
     run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs)
+
+
+def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
+                 rot: Rotation | None) -> None:
+    """Refuse a run the calibrated estimate let through but that takes longer here: the
+    kernel (loaded by the pilot) decides :data:`PROBE` sets from the middle of the space,
+    doubtful sets included, timed in CPU time (a loaded machine does not inflate it) and not
+    merged; above the budget, the refusal gives the time they imply for the whole run.  The
+    per-set time of a walk depends on the code (how often its cheap bound decides a set):
+    an ill-conditioned code costs several times the calibrated one."""
+    if stop < PROBE_MIN * PROBE:  # small runs: the probe would cost too much of them
+        return
+    mid = stop // 2
+    t0 = time.process_time()
+    probe = settle(worker.run((0, mid, mid + PROBE)))
+    per_set = (time.process_time() - t0) / max(1, probe.evaluated) * NS_PER_S
+    # a failing set by the middle stops the run there (at the latest)
+    sets = evaluations if probe.fail_set is None else -(-evaluations * mid // stop)
+    what = f"verify (n={run.code.n}, s={run.s})"
+    run.budget.check_work(
+        f"{what} of {evaluations:,} straggler sets" + (
+            f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
+        + f", timed on {probe.evaluated:,} of them,", per_set * sets,
+        f"raise `max_work`, {INSTEAD}", jobs)
 
 
 def enumeration_report(run: Run, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,
