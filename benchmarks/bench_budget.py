@@ -21,7 +21,19 @@ most about 1 (an estimate never lets through a run much longer than the budget) 
 below 0.05 (it never refuses what is quick).  The timed cases need a quiet machine: their
 ratios on a loaded one measure the load.
 
-Run:  .venv/bin/python benchmarks/bench_budget.py [--quick] [--jobs N] [--repeat N] [--json]
+``--unseen`` runs a spread of codes the estimates were not calibrated on (random dense real,
+complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs, real cyclic n=64 with
+s=7 and 8, ``verify``, ``attack -s`` and ``attack --threshold``) for each ``--jobs`` of a list
+(e.g. ``1,2``), first as a user runs them (default budget).  A refused run must be refused in
+one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
+is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
+time extrapolated from the sample's share of the ranks.  Target: measured / estimated within
+0.5-2 on every run of ``MIN_TIMED`` or more.  Not covered: codes whose doubtful sets go to
+exact arithmetic (e.g. ``comm`` n=40 s=5 m=2, condition 9e9: its first 8,192 sets take over a
+minute; neither the calibrated rate nor the timed probe, which runs after them, refuses it).
+
+Run:  .venv/bin/python benchmarks/bench_budget.py [--quick] [--unseen] [--jobs N[,N]]
+[--repeat N] [--json] [--write-readme]
 
 ``--quick`` runs sizes about a hundred times smaller (a smoke test; fixed costs dominate
 there).  ``--jobs`` is passed to the commands that take it (default 1).
@@ -31,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import sys
@@ -64,6 +77,26 @@ def shuffled_cyclic(n: int, s: int) -> bytes:
     rng = np.random.default_rng(0)
     B = np.asarray(crc.B)[rng.permutation(n)][:, rng.permutation(n)]
     return code_bytes(GradientCode(B, parse_field("real"), s, "custom"), npz=False)
+
+
+def random_dense(n: int, k: int, s: int, field: str, seed: int) -> Callable[[], bytes]:
+    """A random dense n x k code over ``field`` (real, complex, GF(q)) declared to tolerate s:
+    no structure, no symmetry, nothing the estimates were calibrated on."""
+    def make() -> bytes:
+        from gctool.algebra.fields import parse_field
+        from gctool.io import code_bytes
+        from gctool.model import GradientCode
+
+        rng, fld = np.random.default_rng(seed), parse_field(field)
+        B: Any
+        if field == "real":
+            B = rng.standard_normal((n, k))
+        elif field == "complex":
+            B = rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k))
+        else:
+            B = rng.integers(0, fld.order, size=(n, k))
+        return code_bytes(GradientCode(B, fld, s, "custom"), npz=False)
+    return make
 
 
 def designed(scheme: str, **kw: Any) -> Callable[[], bytes]:
@@ -136,6 +169,66 @@ def cases(quick: bool, jobs: str) -> list[Case]:
     ]
 
 
+#: (name, files, command line without --jobs, note) of :func:`unseen_cases`
+Unseen = tuple[str, dict[str, Callable[[], bytes]], list[str], str]
+
+
+def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
+    """A spread of codes the estimates were not calibrated on (random dense codes of every
+    field, the other schemes, several n and s, codes refused by default), for ``verify``,
+    ``attack -s`` and ``attack --threshold``; random codes are drawn from ``seed``."""
+    ex = ["--method", "exhaustive"]
+    if quick:
+        return [
+            ("verify random real", {"r.json": random_dense(22, 17, 4, "real", seed)},
+             ["verify", "r.json", *ex], "random dense real n=22 k=17 s=4"),
+            ("verify random GF(2^8)", {"g.json": random_dense(20, 15, 4, "GF(2^8)", seed)},
+             ["verify", "g.json", *ex], "random dense GF(2^8) n=20 k=15 s=4"),
+            ("verify rs complex", {"z.json": designed("rs", n=20, s=4, field="complex")},
+             ["verify", "z.json", *ex], "rs complex n=20 s=4"),
+            ("attack -s random", {"a.json": random_dense(18, 13, 4, "real", seed)},
+             ["attack", "a.json", "-s", "4", *ex, "--no-symmetry"], "random real n=18 s=4"),
+            ("attack --threshold", {"f.json": designed("frc", n=18, s=2)},
+             ["attack", "f.json", "--threshold", *ex], "frc n=18 s=2"),
+            ("verify cyclic refused", {"c.json": designed("cyclic", n=26, s=6, seed=seed)},
+             ["verify", "c.json", *ex, "--max-work", "100ms"],
+             "real cyclic n=26 s=6, budget 100 ms"),
+        ]
+    return [
+        ("verify random real", {"r.json": random_dense(44, 36, 6, "real", seed)},
+         ["verify", "r.json", *ex], "random dense real n=44 k=36 s=6 (7.1 M sets, d=8)"),
+        ("verify random real", {"r.json": random_dense(30, 14, 7, "real", seed)},
+         ["verify", "r.json", *ex], "random dense real n=30 k=14 s=7 (2.0 M sets, d=16)"),
+        ("verify random complex", {"z.json": random_dense(36, 30, 5, "complex", seed)},
+         ["verify", "z.json", *ex], "random dense complex n=36 k=30 s=5 (377 k sets, d=6)"),
+        ("verify rs real", {"v.json": designed("rs", n=40, s=5)},
+         ["verify", "v.json", *ex], "rs real n=40 s=5 (658 k sets)"),
+        ("verify random GF(p)", {"p.json": random_dense(40, 33, 6, "GF(65521)", seed)},
+         ["verify", "p.json", *ex], "random dense GF(65521) n=40 k=33 s=6 (3.8 M sets)"),
+        ("verify random GF(2^8)", {"g.json": random_dense(36, 28, 6, "GF(2^8)", seed)},
+         ["verify", "g.json", *ex], "random dense GF(2^8) n=36 k=28 s=6 (1.9 M sets)"),
+        ("verify rs GF(2^7)", {"g.json": designed("rs", n=50, s=5, field="GF(2^7)")},
+         ["verify", "g.json", *ex], "rs GF(2^7) n=50 s=5 (2.1 M sets)"),
+        ("verify cyclic n=64 s=7", {"c.json": designed("cyclic", n=64, s=7, seed=seed)},
+         ["verify", "c.json", *ex], "real cyclic n=64 s=7 (621 M sets)"),
+        ("verify cyclic n=64 s=8", {"c.json": designed("cyclic", n=64, s=8, seed=seed)},
+         ["verify", "c.json", *ex], "real cyclic n=64 s=8 (4.4 G sets)"),
+        ("attack -s random real", {"a.json": random_dense(36, 30, 5, "real", seed)},
+         ["attack", "a.json", "-s", "5", *ex, "--no-symmetry"],
+         "random dense real n=36 k=30 s=5 (377 k sets)"),
+        ("attack -s rs complex", {"a.json": designed("rs", n=30, s=5, field="complex")},
+         ["attack", "a.json", "-s", "5", *ex, "--no-symmetry"], "rs complex n=30 s=5"),
+        ("attack -s GF(2^8)", {"a.json": random_dense(32, 26, 5, "GF(2^8)", seed)},
+         ["attack", "a.json", "-s", "5", *ex, "--no-symmetry"],
+         "random dense GF(2^8) n=32 k=26 s=5"),
+        ("attack --threshold", {"f.json": designed("frc", n=40, s=4)},
+         ["attack", "f.json", "--threshold", *ex], "frc n=40 s=4"),
+        ("attack --threshold", {"r.json": random_dense(34, 28, 5, "real", seed)},
+         ["attack", "r.json", "--threshold", *ex, "--no-symmetry"],
+         "random dense real n=34 k=28 (threshold 7)"),
+    ]
+
+
 class Recorder:
     """Records the estimates a command checks (seconds on their jobs) and the meters of the
     searches (what they charged, in seconds of one core)."""
@@ -160,6 +253,17 @@ class Recorder:
 
         bd.Budget.check_work = check_work  # type: ignore[method-assign]
         bd.Meter.__init__ = init  # type: ignore[method-assign]
+
+        from gctool.audit import exhaustive
+
+        search = exhaustive._SearchBudget.__call__
+
+        def sizes(self: Any, t: int, used: int, need: int) -> str | None:
+            refusal = search(self, t, used, need)  # the estimate of the sizes up to t
+            rec.checks.append((f"threshold search up to size {t}", self.time))
+            return refusal
+
+        exhaustive._SearchBudget.__call__ = sizes  # type: ignore[method-assign]
 
     def reset(self) -> None:
         self.checks.clear()
@@ -190,6 +294,163 @@ def run_case(rec: Recorder, args: list[str]) -> dict[str, Any]:
             "cpu_ratio": cpu / est if est else float("nan")}
 
 
+def run_captured(rec: Recorder, args: list[str]) -> dict[str, Any]:
+    """Run a command line in-process as the CLI does; its exit code, stderr, estimate and
+    wall and CPU time (nothing added to ``args``: the default budget applies)."""
+    from gctool.cli.main import cli
+
+    rec.reset()
+    err = io.StringIO()
+    c0, w0 = time.process_time(), time.perf_counter()
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
+            contextlib.redirect_stderr(err):
+        code = int(cli.main(args, standalone_mode=False) or 0)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    est, kind = rec.estimate()
+    return {"exit": code, "stderr": err.getvalue(), "cpu_s": cpu, "wall_s": wall,
+            "estimate_s": est, "kind": kind}
+
+
+class Sampled:
+    """Runs a verify enumeration on a stratified sample of its engine tasks (as many equal
+    shares of the rank space, one task taken from each), for a run too long to measure whole:
+    its time is extrapolated from the sample (the tasks' share of the ranks), the rest of the
+    command (reduction, pilot, report) measured as it runs.  The verdict of a sampled run
+    means nothing (its coverage is not checked)."""
+
+    def __init__(self, fraction: float) -> None:
+        self.fraction, self.taken, self.seconds, self.share = fraction, 0, 0.0, 1.0
+
+    def install(self) -> Callable[[], None]:
+        from gctool.audit.verify import enumeration
+
+        original = enumeration.run_folded
+
+        def run_folded(worker: Any, tasks: Any, fold: Any, *, jobs: int = 1,
+                       runner: Any = None, **_: Any) -> None:
+            from gctool.engine.parallel import run_ordered
+
+            ranks = sum(b - a for _, a, b in tasks)
+            step = max(1, round(1 / self.fraction))
+            picked = [(i, a, b) for i, (_, a, b) in enumerate(tasks[::step])]
+            self.taken = sum(b - a for _, a, b in picked)
+            self.share = self.taken / max(1, ranks)
+            t0 = time.perf_counter()
+            (runner or run_ordered)(worker, picked, jobs, lambda i, s: bool(fold.merge(s)))
+            self.seconds = time.perf_counter() - t0
+
+        enumeration.run_folded = run_folded
+
+        def uninstall() -> None:
+            enumeration.run_folded = original
+        return uninstall
+
+
+def measure_unseen(rec: Recorder, args: list[str], jobs: str, cap: float) -> dict[str, Any]:
+    """One case of ``--unseen`` at ``--jobs jobs``: run as a user would (default budget);
+    when refused, check the refusal (one line naming --max-work) and measure the run with the
+    budget raised: whole when its estimate is at most ``cap`` seconds, else on a sampled share
+    of its ranges (verify only)."""
+    args = [*args, "--jobs", jobs]
+    first = run_captured(rec, args)
+    out = dict(first, refused=first["exit"] == 2 and "--max-work" in first["stderr"])
+    lines = first["stderr"].strip().splitlines()
+    if first["exit"] == 2:
+        out["message"] = lines[0] if lines else ""
+        out["one_line"] = len(lines) == 1 and "--max-work" in out["message"]
+    if not out["refused"]:
+        out["measured_s"], out["how"] = first["wall_s"], "ran"
+        return out
+    raised = [*args, "--max-work", NO_REFUSAL]
+    if first["estimate_s"] <= cap or args[0] != "verify":
+        run = run_captured(rec, raised)
+        out.update(measured_s=run["wall_s"], cpu_s=run["cpu_s"], how="raised",
+                   raised_exit=run["exit"])
+        return out
+    fraction = cap / 2 / first["estimate_s"]
+    sampled = Sampled(fraction)
+    uninstall = sampled.install()
+    try:
+        run = run_captured(rec, raised)
+    finally:
+        uninstall()
+    rest = run["wall_s"] - sampled.seconds
+    out.update(measured_s=rest + sampled.seconds / sampled.share, cpu_s=None,
+               how=f"~{sampled.share:.1%}", raised_exit=run["exit"])
+    return out
+
+
+def main_unseen(a: argparse.Namespace) -> None:
+    """``--unseen``: the estimates on codes they were not calibrated on (see the module)."""
+    from gctool import limits
+
+    rec = Recorder()
+    rec.install()
+    warm_imports()
+    cap = 0.5 if a.quick else a.cap
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        here = Path.cwd()
+        os.chdir(tmp)
+        try:
+            if not a.json:
+                print(f"default work budget {limits.DEFAULT_MAX_WORK} s; random codes from "
+                      f"seed {a.seed}; a refused run is measured with the budget raised "
+                      f"(whole up to {cap:g} s estimated, else on a sampled share of its "
+                      "ranges)")
+                print(f"{'case':<24} {'jobs':>4} {'outcome':<8} {'estimate s':>10} "
+                      f"{'measured s':>10} {'how':<7} {'ratio':>6} {'cpu/est':>7}  size")
+            for name, files, args, note in unseen_cases(a.quick, a.seed):
+                for fname, make in files.items():
+                    Path(fname).write_bytes(make())
+                run_captured(rec, [*args, "--jobs", "1"])  # warm: kernels loaded, files cached
+                for jobs in a.jobs.split(","):
+                    r = measure_unseen(rec, args, jobs, cap)
+                    est = r["estimate_s"]
+                    r.update(case=name, size=note, args=args, jobs=int(jobs),
+                             ratio=r["measured_s"] / est if est else float("nan"))
+                    rows.append(r)
+                    if a.json:
+                        continue
+                    outcome = ("refused" if r["refused"] else f"exit {r['exit']}")
+                    bad = r["refused"] and not r.get("one_line") or (
+                        counts(r) and not 0.5 <= r["ratio"] <= 2)
+                    print(f"{name:<24} {jobs:>4} {outcome:<8} {est:10.3g} "
+                          f"{r['measured_s']:10.3f} {r['how']:<7} {r['ratio']:6.2f} "
+                          f"{cpu_ratio(r):>7}{' !' if bad else '  '}{note}")
+        finally:
+            os.chdir(here)
+    if a.json:
+        json.dump({"budget_s": limits.DEFAULT_MAX_WORK, "seed": a.seed, "cases": rows},
+                  sys.stdout, indent=2, default=str)
+        print()
+        return
+    timed = [r["ratio"] for r in rows if counts(r)]
+    refused = [r for r in rows if r["refused"]]
+    worst = max((max(x, 1 / x) for x in timed), default=float("nan"))
+    print(f"{len(refused)} refused, {sum(bool(r.get('one_line')) for r in refused)} in one "
+          f"line naming --max-work; measured / estimated {min(timed, default=0):.2f}-"
+          f"{max(timed, default=0):.2f} on the {len(timed)} runs of {MIN_TIMED:g} s or more "
+          f"(target 0.5-2; worst factor {worst:.2f}; '!' marks a case outside it)")
+
+
+#: runs whose estimate and measured time are both below this (seconds) are dominated by fixed
+#: costs (reading the file, reducing B, loading the kernels): their ratio is not a target
+MIN_TIMED = 0.5
+
+
+def cpu_ratio(r: dict[str, Any]) -> str:
+    """CPU time / (estimate x jobs) of a run measured whole (a loaded machine disturbs it
+    less than wall time; the estimate is per job), else "-"."""
+    cpu, est = r.get("cpu_s"), r["estimate_s"] * int(r["jobs"])
+    return f"{cpu / est:.2f}" if cpu is not None and est else "-"
+
+
+def counts(r: dict[str, Any]) -> bool:
+    """Is the ratio of run ``r`` held to the 0.5-2 target?"""
+    return bool(r["refused"] or max(r["estimate_s"], r["measured_s"]) >= MIN_TIMED)
+
+
 def warm_imports() -> None:
     import scipy.linalg  # noqa: F401
     import scipy.optimize  # noqa: F401
@@ -207,7 +468,18 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2,
                     help="runs per case (the first warms the kernels; the fastest is reported)")
     ap.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    ap.add_argument("--unseen", action="store_true",
+                    help="a spread of codes the estimates were not calibrated on, with "
+                    "refusals checked (--jobs takes a list, e.g. 1,2)")
+    ap.add_argument("--seed", type=int, default=2026, help="seed of --unseen's random codes")
+    ap.add_argument("--cap", type=float, default=20.0,
+                    help="--unseen: measure a refused run whole up to this estimate "
+                    "(seconds), else on a sampled share of its ranges")
     a = ap.parse_args()
+    os.environ.pop("GCTOOL_MAX_WORK", None)
+    if a.unseen:
+        main_unseen(a)
+        return
     from gctool import limits
 
     os.environ.pop("GCTOOL_MAX_WORK", None)
@@ -249,5 +521,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with readme.section(__file__):
+    # the calibrated cases and --unseen each keep their own block of the README's section
+    with readme.section(__file__, part="unseen" if "--unseen" in sys.argv else "calibrated"):
         main()
