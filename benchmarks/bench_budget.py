@@ -472,7 +472,7 @@ def main() -> None:
                     help="a spread of codes the estimates were not calibrated on, with "
                     "refusals checked (--jobs takes a list, e.g. 1,2)")
     ap.add_argument("--seed", type=int, default=2026, help="seed of --unseen's random codes")
-    ap.add_argument("--cap", type=float, default=20.0,
+    ap.add_argument("--cap", type=float, default=8.0,
                     help="--unseen: measure a refused run whole up to this estimate "
                     "(seconds), else on a sampled share of its ranges")
     a = ap.parse_args()
