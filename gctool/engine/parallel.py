@@ -13,15 +13,8 @@ then cancelled (the pool is terminated).
   (:class:`gctool.engine.sweep.LostTasks`: the fold ends the run incomplete, exit 2).
 * At most :data:`AHEAD` tasks per process are submitted ahead of the fold.
 
-* Worker processes are forked where the platform allows it and this process runs no other
-  thread (the worker object is inherited, not pickled).  A fork copies the locks other threads
-  hold at that moment (a Dask client's event loop and thread pools, say, in a program that used
-  one before), and a child that needs one waits forever; so with other threads running, the
-  processes come from a fork server (a single-threaded process started once), and elsewhere
-  they are spawned: the worker object is then pickled once per process.
-* A worker process that does not end within :data:`JOIN_S` of being told to (SIGTERM) is
-  killed: one stuck on such a lock would otherwise outlive the run and hold up the exit of
-  the program that started it (multiprocessing joins its children at exit).
+* Worker processes are forked where the platform allows it (the worker object is inherited,
+  not pickled); elsewhere they are spawned and the worker object is pickled once per process.
 * Workers ignore SIGINT (:func:`gctool._signals.worker_init`): Ctrl-C (and SIGTERM/SIGHUP under
   the CLI) raises KeyboardInterrupt in the parent only, which terminates the pool it started and
   re-raises (the caller turns it into SearchInterrupted).
@@ -34,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -81,18 +73,9 @@ def _call(task: Any) -> object:
     return _WORKER.run(task)
 
 
-def _context(worker: Any) -> multiprocessing.context.BaseContext:
-    """fork when it is safe (no other thread in this process), else a fork server (started
-    once, with the worker's module loaded: its processes need not import it again) or
-    spawn."""
+def _context() -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" not in methods:
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__, type(worker).__module__])  # (once it runs: no effect)
-    return ctx
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
 #: below this time of the tasks left after the first (at the first one's pace, in one
@@ -101,8 +84,6 @@ def _context(worker: Any) -> multiprocessing.context.BaseContext:
 PARALLEL_MIN_S = 0.25
 #: new pools after a worker process died, before the run ends incomplete
 RETRIES = 2
-#: seconds a worker process has to end after SIGTERM (then SIGKILL)
-JOIN_S = 5.0
 #: tasks submitted ahead of the fold, per process
 AHEAD = 4
 
@@ -122,7 +103,7 @@ def run_ordered(
         return
     done, broken = [0], 0  # tasks folded (updated as they are); pools lost with a process
     while done[0] < len(tasks):
-        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(worker),
+        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(),
                                    initializer=_init, initargs=(worker,))
         try:
             if _fold(pool, tasks, done, jobs, on_result):
@@ -165,10 +146,7 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
             proc.terminate()
     for proc in procs.values():
         with contextlib.suppress(Exception):
-            proc.join(JOIN_S)
-            if proc.is_alive():  # stuck where SIGTERM cannot reach it
-                proc.kill()
-                proc.join(JOIN_S)
+            proc.join(5)
 
 
 def run_paced(

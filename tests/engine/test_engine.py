@@ -4,16 +4,9 @@ the same results for any number of processes, and kernels that walk rank ranges 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
-import os
-import signal
-import threading
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from gctool.engine.enumeration import straggler_mask, survivors_of, unrank_lex
 from gctool.engine.sweep import (
@@ -255,66 +248,3 @@ def test_tasks_started_ahead_charge_nothing_before_their_fold() -> None:
     ahead.run(worker, list(range(6)), 2, keep)
     assert got == [i * i for i in range(6)] and sorted(worker.charged) == list(range(6))
     assert threading.active_count() == before
-
-
-# -- process start-up: fork only without other threads; stuck workers are killed ----------------
-class _Parent:
-    """Each task's result is the pid of the worker process's parent."""
-
-    def run(self, task: int) -> int:
-        return os.getppid()
-
-
-def test_processes_are_forked_only_when_no_other_thread_runs() -> None:
-    """A fork copies the locks other threads hold; with another thread running, the workers
-    come from a fork server (their parent is not this process) and give the same results."""
-    from gctool.engine import parallel
-
-    if threading.active_count() == 1:  # (earlier tests may have left a Dask client's threads)
-        seen: list[int] = []
-        parallel.run_ordered(_Parent(), [0, 1, 2], 2, lambda i, r: seen.append(r) is not None)
-        assert seen == [os.getpid()] * 3
-    stop = threading.Event()
-    thread = threading.Thread(target=stop.wait, args=(60,), daemon=True)
-    thread.start()
-    try:
-        seen = []
-        parallel.run_ordered(_Parent(), [0, 1, 2], 2, lambda i, r: seen.append(r) is not None)
-    finally:
-        stop.set()
-        thread.join(5)
-    assert len(seen) == 3 and os.getpid() not in seen
-
-
-class _Stuck:
-    """Task 1 ignores SIGTERM and blocks (as a child stuck on a lock would); task 0 returns
-    once task 1 has started."""
-
-    def __init__(self, flag: str) -> None:
-        self.flag = flag
-
-    def run(self, task: int) -> int:
-        deadline = time.monotonic() + 60
-        if task == 1:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            Path(self.flag).touch()
-            while time.monotonic() < deadline:
-                time.sleep(0.05)
-        while not Path(self.flag).exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return os.getpid()
-
-
-def test_a_worker_that_ignores_sigterm_is_killed(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """An early stop terminates the pool; a worker that survives SIGTERM is killed, so no
-    process of the run outlives it (multiprocessing would wait for it at exit)."""
-    from gctool.engine import parallel
-
-    monkeypatch.setattr(parallel, "JOIN_S", 0.5)
-    before = set(multiprocessing.active_children())
-    t0 = time.monotonic()
-    parallel.run_ordered(_Stuck(str(tmp_path / "started")), [0, 1], 2, lambda i, r: True)
-    assert time.monotonic() - t0 < 30
-    assert (tmp_path / "started").exists()  # task 1 ran, and ignored SIGTERM
-    assert not [p for p in multiprocessing.active_children() if p not in before]
