@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 
@@ -69,6 +69,9 @@ from gctool.engine.enumeration import (
 )
 from gctool.engine.records import Record, rank_holds
 from gctool.numerics import beats, first_max
+
+if TYPE_CHECKING:
+    from gctool.engine.threads import Ahead
 
 Task = tuple[int, int, int]  # (index, start, stop)
 #: ``runner(worker, tasks, jobs, on_result)``; ``on_result(index, summary)`` returns True to stop
@@ -575,7 +578,7 @@ class ExceedSearch:
 
     def run(self) -> Exceeded:
         self.checked = self.evaluated = 0
-        started: Any = None  # the next size, started ahead in threads (threads.Ahead)
+        started: Ahead | None = None  # the next size, started ahead in threads
         try:
             for s in range(self.last + 1):
                 need = self.need(s)
@@ -600,7 +603,7 @@ class ExceedSearch:
                 started.cancel()
         return Exceeded(None, None, None, True, self.last + 1, self.checked, self.total)
 
-    def _start_next(self, s: int, plan: SizePlan) -> Any:
+    def _start_next(self, s: int, plan: SizePlan) -> Ahead | None:
         """Size s + 1 started in threads, when size s runs in this thread (else None)."""
         from gctool.engine.threads import Ahead, run_threads
 
@@ -614,7 +617,7 @@ class ExceedSearch:
         return Ahead(ExceedWorker(ahead_plan.source, kernel, self.limit), ahead_plan.tasks,
                      ahead_plan.jobs)
 
-    def _size(self, s: int, plan: SizePlan, started: Any = None) -> ExceedFold:
+    def _size(self, s: int, plan: SizePlan, started: Ahead | None = None) -> ExceedFold:
         """Every set of size s, up to the first one over the limit (``started``: the tasks
         of size s started ahead, used when they are the plan's)."""
         fold = ExceedFold()
