@@ -111,11 +111,16 @@ def _error_line(label: str | None, exc: Exception) -> str:
 
 
 def _indented(render: Callable[[Any], None], report: Any, summary: str) -> str:
-    """The rendered report, indented, without its headline when that repeats the summary."""
+    """The rendered report, indented, without its headline when the summary repeats it (the
+    summary is the headline, perhaps followed by more: ``; gate failed: ...``)."""
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         render(report)
     lines = buf.getvalue().rstrip("\n").splitlines()
-    if lines and " ".join(lines[0].split()) == " ".join(summary.split()):
+    if lines and _words(summary).startswith(_words(lines[0])):
         lines = lines[1:]
     return "\n".join("    " + line if line else line for line in lines)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())

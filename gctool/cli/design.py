@@ -268,6 +268,13 @@ class DesignGroup(click.Group):
         info = SCHEMES.get(name)
         return None if info is None else _make_command(info)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The schemes under "Schemes:" (click's heading would be "Commands:")."""
+        rows = [(name, family.summary) for name, family in SCHEMES.items()]
+        if rows:
+            with formatter.section("Schemes"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=DesignGroup, subcommand_metavar="SCHEME [OPTIONS]", epilog="""\b
 Examples:

@@ -168,6 +168,7 @@ def test_max_condition_gate(runner: CliRunner, tmp_path: Path, files: dict[str, 
     assert text.stdout.startswith("FAIL (gate): tolerates any 1 stragglers")
     line = run("verify", "-q", ill, files["frc"], "--max-condition", "1e3").stdout
     assert line.startswith(f"{ill}: FAIL (gate): tolerates any 1") and files["frc"] not in line
+    assert line.count("tolerates any 1") == 1  # the details below do not repeat the headline
     gf = tmp_path / "gf.json"  # exact arithmetic: no condition number, the gate passes
     gctool.write_code(gctool.design("cyclic-mds", 6, 2, field="GF(7)"), gf)
     assert run("verify", str(gf), "--max-condition", "1").exit_code == 0

@@ -123,6 +123,7 @@ def test_bad_options_exit_2_with_one_line(args: list[str], fragment: str,
 
 def test_help_lists_the_schemes_and_spellings(runner: CliRunner) -> None:
     listing = run("design", "--help").stdout
+    assert "Schemes:" in listing and "Commands:" not in listing  # the usage line says SCHEME
     for scheme in ("bibd", "expander", "graph", "bgc", "sbc", "soft-bibd", "kron", "hetero",
                    "nested"):
         assert scheme in listing
