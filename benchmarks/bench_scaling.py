@@ -30,9 +30,11 @@ Targets (issue: every core and every worker): 2 cores: verify n=48 ``--jobs 2`` 
 attack -s 6 n=40 >= 1.8x; 16 cores: >= 12x for verify and attack, warm Dask >= 10x one local
 thread; per-set cost of n=64 s=7 at most 2x that of n=40 s=6.
 
-Run:  .venv/bin/python benchmarks/bench_scaling.py [--quick] [--no-dask] [--write-readme]
+Run:  .venv/bin/python benchmarks/bench_scaling.py [--quick] [--no-dask] [--case TEXT]
+[--write-readme]
 (``--quick``: small codes, the compiled kernels forced, an in-process Dask cluster: a smoke
-test of a few seconds).  The README keeps one table per machine (by core count).
+test of a few seconds; ``--case TEXT``: only the cases whose label contains TEXT, without
+the per-set costs).  The README keeps one table per machine (by core count).
 """
 
 from __future__ import annotations
@@ -257,16 +259,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small codes (a smoke test)")
     ap.add_argument("--no-dask", action="store_true", help="local threads only")
+    ap.add_argument("--case", metavar="TEXT",
+                    help="only the cases whose label contains TEXT (no per-set costs, no README)")
     args = ap.parse_args()
     if args.quick:
         os.environ["GCTOOL_COMPILED"] = "1"  # the compiled walks, whatever the size
     cores = os.cpu_count() or 1
     jobs = job_counts(cores)
     todo, (small, large) = cases(args.quick)
+    if args.case is not None:
+        todo = [case for case in todo if args.case in case.label]
+        if not todo:
+            ap.error(f"no case label contains {args.case!r}")
     processes = not args.quick
     local = [run_local(case, jobs) for case in todo]
-    small_ns = per_set(small, cores) * 1e9
-    large_ns = per_set(large, cores, warm=False) * 1e9  # the same kernel as small's
+    if args.case is None:
+        small_ns = per_set(small, cores) * 1e9
+        large_ns = per_set(large, cores, warm=False) * 1e9  # the same kernel as small's
     with (cluster(cores, processes) if not args.no_dask else _none()) as dask:
         for res, ref in local:
             if dask is not None:
@@ -288,9 +297,10 @@ def main() -> None:
             print(f"| {res.case.label if i == 0 else ''} | {sets if i == 0 else ''} "
                   f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.cpu:.2f} "
                   f"| {r.caller / max(r.cpu, 1e-9):.0%} | {r.idle} |")
-    print()
-    print(f"per-set CPU, --jobs {cores}: {large.label} {large_ns:.0f} ns, {small.label} "
-          f"{small_ns:.0f} ns: {large_ns / small_ns:.2f}x (target <= 2x)")
+    if args.case is None:
+        print()
+        print(f"per-set CPU, --jobs {cores}: {large.label} {large_ns:.0f} ns, {small.label} "
+              f"{small_ns:.0f} ns: {large_ns / small_ns:.2f}x (target <= 2x)")
 
 
 @contextmanager
@@ -299,5 +309,7 @@ def _none() -> Iterator[None]:
 
 
 if __name__ == "__main__":
+    if readme.FLAG in sys.argv and any(a.startswith("--case") for a in sys.argv):
+        sys.exit("bench_scaling.py: --case runs part of the table: not with --write-readme")
     with readme.section(__file__, part=f"{os.cpu_count()} cores"):
         main()

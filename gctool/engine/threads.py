@@ -135,6 +135,7 @@ class _Threads:
                         for j in range(jobs)]
         self.began = time.perf_counter()
         self.spans: list[tuple[float, float, float]] = []  # per thread: first, last, busy
+        self.recorded = False  # in TIMES
 
     def _take(self) -> int | None:
         with self.cond:
@@ -197,6 +198,9 @@ class _Threads:
     def _record(self) -> None:
         end = time.perf_counter()
         with self.cond:
+            if self.recorded:  # stopped again (an Ahead folded, then cancelled)
+                return
+            self.recorded = True
             spans = list(self.spans)
         TIMES.pools += 1
         TIMES.capacity += len(self.threads) * (end - self.began)

@@ -343,3 +343,35 @@ def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.Monk
     assert threading.active_count() == before
     if name in ("cyclic", "complex"):  # the compiled walk of the optimal decoder applies
         assert started and all(tasks > 1 for tasks in started) and folded
+
+
+def test_a_threshold_size_takes_the_compiled_walk_when_the_next_one_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A size too small for the compiled walk by itself takes it when the next size does (the
+    kernels are loaded for that one anyway): here sizes 2 and up are walked compiled, size 1
+    takes the numpy route; the threshold and its witness are those of the numpy route, and
+    every count and label is the same for any jobs."""
+    from gctool.audit import kernels
+    from gctool.audit.kernels.optimal import HatErrors
+
+    code = design("cyclic", n=12, s=3, seed=1)
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    numpy_only = threshold(code, method="exhaustive", symmetry=False)
+    monkeypatch.delenv("GCTOOL_COMPILED")
+    monkeypatch.setattr(kernels, "MIN_SETS", 220)  # C(12, 3): size 3 alone would be compiled
+    walked: list[int] = []
+    real = HatErrors.walk
+
+    def spy(self: Any, n: int, s: int, *args: Any) -> Any:
+        walked.append(s)
+        return real(self, n, s, *args)
+
+    monkeypatch.setattr(HatErrors, "walk", spy)
+    runs = [threshold(code, method="exhaustive", symmetry=False, jobs=j) for j in JOBS]
+    assert set(walked) == set(range(2, numpy_only.threshold + 1))
+    assert (runs[0].threshold, runs[0].stragglers) == (numpy_only.threshold,
+                                                      numpy_only.stragglers)
+    for r in runs[1:]:
+        assert (r.threshold, r.stragglers, r.raw_error, r.exact, r.checked) == \
+            (runs[0].threshold, runs[0].stragglers, runs[0].raw_error, runs[0].exact,
+             runs[0].checked)

@@ -189,8 +189,9 @@ def test_paced_runner_starts_processes_only_when_the_first_task_says_they_pay(
 
 def test_thread_pools_record_where_their_time_went() -> None:
     """run_threads adds each pool's capacity (threads x wall), task time and idle start and tail
-    to TIMES, for the scaling benchmark; results still arrive in task order."""
-    from gctool.engine.threads import TIMES, run_threads
+    to TIMES (a started-ahead pool, folded and then cancelled, once), for the scaling
+    benchmark; results still arrive in task order."""
+    from gctool.engine.threads import TIMES, Ahead, run_threads
 
     TIMES.reset()
     got: list[int] = []
@@ -202,6 +203,11 @@ def test_thread_pools_record_where_their_time_went() -> None:
     assert TIMES.start + TIMES.tail <= TIMES.capacity - TIMES.busy + 1e-9
     TIMES.reset()
     assert (TIMES.pools, TIMES.capacity, TIMES.idle) == (0, 0.0, 0.0)
+    ahead = Ahead(_Square(), list(range(4)), 2)  # folded, then cancelled: one pool
+    ahead.run(_Square(), list(range(4)), 2, lambda i, r: False)
+    ahead.cancel()
+    assert TIMES.pools == 1
+    TIMES.reset()
 
 
 class _Charging:
