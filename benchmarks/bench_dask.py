@@ -102,13 +102,12 @@ def main() -> None:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     from distributed import Client, LocalCluster
 
-    from gctool.audit.distributed import CLI_BATCH, DaskRunner
+    from gctool.audit.distributed import CLI_BATCH, DaskRunner, local_cluster_options
 
     cores = os.cpu_count() or 1
     todo = cases(args.quick)
     rows: list[tuple[str, str, float, float, float, int, float]] = []
-    with LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                      host="127.0.0.1", dashboard_address=None) as lc, \
+    with LocalCluster(**local_cluster_options(cores)) as lc, \
             Client(lc, set_as_default=False) as client:
         meter = Meter(client)
         address = lc.scheduler_address

@@ -197,10 +197,12 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
 
     from distributed import Client, LocalCluster
 
+    from gctool.audit.distributed import local_cluster_options
+
     logging.getLogger("distributed").setLevel(logging.ERROR)
     # threads of this process still talk TCP on loopback (gctool refuses inproc:// addresses)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                      dashboard_address=None, host="127.0.0.1", protocol="tcp") as lc, \
+    with LocalCluster(**local_cluster_options(workers, processes=processes),
+                      protocol="tcp") as lc, \
             Client(lc, set_as_default=False) as client:
         yield lc.scheduler_address, client
 

@@ -127,6 +127,7 @@ def report(args: argparse.Namespace, over: dict[int, dict[str, Any]],
 def main() -> None:
     from distributed import LocalCluster
 
+    from gctool.audit.distributed import local_cluster_options
     from gctool.trainer.cluster import quiet_dask
 
     ap = argparse.ArgumentParser()
@@ -146,9 +147,8 @@ def main() -> None:
     over: dict[int, dict[str, Any]] = {}
     pred: list[dict[str, Any]] = []
     for threads in (1,) if args.small else (1, 8):
-        with quiet_dask(), LocalCluster(n_workers=args.jobs, threads_per_worker=threads,
-                                        host="127.0.0.1", dashboard_address=":0",
-                                        processes=True) as cluster:
+        with quiet_dask(), LocalCluster(**local_cluster_options(args.jobs, threads=threads)
+                                        ) as cluster:
             address = cluster.scheduler_address
             over[threads] = overhead(address, args.overhead_n, args.s, args.rounds, args.seed)
             if threads == 1:

@@ -522,12 +522,13 @@ class _Window:
         self.queue, self.left = iter(todo), len(todo)
         self.retry: list[list[int]] = []  # lost groups, to submit before anything new
         self.tries: dict[int, int] = {}  # first task of a group -> times lost
-        self.threads = 1  # worker threads of the cluster (for DaskRunner.guided; see size)
+        self.threads = 1  # worker threads of the cluster, last reported (DaskRunner.guided)
         self.ran, self.spent = 0, 0.0  # engine tasks back, and their seconds on the workers
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
         self.last_health = 0.0
         self.alone_since: float | None = None  # no worker (or no answer) since
+        self.known: int | None = None  # workers the scheduler has just reported (used once)
         self.lost_after_s = runner.lost_after_s if runner.lost_after_s is not None else (
             lost_after())
 
@@ -536,14 +537,12 @@ class _Window:
 
     def size(self) -> int:
         """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`).  The cluster's
-        threads are read from the client's cached scheduler information (no request that a
-        dying scheduler could leave unanswered)."""
+        threads are those of the scheduler's last answer (:meth:`count_workers`): no request
+        per task (a synchronous client's ``scheduler_info()`` is a round trip, with every
+        worker's details, that a dying scheduler could leave unanswered)."""
         batch = max(1, self.runner.batch)
         if not self.runner.guided:
             return batch
-        with contextlib.suppress(Exception):
-            workers = self.client.scheduler_info().get("workers", {})
-            self.threads = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
         low = batch  # then at least TASK_MIN_S of work, at the mean time of an engine task
         if self.ran and self.spent > 0:
             low = max(batch, math.ceil(TASK_MIN_S * self.ran / self.spent))
@@ -667,14 +666,29 @@ class _Window:
             raise self.give_up(f"the Dask scheduler {self.runner.address_text} {what} for "
                                f"{self.lost_after_s:g} s")
 
+    def counted(self, workers: int, threads: int) -> None:
+        """The scheduler has just reported ``workers`` workers of ``threads`` threads
+        (:meth:`DaskRunner._wait_for_workers`): the first scatter and the health check of the
+        next :data:`HEALTH_EVERY_S` take that answer instead of asking again (each question is
+        a round trip to the scheduler)."""
+        self.known, self.threads = workers, max(1, threads)
+        self.last_health = time.monotonic()
+
     def count_workers(self) -> int:
-        """The scheduler's number of workers (-1: it did not answer within 5 s)."""
+        """The scheduler's number of workers (-1: it did not answer within 5 s); its worker
+        threads are kept for :meth:`size`."""
+        if self.known is not None:
+            known, self.known = self.known, None
+            return known
         try:
             info = self.client.sync(self.client.scheduler.identity, n_workers=0,
                                     callback_timeout=HEALTH_EVERY_S * 5)
-            return int(info.get("n_workers", 0) or 0)
         except (Exception, asyncio.CancelledError):
             return -1
+        threads = int(info.get("total_threads", 0) or 0)
+        if threads > 0:
+            self.threads = threads
+        return int(info.get("n_workers", 0) or 0)
 
     def wait(self, ac: Any) -> list[Any]:
         """The futures that are ready, waiting at most :data:`POLL_S` for one (so that lost
@@ -823,12 +837,14 @@ class DaskRunner:
         if feed.drain():  # over before anything is submitted: no cluster needed
             return
         with _quiet(), self._client(jobs) as client:
-            threads = self._wait_for_workers(client)
-            _Window(self, client, worker, tasks, feed, ck, done).run(
-                self.window or max(8, 4 * threads))
+            threads, workers = self._wait_for_workers(client)
+            window = _Window(self, client, worker, tasks, feed, ck, done)
+            window.counted(workers, threads)
+            window.run(self.window or max(8, 4 * threads))
 
-    def _wait_for_workers(self, client: Any) -> int:
-        """Worker threads of the cluster, waiting up to ``lost_after_s`` for the first."""
+    def _wait_for_workers(self, client: Any) -> tuple[int, int]:
+        """Worker threads and workers of the cluster, waiting up to ``lost_after_s`` for the
+        first."""
         wait = self.lost_after_s if self.lost_after_s is not None else lost_after()
         deadline = time.monotonic() + wait
         while True:
@@ -839,7 +855,7 @@ class DaskRunner:
             except (Exception, asyncio.CancelledError):
                 threads = 0
             if threads > 0:
-                return threads
+                return threads, max(1, int(info.get("n_workers", 0) or 0))
             if time.monotonic() >= deadline:
                 raise InvalidInput(f"the Dask scheduler {self.address_text} has no workers "
                                    f"(none joined within {wait:g} s)")
@@ -928,10 +944,22 @@ def _connect_local(cluster: LocalCluster) -> Client:
 _WORKER_ENV = {"DASK_LOGGING__DISTRIBUTED": "critical"}
 
 
+def local_cluster_options(workers: int, *, processes: bool = True, threads: int = 1
+                          ) -> dict[str, Any]:
+    """``LocalCluster`` keywords of every local cluster gctool starts (the CLI's, and those of
+    the tests and benchmarks): ``workers`` workers of ``threads`` threads on 127.0.0.1, no
+    dashboard.  Dask's scheduler starts an HTTP server even without a dashboard, by default
+    on port 8787 (a warning when another cluster holds it; ``':0'`` would listen on every
+    interface): here on a free loopback port."""
+    return {"n_workers": workers, "threads_per_worker": threads, "processes": processes,
+            "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0",
+            "scheduler_kwargs": {"dashboard": False}}
+
+
 def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
     """A LocalCluster of ``jobs`` single-threaded worker processes (at most the available
-    cores, as for the local engine, when ``at_most_cores``) on 127.0.0.1, without a
-    dashboard.  Signals that arrive while it starts are deferred: once it has started it is
+    cores, as for the local engine, when ``at_most_cores``) (:func:`local_cluster_options`).
+    Signals that arrive while it starts are deferred: once it has started it is
     closed and the signal honoured."""
     import dask
     from distributed import LocalCluster
@@ -945,8 +973,7 @@ def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
     with _deferred_signals() as pending, dask.config.set(
             {"distributed.nanny.pre-spawn-environ": env}):
         try:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                                   dashboard_address=None, processes=True)
+            cluster = LocalCluster(**local_cluster_options(workers))
         except Exception:
             if not pending:  # (a Ctrl-C to the process group also stops starting workers)
                 raise

@@ -409,9 +409,10 @@ def test_checkpoint_of_a_pipe_is_refused_in_one_line(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     distributed = pytest.importorskip("distributed")  # the test extra installs it
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  host="127.0.0.1", protocol="tcp://",
-                                  dashboard_address=":0") as c:
+    from gctool.audit.distributed import local_cluster_options
+
+    with distributed.LocalCluster(**local_cluster_options(2, processes=False),
+                                  protocol="tcp://") as c:
         yield c
 
 

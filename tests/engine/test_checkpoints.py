@@ -21,7 +21,7 @@ from distributed import LocalCluster
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack
-from gctool.audit.distributed import Checkpoint, DaskRunner
+from gctool.audit.distributed import Checkpoint, DaskRunner, local_cluster_options
 from gctool.audit.verify import verify
 from gctool.cli.main import cli
 from gctool.errors import InvalidInput
@@ -44,8 +44,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def cluster() -> Any:
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, host="127.0.0.1",
-                      protocol="tcp://", dashboard_address=":0") as c:
+    with LocalCluster(**local_cluster_options(1, processes=False, threads=2),
+                      protocol="tcp://") as c:
         yield c
 
 

@@ -26,7 +26,7 @@ from distributed import Client, LocalCluster
 import gctool
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
-from gctool.audit.distributed import DaskRunner
+from gctool.audit.distributed import DaskRunner, local_cluster_options
 from gctool.audit.verify import verify
 from gctool.budget import Budget
 from gctool.cli.main import cli
@@ -50,9 +50,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def cluster() -> Any:
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
-                      protocol="tcp://",
-                      dashboard_address=":0") as c:
+    with LocalCluster(**local_cluster_options(2, processes=False), protocol="tcp://") as c:
         yield c
 
 
@@ -417,8 +415,7 @@ class SlowWorker:
 def test_killed_worker_is_recovered() -> None:
     code = ok_code()
     ref = verify(code, method="exhaustive", jobs=1)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=":0") as procs, Client(procs) as client:
+    with LocalCluster(**local_cluster_options(2)) as procs, Client(procs) as client:
         pids = sorted(client.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids
         dask = DaskRunner(scheduler=procs.scheduler_address, key="kill", window=4)
@@ -513,15 +510,13 @@ def test_guided_groups_shrink_and_cover_every_task() -> None:
         def scatter(self, worker: Any, **kw: Any) -> Any:
             return worker
 
-        def scheduler_info(self) -> dict[str, Any]:
-            return {"workers": {"a": {"nthreads": 2}, "b": {"nthreads": 2}}}
-
         def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
             return object()
 
     tasks = [(i, 0, 0) for i in range(300)]
     window = _Window(DaskRunner(batch=2, guided=True), Client(), None, tasks,
                      _InOrder(lambda i, r: False, len(tasks)), None, {})
+    window.counted(2, 4)  # the scheduler's answer: 2 workers of 2 threads
     window.stats.update(submitted=0, dask_tasks=0)
     window.remote = SimpleNamespace(status="finished")  # the code, already on the cluster
     while window.submit() is not None:
@@ -540,15 +535,13 @@ def test_guided_groups_hold_a_minimum_time_once_measured() -> None:
     from gctool.audit.distributed import GUIDED_MAX, TASK_MIN_S, _InOrder, _Window
 
     class Client:
-        def scheduler_info(self) -> dict[str, Any]:
-            return {"workers": {"a": {"nthreads": 1}, "b": {"nthreads": 1}}}
-
         def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
             return object()
 
     tasks = [(i, 0, 0) for i in range(1000)]
     window = _Window(DaskRunner(batch=2, guided=True), Client(), None, tasks,
                      _InOrder(lambda i, r: False, len(tasks)), None, {})
+    window.counted(2, 2)
     window.stats.update(submitted=0, dask_tasks=0)
     window.remote = SimpleNamespace(status="finished")
     assert window.submit() is not None
@@ -561,3 +554,67 @@ def test_guided_groups_hold_a_minimum_time_once_measured() -> None:
     assert [i for g in groups for i in g] == list(range(1000))
     assert all(len(g) >= 40 for g in groups[1:-1]) and len(groups[-1]) <= 40
     assert max(len(g) for g in groups[1:]) == 40 < 1000 // 4  # the floor, not more
+
+
+def test_local_clusters_serve_http_on_a_free_loopback_port() -> None:
+    """Dask's scheduler starts an HTTP server even without a dashboard, on port 8787 by default
+    (a warning when another cluster holds it): gctool's clusters take a free loopback port,
+    without a warning, while 8787 is held (by this test, or by another cluster already)."""
+    import contextlib
+    import socket
+    import warnings
+
+    holder = socket.socket()
+    with contextlib.suppress(OSError):
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with LocalCluster(**local_cluster_options(0, processes=False),
+                              protocol="tcp://") as c:
+                http = c.scheduler.http_server
+                assert http.address == "127.0.0.1" and http.port != 8787
+    finally:
+        holder.close()
+    assert not [w for w in seen if "already in use" in str(w.message)]
+
+
+def test_the_command_line_cluster_has_these_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    import distributed
+
+    from gctool.audit.distributed import _local_cluster
+
+    seen: dict[str, Any] = {}
+
+    class Recorder:
+        def __init__(self, **kw: Any) -> None:
+            seen.update(kw)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recorder)
+    _local_cluster(1)
+    assert seen == local_cluster_options(1)
+
+
+def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each question about the workers is a round trip to the scheduler: a run asks once
+    (waiting for a worker) and its first scatter, health check and every guided task size
+    take that answer (the client asks once more when it connects; the later health checks,
+    every ``HEALTH_EVERY_S``, are switched off here)."""
+    import gctool.audit.distributed as dist
+
+    monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)
+    asked: list[int] = []
+    handlers = cluster.scheduler.handlers
+    identity = handlers["identity"]
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        asked.append(1)
+        return identity(*args, **kw)
+
+    monkeypatch.setitem(handlers, "identity", counted)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, batch=2, guided=True)
+    report = verify(ok_code(), method="exhaustive", runner=runner)
+    assert report.ok and runner.stats["dask_tasks"] > 4 and runner.stats["scattered"] == 1
+    assert len(asked) <= 2
