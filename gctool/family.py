@@ -132,7 +132,7 @@ class Family:
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
-        from gctool import __version__
+        from gctool._version import __version__
         from gctool.algebra.fields import Field as FieldType
         from gctool.algebra.fields import parse_field
         from gctool.budget import Budget

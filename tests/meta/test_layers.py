@@ -121,6 +121,17 @@ def test_no_import_cycles_between_packages() -> None:
     assert not cycles, "import cycles between packages:\n" + "\n".join(detail)
 
 
+def test_only_the_package_root_imports_its_own_names() -> None:
+    """``from gctool import NAME`` inside the package, for a name that is not a module, makes
+    the package root (which re-exports the public API) part of an import cycle (gctool ->
+    api -> family -> gctool): such names come from their own modules (``gctool._version``)."""
+    modules = _modules()
+    bad = [f"{module}:{line}: {name}" for module, tree in modules.items() if module != "gctool"
+           for name, line in _imported(module, tree)
+           if name.count(".") == 1 and name not in modules]
+    assert not bad, bad
+
+
 def test_no_module_imports_a_scheme_module() -> None:
     """Scheme modules are plug-ins: gctool reaches a family through the registry
     (:func:`gctool.family.family_of`), so reading a file imports its own family only.  A
