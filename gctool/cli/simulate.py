@@ -169,21 +169,16 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     from gctool._files import stdin_once
     from gctool.sim.delays import parse_delay
     from gctool.sim.run import simulate as run_simulation
+    from gctool.sim.training import check_options
 
     stdin_once(*code_files)
     if as_json and writes_stdout(plot):
         raise click.UsageError("--plot and --json both write to stdout; choose one")
-    for given, name in ((lazy, "--lazy"), (models, "--models"), (precision, "--precision")):
-        if given is not None and not train:
-            raise click.UsageError(f"{name} needs --train")
+    check_options(problem if train else None, lazy, sparsify_spec, models, precision)
     sparsifier = None
     if sparsify_spec is not None:
         from gctool.sim.sparsify import parse_sparsify
 
-        if not train:
-            raise click.UsageError("--sparsify needs --train")
-        if lazy is not None:
-            raise click.UsageError("--sparsify and --lazy exclude each other")
         sparsifier = parse_sparsify(sparsify_spec)
     delay = parse_delay(delay_spec, load_model)
     link = None
@@ -207,8 +202,6 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep
 
-        if train:
-            raise click.UsageError("--sweep and --train exclude each other")
         param, values = parse_sweep(sweep_spec)
         report: Any = sweep(codes, delay, param, values, **options)
     else:

@@ -159,7 +159,8 @@ def sweep(codes: list[tuple[str, GradientCode]], delay: DelayModel, param: str,
 
         options["seed"] = fresh_seed()
     if options.get("train") is not None:
-        raise InvalidInput("sweep: training is not swept (drop train)")
+        raise InvalidInput("`sweep` and `train` exclude each other (training is not swept)",
+                           param="sweep")
     notes: list[str] = []
     columns: list[str] = []
     rows: list[dict[str, Any]] = []

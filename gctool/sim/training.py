@@ -40,13 +40,16 @@ def check_options(kind: str | None, lazy: float | None, sparsify: Any,
     models without training (they act on the training's messages and models), or a
     sparsifier with lazy uploads (they exclude each other)."""
     if sparsify is not None and kind is None:
-        raise InvalidInput("sparsify needs train (it sparsifies the training's messages)")
+        raise InvalidInput("`sparsify` needs `train` (it sparsifies the training's messages)",
+                           param="sparsify")
     if lazy is not None and kind is None:
-        raise InvalidInput("lazy needs train (lazy uploads skip the training's messages)")
+        raise InvalidInput("`lazy` needs `train` (lazy uploads skip the training's messages)",
+                           param="lazy")
     if models is not None and kind is None:
-        raise InvalidInput("models needs train (it counts the models trained concurrently)")
+        raise InvalidInput("`models` needs `train` (it counts the models trained "
+                           "concurrently)", param="models")
     if sparsify is not None and lazy is not None:
-        raise InvalidInput("sparsify and lazy exclude each other")
+        raise InvalidInput("`sparsify` and `lazy` exclude each other", param="sparsify")
     if precision is not None:
         from gctool.precision import get_format
 

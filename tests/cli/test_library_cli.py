@@ -340,11 +340,11 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
     path = code_file(tmp_path, "frc")
     codes = [("f", gctool.read_code(path))]
     wangni = parse_sparsify("wangni")
-    for kw, message in ((dict(sparsify=wangni), "sparsify needs train"),
+    for kw, message in ((dict(sparsify=wangni), "`sparsify` needs `train`"),
                         (dict(train="lsq", lazy=0.5, sparsify=wangni),
-                         "sparsify and lazy exclude each other"),
-                        (dict(lazy=0.5), "lazy needs train"),
-                        (dict(models=3), "models needs train")):
+                         "`sparsify` and `lazy` exclude each other"),
+                        (dict(lazy=0.5), "`lazy` needs `train`"),
+                        (dict(models=3), "`models` needs `train`")):
         with pytest.raises(InvalidInput, match=message):
             gctool.simulate(codes, parse_delay("shifted-exp", "interp"), iterations=20, seed=1,
                             **kw)
@@ -352,9 +352,11 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
                           (["--train", "--lazy", "0.5", "--sparsify", "wangni"],
                            "--sparsify and --lazy exclude each other"),
                           (["--lazy", "0.5"], "--lazy needs --train"),
-                          (["--models", "3"], "--models needs --train")):
+                          (["--models", "3"], "--models needs --train"),
+                          (["--train", "--sweep", "s=1,2"],
+                           "--sweep and --train exclude each other")):
         r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "20", *args])
-        assert r.exit_code == 2 and message in r.stderr
+        assert r.exit_code == 2 and message in r.stderr and len(r.stderr.splitlines()) == 1
 
 
 def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
