@@ -309,18 +309,20 @@ def test_a_remote_runner_gets_larger_tasks_of_compiled_walks(monkeypatch: pytest
 def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.MonkeyPatch,
                                                         name: str, code: Any) -> None:
     """Small sizes on the numpy route in the caller's thread, larger ones walked compiled in
-    threads: the first threaded size starts while the caller still searches the size before
-    (threads.Ahead), and the threshold, its witness, the counts and labels are those of one
+    threads: the first two threaded sizes start while the caller still searches the size
+    before (threads.Ahead), and the threshold, its witness, the counts and labels are those of one
     job; no thread is left behind, whether the started size is folded or dropped."""
     from gctool.audit import kernels
 
     monkeypatch.setattr(kernels, "MIN_SETS", 60)  # C(n, t) >= 60: compiled, threads
     monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
     started: list[int] = []
+    sizes: list[int] = []
     real = threads.Ahead.__init__
 
     def spy(self: Any, worker: Any, tasks: Any, jobs: int) -> None:
         started.append(len(tasks))
+        sizes.append(worker.source.s)
         real(self, worker, tasks, jobs)
 
     monkeypatch.setattr(threads.Ahead, "__init__", spy)
@@ -343,6 +345,8 @@ def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.Monk
     assert threading.active_count() == before
     if name in ("cyclic", "complex"):  # the compiled walk of the optimal decoder applies
         assert started and all(tasks > 1 for tasks in started) and folded
+        # two sizes at a time (sweep.AHEAD_SIZES) while the caller searches the one before
+        assert any(b == a + 1 for a, b in zip(sizes, sizes[1:], strict=False))
 
 
 def test_a_threshold_size_takes_the_compiled_walk_when_the_next_one_does(
