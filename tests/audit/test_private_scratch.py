@@ -32,3 +32,22 @@ def test_private_copy_holds_the_values() -> None:
     S = private.copy([1, 4, 9])
     assert S.dtype == np.int64 and S.tolist() == [1, 4, 9]
     assert S.ctypes.data % private.LINE == 0
+
+
+def test_scratch_is_kept_by_its_thread_and_zeroed_again() -> None:
+    import threading
+
+    specs = [((3, 2), np.float64), (4, np.int64)]
+    first = private.scratch(*specs)
+    for a in first:
+        a[...] = 7
+    again = private.scratch(*specs)
+    assert all(a is b for a, b in zip(first, again, strict=True))  # kept, not built anew
+    assert not any(a.any() for a in again)  # zero again, as private.zeros gives them
+    assert private.scratch(((3, 2), np.float64), (5, np.int64))[1].shape == (5,)  # other specs
+    other: list[tuple[np.ndarray, ...]] = []
+    t = threading.Thread(target=lambda: other.append(private.scratch(*specs)))
+    t.start()
+    t.join()
+    # another thread's arrays are its own (and on other cache lines)
+    assert all(a.ctypes.data != b.ctypes.data for a in other[0] for b in first)

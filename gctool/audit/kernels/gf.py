@@ -171,10 +171,10 @@ class GFTest:
 
     def _work(self, s: int) -> tuple[np.ndarray, ...]:
         """Scratch (allocated here: allocations inside a kernel cost compile time; private to
-        the walking thread, :mod:`.private`)."""
+        the walking thread and kept by it, :func:`.private.scratch`)."""
         w = self.NT.shape[1] + self.W.shape[1]
-        E, piv, x = private.zeros(((max(s, 1), w), np.int64), (max(s, 1), np.int64),
-                                  (w, np.int64))
+        E, piv, x = private.scratch(((max(s, 1), w), np.int64), (max(s, 1), np.int64),
+                                    (w, np.int64))
         piv[:] = -1
         return E, piv, x
 

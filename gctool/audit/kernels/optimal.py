@@ -119,17 +119,17 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
 def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
              ) -> tuple[np.ndarray, ...]:
     """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
-    inside a kernel cost compile time; private to the walking thread, :mod:`.private`):
-    A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
+    inside a kernel cost compile time; private to the walking thread and kept by it,
+    :func:`.private.scratch`): A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
     d, m = Qperp.shape[1], alpha.shape[1]
     r, q = max(min(s, d), 1), max(s - 1, 1)
-    return private.zeros(((s, d), Qperp.dtype), ((r, r), Qperp.dtype),
-                         ((s + d, s + d), N.dtype), (s + d, np.int64),
-                         ((s + d, m), alpha.dtype), ((s + d, m), alpha.dtype),
-                         ((max(d, s), s), Qperp.dtype), (s, Qperp.dtype),
-                         ((s, s), Qperp.dtype),
-                         ((q, q), Qperp.dtype), ((q, d), Qperp.dtype),
-                         (q, Qperp.dtype))
+    return private.scratch(((s, d), Qperp.dtype), ((r, r), Qperp.dtype),
+                           ((s + d, s + d), N.dtype), (s + d, np.int64),
+                           ((s + d, m), alpha.dtype), ((s + d, m), alpha.dtype),
+                           ((max(d, s), s), Qperp.dtype), (s, Qperp.dtype),
+                           ((s, s), Qperp.dtype),
+                           ((q, q), Qperp.dtype), ((q, d), Qperp.dtype),
+                           (q, Qperp.dtype))
 
 
 @njit

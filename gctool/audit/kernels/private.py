@@ -11,7 +11,9 @@ types: nothing is compiled again)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -29,18 +31,22 @@ def _up(nbytes: int) -> int:
 
 def zeros(*specs: Spec) -> tuple[np.ndarray, ...]:
     """Zero arrays of the given (shape, dtype), each on cache lines of its own."""
+    return _carve(specs)[1]
+
+
+def _carve(specs: tuple[Spec, ...]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """(the block, the arrays carved from it) of :func:`zeros`."""
     shapes = [(shape,) if isinstance(shape, int) else tuple(shape) for shape, _ in specs]
     dtypes = [np.dtype(dt) for _, dt in specs]
-    sizes = [_up(max(1, int(np.prod(sh, dtype=np.int64))) * dt.itemsize)
-             for sh, dt in zip(shapes, dtypes, strict=True)]
+    sizes = [_up(max(1, prod(sh)) * dt.itemsize) for sh, dt in zip(shapes, dtypes, strict=True)]
     block = np.zeros(sum(sizes) + 3 * LINE, dtype=np.uint8)
     off = LINE + (-block.ctypes.data) % LINE  # a line of padding before the first array
     out = []
     for sh, dt, size in zip(shapes, dtypes, sizes, strict=True):
-        count = int(np.prod(sh, dtype=np.int64))
+        count = prod(sh)
         out.append(block[off:off + count * dt.itemsize].view(dt).reshape(sh))
         off += size
-    return tuple(out)
+    return block, tuple(out)
 
 
 def copy(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
@@ -49,3 +55,23 @@ def copy(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
     (out,) = zeros((values.shape, dtype))
     out[...] = values
     return out
+
+
+_threads = threading.local()
+#: sets of arrays a thread keeps (more, from many codes in one process: it starts again)
+CACHED = 32
+
+
+def scratch(*specs: Spec) -> tuple[np.ndarray, ...]:
+    """:func:`zeros`, but the same arrays (zeroed again) at every call with the same specs in
+    one thread: the caller must be done with them before it asks again."""
+    cache: dict[tuple[Spec, ...], tuple[np.ndarray, tuple[np.ndarray, ...]]] | None = \
+        getattr(_threads, "cache", None)
+    if cache is None or len(cache) > CACHED:
+        cache = _threads.cache = {}
+    hit = cache.get(specs)
+    if hit is None:
+        hit = cache[specs] = _carve(specs)
+    else:
+        hit[0].fill(0)
+    return hit[1]

@@ -673,16 +673,17 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
 
 def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays of :func:`screen_range` (allocated here: numpy allocations inside a
-    kernel cost seconds of compilation; private to the walking thread, :mod:`.private`):
-    Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS
-    (then rowsq, fb, Bn, T, wlim, av from the screen)."""
+    kernel cost seconds of compilation; private to the walking thread and kept by it for its
+    next walk, :func:`.private.scratch`): Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS,
+    weak_lb, weak_at, fb, av (rowsq, Bn, T, wlim from the screen)."""
     n, d = NT.shape
     m = W.shape[1]
     dt, zt = NT.dtype, np.result_type(NT, W)
-    return private.zeros(((d, m), zt), ((s, d, d), dt), ((s, d, m), zt),
-                         ((s, d, max(s - 1, 1)), dt), (s, np.float64), (s, np.float64),
-                         (d, dt), (d, dt), (d, dt), (m, zt), ((d - s + 1, d), dt),
-                         ((m, d), zt), (n, np.bool_))
+    return private.scratch(((d, m), zt), ((s, d, d), dt), ((s, d, m), zt),
+                           ((s, d, max(s - 1, 1)), dt), (s, np.float64), (s, np.float64),
+                           (d, dt), (d, dt), (d, dt), (m, zt), ((d - s + 1, d), dt),
+                           ((m, d), zt), (n, np.bool_), (WEAKEST, np.float64),
+                           (WEAKEST, np.int64), (s + 1, np.float64), (W.shape, W.dtype))
 
 
 #: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
@@ -763,12 +764,11 @@ class RealScreen:
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:
         """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
-        weak_lb, weak_at, fb, av = private.zeros((WEAKEST, np.float64), (WEAKEST, np.int64),
-                                                 (S.shape[0] + 1, np.float64),
-                                                 (self.W.shape, self.W.dtype))
+        (Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, weak_lb, weak_at, fb,
+         av) = _walk_work(self.NT, self.W, S.shape[0])
         weak_lb[:], weak_at[:] = np.inf, -1
         done, npend, best, at = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
-            weak_lb, weak_at, *_walk_work(self.NT, self.W, S.shape[0]), self.rowsq, fb,
+            weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
             self.Bn, self.T, self.wlim, av)
-        return int(done), int(npend), float(best), int(at), weak_lb, weak_at
+        return int(done), int(npend), float(best), int(at), weak_lb.copy(), weak_at.copy()
