@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gctool.limits import DEFAULT_MAX_WORK, DEFAULT_TOL
+from gctool.limits import (
+    DEFAULT_MAX_PROFILES,
+    DEFAULT_MAX_WORK,
+    DEFAULT_SCHEDULE_TRANSITIONS,
+    DEFAULT_TOL,
+    SPECTRUM_MAX_SETS,
+)
 
 if TYPE_CHECKING:
     from gctool.budget import Budget
@@ -146,7 +152,10 @@ max_error_option = click.option(
 max_sets_option = click.option(
     "--max-sets", type=click.IntRange(1, None), default=None, metavar="N",
     help="An explicit cap: refuse exhaustive searches over more than N straggler sets (by "
-         "default only --max-work, the estimated time, limits them).",
+         "default only --max-work, the estimated time, limits them). It also replaces the "
+         f"default caps of the searches that count other things: {DEFAULT_SCHEDULE_TRANSITIONS:,}"
+         f" transitions of a schedule or tree file, {DEFAULT_MAX_PROFILES:,} partial-work "
+         f"profiles, {SPECTRUM_MAX_SETS:,} straggler sets of an encoded frame.",
 )
 
 

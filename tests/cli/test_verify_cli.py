@@ -139,3 +139,14 @@ def test_cli_defaults_and_choices_are_the_library_s() -> None:
     run = Run(GradientCode(np.eye(3), parse_field("real"), 0, "uncoded"),
               VerifyRequest(max_sets=7), 0, 1)
     assert run.budget.max_sets == 7
+
+
+def test_max_sets_help_names_the_caps_it_replaces() -> None:
+    """Without --max-sets only the time budget limits straggler sets, but schedules, trees,
+    partial-work profiles and frames have default caps, which --max-sets replaces: the help
+    says so, with the values the library uses."""
+    for command in ("verify", "attack"):
+        text = " ".join(run(command, "--help").stdout.split())
+        for cap in (limits.DEFAULT_SCHEDULE_TRANSITIONS, limits.DEFAULT_MAX_PROFILES,
+                    limits.SPECTRUM_MAX_SETS):
+            assert f"{cap:,}" in text, (command, cap)
