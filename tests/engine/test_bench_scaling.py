@@ -31,3 +31,14 @@ def test_the_scaling_benchmark_runs_quick() -> None:
         assert sum(f"| --jobs {j} |" in line for line in rows) == 5
     assert sum("| dask" in line for line in rows) == 5
     assert "per-set CPU" in out and "target <= 2x" in out
+
+
+def test_the_case_filter_refuses_what_it_cannot_run() -> None:
+    """``--case TEXT`` runs the matching cases only: a TEXT no label contains is a usage error,
+    and a partial table is never written into the README."""
+    for extra, message in ((["--case", "no such case"], "no case label contains"),
+                           (["--case", "threshold", "--write-readme"], "not with --write-readme")):
+        run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--no-dask", *extra],
+                             capture_output=True, text=True, timeout=120, check=False, cwd=ROOT)
+        assert run.returncode != 0 and message in run.stderr, run.stderr[-2000:]
+        assert "| case |" not in run.stdout
