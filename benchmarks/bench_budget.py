@@ -28,9 +28,10 @@ s=7 and 8, ``verify``, ``attack -s`` and ``attack --threshold``) for each ``--jo
 one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
 is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
 time extrapolated from the sample's share of the ranks.  Target: measured / estimated within
-0.5-2 on every run of ``MIN_TIMED`` or more.  Not covered: codes whose doubtful sets go to
-exact arithmetic (e.g. ``comm`` n=40 s=5 m=2, condition 9e9: its first 8,192 sets take over a
-minute; neither the calibrated rate nor the timed probe, which runs after them, refuses it).
+0.5-2 on every run of ``MIN_TIMED`` or more.  Codes whose doubtful sets go to exact arithmetic
+(e.g. ``comm`` n=40 s=5 m=2, condition 9e9) are refused by the timed probe
+(``gctool.budget.probe_rate``) after its first sets: ``attack`` probes before any task, ``verify``
+after its first (pilot) chunk.
 
 Run:  .venv/bin/python benchmarks/bench_budget.py [--quick] [--unseen] [--jobs N[,N]]
 [--repeat N] [--json] [--write-readme]
@@ -277,16 +278,31 @@ class Recorder:
         return (charged, "charged") if charged > checked else (checked, "estimated")
 
 
-def run_case(rec: Recorder, args: list[str]) -> dict[str, Any]:
+#: the exit codes of a run ended by a signal (SIGHUP, SIGINT, SIGTERM)
+SIGNALLED = (129, 130, 143)
+
+
+def cli_main(args: list[str]) -> int:
+    """``gctool.cli.main`` in this process; a run ended by a signal ends the benchmark too.
+    In-process, the CLI turns SIGINT, SIGTERM and SIGHUP into the exit code of the command it
+    runs and restores the previous handlers, so a loop over commands that ignores that code
+    runs on: a SIGTERM would only end the case it arrived in."""
     from gctool.cli.main import cli
 
+    code = int(cli.main(args, standalone_mode=False) or 0)
+    if code in SIGNALLED:
+        raise SystemExit(code)
+    return code
+
+
+def run_case(rec: Recorder, args: list[str]) -> dict[str, Any]:
     rec.reset()
     if "--max-work" not in args:
         args = [*args, "--max-work", NO_REFUSAL]
     c0, w0 = time.process_time(), time.perf_counter()
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
             contextlib.redirect_stderr(sink):
-        code = int(cli.main(args, standalone_mode=False) or 0)
+        code = cli_main(args)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     est, kind = rec.estimate()
     return {"exit": code, "cpu_s": cpu, "wall_s": wall, "estimate_s": est, "kind": kind,
@@ -297,14 +313,12 @@ def run_case(rec: Recorder, args: list[str]) -> dict[str, Any]:
 def run_captured(rec: Recorder, args: list[str]) -> dict[str, Any]:
     """Run a command line in-process as the CLI does; its exit code, stderr, estimate and
     wall and CPU time (nothing added to ``args``: the default budget applies)."""
-    from gctool.cli.main import cli
-
     rec.reset()
     err = io.StringIO()
     c0, w0 = time.process_time(), time.perf_counter()
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
             contextlib.redirect_stderr(err):
-        code = int(cli.main(args, standalone_mode=False) or 0)
+        code = cli_main(args)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     est, kind = rec.estimate()
     return {"exit": code, "stderr": err.getvalue(), "cpu_s": cpu, "wall_s": wall,

@@ -29,11 +29,12 @@ from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import OracleKernel, exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
-from gctool.budget import NS_PER_S, Budget, format_seconds
+from gctool.budget import NS_PER_S, Budget, format_seconds, probe_rate
 from gctool.engine.enumeration import guided_ranges
 from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
+    ExceedWorker,
     PeakWorker,
     Runner,
     SizePlan,
@@ -116,12 +117,17 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 
 
-def set_work(code: GradientCode, s: int, sets: int) -> int:
-    """Estimated work of evaluating ``sets`` straggler sets of size s (one least-squares or
-    elimination over the n - s survivors each; see :func:`gctool.budget.set_cost`)."""
+def set_work(code: GradientCode, s: int, sets: int) -> float:
+    """Estimated work of evaluating ``sets`` straggler sets of size s by the optimal decoder,
+    before its oracle is set up: one least-squares solve over the n - s survivors each
+    (:func:`gctool.budget.set_cost`), or over GF(q) one batched elimination
+    (:func:`gctool.audit.oracles.base.gf_set_time`), as :meth:`Oracle.set_work` counts them."""
+    from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
     from gctool.budget import set_cost
 
-    return sets * set_cost(max(1, code.n - s), code.B.shape[1], code.field.is_finite)
+    if code.field.is_finite:
+        return sets * gf_set_time(code, s) + (ERRORS_CALL_NS if sets else 0)
+    return sets * set_cost(max(1, code.n - s), code.B.shape[1], False)
 
 
 def may_use_hat(code: GradientCode, s: int) -> bool:
@@ -150,6 +156,52 @@ def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: floa
                       f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`", jobs)
 
 
+def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int,
+               limit: float | None = None, allowed: float | None = None) -> float | None:
+    """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
+    measured on a task of its own size from the middle of the space by the kernel that will
+    run it (:func:`gctool.budget.probe_rate`, shared with ``verify``), or None for a search too
+    small to probe.  The sets are evaluated on a twin of ``oracle`` (its compiled path planned
+    as the search plans it) and count nowhere: neither in ``oracle.evaluations`` nor on its
+    meter.  ``limit``: a threshold search, which stops at the first set above it; ``allowed``:
+    seconds the search may take (default ``max_work``), beyond which a slow start decides."""
+    if s == 0:
+        return None
+    source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
+    twin = copy.copy(oracle)
+    size = twin.chunk_size(s)  # plans the compiled walk, as the search does
+    kernel = OracleKernel.of(twin)
+    worker = PeakWorker(source, kernel) if limit is None else ExceedWorker(source, kernel, limit)
+    spent = oracle.meter.spent
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        out = worker.run((0, a, b))
+        return out.checked, getattr(out, "fail_set", None) is not None
+
+    budget = oracle.budget.max_work if allowed is None else allowed
+    try:
+        probed = probe_rate(walk, stop, size, budget * NS_PER_S * max(1, jobs) / max(1, need))
+    finally:
+        oracle.meter.spent = spent
+    if probed is None:
+        return None
+    per_set, _, stopped = probed
+    sets = need if not stopped else -(-need * (stop // 2) // stop)
+    return per_set * sets / max(1, jobs) / NS_PER_S
+
+
+def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
+                jobs: int) -> None:
+    """Refuse an exhaustive search that the calibrated estimate let through but that its timed
+    probe (:func:`probe_time`: ``seconds`` on ``jobs``) puts above ``max_work``."""
+    from gctool.audit.attack.options import smaller
+
+    budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
+                      f"{need:,} straggler sets, timed on a sample of them,",
+                      seconds * NS_PER_S * max(1, jobs),
+                      f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`", jobs)
+
+
 # -- worst case -----------------------------------------------------------------------------------
 def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
           progress: Progress | None = None, runner: Runner | None = None) -> WorstOutcome:
@@ -159,9 +211,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
-    check_sets(oracle.code, s, need, oracle.budget, oracle.set_work(s, need),
-               used_jobs(need, jobs, runner, oracle.will_walk_compiled(s, need)))
+    used = used_jobs(need, jobs, runner, oracle.will_walk_compiled(s, need))
+    check_sets(oracle.code, s, need, oracle.budget, oracle.set_work(s, need), used)
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
+    timed = probe_time(oracle, s, rot, need, used) if runner is None else None
+    if timed is not None:
+        check_timed(oracle.code, s, need, oracle.budget, timed, used)
     fold, base = WorstFold(), oracle.evaluations
 
     def after() -> None:
@@ -238,7 +293,8 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, jobs, runner), progress=after,
+                          budget=_SearchBudget(oracle, jobs, runner, rot, limit),
+                          progress=after,
                           ahead=ahead)
     found = search.run()
     oracle.evaluations = base + search.evaluated
@@ -270,8 +326,10 @@ class _SearchBudget:
     sets when the budget caps them, and the estimated time (each size's work divided by the
     jobs that run it) within ``max_work``."""
 
-    def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None) -> None:
+    def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
+                 rot: Rotation | None = None, limit: float = np.inf) -> None:
         self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
+        self.rot, self.limit = rot, limit
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
         n, budget = self.oracle.n, self.oracle.budget
@@ -280,10 +338,17 @@ class _SearchBudget:
             return (f"threshold search (n={n}) needs more than `max_sets` = "
                     f"{budget.max_sets:,} straggler sets; {proved}")
         jobs = used_jobs(need, self.jobs, self.runner, self.oracle.will_walk_compiled(t, need))
+        before = self.time
         self.time += self.oracle.set_work(t, need) / jobs / NS_PER_S
+        timed = ""
+        if self.time <= budget.max_work and self.runner is None:  # and on its timed probe
+            probed = probe_time(self.oracle, t, self.rot, need, jobs, self.limit,
+                                budget.max_work - before)
+            if probed is not None and before + probed > self.time:
+                self.time, timed = before + probed, ", timed on a sample of its sets"
         if self.time > budget.max_work:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
-                    f"(estimated) up to size {t}, above the work budget of "
+                    f"(estimated{timed}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         return None
 

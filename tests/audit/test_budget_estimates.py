@@ -129,18 +129,82 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A code whose sets cost more than the calibrated rate (ill-conditioned: the cheap bound
     rarely decides) is refused on the probe's measured time per set: here a clock that
-    advances 100 ms per reading, so the probe's sets cost 100 ms / PROBE each."""
-    from gctool.audit.verify import enumeration
+    advances 100 ms per reading, so the probe's first PROBE_FIRST sets take 100 ms (slow
+    enough to decide at once) and cost 100 ms / PROBE_FIRST each."""
+    from gctool import budget
 
     code = design("cyclic", n=30, s=6, seed=1)  # 593,775 sets: a priori about 50 ms
     clock = iter(range(10**6))  # 100 ms per reading
-    monkeypatch.setattr(enumeration.time, "process_time", lambda: next(clock) * 0.1)
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
     with pytest.raises(BudgetExceeded) as err:
         verify(code, 6, method="exhaustive", jobs=2, budget=Budget(max_work=1.0))
     text = str(err.value)
     assert err.value.kind == "work" and "\n" not in text
-    assert f"timed on {enumeration.PROBE:,} of them" in text and "`max_work`" in text
-    per_set = 0.1 / enumeration.PROBE
+    assert f"timed on {budget.PROBE_FIRST:,} of them" in text and "`max_work`" in text
+    per_set = 0.1 / budget.PROBE_FIRST
     assert err.value.needed == pytest.approx(per_set * comb(30, 6) / 2, rel=1e-3) or \
         err.value.needed == pytest.approx(per_set * comb(30, 6), rel=1e-3)
+    monkeypatch.undo()
     assert verify(code, 6, method="exhaustive", budget=Budget(max_work=60.0)).ok
+
+
+def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sets that are quick at first are timed on a whole task of the run's size (one chunk of
+    the compiled walk, at most 1/PROBE_MIN of the run), and the probe's rate decides."""
+    from gctool import budget
+
+    seen: list[tuple[int, int]] = []
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        return b - a, False
+
+    assert budget.probe_rate(walk, budget.PROBE_MIN * budget.PROBE - 1, 10**6, 1.0) is None
+    stop = 10**8
+    rate, timed, stopped = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
+    mid = stop // 2
+    assert seen == [(mid, mid + budget.PROBE_FIRST), (mid + budget.PROBE_FIRST, mid + 65536)]
+    assert timed == 65536 and not stopped and rate >= 0
+
+
+def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack re-checks its calibrated estimate on the same probe as verify: with a clock
+    of 100 ms per reading, the first sets are slow and the refusal gives their time."""
+    from gctool import budget
+
+    code = design("cyclic", n=30, s=6, seed=1)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 6, method="exhaustive", symmetry=False, budget=Budget(max_work=1.0))
+    text = str(err.value)
+    assert err.value.kind == "work" and "timed on a sample" in text and "`max_work`" in text
+    assert err.value.needed == pytest.approx(0.1 / budget.PROBE_FIRST * comb(30, 6), rel=1e-3)
+
+
+def test_attack_estimates_use_the_kernel_that_will_run() -> None:
+    """Below the compiled walk's size, the numpy fast path's time per set (not one
+    least-squares solve per set); over GF(q), the batched elimination's."""
+    from gctool.audit.oracles import make_oracle
+    from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
+    from gctool.audit.oracles.optimal import hat_time
+    from gctool.budget import set_cost
+
+    frc = make_oracle(design("frc", n=40, s=4))
+    d = frc.Qperp.shape[1]  # type: ignore[attr-defined]
+    assert frc.set_work(3, 1000) == pytest.approx(1000 * hat_time(3, d) + ERRORS_CALL_NS)
+    assert hat_time(3, d) < set_cost(37, 40) / 20 and hat_time(7, 6) > hat_time(6, 6)
+    gf = design("cyclic-mds", n=15, s=4, field="GF(2^4)")
+    assert make_oracle(gf).set_work(4, 10) == pytest.approx(
+        10 * gf_set_time(gf, 4) + ERRORS_CALL_NS)
+    assert gf_set_time(gf, 4) < set_cost(11, gf.B.shape[1], True)
+    with pytest.raises(BudgetExceeded) as err:  # refused before the oracle's set-up, alike
+        attack(gf, 4, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-4))
+    assert err.value.needed == pytest.approx(
+        (comb(15, 4) * gf_set_time(gf, 4) + ERRORS_CALL_NS) / 1e9)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(design("frc", n=40, s=4), 3, method="exhaustive", symmetry=False,
+               budget=Budget(max_work=2e-3))
+    assert err.value.needed == pytest.approx((comb(40, 3) * hat_time(3, d) + ERRORS_CALL_NS) / 1e9)

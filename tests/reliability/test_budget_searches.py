@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from itertools import combinations
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,9 @@ def test_elementary_within_its_estimate_is_exact_and_spends_no_more(
     want = _low_rank_threshold()
     oracle = OptimalOracle(code)
     base = oracle.meter.spent
-    budget = Budget(max_work=(base + el.work(oracle) + oracle.set_work(1, 10**4)) / 1e9)
+    confirm = sum(oracle.set_work(t, comb(code.n, t)) for t in range(1, want))  # smaller sets
+    budget = Budget(max_work=(base + oracle.set_work(0, 1) + el.work(oracle)
+                              + oracle.set_work(want, 1) + confirm) / 1e9)
     out = el.elementary_threshold(OptimalOracle(code, budget=budget))
     assert out.threshold == want and out.exact
 
@@ -113,7 +116,9 @@ def test_elementary_confirmation_over_the_work_budget_is_a_labelled_bound() -> N
     oracle = OptimalOracle(code)
     full_set = oracle.set_work(0, 1)  # "does the full set decode" comes first
     meter = oracle.meter
-    meter.limit = meter.spent + full_set + el.work(oracle) + oracle.set_work(1, code.n) - 1
+    witness = oracle.set_work(want, 1)  # the decoder's error of the witness
+    meter.limit = (meter.spent + full_set + el.work(oracle) + witness
+                   + oracle.set_work(1, code.n) - 1)
     out = el.elementary_threshold(oracle)
     assert not out.exact and out.lower == 1 and out.threshold == want
     assert any("work budget" in note for note in out.notes)

@@ -130,19 +130,24 @@ def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, o
 
 
 #: the time of :func:`gf_range` per straggler set, in ns (``benchmarks/bench_budget.py``
-#: measures it: 220-240 ns per set for cyclic-MDS GF(2^5) with s = d = 6, 350 ns for GF(41)
-#: with s = d = 5, one core of the 2-core development machine): a fixed part ...
+#: measures it: 250 ns per set of CPU for cyclic-MDS GF(2^6) n=63 with s = d = 6, 300 ns for
+#: random dense GF(2^8) n=36 s=6 d=8, 207 ns for rs GF(2^7) n=50 s=5 d=27, 600 ns for random
+#: dense GF(65521) n=40 s=6 d=7, one core of the 2-core development machine): a fixed part ...
 GF_SET_NS = 60
-#: ... plus this much per entry of the s x (d + m) system of the set: table arithmetic of
-#: GF(2^m), and the slower modular arithmetic of GF(p)
-GF_ENTRY_NS = 4.0
-PRIME_ENTRY_NS = 9.0
+#: ... plus this much per pair of the set's rows (the new row reduced against the prefix's
+#: pivots, which the walk keeps from set to set) ...
+GF_PAIR_NS = 6.0
+#: ... and per entry of the s x (d + m) system; the modular arithmetic of GF(p) costs
+#: PRIME_FACTOR times the table arithmetic of GF(2^m)
+GF_ENTRY_NS = 0.5
+PRIME_FACTOR = 1.6
 
 
 def walk_cost(s: int, d: int, m: int, prime: bool = False) -> float:
     """Estimated time of the compiled test per set of size s (d = dim null(B), m targets), in
     ns."""
-    return GF_SET_NS + (PRIME_ENTRY_NS if prime else GF_ENTRY_NS) * s * (d + m)
+    return GF_SET_NS + (GF_PAIR_NS * s * s + GF_ENTRY_NS * s * (d + m)) * (
+        PRIME_FACTOR if prime else 1.0)
 
 
 def compiles(fld: Any) -> bool:

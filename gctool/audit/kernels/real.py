@@ -687,10 +687,10 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
 
 
 #: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
-#: kernel then decides (``benchmarks/bench_budget.py`` measures it: 83-85 ns per set for real
-#: cyclic codes with s = d = 5 and 6, 122 ns for complex cyclic-MDS with s = d = 5, one core
-#: of the 2-core development machine): a fixed part ...
-SCREEN_SET_NS = 60
+#: kernel then decides (``benchmarks/bench_budget.py`` measures it: 57 ns per set of CPU for
+#: real cyclic n=48 s = d = 6, 59 ns for n=64 s = d = 7, 60 ns for n=40 s = d = 6, one core of
+#: the 2-core development machine): a fixed part ...
+SCREEN_SET_NS = 30
 #: ... plus this much per entry of the s x d system of the set (complex: four times as much)
 SCREEN_ENTRY_NS = 0.7
 

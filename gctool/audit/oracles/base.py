@@ -13,6 +13,31 @@ from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 
+#: a batch of straggler sets given to :meth:`Oracle.errors` costs this much besides its sets,
+#: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
+#: (counted once in :meth:`Oracle.set_work` of the fast paths, whose sets cost microseconds)
+ERRORS_CALL_NS = 30_000
+#: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
+#: set, in ns: a fixed part ...
+ELIMINATION_SET_NS = 5_000
+#: ... plus this much per multiply-add of its f x K elimination (f survivors): table arithmetic
+#: of GF(2^m), modular arithmetic of GF(p) (measured 0.3-1.1x of this on random dense GF(2^8)
+#: n=20-32, cyclic-MDS GF(2^4) and GF(65521) n=24, one core of the 2-core development machine;
+#: other fields count :func:`gctool.budget.set_cost`)
+GF2_MULADD_NS = 25
+PRIME_MULADD_NS = 55
+
+
+def gf_set_time(code: GradientCode, s: int) -> float:
+    """Estimated time of one straggler set of size s decided by the optimal decoder over GF(q)
+    in a batch, in ns."""
+    f, K = max(1, code.n - s), code.B.shape[1]
+    fld = code.field.resolved()
+    per = GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1 else None
+    if per is None:
+        return set_cost(f, K, True)
+    return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
+
 
 class Oracle:
     """Squared decoding error of straggler sets, in batches.  Subclasses set the attributes."""
@@ -39,8 +64,11 @@ class Oracle:
         self.meter = Meter(self.budget.work_ns, self._refuse)
 
     def set_work(self, s: int, sets: int) -> float:
-        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
-        elimination over the n - s survivors each (:func:`gctool.budget.set_cost`)."""
+        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve
+        (:func:`gctool.budget.set_cost`) or elimination (:func:`gf_set_time`) over the n - s
+        survivors each."""
+        if self.finite:
+            return sets * gf_set_time(self.code, s) + (ERRORS_CALL_NS if sets else 0)
         return sets * set_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
 
     def will_walk_compiled(self, s: int, sets: int) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from gctool.algebra.spectral import Spectral
 from gctool.audit import nullspace
-from gctool.audit.oracles.base import Oracle
+from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle
 from gctool.budget import Budget, solve_cost
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
@@ -50,6 +50,27 @@ def setup_work(code: GradientCode) -> int:
     n x n complement, and the n x n projectors H and N."""
     n, K = code.B.shape
     return solve_cost(K, n) + n**3 + 2 * n * n * min(n, K)
+
+
+#: the numpy fast path (:meth:`OptimalOracle._hat_chunk_numpy`) per straggler set in a batch,
+#: in ns: a fixed part (gathering, the batched eigenvalue call) ...
+HAT_SET_NS = 1_500
+#: ... plus this much per min(s, d)^3 (the Gram matrix's eigenvalues) ...
+HAT_GRAM_NS = 20
+#: ... and, when s > d (a direction is lost), the KKT system of size s + d: this much fixed
+#: plus a nanosecond per (s + d)^3; complex codes cost HAT_COMPLEX times as much.  Measured
+#: 1.0-4.8 us per set with s <= d (random dense real d=6, frc d=32, rs complex d=25, real
+#: cyclic d=6) and 9-11 us with s = 7 > d = 6, one core of the 2-core development machine
+HAT_KKT_NS = 2_000
+HAT_COMPLEX = 1.5
+
+
+def hat_time(s: int, d: int, complex_: bool = False) -> float:
+    """Estimated time of the numpy fast path per set of size s (d = dim null(B)), in ns."""
+    t = HAT_SET_NS + HAT_GRAM_NS * min(s, d) ** 3
+    if s > d:
+        t += HAT_KKT_NS + (s + d) ** 3
+    return t * (HAT_COMPLEX if complex_ else 1.0)
 
 
 class OptimalOracle(Oracle):
@@ -111,8 +132,6 @@ class OptimalOracle(Oracle):
     def set_work(self, s: int, sets: int) -> float:
         """The fast path costs about (s + dim N)^3 per set (compiled: see
         :func:`gctool.audit.kernels.optimal.walk_cost`); other sets one solve each."""
-        from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
-
         if not self._uses_hat(s):
             return super().set_work(s, sets)
         d = int(self.Qperp.shape[1])
@@ -120,7 +139,8 @@ class OptimalOracle(Oracle):
             from gctool.audit.kernels.optimal import walk_cost
 
             return sets * walk_cost(s, d)
-        return sets * (FAST_SET_COST + SMALL_SOLVE_FACTOR * (s + d) ** 3)
+        return sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp))) + (
+            ERRORS_CALL_NS if sets else 0)
 
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         from gctool.audit.kernels import wanted

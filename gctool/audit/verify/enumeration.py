@@ -23,7 +23,7 @@ from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runn
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.budget import NS_PER_S, format_seconds
+from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate
 from gctool.engine.enumeration import guided_ranges, rank_ranges
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
 from gctool.reports import Diagnostics, VerifyReport
@@ -31,10 +31,6 @@ from gctool.reports import Diagnostics, VerifyReport
 PILOT = 512  # sets in the first (timed) chunk
 PARALLEL_MIN_S = 0.25  # below this estimated single-process time, do not start processes
 THREADS_MIN_S = 0.01  # the same for threads (a compiled walk)
-#: sets of the timed probe that re-checks the budget on the kernel's time here
-#: (:func:`_check_timed`), on enumerations of at least PROBE_MIN probes
-PROBE = 8192
-PROBE_MIN = 32
 
 
 @dataclass
@@ -102,7 +98,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     if run.sample is None and first.fail_set is None:
-        _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot)
+        _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot, size)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if not threads:
@@ -158,26 +154,28 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
-                 rot: Rotation | None) -> None:
+                 rot: Rotation | None, size: int = PROBE) -> None:
     """Refuse a run the calibrated estimate let through but that takes longer here: the
-    kernel (loaded by the pilot) decides :data:`PROBE` sets from the middle of the space,
-    doubtful sets included, timed in CPU time (a loaded machine does not inflate it) and not
+    kernel (loaded by the pilot) decides a task of the run's ``size`` from the middle of the
+    space, doubtful sets included, timed in CPU time (:func:`gctool.budget.probe_rate`) and not
     merged; above the budget, the refusal gives the time they imply for the whole run.  The
     per-set time of a walk depends on the code (how often its cheap bound decides a set):
     an ill-conditioned code costs several times the calibrated one."""
-    if stop < PROBE_MIN * PROBE:  # small runs: the probe would cost too much of them
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        out = settle(worker.run((0, a, b)))
+        return out.evaluated, out.fail_set is not None
+
+    probed = probe_rate(walk, stop, size, run.budget.work_ns * max(1, jobs) / max(1, evaluations))
+    if probed is None:  # small runs: the probe would cost too much of them
         return
-    mid = stop // 2
-    t0 = time.process_time()
-    probe = settle(worker.run((0, mid, mid + PROBE)))
-    per_set = (time.process_time() - t0) / max(1, probe.evaluated) * NS_PER_S
+    per_set, timed, stopped = probed
     # a failing set by the middle stops the run there (at the latest)
-    sets = evaluations if probe.fail_set is None else -(-evaluations * mid // stop)
+    sets = evaluations if not stopped else -(-evaluations * (stop // 2) // stop)
     what = f"verify (n={run.code.n}, s={run.s})"
     run.budget.check_work(
         f"{what} of {evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
-        + f", timed on {probe.evaluated:,} of them,", per_set * sets,
+        + f", timed on {timed:,} of them,", per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs)
 
 
