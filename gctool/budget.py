@@ -291,7 +291,8 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     the enumeration is below PROBE_MIN * PROBE sets (the probe would cost too much of it).
 
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
-    and returns (sets decided, whether it stopped at a finding); the probe covers
+    and returns (sets decided, whether it stopped at a finding: a search that stops there
+    gives no rate, unless PROBE sets or more were timed before it); the probe covers
     max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run) in two calls: the first
     PROBE_FIRST alone, whose rate is returned at once when they took PROBE_EARLY_S or more and
     their rate is above ``over`` (ns per set beyond which the run is over its budget), then the
@@ -305,10 +306,14 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     done, stopped = walk(mid, mid + PROBE_FIRST)
     spent = time.thread_time() - t0
     rate = spent / max(1, done) * NS_PER_S
-    if stopped or (spent >= PROBE_EARLY_S and rate > over):
+    if stopped:  # a finding at once: the run stops there, and a few sets time nothing
+        return None
+    if spent >= PROBE_EARLY_S and rate > over:
         return rate, done, stopped
     t0 = time.thread_time()
     rest, stopped = walk(mid + PROBE_FIRST, mid + size)
+    if stopped and rest < PROBE:  # the same: a task's fixed cost over a few sets
+        return None
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
 
 

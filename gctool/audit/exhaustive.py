@@ -293,7 +293,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, jobs, runner, rot, limit),
+                          budget=_SearchBudget(oracle, jobs, runner, rot, limit, top),
                           progress=after,
                           ahead=ahead)
     found = search.run()
@@ -327,9 +327,19 @@ class _SearchBudget:
     jobs that run it) within ``max_work``."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
-                 rot: Rotation | None = None, limit: float = np.inf) -> None:
+                 rot: Rotation | None = None, limit: float = np.inf, top: int = 0) -> None:
         self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
-        self.rot, self.limit = rot, limit
+        self.rot, self.limit, self.top = rot, limit, top
+
+    def work(self, t: int, need: int) -> tuple[float, bool]:
+        """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
+        below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
+        the walk's rate."""
+        oracle, n = self.oracle, self.oracle.n
+        if 0 < t < self.top and oracle.will_walk_compiled(t + 1, comb(n, t + 1)):
+            at = max(need, comb(n, t + 1))  # a count at which size t walks compiled
+            return oracle.set_work(t, at) * need / at, True
+        return oracle.set_work(t, need), oracle.will_walk_compiled(t, need)
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
         n, budget = self.oracle.n, self.oracle.budget
@@ -337,9 +347,10 @@ class _SearchBudget:
         if budget.max_sets is not None and used + need > budget.max_sets:
             return (f"threshold search (n={n}) needs more than `max_sets` = "
                     f"{budget.max_sets:,} straggler sets; {proved}")
-        jobs = used_jobs(need, self.jobs, self.runner, self.oracle.will_walk_compiled(t, need))
+        work, compiled = self.work(t, need)
+        jobs = used_jobs(need, self.jobs, self.runner, compiled)
         before = self.time
-        self.time += self.oracle.set_work(t, need) / jobs / NS_PER_S
+        self.time += work / jobs / NS_PER_S
         timed = ""
         if self.time <= budget.max_work and self.runner is None:  # and on its timed probe
             probed = probe_time(self.oracle, t, self.rot, need, jobs, self.limit,

@@ -166,6 +166,11 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     mid = stop // 2
     assert seen == [(mid, mid + budget.PROBE_FIRST), (mid + budget.PROBE_FIRST, mid + 65536)]
     assert timed == 65536 and not stopped and rate >= 0
+    # a search that finds what it looks for within a few sets is not timed on them (a task's
+    # fixed cost over a few sets would make its rate look thousands of times too high)
+    assert budget.probe_rate(lambda a, b: (3, True), stop, 65536, 1.0) is None
+    assert budget.probe_rate(lambda a, b: (b - a if a == mid else 100, a != mid), stop, 65536,
+                             1.0) is None
 
 
 def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
