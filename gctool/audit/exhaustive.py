@@ -293,7 +293,8 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, jobs, runner, rot, limit, top),
+                          budget=_SearchBudget(oracle, jobs, runner, rot, limit, top,
+                                               None if witness is None else witness[0]),
                           progress=after,
                           ahead=ahead)
     found = search.run()
@@ -327,9 +328,18 @@ class _SearchBudget:
     jobs that run it) within ``max_work``."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
-                 rot: Rotation | None = None, limit: float = np.inf, top: int = 0) -> None:
+                 rot: Rotation | None = None, limit: float = np.inf, top: int = 0,
+                 witness: list[int] | None = None) -> None:
         self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
         self.rot, self.limit, self.top = rot, limit, top
+        #: the share of the lexicographic order of size ``top`` that the search walks at most:
+        #: it stops at the first failing set, at the latest at the column witness (failing)
+        self.share = 1.0
+        if witness is not None and len(witness) == top and top > 0:
+            from gctool.engine.enumeration import rank_lex
+
+            first = int(rank_lex(oracle.n, np.array([sorted(witness)], dtype=np.intp))[0]) + 1
+            self.share = min(1.0, first / comb(oracle.n, top))
 
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
@@ -350,9 +360,11 @@ class _SearchBudget:
         work, compiled = self.work(t, need)
         jobs = used_jobs(need, self.jobs, self.runner, compiled)
         before = self.time
-        self.time += work / jobs / NS_PER_S
+        last = t == self.top and self.share < 1.0  # it stops by the column witness
+        self.time += work * (self.share if last else 1.0) / jobs / NS_PER_S
         timed = ""
-        if self.time <= budget.max_work and self.runner is None:  # and on its timed probe
+        if self.time <= budget.max_work and self.runner is None and not last:  # and on its
+            # timed probe (from the middle: beyond the witness, where the search stops)
             probed = probe_time(self.oracle, t, self.rot, need, jobs, self.limit,
                                 budget.max_work - before)
             if probed is not None and before + probed > self.time:
