@@ -120,14 +120,11 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 def set_work(code: GradientCode, s: int, sets: int) -> float:
     """Estimated work of evaluating ``sets`` straggler sets of size s by the optimal decoder,
     before its oracle is set up: one least-squares solve over the n - s survivors each
-    (:func:`gctool.budget.set_cost`), or over GF(q) one batched elimination
-    (:func:`gctool.audit.oracles.base.gf_set_time`), as :meth:`Oracle.set_work` counts them."""
-    from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
-    from gctool.budget import set_cost
+    (:func:`gctool.audit.oracles.base.decoder_set_work`, as :meth:`Oracle.set_work` counts
+    them)."""
+    from gctool.audit.oracles.base import decoder_set_work
 
-    if code.field.is_finite:
-        return sets * gf_set_time(code, s) + (ERRORS_CALL_NS if sets else 0)
-    return sets * set_cost(max(1, code.n - s), code.B.shape[1], False)
+    return decoder_set_work(code, s, sets)
 
 
 def may_use_hat(code: GradientCode, s: int) -> bool:
@@ -148,12 +145,9 @@ def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: floa
     """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
     above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
     run by ``jobs``."""
-    from gctool.audit.attack.options import smaller
-
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
     budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
-    budget.check_work(f"{what}: {need:,} straggler sets", work,
-                      f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`", jobs)
+    budget.check_work(f"{what}: {need:,} straggler sets", work, _instead(code), jobs)
 
 
 def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int,
@@ -194,12 +188,16 @@ def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: 
                 jobs: int) -> None:
     """Refuse an exhaustive search that the calibrated estimate let through but that its timed
     probe (:func:`probe_time`: ``seconds`` on ``jobs``) puts above ``max_work``."""
-    from gctool.audit.attack.options import smaller
-
     budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
                       f"{need:,} straggler sets, timed on a sample of them,",
-                      seconds * NS_PER_S * max(1, jobs),
-                      f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`", jobs)
+                      seconds * NS_PER_S * max(1, jobs), _instead(code), jobs)
+
+
+def _instead(code: GradientCode) -> str:
+    """What a refusal of an exhaustive attack over its work budget suggests."""
+    from gctool.audit.attack.options import smaller
+
+    return f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`"
 
 
 # -- worst case -----------------------------------------------------------------------------------

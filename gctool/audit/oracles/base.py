@@ -39,6 +39,15 @@ def gf_set_time(code: GradientCode, s: int) -> float:
     return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
 
 
+def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
+    """Estimated work of ``sets`` straggler sets of size s decided by the optimal decoder: one
+    least-squares solve over the n - s survivors each (:func:`gctool.budget.set_cost`), or over
+    GF(q) one batched elimination (:func:`gf_set_time`) plus the batch's call."""
+    if code.field.is_finite:
+        return sets * gf_set_time(code, s) + (ERRORS_CALL_NS if sets else 0)
+    return sets * set_cost(max(1, code.n - s), code.B.shape[1], False)
+
+
 class Oracle:
     """Squared decoding error of straggler sets, in batches.  Subclasses set the attributes."""
 
@@ -67,9 +76,7 @@ class Oracle:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve
         (:func:`gctool.budget.set_cost`) or elimination (:func:`gf_set_time`) over the n - s
         survivors each."""
-        if self.finite:
-            return sets * gf_set_time(self.code, s) + (ERRORS_CALL_NS if sets else 0)
-        return sets * set_cost(max(1, self.n - s), self.code.B.shape[1], self.finite)
+        return decoder_set_work(self.code, s, sets)
 
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
