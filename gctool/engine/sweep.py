@@ -53,6 +53,7 @@ This package sits below :mod:`gctool.codes` and :mod:`gctool.audit` (it imports 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -605,8 +606,13 @@ class ExceedSearch:
             raise SearchInterrupted(f"{what}interrupted after checking {self.checked:,} "
                                     "straggler sets; no verdict") from None
         finally:
+            pending = sys.exc_info()[1]  # e.g. the summary of a Ctrl-C
             for later in started.values():  # not folded: dropped
-                later.cancel()
+                try:
+                    later.cancel()
+                except KeyboardInterrupt:  # a second Ctrl-C: the first one decides
+                    if pending is None:
+                        raise
         return Exceeded(None, None, None, True, self.last + 1, self.checked, self.total)
 
     def _start_next(self, s: int, plan: SizePlan, started: dict[int, Ahead]) -> None:

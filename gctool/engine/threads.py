@@ -267,4 +267,14 @@ class Ahead:
         _fold(self.pool, on_result)
 
     def cancel(self) -> None:
-        self.pool.stop(None)
+        """Stop: no other task starts, the running ones finish (a Ctrl-C while they finish
+        is raised once they have)."""
+        interrupted = False
+        while True:
+            try:
+                self.pool.stop(None)
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+        if interrupted:
+            raise KeyboardInterrupt

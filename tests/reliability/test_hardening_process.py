@@ -132,7 +132,7 @@ INTERRUPTS = [
     ("verify", ["verify", "CODE", *BIG]),  # default: every core
     ("verify-1-job", ["verify", "CODE", "--method", "exhaustive", "--jobs", "1", *BIG]),
     ("attack", ["attack", "CODE", "-s", "7", *BIG]),
-    ("attack-threshold", ["attack", "CODE", "--threshold", "--jobs", "1"]),
+    ("attack-threshold", ["attack", "CODE", "--threshold", "--jobs", "1", *BIG]),
     ("export", ["export", "CODE", "-o", "plan.npz", "--decoders", "-s", "3"]),
     ("export-over-existing", ["export", "CODE", "-o", "existing.json", "--decoders", "-s", "3"]),
 ]
