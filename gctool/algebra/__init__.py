@@ -9,6 +9,8 @@ Every package that computes with field elements or matrices (``codes``, ``audit`
   the primes the constructions need (pure Python);
 * :mod:`gctool.algebra.polynomials` - polynomials over GF(p): parsing a field's irreducible
   polynomial, the irreducibility test, the first irreducible polynomial, printing (pure Python);
+* :mod:`gctool.algebra.powers` - the powers of a primitive element of GF(p^m) (the exp table
+  of the arithmetic, the primitive element handed to galois);
 * :mod:`gctool.algebra.gf` - elementwise arithmetic on int64 arrays (:class:`GFArith`), exact
   integers (:class:`IntArith`) and numpy numbers (:class:`NumericArith`) behind one protocol;
 * :mod:`gctool.algebra.linalg` - row reduction over GF(q) and the integers: one matrix or a

@@ -99,7 +99,7 @@ class Field:
             if self.poly is None:
                 return galois.GF(self.p, self.m)
             poly = galois.Poly.Int(self.poly, field=galois.GF(self.p))
-            from gctool.algebra.gf import primitive_powers
+            from gctool.algebra.powers import primitive_powers
 
             # galois finds a primitive element of a non-primitive polynomial by compiling its
             # polynomial arithmetic (about a minute); a small field is searched here instead

@@ -18,7 +18,7 @@ of sets).  This module only changes *where* the tasks run:
   has workers; a task that killed its workers (Dask's ``KilledWorker``) is retried
   :data:`RETRIES` times.  When the scheduler connection is lost, or the cluster has had no
   worker (or the scheduler has not answered) for :data:`LOST_AFTER_S` seconds, the runner
-  gives up: :class:`gctool.engine.sweep.LostTasks` (the fold turns it into
+  gives up: :class:`gctool.engine.parallel.LostTasks` (the fold turns it into
   :class:`gctool.errors.IncompleteRun`, exit 2, saying what was checked and what was lost).
 * Early stop: as soon as *some* result ends the run (:func:`gctool.engine.sweep.stops`, e.g. a
   counterexample in verify), every task after it is cancelled; tasks before it still run,
@@ -640,7 +640,7 @@ class _Window:
         self.retry = [g for g in self.retry if g[0] <= i]
 
     def give_up(self, reason: str) -> Exception:
-        from gctool.engine.sweep import LostTasks
+        from gctool.engine.parallel import LostTasks
 
         return LostTasks(self.feed.missing(), reason, self.runner.resume_hint())
 

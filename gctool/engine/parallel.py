@@ -10,7 +10,7 @@ then cancelled (the pool is terminated).
   (:class:`concurrent.futures.ProcessPoolExecutor` reports it at once; a plain
   ``multiprocessing.Pool`` would wait for its task forever): the tasks not yet folded run again
   on a new pool, at most :data:`RETRIES` times, then the runner gives up
-  (:class:`gctool.engine.sweep.LostTasks`: the fold ends the run incomplete, exit 2).
+  (:class:`LostTasks`: the fold ends the run incomplete, exit 2).
 * At most :data:`AHEAD` tasks per process are submitted ahead of the fold.
 
 * Worker processes are forked where the platform allows it (the worker object is inherited,
@@ -48,6 +48,19 @@ class Worker(Protocol):
     """Anything with ``run(task) -> result`` (picklable when processes are spawned)."""
 
     def run(self, task: Any) -> object: ...
+
+
+class LostTasks(Exception):  # noqa: N818 (a signal between runner and fold, never shown)
+    """Raised by a runner that gave up on some tasks (their workers, scheduler or process are
+    gone and none is left to run them): ``indices`` are their positions in the task list,
+    ``reason`` says why and ``hint`` how to resume.  :func:`gctool.engine.sweep.run_folded`
+    turns it into :class:`~gctool.errors.IncompleteRun`."""
+
+    def __init__(self, indices: Sequence[int], reason: str, hint: str = "") -> None:
+        super().__init__(reason)
+        self.indices = sorted(set(indices))
+        self.reason = reason
+        self.hint = hint
 
 
 def available_cores() -> int:
@@ -111,8 +124,6 @@ def run_ordered(
         except BrokenProcessPool:
             broken += 1
             if broken > RETRIES:
-                from gctool.engine.sweep import LostTasks
-
                 raise LostTasks(range(done[0], len(tasks)),
                                 f"a worker process died {broken} times (killed, or out of "
                                 "memory)", "rerun with fewer `jobs` (less memory)") from None
@@ -176,8 +187,6 @@ def run_paced(
     try:
         run_ordered(worker, rest, jobs, shifted)
     except Exception as exc:
-        from gctool.engine.sweep import LostTasks
-
         if isinstance(exc, LostTasks):  # positions in ``tasks``, not in ``rest``
             raise LostTasks([i + 1 for i in exc.indices], exc.reason, exc.hint) from None
         raise

@@ -177,9 +177,9 @@ def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
     ranges of the same space), which refuses a summary that is not the next range's, and
     when the runner returns, :meth:`Coverage.require` raises
     :class:`~gctool.errors.IncompleteRun` unless the whole space was merged or the fold
-    stopped the run.  A runner that gives up on tasks raises :class:`LostTasks`, which
-    becomes IncompleteRun too."""
-    from gctool.engine.parallel import run_ordered
+    stopped the run.  A runner that gives up on tasks raises
+    :class:`~gctool.engine.parallel.LostTasks`, which becomes IncompleteRun too."""
+    from gctool.engine.parallel import LostTasks, run_ordered
 
     for prev, nxt in zip(tasks, tasks[1:], strict=False):
         if nxt[1] != prev[2] or nxt[1] > nxt[2]:
@@ -205,19 +205,6 @@ def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
         raise coverage.incomplete(exc.reason, [(tasks[i][1], tasks[i][2]) for i in exc.indices],
                                   exc.hint) from None
     coverage.require()
-
-
-class LostTasks(Exception):  # noqa: N818 (a signal between runner and fold, never shown)
-    """Raised by a runner that gave up on some tasks (their workers, scheduler or process are
-    gone and none is left to run them): ``indices`` are their positions in the task list,
-    ``reason`` says why and ``hint`` how to resume.  :func:`run_folded` turns it into
-    :class:`~gctool.errors.IncompleteRun`."""
-
-    def __init__(self, indices: Sequence[int], reason: str, hint: str = "") -> None:
-        super().__init__(reason)
-        self.indices = sorted(set(indices))
-        self.reason = reason
-        self.hint = hint
 
 
 def covered(summary: Any) -> int | None:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from gctool.algebra.fields import Field, parse_field
-from gctool.algebra.gf import GFArith, _power_table, plain_arith
+from gctool.algebra.gf import GFArith, plain_arith
+from gctool.algebra.powers import _power_table
 from gctool.codes import _algebra, design
 from gctool.codes._algebra import balanced_mask, holders, node_products, window_products
 

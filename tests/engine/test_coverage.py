@@ -22,11 +22,10 @@ import gctool
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
 from gctool.audit.verify import verify
-from gctool.engine.parallel import run_ordered
+from gctool.engine.parallel import LostTasks, run_ordered
 from gctool.engine.sweep import (
     Coverage,
     LexSource,
-    LostTasks,
     PeakSummary,
     PeakWorker,
     WorstFold,

@@ -153,7 +153,7 @@ def test_paced_runner_starts_processes_only_when_the_first_task_says_they_pay(
     import pytest
 
     from gctool.engine import parallel
-    from gctool.engine.sweep import LostTasks
+    from gctool.engine.parallel import LostTasks
 
     jobs: list[int] = []
     real = parallel.run_ordered
