@@ -357,13 +357,13 @@ class Checkpoint:
     def entries(self, fingerprint: str, tasks: Sequence[Any], worker: Any
                 ) -> dict[int, Any]:
         """The recorded summaries of this run by task position, each validated against its
-        task (:func:`gctool.audit.sweep.summary_from_record`); a key that is not one of the
+        task (:func:`gctool.engine.records.summary_from_record`); a key that is not one of the
         run's tasks or an entry that does not fit refuses the file."""
-        from gctool.audit.sweep import summary_from_record
+        from gctool.engine.records import summary_from_record
         from gctool.engine.sweep import Coverage
 
         done = self.done(fingerprint)
-        source = getattr(worker, "source", None)
+        source = worker.source
         where = {_task_key(t): i for i, t in enumerate(tasks)}
         out: dict[int, Any] = {}
         for key, blob in done.items():
@@ -407,9 +407,11 @@ def check_checkpoint_path(path: str | os.PathLike[str]) -> None:
 
 
 def _encode(result: Any) -> dict[str, Any]:
-    from gctool.audit.sweep import summary_record
+    """The checkpoint record of a summary (a Dask worker's chunks are settled: only the
+    threads of this process leave sets to the fold, ``SweepWorker(defer=True)``)."""
+    from gctool.engine.records import record
 
-    return summary_record(result)
+    return record(result)
 
 
 def _task_key(task: Any) -> str:

@@ -26,8 +26,9 @@ import numpy as np
 
 from gctool.audit import nullspace
 from gctool.audit.oracles import Oracle
+from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
-from gctool.audit.sweep import OracleKernel, exhaustive_source, local_runner
+from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.budget import NS_PER_S, Budget, format_seconds, probe_rate
 from gctool.engine.enumeration import guided_ranges

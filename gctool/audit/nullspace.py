@@ -46,14 +46,15 @@ import numpy as np
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
 from gctool.algebra.spectral import Spectral
+from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 from gctool.numerics import EPS, decode_limit, decodes
 
 if TYPE_CHECKING:
+    from gctool.audit.chunks import ChunkSummary
     from gctool.audit.kernels.ranges import Walked
-    from gctool.audit.sweep import ChunkSummary
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -132,25 +133,7 @@ def nullspace_time(red: Reduction, s: int, m: int, finite: bool) -> float:
 
 
 @dataclass
-class ChunkEval:
-    """Per-set results of a kernel on a chunk of straggler sets (arrays indexed by set)."""
-
-    ok: np.ndarray
-    direct: np.ndarray  # decided by the direct decoder
-    error: np.ndarray  # squared error where direct, else nan
-    cond: np.ndarray  # exact cond(B_F) where direct, else nan
-    norm: np.ndarray  # ||a|| (exact where known), else nan
-    screen: np.ndarray  # nullspace lower bound on sigma_min(N[:, S]) (R/C), else nan
-
-    @staticmethod
-    def blank(b: int) -> ChunkEval:
-        nan = np.full(b, np.nan)
-        return ChunkEval(np.zeros(b, bool), np.zeros(b, bool), nan, nan.copy(), nan.copy(),
-                         nan.copy())
-
-
-@dataclass
-class DirectKernel:
+class DirectKernel(Kernel):
     """Decide each set by the direct decoder on B_F (exact over GF(q); SVD over R/C)."""
 
     code: GradientCode
@@ -196,7 +179,7 @@ class DirectKernel:
 
 
 @dataclass
-class GFDirectKernel:
+class GFDirectKernel(Kernel):
     """Exact direct test over GF(q): is ``[B_F^T | T^T]`` consistent? (vectorised)"""
 
     code: GradientCode
@@ -230,7 +213,7 @@ class GFDirectKernel:
 
 
 @dataclass
-class GFNullKernel:
+class GFNullKernel(Kernel):
     """Exact reduced test over GF(q): is ``[N[:, S]^T | W_S]`` consistent?"""
 
     code: GradientCode
@@ -306,7 +289,7 @@ class GFNullKernel:
 
 
 @dataclass
-class FloatNullKernel:
+class FloatNullKernel(Kernel):
     """Reduced screen over R/C with the direct decoder as the judge of every doubtful set."""
 
     code: GradientCode

@@ -44,7 +44,7 @@ def error_sum(oracle: Oracle, s: int, p: np.ndarray | None = None) -> float:
     """Sum of the errors of every straggler set of size s (weighted by the probability of
     the set under independent straggling with probabilities ``p``), by the enumeration
     engine (:class:`gctool.engine.sweep.SumWorker`)."""
-    from gctool.audit.sweep import OracleKernel
+    from gctool.audit.oracles.kernel import OracleKernel
     from gctool.engine.sweep import LexSource, SumFold, SumWorker, rank_tasks, run_folded
 
     fold = SumFold()

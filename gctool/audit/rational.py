@@ -24,7 +24,8 @@ from gctool.algebra.fields import Field
 from gctool.algebra.gf import GFArith, IntArith
 from gctool.algebra.linalg import eliminate
 from gctool.algebra.rational import integer_rows, rref
-from gctool.audit.nullspace import ChunkEval, Reduction
+from gctool.audit.chunks import ChunkEval, Kernel
+from gctool.audit.nullspace import Reduction
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
@@ -90,7 +91,7 @@ def reduce_rational(code: GradientCode) -> Reduction:
 
 
 @dataclass
-class RationalKernel:
+class RationalKernel(Kernel):
     """Exact decision of straggler sets over Q (mod-p screen, integer elimination)."""
 
     code: GradientCode

@@ -321,7 +321,7 @@ class _SpectrumWorker:
     source: Any
     frame: Frame
     norm: float
-    summary_type: ClassVar[type] = _SpectrumSummary
+    summary_type: ClassVar[type[_SpectrumSummary]] = _SpectrumSummary
 
     def run(self, task: Task) -> _SpectrumSummary:
         out = _SpectrumSummary(task[0])
@@ -339,15 +339,6 @@ class _SpectrumWorker:
                               (float(lmin[i]), float(lmax[i]))))
         return out
 
-
-def _register_summary() -> None:
-    """Checkpoints of a Dask run rebuild summaries by type name (:mod:`gctool.audit.sweep`)."""
-    from gctool.audit.sweep import SUMMARIES
-
-    SUMMARIES.setdefault(_SpectrumSummary.__name__, _SpectrumSummary)
-
-
-_register_summary()
 
 
 @dataclass

@@ -1,12 +1,13 @@
 """Summaries as JSON records (checkpoints), read back only after checking them against the task
-they claim to be the result of.
+they claim to be the result of.  A worker names the type of its summaries (``summary_type``,
+:class:`Recorded`); :func:`summary_from_record` rebuilds a record by that type only.
 
 :func:`record` turns a summary into ``{"type": name, "data": {...}}`` (floats that JSON cannot
 hold, +-inf and NaN, as the strings ``"inf"``, ``"-inf"``, ``"nan"``).  A summary type reads its
 record with a classmethod ``from_record(r: Record)`` that asks :class:`Record` for each field
 in its role: the task index, a count of sets (0..the range size), a float, a straggler set (s
-distinct sorted workers in 0..n-1 that the task's range really holds, see
-:func:`holds`), a (value, set) pair.  Anything else (a missing or extra field, a wrong type, a
+distinct sorted workers in 0..n-1 that the task's range really holds, asked of the source's
+``holds``), a (value, set) pair.  Anything else (a missing or extra field, a wrong type, a
 negative count, a set outside the range) raises ValueError naming the field; nothing from the
 file reaches a constructor unchecked.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -41,11 +42,27 @@ def record(summary: Any) -> dict[str, Any]:
     return {"type": type(summary).__name__, "data": _plain(asdict(summary))}
 
 
-def holds(source: Any, task: tuple[int, int, int], S: list[int]) -> bool:
-    """Does ``task``'s range of ``source`` contain the set S?  (True when the source cannot
-    tell: a source without ``holds``.)"""
-    check = getattr(source, "holds", None)
-    return True if check is None else bool(check(task, S))
+class Recorded(Protocol):
+    """A worker whose summaries a checkpoint records: it declares their type (a dataclass with
+    a classmethod ``from_record(r: Record)``) and the source its tasks' sets come from."""
+
+    summary_type: ClassVar[type]
+    source: Any  # a gctool.engine.sweep.Source, whose ``holds`` checks a recorded set
+
+
+def summary_from_record(blob: Any, task: tuple[int, int, int], worker: Recorded) -> object:
+    """The summary a checkpoint recorded for ``task`` of ``worker``'s run, rebuilt by the
+    worker's declared ``summary_type`` (its ``from_record``) after checking every field against
+    the task; ValueError says what does not fit (another type, a missing or extra field...)."""
+    if not isinstance(blob, dict) or set(blob) != {"type", "data"}:
+        raise ValueError("an entry must be an object with 'type' and 'data'")
+    cls = worker.summary_type
+    if blob["type"] != cls.__name__:
+        raise ValueError(f"a summary of type {str(blob['type'])[:40]!r} where this run records "
+                         f"{cls.__name__}")
+    rebuild: Any = cls.from_record  # type: ignore[attr-defined]
+    i, a, b = task
+    return rebuild(Record(blob["data"], (int(i), int(a), int(b)), worker.source))
 
 
 @dataclass
@@ -112,7 +129,7 @@ class Record:
             raise ValueError(f"{name!r} must be {s} increasing worker indices in 0..{n - 1}, "
                              f"got {_short(value)}")
         self.sets_checked += 1
-        if self.sets_checked <= MAX_SETS_CHECKED and not holds(self.source, self.task, value):
+        if self.sets_checked <= MAX_SETS_CHECKED and not self.source.holds(self.task, value):
             raise ValueError(f"{name!r} {_short(value)} is not a set of ranks "
                              f"{self.task[1]:,}-{self.task[2] - 1:,}")
         return value

@@ -89,6 +89,10 @@ class Source(Protocol):
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def holds(self, task: Task, S: list[int]) -> bool:
+        """Is S one of the task's sets?  (Checkpoint records are checked with it.)"""
+        ...
+
 
 @dataclass
 class LexSource:
@@ -334,12 +338,35 @@ class ErrorKernel(Protocol):
     def errors(self, S: np.ndarray) -> np.ndarray: ...
 
 
-def _walk(kernel: Any, name: str, source: Source, task: Task, *extra: Any) -> Any:
-    """The summary of a kernel that walks lexicographic rank ranges itself, or None."""
-    walk = getattr(kernel, name, None)
-    if walk is None or not isinstance(source, LexSource):
+class RangeWalker:
+    """An :class:`ErrorKernel` that walks lexicographic rank ranges itself, in compiled code
+    (an attack oracle's compiled path, :class:`gctool.audit.oracles.kernel.OracleKernel`):
+    :class:`PeakWorker` and :class:`ExceedWorker` give it the task's range of a
+    :class:`LexSource`, and its ``None`` sends them back to :meth:`errors` of the task's sets.
+    A kernel declares the capability by subclassing (and overrides what it walks: by default
+    nothing); plain kernels only have ``errors``."""
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked in compiled code (which releases the GIL,
+        so ``jobs`` run in threads)?"""
+        return False
+
+    def peak_range(self, task: Task, n: int, s: int) -> PeakSummary | None:
+        """The worst set of the rank range ``task`` (None: not walked)."""
         return None
-    return walk(task, source.n, source.s, *extra)
+
+    def exceed_range(self, task: Task, n: int, s: int, limit: float) -> ExceedSummary | None:
+        """The first set over ``limit`` of the rank range ``task`` (None: not walked)."""
+        return None
+
+
+def _walker(kernel: ErrorKernel, source: Source) -> RangeWalker | None:
+    """``kernel`` when it walks the rank ranges of ``source`` itself, else None."""
+    return kernel if isinstance(kernel, RangeWalker) and isinstance(source, LexSource) \
+        else None
 
 
 @dataclass
@@ -366,7 +393,9 @@ class PeakWorker:
     summary_type: ClassVar[type] = PeakSummary
 
     def run(self, task: Task) -> PeakSummary:
-        walked = _walk(self.kernel, "peak_range", self.source, task)
+        walker = _walker(self.kernel, self.source)
+        walked = None if walker is None else walker.peak_range(task, self.source.n,
+                                                               self.source.s)
         if walked is not None:
             return walked
         out = PeakSummary(task[0])
@@ -430,7 +459,9 @@ class ExceedWorker:
     summary_type: ClassVar[type] = ExceedSummary
 
     def run(self, task: Task) -> ExceedSummary:
-        walked = _walk(self.kernel, "exceed_range", self.source, task, self.limit)
+        walker = _walker(self.kernel, self.source)
+        walked = None if walker is None else walker.exceed_range(
+            task, self.source.n, self.source.s, self.limit)
         if walked is not None:
             return walked
         out = ExceedSummary(task[0])

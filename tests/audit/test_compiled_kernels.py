@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 from gctool.audit import nullspace as ns
-from gctool.audit.sweep import LexSource, SweepWorker, summarise
+from gctool.audit.chunks import summarise
+from gctool.audit.sweep import SweepWorker
 from gctool.audit.verify import verify
 from gctool.codes import design
 from gctool.engine.enumeration import unrank_lex
+from gctool.engine.sweep import LexSource
 from gctool.model import GradientCode
 
 from corpus import TOL, adversarial_corpus, code_of, exact_ok
@@ -162,8 +164,8 @@ def test_a_chunk_left_to_the_fold_settles_to_the_same_summary(
     the walking thread would have made, field for field and float for float, whether the
     sets are few (left to the fold), many (decided by the walker after all), or hold a failing
     set mid-chunk (cut and walked again up to it)."""
+    from gctool.audit.chunks import ChunkSummary, settle
     from gctool.audit.kernels import ranges
-    from gctool.audit.sweep import ChunkSummary, settle
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     tol = TOL if q is None else _tol_at_quantile(code, s, q)
@@ -405,7 +407,7 @@ def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -
     """The compiled walk over a rank range (shared Cholesky factor of the first s - 1 rows
     for s <= d, per-set KKT otherwise) gives the numpy oracle's errors, from any start."""
     from gctool.audit.oracles import OptimalOracle
-    from gctool.audit.sweep import OracleKernel
+    from gctool.audit.oracles.kernel import OracleKernel
 
     monkeypatch.setenv("GCTOOL_COMPILED", "0")
     for code in (design("cyclic", n=12, s=3, seed=2), attack_codes()[1][1]):

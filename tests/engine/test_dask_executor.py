@@ -461,7 +461,7 @@ def test_a_rebuilt_oracle_keeps_the_clients_work_budget() -> None:
     import pickle
 
     from gctool.audit.oracles import make_oracle
-    from gctool.audit.sweep import OracleKernel
+    from gctool.audit.oracles.kernel import OracleKernel
     from gctool.budget import Budget
 
     budget = Budget(max_work=1e4, max_sets=77)

@@ -16,6 +16,7 @@ from gctool.engine.sweep import (
     ListSource,
     PeakSummary,
     PeakWorker,
+    RangeWalker,
     SumFold,
     SumWorker,
     WorstFold,
@@ -34,7 +35,7 @@ class Quadratic:
         return np.round(WEIGHT[sets].sum(axis=1) ** 2, 6)
 
 
-class Walking(Quadratic):
+class Walking(Quadratic, RangeWalker):
     """The same values, computed by walking the rank range (as a compiled kernel would)."""
 
     def __init__(self) -> None:
@@ -123,7 +124,7 @@ def test_a_rebuilt_oracle_takes_the_path_of_the_original() -> None:
 
     from gctool.algebra.fields import parse_field
     from gctool.audit.oracles import make_oracle
-    from gctool.audit.sweep import OracleKernel
+    from gctool.audit.oracles.kernel import OracleKernel
     from gctool.model import GradientCode
 
     B = np.random.default_rng(5).standard_normal((12, 7))

@@ -1,9 +1,11 @@
-"""Meta tests of the package structure: the import graph between packages, and limits and
-tolerances declared in one place (:mod:`gctool.limits`)."""
+"""Meta tests of the package structure: the import graph between packages and between modules
+(no cycle at either level), and limits and tolerances declared in one place
+(:mod:`gctool.limits`)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -12,7 +14,9 @@ from gctool import limits
 PACKAGE = Path(__file__).parents[2] / "gctool"
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
+    """Every module of gctool, parsed once per session (the trees are only read)."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -119,6 +123,100 @@ def test_no_import_cycles_between_packages() -> None:
     detail = [f"{a} -> {b}: {where[:3]}" for (a, b), where in sorted(edges.items())
               if any(a in c and b in c for c in cycles)]
     assert not cycles, "import cycles between packages:\n" + "\n".join(detail)
+
+
+def module_graph() -> dict[str, dict[str, list[int]]]:
+    """importer module -> imported gctool module -> lines, over every import (module level and
+    inside functions; ``if TYPE_CHECKING`` left out).  ``from pkg import name`` is an edge to
+    the submodule ``pkg.name`` when there is one (importing it initialises ``pkg`` first, but
+    a parent package being initialised is not a dependency on its contents), else to ``pkg``."""
+    modules = _modules()
+    graph: dict[str, dict[str, list[int]]] = {m: defaultdict(list) for m in modules}
+    for module, tree in modules.items():
+        skip = _type_checking_nodes(tree)
+        package = module.split(".") if module in _PACKAGES else module.split(".")[:-1]
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = (".".join(package[:len(package) - node.level + 1]) if node.level
+                        else "")
+                name = ".".join(x for x in (base, node.module or "") if x)
+                targets = [f"{name}.{a.name}" if f"{name}.{a.name}" in modules else name
+                           for a in node.names]
+            for target in targets:
+                if target in modules and target != module:
+                    graph[module][target].append(node.lineno)
+    return graph
+
+
+def strongly_connected(graph: dict[str, dict[str, list[int]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[v] = min(low[v], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    """No module of gctool reaches itself through imports, lazy ones (inside functions)
+    included: what two modules share lives in a module below both.  Nothing is allowed."""
+    graph = module_graph()
+    cycles = strongly_connected(graph)
+    detail = [f"{a}:{lines[0]} -> {b}" for comp in cycles for a in comp
+              for b, lines in sorted(graph[a].items()) if b in comp]
+    assert not cycles, f"import cycles between modules {cycles}:\n" + "\n".join(detail)
+
+
+def test_the_module_cycle_check_finds_cycles() -> None:
+    """The check sees a cycle closed by a lazy import, and resolves ``from pkg import sub``
+    to the submodule."""
+    graph = module_graph()
+    assert "gctool.engine.parallel" in graph["gctool.engine.threads"]  # module level
+    assert "gctool.engine.threads" in graph["gctool.engine.sweep"]  # inside a function
+    assert "gctool.bounds.rank" in graph["gctool.bounds.code"]  # from gctool.bounds import rank
+    looped = {m: dict(t) for m, t in graph.items()}
+    looped["gctool.engine.parallel"]["gctool.engine.sweep"] = [1]  # sweep -> parallel exists
+    assert ["gctool.engine.parallel", "gctool.engine.sweep", "gctool.engine.threads"] in \
+        strongly_connected(looped)
+    assert not strongly_connected({"a": {"b": [1]}, "b": {}})
 
 
 def test_only_the_package_root_imports_its_own_names() -> None:

@@ -1,6 +1,6 @@
 """Chunk summaries from the compiled kernels walking a rank range (the enumeration engine's
 ``(index, start, stop)`` task), merged with the numpy kernel's results on the sets handed
-back, exactly as :func:`gctool.audit.sweep.summarise` would summarise the whole chunk."""
+back, exactly as :func:`gctool.audit.chunks.summarise` would summarise the whole chunk."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.chunks import WEAKEST, ChunkSummary
 from gctool.audit.kernels import private
-from gctool.audit.sweep import WEAKEST, ChunkSummary, Task
 from gctool.engine.enumeration import unrank_lex, unrank_one
+from gctool.engine.sweep import Task
 
 #: pending sets collected before the numpy kernel decides them (bounded memory)
 PENDING = 4096
@@ -169,7 +170,7 @@ def _screened(out: ChunkSummary, n: int, s: int, best: tuple[float, int] | None,
 
 
 def _arg(values: np.ndarray, ranks: np.ndarray, largest: bool) -> list[tuple[float, int]]:
-    """The first best finite value (as :func:`gctool.audit.sweep._argbest`) with its rank."""
+    """The first best finite value (as :func:`gctool.audit.chunks._argbest`) with its rank."""
     fin = np.isfinite(values)
     if not fin.any():
         return []

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from gctool.audit.chunks import WEAKEST
 from gctool.audit.kernels import private
 from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.sweep import WEAKEST
 from gctool.limits import REL_SLACK
 from gctool.numerics import EPS
 

@@ -54,6 +54,10 @@ class Oracle:
     kind = "optimal"
     label = ""
     monotone = True
+    #: the user's weights of the ``fixed`` decoder (None: the decoder's own)
+    user: np.ndarray | None = None
+    #: the compiled walk this oracle planned (:meth:`plan_compiled`; None: numpy only)
+    compiled: Any = None
 
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
                  budget: Budget | None = None) -> None:
@@ -82,6 +86,20 @@ class Oracle:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
         every job runs), decided before anything is compiled?"""
         return False
+
+    # -- compiled walks of rank ranges (an oracle that has them overrides these) -------------
+    def plan_compiled(self, s: int) -> None:
+        """Take the compiled path for sets of size s where there is one (here: none)."""
+
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked in compiled code?"""
+        return False
+
+    def errors_range(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
+                     ) -> np.ndarray | None:
+        """Errors of the sets with lexicographic ranks start..stop-1 walked in compiled code
+        (None: not walked; use :meth:`errors`)."""
+        return None
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gctool.audit.sweep import Accumulator, summarise
+from gctool.audit.chunks import Accumulator, summarise
 from gctool.audit.symmetry import (
     Rotation,
     class_pattern_weight,

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gctool.audit.chunks import Accumulator, _better
 from gctool.audit.nullspace import Reduction
-from gctool.audit.sweep import Accumulator, Best, _better
 from gctool.audit.symmetry import Rotation
 from gctool.engine.enumeration import survivors_of
+from gctool.engine.sweep import Best
 from gctool.reports import Diagnostics
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gctool.audit import nullspace as ns
-from gctool.audit.sweep import Accumulator, OrbitSource, SweepWorker, local_runner, settle
+from gctool.audit.chunks import Accumulator, settle
+from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
@@ -61,7 +62,7 @@ def calibrated(run: Run, kernel: Any, evaluations: int) -> tuple[float, int]:
     """The calibrated estimate of deciding ``evaluations`` sets with ``kernel``: (work in ns
     of one core, the jobs that will run it), known before anything is compiled or run."""
     work = evaluations * kernel.set_time(run.s, evaluations)
-    compiled = bool(getattr(kernel, "will_compile", lambda s: False)(run.s))
+    compiled = kernel.will_compile(run.s)
     enough = work / NS_PER_S >= (THREADS_MIN_S if compiled else PARALLEL_MIN_S)
     return work, run.jobs if run.runner is not None or enough else 1
 

@@ -16,7 +16,7 @@ import numpy as np
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
-from gctool.audit.sweep import Accumulator, Kernel
+from gctool.audit.chunks import Accumulator, Kernel
 from gctool.budget import Budget, solve_cost
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of

@@ -1,0 +1,202 @@
+"""What a verify kernel hands the enumeration engine, and how ``verify`` folds it: the layer
+below the kernels (:mod:`gctool.audit.nullspace`, :mod:`gctool.audit.rational`, the compiled
+walks of :mod:`gctool.audit.kernels`) and the worker that runs them (:mod:`gctool.audit.sweep`).
+
+* :class:`ChunkEval` - per-set results of a kernel on a chunk of straggler sets;
+* :class:`Kernel` - the base class of verify kernels: ``evaluate`` and ``chunk_size``, and the
+  declared capabilities of a kernel that walks rank ranges in compiled code
+  (``walks_compiled``, ``will_compile``, ``summarise_range``; by default it does not);
+* :class:`ChunkSummary` (what one chunk contributes; :func:`summarise` cuts a chunk at its first
+  failing set) and :class:`Accumulator` (their merge, in task order);
+* :class:`Unsettled` / :func:`settle` - a chunk whose last doubtful sets its worker left to the
+  fold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from gctool.engine.records import Record
+from gctool.engine.sweep import Best, Task
+
+#: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
+WEAKEST = 16
+
+
+@dataclass
+class ChunkEval:
+    """Per-set results of a kernel on a chunk of straggler sets (arrays indexed by set)."""
+
+    ok: np.ndarray
+    direct: np.ndarray  # decided by the direct decoder
+    error: np.ndarray  # squared error where direct, else nan
+    cond: np.ndarray  # exact cond(B_F) where direct, else nan
+    norm: np.ndarray  # ||a|| (exact where known), else nan
+    screen: np.ndarray  # nullspace lower bound on sigma_min(N[:, S]) (R/C), else nan
+
+    @staticmethod
+    def blank(b: int) -> ChunkEval:
+        nan = np.full(b, np.nan)
+        return ChunkEval(np.zeros(b, bool), np.zeros(b, bool), nan, nan.copy(), nan.copy(),
+                         nan.copy())
+
+
+class Kernel:
+    """A verify kernel: decides chunks of straggler sets (:meth:`evaluate`), in batches of
+    :meth:`chunk_size`.  A kernel that walks rank ranges in compiled code overrides the three
+    capabilities below; the base class declares that it does not."""
+
+    name: ClassVar[str] = ""
+
+    def evaluate(self, S: np.ndarray) -> ChunkEval:
+        raise NotImplementedError
+
+    def chunk_size(self, s: int) -> int:
+        raise NotImplementedError
+
+    def walks_compiled(self, s: int) -> bool:
+        """Are rank ranges of sets of size s walked in compiled code (which releases the GIL,
+        so ``jobs`` run in threads)?"""
+        return False
+
+    def will_compile(self, s: int) -> bool:
+        """Will sets of size s be walked in compiled code (known before compiling anything)?"""
+        return False
+
+    def summarise_range(self, task: Task, n: int, s: int, numeric: bool,
+                        defer: bool = False) -> ChunkSummary | Unsettled | None:
+        """The summary of the lexicographic rank range ``task``, walked in compiled code (None:
+        not walked; the worker evaluates the task's sets)."""
+        return None
+
+
+@dataclass
+class ChunkSummary:
+    """What one chunk contributes to the verdict and to the diagnostics."""
+
+    index: int
+    evaluated: int = 0
+    weight: int = 0
+    fail_set: list[int] | None = None
+    direct: int = 0
+    max_norm: Best | None = None
+    max_cond: Best | None = None
+    max_resid: Best | None = None
+    min_fail_err: float | None = None
+    min_screen: float | None = None
+    weakest: list[Best] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, r: Record) -> ChunkSummary:
+        """A chunk read back from a checkpoint, every field checked against its task."""
+        r.expect("index", "evaluated", "weight", "fail_set", "direct", "max_norm",
+                 "max_cond", "max_resid", "min_fail_err", "min_screen", "weakest")
+        evaluated = r.count("evaluated")
+        n = int(r.source.n)
+        out = cls(r.index(), evaluated, r.count("weight", most=evaluated * max(1, n)),
+                  r.straggler_set("fail_set", optional=True), r.count("direct", most=evaluated),
+                  r.best("max_norm", optional=True), r.best("max_cond", optional=True),
+                  r.best("max_resid", optional=True),
+                  r.number("min_fail_err", optional=True), r.number("min_screen", optional=True),
+                  r.bests("weakest", most=WEAKEST))
+        if out.weight < out.evaluated or (out.fail_set is not None and out.evaluated == 0):
+            raise ValueError("'evaluated', 'weight' and 'fail_set' do not agree")
+        return out
+
+
+def _argbest(values: np.ndarray, S: np.ndarray, largest: bool = True) -> Best | None:
+    if values.size == 0 or not np.isfinite(values).any():
+        return None
+    v = np.where(np.isfinite(values), values, -np.inf if largest else np.inf)
+    i = int(np.argmax(v) if largest else np.argmin(v))
+    return float(v[i]), S[i].tolist()
+
+
+def summarise(index: int, S: np.ndarray, w: np.ndarray, r: ChunkEval,
+              numeric: bool) -> ChunkSummary:
+    """Cut the chunk at its first failing set and summarise it."""
+    bad = np.flatnonzero(~r.ok)
+    end = int(bad[0]) + 1 if bad.size else S.shape[0]
+    out = ChunkSummary(index, end, int(w[:end].sum()))
+    out.direct = int(r.direct[:end].sum())
+    if bad.size:
+        out.fail_set = S[bad[0]].tolist()
+    if not numeric:
+        return out
+    S, ok, direct = S[:end], r.ok[:end], r.direct[:end]
+    good_direct = ok & direct
+    out.max_norm = _argbest(np.where(ok, r.norm[:end], np.nan), S)
+    out.max_cond = _argbest(np.where(good_direct, r.cond[:end], np.nan), S)
+    out.max_resid = _argbest(np.where(good_direct, np.sqrt(r.error[:end]), np.nan), S)
+    if (~ok).any():
+        out.min_fail_err = float(np.nanmin(np.where(~ok, r.error[:end], np.nan)))
+    screened = ok & ~direct
+    if screened.any():
+        lb = np.where(screened, r.screen[:end], np.inf)
+        out.min_screen = float(lb.min())
+        order = np.argsort(lb, kind="stable")[:WEAKEST]
+        out.weakest = [(float(lb[i]), S[i].tolist()) for i in order if np.isfinite(lb[i])]
+    return out
+
+
+class Unsettled(Protocol):
+    """A chunk whose last few sets the worker left to the fold, which decides them in task
+    order in its own thread (:func:`settle`): threads walking compiled code then never wait
+    for the GIL held by numpy (``SweepWorker(defer=True)``, in-process runners only)."""
+
+    def settle(self) -> ChunkSummary: ...
+
+
+def settle(chunk: ChunkSummary | Unsettled) -> ChunkSummary:
+    """The summary of a chunk, deciding what its worker left undecided."""
+    return chunk if isinstance(chunk, ChunkSummary) else chunk.settle()
+
+
+def _better(new: Best | None, old: Best | None, largest: bool = True) -> Best | None:
+    if new is None:
+        return old
+    if old is None:
+        return new
+    return new if (new[0] > old[0] if largest else new[0] < old[0]) else old
+
+
+@dataclass
+class Accumulator:
+    """In-order merge of chunk summaries."""
+
+    evaluated: int = 0
+    weight: int = 0
+    direct: int = 0
+    fail_set: list[int] | None = None
+    max_norm: Best | None = None
+    max_cond: Best | None = None
+    max_resid: Best | None = None
+    min_fail_err: float | None = None
+    min_screen: float | None = None
+    weakest: list[Best] = field(default_factory=list)
+
+    def merge(self, chunk: ChunkSummary | Unsettled) -> bool:
+        """Fold in the next chunk; True when it holds a counterexample (stop)."""
+        c = settle(chunk)
+        self.evaluated += c.evaluated
+        self.weight += c.weight
+        self.direct += c.direct
+        self.max_norm = _better(c.max_norm, self.max_norm)
+        self.max_cond = _better(c.max_cond, self.max_cond)
+        self.max_resid = _better(c.max_resid, self.max_resid)
+        if c.min_fail_err is not None:
+            self.min_fail_err = (c.min_fail_err if self.min_fail_err is None
+                                 else min(self.min_fail_err, c.min_fail_err))
+        if c.min_screen is not None:
+            self.min_screen = (c.min_screen if self.min_screen is None
+                               else min(self.min_screen, c.min_screen))
+        if c.weakest:
+            merged = sorted(self.weakest + c.weakest, key=lambda b: b[0])
+            self.weakest = merged[:WEAKEST]
+        if c.fail_set is not None:
+            self.fail_set = c.fail_set
+            return True
+        return False
