@@ -35,6 +35,7 @@ from gctool.engine.enumeration import guided_ranges
 from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
+    ExceedSummary,
     ExceedWorker,
     PeakWorker,
     Runner,
@@ -66,7 +67,7 @@ def rotation_for(oracle: Oracle) -> Rotation | None:
     j = np.arange(code.k * code.m)
     sigma = (j // code.k) * code.k + (j % code.k + rot.c) % code.k
     D = B[(np.arange(code.n) + rot.t) % code.n][:, sigma]
-    user = getattr(oracle, "user", None)
+    user = oracle.user
     same_w = user is None or np.array_equal(np.roll(user, -rot.t, axis=1), user)
     return rot if same_w and np.array_equal(D, B) else None
 
@@ -171,7 +172,7 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = worker.run((0, a, b))
-        return out.checked, getattr(out, "fail_set", None) is not None
+        return out.checked, isinstance(out, ExceedSummary) and out.fail_set is not None
 
     budget = oracle.budget.max_work if allowed is None else allowed
     try:
@@ -315,9 +316,7 @@ def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int
     sizes only, never on ``jobs`` or the executor."""
     n = oracle.n
     if 0 < t < top and oracle.will_walk_compiled(t + 1, comb(n, t + 1)):
-        early = getattr(oracle, "plan_compiled", None)
-        if early is not None:
-            early(t)
+        oracle.plan_compiled(t)
     return _plan(oracle, t, rot, jobs, runner, count_evaluated(n, t, rot))
 
 

@@ -1,6 +1,6 @@
 """Summaries as JSON records (checkpoints), read back only after checking them against the task
 they claim to be the result of.  A worker names the type of its summaries (``summary_type``,
-:class:`Recorded`); :func:`summary_from_record` rebuilds a record by that type only.
+:class:`SetWorker`); :func:`summary_from_record` rebuilds a record by that type only.
 
 :func:`record` turns a summary into ``{"type": name, "data": {...}}`` (floats that JSON cannot
 hold, +-inf and NaN, as the strings ``"inf"``, ``"-inf"``, ``"nan"``).  A summary type reads its
@@ -42,15 +42,18 @@ def record(summary: Any) -> dict[str, Any]:
     return {"type": type(summary).__name__, "data": _plain(asdict(summary))}
 
 
-class Recorded(Protocol):
-    """A worker whose summaries a checkpoint records: it declares their type (a dataclass with
-    a classmethod ``from_record(r: Record)``) and the source its tasks' sets come from."""
+class SetWorker(Protocol):
+    """A worker of the enumeration engine (:func:`gctool.engine.sweep.run_folded`): ``run(task)``
+    gives a summary of the type it declares (``summary_type``, a dataclass with a classmethod
+    ``from_record(r: Record)``, which checkpoints record), of the sets of ``source``."""
 
     summary_type: ClassVar[type]
     source: Any  # a gctool.engine.sweep.Source, whose ``holds`` checks a recorded set
 
+    def run(self, task: tuple[int, int, int]) -> object: ...
 
-def summary_from_record(blob: Any, task: tuple[int, int, int], worker: Recorded) -> object:
+
+def summary_from_record(blob: Any, task: tuple[int, int, int], worker: SetWorker) -> object:
     """The summary a checkpoint recorded for ``task`` of ``worker``'s run, rebuilt by the
     worker's declared ``summary_type`` (its ``from_record``) after checking every field against
     the task; ValueError says what does not fit (another type, a missing or extra field...)."""

@@ -68,7 +68,7 @@ from gctool.engine.enumeration import (
     straggler_mask,
     unrank_lex,
 )
-from gctool.engine.records import Record, rank_holds
+from gctool.engine.records import Record, SetWorker, rank_holds
 from gctool.numerics import beats, first_max
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class Fold(Protocol):
     def merge(self, summary: Any) -> bool: ...
 
 
-def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
+def run_folded(worker: SetWorker, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
                runner: Runner | None = None,
                after: Callable[[], None] | None = None,
                coverage: Coverage | None = None) -> None:
@@ -190,7 +190,7 @@ def run_folded(worker: Any, tasks: Sequence[Task], fold: Fold, *, jobs: int = 1,
             raise ValueError(f"tasks must be consecutive rank ranges, got {prev} then {nxt}")
     if coverage is None:
         start = tasks[0][1] if tasks else 0
-        coverage = Coverage.of(getattr(worker, "source", None), start,
+        coverage = Coverage.of(worker.source, start,
                                tasks[-1][2] if tasks else start)
     elif tasks and tasks[0][1] != coverage.end:
         raise ValueError(f"tasks start at rank {tasks[0][1]}, the coverage at {coverage.end}")

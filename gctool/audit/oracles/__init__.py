@@ -17,7 +17,8 @@ Three decoders (reference §0.1):
 One module per decoder: :mod:`~gctool.audit.oracles.base` (the :class:`Oracle` protocol:
 batches, work budget, diagnostics), :mod:`~gctool.audit.oracles.optimal`,
 :mod:`~gctool.audit.oracles.fixed`, :mod:`~gctool.audit.oracles.natural`; :func:`make_oracle`
-builds the one a search asks for.
+builds the one a search asks for.  :mod:`~gctool.audit.oracles.kernel` makes an oracle a kernel
+of the enumeration engine's workers (it imports this package, not the other way round).
 """
 
 from __future__ import annotations
