@@ -14,8 +14,12 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 
 The ``--jobs`` runs (and the per-set costs) are measured before the Dask cluster starts (its
 scheduler runs in this process and its workers idle on the same cores: together a few percent
-of a core); each is run once to warm up, then the best of 5 runs is kept under 1 s, of 3 under
-3 s (sub-second runs vary by tens of milliseconds from run to run).
+of a core).  Each is run once to warm up, then the ``--jobs`` runs of a case are interleaved
+(1, 2, ..., 1, 2, ...: 7 rounds under 1 s, 3 under 3 s, else 1), so that a slow spell of a
+shared host (a one-job run of the same work varies by half its time from spell to spell)
+falls on every side alike.  The speed-up is the median over the rounds of each round's ratio
+``--jobs 1`` wall / ``--jobs J`` wall (the two runs next to each other in time); the best-of
+ratio (fastest run over fastest run) is given beside it.  Wall and CPU times are medians.
 
 Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
 time of the whole run (this process's threads and, for Dask, the workers' processes), the
@@ -73,8 +77,16 @@ class Row:
     wall: float
     cpu: float
     caller: float
-    speedup: float = 1.0
+    speedup: float = 1.0  # median of the rounds' ratios (see the module's docstring)
+    best: float = 1.0  # fastest --jobs 1 run over this row's fastest run
     idle: str = "-"  # the local threads' idle share, and its start and tail parts
+    walls: list[float] = field(default_factory=list)  # every timed run's, in round order
+
+
+def median(values: list[float]) -> float:
+    v = sorted(values)
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2
 
 
 @dataclass
@@ -157,28 +169,53 @@ def _same(report: Any) -> Any:
 
 def measure(case: Case, executor: str, options: dict[str, Any], client: Any = None,
             reps: int = 1) -> tuple[Row, Any]:
-    """Best of ``reps`` runs (by wall time), and the last report."""
+    """``reps`` runs: the medians of their times, every wall time (:attr:`Row.walls`), and the
+    last report."""
+    runs = [once(case, executor, options, client) for _ in range(reps)]
+    return merged(runs), runs[-1][1]
+
+
+def once(case: Case, executor: str, options: dict[str, Any], client: Any = None
+         ) -> tuple[Row, Any]:
+    """One timed run: its row and its report."""
     from gctool.engine.threads import TIMES
 
-    best, report = None, None
-    for _ in range(reps):
-        remote = sum(client.run(_worker_cpu).values()) if client is not None else 0.0
-        TIMES.reset()
-        c0, t0, w0 = _cpu(), time.thread_time(), time.perf_counter()
-        with options.get("runner") or nullcontext():  # a Dask session per run, as the CLI
-            report = case.run(case.code, options)
-        wall = time.perf_counter() - w0
-        caller, cpu = time.thread_time() - t0, _cpu() - c0
-        if client is not None:
-            cpu += sum(client.run(_worker_cpu).values()) - remote
-        row = Row(executor, wall, cpu, caller)
-        if TIMES.pools:
-            row.idle = (f"{TIMES.idle:.1%} ({TIMES.start * 1e3:.1f} + {TIMES.tail * 1e3:.1f} ms"
-                        f", {TIMES.pools} pool{'s' if TIMES.pools > 1 else ''})")
-        if best is None or row.wall < best.wall:
-            best = row
-    assert best is not None
-    return best, report
+    remote = sum(client.run(_worker_cpu).values()) if client is not None else 0.0
+    TIMES.reset()
+    c0, t0, w0 = _cpu(), time.thread_time(), time.perf_counter()
+    with options.get("runner") or nullcontext():  # a Dask session per run, as the CLI
+        report = case.run(case.code, options)
+    wall = time.perf_counter() - w0
+    caller, cpu = time.thread_time() - t0, _cpu() - c0
+    if client is not None:
+        cpu += sum(client.run(_worker_cpu).values()) - remote
+    row = Row(executor, wall, cpu, caller, walls=[wall])
+    if TIMES.pools:
+        row.idle = (f"{TIMES.idle:.1%} ({TIMES.start * 1e3:.1f} + {TIMES.tail * 1e3:.1f} ms"
+                    f", {TIMES.pools} pool{'s' if TIMES.pools > 1 else ''})")
+    return row, report
+
+
+def merged(runs: list[tuple[Row, Any]]) -> Row:
+    """One row of several runs: median times, the idle share of the median-wall run."""
+    rows = [r for r, _ in runs]
+    mid = sorted(rows, key=lambda r: r.wall)[(len(rows) - 1) // 2]
+    return Row(rows[0].executor, median([r.wall for r in rows]), median([r.cpu for r in rows]),
+               median([r.caller for r in rows]), idle=mid.idle,
+               walls=[w for r in rows for w in r.walls])
+
+
+def speedups(rows: list[Row]) -> None:
+    """Each row's speed-up over the first (``--jobs 1``): the median of the ratios of runs in
+    the same round (as many rounds as both have; else of the medians), and best over best."""
+    base = rows[0].walls
+    for row in rows:
+        pairs = list(zip(base, row.walls, strict=False))
+        if len(row.walls) == len(base):
+            row.speedup = median([a / b for a, b in pairs])
+        else:
+            row.speedup = median(base) / median(row.walls)
+        row.best = min(base) / min(row.walls)
 
 
 def job_counts(cores: int) -> list[int]:
@@ -208,9 +245,9 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
 
 
 def repeats(wall: float) -> int:
-    """Runs of which the best is kept, after a first (warm-up) one of ``wall`` seconds:
-    sub-second runs vary by tens of milliseconds from run to run."""
-    return 5 if wall < 1 else 3 if wall < 3 else 1
+    """Rounds of timed runs after a first (warm-up) one of ``wall`` seconds: sub-second runs
+    vary by a third from run to run on a shared host."""
+    return 7 if wall < 1 else 3 if wall < 3 else 1
 
 
 def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
@@ -219,15 +256,19 @@ def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
     other run must equal."""
     case.code = case.make()
     case.run(case.code, {"jobs": jobs[-1]})  # warm: kernels compiled or loaded
+    runs: dict[int, list[tuple[Row, Any]]] = {}
+    for j in jobs:  # also the warm-up of each
+        runs[j] = [once(case, f"--jobs {j}", {"jobs": j})]
+    rounds = repeats(max(r.wall for r, _ in (v[0] for v in runs.values())))
+    for _ in range(rounds):  # interleaved: a slow spell of the host falls on every side
+        for j in jobs:
+            runs[j].append(once(case, f"--jobs {j}", {"jobs": j}))
+    ref = _same(runs[jobs[0]][-1][1])
     out = Result(case)
-    ref = None
     for j in jobs:
-        probe, report = measure(case, f"--jobs {j}", {"jobs": j})  # also the warm-up
-        row, _ = measure(case, f"--jobs {j}", {"jobs": j}, reps=repeats(probe.wall))
-        if ref is None:
-            ref = _same(report)
-        assert _same(report) == ref, f"{case.label}: --jobs {j} differs from --jobs 1"
-        out.rows.append(row)
+        for _, report in runs[j]:
+            assert _same(report) == ref, f"{case.label}: --jobs {j} differs from --jobs 1"
+        out.rows.append(merged(runs[j][1:]))
     return out, ref
 
 
@@ -284,20 +325,22 @@ def main() -> None:
                 run_dask(res, ref, dask, cores, processes)
     results = [res for res, _ in local]
     for res in results:
-        for row in res.rows:
-            row.speedup = res.rows[0].wall / row.wall
+        speedups(res.rows)
     py = ".".join(map(str, sys.version_info[:3]))
-    print(f"{cores} cores, Python {py}, wall of the library call, best of 5 under 1 s "
-          "(3 under 3 s) after a warm-up run; local runs without the Dask cluster")
+    print(f"{cores} cores, Python {py}, wall of the library call after a warm-up run, "
+          "--jobs runs interleaved (7 rounds under 1 s, 3 under 3 s); speed-up: median of the "
+          "rounds' ratios --jobs 1 / this run (Dask: one run, over the --jobs 1 median), best-of: "
+          "fastest over fastest; times: medians; local runs without the Dask cluster")
     print()
-    print("| case | sets | run | wall s | speed-up | CPU s | caller's thread "
+    print("| case | sets | run | wall s | speed-up | best-of | CPU s | caller's thread "
           "| threads idle (start + tail) |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for res in results:
         sets = f"{res.case.sets:,}" if res.case.sets else "-"
         for i, r in enumerate(res.rows):
             print(f"| {res.case.label if i == 0 else ''} | {sets if i == 0 else ''} "
-                  f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.cpu:.2f} "
+                  f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.best:.2f}x "
+                  f"| {r.cpu:.2f} "
                   f"| {r.caller / max(r.cpu, 1e-9):.0%} | {r.idle} |")
     if args.case is None:
         print()
