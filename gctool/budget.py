@@ -317,6 +317,57 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
 
 
+#: a search that stops at its first finding (a failing set) is probed for where it stops
+#: (:func:`first_finding`) in windows of this many sets ...
+WINDOW = 32
+#: ... for at most this much CPU time (seconds; it then says nothing)
+WINDOW_MAX_S = 0.25
+
+
+def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
+                  window: int = WINDOW, most: float = WINDOW_MAX_S) -> int | None:
+    """Where an enumeration of ranks 0..stop-1 that stops at its first finding stops: an upper
+    bound on the ranks it walks, from windows of ``window`` sets at ranks 0, 2w, 4w, 8w, ...
+    (the end of the first window with a finding), or None when no window has one or the
+    windows took ``most`` seconds of CPU (this thread) before one did.
+
+    ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (the probe's sets count
+    nowhere) and returns (sets decided, whether it found one).  The bound is within 2x of
+    where the run stops when the findings are not sparse around it (each window starts at
+    twice the one before): the failing sets of a code that does not tolerate s, or of a
+    threshold search at its threshold, come in clusters (a partition's holders, a dense
+    code's every set); a lone one between windows makes the bound high (the estimate is then
+    conservative).  Costs about log2(stop / window) windows when nothing is found."""
+    t0, a = time.thread_time(), 0
+    while a < stop:
+        b = min(stop, a + window)
+        _, found = walk(a, b)
+        if found:
+            return b
+        if time.thread_time() - t0 >= most:
+            return None
+        a = 2 * a if a else 2 * window
+    return None
+
+
+def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: int,
+                 jobs: int = 1, bound: int | None = None, first: int = 0
+                 ) -> tuple[float, int | None]:
+    """(the share of ranks 0..stop-1 walked, the rank bound) by a run that stops at its first
+    finding, as :func:`first_finding` or ``bound`` (a rank known to hold one, such as a
+    witness's) bounds it: up to the bound, plus a ``task`` (sets per task) for each of the
+    ``jobs`` (tasks are cut into ranges: the one holding the finding, and the others' in
+    progress), or the ``first`` ranks alone when they hold it (a first task run alone, such
+    as verify's pilot); 1.0 and None when neither finds one."""
+    found = first_finding(walk, stop)
+    if bound is not None:
+        found = bound if found is None else min(found, bound)
+    if found is None:
+        return 1.0, None
+    walked = first if found <= first else found + max(1, jobs) * max(1, task)
+    return min(1.0, walked / max(1, stop)), found
+
+
 # -- wording ------------------------------------------------------------------------------------
 #: (from, unit, length in seconds) of :func:`format_seconds`: a unit is used from twice its length
 _TIME_STEPS = ((2 * 60, "min", 60.0), (2 * 3600, "h", 3600.0), (2 * 86400, "days", 86400.0),

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from math import comb
 
@@ -30,7 +31,7 @@ from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
-from gctool.budget import NS_PER_S, Budget, format_seconds, probe_rate
+from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, probe_rate, walked_share
 from gctool.engine.enumeration import guided_ranges
 from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
@@ -152,38 +153,43 @@ def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: floa
     budget.check_work(f"{what}: {need:,} straggler sets", work, _instead(code), jobs)
 
 
-def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int,
-               limit: float | None = None, allowed: float | None = None) -> float | None:
-    """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
-    measured on a task of its own size from the middle of the space by the kernel that will
-    run it (:func:`gctool.budget.probe_rate`, shared with ``verify``), or None for a search too
-    small to probe.  The sets are evaluated on a twin of ``oracle`` (its compiled path planned
-    as the search plans it) and count nowhere: neither in ``oracle.evaluations`` nor on its
-    meter.  ``limit``: a threshold search, which stops at the first set above it; ``allowed``:
-    seconds the search may take (default ``max_work``), beyond which a slow start decides."""
-    if s == 0:
-        return None
+def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,
+               early: bool = False) -> tuple[Callable[[int, int], tuple[int, bool]], int, int]:
+    """(walk, ranks, sets per task) of the search of size s on a twin of ``oracle``: its
+    compiled path planned as the search plans it (``early``: as the size before a compiled
+    one, :func:`_size_plan`), its own meter (what it evaluates counts nowhere: neither in
+    ``oracle.evaluations`` nor on its meter).  ``walk(a, b)`` decides ranks a..b-1 as the
+    search does and returns (sets decided, whether one exceeded ``limit``: a threshold
+    search; None: the worst case)."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
     twin = copy.copy(oracle)
+    twin.meter = Meter(math.inf, lambda total, what: AssertionError(what))
+    if early:
+        twin.plan_compiled(s)  # as _size_plan does
     size = twin.chunk_size(s)  # plans the compiled walk, as the search does
     kernel = OracleKernel.of(twin)
     worker = PeakWorker(source, kernel) if limit is None else ExceedWorker(source, kernel, limit)
-    spent = oracle.meter.spent
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = worker.run((0, a, b))
         return out.checked, isinstance(out, ExceedSummary) and out.fail_set is not None
 
-    budget = oracle.budget.max_work if allowed is None else allowed
-    try:
-        probed = probe_rate(walk, stop, size, budget * NS_PER_S * max(1, jobs) / max(1, need))
-    finally:
-        oracle.meter.spent = spent
+    return walk, stop, size
+
+
+def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int) -> float | None:
+    """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
+    measured on a task of its own size from the middle of the space by the kernel that will
+    run it (:func:`gctool.budget.probe_rate`, shared with ``verify``), or None for a search too
+    small to probe (:func:`_twin_walk`: the sets count nowhere)."""
+    if s == 0:
+        return None
+    walk, stop, size = _twin_walk(oracle, s, rot)
+    over = oracle.budget.max_work * NS_PER_S * max(1, jobs) / max(1, need)
+    probed = probe_rate(walk, stop, size, over)
     if probed is None:
         return None
-    per_set, _, stopped = probed
-    sets = need if not stopped else -(-need * (stop // 2) // stop)
-    return per_set * sets / max(1, jobs) / NS_PER_S
+    return probed[0] * need / max(1, jobs) / NS_PER_S
 
 
 def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
@@ -307,6 +313,12 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     return out
 
 
+def _with_next(oracle: Oracle, t: int, top: int) -> bool:
+    """Does size t of a threshold search up to ``top`` take the compiled walk because size
+    t + 1 will (:func:`_size_plan`)?"""
+    return 0 < t < top and oracle.will_walk_compiled(t + 1, comb(oracle.n, t + 1))
+
+
 def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int,
                runner: Runner | None) -> SizePlan:
     """The plan of size t of a threshold search up to size ``top``.  When size t + 1 will
@@ -314,40 +326,82 @@ def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int
     unless t fails, and a size too small to repay their loading alone, such as C(40, 4) =
     91,390 sets, takes 2% of the numpy route's time on them); the choice depends on the
     sizes only, never on ``jobs`` or the executor."""
-    n = oracle.n
-    if 0 < t < top and oracle.will_walk_compiled(t + 1, comb(n, t + 1)):
+    if _with_next(oracle, t, top):
         oracle.plan_compiled(t)
-    return _plan(oracle, t, rot, jobs, runner, count_evaluated(n, t, rot))
+    return _plan(oracle, t, rot, jobs, runner, count_evaluated(oracle.n, t, rot))
+
+
+#: a size of a threshold search estimated at this many seconds or more (on its jobs), or one
+#: that would pass the budget, is probed where it stops (:func:`gctool.budget.walked_share`)
+#: and timed (:func:`gctool.budget.probe_rate`); below it, the calibrated estimate decides
+STOP_PROBE_S = 0.25
 
 
 class _SearchBudget:
     """The threshold search's budget over all sizes searched so far: at most ``max_sets``
     sets when the budget caps them, and the estimated time (each size's work divided by the
-    jobs that run it) within ``max_work``."""
+    jobs that run it) within ``max_work``.
+
+    A size is walked in rank order up to its first failing set, where the search stops: the
+    column witness's rank bounds it at the top size, and a size large enough to matter is
+    probed for it in windows of the walk (:func:`gctool.budget.walked_share`; a dense code
+    fails at its first set of the threshold size, a repetition code at its first group) and
+    timed on a task of the part it walks (:func:`gctool.budget.probe_rate`), on a twin of
+    the oracle (:func:`_twin_walk`).  The estimate is the larger of the calibrated and the
+    timed rate, times the sets walked."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
                  rot: Rotation | None = None, limit: float = np.inf, top: int = 0,
                  witness: list[int] | None = None) -> None:
         self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
         self.rot, self.limit, self.top = rot, limit, top
-        #: the share of the lexicographic order of size ``top`` that the search walks at most:
-        #: it stops at the first failing set, at the latest at the column witness (failing)
-        self.share = 1.0
+        #: the rank (exclusive) of the column witness (failing) at size ``top``: the search
+        #: stops there at the latest (ranks of the search's source: orbit candidates)
+        self.witness_rank: int | None = None
         if witness is not None and len(witness) == top and top > 0:
+            from gctool.audit.symmetry import count_candidates
             from gctool.engine.enumeration import rank_lex
 
-            first = int(rank_lex(oracle.n, np.array([sorted(witness)], dtype=np.intp))[0]) + 1
-            self.share = min(1.0, first / comb(oracle.n, top))
+            rank = int(rank_lex(oracle.n, np.array([sorted(witness)], dtype=np.intp))[0])
+            if rot is None or rank < count_candidates(oracle.n, top, rot.t):
+                self.witness_rank = rank + 1  # orbit ranks are those of a lex prefix
 
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
         below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
         the walk's rate."""
         oracle, n = self.oracle, self.oracle.n
-        if 0 < t < self.top and oracle.will_walk_compiled(t + 1, comb(n, t + 1)):
+        if _with_next(oracle, t, self.top):
             at = max(need, comb(n, t + 1))  # a count at which size t walks compiled
             return oracle.set_work(t, at) * need / at, True
         return oracle.set_work(t, need), oracle.will_walk_compiled(t, need)
+
+    def size_time(self, t: int, need: int) -> tuple[float, str]:
+        """(seconds of size t on the jobs that run it, how it was estimated)."""
+        work, compiled = self.work(t, need)
+        jobs = used_jobs(need, self.jobs, self.runner, compiled)
+        full = work / jobs / NS_PER_S
+        bound = self.witness_rank if t == self.top else None
+        left = self.oracle.budget.max_work - self.time
+        if self.runner is not None or t == 0 or (full < STOP_PROBE_S and full <= left):
+            if bound is None:
+                return full, ""
+            stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]
+            return full * min(1.0, bound / max(1, stop)), ""
+        walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
+                                      _with_next(self.oracle, t, self.top))
+        task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if compiled else size)
+        share, found = walked_share(walk, stop, task, jobs, bound)
+        walked = max(1, math.ceil(stop * share))
+        over = left * NS_PER_S * jobs / max(1, need * share)
+        probed = probe_rate(walk, walked, size, over)
+        rate = work / max(1, need)
+        how = ""
+        if probed is not None and probed[0] > rate:
+            rate, how = probed[0], ", timed on a sample of its sets"
+        if found is not None and share < 1.0:
+            how += f", up to its first failing set (by rank {found:,} of {stop:,})"
+        return rate * need * share / jobs / NS_PER_S, how
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
         n, budget = self.oracle.n, self.oracle.budget
@@ -355,21 +409,11 @@ class _SearchBudget:
         if budget.max_sets is not None and used + need > budget.max_sets:
             return (f"threshold search (n={n}) needs more than `max_sets` = "
                     f"{budget.max_sets:,} straggler sets; {proved}")
-        work, compiled = self.work(t, need)
-        jobs = used_jobs(need, self.jobs, self.runner, compiled)
-        before = self.time
-        last = t == self.top and self.share < 1.0  # it stops by the column witness
-        self.time += work * (self.share if last else 1.0) / jobs / NS_PER_S
-        timed = ""
-        if self.time <= budget.max_work and self.runner is None and not last:  # and on its
-            # timed probe (from the middle: beyond the witness, where the search stops)
-            probed = probe_time(self.oracle, t, self.rot, need, jobs, self.limit,
-                                budget.max_work - before)
-            if probed is not None and before + probed > self.time:
-                self.time, timed = before + probed, ", timed on a sample of its sets"
+        seconds, how = self.size_time(t, need)
+        self.time += seconds
         if self.time > budget.max_work:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
-                    f"(estimated{timed}) up to size {t}, above the work budget of "
+                    f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         return None
 

@@ -24,7 +24,7 @@ from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate
+from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate, walked_share
 from gctool.engine.enumeration import guided_ranges, rank_ranges
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
 from gctool.reports import Diagnostics, VerifyReport
@@ -75,7 +75,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         _check_sample_work(run, red, kernel)
     elif s > 0:
         count = count_orbits(n, s, rot.t) if rot is not None else run.total
-        _check_budget(run, count, *calibrated(run, kernel, count), rot)
+        work, jobs = calibrated(run, kernel, count)
+        share = 1.0 if run.budget.affords(work, jobs) else _walked_share(run, kernel, rot, jobs)
+        _check_budget(run, count, work * share, jobs, rot, share < 1.0)
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
@@ -127,6 +129,26 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
 
 
+def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int) -> float:
+    """The share of its sets that a run over the budget decides before its first failing set
+    stops it (:func:`gctool.budget.walked_share`: windows of the walk, on the kernel's numpy
+    route, so nothing is compiled; 1.0 when they find none): a code that does not tolerate s
+    often fails at its first sets."""
+    n, s = run.code.n, run.s
+    source: Any = LexSource(n, s) if rot is None else OrbitSource(n, s, rot)
+    stop = run.total if rot is None else count_candidates(n, s, rot.t)
+    compiled = bool(getattr(kernel, "will_compile", lambda s: False)(s))
+    task = 4 * ns.COMPILED_CHUNK if compiled else kernel.chunk_size(s)  # compiles nothing
+    pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, task)  # run alone, first
+    worker = SweepWorker(source, kernel, run.numeric)
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        out = settle(worker.run((0, a, b)))
+        return out.evaluated, out.fail_set is not None
+
+    return walked_share(walk, stop, task, jobs, first=pilot)[0]
+
+
 def _estimate(run: Run, evaluations: int, per_set: float, tasks: int, threads: bool = False
               ) -> dict[str, Any]:
     jobs = max(1, min(run.jobs, tasks - 1))  # the pilot task runs alone
@@ -141,13 +163,15 @@ INSTEAD = ("check a random `sample` of sets (heuristic, never 'ok'), or use `met
            "when a certificate applies")
 
 
-def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotation | None
-                  ) -> None:
+def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotation | None,
+                  stops: bool = False) -> None:
     """Refuse a run above the budget (an explicit ``max_sets``, or the estimated time
-    ``work`` on ``jobs``), before anything is compiled or run, with the options."""
+    ``work`` on ``jobs``; ``stops``: up to a failing set found early), before anything is
+    compiled or run, with the options."""
     what = f"verify (n={run.code.n}, s={run.s})"
     sets = f"{evaluations:,} straggler sets" + (
-        f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
+        f" (one per rotation orbit of the {run.total:,})" if rot is not None else "") + (
+        ", up to its first failing set," if stops else "")
     took = format_seconds(work / NS_PER_S / max(1, jobs))
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
                           f"{took} on {jobs} job(s)), {INSTEAD}")
