@@ -32,7 +32,7 @@ from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, probe_rate, walked_share
-from gctool.engine.enumeration import guided_ranges
+from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
@@ -383,7 +383,8 @@ class _SearchBudget:
         full = work / jobs / NS_PER_S
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
-        if self.runner is not None or t == 0 or (full < STOP_PROBE_S and full <= left):
+        if self.runner is not None or t == 0 or (full < STOP_PROBE_S and full <= left) or (
+                comb(self.oracle.n, t) > MAX_RANKABLE):
             if bound is None:
                 return full, ""
             stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]

@@ -25,7 +25,7 @@ from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
 from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate, walked_share
-from gctool.engine.enumeration import guided_ranges, rank_ranges
+from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
 from gctool.reports import Diagnostics, VerifyReport
 
@@ -137,6 +137,8 @@ def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int) -> flo
     n, s = run.code.n, run.s
     source: Any = LexSource(n, s) if rot is None else OrbitSource(n, s, rot)
     stop = run.total if rot is None else count_candidates(n, s, rot.t)
+    if stop > MAX_RANKABLE:  # the run cannot rank them either
+        return 1.0
     compiled = bool(getattr(kernel, "will_compile", lambda s: False)(s))
     task = 4 * ns.COMPILED_CHUNK if compiled else kernel.chunk_size(s)  # compiles nothing
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, task)  # run alone, first
