@@ -223,6 +223,12 @@ class Meter:
     def affords(self, work: float) -> bool:
         return self.spent + float(work) <= self.limit
 
+    def admit(self, work: float) -> None:
+        """Let ``work`` more be charged (a search admitted on its timed estimate, which
+        charges its calibrated work: the timed one decided, not the charges)."""
+        with self._lock:
+            self.limit = max(self.limit, self.spent + float(work))
+
     @property
     def remaining(self) -> float:
         return max(0.0, self.limit - self.spent)

@@ -194,8 +194,8 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
 
 def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
                 jobs: int) -> None:
-    """Refuse an exhaustive search that the calibrated estimate let through but that its timed
-    probe (:func:`probe_time`: ``seconds`` on ``jobs``) puts above ``max_work``."""
+    """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
+    ``jobs``, which replaces the calibrated estimate) puts above ``max_work``."""
     budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
                       f"{need:,} straggler sets, timed on a sample of them,",
                       seconds * NS_PER_S * max(1, jobs), _instead(code), jobs)
@@ -218,11 +218,16 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
     used = used_jobs(need, jobs, runner, oracle.will_walk_compiled(s, need))
-    check_sets(oracle.code, s, need, oracle.budget, oracle.set_work(s, need), used)
-    source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
-    timed = probe_time(oracle, s, rot, need, used) if runner is None else None
-    if timed is not None:
+    work = oracle.set_work(s, need)
+    # the kernel that will run it, timed on a task from the middle, decides (either way)
+    timed = (probe_time(oracle, s, rot, need, used) if runner is None and
+             comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need else None)
+    if timed is None:
+        check_sets(oracle.code, s, need, oracle.budget, work, used)
+    else:
         check_timed(oracle.code, s, need, oracle.budget, timed, used)
+        oracle.meter.admit(work)
+    source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 
     def after() -> None:
@@ -347,8 +352,8 @@ class _SearchBudget:
     probed for it in windows of the walk (:func:`gctool.budget.walked_share`; a dense code
     fails at its first set of the threshold size, a repetition code at its first group) and
     timed on a task of the part it walks (:func:`gctool.budget.probe_rate`), on a twin of
-    the oracle (:func:`_twin_walk`).  The estimate is the larger of the calibrated and the
-    timed rate, times the sets walked."""
+    the oracle (:func:`_twin_walk`).  The estimate is the timed rate (the calibrated one
+    when the part is too small to time), times the sets walked."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
                  rot: Rotation | None = None, limit: float = np.inf, top: int = 0,
@@ -396,9 +401,8 @@ class _SearchBudget:
         walked = max(1, math.ceil(stop * share))
         over = left * NS_PER_S * jobs / max(1, need * share)
         probed = probe_rate(walk, walked, size, over)
-        rate = work / max(1, need)
-        how = ""
-        if probed is not None and probed[0] > rate:
+        rate, how = work / max(1, need), ""
+        if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"
@@ -416,6 +420,8 @@ class _SearchBudget:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
                     f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
+        if how:  # admitted on its timed estimate: its calibrated charges must not stop it
+            self.oracle.meter.admit(self.work(t, need)[0])
         return None
 
 

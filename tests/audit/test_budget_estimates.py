@@ -90,14 +90,23 @@ def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
     assert needed(z, 5) == pytest.approx(comb(36, 5) * screen_cost(5, 5, complex_=True) / 1e9)
 
 
-def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(cyc48: GradientCode
-                                                                    ) -> None:
-    with pytest.raises(BudgetExceeded) as err:
-        attack(cyc48, 6, method="exhaustive", symmetry=False, budget=SMALL)
-    assert err.value.needed == pytest.approx(comb(48, 6) * hat_cost(6, 6) / 1e9)
-    with pytest.raises(BudgetExceeded) as err:
-        attack(cyc48, 6, method="exhaustive", symmetry=False, budget=SMALL, jobs=2)
-    assert err.value.needed == pytest.approx(comb(48, 6) * hat_cost(6, 6) / 2e9)
+def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
+        cyc48: GradientCode, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calibrated estimate is the compiled walk's; the timed probe of that walk replaces
+    it (either way), on the jobs that run it (a clock of 100 ms per reading)."""
+    from gctool import budget
+    from gctool.audit.oracles import make_oracle
+
+    oracle = make_oracle(cyc48)
+    assert oracle.set_work(6, comb(48, 6)) == pytest.approx(comb(48, 6) * hat_cost(6, 6))
+    clock = iter(range(10**6))
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    for jobs in (1, 2):
+        with pytest.raises(BudgetExceeded) as err:
+            attack(cyc48, 6, method="exhaustive", symmetry=False, budget=SMALL, jobs=jobs)
+        assert "timed on a sample" in str(err.value)
+        assert err.value.needed == pytest.approx(
+            0.1 / budget.PROBE_FIRST * comb(48, 6) / jobs, rel=1e-3)
 
 
 def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
@@ -213,3 +222,64 @@ def test_attack_estimates_use_the_kernel_that_will_run() -> None:
         attack(design("frc", n=40, s=4), 3, method="exhaustive", symmetry=False,
                budget=Budget(max_work=2e-3))
     assert err.value.needed == pytest.approx((comb(40, 3) * hat_time(3, d) + ERRORS_CALL_NS) / 1e9)
+
+
+def test_the_windows_bound_where_a_search_stops_within_twice_its_rank() -> None:
+    """first_finding: windows at ranks 0, 2w, 4w, ...; a run whose failing sets start at
+    rank r stops by the end of the first window past r, at most about 2r + 2w."""
+    from gctool import budget
+
+    w, stop = budget.WINDOW, 10**7
+    for r in (0, 5, 100, 4097, 123_456, 6_000_000):
+        seen: list[int] = []
+
+        def walk(a: int, b: int, r: int = r) -> tuple[int, bool]:
+            seen.append(a)
+            return b - a, b > r
+        bound = budget.first_finding(walk, stop)
+        assert bound is not None and r < bound <= 2 * r + 2 * w
+        assert len(seen) <= 2 + max(0, r // w).bit_length()
+    assert budget.first_finding(lambda a, b: (b - a, False), stop) is None
+    share, found = budget.walked_share(lambda a, b: (b - a, a >= 64), 10**6, 1000, jobs=2)
+    assert found == 64 + w and share == pytest.approx((64 + w + 2 * 1000) / 10**6)
+    assert budget.walked_share(lambda a, b: (b - a, True), 10**6, 1000, first=512)[0] == (
+        pytest.approx(512 / 10**6))
+
+
+def test_a_verify_that_fails_at_once_is_estimated_up_to_its_failing_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """frc n=30 tolerates 2: verify -s 3 fails at its first set, in the pilot, which is all
+    the refusal counts (the whole enumeration's estimate without the windows)."""
+    from gctool.audit.verify import enumeration
+
+    code = design("frc", n=30, s=2)
+    tiny = Budget(max_work=1e-4)  # above reducing B (27 us)
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, s=3, method="exhaustive", budget=tiny)
+    assert "up to its first failing set" in str(err.value)
+    monkeypatch.setattr(enumeration, "walked_share", lambda *a, **k: (1.0, None))
+    with pytest.raises(BudgetExceeded) as whole:
+        verify(code, s=3, method="exhaustive", budget=tiny)
+    assert err.value.needed < whole.value.needed * 513 / comb(30, 3)
+
+
+def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A random dense real code (n=28, k=22) fails at its first set of size 7: the size's
+    estimate counts the walk up to it and a task (C(28, 7) / 4.5), not its C(28, 7) sets."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+
+    B = np.random.default_rng(1).standard_normal((28, 22))
+    oracle = make_oracle(GradientCode(B, parse_field("real"), 6, "custom"),
+                         budget=Budget(max_work=1e-9))
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a: None)  # the calibrated rate
+    search = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 28)
+    seconds, how = search.size_time(7, comb(28, 7))
+    assert "first failing set (by rank 32 of" in how
+    task = 4 * 65536  # the compiled walk's first task (guided), walked whole at worst
+    assert seconds == pytest.approx(
+        search.work(7, comb(28, 7))[0] / 1e9 * (32 + task) / comb(28, 7))

@@ -47,15 +47,31 @@ class _Fold:
 
 def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
     """Refuse, before it starts, a sample above the work budget: random sets are decided one
-    batch at a time by numpy (no compiled walk), each by the kernel's numpy route
-    (:func:`gctool.audit.nullspace.direct_time`, :func:`~gctool.audit.nullspace.nullspace_time`)."""
+    batch at a time (no compiled walk), each by the kernel's numpy route
+    (:func:`gctool.audit.nullspace.direct_time`, :func:`~gctool.audit.nullspace.nullspace_time`)
+    or its compiled screen; an estimate of SAMPLE_PROBE_S or more is timed on a probe of the
+    sample's sets (:func:`gctool.budget.probe_rate`, as the run decides them) instead."""
     sample = int(run.sample or 0)
     direct = isinstance(kernel, ns.DirectKernel | ns.GFDirectKernel)
     per = (ns.direct_time(run.code, run.s) if direct
            else ns.nullspace_time(red, run.s, run.code.m, run.code.field.is_finite))
-    run.budget.check_work(f"verify of a `sample` of {sample:,} sets (n={run.code.n}, "
-                          f"s={run.s})", float(sample) * per,
-                          "sample fewer sets, or raise `max_work`")
+    what = f"verify of a `sample` of {sample:,} sets (n={run.code.n}, s={run.s})"
+    if sample * per >= SAMPLE_PROBE_S * NS_PER_S:
+        worker = SweepWorker(SampleSource(run.code.n, run.s, run.sample_seed()), kernel,
+                             run.numeric)
+
+        def walk(a: int, b: int) -> tuple[int, bool]:
+            return settle(worker.run((0, a, b))).evaluated, False
+
+        size = kernel.chunk_size(run.s)  # plans the compiled screen, as the run does
+        probed = probe_rate(walk, sample, size, run.budget.work_ns / max(1, sample))
+        if probed is not None:
+            per, what = probed[0], f"{what}, timed on {probed[1]:,} of them,"
+    run.budget.check_work(what, float(sample) * per, "sample fewer sets, or raise `max_work`")
+
+
+#: a sample estimated at this many seconds or more is timed on a probe of its sets
+SAMPLE_PROBE_S = 0.25
 
 
 def calibrated(run: Run, kernel: Any, evaluations: int) -> tuple[float, int]:
