@@ -23,7 +23,9 @@ ratios on a loaded one measure the load.
 
 ``--unseen`` runs a spread of codes the estimates were not calibrated on (random dense real,
 complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs, real cyclic n=64 with
-s=7 and 8, ``verify``, ``attack -s`` and ``attack --threshold``) for each ``--jobs`` of a list
+s=7 and 8, sbc, bibd and expander codes that fail at their first sets, frc, samples, the
+fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` and ``--curve``) for each
+``--jobs`` of a list
 (e.g. ``1,2``), first as a user runs them (default budget).  A refused run must be refused in
 one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
 is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
@@ -227,6 +229,41 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("attack --threshold", {"r.json": random_dense(34, 28, 5, "real", seed)},
          ["attack", "r.json", "--threshold", *ex, "--no-symmetry"],
          "random dense real n=34 k=28 (threshold 7)"),
+        # the other schemes: codes that fail at their first sets (the run stops there),
+        # samples, the fixed decoder, thresholds with and without symmetry
+        ("verify sbc (fails)", {"s.json": designed("sbc", n=40, s=5, seed=1)},
+         ["verify", "s.json", *ex], "sbc n=40 s=5 (fails at its first set)"),
+        ("verify bibd (fails)", {"b.json": designed("bibd", design="pg2-7", s=7)},
+         ["verify", "b.json", *ex], "bibd pg2-7 n=57 s=7 (fails at its first set)"),
+        ("verify expander", {"e.json": designed("expander", vertices=40, s=4, d=6, seed=1)},
+         ["verify", "e.json", *ex], "expander n=40 d=6 s=4 (fails at its first set)"),
+        ("verify frc n=60", {"f.json": designed("frc", n=60, s=5)},
+         ["verify", "f.json", *ex], "frc n=60 s=5 (5.5 M sets)"),
+        ("verify --sample GF", {"g.json": designed("cyclic-mds", n=51, s=6, field="GF(2^8)")},
+         ["verify", "g.json", "--sample", "300000", "--seed", "1"],
+         "cyclic-mds GF(2^8) n=51 s=6, 300 k random sets"),
+        ("verify --sample real", {"c.json": lambda: shuffled_cyclic(40, 6)},
+         ["verify", "c.json", "--sample", "1200000", "--seed", "1"],
+         "shuffled cyclic n=40 s=6, 1.2 M random sets"),
+        ("attack -s fixed", {"x.json": designed("cyclic", n=34, s=5, seed=1)},
+         ["attack", "x.json", "-s", "6", *ex, "--decoder", "fixed", "--no-symmetry"],
+         "cyclic n=34 s=6, fixed decoder (1.3 M sets)"),
+        ("attack -s expander", {"e.json": designed("expander", vertices=36, s=4, d=6, seed=1)},
+         ["attack", "e.json", "-s", "5", *ex, "--no-symmetry"], "expander n=36 d=6 s=5"),
+        ("attack --threshold", {"c.json": designed("cyclic", n=40, s=6, seed=1)},
+         ["attack", "c.json", "--threshold", *ex], "real cyclic n=40 s=6 (rotation orbits)"),
+        ("attack --threshold", {"z.json": random_dense(34, 28, 5, "complex", seed)},
+         ["attack", "z.json", "--threshold", *ex, "--no-symmetry"],
+         "random dense complex n=34 k=28 (threshold 7)"),
+        ("attack --threshold", {"r.json": random_dense(40, 33, 6, "real", seed)},
+         ["attack", "r.json", "--threshold", *ex, "--no-symmetry"],
+         "random dense real n=40 k=33 (threshold 8)"),
+        ("attack --threshold", {"i.json": designed("is-cr", n=36, s=5)},
+         ["attack", "i.json", "--threshold", "--epsilon", "1", *ex, "--no-symmetry"],
+         "is-cr n=36 s=5, epsilon 1"),
+        ("attack --curve", {"c.json": designed("cyclic", n=30, s=5, seed=1)},
+         ["attack", "c.json", "--curve", "--max-s", "6", *ex, "--no-symmetry"],
+         "real cyclic n=30, s = 0..6"),
     ]
 
 

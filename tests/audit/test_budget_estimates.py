@@ -233,7 +233,7 @@ def test_the_windows_bound_where_a_search_stops_within_twice_its_rank() -> None:
     for r in (0, 5, 100, 4097, 123_456, 6_000_000):
         seen: list[int] = []
 
-        def walk(a: int, b: int, r: int = r) -> tuple[int, bool]:
+        def walk(a: int, b: int, r: int = r, seen: list[int] = seen) -> tuple[int, bool]:
             seen.append(a)
             return b - a, b > r
         bound = budget.first_finding(walk, stop)
