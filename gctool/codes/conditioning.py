@@ -123,15 +123,103 @@ class ScreenKernel:
 def _screened(B: np.ndarray, sp: Spectral, s: int, total: int
               ) -> tuple[float, float, list[int]]:
     """(cond(B_F) at the set with the largest screen bound, that bound, the set)."""
+    found = _screen_walked(sp, s, total) if _walks(total) else None
+    if found is None:
+        found = _screen_numpy(sp, s, total)
+    bound, worst = found
+    value = float(ConditionKernel(B).errors(np.array([worst], dtype=np.intp))[0])
+    return value, bound, worst
+
+
+def _screen_numpy(sp: Spectral, s: int, total: int) -> tuple[float, list[int]]:
+    """(the largest bound of :class:`ScreenKernel`, the first set with it) over the ``total``
+    sets in lexicographic order, in tasks of ``CHUNK`` sets folded in order."""
     from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
 
     fold = WorstFold()
-    worker = PeakWorker(LexSource(B.shape[0], s), ScreenKernel(sp))
+    worker = PeakWorker(LexSource(sp.U.shape[0], s), ScreenKernel(sp))
     run_folded(worker, rank_tasks(total, CHUNK), fold)
     assert fold.stragglers is not None  # total >= 1 sets were screened
-    worst = sorted(int(i) for i in fold.stragglers)
-    value = float(ConditionKernel(B).errors(np.array([worst], dtype=np.intp))[0])
-    return value, float(fold.error), worst
+    return float(fold.error), sorted(int(i) for i in fold.stragglers)
+
+
+#: screens of at least this many sets walk compiled first (:func:`_screen_walked`): below,
+#: loading numba and the cached walk (0.5 to 1 s of CPU) costs more than the numpy screen
+WALK_SETS = 300_000
+#: sets per call of the compiled walk (whole tasks of ``CHUNK``; an interrupt waits for one)
+WALK_CHUNK = 32 * CHUNK
+#: the walk hands the screen back to numpy when more than this share of its tasks could hold
+#: the worst set (as costly as numpy's screen, and numpy decides)
+WALK_SHARE = 0.25
+
+
+def _walks(total: int) -> bool:
+    """Compiled walk for this many sets?  ``GCTOOL_COMPILED`` as for the audit kernels (0:
+    never, 1: always, else from ``WALK_SETS`` sets)."""
+    import os
+
+    value = os.environ.get("GCTOOL_COMPILED", "auto").strip().lower()
+    if value in ("0", "no", "off", "false", "never", "numpy"):
+        return False
+    return value in ("1", "yes", "on", "true", "always") or total >= WALK_SETS
+
+
+def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] | None:
+    """:func:`_screen_numpy`'s result (the same floats and set), from the compiled walk
+    (:mod:`gctool.codes._screen_walk`) and numpy's values on the few tasks that could hold the
+    worst set; None when too many could (then numpy screens every set).
+
+    The walk bounds numpy's value of every set: per task of ``CHUNK`` sets (the tasks of
+    :func:`_screen_numpy`) an upper bound ``hi`` on all of its values, and ``lo``, a value of
+    one set at least; doubtful tasks (a set near singular) have ``hi = inf``.  With
+    ``L = max lo`` (at most the largest value), a task with ``hi < L`` cannot hold the worst
+    set.  The others get numpy's exact task peaks (:class:`ScreenKernel`, the same task, so
+    the same floats).  :class:`~gctool.engine.sweep.WorstFold`'s tie rule is not associative,
+    so the fold is replayed exactly: every value before the first task whose peak beats (by that
+    rule) all the bounds and peaks before it is below that peak, so the fold over all tasks
+    takes that task, and no skipped task (``hi`` at most that ceiling) ever wins after it:
+    folding the kept tasks from there on gives the same worst set and bound."""
+    from gctool.codes import _screen_walk as walk
+    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold
+    from gctool.numerics import beats
+
+    NT = np.ascontiguousarray(sp.null_basis.T)
+    n = NT.shape[0]
+    tasks = -(-total // CHUNK)
+    hi, lo, doubt = np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_)
+    S = np.arange(s, dtype=np.int64)
+    scratch = walk.scratch(NT, s)
+    for a in range(0, total, WALK_CHUNK):
+        count = min(WALK_CHUNK, total - a)
+        t0, t1 = a // CHUNK, -(-(a + count) // CHUNK)
+        if a:
+            walk.successor(S, n)
+        walk.screen_blocks(S, count, NT, float(sp.kappa), SCREEN_SVD, CHUNK,
+                           bool(np.iscomplexobj(NT)), hi[t0:t1], lo[t0:t1], doubt[t0:t1],
+                           *scratch)
+    keep = np.flatnonzero(doubt | (hi >= np.max(lo)))
+    if keep.size > WALK_SHARE * tasks:
+        return None
+    skipped = np.ones(tasks, dtype=np.bool_)
+    skipped[keep] = False
+    ceiling = float(np.max(hi[skipped])) if skipped.any() else -np.inf
+    worker = PeakWorker(LexSource(n, s), ScreenKernel(sp))
+    fold: WorstFold | None = None
+    for t in keep:
+        summary = worker.run((int(t), int(t) * CHUNK, min((int(t) + 1) * CHUNK, total)))
+        if fold is not None:
+            fold.merge(summary)
+            continue
+        ((peak, _),) = summary.peaks
+        if np.isnan(peak):  # never a worst set after the first task: numpy decides
+            return None
+        if beats(peak, ceiling):
+            fold = WorstFold()
+            fold.merge(summary)
+        ceiling = max(ceiling, peak)
+    if fold is None or fold.stragglers is None:
+        return None
+    return float(fold.error), sorted(int(i) for i in fold.stragglers)
 
 
 #: the last results of :func:`conditioning` (a seeded design made again, ``best_of`` prefixes)

@@ -1,0 +1,126 @@
+"""design's null-space screen walked compiled (gctool.codes._screen_walk) against the numpy
+screen it replaces: the same recorded bound, worst set and condition number (bit for bit), on
+small codes cut into many small tasks so that the skipping of tasks and the replay of the tie
+rule are exercised; the walk's per-task intervals against numpy's values set by set; and
+metamorphic checks (row permutation, row scaling)."""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from gctool.algebra.spectral import Spectral
+from gctool.codes import _screen_walk as walk
+from gctool.codes import conditioning as cond
+from gctool.codes import design
+from gctool.engine.sweep import LexSource
+
+CODES = [  # (scheme, n, s, field, params): square and wide null blocks, R and C, ties
+    ("cyclic", 10, 3, "real", {"seed": 3}),
+    ("cyclic", 12, 4, "complex", {"seed": 1}),
+    ("cyclic", 15, 6, "real", {"seed": 3}),  # ill-conditioned: bounds above SCREEN_SVD
+    ("rs", 9, 3, "real", {}),
+    ("rs", 12, 3, "complex", {}),  # d > s: the Gram matrix
+    ("cyclic-mds", 11, 3, "complex", {}),  # rotations: ties within round-off
+    ("singular", 9, 2, "real", {}),  # null blocks singular to round-off (:func:`_spectral`)
+]
+
+
+@pytest.fixture
+def small_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tasks of 7 sets, walked 3 tasks at a time, never handed back for their number."""
+    monkeypatch.setattr(cond, "CHUNK", 7)
+    monkeypatch.setattr(cond, "WALK_CHUNK", 21)
+    monkeypatch.setattr(cond, "WALK_SHARE", 1.0)
+
+
+def _spectral(scheme: str, n: int, s: int, field: str, params: dict[str, int]) -> Spectral:
+    if scheme == "singular":  # the column e_0 + e_1 in range(B): N_S singular for S = {0, 1}
+        rng = np.random.default_rng(0)
+        B = np.hstack([rng.standard_normal((n, 4)), np.eye(n)[:, :1] + np.eye(n)[:, 1:2]])
+        return Spectral.of(B)
+    return Spectral.of(np.asarray(design(scheme, n, s, field=field, **params).B))
+
+
+@pytest.mark.parametrize(("scheme", "n", "s", "field", "params"), CODES)
+def test_walk_gives_numpy_screens_result(scheme: str, n: int, s: int, field: str,
+                                         params: dict[str, int], small_tasks: None,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    sp = _spectral(scheme, n, s, field, params)
+    total = comb(n, s)
+    numpy_result = cond._screen_numpy(sp, s, total)
+    calls = []
+    errors = cond.ScreenKernel.errors
+    monkeypatch.setattr(cond.ScreenKernel, "errors",
+                        lambda self, S: calls.append(len(S)) or errors(self, S))
+    walked = cond._screen_walked(sp, s, total)
+    assert walked == numpy_result
+    assert len(calls) < -(-total // cond.CHUNK) / 2  # most tasks skipped
+
+
+@pytest.mark.parametrize(("scheme", "n", "s", "field", "params"), CODES)
+def test_walk_intervals_hold_numpys_values(scheme: str, n: int, s: int, field: str,
+                                           params: dict[str, int]) -> None:
+    """Per task of 5 sets: every numpy value at most hi, the largest at least lo (doubtful
+    tasks excepted: numpy decides them; numpy's values are per task, as the screen's tasks,
+    since an exactly singular block gives every set of its batch the SVD bound)."""
+    sp = _spectral(scheme, n, s, field, params)
+    total, size = comb(n, s), 5
+    kernel, source = cond.ScreenKernel(sp), LexSource(n, s)
+    values = np.concatenate([kernel.errors(source.sets((0, a, min(a + size, total)))[0])
+                             for a in range(0, total, size)])
+    tasks = -(-total // size)
+    hi, lo, doubt = np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_)
+    NT = np.ascontiguousarray(sp.null_basis.T)
+    walk.screen_blocks(np.arange(s, dtype=np.int64), total, NT, float(sp.kappa),
+                       cond.SCREEN_SVD, size, bool(np.iscomplexobj(NT)), hi, lo, doubt,
+                       *walk.scratch(NT, s))
+    padded = np.full(tasks * size, -np.inf)
+    padded[:total] = values
+    padded = padded.reshape(tasks, size)
+    sure = ~doubt
+    assert sure.any()
+    assert (padded[sure] <= hi[sure, None]).all()
+    assert (padded[sure].max(axis=1) >= lo[sure]).all()
+    if scheme == "singular":
+        assert doubt[0] and doubt.sum() == 1  # singular blocks are never bounded by the walk
+
+
+def _screened(B: np.ndarray, s: int) -> tuple[float | None, str, float | None]:
+    cond._SEEN.clear()
+    return cond.conditioning(B, s)
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+def test_recorded_screen_is_metamorphic(compiled: str, small_tasks: None,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through conditioning() with the screen forced: scaling rows by powers of two gives the
+    same record; permuting rows gives the same bound and condition (to round-off) at the
+    permuted worst set; the walked and numpy screens record the same."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    monkeypatch.setattr(cond, "EXACT_LIMIT", 0)
+    B = np.asarray(design("cyclic", 11, 3, field="real", seed=5).B)
+    value, method, bound = _screened(B, 3)
+    assert method.startswith("screened") and value is not None and bound is not None
+    worst = [int(x) for x in method.split("at stragglers [")[1].split("]")[0].split(",")]
+    scaled = B * np.ldexp(1.0, np.arange(11) % 5 - 2)[:, None]
+    assert _screened(scaled, 3) == (value, method, bound)
+    perm = np.random.default_rng(0).permutation(11)  # row i of P is row perm[i] of B
+    v2, m2, b2 = _screened(B[perm], 3)
+    where = sorted(int(np.flatnonzero(perm == w)[0]) for w in worst)
+    assert f"at stragglers {where}," in m2
+    assert v2 == pytest.approx(value, rel=1e-8) and b2 == pytest.approx(bound, rel=1e-8)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1" if compiled == "0" else "0")
+    assert _screened(B, 3) == (value, method, bound)
+
+
+def test_gf_designs_pay_no_conditioning(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError("conditioning computed for a GF(q) design")
+
+    monkeypatch.setattr(cond, "_conditioning", refuse)
+    cond._SEEN.clear()
+    code = design("cyclic", 12, 3, field="GF(257)", seed=1)
+    assert "worst_condition" not in code.params
