@@ -176,3 +176,208 @@ def scratch(NT: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     d, dt = NT.shape[1], NT.dtype
     return (np.zeros((s, d), dt), np.zeros((s, s), dt), np.zeros(s, np.int64),
             np.zeros((s, s), dt))
+
+
+@njit
+def _advance(S: Any, n: int) -> int:
+    """:func:`successor`, returning the first position that changed (-1 after the last)."""
+    s = S.shape[0]
+    i = s - 1
+    while i >= 0 and S[i] == n - s + i:
+        i -= 1
+    if i < 0:
+        return -1
+    S[i] += 1
+    for j in range(i + 1, s):
+        S[j] = S[j - 1] + 1
+    return i
+
+
+@njit
+def _column(j: int, x: int, NT: Any, Wl: Any, Pl: Any) -> bool:
+    """Level j + 1 of the LU with partial pivoting of G^T (columns: the rows of N of the
+    stragglers) from level j (j < s - 1): column j is the row x of N, eliminated by the
+    columns before it (left-looking), then pivoted (rows swapped across every column) and
+    scaled.  False when its pivot is exactly 0."""
+    s = NT.shape[1]
+    W0, W1, p0, p1 = Wl[j], Wl[j + 1], Pl[j], Pl[j + 1]
+    for r in range(s):
+        p1[r] = p0[r]
+        for c in range(j):
+            W1[r, c] = W0[r, c]
+    for r in range(s):
+        W1[r, j] = NT[x, p1[r]]
+    for c in range(j):
+        f = W1[c, j]
+        for r in range(c + 1, s):
+            W1[r, j] -= W1[r, c] * f
+    p = j
+    big = _mag(W1[j, j])
+    for r in range(j + 1, s):
+        v = _mag(W1[r, j])
+        if v > big:
+            big, p = v, r
+    if big == 0:
+        return False
+    if p != j:
+        for c in range(j + 1):
+            W1[j, c], W1[p, c] = W1[p, c], W1[j, c]
+        p1[j], p1[p] = p1[p], p1[j]
+    inv = 1.0 / W1[j, j]
+    for r in range(j + 1, s):
+        W1[r, j] *= inv
+    return True
+
+
+@njit
+def _prefix(W: Any, K: Any, A: Any, h: Any) -> tuple[float, float, float]:
+    """From the factors of the first s - 1 columns (W: L below, U_p on and above the
+    diagonal): ``K = L^-1``, ``A = U_p^-1 K_top``, ``h = A conj(k_l)`` (k_l the last row of
+    K); returns (||A||_F^2, ||k_l||^2, max |U_p|)."""
+    s = W.shape[0]
+    for i in range(s):  # K = L^-1, row by row
+        for c in range(s):
+            K[i, c] = (1.0 if c == i else 0.0) + 0 * W[0, 0]
+        for m in range(min(i, s - 1)):
+            f = W[i, m]
+            for c in range(m + 1):
+                K[i, c] -= f * K[m, c]
+    top = 0.0
+    for i in range(s - 2, -1, -1):  # A = U_p^-1 K_top
+        for c in range(s):
+            A[i, c] = K[i, c]
+        for m in range(i + 1, s - 1):
+            f = W[i, m]
+            for c in range(s):
+                A[i, c] -= f * A[m, c]
+        f = 1.0 / W[i, i]
+        for c in range(s):
+            A[i, c] *= f
+        for m in range(i, s - 1):
+            v = _mag(W[i, m])
+            if v > top:
+                top = v
+    aa, kk = 0.0, 0.0
+    for c in range(s):
+        kk += K[s - 1, c].real ** 2 + K[s - 1, c].imag ** 2
+    for i in range(s - 1):
+        acc = 0.0 * W[0, 0]
+        for c in range(s):
+            aa += A[i, c].real ** 2 + A[i, c].imag ** 2
+            acc += A[i, c] * np.conj(K[s - 1, c])
+        h[i] = acc
+    return aa, kk, top
+
+
+@njit
+def screen_square(S: Any, count: int, NT: Any, rowmag: Any, kappa: float,  # noqa: C901, PLR0913
+                  cut: float, chunk: int, cplx: bool, hi: Any, lo: Any, doubt: Any, Wl: Any,
+                  Pl: Any, K: Any, A: Any, h: Any, y: Any, w: Any) -> None:
+    """:func:`screen_blocks` for d = s, the same values to round-off at a fraction of the cost:
+    the LU with partial pivoting of ``G^T`` (columns: the stragglers' rows of N) is kept level
+    by level (:func:`_column`), so its first s - 1 columns, whose pivots do not depend on the
+    last straggler x, are shared by the sets of one prefix, with ``K = L^-1``,
+    ``A = U_p^-1 K_top`` (:func:`_prefix`).  For each x, the last column of U is
+    ``(u, mu) = L^-1 P N_x`` and ``G^-T = U^-1 L^-1 P`` has the rows ``A_i - q_i k_l`` and
+    ``k_l / mu`` (``q = U_p^-1 u / mu``), so ``||G^-1||_F^2 = ||A||^2 - 2 Re sum conj(q_i) h_i
+    + ||q||^2 ||k_l||^2 + ||k_l||^2 / |mu|^2`` costs O(s^2).  Where the sum cancels (its terms'
+    magnitudes above 16 times the result) the rows are summed one by one instead; the
+    interval's width is multiplied by that ratio.  rowmag: the largest |Re| + |Im| of each row
+    of N; Wl (s + 1, s, s), Pl (s + 1, s) levels, K (s, s), A (s, s), h, y, w (s) scratch."""
+    n, s = NT.shape
+    root = np.sqrt(s)
+    k = ERR * (8.0 if cplx else 1.0) * EPS
+    for b in range(hi.shape[0]):
+        hi[b], lo[b], doubt[b] = -np.inf, -np.inf, False
+    for r in range(s):
+        Pl[0, r] = r
+    ok = np.zeros(s, np.bool_)  # ok[j]: level j + 1 is regular
+    stale, i, first, good = 0, 0, True, True
+    aa, kk, utop, gtop = 0.0, 0.0, 0.0, 0.0
+    while i < count:
+        if first or stale < s - 1:
+            good = True if stale == 0 else ok[stale - 1]
+            for j in range(stale, s - 1):
+                good = good and _column(j, S[j], NT, Wl, Pl)
+                ok[j] = good
+            if good:
+                aa, kk, utop = _prefix(Wl[s - 1], K, A, h)
+                gtop = 0.0
+                for j in range(s - 1):
+                    gtop = max(gtop, rowmag[S[j]])
+            stale, first = s - 1, False
+        W, p = Wl[s - 1], Pl[s - 1]
+        x = S[s - 1]
+        while x < n and i < count:
+            b = i // chunk
+            i += 1
+            x += 1
+            if not good:
+                doubt[b], hi[b] = True, np.inf
+                continue
+            for r in range(s):
+                y[r] = NT[x - 1, p[r]]
+            for c in range(s - 1):
+                f = y[c]
+                for r in range(c + 1, s):
+                    y[r] -= W[r, c] * f
+            mu = y[s - 1]
+            big = max(utop, _mag(mu))
+            for m in range(s - 2, -1, -1):  # w = U_p^-1 u / mu
+                v = y[m]
+                big = max(big, _mag(v))
+                for c in range(m + 1, s - 1):
+                    v -= W[m, c] * w[c]
+                w[m] = v / W[m, m]
+            if mu == 0:
+                doubt[b], hi[b] = True, np.inf
+                continue
+            t = 1.0 / mu
+            qq, cross, mag = 0.0, 0.0, 0.0
+            for m in range(s - 1):
+                q = w[m] * t
+                qq += q.real ** 2 + q.imag ** 2
+                z = np.conj(q) * h[m]
+                cross += z.real
+                mag += _mag(z)
+            tt = t.real ** 2 + t.imag ** 2
+            fro2 = aa - 2 * cross + qq * kk + kk * tt
+            total = aa + 2 * mag + qq * kk + kk * tt
+            ratio = total / fro2 if fro2 > 0 else np.inf
+            if not ratio <= 16:
+                fro2 = kk * tt
+                for m in range(s - 1):
+                    q = w[m] * t
+                    for c in range(s):
+                        z = A[m, c] - q * K[s - 1, c]
+                        fro2 += z.real ** 2 + z.imag ** 2
+                ratio = 1.0
+            inv = np.sqrt(fro2)
+            value = kappa * inv
+            rho = big / max(gtop, rowmag[x - 1])
+            rel = k * (s * s * max(rho, 1.0) + s) * inv * (1 + MAX_REL) * ratio
+            if not (np.isfinite(value) and rel <= MAX_REL):
+                doubt[b], hi[b] = True, np.inf
+                continue
+            top = value * (1 + 2 * rel) * (1 + 1e-12)
+            low = value * (1 - 2 * rel)
+            if top > cut:
+                low = low * (1 - 2 * rel) / root
+            hi[b] = max(hi[b], top)
+            lo[b] = max(lo[b], low)
+        if i >= count:
+            S[s - 1] = x - 1  # the last set walked
+            break
+        S[s - 1] = n - 1
+        stale = _advance(S, n)
+        if stale < 0:
+            break
+
+
+def square_scratch(NT: np.ndarray) -> tuple[np.ndarray, ...]:
+    """rowmag and the scratch arrays of :func:`screen_square` (Wl, Pl, K, A, h, y, w)."""
+    s, dt = NT.shape[1], NT.dtype
+    rowmag = np.max(np.abs(NT.real) + np.abs(NT.imag), axis=1) if NT.size else np.zeros(0)
+    return (np.ascontiguousarray(rowmag, dtype=np.float64), np.zeros((s + 1, s, s), dt),
+            np.zeros((s + 1, s), np.int64), np.zeros((s, s), dt), np.zeros((s, s), dt),
+            np.zeros(s, dt), np.zeros(s, dt), np.zeros(s, dt))

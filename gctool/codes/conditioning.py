@@ -188,15 +188,19 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
     tasks = -(-total // CHUNK)
     hi, lo, doubt = np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_)
     S = np.arange(s, dtype=np.int64)
-    scratch = walk.scratch(NT, s)
+    square = NT.shape[1] == s  # the walk shares the LU of each prefix (screen_square)
+    scratch = walk.square_scratch(NT) if square else walk.scratch(NT, s)
     for a in range(0, total, WALK_CHUNK):
         count = min(WALK_CHUNK, total - a)
         t0, t1 = a // CHUNK, -(-(a + count) // CHUNK)
         if a:
             walk.successor(S, n)
-        walk.screen_blocks(S, count, NT, float(sp.kappa), SCREEN_SVD, CHUNK,
-                           bool(np.iscomplexobj(NT)), hi[t0:t1], lo[t0:t1], doubt[t0:t1],
-                           *scratch)
+        args = (float(sp.kappa), SCREEN_SVD, CHUNK, bool(np.iscomplexobj(NT)), hi[t0:t1],
+                lo[t0:t1], doubt[t0:t1])
+        if square:
+            walk.screen_square(S, count, NT, scratch[0], *args, *scratch[1:])
+        else:
+            walk.screen_blocks(S, count, NT, *args, *scratch)
     keep = np.flatnonzero(doubt | (hi >= np.max(lo)))
     if keep.size > WALK_SHARE * tasks:
         return None

@@ -25,6 +25,7 @@ CODES = [  # (scheme, n, s, field, params): square and wide null blocks, R and C
     ("rs", 12, 3, "complex", {}),  # d > s: the Gram matrix
     ("cyclic-mds", 11, 3, "complex", {}),  # rotations: ties within round-off
     ("singular", 9, 2, "real", {}),  # null blocks singular to round-off (:func:`_spectral`)
+    ("singular", 7, 5, "complex", {}),  # d = s
 ]
 
 
@@ -37,10 +38,12 @@ def small_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _spectral(scheme: str, n: int, s: int, field: str, params: dict[str, int]) -> Spectral:
-    if scheme == "singular":  # the column e_0 + e_1 in range(B): N_S singular for S = {0, 1}
+    if scheme == "singular":  # the column e_0 + e_1 in range(B): N_S singular for {0, 1} ⊆ S
         rng = np.random.default_rng(0)
-        B = np.hstack([rng.standard_normal((n, 4)), np.eye(n)[:, :1] + np.eye(n)[:, 1:2]])
-        return Spectral.of(B)
+        B = rng.standard_normal((n, 4 if field == "real" else n - s - 1))  # d = 4 or s
+        if field == "complex":
+            B = B + 1j * rng.standard_normal(B.shape)
+        return Spectral.of(np.hstack([B, np.eye(n)[:, :1] + np.eye(n)[:, 1:2]]))
     return Spectral.of(np.asarray(design(scheme, n, s, field=field, **params).B))
 
 
@@ -57,26 +60,41 @@ def test_walk_gives_numpy_screens_result(scheme: str, n: int, s: int, field: str
                         lambda self, S: calls.append(len(S)) or errors(self, S))
     walked = cond._screen_walked(sp, s, total)
     assert walked == numpy_result
-    assert len(calls) < -(-total // cond.CHUNK) / 2  # most tasks skipped
+    if scheme != "singular":  # (there, 10 of its 21 sets are singular)
+        assert len(calls) < -(-total // cond.CHUNK) / 2  # most tasks skipped
 
 
 @pytest.mark.parametrize(("scheme", "n", "s", "field", "params"), CODES)
+@pytest.mark.parametrize("kernel", ["blocks", "square"])
 def test_walk_intervals_hold_numpys_values(scheme: str, n: int, s: int, field: str,
-                                           params: dict[str, int]) -> None:
+                                           params: dict[str, int], kernel: str) -> None:
     """Per task of 5 sets: every numpy value at most hi, the largest at least lo (doubtful
     tasks excepted: numpy decides them; numpy's values are per task, as the screen's tasks,
-    since an exactly singular block gives every set of its batch the SVD bound)."""
+    since an exactly singular block gives every set of its batch the SVD bound).  Both walks
+    (the one for d = s only where d = s), in calls of 3 tasks."""
     sp = _spectral(scheme, n, s, field, params)
+    NT = np.ascontiguousarray(sp.null_basis.T)
+    if kernel == "square" and NT.shape[1] != s:
+        return
     total, size = comb(n, s), 5
-    kernel, source = cond.ScreenKernel(sp), LexSource(n, s)
-    values = np.concatenate([kernel.errors(source.sets((0, a, min(a + size, total)))[0])
+    kernel_, source = cond.ScreenKernel(sp), LexSource(n, s)
+    values = np.concatenate([kernel_.errors(source.sets((0, a, min(a + size, total)))[0])
                              for a in range(0, total, size)])
     tasks = -(-total // size)
     hi, lo, doubt = np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_)
-    NT = np.ascontiguousarray(sp.null_basis.T)
-    walk.screen_blocks(np.arange(s, dtype=np.int64), total, NT, float(sp.kappa),
-                       cond.SCREEN_SVD, size, bool(np.iscomplexobj(NT)), hi, lo, doubt,
-                       *walk.scratch(NT, s))
+    S = np.arange(s, dtype=np.int64)
+    for a in range(0, total, 3 * size):
+        if a:
+            walk.successor(S, n)
+        count, t0, t1 = min(3 * size, total - a), a // size, -(-min(a + 3 * size, total) // size)
+        args = (float(sp.kappa), cond.SCREEN_SVD, size, bool(np.iscomplexobj(NT)), hi[t0:t1],
+                lo[t0:t1], doubt[t0:t1])
+        if kernel == "square":
+            scratch = walk.square_scratch(NT)
+            walk.screen_square(S, count, NT, scratch[0], *args, *scratch[1:])
+        else:
+            walk.screen_blocks(S, count, NT, *args, *walk.scratch(NT, s))
+    assert S.tolist() == list(range(n - s, n))  # the walk ends on the last set
     padded = np.full(tasks * size, -np.inf)
     padded[:total] = values
     padded = padded.reshape(tasks, size)
@@ -84,8 +102,10 @@ def test_walk_intervals_hold_numpys_values(scheme: str, n: int, s: int, field: s
     assert sure.any()
     assert (padded[sure] <= hi[sure, None]).all()
     assert (padded[sure].max(axis=1) >= lo[sure]).all()
-    if scheme == "singular":
-        assert doubt[0] and doubt.sum() == 1  # singular blocks are never bounded by the walk
+    assert (hi[sure] <= padded[sure].max(axis=1) * 1.01).all()  # and the bounds are sharp
+    if scheme == "singular":  # exactly the tasks with sets holding 0 and 1
+        holds = (source.sets((0, 0, total))[0][:, :2] == [0, 1]).all(axis=1)
+        assert (doubt == np.pad(holds, (0, tasks * size - total)).reshape(tasks, size).any(1)).all()
 
 
 def _screened(B: np.ndarray, s: int) -> tuple[float | None, str, float | None]:
