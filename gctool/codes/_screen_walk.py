@@ -42,18 +42,20 @@ MAX_REL = 1e-3
 
 
 @njit
-def successor(S: Any, n: int) -> bool:
-    """Next s-subset of range(n) in lexicographic order, in place; False after the last."""
+def successor(S: Any, n: int) -> int:
+    """Next s-subset of range(n) in lexicographic order, in place; returns the first position
+    that changed (-1 after the last).  (The audit kernels' own, which this layer, below the
+    audits, cannot import.)"""
     s = S.shape[0]
     i = s - 1
     while i >= 0 and S[i] == n - s + i:
         i -= 1
     if i < 0:
-        return False
+        return -1
     S[i] += 1
     for j in range(i + 1, s):
         S[j] = S[j - 1] + 1
-    return True
+    return i
 
 
 @njit
@@ -176,21 +178,6 @@ def scratch(NT: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     d, dt = NT.shape[1], NT.dtype
     return (np.zeros((s, d), dt), np.zeros((s, s), dt), np.zeros(s, np.int64),
             np.zeros((s, s), dt))
-
-
-@njit
-def _advance(S: Any, n: int) -> int:
-    """:func:`successor`, returning the first position that changed (-1 after the last)."""
-    s = S.shape[0]
-    i = s - 1
-    while i >= 0 and S[i] == n - s + i:
-        i -= 1
-    if i < 0:
-        return -1
-    S[i] += 1
-    for j in range(i + 1, s):
-        S[j] = S[j - 1] + 1
-    return i
 
 
 @njit
@@ -369,7 +356,7 @@ def screen_square(S: Any, count: int, NT: Any, rowmag: Any, kappa: float,  # noq
             S[s - 1] = x - 1  # the last set walked
             break
         S[s - 1] = n - 1
-        stale = _advance(S, n)
+        stale = successor(S, n)
         if stale < 0:
             break
 
