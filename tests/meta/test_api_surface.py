@@ -10,6 +10,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from pysource import package_modules
 
 import gctool
 
@@ -19,15 +20,6 @@ PUBLIC = ("verify", "attack", "threshold", "curve", "bound", "design", "simulate
           "profile", "verify_partial", "export", "train", "read_code")
 #: the one table of import paths: the CLI's lazy command table
 COMMAND_TABLE = PACKAGE / "cli" / "main.py"
-
-
-def _modules() -> dict[str, ast.Module]:
-    out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = ast.parse(
-            path.read_text(), str(path))
-    return out
 
 
 @pytest.mark.parametrize("name", PUBLIC)
@@ -63,7 +55,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 def test_no_import_path_is_written_as_a_string() -> None:
     found = []
-    for module, tree in _modules().items():
+    for module, tree in package_modules().items():
         if module == "gctool.cli.main":
             continue
         docs = _docstrings(tree)
@@ -82,7 +74,7 @@ def test_the_import_path_check_finds_them() -> None:
 def test_only_the_cli_and_the_root_import_the_api() -> None:
     """The public API sits on top: library modules call the families and engines directly."""
     found = []
-    for module, tree in _modules().items():
+    for module, tree in package_modules().items():
         if module in ("gctool", "gctool.api") or module.startswith("gctool.cli"):
             continue
         for node in ast.walk(tree):
@@ -100,7 +92,7 @@ MAX_ANY_RETURNS = 20
 
 
 def test_few_functions_return_any() -> None:
-    found = [f"{module}:{node.lineno} {node.name}" for module, tree in _modules().items()
+    found = [f"{module}:{node.lineno} {node.name}" for module, tree in package_modules().items()
              for node in ast.walk(tree)
              if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
              and node.returns is not None and ast.unparse(node.returns) == "Any"]

@@ -5,24 +5,14 @@
 from __future__ import annotations
 
 import ast
-import functools
 from collections import defaultdict
 from pathlib import Path
+
+from pysource import package_modules
 
 from gctool import limits
 
 PACKAGE = Path(__file__).parents[2] / "gctool"
-
-
-@functools.cache
-def _modules() -> dict[str, ast.Module]:
-    """Every module of gctool, parsed once per session (the trees are only read)."""
-    out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
-        out[name] = ast.parse(path.read_text(), str(path))
-    return out
 
 
 def _type_checking_nodes(tree: ast.Module) -> set[int]:
@@ -81,7 +71,7 @@ def _unit(module: str) -> str:
 def package_graph() -> dict[tuple[str, str], list[str]]:
     """(importer package, imported package) -> where, over every import, lazy ones included."""
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for module, tree in _modules().items():
+    for module, tree in package_modules().items():
         for name, line in _imported(module, tree):
             a, b = _unit(module), _unit(name)
             if a != b and b != "gctool":
@@ -130,7 +120,7 @@ def module_graph() -> dict[str, dict[str, list[int]]]:
     inside functions; ``if TYPE_CHECKING`` left out).  ``from pkg import name`` is an edge to
     the submodule ``pkg.name`` when there is one (importing it initialises ``pkg`` first, but
     a parent package being initialised is not a dependency on its contents), else to ``pkg``."""
-    modules = _modules()
+    modules = package_modules()
     graph: dict[str, dict[str, list[int]]] = {m: defaultdict(list) for m in modules}
     for module, tree in modules.items():
         skip = _type_checking_nodes(tree)
@@ -223,7 +213,7 @@ def test_only_the_package_root_imports_its_own_names() -> None:
     """``from gctool import NAME`` inside the package, for a name that is not a module, makes
     the package root (which re-exports the public API) part of an import cycle (gctool ->
     api -> family -> gctool): such names come from their own modules (``gctool._version``)."""
-    modules = _modules()
+    modules = package_modules()
     bad = [f"{module}:{line}: {name}" for module, tree in modules.items() if module != "gctool"
            for name, line in _imported(module, tree)
            if name.count(".") == 1 and name not in modules]
@@ -236,7 +226,7 @@ def test_no_module_imports_a_scheme_module() -> None:
     scheme module may use another's construction inside a function (sr-sgc builds its per-round
     code with frc's ``build``), never at import."""
     found = []
-    for module, tree in _modules().items():
+    for module, tree in package_modules().items():
         top, skip = {id(n) for n in tree.body}, _type_checking_nodes(tree)
         for node in ast.walk(tree):
             if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):
@@ -315,7 +305,7 @@ def _redeclarations(tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def test_limits_and_tolerances_are_declared_once() -> None:
-    found = [f"{name}:{line}: {what}" for name, tree in _modules().items()
+    found = [f"{name}:{line}: {what}" for name, tree in package_modules().items()
              if name != "gctool.limits" for line, what in _redeclarations(tree)]
     assert not found, "\n".join(found)
 
@@ -352,10 +342,10 @@ def _table_constructions(tree: ast.Module) -> list[int]:
 
 def test_rich_tables_are_made_in_one_place() -> None:
     found = [f"{name}:{line}: use gctool.cli.render.common.table()"
-             for name, tree in _modules().items() if name != TABLE_HOME
+             for name, tree in package_modules().items() if name != TABLE_HOME
              for line in _table_constructions(tree)]
     assert not found, "\n".join(found)
-    assert _table_constructions(_modules()[TABLE_HOME])  # the home is where the check looks
+    assert _table_constructions(package_modules()[TABLE_HOME])  # the home is where the check looks
 
 
 def test_the_table_check_finds_constructions() -> None:
