@@ -8,7 +8,8 @@ representative commands as the command line runs them (``gctool.cli.main``, in-p
 budget large enough that nothing is refused) and prints for each one:
 
 * the estimate: the largest estimate the command checked (``Budget.check_work``: its time on
-  the jobs that run it), or, for searches that charge as they go, what their meters charged;
+  the jobs that run it), or, for searches that only charge as they go, what their meters
+  charged;
 * the measured wall and CPU time of the command (libraries imported and kernels compiled
   beforehand: the first of ``--repeat`` runs warms them and is not reported);
 * their ratio, measured wall time / estimate (and CPU time / estimate, which a loaded machine
@@ -312,7 +313,9 @@ class Recorder:
 
         checked = max((t for _, t in self.checks), default=0.0)
         charged = max((m.spent for m in self.meters), default=0.0) / NS_PER_S
-        return (charged, "charged") if charged > checked else (checked, "estimated")
+        # a search admitted on its timed estimate still charges its calibrated work: the
+        # meter is the estimate only of searches that checked none
+        return (checked, "estimated") if checked else (charged, "charged")
 
 
 #: the exit codes of a run ended by a signal (SIGHUP, SIGINT, SIGTERM)

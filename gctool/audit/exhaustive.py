@@ -31,7 +31,16 @@ from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
-from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, probe_rate, walked_share
+from gctool.budget import (
+    NS_PER_S,
+    PROBE,
+    PROBE_MIN,
+    Budget,
+    Meter,
+    format_seconds,
+    probe_rate,
+    walked_share,
+)
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import resolve_jobs, run_paced
 from gctool.engine.sweep import (
@@ -350,10 +359,10 @@ class _SearchBudget:
     A size is walked in rank order up to its first failing set, where the search stops: the
     column witness's rank bounds it at the top size, and a size large enough to matter is
     probed for it in windows of the walk (:func:`gctool.budget.walked_share`; a dense code
-    fails at its first set of the threshold size, a repetition code at its first group) and
-    timed on a task of the part it walks (:func:`gctool.budget.probe_rate`), on a twin of
-    the oracle (:func:`_twin_walk`).  The estimate is the timed rate (the calibrated one
-    when the part is too small to time), times the sets walked."""
+    fails at its first set of the threshold size, a repetition code at its first group); a
+    size large enough is timed on a task from its middle (:func:`gctool.budget.probe_rate`),
+    on a twin of the oracle (:func:`_twin_walk`).  The estimate is the timed rate (the
+    calibrated one when the size is too small to time), times the sets walked."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
                  rot: Rotation | None = None, limit: float = np.inf, top: int = 0,
@@ -388,25 +397,26 @@ class _SearchBudget:
         full = work / jobs / NS_PER_S
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
-        if self.runner is not None or t == 0 or (full < STOP_PROBE_S and full <= left) or (
-                comb(self.oracle.n, t) > MAX_RANKABLE):
-            if bound is None:
-                return full, ""
-            stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]
-            return full * min(1.0, bound / max(1, stop)), ""
+        stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]
+        small = stop < PROBE_MIN * PROBE and full < STOP_PROBE_S and full <= left
+        if self.runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
+            return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
                                       _with_next(self.oracle, t, self.top))
-        task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if compiled else size)
-        share, found = walked_share(walk, stop, task, jobs, bound)
-        walked = max(1, math.ceil(stop * share))
-        over = left * NS_PER_S * jobs / max(1, need * share)
-        probed = probe_rate(walk, walked, size, over)
         rate, how = work / max(1, need), ""
+        probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need))
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
+        full = rate * need / jobs / NS_PER_S
+        share, found = 1.0, bound
+        if full >= STOP_PROBE_S or full > left:
+            task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if compiled else size)
+            share, found = walked_share(walk, stop, task, jobs, bound)
+        elif bound is not None:
+            share = min(1.0, bound / max(1, stop))
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"
-        return rate * need * share / jobs / NS_PER_S, how
+        return full * share, how
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
         n, budget = self.oracle.n, self.oracle.budget
