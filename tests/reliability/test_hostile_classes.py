@@ -305,11 +305,21 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
 def test_verify_samples_and_exact_input_are_checked_before_the_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gctool.audit import sweep
+    from gctool.budget import PROBE_MIN
 
     path = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
-    monkeypatch.setattr(sweep.SweepWorker, "run", forbid)
+    decided: list[int] = []
+    original = sweep.SweepWorker.run
+
+    def counted(self: Any, task: Any) -> Any:  # the timed probe may decide a few of the sets
+        decided.append(task[2] - task[1])
+        return original(self, task)
+
+    monkeypatch.setattr(sweep.SweepWorker, "run", counted)
     refused(run("verify", path, "--sample", "5000000"), "verify of a --sample of 5,000,000",
             "sample fewer sets")
+    assert sum(decided) <= 5_000_000 // PROBE_MIN  # a probe, not the run, before the refusal
+    monkeypatch.setattr(sweep.SweepWorker, "run", forbid)
     refused(run("verify", path, "--exact"), "--exact needs integer or rational entries")
 
 
