@@ -27,35 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import successor
 from gctool.numerics import EPS
-
-#: nopython, cached on disk, no fast-math (the intervals assume IEEE round-off)
-njit: Any = numba.njit(cache=True, nogil=True)
 
 #: safety factor on the first-order round-off bounds of the two inverses (see the docstring)
 ERR = 64.0
 #: sets whose relative interval exceeds this are left to numpy (nearly singular G)
 MAX_REL = 1e-3
-
-
-@njit
-def successor(S: Any, n: int) -> int:
-    """Next s-subset of range(n) in lexicographic order, in place; returns the first position
-    that changed (-1 after the last).  (The audit kernels' own, which this layer, below the
-    audits, cannot import.)"""
-    s = S.shape[0]
-    i = s - 1
-    while i >= 0 and S[i] == n - s + i:
-        i -= 1
-    if i < 0:
-        return -1
-    S[i] += 1
-    for j in range(i + 1, s):
-        S[j] = S[j - 1] + 1
-    return i
 
 
 @njit

@@ -154,14 +154,16 @@ WALK_SHARE = 0.25
 
 
 def _walks(total: int) -> bool:
-    """Compiled walk for this many sets?  ``GCTOOL_COMPILED`` as for the audit kernels (0:
-    never, 1: always, else from ``WALK_SETS`` sets)."""
-    import os
+    """Compiled walk for this many sets?  ``GCTOOL_COMPILED`` (:func:`gctool.compiled.mode`)
+    as for the audit kernels (0: never, 1: always, else from ``WALK_SETS`` sets)."""
+    from gctool.compiled import mode
 
-    value = os.environ.get("GCTOOL_COMPILED", "auto").strip().lower()
-    if value in ("0", "no", "off", "false", "never", "numpy"):
-        return False
-    return value in ("1", "yes", "on", "true", "always") or total >= WALK_SETS
+    m = mode()
+    return m == "always" or (m == "auto" and total >= WALK_SETS)
+
+
+#: walks compiled or loaded in this process (by kind and dtype)
+_WARM: set[tuple[str, str]] = set()
 
 
 def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] | None:
@@ -180,6 +182,7 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
     takes that task, and no skipped task (``hi`` at most that ceiling) ever wins after it:
     folding the kept tasks from there on gives the same worst set and bound."""
     from gctool.codes import _screen_walk as walk
+    from gctool.compiled import compile_notice
     from gctool.engine.sweep import LexSource, PeakWorker, WorstFold
     from gctool.numerics import beats
 
@@ -190,6 +193,16 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
     S = np.arange(s, dtype=np.int64)
     square = NT.shape[1] == s  # the walk shares the LU of each prefix (screen_square)
     scratch = walk.square_scratch(NT) if square else walk.scratch(NT, s)
+    key = ("square" if square else "blocks", NT.dtype.str)
+    if key not in _WARM:  # compile (or load from the cache) on one set, with the notice
+        with compile_notice("design"):
+            one = (float(sp.kappa), SCREEN_SVD, CHUNK, bool(np.iscomplexobj(NT)), np.empty(1),
+                   np.empty(1), np.zeros(1, dtype=np.bool_))
+            if square:
+                walk.screen_square(S.copy(), 1, NT, scratch[0], *one, *scratch[1:])
+            else:
+                walk.screen_blocks(S.copy(), 1, NT, *one, *scratch)
+        _WARM.add(key)
     for a in range(0, total, WALK_CHUNK):
         count = min(WALK_CHUNK, total - a)
         t0, t1 = a // CHUNK, -(-(a + count) // CHUNK)

@@ -200,12 +200,12 @@ _compiled: Callable[..., tuple[Any, Any]] | None = None
 def _kernel() -> Callable[..., tuple[Any, Any]]:
     """The compiled loop (``GCTOOL_COMPILED=0``: the same function interpreted)."""
     global _compiled
-    from gctool.audit.kernels import _numba_available, mode
+    from gctool.compiled import compile_notice, mode, numba_available
 
-    if mode() == "never" or not _numba_available():
+    if mode() == "never" or not numba_available():
         return _rounds
     if _compiled is None:
-        from gctool.audit.kernels._jit import compile_notice, njit
+        from gctool.compiled._jit import njit
 
         global _kth, _rank, _select
         with compile_notice("simulator"):

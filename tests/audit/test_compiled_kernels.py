@@ -364,45 +364,6 @@ def test_cli_process_runs_blas_single_threaded() -> None:
     assert "T=1" in out.stdout.splitlines()
 
 
-def test_compile_notice_only_on_a_terminal_and_only_when_slow(monkeypatch: pytest.MonkeyPatch,
-                                                             capsys: pytest.CaptureFixture[str]
-                                                             ) -> None:
-    import io
-    import sys
-    import time
-
-    from gctool.audit.kernels import _jit
-
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setattr(_jit, "NOTICE_AFTER_S", 0.05)
-    for tty, slow in ((True, True), (True, False), (False, True)):
-        err = Tty() if tty else io.StringIO()
-        monkeypatch.setattr(sys, "stderr", err)
-        with _jit.compile_notice("test"):
-            time.sleep(0.3 if slow else 0.0)
-        time.sleep(0.1)
-        said = err.getvalue()
-        assert (said.count("\n") == 1 and "compiling the test kernels" in said) == (tty and slow)
-
-
-def test_read_only_package_dir_uses_a_user_cache_dir(tmp_path: Any) -> None:
-    from pathlib import Path
-
-    from gctool.audit.kernels._jit import user_cache_dir
-
-    blocked = tmp_path / "file"
-    blocked.write_text("")  # a __pycache__ under a regular file cannot be created
-    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    assert user_cache_dir(blocked / "__pycache__", env) == str(tmp_path / "xdg/gctool/numba")
-    assert user_cache_dir(tmp_path / "__pycache__", env) is None  # writable: numba's default
-    assert user_cache_dir(blocked / "__pycache__", {"NUMBA_CACHE_DIR": "x"}) is None
-    home = user_cache_dir(blocked / "__pycache__", {})
-    assert home == str(Path.home() / ".cache/gctool/numba")
-
-
 def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled walk over a rank range (shared Cholesky factor of the first s - 1 rows
     for s <= d, per-set KKT otherwise) gives the numpy oracle's errors, from any start."""

@@ -144,3 +144,28 @@ def test_gf_designs_pay_no_conditioning(monkeypatch: pytest.MonkeyPatch) -> None
     cond._SEEN.clear()
     code = design("cyclic", 12, 3, field="GF(257)", seed=1)
     assert "worst_condition" not in code.params
+
+
+def test_first_walk_of_a_kind_compiles_under_the_notice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first walk of each kind (square or Gram, real or complex) in a process runs one set
+    under :func:`gctool.compiled.compile_notice` ("compiling the design kernels" on a terminal);
+    later walks of that kind do not, and the result is the numpy screen's either way."""
+    from contextlib import contextmanager
+
+    from gctool import compiled
+
+    told: list[str] = []
+
+    @contextmanager
+    def notice(what: str):  # type: ignore[no-untyped-def]
+        told.append(what)
+        yield
+
+    monkeypatch.setattr(compiled, "compile_notice", notice)
+    monkeypatch.setattr(cond, "_WARM", set())
+    sp = _spectral("cyclic", 10, 3, "real", {"seed": 3})  # d = s: the square walk
+    total = comb(10, 3)
+    for _ in range(2):
+        assert cond._screen_walked(sp, 3, total) in (None, cond._screen_numpy(sp, 3, total))
+    assert told == ["design"]
+    assert cond._WARM == {("square", "<f8")}

@@ -15,16 +15,15 @@ They are an optimisation and never a new semantics: verdicts, counterexamples an
 labels are those of the numpy kernels (tests compare the two).  This module imports neither
 numpy nor numba; the kernels are compiled on first use and cached on disk.
 
-``GCTOOL_COMPILED`` chooses: ``auto`` (default: compiled for enumerations large enough to
-repay loading numba, :data:`MIN_SETS`), ``0`` (never: the numpy kernels),
-``1`` (always, whatever the size; the tests use it to compare both paths).
+``GCTOOL_COMPILED`` (:func:`gctool.compiled.mode`) chooses: ``auto`` (default: compiled for
+enumerations large enough to repay loading numba, :data:`MIN_SETS`), ``0`` (never: the numpy
+kernels), ``1`` (always, whatever the size; the tests use it to compare both paths).
 """
 
 from __future__ import annotations
 
-import os
+from gctool.compiled import mode, numba_available
 
-ENV = "GCTOOL_COMPILED"
 #: below this many sets, importing numba and loading the cached kernels (0.5 to 1 s of CPU)
 #: costs more than the numpy kernels (about 3 µs per set) spend on the whole enumeration.
 #: The choice depends on the size only (never on whether numba happens to be loaded), so one
@@ -32,25 +31,10 @@ ENV = "GCTOOL_COMPILED"
 MIN_SETS = 300_000
 
 
-def mode() -> str:
-    """``"auto"``, ``"never"`` or ``"always"`` from ``GCTOOL_COMPILED``."""
-    value = os.environ.get(ENV, "auto").strip().lower()
-    if value in ("0", "no", "off", "false", "never", "numpy"):
-        return "never"
-    if value in ("1", "yes", "on", "true", "always"):
-        return "always"
-    return "auto"
-
-
 def wanted(sets: int) -> bool:
     """Should an enumeration of ``sets`` straggler sets use the compiled kernels?"""
     m = mode()
     if m != "auto":
         return m == "always"
-    return sets >= MIN_SETS and _numba_available()
+    return sets >= MIN_SETS and numba_available()
 
-
-def _numba_available() -> bool:
-    from importlib.util import find_spec
-
-    return find_spec("numba") is not None

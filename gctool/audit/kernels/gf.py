@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import WARM, successor
+from gctool.audit.kernels.real import WARM
+from gctool.compiled import compile_notice
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import successor
 
 PRIME, CHAR2 = 0, 1
 

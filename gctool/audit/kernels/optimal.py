@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels._jit import compile_notice, njit
-from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr, successor
+from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr
+from gctool.compiled import compile_notice
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import successor
 
 
 @njit

@@ -21,7 +21,9 @@ import numpy as np
 
 from gctool.audit.chunks import WEAKEST
 from gctool.audit.kernels import private
-from gctool.audit.kernels._jit import compile_notice, njit
+from gctool.compiled import compile_notice
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import successor
 from gctool.limits import REL_SLACK
 from gctool.numerics import EPS
 
@@ -32,22 +34,6 @@ from gctool.numerics import EPS
 WITNESS_SHARE = 0.125
 #: kernels compiled or loaded in this process (by kind and dtypes)
 WARM: set[tuple[str, ...]] = set()
-
-
-@njit
-def successor(S: Any, n: int) -> int:
-    """Next s-subset of range(n) in lexicographic order, in place; returns the first position
-    that changed (-1 after the last set, which is left unchanged)."""
-    s = S.shape[0]
-    i = s - 1
-    while i >= 0 and S[i] == n - s + i:
-        i -= 1
-    if i < 0:
-        return -1
-    S[i] += 1
-    for j in range(i + 1, s):
-        S[j] = S[j - 1] + 1
-    return i
 
 
 @njit

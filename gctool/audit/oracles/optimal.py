@@ -239,7 +239,7 @@ class OptimalOracle(Oracle):
         return err
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
-        from gctool.audit.kernels import mode
+        from gctool.compiled import mode
 
         if self.compiled is None and mode() == "always":
             self._plan(S.shape[1])

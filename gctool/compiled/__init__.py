@@ -1,0 +1,60 @@
+"""What the compiled (numba) code of every layer shares: the ``GCTOOL_COMPILED`` switch
+(:func:`mode`), whether numba is installed, and the notice on stderr while a first run compiles
+(:func:`compile_notice`).  The numba set-up (cache directory, ``njit``) is in :mod:`._jit` and
+the walk primitives (:func:`.walk.successor`) in :mod:`.walk`; both import numba, this module
+does not, so asking the switch costs nothing.
+
+It sits below the constructions (:mod:`gctool.codes`: design's conditioning screen) and the
+audits (:mod:`gctool.audit.kernels`) and imports neither.
+
+``GCTOOL_COMPILED`` chooses: ``auto`` (default: each user decides from the size of its work),
+``0`` (never: numpy), ``1`` (always, whatever the size; the tests use it to compare both
+paths).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ENV = "GCTOOL_COMPILED"
+#: a block that compiles prints its notice once it has run this long
+NOTICE_AFTER_S = 1.0
+
+
+def mode() -> str:
+    """``"auto"``, ``"never"`` or ``"always"`` from ``GCTOOL_COMPILED``."""
+    value = os.environ.get(ENV, "auto").strip().lower()
+    if value in ("0", "no", "off", "false", "never", "numpy"):
+        return "never"
+    if value in ("1", "yes", "on", "true", "always"):
+        return "always"
+    return "auto"
+
+
+def numba_available() -> bool:
+    """Is numba installed (without importing it)?"""
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
+@contextmanager
+def compile_notice(what: str) -> Iterator[None]:
+    """Print one line on stderr (a terminal only) if the block takes more than
+    :data:`NOTICE_AFTER_S` seconds (the first run after installing or upgrading)."""
+    def tell() -> None:
+        if sys.stderr.isatty():
+            print(f"gctool: compiling the {what} kernels (first run only; cached afterwards)",
+                  file=sys.stderr, flush=True)
+
+    timer = threading.Timer(NOTICE_AFTER_S, tell)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
