@@ -316,9 +316,9 @@ def test_verify_samples_and_exact_input_are_checked_before_the_work(
         return original(self, task)
 
     monkeypatch.setattr(sweep.SweepWorker, "run", counted)
-    refused(run("verify", path, "--sample", "5000000"), "verify of a --sample of 5,000,000",
+    refused(run("verify", path, "--sample", "500000000"), "verify of a --sample of 500,000,000",
             "sample fewer sets")
-    assert sum(decided) <= 5_000_000 // PROBE_MIN  # a probe, not the run, before the refusal
+    assert sum(decided) <= 500_000_000 // PROBE_MIN  # a probe, not the run, before the refusal
     monkeypatch.setattr(sweep.SweepWorker, "run", forbid)
     refused(run("verify", path, "--exact"), "--exact needs integer or rational entries")
 
