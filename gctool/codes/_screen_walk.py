@@ -46,6 +46,18 @@ def _mag(z: Any) -> float:
 
 
 @njit
+def _pivot(M: Any, c: int, s: int) -> tuple[int, float]:
+    """Partial pivoting: the row at or below c (of s) whose entry in column c is largest in
+    :func:`_mag`, and that magnitude."""
+    p, big = c, _mag(M[c, c])
+    for r in range(c + 1, s):
+        v = _mag(M[r, c])
+        if v > big:
+            big, p = v, r
+    return p, big
+
+
+@njit
 def _inverse_fro2(G: Any, perm: Any, X: Any) -> tuple[float, float]:  # noqa: C901
     """(||G^-1||_F^2, growth max|U| / max|G| (in :func:`_mag`)) by LU with partial pivoting
     of G (s x s, in place); (inf, inf) when a pivot is exactly 0."""
@@ -58,12 +70,7 @@ def _inverse_fro2(G: Any, perm: Any, X: Any) -> tuple[float, float]:  # noqa: C9
             if a > top:
                 top = a
     for c in range(s):
-        p = c
-        big = _mag(G[c, c])
-        for r in range(c + 1, s):
-            v = _mag(G[r, c])
-            if v > big:
-                big, p = v, r
+        p, big = _pivot(G, c, s)
         if big == 0:
             return np.inf, np.inf
         if p != c:
@@ -179,12 +186,7 @@ def _column(j: int, x: int, NT: Any, Wl: Any, Pl: Any) -> bool:
         f = W1[c, j]
         for r in range(c + 1, s):
             W1[r, j] -= W1[r, c] * f
-    p = j
-    big = _mag(W1[j, j])
-    for r in range(j + 1, s):
-        v = _mag(W1[r, j])
-        if v > big:
-            big, p = v, r
+    p, big = _pivot(W1, j, s)
     if big == 0:
         return False
     if p != j:
