@@ -155,7 +155,7 @@ def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int) -> flo
     stop = run.total if rot is None else count_candidates(n, s, rot.t)
     if stop > MAX_RANKABLE:  # the run cannot rank them either
         return 1.0
-    compiled = bool(getattr(kernel, "will_compile", lambda s: False)(s))
+    compiled = kernel.will_compile(s)
     task = 4 * ns.COMPILED_CHUNK if compiled else kernel.chunk_size(s)  # compiles nothing
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, task)  # run alone, first
     worker = SweepWorker(source, kernel, run.numeric)
