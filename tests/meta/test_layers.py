@@ -6,47 +6,18 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from pathlib import Path
 
-from pysource import package_modules
+from pysource import imports, module_graph, package_modules, strongly_connected, type_checking_nodes
 
 from gctool import limits
 
-PACKAGE = Path(__file__).parents[2] / "gctool"
-
-
-def _type_checking_nodes(tree: ast.Module) -> set[int]:
-    """ids of the import nodes under ``if TYPE_CHECKING:`` (never executed)."""
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return skip
-
 
 def _imported(module: str, tree: ast.Module) -> list[tuple[str, int]]:
-    """Every gctool module imported anywhere in ``tree`` (top level and inside functions)."""
-    skip = _type_checking_nodes(tree)
-    package = module.split(".") if module in _PACKAGES else module.split(".")[:-1]
-    out = []
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = (".".join(package[:len(package) - node.level + 1]) if node.level
-                    else "")
-            name = ".".join(x for x in (base, node.module or "") if x)
-            if name == "gctool":
-                out += [(f"gctool.{a.name}", node.lineno) for a in node.names]
-            else:
-                out.append((name, node.lineno))
-    return [(n, line) for n, line in out if n.startswith("gctool.")]
-
-
-_PACKAGES = {".".join(p.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("*")
-             if p.is_dir() and (p / "__init__.py").exists()}
+    """Every gctool module imported anywhere in ``tree`` (top level and inside functions);
+    ``from pkg import name`` counts as an import of ``pkg`` (of ``gctool.name`` from the root)."""
+    out = [(f"gctool.{alias}" if name == "gctool" and alias else name, line)
+           for name, alias, line in imports(module, tree)]
+    return [(n, line) for n, line in dict.fromkeys(out) if n.startswith("gctool.")]
 
 
 def _scheme_modules() -> set[str]:
@@ -79,28 +50,6 @@ def package_graph() -> dict[tuple[str, str], list[str]]:
     return edges
 
 
-def _cycles(edges: dict[tuple[str, str], list[str]]) -> list[set[str]]:
-    graph: dict[str, set[str]] = defaultdict(set)
-    for a, b in edges:
-        graph[a].add(b)
-
-    def reach(start: str) -> set[str]:
-        seen, todo = set(), [start]
-        while todo:
-            for nxt in graph[todo.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
-
-    found: list[set[str]] = []
-    for v in list(graph):
-        comp = {w for w in reach(v) if v in reach(w)} | {v}
-        if v in reach(v) and comp not in found:
-            found.append(comp)
-    return found
-
-
 def test_the_graph_sees_lazy_imports() -> None:
     edges = package_graph()
     assert ("gctool.cli", "gctool.audit") in edges  # the CLI imports the library lazily
@@ -109,80 +58,11 @@ def test_the_graph_sees_lazy_imports() -> None:
 
 def test_no_import_cycles_between_packages() -> None:
     edges = package_graph()
-    cycles = _cycles(edges)
+    units = {unit for edge in edges for unit in edge}
+    cycles = strongly_connected({u: {b for a, b in edges if a == u} for u in units})
     detail = [f"{a} -> {b}: {where[:3]}" for (a, b), where in sorted(edges.items())
               if any(a in c and b in c for c in cycles)]
     assert not cycles, "import cycles between packages:\n" + "\n".join(detail)
-
-
-def module_graph() -> dict[str, dict[str, list[int]]]:
-    """importer module -> imported gctool module -> lines, over every import (module level and
-    inside functions; ``if TYPE_CHECKING`` left out).  ``from pkg import name`` is an edge to
-    the submodule ``pkg.name`` when there is one (importing it initialises ``pkg`` first, but
-    a parent package being initialised is not a dependency on its contents), else to ``pkg``."""
-    modules = package_modules()
-    graph: dict[str, dict[str, list[int]]] = {m: defaultdict(list) for m in modules}
-    for module, tree in modules.items():
-        skip = _type_checking_nodes(tree)
-        package = module.split(".") if module in _PACKAGES else module.split(".")[:-1]
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = (".".join(package[:len(package) - node.level + 1]) if node.level
-                        else "")
-                name = ".".join(x for x in (base, node.module or "") if x)
-                targets = [f"{name}.{a.name}" if f"{name}.{a.name}" in modules else name
-                           for a in node.names]
-            for target in targets:
-                if target in modules and target != module:
-                    graph[module][target].append(node.lineno)
-    return graph
-
-
-def strongly_connected(graph: dict[str, dict[str, list[int]]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[v] = min(low[v], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                component = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    component.append(w)
-                    if w == v:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
 
 
 def test_no_import_cycles_between_modules() -> None:
@@ -207,6 +87,8 @@ def test_the_module_cycle_check_finds_cycles() -> None:
     assert ["gctool.engine.parallel", "gctool.engine.sweep", "gctool.engine.threads"] in \
         strongly_connected(looped)
     assert not strongly_connected({"a": {"b": [1]}, "b": {}})
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == \
+        [["a", "b", "c"]]
 
 
 def test_only_the_package_root_imports_its_own_names() -> None:
@@ -227,7 +109,7 @@ def test_no_module_imports_a_scheme_module() -> None:
     code with frc's ``build``), never at import."""
     found = []
     for module, tree in package_modules().items():
-        top, skip = {id(n) for n in tree.body}, _type_checking_nodes(tree)
+        top, skip = {id(n) for n in tree.body}, type_checking_nodes(tree)
         for node in ast.walk(tree):
             if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):
                 continue

@@ -6,79 +6,32 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections import defaultdict
-from pathlib import Path
+
+from pysource import module_graph, package_modules, strongly_connected
 
 from gctool.codes import design
 from gctool.sim.delays import parse_delay
 from gctool.sim.run import simulate
 
-SIM = Path(__file__).parents[2] / "gctool" / "sim"
-
 
 def _modules() -> dict[str, ast.Module]:
-    out = {}
-    for path in sorted(SIM.rglob("*.py")):
-        parts = path.relative_to(SIM.parents[1]).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = ast.parse(path.read_text(), str(path))
-    return out
+    return {name: tree for name, tree in package_modules().items()
+            if name == "gctool.sim" or name.startswith("gctool.sim.")}
 
 
 def _graph() -> dict[str, set[str]]:
     """module -> the gctool.sim modules it imports anywhere (functions too, not under
     TYPE_CHECKING); importing a submodule imports its packages first."""
-    modules = _modules()
-    graph: dict[str, set[str]] = defaultdict(set)
-    for name, tree in modules.items():
-        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                and "TYPE_CHECKING" in ast.unparse(node.test)
-                for stmt in node.body for n in ast.walk(stmt)}
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            for t in targets:
-                parts = t.split(".")
-                for i in range(3, len(parts) + 1):  # gctool.sim.x, gctool.sim.x.y, ...
-                    prefix = ".".join(parts[:i])
-                    if prefix in modules and prefix != name and not name.startswith(
-                            prefix + "."):
-                        graph[name].add(prefix)
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
-    def reach(v: str) -> set[str]:
-        seen, todo = set(), [v]
-        while todo:
-            for w in graph[todo.pop()]:
-                if w not in seen:
-                    seen.add(w)
-                    todo.append(w)
-        return seen
-
-    found: list[set[str]] = []
-    for v in list(graph):
-        if v in reach(v):
-            comp = {w for w in reach(v) if v in reach(w)}
-            if comp not in found:
-                found.append(comp)
-    return found
+    sim = _modules()
+    return {name: set(targets) & sim.keys()
+            for name, targets in module_graph(packages_first=True).items() if name in sim}
 
 
 def test_no_import_cycle_inside_the_simulator() -> None:
     graph = _graph()
-    assert ("gctool.sim.contenders.tree" in graph["gctool.sim.lineup"])  # the graph sees edges
-    assert not _cycles(graph), _cycles(graph)
-
-
-def test_the_cycle_finder_finds_cycles() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert "gctool.sim.contenders.tree" in graph["gctool.sim.lineup"]  # the graph sees edges
+    assert "gctool.sim.contenders" in graph["gctool.sim.lineup"]  # and the package above
+    assert not strongly_connected(graph), strongly_connected(graph)
 
 
 def _name_comparisons(tree: ast.Module) -> list[int]:
