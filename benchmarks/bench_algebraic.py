@@ -25,25 +25,19 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import galois  # noqa: E402
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
+from timing import timed  # noqa: E402
 
 from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.codes import design  # noqa: E402
 from gctool.codes._algebra import balanced_mask, nodes  # noqa: E402
 
 TARGET_S = 2.0
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def warm_timed(fn: Callable[[], Any]) -> tuple[Any, float]:

@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import time
+from functools import partial
 
 import numpy as np
 import readme
+from timing import parser, timed
 
 from gctool.algebra.fields import parse_field
 from gctool.audit.attack import attack, threshold
@@ -52,12 +52,8 @@ def bench_exhaustive(n: int, s: int) -> None:
                                                  parse_field("real"), 0),
              f"cyclic (CRC), s = {s - 2}": design("cyclic", n, s - 2, seed=1)}
     for name, code in codes.items():
-        t0 = time.perf_counter()
-        ref = lstsq_loop(np.asarray(code.B), s)
-        t_loop = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        r = attack(code, s, method="exhaustive", symmetry=False)
-        t_fast = time.perf_counter() - t0
+        ref, t_loop = timed(partial(lstsq_loop, np.asarray(code.B), s))
+        r, t_fast = timed(partial(attack, code, s, method="exhaustive", symmetry=False))
         assert r.raw_error is not None and abs(r.raw_error - ref) <= 1e-6 * max(1.0, ref)
         print(f"  {name:<26} lstsq loop {t_loop:7.3f} s   gctool {t_fast:7.4f} s   "
               f"ratio {t_loop / t_fast:6.1f}x   (worst error {ref:.4g}, {r.checked:,} sets)")
@@ -72,12 +68,10 @@ def bench_greedy(instances: int) -> None:
         n = int(rng.integers(10, 17))
         s = int(rng.integers(2, 5))
         code = random_01(n, 3, rng)
-        t0 = time.perf_counter()
-        g = attack(code, s, method="greedy", seed=i)
-        t_greedy += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        e = attack(code, s, method="exhaustive")
-        t_exact += time.perf_counter() - t0
+        g, t = timed(partial(attack, code, s, method="greedy", seed=i))
+        t_greedy += t
+        e, t = timed(partial(attack, code, s, method="exhaustive"))
+        t_exact += t
         assert g.raw_error is not None and e.raw_error is not None
         total += 1
         hits += g.raw_error >= e.raw_error - 1e-9 * max(1.0, e.raw_error)
@@ -89,24 +83,19 @@ def bench_threshold(sizes: list[int], s: int, milp_up_to: int) -> None:
     print(f"== 3. exact threshold of a real cyclic code (CRC, s = {s}) ==")
     for n in sizes:
         code = design("cyclic", n, s, seed=1)
-        t0 = time.perf_counter()
-        r = threshold(code, method="elementary", max_sets=10**9,
-                      budget=Budget(max_work=3600))  # (the CLI's default refuses n = 40)
-        t_el = time.perf_counter() - t0
+        r, t_el = timed(partial(threshold, code, method="elementary", max_sets=10**9,
+                                budget=Budget(max_work=3600)))  # (the CLI's default refuses n = 40)
         line = (f"  n = {n:>3}: T_0 = {r.threshold} ({'exact' if r.exact else 'heuristic'}) "
                 f"elementary {t_el:7.2f} s")
         if n <= milp_up_to:
-            t0 = time.perf_counter()
-            m = threshold(code, method="milp", time_limit=60)
-            line += (f"   milp {time.perf_counter() - t0:6.2f} s -> T_0 = {m.threshold} "
+            m, t_milp = timed(partial(threshold, code, method="milp", time_limit=60))
+            line += (f"   milp {t_milp:6.2f} s -> T_0 = {m.threshold} "
                      f"({'exact' if m.exact else 'not proved exact'})")
         print(line)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    args = ap.parse_args()
+    args = parser(__doc__, quick="small sizes (smoke test)").parse_args()
     if args.quick:
         bench_exhaustive(14, 3)
         bench_greedy(10)

@@ -15,12 +15,12 @@ Target: gctool >= 5x plain numpy on cyclic n=40, s=6; both record the same bound
 
 from __future__ import annotations
 
-import argparse
 import time
 from math import comb
 
 import numpy as np
 import readme
+from timing import parser, timed
 
 from gctool.algebra.spectral import Spectral
 from gctool.codes import conditioning, design
@@ -30,12 +30,8 @@ def run(name: str, B: np.ndarray, s: int) -> None:
     sp = Spectral.of(B)
     total = comb(B.shape[0], s)
     conditioning._screen_walked(sp, s, min(total, s + 1))  # load the kernel (cached on disk)
-    t0 = time.process_time()
-    walked = conditioning._screen_walked(sp, s, total)
-    t_walk = time.process_time() - t0
-    t0 = time.process_time()
-    plain = conditioning._screen_numpy(sp, s, total)
-    t_plain = time.process_time() - t0
+    walked, t_walk = timed(lambda: conditioning._screen_walked(sp, s, total), time.process_time)
+    plain, t_plain = timed(lambda: conditioning._screen_numpy(sp, s, total), time.process_time)
     assert walked == plain, (walked, plain)
     print(f"{name}, s = {s} ({total:,} sets, d = {sp.d}): plain numpy {t_plain:.2f}s, "
           f"gctool {t_walk:.2f}s CPU; gctool/plain {t_plain / t_walk:.1f}x; "
@@ -43,9 +39,7 @@ def run(name: str, B: np.ndarray, s: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = parser(__doc__).parse_args()
     n, s = (30, 5) if args.quick else (40, 6)
     for field in ("real", "complex"):
         B = np.asarray(design("cyclic", n, s, field=field, seed=1).B)

@@ -15,13 +15,13 @@ Target: gctool >= 10x the naive loop on the ETF; every method finds the same eps
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import time
+from math import comb
 from typing import Any
 
 import numpy as np
 import readme
+from timing import parser, timed
 
 from gctool.audit import spectrum
 from gctool.codes import design
@@ -39,12 +39,8 @@ def naive(S: np.ndarray, s: int) -> float:
 
 def run(name: str, code, s: int) -> None:  # type: ignore[no-untyped-def]
     S = np.asarray(code.B, dtype=float)
-    t0 = time.perf_counter()
-    ref = naive(S, s)
-    t_naive = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    fast = spectrum.worst_spectrum(code, s).epsilon
-    t_fast = time.perf_counter() - t0
+    ref, t_naive = timed(lambda: naive(S, s))
+    fast, t_fast = timed(lambda: spectrum.worst_spectrum(code, s).epsilon)
     orig = spectrum.Frame.of
     try:  # the plain batched k x k path
         def no_gram(S_: np.ndarray, *args: Any, **kwargs: Any) -> spectrum.Frame:
@@ -52,23 +48,18 @@ def run(name: str, code, s: int) -> None:  # type: ignore[no-untyped-def]
             f.tight = False
             return f
         spectrum.Frame.of = staticmethod(no_gram)  # type: ignore[method-assign]
-        t0 = time.perf_counter()
-        plain = spectrum.worst_spectrum(code, s).epsilon
-        t_plain = time.perf_counter() - t0
+        plain, t_plain = timed(lambda: spectrum.worst_spectrum(code, s).epsilon)
     finally:
         spectrum.Frame.of = orig  # type: ignore[method-assign]
     assert abs(fast - ref) <= 1e-9 and abs(plain - ref) <= 1e-9, (fast, plain, ref)
-    print(f"{name}, s = {s} ({len(list(itertools.combinations(range(S.shape[0]), s))):,} sets):"
+    print(f"{name}, s = {s} ({comb(S.shape[0], s):,} sets):"
           f" naive {t_naive:.3f}s, plain numpy {t_plain:.3f}s, gctool {t_fast:.3f}s; "
           f"gctool/naive {t_naive / t_fast:.1f}x, gctool/plain {t_plain / t_fast:.1f}x; "
           f"epsilon {fast:.6g}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    s = 3 if args.quick else 4
+    s = 3 if parser(__doc__).parse_args().quick else 4
     run("Steiner ETF pg-2 (n=28, k=7)", design("encoded", frame="steiner", system="pg-2", s=1),
         s)
     run("Gaussian frame (n=28, k=7)", design("encoded", frame="gaussian", workers=28, k=7, s=1,

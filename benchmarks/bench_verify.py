@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import readme
+from timing import timed
 
 from gctool.audit.verify import verify
 from gctool.model import GradientCode
@@ -74,18 +75,17 @@ def naive(code: GradientCode, s: int, limit: int) -> tuple[float, int, int]:
     return time.perf_counter() - start, done, bad
 
 
-def timed(code: GradientCode, s: int, **kw: Any) -> tuple[float, Any]:
-    start = time.perf_counter()
-    report = verify(code, s, **kw)
-    return time.perf_counter() - start, report
+def timed_verify(code: GradientCode, s: int, **kw: Any) -> tuple[float, Any]:
+    report, seconds = timed(lambda: verify(code, s, **kw))
+    return seconds, report
 
 
 def case(name: str, code: GradientCode, s: int, jobs: int, naive_sets: int,
          target: str) -> dict[str, Any]:
     total = comb(code.n, s)
-    t_auto, r_auto = timed(code, s, jobs=jobs, max_sets=10**9)
-    t_one, _ = timed(code, s, jobs=1, max_sets=10**9)
-    t_exh, r_exh = timed(code, s, jobs=jobs, method="exhaustive", max_sets=10**9)
+    t_auto, r_auto = timed_verify(code, s, jobs=jobs, max_sets=10**9)
+    t_one, _ = timed_verify(code, s, jobs=1, max_sets=10**9)
+    t_exh, r_exh = timed_verify(code, s, jobs=jobs, method="exhaustive", max_sets=10**9)
     t_naive, done, bad = naive(code, s, min(total, naive_sets))
     rate_naive = done / t_naive
     row = {
