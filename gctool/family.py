@@ -128,7 +128,7 @@ class Family:
         provenance: dict[str, Any] | None = None, best_of: int | None = None,
         order: str | None = None, message_size: int | None = None,
         precision: str | None = None, max_error: float | None = None,
-        budget: Budget | None = None, **params: Any,
+        budget: Budget | None = None, jobs: int | None = 1, **params: Any,
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
@@ -138,6 +138,7 @@ class Family:
         from gctool.budget import Budget
         from gctool.codes import self_check
         from gctool.codes.best_of import check_best_of
+        from gctool.codes.conditioning import screen_jobs
         from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
         from gctool.seeds import MAX_SEED, fresh_seed
 
@@ -173,9 +174,12 @@ class Family:
             fld = self.choose_field(n=n, s=s, k=k, **params)
         if best_of is not None:
             check_best_of(self, best_of, fld)
+        if jobs is not None:
+            jobs = _check_int("jobs", jobs, 0)
         budget = Budget.default() if budget is None else budget
         rank = _precision_rank(precision, max_error, best_of, budget)
-        B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
+        with screen_jobs(jobs):  # the conditioning screens of the construction and best_of
+            B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
         # A build may choose the field (``kron`` takes it from its factors) and add provenance
         # (``kron`` records both factors); both travel in reserved keys of the recorded params.
         fld = recorded.pop("_field", fld)
@@ -187,7 +191,8 @@ class Family:
                             seed if self.randomized else None, prov)
         code = self._ordered(code, own_order, order, message_size)
         if self.self_checked and not code.field.is_finite:
-            self_check(code, budget)
+            with screen_jobs(jobs):  # and of the self-check
+                self_check(code, budget)
         if precision is not None:
             from gctool.precision import design_check
 

@@ -28,6 +28,7 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     precision: str | None = None,
     max_error: float | None = None,
     budget: Budget | None = None,
+    jobs: int | None = 1,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -46,9 +47,11 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     above 1%, refused above ``max_error`` or when a decoder leaves the format's range); with
     ``best_of`` the draws are ranked by that bound instead of their conditioning.
     ``budget`` (default :meth:`Budget.default`) holds the construction and its checks.
+    ``jobs`` (0 or None: every core) are the threads of the compiled walk of the conditioning
+    screens (:func:`gctool.codes.conditioning.screen_jobs`); the code does not depend on them.
     """
     return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
-                                     message_size, precision, max_error, budget, **params)
+                                     message_size, precision, max_error, budget, jobs, **params)
 
 
 #: worst condition numbers above this lose more than 8 digits: the design warns

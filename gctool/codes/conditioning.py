@@ -25,8 +25,12 @@ says so.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +38,9 @@ from gctool.algebra.fields import Field
 from gctool.algebra.spectral import Spectral
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
+
+if TYPE_CHECKING:
+    from gctool.engine.sweep import LexSource, Task
 
 EXACT_LIMIT = CONDITION_EXACT_SETS  # straggler sets evaluated for an exact worst case
 # work caps in multiply-adds, the unit of gctool.budget.solve_cost (about 1 ns each, one core)
@@ -165,6 +172,88 @@ def _walks(total: int) -> bool:
 #: walks compiled or loaded in this process (by kind and dtype)
 _WARM: set[tuple[str, str]] = set()
 
+#: jobs of the compiled screen's walk in this context (:func:`screen_jobs`; 0 or None: every
+#: core)
+_JOBS: ContextVar[int | None] = ContextVar("gctool_screen_jobs", default=1)
+
+
+@contextmanager
+def screen_jobs(jobs: int | None) -> Iterator[None]:
+    """Walk the screens run inside on ``jobs`` threads (0 or None: every core; the engine's
+    :func:`gctool.engine.threads.run_threads`).  :meth:`gctool.family.Family.design` wraps a
+    design's construction and self-check in it, so the screens of every scheme (recorded by
+    the construction, by ``best_of`` or by the self-check) use the design's ``jobs``; the
+    records do not depend on it."""
+    token = _JOBS.set(jobs)
+    try:
+        yield
+    finally:
+        _JOBS.reset(token)
+
+
+@dataclass
+class WalkBounds:
+    """The bounds of the blocks of ``CHUNK`` sets of one walked task (from block ``first``
+    on), and its sets (``checked``)."""
+
+    index: int
+    first: int
+    checked: int
+    hi: np.ndarray
+    lo: np.ndarray
+    doubt: np.ndarray
+
+
+@dataclass
+class ScreenWalker:
+    """The compiled walk (:mod:`gctool.codes._screen_walk`) of one task, a rank range of
+    ``source`` that starts on a block of ``CHUNK`` sets: the bounds of its blocks.  A task
+    starts from its own first set (unranked) with scratch of its own and computes everything
+    it uses (the walk shares work only between the sets of one call), so its bounds are the
+    same in any thread and in any order; the walk releases the GIL."""
+
+    source: LexSource
+    NT: np.ndarray  # the null basis N (n x d, contiguous)
+    kappa: float
+    summary_type: ClassVar[type] = WalkBounds  # (never checkpointed: a design runs locally)
+
+    @property
+    def square(self) -> bool:
+        """d = s: the walk that shares the LU of each prefix (``screen_square``)."""
+        return bool(self.NT.shape[1] == self.source.s)
+
+    def run(self, task: Task) -> WalkBounds:
+        from gctool.codes import _screen_walk as walk
+        from gctool.engine.enumeration import unrank_lex
+
+        i, a, b = task
+        blocks = -(-b // CHUNK) - a // CHUNK
+        out = WalkBounds(i, a // CHUNK, b - a, np.empty(blocks), np.empty(blocks),
+                         np.zeros(blocks, dtype=np.bool_))
+        S = unrank_lex(self.source.n, self.source.s, np.array([a])).astype(np.int64)[0]
+        args = (self.kappa, SCREEN_SVD, CHUNK, bool(np.iscomplexobj(self.NT)), out.hi, out.lo,
+                out.doubt)
+        if self.square:
+            scratch = walk.square_scratch(self.NT)
+            walk.screen_square(S, b - a, self.NT, scratch[0], *args, *scratch[1:])
+        else:
+            walk.screen_blocks(S, b - a, self.NT, *args, *walk.scratch(self.NT, self.source.s))
+        return out
+
+
+@dataclass
+class BoundsFold:
+    """The walked bounds of every block, each task's written at its own blocks."""
+
+    hi: np.ndarray
+    lo: np.ndarray
+    doubt: np.ndarray
+
+    def merge(self, r: WalkBounds) -> bool:
+        end = r.first + r.hi.shape[0]
+        self.hi[r.first:end], self.lo[r.first:end], self.doubt[r.first:end] = r.hi, r.lo, r.doubt
+        return False
+
 
 def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] | None:
     """:func:`_screen_numpy`'s result (the same floats and set), from the compiled walk
@@ -173,7 +262,9 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
 
     The walk bounds numpy's value of every set: per task of ``CHUNK`` sets (the tasks of
     :func:`_screen_numpy`) an upper bound ``hi`` on all of its values, and ``lo``, a value of
-    one set at least; doubtful tasks (a set near singular) have ``hi = inf``.  With
+    one set at least; doubtful tasks (a set near singular) have ``hi = inf``.  It runs on the
+    threads of :func:`screen_jobs` (:class:`ScreenWalker`: each call's bounds depend on its own
+    sets only, so they are the same for any number of threads).  With
     ``L = max lo`` (at most the largest value), a task with ``hi < L`` cannot hold the worst
     set.  The others get numpy's exact task peaks (:class:`ScreenKernel`, the same task, so
     the same floats).  :class:`~gctool.engine.sweep.WorstFold`'s tie rule is not associative,
@@ -181,46 +272,31 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
     rule) all the bounds and peaks before it is below that peak, so the fold over all tasks
     takes that task, and no skipped task (``hi`` at most that ceiling) ever wins after it:
     folding the kept tasks from there on gives the same worst set and bound."""
-    from gctool.codes import _screen_walk as walk
     from gctool.compiled import compile_notice
-    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold
+    from gctool.engine.parallel import resolve_jobs
+    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
+    from gctool.engine.threads import run_threads
     from gctool.numerics import beats
 
     NT = np.ascontiguousarray(sp.null_basis.T)
-    n = NT.shape[0]
-    tasks = -(-total // CHUNK)
-    hi, lo, doubt = np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_)
-    S = np.arange(s, dtype=np.int64)
-    square = NT.shape[1] == s  # the walk shares the LU of each prefix (screen_square)
-    scratch = walk.square_scratch(NT) if square else walk.scratch(NT, s)
-    key = ("square" if square else "blocks", NT.dtype.str)
+    walker = ScreenWalker(LexSource(NT.shape[0], s), NT, float(sp.kappa))
+    key = ("square" if walker.square else "blocks", NT.dtype.str)
     if key not in _WARM:  # compile (or load from the cache) on one set, with the notice
         with compile_notice("design"):
-            one = (float(sp.kappa), SCREEN_SVD, CHUNK, bool(np.iscomplexobj(NT)), np.empty(1),
-                   np.empty(1), np.zeros(1, dtype=np.bool_))
-            if square:
-                walk.screen_square(S.copy(), 1, NT, scratch[0], *one, *scratch[1:])
-            else:
-                walk.screen_blocks(S.copy(), 1, NT, *one, *scratch)
+            walker.run((0, 0, 1))
         _WARM.add(key)
-    for a in range(0, total, WALK_CHUNK):
-        count = min(WALK_CHUNK, total - a)
-        t0, t1 = a // CHUNK, -(-(a + count) // CHUNK)
-        if a:
-            walk.successor(S, n)
-        args = (float(sp.kappa), SCREEN_SVD, CHUNK, bool(np.iscomplexobj(NT)), hi[t0:t1],
-                lo[t0:t1], doubt[t0:t1])
-        if square:
-            walk.screen_square(S, count, NT, scratch[0], *args, *scratch[1:])
-        else:
-            walk.screen_blocks(S, count, NT, *args, *scratch)
+    tasks = -(-total // CHUNK)
+    bounds = BoundsFold(np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_))
+    run_folded(walker, rank_tasks(total, WALK_CHUNK), bounds, jobs=resolve_jobs(_JOBS.get()),
+               runner=run_threads)
+    hi, lo, doubt = bounds.hi, bounds.lo, bounds.doubt
     keep = np.flatnonzero(doubt | (hi >= np.max(lo)))
     if keep.size > WALK_SHARE * tasks:
         return None
     skipped = np.ones(tasks, dtype=np.bool_)
     skipped[keep] = False
     ceiling = float(np.max(hi[skipped])) if skipped.any() else -np.inf
-    worker = PeakWorker(LexSource(n, s), ScreenKernel(sp))
+    worker = PeakWorker(walker.source, ScreenKernel(sp))
     fold: WorstFold | None = None
     for t in keep:
         summary = worker.run((int(t), int(t) * CHUNK, min((int(t) + 1) * CHUNK, total)))

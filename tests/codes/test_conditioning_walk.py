@@ -1,12 +1,14 @@
 """design's null-space screen walked compiled (gctool.codes._screen_walk) against the numpy
 screen it replaces: the same recorded bound, worst set and condition number (bit for bit), on
 small codes cut into many small tasks so that the skipping of tasks and the replay of the tie
-rule are exercised; the walk's per-task intervals against numpy's values set by set; and
-metamorphic checks (row permutation, row scaling)."""
+rule are exercised; the walk's per-task intervals against numpy's values set by set;
+metamorphic checks (row permutation, row scaling); and the walk on threads (``jobs``): the
+same record and file for every number of jobs."""
 
 from __future__ import annotations
 
 from math import comb
+from typing import Any
 
 import numpy as np
 import pytest
@@ -47,9 +49,10 @@ def _spectral(scheme: str, n: int, s: int, field: str, params: dict[str, int]) -
     return Spectral.of(np.asarray(design(scheme, n, s, field=field, **params).B))
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize(("scheme", "n", "s", "field", "params"), CODES)
 def test_walk_gives_numpy_screens_result(scheme: str, n: int, s: int, field: str,
-                                         params: dict[str, int], small_tasks: None,
+                                         params: dict[str, int], jobs: int, small_tasks: None,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     sp = _spectral(scheme, n, s, field, params)
     total = comb(n, s)
@@ -58,7 +61,8 @@ def test_walk_gives_numpy_screens_result(scheme: str, n: int, s: int, field: str
     errors = cond.ScreenKernel.errors
     monkeypatch.setattr(cond.ScreenKernel, "errors",
                         lambda self, S: calls.append(len(S)) or errors(self, S))
-    walked = cond._screen_walked(sp, s, total)
+    with cond.screen_jobs(jobs):
+        walked = cond._screen_walked(sp, s, total)
     assert walked == numpy_result
     if scheme != "singular":  # (there, 10 of its 21 sets are singular)
         assert len(calls) < -(-total // cond.CHUNK) / 2  # most tasks skipped
@@ -169,3 +173,59 @@ def test_first_walk_of_a_kind_compiles_under_the_notice(monkeypatch: pytest.Monk
         assert cond._screen_walked(sp, 3, total) in (None, cond._screen_numpy(sp, 3, total))
     assert told == ["design"]
     assert cond._WARM == {("square", "<f8")}
+
+
+@pytest.fixture
+def walked_on_threads(small_tasks: None, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every screen walked compiled, in tasks of 21 sets; returns the names of the threads
+    that walked them (appended as they run)."""
+    import threading
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    monkeypatch.setattr(cond, "EXACT_LIMIT", 0)
+    monkeypatch.setattr(cond, "_SEEN", {})
+    names: list[str] = []
+    run = cond.ScreenWalker.run
+
+    def spy(self: cond.ScreenWalker, task: tuple[int, int, int]) -> cond.WalkBounds:
+        names.append(threading.current_thread().name)
+        return run(self, task)
+
+    monkeypatch.setattr(cond.ScreenWalker, "run", spy)
+    return names
+
+
+DESIGNS = [  # screened designs: the square walk (cyclic, real and complex), the Gram walk
+    ("cyclic", 12, 3, {"field": "real", "seed": 5}),  # (rs, d > s) and best_of's screens
+    ("cyclic", 11, 3, {"field": "complex", "seed": 2}),
+    ("rs", 12, 3, {"field": "complex"}),
+    ("cyclic", 10, 3, {"field": "real", "seed": 1, "best_of": 3}),
+]
+
+
+@pytest.mark.parametrize(("scheme", "n", "s", "params"), DESIGNS)
+def test_design_jobs_write_the_same_code(scheme: str, n: int, s: int, params: dict[str, Any],
+                                         walked_on_threads: list[str]) -> None:
+    """design(jobs=1) and design(jobs=2) (and 0, every core) record the same screen and
+    write the same file, byte for byte; with 2 jobs the engine's threads walk the tasks (with
+1, the caller's thread)."""
+    from gctool.io import code_bytes
+
+    files = {}
+    for jobs in (1, 2, 0):
+        cond._SEEN.clear()
+        walked_on_threads.clear()
+        code = design(scheme, n, s, jobs=jobs, **params)
+        assert str(code.params["worst_condition_method"]).startswith("screened")
+        files[jobs] = code_bytes(code, False)
+        pool = {name for name in walked_on_threads if name.startswith("gctool-job-")}
+        assert bool(pool) == (jobs == 2) or jobs == 0, (jobs, walked_on_threads)
+    assert files[1] == files[2] == files[0]
+
+
+def test_design_jobs_are_checked() -> None:
+    from gctool.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="jobs"):
+        design("frc", 6, 2, jobs=-1)
+
