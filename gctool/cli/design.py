@@ -15,6 +15,7 @@ from gctool.cli.options import (
     code_output_path,
     complete_with,
     field_option,
+    jobs_option,
     json_option,
     max_error_option,
     max_work_option,
@@ -126,7 +127,7 @@ def _canonical_command(info: Family, values: dict[str, Any]) -> str:
     args += [str(values[p.name]) for p in info.params if p.positional]
     for key, value in values.items():
         p = params.get(key)
-        if value is None or value is False or key in ("output", "as_json", "max_work") or (
+        if value is None or value is False or key in ("output", "as_json", "max_work", "jobs") or (
                 p and p.positional):
             continue
         flag = {"field_spec": "--field", "n": "-n", "s": "-s", "k": "-k"}.get(
@@ -156,7 +157,8 @@ def _make_command(info: Family) -> click.Command:
                           best_of=values.get("best_of"), order=values.get("order"),
                           message_size=values.get("message_size"),
                           precision=values.get("precision"), max_error=values.get("max_error"),
-                          budget=budget_of(values.get("max_work")), **core, **params)
+                          budget=budget_of(values.get("max_work")), jobs=values["jobs"],
+                          **core, **params)
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
@@ -190,6 +192,7 @@ def _make_command(info: Family) -> click.Command:
     opts.append(click.option("-o", "--output", default="-", type=code_output_path,
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
     opts.append(json_option)
+    opts.append(jobs_option)
     opts.append(max_work_option)
     opts.append(quiet_option)
     for opt in reversed(opts):

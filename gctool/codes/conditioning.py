@@ -153,7 +153,8 @@ def _screen_numpy(sp: Spectral, s: int, total: int) -> tuple[float, list[int]]:
 #: screens of at least this many sets walk compiled first (:func:`_screen_walked`): below,
 #: loading numba and the cached walk (0.5 to 1 s of CPU) costs more than the numpy screen
 WALK_SETS = 300_000
-#: sets per call of the compiled walk (whole tasks of ``CHUNK``; an interrupt waits for one)
+#: sets per task of the compiled walk (whole tasks of ``CHUNK``; on the threads of
+#: :func:`screen_jobs`, and an interrupt waits for the running ones)
 WALK_CHUNK = 32 * CHUNK
 #: the walk hands the screen back to numpy when more than this share of its tasks could hold
 #: the worst set (as costly as numpy's screen, and numpy decides)

@@ -2,8 +2,8 @@
 screen it replaces: the same recorded bound, worst set and condition number (bit for bit), on
 small codes cut into many small tasks so that the skipping of tasks and the replay of the tie
 rule are exercised; the walk's per-task intervals against numpy's values set by set;
-metamorphic checks (row permutation, row scaling); and the walk on threads (``jobs``): the
-same record and file for every number of jobs."""
+metamorphic checks (row permutation, row scaling); and the walk on threads (``jobs``, library
+and ``design --jobs``): the same record and file for every number of jobs."""
 
 from __future__ import annotations
 
@@ -221,6 +221,33 @@ def test_design_jobs_write_the_same_code(scheme: str, n: int, s: int, params: di
         pool = {name for name in walked_on_threads if name.startswith("gctool-job-")}
         assert bool(pool) == (jobs == 2) or jobs == 0, (jobs, walked_on_threads)
     assert files[1] == files[2] == files[0]
+
+
+def test_design_cli_jobs_write_the_same_file(walked_on_threads: list[str]) -> None:
+    """``design --jobs 1`` and ``--jobs 2`` print the same file (the command recorded in it
+    leaves --jobs out), the library's; a negative --jobs is a usage error."""
+    import json
+
+    from gctool.io import code_bytes
+
+    from helpers import run
+
+    args = ["design", "cyclic", "-n", "12", "-s", "3", "--seed", "5"]
+    out = {}
+    for jobs in ("1", "2"):
+        cond._SEEN.clear()
+        result = run(*args, "--jobs", jobs)
+        assert result.exit_code == 0, result.stderr
+        out[jobs] = result.stdout_bytes
+    assert out["1"] == out["2"]
+    doc = json.loads(out["1"])
+    assert doc["provenance"]["command"] == "gctool design cyclic -n 12 -s 3 --seed 5"
+    assert doc["params"]["worst_condition_method"].startswith("screened")
+    code = design("cyclic", 12, 3, seed=5, jobs=2)
+    code.provenance["command"] = doc["provenance"]["command"]
+    assert code_bytes(code, False) == out["1"]
+    bad = run(*args, "--jobs", "-1")
+    assert bad.exit_code == 2 and "--jobs" in bad.stderr
 
 
 def test_design_jobs_are_checked() -> None:
