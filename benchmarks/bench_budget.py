@@ -282,9 +282,10 @@ class Recorder:
         check, meter_init = bd.Budget.check_work, bd.Meter.__init__
         rec = self
 
-        def check_work(self: Any, what: str, work: float, remedy: str, jobs: int = 1) -> None:
-            rec.checks.append((what, work / bd.NS_PER_S / max(1, jobs)))
-            check(self, what, work, remedy, jobs)
+        def check_work(self: Any, what: str, work: float, remedy: str, jobs: int = 1,
+                       fixed: float = 0.0) -> None:
+            rec.checks.append((what, (work / max(1, jobs) + fixed) / bd.NS_PER_S))
+            check(self, what, work, remedy, jobs, fixed)
 
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
             meter_init(self, *args, **kwargs)

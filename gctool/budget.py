@@ -136,17 +136,22 @@ class Budget:
         """``max_work`` in the unit of the estimates (nanoseconds of one core)."""
         return self.max_work * NS_PER_S
 
-    def affords(self, work: float, jobs: int = 1) -> bool:
-        """Does an estimate of ``work`` (ns of one core) run by ``jobs`` fit the budget?"""
-        return work / max(1, jobs) <= self.work_ns
+    def affords(self, work: float, jobs: int = 1, fixed: float = 0.0) -> bool:
+        """Does an estimate of ``work`` (ns of one core) run by ``jobs``, plus ``fixed`` (ns
+        that no job shares: a run's start, the tasks' round trips to processes, the parts of
+        the run estimated before), fit the budget?"""
+        return work / max(1, jobs) + fixed <= self.work_ns
 
-    def check_work(self, what: str, work: float, remedy: str, jobs: int = 1) -> None:
+    def check_work(self, what: str, work: float, remedy: str, jobs: int = 1,
+                   fixed: float = 0.0) -> None:
         """Refuse, before it starts, a computation whose estimate ``work`` (ns of one core),
-        run by ``jobs``, is above ``max_work``: one line naming ``what`` (the computation and its
-        size), the estimate, the budget and ``remedy`` (what would fit)."""
-        if not self.affords(work, jobs):
-            raise work_refusal(f"{what} needs about {_time_on(work, jobs)}", work / NS_PER_S / max(
-                1, jobs), self.max_work, remedy)
+        run by ``jobs``, plus ``fixed`` (ns on no job's share, see :meth:`affords`), is above
+        ``max_work``: one line naming ``what`` (the computation and its size), the estimate, the
+        budget and ``remedy`` (what would fit)."""
+        if not self.affords(work, jobs, fixed):
+            jobs = max(1, jobs)
+            raise work_refusal(f"{what} needs about {_time_on(work + fixed * jobs, jobs)}",
+                               (work / jobs + fixed) / NS_PER_S, self.max_work, remedy)
 
     def check_memory(self, what: str, nbytes: float, remedy: str) -> None:
         """Refuse, before they are allocated, arrays of ``nbytes`` above ``max_memory``."""
@@ -252,6 +257,18 @@ SET_COST = 50_000
 FAST_SET_COST = 2_500
 
 
+#: what an exhaustive run costs besides its sets, in ns, counted once whatever its jobs (none
+#: share it): reading and checking the code, the oracle's or kernel's set-up, starting the
+#: jobs' threads, the report (about 6 ms of CPU for an attack of n=36 at s = 1, whose sets
+#: cost nothing, and 10-20 ms of wall on two jobs; one core of the 2-core development machine)
+START_NS = 10_000_000
+#: each task a pool of processes runs costs the run this much besides its sets, in ns, on no
+#: job's share: the task's and its summary's pickles through the pipes and the fold in the
+#: caller (real cyclic n=34 s=6 under the fixed decoder: 641 tasks of 0.5 ms took 0.55-0.76 s
+#: on two processes where one took 0.55-0.59 s)
+PROCESS_TASK_NS = 500_000
+
+
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     """One dense factorisation (SVD, QR, elimination) of a rows x cols matrix, in ns: one per
     multiply-add (:data:`GF_OP_COST` over GF(q))."""
@@ -290,11 +307,21 @@ PROBE_FIRST = 64
 PROBE_EARLY_S = 0.05
 
 
+#: a threshold search's sizes below PROBE_MIN * PROBE sets are timed too (their calibrated
+#: rate can be far off: is-cr n=36 epsilon 1, size 4 walks compiled but every set is doubtful
+#: and goes to numpy, 3.7 us per set where the compiled walk's rate says 0.1), on a sample of
+#: at least SAMPLE sets (a task's fixed cost, 40-200 us, then adds at most 0.2 us per set) or
+#: 1/PROBE_MIN of the size, from its middle; sizes below SAMPLE_MIN sets keep the calibrated
+#: rate (a probe would cost too large a share of them)
+SAMPLE = 1024
+SAMPLE_MIN = 2 * SAMPLE
+
+
 def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: int,
-               over: float) -> tuple[float, int, bool] | None:
+               over: float, least: int = PROBE_MIN * PROBE) -> tuple[float, int, bool] | None:
     """The CPU time per set (ns, this thread) of a kernel on sets from the middle of an
     enumeration of ranks 0..stop-1, as (rate, sets timed, stopped by a finding), or None when
-    the enumeration is below PROBE_MIN * PROBE sets (the probe would cost too much of it).
+    the enumeration is below ``least`` sets (the probe would cost too much of it).
 
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
@@ -303,11 +330,20 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     PROBE_FIRST alone, whose rate is returned at once when they took PROBE_EARLY_S or more and
     their rate is above ``over`` (ns per set beyond which the run is over its budget), then the
     rest, whose rate is returned.  CPU time of the calling thread: neither a loaded machine
-    nor other threads of the process inflate it."""
-    if stop < PROBE_MIN * PROBE:
+    nor other threads of the process inflate it.
+
+    An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
+    is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
+    them still gives the rate."""
+    if stop < max(least, PROBE_FIRST + 1):
         return None
-    size = max(PROBE_FIRST + 1, min(max(PROBE, size), stop // PROBE_MIN))
+    enough = PROBE
+    if stop < PROBE_MIN * PROBE:
+        size, enough = max(SAMPLE, stop // PROBE_MIN), SAMPLE // 2
+    else:
+        size = min(max(PROBE, size), stop // PROBE_MIN)
     mid = stop // 2
+    size = max(PROBE_FIRST + 1, min(size, stop - mid))
     t0 = time.thread_time()
     done, stopped = walk(mid, mid + PROBE_FIRST)
     spent = time.thread_time() - t0
@@ -318,7 +354,7 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
         return rate, done, stopped
     t0 = time.thread_time()
     rest, stopped = walk(mid + PROBE_FIRST, mid + size)
-    if stopped and rest < PROBE:  # the same: a task's fixed cost over a few sets
+    if stopped and rest < enough:  # the same: a task's fixed cost over a few sets
         return None
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
 
@@ -357,20 +393,22 @@ def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
 
 
 def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: int,
-                 jobs: int = 1, bound: int | None = None, first: int = 0
-                 ) -> tuple[float, int | None]:
+                 jobs: int = 1, bound: int | None = None, first: int = 0,
+                 stops: bool = False) -> tuple[float, int | None]:
     """(the share of ranks 0..stop-1 walked, the rank bound) by a run that stops at its first
     finding, as :func:`first_finding` or ``bound`` (a rank known to hold one, such as a
     witness's) bounds it: up to the bound, plus a ``task`` (sets per task) for each of the
     ``jobs`` (tasks are cut into ranges: the one holding the finding, and the others' in
-    progress), or the ``first`` ranks alone when they hold it (a first task run alone, such
-    as verify's pilot); 1.0 and None when neither finds one."""
+    progress; ``stops``: the task holding it stops there, as a compiled walk with a limit
+    does, and counts up to it only), or the ``first`` ranks alone when they hold it (a first
+    task run alone, such as verify's pilot); 1.0 and None when neither finds one."""
     found = first_finding(walk, stop)
     if bound is not None:
         found = bound if found is None else min(found, bound)
     if found is None:
         return 1.0, None
-    walked = first if found <= first else found + max(1, jobs) * max(1, task)
+    busy = max(1, jobs) - (1 if stops else 0)
+    walked = first if found <= first else found + busy * max(1, task)
     return min(1.0, walked / max(1, stop)), found
 
 

@@ -33,8 +33,9 @@ from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import Rotation, count_orbits, detect_rotation, find_rotation
 from gctool.budget import (
     NS_PER_S,
-    PROBE,
-    PROBE_MIN,
+    PROCESS_TASK_NS,
+    SAMPLE_MIN,
+    START_NS,
     Budget,
     Meter,
     format_seconds,
@@ -42,7 +43,7 @@ from gctool.budget import (
     walked_share,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
-from gctool.engine.parallel import resolve_jobs, run_paced
+from gctool.engine.parallel import PARALLEL_MIN_S, resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
     ExceedSummary,
@@ -129,6 +130,22 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
 
 
+def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs: int,
+                 runner: Runner | None, compiled: bool) -> tuple[int, float]:
+    """(jobs, ns on no job's share) of a search of size s whose sets cost ``work`` (ns of one
+    core) on ``jobs``: a compiled walk's threads (or a runner) share it all; a pool of
+    processes (:func:`gctool.engine.parallel.run_paced`, as :func:`_plan` starts it) runs only
+    when the tasks after the first take PARALLEL_MIN_S or more in one, and then each task's
+    round trip, :data:`~gctool.budget.PROCESS_TASK_NS`, is on no job's share."""
+    if runner is not None or compiled or jobs <= 1 or s == 0:
+        return jobs, 0.0
+    stop = exhaustive_source(oracle.n, s, rot, weighted=False)[1]
+    tasks = -(-stop // max(1, oracle.chunk_size(s)))
+    if tasks <= 1 or work * (tasks - 1) / tasks < PARALLEL_MIN_S * NS_PER_S:
+        return 1, 0.0
+    return jobs, tasks * PROCESS_TASK_NS
+
+
 def set_work(code: GradientCode, s: int, sets: int) -> float:
     """Estimated work of evaluating ``sets`` straggler sets of size s by the optimal decoder,
     before its oracle is set up: one least-squares solve over the n - s survivors each
@@ -153,13 +170,13 @@ OTHER_METHODS = "`method`=bnb or greedy"
 
 
 def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: float,
-               jobs: int) -> None:
+               jobs: int, fixed: float = 0.0) -> None:
     """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
     above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
-    run by ``jobs``."""
+    run by ``jobs``, plus ``fixed`` (ns on no job's share)."""
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
     budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
-    budget.check_work(f"{what}: {need:,} straggler sets", work, _instead(code), jobs)
+    budget.check_work(f"{what}: {need:,} straggler sets", work, _instead(code), jobs, fixed)
 
 
 def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,
@@ -202,12 +219,13 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
 
 
 def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
-                jobs: int) -> None:
+                jobs: int, fixed: float = 0.0) -> None:
     """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
-    ``jobs``, which replaces the calibrated estimate) puts above ``max_work``."""
+    ``jobs``, which replaces the calibrated estimate), plus ``fixed`` (ns on no job's share),
+    puts above ``max_work``."""
     budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
                       f"{need:,} straggler sets, timed on a sample of them,",
-                      seconds * NS_PER_S * max(1, jobs), _instead(code), jobs)
+                      seconds * NS_PER_S * max(1, jobs), _instead(code), jobs, fixed)
 
 
 def _instead(code: GradientCode) -> str:
@@ -226,16 +244,22 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
-    used = used_jobs(need, jobs, runner, oracle.will_walk_compiled(s, need))
+    compiled = oracle.will_walk_compiled(s, need)
+    used = used_jobs(need, jobs, runner, compiled)
     work = oracle.set_work(s, need)
     # the kernel that will run it, timed on a task from the middle, decides (either way)
     timed = (probe_time(oracle, s, rot, need, used) if runner is None and
              comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need else None)
+    sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
+    used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
+    # a run's start, and the searches admitted on this oracle before (a curve's points)
+    fixed = extra + (oracle.estimated or START_NS)
     if timed is None:
-        check_sets(oracle.code, s, need, oracle.budget, work, used)
+        check_sets(oracle.code, s, need, oracle.budget, work, used, fixed)
     else:
-        check_timed(oracle.code, s, need, oracle.budget, timed, used)
+        check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used, fixed)
         oracle.meter.admit(work)
+    oracle.estimated = sets / used + fixed
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = WorstFold(), oracle.evaluations
 
@@ -346,8 +370,9 @@ def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int
 
 
 #: a size of a threshold search estimated at this many seconds or more (on its jobs), or one
-#: that would pass the budget, is probed where it stops (:func:`gctool.budget.walked_share`)
-#: and timed (:func:`gctool.budget.probe_rate`); below it, the calibrated estimate decides
+#: that would pass the budget, is probed where it stops (:func:`gctool.budget.walked_share`);
+#: every size of SAMPLE_MIN sets or more is timed (:func:`gctool.budget.probe_rate`), and
+#: below both the calibrated estimate decides
 STOP_PROBE_S = 0.25
 
 
@@ -360,14 +385,18 @@ class _SearchBudget:
     column witness's rank bounds it at the top size, and a size large enough to matter is
     probed for it in windows of the walk (:func:`gctool.budget.walked_share`; a dense code
     fails at its first set of the threshold size, a repetition code at its first group); a
-    size large enough is timed on a task from its middle (:func:`gctool.budget.probe_rate`),
-    on a twin of the oracle (:func:`_twin_walk`).  The estimate is the timed rate (the
+    size of :data:`~gctool.budget.SAMPLE_MIN` sets or more is timed on a task from its middle
+    (:func:`gctool.budget.probe_rate`; a sample of 1/PROBE_MIN of it, at least
+    :data:`~gctool.budget.SAMPLE` sets, below PROBE_MIN * PROBE sets), on a twin of the oracle
+    planned as the size runs (:func:`_twin_walk`).  The estimate is the timed rate (the
     calibrated one when the size is too small to time), times the sets walked."""
 
     def __init__(self, oracle: Oracle, jobs: int, runner: Runner | None,
                  rot: Rotation | None = None, limit: float = np.inf, top: int = 0,
                  witness: list[int] | None = None) -> None:
-        self.oracle, self.jobs, self.runner, self.time = oracle, jobs, runner, 0.0
+        #: the estimated time so far (s), from the run's start (:data:`~gctool.budget.START_NS`)
+        self.time = START_NS / NS_PER_S
+        self.oracle, self.jobs, self.runner = oracle, jobs, runner
         self.rot, self.limit, self.top = rot, limit, top
         #: the rank (exclusive) of the column witness (failing) at size ``top``: the search
         #: stops there at the latest (ranks of the search's source: orbit candidates)
@@ -398,25 +427,29 @@ class _SearchBudget:
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
         stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]
-        small = stop < PROBE_MIN * PROBE and full < STOP_PROBE_S and full <= left
+        small = stop < SAMPLE_MIN and full < STOP_PROBE_S and full <= left
         if self.runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
                                       _with_next(self.oracle, t, self.top))
         rate, how = work / max(1, need), ""
-        probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need))
+        probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
+                            least=SAMPLE_MIN)
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
+        jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, self.runner,
+                                   compiled)
         full = rate * need / jobs / NS_PER_S
         share, found = 1.0, bound
         if full >= STOP_PROBE_S or full > left:
             task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if compiled else size)
-            share, found = walked_share(walk, stop, task, jobs, bound)
+            share, found = walked_share(walk, stop, task, jobs, bound,
+                                        stops=compiled and self.oracle.walk_stops(t))
         elif bound is not None:
             share = min(1.0, bound / max(1, stop))
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"
-        return full * share, how
+        return (full + extra / NS_PER_S) * share, how
 
     def __call__(self, t: int, used: int, need: int) -> str | None:
         n, budget = self.oracle.n, self.oracle.budget

@@ -182,6 +182,66 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
                              1.0) is None
 
 
+def test_a_small_enumeration_is_timed_on_a_sample_when_asked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below PROBE_MIN * PROBE sets, a probe with ``least`` times a sample from the middle:
+    SAMPLE sets at least (a task's fixed cost spread over them), 1/PROBE_MIN of larger
+    enumerations; below ``least`` (at least SAMPLE_MIN) it says nothing."""
+    from gctool import budget
+
+    seen: list[tuple[int, int]] = []
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        return b - a, False
+
+    first = budget.PROBE_FIRST
+    for stop, size in ((10_000, budget.SAMPLE), (200_000, 200_000 // budget.PROBE_MIN)):
+        seen.clear()
+        assert budget.probe_rate(walk, stop, 65536, 1e9) is None  # not asked: not timed
+        rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e9, least=budget.SAMPLE_MIN) \
+            or (0.0, 0, True)
+        mid = stop // 2
+        assert seen == [(mid, mid + first), (mid + first, mid + size)] and timed == size
+    assert budget.probe_rate(walk, budget.SAMPLE_MIN - 1, 65536, 1e9,
+                             least=budget.SAMPLE_MIN) is None
+    # a finding in the second half of a small sample still times it; at once, it does not
+    half = budget.SAMPLE // 2 + first
+    assert budget.probe_rate(lambda a, b: (b - a if a == 5000 else half, a != 5000), 10_000,
+                             1, 1e9, least=budget.SAMPLE_MIN) is not None
+    assert budget.probe_rate(lambda a, b: (b - a if a == 5000 else 10, a != 5000), 10_000,
+                             1, 1e9, least=budget.SAMPLE_MIN) is None
+
+
+def test_a_small_threshold_size_is_timed_on_its_own_plan(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """is-cr n=36 at epsilon 1: size 4 (58,905 sets, below PROBE_MIN * PROBE) walks compiled
+    with size 5, but every set is doubtful and goes to numpy, so the walk's calibrated rate
+    (about 0.1 us per set) is far off: the size is timed on a sample of its own plan, and that
+    rate decides (here a probe that reports 1 us per set); sizes below SAMPLE_MIN sets keep
+    the calibrated rate."""
+    from gctool import budget
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+
+    oracle = make_oracle(design("is-cr", n=36, s=5))
+    asked: list[tuple[int, int]] = []
+
+    def probe(walk: object, stop: int, size: int, over: float, least: int = 0) -> tuple:
+        asked.append((stop, least))
+        return 1000.0, 1024, False
+
+    monkeypatch.setattr(exhaustive, "probe_rate", probe)
+    search = exhaustive._SearchBudget(oracle, 1, None, None, 1.0, 6)
+    assert search.work(4, comb(36, 4))[1]  # compiled, with size 5
+    seconds, how = search.size_time(4, comb(36, 4))
+    assert asked == [(comb(36, 4), budget.SAMPLE_MIN)] and "timed on a sample" in how
+    assert seconds == pytest.approx(1000.0 * comb(36, 4) / 1e9)
+    assert comb(36, 2) < budget.SAMPLE_MIN
+    assert search.size_time(2, comb(36, 2)) == (search.work(2, comb(36, 2))[0] / 1e9, "")
+    assert len(asked) == 1
+
+
 def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The attack re-checks its calibrated estimate on the same probe as verify: with a clock
@@ -204,7 +264,7 @@ def test_attack_estimates_use_the_kernel_that_will_run() -> None:
     from gctool.audit.oracles import make_oracle
     from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
     from gctool.audit.oracles.optimal import hat_time
-    from gctool.budget import set_cost
+    from gctool.budget import START_NS, set_cost
 
     frc = make_oracle(design("frc", n=40, s=4))
     d = frc.Qperp.shape[1]  # type: ignore[attr-defined]
@@ -214,14 +274,16 @@ def test_attack_estimates_use_the_kernel_that_will_run() -> None:
     assert make_oracle(gf).set_work(4, 10) == pytest.approx(
         10 * gf_set_time(gf, 4) + ERRORS_CALL_NS)
     assert gf_set_time(gf, 4) < set_cost(11, gf.B.shape[1], True)
+    # the run's fixed cost besides its sets (START_NS) is in every estimate, on no job's share
     with pytest.raises(BudgetExceeded) as err:  # refused before the oracle's set-up, alike
         attack(gf, 4, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-4))
     assert err.value.needed == pytest.approx(
-        (comb(15, 4) * gf_set_time(gf, 4) + ERRORS_CALL_NS) / 1e9)
+        (comb(15, 4) * gf_set_time(gf, 4) + ERRORS_CALL_NS + START_NS) / 1e9)
     with pytest.raises(BudgetExceeded) as err:
         attack(design("frc", n=40, s=4), 3, method="exhaustive", symmetry=False,
                budget=Budget(max_work=2e-3))
-    assert err.value.needed == pytest.approx((comb(40, 3) * hat_time(3, d) + ERRORS_CALL_NS) / 1e9)
+    assert err.value.needed == pytest.approx(
+        (comb(40, 3) * hat_time(3, d) + ERRORS_CALL_NS + START_NS) / 1e9)
 
 
 def test_the_windows_bound_where_a_search_stops_within_twice_its_rank() -> None:
@@ -265,8 +327,10 @@ def test_a_verify_that_fails_at_once_is_estimated_up_to_its_failing_set(
 
 def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A random dense real code (n=28, k=22) fails at its first set of size 7: the size's
-    estimate counts the walk up to it and a task (C(28, 7) / 4.5), not its C(28, 7) sets."""
+    """A random dense real code (n=28, k=22, d = 6) fails at its first set of size 7: the
+    size's estimate counts the walk up to it, not its C(28, 7) sets.  With s = 7 > d the
+    compiled walk decides each set itself and its task stops at the failing set (one job:
+    rank 32, the first window); on two jobs the other job's task in progress counts too."""
     import numpy as np
 
     from gctool.algebra.fields import parse_field
@@ -276,10 +340,12 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
     B = np.random.default_rng(1).standard_normal((28, 22))
     oracle = make_oracle(GradientCode(B, parse_field("real"), 6, "custom"),
                          budget=Budget(max_work=1e-9))
-    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a: None)  # the calibrated rate
-    search = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 28)
-    seconds, how = search.size_time(7, comb(28, 7))
-    assert "first failing set (by rank 32 of" in how
-    task = 4 * 65536  # the compiled walk's first task (guided), walked whole at worst
-    assert seconds == pytest.approx(
-        search.work(7, comb(28, 7))[0] / 1e9 * (32 + task) / comb(28, 7))
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)  # the calibrated rate
+    assert oracle.walk_stops(7) and not oracle.walk_stops(6)
+    per_set = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 28).work(
+        7, comb(28, 7))[0] / 1e9 / comb(28, 7)
+    for jobs, walked in ((1, 32), (2, 32 + 4 * 65536)):  # the guided walk's first task
+        search = exhaustive._SearchBudget(oracle, jobs, None, None, oracle.limit, 28)
+        seconds, how = search.size_time(7, comb(28, 7))
+        assert "first failing set (by rank 32 of" in how
+        assert seconds == pytest.approx(per_set * walked / jobs)

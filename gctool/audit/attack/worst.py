@@ -20,6 +20,7 @@ from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.checks import check_s
 from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
+from gctool.budget import START_NS
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.model import GradientCode
 from gctool.reports import WorstReport
@@ -139,7 +140,7 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
         need = exhaustive.count_evaluated(code.n, s, rot)
         if not exhaustive.may_use_hat(code, s):
             exhaustive.check_sets(code, s, need, opts.budget, exhaustive.set_work(code, s, need),
-                                  exhaustive.used_jobs(need, opts.jobs, opts.runner))
+                                  exhaustive.used_jobs(need, opts.jobs, opts.runner), START_NS)
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)

@@ -75,6 +75,9 @@ class Oracle:
         #: the work of the searches (straggler sets, :meth:`set_work`, and their probes), held
         #: to the work budget as it is spent
         self.meter = Meter(self.budget.work_ns, self._refuse)
+        #: the estimated time (ns, on their jobs) of the exhaustive searches admitted on this
+        #: oracle so far: a curve's points are held to one budget together
+        self.estimated = 0.0
 
     def set_work(self, s: int, sets: int) -> float:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve
@@ -88,6 +91,12 @@ class Oracle:
         return False
 
     # -- compiled walks of rank ranges (an oracle that has them overrides these) -------------
+    def walk_stops(self, s: int) -> bool:
+        """Does a compiled walk of sets of size s decide a failing set itself, so that a
+        threshold search's task stops there (else the task is walked whole, its doubtful sets
+        decided by numpy after it)?"""
+        return False
+
     def plan_compiled(self, s: int) -> None:
         """Take the compiled path for sets of size s where there is one (here: none)."""
 

@@ -147,6 +147,12 @@ class OptimalOracle(Oracle):
 
         return self._uses_hat(s) and self.Qperp.shape[1] > 0 and wanted(sets)
 
+    def walk_stops(self, s: int) -> bool:
+        """With s > d the compiled walk solves each set's KKT system itself and stops at the
+        first failing one; with s <= d a failing set loses a direction its rank test cannot
+        clear, and goes to numpy after the walk (:func:`gctool.audit.kernels.optimal.hat_range`)."""
+        return self._uses_hat(s) and s > self.Qperp.shape[1]
+
     def _uses_hat(self, s: int) -> bool:
         f, K = self.n - s, self.code.B.shape[1]
         return (not self.finite and self.fast and 0 < s <= 64 and f > 0
