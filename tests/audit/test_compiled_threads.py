@@ -86,6 +86,44 @@ def test_the_compiled_walks_run_in_threads(tiny_tasks: list[tuple[int, int]], na
     assert tiny_tasks[-1][0] == 2 and tiny_tasks[-1][1] > 5
 
 
+@pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
+def test_the_probed_ranges_are_folded_not_walked_again(
+        tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch, name: str,
+        code: Any, s: int) -> None:
+    """The budget's probe (a range from the middle of the space, timed before the threads
+    start) is folded in its place instead of being walked again: the report is the one of a
+    run without the probe, for any jobs, whether the first failing set lies before, inside
+    or after the probed range (then the run needs no task after it)."""
+    from gctool import budget
+
+    real_run = enumeration.Probed.run
+    used: list[tuple[int, int, int]] = []
+
+    def spy(self: Any, task: Any) -> Any:
+        if (task[1], task[2]) in self.summaries:
+            used.append(task)
+        return real_run(self, task)
+
+    monkeypatch.setattr(enumeration.Probed, "run", spy)
+    for t in range(max(1, s - 1), s + 2):
+        monkeypatch.setattr(enumeration, "probe_rate", lambda *a: None)  # no probe
+        plain = [_verify_doc(code, t, jobs, method="exhaustive") for jobs in JOBS]
+        monkeypatch.undo()  # tiny_tasks' settings again, and the probe on tiny sizes
+        monkeypatch.setenv("GCTOOL_COMPILED", "1")
+        monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
+        monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
+        monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
+        monkeypatch.setattr(enumeration.Probed, "run", spy)
+        monkeypatch.setattr(budget, "PROBE", 8)
+        monkeypatch.setattr(budget, "PROBE_MIN", 4)
+        monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+        used.clear()
+        probed = [_verify_doc(code, t, jobs, method="exhaustive") for jobs in JOBS]
+        assert probed == plain, t
+        if plain[0]["checked"] > plain[0]["total"] // 2 + 8 >= 24:  # past the probe
+            assert used, t  # the probe's ranges were folded (2 per run unless it fails)
+
+
 @pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])
 def test_attack_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
                                          code: Any) -> None:

@@ -15,18 +15,19 @@ The compiled walks run their ``jobs`` in threads instead
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from gctool.audit import nullspace as ns
-from gctool.audit.chunks import Accumulator, settle
+from gctool.audit.chunks import Accumulator, ChunkSummary, Unsettled, settle
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
 from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate, walked_share
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
-from gctool.engine.sweep import Coverage, LexSource, SampleSource, run_folded
+from gctool.engine.records import SetWorker
+from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
 from gctool.reports import Diagnostics, VerifyReport
 
 PILOT = 512  # sets in the first (timed) chunk
@@ -116,8 +117,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     first = settle(worker.run((0, 0, pilot)))
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
+    probed: list[tuple[int, int, ChunkSummary]] = []
     if run.sample is None and first.fail_set is None:
-        _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot, size)
+        probed = _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot, size)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if not threads:
@@ -128,12 +130,16 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         ranges = rank_ranges(pilot, stop, 4 * size)
     else:  # shrinking chunks, so that the threads finish together
         ranges = guided_ranges(pilot, stop, size, run.used_jobs)
+    known = Probed(worker)
+    if run.runner is None:  # the probe's ranges are tasks whose summaries are known
+        ranges = known.splice(ranges, probed)
     tasks = [(0, 0, pilot)] + [(i + 1, a, b) for i, (a, b) in enumerate(ranges)]
     coverage = Coverage.of(source, 0, stop)  # the proof that every range was merged once
     coverage.check(tasks[0], first)
     coverage.merged(tasks[0], first, acc.fail_set is not None)
     if acc.fail_set is None and len(tasks) > 1:
-        run_folded(worker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner,
+        walker: SetWorker = known if known.summaries else worker  # the runner's own worker
+        run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner,
                    coverage=coverage)
     coverage.require()
     reduction = None
@@ -197,20 +203,25 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
-                 rot: Rotation | None, size: int = PROBE) -> None:
+                 rot: Rotation | None, size: int = PROBE) -> list[tuple[int, int, ChunkSummary]]:
     """Refuse a run the calibrated estimate let through but that takes longer here: the
     kernel (loaded by the pilot) decides a task of the run's ``size`` from the middle of the
-    space, doubtful sets included, timed in CPU time (:func:`gctool.budget.probe_rate`) and not
-    merged; above the budget, the refusal gives the time they imply for the whole run.  The
+    space, doubtful sets included, timed in CPU time (:func:`gctool.budget.probe_rate`);
+    above the budget, the refusal gives the time they imply for the whole run.  The
     per-set time of a walk depends on the code (how often its cheap bound decides a set):
-    an ill-conditioned code costs several times the calibrated one."""
+    an ill-conditioned code costs several times the calibrated one.  Returns the rank ranges
+    the probe decided, with their summaries, in order: the run folds them in their place
+    (:class:`Probed`) instead of deciding them again."""
+    walked: list[tuple[int, int, ChunkSummary]] = []
+
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = settle(worker.run((0, a, b)))
+        walked.append((a, b, out))
         return out.evaluated, out.fail_set is not None
 
     probed = probe_rate(walk, stop, size, run.budget.work_ns * max(1, jobs) / max(1, evaluations))
     if probed is None:  # small runs: the probe would cost too much of them
-        return
+        return walked
     per_set, timed, stopped = probed
     # a failing set by the middle stops the run there (at the latest)
     sets = evaluations if not stopped else -(-evaluations * (stop // 2) // stop)
@@ -220,6 +231,49 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
         + f", timed on {timed:,} of them,", per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs)
+    return walked
+
+
+@dataclass
+class Probed:
+    """The run's worker, with the rank ranges the budget's probe decided already
+    (:func:`_check_timed`): their tasks get the probe's summaries (re-indexed) instead of being
+    walked again.  A chunk's summary does not depend on where the chunks are cut (the
+    fold's order and tie rules are those of the sets' ranks), so the report is the one of a
+    run without the probe (``tests/audit/test_compiled_threads.py``)."""
+
+    worker: SweepWorker
+    summaries: dict[tuple[int, int], ChunkSummary] = field(default_factory=dict)
+    summary_type: ClassVar[type[ChunkSummary]] = ChunkSummary
+
+    def __post_init__(self) -> None:
+        self.source: Any = self.worker.source
+
+    def splice(self, ranges: list[tuple[int, int]],
+               probed: list[tuple[int, int, ChunkSummary]]) -> list[tuple[int, int]]:
+        """``ranges`` (consecutive) cut so that the probe's ranges are tasks of their own (the
+        boundaries inside them dropped), and ended after the first probed range that holds a
+        failing set (the run stops there at the latest); unchanged when the probe decided
+        nothing or its ranges are not within ``ranges``."""
+        if not probed or not ranges or not (
+                ranges[0][0] <= probed[0][0] and probed[-1][1] <= ranges[-1][1]):
+            return ranges
+        lo, hi = probed[0][0], probed[-1][1]
+        cuts = {a for a, _ in ranges} | {ranges[-1][1]}
+        cuts = {c for c in cuts if not lo < c < hi} | {a for a, _, _ in probed} | {hi}
+        for a, b, summary in probed:
+            self.summaries[(a, b)] = summary
+            if summary.fail_set is not None:
+                cuts = {c for c in cuts if c <= b}
+                break
+        edges = sorted(cuts)
+        return list(zip(edges, edges[1:], strict=False))
+
+    def run(self, task: Task) -> ChunkSummary | Unsettled:
+        known = self.summaries.get((task[1], task[2]))
+        if known is None:
+            return self.worker.run(task)
+        return replace(known, index=task[0])
 
 
 def enumeration_report(run: Run, acc: Accumulator, red: ns.Reduction, rot: Rotation | None,
