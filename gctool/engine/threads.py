@@ -18,10 +18,14 @@ one task at a time; those keep the process pool.
 * Signals reach the caller's (main) thread only: an interrupt there stops the run and waits at
   most :data:`ABANDON_S` for the running tasks (the threads are daemons; the compiled tasks are
   a few milliseconds each).
+* The threads outlive their pool: idle, they wait for the next pool's work
+  (:class:`Carrier`), so a run of a fraction of a second does not pay for starting threads
+  (a forked child starts its own).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -120,6 +124,66 @@ AHEAD = 2
 ABANDON_S = 0.5
 
 
+class Carrier:
+    """A daemon thread that runs one job after another (:meth:`start`), idle in between: the
+    threads of the pools are carriers taken from those left idle by earlier pools, so a pool
+    starts in microseconds instead of the time a new thread takes to be scheduled."""
+
+    _idle: list[Carrier] = []
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._job: tuple[Callable[[], None], threading.Event] | None = None
+        self._thread = threading.Thread(target=self._loop, name="gctool-job", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, job: Callable[[], None], name: str) -> threading.Event:
+        """Run ``job`` in an idle carrier (a new one when none is idle), named ``name``;
+        the event is set when it has ended (and the carrier is idle again)."""
+        with cls._lock:
+            carrier = cls._idle.pop() if cls._idle else None
+        if carrier is None:
+            carrier = cls()
+        done = threading.Event()
+        with carrier._cond:
+            carrier._thread.name = name
+            carrier._job = (job, done)
+            carrier._cond.notify()
+        return done
+
+    @classmethod
+    def _idle_idents(cls) -> list[int]:
+        """The thread idents of the idle carriers (tests)."""
+        with cls._lock:
+            return [c._thread.ident or 0 for c in cls._idle]
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._job is None:
+                    self._cond.wait()
+                (job, done), self._job = self._job, None
+            try:
+                job()
+            except BaseException:  # a job reports its own errors; the carrier stays
+                pass
+            self._thread.name = "gctool-job"
+            with Carrier._lock:
+                Carrier._idle.append(self)
+            done.set()  # idle first: the next pool of the caller finds it
+
+
+def _forked() -> None:
+    """In a forked child: the parent's carriers are not there (and the lock may have been
+    held by one of them)."""
+    Carrier._idle, Carrier._lock = [], threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 class _Threads:
     """The state of one :func:`run_threads`: tasks handed out in order, results by index."""
 
@@ -131,11 +195,15 @@ class _Threads:
         self.next = 0
         self.ahead = AHEAD * jobs if ahead is None else ahead
         self.results: dict[int, tuple[bool, Any]] = {}
-        self.threads = [threading.Thread(target=self._loop, name=f"gctool-job-{j}", daemon=True)
-                        for j in range(jobs)]
+        self.jobs = jobs
+        self.threads: list[threading.Event] = []  # set when each thread's loop has ended
         self.began = time.perf_counter()
         self.spans: list[tuple[float, float, float]] = []  # per thread: first, last, busy
         self.recorded = False  # in TIMES
+
+    def start(self) -> None:
+        """Start the pool's threads (idle carriers first)."""
+        self.threads = [Carrier.start(self._loop, f"gctool-job-{j}") for j in range(self.jobs)]
 
     def _take(self) -> int | None:
         with self.cond:
@@ -191,8 +259,8 @@ class _Threads:
         with self.cond:
             self.cond.notify_all()
         deadline = None if wait is None else time.monotonic() + wait
-        for t in self.threads:
-            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        for t in list(self.threads):
+            t.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         self._record()
 
     def _record(self) -> None:
@@ -203,7 +271,7 @@ class _Threads:
             self.recorded = True
             spans = list(self.spans)
         TIMES.pools += 1
-        TIMES.capacity += len(self.threads) * (end - self.began)
+        TIMES.capacity += self.jobs * (end - self.began)
         for first, last, busy in spans:
             TIMES.busy += busy
             TIMES.start += (first if first >= 0 else end) - self.began
@@ -221,8 +289,7 @@ def run_threads(
         run_ordered(worker, tasks, 1, on_result)
         return
     pool = _Threads(worker, tasks, min(jobs, len(tasks)))
-    for t in pool.threads:
-        t.start()
+    pool.start()
     _fold(pool, on_result)
 
 
@@ -249,8 +316,7 @@ class Ahead:
     def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int) -> None:
         self.pool = _Threads(worker, tasks, max(1, min(jobs, len(tasks))), ahead=len(tasks),
                              held=True)
-        for t in self.pool.threads:
-            t.start()
+        self.pool.start()
 
     @property
     def tasks(self) -> Sequence[Any]:

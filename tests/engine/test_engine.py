@@ -227,14 +227,15 @@ class _Charging:
 
 def test_tasks_started_ahead_charge_nothing_before_their_fold() -> None:
     """threads.Ahead runs tasks before their turn, but no task charges the budget until the
-    fold takes them (then in task order); dropped, its threads end; it folds only its own
-    tasks."""
+    fold takes them (then in task order); dropped, its threads are idle again (carriers for
+    the next pool: no thread more); it folds only its own tasks."""
     import threading
 
     import pytest
 
     from gctool.engine.threads import Ahead
 
+    Ahead(_Charging(), list(range(2)), 2).cancel()  # two idle carriers at least
     before = threading.active_count()
     worker = _Charging()
     dropped = Ahead(worker, list(range(5)), 2)
