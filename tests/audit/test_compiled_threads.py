@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,64 @@ def test_run_threads_raises_at_the_failing_task(jobs: int) -> None:
     with pytest.raises(ValueError, match="task 7"):
         threads.run_threads(worker, list(range(40)), jobs, lambda i, r: seen.append(i) or False)
     assert seen == list(range(7)) and worker.charged == list(range(7))
+
+
+def test_the_pools_threads_wait_for_the_next_pool() -> None:
+    """A pool's threads are idle carriers afterwards: the next pool runs on them (no thread
+    started), named as its own while they run its tasks; a forked child starts its own."""
+    import os
+
+    class Who:
+        def run(self, task: int) -> tuple[int, str]:
+            time.sleep(0.001)
+            return threading.get_ident(), threading.current_thread().name
+
+    def idents() -> tuple[set[int], set[str]]:
+        seen: list[tuple[int, str]] = []
+        threads.run_threads(Who(), list(range(12)), 2, lambda i, r: seen.append(r) or False)
+        return {r[0] for r in seen}, {r[1] for r in seen}
+
+    first, names = idents()
+    assert names <= {"gctool-job-0", "gctool-job-1"} and threading.get_ident() not in first
+    count = threading.active_count()
+    again, _ = idents()
+    assert again <= set(threads.Carrier._idle_idents()) and threading.active_count() == count
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover  (the child reports through its exit status)
+        ok = False
+        try:
+            signal.alarm(20)  # a pool waiting for the parent's threads would hang: killed
+            alone = threading.active_count()  # the parent's carriers are not in the child
+            ok = len(idents()[0]) >= 1 and threading.active_count() > alone
+        finally:
+            os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+
+
+_REAL = [c for c in _verify_codes() if not c[1].field.is_finite]
+
+
+@pytest.mark.parametrize("name,code,s", _REAL, ids=[c[0] for c in _REAL])
+def test_the_shared_reevaluation_equals_one_call(name: str, code: Any, s: int) -> None:
+    """verify's closing re-evaluation of the weakest sets, shared by the run's threads
+    (:func:`~gctool.audit.verify.diagnostics.direct_parts`), gives every set the result of
+    one call on all of them, float for float (ill-conditioned sets of the corpus included)."""
+    from gctool.audit.verify.diagnostics import direct_parts
+    from gctool.decode import Decoder
+    from gctool.engine.enumeration import survivors_of, unrank_lex
+
+    rng = np.random.default_rng(5)
+    total = comb(code.n, s)
+    ranks = np.sort(rng.choice(total, min(total, 17), replace=False)).astype(np.int64)
+    F = survivors_of(unrank_lex(code.n, s, ranks), code.n)
+    decoder = Decoder(code)
+    whole = decoder.evaluate(F)
+    for jobs in (2, 3):
+        parts = direct_parts(decoder, F, jobs)
+        assert len(parts) == (min(jobs, len(ranks) // 4) if len(ranks) >= 8 else 1)
+        for key in ("error", "ok", "rank", "cond", "norm"):
+            joined = np.concatenate([getattr(p, key) for p in parts])
+            assert np.array_equal(joined, getattr(whole, key), equal_nan=True), (key, jobs)
 
 
 def test_task_order_outside_a_pool_does_not_wait() -> None:
