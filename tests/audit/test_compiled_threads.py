@@ -125,6 +125,30 @@ def test_the_probed_ranges_are_folded_not_walked_again(
             assert used, t  # the probe's ranges were folded (2 per run unless it fails)
 
 
+def test_no_probe_when_even_the_worst_case_fits_the_budget(
+        tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A raised budget that a walk fits even with every set on the numpy route and the whole
+    exact allowance spent runs no probe (it could refuse nothing); the default one does."""
+    from gctool import budget
+
+    monkeypatch.setattr(budget, "PROBE", 8)
+    monkeypatch.setattr(budget, "PROBE_MIN", 4)
+    monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+    real = enumeration.probe_rate
+    calls: list[int] = []
+
+    def spy(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(enumeration, "probe_rate", spy)
+    code = design("cyclic", n=12, s=3, seed=1)
+    default = _verify_doc(code, 3, 2, method="exhaustive")
+    assert calls == [1]
+    monkeypatch.setenv("GCTOOL_MAX_WORK", "300h")
+    assert _verify_doc(code, 3, 2, method="exhaustive") == default and calls == [1]
+
+
 @pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])
 def test_attack_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
                                          code: Any) -> None:

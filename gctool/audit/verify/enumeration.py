@@ -213,6 +213,8 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     the probe decided, with their summaries, in order: the run folds them in their place
     (:class:`Probed`) instead of deciding them again."""
     walked: list[tuple[int, int, ChunkSummary]] = []
+    if _worst_fits(run, worker.kernel, evaluations, jobs):
+        return walked
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = settle(worker.run((0, a, b)))
@@ -232,6 +234,31 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         + f", timed on {timed:,} of them,", per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs)
     return walked
+
+
+#: the worst time of a set a compiled walk leaves doubtful, as a multiple of the calibrated
+#: time of the kernel's numpy route (timing noise, a slower machine)
+WORST_FACTOR = 4
+
+
+def _worst_fits(run: Run, kernel: Any, evaluations: int, jobs: int) -> bool:
+    """Is a compiled null-space walk within the budget even if it left every set to its
+    numpy route (the numpy null-space test, then the direct decoder) and its decoders spent
+    their whole exact-arithmetic allowance (:data:`gctool.exactls.MAX_TOTAL_WORK` big-number
+    operations each, at :data:`~gctool.audit.verify.run.RATIONAL_OP_COST`), with
+    :data:`WORST_FACTOR` to spare?  Then no probe could find it over the budget, and none is
+    run (a raised ``max_work``)."""
+    from gctool.audit.verify.run import RATIONAL_OP_COST
+    from gctool.exactls import MAX_TOTAL_WORK
+
+    if not (isinstance(kernel, ns.FloatNullKernel | ns.GFNullKernel)
+            and kernel.walks_compiled(run.s)):
+        return False
+    per_set = (kernel.set_time(run.s, evaluations)
+               + ns.nullspace_time(kernel.red, run.s, run.code.m, run.finite)
+               + ns.direct_time(run.code, run.s))
+    exact = 2 * MAX_TOTAL_WORK * RATIONAL_OP_COST  # the kernel's decoder and the run's
+    return run.budget.affords(WORST_FACTOR * (evaluations * per_set + exact), jobs)
 
 
 @dataclass
