@@ -15,10 +15,12 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 The ``--jobs`` runs (and the per-set costs) are measured before the Dask cluster starts (its
 scheduler runs in this process and its workers idle on the same cores: together a few percent
 of a core).  Each is run once to warm up, then the ``--jobs`` runs of a case are interleaved
-(1, 2, ..., 1, 2, ...: 7 rounds under 1 s, 3 under 3 s, else 1), so that a slow spell of a
-shared host (a one-job run of the same work varies by half its time from spell to spell)
-falls on every side alike.  The speed-up is the median over the rounds of each round's ratio
-``--jobs 1`` wall / ``--jobs J`` wall (the two runs next to each other in time); the best-of
+(1, 2, ..., 1, 2, ...: as many rounds as fit in a time allowance per case, :data:`ALLOWANCE_S`,
+at least :data:`MIN_ROUNDS` and at most :data:`MAX_ROUNDS`, an odd number), so that a slow
+spell of a shared host (a one-job run of the same work varies by half its time from spell to
+spell) falls on every side alike, and a sub-second case gets enough rounds for a stable
+median.  The speed-up is the median over the rounds of each round's ratio ``--jobs 1`` wall /
+``--jobs J`` wall (the two runs next to each other in time); the best-of
 ratio (fastest run over fastest run) is given beside it.  Wall and CPU times are medians.
 
 Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
@@ -244,10 +246,19 @@ def cluster(workers: int, processes: bool) -> Iterator[tuple[str, Any]]:
         yield lc.scheduler_address, client
 
 
+#: seconds of timed rounds per case (after the warm-up runs) ...
+ALLOWANCE_S = 20.0
+#: ... in at least this many rounds and at most this many (sub-second runs vary by a third
+#: from run to run on a shared host: the median of a few rounds moves by several percent)
+MIN_ROUNDS, MAX_ROUNDS = 3, 31
+
+
 def repeats(wall: float) -> int:
-    """Rounds of timed runs after a first (warm-up) one of ``wall`` seconds: sub-second runs
-    vary by a third from run to run on a shared host."""
-    return 7 if wall < 1 else 3 if wall < 3 else 1
+    """Rounds of timed runs after a first (warm-up) round of ``wall`` seconds (every
+    ``--jobs`` of the case once): as many as fit in :data:`ALLOWANCE_S`, odd (one median
+    round), within :data:`MIN_ROUNDS` .. :data:`MAX_ROUNDS`."""
+    rounds = max(MIN_ROUNDS, min(MAX_ROUNDS, int(ALLOWANCE_S / max(wall, 1e-3))))
+    return rounds if rounds % 2 else rounds - 1
 
 
 def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
@@ -259,7 +270,7 @@ def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
     runs: dict[int, list[tuple[Row, Any]]] = {}
     for j in jobs:  # also the warm-up of each
         runs[j] = [once(case, f"--jobs {j}", {"jobs": j})]
-    rounds = repeats(max(r.wall for r, _ in (v[0] for v in runs.values())))
+    rounds = repeats(sum(r.wall for r, _ in (v[0] for v in runs.values())))
     for _ in range(rounds):  # interleaved: a slow spell of the host falls on every side
         for j in jobs:
             runs[j].append(once(case, f"--jobs {j}", {"jobs": j}))
@@ -328,7 +339,8 @@ def main() -> None:
         speedups(res.rows)
     py = ".".join(map(str, sys.version_info[:3]))
     print(f"{cores} cores, Python {py}, wall of the library call after a warm-up run, "
-          "--jobs runs interleaved (7 rounds under 1 s, 3 under 3 s); speed-up: median of the "
+          f"--jobs runs interleaved ({ALLOWANCE_S:.0f} s of rounds per case, "
+          f"{MIN_ROUNDS} to {MAX_ROUNDS}); speed-up: median of the "
           "rounds' ratios --jobs 1 / this run (Dask: one run, over the --jobs 1 median), best-of: "
           "fastest over fastest; times: medians; local runs without the Dask cluster")
     print()
