@@ -84,7 +84,8 @@ def test_the_compiled_walks_run_in_threads(tiny_tasks: list[tuple[int, int]], na
     one, two = _verify_doc(code, s, 1, method="exhaustive"), _verify_doc(code, s, 2,
                                                                          method="exhaustive")
     assert one == two and two["kernel"] == "nullspace"
-    assert tiny_tasks[-1][0] == 2 and tiny_tasks[-1][1] > 5
+    # the walk's pool (the closing re-evaluation may run a small one after it)
+    assert any(jobs == 2 and tasks > 5 for jobs, tasks in tiny_tasks)
 
 
 @pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
