@@ -88,6 +88,18 @@ def test_the_compiled_walks_run_in_threads(tiny_tasks: list[tuple[int, int]], na
     assert any(jobs == 2 and tasks > 5 for jobs, tasks in tiny_tasks)
 
 
+def _tiny_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's budget probe on runs of 32 sets or more, of 8 sets (3 first)."""
+    from gctool import budget
+
+    monkeypatch.setattr(budget, "PROBE", 8)
+    monkeypatch.setattr(budget, "PROBE_MIN", 4)
+    monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+    real = budget.probe_rate
+    monkeypatch.setattr(enumeration, "probe_rate",
+                        lambda walk, stop, size, over: real(walk, stop, size, over, least=32))
+
+
 @pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
 def test_the_probed_ranges_are_folded_not_walked_again(
         tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch, name: str,
@@ -96,7 +108,6 @@ def test_the_probed_ranges_are_folded_not_walked_again(
     start) is folded in its place instead of being walked again: the report is the one of a
     run without the probe, for any jobs, whether the first failing set lies before, inside
     or after the probed range (then the run needs no task after it)."""
-    from gctool import budget
 
     real_run = enumeration.Probed.run
     used: list[tuple[int, int, int]] = []
@@ -116,9 +127,7 @@ def test_the_probed_ranges_are_folded_not_walked_again(
         monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
         monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
         monkeypatch.setattr(enumeration.Probed, "run", spy)
-        monkeypatch.setattr(budget, "PROBE", 8)
-        monkeypatch.setattr(budget, "PROBE_MIN", 4)
-        monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+        _tiny_probe(monkeypatch)
         used.clear()
         probed = [_verify_doc(code, t, jobs, method="exhaustive") for jobs in JOBS]
         assert probed == plain, t
@@ -130,11 +139,8 @@ def test_no_probe_when_even_the_worst_case_fits_the_budget(
         tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
     """A raised budget that a walk fits even with every set on the numpy route and the whole
     exact allowance spent runs no probe (it could refuse nothing); the default one does."""
-    from gctool import budget
 
-    monkeypatch.setattr(budget, "PROBE", 8)
-    monkeypatch.setattr(budget, "PROBE_MIN", 4)
-    monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+    _tiny_probe(monkeypatch)
     real = enumeration.probe_rate
     calls: list[int] = []
 
