@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, floor, isfinite
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -46,7 +46,15 @@ from gctool.model import GradientCode
 from gctool.reports import Bound
 
 if TYPE_CHECKING:
-    from gctool.engine.sweep import Fold
+    from gctool.engine.sweep import (
+        Fold,
+        LexSource,
+        PeakSummary,
+        SumFold,
+        SumSummary,
+        Task,
+        WorstFold,
+    )
 
 F = TypeVar("F", bound="Fold")
 
@@ -129,17 +137,77 @@ def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUD
     return found.size, found.complete
 
 
-def _worst_and_mean(code: GradientCode, s: int) -> tuple[float | None, float | None]:
-    """Worst and mean error of s stragglers, when affordable."""
-    from gctool.engine.sweep import LexSource, PeakWorker, SumFold, SumWorker, WorstFold
+class _Once:
+    """The errors of one task's sets, decoded once and handed to each worker of the task
+    (:class:`_PeakAndSum`): the first ``errors(S)`` decodes, a call with the same sets again
+    returns the same array."""
+
+    def __init__(self, kernel: _Errors) -> None:
+        self.kernel = kernel
+        self.sets: np.ndarray | None = None
+        self.values = np.empty(0)
+
+    def errors(self, S: np.ndarray) -> np.ndarray:
+        if self.sets is None or not np.array_equal(S, self.sets):
+            self.sets, self.values = S, self.kernel.errors(S)
+        return self.values
+
+
+@dataclass
+class _Both:
+    """One task's summaries of :class:`~gctool.engine.sweep.PeakWorker` and
+    :class:`~gctool.engine.sweep.SumWorker`."""
+
+    index: int
+    checked: int
+    peak: PeakSummary
+    sum: SumSummary
+
+
+@dataclass
+class _PeakAndSum:
+    """The worst set and the sum of the errors of one task's sets, from one decoding of them:
+    :class:`~gctool.engine.sweep.PeakWorker` and :class:`~gctool.engine.sweep.SumWorker` run
+    on the same errors, so each summary is the one its worker gives alone."""
+
+    source: LexSource
+    kernel: _Errors
+    summary_type: ClassVar[type] = _Both  # (never checkpointed: bound runs locally)
+
+    def run(self, task: Task) -> _Both:
+        from gctool.engine.sweep import PeakWorker, SumWorker
+
+        once = _Once(self.kernel)
+        peak = PeakWorker(self.source, once).run(task)
+        return _Both(task[0], peak.checked, peak, SumWorker(self.source, once).run(task))
+
+
+@dataclass
+class _WorstAndSum:
+    """:class:`~gctool.engine.sweep.WorstFold` and :class:`~gctool.engine.sweep.SumFold` of
+    :class:`_PeakAndSum`'s summaries, each merged in task order as on its own."""
+
+    worst: WorstFold
+    sum: SumFold
+
+    def merge(self, r: _Both) -> bool:
+        self.sum.merge(r.sum)
+        return self.worst.merge(r.peak)
+
+
+def _worst_and_mean(code: GradientCode, s: int
+                    ) -> tuple[float | None, list[int] | None, float | None]:
+    """Worst error of s stragglers, its (lexicographically first) set and the mean error,
+    when affordable; one decoding of every set serves both."""
+    from gctool.engine.sweep import LexSource, SumFold, WorstFold
 
     total = comb(code.n, s)
     if not affordable(code, s, total):
-        return None, None
+        return None, None, None
     kernel = _Errors(code)
-    worst = _run(code, s, PeakWorker(LexSource(code.n, s), kernel), WorstFold(), kernel).error
-    mean = _run(code, s, SumWorker(LexSource(code.n, s), kernel), SumFold(), kernel).total
-    return float(worst), mean / total
+    both = _run(code, s, _PeakAndSum(LexSource(code.n, s), kernel),
+                _WorstAndSum(WorstFold(), SumFold()), kernel)
+    return float(both.worst.error), both.worst.stragglers, both.sum.total / total
 
 
 def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
@@ -222,14 +290,15 @@ def _is_symmetric(code: GradientCode) -> bool:
     return B.shape[0] == B.shape[1] and bool(np.allclose(B, B.T, rtol=0, atol=1e-12))
 
 
-def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None
-                  ) -> list[ApproxBound]:
+def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None,
+                  reg: tuple[float, float] | None) -> list[ApproxBound]:
     n, support = code.n, code.support
     c = support.sum(axis=0)
+    cover = greedy_cover(support, s)
     out = [
-        bound_entry("error_lb_fully_straggled", float(greedy_cover(support, s)),
+        bound_entry("error_lb_fully_straggled", float(cover),
                f"worst error at s = {s} >= partitions whose holders all straggle "
-               f"(greedy S): {greedy_cover(support, s)}",
+               f"(greedy S): {cover}",
                "[D] reference §6.3 (a fully straggled partition costs exactly 1)",
                f"worst error, s = {s}", "lower", worst),
         bound_entry("mean_error_lb_uniform",
@@ -250,11 +319,12 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
                           "[D] reference §6.3", f"expected error, iid ({label})", "lower",
                           _iid_expectation(code, p)))
-    return out + _spectral(code, s, worst)
+    return out + _spectral(code, s, worst, reg)
 
 
-def _spectral(code: GradientCode, s: int, worst: float | None) -> list[ApproxBound]:
-    reg = column_regular(code)
+def _spectral(code: GradientCode, s: int, worst: float | None,
+              reg: tuple[float, float] | None) -> list[ApproxBound]:
+    """The spectral row, from ``reg = column_regular(code)``."""
     if reg is None:
         return []
     r, sigma = reg
@@ -286,14 +356,15 @@ def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[Approx
                    f"worst error, s = {s}", "exact", worst)]
 
 
-def _threshold_bounds(code: GradientCode, epsilon: float) -> list[ApproxBound]:
+def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, float] | None
+                      ) -> list[ApproxBound]:
+    """The T_ε rows, the lower one from ``reg = column_regular(code)``."""
     n, out = code.n, []
     actual, complete = exact_threshold(code, epsilon)
     note = "" if complete else "n/a (search above budget)"
     if complete and actual is None:
         note = f"none (no straggler set pushes the error above {epsilon:g})"
     quantity = f"threshold T_eps, eps = {epsilon:g}"
-    reg = column_regular(code)
     r, sigma = reg if reg is not None else (0.0, 0.0)
     denom = sigma**2 * n + epsilon * r**2
     ratio = epsilon * r**2 * n / denom if denom else 0.0
@@ -342,6 +413,7 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> l
     out = _family(code)
     if code.field.is_finite or code.m != 1:
         return out
-    worst, mean = _worst_and_mean(code, s)
-    return (_error_bounds(code, s, worst, mean) + _closed_form(code, s, worst) + out
-            + _threshold_bounds(code, eps))
+    worst, _, mean = _worst_and_mean(code, s)
+    reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
+    return (_error_bounds(code, s, worst, mean, reg) + _closed_form(code, s, worst) + out
+            + _threshold_bounds(code, eps, reg))

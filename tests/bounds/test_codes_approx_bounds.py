@@ -3,6 +3,10 @@ instances (hypothesis), exact entries match exhaustive search (gctool.audit.atta
 
 from __future__ import annotations
 
+import itertools
+from math import comb
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,6 +30,8 @@ from gctool.bounds.closed_forms import (
 )
 from gctool.codes import design
 from gctool.model import GradientCode
+
+from oracles import lstsq_error
 
 REAL = parse_field("real")
 
@@ -88,16 +94,12 @@ def test_bound_values_against_attack_directly(seed: int, data: st.DataObject) ->
 
 
 def test_exact_helpers_agree_with_attack() -> None:
-    import itertools
-
-    from oracles import lstsq_error
-
     code = design("expander", graph="petersen", seed=0)
     B, n = np.asarray(code.B), code.n
     errs = {S: lstsq_error(B, tuple(i for i in range(n) if i not in S))
             for t in range(n + 1) for S in itertools.combinations(range(n), t)}
     three = [e for S, e in errs.items() if len(S) == 3]
-    worst, mean = _worst_and_mean(code, 3)
+    worst, _, mean = _worst_and_mean(code, 3)
     assert worst == pytest.approx(max(three)) == pytest.approx(attack(code, 3).raw_error)
     assert mean == pytest.approx(np.mean(three), abs=1e-9)
     p = np.linspace(0.1, 0.5, n)  # iid straggling: every one of the 2^n sets, weighted
@@ -202,3 +204,97 @@ def test_large_codes_report_no_actual_value() -> None:
     entries = approx_bounds(code, 5)
     closed = next(b for b in entries if b.name == "closed_form_worst_error")
     assert closed.actual is None and closed.holds is None and "n/a" in closed.statement
+
+
+# -- the worst and the mean error of s stragglers: one decoding of every set serves both -------
+def _two_passes(code: GradientCode, s: int) -> tuple[float, list[int] | None, float]:
+    """The worst (and its set) and the mean from two enumerations, a PeakWorker and a
+    SumWorker (as ``bound`` computed them before they shared one decoding)."""
+    from gctool.bounds import approx
+    from gctool.engine.sweep import LexSource, PeakWorker, SumFold, SumWorker, WorstFold
+
+    kernel = approx._Errors(code)
+    worst = approx._run(code, s, PeakWorker(LexSource(code.n, s), kernel), WorstFold(), kernel)
+    total = approx._run(code, s, SumWorker(LexSource(code.n, s), kernel), SumFold(), kernel)
+    return float(worst.error), worst.stragglers, total.total / comb(code.n, s)
+
+
+SMALL_CODES = [
+    ("expander", dict(graph="petersen", seed=0), 3),
+    ("expander", dict(graph="paley", vertices=13), 3),
+    ("expander", dict(graph="random-regular", vertices=10, d=3, seed=1), 2),
+    ("frc", dict(n=6, s=1), 2),
+    ("cyclic", dict(n=8, s=3, seed=1), 3),
+    ("cyclic", dict(n=8, s=3, seed=1), 5),
+    ("cyclic", dict(n=7, s=2, seed=4, field="complex"), 3),
+    ("bibd", dict(design="fano"), 2),
+    ("bgc", dict(n=9, k=8, d=3, s=2, seed=2), 2),
+    ("graph", dict(graph="petersen"), 4),
+]
+
+
+@pytest.mark.parametrize(("scheme", "kwargs", "s"), SMALL_CODES)
+def test_worst_and_mean_against_lstsq_per_set(scheme: str, kwargs: dict[str, object],
+                                              s: int) -> None:
+    """One pass over the s-sets: the worst error is the largest lstsq error, its set the
+    lexicographically first one that reaches it, the mean the mean of every set's error; the
+    same floats, bit for bit, as the two passes it replaces."""
+    code = design(scheme, **kwargs)
+    B, n = np.asarray(code.B), code.n
+    errs = {S: lstsq_error(B, tuple(i for i in range(n) if i not in S))
+            for S in itertools.combinations(range(n), s)}  # lexicographic order
+    worst, worst_set, mean = _worst_and_mean(code, s)
+    assert worst is not None and mean is not None
+    assert worst == pytest.approx(max(errs.values()), abs=1e-9)
+    assert worst_set == list(next(S for S, e in errs.items() if e >= worst - 1e-9))
+    assert mean == pytest.approx(sum(errs.values()) / len(errs), abs=1e-9)
+    assert (worst, worst_set, mean) == _two_passes(code, s)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.data())
+def test_worst_and_mean_on_random_codes(seed: int, regular: bool, data: st.DataObject) -> None:
+    code = random_code(seed, regular)
+    s = data.draw(st.integers(0, code.n - 1))
+    B, n = np.asarray(code.B), code.n
+    errs = [lstsq_error(B, tuple(i for i in range(n) if i not in S))
+            for S in itertools.combinations(range(n), s)]
+    worst, worst_set, mean = _worst_and_mean(code, s)
+    assert worst == pytest.approx(max(errs), abs=1e-9)
+    assert mean == pytest.approx(sum(errs) / len(errs), abs=1e-9)
+    assert (worst, worst_set, mean) == _two_passes(code, s)
+
+
+def test_worst_and_mean_refused_above_the_budget() -> None:
+    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets
+    assert _worst_and_mean(code, 5) == (None, None, None)
+
+
+@pytest.mark.parametrize(("scheme", "kwargs", "args"), [
+    ("expander", dict(graph="paley", vertices=13, s=3), []),
+    ("cyclic", dict(n=8, s=3, seed=1), ["--epsilon", "0.5"]),
+    ("hetero", dict(p=[0.1, 0.3, 0.5, 0.2, 0.25], load=2, s=1), []),
+    ("bibd", dict(design="fano", s=2), []),
+])
+def test_bound_json_is_the_two_pass_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           scheme: str, kwargs: dict[str, object],
+                                           args: list[str]) -> None:
+    """``bound --json`` byte for byte as when the worst and the mean took a pass each."""
+    from click.testing import CliRunner
+
+    import gctool
+    from gctool.bounds import approx
+    from gctool.cli.main import cli
+
+    path = tmp_path / "code.json"
+    gctool.write_code(design(scheme, **kwargs), path)
+
+    def run() -> str:
+        r = CliRunner().invoke(cli, ["bound", str(path), *args, "--json"])
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    one = run()
+    monkeypatch.setattr(approx, "_worst_and_mean", _two_passes)
+    assert run() == one
+    assert '"mean_error_lb_uniform"' in one
