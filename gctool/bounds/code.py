@@ -35,8 +35,9 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
     if rank > n - s:
         rank_bound.check(code, budget, second=True)
     # over R/C a numerical rank above n - s only matters when its witness fails to decode
-    rank_fails = rank > n - s and rank_bound.witness_fails(code, s, rank)
-    by_rank_holds = rank_bound.witness_fails(code, n - rank + 1, rank)
+    # (the witnesses of s and of n - rank + 1 share one row basis of B)
+    by_rank_holds, rank_fails = rank_bound.witnesses_fail(code, [n - rank + 1, s], rank)
+    rank_fails = rank > n - s and rank_fails
     dmax = int(loads.max())
     findings: list[str] = []
     weak = [int(j) for j in (rep < s + m).nonzero()[0]]

@@ -16,21 +16,22 @@ from gctool.budget import Budget
 from gctool.model import GradientCode
 
 #: factorisations of B for one rank-bound witness over R/C (a row basis by pivoted QR, the
-#: targets' coefficients in it, and the decoder's check of the witness set)
+#: targets' coefficients in it, and the decoder's check of the witness set); a second witness
+#: shares the row basis and adds only its decoder's check
 WITNESS_FACTORISATIONS = 3
 
 
 def work(code: GradientCode, second: bool = False) -> int:
     """Work of ``bound`` on a file: the rank of B and, over R/C, the witness of
     T_0 <= n - rank + 1; ``second``: also the witness that rank(B) > n - s breaks s stragglers
-    (:func:`witness_fails`; exact and free over GF(q))."""
+    (:func:`witnesses_fail`; exact and free over GF(q))."""
     from gctool.budget import solve_cost
 
     n, K = code.B.shape
     one = solve_cost(n, K, code.field.is_finite)
     if code.field.is_finite:
         return one
-    return one * (1 + WITNESS_FACTORISATIONS * (2 if second else 1))
+    return one * (1 + WITNESS_FACTORISATIONS + (1 if second else 0))
 
 
 def check(code: GradientCode, budget: Budget, second: bool = False) -> None:
@@ -74,13 +75,21 @@ def _row_basis_float(code: GradientCode, rank: int) -> tuple[list[int], np.ndarr
     return rows, coef
 
 
-def witness(code: GradientCode, s: int, rank: int) -> tuple[list[int], str] | None:
+def row_basis(code: GradientCode, rank: int) -> tuple[list[int], np.ndarray]:
+    """Pivot rows of B (a row basis) and the targets' coefficients in them (exact over
+    GF(q)): what :func:`witness` builds its straggler set from, for any s."""
+    return _row_basis_gf(code) if code.field.is_finite else _row_basis_float(code, rank)
+
+
+def witness(code: GradientCode, s: int, rank: int,
+            basis: tuple[list[int], np.ndarray] | None = None) -> tuple[list[int], str] | None:
     """(stragglers, reason): a set of s stragglers that rank(B) > n - s breaks (exact argument;
-    None when the rank is small enough)."""
+    None when the rank is small enough).  ``basis``: :func:`row_basis` of the code, when
+    already computed."""
     n = code.n
     if rank <= n - s:
         return None
-    rows, coef = _row_basis_gf(code) if code.field.is_finite else _row_basis_float(code, rank)
+    rows, coef = row_basis(code, rank) if basis is None else basis
     weight = np.abs(coef).max(axis=1) if coef.size else np.zeros(len(rows))
     i0 = rows[int(np.argmax(weight))]
     keep = [i for i in rows if i != i0][: n - s]
@@ -95,13 +104,29 @@ def witness_fails(code: GradientCode, s: int, rank: int) -> bool:
     argument); over R/C the argument is exact-arithmetic only, so the witness is decoded under
     the tolerance rule (rows that are only nearly dependent can decode within tol * k), the
     confirmation verify uses too."""
-    if code.field.is_finite or not 0 < s < code.n or rank <= code.n - s:
-        return True
+    return witnesses_fail(code, [s], rank)[0]
+
+
+def witnesses_fail(code: GradientCode, sizes: list[int], rank: int) -> list[bool]:
+    """:func:`witness_fails` for each of ``sizes``, with one row basis of B and one decoding
+    per distinct witness set (``bound`` asks for s and for n - rank + 1)."""
     from gctool.decode import Decoder
 
-    found = witness(code, s, rank)
-    if found is None:
-        return False
-    stragglers = set(found[0])
-    F = np.array([[i for i in range(code.n) if i not in stragglers]], dtype=np.intp)
-    return not bool(Decoder(code).evaluate(F).ok[0])
+    basis: tuple[list[int], np.ndarray] | None = None
+    fails: dict[tuple[int, ...], bool] = {}
+    out = []
+    for s in sizes:
+        if code.field.is_finite or not 0 < s < code.n or rank <= code.n - s:
+            out.append(True)
+            continue
+        basis = row_basis(code, rank) if basis is None else basis
+        found = witness(code, s, rank, basis)
+        if found is None:
+            out.append(False)
+            continue
+        key = tuple(found[0])
+        if key not in fails:
+            F = np.array([[i for i in range(code.n) if i not in key]], dtype=np.intp)
+            fails[key] = not bool(Decoder(code).evaluate(F).ok[0])
+        out.append(fails[key])
+    return out

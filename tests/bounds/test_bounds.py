@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import gctool
 from gctool.algebra.fields import parse_field
 from gctool.bounds import bounds, load_bounds
-from gctool.bounds.rank import witness
+from gctool.bounds.rank import row_basis, witness, witnesses_fail
 from gctool.cli.main import cli
 from gctool.model import GradientCode
 
@@ -121,6 +121,12 @@ def test_rank_witness_fails_exactly(seed: int) -> None:
             S, why = found
             assert len(S) == s and "rank(B)" in why
             assert not decodes_rational(B, tuple(i for i in range(n) if i not in S))
+            # bound's witnesses share one row basis: the same set as with its own basis
+            assert witness(code, s, rank, row_basis(code, rank)) == found
+    # every size at once (one row basis, one decoding per distinct set) = one at a time
+    assert witnesses_fail(code, list(range(n)), rank) == [
+        witnesses_fail(code, [s], rank)[0] for s in range(n)]
+    assert all(witnesses_fail(code, [s], rank)[0] for s in range(n) if rank > n - s)
 
 
 def test_m_piece_code_needs_s_plus_m_holders() -> None:

@@ -270,10 +270,10 @@ def test_bound_estimates_the_rank_and_each_witness(tmp_path: Path,
     code = GradientCode(rng.standard_normal((10, 10)), parse_field("real"), 3)  # rank 10 > 7
     path = _file(tmp_path, code)
     one = solve_cost(10, 10)
-    assert rank_bound.work(code) == 4 * one and rank_bound.work(code, second=True) == 7 * one
+    assert rank_bound.work(code) == 4 * one and rank_bound.work(code, second=True) == 5 * one
     refused(run("bound", path, "--max-work", _time(4 * one - 1)), "the rank of B and its witness")
-    monkeypatch.setattr(rank_bound, "witness_fails", _forbid)  # refused before any witness
-    refused(run("bound", path, "--max-work", _time(7 * one - 1)), "two witnesses")
+    monkeypatch.setattr(rank_bound, "witnesses_fail", _forbid)  # refused before any witness
+    refused(run("bound", path, "--max-work", _time(5 * one - 1)), "two witnesses")
     monkeypatch.undo()
-    r = run("bound", path, "--max-work", _time(7 * one))
+    r = run("bound", path, "--max-work", _time(5 * one))
     assert r.exit_code in (0, 1), r.stderr
