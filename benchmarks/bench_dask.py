@@ -102,7 +102,7 @@ def main() -> None:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     from distributed import Client, LocalCluster
 
-    from gctool.audit.distributed import CLI_BATCH, DaskRunner, local_cluster_options
+    from gctool.audit.distributed import DaskRunner, cli_runner, local_cluster_options
 
     cores = os.cpu_count() or 1
     todo = cases(args.quick)
@@ -113,7 +113,7 @@ def main() -> None:
         address = lc.scheduler_address
 
         def dask(fn: Any, session: bool = True) -> tuple[float, float, Any, dict[str, float]]:
-            runner = DaskRunner(scheduler=address, key="bench", batch=CLI_BATCH, guided=True)
+            runner = cli_runner(address, key="bench")
             sums = {"worker_s": 0.0, "dask_tasks": 0}
 
             def counted(*args: Any) -> None:  # the stats of every enumeration of the run

@@ -286,11 +286,11 @@ def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
 def run_dask(res: Result, ref: Any, dask: tuple[str, Any], workers: int,
              processes: bool) -> None:
     """The Dask row of a case, on the warm cluster."""
-    from gctool.audit.distributed import CLI_BATCH, DaskRunner
+    from gctool.audit.distributed import cli_runner
 
     case = res.case
     address, client = dask
-    runner = DaskRunner(scheduler=address, key=case.label, batch=CLI_BATCH, guided=True)
+    runner = cli_runner(address, key=case.label)
     with runner:  # warm: the workers load the kernels
         case.run(case.code, {"runner": runner})
     row, report = measure(case, "", {"runner": runner}, client if processes else None)

@@ -42,6 +42,7 @@ of sets).  This module only changes *where* the tasks run:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -85,6 +86,15 @@ GUIDED_MAX = 8
 #: measures 5-15 ms of scheduling per Dask task (client, scheduler and worker together) on a
 #: 2-core loopback cluster, so 0.25 s keeps it under 5 %
 TASK_MIN_S = 0.25
+#: with the CLI's runner (``DaskRunner.local_below_s``), an enumeration whose calibrated
+#: estimate is below this many seconds of one core runs in the client's process, on the local
+#: engine (:func:`placed`): each enumeration on Dask costs a few round trips before its first
+#: result (the workers' count, the submission, the first task's start and its result: 20-40 ms
+#: on a loopback cluster of the 2-core development machine, benchmarks/bench_dask.py), which a
+#: size of a threshold search such as C(40, 4) = 91,390 sets (5 ms compiled) would pay for
+#: nothing; the estimate errs high (about 3x on that machine), so 0.1 s leaves on the cluster
+#: only what 2 workers finish sooner than one thread
+LOCAL_BELOW_S = 0.1
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
@@ -434,18 +444,62 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
 def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None) -> tuple[list[Any], float]:
     """On a Dask worker: run ``tasks`` with ``worker``; the results and the CPU seconds they
     took in this thread (the client sizes later Dask tasks with it).  With ``kernel``,
-    ``worker`` is a shell (:func:`_split`) and the kernel (scattered once per session) is put
-    back into a copy."""
+    ``worker`` is a shell (:func:`_split`) and the kernel (carried by the task,
+    :class:`_Carried`, or scattered once per session) is put back into a copy."""
     t0 = time.thread_time()
     if kernel is not None:
         worker = copy.copy(worker)
-        worker.kernel = kernel
+        worker.kernel = kernel.load() if isinstance(kernel, _Carried) else kernel
     return [worker.run(t) for t in tasks], time.thread_time() - t0
 
 
 #: a worker without its kernel (:func:`_split`) of at most this many pickled bytes travels
 #: inline with each Dask task (a rank-range source and a few numbers: about 200 bytes)
 INLINE_MAX = 2048
+#: a kernel (:func:`_split`: the code and its compiled screen, 14 KB for real cyclic n=40) of
+#: at most this many pickled bytes travels in each Dask task (:class:`_Carried`) and is
+#: unpickled once per worker process and session; a larger one is scattered to every worker
+#: (``scatter(broadcast=True)``) once per session.  benchmarks/bench_dask.py measures both: on
+#: the 2-core loopback cluster a broadcast scatter (the scheduler's replicate, worker to
+#: worker) took tens of ms of wall before the first task could start, and more worker CPU than
+#: several tasks; the carried bytes add nothing measurable to a task
+CARRY_MAX = 1 << 18
+#: carried kernels a worker process keeps, the last used (:class:`_Carried`)
+KERNELS_KEPT = 4
+_KERNELS: collections.OrderedDict[str, Any] = collections.OrderedDict()
+_KERNELS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Carried:
+    """A kernel carried by every Dask task as its pickled bytes; a worker process unpickles it
+    once per ``key`` (the SHA-256 of the bytes and of the session: the rebuilt oracle's meter
+    counts one session's work, :class:`gctool.audit.oracles.kernel.OracleKernel`) and keeps
+    the last :data:`KERNELS_KEPT` (the threads of a process share them, as they share a
+    scattered kernel)."""
+
+    key: str
+    blob: bytes
+
+    def load(self) -> Any:
+        with _KERNELS_LOCK:
+            kernel = _KERNELS.get(self.key)
+            if kernel is None:
+                kernel = _KERNELS[self.key] = pickle.loads(self.blob)
+                while len(_KERNELS) > KERNELS_KEPT:
+                    _KERNELS.popitem(last=False)
+            else:
+                _KERNELS.move_to_end(self.key)
+        return kernel
+
+
+def _carried(kernel: Any, salt: str) -> _Carried | None:
+    """``kernel`` as a :class:`_Carried` of this session (``salt``), or None when it is too
+    large to carry (:data:`CARRY_MAX`) or only Dask's cloudpickle can pickle it."""
+    blob = _pickled(kernel)
+    if blob is None or len(blob) > CARRY_MAX:
+        return None
+    return _Carried(hashlib.sha256(salt.encode() + blob).hexdigest(), blob)
 
 
 def _pickled(obj: Any) -> bytes | None:
@@ -519,6 +573,8 @@ class _Window:
         self.stats = runner.stats
         # the worker (or its kernel: _split) on the cluster, scattered when needed
         self.shell, self.payload = _split(worker)
+        # the kernel in each task (_Carried), or scattered to the cluster (remote) when needed
+        self.carried = None if self.shell is None else _carried(self.payload, runner.salt())
         self.remote: Any = None
         todo = [i for i in range(feed.nxt, len(tasks)) if i not in feed.results]
         self.queue, self.left = iter(todo), len(todo)
@@ -526,6 +582,7 @@ class _Window:
         self.tries: dict[int, int] = {}  # first task of a group -> times lost
         self.threads = 1  # worker threads of the cluster, last reported (DaskRunner.guided)
         self.ran, self.spent = 0, 0.0  # engine tasks back, and their seconds on the workers
+        self.share: int | None = None  # engine tasks per Dask task in the last round (size)
         self.futures: dict[Any, list[int]] = {}
         self.last_save = time.monotonic()
         self.last_health = 0.0
@@ -548,7 +605,12 @@ class _Window:
         low = batch  # then at least TASK_MIN_S of work, at the mean time of an engine task
         if self.ran and self.spent > 0:
             low = max(batch, math.ceil(TASK_MIN_S * self.ran / self.spent))
-        return max(low, min(GUIDED_MAX * batch, -(-self.left // (2 * self.threads))))
+        size = max(low, min(GUIDED_MAX * batch, -(-self.left // (2 * self.threads))))
+        if self.share is None and self.left <= size * self.threads:
+            # the last round: what is left, shared among the threads (3 engine tasks on 2
+            # threads: Dask tasks of 2 and 1, not one of 3 while a thread waits)
+            self.share = max(1, -(-self.left // self.threads))
+        return size if self.share is None else min(size, self.share)
 
     def _group(self) -> list[int]:
         if self.retry:
@@ -570,14 +632,15 @@ class _Window:
         group = [i for i in self._group() if i < self.feed.stop_at]
         if not group:
             return None
-        if self.remote is None or self.remote.status != "finished":  # not yet sent, or every
-            try:  # copy was lost with its workers
+        if self.carried is None and (self.remote is None or self.remote.status != "finished"):
+            try:  # not yet sent, or every copy was lost with its workers
                 self.remote = self._scatter()
             except (Exception, asyncio.CancelledError):  # no worker yet: try again later
                 self.retry.append(group)
                 return None
         chunk = [self.tasks[i] for i in group]
-        args = (self.remote, chunk) if self.shell is None else (self.shell, chunk, self.remote)
+        args = ((self.remote, chunk) if self.shell is None else
+                (self.shell, chunk, self.carried or self.remote))
         f = self.client.submit(_run_tasks, *args, pure=False,
                                key=f"gctool-{self.runner.key[:12]}-{group[0]}-{time.time_ns()}")
         self.futures[f] = group
@@ -753,11 +816,15 @@ class DaskRunner:
     #: finish together; which engine tasks run, and the results, are the same
     guided: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
+    #: an enumeration estimated below this many seconds of one core runs in this process
+    #: instead (:func:`placed`; the CLI: :data:`LOCAL_BELOW_S`); 0: everything on the cluster
+    local_below_s: float = 0.0
     #: an open session (``with runner:``): its client, and what its calls scattered (by the
     #: SHA-256 of the pickled object)
     _session: contextlib.ExitStack | None = field(default=None, init=False, repr=False)
     _session_client: Any = field(default=None, init=False, repr=False)
     _sent: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _session_salt: str = field(default="", init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -768,13 +835,20 @@ class DaskRunner:
     def __enter__(self) -> DaskRunner:
         """A session: every call until :meth:`__exit__` uses one client (and one local
         cluster, started by the first call), and an object the calls share (the code and its
-        compiled screen: the worker's ``kernel``, :func:`_split`) is scattered once, not once
-        per call (``attack --threshold`` makes one call per size, ``--curve`` one per point).
-        Without a session every call connects (or starts a local cluster) and scatters."""
+        compiled screen: the worker's ``kernel``, :func:`_split`) is unpickled once per worker
+        process (:class:`_Carried`) or, when too large to carry, scattered once, not once per
+        call (``attack --threshold`` makes one call per size, ``--curve`` one per point).
+        Without a session every call connects (or starts a local cluster) and sends it."""
         if self._session is not None:
             raise RuntimeError("this DaskRunner's session is already open")
         self._session = contextlib.ExitStack()
+        self._session_salt = os.urandom(16).hex()
         return self
+
+    def salt(self) -> str:
+        """What tells this session's (or, without one, this call's) carried kernels apart from
+        those of other runs on the same workers (:class:`_Carried`)."""
+        return self._session_salt if self._session is not None else os.urandom(16).hex()
 
     def __exit__(self, *exc: object) -> None:
         stack, self._session, self._session_client = self._session, None, None
@@ -903,6 +977,25 @@ class DaskRunner:
                     _abandon(client)
             finally:
                 _close_cluster(cluster)
+
+
+def cli_runner(scheduler: str | None = None, checkpoint: str | None = None, key: str = ""
+               ) -> DaskRunner:
+    """The runner of ``--executor dask`` (also the benchmarks'): Dask tasks of
+    :data:`CLI_BATCH` engine tasks and more on the guided schedule, and enumerations estimated
+    below :data:`LOCAL_BELOW_S` in this process."""
+    return DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key, batch=CLI_BATCH,
+                      guided=True, local_below_s=LOCAL_BELOW_S)
+
+
+def placed(runner: Any, seconds: float) -> Any:
+    """The runner of an enumeration estimated at ``seconds`` of one core (calibrated, before it
+    runs): ``runner``, or None (the local engine, in this process) when ``runner`` is a
+    :class:`DaskRunner` whose :attr:`~DaskRunner.local_below_s` is above the estimate.  Which
+    sets run, and the results, are the same either way."""
+    if isinstance(runner, DaskRunner) and seconds < runner.local_below_s:
+        return None
+    return runner
 
 
 def _connect(address: Address) -> Client:

@@ -26,6 +26,7 @@ from math import comb
 import numpy as np
 
 from gctool.audit import nullspace
+from gctool.audit.distributed import placed
 from gctool.audit.oracles import Oracle
 from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
@@ -245,8 +246,9 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
     compiled = oracle.will_walk_compiled(s, need)
-    used = used_jobs(need, jobs, runner, compiled)
     work = oracle.set_work(s, need)
+    runner = placed(runner, work / NS_PER_S)  # a small search runs here
+    used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way)
     timed = (probe_time(oracle, s, rot, need, used) if runner is None and
              comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need else None)
@@ -318,8 +320,11 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
     top = len(witness[0]) if witness else n
 
+    budget = _SearchBudget(oracle, jobs, runner, rot, limit, top,
+                           None if witness is None else witness[0])
+
     def plan(t: int) -> SizePlan:
-        return _size_plan(oracle, t, top, rot, jobs, runner)
+        return _size_plan(oracle, t, top, rot, jobs, budget.runner_of(t))
 
     def after(search: ExceedSearch) -> None:
         oracle.evaluations = base + search.evaluated
@@ -328,8 +333,9 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
     def ahead(t: int) -> tuple[SizePlan, OracleKernel] | None:
         """Size t on a twin of the oracle (its own compiled path), which local threads may
-        start while size t - 1 is searched on the oracle's numpy route."""
-        if runner is not None:
+        start while size t - 1 is searched on the oracle's numpy route (a size that runs in
+        this process: not with a runner that takes it)."""
+        if budget.runner_of(t) is not None:
             return None
         twin = copy.copy(oracle)
         return _size_plan(twin, t, top, rot, jobs, None), OracleKernel.of(twin)
@@ -337,8 +343,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
                           count=lambda t: count_evaluated(n, t, rot),
-                          budget=_SearchBudget(oracle, jobs, runner, rot, limit, top,
-                                               None if witness is None else witness[0]),
+                          budget=budget,
                           progress=after,
                           ahead=ahead)
     found = search.run()
@@ -419,16 +424,23 @@ class _SearchBudget:
             return oracle.set_work(t, at) * need / at, True
         return oracle.set_work(t, need), oracle.will_walk_compiled(t, need)
 
+    def runner_of(self, t: int) -> Runner | None:
+        """The runner of size t: the search's, or None (this process) for a size too small
+        to send to it (:func:`gctool.audit.distributed.placed`)."""
+        need = count_evaluated(self.oracle.n, t, self.rot)
+        return placed(self.runner, self.work(t, need)[0] / NS_PER_S)
+
     def size_time(self, t: int, need: int) -> tuple[float, str]:
         """(seconds of size t on the jobs that run it, how it was estimated)."""
         work, compiled = self.work(t, need)
-        jobs = used_jobs(need, self.jobs, self.runner, compiled)
+        runner = self.runner_of(t)
+        jobs = used_jobs(need, self.jobs, runner, compiled)
         full = work / jobs / NS_PER_S
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
         stop = exhaustive_source(self.oracle.n, t, self.rot, weighted=False)[1]
         small = stop < SAMPLE_MIN and full < STOP_PROBE_S and full <= left
-        if self.runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
+        if runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
                                       _with_next(self.oracle, t, self.top))
@@ -437,7 +449,7 @@ class _SearchBudget:
                             least=SAMPLE_MIN)
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
-        jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, self.runner,
+        jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, runner,
                                    compiled)
         full = rate * need / jobs / NS_PER_S
         share, found = 1.0, bound

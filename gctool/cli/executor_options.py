@@ -91,14 +91,13 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                 if scheduler is not None or checkpoint is not None:
                     raise click.UsageError("--scheduler and --checkpoint need --executor dask")
                 return f(*args, runner=None, **kwargs)
-            from gctool.audit.distributed import CLI_BATCH, DaskRunner, require_dask, silence_logs
+            from gctool.audit.distributed import cli_runner, require_dask, silence_logs
             from gctool.errors import SearchInterrupted
 
             require_dask()
             silence_logs()  # for the whole process: Dask logs even while the client closes
             key = _run_key(command, kwargs) if checkpoint else command
-            runner = DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key,
-                                batch=CLI_BATCH, guided=True)
+            runner = cli_runner(scheduler, checkpoint, key)
             try:
                 with runner:  # one client (cluster) for the command, the code scattered once
                     return f(*args, runner=runner, **kwargs)

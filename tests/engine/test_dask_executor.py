@@ -144,12 +144,21 @@ def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
         assert dsk.threshold == 3 and dsk.stragglers == [5, 7, 9]
 
 
-def test_a_session_connects_once_and_scatters_the_code_once(
-        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("carried", [True, False])
+def test_a_session_connects_once_and_sends_the_code_once(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch, carried: bool) -> None:
     """``with runner:`` (what the CLI does): a threshold search (one enumeration per size)
-    opens one client and scatters its kernel once; the report is the local one."""
+    opens one client, and its kernel is unpickled once per worker process (carried by the
+    tasks: one kernel in the workers' cache, for the threads of this in-process cluster) or,
+    when too large to carry, scattered once; the report is the local one."""
+    import collections
+
     import gctool.audit.distributed as dist
 
+    if not carried:
+        monkeypatch.setattr(dist, "CARRY_MAX", 0)
+    kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
+    monkeypatch.setattr(dist, "_KERNELS", kept)
     code = fail_code()
     kw: dict[str, Any] = dict(method="exhaustive", budget=Budget(max_sets=10_000))
     one = threshold(code, 0.0, jobs=1, **kw)
@@ -171,13 +180,52 @@ def test_a_session_connects_once_and_scatters_the_code_once(
         assert runner._session_client.status == "running"
     assert runner._session_client is None  # closed with the session
     assert same(dsk) == same(one) and dsk.threshold == 3
-    assert len(scattered) >= 3 and scattered[0] == 1 and sum(scattered) == 1, scattered
-    assert len(connects) == 1
-    # without a session every call connects and scatters
+    assert len(scattered) >= 3 and len(connects) == 1
+    if carried:
+        assert set(scattered) == {0} and len(kept) == 1, (scattered, list(kept))
+    else:
+        assert scattered[0] == 1 and sum(scattered) == 1 and not kept, scattered
+    # without a session every call connects and sends the code (a kernel of its own)
     connects.clear()
     scattered.clear()
+    kept.clear()
     assert same(threshold(code, 0.0, jobs=1, runner=runner, **kw)) == same(one)
-    assert len(connects) == len(scattered) >= 3 and set(scattered) == {1}
+    assert len(connects) == len(scattered) >= 3
+    assert set(scattered) == ({0} if carried else {1})
+    assert len(kept) == (min(len(connects), dist.KERNELS_KEPT) if carried else 0)
+
+
+def test_small_enumerations_run_in_the_client(cluster: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``local_below_s`` (the CLI's runner): an enumeration estimated below it runs in this
+    process, a larger one on the cluster; the reports are the local ones."""
+    from math import comb
+
+    from gctool.audit import exhaustive
+    from gctool.audit.attack.options import AttackOptions, oracle_for
+    from gctool.budget import NS_PER_S
+
+    code = fail_code()  # threshold 3: sizes 0..3 (the column witness {5, 7, 9} caps them)
+    kw: dict[str, Any] = dict(method="exhaustive", budget=Budget(max_sets=10_000))
+    one, worst = threshold(code, 0.0, jobs=1, **kw), attack(code, 3, jobs=1, **kw)
+    oracle = oracle_for(code, AttackOptions.of(None, **kw))
+    size_s = exhaustive._SearchBudget(oracle, 1, None, top=3).work(3, comb(14, 3))[0] / NS_PER_S
+    seen: list[int] = []
+    real_call = DaskRunner.__call__
+
+    def call(self: DaskRunner, worker: Any, *args: Any) -> None:
+        seen.append(worker.source.s)
+        real_call(self, worker, *args)
+
+    monkeypatch.setattr(DaskRunner, "__call__", call)
+    for below, sizes in ((0.0, [1, 2, 3]), (size_s, [3]), (size_s * 1.01, [])):
+        runner = DaskRunner(scheduler=cluster.scheduler_address, key="t", local_below_s=below)
+        seen.clear()
+        assert same(threshold(code, 0.0, jobs=1, runner=runner, **kw)) == same(one)
+        assert seen == sizes, (below, seen)
+        seen.clear()
+        assert same(attack(code, 3, jobs=1, runner=runner, **kw)) == same(worst)
+        assert seen == sizes[-1:], (below, seen)
 
 
 def _without_executor(doc: Any) -> Any:
@@ -531,7 +579,8 @@ def test_guided_groups_shrink_and_cover_every_task() -> None:
 
 def test_guided_groups_hold_a_minimum_time_once_measured() -> None:
     """Once engine tasks have come back, a Dask task holds at least ``TASK_MIN_S`` of them
-    at their mean time (past ``GUIDED_MAX x batch`` when they are short); every task once."""
+    at their mean time (past ``GUIDED_MAX x batch`` when they are short), but for the last
+    round, which shares what is left among the threads; every task once."""
     from gctool.audit.distributed import GUIDED_MAX, TASK_MIN_S, _InOrder, _Window
 
     class Client:
@@ -552,8 +601,31 @@ def test_guided_groups_hold_a_minimum_time_once_measured() -> None:
         pass
     groups = list(window.futures.values())
     assert [i for g in groups for i in g] == list(range(1000))
-    assert all(len(g) >= 40 for g in groups[1:-1]) and len(groups[-1]) <= 40
+    # the floor, except in the last round, which shares what is left among the 2 threads
+    assert all(len(g) >= 40 for g in groups[1:-2])
+    assert len(groups[-2]) - len(groups[-1]) in (0, 1) and len(groups[-2]) <= 40
     assert max(len(g) for g in groups[1:]) == 40 < 1000 // 4  # the floor, not more
+
+
+@pytest.mark.parametrize(("count", "sizes"), [(3, [2, 1]), (15, [4, 4, 4, 3]), (7, [4, 3])])
+def test_guided_last_round_gives_every_thread_a_share(count: int, sizes: list[int]) -> None:
+    """What is left once it fits one round is shared among the worker threads (3 engine
+    tasks on 2 threads: Dask tasks of 2 and 1, not one of 3 while the other thread idles)."""
+    from gctool.audit.distributed import _InOrder, _Window
+
+    class Client:
+        def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
+            return object()
+
+    tasks = [(i, 0, 0) for i in range(count)]
+    window = _Window(DaskRunner(batch=4, guided=True), Client(), None, tasks,
+                     _InOrder(lambda i, r: False, len(tasks)), None, {})
+    window.counted(2, 2)  # 2 workers of 1 thread
+    window.stats.update(submitted=0, dask_tasks=0)
+    window.remote = SimpleNamespace(status="finished")
+    while window.submit() is not None:
+        pass
+    assert [len(g) for g in window.futures.values()] == sizes
 
 
 def test_local_clusters_serve_http_on_a_free_loopback_port() -> None:
@@ -605,6 +677,7 @@ def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
     import gctool.audit.distributed as dist
 
     monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)
+    monkeypatch.setattr(dist, "CARRY_MAX", 0)  # the kernel scattered (a question answered)
     asked: list[int] = []
     handlers = cluster.scheduler.handlers
     identity = handlers["identity"]
