@@ -8,7 +8,10 @@ the guided grouping):
   (this one, which holds the client and the scheduler, and the workers) and wall per task;
 * the kernels' load per worker process: the extra CPU of the first run on the fresh cluster
   over the second one (numba's cached kernels loaded once per process, by the first task);
-* per case (``verify`` real cyclic n=48 s=6, ``attack --threshold`` on real cyclic n=40):
+* what a broadcast scatter of an attack kernel costs (the runner carries kernels of up to
+  ``CARRY_MAX`` bytes in its Dask tasks instead);
+* per case (``verify`` real cyclic n=48 s=6, ``attack -s 6`` and ``attack --threshold`` on
+  real cyclic n=40):
   local threads (``--jobs`` 1 and every core)
   and Dask, in a session and (threshold: one enumeration per size) without one: wall, CPU of
   every process, the Dask tasks, the seconds the engine tasks took on the workers, and the
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import pickle
 import resource
 import time
 from contextlib import nullcontext
@@ -76,7 +80,7 @@ def timed(meter: Meter, fn: Any) -> tuple[float, float, Any]:
 
 
 def cases(quick: bool) -> list[tuple[str, Any]]:
-    from gctool.audit.attack import threshold
+    from gctool.audit.attack import attack, threshold
     from gctool.audit.verify import verify
     from gctool.codes import design
 
@@ -86,6 +90,9 @@ def cases(quick: bool) -> list[tuple[str, Any]]:
     return [
         (f"verify real cyclic n={n} s={s}",
          lambda ex: verify(code, s, method="exhaustive", max_sets=10**13, **ex)),
+        (f"attack -s {s} real cyclic n={an}",
+         lambda ex: attack(acode, s, method="exhaustive", max_sets=10**13, symmetry=False,
+                           **ex)),
         (f"attack --threshold real cyclic n={an} s={s}",
          lambda ex: threshold(acode, 0.0, method="exhaustive", max_sets=10**13,
                               symmetry=False, **ex)),
@@ -134,6 +141,15 @@ def main() -> None:
             nw, nc, _ = timed(meter, lambda: noop(Noop(), [(i, 0, 0) for i in
                                                           range(args.noop_tasks)],
                                                   1, lambda i, r: False))
+        from gctool.audit.attack.options import AttackOptions, oracle_for
+        from gctool.audit.oracles.kernel import OracleKernel
+        from gctool.codes import design
+
+        an, s = (20, 4) if args.quick else (40, 6)
+        kernel = OracleKernel.of(oracle_for(design("cyclic", n=an, s=s, seed=1),
+                                            AttackOptions.of(None)))
+        sw, sc, _ = timed(meter, lambda: [client.scatter(kernel, broadcast=True, hash=False)
+                                          for _ in range(10)])
         for label, fn in todo:
             fn({"jobs": 1})  # warm: kernels loaded in this process
             dask(fn)  # and in the workers
@@ -152,6 +168,9 @@ def main() -> None:
           "(session, guided grouping); CPU of every process")
     print(f"scheduling per Dask task (no-op tasks, in a session): {nc / args.noop_tasks * 1e3:.1f} "
           f"ms CPU, {nw / args.noop_tasks * 1e3:.1f} ms wall")
+    print(f"scatter(broadcast=True) of the n={an} attack kernel ({len(pickle.dumps(kernel)):,} "
+          f"bytes; a session sends it in its Dask tasks instead): {sc / 10 * 1e3:.1f} ms CPU, "
+          f"{sw / 10 * 1e3:.1f} ms wall")
     print(f"kernel load per worker process (first run of {first_label} on a fresh cluster "
           f"minus the second): {(cold - warm) / cores:.2f} s CPU")
     print()
@@ -160,7 +179,8 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     base = {r[0]: r[2] for r in rows if r[1] == "--jobs 1"}
     for label, run, wall, cpu, on_workers, tasks, extra in rows:
-        dask_cols = (f"{tasks} | {on_workers:.2f} | {extra:.2f} s ({extra / cpu:.0%})"
+        dask_cols = (f"{tasks} | {on_workers:.2f} | {extra:.2f} s ({extra / cpu:.0%}; "
+                     f"{extra / max(tasks, 1) * 1e3:.0f} ms per Dask task)"
                      if run.startswith("dask") else "- | - | -")
         print(f"| {label} | {run} | {wall:.2f} | {base[label] / wall:.2f}x | {cpu:.2f} "
               f"| {dask_cols} |")
