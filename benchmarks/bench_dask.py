@@ -8,6 +8,7 @@ the guided grouping):
   (this one, which holds the client and the scheduler, and the workers) and wall per task;
 * the kernels' load per worker process: the extra CPU of the first run on the fresh cluster
   over the second one (numba's cached kernels loaded once per process, by the first task);
+* what a command's session costs by itself (connecting, the workers' count, one no-op task);
 * what a broadcast scatter of an attack kernel costs (the runner carries kernels of up to
   ``CARRY_MAX`` bytes in its Dask tasks instead);
 * per case (``verify`` real cyclic n=48 s=6, ``attack -s 6`` and ``attack --threshold`` on
@@ -45,6 +46,16 @@ import readme  # noqa: E402
 
 @dataclass
 class Noop:
+    def run(self, task: Any) -> Any:
+        return None
+
+
+@dataclass
+class NoopKernel:
+    """A no-op worker whose (tiny) kernel travels in its Dask tasks, as an attack's does."""
+
+    kernel: Any = 0
+
     def run(self, task: Any) -> Any:
         return None
 
@@ -150,6 +161,12 @@ def main() -> None:
                                             AttackOptions.of(None)))
         sw, sc, _ = timed(meter, lambda: [client.scatter(kernel, broadcast=True, hash=False)
                                           for _ in range(10)])
+        def command() -> None:  # a new session: connect, the workers' count, one task
+            with cli_runner(address, key="command") as runner:
+                runner(NoopKernel(), [(0, 0, 0)], 1, lambda i, r: False)
+
+        command()
+        cw, cc, _ = timed(meter, lambda: [command() for _ in range(10)])
         for label, fn in todo:
             fn({"jobs": 1})  # warm: kernels loaded in this process
             dask(fn)  # and in the workers
@@ -168,6 +185,8 @@ def main() -> None:
           "(session, guided grouping); CPU of every process")
     print(f"scheduling per Dask task (no-op tasks, in a session): {nc / args.noop_tasks * 1e3:.1f} "
           f"ms CPU, {nw / args.noop_tasks * 1e3:.1f} ms wall")
+    print(f"per command (a new session: connecting, the workers' count, one no-op task and its "
+          f"result): {cc / 10 * 1e3:.1f} ms CPU, {cw / 10 * 1e3:.1f} ms wall")
     print(f"scatter(broadcast=True) of the n={an} attack kernel ({len(pickle.dumps(kernel)):,} "
           f"bytes; a session sends it in its Dask tasks instead): {sc / 10 * 1e3:.1f} ms CPU, "
           f"{sw / 10 * 1e3:.1f} ms wall")
@@ -175,12 +194,12 @@ def main() -> None:
           f"minus the second): {(cold - warm) / cores:.2f} s CPU")
     print()
     print("| case | run | wall s | x --jobs 1 | CPU s | Dask tasks | on workers s "
-          "| extra CPU vs --jobs 1 |")
+          "| extra CPU vs --jobs 1 (per Dask task) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     base = {r[0]: r[2] for r in rows if r[1] == "--jobs 1"}
     for label, run, wall, cpu, on_workers, tasks, extra in rows:
         dask_cols = (f"{tasks} | {on_workers:.2f} | {extra:.2f} s ({extra / cpu:.0%}; "
-                     f"{extra / max(tasks, 1) * 1e3:.0f} ms per Dask task)"
+                     f"{extra / max(tasks, 1) * 1e3:.0f} ms)"
                      if run.startswith("dask") else "- | - | -")
         print(f"| {label} | {run} | {wall:.2f} | {base[label] / wall:.2f}x | {cpu:.2f} "
               f"| {dask_cols} |")

@@ -459,10 +459,10 @@ INLINE_MAX = 2048
 #: a kernel (:func:`_split`: the code and its compiled screen, 14 KB for real cyclic n=40) of
 #: at most this many pickled bytes travels in each Dask task (:class:`_Carried`) and is
 #: unpickled once per worker process and session; a larger one is scattered to every worker
-#: (``scatter(broadcast=True)``) once per session.  benchmarks/bench_dask.py measures both: on
-#: the 2-core loopback cluster a broadcast scatter (the scheduler's replicate, worker to
-#: worker) took tens of ms of wall before the first task could start, and more worker CPU than
-#: several tasks; the carried bytes add nothing measurable to a task
+#: (``scatter(broadcast=True)``) once per session.  The first task waits for a scatter:
+#: benchmarks/bench_dask.py measures 8 ms of CPU and of wall on the quiet 2-core loopback
+#: cluster, and on the loaded machine its replicate step (worker to worker) took 100-250 ms
+#: of wall and 50 ms of the workers' CPU; the carried bytes add nothing measurable to a task
 CARRY_MAX = 1 << 18
 #: carried kernels a worker process keeps, the last used (:class:`_Carried`)
 KERNELS_KEPT = 4
