@@ -401,9 +401,10 @@ def test_attack_rank_range_walk_matches_numpy(monkeypatch: pytest.MonkeyPatch) -
             assert first.fail_set == unrank_lex(n, s, np.array([2]))[0].tolist()
 
 
-def test_small_verify_process_loads_neither_numba_nor_galois(tmp_path: Any) -> None:
+def test_small_verify_process_loads_no_numba_galois_or_scipy(tmp_path: Any) -> None:
     """A small run stays on the numpy kernels (auto mode decides by size), so the process
-    never pays for importing numba or loading compiled kernels."""
+    never pays for importing numba or loading compiled kernels; nor for scipy, which only the
+    refinement of a near-tolerance set needs (:func:`gctool.exactls.refined_error`)."""
     import os
     import subprocess
     import sys
@@ -415,7 +416,8 @@ def test_small_verify_process_loads_neither_numba_nor_galois(tmp_path: Any) -> N
     probe = ("import sys\nfrom gctool.cli.main import main\n"
              "try:\n    main(['verify', sys.argv[1], '--method', 'exhaustive'])\n"
              "except SystemExit as e:\n    code = e.code\n"
-             "print('LOADED=' + ','.join(m for m in ('numba', 'galois') if m in sys.modules))")
+             "print('LOADED=' + ','.join(m for m in ('numba', 'galois', 'scipy')"
+             " if m in sys.modules))")
     env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
     out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
                          text=True, env=env, check=False)
