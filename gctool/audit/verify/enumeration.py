@@ -24,7 +24,7 @@ from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.budget import NS_PER_S, PROBE, format_seconds, probe_rate, walked_share
+from gctool.budget import NS_PER_S, PROBE, START_NS, format_seconds, probe_rate, walked_share
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.records import SetWorker
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
@@ -68,7 +68,8 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
         probed = probe_rate(walk, sample, size, run.budget.work_ns / max(1, sample))
         if probed is not None:
             per, what = probed[0], f"{what}, timed on {probed[1]:,} of them,"
-    run.budget.check_work(what, float(sample) * per, "sample fewer sets, or raise `max_work`")
+    run.budget.check_work(what, float(sample) * per, "sample fewer sets, or raise `max_work`",
+                          1, START_NS)
 
 
 #: a sample estimated at this many seconds or more is timed on a probe of its sets
@@ -93,7 +94,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     elif s > 0:
         count = count_orbits(n, s, rot.t) if rot is not None else run.total
         work, jobs = calibrated(run, kernel, count)
-        share = 1.0 if run.budget.affords(work, jobs) else _walked_share(run, kernel, rot, jobs)
+        share = (1.0 if run.budget.affords(work, jobs, START_NS)
+                 else _walked_share(run, kernel, rot, jobs))
         _check_budget(run, count, work * share, jobs, rot, share < 1.0)
     size = kernel.chunk_size(s)
     source: Any
@@ -199,7 +201,8 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
     took = format_seconds(work / NS_PER_S / max(1, jobs))
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
                           f"{took} on {jobs} job(s)), {INSTEAD}")
-    run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs)
+    run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
+                          START_NS)
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
@@ -232,7 +235,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         f"{what} of {evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
         + f", timed on {timed:,} of them,", per_set * sets,
-        f"raise `max_work`, {INSTEAD}", jobs)
+        f"raise `max_work`, {INSTEAD}", jobs, START_NS)
     return walked
 
 
