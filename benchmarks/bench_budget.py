@@ -25,7 +25,9 @@ ratios on a loaded one measure the load.
 ``--unseen`` runs a spread of codes the estimates were not calibrated on (random dense real,
 complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs, real cyclic n=64 with
 s=7 and 8, sbc, bibd and expander codes that fail at their first sets, frc, samples, the
-fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` and ``--curve``) for each
+fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` (among them is-cr and random
+complex codes above an epsilon > 0, whose small sizes send their sets to numpy) and
+``--curve``) for each
 ``--jobs`` of a list
 (e.g. ``1,2``), first as a user runs them (default budget).  A refused run must be refused in
 one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
@@ -194,6 +196,9 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
              ["attack", "a.json", "-s", "4", *ex, "--no-symmetry"], "random real n=18 s=4"),
             ("attack --threshold", {"f.json": designed("frc", n=18, s=2)},
              ["attack", "f.json", "--threshold", *ex], "frc n=18 s=2"),
+            ("attack --threshold", {"i.json": designed("is-cr", n=20, s=3)},
+             ["attack", "i.json", "--threshold", "--epsilon", "0.5", *ex, "--no-symmetry"],
+             "is-cr n=20 s=3, epsilon 0.5"),
             ("verify cyclic refused", {"c.json": designed("cyclic", n=26, s=6, seed=seed)},
              ["verify", "c.json", *ex, "--max-work", "100ms"],
              "real cyclic n=26 s=6, budget 100 ms"),
@@ -265,6 +270,14 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("attack --curve", {"c.json": designed("cyclic", n=30, s=5, seed=1)},
          ["attack", "c.json", "--curve", "--max-s", "6", *ex, "--no-symmetry"],
          "real cyclic n=30, s = 0..6"),
+        # thresholds above epsilon > 0 whose small sizes (below 262,144 sets) carry the run:
+        # doubtful sets that the compiled walk sends to numpy, timed on a sample of each size
+        ("attack --threshold", {"i.json": designed("is-cr", n=30, s=4)},
+         ["attack", "i.json", "--threshold", "--epsilon", "0.5", *ex, "--no-symmetry"],
+         "is-cr n=30 s=4, epsilon 0.5 (small sizes)"),
+        ("attack --threshold", {"z.json": random_dense(28, 20, 4, "complex", seed)},
+         ["attack", "z.json", "--threshold", "--epsilon", "1", *ex, "--no-symmetry"],
+         "random dense complex n=28 k=20, epsilon 1 (small sizes)"),
     ]
 
 
