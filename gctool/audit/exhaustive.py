@@ -134,17 +134,23 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs: int,
                  runner: Runner | None, compiled: bool) -> tuple[int, float]:
     """(jobs, ns on no job's share) of a search of size s whose sets cost ``work`` (ns of one
-    core) on ``jobs``: a compiled walk's threads (or a runner) share it all; a pool of
+    core) on ``jobs``: a compiled walk's threads (or a runner) share it all.  A pool of
     processes (:func:`gctool.engine.parallel.run_paced`, as :func:`_plan` starts it) runs only
-    when the tasks after the first take PARALLEL_MIN_S or more in one, and then each task's
-    round trip, :data:`~gctool.budget.PROCESS_TASK_NS`, is on no job's share."""
+    when the tasks after the first take PARALLEL_MIN_S or more in one; then the first task runs
+    alone, the others in rounds of ``jobs`` (rs complex n=30 s=5: three tasks, 65,536 +
+    65,536 + 11,434 sets, take two tasks' time on two jobs, not half of three), and each
+    task's round trip, :data:`~gctool.budget.PROCESS_TASK_NS`, is on no job's share."""
     if runner is not None or compiled or jobs <= 1 or s == 0:
         return jobs, 0.0
     stop = exhaustive_source(oracle.n, s, rot, weighted=False)[1]
-    tasks = -(-stop // max(1, oracle.chunk_size(s)))
+    size = max(1, oracle.chunk_size(s))
+    tasks = -(-stop // size)
     if tasks <= 1 or work * (tasks - 1) / tasks < PARALLEL_MIN_S * NS_PER_S:
         return 1, 0.0
-    return jobs, tasks * PROCESS_TASK_NS
+    task = work * min(1.0, size / stop)  # a full task's work
+    rest = work - task
+    wall = task + min(rest, -(-(tasks - 1) // jobs) * task) + tasks * PROCESS_TASK_NS
+    return jobs, max(0.0, wall - work / jobs)
 
 
 def set_work(code: GradientCode, s: int, sets: int) -> float:
@@ -207,13 +213,16 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
 def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int) -> float | None:
     """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
     measured on a task of its own size from the middle of the space by the kernel that will
-    run it (:func:`gctool.budget.probe_rate`, shared with ``verify``), or None for a search too
-    small to probe (:func:`_twin_walk`: the sets count nowhere)."""
-    if s == 0:
+    run it (:func:`gctool.budget.probe_rate`, shared with ``verify``; below PROBE_MIN * PROBE
+    sets a sample of 1/PROBE_MIN of them, at least SAMPLE: the numpy route's time per set
+    depends on the code, real cyclic n=30 s=5 takes 1.4 us where the calibration says 4), or
+    None for a search of fewer than SAMPLE_MIN sets (:func:`_twin_walk`: the sets count
+    nowhere)."""
+    if s == 0 or count_evaluated(oracle.n, s, rot) < SAMPLE_MIN:
         return None
     walk, stop, size = _twin_walk(oracle, s, rot)
     over = oracle.budget.max_work * NS_PER_S * max(1, jobs) / max(1, need)
-    probed = probe_rate(walk, stop, size, over)
+    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN)
     if probed is None:
         return None
     return probed[0] * need / max(1, jobs) / NS_PER_S

@@ -251,6 +251,53 @@ def test_a_small_threshold_size_is_timed_on_its_own_plan(
     assert len(asked) == 1
 
 
+def test_a_small_exhaustive_attack_is_timed_on_a_sample(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """frc n=40, s=3 (9,880 sets, below PROBE_MIN * PROBE) runs on the numpy route, whose time
+    per set depends on the code: it is timed on a sample (here a probe that reports 1 us per
+    set), which decides; s=2 (780 sets, below SAMPLE_MIN) keeps the calibrated rate."""
+    from gctool import budget
+    from gctool.audit import exhaustive
+
+    asked: list[tuple[int, int]] = []
+
+    def probe(walk: object, stop: int, size: int, over: float, least: int = 0) -> tuple:
+        asked.append((stop, least))
+        return 1000.0, 1024, False
+
+    monkeypatch.setattr(exhaustive, "probe_rate", probe)
+    code = design("frc", n=40, s=4)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 3, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-3))
+    assert asked == [(comb(40, 3), budget.SAMPLE_MIN)] and "timed on a sample" in str(err.value)
+    assert err.value.needed == pytest.approx((1000.0 * comb(40, 3) + budget.START_NS) / 1e9)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 2, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-3))
+    assert len(asked) == 1 and "timed" not in str(err.value)
+
+
+def test_a_pool_of_processes_is_estimated_as_it_runs() -> None:
+    """rs complex n=30 s=5 on the numpy route: three tasks (65,536 + 65,536 + 11,434 sets) on
+    two processes take the first task alone, then one round of two, plus each task's round
+    trip: not half of the three; the pool does not start when the tasks after the first take
+    under PARALLEL_MIN_S, and a compiled walk's threads share the work whole."""
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+    from gctool.budget import PROCESS_TASK_NS
+    from gctool.engine.parallel import PARALLEL_MIN_S
+
+    oracle = make_oracle(design("rs", n=30, s=5, field="complex"))
+    assert not oracle.will_walk_compiled(5, comb(30, 5)) and oracle.chunk_size(5) == 65536
+    work = 1e9  # ns of one core
+    jobs, extra = exhaustive.process_cost(oracle, 5, None, work, 2, None, False)
+    task = work * 65536 / comb(30, 5)
+    assert jobs == 2
+    assert work / 2 + extra == pytest.approx(2 * task + 3 * PROCESS_TASK_NS)
+    small = PARALLEL_MIN_S * 1e9  # the two tasks after the first take less than this
+    assert exhaustive.process_cost(oracle, 5, None, small, 2, None, False) == (1, 0.0)
+    assert exhaustive.process_cost(oracle, 5, None, work, 2, None, True) == (2, 0.0)
+
+
 def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The attack re-checks its calibrated estimate on the same probe as verify: with a clock
@@ -267,9 +314,12 @@ def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
     assert err.value.needed == pytest.approx(0.1 / budget.PROBE_FIRST * comb(30, 6), rel=1e-3)
 
 
-def test_attack_estimates_use_the_kernel_that_will_run() -> None:
+def test_attack_estimates_use_the_kernel_that_will_run(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
     """Below the compiled walk's size, the numpy fast path's time per set (not one
-    least-squares solve per set); over GF(q), the batched elimination's."""
+    least-squares solve per set); over GF(q), the batched elimination's (the calibrated
+    rates: the timed probe left out)."""
+    from gctool.audit import exhaustive
     from gctool.audit.oracles import make_oracle
     from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
     from gctool.audit.oracles.optimal import hat_time
@@ -284,6 +334,7 @@ def test_attack_estimates_use_the_kernel_that_will_run() -> None:
         10 * gf_set_time(gf, 4) + ERRORS_CALL_NS)
     assert gf_set_time(gf, 4) < set_cost(11, gf.B.shape[1], True)
     # the run's fixed cost besides its sets (START_NS) is in every estimate, on no job's share
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)
     with pytest.raises(BudgetExceeded) as err:  # refused before the oracle's set-up, alike
         attack(gf, 4, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-4))
     assert err.value.needed == pytest.approx(
