@@ -30,7 +30,6 @@ def renderers() -> dict[str, Callable[[Any], None]]:
         files,
         profile,
         sequential,
-        show,
         simulate,
         train,
         verify,
@@ -53,10 +52,17 @@ def renderers() -> dict[str, Callable[[Any], None]]:
         "SimulationReport": simulate.render_simulation,
         "TrainReport": train.render_train,
         "SweepReport": simulate.render_sweep,
-        "Picture": show.render_picture,
+        "Picture": _render_picture,
         "ExportReport": files.render_export,
         "DesignReport": files.render_design,
     }
+
+
+def _render_picture(report: Any) -> None:
+    """:mod:`.show` imports the picture code (gctool.viz, xml.etree): only ``show`` needs it."""
+    from gctool.cli.render.show import render_picture
+
+    render_picture(report)
 
 
 @functools.cache
