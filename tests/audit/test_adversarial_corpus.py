@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -33,6 +31,7 @@ from corpus import (
     exact_worst,
     tandon7,
 )
+from helpers import run
 from jsondoc import loads
 
 CORPUS = adversarial_corpus()
@@ -114,10 +113,10 @@ def test_unproved_symmetry_is_reported_not_used(tmp_path) -> None:  # type: igno
     path = tmp_path / "near.json"
     path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
                                 "n": 6, "k": 6, "s": 2, "field": "real", "B": near.tolist()}))
-    p = _gctool("verify", str(path))
-    assert p.returncode == 0, p.stderr
+    p = run("verify", str(path))
+    assert p.exit_code == 0, p.stderr
     assert "note: rotation symmetry only up to round-off" in p.stdout
-    p = _gctool("verify", str(path), "--json")
+    p = run("verify", str(path), "--json")
     assert loads(p.stdout)["notes"] == first.notes
 
 
@@ -178,11 +177,6 @@ def test_elementary_bound_when_the_check_budget_is_small() -> None:
 
 
 # -- no internal error from the command line ---------------------------------------------------
-def _gctool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
-                          text=True, timeout=120)
-
-
 @pytest.mark.parametrize("method", ["auto", "exhaustive", "bnb", "greedy"])
 def test_fixed_decoder_errors_beyond_float64(method: str) -> None:
     """With entries of 1e200 the fixed decoder's errors overflow: inf, never nan or a crash."""
@@ -199,9 +193,9 @@ def test_no_exit_3_on_huge_entries(tmp_path, method: str) -> None:  # type: igno
     path = tmp_path / "huge.json"
     path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
                                 "n": 7, "k": 7, "s": 2, "field": "real", "B": B.tolist()}))
-    p = _gctool("attack", str(path), "--threshold", "--method", method, "--json",
+    p = run("attack", str(path), "--threshold", "--method", method, "--json",
                 "--time-limit", "20")
-    assert p.returncode == 0, p.stderr
+    assert p.exit_code == 0, p.stderr
     assert loads(p.stdout)["threshold"] == 3
 
 
@@ -278,6 +272,6 @@ def test_a_singular_value_at_the_cut_off_is_undecided(tmp_path) -> None:  # type
     path.write_text(json.dumps({"format": "gctool.code", "version": 1, "scheme": "custom",
                                 "n": 2, "k": 2, "s": 0, "field": "real",
                                 "B": np.asarray(code(48).B).tolist()}))
-    p = _gctool("verify", str(path))
-    assert p.returncode == 2 and p.stdout == ""
+    p = run("verify", str(path))
+    assert p.exit_code == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "float64 cannot decide" in p.stderr
