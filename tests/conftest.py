@@ -1,6 +1,12 @@
-"""Shared fixtures: small codes from the reference's worked examples, and a CLI runner."""
+"""Shared fixtures: small codes from the reference's worked examples, and a CLI runner; numba's
+cache filled beside the suite when it is cold (tests/warm_kernels.py)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import galois
 import numpy as np
@@ -26,6 +32,41 @@ def _gf_python(*args: object, **kwargs: object) -> type:
 
 
 galois.GF = _gf_python
+
+
+def _kernel_cache_is_cold() -> bool:
+    """No cached real screen next to the kernels' source (numba's in-tree cache, where an
+    editable or writable install keeps it); with ``NUMBA_CACHE_DIR`` set: cold unless it
+    holds files."""
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen:
+        return not any(Path(chosen).rglob("*.nbi"))
+    import gctool
+
+    pycache = Path(gctool.__file__).parent / "audit" / "kernels" / "__pycache__"
+    return not any(pycache.glob("real.screen_range-*.nbi"))
+
+
+_warmer: list[subprocess.Popen[bytes]] = []
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A run of more than one test module on a cold cache (a fresh clone) compiles the kernels
+    in a process of its own, on the core the suite leaves idle, while the first tests run."""
+    if (_warmer or os.environ.get("GCTOOL_COMPILED") == "0"
+            or len({item.path for item in items}) < 2 or not _kernel_cache_is_cold()):
+        return
+    _warmer.append(subprocess.Popen([sys.executable, str(Path(__file__).parent /
+                                                         "warm_kernels.py")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def pytest_sessionfinish() -> None:
+    while _warmer:
+        proc = _warmer.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
 
 
 @pytest.fixture
