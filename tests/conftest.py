@@ -56,9 +56,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if (_warmer or os.environ.get("GCTOOL_COMPILED") == "0"
             or len({item.path for item in items}) < 2 or not _kernel_cache_is_cold()):
         return
-    _warmer.append(subprocess.Popen([sys.executable, str(Path(__file__).parent /
-                                                         "warm_kernels.py")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    script = Path(__file__).parent / "warm_kernels.py"
+    _warmer.append(subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL))
 
 
 def pytest_sessionfinish() -> None:
