@@ -31,6 +31,11 @@ from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_fol
 from gctool.reports import Diagnostics, VerifyReport
 
 PILOT = 512  # sets in the first (timed) chunk
+#: threads take chunks of GUIDED times the kernel's chunk size (shrinking from 4x that to
+#: 1/4 of it, :func:`~gctool.engine.enumeration.guided_ranges`): each task costs its thread
+#: and the fold some Python (about 0.1 ms, three times that with the GIL contended), so fewer
+#: tasks pay; the last ones (half a kernel chunk, about 1 ms) still end the threads together
+GUIDED = 2
 PARALLEL_MIN_S = 0.25  # below this estimated single-process time, do not start processes
 THREADS_MIN_S = 0.01  # the same for threads (a compiled walk)
 
@@ -131,7 +136,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         # costs a merge and a fold in Python (about 0.1 ms)
         ranges = rank_ranges(pilot, stop, 4 * size)
     else:  # shrinking chunks, so that the threads finish together
-        ranges = guided_ranges(pilot, stop, size, run.used_jobs)
+        ranges = guided_ranges(pilot, stop, GUIDED * size, run.used_jobs)
     known = Probed(worker)
     if run.runner is None:  # the probe's ranges are tasks whose summaries are known
         ranges = known.splice(ranges, probed)
