@@ -19,7 +19,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from gctool.engine.records import Record
+from gctool.engine.records import Record, Summary
 from gctool.engine.sweep import Best, Task
 
 #: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
@@ -89,6 +89,10 @@ class ChunkSummary:
     min_screen: float | None = None
     weakest: list[Best] = field(default_factory=list)
 
+    @property
+    def covered(self) -> int:
+        return self.evaluated
+
     @classmethod
     def from_record(cls, r: Record) -> ChunkSummary:
         """A chunk read back from a checkpoint, every field checked against its task."""
@@ -142,10 +146,11 @@ def summarise(index: int, S: np.ndarray, w: np.ndarray, r: ChunkEval,
     return out
 
 
-class Unsettled(Protocol):
+class Unsettled(Summary, Protocol):
     """A chunk whose last few sets the worker left to the fold, which decides them in task
     order in its own thread (:func:`settle`): threads walking compiled code then never wait
-    for the GIL held by numpy (``SweepWorker(defer=True)``, in-process runners only)."""
+    for the GIL held by numpy (``SweepWorker(defer=True)``, in-process runners only).  The
+    engine reads it as a summary that covers no known number of sets yet."""
 
     def settle(self) -> ChunkSummary: ...
 

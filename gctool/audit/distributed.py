@@ -783,9 +783,7 @@ class _Window:
                 if self.feed.drain():
                     return
         finally:
-            from gctool.engine.sweep import covered
-
-            self.stats["unmerged"] = sum(covered(r) or 0 for r in self.feed.results.values())
+            self.stats["unmerged"] = sum(r.covered or 0 for r in self.feed.results.values())
             if self.ck is not None:
                 self.ck.save()  # first: whatever happens while shutting down, keep the work
             with contextlib.suppress(BaseException):

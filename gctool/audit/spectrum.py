@@ -290,6 +290,11 @@ class _SpectrumSummary:
     checked: int = 0
     picks: list[tuple[str, float, list[int], tuple[float, float]]] = dc_field(
         default_factory=list)
+    fail_set: ClassVar[None] = None
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> _SpectrumSummary:

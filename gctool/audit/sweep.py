@@ -36,6 +36,7 @@ class OrbitSource:
     s: int
     rot: Rotation
     weighted: bool = True
+    dense: ClassVar[bool] = False  # canonical sets only: fewer sets than ranks
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
         _, a, b = task

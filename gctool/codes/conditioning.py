@@ -203,6 +203,11 @@ class WalkBounds:
     hi: np.ndarray
     lo: np.ndarray
     doubt: np.ndarray
+    fail_set: ClassVar[None] = None
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
 
 @dataclass

@@ -42,6 +42,22 @@ def record(summary: Any) -> dict[str, Any]:
     return {"type": type(summary).__name__, "data": _plain(asdict(summary))}
 
 
+class Summary(Protocol):
+    """What the engine reads of a task's summary (:class:`gctool.engine.sweep.Coverage`,
+    :func:`gctool.engine.sweep.stops`, the runners): the index of its task, the number of sets
+    it covered (None when it is not known before the fold settles it) and the set that ends
+    the run (None: the run goes on)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def covered(self) -> int | None: ...
+
+    @property
+    def fail_set(self) -> list[int] | None: ...
+
+
 class SetWorker(Protocol):
     """A worker of the enumeration engine (:func:`gctool.engine.sweep.run_folded`): ``run(task)``
     gives a summary of the type it declares (``summary_type``, a dataclass with a classmethod
@@ -50,7 +66,7 @@ class SetWorker(Protocol):
     summary_type: ClassVar[type]
     source: Any  # a gctool.engine.sweep.Source, whose ``holds`` checks a recorded set
 
-    def run(self, task: tuple[int, int, int]) -> object: ...
+    def run(self, task: tuple[int, int, int]) -> Summary: ...
 
 
 def summary_from_record(blob: Any, task: tuple[int, int, int], worker: SetWorker) -> object:

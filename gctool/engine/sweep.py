@@ -68,7 +68,7 @@ from gctool.engine.enumeration import (
     straggler_mask,
     unrank_lex,
 )
-from gctool.engine.records import Record, SetWorker, rank_holds
+from gctool.engine.records import Record, SetWorker, Summary, rank_holds
 from gctool.numerics import beats, first_max
 
 if TYPE_CHECKING:
@@ -81,6 +81,9 @@ Best = tuple[float, list[int]]
 
 
 class Source(Protocol):
+    #: one set per rank (every rank of a task's range is a set of its batch: see Coverage)
+    dense: ClassVar[bool]
+
     @property
     def n(self) -> int: ...
 
@@ -195,7 +198,7 @@ def run_folded(worker: SetWorker, tasks: Sequence[Task], fold: Fold, *, jobs: in
     elif tasks and tasks[0][1] != coverage.end:
         raise ValueError(f"tasks start at rank {tasks[0][1]}, the coverage at {coverage.end}")
 
-    def on_result(i: int, summary: Any) -> bool:
+    def on_result(i: int, summary: Summary) -> bool:
         coverage.check(tasks[i], summary)
         stop = fold.merge(summary)
         coverage.merged(tasks[i], summary, stop)
@@ -209,16 +212,6 @@ def run_folded(worker: SetWorker, tasks: Sequence[Task], fold: Fold, *, jobs: in
         raise coverage.incomplete(exc.reason, [(tasks[i][1], tasks[i][2]) for i in exc.indices],
                                   exc.hint) from None
     coverage.require()
-
-
-def covered(summary: Any) -> int | None:
-    """The number of sets a summary says it checked (``checked``, else ``evaluated``), or None
-    when it is not known before the fold settles it."""
-    for name in ("checked", "evaluated"):
-        value = getattr(summary, name, None)
-        if value is not None:
-            return int(value) if isinstance(value, int | np.integer) else None
-    return None
 
 
 #: lost ranges named in an IncompleteRun message (the rest are counted)
@@ -249,36 +242,35 @@ class Coverage:
             self.end = self.start
 
     @classmethod
-    def of(cls, source: Any, start: int, stop: int) -> Coverage:
+    def of(cls, source: Source, start: int, stop: int) -> Coverage:
         """The coverage of ranks ``[start, stop)`` of ``source``."""
-        return cls(int(getattr(source, "s", 0) or 0), start, stop,
-                   bool(getattr(source, "dense", False)))
+        return cls(source.s, start, stop, source.dense)
 
-    def check(self, task: Task, summary: Any) -> None:
+    def check(self, task: Task, summary: Summary) -> None:
         """Raise IncompleteRun unless ``summary`` may be merged as the result of ``task``."""
         problem = self.problem(task, summary)
         if problem is not None:
             raise self.incomplete(problem)
 
-    def problem(self, task: Task, summary: Any) -> str | None:
+    def problem(self, task: Task, summary: Summary) -> str | None:
         """Why ``summary`` may not be merged as the result of ``task`` (None: it may)."""
         i, a, b = task
-        sets = covered(summary)
+        sets = summary.covered
         if self.stopped:
             return f"ranks {_span(a, b)} arrived after the run had stopped"
         if a != self.end:
             return (f"ranks {_span(a, b)} arrived where rank {self.end:,} was next"
                     if a > self.end else f"ranks {_span(a, b)} arrived twice")
-        if getattr(summary, "index", i) != i:
+        if summary.index != i:
             return f"the result for ranks {_span(a, b)} is another task's"
         if sets is not None and (not 0 <= sets <= b - a or (
                 self.dense and sets != b - a and not stops(summary))):
             return f"the result for ranks {_span(a, b)} counts {sets:,} sets"
         return None
 
-    def merged(self, task: Task, summary: Any, stop: bool) -> None:
+    def merged(self, task: Task, summary: Summary, stop: bool) -> None:
         """Record the merge of ``summary`` (checked) as ``task``'s; ``stop``: it ended the run."""
-        sets = covered(summary)
+        sets = summary.covered
         self.sets += (task[2] - task[1]) if sets is None else sets
         self.end = task[2]
         self.stopped = self.stopped or stop
@@ -324,10 +316,10 @@ def _span(a: int, b: int) -> str:
     return f"{a:,}" if b == a + 1 else f"{a:,}-{b - 1:,}" if b > a else "none"
 
 
-def stops(summary: Any) -> bool:
+def stops(summary: Summary) -> bool:
     """Does this summary end the run (a counterexample, a set over the limit)?  Runners use it
     to cancel the tasks after it before the fold has seen it."""
-    return getattr(summary, "fail_set", None) is not None
+    return summary.fail_set is not None
 
 
 # -- per-set values: errors, condition numbers ------------------------------------------------
@@ -376,6 +368,11 @@ class PeakSummary:
     index: int
     checked: int = 0
     peaks: list[Best] = field(default_factory=list)  # one per non-empty batch, in order
+    fail_set: ClassVar[None] = None  # ends no run by itself (WorstFold.stop_above may)
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> PeakSummary:
@@ -437,6 +434,10 @@ class ExceedSummary:
     fail_set: list[int] | None = None  # first set (in enumeration order) with error > limit
     fail_err: float | None = None
     evaluated: int = 0  # sets given to the oracle (the whole batch)
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> ExceedSummary:
@@ -684,6 +685,11 @@ class SumSummary:
     index: int
     checked: int = 0
     total: float = 0.0
+    fail_set: ClassVar[None] = None
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> SumSummary:

@@ -127,6 +127,7 @@ def test_the_plan_decides_the_rank_order_of_the_witness() -> None:
 
     class Reversed:
         n = N
+        dense = True  # one set per rank
 
         def __init__(self, s: int) -> None:
             self.s = s

@@ -5,7 +5,7 @@ back, exactly as :func:`gctool.audit.chunks.summarise` would summarise the whole
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,6 +83,10 @@ class Walked:
     batches: list[np.ndarray] = field(default_factory=list)
     evals: list[Any] = field(default_factory=list)
     cut: int | None = None
+    #: what the fold reads before settling it: no count yet, no failing set (only its last set
+    #: could fail, decided when the fold settles it)
+    covered: ClassVar[None] = None
+    fail_set: ClassVar[None] = None
 
     @property
     def pending(self) -> int:
