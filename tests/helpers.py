@@ -1,10 +1,16 @@
 """The one way the tests run the command line in this process (a plain helper module, not a
 test module): :func:`run` invokes ``gctool ARGS`` with click's runner and returns its
-result (exit code, stdout and stderr apart)."""
+result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command group in a
+child process with one more command that the test writes (signals at a chosen moment)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -17,6 +23,34 @@ def run(*args: str, input: str | bytes | None = None,
     """``gctool ARGS`` (``input``: its stdin; ``env``: environment changes).  Exceptions are
     not swallowed: the CLI's own mapping to exit codes (``_guarded``) is what is tested."""
     return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+
+#: the module a probe runs: gctool's command group with one more command, ``probe``, whose body
+#: the test writes; ``kill(sig)`` signals the process itself
+PROBE = """\
+import os, signal, sys, time
+from gctool.cli.main import cli
+
+def kill(sig=signal.SIGINT):
+    os.kill(os.getpid(), sig)
+    time.sleep(0.05)  # the handler runs here at the latest
+
+@cli.command("probe")
+def probe():
+"""
+
+
+def probe(tmp_path: Path, body: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``gctool probe`` whose body is ``body`` (Python, any
+    indentation; see :data:`PROBE`), in a child process with SIGINT at its default action.
+    It runs as ``python -m`` (as the tests of gctool do; the exit of -m is the one CPython
+    turns into a kill by SIGINT after an unhandled plain KeyboardInterrupt)."""
+    code = PROBE + textwrap.indent(textwrap.dedent(body), "    ") + "\ncli.main(['probe'])\n"
+    (tmp_path / "probe.py").write_text(code)
+    proc = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def small_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, *, processes: bool = False,

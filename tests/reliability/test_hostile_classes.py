@@ -11,10 +11,8 @@ budget was checked.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from helpers import run
+from helpers import probe, run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
 
@@ -216,33 +214,12 @@ def test_complex_entries_near_the_float_limit_never_crash(tmp_path: Path) -> Non
 
 
 # -- interrupts a library swallows (numba's compiler callbacks catch them) ---------------------
-PRELUDE = """\
-import os, signal, sys, time
-from gctool.cli.main import cli
-from gctool import _signals
-
-def kill(sig=signal.SIGTERM):
-    os.kill(os.getpid(), sig)
-    time.sleep(0.05)
-
-@cli.command("probe")
-def probe():
-"""
-
-
-def _probe(tmp_path: Path, body: str) -> tuple[int, str, str]:
-    code = PRELUDE + textwrap.indent(textwrap.dedent(body), "    ") + "\ncli.main(['probe'])\n"
-    (tmp_path / "probe.py").write_text(code)
-    proc = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def test_an_interrupt_swallowed_without_a_trace_stops_the_next_batch(tmp_path: Path) -> None:
-    code, out, err = _probe(tmp_path, """
+    code, out, err = probe(tmp_path, """
+        from gctool import _signals
+
         try:
-            kill()
+            kill(signal.SIGTERM)
         except BaseException:  # a library's bare except
             pass
         for batch in range(100):
@@ -253,7 +230,7 @@ def test_an_interrupt_swallowed_without_a_trace_stops_the_next_batch(tmp_path: P
 
 
 def test_a_library_error_after_a_swallowed_interrupt_is_the_interrupt(tmp_path: Path) -> None:
-    code, out, err = _probe(tmp_path, """
+    code, out, err = probe(tmp_path, """
         try:
             kill(signal.SIGHUP)
         except BaseException:

@@ -12,34 +12,13 @@ from pathlib import Path
 
 import pytest
 
-PRELUDE = """\
-import os, signal, sys, time
-from gctool.cli.main import cli
-
-def kill(sig=signal.SIGINT):
-    os.kill(os.getpid(), sig)
-    time.sleep(0.05)  # the handler runs here at the latest
-
-@cli.command("probe")
-def probe():
-"""
-
-
-def _run(tmp_path: Path, body: str) -> tuple[int, str, str]:
-    """Run the probe as ``python -m`` (as the tests of gctool do; the exit of -m is the one
-    CPython turns into a kill by SIGINT after an unhandled plain KeyboardInterrupt)."""
-    code = PRELUDE + textwrap.indent(textwrap.dedent(body), "    ") + "\ncli.main(['probe'])\n"
-    (tmp_path / "probe.py").write_text(code)
-    proc = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    return proc.returncode, proc.stdout, proc.stderr
+from helpers import probe
 
 
 def test_ctrl_c_inside_code_run_by_exec_of_a_string_still_exits_130(tmp_path: Path) -> None:
     # CPython marks the process for "exit by SIGINT" (-2) when a plain KeyboardInterrupt
     # leaves exec/eval of a string, as numba's generated code is run
-    code, out, err = _run(tmp_path, """
+    code, out, err = probe(tmp_path, """
         exec("kill()\\nfor _ in range(10**7): pass")
         print("not interrupted")
     """)
@@ -64,7 +43,7 @@ def test_an_interrupt_python_swallows_is_delivered_again(tmp_path: Path, where: 
             os.waitpid(pid, 0)
         """,
     }[where]
-    code, out, err = _run(tmp_path, textwrap.dedent(body) + textwrap.dedent("""
+    code, out, err = probe(tmp_path, textwrap.dedent(body) + textwrap.dedent("""
         time.sleep(5)
         print("not interrupted")
     """))
@@ -78,7 +57,7 @@ def test_an_interrupt_python_swallows_is_delivered_again(tmp_path: Path, where: 
 ])
 def test_a_second_signal_lets_the_cleanup_of_the_first_finish(tmp_path: Path, first: int,
                                                                second: int, want: int) -> None:
-    code, out, err = _run(tmp_path, f"""
+    code, out, err = probe(tmp_path, f"""
         try:
             kill({first})
             time.sleep(5)
@@ -93,7 +72,7 @@ def test_a_second_signal_lets_the_cleanup_of_the_first_finish(tmp_path: Path, fi
 
 def test_a_signal_after_the_outcome_does_not_change_the_exit_code(tmp_path: Path) -> None:
     # the command has returned its outcome; the signal arrives while the process exits
-    code, out, err = _run(tmp_path, """
+    code, out, err = probe(tmp_path, """
         import atexit
         atexit.register(kill)
         print("done")
