@@ -22,7 +22,7 @@ from gctool.algebra.fields import parse_field
 from gctool.codes import design
 from gctool.model import GradientCode
 
-from oracles import exact_lstsq_error
+from oracles import decodes_gf, exact_lstsq_error, threshold_by
 
 # reference §1.2: Tandon's CRC worked example (n = k = 3, s = 1)
 CRC3 = [[0.5, 1.0, 0.0], [0.0, 1.0, -1.0], [0.5, 0.0, 1.0]]
@@ -38,6 +38,17 @@ TOL = 1e-9
 
 def code_of(B: np.ndarray | list, s: int, field: str = "real") -> GradientCode:
     return GradientCode(np.asarray(B), parse_field(field), s)
+
+
+def random_gf_code(seed: int, field: str, n: int, k: int) -> tuple[GradientCode, int | None]:
+    """A random n x k code over the finite ``field`` (uniform entries, about 40% of them then
+    set to 0; s = 0) and its threshold by galois' rank test, one straggler set at a time."""
+    f = parse_field(field)
+    GF = f.galois()
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, f.order, (n, k))
+    B[rng.random((n, k)) < 0.4] = 0
+    return GradientCode(B, f, 0), threshold_by(lambda F: decodes_gf(GF, B, F), n)
 
 
 def exact_errors(B: np.ndarray, s: int) -> dict[tuple[int, ...], Fraction]:

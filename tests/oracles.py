@@ -73,6 +73,20 @@ def threshold_by(decodes, n: int) -> int | None:  # type: ignore[no-untyped-def]
     return None
 
 
+def brute_worst(code, s: int, error) -> float:  # type: ignore[no-untyped-def]
+    """The largest error over the survivors F of every set of s stragglers of ``code`` (a
+    GradientCode; at least 0): over GF(q) the 0/1 indicator of :func:`decodes_gf`, over R/C
+    ``error(B, F)``."""
+    B, n = np.asarray(code.B), code.n
+    GF = code.field.galois() if code.field.is_finite else None
+    worst = 0.0
+    for S in itertools.combinations(range(n), s):
+        F = tuple(i for i in range(n) if i not in S)
+        err = float(error(B, F)) if GF is None else 0.0 if decodes_gf(GF, B, F) else 1.0
+        worst = max(worst, err)
+    return worst
+
+
 def frame_worst_epsilon(S: np.ndarray, s: int) -> tuple[float, float, float]:
     """(worst eps, smallest lambda_min, largest lambda_max) of (k/|F|) S_F^T S_F over every set
     of s stragglers, one numpy.linalg.eigvalsh per set."""

@@ -16,6 +16,7 @@ from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
+from corpus import random_gf_code
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
 
 REAL = parse_field("real")
@@ -250,14 +251,8 @@ def test_epsilon_threshold_matches_brute_force(seed: int, n: int, eps: float) ->
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from(["GF(2)", "GF(3)", "GF(2^2)", "GF(5)"]))
 def test_gf_methods_match_galois_oracle(seed: int, field: str) -> None:
-    f = parse_field(field)
-    GF = f.galois()
-    rng = np.random.default_rng(seed)
-    n, k = 6, 4
-    B = rng.integers(0, f.order, (n, k))
-    B[rng.random((n, k)) < 0.4] = 0
-    code = GradientCode(B, f, 0)
-    true = threshold_by(lambda F: decodes_gf(GF, B, F), n)
+    code, true = random_gf_code(seed, field, 6, 4)
+    B, n, GF = np.asarray(code.B), code.n, code.field.galois()
     for method in ("exhaustive", "bnb", "elementary", "auto"):
         assert threshold(code, method=method).threshold == true, method
     for s in range(n + 1):

@@ -4,7 +4,6 @@ chosen sizes against the full curve, and the budget planner's choice."""
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 
 import numpy as np
@@ -17,7 +16,7 @@ from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.viz import error_curve
 
-from oracles import decodes_gf, exact_lstsq_error
+from oracles import brute_worst, exact_lstsq_error
 
 CODES = {
     "cyclic": lambda: gctool.design("cyclic", n=7, s=2, seed=1),
@@ -32,16 +31,8 @@ CODES = {
 def _brute_worst(code: GradientCode, s: int) -> float:
     """The largest raw error over every straggler set of size s: exact rational least squares
     against the code's m targets over R/C, the 0/1 indicator over GF(q)."""
-    B, n = np.asarray(code.B), code.n
-    worst = 0.0
-    for S in itertools.combinations(range(n), s):
-        F = tuple(i for i in range(n) if i not in S)
-        if code.field.is_finite:
-            err = 0.0 if decodes_gf(code.field.galois(), B, F) else 1.0
-        else:
-            err = float(exact_lstsq_error(B, F, np.asarray(code.targets())))
-        worst = max(worst, err)
-    return worst
+    return brute_worst(code, s,
+                       lambda B, F: exact_lstsq_error(B, F, np.asarray(code.targets())))
 
 
 @pytest.fixture(scope="module", params=sorted(CODES))

@@ -18,6 +18,7 @@ from gctool.decode import Decoder, decode
 from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.model import GradientCode
 
+from corpus import random_gf_code
 from oracles import decodes_gf, decodes_rational, lstsq_error, threshold_by
 
 # -- decoding vectors (reference worked examples) ---------------------------------------------
@@ -127,16 +128,9 @@ def test_real_verify_matches_exact_rational_oracle(seed: int, n: int, k: int, lo
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from(["GF(2)", "GF(3)", "GF(2^2)", "GF(5)"]))
 def test_gf_verify_matches_galois_oracle(seed: int, field: str) -> None:
-    f = parse_field(field)
-    GF = f.galois()
-    rng = np.random.default_rng(seed)
-    n, k = 5, 4
-    B = rng.integers(0, f.order, (n, k))
-    B[rng.random((n, k)) < 0.4] = 0
-    t_oracle = threshold_by(lambda F: decodes_gf(GF, B, F), n)
-    code = GradientCode(B, f, 0)
+    code, t_oracle = random_gf_code(seed, field, 5, 4)
     assert threshold(code).threshold == t_oracle
-    for s in range(n):
+    for s in range(code.n):
         assert verify(code, s).ok == (t_oracle is not None and s < t_oracle)
 
 

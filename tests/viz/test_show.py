@@ -4,7 +4,6 @@ brute force computed here."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import shlex
@@ -28,7 +27,7 @@ from gctool.viz import error_curve, heat_grid, parse_curve, picture, render_svg
 from gctool.viz.grid import grid_shape
 
 from jsondoc import loads
-from oracles import decodes_gf, lstsq_error
+from oracles import brute_worst, lstsq_error
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -242,16 +241,7 @@ def test_svg_curve_has_one_dot_per_computed_point(crc3: GradientCode) -> None:
 # error curve vs brute force
 # ---------------------------------------------------------------------------------------------
 def _brute_worst(code: GradientCode, s: int) -> float:
-    B, n = np.asarray(code.B), code.n
-    worst = 0.0
-    for S in itertools.combinations(range(n), s):
-        F = tuple(i for i in range(n) if i not in S)
-        if code.field.is_finite:
-            err = 0.0 if decodes_gf(code.field.galois(), B, F) else 1.0
-        else:
-            err = lstsq_error(B, F) / code.k
-        worst = max(worst, err)
-    return worst
+    return brute_worst(code, s, lambda B, F: lstsq_error(B, F) / code.k)
 
 
 @pytest.mark.parametrize("name", ["crc3", "gf7", "frc6"])
