@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
@@ -53,6 +53,8 @@ from gctool.model import GradientCode
 from gctool.precision.certify import TableBound
 from gctool.precision.formats import BFLOAT16_STORAGE, Format, rounded, stored
 from gctool.reports import ExportReport
+
+T = TypeVar("T")
 
 EXPORT_FORMAT = "gctool.export"
 EXPORT_VERSION = 1
@@ -143,6 +145,32 @@ def _base(code: GradientCode, fmt: Format | None = None
 JSON_ENTRY_BYTES = 64
 
 
+def _options(code: GradientCode, s: int | None, decoder: str, tol: float, dtype: str | None
+             ) -> tuple[int, Format | None]:
+    """An export's options checked: (s, the default the code's own; the number format)."""
+    from gctool.decode import structured
+
+    s = code.s if s is None else s
+    check_s(s, code.n)
+    structured.check_decoder(decoder)
+    check_tol(tol)
+    return s, check_dtype(code, dtype)
+
+
+def _planned(code: GradientCode, s: int, max_patterns: int, decoder: str,
+             budget: Budget | None, in_memory: bool, table: Callable[[bool], T]
+             ) -> tuple[int, bool, str | None, T]:
+    """(patterns, use the structured decoder?, the plan's note, ``table(use)``) of a decoding
+    table within its budgets (:func:`_check_budget`, the decoders' :func:`plan`,
+    :func:`_check_work`); an interrupt meanwhile says that nothing was decoded."""
+    P = _check_budget(code, s, max_patterns, in_memory)
+    with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
+                    "no file written"):
+        use, note = plan(code, code.n - s, decoder)
+        _check_work(code, s, P, use, in_memory, Budget.default() if budget is None else budget)
+        return P, use, note, table(use)
+
+
 def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool) -> int:
     """The pattern count, after the ``max_patterns`` budget and (in memory) the entries cap."""
     P, size = estimate_bytes(code, s)
@@ -209,22 +237,12 @@ def build_export(
     error bound of the decoders (:mod:`gctool.precision`) in ``decoders.precision`` and per
     pattern in ``error_bound``.  ``budget`` (default :meth:`Budget.default`) holds the table's
     work and memory."""
-    from gctool.decode import structured
-
-    s = code.s if s is None else s
-    check_s(s, code.n)
-    structured.check_decoder(decoder)
-    check_tol(tol)
-    fmt = check_dtype(code, dtype)
+    s, fmt = _options(code, s, decoder, tol, dtype)
     meta, arrays = _base(code, fmt)
     if not decoders:
         return Export(meta, arrays, None, 0, code.field, fmt)
-    P = _check_budget(code, s, max_patterns, in_memory=True)
-    with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
-                    "no file written"):
-        use, note = plan(code, code.n - s, decoder)
-        _check_work(code, s, P, use, True, Budget.default() if budget is None else budget)
-        table = _Table(code, tol, use, fmt)
+    P, use, note, table = _planned(code, s, max_patterns, decoder, budget, True,
+                                   lambda use: _Table(code, tol, use, fmt))
     patterns, A, ok, resid = table.run(s)  # summarises its own interrupts
     meta["decoders"] = _decoders_meta(code, s, P, use, table, note, table.bound)
     arrays.update(patterns=patterns, A=A, decodable=ok)
@@ -265,21 +283,12 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
     used) and meta, with peak memory bounded by the chunk size whatever the number of
     patterns.  Only ``max_patterns`` limits the table (no entries cap).  Placing the file
     atomically is the caller's job (:func:`gctool._files.atomic_stream`)."""
-    from gctool.decode import structured
     from gctool.decoding_table import TableRows, TableSummary, write_decoding_table
 
-    s = code.s if s is None else s
-    check_s(s, code.n)
-    structured.check_decoder(decoder)
-    check_tol(tol)
-    fmt = check_dtype(code, dtype)
+    s, fmt = _options(code, s, decoder, tol, dtype)
     meta, arrays = _base(code, fmt)
-    P = _check_budget(code, s, max_patterns, in_memory=False)
-    with summarised(f"interrupted before decoding the {P:,} straggler patterns (0 decoded); "
-                    "no file written"):
-        use, note = plan(code, code.n - s, decoder)
-        _check_work(code, s, P, use, False, Budget.default() if budget is None else budget)
-        table = TableDecoder(code, tol, use)  # keeps nothing per pattern
+    P, use, note, table = _planned(code, s, max_patterns, decoder, budget, False,
+                                   lambda use: TableDecoder(code, tol, use))  # nothing kept
     bound = None if fmt is None else TableBound(code, fmt)
     done = [0]
 
