@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,18 +11,11 @@ from gctool.audit.bnb import bnb_worst, search
 from gctool.audit.oracles import make_oracle
 from gctool.model import GradientCode
 
-from oracles import lstsq_error, random_sparse_b
+from oracles import brute_worst, lstsq_error, random_sparse_b
 
 
 def _code(seed: int, n: int, k: int, load: int) -> GradientCode:
     return GradientCode(random_sparse_b(seed, n, k, load), parse_field("real"), 0)
-
-
-def _brute(code: GradientCode, s: int) -> float:
-    """The largest least-squares error over all sets of s stragglers (numpy lstsq)."""
-    n = code.n
-    return max(lstsq_error(code.B, tuple(i for i in range(n) if i not in S))
-               for S in itertools.combinations(range(n), s))
 
 
 @settings(max_examples=25, deadline=None)
@@ -36,7 +27,7 @@ def test_bnb_finds_the_brute_force_worst(seed: int, n: int, k: int, load: int,
     code = _code(seed, n, k, load)
     oracle = make_oracle(code)
     found = bnb_worst(oracle, s)
-    worst = _brute(code, s)
+    worst = brute_worst(code, s, lstsq_error)
     assert found.exact
     assert abs(found.error - worst) <= 1e-7 * max(1.0, worst)
     assert len(set(found.stragglers)) == s
@@ -46,7 +37,7 @@ def test_bnb_finds_the_brute_force_worst(seed: int, n: int, k: int, load: int,
 def test_first_returns_a_set_above_the_floor_and_budget_stops_with_a_bound() -> None:
     code = _code(3, 7, 3, 2)
     oracle = make_oracle(code)
-    worst = _brute(code, 3)
+    worst = brute_worst(code, 3, lstsq_error)
     hit = search(oracle, 3, worst / 2, first=True)
     assert hit.stragglers is not None and hit.error > worst / 2
     capped = search(oracle, 3, -np.inf, max_nodes=1)

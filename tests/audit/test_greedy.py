@@ -18,7 +18,7 @@ from gctool.audit.oracles import make_oracle
 from gctool.codes import design
 from gctool.model import GradientCode
 
-from oracles import decodes_gf, exact_lstsq_error, lstsq_error, random_sparse_b
+from oracles import brute_worst, decodes_gf, exact_lstsq_error, lstsq_error, random_sparse_b
 
 REAL = parse_field("real")
 
@@ -32,12 +32,6 @@ def _err(code: GradientCode, S: list[int]) -> float:
     oracle's SVD)."""
     F = tuple(i for i in range(code.n) if i not in S)
     return float(exact_lstsq_error(np.asarray(code.B), F))
-
-
-def _brute_worst(code: GradientCode, s: int) -> float:
-    n = code.n
-    return max(lstsq_error(np.asarray(code.B), tuple(i for i in range(n) if i not in S))
-               for S in itertools.combinations(range(n), s))
 
 
 @settings(max_examples=30, deadline=None)
@@ -55,7 +49,7 @@ def test_greedy_returns_a_valid_set_with_its_exact_error(
     assert all(0 <= i < n for i in S)
     exact = _err(code, S)
     assert found.error == pytest.approx(exact, rel=1e-7, abs=1e-9)
-    assert found.error <= _brute_worst(code, s) + 1e-9 * max(1.0, found.error)
+    assert found.error <= brute_worst(code, s, lstsq_error) + 1e-9 * max(1.0, found.error)
     assert not found.exact and found.method == "greedy"  # a lower bound, never a proof
     assert found.checked == oracle.evaluations - before > 0 and found.total == len(
         list(itertools.combinations(range(n), s)))
@@ -87,7 +81,7 @@ def test_column_seeds_find_a_lost_group() -> None:
         assert len(seed_set) <= 4
     assert gr.column_seeds(oracle, 3) == []  # no column is held by 3 or fewer
     found = gr.greedy(oracle, 4, restarts=0)
-    assert found.error == pytest.approx(_brute_worst(code, 4), abs=1e-9)
+    assert found.error == pytest.approx(brute_worst(code, 4, lstsq_error), abs=1e-9)
     assert found.stragglers in ([0, 1, 2, 3], [4, 5, 6, 7])
 
 
