@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, floor, isfinite
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from gctool.model import GradientCode
 from gctool.reports import Bound
 
 if TYPE_CHECKING:
+    from gctool.engine.records import SetWorker
     from gctool.engine.sweep import (
         Fold,
         LexSource,
@@ -97,7 +98,7 @@ class _Errors:
         return np.where(err <= self.limit, 0.0, err)
 
 
-def _run(code: GradientCode, t: int, worker: Any, fold: F, kernel: _Errors) -> F:
+def _run(code: GradientCode, t: int, worker: SetWorker, fold: F, kernel: _Errors) -> F:
     """Every straggler set of size t through ``worker`` into ``fold`` (the engine)."""
     from gctool.engine.sweep import rank_tasks, run_folded
 
@@ -162,6 +163,11 @@ class _Both:
     checked: int
     peak: PeakSummary
     sum: SumSummary
+    fail_set: ClassVar[None] = None
+
+    @property
+    def covered(self) -> int:
+        return self.checked
 
 
 @dataclass
