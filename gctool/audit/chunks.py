@@ -169,19 +169,11 @@ def _better(new: Best | None, old: Best | None, largest: bool = True) -> Best | 
 
 
 @dataclass
-class Accumulator:
-    """In-order merge of chunk summaries."""
+class Accumulator(ChunkSummary):
+    """In-order merge of chunk summaries: the summary of the chunks merged so far, with the
+    fields of one (``index`` unused)."""
 
-    evaluated: int = 0
-    weight: int = 0
-    direct: int = 0
-    fail_set: list[int] | None = None
-    max_norm: Best | None = None
-    max_cond: Best | None = None
-    max_resid: Best | None = None
-    min_fail_err: float | None = None
-    min_screen: float | None = None
-    weakest: list[Best] = field(default_factory=list)
+    index: int = -1
 
     def merge(self, chunk: ChunkSummary | Unsettled) -> bool:
         """Fold in the next chunk; True when it holds a counterexample (stop)."""
