@@ -152,9 +152,9 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     """Stop ``pool`` now: pending tasks cancelled, running ones killed (early stop, Ctrl-C)."""
     procs = dict(getattr(pool, "_processes", None) or {})  # (the executor has no public way)
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs.values():
-        with contextlib.suppress(Exception):
-            proc.terminate()
+    for proc in procs.values():  # SIGKILL: a worker forked while its parent ignored SIGTERM
+        with contextlib.suppress(Exception):  # ignores it until worker_init runs, then waits
+            proc.kill()  # on the call queue forever, and the parent's exit waits for it
     for proc in procs.values():
         with contextlib.suppress(Exception):
             proc.join(5)
