@@ -4,6 +4,7 @@ cache filled beside the suite when it is cold (tests/warm_kernels.py)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,22 @@ def pytest_sessionfinish() -> None:
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+
+
+_TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _signal_dispositions_restored() -> object:
+    """A command run in-process (CliRunner) ends as a gctool process does: ignoring SIGINT,
+    SIGTERM and SIGHUP (``gctool._signals.ending``).  Restored after each test, so that the
+    suite stays interruptible and later tests fork worker processes that do not inherit the
+    ignored SIGTERM (a worker that ignores its pool's SIGTERM outlives the pool)."""
+    saved = {sig: signal.getsignal(sig) for sig in _TERMINATING}
+    yield
+    for sig, action in saved.items():
+        if signal.getsignal(sig) is not action and action is not None:
+            signal.signal(sig, action)
 
 
 @pytest.fixture
