@@ -38,7 +38,7 @@ from gctool.budget import FAST_SET_COST, Budget, solve_cost
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets
-from gctool.engine.records import Record
+from gctool.engine.records import Checked, Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.engine.threads import run_threads
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
@@ -282,7 +282,7 @@ def set_spectrum(code: GradientCode, stragglers: list[int], budget: Budget | Non
 
 
 @dataclass
-class _SpectrumSummary:
+class _SpectrumSummary(Checked):
     """One task's extreme sets: (value, set) for the largest epsilon (with its lambda_min and
     lambda_max), the smallest lambda_min and the largest lambda_max (first in the task)."""
 
@@ -290,11 +290,6 @@ class _SpectrumSummary:
     checked: int = 0
     picks: list[tuple[str, float, list[int], tuple[float, float]]] = dc_field(
         default_factory=list)
-    fail_set: ClassVar[None] = None
-
-    @property
-    def covered(self) -> int:
-        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> _SpectrumSummary:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
+from gctool.engine.records import Checked
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
@@ -155,7 +156,7 @@ class _Once:
 
 
 @dataclass
-class _Both:
+class _Both(Checked):
     """One task's summaries of :class:`~gctool.engine.sweep.PeakWorker` and
     :class:`~gctool.engine.sweep.SumWorker`."""
 
@@ -163,11 +164,6 @@ class _Both:
     checked: int
     peak: PeakSummary
     sum: SumSummary
-    fail_set: ClassVar[None] = None
-
-    @property
-    def covered(self) -> int:
-        return self.checked
 
 
 @dataclass

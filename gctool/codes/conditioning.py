@@ -36,6 +36,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.spectral import Spectral
+from gctool.engine.records import Checked
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
 
@@ -193,7 +194,7 @@ def screen_jobs(jobs: int | None) -> Iterator[None]:
 
 
 @dataclass
-class WalkBounds:
+class WalkBounds(Checked):
     """The bounds of the blocks of ``CHUNK`` sets of one walked task (from block ``first``
     on), and its sets (``checked``)."""
 
@@ -203,11 +204,6 @@ class WalkBounds:
     hi: np.ndarray
     lo: np.ndarray
     doubt: np.ndarray
-    fail_set: ClassVar[None] = None
-
-    @property
-    def covered(self) -> int:
-        return self.checked
 
 
 @dataclass

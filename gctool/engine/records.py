@@ -58,6 +58,19 @@ class Summary(Protocol):
     def fail_set(self) -> list[int] | None: ...
 
 
+class Checked:
+    """A :class:`Summary` of a task that ends no run by itself (``fail_set`` None) and
+    covered its ``checked`` sets: the base of the summaries that decide every set they get
+    (worst errors, sums, spectra, design bounds)."""
+
+    checked: int
+    fail_set: ClassVar[None] = None
+
+    @property
+    def covered(self) -> int:
+        return self.checked
+
+
 class SetWorker(Protocol):
     """A worker of the enumeration engine (:func:`gctool.engine.sweep.run_folded`): ``run(task)``
     gives a summary of the type it declares (``summary_type``, a dataclass with a classmethod

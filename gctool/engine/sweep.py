@@ -68,7 +68,7 @@ from gctool.engine.enumeration import (
     straggler_mask,
     unrank_lex,
 )
-from gctool.engine.records import Record, SetWorker, Summary, rank_holds
+from gctool.engine.records import Checked, Record, SetWorker, Summary, rank_holds
 from gctool.numerics import beats, first_max
 
 if TYPE_CHECKING:
@@ -362,17 +362,12 @@ def _walker(kernel: ErrorKernel, source: Source) -> RangeWalker | None:
 
 
 @dataclass
-class PeakSummary:
+class PeakSummary(Checked):
     """One task of the worst-case search: its sets' (max error, first argmax set)."""
 
     index: int
     checked: int = 0
     peaks: list[Best] = field(default_factory=list)  # one per non-empty batch, in order
-    fail_set: ClassVar[None] = None  # ends no run by itself (WorstFold.stop_above may)
-
-    @property
-    def covered(self) -> int:
-        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> PeakSummary:
@@ -681,15 +676,10 @@ class ExceedSearch:
 
 # -- means: weighted sums of errors -------------------------------------------------------------
 @dataclass
-class SumSummary:
+class SumSummary(Checked):
     index: int
     checked: int = 0
     total: float = 0.0
-    fail_set: ClassVar[None] = None
-
-    @property
-    def covered(self) -> int:
-        return self.checked
 
     @classmethod
     def from_record(cls, r: Record) -> SumSummary:
