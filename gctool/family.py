@@ -154,7 +154,7 @@ class Family:
                                    param="s")
             s = _check_int("s", s, 0, MAX_N - 1)
             if n is not None and s >= n:
-                raise DesignError(f"s = {s} must be smaller than n = {n}")
+                raise DesignError(f"`s` = {s} must be smaller than `n` = {n}", param="s")
         if k is not None:
             k = _check_int("k", k, 1, MAX_COLUMNS)
         m = params.get("m")
@@ -340,10 +340,10 @@ def _precision_rank(precision: str | None, max_error: float | None, best_of: int
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name} must be an integer, got {value!r}")
+        raise InvalidInput(f"`{name}` must be an integer, got {value!r}", param=name)
     if value < low or (high is not None and value > high):
         rng = f">= {low}" if high is None else f"between {low} and {high}"
-        raise InvalidInput(f"{name} must be {rng}, got {value}")
+        raise InvalidInput(f"`{name}` must be {rng}, got {value}", param=name)
     return value
 
 

@@ -19,8 +19,9 @@ Progress = Callable[[int, int], None]
 def check_s(s: int, n: int, what: str = "s", allow_all: bool = False) -> None:
     top = n if allow_all else n - 1
     if isinstance(s, bool) or not isinstance(s, int | np.integer) or not 0 <= s <= top:
-        rel = "<=" if allow_all else "<"
-        raise InvalidInput(f"{what} must satisfy 0 <= {what} {rel} n = {n}, got {s}")
+        name = f"`{what}`" if what.isidentifier() else what  # a parameter: named as such
+        raise InvalidInput(f"{name} must be between 0 and {top} (n = {n}), got {s}",
+                           param=what if what.isidentifier() else None)
 
 
 def curve_sizes(n: int, max_s: int | None, sizes: Sequence[int] | None, top: int,

@@ -49,7 +49,7 @@ def check_best_of(info: Family, best_of: Any, field: Field | None) -> int:
     """Validate ``best_of`` for this scheme and field (None: field not known yet)."""
     if isinstance(best_of, bool) or not isinstance(best_of, int) or not \
             1 <= best_of <= MAX_BEST_OF:
-        raise InvalidInput(f"best_of (`best_of`) must be an integer between 1 and "
+        raise InvalidInput(f"`best_of` must be an integer between 1 and "
                            f"{MAX_BEST_OF}, got {best_of!r}")
     if not info.accepts_best_of:
         raise DesignError(f"`best_of` draws several random designs, but scheme {info.name!r} "

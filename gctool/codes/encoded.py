@@ -198,7 +198,8 @@ def _check_n(n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_N:
         big = isinstance(n, int) and not isinstance(n, bool) and abs(n) > 10**12
         shown = f"about {'-' if n < 0 else ''}2^{abs(n).bit_length() - 1}" if big else repr(n)
-        raise DesignError(f"n (workers) must be an integer between 2 and {MAX_N}, got {shown}")
+        raise DesignError(f"`n` (workers) must be an integer between 2 and {MAX_N}, got {shown}",
+                          param="n")
     return n
 
 

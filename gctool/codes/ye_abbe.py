@@ -67,7 +67,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,  # 
     from gctool.codes.conditioning import record
 
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise DesignError(f"m must be an integer >= 1, got {m!r}")
+        raise DesignError(f"`m` must be an integer >= 1, got {m!r}", param="m")
     if field.is_finite:
         raise DesignError(f"ye-abbe is built over the reals or the complex numbers, not "
                           f"{field}; 'comm' is the same construction over GF(q)")

@@ -4,6 +4,7 @@ spellings as hidden deprecated aliases, -j/--jobs with one default, "did you mea
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -126,3 +127,24 @@ def test_simulate_and_train_defaults_are_the_library_s() -> None:
         signature = inspect.signature(fn).parameters
         for option, parameter in names.items():
             assert defaults[option] == signature[parameter].default, (command, option)
+
+
+@pytest.mark.parametrize("args,line", [
+    (["design", "frc", "-n", "0", "-s", "0"], "-n must be between 1 and 4096, got 0"),
+    (["design", "frc", "-n", "6", "-s", "6"], "-s = 6 must be smaller than -n = 6"),
+    (["design", "frc", "-n", "6", "-s", "2", "-k", "70000"], "-k must be between 1 and 65536"),
+    (["design", "comm", "-n", "4", "-s", "1", "-m", "0"], "-m must be an integer >= 1, got 0"),
+    (["design", "cyclic", "-n", "8", "-s", "2", "--best-of", "0"],
+     "--best-of must be an integer between 1 and"),
+    (["verify", "CODE", "-s", "6"], "-s must be between 0 and 5 (n = 6), got 6"),
+    (["attack", "CODE", "-s", "9"], "-s must be between 0 and 6 (n = 6), got 9"),
+    (["attack", "CODE", "--curve", "--max-s", "9"], "--max-s must be between 0 and 6"),
+])
+def test_out_of_range_numbers_are_named_by_their_flags(tmp_path: Path, args: list[str],
+                                                        line: str) -> None:
+    code = tmp_path / "frc.json"
+    code.write_text(run("design", "frc", "-n", "6", "-s", "2").stdout)
+    result = run(*[str(code) if a == "CODE" else a for a in args])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"gctool: error: {line}")  # one line, flags as typed
+    assert result.stderr.count("\n") == 1

@@ -293,7 +293,7 @@ def test_comm_m1_equals_rs_and_errors() -> None:
     assert np.allclose(design("comm", 7, 2, 9, m=1).B, design("rs", 7, 2, 9).B)
     with pytest.raises(DesignError, match="largest m for n = 5, s = 2 is 3"):
         design("comm", 5, 2, m=4)
-    with pytest.raises(DesignError, match="m must be"):
+    with pytest.raises(DesignError, match="`m` must be"):
         design("comm", 5, 2, m=0)
 
 
