@@ -289,7 +289,8 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
             if t > d + 1:
                 over_work = not affordable(oracle, comb(n, t), t)
                 if beyond + comb(n, t) > CONFIRM_SETS or over_work:
-                    out = ThresholdOutcome(None, None, None, False, "elementary", t, done, need)
+                    out = ThresholdOutcome(None, None, None, False, "elementary", t, done,
+                                           max(need, done))
                     out.notes.append(
                         f"dual elementary vectors: no failing set of up to {t - 1} stragglers "
                         f"(beyond the co-rank bound {d + 1}, which float64 ranks do not prove); "
@@ -297,33 +298,37 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
                         f"budget: threshold >= {t}")
                     return out
                 beyond += comb(n, t)
-            for S in straggler_chunks(n, t, 50_000):
-                if t <= d:
-                    S = _screen(oracle, S)
-                if S.shape[0]:
+            for chunk in straggler_chunks(n, t, 50_000):
+                # sets of at most d workers: only those the Gram screen cannot clear (at their
+                # places in the chunk) go to the decoder
+                where = _screen(oracle, chunk) if t <= d else np.arange(chunk.shape[0])
+                if where.size:
+                    S = chunk[where]
                     err = oracle.errors(S)
                     bad = np.flatnonzero(oracle.fails(err))
                     if bad.size:
                         i = int(bad[0])
+                        seen = done + int(where[i]) + 1  # sets walked up to the witness
                         out = ThresholdOutcome(t, S[i].tolist(), float(err[i]), True,
-                                               "elementary", t, done + i + 1, need)
+                                               "elementary", t, seen, max(need, seen))
                         out.notes.append(f"dual elementary vectors: co-rank d = {d}, every "
                                          f"set of < {t} workers provably decodes")
                         return out
-                done += S.shape[0] if t > d else 50_000
+                done += chunk.shape[0]
                 if progress is not None:
                     progress(min(done, need), need)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"elementary-vector search (dual) interrupted after {done:,} of "
                                 f"{need:,} straggler sets; no verdict") from None
-    out = ThresholdOutcome(None, None, None, False, "elementary", 0, done, need)
+    out = ThresholdOutcome(None, None, None, False, "elementary", 0, done, max(need, done))
     out.notes.append("numerical trouble: even with every worker straggling the decoder does not "
                      "fail; the result is not certified")
     return out
 
 
 def _screen(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
-    """The sets among S (t <= d) that are not provably decodable."""
+    """The rows of S (sets of t <= d workers) that are not provably decodable, as indices
+    into S, increasing."""
     from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
     b, t = S.shape
@@ -336,4 +341,4 @@ def _screen(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
     rows = np.flatnonzero(unsure)
     if rows.size:
         unsure[rows] = np.linalg.eigvalsh(G[rows])[:, 0] < floor
-    return S[unsure]
+    return np.flatnonzero(unsure)

@@ -7,6 +7,8 @@ checked."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -143,3 +145,16 @@ def test_budget_and_a_full_set_that_fails() -> None:
     none = el.elementary_threshold(OptimalOracle(GradientCode(B, REAL, 0),
                                                  budget=Budget(max_sets=100)))
     assert none.threshold == 0 and none.exact and none.stragglers == []
+
+
+def test_the_dual_counts_the_sets_it_walked() -> None:
+    """checked = the straggler sets of sizes 1..T-1 and the witness's place among those of size
+    T (lexicographic), screened or not, never above total (it counted 50,000 for every chunk
+    of screened sets: 'elementary over 150,001 of 311 sets')."""
+    code = design("cyclic", n=12, s=3, seed=3)  # co-rank 3: sizes 1..3 are Gram-screened
+    oracle = OptimalOracle(code)
+    assert el._dual_cost(oracle) < el._primal_cost(oracle)
+    out = el.elementary_threshold(oracle)
+    assert out.exact and out.threshold == 4 and _fails(code, out.stragglers)
+    place = sum(1 for S in itertools.combinations(range(12), 4) if list(S) <= out.stragglers)
+    assert out.checked == 12 + 66 + 220 + place <= out.total
