@@ -115,3 +115,19 @@ def test_work_refusal_suggests_a_finite_field_only_for_real_codes(
     tail = ("use a smaller code or a finite-field version of it, or raise --max-work" if hint
             else "use a smaller code, use --method=bnb or greedy, or raise --max-work")
     assert r.stderr.rstrip().endswith(tail), r.stderr
+
+
+@pytest.mark.parametrize("mode", [["-s", "4"], ["--threshold"], ["--curve"]])
+@pytest.mark.parametrize("method", ["greedy", "bnb", "exhaustive"])
+def test_the_text_says_what_checked_counted(runner: CliRunner, frc: str, mode: list[str],
+                                            method: str) -> None:
+    """A search's decoder evaluations repeat sets and may outnumber them: the text never says
+    'greedy over 3,211 of 495 sets'."""
+    text = run("attack", frc, *mode, "--method", method).stdout
+    doc = loads(run("attack", frc, *mode, "--method", method, "--json").stdout)
+    line = next(x for x in text.splitlines() if x.startswith(("exact:", "heuristic", "not ")))
+    if method == "exhaustive":
+        assert f"over {doc['checked']:,} of {doc['total']:,} sets" in line
+    else:
+        assert f"with {doc['checked']:,} decoder evaluations ({doc['total']:,} sets in all)" \
+            in line and " over " not in line

@@ -91,13 +91,26 @@ def _frame(r: AttackReport, body: Callable[[Any, str], None], heuristic: str,
     con.print(f"[dim]{escape(r.scheme)}, n={r.n}, k={r.k}, {r.field}; decoder: "
               f"{escape(r.decoder_label or r.decoder)}; {unit}[/]")
     body(con, unit)
-    con.print(f"{'exact' if r.exact else heuristic}: {r.method} over {r.checked:,} of "
-              f"{r.total:,} sets in {r.elapsed_s:.3f}s")
+    con.print(f"{'exact' if r.exact else heuristic}: {r.method} {_coverage(r)} in "
+              f"{r.elapsed_s:.3f}s")
     _render_random(con, random)
     for note in r.notes:
         con.print(f"[dim]  {escape(in_cli_terms(note))}[/]")
     for line in diagnostics_lines(r.diagnostics):
         con.print(line)
+
+
+#: the methods whose ``checked`` counts distinct straggler sets; the searches (greedy, bnb,
+#: milp) count the decoder's evaluations, which may repeat a set or exceed the sets there are
+ENUMERATIONS = ("exhaustive", "elementary")
+
+
+def _coverage(r: AttackReport) -> str:
+    """What ``checked`` counted, of the ``total`` straggler sets."""
+    methods = [p.method for p in r.curve] if isinstance(r, CurveReport) else [r.method]
+    if all(m in ENUMERATIONS for m in methods):
+        return f"over {r.checked:,} of {r.total:,} sets"
+    return f"with {r.checked:,} decoder evaluations ({r.total:,} sets in all)"
 
 
 def _render_random(con: Any, rnd: RandomMeans | None) -> None:
