@@ -58,19 +58,23 @@ def parse_time(name: str, raw: str) -> float:
         raise InvalidInput(
             f"{name}: a time needs its unit (e.g. 30s, 10min or 2h), got {text[:40]!r}; a bare "
             f"number counted operations in earlier versions: {value:.3g} of them take about "
-            f"{format_seconds(seconds)}, written {_suggest(seconds)}", param=name)
+            f"{format_seconds(seconds)}, written {suggest_time(seconds)}", param=name)
     if unit is None or not (value > 0 and math.isfinite(value)):
         raise InvalidInput(f"{name}: not a positive time with its unit (e.g. 30s, 10min or "
                            f"2h): {text[:40]!r}", param=name)
     return value * TIME_UNITS[unit]
 
 
-def _suggest(seconds: float) -> str:
-    """The budget to write for ``seconds`` (rounded up, so it still affords what it did)."""
+def suggest_time(seconds: float) -> str:
+    """The budget to write for ``seconds``: up to two significant digits, rounded up so that
+    it affords them (2.84 s is written 2.9s)."""
     for unit in ("h", "min", "s"):
         if seconds >= TIME_UNITS[unit] or unit == "s":
             value = seconds / TIME_UNITS[unit]
-            return f"{float(f'{value:.2g}') if value >= 0.01 else value:.3g}{unit}"
+            if value >= 0.01:
+                step = 10.0 ** (math.floor(math.log10(value)) - 1)
+                value = math.ceil(round(value / step, 6)) * step
+            return f"{value:.3g}{unit}"
     raise AssertionError  # pragma: no cover
 
 

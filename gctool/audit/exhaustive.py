@@ -41,7 +41,9 @@ from gctool.budget import (
     Meter,
     format_seconds,
     probe_rate,
+    suggest_time,
     walked_share,
+    work_refusal,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import PARALLEL_MIN_S, resolve_jobs, run_paced
@@ -316,12 +318,18 @@ def column_witness(oracle: Oracle, limit: float) -> tuple[list[int], float] | No
 
 
 def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
-              jobs: int = 1, progress: Progress | None = None, runner: Runner | None = None
-              ) -> ThresholdOutcome:
+              jobs: int = 1, progress: Progress | None = None, runner: Runner | None = None,
+              upfront: bool = False) -> ThresholdOutcome:
     """Fewest stragglers whose error exceeds ``limit`` (exact); raises BudgetExceeded.  The
     engine's one threshold search (:class:`~gctool.engine.sweep.ExceedSearch`) with this
     oracle, one set per rotation orbit when a symmetry holds, and sizes capped by the
-    holders of the least replicated partition."""
+    holders of the least replicated partition.
+
+    Each size is estimated before it is searched, and the search stops at the first size that
+    would take the estimated time past the budget (``BudgetExceeded.proved``: the sizes
+    searched before it).  ``upfront``: every size up to the top is estimated before any is
+    searched (the same estimates, which the search then uses), and a search whose whole
+    estimate is above the budget is refused at once, with that estimate (``proved`` 0)."""
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     witness = column_witness(oracle, limit) if oracle.monotone else None
@@ -331,6 +339,8 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
     budget = _SearchBudget(oracle, jobs, runner, rot, limit, top,
                            None if witness is None else witness[0])
+    if upfront:
+        budget.check_whole()
 
     def plan(t: int) -> SizePlan:
         return _size_plan(oracle, t, top, rot, jobs, budget.runner_of(t))
@@ -423,6 +433,31 @@ class _SearchBudget:
             if rot is None or rank < count_candidates(oracle.n, top, rot.t):
                 self.witness_rank = rank + 1  # orbit ranks are those of a lex prefix
 
+        #: each size's estimate (:meth:`size_time`), made once: :meth:`check_whole` before
+        #: the search, the search's own checks after it
+        self.times: dict[int, tuple[float, str]] = {}
+
+    def check_whole(self) -> None:
+        """Refuse, before any size is searched, a search whose sizes up to the top are
+        estimated (each as the search would estimate it before searching it) above the
+        budget: ``max_sets`` over their sets, or ``max_work`` over their time."""
+        n, budget, start = self.oracle.n, self.oracle.budget, self.time
+        sets = sum(count_evaluated(n, t, self.rot) for t in range(self.top + 1))
+        what = (f"the exact threshold search (n={n}, every size up to {self.top}, "
+                f"{sets:,} straggler sets)")
+        budget.check_sets(what, sets, "raise `max_sets`")
+        timed = False
+        for t in range(self.top + 1):
+            seconds, how = self.size_time(t, count_evaluated(n, t, self.rot))
+            self.time += seconds
+            timed = timed or bool(how)
+        total, self.time = self.time, start
+        if total > budget.max_work:
+            how = ", timed on samples of its sizes" if timed else ""
+            raise work_refusal(f"{what} needs about {format_seconds(total)} (estimated{how})",
+                               total, budget.max_work,
+                               f"raise `max_work` to {suggest_time(total)} to compute it")
+
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
         below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
@@ -440,7 +475,13 @@ class _SearchBudget:
         return placed(self.runner, self.work(t, need)[0] / NS_PER_S)
 
     def size_time(self, t: int, need: int) -> tuple[float, str]:
-        """(seconds of size t on the jobs that run it, how it was estimated)."""
+        """(seconds of size t on the jobs that run it, how it was estimated), estimated once
+        (:meth:`_size_time`)."""
+        if t not in self.times:
+            self.times[t] = self._size_time(t, need)
+        return self.times[t]
+
+    def _size_time(self, t: int, need: int) -> tuple[float, str]:
         work, compiled = self.work(t, need)
         runner = self.runner_of(t)
         jobs = used_jobs(need, self.jobs, runner, compiled)

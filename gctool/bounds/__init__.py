@@ -28,14 +28,19 @@ witness, ``attack`` the closed forms): it imports neither.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gctool.bounds.load import load_bounds
 from gctool.budget import Budget
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 from gctool.reports import BoundReport
 
+if TYPE_CHECKING:
+    from gctool.bounds.approx import ThresholdFinder
 
-def bounds(
+
+def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold finder)
     code: GradientCode | None = None,
     *,
     n: int | None = None,
@@ -45,6 +50,7 @@ def bounds(
     d: int | None = None,
     epsilon: float | None = None,
     budget: Budget | None = None,
+    threshold: ThresholdFinder | None = None,
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
@@ -52,6 +58,9 @@ def bounds(
     m-piece code it defaults to the code's largest load.  ``epsilon`` (with a code) is the
     error level ε of the threshold rows T_ε of the approximate-code table (default 0).
     ``budget``: the work budget of the rank of B (default :meth:`Budget.default`).
+    ``threshold``: what finds the code's T_ε beside the threshold rows (default: an exhaustive
+    search of at most :data:`~gctool.limits.APPROX_EXACT_SETS` sets; ``gctool.bound`` passes
+    ``attack --threshold``'s, held to ``budget``).
     """
     if code is not None:
         n, k = code.n, code.k
@@ -68,7 +77,7 @@ def bounds(
     from gctool.bounds.code import code_report
 
     return code_report(code, s, items, Budget.default() if budget is None else budget,
-                       epsilon)
+                       epsilon, threshold)
 
 
 __all__ = ["bounds", "load_bounds"]

@@ -4,7 +4,11 @@ Every entry is an :class:`ApproxBound`: the bound's value, its statement and sou
 quantity it bounds (``lower``/``upper``/``exact``), and the code's *actual* value of that
 quantity beside it, computed exactly (exhaustively, with optimal decoding) when that takes at
 most ``ACTUAL_BUDGET`` straggler sets and ``WORK_BUDGET`` units of decoding work (sets x
-survivors x k x min(survivors, k)), else ``None``.  ``holds`` compares the two.
+survivors x k x min(survivors, k)), else ``None``; ``actual_exact`` says how it was found (True:
+exactly; False: not computed; None: no value).  ``holds`` compares the two.  The code's T_ε comes
+from a :data:`ThresholdFinder`: ``gctool bound`` passes the exhaustive search of ``attack
+--threshold`` held to the work budget (:func:`gctool.audit.attack.thresholds.table_threshold`),
+this layer's default is :func:`exact_threshold` within ``ACTUAL_BUDGET`` sets.
 
 Errors are raw squared optimal-decoding errors ``min_a ||a^T B_F - 1||^2`` (reference §0.1).
 These bounds are for real and complex codes; over GF(q) only the Kronecker threshold applies.
@@ -35,7 +39,8 @@ T_ε is ``min{|S| : err > ε}`` (strict), ε defaulting to 0 (exact recovery fai
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from math import comb, floor, isfinite
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
@@ -75,6 +80,9 @@ class ApproxBound(Bound):
     kind: str = ""  # "lower", "upper" or "exact"
     actual: float | None = None
     actual_note: str = ""
+    #: how the code's value was found: True exactly (every set searched), False not (not
+    #: computed, or only bracketed), None when the row has no actual value
+    actual_exact: bool | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,6 +120,32 @@ def affordable(code: GradientCode, t: int, sets: int, budget: int = ACTUAL_BUDGE
     """Whether ``sets`` decodings of n - t survivors fit both budgets."""
     f, K = code.n - t, code.B.shape[1]
     return sets <= budget and sets * f * K * max(1, min(f, K)) <= WORK_BUDGET
+
+
+@dataclass(frozen=True)
+class ThresholdValue:
+    """The code's T_ε beside the threshold rows: ``value`` (None: no straggler set exceeds ε,
+    or not computed), ``exact`` (the search completed: the value is exact, or exactly none),
+    ``note`` (why not, when not computed: the estimate and the parameter that would compute
+    it) and ``lower`` (proved: T_ε >= lower)."""
+
+    value: int | None
+    exact: bool
+    note: str = ""
+    lower: int = 0
+
+
+#: what finds the code's T_ε for the table: (code, ε) -> :class:`ThresholdValue`
+ThresholdFinder = Callable[[GradientCode, float], ThresholdValue]
+
+
+def small_threshold(code: GradientCode, epsilon: float) -> ThresholdValue:
+    """The table's T_ε when no finder is given: :func:`exact_threshold` within its set
+    budget (``gctool bound`` passes ``attack --threshold``'s exhaustive search instead, with
+    its symmetry, compiled walks and time budget)."""
+    value, complete = exact_threshold(code, epsilon)
+    return ThresholdValue(value, complete, "" if complete else
+                          f"not computed: the search takes more than {ACTUAL_BUDGET:,} sets")
 
 
 def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
@@ -229,7 +263,8 @@ def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
 def bound_entry(name: str, value: float | None, statement: str, source: str, quantity: str,
                 kind: str, actual: float | None, note: str = "") -> ApproxBound:
     """One row of the table; ``holds`` compares the code's ``actual`` value with ``value``
-    (a ``lower``, ``upper`` or ``exact`` bound, relative slack 1e-7)."""
+    (a ``lower``, ``upper`` or ``exact`` bound, relative slack 1e-7); ``actual_exact`` is
+    True when there is an actual value (found exactly), None when not."""
     holds = None
     if actual is not None and value is not None:
         slack = 1e-7 * max(1.0, abs(value))
@@ -238,7 +273,7 @@ def bound_entry(name: str, value: float | None, statement: str, source: str, qua
     shown = ("n/a (too many straggler sets to compute exactly)" if actual is None
              else f"{actual:.6g}")
     return ApproxBound(name, value, f"{statement}; code: {note or shown}", source, holds,
-                       quantity, kind, actual, note)
+                       quantity, kind, actual, note, True if actual is not None else None)
 
 
 def greedy_cover(support: np.ndarray, s: int) -> int:
@@ -358,32 +393,38 @@ def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[Approx
                    f"worst error, s = {s}", "exact", worst)]
 
 
-def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, float] | None
-                      ) -> list[ApproxBound]:
-    """The T_ε rows, the lower one from ``reg = column_regular(code)``."""
-    n, out = code.n, []
-    actual, complete = exact_threshold(code, epsilon)
-    note = "" if complete else "n/a (search above budget)"
-    if complete and actual is None:
-        note = f"none (no straggler set pushes the error above {epsilon:g})"
-    quantity = f"threshold T_eps, eps = {epsilon:g}"
+def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, float] | None,
+                      find: ThresholdFinder) -> list[ApproxBound]:
+    """The T_ε rows, the lower one from ``reg = column_regular(code)``, beside the code's T_ε
+    from ``find`` (asked once, when a row is shown)."""
+    n, rows = code.n, []
     r, sigma = reg if reg is not None else (0.0, 0.0)
     denom = sigma**2 * n + epsilon * r**2
     ratio = epsilon * r**2 * n / denom if denom else 0.0
     if reg is not None and isfinite(ratio):  # entries near 1e308 overflow to inf/NaN: no bound
         value = n if not denom else min(n, floor(ratio) + 1)
-        out.append(bound_entry("threshold_lb", float(value),
-                          f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
-                          "[D] reconstruction of Kadhe et al. 2019; reference §6.4", quantity,
-                          "lower", None if actual is None else float(actual), note))
+        rows.append(("threshold_lb", float(value),
+                     f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
+                     "[D] reconstruction of Kadhe et al. 2019; reference §6.4", "lower"))
     t = floor(epsilon) + 1
     if t <= code.k:
         size = _cover_columns(code.support, t)
-        out.append(bound_entry("threshold_ub", float(size),
-                          f"T_eps <= {size}: straggle every holder of {t} partition(s)",
-                          "[D] reference §6.4", quantity, "upper",
-                          None if actual is None else float(actual), note))
-    return out
+        rows.append(("threshold_ub", float(size),
+                     f"T_eps <= {size}: straggle every holder of {t} partition(s)",
+                     "[D] reference §6.4", "upper"))
+    if not rows:
+        return []
+    found = find(code, epsilon)
+    actual = None if found.value is None else float(found.value)
+    note = found.note
+    if found.exact:
+        note = (f"none (no straggler set pushes the error above {epsilon:g})"
+                if found.value is None else f"{found.value} (exact)")
+    elif found.lower > 0:
+        note += f"; proved T_eps >= {found.lower}"
+    quantity = f"threshold T_eps, eps = {epsilon:g}"
+    return [replace(bound_entry(name, value, statement, source, quantity, kind, actual, note),
+                    actual_exact=found.exact) for name, value, statement, source, kind in rows]
 
 
 def _cover_columns(support: np.ndarray, t: int) -> int:
@@ -407,8 +448,10 @@ def _family(code: GradientCode) -> list[ApproxBound]:
     return [] if family is None else list(family.closed_forms(code))
 
 
-def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> list[ApproxBound]:
-    """The table for ``code`` at s stragglers and threshold level ε (default 0)."""
+def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,
+                  threshold: ThresholdFinder | None = None) -> list[ApproxBound]:
+    """The table for ``code`` at s stragglers and threshold level ε (default 0); the code's
+    T_ε from ``threshold`` (default :func:`small_threshold`)."""
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
@@ -418,4 +461,4 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None) -> l
     worst, _, mean = _worst_and_mean(code, s)
     reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
     return (_error_bounds(code, s, worst, mean, reg) + _closed_form(code, s, worst) + out
-            + _threshold_bounds(code, eps, reg))
+            + _threshold_bounds(code, eps, reg, threshold or small_threshold))

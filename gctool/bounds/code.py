@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from math import floor
+from typing import TYPE_CHECKING
 
 from gctool.budget import Budget
 from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
+
+if TYPE_CHECKING:
+    from gctool.bounds.approx import ThresholdFinder
 
 
 def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
@@ -23,9 +27,11 @@ def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
 
 
 def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
-                epsilon: float | None = None) -> BoundReport:
+                epsilon: float | None = None, threshold: ThresholdFinder | None = None
+                ) -> BoundReport:
     """The report of ``gctool bound FILE``: ``items`` (the load bounds for the code's n, k, m
-    and ``s``) judged on the code, then the code's own rows."""
+    and ``s``) judged on the code, then the code's own rows (``threshold``: what finds the
+    code's T_ε, :func:`~gctool.bounds.approx.approx_bounds`)."""
     from gctool.bounds import rank as rank_bound
     from gctool.bounds.approx import approx_bounds
 
@@ -72,6 +78,6 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
         "replication": rep.tolist(), "loads": loads.tolist(), "rank": rank,
         "nnz": int(rep.sum()), "field": str(code.field), "scheme": code.scheme,
     }
-    items += approx_bounds(code, s, epsilon)
+    items += approx_bounds(code, s, epsilon, threshold)
     meets = dmax == next(b.value for b in items if b.name == "max_load")
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

@@ -568,9 +568,9 @@ class ExceedSearch:
       ``plan(s)`` gives the same tasks: the same results as without it.
 
     Users: ``attack threshold method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
-    an attack oracle and rotation orbits), the exact thresholds of ``bound``'s approximate-code
-    table (:func:`gctool.bounds.approx.exact_threshold`, optimal decoding) and through it the
-    factor thresholds of ``kron`` designs."""
+    an attack oracle and rotation orbits; also the thresholds of ``gctool bound``'s table) and
+    :func:`gctool.bounds.approx.exact_threshold` (optimal decoding, a set budget: the
+    factor thresholds of ``kron`` designs and the table's default below the audits)."""
 
     n: int
     kernel: ErrorKernel

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import escape, stdout_console
 
 
@@ -13,7 +14,8 @@ def render_bound(r: Any) -> None:
               + "[/]")
     for b in r.bounds:
         mark = {True: "[green]ok[/]  ", False: "[red]FAIL[/]", None: "    "}[b.holds]
-        con.print(f"  {mark} {escape(b.statement)}  [dim]\\[{escape(b.source)}][/]")
+        con.print(f"  {mark} {escape(in_cli_terms(b.statement))}  "
+                  f"[dim]\\[{escape(b.source)}][/]")
     if r.code is not None:
         c = r.code
         con.print(f"code: loads min {c['load_min']} / max {c['load_max']} / mean "

@@ -1,0 +1,114 @@
+"""``bound``'s threshold rows (T_eps): the code's value comes from the exhaustive search of
+``attack --threshold`` (rotation orbits, compiled walks, the same tie rule), labelled exact,
+or, when the whole search is estimated above the work budget, from no search at all: the row
+says what was not computed, the estimate and the budget that computes it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gctool
+from gctool.algebra.fields import parse_field
+from gctool.bounds.approx import ApproxBound, exact_threshold
+from gctool.budget import Budget, parse_time, suggest_time
+from gctool.codes import design
+from gctool.engine.sweep import ExceedSearch
+from gctool.io import write_code
+from gctool.model import GradientCode
+
+from helpers import run
+
+#: T_0 = 5: 42,504 sets of size 5, above the 20,000 sets bound's own search stops at
+CYCLIC = design("cyclic", n=24, s=4, seed=1)
+ROW_KEYS = {"name", "value", "statement", "source", "holds", "quantity", "kind", "actual",
+            "actual_note", "actual_exact"}
+
+
+def _rows(code: GradientCode, **kw: object) -> dict[str, ApproxBound]:
+    report = gctool.bound(code, **kw)
+    return {b.name: b for b in report.bounds if isinstance(b, ApproxBound)}
+
+
+def test_the_threshold_is_attack_thresholds_and_labelled_exact() -> None:
+    assert exact_threshold(CYCLIC, 0.0) == (None, False)  # bound's own search stopped here
+    row = _rows(CYCLIC)["threshold_ub"]
+    attack = gctool.threshold(CYCLIC, method="exhaustive")
+    assert attack.exact and row.actual == attack.threshold == 5
+    assert row.actual_exact is True and row.holds is True
+    assert row.statement.endswith("code: 5 (exact)") and row.actual_note == "5 (exact)"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+def test_bound_attack_and_the_engine_search_agree(seed: int, eps: float) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(3, 9)), int(rng.integers(2, 7))
+    B = (rng.random((n, k)) < rng.uniform(0.3, 0.9)) * rng.choice([1.0, -1.0, 0.5], (n, k))
+    B[0, 0] = B[0, 0] or 1.0
+    code = GradientCode(B, parse_field("real"), 0)
+    rows = _rows(code, epsilon=eps)
+    if "threshold_ub" not in rows:  # floor(eps) + 1 > k: no row
+        assert np.floor(eps) + 1 > k
+        return
+    row = rows["threshold_ub"]
+    truth, complete = exact_threshold(code, eps)
+    attack = gctool.threshold(code, eps, method="exhaustive")
+    assert complete and attack.exact and row.actual_exact is True
+    assert row.actual == (None if truth is None else float(truth))
+    assert attack.threshold == truth
+
+
+def test_over_the_budget_nothing_is_searched_and_the_row_says_what_computes_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    searched: list[int] = []
+    real = ExceedSearch.run
+
+    def spy(self: ExceedSearch) -> object:
+        searched.append(self.n)
+        return real(self)
+
+    monkeypatch.setattr(ExceedSearch, "run", spy)
+    row = _rows(CYCLIC, budget=Budget(max_work=1e-3))["threshold_ub"]
+    assert searched == []  # refused before any size was searched
+    assert row.actual is None and row.actual_exact is False and row.holds is None
+    note = row.actual_note
+    found = re.fullmatch(
+        r"not computed: the exact threshold search \(n=24, every size up to 5, 55,455 "
+        r"straggler sets\) needs about (.+?) \(estimated[^)]*\), above the work budget of 1 ms "
+        r"\(`max_work`, GCTOOL_MAX_WORK\); raise `max_work` to (\S+) to compute it", note)
+    assert found, note
+    assert row.statement.endswith(f"code: {note}")
+    # the suggested budget computes it (twice it: the estimate is timed on samples, and a
+    # loaded machine times them slower or faster from one run to the next)
+    suggested = parse_time("max_work", found.group(2))
+    row = _rows(CYCLIC, budget=Budget(max_work=2 * suggested))["threshold_ub"]
+    assert searched == [24] and row.actual == 5 and row.actual_exact is True
+
+
+@pytest.mark.parametrize(("seconds", "written"), [
+    (2.84, "2.9s"), (3.0, "3s"), (0.123, "0.13s"), (12.01, "13s"), (99.5, "1.7min"),
+    (1000.0, "17min"), (7300.0, "2.1h")])
+def test_a_suggested_budget_is_rounded_up(seconds: float, written: str) -> None:
+    assert suggest_time(seconds) == written
+    assert parse_time("max_work", written) >= seconds
+
+
+def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Path) -> None:
+    path = tmp_path / "crc24.json"
+    write_code(CYCLIC, str(path))
+    text = run("bound", str(path), "--max-work", "1ms")
+    assert text.exit_code == 0, text.stderr
+    line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
+    assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
+    doc = json.loads(run("bound", str(path), "--json").stdout)
+    rows = [b for b in doc["files"][0]["report"]["bounds"] if "actual" in b]
+    assert rows and all(set(b) == ROW_KEYS for b in rows)
+    ub = next(b for b in rows if b["name"] == "threshold_ub")
+    assert (ub["actual"], ub["actual_exact"], ub["actual_note"]) == (5.0, True, "5 (exact)")
