@@ -4,8 +4,14 @@ the cache lives, and ``njit``.
 numba caches compiled kernels next to their source (``__pycache__``).  When that directory is
 not writable (a read-only site-packages) and ``NUMBA_CACHE_DIR`` is not set, the cache goes to
 ``$XDG_CACHE_HOME/gctool/numba`` (default ``~/.cache/gctool/numba``) instead, for every module
-that compiles with :data:`njit` (they all import this module before numba).  The test is on
-this package's ``__pycache__`` (gctool's install is writable or not as a whole)."""
+that compiles with :data:`njit` (they all import this module first).  The test is on this
+package's ``__pycache__`` (gctool's install is writable or not as a whole).
+
+numba reads ``NUMBA_CACHE_DIR`` once, when it is imported, and picks a kernel's cache
+directory when the kernel is decorated: when another package imported numba before gctool
+(galois does), the variable set here would come too late, and a read-only install would cache
+in numba's own default folder.  So the directory is also set in numba's configuration
+(:func:`effective_cache_dir`), whatever imported numba first."""
 
 from __future__ import annotations
 
@@ -36,6 +42,18 @@ if _chosen is not None:
     os.environ["NUMBA_CACHE_DIR"] = _chosen
 
 import numba  # noqa: E402  (after the cache directory is chosen)
+
+
+def effective_cache_dir(config: Any, environ: MutableMapping[str, str]) -> None:
+    """Make ``NUMBA_CACHE_DIR`` (set here, or by the user after numba was imported) numba's
+    cache directory: ``config`` (``numba.config``) read the environment when numba was
+    imported, perhaps before the variable was set."""
+    chosen = environ.get("NUMBA_CACHE_DIR")
+    if chosen and config.CACHE_DIR != chosen:
+        config.CACHE_DIR = chosen
+
+
+effective_cache_dir(numba.config, os.environ)
 
 #: nopython, cached on disk, no fast-math (round-off must be what the error bounds assume)
 njit: Callable[..., Any] = numba.njit(cache=True, nogil=True)

@@ -66,3 +66,51 @@ def test_read_only_package_dir_uses_a_user_cache_dir(tmp_path: Any) -> None:
     assert user_cache_dir(blocked / "__pycache__", {"NUMBA_CACHE_DIR": "x"}) is None
     home = user_cache_dir(blocked / "__pycache__", {})
     assert home == str(Path.home() / ".cache/gctool/numba")
+
+
+#: a child process: galois imports numba first (numba reads NUMBA_CACHE_DIR then), gctool's
+#: install is read-only (its __pycache__ not writable), then a kernel compiled with gctool's
+#: njit in the module given as argv[1]'s folder
+_GALOIS_FIRST = """\
+import os, sys
+import galois, numba
+assert "gctool" not in sys.modules and not numba.config.CACHE_DIR
+real = os.access
+ours = os.path.join("gctool", "compiled", "__pycache__")
+os.access = lambda path, mode, **kw: (not str(path).endswith(ours)) and real(path, mode, **kw)
+import gctool.compiled._jit
+os.access = real
+sys.path.insert(0, sys.argv[1])
+import kernel_mod
+assert kernel_mod.twice(21) == 42
+"""
+
+
+@pytest.mark.parametrize("user", [False, True])
+def test_the_cache_dir_holds_when_galois_imported_numba_first(tmp_path: Any, user: bool
+                                                               ) -> None:
+    """A read-only install caches in $XDG_CACHE_HOME/gctool/numba, and a NUMBA_CACHE_DIR the
+    user sets before gctool is imported is used, even when galois imported numba before either
+    was set: never in numba's default folder (~/.cache/numba), nor next to the source."""
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kernel_mod.py").write_text("from gctool.compiled._jit import njit\n\n\n"
+                                       "@njit\ndef twice(x):\n    return 2 * x\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path / "home"))
+    script = _GALOIS_FIRST
+    want = tmp_path / "xdg" / "gctool" / "numba"
+    if user:  # set in the process after numba's import, before gctool's
+        want = tmp_path / "mine"
+        script = script.replace("real = os.access\n",
+                                f"os.environ['NUMBA_CACHE_DIR'] = {str(want)!r}\n"
+                                "real = os.access\n", 1)
+    done = subprocess.run([sys.executable, "-c", script, str(src)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    index = sorted(tmp_path.rglob("kernel_mod.twice-*.nbi"))
+    assert len(index) == 1 and index[0].is_relative_to(want), index
