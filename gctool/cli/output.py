@@ -93,7 +93,9 @@ def stdout_console() -> Console:
 
 
 def fmt(x: float | None, digits: int = 4) -> str:
-    if x is None:
+    """``x`` to ``digits`` significant digits; "n/a" for None and NaN (undefined, as the
+    JSON's null: the condition number of no survivors at all)."""
+    if x is None or x != x:
         return "n/a"
     return f"{x:.{digits}g}"
 

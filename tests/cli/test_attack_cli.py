@@ -131,3 +131,12 @@ def test_the_text_says_what_checked_counted(runner: CliRunner, frc: str, mode: l
     else:
         assert f"with {doc['checked']:,} decoder evaluations ({doc['total']:,} sets in all)" \
             in line and " over " not in line
+
+
+def test_an_undefined_number_reads_n_a_as_in_the_json(runner: CliRunner, frc: str) -> None:
+    """Every worker straggling leaves no system to condition: null in the JSON, "n/a" in the
+    text (not "nan")."""
+    doc = loads(run("attack", frc, "-s", "6", "--json").stdout)
+    assert doc["diagnostics"]["max_condition"] is None
+    text = run("attack", frc, "-s", "6").stdout
+    assert "nan" not in text and "worst condition     n/a" in text
