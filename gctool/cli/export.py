@@ -74,6 +74,11 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.exports import export as run_export
 
+    if not decoders:  # the options of the decoding table, without one
+        given = click.get_current_context().get_parameter_source
+        for flag, name in (("-s", "stragglers"), ("--decoder", "decoder")):
+            if given(name) is click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"{flag} applies to the decoding table: add --decoders")
     code = load_code(code_file)
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,

@@ -121,6 +121,19 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
         assert loads(str(z["meta"][()]))["format"] == "gctool.export"
 
 
+@pytest.mark.parametrize("extra", [["-s", "1"], ["--decoder", "generic"]])
+def test_export_refuses_decoding_options_without_a_table(runner: CliRunner, tmp_path: Path,
+                                                         extra: list[str]) -> None:
+    """-s and --decoder shape the decoding table: without --decoders they would be ignored."""
+    src = tmp_path / "c.json"
+    run("design", "cyclic", "-n", "5", "-s", "1", "--seed", "3", "-o", str(src))
+    out = tmp_path / "plan.json"
+    r = run("export", str(src), "-o", str(out), *extra)
+    assert r.exit_code == ExitCode.USAGE and not out.exists()
+    assert f"{extra[0]} applies to the decoding table: add --decoders" in r.stderr
+    assert run("export", str(src), "-o", str(out), *extra, "--decoders").exit_code == 0
+
+
 def test_export_of_failing_code_is_a_finding(runner: CliRunner, tmp_path: Path) -> None:
     src = tmp_path / "u.json"
     run("design", "uncoded", "-n", "3", "-o", str(src))
