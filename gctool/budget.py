@@ -74,7 +74,7 @@ def suggest_time(seconds: float) -> str:
             if value >= 0.01:
                 step = 10.0 ** (math.floor(math.log10(value)) - 1)
                 value = math.ceil(round(value / step, 6)) * step
-            return f"{value:.3g}{unit}"
+            return f"{value:.10g}{unit}"  # parse_time reads it back (no "e+04", no ",")
     raise AssertionError  # pragma: no cover
 
 
@@ -194,6 +194,16 @@ def work_refusal(head: str, needed: float, budget: float, remedy: str) -> Budget
     return BudgetExceeded(f"{head}, above the work budget of {format_seconds(budget)} "
                           f"(`max_work`, GCTOOL_MAX_WORK); {remedy}", kind="work",
                           needed=needed, budget=budget, param="max_work", remedy=remedy)
+
+
+def computing_refusal(what: str, seconds: float, budget: float, how: str = ""
+                      ) -> BudgetExceeded:
+    """The refusal of ``what`` (a computation left out of a report), estimated at ``seconds``
+    (``how``: how, e.g. ", timed on a sample of its sets") above the work budget ``budget``
+    (seconds): it names the budget that would compute it (:func:`suggest_time`)."""
+    return work_refusal(f"{what} needs about {format_seconds(seconds)} (estimated{how})",
+                        seconds, budget, f"raise `max_work` to {suggest_time(seconds)} to "
+                        "compute it")
 
 
 class Meter:

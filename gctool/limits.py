@@ -80,7 +80,8 @@ DEFAULT_MAX_NODES = 2_000_000
 #: most straggler patterns the row-class reduction lists (in Python) before verify enumerates
 #: the straggler sets instead
 MAX_CLASS_PATTERNS = 100_000
-#: straggler sets per exactly computed value of an approximate bound (else estimated)
+#: straggler sets of the exact threshold search below the audits (``kron``'s factor thresholds,
+#: the bound table's default; ``gctool bound`` holds its values to the work budget instead)
 APPROX_EXACT_SETS = 20_000
 #: straggler sets of design's exact worst condition number (else estimated on a sample)
 CONDITION_EXACT_SETS = 20_000

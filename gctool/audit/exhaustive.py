@@ -39,11 +39,10 @@ from gctool.budget import (
     START_NS,
     Budget,
     Meter,
+    computing_refusal,
     format_seconds,
     probe_rate,
-    suggest_time,
     walked_share,
-    work_refusal,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import PARALLEL_MIN_S, resolve_jobs, run_paced
@@ -454,9 +453,7 @@ class _SearchBudget:
         total, self.time = self.time, start
         if total > budget.max_work:
             how = ", timed on samples of its sizes" if timed else ""
-            raise work_refusal(f"{what} needs about {format_seconds(total)} (estimated{how})",
-                               total, budget.max_work,
-                               f"raise `max_work` to {suggest_time(total)} to compute it")
+            raise computing_refusal(what, total, budget.max_work, how)
 
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size

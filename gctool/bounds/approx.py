@@ -2,13 +2,15 @@
 
 Every entry is an :class:`ApproxBound`: the bound's value, its statement and source, which
 quantity it bounds (``lower``/``upper``/``exact``), and the code's *actual* value of that
-quantity beside it, computed exactly (exhaustively, with optimal decoding) when that takes at
-most ``ACTUAL_BUDGET`` straggler sets and ``WORK_BUDGET`` units of decoding work (sets x
-survivors x k x min(survivors, k)), else ``None``; ``actual_exact`` says how it was found (True:
-exactly; False: not computed; None: no value).  ``holds`` compares the two.  The code's T_ε comes
-from a :data:`ThresholdFinder`: ``gctool bound`` passes the exhaustive search of ``attack
---threshold`` held to the work budget (:func:`gctool.audit.attack.thresholds.table_threshold`),
-this layer's default is :func:`exact_threshold` within ``ACTUAL_BUDGET`` sets.
+quantity beside it, computed exactly (exhaustively, with optimal decoding) when its estimate
+fits the work budget (:func:`left_out`), else ``None`` and a note that says what was not
+computed, its estimate and the budget that computes it; ``actual_exact`` says how it was found
+(True: exactly; False: not computed; None: no value).  ``holds`` compares the two.  The code's
+T_ε comes from a :data:`ThresholdFinder`: ``gctool bound`` passes the exhaustive search of
+``attack --threshold`` held to the work budget
+(:func:`gctool.audit.attack.thresholds.table_threshold`); this layer's default is
+:func:`exact_threshold` within ``ACTUAL_BUDGET`` sets and ``WORK_BUDGET`` units of decoding
+work (sets x survivors x k x min(survivors, k)), the search of ``kron``'s factor thresholds.
 
 Errors are raw squared optimal-decoding errors ``min_a ||a^T B_F - 1||^2`` (reference §0.1).
 These bounds are for real and complex codes; over GF(q) only the Kronecker threshold applies.
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
+from gctool.budget import Budget
 from gctool.engine.records import Checked
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
@@ -231,15 +234,61 @@ class _WorstAndSum:
         return self.worst.merge(r.peak)
 
 
+#: a single size's decoding estimated within this factor of the work budget (either side) is
+#: timed on a sample of its sets (:func:`_decoding_time`); farther, the calibrated estimate
+#: decides alone
+TIMED_SPAN = 10
+
+
+def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[float, str]:
+    """(seconds of one core, how) to decode every straggler set of the ``sizes`` with the
+    optimal decoder: one least-squares solve each (:func:`gctool.budget.set_cost`, the
+    calibrated cost the audits count), or, for one size whose estimate is within TIMED_SPAN of
+    ``budget``, the rate of the decoder timed on a sample of its sets
+    (:func:`gctool.budget.probe_rate`: codes whose sets go to exact arithmetic decode ten times
+    slower than the calibration says)."""
+    from gctool.budget import NS_PER_S, SAMPLE_MIN, probe_rate, set_cost
+    from gctool.engine.sweep import LexSource
+
+    n, K = code.n, code.B.shape[1]
+    seconds = sum(comb(n, t) * set_cost(max(1, n - t), K) for t in sizes) / NS_PER_S
+    if len(sizes) != 1 or not (budget.max_work / TIMED_SPAN <= seconds
+                               <= budget.max_work * TIMED_SPAN):
+        return seconds, ""
+    t, kernel = sizes[0], _Errors(code)
+    total, source = comb(n, t), LexSource(n, t)
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        S, _ = source.sets((0, a, b))
+        kernel.errors(S)
+        return S.shape[0], False
+
+    probed = probe_rate(walk, total, kernel.decoder.chunk_size(n - t), budget.work_ns / total,
+                        least=SAMPLE_MIN)
+    if probed is None:
+        return seconds, ""
+    return probed[0] * total / NS_PER_S, ", timed on a sample of its sets"
+
+
+def left_out(code: GradientCode, what: str, sizes: range, budget: Budget) -> str:
+    """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of the
+    table: "not computed: ..." with its estimate and the budget that computes it, or "" when
+    it fits ``budget``."""
+    from gctool.budget import computing_refusal
+
+    seconds, how = _decoding_time(code, sizes, budget)
+    if seconds <= budget.max_work:
+        return ""
+    return f"not computed: {computing_refusal(what, seconds, budget.max_work, how)}"
+
+
 def _worst_and_mean(code: GradientCode, s: int
                     ) -> tuple[float | None, list[int] | None, float | None]:
-    """Worst error of s stragglers, its (lexicographically first) set and the mean error,
-    when affordable; one decoding of every set serves both."""
+    """Worst error of s stragglers, its (lexicographically first) set and the mean error;
+    one decoding of every set serves both (:func:`left_out` says whether it fits)."""
     from gctool.engine.sweep import LexSource, SumFold, WorstFold
 
     total = comb(code.n, s)
-    if not affordable(code, s, total):
-        return None, None, None
     kernel = _Errors(code)
     both = _run(code, s, _PeakAndSum(LexSource(code.n, s), kernel),
                 _WorstAndSum(WorstFold(), SumFold()), kernel)
@@ -247,11 +296,10 @@ def _worst_and_mean(code: GradientCode, s: int
 
 
 def _iid_expectation(code: GradientCode, p: np.ndarray) -> float | None:
-    """Expected error under independent straggling with probabilities p_i (every set)."""
+    """Expected error under independent straggling with probabilities p_i (every set; sets
+    of weight 0 skipped)."""
     from gctool.engine.sweep import LexSource, SumFold, SumWorker
 
-    if not affordable(code, 0, 2**code.n):
-        return None
     kernel = _Errors(code)
     return float(sum(_run(code, t, SumWorker(LexSource(code.n, t), kernel, p), SumFold(),
                           kernel).total for t in range(code.n + 1)))
@@ -328,7 +376,9 @@ def _is_symmetric(code: GradientCode) -> bool:
 
 
 def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None,
-                  reg: tuple[float, float] | None) -> list[ApproxBound]:
+                  reg: tuple[float, float] | None, note: str, budget: Budget
+                  ) -> list[ApproxBound]:
+    """The error rows at s (``note``: why the worst and the mean are left out, or "")."""
     n, support = code.n, code.support
     c = support.sum(axis=0)
     cover = greedy_cover(support, s)
@@ -337,11 +387,11 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                f"worst error at s = {s} >= partitions whose holders all straggle "
                f"(greedy S): {cover}",
                "[D] reference §6.3 (a fully straggled partition costs exactly 1)",
-               f"worst error, s = {s}", "lower", worst),
+               f"worst error, s = {s}", "lower", worst, note),
         bound_entry("mean_error_lb_uniform",
                float(sum(comb(n - int(cj), s - int(cj)) for cj in c if cj <= s) / comb(n, s)),
                f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
-               "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean),
+               "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean, note),
     ]
     from gctool.registry import SCHEMES
 
@@ -351,16 +401,18 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
         value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
+        iid = left_out(code, f"decoding every straggler set of every size ({2**n:,} sets)",
+                       range(n + 1), budget)
         out.append(bound_entry("iid_error_lb", value,
                           f"expected error, independent straggling with {label}, >= "
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
                           "[D] reference §6.3", f"expected error, iid ({label})", "lower",
-                          _iid_expectation(code, p)))
-    return out + _spectral(code, s, worst, reg)
+                          None if iid else _iid_expectation(code, p), iid))
+    return out + _spectral(code, s, worst, reg, note)
 
 
 def _spectral(code: GradientCode, s: int, worst: float | None,
-              reg: tuple[float, float] | None) -> list[ApproxBound]:
+              reg: tuple[float, float] | None, note: str) -> list[ApproxBound]:
     """The spectral row, from ``reg = column_regular(code)``."""
     if reg is None:
         return []
@@ -378,10 +430,11 @@ def _spectral(code: GradientCode, s: int, worst: float | None,
     return [bound_entry("spectral_error_ub", value,
                    f"worst error at s = {s} <= {name} = sigma*^2 ns/(r^2(n-s)) = {value:.6g} "
                    f"(sigma*^2 = {sigma**2:.6g}, r = {r:g})", src, f"worst error, s = {s}",
-                   "upper", worst)]
+                   "upper", worst, note)]
 
 
-def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[ApproxBound]:
+def _closed_form(code: GradientCode, s: int, worst: float | None, note: str
+                 ) -> list[ApproxBound]:
     from gctool.bounds.closed_forms import closed_form_worst_error
 
     found = closed_form_worst_error(code, s)
@@ -390,7 +443,7 @@ def _closed_form(code: GradientCode, s: int, worst: float | None) -> list[Approx
     value, src = found
     return [bound_entry("closed_form_worst_error", value,
                    f"worst error at s = {s} = {value:.6g} (closed form)", src,
-                   f"worst error, s = {s}", "exact", worst)]
+                   f"worst error, s = {s}", "exact", worst, note)]
 
 
 def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, float] | None,
@@ -449,16 +502,22 @@ def _family(code: GradientCode) -> list[ApproxBound]:
 
 
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,
-                  threshold: ThresholdFinder | None = None) -> list[ApproxBound]:
+                  threshold: ThresholdFinder | None = None, budget: Budget | None = None
+                  ) -> list[ApproxBound]:
     """The table for ``code`` at s stragglers and threshold level ε (default 0); the code's
-    T_ε from ``threshold`` (default :func:`small_threshold`)."""
+    T_ε from ``threshold`` (default :func:`small_threshold`); the code's errors computed when
+    their estimate fits ``budget`` (default :meth:`Budget.default`, :func:`left_out`)."""
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
     out = _family(code)
     if code.field.is_finite or code.m != 1:
         return out
-    worst, _, mean = _worst_and_mean(code, s)
+    budget = Budget.default() if budget is None else budget
+    note = left_out(code, f"decoding every straggler set of size {s} ({comb(code.n, s):,} "
+                    "sets)", range(s, s + 1), budget)
+    worst, _, mean = (None, None, None) if note else _worst_and_mean(code, s)
     reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
-    return (_error_bounds(code, s, worst, mean, reg) + _closed_form(code, s, worst) + out
+    return (_error_bounds(code, s, worst, mean, reg, note, budget)
+            + _closed_form(code, s, worst, note) + out
             + _threshold_bounds(code, eps, reg, threshold or small_threshold))

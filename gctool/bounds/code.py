@@ -78,6 +78,6 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
         "replication": rep.tolist(), "loads": loads.tolist(), "rank": rank,
         "nnz": int(rep.sum()), "field": str(code.field), "scheme": code.scheme,
     }
-    items += approx_bounds(code, s, epsilon, threshold)
+    items += approx_bounds(code, s, epsilon, threshold, budget)
     meets = dmax == next(b.value for b in items if b.name == "max_load")
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

@@ -107,8 +107,16 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     assert text.exit_code == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
     assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
+    # the errors at s = 4: calibrated far above the budget, so not timed (one least-squares
+    # solve of 20 x 24 per set, budget.set_cost)
+    line = next(x for x in text.stdout.splitlines() if "worst error at s = 4 >=" in x)
+    assert ("code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
+            "about 1.1 s (estimated), above the work budget of 1 ms (--max-work, "
+            "GCTOOL_MAX_WORK); raise --max-work to 1.2s to compute it") in line
     doc = json.loads(run("bound", str(path), "--json").stdout)
     rows = [b for b in doc["files"][0]["report"]["bounds"] if "actual" in b]
     assert rows and all(set(b) == ROW_KEYS for b in rows)
+    worst = next(b for b in rows if b["name"] == "error_lb_fully_straggled")
+    assert (worst["actual"], worst["actual_exact"], worst["holds"]) == (0.0, True, True)
     ub = next(b for b in rows if b["name"] == "threshold_ub")
     assert (ub["actual"], ub["actual_exact"], ub["actual_note"]) == (5.0, True, "5 (exact)")

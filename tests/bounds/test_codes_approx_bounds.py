@@ -4,6 +4,7 @@ instances (hypothesis), exact entries match exhaustive search (gctool.audit.atta
 from __future__ import annotations
 
 import itertools
+import re
 from math import comb
 from pathlib import Path
 
@@ -22,12 +23,14 @@ from gctool.bounds.approx import (
     approx_bounds,
     column_regular,
     exact_threshold,
+    left_out,
 )
 from gctool.bounds.closed_forms import (
     closed_form_worst_error,
     rank_one_blocks,
     uniform_gram,
 )
+from gctool.budget import Budget
 from gctool.codes import design
 from gctool.model import GradientCode
 
@@ -199,11 +202,16 @@ def test_kron_and_hetero_entries() -> None:
     assert "the file's p_i" in entries["iid_error_lb"].statement and entries["iid_error_lb"].holds
 
 
-def test_large_codes_report_no_actual_value() -> None:
-    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets is above the budget
-    entries = approx_bounds(code, 5)
+def test_large_codes_report_no_actual_value_and_what_computes_it() -> None:
+    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets, about 30 s calibrated
+    entries = approx_bounds(code, 5, budget=Budget(max_work=0.1))
     closed = next(b for b in entries if b.name == "closed_form_worst_error")
-    assert closed.actual is None and closed.holds is None and "n/a" in closed.statement
+    assert closed.actual is None and closed.holds is None and closed.actual_exact is None
+    assert closed.actual_note == (
+        "not computed: decoding every straggler set of size 5 (169,911 sets) needs about 30 s "
+        "(estimated), above the work budget of 100 ms (`max_work`, GCTOOL_MAX_WORK); raise "
+        "`max_work` to 30s to compute it")
+    assert closed.statement.endswith(f"code: {closed.actual_note}")
 
 
 # -- the worst and the mean error of s stragglers: one decoding of every set serves both -------
@@ -265,9 +273,22 @@ def test_worst_and_mean_on_random_codes(seed: int, regular: bool, data: st.DataO
     assert (worst, worst_set, mean) == _two_passes(code, s)
 
 
-def test_worst_and_mean_refused_above_the_budget() -> None:
-    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets
-    assert _worst_and_mean(code, 5) == (None, None, None)
+def test_the_decoding_is_left_out_above_the_budget() -> None:
+    """Calibrated (set_cost) far from the budget; timed on a sample of the sets near it: the
+    sets of pg2-5 decode at about 50-80 us each (8 s of CPU in all), not the 176 us of the
+    calibration (30 s), and a budget of 3.1 s refuses them on that rate."""
+    code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) = 169,911 sets
+    sizes = range(5, 6)
+    assert left_out(code, "the sets", sizes, Budget(max_work=1e4)) == ""  # no probe
+    far = left_out(code, "the sets", sizes, Budget(max_work=1.0))
+    assert far.startswith("not computed: the sets needs about 30 s (estimated), above")
+    near = left_out(code, "the sets", sizes, Budget(max_work=3.1))
+    found = re.fullmatch(r"not computed: the sets needs about (\S+) s \(estimated, timed on a "
+                         r"sample of its sets\), above the work budget of 3.1 s \(`max_work`, "
+                         r"GCTOOL_MAX_WORK\); raise `max_work` to (\S+)s to compute it", near)
+    assert found, near
+    assert 3.1 < float(found.group(1)) < 30 <= 10 * 3.1
+    assert float(found.group(2)) >= float(found.group(1))
 
 
 @pytest.mark.parametrize(("scheme", "kwargs", "args"), [
