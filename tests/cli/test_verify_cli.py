@@ -76,6 +76,22 @@ def test_sample_is_not_certified(runner: CliRunner, crc_file: Path) -> None:
     assert "NOT CERTIFIED" in text.stdout and "heuristic" in text.stdout
 
 
+def test_a_sample_names_its_seed_so_it_can_be_redone(runner: CliRunner, crc_file: Path) -> None:
+    """The text of a sample without --seed says which seed was drawn (the JSON's sample.seed),
+    and --seed with it redoes the same sample."""
+    import re
+
+    first = run("verify", str(crc_file), "--sample", "30").stdout
+    found = re.search(r"job\(s\), seed (\d+)\) in ", first)
+    assert found, first
+    again = run("verify", str(crc_file), "--sample", "30", "--seed", found.group(1)).stdout
+
+    def timeless(text: str) -> str:
+        return re.sub(r" in [0-9.]+s", "", text)
+
+    assert timeless(again) == timeless(first)
+
+
 def test_budget_refusal_lists_options(runner: CliRunner, crc_file: Path) -> None:
     r = run("verify", str(crc_file), "--max-sets", "10")
     assert r.exit_code == ExitCode.USAGE and r.stdout == ""

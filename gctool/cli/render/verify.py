@@ -24,8 +24,10 @@ def render_verify(r: Any) -> None:
     label = "exact" if r.exact else "heuristic"
     tol = "" if r.tolerance is None else f", tol {r.tolerance:g}"
     kern = f", {r.kernel} kernel" if r.kernel and r.kernel != "none" else ""
+    seed = f", seed {r.sample['seed']}" if getattr(r, "sample", None) else ""  # to redo it
     con.print(f"checked {r.checked:,} of {r.total:,} sets by {r.method} ({label}, "
-              f"{r.arithmetic} arithmetic{tol}{kern}, {r.jobs} job(s)) in {r.elapsed_s:.3f}s")
+              f"{r.arithmetic} arithmetic{tol}{kern}, {r.jobs} job(s){seed}) in "
+              f"{r.elapsed_s:.3f}s")
     if r.reduction:
         red = r.reduction
         con.print(f"reduction: {red['kind']}, {red['checked']:,} set(s) stand for "
