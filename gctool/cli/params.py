@@ -24,6 +24,7 @@ FLAGS: dict[str, str] = {
     "as_json": "--json",
     "require": "--require-threshold",
     "gap": "--target-gap",
+    "symmetry": "--no-symmetry",  # on by default: the flag turns it off
 }
 
 

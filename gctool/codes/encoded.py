@@ -383,8 +383,7 @@ class EncodedFamily(Family):
                               budget=opts.budget)
 
     def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
-        raise InvalidInput("encoded frames have no threshold (attack them with s, a curve or "
-                           "one straggler set)")
+        raise InvalidInput(f"encoded frames have no threshold ({_ATTACK_FRAMES})")
 
     def curve(self, code: GradientCode, request: AttackRequest) -> SpectrumCurveReport:
         """The worst spectrum for each s (or ``request.sizes``)."""
@@ -412,6 +411,9 @@ def _max_sets(opts: AttackOptions) -> int:
     return opts.budget.max_sets or SPECTRUM_MAX_SETS
 
 
+#: what an attack of a frame asks for (its parameters named for the caller)
+_ATTACK_FRAMES = "attack them with `s`, a curve or one `straggler_set`"
+
 #: attack options of matrix codes that mean nothing for a frame, with their neutral values
 _NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
                    "p": None, "symmetry": True, "require": None}
@@ -423,8 +425,8 @@ def _frame_options(request: AttackRequest) -> AttackOptions:
     for name, neutral in _NOT_FOR_FRAMES.items():
         value = opts.required if name == "require" else getattr(opts, name)
         if (value is not None) if neutral is None else value != neutral:
-            raise InvalidInput(f"{name} does not apply to encoded frames (attack them with s, "
-                               "a curve or one straggler set)")
+            raise InvalidInput(f"`{name}` does not apply to encoded frames ({_ATTACK_FRAMES})",
+                               param=name)
     if opts.method not in ("auto", "exhaustive"):
-        raise InvalidInput("encoded frames take method auto or exhaustive")
+        raise InvalidInput("encoded frames take `method` auto or exhaustive", param="method")
     return opts

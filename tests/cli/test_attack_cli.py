@@ -140,3 +140,18 @@ def test_an_undefined_number_reads_n_a_as_in_the_json(runner: CliRunner, frc: st
     assert doc["diagnostics"]["max_condition"] is None
     text = run("attack", frc, "-s", "6").stdout
     assert "nan" not in text and "worst condition     n/a" in text
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--threshold"], "encoded frames have no threshold (attack them with -s, a curve or one "
+                      "--set)"),
+    (["-s", "1", "--method", "greedy"], "encoded frames take --method auto or exhaustive"),
+    (["-s", "1", "--no-symmetry"], "--no-symmetry does not apply to encoded frames"),
+    (["-s", "1", "-p", "0.1"], "-p does not apply to encoded frames"),
+])
+def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: list[str],
+                                       line: str) -> None:
+    path = tmp_path / "fano.json"
+    run("design", "encoded", "--frame", "steiner", "--system", "pg-2", "-s", "3", "-o", str(path))
+    r = run("attack", str(path), *args)
+    assert r.exit_code == ExitCode.USAGE and r.stderr.startswith(f"gctool: error: {line}")
