@@ -265,8 +265,8 @@ def set_spectrum(code: GradientCode, stragglers: list[int], budget: Budget | Non
     n = code.n
     st = sorted(set(int(i) for i in stragglers))
     if len(st) != len(stragglers) or any(not 0 <= i < n for i in st):
-        raise InvalidInput(f"stragglers must be distinct worker indices in 0..{n - 1}, "
-                           f"got {list(stragglers)}")
+        raise InvalidInput(f"`straggler_set` must be distinct worker indices in 0..{n - 1}, "
+                           f"got {list(stragglers)}", param="straggler_set")
     check_s(len(st), n, "the number of stragglers")
     t0 = time.perf_counter()
     fr = Frame.of(S, budget)

@@ -26,7 +26,8 @@ def parse_stragglers(text: str, n: int) -> list[int]:
     try:
         S = [int(x) for x in raw]
     except ValueError:
-        raise InvalidInput(f"stragglers must be worker indices like 0,3, got {text!r}") from None
+        raise InvalidInput(f"`stragglers` must be worker indices like 0,3, got {text!r}",
+                           param="stragglers") from None
     return check_stragglers(S, n)
 
 
@@ -34,11 +35,13 @@ def check_stragglers(stragglers: Iterable[Any], n: int) -> list[int]:
     """The straggling workers, sorted: integers in 0..n-1, each once (one line of InvalidInput
     otherwise)."""
     if isinstance(stragglers, str | bytes) or not isinstance(stragglers, Iterable):
-        raise InvalidInput(f"stragglers must be a list of worker indices, got {stragglers!r}")
+        raise InvalidInput(f"`stragglers` must be a list of worker indices, got "
+                           f"{stragglers!r}", param="stragglers")
     S = list(stragglers)
     for i in S:
         if isinstance(i, bool) or not isinstance(i, int | np.integer):
-            raise InvalidInput(f"stragglers must be worker indices like 0,3, got {i!r}")
+            raise InvalidInput(f"`stragglers` must be worker indices like 0,3, got {i!r}",
+                               param="stragglers")
     bad = [int(i) for i in S if not 0 <= i < n]
     if bad:
         raise InvalidInput(f"straggler index {bad[0]} is not a worker (0..{n - 1})")

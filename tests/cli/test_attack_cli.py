@@ -148,6 +148,7 @@ def test_an_undefined_number_reads_n_a_as_in_the_json(runner: CliRunner, frc: st
     (["-s", "1", "--method", "greedy"], "encoded frames take --method auto or exhaustive"),
     (["-s", "1", "--no-symmetry"], "--no-symmetry does not apply to encoded frames"),
     (["-s", "1", "-p", "0.1"], "-p does not apply to encoded frames"),
+    (["--set", "0,0"], "--set must be distinct worker indices in 0..27, got [0, 0]"),
 ])
 def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: list[str],
                                        line: str) -> None:

@@ -139,6 +139,7 @@ def test_simulate_and_train_defaults_are_the_library_s() -> None:
     (["verify", "CODE", "-s", "6"], "-s must be between 0 and 5 (n = 6), got 6"),
     (["attack", "CODE", "-s", "9"], "-s must be between 0 and 6 (n = 6), got 9"),
     (["attack", "CODE", "--curve", "--max-s", "9"], "--max-s must be between 0 and 6"),
+    (["show", "CODE", "--stragglers", "a"], "--stragglers must be worker indices like 0,3"),
 ])
 def test_out_of_range_numbers_are_named_by_their_flags(tmp_path: Path, args: list[str],
                                                         line: str) -> None:
