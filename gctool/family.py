@@ -287,7 +287,7 @@ class Family:
     def bound(self, code: GradientCode, request: BoundRequest) -> BoundResult:
         """``gctool.bound`` of a code: the load bounds and how the code compares
         (:func:`gctool.bounds.bounds`)."""
-        from gctool.audit.attack.thresholds import table_threshold
+        from gctool.audit.attack.table import table_threshold, table_worst
         from gctool.bounds import bounds
         from gctool.budget import Budget
 
@@ -295,7 +295,8 @@ class Family:
             raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
         budget = Budget.default() if request.budget is None else request.budget
         return bounds(code, s=request.s, d=request.d, epsilon=request.epsilon,
-                      budget=budget, threshold=table_threshold(budget))
+                      budget=budget, threshold=table_threshold(budget),
+                      worst=table_worst(budget))
 
     def profile(self, code: GradientCode, request: ProfileRequest) -> ProfileReport:
         """Decode level profiles (nested codes only)."""

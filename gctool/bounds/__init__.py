@@ -37,7 +37,7 @@ from gctool.model import GradientCode
 from gctool.reports import BoundReport
 
 if TYPE_CHECKING:
-    from gctool.bounds.approx import ThresholdFinder
+    from gctool.bounds.approx import ThresholdFinder, WorstFinder
 
 
 def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold finder)
@@ -51,6 +51,7 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     epsilon: float | None = None,
     budget: Budget | None = None,
     threshold: ThresholdFinder | None = None,
+    worst: WorstFinder | None = None,
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
@@ -60,7 +61,9 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     ``budget``: the work budget of the rank of B (default :meth:`Budget.default`).
     ``threshold``: what finds the code's T_ε beside the threshold rows (default: an exhaustive
     search of at most :data:`~gctool.limits.APPROX_EXACT_SETS` sets; ``gctool.bound`` passes
-    ``attack --threshold``'s, held to ``budget``).
+    ``attack --threshold``'s, held to ``budget``); ``worst``: what finds its worst error at s
+    when decoding every s-set is above ``budget`` (default: none; ``gctool.bound`` passes
+    ``attack -s``'s exhaustive search).
     """
     if code is not None:
         n, k = code.n, code.k
@@ -77,7 +80,7 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     from gctool.bounds.code import code_report
 
     return code_report(code, s, items, Budget.default() if budget is None else budget,
-                       epsilon, threshold)
+                       epsilon, threshold, worst)
 
 
 __all__ = ["bounds", "load_bounds"]

@@ -8,7 +8,7 @@ computed, its estimate and the budget that computes it; ``actual_exact`` says ho
 (True: exactly; False: not computed; None: no value).  ``holds`` compares the two.  The code's
 T_ε comes from a :data:`ThresholdFinder`: ``gctool bound`` passes the exhaustive search of
 ``attack --threshold`` held to the work budget
-(:func:`gctool.audit.attack.thresholds.table_threshold`); this layer's default is
+(:func:`gctool.audit.attack.table.table_threshold`); this layer's default is
 :func:`exact_threshold` within ``ACTUAL_BUDGET`` sets and ``WORK_BUDGET`` units of decoding
 work (sets x survivors x k x min(survivors, k)), the search of ``kron``'s factor thresholds.
 
@@ -140,6 +140,22 @@ class ThresholdValue:
 
 #: what finds the code's T_ε for the table: (code, ε) -> :class:`ThresholdValue`
 ThresholdFinder = Callable[[GradientCode, float], ThresholdValue]
+
+
+@dataclass(frozen=True)
+class WorstValue:
+    """The code's worst error at s found by a faster search than the table's decoding of every
+    set: ``value`` (None: not found), ``decodes`` (every s-set decodes: every error, so the
+    mean too, is 0 in the table's terms) and ``note`` (why not, when not computed)."""
+
+    value: float | None
+    decodes: bool
+    note: str = ""
+
+
+#: what finds the code's worst error at s when the table's own decoding is above the budget:
+#: (code, s) -> :class:`WorstValue`
+WorstFinder = Callable[[GradientCode, int], WorstValue]
 
 
 def small_threshold(code: GradientCode, epsilon: float) -> ThresholdValue:
@@ -376,9 +392,9 @@ def _is_symmetric(code: GradientCode) -> bool:
 
 
 def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None,
-                  reg: tuple[float, float] | None, note: str, budget: Budget
+                  reg: tuple[float, float] | None, notes: tuple[str, str], budget: Budget
                   ) -> list[ApproxBound]:
-    """The error rows at s (``note``: why the worst and the mean are left out, or "")."""
+    """The error rows at s (``notes``: why the worst and why the mean are left out, or "")."""
     n, support = code.n, code.support
     c = support.sum(axis=0)
     cover = greedy_cover(support, s)
@@ -387,11 +403,11 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                f"worst error at s = {s} >= partitions whose holders all straggle "
                f"(greedy S): {cover}",
                "[D] reference §6.3 (a fully straggled partition costs exactly 1)",
-               f"worst error, s = {s}", "lower", worst, note),
+               f"worst error, s = {s}", "lower", worst, notes[0]),
         bound_entry("mean_error_lb_uniform",
                float(sum(comb(n - int(cj), s - int(cj)) for cj in c if cj <= s) / comb(n, s)),
                f"mean error over uniform {s}-sets >= sum_j C(n-c_j, s-c_j)/C(n,s)",
-               "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean, note),
+               "[D] reference §6.3", f"mean error, uniform s = {s}", "lower", mean, notes[1]),
     ]
     from gctool.registry import SCHEMES
 
@@ -408,7 +424,7 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
                           "[D] reference §6.3", f"expected error, iid ({label})", "lower",
                           None if iid else _iid_expectation(code, p), iid))
-    return out + _spectral(code, s, worst, reg, note)
+    return out + _spectral(code, s, worst, reg, notes[0])
 
 
 def _spectral(code: GradientCode, s: int, worst: float | None,
@@ -501,12 +517,14 @@ def _family(code: GradientCode) -> list[ApproxBound]:
     return [] if family is None else list(family.closed_forms(code))
 
 
-def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,
-                  threshold: ThresholdFinder | None = None, budget: Budget | None = None
-                  ) -> list[ApproxBound]:
+def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # noqa: PLR0913 (the table's inputs and its two finders)
+                  threshold: ThresholdFinder | None = None, budget: Budget | None = None,
+                  worst: WorstFinder | None = None) -> list[ApproxBound]:
     """The table for ``code`` at s stragglers and threshold level ε (default 0); the code's
-    T_ε from ``threshold`` (default :func:`small_threshold`); the code's errors computed when
-    their estimate fits ``budget`` (default :meth:`Budget.default`, :func:`left_out`)."""
+    T_ε from ``threshold`` (default :func:`small_threshold`); the code's errors at s from one
+    decoding of every s-set when its estimate fits ``budget`` (default
+    :meth:`Budget.default`, :func:`left_out`), else the worst from ``worst`` (when given;
+    when it finds that every s-set decodes, the mean is 0 too)."""
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
@@ -516,8 +534,14 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,
     budget = Budget.default() if budget is None else budget
     note = left_out(code, f"decoding every straggler set of size {s} ({comb(code.n, s):,} "
                     "sets)", range(s, s + 1), budget)
-    worst, _, mean = (None, None, None) if note else _worst_and_mean(code, s)
+    worst_s, _, mean = (None, None, None) if note else _worst_and_mean(code, s)
+    notes = (note, note)
+    if note and worst is not None:
+        found = worst(code, s)
+        worst_s, notes = found.value, (found.note, note)
+        if found.decodes:
+            mean, notes = 0.0, ("", "")
     reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
-    return (_error_bounds(code, s, worst, mean, reg, note, budget)
-            + _closed_form(code, s, worst, note) + out
+    return (_error_bounds(code, s, worst_s, mean, reg, notes, budget)
+            + _closed_form(code, s, worst_s, notes[0]) + out
             + _threshold_bounds(code, eps, reg, threshold or small_threshold))

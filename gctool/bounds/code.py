@@ -16,7 +16,7 @@ from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
 
 if TYPE_CHECKING:
-    from gctool.bounds.approx import ThresholdFinder
+    from gctool.bounds.approx import ThresholdFinder, WorstFinder
 
 
 def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
@@ -26,12 +26,12 @@ def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
             else replace(b, holds=actual[b.name] >= b.value) for b in items]
 
 
-def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
-                epsilon: float | None = None, threshold: ThresholdFinder | None = None
-                ) -> BoundReport:
+def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,  # noqa: PLR0913 (the report's inputs and the table's two finders)
+                epsilon: float | None = None, threshold: ThresholdFinder | None = None,
+                worst: WorstFinder | None = None) -> BoundReport:
     """The report of ``gctool bound FILE``: ``items`` (the load bounds for the code's n, k, m
-    and ``s``) judged on the code, then the code's own rows (``threshold``: what finds the
-    code's T_ε, :func:`~gctool.bounds.approx.approx_bounds`)."""
+    and ``s``) judged on the code, then the code's own rows (``threshold`` and ``worst``: what
+    finds the code's T_ε and its worst error, :func:`~gctool.bounds.approx.approx_bounds`)."""
     from gctool.bounds import rank as rank_bound
     from gctool.bounds.approx import approx_bounds
 
@@ -78,6 +78,6 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,
         "replication": rep.tolist(), "loads": loads.tolist(), "rank": rank,
         "nnz": int(rep.sum()), "field": str(code.field), "scheme": code.scheme,
     }
-    items += approx_bounds(code, s, epsilon, threshold, budget)
+    items += approx_bounds(code, s, epsilon, threshold, budget, worst)
     meets = dmax == next(b.value for b in items if b.name == "max_load")
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

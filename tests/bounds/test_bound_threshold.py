@@ -1,7 +1,8 @@
 """``bound``'s threshold rows (T_eps): the code's value comes from the exhaustive search of
 ``attack --threshold`` (rotation orbits, compiled walks, the same tie rule), labelled exact,
 or, when the whole search is estimated above the work budget, from no search at all: the row
-says what was not computed, the estimate and the budget that computes it."""
+says what was not computed, the estimate and the budget that computes it.  The worst error at
+s, when decoding every s-set is above the budget, from ``attack -s``'s exhaustive search."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 import gctool
 from gctool.algebra.fields import parse_field
-from gctool.bounds.approx import ApproxBound, exact_threshold
+from gctool.bounds.approx import ApproxBound, _worst_and_mean, exact_threshold
 from gctool.budget import Budget, parse_time, suggest_time
 from gctool.codes import design
 from gctool.engine.sweep import ExceedSearch
@@ -107,12 +108,16 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     assert text.exit_code == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
     assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
-    # the errors at s = 4: calibrated far above the budget, so not timed (one least-squares
+    # the mean at s = 4: calibrated far above the budget, so not timed (one least-squares
     # solve of 20 x 24 per set, budget.set_cost)
-    line = next(x for x in text.stdout.splitlines() if "worst error at s = 4 >=" in x)
+    line = next(x for x in text.stdout.splitlines() if "mean error over uniform 4-sets" in x)
     assert ("code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
             "about 1.1 s (estimated), above the work budget of 1 ms (--max-work, "
             "GCTOOL_MAX_WORK); raise --max-work to 1.2s to compute it") in line
+    # the worst: attack -s 4's refusal, with bound's remedy (bound has no --method)
+    line = next(x for x in text.stdout.splitlines() if "worst error at s = 4 >=" in x)
+    assert "code: not computed: the exhaustive attack (n=24, k*m=24, s=4): 10,626" in line
+    assert "raise --max-work to" in line and "--method" not in line
     doc = json.loads(run("bound", str(path), "--json").stdout)
     rows = [b for b in doc["files"][0]["report"]["bounds"] if "actual" in b]
     assert rows and all(set(b) == ROW_KEYS for b in rows)
@@ -120,3 +125,23 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     assert (worst["actual"], worst["actual_exact"], worst["holds"]) == (0.0, True, True)
     ub = next(b for b in rows if b["name"] == "threshold_ub")
     assert (ub["actual"], ub["actual_exact"], ub["actual_note"]) == (5.0, True, "5 (exact)")
+
+
+def test_over_the_decoding_budget_the_worst_error_is_attack_s() -> None:
+    """Decoding every s-set is calibrated far above the budget (no sample timed): the worst
+    error comes from ``attack -s``; when every s-set decodes the mean is 0 too, else the mean
+    row says it was not computed."""
+    rows = _rows(CYCLIC, budget=Budget(max_work=0.1))  # 10,626 sets, about 1.1 s to decode
+    for name in ("error_lb_fully_straggled", "mean_error_lb_uniform"):
+        row = rows[name]
+        assert (row.actual, row.actual_exact, row.holds, row.actual_note) == (0.0, True, True, "")
+    rows = _rows(CYCLIC, s=5, budget=Budget(max_work=0.35))  # 42,504 sets, about 4.3 s
+    worst, mean = rows["error_lb_fully_straggled"], rows["mean_error_lb_uniform"]
+    attack = gctool.attack(CYCLIC, 5, method="exhaustive")
+    assert attack.exact and worst.actual == attack.raw_error and worst.actual_exact is True
+    assert worst.actual == pytest.approx(_worst_and_mean(CYCLIC, 5)[0], rel=1e-12)
+    assert worst.holds and worst.actual_note == ""
+    assert mean.actual is None and mean.actual_exact is None and mean.holds is None
+    assert mean.actual_note.startswith("not computed: decoding every straggler set of size 5 "
+                                       "(42,504 sets) needs about 4.3 s (estimated), above "
+                                       "the work budget of 350 ms")

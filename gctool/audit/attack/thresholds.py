@@ -22,8 +22,6 @@ from gctool.audit.attack.figures import diagnostics
 from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.bounds.approx import ThresholdFinder, ThresholdValue
-from gctool.budget import Budget
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
@@ -232,27 +230,6 @@ def _greedy_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: 
         return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], lower == len(cap[0]),
                                 "greedy", lower, evals, 0)
     return ThresholdOutcome(None, None, None, False, "greedy", lower, evals, 0)
-
-
-def table_threshold(budget: Budget) -> ThresholdFinder:
-    """The code's T_ε for ``bound``'s table (:func:`gctool.bounds.approx.approx_bounds`):
-    the exhaustive search of ``attack --threshold --method exhaustive`` (rotation orbits,
-    compiled walks, the same tie rule), held to ``budget`` and estimated in full before it
-    starts (:func:`gctool.audit.exhaustive.threshold` ``upfront``): the exact value, or no
-    value and the refusal (what was not computed, its estimate and the budget that computes
-    it), at once."""
-
-    def find(code: GradientCode, epsilon: float) -> ThresholdValue:
-        opts = AttackOptions(method="exhaustive", budget=budget)
-        try:
-            oracle = oracle_for(code, opts)
-            found = exhaustive.threshold(oracle, threshold_level(epsilon, oracle.limit),
-                                         upfront=True)
-        except BudgetExceeded as exc:
-            return ThresholdValue(None, False, f"not computed: {exc}", exc.proved or 0)
-        return ThresholdValue(found.threshold, True, lower=found.lower)
-
-    return find
 
 
 def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
