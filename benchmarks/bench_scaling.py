@@ -30,7 +30,11 @@ for local threads, the share of the pools' capacity (threads x pool time) spent 
 with its parts before each thread's first task and after its last
 (:data:`gctool.engine.threads.TIMES`).
 Every run's report is checked to equal the ``--jobs 1`` one (timings aside).  BLAS runs
-single-threaded, as the CLI does.
+single-threaded, as the CLI does.  On fewer than :data:`PROJECTED` (16) cores, ``--jobs 16``
+runs in the rounds too (its threads share the cores; its CPU times are per thread, so they
+hold): a second table gives its caller thread's share of the CPU and the speed-up on 16 cores
+that this serial share allows (Amdahl's law): a bound, not a measurement (the pool threads'
+own Python between compiled walks holds the GIL too, and is not counted in it).
 
 Targets (issue: every core and every worker): 2 cores: verify n=48 ``--jobs 2`` >= 1.85x and
 attack -s 6 n=40 >= 1.8x; 16 cores: >= 12x for verify and attack, warm Dask >= 10x one local
@@ -95,6 +99,19 @@ def median(values: list[float]) -> float:
 class Result:
     case: Case
     rows: list[Row] = field(default_factory=list)
+    #: the --jobs PROJECTED run on this machine (threads oversubscribing its cores), when it
+    #: has fewer cores: what the projection to PROJECTED cores reads
+    projected: Row | None = None
+
+
+#: the core count the table projects to when the machine has fewer
+PROJECTED = 16
+
+
+def amdahl(serial: float, cores: int) -> float:
+    """The largest speed-up on ``cores`` of a run whose share ``serial`` of the CPU cannot run
+    in parallel (Amdahl's law): ``1 / (serial + (1 - serial) / cores)``."""
+    return 1.0 / (serial + (1.0 - serial) / cores)
 
 
 def _verify(s: int) -> Callable[[Any, dict[str, Any]], Any]:
@@ -194,7 +211,8 @@ def once(case: Case, executor: str, options: dict[str, Any], client: Any = None
     row = Row(executor, wall, cpu, caller, walls=[wall])
     if TIMES.pools:
         row.idle = (f"{TIMES.idle:.1%} ({TIMES.start * 1e3:.1f} + {TIMES.tail * 1e3:.1f} ms"
-                    f", {TIMES.pools} pool{'s' if TIMES.pools > 1 else ''})")
+                    f", {TIMES.pools} pool{'s' if TIMES.pools > 1 else ''}"
+                    f", {TIMES.tasks} task{'s' if TIMES.tasks > 1 else ''})")
     return row, report
 
 
@@ -264,22 +282,25 @@ def repeats(wall: float) -> int:
 def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
     """The ``--jobs`` rows of a case (no Dask cluster alive: its scheduler's threads in this
     process and its idle workers would take a few percent of the cores), and the report every
-    other run must equal."""
+    other run must equal.  On fewer than :data:`PROJECTED` cores, ``--jobs PROJECTED`` runs in
+    the rounds too (:attr:`Result.projected`, not a row of the table)."""
     case.code = case.make()
-    case.run(case.code, {"jobs": jobs[-1]})  # warm: kernels compiled or loaded
+    extra = [PROJECTED] if jobs[-1] < PROJECTED else []
+    case.run(case.code, {"jobs": max(jobs + extra)})  # warm: kernels compiled or loaded
     runs: dict[int, list[tuple[Row, Any]]] = {}
-    for j in jobs:  # also the warm-up of each
+    for j in jobs + extra:  # also the warm-up of each
         runs[j] = [once(case, f"--jobs {j}", {"jobs": j})]
     rounds = repeats(sum(r.wall for r, _ in (v[0] for v in runs.values())))
     for _ in range(rounds):  # interleaved: a slow spell of the host falls on every side
-        for j in jobs:
+        for j in jobs + extra:
             runs[j].append(once(case, f"--jobs {j}", {"jobs": j}))
     ref = _same(runs[jobs[0]][-1][1])
     out = Result(case)
-    for j in jobs:
+    for j in jobs + extra:
         for _, report in runs[j]:
             assert _same(report) == ref, f"{case.label}: --jobs {j} differs from --jobs 1"
-        out.rows.append(merged(runs[j][1:]))
+    out.rows = [merged(runs[j][1:]) for j in jobs]
+    out.projected = merged(runs[extra[0]][1:]) if extra else None
     return out, ref
 
 
@@ -354,10 +375,34 @@ def main() -> None:
                   f"| {r.executor} | {r.wall:.2f} | {r.speedup:.2f}x | {r.best:.2f}x "
                   f"| {r.cpu:.2f} "
                   f"| {r.caller / max(r.cpu, 1e-9):.0%} | {r.idle} |")
+    projections(results, cores)
     if args.case is None:
         print()
         print(f"per-set CPU, --jobs {cores}: {large.label} {large_ns:.0f} ns, {small.label} "
               f"{small_ns:.0f} ns: {large_ns / small_ns:.2f}x (target <= 2x)")
+
+
+def projections(results: list[Result], cores: int) -> None:
+    """Per case, the caller thread's share of the CPU at ``--jobs PROJECTED`` on this machine's
+    fewer cores, and the speed-up on PROJECTED cores that it bounds (Amdahl's law with that
+    share as the serial part: a bound, not a measurement; the pool threads' own Python between
+    compiled walks holds the GIL too, and is not in it)."""
+    shown = [res for res in results if res.projected is not None]
+    if not shown:
+        return
+    print()
+    print(f"projected to {PROJECTED} cores (a bound, not a measurement): the caller's thread "
+          f"at --jobs {PROJECTED} on these {cores} cores, and the speed-up on {PROJECTED} "
+          "cores it allows by Amdahl's law (serial share = the caller's)")
+    print()
+    print(f"| case | caller's thread at --jobs {PROJECTED} | CPU s | at most, {PROJECTED} cores |")
+    print("|---|---:|---:|---:|")
+    for res in shown:
+        row = res.projected
+        assert row is not None
+        share = row.caller / max(row.cpu, 1e-9)
+        print(f"| {res.case.label} | {share:.1%} ({row.caller * 1e3:.1f} ms) | {row.cpu:.2f} "
+              f"| {amdahl(share, PROJECTED):.1f}x |")
 
 
 @contextmanager

@@ -98,16 +98,19 @@ class PoolTimes:
     ``benchmarks/bench_scaling.py``): a pool's capacity is its threads times its wall time
     (threads started to threads joined); ``busy`` the time its threads spent in tasks,
     ``start`` the time before each thread's first task and ``tail`` the time after each
-    thread's last one (idle at the start and the end of the pool)."""
+    thread's last one (idle at the start and the end of the pool); ``tasks`` the tasks the
+    pools' threads started."""
 
     pools: int = 0
+    tasks: int = 0
     capacity: float = 0.0
     busy: float = 0.0
     start: float = 0.0
     tail: float = 0.0
 
     def reset(self) -> None:
-        self.pools, self.capacity, self.busy, self.start, self.tail = 0, 0.0, 0.0, 0.0, 0.0
+        self.pools, self.tasks = 0, 0
+        self.capacity, self.busy, self.start, self.tail = 0.0, 0.0, 0.0, 0.0
 
     @property
     def idle(self) -> float:
@@ -271,6 +274,7 @@ class _Threads:
             self.recorded = True
             spans = list(self.spans)
         TIMES.pools += 1
+        TIMES.tasks += self.next
         TIMES.capacity += self.jobs * (end - self.began)
         for first, last, busy in spans:
             TIMES.busy += busy
