@@ -229,6 +229,22 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
     return probed[0] * need / max(1, jobs) / NS_PER_S
 
 
+def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> bool:
+    """Does a compiled walk (the caller knows it is one) of the ``need`` sets of size s fit
+    ``seconds`` on ``jobs`` even if it left every set to the numpy route
+    (:meth:`Oracle.worst_set_work`) and the decoder spent its whole exact-arithmetic
+    allowance, with :data:`gctool.audit.verify.enumeration.WORST_FACTOR` to spare (as
+    ``verify`` decides it)?  Then no timed probe could refuse it, and none is run: the probe
+    walks a task's sets in the caller's thread before the threads start (a raised
+    ``max_work``)."""
+    from gctool.audit.verify.enumeration import WORST_FACTOR
+    from gctool.audit.verify.run import RATIONAL_OP_COST
+    from gctool.exactls import MAX_TOTAL_WORK
+
+    worst = oracle.worst_set_work(s, need) + MAX_TOTAL_WORK * RATIONAL_OP_COST
+    return WORST_FACTOR * worst / max(1, jobs) <= seconds * NS_PER_S
+
+
 def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
                 jobs: int, fixed: float = 0.0) -> None:
     """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
@@ -259,9 +275,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     work = oracle.set_work(s, need)
     runner = placed(runner, work / NS_PER_S)  # a small search runs here
     used = used_jobs(need, jobs, runner, compiled)
-    # the kernel that will run it, timed on a task from the middle, decides (either way)
+    # the kernel that will run it, timed on a task from the middle, decides (either way),
+    # unless the budget holds the search even at its worst
     timed = (probe_time(oracle, s, rot, need, used) if runner is None and
-             comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need else None)
+             comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need
+             and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work))
+             else None)
     sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
     used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
     # a run's start, and the searches admitted on this oracle before (a curve's points)
@@ -489,9 +508,11 @@ class _SearchBudget:
         small = stop < SAMPLE_MIN and full < STOP_PROBE_S and full <= left
         if runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
+        rate, how = work / max(1, need), ""
+        if compiled and full < STOP_PROBE_S and worst_fits(self.oracle, t, need, jobs, left):
+            return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
                                       _with_next(self.oracle, t, self.top))
-        rate, how = work / max(1, need), ""
         probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
                             least=SAMPLE_MIN)
         if probed is not None:  # the kernel that runs it decides (either way)

@@ -85,6 +85,11 @@ class Oracle:
         survivors each."""
         return decoder_set_work(self.code, s, sets)
 
+    def worst_set_work(self, s: int, sets: int) -> float:
+        """The most work ``sets`` sets of size s can take (no fast path deciding any of them,
+        exact arithmetic aside): :meth:`set_work` by default."""
+        return self.set_work(s, sets)
+
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
         every job runs), decided before anything is compiled?"""

@@ -34,7 +34,7 @@ import numpy as np
 
 from gctool.algebra.spectral import Spectral
 from gctool.audit import nullspace
-from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle
+from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle, decoder_set_work
 from gctool.budget import Budget, solve_cost
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
@@ -141,6 +141,15 @@ class OptimalOracle(Oracle):
             return sets * walk_cost(s, d)
         return sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp))) + (
             ERRORS_CALL_NS if sets else 0)
+
+    def worst_set_work(self, s: int, sets: int) -> float:
+        """:meth:`set_work`, plus every set left to the numpy fast path by the compiled walk
+        and to the SVD decoder by the fast path."""
+        if not self._uses_hat(s):
+            return self.set_work(s, sets)
+        d = int(self.Qperp.shape[1])
+        return (self.set_work(s, sets) + sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp)))
+                + decoder_set_work(self.code, s, sets))
 
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         from gctool.audit.kernels import wanted
