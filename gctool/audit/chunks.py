@@ -168,6 +168,13 @@ def _better(new: Best | None, old: Best | None, largest: bool = True) -> Best | 
     return new if (new[0] > old[0] if largest else new[0] < old[0]) else old
 
 
+def _kept(weakest: list[Best], new: list[Best]) -> bool:
+    """Would merging ``new`` into the full, sorted ``weakest`` leave it as it is (every new
+    value at or above its last: the stable sort puts the old ones first)?  Most chunks of a
+    long run: the fold then sorts nothing."""
+    return len(weakest) >= WEAKEST and min(b[0] for b in new) >= weakest[-1][0]
+
+
 @dataclass
 class Accumulator(ChunkSummary):
     """In-order merge of chunk summaries: the summary of the chunks merged so far, with the
@@ -190,7 +197,7 @@ class Accumulator(ChunkSummary):
         if c.min_screen is not None:
             self.min_screen = (c.min_screen if self.min_screen is None
                                else min(self.min_screen, c.min_screen))
-        if c.weakest:
+        if c.weakest and not _kept(self.weakest, c.weakest):
             merged = sorted(self.weakest + c.weakest, key=lambda b: b[0])
             self.weakest = merged[:WEAKEST]
         if c.fail_set is not None:

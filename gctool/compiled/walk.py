@@ -23,3 +23,25 @@ def successor(S: Any, n: int) -> int:
     for j in range(i + 1, s):
         S[j] = S[j - 1] + 1
     return i
+
+
+@njit
+def unrank_into(T: Any, total: int, ranks: Any, out: Any) -> None:
+    """``out[b]`` = the s-subset of ``range(n)`` of lexicographic rank ``ranks[b]`` (s =
+    ``out.shape[1]``), with ``T[j, d] = C(d, j)`` for d < n = ``T.shape[1]`` and ``total`` =
+    C(n, s): :func:`gctool.engine.enumeration.unrank_lex` (the same bisection per position,
+    on the same table) without a numpy call per position."""
+    s, n = out.shape[1], T.shape[1]
+    for b in range(ranks.shape[0]):
+        rest = total - 1 - ranks[b]
+        for i in range(s):
+            j = s - i
+            lo, hi = 0, n  # the first d with C(d, j) > rest
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if T[j, mid] <= rest:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            rest -= T[j, lo - 1]
+            out[b, i] = n - 1 - (lo - 1)

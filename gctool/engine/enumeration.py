@@ -25,6 +25,7 @@ Public API (shared with ``attack``):
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 from math import comb
@@ -48,6 +49,14 @@ def _binom_table(n: int, j: int) -> np.ndarray:
     return table
 
 
+@lru_cache(maxsize=64)
+def binomials(n: int, s: int) -> np.ndarray:
+    """``T[j, d] = C(d, j)`` for j = 0..s and d = 0..n-1, as int64 (saturated at
+    MAX_RANKABLE): the tables of :func:`unrank_lex` in one array (for the compiled unranking
+    of :func:`gctool.compiled.walk.unrank_into`); cached, not to be written."""
+    return np.stack([_binom_table(n, j) for j in range(s + 1)])
+
+
 def unrank_lex(n: int, s: int, ranks: np.ndarray) -> np.ndarray:
     """The s-subsets of ``range(n)`` with the given lexicographic ranks, as a (b, s) array."""
     ranks = np.asarray(ranks, dtype=np.int64)
@@ -67,19 +76,23 @@ def unrank_lex(n: int, s: int, ranks: np.ndarray) -> np.ndarray:
 def unrank_one(n: int, s: int, rank: int) -> list[int]:
     """The one s-subset of ``range(n)`` with lexicographic rank ``rank`` (as
     :func:`unrank_lex`, in Python integers: no arrays for a single set)."""
-    if not 0 <= rank < comb(n, s):
+    total = comb(n, s)
+    if not 0 <= rank < total:
         raise ValueError(f"rank {rank} is outside [0, C({n}, {s}))")
-    out, c = [], 0
+    out, rest = [], total - 1 - rank  # as unrank_lex, one bisection per position
     for i in range(s):
-        while True:  # sets starting (at position i) with c: C(n - 1 - c, s - 1 - i)
-            here = comb(n - 1 - c, s - 1 - i)
-            if rank < here:
-                break
-            rank -= here
-            c += 1
-        out.append(c)
-        c += 1
+        table = _binom_list(n, s - i)
+        d = bisect_right(table, rest) - 1  # largest d with C(d, s-i) <= rest
+        rest -= table[d]
+        out.append(n - 1 - d)
     return out
+
+
+@lru_cache(maxsize=256)
+def _binom_list(n: int, j: int) -> tuple[int, ...]:
+    """``C(d, j)`` for d = 0..n-1, exact (Python integers); cached: a compiled walk unranks
+    the first set of every task (:func:`unrank_one`)."""
+    return tuple(comb(d, j) for d in range(n))
 
 
 def rank_lex(n: int, S: np.ndarray) -> np.ndarray:

@@ -157,6 +157,39 @@ def test_no_probe_when_even_the_worst_case_fits_the_budget(
     assert _verify_doc(code, 3, 2, method="exhaustive") == default and calls == [1]
 
 
+def test_attack_runs_no_probe_when_even_the_worst_case_fits_the_budget(
+        tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exhaustive attack's timed probe (walked in the caller's thread before the threads
+    start) is skipped when the budget holds the compiled walk even with every set on the numpy
+    route and the SVD decoder and the exact allowance spent, for the worst case and for each
+    size of a threshold search; the default budget probes.  Same results either way."""
+    from gctool.audit import exhaustive
+
+    real = exhaustive.probe_rate
+    calls: list[int] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        calls.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(exhaustive, "probe_rate", spy)
+    code = design("cyclic", n=20, s=4, seed=1)  # C(20, 4) = 4,845 sets: probed by default
+    runs = []
+    for max_work in (None, "300h"):
+        if max_work is not None:
+            monkeypatch.setenv("GCTOOL_MAX_WORK", max_work)
+        calls.clear()
+        worst = attack(code, 4, method="exhaustive", symmetry=False, jobs=2)
+        probed = list(calls)
+        found = threshold(code, method="exhaustive", epsilon=0.0, symmetry=False, jobs=2)
+        runs.append(((worst.stragglers, worst.raw_error, worst.checked),
+                     (found.threshold, found.stragglers, found.checked), probed, list(calls)))
+    (w0, t0, probed0, all0), (w1, t1, probed1, all1) = runs
+    assert (w1, t1) == (w0, t0)
+    assert probed0 == [comb(20, 4)] and len(all0) > 1  # the default budget probes
+    assert probed1 == [] and all1 == []
+
+
 @pytest.mark.parametrize("name,code", attack_codes(), ids=[c[0] for c in attack_codes()])
 def test_attack_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
                                          code: Any) -> None:

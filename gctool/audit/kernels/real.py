@@ -23,7 +23,7 @@ from gctool.audit.chunks import WEAKEST
 from gctool.audit.kernels import private
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
-from gctool.compiled.walk import successor
+from gctool.compiled.walk import successor, unrank_into
 from gctool.limits import REL_SLACK
 from gctool.numerics import EPS
 
@@ -686,6 +686,12 @@ def screen_cost(s: int, d: int, complex_: bool = False) -> float:
     return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * (4 if complex_ else 1)
 
 
+def warm_unrank() -> None:
+    """Compile (or load) :func:`gctool.compiled.walk.unrank_into` for the types the walks'
+    summaries give it (:mod:`.ranges`), before the threads need it."""
+    unrank_into(np.zeros((2, 2), np.int64), 1, np.zeros(1, np.int64), np.zeros((1, 1), np.int64))
+
+
 class RealScreen:
     """The compiled screen of one reduction (contiguous copies of N^T, W, the row scale).
 
@@ -735,6 +741,7 @@ class RealScreen:
         WARM.add(key)
         with compile_notice("audit"):
             self.walk(np.arange(s, dtype=np.int64), 1, np.zeros(1, np.int64))
+            warm_unrank()
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(lower bound, decoder norm) of the given sets (:func:`screen_sets`)."""
