@@ -423,3 +423,33 @@ def test_small_verify_process_loads_no_numba_galois_or_scipy(tmp_path: Any) -> N
                          text=True, env=env, check=False)
     assert "OK: tolerates any 2 stragglers" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def test_the_compiled_unranking_and_first_max_are_numpys() -> None:
+    """The walks' summaries unrank their picks (:func:`gctool.compiled.walk.unrank_into`) and
+    the attack walk finds its range's worst set (:func:`gctool.compiled.walk.first_max`) in
+    compiled code: the same sets and the same index as unrank_lex and numerics.first_max, on
+    every rank kind (first, last, random, C(n, s) near 2^62) and on the special values (ties
+    within TIE_RTOL, inf, -inf, nan)."""
+    import itertools
+
+    from gctool.compiled.walk import first_max, unrank_into
+    from gctool.engine.enumeration import binomials
+    from gctool.limits import TIE_RTOL
+    from gctool.numerics import first_max as numpy_first_max
+
+    rng = np.random.default_rng(3)
+    for n, s in ((48, 6), (64, 8), (10, 1), (5, 5), (40, 3), (64, 32), (62, 31)):
+        total = comb(n, s)
+        ranks = np.array([0, total - 1, total // 2, *rng.integers(0, total, 50)], np.int64)
+        out = np.empty((ranks.size, s), np.int64)
+        unrank_into(binomials(n, s), total, ranks, out)
+        assert out.tolist() == unrank_lex(n, s, ranks).tolist(), (n, s)
+    values = (0.0, 1.0, 1.0 + 1e-13, 1.0 - 1e-13, 2.0, np.inf, -np.inf, np.nan, 1e300, 5e-13)
+    for size in range(1, 4):
+        for row in itertools.product(values, repeat=size):
+            err = np.array(row)
+            assert first_max(err, TIE_RTOL) == numpy_first_max(err), row
+    for _ in range(500):
+        err = rng.choice([0.0, 1.0, 1.0 + 1e-13, 3.0, 3.0 - 2e-12], size=40) * rng.choice([1, 1e10])
+        assert first_max(err, TIE_RTOL) == numpy_first_max(err)

@@ -22,7 +22,8 @@ from gctool.audit.kernels import private
 from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
-from gctool.compiled.walk import successor
+from gctool.compiled.walk import first_max, successor
+from gctool.limits import TIE_RTOL
 
 
 @njit
@@ -253,16 +254,17 @@ class HatErrors:
         WARM.add(key)
         with compile_notice("attack"):  # the sets' entry point compiles on its first use
             self.walk(self.Qperp.shape[0], s, 0, 1)
+            first_max(np.zeros(1), TIE_RTOL)  # the worst of a walked range
 
     def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
              ) -> tuple[np.ndarray, np.ndarray]:
         """(errors, pending) of the sets with lexicographic ranks start..stop-1, or of those up
         to the first one settled with an error above ``limit`` (then the last)."""
-        from gctool.engine.enumeration import unrank_lex
+        from gctool.engine.enumeration import unrank_one
 
-        S = private.copy(unrank_lex(n, s, np.array([start]))[0])
-        count = stop - start
-        err, pending = np.zeros(count), np.zeros(count, dtype=bool)
+        S = private.copy(unrank_one(n, s, start))
+        count = stop - start  # hat_range writes both for every set it walks
+        err, pending = np.empty(count), np.empty(count, dtype=bool)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
                            err, pending, *_scratch(s, self.Qperp, self.N, self.alpha),
                            self.rowsq, self.floor, float(limit))

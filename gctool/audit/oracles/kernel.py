@@ -15,8 +15,8 @@ from gctool.audit.oracles.base import Oracle
 from gctool.budget import Budget
 from gctool.engine.enumeration import unrank_one
 from gctool.engine.sweep import ExceedSummary, PeakSummary, RangeWalker, Task
+from gctool.limits import TIE_RTOL
 from gctool.model import GradientCode
-from gctool.numerics import first_max
 
 
 @dataclass
@@ -79,7 +79,9 @@ class OracleKernel(RangeWalker):
         if err is None:
             return None
         if err.size:
-            i = first_max(err)
+            from gctool.compiled.walk import first_max  # a compiled walk ran: numba is loaded
+
+            i = first_max(err, TIE_RTOL)  # numerics.first_max's index, without the GIL
             worst = unrank_one(n, s, task[1] + i)
             out.peaks.append((float(err[i]), worst))
             out.checked = err.size
