@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -107,9 +108,17 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     question = ("--profile" if profile_args else None) or (
         "--partial" if partial_work is not None else None)
     if question is not None:  # another question than verify's: its options only
-        _refuse(question, {"-s": stragglers, "--sample": sample, "--exact": exact or None,
-                           "--precision": precision, "--max-error": max_error,
-                           "--partial": partial_work if profile_args else None})
+        given = click.get_current_context().get_parameter_source
+        typed = {name: True if given(name) is ParameterSource.COMMANDLINE else None
+                 for name in ("method", "kernel", "tol")}
+        _refuse(question, {"-s": stragglers, "--sample": sample, "--seed": seed,
+                           "--exact": exact or None, "--precision": precision,
+                           "--max-error": max_error, "--max-condition": max_condition,
+                           "--strict": strict or None, "--kernel": typed["kernel"],
+                           "--method structural": True if method == "structural" else None,
+                           "--partial": partial_work if profile_args else None,
+                           **({"--method": typed["method"], "--tol": typed["tol"]}
+                              if profile_args else {})})
     budget = budget_of(max_work, max_sets)
     request = VerifyRequest(s=stragglers, method=method, kernel=kernel, jobs=jobs,
                             sample=sample, seed=seed, exact=exact, tol=tol, max_sets=max_sets,
