@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -186,6 +187,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             raise click.UsageError("--require-tolerance/--require-threshold gate the threshold; "
                                    "they exclude -s and --curve")
         threshold_mode = True
+    _refuse_outside_mode(threshold_mode, curve_mode, random_sets or prob is not None)
     if require_old is not None:
         from gctool.cli.output import note
 
@@ -232,6 +234,17 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
                               precision=precision, max_error=max_error)
 
     return run_files("attack", code_file, audit, as_json)
+
+
+def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool) -> None:
+    """A usage error for an option of one mode given in another, where it would be ignored."""
+    given = click.get_current_context().get_parameter_source
+    if given("epsilon") is ParameterSource.COMMANDLINE and not threshold_mode:
+        raise click.UsageError("--epsilon applies to --threshold")
+    if given("max_s") is ParameterSource.COMMANDLINE and not curve_mode:
+        raise click.UsageError("--max-s applies to --curve")
+    if means and threshold_mode:
+        raise click.UsageError("--random and -p add means to -s and --curve, not to --threshold")
 
 
 def _refuse_with_profile(given: dict[str, Any]) -> None:

@@ -156,3 +156,21 @@ def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: 
     run("design", "encoded", "--frame", "steiner", "--system", "pg-2", "-s", "3", "-o", str(path))
     r = run("attack", str(path), *args)
     assert r.exit_code == ExitCode.USAGE and r.stderr.startswith(f"gctool: error: {line}")
+
+
+@pytest.mark.parametrize("args,line", [
+    (["-s", "2", "--epsilon", "0.5"], "--epsilon applies to --threshold"),
+    (["--max-s", "3"], "--max-s applies to --curve"),
+    (["-s", "2", "--max-s", "3"], "--max-s applies to --curve"),
+    (["--threshold", "--random"], "--random and -p add means to -s and --curve"),
+    (["--require-tolerance", "2", "-p", "0.1"], "--random and -p add means to -s and --curve"),
+])
+def test_options_of_another_mode_are_refused(runner: CliRunner, frc: str, args: list[str],
+                                             line: str) -> None:
+    """An option of one mode given in another was ignored: the run answered another question
+    than the one asked (worst error instead of T_0.5, no means)."""
+    r = run("attack", frc, *args)
+    assert r.exit_code == ExitCode.USAGE and r.stdout == ""
+    assert r.stderr.startswith(f"gctool attack: error: {line}")
+    for fine in (["--threshold", "--epsilon", "0.5"], ["--curve", "--max-s", "3", "--random"]):
+        assert run("attack", frc, *fine).exit_code == 0
