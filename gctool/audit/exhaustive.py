@@ -443,7 +443,8 @@ class _SearchBudget:
         #: the rank (exclusive) of the column witness (failing) at size ``top``: the search
         #: stops there at the latest (ranks of the search's source: orbit candidates)
         self.witness_rank: int | None = None
-        if witness is not None and len(witness) == top and top > 0:
+        if witness is not None and len(witness) == top and top > 0 and \
+                comb(oracle.n, top) <= MAX_RANKABLE:  # else no 64-bit rank (nor a walk)
             from gctool.audit.symmetry import count_candidates
             from gctool.engine.enumeration import rank_lex
 

@@ -410,3 +410,19 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
         seconds, how = search.size_time(7, comb(28, 7))
         assert "first failing set (by rank 32 of" in how
         assert seconds == pytest.approx(per_set * walked / jobs)
+
+
+def test_a_column_witness_beyond_64_bit_ranks_sets_no_stop_rank() -> None:
+    """The threshold search of an FRC code with 90 workers in groups of 30: its column witness
+    (30 workers) has a rank among C(90, 30) ~ 6.7e23 sets, beyond int64, so it bounds no walk
+    (such sizes are never walked); it raised OverflowError ('attack --threshold' exit 3)."""
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+    from gctool.engine.enumeration import MAX_RANKABLE
+
+    oracle = make_oracle(design("frc", n=90, s=29))
+    assert comb(90, 30) > MAX_RANKABLE
+    search = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 30, list(range(30)))
+    assert search.witness_rank is None
+    small = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 3, [0, 1, 5])
+    assert small.witness_rank == 4  # after [0, 1, 2], [0, 1, 3], [0, 1, 4] and [0, 1, 5]
