@@ -212,15 +212,13 @@ def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
     ["verify", "--profile", "1,1,1,1,1,1", "-s", "1"],
     ["verify", "--partial", "1", "--sample", "5"],
     ["verify", "--level-counts", "2,2,2", "--partial", "1"],
-    # a CI gate or a choice that the other question would drop without a word
-    ["verify", "--partial", "1", "--max-condition", "10"],
-    ["verify", "--partial", "1", "--strict"],
-    ["verify", "--partial", "1", "--kernel", "direct"],
-    ["verify", "--partial", "1", "--method", "structural"],
-    ["verify", "--partial", "1", "--seed", "3"],
-    ["verify", "--profile", "1,1,1,1,1,1", "--max-condition", "10"],
-    ["verify", "--profile", "1,1,1,1,1,1", "--method", "exhaustive"],
     ["verify", "--level-counts", "2,2,2", "--tol", "1e-6"],
+    # a CI gate or a choice that the other question would drop without a word
+    *(["verify", "--partial", "1", *more] for more in (
+        ["--max-condition", "10"], ["--strict"], ["--kernel", "direct"],
+        ["--method", "structural"], ["--seed", "3"])),
+    *(["verify", "--profile", "1,1,1,1,1,1", *more] for more in (
+        ["--max-condition", "10"], ["--method", "exhaustive"])),
 ])
 def test_options_of_another_question_are_refused(tmp_path: Path, args: list[str]) -> None:
     """A level profile (``gctool.profile``) and partial work (``gctool.verify_partial``) are
