@@ -87,6 +87,14 @@ def List(item: Check, min_len: int | str = 0, max_len: int | str = MAX_COLUMNS) 
     return check
 
 
+def Maybe(item: Check) -> Check:
+    """null, or a value that passes ``item`` (a figure recorded only when it was computed)."""
+    def check(value: Any, where: str, dims: Mapping[str, int]) -> None:
+        if value is not None:
+            item(value, where, dims)
+    return check
+
+
 def Obj(**keys: Check) -> Check:
     """An object whose listed keys (when present) pass their checks."""
     def check(value: Any, where: str, dims: Mapping[str, int]) -> None:

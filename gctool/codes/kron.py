@@ -26,7 +26,7 @@ from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
 from gctool.limits import MAX_COLUMNS
-from gctool.params import LABEL, Int, List
+from gctool.params import LABEL, Int, List, Maybe
 from gctool.registry.info import Param
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ class KronFamily(Family):
     examples = ("gctool design frc -n 4 -s 1 -o a.json && gctool design frc -n 3 -s 2 -o b.json"
                 " && gctool design kron a.json b.json -o ab.json",)
     file_params = {"factor_s": List(Int(0, "n"), 0, 64),
-                   "factor_thresholds": List(Int(0, "n"), 0, 64),
+                   "factor_thresholds": List(Maybe(Int(0, "n")), 0, 64),  # null: too costly
                    "factor_schemes": List(LABEL, 0, 64),
                    "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)}
 

@@ -109,3 +109,20 @@ def test_mismatched_fields_are_rejected() -> None:
                                                                      field="GF(2)"))
     with pytest.raises(DesignError, match="two code files"):
         design("kron", file1=design("frc", n=2, s=1))
+
+
+def test_a_factor_threshold_not_computed_reads_back(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A factor too large for an exhaustive threshold search records null in
+    factor_thresholds (the product of cyclic n=40 s=6 and an FRC code): the file it wrote must
+    read back (the schema refused null: 'params.factor_thresholds[0] must be an integer')."""
+    from gctool.codes import kron
+    from gctool.io import read_code
+
+    monkeypatch.setattr(kron, "_threshold", lambda code: None if code.n == 4 else 3)
+    prod = design("kron", file1=design("frc", n=4, s=1), file2=design("frc", n=6, s=2))
+    assert prod.params["factor_thresholds"] == [None, 3]
+    write_code(prod, tmp_path / "ab.json")
+    back = read_code(tmp_path / "ab.json")
+    assert back.params["factor_thresholds"] == [None, 3] and np.array_equal(back.B, prod.B)
+    assert kron.closed_forms(back) == []  # no product of thresholds to show
