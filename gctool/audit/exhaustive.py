@@ -455,22 +455,30 @@ class _SearchBudget:
         #: each size's estimate (:meth:`size_time`), made once: :meth:`check_whole` before
         #: the search, the search's own checks after it
         self.times: dict[int, tuple[float, str]] = {}
+        #: the sizes whose estimate found a failing set (a probe's or a window's)
+        self.failing: set[int] = set()
 
     def check_whole(self) -> None:
-        """Refuse, before any size is searched, a search whose sizes up to the top are
-        estimated (each as the search would estimate it before searching it) above the
-        budget: ``max_sets`` over their sets, or ``max_work`` over their time."""
+        """Refuse, before any size is searched, a search whose sizes are estimated (each as
+        the search would estimate it before searching it) above the budget: ``max_sets``
+        over their sets, or ``max_work`` over their time.  The sizes are those up to the top,
+        or up to the first whose estimate found a failing set (the search stops there at the
+        latest: without a column witness the top is n)."""
         n, budget, start = self.oracle.n, self.oracle.budget, self.time
-        sets = sum(count_evaluated(n, t, self.rot) for t in range(self.top + 1))
-        what = (f"the exact threshold search (n={n}, every size up to {self.top}, "
-                f"{sets:,} straggler sets)")
-        budget.check_sets(what, sets, "raise `max_sets`")
-        timed = False
+        timed, sets, last = False, 0, self.top
         for t in range(self.top + 1):
-            seconds, how = self.size_time(t, count_evaluated(n, t, self.rot))
+            need = count_evaluated(n, t, self.rot)
+            seconds, how = self.size_time(t, need)
             self.time += seconds
-            timed = timed or bool(how)
+            timed, sets = timed or bool(how), sets + need
+            if t in self.failing:
+                last = t
+                break
         total, self.time = self.time, start
+        upto = ("every size up to" if last == self.top else
+                "the sizes up to the first with a failing set found,")
+        what = f"the exact threshold search (n={n}, {upto} {last}: {sets:,} straggler sets)"
+        budget.check_sets(what, sets, "raise `max_sets`")
         if total > budget.max_work:
             how = ", timed on samples of its sizes" if timed else ""
             raise computing_refusal(what, total, budget.max_work, how)
@@ -518,6 +526,8 @@ class _SearchBudget:
                             least=SAMPLE_MIN)
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
+            if probed[2]:
+                self.failing.add(t)
         jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, runner,
                                    compiled)
         full = rate * need / jobs / NS_PER_S
@@ -528,6 +538,8 @@ class _SearchBudget:
                                         stops=compiled and self.oracle.walk_stops(t))
         elif bound is not None:
             share = min(1.0, bound / max(1, stop))
+        if found is not None:
+            self.failing.add(t)
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"
         return (full + extra / NS_PER_S) * share, how
