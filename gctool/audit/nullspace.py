@@ -111,12 +111,11 @@ def cost_nullspace(red: Reduction, s: int, m: int) -> int:
 
 
 def direct_time(code: GradientCode, s: int) -> float:
-    """Estimated time of one set decided by the direct decoder, in ns: the fixed cost of a
-    set in a batch and its system (:func:`gctool.budget.set_cost`)."""
-    from gctool.budget import GF_OP_COST, SET_COST, SMALL_SOLVE_FACTOR
+    """Estimated time of one set decided by the direct decoder, in ns: the optimal decoder's
+    batched system of the survivors (:func:`gctool.audit.oracles.base.decoder_set_time`)."""
+    from gctool.audit.oracles.base import decoder_set_time
 
-    finite = code.field.is_finite
-    return SET_COST + SMALL_SOLVE_FACTOR * cost_direct(code, s) * (GF_OP_COST if finite else 1)
+    return decoder_set_time(code, s)
 
 
 def nullspace_time(red: Reduction, s: int, m: int, finite: bool) -> float:
@@ -263,7 +262,9 @@ class GFNullKernel(Kernel):
         if self.will_compile(s):
             from gctool.audit.kernels.gf import walk_cost
 
-            return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1)
+            N = np.asarray(self.red.N)
+            return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1,
+                             self.code.n, float(np.count_nonzero(N)) / max(1, N.size))
         return nullspace_time(self.red, s, self.code.m, finite=True)
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,

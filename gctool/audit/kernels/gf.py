@@ -131,25 +131,35 @@ def gf_sets(Sets: Any, NT: Any, W: Any, kind: int, p: int, exp: Any, log: Any, o
         ok[b] = _echelon(Sets[b], s, NT, W, E, piv, x, kind, p, exp, log)
 
 
-#: the time of :func:`gf_range` per straggler set, in ns (``benchmarks/bench_budget.py``
-#: measures it: 250 ns per set of CPU for cyclic-MDS GF(2^6) n=63 with s = d = 6, 300 ns for
-#: random dense GF(2^8) n=36 s=6 d=8, 207 ns for rs GF(2^7) n=50 s=5 d=27, 600 ns for random
-#: dense GF(65521) n=40 s=6 d=7, one core of the 2-core development machine): a fixed part ...
-GF_SET_NS = 60
-#: ... plus this much per pair of the set's rows (the new row reduced against the prefix's
-#: pivots, which the walk keeps from set to set) ...
-GF_PAIR_NS = 6.0
-#: ... and per entry of the s x (d + m) system; the modular arithmetic of GF(p) costs
-#: PRIME_FACTOR times the table arithmetic of GF(2^m)
-GF_ENTRY_NS = 0.5
-PRIME_FACTOR = 1.6
+#: the time of :func:`gf_range` per straggler set, in ns: a fixed part (the next set, its last
+#: row copied and appended) ...
+GF_SET_NS = 45
+#: ... plus this much per row the new row is reduced against (the set's s - 1 others; a row
+#: whose pivot entry of the new row is zero is skipped, so they count with the density of N,
+#: the share of its non-zero entries; with s/n of the sets the first s - 1 rows change and
+#: are brought to echelon again, (s - 1)(s - 2)/2 such rows), with the table arithmetic of
+#: GF(2^m) ...
+GF_ROW_NS = 16
+#: ... or the modular arithmetic of GF(p) ...
+PRIME_ROW_NS = 45
+#: ... plus this much per entry of the s x (d + m) system copied when it is brought to echelon
+#: again.  Fitted to the CPU time per set of the walk on 85 codes (cyclic-MDS, rs and random
+#: dense over GF(2^4)-GF(2^16), GF(43)-GF(2^31 - 1); n = 21-255, s = 3-11, d = 3-50, density
+#: 0.03-0.99, one core of the 2-core development machine): measured / estimated 0.84-1.25
+#: (cyclic-MDS GF(2^6) n=63 s=6: 127 ns; rs GF(2^7) n=50 s=5, d=27, density 0.11: 104 ns;
+#: random dense GF(65521) n=40 s=6 d=7: 313 ns; random dense GF(65521) n=26 s=11 d=12: 1.2 us)
+GF_ECHELON_NS = 2.25
 
 
-def walk_cost(s: int, d: int, m: int, prime: bool = False) -> float:
-    """Estimated time of the compiled test per set of size s (d = dim null(B), m targets), in
-    ns."""
-    return GF_SET_NS + (GF_PAIR_NS * s * s + GF_ENTRY_NS * s * (d + m)) * (
-        PRIME_FACTOR if prime else 1.0)
+def walk_cost(s: int, d: int, m: int, prime: bool = False, n: int | None = None,
+              density: float = 1.0) -> float:
+    """Estimated time of the compiled test per set of size s among the s-subsets of n workers
+    (d = dim null(B), m targets, ``density``: the share of non-zero entries of N; n None:
+    a prefix that never changes), in ns."""
+    changes = s / n if n else 0.0  # the share of sets whose first s - 1 rows change
+    rows = density * ((s - 1) + changes * (s - 1) * (s - 2) / 2)
+    return (GF_SET_NS + rows * (PRIME_ROW_NS if prime else GF_ROW_NS)
+            + GF_ECHELON_NS * changes * s * (d + m))
 
 
 def compiles(fld: Any) -> bool:

@@ -19,13 +19,26 @@ from gctool.model import GradientCode
 ERRORS_CALL_NS = 30_000
 #: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
 #: set, in ns: a fixed part ...
-ELIMINATION_SET_NS = 5_000
+ELIMINATION_SET_NS = 2_000
 #: ... plus this much per multiply-add of its f x K elimination (f survivors): table arithmetic
-#: of GF(2^m), modular arithmetic of GF(p) (measured 0.3-1.1x of this on random dense GF(2^8)
-#: n=20-32, cyclic-MDS GF(2^4) and GF(65521) n=24, one core of the 2-core development machine;
-#: other fields count :func:`gctool.budget.set_cost`)
-GF2_MULADD_NS = 25
-PRIME_MULADD_NS = 55
+#: of GF(2^m), modular arithmetic of GF(p) (measured 8.6-15.6 and 15-21 ns on random dense
+#: GF(2^8) and GF(65521) codes of n=20-48, f=17-44, K=10-36, 10.4 on cyclic-MDS GF(2^6) n=63,
+#: 5.1 on rs GF(2^7) n=50 (sparse rows), 19 on cyclic-MDS GF(97) n=48, CPU time of one core of
+#: the 2-core development machine; other fields count :func:`gctool.budget.set_cost`)
+GF2_MULADD_NS = 11
+PRIME_MULADD_NS = 18
+#: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
+#: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
+#: a fixed part ...
+SVD_SET_NS = 15_000
+#: ... plus this much per multiply-add f K min(f, K), complex systems SVD_COMPLEX times as
+#: much.  Measured on random dense real codes (f x K = 20 x 12 to 54 x 50: 21-308 us per set,
+#: 0.9-1.2x of this) and the designed schemes (sbc n=40 s=5, expander n=40 s=4, cyclic n=30
+#: s=6, bibd pg2-7 s=7: 0.6-1.3x; frc, whose singular values repeat, 0.2-0.3x), complex
+#: (random dense n=30 k=20, rs n=30: 0.7-1.3x), CPU time of one core of the 2-core
+#: development machine
+SVD_MULADD_NS = 2.2
+SVD_COMPLEX = 2.0
 
 
 def gf_set_time(code: GradientCode, s: int) -> float:
@@ -39,13 +52,22 @@ def gf_set_time(code: GradientCode, s: int) -> float:
     return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
 
 
-def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
-    """Estimated work of ``sets`` straggler sets of size s decided by the optimal decoder: one
-    least-squares solve over the n - s survivors each (:func:`gctool.budget.set_cost`), or over
-    GF(q) one batched elimination (:func:`gf_set_time`) plus the batch's call."""
+def decoder_set_time(code: GradientCode, s: int) -> float:
+    """Estimated time of one straggler set of size s decided by the optimal decoder in a batch
+    (its survivors' least-squares system, or over GF(q) its elimination, :func:`gf_set_time`),
+    in ns."""
     if code.field.is_finite:
-        return sets * gf_set_time(code, s) + (ERRORS_CALL_NS if sets else 0)
-    return sets * set_cost(max(1, code.n - s), code.B.shape[1], False)
+        return gf_set_time(code, s)
+    f, K = max(1, code.n - s), code.B.shape[1]
+    per = SVD_MULADD_NS * (SVD_COMPLEX if code.field.kind == "complex" else 1.0)
+    return SVD_SET_NS + per * f * K * max(1, min(f, K))
+
+
+def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
+    """Estimated work of ``sets`` straggler sets of size s decided by the optimal decoder
+    (:func:`decoder_set_time` each), plus over GF(q) the batch's call."""
+    return sets * decoder_set_time(code, s) + (
+        ERRORS_CALL_NS if sets and code.field.is_finite else 0)
 
 
 class Oracle:
@@ -80,9 +102,8 @@ class Oracle:
         self.estimated = 0.0
 
     def set_work(self, s: int, sets: int) -> float:
-        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve
-        (:func:`gctool.budget.set_cost`) or elimination (:func:`gf_set_time`) over the n - s
-        survivors each."""
+        """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
+        elimination over the n - s survivors each (:func:`decoder_set_time`)."""
         return decoder_set_work(self.code, s, sets)
 
     def worst_set_work(self, s: int, sets: int) -> float:

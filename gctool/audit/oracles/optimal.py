@@ -53,23 +53,33 @@ def setup_work(code: GradientCode) -> int:
 
 
 #: the numpy fast path (:meth:`OptimalOracle._hat_chunk_numpy`) per straggler set in a batch,
-#: in ns: a fixed part (gathering, the batched eigenvalue call) ...
-HAT_SET_NS = 1_500
-#: ... plus this much per min(s, d)^3 (the Gram matrix's eigenvalues) ...
-HAT_GRAM_NS = 20
-#: ... and, when s > d (a direction is lost), the KKT system of size s + d: this much fixed
-#: plus a nanosecond per (s + d)^3; complex codes cost HAT_COMPLEX times as much.  Measured
-#: 1.0-4.8 us per set with s <= d (random dense real d=6, frc d=32, rs complex d=25, real
-#: cyclic d=6) and 9-11 us with s = 7 > d = 6, one core of the 2-core development machine
-HAT_KKT_NS = 2_000
+#: in ns: this much per min(s, d)^2 (the Gram matrix, its eigenvalues, the batched calls
+#: around them) ...
+HAT_GRAM_NS = 55
+#: ... and, when s > d (a direction is lost), this much per (s + d)^3 (the KKT system of size
+#: s + d); complex codes cost HAT_COMPLEX times as much.  Fitted to batches of 60,000 sets
+#: (real cyclic n=30-40 s=4-6, frc n=40 d=32, random dense real d=6-16 and complex d=6, rs
+#: complex d=25; s <= d and s = d + 1, d + 2): measured / estimated 0.84-1.42, one core of the
+#: 2-core development machine (the calibration before, 1.5 us per set plus 20 ns per min(s,
+#: d)^3, was 2-5 times the time of these)
+HAT_KKT_NS = 1.5
 HAT_COMPLEX = 1.5
+#: with d = 0 (rank(B) = n: every straggler loses a direction) a set's s x s system instead,
+#: this much fixed plus HAT_LOST_NS per s^2 (expander n=36 and random dense n=30, s = 2-7:
+#: 0.36-1.2 us per set, 0.9-1.2x of this)
+HAT_LOST_SET_NS = 250
+HAT_LOST_NS = 20
 
 
 def hat_time(s: int, d: int, complex_: bool = False) -> float:
     """Estimated time of the numpy fast path per set of size s (d = dim null(B)), in ns."""
-    t = HAT_SET_NS + HAT_GRAM_NS * min(s, d) ** 3
-    if s > d:
-        t += HAT_KKT_NS + (s + d) ** 3
+    t: float
+    if d == 0:
+        t = HAT_LOST_SET_NS + HAT_LOST_NS * s * s
+    else:
+        t = HAT_GRAM_NS * min(s, d) ** 2
+        if s > d:
+            t += HAT_KKT_NS * (s + d) ** 3
     return t * (HAT_COMPLEX if complex_ else 1.0)
 
 
