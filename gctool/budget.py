@@ -421,9 +421,16 @@ def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: 
         found = bound if found is None else min(found, bound)
     if found is None:
         return 1.0, None
+    return share_to(found, stop, task, jobs, first, stops), found
+
+
+def share_to(found: int, stop: int, task: int, jobs: int = 1, first: int = 0,
+             stops: bool = False) -> float:
+    """The share of ranks 0..stop-1 walked by a run that stops at a finding by rank ``found``
+    (the arguments of :func:`walked_share`)."""
     busy = max(1, jobs) - (1 if stops else 0)
     walked = first if found <= first else found + busy * max(1, task)
-    return min(1.0, walked / max(1, stop)), found
+    return min(1.0, walked / max(1, stop))
 
 
 # -- wording ------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from gctool.budget import (
     computing_refusal,
     format_seconds,
     probe_rate,
+    share_to,
     walked_share,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
@@ -139,8 +140,10 @@ def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs
     processes (:func:`gctool.engine.parallel.run_paced`, as :func:`_plan` starts it) runs only
     when the tasks after the first take PARALLEL_MIN_S or more in one; then the first task runs
     alone, the others in rounds of ``jobs`` (rs complex n=30 s=5: three tasks, 65,536 +
-    65,536 + 11,434 sets, take two tasks' time on two jobs, not half of three), and each
-    task's round trip, :data:`~gctool.budget.PROCESS_TASK_NS`, is on no job's share."""
+    65,536 + 11,434 sets, take two tasks' time on two jobs, not half of three), unless the
+    caller's share of the tasks' round trips, :data:`~gctool.budget.PROCESS_TASK_NS` each and
+    one after the other, takes longer (the processes then wait for it: real cyclic n=34 s=6
+    under the fixed decoder, 641 tasks of 0.5 ms, takes as long on two processes as on one)."""
     if runner is not None or compiled or jobs <= 1 or s == 0:
         return jobs, 0.0
     stop = exhaustive_source(oracle.n, s, rot, weighted=False)[1]
@@ -150,7 +153,7 @@ def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs
         return 1, 0.0
     task = work * min(1.0, size / stop)  # a full task's work
     rest = work - task
-    wall = task + min(rest, -(-(tasks - 1) // jobs) * task) + tasks * PROCESS_TASK_NS
+    wall = max(task + min(rest, -(-(tasks - 1) // jobs) * task), tasks * PROCESS_TASK_NS)
     return jobs, max(0.0, wall - work / jobs)
 
 
@@ -262,6 +265,16 @@ def _instead(code: GradientCode) -> str:
     return f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`"
 
 
+def planned_work(oracle: Oracle, s: int, need: int, at: int = 0) -> tuple[float, bool]:
+    """(estimated work of ``need`` sets of size s, whether they walk compiled) as the oracle
+    plans them (:meth:`Oracle.chunk_size`: on all C(n, s) sets, or ``at`` when larger, whatever
+    share of them a rotation leaves), at that plan's rate per set.  Only a walk of
+    lexicographic ranks runs on threads (:func:`_plan`); one set per rotation orbit goes to
+    processes in batches, at the compiled rate."""
+    at = max(need, at, comb(oracle.n, s))
+    return oracle.set_work(s, at) * need / max(1, at), oracle.will_walk_compiled(s, at)
+
+
 # -- worst case -----------------------------------------------------------------------------------
 def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
           progress: Progress | None = None, runner: Runner | None = None) -> WorstOutcome:
@@ -271,8 +284,8 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     n = oracle.n
     rot = rotation_for(oracle) if symmetry else None
     need = count_evaluated(n, s, rot)
-    compiled = oracle.will_walk_compiled(s, need)
-    work = oracle.set_work(s, need)
+    work, compiled = planned_work(oracle, s, need)
+    compiled = compiled and rot is None  # orbits go to processes, as _plan sends them
     runner = placed(runner, work / NS_PER_S)  # a small search runs here
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
@@ -488,10 +501,9 @@ class _SearchBudget:
         below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
         the walk's rate."""
         oracle, n = self.oracle, self.oracle.n
-        if _with_next(oracle, t, self.top):
-            at = max(need, comb(n, t + 1))  # a count at which size t walks compiled
-            return oracle.set_work(t, at) * need / at, True
-        return oracle.set_work(t, need), oracle.will_walk_compiled(t, need)
+        if _with_next(oracle, t, self.top):  # at a count at which size t walks compiled
+            return planned_work(oracle, t, need, comb(n, t + 1))[0], True
+        return planned_work(oracle, t, need)
 
     def runner_of(self, t: int) -> Runner | None:
         """The runner of size t: the search's, or None (this process) for a size too small
@@ -508,8 +520,9 @@ class _SearchBudget:
 
     def _size_time(self, t: int, need: int) -> tuple[float, str]:
         work, compiled = self.work(t, need)
+        threads = compiled and self.rot is None  # orbits go to processes (_plan)
         runner = self.runner_of(t)
-        jobs = used_jobs(need, self.jobs, runner, compiled)
+        jobs = used_jobs(need, self.jobs, runner, threads)
         full = work / jobs / NS_PER_S
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
@@ -529,17 +542,22 @@ class _SearchBudget:
             if probed[2]:
                 self.failing.add(t)
         jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, runner,
-                                   compiled)
+                                   threads)
         full = rate * need / jobs / NS_PER_S
         share, found = 1.0, bound
+        # threads take the first of guided_ranges each; processes run the first task alone
+        task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if threads else size)
+        first = 0 if threads or runner is not None else size
+        stops = threads and self.oracle.walk_stops(t)
         if full >= STOP_PROBE_S or full > left:
-            task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if compiled else size)
-            share, found = walked_share(walk, stop, task, jobs, bound,
-                                        stops=compiled and self.oracle.walk_stops(t))
+            share, found = walked_share(walk, stop, task, jobs, bound, first, stops)
         elif bound is not None:
-            share = min(1.0, bound / max(1, stop))
+            share = share_to(bound, stop, task, jobs, first, stops)
         if found is not None:
             self.failing.add(t)
+        if found is not None and found <= first:  # the first task, alone, stops it
+            return rate * need * share / NS_PER_S, (
+                f"{how}, up to its first failing set (in its first task)")
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"
         return (full + extra / NS_PER_S) * share, how

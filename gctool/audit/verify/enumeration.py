@@ -99,9 +99,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     elif s > 0:
         count = count_orbits(n, s, rot.t) if rot is not None else run.total
         work, jobs = calibrated(run, kernel, count)
-        share = (1.0 if run.budget.affords(work, jobs, START_NS)
-                 else _walked_share(run, kernel, rot, jobs))
-        _check_budget(run, count, work * share, jobs, rot, share < 1.0)
+        share, alone = ((1.0, False) if run.budget.affords(work, jobs, START_NS)
+                        else _walked_share(run, kernel, rot, jobs))
+        # a run that stops in its pilot, which runs alone, runs on one job
+        _check_budget(run, count, work * share, 1 if alone else jobs, rot, share < 1.0)
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
@@ -158,16 +159,18 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
 
 
-def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int) -> float:
-    """The share of its sets that a run over the budget decides before its first failing set
-    stops it (:func:`gctool.budget.walked_share`: windows of the walk, on the kernel's numpy
-    route, so nothing is compiled; 1.0 when they find none): a code that does not tolerate s
-    often fails at its first sets."""
+def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int
+                  ) -> tuple[float, bool]:
+    """(the share of its sets that a run over the budget decides before its first failing set
+    stops it, whether that set is in the pilot, which runs alone) (:func:`gctool.budget.
+    walked_share`: windows of the walk, on the kernel's numpy route, so nothing is compiled;
+    1.0 when they find none): a code that does not tolerate s often fails at its first
+    sets."""
     n, s = run.code.n, run.s
     source: Any = LexSource(n, s) if rot is None else OrbitSource(n, s, rot)
     stop = run.total if rot is None else count_candidates(n, s, rot.t)
     if stop > MAX_RANKABLE:  # the run cannot rank them either
-        return 1.0
+        return 1.0, False
     compiled = kernel.will_compile(s)
     task = 4 * ns.COMPILED_CHUNK if compiled else kernel.chunk_size(s)  # compiles nothing
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, task)  # run alone, first
@@ -177,7 +180,8 @@ def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int) -> flo
         out = settle(worker.run((0, a, b)))
         return out.evaluated, out.fail_set is not None
 
-    return walked_share(walk, stop, task, jobs, first=pilot)[0]
+    share, found = walked_share(walk, stop, task, jobs, first=pilot)
+    return share, found is not None and found <= pilot
 
 
 def _estimate(run: Run, evaluations: int, per_set: float, tasks: int, threads: bool = False
