@@ -40,10 +40,11 @@ time extrapolated from the sample's share of the ranks.  Target: measured / esti
 after its first (pilot) chunk.
 
 Run:  .venv/bin/python benchmarks/bench_budget.py [--quick] [--unseen] [--jobs N[,N]]
-[--repeat N] [--json] [--write-readme]
+[--repeat N] [--only TEXT] [--json] [--write-readme]
 
-``--quick`` runs sizes about a hundred times smaller (a smoke test; fixed costs dominate
-there).  ``--jobs`` is passed to the commands that take it (default 1).
+``--only`` runs the cases whose name or size contains TEXT (a check of one estimate; not with
+``--write-readme``).  ``--quick`` runs sizes about a hundred times smaller (a smoke test;
+fixed costs dominate there).  ``--jobs`` is passed to the commands that take it (default 1).
 """
 
 from __future__ import annotations
@@ -479,6 +480,8 @@ def main_unseen(a: argparse.Namespace) -> None:
                 print(f"{'case':<24} {'jobs':>4} {'outcome':<8} {'estimate s':>10} "
                       f"{'measured s':>10} {'how':<7} {'ratio':>6} {'cpu/est':>7}  size")
             for name, files, args, note in unseen_cases(a.quick, a.seed):
+                if a.only not in f"{name} {note}":
+                    continue
                 for fname, make in files.items():
                     Path(fname).write_bytes(make())
                 run_captured(rec, [*args, "--jobs", "1"])  # warm: kernels loaded, files cached
@@ -550,6 +553,8 @@ def main() -> None:
                     help="a spread of codes the estimates were not calibrated on, with "
                     "refusals checked (--jobs takes a list, e.g. 1,2)")
     ap.add_argument("--seed", type=int, default=2026, help="seed of --unseen's random codes")
+    ap.add_argument("--only", default="",
+                    help="run only the cases whose name or size contains this text")
     ap.add_argument("--cap", type=float, default=8.0,
                     help="--unseen: measure a refused run whole up to this estimate "
                     "(seconds), else on a sampled share of its ranges")
@@ -574,6 +579,8 @@ def main() -> None:
         os.chdir(tmp)
         try:
             for name, files, args, note, timed in cases(a.quick, a.jobs):
+                if a.only not in f"{name} {note}":
+                    continue
                 for fname, make in files.items():
                     Path(fname).write_bytes(make())
                 runs = [run_case(rec, args) for _ in range(max(2, a.repeat))][1:]
@@ -594,7 +601,8 @@ def main() -> None:
         print()
     else:
         timed = [r["ratio"] for r in rows if r["timed"]]
-        print(f"timed cases: measured / estimated {min(timed):.2f}-{max(timed):.2f} "
+        print(f"timed cases: measured / estimated {min(timed, default=0):.2f}-"
+              f"{max(timed, default=0):.2f} "
               "(target 0.5-2; '!' marks a case outside it)")
 
 
