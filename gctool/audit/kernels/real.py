@@ -673,17 +673,20 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
 
 
 #: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
-#: kernel then decides (``benchmarks/bench_budget.py`` measures it: 57 ns per set of CPU for
-#: real cyclic n=48 s = d = 6, 59 ns for n=64 s = d = 7, 60 ns for n=40 s = d = 6, one core of
-#: the 2-core development machine): a fixed part ...
-SCREEN_SET_NS = 30
-#: ... plus this much per entry of the s x d system of the set (complex: four times as much)
-SCREEN_ENTRY_NS = 0.7
+#: kernel then decides: a fixed part ...
+SCREEN_SET_NS = 24
+#: ... plus this much per s x d x (d - s + 1) (the new row against the d - s + 1 columns that
+#: complement the prefix, and the prefix's levels kept from set to set; complex: four times as
+#: much).  Fitted to the CPU time per set of the walk on real cyclic n=36-64 s=4-8 (20-36 ns),
+#: random dense real d=5-24 (28-557 ns), rs real n=40 d=20 (280 ns) and complex codes, one core
+#: of the 2-core development machine: measured / estimated 0.7-1.4 (the model before, 30 ns +
+#: 0.7 ns per s x d, was twice the time of cyclic codes and a fifth of random dense d=24's)
+SCREEN_ENTRY_NS = 0.15
 
 
 def screen_cost(s: int, d: int, complex_: bool = False) -> float:
     """Estimated time of the compiled screen per set of size s (d = dim null(B)), in ns."""
-    return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * (4 if complex_ else 1)
+    return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * max(1, d - s + 1) * (4 if complex_ else 1)
 
 
 def warm_unrank() -> None:
