@@ -24,7 +24,8 @@ below 0.05 (it never refuses what is quick).  The timed cases need a quiet machi
 ratios on a loaded one measure the load.
 
 ``--unseen`` runs a spread of codes the estimates were not calibrated on (random dense real,
-complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs, real cyclic n=64 with
+complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs over R, C, GF(2^7) and GF(65537),
+real cyclic n=64 with
 s=7 and 8, sbc, bibd and expander codes that fail at their first sets, frc, samples, the
 fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` (among them is-cr and random
 complex codes above an epsilon > 0, whose small sizes send their sets to numpy) and
@@ -220,6 +221,12 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "g.json", *ex], "random dense GF(2^8) n=36 k=28 s=6 (1.9 M sets)"),
         ("verify rs GF(2^7)", {"g.json": designed("rs", n=50, s=5, field="GF(2^7)")},
          ["verify", "g.json", *ex], "rs GF(2^7) n=50 s=5 (2.1 M sets)"),
+        # the screen's time grows with d - s (random dense, d = 20), a GF(p) walk over a
+        # sparse N (rs: N in echelon form), the batched elimination over GF(p) (numpy route)
+        ("verify random real", {"r.json": random_dense(44, 24, 6, "real", seed)},
+         ["verify", "r.json", *ex], "random dense real n=44 k=24 s=6 (7.1 M sets, d=20)"),
+        ("verify rs GF(p)", {"p.json": designed("rs", n=48, s=6, field="GF(65537)")},
+         ["verify", "p.json", *ex], "rs GF(65537) n=48 s=6 (12.3 M sets)"),
         ("verify cyclic n=64 s=7", {"c.json": designed("cyclic", n=64, s=7, seed=seed)},
          ["verify", "c.json", *ex], "real cyclic n=64 s=7 (621 M sets)"),
         ("verify cyclic n=64 s=8", {"c.json": designed("cyclic", n=64, s=8, seed=seed)},
@@ -232,6 +239,9 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("attack -s GF(2^8)", {"a.json": random_dense(32, 26, 5, "GF(2^8)", seed)},
          ["attack", "a.json", "-s", "5", *ex, "--no-symmetry"],
          "random dense GF(2^8) n=32 k=26 s=5"),
+        ("attack -s GF(p)", {"a.json": random_dense(26, 18, 4, "GF(65521)", seed)},
+         ["attack", "a.json", "-s", "4", *ex, "--no-symmetry"],
+         "random dense GF(65521) n=26 k=18 s=4 (14,950 sets)"),
         ("attack --threshold", {"f.json": designed("frc", n=40, s=4)},
          ["attack", "f.json", "--threshold", *ex], "frc n=40 s=4"),
         ("attack --threshold", {"r.json": random_dense(34, 28, 5, "real", seed)},
