@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from gctool.algebra.fields import Field
-    from gctool.bounds.approx import ApproxBound
+    from gctool.bounds.approx import ApproxBound, ThresholdFinder
     from gctool.budget import Budget
     from gctool.model import GradientCode
     from gctool.params import Check
@@ -245,9 +245,11 @@ class Family:
         return B, recorded, seed
 
     # -- what the family knows in closed form ----------------------------------------------
-    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
+    def closed_forms(self, code: GradientCode, threshold: ThresholdFinder | None = None
+                     ) -> list[ApproxBound]:
         """The family's exact results for ``gctool bound``'s table
-        (:mod:`gctool.bounds.approx`)."""
+        (:mod:`gctool.bounds.approx`); ``threshold`` finds the code's T_ε when a row needs it
+        (default :func:`gctool.bounds.approx.small_threshold`)."""
         return []
 
     def worker_probabilities(self, code: GradientCode) -> list[float] | None:

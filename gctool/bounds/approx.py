@@ -484,6 +484,15 @@ def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, floa
     if not rows:
         return []
     found = find(code, epsilon)
+    quantity = f"threshold T_eps, eps = {epsilon:g}"
+    return [threshold_entry(name, value, statement, source, quantity, kind, found, epsilon)
+            for name, value, statement, source, kind in rows]
+
+
+def threshold_entry(name: str, value: float, statement: str, source: str, quantity: str,  # noqa: PLR0913 (a row's fields)
+                    kind: str, found: ThresholdValue, epsilon: float) -> ApproxBound:
+    """A row on the code's T_ε: ``found`` beside ``value`` (:func:`bound_entry`), labelled
+    exact, or not computed with its note."""
     actual = None if found.value is None else float(found.value)
     note = found.note
     if found.exact:
@@ -491,9 +500,21 @@ def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, floa
                 if found.value is None else f"{found.value} (exact)")
     elif found.lower > 0:
         note += f"; proved T_eps >= {found.lower}"
-    quantity = f"threshold T_eps, eps = {epsilon:g}"
-    return [replace(bound_entry(name, value, statement, source, quantity, kind, actual, note),
-                    actual_exact=found.exact) for name, value, statement, source, kind in rows]
+    return replace(bound_entry(name, value, statement, source, quantity, kind, actual, note),
+                   actual_exact=found.exact)
+
+
+def _once(find: ThresholdFinder) -> ThresholdFinder:
+    """``find`` asked once per code and ε (the family's rows and the table's ask alike)."""
+    seen: dict[tuple[int, float], ThresholdValue] = {}
+
+    def once(code: GradientCode, epsilon: float) -> ThresholdValue:
+        key = (id(code), epsilon)
+        if key not in seen:
+            seen[key] = find(code, epsilon)
+        return seen[key]
+
+    return once
 
 
 def _cover_columns(support: np.ndarray, t: int) -> int:
@@ -509,12 +530,13 @@ def _cover_columns(support: np.ndarray, t: int) -> int:
     return len(S)
 
 
-def _family(code: GradientCode) -> list[ApproxBound]:
-    """The rows of the scheme's own closed forms (``Family.closed_forms``)."""
+def _family(code: GradientCode, threshold: ThresholdFinder) -> list[ApproxBound]:
+    """The rows of the scheme's own closed forms (``Family.closed_forms``; ``threshold`` finds
+    the code's T_ε beside them)."""
     from gctool.registry import SCHEMES
 
     family = SCHEMES.get(code.scheme)
-    return [] if family is None else list(family.closed_forms(code))
+    return [] if family is None else list(family.closed_forms(code, threshold))
 
 
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # noqa: PLR0913 (the table's inputs and its two finders)
@@ -528,7 +550,8 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # n
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
-    out = _family(code)
+    find = _once(threshold or small_threshold)
+    out = _family(code, find)
     if code.field.is_finite or code.m != 1:
         return out
     budget = Budget.default() if budget is None else budget
@@ -544,4 +567,4 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # n
     reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
     return (_error_bounds(code, s, worst_s, mean, reg, notes, budget)
             + _closed_form(code, s, worst_s, notes[0]) + out
-            + _threshold_bounds(code, eps, reg, threshold or small_threshold))
+            + _threshold_bounds(code, eps, reg, find))

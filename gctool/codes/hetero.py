@@ -44,7 +44,7 @@ from gctool.params import LABEL, Int, List, Num
 from gctool.registry.info import Param
 
 if TYPE_CHECKING:
-    from gctool.bounds.approx import ApproxBound
+    from gctool.bounds.approx import ApproxBound, ThresholdFinder
     from gctool.model import GradientCode
     from gctool.sim.contenders.base import Contender
 
@@ -180,5 +180,6 @@ class HeteroFamily(Family):
         p = code.params.get("p")
         return None if p is None else [float(x) for x in p]
 
-    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
+    def closed_forms(self, code: GradientCode, threshold: ThresholdFinder | None = None
+                     ) -> list[ApproxBound]:
         return closed_forms(code)

@@ -30,7 +30,7 @@ from gctool.params import LABEL, Int, List, Maybe
 from gctool.registry.info import Param
 
 if TYPE_CHECKING:
-    from gctool.bounds.approx import ApproxBound
+    from gctool.bounds.approx import ApproxBound, ThresholdFinder
     from gctool.model import GradientCode
 
 
@@ -111,20 +111,22 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     return B, recorded
 
 
-def closed_forms(code: GradientCode) -> list[ApproxBound]:
-    """``bound``'s row for a product: T_0 = T_0(B1) T_0(B2) from the recorded factors."""
-    from gctool.bounds.approx import bound_entry, exact_threshold
+def closed_forms(code: GradientCode, threshold: ThresholdFinder | None = None
+                 ) -> list[ApproxBound]:
+    """``bound``'s row for a product: T_0 = T_0(B1) T_0(B2) from the recorded factors, beside
+    the product's T_0 from ``threshold`` (``gctool bound``: the search of ``attack
+    --threshold``; default :func:`gctool.bounds.approx.small_threshold`)."""
+    from gctool.bounds.approx import small_threshold, threshold_entry
 
     ts = code.params.get("factor_thresholds")
     if not isinstance(ts, list) or None in ts or len(ts) != 2:
         return []
     value = ts[0] * ts[1]
-    actual, complete = exact_threshold(code, 0.0)
-    return [bound_entry("kron_threshold", float(value),
-                        f"exact threshold T_0 = T_0(B1) T_0(B2) = {ts[0]} x {ts[1]} = {value}",
-                        "Sakorikar-Wang 2021; proof in reference §3.6", "exact threshold T_0",
-                        "exact", None if actual is None else float(actual),
-                        "" if complete else "n/a (search above budget)")]
+    found = (small_threshold if threshold is None else threshold)(code, 0.0)
+    return [threshold_entry("kron_threshold", float(value),
+                            f"exact threshold T_0 = T_0(B1) T_0(B2) = {ts[0]} x {ts[1]} = "
+                            f"{value}", "Sakorikar-Wang 2021; proof in reference §3.6",
+                            "exact threshold T_0", "exact", found, 0.0)]
 
 
 class KronFamily(Family):
@@ -151,5 +153,6 @@ class KronFamily(Family):
                    "factor_schemes": List(LABEL, 0, 64),
                    "factor_shapes": List(List(Int(1, MAX_COLUMNS), 2, 2), 0, 64)}
 
-    def closed_forms(self, code: GradientCode) -> list[ApproxBound]:
-        return closed_forms(code)
+    def closed_forms(self, code: GradientCode, threshold: ThresholdFinder | None = None
+                     ) -> list[ApproxBound]:
+        return closed_forms(code, threshold)

@@ -66,16 +66,22 @@ def test_bound_attack_and_the_engine_search_agree(seed: int, eps: float) -> None
     assert attack.threshold == truth
 
 
-def test_over_the_budget_nothing_is_searched_and_the_row_says_what_computes_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    searched: list[int] = []
+@pytest.fixture
+def searched(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The n of every threshold search run (:class:`ExceedSearch`) from now on."""
+    runs: list[int] = []
     real = ExceedSearch.run
 
     def spy(self: ExceedSearch) -> object:
-        searched.append(self.n)
+        runs.append(self.n)
         return real(self)
 
     monkeypatch.setattr(ExceedSearch, "run", spy)
+    return runs
+
+
+def test_over_the_budget_nothing_is_searched_and_the_row_says_what_computes_it(
+        searched: list[int]) -> None:
     row = _rows(CYCLIC, budget=Budget(max_work=1e-3))["threshold_ub"]
     assert searched == []  # refused before any size was searched
     assert row.actual is None and row.actual_exact is False and row.holds is None
@@ -156,3 +162,18 @@ def test_without_a_column_witness_the_estimate_stops_at_the_first_failing_size()
     refused = _rows(CYCLIC, epsilon=3.0, budget=Budget(max_work=1e-3))["threshold_ub"]
     assert "the sizes up to the first with a failing set found, 5: 55,455 straggler sets" in \
         refused.actual_note
+
+
+def test_the_kron_row_is_the_same_search_asked_once(searched: list[int]) -> None:
+    """The product's T_0 beside kron's closed form is the table's T_eps at eps = 0: one search
+    (attack --threshold's), where the kron row ran its own set-budgeted one and gave up."""
+    factor = design("cyclic", n=6, s=1, seed=1)
+    product = design("kron", file1=factor, file2=factor)  # n = 36, T_0 = 2 x 2
+    assert exact_threshold(product, 0.0) == (None, False)  # C(36, 4) sets: above 20,000
+    searched.clear()
+    rows = _rows(product)
+    assert searched == [36]
+    kron, ub = rows["kron_threshold"], rows["threshold_ub"]
+    assert kron.actual == ub.actual == 4.0 and kron.holds and ub.holds
+    assert (kron.actual_exact, kron.actual_note) == (True, "4 (exact)")
+    assert gctool.threshold(product, method="exhaustive").threshold == 4
