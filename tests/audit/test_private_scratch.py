@@ -28,10 +28,20 @@ def test_private_arrays_are_zero_typed_and_on_lines_of_their_own() -> None:
         assert -(-end // private.LINE) * private.LINE <= nxt
 
 
-def test_private_copy_holds_the_values() -> None:
-    S = private.copy([1, 4, 9])
+def test_a_walks_current_set_is_its_threads_own_and_kept() -> None:
+    import threading
+
+    S = private.current([1, 4, 9])
     assert S.dtype == np.int64 and S.tolist() == [1, 4, 9]
     assert S.ctypes.data % private.LINE == 0
+    again = private.current(np.array([2, 5, 7]))
+    assert again is S and S.tolist() == [2, 5, 7]  # the same array, overwritten
+    assert private.current([1, 2]).shape == (2,) and private.current([3, 4, 5]) is S
+    other: list[np.ndarray] = []
+    t = threading.Thread(target=lambda: other.append(private.current([1, 4, 9])))
+    t.start()
+    t.join()
+    assert other[0].ctypes.data != S.ctypes.data and other[0].tolist() == [1, 4, 9]
 
 
 def test_scratch_is_kept_by_its_thread_and_zeroed_again() -> None:

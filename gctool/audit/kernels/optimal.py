@@ -262,7 +262,7 @@ class HatErrors:
         to the first one settled with an error above ``limit`` (then the last)."""
         from gctool.engine.enumeration import unrank_one
 
-        S = private.copy(unrank_one(n, s, start))
+        S = private.current(unrank_one(n, s, start))
         count = stop - start  # hat_range writes both for every set it walks
         err, pending = np.empty(count), np.empty(count, dtype=bool)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,

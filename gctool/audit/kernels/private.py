@@ -49,15 +49,9 @@ def _carve(specs: tuple[Spec, ...]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]
     return block, tuple(out)
 
 
-def copy(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
-    """A private copy of the 1-d ``a`` (the current straggler set of a walk, updated in place)."""
-    values = np.asarray(a, dtype=dtype)
-    (out,) = zeros((values.shape, dtype))
-    out[...] = values
-    return out
-
 
 _threads = threading.local()
+
 #: sets of arrays a thread keeps (more, from many codes in one process: it starts again)
 CACHED = 32
 
@@ -75,3 +69,21 @@ def scratch(*specs: Spec) -> tuple[np.ndarray, ...]:
     else:
         hit[0].fill(0)
     return hit[1]
+
+
+def current(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+    """A private copy of the 1-d ``a`` (the current straggler set of a walk, updated in
+    place), in the same array at every call with the same length and dtype in one thread:
+    the caller must be done with it before it asks again (a walk of the thread overwrites
+    it)."""
+    values = np.asarray(a, dtype=dtype)
+    key = (values.shape, values.dtype.str)
+    cache: dict[tuple[Any, str], np.ndarray] | None = getattr(_threads, "current", None)
+    if cache is None or len(cache) > CACHED:
+        cache = _threads.current = {}
+    out = cache.get(key)
+    if out is None:
+        (out,) = zeros((values.shape, dtype))
+        cache[key] = out
+    out[...] = values
+    return out

@@ -22,7 +22,7 @@ PENDING = 4096
 
 def _first_set(n: int, s: int, start: int) -> np.ndarray:
     """The set of rank ``start``, which the walk then updates in place (its own cache lines)."""
-    return private.copy(unrank_one(n, s, start))
+    return private.current(unrank_one(n, s, start))
 
 
 def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
@@ -61,7 +61,8 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
         base = start + pos
         if at >= 0 and (w.best is None or nrm > w.best[0]):
             w.best = (nrm, base + at)
-        w.weak += [(float(v), base + int(a)) for v, a in zip(wlb, wat, strict=True) if a >= 0]
+        w.weak += [(v, base + a) for v, a in zip(wlb.tolist(), wat.tolist(), strict=True)
+                   if a >= 0]
         if npend:
             w.batches.append(base + pend[:npend].copy())
         pos += done
