@@ -172,7 +172,7 @@ def _kept(weakest: list[Best], new: list[Best]) -> bool:
     """Would merging ``new`` into the full, sorted ``weakest`` leave it as it is (every new
     value at or above its last: the stable sort puts the old ones first)?  Most chunks of a
     long run: the fold then sorts nothing."""
-    return len(weakest) >= WEAKEST and min(b[0] for b in new) >= weakest[-1][0]
+    return len(weakest) >= WEAKEST and min(new)[0] >= weakest[-1][0]
 
 
 @dataclass

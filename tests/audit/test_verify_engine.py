@@ -364,3 +364,19 @@ def test_interrupt_reports_how_far_it_got(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(sweep.SweepWorker, "run", boom)
     with pytest.raises(SearchInterrupted, match="interrupted after checking 0 of 15"):
         verify(cyclic_mds("GF(7)", 6, 2), method="exhaustive")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 6), max_size=20), min_size=1, max_size=12))
+def test_the_fold_keeps_the_weakest_sets_as_one_sort_does(chunks: list[list[int]]) -> None:
+    """The fold's weakest sets (ties to the earlier chunk) are the WEAKEST first of one stable
+    sort of every chunk's, in order, whether or not it skips the merge of a chunk whose
+    values are all at or above the last kept one (values of few levels: many ties)."""
+    from gctool.audit.chunks import WEAKEST, Accumulator, ChunkSummary
+
+    acc, every = Accumulator(), []
+    for i, values in enumerate(chunks):
+        weak = sorted((float(v), [i, j]) for j, v in enumerate(values))[:WEAKEST]
+        every += weak
+        acc.merge(ChunkSummary(i, 1, 1, weakest=weak))
+    assert acc.weakest == sorted(every, key=lambda b: b[0])[:WEAKEST]
