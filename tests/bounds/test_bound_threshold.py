@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 import gctool
 from gctool.algebra.fields import parse_field
 from gctool.bounds.approx import ApproxBound, exact_threshold
-from gctool.budget import Budget, parse_time, suggest_time
+from gctool.budget import NS_PER_S, Budget, format_seconds, parse_time, set_cost, suggest_time
 from gctool.codes import design
 from gctool.engine.sweep import ExceedSearch
 from gctool.io import write_code
@@ -30,6 +31,12 @@ from helpers import run
 CYCLIC = design("cyclic", n=24, s=4, seed=1)
 ROW_KEYS = {"name", "value", "statement", "source", "holds", "quantity", "kind", "actual",
             "actual_note", "actual_exact"}
+
+
+def _calibrated(s: int) -> float:
+    """The calibrated seconds of decoding every s-set of CYCLIC: one least-squares solve
+    each."""
+    return comb(24, s) * set_cost(24 - s, 24) / NS_PER_S
 
 
 def _rows(code: GradientCode, **kw: object) -> dict[str, ApproxBound]:
@@ -117,9 +124,11 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     # the mean at s = 4: calibrated far above the budget, so not timed (one least-squares
     # solve of 20 x 24 per set, budget.set_cost)
     line = next(x for x in text.stdout.splitlines() if "mean error over uniform 4-sets" in x)
-    assert ("code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
-            "about 1.1 s (estimated), above the work budget of 1 ms (--max-work, "
-            "GCTOOL_MAX_WORK); raise --max-work to 1.2s to compute it") in line
+    seconds = _calibrated(4)
+    assert (f"code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
+            f"about {format_seconds(seconds)} (estimated), above the work budget of 1 ms "
+            f"(--max-work, GCTOOL_MAX_WORK); raise --max-work to {suggest_time(seconds)} to "
+            "compute it") in line
     # the worst: attack -s 4's refusal, with bound's remedy (bound has no --method)
     line = next(x for x in text.stdout.splitlines() if "worst error at s = 4 >=" in x)
     assert "code: not computed: the exhaustive attack (n=24, k*m=24, s=4): 10,626" in line
@@ -141,14 +150,17 @@ def test_over_the_decoding_budget_the_worst_error_is_attack_s() -> None:
     for name in ("error_lb_fully_straggled", "mean_error_lb_uniform"):
         row = rows[name]
         assert (row.actual, row.actual_exact, row.holds, row.actual_note) == (0.0, True, True, "")
-    rows = _rows(CYCLIC, s=5, budget=Budget(max_work=0.35))  # 42,504 sets, about 4.3 s
+    seconds = _calibrated(5)  # 42,504 sets, about 4.3 s
+    assert seconds > 10 * 0.35  # so not timed
+    rows = _rows(CYCLIC, s=5, budget=Budget(max_work=0.35))
     worst, mean = rows["error_lb_fully_straggled"], rows["mean_error_lb_uniform"]
     attack = gctool.attack(CYCLIC, 5, method="exhaustive")
     assert attack.exact and worst.actual == attack.raw_error and worst.actual_exact is True
     assert worst.holds and worst.actual_note == ""
     assert mean.actual is None and mean.actual_exact is None and mean.holds is None
     assert mean.actual_note.startswith("not computed: decoding every straggler set of size 5 "
-                                       "(42,504 sets) needs about 4.3 s (estimated), above "
+                                       f"(42,504 sets) needs about {format_seconds(seconds)} "
+                                       "(estimated), above "
                                        "the work budget of 350 ms")
 
 

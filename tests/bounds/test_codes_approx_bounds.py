@@ -30,7 +30,7 @@ from gctool.bounds.closed_forms import (
     rank_one_blocks,
     uniform_gram,
 )
-from gctool.budget import Budget
+from gctool.budget import NS_PER_S, Budget, format_seconds, set_cost, suggest_time
 from gctool.codes import design
 from gctool.model import GradientCode
 
@@ -202,15 +202,23 @@ def test_kron_and_hetero_entries() -> None:
     assert "the file's p_i" in entries["iid_error_lb"].statement and entries["iid_error_lb"].holds
 
 
+def _calibrated(code: GradientCode, s: int) -> float:
+    """The calibrated seconds of decoding every s-set: one least-squares solve each."""
+    return comb(code.n, s) * set_cost(code.n - s, code.B.shape[1]) / NS_PER_S
+
+
 def test_large_codes_report_no_actual_value_and_what_computes_it() -> None:
     code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) sets, about 30 s calibrated
-    entries = approx_bounds(code, 5, budget=Budget(max_work=0.1))
+    seconds = _calibrated(code, 5)
+    budget = Budget(max_work=seconds / 20)  # far below: the calibration decides, untimed
+    entries = approx_bounds(code, 5, budget=budget)
     closed = next(b for b in entries if b.name == "closed_form_worst_error")
     assert closed.actual is None and closed.holds is None and closed.actual_exact is None
     assert closed.actual_note == (
-        "not computed: decoding every straggler set of size 5 (169,911 sets) needs about 30 s "
-        "(estimated), above the work budget of 100 ms (`max_work`, GCTOOL_MAX_WORK); raise "
-        "`max_work` to 30s to compute it")
+        f"not computed: decoding every straggler set of size 5 (169,911 sets) needs about "
+        f"{format_seconds(seconds)} (estimated), above the work budget of "
+        f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); raise `max_work` to "
+        f"{suggest_time(seconds)} to compute it")
     assert closed.statement.endswith(f"code: {closed.actual_note}")
 
 
@@ -276,19 +284,23 @@ def test_worst_and_mean_on_random_codes(seed: int, regular: bool, data: st.DataO
 def test_the_decoding_is_left_out_above_the_budget() -> None:
     """Calibrated (set_cost) far from the budget; timed on a sample of the sets near it: the
     sets of pg2-5 decode at about 50-80 us each (8 s of CPU in all), not the 176 us of the
-    calibration (30 s), and a budget of 3.1 s refuses them on that rate."""
+    calibration (30 s), and a budget of a ninth of the calibrated time (within the span that
+    is timed) refuses them on that rate."""
     code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) = 169,911 sets
-    sizes = range(5, 6)
-    assert left_out(code, "the sets", sizes, Budget(max_work=1e4)) == ""  # no probe
-    far = left_out(code, "the sets", sizes, Budget(max_work=1.0))
-    assert far.startswith("not computed: the sets needs about 30 s (estimated), above")
-    near = left_out(code, "the sets", sizes, Budget(max_work=3.1))
+    sizes, seconds = range(5, 6), _calibrated(code, 5)
+    assert left_out(code, "the sets", sizes, Budget(max_work=seconds * 20)) == ""  # no probe
+    far = left_out(code, "the sets", sizes, Budget(max_work=seconds / 20))
+    assert far.startswith(f"not computed: the sets needs about {format_seconds(seconds)} "
+                          "(estimated), above")
+    near = Budget(max_work=seconds / 9)
+    text = left_out(code, "the sets", sizes, near)
     found = re.fullmatch(r"not computed: the sets needs about (\S+) s \(estimated, timed on a "
-                         r"sample of its sets\), above the work budget of 3.1 s \(`max_work`, "
-                         r"GCTOOL_MAX_WORK\); raise `max_work` to (\S+)s to compute it", near)
-    assert found, near
-    assert 3.1 < float(found.group(1)) < 30 <= 10 * 3.1
-    assert float(found.group(2)) >= float(found.group(1))
+                         r"sample of its sets\), above the work budget of (.+?) \(`max_work`, "
+                         r"GCTOOL_MAX_WORK\); raise `max_work` to (\S+)s to compute it", text)
+    assert found, text
+    assert found.group(2) == format_seconds(near.max_work)
+    assert near.max_work < float(found.group(1)) < seconds
+    assert float(found.group(3)) >= float(found.group(1))
 
 
 @pytest.mark.parametrize(("scheme", "kwargs", "args"), [
