@@ -11,7 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -131,19 +133,72 @@ def _kill_at(tick: int, count: int, sig: int, killed: list[int]):
     return progress
 
 
-def test_killed_worker_processes_are_stragglers_and_come_back():
+def _back_before_the_end(monkeypatch, killed: Callable[[], list[int]], after: int,
+                         groups: int):
+    """A progress callback that, from tick ``after`` on, keeps the run from ending before every
+    group is connected again: while one is missing it waits (at most 120 s in all) until this
+    process has ``groups`` Dask worker processes none of which is in ``killed()`` (a
+    LocalCluster's nannies restart them; on a loaded machine that can take longer than the
+    run's remaining rounds) and the scheduler as many workers, then paces the rounds (0.05 s
+    each) until the resident tasks have connected again.  The rounds themselves are not
+    changed: the one after the kill still waits for a replacement (it cannot decode from
+    fewer than n - s workers), and every join is recorded by a round."""
+    import gctool.trainer.channel as channel
+    import gctool.trainer.cluster as cluster
+
+    hubs: list[Any] = []
+    clients: list[Any] = []
+
+    class Recorded(channel.Hub):
+        def __init__(self, host: str) -> None:
+            super().__init__(host)
+            hubs.append(self)
+
+    def place(client: Any, *args: Any, **kwargs: Any) -> Any:
+        clients.append(client)
+        return original(client, *args, **kwargs)
+
+    original = cluster.place
+    monkeypatch.setattr(channel, "Hub", Recorded)
+    monkeypatch.setattr(cluster, "place", place)
+    state = {"ticks": 0, "restarted": False}
+    deadline = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        state["ticks"] += 1
+        if state["ticks"] <= after or len(hubs[-1].conns) >= groups:
+            return
+        if not deadline[0]:
+            deadline[0] = time.monotonic() + 120
+        while not state["restarted"] and time.monotonic() < deadline[0]:
+            alive = set(_dask_workers()) - set(killed())
+            if len(alive) >= groups and len(clients[-1].scheduler_info().get("workers",
+                                                                           {})) >= groups:
+                state["restarted"] = True
+                return
+            time.sleep(0.1)
+        if time.monotonic() < deadline[0]:
+            time.sleep(0.05)
+
+    return progress
+
+
+def test_killed_worker_processes_are_stragglers_and_come_back(monkeypatch):
     """s workers killed: the rounds go on; later more than s: the round waits for Dask to
-    bring them back (bounded by --wait), then training goes on."""
+    bring them back (bounded by --wait), then training goes on, and every killed group joins
+    again before the run ends."""
     before = _children()
     code = gctool.design("cyclic", n=6, s=2, seed=1)
     first: list[int] = []
     second: list[int] = []
     once = _kill_at(12, 1, signal.SIGKILL, first)
     twice = _kill_at(40, 2, signal.SIGKILL, second)
+    back = _back_before_the_end(monkeypatch, lambda: first + second, 40, 3)
 
     def progress(done: int, total: int) -> None:
         once(done, total)
         twice(done, total)
+        back(done, total)
 
     report = gctool.train([("crc", code)], parse_delay("shifted-exp"), problem="logistic",
                           seed=1, check=True, iterations=200, time_scale=0.02, jobs=3,
