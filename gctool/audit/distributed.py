@@ -557,6 +557,19 @@ class _InOrder:
         return [i for i in range(self.nxt, self.stop_at) if i not in self.results]
 
 
+def _cancel_soon(client: Any, futures: list[Any]) -> None:
+    """Cancel ``futures`` without waiting for the scheduler's answer (``Client.cancel`` is a
+    round trip, which an early stop would wait for before the run can end): the request is
+    handed to the client's event loop.  The window has forgotten them (a result that still
+    arrives is dropped), and a client that closes meanwhile releases them anyway."""
+    if not futures:
+        return
+    with contextlib.suppress(BaseException):
+        if client.status == "running":
+            asyncio.run_coroutine_threadsafe(client.cancel(futures, asynchronous=True),
+                                             client.loop.asyncio_loop)
+
+
 def _is_killed_worker(exc: BaseException | None) -> bool:
     return type(exc).__name__ == "KilledWorker"
 
@@ -602,9 +615,13 @@ class _Window:
         batch = max(1, self.runner.batch)
         if not self.runner.guided:
             return batch
-        low = batch  # then at least TASK_MIN_S of work, at the mean time of an engine task
+        # then at least TASK_MIN_S of work, at the mean time of an engine task: measured once
+        # Dask tasks have come back, before that the caller's estimate (DaskRunner.expected_s)
+        low, expected = batch, self.runner.expected_s
         if self.ran and self.spent > 0:
             low = max(batch, math.ceil(TASK_MIN_S * self.ran / self.spent))
+        elif expected is not None and expected > 0 and self.tasks:
+            low = max(batch, math.ceil(TASK_MIN_S * len(self.tasks) / expected))
         size = max(low, min(GUIDED_MAX * batch, -(-self.left // (2 * self.threads))))
         if self.share is None and self.left <= size * self.threads:
             # the last round: what is left, shared among the threads (3 engine tasks on 2
@@ -697,9 +714,7 @@ class _Window:
     def cancel_after(self, i: int) -> None:
         late = [g for g, group in self.futures.items() if group[0] > i]
         self.stats["cancelled"] += len(late)
-        if self.client.status == "running":
-            with contextlib.suppress(Exception):
-                self.client.cancel(late)
+        _cancel_soon(self.client, late)
         for g in late:
             self.futures.pop(g, None)
         self.retry = [g for g in self.retry if g[0] <= i]
@@ -731,13 +746,13 @@ class _Window:
             raise self.give_up(f"the Dask scheduler {self.runner.address_text} {what} for "
                                f"{self.lost_after_s:g} s")
 
-    def counted(self, workers: int, threads: int) -> None:
-        """The scheduler has just reported ``workers`` workers of ``threads`` threads
-        (:meth:`DaskRunner._wait_for_workers`): the first scatter and the health check of the
-        next :data:`HEALTH_EVERY_S` take that answer instead of asking again (each question is
-        a round trip to the scheduler)."""
+    def counted(self, workers: int, threads: int, at: float | None = None) -> None:
+        """The scheduler has reported ``workers`` workers of ``threads`` threads at ``at``
+        (``time.monotonic()``, default now; :meth:`DaskRunner._wait_for_workers`): the first
+        scatter and the health check until :data:`HEALTH_EVERY_S` after it take that answer
+        instead of asking again (each question is a round trip to the scheduler)."""
         self.known, self.threads = workers, max(1, threads)
-        self.last_health = time.monotonic()
+        self.last_health = time.monotonic() if at is None else at
 
     def count_workers(self) -> int:
         """The scheduler's number of workers (-1: it did not answer within 5 s); its worker
@@ -751,9 +766,11 @@ class _Window:
         except (Exception, asyncio.CancelledError):
             return -1
         threads = int(info.get("total_threads", 0) or 0)
+        workers = int(info.get("n_workers", 0) or 0)
         if threads > 0:
             self.threads = threads
-        return int(info.get("n_workers", 0) or 0)
+            self.runner.seen(self.client, threads, workers)
+        return workers
 
     def wait(self, ac: Any) -> list[Any]:
         """The futures that are ready, waiting at most :data:`POLL_S` for one (so that lost
@@ -786,9 +803,7 @@ class _Window:
             self.stats["unmerged"] = sum(r.covered or 0 for r in self.feed.results.values())
             if self.ck is not None:
                 self.ck.save()  # first: whatever happens while shutting down, keep the work
-            with contextlib.suppress(BaseException):
-                if self.futures and self.client.status == "running":
-                    self.client.cancel(list(self.futures))
+            _cancel_soon(self.client, list(self.futures))
 
 
 @dataclass
@@ -823,6 +838,11 @@ class DaskRunner:
     _session_client: Any = field(default=None, init=False, repr=False)
     _sent: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _session_salt: str = field(default="", init=False, repr=False)
+    #: the estimate of the running call's enumeration, seconds of one core (set by
+    #: :func:`estimated`; None: not known): its first Dask tasks are sized with it
+    expected_s: float | None = field(default=None, init=False, repr=False)
+    #: the scheduler's last answer about its workers: (client, threads, workers, when)
+    _seen: tuple[Any, int, int, float] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -851,8 +871,16 @@ class DaskRunner:
     def __exit__(self, *exc: object) -> None:
         stack, self._session, self._session_client = self._session, None, None
         self._sent.clear()
+        self._seen = None
         if stack is not None:
             stack.close()
+
+    def seen(self, client: Any, threads: int, workers: int) -> float:
+        """The scheduler of ``client`` has just reported ``workers`` workers of ``threads``
+        threads: kept for the session's next call (:meth:`_wait_for_workers`); returns when."""
+        at = time.monotonic()
+        self._seen = (client, threads, workers, at)
+        return at
 
     def scattered(self, client: Any, obj: Any, count_workers: Callable[[], int]) -> Future:
         """``obj`` on every worker of ``client``: sent now (``scatter(broadcast=True)``), or,
@@ -911,14 +939,20 @@ class DaskRunner:
         if feed.drain():  # over before anything is submitted: no cluster needed
             return
         with _quiet(), self._client(jobs) as client:
-            threads, workers = self._wait_for_workers(client)
+            threads, workers, at = self._wait_for_workers(client)
             window = _Window(self, client, worker, tasks, feed, ck, done)
-            window.counted(workers, threads)
+            window.counted(workers, threads, at)
             window.run(self.window or max(8, 4 * threads))
 
-    def _wait_for_workers(self, client: Any) -> tuple[int, int]:
+    def _wait_for_workers(self, client: Any) -> tuple[int, int, float]:
         """Worker threads and workers of the cluster, waiting up to ``lost_after_s`` for the
-        first."""
+        first, and when the scheduler said so (``time.monotonic()``).  In a session, an answer
+        of the last :data:`HEALTH_EVERY_S` (an earlier call's, :meth:`seen`) is taken as it is:
+        each question is a round trip, and a threshold search makes one call per size."""
+        last = self._seen
+        if (self._session is not None and last is not None and last[0] is client
+                and time.monotonic() - last[3] < HEALTH_EVERY_S and last[1] > 0):
+            return last[1], last[2], last[3]
         wait = self.lost_after_s if self.lost_after_s is not None else lost_after()
         deadline = time.monotonic() + wait
         while True:
@@ -929,7 +963,8 @@ class DaskRunner:
             except (Exception, asyncio.CancelledError):
                 threads = 0
             if threads > 0:
-                return threads, max(1, int(info.get("n_workers", 0) or 0))
+                workers = max(1, int(info.get("n_workers", 0) or 0))
+                return threads, workers, self.seen(client, threads, workers)
             if time.monotonic() >= deadline:
                 raise InvalidInput(f"the Dask scheduler {self.address_text} has no workers "
                                    f"(none joined within {wait:g} s)")
@@ -988,12 +1023,39 @@ def cli_runner(scheduler: str | None = None, checkpoint: str | None = None, key:
 
 def placed(runner: Any, seconds: float) -> Any:
     """The runner of an enumeration estimated at ``seconds`` of one core (calibrated, before it
-    runs): ``runner``, or None (the local engine, in this process) when ``runner`` is a
-    :class:`DaskRunner` whose :attr:`~DaskRunner.local_below_s` is above the estimate.  Which
-    sets run, and the results, are the same either way."""
+    runs): ``runner`` told the estimate (:func:`estimated`), or None (the local engine, in this
+    process) when ``runner`` is a :class:`DaskRunner` whose :attr:`~DaskRunner.local_below_s`
+    is above the estimate.  Which sets run, and the results, are the same either way."""
     if isinstance(runner, DaskRunner) and seconds < runner.local_below_s:
         return None
+    return estimated(runner, seconds)
+
+
+def estimated(runner: Any, seconds: float) -> Any:
+    """``runner`` for an enumeration estimated at ``seconds`` of one core: a
+    :class:`DaskRunner` sizes its first Dask tasks with the estimate (:meth:`_Window.size`;
+    later ones with the time its tasks took); any other runner as it is."""
+    if isinstance(runner, DaskRunner | _Estimated):
+        return _Estimated(runner if isinstance(runner, DaskRunner) else runner.runner,
+                          float(seconds))
     return runner
+
+
+@dataclass(frozen=True)
+class _Estimated:
+    """A :class:`DaskRunner` for one enumeration estimated at ``seconds`` of one core
+    (:func:`estimated`)."""
+
+    runner: DaskRunner
+    seconds: float
+
+    def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
+                 on_result: Callable[[int, Any], bool]) -> None:
+        self.runner.expected_s = self.seconds
+        try:
+            self.runner(worker, tasks, jobs, on_result)
+        finally:
+            self.runner.expected_s = None
 
 
 def _connect(address: Address) -> Client:

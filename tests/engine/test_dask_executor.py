@@ -278,7 +278,8 @@ def test_sequential_verify_runs_on_the_given_executor(cluster: Any, scheme: str,
     seen.clear()
     runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"seq-{scheme}")
     dsk = gctool.verify(code, runner=runner)
-    assert seen and all(r is runner for _, r in seen)
+    # (told the timed estimate of the sets left: gctool.audit.distributed.estimated)
+    assert seen and all(getattr(r, "runner", r) is runner for _, r in seen)
     assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
     assert one.ok and dsk.ok
     docs = [_without_executor(loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
@@ -529,6 +530,16 @@ def test_a_rebuilt_oracle_keeps_the_clients_work_budget() -> None:
 
 
 @dataclass
+class Noop:
+    """Every task at once, as covered."""
+
+    def run(self, task: Any) -> Any:
+        from gctool.engine.sweep import PeakSummary
+
+        return PeakSummary(task[0], task[2] - task[1], [(0.0, [task[1]])])
+
+
+@dataclass
 class LateFirst:
     """Task 0 finishes last: the others wait, finished, for the fold."""
 
@@ -687,6 +698,7 @@ def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
 
     monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)
     monkeypatch.setattr(dist, "CARRY_MAX", 0)  # the kernel scattered (a question answered)
+    monkeypatch.setattr(dist, "TASK_MIN_S", 0.0)  # many guided Dask tasks, whatever the estimate
     asked: list[int] = []
     handlers = cluster.scheduler.handlers
     identity = handlers["identity"]
@@ -700,3 +712,107 @@ def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
     report = verify(ok_code(), method="exhaustive", runner=runner)
     assert report.ok and runner.stats["dask_tasks"] > 4 and runner.stats["scattered"] == 1
     assert len(asked) <= 2
+
+
+def test_guided_groups_hold_a_minimum_time_from_the_estimate() -> None:
+    """Before any Dask task has come back, the caller's estimate of the enumeration
+    (:func:`gctool.audit.distributed.estimated`) sizes the Dask tasks: each holds at least
+    ``TASK_MIN_S`` of work at the estimated time of an engine task (past ``GUIDED_MAX x
+    batch``), but for the last round, which shares what is left among the threads."""
+    from gctool.audit.distributed import TASK_MIN_S, _InOrder, _Window
+
+    class Client:
+        def submit(self, fn: Any, remote: Any, tasks: list[Any], **kw: Any) -> Any:
+            return object()
+
+    tasks = [(i, 0, 0) for i in range(1000)]
+    runner = DaskRunner(batch=2, guided=True)
+    runner.expected_s = 1000 * TASK_MIN_S / 50  # engine tasks of TASK_MIN_S / 50
+    window = _Window(runner, Client(), None, tasks, _InOrder(lambda i, r: False, len(tasks)),
+                     None, {})
+    window.counted(2, 2)
+    window.stats.update(submitted=0, dask_tasks=0)
+    window.remote = SimpleNamespace(status="finished")
+    while window.submit() is not None:
+        pass
+    groups = list(window.futures.values())
+    assert [i for g in groups for i in g] == list(range(1000))
+    assert max(len(g) for g in groups) == 50 and all(len(g) >= 50 for g in groups[:-2])
+    assert len(groups[-2]) - len(groups[-1]) in (0, 1) and len(groups[-2]) <= 50
+    runner.expected_s = None  # no estimate: the count cap
+    window = _Window(runner, Client(), None, tasks, _InOrder(lambda i, r: False, len(tasks)),
+                     None, {})
+    window.counted(2, 2)
+    window.remote = SimpleNamespace(status="finished")
+    assert window.submit() is not None
+    assert [len(g) for g in window.futures.values()] == [16]
+
+
+def test_the_estimate_reaches_the_runner_for_one_call(cluster: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify tells a Dask runner the timed estimate of the sets left, for that call only;
+    an attack the calibrated one (:func:`gctool.audit.distributed.placed`); the reports are
+    the local ones."""
+    seen: list[float | None] = []
+    real_call = DaskRunner.__call__
+
+    def call(self: DaskRunner, *args: Any) -> None:
+        seen.append(self.expected_s)
+        real_call(self, *args)
+
+    monkeypatch.setattr(DaskRunner, "__call__", call)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="t")
+    with runner:
+        assert same(verify(ok_code(), method="exhaustive", runner=runner)) == same(
+            verify(ok_code(), method="exhaustive", jobs=1))
+        assert same(attack(tied_code(), 2, method="exhaustive", runner=runner)) == same(
+            attack(tied_code(), 2, method="exhaustive", jobs=1))
+    assert len(seen) == 2 and all(x is not None and x > 0 for x in seen), seen
+    assert runner.expected_s is None  # for one call only
+
+
+def test_a_session_asks_for_the_workers_once_for_calls_in_a_row(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calls of a session within ``HEALTH_EVERY_S`` of the scheduler's last answer about
+    its workers take that answer (a threshold search makes one call per size); after the
+    session, or once the answer is older, a call asks again."""
+    import gctool.audit.distributed as dist
+
+    asked: list[int] = []
+    handlers = cluster.scheduler.handlers
+    identity = handlers["identity"]
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        asked.append(1)
+        return identity(*args, **kw)
+
+    monkeypatch.setitem(handlers, "identity", counted)
+    monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)  # no health checks during the calls
+    tasks = [(i, 0, 0) for i in range(4)]
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="w")
+    with runner:
+        runner(Noop(), tasks, 1, lambda i, r: False)
+        first = len(asked)
+        for _ in range(3):
+            runner(Noop(), tasks, 1, lambda i, r: False)
+        assert len(asked) == first  # the session's answer
+        runner._seen = runner._seen[:3] + (runner._seen[3] - 2e12,)  # an old answer
+        runner(Noop(), tasks, 1, lambda i, r: False)
+        assert len(asked) == first + 1
+    asked.clear()
+    runner(Noop(), tasks, 1, lambda i, r: False)  # no session: asks (connecting asks too)
+    assert asked
+
+
+def test_an_early_stop_cancels_the_later_tasks_on_the_cluster(cluster: Any) -> None:
+    """The cancellation of the tasks after a counterexample is not waited for, but it
+    happens: the scheduler soon holds none of the run's tasks."""
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="cancelled-later", window=64)
+    with runner:
+        rep = verify(fail_code(), method="exhaustive", runner=runner)
+        assert rep.counterexample == [0, 5, 7, 9] and runner.stats["cancelled"] > 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(
+                str(k).startswith("gctool-cancelled-l") for k in cluster.scheduler.tasks):
+            time.sleep(0.05)
+        assert not [k for k in cluster.scheduler.tasks if str(k).startswith("gctool-cancelled-l")]

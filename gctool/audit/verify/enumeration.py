@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from gctool.audit import nullspace as ns
 from gctool.audit.chunks import Accumulator, ChunkSummary, Unsettled, settle
+from gctool.audit.distributed import estimated
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
@@ -147,8 +148,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     coverage.merged(tasks[0], first, acc.fail_set is not None)
     if acc.fail_set is None and len(tasks) > 1:
         walker: SetWorker = known if known.summaries else worker  # the runner's own worker
-        run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs, runner=runner,
-                   coverage=coverage)
+        # a Dask runner sizes its tasks with the timed estimate of the sets left
+        left_s = per_set * max(0, evaluations - first.evaluated)
+        run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs,
+                   runner=estimated(runner, left_s), coverage=coverage)
     coverage.require()
     reduction = None
     if rot is not None:
