@@ -14,12 +14,14 @@ the guided grouping):
 * per case (``verify`` real cyclic n=48 s=6, ``attack -s 6`` and ``attack --threshold`` on
   real cyclic n=40):
   local threads (``--jobs`` 1 and every core)
-  and Dask, in a session and (threshold: one enumeration per size) without one: wall, CPU of
-  every process, the Dask tasks, the seconds the engine tasks took on the workers, and the
-  overhead: the extra CPU over one local thread, per Dask task and as a share of the run.
+  and Dask, in a session and (threshold: one enumeration per size) without one, and for
+  verify with its kernel scattered once instead of carried in the Dask tasks
+  (``CARRY_MAX`` = 0), in ``--rounds`` interleaved rounds: wall, CPU of every process, the
+  Dask tasks, the seconds the engine tasks took on the workers, and the overhead: the extra
+  CPU over one local thread, per Dask task and as a share of the run (medians).
 
-Every Dask report is checked to equal the ``--jobs 1`` one.  CPU figures hold on a busy
-machine; wall times and speed-ups need a quiet one.
+Every report is checked to equal the ``--jobs 1`` one.  CPU figures hold on a busy machine;
+wall times and speed-ups need a quiet one.
 
 Run:  .venv/bin/python benchmarks/bench_dask.py [--quick] [--write-readme]
 """
@@ -34,6 +36,7 @@ import resource
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from statistics import median
 from typing import Any
 
 from gctool._threads import pin_blas_threads
@@ -124,9 +127,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small codes (a smoke test)")
     ap.add_argument("--noop-tasks", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=7,
+                    help="interleaved rounds of every run of a case (medians reported)")
     args = ap.parse_args()
     if args.quick:
         os.environ["GCTOOL_COMPILED"] = "1"  # the compiled walks, whatever the size
+        args.rounds = 1
     logging.getLogger("distributed").setLevel(logging.ERROR)
     from distributed import Client, LocalCluster
 
@@ -134,23 +140,33 @@ def main() -> None:
 
     cores = os.cpu_count() or 1
     todo = cases(args.quick)
-    rows: list[tuple[str, str, float, float, float, int, float]] = []
+    rows: list[tuple[str, str, float, float, float, float, int, float]] = []
     with LocalCluster(**local_cluster_options(cores)) as lc, \
             Client(lc, set_as_default=False) as client:
         meter = Meter(client)
         address = lc.scheduler_address
 
-        def dask(fn: Any, session: bool = True) -> tuple[float, float, Any, dict[str, float]]:
+        def dask(fn: Any, session: bool = True, scatter: bool = False
+                 ) -> tuple[float, float, Any, dict[str, float]]:
+            import gctool.audit.distributed as dist
+
             runner = cli_runner(address, key="bench")
             sums = {"worker_s": 0.0, "dask_tasks": 0}
+            real_call, carry_max = dist.DaskRunner.__call__, dist.CARRY_MAX
 
-            def counted(*args: Any) -> None:  # the stats of every enumeration of the run
-                runner(*args)
+            def counted(self: Any, *args: Any) -> None:  # the stats of every enumeration
+                real_call(self, *args)
                 for k in sums:
-                    sums[k] += runner.stats[k]
+                    sums[k] += self.stats[k]
 
-            with runner if session else nullcontext():
-                wall, cpu, rep = timed(meter, lambda: fn({"runner": counted}))
+            dist.DaskRunner.__call__ = counted  # type: ignore[method-assign]
+            dist.CARRY_MAX = 0 if scatter else carry_max  # the kernel scattered once instead
+            try:
+                with runner if session else nullcontext():  # the client's parts on every core,
+                    wall, cpu, rep = timed(meter, lambda: fn({"runner": runner,  # as the CLI
+                                                             "jobs": cores}))
+            finally:
+                dist.DaskRunner.__call__, dist.CARRY_MAX = real_call, carry_max  # type: ignore[method-assign]
             return wall, cpu, rep, sums
 
         first_label, first = todo[0]
@@ -180,19 +196,36 @@ def main() -> None:
         for label, fn in todo:
             fn({"jobs": 1})  # warm: kernels loaded in this process
             dask(fn)  # and in the workers
-            w1, c1, ref = timed(meter, lambda fn=fn: fn({"jobs": 1}))
-            rows.append((label, "--jobs 1", w1, c1, 0.0, 0, 0.0))
-            wj, cj, rep = timed(meter, lambda fn=fn: fn({"jobs": cores}))
-            assert same(rep) == same(ref), f"{label}: --jobs {cores} differs"
-            rows.append((label, f"--jobs {cores}", wj, cj, 0.0, 0, 0.0))
-            for session in (True, False):
-                wd, cd, rep, sums = dask(fn, session)
-                assert same(rep) == same(ref), f"{label}: Dask differs from --jobs 1"
-                rows.append((label, f"dask {cores}" + ("" if session else ", no session"),
-                             wd, cd, sums["worker_s"], int(sums["dask_tasks"]),
-                             cd - c1))
+            ref = fn({"jobs": 1})
+            ways: list[tuple[str, Any]] = [
+                ("--jobs 1", lambda fn=fn: (*timed(meter, lambda: fn({"jobs": 1})), None)),
+                (f"--jobs {cores}", lambda fn=fn: (*timed(meter, lambda: fn({"jobs": cores})),
+                                                   None))]
+            for session, scatter in [(True, False), (False, False)] + (
+                    [(True, True)] if label == first_label else []):
+                ways.append((f"dask {cores}" + ("" if session else ", no session")
+                             + (", kernel scattered" if scatter else ""),
+                             lambda fn=fn, a=session, b=scatter: dask(fn, a, b)))
+            runs: dict[str, list[tuple[float, float, dict[str, float] | None]]] = {
+                w: [] for w, _ in ways}
+            for r in range(args.rounds):  # interleaved, the order reversed every other round
+                for way, run in (ways if r % 2 == 0 else ways[::-1]):
+                    wall, cpu, rep, sums = run()
+                    assert same(rep) == same(ref), f"{label}: {way} differs from --jobs 1"
+                    runs[way].append((wall, cpu, sums))
+            one = runs["--jobs 1"]
+            c1 = median([c for _, c, _ in one])
+            for way, got in runs.items():
+                speed = median([a[0] / b[0] for a, b in zip(one, got, strict=True)])
+                sums = got[0][2]
+                cd = median([c for _, c, _ in got])
+                rows.append((label, way, median([w for w, _, _ in got]), speed, cd,
+                             median([g[2]["worker_s"] for g in got]) if sums else 0.0,
+                             int(sums["dask_tasks"]) if sums else 0, cd - c1))
     print(f"loopback LocalCluster, {cores} single-threaded worker processes, the CLI's runner "
-          "(session, guided grouping); CPU of every process")
+          "(session, guided grouping, the client's parts on every core); CPU of every process; "
+          f"per case {args.rounds} interleaved rounds: medians, speed-up the median of the "
+          "rounds' ratios --jobs 1 / this run")
     print(f"scheduling per Dask task (no-op tasks, in a session): {nc / args.noop_tasks * 1e3:.1f} "
           f"ms CPU, {nw / args.noop_tasks * 1e3:.1f} ms wall")
     print(f"per command (a new session: connecting, the workers' count, one no-op task and its "
@@ -206,13 +239,11 @@ def main() -> None:
     print("| case | run | wall s | x --jobs 1 | CPU s | Dask tasks | on workers s "
           "| extra CPU vs --jobs 1 (per Dask task) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    base = {r[0]: r[2] for r in rows if r[1] == "--jobs 1"}
-    for label, run, wall, cpu, on_workers, tasks, extra in rows:
+    for label, run, wall, speed, cpu, on_workers, tasks, extra in rows:
         dask_cols = (f"{tasks} | {on_workers:.2f} | {extra:.2f} s ({extra / cpu:.0%}; "
                      f"{extra / max(tasks, 1) * 1e3:.0f} ms)"
                      if run.startswith("dask") else "- | - | -")
-        print(f"| {label} | {run} | {wall:.2f} | {base[label] / wall:.2f}x | {cpu:.2f} "
-              f"| {dask_cols} |")
+        print(f"| {label} | {run} | {wall:.2f} | {speed:.2f}x | {cpu:.2f} | {dask_cols} |")
 
 
 if __name__ == "__main__":
