@@ -95,6 +95,12 @@ TASK_MIN_S = 0.25
 #: nothing; the estimate errs high (about 3x on that machine), so 0.1 s leaves on the cluster
 #: only what 2 workers finish sooner than one thread
 LOCAL_BELOW_S = 0.1
+#: Dask tasks in flight per worker thread of the cluster (at least 4): one running and one
+#: waiting on the scheduler keep a thread busy (the scheduler hands a worker its next task as
+#: the last one ends); more only cost submissions that an early stop then cancels (the last
+#: size of a threshold search, which stops at its first set over the limit, had 8 Dask tasks in
+#: flight on 2 threads, most of them cancelled: 7 ms of CPU each, bench_dask.py)
+WINDOW_PER_THREAD = 2
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
@@ -820,7 +826,7 @@ class DaskRunner:
     scheduler: str | None = None
     checkpoint: str | None = None
     key: str = ""
-    window: int | None = None  # futures in flight (default 4 x worker threads, >= 8)
+    window: int | None = None  # futures in flight (default WINDOW_PER_THREAD x threads, >= 4)
     batch: int = 1  # engine tasks per Dask task (amortises scheduling; results unchanged)
     lost_after_s: float | None = None
     #: a Dask task takes 1 / (2 x worker threads) of the engine tasks not yet submitted, at
@@ -942,7 +948,7 @@ class DaskRunner:
             threads, workers, at = self._wait_for_workers(client)
             window = _Window(self, client, worker, tasks, feed, ck, done)
             window.counted(workers, threads, at)
-            window.run(self.window or max(8, 4 * threads))
+            window.run(self.window or max(4, WINDOW_PER_THREAD * threads))
 
     def _wait_for_workers(self, client: Any) -> tuple[int, int, float]:
         """Worker threads and workers of the cluster, waiting up to ``lost_after_s`` for the
