@@ -688,6 +688,21 @@ def test_the_command_line_cluster_has_these_options(monkeypatch: pytest.MonkeyPa
     assert seen == local_cluster_options(1)
 
 
+def _count_questions(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at each question about the workers (``identity``) the
+    scheduler of ``cluster`` answers."""
+    asked: list[int] = []
+    handlers = cluster.scheduler.handlers
+    identity = handlers["identity"]
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        asked.append(1)
+        return identity(*args, **kw)
+
+    monkeypatch.setitem(handlers, "identity", counted)
+    return asked
+
+
 def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each question about the workers is a round trip to the scheduler: a run asks once
@@ -699,15 +714,7 @@ def test_a_run_asks_the_scheduler_for_its_workers_once(cluster: Any,
     monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)
     monkeypatch.setattr(dist, "CARRY_MAX", 0)  # the kernel scattered (a question answered)
     monkeypatch.setattr(dist, "TASK_MIN_S", 0.0)  # many guided Dask tasks, whatever the estimate
-    asked: list[int] = []
-    handlers = cluster.scheduler.handlers
-    identity = handlers["identity"]
-
-    def counted(*args: Any, **kw: Any) -> Any:
-        asked.append(1)
-        return identity(*args, **kw)
-
-    monkeypatch.setitem(handlers, "identity", counted)
+    asked = _count_questions(cluster, monkeypatch)
     runner = DaskRunner(scheduler=cluster.scheduler_address, batch=2, guided=True)
     report = verify(ok_code(), method="exhaustive", runner=runner)
     assert report.ok and runner.stats["dask_tasks"] > 4 and runner.stats["scattered"] == 1
@@ -778,15 +785,7 @@ def test_a_session_asks_for_the_workers_once_for_calls_in_a_row(
     session, or once the answer is older, a call asks again."""
     import gctool.audit.distributed as dist
 
-    asked: list[int] = []
-    handlers = cluster.scheduler.handlers
-    identity = handlers["identity"]
-
-    def counted(*args: Any, **kw: Any) -> Any:
-        asked.append(1)
-        return identity(*args, **kw)
-
-    monkeypatch.setitem(handlers, "identity", counted)
+    asked = _count_questions(cluster, monkeypatch)
     monkeypatch.setattr(dist, "HEALTH_EVERY_S", 1e12)  # no health checks during the calls
     tasks = [(i, 0, 0) for i in range(4)]
     runner = DaskRunner(scheduler=cluster.scheduler_address, key="w")
