@@ -34,7 +34,8 @@ single-threaded, as the CLI does.  On fewer than :data:`PROJECTED` (16) cores, `
 runs in the rounds too (its threads share the cores; its CPU times are per thread, so they
 hold): a second table gives its caller thread's share of the CPU and the speed-up on 16 cores
 that this serial share allows (Amdahl's law): a bound, not a measurement (the pool threads'
-own Python between compiled walks holds the GIL too, and is not counted in it).
+own Python between compiled walks holds the GIL too, and is not counted in it: the table
+gives, beside it, the CPU the run spends over ``--jobs 1``, mostly that Python).
 
 Targets (issue: every core and every worker): 2 cores: verify n=48 ``--jobs 2`` >= 1.85x and
 attack -s 6 n=40 >= 1.8x; 16 cores: >= 12x for verify and attack, warm Dask >= 10x one local
@@ -385,24 +386,28 @@ def main() -> None:
 def projections(results: list[Result], cores: int) -> None:
     """Per case, the caller thread's share of the CPU at ``--jobs PROJECTED`` on this machine's
     fewer cores, and the speed-up on PROJECTED cores that it bounds (Amdahl's law with that
-    share as the serial part: a bound, not a measurement; the pool threads' own Python between
-    compiled walks holds the GIL too, and is not in it)."""
+    share as the serial part: a bound, not a measurement).  Beside it, the CPU the run spends
+    over ``--jobs 1`` (mostly the pool threads' Python around their compiled walks, which holds
+    the GIL as the caller's does: not in the bound)."""
     shown = [res for res in results if res.projected is not None]
     if not shown:
         return
     print()
     print(f"projected to {PROJECTED} cores (a bound, not a measurement): the caller's thread "
           f"at --jobs {PROJECTED} on these {cores} cores, and the speed-up on {PROJECTED} "
-          "cores it allows by Amdahl's law (serial share = the caller's)")
+          "cores it allows by Amdahl's law (serial share = the caller's); CPU over --jobs 1: "
+          "the threads' own extra (their Python holds the GIL too: not in the bound)")
     print()
-    print(f"| case | caller's thread at --jobs {PROJECTED} | CPU s | at most, {PROJECTED} cores |")
-    print("|---|---:|---:|---:|")
+    print(f"| case | caller's thread at --jobs {PROJECTED} | CPU s | CPU over --jobs 1 "
+          f"| at most, {PROJECTED} cores |")
+    print("|---|---:|---:|---:|---:|")
     for res in shown:
         row = res.projected
         assert row is not None
         share = row.caller / max(row.cpu, 1e-9)
+        extra = (row.cpu - res.rows[0].cpu) / max(row.cpu, 1e-9)
         print(f"| {res.case.label} | {share:.1%} ({row.caller * 1e3:.1f} ms) | {row.cpu:.2f} "
-              f"| {amdahl(share, PROJECTED):.1f}x |")
+              f"| {extra:+.1%} | {amdahl(share, PROJECTED):.1f}x |")
 
 
 @contextmanager
