@@ -1,5 +1,5 @@
 """Shared fixtures: small codes from the reference's worked examples, and a CLI runner; numba's
-cache filled beside the suite when it is cold (tests/warm_kernels.py)."""
+cache filled beside the suite when it is cold (tests/warm_kernels.py); BLAS on one thread."""
 
 from __future__ import annotations
 
@@ -9,15 +9,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-import galois
-import numpy as np
-import pytest
-from click.testing import CliRunner
+from gctool._threads import pin_blas_threads
 
-from gctool.algebra.fields import parse_field
-from gctool.model import GradientCode
+# one BLAS thread, as a gctool command runs (before numpy loads BLAS): the library calls of the
+# tests are many small factorisations, which a second BLAS thread slows down many times over
+# whenever the other core is busy (numba's warm-up, mypy, other work on the machine)
+pin_blas_threads()
 
-from corpus import CRC3, GF7_B
+import galois  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from gctool.algebra.fields import parse_field  # noqa: E402
+from gctool.model import GradientCode  # noqa: E402
+
+from corpus import CRC3, GF7_B  # noqa: E402
 
 _GF = galois.GF
 
