@@ -10,7 +10,9 @@ Each gctool timing is compared in the same run with a naive construction (galois
 polynomial arithmetic per row or per column, then B = G T), and the ratio is printed; both
 constructions are checked to give the same B.  Run:
 
-    .venv/bin/python benchmarks/bench_algebraic.py
+    .venv/bin/python benchmarks/bench_algebraic.py [--quick]
+
+``--quick`` runs small sizes (a smoke test).
 
 BLAS threads: the real design records a (sampled) worst-case condition number, a few SVDs of
 180 x 300 matrices.  On a loaded 2-core machine multi-threaded OpenBLAS oversubscribes and the
@@ -31,7 +33,7 @@ from typing import Any  # noqa: E402
 import galois  # noqa: E402
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
-from timing import timed  # noqa: E402
+from timing import parser, timed  # noqa: E402
 
 from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.codes import design  # noqa: E402
@@ -95,25 +97,28 @@ def compare(label: str, fast: Callable[[], Any], naive: Callable[[], np.ndarray]
           f"{verdict}")
 
 
-def bench_decoders() -> None:
+def bench_decoders(n: int, s: int, k: int) -> None:
     from gctool.decode import decode
     from gctool.decode.structured import structured_decode
 
-    code = design("rs", 200, 20, 300, field="GF(257)")
-    F = list(range(10, 190))
+    code = design("rs", n, s, k, field="GF(257)")
+    F = list(range(s // 2, n - s + s // 2))
     r, t_fast = warm_timed(lambda: structured_decode(code, F))
     g, t_naive = warm_timed(lambda: decode(code, F, decoder="generic"))
-    print(f"{'decode rs n=200 k=300 s=20 GF(257), one set':<48} gctool {t_fast:7.3f} s  "
+    print(f"{f'decode rs n={n} k={k} s={s} GF(257), one set':<48} gctool {t_fast:7.3f} s  "
           f"generic {t_naive:7.3f} s  ratio {t_naive / t_fast:6.1f}x  both exact: "
           f"{r.ok and g.ok}")
 
 
-def bench_export() -> None:
+def bench_export(quick: bool) -> None:
     """Decoding tables: structured (batched, checked) against the generic batched decoder,
     in one warm process (galois already compiled for the generic side)."""
     from gctool.exports import build_export
 
-    cases = [("rs n=40 k=60 s=2 GF(257)", design("rs", 40, 2, 60, field="GF(257)")),
+    cases = [("rs n=12 k=18 s=2 GF(257)", design("rs", 12, 2, 18, field="GF(257)")),
+             ("cyclic-mds n=15 s=2 GF(2^4)", design("cyclic-mds", 15, 2, field="GF(2^4)"))
+             ] if quick else [
+             ("rs n=40 k=60 s=2 GF(257)", design("rs", 40, 2, 60, field="GF(257)")),
              ("cyclic-mds n=15 s=3 GF(2^8)", design("cyclic-mds", 15, 3, field="GF(2^8)")),
              ("comm n=16 s=3 m=2 GF(17)", design("comm", 16, 3, field="GF(17)", m=2)),
              ("rs n=30 k=45 s=3 real", design("rs", 30, 3, 45, field="real"))]
@@ -129,29 +134,34 @@ def bench_export() -> None:
 
 
 def main() -> None:
+    quick = parser(__doc__, quick="small sizes (a smoke test)").parse_args().quick
+    # (n, s) of cyclic-mds over GF(2^m); (n, k, s) of the real rs; (n, k, s) of rs over GF(257)
+    (cn, cs, cf), (rn, rk, rs), (gn, gk, gs) = (
+        ((15, 4, "GF(2^4)"), (12, 18, 2), (20, 30, 4)) if quick
+        else ((255, 32, "GF(2^8)"), (40, 60, 4), (200, 300, 20)))
     # warm up galois' JIT on both sides (compiling is not part of a construction): gctool's
     # designs, and the naive constructions' polynomial arithmetic over the same fields
-    design("cyclic-mds", 5, 2, field="GF(2^8)")
+    design("cyclic-mds", 5, 2, field=cf)
     design("rs", 7, 2, field="GF(257)")
     design("rs", 7, 2, field="real")
-    naive_cyclic_mds(15, 2, "GF(2^8)")
+    naive_cyclic_mds(15, 2, cf)
     naive_rs(7, 7, 2, "GF(257)")
-    compare("design cyclic-mds -n 255 -s 32 --field GF(2^8)",
-            lambda: design("cyclic-mds", 255, 32, field="GF(2^8)"),
-            lambda: naive_cyclic_mds(255, 32, "GF(2^8)"),
+    compare(f"design cyclic-mds -n {cn} -s {cs} --field {cf}",
+            lambda: design("cyclic-mds", cn, cs, field=cf),
+            lambda: naive_cyclic_mds(cn, cs, cf),
             lambda c, B: bool(np.array_equal(c.B, B)))
     # the real Chebyshev design at n = 200, k = 300, s = 20 is refused (float64 cannot decode
     # it); the largest real sizes that verify are timed instead
-    compare("design rs -n 40 -k 60 -s 4 (real)",
-            lambda: design("rs", 40, 4, 60, field="real"),
-            lambda: naive_rs(40, 60, 4, "real"),
+    compare(f"design rs -n {rn} -k {rk} -s {rs} (real)",
+            lambda: design("rs", rn, rs, rk, field="real"),
+            lambda: naive_rs(rn, rk, rs, "real"),
             lambda c, B: bool(np.allclose(c.B, B, rtol=1e-9, atol=0)))
-    compare("design rs -n 200 -k 300 -s 20 --field GF(257)",
-            lambda: design("rs", 200, 20, 300, field="GF(257)"),
-            lambda: naive_rs(200, 300, 20, "GF(257)"),
+    compare(f"design rs -n {gn} -k {gk} -s {gs} --field GF(257)",
+            lambda: design("rs", gn, gs, gk, field="GF(257)"),
+            lambda: naive_rs(gn, gk, gs, "GF(257)"),
             lambda c, B: bool(np.array_equal(c.B, B)))
-    bench_decoders()
-    bench_export()
+    bench_decoders(gn, gs, gk)
+    bench_export(quick)
 
 
 if __name__ == "__main__":

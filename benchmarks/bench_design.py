@@ -76,13 +76,13 @@ def jobs_ratio(name: str, rounds: int, **kwargs: Any) -> None:
 
 def main() -> None:
     args = parser(__doc__).parse_args()
-    n, s = (30, 5) if args.quick else (40, 6)
+    n, s = (24, 4) if args.quick else (40, 6)
     for field in ("real", "complex"):
         B = np.asarray(design("cyclic", n, s, field=field, seed=1).B)
         run(f"cyclic {field} n={n} (seed 1)", B, s)
     if not args.quick:
         run("rs complex n=40", np.asarray(design("rs", 40, 5, field="complex").B), 5)
-    rounds, (n, s) = (3, (36, 5)) if args.quick else (5, (n, s))  # screens that walk compiled
+    rounds, (n, s) = (1, (36, 5)) if args.quick else (5, (n, s))  # screens that walk compiled
     for field in ("real", "complex"):
         jobs_ratio(f"cyclic {field} n={n} s={s} (seed 1)", rounds, scheme="cyclic", n=n, s=s,
                    field=field, seed=1)

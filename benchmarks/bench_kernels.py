@@ -42,7 +42,9 @@ physical one) treats them alike.
 
 Everything runs with one BLAS thread (as the CLI does).  Compilation is done (or loaded from
 the cache) before anything is timed.  Run:
-  .venv/bin/python benchmarks/bench_kernels.py [--naive-sets N] [--json]
+  .venv/bin/python benchmarks/bench_kernels.py [--quick] [--naive-sets N] [--json]
+
+``--quick`` runs small codes, few sets and rounds (a smoke test: its figures mean nothing).
 """
 
 from __future__ import annotations
@@ -172,7 +174,8 @@ def timed(fn: Callable[[], Any], compiled: bool, repeat: int = 1,
 
 class ThreadClock:
     """Per-thread CPU time of a threaded run (``time.thread_time``): of the caller, of each
-    pool thread, and inside the compiled walks (which release the GIL)."""
+    pool thread, and inside the compiled walks (which release the GIL).  It instruments the
+    engine and the kernels until :meth:`close`."""
 
     def __init__(self) -> None:
         import threading
@@ -184,6 +187,9 @@ class ThreadClock:
         self.nogil: dict[int, float] = {}
         self.fold = 0.0  # the caller's CPU while the pool runs
         loop, run_threads = threads._Threads._loop, threads.run_threads
+        walks = ((real, "screen_range"), (gf, "gf_range"), (optimal, "hat_range"))
+        self.saved = [(threads._Threads, "_loop", loop), (threads, "run_threads", run_threads),
+                      *((mod, name, getattr(mod, name)) for mod, name in walks)]
 
         def timed_run(*args: Any) -> None:
             t0 = time.thread_time()
@@ -200,8 +206,13 @@ class ThreadClock:
             self.pool[threading.get_ident()] = time.thread_time() - t0
 
         threads._Threads._loop = timed_loop  # type: ignore[assignment, method-assign]
-        for mod, name in ((real, "screen_range"), (gf, "gf_range"), (optimal, "hat_range")):
+        for mod, name in walks:
             setattr(mod, name, self._walk(getattr(mod, name)))
+
+    def close(self) -> None:
+        """The engine and the kernels as they were."""
+        for owner, name, value in self.saved:
+            setattr(owner, name, value)
 
     def _walk(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         import threading
@@ -336,11 +347,14 @@ def real_case(n: int, s: int, naive_sets: int, numpy_kernels: bool = True,
             out.append(row(case, total, name, w, c, jobs))
         clock = ThreadClock()
         best: dict[str, Any] | None = None
-        for _ in range(3):  # the fastest of 3 estimates, as for every compiled row
-            code.__dict__.pop("_cache", None)  # a fresh code, as for timed()
-            times, r = clock.run(lambda: run(2))
-            if best is None or times["est_wall_s"] < best["est_wall_s"]:
-                best = times
+        try:
+            for _ in range(3):  # the fastest of 3 estimates, as for every compiled row
+                code.__dict__.pop("_cache", None)  # a fresh code, as for timed()
+                times, r = clock.run(lambda: run(2))
+                if best is None or times["est_wall_s"] < best["est_wall_s"]:
+                    best = times
+        finally:
+            clock.close()
         assert best is not None
         out.append(dict(row(case, total, "gctool (compiled, --jobs 2) estimate",
                             best["est_wall_s"], best["est_wall_s"], 2), **best))
@@ -401,34 +415,43 @@ def main() -> None:
     parser.add_argument("--naive-sets", type=int, default=3000,
                         help="sets timed for the naive loops (extrapolated)")
     parser.add_argument("--json", action="store_true", help="print JSON rows")
+    parser.add_argument("--quick", action="store_true",
+                        help="small codes, few sets and rounds (a smoke test)")
     args = parser.parse_args()
+    global ROUNDS, MIN_TOTAL_S
+    # (n, s) of the real cyclic codes: small, middle (vs naive), large (--jobs 2); of GF(2^5)
+    (sn, ss), (mn, ms), (ln, ls), (gn, gs) = ((12, 2), (14, 3), (36, 5), (31, 2)) \
+        if args.quick else ((24, 4), (30, 5), (40, 6), (31, 5))
+    ns = min(args.naive_sets, 30) if args.quick else args.naive_sets
+    if args.quick:
+        ROUNDS, MIN_TOTAL_S = 2, 0.0
     t0 = time.perf_counter()
     warm()
     warm_s = time.perf_counter() - t0
-    ns = args.naive_sets
-    rows = (real_case(24, 4, ns) + real_case(30, 5, ns)
-            + real_case(40, 6, 0, numpy_kernels=False, jobs2=True)
-            + gf_case("cyclic-mds GF(2^5) n=31 s=5", cyclic_mds("GF(2^5)", 31, 5), 5, ns // 3)
-            + gf_case("random GRS GF(257) n=30 s=5", grs(257, 30, 5), 5, ns // 3)
-            + attack_case(24, 4, 4, ns) + attack_case(24, 4, 5, ns))
-    c30, c40 = "real cyclic n=30 s=5", "real cyclic n=40 s=6"
-    a24 = "attack -s 4 worst, cyclic n=24 s=4"
-    gf = "cyclic-mds GF(2^5) n=31 s=5"
+    rows = (real_case(sn, ss, ns) + real_case(mn, ms, ns)
+            + real_case(ln, ls, 0, numpy_kernels=False, jobs2=True)
+            + gf_case(f"cyclic-mds GF(2^5) n={gn} s={gs}", cyclic_mds("GF(2^5)", gn, gs), gs,
+                      ns // 3)
+            + gf_case(f"random GRS GF(257) n={mn} s={ms}", grs(257, mn, ms), ms, ns // 3)
+            + attack_case(sn, ss, ss, ns) + attack_case(sn, ss, ss + 1, ns))
+    c30, c40 = f"real cyclic n={mn} s={ms}", f"real cyclic n={ln} s={ls}"
+    a24 = f"attack -s {ss} worst, cyclic n={sn} s={ss}"
+    gf = f"cyclic-mds GF(2^5) n={gn} s={gs}"
     sec40 = next(r["cpu_s"] for r in rows if r["case"] == c40
                  and r["method"] == "gctool (compiled)")
     gf_rate = next(r["sets_per_s"] for r in rows if r["case"] == gf
                    and r["method"] == "gctool (compiled)")
     targets = [
-        ("real n=30 s=5 vs naive", ratio(rows, c30, "gctool (compiled)", "naive lstsq loop"),
-         1000),
-        ("real n=30 s=5 vs numpy dual", ratio(rows, c30, "gctool (compiled)",
-                                              "numpy dual test"), 5),
-        ("real n=40 s=6 seconds (<)", sec40, 2.0),
-        ("GF(2^5) n=31 s=5 sets/s", gf_rate, 1e6),
-        ("attack n=24 s=4 vs naive", ratio(rows, a24, "gctool (compiled)", "naive lstsq loop"),
-         500),
-        ("--jobs 2 / --jobs 1 on n=40 (wall)", ratio(rows, c40, "gctool (compiled, --jobs 2)",
-                                                     "gctool (compiled)", "wall_sets_per_s"),
+        (f"real n={mn} s={ms} vs naive", ratio(rows, c30, "gctool (compiled)",
+                                               "naive lstsq loop"), 1000),
+        (f"real n={mn} s={ms} vs numpy dual", ratio(rows, c30, "gctool (compiled)",
+                                                    "numpy dual test"), 5),
+        (f"real n={ln} s={ls} seconds (<)", sec40, 2.0),
+        (f"GF(2^5) n={gn} s={gs} sets/s", gf_rate, 1e6),
+        (f"attack n={sn} s={ss} vs naive", ratio(rows, a24, "gctool (compiled)",
+                                                 "naive lstsq loop"), 500),
+        (f"--jobs 2 / --jobs 1 on n={ln} (wall)", ratio(rows, c40, "gctool (compiled, --jobs 2)",
+                                                        "gctool (compiled)", "wall_sets_per_s"),
          1.8),
     ]
     ceiling = ratio(rows, c40, "compiled walk alone, 2 threads", "compiled walk alone",

@@ -32,6 +32,7 @@ authors chose theirs, which makes every figure optimistic for its scheme) beside
 gain, and the commands that reproduce each row.
 
 Run:  OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/reproduce_sgc.py [--iterations N]
+[--quick]  (``--quick``: 10 iterations, London only: a smoke test)
 """
 
 from __future__ import annotations
@@ -150,7 +151,11 @@ def main() -> None:
                     help="fitted (base_comp fitted from the shipped traces) and/or authors "
                          "(the authors' recorded base_comp; London and Canada)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="10 iterations, London only (a smoke test)")
     args = ap.parse_args()
+    if args.quick:
+        args.iterations, args.regions = 10, "london"
     out = [one(region, experiment, args.iterations, args.seed)
            for region in args.regions.split(",") for experiment in args.experiments.split(",")
            if experiment == "fitted" or region in AUTHORS_BASE_COMP]
