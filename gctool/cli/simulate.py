@@ -8,21 +8,21 @@ from typing import Any
 
 import click
 
-from gctool.cli.exit_codes import exit_code
+from gctool.cli import run_options as runs
 from gctool.cli.options import (
     FloatRange,
     budget_of,
+    code_files_argument,
     complete_with,
     delay_models,
     json_option,
-    load_code,
     max_work_option,
     output_path,
     seed_option,
 )
-from gctool.cli.output import quiet_option, status, writes_stdout
+from gctool.cli.output import quiet_option
 from gctool.limits import MAX_ITERATIONS
-from gctool.request import ITERATIONS, MU, PROTOCOLS, SIMULATE_PROBLEMS, TARGET_GAP
+from gctool.request import ITERATIONS, MU, PROTOCOLS, SIMULATE_PROBLEMS
 
 
 def _triple(ctx: click.Context, param: click.Parameter, value: str | None
@@ -81,8 +81,7 @@ trace:london, trace:canada, trace:sydney (256 workers), or trace:PATH (a CSV
 file, or a prefix such as DIR/london selecting DIR/london-load*.csv).  Every scheme sees the same
 draws; speed-ups are against uncoded with the same n.  Exit 1 if a sequential
 job missed its deadline (a bug in the schedule).""")
-@click.argument("code_files", metavar="FILE...", nargs=-1, required=True,
-                type=click.Path(allow_dash=True))
+@code_files_argument
 @click.option("--delay", "delay_spec", shell_complete=complete_with(delay_models),
               default="shifted-exp", show_default=True, metavar="MODEL",
               help="Delay model (see below).")
@@ -107,9 +106,8 @@ job missed its deadline (a bug in the schedule).""")
                    "wait for all when they leave the model).")
 @click.option("--mu", type=FloatRange(0, 1e6), default=MU, show_default=True,
               help="MU of --protocol authors.")
-@click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
-              help="Per-worker straggling probabilities of --delay bernoulli (default: the "
-                   "p of the first heterogeneous code file).")
+@runs.worker_p_option("Per-worker straggling probabilities of --delay bernoulli (default: the p of "
+                 "the first heterogeneous code file).")
 @click.option("--link", "link_spec", default=None, metavar="latency=A,bandwidth=BW",
               help="Network of the run: every scheme pays latency (seconds per message) and "
                    "1/bandwidth (seconds per gradient vector) for what it sends; CodedReduce "
@@ -122,15 +120,14 @@ job missed its deadline (a bug in the schedule).""")
               help="Also race the count-based GC model (any n-s arrivals decode, load (s+1)/n; "
                    "the authors' simulator's baseline; a model, not a code) at these s, or at "
                    "the best s of 0..n-1 on these delays.")
-@click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
+@runs.no_baselines_option
 @click.option("--train", is_flag=True, help="Also run gradient descent and time it.")
 @click.option("--models", type=click.IntRange(1, 1000), default=None, metavar="M",
               help="Models trained concurrently with --train, one job per model in turn (as "
                    "in the sequential-GC experiments; default and minimum 1 + largest delay).")
 @click.option("--problem", type=click.Choice(SIMULATE_PROBLEMS), default=SIMULATE_PROBLEMS[0],
               show_default=True, help="Training problem (synthetic).")
-@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=TARGET_GAP,
-              show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
+@runs.target_gap_option
 @click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
 @click.option("--sparsify", "sparsify_spec", default=None, metavar="METHOD",
@@ -152,7 +149,7 @@ job missed its deadline (a bug in the schedule).""")
 @json_option
 @max_work_option
 @quiet_option
-def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
+def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
              load_model: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
              link_spec: str | None, worker_p: str | None, erasurehead: int | None,
              gc_model: tuple[int, ...] | str | None, no_baselines: bool,
@@ -166,14 +163,11 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
     and the speed-up over uncoded; with --train, the time and communication to reach a target
     loss.  FILE may be '-' (once).
     """
-    from gctool._files import stdin_once
     from gctool.sim.delays import parse_delay
     from gctool.sim.run import simulate as run_simulation
     from gctool.sim.training import check_options
 
-    stdin_once(*code_files)
-    if as_json and writes_stdout(plot):
-        raise click.UsageError("--plot and --json both write to stdout; choose one")
+    runs.start(code_file, plot, as_json)
     check_options(problem if train else None, lazy, sparsify_spec, models, precision)
     sparsifier = None
     if sparsify_spec is not None:
@@ -186,14 +180,8 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         from gctool.sim.network import parse_link
 
         link = parse_link(link_spec)
-    if worker_p is not None:
-        from gctool.sim.delays import Bernoulli, parse_worker_p
-
-        probabilities = parse_worker_p(worker_p)  # its own errors first
-        if not isinstance(delay, Bernoulli):
-            raise click.UsageError("--worker-p needs --delay bernoulli")
-        delay = delay.with_worker_p(probabilities)
-    codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
+    delay = runs.worker_p_delay(delay, worker_p)
+    codes = runs.load_codes(code_file)
     options: dict[str, Any] = dict(
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
         train=problem if train else None, gap=target_gap, lazy=lazy, protocol=protocol, mu=mu,
@@ -206,10 +194,4 @@ def simulate(code_files: tuple[str, ...], delay_spec: str, iterations: int, seed
         report: Any = sweep(codes, delay, param, values, **options)
     else:
         report = run_simulation(codes, delay, **options)
-    if report.plot is not None and plot != "-":
-        status(f"wrote plot to {plot} ({report.plot['bytes']:,} bytes)")
-    if as_json or plot != "-":  # else the SVG itself went to stdout
-        from gctool.cli.render import render
-
-        render(report, as_json)
-    return int(exit_code(report))
+    return runs.finish(report, plot, as_json)

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import click
 
-from gctool.cli.exit_codes import exit_code
+from gctool.cli import run_options as runs
 from gctool.cli.options import (
     FloatRange,
+    code_files_argument,
     json_option,
-    load_code,
     output_path,
     progress_bar,
     seed_option,
 )
-from gctool.cli.output import quiet_option, status, writes_stdout
+from gctool.cli.output import quiet_option, status
 from gctool.limits import MAX_ITERATIONS
 from gctool.request import (
     ITERATIONS,
     OVERHEAD_ROUNDS,
-    TARGET_GAP,
     TIME_SCALE,
     TRACE_LOADS,
     TRAIN_PROBLEMS,
@@ -45,8 +44,7 @@ each recorded trace, and with --check the decoded gradient's error.  Exit 1 if a
 reach the target within --iterations, or (--check) an exactly decoded round missed the full
 gradient by more than 1e-9 relative; exit 2 (one line) when lost workers cannot be replaced
 within --wait seconds.  Needs gctool[dask].""")
-@click.argument("code_files", metavar="FILE...", nargs=-1, required=True,
-                type=click.Path(allow_dash=True))
+@code_files_argument
 @click.option("--delay", "delay_spec", default="shifted-exp", show_default=True, metavar="MODEL",
               help="Injected delays: a delay model of gctool simulate (shifted-exp, pareto, "
                    "markov, bernoulli, trace:london, trace:PATH, ...).")
@@ -56,8 +54,7 @@ within --wait seconds.  Needs gctool[dask].""")
                    "computing the whole data set; traces: per second).")
 @click.option("--trace-load", type=click.Choice(TRACE_LOADS), default=TRACE_LOADS[0],
               show_default=True, help="How a worker's load maps onto the trace's load levels.")
-@click.option("--worker-p", "worker_p", default=None, metavar="P1,P2,...|FILE",
-              help="Per-worker straggling probabilities of --delay bernoulli.")
+@runs.worker_p_option("Per-worker straggling probabilities of --delay bernoulli.")
 @click.option("--problem", type=click.Choice(TRAIN_PROBLEMS), default=TRAIN_PROBLEMS[0],
               show_default=True,
               help="Least squares, logistic regression, or a two-layer network (8 tanh units, "
@@ -67,8 +64,7 @@ within --wait seconds.  Needs gctool[dask].""")
                    "(default: the synthetic problem of simulate --train).")
 @click.option("--iterations", type=click.IntRange(2, MAX_ITERATIONS), default=ITERATIONS,
               show_default=True, help="Most rounds per scheme (each stops at the target).")
-@click.option("--target-gap", type=FloatRange(0, 1, min_open=True), default=TARGET_GAP,
-              show_default=True, help="Target loss: loss* + gap (loss(start) - loss*).")
+@runs.target_gap_option
 @click.option("--all-rounds", is_flag=True,
               help="Run every --iterations round, also after the target (more rounds for the "
                    "timing figures).")
@@ -93,14 +89,14 @@ within --wait seconds.  Needs gctool[dask].""")
               show_default=True,
               help="Rounds without delays or computing that measure the cluster's own time "
                    "per round (0: skip).")
-@click.option("--no-baselines", is_flag=True, help="Only the given files, no baselines.")
+@runs.no_baselines_option
 @click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
               help="Also draw an SVG: time per round per scheme (measured and predicted) and "
                    "the loss against wall-clock time.")
 @seed_option
 @json_option
 @quiet_option
-def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace_load: str,
+def train(code_file: tuple[str, ...], delay_spec: str, time_scale: float, trace_load: str,
           worker_p: str | None, problem: str, data: str | None, iterations: int,
           target_gap: float, all_rounds: bool, check: bool, record: str | None,
           scheduler: str | None, jobs: int,
@@ -112,22 +108,12 @@ def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace
     processes: every round each worker sends its coded message, the master decodes as soon as
     the messages that arrived allow it and steps.  FILE may be '-' (once).
     """
-    from gctool._files import stdin_once
     from gctool.sim.delays import parse_delay
     from gctool.trainer.run import train as run_training
 
-    stdin_once(*code_files)
-    if as_json and writes_stdout(plot):
-        raise click.UsageError("--plot and --json both write to stdout; choose one")
-    delay = parse_delay(delay_spec, trace_load)
-    if worker_p is not None:
-        from gctool.sim.delays import Bernoulli, parse_worker_p
-
-        probabilities = parse_worker_p(worker_p)  # its own errors first
-        if not isinstance(delay, Bernoulli):
-            raise click.UsageError("--worker-p needs --delay bernoulli")
-        delay = delay.with_worker_p(probabilities)
-    codes = [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
+    runs.start(code_file, plot, as_json)
+    delay = runs.worker_p_delay(parse_delay(delay_spec, trace_load), worker_p)
+    codes = runs.load_codes(code_file)
     with progress_bar("train") as progress:
         report = run_training(codes, delay, problem=problem, data=data, iterations=iterations,
                               seed=seed, time_scale=time_scale, scheduler=scheduler,
@@ -138,10 +124,4 @@ def train(code_files: tuple[str, ...], delay_spec: str, time_scale: float, trace
     for r in report.rows:
         if r.trace is not None:
             status(f"wrote the trace of {r.name} to {r.trace}")
-    if report.plot is not None and plot != "-":
-        status(f"wrote plot to {plot} ({report.plot['bytes']:,} bytes)")
-    if as_json or plot != "-":
-        from gctool.cli.render import render
-
-        render(report, as_json)
-    return int(exit_code(report))
+    return runs.finish(report, plot, as_json)
