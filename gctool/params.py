@@ -121,7 +121,7 @@ COMMON: dict[str, Check] = {
     "m": Int(1, MAX_COLUMNS),
     "attempts": Int(0, 10**12),
     "best_of": Json(),
-    "worst_condition": Num(0),
+    "worst_condition": Maybe(Num(0)),  # null: not estimated, or infinite (a singular B_F)
     "worst_condition_method": LABEL,
     "load": Num(0),
     "s": Int(0, "n"),

@@ -321,6 +321,26 @@ def test_design_condition_estimate_is_skipped_when_one_system_is_above_budget(
         "worst_condition_method"]
 
 
+def test_a_design_whose_condition_was_not_estimated_reads_back(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """design records worst_condition null when it could not estimate it (one system above the
+    cap: frc -n 4096 -s 1) or it is infinite; every command must read that file back (the
+    schema refused null: 'params.worst_condition must be a finite number')."""
+    from gctool.codes import conditioning
+
+    for name, value in (("ESTIMATE_MAX_WORK", 10.0), ("EXACT_LIMIT", 0), ("SCREEN_WORK", 0)):
+        monkeypatch.setattr(conditioning, name, value)
+    path = tmp_path / "c.json"
+    assert run("design", "cyclic", "-n", "8", "-s", "2", "--seed", "1", "-o", str(path)
+               ).exit_code == 0
+    params = json.loads(path.read_text())["params"]
+    assert params["worst_condition"] is None
+    assert params["worst_condition_method"].startswith(conditioning.NOT_ESTIMATED)
+    for args in (["verify"], ["show"], ["bound"], ["attack", "-s", "1"]):
+        r = run(args[0], str(path), *args[1:])
+        assert r.exit_code == 0 and r.stderr == "", (args, r.stderr)
+
+
 def test_temporary_files_of_killed_runs_are_removed_by_the_next_write(tmp_path: Path) -> None:
     import time
 
