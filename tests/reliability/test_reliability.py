@@ -328,7 +328,8 @@ def test_a_design_whose_condition_was_not_estimated_reads_back(
     schema refused null: 'params.worst_condition must be a finite number')."""
     from gctool.codes import conditioning
 
-    for name, value in (("ESTIMATE_MAX_WORK", 10.0), ("EXACT_LIMIT", 0), ("SCREEN_WORK", 0)):
+    for name, value in (("ESTIMATE_MAX_WORK", 10.0), ("EXACT_LIMIT", 0), ("SCREEN_WORK", 0),
+                        ("_SEEN", {})):  # (no figure remembered from an earlier test)
         monkeypatch.setattr(conditioning, name, value)
     path = tmp_path / "c.json"
     assert run("design", "cyclic", "-n", "8", "-s", "2", "--seed", "1", "-o", str(path)
