@@ -218,17 +218,27 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
 
 
 #: the time of :func:`hat_range` per straggler set, in ns, with the sets the numpy route then
-#: decides (``benchmarks/bench_budget.py`` measures it: 120 ns per set for real cyclic n=36
-#: s = d = 5, 165 ns for n=40 s = d = 6, one core of the 2-core development machine): a fixed
-#: part ...
-WALK_SET_NS = 30
-#: ... plus this much per multiply-add of the inner test ((s - 1) d + s^2 / 2)
-WALK_FLOP_NS = 3.0
+#: decides: a fixed part ...
+WALK_SET_NS = 12
+#: ... plus this much per multiply-add of the inner test ((s - 1) d + s^2 / 2) ...
+WALK_FLOP_NS = 0.55
+#: ... and, with s > d (a direction is lost), this much per (s + d)^3 (each set's KKT system,
+#: solved in the walk); complex codes cost WALK_COMPLEX times as much.  Fitted to the CPU time
+#: per set of :meth:`OptimalOracle.errors_range` over 2 M sets (real cyclic n=30-48 s = d =
+#: 5-6: 36-45 ns, frc n=40 d=32, random dense real d=6-20: 33-88 ns; s = d + 1: 0.85-1.2 us;
+#: random dense complex and rs complex: 71-176 ns, 2.8 us with s = d + 1), one core of the
+#: 2-core development machine: measured / estimated 0.9-1.2 (the model before, 30 ns + 3 ns
+#: per multiply-add, was four times the time with s <= d and a fifth of it with s > d)
+WALK_KKT_NS = 0.5
+WALK_COMPLEX = 2.3
 
 
-def walk_cost(s: int, d: int) -> float:
+def walk_cost(s: int, d: int, complex_: bool = False) -> float:
     """Estimated time of the compiled walk per set of size s (d = dim null(B)), in ns."""
-    return WALK_SET_NS + WALK_FLOP_NS * ((s - 1) * d + s * s / 2)
+    t = WALK_SET_NS + WALK_FLOP_NS * ((s - 1) * d + s * s / 2)
+    if s > d:
+        t += WALK_KKT_NS * (s + d) ** 3
+    return t * (WALK_COMPLEX if complex_ else 1.0)
 
 
 class HatErrors:
