@@ -72,8 +72,9 @@ def reference(path_only: bool, as_json: bool) -> int:
     from gctool.reference import reference_path
 
     path = reference_path()
-    if as_json:
-        emit_json({"path": str(path), "text": path.read_text(encoding="utf-8")})
+    if as_json:  # --path: the path alone, as in text
+        emit_json({"path": str(path)} if path_only else
+                  {"path": str(path), "text": path.read_text(encoding="utf-8")})
     elif path_only:
         click.echo(str(path))
     else:

@@ -169,6 +169,10 @@ def test_reference_ships_and_covers_every_citation(runner: CliRunner) -> None:
         "docs/reference.md and gctool/data/reference.md must be the same text"
     assert runner.invoke(cli, ["reference"]).stdout == shipped
     assert runner.invoke(cli, ["reference", "--path"]).stdout.strip() == str(reference_path())
+    assert json.loads(runner.invoke(cli, ["reference", "--json"]).stdout) == {
+        "path": str(reference_path()), "text": shipped}
+    assert json.loads(runner.invoke(cli, ["reference", "--path", "--json"]).stdout) == {
+        "path": str(reference_path())}  # where it is, not its text
     headings = set(re.findall(r"(?m)^#{2,3} (\d+(?:\.\d+)?)[. ]", shipped))
     cited = set()
     for path in (ROOT / "gctool").rglob("*.py"):
