@@ -414,21 +414,25 @@ def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: 
     witness's) bounds it: up to the bound, plus a ``task`` (sets per task) for each of the
     ``jobs`` (tasks are cut into ranges: the one holding the finding, and the others' in
     progress; ``stops``: the task holding it stops there, as a compiled walk with a limit
-    does, and counts up to it only), or the ``first`` ranks alone when they hold it (a first
-    task run alone, such as verify's pilot); 1.0 and None when neither finds one."""
+    does, and counts up to it only; so do the others' when a window at the start of the
+    next task finds one too, as in a code whose every set of the size fails), or the
+    ``first`` ranks alone when they hold it (a first task run alone, such as verify's pilot);
+    1.0 and None when neither finds one."""
     found = first_finding(walk, stop)
     if bound is not None:
         found = bound if found is None else min(found, bound)
     if found is None:
         return 1.0, None
-    return share_to(found, stop, task, jobs, first, stops), found
+    others = stops and jobs > 1 and task < stop and walk(task, min(stop, task + WINDOW))[1]
+    return share_to(found, stop, task, jobs, first, stops, others), found
 
 
 def share_to(found: int, stop: int, task: int, jobs: int = 1, first: int = 0,
-             stops: bool = False) -> float:
+             stops: bool = False, others: bool = False) -> float:
     """The share of ranks 0..stop-1 walked by a run that stops at a finding by rank ``found``
-    (the arguments of :func:`walked_share`)."""
-    busy = max(1, jobs) - (1 if stops else 0)
+    (the arguments of :func:`walked_share`; ``others``: the other jobs' tasks stop at their
+    first sets too)."""
+    busy = 0 if stops and others else max(1, jobs) - (1 if stops else 0)
     walked = first if found <= first else found + busy * max(1, task)
     return min(1.0, walked / max(1, stop))
 

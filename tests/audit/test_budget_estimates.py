@@ -386,6 +386,14 @@ def test_the_windows_bound_where_a_search_stops_within_twice_its_rank() -> None:
     assert found == 64 + w and share == pytest.approx((64 + w + 2 * 1000) / 10**6)
     assert budget.walked_share(lambda a, b: (b - a, True), 10**6, 1000, first=512)[0] == (
         pytest.approx(512 / 10**6))
+    # a walk that stops at its finding: the other job's task in progress counts whole unless
+    # a window at its start finds one too (then it stops there as well)
+    first_only = budget.walked_share(lambda a, b: (b - a, 64 <= a < 1000), 10**6, 1000,
+                                     jobs=2, stops=True)
+    everywhere = budget.walked_share(lambda a, b: (b - a, a >= 64), 10**6, 1000, jobs=2,
+                                     stops=True)
+    assert first_only == (pytest.approx((64 + w + 1000) / 10**6), 64 + w)
+    assert everywhere == (pytest.approx((64 + w) / 10**6), 64 + w)
 
 
 def test_a_verify_that_fails_at_once_is_estimated_up_to_its_failing_set(
@@ -416,8 +424,9 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A random dense real code (n=28, k=22, d = 6) fails at its first set of size 7: the
     size's estimate counts the walk up to it, not its C(28, 7) sets.  With s = 7 > d the
-    compiled walk decides each set itself and its task stops at the failing set (one job:
-    rank 32, the first window); on two jobs the other job's task in progress counts too."""
+    compiled walk decides each set itself and its task stops at the failing set (rank 32, the
+    first window); on two jobs so does the other job's task, whose first set fails too (a
+    window at its start finds one)."""
     import numpy as np
 
     from gctool.algebra.fields import parse_field
@@ -431,7 +440,7 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
     assert oracle.walk_stops(7) and not oracle.walk_stops(6)
     per_set = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 28).work(
         7, comb(28, 7))[0] / 1e9 / comb(28, 7)
-    for jobs, walked in ((1, 32), (2, 32 + 4 * 65536)):  # the guided walk's first task
+    for jobs, walked in ((1, 32), (2, 32)):
         search = exhaustive._SearchBudget(oracle, jobs, None, None, oracle.limit, 28)
         seconds, how = search.size_time(7, comb(28, 7))
         assert "first failing set (by rank 32 of" in how
