@@ -227,18 +227,32 @@ def connect_timeout() -> float:
 def lost_after() -> float:
     """Seconds a cluster may have no worker (or its scheduler not answer) before a run ends:
     the Dask setting ``gctool.lost-after``, default :data:`LOST_AFTER_S`."""
+    return _duration("lost-after", LOST_AFTER_S, zero=False)
+
+
+def local_below() -> float:
+    """Seconds of one core under which the CLI runs an enumeration in its own process
+    (:func:`placed`): the Dask setting ``gctool.local-below``, default :data:`LOCAL_BELOW_S`
+    (``DASK_GCTOOL__LOCAL_BELOW=0``: every enumeration on the cluster)."""
+    return _duration("local-below", LOCAL_BELOW_S, zero=True)
+
+
+def _duration(name: str, default: float, zero: bool) -> float:
+    """The Dask setting ``gctool.<name>``: a duration up to 1 day (above 0, or ``zero`` and
+    more), in seconds; ``default`` when unset; InvalidInput (one line) otherwise."""
     import dask
     from dask.utils import parse_timedelta
 
-    raw = dask.config.get("gctool.lost-after", None)
+    raw = dask.config.get(f"gctool.{name}", None)
     if raw is None:
-        return LOST_AFTER_S
+        return default
     try:
         value = parse_timedelta(raw, "s")
     except (TypeError, ValueError, KeyError):
         value = None
-    if value is None or not math.isfinite(value) or not 0 < value <= 86400:
-        raise InvalidInput(f"the Dask setting gctool.lost-after must be a duration between 0 "
+    if value is None or not math.isfinite(value) or not (
+            0 <= value if zero else 0 < value) or value > 86400:
+        raise InvalidInput(f"the Dask setting gctool.{name} must be a duration between 0 "
                            f"and 1 day, got {printable(raw, 40)!r}")
     return float(value)
 
@@ -1022,9 +1036,10 @@ def cli_runner(scheduler: str | None = None, checkpoint: str | None = None, key:
                ) -> DaskRunner:
     """The runner of ``--executor dask`` (also the benchmarks'): Dask tasks of
     :data:`CLI_BATCH` engine tasks and more on the guided schedule, and enumerations estimated
-    below :data:`LOCAL_BELOW_S` in this process."""
+    below :data:`LOCAL_BELOW_S` (the Dask setting ``gctool.local-below``, :func:`local_below`)
+    in this process."""
     return DaskRunner(scheduler=scheduler, checkpoint=checkpoint, key=key, batch=CLI_BATCH,
-                      guided=True, local_below_s=LOCAL_BELOW_S)
+                      guided=True, local_below_s=local_below())
 
 
 def placed(runner: Any, seconds: float) -> Any:

@@ -815,3 +815,24 @@ def test_an_early_stop_cancels_the_later_tasks_on_the_cluster(cluster: Any) -> N
                 str(k).startswith("gctool-cancelled-l") for k in cluster.scheduler.tasks):
             time.sleep(0.05)
         assert not [k for k in cluster.scheduler.tasks if str(k).startswith("gctool-cancelled-l")]
+
+
+def test_the_command_line_runner_keeps_small_enumerations_below_its_setting() -> None:
+    """``gctool.local-below`` (default ``LOCAL_BELOW_S``) is the CLI runner's threshold of
+    the enumerations it runs in its own process; 0 sends every one to the cluster; anything
+    but a duration from 0 to a day is one line (InvalidInput)."""
+    from gctool.audit.distributed import LOCAL_BELOW_S, cli_runner, placed
+    from gctool.errors import InvalidInput
+
+    assert cli_runner().local_below_s == LOCAL_BELOW_S
+    with dask.config.set({"gctool.local-below": "0"}):
+        runner = cli_runner()
+        assert runner.local_below_s == 0.0 and placed(runner, 1e-6) is not None
+    with dask.config.set({"gctool.local-below": "2s"}):
+        runner = cli_runner()
+        assert runner.local_below_s == 2.0 and placed(runner, 1.9) is None
+        assert placed(runner, 2.0).runner is runner
+    for bad in ("-1s", "2 days", "soon"):
+        with dask.config.set({"gctool.local-below": bad}), pytest.raises(InvalidInput) as err:
+            cli_runner()
+        assert "gctool.local-below" in str(err.value) and "\n" not in str(err.value)

@@ -10,9 +10,10 @@ running and no temporary file is left behind.
 The code is :func:`corpus.late_fail`: its only failing set (verify) and its worst set (attack)
 are the last ones in rank order, so a run that lost any range and still gave a verdict would
 be caught.  The compiled kernels are off (GCTOOL_COMPILED=0) so that the enumeration makes
-many small tasks; the waits for a worker and for a connection are short
-(``gctool.lost-after``, ``distributed.comm.timeouts.connect``).  Every wait has a timeout:
-these tests can fail, never hang.
+many small tasks, and every enumeration goes to the cluster (``gctool.local-below`` 0: the
+attack's estimate, 0.08 s, is below the CLI's 0.1 s); the waits for a worker and for a
+connection are short (``gctool.lost-after``, ``distributed.comm.timeouts.connect``).  Every
+wait has a timeout: these tests can fail, never hang.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ RUN_S = 120
 START_S = 60
 LOST_AFTER = "3s"
 ENV = dict(os.environ, GCTOOL_COMPILED="0", DASK_GCTOOL__LOST_AFTER=LOST_AFTER,
+           DASK_GCTOOL__LOCAL_BELOW="0",
            DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="5s", DASK_LOGGING__DISTRIBUTED="error")
 ENV.pop("GCTOOL_DEBUG", None)
 #: verify and attack of the late-failing code, exhaustively
