@@ -12,9 +12,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: names in backticks that are not gctool's: Python's, numpy's and Dask's, a GitHub account
 OUTSIDE = {"KeyboardInterrupt", "MemoryError", "RuntimeWarning", "NaN", "SeedSequence",
            "KilledWorker", "LocalCluster", "ZeeChono"}
-#: dotted names that are strings, not modules: the entry-point group, a Dask setting, the
+#: dotted names that are strings, not modules: the entry-point group, the Dask settings, the
 #: code file's format
-NOT_MODULES = {"gctool.schemes", "gctool.lost-after", "gctool.code"}
+NOT_MODULES = {"gctool.schemes", "gctool.lost-after", "gctool.local-below", "gctool.code"}
 _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 _DOTTED = re.compile(r"(?<![\w/.-])(gctool(?:\.[\w-]+)+)")
 
