@@ -196,14 +196,25 @@ def work_refusal(head: str, needed: float, budget: float, remedy: str) -> Budget
                           needed=needed, budget=budget, param="max_work", remedy=remedy)
 
 
+#: an estimate above this (a year of one core) is out of reach: no budget to suggest
+OUT_OF_REACH_S = 365.25 * 86400
+
+
 def computing_refusal(what: str, seconds: float, budget: float, how: str = ""
                       ) -> BudgetExceeded:
     """The refusal of ``what`` (a computation left out of a report), estimated at ``seconds``
     (``how``: how, e.g. ", timed on a sample of its sets") above the work budget ``budget``
     (seconds): it names the budget that would compute it (:func:`suggest_time`)."""
     return work_refusal(f"{what} needs about {format_seconds(seconds)} (estimated{how})",
-                        seconds, budget, f"raise `max_work` to {suggest_time(seconds)} to "
-                        "compute it")
+                        seconds, budget, compute_hint(seconds))
+
+
+def compute_hint(seconds: float) -> str:
+    """The remedy of a computation left out that needs ``seconds``: the budget that computes
+    it, or none above :data:`OUT_OF_REACH_S` (a suggestion of '2.8e+287h' helps nobody)."""
+    if seconds <= OUT_OF_REACH_S:
+        return f"raise `max_work` to {suggest_time(seconds)} to compute it"
+    return "no work budget computes it"
 
 
 class Meter:
@@ -332,7 +343,8 @@ SAMPLE_MIN = 2 * SAMPLE
 
 
 def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: int,
-               over: float, least: int = PROBE_MIN * PROBE) -> tuple[float, int, bool] | None:
+               over: float, least: int = PROBE_MIN * PROBE, expected: float = 0.0
+               ) -> tuple[float, int, bool] | None:
     """The CPU time per set (ns, this thread) of a kernel on sets from the middle of an
     enumeration of ranks 0..stop-1, as (rate, sets timed, stopped by a finding), or None when
     the enumeration is below ``least`` sets (the probe would cost too much of it).
@@ -343,8 +355,11 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run) in two calls: the first
     PROBE_FIRST alone, whose rate is returned at once when they took PROBE_EARLY_S or more and
     their rate is above ``over`` (ns per set beyond which the run is over its budget), then the
-    rest, whose rate is returned.  CPU time of the calling thread: neither a loaded machine
-    nor other threads of the process inflate it.
+    rest, whose rate is returned.  When ``expected`` (the calibrated ns per set) puts the first
+    PROBE_FIRST at PROBE_EARLY_S or more, the first set is timed alone before them, with the
+    same early return (one set of a large code can take seconds: a 1000 x 1000 solve).  CPU
+    time of the calling thread: neither a loaded machine nor other threads of the process
+    inflate it.
 
     An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
     is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
@@ -358,14 +373,18 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
         size = min(max(PROBE, size), stop // PROBE_MIN)
     mid = stop // 2
     size = max(PROBE_FIRST + 1, min(size, stop - mid))
-    t0 = time.thread_time()
-    done, stopped = walk(mid, mid + PROBE_FIRST)
-    spent = time.thread_time() - t0
-    rate = spent / max(1, done) * NS_PER_S
-    if stopped:  # a finding at once: the run stops there, and a few sets time nothing
-        return None
-    if spent >= PROBE_EARLY_S and rate > over:
-        return rate, done, stopped
+    slow = expected * PROBE_FIRST >= PROBE_EARLY_S * NS_PER_S
+    t0, done = time.thread_time(), 0
+    for a, b in ((mid, mid + 1), (mid + 1, mid + PROBE_FIRST)) if slow else \
+            ((mid, mid + PROBE_FIRST),):
+        some, stopped = walk(a, b)
+        done += some
+        spent = time.thread_time() - t0
+        rate = spent / max(1, done) * NS_PER_S
+        if stopped:  # a finding at once: the run stops there, and a few sets time nothing
+            return None
+        if spent >= PROBE_EARLY_S and rate > over:
+            return rate, done, stopped
     t0 = time.thread_time()
     rest, stopped = walk(mid + PROBE_FIRST, mid + size)
     if stopped and rest < enough:  # the same: a task's fixed cost over a few sets

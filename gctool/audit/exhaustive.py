@@ -214,7 +214,8 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     return walk, stop, size
 
 
-def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int) -> float | None:
+def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int,
+               expected: float = 0.0) -> float | None:
     """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
     measured on a task of its own size from the middle of the space by the kernel that will
     run it (:func:`gctool.budget.probe_rate`, shared with ``verify``; below PROBE_MIN * PROBE
@@ -226,7 +227,7 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
         return None
     walk, stop, size = _twin_walk(oracle, s, rot)
     over = oracle.budget.max_work * NS_PER_S * max(1, jobs) / max(1, need)
-    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN)
+    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN, expected=expected)
     if probed is None:
         return None
     return probed[0] * need / max(1, jobs) / NS_PER_S
@@ -290,7 +291,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
     # unless the budget holds the search even at its worst
-    timed = (probe_time(oracle, s, rot, need, used) if runner is None and
+    timed = (probe_time(oracle, s, rot, need, used, work / max(1, need)) if runner is None and
              comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need
              and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work))
              else None)
@@ -536,7 +537,7 @@ class _SearchBudget:
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
                                       _with_next(self.oracle, t, self.top))
         probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
-                            least=SAMPLE_MIN)
+                            least=SAMPLE_MIN, expected=rate)
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
             if probed[2]:

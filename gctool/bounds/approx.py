@@ -267,7 +267,9 @@ def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[fl
     from gctool.engine.sweep import LexSource
 
     n, K = code.n, code.B.shape[1]
-    seconds = sum(comb(n, t) * set_cost(max(1, n - t), K) for t in sizes) / NS_PER_S
+    # in integer ns, capped where a float would overflow (2^n sets of a large n)
+    work = sum(comb(n, t) * set_cost(max(1, n - t), K) for t in sizes)
+    seconds = min(work, 10**300) / NS_PER_S
     if len(sizes) != 1 or not (budget.max_work / TIMED_SPAN <= seconds
                                <= budget.max_work * TIMED_SPAN):
         return seconds, ""
@@ -280,7 +282,7 @@ def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[fl
         return S.shape[0], False
 
     probed = probe_rate(walk, total, kernel.decoder.chunk_size(n - t), budget.work_ns / total,
-                        least=SAMPLE_MIN)
+                        least=SAMPLE_MIN, expected=seconds * NS_PER_S / total)
     if probed is None:
         return seconds, ""
     return probed[0] * total / NS_PER_S, ", timed on a sample of its sets"
@@ -417,7 +419,7 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
         value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
-        iid = left_out(code, f"decoding every straggler set of every size ({2**n:,} sets)",
+        iid = left_out(code, f"decoding every straggler set of every size (2^{n} sets)",
                        range(n + 1), budget)
         out.append(bound_entry("iid_error_lb", value,
                           f"expected error, independent straggling with {label}, >= "

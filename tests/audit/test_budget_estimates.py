@@ -203,6 +203,31 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
                              1.0) is None
 
 
+def test_a_probe_of_sets_expected_slow_times_one_set_alone_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the calibrated rate (``expected``) puts PROBE_FIRST sets at PROBE_EARLY_S or more,
+    the first set is timed alone, and a slow one decides at once (bound of a 1000-worker code
+    walked 64 sets of 1.6 s each before it refused at 5 s)."""
+    from gctool import budget
+
+    seen: list[tuple[int, int]] = []
+    clock = iter(range(10**6))  # each walk takes one second of the thread's CPU
+    monkeypatch.setattr(budget.time, "thread_time", lambda: float(next(clock)))
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        return b - a, False
+
+    stop, mid = 10**8, 10**8 // 2
+    slow = budget.PROBE_EARLY_S * budget.NS_PER_S / budget.PROBE_FIRST
+    rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6, expected=slow) or (0, 0, 0)
+    assert seen == [(mid, mid + 1)] and timed == 1 and rate == budget.NS_PER_S
+    # expected a little faster: the first PROBE_FIRST together, as without it
+    seen.clear()
+    budget.probe_rate(walk, stop, 65536, 1e6, expected=slow * 0.99)
+    assert seen == [(mid, mid + budget.PROBE_FIRST)]
+
+
 def test_a_small_enumeration_is_timed_on_a_sample_when_asked(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Below PROBE_MIN * PROBE sets, a probe with ``least`` times a sample from the middle:
@@ -248,7 +273,8 @@ def test_a_small_threshold_size_is_timed_on_its_own_plan(
     oracle = make_oracle(design("is-cr", n=36, s=5))
     asked: list[tuple[int, int]] = []
 
-    def probe(walk: object, stop: int, size: int, over: float, least: int = 0) -> tuple:
+    def probe(walk: object, stop: int, size: int, over: float, least: int = 0,
+              expected: float = 0.0) -> tuple:
         asked.append((stop, least))
         return 1000.0, 1024, False
 
@@ -273,7 +299,8 @@ def test_a_small_exhaustive_attack_is_timed_on_a_sample(monkeypatch: pytest.Monk
 
     asked: list[tuple[int, int]] = []
 
-    def probe(walk: object, stop: int, size: int, over: float, least: int = 0) -> tuple:
+    def probe(walk: object, stop: int, size: int, over: float, least: int = 0,
+              expected: float = 0.0) -> tuple:
         asked.append((stop, least))
         return 1000.0, 1024, False
 

@@ -189,3 +189,25 @@ def test_the_kron_row_is_the_same_search_asked_once(searched: list[int]) -> None
     assert kron.actual == ub.actual == 4.0 and kron.holds and ub.holds
     assert (kron.actual_exact, kron.actual_note) == (True, "4 (exact)")
     assert gctool.threshold(product, method="exhaustive").threshold == 4
+
+
+def test_decoding_estimates_of_every_size_of_a_large_code_stay_finite_and_say_no_budget() -> None:
+    """2^1100 straggler sets: the estimate is summed in integers and capped (a float of it
+    overflowed: an internal error of ``bound`` on n >= ~1030), and no budget is suggested for
+    a computation out of reach (it wrote 'raise --max-work to 2.8e+287h')."""
+    from gctool.bounds.approx import left_out
+    from gctool.budget import OUT_OF_REACH_S, computing_refusal
+
+    n = 1100
+    code = GradientCode(np.eye(n), parse_field("real"), 1)
+    note = left_out(code, f"decoding every straggler set of every size (2^{n} sets)",
+                    range(n + 1), Budget(max_work=5.0))
+    assert note.startswith("not computed: decoding every straggler set of every size "
+                           f"(2^{n} sets) needs about "), note
+    assert note.endswith("; no work budget computes it"), note
+    assert "raise" not in note and "e+" not in note, note
+    # within a year of one core the budget that computes it is still named
+    near = str(computing_refusal("x", OUT_OF_REACH_S, 5.0))
+    assert near.endswith(f"raise `max_work` to {suggest_time(OUT_OF_REACH_S)} to compute it")
+    assert str(computing_refusal("x", 2 * OUT_OF_REACH_S, 5.0)).endswith(
+        "; no work budget computes it")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gctool.audit import exhaustive
 from gctool.audit.attack.options import AttackOptions, oracle_for
 from gctool.bounds.approx import ThresholdFinder, ThresholdValue, WorstFinder, WorstValue
-from gctool.budget import Budget, suggest_time
+from gctool.budget import Budget, compute_hint
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
@@ -20,7 +20,7 @@ def _not_computed(exc: BudgetExceeded) -> str:
     """A refusal as the table's note, suggesting the budget that computes it (the attack's own
     remedies name options ``bound`` does not have)."""
     if exc.kind == "work" and exc.needed is not None:
-        exc = exc.with_remedy(f"raise `max_work` to {suggest_time(exc.needed)} to compute it")
+        exc = exc.with_remedy(compute_hint(exc.needed))
     return f"not computed: {exc}"
 
 
