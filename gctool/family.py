@@ -154,7 +154,7 @@ class Family:
                                    param="s")
             s = _check_int("s", s, 0, MAX_N - 1)
             if n is not None and s >= n:
-                raise DesignError(f"`s` = {s} must be smaller than `n` = {n}", param="s")
+                raise DesignError(f"s = {s} must be smaller than n = {n}", param="s")  # as every scheme says
         if k is not None:
             k = _check_int("k", k, 1, MAX_COLUMNS)
         m = params.get("m")

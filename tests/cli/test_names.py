@@ -131,7 +131,6 @@ def test_simulate_and_train_defaults_are_the_library_s() -> None:
 
 @pytest.mark.parametrize("args,line", [
     (["design", "frc", "-n", "0", "-s", "0"], "-n must be between 1 and 4096, got 0"),
-    (["design", "frc", "-n", "6", "-s", "6"], "-s = 6 must be smaller than -n = 6"),
     (["design", "frc", "-n", "6", "-s", "2", "-k", "70000"], "-k must be between 1 and 65536"),
     (["design", "comm", "-n", "4", "-s", "1", "-m", "0"], "-m must be an integer >= 1, got 0"),
     (["design", "cyclic", "-n", "8", "-s", "2", "--best-of", "0"],

@@ -78,7 +78,7 @@ def test_uncoded() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [(("frc", 7, 2), r"s in \{0, 6\}"), (("frc", 6, 1, 5), "multiple of n/\\(s\\+1\\) = 3"),
-     (("cyclic", 5, 5), "smaller than `n`"), (("cyclic", 5, 1, 6), "k = n"),
+     (("cyclic", 5, 5), "smaller than n"), (("cyclic", 5, 1, 6), "k = n"),
      (("uncoded", 3, 1), "use -s 0"), (("frc", 0, 0), "`n` must be"),
      (("nope", 3, 1), "unknown scheme"), (("frc", 6, -1), "`s` must be")],
 )
