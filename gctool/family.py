@@ -154,7 +154,8 @@ class Family:
                                    param="s")
             s = _check_int("s", s, 0, MAX_N - 1)
             if n is not None and s >= n:
-                raise DesignError(f"s = {s} must be smaller than n = {n}", param="s")  # as every scheme says
+                # worded as every scheme's own check (simulate --sweep s=... has no -s flag)
+                raise DesignError(f"s = {s} must be smaller than n = {n}", param="s")
         if k is not None:
             k = _check_int("k", k, 1, MAX_COLUMNS)
         m = params.get("m")
