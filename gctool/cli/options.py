@@ -105,11 +105,13 @@ class OutputPath(click.Path):
 output_path = OutputPath()
 
 
-class CodeOutputPath(OutputPath):
-    """A code or export file to write: JSON or NPZ chosen by the suffix, so a name with any
-    other suffix (``plan.csv``) is refused rather than silently written as JSON."""
+class SuffixedOutputPath(OutputPath):
+    """A file to write whose format follows its suffix, so a name with any other suffix
+    (``plan.csv``, ``plot.txt``) is refused rather than silently written in the wrong format."""
 
-    SUFFIXES = (".json", ".npz")
+    def __init__(self, suffixes: tuple[str, ...], hint: str) -> None:
+        super().__init__()
+        self.suffixes, self.hint = suffixes, hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
                 ) -> Any:
@@ -118,15 +120,18 @@ class CodeOutputPath(OutputPath):
         from gctool.cli.output import writes_stdout
 
         suffix = os.path.splitext(str(value))[1].lower()
-        if suffix and suffix not in self.SUFFIXES and not writes_stdout(str(value)) \
+        if suffix and suffix not in self.suffixes and not writes_stdout(str(value)) \
                 and not str(value).startswith("/dev/"):
-            self.fail(f"{value!r}: unknown suffix {suffix!r}; use .json or .npz (the format "
-                      "follows the suffix), or '-' for JSON on stdout", param, ctx)
+            self.fail(f"{value!r}: unknown suffix {suffix!r}; {self.hint}", param, ctx)
         return super().convert(value, param, ctx)
 
 
-#: ``-o`` of design and export
-code_output_path = CodeOutputPath()
+#: ``-o`` of design and export: JSON or NPZ chosen by the suffix
+code_output_path = SuffixedOutputPath(
+    (".json", ".npz"), "use .json or .npz (the format follows the suffix), or '-' for JSON on "
+    "stdout")
+#: ``--plot`` of simulate
+svg_output_path = SuffixedOutputPath((".svg",), "use .svg (the plot is an SVG)")
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 #: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name
 #: ``code_file`` (a tuple) so shared decorators find it

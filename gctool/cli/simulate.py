@@ -17,8 +17,8 @@ from gctool.cli.options import (
     delay_models,
     json_option,
     max_work_option,
-    output_path,
     seed_option,
+    svg_output_path,
 )
 from gctool.cli.output import quiet_option
 from gctool.limits import MAX_ITERATIONS
@@ -143,7 +143,7 @@ job missed its deadline (a bug in the schedule).""")
               help="One run per value of PARAM (s, mu, latency, bandwidth, base_comp, or a "
                    "delay model parameter), on the same seed: one table (time per job) and, "
                    "with --plot, one plot.")
-@click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
+@click.option("--plot", type=svg_output_path, default=None, metavar="FILE.svg",
               help="Also draw an SVG: runtime CDF per scheme, mean/p50/p99, and with --train "
                    "the loss against wall-clock time.")
 @json_option

@@ -297,13 +297,14 @@ def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
     from gctool.sim.loads import parse_load_model
     from gctool.sim.traces import load_trace
 
+    loads = parse_load_model(load_model)  # checked even when the delay is not a trace
     text = spec.strip()
     name, _, rest = text.partition(":")
     model = SYNTHETIC.get(name)
     if model is None and (name == "trace" or text.endswith(".csv") or "/" in text
                           or os.path.exists(text)):  # no OSError
         trace = load_trace(rest if name == "trace" else text)
-        return TraceDelay(trace, parse_load_model(load_model).fitted(trace))
+        return TraceDelay(trace, loads.fitted(trace))
     if model is None:
         raise InvalidInput(f"unknown delay model {name!r}{did_you_mean(name, list(SYNTHETIC))}; "
                            f"use one of {', '.join(SYNTHETIC)} or trace:PATH")

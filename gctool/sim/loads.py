@@ -204,5 +204,5 @@ def parse_load_model(spec: str) -> LoadModel:
     name, _, rest = spec.strip().partition(":")
     model = MODELS.get(name)
     if model is None:
-        raise InvalidInput(f"load model must be one of {', '.join(CHOICES)}, got {spec!r}")
+        raise InvalidInput(f"`load_model` must be one of {', '.join(CHOICES)}, got {spec!r}")
     return model.parse(rest)

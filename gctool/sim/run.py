@@ -92,6 +92,17 @@ def _searched(n: int, s: int, seed: int, delay: DelayModel, draws: Draws, settin
     return out
 
 
+def _check_gc_model(codes: list[tuple[str, GradientCode]],
+                    gc_model: str | tuple[int, ...] | None) -> None:
+    """``gc_model`` is ``"best"``, None, or values of s of which each fits some file (s < n)."""
+    if isinstance(gc_model, str) and gc_model != "best":
+        raise InvalidInput("gc_model must be S,S,... or 'best'")
+    largest = max(code.n for _, code in codes)
+    if not isinstance(gc_model, str) and gc_model and max(gc_model) >= largest:
+        raise InvalidInput(f"`gc_model`: s = {max(gc_model)} must be below n (largest n of "
+                           f"the files: {largest})", param="gc_model")
+
+
 def _count_gcs(ns: list[int], spec: str | tuple[int, ...], delay: DelayModel, draws: Draws,
                setting: Setting, notes: list[str]) -> list[Contender]:
     """The count-based GC model (:class:`gctool.sim.contenders.count_gc.CountGC`) with every
@@ -263,8 +274,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
     check_options(train, lazy, sparsify, models, precision)
     if isinstance(sgc, str) and sgc != "search":
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
-    if isinstance(gc_model, str) and gc_model != "best":
-        raise InvalidInput("gc_model must be S,S,... or 'best'")
+    _check_gc_model(codes, gc_model)
     delay = delay.for_codes(codes)
     if seed is None:  # a fresh seed, recorded in the report so that the run can be redone
         from gctool.seeds import fresh_seed

@@ -94,3 +94,21 @@ def test_require_tolerance_implies_threshold(runner: CliRunner, tmp_path: Path) 
     assert runner.invoke(cli, ["attack", str(code), "--require-tolerance", "3"]).exit_code == 1
     both = runner.invoke(cli, ["attack", str(code), "-s", "2", "--require-tolerance", "2"])
     assert both.exit_code == 2 and "exclude -s and --curve" in both.stderr
+
+
+@pytest.mark.parametrize(("extra", "flag"), [
+    (["--load-model", "nope"], "--load-model"),  # refused although the delay is not a trace
+    (["--gc-model", "99"], "--gc-model"),  # s = 99 fits no file (n = 8)
+    (["--plot", "PLOT.txt"], "--plot"),  # an SVG is not written into a .txt file
+])
+def test_simulate_refuses_bad_options_naming_the_flag(runner: CliRunner, tmp_path: Path,
+                                                      extra: list[str], flag: str) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 8, 1), code)
+    plot = tmp_path / "x.txt"
+    argv = [str(plot) if a == "PLOT.txt" else a for a in extra]
+    r = runner.invoke(cli, ["simulate", str(code), "--iterations", "20", "--seed", "1",
+                            "--no-baselines", *argv])
+    assert r.exit_code == 2, r.output
+    assert flag in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and not plot.exists()
