@@ -495,4 +495,7 @@ def _time_on(work: float, jobs: int) -> str:
 
 def format_bytes(n: float) -> str:
     """``n`` bytes in MiB, or in bytes below one MiB (a small budget must not read "0 MiB")."""
-    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"
+    if n >= 2**20:
+        return f"{n / 2**20:,.0f} MiB"
+    count = f"{n:,.0f}"
+    return f"{count} byte" if count == "1" else f"{count} bytes"

@@ -132,3 +132,9 @@ def test_the_meter_stops_at_the_same_task_for_any_number_of_threads(jobs: int) -
 def test_times_read_as_a_person_writes_them() -> None:
     assert [bd.format_seconds(x) for x in (1.2e-5, 0.0123, 3.45, 600, 9000, 1e12)] == [
         "12 us", "12 ms", "3.5 s", "10 min", "2.5 h", "32,000 years"]
+
+
+def test_format_bytes_says_byte_or_bytes() -> None:
+    assert bd.format_bytes(1) == "1 byte"
+    assert bd.format_bytes(0) == "0 bytes" and bd.format_bytes(2) == "2 bytes"
+    assert bd.format_bytes(4096) == "4,096 bytes" and bd.format_bytes(3 * 2**20) == "3 MiB"
