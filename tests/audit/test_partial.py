@@ -205,3 +205,14 @@ def test_simulate_reports_the_gain_over_one_message(tmp_path) -> None:  # type: 
     assert gain == pytest.approx(rows[path]["mean"]["value"] / part["mean"]["value"])
     assert gain >= 1.0 and part["speedup"] is not None
     assert runner.invoke(cli, args).output == r.output  # reproducible with --seed
+
+
+def test_cli_verify_partial_names_verdict_and_arithmetic_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    path = str(tmp_path / "c.json")
+    runner.invoke(cli, ["design", "frc", "-n", "6", "-s", "2", "--order", "natural", "-o", path])
+    r = runner.invoke(cli, ["verify", path, "--partial", "1"])
+    assert r.exit_code == 0, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith("exact: certificate, arithmetic: none (a coverage argument), in ")
+    assert last.count("exact") == 1 and "((" not in last and "))" not in last

@@ -87,7 +87,7 @@ def render_partial(r: Any) -> None:
     if r.breaking_work is not None:
         con.print(f"least missing work that breaks decoding: {r.breaking_work}")
     checked = "" if r.method == "certificate" else f" over {r.checked:,} minimal profiles"
-    con.print(f"{'exact' if r.exact else 'heuristic'}: {r.method}{checked} ({r.arithmetic}) "
-              f"in {r.elapsed_s:.3f}s")
+    con.print(f"{'exact' if r.exact else 'heuristic'}: {r.method}{checked}, arithmetic: "
+              f"{r.arithmetic}, in {r.elapsed_s:.3f}s")
     for note in r.notes:
         con.print(f"note: {escape(in_cli_terms(note))}")
