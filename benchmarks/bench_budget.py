@@ -299,6 +299,10 @@ class Recorder:
 
     def __init__(self) -> None:
         self.checks: list[tuple[str, float]] = []
+        #: the checks above the budget: a refused run's estimate, or a part that a report
+        #: leaves out (bound's rows that say what they did not compute), which the run does
+        #: not spend
+        self.refused: list[tuple[str, float]] = []
         self.meters: list[Any] = []
 
     def install(self) -> None:
@@ -309,8 +313,13 @@ class Recorder:
 
         def check_work(self: Any, what: str, work: float, remedy: str, jobs: int = 1,
                        fixed: float = 0.0) -> None:
-            rec.checks.append((what, (work / max(1, jobs) + fixed) / bd.NS_PER_S))
-            check(self, what, work, remedy, jobs, fixed)
+            seconds = (work / max(1, jobs) + fixed) / bd.NS_PER_S
+            try:
+                check(self, what, work, remedy, jobs, fixed)
+            except bd.BudgetExceeded:  # left out of a report, or the run's refusal
+                rec.refused.append((what, seconds))
+                raise
+            rec.checks.append((what, seconds))
 
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
             meter_init(self, *args, **kwargs)
@@ -325,19 +334,24 @@ class Recorder:
 
         def sizes(self: Any, t: int, used: int, need: int) -> str | None:
             refusal = search(self, t, used, need)  # the estimate of the sizes up to t
-            rec.checks.append((f"threshold search up to size {t}", self.time))
+            (rec.checks if refusal is None else rec.refused).append(
+                (f"threshold search up to size {t}", self.time))
             return refusal
 
         exhaustive._SearchBudget.__call__ = sizes  # type: ignore[method-assign]
 
     def reset(self) -> None:
         self.checks.clear()
+        self.refused.clear()
         self.meters.clear()
 
-    def estimate(self) -> tuple[float, str]:
+    def estimate(self, refused: bool = False) -> tuple[float, str]:
+        """The largest estimate the run checked and spent (``refused``: the run was refused,
+        exit 2: the largest it checked)."""
         from gctool.budget import NS_PER_S
 
-        checked = max((t for _, t in self.checks), default=0.0)
+        checks = self.checks + (self.refused if refused else [])
+        checked = max((t for _, t in checks), default=0.0)
         charged = max((m.spent for m in self.meters), default=0.0) / NS_PER_S
         # a search admitted on its timed estimate still charges its calibrated work: the
         # meter is the estimate only of searches that checked none
@@ -379,7 +393,7 @@ def run_case(rec: Recorder, args: list[str]) -> dict[str, Any]:
             contextlib.redirect_stderr(sink):
         code = cli_main(args)
     cpu, wall = cpu_time() - c0, time.perf_counter() - w0
-    est, kind = rec.estimate()
+    est, kind = rec.estimate(code == 2)
     return {"exit": code, "cpu_s": cpu, "wall_s": wall, "estimate_s": est, "kind": kind,
             "ratio": wall / est if est else float("nan"),
             "cpu_ratio": cpu / est if est else float("nan")}
@@ -395,7 +409,7 @@ def run_captured(rec: Recorder, args: list[str]) -> dict[str, Any]:
             contextlib.redirect_stderr(err):
         code = cli_main(args)
     cpu, wall = cpu_time() - c0, time.perf_counter() - w0
-    est, kind = rec.estimate()
+    est, kind = rec.estimate(code == 2)
     return {"exit": code, "stderr": err.getvalue(), "cpu_s": cpu, "wall_s": wall,
             "estimate_s": est, "kind": kind}
 
@@ -610,9 +624,9 @@ def main() -> None:
                   sys.stdout, indent=2)
         print()
     else:
-        timed = [r["ratio"] for r in rows if r["timed"]]
-        print(f"timed cases: measured / estimated {min(timed, default=0):.2f}-"
-              f"{max(timed, default=0):.2f} "
+        ratios = [r["ratio"] for r in rows if r["timed"]]
+        print(f"timed cases: measured / estimated {min(ratios, default=0):.2f}-"
+              f"{max(ratios, default=0):.2f} "
               "(target 0.5-2; '!' marks a case outside it)")
 
 
