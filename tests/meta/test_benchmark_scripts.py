@@ -137,6 +137,18 @@ def test_attack(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     assert "n =  16: T_0 = 5 (exact) elementary" in out, out
 
 
+def test_budget_calibrated() -> None:
+    out = child("bench_budget.py", "--quick")
+    assert "default work budget" in out and "--jobs 1" in out, out
+    rows = [line for line in out.splitlines() if re.search(r"\d (estimated|charged) ", line)]
+    assert len(rows) == 9, out
+    assert "(exit" not in out, out  # every case ran to a verdict (exit 0 or 1)
+    for case in ("verify real cyclic", "attack real cyclic", "export --decoders",
+                 "bound (rank of B)", "design cyclic", "attack milp (budget)"):
+        assert any(row.startswith(case) for row in rows), case
+    assert "timed cases: measured / estimated" in out, out
+
+
 def test_budget_unseen() -> None:
     out = child("bench_budget.py", "--quick", "--unseen")
     rows = [line for line in out.splitlines() if re.match(r"\S.{23} +1 (exit \d|refused)", line)]
