@@ -225,7 +225,10 @@ def _first_writing_example_per_command() -> list[tuple[str, list[str]]]:
             argv = list(fz.examples(prefix, cmd)[0])
             for p in outs:
                 argv = fz._drop_option(argv, p)  # type: ignore[arg-type]
-            seen[prefix[0]] = argv + [fz.option_flag(outs[0]), "existing.json"]  # type: ignore[arg-type]
+            # a name the option takes (simulate --plot writes .svg only)
+            suffix = getattr(outs[0].type, "suffixes", (".json",))[0]
+            seen[prefix[0]] = argv + [fz.option_flag(outs[0]),  # type: ignore[arg-type]
+                                      f"existing{suffix}"]
     # the streamed writer too (export --decoders to NPZ is written chunk by chunk)
     seen["export-streamed"] = ["export", "frc.json", "--decoders", "-o", "existing.npz"]
     return sorted(seen.items())
