@@ -13,6 +13,7 @@ from gctool.cli.options import (
     output_path,
     progress_bar,
     seed_option,
+    svg_output_path,
 )
 from gctool.cli.output import quiet_option, status
 from gctool.limits import MAX_ITERATIONS
@@ -90,7 +91,7 @@ within --wait seconds.  Needs gctool[dask].""")
               help="Rounds without delays or computing that measure the cluster's own time "
                    "per round (0: skip).")
 @runs.no_baselines_option
-@click.option("--plot", type=output_path, default=None, metavar="FILE.svg",
+@click.option("--plot", type=svg_output_path, default=None, metavar="FILE.svg",
               help="Also draw an SVG: time per round per scheme (measured and predicted) and "
                    "the loss against wall-clock time.")
 @seed_option

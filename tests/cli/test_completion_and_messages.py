@@ -112,3 +112,15 @@ def test_simulate_refuses_bad_options_naming_the_flag(runner: CliRunner, tmp_pat
     assert r.exit_code == 2, r.output
     assert flag in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "Traceback" not in r.stderr and not plot.exists()
+
+
+def test_train_refuses_a_plot_that_is_not_svg(runner: CliRunner, tmp_path: Path) -> None:
+    """train --plot writes an SVG, as simulate --plot does: another suffix is refused before
+    any cluster starts, in one line naming the flag, and nothing is written."""
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 4, 1), code)
+    plot = tmp_path / "run.txt"
+    r = runner.invoke(cli, ["train", str(code), "--iterations", "2", "--plot", str(plot)])
+    assert r.exit_code == 2, r.output
+    assert "--plot" in r.stderr and ".svg" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not plot.exists()
