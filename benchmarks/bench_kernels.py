@@ -174,8 +174,11 @@ def timed(fn: Callable[[], Any], compiled: bool, repeat: int = 1,
 
 class ThreadClock:
     """Per-thread CPU time of a threaded run (``time.thread_time``): of the caller, of each
-    pool thread, and inside the compiled walks (which release the GIL).  It instruments the
-    engine and the kernels until :meth:`close`."""
+    pool thread, and inside the compiled walks (which release the GIL).  A pool thread is a
+    :class:`gctool.engine.threads.Carrier` that runs one pool's job after another (a run makes
+    several pools: the screen's, then the doubtful sets'), so the clock times every job handed
+    to :meth:`Carrier.start <gctool.engine.threads.Carrier.start>` and sums them per thread.
+    It instruments the engine and the kernels until :meth:`close`."""
 
     def __init__(self) -> None:
         import threading
@@ -186,9 +189,10 @@ class ThreadClock:
         self.pool: dict[int, float] = {}
         self.nogil: dict[int, float] = {}
         self.fold = 0.0  # the caller's CPU while the pool runs
-        loop, run_threads = threads._Threads._loop, threads.run_threads
+        start, run_threads = threads.Carrier.start, threads.run_threads
         walks = ((real, "screen_range"), (gf, "gf_range"), (optimal, "hat_range"))
-        self.saved = [(threads._Threads, "_loop", loop), (threads, "run_threads", run_threads),
+        self.saved = [(threads.Carrier, "start", threads.Carrier.__dict__["start"]),
+                      (threads, "run_threads", run_threads),
                       *((mod, name, getattr(mod, name)) for mod, name in walks)]
 
         def timed_run(*args: Any) -> None:
@@ -200,12 +204,18 @@ class ThreadClock:
 
         threads.run_threads = timed_run  # type: ignore[assignment]
 
-        def timed_loop(pool: Any) -> None:
-            t0 = time.thread_time()
-            loop(pool)
-            self.pool[threading.get_ident()] = time.thread_time() - t0
+        def timed_job(job: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                t0 = time.thread_time()
+                try:
+                    job()
+                finally:  # before the job's end is signalled: the caller reads it after
+                    key = threading.get_ident()
+                    self.pool[key] = self.pool.get(key, 0.0) + time.thread_time() - t0
+            return run
 
-        threads._Threads._loop = timed_loop  # type: ignore[assignment, method-assign]
+        threads.Carrier.start = staticmethod(  # type: ignore[method-assign, assignment]
+            lambda job, name: start(timed_job(job), name))
         for mod, name in walks:
             setattr(mod, name, self._walk(getattr(mod, name)))
 
