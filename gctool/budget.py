@@ -96,11 +96,15 @@ class Budget:
     * ``max_work``: seconds of estimated time (the estimate divided by the jobs that run it);
     * ``max_memory``: bytes of the large arrays one step allocates at once;
     * ``max_sets``: an explicit cap on the straggler sets an exhaustive search evaluates (None:
-      no cap; the time budget decides)."""
+      no cap; the time budget decides);
+    * ``used``: seconds of the run's budget that its earlier parts were estimated at, when this
+      budget is what they left to a later part (:meth:`rest`; ``max_work`` is then the rest):
+      its refusals name both, and the whole (set by :meth:`rest` only)."""
 
     max_work: float = float(DEFAULT_MAX_WORK)
     max_memory: float = float(DEFAULT_MAX_MEMORY)
     max_sets: int | None = None
+    used: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("max_work", "max_memory"):
@@ -134,6 +138,16 @@ class Budget:
         given = {k: v for k, v in changes.items() if v is not None}
         return replace(self, **given) if given else self
 
+    def rest(self, spent: float) -> Budget:
+        """What this budget leaves to a later part of a run whose earlier parts were estimated
+        at ``spent`` (ns of one core: the run's :class:`Meter`'s ``spent``): ``max_work`` the
+        rest (at least :data:`LEAST_WORK`: a budget is positive), ``used`` the seconds spent."""
+        if spent <= 0:
+            return self
+        used = spent / NS_PER_S
+        return replace(self, max_work=max(LEAST_WORK, self.max_work - used),
+                       used=self.used + used)
+
     # -- the work budget ------------------------------------------------------------------------
     @property
     def work_ns(self) -> float:
@@ -155,7 +169,8 @@ class Budget:
         if not self.affords(work, jobs, fixed):
             jobs = max(1, jobs)
             raise work_refusal(f"{what} needs about {_time_on(work + fixed * jobs, jobs)}",
-                               (work / jobs + fixed) / NS_PER_S, self.max_work, remedy)
+                               (work / jobs + fixed) / NS_PER_S, self.max_work, remedy,
+                               self.used)
 
     def check_memory(self, what: str, nbytes: float, remedy: str) -> None:
         """Refuse, before they are allocated, arrays of ``nbytes`` above ``max_memory``."""
@@ -178,35 +193,50 @@ class Budget:
         """A meter of work charged as it is spent against ``max_work`` (one core: a meter stops
         at the same point for any number of jobs); the refusal says that ``what`` has spent
         the budget, and ``remedy``."""
-        budget = self.max_work
+        budget, used = self.max_work, self.used
 
         def refuse(total: float, detail: str) -> GctoolError:
             so_far = f" ({detail} so far)" if detail else ""
             spent = total / NS_PER_S
             return work_refusal(f"{what}{so_far} has spent about {format_seconds(spent)} "
-                                "(estimated, one core)", spent, budget, remedy)
+                                "(estimated, one core)", spent, budget, remedy, used)
 
         return Meter(self.work_ns, refuse, spent)
 
 
-def work_refusal(head: str, needed: float, budget: float, remedy: str) -> BudgetExceeded:
-    """The refusal above the work budget (times in seconds), with its structured fields."""
-    return BudgetExceeded(f"{head}, above the work budget of {format_seconds(budget)} "
-                          f"(`max_work`, GCTOOL_MAX_WORK); {remedy}", kind="work",
-                          needed=needed, budget=budget, param="max_work", remedy=remedy)
+#: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
+LEAST_WORK = 1 / NS_PER_S
+#: earlier parts of a run that used less than this share of its budget go unnamed in a later
+#: part's refusal (the rank of a small B: microseconds of a budget of seconds)
+USED_UNNAMED = 0.01
+
+
+def work_refusal(head: str, needed: float, budget: float, remedy: str, used: float = 0.0
+                 ) -> BudgetExceeded:
+    """The refusal above the work budget (times in seconds), with its structured fields;
+    ``used``: what the run's earlier parts were estimated at, when ``budget`` is what they
+    left of it (:meth:`Budget.rest`): named from :data:`USED_UNNAMED` of the whole."""
+    whole = f"the work budget of {format_seconds(budget + used)}"
+    above = whole if used < USED_UNNAMED * (budget + used) else (
+        f"the {format_seconds(budget)} that the earlier parts of the run (about "
+        f"{format_seconds(used)}) left of {whole}")
+    return BudgetExceeded(f"{head}, above {above} (`max_work`, GCTOOL_MAX_WORK); {remedy}",
+                          kind="work", needed=needed, budget=budget, param="max_work",
+                          remedy=remedy)
 
 
 #: an estimate above this (a year of one core) is out of reach: no budget to suggest
 OUT_OF_REACH_S = 365.25 * 86400
 
 
-def computing_refusal(what: str, seconds: float, budget: float, how: str = ""
-                      ) -> BudgetExceeded:
+def computing_refusal(what: str, seconds: float, budget: float, how: str = "",
+                      used: float = 0.0) -> BudgetExceeded:
     """The refusal of ``what`` (a computation left out of a report), estimated at ``seconds``
     (``how``: how, e.g. ", timed on a sample of its sets") above the work budget ``budget``
-    (seconds): it names the budget that would compute it (:func:`suggest_time`)."""
+    (seconds; ``used``: what earlier parts of the run used, :func:`work_refusal`): it names the
+    budget that would compute it (:func:`suggest_time`) after them."""
     return work_refusal(f"{what} needs about {format_seconds(seconds)} (estimated{how})",
-                        seconds, budget, compute_hint(seconds))
+                        seconds, budget, compute_hint(seconds + used), used)
 
 
 def compute_hint(seconds: float) -> str:

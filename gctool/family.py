@@ -298,8 +298,7 @@ class Family:
             raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
         budget = Budget.default() if request.budget is None else request.budget
         return bounds(code, s=request.s, d=request.d, epsilon=request.epsilon,
-                      budget=budget, threshold=table_threshold(budget),
-                      worst=table_worst(budget))
+                      budget=budget, threshold=table_threshold, worst=table_worst)
 
     def profile(self, code: GradientCode, request: ProfileRequest) -> ProfileReport:
         """Decode level profiles (nested codes only)."""

@@ -399,6 +399,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
                           ahead=ahead)
     found = search.run()
     oracle.evaluations = base + search.evaluated
+    oracle.estimated = budget.time * NS_PER_S  # the sizes searched, as they were estimated
     if not found.complete:
         raise BudgetExceeded(found.refusal, proved=found.lower)
     out = ThresholdOutcome(found.size, found.stragglers, found.error, True, "exhaustive",
@@ -495,7 +496,7 @@ class _SearchBudget:
         budget.check_sets(what, sets, "raise `max_sets`")
         if total > budget.max_work:
             how = ", timed on samples of its sizes" if timed else ""
-            raise computing_refusal(what, total, budget.max_work, how)
+            raise computing_refusal(what, total, budget.max_work, how, budget.used)
 
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size

@@ -37,6 +37,8 @@ from gctool.model import GradientCode
 from gctool.reports import BoundReport
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gctool.bounds.approx import ThresholdFinder, WorstFinder
 
 
@@ -50,20 +52,23 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     d: int | None = None,
     epsilon: float | None = None,
     budget: Budget | None = None,
-    threshold: ThresholdFinder | None = None,
-    worst: WorstFinder | None = None,
+    threshold: Callable[[Budget], ThresholdFinder] | None = None,
+    worst: Callable[[Budget], WorstFinder] | None = None,
 ) -> BoundReport:
     """Report the load bounds for (n, k, s, m) and, for a code, whether it meets them.
 
     ``d`` (a load per worker) adds whether it suffices and the largest m it allows; for an
     m-piece code it defaults to the code's largest load.  ``epsilon`` (with a code) is the
     error level ε of the threshold rows T_ε of the approximate-code table (default 0).
-    ``budget``: the work budget of the rank of B (default :meth:`Budget.default`).
-    ``threshold``: what finds the code's T_ε beside the threshold rows (default: an exhaustive
-    search of at most :data:`~gctool.limits.APPROX_EXACT_SETS` sets; ``gctool.bound`` passes
-    ``attack --threshold``'s, held to ``budget``); ``worst``: what finds its worst error at s
-    when decoding every s-set is above ``budget`` (default: none; ``gctool.bound`` passes
-    ``attack -s``'s exhaustive search).
+    ``budget``: the work budget of the whole report (default :meth:`Budget.default`), shared
+    by its parts in order (the rank of B, then the table's,
+    :class:`~gctool.bounds.approx.SharedWork`).
+    ``threshold``: what makes, for the budget the earlier parts left, the finder of the code's
+    T_ε beside the threshold rows (default: an exhaustive search of at most
+    :data:`~gctool.limits.APPROX_EXACT_SETS` sets; ``gctool.bound`` passes ``attack
+    --threshold``'s); ``worst``: the same for its worst error at s when decoding every s-set
+    is above what is left (default: none; ``gctool.bound`` passes ``attack -s``'s exhaustive
+    search).
     """
     if code is not None:
         n, k = code.n, code.k

@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
-from gctool.budget import Budget
+from gctool.budget import NS_PER_S, Budget, computing_refusal
 from gctool.engine.records import Checked
+from gctool.errors import BudgetExceeded
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
@@ -130,12 +131,15 @@ class ThresholdValue:
     """The code's T_ε beside the threshold rows: ``value`` (None: no straggler set exceeds ε,
     or not computed), ``exact`` (the search completed: the value is exact, or exactly none),
     ``note`` (why not, when not computed: the estimate and the parameter that would compute
-    it) and ``lower`` (proved: T_ε >= lower)."""
+    it), ``lower`` (proved: T_ε >= lower), ``refusal`` (the search's, when refused: the table
+    words the note from it) and ``seconds`` (the search's estimate, charged to the run)."""
 
     value: int | None
     exact: bool
     note: str = ""
     lower: int = 0
+    refusal: BudgetExceeded | None = None
+    seconds: float = 0.0
 
 
 #: what finds the code's T_ε for the table: (code, ε) -> :class:`ThresholdValue`
@@ -146,16 +150,22 @@ ThresholdFinder = Callable[[GradientCode, float], ThresholdValue]
 class WorstValue:
     """The code's worst error at s found by a faster search than the table's decoding of every
     set: ``value`` (None: not found), ``decodes`` (every s-set decodes: every error, so the
-    mean too, is 0 in the table's terms) and ``note`` (why not, when not computed)."""
+    mean too, is 0 in the table's terms), ``note`` (why not, when not computed), ``refusal``
+    and ``seconds`` (as :class:`ThresholdValue`'s)."""
 
     value: float | None
     decodes: bool
     note: str = ""
+    refusal: BudgetExceeded | None = None
+    seconds: float = 0.0
 
 
 #: what finds the code's worst error at s when the table's own decoding is above the budget:
 #: (code, s) -> :class:`WorstValue`
 WorstFinder = Callable[[GradientCode, int], WorstValue]
+#: a finder's value and its argument (:meth:`SharedWork.find`)
+V = TypeVar("V", ThresholdValue, WorstValue)
+A = TypeVar("A")
 
 
 def small_threshold(code: GradientCode, epsilon: float) -> ThresholdValue:
@@ -288,16 +298,88 @@ def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[fl
     return probed[0] * total / NS_PER_S, ", timed on a sample of its sets"
 
 
+class SharedWork:
+    """The work budget of one ``bound`` run, shared by its parts in the order they run: the
+    rank of B, the decoding of every s-set (or, above what is left, the worst-error search),
+    the iid row's decoding of every set, the threshold search.  One
+    :class:`~gctool.budget.Meter` is charged each part's estimate as it is admitted, and each
+    part is held to what the parts before it left (:meth:`Budget.rest`), so the whole run
+    holds to ``max_work``.  A part that does not fit is left out, and its row says so: its
+    estimate, what the earlier parts used, and the budget that computes it (:meth:`hint`)."""
+
+    def __init__(self, budget: Budget, spent: float = 0.0) -> None:
+        self.budget = budget
+        self.meter = budget.meter("bound", "raise `max_work`")
+        #: the estimate of every part so far (seconds), computed or left out, in order
+        self.needs: list[float] = []
+        if spent > 0:
+            self.spend(spent)
+
+    def left(self) -> Budget:
+        """The budget of the next part: what the parts before it left."""
+        return self.budget.rest(self.meter.spent)
+
+    def spend(self, seconds: float) -> None:
+        """Charge a part admitted at ``seconds`` (estimated)."""
+        self.needs.append(seconds)
+        self.meter.charge(min(seconds * NS_PER_S, self.meter.remaining))
+
+    def hint(self, seconds: float) -> float:
+        """The least ``max_work`` that computes a part estimated at ``seconds`` after the
+        parts before it, at their estimates (a part left out now may fit a larger budget
+        and take its share first)."""
+        total = self.meter.spent / NS_PER_S + seconds
+        while True:
+            ran = 0.0
+            for need in self.needs:
+                if ran + need <= total:
+                    ran += need
+            if ran + seconds <= total:
+                return total
+            total = ran + seconds
+
+    def not_computed(self, exc: BudgetExceeded) -> str:
+        """The note of a part refused with ``exc`` (which counts its estimate for the parts
+        after it), naming the budget that computes it (:meth:`hint`)."""
+        from gctool.budget import compute_hint
+
+        needed = exc.needed
+        if exc.kind == "work" and needed is not None:
+            exc = exc.with_remedy(compute_hint(self.hint(needed)))
+            self.needs.append(needed)
+        return f"not computed: {exc}"
+
+    def decoding(self, code: GradientCode, what: str, sizes: range) -> str:
+        """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of
+        the table: "not computed: ..." (:meth:`not_computed`), or "" when it fits what is left
+        (and it is charged)."""
+        left = self.left()
+        seconds, how = _decoding_time(code, sizes, left)
+        if seconds <= left.max_work:
+            self.spend(seconds)
+            return ""
+        return self.not_computed(computing_refusal(what, seconds, left.max_work, how,
+                                                   left.used))
+
+    def find(self, finder: Callable[[Budget], Callable[[GradientCode, A], V]]
+             ) -> Callable[[GradientCode, A], V]:
+        """``finder`` held to what the parts before each search left, its search charged (or
+        its refusal worded, :meth:`not_computed`)."""
+        def find(code: GradientCode, arg: A) -> V:
+            found = finder(self.left())(code, arg)
+            if found.refusal is not None:
+                return replace(found, note=self.not_computed(found.refusal))
+            self.spend(found.seconds)
+            return found
+
+        return find
+
+
 def left_out(code: GradientCode, what: str, sizes: range, budget: Budget) -> str:
     """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of the
     table: "not computed: ..." with its estimate and the budget that computes it, or "" when
-    it fits ``budget``."""
-    from gctool.budget import computing_refusal
-
-    seconds, how = _decoding_time(code, sizes, budget)
-    if seconds <= budget.max_work:
-        return ""
-    return f"not computed: {computing_refusal(what, seconds, budget.max_work, how)}"
+    it fits ``budget`` (a run of this part alone, :meth:`SharedWork.decoding`)."""
+    return SharedWork(budget).decoding(code, what, sizes)
 
 
 def _worst_and_mean(code: GradientCode, s: int
@@ -393,8 +475,8 @@ def _is_symmetric(code: GradientCode) -> bool:
     return B.shape[0] == B.shape[1] and bool(np.allclose(B, B.T, rtol=0, atol=1e-12))
 
 
-def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None,
-                  reg: tuple[float, float] | None, notes: tuple[str, str], budget: Budget
+def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float | None,  # noqa: PLR0913 (the rows' inputs)
+                  reg: tuple[float, float] | None, notes: tuple[str, str], run: SharedWork
                   ) -> list[ApproxBound]:
     """The error rows at s (``notes``: why the worst and why the mean are left out, or "")."""
     n, support = code.n, code.support
@@ -419,8 +501,8 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
         value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
-        iid = left_out(code, f"decoding every straggler set of every size (2^{n} sets)",
-                       range(n + 1), budget)
+        iid = run.decoding(code, f"decoding every straggler set of every size (2^{n} sets)",
+                           range(n + 1))
         out.append(bound_entry("iid_error_lb", value,
                           f"expected error, independent straggling with {label}, >= "
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
@@ -541,32 +623,41 @@ def _family(code: GradientCode, threshold: ThresholdFinder) -> list[ApproxBound]
     return [] if family is None else list(family.closed_forms(code, threshold))
 
 
+def _small(budget: Budget) -> ThresholdFinder:
+    """:func:`small_threshold`, whatever the budget (it counts sets)."""
+    return small_threshold
+
+
 def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # noqa: PLR0913 (the table's inputs and its two finders)
-                  threshold: ThresholdFinder | None = None, budget: Budget | None = None,
-                  worst: WorstFinder | None = None) -> list[ApproxBound]:
-    """The table for ``code`` at s stragglers and threshold level ε (default 0); the code's
-    T_ε from ``threshold`` (default :func:`small_threshold`); the code's errors at s from one
-    decoding of every s-set when its estimate fits ``budget`` (default
-    :meth:`Budget.default`, :func:`left_out`), else the worst from ``worst`` (when given;
-    when it finds that every s-set decodes, the mean is 0 too)."""
+                  threshold: Callable[[Budget], ThresholdFinder] | None = None,
+                  budget: Budget | None = None,
+                  worst: Callable[[Budget], WorstFinder] | None = None,
+                  spent: float = 0.0) -> list[ApproxBound]:
+    """The table for ``code`` at s stragglers and threshold level ε (default 0), within
+    ``budget`` (default :meth:`Budget.default`) shared by its parts (:class:`SharedWork`;
+    ``spent``: the seconds the run's parts before the table were estimated at).  The code's
+    T_ε from the finder ``threshold`` makes for a budget (default :func:`small_threshold`);
+    the code's errors at s from one decoding of every s-set when its estimate fits, else the
+    worst from ``worst``'s finder (when given; when it finds that every s-set decodes, the
+    mean is 0 too)."""
     eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
-    find = _once(threshold or small_threshold)
+    run = SharedWork(Budget.default() if budget is None else budget, spent)
+    find = _once(run.find(threshold or _small))
     out = _family(code, find)
     if code.field.is_finite or code.m != 1:
         return out
-    budget = Budget.default() if budget is None else budget
-    note = left_out(code, f"decoding every straggler set of size {s} ({comb(code.n, s):,} "
-                    "sets)", range(s, s + 1), budget)
+    note = run.decoding(code, f"decoding every straggler set of size {s} "
+                        f"({comb(code.n, s):,} sets)", range(s, s + 1))
     worst_s, _, mean = (None, None, None) if note else _worst_and_mean(code, s)
     notes = (note, note)
     if note and worst is not None:
-        found = worst(code, s)
+        found = run.find(worst)(code, s)
         worst_s, notes = found.value, (found.note, note)
         if found.decodes:
             mean, notes = 0.0, ("", "")
     reg = column_regular(code)  # (|r|, σ*): the spectral and the T_ε lower bound rows
-    return (_error_bounds(code, s, worst_s, mean, reg, notes, budget)
+    return (_error_bounds(code, s, worst_s, mean, reg, notes, run)
             + _closed_form(code, s, worst_s, notes[0]) + out
             + _threshold_bounds(code, eps, reg, find))

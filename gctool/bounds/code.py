@@ -11,11 +11,13 @@ from dataclasses import replace
 from math import floor
 from typing import TYPE_CHECKING
 
-from gctool.budget import Budget
+from gctool.budget import NS_PER_S, Budget
 from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gctool.bounds.approx import ThresholdFinder, WorstFinder
 
 
@@ -27,11 +29,14 @@ def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
 
 
 def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,  # noqa: PLR0913 (the report's inputs and the table's two finders)
-                epsilon: float | None = None, threshold: ThresholdFinder | None = None,
-                worst: WorstFinder | None = None) -> BoundReport:
+                epsilon: float | None = None,
+                threshold: Callable[[Budget], ThresholdFinder] | None = None,
+                worst: Callable[[Budget], WorstFinder] | None = None) -> BoundReport:
     """The report of ``gctool bound FILE``: ``items`` (the load bounds for the code's n, k, m
     and ``s``) judged on the code, then the code's own rows (``threshold`` and ``worst``: what
-    finds the code's T_ε and its worst error, :func:`~gctool.bounds.approx.approx_bounds`)."""
+    makes the finders of the code's T_ε and its worst error for a budget,
+    :func:`~gctool.bounds.approx.approx_bounds`), all within ``budget``: the rank of B is
+    charged first, and the table's parts share what it leaves."""
     from gctool.bounds import rank as rank_bound
     from gctool.bounds.approx import approx_bounds
 
@@ -40,6 +45,7 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget, 
     rank = rank_bound.rank(code, budget)
     if rank > n - s:
         rank_bound.check(code, budget, second=True)
+    spent = rank_bound.work(code, rank > n - s) / NS_PER_S
     # over R/C a numerical rank above n - s only matters when its witness fails to decode
     # (the witnesses of s and of n - rank + 1 share one row basis of B)
     by_rank_holds, rank_fails = rank_bound.witnesses_fail(code, [n - rank + 1, s], rank)
@@ -78,6 +84,6 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget, 
         "replication": rep.tolist(), "loads": loads.tolist(), "rank": rank,
         "nnz": int(rep.sum()), "field": str(code.field), "scheme": code.scheme,
     }
-    items += approx_bounds(code, s, epsilon, threshold, budget, worst)
+    items += approx_bounds(code, s, epsilon, threshold, budget, worst, spent)
     meets = dmax == next(b.value for b in items if b.name == "max_load")
     return BoundReport(n, k, s, m, items, stats, meets, findings, not findings)

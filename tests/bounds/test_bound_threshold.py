@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from math import comb
 from pathlib import Path
 
@@ -18,8 +19,16 @@ from hypothesis import strategies as st
 
 import gctool
 from gctool.algebra.fields import parse_field
-from gctool.bounds.approx import ApproxBound, exact_threshold
-from gctool.budget import NS_PER_S, Budget, format_seconds, parse_time, set_cost, suggest_time
+from gctool.bounds.approx import ApproxBound, SharedWork, exact_threshold
+from gctool.budget import (
+    NS_PER_S,
+    Budget,
+    computing_refusal,
+    format_seconds,
+    parse_time,
+    set_cost,
+    suggest_time,
+)
 from gctool.codes import design
 from gctool.engine.sweep import ExceedSearch
 from gctool.io import write_code
@@ -95,7 +104,8 @@ def test_over_the_budget_nothing_is_searched_and_the_row_says_what_computes_it(
     note = row.actual_note
     found = re.fullmatch(
         r"not computed: the exact threshold search \(n=24, every size up to 5: 55,455 "
-        r"straggler sets\) needs about (.+?) \(estimated[^)]*\), above the work budget of 1 ms "
+        r"straggler sets\) needs about (.+?) \(estimated[^)]*\), above (?:the \S+ us that the "
+        r"earlier parts of the run \(about \S+ us\) left of )?the work budget of 1 ms "
         r"\(`max_work`, GCTOOL_MAX_WORK\); raise `max_work` to (\S+) to compute it", note)
     assert found, note
     assert row.statement.endswith(f"code: {note}")
@@ -117,7 +127,7 @@ def test_a_suggested_budget_is_rounded_up(seconds: float, written: str) -> None:
 def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Path) -> None:
     path = tmp_path / "crc24.json"
     write_code(CYCLIC, str(path))
-    text = run("bound", str(path), "--max-work", "1ms")
+    text = run("bound", str(path), "--max-work", "10ms")  # the rank of B (55 us) goes unnamed
     assert text.exit_code == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
     assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
@@ -126,7 +136,7 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     line = next(x for x in text.stdout.splitlines() if "mean error over uniform 4-sets" in x)
     seconds = _calibrated(4)
     assert (f"code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
-            f"about {format_seconds(seconds)} (estimated), above the work budget of 1 ms "
+            f"about {format_seconds(seconds)} (estimated), above the work budget of 10 ms "
             f"(--max-work, GCTOOL_MAX_WORK); raise --max-work to {suggest_time(seconds)} to "
             "compute it") in line
     # the worst: attack -s 4's refusal, with bound's remedy (bound has no --method)
@@ -211,3 +221,85 @@ def test_decoding_estimates_of_every_size_of_a_large_code_stay_finite_and_say_no
     assert near.endswith(f"raise `max_work` to {suggest_time(OUT_OF_REACH_S)} to compute it")
     assert str(computing_refusal("x", 2 * OUT_OF_REACH_S, 5.0)).endswith(
         "; no work budget computes it")
+
+
+# -- one budget for the whole run: its parts share it in order --------------------------------
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> list[SharedWork]:
+    """Every run's :class:`SharedWork` from now on (as bench_budget's Recorder keeps the
+    meters)."""
+    runs: list[SharedWork] = []
+    real = SharedWork.__init__
+
+    def spy(self: SharedWork, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        runs.append(self)
+
+    monkeypatch.setattr(SharedWork, "__init__", spy)
+    return runs
+
+
+@pytest.mark.parametrize("seconds", [0.3, 0.6, 1.5])
+def test_the_parts_of_a_run_hold_to_one_budget(shared: list[SharedWork], seconds: float
+                                               ) -> None:
+    """The rank of B, the decoding of the s-sets (or attack -s), the iid row and the threshold
+    search are each charged their estimate against one meter, each admitted on what the parts
+    before it left: what the run was estimated at stays within --max-work (each part held to
+    the whole budget alone took up to about 3x it), and so does its CPU time, within a
+    generous factor (estimates are within about 2x; the first run of a process loads
+    kernels)."""
+    gctool.bound(CYCLIC, budget=Budget(max_work=seconds))  # warm: kernels loaded
+    shared.clear()
+    t0 = time.process_time()
+    rows = _rows(CYCLIC, budget=Budget(max_work=seconds))
+    cpu = time.process_time() - t0
+    [run_] = shared
+    assert run_.meter.limit == seconds * NS_PER_S
+    assert 0 < run_.meter.spent <= run_.meter.limit
+    assert sum(run_.needs) > 0 and len(run_.needs) >= 3  # rank, s-sets or attack -s, iid...
+    assert cpu <= 2 * seconds + 0.5, cpu
+    assert rows["threshold_ub"].actual in (None, 5.0)
+
+
+def test_a_part_left_out_because_earlier_parts_used_the_budget_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rank of B charged at all but 5 ms of a 2 s budget: the rows after it are refused on
+    what it left (every search costs more than the 5 ms left: a run's start alone is 10 ms),
+    and each says so in text and JSON, with the budget that computes it after the rank."""
+    from gctool.bounds import rank as rank_bound
+
+    monkeypatch.setattr(rank_bound, "work", lambda code, second=False: 1.995 * NS_PER_S)
+    path = tmp_path / "crc24.json"
+    write_code(CYCLIC, str(path))
+    text = run("bound", str(path), "--max-work", "2s")
+    assert text.exit_code == 0, text.stderr
+    line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
+    assert ("code: not computed: the exact threshold search (n=24, every size up to 5: 55,455 "
+            "straggler sets) needs about ") in line, line
+    found = re.search(r"above the 5 ms that the earlier parts of the run \(about 2 s\) left of "
+                      r"the work budget of 2 s \(--max-work, GCTOOL_MAX_WORK\); raise "
+                      r"--max-work to (\S+) to compute it", line)
+    assert found, line
+    assert parse_time("max_work", found.group(1)) > 2.0
+    doc = json.loads(run("bound", str(path), "--max-work", "2s", "--json").stdout)
+    rows = {b["name"]: b for b in doc["files"][0]["report"]["bounds"] if "actual" in b}
+    for name in ("threshold_ub", "error_lb_fully_straggled", "mean_error_lb_uniform",
+                 "iid_error_lb"):
+        note = rows[name]["actual_note"]
+        assert rows[name]["actual"] is None and note.startswith("not computed: "), (name, note)
+        assert "that the earlier parts of the run (about 2 s) left of the work budget of 2 s " \
+            "(`max_work`, GCTOOL_MAX_WORK); raise `max_work` to " in note, (name, note)
+    assert rows["threshold_ub"]["actual_exact"] is False
+
+
+def test_the_budget_named_computes_the_part_after_the_parts_before_it() -> None:
+    """The suggested budget counts the parts before it at their estimates, also those left
+    out now that a larger budget would admit first (each taking its share)."""
+    run_ = SharedWork(Budget(max_work=1.0), spent=0.5)  # the rank: 0.5 s of 1 s
+    run_.not_computed(computing_refusal("a", 0.6, 0.5, used=0.5))  # left out: 0.6 s
+    assert run_.hint(0.7) == pytest.approx(0.5 + 0.6 + 0.7)  # at 1.2 s, 'a' would run first
+    assert run_.hint(3.0) == pytest.approx(0.5 + 0.6 + 3.0)
+    run_ = SharedWork(Budget(max_work=1.0), spent=0.5)
+    run_.not_computed(computing_refusal("a", 9.0, 0.5, used=0.5))
+    assert run_.hint(0.7) == pytest.approx(1.2)  # 'a' stays out at 1.2 s
+    assert run_.left().max_work == pytest.approx(0.5) and run_.left().used == 0.5

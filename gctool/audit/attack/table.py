@@ -2,26 +2,19 @@
 faster than the table's own decoding of every set (:mod:`gctool.bounds.approx`, which sits below
 the audits and takes them as finders): the threshold T_ε and the worst error at s, each by the
 exhaustive search of ``attack`` (rotation orbits, compiled walks, the same tie rule), held to
-the request's work budget and estimated before it starts.  Above the budget a finder returns no
-value and the refusal: what was not computed, its estimate and the budget that computes it."""
+the budget ``bound`` leaves them and estimated before it starts.  Above it a finder returns no
+value and the refusal (what was not computed and its estimate: the table words its note); a
+value found carries the search's estimate, which the table charges to its run."""
 
 from __future__ import annotations
 
 from gctool.audit import exhaustive
 from gctool.audit.attack.options import AttackOptions, oracle_for
 from gctool.bounds.approx import ThresholdFinder, ThresholdValue, WorstFinder, WorstValue
-from gctool.budget import Budget, compute_hint
+from gctool.budget import NS_PER_S, Budget
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
-
-
-def _not_computed(exc: BudgetExceeded) -> str:
-    """A refusal as the table's note, suggesting the budget that computes it (the attack's own
-    remedies name options ``bound`` does not have)."""
-    if exc.kind == "work" and exc.needed is not None:
-        exc = exc.with_remedy(compute_hint(exc.needed))
-    return f"not computed: {exc}"
 
 
 def table_threshold(budget: Budget) -> ThresholdFinder:
@@ -36,8 +29,9 @@ def table_threshold(budget: Budget) -> ThresholdFinder:
             found = exhaustive.threshold(oracle, threshold_level(epsilon, oracle.limit),
                                          upfront=True)
         except BudgetExceeded as exc:
-            return ThresholdValue(None, False, _not_computed(exc), exc.proved or 0)
-        return ThresholdValue(found.threshold, True, lower=found.lower)
+            return ThresholdValue(None, False, lower=exc.proved or 0, refusal=exc)
+        return ThresholdValue(found.threshold, True, lower=found.lower,
+                              seconds=oracle.estimated / NS_PER_S)
 
     return find
 
@@ -53,10 +47,10 @@ def table_worst(budget: Budget) -> WorstFinder:
             oracle = oracle_for(code, opts)
             found = exhaustive.worst(oracle, s)
         except BudgetExceeded as exc:
-            return WorstValue(None, False, _not_computed(exc))
-        error = found.error
+            return WorstValue(None, False, refusal=exc)
+        error, seconds = found.error, oracle.estimated / NS_PER_S
         if error is None or not bool(oracle.fails(error)):
-            return WorstValue(0.0, True)
-        return WorstValue(float(error), False)
+            return WorstValue(0.0, True, seconds=seconds)
+        return WorstValue(float(error), False, seconds=seconds)
 
     return find

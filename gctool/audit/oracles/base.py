@@ -165,7 +165,7 @@ class Oracle:
             f"{self.code.field}) has spent about {format_seconds(spent)} (estimated, one core; "
             f"{self.evaluations:,} straggler sets decoded)", spent, self.budget.max_work,
             "use a smaller code, `method`=greedy with fewer `restarts`, a lower `max_nodes`, "
-            "or raise `max_work`")
+            "or raise `max_work`", self.budget.used)
 
     def error(self, S: Sequence[int]) -> float:
         row = np.array(sorted({int(i) for i in S}), dtype=np.intp)
