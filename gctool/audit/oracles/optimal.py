@@ -43,6 +43,15 @@ from gctool.numerics import EPS
 
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
+#: a fast-path error this close to the decoding limit (relative) is not trusted: the set goes
+#: to the SVD decoder.  The fast path's round-off grows like FAST_KAPPA^2 eps (2e-8) times
+#: the size of the code; this is far above it, and few sets of any code come this close
+NEAR_LIMIT_RTOL = 1e-5
+
+
+def near_limit(err: float | np.ndarray, limit: float) -> np.ndarray:
+    """Are these computed errors too close to ``limit`` for their verdict to stand?"""
+    return np.asarray(np.abs(np.asarray(err) - limit) <= NEAR_LIMIT_RTOL * limit)
 
 
 def setup_work(code: GradientCode) -> int:
@@ -120,7 +129,10 @@ class OptimalOracle(Oracle):
         #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
-        self.fast = kappa <= FAST_KAPPA
+        #: the fast path's errors rest on err_full, a float64 value nothing proves; a full
+        #: set's error within NEAR_LIMIT_RTOL of the decoding limit leaves every set to the
+        #: SVD decoder, which proves its verdicts or decides them in exact arithmetic
+        self.fast = kappa <= FAST_KAPPA and not near_limit(self.err_full, self.limit)
 
     def maximizer(self, S: Sequence[int]) -> np.ndarray:
         """The y in range(B) (n x m, supported on S) attaining the lost error of S (R/C):
@@ -202,10 +214,7 @@ class OptimalOracle(Oracle):
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
-        b, s = S.shape
-        if s == 0 and not self.finite:
-            return np.full(b, self.err_full)
-        if not self._uses_hat(s):
+        if not self._uses_hat(S.shape[1]):  # the full set (s = 0) too: err_full is not proved
             return super()._errors(S)
         return self._hat_errors(S)
 

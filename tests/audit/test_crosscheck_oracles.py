@@ -1,0 +1,89 @@
+"""The optimal oracle of ``attack`` against exact arithmetic where float64 alone is wrong.
+
+The oracle's fast path adds each set's lost error to the full set's error ``err_full``, a
+float64 value of the SVD of B that nothing proves.  Two kinds of codes made its exact-labelled
+answers wrong (found by comparing with per-set exact least squares, tests/oracles.py):
+
+* an ill-conditioned complex B of full column rank (cond about 1e12, its smallest singular
+  value far above the rank cut-off): every target is in the row space, yet the float error
+  of the full set was 2.6e-7 > tol * k, so ``threshold`` said 0 and ``attack -s 0`` reported
+  that error, while ``verify -s 0`` (which proves its verdicts) said ok;
+* a full set whose exact error is 3.4e-13 (relative) below the limit tol * k: float64 put it
+  above, so the threshold was 0 (or 1, with copies of the row) instead of n.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gctool.audit.attack import attack, threshold
+from gctool.audit.verify import verify
+
+from corpus import TOL, code_of
+from oracles import exact_lstsq_error
+
+#: 1 + delta with min_a ||a (1, 1 + delta) - (1, 1)||^2 = delta^2 / (1 + (1 + delta)^2) just
+#: below 2e-9 = tol * k (k = 2), exactly: 3.4e-13 relative
+NEAR = 1.0 + 6.324755329823992e-05
+
+
+def exact_threshold(B: np.ndarray) -> int:
+    n, k = B.shape
+    limit = Fraction(TOL * k)
+    return next(t for t in range(n + 1) for S in itertools.combinations(range(n), t)
+                if exact_lstsq_error(B, tuple(i for i in range(n) if i not in S)) > limit)
+
+
+def test_near_limit_full_set_is_decided_exactly() -> None:
+    d = Fraction(NEAR) - 1
+    assert 0 < Fraction(2 * TOL) - d * d / (1 + (1 + d) ** 2) < Fraction(1, 10**20)
+    for mult in (1, 2, 4):
+        for row in ([1.0, NEAR], [NEAR, 1.0]):
+            B = np.array([row] * mult)
+            assert exact_threshold(B) == mult
+            code = code_of(B, 0)
+            for method in ("auto", "exhaustive", "bnb"):
+                r = threshold(code, method=method)
+                assert r.exact and r.threshold == mult, (method, mult, row)
+            for s in range(mult):
+                a = attack(code, s)
+                assert a.exact and a.raw_error <= 2 * TOL, (s, a.raw_error)
+                assert verify(code, s).ok
+
+
+def test_mixed_copies_of_a_near_limit_row() -> None:
+    """Copies of the row scaled by powers of two (seed 63 of the search): threshold 5."""
+    v = np.array([NEAR, 1.0])
+    B = np.array([v, v, v / 2, v / 2, v / 4])
+    assert exact_threshold(B) == 5
+    for method in ("auto", "exhaustive", "bnb"):
+        assert threshold(code_of(B, 0), method=method).threshold == 5, method
+
+
+@pytest.mark.parametrize("field,noise", [("complex", 1e-12), ("complex", 1e-11),
+                                         ("real", 1e-12)])
+def test_ill_conditioned_full_column_rank(field: str, noise: float) -> None:
+    """Rank k = 3 of n = 6 rows exactly: every survivor set holding a basis decodes (error 0),
+    whatever cond(B) (here about 1e12) does to float64."""
+    rng = np.random.default_rng(29)
+
+    def g(*shape: int) -> np.ndarray:
+        x = rng.standard_normal(shape)
+        return x + 1j * rng.standard_normal(shape) if field == "complex" else x
+
+    B = g(6, 2) @ g(2, 3) + noise * g(6, 3)
+    sv = np.linalg.svd(B / np.linalg.norm(B, axis=1)[:, None], compute_uv=False)
+    assert sv[-1] > 100 * sv[0] * 6 * np.finfo(float).eps  # far above the rank cut-off
+    assert exact_lstsq_error(B, tuple(range(6))) == 0
+    code = code_of(B, 0, field)
+    t = threshold(code)
+    assert t.exact and t.threshold is not None and t.threshold > 0
+    assert verify(code, 0).ok
+    a = attack(code, 0)
+    assert a.exact and a.raw_error <= 3 * TOL
+    for s in range(1, 6):  # the threshold agrees with verify at every size
+        assert verify(code, s).ok == (s < t.threshold), s
