@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from math import comb, floor, isfinite
+from math import ceil, comb, floor, isfinite
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
@@ -268,17 +268,18 @@ TIMED_SPAN = 10
 
 def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[float, str]:
     """(seconds of one core, how) to decode every straggler set of the ``sizes`` with the
-    optimal decoder: one least-squares solve each (:func:`gctool.budget.set_cost`, the
-    calibrated cost the audits count), or, for one size whose estimate is within TIMED_SPAN of
-    ``budget``, the rate of the decoder timed on a sample of its sets
-    (:func:`gctool.budget.probe_rate`: codes whose sets go to exact arithmetic decode ten times
-    slower than the calibration says)."""
-    from gctool.budget import NS_PER_S, SAMPLE_MIN, probe_rate, set_cost
+    optimal decoder: one least-squares solve each, at the decoder's calibrated time per set
+    (:func:`gctool.decode.cost.decoder_set_time`, which verify and attack count for the same
+    decoding), or, for one size whose estimate is within TIMED_SPAN of ``budget``, the rate of
+    the decoder timed on a sample of its sets (:func:`gctool.budget.probe_rate`: codes whose
+    sets go to exact arithmetic decode ten times slower than the calibration says)."""
+    from gctool.budget import SAMPLE_MIN, probe_rate
+    from gctool.decode.cost import decoder_set_time
     from gctool.engine.sweep import LexSource
 
-    n, K = code.n, code.B.shape[1]
+    n = code.n
     # in integer ns, capped where a float would overflow (2^n sets of a large n)
-    work = sum(comb(n, t) * set_cost(max(1, n - t), K) for t in sizes)
+    work = sum(comb(n, t) * ceil(decoder_set_time(code, t)) for t in sizes)
     seconds = min(work, 10**300) / NS_PER_S
     if len(sizes) != 1 or not (budget.max_work / TIMED_SPAN <= seconds
                                <= budget.max_work * TIMED_SPAN):

@@ -368,9 +368,10 @@ def test_attack_estimates_use_the_kernel_that_will_run(monkeypatch: pytest.Monke
     rates: the timed probe left out)."""
     from gctool.audit import exhaustive
     from gctool.audit.oracles import make_oracle
-    from gctool.audit.oracles.base import ERRORS_CALL_NS, gf_set_time
+    from gctool.audit.oracles.base import ERRORS_CALL_NS
     from gctool.audit.oracles.optimal import hat_time
     from gctool.budget import set_cost
+    from gctool.decode.cost import gf_set_time
 
     frc = make_oracle(design("frc", n=40, s=4))
     d = frc.Qperp.shape[1]  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from math import comb
+from math import ceil, comb
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +26,10 @@ from gctool.budget import (
     computing_refusal,
     format_seconds,
     parse_time,
-    set_cost,
     suggest_time,
 )
 from gctool.codes import design
+from gctool.decode.cost import decoder_set_time
 from gctool.engine.sweep import ExceedSearch
 from gctool.io import write_code
 from gctool.model import GradientCode
@@ -45,7 +45,7 @@ ROW_KEYS = {"name", "value", "statement", "source", "holds", "quantity", "kind",
 def _calibrated(s: int) -> float:
     """The calibrated seconds of decoding every s-set of CYCLIC: one least-squares solve
     each."""
-    return comb(24, s) * set_cost(24 - s, 24) / NS_PER_S
+    return comb(24, s) * ceil(decoder_set_time(CYCLIC, s)) / NS_PER_S
 
 
 def _rows(code: GradientCode, **kw: object) -> dict[str, ApproxBound]:
@@ -132,7 +132,7 @@ def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Pat
     line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
     assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
     # the mean at s = 4: calibrated far above the budget, so not timed (one least-squares
-    # solve of 20 x 24 per set, budget.set_cost)
+    # solve of 20 x 24 per set, decode.cost.decoder_set_time)
     line = next(x for x in text.stdout.splitlines() if "mean error over uniform 4-sets" in x)
     seconds = _calibrated(4)
     assert (f"code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
@@ -156,13 +156,13 @@ def test_over_the_decoding_budget_the_worst_error_is_attack_s() -> None:
     """Decoding every s-set is calibrated far above the budget (no sample timed): the worst
     error comes from ``attack -s``; when every s-set decodes the mean is 0 too, else the mean
     row says it was not computed."""
-    rows = _rows(CYCLIC, budget=Budget(max_work=0.1))  # 10,626 sets, about 1.1 s to decode
+    rows = _rows(CYCLIC, budget=Budget(max_work=0.1))  # 10,626 sets, about 0.4 s to decode
     for name in ("error_lb_fully_straggled", "mean_error_lb_uniform"):
         row = rows[name]
         assert (row.actual, row.actual_exact, row.holds, row.actual_note) == (0.0, True, True, "")
-    seconds = _calibrated(5)  # 42,504 sets, about 4.3 s
-    assert seconds > 10 * 0.35  # so not timed
-    rows = _rows(CYCLIC, s=5, budget=Budget(max_work=0.35))
+    seconds = _calibrated(5)  # 42,504 sets, about 1.4 s
+    assert seconds > 10 * 0.14  # so not timed (attack -s 5 is timed at about 0.11 s)
+    rows = _rows(CYCLIC, s=5, budget=Budget(max_work=0.14))
     worst, mean = rows["error_lb_fully_straggled"], rows["mean_error_lb_uniform"]
     attack = gctool.attack(CYCLIC, 5, method="exhaustive")
     assert attack.exact and worst.actual == attack.raw_error and worst.actual_exact is True
@@ -171,7 +171,7 @@ def test_over_the_decoding_budget_the_worst_error_is_attack_s() -> None:
     assert mean.actual_note.startswith("not computed: decoding every straggler set of size 5 "
                                        f"(42,504 sets) needs about {format_seconds(seconds)} "
                                        "(estimated), above "
-                                       "the work budget of 350 ms")
+                                       "the work budget of 140 ms")
 
 
 def test_without_a_column_witness_the_estimate_stops_at_the_first_failing_size() -> None:

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, set_cost, work_refusal
+from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
+from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 
@@ -17,55 +18,11 @@ from gctool.model import GradientCode
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
 #: (counted once in :meth:`Oracle.set_work` of the fast paths, whose sets cost microseconds)
 ERRORS_CALL_NS = 30_000
-#: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
-#: set, in ns: a fixed part ...
-ELIMINATION_SET_NS = 2_000
-#: ... plus this much per multiply-add of its f x K elimination (f survivors): table arithmetic
-#: of GF(2^m), modular arithmetic of GF(p) (measured 8.6-15.6 and 15-21 ns on random dense
-#: GF(2^8) and GF(65521) codes of n=20-48, f=17-44, K=10-36, 10.4 on cyclic-MDS GF(2^6) n=63,
-#: 5.1 on rs GF(2^7) n=50 (sparse rows), 19 on cyclic-MDS GF(97) n=48, CPU time of one core of
-#: the 2-core development machine; other fields count :func:`gctool.budget.set_cost`)
-GF2_MULADD_NS = 11
-PRIME_MULADD_NS = 18
-#: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
-#: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
-#: a fixed part ...
-SVD_SET_NS = 15_000
-#: ... plus this much per multiply-add f K min(f, K), complex systems SVD_COMPLEX times as
-#: much.  Measured on random dense real codes (f x K = 20 x 12 to 54 x 50: 21-308 us per set,
-#: 0.9-1.2x of this) and the designed schemes (sbc n=40 s=5, expander n=40 s=4, cyclic n=30
-#: s=6, bibd pg2-7 s=7: 0.6-1.3x; frc, whose singular values repeat, 0.2-0.3x), complex
-#: (random dense n=30 k=20, rs n=30: 0.7-1.3x), CPU time of one core of the 2-core
-#: development machine
-SVD_MULADD_NS = 2.2
-SVD_COMPLEX = 2.0
-
-
-def gf_set_time(code: GradientCode, s: int) -> float:
-    """Estimated time of one straggler set of size s decided by the optimal decoder over GF(q)
-    in a batch, in ns."""
-    f, K = max(1, code.n - s), code.B.shape[1]
-    fld = code.field.resolved()
-    per = GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1 else None
-    if per is None:
-        return set_cost(f, K, True)
-    return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
-
-
-def decoder_set_time(code: GradientCode, s: int) -> float:
-    """Estimated time of one straggler set of size s decided by the optimal decoder in a batch
-    (its survivors' least-squares system, or over GF(q) its elimination, :func:`gf_set_time`),
-    in ns."""
-    if code.field.is_finite:
-        return gf_set_time(code, s)
-    f, K = max(1, code.n - s), code.B.shape[1]
-    per = SVD_MULADD_NS * (SVD_COMPLEX if code.field.kind == "complex" else 1.0)
-    return SVD_SET_NS + per * f * K * max(1, min(f, K))
 
 
 def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
     """Estimated work of ``sets`` straggler sets of size s decided by the optimal decoder
-    (:func:`decoder_set_time` each), plus over GF(q) the batch's call."""
+    (:func:`gctool.decode.cost.decoder_set_time` each), plus over GF(q) the batch's call."""
     return sets * decoder_set_time(code, s) + (
         ERRORS_CALL_NS if sets and code.field.is_finite else 0)
 
