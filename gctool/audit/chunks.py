@@ -141,9 +141,20 @@ def summarise(index: int, S: np.ndarray, w: np.ndarray, r: ChunkEval,
     if screened.any():
         lb = np.where(screened, r.screen[:end], np.inf)
         out.min_screen = float(lb.min())
-        order = np.argsort(lb, kind="stable")[:WEAKEST]
-        out.weakest = [(float(lb[i]), S[i].tolist()) for i in order if np.isfinite(lb[i])]
+        out.weakest = [(float(lb[i]), S[i].tolist()) for i in weakest(lb) if np.isfinite(lb[i])]
     return out
+
+
+def weakest(lb: np.ndarray) -> np.ndarray:
+    """The indices of the :data:`WEAKEST` smallest of ``lb``, smallest first, ties in index
+    order: ``np.argsort(lb, kind="stable")[:WEAKEST]``, from those at or below the
+    WEAKEST-th smallest alone (a chunk's full sort took 0.6 ms of 10,000 sets' 7)."""
+    if lb.size > WEAKEST:
+        kth = lb[np.argpartition(lb, WEAKEST - 1)[:WEAKEST]].max()
+        if not np.isnan(kth):
+            low = np.flatnonzero(lb <= kth)  # every tie of the kth too, in index order
+            return low[np.argsort(lb[low], kind="stable")[:WEAKEST]]
+    return np.argsort(lb, kind="stable")[:WEAKEST]
 
 
 class Unsettled(Summary, Protocol):

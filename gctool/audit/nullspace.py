@@ -307,6 +307,9 @@ class FloatNullKernel(Kernel):
         # B_n map to decoders of B by a = D a_n
         self.Bn, self.row_scale = self.code.row_normalised()
         self.T = self.code.targets().astype(self.Bn.dtype)  # (m, K)
+        # the decoder of B is D (W + N^T Z): D W and D N^T, exactly (powers of two)
+        self.DW = self.row_scale[:, None] * self.red.W  # (n, m)
+        self.DNT = self.row_scale[:, None] * self.red.N.T  # (n, d)
 
     @property
     def kappa_max(self) -> float:
@@ -409,10 +412,10 @@ class FloatNullKernel(Kernel):
                 Z = Q @ batched_solve(np.conj(np.swapaxes(M, 1, 2)), -WS, lb)
         # the minimum-norm decoder of B_n on F is a_n = W + N^T Z (W minimum norm, orthogonal
         # to range(N^T), N orthonormal rows, Z minimum norm); B's decoder is D a_n
-        with np.errstate(all="ignore"):
-            a = self.red.W[None] + np.einsum("nd,bdm->bnm", NT, np.where(np.isfinite(Z), Z, 0))
+        with np.errstate(all="ignore"):  # D a_n, in one pass (einsum: twice the time)
+            a = self.DW[None] + self.DNT @ np.where(np.isfinite(Z), Z, 0)
             a[np.arange(b)[:, None], S] = 0
-            norm = safe_norm(a * self.row_scale[None, :, None], (1, 2))
+            norm = safe_norm(a, (1, 2))
         norm = np.where(np.all(np.isfinite(Z), axis=(1, 2)), norm, np.nan)
         doubt = np.flatnonzero((lb < self.delta) & (lb > 0) & np.isfinite(lb))
         if doubt.size:  # tighter: sigma_min(M) >= 1 / ||M^{-1}||_F, M = A or R

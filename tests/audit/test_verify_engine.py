@@ -380,3 +380,15 @@ def test_the_fold_keeps_the_weakest_sets_as_one_sort_does(chunks: list[list[int]
         every += weak
         acc.merge(ChunkSummary(i, 1, 1, weakest=weak))
     assert acc.weakest == sorted(every, key=lambda b: b[0])[:WEAKEST]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.inf, np.nan]), max_size=60))
+def test_a_chunks_weakest_sets_are_those_of_a_stable_sort(values: list[float]) -> None:
+    """chunks.weakest picks the WEAKEST smallest screen values from those at or below the
+    WEAKEST-th alone: the indices of one stable sort of them all, ties (many here) in index
+    order, inf and nan (the unscreened sets) last."""
+    from gctool.audit.chunks import WEAKEST, weakest
+
+    lb = np.array(values, dtype=float)
+    assert weakest(lb).tolist() == np.argsort(lb, kind="stable")[:WEAKEST].tolist()
