@@ -33,6 +33,7 @@ from gctool.budget import set_cost
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import SearchInterrupted
 from gctool.limits import REL_SLACK
+from gctool.wording import counted
 
 Progress = Callable[[int, int], None]
 _RTOL = REL_SLACK
@@ -170,8 +171,8 @@ def _confirm(oracle: OptimalOracle, out: ThresholdOutcome, budget: int) -> None:
             out.notes.append(
                 f"float64 support tests (relative {_RTOL:g}) are not a proof and the "
                 f"{sum(comb(n, u) for u in range(1, w)):,} smaller straggler sets exceed "
-                f"{limit}: {t} <= threshold <= {w} (every set of fewer than {t} stragglers "
-                "decodes, checked by the decoder)")
+                f"{limit}: {t} <= threshold <= {w} (every set of fewer than "
+                f"{counted(t, 'straggler')} decodes, checked by the decoder)")
             out.checked += checked
             return
         for S in straggler_chunks(n, t, 20_000):
@@ -181,8 +182,9 @@ def _confirm(oracle: OptimalOracle, out: ThresholdOutcome, budget: int) -> None:
                 i = int(bad[0])
                 out.threshold, out.stragglers, out.error = t, S[i].tolist(), float(err[i])
                 out.lower, out.checked = t, out.checked + checked + i + 1
-                out.notes.append(f"the decoder found a failing set of {t} stragglers that the "
-                                 "float64 support tests missed")
+                out.notes.append(f"the decoder found a failing set of "
+                                 f"{counted(t, 'straggler')} that the float64 support tests "
+                                 "missed")
                 return
             checked += S.shape[0]
     out.lower, out.checked = w, out.checked + checked
@@ -292,7 +294,8 @@ def dual_threshold(oracle: OptimalOracle, need: int, progress: Progress | None =
                     out = ThresholdOutcome(None, None, None, False, "elementary", t, done,
                                            max(need, done))
                     out.notes.append(
-                        f"dual elementary vectors: no failing set of up to {t - 1} stragglers "
+                        f"dual elementary vectors: no failing set of up to "
+                        f"{counted(t - 1, 'straggler')} "
                         f"(beyond the co-rank bound {d + 1}, which float64 ranks do not prove); "
                         f"larger sets exceed {'the work' if over_work else 'the check'} "
                         f"budget: threshold >= {t}")

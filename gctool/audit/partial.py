@@ -39,6 +39,7 @@ from gctool.limits import DEFAULT_MAX_PROFILES
 from gctool.model import GradientCode
 from gctool.order import Order
 from gctool.reports import Report
+from gctool.wording import counted
 
 Progress = Callable[[int, int], None]
 _BATCH = 4096
@@ -292,7 +293,8 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
         ok = missing < wstar
         reason = (f"every message is one partition, so a profile decodes exactly when every "
                   f"partition is finished by a holder; keeping partition {j} from all its "
-                  f"holders takes {wstar} partitions of missing work, the least over partitions")
+                  f"holders takes {counted(wstar, 'partition')} of missing work, the least over "
+                  "partitions")
         return PartialReport(
             ok=ok, verdict="ok" if ok else "fail", **base, exact=True, method="certificate",
             checked=0, counterexample=None if ok else c,

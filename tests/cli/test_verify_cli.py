@@ -166,3 +166,24 @@ def test_max_sets_help_names_the_caps_it_replaces() -> None:
         for cap in (limits.DEFAULT_SCHEDULE_TRANSITIONS, limits.DEFAULT_MAX_PROFILES,
                     limits.SPECTRUM_MAX_SETS):
             assert f"{cap:,}" in text, (command, cap)
+
+
+@pytest.mark.parametrize("command,line", [
+    (["verify", "FRC"], "OK: tolerates any 1 straggler "),
+    (["verify", "FRC", "-s", "2"], "FAIL: does not tolerate 2 stragglers "),
+    (["attack", "FRC", "--threshold"], "threshold: 2 stragglers push the error above 0 (raw "
+                                       "squared error); tolerates up to 1 straggler\n"),
+    (["attack", "FRC", "--threshold", "--require-tolerance", "1"], "tolerates >= 1 straggler "),
+    (["attack", "FRC", "-s", "1"], "worst 1 straggler: ["),
+    (["verify", "MM", "--partial", "1"], "OK: decodes with up to 1 partition of missing work "),
+    (["verify", "MM", "--partial", "2"], "OK: decodes with up to 2 partitions of missing work "),
+])
+def test_one_of_a_count_is_singular(runner: CliRunner, tmp_path: Path, command: list[str],
+                                    line: str) -> None:
+    """'1 straggler', '1 partition': a count of one takes the singular (gctool.wording)."""
+    files = {"FRC": tmp_path / "frc.json", "MM": tmp_path / "mm.json"}
+    run("design", "frc", "-n", "4", "-s", "1", "-o", str(files["FRC"]))
+    run("design", "cyclic", "-n", "6", "-s", "2", "--seed", "1", "--order", "rotated", "-o",
+        str(files["MM"]))
+    r = run(*[str(files.get(a, a)) for a in command])
+    assert line in r.stdout, r.stdout

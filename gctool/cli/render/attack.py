@@ -20,11 +20,12 @@ from gctool.cli.render.common import (
     table,
 )
 from gctool.reports import AttackReport, CurveReport, RandomMeans, ThresholdReport, WorstReport
+from gctool.wording import counted
 
 
 def render_worst(r: WorstReport) -> None:
     def body(con: Any, unit: str) -> None:
-        con.print(f"[bold]worst {r.s} stragglers: {r.stragglers}[/]")
+        con.print(f"[bold]worst {counted(r.s, 'straggler')}: {r.stragglers}[/]")
         con.print(f"error {fmt(r.error, 6)} ({unit}, {r.decoder} decoding)")
         if r.upper_bound is not None and not r.exact:
             con.print(f"sandwich: {fmt(r.error, 6)} <= true worst <= {fmt(r.upper_bound, 6)} "
@@ -49,7 +50,8 @@ def render_threshold(r: ThresholdReport) -> None:
         elif r.threshold is None:
             con.print(f"threshold: >= {r.threshold_lower} (no witness found)")
         else:
-            con.print(f"[bold]threshold: {r.threshold}[/] stragglers push the error above "
+            push = "straggler pushes" if r.threshold == 1 else "stragglers push"
+            con.print(f"[bold]threshold: {r.threshold}[/] {push} the error above "
                       f"{r.epsilon:g} ({unit}); {_tolerates(r)}")
             con.print(f"witness: stragglers {r.stragglers}, error {fmt(r.error, 6)}")
             if not r.exact:
@@ -134,19 +136,20 @@ def _tolerates(r: ThresholdReport) -> str:
     """What a threshold with a witness says about tolerance: exact, or the proved sandwich."""
     assert r.threshold is not None
     if r.exact:
-        return f"tolerates up to {r.threshold - 1} stragglers"
-    return (f"tolerates at most {r.threshold - 1} stragglers (proved: at least "
+        return f"tolerates up to {counted(r.threshold - 1, 'straggler')}"
+    return (f"tolerates at most {counted(r.threshold - 1, 'straggler')} (proved: at least "
             f"{max((r.threshold_lower or 1) - 1, 0)})")
 
 
 def _require_label(r: ThresholdReport) -> str:
     if r.require_tolerance is not None:
-        return f"tolerates >= {r.require_tolerance} stragglers (threshold >= {r.require})"
+        return (f"tolerates >= {counted(r.require_tolerance, 'straggler')} (threshold >= "
+                f"{r.require})")
     return f"threshold >= {r.require}"
 
 
 def summary_worst(r: WorstReport) -> str:
-    return f"worst {r.s} stragglers {r.stragglers}: error {fmt(r.error, 6)} ({_how(r)})"
+    return f"worst {counted(r.s, 'straggler')} {r.stragglers}: error {fmt(r.error, 6)} ({_how(r)})"
 
 
 def summary_threshold(r: ThresholdReport) -> str:

@@ -7,22 +7,24 @@ from typing import Any
 
 from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import escape, fmt, stdout_console, table
+from gctool.wording import counted
 
 
 def render_spectrum(r: Any) -> None:
     """A SpectrumReport: under ``verify`` (mode "verify") with its verdict line first."""
     con = stdout_console()
     if r.mode == "verify":
-        first = (f"[bold green]OK: every set of {r.s} stragglers keeps epsilon < 1[/]"
-                 if r.ok else f"[bold red]FAIL: {r.s} stragglers can push epsilon to 1 or "
+        some = counted(r.s, "straggler")
+        first = (f"[bold green]OK: every set of {some} keeps epsilon < 1[/]"
+                 if r.ok else f"[bold red]FAIL: {some} can push epsilon to 1 or "
                               "beyond[/]" if r.exact or "rank" in r.reason
-                 else f"[bold yellow]NOT CERTIFIED: {r.s} stragglers[/]")
+                 else f"[bold yellow]NOT CERTIFIED: {some}[/]")
         con.print(f"{first}  (encoded {escape(str(r.frame))}, n={r.n}, k={r.k})")
         con.print(escape(r.reason))
     label = "exact" if r.exact else "heuristic"
     what = (f"stragglers {r.stragglers}" if r.mode == "set"
-            else f"worst of {r.checked:,}/{r.total:,} sets of {r.s} stragglers ({label}, "
-                 f"{r.method})")
+            else f"worst of {r.checked:,}/{r.total:,} sets of {counted(r.s, 'straggler')} "
+                 f"({label}, {r.method})")
     con.print(f"[bold]{escape(str(r.frame))} frame[/] n={r.n}, k={r.k}, s={r.s}: {what}")
     con.print(f"  M_F = S_F^T S_F / {fmt(r.normalization)}   epsilon = {fmt(r.epsilon)}   "
               f"kappa = {fmt(r.kappa)}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import cell, escape, safe, stdout_console, table, verdict
+from gctool.wording import counted
 
 
 def render_sgc_verify(r: Any) -> None:
@@ -38,12 +39,12 @@ def render_tree_verify(r: Any) -> None:
     con.print(escape(r.reason))
     for c in r.levels:
         mark = "[green]ok[/]  " if c.ok else "[red]FAIL[/]"
-        con.print(f"  {mark} level {c.level}: {c.parents} parent(s), any {c.s} of {c.fanout} "
-                  f"children may straggle ({c.checked:,}/{c.total:,} sets"
+        con.print(f"  {mark} level {c.level}: {counted(c.parents, 'parent')}, any {c.s} of "
+                  f"{c.fanout} children may straggle ({c.checked:,}/{c.total:,} sets"
                   + ("" if c.counterexample is None else f", counterexample {c.counterexample}")
                   + ")")
     con.print(f"leaf code = Kronecker product of the levels: {'yes' if r.consistent else 'NO'}; "
-              f"any {r.leaf_tolerance} leaf stragglers are tolerated; "
+              f"any {counted(r.leaf_tolerance, 'leaf straggler')} tolerated; "
               f"{'exact' if r.exact else 'heuristic'} in {r.elapsed_s:.3f}s")
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from gctool.cli.render.common import escape, fmt, stdout_console
 from gctool.viz.curve import ranges
 from gctool.viz.grid import light
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -24,8 +25,8 @@ def render_picture(pic: Any) -> None:
     seed = "" if code.seed is None else f", seed {code.seed}"
     pieces = f" (m = {code.m} pieces)" if code.m > 1 else ""
     con.print(f"[bold]{escape(code.scheme)}[/]: n = {code.n} workers x k = {code.k} partitions"
-              f"{pieces}, field {escape(code.field.spec)}, designed for s = {code.s} "
-              f"stragglers{seed}")
+              f"{pieces}, field {escape(code.field.spec)}, designed for s = "
+              f"{counted(code.s, 'straggler')}{seed}")
     report = pic.report()
     con.print(f"nnz {report.nnz} ({100 * report.density:.3g}%), load {report.load_min}.."
               f"{report.load_max} (mean {report.load_mean:.3g}), replication "
@@ -166,10 +167,11 @@ def _decoding_line(d: Any) -> str:
     S = ", ".join(str(i) for i in d.stragglers) or "none"
     if d.exact:
         verdict = "[green]decodes exactly[/]" if d.ok else "[red]cannot decode[/]"
-        return f"stragglers {{{S}}}: {verdict} (exact arithmetic; {len(d.used)} workers used)"
+        return (f"stragglers {{{S}}}: {verdict} (exact arithmetic; "
+                f"{counted(len(d.used), 'worker')} used)")
     verdict = "[green]decodes[/]" if d.ok else f"[red]does not decode[/] (error {d.error:.4g})"
     return (f"stragglers {{{S}}}: {verdict}; residual {d.error ** 0.5:.3g}, condition "
-            f"{fmt(d.cond, 3)}, ||a|| {fmt(d.norm, 3)}, {len(d.used)} workers used")
+            f"{fmt(d.cond, 3)}, ||a|| {fmt(d.norm, 3)}, {counted(len(d.used), 'worker')} used")
 
 
 def _curve_lines(curve: Any, s_design: int) -> list[str]:

@@ -13,6 +13,7 @@ from gctool.cli.render.common import (
     precision_lines,
     stdout_console,
 )
+from gctool.wording import counted
 
 
 def render_verify(r: Any) -> None:
@@ -59,10 +60,10 @@ def head(r: Any, markup: bool = False) -> str:
     """The verdict line of a VerifyReport (ok, fail, not certified by a sample, or a failed
     gate: the line never begins with OK when the report is not ok)."""
     text, style = {
-        "ok": (f"OK: tolerates any {r.s} stragglers", "bold green"),
+        "ok": (f"OK: tolerates any {counted(r.s, 'straggler')}", "bold green"),
         "inconclusive": (f"NOT CERTIFIED: no counterexample among {r.checked:,} sampled sets",
                          "bold yellow")}.get(
-        r.verdict, (f"FAIL: does not tolerate {r.s} stragglers", "bold red"))
+        r.verdict, (f"FAIL: does not tolerate {counted(r.s, 'straggler')}", "bold red"))
     if gate_failures(r) and r.verdict != "fail":
         text, style = f"FAIL (gate): {text.split(': ', 1)[1]}", "bold red"
     return f"[{style}]{text}[/]" if markup else text
@@ -76,11 +77,12 @@ def summary(r: Any) -> str:
 
 def render_partial(r: Any) -> None:
     con = stdout_console()
-    first = (f"[bold green]OK: decodes with up to {r.missing} partitions of missing work[/]"
-             if r.ok else f"[bold red]FAIL: {r.counterexample_missing} partitions of missing "
-                          "work can stop decoding[/]")
-    con.print(f"{first}  ({escape(r.scheme)}, n={r.n}, k={r.k}, {r.field}, {r.messages} "
-              f"messages, {r.work} partitions per round)")
+    first = (f"[bold green]OK: decodes with up to {counted(r.missing, 'partition')} of missing "
+             "work[/]"
+             if r.ok else f"[bold red]FAIL: {counted(r.counterexample_missing, 'partition')} of "
+                          "missing work can stop decoding[/]")
+    con.print(f"{first}  ({escape(r.scheme)}, n={r.n}, k={r.k}, {r.field}, "
+              f"{counted(r.messages, 'message')}, {counted(r.work, 'partition')} per round)")
     con.print(escape(r.reason))
     if r.counterexample is not None:
         con.print(f"counterexample: partitions finished per worker {r.counterexample}")
