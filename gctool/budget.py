@@ -342,6 +342,21 @@ def product_cost(rows: int, inner: int, cols: int) -> int:
     return max(1, rows * inner * cols // PRODUCT_SPEEDUP)
 
 
+#: a small dense solve (numpy's ``solve``: an LU factorisation, BLAS-3) runs many times faster
+#: per multiply-add than the factorisations with vectors that :func:`solve_cost` counts: its n^3
+#: counts 1/LU_SPEEDUP ns, plus LU_CALL_NS per call (the call and the system's gathering in a
+#: Python loop).  Measured: one core of the 2-core development machine, n = 10-400 alone
+#: (4.4 us to 2 ms: n^3/30 from n = 150), and cyclic's n windows of s x s (n=100-1000,
+#: s=10-150: 0.6-1.3x of this)
+LU_SPEEDUP = 25
+LU_CALL_NS = 20_000
+
+
+def lu_solve_cost(n: int) -> int:
+    """One n x n system solved by numpy's ``solve`` in a Python loop, in ns."""
+    return LU_CALL_NS + n**3 // LU_SPEEDUP
+
+
 def set_cost(rows: int, cols: int, finite: bool = False) -> int:
     """One straggler set's least-squares solve or elimination over its ``rows`` survivors (a
     ``rows x cols`` system among many of a batch), in ns."""
@@ -499,6 +514,23 @@ def two_digits(x: float) -> str:
         mantissa, exponent = f"{rounded:.1e}".split("e")
         return f"{float(mantissa):g}e{int(exponent)}"
     return f"{rounded:,g}"
+
+
+#: counts of this many digits or more are written as two digits and a power of ten
+COUNT_DIGITS = 16
+
+
+def format_count(count: int) -> str:
+    """A count for a message: exact with thousands separators ("10,626") below
+    :data:`COUNT_DIGITS` digits, else two significant digits ("1.2e359": C(1200, 599) straggler
+    sets; exact integers of any size, never through a float, which overflows)."""
+    digits = str(count)
+    if count < 0 or len(digits) < COUNT_DIGITS:
+        return f"{count:,}"
+    lead, exponent = (int(digits[:3]) + 5) // 10, len(digits) - 1  # rounded half up
+    if lead >= 100:  # 995... rounds up to 1.0e(exponent + 1)
+        lead, exponent = lead // 10, exponent + 1
+    return f"{lead / 10:g}e{exponent}"
 
 
 def format_seconds(seconds: float) -> str:

@@ -190,14 +190,16 @@ def _check_budget(code: GradientCode, s: int, max_patterns: int, in_memory: bool
 
 def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory: bool,
                 budget: Budget) -> None:
-    """Refuse a table above the work budget (one system per pattern: a least-squares solve or
-    elimination of (n - s) x K, or the structured decoder's O(n^2) interpolation) or, built in
-    memory for JSON, above the memory budget."""
-    from gctool.budget import FAST_SET_COST, GF_OP_COST, set_cost
+    """Refuse a table above the work budget (one system per pattern: the optimal decoder's
+    batched least-squares solve or elimination of (n - s) x K, at its calibrated time per set,
+    :func:`gctool.decode.cost.decoder_set_time`, or the structured decoder's O(n^2)
+    interpolation) or, built in memory for JSON, above the memory budget."""
+    from gctool.budget import FAST_SET_COST, GF_OP_COST
+    from gctool.decode.cost import decoder_set_time
 
     finite = code.field.is_finite
     per = (FAST_SET_COST + code.n**2 * (GF_OP_COST if finite else 1)  # about 4 us per pattern
-           if structured else set_cost(code.n - s, code.B.shape[1], finite))
+           if structured else decoder_set_time(code, s))
     each = ("the structured decoder's O(n^2) interpolation" if structured
             else f"one {code.n - s} x {code.B.shape[1]} system")
     what = (f"the decoding table for n = {code.n}, s = {s} ({P:,} patterns, {each} each, "

@@ -36,6 +36,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.spectral import Spectral
+from gctool.budget import format_count
 from gctool.engine.records import Checked
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
@@ -370,7 +371,7 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool
     S = _sample(n, s, max(1, budget // 2), budget - max(1, budget // 2))
     value = float(np.max(ConditionKernel(B).errors(S)))
     where = " containing worker 0" if cyclic else ""
-    method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {total:,} "
+    method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {format_count(total)} "
               f"straggler sets{where} (blocks of consecutive workers and seeded random sets); "
               "'gctool verify' reports the worst case")
     return (value if np.isfinite(value) else None), method, None

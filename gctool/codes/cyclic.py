@@ -106,10 +106,10 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     if k is not None and k != n:
         raise DesignError(f"cyclic needs k = n (got k = {k}, n = {n}); use 'frc' or drop -k")
     if not field.is_finite:
-        from gctool.budget import solve_cost
+        from gctool.budget import lu_solve_cost
 
         budget.check_work(f"cyclic (n={n}, s={s}, {field}): {n:,} solves of {s} x {s} systems",
-                          n * solve_cost(s, s), "use a smaller s, or cyclic-mds (a structured "
+                          n * lu_solve_cost(s), "use a smaller s, or cyclic-mds (a structured "
                           "code with a BCH certificate), or raise `max_work`")
         return _draw_numeric(n, s, field, rng), {}
     if comb(n, s) > MAX_CHECK_SETS:

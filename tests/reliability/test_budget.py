@@ -134,6 +134,27 @@ def test_times_read_as_a_person_writes_them() -> None:
         "12 us", "12 ms", "3.5 s", "10 min", "2.5 h", "32,000 years"]
 
 
+def test_counts_of_any_size_read_as_a_person_writes_them() -> None:
+    """Exact below 16 digits; above, two digits and a power of ten, from the integer (a float
+    of C(1200, 599), 360 digits, overflows)."""
+    from math import comb
+
+    assert [bd.format_count(x) for x in (0, 10_626, 10**15 - 1)] == [
+        "0", "10,626", "999,999,999,999,999"]
+    assert [bd.format_count(x) for x in (10**15, 123_456_789_012_345_678, 995 * 10**20,
+                                         comb(1200, 599))] == [
+        "1e15", "1.2e17", "1e23", "4e359"]
+
+
+def test_a_design_estimate_names_a_huge_set_count_readably() -> None:
+    """frc n=120 s=59: the conditioning estimate samples a few of C(120, 59) = 9.5e34 sets
+    (frc n=1200 s=599 wrote all 360 digits of its count)."""
+    from gctool.codes import design
+
+    method = design("frc", n=120, s=59).params["worst_condition_method"]
+    assert "maximum over " in method and " of the 9.5e34 straggler sets " in method, method
+
+
 def test_format_bytes_says_byte_or_bytes() -> None:
     assert bd.format_bytes(1) == "1 byte"
     assert bd.format_bytes(0) == "0 bytes" and bd.format_bytes(2) == "2 bytes"

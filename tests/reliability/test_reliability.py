@@ -426,7 +426,9 @@ def test_export_attack_and_designs_refuse_before_the_work(
 
     attack_mod = importlib.import_module("gctool.audit.attack.options")  # builds the oracle
 
+    tiny_work.delenv("GCTOOL_MAX_WORK")  # the design itself: 10 small solves, about 200 us
     real = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
+    tiny_work.setenv("GCTOOL_MAX_WORK", "1us")
     out = tmp_path / "dec.npz"
     refused(run("export", real, "--decoders", "-s", "1", "-o", str(out)),
             "the decoding table for n = 10, s = 1 (10 patterns")
