@@ -87,3 +87,53 @@ def test_ill_conditioned_full_column_rank(field: str, noise: float) -> None:
     assert a.exact and a.raw_error <= 3 * TOL
     for s in range(1, 6):  # the threshold agrees with verify at every size
         assert verify(code, s).ok == (s < t.threshold), s
+
+
+#: codes of the search whose near-limit set (its survivors: copies of the near row) lost a
+#: direction: its error was computed above err_full and trusted, 1e-13 off the limit
+LOST_NEAR = {
+    "586": [[0.5000316237766493, 0.5], [2.0001264951065973, 2.0],
+            [-1.5571923355354242, -0.219931530787283], [0.5000316237766493, 0.5]],
+    "228": [[1.0, 0.0], [8.0, 8.000505980426388], [4.0, 4.000252990213194],
+            [0.125, 0.1250079059441623], [8.0, 8.000505980426388],
+            [-0.4469564305839751, -0.33089523115763514]],
+    "582": [[1.0, 1.0000632475532985], [-0.3341498033641682, 0.3999979549380576],
+            [-0.01966240805483512, 1.0459337839407867], [0.125, 0.1250079059441623]],
+}
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+@pytest.mark.parametrize("name", sorted(LOST_NEAR))
+def test_near_limit_sets_that_lose_a_direction(name: str, compiled: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    B = np.array(LOST_NEAR[name])
+    truth = exact_threshold(B)
+    code = code_of(B, 0)
+    for method in ("auto", "exhaustive", "bnb"):
+        r = threshold(code, method=method)
+        assert r.exact and r.threshold == truth, (method, r.threshold, truth)
+    for s in range(B.shape[0]):
+        assert verify(code, s).ok == (s < truth)
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+def test_walk_stopped_at_a_near_limit_set_walks_on(compiled: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """n = 10, k = 8: the first 3-set [0, 1, 2] leaves e1..e6 and a near row whose error is
+    1.9e-11 (relative) below the limit exactly; float64 put it above, and the compiled walk
+    stopped there.  The decoder now decides it, and the walk goes on to the first set that
+    fails, [0, 1, 3]: the exhaustive witness is the lexicographically first failing set."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    x = 1.0001264991071646
+    B = np.zeros((10, 8))
+    B[:3] = np.random.default_rng(0).standard_normal((3, 8))
+    B[3:9, :6] = np.eye(6)
+    B[9, 6:] = [1.0, x]
+    limit = Fraction(TOL * 8)
+    near = exact_lstsq_error(B, tuple(range(3, 10)))
+    assert 0 < (limit - near) / limit < Fraction(1, 10**10)
+    assert exact_lstsq_error(B, (2, 4, 5, 6, 7, 8, 9)) > limit
+    r = threshold(code_of(B, 0), method="exhaustive")
+    assert r.exact and r.threshold == 3 and r.stragglers == [0, 1, 3]
+    assert r.raw_error == pytest.approx(float(exact_lstsq_error(B, (2, 4, 5, 6, 7, 8, 9))))

@@ -44,9 +44,9 @@ from gctool.numerics import EPS
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
 #: a fast-path error this close to the decoding limit (relative) is not trusted: the set goes
-#: to the SVD decoder.  The fast path's round-off grows like FAST_KAPPA^2 eps (2e-8) times
-#: the size of the code; this is far above it, and few sets of any code come this close
-NEAR_LIMIT_RTOL = 1e-5
+#: to the SVD decoder, which proves its verdict or decides it in exact arithmetic.  (Errors
+#: 3.4e-13 below the limit were put above it; few sets of any code come within 1e-3 of it.)
+NEAR_LIMIT_RTOL = 1e-3
 
 
 def near_limit(err: float | np.ndarray, limit: float) -> np.ndarray:
@@ -273,10 +273,15 @@ class OptimalOracle(Oracle):
 
         err, pending = self.compiled.walk(n, s, start, stop, limit)
         self.evaluations += err.size
+        pending |= near_limit(err, self.limit)  # not proved by the walk: the decoder decides
         rows, step = np.flatnonzero(pending), self._batch(s)
         for lo in range(0, rows.size, step):  # the numpy route decides what the walk does not
             part = rows[lo:lo + step]
             err[part] = self._hat_chunk_numpy(unrank_lex(n, s, start + part))
+        if start + err.size < stop and not (err > limit).any():  # the walk stopped at a set
+            # the decoder then put below the limit: the rest of the range is still to walk
+            rest = self.errors_range(n, s, start + err.size, stop, limit)
+            err = err if rest is None else np.concatenate([err, rest])
         return err
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
@@ -287,6 +292,7 @@ class OptimalOracle(Oracle):
         if self.compiled is None:
             return self._hat_chunk_numpy(S)
         err, pending = self.compiled(S)
+        pending |= near_limit(err, self.limit)
         if pending.any():  # what the compiled path does not settle: the numpy route decides
             err[pending] = self._hat_chunk_numpy(S[pending])
         return err
@@ -324,8 +330,9 @@ class OptimalOracle(Oracle):
         w, solved = _guarded_solve(K, rhs)
         extra = np.sum(np.real(np.conj(rhs[:, :s]) * w[:, :s]), axis=(1, 2))
         err[rows] = np.maximum(self.err_full + extra, 0.0)
-        bad = rows[~solved | ~np.isfinite(err[rows])]
-        if bad.size:  # a singular or overflowing system: the SVD decoder decides
+        bad = rows[~solved | ~np.isfinite(err[rows]) | near_limit(err[rows], self.limit)]
+        if bad.size:  # a singular or overflowing system, or an error too close to the
+            # decoding limit for float64 to decide: the SVD decoder decides (proved or exact)
             err[bad] = self.decoder.evaluate(survivors_of(S[bad], self.n)).error
         return err
 
@@ -344,7 +351,8 @@ class OptimalOracle(Oracle):
         err = np.maximum(self.err_full + extra, 0.0)
         # failures resting on an accidental loss go to the decoder, which proves them or
         # decides them in exact arithmetic
-        unsure = unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
+        unsure = (unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
+                  | near_limit(err, self.limit))
         if unsure.any():
             rows = np.flatnonzero(unsure)
             err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
