@@ -72,6 +72,12 @@ class Kernel:
         not walked; the worker evaluates the task's sets)."""
         return None
 
+    def second_time(self, s: int) -> float:
+        """Estimated time, in ns, of the compiled second stage on one set of size s that the
+        compiled walk leaves doubtful (0: none; the set goes to :meth:`evaluate`'s numpy
+        route directly)."""
+        return 0.0
+
 
 @dataclass
 class ChunkSummary:

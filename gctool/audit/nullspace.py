@@ -366,6 +366,17 @@ class FloatNullKernel(Kernel):
             return screen_cost(s, self.red.d, bool(np.iscomplexobj(self.red.N)))
         return nullspace_time(self.red, s, self.code.m, finite=False)
 
+    def second_time(self, s: int) -> float:
+        """Estimated time of the compiled second stage on one set the walk leaves doubtful,
+        in ns (:func:`gctool.audit.kernels.real.settle_cost`; 0 when the walk is not
+        planned)."""
+        if not self.will_compile(s):
+            return 0.0
+        from gctool.audit.kernels.real import settle_cost
+
+        n, K = self.code.B.shape
+        return settle_cost(n, K, self.code.m, s, self.red.d, bool(np.iscomplexobj(self.red.N)))
+
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool, defer: bool = False) -> ChunkSummary | Walked | None:
         """The chunk summary of a rank range, walked by the compiled screen (None: not
@@ -381,12 +392,20 @@ class FloatNullKernel(Kernel):
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self.compiled_screen is None or S.shape[0] == 0 or S.shape[1] == 0:
             return self.evaluate_numpy(S)
+        from gctool.audit.kernels.real import BY_BOUND, DOUBTFUL
+
         lb, norm = self.compiled_screen.sets(S)
         accept = lb >= self.delta
         rest = np.flatnonzero(~accept)
         out = ChunkEval.blank(S.shape[0])
         out.ok[accept], out.norm[accept], out.screen[:] = True, norm[accept], lb
-        if rest.size:  # what the screen does not prove: the numpy kernel decides
+        if rest.size:  # the compiled second stage, as on a walk's doubtful sets
+            what, lb2, norm2, err2 = self.compiled_screen.settle(S[rest])
+            done, rest = rest[what != DOUBTFUL], rest[what == DOUBTFUL]
+            out.ok[done], out.screen[done] = True, lb2[what != DOUBTFUL]
+            out.norm[done] = np.where(what == BY_BOUND, norm2, np.nan)[what != DOUBTFUL]
+            out.error[done] = err2[what != DOUBTFUL]
+        if rest.size:  # what neither stage proves: the numpy kernel decides
             sub = self.evaluate_numpy(S[rest])
             for name in ("ok", "direct", "error", "cond", "norm", "screen"):
                 getattr(out, name)[rest] = getattr(sub, name)

@@ -7,6 +7,7 @@ below the screen's threshold."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from math import comb
 
@@ -16,6 +17,7 @@ import pytest
 from gctool.audit import nullspace as ns
 from gctool.engine.enumeration import unrank_lex
 from gctool.model import GradientCode
+from gctool.numerics import decode_limit
 
 from corpus import TOL, adversarial_corpus, code_of
 from kernel_corpus import walk_codes
@@ -143,3 +145,100 @@ def test_attack_walk_proves_nothing_is_lost(monkeypatch: pytest.MonkeyPatch, nam
             assert exact_lstsq_error(B, F, T) == full, (name, S[r])
     if name.startswith("near-singular"):
         assert cleared > 0
+
+
+def _is_cr(n: int, s: int) -> tuple[str, GradientCode, int]:
+    """is-cr codes: their null space is exactly singular on many sets (float bounds of 1e-17),
+    which the walk leaves doubtful and the second stage settles by the witness test."""
+    from gctool.codes import design
+
+    return (f"is-cr-{n}-{s}", design("is-cr", n=n, s=s), s)
+
+
+STAGE2_CODES = CODES + [_is_cr(24, 3), _is_cr(18, 5)]
+
+
+@pytest.mark.parametrize("name,code,s", STAGE2_CODES, ids=[c[0] for c in STAGE2_CODES])
+@pytest.mark.parametrize("q", [None, 0.3])
+def test_every_set_the_second_stage_settles_decodes_exactly(
+        monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode, s: int,
+        q: float | None) -> None:
+    """The compiled second stage (RealScreen.settle, run by the walking thread on the sets the
+    walk leaves doubtful) accepts a set only by its bound (at least delta, with the decoder
+    norm of the numpy kernel) or by a witness: the numpy kernel accepts every one of them
+    too (by its bound, its witness, or its direct decoder where its own floats make the set
+    singular), and exact rational arithmetic confirms that they decode (those the numpy
+    kernel sent to the direct decoder first, then the weakest)."""
+    from gctool.audit.kernels.real import BY_BOUND, BY_WITNESS, DOUBTFUL
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    tol = TOL if q is None else _tol_below(code, s, q)
+    kernel = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
+    kernel.chunk_size(s)
+    screen = kernel.compiled_screen
+    assert screen is not None
+    n = code.n
+    ranks = np.array(sorted(_pending(screen, n, s)), dtype=np.int64)
+    S = unrank_lex(n, s, ranks)
+    what, lb, norm, err = screen.settle(S)
+    assert set(np.unique(what).tolist()) <= {DOUBTFUL, BY_BOUND, BY_WITNESS}
+    # the second stage is the same function of the set whatever the batch holds
+    again = screen.settle(S[::-1].copy())
+    assert np.array_equal(again[0][::-1], what)
+    assert np.array_equal(again[1][::-1], lb, equal_nan=True)
+    ref = kernel.evaluate_numpy(S)
+    accepted = what != DOUBTFUL
+    assert ref.ok[accepted].all(), name
+    bound = what == BY_BOUND
+    assert (lb[bound] >= kernel.delta).all()
+    assert norm[bound] == pytest.approx(ref.norm[bound], rel=1e-6)
+    witness = what == BY_WITNESS
+    assert (err[witness] <= decode_limit(code.k, tol)).all()
+    assert np.isnan(norm[witness]).all() and np.isnan(err[bound]).all()
+    limit = Fraction(tol) * code.k
+    T = code.targets()
+    idx = np.flatnonzero(accepted)
+    order = idx[np.lexsort((lb[idx], ~ref.direct[idx]))][:EXACT]
+    for i in order:
+        F = tuple(j for j in range(n) if j not in set(S[i].tolist()))
+        assert exact_lstsq_error(np.asarray(code.B), F, T) <= limit, (name, S[i])
+    if name.startswith("is-cr") and q is None:
+        # the sets that change the runs' `direct` counts: numpy's LAPACK determinant of
+        # these exactly singular N[:, S] is 0.0 (direct decoder), the second stage's is not
+        # (a witness within 1e-12 of nothing)
+        assert (accepted & ref.direct).any()
+
+
+def test_is_cr_direct_count_after_the_second_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify of is-cr n=24 s=3 on the compiled walk: the verdict is brute force's (least
+    squares on every set), and the direct decoder decides exactly the sets that the numpy
+    kernel decides directly less those the second stage settles (each of which decodes in
+    exact arithmetic)."""
+    from gctool.audit.kernels.real import DOUBTFUL
+    from gctool.audit.verify import verify
+
+    _, code, s = _is_cr(24, 3)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    n, B, T = code.n, np.asarray(code.B), code.targets()
+    S = unrank_lex(n, s, np.arange(comb(n, s)))
+    errors = []
+    for row in S.tolist():
+        BF = np.delete(B, row, axis=0).T
+        errors.append(np.sum((BF @ np.linalg.lstsq(BF, T.T, rcond=None)[0] - T.T) ** 2))
+    truth = bool(max(errors) <= decode_limit(code.k, TOL))
+    kernel = ns.FloatNullKernel(code, TOL, ns.reduce_float(code, TOL))
+    kernel.chunk_size(s)
+    screen = kernel.compiled_screen
+    ranks = np.array(sorted(_pending(screen, n, s)), dtype=np.int64)
+    what = screen.settle(unrank_lex(n, s, ranks))[0]
+    direct = int(kernel.evaluate_numpy(unrank_lex(n, s, ranks[what == DOUBTFUL])).direct.sum())
+    settled = unrank_lex(n, s, ranks[what != DOUBTFUL])
+    moved = settled[kernel.evaluate_numpy(settled).direct]  # direct before the second stage
+    assert moved.shape[0] > 0
+    for row in moved.tolist():
+        F = tuple(j for j in range(n) if j not in set(row))
+        assert exact_lstsq_error(B, F, T) <= Fraction(TOL) * code.k, row
+    report = verify(code, s, method="exhaustive", kernel="nullspace", tol=TOL)
+    assert report.ok == truth
+    said = re.search(r"([\d,]+) set\(s\) decided by the direct decoder", report.diagnostics.note)
+    assert said is not None and int(said.group(1).replace(",", "")) == direct

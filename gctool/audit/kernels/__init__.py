@@ -4,9 +4,11 @@ The kernels walk a range of lexicographic ranks themselves (successor of the cur
 index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
 
 * :mod:`.real` - the left-null-space screen over R/C (s x d elimination per set, the rigorous
-  lower bound on sigma_min and the decoder norm); every set it cannot accept is handed back to
-  the numpy kernel, which decides it with the witness test, the direct decoder and, where
-  float64 cannot decide, exact rational arithmetic;
+  lower bound on sigma_min and the decoder norm, the witness test); the sets the walk leaves
+  doubtful get a compiled second stage in the walking thread (the same tests from scratch),
+  and only what that cannot accept is handed back to the numpy kernel, which decides it with
+  the witness test, the direct decoder and, where float64 cannot decide, exact rational
+  arithmetic;
 * :mod:`.gf` - exact elimination over GF(p) and GF(2^m) (log/antilog tables);
 * :mod:`.optimal` - the optimal decoder's error for ``attack`` (KKT route of
   :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets.

@@ -44,9 +44,11 @@ DEFER_MAX = 64
 def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
                  defer: bool = False) -> ChunkSummary | Walked:
     """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`:
-    the compiled screen accepts what it proves, the kernel's numpy path decides the rest.
+    the compiled screen accepts what it proves, its second stage (:func:`_second`, in this
+    thread) what it can of the sets the walk leaves doubtful, and the kernel's numpy path
+    decides the rest.
 
-    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` doubtful sets comes back as a
+    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` sets still doubtful comes back as a
     :class:`Walked`, whose :meth:`~Walked.settle` decides them later (the fold does, in task
     order, in its own thread: the walking threads never hold the GIL for numpy); the summary
     is the same either way."""
@@ -63,14 +65,37 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
             w.best = (nrm, base + at)
         w.weak += [(v, base + a) for v, a in zip(wlb.tolist(), wat.tolist(), strict=True)
                    if a >= 0]
-        if npend:
-            w.batches.append(base + pend[:npend].copy())
+        if npend:  # the second stage here; the numpy kernel gets what it still leaves
+            doubtful = _second(screen, w, n, s, base + pend[:npend])
+            if doubtful.size:
+                w.batches.append(doubtful)
         pos += done
         left = defer and w.pending <= DEFER_MAX  # still few enough to leave to the fold
         if not left and w.decide() is not None:
             return w.settle()  # a failing set before the end: the chunk is cut there
     # a chunk without doubtful sets is summarised here (no numpy: the fold only merges)
     return w if defer and 0 < w.pending <= DEFER_MAX else w.settle()
+
+
+def _second(screen: Any, w: Walked, n: int, s: int, ranks: np.ndarray) -> np.ndarray:
+    """The compiled second stage (:meth:`gctool.audit.kernels.real.RealScreen.settle`, in
+    the walking thread, without the GIL) on the sets of ``ranks`` that the walk left doubtful:
+    the sets it accepts join the walk's largest norm and weakest bounds (as the numpy kernel's
+    would in :func:`_merge`); returns the ranks still doubtful."""
+    from gctool.audit.kernels.real import BY_BOUND, DOUBTFUL
+
+    S = np.empty((ranks.size, s), dtype=np.int64)
+    unrank_into(binomials(n, s), comb(n, s), ranks, S)
+    what, lb, norm, _ = screen.settle(S)
+    ok = what != DOUBTFUL
+    if not ok.any():
+        return ranks
+    r, v = ranks[ok], lb[ok]
+    weak = np.lexsort((r, v))[:WEAKEST]  # ties to the earlier set
+    w.weak += list(zip(v[weak].tolist(), r[weak].tolist(), strict=True))
+    top = _arg(np.where(what == BY_BOUND, norm, np.nan), ranks, largest=True)
+    w.best = _pick(top + ([w.best] if w.best is not None else []), largest=True)
+    return ranks[~ok]
 
 
 @dataclass

@@ -9,8 +9,13 @@ For each straggler set S, with ``A = N[:, S]^T`` (s x d, N orthonormal rows):
 * ``lb >= delta``: accepted (decodes); the minimum-norm decoder ``a = W + N^T Z`` (Z solves
   ``A Z = -W_S``) gives the exact decoder norm ``||D a||``.
 
-Every other set is *pending*: the caller decides it with the numpy kernel (witness test,
-direct decoder, exact escalation), so verdicts never rest on this module alone."""
+The range walk (:func:`screen_range`) keeps the factorisation of a set's first s - 1 rows
+from set to set and runs the witness test too.  The sets it leaves *pending* (singular to
+round-off, within 1e-6 of delta, a witness above its margin) go to the second stage
+(:func:`settle_sets`, in the thread that walked them, without the GIL): the same tests from
+scratch on the set's own factors, with the same margins.  What neither settles goes to the
+numpy kernel (witness test, direct decoder, exact escalation), so a set is accepted here
+only on a bound or witness that the numpy kernel would accept too."""
 
 from __future__ import annotations
 
@@ -197,9 +202,22 @@ def _screen_body(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
                 M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any) -> tuple[float, float]:
     """(lb, norm) of one set: lb the proved lower bound on sigma_min(N[:, S]) (0 when
     singular), norm the decoder norm when ``lb >= delta`` (else nan)."""
+    lb = _factor(S, NT, delta, M, perm, tau, E, X)
+    if not lb >= delta:
+        return lb, np.nan
+    _decoder(S, NT, W, M, perm, tau, Y, Z)
+    return lb, _decoder_norm(NT, W, scale, inS, Z)
+
+
+@njit
+def _factor(S: Any, NT: Any, below: float, M: Any, perm: Any, tau: Any, E: Any, X: Any
+            ) -> float:
+    """Factor ``A = N[:, S]^T`` into M (LU of A when d = s, Householder QR of A^H otherwise)
+    and return the proved lower bound on sigma_min(A): |det|, or the tighter
+    ``1 / ||M^-1||_F`` when that is larger and |det| is below ``below`` (0 when singular or
+    non-finite)."""
     s = S.shape[0]
-    n, d = NT.shape
-    m = W.shape[1]
+    d = NT.shape[1]
     square = d == s
     if square:
         for i in range(s):
@@ -213,20 +231,24 @@ def _screen_body(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float,
         lb = _qr(M, tau)
     if not np.isfinite(lb):
         lb = 0.0
-    if 0 < lb < delta:
+    if 0 < lb < below:
         fro = _inv_fro_lu(M, perm, E, X) if square else _inv_fro_tri(M, X)
         if np.isfinite(fro) and fro > 0 and 1.0 / fro > lb:
             lb = 1.0 / fro
-    if not lb >= delta:
-        return lb, np.nan
-    for i in range(s):
+    return lb
+
+
+@njit
+def _decoder(S: Any, NT: Any, W: Any, M: Any, perm: Any, tau: Any, Y: Any, Z: Any) -> None:
+    """The minimum-norm Z with ``A Z = -W_S`` from the factors of :func:`_factor`."""
+    m = W.shape[1]
+    for i in range(S.shape[0]):
         for u in range(m):
             Y[i, u] = -W[S[i], u]
-    if square:
+    if NT.shape[1] == S.shape[0]:
         _lu_solve(M, perm, Y, Z)
     else:
         _qr_z(M, tau, Y, Z)
-    return lb, _decoder_norm(NT, W, scale, inS, Z)
 
 
 @njit
@@ -657,6 +679,65 @@ def screen_sets(Sets: Any, n: int, NT: Any, W: Any, scale: Any, delta: float, lb
                                              E, X, Y, Z)
 
 
+#: what :func:`settle_sets` makes of a set the walk left doubtful
+DOUBTFUL, BY_BOUND, BY_WITNESS = 0, 1, 2
+
+
+@njit
+def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn: Any, T: Any,
+                wlim: float, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any,
+                av: Any) -> tuple[int, float, float, float]:
+    """(what, lb, norm, error) of one set, from scratch: the numpy kernel's test
+    (:meth:`gctool.audit.nullspace.FloatNullKernel.evaluate_numpy`) up to and including its
+    witness test, with the walk's margins.
+
+    :func:`_factor` (LU of A when d = s, Householder QR of A^H otherwise) gives
+    ``lb = |det|`` and, below ``delta (1 - 1e-6)``, the tighter ``1 / ||M^-1||_F``; a bound
+    at least ``delta (1 + 1e-6)`` accepts the set (:data:`BY_BOUND`, with the exact decoder
+    norm); a non-singular set below ``delta (1 - 1e-6)`` whose decoder ``a = W + N^T Z``
+    (Z from the same factors) has a rigorous residual bound (:func:`_witness`) at most
+    ``wlim`` is accepted too (:data:`BY_WITNESS`, with that bound as its error; no norm: not
+    the optimal decoder).  Everything else (singular, within 1e-6 of delta, a witness above
+    wlim, non-finite) is :data:`DOUBTFUL`: the numpy kernel decides it, so that a set is
+    accepted here only where the numpy kernel, whose floats differ by round-off, accepts it
+    too (or, where its own floats make N[:, S] exactly singular, its direct decoder)."""
+    d, m = NT.shape[1], W.shape[1]
+    thr, near = delta * (1 + 1e-6), delta * (1 - 1e-6)
+    lb = _factor(S, NT, near, M, perm, tau, E, X)
+    if not lb > 0 or near <= lb < thr or (lb < near and not wlim >= 0):
+        return DOUBTFUL, lb, np.nan, np.nan
+    _decoder(S, NT, W, M, perm, tau, Y, Z)
+    for i in range(S.shape[0]):
+        inS[S[i]] = True
+    what, nrm, err = DOUBTFUL, np.nan, np.nan
+    if lb >= thr:
+        what, nrm = BY_BOUND, _decoder_norm(NT, W, scale, inS, Z)
+    else:
+        finite = True
+        for i in range(d):
+            for u in range(m):
+                finite = finite and np.isfinite(Z[i, u])
+        if finite:
+            err = _witness(NT, W, Bn, T, inS, Z, av)
+            if err <= wlim:
+                what = BY_WITNESS
+    for i in range(S.shape[0]):
+        inS[S[i]] = False
+    return what, lb, nrm, err if what == BY_WITNESS else np.nan
+
+
+@njit
+def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T: Any,
+                wlim: float, what: Any, lb_out: Any, norm_out: Any, err_out: Any, inS: Any,
+                M: Any,
+                perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any, av: Any) -> None:
+    """:func:`_settle_one` on the rows of Sets (the second stage of the walk's doubtful
+    sets, without the GIL in the thread that found them)."""
+    for b in range(Sets.shape[0]):
+        what[b], lb_out[b], norm_out[b], err_out[b] = _settle_one(
+            Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, M, perm, tau, E, X, Y, Z, av)
+
+
 def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays of :func:`screen_range` (allocated here: numpy allocations inside a
     kernel cost seconds of compilation; private to the walking thread and kept by it for its
@@ -687,6 +768,25 @@ SCREEN_ENTRY_NS = 0.15
 def screen_cost(s: int, d: int, complex_: bool = False) -> float:
     """Estimated time of the compiled screen per set of size s (d = dim null(B)), in ns."""
     return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * max(1, d - s + 1) * (4 if complex_ else 1)
+
+
+#: the time of the second stage (:func:`settle_sets`) per set, in ns: a fixed part ...
+SETTLE_SET_NS = 500
+#: ... plus this much per multiply-add of its factorisation and witness test
+#: (``s d^2 + n d m + 2 n K m``: the decoder, its residual and the residual's round-off bound);
+#: complex codes cost SETTLE_COMPLEX times as much (the witness's moduli).  Fitted to the CPU
+#: time per set of sets it leaves doubtful (the costliest: the whole witness test) on real
+#: cyclic n=30-64 s=3-7 and is-cr n=48 s=5 (1.1-3.4 us) and complex cyclic n=48 s=6 (25 us),
+#: one core of the 2-core development machine
+SETTLE_ENTRY_NS = 0.33
+SETTLE_COMPLEX = 11
+
+
+def settle_cost(n: int, K: int, m: int, s: int, d: int, complex_: bool = False) -> float:
+    """Estimated time of the second stage per set of size s (n workers, K columns of B, m
+    targets, d = dim null(B)), in ns."""
+    work = s * d * d + n * d * m + 2 * n * K * m
+    return SETTLE_SET_NS + SETTLE_ENTRY_NS * work * (SETTLE_COMPLEX if complex_ else 1)
 
 
 def warm_unrank() -> None:
@@ -744,6 +844,7 @@ class RealScreen:
         WARM.add(key)
         with compile_notice("audit"):
             self.walk(np.arange(s, dtype=np.int64), 1, np.zeros(1, np.int64))
+            self.settle(np.arange(s, dtype=np.int64)[None])
             warm_unrank()
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -756,6 +857,28 @@ class RealScreen:
             screen_sets(np.ascontiguousarray(S, dtype=np.int64), self.n, self.NT, self.W,
                         self.scale, self.delta, lb, norm, *_work(self.NT, self.W, s))
         return lb, norm
+
+    def settle(self, S: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(what, lower bound, decoder norm, error) of the given sets by the second stage
+        (:func:`settle_sets`: :data:`DOUBTFUL`, :data:`BY_BOUND` or :data:`BY_WITNESS`; the
+        norm is nan unless by the bound, the error (the witness's bound) unless by the
+        witness).  Compiled on its first use; its scratch is
+        private to the calling thread."""
+        b, s = S.shape
+        what, lb, norm, err = np.empty(b, np.int64), np.empty(b), np.empty(b), np.empty(b)
+        if b == 0:
+            return what, lb, norm, err
+        n, d = self.NT.shape
+        m, dt = self.W.shape[1], self.NT.dtype
+        work = private.scratch((n, np.bool_), ((s, s) if d == s else (d, s), dt), (s, np.int64),
+                               (s, dt), ((s, s), dt), ((s, s), dt), ((s, m), dt), ((d, m), dt),
+                               (self.W.shape, dt))
+        key = ("real-settle", self.NT.dtype.str, self.W.dtype.str)
+        with compile_notice("audit") if key not in WARM else nullcontext():
+            WARM.add(key)
+            settle_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.scale,
+                         self.delta, self.Bn, self.T, self.wlim, what, lb, norm, err, *work)
+        return what, lb, norm, err
 
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:

@@ -251,14 +251,15 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     return walked
 
 
-#: the worst time of a set a compiled walk leaves doubtful, as a multiple of the calibrated
-#: time of the kernel's numpy route (timing noise, a slower machine)
+#: the worst time of a set a compiled walk leaves doubtful (its second stage, then the numpy
+#: route), as a multiple of the calibrated time of both (timing noise, a slower machine)
 WORST_FACTOR = 4
 
 
 def _worst_fits(run: Run, kernel: Any, evaluations: int, jobs: int) -> bool:
     """Is a compiled null-space walk within the budget even if it left every set to its
-    numpy route (the numpy null-space test, then the direct decoder) and its decoders spent
+    second stage and then its numpy route (the numpy null-space test, then the direct
+    decoder) and its decoders spent
     their whole exact-arithmetic allowance (:data:`gctool.exactls.MAX_TOTAL_WORK` big-number
     operations each, at :data:`~gctool.audit.verify.run.RATIONAL_OP_COST`), with
     :data:`WORST_FACTOR` to spare?  Then no probe could find it over the budget, and none is
@@ -269,7 +270,7 @@ def _worst_fits(run: Run, kernel: Any, evaluations: int, jobs: int) -> bool:
     if not (isinstance(kernel, ns.FloatNullKernel | ns.GFNullKernel)
             and kernel.walks_compiled(run.s)):
         return False
-    per_set = (kernel.set_time(run.s, evaluations)
+    per_set = (kernel.set_time(run.s, evaluations) + kernel.second_time(run.s)
                + ns.nullspace_time(kernel.red, run.s, run.code.m, run.finite)
                + ns.direct_time(run.code, run.s))
     exact = 2 * MAX_TOTAL_WORK * RATIONAL_OP_COST  # the kernel's decoder and the run's
