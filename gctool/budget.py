@@ -382,7 +382,12 @@ PROBE_EARLY_S = 0.05
 #: and goes to numpy, 3.7 us per set where the compiled walk's rate says 0.1), on a sample of
 #: at least SAMPLE sets (a task's fixed cost, 40-200 us, then adds at most 0.2 us per set) or
 #: 1/PROBE_MIN of the size, from its middle; sizes below SAMPLE_MIN sets keep the calibrated
-#: rate (a probe would cost too large a share of them)
+#: rate (a probe would cost too large a share of them).  One window, not several spread over
+#: the ranks: each walk call has its own fixed cost (15-70 us), so that 40 windows of about
+#: 100 sets measured 2.5-4x the one window's rate at 4,060 sets (frc, is-fr, sbc, expander
+#: n=30 at size 3), while the middle window's rate was within 0.76-1.5x of the whole size's
+#: walked in tasks (epsilon 1: is-cr n=36 at sizes 4 and 5, where 20 windows gave 4.8-5.3 us
+#: per set at size 5; frc, is-fr and an expander code at n=30, sizes 4 and 5)
 SAMPLE = 1024
 SAMPLE_MIN = 2 * SAMPLE
 
