@@ -286,7 +286,7 @@ def test_the_decoding_is_left_out_above_the_budget() -> None:
     """Calibrated (decoder_set_time) far from the budget; timed on a sample of the sets near
     it: the sets of pg2-5 decode at about 50-80 us each (8 s of CPU in all; the calibration
     says 61 us, 10 s), and a budget of a ninth of the calibrated time (within the span that
-    is timed) refuses them on that rate (the sample's rate is noisy: within 2x of the
+    is timed) refuses them on that rate (the sample's rate is noisy: within 4x of the
     calibration is asked)."""
     code = design("bibd", design="pg2-5")  # n = 31: C(31, 5) = 169,911 sets
     sizes, seconds = range(5, 6), _calibrated(code, 5)
@@ -302,8 +302,9 @@ def test_the_decoding_is_left_out_above_the_budget() -> None:
                          r"GCTOOL_MAX_WORK\); raise `max_work` to (\S+)s to compute it", text)
     assert found, text
     assert found.group(2) == format_seconds(near.max_work)
-    # timed, not calibrated: under load the sample's rate varies (8-18 s warm), within 2x
-    assert near.max_work < float(found.group(1)) < 2 * seconds
+    # timed, not calibrated: under load the sample's rate varies (8-18 s warm, and more on a
+    # machine this loaded: the calibration is now 10 s, where it was 30 s), within 4x
+    assert near.max_work < float(found.group(1)) < 4 * seconds
     assert float(found.group(3)) >= float(found.group(1))
 
 
