@@ -461,16 +461,46 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
 
 
 # -- the runner ---------------------------------------------------------------------------------
-def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None) -> tuple[list[Any], float]:
+def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
+               ) -> tuple[list[Any], float] | None:
     """On a Dask worker: run ``tasks`` with ``worker``; the results and the CPU seconds they
     took in this thread (the client sizes later Dask tasks with it).  With ``kernel``,
     ``worker`` is a shell (:func:`_split`) and the kernel (carried by the task,
-    :class:`_Carried`, or scattered once per session) is put back into a copy."""
+    :class:`_Carried`, or scattered once per session) is put back into a copy.  None: the
+    Dask task was cancelled while it ran (:func:`_still_wanted`)."""
     t0 = time.thread_time()
     if kernel is not None:
         worker = copy.copy(worker)
         worker.kernel = kernel.load() if isinstance(kernel, _Carried) else kernel
-    return [worker.run(t) for t in tasks], time.thread_time() - t0
+    wanted = _still_wanted()
+    out = []
+    for task in tasks:
+        if not wanted():
+            return None  # cancelled while it ran: nobody reads it (or, if read, it is lost)
+        out.append(worker.run(task))
+    return out, time.thread_time() - t0
+
+
+def _still_wanted() -> Callable[[], bool]:
+    """On a Dask worker, whether the Dask task running in this thread is still wanted: Dask
+    cannot interrupt a running task, but when its client cancels it the worker marks it
+    'cancelled', and :func:`_run_tasks` stops before its next engine task (a look-ahead's
+    or an early stop's tasks end within one engine task, not after all of theirs).  Outside a
+    Dask task: always True."""
+    try:
+        from distributed import get_worker
+
+        dask_worker = get_worker()
+        key = dask_worker.get_current_task()
+        states = dask_worker.state.tasks
+    except (ImportError, ValueError, AttributeError, KeyError):
+        return lambda: True
+
+    def wanted() -> bool:
+        ts = states.get(key)
+        return ts is not None and ts.state != "cancelled"
+
+    return wanted
 
 
 #: a worker without its kernel (:func:`_split`) of at most this many pickled bytes travels
@@ -599,11 +629,19 @@ class _Window:
     cancel what is not needed, record finished tasks in the checkpoint, and watch the
     cluster while waiting."""
 
-    def __init__(self, runner: DaskRunner, client: Any, worker: Any, tasks: Sequence[Any],
-                 feed: _InOrder, ck: Checkpoint | None, done: dict[str, Any]) -> None:
+    def __init__(self, runner: DaskRunner, client: Any, worker: Any,  # noqa: PLR0913 (a run's parts)
+                 tasks: Sequence[Any], feed: _InOrder, ck: Checkpoint | None,
+                 done: dict[str, Any], stats: dict[str, Any] | None = None,
+                 priority: int = 0) -> None:
         self.runner, self.client, self.worker, self.tasks = runner, client, worker, tasks
         self.feed, self.ck, self.done = feed, ck, done
-        self.stats = runner.stats
+        self.stats = runner.stats if stats is None else stats
+        #: Dask's priority of this window's tasks (higher first): in a session, an
+        #: enumeration's tasks come before those of the enumerations opened after it (a
+        #: threshold search's next size, started ahead, waits for the sizes before it)
+        self.priority = priority
+        #: the caller's estimate of this enumeration (:attr:`DaskRunner.expected_s`)
+        self.expected_s = runner.expected_s
         # the worker (or its kernel: _split) on the cluster, scattered when needed
         self.shell, self.payload = _split(worker)
         # the kernel in each task (_Carried), or scattered to the cluster (remote) when needed
@@ -625,7 +663,7 @@ class _Window:
             lost_after())
 
     def _scatter(self) -> Future:
-        return self.runner.scattered(self.client, self.payload, self.count_workers)
+        return self.runner.scattered(self.client, self.payload, self.count_workers, self.stats)
 
     def size(self) -> int:
         """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`).  The cluster's
@@ -637,7 +675,7 @@ class _Window:
             return batch
         # then at least TASK_MIN_S of work, at the mean time of an engine task: measured once
         # Dask tasks have come back, before that the caller's estimate (DaskRunner.expected_s)
-        low, expected = batch, self.runner.expected_s
+        low, expected = batch, self.expected_s
         if self.ran and self.spent > 0:
             low = max(batch, math.ceil(TASK_MIN_S * self.ran / self.spent))
         elif expected is not None and expected > 0 and self.tasks:
@@ -678,7 +716,7 @@ class _Window:
         chunk = [self.tasks[i] for i in group]
         args = ((self.remote, chunk) if self.shell is None else
                 (self.shell, chunk, self.carried or self.remote))
-        f = self.client.submit(_run_tasks, *args, pure=False,
+        f = self.client.submit(_run_tasks, *args, pure=False, priority=self.priority,
                                key=f"gctool-{self.runner.key[:12]}-{group[0]}-{time.time_ns()}")
         self.futures[f] = group
         self.stats["submitted"] += len(group)
@@ -802,16 +840,25 @@ class _Window:
                 ac.thread_condition.wait(POLL_S)
         return list(ac.next_batch(block=False))
 
+    def fill(self, window: int) -> list[Any]:
+        """Submit groups until ``window`` futures are in flight or nothing is left to submit
+        now; the new futures."""
+        new = []
+        while len(self.futures) < window:
+            f = self.submit()
+            if f is None:
+                break
+            new.append(f)
+        return new
+
     def run(self, window: int) -> None:
         from distributed import as_completed
 
-        ac = as_completed(loop=self.client.loop)
+        # (the futures a look-ahead submitted before this call: DaskRunner.start)
+        ac = as_completed(list(self.futures), loop=self.client.loop)
         try:
             while True:
-                while len(self.futures) < window:
-                    f = self.submit()
-                    if f is None:
-                        break
+                for f in self.fill(window):
                     ac.add(f)
                 if not self.futures and not self.retry:
                     return  # everything was received (the fold proves it is complete)
@@ -863,6 +910,17 @@ class DaskRunner:
     expected_s: float | None = field(default=None, init=False, repr=False)
     #: the scheduler's last answer about its workers: (client, threads, workers, when)
     _seen: tuple[Any, int, int, float] | None = field(default=None, init=False, repr=False)
+    #: enumerations started ahead in the session (:meth:`start`), by run fingerprint, until a
+    #: call takes them over or they are cancelled
+    _pending: dict[str, _Started] = field(default_factory=dict, init=False, repr=False)
+    #: enumerations opened in the session (their Dask priority: :attr:`_Window.priority`)
+    _opened: int = field(default=0, init=False, repr=False)
+    #: the counts of :attr:`stats` added over every call and look-ahead since the runner was
+    #: made (``dask_tasks``, ``submitted``, ``cancelled``, ``worker_s``), and the Dask tasks
+    #: and engine tasks of look-aheads cancelled before a call took them over
+    #: (``ahead_dropped``, ``ahead_tasks_dropped``) and the look-aheads taken over
+    #: (``ahead_taken``)
+    totals: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -881,6 +939,7 @@ class DaskRunner:
             raise RuntimeError("this DaskRunner's session is already open")
         self._session = contextlib.ExitStack()
         self._session_salt = os.urandom(16).hex()
+        self._opened = 0
         return self
 
     def salt(self) -> str:
@@ -889,6 +948,8 @@ class DaskRunner:
         return self._session_salt if self._session is not None else os.urandom(16).hex()
 
     def __exit__(self, *exc: object) -> None:
+        for started in list(self._pending.values()):
+            started.cancel()
         stack, self._session, self._session_client = self._session, None, None
         self._sent.clear()
         self._seen = None
@@ -902,7 +963,8 @@ class DaskRunner:
         self._seen = (client, threads, workers, at)
         return at
 
-    def scattered(self, client: Any, obj: Any, count_workers: Callable[[], int]) -> Future:
+    def scattered(self, client: Any, obj: Any, count_workers: Callable[[], int],
+                  stats: dict[str, Any] | None = None) -> Future:
         """``obj`` on every worker of ``client``: sent now (``scatter(broadcast=True)``), or,
         in a session, the copy an earlier call sent of an object that pickles to the same
         bytes, while the cluster still holds it.  TimeoutError when the cluster has no worker
@@ -915,7 +977,8 @@ class DaskRunner:
         if count_workers() <= 0:
             raise TimeoutError
         future = client.scatter(obj, broadcast=True, hash=False, timeout=RESULT_S)
-        self.stats["scattered"] = self.stats.get("scattered", 0) + 1
+        stats = self.stats if stats is None else stats
+        stats["scattered"] = stats.get("scattered", 0) + 1
         if key:
             self._sent[key] = future
         return future
@@ -942,15 +1005,56 @@ class DaskRunner:
                 else "not saved: no `checkpoint`")
         return f"{sets:,} more sets had finished out of order on the cluster ({kept})"
 
+    def _priority(self) -> int:
+        """The Dask priority of the next enumeration (:attr:`_Window.priority`): in a session,
+        below every one opened before it; 0 outside one."""
+        if self._session is None:
+            return 0
+        self._opened += 1
+        return -self._opened
+
+    def _count(self, stats: dict[str, Any]) -> None:
+        for k in ("dask_tasks", "submitted", "cancelled", "worker_s"):
+            self.totals[k] = self.totals.get(k, 0) + stats.get(k, 0)
+
+    def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> _Started | None:
+        """In a session (without a checkpoint): submit the first Dask tasks of the
+        enumeration ``worker`` x ``tasks`` now, up to the window, at a priority below every
+        enumeration opened before (they run when the workers have nothing earlier to do), and
+        return what was started (None: not started).  A later call with the same tasks and a
+        worker that pickles to the same bytes takes them over (same results: the same ranges,
+        worker and fold); :meth:`_Started.cancel` drops them (nothing more starts, the running
+        ones stop before their next engine task, :func:`_still_wanted`).  A threshold search
+        starts its next size so (:class:`gctool.engine.sweep.ExceedSearch`), after the budget
+        has admitted it."""
+        if self._session is None or self.checkpoint is not None or not tasks:
+            return None
+        require_dask()
+        fingerprint = _fingerprint(self.key, worker, tasks)
+        if fingerprint in self._pending:
+            return None
+        stats = _fresh_stats(len(tasks))
+        with _quiet(), self._client(jobs) as client:
+            threads, workers, at = self._wait_for_workers(client)
+            window = _Window(self, client, worker, tasks, _InOrder(_unread, len(tasks)), None,
+                             {}, stats, self._priority())
+            window.counted(workers, threads, at)
+            window.fill(self.window or max(4, WINDOW_PER_THREAD * threads))
+        started = self._pending[fingerprint] = _Started(self, fingerprint, window,
+                                                        _payload_bytes(worker))
+        return started
+
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:
         require_dask()
         ck = Checkpoint(self.checkpoint) if self.checkpoint else None
         fingerprint = _fingerprint(self.key, worker, tasks)
+        ahead = self._pending.get(fingerprint)
+        if ahead is not None and not ahead.fits(worker):
+            ahead.cancel()
+            ahead = None
         done = ck.done(fingerprint) if ck is not None else {}
-        self.stats.update(tasks=len(tasks), resumed=0, submitted=0, cancelled=0,
-                          dask_tasks=0, lost=0, unmerged=0, scattered=0,
-                          worker_s=0.0)
+        self.stats = _fresh_stats(len(tasks))
         feed = _InOrder(on_result, len(tasks))
         if ck is not None:
             for i, summary in sorted(ck.entries(fingerprint, tasks, worker).items()):
@@ -958,11 +1062,17 @@ class DaskRunner:
                 self.stats["resumed"] += 1
         if feed.drain():  # over before anything is submitted: no cluster needed
             return
-        with _quiet(), self._client(jobs) as client:
-            threads, workers, at = self._wait_for_workers(client)
-            window = _Window(self, client, worker, tasks, feed, ck, done)
-            window.counted(workers, threads, at)
-            window.run(self.window or max(4, WINDOW_PER_THREAD * threads))
+        try:
+            with _quiet(), self._client(jobs) as client:
+                window = None if ahead is None else ahead.take(client, feed, self.stats)
+                if window is None:
+                    threads, workers, at = self._wait_for_workers(client)
+                    window = _Window(self, client, worker, tasks, feed, ck, done,
+                                     priority=self._priority())
+                    window.counted(workers, threads, at)
+                window.run(self.window or max(4, WINDOW_PER_THREAD * window.threads))
+        finally:
+            self._count(self.stats)
 
     def _wait_for_workers(self, client: Any) -> tuple[int, int, float]:
         """Worker threads and workers of the cluster, waiting up to ``lost_after_s`` for the
@@ -1032,6 +1142,73 @@ class DaskRunner:
                 _close_cluster(cluster)
 
 
+def _fresh_stats(tasks: int) -> dict[str, Any]:
+    return dict(tasks=tasks, resumed=0, submitted=0, cancelled=0, dask_tasks=0, lost=0,
+                unmerged=0, scattered=0, worker_s=0.0)
+
+
+def _unread(i: int, result: Any) -> bool:
+    raise AssertionError("a look-ahead's results are read by the call that takes it over")
+
+
+def _payload_bytes(worker: Any) -> bytes | None:
+    """What a Dask task of ``worker`` computes with, pickled: its kernel (:func:`_split`) or
+    the whole worker (None: only Dask's cloudpickle can pickle it)."""
+    return _pickled(_split(worker)[1])
+
+
+@dataclass
+class _Started:
+    """An enumeration a session started ahead (:meth:`DaskRunner.start`): its window, whose
+    first Dask tasks are submitted, until a call takes it over (:meth:`take`) or
+    :meth:`cancel` drops it."""
+
+    runner: DaskRunner
+    fingerprint: str
+    window: _Window | None
+    payload: bytes | None
+
+    def fits(self, worker: Any) -> bool:
+        """Does ``worker`` compute what the started tasks compute (its kernel, or itself,
+        pickles to the same bytes)?"""
+        return self.payload is not None and _payload_bytes(worker) == self.payload
+
+    def take(self, client: Any, feed: _InOrder, stats: dict[str, Any]) -> _Window | None:
+        """The started window for the call that runs these tasks (``feed`` its fold,
+        ``stats`` its counts, which get the submissions made ahead), or None (cancelled:
+        another client)."""
+        window, self.window = self.window, None
+        self.runner._pending.pop(self.fingerprint, None)
+        if window is None:
+            return None
+        if window.client is not client:
+            _cancel_soon(window.client, list(window.futures))
+            return None
+        for k in ("submitted", "dask_tasks", "scattered"):
+            stats[k] += window.stats[k]
+        totals = self.runner.totals
+        totals["ahead_taken"] = totals.get("ahead_taken", 0) + 1
+        window.stats, window.feed = stats, feed
+        return window
+
+    def cancel(self) -> None:
+        """Drop the started tasks (their futures cancelled without waiting, as an early stop
+        does); a no-op once a call took them over."""
+        window, self.window = self.window, None
+        if self.runner._pending.get(self.fingerprint) is self:
+            del self.runner._pending[self.fingerprint]
+        if window is None:
+            return
+        window.stats["cancelled"] += len(window.futures)
+        self.runner._count(window.stats)
+        totals = self.runner.totals
+        totals["ahead_dropped"] = totals.get("ahead_dropped", 0) + window.stats["dask_tasks"]
+        totals["ahead_tasks_dropped"] = (totals.get("ahead_tasks_dropped", 0)
+                                         + window.stats["submitted"])
+        _cancel_soon(window.client, list(window.futures))
+        window.futures.clear()
+
+
 def cli_runner(scheduler: str | None = None, checkpoint: str | None = None, key: str = ""
                ) -> DaskRunner:
     """The runner of ``--executor dask`` (also the benchmarks'): Dask tasks of
@@ -1075,6 +1252,14 @@ class _Estimated:
         self.runner.expected_s = self.seconds
         try:
             self.runner(worker, tasks, jobs, on_result)
+        finally:
+            self.runner.expected_s = None
+
+    def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> _Started | None:
+        """:meth:`DaskRunner.start`, its first Dask tasks sized with the estimate."""
+        self.runner.expected_s = self.seconds
+        try:
+            return self.runner.start(worker, tasks, jobs)
         finally:
             self.runner.expected_s = None
 

@@ -46,7 +46,7 @@ from gctool.budget import (
     walked_share,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
-from gctool.engine.parallel import PARALLEL_MIN_S, resolve_jobs, run_paced
+from gctool.engine.parallel import PARALLEL_MIN_S, StartsAhead, resolve_jobs, run_paced
 from gctool.engine.sweep import (
     ExceedSearch,
     ExceedSummary,
@@ -375,6 +375,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
         budget.check_whole()
 
     def plan(t: int) -> SizePlan:
+        budget.enter(t)
         return _size_plan(oracle, t, top, rot, jobs, budget.runner_of(t))
 
     def after(search: ExceedSearch) -> None:
@@ -384,19 +385,18 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
     def ahead(t: int) -> tuple[SizePlan, OracleKernel] | None:
         """Size t on a twin of the oracle (its own compiled path), which local threads may
-        start while size t - 1 is searched on the oracle's numpy route (a size that runs in
-        this process: not with a runner that takes it)."""
-        if budget.runner_of(t) is not None:
-            return None
+        start while size t - 1 is searched on the oracle's numpy route, or a Dask session
+        while the sizes before it run (its runner's)."""
         twin = copy.copy(oracle)
-        return _size_plan(twin, t, top, rot, jobs, None), OracleKernel.of(twin)
+        return _size_plan(twin, t, top, rot, jobs, budget.runner_of(t)), OracleKernel.of(twin)
 
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
                           count=lambda t: count_evaluated(n, t, rot),
                           budget=budget,
                           progress=after,
-                          ahead=ahead)
+                          ahead=ahead,
+                          launch=isinstance(runner, StartsAhead))
     found = search.run()
     oracle.evaluations = base + search.evaluated
     oracle.estimated = budget.time * NS_PER_S  # the sizes searched, as they were estimated
@@ -472,6 +472,8 @@ class _SearchBudget:
         self.times: dict[int, tuple[float, str]] = {}
         #: the sizes whose estimate found a failing set (a probe's or a window's)
         self.failing: set[int] = set()
+        #: work of the sizes admitted on a timed estimate, let onto the meter when they start
+        self.admits: dict[int, float] = {}
 
     def check_whole(self) -> None:
         """Refuse, before any size is searched, a search whose sizes are estimated (each as
@@ -577,8 +579,16 @@ class _SearchBudget:
                     f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         if how:  # admitted on its timed estimate: its calibrated charges must not stop it
-            self.oracle.meter.admit(self.work(t, need)[0])
+            self.admits[t] = self.work(t, need)[0]  # once it starts (:meth:`enter`)
         return None
+
+    def enter(self, t: int) -> None:
+        """Size t starts: the work its admission allows (:meth:`__call__`) is let onto the
+        oracle's meter now, not when it was admitted (a search may admit a size ahead, while
+        the sizes before it run: their charges are held to the meter as it was)."""
+        work = self.admits.pop(t, None)
+        if work is not None:
+            self.oracle.meter.admit(work)
 
 
 def _note_reps(out: ThresholdOutcome, rot: Rotation | None, oracle: Oracle, symmetry: bool

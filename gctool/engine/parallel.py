@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from gctool._signals import worker_init
 
@@ -48,6 +48,30 @@ class Worker(Protocol):
     """Anything with ``run(task) -> result`` (picklable when processes are spawned)."""
 
     def run(self, task: Any) -> object: ...
+
+
+class Started(Protocol):
+    """Tasks a runner started before their turn (:class:`StartsAhead`)."""
+
+    def cancel(self) -> None:
+        """Drop them: nothing more of them starts, and what runs stops (its results are
+        dropped); a no-op once a call of the runner took them over."""
+
+
+@runtime_checkable
+class StartsAhead(Protocol):
+    """A runner (``runner(worker, tasks, jobs, on_result)``) that can also start tasks
+    before the caller asks for them: ``start(worker, tasks, jobs)`` submits the first of
+    them and returns a :class:`Started` (None: not started), and a later call with the same
+    worker and tasks takes over what was started, with the results a call alone would give.
+    A threshold search starts its next size on a Dask session this way
+    (:class:`gctool.engine.sweep.ExceedSearch`,
+    :meth:`gctool.audit.distributed.DaskRunner.start`)."""
+
+    def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> Started | None: ...
+
+    def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
+                 on_result: Callable[[int, Any], bool]) -> None: ...
 
 
 class LostTasks(Exception):  # noqa: N818 (a signal between runner and fold, never shown)

@@ -72,6 +72,7 @@ from gctool.engine.records import Checked, Record, SetWorker, Summary, rank_hold
 from gctool.numerics import beats, first_max
 
 if TYPE_CHECKING:
+    from gctool.engine.parallel import Started
     from gctool.engine.threads import Ahead
 
 Task = tuple[int, int, int]  # (index, start, stop)
@@ -566,6 +567,17 @@ class ExceedSearch:
       do not wait for the caller; a size's results are folded only once the sizes before it
       are done without a set over the limit and the budget allows it, and only when
       ``plan(s)`` gives the same tasks: the same results as without it.
+    * ``launch``: the search's runner can start tasks ahead
+      (:class:`~gctool.engine.parallel.StartsAhead`: a Dask session).  Then the nearest later
+      size whose plan runs on it is started while the sizes before it run (:meth:`_launch`):
+      after the budget has admitted it and every size before it, and cancelled when a size
+      before it finds a set over the limit; its call takes over what was started and folds it
+      in its turn.
+
+    The budget is asked once per size, in increasing order (:meth:`_admit`); a size started
+    ahead is asked before it starts, as if the sizes before it found nothing (when one does,
+    the search ends there and the answer is not used), so the refusals are those of a search
+    without look-ahead.
 
     Users: ``attack threshold method exhaustive`` (:func:`gctool.audit.exhaustive.threshold`,
     an attack oracle and rotation orbits; also the thresholds of ``gctool bound``'s table) and
@@ -582,8 +594,13 @@ class ExceedSearch:
     progress: Callable[[ExceedSearch], None] | None = None
     name: str = ""
     ahead: Callable[[int], tuple[SizePlan, ErrorKernel] | None] | None = None
+    launch: bool = False
     checked: int = field(default=0, init=False)  # sets up to the first one over the limit
     evaluated: int = field(default=0, init=False)  # sets given to the kernel
+    #: the budget's answer for each size asked so far, with the sets it was told were used
+    _answers: dict[int, tuple[int, str | None]] = field(default_factory=dict, init=False)
+    #: no later size can be started on its runner (:meth:`_launch` found none)
+    _no_launch: bool = field(default=False, init=False)
 
     def need(self, s: int) -> int:
         return count_sets(self.n, s) if self.count is None else self.count(s)
@@ -599,17 +616,23 @@ class ExceedSearch:
 
     def run(self) -> Exceeded:
         self.checked = self.evaluated = 0
+        self._answers, self._no_launch = {}, not self.launch
         started: dict[int, Ahead] = {}  # later sizes, started ahead in threads
+        launched: dict[int, Started] = {}  # a later size, started ahead on its runner
         try:
             for s in range(self.last + 1):
-                need = self.need(s)
-                refusal = None if self.budget is None else self.budget(s, self.checked, need)
+                refusal = self._admit(s, self.checked)
                 if refusal is not None:
                     return Exceeded(None, None, None, False, s, self.checked, self.total,
                                     refusal)
-                plan, now = self.plan(s), started.pop(s, None)
+                plan, now, mine = self.plan(s), started.pop(s, None), launched.pop(s, None)
                 self._start_next(s, plan, started)
-                fold = self._size(s, plan, now)
+                self._launch(s, launched)
+                try:
+                    fold = self._size(s, plan, now)
+                finally:
+                    if mine is not None:  # taken over by its call (else dropped)
+                        mine.cancel()
                 if fold.fail_set is not None:
                     return Exceeded(s, fold.fail_set, fold.fail_err, True, s, self.checked,
                                     self.total)
@@ -621,13 +644,53 @@ class ExceedSearch:
                                     "straggler sets; no verdict") from None
         finally:
             pending = sys.exc_info()[1]  # e.g. the summary of a Ctrl-C
-            for later in started.values():  # not folded: dropped
+            for later in [*started.values(), *launched.values()]:  # not folded: dropped
                 try:
                     later.cancel()
                 except KeyboardInterrupt:  # a second Ctrl-C: the first one decides
                     if pending is None:
                         raise
         return Exceeded(None, None, None, True, self.last + 1, self.checked, self.total)
+
+    def _admit(self, s: int, used: int) -> str | None:
+        """The budget's answer for size s (None: admitted) after ``used`` sets, asked once."""
+        if self.budget is None:
+            return None
+        if s not in self._answers:
+            self._answers[s] = (used, self.budget(s, used, self.need(s)))
+        asked, refusal = self._answers[s]
+        if asked != used:  # (a size searched whole checks every set the budget counted)
+            raise AssertionError(f"size {s} was admitted after {asked:,} sets and reached "
+                                 f"after {used:,}")
+        return refusal
+
+    def _launch(self, s: int, launched: dict[int, Started]) -> None:
+        """While size s runs: start the nearest later size whose plan runs on a runner that
+        can start tasks ahead (:class:`~gctool.engine.parallel.StartsAhead`), once the budget
+        has admitted it and each size before it (as if none of them found a set over the
+        limit), unless a later size is started already.  A size the budget refuses stops the
+        look-ahead (the search refuses it when it gets there)."""
+        from gctool.engine.parallel import StartsAhead
+
+        if self.ahead is None or launched or self._no_launch:
+            return
+        used = self.checked + self.need(s)
+        for t in range(s + 1, self.last + 1):
+            nxt = self.ahead(t) if self._admit(t, used) is None else None
+            if nxt is None:
+                self._no_launch = True
+                return
+            plan, kernel = nxt
+            if isinstance(plan.runner, StartsAhead):
+                handle = plan.runner.start(ExceedWorker(plan.source, kernel, self.limit),
+                                           plan.tasks, plan.jobs)
+                if handle is None:
+                    self._no_launch = True  # (e.g. a Dask runner outside a session)
+                else:
+                    launched[t] = handle
+                return
+            used += self.need(t)
+        self._no_launch = True
 
     def _start_next(self, s: int, plan: SizePlan, started: dict[int, Ahead]) -> None:
         """When size s runs in this thread: sizes s + 1, ..., s + :data:`AHEAD_SIZES` (up to

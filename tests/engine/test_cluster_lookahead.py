@@ -1,0 +1,190 @@
+"""A threshold search on a Dask session starts its next size ahead (``ExceedSearch._launch``,
+``DaskRunner.start``): the reports are those of one local thread, the budget refuses what it
+refuses there (and the look-ahead starts nothing it has not admitted), and what a look-ahead
+started is cancelled when a size finds its set, on the scheduler and on the workers."""
+
+from __future__ import annotations
+
+import time
+from math import comb
+from typing import Any
+
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+
+from gctool.algebra.fields import parse_field
+from gctool.audit.attack import threshold
+from gctool.audit.distributed import DaskRunner, _run_tasks, local_cluster_options
+from gctool.budget import Budget
+from gctool.errors import BudgetExceeded
+from gctool.model import GradientCode
+
+import helpers
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    helpers.small_chunks(monkeypatch, 64)  # several tasks per size on a code of n = 14
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with LocalCluster(**local_cluster_options(2, processes=False), protocol="tcp://") as c:
+        yield c
+
+
+def generic() -> GradientCode:
+    """Any 6 of its 14 rows span R^6: the threshold is 9 (5 rows left), every size below it
+    is searched whole."""
+    B = np.random.default_rng(1).standard_normal((14, 6))
+    return GradientCode(B, parse_field("real"), 4)
+
+
+def cyclic() -> GradientCode:
+    """Cyclic repetition (rotation symmetry: one set per orbit), exact ties."""
+    n = 12
+    B = np.zeros((n, n))
+    for i in range(n):
+        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
+    return GradientCode(B, parse_field("real"), 2)
+
+
+def same(report: Any) -> dict[str, Any]:
+    d = report.to_dict()
+    for k in ("elapsed_s", "jobs", "estimate"):
+        d.pop(k, None)
+    return d
+
+
+def ours(cluster: Any, key: str) -> list[str]:
+    """The run's Dask tasks the scheduler or a worker still holds."""
+    prefix = f"gctool-{key[:12]}-"
+    held = [str(k) for k in cluster.scheduler.tasks if str(k).startswith(prefix)]
+    for w in cluster.workers.values():
+        held += [str(k) for k in w.state.tasks if str(k).startswith(prefix)]
+    return held
+
+
+def settled(cluster: Any, key: str) -> list[str]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and ours(cluster, key):
+        time.sleep(0.05)
+    return ours(cluster, key)
+
+
+@pytest.mark.parametrize(("make", "symmetry", "epsilon"),
+                         [(generic, False, 0.0), (generic, False, 0.5), (cyclic, True, 0.0)])
+def test_the_next_size_starts_ahead_and_the_report_is_the_local_one(
+        cluster: Any, make: Any, symmetry: bool, epsilon: float) -> None:
+    """Every size after 0 (which runs in the client) is started ahead and taken over by its
+    call, the threshold's size among them; the size after the threshold (if the search has
+    one) is started and then dropped, and nothing of it is left on the cluster."""
+    code = make()
+    kw: dict[str, Any] = dict(method="exhaustive", symmetry=symmetry,
+                              budget=Budget(max_sets=10**6))
+    one = threshold(code, epsilon, jobs=1, **kw)
+    two = threshold(code, epsilon, jobs=2, **kw)
+    key = f"ahead-{make.__name__[:5]}"
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key=key, batch=2, guided=True)
+    with runner:
+        dsk = threshold(code, epsilon, jobs=2, runner=runner, **kw)
+    assert same(dsk) == same(one) == same(two)
+    t = one.threshold
+    assert t is not None and t >= 3 and dsk.exact
+    assert runner.totals["ahead_taken"] == t  # sizes 1..t, each started while the last ran
+    if make is generic:  # size t + 1, dropped when t found its set
+        assert runner.totals["ahead_tasks_dropped"] > 0
+    else:  # (the holders of a partition cap the sizes at t: nothing after it)
+        assert runner.totals.get("ahead_tasks_dropped", 0) == 0
+    assert not settled(cluster, key)
+
+
+def test_without_a_session_nothing_starts_ahead(cluster: Any) -> None:
+    code = generic()
+    kw: dict[str, Any] = dict(method="exhaustive", symmetry=False)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="no-session")
+    assert same(threshold(code, 0.0, runner=runner, **kw)) == same(threshold(code, 0.0, **kw))
+    assert "ahead_taken" not in runner.totals and runner.totals["dask_tasks"] > 0
+
+
+def below(t: int) -> int:
+    """The sets of sizes 0..t of n = 14."""
+    return sum(comb(14, u) for u in range(t + 1))
+
+
+@pytest.mark.parametrize("budget", [Budget(max_sets=below(4) + 1), Budget(max_work=0.05),
+                                    Budget(max_work=0.1)])
+def test_a_run_refused_by_one_local_job_is_refused_on_dask(cluster: Any, budget: Budget
+                                                           ) -> None:
+    """The look-ahead asks the budget before it starts a size, in size order: a search refused
+    with --jobs 1 is refused on a Dask session too, in the same words as on Dask without one
+    (which does not time the sizes it sends to the cluster, so a time budget may stop it at
+    another size than --jobs 1: here by the estimate, where --jobs 1 is stopped by its charges
+    as it runs), and the refused size is never started."""
+    code = generic()
+    kw: dict[str, Any] = dict(method="exhaustive", symmetry=False, budget=budget, jobs=1)
+    with pytest.raises(BudgetExceeded) as local:
+        threshold(code, 0.0, **kw)
+    alone = DaskRunner(scheduler=cluster.scheduler_address, key="refused-1", batch=2,
+                       guided=True)
+    with pytest.raises(BudgetExceeded) as plain:
+        threshold(code, 0.0, runner=alone, **kw)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="refused-2", batch=2,
+                        guided=True)
+    with runner, pytest.raises(BudgetExceeded) as remote:
+        threshold(code, 0.0, runner=runner, **kw)
+    assert str(remote.value) == str(plain.value)
+    proved = remote.value.proved
+    assert proved is not None and 2 <= proved < 9 and plain.value.proved == proved
+    if budget.max_sets is not None:
+        assert str(remote.value) == str(local.value) and local.value.proved == proved == 5
+    # sizes 1 .. proved - 1 started ahead and taken over; the refused size never started
+    assert runner.totals["ahead_taken"] == proved - 1
+    assert runner.totals.get("ahead_tasks_dropped", 0) == 0
+
+
+def test_a_size_refused_after_the_threshold_is_not_reported(cluster: Any) -> None:
+    """Size 10 does not fit the budget, size 9 (the threshold) does: the look-ahead asks about
+    size 10 while size 9 runs, starts nothing of it, and the report is the local one."""
+    code = generic()
+    kw: dict[str, Any] = dict(method="exhaustive", symmetry=False,
+                              budget=Budget(max_sets=below(9)), jobs=1)
+    one = threshold(code, 0.0, **kw)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="after", batch=2, guided=True)
+    with runner:
+        assert same(threshold(code, 0.0, runner=runner, **kw)) == same(one)
+    assert one.threshold == 9
+    assert runner.totals["ahead_taken"] == 9
+    assert runner.totals.get("ahead_tasks_dropped", 0) == 0
+
+
+RAN: list[int] = []  # the engine tasks Slow ran (the cluster's workers are threads here)
+
+
+class Slow:
+    def run(self, task: Any) -> Any:
+        RAN.append(task[0])
+        time.sleep(0.05)
+        return task[0]
+
+
+def test_a_cancelled_dask_task_stops_before_its_next_engine_task(cluster: Any) -> None:
+    """Dask cannot interrupt a running task; a cancelled one of gctool's stops before its next
+    engine task (``_still_wanted``) instead of running them all (40 x 50 ms here)."""
+    RAN.clear()
+    with Client(cluster, set_as_default=False) as client:
+        f = client.submit(_run_tasks, Slow(), [(i, 0, 1) for i in range(40)], pure=False,
+                          key="gctool-stopping-1")
+        deadline = time.monotonic() + 10
+        while not RAN and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert RAN
+        f.cancel()
+        count, stable = len(RAN), time.monotonic()
+        while time.monotonic() - stable < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            if len(RAN) != count:
+                count, stable = len(RAN), time.monotonic()
+    assert 1 <= len(RAN) < 10, RAN
+    assert not settled(cluster, "stopping")
