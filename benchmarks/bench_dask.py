@@ -10,15 +10,19 @@ the guided grouping):
   over the second one (numba's cached kernels loaded once per process, by the first task);
 * what a command's session costs by itself (connecting, the workers' count, one no-op task);
 * what a broadcast scatter of an attack kernel costs (the runner carries kernels of up to
-  ``CARRY_MAX`` bytes in its Dask tasks instead);
+  ``CARRY_MAX`` bytes in its Dask tasks instead), and what carrying a kernel of ``CARRY_MAX``
+  bytes adds to each Dask task (no-op tasks with and without it, interleaved);
 * per case (``verify`` real cyclic n=48 s=6, ``attack -s 6`` and ``attack --threshold`` on
   real cyclic n=40):
   local threads (``--jobs`` 1 and every core)
-  and Dask, in a session and (threshold: one enumeration per size) without one, and for
+  and Dask, in a session and (threshold: one enumeration per size) without one, for
   verify with its kernel scattered once instead of carried in the Dask tasks
-  (``CARRY_MAX`` = 0), in ``--rounds`` interleaved rounds: wall, CPU of every process, the
-  Dask tasks, the seconds the engine tasks took on the workers, and the overhead: the extra
-  CPU over one local thread, per Dask task and as a share of the run (medians).
+  (``CARRY_MAX`` = 0), and for the threshold without its look-ahead (each size started
+  only when the one before it is done, as before the look-ahead), in ``--rounds``
+  interleaved rounds: wall, CPU of every process, the Dask tasks (those of look-aheads
+  dropped when a size found its set included), the seconds the engine tasks took on the
+  workers, and the overhead: the extra CPU over one local thread, per Dask task and as a
+  share of the run (medians).
 
 Every report is checked to equal the ``--jobs 1`` one.  CPU figures hold on a busy machine;
 wall times and speed-ups need a quiet one.
@@ -136,7 +140,13 @@ def main() -> None:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     from distributed import Client, LocalCluster
 
-    from gctool.audit.distributed import DaskRunner, cli_runner, local_cluster_options
+    from gctool.audit.distributed import (
+        CARRY_MAX,
+        TASK_MIN_S,
+        DaskRunner,
+        cli_runner,
+        local_cluster_options,
+    )
 
     cores = os.cpu_count() or 1
     todo = cases(args.quick)
@@ -146,28 +156,24 @@ def main() -> None:
         meter = Meter(client)
         address = lc.scheduler_address
 
-        def dask(fn: Any, session: bool = True, scatter: bool = False
+        def dask(fn: Any, session: bool = True, scatter: bool = False, ahead: bool = True
                  ) -> tuple[float, float, Any, dict[str, float]]:
             import gctool.audit.distributed as dist
 
             runner = cli_runner(address, key="bench")
-            sums = {"worker_s": 0.0, "dask_tasks": 0}
-            real_call, carry_max = dist.DaskRunner.__call__, dist.CARRY_MAX
-
-            def counted(self: Any, *args: Any) -> None:  # the stats of every enumeration
-                real_call(self, *args)
-                for k in sums:
-                    sums[k] += self.stats[k]
-
-            dist.DaskRunner.__call__ = counted  # type: ignore[method-assign]
+            real_start, carry_max = dist.DaskRunner.start, dist.CARRY_MAX
+            if not ahead:  # the threshold's sizes each started when the one before is done
+                dist.DaskRunner.start = lambda *a: None  # type: ignore[method-assign]
             dist.CARRY_MAX = 0 if scatter else carry_max  # the kernel scattered once instead
             try:
                 with runner if session else nullcontext():  # the client's parts on every core,
                     wall, cpu, rep = timed(meter, lambda: fn({"runner": runner,  # as the CLI
                                                              "jobs": cores}))
             finally:
-                dist.DaskRunner.__call__, dist.CARRY_MAX = real_call, carry_max  # type: ignore[method-assign]
-            return wall, cpu, rep, sums
+                dist.DaskRunner.start, dist.CARRY_MAX = real_start, carry_max  # type: ignore[method-assign]
+            # every enumeration's (and dropped look-ahead's) Dask tasks and time on the workers
+            return wall, cpu, rep, {k: runner.totals.get(k, 0) for k in ("worker_s",
+                                                                         "dask_tasks")}
 
         first_label, first = todo[0]
         cold = dask(first)[1]  # a fresh cluster: every worker loads the kernels
@@ -187,6 +193,16 @@ def main() -> None:
                                             AttackOptions.of(None)))
         sw, sc, _ = timed(meter, lambda: [client.scatter(kernel, broadcast=True, hash=False)
                                           for _ in range(10)])
+        # a kernel of CARRY_MAX bytes carried in every Dask task, against a tiny one
+        heavy = NoopKernel(os.urandom(CARRY_MAX - 64))  # (random: no compression helps)
+        carry: dict[bool, list[float]] = {False: [], True: []}
+        for r in range(6):
+            for big in ((False, True) if r % 2 == 0 else (True, False)):
+                with cli_runner(address, key="carry") as runner:
+                    runner(heavy if big else NoopKernel(), [(0, 0, 0)], 1, lambda i, r: False)
+                    carry[big].append(timed(meter, lambda big=big, runner=runner: runner(
+                        heavy if big else NoopKernel(), [(i, 0, 0) for i in range(
+                            args.noop_tasks)], 1, lambda i, r: False))[1])
         def command() -> None:  # a new session: connect, the workers' count, one task
             with cli_runner(address, key="command") as runner:
                 runner(NoopKernel(), [(0, 0, 0)], 1, lambda i, r: False)
@@ -201,11 +217,13 @@ def main() -> None:
                 ("--jobs 1", lambda fn=fn: (*timed(meter, lambda: fn({"jobs": 1})), None)),
                 (f"--jobs {cores}", lambda fn=fn: (*timed(meter, lambda: fn({"jobs": cores})),
                                                    None))]
-            for session, scatter in [(True, False), (False, False)] + (
-                    [(True, True)] if label == first_label else []):
+            for session, scatter, ahead in [(True, False, True), (False, False, True)] + (
+                    [(True, True, True)] if label == first_label else []) + (
+                    [(True, False, False)] if "threshold" in label else []):
                 ways.append((f"dask {cores}" + ("" if session else ", no session")
-                             + (", kernel scattered" if scatter else ""),
-                             lambda fn=fn, a=session, b=scatter: dask(fn, a, b)))
+                             + (", kernel scattered" if scatter else "")
+                             + ("" if ahead else ", no look-ahead"),
+                             lambda fn=fn, a=session, b=scatter, c=ahead: dask(fn, a, b, c)))
             runs: dict[str, list[tuple[float, float, dict[str, float] | None]]] = {
                 w: [] for w, _ in ways}
             for r in range(args.rounds):  # interleaved, the order reversed every other round
@@ -233,6 +251,11 @@ def main() -> None:
     print(f"scatter(broadcast=True) of the n={an} attack kernel ({len(pickle.dumps(kernel)):,} "
           f"bytes; a session sends it in its Dask tasks instead): {sc / 10 * 1e3:.1f} ms CPU, "
           f"{sw / 10 * 1e3:.1f} ms wall")
+    extra = (median(carry[True]) - median(carry[False])) / args.noop_tasks
+    print(f"a kernel of {CARRY_MAX - 64:,} bytes carried in every Dask task (no-op tasks, a "
+          f"session each, 6 interleaved rounds): {extra * 1e3:+.2f} ms CPU per Dask task "
+          f"against a tiny one, {extra / TASK_MIN_S:+.1%} of a Dask task of TASK_MIN_S = "
+          f"{TASK_MIN_S:g} s")
     print(f"kernel load per worker process (first run of {first_label} on a fresh cluster "
           f"minus the second): {(cold - warm) / cores:.2f} s CPU")
     print()
