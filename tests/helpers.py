@@ -1,7 +1,9 @@
 """The one way the tests run the command line in this process (a plain helper module, not a
 test module): :func:`run` invokes ``gctool ARGS`` with click's runner and returns its
 result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command group in a
-child process with one more command that the test writes (signals at a chosen moment)."""
+child process with one more command that the test writes (signals at a chosen moment).  Also
+what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
+what differs between executors (:func:`same_report`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -73,3 +76,26 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, *, processes: bool
     if frames:
         monkeypatch.setattr(importlib.import_module("gctool.audit.spectrum").Frame, "chunk",
                             lambda self, s: chunk)
+
+
+def tied_code() -> Any:
+    """Cyclic repetition support with equal entries (n = 12, s = 2): many straggler sets tie
+    exactly, and rotations map the code to itself."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.model import GradientCode
+
+    n = 12
+    B = np.zeros((n, n))
+    for i in range(n):
+        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
+    return GradientCode(B, parse_field("real"), 2)
+
+
+def same_report(report: Any) -> dict[str, Any]:
+    """A report's document without its time, jobs and estimate (what executors may change)."""
+    d: dict[str, Any] = report.to_dict()
+    for k in ("elapsed_s", "jobs", "estimate"):
+        d.pop(k, None)
+    return d

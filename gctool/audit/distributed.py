@@ -1152,9 +1152,13 @@ def _unread(i: int, result: Any) -> bool:
 
 
 def _payload_bytes(worker: Any) -> bytes | None:
-    """What a Dask task of ``worker`` computes with, pickled: its kernel (:func:`_split`) or
-    the whole worker (None: only Dask's cloudpickle can pickle it)."""
-    return _pickled(_split(worker)[1])
+    """What a Dask task of ``worker`` computes with, pickled: its shell and its kernel
+    (:func:`_split`), or the whole worker (None: only Dask's cloudpickle can pickle it)."""
+    shell, kernel = _split(worker)
+    parts = [_pickled(kernel)] + ([] if shell is None else [_pickled(shell)])
+    if any(p is None for p in parts):
+        return None
+    return pickle.dumps(parts)
 
 
 @dataclass
@@ -1169,8 +1173,8 @@ class _Started:
     payload: bytes | None
 
     def fits(self, worker: Any) -> bool:
-        """Does ``worker`` compute what the started tasks compute (its kernel, or itself,
-        pickles to the same bytes)?"""
+        """Does ``worker`` compute what the started tasks compute (its shell and kernel, or
+        itself, pickle to the same bytes)?"""
         return self.payload is not None and _payload_bytes(worker) == self.payload
 
     def take(self, client: Any, feed: _InOrder, stats: dict[str, Any]) -> _Window | None:

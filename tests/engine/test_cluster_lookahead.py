@@ -6,6 +6,7 @@ started is cancelled when a size finds its set, on the scheduler and on the work
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from math import comb
 from typing import Any
 
@@ -21,6 +22,8 @@ from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
 import helpers
+from helpers import same_report as same
+from helpers import tied_code
 
 
 @pytest.fixture(autouse=True)
@@ -41,22 +44,6 @@ def generic() -> GradientCode:
     return GradientCode(B, parse_field("real"), 4)
 
 
-def cyclic() -> GradientCode:
-    """Cyclic repetition (rotation symmetry: one set per orbit), exact ties."""
-    n = 12
-    B = np.zeros((n, n))
-    for i in range(n):
-        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
-    return GradientCode(B, parse_field("real"), 2)
-
-
-def same(report: Any) -> dict[str, Any]:
-    d = report.to_dict()
-    for k in ("elapsed_s", "jobs", "estimate"):
-        d.pop(k, None)
-    return d
-
-
 def ours(cluster: Any, key: str) -> list[str]:
     """The run's Dask tasks the scheduler or a worker still holds."""
     prefix = f"gctool-{key[:12]}-"
@@ -74,7 +61,7 @@ def settled(cluster: Any, key: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("make", "symmetry", "epsilon"),
-                         [(generic, False, 0.0), (generic, False, 0.5), (cyclic, True, 0.0)])
+                         [(generic, False, 0.0), (generic, False, 0.5), (tied_code, True, 0.0)])
 def test_the_next_size_starts_ahead_and_the_report_is_the_local_one(
         cluster: Any, make: Any, symmetry: bool, epsilon: float) -> None:
     """Every size after 0 (which runs in the client) is started ahead and taken over by its
@@ -188,3 +175,44 @@ def test_a_cancelled_dask_task_stops_before_its_next_engine_task(cluster: Any) -
                 count, stable = len(RAN), time.monotonic()
     assert 1 <= len(RAN) < 10, RAN
     assert not settled(cluster, "stopping")
+
+
+@dataclass
+class Tagged:
+    """Every task's summary carries the kernel's value."""
+
+    kernel: Any
+
+    def run(self, task: Any) -> Any:
+        from gctool.engine.sweep import PeakSummary
+
+        return PeakSummary(task[0], task[2] - task[1], [(float(self.kernel), [task[1]])])
+
+
+def test_a_call_takes_over_only_what_computes_its_results(cluster: Any) -> None:
+    """A call takes over the tasks started ahead only when its worker pickles to the same
+    bytes (else they are dropped and the call runs its own); outside a session nothing
+    starts; cancelling what a call took over does nothing."""
+    tasks = [(i, 10 * i, 10 * i + 10) for i in range(6)]
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="fits")
+    assert runner.start(Tagged(1.0), tasks, 1) is None  # no session
+    got: list[float] = []
+
+    def fold(i: int, r: Any) -> bool:
+        got.append(r.peaks[0][0])
+        return False
+
+    with runner:
+        assert runner.start(Tagged(1.0), tasks, 1) is not None
+        runner(Tagged(2.0), tasks, 1, fold)
+        assert got == [2.0] * 6
+        assert "ahead_taken" not in runner.totals and runner.totals["ahead_tasks_dropped"] > 0
+        started = runner.start(Tagged(3.0), tasks, 1)
+        assert started is not None
+        got.clear()
+        runner(Tagged(3.0), tasks, 1, fold)
+        assert got == [3.0] * 6 and runner.totals["ahead_taken"] == 1
+        dropped = runner.totals["ahead_tasks_dropped"]
+        started.cancel()
+        assert runner.totals["ahead_tasks_dropped"] == dropped
+    assert not settled(cluster, "fits")

@@ -36,6 +36,8 @@ from gctool.model import GradientCode
 
 import helpers
 from corpus import adversarial_corpus, code_of, exact_ok, exact_threshold
+from helpers import same_report as same
+from helpers import tied_code
 from jsondoc import loads
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowWorker for process workers
@@ -67,22 +69,6 @@ def fail_code() -> GradientCode:
     B[:, 0] = 0.0
     B[[5, 7, 9], 0] = 1.0
     return GradientCode(B, parse_field("real"), 4)
-
-
-def tied_code() -> GradientCode:
-    """Cyclic repetition support with equal entries: many straggler sets tie exactly."""
-    n = 12
-    B = np.zeros((n, n))
-    for i in range(n):
-        B[i, [i, (i + 1) % n, (i + 2) % n]] = 1.0
-    return GradientCode(B, parse_field("real"), 2)
-
-
-def same(report: Any) -> dict[str, Any]:
-    d = report.to_dict()
-    for k in ("elapsed_s", "jobs", "estimate"):
-        d.pop(k, None)
-    return d
 
 
 def run_dask(cluster: Any, fn: Any, *args: Any, **kw: Any) -> tuple[Any, DaskRunner]:
