@@ -399,7 +399,8 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
                           launch=isinstance(runner, StartsAhead))
     found = search.run()
     oracle.evaluations = base + search.evaluated
-    oracle.estimated = budget.time * NS_PER_S  # the sizes searched, as they were estimated
+    # the sizes searched (not those a look-ahead asked about after them), as they were estimated
+    oracle.estimated = budget.time_upto(found.lower) * NS_PER_S
     if not found.complete:
         raise BudgetExceeded(found.refusal, proved=found.lower)
     out = ThresholdOutcome(found.size, found.stragglers, found.error, True, "exhaustive",
@@ -474,6 +475,8 @@ class _SearchBudget:
         self.failing: set[int] = set()
         #: work of the sizes admitted on a timed estimate, let onto the meter when they start
         self.admits: dict[int, float] = {}
+        #: :attr:`time` once each size was asked about (:meth:`__call__`)
+        self.upto: dict[int, float] = {}
 
     def check_whole(self) -> None:
         """Refuse, before any size is searched, a search whose sizes are estimated (each as
@@ -574,6 +577,7 @@ class _SearchBudget:
                     f"{budget.max_sets:,} straggler sets; {proved}")
         seconds, how = self.size_time(t, need)
         self.time += seconds
+        self.upto[t] = self.time
         if self.time > budget.max_work:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
                     f"(estimated{how}) up to size {t}, above the work budget of "
@@ -581,6 +585,12 @@ class _SearchBudget:
         if how:  # admitted on its timed estimate: its calibrated charges must not stop it
             self.admits[t] = self.work(t, need)[0]  # once it starts (:meth:`enter`)
         return None
+
+    def time_upto(self, t: int) -> float:
+        """The estimated time of the sizes up to t that the search asked about (the search
+        asks in size order; a look-ahead may have asked about later ones too)."""
+        asked = [u for u in self.upto if u <= t]
+        return self.upto[max(asked)] if asked else START_NS / NS_PER_S
 
     def enter(self, t: int) -> None:
         """Size t starts: the work its admission allows (:meth:`__call__`) is let onto the

@@ -5,6 +5,7 @@ started is cancelled when a size finds its set, on the scheduler and on the work
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from math import comb
@@ -216,3 +217,23 @@ def test_a_call_takes_over_only_what_computes_its_results(cluster: Any) -> None:
         started.cancel()
         assert runner.totals["ahead_tasks_dropped"] == dropped
     assert not settled(cluster, "fits")
+
+
+def test_the_estimate_left_on_the_oracle_counts_the_sizes_searched(cluster: Any) -> None:
+    """The threshold search leaves on its oracle the estimate of the sizes it searched (bound
+    reports it in its table); the sizes a look-ahead asked the budget about after the
+    threshold's do not count: the estimate is that of the same search without a session."""
+    from gctool.audit import exhaustive
+    from gctool.audit.attack.options import AttackOptions, oracle_for
+
+    code = generic()
+    estimates = []
+    for session in (False, True):
+        oracle = oracle_for(code, AttackOptions.of(None, budget=Budget(max_sets=10**6)))
+        runner = DaskRunner(scheduler=cluster.scheduler_address, key="estimate")
+        with runner if session else contextlib.nullcontext():
+            out = exhaustive.threshold(oracle, oracle.limit, symmetry=False, runner=runner)
+        assert out.threshold == 9
+        estimates.append(oracle.estimated)
+    assert estimates[0] == estimates[1] > 0
+    assert runner.totals["ahead_tasks_dropped"] > 0  # (size 10 was asked about, and started)
