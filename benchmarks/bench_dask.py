@@ -127,6 +127,20 @@ def cases(quick: bool) -> list[tuple[str, Any]]:
     ]
 
 
+def against_threads(label: str, runs: dict[str, list[Any]], cores: int) -> str:
+    """Dask against local threads in the same rounds (and the threshold's look-ahead against
+    none): the median of the rounds' wall-time ratios."""
+
+    def paired(a: str, b: str) -> float:
+        return median([x[0] / y[0] for x, y in zip(runs[a], runs[b], strict=True)])
+
+    dask, none = f"dask {cores}", f"dask {cores}, no look-ahead"
+    line = f"{label}: Dask {paired(f'--jobs {cores}', dask):.2f}x the speed of {cores} threads"
+    if none in runs:
+        line += f"; the look-ahead {paired(none, dask):.2f}x the speed without it"
+    return line
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small codes (a smoke test)")
@@ -151,6 +165,7 @@ def main() -> None:
     cores = os.cpu_count() or 1
     todo = cases(args.quick)
     rows: list[tuple[str, str, float, float, float, float, int, float]] = []
+    pairs: list[str] = []  # per case: Dask against local threads (and the look-ahead)
     with LocalCluster(**local_cluster_options(cores)) as lc, \
             Client(lc, set_as_default=False) as client:
         meter = Meter(client)
@@ -240,6 +255,8 @@ def main() -> None:
                 rows.append((label, way, median([w for w, _, _ in got]), speed, cd,
                              median([g[2]["worker_s"] for g in got]) if sums else 0.0,
                              int(sums["dask_tasks"]) if sums else 0, cd - c1))
+
+            pairs.append(against_threads(label, runs, cores))
     print(f"loopback LocalCluster, {cores} single-threaded worker processes, the CLI's runner "
           "(session, guided grouping, the client's parts on every core); CPU of every process; "
           f"per case {args.rounds} interleaved rounds: medians, speed-up the median of the "
@@ -267,6 +284,12 @@ def main() -> None:
                      f"{extra / max(tasks, 1) * 1e3:.0f} ms)"
                      if run.startswith("dask") else "- | - | -")
         print(f"| {label} | {run} | {wall:.2f} | {speed:.2f}x | {cpu:.2f} | {dask_cols} |")
+
+    print()
+    print("wall-time ratios of the same rounds (median of the rounds' ratios; need a quiet "
+          "machine):")
+    for line in pairs:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -162,7 +162,8 @@ def test_dask() -> None:
     out = child("bench_dask.py", "--quick", "--noop-tasks", "20")
     for line in ("loopback LocalCluster", "scheduling per Dask task", "per command (a new "
                  "session", "scatter(broadcast=True) of the n=20 attack kernel",
-                 "carried in every Dask task", "kernel load per worker process"):
+                 "carried in every Dask task", "kernel load per worker process",
+                 "the look-ahead"):
         assert line in out, line
     cores = os.cpu_count() or 1
     rows = [line for line in out.splitlines() if line.startswith("| ") and "x |" in line]
