@@ -59,6 +59,9 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
 
     r = VerifyRequest.of(request, **changes if s is None else {**changes, "s": s})
     family = family_of(code)
+    if r.seed is not None and r.sample is None and r.precision is None and \
+            not family.verify_draws:  # nothing to seed: the seed would be ignored
+        raise InvalidInput("`seed` applies to `sample` and `precision`", param="seed")
     if r.precision is not None:
         if type(family).verify is not Family.verify:
             raise InvalidInput(f"`precision` applies to codes given by their encoding matrix, "

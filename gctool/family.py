@@ -88,6 +88,9 @@ class Family:
     #: workers come in groups of identical rows that add up to the all-ones vector, so the
     #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
     grouped: ClassVar[bool] = False
+    #: verify draws random numbers of its own (a schedule's adversarial roll-outs), so
+    #: ``seed`` applies without ``sample`` or ``precision``
+    verify_draws: ClassVar[bool] = False
     #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
     structured_decoder: ClassVar[StructuredDecoder | None] = None
     #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -21,8 +20,10 @@ from gctool.cli.options import (
     max_work_option,
     precision_option,
     progress_bar,
+    refuse_typed,
     seed_option,
     tol_option,
+    typed,
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
@@ -133,21 +134,23 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="Also report the mean error when each worker straggles with probability p.")
 @click.option("--samples", type=click.IntRange(2, None), default=DEFAULT_SAMPLES,
               show_default=True,
-              help="Monte-Carlo samples when random sets cannot be enumerated.")
+              help="Monte-Carlo samples of the --random/-p means (and of a frame's worst case) "
+                   "when the sets cannot be enumerated; not with --threshold.")
 @click.option("--restarts", type=click.IntRange(0, None), default=DEFAULT_RESTARTS,
               show_default=True,
-              help="Random restarts of the greedy search.")
+              help="Random restarts of the greedy search (--method auto or greedy).")
 @click.option("--max-nodes", type=click.IntRange(1, None), default=DEFAULT_MAX_NODES,
-              show_default=True, help="Node budget of branch and bound.")
+              show_default=True, help="Node budget of branch and bound (--method auto or bnb).")
 @click.option("--time-limit", type=FloatRange(0, None, min_open=True),
               default=DEFAULT_TIME_LIMIT,
               show_default=True,
-              help="Wall-clock cap on the MILP solver, in seconds (--max-work bounds its "
-                   "branch-and-bound nodes first).")
+              help="Wall-clock cap on the MILP solver, in seconds (--method auto or milp; "
+                   "--max-work bounds its branch-and-bound nodes first).")
 @click.option("--resolution", type=FloatRange(0, None, min_open=True),
               default=DEFAULT_RESOLUTION,
               show_default=True,
-              help="MILP exact threshold: errors below this count as decodable.")
+              help="--threshold's MILP (--method auto or milp): errors below this count as "
+                   "decodable.")
 @jobs_option
 @click.option("--no-symmetry", is_flag=True, help="Do not use rotation symmetry.")
 @click.option("--set", "straggler_set", default=None, metavar="I,J,...",
@@ -187,7 +190,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             raise click.UsageError("--require-tolerance/--require-threshold gate the threshold; "
                                    "they exclude -s and --curve")
         threshold_mode = True
-    _refuse_outside_mode(threshold_mode, curve_mode, random_sets or prob is not None)
+    _refuse_outside_mode(threshold_mode, curve_mode, random_sets or prob is not None, method,
+                         straggler_set is not None)
     if require_old is not None:
         from gctool.cli.output import note
 
@@ -217,7 +221,9 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         _refuse_with_profile({"-s": stragglers, "--set": one, "--random": random_sets or None,
                               "-p": prob, "--weights": weights,
                               "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
-                              "--precision": precision})
+                              "--precision": precision,
+                              "--samples": typed("samples") or None,
+                              **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
 
     def audit(path: str) -> Report:
         import gctool.api as api
@@ -236,15 +242,30 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     return run_files("attack", code_file, audit, as_json)
 
 
-def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool) -> None:
-    """A usage error for an option of one mode given in another, where it would be ignored."""
-    given = click.get_current_context().get_parameter_source
-    if given("epsilon") is ParameterSource.COMMANDLINE and not threshold_mode:
-        raise click.UsageError("--epsilon applies to --threshold")
-    if given("max_s") is ParameterSource.COMMANDLINE and not curve_mode:
-        raise click.UsageError("--max-s applies to --curve")
+#: the options of the searches (parameter -> flag) and the methods that use each
+_SEARCH = {"restarts": "--restarts", "max_nodes": "--max-nodes", "time_limit": "--time-limit",
+           "resolution": "--resolution"}
+_METHODS = {"restarts": ("auto", "greedy"), "max_nodes": ("auto", "bnb"),
+            "time_limit": ("auto", "milp"), "resolution": ("auto", "milp")}
+
+
+def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, method: str,
+                         one_set: bool) -> None:
+    """A usage error for an option of one mode (or method) given in another, where it would
+    be ignored."""
+    if not threshold_mode:
+        refuse_typed({"epsilon": "--epsilon", "resolution": "--resolution"}, "--threshold")
+    if not curve_mode:
+        refuse_typed({"max_s": "--max-s"}, "--curve")
     if means and threshold_mode:
         raise click.UsageError("--random and -p add means to -s and --curve, not to --threshold")
+    if threshold_mode:
+        refuse_typed({"samples": "--samples"}, "the means of --random and -p, not to --threshold")
+    if one_set:
+        refuse_typed(_SEARCH, "a search (-s, --threshold or --curve), not to one --set")
+    for name, methods in _METHODS.items():
+        if method not in methods:
+            refuse_typed({name: _SEARCH[name]}, f"--method {' or '.join(methods)}")
 
 
 def _refuse_with_profile(given: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from gctool.cli.options import (
     load_code,
     max_work_option,
     progress_bar,
+    refuse_typed,
     tol_option,
 )
 from gctool.cli.output import quiet_option
@@ -75,10 +76,8 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     from gctool.exports import export as run_export
 
     if not decoders:  # the options of the decoding table, without one
-        given = click.get_current_context().get_parameter_source
-        for flag, name in (("-s", "stragglers"), ("--decoder", "decoder")):
-            if given(name) is click.core.ParameterSource.COMMANDLINE:
-                raise click.UsageError(f"{flag} applies to the decoding table: add --decoders")
+        refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns"},
+                     "the decoding table: add --decoders")
     code = load_code(code_file)
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,

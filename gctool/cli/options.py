@@ -197,6 +197,22 @@ def budget_of(max_work: float | None, max_sets: int | None = None) -> Budget:
     return Budget.default().with_(max_work=max_work, max_sets=max_sets)
 
 
+def typed(name: str) -> bool:
+    """Whether the user gave the option of parameter ``name`` on the command line (its default,
+    even when it is the same value, is not typed: click's parameter source)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+
+def refuse_typed(flags: dict[str, str], applies_to: str) -> None:
+    """A usage error for the first option of ``flags`` (parameter name -> flag) that the user
+    typed where it would be ignored: '--restarts applies to --method auto or greedy'."""
+    for name, flag in flags.items():
+        if typed(name):
+            raise click.UsageError(f"{flag} applies to {applies_to}")
+
+
 def single_file(files: str | tuple[str, ...], why: str) -> str:
     """The one FILE of an option that works on a single code (e.g. ``--profile``)."""
     if isinstance(files, str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 
 from gctool.cli.batch import run_files
 from gctool.cli.executor_options import executor_options
@@ -22,6 +21,7 @@ from gctool.cli.options import (
     precision_option,
     progress_bar,
     tol_option,
+    typed,
 )
 from gctool.cli.output import quiet_option
 from gctool.cli.profile_options import parse_profile, profile_options
@@ -69,7 +69,8 @@ files'.""")
 @click.option("--sample", type=click.IntRange(1, None), default=None,
               help="Check N random straggler sets only (heuristic: never reports ok).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=None,
-              help="Seed of --sample (recorded in the report; fresh seeds are below 2^53).")
+              help="Seed of --sample and of --precision's draws (recorded in the report; fresh "
+                   "seeds are below 2^53).")
 @click.option("--exact", is_flag=True,
               help="Real codes with integer/rational entries: decide in exact rational "
                    "arithmetic.")
@@ -108,16 +109,13 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     question = ("--profile" if profile_args else None) or (
         "--partial" if partial_work is not None else None)
     if question is not None:  # another question than verify's: its options only
-        given = click.get_current_context().get_parameter_source
-        typed = {name: True if given(name) is ParameterSource.COMMANDLINE else None
-                 for name in ("method", "kernel", "tol")}
         _refuse(question, {"-s": stragglers, "--sample": sample, "--seed": seed,
                            "--exact": exact or None, "--precision": precision,
                            "--max-error": max_error, "--max-condition": max_condition,
-                           "--strict": strict or None, "--kernel": typed["kernel"],
+                           "--strict": strict or None, "--kernel": typed("kernel") or None,
                            "--method structural": True if method == "structural" else None,
                            "--partial": partial_work if profile_args else None,
-                           **({"--method": typed["method"], "--tol": typed["tol"]}
+                           **({"--method": typed("method") or None, "--tol": typed("tol") or None}
                               if profile_args else {})})
     budget = budget_of(max_work, max_sets)
     request = VerifyRequest(s=stragglers, method=method, kernel=kernel, jobs=jobs,

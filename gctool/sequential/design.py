@@ -161,6 +161,7 @@ class ScheduleFamily(Family):
     its closed-form figures (``figures(n, B, W, lam)``, :mod:`gctool.sequential.formulas`)."""
 
     orderable = False
+    verify_draws = True  # the heuristic adversary's roll-outs (gctool.sequential.verify)
     schedule: ClassVar[Callable[..., SRSGC | MSGC]]
     figures: ClassVar[Callable[..., formulas.SchemeFigures]]
 

@@ -164,6 +164,24 @@ def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: 
     (["-s", "2", "--max-s", "3"], "--max-s applies to --curve"),
     (["--threshold", "--random"], "--random and -p add means to -s and --curve"),
     (["--require-tolerance", "2", "-p", "0.1"], "--random and -p add means to -s and --curve"),
+    (["-s", "2", "--resolution", "1e-3"], "--resolution applies to --threshold"),
+    (["--threshold", "--samples", "100"], "--samples applies to the means of --random and -p, "
+                                          "not to --threshold"),
+    # the options of a method given with another method
+    (["-s", "2", "--method", "exhaustive", "--restarts", "3"],
+     "--restarts applies to --method auto or greedy"),
+    (["-s", "2", "--method", "exhaustive", "--restarts", "20"],  # the default, typed
+     "--restarts applies to --method auto or greedy"),
+    (["--curve", "--method", "milp", "--restarts", "3"],
+     "--restarts applies to --method auto or greedy"),
+    (["-s", "2", "--method", "greedy", "--max-nodes", "10"],
+     "--max-nodes applies to --method auto or bnb"),
+    (["--threshold", "--method", "exhaustive", "--time-limit", "5"],
+     "--time-limit applies to --method auto or milp"),
+    (["--threshold", "--method", "bnb", "--resolution", "1e-3"],
+     "--resolution applies to --method auto or milp"),
+    (["--set", "0,1", "--max-nodes", "10"],
+     "--max-nodes applies to a search (-s, --threshold or --curve), not to one --set"),
 ])
 def test_options_of_another_mode_are_refused(runner: CliRunner, frc: str, args: list[str],
                                              line: str) -> None:
@@ -172,5 +190,10 @@ def test_options_of_another_mode_are_refused(runner: CliRunner, frc: str, args: 
     r = run("attack", frc, *args)
     assert r.exit_code == ExitCode.USAGE and r.stdout == ""
     assert r.stderr.startswith(f"gctool attack: error: {line}")
-    for fine in (["--threshold", "--epsilon", "0.5"], ["--curve", "--max-s", "3", "--random"]):
-        assert run("attack", frc, *fine).exit_code == 0
+    for fine in (["--threshold", "--epsilon", "0.5"], ["--curve", "--max-s", "3", "--random"],
+                 ["-s", "2", "--method", "exhaustive"],  # defaults of other methods: not typed
+                 ["-s", "2", "--method", "greedy", "--restarts", "3"],
+                 ["--threshold", "--method", "bnb", "--max-nodes", "1000"],
+                 ["--threshold", "--resolution", "1e-3", "--time-limit", "5", "--restarts", "3"],
+                 ["-s", "2", "--random", "--samples", "100"]):
+        assert run("attack", frc, *fine).exit_code == 0, fine

@@ -121,7 +121,7 @@ def test_export_json_and_npz(runner: CliRunner, tmp_path: Path) -> None:
         assert loads(str(z["meta"][()]))["format"] == "gctool.export"
 
 
-@pytest.mark.parametrize("extra", [["-s", "1"], ["--decoder", "generic"]])
+@pytest.mark.parametrize("extra", [["-s", "1"], ["--decoder", "generic"], ["--max-patterns", "5"]])
 def test_export_refuses_decoding_options_without_a_table(runner: CliRunner, tmp_path: Path,
                                                          extra: list[str]) -> None:
     """-s and --decoder shape the decoding table: without --decoders they would be ignored."""

@@ -209,6 +209,8 @@ def test_options_reach_the_library(tmp_path: Path, scheme: str, args: list[str],
 @pytest.mark.parametrize("args", [
     ["attack", "--profile", "1,1,1,1,1,1", "--random"],
     ["attack", "--level-counts", "2,2,2", "-s", "1"],
+    ["attack", "--level-counts", "2,2,2", "--restarts", "3"],
+    ["attack", "--level-counts", "2,2,2", "--samples", "100"],
     ["verify", "--profile", "1,1,1,1,1,1", "-s", "1"],
     ["verify", "--partial", "1", "--sample", "5"],
     ["verify", "--level-counts", "2,2,2", "--partial", "1"],

@@ -17,6 +17,7 @@ from gctool.model import GradientCode
 from corpus import GF7_B
 from helpers import run
 from jsondoc import loads
+from refusals import refused
 
 
 @pytest.fixture
@@ -187,3 +188,18 @@ def test_one_of_a_count_is_singular(runner: CliRunner, tmp_path: Path, command: 
         str(files["MM"]))
     r = run(*[str(files.get(a, a)) for a in command])
     assert line in r.stdout, r.stdout
+
+
+def test_a_seed_without_anything_to_seed_is_refused(runner: CliRunner, crc_file: Path,
+                                                    tmp_path: Path) -> None:
+    """--seed seeds --sample and --precision's gradient draws (and a schedule's adversary): on a
+    plain run it was ignored without a word."""
+    line = refused(run("verify", str(crc_file), "--seed", "3"), "--seed", "--sample",
+                   "--precision")
+    assert line == "gctool: error: --seed applies to --sample and --precision"
+    assert run("verify", str(crc_file), "--seed", "3", "--sample", "20").exit_code == 1
+    assert run("verify", str(crc_file), "--seed", "3", "--precision", "float32").exit_code == 0
+    schedule = tmp_path / "m8.json"  # verify's adversarial roll-outs draw from the seed
+    run("design", "m-sgc", "-n", "8", "--burst", "1", "--window", "3", "--lambda", "3",
+        "--seed", "1", "-o", str(schedule))
+    assert run("verify", str(schedule), "--seed", "3").exit_code == 0
