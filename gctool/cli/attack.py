@@ -21,6 +21,7 @@ from gctool.cli.options import (
     precision_option,
     progress_bar,
     refuse_typed,
+    refuse_with,
     seed_option,
     tol_option,
     typed,
@@ -208,9 +209,9 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         samples=samples, require=require, require_tolerance=require_tolerance, runner=runner)
 
     profile_args = parse_profile(profile, profile_file, level_counts, code_file)
-    if profile_args and (threshold_mode or curve_mode):
-        raise click.UsageError(f"{'--threshold' if threshold_mode else '--curve'} does not "
-                               "apply with a level profile")
+    if profile_args:
+        refuse_with("a level profile", {"--threshold": threshold_mode or None,
+                                        "--curve": curve_mode or None})
     one = _straggler_set(straggler_set)
     if one is not None and (threshold_mode or curve_mode or stragglers is not None):
         raise click.UsageError("-s, --curve and --set exclude each other")
@@ -218,12 +219,12 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         raise click.UsageError("--precision and --max-error apply to the worst case (-s), not "
                                f"to {'--threshold' if threshold_mode else '--curve'}")
     if profile_args:  # a level profile's error: only --normalize applies
-        _refuse_with_profile({"-s": stragglers, "--set": one, "--random": random_sets or None,
-                              "-p": prob, "--weights": weights,
-                              "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
-                              "--precision": precision,
-                              "--samples": typed("samples") or None,
-                              **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
+        refuse_with("a level profile", {
+            "-s": stragglers, "--set": one, "--random": random_sets or None, "-p": prob,
+            "--weights": weights,
+            "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
+            "--precision": precision, "--samples": typed("samples") or None,
+            **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
 
     def audit(path: str) -> Report:
         import gctool.api as api
@@ -266,13 +267,6 @@ def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, me
     for name, methods in _METHODS.items():
         if method not in methods:
             refuse_typed({name: _SEARCH[name]}, f"--method {' or '.join(methods)}")
-
-
-def _refuse_with_profile(given: dict[str, Any]) -> None:
-    """A usage error for the first option of ``given`` that is set along with a profile."""
-    for flag, value in given.items():
-        if value is not None:
-            raise click.UsageError(f"{flag} does not apply with a level profile")
 
 
 def _straggler_set(value: str | None) -> list[int] | None:

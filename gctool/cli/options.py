@@ -213,6 +213,14 @@ def refuse_typed(flags: dict[str, str], applies_to: str) -> None:
             raise click.UsageError(f"{flag} applies to {applies_to}")
 
 
+def refuse_with(question: str, given: dict[str, Any]) -> None:
+    """A usage error for the first option of ``given`` (flag -> value, None when not set) that
+    is set along with ``question``, which does not use it: '-s does not apply with --partial'."""
+    for flag, value in given.items():
+        if value is not None:
+            raise click.UsageError(f"{flag} does not apply with {question}")
+
+
 def single_file(files: str | tuple[str, ...], why: str) -> str:
     """The one FILE of an option that works on a single code (e.g. ``--profile``)."""
     if isinstance(files, str):

@@ -20,6 +20,7 @@ from gctool.cli.options import (
     max_work_option,
     precision_option,
     progress_bar,
+    refuse_with,
     tol_option,
     typed,
 )
@@ -109,7 +110,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     question = ("--profile" if profile_args else None) or (
         "--partial" if partial_work is not None else None)
     if question is not None:  # another question than verify's: its options only
-        _refuse(question, {"-s": stragglers, "--sample": sample, "--seed": seed,
+        refuse_with(question, {"-s": stragglers, "--sample": sample, "--seed": seed,
                            "--exact": exact or None, "--precision": precision,
                            "--max-error": max_error, "--max-condition": max_condition,
                            "--strict": strict or None, "--kernel": typed("kernel") or None,
@@ -142,10 +143,3 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
         return report
 
     return run_files("verify", code_file, audit, as_json)
-
-
-def _refuse(question: str, given: dict[str, Any]) -> None:
-    """A usage error for the first option of ``given`` that is set along with ``question``."""
-    for flag, value in given.items():
-        if value is not None:
-            raise click.UsageError(f"{flag} does not apply with {question}")
