@@ -15,6 +15,7 @@ from gctool.cli.options import (
     max_work_option,
     output_path,
     progress_bar,
+    refuse_typed,
     tol_option,
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
@@ -74,6 +75,9 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
         raise click.UsageError("--svg and --json both write to stdout; choose one")
     if curve_file is not None and want_curve is False:
         raise click.UsageError("--curve-file and --no-curve exclude each other")
+    if curve_file is not None or want_curve is False or (want_curve is None and svg_path is None):
+        refuse_typed({"max_sets": "--max-sets"},
+                     "the error curve show computes (--curve, or --svg without --curve-file)")
     if curve_file == "-" and code_file == "-":
         raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
     code = load_code(code_file)

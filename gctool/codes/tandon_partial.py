@@ -138,6 +138,7 @@ class TandonPartialFamily(Family):
         "Tandon, Lei, Dimakis, Karampatziakis, ICML 2017 (TLDK17), partial stragglers "
         "(partial_coded.py in rashisht1/gradient_coding)"
     )
+    fields = "real, complex"
     randomized = True
     best_of = False
     orderable = False

@@ -471,6 +471,10 @@ def test_svg_read_from_stdin_code(frc6: GradientCode, tmp_path: Path, runner: Cl
     (["--curve-file", "x.json", "--no-curve"], "exclude"),
     (["--svg", "no/such/dir/p.svg"], "does not exist"),
     (["--max-cells", "2"], "--max-cells"),
+    # the budget of a curve that is not computed (it was ignored)
+    (["--max-sets", "10"], "--max-sets applies to the error curve show computes"),
+    (["--svg", "p.svg", "--no-curve", "--max-sets", "10"], "--max-sets applies to"),
+    (["--curve-file", "x.json", "--max-sets", "10"], "--max-sets applies to"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str, frc6: GradientCode, tmp_path: Path,
                              runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
