@@ -184,3 +184,35 @@ def bibd_error(n: int, kappa: int, lam: int, s: int) -> float:
     """Kadhe et al.'s error of a symmetric (n, kappa, lam) BIBD code after s stragglers,
     ``s(kappa-lam)/(kappa-lam+lam(n-s))`` (their closed form, for checking the audits)."""
     return s * (kappa - lam) / (kappa - lam + lam * (n - s))
+
+
+def policy_decodes(B: np.ndarray, F: tuple[int, ...], tol: float = 1e-9
+                   ) -> tuple[bool | None, float | None]:
+    """(decodes, error) of survivors F under the documented rule over R/C, or (None, None)
+    when float64 cannot tell: rows scaled to norm [1/2, 1) by powers of two, singular values
+    of B_F at or below ``sigma_max * max(f, k) * eps`` do not count, F decodes when the
+    squared error is <= tol * k.  A singular value within a factor 4 below or 30 above that
+    cut-off is ambiguous; a clear float64 error (cond < 1e6, a factor 1e3 from tol * k)
+    stands; otherwise a set of full numerical rank takes the exact rational error of
+    :func:`exact_lstsq_error`, and any other is ambiguous."""
+    k = B.shape[1]
+    limit = tol * k
+    if not F or not np.any(B[list(F)]):
+        return False, float(k)
+    A = np.asarray(B[list(F)])
+    _, e = np.frexp(np.linalg.norm(A, axis=1))
+    A = A * np.ldexp(1.0, -e)[:, None]  # exact: powers of two
+    _, sv, Vh = np.linalg.svd(A, full_matrices=False)
+    cut = sv[0] * max(A.shape) * np.finfo(float).eps
+    if np.any((sv > cut / 4) & (sv < cut * 30)):
+        return None, None
+    r = int(np.sum(sv > cut))
+    V = Vh[:r].conj().T
+    ones = np.ones(k)
+    err = float(np.sum(np.abs(ones - V @ (V.conj().T @ ones)) ** 2))
+    if sv[0] / sv[r - 1] < 1e6 and not limit * 1e-3 <= err <= limit * 1e3:
+        return err <= limit, err
+    if r == len(sv):
+        exact = exact_lstsq_error(B, F)
+        return exact <= Fraction(limit), float(exact)
+    return None, None
