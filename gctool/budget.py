@@ -207,8 +207,8 @@ class Budget:
 #: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
 LEAST_WORK = 1 / NS_PER_S
 #: earlier parts of a run that used less than this share of its budget go unnamed in a later
-#: part's refusal (the rank of a small B: microseconds of a budget of seconds)
-USED_UNNAMED = 0.01
+#: part's refusal (the rank of a small B: a millisecond of a budget of seconds)
+USED_UNNAMED = 0.1
 
 
 def work_refusal(head: str, needed: float, budget: float, remedy: str, used: float = 0.0

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import gctool
 from gctool.algebra.fields import parse_field
+from gctool.bounds import rank as rank_bound
 from gctool.bounds.approx import ApproxBound, SharedWork, exact_threshold
 from gctool.budget import (
     NS_PER_S,
@@ -127,18 +128,18 @@ def test_a_suggested_budget_is_rounded_up(seconds: float, written: str) -> None:
 def test_the_cli_names_its_flag_and_the_json_rows_keep_their_shape(tmp_path: Path) -> None:
     path = tmp_path / "crc24.json"
     write_code(CYCLIC, str(path))
-    text = run("bound", str(path), "--max-work", "10ms")  # the rank of B (55 us) goes unnamed
+    text = run("bound", str(path), "--max-work", "10ms")  # the rank of B (0.8 ms) goes unnamed
     assert text.exit_code == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if "T_eps <=" in x)
     assert "code: not computed" in line and "raise --max-work to" in line and "`" not in line
     # the mean at s = 4: calibrated far above the budget, so not timed (one least-squares
     # solve of 20 x 24 per set, decode.cost.decoder_set_time)
     line = next(x for x in text.stdout.splitlines() if "mean error over uniform 4-sets" in x)
-    seconds = _calibrated(4)
+    seconds, rank = _calibrated(4), rank_bound.work(CYCLIC) / NS_PER_S
     assert (f"code: not computed: decoding every straggler set of size 4 (10,626 sets) needs "
             f"about {format_seconds(seconds)} (estimated), above the work budget of 10 ms "
-            f"(--max-work, GCTOOL_MAX_WORK); raise --max-work to {suggest_time(seconds)} to "
-            "compute it") in line
+            f"(--max-work, GCTOOL_MAX_WORK); raise --max-work to {suggest_time(seconds + rank)} "
+            "to compute it") in line
     # the worst: attack -s 4's refusal, with bound's remedy (bound has no --method)
     line = next(x for x in text.stdout.splitlines() if "worst error at s = 4 >=" in x)
     assert "code: not computed: the exhaustive attack (n=24, k*m=24, s=4): 10,626" in line
@@ -266,8 +267,6 @@ def test_a_part_left_out_because_earlier_parts_used_the_budget_says_so(
     """The rank of B charged at all but 5 ms of a 2 s budget: the rows after it are refused on
     what it left (every search costs more than the 5 ms left: a run's start alone is 10 ms),
     and each says so in text and JSON, with the budget that computes it after the rank."""
-    from gctool.bounds import rank as rank_bound
-
     monkeypatch.setattr(rank_bound, "work", lambda code, second=False: 1.995 * NS_PER_S)
     path = tmp_path / "crc24.json"
     write_code(CYCLIC, str(path))

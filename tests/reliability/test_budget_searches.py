@@ -269,7 +269,7 @@ def test_bound_estimates_the_rank_and_each_witness(tmp_path: Path,
     rng = np.random.default_rng(5)
     code = GradientCode(rng.standard_normal((10, 10)), parse_field("real"), 3)  # rank 10 > 7
     path = _file(tmp_path, code)
-    one = solve_cost(10, 10)
+    one = rank_bound.FACTORISATION_NS + solve_cost(10, 10)  # a small B: the share is 1
     assert rank_bound.work(code) == 4 * one and rank_bound.work(code, second=True) == 5 * one
     refused(run("bound", path, "--max-work", _time(4 * one - 1)), "the rank of B and its witness")
     monkeypatch.setattr(rank_bound, "witnesses_fail", _forbid)  # refused before any witness
