@@ -17,6 +17,7 @@ from gctool.cli.options import (
     delay_models,
     json_option,
     max_work_option,
+    refuse_typed,
     seed_option,
     svg_output_path,
 )
@@ -167,6 +168,10 @@ def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed:
     from gctool.sim.run import simulate as run_simulation
     from gctool.sim.training import check_options
 
+    if not train:  # the training's options, without training
+        refuse_typed({"problem": "--problem", "target_gap": "--target-gap"}, "--train")
+    if protocol != "authors":
+        refuse_typed({"mu": "--mu"}, "--protocol authors")
     runs.start(code_file, plot, as_json)
     check_options(problem if train else None, lazy, sparsify_spec, models, precision)
     sparsifier = None

@@ -12,6 +12,7 @@ from gctool.cli.options import (
     json_option,
     output_path,
     progress_bar,
+    refuse_typed,
     seed_option,
     svg_output_path,
 )
@@ -112,6 +113,8 @@ def train(code_file: tuple[str, ...], delay_spec: str, time_scale: float, trace_
     from gctool.sim.delays import parse_delay
     from gctool.trainer.run import train as run_training
 
+    if scheduler is not None:  # the cluster is the scheduler's: gctool starts none
+        refuse_typed({"jobs": "--jobs"}, "the LocalCluster gctool starts, not to --scheduler")
     runs.start(code_file, plot, as_json)
     delay = runs.worker_p_delay(parse_delay(delay_spec, trace_load), worker_p)
     codes = runs.load_codes(code_file)

@@ -463,6 +463,26 @@ def test_simulate_cli_protocol_options(tmp_path: Path) -> None:
         assert out.exit_code == ExitCode.USAGE and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args,line", [
+    (["--mu", "0.5"], "--mu applies to --protocol authors"),
+    (["--protocol", "gctool", "--mu", "0.2"], "--mu applies to --protocol authors"),
+    (["--problem", "logistic"], "--problem applies to --train"),
+    (["--target-gap", "0.01"], "--target-gap applies to --train"),
+])
+def test_simulate_refuses_options_of_another_mode(tmp_path: Path, args: list[str],
+                                                  line: str) -> None:
+    """An option of the authors' protocol or of the training, given without them, was ignored
+    without a word; the default left alone is not refused."""
+    runner = CliRunner()
+    frc = tmp_path / "frc.json"
+    runner.invoke(cli, ["design", "frc", "-n", "4", "-s", "1", "-o", str(frc)])
+    r = runner.invoke(cli, ["simulate", str(frc), "--iterations", "10", *args])
+    assert r.exit_code == ExitCode.USAGE and r.stdout == ""
+    assert r.stderr.startswith(f"gctool simulate: error: {line}") and \
+        len(r.stderr.strip().splitlines()) == 1
+    assert runner.invoke(cli, ["simulate", str(frc), "--iterations", "10"]).exit_code == 0
+
+
 def test_svg_ticks_and_training_curve() -> None:
     from gctool.viz.svgkit import nice_ticks
 

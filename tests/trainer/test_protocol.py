@@ -224,6 +224,8 @@ def test_bad_input_is_one_line_before_any_cluster_starts(tmp_path) -> None:
     _refused([str(seq)], "gctool train runs single-round codes")
     _refused([str(code), "--delay", "nonsense"], "unknown delay model")
     _refused([str(code), "--data", str(tmp_path / "none.npz")], "none.npz")
+    _refused([str(code), "--scheduler", "tcp://127.0.0.1:1", "-j", "2"],  # it was ignored
+             "--jobs applies to the LocalCluster gctool starts, not to --scheduler")
     bad = {"shape": {"X": np.ones(5), "y": np.ones(5)},
            "labels": {"X": np.ones((8, 2)), "y": np.full(8, 0.5)},
            "finite": {"X": np.full((8, 2), np.nan), "y": np.ones(8)},
