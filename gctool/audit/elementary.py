@@ -148,10 +148,11 @@ def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = N
     err = oracle.error(S)
     out = ThresholdOutcome(best_w, S, err, True, "elementary", best_w, done, need)
     out.notes.append(f"elementary vectors of range(B): rank {r}, {done:,} row sets")
-    if not oracle.fails(err):
-        out.exact, out.lower = False, 0
-        out.notes.append("numerical trouble: the elementary witness decodes under the decoder's "
-                         "tolerance; the result is not certified")
+    if not oracle.fails(err):  # no witness under the tolerance rule: claim no threshold
+        out = ThresholdOutcome(None, None, None, False, "elementary", 0, done, need)
+        out.notes.append(f"elementary vectors of range(B): rank {r}, {done:,} row sets")
+        out.notes.append(f"numerical trouble: the elementary witness {S} decodes under the "
+                         "decoder's tolerance; no witness, the result is not certified")
     elif not oracle.finite:
         _confirm(oracle, out, min(oracle.budget.max_sets or CONFIRM_SETS, CONFIRM_SETS))
     return out

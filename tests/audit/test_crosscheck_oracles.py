@@ -137,3 +137,15 @@ def test_walk_stopped_at_a_near_limit_set_walks_on(compiled: str,
     r = threshold(code_of(B, 0), method="exhaustive")
     assert r.exact and r.threshold == 3 and r.stragglers == [0, 1, 3]
     assert r.raw_error == pytest.approx(float(exact_lstsq_error(B, (2, 4, 5, 6, 7, 8, 9))))
+
+
+def test_elementary_claims_no_witness_that_decodes() -> None:
+    """The elementary vector's support [2] leaves copies of the near row, which decode: it
+    reported threshold 1 with witness [2] ('pushes the error above 0'), though no set of one
+    straggler fails (the truth is 2).  Now: no witness, not exact."""
+    B = np.array([[1.0, NEAR], [1.0, NEAR], [1.0, 0.0]])
+    assert exact_threshold(B) == 2
+    r = threshold(code_of(B, 0), method="elementary")
+    assert not r.exact and r.threshold is None and r.stragglers is None
+    assert any("decodes under the decoder's tolerance" in n for n in r.notes)
+    assert threshold(code_of(B, 0)).threshold == 2
