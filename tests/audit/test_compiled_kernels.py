@@ -190,11 +190,15 @@ def test_a_chunk_left_to_the_fold_settles_to_the_same_summary(
     pend = np.zeros(total + 1, dtype=np.int64)
     first = np.arange(s, dtype=np.int64)
     npend = kernel.compiled_screen.walk(first, total, pend)[1]
-    what = kernel.compiled_screen.settle(unrank_lex(code.n, s, pend[:npend]))[0]
+    what, lb = kernel.compiled_screen.settle(unrank_lex(code.n, s, pend[:npend]))[:2]
     doubtful = int((what == DOUBTFUL).sum())
-    # the fold is left something to decide exactly when the walk and its second stage leave
-    # doubtful sets (a chunk without any is summarised by its walker: the fold only merges)
-    assert (left > 0) == (doubtful > 0), (left, npend, doubtful)
+    singular = bool((lb[what == DOUBTFUL] == 0).any())
+    # the fold is left something to decide only when the walk and its second stage leave
+    # doubtful sets (a chunk without any is summarised by its walker: the fold only merges),
+    # and is when none of them is singular to the second stage (those go to the direct
+    # decoder: decided by the walker, Walked.costly)
+    assert left == 0 or doubtful > 0, (left, npend, doubtful)
+    assert left > 0 or doubtful == 0 or singular, (left, npend, doubtful)
     assert cut > 0 or name != "fails-mid"  # ... and a failing set before a chunk's end
 
 
@@ -456,3 +460,27 @@ def test_the_compiled_unranking_and_first_max_are_numpys() -> None:
     for _ in range(500):
         err = rng.choice([0.0, 1.0, 1.0 + 1e-13, 3.0, 3.0 - 2e-12], size=40) * rng.choice([1, 1e10])
         assert first_max(err, TIE_RTOL) == numpy_first_max(err)
+
+
+def test_a_chunk_with_a_set_singular_to_the_second_stage_is_decided_by_its_walker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """is-cr n=18 s=5: the second stage leaves a few sets whose N[:, S] is singular in its
+    floats (the numpy kernel's direct decoder decides them, a millisecond each): a walk asked
+    to ``defer`` decides them itself (Walked.costly: the fold's one thread only merges) and
+    its summary is the one of a walk that does not defer."""
+    from gctool.audit.chunks import ChunkSummary
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    code, s = design("is-cr", n=18, s=5), 5
+    kernel = ns.FloatNullKernel(code, TOL, ns.reduce_float(code, TOL))
+    kernel.chunk_size(s)
+    total = comb(code.n, s)
+    pend = np.zeros(total + 1, dtype=np.int64)
+    npend = kernel.compiled_screen.walk(np.arange(s, dtype=np.int64), total, pend)[1]
+    what, lb = kernel.compiled_screen.settle(unrank_lex(code.n, s, pend[:npend]))[:2]
+    left = what == DOUBTFUL
+    assert 0 < left.sum() <= 64 and (lb[left] == 0).any()
+    task = (1, 0, total)
+    later = SweepWorker(LexSource(code.n, s), kernel, True, defer=True).run(task)
+    now = SweepWorker(LexSource(code.n, s), kernel, True).run(task)
+    assert isinstance(later, ChunkSummary) and later == now and now.direct > 0

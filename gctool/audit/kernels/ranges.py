@@ -37,7 +37,8 @@ def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
 
 
 #: a walk leaves at most this many doubtful sets to the fold (:class:`Walked`); with more, the
-#: thread that walked the chunk decides them (the fold would become the bottleneck)
+#: thread that walked the chunk decides them (the fold would become the bottleneck), and so
+#: it does when one of them is singular to the second stage (:attr:`Walked.costly`)
 DEFER_MAX = 64
 
 
@@ -48,7 +49,8 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
     thread) what it can of the sets the walk leaves doubtful, and the kernel's numpy path
     decides the rest.
 
-    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` sets still doubtful comes back as a
+    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` sets still doubtful, none of them
+    singular to the second stage (:attr:`Walked.costly`), comes back as a
     :class:`Walked`, whose :meth:`~Walked.settle` decides them later (the fold does, in task
     order, in its own thread: the walking threads never hold the GIL for numpy); the summary
     is the same either way."""
@@ -70,24 +72,26 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
             if doubtful.size:
                 w.batches.append(doubtful)
         pos += done
-        left = defer and w.pending <= DEFER_MAX  # still few enough to leave to the fold
+        left = defer and w.deferrable  # still few and cheap enough to leave to the fold
         if not left and w.decide() is not None:
             return w.settle()  # a failing set before the end: the chunk is cut there
     # a chunk without doubtful sets is summarised here (no numpy: the fold only merges)
-    return w if defer and 0 < w.pending <= DEFER_MAX else w.settle()
+    return w if defer and w.pending and w.deferrable else w.settle()
 
 
 def _second(screen: Any, w: Walked, n: int, s: int, ranks: np.ndarray) -> np.ndarray:
     """The compiled second stage (:meth:`gctool.audit.kernels.real.RealScreen.settle`, in
     the walking thread, without the GIL) on the sets of ``ranks`` that the walk left doubtful:
     the sets it accepts join the walk's largest norm and weakest bounds (as the numpy kernel's
-    would in :func:`_merge`); returns the ranks still doubtful."""
+    would in :func:`_merge`); returns the ranks still doubtful (and marks ``w``
+    :attr:`~Walked.costly` when one of them is singular to the second stage)."""
     from gctool.audit.kernels.real import BY_BOUND, DOUBTFUL
 
     S = np.empty((ranks.size, s), dtype=np.int64)
     unrank_into(binomials(n, s), comb(n, s), ranks, S)
     what, lb, norm, _ = screen.settle(S)
     ok = what != DOUBTFUL
+    w.costly = w.costly or bool((lb[~ok] == 0).any())
     if not ok.any():
         return ranks
     r, v = ranks[ok], lb[ok]
@@ -116,6 +120,10 @@ class Walked:
     batches: list[np.ndarray] = field(default_factory=list)
     evals: list[Any] = field(default_factory=list)
     cut: int | None = None
+    #: a doubtful set is singular to the second stage: the numpy kernel will most likely
+    #: need the direct decoder (an SVD, perhaps exact arithmetic: a millisecond, not the
+    #: tens of microseconds of its witness test), too much for the fold's one thread
+    costly: bool = False
     #: what the fold reads before settling it: no count yet, no failing set (only its last set
     #: could fail, decided when the fold settles it)
     covered: ClassVar[None] = None
@@ -124,6 +132,11 @@ class Walked:
     @property
     def pending(self) -> int:
         return sum(b.size for b in self.batches)
+
+    @property
+    def deferrable(self) -> bool:
+        """May the fold decide the doubtful sets (few and none :attr:`costly`)?"""
+        return self.pending <= DEFER_MAX and not self.costly
 
     def decide(self) -> int | None:
         """Decide the undecided batches in order with the numpy kernel; the rank of a failing
