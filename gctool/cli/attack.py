@@ -153,7 +153,8 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="--threshold's MILP (--method auto or milp): errors below this count as "
                    "decodable.")
 @jobs_option
-@click.option("--no-symmetry", is_flag=True, help="Do not use rotation symmetry.")
+@click.option("--no-symmetry", is_flag=True,
+              help="Do not use rotation symmetry (--method auto or exhaustive).")
 @click.option("--set", "straggler_set", default=None, metavar="I,J,...",
               help="Encoded frames: the normalised spectrum of S_F^T S_F for this straggler set.")
 @seed_option
@@ -245,9 +246,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
 
 #: the options of the searches (parameter -> flag) and the methods that use each
 _SEARCH = {"restarts": "--restarts", "max_nodes": "--max-nodes", "time_limit": "--time-limit",
-           "resolution": "--resolution"}
+           "resolution": "--resolution", "no_symmetry": "--no-symmetry"}
 _METHODS = {"restarts": ("auto", "greedy"), "max_nodes": ("auto", "bnb"),
-            "time_limit": ("auto", "milp"), "resolution": ("auto", "milp")}
+            "time_limit": ("auto", "milp"), "resolution": ("auto", "milp"),
+            "no_symmetry": ("auto", "exhaustive")}
 
 
 def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, method: str,

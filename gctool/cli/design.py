@@ -217,7 +217,8 @@ _ORDER_OPTIONS = [
                       "message after each --message-size of them. Recorded as 'order' in "
                       "the file (verify --partial, simulate --partial)."),
     click.option("--message-size", type=click.IntRange(1, None), default=None, metavar="G",
-                 help="Partitions per message of a multi-message code (default 1)."),
+                 help="Partitions per message of a multi-message code (default 1; alone it "
+                      "makes one in --order natural)."),
 ]
 
 _BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method",

@@ -174,6 +174,8 @@ def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: 
      "--restarts applies to --method auto or greedy"),
     (["--curve", "--method", "milp", "--restarts", "3"],
      "--restarts applies to --method auto or greedy"),
+    (["-s", "2", "--method", "greedy", "--no-symmetry"],
+     "--no-symmetry applies to --method auto or exhaustive"),
     (["-s", "2", "--method", "greedy", "--max-nodes", "10"],
      "--max-nodes applies to --method auto or bnb"),
     (["--threshold", "--method", "exhaustive", "--time-limit", "5"],
