@@ -642,6 +642,9 @@ class _Window:
         self.priority = priority
         #: the caller's estimate of this enumeration (:attr:`DaskRunner.expected_s`)
         self.expected_s = runner.expected_s
+        #: Dask tasks still to submit at the least size (``batch`` engine tasks), before the
+        #: guided sizes
+        self.small = 0
         # the worker (or its kernel: _split) on the cluster, scattered when needed
         self.shell, self.payload = _split(worker)
         # the kernel in each task (_Carried), or scattered to the cluster (remote) when needed
@@ -693,6 +696,9 @@ class _Window:
             return self.retry.pop(0)
         group: list[int] = []
         size = self.size()
+        if self.small > 0:  # (a look-ahead behind another one: DaskRunner.start)
+            self.small -= 1
+            size = max(1, self.runner.batch)
         for i in self.queue:
             self.left -= 1
             if i >= self.feed.stop_at:
@@ -1019,14 +1025,19 @@ class DaskRunner:
 
     def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> _Started | None:
         """In a session (without a checkpoint): submit the first Dask tasks of the
-        enumeration ``worker`` x ``tasks`` now, up to the window, at a priority below every
-        enumeration opened before (they run when the workers have nothing earlier to do), and
-        return what was started (None: not started).  A later call with the same tasks and a
-        worker that pickles to the same bytes takes them over (same results: the same ranges,
-        worker and fold); :meth:`_Started.cancel` drops them (nothing more starts, the running
-        ones stop before their next engine task, :func:`_still_wanted`).  A threshold search
-        starts its next size so (:class:`gctool.engine.sweep.ExceedSearch`), after the budget
-        has admitted it."""
+        enumeration ``worker`` x ``tasks`` now, at a priority below every enumeration opened
+        before (they run when the workers have nothing earlier to do), and return what was
+        started (None: not started).  When no other enumeration of the session was started
+        ahead (the cluster is idle until this one: a threshold search runs its small sizes in
+        the client), up to the window; else (it waits behind one) a Dask task of ``batch``
+        engine tasks per worker thread, which keeps the workers busy from the end of that
+        enumeration to the call of this one, and which is all that is lost when that
+        enumeration finds its set (a threshold search's last size often does at once).  A
+        later call with the same tasks and a worker that pickles to the same bytes takes them
+        over (same results: the same ranges, worker and fold); :meth:`_Started.cancel` drops
+        them (nothing more starts, the running ones stop before their next engine task,
+        :func:`_still_wanted`).  A threshold search starts its next size so
+        (:class:`gctool.engine.sweep.ExceedSearch`), after the budget has admitted it."""
         if self._session is None or self.checkpoint is not None or not tasks:
             return None
         require_dask()
@@ -1039,7 +1050,11 @@ class DaskRunner:
             window = _Window(self, client, worker, tasks, _InOrder(_unread, len(tasks)), None,
                              {}, stats, self._priority())
             window.counted(workers, threads, at)
-            window.fill(self.window or max(4, WINDOW_PER_THREAD * threads))
+            if self._pending:  # the cluster has another started enumeration before this one:
+                window.small = threads  # one small Dask task per thread bridges the gap
+                window.fill(threads)
+            else:  # the cluster has nothing else to do: the whole window
+                window.fill(self.window or max(4, WINDOW_PER_THREAD * threads))
         started = self._pending[fingerprint] = _Started(self, fingerprint, window,
                                                         _payload_bytes(worker))
         return started

@@ -237,3 +237,23 @@ def test_the_estimate_left_on_the_oracle_counts_the_sizes_searched(cluster: Any)
         estimates.append(oracle.estimated)
     assert estimates[0] == estimates[1] > 0
     assert runner.totals["ahead_tasks_dropped"] > 0  # (size 10 was asked about, and started)
+
+
+def test_a_look_ahead_behind_another_submits_one_small_task_per_thread(cluster: Any) -> None:
+    """The first enumeration started ahead fills the window (the cluster has nothing else to
+    do); one started behind it submits one Dask task of ``batch`` engine tasks per worker
+    thread (all a search loses when the one before finds its set)."""
+    tasks = [(i, 10 * i, 10 * i + 10) for i in range(40)]
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="small", batch=2, guided=True)
+    with runner:
+        first = runner.start(Tagged(1.0), tasks, 1)
+        second = runner.start(Tagged(2.0), tasks[:30], 1)
+        assert first is not None and second is not None
+        assert first.window is not None and second.window is not None
+        assert first.window.stats["dask_tasks"] == 4  # 2 x the 2 worker threads
+        assert first.window.stats["submitted"] > 8
+        assert (second.window.stats["dask_tasks"], second.window.stats["submitted"]) == (2, 4)
+        first.cancel()
+        second.cancel()
+    assert runner.totals["ahead_dropped"] == 6
+    assert not settled(cluster, "small")
