@@ -30,6 +30,7 @@ from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.records import SetWorker
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
 from gctool.reports import Diagnostics, VerifyReport
+from gctool.wording import counted
 
 PILOT = 512  # sets in the first (timed) chunk
 #: threads take chunks of GUIDED times the kernel's chunk size (shrinking from 4x that to
@@ -212,7 +213,7 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
         ", up to its first failing set," if stops else "")
     took = format_seconds(work / NS_PER_S / max(1, jobs))
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
-                          f"{took} on {jobs} job(s)), {INSTEAD}")
+                          f"{took} on {counted(jobs, 'job')}), {INSTEAD}")
     run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
                           START_NS)
 

@@ -27,7 +27,7 @@ def render_verify(r: Any) -> None:
     kern = f", {r.kernel} kernel" if r.kernel and r.kernel != "none" else ""
     seed = f", seed {r.sample['seed']}" if getattr(r, "sample", None) else ""  # to redo it
     con.print(f"checked {r.checked:,} of {r.total:,} sets by {r.method} ({label}, "
-              f"{r.arithmetic} arithmetic{tol}{kern}, {r.jobs} job(s){seed}) in "
+              f"{r.arithmetic} arithmetic{tol}{kern}, {counted(r.jobs, 'job')}{seed}) in "
               f"{r.elapsed_s:.3f}s")
     if r.reduction:
         red = r.reduction
