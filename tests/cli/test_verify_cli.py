@@ -83,7 +83,7 @@ def test_a_sample_names_its_seed_so_it_can_be_redone(runner: CliRunner, crc_file
     import re
 
     first = run("verify", str(crc_file), "--sample", "30").stdout
-    found = re.search(r"job\(s\), seed (\d+)\) in ", first)
+    found = re.search(r" jobs?, seed (\d+)\) in ", first)
     assert found, first
     again = run("verify", str(crc_file), "--sample", "30", "--seed", found.group(1)).stdout
 
