@@ -23,6 +23,7 @@ import numpy as np
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.exactls import Undecided
 from gctool.numerics import TIE_RTOL, beats
 
 Progress = Callable[[int, int], None]
@@ -129,8 +130,8 @@ def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
     except KeyboardInterrupt:
         raise SearchInterrupted(f"greedy interrupted; best error so far {best[1]:.6g} at "
                                 f"{best[0]}") from None
-    except BudgetExceeded:
-        if not (keep_at_budget and best[0]):
+    except BudgetExceeded as exc:
+        if isinstance(exc, Undecided) or not (keep_at_budget and best[0]):
             raise
         stopped = True
     out = WorstOutcome(best[0], best[1], False, "greedy", oracle.evaluations - before,

@@ -23,6 +23,7 @@ from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
+from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
 from gctool.reports import ThresholdReport
@@ -116,13 +117,17 @@ class _Found:
 def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOptions
                     ) -> ThresholdOutcome:
     """exhaustive, elementary, milp, bnb, greedy, each while it fits its budget; a budget stop
-    degrades to what was found so far, labelled heuristic (:class:`_Found`)."""
+    degrades to what was found so far, labelled heuristic (:class:`_Found`).  A set that
+    float64 cannot decide (:class:`~gctool.exactls.Undecided`) is no budget stop: it ends the
+    search, as it ends every method's."""
     found = _Found()
     step = "exhaustive"
     try:
         try:
             return exhaustive.threshold(oracle, limit, symmetry=opts.symmetry, jobs=opts.jobs,
                                         progress=opts.progress, runner=opts.runner)
+        except Undecided:
+            raise
         except BudgetExceeded as exc:
             found.trail.append("exhaustive over budget")
             found.lower = exc.proved or 0  # the sizes it enumerated before the budget stop
@@ -132,6 +137,8 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOp
                 return out
         step = "greedy"
         out = _greedy_threshold(oracle, limit, opts, found.lower)
+    except Undecided:
+        raise
     except BudgetExceeded as exc:
         return found.degraded(oracle, limit, exc, step)
     out.notes.insert(0, "auto: " + " -> ".join(found.trail + ["greedy"]))

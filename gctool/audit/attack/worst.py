@@ -22,6 +22,7 @@ from gctool.audit.oracles import FixedOracle, Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import START_NS
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
+from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.reports import WorstReport
 
@@ -79,6 +80,8 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
     try:
         return exhaustive.worst(oracle, s, symmetry=opts.symmetry, jobs=opts.jobs,
                                 progress=opts.progress, runner=opts.runner)
+    except Undecided:  # a set float64 cannot decide ends the run, as with every method
+        raise
     except BudgetExceeded:  # over the budget, refused before any set
         pass
     trail = ["exhaustive over budget"]
@@ -106,6 +109,8 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
             m.tighten(best.upper, best.upper_source)
             best = m
             trail.append("milp")
+    except Undecided:
+        raise
     except BudgetExceeded as exc:
         best.budget_stopped, stop = True, f" ({exc})"
         trail.append(step)
