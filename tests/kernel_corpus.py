@@ -79,5 +79,6 @@ def attack_codes() -> list[tuple[str, GradientCode]]:
     c = design("cyclic", n=11, s=2, seed=4)
     cplx = code_of(np.asarray(c.B) * np.exp(1j * rng.uniform(0, 6, 11))[:, None], 2, "complex")
     return [("cyclic", design("cyclic", n=12, s=3, seed=2)), ("complex", cplx),
-            ("fails-mid", random_codes()[4][1])] + \
+            ("fails-mid", random_codes()[4][1]),
+            ("is-cr", design("is-cr", n=12, s=2))] + \
         [(name, code_of(B, s, field)) for name, B, s, field in adversarial_corpus()]

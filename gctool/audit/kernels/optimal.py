@@ -9,7 +9,13 @@ numpy oracle), the lost error solves ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S;
 (ill-conditioned, singular or non-finite) is *pending*: the numpy oracle decides it (SVD route,
 direct decoder, exact escalation); except, when s <= d, a set whose smallest singular value is
 proved at least twice the oracle's ``sig_full`` (:func:`_clear`: a Householder QR, no Gram
-matrix), which loses nothing, as the numpy oracle finds from its SVD."""
+matrix), which loses nothing, as the numpy oracle finds from its SVD.
+
+A pending set then goes to a second stage in the same thread, without the GIL
+(:func:`_settle`): the numpy oracle's SVD route from the set's own SVD (LAPACK's, called from
+compiled code), accepted only where a margin proves that numpy's route takes the same branches
+(which directions are lost, none in its ambiguous band, no decoder) and gives an error within
+a bound of this one, on the same side of every limit; the rest stays pending for numpy."""
 
 from __future__ import annotations
 
@@ -19,11 +25,18 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM, _inv_fro_tri, _lu, _lu_solve, _qr
+from gctool.audit.kernels.real import WARM, _inv_fro_lu, _inv_fro_tri, _lu, _lu_solve, _qr
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
 from gctool.limits import TIE_RTOL
+from gctool.numerics import EPS
+
+#: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
+#: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
+#: taken here as SVD_P max(s, d) (LAPACK's own error estimates take p = 1), with ||A||_2 <= 1
+#: (rows of an orthonormal basis)
+SVD_P = 2.0
 
 
 @njit
@@ -80,8 +93,9 @@ def _clear(S: Any, Qperp: Any, H: Any, tau: Any, X: Any, floor: float) -> bool:
 @njit
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
              G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
-             floor: float) -> tuple[float, bool]:
-    """(error, pending) of one straggler set."""
+             floor: float, bands: Any, limit: float) -> tuple[float, bool]:
+    """(error, pending) of one straggler set (bands: sig_kept, sig_lost and the ceiling of
+    :func:`_settle`; limit: the search's)."""
     s = S.shape[0]
     d = Qperp.shape[1]
     m = alpha.shape[1]
@@ -91,7 +105,7 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
     if not _well(A, G, t):
         if s <= d and _clear(S, Qperp, H, tau, X, floor):
             return err_full, False
-        return 0.0, True
+        return _settle(S, Qperp, N, alpha, err_full, bands[0], bands[1], bands[2], limit, A)
     if s <= d:
         return err_full, False
     for i in range(s + d):
@@ -119,6 +133,115 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
     return max(e, 0.0), False
 
 
+@njit
+def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, sig_kept: float,  # noqa: C901, PLR0913
+            sig_lost: float, ceiling: float, limit: float, A: Any) -> tuple[float, bool]:
+    """(error, pending) of a set the first stage left pending: the numpy oracle's SVD route
+    (``OptimalOracle._svd_chunk``) from this set's SVD, accepted only when numpy's route is
+    proved to give the same branches and an error within ``bnd`` of this one.
+
+    * Every singular value of ``A = Qperp[S]`` is at least ``2 e`` (e: one SVD's error, numpy's
+      or this one's, :data:`SVD_P`) below ``sig_lost`` (lost in numpy's SVD too) or above
+      ``sig_kept`` (kept, outside numpy's ambiguous band); else pending.  With a lost one,
+      numpy's eigenvalue test (Gram eigenvalue >= sig_kept^2 >= 1e-12) fails too: the SVD
+      route.  With none and s <= d, both routes give err_full exactly; with none and s > d,
+      numpy's choice between its KKT and SVD routes is not proved: pending.
+    * The lost space (U's last L columns) of each SVD is within ``e / (gap - 2 e - sig_lost)``
+      of A's (Wedin; gap: the smallest kept singular value); ``M = E^H N_SS E``,
+      ``r = E^H alpha_S``, ``w = M^-1 r`` (LU with partial pivoting, growth at most 2^(L-1),
+      as numpy's), ``extra = Re r^H w``.  A change ``dE`` (<= delta) with the round-off of
+      forming and solving moves M by at most eta = 3 delta ||N_SS|| + 4 eps ||N_SS|| (2s +
+      3L 2^(L-1)) and r by dr = delta ||alpha_S|| + 4 s eps ||alpha_S||; with eta ||M^-1|| <= 1/2
+      the error moves by at most ``2 eta |w|^2 + 4 dr |w| + 2 ||M^-1|| dr^2`` (|w| taken twice
+      the computed one's norm), doubled here, plus the final sums' round-off.
+    * Accepted when that bound is at most a quarter of the tie tolerance (worst sets are
+      those numpy's values give), ``err + bnd < ceiling`` (numpy's error is then below the
+      oracle's near-limit band: no decoder, no exact escalation, the same value) and the
+      search's ``limit`` is farther than the bound."""
+    s = S.shape[0]
+    d = Qperp.shape[1]
+    m = alpha.shape[1]
+    r = min(s, d)
+    for i in range(s):
+        for j in range(d):
+            v = Qperp[S[i], j]
+            if not np.isfinite(v):
+                return 0.0, True
+            A[i, j] = v
+    U, sv, _ = np.linalg.svd(A)
+    e = SVD_P * max(s, d) * EPS
+    lost = s - r
+    gap = np.inf
+    for i in range(r):
+        if sv[i] <= sig_lost - 2 * e:
+            lost += 1
+        elif sv[i] >= sig_kept + 2 * e:
+            gap = sv[i]  # descending: the last kept one is the smallest
+        else:
+            return 0.0, True
+    if lost == s - r:  # no accidental loss
+        if s <= d:
+            return err_full, False
+        return 0.0, True
+    L, k0 = lost, s - lost
+    delta = 0.0
+    if gap < np.inf:
+        den = gap - 2 * e - sig_lost
+        if not den > gap / 2:
+            return 0.0, True
+        delta = 2 * e / den
+    nu, al = 0.0, 0.0
+    NE = np.empty((s, L), dtype=U.dtype)
+    for i in range(s):
+        for u in range(m):
+            al += abs(alpha[S[i], u]) ** 2
+        for c in range(L):
+            NE[i, c] = 0.0
+        for j in range(s):
+            x = N[S[i], S[j]]
+            nu += abs(x) ** 2
+            for c in range(L):
+                NE[i, c] += x * U[j, k0 + c]
+    nu, al = np.sqrt(nu), np.sqrt(al)
+    M = np.empty((L, L), dtype=U.dtype)
+    R = np.empty((L, m), dtype=U.dtype)
+    for a in range(L):
+        for c in range(L):
+            acc = 0.0 * U[0, 0]
+            for i in range(s):
+                acc += np.conj(U[i, k0 + a]) * NE[i, c]
+            M[a, c] = acc
+        for u in range(m):
+            acc = 0.0 * U[0, 0]
+            for i in range(s):
+                acc += np.conj(U[i, k0 + a]) * alpha[S[i], u]
+            R[a, u] = acc
+    perm = np.empty(L, np.int64)
+    if _lu(M, perm) == 0:
+        return 0.0, True
+    W = np.empty((L, m), dtype=U.dtype)
+    _lu_solve(M, perm, R, W)
+    mu = _inv_fro_lu(M, perm, np.empty((L, L), dtype=U.dtype), np.empty((L, L), dtype=U.dtype))
+    extra, wn, rn = 0.0, 0.0, 0.0
+    for a in range(L):
+        for u in range(m):
+            extra += (np.conj(R[a, u]) * W[a, u]).real
+            wn += abs(W[a, u]) ** 2
+            rn += abs(R[a, u]) ** 2
+    wn, rn = 2 * np.sqrt(wn), np.sqrt(rn)
+    eta = 3 * delta * nu + 4 * EPS * nu * (2 * s + 3 * L * 2.0 ** (L - 1))
+    dr = delta * al + 4 * s * EPS * al
+    if not eta * mu <= 0.5:
+        return 0.0, True
+    err = max(err_full + extra, 0.0)
+    bnd = (2 * (2 * eta * wn * wn + 4 * dr * wn + 2 * mu * dr * dr)
+           + 4 * EPS * (abs(err_full) + abs(extra) + L * m * rn * wn))
+    if not (np.isfinite(err) and bnd <= 0.25 * TIE_RTOL * max(1.0, err)
+            and err + bnd < ceiling and abs(err - limit) > bnd):
+        return 0.0, True
+    return err, False
+
+
 def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
              ) -> tuple[np.ndarray, ...]:
     """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
@@ -138,19 +261,19 @@ def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
 @njit
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
                err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
-               w: Any, H: Any, tau: Any, X: Any, floor: float) -> None:
+               w: Any, H: Any, tau: Any, X: Any, floor: float, bands: Any) -> None:
     """Errors of the rows of Sets (err), or pending[b] = True where the numpy oracle must
     decide."""
     for b in range(Sets.shape[0]):
         err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
-                                      rhs, w, H, tau, X, floor)
+                                      rhs, w, H, tau, X, floor, bands, np.inf)
 
 
 @njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
-              floor: float, limit: float) -> int:
+              floor: float, bands: Any, limit: float) -> int:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place); stops
     after the first set it settles with an error above ``limit`` (a threshold search needs no
     more): returns how many sets it walked.
@@ -159,13 +282,14 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
     (Cholesky L) and the inner loop over the last straggler x only checks
     ``|x|^2 - t - |L^{-1} A_p x^H|^2 > 0`` (rowsq: the |x|^2; if the shared block is not
-    positive definite, neither is any set: interlacing)."""
+    positive definite, neither is any set: interlacing).  A set neither this test nor the
+    QR bound settles goes to the second stage (:func:`_settle`)."""
     s = S.shape[0]
     d = Qperp.shape[1]
     if not 2 <= s <= d:
         for k in range(count):
             err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
-                                          w, H, tau, X, floor)
+                                          w, H, tau, X, floor, bands, limit)
             if not pending[k] and err[k] > limit:
                 return k + 1
             if k + 1 < count:
@@ -197,15 +321,17 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
                 for i in range(top):
                     delta -= y[i].real * y[i].real + y[i].imag * y[i].imag
                 ok = delta > 0
-            if not ok:  # the QR bound, with the set's own last row
-                S[top] = x
-                ok = _clear(S, Qperp, H, tau, X, floor)
             if ok:
                 err[k], pending[k] = err_full, False
-            else:
-                err[k], pending[k] = 0.0, True
+            else:  # the QR bound, with the set's own last row, then the second stage
+                S[top] = x
+                if _clear(S, Qperp, H, tau, X, floor):
+                    err[k], pending[k] = err_full, False
+                else:
+                    err[k], pending[k] = _settle(S, Qperp, N, alpha, err_full, bands[0],
+                                                 bands[1], bands[2], limit, A)
             k += 1
-            if ok and err_full > limit:
+            if not pending[k - 1] and err[k - 1] > limit:
                 S[top] = x
                 return k
         if xend < n:  # stopped inside this prefix
@@ -245,7 +371,9 @@ class HatErrors:
     """The compiled fast path of one OptimalOracle (contiguous copies of its spectral data)."""
 
     def __init__(self, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray, err_full: float,
-                 sig_kept: float, sig_full: float) -> None:
+                 sig_kept: float, sig_full: float, sig_lost: float, ceiling: float) -> None:
+        """sig_kept, sig_full, sig_lost: the numpy oracle's singular-value bands; ceiling: the
+        largest error numpy's oracle keeps without its decoder (below its near-limit band)."""
         dt = np.result_type(Qperp, N, alpha, np.float64)
         self.Qperp = np.ascontiguousarray(Qperp, dtype=dt)
         self.N = np.ascontiguousarray(N, dtype=dt)
@@ -256,6 +384,7 @@ class HatErrors:
         # 1e-16, far less than sig_full
         self.floor = 2 * float(sig_full)
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.Qperp) ** 2, axis=1))
+        self.bands = np.array([sig_kept, sig_lost, ceiling], dtype=np.float64)
 
     def warm(self, s: int) -> None:
         key = ("optimal", self.Qperp.dtype.str)
@@ -277,7 +406,7 @@ class HatErrors:
         err, pending = np.empty(count), np.empty(count, dtype=bool)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
                            err, pending, *_scratch(s, self.Qperp, self.N, self.alpha),
-                           self.rowsq, self.floor, float(limit))
+                           self.rowsq, self.floor, self.bands, float(limit))
         return err[:walked], pending[:walked]
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -289,5 +418,6 @@ class HatErrors:
             WARM.add(key)
             hat_errors(np.ascontiguousarray(S, dtype=np.int64), self.Qperp, self.N, self.alpha,
                        self.err_full, self.t, err, pending,
-                       *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:9], self.floor)
+                       *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:9], self.floor,
+                       self.bands)
         return err, pending

@@ -54,6 +54,13 @@ def near_limit(err: float | np.ndarray, limit: float) -> np.ndarray:
     return np.asarray(np.abs(np.asarray(err) - limit) <= NEAR_LIMIT_RTOL * limit)
 
 
+def below_band(limit: float) -> float:
+    """An error below this is not :func:`near_limit` (the compiled second stage keeps only
+    errors proved below it: numpy's oracle would keep them without its decoder)."""
+    ceiling = float(limit) * (1 - 2 * NEAR_LIMIT_RTOL)
+    return ceiling if ceiling > 0 and not near_limit(ceiling, limit) else 0.0
+
+
 def setup_work(code: GradientCode) -> int:
     """The set-up of the optimal oracle over R/C, in ns: one SVD of B (K x n), one of its
     n x n complement, and the n x n projectors H and N."""
@@ -210,7 +217,8 @@ class OptimalOracle(Oracle):
             from gctool.audit.kernels.optimal import HatErrors
 
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
-                                      self.sig_kept, self.sig_full)
+                                      self.sig_kept, self.sig_full, _SIG_LOST,
+                                      below_band(self.limit))
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
