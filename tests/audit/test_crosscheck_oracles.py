@@ -149,3 +149,40 @@ def test_elementary_claims_no_witness_that_decodes() -> None:
     assert not r.exact and r.threshold is None and r.stragglers is None
     assert any("decodes under the decoder's tolerance" in n for n in r.notes)
     assert threshold(code_of(B, 0)).threshold == 2
+
+
+
+#: a generic 6 x 3 real code of cond(B) 7432 (row-normalised, near the fast path's limit of
+#: 1e4): every set of 3 survivors spans R^3, so the exact error of 0..3 stragglers is 0
+COND_7432 = [[0.13032361123680483, -0.6062449573125301, 0.20079241769349884],
+             [-0.12428850317076866, 0.6093085595368672, -0.21918170971078002],
+             [0.12309641543467228, -0.5793286496705535, 0.19476873337607373],
+             [-0.048835963334754484, 0.22530280981357673, -0.07288963072682991],
+             [-0.06509564950917819, 0.2953942591367531, -0.09378135541710596],
+             [-0.439620145934199, 2.090211815789647, -0.7161732916913827]]
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+@pytest.mark.parametrize("tol", [0.0, 1e-27, 1e-26])
+def test_small_tolerance_is_not_decided_by_the_fast_paths_round_off(
+        tol: float, compiled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path gives every set of s <= d stragglers the float64 error of the full set,
+    about 2e-25 here (exactly 0).  With a tolerance below it (tol * k = 3e-26, or 0) the old
+    band (1e-3 of tol * k) trusted it: `attack --threshold --tol 1e-26` said 1 (exhaustive,
+    exact) while `verify -s 3 --tol 1e-26` said ok.  The band now comes from cond(B) and eps
+    (optimal.FAST_ERR, FAST_ABS), so the decoder decides these sets exactly."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    B = np.array(COND_7432)
+    limit = Fraction(tol) * 3
+    for t in range(6):  # exact: 0..3 stragglers decode, 4 do not
+        errs = [exact_lstsq_error(B, tuple(i for i in range(6) if i not in S))
+                for S in itertools.combinations(range(6), t)]
+        assert (max(errs) <= limit) == (t < 4), t
+    code = code_of(B, 0)
+    for method in ("auto", "exhaustive", "bnb"):
+        r = threshold(code, tol=tol, method=method)
+        assert r.exact and r.threshold == 4, (method, r.threshold)
+    for s in range(1, 4):
+        a = attack(code, s, tol=tol)
+        assert a.exact and a.raw_error <= float(limit), (s, a.raw_error)
+        assert verify(code, s, tol=tol).ok
