@@ -71,6 +71,9 @@ class Run:
         self._decoder: Decoder | None = None
         self.red: ns.Reduction | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
+        #: the full set's Undecided (R/C, s > 0): only a counterexample the direct decoder
+        #: confirms may then answer (:func:`gctool.audit.verify.pipeline.settle`)
+        self.undecided_full: Exception | None = None
         self.progress_total = self.sample if self.sample is not None else self.total
 
     # -- report helpers ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.symmetry import Rotation
 from gctool.audit.verify.run import Run
+from gctool.exactls import Undecided
 from gctool.reports import VerifyReport
 
 
@@ -71,7 +72,12 @@ def first_checks(run: Run, cheap: bool) -> VerifyReport | None:
     if run.exact or run.finite:
         full = run.reduction().consistent
     else:
-        full = bool(run.decoder.evaluate(np.arange(run.code.n)[None]).ok[0])
+        try:
+            full = bool(run.decoder.evaluate(np.arange(run.code.n)[None]).ok[0])
+        except Undecided as exc:  # a clearly failing s-set is still a finding: look for one
+            if run.s == 0:  # (pipeline.settle: nothing else is concluded)
+                raise
+            run.undecided_full, full = exc, True
     if not full:
         return run.finding(cert.Finding(
             "full-set" if cheap else "exhaustive", list(range(run.s)),
