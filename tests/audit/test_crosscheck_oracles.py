@@ -9,7 +9,14 @@ answers wrong (found by comparing with per-set exact least squares, tests/oracle
   of the full set was 2.6e-7 > tol * k, so ``threshold`` said 0 and ``attack -s 0`` reported
   that error, while ``verify -s 0`` (which proves its verdicts) said ok;
 * a full set whose exact error is 3.4e-13 (relative) below the limit tol * k: float64 put it
-  above, so the threshold was 0 (or 1, with copies of the row) instead of n.
+  above, so the threshold was 0 (or 1, with copies of the row) instead of n;
+* a tolerance below the full set's float64 error (tol = 1e-26, or 0): the fast path gave
+  every set of s <= d stragglers that error, and the old band (1e-3 of tol * k) trusted it.
+
+Not covered by the fast path's error model (gctool.audit.oracles.optimal.FAST_ERR): sets whose
+Qperp[S] has its smallest singular value near the fast path's floor (1e-6) carry errors that
+grow like its inverse square (2.6e-7 on an error of 3 at 1e-6, measured); none was found near
+the limit, but no band covers them without that singular value per set.
 """
 
 from __future__ import annotations
