@@ -81,11 +81,16 @@ def near_limit(err: float | np.ndarray, limit: float, drho: float = 0.0,
     return np.asarray((np.abs(err - limit) <= NEAR_LIMIT_RTOL * limit) | ~clear)
 
 
-def below_band(limit: float) -> float:
-    """An error below this is not :func:`near_limit` (the compiled second stage keeps only
-    errors proved below it: numpy's oracle would keep them without its decoder)."""
+def below_band(limit: float, *band: float) -> float:
+    """An error below this is not :func:`near_limit` (``band``: its drho, grow, absolute; the
+    compiled second stage keeps only errors proved below it: numpy's oracle would keep them
+    without its decoder)."""
     ceiling = float(limit) * (1 - 2 * NEAR_LIMIT_RTOL)
-    return ceiling if ceiling > 0 and not near_limit(ceiling, limit) else 0.0
+    for _ in range(64):  # the model's band can be wider than the relative one: halve
+        if ceiling <= 0 or not near_limit(ceiling, limit, *band):
+            break
+        ceiling /= 2
+    return ceiling if ceiling > 0 and not near_limit(ceiling, limit, *band) else 0.0
 
 
 def setup_work(code: GradientCode) -> int:
@@ -254,7 +259,8 @@ class OptimalOracle(Oracle):
 
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
                                       self.sig_kept, self.sig_full, _SIG_LOST,
-                                      below_band(self.limit))
+                                      below_band(self.limit, self.drho, self.grow,
+                                                 self.absolute))
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
