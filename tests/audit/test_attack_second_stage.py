@@ -19,6 +19,8 @@ from gctool.engine.enumeration import survivors_of, unrank_lex
 from gctool.exactls import exact_error
 from gctool.limits import TIE_RTOL
 
+from corpus import code_of
+
 
 def _all(oracle: OptimalOracle, s: int) -> tuple[np.ndarray, ...]:
     """Every set of size s: (sets, compiled errors, pending, numpy's errors, accidental)."""
@@ -30,10 +32,13 @@ def _all(oracle: OptimalOracle, s: int) -> tuple[np.ndarray, ...]:
     return S, err, pending, oracle._hat_chunk_numpy(S), accidental
 
 
-@pytest.mark.parametrize("n,s", [(12, 2), (16, 3)])
+@pytest.mark.parametrize("n,s,field", [(12, 2, "real"), (16, 3, "real"), (16, 3, "complex")])
 def test_exactly_singular_sets_are_settled_as_numpy_and_exact_arithmetic_decide(
-        n: int, s: int) -> None:
+        n: int, s: int, field: str) -> None:
     code = design("is-cr", n=n, s=s)
+    if field == "complex":  # rows times unit phases: the same losses, over C
+        phases = np.exp(1j * np.random.default_rng(0).uniform(0, 6, n))[:, None]
+        code = code_of(np.asarray(code.B) * phases, s, "complex")
     oracle = OptimalOracle(code)
     settled_any = 0
     for size in range(s, s + 4):
