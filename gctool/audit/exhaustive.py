@@ -409,18 +409,26 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
     return out
 
 
+#: a size of a threshold search takes the compiled walk when one of the next this many sizes
+#: walks compiled by itself (:func:`_with_next`)
+WITH_NEXT = 2
+
+
 def _with_next(oracle: Oracle, t: int, top: int) -> bool:
     """Does size t of a threshold search up to ``top`` take the compiled walk because size
-    t + 1 will (:func:`_size_plan`)?"""
-    return 0 < t < top and oracle.will_walk_compiled(t + 1, comb(oracle.n, t + 1))
+    t + 1 or t + 2 will (:data:`WITH_NEXT`, :func:`_size_plan`)?"""
+    return 0 < t < top and any(oracle.will_walk_compiled(u, comb(oracle.n, u))
+                               for u in range(t + 1, min(t + WITH_NEXT, top) + 1))
 
 
 def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int,
                runner: Runner | None) -> SizePlan:
-    """The plan of size t of a threshold search up to size ``top``.  When size t + 1 will
-    take the compiled walk, size t takes it too (the kernels are loaded for t + 1 anyway
-    unless t fails, and a size too small to repay their loading alone, such as C(40, 4) =
-    91,390 sets, takes 2% of the numpy route's time on them); the choice depends on the
+    """The plan of size t of a threshold search up to size ``top``.  When size t + 1 or
+    t + 2 will take the compiled walk by itself, size t takes it too: the kernels are loaded
+    for those anyway unless t fails (the search plans size t + 1 while size t runs, to start
+    it ahead), and a size too small to repay their loading alone takes a fraction of the
+    numpy route's time on them (real cyclic n=40: C(40, 4) = 91,390 sets 2%, C(40, 3) = 9,880
+    sets 2.5%, 6.8 ms in the caller's thread on the numpy route); the choice depends on the
     sizes only, never on ``jobs`` or the executor."""
     if _with_next(oracle, t, top):
         oracle.plan_compiled(t)
