@@ -485,6 +485,8 @@ class _SearchBudget:
         self.admits: dict[int, float] = {}
         #: :attr:`time` once each size was asked about (:meth:`__call__`)
         self.upto: dict[int, float] = {}
+        #: :meth:`work` of each size asked about
+        self._work: dict[tuple[int, int], tuple[float, bool]] = {}
 
     def check_whole(self) -> None:
         """Refuse, before any size is searched, a search whose sizes are estimated (each as
@@ -514,11 +516,14 @@ class _SearchBudget:
     def work(self, t: int, need: int) -> tuple[float, bool]:
         """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
         below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
-        the walk's rate."""
-        oracle, n = self.oracle, self.oracle.n
-        if _with_next(oracle, t, self.top):  # at a count at which size t walks compiled
-            return planned_work(oracle, t, need, comb(n, t + 1))[0], True
-        return planned_work(oracle, t, need)
+        the walk's rate.  Worked out once per size (the search asks for it several times)."""
+        if (t, need) not in self._work:
+            oracle, n = self.oracle, self.oracle.n
+            if _with_next(oracle, t, self.top):  # at a count at which size t walks compiled
+                self._work[t, need] = planned_work(oracle, t, need, comb(n, t + 1))[0], True
+            else:
+                self._work[t, need] = planned_work(oracle, t, need)
+        return self._work[t, need]
 
     def runner_of(self, t: int) -> Runner | None:
         """The runner of size t: the search's, or None (this process) for a size too small

@@ -25,6 +25,7 @@ Public API (shared with ``attack``):
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
@@ -118,13 +119,20 @@ def guided_ranges(start: int, stop: int, size: int, jobs: int) -> list[tuple[int
     at the end, so ``jobs`` threads taking them in turn finish close together, with fewer
     chunks (less per-chunk work) than ``size`` alone gives (as OpenMP's guided schedule).
     Depends on the range and ``jobs`` only (results never depend on the chunks)."""
-    size, div = max(1, int(size)), 2 * max(1, int(jobs))
+    return list(_guided(int(start), int(stop), max(1, int(size)), max(1, int(jobs))))
+
+
+@functools.lru_cache(maxsize=64)
+def _guided(start: int, stop: int, size: int, jobs: int) -> tuple[tuple[int, int], ...]:
+    """:func:`guided_ranges`, kept: a threshold search plans each size twice or more (its
+    look-ahead, then its turn), and a range of 1e7 sets on 16 jobs has hundreds of chunks."""
+    div = 2 * jobs
     out, a = [], start
     while a < stop:
         b = min(stop, a + max(size // 4, 1, min(4 * size, (stop - a) // div)))
         out.append((a, b))
         a = b
-    return out
+    return tuple(out)
 
 
 def straggler_chunks(

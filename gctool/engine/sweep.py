@@ -625,11 +625,11 @@ class ExceedSearch:
                 if refusal is not None:
                     return Exceeded(None, None, None, False, s, self.checked, self.total,
                                     refusal)
-                plan, now, mine = self.plan(s), started.pop(s, None), launched.pop(s, None)
+                plan, mine = self.plan(s), launched.pop(s, None)
                 self._start_next(s, plan, started)
                 self._launch(s, launched)
                 try:
-                    fold = self._size(s, plan, now)
+                    fold = self._size(s, plan, started.pop(s, None))
                 finally:
                     if mine is not None:  # taken over by its call (else dropped)
                         mine.cancel()
@@ -693,23 +693,37 @@ class ExceedSearch:
         self._no_launch = True
 
     def _start_next(self, s: int, plan: SizePlan, started: dict[int, Ahead]) -> None:
-        """When size s runs in this thread: sizes s + 1, ..., s + :data:`AHEAD_SIZES` (up to
-        the first that would not run in threads) started in threads, added to ``started``
-        unless there already."""
-        from gctool.engine.threads import Ahead, run_threads
+        """Before size s runs: the later sizes that run in threads started ahead
+        (:class:`gctool.engine.threads.Ahead`), added to ``started`` unless there already.
+        When size s runs in this thread: sizes s + 1, ..., s + :data:`AHEAD_SIZES` (up to
+        the first that would not run in threads), started at once.  When size s runs in
+        threads itself: size s (on the search's kernel) and size s + 1, whose threads take
+        over the cores of size s's as they find no task of it left, so that consecutive sizes
+        run as one pool (no thread waits for the fold of size s, nor for the caller to start
+        the next pool).  Each size started ahead after the budget admitted it and every size
+        before it (as if none of them found a set over the limit), like :meth:`_launch`."""
+        from gctool.engine.threads import Ahead
 
-        if self.ahead is None or plan.runner is run_threads:
+        if self.ahead is None:
             return
-        for t in range(s + 1, min(s + AHEAD_SIZES, self.last) + 1):
+        threaded = _in_threads(plan)
+        if threaded and s not in started:
+            started[s] = Ahead(ExceedWorker(plan.source, self.kernel, self.limit), plan.tasks,
+                               plan.jobs)
+        before = started.get(s)
+        used = self.checked + self.need(s)
+        for t in range(s + 1, min(s + (1 if threaded else AHEAD_SIZES), self.last) + 1):
             if t in started:
+                before = started[t]
+                used += self.need(t)
                 continue
-            nxt = self.ahead(t)
-            if nxt is None or nxt[0].runner is not run_threads or min(nxt[0].jobs,
-                                                                      len(nxt[0].tasks)) < 2:
+            nxt = self.ahead(t) if self._admit(t, used) is None else None
+            if nxt is None or not _in_threads(nxt[0]):
                 return
             ahead_plan, kernel = nxt
-            started[t] = Ahead(ExceedWorker(ahead_plan.source, kernel, self.limit),
-                               ahead_plan.tasks, ahead_plan.jobs)
+            started[t] = before = Ahead(ExceedWorker(ahead_plan.source, kernel, self.limit),
+                                        ahead_plan.tasks, ahead_plan.jobs, after=before)
+            used += self.need(t)
 
     def _size(self, s: int, plan: SizePlan, started: Ahead | None = None) -> ExceedFold:
         """Every set of size s, up to the first one over the limit (``started``: the tasks
@@ -735,6 +749,13 @@ class ExceedSearch:
             if started is not None:  # folded, or dropped on an error: its threads end
                 started.cancel()
         return fold
+
+
+def _in_threads(plan: SizePlan) -> bool:
+    """Does ``plan`` run in two threads or more (:func:`gctool.engine.threads.run_threads`)?"""
+    from gctool.engine.threads import run_threads
+
+    return plan.runner is run_threads and min(plan.jobs, len(plan.tasks)) >= 2
 
 
 # -- means: weighted sums of errors -------------------------------------------------------------

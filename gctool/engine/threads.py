@@ -25,6 +25,7 @@ one task at a time; those keep the process pool.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -95,11 +96,13 @@ def in_task_order() -> None:
 @dataclass
 class PoolTimes:
     """Where the threads' time went, summed over the pools run since :meth:`reset` (read by
-    ``benchmarks/bench_scaling.py``): a pool's capacity is its threads times its wall time
-    (threads started to threads joined); ``busy`` the time its threads spent in tasks,
-    ``start`` the time before each thread's first task and ``tail`` the time after each
-    thread's last one (idle at the start and the end of the pool); ``tasks`` the tasks the
-    pools' threads started."""
+    ``benchmarks/bench_scaling.py``): a pool's capacity is the time each of its threads held
+    a core for it, from the pool's start (or, for a pool that follows another,
+    :class:`Ahead`, from the moment the thread took over a core of that pool) to the pool's
+    end (or, for a pool that another follows, to the moment the thread found no task left
+    and handed its core on); ``busy`` the time its threads spent in tasks, ``start`` the time
+    before each thread's first task and ``tail`` the time after each thread's last one (idle
+    at the start and the end of the pool); ``tasks`` the tasks the pools' threads started."""
 
     pools: int = 0
     tasks: int = 0
@@ -191,9 +194,15 @@ class _Threads:
     """The state of one :func:`run_threads`: tasks handed out in order, results by index."""
 
     def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
-                 ahead: int | None = None, held: bool = False) -> None:
+                 ahead: int | None = None, held: bool = False,
+                 after: _Threads | None = None) -> None:
         self.worker, self.tasks = worker, tasks
         self.cond = threading.Condition()
+        #: the caller waits on this one (the same lock) for the result of task ``awaited``,
+        #: woken only when that one comes back (results out of order would wake it for
+        #: nothing: with 16 threads, once per task)
+        self.arrived = threading.Condition(self.cond._lock)  # type: ignore[attr-defined]
+        self.awaited = -1
         self.order = TaskOrder(held)
         self.next = 0
         self.ahead = AHEAD * jobs if ahead is None else ahead
@@ -201,12 +210,21 @@ class _Threads:
         self.jobs = jobs
         self.threads: list[threading.Event] = []  # set when each thread's loop has ended
         self.began = time.perf_counter()
-        self.spans: list[tuple[float, float, float]] = []  # per thread: first, last, busy
+        #: per thread that ran: when it got its core, first task, last task, busy, loop left
+        self.spans: list[tuple[float, float, float, float, float]] = []
         self.recorded = False  # in TIMES
+        #: the pool whose cores this one takes over, one per thread of it that finds no task
+        #: left (:meth:`_gate`), and whether another pool takes over this one's
+        self.after, self.followed = after, False
+        self.left = 0  # threads whose loop has ended
+        if after is not None:
+            with after.cond:
+                after.followed = True
 
     def start(self) -> None:
         """Start the pool's threads (idle carriers first)."""
-        self.threads = [Carrier.start(self._loop, f"gctool-job-{j}") for j in range(self.jobs)]
+        self.threads = [Carrier.start(functools.partial(self._loop, j), f"gctool-job-{j}")
+                        for j in range(self.jobs)]
 
     def _take(self) -> int | None:
         with self.cond:
@@ -216,11 +234,32 @@ class _Threads:
             if self.order.stopped or self.next >= len(self.tasks):
                 return None
             self.next += 1
+            if self.next == len(self.tasks) and self.followed:
+                self.cond.notify_all()  # (the pool that follows may start)
             return self.next - 1
 
-    def _loop(self) -> None:
+    def _gate(self, j: int) -> float | None:
+        """For thread ``j`` of a pool that follows another (``after``): wait until that pool
+        has handed out every task and one of its threads has left (or it has fewer threads
+        than this one); when it may start (None: this pool was stopped first).  The pools of
+        consecutive sizes of a threshold search run so on ``jobs`` cores as one pool would,
+        each thread going on to the next size when the size before has no task left."""
+        before = self.after
+        if before is None:
+            return self.began
+        spare = max(0, self.jobs - before.jobs)  # cores the pool before does not hold
+        with before.cond:
+            while not self.order.stopped and not (
+                    before.next >= len(before.tasks) and j < before.left + spare):
+                before.cond.wait()
+        return None if self.order.stopped else time.perf_counter()
+
+    def _loop(self, j: int) -> None:
         first = last = -1.0
         busy = 0.0
+        got = self._gate(j)
+        if got is None:
+            return
         try:
             while (i := self._take()) is not None:
                 set_task(self.order, i)
@@ -238,19 +277,28 @@ class _Threads:
                     busy += last - t0
                 with self.cond:
                     self.results[i] = out
-                    self.cond.notify_all()
+                    if i == self.awaited:
+                        self.arrived.notify()
         finally:
             with self.cond:
-                self.spans.append((first, last, busy))
+                self.spans.append((got, first, last, busy, time.perf_counter()))
+                self.left += 1
+                if self.followed:
+                    self.cond.notify_all()
 
-    def result(self, i: int) -> object:
+    def ready(self, i: int) -> list[tuple[bool, Any]]:
+        """The results of tasks i, i + 1, ... that have come back, in task order (at least
+        task i's: waits for it), each (True, summary) or (False, its exception)."""
         with self.cond:
+            self.awaited = i
             while i not in self.results:
-                self.cond.wait(0.1)  # timed: an interrupt reaches the caller at once
-            ok, value = self.results.pop(i)
-        if not ok:
-            raise value
-        return value
+                self.arrived.wait(0.1)  # timed: an interrupt reaches the caller at once
+            self.awaited = -1
+            out = []
+            while i in self.results:
+                out.append(self.results.pop(i))
+                i += 1
+        return out
 
     def folded(self, count: int) -> None:
         self.order.advance(count)
@@ -261,6 +309,9 @@ class _Threads:
         self.order.stop()
         with self.cond:
             self.cond.notify_all()
+        if self.after is not None:  # threads waiting for their core (:meth:`_gate`)
+            with self.after.cond:
+                self.after.cond.notify_all()
         deadline = None if wait is None else time.monotonic() + wait
         for t in list(self.threads):
             t.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -275,11 +326,12 @@ class _Threads:
             spans = list(self.spans)
         TIMES.pools += 1
         TIMES.tasks += self.next
-        TIMES.capacity += self.jobs * (end - self.began)
-        for first, last, busy in spans:
+        for got, first, last, busy, left in spans:
+            until = left if self.followed else end  # its core handed on, or the pool's end
+            TIMES.capacity += until - got
             TIMES.busy += busy
-            TIMES.start += (first if first >= 0 else end) - self.began
-            TIMES.tail += end - (last if last >= 0 else end)
+            TIMES.start += (first if first >= 0 else until) - got
+            TIMES.tail += until - (last if last >= 0 else until)
 
 
 def run_threads(
@@ -298,12 +350,21 @@ def run_threads(
 
 
 def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
-    """Hand the pool's results to ``on_result`` in task order, then stop the pool."""
+    """Hand the pool's results to ``on_result`` in task order, then stop the pool.  The
+    results that have come back are taken together, and the pool told once they are folded
+    (a lock and a wake-up per batch, not per task: the caller's thread is the serial part)."""
     try:
-        for i in range(len(pool.tasks)):
-            if on_result(i, pool.result(i)):
-                break
-            pool.folded(i + 1)
+        i, count, stopped = 0, len(pool.tasks), False
+        while i < count and not stopped:
+            for ok, value in pool.ready(i):
+                if not ok:
+                    raise value
+                stopped = on_result(i, value)
+                if stopped:
+                    break
+                i += 1
+            else:
+                pool.folded(i)
     except BaseException as exc:  # an interrupt waits briefly, anything else for every task
         pool.stop(ABANDON_S if isinstance(exc, KeyboardInterrupt) else None)
         raise
@@ -313,13 +374,20 @@ def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
 class Ahead:
     """Tasks started before their turn: ``jobs`` threads run all of them (no window) while the
     caller still works on what comes first, such as the sizes of a threshold search that run
-    in the caller's thread.  Work charged to the run's budget waits (:func:`in_task_order`)
-    until :meth:`run` folds the results; :meth:`cancel` drops them (the running tasks finish,
-    no other starts).  The worker must not share state with the caller's work."""
+    in the caller's thread, or the size before, in threads: with ``after`` (the Ahead of
+    that size) each thread starts when one of ``after``'s finds no task left, so that the
+    two run on ``jobs`` cores as one pool would, and at most the window of
+    :func:`run_threads` of tasks run before the fold takes them.  Work charged to the run's
+    budget waits (:func:`in_task_order`) until :meth:`run` folds the results, with the
+    window of :func:`run_threads` from then on; :meth:`cancel` drops them (the running tasks
+    finish, no other starts).  The worker must not share state with the caller's work."""
 
-    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int) -> None:
-        self.pool = _Threads(worker, tasks, max(1, min(jobs, len(tasks))), ahead=len(tasks),
-                             held=True)
+    def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
+                 after: Ahead | None = None) -> None:
+        jobs = max(1, min(jobs, len(tasks)))  # (behind another pool: run_threads' window)
+        self.pool: _Threads = _Threads(worker, tasks, jobs,
+                                       ahead=len(tasks) if after is None else None, held=True,
+                                       after=None if after is None else after.pool)
         self.pool.start()
 
     @property
@@ -333,6 +401,8 @@ class Ahead:
         if list(tasks) != list(self.pool.tasks):
             self.cancel()
             raise ValueError("the tasks started ahead are not these")
+        with self.pool.cond:  # folded from now on: run_threads' window (an early stop
+            self.pool.ahead = AHEAD * self.pool.jobs  # leaves few tasks started after it)
         self.pool.order.release()
         _fold(self.pool, on_result)
 

@@ -487,10 +487,10 @@ def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.Monk
     sizes: list[int] = []
     real = threads.Ahead.__init__
 
-    def spy(self: Any, worker: Any, tasks: Any, jobs: int) -> None:
+    def spy(self: Any, worker: Any, tasks: Any, jobs: int, after: Any = None) -> None:
         started.append(len(tasks))
         sizes.append(worker.source.s)
-        real(self, worker, tasks, jobs)
+        real(self, worker, tasks, jobs, after)
 
     monkeypatch.setattr(threads.Ahead, "__init__", spy)
     folded: list[int] = []

@@ -256,3 +256,62 @@ def test_tasks_started_ahead_charge_nothing_before_their_fold() -> None:
     ahead.run(worker, list(range(6)), 2, keep)
     assert got == [i * i for i in range(6)] and sorted(worker.charged) == list(range(6))
     assert threading.active_count() == before
+
+
+class _Logged:
+    """Sleeps (the GIL released, as a compiled walk) and records when each task ran."""
+
+    def __init__(self, name: str, log: list[tuple[str, int, float, float]], lock: Any,
+                 pause: float = 0.01) -> None:
+        self.name, self.log, self.lock, self.pause = name, log, lock, pause
+
+    def run(self, task: int) -> int:
+        import time
+
+        t0 = time.perf_counter()
+        time.sleep(self.pause)
+        with self.lock:
+            self.log.append((self.name, task, t0, time.perf_counter()))
+        return task * task
+
+
+def test_a_pool_that_follows_another_takes_over_its_cores() -> None:
+    """threads.Ahead(after=...): the follower's threads start only as the pool before finds no
+    task left, one per thread of it that left, so the two never run more tasks at once than
+    their jobs; each folds its own results in order; the times of the two pools count each
+    core once; a follower cancelled before its turn runs nothing and leaves only idle
+    carriers."""
+    import threading
+
+    from gctool.engine.threads import TIMES, Ahead, Carrier
+
+    log: list[tuple[str, int, float, float]] = []
+    lock = threading.Lock()
+    TIMES.reset()
+    first = Ahead(_Logged("a", log, lock), list(range(7)), 2)
+    second = Ahead(_Logged("b", log, lock), list(range(6)), 2, after=first)
+    got: list[tuple[str, int]] = []
+    first.run(first.pool.worker, list(range(7)), 2,
+              lambda i, r: got.append(("a", r)) is None and False)
+    second.run(second.pool.worker, list(range(6)), 2,
+               lambda i, r: got.append(("b", r)) is None and False)
+    second.cancel()
+    first.cancel()
+    assert got == [("a", i * i) for i in range(7)] + [("b", i * i) for i in range(6)]
+    last_a = max(t0 for name, _, t0, _ in log if name == "a")
+    assert min(t0 for name, _, t0, _ in log if name == "b") >= last_a
+    events = sorted([(t0, 1) for *_, t0, _ in log] + [(t1, -1) for *_, t1 in log])
+    running = list(itertools.accumulate(d for _, d in events))
+    assert max(running) <= 2
+    assert TIMES.pools == 2 and 0 <= TIMES.idle < 1
+    assert TIMES.busy <= TIMES.capacity
+    TIMES.reset()
+    before = {t.ident for t in threading.enumerate()}
+    log.clear()
+    slow = Ahead(_Logged("slow", log, lock), list(range(100)), 2)
+    waiting = Ahead(_Logged("c", log, lock), list(range(4)), 2, after=slow)
+    waiting.cancel()
+    slow.cancel()
+    assert not [e for e in log if e[0] == "c"] and len(log) < 100
+    assert {t.ident for t in threading.enumerate()} - before <= set(Carrier._idle_idents())
+    TIMES.reset()

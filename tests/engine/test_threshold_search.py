@@ -251,3 +251,49 @@ def test_the_cli_threshold_is_the_search(codes: dict[str, GradientCode], name: s
     assert res.exit_code in (0, 1), res.output
     doc = loads(res.stdout)
     assert [doc["threshold"], doc["stragglers"]] == list(brute_threshold(codes[name], eps))
+
+
+def test_sizes_in_threads_run_as_one_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When sizes run in threads (gctool.engine.threads.run_threads), each size and the next
+    are started ahead, the next behind it (threads.Ahead(after=...): its threads take over as
+    the size before has no task left), once the budget has admitted it; the witness, counts
+    and budget questions are those of one job, and a size the budget refuses never starts."""
+    from gctool.engine import threads
+    from gctool.engine.threads import run_threads
+
+    started: list[tuple[int, bool]] = []
+    real = threads.Ahead.__init__
+
+    def spy(self: object, worker: object, tasks: list[object], jobs: int,
+            after: object = None) -> None:
+        started.append((worker.source.s, after is not None))  # type: ignore[attr-defined]
+        real(self, worker, tasks, jobs, after)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(threads.Ahead, "__init__", spy)
+
+    def plan(s: int) -> SizePlan:
+        one = lex_plan(N, lambda _: 3)(s)
+        return SizePlan(one.source, one.tasks, 2, run_threads if s >= 2 else None)
+
+    for limit in (2.5, 4.0, 9.0):
+        asked: list[list[tuple[int, int, int]]] = [[], []]
+        runs = []
+        for way, (p, ahead) in enumerate([(lex_plan(N, lambda _: 3), None),
+                                          (plan, lambda t: (plan(t), Total()))]):
+            def budget(s: int, used: int, need: int,
+                       mine: list[tuple[int, int, int]] = asked[way]) -> str | None:
+                mine.append((s, used, need))
+                return "no room" if s >= 6 else None
+
+            started.clear()
+            runs.append(ExceedSearch(N, Total(), limit, p, budget=budget, ahead=ahead).run())
+        one, two = runs
+        assert (two.size, two.stragglers, two.error, two.checked, two.complete, two.lower) == (
+            one.size, one.stragglers, one.error, one.checked, one.complete, one.lower)
+        # the same questions, and at most the next size's before the size that finds the
+        # witness (asked as if none did: the answer is not used)
+        assert asked[1][:len(asked[0])] == asked[0] and len(asked[1]) <= len(asked[0]) + 1
+        sizes = [s for s, _ in started]
+        assert all(s <= 5 for s in sizes)  # size 6 is refused: never started
+        assert sizes == sorted(set(sizes)) and min(sizes) == 2
+        assert any(behind for _, behind in started)  # a size started behind the one before
