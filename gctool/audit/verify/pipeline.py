@@ -4,9 +4,16 @@ checked when it was made); :func:`execute` runs the stages until one answers."""
 
 from __future__ import annotations
 
+import itertools
+from math import comb
 from typing import Any
 
+import numpy as np
+
+from gctool._signals import checkpoint
+
 from gctool.audit.checks import check_s
+from gctool.audit.oracles.base import decoder_set_work
 from gctool.audit.symmetry import find_rotation
 from gctool.audit.verify.classes import try_classes
 from gctool.audit.verify.enumeration import enumerate_sets
@@ -18,8 +25,10 @@ from gctool.audit.verify.shortcuts import (
     lost_partition,
     rank_bound,
 )
+from gctool.engine.enumeration import survivors_of
 from gctool.engine.parallel import resolve_jobs
 from gctool.errors import InvalidInput, SearchInterrupted
+from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.reports import VerifyReport
 from gctool.request import VerifyRequest
@@ -52,8 +61,57 @@ def verify_with(code: GradientCode, request: VerifyRequest) -> VerifyReport:
 
 
 def execute(run: Run) -> VerifyReport:
-    """Run the stages in order; the first that answers gives the report (:func:`settle`)."""
-    return settle(run, _stages(run))
+    """Run the stages in order; the first that answers gives the report (:func:`settle`).
+    A set float64 cannot decide (R/C, s > 0, no sample) is not the end while a set of s
+    stragglers that fails clearly exists: :func:`clear_counterexample` looks for one."""
+    try:
+        return settle(run, _stages(run))
+    except Undecided as exc:
+        if run.s == 0 or not run.numeric or run.sample is not None:
+            raise
+        return clear_counterexample(run, exc)
+
+
+def clear_counterexample(run: Run, undecided: Undecided) -> VerifyReport:
+    """The first set of s stragglers (lexicographic order) that the direct decoder proves to
+    fail, each set decided on its own (one it cannot decide is passed over); none, or more
+    sets than the work budget affords at the decoder's time per set: ``undecided`` is
+    raised.  A proved failure is a finding whatever the doubt on other sets; 'ok' never
+    follows from here.  (The enumeration stops at its first undecided set: [[1, 3], [2, 6],
+    a, 1.5 a + 1e-15 noise] stopped on [0, 1] though straggling [2, 3] fails clearly.)"""
+    n, s = run.code.n, run.s
+    if not run.budget.affords(decoder_set_work(run.code, s, comb(n, s))):
+        raise undecided
+    sets = itertools.combinations(range(n), s)
+    step = run.decoder.chunk_size(n - s)
+    while True:
+        checkpoint()
+        S = np.array(list(itertools.islice(sets, step)), dtype=np.intp).reshape(-1, s)
+        if S.shape[0] == 0:
+            raise undecided
+        for rows in _decided(run, S):
+            run.state.checked = run.state.represented = 1
+            return run.report(
+                False, "direct-scan", f"straggler set {rows} fails (proved by the direct "
+                "decoder; float64 could not decide every set before it)",
+                counterexample=rows, kernel="direct")
+
+
+def _decided(run: Run, S: np.ndarray) -> list[list[int]]:
+    """The sets of S whose survivors the direct decoder proves not to decode (the first
+    only), every set it cannot decide passed over."""
+    try:
+        ok = run.decoder.evaluate(survivors_of(S, run.code.n)).ok
+    except Undecided:
+        if S.shape[0] == 1:
+            return []
+        for i in range(S.shape[0]):
+            found = _decided(run, S[i:i + 1])
+            if found:
+                return found
+        return []
+    bad = np.flatnonzero(~ok)
+    return [S[int(bad[0])].tolist()] if bad.size else []
 
 
 def settle(run: Run, report: VerifyReport) -> VerifyReport:
