@@ -100,7 +100,7 @@ def test_the_scan_is_held_to_the_work_budget(monkeypatch: pytest.MonkeyPatch) ->
     """Over the budget at the decoder's time per set, the scan is not started: undecided."""
     from gctool.audit.verify import pipeline
 
-    monkeypatch.setattr(pipeline, "decoder_set_work", lambda *a: 1e30)
+    monkeypatch.setattr(pipeline, "decoder_set_time", lambda *a: 1e30)
     code = code_of(np.array(AT_THE_CUTOFF), 0)
     with pytest.raises(Undecided, match=r"straggler set \[0, 1\]"):
         verify(code, 2)

@@ -13,7 +13,6 @@ import numpy as np
 from gctool._signals import checkpoint
 
 from gctool.audit.checks import check_s
-from gctool.audit.oracles.base import decoder_set_work
 from gctool.audit.symmetry import find_rotation
 from gctool.audit.verify.classes import try_classes
 from gctool.audit.verify.enumeration import enumerate_sets
@@ -25,6 +24,7 @@ from gctool.audit.verify.shortcuts import (
     lost_partition,
     rank_bound,
 )
+from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.parallel import resolve_jobs
 from gctool.errors import InvalidInput, SearchInterrupted
@@ -80,7 +80,7 @@ def clear_counterexample(run: Run, undecided: Undecided) -> VerifyReport:
     follows from here.  (The enumeration stops at its first undecided set: [[1, 3], [2, 6],
     a, 1.5 a + 1e-15 noise] stopped on [0, 1] though straggling [2, 3] fails clearly.)"""
     n, s = run.code.n, run.s
-    if not run.budget.affords(decoder_set_work(run.code, s, comb(n, s))):
+    if not run.budget.affords(comb(n, s) * decoder_set_time(run.code, s)):
         raise undecided
     sets = itertools.combinations(range(n), s)
     step = run.decoder.chunk_size(n - s)
