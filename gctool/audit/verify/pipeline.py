@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from gctool._signals import checkpoint
-
 from gctool.audit.checks import check_s
 from gctool.audit.symmetry import find_rotation
 from gctool.audit.verify.classes import try_classes
