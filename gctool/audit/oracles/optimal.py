@@ -69,7 +69,7 @@ FAST_ABS = 100.0
 
 
 def near_limit(err: float | np.ndarray, limit: float, drho: float = 0.0,
-               grow: float = 0.0, absolute: float = 0.0) -> np.ndarray:
+               grow: float = 0.0, absolute: float | np.ndarray = 0.0) -> np.ndarray:
     """Are these computed errors too close to ``limit`` for their verdict to stand?  Within
     NEAR_LIMIT_RTOL (relative), or within the error model: sqrt(err) may be off by
     ``drho + grow * sqrt(err)`` and err then by ``absolute`` (non-finite errors are doubtful
