@@ -96,11 +96,11 @@ def test_random_multipiece_codes_against_brute_force(field: str) -> None:
                     i for i in range(code.n) if i not in S), code.targets()))
                     for S in itertools.combinations(range(code.n), s))
                 assert a.raw_error == pytest.approx(worst, rel=1e-6, abs=1e-9 * code.k), (seed, s)
-        for method in ("auto", "exhaustive", "bnb"):
+        for method, jobs in (("auto", 1), ("exhaustive", 1), ("exhaustive", 2), ("bnb", 1)):
             try:
-                t = threshold(code, method=method)
+                t = threshold(code, method=method, jobs=jobs)
             except Undecided:
                 continue
             if t.exact:
-                assert t.threshold == truth, (seed, method, t.threshold, truth)
+                assert t.threshold == truth, (seed, method, jobs, t.threshold, truth)
     assert checked > 50
