@@ -1238,6 +1238,15 @@ def cli_runner(scheduler: str | None = None, checkpoint: str | None = None, key:
                       guided=True, local_below_s=local_below())
 
 
+def groups_tasks(runner: Any) -> bool:
+    """Does ``runner`` group engine tasks into its Dask tasks itself (batches of them, or the
+    guided schedule: the CLI's), so that an engine task may be as small as one chunk of a
+    compiled walk?  (Otherwise each engine task is a Dask task, and holds several chunks.)"""
+    if isinstance(runner, _Estimated):
+        runner = runner.runner
+    return isinstance(runner, DaskRunner) and (runner.guided or runner.batch > 1)
+
+
 def placed(runner: Any, seconds: float) -> Any:
     """The runner of an enumeration estimated at ``seconds`` of one core (calibrated, before it
     runs): ``runner`` told the estimate (:func:`estimated`), or None (the local engine, in this

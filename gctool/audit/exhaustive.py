@@ -26,7 +26,7 @@ from math import comb
 import numpy as np
 
 from gctool.audit import nullspace
-from gctool.audit.distributed import placed
+from gctool.audit.distributed import groups_tasks, placed
 from gctool.audit.oracles import Oracle
 from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
@@ -123,14 +123,24 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     threads = local_runner(OracleKernel.of(oracle), source) if runner is None and s > 0 else None
     if threads is not None:
         used = resolve_jobs(jobs)
-        tasks = [(i, a, b) for i, (a, b) in enumerate(guided_ranges(0, stop, size, used))]
+        tasks = [(i, a, b) for i, (a, b) in enumerate(_walk_ranges(stop, size, used))]
         return SizePlan(source, tasks, used, threads)
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
-    if runner is not None and size >= nullspace.COMPILED_CHUNK:  # compiled, on Dask
-        size *= nullspace.REMOTE_CHUNKS
+    if runner is not None and size >= nullspace.COMPILED_CHUNK and not groups_tasks(runner):
+        size *= nullspace.REMOTE_CHUNKS  # compiled, on a runner that sends each task alone
     if runner is None and procs > 1:  # processes only when the first task's pace says so
         runner = run_paced
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
+
+
+def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
+    """The rank ranges of a compiled attack walk of ranks 0..stop-1 in ``jobs`` threads,
+    whose oracle walks ``size`` sets per chunk: guided (large first, small last), at most one
+    chunk each.  A range of 4 chunks costs the walk 28% more per set than 4 ranges of one
+    (real cyclic n=40 s=6, one thread: each range's errors and the walk's state per set no
+    longer stay in the cache; verify's walk keeps no such arrays and takes 4 chunks at a
+    time alike); a range of a quarter chunk costs what a chunk does."""
+    return guided_ranges(0, stop, max(1, size // 4), jobs)
 
 
 def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs: int,
@@ -565,8 +575,9 @@ class _SearchBudget:
                                    threads)
         full = rate * need / jobs / NS_PER_S
         share, found = 1.0, bound
-        # threads take the first of guided_ranges each; processes run the first task alone
-        task = (max(size // 4, 1, min(4 * size, stop // (2 * jobs))) if threads else size)
+        # threads take the first of their ranges each; processes run the first task alone
+        first_range = _walk_ranges(stop, size, jobs)[:1] if threads else []
+        task = max(1, first_range[0][1] - first_range[0][0]) if first_range else size
         first = 0 if threads or runner is not None else size
         stops = threads and self.oracle.walk_stops(t)
         if full >= STOP_PROBE_S or full > left:

@@ -472,6 +472,39 @@ def test_a_remote_runner_gets_larger_tasks_of_compiled_walks(monkeypatch: pytest
     assert seen and seen[-1] == [142_506]  # one task of up to REMOTE_CHUNKS chunks
 
 
+def test_an_attack_walk_task_holds_at_most_one_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled attack walk's tasks hold one kernel chunk at most (larger ones cost the
+    walk more per set): on local threads for any jobs, and on a Dask runner that groups its
+    tasks into Dask tasks itself (the CLI's); a runner that sends each task alone gets
+    ``REMOTE_CHUNKS`` chunks a task.  The tasks cover the ranks in order, and the worst set
+    is the one-job run's."""
+    from gctool.audit.attack.options import AttackOptions, oracle_for
+    from gctool.audit.distributed import DaskRunner, estimated
+    from gctool.audit.exhaustive import _plan
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    code = design("cyclic", n=30, s=5, seed=1)
+    oracle = oracle_for(code, AttackOptions.of(None))
+    chunk = oracle.chunk_size(5)
+    stop = comb(30, 5)
+
+    def sizes(runner: Any, jobs: int) -> list[int]:
+        tasks = _plan(oracle, 5, None, jobs, runner, stop).tasks
+        assert tasks[0][1] == 0 and tasks[-1][2] == stop
+        assert all(a[2] == b[1] for a, b in zip(tasks, tasks[1:], strict=False))
+        return [b - a for _, a, b in tasks]
+
+    for jobs in (1, 2, 16):
+        assert max(sizes(None, jobs)) <= chunk
+    guided = DaskRunner(batch=4, guided=True)
+    assert max(sizes(guided, 2)) <= chunk and max(sizes(estimated(guided, 1.0), 2)) <= chunk
+    assert max(sizes(lambda *a: None, 2)) == min(stop, ns.REMOTE_CHUNKS * chunk)
+    worst = attack(code, 5, method="exhaustive", symmetry=False, max_sets=10**7, jobs=1)
+    for jobs in (2, 16):
+        other = attack(code, 5, method="exhaustive", symmetry=False, max_sets=10**7, jobs=jobs)
+        assert (other.stragglers, other.error) == (worst.stragglers, worst.error)
+
+
 @pytest.mark.parametrize("name,code", attack_codes()[:3], ids=[c[0] for c in attack_codes()[:3]])
 def test_a_threshold_size_started_ahead_changes_nothing(monkeypatch: pytest.MonkeyPatch,
                                                         name: str, code: Any) -> None:
