@@ -133,7 +133,9 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
 
         check_budget(code, s, jobs=opts.jobs or 0, budget=opts.budget)
     one = None if straggler_set is None else tuple(straggler_set)
-    report = family.attack(code, AttackRequest(opts, s=s, straggler_set=one))
+    request = AttackRequest(opts, s=s, straggler_set=one)
+    _refuse_unused(family, code, request, "worst", precision)
+    report = family.attack(code, request)
     if precision is not None:
         assert isinstance(report, WorstReport)  # the matrix attack's worst case (checked above)
         found = _precision(code, report, precision, max_error, opts.tol, opts.seed,
@@ -153,8 +155,10 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
     report fail unless the threshold is proved to be at least T; ``options`` and keywords as
     for :func:`attack` (plus ``resolution``).
     """
-    return family_of(code).threshold(code, AttackRequest(_options(options, changes),
-                                                         epsilon=epsilon))
+    family = family_of(code)
+    request = AttackRequest(_options(options, changes), epsilon=epsilon)
+    _refuse_unused(family, code, request, "threshold")
+    return family.threshold(code, request)
 
 
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
@@ -164,8 +168,21 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
     :class:`~gctool.reports.CurveReport` for matrix codes).  Each point is the worst-case
     search that :func:`attack` runs for its s (seeded with the previous point's set), so exact
     points equal ``attack``'s errors.  ``options`` and keywords as for :func:`attack`."""
-    return family_of(code).curve(code, AttackRequest(_options(options, changes),
-                                                     s=max_s, sizes=sizes))
+    family = family_of(code)
+    request = AttackRequest(_options(options, changes), s=max_s, sizes=sizes)
+    _refuse_unused(family, code, request, "curve")
+    return family.curve(code, request)
+
+
+def _refuse_unused(family: Family, code: GradientCode, request: AttackRequest, mode: str,
+                   precision: str | None = None) -> None:
+    """Refuse ``seed`` or ``samples`` given to an attack that would not use them (the
+    family's :meth:`~gctool.family.Family.unused_draws`; ``precision``'s empirical check
+    draws from the seed)."""
+    for name, why in family.unused_draws(code, request, mode).items():
+        if getattr(request.options, name) is not None and not (
+                name == "seed" and precision is not None):
+            raise InvalidInput(f"`{name}` does not apply {why}", param=name)
 
 
 # -- bound ------------------------------------------------------------------------------------

@@ -276,6 +276,16 @@ class Family:
                                param="straggler_set")
         return attack(code, code.s if request.s is None else request.s, request.options)
 
+    def unused_draws(self, code: GradientCode, request: AttackRequest, mode: str
+                     ) -> dict[str, str]:
+        """Of the options of random draws (``seed``, ``samples``), those an attack of ``code``
+        in ``mode`` ("worst", "threshold" or "curve") would not use, each with why: the
+        matrix attack's (:func:`gctool.audit.attack.figures.unused_draws`).  The API refuses
+        them when given, as it would otherwise ignore them."""
+        from gctool.audit.attack.figures import unused_draws
+
+        return unused_draws(code, request.options, mode)
+
     def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
         """``gctool.threshold``: the fewest stragglers whose error exceeds ``request.epsilon``
         (:func:`gctool.audit.attack.threshold`)."""

@@ -133,10 +133,10 @@ exit status; --json: one document of the same shape for one file or many (docs/c
               help="Also report the mean error over uniformly random straggler sets.")
 @click.option("-p", "prob", type=FloatRange(0, 1), default=None,
               help="Also report the mean error when each worker straggles with probability p.")
-@click.option("--samples", type=click.IntRange(2, None), default=DEFAULT_SAMPLES,
-              show_default=True,
-              help="Monte-Carlo samples of the --random/-p means (and of a frame's worst case) "
-                   "when the sets cannot be enumerated; not with --threshold.")
+@click.option("--samples", type=click.IntRange(2, None), default=None,
+              help=f"Monte-Carlo samples (default {DEFAULT_SAMPLES:,}) of the --random/-p means, "
+                   "of a heterogeneous code's own means, and of a frame's worst case or curve, "
+                   "when the sets cannot be enumerated; refused where nothing is sampled.")
 @click.option("--restarts", type=click.IntRange(0, None), default=DEFAULT_RESTARTS,
               show_default=True,
               help="Random restarts of the greedy search (--method auto or greedy).")
@@ -171,7 +171,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            epsilon: float, require_tolerance: int | None, require: int | None,
            require_old: int | None, curve_mode: bool, max_s: int | None, decoder: str,
            weights: str | None, normalize: str, method: str, random_sets: bool,
-           prob: float | None, samples: int, restarts: int, max_nodes: int, time_limit: float,
+           prob: float | None, samples: int | None, restarts: int, max_nodes: int,
+           time_limit: float,
            resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
            max_sets: int | None, as_json: bool, max_work: float | None,
            straggler_set: str | None, profile: str | None, profile_file: str | None,
@@ -205,7 +206,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
         decoder=decoder, weights=_weights(weights), normalize=normalize, method=method,
         tol=tol, budget=budget_of(max_work, max_sets), max_nodes=max_nodes,
         time_limit=time_limit,
-        restarts=restarts, seed=0 if seed is None else seed, jobs=jobs,
+        restarts=restarts, seed=seed, jobs=jobs,
         symmetry=not no_symmetry, resolution=resolution, random=random_sets, p=prob,
         samples=samples, require=require, require_tolerance=require_tolerance, runner=runner)
 
@@ -224,7 +225,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             "-s": stragglers, "--set": one, "--random": random_sets or None, "-p": prob,
             "--weights": weights,
             "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
-            "--precision": precision, "--samples": typed("samples") or None,
+            "--precision": precision, "--samples": samples, "--seed": seed,
             **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
 
     def audit(path: str) -> Report:
@@ -262,8 +263,6 @@ def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, me
         refuse_typed({"max_s": "--max-s"}, "--curve")
     if means and threshold_mode:
         raise click.UsageError("--random and -p add means to -s and --curve, not to --threshold")
-    if threshold_mode:
-        refuse_typed({"samples": "--samples"}, "the means of --random and -p, not to --threshold")
     if one_set:
         refuse_typed(_SEARCH, "a search (-s, --threshold or --curve), not to one --set")
     for name, methods in _METHODS.items():

@@ -20,6 +20,7 @@ from gctool.cli.options import (
     refuse_typed,
     seed_option,
     svg_output_path,
+    typed,
 )
 from gctool.cli.output import quiet_option
 from gctool.limits import MAX_ITERATIONS
@@ -105,8 +106,8 @@ job missed its deadline (a bug in the schedule).""")
               help="Waiting rule: gctool's (stop at the earliest arrival that lets the scheme "
                    "decode) or the authors' (stragglers = slower than (1+MU) x the fastest; "
                    "wait for all when they leave the model).")
-@click.option("--mu", type=FloatRange(0, 1e6), default=MU, show_default=True,
-              help="MU of --protocol authors.")
+@click.option("--mu", type=FloatRange(0, 1e6), default=None,
+              help=f"MU of --protocol authors (default {MU:g}).")
 @runs.worker_p_option("Per-worker straggling probabilities of --delay bernoulli (default: the p of "
                  "the first heterogeneous code file).")
 @click.option("--link", "link_spec", default=None, metavar="latency=A,bandwidth=BW",
@@ -151,7 +152,8 @@ job missed its deadline (a bug in the schedule).""")
 @max_work_option
 @quiet_option
 def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed: int | None,
-             load_model: str, sgc: tuple[int, int, int] | str | None, protocol: str, mu: float,
+             load_model: str, sgc: tuple[int, int, int] | str | None, protocol: str,
+             mu: float | None,
              link_spec: str | None, worker_p: str | None, erasurehead: int | None,
              gc_model: tuple[int, ...] | str | None, no_baselines: bool,
              train: bool, models: int | None, problem: str, target_gap: float, lazy: float | None,
@@ -170,8 +172,6 @@ def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed:
 
     if not train:  # the training's options, without training
         refuse_typed({"problem": "--problem", "target_gap": "--target-gap"}, "--train")
-    if protocol != "authors":
-        refuse_typed({"mu": "--mu"}, "--protocol authors")
     runs.start(code_file, plot, as_json)
     check_options(problem if train else None, lazy, sparsify_spec, models, precision)
     sparsifier = None
@@ -189,9 +189,10 @@ def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed:
     codes = runs.load_codes(code_file)
     options: dict[str, Any] = dict(
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
-        train=problem if train else None, gap=target_gap, lazy=lazy, protocol=protocol, mu=mu,
+        train=problem if train else None, gap=target_gap, lazy=lazy, mu=mu,
         sparsify=sparsifier, erasurehead=erasurehead, link=link, models=models, plot=plot,
-        gc_model=gc_model, precision=precision, budget=budget_of(max_work))
+        gc_model=gc_model, precision=precision, budget=budget_of(max_work),
+        **({"protocol": protocol} if typed("protocol") else {}))  # a sweep of mu sets it
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep
 

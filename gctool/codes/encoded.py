@@ -376,11 +376,21 @@ class EncodedFamily(Family):
             return set_spectrum(code, list(request.straggler_set), opts.budget)
         s = code.s if request.s is None else request.s
         max_sets = _max_sets(opts)
-        sample = (opts.samples if opts.method == "auto" and math.comb(code.n, s) > max_sets
+        sample = (opts.sample_count if opts.method == "auto" and math.comb(code.n, s) > max_sets
                   else None)
-        return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=opts.seed,
+        return worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=opts.drawn_seed,
                               progress=opts.progress, jobs=opts.jobs, runner=opts.runner,
                               budget=opts.budget)
+
+    def unused_draws(self, code: GradientCode, request: AttackRequest, mode: str
+                     ) -> dict[str, str]:
+        """A frame draws sets only for a worst case of ``method`` auto over more sets than it
+        enumerates, and for a curve; one set's spectrum and ``method`` exhaustive draw none."""
+        why = ("with `straggler_set`: one set's spectrum is computed, nothing is sampled"
+               if request.straggler_set is not None else
+               "with `method` exhaustive: a frame's straggler sets are enumerated, none sampled"
+               if mode == "worst" and request.options.method == "exhaustive" else None)
+        return {} if why is None else {"seed": why, "samples": why}
 
     def threshold(self, code: GradientCode, request: AttackRequest) -> ThresholdReport:
         raise InvalidInput(f"encoded frames have no threshold ({_ATTACK_FRAMES})")
@@ -390,8 +400,8 @@ class EncodedFamily(Family):
         from gctool.audit.spectrum import spectrum_curve
 
         opts = _frame_options(request)
-        return spectrum_curve(code, request.s, max_sets=_max_sets(opts), sample=opts.samples,
-                              seed=opts.seed, progress=opts.progress, sizes=request.sizes,
+        return spectrum_curve(code, request.s, max_sets=_max_sets(opts), sample=opts.sample_count,
+                              seed=opts.drawn_seed, progress=opts.progress, sizes=request.sizes,
                               jobs=opts.jobs, runner=opts.runner, budget=opts.budget)
 
     def bound(self, code: GradientCode, request: BoundRequest) -> EncodedBoundReport:

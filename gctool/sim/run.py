@@ -163,14 +163,17 @@ def _row(c: Contender, run: Run, base: Run | None, delay: DelayModel, setting: S
 
 
 def _check_run(codes: list[tuple[str, GradientCode]], iterations: int, protocol: str,
-               mu: float) -> int:
-    """Check the run's arguments; the largest n (the width of the delay arrays)."""
+               mu: float | None) -> int:
+    """Check the run's arguments (``mu`` given only with the authors' protocol, which alone
+    uses it); the largest n (the width of the delay arrays)."""
     if not 2 <= iterations <= MAX_ITERATIONS:
         raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
     if protocol not in PROTOCOLS:
         raise InvalidInput(f"protocol must be one of {', '.join(PROTOCOLS)}")
-    if not (np.isfinite(mu) and mu >= 0):
-        raise InvalidInput(f"mu must be a finite number >= 0, got {mu}")
+    if mu is not None and protocol != "authors":
+        raise InvalidInput("`mu` applies to `protocol` authors", param="mu")
+    if mu is not None and not (np.isfinite(mu) and mu >= 0):
+        raise InvalidInput(f"`mu` must be a finite number >= 0, got {mu}", param="mu")
     if len(codes) == 0:
         raise InvalidInput("nothing to simulate: give at least one code file")
     width = max(code.n for _, code in codes)
@@ -234,7 +237,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
              seed: int | None = None, baselines: bool = True,
              sgc: tuple[int, int, int] | str | None = None,
              train: str | None = None, gap: float = TARGET_GAP, lazy: float | None = None,
-             protocol: str = PROTOCOLS[0], mu: float = MU, sparsify: Any = None,
+             protocol: str = PROTOCOLS[0], mu: float | None = None, sparsify: Any = None,
              erasurehead: int | None = None, link: Any = None,
              models: int | None = None, plot: str | os.PathLike[str] | None = None,
              gc_model: str | tuple[int, ...] | None = None,
@@ -244,8 +247,9 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
     ``protocol``: ``"gctool"`` (stop at the earliest arrival after which the scheme can do its
     job, :mod:`gctool.sim.contenders`) or ``"authors"`` (Krishnan et al.'s rule: stragglers are
     the workers slower than (1 + ``mu``) x the fastest, and the master waits for everyone when
-    that pattern leaves the scheme's model).  ``sgc``: the (B, W, λ) of the SR-SGC and M-SGC
-    baselines, or ``"search"`` for the authors' parameter search: for each scheme, the
+    that pattern leaves the scheme's model; ``mu`` None: :data:`~gctool.request.MU`, and a
+    ``mu`` given with the other protocol is refused).  ``sgc``: the (B, W, λ) of the SR-SGC and
+    M-SGC baselines, or ``"search"`` for the authors' parameter search: for each scheme, the
     (B, W, λ) with the smallest time per job among those whose load is at most the load
     (s + 1)/n of the file's GC (:func:`gctool.sim.sgc_search.candidates`), on these delays.
     ``sparsify``: a :class:`gctool.sim.sparsify.Sparsifier` applied to every uploaded message
@@ -282,7 +286,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
         seed = fresh_seed()
     rng = np.random.default_rng(seed)
     draws = delay.draws(iterations, width, rng)
-    rule_mu = dict(zip(PROTOCOLS, (None, mu), strict=True))[protocol]
+    rule_mu = dict(zip(PROTOCOLS, (None, MU if mu is None else mu), strict=True))[protocol]
     setting = Setting(rule_mu, link, None, draws.flags, delay.straggler_probabilities(),
                       Intervals(draws.clusters, seed))
     notes: list[str] = []

@@ -161,6 +161,14 @@ def sweep(codes: list[tuple[str, GradientCode]], delay: DelayModel, param: str,
     if options.get("train") is not None:
         raise InvalidInput("`sweep` and `train` exclude each other (training is not swept)",
                            param="sweep")
+    if param == "mu":  # the sweep runs the authors' protocol at each mu
+        if options.get("protocol", "authors") != "authors":
+            raise InvalidInput(f"`protocol` {options['protocol']} does not apply with a `sweep` "
+                               "of mu: it runs the authors' protocol at each mu",
+                               param="protocol")
+        if options.get("mu") is not None:
+            raise InvalidInput("`mu` does not apply with a `sweep` of mu: the sweep sets it",
+                               param="mu")
     notes: list[str] = []
     columns: list[str] = []
     rows: list[dict[str, Any]] = []

@@ -165,8 +165,6 @@ def test_frame_refusals_name_the_flags(runner: CliRunner, tmp_path: Path, args: 
     (["--threshold", "--random"], "--random and -p add means to -s and --curve"),
     (["--require-tolerance", "2", "-p", "0.1"], "--random and -p add means to -s and --curve"),
     (["-s", "2", "--resolution", "1e-3"], "--resolution applies to --threshold"),
-    (["--threshold", "--samples", "100"], "--samples applies to the means of --random and -p, "
-                                          "not to --threshold"),
     # the options of a method given with another method
     (["-s", "2", "--method", "exhaustive", "--restarts", "3"],
      "--restarts applies to --method auto or greedy"),
@@ -199,3 +197,73 @@ def test_options_of_another_mode_are_refused(runner: CliRunner, frc: str, args: 
                  ["--threshold", "--resolution", "1e-3", "--time-limit", "5", "--restarts", "3"],
                  ["-s", "2", "--random", "--samples", "100"]):
         assert run("attack", frc, *fine).exit_code == 0, fine
+
+
+@pytest.mark.parametrize("scheme,args,words", [
+    # --samples sets the Monte-Carlo means: a plain code without --random/-p computes none
+    ("frc", ["-s", "2", "--samples", "100"], ("--samples", "--random", "-p", "'frc'")),
+    ("frc", ["--curve", "--samples", "100"], ("--samples", "--random", "-p")),
+    ("frc", ["--threshold", "--samples", "100"], ("--samples", "--threshold")),
+    # exhaustive (and the threshold's exact methods) draw nothing at random
+    ("frc", ["-s", "2", "--method", "exhaustive", "--seed", "3"],
+     ("--seed", "--method exhaustive")),
+    ("frc", ["-s", "2", "--method", "exhaustive", "--seed", "0"],
+     ("--seed", "--method exhaustive")),
+    ("frc", ["--curve", "--method", "exhaustive", "--seed", "3"],
+     ("--seed", "--method exhaustive")),
+    ("frc", ["--threshold", "--method", "exhaustive", "--seed", "3"],
+     ("--seed", "--method exhaustive")),
+    ("frc", ["--threshold", "--method", "bnb", "--seed", "3"], ("--seed", "--method bnb")),
+    # an encoded frame samples its sets only under --method auto
+    ("encoded", ["-s", "2", "--method", "exhaustive", "--samples", "100"],
+     ("--samples", "--method exhaustive")),
+    ("encoded", ["--set", "0,1", "--seed", "3"], ("--seed", "--set")),
+])
+def test_draws_a_run_would_not_make_are_refused(tmp_path: Path, scheme: str, args: list[str],
+                                                words: tuple[str, ...]) -> None:
+    """--samples and --seed were accepted and ignored where nothing is sampled or drawn (the
+    file decides: a heterogeneous code's own means and a frame's sets are sampled): one line
+    naming both flags, exit 2, nothing on stdout."""
+    from refusals import design_file, refused
+
+    path = (design_file(tmp_path, "c.json", "frc", n=6, s=2) if scheme == "frc" else
+            design_file(tmp_path, "c.json", "encoded", frame="paley", n=10, s=2))
+    refused(run("attack", path, *args), *words)
+
+
+@pytest.mark.parametrize("scheme,args", [
+    ("frc", ["-s", "2", "--random", "--samples", "100", "--seed", "3"]),
+    ("frc", ["--curve", "--max-s", "3", "-p", "0.1", "--samples", "100"]),
+    ("frc", ["-s", "2", "--method", "exhaustive", "--random", "--seed", "3"]),
+    ("frc", ["-s", "2", "--seed", "3"]),  # auto: greedy when exhaustive is over the budget
+    ("frc", ["--threshold", "--method", "greedy", "--seed", "3"]),
+    ("hetero", ["-s", "1", "--samples", "100", "--seed", "3"]),  # its own means
+    ("hetero", ["-s", "1", "--method", "exhaustive", "--seed", "3"]),
+    ("encoded", ["-s", "2", "--samples", "100", "--seed", "3"]),
+    ("encoded", ["--curve", "--max-s", "2", "--method", "exhaustive", "--samples", "100"]),
+])
+def test_draws_a_run_makes_stay_accepted(tmp_path: Path, scheme: str, args: list[str]) -> None:
+    from refusals import design_file
+
+    kw = {"frc": dict(n=6, s=2), "encoded": dict(frame="paley", n=10, s=2),
+          "hetero": dict(p=[0.1, 0.2, 0.5, 0.3], load=2)}[scheme]
+    r = run("attack", design_file(tmp_path, "c.json", scheme, **kw), *args)
+    assert r.exit_code == 0, r.stderr
+
+
+def test_the_library_refuses_unused_draws_too() -> None:
+    """The refusal is the library's (gctool.attack, threshold, curve), in its parameters'
+    names; the defaults (None) are never refused."""
+    import gctool
+    from gctool.codes import design
+    from gctool.errors import InvalidInput
+
+    code = design("frc", n=6, s=2)
+    with pytest.raises(InvalidInput, match="`samples` does not apply without `random`"):
+        gctool.attack(code, 2, samples=50)
+    with pytest.raises(InvalidInput, match="`seed` does not apply with `method` exhaustive"):
+        gctool.curve(code, 2, method="exhaustive", seed=1)
+    with pytest.raises(InvalidInput, match="`seed` does not apply with `method` milp"):
+        gctool.threshold(code, method="milp", seed=1)
+    assert gctool.attack(code, 2, method="exhaustive").seed == 0
+    assert gctool.attack(code, 2, method="exhaustive", random=True, seed=4, samples=50).ok

@@ -29,6 +29,8 @@ from gctool.sim.loads import Ceil, Interpolate, Nearest
 from gctool.sim.run import simulate
 from gctool.sim.traces import builtin_dir, load_trace, read_trace_csv
 
+from refusals import refused
+
 #: gctool's rule, no network, no budget meter
 SET = Setting()
 
@@ -468,6 +470,12 @@ def test_simulate_cli_protocol_options(tmp_path: Path) -> None:
     (["--protocol", "gctool", "--mu", "0.2"], "--mu applies to --protocol authors"),
     (["--problem", "logistic"], "--problem applies to --train"),
     (["--target-gap", "0.01"], "--target-gap applies to --train"),
+    # a sweep of mu runs the authors' protocol at each mu: another protocol, or a mu, is unused
+    (["--sweep", "mu=0.5,1", "--protocol", "gctool"],
+     "--protocol gctool does not apply with a --sweep of mu"),
+    (["--sweep", "mu=0.5,1", "--protocol", "authors", "--mu", "1"],
+     "--mu does not apply with a --sweep of mu"),
+    (["--sweep", "mu=0.5,1", "--mu", "1"], "--mu does not apply with a --sweep of mu"),
 ])
 def test_simulate_refuses_options_of_another_mode(tmp_path: Path, args: list[str],
                                                   line: str) -> None:
@@ -476,11 +484,15 @@ def test_simulate_refuses_options_of_another_mode(tmp_path: Path, args: list[str
     runner = CliRunner()
     frc = tmp_path / "frc.json"
     runner.invoke(cli, ["design", "frc", "-n", "4", "-s", "1", "-o", str(frc)])
-    r = runner.invoke(cli, ["simulate", str(frc), "--iterations", "10", *args])
-    assert r.exit_code == ExitCode.USAGE and r.stdout == ""
-    assert r.stderr.startswith(f"gctool simulate: error: {line}") and \
-        len(r.stderr.strip().splitlines()) == 1
+    plot = tmp_path / "sweep.svg"
+    r = runner.invoke(cli, ["simulate", str(frc), "--iterations", "10", "--plot", str(plot),
+                            *args])
+    assert refused(r, line) and not plot.exists()
     assert runner.invoke(cli, ["simulate", str(frc), "--iterations", "10"]).exit_code == 0
+    if "--sweep" in args:  # the sweep alone, or with the authors' protocol typed, runs
+        for fine in (["--sweep", "mu=0.5,1"], ["--sweep", "mu=0.5,1", "--protocol", "authors"]):
+            assert runner.invoke(cli, ["simulate", str(frc), "--iterations", "10",
+                                       *fine]).exit_code == 0, fine
 
 
 def test_svg_ticks_and_training_curve() -> None:

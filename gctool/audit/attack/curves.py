@@ -65,7 +65,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
                            found.method, None if found.upper is None else found.upper / scale)
         if opts.random:
             mean = randomized.uniform_mean(oracle, s, budget=randomized.exact_sets(opts.budget),
-                                           samples=opts.samples, seed=opts.seed)
+                                           samples=opts.sample_count, seed=opts.drawn_seed)
             point.mean, point.mean_exact = mean["mean"] / scale, mean["exact"]
         points.append(point)
         prev = found
@@ -79,7 +79,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
         reason=(f"worst-case error for s = 0..{top}" if every else
                 f"worst-case error for s = {', '.join(map(str, todo))}"),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
-        scale=scale, seed=opts.seed, evaluations=oracle.evaluations, curve=points)
+        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, curve=points)
     report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report

@@ -58,12 +58,11 @@ def random_means(oracle: Oracle, s: int | None, p: float | None, scale: float,
     Their work is estimated before they start (:func:`gctool.audit.randomized.mean_work`) and
     compared with what the search left of the work budget: when it does not fit (a search the
     budget stopped leaves nothing), the means are skipped and ``notes`` says so."""
-    probs = oracle.code.params.get("p")
-    own = probs if isinstance(probs, list | tuple) and len(probs) == oracle.n else None
+    own = own_probabilities(oracle.code)
     if s is None and p is None and own is None:
         return None
     cap = randomized.exact_sets(opts.budget)
-    need = sum(randomized.mean_work(oracle, size, q, budget=cap, samples=opts.samples)
+    need = sum(randomized.mean_work(oracle, size, q, budget=cap, samples=opts.sample_count)
                for size, q in ((s, p), (None, None if own is None else np.asarray(own, float))))
     if not oracle.meter.affords(need):
         if notes is not None:
@@ -74,7 +73,7 @@ def random_means(oracle: Oracle, s: int | None, p: float | None, scale: float,
                          "budget (raise `max_work`, or lower `samples`/`max_sets`)")
         return None
     out = RandomMeans()
-    kw: dict[str, Any] = {"budget": cap, "samples": opts.samples, "seed": opts.seed}
+    kw: dict[str, Any] = {"budget": cap, "samples": opts.sample_count, "seed": opts.drawn_seed}
     if s is not None:
         out.uniform = _scaled(RandomMean(**randomized.uniform_mean(oracle, s, **kw), s=s), scale)
     if p is not None:
@@ -84,6 +83,40 @@ def random_means(oracle: Oracle, s: int | None, p: float | None, scale: float,
             oracle, np.asarray(own, float), **kw), p=PER_WORKER), scale)
         out.hetero_one_step = _one_step(oracle.code, own, scale)
     return out if out.items() else None
+
+
+def own_probabilities(code: GradientCode) -> Sequence[float] | None:
+    """The per-worker straggling probabilities a heterogeneous code records (``params.p``, one
+    per worker), whose mean error every worst case and curve reports; None without them."""
+    probs = code.params.get("p")
+    return probs if isinstance(probs, list | tuple) and len(probs) == code.n else None
+
+
+#: the search methods of each attack mode that draw random numbers (greedy restarts; in worst
+#: mode and the curve, bnb and milp start from a greedy incumbent)
+_DRAWING = {"worst": ("auto", "greedy", "bnb", "milp"), "curve": ("auto", "greedy", "bnb", "milp"),
+            "threshold": ("auto", "greedy")}
+
+
+def unused_draws(code: GradientCode, opts: AttackOptions, mode: str) -> dict[str, str]:
+    """Of the options of random draws (``seed``, ``samples``), those an attack of a matrix code
+    in ``mode`` ("worst", "threshold" or "curve") would not use, each with the end of the
+    sentence that refuses it: "`samples` does not apply " + why."""
+    means = mode != "threshold" and (opts.random or opts.p is not None
+                                     or own_probabilities(code) is not None)
+    if means:
+        return {}
+    out = {"samples": ("with `threshold`: it sets the Monte-Carlo samples of the means of "
+                       "`random` and `p`, which only -s and `curve` report")
+           if mode == "threshold" else
+           (f"without `random` or `p`: it sets the Monte-Carlo samples of their means, and "
+            f"this code (scheme {code.scheme!r}) records no straggling probabilities of its "
+            "own (params.p) to average over")}
+    if opts.method not in _DRAWING[mode]:
+        out["seed"] = (f"with `method` {opts.method}: it draws nothing at random" +
+                       ("" if mode == "threshold" else
+                        " (`seed` seeds the greedy searches and the means of `random` and `p`)"))
+    return out
 
 
 #: the ``p`` of the means under the heterogeneous scheme's own per-worker probabilities

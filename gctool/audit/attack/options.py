@@ -58,13 +58,18 @@ exhaustive search); ``random``,
     max_nodes: int = DEFAULT_MAX_NODES
     time_limit: float = DEFAULT_TIME_LIMIT
     restarts: int = DEFAULT_RESTARTS
-    seed: int = 0
+    #: the seed of every random draw (greedy restarts, Monte-Carlo means, a frame's sampled
+    #: sets); None: not given, the draws use 0 (:attr:`drawn_seed`), and an attack that draws
+    #: nothing accepts it silently only then (:func:`gctool.api.attack` refuses one given)
+    seed: int | None = None
     jobs: int = 1
     symmetry: bool = True
     resolution: float = DEFAULT_RESOLUTION
     random: bool = False  # mean error over uniformly random s-sets
     p: float | None = None  # mean error when each worker straggles with probability p
-    samples: int = randomized.DEFAULT_SAMPLES  # Monte-Carlo samples of the means
+    #: Monte-Carlo samples of the means and of a frame's sampled sets; None: not given,
+    #: :data:`~gctool.limits.DEFAULT_SAMPLES` (:attr:`sample_count`)
+    samples: int | None = None
     require: int | None = None  # threshold gate: fail unless threshold >= require is proved
     require_tolerance: int | None = None  # the same gate as "tolerates S" (require = S + 1)
     progress: Progress | None = dc_field(default=None, compare=False)
@@ -79,6 +84,16 @@ exhaustive search); ``random``,
         if not isinstance(base, AttackOptions):
             raise InvalidInput(f"options must be AttackOptions, got {type(base).__name__}")
         return replace(base, **changes) if changes else base
+
+    @property
+    def drawn_seed(self) -> int:
+        """The seed the random draws use: ``seed``, or 0 when none was given."""
+        return 0 if self.seed is None else self.seed
+
+    @property
+    def sample_count(self) -> int:
+        """The Monte-Carlo samples: ``samples``, or the default when none was given."""
+        return randomized.DEFAULT_SAMPLES if self.samples is None else self.samples
 
     @property
     def required(self) -> int | None:
@@ -98,6 +113,8 @@ exhaustive search); ``random``,
                                f"{type(self.budget).__name__}", param="budget")
         for name, low in (("max_nodes", 1), ("restarts", 0), ("jobs", 0)):
             check_int(name, getattr(self, name), low)
+        check_int("seed", self.seed, 0, optional=True)
+        check_int("samples", self.samples, 1, optional=True)
         check_int("max_sets", self.max_sets, 1, optional=True)
         if self.max_sets is not None and self.budget.max_sets != self.max_sets:
             object.__setattr__(self, "budget", self.budget.with_(max_sets=self.max_sets))

@@ -225,7 +225,7 @@ def _greedy_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: 
     top = len(cap[0]) if cap else n
     evals = 0
     for t in range(max(lower, 0), top + 1):
-        g = greedy.greedy(oracle, t, seed=opts.seed, restarts=opts.restarts, stop_at=None)
+        g = greedy.greedy(oracle, t, seed=opts.drawn_seed, restarts=opts.restarts, stop_at=None)
         evals += g.checked
         if g.stragglers is not None and bool(oracle.fails(g.error)) and g.error > limit:
             out = ThresholdOutcome(t, g.stragglers, g.error, lower == t, "greedy", lower,
@@ -291,7 +291,7 @@ def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcom
         reason=reason, diagnostics=diagnostics(oracle, S), scheme=code.scheme,
         decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,
         threshold_lower=min(found.lower, code.n + 1), threshold_upper=t,
-        resolution=found.resolution, seed=opts.seed, evaluations=oracle.evaluations,
+        resolution=found.resolution, seed=opts.drawn_seed, evaluations=oracle.evaluations,
         notes=list(found.notes))
 
 

@@ -68,7 +68,7 @@ def worst_outcome(oracle: Oracle, s: int, opts: AttackOptions,
 def _greedy(oracle: Oracle, s: int, opts: AttackOptions, starts: Sequence[Sequence[int]],
             restarts: int) -> WorstOutcome:
     top, _ = largest(oracle)
-    return greedy.greedy(oracle, s, seed=opts.seed, restarts=restarts, starts=starts,
+    return greedy.greedy(oracle, s, seed=opts.drawn_seed, restarts=restarts, starts=starts,
                          stop_at=top, progress=opts.progress)
 
 
@@ -85,7 +85,7 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
     except BudgetExceeded:  # over the budget, refused before any set
         pass
     trail = ["exhaustive over budget"]
-    best = greedy.greedy(oracle, s, seed=opts.seed, restarts=opts.restarts, starts=starts,
+    best = greedy.greedy(oracle, s, seed=opts.drawn_seed, restarts=opts.restarts, starts=starts,
                          stop_at=top, progress=opts.progress, keep_at_budget=True)
     best.tighten(top, why)
     trail.append("greedy")
@@ -169,7 +169,7 @@ def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcom
         checked=found.checked if found.method == "exhaustive" else oracle.evaluations,
         total=found.total, reason=reason, diagnostics=diagnostics(oracle, found.stragglers),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
-        scale=scale, seed=opts.seed, evaluations=oracle.evaluations, notes=list(found.notes))
+        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, notes=list(found.notes))
     if found.upper is not None:
         report.raw_upper_bound = found.upper
         report.upper_bound = found.upper / scale
