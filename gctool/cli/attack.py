@@ -225,7 +225,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             "-s": stragglers, "--set": one, "--random": random_sets or None, "-p": prob,
             "--weights": weights,
             "--decoder": None if decoder == ATTACK_DECODERS[0] else decoder,
-            "--precision": precision, "--samples": samples, "--seed": seed,
+            "--precision": precision, "--max-error": max_error, "--samples": samples,
+            "--seed": seed,
+            "--tol": typed("tol") or None, "-j": typed("jobs") or None,
+            "--max-sets": max_sets, "--max-work": max_work, "--executor dask": runner,
             **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
 
     def audit(path: str) -> Report:
@@ -264,7 +267,8 @@ def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, me
     if means and threshold_mode:
         raise click.UsageError("--random and -p add means to -s and --curve, not to --threshold")
     if one_set:
-        refuse_typed(_SEARCH, "a search (-s, --threshold or --curve), not to one --set")
+        refuse_typed({**_SEARCH, "method": "--method"},
+                     "a search (-s, --threshold or --curve), not to one --set")
     for name, methods in _METHODS.items():
         if method not in methods:
             refuse_typed({name: _SEARCH[name]}, f"--method {' or '.join(methods)}")

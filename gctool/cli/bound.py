@@ -15,6 +15,7 @@ from gctool.cli.options import (
     json_option,
     load_code,
     max_work_option,
+    refuse_with,
 )
 from gctool.cli.output import quiet_option
 
@@ -80,6 +81,7 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
     if code_file:
         if n is not None or k is not None:
             raise click.UsageError("give either FILE or -n/-k, not both")
+        refuse_with("FILE (its code has its own m)", {"-m": pieces})
 
         link = delay = None
         if link_spec is not None:
@@ -107,5 +109,6 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
     from gctool.api import bound as run_bound
 
     return run_files("bound", [None],
-                     lambda _: run_bound(n=n, k=k, s=stragglers, m=pieces, d=load), as_json,
+                     lambda _: run_bound(n=n, k=k, s=stragglers, m=pieces, d=load,
+                                         budget=budget_of(max_work)), as_json,
                      gate=check)

@@ -76,7 +76,8 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     from gctool.exports import export as run_export
 
     if not decoders:  # the options of the decoding table, without one
-        refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns"},
+        refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns",
+                      "tol": "--tol", "max_work": "--max-work"},
                      "the decoding table: add --decoders")
     code = load_code(code_file)
     with progress_bar("export") as progress:

@@ -73,11 +73,18 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
 
     if as_json and writes_stdout(svg_path):
         raise click.UsageError("--svg and --json both write to stdout; choose one")
-    if curve_file is not None and want_curve is False:
-        raise click.UsageError("--curve-file and --no-curve exclude each other")
-    if curve_file is not None or want_curve is False or (want_curve is None and svg_path is None):
-        refuse_typed({"max_sets": "--max-sets"},
+    if curve_file is not None and want_curve is not None:  # the file's curve is drawn
+        raise click.UsageError(f"--curve-file and {'--curve' if want_curve else '--no-curve'} "
+                               "exclude each other")
+    computed = curve_file is None and (want_curve or (want_curve is None and svg_path is not None))
+    if not computed:
+        refuse_typed({"max_sets": "--max-sets", "max_work": "--max-work"},
                      "the error curve show computes (--curve, or --svg without --curve-file)")
+    if not computed and stragglers is None:
+        refuse_typed({"tol": "--tol"}, "the decoding of --stragglers and the error curve show "
+                                       "computes (--curve, or --svg without --curve-file)")
+    if svg_path is not None and writes_stdout(svg_path):  # the SVG alone: no terminal view
+        refuse_typed({"max_cells": "--max-cells"}, "the terminal view, not to --svg -")
     if curve_file == "-" and code_file == "-":
         raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
     code = load_code(code_file)

@@ -179,7 +179,7 @@ def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed:
         from gctool.sim.sparsify import parse_sparsify
 
         sparsifier = parse_sparsify(sparsify_spec)
-    delay = parse_delay(delay_spec, load_model)
+    delay = parse_delay(delay_spec, load_model if typed("load_model") else None)
     link = None
     if link_spec is not None:
         from gctool.sim.network import parse_link

@@ -9,12 +9,15 @@ from gctool.cli import run_options as runs
 from gctool.cli.options import (
     FloatRange,
     code_files_argument,
+    complete_with,
+    delay_models,
     json_option,
     output_path,
     progress_bar,
     refuse_typed,
     seed_option,
     svg_output_path,
+    typed,
 )
 from gctool.cli.output import quiet_option, status
 from gctool.limits import MAX_ITERATIONS
@@ -48,14 +51,17 @@ gradient by more than 1e-9 relative; exit 2 (one line) when lost workers cannot 
 within --wait seconds.  Needs gctool[dask].""")
 @code_files_argument
 @click.option("--delay", "delay_spec", default="shifted-exp", show_default=True, metavar="MODEL",
+              shell_complete=complete_with(delay_models),
               help="Injected delays: a delay model of gctool simulate (shifted-exp, pareto, "
                    "markov, bernoulli, trace:london, trace:PATH, ...).")
 @click.option("--time-scale", type=FloatRange(0, 3600), default=TIME_SCALE, show_default=True,
               metavar="SECONDS",
               help="Seconds of injected delay per unit of the delay model (one worker "
                    "computing the whole data set; traces: per second).")
-@click.option("--trace-load", type=click.Choice(TRACE_LOADS), default=TRACE_LOADS[0],
-              show_default=True, help="How a worker's load maps onto the trace's load levels.")
+@click.option("--load-model", "--trace-load", "trace_load", type=click.Choice(TRACE_LOADS),
+              default=TRACE_LOADS[0], show_default=True,
+              help="How a worker's load maps onto the trace's load levels (a trace delay "
+                   "only).")
 @runs.worker_p_option("Per-worker straggling probabilities of --delay bernoulli.")
 @click.option("--problem", type=click.Choice(TRAIN_PROBLEMS), default=TRAIN_PROBLEMS[0],
               show_default=True,
@@ -116,7 +122,8 @@ def train(code_file: tuple[str, ...], delay_spec: str, time_scale: float, trace_
     if scheduler is not None:  # the cluster is the scheduler's: gctool starts none
         refuse_typed({"jobs": "--jobs"}, "the LocalCluster gctool starts, not to --scheduler")
     runs.start(code_file, plot, as_json)
-    delay = runs.worker_p_delay(parse_delay(delay_spec, trace_load), worker_p)
+    delay = runs.worker_p_delay(
+        parse_delay(delay_spec, trace_load if typed("trace_load") else None), worker_p)
     codes = runs.load_codes(code_file)
     with progress_bar("train") as progress:
         report = run_training(codes, delay, problem=problem, data=data, iterations=iterations,

@@ -107,8 +107,9 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     condition number and decoder norm with their straggler sets.  FILE may be '-' for stdin.
     """
     profile_args = parse_profile(profile, profile_file, level_counts, code_file)
-    question = ("--profile" if profile_args else None) or (
-        "--partial" if partial_work is not None else None)
+    question = (("--level-counts" if level_counts is not None else "--profile-file"
+                 if profile_file is not None else "--profile") if profile_args else
+                "--partial" if partial_work is not None else None)
     if question is not None:  # another question than verify's: its options only
         refuse_with(question, {"-s": stragglers, "--sample": sample, "--seed": seed,
                            "--exact": exact or None, "--precision": precision,
@@ -116,7 +117,9 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
                            "--strict": strict or None, "--kernel": typed("kernel") or None,
                            "--method structural": True if method == "structural" else None,
                            "--partial": partial_work if profile_args else None,
-                           **({"--method": typed("method") or None, "--tol": typed("tol") or None}
+                           "-j": typed("jobs") or None, "--executor dask": runner,
+                           **({"--method": typed("method") or None, "--tol": typed("tol") or None,
+                               "--max-sets": max_sets, "--max-work": max_work}
                               if profile_args else {})})
     budget = budget_of(max_work, max_sets)
     request = VerifyRequest(s=stragglers, method=method, kernel=kernel, jobs=jobs,

@@ -289,15 +289,16 @@ SYNTHETIC: dict[str, type[Synthetic]] = {m.name: m for m in (ShiftedExp, Pareto,
                                                              Bernoulli)}
 
 
-def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
+def parse_delay(spec: str, load_model: str | None = None) -> DelayModel:
     """``name[:key=value,...]``, ``trace:PATH`` or a bare trace path (``load_model``: how loads
-    change a trace's times, :func:`gctool.sim.loads.parse_load_model`)."""
+    change a trace's times, :func:`gctool.sim.loads.parse_load_model`; None: ``interp``; given
+    with a synthetic model, which has no loads, it is refused)."""
     import os
 
     from gctool.sim.loads import parse_load_model
     from gctool.sim.traces import load_trace
 
-    loads = parse_load_model(load_model)  # checked even when the delay is not a trace
+    loads = parse_load_model("interp" if load_model is None else load_model)  # checked first
     text = spec.strip()
     name, _, rest = text.partition(":")
     model = SYNTHETIC.get(name)
@@ -308,6 +309,9 @@ def parse_delay(spec: str, load_model: str = "interp") -> DelayModel:
     if model is None:
         raise InvalidInput(f"unknown delay model {name!r}{did_you_mean(name, list(SYNTHETIC))}; "
                            f"use one of {', '.join(SYNTHETIC)} or trace:PATH")
+    if load_model is not None:
+        raise InvalidInput(f"`load_model` applies to a trace delay (trace:...), not to {name}, "
+                           "whose times do not depend on the load", param="load_model")
     return model.parse(rest)
 
 

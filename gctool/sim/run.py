@@ -278,6 +278,9 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
     check_options(train, lazy, sparsify, models, precision)
     if isinstance(sgc, str) and sgc != "search":
         raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
+    if sgc is not None and not baselines:
+        raise InvalidInput("`sgc` sets the SR-SGC and M-SGC baselines, which `no_baselines` "
+                           "leaves out", param="sgc")
     _check_gc_model(codes, gc_model)
     delay = delay.for_codes(codes)
     if seed is None:  # a fresh seed, recorded in the report so that the run can be redone

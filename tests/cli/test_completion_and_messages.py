@@ -35,6 +35,7 @@ def _complete(words: str, shell: str = "bash") -> list[str]:
     ("gctool schema ", {"verify", "attack", "bound", "batch", "code", "export"}),
     ("gctool design bibd --design ", {"fano", "biplane-7", "pg2-4"}),
     ("gctool bound a.json --delay trace:", {"trace:london"}),
+    ("gctool train a.json --delay ", {"pareto", "bernoulli", "trace:sydney"}),
 ])
 def test_completion_offers_values(words: str, expected: set[str]) -> None:
     offered = set(_complete(words))

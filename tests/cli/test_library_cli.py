@@ -302,7 +302,7 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
                                  "--json"])
     assert r.exit_code == 0, r.output
     report = gctool.simulate([(str(path), gctool.read_code(path))],
-                             parse_delay("shifted-exp", "interp"), iterations=50, seed=3)
+                             parse_delay("shifted-exp"), iterations=50, seed=3)
     assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(report.to_dict())))
 
 
@@ -318,7 +318,7 @@ def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
     assert r.exit_code == 0, r.output
     assert f"wrote plot to {cli_svg} ({cli_svg.stat().st_size:,} bytes)" in r.stderr
     report = gctool.simulate([(str(path), gctool.read_code(path))],
-                             parse_delay("shifted-exp", "interp"), iterations=40, seed=5,
+                             parse_delay("shifted-exp"), iterations=40, seed=5,
                              train="lsq", plot=lib_svg)
     assert lib_svg.read_bytes() == cli_svg.read_bytes()
     assert report.plot == {"path": str(lib_svg), "bytes": lib_svg.stat().st_size}
@@ -335,7 +335,7 @@ def test_simulate_plot_failure_leaves_no_file(tmp_path: Path) -> None:
     path = code_file(tmp_path, "frc")
     target = tmp_path / "missing" / "p.svg"
     with pytest.raises(InvalidInput, match="p.svg"):
-        gctool.simulate([("f", gctool.read_code(path))], parse_delay("shifted-exp", "interp"),
+        gctool.simulate([("f", gctool.read_code(path))], parse_delay("shifted-exp"),
                         iterations=20, seed=1, plot=target)
     assert not target.parent.exists()
 
@@ -356,7 +356,7 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
                         (dict(lazy=0.5), "`lazy` needs `train`"),
                         (dict(models=3), "`models` needs `train`")):
         with pytest.raises(InvalidInput, match=message):
-            gctool.simulate(codes, parse_delay("shifted-exp", "interp"), iterations=20, seed=1,
+            gctool.simulate(codes, parse_delay("shifted-exp"), iterations=20, seed=1,
                             **kw)
     for args, message in ((["--sparsify", "wangni"], "--sparsify needs --train"),
                           (["--train", "--lazy", "0.5", "--sparsify", "wangni"],

@@ -19,7 +19,7 @@ from gctool.sim.run import simulate
 
 def _rows(precision: str | None) -> dict[str, dict]:
     codes = [("rs", design("rs", n=20, k=20, s=10)), ("frc", design("frc", 20, 4))]
-    report = simulate(codes, parse_delay("shifted-exp", "interp"), iterations=200, seed=1,
+    report = simulate(codes, parse_delay("shifted-exp"), iterations=200, seed=1,
                       baselines=False, train="lsq", precision=precision)
     assert report.training is not None and report.training["precision"] == precision
     return {row["name"]: row for row in report.training["rows"]}
@@ -48,7 +48,7 @@ def test_precision_needs_train(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["simulate", str(path), "--precision", "float16"])
     assert r.exit_code == ExitCode.USAGE and "--precision needs --train" in r.stderr
     with pytest.raises(InvalidInput, match="`precision` needs `train`"):
-        simulate([("f", design("frc", 6, 2))], parse_delay("shifted-exp", "interp"),
+        simulate([("f", design("frc", 6, 2))], parse_delay("shifted-exp"),
                  iterations=10, precision="float16")
     r = CliRunner().invoke(cli, ["simulate", str(path), "--train", "--precision", "bfloat16",
                                  "--iterations", "50", "--seed", "2", "--json"])

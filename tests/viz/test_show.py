@@ -516,8 +516,12 @@ def test_curve_refused_above_the_work_budget_names_shows_options(
     assert m is not None and int(m.group(1)) > 100, line
     assert "above the work budget of 100 us (--max-work, GCTOOL_MAX_WORK)" in line
     assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
-    # the same budget draws the picture without the curve
-    assert _show(runner, cyclic14, "--no-curve", "--max-work", "100us").exit_code == 0
+    # the same budget draws the picture without the curve; --max-work, which only the curve
+    # uses, is then refused rather than ignored
+    assert runner.invoke(cli, ["show", cyclic14, "--no-curve"],
+                         env={"GCTOOL_MAX_WORK": "100us"}).exit_code == 0
+    assert "--max-work applies to the error curve" in _refusal(
+        _show(runner, cyclic14, "--no-curve", "--max-work", "100us"))
 
 
 def test_curve_refused_above_the_memory_budget_names_shows_options(

@@ -50,7 +50,8 @@ def make_oracle(code: GradientCode, decoder: str = "optimal",
     if decoder not in DECODERS:
         raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
     if weights is not None and decoder != "fixed":
-        raise InvalidInput("weights are only used by the fixed decoder (`decoder`=fixed)")
+        raise InvalidInput(f"`weights` does not apply with `decoder` {decoder}: only the fixed "
+                           "decoder (`decoder` fixed) has weights", param="weights")
     if decoder == "optimal":
         return OptimalOracle(code, tol, budget)
     if decoder == "fixed":

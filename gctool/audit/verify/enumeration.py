@@ -344,8 +344,8 @@ def enumeration_report(run: Run, acc: Accumulator, red: ns.Reduction, rot: Rotat
                           f"straggler sets out of {run.total:,}; this is not a certificate",
                           exact=False, verdict="inconclusive", **kw)
     if reduction is not None:
-        return run.report(True, method, f"{acc.evaluated:,} checked set(s) standing for all "
-                          f"{run.total:,} straggler sets of size {run.s} leave decodable "
-                          "survivors", **kw)
+        return run.report(True, method, f"all {run.total:,} straggler sets of size {run.s} "
+                          "leave decodable survivors (checked: "
+                          f"{counted(acc.evaluated, 'set')} standing for them all)", **kw)
     return run.report(True, method, f"all {run.total:,} straggler sets of size {run.s} "
                       "leave decodable survivors", **kw)

@@ -1,0 +1,248 @@
+"""The contract for options a run would not use (docs/cli.md): every option of every command is
+either used by every run that accepts it, or refused by the runs that would not use it (exit 2,
+one line on stderr naming both flags, nothing on stdout, no file written).
+
+The tables below hold one decision per (command, option): :data:`USED` says why every run uses
+it, :data:`REFUSED` gives a run that would not use it and the words its refusal must name.  An
+option added without a decision fails :func:`test_every_option_has_a_decision`.  ``design`` is
+left out: its options are the schemes' own (one subcommand per scheme, checked by the design
+tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from gctool.cli.main import COMMANDS, cli
+
+from corpus import code_file
+from helpers import run
+from refusals import refused
+
+#: (command, flag) -> why every run that accepts the option uses it
+USED: dict[tuple[str, str], str] = {
+    **{(c, "--json"): "the output's format" for c in COMMANDS if c != "design"},
+    **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
+    ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
+    ("bound", "-s"): "the s of the bounds (the file's s by default)",
+    ("bound", "-d"): "the load compared with the bound, with or without FILE",
+    ("bound", "--check"): "the exit status (the gate)",
+    ("bound", "--max-work"): "the budget, with or without FILE",
+    ("export", "-o"): "where the export goes",
+    ("export", "--decoders"): "whether the table is written",
+    ("export", "--dtype"): "the format of B (and of the table); a finite field refuses it",
+    ("show", "--svg"): "the picture's file",
+    ("show", "--stragglers"): "the decoding view",
+    ("simulate", "--delay"): "the delays of every run",
+    ("simulate", "--iterations"): "the rounds of every run",
+    ("simulate", "--seed"): "the delays' draws (recorded in the report)",
+    ("simulate", "--protocol"): "the waiting rule of every contender",
+    ("simulate", "--link"): "the network every contender pays",
+    ("simulate", "--gc-model"): "a contender of its own (raced with or without baselines)",
+    ("simulate", "--erasurehead"): "a contender of its own; a run without an FRC-shaped or "
+                                    "IS-GC file refuses it (the library)",
+    ("simulate", "--no-baselines"): "which contenders race",
+    ("simulate", "--train"): "adds the training",
+    ("simulate", "--sweep"): "one run per value",
+    ("simulate", "--plot"): "the plot's file",
+    ("simulate", "--max-work"): "the budget of every run",
+    ("train", "--delay"): "the injected delays",
+    ("train", "--time-scale"): "the seconds per delay unit",
+    ("train", "--problem"): "the loss (also of --data's arrays)",
+    ("train", "--data"): "the training data",
+    ("train", "--iterations"): "the most rounds",
+    ("train", "--target-gap"): "the target loss (reported also with --all-rounds)",
+    ("train", "--all-rounds"): "whether a run stops at the target",
+    ("train", "--check"): "the side computation of the full gradient",
+    ("train", "--record"): "the trace's file",
+    ("train", "--scheduler"): "the cluster",
+    ("train", "--wait"): "how long lost workers are waited for",
+    ("train", "--overhead-rounds"): "the overhead measurement",
+    ("train", "--no-baselines"): "which schemes train",
+    ("train", "--plot"): "the plot's file",
+    ("train", "--seed"): "the delays and the start",
+    ("reference", "--path"): "prints the path instead of the text (also in --json)",
+}
+
+#: (command, flag, scheme of FILE (None: no FILE), arguments, words the refusal names).  ``OUT``
+#: in the arguments is a file the run would write: a refusal leaves it unwritten.
+OUT = "OUT"
+REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
+    # -- verify: a level profile or partial work is another question ----------------------
+    ("verify", "--method", "nested", ["--profile", "1,1,1,1,1,1", "--method", "exhaustive"],
+     ("--method", "--profile")),
+    ("verify", "--kernel", "nested", ["--partial", "1", "--kernel", "direct"],
+     ("--kernel", "--partial")),
+    ("verify", "-j", "nested", ["--level-counts", "2,2,2", "-j", "2"], ("-j", "--level-counts")),
+    ("verify", "-j", "nested", ["--partial", "1", "-j", "2"], ("-j", "--partial")),
+    ("verify", "--sample", "nested", ["--partial", "1", "--sample", "5"],
+     ("--sample", "--partial")),
+    ("verify", "--seed", "frc", ["--seed", "3"], ("--seed", "--sample", "--precision")),
+    ("verify", "--exact", "nested", ["--profile", "1,1,1,1,1,1", "--exact"],
+     ("--exact", "--profile")),
+    ("verify", "--max-condition", "nested", ["--partial", "1", "--max-condition", "10"],
+     ("--max-condition", "--partial")),
+    ("verify", "--strict", "nested", ["--partial", "1", "--strict"], ("--strict", "--partial")),
+    ("verify", "--partial", "nested", ["--level-counts", "2,2,2", "--partial", "1"],
+     ("--partial", "--level-counts")),
+    ("verify", "--precision", "nested", ["--partial", "1", "--precision", "float32"],
+     ("--precision", "--partial")),
+    ("verify", "--max-error", "frc", ["--max-error", "0.1"], ("--max-error", "--precision")),
+    ("verify", "--tol", "nested", ["--level-counts", "2,2,2", "--tol", "1e-6"],
+     ("--tol", "--level-counts")),
+    ("verify", "--max-sets", "nested", ["--profile", "1,1,1,1,1,1", "--max-sets", "9"],
+     ("--max-sets", "--profile")),
+    ("verify", "--max-work", "nested", ["--profile", "1,1,1,1,1,1", "--max-work", "9s"],
+     ("--max-work", "--profile")),
+    ("verify", "--executor", "nested", ["--partial", "1", "--executor", "dask"],
+     ("--executor dask", "--partial")),
+    # -- attack: options of another mode, method or question ---------------------------------
+    ("attack", "-s", "encoded", ["--set", "0,1", "-s", "2"], ("-s", "--set")),
+    ("attack", "--threshold", "nested", ["--level-counts", "2,2,2", "--threshold"],
+     ("--threshold", "level profile")),
+    ("attack", "--epsilon", "frc", ["-s", "2", "--epsilon", "0.5"], ("--epsilon", "--threshold")),
+    ("attack", "--require-tolerance", "frc", ["-s", "2", "--require-tolerance", "1"],
+     ("--require-tolerance", "-s")),
+    ("attack", "--require-threshold", "frc", ["--curve", "--require-threshold", "1"],
+     ("--require-threshold", "--curve")),
+    ("attack", "--require", "frc", ["--curve", "--require", "1"], ("--require", "--curve")),
+    ("attack", "--curve", "nested", ["--level-counts", "2,2,2", "--curve"],
+     ("--curve", "level profile")),
+    ("attack", "--max-s", "frc", ["-s", "2", "--max-s", "3"], ("--max-s", "--curve")),
+    ("attack", "--decoder", "nested", ["--level-counts", "2,2,2", "--decoder", "fixed"],
+     ("--decoder", "level profile")),
+    ("attack", "--weights", "frc", ["-s", "2", "--weights", "1,1,1,1,1,1"],
+     ("--weights", "--decoder fixed")),
+    ("attack", "--normalize", "encoded", ["-s", "2", "--normalize", "k"],
+     ("--normalize", "encoded frames")),
+    ("attack", "--method", "encoded", ["--set", "0,1", "--method", "exhaustive"],
+     ("--method", "--set")),
+    ("attack", "--random", "frc", ["--threshold", "--random"], ("--random", "--threshold")),
+    ("attack", "-p", "frc", ["--threshold", "-p", "0.1"], ("-p", "--threshold")),
+    ("attack", "--samples", "frc", ["-s", "2", "--samples", "100"], ("--samples", "--random")),
+    ("attack", "--restarts", "frc", ["-s", "2", "--method", "bnb", "--restarts", "3"],
+     ("--restarts", "--method auto or greedy")),
+    ("attack", "--max-nodes", "frc", ["-s", "2", "--method", "greedy", "--max-nodes", "9"],
+     ("--max-nodes", "--method auto or bnb")),
+    ("attack", "--time-limit", "frc", ["-s", "2", "--method", "bnb", "--time-limit", "9"],
+     ("--time-limit", "--method auto or milp")),
+    ("attack", "--resolution", "frc", ["-s", "2", "--resolution", "0.1"],
+     ("--resolution", "--threshold")),
+    ("attack", "-j", "nested", ["--level-counts", "2,2,2", "-j", "2"], ("-j", "level profile")),
+    ("attack", "--no-symmetry", "frc", ["-s", "2", "--method", "greedy", "--no-symmetry"],
+     ("--no-symmetry", "--method auto or exhaustive")),
+    ("attack", "--set", "encoded", ["--curve", "--set", "0,1"], ("--set", "--curve")),
+    ("attack", "--seed", "frc", ["-s", "2", "--method", "exhaustive", "--seed", "1"],
+     ("--seed", "--method exhaustive")),
+    ("attack", "--tol", "nested", ["--level-counts", "2,2,2", "--tol", "1e-6"],
+     ("--tol", "level profile")),
+    ("attack", "--precision", "frc", ["--curve", "--precision", "float32"],
+     ("--precision", "--curve")),
+    ("attack", "--max-error", "frc", ["--threshold", "--max-error", "0.1"],
+     ("--max-error", "--threshold")),
+    ("attack", "--max-error", "nested", ["--level-counts", "2,2,2", "--max-error", "0.1"],
+     ("--max-error", "level profile")),
+    ("attack", "--max-sets", "nested", ["--level-counts", "2,2,2", "--max-sets", "9"],
+     ("--max-sets", "level profile")),
+    ("attack", "--max-work", "nested", ["--level-counts", "2,2,2", "--max-work", "9s"],
+     ("--max-work", "level profile")),
+    ("attack", "--executor", "nested", ["--level-counts", "2,2,2", "--executor", "dask"],
+     ("--executor dask", "level profile")),
+    # -- verify and attack: the executor's and the level profile's options --------------------
+    *((command, flag, scheme, args, words) for command in ("verify", "attack")
+      for flag, scheme, args, words in (
+          ("--scheduler", "frc", ["--scheduler", "tcp://127.0.0.1:1"],
+           ("--scheduler", "--executor dask")),
+          ("--checkpoint", "frc", ["--checkpoint", OUT], ("--checkpoint", "--executor dask")),
+          ("--profile", "nested", ["--profile", "1,1,1,1,1,1", "--level-counts", "2,2,2"],
+           ("--profile", "--level-counts")),
+          ("--profile-file", "nested", ["--profile-file", "p.txt", "--profile", "1"],
+           ("--profile-file", "--profile")),
+          ("--level-counts", "nested", ["--level-counts", "2,2,2", "--profile-file", "p"],
+           ("--level-counts", "--profile-file")))),
+    # -- bound: a FILE or the numbers -------------------------------------------------------
+    ("bound", "-n", "frc", ["-n", "6"], ("FILE", "-n")),
+    ("bound", "-k", "frc", ["-k", "6"], ("FILE", "-k")),
+    ("bound", "-m", "frc", ["-m", "2"], ("-m", "FILE")),
+    ("bound", "--epsilon", None, ["-n", "6", "-k", "6", "-s", "2", "--epsilon", "0.5"],
+     ("--epsilon", "FILE")),
+    ("bound", "--link", "frc", ["--link", "latency=1,bandwidth=1"],
+     ("--link", "CodedReduce")),
+    ("bound", "--delay", "coded-reduce", ["--delay", "pareto"], ("--delay", "--link")),
+    # -- export: the options of the decoding table without one --------------------------------
+    ("export", "-s", "frc", ["-o", OUT, "-s", "1"], ("-s", "--decoders")),
+    ("export", "--decoder", "frc", ["-o", OUT, "--decoder", "generic"],
+     ("--decoder", "--decoders")),
+    ("export", "--max-patterns", "frc", ["-o", OUT, "--max-patterns", "9"],
+     ("--max-patterns", "--decoders")),
+    ("export", "--tol", "frc", ["-o", OUT, "--tol", "1e-6"], ("--tol", "--decoders")),
+    ("export", "--max-work", "frc", ["-o", OUT, "--max-work", "9s"],
+     ("--max-work", "--decoders")),
+    # -- show: the curve's options without a curve to compute ---------------------------------
+    ("show", "--curve", "frc", ["--curve-file", "c.json", "--curve"],
+     ("--curve-file", "--curve")),
+    ("show", "--curve-file", "frc", ["--curve-file", "c.json", "--no-curve"],
+     ("--curve-file", "--no-curve")),
+    ("show", "--max-sets", "frc", ["--max-sets", "9"], ("--max-sets", "--curve", "--svg")),
+    ("show", "--max-work", "frc", ["--max-work", "9s"], ("--max-work", "--curve", "--svg")),
+    ("show", "--tol", "frc", ["--tol", "1e-6"], ("--tol", "--stragglers", "--curve")),
+    ("show", "--max-cells", "frc", ["--svg", "-", "--max-cells", "9"],
+     ("--max-cells", "--svg -")),
+    # -- simulate ---------------------------------------------------------------------------
+    ("simulate", "--load-model", "frc", ["--load-model", "nearest", "--plot", OUT],
+     ("--load-model", "trace", "shifted-exp")),
+    ("simulate", "--sgc", "frc", ["--no-baselines", "--sgc", "1,2,2", "--plot", OUT],
+     ("--sgc", "--no-baselines")),
+    ("simulate", "--mu", "frc", ["--mu", "0.5", "--plot", OUT], ("--mu", "--protocol authors")),
+    ("simulate", "--worker-p", "frc", ["--worker-p", "0.1,0.1,0.1,0.1,0.1,0.1"],
+     ("--worker-p", "--delay bernoulli")),
+    ("simulate", "--models", "frc", ["--models", "3"], ("--models", "--train")),
+    ("simulate", "--problem", "frc", ["--problem", "logistic"], ("--problem", "--train")),
+    ("simulate", "--target-gap", "frc", ["--target-gap", "0.1"], ("--target-gap", "--train")),
+    ("simulate", "--lazy", "frc", ["--lazy", "0.5"], ("--lazy", "--train")),
+    ("simulate", "--sparsify", "frc", ["--sparsify", "wangni"], ("--sparsify", "--train")),
+    ("simulate", "--precision", "frc", ["--precision", "float32"], ("--precision", "--train")),
+    # -- train (refused before any cluster starts) ------------------------------------------
+    ("train", "--load-model", "frc", ["--trace-load", "nearest", "--plot", OUT],
+     ("--load-model", "trace", "shifted-exp")),
+    ("train", "--worker-p", "frc", ["--worker-p", "0.1,0.1,0.1,0.1,0.1,0.1"],
+     ("--worker-p", "--delay bernoulli")),
+    ("train", "-j", "frc", ["--scheduler", "tcp://127.0.0.1:1", "-j", "2"],
+     ("--jobs", "--scheduler")),
+]
+
+
+def _options() -> set[tuple[str, str]]:
+    """(command, first flag) of every option of every command but design."""
+    ctx = click.Context(cli)
+    out = set()
+    for name in COMMANDS:
+        if name == "design":
+            continue
+        cmd = cli.get_command(ctx, name)
+        assert cmd is not None
+        out |= {(name, p.opts[0]) for p in cmd.params
+                if isinstance(p, click.Option) and not p.opts[0].startswith("--help")}
+    return out
+
+
+def test_every_option_has_a_decision() -> None:
+    """A new option needs a row: used by every run (USED, why), or refused where unused."""
+    decided = set(USED) | {(c, f) for c, f, *_ in REFUSED}
+    assert _options() - decided == set(), "options without a decision"
+    assert decided - _options() == set(), "decisions about options that do not exist"
+
+
+@pytest.mark.parametrize("command,flag,scheme,args,words", REFUSED,
+                         ids=[f"{c} {f} {' '.join(a)}" for c, f, _, a, _ in REFUSED])
+def test_an_unused_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     command: str, flag: str, scheme: str | None,
+                                     args: list[str], words: tuple[str, ...]) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / ("out.svg" if "--plot" in args else "out.json")
+    args = [str(out) if a == OUT else a for a in args]
+    files = [] if scheme is None else [str(code_file(tmp_path, scheme))]
+    line = refused(run(command, *files, *args), flag, *words)
+    assert not out.exists(), line
