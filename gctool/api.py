@@ -199,7 +199,15 @@ def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | No
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
-        return family_of(code).bound(code, BoundRequest(s, d, epsilon, link, delay, budget))
+        family = family_of(code)
+        for name, value in (("s", s), ("d", d), ("epsilon", epsilon)):
+            if value is not None and name not in family.bound_takes:
+                takes = " and ".join(f"`{x}`" for x in sorted(family.bound_takes))
+                raise InvalidInput(f"`{name}` does not apply to the bounds of scheme "
+                                   f"{code.scheme!r}, which " +
+                                   (f"take {takes} only" if takes else "come from the file alone"),
+                                   param=name)
+        return family.bound(code, BoundRequest(s, d, epsilon, link, delay, budget))
     if link is not None or delay is not None:
         raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
     from gctool.bounds import bounds

@@ -91,6 +91,9 @@ class Family:
     #: verify draws random numbers of its own (a schedule's adversarial roll-outs), so
     #: ``seed`` applies without ``sample`` or ``precision``
     verify_draws: ClassVar[bool] = False
+    #: what :meth:`bound` reads of its request besides the code (``gctool.bound`` refuses the
+    #: others when given): the matrix bounds take ``s``, ``d`` and ``epsilon``
+    bound_takes: ClassVar[frozenset[str]] = frozenset({"s", "d", "epsilon"})
     #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
     structured_decoder: ClassVar[StructuredDecoder | None] = None
     #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric

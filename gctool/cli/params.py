@@ -18,6 +18,7 @@ FLAGS: dict[str, str] = {
     "n": "-n",
     "k": "-k",
     "m": "-m",
+    "d": "-d",
     "p": "-p",
     "lam": "--lambda",
     "straggler_set": "--set",

@@ -125,6 +125,7 @@ def check_batches(p: Mapping[str, Any], n: int, k: int) -> None:
 
 class BCCFamily(Family):
     name = "bcc"
+    bound_takes = frozenset()  # the coupon-collector wait of the file's batches
     build = staticmethod(build)
     summary = "Batched coupon collector: each worker computes one random batch (seeded)."
     description = (

@@ -124,6 +124,7 @@ def _number(x: Any) -> bool:
 
 class CodedReduceFamily(Family):
     name = "coded-reduce"
+    bound_takes = frozenset({"link", "delay"})  # the tree's communication, and its time
     build = staticmethod(build)
     summary = "CodedReduce: gradient coding on a regular aggregation tree."
     description = (

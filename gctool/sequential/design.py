@@ -162,6 +162,7 @@ class ScheduleFamily(Family):
 
     orderable = False
     verify_draws = True  # the heuristic adversary's roll-outs (gctool.sequential.verify)
+    bound_takes = frozenset()  # the schedule's own figures
     schedule: ClassVar[Callable[..., SRSGC | MSGC]]
     figures: ClassVar[Callable[..., formulas.SchemeFigures]]
 

@@ -26,8 +26,6 @@ USED: dict[tuple[str, str], str] = {
     **{(c, "--json"): "the output's format" for c in COMMANDS if c != "design"},
     **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
     ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
-    ("bound", "-s"): "the s of the bounds (the file's s by default)",
-    ("bound", "-d"): "the load compared with the bound, with or without FILE",
     ("bound", "--check"): "the exit status (the gate)",
     ("bound", "--max-work"): "the budget, with or without FILE",
     ("export", "-o"): "where the export goes",
@@ -171,6 +169,10 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
     ("bound", "--link", "frc", ["--link", "latency=1,bandwidth=1"],
      ("--link", "CodedReduce")),
     ("bound", "--delay", "coded-reduce", ["--delay", "pareto"], ("--delay", "--link")),
+    # families with bounds of their own take what they read (the library's Family.bound_takes)
+    ("bound", "-s", "sr-sgc", ["-s", "1"], ("-s", "'sr-sgc'", "from the file alone")),
+    ("bound", "-d", "coded-reduce", ["-d", "3"], ("-d", "'coded-reduce'", "--link")),
+    ("bound", "--epsilon", "encoded", ["--epsilon", "0.5"], ("--epsilon", "'encoded'", "-s")),
     # -- export: the options of the decoding table without one --------------------------------
     ("export", "-s", "frc", ["-o", OUT, "-s", "1"], ("-s", "--decoders")),
     ("export", "--decoder", "frc", ["-o", OUT, "--decoder", "generic"],
