@@ -217,6 +217,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     one = _straggler_set(straggler_set)
     if one is not None and (threshold_mode or curve_mode or stragglers is not None):
         raise click.UsageError("-s, --curve and --set exclude each other")
+    if one is not None:  # one set's spectrum, computed here
+        refuse_with("one --set", {"--executor dask": runner})
     if (precision is not None or max_error is not None) and (threshold_mode or curve_mode):
         raise click.UsageError("--precision and --max-error apply to the worst case (-s), not "
                                f"to {'--threshold' if threshold_mode else '--curve'}")
@@ -267,7 +269,7 @@ def _refuse_outside_mode(threshold_mode: bool, curve_mode: bool, means: bool, me
     if means and threshold_mode:
         raise click.UsageError("--random and -p add means to -s and --curve, not to --threshold")
     if one_set:
-        refuse_typed({**_SEARCH, "method": "--method"},
+        refuse_typed({**_SEARCH, "method": "--method", "jobs": "-j"},
                      "a search (-s, --threshold or --curve), not to one --set")
     for name, methods in _METHODS.items():
         if method not in methods:
