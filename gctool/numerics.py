@@ -45,7 +45,7 @@ EPS = float(np.finfo(np.float64).eps)
 
 def check_tol(tol: float) -> float:
     if not (tol >= 0 and np.isfinite(tol)):
-        raise InvalidInput(f"tolerance must be a finite number >= 0, got {tol}")
+        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol}")
     return float(tol)
 
 

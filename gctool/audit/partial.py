@@ -272,7 +272,7 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL
     if isinstance(missing, bool) or not isinstance(missing, int) or missing < 0:
         raise InvalidInput(f"the missing work must be an integer >= 0, got {missing!r}")
     if method not in ("auto", "exhaustive"):
-        raise InvalidInput("method must be auto or exhaustive")
+        raise InvalidInput("`method` must be auto or exhaustive")
     tol = check_tol(tol)
     order = _order_of(code)
     t0 = time.perf_counter()

@@ -88,7 +88,7 @@ def _with_structured_decoder() -> list[str]:
 
 def check_decoder(decoder: str) -> str:
     if decoder not in DECODERS:
-        raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+        raise InvalidInput(f"`decoder` must be one of {', '.join(DECODERS)}, got {decoder!r}")
     return decoder
 
 

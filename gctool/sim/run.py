@@ -96,7 +96,7 @@ def _check_gc_model(codes: list[tuple[str, GradientCode]],
                     gc_model: str | tuple[int, ...] | None) -> None:
     """``gc_model`` is ``"best"``, None, or values of s of which each fits some file (s < n)."""
     if isinstance(gc_model, str) and gc_model != "best":
-        raise InvalidInput("gc_model must be S,S,... or 'best'")
+        raise InvalidInput("`gc_model` must be S,S,... or 'best'")
     largest = max(code.n for _, code in codes)
     if not isinstance(gc_model, str) and gc_model and max(gc_model) >= largest:
         raise InvalidInput(f"`gc_model`: s = {max(gc_model)} must be below n (largest n of "
@@ -167,9 +167,9 @@ def _check_run(codes: list[tuple[str, GradientCode]], iterations: int, protocol:
     """Check the run's arguments (``mu`` given only with the authors' protocol, which alone
     uses it); the largest n (the width of the delay arrays)."""
     if not 2 <= iterations <= MAX_ITERATIONS:
-        raise InvalidInput(f"iterations must be between 2 and {MAX_ITERATIONS:,}")
+        raise InvalidInput(f"`iterations` must be between 2 and {MAX_ITERATIONS:,}")
     if protocol not in PROTOCOLS:
-        raise InvalidInput(f"protocol must be one of {', '.join(PROTOCOLS)}")
+        raise InvalidInput(f"`protocol` must be one of {', '.join(PROTOCOLS)}")
     if mu is not None and protocol != "authors":
         raise InvalidInput("`mu` applies to `protocol` authors", param="mu")
     if mu is not None and not (np.isfinite(mu) and mu >= 0):
@@ -277,7 +277,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
 
     check_options(train, lazy, sparsify, models, precision)
     if isinstance(sgc, str) and sgc != "search":
-        raise InvalidInput("sgc must be B,W,LAMBDA or 'search'")
+        raise InvalidInput("`sgc` must be B,W,LAMBDA or 'search'")
     if sgc is not None and not baselines:
         raise InvalidInput("`sgc` sets the SR-SGC and M-SGC baselines, which `no_baselines` "
                            "leaves out", param="sgc")
@@ -318,7 +318,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
     if gc_model is not None:
         contenders += _count_gcs(ns, gc_model, delay, draws, setting, notes)
     if max(c.delay for c in contenders) >= iterations:
-        raise InvalidInput("iterations must exceed the largest delay T of the schemes")
+        raise InvalidInput("`iterations` must exceed the largest delay T of the schemes")
     runs = []
     #: with a link, training charges what its sparsified or lazy messages really carry
     retime = (train is not None and link is not None and rule_mu is None

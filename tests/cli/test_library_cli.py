@@ -153,7 +153,7 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
      "`max_sets` must be a positive integer, got 0"),
     (lambda c: gctool.show(c, max_cells=True),
      "`max_cells` must be a positive integer, got True"),
-    (lambda c: gctool.show(c, tol=-1.0), "tolerance must be a finite number >= 0, got -1.0"),
+    (lambda c: gctool.show(c, tol=-1.0), "`tol` must be a finite number >= 0, got -1.0"),
 ])
 def test_show_refuses_bad_arguments_in_one_line(tmp_path: Path, call: Callable[[Any], Any],
                                                 message: str) -> None:

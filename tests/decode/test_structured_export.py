@@ -184,7 +184,7 @@ def test_decoder_not_applicable() -> None:
     out = build_export(mds, decoders=True, s=3)  # 3 survivors < n - s: structured cannot apply
     assert out.meta["decoders"]["method"] == "generic" and not out.all_decodable
     assert "at least n - s = 4" in out.meta["decoders"]["note"]
-    with pytest.raises(InvalidInput, match="decoder must be one of"):
+    with pytest.raises(InvalidInput, match="`decoder` must be one of"):
         build_export(mds, decoders=True, decoder="fast")
 
 
@@ -222,9 +222,9 @@ def test_decode_structured_fallbacks_and_errors(gf7: GradientCode) -> None:
     assert r.method == "generic" and "failed the check" in r.note and r.ok
     with pytest.raises(InvalidInput, match="survivor indices"):
         decode(code, [0, 9])
-    with pytest.raises(InvalidInput, match="tolerance"):
+    with pytest.raises(InvalidInput, match="`tol` must be"):
         decode(code, [0, 1, 2, 3], tol=float("nan"))
-    with pytest.raises(InvalidInput, match="decoder must be"):
+    with pytest.raises(InvalidInput, match="`decoder` must be"):
         decode(code, [0, 1, 2, 3], decoder="nope")
 
 

@@ -247,7 +247,7 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
     opts = AttackOptions.of(options, **changes)
     opts.check()
     if not (np.isfinite(epsilon) and epsilon >= 0):
-        raise InvalidInput(f"epsilon must be a finite number >= 0, got {epsilon}")
+        raise InvalidInput(f"`epsilon` must be a finite number >= 0, got {epsilon}")
     with summarised(f"interrupted before the threshold search on n = {code.n} started "
                     "(0 straggler sets checked); no verdict"):
         return _threshold(code, epsilon, opts)

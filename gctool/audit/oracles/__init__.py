@@ -48,7 +48,7 @@ def make_oracle(code: GradientCode, decoder: str = "optimal",
     """Build the error oracle for ``decoder`` (one of :data:`DECODERS`), held to ``budget``
     (default :meth:`Budget.default`)."""
     if decoder not in DECODERS:
-        raise InvalidInput(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+        raise InvalidInput(f"`decoder` must be one of {', '.join(DECODERS)}, got {decoder!r}")
     if weights is not None and decoder != "fixed":
         raise InvalidInput(f"`weights` does not apply with `decoder` {decoder}: only the fixed "
                            "decoder (`decoder` fixed) has weights", param="weights")
