@@ -138,7 +138,8 @@ def test_verify_of_a_large_gf_code_answers_by_its_certificate(tmp_path: Path,
 
 @pytest.mark.parametrize("command", [["design", "frc", "-n", "6", "-s", "2"], ["verify", "F"],
                                      ["attack", "F", "-s", "1"], ["bound", "F"],
-                                     ["export", "F", "-o", "OUT"], ["show", "F"],
+                                     ["export", "F", "-o", "OUT", "--decoders"],
+                                     ["show", "F", "--curve"],  # (without: nothing budgeted)
                                      ["simulate", "F", "--iterations", "10"]],
                          ids=lambda c: c[0])
 def test_every_command_that_computes_takes_max_work(tmp_path: Path, command: list[str]) -> None:
