@@ -99,3 +99,22 @@ def test_is_cr_attack_is_numpys_for_any_jobs(monkeypatch: pytest.MonkeyPatch,
         assert b.raw_error == pytest.approx(a.raw_error, rel=1e-12, abs=1e-20)
     assert (found0.threshold, found0.stragglers, found0.exact) == \
         (found1.threshold, found1.stragglers, found1.exact)
+
+
+def test_the_compiled_band_is_at_least_the_oracles_per_set_band() -> None:
+    """What the second stage keeps (below the ceiling and clear of the error model with the
+    set's own lam) the numpy oracle keeps too: not near the limit with that lam."""
+    from gctool.audit.kernels.optimal import _below_model
+
+    code = design("cyclic", n=12, s=3, seed=2)
+    oracle = OptimalOracle(code, tol=1e-3)
+    oracle._plan(3)
+    bands = oracle.compiled.bands
+    rng = np.random.default_rng(0)
+    kept = 0
+    for v, lam in zip(oracle.limit * rng.uniform(0, 1, 4000),
+                      10.0 ** rng.uniform(-12, 0, 4000), strict=True):
+        if v < bands[2] and _below_model(float(v), bands, float(lam)):
+            kept += 1
+            assert not oracle.near_limit(v, lam)
+    assert kept > 100

@@ -94,8 +94,8 @@ def _clear(S: Any, Qperp: Any, H: Any, tau: Any, X: Any, floor: float) -> bool:
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
              G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
              floor: float, bands: Any, limit: float) -> tuple[float, bool]:
-    """(error, pending) of one straggler set (bands: sig_kept, sig_lost and the ceiling of
-    :func:`_settle`; limit: the search's)."""
+    """(error, pending) of one straggler set (bands: those of :func:`_settle`; limit: the
+    search's)."""
     s = S.shape[0]
     d = Qperp.shape[1]
     m = alpha.shape[1]
@@ -105,7 +105,7 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
     if not _well(A, G, t):
         if s <= d and _clear(S, Qperp, H, tau, X, floor):
             return err_full, False
-        return _settle(S, Qperp, N, alpha, err_full, bands[0], bands[1], bands[2], limit, A)
+        return _settle(S, Qperp, N, alpha, err_full, bands, limit, A)
     if s <= d:
         return err_full, False
     for i in range(s + d):
@@ -134,8 +134,18 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
 
 
 @njit
-def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, sig_kept: float,  # noqa: C901, PLR0913
-            sig_lost: float, ceiling: float, limit: float, A: Any) -> tuple[float, bool]:
+def _below_model(v: float, bands: Any, lam: float) -> bool:
+    """Is an error at most v clear of the oracle's error-model band with this lam
+    (``OptimalOracle.near_limit``: sqrt(v) off by drho + grow sqrt(v), v then by
+    absolute / lam), below the decoding limit?  (Increasing in v: so is every smaller one.)"""
+    rho = np.sqrt(max(v, 0.0))
+    off = bands[4] + bands[5] * rho
+    return bool((rho + off) ** 2 + bands[6] / lam <= bands[3])
+
+
+@njit
+def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,  # noqa: C901, PLR0913
+            limit: float, A: Any) -> tuple[float, bool]:
     """(error, pending) of a set the first stage left pending: the numpy oracle's SVD route
     (``OptimalOracle._svd_chunk``) from this set's SVD, accepted only when numpy's route is
     proved to give the same branches and an error within ``bnd`` of this one.
@@ -155,9 +165,14 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, sig_kept: f
       the error moves by at most ``2 eta |w|^2 + 4 dr |w| + 2 ||M^-1|| dr^2`` (|w| taken twice
       the computed one's norm), doubled here, plus the final sums' round-off.
     * Accepted when that bound is at most a quarter of the tie tolerance (worst sets are
-      those numpy's values give), ``err + bnd < ceiling`` (numpy's error is then below the
-      oracle's near-limit band: no decoder, no exact escalation, the same value) and the
-      search's ``limit`` is farther than the bound."""
+      those numpy's values give), ``err + bnd < ceiling`` and below the oracle's error-model
+      band with this set's own ``lam`` (:func:`_below_model`: numpy's error is then not near the
+      decoding limit: no decoder, no exact escalation, the same value) and the search's
+      ``limit`` is farther than the bound.
+
+    bands: sig_kept, sig_lost, ceiling, then the oracle's decoding limit and error model
+    (drho, grow, absolute: ``OptimalOracle.near_limit``)."""
+    sig_kept, sig_lost, ceiling = bands[0], bands[1], bands[2]
     s = S.shape[0]
     d = Qperp.shape[1]
     m = alpha.shape[1]
@@ -179,8 +194,13 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, sig_kept: f
             gap = sv[i]  # descending: the last kept one is the smallest
         else:
             return 0.0, True
+    # numpy's lam (OptimalOracle.kept_floor): its smallest kept Gram eigenvalue, at least
+    # (gap - 2e)^2 less its eigvalsh's error; 1 when none is kept
+    lam = 1.0 if gap == np.inf else min((gap - 2 * e) ** 2 - 8 * max(s, d) * EPS, 1.0)
+    if not lam > 0:
+        return 0.0, True
     if lost == s - r:  # no accidental loss
-        if s <= d:
+        if s <= d and _below_model(err_full, bands, lam):
             return err_full, False
         return 0.0, True
     L, k0 = lost, s - lost
@@ -237,7 +257,8 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, sig_kept: f
     bnd = (2 * (2 * eta * wn * wn + 4 * dr * wn + 2 * mu * dr * dr)
            + 4 * EPS * (abs(err_full) + abs(extra) + L * m * rn * wn))
     if not (np.isfinite(err) and bnd <= 0.25 * TIE_RTOL * max(1.0, err)
-            and err + bnd < ceiling and abs(err - limit) > bnd):
+            and err + bnd < ceiling and _below_model(err + bnd, bands, lam)
+            and abs(err - limit) > bnd):
         return 0.0, True
     return err, False
 
@@ -328,8 +349,8 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
                 if _clear(S, Qperp, H, tau, X, floor):
                     err[k], pending[k] = err_full, False
                 else:
-                    err[k], pending[k] = _settle(S, Qperp, N, alpha, err_full, bands[0],
-                                                 bands[1], bands[2], limit, A)
+                    err[k], pending[k] = _settle(S, Qperp, N, alpha, err_full, bands, limit,
+                                                 A)
             k += 1
             if not pending[k - 1] and err[k - 1] > limit:
                 S[top] = x
@@ -371,9 +392,11 @@ class HatErrors:
     """The compiled fast path of one OptimalOracle (contiguous copies of its spectral data)."""
 
     def __init__(self, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray, err_full: float,
-                 sig_kept: float, sig_full: float, sig_lost: float, ceiling: float) -> None:
+                 sig_kept: float, sig_full: float, sig_lost: float, ceiling: float,
+                 model: tuple[float, float, float, float]) -> None:
         """sig_kept, sig_full, sig_lost: the numpy oracle's singular-value bands; ceiling: the
-        largest error numpy's oracle keeps without its decoder (below its near-limit band)."""
+        largest error numpy's oracle keeps without its decoder (below its near-limit band);
+        model: its decoding limit and error model (drho, grow, absolute)."""
         dt = np.result_type(Qperp, N, alpha, np.float64)
         self.Qperp = np.ascontiguousarray(Qperp, dtype=dt)
         self.N = np.ascontiguousarray(N, dtype=dt)
@@ -384,7 +407,7 @@ class HatErrors:
         # 1e-16, far less than sig_full
         self.floor = 2 * float(sig_full)
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.Qperp) ** 2, axis=1))
-        self.bands = np.array([sig_kept, sig_lost, ceiling], dtype=np.float64)
+        self.bands = np.array([sig_kept, sig_lost, ceiling, *model], dtype=np.float64)
 
     def warm(self, s: int) -> None:
         key = ("optimal", self.Qperp.dtype.str)

@@ -294,7 +294,8 @@ class OptimalOracle(Oracle):
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
                                       self.sig_kept, self.sig_full, _SIG_LOST,
                                       below_band(self.limit, self.drho, self.grow,
-                                                 self.absolute))
+                                                 self.absolute),
+                                      (self.limit, self.drho, self.grow, self.absolute))
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
