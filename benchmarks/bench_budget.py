@@ -9,7 +9,8 @@ budget large enough that nothing is refused) and prints for each one:
 
 * the estimate: the largest estimate the command checked (``Budget.check_work``: its time on
   the jobs that run it), or, for searches that only charge as they go, what their meters
-  charged;
+  charged; for a command whose parts share one budget (``bound``, ``design``:
+  ``gctool.budget.SharedWork``), the sum of their estimates, what it refuses on ("summed");
 * the measured wall and CPU time of the command (libraries imported and kernels compiled
   beforehand: the first of ``--repeat`` runs warms them and is not reported);
 * their ratio, measured wall time / estimate (and CPU time / estimate, which a loaded machine
@@ -172,7 +173,7 @@ def cases(quick: bool, jobs: str) -> list[Case]:
         # would take years) and the rank of B and its witness run
         ("bound (rank of B)", {"c.json": lambda: shuffled_cyclic(1000, 3)},
          ["bound", "c.json", "--max-work", "5s"],
-         "real n=1000 (rank and witness: 4 factorisations)", False),
+         "real n=1000 (rank and witness: 4 factorisations; the searches the rest admits)", False),
         ("design cyclic", {}, ["design", "cyclic", "-n", "1000", "-s", "150", "-o", "d.json"],
          "n=1000, s=150 (1000 solves of 150 x 150, self-check)", False),
         ("attack milp (budget)", {"c.json": designed("cyclic", n=16, s=4, seed=1)},
@@ -297,8 +298,10 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
 
 
 class Recorder:
-    """Records the estimates a command checks (seconds on their jobs) and the meters of the
-    searches (what they charged, in seconds of one core)."""
+    """Records the estimates a command checks (seconds on their jobs), the meters of the
+    searches (what they charged, in seconds of one core) and the runs whose parts share one
+    budget (``bound``, ``design``: :class:`gctool.budget.SharedWork`, whose meter holds the sum
+    of their parts' estimates, what the command refuses on)."""
 
     def __init__(self) -> None:
         self.checks: list[tuple[str, float]] = []
@@ -307,11 +310,13 @@ class Recorder:
         #: not spend
         self.refused: list[tuple[str, float]] = []
         self.meters: list[Any] = []
+        self.shared: list[Any] = []
 
     def install(self) -> None:
         from gctool import budget as bd
 
         check, meter_init = bd.Budget.check_work, bd.Meter.__init__
+        shared_init = bd.SharedWork.__init__
         rec = self
 
         def check_work(self: Any, what: str, work: float, remedy: str, jobs: int = 1,
@@ -328,8 +333,13 @@ class Recorder:
             meter_init(self, *args, **kwargs)
             rec.meters.append(self)
 
+        def shared(self: Any, *args: Any, **kwargs: Any) -> None:
+            shared_init(self, *args, **kwargs)
+            rec.shared.append(self)
+
         bd.Budget.check_work = check_work  # type: ignore[method-assign]
         bd.Meter.__init__ = init  # type: ignore[method-assign]
+        bd.SharedWork.__init__ = shared  # type: ignore[method-assign]
 
         from gctool.audit import exhaustive
 
@@ -347,12 +357,16 @@ class Recorder:
         self.checks.clear()
         self.refused.clear()
         self.meters.clear()
+        self.shared.clear()
 
     def estimate(self, refused: bool = False) -> tuple[float, str]:
-        """The largest estimate the run checked and spent (``refused``: the run was refused,
-        exit 2: the largest it checked)."""
+        """The run's estimate: the sum of its parts when they share one budget (what its
+        meter was charged), else the largest estimate it checked and spent (``refused``: the
+        run was refused, exit 2: the largest it checked)."""
         from gctool.budget import NS_PER_S
 
+        if self.shared and not refused:
+            return max(r.meter.spent for r in self.shared) / NS_PER_S, "summed"
         checks = self.checks + (self.refused if refused else [])
         checked = max((t for _, t in checks), default=0.0)
         charged = max((m.spent for m in self.meters), default=0.0) / NS_PER_S

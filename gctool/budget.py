@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gctool.errors import BudgetExceeded, GctoolError, InvalidInput
@@ -99,12 +99,16 @@ class Budget:
       no cap; the time budget decides);
     * ``used``: seconds of the run's budget that its earlier parts were estimated at, when this
       budget is what they left to a later part (:meth:`rest`; ``max_work`` is then the rest):
-      its refusals name both, and the whole (set by :meth:`rest` only)."""
+      its refusals name both, and the whole (set by :meth:`rest` only);
+    * ``run``: the run that its work checks are charged to (:class:`SharedWork`), or None."""
 
     max_work: float = float(DEFAULT_MAX_WORK)
     max_memory: float = float(DEFAULT_MAX_MEMORY)
     max_sets: int | None = None
     used: float = 0.0
+    #: the run whose parts share this budget in order (:meth:`SharedWork.budget`): each
+    #: :meth:`check_work` is held to what the parts before it left, and charged to it
+    run: SharedWork | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("max_work", "max_memory"):
@@ -166,6 +170,9 @@ class Budget:
         run by ``jobs``, plus ``fixed`` (ns on no job's share, see :meth:`affords`), is above
         ``max_work``: one line naming ``what`` (the computation and its size), the estimate, the
         budget and ``remedy`` (what would fit)."""
+        if self.run is not None:
+            self.run.check(what, work, remedy, jobs, fixed)
+            return
         if not self.affords(work, jobs, fixed):
             jobs = max(1, jobs)
             raise work_refusal(f"{what} needs about {_time_on(work + fixed * jobs, jobs)}",
@@ -247,6 +254,68 @@ def compute_hint(seconds: float) -> str:
     return "no work budget computes it"
 
 
+class SharedWork:
+    """The work budget of one run, shared by its parts in the order they run (``bound``: the
+    rank of B, the table's decodings and searches; ``design``: the build, the conditioning
+    record, the self-check).  One :class:`Meter` is charged each part's estimate as it is
+    admitted, and each part is held to what the parts before it left (:meth:`Budget.rest`), so
+    the whole run holds to ``max_work``.  A part that does not fit is refused with a refusal
+    that names what the earlier parts used; a report that can leave it out says so instead
+    (:meth:`not_computed`), with the budget that computes it (:meth:`hint`)."""
+
+    def __init__(self, budget: Budget, spent: float = 0.0, what: str = "bound") -> None:
+        self.whole = replace(budget, run=None)
+        self.meter = self.whole.meter(what, "raise `max_work`")
+        #: the estimate of every part so far (seconds), computed or left out, in order
+        self.needs: list[float] = []
+        if spent > 0:
+            self.spend(spent)
+
+    def budget(self) -> Budget:
+        """The budget to hand the parts: its :meth:`Budget.check_work` checks them against
+        what is left and charges them here (:meth:`check`)."""
+        return replace(self.whole, run=self)
+
+    def left(self) -> Budget:
+        """The budget of the next part: what the parts before it left."""
+        return self.whole.rest(self.meter.spent)
+
+    def spend(self, seconds: float) -> None:
+        """Charge a part admitted at ``seconds`` (estimated)."""
+        self.needs.append(seconds)
+        self.meter.charge(min(seconds * NS_PER_S, self.meter.remaining))
+
+    def check(self, what: str, work: float, remedy: str, jobs: int = 1,
+              fixed: float = 0.0) -> None:
+        """:meth:`Budget.check_work` of the next part against what the parts before it left;
+        admitted, it is charged."""
+        self.left().check_work(what, work, remedy, jobs, fixed)
+        self.spend((work / max(1, jobs) + fixed) / NS_PER_S)
+
+    def hint(self, seconds: float) -> float:
+        """The least ``max_work`` that computes a part estimated at ``seconds`` after the
+        parts before it, at their estimates (a part left out now may fit a larger budget
+        and take its share first)."""
+        total = self.meter.spent / NS_PER_S + seconds
+        while True:
+            ran = 0.0
+            for need in self.needs:
+                if ran + need <= total:
+                    ran += need
+            if ran + seconds <= total:
+                return total
+            total = ran + seconds
+
+    def not_computed(self, exc: BudgetExceeded) -> str:
+        """The note of a part refused with ``exc`` (which counts its estimate for the parts
+        after it), naming the budget that computes it (:meth:`hint`)."""
+        needed = exc.needed
+        if exc.kind == "work" and needed is not None:
+            exc = exc.with_remedy(compute_hint(self.hint(needed)))
+            self.needs.append(needed)
+        return f"not computed: {exc}"
+
+
 class Meter:
     """Work counted as it is spent, against a ``limit`` (in the unit of the charges).
 
@@ -324,10 +393,35 @@ START_NS = 10_000_000
 PROCESS_TASK_NS = 500_000
 
 
+#: a dense factorisation over R/C counts one ns per multiply-add up to a side of LARGE_FROM
+#: (what the small systems of a batch cost, :func:`set_cost`); LAPACK's blocked routines run
+#: faster on one large matrix: the share falls as LARGE_FROM / side, down to LARGE_SOLVE_SHARE
+#: from a side of LARGE_FROM / LARGE_SOLVE_SHARE (286) on.  Measured (one core of the 2-core
+#: development machine, thread CPU time, square, n x 2n and 2n x n real matrices of side
+#: 50-1000): an SVD with its vectors 0.9 ns per multiply-add at 100, 0.5-0.6 at 200, 0.3-0.4
+#: from 400 on; bound's rank of B and its witnesses 0.7-1.3x of this (n = 12-1000, since
+#: 9ae001d); at 1 ns per multiply-add a single factorisation of n = 1000 read about 3x high
+LARGE_FROM = 100
+LARGE_SOLVE_SHARE = 0.35
+#: an SVD without its vectors, or a QR, runs about VALUES_ONLY times faster than the SVD with
+#: vectors that :func:`solve_cost` counts (0.15-0.25 against 0.3-0.4 ns per multiply-add from a
+#: side of 400 on, 0.3-0.75 against 0.9-2.4 below 100) ...
+VALUES_ONLY = 2
+#: ... and the eigenvalues of a symmetric matrix (``eigvalsh``) EIGVALS_ONLY times (0.07-0.3
+#: ns per multiply-add from a side of 150 on)
+EIGVALS_ONLY = 5
+
+
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
-    """One dense factorisation (SVD, QR, elimination) of a rows x cols matrix, in ns: one per
-    multiply-add (:data:`GF_OP_COST` over GF(q))."""
-    return rows * cols * max(1, min(rows, cols)) * (GF_OP_COST if finite else 1)
+    """One dense factorisation (an SVD with its vectors, an elimination) of a rows x cols
+    matrix, in ns: one per multiply-add (:data:`GF_OP_COST` over GF(q)), over R/C the share of
+    a large side (:data:`LARGE_SOLVE_SHARE`); values alone cost less (:data:`VALUES_ONLY`,
+    :data:`EIGVALS_ONLY`)."""
+    side = max(1, min(rows, cols))
+    muladds = rows * cols * side
+    if finite:
+        return muladds * GF_OP_COST
+    return max(1, int(muladds * max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side))))
 
 
 #: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs several times
@@ -450,7 +544,8 @@ WINDOW_MAX_S = 0.25
 
 
 def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
-                  window: int = WINDOW, most: float = WINDOW_MAX_S) -> int | None:
+                  window: int = WINDOW, most: float = WINDOW_MAX_S, expected: float = 0.0
+                  ) -> int | None:
     """Where an enumeration of ranks 0..stop-1 that stops at its first finding stops: an upper
     bound on the ranks it walks, from windows of ``window`` sets at ranks 0, 2w, 4w, 8w, ...
     (the end of the first window with a finding), or None when no window has one or the
@@ -462,7 +557,14 @@ def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
     twice the one before): the failing sets of a code that does not tolerate s, or of a
     threshold search at its threshold, come in clusters (a partition's holders, a dense
     code's every set); a lone one between windows makes the bound high (the estimate is then
-    conservative).  Costs about log2(stop / window) windows when nothing is found."""
+    conservative).  Costs about log2(stop / window) windows when nothing is found.
+    ``expected`` (the calibrated ns per set, when known) cuts the windows to what ``most``
+    affords at that rate, and gives None at once when one set is above it (a set of a
+    1000-worker code takes a second: a window of them took 30 s before its time was read)."""
+    if expected > 0:
+        window = min(window, int(most * NS_PER_S // expected))
+        if window < 1:
+            return None
     t0, a = time.thread_time(), 0
     while a < stop:
         b = min(stop, a + window)
@@ -477,7 +579,7 @@ def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
 
 def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: int,
                  jobs: int = 1, bound: int | None = None, first: int = 0,
-                 stops: bool = False) -> tuple[float, int | None]:
+                 stops: bool = False, expected: float = 0.0) -> tuple[float, int | None]:
     """(the share of ranks 0..stop-1 walked, the rank bound) by a run that stops at its first
     finding, as :func:`first_finding` or ``bound`` (a rank known to hold one, such as a
     witness's) bounds it: up to the bound, plus a ``task`` (sets per task) for each of the
@@ -486,13 +588,14 @@ def walked_share(walk: Callable[[int, int], tuple[int, bool]], stop: int, task: 
     does, and counts up to it only; so do the others' when a window at the start of the
     next task finds one too, as in a code whose every set of the size fails), or the
     ``first`` ranks alone when they hold it (a first task run alone, such as verify's pilot);
-    1.0 and None when neither finds one."""
-    found = first_finding(walk, stop)
+    1.0 and None when neither finds one (``expected``: as :func:`first_finding`'s)."""
+    found = first_finding(walk, stop, expected=expected)
     if bound is not None:
         found = bound if found is None else min(found, bound)
     if found is None:
         return 1.0, None
-    others = stops and jobs > 1 and task < stop and walk(task, min(stop, task + WINDOW))[1]
+    others = stops and jobs > 1 and task < stop and (
+        expected * WINDOW <= WINDOW_MAX_S * NS_PER_S) and walk(task, min(stop, task + WINDOW))[1]
     return share_to(found, stop, task, jobs, first, stops, others), found
 
 

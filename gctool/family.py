@@ -141,7 +141,7 @@ class Family:
         from gctool._version import __version__
         from gctool.algebra.fields import Field as FieldType
         from gctool.algebra.fields import parse_field
-        from gctool.budget import Budget
+        from gctool.budget import Budget, SharedWork
         from gctool.codes import self_check
         from gctool.codes.best_of import check_best_of
         from gctool.codes.conditioning import screen_jobs
@@ -183,7 +183,10 @@ class Family:
             check_best_of(self, best_of, fld)
         if jobs is not None:
             jobs = _check_int("jobs", jobs, 0)
-        budget = Budget.default() if budget is None else budget
+        # the build (every draw of best_of), the conditioning record and the self-check (and the
+        # precision bound) share one budget in order: each is held to what those before it left
+        budget = SharedWork(Budget.default() if budget is None else budget,
+                            what=f"design {self.name}").budget()
         rank = _precision_rank(precision, max_error, best_of, budget)
         with screen_jobs(jobs):  # the conditioning screens of the construction and best_of
             B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
@@ -242,7 +245,7 @@ class Family:
             B, recorded = best_of_draws(
                 lambda rng: self.build(n=n, s=s, k=k, field=fld, rng=rng, budget=budget,
                                        **params),
-                seed, best_of, s, fld, rank)
+                seed, best_of, s, fld, rank, budget)
             return B, recorded, seed
         rng = np.random.default_rng(seed)
         before = rng.bit_generator.state

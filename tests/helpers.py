@@ -3,7 +3,8 @@ test module): :func:`run` invokes ``gctool ARGS`` with click's runner and return
 result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command group in a
 child process with one more command that the test writes (signals at a chosen moment).  Also
 what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
-what differs between executors (:func:`same_report`)."""
+what differs between executors (:func:`same_report`), and the runs whose parts share one
+budget (:func:`shared_runs`)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,19 @@ def same_report(report: Any) -> dict[str, Any]:
     for k in ("elapsed_s", "jobs", "estimate"):
         d.pop(k, None)
     return d
+
+
+def shared_runs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every :class:`gctool.budget.SharedWork` made from now on (as bench_budget's Recorder
+    keeps them)."""
+    from gctool.budget import SharedWork
+
+    made: list[SharedWork] = []
+    real = SharedWork.__init__
+
+    def spy(self: SharedWork, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(SharedWork, "__init__", spy)
+    return made

@@ -581,7 +581,7 @@ class _SearchBudget:
         first = 0 if threads or runner is not None else size
         stops = threads and self.oracle.walk_stops(t)
         if full >= STOP_PROBE_S or full > left:
-            share, found = walked_share(walk, stop, task, jobs, bound, first, stops)
+            share, found = walked_share(walk, stop, task, jobs, bound, first, stops, rate)
         elif bound is not None:
             share = share_to(bound, stop, task, jobs, first, stops)
         if found is not None:

@@ -20,7 +20,7 @@ from gctool.audit.spectrum import (
     kappa,
     worst_spectrum,
 )
-from gctool.budget import Budget, solve_cost
+from gctool.budget import VALUES_ONLY, Budget, solve_cost
 from gctool.engine.enumeration import count_sets
 from gctool.limits import SPECTRUM_MAX_SETS
 from gctool.model import GradientCode
@@ -148,7 +148,7 @@ def verify_frame(code: GradientCode, s: int | None = None, *,  # noqa: PLR0913 (
     check_s(s, code.n)
     rep = worst_spectrum(code, s, max_sets=max_sets, sample=sample, seed=seed,
                          progress=progress, jobs=jobs, runner=runner, budget=budget,
-                         extra_work=solve_cost(code.n - s, k))  # the rank of S_F below
+                         extra_work=solve_cost(code.n - s, k) // VALUES_ONLY)  # S_F's rank below
     rep.mode = "verify"
     margin = 64 * k * EPS * max(rep.lambda_max, 1.0)
     low = set(rep.lambda_min_stragglers or [])

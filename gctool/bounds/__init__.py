@@ -62,7 +62,7 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     error level ε of the threshold rows T_ε of the approximate-code table (default 0).
     ``budget``: the work budget of the whole report (default :meth:`Budget.default`), shared
     by its parts in order (the rank of B, then the table's,
-    :class:`~gctool.bounds.approx.SharedWork`).
+    :class:`~gctool.budget.SharedWork`).
     ``threshold``: what makes, for the budget the earlier parts left, the finder of the code's
     T_ε beside the threshold rows (default: an exhaustive search of at most
     :data:`~gctool.limits.APPROX_EXACT_SETS` sets; ``gctool.bound`` passes ``attack

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
-from gctool.budget import NS_PER_S, Budget, computing_refusal
+from gctool.budget import NS_PER_S, Budget, SharedWork, computing_refusal
 from gctool.engine.records import Checked
 from gctool.errors import BudgetExceeded
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
@@ -132,7 +132,8 @@ class ThresholdValue:
     or not computed), ``exact`` (the search completed: the value is exact, or exactly none),
     ``note`` (why not, when not computed: the estimate and the parameter that would compute
     it), ``lower`` (proved: T_ε >= lower), ``refusal`` (the search's, when refused: the table
-    words the note from it) and ``seconds`` (the search's estimate, charged to the run)."""
+    words the note from it) and ``seconds`` (the search's estimate, charged to the run; when
+    refused, what it spent before)."""
 
     value: int | None
     exact: bool
@@ -163,7 +164,7 @@ class WorstValue:
 #: what finds the code's worst error at s when the table's own decoding is above the budget:
 #: (code, s) -> :class:`WorstValue`
 WorstFinder = Callable[[GradientCode, int], WorstValue]
-#: a finder's value and its argument (:meth:`SharedWork.find`)
+#: a finder's value and its argument (:func:`_find`)
 V = TypeVar("V", ThresholdValue, WorstValue)
 A = TypeVar("A")
 
@@ -299,88 +300,39 @@ def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[fl
     return probed[0] * total / NS_PER_S, ", timed on a sample of its sets"
 
 
-class SharedWork:
-    """The work budget of one ``bound`` run, shared by its parts in the order they run: the
-    rank of B, the decoding of every s-set (or, above what is left, the worst-error search),
-    the iid row's decoding of every set, the threshold search.  One
-    :class:`~gctool.budget.Meter` is charged each part's estimate as it is admitted, and each
-    part is held to what the parts before it left (:meth:`Budget.rest`), so the whole run
-    holds to ``max_work``.  A part that does not fit is left out, and its row says so: its
-    estimate, what the earlier parts used, and the budget that computes it (:meth:`hint`)."""
+def _decoding(run: SharedWork, code: GradientCode, what: str, sizes: range) -> str:
+    """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of
+    the table: "not computed: ..." (:meth:`SharedWork.not_computed`), or "" when it fits what
+    the parts of ``run`` before it left (and it is charged)."""
+    left = run.left()
+    seconds, how = _decoding_time(code, sizes, left)
+    if seconds <= left.max_work:
+        run.spend(seconds)
+        return ""
+    return run.not_computed(computing_refusal(what, seconds, left.max_work, how, left.used))
 
-    def __init__(self, budget: Budget, spent: float = 0.0) -> None:
-        self.budget = budget
-        self.meter = budget.meter("bound", "raise `max_work`")
-        #: the estimate of every part so far (seconds), computed or left out, in order
-        self.needs: list[float] = []
-        if spent > 0:
-            self.spend(spent)
 
-    def left(self) -> Budget:
-        """The budget of the next part: what the parts before it left."""
-        return self.budget.rest(self.meter.spent)
+def _find(run: SharedWork, finder: Callable[[Budget], Callable[[GradientCode, A], V]]
+          ) -> Callable[[GradientCode, A], V]:
+    """``finder`` held to what the parts of ``run`` before each search left, its search
+    charged (or its refusal worded, :meth:`SharedWork.not_computed`)."""
+    def find(code: GradientCode, arg: A) -> V:
+        found = finder(run.left())(code, arg)
+        if found.refusal is not None:
+            if found.seconds > 0:  # what the search spent before it was refused
+                run.spend(found.seconds)
+            return replace(found, note=run.not_computed(found.refusal))
+        run.spend(found.seconds)
+        return found
 
-    def spend(self, seconds: float) -> None:
-        """Charge a part admitted at ``seconds`` (estimated)."""
-        self.needs.append(seconds)
-        self.meter.charge(min(seconds * NS_PER_S, self.meter.remaining))
-
-    def hint(self, seconds: float) -> float:
-        """The least ``max_work`` that computes a part estimated at ``seconds`` after the
-        parts before it, at their estimates (a part left out now may fit a larger budget
-        and take its share first)."""
-        total = self.meter.spent / NS_PER_S + seconds
-        while True:
-            ran = 0.0
-            for need in self.needs:
-                if ran + need <= total:
-                    ran += need
-            if ran + seconds <= total:
-                return total
-            total = ran + seconds
-
-    def not_computed(self, exc: BudgetExceeded) -> str:
-        """The note of a part refused with ``exc`` (which counts its estimate for the parts
-        after it), naming the budget that computes it (:meth:`hint`)."""
-        from gctool.budget import compute_hint
-
-        needed = exc.needed
-        if exc.kind == "work" and needed is not None:
-            exc = exc.with_remedy(compute_hint(self.hint(needed)))
-            self.needs.append(needed)
-        return f"not computed: {exc}"
-
-    def decoding(self, code: GradientCode, what: str, sizes: range) -> str:
-        """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of
-        the table: "not computed: ..." (:meth:`not_computed`), or "" when it fits what is left
-        (and it is charged)."""
-        left = self.left()
-        seconds, how = _decoding_time(code, sizes, left)
-        if seconds <= left.max_work:
-            self.spend(seconds)
-            return ""
-        return self.not_computed(computing_refusal(what, seconds, left.max_work, how,
-                                                   left.used))
-
-    def find(self, finder: Callable[[Budget], Callable[[GradientCode, A], V]]
-             ) -> Callable[[GradientCode, A], V]:
-        """``finder`` held to what the parts before each search left, its search charged (or
-        its refusal worded, :meth:`not_computed`)."""
-        def find(code: GradientCode, arg: A) -> V:
-            found = finder(self.left())(code, arg)
-            if found.refusal is not None:
-                return replace(found, note=self.not_computed(found.refusal))
-            self.spend(found.seconds)
-            return found
-
-        return find
+    return find
 
 
 def left_out(code: GradientCode, what: str, sizes: range, budget: Budget) -> str:
     """Why the decoding of every straggler set of the ``sizes`` (``what``) is left out of the
     table: "not computed: ..." with its estimate and the budget that computes it, or "" when
-    it fits ``budget`` (a run of this part alone, :meth:`SharedWork.decoding`)."""
-    return SharedWork(budget).decoding(code, what, sizes)
+    it fits ``budget`` (a run of this part alone, :func:`_decoding`)."""
+    return _decoding(SharedWork(budget), code, what, sizes)
 
 
 def _worst_and_mean(code: GradientCode, s: int
@@ -502,8 +454,8 @@ def _error_bounds(code: GradientCode, s: int, worst: float | None, mean: float |
     if p.shape == (n,) and np.any(p > 0):
         label = "the file's p_i" if p_rec is not None else f"p = s/n = {s / n:g}"
         value = float(sum(np.prod(p[support[:, j]]) for j in range(code.k)))
-        iid = run.decoding(code, f"decoding every straggler set of every size (2^{n} sets)",
-                           range(n + 1))
+        iid = _decoding(run, code, f"decoding every straggler set of every size (2^{n} sets)",
+                        range(n + 1))
         out.append(bound_entry("iid_error_lb", value,
                           f"expected error, independent straggling with {label}, >= "
                           f"sum_j prod_(i holds j) p_i = {value:.6g}",
@@ -645,16 +597,16 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # n
     if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
         return []
     run = SharedWork(Budget.default() if budget is None else budget, spent)
-    find = _once(run.find(threshold or _small))
+    find = _once(_find(run, threshold or _small))
     out = _family(code, find)
     if code.field.is_finite or code.m != 1:
         return out
-    note = run.decoding(code, f"decoding every straggler set of size {s} "
-                        f"({comb(code.n, s):,} sets)", range(s, s + 1))
+    note = _decoding(run, code, f"decoding every straggler set of size {s} "
+                     f"({comb(code.n, s):,} sets)", range(s, s + 1))
     worst_s, _, mean = (None, None, None) if note else _worst_and_mean(code, s)
     notes = (note, note)
     if note and worst is not None:
-        found = run.find(worst)(code, s)
+        found = _find(run, worst)(code, s)
         worst_s, notes = found.value, (found.note, note)
         if found.decodes:
             mean, notes = 0.0, ("", "")

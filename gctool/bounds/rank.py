@@ -20,17 +20,12 @@ from gctool.model import GradientCode
 #: shares the row basis and adds only its decoder's check
 WITNESS_FACTORISATIONS = 3
 #: one of these factorisations over R/C, in ns: a fixed part (the calls, the row basis's
-#: gathering, the decoder's set-up) ...
+#: gathering, the decoder's set-up) plus :func:`gctool.budget.solve_cost` (complex B:
+#: SVD_COMPLEX times it, as the decoder's).  Measured on real B of rank n - 1 and n = 12-1000,
+#: n x 2n and 2n x n (the rank and its witnesses: 0.4 ms at n = 12, 6 ms at n = 100, 1.8 s at
+#: n = 1000): 0.7-1.3x of this; complex B of n = 12-600: 0.8-1.45x; one core of the 2-core
+#: development machine
 FACTORISATION_NS = 150_000
-#: ... plus a share of :func:`gctool.budget.solve_cost` (one nanosecond per multiply-add, what
-#: the small systems of a batch cost): LAPACK's blocked routines run faster on one large B,
-#: from 1 at a side of LARGE_FROM to LARGE_SOLVE_SHARE from LARGE_FROM / LARGE_SOLVE_SHARE on
-#: (complex B: SVD_COMPLEX times as much, as the decoder's).  Measured on real B of rank
-#: n - 1 and n = 12-1000, n x 2n and 2n x n (the rank and its witnesses: 0.4 ms at n = 12, 6 ms
-#: at n = 100, 1.8 s at n = 1000, where solve_cost counted 5 s): 0.7-1.3x of this; complex B
-#: of n = 12-600: 0.8-1.45x; one core of the 2-core development machine
-LARGE_FROM = 100
-LARGE_SOLVE_SHARE = 0.35
 
 
 def work(code: GradientCode, second: bool = False) -> int:
@@ -44,8 +39,7 @@ def work(code: GradientCode, second: bool = False) -> int:
         return solve_cost(n, K, True)
     from gctool.decode.cost import SVD_COMPLEX
 
-    share = max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / max(1, min(n, K))))
-    per = share * (SVD_COMPLEX if code.field.kind == "complex" else 1.0)
+    per = SVD_COMPLEX if code.field.kind == "complex" else 1.0
     one = FACTORISATION_NS + int(per * solve_cost(n, K))
     return one * (1 + WITNESS_FACTORISATIONS + (1 if second else 0))
 

@@ -46,7 +46,10 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     (:func:`gctool.precision.design_check`: recorded in ``params["precision"]``, a warning
     above 1%, refused above ``max_error`` or when a decoder leaves the format's range); with
     ``best_of`` the draws are ranked by that bound instead of their conditioning.
-    ``budget`` (default :meth:`Budget.default`) holds the construction and its checks.
+    ``budget`` (default :meth:`Budget.default`) is shared in order by the construction (every
+    draw of ``best_of``), the conditioning record, the self-check and the precision bound
+    (:class:`~gctool.budget.SharedWork`): a part above what those before it left is refused
+    (:class:`~gctool.errors.BudgetExceeded`) before it starts.
     ``jobs`` (0 or None: every core) are the threads of the compiled walk of the conditioning
     screens (:func:`gctool.codes.conditioning.screen_jobs`); the code does not depend on them.
     """
@@ -79,7 +82,7 @@ def self_check(code: Any, budget: Budget) -> None:
     if measured_here:  # every real/complex design records it; verify decides the sets
         from gctool.codes.conditioning import record
 
-        code.params.update(record(code.B, code.field, code.s))
+        code.params.update(record(code.B, code.field, code.s, budget=budget))
     what = f"the {code.field} {code.scheme} design (n={code.n}, k={code.k}, s={code.s})"
     fix = ("use a finite field (`field`=auto), smaller n - s, or a better-conditioned "
            "construction (cyclic-mds over the complex numbers, or cyclic with `best_of`)")

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gctool.family import Family
 
 from gctool.algebra.fields import Field
+from gctool.budget import Budget
 from gctool.codes.conditioning import NOT_ESTIMATED, conditioning
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
 
@@ -70,10 +71,12 @@ def draw_rngs(seed: int, count: int) -> list[np.random.Generator]:
     return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(count)]
 
 
-def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Field,
-                  rank: Rank | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Field,  # noqa: PLR0913 (the draws' inputs)
+                  rank: Rank | None = None, budget: Budget | None = None
+                  ) -> tuple[np.ndarray, dict[str, Any]]:
     """Build ``count`` draws and return the best-conditioned (B, recorded params), or the
-    best by ``rank`` when given (recorded as ``best_of_ranked_by`` and ``best_of_ranks``)."""
+    best by ``rank`` when given (recorded as ``best_of_ranked_by`` and ``best_of_ranks``);
+    each draw's conditioning is held to ``budget`` (:func:`conditioning`)."""
     best: tuple[float, int, np.ndarray, dict[str, Any], str, float | None] | None = None
     conditions: list[float | None] = []
     ranks: list[float | None] = []
@@ -83,7 +86,8 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
             fld = recorded.get("_field", field)
             if fld.is_finite:  # a build that chose its own field
                 raise DesignError(_finite(fld))
-            value, method, bound = conditioning(np.asarray(B), int(recorded.get("s", s) or 0))
+            value, method, bound = conditioning(np.asarray(B), int(recorded.get("s", s) or 0),
+                                                budget=budget)
             conditions.append(value)
             ranked = bound if bound is not None else value  # verify's proved bound, if known
             key = np.inf if ranked is None else ranked

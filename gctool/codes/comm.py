@@ -111,7 +111,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
     for u, vals in enumerate(pieces):
         B[hold, u * k + cols] = to_plain(vals, field)
     return B, {"m": m, "column_order": COLUMN_ORDER, "nodes": kind, "load": d,
-               **record(B, field, s)}
+               **record(B, field, s, budget=budget)}
 
 
 class CommFamily(Family):

@@ -36,7 +36,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.spectral import Spectral
-from gctool.budget import format_count
+from gctool.budget import Budget, format_count
 from gctool.engine.records import Checked
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
@@ -53,6 +53,41 @@ SCREEN_WORK = 2e9  # multiply-adds of the null-space screen over every set (sum 
 SCREEN_SVD = 1e6  # sets whose inverse-norm bound exceeds this get the sharp (SVD) bound
 NOT_ESTIMATED = "not estimated"
 CHUNK = 2048  # straggler sets per batch of SVDs
+
+# -- what the record costs (ns of one core), checked before each step against the budget:
+#: the screen of one straggler set by numpy (:class:`ScreenKernel`: a batched inverse of s x s
+#: or of N_S N_S^H), complex codes SVD_COMPLEX times it (measured 0.7-1.2 us on real cyclic
+#: n=30-36 s=4-5 and real rs n=30-36 d=24-30, 2.7 us on complex rs n=40 d=20)
+SCREEN_NUMPY_NS = 1000
+#: ... and by the compiled walk, with d = s (each prefix's LU shared: 116-208 ns on real
+#: cyclic n=30-40 s=4-6, 163 complex) ...
+SCREEN_WALK_NS = 150
+#: ... and with d > s (450-520 ns on real rs n=30-36, 1 us complex rs n=40); complex codes
+#: SVD_COMPLEX times either
+SCREEN_BLOCKS_NS = 500
+#: loading numba and the cached walk, the first time a process walks (about half a second
+#: of CPU)
+WALK_LOAD_NS = 500_000_000
+
+
+def _set_time(f: int, cols: int, complex_: bool) -> float:
+    """One straggler set's cond(B_F) in a batch (:class:`ConditionKernel`: the singular
+    values of f x cols, without vectors), in ns (measured 0.56-1.4x of this, real f x cols
+    = 6 x 10 to 60 x 60; one 850 x 1000 set, 1.3x)."""
+    from gctool.budget import VALUES_ONLY
+    from gctool.decode.cost import svd_time
+
+    return svd_time(f, cols, complex_) / VALUES_ONLY
+
+
+def _check(budget: Budget | None, what: str, work: float, jobs: int = 1,
+           fixed: float = 0.0) -> None:
+    """Refuse a step of the record above what the budget leaves (a design's parts share it:
+    :meth:`gctool.family.Family.design`), before it starts (``jobs``, ``fixed``: as
+    :meth:`~gctool.budget.Budget.check_work`'s)."""
+    (Budget.default() if budget is None else budget).check_work(
+        f"the conditioning record of the design ({what})", work,
+        "use a smaller n or s, a finite field (`field`=auto), or raise `max_work`", jobs, fixed)
 
 
 class ConditionKernel:
@@ -129,10 +164,25 @@ class ScreenKernel:
         return out
 
 
-def _screened(B: np.ndarray, sp: Spectral, s: int, total: int
+def _screened(B: np.ndarray, sp: Spectral, s: int, total: int, budget: Budget | None = None
               ) -> tuple[float, float, list[int]]:
-    """(cond(B_F) at the set with the largest screen bound, that bound, the set)."""
-    found = _screen_walked(sp, s, total) if _walks(total) else None
+    """(cond(B_F) at the set with the largest screen bound, that bound, the set); the screen
+    is checked against ``budget`` before it starts."""
+    walks, d = _walks(total), sp.null_basis.shape[0]
+    per: float = (SCREEN_WALK_NS if d == s else SCREEN_BLOCKS_NS) if walks else SCREEN_NUMPY_NS
+    if np.iscomplexobj(sp.null_basis):
+        from gctool.decode.cost import SVD_COMPLEX
+
+        per *= SVD_COMPLEX
+    jobs, load = 1, 0
+    if walks:
+        from gctool.engine.parallel import resolve_jobs
+
+        jobs = resolve_jobs(_JOBS.get())
+        key = ("square" if d == s else "blocks", sp.null_basis.dtype.str)
+        load = 0 if key in _WARM else WALK_LOAD_NS  # on the caller's thread: no job shares it
+    _check(budget, f"the screen of {total:,} straggler sets", total * per, jobs, load)
+    found = _screen_walked(sp, s, total) if walks else None
     if found is None:
         found = _screen_numpy(sp, s, total)
     bound, worst = found
@@ -323,10 +373,12 @@ _SEEN: dict[tuple[Any, ...], tuple[float | None, str, float | None]] = {}
 _SEEN_MAX = 32
 
 
-def conditioning(B: np.ndarray, s: int, cyclic: bool = False
+def conditioning(B: np.ndarray, s: int, cyclic: bool = False, budget: Budget | None = None
                  ) -> tuple[float | None, str, float | None]:
     """(worst cond(B_F) over straggler sets of size s or a lower bound on it, how it was
-    obtained, a proved upper bound or None)."""
+    obtained, a proved upper bound or None); each step is checked against ``budget`` (default
+    :meth:`Budget.default`) before it starts (refused: :class:`~gctool.errors.BudgetExceeded`;
+    a result already made in this process costs nothing)."""
     import hashlib
 
     B = np.ascontiguousarray(B)
@@ -334,41 +386,52 @@ def conditioning(B: np.ndarray, s: int, cyclic: bool = False
     if key not in _SEEN:
         if len(_SEEN) >= _SEEN_MAX:
             _SEEN.pop(next(iter(_SEEN)))
-        _SEEN[key] = _conditioning(B, s, cyclic)
+        _SEEN[key] = _conditioning(B, s, cyclic, budget)
     return _SEEN[key]
 
 
-def _conditioning(B: np.ndarray, s: int, cyclic: bool
+def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None
                   ) -> tuple[float | None, str, float | None]:
+    from gctool.budget import solve_cost
+
     n, cols = B.shape
+    cx = bool(np.iscomplexobj(B))
+    svd = f"the SVD of B ({n} x {cols})"
     if s == 0:  # one system, B itself (on its numerical rank, as for every B_F)
+        _check(budget, svd, solve_cost(n, cols))
         value = Spectral.of(B).kappa
         return (value if np.isfinite(value) else None), "exact (no stragglers)", None
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
     f = n - s
     per_set = f * cols * min(f, cols)
     if total <= EXACT_LIMIT and total * per_set <= EXACT_WORK:
+        _check(budget, f"cond(B_F) of {total:,} straggler sets", total * _set_time(f, cols, cx))
         value = _worst_enumerated(B, s, total)  # sets containing 0 come first in lex order
         what = "straggler sets containing worker 0 (rotations have equal conditioning)" \
             if cyclic else "straggler sets"
         method = f"exact: maximum over all {total:,} {what}"
         return (value if np.isfinite(value) else None), method, None
-    sp = Spectral.of(B) if n * cols * min(n, cols) <= EXACT_WORK else None
+    sp = None
+    if n * cols * min(n, cols) <= EXACT_WORK:
+        _check(budget, svd, solve_cost(n, cols))
+        sp = Spectral.of(B)
     if sp is not None and s <= sp.d and comb(n, s) * s * sp.d * s <= SCREEN_WORK:
-        value, bound, worst = _screened(B, sp, s, comb(n, s))
+        value, bound, worst = _screened(B, sp, s, comb(n, s), budget)
         method = (f"screened: every one of the {comb(n, s):,} straggler sets bounded by "
                   f"kappa(B)/sigma_min(N_S) (proved bound {bound:.4g}); the worst bound is at "
                   f"stragglers {worst}, where cond(B_F) is {value:.4g} (attained, a lower bound "
                   "on the worst case)")
         return ((value if np.isfinite(value) else None), method,
                 (bound if np.isfinite(bound) else None))
-    budget = int(min(512, max(8, WORK_LIMIT // max(per_set, 1))))
-    budget = int(min(budget, ESTIMATE_MAX_WORK // max(per_set, 1)))
-    if budget == 0:  # one SVD alone is above the budget (n near 4096): say so, fast
+    count = int(min(512, max(8, WORK_LIMIT // max(per_set, 1))))  # the sample's sets
+    count = int(min(count, ESTIMATE_MAX_WORK // max(per_set, 1)))
+    if count == 0:  # one SVD alone is above the cap (n near 4096): say so, fast
         return None, (f"{NOT_ESTIMATED}: one decoding system ({f} x {cols}) costs about "
                       f"{per_set:.2g} multiply-adds, above the design cap of "
                       f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning"), None
-    S = _sample(n, s, max(1, budget // 2), budget - max(1, budget // 2))
+    S = _sample(n, s, max(1, count // 2), count - max(1, count // 2))
+    _check(budget, f"cond(B_F) of {S.shape[0]:,} straggler sets",
+           S.shape[0] * _set_time(f, cols, cx))
     value = float(np.max(ConditionKernel(B).errors(S)))
     where = " containing worker 0" if cyclic else ""
     method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {format_count(total)} "
@@ -384,11 +447,13 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
     return value, method
 
 
-def record(B: np.ndarray, field: Field, s: int, cyclic: bool = False) -> dict[str, Any]:
-    """Params recording the worst-case condition number (real and complex designs only)."""
+def record(B: np.ndarray, field: Field, s: int, cyclic: bool = False,
+           budget: Budget | None = None) -> dict[str, Any]:
+    """Params recording the worst-case condition number (real and complex designs only),
+    within ``budget`` (:func:`conditioning`)."""
     if field.is_finite:
         return {}
-    value, method, bound = conditioning(np.asarray(B), s, cyclic)
+    value, method, bound = conditioning(np.asarray(B), s, cyclic, budget)
     if value is None and not method.startswith(NOT_ESTIMATED):
         method += "; some B_F is singular (condition infinite)"
     out: dict[str, Any] = {"worst_condition": value, "worst_condition_method": method}

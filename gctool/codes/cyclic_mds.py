@@ -200,7 +200,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budg
         raise DesignError(f"cyclic-mds needs k = n (got k = {k}, n = {n}); use 'rs' for any k")
     if s == 0:  # g = 1: every worker computes its own partition
         B = np.eye(n, dtype=field.dtype)
-        return B, {"zeros": [], "root": None, **record(B, field, 0)}
+        return B, {"zeros": [], "root": None, **record(B, field, 0, budget=budget)}
     if field.is_finite:
         return _build_gf(n, s, field)
     if field.kind == "real" and (n - s) % 2 == 0:
@@ -211,7 +211,8 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budg
     else:
         zeros = consecutive_real_zeros(n, s)
         B = circulant(real_generator(n, zeros), n, np.zeros(1))
-    return B, {"zeros": zeros, "root": "exp(2 pi i/n)", **record(B, field, s, cyclic=True)}
+    return B, {"zeros": zeros, "root": "exp(2 pi i/n)",
+               **record(B, field, s, cyclic=True, budget=budget)}
 
 
 # -- structured decoding -----------------------------------------------------------------------

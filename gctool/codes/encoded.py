@@ -240,11 +240,11 @@ def build_cost(frame: str, n: int, k: int) -> tuple[int, int]:
     n x n QR, the Paley frame one n x n eigendecomposition over its n x n character table, a
     Sylvester matrix n^2 entries, the Steiner frame a tight loop over points and blocks) and
     the analysis that every design records (:meth:`Analysis.work`)."""
-    from gctool.budget import GF_OP_COST, PY_OP_COST, solve_cost
+    from gctool.budget import GF_OP_COST, PY_OP_COST, VALUES_ONLY, solve_cost
 
     make, held = n * k, 0
     if frame == "orthogonal":  # the normal draw, its QR and Q
-        make, held = solve_cost(n, n), 3 * n * n
+        make, held = solve_cost(n, n) // VALUES_ONLY, 3 * n * n
     elif frame == "paley":  # differences, the character table, C, G and the eigenvectors
         make, held = solve_cost(n, n) + 16 * GF_OP_COST * n * n, 6 * n * n
     elif frame == "hadamard":  # Sylvester's blocks

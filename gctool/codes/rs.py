@@ -46,7 +46,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "a
     k = n if k is None else k
     values, hold, _, kind = masked_matrix(n, k, s + 1, field, nodes)
     B = scatter(values, hold, n, k, field)
-    return B, {"nodes": kind, **record(B, field, s)}
+    return B, {"nodes": kind, **record(B, field, s, budget=budget)}
 
 
 # -- structured decoding -----------------------------------------------------------------------

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 import gctool
 from gctool.algebra.fields import parse_field
 from gctool.bounds import rank as rank_bound
-from gctool.bounds.approx import ApproxBound, SharedWork, exact_threshold
+from gctool.bounds.approx import ApproxBound, exact_threshold
 from gctool.budget import (
     NS_PER_S,
     Budget,
+    SharedWork,
     computing_refusal,
     format_seconds,
     parse_time,
@@ -35,7 +36,7 @@ from gctool.engine.sweep import ExceedSearch
 from gctool.io import write_code
 from gctool.model import GradientCode
 
-from helpers import run
+from helpers import run, shared_runs
 
 #: T_0 = 5: 42,504 sets of size 5, above the 20,000 sets bound's own search stops at
 CYCLIC = design("cyclic", n=24, s=4, seed=1)
@@ -236,15 +237,7 @@ def test_decoding_estimates_of_every_size_of_a_large_code_stay_finite_and_say_no
 def shared(monkeypatch: pytest.MonkeyPatch) -> list[SharedWork]:
     """Every run's :class:`SharedWork` from now on (as bench_budget's Recorder keeps the
     meters)."""
-    runs: list[SharedWork] = []
-    real = SharedWork.__init__
-
-    def spy(self: SharedWork, *args: object, **kwargs: object) -> None:
-        real(self, *args, **kwargs)  # type: ignore[arg-type]
-        runs.append(self)
-
-    monkeypatch.setattr(SharedWork, "__init__", spy)
-    return runs
+    return shared_runs(monkeypatch)
 
 
 @pytest.mark.parametrize("seconds", [0.3, 0.6, 1.5])

@@ -140,7 +140,7 @@ def test_attack(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
 def test_budget_calibrated() -> None:
     out = child("bench_budget.py", "--quick")
     assert "default work budget" in out and "--jobs 1" in out, out
-    rows = [line for line in out.splitlines() if re.search(r"\d (estimated|charged) ", line)]
+    rows = [line for line in out.splitlines() if re.search(r"\d (estimated|charged|summed) ", line)]
     assert len(rows) == 9, out
     assert "(exit" not in out, out  # every case ran to a verdict (exit 0 or 1)
     for case in ("verify real cyclic", "attack real cyclic", "export --decoders",

@@ -587,18 +587,21 @@ def test_max_work_option_replaces_the_environment(monkeypatch: pytest.MonkeyPatc
         assert r.exit_code == 2 and "--max-work" in r.stderr and r.stderr.count("\n") == 1
 
 
-def test_design_self_check_costs_the_blocks_of_b(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_design_self_check_costs_the_blocks_of_b() -> None:
     """A block-diagonal B is checked block by block (64 workers in groups of 4: 16 SVDs of
-    4 x 4 instead of one of 64 x 64); a dense B of the same size is refused before its SVD."""
-    monkeypatch.setenv("GCTOOL_MAX_WORK", "5us")
-    assert design("frc", n=64, s=3).n == 64
-    assert design("uncoded", n=64).n == 64
-    from gctool import budget
+    4 x 4 instead of one of 64 x 64); a dense B of the same size is refused before its SVD.
+    (The self-check alone: in a design it shares the budget with the build and the
+    conditioning record, tests/codes/test_design_budget.py.)"""
+    from gctool.budget import Budget
+    from gctool.codes import _full_set_decodes
+    from gctool.decode import Decoder
+    from gctool.errors import BudgetExceeded
 
-    # cyclic's 64 window solves (about 1.3 ms, more than its SVD of B) let through
-    monkeypatch.setattr(budget, "lu_solve_cost", lambda n: 0)
-    refused(run("design", "cyclic", "-n", "64", "-s", "1", "--seed", "1"),
-            "self-check of the design", "64 x 64")
+    tiny = Budget(max_work=5e-6)
+    for code in (design("frc", n=64, s=3), design("uncoded", n=64)):
+        assert _full_set_decodes(code, Decoder, tiny)[0]
+    with pytest.raises(BudgetExceeded, match=r"self-check of the design .* 64 x 64"):
+        _full_set_decodes(design("cyclic", n=64, s=1, seed=1), Decoder, tiny)
 
 
 def test_block_self_check_agrees_with_the_whole_matrix() -> None:
@@ -672,11 +675,12 @@ def test_large_frc_codes_answer_without_cubic_work(monkeypatch: pytest.MonkeyPat
     also reports condition numbers (docs/verify.md)."""
     from gctool.audit import nullspace, symmetry
     from gctool.audit.verify import verify
+    from gctool.budget import Budget
 
+    code = design("frc", n=1024, s=3, budget=Budget(max_work=5.0))  # its record: an SVD of B
     monkeypatch.setenv("GCTOOL_MAX_WORK", "100ms")
     monkeypatch.setattr(nullspace, "reduce_float", forbid)
     monkeypatch.setattr(symmetry, "_find_rotation", forbid)
-    code = design("frc", n=1024, s=3)
     for s in (1, 3):
         report = verify(code, s)
         assert report.ok and report.method == "certificate:classes"
@@ -749,7 +753,8 @@ def test_the_command_line_process_limits_its_data_segment() -> None:
     (["hetero", "--probabilities", ",".join(["0.1"] * 600), "--load", "60"],
      ("greedy steps", "--load")),
     (["nested", "-n", "4096", "--levels", "1,2,100"], ("lower level matrices", "MiB")),
-    (["expander", "-n", "4096", "-d", "8"], ("eigenvalues", "4096 x 4096")),
+    # the eigenvalues of 4096 x 4096 take about 5 s of one core: at the default budget it runs
+    (["expander", "-n", "4096", "-d", "8", "--max-work", "2s"], ("eigenvalues", "4096 x 4096")),
     (["cyclic", "-n", "4096", "-s", "1", "--seed", "1"], ("self-check", "4096 x 4096")),
 ], ids=["hetero", "nested", "expander", "cyclic-self-check"])
 def test_other_schemes_at_large_sizes_are_refused_before_the_work(args: list[str],

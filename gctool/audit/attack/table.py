@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gctool.audit import exhaustive
 from gctool.audit.attack.options import AttackOptions, oracle_for
+from gctool.audit.oracles import Oracle
 from gctool.bounds.approx import ThresholdFinder, ThresholdValue, WorstFinder, WorstValue
 from gctool.budget import NS_PER_S, Budget
 from gctool.errors import BudgetExceeded
@@ -24,12 +25,14 @@ def table_threshold(budget: Budget) -> ThresholdFinder:
 
     def find(code: GradientCode, epsilon: float) -> ThresholdValue:
         opts = AttackOptions(method="exhaustive", budget=budget)
+        oracle = None
         try:
             oracle = oracle_for(code, opts)
             found = exhaustive.threshold(oracle, threshold_level(epsilon, oracle.limit),
                                          upfront=True)
         except BudgetExceeded as exc:
-            return ThresholdValue(None, False, lower=exc.proved or 0, refusal=exc)
+            return ThresholdValue(None, False, lower=exc.proved or 0, refusal=exc,
+                                  seconds=_spent(oracle))
         return ThresholdValue(found.threshold, True, lower=found.lower,
                               seconds=oracle.estimated / NS_PER_S)
 
@@ -43,14 +46,21 @@ def table_worst(budget: Budget) -> WorstFinder:
 
     def find(code: GradientCode, s: int) -> WorstValue:
         opts = AttackOptions(method="exhaustive", budget=budget)
+        oracle = None
         try:
             oracle = oracle_for(code, opts)
             found = exhaustive.worst(oracle, s)
         except BudgetExceeded as exc:
-            return WorstValue(None, False, refusal=exc)
+            return WorstValue(None, False, refusal=exc, seconds=_spent(oracle))
         error, seconds = found.error, oracle.estimated / NS_PER_S
         if error is None or not bool(oracle.fails(error)):
             return WorstValue(0.0, True, seconds=seconds)
         return WorstValue(float(error), False, seconds=seconds)
 
     return find
+
+
+def _spent(oracle: Oracle | None) -> float:
+    """What a search refused after it started spent (seconds, as its oracle charged it: the
+    oracle's set-up, the column witness), which the table charges to its run all the same."""
+    return 0.0 if oracle is None else oracle.meter.spent / NS_PER_S

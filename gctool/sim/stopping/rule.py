@@ -162,8 +162,8 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
     if square and n >= SPARSE_FROM and not dense:
         work = SPARSE_SETUP_FACTOR * n * (s + 8) ** 2
-    else:
-        work = SMALL_SOLVE_FACTOR * solve_cost(n, K)
+    else:  # the SVD of B with its vectors (dual_of)
+        work = solve_cost(n, K)
 
     def verdict(f: int) -> int:  # the dual residual of f stragglers (DualWalk.verdict)
         return FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * n)

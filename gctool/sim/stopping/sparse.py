@@ -46,9 +46,9 @@ def dual_for(B: np.ndarray, Tt: np.ndarray, certain: float, s: int, how: str = "
         if found is not None:
             return found
     if meter is not None:  # the SVD of B with its vectors, held to the work budget
-        from gctool.budget import SMALL_SOLVE_FACTOR, solve_cost
+        from gctool.budget import solve_cost
 
-        meter.charge(SMALL_SOLVE_FACTOR * solve_cost(n, k), "the SVD of B")
+        meter.charge(solve_cost(n, k), "the SVD of B")
     return dual_of(B, Tt, certain)
 
 

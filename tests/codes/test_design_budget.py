@@ -1,0 +1,90 @@
+"""``design`` holds to one work budget: its build (every draw of ``best_of``), its conditioning
+record and its self-check share ``max_work`` in that order (:class:`gctool.budget.SharedWork`),
+each held to what the parts before it left.  A part that does not fit refuses the design in one
+line (exit 2, no file): a design is never written without its record or its self-check."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gctool import budget as bd
+from gctool.budget import NS_PER_S, Budget, SharedWork
+from gctool.codes import conditioning, design
+from gctool.errors import BudgetExceeded
+
+from helpers import run, shared_runs
+from refusals import refused
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[SharedWork]:
+    """Every :class:`SharedWork` made from now on; no record made before (a record already
+    made costs nothing)."""
+    conditioning._SEEN.clear()
+    return shared_runs(monkeypatch)
+
+
+def test_the_parts_of_a_design_are_charged_in_order_to_one_budget(runs: list[SharedWork]
+                                                                   ) -> None:
+    """cyclic n=64 s=1: its 64 window solves, the record (cond(B_F) of 64 sets, exact) and
+    the self-check (the SVD of B), each charged once to one meter held to ``max_work``."""
+    code = design("cyclic", n=64, s=1, seed=1, budget=Budget(max_work=2.0))
+    assert code.params["worst_condition_method"].startswith("exact")
+    [run_] = runs
+    assert run_.meter.limit == 2.0 * NS_PER_S
+    assert len(run_.needs) == 3 and all(need > 0 for need in run_.needs), run_.needs
+    assert run_.meter.spent == pytest.approx(sum(run_.needs) * NS_PER_S)
+    assert run_.meter.spent <= run_.meter.limit
+
+
+def test_each_draw_of_best_of_is_charged(runs: list[SharedWork]) -> None:
+    design("cyclic", n=40, s=2, seed=3, best_of=3, budget=Budget(max_work=5.0))
+    [run_] = runs
+    # each draw: its window solves and its record; then the self-check
+    assert len(run_.needs) == 2 * 3 + 1, run_.needs
+
+
+def test_a_record_above_the_budget_refuses_the_design(tmp_path: Path) -> None:
+    """The screen of rs complex n=36 s=5 (376,992 sets) is estimated before it starts: above
+    the budget the design is refused in one line naming the record and --max-work, and no file
+    is written; at the default budget it is made."""
+    out = tmp_path / "rs.json"
+    args = ["design", "rs", "-n", "36", "-s", "5", "--field", "complex", "-o", str(out)]
+    line = refused(run(*args, "--max-work", "50ms"), "the conditioning record of the design",
+                   "the screen of 376,992 straggler sets", "--max-work")
+    assert "`" not in line and not out.exists()
+    with pytest.raises(BudgetExceeded, match=r"`max_work`"):  # the library names parameters
+        design("rs", n=36, s=5, field="complex", budget=Budget(max_work=0.05))
+    assert run(*args).exit_code == 0 and out.exists()
+
+
+def test_a_self_check_after_the_record_is_held_to_what_the_record_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record charged at 0.9 s of a 1 s budget and the self-check at 0.2 s: each fits the
+    budget alone, but the self-check does not fit what the record left, and the refusal says
+    so; with 1.2 s both run."""
+    monkeypatch.setattr(conditioning, "_set_time", lambda f, cols, cx: 0.9 * NS_PER_S / 64)
+    monkeypatch.setattr(bd, "solve_cost", lambda rows, cols, finite=False: 0.2 * NS_PER_S)
+    conditioning._SEEN.clear()
+    out = tmp_path / "c.json"
+    args = ["design", "cyclic", "-n", "64", "-s", "1", "--seed", "1", "-o", str(out)]
+    line = refused(run(*args, "--max-work", "1s"), "the float64 self-check of the design",
+                   "needs about 200 ms")
+    assert re.search(r"above the \d+ ms that the earlier parts of the run \(about 900 ms\) "
+                     r"left of the work budget of 1 s \(--max-work", line), line
+    assert not out.exists()
+    conditioning._SEEN.clear()
+    assert run(*args, "--max-work", "1.2s").exit_code == 0 and out.exists()
+
+
+def test_the_record_estimates_are_within_reach_of_what_it_takes() -> None:
+    """Not a timing test: the record's estimate of a screened code stays of the order of its
+    work (it is charged at most a few times its per-set rates): the default budget admits the
+    designs the docs show (cyclic n=40 s=6, 3,838,380 sets screened)."""
+    B = np.asarray(design("cyclic", n=40, s=6, seed=1, budget=Budget(max_work=30.0)).B)
+    conditioning._SEEN.clear()
+    conditioning.conditioning(B, 6, budget=Budget())  # the default 5 s admits it
