@@ -395,8 +395,8 @@ PROCESS_TASK_NS = 500_000
 
 #: a dense factorisation over R/C counts one ns per multiply-add up to a side of LARGE_FROM
 #: (what the small systems of a batch cost, :func:`set_cost`); LAPACK's blocked routines run
-#: faster on one large matrix: the share falls as LARGE_FROM / side, down to LARGE_SOLVE_SHARE
-#: from a side of LARGE_FROM / LARGE_SOLVE_SHARE (286) on.  Measured (one core of the 2-core
+#: faster on one large matrix: the share falls as (LARGE_FROM / side)^0.75, down to
+#: LARGE_SOLVE_SHARE from a side of about 400 on.  Measured (one core of the 2-core
 #: development machine, thread CPU time, square, n x 2n and 2n x n real matrices of side
 #: 50-1000): an SVD with its vectors 0.9 ns per multiply-add at 100, 0.5-0.6 at 200, 0.3-0.4
 #: from 400 on; bound's rank of B and its witnesses 0.7-1.3x of this (n = 12-1000, since
@@ -421,7 +421,7 @@ def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     muladds = rows * cols * side
     if finite:
         return muladds * GF_OP_COST
-    return max(1, int(muladds * max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side))))
+    return max(1, int(muladds * max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side) ** 0.75)))
 
 
 #: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs several times
