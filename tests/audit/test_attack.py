@@ -514,7 +514,7 @@ def test_walk_doubtful_sets_decided_in_batches(monkeypatch: pytest.MonkeyPatch) 
     oracle._plan(s)
     walk, decide, batches = oracle.compiled.walk, oracle._hat_chunk_numpy, []
     monkeypatch.setattr(oracle.compiled, "walk", lambda *a: (walk(*a)[0], np.ones(
-        a[3] - a[2], dtype=bool)))  # every set doubtful
+        a[3] - a[2], dtype=bool), np.zeros(a[3] - a[2], dtype=bool)))  # every set doubtful
     monkeypatch.setattr(oracle, "_batch", lambda s: 7)
 
     def numpy_route(S: np.ndarray) -> np.ndarray:

@@ -335,7 +335,7 @@ def test_attack_compiled_errors_match_numpy_per_set(monkeypatch: pytest.MonkeyPa
         oracle = OptimalOracle(code)
         oracle._plan(s)
         assert oracle.compiled is not None
-        err, pending = oracle.compiled(S)
+        err, pending, _ = oracle.compiled(S)
         assert not pending.all()
         assert err[~pending] == pytest.approx(ref[~pending], rel=1e-9, abs=1e-20)
 

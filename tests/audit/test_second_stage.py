@@ -130,7 +130,7 @@ def test_attack_walk_proves_nothing_is_lost(monkeypatch: pytest.MonkeyPatch, nam
         if not oracle._uses_hat(t):
             continue
         oracle._plan(t)
-        err, pending = oracle.compiled.walk(n, t, 0, comb(n, t))
+        err, pending, _ = oracle.compiled.walk(n, t, 0, comb(n, t))
         S = unrank_lex(n, t, np.arange(comb(n, t)))
         A = oracle.Qperp[S]
         G = A @ np.conj(np.swapaxes(A, 1, 2))

@@ -93,9 +93,9 @@ def _clear(S: Any, Qperp: Any, H: Any, tau: Any, X: Any, floor: float) -> bool:
 @njit
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
              G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
-             floor: float, bands: Any, limit: float) -> tuple[float, bool]:
-    """(error, pending) of one straggler set (bands: those of :func:`_settle`; limit: the
-    search's)."""
+             floor: float, bands: Any, limit: float) -> tuple[float, int]:
+    """(error, state) of one straggler set: state 0 decided here, 1 pending (numpy decides),
+    2 decided by the second stage (bands: those of :func:`_settle`; limit: the search's)."""
     s = S.shape[0]
     d = Qperp.shape[1]
     m = alpha.shape[1]
@@ -104,10 +104,11 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
             A[i, j] = Qperp[S[i], j]
     if not _well(A, G, t):
         if s <= d and _clear(S, Qperp, H, tau, X, floor):
-            return err_full, False
-        return _settle(S, Qperp, N, alpha, err_full, bands, limit, A)
+            return err_full, 0
+        e, pending = _settle(S, Qperp, N, alpha, err_full, bands, limit, A)
+        return e, 1 if pending else 2
     if s <= d:
-        return err_full, False
+        return err_full, 0
     for i in range(s + d):
         for j in range(s + d):
             K[i, j] = 0.0
@@ -121,7 +122,7 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
         for u in range(m):
             rhs[i, u] = alpha[S[i], u] if i < s else 0.0
     if _lu(K, perm) == 0:
-        return 0.0, True
+        return 0.0, 1
     _lu_solve(K, perm, rhs, w)
     extra = 0.0
     for i in range(s):
@@ -129,8 +130,8 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
             extra += (np.conj(rhs[i, u]) * w[i, u]).real
     e = err_full + extra
     if not np.isfinite(e):
-        return 0.0, True
-    return max(e, 0.0), False
+        return 0.0, 1
+    return max(e, 0.0), 0
 
 
 @njit
@@ -283,8 +284,8 @@ def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
                err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
                w: Any, H: Any, tau: Any, X: Any, floor: float, bands: Any) -> None:
-    """Errors of the rows of Sets (err), or pending[b] = True where the numpy oracle must
-    decide."""
+    """Errors of the rows of Sets (err), and their states (pending: 1 where the numpy oracle
+    must decide, 2 where the second stage decided; :func:`_hat_one`)."""
     for b in range(Sets.shape[0]):
         err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
                                       rhs, w, H, tau, X, floor, bands, np.inf)
@@ -295,7 +296,8 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
               floor: float, bands: Any, limit: float) -> int:
-    """Errors of ``count`` sets from S in lexicographic order (S updated in place); stops
+    """Errors of ``count`` sets from S in lexicographic order (S updated in place) and their
+    states (pending, as :func:`_hat_one`'s); stops
     after the first set it settles with an error above ``limit`` (a threshold search needs no
     more): returns how many sets it walked.
 
@@ -311,7 +313,7 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
         for k in range(count):
             err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
                                           w, H, tau, X, floor, bands, limit)
-            if not pending[k] and err[k] > limit:
+            if pending[k] != 1 and err[k] > limit:
                 return k + 1
             if k + 1 < count:
                 successor(S, n)
@@ -343,16 +345,16 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
                     delta -= y[i].real * y[i].real + y[i].imag * y[i].imag
                 ok = delta > 0
             if ok:
-                err[k], pending[k] = err_full, False
+                err[k], pending[k] = err_full, 0
             else:  # the QR bound, with the set's own last row, then the second stage
                 S[top] = x
                 if _clear(S, Qperp, H, tau, X, floor):
-                    err[k], pending[k] = err_full, False
+                    err[k], pending[k] = err_full, 0
                 else:
-                    err[k], pending[k] = _settle(S, Qperp, N, alpha, err_full, bands, limit,
-                                                 A)
+                    e, doubt = _settle(S, Qperp, N, alpha, err_full, bands, limit, A)
+                    err[k], pending[k] = e, 1 if doubt else 2
             k += 1
-            if not pending[k - 1] and err[k - 1] > limit:
+            if pending[k - 1] != 1 and err[k - 1] > limit:
                 S[top] = x
                 return k
         if xend < n:  # stopped inside this prefix
@@ -419,28 +421,30 @@ class HatErrors:
             first_max(np.zeros(1), TIE_RTOL)  # the worst of a walked range
 
     def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
-             ) -> tuple[np.ndarray, np.ndarray]:
-        """(errors, pending) of the sets with lexicographic ranks start..stop-1, or of those up
-        to the first one settled with an error above ``limit`` (then the last)."""
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(errors, pending, second) of the sets with lexicographic ranks start..stop-1, or of
+        those up to the first one settled with an error above ``limit`` (then the last);
+        second: decided by the second stage (:func:`_settle`, which checked the oracle's
+        per-set band itself)."""
         from gctool.engine.enumeration import unrank_one
 
         S = private.current(unrank_one(n, s, start))
         count = stop - start  # hat_range writes both for every set it walks
-        err, pending = np.empty(count), np.empty(count, dtype=bool)
+        err, state = np.empty(count), np.empty(count, dtype=np.uint8)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
-                           err, pending, *_scratch(s, self.Qperp, self.N, self.alpha),
+                           err, state, *_scratch(s, self.Qperp, self.N, self.alpha),
                            self.rowsq, self.floor, self.bands, float(limit))
-        return err[:walked], pending[:walked]
+        return err[:walked], state[:walked] == 1, state[:walked] == 2
 
-    def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(errors, pending) of the straggler sets S."""
+    def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(errors, pending, second) of the straggler sets S (as :meth:`walk`'s)."""
         b = S.shape[0]
-        err, pending = np.zeros(b), np.zeros(b, dtype=bool)
+        err, state = np.zeros(b), np.zeros(b, dtype=np.uint8)
         key = ("optimal-sets", self.Qperp.dtype.str)
         with compile_notice("attack") if key not in WARM else nullcontext():
             WARM.add(key)
             hat_errors(np.ascontiguousarray(S, dtype=np.int64), self.Qperp, self.N, self.alpha,
-                       self.err_full, self.t, err, pending,
+                       self.err_full, self.t, err, state,
                        *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:9], self.floor,
                        self.bands)
-        return err, pending
+        return err, state == 1, state == 2

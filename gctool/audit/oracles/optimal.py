@@ -358,10 +358,10 @@ class OptimalOracle(Oracle):
             return None
         from gctool.engine.enumeration import unrank_lex
 
-        err, pending = self.compiled.walk(n, s, start, stop, limit)
+        err, pending, second = self.compiled.walk(n, s, start, stop, limit)
         self.evaluations += err.size
-        if s > self.Qperp.shape[1]:  # lost directions: each set's own band
-            done = np.flatnonzero(~pending)
+        if s > self.Qperp.shape[1]:  # lost directions: each set's own band (the second
+            done = np.flatnonzero(~pending & ~second)  # stage checked its own)
             pending[done] |= self.near_limit_lost(err[done], unrank_lex(n, s, start + done))
         pending |= self.near_limit(err)  # not proved by the walk: the decoder decides
         rows, step = np.flatnonzero(pending), self._batch(s)
@@ -381,9 +381,9 @@ class OptimalOracle(Oracle):
             self._plan(S.shape[1])
         if self.compiled is None:
             return self._hat_chunk_numpy(S)
-        err, pending = self.compiled(S)
-        if S.shape[1] > self.Qperp.shape[1]:  # lost directions: each set's own band
-            done = np.flatnonzero(~pending)
+        err, pending, second = self.compiled(S)
+        if S.shape[1] > self.Qperp.shape[1]:  # lost directions: each set's own band (the
+            done = np.flatnonzero(~pending & ~second)  # second stage checked its own)
             pending[done] |= self.near_limit_lost(err[done], S[done])
         pending |= self.near_limit(err)
         if pending.any():  # what the compiled path does not settle: the numpy route decides
