@@ -49,6 +49,14 @@ def check_tol(tol: float) -> float:
     return float(tol)
 
 
+def check_tol_applies(field: Any, tol: float | None) -> None:
+    """Refuse a ``tol`` the caller gave (None: not given) for a code over a finite field
+    ``field``, whose decoding is exact and reads no tolerance."""
+    if tol is not None and getattr(field, "is_finite", False):
+        raise InvalidInput(f"`tol` applies to real and complex codes; over {field} decoding is "
+                           "exact", param="tol")
+
+
 def decode_limit(k: int, tol: float = DEFAULT_TOL) -> float:
     """Largest squared error that still decodes over R/C: ``tol * k``."""
     return float(tol) * int(k)

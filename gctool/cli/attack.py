@@ -235,8 +235,10 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
 
     def audit(path: str) -> Report:
         import gctool.api as api
+        from gctool.numerics import check_tol_applies
 
         code = load_code(path)
+        check_tol_applies(code.field, tol if typed("tol") else None)
         with progress_bar("attack") as progress:
             if threshold_mode:
                 return api.threshold(code, epsilon, options, progress=progress)

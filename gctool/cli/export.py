@@ -15,6 +15,7 @@ from gctool.cli.options import (
     progress_bar,
     refuse_typed,
     tol_option,
+    typed,
 )
 from gctool.cli.output import quiet_option
 from gctool.limits import DEFAULT_MAX_PATTERNS
@@ -79,7 +80,10 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
         refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns",
                       "tol": "--tol", "max_work": "--max-work"},
                      "the decoding table: add --decoders")
+    from gctool.numerics import check_tol_applies
+
     code = load_code(code_file)
+    check_tol_applies(code.field, tol if typed("tol") else None)
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,
                             max_patterns=max_patterns, tol=tol, decoder=decoder,

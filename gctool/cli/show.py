@@ -17,6 +17,7 @@ from gctool.cli.options import (
     progress_bar,
     refuse_typed,
     tol_option,
+    typed,
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import DEFAULT_CURVE_SETS
@@ -87,7 +88,10 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
         refuse_typed({"max_cells": "--max-cells"}, "the terminal view, not to --svg -")
     if curve_file == "-" and code_file == "-":
         raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
+    from gctool.numerics import check_tol_applies
+
     code = load_code(code_file)
+    check_tol_applies(code.field, tol if typed("tol") else None)
     S = None if stragglers is None else parse_stragglers(stragglers, code.n)
     with progress_bar("error curve") as progress:
         try:

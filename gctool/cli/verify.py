@@ -129,8 +129,10 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
 
     def audit(path: str) -> Report:
         import gctool.api as api
+        from gctool.numerics import check_tol_applies
 
         code = load_code(path)
+        check_tol_applies(code.field, tol if typed("tol") else None)
         with progress_bar("verify", after=SHOW_AFTER_S) as progress:
             if profile_args:
                 report: Any = api.profile(code, **profile_args)

@@ -151,6 +151,11 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--max-work", "level profile")),
     ("attack", "--executor", "nested", ["--level-counts", "2,2,2", "--executor", "dask"],
      ("--executor dask", "level profile")),
+    # -- a finite field decodes exactly: --tol is the reals' and complex numbers' ------------
+    *((command, "--tol", "cyclic-mds", [*args, "--tol", "1e-6"], ("--tol", "GF(7)"))
+      for command, args in (("verify", []), ("attack", ["-s", "1"]),
+                            ("show", ["--stragglers", "0"]),
+                            ("export", ["-o", OUT, "--decoders"]))),  # (corpus: over GF(7))
     # -- verify and attack: the executor's and the level profile's options --------------------
     *((command, flag, scheme, args, words) for command in ("verify", "attack")
       for flag, scheme, args, words in (
