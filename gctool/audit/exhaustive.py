@@ -135,12 +135,20 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 
 def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
     """The rank ranges of a compiled attack walk of ranks 0..stop-1 in ``jobs`` threads,
-    whose oracle walks ``size`` sets per chunk: guided (large first, small last), at most one
-    chunk each.  A range of 4 chunks costs the walk 28% more per set than 4 ranges of one
-    (real cyclic n=40 s=6, one thread: each range's errors and the walk's state per set no
-    longer stay in the cache; verify's walk keeps no such arrays and takes 4 chunks at a
-    time alike); a range of a quarter chunk costs what a chunk does."""
-    return guided_ranges(0, stop, max(1, size // 4), jobs)
+    whose oracle walks ``size`` sets per chunk: the guided ranges (large first, small last),
+    each longer than a chunk split evenly into ranges of at most one.  A range of 4 chunks
+    costs the walk 28% more per set than 4 ranges of one (real cyclic n=40 s=6, one thread:
+    each range's errors and the walk's state per set no longer stay in the cache; verify's
+    walk keeps no such arrays and takes 4 chunks at a time alike); a range of a quarter chunk
+    costs what a chunk does, and every range costs the fold in the caller's thread about the
+    same, so the small ones stay at the end."""
+    size = max(1, size)
+    out: list[tuple[int, int]] = []
+    for a, b in guided_ranges(0, stop, size, jobs):
+        parts = -(-(b - a) // size)
+        out.extend((a + (b - a) * i // parts, a + (b - a) * (i + 1) // parts)
+                   for i in range(parts))
+    return out
 
 
 def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs: int,

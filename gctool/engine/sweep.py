@@ -717,8 +717,8 @@ class ExceedSearch:
                 before = started[t]
                 used += self.need(t)
                 continue
-            nxt = self.ahead(t) if self._admit(t, used) is None else None
-            if nxt is None or not _in_threads(nxt[0]):
+            nxt = self.ahead(t)  # (the budget is asked only about a size to start)
+            if nxt is None or not _in_threads(nxt[0]) or self._admit(t, used) is not None:
                 return
             ahead_plan, kernel = nxt
             started[t] = before = Ahead(ExceedWorker(ahead_plan.source, kernel, self.limit),

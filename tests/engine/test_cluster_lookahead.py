@@ -257,3 +257,37 @@ def test_a_look_ahead_behind_another_submits_one_small_task_per_thread(cluster: 
         second.cancel()
     assert runner.totals["ahead_dropped"] == 6
     assert not settled(cluster, "small")
+
+
+def test_a_worker_under_dask_s_nanny_keeps_its_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers (glibc's adaptive mmap
+    threshold off: every array of 128 KB or more a fresh mapping); the first engine task of a
+    process raises the mmap threshold and the heap's kept top once (glibc), and does nothing
+    where the variable is not set."""
+    import sys
+
+    import gctool.audit.distributed as dist
+
+    monkeypatch.setattr(dist, "_HEAP_KEPT", [])
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    assert dist._keep_heap() is False and dist._HEAP_KEPT == [False]
+    monkeypatch.setattr(dist, "_HEAP_KEPT", [])
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    calls: list[int] = []
+    real = dist._keep_heap
+
+    def spy() -> bool:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(dist, "_keep_heap", spy)
+    _run_tasks(_Square(), [(0, 0, 3), (1, 3, 5)])
+    _run_tasks(_Square(), [(2, 5, 6)])
+    assert len(calls) == 2 and len(dist._HEAP_KEPT) == 1  # set once per process
+    assert dist._HEAP_KEPT[0] is sys.platform.startswith("linux")
+
+
+@dataclass
+class _Square:
+    def run(self, task: Any) -> int:
+        return task[2] - task[1]
