@@ -260,11 +260,12 @@ def test_the_error_band_covers_the_fast_paths_round_off(seed: int, compiled: str
         if compiled == "1":
             oracle.plan_compiled(s)
         raw = oracle._hat_chunk(S)
-        lam = oracle.kept_floor(S) if s > d else np.ones(len(S))
-        for row, e, g in zip(S, raw, lam, strict=True):
+        # the oracle's cancellation term, for sets that lose directions only (else err_full)
+        cancel = oracle.absolute / oracle.kept_floor(S) if s > d else np.zeros(len(S))
+        for row, e, a in zip(S, raw, cancel, strict=True):
             exact = float(exact_lstsq_error(B, tuple(i for i in range(n) if i not in row)))
             for limit in (exact * (1 + 1e-9), exact * (1 - 1e-9)):
                 if exact > 0 and (e > limit) != (exact > limit):
-                    assert near_limit(e, limit, oracle.drho, oracle.grow, oracle.absolute / g)
+                    assert near_limit(e, limit, oracle.drho, oracle.grow, a)
                     outside_old += not near_limit(e, limit)
     assert outside_old > 0  # the old band alone would have trusted a wrong side

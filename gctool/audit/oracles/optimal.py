@@ -51,19 +51,20 @@ NEAR_LIMIT_RTOL = 1e-3
 #: rho = sqrt(err) as computed, the exact err(F) lies in
 #:     [(rho - drho)^2 - a, (rho + drho)^2 + a],  drho = FAST_ERR max(n, K) eps kappa
 #:     (||t|| + kappa rho),  a = FAST_ABS eps kappa^2 ||t||^2 / lam
-#: (kappa = cond(B) row-normalised, ||t||^2 = m k; lam = 1, or for a set that loses
-#: directions the smallest kept eigenvalue of the Gram matrix of Qperp[S], at most 1:
-#: :meth:`OptimalOracle.kept_floor`).  drho is the least-squares residual's sensitivity to the
-#: backward error of B's SVD (err_full and the lost subspace), a the cancellation in err_full +
-#: extra, whose system carries N = Q Sigma^-2 Q^H (kappa^2) and the lost subspace's
-#: separation (1 / lam; cond(B_F)^2 <= kappa^2 / lam).  Measured against exact rational least
-#: squares (1,500 random codes up to 7 x 8: low rank plus noise, near-proportional rows, a
-#: row near ones; real and complex; kappa up to 1e4; numpy and compiled), placing the limit
-#: just above and just below each set's exact error: |sqrt(err) - sqrt(exact)| / (max(n, K)
-#: eps kappa (||t|| + kappa rho)) up to 43, and the cancellation up to 5 eps kappa^2 ||t||^2
-#: at lam near 1 and 0.02 eps kappa^2 ||t||^2 / lam at lam = 2.7e-7 (an error of 2.3e-6
-#: computed as 1.65e-5, cond(B) 406, which the 1e-3 band trusted).  An error whose interval
-#: holds the limit is not trusted, whatever the tolerance (0 too): the decoder decides it
+#: (kappa = cond(B) row-normalised, ||t||^2 = m k; a = 0 for a set that loses no direction,
+#: whose error is err_full; else lam is the smallest kept eigenvalue of the Gram matrix of
+#: Qperp[S], at most 1: :meth:`OptimalOracle.kept_floor`).  drho is the least-squares
+#: residual's sensitivity to the backward error of B's SVD (err_full and the lost subspace),
+#: a the cancellation in err_full + extra, whose system carries N = Q Sigma^-2 Q^H (kappa^2)
+#: and the lost subspace's separation (1 / lam; cond(B_F)^2 <= kappa^2 / lam).  Measured
+#: against exact rational least squares (1,500 random codes up to 7 x 8: low rank plus noise,
+#: near-proportional rows, a row near ones; real and complex; kappa up to 1e4; numpy and
+#: compiled), placing the limit just above and just below each set's exact error:
+#: |sqrt(err) - sqrt(exact)| / (max(n, K) eps kappa (||t|| + kappa rho)) up to 43, and the
+#: cancellation up to 5 eps kappa^2 ||t||^2 at lam near 1 and 0.02 eps kappa^2 ||t||^2 / lam
+#: at lam = 2.7e-7 (an error of 2.3e-6 computed as 1.65e-5, cond(B) 406, which the 1e-3 band
+#: trusted).  An error whose interval holds the limit is not trusted, whatever the tolerance
+#: (0 too): the decoder decides it
 FAST_ERR = 1e3
 FAST_ABS = 100.0
 
@@ -182,13 +183,16 @@ class OptimalOracle(Oracle):
         #: SVD decoder, which proves its verdicts or decides them in exact arithmetic
         self.fast = bool(kappa <= FAST_KAPPA and not self.near_limit(self.err_full))
 
-    def near_limit(self, err: float | np.ndarray, lam: float | np.ndarray = 1.0
+    def near_limit(self, err: float | np.ndarray, lam: float | np.ndarray = np.inf
                    ) -> np.ndarray:
         """Fast-path errors whose verdict float64 does not settle (:func:`near_limit`); a set
         that lost directions takes ``lam``, the smallest kept eigenvalue of the Gram matrix of
-        Qperp[S] (:meth:`kept_floor`), whose inverse its cancellation carries."""
-        return near_limit(err, self.limit, self.drho, self.grow,
-                          self.absolute / np.minimum(lam, 1.0))
+        Qperp[S] (:meth:`kept_floor`), whose inverse its cancellation carries; one that lost
+        none (lam = inf: its error is err_full) has no cancellation term."""
+        lam = np.asarray(lam, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            cancel = np.where(np.isinf(lam), 0.0, self.absolute / np.minimum(lam, 1.0))
+        return near_limit(err, self.limit, self.drho, self.grow, cancel)
 
     def kept_floor(self, S: np.ndarray) -> np.ndarray:
         """Per set, the smallest eigenvalue of the min(s, d)-square Gram matrix of Qperp[S]
@@ -444,7 +448,8 @@ class OptimalOracle(Oracle):
         # failures resting on an accidental loss go to the decoder, which proves them or
         # decides them in exact arithmetic
         unsure = (unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
-                  | self.near_limit(err, self.kept_floor(S) if lost.any() else 1.0))
+                  | self.near_limit(err, np.where(lost.any(axis=1), self.kept_floor(S), np.inf)
+                                    if lost.any() else np.inf))
         if unsure.any():
             rows = np.flatnonzero(unsure)
             err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
