@@ -38,6 +38,7 @@ from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle, decoder_set_work
 from gctool.budget import Budget, product_cost, solve_cost
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
+from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import EPS
 
@@ -76,12 +77,31 @@ def near_limit(err: float | np.ndarray, limit: float, drho: float = 0.0,
     ``drho + grow * sqrt(err)`` and err then by ``absolute`` (non-finite errors are doubtful
     too)."""
     err = np.asarray(err, dtype=np.float64)
+    if err.size > 64 and np.ndim(absolute) == 0 and grow < 1:  # a walk's chunk: two compares
+        lo, hi = _clear_outside(limit, drho, grow, float(absolute))
+        with np.errstate(invalid="ignore"):
+            return np.asarray(~((err < lo) | (err > hi)) | ~np.isfinite(err))
     with np.errstate(invalid="ignore"):
         rho = np.sqrt(np.maximum(err, 0.0))
         off = drho + grow * rho
         clear = ((np.maximum(rho - off, 0.0) ** 2 - absolute > limit)
                  | ((rho + off) ** 2 + absolute <= limit))
     return np.asarray((np.abs(err - limit) <= NEAR_LIMIT_RTOL * limit) | ~clear)
+
+
+def _clear_outside(limit: float, drho: float, grow: float, absolute: float
+                   ) -> tuple[float, float]:
+    """The errors :func:`near_limit` clears, with scalar ``absolute`` and ``grow`` < 1: those
+    below ``lo`` and above ``hi``.  Below: sqrt(err) (1 + grow) + drho <= sqrt(limit -
+    absolute), outside the relative band; above: sqrt(err) (1 - grow) - drho > sqrt(limit +
+    absolute), outside it too.  Both widened by REL_SLACK, so that rounding in the
+    bounds can only send more sets to the decoder, never fewer."""
+    below = limit - absolute
+    r_lo = (np.sqrt(below) - drho) / (1 + grow) if below >= 0 else -1.0
+    lo = min(r_lo * r_lo, limit * (1 - NEAR_LIMIT_RTOL)) if r_lo >= 0 else -np.inf
+    r_hi = (np.sqrt(limit + absolute) + drho) / (1 - grow)
+    hi = max(r_hi * r_hi, limit * (1 + NEAR_LIMIT_RTOL))
+    return (lo * (1 - REL_SLACK) if lo > 0 else lo), hi * (1 + REL_SLACK) + np.finfo(float).tiny
 
 
 def below_band(limit: float, *band: float) -> float:
