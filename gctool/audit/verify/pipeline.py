@@ -83,17 +83,21 @@ def clear_counterexample(run: Run, undecided: Undecided) -> VerifyReport:
         raise undecided
     sets = itertools.combinations(range(n), s)
     step = run.decoder.chunk_size(n - s)
+    before = 0  # sets of earlier chunks, all passed over
     while True:
         checkpoint()
         S = np.array(list(itertools.islice(sets, step)), dtype=np.intp).reshape(-1, s)
         if S.shape[0] == 0:
             raise undecided
         for rows in _decided(run, S):
-            run.state.checked = run.state.represented = 1
+            # the sets scanned up to the counterexample, in lexicographic order
+            at = int(np.flatnonzero((S == np.asarray(rows)).all(axis=1))[0])
+            run.state.checked = run.state.represented = before + at + 1
             return run.report(
                 False, "direct-scan", f"straggler set {rows} fails (proved by the direct "
                 "decoder; float64 could not decide every set before it)",
                 counterexample=rows, kernel="direct")
+        before += S.shape[0]
 
 
 def _decided(run: Run, S: np.ndarray) -> list[list[int]]:
