@@ -89,9 +89,10 @@ def clear_counterexample(run: Run, undecided: Undecided) -> VerifyReport:
         S = np.array(list(itertools.islice(sets, step)), dtype=np.intp).reshape(-1, s)
         if S.shape[0] == 0:
             raise undecided
-        for rows in _decided(run, S):
+        at = _first_failing(run, S)
+        if at is not None:
+            rows = S[at].tolist()
             # the sets scanned up to the counterexample, in lexicographic order
-            at = int(np.flatnonzero((S == np.asarray(rows)).all(axis=1))[0])
             run.state.checked = run.state.represented = before + at + 1
             return run.report(
                 False, "direct-scan", f"straggler set {rows} fails (proved by the direct "
@@ -100,21 +101,18 @@ def clear_counterexample(run: Run, undecided: Undecided) -> VerifyReport:
         before += S.shape[0]
 
 
-def _decided(run: Run, S: np.ndarray) -> list[list[int]]:
-    """The sets of S whose survivors the direct decoder proves not to decode (the first
-    only), every set it cannot decide passed over."""
+def _first_failing(run: Run, S: np.ndarray) -> int | None:
+    """The index in S of the first set whose survivors the direct decoder proves not to
+    decode, every set it cannot decide passed over; None if there is none."""
     try:
         ok = run.decoder.evaluate(survivors_of(S, run.code.n)).ok
     except Undecided:
         if S.shape[0] == 1:
-            return []
-        for i in range(S.shape[0]):
-            found = _decided(run, S[i:i + 1])
-            if found:
-                return found
-        return []
+            return None
+        return next((i for i in range(S.shape[0])
+                     if _first_failing(run, S[i:i + 1]) is not None), None)
     bad = np.flatnonzero(~ok)
-    return [S[int(bad[0])].tolist()] if bad.size else []
+    return int(bad[0]) if bad.size else None
 
 
 def settle(run: Run, report: VerifyReport) -> VerifyReport:
