@@ -5,6 +5,8 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 * ``verify`` real cyclic n=48 s=6 (12.3 M sets), GF(2^6) cyclic-MDS n=63 s=6 (68 M sets) and
   complex cyclic n=48 s=6;
 * ``attack -s 6`` and ``attack --threshold`` (epsilon 0) on real cyclic n=40;
+* ``attack -s 6`` on the encoded frame of the Steiner ETF pg-2 (n=28, k=7: the worst spectrum
+  of S_F^T S_F over 376,740 sets, the compiled walk of :mod:`gctool.audit.kernels.spectra`);
 * each for ``--jobs`` 1, 2, 4, ... up to the machine's cores, then on a warm local Dask
   cluster (one single-threaded worker process per core, started once, each case run once on it
   before it is timed; Dask tasks grouped as the CLI does; the table gives the number of Dask
@@ -135,6 +137,21 @@ def _threshold() -> Callable[[Any, dict[str, Any]], Any]:
                                       symmetry=False, **ex)
 
 
+def _frame_attack(s: int) -> Callable[[Any, dict[str, Any]], Any]:
+    import gctool
+
+    return lambda code, ex: gctool.attack(code, s, method="exhaustive", max_sets=10**13, **ex)
+
+
+def _frame(system: str) -> Callable[[], Any]:
+    def make() -> Any:
+        from gctool.codes import design
+
+        return design("encoded", frame="steiner", system=system, s=1)
+
+    return make
+
+
 def _design(scheme: str, n: int, s: int, **kw: Any) -> Callable[[], Any]:
     def make() -> Any:
         from gctool.codes import design
@@ -147,10 +164,10 @@ def _design(scheme: str, n: int, s: int, **kw: Any) -> Callable[[], Any]:
 def cases(quick: bool) -> tuple[list[Case], tuple[Case, Case]]:
     """The cases, and the pair whose per-set costs are compared (small, large)."""
     if quick:
-        n, s, gf, an = 24, 4, ("GF(2^5)", 31, 4), 24
+        n, s, gf, an, fs = 24, 4, ("GF(2^5)", 31, 4), 24, 5
         pair = ((20, 3), (24, 4))
     else:
-        n, s, gf, an = 48, 6, ("GF(2^6)", 63, 6), 40
+        n, s, gf, an, fs = 48, 6, ("GF(2^6)", 63, 6), 40, 6
         pair = ((40, 6), (64, 7))
     field_, gn, gs = gf
     out = [
@@ -164,6 +181,8 @@ def cases(quick: bool) -> tuple[list[Case], tuple[Case, Case]]:
              _design("cyclic", an, s, seed=1), _attack(s)),
         Case(f"attack --threshold real cyclic n={an} s={s}", 0,
              _design("cyclic", an, s, seed=1), _threshold()),
+        Case(f"attack -s {fs} encoded Steiner ETF pg-2 n=28 k=7", comb(28, fs),
+             _frame("pg-2"), _frame_attack(fs)),
     ]
     per = tuple(Case(f"verify real cyclic n={a} s={b}", comb(a, b),
                      _design("cyclic", a, b, seed=1), _verify(b)) for a, b in pair)

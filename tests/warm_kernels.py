@@ -6,7 +6,8 @@ otherwise spend in its own process at the first test that walks compiled code.  
 compiled by running it, as a command would (``GCTOOL_COMPILED=1`` on small codes that tolerate
 their s, rows and columns shuffled so that no symmetry or certificate skips the enumeration):
 the real and complex screens and optimal-decoder walks, the exact walks over GF(p) and
-GF(2^m).  A test that reaches a kernel first compiles it itself, as without this script;
+GF(2^m), the encoded frames' spectra.  A test that reaches a kernel first compiles it itself,
+as without this script;
 numba replaces its cache files atomically, so the two processes never read a partial one."""
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def main() -> None:
         assert verify(code, 2, method="exhaustive").ok
         if not field.startswith("GF"):
             attack(code, 2, method="exhaustive")
+    # the encoded frames' spectra: a walk and given (sampled) sets
+    from gctool.audit.spectrum import worst_spectrum
+
+    frame = design("encoded", frame="paley", workers=6, s=1)
+    worst_spectrum(frame, 2)
+    worst_spectrum(frame, 2, sample=3)
 
 
 if __name__ == "__main__":

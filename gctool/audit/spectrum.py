@@ -20,6 +20,28 @@ Proved upper bound (Weyl + Gershgorin, any frame): ``S_F^T S_F <= G`` gives
 largest eigenvalue of any s x s Gram matrix of rows: ``max_i (||s_i||^2 + sum of the s - 1
 largest |<s_i, s_j>|)`` (Gershgorin), or the sum of the s largest ``||s_i||^2`` (trace).  For an
 ETF with unit rows and coherence mu_c this is ``beta - 1 - (s - 1) mu_c``.
+
+Large enumerations (:func:`gctool.audit.kernels.wanted`: C(n, s) of at least
+:data:`~gctool.audit.kernels.MIN_SETS` sets, or ``GCTOOL_COMPILED=1``) are walked by the compiled
+kernel of :mod:`gctool.audit.kernels.spectra`: each worker thread (or Dask worker) forms each
+set's matrix, takes its eigenvalues (LAPACK's ``syevd`` from numba) and keeps only its chunk's
+three picks, without the GIL; the caller's fold merges three picks per chunk.  Smaller ones
+take numpy's batched ``eigvalsh`` (the s x s Grams gathered from S S^T).
+
+**One route states the numbers.**  Eigenvalues from different routes (the compiled walk,
+numpy's batches, a Gram gathered from S S^T or formed from the rows) differ in the last bits.
+So an enumeration only *chooses* the sets (the first in lexicographic order reaching the
+largest epsilon, the smallest lambda_min and the largest lambda_max, in its route's
+arithmetic), and the report's epsilon, lambda_min and lambda_max are recomputed for those
+three sets by :meth:`Frame.eigenvalues`, one set at a time, exactly as :func:`set_spectrum`
+computes a set: ``attack --set`` of the worst set shows the reported epsilon bit for bit.
+Every route is backward stable (the eigenvalues of a matrix within a small multiple of
+k eps ||G||_2 of the exact S_F^T S_F: tests/audit/test_frame_spectra.py checks 4 k eps ||G||_2
+against rational arithmetic), so a stated epsilon is within twice that bound of the largest
+over the sets, whichever route chose; among sets tied to within rounding (an ETF's sets tie
+exactly) the compiled and the numpy route may name different, equally worst, sets.  The picks,
+and so the report, are the same for every ``jobs`` and executor (the route depends on C(n, s)
+and ``GCTOOL_COMPILED`` only, and is chosen in the caller; chunks do not change a pick).
 """
 
 from __future__ import annotations
@@ -33,11 +55,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from gctool.audit.checks import check_s, curve_sizes
+from gctool.audit.kernels import private
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import FAST_SET_COST, Budget, solve_cost
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
-from gctool.engine.enumeration import count_sets, sample_sets
+from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
 from gctool.engine.records import Checked, Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
 from gctool.engine.threads import run_threads
@@ -53,6 +76,11 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 #: float entries handled per batch (b x k x k or b x s x s)
 _BATCH_ENTRIES = 1 << 21
+#: estimated work of one task of the compiled walk, in ns (a few ms: the fold's and a Dask
+#: task's overheads stay small beside it, and threads finish together) ...
+COMPILED_TASK_NS = 20_000_000
+#: ... in at least this many sets
+COMPILED_CHUNK_MIN = 256
 
 
 #: largest sum of squared row norms of an audited frame: it bounds every entry and eigenvalue
@@ -94,6 +122,9 @@ class Frame:
     tight: bool
     #: the audit's budget (:meth:`check`)
     budget: Budget
+    #: the compiled walk (:class:`gctool.audit.kernels.spectra.FrameWalk`) once :meth:`plan`
+    #: chose it; a copy of the frame (a Dask worker's) walks as the caller planned
+    compiled: Any = dc_field(default=None, repr=False)
 
     @property
     def G(self) -> np.ndarray:
@@ -118,14 +149,54 @@ class Frame:
         """Do sets of size s take the s x s route (tight frames, 0 < s < k)?"""
         return self.tight and 0 < s < self.S.shape[1]
 
-    def spectra(self, S_sets: np.ndarray) -> np.ndarray:
-        """Ascending eigenvalues of S_F^T S_F (un-normalised) for each straggler set, (b, k)."""
+    def plan(self, s: int, sets: int) -> None:
+        """Choose the compiled walk for an enumeration of ``sets`` sets of size s when
+        :func:`gctool.audit.kernels.wanted` says so, and compile or load it now (the row Gram
+        is taken when it exists: :func:`worst_spectrum` computes it first)."""
+        if self.compiled is None and self.will_compile(s, sets):
+            from gctool.audit.kernels.spectra import FrameWalk
+
+            P = self.analysis.rows()[0] if self.analysis.has_rows else None
+            self.compiled = FrameWalk(self.S, self.G, P, self.c)
+        if self.walks(s):
+            self.compiled.warm(s, self._small(s))
+
+    def will_compile(self, s: int, sets: int) -> bool:
+        """Will :meth:`plan` choose the compiled walk for ``sets`` sets of size s (decided as
+        it does, without compiling anything)?"""
+        from gctool.audit.kernels import wanted
+
+        return s > 0 and (self.compiled is not None or wanted(sets))
+
+    def walks(self, s: int) -> bool:
+        """Are sets of size s walked by the compiled kernel (planned, s > 0)?"""
+        if self.compiled is None or s == 0:
+            return False
+        # a walk planned before the row Gram existed gathers nothing from it: plan again
+        if self._small(s) and self.analysis.has_rows and not self.compiled.rows:
+            from gctool.audit.kernels.spectra import FrameWalk
+
+            self.compiled = FrameWalk(self.S, self.G, self.analysis.rows()[0], self.c)
+        return True
+
+    def eigenvalues(self, St: Sequence[int], norm: float) -> np.ndarray:
+        """The ascending eigenvalues of one straggler set's S_F^T S_F times ``norm``: the
+        numbers every report states (:func:`set_spectrum`, and the sets an enumeration
+        picks, :func:`_restated`).  One set at a time by :meth:`spectra`, its Gram from the
+        rows whether S S^T exists or not: the same floats in every audit of the frame."""
+        one = np.array([list(St)], dtype=np.intp).reshape(1, len(St))
+        return self.spectra(one, gather=False)[0] * norm
+
+    def spectra(self, S_sets: np.ndarray, gather: bool = True) -> np.ndarray:
+        """Ascending eigenvalues of S_F^T S_F (un-normalised) for each straggler set, (b, k);
+        ``gather``: the tight frames' s x s Grams from S S^T when it exists (else from the
+        rows)."""
         n, k = self.S.shape
         b, s = S_sets.shape
         if s == 0:
             return np.broadcast_to(self.analysis.ev, (b, k)).copy()
         if self._small(s):  # the s x s Gram of the straggling rows: from S S^T when known
-            if self.analysis.has_rows:
+            if gather and self.analysis.has_rows:
                 P = self.analysis.rows()[0]
                 gram = P[S_sets[:, :, None], S_sets[:, None, :]]
             else:
@@ -151,13 +222,27 @@ class Frame:
 
     def chunk(self, s: int) -> int:
         """Straggler sets per batch: at most :data:`_BATCH_ENTRIES` float entries (one set at
-        least)."""
+        least); on the compiled walk, about :data:`COMPILED_TASK_NS` of work."""
+        if self.walks(s):
+            return max(COMPILED_CHUNK_MIN, int(COMPILED_TASK_NS / self.walk_time(s)))
         return max(1, _BATCH_ENTRIES // self._per_set(s))
 
-    def set_work(self, s: int, rows: bool) -> int:
+    def walk_time(self, s: int) -> float:
+        """Estimated time of the compiled walk per set of size s, in ns
+        (:func:`gctool.audit.kernels.spectra.walk_cost`; with the row Gram when it exists)."""
+        from gctool.audit.kernels.spectra import walk_cost
+
+        return walk_cost(s, self.S.shape[1], self._small(s), self.analysis.has_rows)
+
+    def set_work(self, s: int, rows: bool, compiled: bool = False) -> int:
         """Work of one set of size s in a batch (:data:`~gctool.limits.FAST_SET_COST` plus
-        its Gram, from S S^T with ``rows``, or its k x k matrix, and the eigenvalues)."""
+        its Gram, from S S^T with ``rows``, or its k x k matrix, and the eigenvalues); with
+        ``compiled``, of the compiled walk (:meth:`walk_time`)."""
         k = self.S.shape[1]
+        if compiled and s > 0:
+            from gctool.audit.kernels.spectra import walk_cost
+
+            return int(walk_cost(s, k, self._small(s), rows))
         if s == 0:
             return FAST_SET_COST + k
         if self._small(s):
@@ -176,7 +261,8 @@ class Frame:
         n, k = self.S.shape
         rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
         with_rows = bound or self.analysis.has_rows
-        work = extra_work + sum(count * self.set_work(s, with_rows) for s, count in sets.items())
+        work = extra_work + sum(count * self.set_work(s, with_rows, self.will_compile(s, count))
+                                for s, count in sets.items())
         work += Analysis.work(n, k) - Analysis.work(n, k, rows=False) if rows else 0
         total = sum(sets.values())
         sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
@@ -272,7 +358,7 @@ def set_spectrum(code: GradientCode, stragglers: list[int], budget: Budget | Non
     fr = Frame.of(S, budget)
     fr.check("the spectrum of one straggler set", {len(st): 1}, "use a smaller frame",
              bound=False)
-    ev = fr.spectra(np.array([st], dtype=np.intp).reshape(1, len(st)))[0] * code.k / (n - len(st))
+    ev = fr.eigenvalues(st, code.k / (n - len(st)))
     eps = float(epsilon_of(ev[0], ev[-1]))
     return SpectrumReport(
         mode="set", **_base(code, len(st)), stragglers=st, epsilon=eps, kappa=kappa(eps),
@@ -316,20 +402,26 @@ _PICKS = ("eps", "lmin", "lmax")
 @dataclass
 class _SpectrumWorker:
     """Normalised spectra of S_F^T S_F for one task's sets (a worker of the enumeration
-    engine, :mod:`gctool.engine.sweep`)."""
+    engine, :mod:`gctool.engine.sweep`): the compiled walk's picks when the frame planned it
+    (:meth:`Frame.plan`), else numpy's batched spectra.  The frame is the worker's ``kernel``:
+    what every task (and every size of a curve) shares, which a Dask run ships once per worker
+    (:func:`gctool.audit.distributed._split`)."""
 
     source: Any
-    frame: Frame
+    kernel: Frame
     norm: float
     summary_type: ClassVar[type[_SpectrumSummary]] = _SpectrumSummary
 
     def run(self, task: Task) -> _SpectrumSummary:
+        s = self.source.s
+        if self.kernel.walks(s):
+            return self._walk(task, s)
         out = _SpectrumSummary(task[0])
         batch, _ = self.source.sets(task)
         out.checked = batch.shape[0]
         if not batch.shape[0]:
             return out
-        ev = self.frame.spectra(batch) * self.norm
+        ev = self.kernel.spectra(batch) * self.norm
         lmin, lmax = ev[:, 0], ev[:, -1]
         eps = epsilon_of(lmin, lmax)
         for key, arr, pick in (("eps", eps, np.argmax), ("lmin", lmin, np.argmin),
@@ -337,6 +429,27 @@ class _SpectrumWorker:
             i = int(pick(arr))
             out.picks.append((key, float(arr[i]), batch[i].tolist(),
                               (float(lmin[i]), float(lmax[i]))))
+        return out
+
+    def _walk(self, task: Task, s: int) -> _SpectrumSummary:
+        """The task's picks from the compiled walk (its rank range walked in place, or the
+        given sets), without the GIL; the summary holds the walk's values (the caller
+        restates the final picks by numpy: :func:`_restated`)."""
+        index, start, stop = task
+        out = _SpectrumSummary(index, checked=stop - start)
+        if stop <= start:
+            return out
+        walk, small, n = self.kernel.compiled, self.kernel._small(s), self.source.n
+        if isinstance(self.source, LexSource):
+            vals, at, pairs = walk.walk(s, small, self.norm, private.current(
+                unrank_one(n, s, start)), stop - start)
+            sets = [unrank_one(n, s, start + a) for a in at]
+        else:
+            batch, _ = self.source.sets(task)
+            vals, at, pairs = walk.sets(batch, small, self.norm)
+            sets = [batch[a].tolist() for a in at]
+        for pick in zip(_PICKS, vals, sets, pairs, strict=True):
+            out.picks.append(pick)
         return out
 
 
@@ -359,6 +472,21 @@ class _SpectrumFold:
                     self.best["eps_l"] = pair
         self.checked += r.checked
         return False
+
+
+def _restated(fr: Frame, best: dict[str, Any], norm: float) -> dict[str, Any]:
+    """The picks of an enumeration with the values :meth:`Frame.eigenvalues` gives them (the
+    route of :func:`set_spectrum`): the report states what ``attack --set`` of each set
+    shows, whichever route (the compiled walk, numpy's batches with their Grams gathered
+    from S S^T) picked them."""
+    out = dict(best)
+    for key in _PICKS:
+        ev = fr.eigenvalues(best[key + "_set"], norm)
+        lo, hi = float(ev[0]), float(ev[-1])
+        out[key] = {"eps": float(epsilon_of(lo, hi)), "lmin": lo, "lmax": hi}[key]
+        if key == "eps":
+            out["eps_l"] = (lo, hi)
+    return out
 
 
 def _jobs(jobs: int | None, sets: int, runner: Runner | None) -> int:
@@ -411,6 +539,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
              "use a smaller s or fewer (sampled) sets", extra_work=extra_work)
     if s > 0:
         fr.analysis.rows()  # for the upper bound, and the tight frames' s x s Grams
+    fr.plan(s, planned)  # the compiled walk for large enumerations, loaded here
     size = fr.chunk(s)
     if sample is None:
         source = LexSource(n, s)
@@ -427,8 +556,9 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
             progress(fold.checked, planned)
 
     try:
-        # locally, the spectra are decided in ``jobs`` threads sharing the frame (numpy's
-        # batched eigvalsh, einsum and gathers release the GIL); the caller only folds
+        # locally, the spectra are decided in ``jobs`` threads sharing the frame (the compiled
+        # walk without the GIL; numpy's batched route holds it for its gathers and picks);
+        # the caller only folds three picks per task
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
                    jobs=_jobs(jobs, planned, runner), runner=runner or run_threads,
                    after=after)
@@ -437,6 +567,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
                                 f"sets (size {s}); worst epsilon so far "
                                 f"{fold.best['eps']:.6g}") from None
     best, checked = fold.best, fold.checked
+    best = _restated(fr, best, norm)
     upper = fr.analysis.upper_bound(s)
     eps = float(best["eps"])
     # the attack sandwich: found <= true worst <= proved bound; closed when they meet

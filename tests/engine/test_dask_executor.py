@@ -280,17 +280,29 @@ FRAME_AUDITS = {
 }
 
 
+@pytest.mark.parametrize("compiled", ["0", "1"], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("audit", sorted(FRAME_AUDITS))
-def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
+def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str, compiled: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The encoded scheme's verify and attack hooks hand ``jobs`` and ``runner`` to the
     enumeration of their straggler sets (many 8-set tasks here), and the report does not
     depend on them; locally, with 2 jobs, the spectra are decided in the pool's threads (the
-    caller's thread only folds)."""
+    caller's thread only folds); on numpy's batches or the compiled walk, which the Dask
+    workers then run too (the frame carries the walk its caller planned)."""
     import threading
 
+    from gctool.audit.kernels.spectra import FrameWalk
     from gctool.engine.threads import run_threads
 
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    walked: list[str] = []
+    walk = FrameWalk.walk
+
+    def spy(self: Any, *args: Any) -> Any:
+        walked.append(threading.current_thread().name)
+        return walk(self, *args)
+
+    monkeypatch.setattr(FrameWalk, "walk", spy)
     spectrum = importlib.import_module("gctool.audit.spectrum")
     monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
     monkeypatch.setattr(importlib.import_module("gctool.audit.exhaustive"),
@@ -326,10 +338,13 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str,
     assert deciders.count(main) == sum(tasks == 1 for _, _, tasks in seen)
     assert len(deciders) > deciders.count(main)
     seen.clear()
-    runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"frame-{audit}")
+    local = len(walked)
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"frame-{audit}-{compiled}")
     dsk = run(code, runner=runner)
     assert seen and all(r is runner for _, r, _ in seen)
     assert runner.stats.get("submitted", 0) >= 1  # the cluster did the work
+    # the compiled walk ran locally and on the workers (in-process here), or never
+    assert (local > 0 and len(walked) > local) if compiled == "1" else not walked
     docs = [_without_executor(loads(json.dumps(r.to_dict()))) for r in (one, two, dsk)]
     assert docs[0] == docs[1] == docs[2]
     if audit == "verify":

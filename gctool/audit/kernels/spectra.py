@@ -1,0 +1,200 @@
+"""Compiled spectra of an encoded frame's straggler sets (:mod:`gctool.audit.spectrum`), set by
+set, without the GIL.
+
+For a set of s stragglers the kernel forms what :meth:`gctool.audit.spectrum.Frame.spectra`
+forms: the s x s Gram matrix of the straggling rows (tight frames, 0 < s < k: gathered from the
+row Gram ``P = S S^T``, or from the rows), or the k x k matrix ``G - S_S^T S_S``; takes its
+eigenvalues with numba's ``np.linalg.eigvalsh`` (LAPACK's ``syevd``, as numpy's, called from
+compiled code); and keeps, for a whole rank range or batch of sets, only the three picks of
+the audit's summary: the first set reaching the largest epsilon (with its lambda_min and
+lambda_max), the first reaching the smallest lambda_min and the first reaching the largest
+lambda_max (strict comparisons, in the order walked).  A worker thread thus returns three
+sets and a few numbers per chunk and holds the GIL for a few microseconds per chunk.
+
+The eigenvalues are LAPACK's backward-stable ones (those of a matrix within a small multiple of
+k eps ||G|| of the one formed), like numpy's; they may differ from numpy's in the last bits (the
+k x k matrix is summed in another order; the two LAPACK builds may differ).  The audit states
+numpy's values of the sets the walk picks (module docstring of :mod:`gctool.audit.spectrum`).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.kernels import private
+from gctool.audit.kernels.real import WARM
+from gctool.compiled import compile_notice
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import successor
+
+#: positions of the picks in a walk's ``vals`` and ``at``
+EPS_PICK, LMIN_PICK, LMAX_PICK = 0, 1, 2
+
+
+@njit
+def _extremes(St: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
+              M: Any) -> tuple[float, float]:
+    """(lambda_min, lambda_max) of S_F^T S_F (not normalised) for the stragglers St, as
+    :meth:`gctool.audit.spectrum.Frame.spectra` takes them: with ``small``, c minus the
+    largest eigenvalue of the stragglers' s x s Gram matrix (from P with ``rows``), and c;
+    otherwise the extreme eigenvalues of ``G - S_S^T S_S``.  M is scratch of that size."""
+    s, k = St.shape[0], S.shape[1]
+    if small:
+        for i in range(s):
+            for j in range(i + 1):
+                if rows:
+                    v = P[St[i], St[j]]
+                else:
+                    v = 0.0
+                    for t in range(k):
+                        v += S[St[i], t] * S[St[j], t]
+                M[i, j] = v
+                M[j, i] = v
+        mu = np.linalg.eigvalsh(M)
+        return c - mu[s - 1], c
+    for i in range(k):
+        for j in range(i + 1):
+            v = 0.0
+            for t in range(s):
+                v += S[St[t], i] * S[St[t], j]
+            v = G[i, j] - v
+            M[i, j] = v
+            M[j, i] = v
+    w = np.linalg.eigvalsh(M)
+    return w[0], w[k - 1]
+
+
+@njit
+def _pick(b: int, lo: float, hi: float, norm: float, vals: Any, at: Any, pair: Any) -> None:
+    """Join set b (its lambda_min and lambda_max, not normalised) to the picks so far (each
+    pick's value, offset and (lambda_min, lambda_max))."""
+    lo, hi = lo * norm, hi * norm
+    e = max(1.0 - lo, hi - 1.0)
+    for p, better in ((EPS_PICK, e > vals[EPS_PICK]), (LMIN_PICK, lo < vals[LMIN_PICK]),
+                      (LMAX_PICK, hi > vals[LMAX_PICK])):
+        if better:
+            vals[p] = e if p == EPS_PICK else (lo if p == LMIN_PICK else hi)
+            at[p] = b
+            pair[p, 0], pair[p, 1] = lo, hi
+
+
+@njit
+def spectra_range(St: Any, n: int, count: int, S: Any, G: Any, P: Any, c: float, small: bool,
+                  rows: bool, norm: float, M: Any, vals: Any, at: Any, pair: Any) -> None:
+    """Walk ``count`` sets in lexicographic order from St (updated in place): the picks, by
+    offset from the first set, in ``vals``/``at``/``pair`` (``vals`` set to -inf, inf, -inf by
+    the caller)."""
+    for b in range(count):
+        lo, hi = _extremes(St, S, G, P, c, small, rows, M)
+        _pick(b, lo, hi, norm, vals, at, pair)
+        if b + 1 < count:
+            successor(St, n)
+
+
+@njit
+def spectra_sets(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
+                 norm: float, M: Any, vals: Any, at: Any, pair: Any) -> None:
+    """The picks of the rows of Sets (any order), by row index."""
+    for b in range(Sets.shape[0]):
+        lo, hi = _extremes(Sets[b], S, G, P, c, small, rows, M)
+        _pick(b, lo, hi, norm, vals, at, pair)
+
+
+@njit
+def spectra_each(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
+                 M: Any, lo: Any, hi: Any) -> None:
+    """(lambda_min, lambda_max), not normalised, of every row of Sets (the tests' reference
+    for the walks: the same per-set route)."""
+    for b in range(Sets.shape[0]):
+        lo[b], hi[b] = _extremes(Sets[b], S, G, P, c, small, rows, M)
+
+
+#: the time of the walk per straggler set, in ns: a fixed part (the call of LAPACK's syevd, its
+#: workspace and copy, the next set) ...
+SPECTRA_SET_NS = 500
+#: ... plus this much per square and per cube of the side of the eigenproblem (s, or k) ...
+SPECTRA_SQUARE_NS = 35
+SPECTRA_CUBE_NS = 0.2
+#: ... plus this much per multiply-add forming the matrix (s^2 k / 2 from the rows, k^2 s / 2
+#: for the k x k matrix; nothing when the s x s Gram is gathered from S S^T).  Fitted to the
+#: CPU time per set of the walk (one core of the 2-core development machine, a loaded host):
+#: ETF pg-2 s=2-6 and tight subsampled orthogonal 40x20 s=3-6 (0.6-2.2 us), Gaussian 28 x 4,
+#: 28 x 7, 30 x 12, 40 x 20, 60 x 30 (1.2, 2.8, 6.8, 16, 32 us): measured / estimated 0.8-1.2
+SPECTRA_MULADD_NS = 0.5
+
+
+def walk_cost(s: int, k: int, small: bool, rows: bool) -> float:
+    """Estimated time of the compiled walk per set of size s (k columns; ``small``: the s x s
+    route, ``rows``: its Gram from S S^T), in ns."""
+    side = s if small else k
+    form = (0 if rows else s * s * k / 2) if small else k * k * s / 2
+    return (SPECTRA_SET_NS + SPECTRA_SQUARE_NS * side**2 + SPECTRA_CUBE_NS * side**3
+            + SPECTRA_MULADD_NS * form)
+
+
+class FrameWalk:
+    """The compiled spectra of one frame: contiguous float64 copies of S (n x k), G = S^T S and,
+    when it was computed, the row Gram P = S S^T; c = trace(G) / k (tight frames' s x s
+    route).  A Frame plans one for large enumerations; its copies on Dask workers carry it."""
+
+    def __init__(self, S: np.ndarray, G: np.ndarray, P: np.ndarray | None, c: float) -> None:
+        self.S = np.ascontiguousarray(S, dtype=np.float64)
+        self.G = np.ascontiguousarray(G, dtype=np.float64)
+        self.rows = P is not None
+        self.P = np.ascontiguousarray(P if P is not None else np.zeros((1, 1)),
+                                      dtype=np.float64)
+        self.c = float(c)
+
+    def warm(self, s: int, small: bool) -> None:
+        """Compile (or load from the cache) the walk and the sets' entry point."""
+        key = ("spectra",)
+        if key in WARM:
+            return
+        WARM.add(key)
+        with compile_notice("frame spectra"):
+            self.walk(s, small, 1.0, np.arange(s, dtype=np.int64), 1)
+            self.sets(np.arange(s, dtype=np.int64)[None], small, 1.0)
+
+    def _work(self, s: int, small: bool) -> tuple[np.ndarray, ...]:
+        """Scratch of the walking thread (:func:`.private.scratch`): the s x s or k x k
+        matrix, and the picks (-inf, inf, -inf; offsets -1; their (lambda_min, lambda_max))."""
+        side = max(1, s if small else self.S.shape[1])
+        M, vals, at, pair = private.scratch(((side, side), np.float64), (3, np.float64),
+                                            (3, np.int64), ((3, 2), np.float64))
+        vals[:] = (-np.inf, np.inf, -np.inf)
+        at[:] = -1
+        return M, vals, at, pair
+
+    def walk(self, s: int, small: bool, norm: float, St: np.ndarray, count: int
+             ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
+        """The picks (eps, lambda_min, lambda_max: :data:`EPS_PICK`...) of ``count`` sets in
+        lexicographic order from St (updated in place), as (values, offsets, each pick's
+        (lambda_min, lambda_max)), normalised by ``norm``."""
+        M, vals, at, pair = self._work(s, small)
+        spectra_range(St, self.S.shape[0], count, self.S, self.G, self.P, self.c, small,
+                      self.rows, norm, M, vals, at, pair)
+        return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
+
+    def sets(self, Sets: np.ndarray, small: bool, norm: float
+             ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
+        """:meth:`walk`'s picks of the rows of Sets, by row index."""
+        M, vals, at, pair = self._work(Sets.shape[1], small)
+        key = ("spectra-sets",)
+        with compile_notice("frame spectra") if key not in WARM else nullcontext():
+            WARM.add(key)
+            spectra_sets(np.ascontiguousarray(Sets, dtype=np.int64), self.S, self.G, self.P,
+                         self.c, small, self.rows, norm, M, vals, at, pair)
+        return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
+
+    def each(self, Sets: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(lambda_min, lambda_max), not normalised, of every row of Sets (one set at a time,
+        the walks' route)."""
+        b, s = Sets.shape
+        lo, hi = np.empty(b), np.empty(b)
+        M = self._work(s, small)[0]
+        spectra_each(np.ascontiguousarray(Sets, dtype=np.int64), self.S, self.G, self.P,
+                     self.c, small, self.rows, M, lo, hi)
+        return lo, hi
