@@ -2,13 +2,20 @@
 
 Run: ``.venv/bin/python benchmarks/bench_spectrum.py [--quick]``.
 
-The worst epsilon over every set of s stragglers of a Steiner ETF (n = 28, k = 7) and a
-Gaussian frame, three ways in the same run:
+The worst epsilon over every set of s stragglers of a Steiner ETF (n = 28, k = 7: tight, s x s
+Gram matrices) and a Gaussian frame (not tight: k x k matrices), several ways in the same run:
 
-* naive: a Python loop with one ``numpy.linalg.eigvalsh(S_F^T S_F)`` per set;
+* naive: a Python loop with one ``numpy.linalg.eigvalsh(S_F^T S_F)`` per set (once);
 * plain numpy: gctool's enumeration with the k x k matrices ``G - S_S^T S_S`` in batches;
-* gctool: the same enumeration with the s x s Gram matrices of the stragglers for tight frames
-  (``gctool.audit.spectrum``); for a frame that is not tight the two batched paths coincide.
+* numpy route: gctool's numpy batches (``GCTOOL_COMPILED=0``: the s x s Gram matrices of the
+  stragglers for tight frames, gathered from S S^T);
+* compiled: gctool's compiled walk (``GCTOOL_COMPILED=1``, :mod:`gctool.audit.kernels.spectra`:
+  each set's eigenvalues from LAPACK in numba, the chunk's picks without the GIL);
+
+the last three with ``--jobs`` 1 and 2, interleaved in rounds (medians of wall and CPU time);
+per set: CPU ns of one job, and the share of the CPU spent in the caller's thread at 2 jobs
+(the serial part: with numpy's batches the pool threads hold the GIL for their gathers and
+picks, with the compiled walk only between chunks).
 
 Target: gctool >= 10x the naive loop on the ETF; every method finds the same epsilon.
 """
@@ -16,15 +23,24 @@ Target: gctool >= 10x the naive loop on the ETF; every method finds the same eps
 from __future__ import annotations
 
 import itertools
+import os
+import time
 from math import comb
 from typing import Any
 
-import numpy as np
-import readme
-from timing import parser, timed
+from gctool._threads import pin_blas_threads
 
-from gctool.audit import spectrum
-from gctool.codes import design
+pin_blas_threads()  # before numpy: as the CLI
+
+import numpy as np  # noqa: E402
+import readme  # noqa: E402
+from timing import parser, timed  # noqa: E402
+
+from gctool.audit import spectrum  # noqa: E402
+from gctool.codes import design  # noqa: E402
+
+#: timed rounds of every gctool route and --jobs (interleaved; medians)
+ROUNDS = 5
 
 
 def naive(S: np.ndarray, s: int) -> float:
@@ -37,29 +53,66 @@ def naive(S: np.ndarray, s: int) -> float:
     return float(worst)
 
 
-def run(name: str, code, s: int) -> None:  # type: ignore[no-untyped-def]
-    S = np.asarray(code.B, dtype=float)
-    ref, t_naive = timed(lambda: naive(S, s))
-    fast, t_fast = timed(lambda: spectrum.worst_spectrum(code, s).epsilon)
+def _plain_frame(orig: Any) -> Any:
+    def no_gram(S_: np.ndarray, *args: Any, **kwargs: Any) -> spectrum.Frame:
+        f = orig(S_, *args, **kwargs)
+        f.tight = False
+        return f
+    return staticmethod(no_gram)
+
+
+def once(code: Any, s: int, mode: str, jobs: int) -> tuple[float, float, float, float]:
+    """(epsilon, wall, CPU of the process, CPU of the caller's thread) of one audit on route
+    ``mode`` (plain: numpy's k x k batches; numpy; compiled)."""
+    os.environ["GCTOOL_COMPILED"] = "1" if mode == "compiled" else "0"
     orig = spectrum.Frame.of
-    try:  # the plain batched k x k path
-        def no_gram(S_: np.ndarray, *args: Any, **kwargs: Any) -> spectrum.Frame:
-            f = orig(S_, *args, **kwargs)
-            f.tight = False
-            return f
-        spectrum.Frame.of = staticmethod(no_gram)  # type: ignore[method-assign]
-        plain, t_plain = timed(lambda: spectrum.worst_spectrum(code, s).epsilon)
+    if mode == "plain":
+        spectrum.Frame.of = _plain_frame(orig)  # type: ignore[method-assign]
+    try:
+        c0, t0, w0 = time.process_time(), time.thread_time(), time.perf_counter()
+        eps = spectrum.worst_spectrum(code, s, jobs=jobs).epsilon
+        return (eps, time.perf_counter() - w0, time.process_time() - c0,
+                time.thread_time() - t0)
     finally:
         spectrum.Frame.of = orig  # type: ignore[method-assign]
-    assert abs(fast - ref) <= 1e-9 and abs(plain - ref) <= 1e-9, (fast, plain, ref)
-    print(f"{name}, s = {s} ({comb(S.shape[0], s):,} sets):"
-          f" naive {t_naive:.3f}s, plain numpy {t_plain:.3f}s, gctool {t_fast:.3f}s; "
-          f"gctool/naive {t_naive / t_fast:.1f}x, gctool/plain {t_plain / t_fast:.1f}x; "
-          f"epsilon {fast:.6g}")
+        os.environ.pop("GCTOOL_COMPILED", None)
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values))
+
+
+def run(name: str, code: Any, s: int) -> None:
+    S = np.asarray(code.B, dtype=float)
+    sets = comb(S.shape[0], s)
+    ref, t_naive = timed(lambda: naive(S, s))
+    runs = [(mode, jobs) for mode in ("plain", "numpy", "compiled") for jobs in (1, 2)]
+    for mode, jobs in runs:  # warm: kernels compiled or loaded
+        once(code, s, mode, jobs)
+    got: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {r: [] for r in runs}
+    for _ in range(ROUNDS):
+        for mode, jobs in runs:
+            got[(mode, jobs)].append(once(code, s, mode, jobs))
+    wall = {r: median([g[1] for g in v]) for r, v in got.items()}
+    cpu = {r: median([g[2] for g in v]) for r, v in got.items()}
+    caller = {r: median([g[3] / max(g[2], 1e-9) for g in v]) for r, v in got.items()}
+    for r, v in got.items():
+        assert all(abs(g[0] - ref) <= 1e-9 for g in v), (r, [g[0] for g in v], ref)
+    fast = wall[("compiled", 1)]
+    print(f"{name}, s = {s} ({sets:,} sets): naive {t_naive:.3f}s, plain numpy "
+          f"{wall[('plain', 1)]:.3f}s, numpy route {wall[('numpy', 1)]:.3f}s, compiled "
+          f"{fast:.3f}s; compiled/naive {t_naive / fast:.1f}x, compiled/plain "
+          f"{wall[('plain', 1)] / fast:.1f}x; epsilon {ref:.6g}")
+    for mode in ("numpy", "compiled"):
+        print(f"  {mode + ' route':15s} per set {cpu[(mode, 1)] / sets * 1e9:5.0f} ns CPU; "
+              f"--jobs 2: {wall[(mode, 1)] / wall[(mode, 2)]:.2f}x the wall of --jobs 1, "
+              f"caller's thread {caller[(mode, 2)]:.0%} of the CPU")
 
 
 def main() -> None:
-    s = 3 if parser(__doc__).parse_args().quick else 4
+    s = 3 if parser(__doc__).parse_args().quick else 5
+    print(f"wall: medians of {ROUNDS} interleaved rounds (one run of the naive loop); CPU of "
+          "this process; BLAS on one thread")
     run("Steiner ETF pg-2 (n=28, k=7)", design("encoded", frame="steiner", system="pg-2", s=1),
         s)
     run("Gaussian frame (n=28, k=7)", design("encoded", frame="gaussian", workers=28, k=7, s=1,
