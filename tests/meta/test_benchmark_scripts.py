@@ -216,6 +216,9 @@ def test_spectrum(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
     assert [row.split(",")[0] for row in rows] == ["Steiner ETF pg-2 (n=28", "Gaussian frame "
                                                    "(n=28"], out
     assert all(re.search(r"epsilon \d", row) for row in rows), out
+    routes = re.findall(r"^  (numpy|compiled) route +per set +\d+ ns CPU; --jobs 2: [\d.]+x",
+                        out, re.M)
+    assert routes == ["numpy", "compiled"] * 2, out
 
 
 def test_verify(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
