@@ -56,8 +56,10 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
     :func:`profile`'s.
     """
     from gctool.gates import apply_gates
+    from gctool.numerics import check_tol_applies
 
     r = VerifyRequest.of(request, **changes if s is None else {**changes, "s": s})
+    check_tol_applies(code.field, r.tol)
     family = family_of(code)
     if r.seed is not None and r.sample is None and r.precision is None and \
             not family.verify_draws:  # nothing to seed: the seed would be ignored
@@ -71,7 +73,7 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
         check_budget(code, r.s, jobs=r.jobs or 0, budget=r.budget)
     report = family.verify(code, r)
     if r.precision is not None:
-        _precision(code, report, r.precision, r.max_error, r.tol, r.seed, r.progress, r.jobs,
+        _precision(code, report, r.precision, r.max_error, r.tolerance, r.seed, r.progress, r.jobs,
                    r.budget)
     apply_gates(report, r.max_condition, r.strict)
     return report
@@ -138,7 +140,7 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     report = family.attack(code, request)
     if precision is not None:
         assert isinstance(report, WorstReport)  # the matrix attack's worst case (checked above)
-        found = _precision(code, report, precision, max_error, opts.tol, opts.seed,
+        found = _precision(code, report, precision, max_error, opts.tolerance, opts.seed,
                            opts.progress, opts.jobs, opts.budget)
         report.ok = report.ok and found.ok
         if not found.ok:
@@ -176,9 +178,13 @@ def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions |
 
 def _refuse_unused(family: Family, code: GradientCode, request: AttackRequest, mode: str,
                    precision: str | None = None) -> None:
-    """Refuse ``seed`` or ``samples`` given to an attack that would not use them (the
-    family's :meth:`~gctool.family.Family.unused_draws`; ``precision``'s empirical check
-    draws from the seed)."""
+    """Refuse ``tol`` given for a code over a finite field (decoding is exact there), and
+    ``seed`` or ``samples`` given to an attack that would not use them (the family's
+    :meth:`~gctool.family.Family.unused_draws`; ``precision``'s empirical check draws from the
+    seed)."""
+    from gctool.numerics import check_tol_applies
+
+    check_tol_applies(code.field, request.options.tol)
     for name, why in family.unused_draws(code, request, mode).items():
         if getattr(request.options, name) is not None and not (
                 name == "seed" and precision is not None):

@@ -63,17 +63,21 @@ _VALUES = ("B", "target", "A")
 
 
 def check_dtype(code: GradientCode, dtype: str | None) -> Format | None:
-    """The :class:`~gctool.precision.Format` of ``dtype`` (None for None / float64)."""
+    """The :class:`~gctool.precision.Format` of ``dtype`` (None for None / float64).  A code
+    over a finite field refuses any ``dtype`` given, float64 included: its entries are written
+    as the field's integers."""
     from gctool.errors import InvalidInput
     from gctool.precision import get_format
 
-    if dtype is None or dtype == "float64":
+    if dtype is None:
         return None
-    fmt = get_format(dtype, "dtype")
+    fmt = None if dtype == "float64" else get_format(dtype, "dtype")
     if code.field.is_finite:
         raise InvalidInput(f"`dtype` applies to real and complex codes; the entries of a "
                            f"{code.field} code are exact field elements (integers)",
                            param="dtype")
+    if fmt is None:
+        return None
     if code.field.kind == "complex" and fmt.name != "float32":
         raise InvalidInput(f"complex codes cannot be written in {fmt.name} (numpy has no "
                            "complex 16-bit type); use `dtype` float32", param="dtype")
@@ -145,16 +149,18 @@ def _base(code: GradientCode, fmt: Format | None = None
 JSON_ENTRY_BYTES = 64
 
 
-def _options(code: GradientCode, s: int | None, decoder: str, tol: float, dtype: str | None
-             ) -> tuple[int, Format | None]:
-    """An export's options checked: (s, the default the code's own; the number format)."""
+def _options(code: GradientCode, s: int | None, decoder: str, tol: float | None,
+             dtype: str | None) -> tuple[int, float, Format | None]:
+    """An export's options checked: (s, the default the code's own; the tolerance, None: the
+    default, refused when given over a finite field; the number format)."""
     from gctool.decode import structured
+    from gctool.numerics import check_tol_applies
 
     s = code.s if s is None else s
     check_s(s, code.n)
     structured.check_decoder(decoder)
-    check_tol(tol)
-    return s, check_dtype(code, dtype)
+    check_tol_applies(code.field, tol)
+    return s, check_tol(DEFAULT_TOL if tol is None else tol), check_dtype(code, dtype)
 
 
 def _planned(code: GradientCode, s: int, max_patterns: int, decoder: str,
@@ -228,7 +234,7 @@ def build_export(
     decoders: bool = False,
     s: int | None = None,
     max_patterns: int = DEFAULT_MAX_PATTERNS,
-    tol: float = DEFAULT_TOL,
+    tol: float | None = None,
     decoder: str = "auto",
     dtype: str | None = None,
     budget: Budget | None = None,
@@ -239,7 +245,7 @@ def build_export(
     error bound of the decoders (:mod:`gctool.precision`) in ``decoders.precision`` and per
     pattern in ``error_bound``.  ``budget`` (default :meth:`Budget.default`) holds the table's
     work and memory."""
-    s, fmt = _options(code, s, decoder, tol, dtype)
+    s, tol, fmt = _options(code, s, decoder, tol, dtype)
     meta, arrays = _base(code, fmt)
     if not decoders:
         return Export(meta, arrays, None, 0, code.field, fmt)
@@ -272,7 +278,7 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
     *,
     s: int | None = None,
     max_patterns: int = DEFAULT_MAX_PATTERNS,
-    tol: float = DEFAULT_TOL,
+    tol: float | None = None,
     decoder: str = "auto",
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -287,7 +293,7 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
     atomically is the caller's job (:func:`gctool._files.atomic_stream`)."""
     from gctool.decoding_table import TableRows, TableSummary, write_decoding_table
 
-    s, fmt = _options(code, s, decoder, tol, dtype)
+    s, tol, fmt = _options(code, s, decoder, tol, dtype)
     meta, arrays = _base(code, fmt)
     P, use, note, table = _planned(code, s, max_patterns, decoder, budget, False,
                                    lambda use: TableDecoder(code, tol, use))  # nothing kept
@@ -331,7 +337,7 @@ def export(  # noqa: PLR0913 (the options of gctool export)
     decoders: bool = False,
     s: int | None = None,
     max_patterns: int = DEFAULT_MAX_PATTERNS,
-    tol: float = DEFAULT_TOL,
+    tol: float | None = None,
     decoder: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     dtype: str | None = None,

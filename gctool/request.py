@@ -70,6 +70,9 @@ class VerifyRequest:
     (:func:`gctool.audit.verify.verify`) read it as it is.
 
     ``s`` defaults to the code's own s (for sequential schedules it is the λ to check against).
+    ``tol`` (None: not given, :data:`~gctool.limits.DEFAULT_TOL`, :attr:`tolerance`) is the
+    decoding tolerance of real and complex codes; :func:`gctool.verify` refuses one given for
+    a code over a finite field, and it excludes ``exact`` (rational arithmetic reads none).
     ``max_sets`` (None: each audit's default) bounds the enumeration.  ``sample`` checks that
     many random straggler sets only (heuristic; needs the default ``method``), drawn from
     ``seed``.  ``exact`` decides real codes with integer or rational entries in exact rational
@@ -89,7 +92,7 @@ class VerifyRequest:
     sample: int | None = None
     seed: int | None = None
     exact: bool = False
-    tol: float = DEFAULT_TOL
+    tol: float | None = None
     max_sets: int | None = None
     max_condition: float | None = None
     strict: bool = False
@@ -104,10 +107,18 @@ class VerifyRequest:
         check_choice("kernel", self.kernel, VERIFY_KERNELS)
         for name, low in (("s", 0), ("jobs", 0), ("sample", 1), ("seed", 0), ("max_sets", 1)):
             check_int(name, getattr(self, name), low, optional=True)
+        if self.method == "structural" and self.kernel != "auto":
+            raise InvalidInput(f"`kernel` {self.kernel} does not apply with `method` structural, "
+                               "which tests no straggler set (a certificate or nothing)",
+                               param="kernel")
         if self.sample is not None and self.method != "auto":
             raise InvalidInput("`sample` checks random sets with the default `method` (auto), "
                                f"not with {self.method!r}", param="sample")
-        check_number("tol", self.tol, 0.0)
+        if self.tol is not None:
+            check_number("tol", self.tol, 0.0)
+            if self.exact:
+                raise InvalidInput("`tol` does not apply with `exact`: rational arithmetic "
+                                   "decides without a tolerance", param="tol")
         if self.max_condition is not None:
             check_number("max_condition", self.max_condition, 1.0)
         if self.precision is not None or self.max_error is not None:
@@ -118,6 +129,11 @@ class VerifyRequest:
 
         budget = Budget.default() if self.budget is None else self.budget
         object.__setattr__(self, "budget", budget.with_(max_sets=self.max_sets))
+
+    @property
+    def tolerance(self) -> float:
+        """The decoding tolerance: ``tol``, or the default when none was given."""
+        return DEFAULT_TOL if self.tol is None else self.tol
 
     @property
     def effective_budget(self) -> Budget:

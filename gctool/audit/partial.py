@@ -37,6 +37,7 @@ from gctool.decode import DEFAULT_TOL, Decoder, check_tol
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_PROFILES
 from gctool.model import GradientCode
+from gctool.numerics import check_tol_applies
 from gctool.order import Order
 from gctool.reports import Report
 from gctool.wording import counted
@@ -262,18 +263,21 @@ def _batch_work(mcode: GradientCode, batch: list[list[int]]) -> int:
     return sum(profile_work(mcode, sum(g)) for g in batch)
 
 
-def verify_partial(code: GradientCode, missing: int, *, tol: float = DEFAULT_TOL,
+def verify_partial(code: GradientCode, missing: int, *, tol: float | None = None,
                    max_sets: int = DEFAULT_MAX_PROFILES, method: str = "auto",
                    progress: Progress | None = None, budget: Budget | None = None
                    ) -> PartialReport:
     """Does every profile with missing work <= ``missing`` decode?  (module docstring)
-    ``budget`` (default :meth:`Budget.default`) holds the search's work and memory."""
+    ``tol`` (None: the default) is the tolerance of real and complex codes, refused when given
+    for a code over a finite field; ``budget`` (default :meth:`Budget.default`) holds the
+    search's work and memory."""
     budget = Budget.default() if budget is None else budget
     if isinstance(missing, bool) or not isinstance(missing, int) or missing < 0:
         raise InvalidInput(f"the missing work must be an integer >= 0, got {missing!r}")
     if method not in ("auto", "exhaustive"):
         raise InvalidInput("`method` must be auto or exhaustive")
-    tol = check_tol(tol)
+    check_tol_applies(code.field, tol)
+    tol = check_tol(DEFAULT_TOL if tol is None else tol)
     order = _order_of(code)
     t0 = time.perf_counter()
     messages = sum(len(groups) for groups in order)

@@ -173,7 +173,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
            weights: str | None, normalize: str, method: str, random_sets: bool,
            prob: float | None, samples: int | None, restarts: int, max_nodes: int,
            time_limit: float,
-           resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float,
+           resolution: float, jobs: int, no_symmetry: bool, seed: int | None, tol: float | None,
            max_sets: int | None, as_json: bool, max_work: float | None,
            straggler_set: str | None, profile: str | None, profile_file: str | None,
            level_counts: str | None, runner: Any, precision: str | None,
@@ -235,10 +235,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
 
     def audit(path: str) -> Report:
         import gctool.api as api
-        from gctool.numerics import check_tol_applies
 
         code = load_code(path)
-        check_tol_applies(code.field, tol if typed("tol") else None)
         with progress_bar("attack") as progress:
             if threshold_mode:
                 return api.threshold(code, epsilon, options, progress=progress)

@@ -15,7 +15,6 @@ from gctool.cli.options import (
     progress_bar,
     refuse_typed,
     tol_option,
-    typed,
 )
 from gctool.cli.output import quiet_option
 from gctool.limits import DEFAULT_MAX_PATTERNS
@@ -62,8 +61,9 @@ each row (decoders.method, the array 'structured', decoders.note).""")
               show_default=True,
               help="Refuse decoding tables with more straggler patterns than this.")
 @click.option("--dtype", type=click.Choice(["float64", "float32", "bfloat16", "float16"]),
-              default="float64", show_default=True,
-              help="Write B and the decoders in this format; with --decoders the file records "
+              default=None,
+              help="Real and complex codes: write B and the decoders in this format (default "
+                   "float64); with --decoders the file records "
                    "the proved bound on the decoded gradient's error (docs/precision.md). "
                    "bfloat16 is stored in NPZ as uint16 bit patterns (plain numpy loads it).")
 @tol_option
@@ -71,7 +71,7 @@ each row (decoders.method, the array 'structured', decoders.note).""")
 @max_work_option
 @quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,
-           max_patterns: int, dtype: str, tol: float, as_json: bool,
+           max_patterns: int, dtype: str | None, tol: float | None, as_json: bool,
            max_work: float | None) -> int:
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.exports import export as run_export
@@ -80,10 +80,7 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
         refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns",
                       "tol": "--tol", "max_work": "--max-work"},
                      "the decoding table: add --decoders")
-    from gctool.numerics import check_tol_applies
-
     code = load_code(code_file)
-    check_tol_applies(code.field, tol if typed("tol") else None)
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,
                             max_patterns=max_patterns, tol=tol, decoder=decoder,

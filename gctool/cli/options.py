@@ -142,8 +142,9 @@ jobs_option = click.option(
     help="Worker processes, or threads for the compiled kernels (0 = every core; small "
          "searches run in one); results do not depend on it.")
 tol_option = click.option(
-    "--tol", type=FloatRange(0, None), default=DEFAULT_TOL, show_default=True,
-    help="Reals/complex: a survivor set decodes when its squared error is <= tol*k.",
+    "--tol", type=FloatRange(0, None), default=None,
+    help=f"Reals/complex: a survivor set decodes when its squared error is <= tol*k (default "
+         f"{DEFAULT_TOL:g}; refused over GF(q), where decoding is exact).",
 )
 precision_option = click.option(
     "--precision", type=click.Choice(["float32", "bfloat16", "float16"]), default=None,

@@ -291,7 +291,7 @@ def verify_sequential(code: GradientCode, request: VerifyRequest | None = None, 
     r = _request(request)
     check_lambda(r.s, code.n)
     component, verified = _component(code, r, per_round)
-    scheme = scheme_of(code, gc_decodes(code, code.s, verified, r.tol), r.s)
+    scheme = scheme_of(code, gc_decodes(code, code.s, verified, r.tolerance), r.s)
     load = code.params.get("load")
     if not isinstance(load, int | float):
         raise CodeFileError(f"{code.scheme} file: params.load must be a number")

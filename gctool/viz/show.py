@@ -30,7 +30,7 @@ from gctool.viz.picture import Picture, check_stragglers, picture
 def show(code: GradientCode, *, stragglers: Iterable[int] | None = None,  # noqa: PLR0913 (the options of gctool show)
          curve: bool | None = None, curve_file: str | os.PathLike[str] | None = None,
          svg: str | os.PathLike[str] | None = None, max_sets: int = DEFAULT_CURVE_SETS,
-         max_cells: int = TERMINAL_MAX_CELLS, tol: float = DEFAULT_TOL,
+         max_cells: int = TERMINAL_MAX_CELLS, tol: float | None = None,
          progress: Callable[[int, int], None] | None = None,
          budget: Budget | None = None) -> Picture:
     """The picture of ``code`` (a :class:`~gctool.viz.picture.Picture`, whose ``to_dict()`` is
@@ -42,18 +42,20 @@ def show(code: GradientCode, *, stragglers: Iterable[int] | None = None,  # noqa
     only when an SVG is written; ``curve_file`` reads it from a JSON curve file instead (``"-"``:
     stdin).  ``svg`` writes the standalone SVG there atomically (``"-"``: stdout) and records it
     in the report.  ``max_cells`` bounds the cells per side of the heat map (larger codes are
-    drawn in blocks); ``tol`` is the decoding tolerance.  ``progress(done, total)`` counts the
-    curve's points; ``budget`` holds the curve (default :meth:`Budget.default`).  show audits
-    nothing: the report's ``ok`` is always True.
+    drawn in blocks); ``tol`` is the decoding tolerance of real and complex codes (None: the
+    default; refused when given for a code over a finite field).  ``progress(done, total)``
+    counts the curve's points; ``budget`` holds the curve (default :meth:`Budget.default`).
+    show audits nothing: the report's ``ok`` is always True.
     """
-    from gctool.numerics import check_tol
+    from gctool.numerics import check_tol, check_tol_applies
 
     if curve_file is not None and curve is False:
         raise InvalidInput("curve_file and curve=False exclude each other")
     for name, value in (("max_sets", max_sets), ("max_cells", max_cells)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidInput(f"`{name}` must be a positive integer, got {value!r}", param=name)
-    check_tol(tol)
+    check_tol_applies(code.field, tol)
+    tol = check_tol(DEFAULT_TOL if tol is None else tol)
     S = None if stragglers is None else check_stragglers(stragglers, code.n)
     drawn = _curve(code, curve, curve_file, svg is not None, max_sets, tol, progress,
                    Budget.default() if budget is None else budget)

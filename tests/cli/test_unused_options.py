@@ -30,7 +30,8 @@ USED: dict[tuple[str, str], str] = {
     ("bound", "--max-work"): "the budget, with or without FILE",
     ("export", "-o"): "where the export goes",
     ("export", "--decoders"): "whether the table is written",
-    ("export", "--dtype"): "the format of B (and of the table); a finite field refuses it",
+    ("export", "--dtype"): "the format of B (and of the table); a finite field refuses it, "
+                           "float64 included (REFUSED)",
     ("show", "--svg"): "the picture's file",
     ("show", "--stragglers"): "the decoding view",
     ("simulate", "--delay"): "the delays of every run",
@@ -78,6 +79,17 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
     ("verify", "--sample", "nested", ["--partial", "1", "--sample", "5"],
      ("--sample", "--partial")),
     ("verify", "--seed", "frc", ["--seed", "3"], ("--seed", "--sample", "--precision")),
+    # -- verify --method structural: a certificate or nothing, no set is enumerated (-j and
+    #    --max-sets are --precision's when it is given) ---------------------------------------
+    ("verify", "-j", "frc", ["--method", "structural", "-j", "2"], ("-j", "--method structural")),
+    ("verify", "--kernel", "frc", ["--method", "structural", "--kernel", "direct"],
+     ("--kernel direct", "--method structural")),
+    ("verify", "--max-sets", "frc", ["--method", "structural", "--max-sets", "9"],
+     ("--max-sets", "--method structural")),
+    ("verify", "--executor", "frc", ["--method", "structural", "--executor", "dask"],
+     ("--executor dask", "--method structural")),
+    # -- verify --exact: rational arithmetic reads no tolerance ------------------------------
+    ("verify", "--tol", "frc", ["--exact", "--tol", "1e-6"], ("--tol", "--exact")),
     ("verify", "--exact", "nested", ["--profile", "1,1,1,1,1,1", "--exact"],
      ("--exact", "--profile")),
     ("verify", "--max-condition", "nested", ["--partial", "1", "--max-condition", "10"],
@@ -156,6 +168,7 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
       for command, args in (("verify", []), ("attack", ["-s", "1"]),
                             ("show", ["--stragglers", "0"]),
                             ("export", ["-o", OUT, "--decoders"]))),  # (corpus: over GF(7))
+    ("export", "--dtype", "cyclic-mds", ["-o", OUT, "--dtype", "float64"], ("--dtype", "GF(7)")),
     # -- verify and attack: the executor's and the level profile's options --------------------
     *((command, flag, scheme, args, words) for command in ("verify", "attack")
       for flag, scheme, args, words in (
@@ -256,3 +269,45 @@ def test_an_unused_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
     files = [] if scheme is None else [str(code_file(tmp_path, scheme))]
     line = refused(run(command, *files, *args), flag, *words)
     assert not out.exists(), line
+
+
+def test_the_library_refuses_tol_over_a_finite_field(tmp_path: Path) -> None:
+    """The library decides (the CLI only names the flag): every entry point that takes ``tol``
+    refuses one given for a code over GF(q), naming the parameter, and accepts none given."""
+    import gctool
+    from gctool.errors import InvalidInput
+    from gctool.exports import export
+    from gctool.io import read_code
+    from gctool.viz.show import show
+
+    code = read_code(str(code_file(tmp_path, "cyclic-mds")))  # over GF(7)
+    assert code.field.is_finite
+    out = tmp_path / "plan.json"
+    calls = {"verify": lambda **kw: gctool.verify(code, **kw),
+             "attack": lambda **kw: gctool.attack(code, 1, **kw),
+             "threshold": lambda **kw: gctool.threshold(code, **kw),
+             "curve": lambda **kw: gctool.curve(code, 2, **kw),
+             "export": lambda **kw: export(code, out, decoders=True, **kw),
+             "show": lambda **kw: show(code, stragglers=[0], **kw)}
+    for name, call in calls.items():
+        with pytest.raises(InvalidInput, match="`tol` applies to real") as info:
+            call(tol=1e-6)
+        assert info.value.param == "tol", name
+        assert not out.exists(), name
+        call()  # the default: no tolerance given, nothing refused
+        out.unlink(missing_ok=True)
+    with pytest.raises(InvalidInput) as info:
+        export(code, out, dtype="float64")
+    assert info.value.param == "dtype"
+
+
+def test_the_library_refuses_tol_with_exact_and_a_kernel_with_structural() -> None:
+    from gctool.errors import InvalidInput
+    from gctool.request import VerifyRequest
+
+    for kw, param in ((dict(exact=True, tol=1e-6), "tol"),
+                      (dict(method="structural", kernel="direct"), "kernel")):
+        with pytest.raises(InvalidInput) as info:
+            VerifyRequest(**kw)
+        assert info.value.param == param
+    assert VerifyRequest(exact=True).tolerance == VerifyRequest().tolerance > 0

@@ -28,6 +28,7 @@ from gctool.request import (
     NORMALIZATIONS,
     check_choice,
     check_int,
+    check_number,
 )
 
 METHODS = ATTACK_METHODS
@@ -50,7 +51,9 @@ exhaustive search); ``random``,
         default=None, compare=False)  # fixed decoder: one weight per worker (or rows)
     normalize: str = "none"  # "none": raw squared error; "k": divided by k
     method: str = "auto"
-    tol: float = DEFAULT_TOL
+    #: the decoding tolerance of real and complex codes; None: not given, the default
+    #: (:attr:`tolerance`), and the API refuses one given for a code over a finite field
+    tol: float | None = None
     budget: Budget = dc_field(default_factory=Budget.default)
     #: an explicit cap on the straggler sets of an exhaustive search (None: the budget's own,
     #: by default none); it becomes the budget's ``max_sets``
@@ -96,6 +99,11 @@ exhaustive search); ``random``,
         return randomized.DEFAULT_SAMPLES if self.samples is None else self.samples
 
     @property
+    def tolerance(self) -> float:
+        """The decoding tolerance: ``tol``, or the default when none was given."""
+        return DEFAULT_TOL if self.tol is None else self.tol
+
+    @property
     def required(self) -> int | None:
         """The threshold the gate requires (``require_tolerance`` S means S + 1)."""
         return self.require_tolerance + 1 if self.require_tolerance is not None else self.require
@@ -108,6 +116,8 @@ exhaustive search); ``random``,
         the parameter)."""
         check_choice("normalize", self.normalize, NORMALIZATIONS)
         check_choice("method", self.method, METHODS)
+        if self.tol is not None:
+            check_number("tol", self.tol, 0.0)
         if not isinstance(self.budget, Budget):
             raise InvalidInput(f"budget must be a gctool.budget.Budget, got "
                                f"{type(self.budget).__name__}", param="budget")
@@ -167,7 +177,7 @@ def oracle_for(code: GradientCode, opts: AttackOptions) -> Oracle:
     :func:`check_setup`."""
     check_setup(code, opts.decoder, opts.budget)
     try:
-        oracle = make_oracle(code, opts.decoder, opts.weights, opts.tol, opts.budget)
+        oracle = make_oracle(code, opts.decoder, opts.weights, opts.tolerance, opts.budget)
     except KeyboardInterrupt:  # before any search: say so, with the count
         from gctool.errors import SearchInterrupted
 

@@ -59,7 +59,7 @@ class Run:
 
     def __post_init__(self) -> None:
         r = self.request
-        self.tol, self.method, self.kernel_name = r.tol, r.method, r.kernel
+        self.tol, self.method, self.kernel_name = r.tolerance, r.method, r.kernel
         self.budget: Budget = r.effective_budget
         self.progress: Progress | None = r.progress
         self.sample, self.seed, self.exact = r.sample, r.seed, r.exact
