@@ -29,6 +29,7 @@ import numpy as np
 from gctool.algebra.rational import integer_rows, row_basis, solve
 from gctool.budget import Meter
 from gctool.errors import BudgetExceeded
+from gctool.wording import counted
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
 MAX_SET_WORK = 400_000
@@ -42,9 +43,9 @@ class Undecided(BudgetExceeded):
 def _undecided(sets: int, what: str) -> Undecided:
     return Undecided(
         f"float64 cannot decide {what} (a near-singular or near-tolerance system) and exact "
-        f"rational arithmetic would exceed its budget ({sets} set(s) already decided exactly); "
-        "use a finite field, a better-conditioned code, or `exact` for integer and rational "
-        "codes", kind="exact", param=None)
+        f"rational arithmetic would exceed its budget ({counted(sets, 'set')} already decided "
+        "exactly); use a finite field, a better-conditioned code, or `exact` for integer and "
+        "rational codes", kind="exact", param=None)
 
 
 def exact_meter() -> Meter:

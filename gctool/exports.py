@@ -53,6 +53,7 @@ from gctool.model import GradientCode
 from gctool.precision.certify import TableBound
 from gctool.precision.formats import BFLOAT16_STORAGE, Format, rounded, stored
 from gctool.reports import ExportReport
+from gctool.wording import counted
 
 T = TypeVar("T")
 
@@ -420,8 +421,8 @@ def _describe(code: GradientCode, use: bool, table: TableDecoder, note: str | No
            "structured_patterns": used, "fallbacks": table.fallbacks}
     notes = [n for n in (note, table.note) if n]
     if table.fallbacks:
-        notes.append(f"{table.fallbacks:,} pattern(s) failed the check a^T B_F = targets and "
-                     "use the generic decoder (see the array 'structured')")
+        notes.append(f"{counted(table.fallbacks, 'pattern')} failed the check a^T B_F = targets "
+                     "and use the generic decoder (see the array 'structured')")
     return out | ({"note": "; ".join(notes)} if notes else {})
 
 

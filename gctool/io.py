@@ -31,6 +31,7 @@ from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
 from gctool.params import validate as validate_params
+from gctool.wording import noun
 
 __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
@@ -177,7 +178,8 @@ def code_from_meta(meta: Any, B: Any) -> GradientCode:
                             f"(this gctool reads version {CODE_VERSION})")
     missing = [key for key in _REQUIRED if key not in meta and not (key == "B" and B is not None)]
     if missing:
-        raise CodeFileError(f"code file is missing key(s): {', '.join(missing)}")
+        raise CodeFileError(f"code file is missing {noun(len(missing), 'key')}: "
+                            f"{', '.join(missing)}")
     field = _field_from_meta(meta)
     n, k, s = (_int_key(meta, key) for key in ("n", "k", "s"))
     scheme = meta["scheme"]

@@ -75,7 +75,7 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
     estimate."""
     b, R, C = (int(x) for x in shape)
     field = str(GF.fld) if isinstance(GF, GFArith) else f"GF({getattr(GF, 'order', 'q')})"
-    what = (f"an exact elimination over {field} of {b:,} system(s) of {R:,} x {C:,}"
+    what = (f"an exact elimination over {field} of {b:,} systems of {R:,} x {C:,}"
             if b > 1 else f"an exact elimination of a {R:,} x {C:,} matrix over {field}")
     budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST,
                       "use a smaller code, or raise `max_work`")

@@ -30,6 +30,7 @@ import numpy as np
 
 from gctool.audit.symmetry import Rotation
 from gctool.model import GradientCode
+from gctool.wording import counted
 
 MAX_EXTENSION_ORDER = 2**48  # largest splitting field GF(q^e) built for the BCH check
 
@@ -53,7 +54,7 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
     holders = np.flatnonzero(code.support[:, j]).tolist()
     S = holders[:s]
     if len(holders) <= s:
-        why = f"partition {j} is held by only {len(holders)} worker(s) <= s = {s}; " \
+        why = f"partition {j} is held by only {counted(len(holders), 'worker')} <= s = {s}; " \
               "straggling them loses it"
     else:
         why = (f"partition {j} is held by only {len(holders)} workers < s + m = {s + code.m}; "

@@ -60,6 +60,7 @@ from gctool.engine.sweep import (
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.model import GradientCode
+from gctool.wording import counted
 
 Progress = Callable[[int, int], None]
 
@@ -205,7 +206,8 @@ def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: floa
     run by ``jobs``, plus ``fixed`` (ns on no job's share)."""
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
     budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
-    budget.check_work(f"{what}: {need:,} straggler sets", work, _instead(code), jobs, fixed)
+    budget.check_work(f"{what}: {counted(need, 'straggler set')}", work, _instead(code), jobs,
+                      fixed)
 
 
 def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,

@@ -25,6 +25,7 @@ from gctool.audit.outcome import WorstOutcome
 from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.exactls import Undecided
 from gctool.numerics import TIE_RTOL, beats
+from gctool.wording import counted
 
 Progress = Callable[[int, int], None]
 _REL = TIE_RTOL
@@ -136,8 +137,8 @@ def greedy(oracle: Oracle, s: int, *, seed: int = 0, restarts: int = 20,
         stopped = True
     out = WorstOutcome(best[0], best[1], False, "greedy", oracle.evaluations - before,
                        comb(n, s), budget_stopped=stopped)
-    out.notes.append(f"greedy: {len(plan) - 1} column-support seed(s) + plain greedy, 1-swap "
-                     f"local search, {restarts} seeded restart(s) (seed {seed})"
+    out.notes.append(f"greedy: {counted(len(plan) - 1, 'column-support seed')} + plain greedy, "
+                     f"1-swap local search, {counted(restarts, 'seeded restart')} (seed {seed})"
                      + ("; stopped by the work budget (`max_work`)" if stopped else ""))
     return out
 

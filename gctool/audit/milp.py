@@ -57,6 +57,7 @@ from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import REL_SLACK
 from gctool.request import DEFAULT_RESOLUTION, DEFAULT_TIME_LIMIT
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
@@ -312,7 +313,7 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
                 lower = max(lower, int(np.ceil(res.mip_dual_bound - 1e-6)))
             out = ThresholdOutcome(None, None, None, False, "milp", lower, checked, 0)
             out.notes.append(f"MILP stopped by {solver.stopped or 'the solver'} after "
-                             f"{solver.solves} solve(s)")
+                             f"{counted(solver.solves, 'solve')}")
             return out
         y, z = res.x[:d], res.x[d:]
         S = np.flatnonzero(z > 0.5).tolist()
@@ -321,8 +322,8 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
         checked += 1
         if err > limit:
             out = ThresholdOutcome(len(S), S, err, True, "milp", len(S), checked, 0)
-            out.notes.append(f"MILP (HiGHS): {checked} solve(s); the witness was checked by the "
-                             "decoder")
+            out.notes.append(f"MILP (HiGHS): {counted(checked, 'solve')}; the witness was checked "
+                             "by the decoder")
             return out
         v = sp.V @ y
         if np.linalg.norm(v) > R * (1 + 1e-7):
@@ -446,7 +447,8 @@ class _OA:
         solves = self.solver.solves
         out = WorstOutcome(best_S, best, False, "milp", solves, comb(n, self.s),
                            budget_stopped=self.solver.by_budget)
-        out.notes.append(f"outer approximation: {solves} MILP solve(s), {len(self.cuts)} cuts"
+        out.notes.append(f"outer approximation: {counted(solves, 'MILP solve')}, "
+                         f"{counted(len(self.cuts), 'cut')}"
                          + (f"; stopped by {self.solver.stopped}" if self.solver.stopped
                             else ""))
         out.tighten(upper + GAP * max(1.0, abs(best)) if np.isfinite(upper) else None,

@@ -54,6 +54,7 @@ from gctool.errors import BudgetExceeded
 from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from gctool.engine.records import SetWorker
@@ -516,7 +517,7 @@ def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, floa
     if t <= code.k:
         size = _cover_columns(code.support, t)
         rows.append(("threshold_ub", float(size),
-                     f"T_eps <= {size}: straggle every holder of {t} partition(s)",
+                     f"T_eps <= {size}: straggle every holder of {counted(t, 'partition')}",
                      "[D] reference §6.4", "upper"))
     if not rows:
         return []

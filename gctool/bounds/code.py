@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gctool.budget import NS_PER_S, Budget
 from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
+from gctool.wording import noun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,7 +55,8 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget, 
     findings: list[str] = []
     weak = [int(j) for j in (rep < s + m).nonzero()[0]]
     if weak:
-        findings.append(f"partition(s) {weak[:10]}{'...' if len(weak) > 10 else ''} held by "
+        findings.append(f"{noun(len(weak), 'partition')} {weak[:10]}"
+                        f"{'...' if len(weak) > 10 else ''} held by "
                         f"{f'<= s = {s}' if m == 1 else f'< s + m = {s + m}'} workers "
                         f"(min replication {int(rep.min())})")
     if rank_fails:

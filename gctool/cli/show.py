@@ -17,13 +17,23 @@ from gctool.cli.options import (
     progress_bar,
     refuse_typed,
     tol_option,
+    typed,
 )
 from gctool.cli.output import quiet_option, status, writes_stdout
 from gctool.limits import DEFAULT_CURVE_SETS
 
-#: what a refusal of show's error curve suggests (its engine is attack's, whose own options
-#: show does not have)
-WITHOUT_CURVE = "show it without the curve (--no-curve, or a lower --max-sets)"
+#: the options only show's computed error curve uses: refused without one
+CURVE_ONLY = {"max_sets": "--max-sets", "max_work": "--max-work"}
+
+
+def without_curve(memory: bool) -> str:
+    """What a refusal of show's error curve suggests: show's own options (its engine is
+    attack's, whose own options show does not have), and never a run show would refuse:
+    --no-curve drops the options of the curve that were typed."""
+    drop = " and ".join(flag for name, flag in CURVE_ONLY.items() if typed(name))
+    return (f"show it without the curve (--no-curve{f', without {drop}' if drop else ''}) or "
+            "a shorter one (a lower --max-sets)" + ("" if memory else ", or raise --max-work"))
+
 
 
 @click.command(epilog="""\b
@@ -78,7 +88,7 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
                                "exclude each other")
     computed = curve_file is None and (want_curve or (want_curve is None and svg_path is not None))
     if not computed:
-        refuse_typed({"max_sets": "--max-sets", "max_work": "--max-work"},
+        refuse_typed(CURVE_ONLY,
                      "the error curve show computes (--curve, or --svg without --curve-file)")
     if not computed and stragglers is None:
         refuse_typed({"tol": "--tol"}, "the decoding of --stragglers and the error curve show "
@@ -95,8 +105,7 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
                            svg=svg_path, max_sets=max_sets, max_cells=max_cells, tol=tol,
                            progress=progress, budget=budget_of(max_work))
         except BudgetExceeded as exc:  # the curve's engine is attack's: suggest show's options
-            raise exc.with_remedy(WITHOUT_CURVE if exc.kind == "memory"
-                                  else f"{WITHOUT_CURVE}, or raise --max-work") from None
+            raise exc.with_remedy(without_curve(exc.kind == "memory")) from None
     if pic.svg is not None and svg_path != "-":
         status(f"wrote picture to {svg_path} ({pic.svg['bytes']:,} bytes)")
     if as_json or svg_path != "-":  # else the SVG itself went to stdout

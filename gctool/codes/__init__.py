@@ -10,6 +10,7 @@ from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.model import GradientCode  # numpy-free until used: the CLI lists schemes without it
 from gctool.registry import SCHEMES, Param, get_scheme
+from gctool.wording import counted
 
 __all__ = ["SCHEMES", "Param", "design", "get_scheme"]
 
@@ -139,7 +140,7 @@ def _full_set_decodes(code: Any, decoder: Any, budget: Budget) -> tuple[bool, fl
             if R.size and C.size:
                 parts.append((R, C))
     budget.check_work(f"the float64 self-check of the design (all {n} workers decode: "
-                      f"{len(parts):,} block(s) of B, the largest "
+                      f"{counted(len(parts), 'block')} of B, the largest "
                       f"{max(r.size for r, _ in parts)} x {max(c.size for _, c in parts)})",
                       sum(solve_cost(r.size, c.size) for r, c in parts),
                       "use a finite field (`field`=auto), a smaller n, or raise `max_work`")

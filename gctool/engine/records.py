@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from gctool.wording import noun
+
 #: straggler-set fields of a record are checked for membership in the task's range up to this
 #: many per record (a record holds a few dozen at most)
 MAX_SETS_CHECKED = 256
@@ -113,8 +115,10 @@ class Record:
         extra = sorted(set(self.data) - set(names))
         missing = [n for n in names if n not in self.data]
         if extra or missing:
-            what = (f"unexpected field(s) {', '.join(map(repr, extra))}" if extra
-                    else f"missing field(s) {', '.join(map(repr, missing))}")
+            what = (f"unexpected {noun(len(extra), 'field')} "
+                    f"{', '.join(map(repr, extra))}" if extra
+                    else f"missing {noun(len(missing), 'field')} "
+                    f"{', '.join(map(repr, missing))}")
             raise ValueError(what)
         return self
 

@@ -70,6 +70,7 @@ from gctool.engine.enumeration import (
 )
 from gctool.engine.records import Checked, Record, SetWorker, Summary, rank_holds
 from gctool.numerics import beats, first_max
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from gctool.engine.parallel import Started
@@ -300,7 +301,7 @@ class Coverage:
                 spans.append((a, b))
         named = ", ".join(_span(a, b) for a, b in spans[:SHOWN_RANGES])
         if len(spans) > SHOWN_RANGES:
-            named += f" and {len(spans) - SHOWN_RANGES} more range(s)"
+            named += f" and {counted(len(spans) - SHOWN_RANGES, 'more range')}"
         merged = (f"ranks {_span(self.start, self.end)} merged" if self.end > self.start
                   else "nothing merged")
         lost_text = f"; lost: ranks {named}" if spans else ""

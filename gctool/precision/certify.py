@@ -29,6 +29,7 @@ from gctool.precision.bound import BoundKernel, SetBounds
 from gctool.precision.emulate import column_values, draws, empirical_errors, headroom
 from gctool.precision.formats import Format, get_format
 from gctool.reports import PrecisionEmpirical, PrecisionReport
+from gctool.wording import counted
 
 #: codes with at most this many straggler sets are emulated on every set
 EMULATE_ALL = 4096
@@ -286,8 +287,8 @@ class _Run:
             room_val = room
         reason = self._reason(bound, worst_set, emp)
         if self.emp.out_of_range:
-            notes.append(f"{self.emp.out_of_range} emulated set(s) left {fmt.name}'s range "
-                         "(overflow): excluded from the empirical check")
+            notes.append(f"{counted(self.emp.out_of_range, 'emulated set')} left {fmt.name}'s "
+                         "range (overflow): excluded from the empirical check")
         return PrecisionReport(
             fmt.name, False, self.s, self.total, bound if finite else None, worst_set,
             resid if finite else None, rnd if finite else None, col, self.limit, self.over,
@@ -300,13 +301,14 @@ class _Run:
         if self.work.fast is None:
             return "generic"
         return ("minimum-norm (null-space formula)" + (
-            f"; {self.fallbacks:,} set(s) by the generic decoder" if self.fallbacks else ""))
+            f"; {counted(self.fallbacks, 'set')} by the generic decoder" if self.fallbacks else ""))
 
     def _reason(self, bound: float, worst: list[int], emp: PrecisionEmpirical | None) -> str:
         fmt = self.fmt.name
         if emp is not None and emp.exceeds_bound:
-            return (f"the observed error exceeds the proved bound on {emp.exceeds_bound} "
-                    f"set(s) in {fmt}: a bug in gctool, please report it")
+            return (f"the observed error exceeds the proved bound on "
+                    f"{counted(emp.exceeds_bound, 'set')} in {fmt}: a bug in gctool, please "
+                    "report it")
         if not np.isfinite(bound):
             return (f"straggler set {worst}: a coefficient of B or of its decoder is beyond "
                     f"{fmt}'s range, so the decoded gradient is not bounded; rescale B's rows "

@@ -30,6 +30,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
+from gctool.wording import noun
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,8 +140,9 @@ class BurstyModel:
             union, old = self._split(history)
             if S & old:
                 who = members(S & old)
-                return (f"round {r}: worker(s) {who} straggle again after a gap, breaking the "
-                        f"burst limit B = {self.burst} inside a window of W = {self.window}")
+                return (f"round {r}: {noun(len(who), 'worker')} {who} "
+                        f"{noun(len(who), 'straggles', 'straggle')} again after a gap, breaking "
+                        f"the burst limit B = {self.burst} inside a window of W = {self.window}")
             if popcount(union | S) > self.lam:
                 who = members(union | S)
                 return (f"rounds {max(0, r - self.window + 1)}..{r}: {len(who)} distinct "

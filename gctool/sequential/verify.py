@@ -35,6 +35,7 @@ from gctool.sequential.model import BurstyModel, History, members, popcount
 from gctool.sequential.reports import SequentialVerifyReport
 from gctool.sequential.schedule import realise
 from gctool.sequential.sgc import MSGC, SRSGC
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from gctool.model import GradientCode
@@ -218,7 +219,7 @@ def _report(scheme: SRSGC | MSGC, base: dict[str, Any], failure: _Failure | None
                    "deadline_round": failure.round,
                    "schedule": realise(scheme, failure.pattern)}
         reason = (f"job {failure.job} misses its deadline (end of round {failure.round}) under "
-                  f"the admissible pattern of {len(failure.pattern)} round(s) shown")
+                  f"the admissible pattern of {counted(len(failure.pattern), 'round')} shown")
     elif method == "reachable-states":
         reason = (f"every admissible pattern of every length meets every deadline "
                   f"({states:,} reachable states, closed after {rounds} rounds)")

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gctool.budget import NS_PER_S, PY_OP_COST, Budget, Meter, format_seconds
+from gctool.wording import counted
 
 REMEDY = ("simulate fewer `iterations`, smaller codes or codes of the group shape (FRC), or "
           "raise `max_work`")
@@ -79,6 +80,7 @@ class Plan:
         if not self.items:
             return
         name, most = max(self.items, key=lambda item: item[1])
-        budget.check_work(f"simulating {len(self.items)} part(s) for {self.rounds:,} rounds "
+        budget.check_work(f"simulating {counted(len(self.items), 'part')} for "
+                          f"{self.rounds:,} rounds "
                           f"(the largest, {name}: about {format_seconds(most / NS_PER_S)})",
                           self.total, REMEDY)

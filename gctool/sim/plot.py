@@ -19,6 +19,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from gctool.viz.svgkit import AXIS, TEXT, Canvas, el, line_chart, nice_ticks, text
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from gctool.sim.run import SimulationReport
@@ -60,8 +61,8 @@ def render_svg(report: SimulationReport) -> bytes:
                   for r in tr["rows"] if r.get("curve") and r["curve"]["time"]]
         if curves:
             line_chart(cv, LEFT, y + 30, curves, log_y=True, cls="training",
-                       title=f"training ({tr['problem']}, {tr['models']} model(s)): loss − loss* "
-                             "against wall-clock time",
+                       title=f"training ({tr['problem']}, {counted(tr['models'], 'model')}): "
+                             "loss − loss* against wall-clock time",
                        xlabel=f"wall-clock time [{unit}]", ylabel="loss − loss* (log scale)")
     return cv.bytes()
 

@@ -36,6 +36,7 @@ from gctool.sim.contenders.uncoded import Uncoded
 from gctool.sim.delays import DelayModel
 from gctool.sim.draws import Draws
 from gctool.sim.stats import Intervals
+from gctool.wording import counted
 
 
 @dataclass
@@ -305,7 +306,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
                            train is not None)
     budget = Budget.default() if budget is None else budget
     plan.check(budget)  # refuse, before any work, a run above the work budget
-    meter = budget.meter(f"simulating {len(plan.items)} part(s) for {iterations:,} rounds",
+    meter = budget.meter(f"simulating {counted(len(plan.items), 'part')} for {iterations:,} rounds",
                          REMEDY)
     setting = dataclasses.replace(setting, meter=meter)
     search = None

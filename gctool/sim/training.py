@@ -29,6 +29,7 @@ import numpy as np
 from gctool.errors import InvalidInput
 from gctool.sim.contenders.base import Contender, Run
 from gctool.sim.problem import CONDITION, N_FEATURES, N_SAMPLES, Problem
+from gctool.wording import counted
 
 #: a run whose loss exceeds this multiple of its starting loss is stopped and marked diverged
 DIVERGED = 1e6
@@ -122,7 +123,7 @@ def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any
             if mine >= work:
                 worst = f"{c.name}: {len(sizes):,} distinct survivor sets to decode"
         work += mine
-    what = f"training over {len(contenders)} scheme(s) ({worst or 'the rounds'})"
+    what = f"training over {counted(len(contenders), 'scheme')} ({worst or 'the rounds'})"
     (meter or alone(what)).charge(work, what)
 
 

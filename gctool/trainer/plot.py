@@ -11,6 +11,7 @@ import os
 from gctool.sim.plot import LEFT, summary_chart
 from gctool.trainer.report import TrainReport
 from gctool.viz.svgkit import TEXT, Canvas, line_chart, text
+from gctool.wording import counted
 
 
 def write_plot(report: TrainReport, path: str | os.PathLike[str]) -> None:
@@ -28,7 +29,7 @@ def render_svg(report: TrainReport) -> bytes:
     cv = Canvas(f"gctool train: {report.delay}")
     text(cv.root, 16, 24, f"gctool train — {report.problem.kind}, {report.delay} "
          f"(x {report.time_scale:g} s), seed {report.seed}, "
-         f"{report.cluster.dask_workers} Dask worker(s)", font_size=13, font_weight="bold",
+         f"{counted(report.cluster.dask_workers, 'Dask worker')}", font_size=13, font_weight="bold",
          fill=TEXT)
     cv.extend(16 + 7.0 * 60, 30)
     if not rows:

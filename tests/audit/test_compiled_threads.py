@@ -225,7 +225,7 @@ def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, i
         with pytest.raises(exactls.Undecided) as err:
             verify(code, 5, method="exhaustive", tol=0.25, jobs=jobs)
         messages.append(str(err.value))
-    assert "(50 set(s) already decided exactly)" in messages[0]
+    assert "(50 sets already decided exactly)" in messages[0]
     assert messages == [messages[0]] * len(JOBS)
     assert any(jobs > 1 and tasks > 10 for jobs, tasks in tiny_tasks)
 

@@ -174,7 +174,7 @@ def test_scattered_losses_are_named_as_ranges() -> None:
     exc = cov.incomplete("why", [(10, 20), (20, 30), (50, 60), (70, 80), (90, 100)])
     assert isinstance(exc, IncompleteRun)
     assert exc.lost == [(10, 30), (50, 60), (70, 80), (90, 100)]
-    assert "lost: ranks 10-29, 50-59, 70-79 and 1 more range(s)" in str(exc)
+    assert "lost: ranks 10-29, 50-59, 70-79 and 1 more range" in str(exc)
 
 
 @pytest.mark.parametrize("audit", sorted(AUDITS))

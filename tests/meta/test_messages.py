@@ -111,3 +111,30 @@ def test_one_meter_class() -> None:
                     isinstance(f, ast.FunctionDef) and f.name == "charge" for f in node.body):
                 chargers.append(f"{path.relative_to(PACKAGE)}:{node.name}")
     assert chargers == ["budget.py:Meter"], chargers
+
+
+#: a noun with its plural in parentheses ('set(s)', 'worker(s)'): messages say the number
+#: they mean (gctool.wording.counted / noun)
+HEDGED_PLURAL = re.compile(r"[a-z]\(s\)")
+
+
+def test_messages_say_the_right_number() -> None:
+    """No string of gctool but docstrings (messages, reports, plots: the CLI's included)
+    hedges a plural as 'set(s)': gctool.wording.counted and noun say '1 set', '2 sets'."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.strip()[:60]}"
+                  for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docs and HEDGED_PLURAL.search(node.value)]
+    assert found == [], "\n".join(found)
+
+
+def test_counted_and_noun_agree_with_the_count() -> None:
+    from gctool.wording import counted, noun
+
+    assert [counted(c, "set") for c in (0, 1, 2, 20_000)] == \
+        ["0 sets", "1 set", "2 sets", "20,000 sets"]
+    assert (noun(1, "stands", "stand"), noun(3, "stands", "stand")) == ("stands", "stand")

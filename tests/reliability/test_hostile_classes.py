@@ -118,7 +118,7 @@ def test_simulate_estimates_the_stopping_rules_set_up_and_probes(
     path = design_file(tmp_path, "cyc.json", "cyclic", n=30, s=3, seed=1)
     monkeypatch.setattr(rule.StopRule, "__init__", forbid)
     refused(run("simulate", path, "--iterations", "200", "--seed", "1", "--no-baselines",
-                "--max-work", "200us"), "simulating 1 part(s) for 200 rounds", "cyc.json",
+                "--max-work", "200us"), "simulating 1 part for 200 rounds", "cyc.json",
             "--max-work")
 
 

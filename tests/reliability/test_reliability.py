@@ -650,9 +650,9 @@ def test_training_and_stop_rules_are_held_to_the_budget(monkeypatch: pytest.Monk
     cyc = design_file(tmp_path, "cyc.json", "cyclic", n=12, s=2, seed=1)
     base = ["simulate", cyc, "--iterations", "40", "--seed", "1", "--no-baselines"]
     assert run(*base, "--train").exit_code == 0
-    refused(run(*base, "--train", "--max-work", "200us"), "simulating 2 part(s) for 40 rounds",
+    refused(run(*base, "--train", "--max-work", "200us"), "simulating 2 parts for 40 rounds",
             "the largest, training", "cyc.json", "--max-work")
-    refused(run(*base, "--max-work", "10us"), "simulating 1 part(s) for 40 rounds", "cyc.json")
+    refused(run(*base, "--max-work", "10us"), "simulating 1 part for 40 rounds", "cyc.json")
 
 
 def test_exact_verification_has_its_own_rate(monkeypatch: pytest.MonkeyPatch,

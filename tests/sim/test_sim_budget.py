@@ -60,7 +60,7 @@ def test_a_run_over_the_budget_is_refused_before_any_work(tmp_path: Path,
     path = design_file(tmp_path, "frc.json", "frc", n=64, s=1)
     line = refused(_run("simulate", path, "--iterations", "1000", "--seed", "1",
                                   "--max-work", "10ms"))
-    assert "simulating 6 part(s) for 1,000 rounds" in line  # the file and 5 baselines
+    assert "simulating 6 parts for 1,000 rounds" in line  # the file and 5 baselines
     assert "needs about" in line and "--max-work" in line and "budget of 10 ms" in line
 
 

@@ -485,8 +485,11 @@ def test_usage_errors_exit_2(args: list[str], message: str, frc6: GradientCode, 
     assert not (tmp_path / "no").exists()
 
 
-#: what a refusal of show's curve suggests: show's own options, never attack's
-WITHOUT_CURVE = "show it without the curve (--no-curve, or a lower --max-sets)"
+#: what a refusal of show's curve suggests: show's own options, never attack's, and --no-curve
+#: without the curve's options typed (which show would refuse with --no-curve)
+WITHOUT_CURVE = "show it without the curve (--no-curve) or a shorter one (a lower --max-sets)"
+TYPED_WITHOUT_CURVE = ("show it without the curve (--no-curve, without --max-work) or a shorter "
+                       "one (a lower --max-sets)")
 
 
 def _refusal(result: Any) -> str:
@@ -515,13 +518,16 @@ def test_curve_refused_above_the_work_budget_names_shows_options(
                  r"stragglers needs about (\d+) us \(estimated, one core\)", line)
     assert m is not None and int(m.group(1)) > 100, line
     assert "above the work budget of 100 us (--max-work, GCTOOL_MAX_WORK)" in line
-    assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
-    # the same budget draws the picture without the curve; --max-work, which only the curve
-    # uses, is then refused rather than ignored
-    assert runner.invoke(cli, ["show", cyclic14, "--no-curve"],
-                         env={"GCTOOL_MAX_WORK": "100us"}).exit_code == 0
+    assert line.endswith(f"; {TYPED_WITHOUT_CURVE}, or raise --max-work"), line
+    # following the suggestion draws the picture without the curve; --max-work, which only
+    # the curve uses, is refused rather than ignored when it is kept
+    assert _show(runner, cyclic14, "--no-curve").exit_code == 0
     assert "--max-work applies to the error curve" in _refusal(
         _show(runner, cyclic14, "--no-curve", "--max-work", "100us"))
+    # the budget from the environment: nothing typed to drop
+    line = _refusal(runner.invoke(cli, ["show", cyclic14, "--curve"],
+                                  env={"GCTOOL_MAX_WORK": "100us"}))
+    assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
 
 
 def test_curve_refused_above_the_memory_budget_names_shows_options(
@@ -543,7 +549,7 @@ def test_curve_search_over_the_work_budget_names_shows_options(
     line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
     assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) has "
                            "spent about"), line
-    assert line.endswith(f"; {WITHOUT_CURVE}, or raise --max-work"), line
+    assert line.endswith(f"; {TYPED_WITHOUT_CURVE}, or raise --max-work"), line
 
 
 def test_attack_refusals_keep_naming_attacks_options(cyclic14: str, runner: CliRunner) -> None:

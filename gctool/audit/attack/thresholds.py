@@ -27,6 +27,7 @@ from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import threshold_level
 from gctool.reports import ThresholdReport
+from gctool.wording import counted
 
 
 def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
@@ -270,10 +271,11 @@ def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcom
                       epsilon: float, scale: float, opts: AttackOptions) -> ThresholdReport:
     t, S, err = found.threshold, found.stragglers, found.error
     if t is not None and found.exact:
-        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; "
+        reason = (f"straggling {counted(t, 'worker')} {S} pushes the error above {epsilon:g}; "
                   f"no set of {t - 1} or fewer does")
     elif t is not None:
-        reason = (f"straggling {t} worker(s) {S} pushes the error above {epsilon:g}; sets "
+        reason = (f"straggling {counted(t, 'worker')} {S} pushes the error above {epsilon:g}; "
+                  f"sets "
                   f"smaller than {found.lower} are proved not to (heuristic in between)")
     elif found.exact:
         reason = f"no straggler set pushes the error above {epsilon:g}"

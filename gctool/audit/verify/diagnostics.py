@@ -31,6 +31,7 @@ from gctool.decode.generic import BatchResult
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Best
 from gctool.reports import Diagnostics
+from gctool.wording import counted
 
 if TYPE_CHECKING:  # pragma: no cover
     from gctool.audit.verify.run import Run
@@ -125,12 +126,12 @@ def _note(run: Run, acc: Accumulator, rot: Rotation | None, extra: int) -> str:
     parts = [
         "residual = ||a^T B_F - T||_F, condition = sigma_max/sigma_min of B_F on its numerical "
         "rank, decoder norm = ||a||_F",
-        f"{acc.direct:,} set(s) decided by the direct decoder (exact diagnostics)",
+        f"{counted(acc.direct, 'set')} decided by the direct decoder (exact diagnostics)",
     ]
     screened = acc.evaluated - acc.direct
     if screened > 0:
         parts.append(
-            f"{screened:,} set(s) accepted by the nullspace kernel (conditioning screen, "
+            f"{counted(screened, 'set')} accepted by the nullspace kernel (conditioning screen, "
             "decoder norm exact; or constructive residual test, norm not computed), condition "
             f"bounded by condition_bound; the {extra} weakest of them re-evaluated directly "
             "for the worst condition/residual/norm")

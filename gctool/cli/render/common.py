@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from gctool.cli.output import fmt, stdout_console
 from gctool.errors import printable
+from gctool.wording import counted
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -90,9 +91,9 @@ def precision_lines(p: Any) -> list[str]:
     e = p.empirical
     if e is not None and e.max_error is not None:
         tight = "" if e.tightness is None else f", bound/observed {e.tightness:.3g}"
-        lines.append(f"  observed {fmt(e.max_error)} on {e.sets:,} emulated set(s) "
+        lines.append(f"  observed {fmt(e.max_error)} on {counted(e.sets, 'emulated set')} "
                      f"(stragglers {e.stragglers}{tight})")
     if p.max_error is not None:
-        lines.append(f"  {p.over:,} of {p.sets:,} set(s) above --max-error {p.max_error:g}")
+        lines.append(f"  {p.over:,} of {counted(p.sets, 'set')} above --max-error {p.max_error:g}")
     lines += [f"  note: {escape(n)}" for n in p.notes]
     return lines

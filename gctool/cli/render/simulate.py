@@ -7,6 +7,7 @@ from typing import Any
 from gctool.cli.params import in_cli_terms
 from gctool.cli.render.common import cell, escape, fmt, stdout_console, table
 from gctool.limits import REL_SLACK
+from gctool.wording import counted
 
 
 def _ci(stat: dict[str, Any] | None, digits: int = 3) -> str:
@@ -66,7 +67,7 @@ def render_simulation(r: Any) -> None:
     if r.training:
         sparse = r.training.get("sparsify")
         con.print(f"[bold]training[/] ({escape(r.training['problem'])}, target loss "
-                  f"{fmt(r.training['target'], 6)}, {r.training['models']} model(s)"
+                  f"{fmt(r.training['target'], 6)}, {counted(r.training['models'], 'model')}"
                   + (f", messages sparsified by {escape(sparse)}" if sparse else "")
                   + (f", messages and decoding in {r.training['precision']}"
                      if r.training.get("precision") else "") + ")")

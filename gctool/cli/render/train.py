@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gctool.cli.render.common import escape, fmt, stdout_console, table
+from gctool.wording import counted
 
 
 def _ms(stat: dict[str, Any] | float | None) -> str:
@@ -34,7 +35,7 @@ def render_train(r: Any) -> None:
               f"{r.time_scale:g} s; seed {r.seed})")
     c = r.cluster
     where = escape(c.scheduler) if c.scheduler else "a LocalCluster on 127.0.0.1"
-    con.print(f"cluster: {where}, {c.dask_workers} Dask worker(s); logical workers per "
+    con.print(f"cluster: {where}, {counted(c.dask_workers, 'Dask worker')}; logical workers per "
               f"resident task: {_members(c.groups)}")
     o = r.overhead
     if o is not None:

@@ -13,7 +13,7 @@ from gctool.cli.render.common import (
     precision_lines,
     stdout_console,
 )
-from gctool.wording import counted
+from gctool.wording import counted, noun
 
 
 def render_verify(r: Any) -> None:
@@ -31,7 +31,8 @@ def render_verify(r: Any) -> None:
               f"{r.elapsed_s:.3f}s")
     if r.reduction:
         red = r.reduction
-        con.print(f"reduction: {red['kind']}, {red['checked']:,} set(s) stand for "
+        con.print(f"reduction: {red['kind']}, {counted(red['checked'], 'set')} "
+                  f"{noun(red['checked'], 'stands', 'stand')} for "
                   f"{red['represents']:,} (x{red['factor']:g})")
     for note in r.notes:
         con.print(f"note: {escape(in_cli_terms(note))}")
