@@ -147,6 +147,9 @@ def _make_command(info: Family) -> click.Command:
         from gctool.io import code_bytes, is_npz_path
 
         output, as_json = values["output"], values["as_json"]
+        if as_json and output == "-":  # the code file itself is the JSON on stdout
+            raise click.UsageError("--json applies with -o FILE (the design report); with -o - "
+                                   "the code file itself goes to stdout")
         declared = [p.name for p in click.get_current_context().command.params]
         values = {key: values[key] for key in sorted(values, key=lambda k: (
             declared.index(k) if k in declared else len(declared)))}  # not the typing order
@@ -159,6 +162,7 @@ def _make_command(info: Family) -> click.Command:
                           precision=values.get("precision"), max_error=values.get("max_error"),
                           budget=budget_of(values.get("max_work")), jobs=values["jobs"],
                           **core, **params)
+        _refuse_unused(info, code)
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
@@ -206,6 +210,20 @@ def _make_command(info: Family) -> click.Command:
                          help=in_cli_terms(f"{info.summary}\n\n{info.description}"),
                          short_help=in_cli_terms(info.summary),
                          epilog=epilog)
+
+
+def _refuse_unused(info: Family, code: Any) -> None:
+    """Refuse, before anything is written, an option typed that the design did not use (the
+    library built it and says so): --seed when the build drew no random number (the file
+    records none), -j when no conditioning screen ran (they are of real and complex codes)."""
+    from gctool.cli.options import typed
+
+    if typed("seed") and code.seed is None:
+        raise click.UsageError(f"--seed applies to designs that draw random numbers; this "
+                               f"{info.name} design draws none (its file records no seed)")
+    if typed("jobs") and code.field.is_finite:
+        raise click.UsageError(f"-j applies to the conditioning screens of real and complex "
+                               f"designs; a {code.field} design runs none")
 
 
 #: multi-message codes (gctool.order): every scheme may record a processing order

@@ -76,6 +76,9 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
     """Export FILE's encoding matrix, worker assignment and (optionally) decoders."""
     from gctool.exports import export as run_export
 
+    if as_json and output == "-":  # the export itself is the JSON document on stdout
+        raise click.UsageError("--json applies with -o FILE (the export's report); with -o - "
+                               "the export itself goes to stdout")
     if not decoders:  # the options of the decoding table, without one
         refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns",
                       "tol": "--tol", "max_work": "--max-work"},

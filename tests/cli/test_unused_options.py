@@ -4,18 +4,22 @@ one line on stderr naming both flags, nothing on stdout, no file written).
 
 The tables below hold one decision per (command, option): :data:`USED` says why every run uses
 it, :data:`REFUSED` gives a run that would not use it and the words its refusal must name.  An
-option added without a decision fails :func:`test_every_option_has_a_decision`.  ``design`` is
-left out: its options are the schemes' own (one subcommand per scheme, checked by the design
-tests)."""
+option added without a decision fails :func:`test_every_option_has_a_decision`.  ``design``
+has one subcommand per scheme, its options generated from the scheme's family: the same
+decisions per option and per kind of family (read from the registry, never from names) are in
+:data:`DESIGN_USED` and :func:`_design_refused`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 import pytest
 
 from gctool.cli.main import COMMANDS, cli
+from gctool.family import Family
+from gctool.registry import SCHEMES
 
 from corpus import code_file
 from helpers import run
@@ -23,7 +27,7 @@ from refusals import refused
 
 #: (command, flag) -> why every run that accepts the option uses it
 USED: dict[tuple[str, str], str] = {
-    **{(c, "--json"): "the output's format" for c in COMMANDS if c != "design"},
+    **{(c, "--json"): "the output's format" for c in COMMANDS if c not in ("design", "export")},
     **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
     ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
     ("bound", "--check"): "the exit status (the gate)",
@@ -201,6 +205,7 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
     ("export", "--max-patterns", "frc", ["-o", OUT, "--max-patterns", "9"],
      ("--max-patterns", "--decoders")),
     ("export", "--tol", "frc", ["-o", OUT, "--tol", "1e-6"], ("--tol", "--decoders")),
+    ("export", "--json", "frc", ["-o", "-", "--json"], ("--json", "-o -")),
     ("export", "--max-work", "frc", ["-o", OUT, "--max-work", "9s"],
      ("--max-work", "--decoders")),
     # -- show: the curve's options without a curve to compute ---------------------------------
@@ -311,3 +316,94 @@ def test_the_library_refuses_tol_with_exact_and_a_kernel_with_structural() -> No
             VerifyRequest(**kw)
         assert info.value.param == param
     assert VerifyRequest(exact=True).tolerance == VerifyRequest().tolerance > 0
+
+
+# -- design: one subcommand per scheme ------------------------------------------------------
+#: design's options used by every scheme that offers one (the scheme's own parameters too: its
+#: build reads each, and refuses a combination it would not read)
+DESIGN_USED: dict[str, str] = {
+    "-n": "the workers", "-s": "the stragglers", "-k": "the partitions",
+    "--field": "the field the build draws over",
+    "--precision": "the proved bound, recorded (exact, 0, over GF(q))",
+    "-o": "where the code file goes", "--max-work": "the budget the build, the self-check and "
+    "the precision bound share", "-q": "what is printed",
+}
+
+
+def _design_scheme(want: Callable[[Family], bool]) -> str:
+    """A scheme whose family has the property (from the registry: no scheme by its name)."""
+    return next(name for name, family in SCHEMES.items() if want(family))
+
+
+def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
+    """(flag, scheme, arguments, words the refusal names) of design runs that would not use
+    the flag: one per option and per kind of family where it matters."""
+    orderless = _design_scheme(lambda f: not f.orderable)
+    fixed = _design_scheme(lambda f: not f.accepts_best_of and "n" in f.uses and "s" in f.uses
+                           and f.orderable)
+    drawn = _design_scheme(lambda f: f.accepts_best_of and {"n", "s", "field"} <= f.uses
+                           and not f.params)
+    return [
+        # the build drew no random number for these parameters: the file records no seed
+        ("--seed", "graph", ["-s", "1", "--graph", "petersen", "--seed", "5"],
+         ("--seed", "draws none")),
+        # best_of ranks random draws by their condition number: not a deterministic scheme,
+        # not a finite field
+        ("--best-of", fixed, ["-n", "6", "-s", "2", "--best-of", "2"], ("best",)),
+        ("--best-of", drawn, ["-n", "6", "-s", "2", "--field", "GF(31)", "--best-of", "2"],
+         ("best", "GF(31)")),
+        ("--order", orderless, [*_ARGS[orderless], "--order", "natural"], ("order",)),
+        ("--message-size", orderless, [*_ARGS[orderless], "--message-size", "2"], ("message",)),
+        ("--max-error", fixed, ["-n", "6", "-s", "2", "--max-error", "0.1"],
+         ("--max-error", "--precision")),
+        ("--json", fixed, ["-n", "6", "-s", "2", "--json"], ("--json", "-o -")),
+        # the conditioning screens (construction, best_of, self-check) are of R and C
+        ("-j", drawn, ["-n", "6", "-s", "2", "--field", "GF(31)", "-j", "2"],
+         ("-j", "GF(31)")),
+    ]
+
+
+#: arguments of a small design of the schemes the rows above may pick
+_ARGS = {"sr-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"],
+         "m-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"],
+         "coded-reduce": ["--fanout", "3", "--depth", "2", "--tolerance", "1"],
+         "encoded": ["--frame", "paley", "--workers", "6", "-s", "1"],
+         "tandon-partial": ["-n", "5", "-s", "1", "--partitions", "3"]}
+
+
+def _design_options() -> set[tuple[str, str]]:
+    """(scheme, first flag) of every visible option of every design subcommand."""
+    group = cli.get_command(click.Context(cli), "design")
+    assert isinstance(group, click.Group)
+    ctx = click.Context(group)
+    return {(name, p.opts[0]) for name in SCHEMES
+            for p in group.get_command(ctx, name).params  # type: ignore[union-attr]
+            if isinstance(p, click.Option) and not p.hidden and p.opts[0] != "--help"}
+
+
+def test_every_design_option_has_a_decision() -> None:
+    """Per scheme: each option is used by every design that offers it (DESIGN_USED, or one of
+    the scheme's own parameters), or refused where a design would not use it."""
+    refused = {flag for flag, *_ in _design_refused()}
+    own = {(name, _flag) for name, family in SCHEMES.items() for p in family.params
+           for _flag in [(p.flag or p.name) if (p.flag or p.name).startswith("-")
+                         else "--" + (p.flag or p.name).replace("_", "-")]}
+    undecided = {(scheme, flag) for scheme, flag in _design_options()
+                 if flag not in DESIGN_USED and flag not in refused and (scheme, flag) not in own}
+    assert undecided == set(), "design options without a decision"
+    assert set(DESIGN_USED) | refused <= {flag for _, flag in _design_options()}
+
+
+@pytest.mark.parametrize("flag,scheme,args,words", _design_refused(),
+                         ids=[f"{f} {s}" for f, s, *_ in _design_refused()])
+def test_an_unused_design_option_is_refused(tmp_path: Path, flag: str, scheme: str,
+                                            args: list[str], words: tuple[str, ...]) -> None:
+    out = tmp_path / "code.json"
+    line = refused(run("design", scheme, *args, *(() if flag == "--json" else ("-o", str(out)))),
+                   *words)
+    assert not out.exists(), line
+    # the same design without the option is made (the refusal is about the option alone)
+    i = args.index(flag)
+    rest = args[:i] + args[i + (1 if flag == "--json" else 2):]
+    assert run("design", scheme, *rest, "-o", str(out)).exit_code == 0
+    assert out.exists()
