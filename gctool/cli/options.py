@@ -241,10 +241,11 @@ def load_code(path: str) -> GradientCode:
 def progress_bar(label: str, after: float = 0.0) -> Iterator[Callable[[int, int], None] | None]:
     """The one progress helper: a callback ``update(done, total)`` that draws a rich bar with
     an ETA on stderr, only when stderr is a terminal, and only once the run has lasted
-    ``after`` seconds (short runs then draw nothing); None when stderr is not a terminal."""
-    from gctool.cli.output import stderr_is_terminal
+    ``after`` seconds (short runs then draw nothing); None when stderr is not a terminal or
+    the run is ``--quiet`` (as status lines)."""
+    from gctool.cli.output import quiet, stderr_is_terminal
 
-    if not stderr_is_terminal():
+    if not stderr_is_terminal() or quiet():
         yield None
         return
     import time

@@ -150,6 +150,17 @@ def test_progress_bar_only_on_a_terminal_and_after_its_delay(
             update(10, 10)
         monkeypatch.undo()
         assert ("verify" in fake.buffer.getvalue()) == drawn, (after, fake.buffer.getvalue())
+    # -q silences it on a terminal too, as it does status lines
+    import click
+
+    from gctool.cli.main import cli
+
+    fake = _Terminal()
+    monkeypatch.setattr(sys, "stderr", fake)
+    with click.Context(cli, obj={"quiet": True}), progress_bar("verify") as update:
+        assert update is None
+    monkeypatch.undo()
+    assert fake.buffer.getvalue() == ""
 
 
 def _gctool(cwd: Path, *args: str, stderr: Any = subprocess.PIPE
