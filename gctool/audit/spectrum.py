@@ -151,8 +151,9 @@ class Frame:
 
     def plan(self, s: int, sets: int) -> None:
         """Choose the compiled walk for an enumeration of ``sets`` sets of size s when
-        :func:`gctool.audit.kernels.wanted` says so, and compile or load it now (the row Gram
-        is taken when it exists: :func:`worst_spectrum` computes it first)."""
+        :func:`gctool.audit.kernels.wanted` says so, and compile or load it now (the tight
+        frames' s x s Grams are gathered from the row Gram when it exists: :func:`worst_spectrum`
+        computes it first; else the walk forms them from the rows)."""
         if self.compiled is None and self.will_compile(s, sets):
             from gctool.audit.kernels.spectra import FrameWalk
 
@@ -170,14 +171,7 @@ class Frame:
 
     def walks(self, s: int) -> bool:
         """Are sets of size s walked by the compiled kernel (planned, s > 0)?"""
-        if self.compiled is None or s == 0:
-            return False
-        # a walk planned before the row Gram existed gathers nothing from it: plan again
-        if self._small(s) and self.analysis.has_rows and not self.compiled.rows:
-            from gctool.audit.kernels.spectra import FrameWalk
-
-            self.compiled = FrameWalk(self.S, self.G, self.analysis.rows()[0], self.c)
-        return True
+        return self.compiled is not None and s > 0
 
     def eigenvalues(self, St: Sequence[int], norm: float) -> np.ndarray:
         """The ascending eigenvalues of one straggler set's S_F^T S_F times ``norm``: the
@@ -228,11 +222,11 @@ class Frame:
         return max(1, _BATCH_ENTRIES // self._per_set(s))
 
     def walk_time(self, s: int) -> float:
-        """Estimated time of the compiled walk per set of size s, in ns
-        (:func:`gctool.audit.kernels.spectra.walk_cost`; with the row Gram when it exists)."""
+        """Estimated time of the planned compiled walk per set of size s, in ns
+        (:func:`gctool.audit.kernels.spectra.walk_cost`)."""
         from gctool.audit.kernels.spectra import walk_cost
 
-        return walk_cost(s, self.S.shape[1], self._small(s), self.analysis.has_rows)
+        return walk_cost(s, self.S.shape[1], self._small(s), self.compiled.rows)
 
     def set_work(self, s: int, rows: bool, compiled: bool = False) -> int:
         """Work of one set of size s in a batch (:data:`~gctool.limits.FAST_SET_COST` plus
@@ -434,7 +428,7 @@ class _SpectrumWorker:
     def _walk(self, task: Task, s: int) -> _SpectrumSummary:
         """The task's picks from the compiled walk (its rank range walked in place, or the
         given sets), without the GIL; the summary holds the walk's values (the caller
-        restates the final picks by numpy: :func:`_restated`)."""
+        restates the final picks: :func:`_restated`)."""
         index, start, stop = task
         out = _SpectrumSummary(index, checked=stop - start)
         if stop <= start:

@@ -351,18 +351,21 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str, comp
         assert one.ok and one.exact and one.checked == 91
 
 
-def test_encoded_frame_checkpoint_resumes(cluster: Any, tmp_path: Any,
+@pytest.mark.parametrize("compiled", ["0", "1"], ids=["numpy", "compiled"])
+def test_encoded_frame_checkpoint_resumes(cluster: Any, tmp_path: Any, compiled: str,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A Dask run of a frame's spectra writes a checkpoint that a second run replays (its
-    summaries are rebuilt by type name) to the same report."""
+    summaries are rebuilt by type name) to the same report, on either route."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
     code = gctool.design("encoded", frame="paley", workers=14, s=2, seed=1)
     ref = gctool.verify(code)
     spectrum = importlib.import_module("gctool.audit.spectrum")
     monkeypatch.setattr(spectrum.Frame, "chunk", lambda self, s: CHUNK)
     ck = str(tmp_path / "frame.ckpt")
-    gctool.verify(code, runner=DaskRunner(scheduler=cluster.scheduler_address, key="frame-ck",
+    key = f"frame-ck-{compiled}"
+    gctool.verify(code, runner=DaskRunner(scheduler=cluster.scheduler_address, key=key,
                                           checkpoint=ck))
-    again = DaskRunner(scheduler=cluster.scheduler_address, key="frame-ck", checkpoint=ck)
+    again = DaskRunner(scheduler=cluster.scheduler_address, key=key, checkpoint=ck)
     resumed = gctool.verify(code, runner=again)
     assert again.stats["resumed"] == again.stats["tasks"] > 1
     assert _without_executor(resumed.to_dict()) == _without_executor(ref.to_dict())
