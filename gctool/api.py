@@ -61,6 +61,10 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
     r = VerifyRequest.of(request, **changes if s is None else {**changes, "s": s})
     check_tol_applies(code.field, r.tol)
     family = family_of(code)
+    reads = family.verify_reads(r)
+    for name in r.chosen():
+        if name not in reads:
+            _refuse_untaken(name, code.scheme, "verify", reads)
     if r.seed is not None and r.sample is None and r.precision is None and \
             not family.verify_draws:  # nothing to seed: the seed would be ignored
         raise InvalidInput("`seed` applies to `sample` and `precision`", param="seed")
@@ -208,17 +212,23 @@ def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | No
         family = family_of(code)
         for name, value in (("s", s), ("d", d), ("epsilon", epsilon)):
             if value is not None and name not in family.bound_takes:
-                takes = " and ".join(f"`{x}`" for x in sorted(family.bound_takes))
-                raise InvalidInput(f"`{name}` does not apply to the bounds of scheme "
-                                   f"{code.scheme!r}, which " +
-                                   (f"take {takes} only" if takes else "come from the file alone"),
-                                   param=name)
+                _refuse_untaken(name, code.scheme, "bounds", family.bound_takes)
         return family.bound(code, BoundRequest(s, d, epsilon, link, delay, budget))
     if link is not None or delay is not None:
         raise InvalidInput("`link` and `delay` apply to CodedReduce files only")
     from gctool.bounds import bounds
 
     return bounds(None, n=n, k=k, s=s, m=m, d=d, epsilon=epsilon, budget=budget)
+
+
+def _refuse_untaken(name: str, scheme: str, what: str, takes: frozenset[str]) -> None:
+    """Refuse option ``name``, given to the ``what`` ("verify", "bounds") of a family that
+    reads only ``takes`` of such options."""
+    read = " and ".join(f"`{x}`" for x in sorted(takes))
+    verb = "takes" if what == "verify" else "take"
+    raise InvalidInput(f"`{name}` does not apply to the {what} of scheme {scheme!r}, which " +
+                       (f"{verb} {read} only" if read else "come from the file alone"),
+                       param=name)
 
 
 # -- level profiles ---------------------------------------------------------------------------

@@ -94,6 +94,11 @@ class Family:
     #: what :meth:`bound` reads of its request besides the code (``gctool.bound`` refuses the
     #: others when given): the matrix bounds take ``s``, ``d`` and ``epsilon``
     bound_takes: ClassVar[frozenset[str]] = frozenset({"s", "d", "epsilon"})
+    #: which of verify's choices (:data:`gctool.request.VERIFY_CHOICES`: ``method``,
+    #: ``kernel``, ``exact``, ``sample``, ``tol``) :meth:`verify` reads (``gctool.verify``
+    #: refuses the others when given): the matrix verify reads them all
+    verify_takes: ClassVar[frozenset[str]] = frozenset(
+        {"method", "kernel", "exact", "sample", "tol"})
     #: a decoder cheaper than generic elimination (:mod:`gctool.decode.structured`)
     structured_decoder: ClassVar[StructuredDecoder | None] = None
     #: (name, source) of the worst-error bound sigma*^2 ns/(r^2(n-s)) when B is symmetric
@@ -270,6 +275,11 @@ class Family:
     def verify(self, code: GradientCode, request: VerifyRequest) -> VerifyResult:
         """``gctool.verify``: the matrix verify (:func:`gctool.audit.verify`)."""
         return matrix_verify(code, request)
+
+    def verify_reads(self, request: VerifyRequest) -> frozenset[str]:
+        """Which of verify's choices :meth:`verify` reads for ``request``
+        (:attr:`verify_takes`; a family whose verify depends on the request overrides it)."""
+        return self.verify_takes
 
     def attack(self, code: GradientCode, request: AttackRequest) -> AttackResult:
         """``gctool.attack``: the worst set of ``request.s`` stragglers of the encoding matrix

@@ -29,6 +29,10 @@ VERIFY_METHODS = ("auto", "exhaustive", "structural")
 #: ``kernel`` of :class:`VerifyRequest`: the per-set test (reduced left-null-space system, or
 #: the direct decoder)
 VERIFY_KERNELS = ("auto", "nullspace", "direct")
+#: the options of :class:`VerifyRequest` that choose how the matrix verify decides; a family
+#: with a verify of its own reads some of them (:attr:`gctool.family.Family.verify_takes`) and
+#: :func:`gctool.verify` refuses the others when given (:meth:`VerifyRequest.chosen`)
+VERIFY_CHOICES = ("method", "kernel", "exact", "sample", "tol")
 
 
 #: ``method`` of an attack (:class:`gctool.audit.attack.AttackOptions`)
@@ -130,6 +134,13 @@ class VerifyRequest:
         budget = Budget.default() if self.budget is None else self.budget
         object.__setattr__(self, "budget", budget.with_(max_sets=self.max_sets))
 
+    def chosen(self) -> list[str]:
+        """The options of :data:`VERIFY_CHOICES` given away from their defaults."""
+        from dataclasses import fields
+
+        default = {f.name: f.default for f in fields(self)}
+        return [name for name in VERIFY_CHOICES if getattr(self, name) != default[name]]
+
     @property
     def tolerance(self) -> float:
         """The decoding tolerance: ``tol``, or the default when none was given."""
@@ -228,6 +239,7 @@ class BoundRequest:
 
 
 __all__ = ["ATTACK_DECODERS", "ATTACK_METHODS", "DEFAULT_MAX_NODES", "DEFAULT_RESOLUTION",
-           "DEFAULT_RESTARTS", "DEFAULT_TIME_LIMIT", "NORMALIZATIONS", "VERIFY_KERNELS",
+           "DEFAULT_RESTARTS", "DEFAULT_TIME_LIMIT", "NORMALIZATIONS", "VERIFY_CHOICES",
+           "VERIFY_KERNELS",
            "VERIFY_METHODS", "AttackRequest", "BoundRequest", "Progress",
            "ProfileRequest", "VerifyRequest", "check_choice", "check_int", "check_number"]

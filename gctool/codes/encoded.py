@@ -311,6 +311,7 @@ def check_params(params: Mapping[str, Any], n: int, k: int) -> None:
 class EncodedFamily(Family):
     name = "encoded"
     bound_takes = frozenset({"s"})  # the bounds of Karakus et al. at s
+    verify_takes = frozenset({"sample"})  # epsilon of each set's spectrum: no decoder
     build = staticmethod(build)
     summary = "Encoded optimization: data encoded with a redundant frame S (Karakus et al.)."
     description = (

@@ -125,6 +125,7 @@ def _number(x: Any) -> bool:
 class CodedReduceFamily(Family):
     name = "coded-reduce"
     bound_takes = frozenset({"link", "delay"})  # the tree's communication, and its time
+    verify_takes = frozenset({"tol"})  # of each level's code (verify_tree)
     build = staticmethod(build)
     summary = "CodedReduce: gradient coding on a regular aggregation tree."
     description = (
@@ -171,6 +172,10 @@ class CodedReduceFamily(Family):
         from gctool.sequential.trees import verify_tree
 
         return verify_tree(code, request)
+
+    def verify_reads(self, request: VerifyRequest) -> frozenset[str]:
+        """With an explicit ``s``, the matrix verify's choices; else each level's tolerance."""
+        return Family.verify_takes if request.s is not None else self.verify_takes
 
     def bound(self, code: GradientCode, request: BoundRequest) -> SequentialBoundReport:
         """Communication against master-worker GC and ring all-reduce

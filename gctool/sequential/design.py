@@ -163,6 +163,7 @@ class ScheduleFamily(Family):
     orderable = False
     verify_draws = True  # the heuristic adversary's roll-outs (gctool.sequential.verify)
     bound_takes = frozenset()  # the schedule's own figures
+    verify_takes = frozenset({"tol"})  # of the per-round code's verify
     schedule: ClassVar[Callable[..., SRSGC | MSGC]]
     figures: ClassVar[Callable[..., formulas.SchemeFigures]]
 

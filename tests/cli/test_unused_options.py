@@ -92,6 +92,13 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--max-sets", "--method structural")),
     ("verify", "--executor", "frc", ["--method", "structural", "--executor", "dask"],
      ("--executor dask", "--method structural")),
+    # -- verify: families with a verify of their own read some of its choices ----------------
+    ("verify", "--method", "sr-sgc", ["--method", "exhaustive"], ("--method", "'sr-sgc'", "--tol")),
+    ("verify", "--kernel", "encoded", ["--kernel", "direct"],
+     ("--kernel", "'encoded'", "--sample")),
+    ("verify", "--exact", "coded-reduce", ["--exact"], ("--exact", "'coded-reduce'", "--tol")),
+    ("verify", "--sample", "sr-sgc", ["--sample", "5"], ("--sample", "'sr-sgc'")),
+    ("verify", "--tol", "encoded", ["--tol", "1e-6"], ("--tol", "'encoded'")),
     # -- verify --exact: rational arithmetic reads no tolerance ------------------------------
     ("verify", "--tol", "frc", ["--exact", "--tol", "1e-6"], ("--tol", "--exact")),
     ("verify", "--exact", "nested", ["--profile", "1,1,1,1,1,1", "--exact"],
@@ -304,6 +311,34 @@ def test_the_library_refuses_tol_over_a_finite_field(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         export(code, out, dtype="float64")
     assert info.value.param == "dtype"
+
+
+#: a value of each of verify's choices other than its default
+CHOICES = {"method": "exhaustive", "kernel": "direct", "exact": True, "sample": 5, "tol": 1e-6}
+
+
+def test_a_family_s_verify_refuses_the_choices_it_does_not_read(tmp_path: Path) -> None:
+    """Every family (from the registry) reads the choices it says it reads; the library
+    refuses the others, naming each; coded-reduce with an explicit s verifies the flat leaf
+    code, which reads them all."""
+    import gctool
+    from gctool.errors import InvalidInput
+    from gctool.io import read_code
+    from gctool.request import VERIFY_CHOICES, VerifyRequest
+
+    assert set(CHOICES) == set(VERIFY_CHOICES)
+    partial = {name: family for name, family in SCHEMES.items()
+               if family.verify_reads(VerifyRequest()) != frozenset(VERIFY_CHOICES)}
+    assert partial, "no family with a verify of its own"
+    for scheme, family in partial.items():
+        code = read_code(str(code_file(tmp_path, scheme)))
+        for name in set(VERIFY_CHOICES) - family.verify_reads(VerifyRequest()):
+            with pytest.raises(InvalidInput, match=f"`{name}` does not apply to the verify of "
+                                                   f"scheme '{scheme}'") as info:
+                gctool.verify(code, **{name: CHOICES[name]})
+            assert info.value.param == name
+    tree = read_code(str(code_file(tmp_path, "coded-reduce")))
+    assert gctool.verify(tree, 1, method="exhaustive").ok
 
 
 def test_the_library_refuses_tol_with_exact_and_a_kernel_with_structural() -> None:
