@@ -54,6 +54,7 @@ from gctool.codes.frame_spectra import Analysis
 from gctool.errors import DesignError, InvalidInput
 from gctool.family import Family
 from gctool.registry.info import Param
+from gctool.request import DEFAULT_MAX_NODES, DEFAULT_RESTARTS, DEFAULT_TIME_LIMIT
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -428,7 +429,10 @@ _ATTACK_FRAMES = "attack them with `s`, a curve or one `straggler_set`"
 
 #: attack options of matrix codes that mean nothing for a frame, with their neutral values
 _NOT_FOR_FRAMES = {"decoder": "optimal", "weights": None, "normalize": "none", "random": False,
-                   "p": None, "symmetry": True, "require": None}
+                   "p": None, "symmetry": True, "require": None,
+                   # a spectrum decodes nothing, and no greedy, bnb or milp search runs
+                   "tol": None, "restarts": DEFAULT_RESTARTS, "max_nodes": DEFAULT_MAX_NODES,
+                   "time_limit": DEFAULT_TIME_LIMIT}
 
 
 def _frame_options(request: AttackRequest) -> AttackOptions:

@@ -138,6 +138,10 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--weights", "--decoder fixed")),
     ("attack", "--normalize", "encoded", ["-s", "2", "--normalize", "k"],
      ("--normalize", "encoded frames")),
+    # a frame's spectrum decodes nothing, and no greedy, bnb or milp search runs on it
+    *(("attack", flag, "encoded", ["-s", "1", flag, value], (flag, "encoded frames"))
+      for flag, value in (("--tol", "1e-6"), ("--restarts", "3"), ("--max-nodes", "9"),
+                          ("--time-limit", "9"))),
     ("attack", "--method", "encoded", ["--set", "0,1", "--method", "exhaustive"],
      ("--method", "--set")),
     ("attack", "--random", "frc", ["--threshold", "--random"], ("--random", "--threshold")),
