@@ -80,8 +80,9 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
         raise InvalidInput("give a code file, or all of -n, -k and -s")
     m = 1 if m is None else m
     items = load_bounds(n, k, s, m, d)
-    if code is None:
-        return BoundReport(n, k, s, m, items, None, None, [], True)
+    if code is None:  # a load ``d`` given is the one claim that can fail
+        failing = [b.statement for b in items if b.holds is False]
+        return BoundReport(n, k, s, m, items, None, None, failing, not failing)
     from gctool.bounds.code import code_report
 
     return code_report(code, s, items, Budget.default() if budget is None else budget,

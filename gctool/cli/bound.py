@@ -104,6 +104,9 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
         raise click.UsageError("without FILE, give -n, -k and -s")
     if epsilon is not None:
         raise click.UsageError("--epsilon needs FILE (it sets the threshold rows of a code)")
+    if check and load is None:  # the bounds of (n, k, s) alone claim nothing that can fail
+        raise click.UsageError("--check applies with FILE or -d (a code or a load to hold to "
+                               "the bounds)")
     if link_spec is not None or delay_spec is not None:
         raise click.UsageError("--link and --delay need a CodedReduce FILE")
     from gctool.api import bound as run_bound

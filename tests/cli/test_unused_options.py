@@ -30,7 +30,6 @@ USED: dict[tuple[str, str], str] = {
     **{(c, "--json"): "the output's format" for c in COMMANDS if c not in ("design", "export")},
     **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
     ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
-    ("bound", "--check"): "the exit status (the gate)",
     ("bound", "--max-work"): "the budget, with or without FILE",
     ("export", "-o"): "where the export goes",
     ("export", "--decoders"): "whether the table is written",
@@ -200,6 +199,9 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
     ("bound", "-n", "frc", ["-n", "6"], ("FILE", "-n")),
     ("bound", "-k", "frc", ["-k", "6"], ("FILE", "-k")),
     ("bound", "-m", "frc", ["-m", "2"], ("-m", "FILE")),
+    # without FILE and -d the bounds of (n, k, s) claim nothing that can fail
+    ("bound", "--check", None, ["-n", "6", "-k", "6", "-s", "2", "--check"],
+     ("--check", "FILE", "-d")),
     ("bound", "--epsilon", None, ["-n", "6", "-k", "6", "-s", "2", "--epsilon", "0.5"],
      ("--epsilon", "FILE")),
     ("bound", "--link", "frc", ["--link", "latency=1,bandwidth=1"],
@@ -446,3 +448,17 @@ def test_an_unused_design_option_is_refused(tmp_path: Path, flag: str, scheme: s
     rest = args[:i] + args[i + (1 if flag == "--json" else 2):]
     assert run("design", scheme, *rest, "-o", str(out)).exit_code == 0
     assert out.exists()
+
+
+def test_bound_check_gates_a_load_given_with_the_numbers() -> None:
+    """bound -n -k -s -d: a load below the bounds is a finding, FAIL in the report, exit 1
+    with --check (it exited 0 whatever the rows said) and 0 without (informational)."""
+    import json
+
+    args = ["bound", "-n", "6", "-k", "6", "-s", "2"]
+    below = run(*args, "-d", "1", "--check", "--json")
+    doc = json.loads(below.stdout)
+    assert below.exit_code == 1 and doc["ok"] is False
+    assert "load d = 1 is below the bound" in doc["files"][0]["report"]["findings"][0]
+    assert run(*args, "-d", "1").exit_code == 0
+    assert run(*args, "-d", "3", "--check").exit_code == 0

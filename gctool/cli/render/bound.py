@@ -29,8 +29,10 @@ def render_bound(r: Any) -> None:
         else:
             con.print(f"below the load bound (max load {c['load_max']} < {lower}): "
                       f"cannot tolerate s = {r.s}")
+    shown = {b.statement for b in r.bounds if b.holds is False}  # the FAIL rows above
     for f in r.findings:
-        con.print(f"[bold red]finding:[/] {escape(f)}")
+        if f not in shown:
+            con.print(f"[bold red]finding:[/] {escape(f)}")
     con.print("[dim]sources: [P] a published result, [D] derived for gctool; 'reference §x' is "
               "a section of 'gctool reference'[/]")
 
