@@ -57,7 +57,8 @@ def column_support(code: GradientCode, s: int) -> Finding | None:
         why = f"partition {j} is held by only {counted(len(holders), 'worker')} <= s = {s}; " \
               "straggling them loses it"
     else:
-        why = (f"partition {j} is held by only {len(holders)} workers < s + m = {s + code.m}; "
+        why = (f"partition {j} is held by only {counted(len(holders), 'worker')} < s + m = "
+               f"{s + code.m}; "
                f"straggling {S} leaves fewer than m = {code.m} of its pieces")
     from gctool.engine.enumeration import pad_to
 

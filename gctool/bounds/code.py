@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from gctool.budget import NS_PER_S, Budget
 from gctool.model import GradientCode
 from gctool.reports import Bound, BoundReport
-from gctool.wording import noun
+from gctool.wording import counted, noun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,7 +61,7 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget, 
                         f"(min replication {int(rep.min())})")
     if rank_fails:
         findings.append(f"rank(B) = {rank} > n - s = {n - s}: no code of this rank tolerates "
-                        f"{s} stragglers")
+                        f"{counted(s, 'straggler')}")
     items = _judged(items, {"replication": int(rep.min()), "total_load": int(rep.sum()),
                             "max_load": dmax})
     t_col, t_rank, s_max = int(rep.min()), n - rank + 1, floor(n * dmax / k) - m
@@ -78,7 +78,7 @@ def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget, 
               t_rank > s or not rank_fails),
         Bound("max_s_for_load", s_max,
               f"with max load d = {dmax}, no code tolerates more than floor(n d / k) - {m} = "
-              f"{s_max} stragglers", "[D] reference §1.3 / §6.2", s_max >= s),
+              f"{counted(s_max, 'straggler')}", "[D] reference §1.3 / §6.2", s_max >= s),
     ]
     stats = {
         "load_min": int(loads.min()), "load_max": dmax, "load_mean": float(loads.mean()),

@@ -20,7 +20,7 @@ from gctool.cli.render.common import (
     table,
 )
 from gctool.reports import AttackReport, CurveReport, RandomMeans, ThresholdReport, WorstReport
-from gctool.wording import counted
+from gctool.wording import counted, noun
 
 
 def render_worst(r: WorstReport) -> None:
@@ -50,7 +50,7 @@ def render_threshold(r: ThresholdReport) -> None:
         elif r.threshold is None:
             con.print(f"threshold: >= {r.threshold_lower} (no witness found)")
         else:
-            push = "straggler pushes" if r.threshold == 1 else "stragglers push"
+            push = noun(r.threshold, "straggler pushes", "stragglers push")
             con.print(f"[bold]threshold: {r.threshold}[/] {push} the error above "
                       f"{r.epsilon:g} ({unit}); {_tolerates(r)}")
             con.print(f"witness: stragglers {r.stragglers}, error {fmt(r.error, 6)}")
@@ -111,7 +111,7 @@ def _coverage(r: AttackReport) -> str:
     """What ``checked`` counted, of the ``total`` straggler sets."""
     methods = [p.method for p in r.curve] if isinstance(r, CurveReport) else [r.method]
     if all(m in ENUMERATIONS for m in methods):
-        return f"over {r.checked:,} of {r.total:,} sets"
+        return f"over {r.checked:,} of {counted(r.total, 'set')}"
     return f"with {r.checked:,} decoder evaluations ({r.total:,} sets in all)"
 
 

@@ -26,7 +26,7 @@ def render_verify(r: Any) -> None:
     tol = "" if r.tolerance is None else f", tol {r.tolerance:g}"
     kern = f", {r.kernel} kernel" if r.kernel and r.kernel != "none" else ""
     seed = f", seed {r.sample['seed']}" if getattr(r, "sample", None) else ""  # to redo it
-    con.print(f"checked {r.checked:,} of {r.total:,} sets by {r.method} ({label}, "
+    con.print(f"checked {r.checked:,} of {counted(r.total, 'set')} by {r.method} ({label}, "
               f"{r.arithmetic} arithmetic{tol}{kern}, {counted(r.jobs, 'job')}{seed}) in "
               f"{r.elapsed_s:.3f}s")
     if r.reduction:
