@@ -240,5 +240,5 @@ def test_is_cr_direct_count_after_the_second_stage(monkeypatch: pytest.MonkeyPat
         assert exact_lstsq_error(B, F, T) <= Fraction(TOL) * code.k, row
     report = verify(code, s, method="exhaustive", kernel="nullspace", tol=TOL)
     assert report.ok == truth
-    said = re.search(r"([\d,]+) set\(s\) decided by the direct decoder", report.diagnostics.note)
+    said = re.search(r"([\d,]+) sets? decided by the direct decoder", report.diagnostics.note)
     assert said is not None and int(said.group(1).replace(",", "")) == direct
