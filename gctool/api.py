@@ -234,17 +234,19 @@ def _refuse_untaken(name: str, scheme: str, what: str, takes: frozenset[str]) ->
 # -- level profiles ---------------------------------------------------------------------------
 def profile(code: GradientCode, levels: Sequence[int] | None = None, *,
             level_counts: Sequence[int] | None = None, judge: bool = True,
-            normalize: str = "none") -> ProfileReport:
+            normalize: str = "none", budget: Budget | None = None) -> ProfileReport:
     """Decode the level profile ``levels`` of a nested code (one level per worker), or every
     profile with the given ``level_counts`` (exactly one of them); the report of ``gctool
     verify`` with ``profile`` (``judge``: it fails when a profile does not decode) and of
     ``gctool attack`` with ``profile`` (``judge=False``: the error only; ``normalize="k"``
-    divides it by k)."""
+    divides it by k).  The decodings are estimated before they start and refused above
+    ``budget``'s ``max_work`` (default :meth:`Budget.default`)."""
     if (levels is None) == (level_counts is None):
         raise InvalidInput("give either a level profile or level counts", param="levels")
     request = ProfileRequest("verify" if judge else "attack",
                              None if levels is None else tuple(levels),
-                             None if level_counts is None else tuple(level_counts), normalize)
+                             None if level_counts is None else tuple(level_counts), normalize,
+                             budget)
     return family_of(code).profile(code, request)
 
 

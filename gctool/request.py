@@ -214,12 +214,14 @@ class ProfileRequest:
     """What :func:`gctool.api.profile` was asked about level profiles of a nested code, handed
     to the family's :meth:`~gctool.family.Family.profile`: the ``command`` (``"verify"``
     judges, ``"attack"`` reports), one realised ``profile`` or the level ``counts`` of every
-    profile (exactly one of them), and attack's ``normalize``."""
+    profile (exactly one of them), attack's ``normalize``, and the work ``budget`` their
+    decodings are held to (None: :meth:`gctool.budget.Budget.default`)."""
 
     command: str
     profile: tuple[int, ...] | None = None
     counts: tuple[int, ...] | None = None
     normalize: str = "none"
+    budget: Budget | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             "--precision": precision, "--max-error": max_error, "--samples": samples,
             "--seed": seed,
             "--tol": typed("tol") or None, "-j": typed("jobs") or None,
-            "--max-sets": max_sets, "--max-work": max_work, "--executor dask": runner,
+            "--max-sets": max_sets, "--executor dask": runner,
             **{flag: typed(name) or None for name, flag in _SEARCH.items()}})
 
     def audit(path: str) -> Report:
@@ -243,7 +243,8 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
             if curve_mode:
                 return api.curve(code, max_s, options, progress=progress)
             if profile_args:
-                return api.profile(code, judge=False, normalize=normalize, **profile_args)
+                return api.profile(code, judge=False, normalize=normalize,
+                                   budget=options.budget, **profile_args)
             return api.attack(code, stragglers, options, straggler_set=one, progress=progress,
                               precision=precision, max_error=max_error)
 

@@ -119,7 +119,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
                            "--partial": partial_work if profile_args else None,
                            "-j": typed("jobs") or None, "--executor dask": runner,
                            **({"--method": typed("method") or None, "--tol": typed("tol") or None,
-                               "--max-sets": max_sets, "--max-work": max_work}
+                               "--max-sets": max_sets}
                               if profile_args else {})})
     elif method == "structural":  # a certificate or nothing: no straggler set is enumerated
         refuse_with("--method structural", {
@@ -138,7 +138,7 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
         code = load_code(path)
         with progress_bar("verify", after=SHOW_AFTER_S) as progress:
             if profile_args:
-                report: Any = api.profile(code, **profile_args)
+                report: Any = api.profile(code, budget=budget, **profile_args)
             elif partial_work is not None:
                 from gctool.audit.partial import verify_partial
 

@@ -44,7 +44,12 @@ def svd_time(f: int, K: int, complex_: bool = False) -> float:
 def gf_set_time(code: GradientCode, s: int) -> float:
     """Estimated time of one straggler set of size s decided by the optimal decoder over GF(q)
     in a batch, in ns."""
-    f, K = max(1, code.n - s), code.B.shape[1]
+    return _elimination_time(code, max(1, code.n - s))
+
+
+def _elimination_time(code: GradientCode, f: int) -> float:
+    """:func:`gf_set_time` of ``f`` rows of the code's field."""
+    K = code.B.shape[1]
     fld = code.field.resolved()
     per = GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1 else None
     if per is None:
@@ -52,10 +57,17 @@ def gf_set_time(code: GradientCode, s: int) -> float:
     return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
 
 
+def decode_time(code: GradientCode, f: int) -> float:
+    """Estimated time of a system of ``f`` rows of the code's field and width decided by the
+    optimal decoder in a batch (their least-squares system, or over GF(q) its elimination),
+    in ns."""
+    if code.field.is_finite:
+        return _elimination_time(code, max(1, f))
+    return svd_time(max(1, f), code.B.shape[1], code.field.kind == "complex")
+
+
 def decoder_set_time(code: GradientCode, s: int) -> float:
     """Estimated time of one straggler set of size s decided by the optimal decoder in a batch
     (its survivors' least-squares system, or over GF(q) its elimination, :func:`gf_set_time`),
     in ns."""
-    if code.field.is_finite:
-        return gf_set_time(code, s)
-    return svd_time(max(1, code.n - s), code.B.shape[1], code.field.kind == "complex")
+    return decode_time(code, code.n - s)

@@ -31,6 +31,8 @@ USED: dict[tuple[str, str], str] = {
     **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
     ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
     ("bound", "--max-work"): "the budget, with or without FILE",
+    ("verify", "--max-work"): "the budget of every question (a level profile's decodings too)",
+    ("attack", "--max-work"): "the budget of every question (a level profile's decodings too)",
     ("export", "-o"): "where the export goes",
     ("export", "--decoders"): "whether the table is written",
     ("export", "--dtype"): "the format of B (and of the table); a finite field refuses it, "
@@ -114,8 +116,6 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--tol", "--level-counts")),
     ("verify", "--max-sets", "nested", ["--profile", "1,1,1,1,1,1", "--max-sets", "9"],
      ("--max-sets", "--profile")),
-    ("verify", "--max-work", "nested", ["--profile", "1,1,1,1,1,1", "--max-work", "9s"],
-     ("--max-work", "--profile")),
     ("verify", "--executor", "nested", ["--partial", "1", "--executor", "dask"],
      ("--executor dask", "--partial")),
     # -- attack: options of another mode, method or question ---------------------------------
@@ -173,8 +173,6 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--max-error", "level profile")),
     ("attack", "--max-sets", "nested", ["--level-counts", "2,2,2", "--max-sets", "9"],
      ("--max-sets", "level profile")),
-    ("attack", "--max-work", "nested", ["--level-counts", "2,2,2", "--max-work", "9s"],
-     ("--max-work", "level profile")),
     ("attack", "--executor", "nested", ["--level-counts", "2,2,2", "--executor", "dask"],
      ("--executor dask", "level profile")),
     # -- a finite field decodes exactly: --tol is the reals' and complex numbers' ------------

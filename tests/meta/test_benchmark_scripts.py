@@ -141,11 +141,15 @@ def test_budget_calibrated() -> None:
     out = child("bench_budget.py", "--quick")
     assert "default work budget" in out and "--jobs 1" in out, out
     rows = [line for line in out.splitlines() if re.search(r"\d (estimated|charged|summed) ", line)]
-    assert len(rows) == 9, out
+    assert len(rows) == 10, out
     assert "(exit" not in out, out  # every case ran to a verdict (exit 0 or 1)
     for case in ("verify real cyclic", "attack real cyclic", "export --decoders",
-                 "bound (rank of B)", "design cyclic", "attack milp (budget)"):
+                 "bound (rank of B)", "design cyclic", "attack milp (budget)",
+                 "verify --level-counts"):
         assert any(row.startswith(case) for row in rows), case
+    # the MILP's estimate is the work its meter charged, not its set-up's microseconds
+    milp = next(row for row in rows if row.startswith("attack milp"))
+    assert " charged " in milp and float(milp.split()[3]) > 0.01, milp
     assert "timed cases: measured / estimated" in out, out
 
 
