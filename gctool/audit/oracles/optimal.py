@@ -95,7 +95,8 @@ NEAR_LIMIT_RTOL = 1e-3
 #:   complex; numpy and compiled) the cancellation reached 5 eps kappa^2 ||t||^2 at lam near 1,
 #:   0.02 eps kappa^2 ||t||^2 / lam at lam = 2.7e-7 (an error of 2.3e-6 computed as 1.65e-5,
 #:   cond(B) 406, which the old 1e-3 band trusted) and 0.13 eps kappa^2 ||t||^2 / lam on the
-#:   exactly low-rank codes (no set outside the band); |sqrt(err) - sqrt(exact)| / (max(n, K)
+#:   exactly low-rank codes (no set outside the band: tests/audit/test_crosscheck_band.py,
+#:   which fails without a); |sqrt(err) - sqrt(exact)| / (max(n, K)
 #:   eps kappa (||t|| + kappa rho)) reached 43 on the first set.  The
 #:   compiled second stage's acceptance (:func:`gctool.audit.kernels.optimal._settle`) is a
 #:   bound under (S) with p = 2 max(s, d); it also requires this band to clear.
