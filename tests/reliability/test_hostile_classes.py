@@ -384,7 +384,7 @@ def test_hostile_text_option_files_are_refused_in_one_line(tmp_path: Path, data:
 def test_a_byte_order_mark_in_an_option_file_is_allowed(tmp_path: Path) -> None:
     path = tmp_path / "p.txt"
     path.write_bytes("\ufeff0.1, 0.2\n0.3 # comment\n0.1".encode())
-    r = run("design", "hetero", "--p-file", str(path), "--json")
+    r = run("design", "hetero", "--p-file", str(path))
     assert r.exit_code == 0, r.stderr
     assert loads(r.stdout)["params"]["p"] == [0.1, 0.2, 0.3, 0.1]
 
@@ -428,7 +428,7 @@ def test_kron_reads_each_factor_once(tmp_path: Path) -> None:
 
     path = design_file(tmp_path, "a.json", "frc", n=4, s=1)
     data = Path(path).read_bytes()
-    r = CliRunner().invoke(cli, ["design", "kron", "-", path, "--json"], input=data)
+    r = CliRunner().invoke(cli, ["design", "kron", "-", path], input=data)
     assert r.exit_code == 0, r.stderr
     factors = loads(r.stdout)["provenance"]["factors"]
     assert [f["sha256"] for f in factors] == [hashlib.sha256(data).hexdigest()] * 2
