@@ -20,7 +20,8 @@ def _schema_names() -> list[str]:
 Examples:
   gctool schema
   gctool schema code > code.schema.json
-  gctool schema batch --json | jq '.properties.files'
+  gctool schema batch | jq '.properties.files'
+  gctool schema --json | jq -r '.schemas[].name'
 
 Schemas (JSON Schema draft 2020-12): code (code files), export (export documents), design
 (the design -o FILE --json summary), one per command's --json document: verify, attack,
@@ -47,6 +48,9 @@ def schema(name: str | None, as_json: bool) -> int:
                 t.add_row(escape(r["name"]), escape(r["title"]))
             stdout_console().print(t)
         return int(ExitCode.OK)
+    if as_json:  # a schema is a JSON document already: --json is the list's
+        raise click.UsageError("--json applies to the list of schemas; NAME prints the schema, "
+                               "a JSON document already")
     if name not in schemas.names():
         raise click.BadParameter(f"unknown schema {name!r}{did_you_mean(name, schemas.names())}; "
                                  f"one of: {', '.join(schemas.names())}", param_hint="NAME")

@@ -255,13 +255,21 @@ def build_cost(frame: str, n: int, k: int) -> tuple[int, int]:
     return make + Analysis.work(n, k), 8 * (n * k + held) + Analysis.memory(n, k)
 
 
+#: the Steiner system of ``frame`` steiner when none is given (the Fano plane's)
+STEINER_DEFAULT = "pg-2"
+
+
 def build(n: int | None, s: int | None, k: int | None, field: Field,  # noqa: PLR0913 (the scheme's options)
           rng: np.random.Generator, frame: str = "gaussian", workers: int | None = None,
-          system: str = "pg-2", *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
+          system: str | None = None, *, budget: Budget) -> tuple[np.ndarray, dict[str, Any]]:
     """The frame and its recorded statistics.  Sizes, s, the work and the memory are checked
-    before anything is built (:func:`frame_size`, :func:`build_cost`)."""
+    before anything is built (:func:`frame_size`, :func:`build_cost`).  ``system`` (None:
+    pg-2) is the steiner frame's, refused for another frame, which would ignore it."""
     if field.kind != "real":
         raise DesignError("encoded frames are real: use `field`=real")
+    if system is not None and frame != "steiner":
+        raise InvalidInput(f"`system` applies to `frame` steiner, not {frame}", param="system")
+    system = STEINER_DEFAULT if system is None else system
     rows, cols = frame_size(frame, workers if n is None else n, k, system)
     s = 0 if s is None else s
     if not 0 <= s < rows:
@@ -339,8 +347,8 @@ class EncodedFamily(Family):
               choices=("gaussian", "hadamard", "orthogonal", "paley", "steiner")),
         Param("workers", "int", "Number of workers n (follows from the frame for steiner; "
               "paley defaults to 6).", short="-n", flag="workers"),
-        Param("system", "str", "Steiner system: pg-D (lines of PG(D,2), pg-2 = Fano) or "
-              "pairs-V (V a power of 2).", default="pg-2"),
+        Param("system", "str", f"`frame` steiner: the Steiner system, pg-D (lines of PG(D,2), "
+              f"pg-2 = Fano) or pairs-V (V a power of 2); default {STEINER_DEFAULT}."),
     )
     report_keys = ("beta", "coherence", "welch_bound", "tightness", "epsilon_bound")
     examples = ("gctool design encoded `frame` gaussian -n 12 -k 6 -s 2 `seed` 1",

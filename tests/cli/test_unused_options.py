@@ -27,7 +27,8 @@ from refusals import refused
 
 #: (command, flag) -> why every run that accepts the option uses it
 USED: dict[tuple[str, str], str] = {
-    **{(c, "--json"): "the output's format" for c in COMMANDS if c not in ("design", "export")},
+    **{(c, "--json"): "the output's format" for c in COMMANDS
+       if c not in ("design", "export", "schema")},
     **{(c, "-q"): "what is printed" for c in COMMANDS if c != "design"},
     ("verify", "-s"): "the size certified (with another question it is refused: REFUSED)",
     ("bound", "--max-work"): "the budget, with or without FILE",
@@ -217,6 +218,8 @@ REFUSED: list[tuple[str, str, str | None, list[str], tuple[str, ...]]] = [
      ("--max-patterns", "--decoders")),
     ("export", "--tol", "frc", ["-o", OUT, "--tol", "1e-6"], ("--tol", "--decoders")),
     ("export", "--json", "frc", ["-o", "-", "--json"], ("--json", "-o -")),
+    # -- schema: NAME prints a JSON document already; --json is the list's --------------------
+    ("schema", "--json", None, ["code", "--json"], ("--json", "NAME")),
     ("export", "--max-work", "frc", ["-o", OUT, "--max-work", "9s"],
      ("--max-work", "--decoders")),
     # -- show: the curve's options without a curve to compute ---------------------------------
@@ -399,6 +402,9 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
         # the conditioning screens (construction, best_of, self-check) are of R and C
         ("-j", drawn, ["-n", "6", "-s", "2", "--field", "GF(31)", "-j", "2"],
          ("-j", "GF(31)")),
+        # a scheme's parameter that only some of its constructions read
+        ("--system", "encoded", ["--frame", "paley", "-n", "6", "-s", "1", "--system", "pg-3"],
+         ("--system", "--frame steiner", "paley")),
     ]
 
 
