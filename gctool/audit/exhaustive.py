@@ -396,7 +396,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
     def plan(t: int) -> SizePlan:
         budget.enter(t)
-        return _size_plan(oracle, t, top, rot, jobs, budget.runner_of(t))
+        return _size_plan(oracle, t, budget.early(t), rot, jobs, budget.runner_of(t))
 
     def after(search: ExceedSearch) -> None:
         oracle.evaluations = base + search.evaluated
@@ -408,7 +408,8 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
         start while size t - 1 is searched on the oracle's numpy route, or a Dask session
         while the sizes before it run (its runner's)."""
         twin = copy.copy(oracle)
-        return _size_plan(twin, t, top, rot, jobs, budget.runner_of(t)), OracleKernel.of(twin)
+        return (_size_plan(twin, t, budget.early(t), rot, jobs, budget.runner_of(t)),
+                OracleKernel.of(twin))
 
     search = ExceedSearch(n, OracleKernel.of(oracle), limit, plan,
                           top=top,
@@ -430,8 +431,13 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
 
 
 #: a size of a threshold search takes the compiled walk when one of the next this many sizes
-#: walks compiled by itself (:func:`_with_next`)
+#: walks compiled by itself (:func:`_with_next`) ...
 WITH_NEXT = 2
+#: ... unless its first this many sets (in rank order, on the numpy route) hold a failing one:
+#: the search stops in them, and the kernels it would load for nothing cost 0.5-1 s of CPU in a
+#: fresh process (random dense real n=60 k=59, threshold 2: 0.95 s against 0.35 s without
+#: them) (:meth:`_SearchBudget.early`)
+HEAD = 32
 
 
 def _with_next(oracle: Oracle, t: int, top: int) -> bool:
@@ -441,16 +447,17 @@ def _with_next(oracle: Oracle, t: int, top: int) -> bool:
                                for u in range(t + 1, min(t + WITH_NEXT, top) + 1))
 
 
-def _size_plan(oracle: Oracle, t: int, top: int, rot: Rotation | None, jobs: int,
+def _size_plan(oracle: Oracle, t: int, early: bool, rot: Rotation | None, jobs: int,
                runner: Runner | None) -> SizePlan:
-    """The plan of size t of a threshold search up to size ``top``.  When size t + 1 or
-    t + 2 will take the compiled walk by itself, size t takes it too: the kernels are loaded
+    """The plan of size t of a threshold search.  When size t + 1 or t + 2 will take the
+    compiled walk by itself, size t takes it too (``early``, :meth:`_SearchBudget.early`,
+    unless its first sets fail: the search stops there): the kernels are loaded
     for those anyway unless t fails (the search plans size t + 1 while size t runs, to start
     it ahead), and a size too small to repay their loading alone takes a fraction of the
     numpy route's time on them (real cyclic n=40: C(40, 4) = 91,390 sets 2%, C(40, 3) = 9,880
     sets 2.5%, 6.8 ms in the caller's thread on the numpy route); the choice depends on the
-    sizes only, never on ``jobs`` or the executor."""
-    if _with_next(oracle, t, top):
+    code and the sizes only, never on ``jobs`` or the executor."""
+    if early:
         oracle.plan_compiled(t)
     return _plan(oracle, t, rot, jobs, runner, count_evaluated(oracle.n, t, rot))
 
@@ -507,6 +514,22 @@ class _SearchBudget:
         self.upto: dict[int, float] = {}
         #: :meth:`work` of each size asked about
         self._work: dict[tuple[int, int], tuple[float, bool]] = {}
+        #: :meth:`early` of each size asked about
+        self._early: dict[int, bool] = {}
+
+    def early(self, t: int) -> bool:
+        """Does size t take the compiled walk because a size after it will
+        (:func:`_with_next`)?  Not when its first :data:`HEAD` sets, decided on the numpy
+        route by a twin of the oracle (they count nowhere), hold one over the limit: the size
+        stops in them, and loading the kernels would buy nothing.  Decided once per size, on
+        the code and the sizes alone (never on ``jobs`` or the executor)."""
+        if t not in self._early:
+            early = _with_next(self.oracle, t, self.top)
+            if early:
+                walk, stop, _ = _twin_walk(self.oracle, t, self.rot, self.limit)
+                early = not walk(0, min(stop, HEAD))[1]
+            self._early[t] = early
+        return self._early[t]
 
     def check_whole(self) -> None:
         """Refuse, before any size is searched, a search whose sizes are estimated (each as
@@ -539,7 +562,7 @@ class _SearchBudget:
         the walk's rate.  Worked out once per size (the search asks for it several times)."""
         if (t, need) not in self._work:
             oracle, n = self.oracle, self.oracle.n
-            if _with_next(oracle, t, self.top):  # at a count at which size t walks compiled
+            if self.early(t):  # at a count at which size t walks compiled
                 self._work[t, need] = planned_work(oracle, t, need, comb(n, t + 1))[0], True
             else:
                 self._work[t, need] = planned_work(oracle, t, need)
@@ -573,8 +596,7 @@ class _SearchBudget:
         rate, how = work / max(1, need), ""
         if compiled and full < STOP_PROBE_S and worst_fits(self.oracle, t, need, jobs, left):
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
-        walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit,
-                                      _with_next(self.oracle, t, self.top))
+        walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit, self.early(t))
         probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
                             least=SAMPLE_MIN, expected=rate)
         if probed is not None:  # the kernel that runs it decides (either way)
