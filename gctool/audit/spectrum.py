@@ -57,7 +57,7 @@ import numpy as np
 from gctool.audit.checks import check_s, curve_sizes
 from gctool.audit.kernels import private
 from gctool.audit.outcome import WorstOutcome
-from gctool.budget import FAST_SET_COST, Budget, solve_cost
+from gctool.budget import FAST_SET_COST, START_NS, Budget, solve_cost
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
@@ -247,22 +247,41 @@ class Frame:
         """Bytes of one batch at size s (its arrays and the eigen solver's copy)."""
         return 8 * 2 * self.chunk(s) * self._per_set(s)
 
-    def check(self, what: str, sets: dict[int, int], remedy: str, bound: bool = True,
-              extra_work: int = 0) -> None:
+    def jobs(self, s: int, sets: int, jobs: int | None, runner: Runner | None) -> int:
+        """The jobs that will walk ``sets`` sets of size s (the matrix codes' rule,
+        :func:`gctool.audit.exhaustive.used_jobs`: every requested one for the compiled walk or
+        a runner, and for :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets or more;
+        else 1)."""
+        from gctool.audit.exhaustive import used_jobs
+
+        return used_jobs(sets, jobs or 0, runner, self.will_compile(s, sets))
+
+    def check(self, what: str, sets: dict[int, int], remedy: str, bound: bool = True,  # noqa: PLR0913 (the run's jobs)
+              extra_work: int = 0, jobs: int | None = 1, runner: Runner | None = None
+              ) -> None:
         """Refuse (one line, before any set is evaluated) an audit of ``sets[s]`` straggler
         sets of each size s whose work or memory is above the budget; ``bound``: the proved
-        upper bound on epsilon is computed too (the row Gram, unless it exists)."""
+        upper bound on epsilon is computed too (the row Gram, unless it exists).  The sets of
+        each size are divided by the jobs that will walk them (:meth:`jobs`, for ``jobs`` and
+        ``runner``); the run's start (:data:`~gctool.budget.START_NS`), the analysis and
+        ``extra_work`` are on no job's share (:meth:`Budget.check_work`)."""
         n, k = self.S.shape
         rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
         with_rows = bound or self.analysis.has_rows
-        work = extra_work + sum(count * self.set_work(s, with_rows, self.will_compile(s, count))
-                                for s, count in sets.items())
-        work += Analysis.work(n, k) - Analysis.work(n, k, rows=False) if rows else 0
+        shared, alone, used = 0.0, float(START_NS + extra_work), 1
+        for s, count in sets.items():
+            work = count * self.set_work(s, with_rows, self.will_compile(s, count))
+            on = self.jobs(s, count, jobs, runner)
+            if on > 1:
+                shared, used = shared + work, on
+            else:
+                alone += work
+        alone += Analysis.work(n, k) - Analysis.work(n, k, rows=False) if rows else 0
         total = sum(sets.values())
         sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
             f"{min(sets)}..{max(sets)}"
         head = f"{what} (n={n}, k={k}, s={sizes}): {total:,} straggler sets"
-        self.budget.check_work(head, work, remedy + ", or raise `max_work`")
+        self.budget.check_work(head, shared, remedy + ", or raise `max_work`", used, alone)
         memory = max((self.batch_memory(s) for s in sets), default=0)
         memory += Analysis.memory(n, k, rows=rows)
         self.budget.check_memory(head, memory, remedy)
@@ -483,16 +502,6 @@ def _restated(fr: Frame, best: dict[str, Any], norm: float) -> dict[str, Any]:
     return out
 
 
-def _jobs(jobs: int | None, sets: int, runner: Runner | None) -> int:
-    """Local threads of an enumeration of ``sets`` straggler sets: ``jobs`` resolved, or 1
-    below :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` without a runner (the rule of the
-    matrix codes' attack)."""
-    from gctool.audit.exhaustive import PARALLEL_MIN_SETS
-    from gctool.engine.parallel import resolve_jobs
-
-    return resolve_jobs(jobs) if sets >= PARALLEL_MIN_SETS or runner is not None else 1
-
-
 def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_SETS,  # noqa: PLR0913 (the enumeration's options)
                    sample: int | None = None, seed: int = 0,
                    progress: Progress | None = None, jobs: int | None = 1,
@@ -505,9 +514,10 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
     ``extra_work`` that the caller adds) is above the budget (:meth:`Frame.check`), before any
     set is evaluated.  ``frame``: the :class:`Frame` of the code when the caller has it (a
     curve shares one; it carries the budget), else one held to ``budget``.  The enumeration
-    runs in ``jobs`` local threads (None or 0: every core; fewer than
-    :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets run in one) or with ``runner``
-    (a :class:`~gctool.audit.distributed.DaskRunner`); the report does not depend on either.
+    runs in ``jobs`` local threads (None or 0: every core; :meth:`Frame.jobs`: fewer than
+    :data:`~gctool.audit.exhaustive.PARALLEL_MIN_SETS` sets off the compiled walk run in one)
+    or with ``runner`` (a :class:`~gctool.audit.distributed.DaskRunner`), and the budget
+    divides its sets' work by those jobs; the report does not depend on either.
     """
     S = frame_matrix(code)
     n, k = S.shape
@@ -530,7 +540,9 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
             raise InvalidInput("sample must be a positive number of sets")
         planned = min(sample, total)
     fr.check("the spectral audit of the frame", {s: planned},
-             "use a smaller s or fewer (sampled) sets", extra_work=extra_work)
+             "use a smaller s or fewer (sampled) sets", extra_work=extra_work, jobs=jobs,
+             runner=runner)
+    used = fr.jobs(s, planned, jobs, runner)  # as the check divided the sets
     if s > 0:
         fr.analysis.rows()  # for the upper bound, and the tight frames' s x s Grams
     fr.plan(s, planned)  # the compiled walk for large enumerations, loaded here
@@ -554,7 +566,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
         # walk without the GIL; numpy's batched route holds it for its gathers and picks);
         # the caller only folds three picks per task
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
-                   jobs=_jobs(jobs, planned, runner), runner=runner or run_threads,
+                   jobs=used, runner=runner or run_threads,
                    after=after)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
@@ -605,7 +617,7 @@ def spectrum_curve(code: GradientCode, max_s: int | None = None, *,  # noqa: PLR
     fr.check("the spectral curve of the frame",
              {s: count_sets(n, s) if got is None else min(got, count_sets(n, s))
               for s, got in plan.items()},
-             "use a smaller `max_s`, fewer sizes or fewer sampled sets")
+             "use a smaller `max_s`, fewer sizes or fewer sampled sets", jobs=jobs, runner=runner)
     out = [worst_spectrum(code, s, max_sets=max_sets, sample=got, seed=seed, progress=progress,
                           jobs=jobs, runner=runner, frame=fr)
            for s, got in plan.items()]

@@ -301,3 +301,65 @@ def test_the_budget_counts_the_compiled_walk(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     with pytest.raises(BudgetExceeded, match="max_work"):
         worst_spectrum(code, 4, budget=Budget(max_work=comb(28, 4) * 1e-7))
+
+
+def _seconds(code: Any, sizes: range, jobs: int = 1) -> float:
+    """The calibrated estimate of walking every set of the ``sizes`` of ``code`` on ``jobs``
+    (sizes of PARALLEL_MIN_SETS sets or more; the others on one), plus the run's start, in
+    seconds (the analysis of the frame, a few microseconds here, aside)."""
+    from gctool.audit.exhaustive import PARALLEL_MIN_SETS
+    from gctool.budget import NS_PER_S, START_NS
+
+    fr = Frame.of(frame_matrix(code))
+    out = START_NS / NS_PER_S
+    for s in sizes:
+        sets = comb(code.n, s)
+        on = jobs if sets >= PARALLEL_MIN_SETS or fr.will_compile(s, sets) else 1
+        out += sets * fr.set_work(s, True, fr.will_compile(s, sets)) / NS_PER_S / on
+    return out
+
+
+@pytest.mark.parametrize("command", ["attack", "verify", "curve"])
+def test_the_budget_divides_the_sets_by_the_jobs(tmp_path: Any, command: str) -> None:
+    """A spectral audit over its budget on one job but within it on two is refused (one line
+    naming --max-work, nothing written) with --jobs 1 and runs with --jobs 2: its sets' work
+    is divided by the jobs that walk them, the start and the analysis are not."""
+    from tests.helpers import run
+    from tests.refusals import design_file, refused
+
+    path = design_file(tmp_path, "f.json", "encoded", frame="steiner", system="pg-2", s=1)
+    code = design("encoded", frame="steiner", system="pg-2", s=1)
+    # at s = 5, C(28, 5) = 98,280 sets: above PARALLEL_MIN_SETS, on every job
+    args, sizes = {"attack": (["attack", path, "-s", "5", "--method", "exhaustive"], [5]),
+                   "verify": (["verify", path, "-s", "5"], [5]),
+                   "curve": (["attack", path, "--curve", "--max-s", "5"], range(6))}[command]
+    one, two = _seconds(code, sizes), _seconds(code, sizes, 2)
+    assert two < 0.8 * one
+    budget = f"{(one + two) / 2:.4f}s"
+    before = sorted(tmp_path.iterdir())
+    line = refused(run(*args, "--max-work", budget, "--jobs", "1"), "--max-work")
+    assert "jobs" not in line
+    assert sorted(tmp_path.iterdir()) == before
+    ok = run(*args, "--max-work", budget, "--jobs", "2", "--json")
+    assert ok.exit_code == 0, ok.stderr
+    # on two jobs the refusal says so, with the time on them
+    refused(run(*args, "--max-work", f"{0.8 * two:.4f}s", "--jobs", "2"), "--max-work",
+            "on 2 jobs")
+
+
+def test_the_library_divides_the_sets_by_the_jobs() -> None:
+    """worst_spectrum and spectrum_curve: the same estimate, refused on one job, run on two
+    (the report is the same as an unbudgeted run's)."""
+    from gctool.audit.spectrum import spectrum_curve
+    from gctool.budget import Budget
+    from gctool.errors import BudgetExceeded
+
+    code = design("encoded", frame="steiner", system="pg-2", s=1)
+    budget = Budget(max_work=(_seconds(code, [5]) + _seconds(code, [5], 2)) / 2)
+    for audit in (lambda jobs: worst_spectrum(code, 5, jobs=jobs, budget=budget),
+                  lambda jobs: spectrum_curve(code, sizes=[5], jobs=jobs, budget=budget)):
+        with pytest.raises(BudgetExceeded, match="max_work"):
+            audit(1)
+        audit(2)
+    assert _without_time(worst_spectrum(code, 5, jobs=2, budget=budget)) == _without_time(
+        worst_spectrum(code, 5))
