@@ -324,8 +324,8 @@ def test_the_budget_divides_the_sets_by_the_jobs(tmp_path: Any, command: str) ->
     """A spectral audit over its budget on one job but within it on two is refused (one line
     naming --max-work, nothing written) with --jobs 1 and runs with --jobs 2: its sets' work
     is divided by the jobs that walk them, the start and the analysis are not."""
-    from tests.helpers import run
-    from tests.refusals import design_file, refused
+    from helpers import run
+    from refusals import design_file, refused
 
     path = design_file(tmp_path, "f.json", "encoded", frame="steiner", system="pg-2", s=1)
     code = design("encoded", frame="steiner", system="pg-2", s=1)
