@@ -150,6 +150,10 @@ def cases(quick: bool, jobs: str) -> list[Case]:
                                                           seed=0)},
              ["verify", "n.json", "--level-counts", "2,2,4"], "nested n=8, 420 profiles",
              True),
+            ("attack encoded frame", {"e.json": designed("encoded", frame="paley", workers=14,
+                                                         s=1)},
+             ["attack", "e.json", "-s", "3", "--method", "exhaustive", *j],
+             "Paley ETF n=14, s=3", True),
         ]
     return [
         ("verify real cyclic", {"c.json": designed("cyclic", n=48, s=6, seed=1)},
@@ -186,6 +190,10 @@ def cases(quick: bool, jobs: str) -> list[Case]:
         ("verify --level-counts", {"n.json": designed("nested", n=12, levels=[1, 3], seed=0)},
          ["verify", "n.json", "--level-counts", "6,3,3"],
          "nested complex n=12 (18,480 level profiles)", True),
+        # the spectral audit: a compiled walk of eigenproblems (gctool.audit.kernels.spectra)
+        ("attack encoded frame", {"e.json": designed("encoded", frame="paley", workers=30, s=1)},
+         ["attack", "e.json", "-s", "6", "--method", "exhaustive", *j],
+         "Paley ETF n=30, k=15, s=6 (594 k sets, compiled walk)", True),
     ]
 
 
