@@ -30,8 +30,8 @@ Rates are from CPU time (this process plus its finished children), which a machi
 other work distorts much less than wall time; the --jobs 2 scaling is a wall-time ratio and
 needs two idle cores to mean anything.  Wall times are printed beside.  So the --jobs 2 run is
 also measured per thread: the CPU time of the caller's thread before and after the pool runs
-(set-up, first chunk, report: serial) and while it runs (the fold, which decides the sets the
-walks leave doubtful), of each pool thread, and how much of it all runs holding the GIL
+(set-up, first chunk, report: serial) and while it runs (the fold, which merges the chunk
+summaries the walks hand it), of each pool thread, and how much of it all runs holding the GIL
 (outside the compiled walks); on two idle cores its wall time is about
 ``max(serial + max(busiest pool thread, fold), GIL-held total)``, and the estimated scaling
 is the one-job CPU time over that.  Beside it, the compiled walk alone in two threads

@@ -7,19 +7,18 @@ walks of :mod:`gctool.audit.kernels`) and the worker that runs them (:mod:`gctoo
   declared capabilities of a kernel that walks rank ranges in compiled code
   (``walks_compiled``, ``will_compile``, ``summarise_range``; by default it does not);
 * :class:`ChunkSummary` (what one chunk contributes; :func:`summarise` cuts a chunk at its first
-  failing set) and :class:`Accumulator` (their merge, in task order);
-* :class:`Unsettled` / :func:`settle` - a chunk whose last doubtful sets its worker left to the
-  fold.
+  failing set) and :class:`Accumulator` (their merge, in task order: small summaries, every
+  set decided by the worker).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import numpy as np
 
-from gctool.engine.records import Record, Summary
+from gctool.engine.records import Record
 from gctool.engine.sweep import Best, Task
 
 #: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
@@ -66,8 +65,8 @@ class Kernel:
         """Will sets of size s be walked in compiled code (known before compiling anything)?"""
         return False
 
-    def summarise_range(self, task: Task, n: int, s: int, numeric: bool,
-                        defer: bool = False) -> ChunkSummary | Unsettled | None:
+    def summarise_range(self, task: Task, n: int, s: int, numeric: bool
+                        ) -> ChunkSummary | None:
         """The summary of the lexicographic rank range ``task``, walked in compiled code (None:
         not walked; the worker evaluates the task's sets)."""
         return None
@@ -163,20 +162,6 @@ def weakest(lb: np.ndarray) -> np.ndarray:
     return np.argsort(lb, kind="stable")[:WEAKEST]
 
 
-class Unsettled(Summary, Protocol):
-    """A chunk whose last few sets the worker left to the fold, which decides them in task
-    order in its own thread (:func:`settle`): threads walking compiled code then never wait
-    for the GIL held by numpy (``SweepWorker(defer=True)``, in-process runners only).  The
-    engine reads it as a summary that covers no known number of sets yet."""
-
-    def settle(self) -> ChunkSummary: ...
-
-
-def settle(chunk: ChunkSummary | Unsettled) -> ChunkSummary:
-    """The summary of a chunk, deciding what its worker left undecided."""
-    return chunk if isinstance(chunk, ChunkSummary) else chunk.settle()
-
-
 def _better(new: Best | None, old: Best | None, largest: bool = True) -> Best | None:
     if new is None:
         return old
@@ -199,9 +184,8 @@ class Accumulator(ChunkSummary):
 
     index: int = -1
 
-    def merge(self, chunk: ChunkSummary | Unsettled) -> bool:
+    def merge(self, c: ChunkSummary) -> bool:
         """Fold in the next chunk; True when it holds a counterexample (stop)."""
-        c = settle(chunk)
         self.evaluated += c.evaluated
         self.weight += c.weight
         self.direct += c.direct

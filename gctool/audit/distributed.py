@@ -437,8 +437,7 @@ def check_checkpoint_path(path: str | os.PathLike[str]) -> None:
 
 
 def _encode(result: Any) -> dict[str, Any]:
-    """The checkpoint record of a summary (a Dask worker's chunks are settled: only the
-    threads of this process leave sets to the fold, ``SweepWorker(defer=True)``)."""
+    """The checkpoint record of a summary."""
     from gctool.engine.records import record
 
     return record(result)

@@ -54,7 +54,6 @@ from gctool.numerics import EPS, decode_limit, decodes
 
 if TYPE_CHECKING:
     from gctool.audit.chunks import ChunkSummary
-    from gctool.audit.kernels.ranges import Walked
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -268,9 +267,9 @@ class GFNullKernel(Kernel):
         return nullspace_time(self.red, s, self.code.m, finite=True)
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool, defer: bool = False) -> ChunkSummary | None:
-        """The chunk summary of a rank range walked by the compiled test (None: not planned;
-        exact, so nothing is left to ``defer``)."""
+                        numeric: bool) -> ChunkSummary | None:
+        """The chunk summary of a rank range walked by the compiled test (None: not
+        planned)."""
         if self.compiled_test is None or s == 0:
             return None
         from gctool.audit.kernels.ranges import gf_summary
@@ -378,16 +377,15 @@ class FloatNullKernel(Kernel):
         return settle_cost(n, K, self.code.m, s, self.red.d, bool(np.iscomplexobj(self.red.N)))
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
-                        numeric: bool, defer: bool = False) -> ChunkSummary | Walked | None:
-        """The chunk summary of a rank range, walked by the compiled screen (None: not
-        planned; the engine then builds the sets and calls :meth:`evaluate`); with ``defer``,
-        a few doubtful sets may be left to the fold
-        (:func:`gctool.audit.kernels.ranges.real_summary`)."""
+                        numeric: bool) -> ChunkSummary | None:
+        """The chunk summary of a rank range, walked by the compiled screen and decided in
+        this thread (None: not planned; the engine then builds the sets and calls
+        :meth:`evaluate`; :func:`gctool.audit.kernels.ranges.real_summary`)."""
         if self.compiled_screen is None or s == 0:
             return None
         from gctool.audit.kernels.ranges import real_summary
 
-        return real_summary(self, task, n, s, numeric, defer)
+        return real_summary(self, task, n, s, numeric)
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self.compiled_screen is None or S.shape[0] == 0 or S.shape[1] == 0:
@@ -405,10 +403,29 @@ class FloatNullKernel(Kernel):
             out.ok[done], out.screen[done] = True, lb2[what != DOUBTFUL]
             out.norm[done] = np.where(what == BY_BOUND, norm2, np.nan)[what != DOUBTFUL]
             out.error[done] = err2[what != DOUBTFUL]
-        if rest.size:  # what neither stage proves: the numpy kernel decides
-            sub = self.evaluate_numpy(S[rest])
-            for name in ("ok", "direct", "error", "cond", "norm", "screen"):
-                getattr(out, name)[rest] = getattr(sub, name)
+        if rest.size:  # what neither stage proves: the direct decoder, compiled or numpy's
+            keep = what == DOUBTFUL
+            _put(out, rest, self.decide(S[rest], lb2[keep], err2[keep]))
+        return out
+
+    def decide(self, S: np.ndarray, lb: np.ndarray, witness: np.ndarray) -> ChunkEval:
+        """The sets that both stages of the compiled screen leave doubtful (the second
+        stage's ``lb`` and ``witness``): the compiled direct decoder
+        (:meth:`gctool.audit.kernels.real.RealScreen.direct`, without the GIL) keeps the
+        verdicts it proves with a margin on the sets that numpy's kernel would decode directly
+        too, and numpy's kernel (:meth:`evaluate_numpy`: its screen, witness test, direct
+        decoder and exact arithmetic) decides the rest, in one batch, in the calling
+        thread."""
+        from gctool.audit.kernels.real import DIRECT_OK, UNDECIDED
+
+        out = ChunkEval.blank(S.shape[0])
+        state, err, cond, norm = self.compiled_screen.direct(S, lb, witness)
+        done = np.flatnonzero(state != UNDECIDED)
+        out.ok[done], out.direct[done] = state[done] == DIRECT_OK, True
+        out.error[done], out.cond[done], out.norm[done] = err[done], cond[done], norm[done]
+        rest = np.flatnonzero(state == UNDECIDED)
+        if rest.size:
+            _put(out, rest, self.evaluate_numpy(S[rest]))
         return out
 
     def evaluate_numpy(self, S: np.ndarray) -> ChunkEval:
@@ -475,6 +492,12 @@ class FloatNullKernel(Kernel):
         r = np.sqrt(np.sum(np.abs(resid) ** 2, axis=(1, 2)))
         e = np.sqrt(np.sum(slack**2, axis=(1, 2)))
         return np.asarray((r + e) ** 2)
+
+
+def _put(out: ChunkEval, rows: np.ndarray, sub: ChunkEval) -> None:
+    """Write the results ``sub`` of the sets ``rows`` of ``out``."""
+    for name in ("ok", "direct", "error", "cond", "norm", "screen"):
+        getattr(out, name)[rows] = getattr(sub, name)
 
 
 def batched_solve(A: np.ndarray, Y: np.ndarray, det: np.ndarray) -> np.ndarray:

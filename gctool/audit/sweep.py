@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from gctool.audit.chunks import ChunkSummary, Kernel, Unsettled, summarise
+from gctool.audit.chunks import ChunkSummary, Kernel, summarise
 from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
 from gctool.engine.enumeration import count_sets, unrank_lex
 from gctool.engine.records import rank_holds
@@ -62,20 +62,16 @@ def exhaustive_source(n: int, s: int, rot: Rotation | None, weighted: bool = Tru
 
 @dataclass
 class SweepWorker:
-    """Evaluates one task: build the sets, run the kernel, summarise (picklable).  With
-    ``defer`` a compiled walk may return an :class:`Unsettled` chunk (for the threads of this
-    process, whose fold settles it)."""
+    """Evaluates one task: build the sets, run the kernel, summarise (picklable)."""
 
     source: Source
     kernel: Kernel
     numeric: bool
-    defer: bool = False
     summary_type: ClassVar[type[ChunkSummary]] = ChunkSummary
 
-    def run(self, task: Task) -> ChunkSummary | Unsettled:
+    def run(self, task: Task) -> ChunkSummary:
         if isinstance(self.source, LexSource):  # a compiled kernel walks the ranks itself
-            out = self.kernel.summarise_range(task, self.source.n, self.source.s, self.numeric,
-                                              self.defer)
+            out = self.kernel.summarise_range(task, self.source.n, self.source.s, self.numeric)
             if out is not None:
                 return out
         S, w = self.source.sets(task)

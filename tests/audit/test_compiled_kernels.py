@@ -158,15 +158,14 @@ def test_walk_summary_equals_numpy_on_every_route(monkeypatch: pytest.MonkeyPatc
 @pytest.mark.parametrize("name,code,s", walk_codes()[:3] + [random_codes()[4]],
                          ids=[c[0] for c in walk_codes()[:3] + [random_codes()[4]]])
 @pytest.mark.parametrize("q", [None, 0.01, 0.5])
-def test_a_chunk_left_to_the_fold_settles_to_the_same_summary(
+def test_a_chunk_summary_does_not_depend_on_where_the_chunks_are_cut(
         monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode, s: int,
         q: float | None) -> None:
-    """A walk that leaves its doubtful sets to the fold (``defer``) settles to the summary
-    the walking thread would have made, field for field and float for float, whether the
-    sets are few (left to the fold), many (decided by the walker after all), or hold a failing
-    set mid-chunk (cut and walked again up to it)."""
-    from gctool.audit.chunks import ChunkSummary, settle
-    from gctool.audit.kernels import ranges
+    """A walked range's doubtful sets are decided by its walker (second stage, compiled
+    direct decoder, numpy), so a range walked as one task and as two folded in order give
+    the same summary, float for float, wherever it is cut (failing sets cut the chunk and
+    are walked again up to them)."""
+    from gctool.audit.chunks import Accumulator
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     tol = TOL if q is None else _tol_at_quantile(code, s, q)
@@ -174,55 +173,53 @@ def test_a_chunk_left_to_the_fold_settles_to_the_same_summary(
     kernel.chunk_size(s)
     total = comb(code.n, s)
     rng = np.random.default_rng(7)
-    ranges_ = [(0, total), (total // 4, total)]
-    ranges_ += [tuple(sorted(rng.choice(total + 1, 2, replace=False))) for _ in range(4)]
-    left = cut = 0
-    for limit in (0, ranges.DEFER_MAX, 10**6):
-        monkeypatch.setattr(ranges, "DEFER_MAX", limit)
-        for start, stop in ranges_:
-            task = (2, start, stop)
-            now = SweepWorker(LexSource(code.n, s), kernel, True).run(task)
-            later = SweepWorker(LexSource(code.n, s), kernel, True, defer=True).run(task)
-            assert isinstance(now, ChunkSummary)
-            left += not isinstance(later, ChunkSummary)
-            cut += not isinstance(later, ChunkSummary) and now.fail_set is not None
-            assert settle(later) == now, (limit, start, stop)
-    pend = np.zeros(total + 1, dtype=np.int64)
-    first = np.arange(s, dtype=np.int64)
-    npend = kernel.compiled_screen.walk(first, total, pend)[1]
-    what, lb = kernel.compiled_screen.settle(unrank_lex(code.n, s, pend[:npend]))[:2]
-    doubtful = int((what == DOUBTFUL).sum())
-    singular = bool((lb[what == DOUBTFUL] == 0).any())
-    # the fold is left something to decide only when the walk and its second stage leave
-    # doubtful sets (a chunk without any is summarised by its walker: the fold only merges),
-    # and is when none of them is singular to the second stage (those go to the direct
-    # decoder: decided by the walker, Walked.costly)
-    assert left == 0 or doubtful > 0, (left, npend, doubtful)
-    assert left > 0 or doubtful == 0 or singular, (left, npend, doubtful)
-    assert cut > 0 or name != "fails-mid"  # ... and a failing set before a chunk's end
+    worker = SweepWorker(LexSource(code.n, s), kernel, True)
+    cut = 0
+    for _ in range(6):
+        a, m, b = sorted(rng.choice(total + 1, 3, replace=False).tolist())
+        whole, parts = Accumulator(), Accumulator()
+        whole.merge(worker.run((0, a, b)))
+        if not parts.merge(worker.run((0, a, m))):
+            parts.merge(worker.run((1, m, b)))
+        cut += whole.fail_set is not None
+        for f in ("evaluated", "fail_set", "direct", "max_norm", "max_cond", "max_resid",
+                  "min_fail_err", "min_screen", "weakest"):
+            assert getattr(whole, f) == getattr(parts, f), (f, a, m, b)
+    assert cut > 0 or name != "fails-mid"
 
 
-def test_the_fold_decides_what_the_threads_leave(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ``--jobs 2`` the compiled walks run in threads and their few doubtful sets are
-    decided by the numpy kernel in the caller's thread only (a tiny tolerance leaves many;
-    chunks of at most :data:`~gctool.audit.kernels.ranges.DEFER_MAX` sets); the report is the
+def test_the_fold_only_merges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``--jobs 2`` the compiled walks run in threads, which decide their doubtful sets
+    themselves (a tiny tolerance leaves many to the direct decoder): the fold, in the
+    caller's thread, merges summaries and never calls numpy's kernel, and the report is the
     one of ``--jobs 1``."""
     import threading
 
+    from gctool.audit.chunks import Accumulator
     from gctool.audit.verify import enumeration
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
-    monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)  # at most 64 sets a chunk: all left
+    monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
     monkeypatch.setattr(ns, "COMPILED_PILOT", 8)
     monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
     seen: list[str] = []
-    real = ns.FloatNullKernel.evaluate_numpy
+    folding = threading.local()
+    real, merge = ns.FloatNullKernel.decide, Accumulator.merge
 
-    def spy(self: Any, S: np.ndarray) -> Any:
+    def spy(self: Any, S: np.ndarray, *rest: Any) -> Any:
+        assert not getattr(folding, "on", False), "the fold decided a set"
         seen.append(threading.current_thread().name)
-        return real(self, S)
+        return real(self, S, *rest)
 
-    monkeypatch.setattr(ns.FloatNullKernel, "evaluate_numpy", spy)
+    def merging(self: Any, chunk: Any) -> bool:
+        folding.on = True
+        try:
+            return merge(self, chunk)
+        finally:
+            folding.on = False
+
+    monkeypatch.setattr(ns.FloatNullKernel, "decide", spy)
+    monkeypatch.setattr(Accumulator, "merge", merging)
     code = design("cyclic", n=16, s=4, seed=3)
     docs = []
     for jobs in (1, 2):
@@ -231,7 +228,9 @@ def test_the_fold_decides_what_the_threads_leave(monkeypatch: pytest.MonkeyPatch
         assert report.ok and report.jobs == jobs
         doc = report.to_dict()
         docs.append({k: v for k, v in doc.items() if k not in ("elapsed_s", "jobs", "estimate")})
-        assert len(seen) > 5 and set(seen) == {threading.main_thread().name}, jobs
+        assert len(seen) > 5
+        if jobs == 2:
+            assert set(seen) - {threading.main_thread().name}, "no worker thread decided"
     assert docs[0] == docs[1]
 
 
@@ -462,12 +461,11 @@ def test_the_compiled_unranking_and_first_max_are_numpys() -> None:
         assert first_max(err, TIE_RTOL) == numpy_first_max(err)
 
 
-def test_a_chunk_with_a_set_singular_to_the_second_stage_is_decided_by_its_walker(
+def test_sets_singular_to_the_second_stage_are_decided_by_the_compiled_direct_decoder(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """is-cr n=18 s=5: the second stage leaves a few sets whose N[:, S] is singular in its
-    floats (the numpy kernel's direct decoder decides them, a millisecond each): a walk asked
-    to ``defer`` decides them itself (Walked.costly: the fold's one thread only merges) and
-    its summary is the one of a walk that does not defer."""
+    floats; the compiled direct decoder decides them in the walking thread (numpy's kernel is
+    never called) and the summary counts them as directly decoded."""
     from gctool.audit.chunks import ChunkSummary
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
@@ -477,10 +475,19 @@ def test_a_chunk_with_a_set_singular_to_the_second_stage_is_decided_by_its_walke
     total = comb(code.n, s)
     pend = np.zeros(total + 1, dtype=np.int64)
     npend = kernel.compiled_screen.walk(np.arange(s, dtype=np.int64), total, pend)[1]
-    what, lb = kernel.compiled_screen.settle(unrank_lex(code.n, s, pend[:npend]))[:2]
-    left = what == DOUBTFUL
-    assert 0 < left.sum() <= 64 and (lb[left] == 0).any()
-    task = (1, 0, total)
-    later = SweepWorker(LexSource(code.n, s), kernel, True, defer=True).run(task)
-    now = SweepWorker(LexSource(code.n, s), kernel, True).run(task)
-    assert isinstance(later, ChunkSummary) and later == now and now.direct > 0
+    left = unrank_lex(code.n, s, pend[:npend])
+    what, lb = kernel.compiled_screen.settle(left)[:2]
+    left = left[what == DOUBTFUL]
+    assert left.shape[0] > 0 and (lb[what == DOUBTFUL] == 0).any()
+    ref = kernel.evaluate_numpy(left)
+
+    def numpy(self: Any, S: np.ndarray) -> Any:
+        raise AssertionError("numpy's kernel was called")
+
+    monkeypatch.setattr(ns.FloatNullKernel, "evaluate_numpy", numpy)
+    now = SweepWorker(LexSource(code.n, s), kernel, True).run((1, 0, total))
+    assert isinstance(now, ChunkSummary) and now.fail_set is None
+    # numpy's kernel decodes them too, some by its own witness where its floats give N[:, S]
+    # a determinant of 1e-17 (the direct counts of the two routes differ on exactly singular
+    # sets, never the verdict: docs/performance.md)
+    assert now.direct == left.shape[0] and ref.ok.all() and ref.direct.any()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from math import comb
+from typing import Any
 
 import numpy as np
 import pytest
@@ -158,6 +159,18 @@ def _is_cr(n: int, s: int) -> tuple[str, GradientCode, int]:
 STAGE2_CODES = CODES + [_is_cr(24, 3), _is_cr(18, 5)]
 
 
+def _compiled(monkeypatch: pytest.MonkeyPatch, code: GradientCode, s: int, q: float | None
+              ) -> tuple[float, ns.FloatNullKernel, Any]:
+    """(tol, kernel, its compiled screen) at the default tolerance or with delta at quantile
+    q of the sets' bounds."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    tol = TOL if q is None else _tol_below(code, s, q)
+    kernel = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
+    kernel.chunk_size(s)
+    assert kernel.compiled_screen is not None
+    return tol, kernel, kernel.compiled_screen
+
+
 @pytest.mark.parametrize("name,code,s", STAGE2_CODES, ids=[c[0] for c in STAGE2_CODES])
 @pytest.mark.parametrize("q", [None, 0.3])
 def test_every_set_the_second_stage_settles_decodes_exactly(
@@ -171,12 +184,7 @@ def test_every_set_the_second_stage_settles_decodes_exactly(
     kernel sent to the direct decoder first, then the weakest)."""
     from gctool.audit.kernels.real import BY_BOUND, BY_WITNESS, DOUBTFUL
 
-    monkeypatch.setenv("GCTOOL_COMPILED", "1")
-    tol = TOL if q is None else _tol_below(code, s, q)
-    kernel = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
-    kernel.chunk_size(s)
-    screen = kernel.compiled_screen
-    assert screen is not None
+    tol, kernel, screen = _compiled(monkeypatch, code, s, q)
     n = code.n
     ranks = np.array(sorted(_pending(screen, n, s)), dtype=np.int64)
     S = unrank_lex(n, s, ranks)
@@ -211,10 +219,11 @@ def test_every_set_the_second_stage_settles_decodes_exactly(
 
 def test_is_cr_direct_count_after_the_second_stage(monkeypatch: pytest.MonkeyPatch) -> None:
     """verify of is-cr n=24 s=3 on the compiled walk: the verdict is brute force's (least
-    squares on every set), and the direct decoder decides exactly the sets that the numpy
-    kernel decides directly less those the second stage settles (each of which decodes in
+    squares on every set), and the direct decoder decides exactly the sets the compiled
+    direct decoder decides (the third stage) and those the numpy kernel decides directly
+    among the ones it leaves, less those the second stage settles (each of which decodes in
     exact arithmetic)."""
-    from gctool.audit.kernels.real import DOUBTFUL
+    from gctool.audit.kernels.real import DOUBTFUL, UNDECIDED
     from gctool.audit.verify import verify
 
     _, code, s = _is_cr(24, 3)
@@ -230,8 +239,11 @@ def test_is_cr_direct_count_after_the_second_stage(monkeypatch: pytest.MonkeyPat
     kernel.chunk_size(s)
     screen = kernel.compiled_screen
     ranks = np.array(sorted(_pending(screen, n, s)), dtype=np.int64)
-    what = screen.settle(unrank_lex(n, s, ranks))[0]
-    direct = int(kernel.evaluate_numpy(unrank_lex(n, s, ranks[what == DOUBTFUL])).direct.sum())
+    what, lb, _, wit = screen.settle(unrank_lex(n, s, ranks))
+    left = unrank_lex(n, s, ranks[what == DOUBTFUL])
+    state = screen.direct(left, lb[what == DOUBTFUL], wit[what == DOUBTFUL])[0]
+    direct = int((state != UNDECIDED).sum())
+    direct += int(kernel.evaluate_numpy(left[state == UNDECIDED]).direct.sum())
     settled = unrank_lex(n, s, ranks[what != DOUBTFUL])
     moved = settled[kernel.evaluate_numpy(settled).direct]  # direct before the second stage
     assert moved.shape[0] > 0
@@ -242,3 +254,63 @@ def test_is_cr_direct_count_after_the_second_stage(monkeypatch: pytest.MonkeyPat
     assert report.ok == truth
     said = re.search(r"([\d,]+) sets? decided by the direct decoder", report.diagnostics.note)
     assert said is not None and int(said.group(1).replace(",", "")) == direct
+
+
+def _ill_conditioned() -> list[tuple[str, GradientCode, int]]:
+    """Codes whose B_F are ill-conditioned on many sets: a random Gaussian B given singular
+    values from 1 to 1e-9, and one with pairs of rows within 1e-9 of each other."""
+    rng = np.random.default_rng(11)
+    n, s = 14, 3
+    U, _, Vt = np.linalg.svd(rng.standard_normal((n, n - s)), full_matrices=False)
+    graded = (U * np.geomspace(1.0, 1e-9, n - s)) @ Vt
+    close = rng.standard_normal((n, n - s))
+    for i in range(0, 6, 2):
+        close[i + 1] = close[i] + 1e-9 * rng.standard_normal(n - s)
+    return [("graded-1e9", code_of(graded, s), s), ("close-rows", code_of(close, s), s)]
+
+
+STAGE3_CODES = STAGE2_CODES + _ill_conditioned()
+
+
+@pytest.mark.parametrize("name,code,s", STAGE3_CODES, ids=[c[0] for c in STAGE3_CODES])
+@pytest.mark.parametrize("q", [None, 0.3])
+def test_every_verdict_of_the_compiled_direct_decoder_is_numpys_and_exact(
+        monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode, s: int,
+        q: float | None) -> None:
+    """The third stage (RealScreen.direct, run by the walking thread on the sets both stages
+    of the screen leave doubtful) keeps a verdict only where it proves it with a margin: the
+    numpy decoder (gctool.decode.Decoder, numpy's LAPACK) gives the same verdict, with the
+    same condition number and decoder norm to round-off, and exact rational arithmetic
+    confirms it where B_F has full numerical rank (the sets nearest the limit first; a
+    singular value at or below the rank cut-off counts as zero, by gctool's numerical
+    policy, where exact arithmetic on the floats may find it is not).  It is a function of
+    the set alone."""
+    from gctool.audit.kernels.real import DIRECT_FAIL, DIRECT_OK, DOUBTFUL, UNDECIDED
+    from gctool.engine.enumeration import survivors_of
+
+    tol, kernel, screen = _compiled(monkeypatch, code, s, q)
+    n = code.n
+    S = unrank_lex(n, s, np.arange(comb(n, s)))  # every set, not only the walk's doubtful
+    what, lb, _, wit = screen.settle(S)
+    S, lb, wit = S[what == DOUBTFUL], lb[what == DOUBTFUL], wit[what == DOUBTFUL]
+    state, err, cond, norm = screen.direct(S, lb, wit)
+    assert set(np.unique(state).tolist()) <= {UNDECIDED, DIRECT_OK, DIRECT_FAIL}
+    again = screen.direct(S[::-1].copy(), lb[::-1].copy(), wit[::-1].copy())
+    for a, b in zip(again, (state, err, cond, norm), strict=True):
+        assert np.array_equal(a[::-1], b, equal_nan=True)
+    decided = state != UNDECIDED
+    ref = kernel.direct.decoder.evaluate(survivors_of(S, n))
+    assert np.array_equal(ref.ok[decided], state[decided] == DIRECT_OK), name
+    tame = decided & (ref.cond < 1e6)
+    assert cond[tame] == pytest.approx(ref.cond[tame], rel=1e-6)
+    assert norm[tame] == pytest.approx(ref.norm[tame], rel=1e-6)
+    limit = Fraction(tol) * code.k
+    T = code.targets()
+    idx = np.flatnonzero(decided & (ref.rank == min(n - s, code.B.shape[1])))
+    gap = np.abs(np.log(np.maximum(err[idx], 1e-300) / float(limit)))
+    for i in idx[np.argsort(gap, kind="stable")][:EXACT]:
+        F = tuple(j for j in range(n) if j not in set(S[i].tolist()))
+        exact = exact_lstsq_error(np.asarray(code.B), F, T)
+        assert (exact <= limit) == (state[i] == DIRECT_OK), (name, S[i])
+    if name == "degenerate-prefix" and q is None:
+        assert decided.any()

@@ -4,16 +4,15 @@ back, exactly as :func:`gctool.audit.chunks.summarise` would summarise the whole
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from math import comb
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from gctool.audit.chunks import WEAKEST, ChunkSummary
 from gctool.audit.kernels import private
 from gctool.compiled.walk import unrank_into
-from gctool.engine.enumeration import binomials, unrank_lex, unrank_one
+from gctool.engine.enumeration import binomials, unrank_one
 from gctool.engine.sweep import Task
 
 #: pending sets collected before the numpy kernel decides them (bounded memory)
@@ -36,26 +35,18 @@ def _sets(n: int, s: int, ranks: list[int]) -> list[list[int]]:
     return out.tolist()
 
 
-#: a walk leaves at most this many doubtful sets to the fold (:class:`Walked`); with more, the
-#: thread that walked the chunk decides them (the fold would become the bottleneck), and so
-#: it does when one of them is singular to the second stage (:attr:`Walked.costly`)
-DEFER_MAX = 64
-
-
-def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
-                 defer: bool = False) -> ChunkSummary | Walked:
-    """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`:
-    the compiled screen accepts what it proves, its second stage (:func:`_second`, in this
-    thread) what it can of the sets the walk leaves doubtful, and the kernel's numpy path
-    decides the rest.
-
-    With ``defer``, a chunk with 1 to :data:`DEFER_MAX` sets still doubtful, none of them
-    singular to the second stage (:attr:`Walked.costly`), comes back as a
-    :class:`Walked`, whose :meth:`~Walked.settle` decides them later (the fold does, in task
-    order, in its own thread: the walking threads never hold the GIL for numpy); the summary
-    is the same either way."""
+def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> ChunkSummary:
+    """Summary of the chunk ``task`` for :class:`gctool.audit.nullspace.FloatNullKernel`,
+    decided in this thread: the compiled screen accepts what it proves, its second stage
+    (:func:`_second`) what it can of the sets the walk leaves doubtful, and the kernel's
+    :meth:`~gctool.audit.nullspace.FloatNullKernel.decide` the rest (the compiled direct
+    decoder, then numpy for what it does not prove), batch by batch; a failing set before
+    the end cuts the chunk there (walked again up to it)."""
     index, start, stop = task
-    w = Walked(kernel, index, start, stop, n, s, numeric)
+    best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
+    weak: list[tuple[float, int]] = []
+    batches: list[np.ndarray] = []  # the ranks left to the kernel's decide, and its results
+    evals: list[Any] = []
     S = _first_set(n, s, start)
     pend = np.zeros(PENDING, dtype=np.int64)
     screen = kernel.compiled_screen
@@ -63,104 +54,46 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool,
     while pos < count:
         done, npend, nrm, at, wlb, wat = screen.walk(S, count - pos, pend)
         base = start + pos
-        if at >= 0 and (w.best is None or nrm > w.best[0]):
-            w.best = (nrm, base + at)
-        w.weak += [(v, base + a) for v, a in zip(wlb.tolist(), wat.tolist(), strict=True)
-                   if a >= 0]
-        if npend:  # the second stage here; the numpy kernel gets what it still leaves
-            doubtful = _second(screen, w, n, s, base + pend[:npend])
-            if doubtful.size:
-                w.batches.append(doubtful)
+        if at >= 0 and (best is None or nrm > best[0]):
+            best = (nrm, base + at)
+        weak += [(v, base + a) for v, a in zip(wlb.tolist(), wat.tolist(), strict=True)
+                 if a >= 0]
+        if npend:  # the second stage here; the kernel's decide gets what it still leaves
+            ranks, rest, best = _second(screen, weak, best, n, s, base + pend[:npend])
+            if ranks.size:
+                ev = kernel.decide(*rest)
+                bad = np.flatnonzero(~ev.ok)
+                if bad.size and int(ranks[bad[0]]) < stop - 1:  # cut the chunk there
+                    return real_summary(kernel, (index, start, int(ranks[bad[0]]) + 1), n, s,
+                                        numeric)
+                batches.append(ranks)
+                evals.append(ev)
         pos += done
-        left = defer and w.deferrable  # still few and cheap enough to leave to the fold
-        if not left and w.decide() is not None:
-            return w.settle()  # a failing set before the end: the chunk is cut there
-    # a chunk without doubtful sets is summarised here (no numpy: the fold only merges)
-    return w if defer and w.pending and w.deferrable else w.settle()
+    return _merge(index, count, n, s, best, weak, batches, evals, numeric)
 
 
-def _second(screen: Any, w: Walked, n: int, s: int, ranks: np.ndarray) -> np.ndarray:
+def _second(screen: Any, weak: list[tuple[float, int]], best: tuple[float, int] | None,
+            n: int, s: int, ranks: np.ndarray
+            ) -> tuple[np.ndarray, tuple[np.ndarray, ...], tuple[float, int] | None]:
     """The compiled second stage (:meth:`gctool.audit.kernels.real.RealScreen.settle`, in
     the walking thread, without the GIL) on the sets of ``ranks`` that the walk left doubtful:
-    the sets it accepts join the walk's largest norm and weakest bounds (as the numpy kernel's
-    would in :func:`_merge`); returns the ranks still doubtful (and marks ``w``
-    :attr:`~Walked.costly` when one of them is singular to the second stage)."""
+    the sets it accepts join the walk's weakest bounds (``weak``, extended) and largest norm
+    (as the numpy kernel's would in :func:`_merge`); returns the ranks still doubtful, their
+    sets with the second stage's bounds and witnesses, and the largest norm."""
     from gctool.audit.kernels.real import BY_BOUND, DOUBTFUL
 
     S = np.empty((ranks.size, s), dtype=np.int64)
     unrank_into(binomials(n, s), comb(n, s), ranks, S)
-    what, lb, norm, _ = screen.settle(S)
+    what, lb, norm, wit = screen.settle(S)
     ok = what != DOUBTFUL
-    w.costly = w.costly or bool((lb[~ok] == 0).any())
     if not ok.any():
-        return ranks
+        return ranks, (S, lb, wit), best
     r, v = ranks[ok], lb[ok]
-    weak = np.lexsort((r, v))[:WEAKEST]  # ties to the earlier set
-    w.weak += list(zip(v[weak].tolist(), r[weak].tolist(), strict=True))
+    low = np.lexsort((r, v))[:WEAKEST]  # ties to the earlier set
+    weak += list(zip(v[low].tolist(), r[low].tolist(), strict=True))
     top = _arg(np.where(what == BY_BOUND, norm, np.nan), ranks, largest=True)
-    w.best = _pick(top + ([w.best] if w.best is not None else []), largest=True)
-    return ranks[~ok]
-
-
-@dataclass
-class Walked:
-    """A rank range ``[start, stop)`` walked by the compiled screen: the largest decoder norm
-    and the weakest bounds it proved, and the ranks of the sets it left doubtful, in batches
-    (one per call of the walk), of which the first ``len(evals)`` are decided."""
-
-    kernel: Any
-    index: int
-    start: int
-    stop: int
-    n: int
-    s: int
-    numeric: bool
-    best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
-    weak: list[tuple[float, int]] = field(default_factory=list)
-    batches: list[np.ndarray] = field(default_factory=list)
-    evals: list[Any] = field(default_factory=list)
-    cut: int | None = None
-    #: a doubtful set is singular to the second stage: the numpy kernel will most likely
-    #: need the direct decoder (an SVD, perhaps exact arithmetic: a millisecond, not the
-    #: tens of microseconds of its witness test), too much for the fold's one thread
-    costly: bool = False
-    #: what the fold reads before settling it: no count yet, no failing set (only its last set
-    #: could fail, decided when the fold settles it)
-    covered: ClassVar[None] = None
-    fail_set: ClassVar[None] = None
-
-    @property
-    def pending(self) -> int:
-        return sum(b.size for b in self.batches)
-
-    @property
-    def deferrable(self) -> bool:
-        """May the fold decide the doubtful sets (few and none :attr:`costly`)?"""
-        return self.pending <= DEFER_MAX and not self.costly
-
-    def decide(self) -> int | None:
-        """Decide the undecided batches in order with the numpy kernel; the rank of a failing
-        set before the last of the range, if any (the chunk must be cut there)."""
-        while self.cut is None and len(self.evals) < len(self.batches):
-            ranks = self.batches[len(self.evals)]
-            ev = self.kernel.evaluate_numpy(unrank_lex(self.n, self.s, ranks))
-            bad = np.flatnonzero(~ev.ok)
-            if bad.size and int(ranks[bad[0]]) < self.stop - 1:
-                self.cut = int(ranks[bad[0]])
-            else:
-                self.evals.append(ev)
-        return self.cut
-
-    def settle(self) -> ChunkSummary:
-        """The chunk summary (cut at the first failing set, walked again up to it)."""
-        cut = self.decide()
-        if cut is not None:
-            out = real_summary(self.kernel, (self.index, self.start, cut + 1), self.n, self.s,
-                               self.numeric)
-            assert isinstance(out, ChunkSummary)
-            return out
-        return _merge(self.index, self.stop - self.start, self.n, self.s, self.best,
-                      self.weak, self.batches, self.evals, self.numeric)
+    return (ranks[~ok], (S[~ok], lb[~ok], wit[~ok]),
+            _pick(top + ([best] if best is not None else []), largest=True))
 
 
 def _merge(index: int, count: int, n: int, s: int, best: tuple[float, int] | None,

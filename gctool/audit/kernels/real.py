@@ -29,7 +29,7 @@ from gctool.audit.kernels import private
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
-from gctool.limits import REL_SLACK
+from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
 from gctool.numerics import EPS
 
 #: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
@@ -432,14 +432,23 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> flo
     :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error`: the computed residual plus
     ``gamma |a|^T |B|``, the bound on its round-off; inf or nan when it overflows."""
     n, d = NT.shape
-    m, K = W.shape[1], Bn.shape[1]
+    m = W.shape[1]
     for i in range(n):
         for w in range(m):
             v = W[i, w]
             for j in range(d):
                 v += NT[i, j] * Z[j, w]
             av[i, w] = 0.0 * v if inS[i] else v
-    gamma = (n + 2) * EPS / (1 - (n + 2) * EPS)
+    r2, e2 = _residual(av, Bn, T, inS, (n + 2) * EPS / (1 - (n + 2) * EPS))
+    return (np.sqrt(r2) + np.sqrt(e2)) ** 2
+
+
+@njit
+def _residual(av: Any, Bn: Any, T: Any, inS: Any, gamma: float) -> tuple[float, float]:
+    """``(||B_F^T a_F - T^T||^2, ||gamma |B_F^T| |a_F| ||^2)`` over the rows outside S
+    (inS): the computed residual of the decoder ``av`` (n x m) and the bound on its
+    round-off."""
+    n, m, K = av.shape[0], av.shape[1], Bn.shape[1]
     r2, e2 = 0.0, 0.0
     for w in range(m):
         for k in range(K):
@@ -451,7 +460,7 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> flo
                     mag += abs(av[i, w]) * abs(Bn[i, k])
             r2 += abs(acc - T[w, k]) ** 2
             e2 += (gamma * mag) ** 2
-    return (np.sqrt(r2) + np.sqrt(e2)) ** 2
+    return r2, e2
 
 
 @njit
@@ -687,7 +696,7 @@ DOUBTFUL, BY_BOUND, BY_WITNESS = 0, 1, 2
 def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn: Any, T: Any,
                 wlim: float, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any,
                 av: Any) -> tuple[int, float, float, float]:
-    """(what, lb, norm, error) of one set, from scratch: the numpy kernel's test
+    """(what, lb, norm, witness) of one set, from scratch: the numpy kernel's test
     (:meth:`gctool.audit.nullspace.FloatNullKernel.evaluate_numpy`) up to and including its
     witness test, with the walk's margins.
 
@@ -700,7 +709,9 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
     the optimal decoder).  Everything else (singular, within 1e-6 of delta, a witness above
     wlim, non-finite) is :data:`DOUBTFUL`: the numpy kernel decides it, so that a set is
     accepted here only where the numpy kernel, whose floats differ by round-off, accepts it
-    too (or, where its own floats make N[:, S] exactly singular, its direct decoder)."""
+    too (or, where its own floats make N[:, S] exactly singular, its direct decoder).  The
+    witness is returned for a doubtful set too (nan where not computed): one far above the
+    limit sends the set to the direct decoder (:meth:`RealScreen.direct`)."""
     d, m = NT.shape[1], W.shape[1]
     thr, near = delta * (1 + 1e-6), delta * (1 - 1e-6)
     lb = _factor(S, NT, near, M, perm, tau, E, X)
@@ -723,7 +734,7 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
                 what = BY_WITNESS
     for i in range(S.shape[0]):
         inS[S[i]] = False
-    return what, lb, nrm, err if what == BY_WITNESS else np.nan
+    return what, lb, nrm, np.nan if what == BY_BOUND else err
 
 
 @njit
@@ -736,6 +747,133 @@ def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T
     for b in range(Sets.shape[0]):
         what[b], lb_out[b], norm_out[b], err_out[b] = _settle_one(
             Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, M, perm, tau, E, X, Y, Z, av)
+
+
+#: what :func:`direct_sets` makes of a set the second stage leaves doubtful
+UNDECIDED, DIRECT_OK, DIRECT_FAIL = 0, 1, 2
+#: the compiled direct decoder keeps a verdict only when its proof holds with this factor of
+#: the decoding limit to spare (a residual bound at most DIRECT_SHARE of it, an error bound
+#: above it by 1 / DIRECT_SHARE): numpy's decoder, whose floats differ by round-off, then
+#: proves the same verdict without exact arithmetic
+DIRECT_SHARE = 0.5
+
+
+@njit
+def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: Any
+                ) -> tuple[int, float, float, float]:
+    """(state, error, cond, norm) of one straggler set S by the direct decoder
+    (:meth:`gctool.decode.Decoder.evaluate`, one set): the minimum-norm least squares of the
+    row-normalised ``B_F`` through its SVD (LAPACK's, called from compiled code), the numerical
+    rank by :func:`gctool.numerics.rank_cutoff`, the error ``||B_F^T a - t||^2``, the condition
+    on that rank and the norm of B's decoder ``D a``.
+
+    The verdict is kept (:data:`DIRECT_OK`, :data:`DIRECT_FAIL`) only where the decoder's own
+    proofs (``Decoder._doubtful``) hold with :data:`DIRECT_SHARE` to spare: decodes when the
+    residual plus its rigorous round-off bound ``gamma_f |B_F^T| |a|`` is at most
+    ``DIRECT_SHARE * limit`` (a witness: the least-squares error is at most that); fails
+    when the kept singular values are at least ``DECIDE_RTOL`` of the largest and the error
+    less its perturbation bound exceeds ``limit / DIRECT_SHARE`` (or the rank is 0 and the
+    error exceeds it).  A singular value within ``RANK_BAND`` of the cut-off whose counting
+    would change the verdict, a non-finite value, or no proof: :data:`UNDECIDED` (numpy's
+    decoder decides, with its rank certificate and exact arithmetic)."""
+    n, K = Bn.shape
+    m = T.shape[0]
+    s = S.shape[0]
+    f = n - s
+    if f == 0:
+        return UNDECIDED, np.nan, np.nan, np.nan
+    for i in range(s):
+        inS[S[i]] = True
+    j = 0
+    for i in range(n):
+        if not inS[i]:
+            F[j] = i
+            j += 1
+    for i in range(s):
+        inS[S[i]] = False
+    BF = np.empty((f, K), dtype=Bn.dtype)
+    for i in range(f):
+        for k in range(K):
+            v = Bn[F[i], k]
+            if not np.isfinite(v):
+                return UNDECIDED, np.nan, np.nan, np.nan
+            BF[i, k] = v
+    U, sv, Vh = np.linalg.svd(BF, full_matrices=False)
+    p = sv.shape[0]
+    smax = sv[0]
+    cut = smax * max(f, K) * EPS
+    rank, r_lo = 0, 0
+    for i in range(p):
+        if sv[i] > cut:
+            rank += 1
+        if sv[i] > cut * RANK_BAND:
+            r_lo += 1
+    coeff = np.empty((p, m), dtype=BF.dtype)  # conj(Vh) t
+    tt = 0.0
+    for u in range(m):
+        for k in range(K):
+            tt += abs(T[u, k]) ** 2
+    proj = np.empty(p)  # ||projection of t on the first i + 1 right singular vectors||^2
+    acc = 0.0
+    for i in range(p):
+        for u in range(m):
+            c = 0.0 * BF[0, 0]
+            for k in range(K):
+                c += np.conj(Vh[i, k]) * T[u, k]
+            coeff[i, u] = c
+            acc += abs(c) ** 2
+        proj[i] = acc
+    if r_lo != rank:  # a singular value at the cut-off: must not decide the verdict
+        lo = tt - (proj[r_lo - 1] if r_lo > 0 else 0.0)
+        hi = tt - (proj[rank - 1] if rank > 0 else 0.0)
+        if (lo > limit) != (hi > limit):
+            return UNDECIDED, np.nan, np.nan, np.nan
+    a = np.zeros((f, m), dtype=BF.dtype)
+    av = np.zeros((n, m), dtype=BF.dtype)  # a on the survivors, 0 on the stragglers
+    for i in range(f):
+        for u in range(m):
+            v = 0.0 * BF[0, 0]
+            for j in range(rank):
+                v += np.conj(U[i, j]) * (coeff[j, u] / sv[j])
+            a[i, u] = av[F[i], u] = v
+    for i in range(s):
+        inS[S[i]] = True
+    err, e2 = _residual(av, Bn, T, inS, (f + 2) * EPS / (1 - (f + 2) * EPS))
+    for i in range(s):
+        inS[S[i]] = False
+    bound = (np.sqrt(err) + np.sqrt(e2)) ** 2
+    sr = sv[rank - 1] if rank > 0 else 0.0
+    cond = smax / sr if rank > 0 and sr > 0 else np.inf
+    top = 0.0  # the norm of D a, scaled (no overflow or underflow in the squares)
+    for i in range(f):
+        for u in range(m):
+            top = max(top, abs(a[i, u] * scale[F[i]]))
+    nrm = 0.0
+    if top > 0 and np.isfinite(top):
+        for i in range(f):
+            for u in range(m):
+                nrm += abs(a[i, u] * scale[F[i]] / top) ** 2
+        nrm = top * np.sqrt(nrm)
+    else:
+        nrm = top if top == 0 else np.nan
+    if not (np.isfinite(err) and np.isfinite(bound) and np.isfinite(nrm)):
+        return UNDECIDED, np.nan, np.nan, np.nan
+    if bound <= DIRECT_SHARE * limit:
+        return DIRECT_OK, err, cond, nrm
+    fails = rank == 0 and err > limit / DIRECT_SHARE
+    if rank > 0 and sr >= DECIDE_RTOL * smax:
+        slack = 10 * (f + K) * EPS * (smax / sr) * np.sqrt(tt)
+        fails = np.sqrt(err) - slack > np.sqrt(limit / DIRECT_SHARE)
+    return (DIRECT_FAIL if fails else UNDECIDED), err, cond, nrm
+
+
+@njit
+def direct_sets(Sets: Any, Bn: Any, T: Any, scale: Any, limit: float, state: Any, err: Any,
+                cond: Any, norm: Any, inS: Any, F: Any) -> None:
+    """:func:`_direct_one` on the rows of Sets (the third stage of the walk's doubtful sets,
+    without the GIL in the thread that found them)."""
+    for b in range(Sets.shape[0]):
+        state[b], err[b], cond[b], norm[b] = _direct_one(Sets[b], Bn, T, scale, limit, inS, F)
 
 
 def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
@@ -819,10 +957,11 @@ class RealScreen:
             self.Bn = np.ascontiguousarray(Bn, dtype=dt)
             self.T = np.ascontiguousarray(T, dtype=dt)
             self.wlim = float(limit) * WITNESS_SHARE
+            self.limit = float(limit)
         else:
             self.Bn = np.zeros((self.n, 1), dt)
             self.T = np.zeros((self.W.shape[1], 1), dt)
-            self.wlim = -1.0
+            self.wlim = self.limit = -1.0
         # the decoder norm ||D (W + N^T z)|| <= ||D W|| + ||D N^T||_2 ||z|| (rc0, dn; the
         # computed spectral norm is raised by far more than its round-off); nan when either
         # overflows: then every norm is computed in full
@@ -861,8 +1000,8 @@ class RealScreen:
     def settle(self, S: np.ndarray) -> tuple[np.ndarray, ...]:
         """(what, lower bound, decoder norm, error) of the given sets by the second stage
         (:func:`settle_sets`: :data:`DOUBTFUL`, :data:`BY_BOUND` or :data:`BY_WITNESS`; the
-        norm is nan unless by the bound, the error (the witness's bound) unless by the
-        witness).  Compiled on its first use; its scratch is
+        norm is nan unless by the bound, the error is the witness's bound where it was
+        computed, accepted or not, else nan).  Compiled on its first use; its scratch is
         private to the calling thread."""
         b, s = S.shape
         what, lb, norm, err = np.empty(b, np.int64), np.empty(b), np.empty(b), np.empty(b)
@@ -879,6 +1018,36 @@ class RealScreen:
             settle_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.scale,
                          self.delta, self.Bn, self.T, self.wlim, what, lb, norm, err, *work)
         return what, lb, norm, err
+
+    def direct(self, S: np.ndarray, lb: np.ndarray, witness: np.ndarray
+               ) -> tuple[np.ndarray, ...]:
+        """(state, error, cond, norm) of sets the second stage left doubtful (its ``lb`` and
+        ``witness``, :meth:`settle`) by the compiled direct decoder (:func:`direct_sets`:
+        :data:`UNDECIDED`, :data:`DIRECT_OK` or :data:`DIRECT_FAIL`), on those the numpy
+        kernel would decide directly too: singular, or below delta (1 - 1e-6) with no finite
+        witness or one above ``limit / WITNESS_SHARE`` (numpy's own bound and witness then
+        fail too); the others, within the second stage's margins, are :data:`UNDECIDED`, as
+        is every set without the witness test's data (no limit).  Compiled on its first use;
+        its scratch is private to the calling thread."""
+        b = S.shape[0]
+        state = np.zeros(b, np.int64)
+        err, cond, norm = np.full(b, np.nan), np.full(b, np.nan), np.full(b, np.nan)
+        if b == 0 or not self.limit >= 0:
+            return state, err, cond, norm
+        with np.errstate(invalid="ignore"):
+            rows = np.flatnonzero((lb == 0) | ((lb < self.delta * (1 - 1e-6))
+                                               & ~(witness <= self.limit / WITNESS_SHARE)))
+        if rows.size == 0:
+            return state, err, cond, norm
+        inS, F = private.scratch((self.n, np.bool_), (self.n, np.int64))
+        key = ("real-direct", self.Bn.dtype.str)
+        out = state[rows], err[rows], cond[rows], norm[rows]
+        with compile_notice("audit") if key not in WARM else nullcontext():
+            WARM.add(key)
+            direct_sets(np.ascontiguousarray(S[rows], dtype=np.int64), self.Bn, self.T,
+                        self.scale, self.limit, *out, inS, F)
+        state[rows], err[rows], cond[rows], norm[rows] = out
+        return state, err, cond, norm
 
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:

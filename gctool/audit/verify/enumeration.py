@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from gctool.audit import nullspace as ns
-from gctool.audit.chunks import Accumulator, ChunkSummary, Unsettled, settle
+from gctool.audit.chunks import Accumulator, ChunkSummary
 from gctool.audit.distributed import estimated
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
@@ -69,7 +69,7 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
                              run.numeric)
 
         def walk(a: int, b: int) -> tuple[int, bool]:
-            return settle(worker.run((0, a, b))).evaluated, False
+            return worker.run((0, a, b)).evaluated, False
 
         size = kernel.chunk_size(run.s)  # plans the compiled screen, as the run does
         probed = probe_rate(walk, sample, size, run.budget.work_ns / max(1, sample))
@@ -117,14 +117,13 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     compiled = size >= ns.COMPILED_CHUNK  # per-set times of nanoseconds
     runner = run.runner or local_runner(kernel, source)
     threads = run.runner is None and runner is not None
-    # threads leave a compiled walk's few doubtful sets to the fold (in the caller's thread)
-    worker = SweepWorker(source, kernel, run.numeric, defer=threads)
+    worker = SweepWorker(source, kernel, run.numeric)
     # the first chunk is timed for the estimate
     pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
     ntasks = 1 + -(-(stop - pilot) // size)
     acc = Accumulator()
     t0 = time.perf_counter()
-    first = settle(worker.run((0, 0, pilot)))
+    first = worker.run((0, 0, pilot))
     per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     probed: list[tuple[int, int, ChunkSummary]] = []
@@ -181,7 +180,7 @@ def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int
     worker = SweepWorker(source, kernel, run.numeric)
 
     def walk(a: int, b: int) -> tuple[int, bool]:
-        out = settle(worker.run((0, a, b)))
+        out = worker.run((0, a, b))
         return out.evaluated, out.fail_set is not None
 
     share, found = walked_share(walk, stop, task, jobs, first=pilot)
@@ -233,7 +232,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         return walked
 
     def walk(a: int, b: int) -> tuple[int, bool]:
-        out = settle(worker.run((0, a, b)))
+        out = worker.run((0, a, b))
         walked.append((a, b, out))
         return out.evaluated, out.fail_set is not None
 
@@ -313,7 +312,7 @@ class Probed:
         edges = sorted(cuts)
         return list(zip(edges, edges[1:], strict=False))
 
-    def run(self, task: Task) -> ChunkSummary | Unsettled:
+    def run(self, task: Task) -> ChunkSummary:
         known = self.summaries.get((task[1], task[2]))
         if known is None:
             return self.worker.run(task)
