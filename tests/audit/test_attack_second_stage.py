@@ -120,3 +120,58 @@ def test_the_compiled_band_is_at_least_the_oracles_per_set_band() -> None:
             kept += 1
             assert not oracle.near_limit(v, lam)
     assert kept > 100
+
+
+@pytest.mark.parametrize("grow", [0.0, 1e-3, 0.5])
+def test_the_walks_band_is_near_limits_band_over_a_chunk(grow: float) -> None:
+    """The attack walk marks a set pending when its error lies in the oracle's near-limit band
+    (kernels.optimal._banded, with near_limit's bounds over a chunk, _clear_outside): exactly
+    the sets near_limit doubts over a chunk of more than 64 errors, non-finite ones included,
+    whatever stage decided them; a pending set stays pending."""
+    from gctool.audit.kernels.optimal import _banded
+    from gctool.audit.oracles.optimal import _clear_outside
+
+    rng = np.random.default_rng(5)
+    limit, drho = 1e-8, 3e-6
+    lo, hi = _clear_outside(limit, drho, grow, 0.0)
+    err = np.concatenate([limit * rng.uniform(0, 3, 200), [lo, hi, np.nan, np.inf, -np.inf, 0.0],
+                          np.nextafter([lo, lo, hi, hi], [0, 1, 0, 1])])
+    doubt = near_limit(err, limit, drho, grow, 0.0)
+    assert doubt.any() and not doubt.all()
+    for state in (0, 2):
+        got = np.array([_banded(e, state, lo, hi) for e in err])
+        assert np.array_equal(got == 1, doubt) and (got[~doubt] == state).all()
+    assert all(_banded(e, 1, lo, hi) == 1 for e in err)
+
+
+def test_the_walk_marks_the_band_as_the_oracle_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """errors_range with the band in the walk gives the errors of the walk without it whose
+    pending sets near_limit then marked (the route before), on a cyclic code attacked beyond
+    its tolerance (every set loses a direction) with the tolerance placed among its errors,
+    so that many lie in the band."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    code, s = design("cyclic", n=14, s=3, seed=2), 4
+    probe = OptimalOracle(code)
+    probe._plan(s)
+    total = comb(code.n, s)
+    err0 = probe.compiled.walk(code.n, s, 0, total)[0]
+    errs = np.unique(err0[np.isfinite(err0)])
+    tol = float(errs[len(errs) // 2]) / code.k
+    oracle = OptimalOracle(code, tol=tol)
+    assert oracle._uses_hat(s)
+    oracle._plan(s)
+    lo, hi = _bounds(oracle)
+    err, pending, _ = oracle.compiled.walk(code.n, s, 0, total, np.inf, (lo, hi))
+    base, pend0, _ = oracle.compiled.walk(code.n, s, 0, total)
+    assert np.array_equal(err, base)
+    assert np.array_equal(pending, pend0 | oracle.near_limit(base))
+    assert 0 < pending.sum() < total
+    assert oracle.errors_range(code.n, s, 0, total) == pytest.approx(
+        OptimalOracle(code, tol=tol).errors(unrank_lex(code.n, s, np.arange(total))), rel=1e-9,
+        abs=1e-20)
+
+
+def _bounds(oracle: OptimalOracle) -> tuple[float, float]:
+    from gctool.audit.oracles.optimal import _clear_outside
+
+    return _clear_outside(oracle.limit, oracle.drho, oracle.grow, 0.0)

@@ -35,7 +35,13 @@ from gctool.numerics import EPS
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
 #: taken here as SVD_P max(s, d) (LAPACK's own error estimates take p = 1), with ||A||_2 <= 1
-#: (rows of an orthonormal basis)
+#: (rows of an orthonormal basis).  A loss is kept only when the computed singular value is at
+#: least 2 e below numpy's 1e-14 (:func:`_settle`), impossible from max(s, d) = 12 on (2 e =
+#: 1.07e-14): there every set with an accidental loss stays with numpy.  Not lifted: the bound
+#: needed is on numpy's own SVD, which nothing computed here can tighten; a certified upper
+#: bound on the exact singular value (the residual of the computed vector) would replace one
+#: of the two e's and move the limit to about 22, and a rigorous bound on p (it grows with
+#: s d) would lower it
 SVD_P = 2.0
 
 
@@ -292,14 +298,25 @@ def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: fl
 
 
 @njit
+def _banded(e: float, state: int, lo: float, hi: float) -> int:
+    """The state of a set with error e: pending (1) when not already and e is not below lo
+    nor above hi, or not finite (the oracle's near-limit band over a chunk,
+    :func:`gctool.audit.oracles.optimal.near_limit`, whose two compares these are)."""
+    if state != 1 and not ((e < lo or e > hi) and np.isfinite(e)):
+        return 1
+    return state
+
+
+@njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
-              floor: float, bands: Any, limit: float) -> int:
+              floor: float, bands: Any, limit: float, lo: float, hi: float) -> int:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place) and their
-    states (pending, as :func:`_hat_one`'s); stops
+    states (pending, as :func:`_hat_one`'s, and also every set whose error lies in the
+    oracle's near-limit band ``[lo, hi]``, :func:`_banded`); stops
     after the first set it settles with an error above ``limit`` (a threshold search needs no
-    more): returns how many sets it walked.
+    more), in the band or not: returns how many sets it walked.
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
@@ -311,9 +328,10 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     d = Qperp.shape[1]
     if not 2 <= s <= d:
         for k in range(count):
-            err[k], pending[k] = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs,
-                                          w, H, tau, X, floor, bands, limit)
-            if pending[k] != 1 and err[k] > limit:
+            e, state = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs, w, H,
+                                tau, X, floor, bands, limit)
+            err[k], pending[k] = e, _banded(e, state, lo, hi)
+            if state != 1 and e > limit:
                 return k + 1
             if k + 1 < count:
                 successor(S, n)
@@ -322,6 +340,7 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     fresh = 0
     prefix_pd = False
     k = 0
+    full_state = _banded(err_full, 0, lo, hi)
     while k < count:
         if fresh < top:
             for i in range(top):
@@ -344,17 +363,19 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
                 for i in range(top):
                     delta -= y[i].real * y[i].real + y[i].imag * y[i].imag
                 ok = delta > 0
+            state = 0
             if ok:
-                err[k], pending[k] = err_full, 0
+                err[k], pending[k] = err_full, full_state
             else:  # the QR bound, with the set's own last row, then the second stage
                 S[top] = x
                 if _clear(S, Qperp, H, tau, X, floor):
-                    err[k], pending[k] = err_full, 0
+                    err[k], pending[k] = err_full, full_state
                 else:
                     e, doubt = _settle(S, Qperp, N, alpha, err_full, bands, limit, A)
-                    err[k], pending[k] = e, 1 if doubt else 2
+                    state = 1 if doubt else 2
+                    err[k], pending[k] = e, _banded(e, state, lo, hi)
             k += 1
-            if pending[k - 1] != 1 and err[k - 1] > limit:
+            if state != 1 and err[k - 1] > limit:
                 S[top] = x
                 return k
         if xend < n:  # stopped inside this prefix
@@ -420,12 +441,14 @@ class HatErrors:
             self.walk(self.Qperp.shape[0], s, 0, 1)
             first_max(np.zeros(1), TIE_RTOL)  # the worst of a walked range
 
-    def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
+    def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf,
+             band: tuple[float, float] = (np.inf, np.inf)
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(errors, pending, second) of the sets with lexicographic ranks start..stop-1, or of
         those up to the first one settled with an error above ``limit`` (then the last);
         second: decided by the second stage (:func:`_settle`, which checked the oracle's
-        per-set band itself)."""
+        per-set band itself); pending: also the sets whose error is within ``band`` (lo, hi:
+        :func:`_banded`; by default only non-finite errors)."""
         from gctool.engine.enumeration import unrank_one
 
         S = private.current(unrank_one(n, s, start))
@@ -433,7 +456,8 @@ class HatErrors:
         err, state = np.empty(count), np.empty(count, dtype=np.uint8)
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
                            err, state, *_scratch(s, self.Qperp, self.N, self.alpha),
-                           self.rowsq, self.floor, self.bands, float(limit))
+                           self.rowsq, self.floor, self.bands, float(limit), float(band[0]),
+                           float(band[1]))
         return err[:walked], state[:walked] == 1, state[:walked] == 2
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

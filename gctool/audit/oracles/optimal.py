@@ -416,12 +416,17 @@ class OptimalOracle(Oracle):
             return None
         from gctool.engine.enumeration import unrank_lex
 
-        err, pending, second = self.compiled.walk(n, s, start, stop, limit)
+        # the near-limit band over a chunk (near_limit's two compares), checked by the walk
+        band = (_clear_outside(self.limit, self.drho, self.grow, 0.0) if self.grow < 1
+                else None)
+        err, pending, second = self.compiled.walk(n, s, start, stop, limit,
+                                                  band or (np.inf, np.inf))
         self.evaluations += err.size
         if s > self.Qperp.shape[1]:  # lost directions: each set's own band (the second
             done = np.flatnonzero(~pending & ~second)  # stage checked its own)
             pending[done] |= self.near_limit_lost(err[done], unrank_lex(n, s, start + done))
-        pending |= self.near_limit(err)  # not proved by the walk: the decoder decides
+        if band is None:  # not proved by the walk: the decoder decides
+            pending |= self.near_limit(err)
         rows, step = np.flatnonzero(pending), self._batch(s)
         for lo in range(0, rows.size, step):  # the numpy route decides what the walk does not
             part = rows[lo:lo + step]
