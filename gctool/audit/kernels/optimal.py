@@ -29,7 +29,7 @@ from gctool.audit.kernels.real import WARM, _inv_fro_lu, _inv_fro_tri, _lu, _lu_
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
-from gctool.limits import TIE_RTOL
+from gctool.limits import REL_SLACK, TIE_RTOL
 from gctool.numerics import EPS
 
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
@@ -96,12 +96,47 @@ def _clear(S: Any, Qperp: Any, H: Any, tau: Any, X: Any, floor: float) -> bool:
     return bool(np.isfinite(fro) and fro > 0 and 1.0 / fro >= floor)
 
 
+#: what :func:`_hat_one` makes of a set: decided (its error is clear of the oracle's
+#: per-set band), pending (numpy decides), decided by the second stage, or decided with s > d
+#: but its per-set band left to numpy (``OptimalOracle.near_limit_lost``)
+DECIDED, PENDING, SECOND, UNCHECKED = 0, 1, 2, 3
+
+
+@njit
+def _lam_needed(v: float, bands: Any) -> float:
+    """The smallest lam (the smallest kept Gram eigenvalue of the set, at most 1) with which
+    the error v is clear of the oracle's per-set band (``OptimalOracle.near_limit``: outside
+    the relative band, and sqrt(v) off by drho + grow sqrt(v), v then by absolute /
+    min(lam, 1), on one side of the decoding limit), by round-off's margin: 0 when any lam
+    will do, inf when none."""
+    limit, drho, grow, absolute, rtol = bands[3], bands[4], bands[5], bands[6], bands[7]
+    if not np.isfinite(v) or abs(v - limit) <= rtol * limit * (1 + REL_SLACK):
+        return np.inf
+    rho = np.sqrt(max(v, 0.0))
+    off = drho + grow * rho
+    room = max(limit * (1 - REL_SLACK) - (rho + off) ** 2,
+               max(rho - off, 0.0) ** 2 - limit * (1 + REL_SLACK))
+    if not room > 0:
+        return np.inf
+    need = absolute / room
+    return need if need <= 1.0 else np.inf
+
+
 @njit
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
              G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
              floor: float, bands: Any, limit: float) -> tuple[float, int]:
-    """(error, state) of one straggler set: state 0 decided here, 1 pending (numpy decides),
-    2 decided by the second stage (bands: those of :func:`_settle`; limit: the search's)."""
+    """(error, state) of one straggler set (:data:`DECIDED`, :data:`PENDING`,
+    :data:`SECOND` or :data:`UNCHECKED`; bands: those of :func:`_settle`; limit: the
+    search's).
+
+    With s > d the KKT route's error carries the oracle's per-set band with lam, the
+    smallest Gram eigenvalue of Qperp[S] (``OptimalOracle.near_limit_lost``: its det, then
+    its eigenvalue): the set is decided here when its error is clear of the band with a lam
+    (:func:`_lam_needed`) that the Gram matrix proves twice over (a Cholesky factorisation
+    of ``G - (2 lam + 64 d s eps) I``: numpy's eigenvalue, whose error is far below
+    ``64 d s eps``, is then at least lam, and numpy's check clears the set too); else
+    numpy's check decides (:data:`UNCHECKED`)."""
     s = S.shape[0]
     d = Qperp.shape[1]
     m = alpha.shape[1]
@@ -137,7 +172,11 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
     e = err_full + extra
     if not np.isfinite(e):
         return 0.0, 1
-    return max(e, 0.0), 0
+    e = max(e, 0.0)
+    need = _lam_needed(e, bands)
+    if need == 0 or (need < np.inf and _well(A, G, 2 * need + 64 * d * s * EPS)):
+        return e, DECIDED
+    return e, UNCHECKED
 
 
 @njit
@@ -416,10 +455,10 @@ class HatErrors:
 
     def __init__(self, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray, err_full: float,
                  sig_kept: float, sig_full: float, sig_lost: float, ceiling: float,
-                 model: tuple[float, float, float, float]) -> None:
+                 model: tuple[float, float, float, float, float]) -> None:
         """sig_kept, sig_full, sig_lost: the numpy oracle's singular-value bands; ceiling: the
         largest error numpy's oracle keeps without its decoder (below its near-limit band);
-        model: its decoding limit and error model (drho, grow, absolute)."""
+        model: its decoding limit, error model (drho, grow, absolute) and relative band."""
         dt = np.result_type(Qperp, N, alpha, np.float64)
         self.Qperp = np.ascontiguousarray(Qperp, dtype=dt)
         self.N = np.ascontiguousarray(N, dtype=dt)
@@ -444,11 +483,11 @@ class HatErrors:
     def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf,
              band: tuple[float, float] = (np.inf, np.inf)
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(errors, pending, second) of the sets with lexicographic ranks start..stop-1, or of
-        those up to the first one settled with an error above ``limit`` (then the last);
-        second: decided by the second stage (:func:`_settle`, which checked the oracle's
-        per-set band itself); pending: also the sets whose error is within ``band`` (lo, hi:
-        :func:`_banded`; by default only non-finite errors)."""
+        """(errors, pending, unchecked) of the sets with lexicographic ranks start..stop-1, or
+        of those up to the first one settled with an error above ``limit`` (then the last);
+        pending: also the sets whose error is within ``band`` (lo, hi: :func:`_banded`; by
+        default only non-finite errors); unchecked: decided with s > d, the oracle's per-set
+        band left to its check (:data:`UNCHECKED`)."""
         from gctool.engine.enumeration import unrank_one
 
         S = private.current(unrank_one(n, s, start))
@@ -458,10 +497,10 @@ class HatErrors:
                            err, state, *_scratch(s, self.Qperp, self.N, self.alpha),
                            self.rowsq, self.floor, self.bands, float(limit), float(band[0]),
                            float(band[1]))
-        return err[:walked], state[:walked] == 1, state[:walked] == 2
+        return err[:walked], state[:walked] == PENDING, state[:walked] == UNCHECKED
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(errors, pending, second) of the straggler sets S (as :meth:`walk`'s)."""
+        """(errors, pending, unchecked) of the straggler sets S (as :meth:`walk`'s)."""
         b = S.shape[0]
         err, state = np.zeros(b), np.zeros(b, dtype=np.uint8)
         key = ("optimal-sets", self.Qperp.dtype.str)
@@ -471,4 +510,4 @@ class HatErrors:
                        self.err_full, self.t, err, state,
                        *_scratch(S.shape[1], self.Qperp, self.N, self.alpha)[:9], self.floor,
                        self.bands)
-        return err, state == 1, state == 2
+        return err, state == PENDING, state == UNCHECKED

@@ -355,7 +355,8 @@ class OptimalOracle(Oracle):
                                       self.sig_kept, self.sig_full, _SIG_LOST,
                                       below_band(self.limit, self.drho, self.grow,
                                                  self.absolute),
-                                      (self.limit, self.drho, self.grow, self.absolute))
+                                      (self.limit, self.drho, self.grow, self.absolute,
+                                       NEAR_LIMIT_RTOL))
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -419,11 +420,11 @@ class OptimalOracle(Oracle):
         # the near-limit band over a chunk (near_limit's two compares), checked by the walk
         band = (_clear_outside(self.limit, self.drho, self.grow, 0.0) if self.grow < 1
                 else None)
-        err, pending, second = self.compiled.walk(n, s, start, stop, limit,
-                                                  band or (np.inf, np.inf))
+        err, pending, unchecked = self.compiled.walk(n, s, start, stop, limit,
+                                                     band or (np.inf, np.inf))
         self.evaluations += err.size
-        if s > self.Qperp.shape[1]:  # lost directions: each set's own band (the second
-            done = np.flatnonzero(~pending & ~second)  # stage checked its own)
+        done = np.flatnonzero(unchecked)  # lost directions, each set's own band not proved
+        if done.size:  # by the walk (the second stage checks its own)
             pending[done] |= self.near_limit_lost(err[done], unrank_lex(n, s, start + done))
         if band is None:  # not proved by the walk: the decoder decides
             pending |= self.near_limit(err)
@@ -444,9 +445,9 @@ class OptimalOracle(Oracle):
             self._plan(S.shape[1])
         if self.compiled is None:
             return self._hat_chunk_numpy(S)
-        err, pending, second = self.compiled(S)
-        if S.shape[1] > self.Qperp.shape[1]:  # lost directions: each set's own band (the
-            done = np.flatnonzero(~pending & ~second)  # second stage checked its own)
+        err, pending, unchecked = self.compiled(S)
+        done = np.flatnonzero(unchecked)  # lost directions, each set's own band not proved
+        if done.size:  # by the walk (the second stage checks its own)
             pending[done] |= self.near_limit_lost(err[done], S[done])
         pending |= self.near_limit(err)
         if pending.any():  # what the compiled path does not settle: the numpy route decides
