@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from gctool.audit.oracles import FixedOracle, OptimalOracle, Oracle
+from gctool.audit.oracles.optimal import FAST_KAPPA
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.engine.enumeration import pad_to
 from gctool.errors import InvalidInput, SearchInterrupted
@@ -264,7 +265,9 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
                                           or res.threshold < best.threshold):
             best = res
     out = best or ThresholdOutcome(None, None, None, True, "milp", lower, 0, 0)
-    if epsilon == 0 and eps_eff > oracle.limit:
+    if (epsilon == 0 and eps_eff > oracle.limit) or oracle.kappa > FAST_KAPPA:
+        # (above FAST_KAPPA HiGHS's optimality, infeasibility and dual bound prove nothing:
+        # cond(B) 7.5e6 gave an 'exact' threshold 5 at epsilon 1, the truth 1)
         # The MILP looked for errors >= the resolution, not > tol*k: a smaller set whose error
         # lies in between is invisible to it, so its bound proves nothing about T_0.  Only
         # T_0 >= 1 (all n workers decode) is proved; the witness is still checked.
@@ -451,8 +454,12 @@ class _OA:
                          f"{counted(len(self.cuts), 'cut')}"
                          + (f"; stopped by {self.solver.stopped}" if self.solver.stopped
                             else ""))
-        out.tighten(upper + GAP * max(1.0, abs(best)) if np.isfinite(upper) else None,
-                    "MILP outer approximation", rtol=3 * GAP)
+        if o.kappa > FAST_KAPPA:  # HiGHS's tolerances exceed what V = Sigma^-1 Q^H resolves
+            out.notes.append(f"the MILP's dual bound is not used: cond(B) {o.kappa:.3g} is above "
+                             f"{FAST_KAPPA:g}")
+        else:
+            out.tighten(upper + GAP * max(1.0, abs(best)) if np.isfinite(upper) else None,
+                        "MILP outer approximation", rtol=3 * GAP)
         return out
 
     def _cuts_at(self, Y: np.ndarray) -> None:
