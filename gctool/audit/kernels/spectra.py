@@ -153,7 +153,7 @@ class FrameWalk:
         key = ("spectra",)
         if key in WARM:
             return
-        WARM.add(key)
+        WARM.update((key, ("spectra-sets",)))  # both entry points are compiled here
         with compile_notice("frame spectra"):
             self.walk(s, small, 1.0, np.arange(s, dtype=np.int64), 1)
             self.sets(np.arange(s, dtype=np.int64)[None], small, 1.0)
