@@ -17,6 +17,13 @@ per set: CPU ns of one job, and the share of the CPU spent in the caller's threa
 (the serial part: with numpy's batches the pool threads hold the GIL for their gathers and
 picks, with the compiled walk only between chunks).
 
+The cut-off of the walk's own eigenvalue loops (:data:`gctool.audit.kernels.symeig.MAX_SIDE`):
+for sides 4 to 48, one symmetric eigenproblem per call from numba, by
+:func:`~gctool.audit.kernels.symeig.eigvalsh_into` and by LAPACK (numba's
+``np.linalg.eigvalsh``), interleaved: CPU ns per call on one thread, and with two threads
+making the same calls at once, the CPU per call over one thread's (1.00: no contention) and
+the wall speed-up (2 x the calls in the time of one thread's: 2.00 on two idle cores).
+
 Target: gctool >= 10x the naive loop on the ETF; every method finds the same epsilon.
 """
 
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 from math import comb
 from typing import Any
@@ -37,7 +45,9 @@ import readme  # noqa: E402
 from timing import parser, timed  # noqa: E402
 
 from gctool.audit import spectrum  # noqa: E402
+from gctool.audit.kernels.symeig import MAX_SIDE, eigvalsh_into  # noqa: E402
 from gctool.codes import design  # noqa: E402
+from gctool.compiled._jit import njit  # noqa: E402
 
 #: timed rounds of every gctool route and --jobs (interleaved; medians)
 ROUNDS = 5
@@ -109,14 +119,76 @@ def run(name: str, code: Any, s: int) -> None:
               f"caller's thread {caller[(mode, 2)]:.0%} of the CPU")
 
 
+@njit
+def _calls(A: Any, reps: int, lapack: bool, out: Any) -> None:
+    """``reps`` eigenproblems of A (its corner nudged each time), by LAPACK or the walk's
+    loops; the sum of their largest eigenvalues in out[0] (so none is skipped)."""
+    n = A.shape[0]
+    M, w, e = np.empty((n, n)), np.empty(n), np.empty(n)
+    acc = 0.0
+    for r in range(reps):
+        for i in range(n):
+            for j in range(n):
+                M[i, j] = A[i, j]
+        M[0, 0] += r * 1e-12
+        if lapack:
+            acc += np.linalg.eigvalsh(M)[n - 1]
+        else:
+            eigvalsh_into(M, n, w, e)
+            acc += w[n - 1]
+    out[0] = acc
+
+
+def _threads(A: np.ndarray, reps: int, lapack: bool, threads: int) -> tuple[float, float]:
+    """(wall, CPU of the process) of ``threads`` threads each making ``reps`` calls."""
+    outs = [np.zeros(1) for _ in range(threads)]
+    pool = [threading.Thread(target=_calls, args=(A, reps, lapack, o)) for o in outs]
+    c0, w0 = time.process_time(), time.perf_counter()
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
+def cutoff(sides: tuple[int, ...], budget_ns: float) -> None:
+    """The walk's eigenvalue loops against LAPACK by side, on one and two threads."""
+    print(f"\ncut-off (MAX_SIDE = {MAX_SIDE}): one eigenproblem per call from numba; medians of "
+          f"{ROUNDS} interleaved rounds")
+    print("| side | loops ns/call | LAPACK ns/call | loops / LAPACK | 2 threads: CPU per call "
+          "over 1 (loops, LAPACK) | 2 threads: speed-up (loops, LAPACK) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(1)
+    for n in sides:
+        X = rng.standard_normal((n + 3, n))
+        A = X.T @ X
+        reps = max(200, int(budget_ns / (40 * n**3 + 600)))
+        for lapack in (False, True):
+            _threads(A, 10, lapack, 1)  # compiled
+        got: dict[tuple[bool, int], list[tuple[float, float]]] = {}
+        for _ in range(ROUNDS):
+            for lapack, threads in itertools.product((False, True), (1, 2)):
+                got.setdefault((lapack, threads), []).append(_threads(A, reps, lapack, threads))
+        wall = {r: median([g[0] for g in v]) for r, v in got.items()}
+        cpu = {r: median([g[1] for g in v]) for r, v in got.items()}
+        per = {r: cpu[r] / reps / r[1] * 1e9 for r in cpu}
+        print(f"| {n} | {per[(False, 1)]:.0f} | {per[(True, 1)]:.0f} | "
+              f"{per[(False, 1)] / per[(True, 1)]:.2f} | {per[(False, 2)] / per[(False, 1)]:.2f}, "
+              f"{per[(True, 2)] / per[(True, 1)]:.2f} | "
+              f"{2 * wall[(False, 1)] / wall[(False, 2)]:.2f}x, "
+              f"{2 * wall[(True, 1)] / wall[(True, 2)]:.2f}x |")
+
+
 def main() -> None:
-    s = 3 if parser(__doc__).parse_args().quick else 5
+    quick = parser(__doc__).parse_args().quick
+    s = 3 if quick else 5
     print(f"wall: medians of {ROUNDS} interleaved rounds (one run of the naive loop); CPU of "
           "this process; BLAS on one thread")
     run("Steiner ETF pg-2 (n=28, k=7)", design("encoded", frame="steiner", system="pg-2", s=1),
         s)
     run("Gaussian frame (n=28, k=7)", design("encoded", frame="gaussian", workers=28, k=7, s=1,
                                              seed=1), s)
+    cutoff((4, 7) if quick else (4, 7, 12, 16, 20, 24, 32, 48), 2e7 if quick else 2e8)
 
 
 if __name__ == "__main__":

@@ -216,3 +216,28 @@ def policy_decodes(B: np.ndarray, F: tuple[int, ...], tol: float = 1e-9
         exact = exact_lstsq_error(B, F)
         return exact <= Fraction(limit), float(exact)
     return None, None
+
+
+def eigenvalues_below(A: list[list[Fraction]], x: Fraction) -> int:
+    """Eigenvalues of the exact symmetric A below x: the negative pivots of A - xI
+    (Sylvester's law of inertia; symmetric elimination, exact)."""
+    k = len(A)
+    M = [[A[i][j] - (x if i == j else 0) for j in range(k)] for i in range(k)]
+    neg = 0
+    for c in range(k):
+        p = next((r for r in range(c, k) if M[r][c] != 0), None)
+        if p is None:
+            continue  # a zero column: a zero eigenvalue of the rest, not below x
+        if p != c:  # a symmetric swap keeps the inertia
+            M[c], M[p] = M[p], M[c]
+            for row in M:
+                row[c], row[p] = row[p], row[c]
+        if M[c][c] == 0:
+            raise AssertionError("zero pivot: x is too close to an eigenvalue")
+        piv = M[c][c]
+        neg += piv < 0
+        for r in range(c + 1, k):
+            f = M[r][c] / piv
+            for j in range(c, k):
+                M[r][j] -= f * M[c][j]
+    return neg

@@ -24,8 +24,9 @@ ETF with unit rows and coherence mu_c this is ``beta - 1 - (s - 1) mu_c``.
 Large enumerations (:func:`gctool.audit.kernels.wanted`: C(n, s) of at least
 :data:`~gctool.audit.kernels.MIN_SETS` sets, or ``GCTOOL_COMPILED=1``) are walked by the compiled
 kernel of :mod:`gctool.audit.kernels.spectra`: each worker thread (or Dask worker) forms each
-set's matrix, takes its eigenvalues (LAPACK's ``syevd`` from numba) and keeps only its chunk's
-three picks, without the GIL; the caller's fold merges three picks per chunk.  Smaller ones
+set's matrix, takes its eigenvalues (:mod:`gctool.audit.kernels.symeig`'s loops, LAPACK's
+``syevd`` for large sides) and keeps only its chunk's three picks, without the GIL; the
+caller's fold merges three picks per chunk.  Smaller ones
 take numpy's batched ``eigvalsh`` (the s x s Grams gathered from S S^T).
 
 **One route states the numbers.**  Eigenvalues from different routes (the compiled walk,

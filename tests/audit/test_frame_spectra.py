@@ -17,6 +17,8 @@ from gctool.codes import design
 from gctool.engine.enumeration import unrank_lex
 from gctool.numerics import EPS
 
+from oracles import eigenvalues_below
+
 #: frames of every route: tight (s x s Gram from S S^T: ETFs, Paley, subsampled orthogonal and
 #: Hadamard) and not tight (k x k matrices: Gaussian), with (s values)
 FRAMES = [
@@ -189,31 +191,6 @@ def test_sampled_sets_take_the_compiled_route_and_match_brute_force(
 BOUND = 4
 
 
-def _below(A: list[list[Fraction]], x: Fraction) -> int:
-    """Eigenvalues of the exact symmetric A below x: the negative pivots of A - xI
-    (Sylvester's law of inertia; symmetric elimination, exact)."""
-    k = len(A)
-    M = [[A[i][j] - (x if i == j else 0) for j in range(k)] for i in range(k)]
-    neg = 0
-    for c in range(k):
-        p = next((r for r in range(c, k) if M[r][c] != 0), None)
-        if p is None:
-            continue  # a zero column: a zero eigenvalue of the rest, not below x
-        if p != c:  # a symmetric swap keeps the inertia
-            M[c], M[p] = M[p], M[c]
-            for row in M:
-                row[c], row[p] = row[p], row[c]
-        if M[c][c] == 0:
-            raise AssertionError("zero pivot: x is too close to an eigenvalue")
-        piv = M[c][c]
-        neg += piv < 0
-        for r in range(c + 1, k):
-            f = M[r][c] / piv
-            for j in range(c, k):
-                M[r][j] -= f * M[c][j]
-    return neg
-
-
 def _exact_gram(S: np.ndarray, F: list[int]) -> list[list[Fraction]]:
     k = S.shape[1]
     rows = [[Fraction(float(v)) for v in S[i]] for i in F]
@@ -243,8 +220,9 @@ def test_compiled_extremes_are_within_the_bound_of_exact_arithmetic(make: Any, s
         F = [i for i in range(n) if i not in St]
         A = _exact_gram(S, F)
         a_, b_ = Fraction(a), Fraction(b)
-        assert _below(A, a_ - d) == 0 and _below(A, a_ + d) >= 1, (St, "lambda_min")
-        assert _below(A, b_ + d) == k and _below(A, b_ - d) <= k - 1, (St, "lambda_max")
+        below = eigenvalues_below
+        assert below(A, a_ - d) == 0 and below(A, a_ + d) >= 1, (St, "lambda_min")
+        assert below(A, b_ + d) == k and below(A, b_ - d) <= k - 1, (St, "lambda_max")
     rep = worst_spectrum(code, s)
     eps = np.maximum(1 - lo * k / (n - s), hi * k / (n - s) - 1)
     assert abs(rep.epsilon - float(eps.max())) <= 2 * float(d) * k / (n - s) + 4 * EPS

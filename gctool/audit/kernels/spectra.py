@@ -4,16 +4,19 @@ set, without the GIL.
 For a set of s stragglers the kernel forms what :meth:`gctool.audit.spectrum.Frame.spectra`
 forms: the s x s Gram matrix of the straggling rows (tight frames, 0 < s < k: gathered from the
 row Gram ``P = S S^T``, or from the rows), or the k x k matrix ``G - S_S^T S_S``; takes its
-eigenvalues with numba's ``np.linalg.eigvalsh`` (LAPACK's ``syevd``, as numpy's, called from
-compiled code); and keeps, for a whole rank range or batch of sets, only the three picks of
-the audit's summary: the first set reaching the largest epsilon (with its lambda_min and
-lambda_max), the first reaching the smallest lambda_min and the first reaching the largest
-lambda_max (strict comparisons, in the order walked).  A worker thread thus returns three
-sets and a few numbers per chunk and holds the GIL for a few microseconds per chunk.
+eigenvalues with :func:`gctool.audit.kernels.symeig.eigvalsh_into` (Householder and QL in plain
+floating point, no BLAS or LAPACK: OpenBLAS's small calls contend between threads) up to
+:data:`~gctool.audit.kernels.symeig.MAX_SIDE`, with numba's ``np.linalg.eigvalsh`` (LAPACK's
+``syevd``, as numpy's) above; and keeps, for a whole rank range or batch of sets, only the
+three picks of the audit's summary: the first set reaching the largest epsilon (with its
+lambda_min and lambda_max), the first reaching the smallest lambda_min and the first reaching
+the largest lambda_max (strict comparisons, in the order walked).  A worker thread thus
+returns three sets and a few numbers per chunk and holds the GIL for a few microseconds per
+chunk.
 
-The eigenvalues are LAPACK's backward-stable ones (those of a matrix within a small multiple of
-k eps ||G|| of the one formed), like numpy's; they may differ from numpy's in the last bits (the
-k x k matrix is summed in another order; the two LAPACK builds may differ).  The audit states
+The eigenvalues are backward stable (those of a matrix within a small multiple of k eps ||G|| of
+the one formed), like numpy's; they may differ from numpy's in the last bits (another
+algorithm's rounding; the k x k matrix is summed in another order).  The audit states
 numpy's values of the sets the walk picks (module docstring of :mod:`gctool.audit.spectrum`).
 """
 
@@ -26,6 +29,7 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.real import WARM
+from gctool.audit.kernels.symeig import MAX_SIDE, eigvalsh_into
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor
@@ -35,12 +39,10 @@ EPS_PICK, LMIN_PICK, LMAX_PICK = 0, 1, 2
 
 
 @njit
-def _extremes(St: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
-              M: Any) -> tuple[float, float]:
-    """(lambda_min, lambda_max) of S_F^T S_F (not normalised) for the stragglers St, as
-    :meth:`gctool.audit.spectrum.Frame.spectra` takes them: with ``small``, c minus the
-    largest eigenvalue of the stragglers' s x s Gram matrix (from P with ``rows``), and c;
-    otherwise the extreme eigenvalues of ``G - S_S^T S_S``.  M is scratch of that size."""
+def _form(St: Any, S: Any, G: Any, P: Any, small: bool, rows: bool, M: Any) -> int:
+    """Form the matrix whose eigenvalues :func:`_extremes` takes for the stragglers St in M
+    (both triangles), and return its side: with ``small``, the stragglers' s x s Gram matrix
+    (from P with ``rows``, else from the rows of S); otherwise ``G - S_S^T S_S``."""
     s, k = St.shape[0], S.shape[1]
     if small:
         for i in range(s):
@@ -53,8 +55,7 @@ def _extremes(St: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool
                         v += S[St[i], t] * S[St[j], t]
                 M[i, j] = v
                 M[j, i] = v
-        mu = np.linalg.eigvalsh(M)
-        return c - mu[s - 1], c
+        return s
     for i in range(k):
         for j in range(i + 1):
             v = 0.0
@@ -63,8 +64,28 @@ def _extremes(St: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool
             v = G[i, j] - v
             M[i, j] = v
             M[j, i] = v
-    w = np.linalg.eigvalsh(M)
-    return w[0], w[k - 1]
+    return k
+
+
+@njit
+def _extremes(St: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
+              M: Any, w: Any, e: Any) -> tuple[float, float]:
+    """(lambda_min, lambda_max) of S_F^T S_F (not normalised) for the stragglers St, as
+    :meth:`gctool.audit.spectrum.Frame.spectra` takes them: with ``small``, c minus the
+    largest eigenvalue of the stragglers' s x s Gram matrix (from P with ``rows``), and c;
+    otherwise the extreme eigenvalues of ``G - S_S^T S_S``.  M is scratch of that size, w
+    and e of its side.  The eigenvalues: :func:`.symeig.eigvalsh_into` up to
+    :data:`.symeig.MAX_SIDE`, else (or when it declines) LAPACK's."""
+    side = _form(St, S, G, P, small, rows, M)
+    if side <= MAX_SIDE and eigvalsh_into(M, side, w, e):
+        lo, hi = w[0], w[side - 1]
+    else:
+        _form(St, S, G, P, small, rows, M)  # eigvalsh_into overwrote it
+        ev = np.linalg.eigvalsh(M)
+        lo, hi = ev[0], ev[side - 1]
+    if small:
+        return c - hi, c
+    return lo, hi
 
 
 @njit
@@ -83,12 +104,13 @@ def _pick(b: int, lo: float, hi: float, norm: float, vals: Any, at: Any, pair: A
 
 @njit
 def spectra_range(St: Any, n: int, count: int, S: Any, G: Any, P: Any, c: float, small: bool,
-                  rows: bool, norm: float, M: Any, vals: Any, at: Any, pair: Any) -> None:
+                  rows: bool, norm: float, M: Any, w: Any, e: Any, vals: Any, at: Any,
+                  pair: Any) -> None:
     """Walk ``count`` sets in lexicographic order from St (updated in place): the picks, by
     offset from the first set, in ``vals``/``at``/``pair`` (``vals`` set to -inf, inf, -inf by
     the caller)."""
     for b in range(count):
-        lo, hi = _extremes(St, S, G, P, c, small, rows, M)
+        lo, hi = _extremes(St, S, G, P, c, small, rows, M, w, e)
         _pick(b, lo, hi, norm, vals, at, pair)
         if b + 1 < count:
             successor(St, n)
@@ -96,33 +118,35 @@ def spectra_range(St: Any, n: int, count: int, S: Any, G: Any, P: Any, c: float,
 
 @njit
 def spectra_sets(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
-                 norm: float, M: Any, vals: Any, at: Any, pair: Any) -> None:
+                 norm: float, M: Any, w: Any, e: Any, vals: Any, at: Any, pair: Any) -> None:
     """The picks of the rows of Sets (any order), by row index."""
     for b in range(Sets.shape[0]):
-        lo, hi = _extremes(Sets[b], S, G, P, c, small, rows, M)
+        lo, hi = _extremes(Sets[b], S, G, P, c, small, rows, M, w, e)
         _pick(b, lo, hi, norm, vals, at, pair)
 
 
 @njit
 def spectra_each(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
-                 M: Any, lo: Any, hi: Any) -> None:
+                 M: Any, w: Any, e: Any, lo: Any, hi: Any) -> None:
     """(lambda_min, lambda_max), not normalised, of every row of Sets (the tests' reference
     for the walks: the same per-set route)."""
     for b in range(Sets.shape[0]):
-        lo[b], hi[b] = _extremes(Sets[b], S, G, P, c, small, rows, M)
+        lo[b], hi[b] = _extremes(Sets[b], S, G, P, c, small, rows, M, w, e)
 
 
-#: the time of the walk per straggler set, in ns: a fixed part (the call of LAPACK's syevd, its
-#: workspace and copy, the next set) ...
-SPECTRA_SET_NS = 500
+#: the time of the walk per straggler set, in ns: a fixed part (the eigenvalue routine's
+#: scaling and sort, the picks, the next set) ...
+SPECTRA_SET_NS = 150
 #: ... plus this much per square and per cube of the side of the eigenproblem (s, or k) ...
 SPECTRA_SQUARE_NS = 35
 SPECTRA_CUBE_NS = 0.2
 #: ... plus this much per multiply-add forming the matrix (s^2 k / 2 from the rows, k^2 s / 2
 #: for the k x k matrix; nothing when the s x s Gram is gathered from S S^T).  Fitted to the
-#: CPU time per set of the walk (one core of the 2-core development machine, a loaded host):
-#: ETF pg-2 s=2-6 and tight subsampled orthogonal 40x20 s=3-6 (0.6-2.2 us), Gaussian 28 x 4,
-#: 28 x 7, 30 x 12, 40 x 20, 60 x 30 (1.2, 2.8, 6.8, 16, 32 us): measured / estimated 0.8-1.2
+#: CPU time per set of the walk (:mod:`.symeig`'s loops up to side 20, LAPACK above; one core
+#: of the 2-core development machine, a loaded host): tight subsampled orthogonal 40x20
+#: s=3-6 (0.5-1.7 us), Gaussian 28 x 4, 28 x 7, 30 x 12, 40 x 20, 60 x 30 (0.8, 2.0, 5.8, 16,
+#: 37 us): measured / estimated 0.9-1.1; the ETF pg-2's sets (s=2-6: 0.3-1.2 us), whose Gram
+#: matrices are sparse, 0.65-1.0
 SPECTRA_MULADD_NS = 0.5
 
 
@@ -160,33 +184,36 @@ class FrameWalk:
 
     def _work(self, s: int, small: bool) -> tuple[np.ndarray, ...]:
         """Scratch of the walking thread (:func:`.private.scratch`): the s x s or k x k
-        matrix, and the picks (-inf, inf, -inf; offsets -1; their (lambda_min, lambda_max))."""
+        matrix, two vectors of its side (its eigenvalues, :func:`.symeig.eigvalsh_into`'s
+        scratch), and the picks (-inf, inf, -inf; offsets -1; their (lambda_min,
+        lambda_max))."""
         side = max(1, s if small else self.S.shape[1])
-        M, vals, at, pair = private.scratch(((side, side), np.float64), (3, np.float64),
-                                            (3, np.int64), ((3, 2), np.float64))
+        M, w, e, vals, at, pair = private.scratch(
+            ((side, side), np.float64), (side, np.float64), (side, np.float64),
+            (3, np.float64), (3, np.int64), ((3, 2), np.float64))
         vals[:] = (-np.inf, np.inf, -np.inf)
         at[:] = -1
-        return M, vals, at, pair
+        return M, w, e, vals, at, pair
 
     def walk(self, s: int, small: bool, norm: float, St: np.ndarray, count: int
              ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
         """The picks (eps, lambda_min, lambda_max: :data:`EPS_PICK`...) of ``count`` sets in
         lexicographic order from St (updated in place), as (values, offsets, each pick's
         (lambda_min, lambda_max)), normalised by ``norm``."""
-        M, vals, at, pair = self._work(s, small)
+        M, w, e, vals, at, pair = self._work(s, small)
         spectra_range(St, self.S.shape[0], count, self.S, self.G, self.P, self.c, small,
-                      self.rows, norm, M, vals, at, pair)
+                      self.rows, norm, M, w, e, vals, at, pair)
         return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
 
     def sets(self, Sets: np.ndarray, small: bool, norm: float
              ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
         """:meth:`walk`'s picks of the rows of Sets, by row index."""
-        M, vals, at, pair = self._work(Sets.shape[1], small)
+        M, w, e, vals, at, pair = self._work(Sets.shape[1], small)
         key = ("spectra-sets",)
         with compile_notice("frame spectra") if key not in WARM else nullcontext():
             WARM.add(key)
             spectra_sets(np.ascontiguousarray(Sets, dtype=np.int64), self.S, self.G, self.P,
-                         self.c, small, self.rows, norm, M, vals, at, pair)
+                         self.c, small, self.rows, norm, M, w, e, vals, at, pair)
         return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
 
     def each(self, Sets: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -194,7 +221,7 @@ class FrameWalk:
         the walks' route)."""
         b, s = Sets.shape
         lo, hi = np.empty(b), np.empty(b)
-        M = self._work(s, small)[0]
+        M, w, e = self._work(s, small)[:3]
         spectra_each(np.ascontiguousarray(Sets, dtype=np.int64), self.S, self.G, self.P,
-                     self.c, small, self.rows, M, lo, hi)
+                     self.c, small, self.rows, M, w, e, lo, hi)
         return lo, hi
