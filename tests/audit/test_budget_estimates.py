@@ -489,3 +489,36 @@ def test_a_column_witness_beyond_64_bit_ranks_sets_no_stop_rank() -> None:
     assert search.witness_rank is None
     small = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 3, [0, 1, 5])
     assert small.witness_rank == 4  # after [0, 1, 2], [0, 1, 3], [0, 1, 4] and [0, 1, 5]
+
+
+@pytest.mark.parametrize(("per_set", "fails_at", "size"), [
+    (5e-3, None, 1),  # one set already says the pilot would take seconds
+    (1e-3, None, 64),  # 64 sets in 64 ms, 16,384 in 16 s
+    (1e-6, None, 16384),  # quick: the whole pilot
+    (1e-6, 64, 64),  # a head that holds a failing set ends the pilot there
+])
+def test_the_pilot_grows_only_while_its_first_sets_are_quick(
+        monkeypatch: pytest.MonkeyPatch, per_set: float, fails_at: int | None, size: int
+        ) -> None:
+    """verify's first task runs alone before any timed estimate: it grows from 1 set to
+    PROBE_FIRST to its full size only while the sets before put it under PILOT_MAX_S of CPU
+    (an ill-conditioned n=1000 code spent 20 s in its pilot before the probe refused it)."""
+    from types import SimpleNamespace
+
+    from gctool.audit.verify import enumeration
+
+    cpu = [0.0]
+    monkeypatch.setattr(enumeration.time, "thread_time", lambda: cpu[0])
+    ran: list[tuple[int, int, int]] = []
+
+    class Worker:
+        def run(self, task: tuple[int, int, int]) -> SimpleNamespace:
+            ran.append(task)
+            cpu[0] += per_set * (task[2] - task[1])
+            failing = fails_at is not None and task[2] >= fails_at
+            return SimpleNamespace(evaluated=task[2] - task[1],
+                                   fail_set=[0, 1] if failing else None)
+
+    got, first, _ = enumeration._pilot(Worker(), 16384)  # type: ignore[arg-type]
+    assert got == size and ran[-1] == (0, 0, size) and first.evaluated == size
+    assert [b for _, _, b in ran] == [h for h in (1, 64, 16384) if h <= size]

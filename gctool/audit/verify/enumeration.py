@@ -25,7 +25,15 @@ from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits
 from gctool.audit.verify.diagnostics import finish_diagnostics
 from gctool.audit.verify.run import Run
-from gctool.budget import NS_PER_S, PROBE, START_NS, format_seconds, probe_rate, walked_share
+from gctool.budget import (
+    NS_PER_S,
+    PROBE,
+    PROBE_FIRST,
+    START_NS,
+    format_seconds,
+    probe_rate,
+    walked_share,
+)
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.records import SetWorker
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
@@ -119,12 +127,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     threads = run.runner is None and runner is not None
     worker = SweepWorker(source, kernel, run.numeric)
     # the first chunk is timed for the estimate
-    pilot = min(stop, ns.COMPILED_PILOT if compiled else PILOT, size)
+    pilot, first, per_set = _pilot(worker, min(stop, ns.COMPILED_PILOT if compiled else PILOT,
+                                               size))
     ntasks = 1 + -(-(stop - pilot) // size)
     acc = Accumulator()
-    t0 = time.perf_counter()
-    first = worker.run((0, 0, pilot))
-    per_set = (time.perf_counter() - t0) / max(1, first.evaluated)
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     probed: list[tuple[int, int, ChunkSummary]] = []
     if run.sample is None and first.fail_set is None:
@@ -160,6 +166,33 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
                      "checked": evaluations, "represents": run.total,
                      "factor": round(run.total / max(1, evaluations), 2)}
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
+
+
+#: the first task (the pilot) runs alone in the caller's thread before any estimate of its own
+#: time: it grows from one set to PROBE_FIRST sets to its full size only while the sets before
+#: put it under this many seconds of CPU (a code whose every set goes to the second stage,
+#: such as an ill-conditioned n=1000 at 1.3 ms per set where the calibration says 25 ns, took
+#: 20 s in a pilot of 16,384 sets before the timed probe refused it)
+PILOT_MAX_S = 0.25
+
+
+def _pilot(worker: SweepWorker, most: int) -> tuple[int, ChunkSummary, float]:
+    """(size, summary, seconds per set) of the first task, of ranks 0..size-1, run here: of
+    ``most`` sets, or fewer when the first ones say that ``most`` would take longer than
+    :data:`PILOT_MAX_S` (1 set, then PROBE_FIRST, then ``most``: the sets of a smaller head
+    are decided again, a share of at most PROBE_FIRST / ``most`` of a pilot that is fast), or
+    a head that holds a failing set (the run stops there).  Seconds per set: wall time, as
+    the jobs' estimate takes it."""
+    heads = sorted({h for h in (1, PROBE_FIRST, most) if h <= most})
+    for i, head in enumerate(heads):
+        c0, t0 = time.thread_time(), time.perf_counter()
+        first = worker.run((0, 0, head))
+        cpu, wall = time.thread_time() - c0, time.perf_counter() - t0
+        last = i + 1 == len(heads) or first.fail_set is not None or (
+            cpu / head * heads[i + 1] > PILOT_MAX_S)
+        if last:
+            return head, first, wall / max(1, first.evaluated)
+    raise AssertionError  # pragma: no cover (the last head returns)
 
 
 def _walked_share(run: Run, kernel: Any, rot: Rotation | None, jobs: int
