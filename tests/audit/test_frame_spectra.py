@@ -261,6 +261,25 @@ def test_exact_ties_go_to_the_first_set_in_lexicographic_order(
         monkeypatch.undo()
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["s x s", "k x k"])
+def test_a_matrix_the_loops_decline_goes_to_lapack(small: bool) -> None:
+    """A set whose matrix has a NaN entry is declined by the walk's own eigenvalue loops and
+    handed to LAPACK (numba's eigvalsh, which refuses it): no set is dropped silently; the
+    sets without the NaN row still take the loops and agree with numpy."""
+    from gctool.audit.kernels.spectra import FrameWalk
+
+    S0 = frame_matrix(design("encoded", frame="paley", workers=10, s=1))
+    S = S0.copy()
+    S[7, 2] = np.nan  # in the matrix of every set that contains 7, not in the others'
+    walk = FrameWalk(S, S0.T @ S0, S @ S.T if small else None, 2.0)
+    with pytest.raises(np.linalg.LinAlgError, match="NaN"):
+        walk.each(np.array([[1, 7]]), small)
+    lo, hi = walk.each(np.array([[1, 3]]), small)
+    F = [i for i in range(10) if i not in (1, 3)]
+    ev = np.linalg.eigvalsh(S0[F].T @ S0[F])
+    assert abs(lo[0] - ev[0]) <= 1e-13 and abs(hi[0] - ev[-1]) <= 1e-13
+
+
 def test_the_budget_counts_the_compiled_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that walks compiled is estimated at the walk's cost per set (walk_cost), the
     numpy route at its own; both are refused in one line above the budget."""
