@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gctool.audit.kernels.symeig import MAX_SIDE
 from gctool.audit.spectrum import Frame, frame_matrix, set_spectrum, worst_spectrum
 from gctool.codes import design
 from gctool.engine.enumeration import unrank_lex
@@ -32,6 +33,11 @@ FRAMES = [
                                      seed=1), (2, 5)),
     ("gaussian 9x6", lambda: design("encoded", frame="gaussian", workers=9, k=6, s=1,
                                     seed=4), (1, 3)),
+    # k x k matrices at the largest side of the walk's own loops, and one above (LAPACK's)
+    ("gaussian k=MAX_SIDE", lambda: design("encoded", frame="gaussian", workers=MAX_SIDE + 3,
+                                           k=MAX_SIDE, s=1, seed=5), (2,)),
+    ("gaussian k=MAX_SIDE+1", lambda: design("encoded", frame="gaussian", workers=MAX_SIDE + 3,
+                                             k=MAX_SIDE + 1, s=1, seed=6), (1,)),
 ]
 CASES = [(name, make, s) for name, make, sizes in FRAMES for s in sizes]
 IDS = [f"{name} s={s}" for name, _, s in CASES]
