@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gctool.audit.kernels.symeig import BACKWARD, MAX_SIDE, eigvalsh_into
+from gctool.audit.kernels.symeig import BACKWARD, MAX_SIDE, MAX_SWEEPS, _ql, eigvalsh_into
 from gctool.numerics import EPS
 
 from oracles import eigenvalues_below
@@ -109,6 +109,20 @@ def test_a_non_finite_entry_is_declined(bad: float) -> None:
     A[3, 1] = bad
     w, e = np.empty(5), np.empty(5)
     assert not eigvalsh_into(A, 5, w, e)
+
+
+def test_an_iteration_over_its_allowance_is_declined() -> None:
+    """The QL iteration gives up (False) past its allowance of iterations (the routine then
+    declines the matrix); the routine's allowance, MAX_SWEEPS n, is far above what a hard case
+    takes (the Wilkinson matrix W21+, its eigenvalues in close pairs: within 2 n)."""
+    n = 21
+    d, e = np.abs(np.arange(n) - 10.0), np.ones(n)
+    assert not _ql(d.copy(), e.copy(), n, 0)
+    for sweeps in (MAX_SWEEPS, 2):
+        w = d.copy()
+        assert _ql(w, e.copy(), n, sweeps)
+        T = np.diag(d) + np.diag(e[:-1], 1) + np.diag(e[:-1], -1)
+        assert np.abs(np.sort(w) - np.linalg.eigvalsh(T)).max() <= bound(T)
 
 
 # -- exact arithmetic --------------------------------------------------------------------------
