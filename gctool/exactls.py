@@ -83,10 +83,16 @@ def realify(rows: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def exact_error(rows: np.ndarray, targets: np.ndarray) -> float:
     """``min_a ||a^T rows - t||^2`` summed over the targets (rows of ``targets``), exactly,
-    rounded to the nearest float at the end."""
+    rounded to the nearest float at the end (:func:`exact_value` without the rounding)."""
+    return float(exact_value(rows, targets))
+
+
+def exact_value(rows: np.ndarray, targets: np.ndarray) -> Fraction:
+    """``min_a ||a^T rows - t||^2`` summed over the targets (rows of ``targets``), as an exact
+    rational: what the tolerance rule compares with :func:`gctool.numerics.exact_limit`."""
     R, T = realify(np.asarray(rows), np.atleast_2d(targets))
     if R.shape[0] == 0:
-        return float(sum(Fraction(float(x)) ** 2 for x in T.ravel()))
+        return Fraction(sum(Fraction(float(x)) ** 2 for x in T.ravel()))
     basis = row_basis(_integer_rows(R))
     Tq = [[Fraction(float(x)) for x in t] for t in T]
     total = Fraction(0)
@@ -100,7 +106,7 @@ def exact_error(rows: np.ndarray, targets: np.ndarray) -> float:
         b = [Fraction(sum(x * y for x, y in zip(u, t, strict=True))) for u in basis]
         x = solve(G, b)
         total += tt - sum(p * q for p, q in zip(b, x, strict=True))
-    return float(total)
+    return total
 
 
 #: refinement steps of :func:`refined_error` (each gains about -log10(cond * eps) digits)

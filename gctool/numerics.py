@@ -3,8 +3,11 @@
 Every floating-point decision over R and C goes through this module:
 
 * **Tolerance rule.**  Survivors F *decode* when the squared least-squares error
-  ``err(F) = min_a ||a^T B_F - t||^2`` (summed over the m targets) is at most ``tol * k``
-  (:func:`decode_limit`, ``tol`` defaults to :data:`DEFAULT_TOL`).  ``||t||^2 = m k``, so the
+  ``err(F) = min_a ||a^T B_F - t||^2`` (summed over the m targets), exactly, is at most
+  ``tol * k`` exactly, with tol the decimal the user typed (:func:`exact_limit`: a float
+  0.3 is 3/10; ``tol`` defaults to :data:`DEFAULT_TOL`).  Float computations compare with
+  :func:`decode_limit` (its nearest float) and prove verdicts against :func:`limit_bracket`;
+  what they cannot settle is decided in exact arithmetic.  ``||t||^2 = m k``, so the
   rule is relative to the size of the targets; the error itself does not change when a row of B
   is multiplied by a non-zero number, when B is scaled, or when rows are permuted.
 * **Row normalisation.**  Numerical work is done on ``D B`` where D scales every non-zero row by
@@ -16,8 +19,8 @@ Every floating-point decision over R and C goes through this module:
 * **One rank cut-off.**  A singular value counts when it exceeds ``sigma_max * max(shape) *
   eps`` of the (normalised) matrix (:func:`rank_cutoff`, :func:`numerical_rank`).
 * **Tie rule for thresholds.**  An error *exceeds* epsilon when it is above ``epsilon + tol * k``
-  (and above the decoding limit); errors within the tolerance of epsilon are ties
-  (:func:`threshold_level`).
+  (and above the decoding limit), exactly; errors within the tolerance of epsilon are ties
+  (:func:`level_tol`: the threshold is searched under the tolerance whose limit is that level).
 * **Ties.**  Errors within a relative 1e-12 of each other are ties (:func:`beats`,
   :func:`first_max`): the worst set reported is the lexicographically first of the tied ones.
 * **Exact symmetry.**  Symmetry reductions compare entries exactly (:func:`exactly_proportional`
@@ -29,6 +32,7 @@ escalated to exact rational arithmetic by :mod:`gctool.audit.exactls`.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -43,10 +47,18 @@ from gctool.limits import TIE_RTOL as TIE_RTOL
 EPS = float(np.finfo(np.float64).eps)
 
 
-def check_tol(tol: float) -> float:
-    if not (tol >= 0 and np.isfinite(tol)):
-        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol}")
-    return float(tol)
+def check_tol(tol: Tol) -> Any:
+    """A valid tolerance: a float (as a float), or an exact Fraction or decimal string (as a
+    Fraction, kept exact: :func:`exact_limit` reads it)."""
+    exact = isinstance(tol, (Fraction, str))
+    try:
+        value = typed(tol) if exact else float(tol)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}",
+                           param="tol") from None
+    if isinstance(tol, bool) or not (value >= 0 and (exact or np.isfinite(value))):
+        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}", param="tol")
+    return value
 
 
 def check_tol_applies(field: Any, tol: float | None) -> None:
@@ -57,20 +69,76 @@ def check_tol_applies(field: Any, tol: float | None) -> None:
                            "exact", param="tol")
 
 
-def decode_limit(k: int, tol: float = DEFAULT_TOL) -> float:
-    """Largest squared error that still decodes over R/C: ``tol * k``."""
-    return float(tol) * int(k)
+#: a tolerance as the library takes it: a float (read as the decimal it prints as), a decimal
+#: string, or an exact Fraction
+Tol = float | str | Fraction
 
 
-def decodes(err: Any, k: int, tol: float = DEFAULT_TOL) -> np.ndarray:
-    """The tolerance rule: ``err <= tol * k`` (elementwise)."""
-    return np.asarray(err) <= decode_limit(k, tol)
+def typed(x: Tol) -> Fraction:
+    """The exact value of a tolerance or epsilon: the decimal the user typed.  A float is read
+    as its shortest round-tripping decimal (``Fraction(repr(x))``: 0.3 is 3/10, not the
+    binary float 0.299999999999999988898), a string as the decimal it spells, a Fraction as
+    itself."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, str):
+        return Fraction(x)
+    return Fraction(repr(float(x)))
 
 
-def threshold_level(epsilon: float, limit: float) -> float:
-    """The error an ε-threshold witness must exceed: ``max(epsilon + limit, limit)`` for
-    epsilon > 0 (ties within the tolerance are not decided by round-off), ``limit`` for 0."""
-    return float(epsilon + limit) if epsilon > 0 else float(limit)
+def exact_limit(k: int, tol: Tol = DEFAULT_TOL) -> Fraction:
+    """The decoding limit, exactly: ``typed(tol) * k``.  The rule is ``err(F) <= exact_limit``
+    with ``err(F)`` the exact least-squares error; every verdict float64 cannot settle
+    against this value is decided in exact arithmetic (:mod:`gctool.exactls`)."""
+    return typed(tol) * int(k)
+
+
+def decode_limit(k: int, tol: Tol = DEFAULT_TOL) -> float:
+    """The decoding limit as a float: :func:`exact_limit` rounded to the nearest float.  A
+    computed error strictly below (above) it is below (above) the exact limit when it is
+    exact; equal to it, only :func:`limit_bracket` or exact arithmetic can tell."""
+    return float(exact_limit(k, tol))
+
+
+def limit_bracket(limit: Fraction) -> tuple[float, float]:
+    """``(lo, hi)``: the largest float at most ``limit`` and the smallest at least it (equal
+    when the limit is a float).  An upper bound on an error at most ``lo`` proves the set
+    decodes; a lower bound above ``hi`` proves it fails."""
+    near = float(limit)
+    got = Fraction(near)
+    if got == limit:
+        return near, near
+    if got < limit:
+        return near, float(np.nextafter(near, np.inf))
+    return float(np.nextafter(near, -np.inf)), near
+
+
+def on_side(value: Fraction, limit: Fraction) -> float:
+    """``value`` (an exact error) as a float on the same side of ``float(limit)`` as it is of
+    ``limit`` (``<=`` or ``>``): the nearest float, or its neighbour one unit away when
+    rounding would carry a value above the limit onto ``float(limit)`` or below it.  Every
+    comparison of the float with :func:`decode_limit` then gives the exact rule's answer."""
+    out = float(value)
+    near = float(limit)
+    if value > limit and out <= near:  # (value <= limit gives out <= near: rounding is monotone)
+        return float(np.nextafter(near, np.inf))
+    return out
+
+
+def decodes(err: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
+    """The tolerance rule for rigorous upper bounds ``err`` on errors: ``err`` at most the
+    largest float below the exact limit proves ``err(F) <= typed(tol) * k`` (elementwise)."""
+    return np.asarray(err) <= limit_bracket(exact_limit(k, tol))[0]
+
+
+def level_tol(tol: Tol, epsilon: Tol, k: int) -> Any:
+    """The tolerance whose decoding limit is the ε-threshold level ``epsilon + typed(tol) * k``
+    (``epsilon``: a raw error, typed like tol), exactly: ``typed(tol) + typed(epsilon) / k``;
+    ``tol`` itself for epsilon = 0.  An error *exceeds* epsilon when it fails to decode under
+    this tolerance, so a threshold search decides each set against the exact level as verify
+    decides against the exact limit (sets float64 cannot place are decided exactly)."""
+    eps = typed(epsilon)
+    return tol if eps == 0 else typed(tol) + eps / int(k)
 
 
 

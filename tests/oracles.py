@@ -213,8 +213,8 @@ def policy_decodes(B: np.ndarray, F: tuple[int, ...], tol: float = 1e-9
     if sv[0] / sv[r - 1] < 1e6 and not limit * 1e-3 <= err <= limit * 1e3:
         return err <= limit, err
     if r == len(sv):
-        exact = exact_lstsq_error(B, F)
-        return exact <= Fraction(limit), float(exact)
+        exact = exact_lstsq_error(B, F)  # the rule's exact limit: tol as typed, times k
+        return exact <= Fraction(repr(float(tol))) * k, float(exact)
     return None, None
 
 

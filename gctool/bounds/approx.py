@@ -44,14 +44,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from math import ceil, comb, floor, isfinite
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
 from gctool.budget import NS_PER_S, Budget, SharedWork, computing_refusal
 from gctool.engine.records import Checked
 from gctool.errors import BudgetExceeded
-from gctool.limits import APPROX_EXACT_SETS, REL_SLACK
+from gctool.limits import APPROX_EXACT_SETS, DEFAULT_TOL, REL_SLACK
 from gctool.model import GradientCode
 from gctool.reports import Bound
 from gctool.wording import counted
@@ -98,10 +98,10 @@ class _Errors:
     those within the decoder's tolerance (``tol k``) reported as exactly 0; a kernel of the
     enumeration engine (:mod:`gctool.engine.sweep`)."""
 
-    def __init__(self, code: GradientCode) -> None:
+    def __init__(self, code: GradientCode, tol: Any = DEFAULT_TOL) -> None:
         from gctool.decode import Decoder
 
-        self.decoder = Decoder(code)
+        self.decoder = Decoder(code, tol)
         self.n = code.n
         self.limit = self.decoder.limit  # errors up to here decode (tol k; 0 over GF(q))
 
@@ -189,16 +189,16 @@ def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUD
     is the engine's :class:`~gctool.engine.sweep.ExceedSearch` (the one ``attack threshold
     method exhaustive`` runs), here with the optimal decoder of :mod:`gctool.decode`."""
     from gctool.engine.sweep import ExceedSearch, lex_plan
-    from gctool.numerics import threshold_level
+    from gctool.numerics import level_tol
 
-    kernel = _Errors(code)
+    kernel = _Errors(code, level_tol(DEFAULT_TOL, epsilon, code.k))  # its limit: the ε level
 
     def over_budget(t: int, used: int, need: int) -> str | None:
         if affordable(code, t, used + need, budget):
             return None
         return f"the exact threshold search needs more than {used + need:,} sets at size {t}"
 
-    found = ExceedSearch(code.n, kernel, threshold_level(epsilon, kernel.limit),
+    found = ExceedSearch(code.n, kernel, kernel.limit,
                          lex_plan(code.n, lambda t: kernel.decoder.chunk_size(code.n - t)),
                          budget=over_budget, name="exact threshold search").run()
     return found.size, found.complete

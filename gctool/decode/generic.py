@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import solve_batch
 from gctool.errors import InvalidInput
-from gctool.exactls import Undecided, charge_exact, exact_error, exact_meter, refined_error
+from gctool.exactls import Undecided, charge_exact, exact_meter, exact_value, refined_error
 from gctool.model import GradientCode
 from gctool.numerics import (
     DECIDE_RTOL,
@@ -38,8 +39,10 @@ from gctool.numerics import (
     RANK_BAND,
     check_tol,
     condition,
-    decode_limit,
+    exact_limit,
     integer_code,
+    limit_bracket,
+    on_side,
     rank_cutoff,
     row_class_ids,
     structural_rank,
@@ -132,7 +135,12 @@ class Decoder:
         self.exact_work = exact_meter()  # exact rational work spent on undecidable sets
         self._classes: np.ndarray | None = None
         self._integer = False
-        self.limit = 0.0 if self.exact else decode_limit(code.k, self.tol)
+        #: the rule's limit exactly (typed tol times k; 0 over GF(q)), its nearest float (what
+        #: errors are compared with) and the floats just below and above it (what proofs of
+        #: decoding and failing compare bounds with)
+        self.exact_limit = Fraction(0) if self.exact else exact_limit(code.k, self.tol)
+        self.limit = float(self.exact_limit)
+        self.limit_lo, self.limit_hi = limit_bracket(self.exact_limit)
 
     def chunk_size(self, f: int) -> int:
         """How many survivor sets of size f to evaluate per batch."""
@@ -173,12 +181,14 @@ class Decoder:
                     f"{cond[i]:.3g} on its numerical rank {int(rank[i])} and an error of "
                     f"{error[i]:.3g} against the tolerance {self.limit:.3g}, and its exact rank "
                     "cannot be certified; use a finite field or a better-conditioned code")
-            refined = refined_error(self.Bn[F[i]], self.T, self.limit)
+            refined = refined_error(self.Bn[F[i]], self.T, self.limit_lo)
             if refined is not None:  # proved to decode, at twice float64's precision
                 error[i] = refined
                 continue
             charge_exact(self.exact_work, f, K, what)
-            error[i] = exact_error(self.Bn[F[i]], self.T)
+            # the exact error against the exact limit; its float is on the verdict's side of
+            # self.limit, so every later comparison with the limit gives the same verdict
+            error[i] = on_side(exact_value(self.Bn[F[i]], self.T), self.exact_limit)
         a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))
         ok = error <= self.limit
@@ -242,14 +252,14 @@ class Decoder:
         with np.errstate(all="ignore"):
             slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))  # (b, K, m)
             bound = (np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) ** 2
-        proved_ok = bound <= self.limit
+        proved_ok = bound <= self.limit_lo
         sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
         tnorm = float(np.sqrt(tt))
         with np.errstate(all="ignore"):
             acc = 10 * (f + K) * EPS * np.where(sr > 0, smax / sr, np.inf) * tnorm
-            proved_fail = well & (np.sqrt(error) - acc > np.sqrt(self.limit))
-        proved_fail |= (rank == 0) & (error > self.limit)
+            proved_fail = well & (np.sqrt(error) - acc > np.sqrt(self.limit_hi))
+        proved_fail |= (rank == 0) & (error > self.limit_hi)  # error = ||T||^2, exact
         return ~(proved_ok | proved_fail) | split
 
     def _rank_certified(self, F: np.ndarray, S: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -112,8 +112,8 @@ def test_the_direct_decoder_needs_no_exact_arithmetic_for_them(
     dec = Decoder(code)
     assert exact <= dec.limit
     used: list[int] = []
-    real_exact = generic.exact_error
-    monkeypatch.setattr(generic, "exact_error", lambda *a: used.append(1) or real_exact(*a))
+    real_exact = generic.exact_value
+    monkeypatch.setattr(generic, "exact_value", lambda *a: used.append(1) or real_exact(*a))
     r = dec.evaluate(np.array([F]))
     assert bool(r.ok[0]) and not used
     assert r.cond[0] > 1e9  # it was doubtful for float64
@@ -136,7 +136,7 @@ def test_verify_settles_them_without_exact_arithmetic_on_every_path(
     limit = Decoder(code).limit
     truth = all(float(exact_lstsq_error(B, tuple(i for i in range(8) if i not in S))) <= limit
                 for S in itertools.combinations(range(8), 2))
-    monkeypatch.setattr(generic, "exact_error", lambda *a: pytest.fail("exact arithmetic"))
+    monkeypatch.setattr(generic, "exact_value", lambda *a: pytest.fail("exact arithmetic"))
     reports = []
     for compiled in ("0", "1"):
         monkeypatch.setenv("GCTOOL_COMPILED", compiled)

@@ -5,6 +5,7 @@ before it searches: refuse an oversized decoder set-up and build the error oracl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from typing import Any
@@ -19,6 +20,7 @@ from gctool.decode import DEFAULT_TOL
 from gctool.engine.sweep import Runner
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import check_tol
 from gctool.request import (
     ATTACK_METHODS,
     DEFAULT_MAX_NODES,
@@ -53,7 +55,7 @@ exhaustive search); ``random``,
     method: str = "auto"
     #: the decoding tolerance of real and complex codes; None: not given, the default
     #: (:attr:`tolerance`), and the API refuses one given for a code over a finite field
-    tol: float | None = None
+    tol: float | Fraction | None = None
     budget: Budget = dc_field(default_factory=Budget.default)
     #: an explicit cap on the straggler sets of an exhaustive search (None: the budget's own,
     #: by default none); it becomes the budget's ``max_sets``
@@ -117,7 +119,8 @@ exhaustive search); ``random``,
         check_choice("normalize", self.normalize, NORMALIZATIONS)
         check_choice("method", self.method, METHODS)
         if self.tol is not None:
-            check_number("tol", self.tol, 0.0)
+            # a float, or an exact Fraction / decimal string (kept as a Fraction)
+            object.__setattr__(self, "tol", check_tol(self.tol))
         if not isinstance(self.budget, Budget):
             raise InvalidInput(f"budget must be a gctool.budget.Budget, got "
                                f"{type(self.budget).__name__}", param="budget")

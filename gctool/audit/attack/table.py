@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from gctool.audit import exhaustive
 from gctool.audit.attack.options import AttackOptions, oracle_for
+from gctool.audit.attack.thresholds import threshold_oracle
 from gctool.audit.oracles import Oracle
 from gctool.bounds.approx import ThresholdFinder, ThresholdValue, WorstFinder, WorstValue
 from gctool.budget import NS_PER_S, Budget
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
-from gctool.numerics import threshold_level
 
 
 def table_threshold(budget: Budget) -> ThresholdFinder:
@@ -27,9 +27,8 @@ def table_threshold(budget: Budget) -> ThresholdFinder:
         opts = AttackOptions(method="exhaustive", budget=budget)
         oracle = None
         try:
-            oracle = oracle_for(code, opts)
-            found = exhaustive.threshold(oracle, threshold_level(epsilon, oracle.limit),
-                                         upfront=True)
+            oracle = threshold_oracle(code, epsilon, 1.0, opts)  # its limit: the ε level
+            found = exhaustive.threshold(oracle, oracle.limit, upfront=True)
         except BudgetExceeded as exc:
             return ThresholdValue(None, False, lower=exc.proved or 0, refusal=exc,
                                   seconds=_spent(oracle))

@@ -25,20 +25,22 @@ from gctool.audit.outcome import ThresholdOutcome
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
-from gctool.numerics import threshold_level
+from gctool.numerics import level_tol, typed
 from gctool.reports import ThresholdReport
 from gctool.wording import counted
 
 
 def threshold_outcome(oracle: Oracle, epsilon: float, opts: AttackOptions) -> ThresholdOutcome:
-    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit).
+    """Fewest stragglers whose raw error exceeds ``epsilon`` (and the decoding limit), on an
+    oracle made for it (:func:`threshold_oracle`: its limit is the level epsilon + tol*k).
 
     Over R/C an error must exceed epsilon by more than the decoding tolerance tol*k to count:
     errors within that resolution of epsilon are ties (err = epsilon, which does not exceed it),
     so exact ties such as a fully straggled 0/1 partition (err = 1 at epsilon = 1) are not
-    decided by round-off.  For epsilon = 0 this is the usual "does not decode" test.
+    decided by round-off; errors at the level itself are decided exactly, like verify's.  For
+    epsilon = 0 this is the usual "does not decode" test.
     """
-    limit = threshold_level(epsilon, oracle.limit)
+    limit = oracle.limit
     if epsilon > 0:
         epsilon = limit
     method = opts.method
@@ -256,15 +258,25 @@ def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions |
 
 def _threshold(code: GradientCode, epsilon: float, opts: AttackOptions) -> ThresholdReport:
     scale = scale_of(code, opts.normalize)
-    oracle = oracle_for(code, opts)
-    if oracle.finite and epsilon != 0:
+    if code.field.is_finite and epsilon != 0:
         raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")
+    oracle = threshold_oracle(code, epsilon, scale, opts)
     start = time.perf_counter()
     found = threshold_outcome(oracle, epsilon * scale, opts)
     report = _threshold_report(code, oracle, found, epsilon, scale, opts)
     _apply_require(report, found, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
+
+
+def threshold_oracle(code: GradientCode, epsilon: float, scale: float, opts: AttackOptions
+                     ) -> Oracle:
+    """The oracle of ``opts`` whose decoding limit is the threshold's level: the tolerance
+    :func:`gctool.numerics.level_tol` of the raw epsilon (``epsilon * scale``, exactly)."""
+    if epsilon == 0 or code.field.is_finite:
+        return oracle_for(code, opts)
+    raw = typed(epsilon) * int(scale)
+    return oracle_for(code, AttackOptions.of(opts, tol=level_tol(opts.tolerance, raw, code.k)))
 
 
 def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcome,

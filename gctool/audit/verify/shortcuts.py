@@ -12,6 +12,7 @@ from gctool.audit import nullspace as ns
 from gctool.audit.symmetry import Rotation
 from gctool.audit.verify.run import Run
 from gctool.exactls import Undecided
+from gctool.numerics import exact_limit
 from gctool.reports import VerifyReport
 
 
@@ -26,7 +27,7 @@ def lost_partition(run: Run) -> VerifyReport | None:
     j = int(np.argmin(run.code.replication))
     if int(run.code.replication[j]) > run.s:
         return None  # fewer than m pieces left: the decoder decides (first_checks)
-    if not (run.finite or run.exact or run.tol * run.code.k < 1):
+    if not (run.finite or run.exact or exact_limit(run.code.k, run.tol) < 1):
         return None
     return run.finding(f)
 
