@@ -144,7 +144,7 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     report = family.attack(code, request)
     if precision is not None:
         assert isinstance(report, WorstReport)  # the matrix attack's worst case (checked above)
-        found = _precision(code, report, precision, max_error, opts.tolerance, opts.seed,
+        found = _precision(code, report, precision, max_error, float(opts.tolerance), opts.seed,
                            opts.progress, opts.jobs, opts.budget)
         report.ok = report.ok and found.ok
         if not found.ok:

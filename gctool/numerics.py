@@ -33,7 +33,7 @@ escalated to exact rational arithmetic by :mod:`gctool.audit.exactls`.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -47,31 +47,38 @@ from gctool.limits import TIE_RTOL as TIE_RTOL
 EPS = float(np.finfo(np.float64).eps)
 
 
-def check_tol(tol: Tol) -> Any:
+#: a tolerance as the library takes it: a float (read as the decimal it prints as), a decimal
+#: string, or an exact Fraction
+Tol = float | str | Fraction
+
+
+@overload
+def check_tol(tol: float) -> float: ...
+@overload
+def check_tol(tol: Fraction | str) -> Fraction: ...
+def check_tol(tol: Tol) -> float | Fraction:
     """A valid tolerance: a float (as a float), or an exact Fraction or decimal string (as a
     Fraction, kept exact: :func:`exact_limit` reads it)."""
-    exact = isinstance(tol, (Fraction, str))
-    try:
-        value = typed(tol) if exact else float(tol)
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}",
-                           param="tol") from None
-    if isinstance(tol, bool) or not (value >= 0 and (exact or np.isfinite(value))):
+    if isinstance(tol, Fraction | str):
+        try:
+            exact = typed(tol)
+        except (TypeError, ValueError, ZeroDivisionError):
+            raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}",
+                               param="tol") from None
+        if exact < 0:
+            raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}", param="tol")
+        return exact
+    if isinstance(tol, bool) or not (float(tol) >= 0 and np.isfinite(float(tol))):
         raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}", param="tol")
-    return value
+    return float(tol)
 
 
-def check_tol_applies(field: Any, tol: float | None) -> None:
+def check_tol_applies(field: Any, tol: Tol | None) -> None:
     """Refuse a ``tol`` the caller gave (None: not given) for a code over a finite field
     ``field``, whose decoding is exact and reads no tolerance."""
     if tol is not None and getattr(field, "is_finite", False):
         raise InvalidInput(f"`tol` applies to real and complex codes; over {field} decoding is "
                            "exact", param="tol")
-
-
-#: a tolerance as the library takes it: a float (read as the decimal it prints as), a decimal
-#: string, or an exact Fraction
-Tol = float | str | Fraction
 
 
 def typed(x: Tol) -> Fraction:
@@ -131,7 +138,7 @@ def decodes(err: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
     return np.asarray(err) <= limit_bracket(exact_limit(k, tol))[0]
 
 
-def level_tol(tol: Tol, epsilon: Tol, k: int) -> Any:
+def level_tol(tol: Tol, epsilon: Tol, k: int) -> Tol:
     """The tolerance whose decoding limit is the ε-threshold level ``epsilon + typed(tol) * k``
     (``epsilon``: a raw error, typed like tol), exactly: ``typed(tol) + typed(epsilon) / k``;
     ``tol`` itself for epsilon = 0.  An error *exceeds* epsilon when it fails to decode under

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
 from gctool.limits import DEFAULT_MAX_NODES, DEFAULT_TIME_LIMIT, DEFAULT_TOL
-from gctool.numerics import check_tol
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
@@ -120,6 +119,8 @@ class VerifyRequest:
             raise InvalidInput("`sample` checks random sets with the default `method` (auto), "
                                f"not with {self.method!r}", param="sample")
         if self.tol is not None:
+            from gctool.numerics import check_tol  # here: numerics imports numpy (--help not)
+
             # a float, or an exact Fraction / decimal string (kept as a Fraction)
             object.__setattr__(self, "tol", check_tol(self.tol))
             if self.exact:

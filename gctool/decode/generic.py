@@ -37,6 +37,7 @@ from gctool.numerics import (
     DEFAULT_TOL,
     EPS,
     RANK_BAND,
+    Tol,
     check_tol,
     condition,
     exact_limit,
@@ -123,7 +124,7 @@ class Decoding:
 class Decoder:
     """Batched optimal decoder for one code."""
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL) -> None:
+    def __init__(self, code: GradientCode, tol: Tol = DEFAULT_TOL) -> None:
         self.code = code
         self.tol = check_tol(tol)
         self.exact = code.field.is_finite

@@ -5,9 +5,9 @@ before it searches: refuse an oversized decoder set-up and build the error oracl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,6 @@ from gctool.request import (
     NORMALIZATIONS,
     check_choice,
     check_int,
-    check_number,
 )
 
 METHODS = ATTACK_METHODS
@@ -101,7 +100,7 @@ exhaustive search); ``random``,
         return randomized.DEFAULT_SAMPLES if self.samples is None else self.samples
 
     @property
-    def tolerance(self) -> float:
+    def tolerance(self) -> float | Fraction:
         """The decoding tolerance: ``tol``, or the default when none was given."""
         return DEFAULT_TOL if self.tol is None else self.tol
 

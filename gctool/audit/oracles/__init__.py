@@ -35,6 +35,7 @@ from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import Tol
 from gctool.request import ATTACK_DECODERS
 
 DECODERS = ATTACK_DECODERS
@@ -44,7 +45,7 @@ __all__ = ["DECODERS", "FixedOracle", "GroupOracle", "OptimalOracle", "Oracle", 
 
 def make_oracle(code: GradientCode, decoder: str = "optimal",
                 weights: Sequence[float] | np.ndarray | None = None,
-                tol: float = DEFAULT_TOL, budget: Budget | None = None) -> Oracle:
+                tol: Tol = DEFAULT_TOL, budget: Budget | None = None) -> Oracle:
     """Build the error oracle for ``decoder`` (one of :data:`DECODERS`), held to ``budget``
     (default :meth:`Budget.default`)."""
     if decoder not in DECODERS:

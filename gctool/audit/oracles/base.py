@@ -13,6 +13,7 @@ from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
+from gctool.numerics import Tol
 
 #: a batch of straggler sets given to :meth:`Oracle.errors` costs this much besides its sets,
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
@@ -38,7 +39,7 @@ class Oracle:
     #: the compiled walk this oracle planned (:meth:`plan_compiled`; None: numpy only)
     compiled: Any = None
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+    def __init__(self, code: GradientCode, tol: Tol = DEFAULT_TOL,
                  budget: Budget | None = None) -> None:
         self.code = code
         self.decoder = Decoder(code, tol)

@@ -14,6 +14,7 @@ from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import Tol
 
 
 class FixedOracle(Oracle):
@@ -29,7 +30,7 @@ class FixedOracle(Oracle):
         return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
     def __init__(self, code: GradientCode, weights: Sequence[float] | np.ndarray | None = None,
-                 tol: float = DEFAULT_TOL, budget: Budget | None = None) -> None:
+                 tol: Tol = DEFAULT_TOL, budget: Budget | None = None) -> None:
         super().__init__(code, tol, budget)
         self.max_error = None
         self.user = None if weights is None else self._check_weights(weights)

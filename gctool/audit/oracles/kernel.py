@@ -7,6 +7,7 @@ Dask workers, and it walks rank ranges in compiled code where its oracle does.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ class OracleKernel(RangeWalker):
     code: GradientCode
     kind: str
     weights: np.ndarray | None
-    tol: float
+    tol: float | Fraction
     _oracle: Oracle | None = field(default=None, repr=False, compare=False)
     compiled: bool = False  # the original oracle planned its compiled path (set when pickled)
     budget: Budget | None = None  # the original oracle's budget (set when pickled)

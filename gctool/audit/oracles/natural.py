@@ -14,6 +14,7 @@ from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
+from gctool.numerics import Tol
 
 
 class GroupOracle(Oracle):
@@ -27,7 +28,7 @@ class GroupOracle(Oracle):
 
         return sets * (FAST_SET_COST + self.n * max(1, int(self.code.B.shape[1])))
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+    def __init__(self, code: GradientCode, tol: Tol = DEFAULT_TOL,
                  budget: Budget | None = None) -> None:
         super().__init__(code, tol, budget)
         B = np.asarray(code.B)

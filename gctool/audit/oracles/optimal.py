@@ -40,7 +40,7 @@ from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import EPS
+from gctool.numerics import EPS, Tol
 
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
@@ -193,7 +193,7 @@ def hat_time(s: int, d: int, complex_: bool = False) -> float:
 class OptimalOracle(Oracle):
     kind = "optimal"
 
-    def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
+    def __init__(self, code: GradientCode, tol: Tol = DEFAULT_TOL,
                  budget: Budget | None = None) -> None:
         super().__init__(code, tol, budget)
         self.label = ("optimal (exact solve over " + str(code.field) + ")" if self.finite
