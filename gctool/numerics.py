@@ -133,9 +133,16 @@ def on_side(value: Fraction, limit: Fraction) -> float:
 
 
 def decodes(err: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
-    """The tolerance rule for rigorous upper bounds ``err`` on errors: ``err`` at most the
-    largest float below the exact limit proves ``err(F) <= typed(tol) * k`` (elementwise)."""
-    return np.asarray(err) <= limit_bracket(exact_limit(k, tol))[0]
+    """The tolerance rule on reported errors (elementwise): ``err <= decode_limit``.  Errors
+    the decoder settled near the limit are on their verdict's side of that float
+    (:func:`on_side`), so this is the exact rule's answer for them."""
+    return np.asarray(err) <= decode_limit(k, tol)
+
+
+def proves_decodes(bound: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
+    """Does a rigorous upper bound on the error prove ``err(F) <= typed(tol) * k``: is it at
+    most the largest float at or below the exact limit (elementwise)?"""
+    return np.asarray(bound) <= limit_bracket(exact_limit(k, tol))[0]
 
 
 def level_tol(tol: Tol, epsilon: Tol, k: int) -> Tol:

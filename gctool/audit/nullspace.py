@@ -50,7 +50,7 @@ from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decode_limit, decodes
+from gctool.numerics import EPS, decode_limit, decodes, proves_decodes
 
 if TYPE_CHECKING:
     from gctool.audit.chunks import ChunkSummary
@@ -466,7 +466,7 @@ class FloatNullKernel(Kernel):
         rest = np.flatnonzero(~accept & (lb > 0) & np.isfinite(norm))
         if rest.size:  # ill-conditioned but maybe decodable: test the decoder a itself
             err = self.witness_error(S[rest], Z[rest])
-            good = decodes(err, self.code.k, self.tol)
+            good = proves_decodes(err, self.code.k, self.tol)  # err: an upper bound
             out.error[rest[good]] = err[good]
             out.ok[rest[good]] = True  # decodes; its norm is not the optimal decoder's
         out.ok[accept] = True

@@ -254,3 +254,31 @@ def test_generated_ties_against_brute_force(seed: int, monkeypatch: pytest.Monke
 def test_the_generator_makes_both_kinds_of_tie() -> None:
     kinds = [kind for seed in SEEDS for *_, kind in _ties(seed)]
     assert kinds.count("dyadic") >= 10 and kinds.count("decimal") >= 10
+
+
+# -- the fixed decoder: its error is a rational of the weights and B ------------------------
+@pytest.mark.parametrize("seed", range(12))
+def test_fixed_decoder_errors_at_the_limit_against_brute_force(seed: int) -> None:
+    """Decimal weights (0.1, ..., 0.5) and small integer B: each error is an exact rational
+    within float round-off of a short decimal, and tol is that decimal (15 digits), so the
+    error lies a few units of the last place on either side of tol * k; the quadratic form
+    alone put 6 of 560 such verdicts on the wrong side."""
+    rng = np.random.default_rng(seed)
+    n, K = 6, 3
+    B = rng.integers(0, 3, (n, K)).astype(float)
+    w = np.round(np.full((1, n), 0.1) * rng.integers(1, 6, n), 1)
+    errs = {}
+    for s in (1, 2):
+        for S in itertools.combinations(range(n), s):
+            v = [sum(Fraction(float(w[0, i])) * Fraction(B[i, k]) for i in range(n)
+                     if i not in S) - 1 for k in range(K)]
+            errs[S] = sum(x * x for x in v)
+    for E in list(errs.values())[::3]:
+        tol = float(f"{float(E / K):.15g}")
+        limit = typed(tol) * K
+        for s in (1, 2):
+            worst = max(e for S, e in errs.items() if len(S) == s)
+            for method in ("exhaustive", "bnb"):
+                a = gctool.attack(code_of(B, 0), s, decoder="fixed", weights=w, tol=tol,
+                                  method=method)
+                assert (a.reason == DECODES) == (worst <= limit), (tol, s, method)

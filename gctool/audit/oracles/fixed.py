@@ -4,6 +4,7 @@ or the scaled uniform weights), used on the survivors only; not monotone."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
-from gctool.numerics import Tol
+from gctool.numerics import EPS, Tol, on_side
 
 
 class FixedOracle(Oracle):
@@ -94,12 +95,33 @@ class FixedOracle(Oracle):
         if self.finite:
             return self._gf_errors(S)
         if s * s > self.n * self.code.B.shape[1]:
-            return self._direct(S)
+            return self._settle(S, self._direct(S))
         c0, h, G = self.quad(s)
         if not (np.isfinite(c0) and np.isfinite(h).all() and np.isfinite(G).all()):
-            return self._direct(S)  # entries too large for the quadratic form: directly
-        return np.maximum(c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)),
-                          0.0)
+            return self._settle(S, self._direct(S))  # too large for the quadratic form
+        return self._settle(S, np.maximum(
+            c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)), 0.0))
+
+    def _settle(self, S: np.ndarray, err: np.ndarray) -> np.ndarray:
+        """Errors within round-off of the limit, recomputed exactly (the weights and B are
+        binary floating-point numbers: the error is a rational) and rounded to the limit's side
+        (:func:`gctool.numerics.on_side`): float64 never decides a verdict at the limit.  The
+        band bounds the round-off of either formula: every term is at most ``scale``, the
+        square of the largest possible residual entry sum."""
+        W = self.weights(S.shape[1])
+        T = self.code.targets()
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = float(np.sum((np.abs(W) @ np.abs(self.code.B) + np.abs(T)) ** 2))
+            band = 4.0 * (S.shape[1] + 1) ** 2 * (self.n + self.code.B.shape[1] + 4) * EPS * scale
+        near = np.flatnonzero(~(np.abs(err - self.limit) > band))  # nan and inf too
+        if near.size == 0 or not np.isfinite(scale):
+            return err
+        exact = self.decoder.exact_limit
+        for i in near:
+            alive = np.ones(self.n, dtype=bool)
+            alive[S[i]] = False
+            err[i] = on_side(_exact_error(W[:, alive], self.code.B[alive], T), exact)
+        return err
 
     def _direct(self, S: np.ndarray) -> np.ndarray:
         W = self.weights(S.shape[1])
@@ -123,3 +145,21 @@ class FixedOracle(Oracle):
             got = GF(mask * self.user[u][None, :]) @ B
             bad |= np.any(got != T[u][None, :], axis=1)
         return bad.astype(np.float64)
+
+
+def _exact_error(W: np.ndarray, B: np.ndarray, T: np.ndarray) -> Fraction:
+    """``||W B - T||^2`` (Frobenius; real and imaginary parts) in exact rationals."""
+    total = Fraction(0)
+    for u in range(W.shape[0]):
+        for k in range(B.shape[1]):
+            re = Fraction(float(np.real(T[u, k])))
+            im = Fraction(float(np.imag(T[u, k])))
+            acc_re, acc_im = -re, -im
+            for i in range(W.shape[1]):
+                w, x = W[u, i], B[i, k]
+                wr, wi = Fraction(float(np.real(w))), Fraction(float(np.imag(w)))
+                xr, xi = Fraction(float(np.real(x))), Fraction(float(np.imag(x)))
+                acc_re += wr * xr - wi * xi
+                acc_im += wr * xi + wi * xr
+            total += acc_re * acc_re + acc_im * acc_im
+    return total
