@@ -251,6 +251,35 @@ def test_generated_ties_against_brute_force(seed: int, monkeypatch: pytest.Monke
                 assert e.exact and e.threshold == thr, (seed, "epsilon", eps)
 
 
+def test_rank_deficient_ties_on_every_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B of rank K - 1 (integer): even all n workers leave an error, so the null-space kernel's
+    witness and screens work next to the limit too; every kernel, compiled on and off."""
+    checked = 0
+    for seed in range(0, 60, 3):
+        rng = np.random.default_rng(seed)
+        n, K = int(rng.integers(5, 8)), int(rng.integers(3, 5))
+        B = rng.integers(-2, 3, (n, K - 1)).astype(float) @ rng.integers(-2, 3, (K - 1, K))
+        if not _policy_clean(B):
+            continue
+        errs = exact_errors(B)
+        for v in sorted({e / K for e in errs.values() if 0 < e < K}):
+            tol = _decimal(v)
+            if tol is None:
+                continue
+            first, _ = truth(errs, v * K)
+            for s in range(min(n, 4)):
+                for kernel, compiled in (("nullspace", "1"), ("nullspace", "0"), ("direct", "0")):
+                    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+                    try:
+                        got = gctool.verify(code_of(B, 0), s, tol=tol, kernel=kernel,
+                                            method="exhaustive")
+                    except Undecided:
+                        continue
+                    assert got.ok == (first[s] is None), (seed, tol, s, kernel, compiled)
+                    checked += 1
+    assert checked >= 100
+
+
 def test_the_generator_makes_both_kinds_of_tie() -> None:
     kinds = [kind for seed in SEEDS for *_, kind in _ties(seed)]
     assert kinds.count("dyadic") >= 10 and kinds.count("decimal") >= 10
