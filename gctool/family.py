@@ -85,6 +85,10 @@ class Family:
     #: an exact scheme: its real/complex designs are checked against float64 before
     #: :meth:`design` returns them (approximate schemes claim no tolerance)
     self_checked: ClassVar[bool] = False
+    #: the build records the worst-case conditioning of its real/complex designs
+    #: (:func:`gctool.codes.conditioning.record`); a self-checked design records it in the
+    #: self-check otherwise (:meth:`screens` says when a design runs the screens)
+    records_conditioning: ClassVar[bool] = False
     #: workers come in groups of identical rows that add up to the all-ones vector, so the
     #: natural decoder (first arrival in each group, coefficient 1) applies (frc, uncoded)
     grouped: ClassVar[bool] = False
@@ -122,6 +126,14 @@ class Family:
     @property
     def accepts_best_of(self) -> bool:
         return self.randomized and self.best_of
+
+    def screens(self, field: Field, best_of: int | None = None) -> bool:
+        """Whether a design over ``field`` records its conditioning, the step whose screens
+        walk on ``jobs`` threads (:func:`gctool.codes.conditioning.screen_jobs`): the build
+        records it, or the self-check does, or ``best_of`` ranks its draws by it; never over
+        GF(q), where decoding is exact."""
+        return not field.is_finite and (self.records_conditioning or self.self_checked
+                                        or best_of is not None)
 
     # -- construction: the scheme module's functions ---------------------------------------
     #: ``build(n, s, k, field, rng, **params) -> (B, recorded params)``

@@ -162,7 +162,7 @@ def _make_command(info: Family) -> click.Command:
                           precision=values.get("precision"), max_error=values.get("max_error"),
                           budget=budget_of(values.get("max_work")), jobs=values["jobs"],
                           **core, **params)
-        _refuse_unused(info, code)
+        _refuse_unused(info, code, values.get("best_of"))
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
         code.provenance["command"] = _canonical_command(info, {**values, "seed": code.seed})
@@ -212,18 +212,21 @@ def _make_command(info: Family) -> click.Command:
                          epilog=epilog)
 
 
-def _refuse_unused(info: Family, code: Any) -> None:
+def _refuse_unused(info: Family, code: Any, best_of: int | None) -> None:
     """Refuse, before anything is written, an option typed that the design did not use (the
     library built it and says so): --seed when the build drew no random number (the file
-    records none), -j when no conditioning screen ran (they are of real and complex codes)."""
+    records none), -j when no conditioning screen ran (the family says when one does)."""
     from gctool.cli.options import typed
 
     if typed("seed") and code.seed is None:
         raise click.UsageError(f"--seed applies to designs that draw random numbers; this "
                                f"{info.name} design draws none (its file records no seed)")
-    if typed("jobs") and code.field.is_finite:
+    if typed("jobs") and not info.screens(code.field, best_of):
+        why = (f"a {code.field} design runs none" if code.field.is_finite else
+               f"a {info.name} design records no conditioning"
+               + (" (--best-of would)" if info.accepts_best_of else ""))
         raise click.UsageError(f"-j applies to the conditioning screens of real and complex "
-                               f"designs; a {code.field} design runs none")
+                               f"designs; {why}")
 
 
 #: multi-message codes (gctool.order): every scheme may record a processing order

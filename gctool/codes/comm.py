@@ -145,6 +145,7 @@ class CommFamily(Family):
         "gctool design comm -n 10 -k 20 -s 2 -m 3 `field` complex",
     )
     choose_field = staticmethod(choose_node_field)
+    records_conditioning = True
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "comm: last m rows of the inverse Vandermonde")

@@ -325,6 +325,7 @@ class CyclicMDSFamily(Family):
         "gctool design cyclic-mds -n 8 -s 2 `field` complex",
     )
     choose_field = staticmethod(choose_field)
+    records_conditioning = True
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity")

@@ -88,6 +88,7 @@ class RSFamily(Family):
         "gctool design rs -n 40 -k 60 -s 5 `field` 'GF(257)' -o rs.npz",
     )
     choose_field = staticmethod(choose_node_field)
+    records_conditioning = True
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "rs: last row of the inverse Vandermonde")

@@ -114,6 +114,7 @@ class YeAbbeFamily(Family):
     report_keys = ("m", "load", *CONDITION_KEYS)
     examples = ("gctool design ye-abbe -n 6 -s 2 -m 2",
                 "gctool design ye-abbe -n 8 -s 1 -m 3 `nodes` integers")
+    records_conditioning = True
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "ye-abbe: last m rows of the inverse Vandermonde")

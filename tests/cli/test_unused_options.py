@@ -17,11 +17,12 @@ from pathlib import Path
 import click
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.cli.main import COMMANDS, cli
 from gctool.family import Family
 from gctool.registry import SCHEMES
 
-from corpus import code_file
+from corpus import SMALL, code_file
 from helpers import run
 from refusals import refused
 
@@ -385,6 +386,7 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
                            and f.orderable)
     drawn = _design_scheme(lambda f: f.accepts_best_of and {"n", "s", "field"} <= f.uses
                            and not f.params)
+    unscreened = next(name for name in _ARGS if not SCHEMES[name].screens(REAL))
     return [
         # the build drew no random number for these parameters: the file records no seed
         ("--seed", "graph", ["-s", "1", "--graph", "petersen", "--seed", "5"],
@@ -399,14 +401,19 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
         ("--max-error", fixed, ["-n", "6", "-s", "2", "--max-error", "0.1"],
          ("--max-error", "--precision")),
         ("--json", fixed, ["-n", "6", "-s", "2", "--json"], ("--json", "-o -")),
-        # the conditioning screens (construction, best_of, self-check) are of R and C
+        # the conditioning screens (construction, best_of, self-check) are of R and C ...
         ("-j", drawn, ["-n", "6", "-s", "2", "--field", "GF(31)", "-j", "2"],
          ("-j", "GF(31)")),
+        # ... and of the designs that record their conditioning (Family.screens)
+        ("-j", unscreened, [*_ARGS[unscreened], "-j", "2"],
+         ("-j", f"{unscreened} design records no conditioning")),
         # a scheme's parameter that only some of its constructions read
         ("--system", "encoded", ["--frame", "paley", "-n", "6", "-s", "1", "--system", "pg-3"],
          ("--system", "--frame steiner", "paley")),
     ]
 
+
+REAL = parse_field("real")
 
 #: arguments of a small design of the schemes the rows above may pick
 _ARGS = {"sr-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"],
@@ -414,6 +421,48 @@ _ARGS = {"sr-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"]
          "coded-reduce": ["--fanout", "3", "--depth", "2", "--tolerance", "1"],
          "encoded": ["--frame", "paley", "--workers", "6", "-s", "1"],
          "tandon-partial": ["-n", "5", "-s", "1", "--partitions", "3"]}
+
+
+def test_a_family_says_whether_its_design_records_conditioning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Family.screens (design's -j is refused where it is False) is what runs: a small
+    complex (or real-only) design of every scheme records its conditioning, the step whose
+    screens read -j, exactly when its family says so; best_of's ranking always does.  (The
+    declaration is per family: a real cyclic-mds with n - s even records the conditioning of
+    its zero-set search instead, and accepts -j without using it.)"""
+    import gctool
+    import gctool.codes.best_of
+    import gctool.codes.conditioning as conditioning
+    from gctool.algebra.fields import parse_field
+
+    calls: list[int] = []
+    real = conditioning.conditioning
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conditioning, "conditioning", counted)
+    monkeypatch.setattr(gctool.codes.best_of, "conditioning", counted)
+    said = {}
+    for name, family in SCHEMES.items():
+        over = {"field": "complex"} if "field" in family.uses else {}
+        params = {**SMALL[name], **over}
+        if name == "kron":  # its factors, made first (frc files, which record theirs)
+            code_file(tmp_path, name)
+            params.update(file1=str(tmp_path / "file1.json"), file2=str(tmp_path / "file2.json"))
+        calls.clear()
+        gctool.design(name, seed=1, **params)
+        field = parse_field(over.get("field", family.default_field))
+        said[name] = family.screens(field)
+        assert bool(calls) == said[name], name
+        assert not family.screens(parse_field("GF(7)"), best_of=2)
+    assert set(said.values()) == {True, False}
+    drawn = next(name for name, family in SCHEMES.items()
+                 if family.accepts_best_of and not said[name] and name in _ARGS)
+    calls.clear()
+    gctool.design(drawn, seed=1, best_of=2, **SMALL[drawn])
+    assert calls and SCHEMES[drawn].screens(REAL, best_of=2)
 
 
 def _design_options() -> set[tuple[str, str]]:
