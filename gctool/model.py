@@ -59,6 +59,8 @@ class GradientCode:
                 f"B of shape {n}x{cols} is too large (limits: n <= {MAX_N}, "
                 f"columns <= {MAX_COLUMNS}, entries <= {MAX_ENTRIES})"
             )
+        if not self.field.is_finite:
+            _check_row_norms(B)
         m = self.params.get("m", 1)
         if isinstance(m, bool) or not isinstance(m, int) or m < 1 or cols % m:
             raise InvalidInput(f"params.m must be a positive integer dividing {cols}, got {m!r}")
@@ -155,6 +157,28 @@ class GradientCode:
     def with_s(self, s: int) -> GradientCode:
         """The same code audited for a different number of stragglers."""
         return replace(self, s=s)
+
+
+def _check_row_norms(B: np.ndarray) -> None:
+    """Refuse (out of range) a non-zero row of a real/complex B whose 2-norm is below float64's
+    normal range (2^-1022): a decoder that uses the row needs coefficients of about the
+    inverse of its norm, beyond float64's range, and the row's power-of-two scaling
+    (:func:`gctool.numerics.normalise_rows`) overflows."""
+    tiny = float(np.finfo(np.float64).tiny)
+    top = np.abs(B).max(axis=1)
+    if not ((top > 0) & (top < tiny)).any():  # a row's norm is at least its largest entry
+        return
+    from gctool.numerics import row_exponents
+
+    e = row_exponents(B)
+    bad = np.flatnonzero((top > 0) & (e >= 1022))  # norm in [2^(-e-1), 2^-e)
+    if bad.size:
+        i = int(bad[0])
+        norm = float(np.ldexp(np.linalg.norm(np.ldexp(np.abs(B[i]), 1074)), -1074))
+        raise InvalidInput(
+            f"row {i} of B has norm {norm:.3g}, below float64's range of normal numbers "
+            f"({tiny:.3g}): the decoders that use it would overflow float64; out of range; "
+            "rescale that row (verdicts do not depend on a row's scale)", param="B")
 
 
 def _check_recorded(B: np.ndarray, recorded: tuple[int, int], m: Any) -> None:

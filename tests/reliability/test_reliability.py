@@ -742,10 +742,37 @@ def test_entries_float64_cannot_scale_are_out_of_range(tmp_path: Path,
     doc = loads(json.dumps(docs["frc"]))
     doc["B"] = [[5e-324 if x else 0.0 for x in row] for row in doc["B"]]
     path = _write(tmp_path, doc)
-    assert run("verify", path).exit_code == 0  # decided: rows are scaled exactly
     out = tmp_path / "dec.json"
-    refused(run("export", path, "--decoders", "-s", "1", "-o", str(out)), "overflow float64")
+    for args in (["verify"], ["attack", "-s", "1"], ["show"], ["bound"],
+                 ["export", "--decoders", "-s", "1", "-o", str(out)]):
+        # refused where the file is read: every decoder of such a row overflows float64
+        refused(run(args[0], path, *args[1:]), "row 0 of B has norm 9.88e-324",
+                "float64's range", "rescale")
     assert not out.exists() and not list(tmp_path.glob(".*tmp"))
+
+
+def test_a_row_just_above_float64_s_normal_range_is_decided_and_its_decoder_reported(
+        tmp_path: Path) -> None:
+    """A row of norm 2^-1021 (normal) is decided, its decoder's norm about 2^1021 reported;
+    a row of norm 1e-310 is refused in one line (it was decided, with a row scaling that
+    overflowed, a RuntimeWarning, and 'largest decoder' leaving out the decoders that use
+    it: 1.414 where the largest is about 1e310)."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.model import GradientCode
+
+    def code(tiny: float) -> str:
+        doc = loads(code_bytes(GradientCode(np.array([[1.0, 1], [1, 0], [0, 1]]),
+                                            parse_field("real"), 1), npz=False))
+        doc["B"][0] = [tiny, tiny]  # written as a file may hold it (the model refuses 1e-310)
+        return _write(tmp_path, doc)
+
+    r = run("verify", code(2.0**-1021 / np.sqrt(2)), "--json")
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    largest = loads(r.stdout)["diagnostics"]["max_decoder_norm"]
+    assert largest == pytest.approx(2.0**1021 * np.sqrt(2), rel=1e-12)
+    refused(run("verify", code(1e-310)), "row 0 of B has norm 1.41e-310", "rescale")
 
 
 def test_the_command_line_process_limits_its_data_segment() -> None:
