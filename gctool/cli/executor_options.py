@@ -52,8 +52,9 @@ def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) ->
     from gctool.errors import InvalidInput
 
     try:
+        address = str(check_address(value))  # a malformed address: refused before dask loads
         require_dask()
-        return str(check_address(value))
+        return address
     except InvalidInput as exc:
         raise click.BadParameter(str(exc), ctx, param) from None
 

@@ -125,3 +125,19 @@ def test_train_refuses_a_plot_that_is_not_svg(runner: CliRunner, tmp_path: Path)
     assert r.exit_code == 2, r.output
     assert "--plot" in r.stderr and ".svg" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not plot.exists()
+
+
+def test_a_malformed_scheduler_address_is_refused_before_dask_loads(tmp_path: Path) -> None:
+    """A usage error costs no import of Dask (about 3 s of a loaded 2-core machine): the
+    address is checked first, in a fresh process that has not loaded distributed."""
+    code = tmp_path / "c.json"
+    gctool.write_code(gctool.design("frc", n=4, s=1), code)
+    script = ("import sys\nfrom gctool.cli.main import cli\n"
+              f"try:\n    cli.main(['verify', {str(code)!r}, '--executor', 'dask', "
+              "'--scheduler', '127.0.0.1'])\n"
+              "except SystemExit as exc:\n"
+              "    print(exc.code, 'distributed' in sys.modules, 'dask' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.stdout.split() == ["2", "False", "False"], out.stderr
+    assert "'127.0.0.1' has no port" in out.stderr and out.stderr.count("\n") == 1
