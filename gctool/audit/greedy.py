@@ -47,8 +47,8 @@ def complete(oracle: Oracle, start: Sequence[int], s: int, rng: np.random.Genera
     n = oracle.n
     while len(S) < s:
         rest = np.setdiff1d(np.arange(n), S)
-        cand = np.sort(np.concatenate([np.tile(S, (rest.size, 1)), rest[:, None]], axis=1),
-                       axis=1)
+        held = np.tile(np.asarray(S, dtype=np.intp), (rest.size, 1))  # [] would be float
+        cand = np.sort(np.concatenate([held, rest[:, None]], axis=1), axis=1)
         S = cand[_pick(oracle.errors(cand), rng)].tolist()
     return S
 

@@ -267,3 +267,19 @@ def test_the_library_refuses_unused_draws_too() -> None:
         gctool.threshold(code, method="milp", seed=1)
     assert gctool.attack(code, 2, method="exhaustive").seed == 0
     assert gctool.attack(code, 2, method="exhaustive", random=True, seed=4, samples=50).ok
+
+
+@pytest.mark.parametrize("method", ["greedy", "bnb", "auto", "exhaustive"])
+def test_straggler_sets_are_integers_whatever_the_method(tmp_path: Path, method: str) -> None:
+    """A greedy start from no straggler grew its set from an empty (float) array: greedy, bnb
+    and milp reported 'worst 2 stragglers: [4.0, 6.0]' (floats in --json too)."""
+    import gctool
+
+    path = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=8, s=2, seed=1), path)
+    r = run("attack", str(path), "-s", "2", "--method", method, "--json")
+    assert r.exit_code == 0, r.stderr
+    worst = loads(r.stdout)["stragglers"]
+    assert len(worst) == 2 and all(type(i) is int for i in worst), worst
+    text = run("attack", str(path), "-s", "2", "--method", method)
+    assert f"stragglers: {worst}" in text.stdout, text.stdout
