@@ -129,8 +129,21 @@ def test_the_text_says_what_checked_counted(runner: CliRunner, frc: str, mode: l
     if method == "exhaustive":
         assert f"over {doc['checked']:,} of {doc['total']:,} sets" in line
     else:
-        assert f"with {doc['checked']:,} decoder evaluations ({doc['total']:,} sets in all)" \
-            in line and " over " not in line
+        evaluations = f"{doc['checked']:,} decoder evaluation" + "s" * (doc["checked"] != 1)
+        assert f"with {evaluations} ({doc['total']:,} sets in all)" in line \
+            and " over " not in line
+
+
+def test_one_decoder_evaluation_is_singular(tmp_path: Path) -> None:
+    """The MILP threshold of a small cyclic code checks its one witness: '1 decoder
+    evaluation' (it said '1 decoder evaluations')."""
+    import gctool
+
+    path = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=8, s=2, seed=1), path)
+    args = ("attack", str(path), "--threshold", "--method", "milp")
+    assert loads(run(*args, "--json").stdout)["checked"] == 1
+    assert "milp with 1 decoder evaluation (256 sets in all)" in run(*args).stdout
 
 
 def test_an_undefined_number_reads_n_a_as_in_the_json(runner: CliRunner, frc: str) -> None:

@@ -112,7 +112,7 @@ def _coverage(r: AttackReport) -> str:
     methods = [p.method for p in r.curve] if isinstance(r, CurveReport) else [r.method]
     if all(m in ENUMERATIONS for m in methods):
         return f"over {r.checked:,} of {counted(r.total, 'set')}"
-    return f"with {r.checked:,} decoder evaluations ({r.total:,} sets in all)"
+    return f"with {counted(r.checked, 'decoder evaluation')} ({counted(r.total, 'set')} in all)"
 
 
 def _render_random(con: Any, rnd: RandomMeans | None) -> None:
