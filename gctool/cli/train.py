@@ -31,6 +31,18 @@ from gctool.request import (
 )
 
 
+def _record_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--record names a file: the prediction reads the trace back from it, and the other
+    schemes' traces go beside it, so stdout ('-') is refused before the cluster starts."""
+    from gctool.cli.output import writes_stdout
+
+    if value is not None and writes_stdout(value):
+        raise click.BadParameter("a trace is written to a file (the prediction reads it back "
+                                 "and the other schemes' traces go beside it); give PATH.csv",
+                                 ctx, param)
+    return value
+
+
 @click.command(epilog="""\b
 Examples:
   gctool train code.json --problem logistic --delay shifted-exp --check --seed 1
@@ -80,6 +92,7 @@ within --wait seconds.  Needs gctool[dask].""")
               help="Compute the full gradient on the side every round and report the decoded "
                    "gradient's error.")
 @click.option("--record", type=output_path, default=None, metavar="PATH.csv",
+              callback=_record_file,
               help="Write the first FILE's measured rounds as a trace that simulate --delay "
                    "trace:PATH reads; the other schemes' go next to it (PATH-uncoded-n8.csv, "
                    "...).")

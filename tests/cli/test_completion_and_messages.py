@@ -127,6 +127,20 @@ def test_train_refuses_a_plot_that_is_not_svg(runner: CliRunner, tmp_path: Path)
     assert len(r.stderr.strip().splitlines()) == 1 and not plot.exists()
 
 
+@pytest.mark.parametrize("record", ["-", "/dev/stdout"])
+def test_train_refuses_to_record_on_stdout(runner: CliRunner, tmp_path: Path,
+                                           record: str) -> None:
+    """train --record - wrote the trace to stdout, then failed reading '-' back for the
+    prediction (exit 2 after output on stdout: the fuzzer's seed 29): refused before any
+    cluster starts, nothing on stdout."""
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 4, 1), code)
+    r = runner.invoke(cli, ["train", str(code), "--iterations", "2", "--record", record])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert "--record" in r.stderr and "PATH.csv" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_a_malformed_scheduler_address_is_refused_before_dask_loads(tmp_path: Path) -> None:
     """A usage error costs no import of Dask (about 3 s of a loaded 2-core machine): the
     address is checked first, in a fresh process that has not loaded distributed."""
