@@ -76,3 +76,9 @@ def main() -> None:
         run()
     except KeyboardInterrupt:  # StartupInterrupt, or Python's own before install() ran
         sys.exit(_stop(_first[0] if _first else signal.SIGINT))
+    except Exception:
+        if not _first:
+            raise
+        # the interrupt was raised where Python wraps it: in a class body's __set_name__
+        # ("RuntimeError: Error calling __set_name__", platform.uname_result while click loads)
+        sys.exit(_stop(_first[0]))

@@ -93,13 +93,22 @@ class GctoolGroup(LazyGroup):
         from gctool.budget import Budget
         from gctool.errors import SearchInterrupted
 
-        Budget.default()  # an invalid GCTOOL_MAX_WORK/MEMORY: one line, after --help, first
         try:
+            Budget.default()  # an invalid GCTOOL_MAX_WORK/MEMORY: one line, after --help, first
             return super().invoke(ctx)
         except KeyboardInterrupt:  # click would print an empty line first (two stderr lines)
             raise SearchInterrupted("interrupted") from None
         except BrokenPipeError:  # click would exit 1
             raise _ReaderGone from None
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        from gctool.errors import SearchInterrupted
+
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:  # while the options are parsed: as in invoke
+            raise SearchInterrupted("interrupted") from None
 
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:

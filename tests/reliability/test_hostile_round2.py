@@ -99,6 +99,52 @@ def test_a_signal_while_the_command_line_loads_is_one_line_and_its_exit_code(
         assert line.endswith(f"({signame})"), line
 
 
+@pytest.mark.parametrize("where", ["budget", "parse"])
+def test_an_interrupt_before_the_command_runs_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path, where: str) -> None:
+    """A signal while the group's options are parsed, or while the budget is read before the
+    command, made click print an empty line before gctool's (two stderr lines)."""
+    import click
+    from click.testing import CliRunner
+
+    from gctool.budget import Budget
+    from gctool.cli.main import cli
+
+    def interrupt(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
+    if where == "budget":
+        monkeypatch.setattr(Budget, "default", staticmethod(interrupt))
+    else:
+        monkeypatch.setattr(click.Group, "parse_args", interrupt)
+    r = CliRunner().invoke(cli, ["verify", path])
+    assert (r.exit_code, r.stderr, r.stdout) == (130, "gctool: interrupted\n", "")
+
+
+#: the interrupt raised inside a class body's __set_name__, which Python wraps in a RuntimeError
+#: (platform.uname_result while click loads: seen with SIGTERM about 0.5 s after the start)
+_WRAPPED = """
+import signal, sys
+import gctool._start as start
+import gctool.cli.main as cli_main
+def run():
+    try:
+        start._early(signal.SIGTERM, None)
+    except start.StartupInterrupt as exc:
+        raise RuntimeError("Error calling __set_name__ on 'cached_property'") from exc
+cli_main.run = run
+start.main()
+"""
+
+
+def test_a_start_up_interrupt_that_python_wrapped_is_still_one_line() -> None:
+    proc = subprocess.run([sys.executable, "-c", _WRAPPED], capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (
+        143, "gctool: interrupted (SIGTERM)\n", "")
+
+
 def test_the_entry_point_handles_signals_before_it_imports_anything_else() -> None:
     script = ("import sys; before = set(sys.modules); import gctool._start as s; "
               "print(sorted(set(sys.modules) - before))")
