@@ -68,7 +68,21 @@ def test_m_piece_targets() -> None:
         GradientCode(np.ones((4, 5)), parse_field("real"), 1, params={"m": 2})
 
 
-finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+#: rows of such entries have norms 0 or in float64's normal range (a row of subnormal entries
+#: is refused: test_a_row_below_the_normal_range_is_refused)
+finite = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False, width=64)
+
+
+@pytest.mark.parametrize("field,tiny", [("real", 5e-324), ("real", 1e-310),
+                                        ("complex", 1e-310 + 1e-311j)])
+def test_a_row_below_the_normal_range_is_refused(field: str, tiny: complex) -> None:
+    """A non-zero row of norm below 2^-1022: every decoder using it overflows float64."""
+    B = np.array([[tiny, 0.0], [1.0, 1.0]])
+    with pytest.raises(InvalidInput, match="row 0 of B has norm .* below float64's range") \
+            as info:
+        GradientCode(B, parse_field(field), 0)
+    assert info.value.param == "B"
+    GradientCode(B * 2.0**60, parse_field(field), 0)  # a normal norm: accepted
 
 
 @settings(max_examples=60, deadline=None)
@@ -82,7 +96,7 @@ def test_real_json_round_trip_is_bit_exact(B: np.ndarray) -> None:
 @settings(max_examples=30, deadline=None)
 @given(arrays(np.complex128, st.tuples(st.integers(1, 4), st.integers(1, 4)),
               elements=st.complex_numbers(allow_nan=False, allow_infinity=False,
-                                          max_magnitude=1e300)))
+                                          allow_subnormal=False, max_magnitude=1e300)))
 def test_complex_round_trips(B: np.ndarray) -> None:
     code = GradientCode(B, parse_field("complex"), 0)
     for npz in (False, True):
