@@ -1,0 +1,148 @@
+"""Verdicts on straggler sets that lose directions, with the decoding limit placed near their
+exact error: inside and just outside the attack oracle's error band (optimal.FAST_ABS, the
+part of the band that is measured, not proved), and at relative distances 3e-14 to 3e-3.
+
+Codes: B = G M exactly (integer G and M, rows 2^a times another plus a few units, or
+columns graded by powers of two, every product exact in float64), rank r = n - d with
+d = 0..2, so every set of s = d + 1 stragglers loses a direction (the fast path's KKT route,
+or its SVD route for d = 0) and the exact rational least-squares error of every set is the
+decoding rule's.  For each limit (tol = limit / k), verify -s, attack -s and the threshold
+must agree with the exact errors wherever they say exact; numpy and the compiled walk (whose
+per-set band check is its own, kernels/optimal._lam_needed).  Seeds: cond(B) 3.5e3 (18),
+9.5e3 (29), 1.8e3 (85), 2.0e3 and 5.7e3 complex (59, 63), 347 (7)."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gctool.algebra.fields import parse_field
+from gctool.audit.attack import attack, threshold
+from gctool.audit.oracles.optimal import FAST_KAPPA, OptimalOracle
+from gctool.audit.verify import verify
+from gctool.exactls import Undecided
+from gctool.model import GradientCode
+
+from oracles import exact_lstsq_error
+
+#: relative distances of the limit from a set's exact error, and multiples of its band
+RELATIVE = (-3e-3, -1e-5, -1e-8, -1e-11, -3e-14, 3e-14, 1e-11, 1e-8, 1e-5, 3e-3)
+BANDS = (-4.0, -1.5, -0.5, 0.5, 1.5, 4.0)
+
+
+def exact_rank_code(seed: int) -> GradientCode:
+    """B = G M of rank n - d exactly (d = 0..2), cond(B) up to about 1e4; a quarter complex."""
+    rng = np.random.default_rng(seed)
+    K, d = int(rng.integers(5, 10)), int(rng.integers(0, 3))
+    n = int(rng.integers(max(d + 3, 5), K + d + 1))
+    r = n - d
+    cplx = rng.random() < 0.25
+
+    def g(*shape: int) -> np.ndarray:
+        x = rng.integers(-3, 4, shape).astype(float)
+        return x + 1j * rng.integers(-3, 4, shape) if cplx else x
+
+    M = g(r, K)
+    if rng.random() < 0.5:
+        M[0] = 1.0
+    G = g(n, r)
+    if seed % 3 == 0:  # near-dependent rows
+        for i in range(1, n):
+            if rng.random() < 0.4:
+                G[i] = (2.0 ** int(rng.integers(2, 6)) * G[int(rng.integers(0, i))]
+                        + g(r) * (rng.random(r) < 0.3))
+    elif seed % 3 == 1:  # graded columns
+        G = G * 2.0 ** -rng.integers(0, 7, r)[None, :]
+    else:
+        for i in range(1, n):
+            if rng.random() < 0.3:
+                G[i] = (G[int(rng.integers(0, i))] * 2.0 ** int(rng.integers(-3, 4))
+                        + g(r) * 2.0**-6)
+    B = G @ M
+    return GradientCode(B, parse_field("complex" if cplx else "real"), 0)
+
+
+def exact_errors(code: GradientCode, s: int) -> tuple[list[tuple[int, ...]], list[Fraction]]:
+    n, B, T = code.n, np.asarray(code.B), code.targets()
+    sets = list(itertools.combinations(range(n), s))
+    return sets, [exact_lstsq_error(B, tuple(i for i in range(n) if i not in S), T)
+                  for S in sets]
+
+
+def limits_near(oracle: OptimalOracle, S: tuple[int, ...], e: Fraction) -> list[float]:
+    """Limits at RELATIVE distances from e, and at BANDS multiples of the set's band (its
+    half-width on the side the limit is put)."""
+    err = float(e)
+    lam = float(oracle.kept_floor(np.array([S]))[0])
+    rho = np.sqrt(err)
+    off = oracle.drho + oracle.grow * rho
+    a = oracle.absolute / min(lam, 1.0)
+    up, down = (rho + off) ** 2 + a - err, err - (max(rho - off, 0.0) ** 2 - a)
+    out = [err * (1 + x) for x in RELATIVE]
+    out += [err + c * (up if c > 0 else down) for c in BANDS]
+    return [x for x in out if x > 0]
+
+
+def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
+    """Verdicts of verify -s, attack -s and the threshold at limits near the exact errors of
+    the worst set of s = d + 1 stragglers and of others; the number of verdicts checked."""
+    oracle = OptimalOracle(code, tol=1e30)
+    assert oracle.kappa <= FAST_KAPPA and oracle.fast
+    n, k = code.n, code.k
+    d = oracle.Qperp.shape[1]
+    s = d + 1
+    sets, errs = exact_errors(code, s)
+    below = [max(exact_errors(code, u)[1]) for u in range(s)]
+    rng = np.random.default_rng(n * 31 + s)
+    chosen = [errs.index(max(errs))] + [int(i) for i in rng.choice(len(sets), picks - 1,
+                                                                     replace=False)]
+    checked = 0
+    for p in chosen:
+        if errs[p] == 0:
+            continue
+        for limit in limits_near(oracle, sets[p], errs[p]):
+            tol = limit / k
+            lim = Fraction(float(tol) * k)  # the limit the rule compares with
+            if lim in errs or lim in below:
+                continue  # a tie: tests/audit/test_crosscheck_tol*'s
+            fails = [S for S, e in zip(sets, errs, strict=True) if e > lim]
+            truth = next((u for u in range(s) if below[u] > lim), s if fails else None)
+            what = (compiled, sets[p], float(errs[p]), limit)
+            try:
+                v = verify(code, s, tol=tol, method="exhaustive", jobs=1)
+                assert v.ok == (not fails), what
+                assert v.ok or tuple(v.counterexample or ()) in fails, what
+                checked += 1
+            except Undecided:
+                pass
+            try:
+                w = attack(code, s, tol=tol, method="exhaustive", jobs=1)
+                if w.exact and w.raw_error is not None:
+                    assert (Fraction(w.raw_error) > lim) == bool(fails), what
+                    assert w.raw_error == pytest.approx(float(max(errs)), rel=1e-6), what
+                    checked += 1
+            except Undecided:
+                pass
+            if truth is None:
+                continue
+            try:
+                t = threshold(code, tol=tol, method="exhaustive", jobs=1)
+                if t.exact:
+                    assert t.threshold == truth, what
+                    checked += 1
+            except Undecided:
+                pass
+    return checked
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+@pytest.mark.parametrize("seed", [7, 18, 29, 59, 63, 85])
+def test_lost_sets_near_the_limit_get_the_exact_verdict(seed: int, compiled: str,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    code = exact_rank_code(seed)
+    assert check_limits(code, compiled) >= 20
