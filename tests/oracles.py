@@ -241,3 +241,35 @@ def eigenvalues_below(A: list[list[Fraction]], x: Fraction) -> int:
             for j in range(c, k):
                 M[r][j] -= f * M[c][j]
     return neg
+
+
+def exact_rank_code(seed: int) -> np.ndarray:
+    """B = G M exactly, rank r, cond(B) up to about 1e4; a third complex (the codes of
+    tests/audit/test_crosscheck_band and test_crosscheck_lostband)."""
+    rng = np.random.default_rng(seed)
+    n, K = int(rng.integers(5, 11)), int(rng.integers(2, 9))
+    r = int(rng.integers(1, min(n - 1, K) + 1))
+    cplx = rng.random() < 0.3
+
+    def g(*shape: int) -> np.ndarray:
+        x = rng.integers(-3, 4, shape).astype(float)
+        return x + 1j * rng.integers(-3, 4, shape) if cplx else x
+
+    M = g(r, K)
+    if rng.random() < 0.6:
+        M[0] = 1.0
+    G = g(n, r)
+    if seed % 3 == 0:  # near-dependent rows
+        for i in range(1, n):
+            if rng.random() < 0.5:
+                G[i] = (2.0 ** int(rng.integers(3, 8)) * G[int(rng.integers(0, i))]
+                        + g(r) * (rng.random(r) < 0.3))
+    elif seed % 3 == 1:  # graded columns
+        G = G * 2.0 ** -rng.integers(0, 11, r)[None, :]
+    else:
+        G[:, 0] *= 2.0 ** -int(rng.integers(0, 10))
+        for i in range(1, n):
+            if rng.random() < 0.3:
+                G[i] = (G[int(rng.integers(0, i))] * 2.0 ** int(rng.integers(-3, 4))
+                        + g(r) * 2.0**-8)
+    return G @ M

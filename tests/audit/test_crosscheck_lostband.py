@@ -2,14 +2,15 @@
 exact error: inside and just outside the attack oracle's error band (optimal.FAST_ABS, the
 part of the band that is measured, not proved), and at relative distances 3e-14 to 3e-3.
 
-Codes: B = G M exactly (integer G and M, rows 2^a times another plus a few units, or
-columns graded by powers of two, every product exact in float64), rank r = n - d with
-d = 0..2, so every set of s = d + 1 stragglers loses a direction (the fast path's KKT route,
-or its SVD route for d = 0) and the exact rational least-squares error of every set is the
-decoding rule's.  For each limit (tol = limit / k), verify -s, attack -s and the threshold
-must agree with the exact errors wherever they say exact; numpy and the compiled walk (whose
-per-set band check is its own, kernels/optimal._lam_needed).  Seeds: cond(B) 3.5e3 (18),
-9.5e3 (29), 1.8e3 (85), 2.0e3 and 5.7e3 complex (59, 63), 347 (7)."""
+Codes: tests/oracles.exact_rank_code (B = G M exactly: integer G and M, rows 2^a times
+another plus a few units or columns graded by powers of two, every product exact in float64,
+so the exact rational least-squares error of every set is the decoding rule's), rank
+r = n - d: every set of s = d + 1 stragglers loses a direction (the fast path's KKT route).
+For each limit (tol = limit / k), verify -s, attack -s and the threshold must agree with the
+exact errors wherever they say exact; numpy and the compiled walk (whose per-set band check
+is its own, kernels/optimal._lam_needed).  Seeds: cond(B) 6.6e3 (4), 1.6e3 (57), 564 (13,
+n = 10), complex 3.6e3 (30), 2.8e3 (41) and 440 (16).  A hunt over 550 such codes (this
+generator and one of rank n - d, d = 0..2, n up to 11), over 60,000 verdicts: none wrong."""
 
 from __future__ import annotations
 
@@ -26,43 +27,16 @@ from gctool.audit.verify import verify
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
 
-from oracles import exact_lstsq_error
+from oracles import exact_lstsq_error, exact_rank_code
 
 #: relative distances of the limit from a set's exact error, and multiples of its band
 RELATIVE = (-3e-3, -1e-5, -1e-8, -1e-11, -3e-14, 3e-14, 1e-11, 1e-8, 1e-5, 3e-3)
 BANDS = (-4.0, -1.5, -0.5, 0.5, 1.5, 4.0)
 
 
-def exact_rank_code(seed: int) -> GradientCode:
-    """B = G M of rank n - d exactly (d = 0..2), cond(B) up to about 1e4; a quarter complex."""
-    rng = np.random.default_rng(seed)
-    K, d = int(rng.integers(5, 10)), int(rng.integers(0, 3))
-    n = int(rng.integers(max(d + 3, 5), K + d + 1))
-    r = n - d
-    cplx = rng.random() < 0.25
-
-    def g(*shape: int) -> np.ndarray:
-        x = rng.integers(-3, 4, shape).astype(float)
-        return x + 1j * rng.integers(-3, 4, shape) if cplx else x
-
-    M = g(r, K)
-    if rng.random() < 0.5:
-        M[0] = 1.0
-    G = g(n, r)
-    if seed % 3 == 0:  # near-dependent rows
-        for i in range(1, n):
-            if rng.random() < 0.4:
-                G[i] = (2.0 ** int(rng.integers(2, 6)) * G[int(rng.integers(0, i))]
-                        + g(r) * (rng.random(r) < 0.3))
-    elif seed % 3 == 1:  # graded columns
-        G = G * 2.0 ** -rng.integers(0, 7, r)[None, :]
-    else:
-        for i in range(1, n):
-            if rng.random() < 0.3:
-                G[i] = (G[int(rng.integers(0, i))] * 2.0 ** int(rng.integers(-3, 4))
-                        + g(r) * 2.0**-6)
-    B = G @ M
-    return GradientCode(B, parse_field("complex" if cplx else "real"), 0)
+def code_of(seed: int) -> GradientCode:
+    B = exact_rank_code(seed)
+    return GradientCode(B, parse_field("complex" if np.iscomplexobj(B) else "real"), 0)
 
 
 def exact_errors(code: GradientCode, s: int) -> tuple[list[tuple[int, ...]], list[Fraction]]:
@@ -139,10 +113,10 @@ def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
 
 
 @pytest.mark.parametrize("compiled", ["0", "1"])
-@pytest.mark.parametrize("seed", [7, 18, 29, 59, 63, 85])
+@pytest.mark.parametrize("seed", [4, 13, 16, 30, 41, 57])
 def test_lost_sets_near_the_limit_get_the_exact_verdict(seed: int, compiled: str,
                                                          monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
-    code = exact_rank_code(seed)
+    code = code_of(seed)
     assert check_limits(code, compiled) >= 20
