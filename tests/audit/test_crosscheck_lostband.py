@@ -78,8 +78,8 @@ def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
         if errs[p] == 0:
             continue
         for limit in limits_near(oracle, sets[p], errs[p]):
-            tol = limit / k
-            lim = Fraction(float(tol) * k)  # the limit the rule compares with
+            tol = float(limit / k)
+            lim = Fraction(repr(tol)) * k  # the rule's limit: the typed decimal times k
             if lim in errs or lim in below:
                 continue  # a tie: tests/audit/test_crosscheck_tol*'s
             fails = [S for S, e in zip(sets, errs, strict=True) if e > lim]
@@ -95,7 +95,7 @@ def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
             try:
                 w = attack(code, s, tol=tol, method="exhaustive", jobs=1)
                 if w.exact and w.raw_error is not None:
-                    assert (Fraction(w.raw_error) > lim) == bool(fails), what
+                    assert (w.raw_error > float(lim)) == bool(fails), what
                     assert w.raw_error == pytest.approx(float(max(errs)), rel=1e-6), what
                     checked += 1
             except Undecided:
