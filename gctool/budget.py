@@ -471,6 +471,21 @@ PROBE_FIRST = 64
 PROBE_EARLY_S = 0.05
 
 
+#: a calibrated estimate above TIMED_SPAN times the budget is not timed: its refusal states
+#: it as calibrated.  No probe would bring it within the budget (the decoder's calibration is
+#: 0.2-1.3x of its measured rate, the compiled walks' 0.5-2x; a probe's sets are slower than
+#: the calibration as often as not), and timing one set of a large code costs seconds of its
+#: own: bound of a shuffled cyclic n=1000 (0.5 s per set) timed four of them before it left
+#: out rows estimated at years (:func:`worth_timing`)
+TIMED_SPAN = 10
+
+
+def worth_timing(seconds: float, budget: float) -> bool:
+    """Is a calibrated estimate of ``seconds`` close enough to ``budget`` (seconds) that a
+    timed probe could change the decision (:data:`TIMED_SPAN`)?"""
+    return seconds <= TIMED_SPAN * budget
+
+
 #: a threshold search's sizes below PROBE_MIN * PROBE sets are timed too (their calibrated
 #: rate can be far off: is-cr n=36 epsilon 1, size 4 walks compiled but every set is doubtful
 #: and goes to numpy, 3.7 us per set where the compiled walk's rate says 0.1), on a sample of
@@ -487,8 +502,7 @@ SAMPLE_MIN = 2 * SAMPLE
 
 
 def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: int,
-               over: float, least: int = PROBE_MIN * PROBE, expected: float = 0.0
-               ) -> tuple[float, int, bool] | None:
+               over: float, least: int = PROBE_MIN * PROBE) -> tuple[float, int, bool] | None:
     """The CPU time per set (ns, this thread) of a kernel on sets from the middle of an
     enumeration of ranks 0..stop-1, as (rate, sets timed, stopped by a finding), or None when
     the enumeration is below ``least`` sets (the probe would cost too much of it).
@@ -496,14 +510,13 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
     gives no rate, unless PROBE sets or more were timed before it); the probe covers
-    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run) in two calls: the first
-    PROBE_FIRST alone, whose rate is returned at once when they took PROBE_EARLY_S or more and
-    their rate is above ``over`` (ns per set beyond which the run is over its budget), then the
-    rest, whose rate is returned.  When ``expected`` (the calibrated ns per set) puts the first
-    PROBE_FIRST at PROBE_EARLY_S or more, the first set is timed alone before them, with the
-    same early return (one set of a large code can take seconds: a 1000 x 1000 solve).  CPU
-    time of the calling thread: neither a loaded machine nor other threads of the process
-    inflate it.
+    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run) in three calls: the first set
+    alone, then the first PROBE_FIRST together, whose rate is returned at once when they took
+    PROBE_EARLY_S or more and their rate is above ``over`` (ns per set beyond which the run is
+    over its budget), then the rest, whose rate is returned.  The first set alone: one set of
+    a large code can take seconds (a 1000 x 1000 solve), one of an ill-conditioned code as
+    long in exact arithmetic, where no calibrated rate foresees it.  CPU time of the calling
+    thread: neither a loaded machine nor other threads of the process inflate it.
 
     An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
     is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
@@ -517,10 +530,8 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
         size = min(max(PROBE, size), stop // PROBE_MIN)
     mid = stop // 2
     size = max(PROBE_FIRST + 1, min(size, stop - mid))
-    slow = expected * PROBE_FIRST >= PROBE_EARLY_S * NS_PER_S
     t0, done = time.thread_time(), 0
-    for a, b in ((mid, mid + 1), (mid + 1, mid + PROBE_FIRST)) if slow else \
-            ((mid, mid + PROBE_FIRST),):
+    for a, b in ((mid, mid + 1), (mid + 1, mid + PROBE_FIRST)):
         some, stopped = walk(a, b)
         done += some
         spent = time.thread_time() - t0
@@ -548,8 +559,11 @@ def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
                   ) -> int | None:
     """Where an enumeration of ranks 0..stop-1 that stops at its first finding stops: an upper
     bound on the ranks it walks, from windows of ``window`` sets at ranks 0, 2w, 4w, 8w, ...
-    (the end of the first window with a finding), or None when no window has one or the
-    windows took ``most`` seconds of CPU (this thread) before one did.
+    (the end of the walk call with a finding), or None when no window has one or the
+    windows took ``most`` seconds of CPU (this thread) before one did.  The first set is
+    walked alone, and each call after it takes what the time left affords at the rate so far
+    (a window of an ill-conditioned code's sets, each decided in exact arithmetic, took
+    minutes before its time was read); a window cut short is walked on in the next call.
 
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (the probe's sets count
     nowhere) and returns (sets decided, whether it found one).  The bound is within 2x of
@@ -565,15 +579,21 @@ def first_finding(walk: Callable[[int, int], tuple[int, bool]], stop: int,
         window = min(window, int(most * NS_PER_S // expected))
         if window < 1:
             return None
-    t0, a = time.thread_time(), 0
-    while a < stop:
-        b = min(stop, a + window)
-        _, found = walk(a, b)
-        if found:
-            return b
-        if time.thread_time() - t0 >= most:
-            return None
-        a = 2 * a if a else 2 * window
+    t0, start, done = time.thread_time(), 0, 0
+    while start < stop:
+        a, b = start, min(stop, start + window)
+        while a < b:  # the first set alone, then what the time left affords at the rate so far
+            spent = time.thread_time() - t0
+            fit = int((most - spent) * done / spent) if done and spent > 0 else window
+            upto = min(b, a + (max(1, fit) if done else 1))
+            some, found = walk(a, upto)
+            done += max(1, some)
+            if found:
+                return upto
+            if time.thread_time() - t0 >= most:
+                return None
+            a = upto
+        start = 2 * start if start else 2 * window
     return None
 
 

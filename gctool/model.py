@@ -134,6 +134,16 @@ class GradientCode:
         Bn, d = self._derived("row_normalised", lambda: normalise_rows(np.asarray(self.B)))
         return Bn, d
 
+    def row_normalised_svd(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(U, sv, Vh)``: the SVD of :meth:`row_normalised`'s ``D B`` with its vectors (U
+        square), computed once per code (R/C: ``bound``'s rank and the oracles of its searches,
+        an attack's oracle and its twins; one factorisation of a 1000-worker code takes half a
+        second); read-only arrays (:class:`gctool.algebra.spectral.Spectral`)."""
+        Bn = self.row_normalised()[0]
+        U, sv, Vh = self._derived("row_normalised_svd", lambda: tuple(
+            np.linalg.svd(Bn, full_matrices=Bn.shape[1] < Bn.shape[0])))
+        return U, sv, Vh
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the derived values (a worker recomputes what it needs)."""
         return {k: v for k, v in self.__dict__.items() if k != "_cache"}

@@ -53,8 +53,11 @@ class Spectral:
 
     @classmethod
     def of_code(cls, code: GradientCode) -> Spectral:
-        """:meth:`of` the code's B, from its row normalisation computed once per code."""
-        return cls._of(*code.row_normalised())
+        """:meth:`of` the code's B, from its row normalisation and its factorisation, both
+        computed once per code (:meth:`~gctool.model.GradientCode.row_normalised_svd`)."""
+        Bn, d = code.row_normalised()
+        U, sv, Vh = code.row_normalised_svd()
+        return cls(Bn, d, U, sv, Vh, int(numerical_rank(sv, Bn.shape)))
 
     @classmethod
     def _of(cls, Bn: np.ndarray, d: np.ndarray) -> Spectral:

@@ -40,10 +40,12 @@ from gctool.budget import (
     Budget,
     Meter,
     computing_refusal,
+    format_count,
     format_seconds,
     probe_rate,
     share_to,
     walked_share,
+    worth_timing,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import PARALLEL_MIN_S, StartsAhead, resolve_jobs, run_paced
@@ -152,6 +154,15 @@ def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
     return out
 
 
+def _first_walk_range(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
+    """The first of :func:`_walk_ranges` (as a list of one, none when ``stop`` is 0), worked
+    out on the first 8 x ``jobs`` x ``size`` ranks alone: the guided ranges' first is at most
+    4 x ``size`` long, the same for any longer range (a size of 1e18 sets, far over the
+    budget, has too many ranges to list: bound of a random dense n=300 listed them for
+    minutes before it ran out of memory)."""
+    return _walk_ranges(min(stop, 8 * max(1, jobs) * max(1, size)), size, jobs)[:1]
+
+
 def process_cost(oracle: Oracle, s: int, rot: Rotation | None, work: float, jobs: int,
                  runner: Runner | None, compiled: bool) -> tuple[int, float]:
     """(jobs, ns on no job's share) of a search of size s whose sets cost ``work`` (ns of one
@@ -234,8 +245,8 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     return walk, stop, size
 
 
-def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int,
-               expected: float = 0.0) -> float | None:
+def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int
+               ) -> float | None:
     """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
     measured on a task of its own size from the middle of the space by the kernel that will
     run it (:func:`gctool.budget.probe_rate`, shared with ``verify``; below PROBE_MIN * PROBE
@@ -247,7 +258,7 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
         return None
     walk, stop, size = _twin_walk(oracle, s, rot)
     over = oracle.budget.max_work * NS_PER_S * max(1, jobs) / max(1, need)
-    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN, expected=expected)
+    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN)
     if probed is None:
         return None
     return probed[0] * need / max(1, jobs) / NS_PER_S
@@ -310,11 +321,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     runner = placed(runner, work / NS_PER_S)  # a small search runs here
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
-    # unless the budget holds the search even at its worst
-    timed = (probe_time(oracle, s, rot, need, used, work / max(1, need)) if runner is None and
+    # unless the budget holds the search even at its worst, or the calibrated estimate is far
+    # above it
+    timed = (probe_time(oracle, s, rot, need, used) if runner is None and
              comb(n, s) <= MAX_RANKABLE and (oracle.budget.max_sets or need) >= need
              and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work))
-             else None)
+             and worth_timing(work / used / NS_PER_S, oracle.budget.max_work) else None)
     sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
     used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
     # a run's start, and the searches admitted on this oracle before (a curve's points)
@@ -543,14 +555,15 @@ class _SearchBudget:
             need = count_evaluated(n, t, self.rot)
             seconds, how = self.size_time(t, need)
             self.time += seconds
-            timed, sets = timed or bool(how), sets + need
+            timed, sets = timed or "timed" in how, sets + need
             if t in self.failing:
                 last = t
                 break
         total, self.time = self.time, start
         upto = ("every size up to" if last == self.top else
                 "the sizes up to the first with a failing set found,")
-        what = f"the exact threshold search (n={n}, {upto} {last}: {sets:,} straggler sets)"
+        what = (f"the exact threshold search (n={n}, {upto} {last}: {format_count(sets)} "
+                "straggler sets)")
         budget.check_sets(what, sets, "raise `max_sets`")
         if total > budget.max_work:
             how = ", timed on samples of its sizes" if timed else ""
@@ -598,7 +611,7 @@ class _SearchBudget:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit, self.early(t))
         probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
-                            least=SAMPLE_MIN, expected=rate)
+                            least=SAMPLE_MIN) if worth_timing(full, left) else None
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
             if probed[2]:
@@ -608,7 +621,7 @@ class _SearchBudget:
         full = rate * need / jobs / NS_PER_S
         share, found = 1.0, bound
         # threads take the first of their ranges each; processes run the first task alone
-        first_range = _walk_ranges(stop, size, jobs)[:1] if threads else []
+        first_range = _first_walk_range(stop, size, jobs) if threads else []
         task = max(1, first_range[0][1] - first_range[0][0]) if first_range else size
         first = 0 if threads or runner is not None else size
         stops = threads and self.oracle.walk_stops(t)

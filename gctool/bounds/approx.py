@@ -262,20 +262,15 @@ class _WorstAndSum:
         return self.worst.merge(r.peak)
 
 
-#: a single size's decoding estimated within this factor of the work budget (either side) is
-#: timed on a sample of its sets (:func:`_decoding_time`); farther, the calibrated estimate
-#: decides alone
-TIMED_SPAN = 10
-
-
 def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[float, str]:
     """(seconds of one core, how) to decode every straggler set of the ``sizes`` with the
     optimal decoder: one least-squares solve each, at the decoder's calibrated time per set
     (:func:`gctool.decode.cost.decoder_set_time`, which verify and attack count for the same
-    decoding), or, for one size whose estimate is within TIMED_SPAN of ``budget``, the rate of
+    decoding), or, for one size whose estimate is within
+    :data:`~gctool.budget.TIMED_SPAN` of ``budget`` (either side), the rate of
     the decoder timed on a sample of its sets (:func:`gctool.budget.probe_rate`: codes whose
     sets go to exact arithmetic decode ten times slower than the calibration says)."""
-    from gctool.budget import SAMPLE_MIN, probe_rate
+    from gctool.budget import SAMPLE_MIN, TIMED_SPAN, probe_rate
     from gctool.decode.cost import decoder_set_time
     from gctool.engine.sweep import LexSource
 
@@ -295,7 +290,7 @@ def _decoding_time(code: GradientCode, sizes: range, budget: Budget) -> tuple[fl
         return S.shape[0], False
 
     probed = probe_rate(walk, total, kernel.decoder.chunk_size(n - t), budget.work_ns / total,
-                        least=SAMPLE_MIN, expected=seconds * NS_PER_S / total)
+                        least=SAMPLE_MIN)
     if probed is None:
         return seconds, ""
     return probed[0] * total / NS_PER_S, ", timed on a sample of its sets"

@@ -58,9 +58,12 @@ def rank(code: GradientCode, budget: Budget) -> int:
     """rank(B) over the code's field (the one numerical cut-off over R/C), within the work
     budget (estimated with the witness that :func:`witness_fails` checks next)."""
     from gctool.algebra.linalg import matrix_rank  # the rank verify and attack use
+    from gctool.algebra.spectral import Spectral
 
     check(code, budget)
-    return matrix_rank(code.field, code.B)
+    if code.field.is_finite or not code.B.size:
+        return matrix_rank(code.field, code.B)
+    return Spectral.of_code(code).rank  # the factorisation the searches after it reuse
 
 
 def _row_basis_gf(code: GradientCode) -> tuple[list[int], np.ndarray]:

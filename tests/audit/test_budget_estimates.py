@@ -114,7 +114,9 @@ def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
 def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
         cyc48: GradientCode, monkeypatch: pytest.MonkeyPatch) -> None:
     """The calibrated estimate is the compiled walk's; the timed probe of that walk replaces
-    it (either way), on the jobs that run it (a clock of 100 ms per reading)."""
+    it (either way), on the jobs that run it (a clock of 100 ms per reading), when it is
+    within TIMED_SPAN of the budget; farther above it, the calibrated estimate refuses at
+    once, untimed."""
     from gctool import budget
     from gctool.audit.oracles import make_oracle
 
@@ -122,12 +124,17 @@ def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
     assert oracle.set_work(6, comb(48, 6)) == pytest.approx(comb(48, 6) * hat_cost(6, 6))
     clock = iter(range(10**6))
     monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    near = Budget(max_work=0.1)  # the calibrated 0.48 s is within TIMED_SPAN of it
     for jobs in (1, 2):
         with pytest.raises(BudgetExceeded) as err:
-            attack(cyc48, 6, method="exhaustive", symmetry=False, budget=SMALL, jobs=jobs)
+            attack(cyc48, 6, method="exhaustive", symmetry=False, budget=near, jobs=jobs)
         assert "timed on a sample" in str(err.value)
-        assert err.value.needed == pytest.approx(
-            0.1 / budget.PROBE_FIRST * comb(48, 6) / jobs, rel=1e-3)
+        assert err.value.needed == pytest.approx(0.1 * comb(48, 6) / jobs, rel=1e-3)
+        with pytest.raises(BudgetExceeded) as err:  # 48 times SMALL: not timed
+            attack(cyc48, 6, method="exhaustive", symmetry=False, budget=SMALL, jobs=jobs)
+        assert "timed" not in str(err.value)
+        assert err.value.needed == pytest.approx(oracle.set_work(6, comb(48, 6)) / jobs / 1e9,
+                                                 rel=0.05)
 
 
 def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
@@ -159,8 +166,8 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A code whose sets cost more than the calibrated rate (ill-conditioned: the cheap bound
     rarely decides) is refused on the probe's measured time per set: here a clock that
-    advances 100 ms per reading, so the probe's first PROBE_FIRST sets take 100 ms (slow
-    enough to decide at once) and cost 100 ms / PROBE_FIRST each."""
+    advances 100 ms per reading, so the probe's first set, timed alone, takes 100 ms (slow
+    enough to decide at once)."""
     from gctool import budget
 
     code = design("cyclic", n=30, s=6, seed=1)  # 593,775 sets: a priori about 50 ms
@@ -170,8 +177,8 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
         verify(code, 6, method="exhaustive", jobs=2, budget=Budget(max_work=1.0))
     text = str(err.value)
     assert err.value.kind == "work" and "\n" not in text
-    assert f"timed on {budget.PROBE_FIRST:,} of them" in text and "`max_work`" in text
-    per_set = 0.1 / budget.PROBE_FIRST
+    assert "timed on 1 of them" in text and "`max_work`" in text
+    per_set = 0.1
     assert err.value.needed == pytest.approx(per_set * comb(30, 6) / 2, rel=1e-3) or \
         err.value.needed == pytest.approx(per_set * comb(30, 6), rel=1e-3)
     monkeypatch.undo()
@@ -194,7 +201,8 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     stop = 10**8
     rate, timed, stopped = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
     mid = stop // 2
-    assert seen == [(mid, mid + budget.PROBE_FIRST), (mid + budget.PROBE_FIRST, mid + 65536)]
+    assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
+                    (mid + budget.PROBE_FIRST, mid + 65536)]
     assert timed == 65536 and not stopped and rate >= 0
     # a search that finds what it looks for within a few sets is not timed on them (a task's
     # fixed cost over a few sets would make its rate look thousands of times too high)
@@ -203,11 +211,11 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
                              1.0) is None
 
 
-def test_a_probe_of_sets_expected_slow_times_one_set_alone_first(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the calibrated rate (``expected``) puts PROBE_FIRST sets at PROBE_EARLY_S or more,
-    the first set is timed alone, and a slow one decides at once (bound of a 1000-worker code
-    walked 64 sets of 1.6 s each before it refused at 5 s)."""
+def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe's first set is timed alone, and a slow one decides at once (bound of a
+    1000-worker code walked 64 sets of 1.6 s each before it refused at 5 s; an
+    ill-conditioned code's sets in exact arithmetic take as long, with no calibrated rate
+    to foresee it)."""
     from gctool import budget
 
     seen: list[tuple[int, int]] = []
@@ -219,13 +227,36 @@ def test_a_probe_of_sets_expected_slow_times_one_set_alone_first(
         return b - a, False
 
     stop, mid = 10**8, 10**8 // 2
-    slow = budget.PROBE_EARLY_S * budget.NS_PER_S / budget.PROBE_FIRST
-    rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6, expected=slow) or (0, 0, 0)
+    rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6) or (0, 0, 0)
     assert seen == [(mid, mid + 1)] and timed == 1 and rate == budget.NS_PER_S
-    # expected a little faster: the first PROBE_FIRST together, as without it
+    # a run whose budget affords a second per set: the probe goes on to its task
     seen.clear()
-    budget.probe_rate(walk, stop, 65536, 1e6, expected=slow * 0.99)
-    assert seen == [(mid, mid + budget.PROBE_FIRST)]
+    budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
+    assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
+                    (mid + budget.PROBE_FIRST, mid + 65536)]
+
+
+def test_the_windows_stop_within_their_time_when_one_set_is_slow(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """first_finding walks its first set alone, then what the time left affords at the rate
+    so far: sets of seconds each (exact arithmetic) stop it after one, not after a window
+    of 32 (minutes)."""
+    from gctool import budget
+
+    seen: list[tuple[int, int]] = []
+    cpu = [0.0]
+    monkeypatch.setattr(budget.time, "thread_time", lambda: cpu[0])
+
+    def walk(a: int, b: int, per: float) -> tuple[int, bool]:
+        seen.append((a, b))
+        cpu[0] += per * (b - a)
+        return b - a, False
+
+    assert budget.first_finding(lambda a, b: walk(a, b, 2.0), 10**6) is None
+    assert seen == [(0, 1)]
+    seen.clear()  # 0.1 s per set: the first, then the one more the 0.25 s affords
+    assert budget.first_finding(lambda a, b: walk(a, b, 0.1), 10**6) is None
+    assert seen == [(0, 1), (1, 2), (2, 3)] and cpu[0] == pytest.approx(2.3)
 
 
 def test_a_small_enumeration_is_timed_on_a_sample_when_asked(
@@ -248,14 +279,16 @@ def test_a_small_enumeration_is_timed_on_a_sample_when_asked(
         rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e9, least=budget.SAMPLE_MIN) \
             or (0.0, 0, True)
         mid = stop // 2
-        assert seen == [(mid, mid + first), (mid + first, mid + size)] and timed == size
+        assert seen == [(mid, mid + 1), (mid + 1, mid + first), (mid + first, mid + size)]
+        assert timed == size
     assert budget.probe_rate(walk, budget.SAMPLE_MIN - 1, 65536, 1e9,
                              least=budget.SAMPLE_MIN) is None
     # a finding in the second half of a small sample still times it; at once, it does not
     half = budget.SAMPLE // 2 + first
-    assert budget.probe_rate(lambda a, b: (b - a if a == 5000 else half, a != 5000), 10_000,
+    head = 5000 + first  # the first set alone, then the first PROBE_FIRST: no finding
+    assert budget.probe_rate(lambda a, b: (b - a if a < head else half, a >= head), 10_000,
                              1, 1e9, least=budget.SAMPLE_MIN) is not None
-    assert budget.probe_rate(lambda a, b: (b - a if a == 5000 else 10, a != 5000), 10_000,
+    assert budget.probe_rate(lambda a, b: (b - a if a < head else 10, a >= head), 10_000,
                              1, 1e9, least=budget.SAMPLE_MIN) is None
 
 
@@ -358,7 +391,7 @@ def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
         attack(code, 6, method="exhaustive", symmetry=False, budget=Budget(max_work=1.0))
     text = str(err.value)
     assert err.value.kind == "work" and "timed on a sample" in text and "`max_work`" in text
-    assert err.value.needed == pytest.approx(0.1 / budget.PROBE_FIRST * comb(30, 6), rel=1e-3)
+    assert err.value.needed == pytest.approx(0.1 * comb(30, 6), rel=1e-3)  # one set timed
 
 
 def test_attack_estimates_use_the_kernel_that_will_run(monkeypatch: pytest.MonkeyPatch
@@ -452,9 +485,9 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A random dense real code (n=28, k=22, d = 6) fails at its first set of size 7: the
     size's estimate counts the walk up to it, not its C(28, 7) sets.  With s = 7 > d the
-    compiled walk decides each set itself and its task stops at the failing set (rank 32, the
-    first window); on two jobs so does the other job's task, whose first set fails too (a
-    window at its start finds one)."""
+    compiled walk decides each set itself and its task stops at the failing set (rank 0: the
+    first window's first set, walked alone); on two jobs so does the other job's task, whose
+    first set fails too (a window at its start finds one)."""
     import numpy as np
 
     from gctool.algebra.fields import parse_field
@@ -468,10 +501,10 @@ def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
     assert oracle.walk_stops(7) and not oracle.walk_stops(6)
     per_set = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 28).work(
         7, comb(28, 7))[0] / 1e9 / comb(28, 7)
-    for jobs, walked in ((1, 32), (2, 32)):
+    for jobs, walked in ((1, 1), (2, 1)):
         search = exhaustive._SearchBudget(oracle, jobs, None, None, oracle.limit, 28)
         seconds, how = search.size_time(7, comb(28, 7))
-        assert "first failing set (by rank 32 of" in how
+        assert "first failing set (by rank 1 of" in how
         assert seconds == pytest.approx(per_set * walked / jobs)
 
 
