@@ -252,7 +252,12 @@ class Decoder:
         gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
         with np.errstate(all="ignore"):
             slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))  # (b, K, m)
-            bound = (np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) ** 2
+            # rounded upward: the computed error (its subtraction of t and its sum of 2 K m
+            # squares), the square roots, the sum and the square each lose a few ulps, and an
+            # error on the limit's float must not come out below it (the exact error of
+            # 30991039/3874033 at the limit 24999011850183/3125000000000 was proved to decode)
+            up = 1 + (2 * K * self.T.shape[0] + 8) * EPS
+            bound = ((np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) * up) ** 2
         proved_ok = bound <= self.limit_lo
         sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
