@@ -127,13 +127,14 @@ class Family:
     def accepts_best_of(self) -> bool:
         return self.randomized and self.best_of
 
-    def screens(self, field: Field, best_of: int | None = None) -> bool:
-        """Whether a design over ``field`` records its conditioning, the step whose screens
-        walk on ``jobs`` threads (:func:`gctool.codes.conditioning.screen_jobs`): the build
-        records it, or the self-check does, or ``best_of`` ranks its draws by it; never over
-        GF(q), where decoding is exact."""
-        return not field.is_finite and (self.records_conditioning or self.self_checked
-                                        or best_of is not None)
+    def screens(self, field: Field | None = None, best_of: int | None = None) -> bool:
+        """Whether a design over ``field`` (None: the reals or the complex numbers) records
+        its conditioning, the step whose screens walk on ``jobs`` threads
+        (:func:`gctool.codes.conditioning.screen_jobs`): the build records it, or the
+        self-check does, or ``best_of`` ranks its draws by it; never over GF(q), where
+        decoding is exact."""
+        return not (field is not None and field.is_finite) and (
+            self.records_conditioning or self.self_checked or best_of is not None)
 
     # -- construction: the scheme module's functions ---------------------------------------
     #: ``build(n, s, k, field, rng, **params) -> (B, recorded params)``

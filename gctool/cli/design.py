@@ -201,15 +201,21 @@ def _make_command(info: Family) -> click.Command:
     opts.append(quiet_option)
     for opt in reversed(opts):
         callback = opt(callback)
+    # -j is hidden where no design of the scheme screens (typed, it is refused)
+    hide_jobs = not info.screens(best_of=1 if info.accepts_best_of else None)
     shown = "\n".join(f"  {e}" for e in examples(info))
     epilog = (f"\b\nExamples:\n{shown}\n\nFields: {in_cli_terms(info.fields)}. "
               f"Reference: {info.reference}. "
               "('reference §x' is a section of 'gctool reference'.)")
-    return click.Command(info.name, callback=callback,
-                         params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
-                         help=in_cli_terms(f"{info.summary}\n\n{info.description}"),
-                         short_help=in_cli_terms(info.summary),
-                         epilog=epilog)
+    command = click.Command(info.name, callback=callback,
+                            params=list(reversed(callback.__click_params__)),  # type: ignore[attr-defined]
+                            help=in_cli_terms(f"{info.summary}\n\n{info.description}"),
+                            short_help=in_cli_terms(info.summary),
+                            epilog=epilog)
+    for p in command.params:
+        if p.name == "jobs" and isinstance(p, click.Option):
+            p.hidden = hide_jobs
+    return command
 
 
 def _refuse_unused(info: Family, code: Any, best_of: int | None) -> None:

@@ -387,6 +387,7 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
     drawn = _design_scheme(lambda f: f.accepts_best_of and {"n", "s", "field"} <= f.uses
                            and not f.params)
     unscreened = next(name for name in _ARGS if not SCHEMES[name].screens(REAL))
+    never = next(name for name in _ARGS if not _ever_screens(SCHEMES[name]))
     return [
         # the build drew no random number for these parameters: the file records no seed
         ("--seed", "graph", ["-s", "1", "--graph", "petersen", "--seed", "5"],
@@ -407,6 +408,8 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
         # ... and of the designs that record their conditioning (Family.screens)
         ("-j", unscreened, [*_ARGS[unscreened], "-j", "2"],
          ("-j", f"{unscreened} design records no conditioning")),
+        # ... hidden from the help of a scheme none of whose designs screen, refused typed
+        ("-j", never, [*_ARGS[never], "-j", "2"], ("-j", f"{never} design records no")),
         # a scheme's parameter that only some of its constructions read
         ("--system", "encoded", ["--frame", "paley", "-n", "6", "-s", "1", "--system", "pg-3"],
          ("--system", "--frame steiner", "paley")),
@@ -414,6 +417,21 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
 
 
 REAL = parse_field("real")
+
+
+def _ever_screens(family: Family) -> bool:
+    """Does some design of the family screen (over R or C, with best_of where it takes it)?"""
+    return family.screens(best_of=1 if family.accepts_best_of else None)
+
+
+def test_design_help_shows_j_where_some_design_screens() -> None:
+    group = cli.get_command(click.Context(cli), "design")
+    assert isinstance(group, click.Group)
+    hidden = {name: next(p.hidden for p in group.get_command(click.Context(group), name).params
+                         if p.name == "jobs")  # type: ignore[union-attr]
+              for name in SCHEMES}
+    assert hidden == {name: not _ever_screens(f) for name, f in SCHEMES.items()}
+    assert set(hidden.values()) == {True, False}
 
 #: arguments of a small design of the schemes the rows above may pick
 _ARGS = {"sr-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"],
