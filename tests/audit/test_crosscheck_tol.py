@@ -99,6 +99,9 @@ def test_the_audit_code_against_brute_force_everywhere(
             worst = max(e for S, e in ERR7.items() if len(S) == s)
             assert abs(a.raw_error - float(worst)) <= 1e-9 * float(worst)
             assert (a.raw_error <= float(limit)) == (worst <= limit)  # the verdict's side
+    for point in gctool.curve(code, 4, tol=tol).curve[2:]:  # curve points: the same side
+        worst = max(e for S, e in ERR7.items() if len(S) == point.s)
+        assert (point.raw_error <= float(limit)) == (worst <= limit), point.s
     decoder = Decoder(code, tol)  # one set (what show --stragglers decodes)
     for S in ((3, 5, 6), (3, 4, 5), (3, 4, 5, 6), (0, 1)):
         one = decoder.decode([i for i in range(7) if i not in S])
