@@ -114,14 +114,24 @@ def _require(oracle: Oracle) -> None:
 
 
 #: one MILP solve (HiGHS: presolve, root LP, cuts, heuristics) beyond its branch-and-bound
-#: nodes, in ns ...
+#: nodes, in ns: a fixed part ...
 MILP_SOLVE_COST = 50_000_000
+#: ... plus this much per non-zero of the constraint matrix (threshold programs of random dense
+#: real codes, node limit 1: 0.5 s at 3,900 non-zeros, 1.4 s at 23,250, 5.8 s at 91,500, the
+#: program of n=300 whose MILP, charged 50 ms for it, took 13 s) ...
+MILP_ROOT_NNZ_COST = 60_000
 #: ... plus, per node (the root included), this fixed cost ...
-MILP_NODE_COST = 500_000
+MILP_NODE_COST = 100_000
 #: ... and this much per non-zero of the constraint matrix (the node's LP re-solve); each solve
 #: gets the node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords,
-#: so the budget, not the clock, bounds it (:func:`milp_work`)
-MILP_NNZ_COST = 800
+#: so the budget, not the clock, bounds it (:func:`milp_work`).  Measured on the threshold
+#: programs of random dense real codes n = 20-200 (k = 0.83 n, 500-41,000 non-zeros, a 3 s
+#: budget, CPU of the process, loaded 2-core machine): a whole MILP took 0.49x of its
+#: budget at 500 non-zeros, 1.9x at 6,800, 0.8x at 10,500 (a node costs 1-2.8 us per
+#: non-zero as the program goes); with 50 ms per solve and 0.5 ms + 800 ns per non-zero per
+#: node it took 0.55x at 500 non-zeros and 2.7x at 6,800, and attack --threshold of a random
+#: dense n=300 spent 13 s of CPU in a MILP charged 4 s (its root alone takes 5.8 s)
+MILP_NNZ_COST = 1_600
 #: a MILP is refused before it starts when the budget does not afford one solve of this many
 #: nodes (later solves of its cut loop are skipped instead, and the answer is heuristic)
 MILP_MIN_NODES = 10
@@ -133,14 +143,20 @@ BY_CLOCK = "the time limit (`time_limit`)"
 def milp_work(nonzeros: int, nodes: int) -> int:
     """One MILP solve over a constraint matrix of ``nonzeros`` non-zeros that explores at most
     ``nodes`` branch-and-bound nodes besides the root, in ns."""
-    return MILP_SOLVE_COST + (nodes + 1) * (MILP_NODE_COST + MILP_NNZ_COST * nonzeros)
+    return root_work(nonzeros) + (nodes + 1) * (MILP_NODE_COST + MILP_NNZ_COST * nonzeros)
+
+
+def root_work(nonzeros: int) -> int:
+    """What one MILP solve over ``nonzeros`` non-zeros costs besides its nodes, in ns."""
+    return MILP_SOLVE_COST + MILP_ROOT_NNZ_COST * nonzeros
 
 
 class _Solver:
     """The MILP solves of one search, held to the oracle's work budget deterministically.
 
     Before each solve its work is estimated from the size of the program
-    (:func:`milp_work`: a fixed cost, and per branch-and-bound node a fixed cost plus one per
+    (:func:`milp_work`: a fixed cost and one per non-zero, and per branch-and-bound node a
+    fixed cost plus one per
     non-zero of the constraints), and HiGHS gets the node limit that what is left of the budget
     affords (after the few decoder evaluations of the round); the nodes it explored are charged
     after it.  The first solve is refused when the budget does not afford
@@ -165,7 +181,7 @@ class _Solver:
         nnz = sum(int(np.count_nonzero(A)) for A, _, _ in rows)
         per_node = MILP_NODE_COST + MILP_NNZ_COST * nnz
         left = o.meter.remaining - o.set_work(0, 4)  # the round's decoder evaluations
-        nodes = int(min((left - MILP_SOLVE_COST) // per_node - 1, 2**31 - 1))
+        nodes = int(min((left - root_work(nnz)) // per_node - 1, 2**31 - 1))
         if nodes < MILP_MIN_NODES:
             if self.solves == 0:
                 o.budget.check_work(
@@ -180,7 +196,7 @@ class _Solver:
             self.stopped = BY_CLOCK
             return None
         explored = int(getattr(res, "mip_node_count", None) or 0)
-        o.meter.charge(MILP_SOLVE_COST + (min(explored, nodes) + 1) * per_node)
+        o.meter.charge(root_work(nnz) + (min(explored, nodes) + 1) * per_node)
         self.solves += 1
         if res.status != 0:  # HiGHS reports its node limit as "solution limit reached"
             self.stopped = (BY_BUDGET if explored >= nodes
