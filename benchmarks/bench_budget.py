@@ -575,10 +575,12 @@ def main_unseen(a: argparse.Namespace) -> None:
     timed = [r["ratio"] for r in rows if counts(r)]
     refused = [r for r in rows if r["refused"]]
     worst = max((max(x, 1 / x) for x in timed), default=float("nan"))
+    ratios = (f"measured / estimated {min(timed):.2f}-{max(timed):.2f} on the {len(timed)} "
+              f"runs of {MIN_TIMED:g} s or more (target 0.5-2; worst factor {worst:.2f}; '!' "
+              "marks a case outside it)" if timed else
+              f"no run of {MIN_TIMED:g} s or more, whose ratio has a target")
     print(f"{len(refused)} refused, {sum(bool(r.get('one_line')) for r in refused)} in one "
-          f"line naming --max-work; measured / estimated {min(timed, default=0):.2f}-"
-          f"{max(timed, default=0):.2f} on the {len(timed)} runs of {MIN_TIMED:g} s or more "
-          f"(target 0.5-2; worst factor {worst:.2f}; '!' marks a case outside it)")
+          f"line naming --max-work; {ratios}")
 
 
 #: runs whose estimate and measured time are both below this (seconds) are dominated by fixed
@@ -668,9 +670,9 @@ def main() -> None:
         print()
     else:
         ratios = [r["ratio"] for r in rows if r["timed"]]
-        print(f"timed cases: measured / estimated {min(ratios, default=0):.2f}-"
-              f"{max(ratios, default=0):.2f} "
-              "(target 0.5-2; '!' marks a case outside it)")
+        print(f"timed cases: measured / estimated {min(ratios):.2f}-{max(ratios):.2f} "
+              "(target 0.5-2; '!' marks a case outside it)" if ratios else
+              "timed cases: none among those run (the others' ratios have no target)")
 
 
 if __name__ == "__main__":
