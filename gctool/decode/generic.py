@@ -316,7 +316,12 @@ class Decoder:
 
     def _empty(self, b: int, with_vectors: bool) -> BatchResult:
         K = self.code.B.shape[1]
-        err = float(np.sum(np.abs(self.T) ** 2)) if not self.exact else 1.0
+        # ||T||^2 exactly, on its side of the limit's float (k = 65 at tol 0.9999999999999999:
+        # the limit's float is 65.0, the exact limit below it, and the empty set fails)
+        err = 1.0 if self.exact else on_side(sum(
+            (Fraction(float(x)) ** 2 for x in np.concatenate(
+                [np.real(self.T).ravel(), np.imag(self.T).ravel()])), Fraction(0)),
+            self.exact_limit)
         m = self.T.shape[0]
         vec = np.zeros((b, m, 0), dtype=self.code.field.dtype) if with_vectors else None
         del K

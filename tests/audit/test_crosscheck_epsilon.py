@@ -12,6 +12,7 @@ threshold 9 for 8; seed 19 (complex), 375/94 against 3.9893616981276594 + 4e-9, 
 from __future__ import annotations
 
 import itertools
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -73,3 +74,24 @@ def test_verify_at_a_limit_an_ulp_below_an_error(tmp_path: Path) -> None:
     r = run("verify", str(path), "-s", "8", "--tol", repr(tol))
     assert r.exit_code == 1, r.output
     assert "[0, 2, 3, 4, 5, 6, 7, 8]" in r.output
+
+
+@pytest.mark.parametrize("method", ["exhaustive", "auto", "bnb"])
+def test_no_survivor_fails_at_a_limit_whose_float_is_its_error(method: str,
+                                                                 tmp_path: Path) -> None:
+    """Every worker holds every partition (k = 65): only the set of all n stragglers fails,
+    its error ||t||^2 = 65.  At --tol 0.9999999999999999 the limit is 65 * that decimal,
+    exactly below 65, but its float is 65.0: the empty survivor set's error was that float,
+    which does not exceed it (threshold None, 'exact'); it is 3."""
+    code = GradientCode(np.ones((3, 65)), parse_field("real"), 0)
+    tol = 0.9999999999999999
+    assert Fraction(repr(tol)) * 65 < 65 and float(Fraction(repr(tol)) * 65) == 65.0
+    t = threshold(code, tol=tol, method=method)
+    assert t.exact and t.threshold == 3 and t.stragglers == [0, 1, 2]
+    assert threshold(code, tol=1.0, method=method).threshold is None  # 65 <= 65: decodes
+    path = tmp_path / "ones.json"
+    write_code(code, path)
+    r = run("attack", str(path), "--threshold", "--tol", repr(tol), "--method", method,
+            "--json")
+    report = json.loads(r.output)["files"][0]["report"]
+    assert r.exit_code == 0 and report["threshold"] == 3, r.output
