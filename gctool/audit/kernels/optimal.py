@@ -35,14 +35,100 @@ from gctool.numerics import EPS
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
 #: taken here as SVD_P max(s, d) (LAPACK's own error estimates take p = 1), with ||A||_2 <= 1
-#: (rows of an orthonormal basis).  A loss is kept only when the computed singular value is at
-#: least 2 e below numpy's 1e-14 (:func:`_settle`), impossible from max(s, d) = 12 on (2 e =
-#: 1.07e-14): there every set with an accidental loss stays with numpy.  Not lifted: the bound
-#: needed is on numpy's own SVD, which nothing computed here can tighten; a certified upper
-#: bound on the exact singular value (the residual of the computed vector) would replace one
-#: of the two e's and move the limit to about 22, and a rigorous bound on p (it grows with
-#: s d) would lower it
+#: (rows of an orthonormal basis; tighter: the computed largest singular value, under the same
+#: assumption).  A loss is kept only when numpy's computed singular value is proved at most
+#: numpy's 1e-14 (:func:`_settle`): from this SVD's value at least 2 e below it (one e for each
+#: SVD), or from a certified upper bound tau on the exact value (:func:`_lost_bound`: the
+#: residual ``||A^H X||`` of the computed lost vectors X, in compensated arithmetic, over their
+#: smallest singular value) with ``tau + e`` below it (one e: numpy's SVD only).  The first is
+#: impossible from max(s, d) = 12 on (2 e = 1.07e-14); the second holds while e is below
+#: 1e-14 less tau (tau is a few eps for an exactly lost direction): up to max(s, d) of about 22
 SVD_P = 2.0
+
+
+@njit
+def _two_sum(a: float, b: float) -> tuple[float, float]:
+    """a + b = x + y exactly (Knuth's TwoSum)."""
+    x = a + b
+    z = x - a
+    return x, (a - (x - z)) + (b - z)
+
+
+@njit
+def _two_prod(a: float, b: float) -> tuple[float, float]:
+    """a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no
+    underflow: the caller's slack covers it)."""
+    x = a * b
+    c = 134217729.0 * a  # 2^27 + 1
+    ah = c - (c - a)
+    al = a - ah
+    c = 134217729.0 * b
+    bh = c - (c - b)
+    bl = b - bh
+    return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+
+
+@njit
+def _dot2(x: Any, y: Any, k: int) -> tuple[float, float]:
+    """(value, bound) of the real dot product of x[:k] and y[:k] in twice the working
+    precision (Ogita, Rump and Oishi's Dot2): the exact value is within bound of value,
+    ``bound = 2 eps |value| + 2 gamma_k^2 |x|^T |y|`` (their error bound, solved for the
+    computed value; raised for the rounding of |x|^T |y| and by 2^-1000 per term for
+    underflow)."""
+    p, q = _two_prod(x[0], y[0])
+    a = abs(x[0] * y[0])
+    for i in range(1, k):
+        h, r = _two_prod(x[i], y[i])
+        p, e = _two_sum(p, h)
+        q += e + r
+        a += abs(x[i] * y[i])
+    v = p + q
+    g = k * EPS / (1 - k * EPS)
+    return v, 2 * EPS * abs(v) + 2 * g * g * a * (1 + 2 * k * EPS) + k * 2.0**-1000
+
+
+@njit
+def _lost_bound(A: Any, U: Any, k0: int) -> float:
+    """A certified upper bound on the (s - k0)-th smallest singular value of ``A^H`` (d x s,
+    its s values counting s - min(s, d) zeros), from the computed vectors X = U[:, k0:]:
+    Courant-Fischer gives at most ``max ||A^H x|| / ||x||`` over x in the span of X, at most
+    ``||A^H X||_F / sigma_min(X)``; the residual's entries in compensated arithmetic
+    (:func:`_dot2`, with their error bounds), ``sigma_min(X)^2 >= 1 - ||X^H X - I||_F`` (the
+    Gram matrix's round-off bounded a priori).  inf when X is not proved of full rank."""
+    s, d = A.shape
+    L = s - k0
+    x = np.empty(2 * s)
+    y = np.empty(2 * s)
+    acc = 0.0
+    for j in range(d):
+        for c in range(L):
+            for i in range(s):  # Re and Im of sum_i conj(A_ij) X_ic
+                a, u = A[i, j], U[i, k0 + c]
+                x[2 * i], x[2 * i + 1] = a.real, a.imag
+                y[2 * i], y[2 * i + 1] = u.real, u.imag
+            re, bre = _dot2(x, y, 2 * s)
+            for i in range(s):
+                u = U[i, k0 + c]
+                y[2 * i], y[2 * i + 1] = u.imag, -u.real
+            im, bim = _dot2(x, y, 2 * s)
+            acc += (abs(re) + bre) ** 2 + (abs(im) + bim) ** 2
+    res = np.sqrt(acc) * (1 + (2 * d * L + 4) * EPS)
+    g = 4 * s * EPS / (1 - 4 * s * EPS)
+    phi = 0.0
+    for a in range(L):
+        for b in range(L):
+            v = 0.0 * U[0, 0]
+            m = 0.0
+            for i in range(s):
+                v += np.conj(U[i, k0 + a]) * U[i, k0 + b]
+                m += abs(U[i, k0 + a]) * abs(U[i, k0 + b])
+            if a == b:
+                v -= 1.0
+            phi += (abs(v) + g * m * (1 + 2 * s * EPS)) ** 2
+    phi = np.sqrt(phi) * (1 + (2 * L * L + 4) * EPS) + 2 * EPS
+    if not (phi <= 0.5 and np.isfinite(res)):
+        return np.inf
+    return res / np.sqrt(1 - phi) * (1 + 4 * EPS)
 
 
 @njit
@@ -197,8 +283,10 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
     proved to give the same branches and an error within ``bnd`` of this one.
 
     * Every singular value of ``A = Qperp[S]`` is at least ``2 e`` (e: one SVD's error, numpy's
-      or this one's, :data:`SVD_P`) below ``sig_lost`` (lost in numpy's SVD too) or above
-      ``sig_kept`` (kept, outside numpy's ambiguous band); else pending.  With a lost one,
+      or this one's, :data:`SVD_P`) above ``sig_kept`` (kept, outside numpy's ambiguous band)
+      or below ``sig_lost`` (lost in numpy's SVD too), or below ``sig_lost`` with the
+      certified bound tau on the exact values of those lost (:func:`_lost_bound`) and
+      ``tau + e`` below ``sig_lost`` (numpy's value is at most that); else pending.  With a lost one,
       numpy's eigenvalue test (Gram eigenvalue >= sig_kept^2 >= 1e-12) fails too: the SVD
       route.  With none and s <= d, both routes give err_full exactly; with none and s > d,
       numpy's choice between its KKT and SVD routes is not proved: pending.
@@ -230,16 +318,24 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
                 return 0.0, True
             A[i, j] = v
     U, sv, _ = np.linalg.svd(A)
-    e = SVD_P * max(s, d) * EPS
+    p = SVD_P * max(s, d) * EPS
+    # one SVD's error (||A||_2 <= 1, and <= this SVD's largest value over 1 - p)
+    e = p * min(1.0, sv[0] / (1 - p)) if r > 0 and np.isfinite(sv[0]) else p
     lost = s - r
     gap = np.inf
+    certify = False  # a loss not proved by this SVD's value: by _lost_bound
     for i in range(r):
         if sv[i] <= sig_lost - 2 * e:
             lost += 1
         elif sv[i] >= sig_kept + 2 * e:
             gap = sv[i]  # descending: the last kept one is the smallest
+        elif sv[i] < sig_lost:
+            lost += 1
+            certify = True
         else:
             return 0.0, True
+    if certify and not _lost_bound(A, U, s - lost) + e < sig_lost:
+        return 0.0, True
     # numpy's lam (OptimalOracle.kept_floor): its smallest kept Gram eigenvalue, at least
     # (gap - 2e)^2 less its eigvalsh's error; 1 when none is kept
     lam = 1.0 if gap == np.inf else min((gap - 2 * e) ** 2 - 8 * max(s, d) * EPS, 1.0)
