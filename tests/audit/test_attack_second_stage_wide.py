@@ -113,7 +113,7 @@ def test_the_lost_bound_is_certified_in_exact_arithmetic(cplx: bool) -> None:
         checked += 1
     assert checked == 25
     # a direction that is not lost: the bound is its singular value, certified, not below it
-    b = int(np.flatnonzero((sv[:, -1] > 0.1))[0])
+    b = int(np.flatnonzero(sv[:, -1] > 0.1)[0])
     tau = _lost_bound(np.ascontiguousarray(A[b]), np.ascontiguousarray(U[b]), 11)
     assert sv[b, -1] <= tau <= sv[b, -1] * (1 + 1e-12)
     assert _certified(A[b], U[b][:, 11:], tau * (1 + 1e-15))

@@ -286,9 +286,9 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
       or this one's, :data:`SVD_P`) above ``sig_kept`` (kept, outside numpy's ambiguous band)
       or below ``sig_lost`` (lost in numpy's SVD too), or below ``sig_lost`` with the
       certified bound tau on the exact values of those lost (:func:`_lost_bound`) and
-      ``tau + e`` below ``sig_lost`` (numpy's value is at most that); else pending.  With a lost one,
-      numpy's eigenvalue test (Gram eigenvalue >= sig_kept^2 >= 1e-12) fails too: the SVD
-      route.  With none and s <= d, both routes give err_full exactly; with none and s > d,
+      ``tau + e`` below ``sig_lost`` (numpy's value is at most that); else pending.  With a
+      lost one, numpy's eigenvalue test (Gram eigenvalue >= sig_kept^2 >= 1e-12) fails too:
+      the SVD route.  With none and s <= d, both routes give err_full exactly; with none and s > d,
       numpy's choice between its KKT and SVD routes is not proved: pending.
     * The lost space (U's last L columns) of each SVD is within ``e / (gap - 2 e - sig_lost)``
       of A's (Wedin; gap: the smallest kept singular value); ``M = E^H N_SS E``,
