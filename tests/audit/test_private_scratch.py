@@ -61,3 +61,26 @@ def test_scratch_is_kept_by_its_thread_and_zeroed_again() -> None:
     t.join()
     # another thread's arrays are its own (and on other cache lines)
     assert all(a.ctypes.data != b.ctypes.data for a in other[0] for b in first)
+
+
+def test_a_full_cache_keeps_what_it_hits() -> None:
+    """A thread's cache is bounded (CACHED) and emptied only to add: with it full, a repeated
+    call still gets its arrays (it failed when an earlier test left it at exactly CACHED)."""
+    import threading
+
+    out: list[bool] = []
+
+    def run() -> None:
+        for i in range(private.CACHED):  # a fresh thread's cache, filled
+            private.scratch((i + 1, np.float64))
+            private.current(np.arange(i + 1))
+        first = private.scratch((99, np.int64))
+        out.append(private.scratch((99, np.int64))[0] is first[0])
+        S = private.current(np.arange(99))
+        out.append(private.current(np.arange(99)) is S)
+
+    t = threading.Thread(target=run)  # a fresh thread: an empty cache
+    t.start()
+    t.join()
+    assert out == [True, True]
+

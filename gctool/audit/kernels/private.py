@@ -61,10 +61,12 @@ def scratch(*specs: Spec) -> tuple[np.ndarray, ...]:
     one thread: the caller must be done with them before it asks again."""
     cache: dict[tuple[Spec, ...], tuple[np.ndarray, tuple[np.ndarray, ...]]] | None = \
         getattr(_threads, "cache", None)
-    if cache is None or len(cache) > CACHED:
+    if cache is None:
         cache = _threads.cache = {}
     hit = cache.get(specs)
     if hit is None:
+        if len(cache) >= CACHED:  # bounded; emptied only to add (a hit is always kept)
+            cache.clear()
         hit = cache[specs] = _carve(specs)
     else:
         hit[0].fill(0)
@@ -79,10 +81,12 @@ def current(a: Sequence[Any] | np.ndarray, dtype: Any = np.int64) -> np.ndarray:
     values = np.asarray(a, dtype=dtype)
     key = (values.shape, values.dtype.str)
     cache: dict[tuple[Any, str], np.ndarray] | None = getattr(_threads, "current", None)
-    if cache is None or len(cache) > CACHED:
+    if cache is None:
         cache = _threads.current = {}
     out = cache.get(key)
     if out is None:
+        if len(cache) >= CACHED:  # bounded, as scratch's
+            cache.clear()
         (out,) = zeros((values.shape, dtype))
         cache[key] = out
     out[...] = values
