@@ -109,6 +109,24 @@ def exact_value(rows: np.ndarray, targets: np.ndarray) -> Fraction:
     return total
 
 
+def vector_error(a: np.ndarray, rows: np.ndarray, targets: np.ndarray) -> Fraction:
+    """``||a rows - targets||^2`` (a: (m, f), rows: (f, K), targets: (m, K); summed over
+    the entries), exactly: the error of a given decoder, at least :func:`exact_value`."""
+    total = Fraction(0)
+    for u in range(targets.shape[0]):
+        for j in range(rows.shape[1]):
+            re = -Fraction(float(np.real(targets[u, j])))
+            im = -Fraction(float(np.imag(targets[u, j])))
+            for i in range(rows.shape[0]):
+                ar, ai = Fraction(float(np.real(a[u, i]))), Fraction(float(np.imag(a[u, i])))
+                br = Fraction(float(np.real(rows[i, j])))
+                bi = Fraction(float(np.imag(rows[i, j])))
+                re += ar * br - ai * bi
+                im += ar * bi + ai * br
+            total += re * re + im * im
+    return total
+
+
 #: refinement steps of :func:`refined_error` (each gains about -log10(cond * eps) digits)
 REFINE_STEPS = 6
 _U = 2.0 ** -53  # unit round-off

@@ -40,7 +40,8 @@ import numpy as np
 from gctool.decode.generic import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
-from gctool.numerics import decodes
+from gctool.exactls import vector_error
+from gctool.numerics import EPS, exact_limit, limit_bracket, on_side, proves_decodes
 
 if TYPE_CHECKING:
     from gctool.registry.info import StructuredDecoder
@@ -129,8 +130,11 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
     """(error, ok) of decoding vectors A (b, m, f) for survivor sets F (b, f).
 
     Over GF(q) ``error`` is 0 when ``A_p B_F = targets`` exactly and 1 otherwise; over R/C it is
-    ``||A_p B_F - targets||^2`` and ok means error <= tol * k (the policy of
-    :mod:`gctool.decode`).  Non-finite vectors fail."""
+    ``||A_p B_F - targets||^2`` and ok means that error, exactly, is at most the exact limit
+    (:func:`gctool.numerics.exact_limit`): proved from a rigorous round-off bound, or, within
+    round-off of the limit, decided on the vector's exact error (its float is then on the
+    verdict's side of the limit, :func:`gctool.numerics.on_side`).  Non-finite vectors
+    fail."""
     tol = check_tol(tol)
     BF = np.asarray(code.B)[F]  # (b, f, K)
     T = code.targets()
@@ -139,8 +143,23 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
         return (~ok).astype(np.float64), ok
     with np.errstate(over="ignore", invalid="ignore"):
         err = np.sum(np.abs(A @ BF - T[None]) ** 2, axis=(1, 2))
+        # a rigorous bound on the round-off of each residual entry (products, sums, minus t)
+        f = BF.shape[1]
+        gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
+        slack = np.sqrt(np.sum((gamma * (np.abs(A) @ np.abs(BF) + np.abs(T)[None])) ** 2,
+                               axis=(1, 2)))
+        up = 1 + (2 * T.size + 8) * EPS  # the sum of squares and the square roots, rounded
+        hi = ((np.sqrt(err) + slack) * up) ** 2
+        lo = (np.maximum(np.sqrt(err) - slack, 0) / up) ** 2
     err = np.where(np.isfinite(err), err, np.inf)
-    return err, decodes(err, code.k, tol)
+    limit = exact_limit(code.k, tol)
+    ok = proves_decodes(hi, code.k, tol)
+    near = np.isfinite(hi) & ~ok & ~(lo > limit_bracket(limit)[1])
+    for i in np.flatnonzero(near):  # within round-off of the limit: the vector's exact error
+        exact = vector_error(A[i], BF[i], T)
+        err[i] = on_side(exact, limit)  # on the verdict's side of decode_limit
+        ok[i] = exact <= limit
+    return err, ok
 
 
 def _gf_product(code: GradientCode, A: np.ndarray, BF: np.ndarray) -> np.ndarray:
