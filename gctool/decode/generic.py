@@ -233,6 +233,20 @@ class Decoder:
         def err_at(r: np.ndarray) -> np.ndarray:
             return tt - np.where(r > 0, proj[idx, np.maximum(r - 1, 0)], 0.0)
 
+        tnorm = float(np.sqrt(tt))
+
+        def accuracy(sr: np.ndarray) -> np.ndarray:  # perturbation of sqrt(error) at sigma_r
+            with np.errstate(all="ignore"):
+                return 10 * (f + K) * EPS * np.where(sr > 0, smax / sr, np.inf) * tnorm
+
+        def near(r: np.ndarray) -> np.ndarray:  # err_at(r) within its round-off of the limit?
+            e = err_at(r)  # ||t||^2 minus the projection: it loses (f + K) ulps of ||t||^2
+            acc = accuracy(S[idx, np.maximum(r - 1, 0)])
+            with np.errstate(all="ignore"):
+                top = np.sqrt(np.maximum(e, self.limit))
+                room = 10 * (f + K) * EPS * tt + acc * (2 * top + acc)
+            return (r > 0) & (np.abs(e - self.limit) <= room)
+
         band = r_lo != r_hi
         split = np.zeros(b, dtype=bool)
         if band.any():
@@ -261,12 +275,14 @@ class Decoder:
         proved_ok = bound <= self.limit_lo
         sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
-        tnorm = float(np.sqrt(tt))
         with np.errstate(all="ignore"):
-            acc = 10 * (f + K) * EPS * np.where(sr > 0, smax / sr, np.inf) * tnorm
-            proved_fail = well & (np.sqrt(error) - acc > np.sqrt(self.limit_hi))
+            proved_fail = well & (np.sqrt(error) - accuracy(sr) > np.sqrt(self.limit_hi))
         proved_fail |= (rank == 0) & (error > self.limit_hi)  # error = ||T||^2, exact
-        return ~(proved_ok | proved_fail) | split
+        # the error without the value in the band within round-off of the limit: it may be on
+        # either side of it exactly, so the verdict may hinge on the value (decided exactly
+        # once the numerical rank is certified, like every doubtful set)
+        hinge = band & near(r_lo)
+        return ~(proved_ok | proved_fail) | split | hinge
 
     def _rank_certified(self, F: np.ndarray, S: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
