@@ -39,8 +39,8 @@ import numpy as np
 
 from gctool.decode.generic import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
-from gctool.model import GradientCode
 from gctool.exactls import vector_error
+from gctool.model import GradientCode
 from gctool.numerics import EPS, exact_limit, limit_bracket, on_side, proves_decodes
 
 if TYPE_CHECKING:
