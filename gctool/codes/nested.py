@@ -184,12 +184,15 @@ def census_size(counts: Sequence[int]) -> int:
 #: one level profile decoded (:func:`_decode_profile`) costs this much besides its decoding,
 #: in ns: the received code built and checked, the decoder's set-up (row normalisation,
 #: targets) and its single call ...
-PROFILE_NS = 200_000
+PROFILE_NS = 300_000
 #: ... plus this much per worker (the profile drawn and its rows gathered in Python).
 #: Measured (CPU of one thread, one BLAS thread, the 2-core development machine under a load of
 #: about 8): complex, real and GF(13) codes of n = 12-150 with 3-66 rows received, 250-440 us
-#: per profile where this model counts 230-380 (1.2-1.6x on a loaded machine), and the
-#: decoding of 66 x 64 real rows at 1.0 ms where it counts 1.0
+#: per profile where this model counted 230-380 with 200 us here (1.2-1.6x on a loaded
+#: machine), and the decoding of 66 x 64 real rows at 1.0 ms where it counts 1.0. The
+#: decoder's near-limit checks (exact tolerance rule) then added about 20% per call: nested
+#: complex n = 12, levels 6,3,3 (bench_budget) took 420-490 us per profile on a quiet machine
+#: where 200 us here counted 231: hence 300
 PROFILE_WORKER_NS = 1_000
 
 
