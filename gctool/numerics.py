@@ -139,6 +139,17 @@ def decodes(err: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
     return np.asarray(err) <= decode_limit(k, tol)
 
 
+def residual_bracket(err: Any, slack: Any, terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``: rigorous bounds on an exact squared residual whose computed value ``err`` is
+    a sum of ``terms`` squares of entries each within round-off of the exact ones (``slack``: the
+    2-norm of those entries' round-off bounds).  Rounded outward: the squares' sum, the square
+    roots and the final square each lose a few ulps, and an error on the limit's float must not
+    come out on the wrong side of it (elementwise; call under ``np.errstate`` for inf/nan)."""
+    up = 1 + (2 * terms + 8) * EPS
+    root = np.sqrt(err)
+    return (np.maximum(root - slack, 0) / up) ** 2, ((root + slack) * up) ** 2
+
+
 def proves_decodes(bound: Any, k: int, tol: Tol = DEFAULT_TOL) -> np.ndarray:
     """Does a rigorous upper bound on the error prove ``err(F) <= typed(tol) * k``: is it at
     most the largest float at or below the exact limit (elementwise)?"""

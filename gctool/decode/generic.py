@@ -45,6 +45,7 @@ from gctool.numerics import (
     limit_bracket,
     on_side,
     rank_cutoff,
+    residual_bracket,
     row_class_ids,
     structural_rank,
 )
@@ -270,8 +271,8 @@ class Decoder:
             # squares), the square roots, the sum and the square each lose a few ulps, and an
             # error on the limit's float must not come out below it (the exact error of
             # 30991039/3874033 at the limit 24999011850183/3125000000000 was proved to decode)
-            up = 1 + (2 * K * self.T.shape[0] + 8) * EPS
-            bound = ((np.sqrt(error) + np.sqrt(np.sum(slack**2, axis=(1, 2)))) * up) ** 2
+            bound = residual_bracket(error, np.sqrt(np.sum(slack**2, axis=(1, 2))),
+                                     K * self.T.shape[0])[1]
         proved_ok = bound <= self.limit_lo
         sr = np.take_along_axis(S, np.maximum(rank - 1, 0)[:, None], axis=1)[:, 0]
         well = (rank > 0) & (sr >= DECIDE_RTOL * smax)
@@ -334,10 +335,7 @@ class Decoder:
         K = self.code.B.shape[1]
         # ||T||^2 exactly, on its side of the limit's float (k = 65 at tol 0.9999999999999999:
         # the limit's float is 65.0, the exact limit below it, and the empty set fails)
-        err = 1.0 if self.exact else on_side(sum(
-            (Fraction(float(x)) ** 2 for x in np.concatenate(
-                [np.real(self.T).ravel(), np.imag(self.T).ravel()])), Fraction(0)),
-            self.exact_limit)
+        err = 1.0 if self.exact else on_side(exact_value(self.Bn[:0], self.T), self.exact_limit)
         m = self.T.shape[0]
         vec = np.zeros((b, m, 0), dtype=self.code.field.dtype) if with_vectors else None
         del K

@@ -41,7 +41,14 @@ from gctool.decode.generic import DEFAULT_TOL, Decoder, Decoding, check_tol
 from gctool.errors import InvalidInput
 from gctool.exactls import vector_error
 from gctool.model import GradientCode
-from gctool.numerics import EPS, exact_limit, limit_bracket, on_side, proves_decodes
+from gctool.numerics import (
+    EPS,
+    exact_limit,
+    limit_bracket,
+    on_side,
+    proves_decodes,
+    residual_bracket,
+)
 
 if TYPE_CHECKING:
     from gctool.registry.info import StructuredDecoder
@@ -148,9 +155,7 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
         gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
         slack = np.sqrt(np.sum((gamma * (np.abs(A) @ np.abs(BF) + np.abs(T)[None])) ** 2,
                                axis=(1, 2)))
-        up = 1 + (2 * T.size + 8) * EPS  # the sum of squares and the square roots, rounded
-        hi = ((np.sqrt(err) + slack) * up) ** 2
-        lo = (np.maximum(np.sqrt(err) - slack, 0) / up) ** 2
+        lo, hi = residual_bracket(err, slack, T.size)
     err = np.where(np.isfinite(err), err, np.inf)
     limit = exact_limit(code.k, tol)
     ok = proves_decodes(hi, code.k, tol)
