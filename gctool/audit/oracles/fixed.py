@@ -4,7 +4,6 @@ or the scaled uniform weights), used on the survivors only; not monotone."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from gctool.budget import Budget
 from gctool.decode import DEFAULT_TOL
 from gctool.engine.enumeration import straggler_mask
 from gctool.errors import InvalidInput
+from gctool.exactls import vector_error
 from gctool.model import GradientCode
 from gctool.numerics import EPS, Tol, on_side
 
@@ -120,7 +120,7 @@ class FixedOracle(Oracle):
         for i in near:
             alive = np.ones(self.n, dtype=bool)
             alive[S[i]] = False
-            err[i] = on_side(_exact_error(W[:, alive], self.code.B[alive], T), exact)
+            err[i] = on_side(vector_error(W[:, alive], self.code.B[alive], T), exact)
         return err
 
     def _direct(self, S: np.ndarray) -> np.ndarray:
@@ -146,20 +146,3 @@ class FixedOracle(Oracle):
             bad |= np.any(got != T[u][None, :], axis=1)
         return bad.astype(np.float64)
 
-
-def _exact_error(W: np.ndarray, B: np.ndarray, T: np.ndarray) -> Fraction:
-    """``||W B - T||^2`` (Frobenius; real and imaginary parts) in exact rationals."""
-    total = Fraction(0)
-    for u in range(W.shape[0]):
-        for k in range(B.shape[1]):
-            re = Fraction(float(np.real(T[u, k])))
-            im = Fraction(float(np.imag(T[u, k])))
-            acc_re, acc_im = -re, -im
-            for i in range(W.shape[1]):
-                w, x = W[u, i], B[i, k]
-                wr, wi = Fraction(float(np.real(w))), Fraction(float(np.imag(w)))
-                xr, xi = Fraction(float(np.real(x))), Fraction(float(np.imag(x)))
-                acc_re += wr * xr - wi * xi
-                acc_im += wr * xi + wi * xr
-            total += acc_re * acc_re + acc_im * acc_im
-    return total
