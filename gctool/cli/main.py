@@ -189,9 +189,11 @@ def _fail(message: str, code: ExitCode) -> int:
 
 def _usage(exc: click.ClickException) -> int:
     ctx = getattr(exc, "ctx", None)
-    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
-        click.echo(ctx.get_help())  # a bare group: show its help, not an error
-        return int(ExitCode.OK)
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        # a group without its command ("gctool", "gctool design"): a usage error, as click
+        # >= 8.2 and the contract say; its help goes to stderr (stdout carries output only)
+        click.echo(exc.ctx.get_help(), err=True)
+        return int(ExitCode.USAGE)
     where = ctx.command_path if ctx is not None else "gctool"
     hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
     click.echo(f"{where}: error: {_one_line(exc.format_message())}{hint}", err=True)

@@ -218,11 +218,6 @@ def test_help_everywhere_has_examples(runner: CliRunner) -> None:
         assert r.exit_code == 0 and "Examples:" in r.stdout
 
 
-def test_bare_group_shows_help(runner: CliRunner) -> None:
-    r = run()
-    assert r.exit_code == 0 and "Commands:" in r.stdout
-
-
 def test_internal_errors_are_exit_3_without_traceback(runner: CliRunner,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import gctool.api

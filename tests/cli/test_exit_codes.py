@@ -45,3 +45,20 @@ def test_every_report_a_command_prints_has_a_renderer() -> None:
     for name, (_, classes) in schemas.REPORTS.items():
         for cls in classes():
             assert ("Picture" if name == "show" else cls.__name__) in renderers(), cls
+
+
+def test_a_group_without_its_command_is_a_usage_error() -> None:
+    """``gctool`` and ``gctool design`` alone: the help on stderr, nothing on stdout, exit 2
+    (docs/cli.md, exit codes); ``--help`` is the same help on stdout, exit 0."""
+    import subprocess
+    import sys
+
+    for words in ([], ["design"]):
+        bare = subprocess.run([sys.executable, "-m", "gctool", *words],
+                              capture_output=True, text=True, check=False)
+        asked = subprocess.run([sys.executable, "-m", "gctool", *words, "--help"],
+                               capture_output=True, text=True, check=False)
+        assert (bare.returncode, bare.stdout) == (int(ExitCode.USAGE), ""), words
+        assert bare.stderr.startswith("Usage: gctool"), words
+        assert (asked.returncode, asked.stderr) == (0, ""), words
+        assert asked.stdout == bare.stderr, words
