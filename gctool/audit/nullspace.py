@@ -50,7 +50,7 @@ from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decode_limit, decodes, proves_decodes
+from gctool.numerics import EPS, decode_limit, decodes, proves_decodes, residual_bracket
 
 if TYPE_CHECKING:
     from gctool.audit.chunks import ChunkSummary
@@ -478,20 +478,25 @@ class FloatNullKernel(Kernel):
     def witness_error(self, S: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for ``a = W + N^T Z`` cut to F.
 
-        The optimal (least-squares) error is at most this, so a value <= tol * k proves the
-        set decodes.  Round-off of the residual itself is bounded by
-        ``gamma_n |B|^T |a|`` (gamma_n = n eps / (1 - n eps)) and added."""
+        The optimal (least-squares) error is at most this, so a value at most the exact
+        limit's float below (:func:`~gctool.numerics.proves_decodes`) proves the set decodes.
+        Round-off of each residual entry (its products, sums and the subtraction of t) is
+        bounded by ``gamma_{n+2} (|B|^T |a| + |t|)``; the bound is then rounded upward
+        (:func:`~gctool.numerics.residual_bracket`: the squares' sum, the roots and the square
+        lose ulps, and a residual of a decoder near 0 has no other slack: error 3 came out
+        2.9999999999999996)."""
         B, W, NT = self.Bn, self.red.W, self.red.N.T
         b, m, n = S.shape[0], W.shape[1], self.code.n
         a = W[None] + np.einsum("nd,bdm->bnm", NT, Z)  # (b, n, m)
         a[np.arange(b)[:, None], S] = 0
         flat = np.swapaxes(a, 1, 2).reshape(b * m, n)
         resid = (flat @ B).reshape(b, m, -1) - self.T[None]
-        gamma = n * EPS / (1 - n * EPS)
-        slack = gamma * (np.abs(flat) @ np.abs(B)).reshape(b, m, -1)
-        r = np.sqrt(np.sum(np.abs(resid) ** 2, axis=(1, 2)))
-        e = np.sqrt(np.sum(slack**2, axis=(1, 2)))
-        return np.asarray((r + e) ** 2)
+        gamma = (n + 2) * EPS / (1 - (n + 2) * EPS)
+        with np.errstate(over="ignore", invalid="ignore"):
+            slack = gamma * ((np.abs(flat) @ np.abs(B)).reshape(b, m, -1) + np.abs(self.T)[None])
+            return np.asarray(residual_bracket(np.sum(np.abs(resid) ** 2, axis=(1, 2)),
+                                               np.sqrt(np.sum(slack**2, axis=(1, 2))),
+                                               resid.shape[1] * resid.shape[2])[1])
 
 
 def _put(out: ChunkEval, rows: np.ndarray, sub: ChunkEval) -> None:

@@ -392,3 +392,27 @@ def test_a_chunks_weakest_sets_are_those_of_a_stable_sort(values: list[float]) -
 
     lb = np.array(values, dtype=float)
     assert weakest(lb).tolist() == np.argsort(lb, kind="stable")[:WEAKEST].tolist()
+
+
+def test_witness_bound_is_rounded_upward_at_a_tie() -> None:
+    """The witness decoder's error bound (FloatNullKernel.witness_error) is an upper bound on
+    the exact error of the decoder it tests, also when nothing but rounding separates them: a
+    decoder 0 on the survivors has residual -t exactly and no round-off slack, and its error
+    3 came out sqrt(3)^2 = 2.9999999999999996, 'proving' that it decodes at the exact limit
+    2.9999999999999996 (tol that / 3, k = 3)."""
+    from fractions import Fraction
+
+    from gctool.numerics import proves_decodes
+
+    code = GradientCode(np.ones((2, 3)), parse_field("real"), 0)
+    red = ns.reduce_float(code, 1e-9)
+    kernel = ns.FloatNullKernel(code, 1e-9, red)
+    S = np.array([[0]])
+    Z = (-red.W[1] / red.N.T[1]).reshape(1, 1, 1)  # a = W + N^T Z vanishes on worker 1
+    a = red.W + red.N.T @ Z[0]
+    assert a[1, 0] == 0
+    exact = sum((Fraction(float(a[1, 0])) * Fraction(float(x)) - 1) ** 2 for x in kernel.Bn[1])
+    bound = kernel.witness_error(S, Z)
+    assert exact == 3 and Fraction(float(bound[0])) >= exact
+    tie = Fraction(float(np.nextafter(3.0, 0))) / 3  # exact limit: the float just below 3
+    assert not proves_decodes(bound, 3, tie)[0]
