@@ -127,14 +127,24 @@ class Family:
     def accepts_best_of(self) -> bool:
         return self.randomized and self.best_of
 
-    def screens(self, field: Field | None = None, best_of: int | None = None) -> bool:
-        """Whether a design over ``field`` (None: the reals or the complex numbers) records
-        its conditioning, the step whose screens walk on ``jobs`` threads
-        (:func:`gctool.codes.conditioning.screen_jobs`): the build records it, or the
-        self-check does, or ``best_of`` ranks its draws by it; never over GF(q), where
-        decoding is exact."""
+    def screens(self, field: Field | None = None, best_of: int | None = None,
+                n: int | None = None, s: int | None = None) -> bool:
+        """Whether a design over ``field`` (None: the reals or the complex numbers) with ``n``
+        and ``s`` (None: some) records its conditioning, the step whose screens walk on
+        ``jobs`` threads (:func:`gctool.codes.conditioning.screen_jobs`): the build records
+        it, or the self-check does, unless the build computes it by a search of its own
+        (:meth:`own_conditioning`); or ``best_of`` ranks its draws by it; never over GF(q),
+        where decoding is exact."""
         return not (field is not None and field.is_finite) and (
-            self.records_conditioning or self.self_checked or best_of is not None)
+            best_of is not None or (self.own_conditioning(field, n, s) is None and (
+                self.records_conditioning or self.self_checked)))
+
+    def own_conditioning(self, field: Field | None, n: int | None, s: int | None
+                         ) -> str | None:
+        """Why a design over ``field`` with ``n`` and ``s`` records a conditioning that its
+        build computed without the screens (in words, e.g. a search of its own), or None
+        (the default: the screens compute whatever the design records)."""
+        return None
 
     # -- construction: the scheme module's functions ---------------------------------------
     #: ``build(n, s, k, field, rng, **params) -> (B, recorded params)``

@@ -227,9 +227,10 @@ def _refuse_unused(info: Family, code: Any, best_of: int | None) -> None:
     if typed("seed") and code.seed is None:
         raise click.UsageError(f"--seed applies to designs that draw random numbers; this "
                                f"{info.name} design draws none (its file records no seed)")
-    if typed("jobs") and not info.screens(code.field, best_of):
+    if typed("jobs") and not info.screens(code.field, best_of, code.n, code.s):
         why = (f"a {code.field} design runs none" if code.field.is_finite else
-               f"a {info.name} design records no conditioning"
+               info.own_conditioning(code.field, code.n, code.s)
+               or f"a {info.name} design records no conditioning"
                + (" (--best-of would)" if info.accepts_best_of else ""))
         raise click.UsageError(f"-j applies to the conditioning screens of real and complex "
                                f"designs; {why}")

@@ -326,6 +326,13 @@ class CyclicMDSFamily(Family):
     )
     choose_field = staticmethod(choose_field)
     records_conditioning = True
+
+    def own_conditioning(self, field: Field | None, n: int | None, s: int | None
+                         ) -> str | None:
+        if field is not None and field.kind == "real" and n is not None and s and (n - s) % 2 == 0:
+            return ("a real cyclic-mds design with n - s even records the conditioning of "
+                    "its zero-set search")
+        return None
     self_checked = True
     structured_decoder = StructuredDecoder(
           decode_batch, "cyclic-mds: one row of the inverse Vandermonde at the n-th roots of unity")

@@ -388,6 +388,7 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
                            and not f.params)
     unscreened = next(name for name in _ARGS if not SCHEMES[name].screens(REAL))
     never = next(name for name in _ARGS if not _ever_screens(SCHEMES[name]))
+    searched = _design_scheme(lambda f: f.own_conditioning(REAL, *_SEARCHED) is not None)
     return [
         # the build drew no random number for these parameters: the file records no seed
         ("--seed", "graph", ["-s", "1", "--graph", "petersen", "--seed", "5"],
@@ -408,6 +409,9 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
         # ... and of the designs that record their conditioning (Family.screens)
         ("-j", unscreened, [*_ARGS[unscreened], "-j", "2"],
          ("-j", f"{unscreened} design records no conditioning")),
+        # ... and not of a design whose build records the conditioning of its own search
+        ("-j", searched, ["-n", str(_SEARCHED[0]), "-s", str(_SEARCHED[1]), "--field", "real",
+                          "-j", "2"], ("-j", "search")),
         # ... hidden from the help of a scheme none of whose designs screen, refused typed
         ("-j", never, [*_ARGS[never], "-j", "2"], ("-j", f"{never} design records no")),
         # a scheme's parameter that only some of its constructions read
@@ -417,6 +421,9 @@ def _design_refused() -> list[tuple[str, str, list[str], tuple[str, ...]]]:
 
 
 REAL = parse_field("real")
+#: (n, s) of a real design that records the conditioning of a search of its own (cyclic-mds:
+#: n - s even), and of one of the same family that screens (n - s odd)
+_SEARCHED, _SCREENED = (6, 2), (7, 2)
 
 
 def _ever_screens(family: Family) -> bool:
@@ -447,7 +454,7 @@ def test_a_family_says_whether_its_design_records_conditioning(
     complex (or real-only) design of every scheme records its conditioning, the step whose
     screens read -j, exactly when its family says so; best_of's ranking always does.  (The
     declaration is per family: a real cyclic-mds with n - s even records the conditioning of
-    its zero-set search instead, and accepts -j without using it.)"""
+    its zero-set search instead: test_a_design_with_its_own_search_does_not_screen.)"""
     import gctool
     import gctool.codes.best_of
     import gctool.codes.conditioning as conditioning
@@ -481,6 +488,37 @@ def test_a_family_says_whether_its_design_records_conditioning(
     calls.clear()
     gctool.design(drawn, seed=1, best_of=2, **SMALL[drawn])
     assert calls and SCHEMES[drawn].screens(REAL, best_of=2)
+
+
+def test_a_design_with_its_own_search_does_not_screen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Family.screens per design, not only per family: a real cyclic-mds with n - s even
+    records the conditioning of its zero-set search (no screen runs, so -j is refused), with
+    n - s odd its screens record it (-j is used, and the file is the same for any -j)."""
+    import gctool
+    import gctool.codes.conditioning as conditioning
+
+    calls: list[int] = []
+    real = conditioning.conditioning
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conditioning, "conditioning", counted)
+    name = _design_scheme(lambda f: f.own_conditioning(REAL, *_SEARCHED) is not None)
+    family = SCHEMES[name]
+    for (n, s), screens in ((_SEARCHED, False), (_SCREENED, True)):
+        calls.clear()
+        code = gctool.design(name, n=n, s=s, field="real")
+        assert "worst_condition" in code.params
+        assert bool(calls) == family.screens(REAL, n=n, s=s) == screens, (n, s)
+        assert (family.own_conditioning(REAL, n, s) is None) == screens
+        out = tmp_path / f"{n}-{s}.json"
+        r = run("design", name, "-n", str(n), "-s", str(s), "--field", "real", "-j", "2",
+                "-o", str(out))
+        assert (r.exit_code == 0) == screens == out.exists(), r.stderr
+    assert family.screens(REAL) and family.screens(parse_field("complex"), n=6, s=2)
 
 
 def _design_options() -> set[tuple[str, str]]:
