@@ -448,17 +448,11 @@ _ARGS = {"sr-sgc": ["-n", "6", "--burst", "1", "--window", "3", "--lambda", "3"]
          "tandon-partial": ["-n", "5", "-s", "1", "--partitions", "3"]}
 
 
-def test_a_family_says_whether_its_design_records_conditioning(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Family.screens (design's -j is refused where it is False) is what runs: a small
-    complex (or real-only) design of every scheme records its conditioning, the step whose
-    screens read -j, exactly when its family says so; best_of's ranking always does.  (The
-    declaration is per family: a real cyclic-mds with n - s even records the conditioning of
-    its zero-set search instead: test_a_design_with_its_own_search_does_not_screen.)"""
-    import gctool
+def _count_conditioning(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one per conditioning record (the step whose screens read -j) of
+    a construction, a self-check or best_of's ranking."""
     import gctool.codes.best_of
     import gctool.codes.conditioning as conditioning
-    from gctool.algebra.fields import parse_field
 
     calls: list[int] = []
     real = conditioning.conditioning
@@ -469,6 +463,20 @@ def test_a_family_says_whether_its_design_records_conditioning(
 
     monkeypatch.setattr(conditioning, "conditioning", counted)
     monkeypatch.setattr(gctool.codes.best_of, "conditioning", counted)
+    return calls
+
+
+def test_a_family_says_whether_its_design_records_conditioning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Family.screens (design's -j is refused where it is False) is what runs: a small
+    complex (or real-only) design of every scheme records its conditioning, the step whose
+    screens read -j, exactly when its family says so; best_of's ranking always does.  (The
+    declaration is per family: a real cyclic-mds with n - s even records the conditioning of
+    its zero-set search instead: test_a_design_with_its_own_search_does_not_screen.)"""
+    import gctool
+    from gctool.algebra.fields import parse_field
+
+    calls = _count_conditioning(monkeypatch)
     said = {}
     for name, family in SCHEMES.items():
         over = {"field": "complex"} if "field" in family.uses else {}
@@ -496,16 +504,8 @@ def test_a_design_with_its_own_search_does_not_screen(
     records the conditioning of its zero-set search (no screen runs, so -j is refused), with
     n - s odd its screens record it (-j is used, and the file is the same for any -j)."""
     import gctool
-    import gctool.codes.conditioning as conditioning
 
-    calls: list[int] = []
-    real = conditioning.conditioning
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(conditioning, "conditioning", counted)
+    calls = _count_conditioning(monkeypatch)
     name = _design_scheme(lambda f: f.own_conditioning(REAL, *_SEARCHED) is not None)
     family = SCHEMES[name]
     for (n, s), screens in ((_SEARCHED, False), (_SCREENED, True)):
