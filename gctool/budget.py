@@ -204,11 +204,11 @@ class Budget:
 
         def refuse(total: float, detail: str) -> GctoolError:
             so_far = f" ({detail} so far)" if detail else ""
-            spent = total / NS_PER_S
-            return work_refusal(f"{what}{so_far} has spent about {format_seconds(spent)} "
-                                "(estimated, one core)", spent, budget, remedy, used)
+            return work_refusal(f"{what}{so_far} {meter.words(total)}", total / NS_PER_S,
+                                budget, remedy, used)
 
-        return Meter(self.work_ns, refuse, spent)
+        meter = Meter(self.work_ns, refuse, spent)
+        return meter
 
 
 #: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
@@ -230,6 +230,26 @@ def work_refusal(head: str, needed: float, budget: float, remedy: str, used: flo
     return BudgetExceeded(f"{head}, above {above} (`max_work`, GCTOOL_MAX_WORK); {remedy}",
                           kind="work", needed=needed, budget=budget, param="max_work",
                           remedy=remedy)
+
+
+def spent_or_forecast(done: float, total: float, elapsed: float, detail: str = "") -> str:
+    """How a meter's refusal states its work (``done``: ns of one core charged before the
+    refused step, ``total``: with it; ``elapsed``: seconds of wall time since the meter
+    started; ``detail``: what was done, e.g. the sets decoded), one of two classes:
+
+    * spent, "has spent about 4.8 s and would need at least 5.9 s (estimated, one core;
+      ...)": the budget ran out as the work went on (the refused step is at most what was
+      done), and what it says was spent is at most the wall time that passed;
+    * forecast, "would take about 51 min or more (estimated, one core; ...)": the refused
+      step is most of it (a 1000-worker code's first batch of sets, two seconds after the
+      start), or the estimate of the work done is above the time that passed.  A forecast is
+      never worded as time spent."""
+    more = f"; {detail}" if detail else ""
+    if total - done <= done and done / NS_PER_S <= elapsed:
+        return (f"has spent about {format_seconds(done / NS_PER_S)} and would need at least "
+                f"{format_seconds(total / NS_PER_S)} (estimated, one core{more})")
+    return (f"would take about {format_seconds(total / NS_PER_S)} or more (estimated, one "
+            f"core{more})")
 
 
 #: an estimate above this (a year of one core) is out of reach: no budget to suggest
@@ -329,6 +349,12 @@ class Meter:
         self.limit, self.spent, self._refuse = float(limit), float(spent), refuse
         #: charges made (the refused one included)
         self.charges = 0
+        #: the work charged before the step that was refused (what ran: a refused charge
+        #: stops its step before it starts), set with each refusal
+        self.done = float(spent)
+        #: when the meter started (``time.perf_counter``): the wall time its refusal can say
+        #: was spent (:meth:`words`)
+        self.started = time.perf_counter()
         self._lock = threading.Lock()
 
     def charge(self, work: float, what: str = "") -> None:
@@ -339,15 +365,23 @@ class Meter:
         checkpoint()
         in_task_order()
         with self._lock:
+            before = self.spent
             self.spent += float(work)
             self.charges += 1
             if self.spent > self.limit:
+                self.done = before
                 raise self._refuse(self.spent, what)
 
     def check(self, work: float, what: str = "") -> None:
         """Refuse now if ``work`` more would pass the limit (nothing is charged)."""
         if not self.affords(work):
+            self.done = self.spent
             raise self._refuse(self.spent + float(work), what)
+
+    def words(self, total: float, detail: str = "") -> str:
+        """How the refusal at ``total`` (ns: :attr:`done` plus the refused step) states the
+        work, :func:`spent_or_forecast` of the wall time since the meter started."""
+        return spent_or_forecast(self.done, total, time.perf_counter() - self.started, detail)
 
     def affords(self, work: float) -> bool:
         return self.spent + float(work) <= self.limit

@@ -101,9 +101,79 @@ def test_the_meter_counts_and_refuses_once_past_its_limit() -> None:
     assert m.spent == 600  # check charges nothing
     with pytest.raises(BudgetExceeded) as err:
         m.charge(500, "probes")
-    assert str(err.value) == ("the search (probes so far) has spent about 1.1 us (estimated, "
-                              "one core), above the work budget of 1 us (`max_work`, "
-                              "GCTOOL_MAX_WORK); use a smaller code")
+    assert str(err.value) == ("the search (probes so far) has spent about 0.6 us and would "
+                              "need at least 1.1 us (estimated, one core), above the work "
+                              "budget of 1 us (`max_work`, GCTOOL_MAX_WORK); use a smaller code")
+    assert err.value.needed == pytest.approx(1.1e-6) and m.done == 600
+
+
+def test_a_refusal_words_a_forecast_as_a_forecast_and_spent_as_spent() -> None:
+    """Spent: the budget ran out as the work went on, and no more than the time that passed;
+    anything else is a forecast (a first batch of a 1000-worker code estimated at 51 min, two
+    seconds after the start, had said 'has spent about 51 min')."""
+    words = bd.spent_or_forecast
+    assert words(4.8e9, 5.9e9, 6.0, "9 sets decoded") == (
+        "has spent about 4.8 s and would need at least 5.9 s (estimated, one core; 9 sets "
+        "decoded)")
+    assert words(0.3e9, 3.1e12, 2.0) == "would take about 52 min or more (estimated, one core)"
+    assert words(4.8e9, 5.9e9, 2.0).startswith("would take about 5.9 s or more")  # 4.8 s in 2
+    assert words(1e9, 3e9, 10.0).startswith("would take about 3 s")  # the step is most of it
+
+
+def _spent_claim(text: str) -> float | None:
+    """The seconds a refusal says were spent, or None when it states a forecast only."""
+    import re
+
+    if "would take about" in text:
+        assert "has spent" not in text, text
+        return None
+    found = re.search(r"has spent about ([\d.,e-]+) (us|ms|s|min)\b", text)
+    assert found, text
+    unit = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}[found.group(2)]
+    return float(found.group(1).replace(",", "")) * unit
+
+
+def test_a_meter_says_spent_only_for_time_that_passed() -> None:
+    import time
+
+    m = Meter(1e7, lambda total, what: BudgetExceeded(m.words(total)))  # 10 ms
+    t0 = time.perf_counter()
+    with pytest.raises(BudgetExceeded) as err:
+        m.charge(5e9)  # the first step alone: 5 s, estimated
+    assert str(err.value) == "would take about 5 s or more (estimated, one core)"
+    m = Meter(1e7, lambda total, what: BudgetExceeded(m.words(total)))
+    t0 = time.perf_counter()
+    with pytest.raises(BudgetExceeded) as err:
+        while True:
+            time.sleep(0.001)
+            m.charge(1e6)  # 1 ms of work per ms that passes: the budget runs out as it goes
+    elapsed = time.perf_counter() - t0
+    spent = _spent_claim(str(err.value))
+    assert spent is None or spent <= elapsed * 1.05, (str(err.value), elapsed)
+
+
+@pytest.mark.parametrize("method", ["greedy", "bnb"])
+def test_an_oracle_refusal_says_spent_no_more_than_the_wall_time(method: str) -> None:
+    """The searches' meter (:class:`gctool.audit.oracles.Oracle`): a first batch over the
+    budget is a forecast, and what a later refusal says was spent is at most the wall time of
+    the call."""
+    import time
+
+    from gctool.audit.oracles import make_oracle
+    from gctool.codes import design
+
+    code = design("cyclic", n=24, s=4, seed=1)
+    oracle = make_oracle(code, budget=Budget(max_work=1e-6))
+    with pytest.raises(BudgetExceeded) as err:
+        oracle.errors([[0, 1, 2], [0, 1, 3]])
+    assert " would take about " in str(err.value) and oracle.evaluations == 0
+    from gctool import api
+
+    t0 = time.perf_counter()
+    with pytest.raises(BudgetExceeded) as err:
+        api.attack(code, 9, method=method, budget=Budget(max_work=0.003))
+    spent = _spent_claim(str(err.value))
+    assert spent is None or spent <= time.perf_counter() - t0, str(err.value)
 
 
 class _Charges:

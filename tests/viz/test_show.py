@@ -547,8 +547,8 @@ def test_curve_search_over_the_work_budget_names_shows_options(
     monkeypatch.setattr(exhaustive, "check_sets", lambda *args, **kw: None)
     monkeypatch.setattr("gctool.budget.Budget.check_work", lambda *args, **kw: None)
     line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
-    assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) has "
-                           "spent about"), line
+    assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) "
+                           ) and "(estimated, one core; " in line, line
     assert line.endswith(f"; {TYPED_WITHOUT_CURVE}, or raise --max-work"), line
 
 

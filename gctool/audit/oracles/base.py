@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from gctool.budget import NS_PER_S, Budget, Meter, format_seconds, work_refusal
+from gctool.budget import NS_PER_S, Budget, Meter, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
 from gctool.numerics import Tol
+from gctool.wording import counted
 
 #: a batch of straggler sets given to :meth:`Oracle.errors` costs this much besides its sets,
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
@@ -110,18 +111,17 @@ class Oracle:
         S = np.asarray(S, dtype=np.intp)
         if S.ndim != 2:
             raise ValueError("S must be a 2-d array of straggler sets")
-        self.evaluations += S.shape[0]
         if S.shape[0] == 0:
             return np.zeros(0)
-        self.meter.charge(self.set_work(S.shape[1], S.shape[0]))
+        self.meter.charge(self.set_work(S.shape[1], S.shape[0]))  # refused: not decoded
+        self.evaluations += S.shape[0]
         return np.asarray(self._errors(S), dtype=np.float64)
 
     def _refuse(self, total: float, what: str) -> Exception:
-        spent = total / NS_PER_S
+        words = self.meter.words(total, f"{counted(self.evaluations, 'straggler set')} decoded")
         return work_refusal(
             f"the search on this code (n={self.n}, k*m={self.code.B.shape[1]}, "
-            f"{self.code.field}) has spent about {format_seconds(spent)} (estimated, one core; "
-            f"{self.evaluations:,} straggler sets decoded)", spent, self.budget.max_work,
+            f"{self.code.field}) {words}", total / NS_PER_S, self.budget.max_work,
             "use a smaller code, `method`=greedy with fewer `restarts`, a lower `max_nodes`, "
             "or raise `max_work`", self.budget.used)
 
