@@ -310,8 +310,8 @@ class Family:
         from gctool.audit.attack import attack
 
         if request.straggler_set is not None:
-            raise InvalidInput(f"the audit of one straggler set is not available for scheme "
-                               f"{code.scheme!r} (it is for encoded frames)",
+            raise InvalidInput(f"`straggler_set` (the audit of one straggler set) is for "
+                               f"encoded frames, not for scheme {code.scheme!r}",
                                param="straggler_set")
         return attack(code, code.s if request.s is None else request.s, request.options)
 

@@ -92,7 +92,7 @@ def random_regular(N: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """A random simple d-regular graph on N vertices (pairing model with repair), seeded."""
     if not 1 <= d < N or (N * d) % 2:
         raise DesignError(f"a simple d-regular graph on N vertices needs 1 <= d < N and N*d even "
-                          f"(got N = {N}, d = {d})")
+                          f"(got N = {N} vertices, `degree` = {d})", param="degree")
     for _ in range(MAX_RESTARTS):
         edges = _try_pairing(N, d, rng)
         if edges is not None:

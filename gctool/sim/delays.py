@@ -101,14 +101,14 @@ class Synthetic(DelayModel):
     def parse(cls, rest: str) -> Synthetic:
         from gctool.sim.specs import parse_pairs
 
-        given = parse_pairs(rest, f"delay model {cls.name}", cls.defaults,
+        given = parse_pairs(rest, f"`delay` {cls.name}", cls.defaults,
                             f"key=value with keys {', '.join(cls.defaults)}")
         return cls({**cls.defaults, **given}).checked()
 
     def checked(self) -> Synthetic:
         for key, value in self.params.items():
             if not np.isfinite(value) or value < 0 or (key in self.positive and value == 0):
-                raise InvalidInput(f"delay model {self.name}: {key} must be "
+                raise InvalidInput(f"`delay` {self.name}: {key} must be "
                                    f"{'> 0' if key in self.positive else '>= 0'} and finite")
         return self
 

@@ -67,16 +67,16 @@ def parse_sweep(spec: str) -> tuple[str, list[float]]:
     param, eq, rest = spec.partition("=")
     param = param.strip()
     if not eq or param not in PARAMS:
-        raise InvalidInput(f"sweep: expected PARAM=V1,V2,... with PARAM one of "
+        raise InvalidInput(f"`sweep`: expected PARAM=V1,V2,... with PARAM one of "
                            f"{', '.join(PARAMS)}, got {spec!r}")
     try:
         values = [float(x) for x in rest.replace(" ", "").split(",") if x]
     except ValueError:
-        raise InvalidInput(f"sweep: the values of {param} must be numbers") from None
+        raise InvalidInput(f"`sweep`: the values of {param} must be numbers") from None
     if not values or len(values) > MAX_VALUES or not all(math.isfinite(v) for v in values):
-        raise InvalidInput(f"sweep: give 1 to {MAX_VALUES} finite values of {param}")
+        raise InvalidInput(f"`sweep`: give 1 to {MAX_VALUES} finite values of {param}")
     if CHANGES.get(param) is _new_s and any(v != int(v) or v < 0 for v in values):
-        raise InvalidInput("sweep: s takes whole numbers >= 0")
+        raise InvalidInput("`sweep`: s takes whole numbers >= 0")
     return param, values
 
 
@@ -124,7 +124,7 @@ def _link_with(key: str) -> Callable[..., Inputs]:
         link = dataclasses.replace(options.get("link") or Link(0.0, float("inf")),
                                    **{key: value})
         if not (link.latency >= 0 and link.bandwidth > 0):
-            raise InvalidInput(f"sweep: {key} = {value:g} is not a valid link")
+            raise InvalidInput(f"`sweep`: {key} = {value:g} is not a valid link")
         return codes, delay, {**options, "link": link}
 
     return change
@@ -143,7 +143,7 @@ def _changed(param: str, value: float, codes: list[tuple[str, GradientCode]],
         return change(value, codes, delay, options, notes)
     swept = delay.sweep(param, value)
     if swept is None:
-        raise InvalidInput(f"sweep: the delay model {delay.label} has no parameter {param}")
+        raise InvalidInput(f"`sweep`: the delay model {delay.label} has no parameter {param}")
     return codes, swept, options
 
 

@@ -44,11 +44,12 @@ def check_stragglers(stragglers: Iterable[Any], n: int) -> list[int]:
                                param="stragglers")
     bad = [int(i) for i in S if not 0 <= i < n]
     if bad:
-        raise InvalidInput(f"straggler index {bad[0]} is not a worker (0..{n - 1})")
+        raise InvalidInput(f"`stragglers`: {bad[0]} is not a worker (0..{n - 1})",
+                           param="stragglers")
     seen: set[int] = set()
     for i in map(int, S):
         if i in seen:
-            raise InvalidInput(f"the straggler list repeats worker {i}")
+            raise InvalidInput(f"`stragglers` repeats worker {i}", param="stragglers")
         seen.add(i)
     return sorted(seen)
 

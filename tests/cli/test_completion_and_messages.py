@@ -155,3 +155,23 @@ def test_a_malformed_scheduler_address_is_refused_before_dask_loads(tmp_path: Pa
                          timeout=120, check=False)
     assert out.stdout.split() == ["2", "False", "False"], out.stderr
     assert "'127.0.0.1' has no port" in out.stderr and out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["simulate", "{frc}", "--delay", "shifted-exp:rate=-1"], "--delay shifted-exp: rate"),
+    (["simulate", "{frc}", "--delay", "pareto:foo=1"], "--delay pareto: expected key=value"),
+    (["simulate", "{frc}", "--sweep", "q=1"], "--sweep: the delay model"),
+    (["show", "{frc}", "--stragglers", "9"], "--stragglers: 9 is not a worker (0..5)"),
+    (["show", "{frc}", "--stragglers", "1,1"], "--stragglers repeats worker 1"),
+    (["attack", "{frc}", "--set", "0,1"], "--set (the audit of one straggler set)"),
+    (["design", "expander", "-n", "5", "-s", "1", "--degree", "3"], "--degree = 3"),
+])
+def test_a_refused_value_is_named_by_its_flag(runner: CliRunner, tmp_path: Path,
+                                              args: list[str], flag: str) -> None:
+    """The one line of a value the library refuses names the flag it came from."""
+    frc = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), frc)
+    r = runner.invoke(cli, [a.format(frc=frc) for a in args])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr.startswith("gctool: error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert flag in r.stderr, r.stderr

@@ -141,8 +141,8 @@ def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
 
 
 @pytest.mark.parametrize(("call", "message"), [
-    (lambda c: gctool.show(c, stragglers=[0, 0]), "the straggler list repeats worker 0"),
-    (lambda c: gctool.show(c, stragglers=[6]), "straggler index 6 is not a worker (0..5)"),
+    (lambda c: gctool.show(c, stragglers=[0, 0]), "`stragglers` repeats worker 0"),
+    (lambda c: gctool.show(c, stragglers=[6]), "`stragglers`: 6 is not a worker (0..5)"),
     (lambda c: gctool.show(c, stragglers=[1.5]),
      "`stragglers` must be worker indices like 0,3, got 1.5"),
     (lambda c: gctool.show(c, stragglers="0,1"),
