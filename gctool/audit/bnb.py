@@ -47,6 +47,7 @@ class _Bounds:
         self.quad: tuple[float, np.ndarray, np.ndarray] | None
         if isinstance(oracle, FixedOracle) and not oracle.finite:
             self.quad = oracle.quad(s)
+            self.band = oracle.band(s)  # the round-off of the quadratic form (inf: overflow)
         elif oracle.monotone:
             self.quad = None
         else:
@@ -64,13 +65,18 @@ class _Bounds:
             return self.oracle.errors_masks(mask)
         c0, h, G = self.quad
         r = self.s - j
-        E_S = c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2))
-        if r == 0 or undecided.size == 0:
-            return E_S
-        lin = h[undecided][None, :] + 2 * G[S][:, :, undecided].sum(axis=1)
-        top = -np.sort(-lin, axis=1)[:, :r].sum(axis=1)
-        norms = np.sort(np.sqrt(np.maximum(np.diag(G)[undecided], 0)))[::-1][:r].sum()
-        return E_S + top + norms**2
+        with np.errstate(over="ignore", invalid="ignore"):
+            E_S = c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2))
+            if r == 0 or undecided.size == 0:
+                out = E_S
+            else:
+                lin = h[undecided][None, :] + 2 * G[S][:, :, undecided].sum(axis=1)
+                top = -np.sort(-lin, axis=1)[:, :r].sum(axis=1)
+                norms = np.sort(np.sqrt(np.maximum(np.diag(G)[undecided], 0)))[::-1][:r].sum()
+                out = E_S + top + norms**2
+            # rounded up by the form's round-off; a term that overflowed bounds nothing (inf,
+            # never nan, which would prune the node): an error beyond the limit was missed
+            return np.where(np.isnan(out), np.inf, out + 2 * self.band)
 
 
 def _order(oracle: Oracle) -> np.ndarray:

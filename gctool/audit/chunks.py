@@ -117,9 +117,12 @@ class ChunkSummary:
 
 
 def _argbest(values: np.ndarray, S: np.ndarray, largest: bool = True) -> Best | None:
-    if values.size == 0 or not np.isfinite(values).any():
+    """The first best value with its set; nan (not computed) never counts, inf does (a decoder
+    norm beyond float64 is the largest, not left out)."""
+    known = ~np.isnan(values)
+    if values.size == 0 or not known.any():
         return None
-    v = np.where(np.isfinite(values), values, -np.inf if largest else np.inf)
+    v = np.where(known, values, -np.inf if largest else np.inf)
     i = int(np.argmax(v) if largest else np.argmin(v))
     return float(v[i]), S[i].tolist()
 

@@ -74,7 +74,9 @@ def safe_norm(a: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
         return np.asarray(out)
     mag = np.abs(a)
     top = mag.max(axis=axis, keepdims=True) if mag.size else mag
-    scale = np.where(top > 0, top, 1.0)
+    # an entry that overflowed (inf) makes the norm inf, not nan (inf / inf): the largest
+    # decoder of a run is then the one that overflows, never left out as 'not computed'
+    scale = np.where((top > 0) & (top < np.inf), top, 1.0)
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = np.sqrt(np.sum((mag / scale) ** 2, axis=axis)) * np.squeeze(scale, axis=axis)
     return np.asarray(np.where(redo, scaled, out))
@@ -191,7 +193,8 @@ class Decoder:
             # the exact error against the exact limit; its float is on the verdict's side of
             # self.limit, so every later comparison with the limit gives the same verdict
             error[i] = on_side(exact_value(self.Bn[F[i]], self.T), self.exact_limit)
-        a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
+        with np.errstate(over="ignore"):  # inf: an entry beyond float64 (norm inf)
+            a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))
         ok = error <= self.limit
         vectors = np.swapaxes(a, 1, 2) if with_vectors else None

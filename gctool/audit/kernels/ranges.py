@@ -153,11 +153,12 @@ def _screened(out: ChunkSummary, n: int, s: int, best: tuple[float, int] | None,
 
 
 def _arg(values: np.ndarray, ranks: np.ndarray, largest: bool) -> list[tuple[float, int]]:
-    """The first best finite value (as :func:`gctool.audit.chunks._argbest`) with its rank."""
-    fin = np.isfinite(values)
-    if not fin.any():
+    """The first best value, nan left out (as :func:`gctool.audit.chunks._argbest`), with its
+    rank."""
+    known = ~np.isnan(values)
+    if not known.any():
         return []
-    v = np.where(fin, values, -np.inf if largest else np.inf)
+    v = np.where(known, values, -np.inf if largest else np.inf)
     i = int(np.argmax(v) if largest else np.argmin(v))
     return [(float(v[i]), int(ranks[i]))]
 

@@ -18,6 +18,17 @@ from gctool.model import GradientCode
 from gctool.numerics import EPS, Tol, on_side
 
 
+#: the largest float64: an exact error above it is reported as inf
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _shift(x: np.ndarray, e: int) -> np.ndarray:
+    """``x * 2^e`` (real or complex), exact unless an entry underflows."""
+    if np.iscomplexobj(x):
+        return np.ldexp(x.real, e) + 1j * np.ldexp(x.imag, e)
+    return np.ldexp(np.asarray(x, dtype=np.float64), e)
+
+
 class FixedOracle(Oracle):
     """One-step decoding with fixed per-worker weights (reference §0.1)."""
 
@@ -103,25 +114,67 @@ class FixedOracle(Oracle):
             c0 + h[S].sum(axis=1) + G[S[:, :, None], S[:, None, :]].sum(axis=(1, 2)), 0.0))
 
     def _settle(self, S: np.ndarray, err: np.ndarray) -> np.ndarray:
-        """Errors within round-off of the limit, recomputed exactly (the weights and B are
-        binary floating-point numbers: the error is a rational) and rounded to the limit's side
-        (:func:`gctool.numerics.on_side`): float64 never decides a verdict at the limit.  The
-        band bounds the round-off of either formula: every term is at most ``scale``, the
-        square of the largest possible residual entry sum."""
+        """Errors within round-off (:meth:`band`) of the limit, recomputed exactly (the weights
+        and B are binary floating-point numbers: the error is a rational) and rounded to the
+        limit's side (:func:`gctool.numerics.on_side`): float64 never decides a verdict at the
+        limit."""
         W = self.weights(S.shape[1])
         T = self.code.targets()
+        band = self.band(S.shape[1])
+        if not np.isfinite(band):  # a term beyond float64: inf or nan errors
+            return self._settle_scaled(S, W, T)
+        near = np.flatnonzero(~(np.abs(err - self.limit) > band))  # nan too
+        return self._exact(S, err, near, W, T)
+
+    def band(self, s: int) -> float:
+        """A bound on the round-off of either formula's float64 error of a set of s
+        stragglers (every term is at most ``scale``, the square of the largest possible
+        residual entry sum); inf when a term overflows float64."""
+        W = self.weights(s)
         with np.errstate(over="ignore", invalid="ignore"):
-            scale = float(np.sum((np.abs(W) @ np.abs(self.code.B) + np.abs(T)) ** 2))
-            band = 4.0 * (S.shape[1] + 1) ** 2 * (self.n + self.code.B.shape[1] + 4) * EPS * scale
-        near = np.flatnonzero(~(np.abs(err - self.limit) > band))  # nan and inf too
-        if near.size == 0 or not np.isfinite(scale):
-            return err
+            scale = float(np.sum((np.abs(W) @ np.abs(self.code.B) + np.abs(self.code.targets()))
+                                 ** 2))
+        return 4.0 * (s + 1) ** 2 * (self.n + self.code.B.shape[1] + 4) * EPS * scale
+
+    def _exact(self, S: np.ndarray, err: np.ndarray, rows: np.ndarray, W: np.ndarray,
+               T: np.ndarray) -> np.ndarray:
+        """``err`` with the sets ``rows`` given their exact errors, on the limit's side (inf
+        beyond float64)."""
         exact = self.decoder.exact_limit
-        for i in near:
+        for i in rows:
             alive = np.ones(self.n, dtype=bool)
             alive[S[i]] = False
-            err[i] = on_side(vector_error(W[:, alive], self.code.B[alive], T), exact)
+            value = vector_error(W[:, alive], self.code.B[alive], T)
+            err[i] = np.inf if value > FLOAT_MAX else on_side(value, exact)
         return err
+
+    def _settle_scaled(self, S: np.ndarray, W: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """:meth:`_settle` for weights and rows whose products or errors overflow float64: the
+        errors computed with W and B scaled by powers of two (2^-ew, 2^-eb: every product and
+        sum is then at most about 1, never inf, and exact scaling loses only what underflows),
+        the band of :meth:`_settle` in those units plus what underflow can lose, and the sets
+        within it of the scaled limit decided exactly.  An error that overflowed in the plain
+        formulas (an inf or nan, or a cancellation after an inf) is thus either proved beyond
+        the limit, with its value (inf when beyond float64), or exact, never taken as is."""
+        B = self.code.B
+        n, K = B.shape
+        ew = int(np.frexp(np.max(np.abs(W)))[1])
+        eb = int(np.frexp(np.max(np.abs(B)))[1]) + (n + 2).bit_length()
+        Ws, Bs, Ts = _shift(W, -ew), _shift(B, -eb), _shift(T, -ew - eb)
+        es = np.empty(S.shape[0])
+        for lo in range(0, S.shape[0], 4096):
+            chunk = S[lo:lo + 4096]
+            mask = (~straggler_mask(chunk, self.n)).astype(np.float64)
+            D = np.einsum("bn,un,nk->buk", mask, Ws, Bs) - Ts[None]
+            es[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
+        scale = float(np.sum((np.abs(Ws) @ np.abs(Bs) + np.abs(Ts)) ** 2))
+        lost = T.size * n * 2.0 ** -1070 * (1 + np.sqrt(scale))  # underflow of W, B, T
+        band = 4.0 * (S.shape[1] + 1) ** 2 * (n + K + 4) * EPS * scale + lost + 2.0 ** -1073
+        limit = np.ldexp(self.limit, -2 * (ew + eb))  # may underflow: within the band's 2^-1073
+        near = np.flatnonzero(~(np.abs(es - limit) > band))
+        with np.errstate(over="ignore"):
+            err = np.ldexp(es, 2 * (ew + eb))  # exact, or inf beyond float64
+        return self._exact(S, err, near, W, T)
 
     def _direct(self, S: np.ndarray) -> np.ndarray:
         W = self.weights(S.shape[1])
