@@ -17,7 +17,6 @@ from gctool.exactls import vector_error
 from gctool.model import GradientCode
 from gctool.numerics import EPS, Tol, on_side
 
-
 #: the largest float64: an exact error above it is reported as inf
 FLOAT_MAX = float(np.finfo(np.float64).max)
 
