@@ -160,12 +160,7 @@ class FixedOracle(Oracle):
         ew = int(np.frexp(np.max(np.abs(W)))[1])
         eb = int(np.frexp(np.max(np.abs(B)))[1]) + (n + 2).bit_length()
         Ws, Bs, Ts = _shift(W, -ew), _shift(B, -eb), _shift(T, -ew - eb)
-        es = np.empty(S.shape[0])
-        for lo in range(0, S.shape[0], 4096):
-            chunk = S[lo:lo + 4096]
-            mask = (~straggler_mask(chunk, self.n)).astype(np.float64)
-            D = np.einsum("bn,un,nk->buk", mask, Ws, Bs) - Ts[None]
-            es[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
+        es = self._direct(S, Ws, Bs, Ts)
         scale = float(np.sum((np.abs(Ws) @ np.abs(Bs) + np.abs(Ts)) ** 2))
         lost = T.size * n * 2.0 ** -1070 * (1 + np.sqrt(scale))  # underflow of W, B, T
         band = 4.0 * (S.shape[1] + 1) ** 2 * (n + K + 4) * EPS * scale + lost + 2.0 ** -1073
@@ -175,14 +170,18 @@ class FixedOracle(Oracle):
             err = np.ldexp(es, 2 * (ew + eb))  # exact, or inf beyond float64
         return self._exact(S, err, near, W, T)
 
-    def _direct(self, S: np.ndarray) -> np.ndarray:
-        W = self.weights(S.shape[1])
-        T = self.code.targets()
+    def _direct(self, S: np.ndarray, W: np.ndarray | None = None, B: np.ndarray | None = None,
+                T: np.ndarray | None = None) -> np.ndarray:
+        """The errors ``||W_F B_F - T||^2`` summed directly (the oracle's weights, B and targets
+        unless given: :meth:`_settle_scaled` gives them scaled)."""
+        W = self.weights(S.shape[1]) if W is None else W
+        B = self.code.B if B is None else B
+        T = self.code.targets() if T is None else T
         out = np.empty(S.shape[0])
         for lo in range(0, S.shape[0], 4096):
             chunk = S[lo:lo + 4096]
             mask = (~straggler_mask(chunk, self.n)).astype(np.float64)
-            D = np.einsum("bn,un,nk->buk", mask, W, self.code.B) - T[None]
+            D = np.einsum("bn,un,nk->buk", mask, W, B) - T[None]
             with np.errstate(over="ignore"):  # an error beyond float64 is inf
                 out[lo:lo + 4096] = np.sum(np.abs(D) ** 2, axis=(1, 2))
         return out
