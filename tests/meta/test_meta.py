@@ -96,10 +96,14 @@ def test_every_command_has_help_a_readme_line_and_a_page() -> None:
     (docs/NAME.md, or docs/cli.md for schema, reference and completion)."""
     runner = CliRunner()
     commands = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    bullets = [line for line in commands.splitlines() if line.startswith("- ")]
+    assert not [line for line in commands.splitlines() if line.startswith("  ")], \
+        "a command's README line is wrapped"
     for name in COMMANDS:
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0 and "Examples:" in result.stdout
-        assert f"`gctool {name}" in commands, f"README's command list lacks {name}"
+        assert len([b for b in bullets if f"`gctool {name}" in b]) == 1, \
+            f"README's command list has not one line for {name}"
         page = ROOT / "docs" / f"{name}.md"
         text = page.read_text() if page.exists() else (ROOT / "docs" / "cli.md").read_text()
         assert f"gctool {name}" in text, f"no page documents {name}"
