@@ -8,7 +8,9 @@ products ``σ_i(B_1) σ_j(B_2)``.
 The exact adversarial threshold multiplies: ``T_0(B_1 ⊗ B_2) = T_0(B_1) T_0(B_2)`` (reference
 §3.6, proof there; checked against ``verify``/``attack`` in the tests).  Hence the product of
 codes tolerating s_1 and s_2 stragglers tolerates ``(s_1+1)(s_2+1) - 1``, which is the s
-written to the file.  Both factors must be over the same field (over GF(q) the products are
+written to the file when the factors are proved to tolerate their s (their exact thresholds,
+or verify when those are too costly); an approximate factor (soft-bibd, expander, graph) often
+does not, and the s written is then ``T_0(B_1) T_0(B_2) - 1``.  Both factors must be over the same field (over GF(q) the products are
 field products) and single-piece (m = 1).  Both factors are recorded in the provenance: path,
 SHA-256 of the file, scheme, n, k, s, field, seed and their own provenance.  The factors'
 exact thresholds are recorded (``factor_thresholds``) when an exhaustive search is cheap, and
@@ -67,8 +69,8 @@ def product(B1: np.ndarray, B2: np.ndarray, field: Field) -> np.ndarray:
     return np.asarray(P.view(np.ndarray), dtype=np.int64).reshape(n1 * n2, k1 * k2)
 
 
-def kron_codes(c1: GradientCode, c2: GradientCode) -> tuple[np.ndarray, Field, int]:
-    """The product matrix, its field and the guaranteed tolerance (s_1+1)(s_2+1) - 1."""
+def kron_codes(c1: GradientCode, c2: GradientCode) -> tuple[np.ndarray, Field]:
+    """The product matrix and its field (the s it tolerates: :func:`proved_s`)."""
     if c1.field.resolved() != c2.field.resolved():
         raise DesignError(f"kron needs both codes over the same field, got {c1.field.spec} and "
                           f"{c2.field.spec}")
@@ -81,7 +83,7 @@ def kron_codes(c1: GradientCode, c2: GradientCode) -> tuple[np.ndarray, Field, i
         raise DesignError(f"the product would be {n} x {cols}, above gctool's size limits "
                           f"(n <= {MAX_N}, columns <= {MAX_COLUMNS}, entries <= {MAX_ENTRIES})")
     field = c1.field.resolved()
-    return product(c1.B, c2.B, field), field, (c1.s + 1) * (c2.s + 1) - 1
+    return product(c1.B, c2.B, field), field
 
 
 def _threshold(code: GradientCode) -> int | None:
@@ -90,6 +92,39 @@ def _threshold(code: GradientCode) -> int | None:
 
     t, complete = exact_threshold(code, 0.0)
     return t if complete else None
+
+
+def _proved_threshold(code: GradientCode, threshold: int | None, label: str,
+                      budget: Budget) -> int:
+    """A proved lower bound on the factor's T_0: its exact threshold when it was computed,
+    else s + 1 when verify proves its declared s (an approximate scheme's s is the number of
+    stragglers it was drawn for, not a tolerance: soft-bibd, expander and graph files often
+    fail their own s)."""
+    if threshold is not None:
+        return threshold
+    from gctool.audit.verify import verify
+
+    report = verify(code, code.s, budget=budget)
+    if not report.ok:
+        raise DesignError(f"{label} ({code.scheme}, n={code.n}) does not tolerate its declared "
+                          f"s = {code.s} (verify: {report.reason}) and its exact threshold is "
+                          "too costly to search, so no tolerance of the product can be "
+                          "proved; write the s it tolerates into that file")
+    return code.s + 1
+
+
+def proved_s(c1: GradientCode, c2: GradientCode, thresholds: list[int | None],
+             budget: Budget) -> int:
+    """The s the product declares: (s_1+1)(s_2+1) - 1 from the factors' declared s, but never
+    more than T_0(B_1) T_0(B_2) - 1 with the factors' proved thresholds (T_0 multiplies:
+    reference §3.6), so the file's s is one that verify proves."""
+    t1, t2 = (_proved_threshold(c, t, label, budget)
+              for c, t, label in zip((c1, c2), thresholds, ("FILE1", "FILE2"), strict=True))
+    if t1 == 0 or t2 == 0:
+        label, c = ("FILE1", c1) if t1 == 0 else ("FILE2", c2)
+        raise DesignError(f"{label} ({c.scheme}, n={c.n}) does not decode even with no "
+                          "straggler (its threshold is 0), so neither does the product")
+    return min((c1.s + 1) * (c2.s + 1), t1 * t2) - 1
 
 
 def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
@@ -101,11 +136,13 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     stdin_once(*(f for f in (file1, file2) if isinstance(f, str)))
     c1, w1 = _load(file1, "FILE1")
     c2, w2 = _load(file2, "FILE2")
-    B, fld, s_prod = kron_codes(c1, c2)
+    B, fld = kron_codes(c1, c2)
+    thresholds = [_threshold(c1), _threshold(c2)]
     recorded: dict[str, Any] = {
-        "factor_s": [c1.s, c2.s], "factor_thresholds": [_threshold(c1), _threshold(c2)],
+        "factor_s": [c1.s, c2.s], "factor_thresholds": thresholds,
         "factor_shapes": [[c1.n, c1.k], [c2.n, c2.k]],
-        "factor_schemes": [c1.scheme, c2.scheme], "s": s_prod, "_field": fld,
+        "factor_schemes": [c1.scheme, c2.scheme],
+        "s": proved_s(c1, c2, thresholds, budget), "_field": fld,
         "_provenance": {"factors": [_describe(c1, w1), _describe(c2, w2)]},
     }
     return B, recorded
@@ -136,7 +173,9 @@ class KronFamily(Family):
     description = (
         "B = B1 (x) B2 over the factors' common field: n = n1 n2, k = k1 k2, loads and "
         "replications multiply, and T_0(B1 (x) B2) = T_0(B1) T_0(B2), so the product of "
-        "codes tolerating s1 and s2 stragglers tolerates (s1+1)(s2+1)-1 (the s written). "
+        "codes tolerating s1 and s2 stragglers tolerates (s1+1)(s2+1)-1: the s written, "
+        "lowered to T_0(B1) T_0(B2) - 1 when a factor does not tolerate its own s (approximate "
+        "schemes: soft-bibd, expander, graph). "
         "Both factors (path, SHA-256, scheme, n, k, s, field, seed) go in the provenance."
     )
     reference = "Sakorikar & Wang 2021 (SW21); proof of the threshold in reference §3.6"

@@ -50,7 +50,7 @@ def test_threshold_of_products(f1: dict[str, object], f2: dict[str, object]) -> 
     c2 = design(**f2)  # type: ignore[arg-type]
     prod = check_product(c1, c2)
     assert (prod.n, prod.k) == (c1.n * c2.n, c1.k * c2.k)
-    assert prod.s == (c1.s + 1) * (c2.s + 1) - 1
+    assert prod.s == min((c1.s + 1) * (c2.s + 1), t0(c1) * t0(c2)) - 1
     assert np.allclose(prod.B, np.kron(c1.B, c2.B))
     loads = np.kron(c1.loads, c2.loads)
     assert np.array_equal(prod.loads, loads)
@@ -84,8 +84,12 @@ def test_threshold_multiplies_on_random_small_codes(seed: int, field: str) -> No
     B1 = rng.integers(0, high, size=(n1, k1))
     B2 = rng.integers(0, high, size=(n2, k2))
     c1, c2 = (GradientCode(B, fld, 0) for B in (B1, B2))
+    if 0 in (t0(c1), t0(c2)):  # a factor that does not decode: the product declares nothing
+        with pytest.raises(DesignError, match="does not decode even with no straggler"):
+            design("kron", file1=c1, file2=c2)
+        return
     prod = design("kron", file1=c1, file2=c2)
-    assert t0(prod) == t0(c1) * t0(c2)
+    assert t0(prod) == t0(c1) * t0(c2) and verify(prod, prod.s).ok
 
 
 def test_factors_are_recorded_in_the_provenance(tmp_path: Path) -> None:
@@ -126,3 +130,38 @@ def test_a_factor_threshold_not_computed_reads_back(tmp_path: Path,
     back = read_code(tmp_path / "ab.json")
     assert back.params["factor_thresholds"] == [None, 3] and np.array_equal(back.B, prod.B)
     assert kron.closed_forms(back) == []  # no product of thresholds to show
+
+
+APPROXIMATE = [  # schemes whose files declare an s they need not tolerate
+    {"scheme": "soft-bibd", "n": 6, "s": 1, "seed": 1},
+    {"scheme": "expander", "graph": "petersen", "s": 2},
+    {"scheme": "graph", "graph": "cycle", "vertices": 5, "s": 1},
+]
+
+
+@pytest.mark.parametrize("approx", APPROXIMATE, ids=lambda f: str(f["scheme"]))
+def test_a_product_with_an_approximate_factor_declares_what_verify_proves(
+        approx: dict[str, object]) -> None:
+    """kron wrote (s1+1)(s2+1)-1 from the factors' declared s: with a soft-bibd, expander or
+    graph factor that fails its own s the file declared an s that verify fails (3, 5, 3
+    with frc n=4 s=1). Now at most T_0(B1) T_0(B2) - 1, which verify proves (either order)."""
+    a = design(**approx)  # type: ignore[arg-type]
+    frc = design("frc", n=4, s=1)
+    assert not verify(a, a.s).ok  # the factor's own s is not a tolerance
+    for c1, c2 in ((a, frc), (frc, a)):
+        prod = design("kron", file1=c1, file2=c2)
+        assert prod.s == t0(c1) * t0(c2) - 1 < (c1.s + 1) * (c2.s + 1) - 1
+        assert verify(prod, prod.s).ok and not verify(prod, prod.s + 1).ok
+
+
+def test_a_factor_too_large_to_search_is_verified_at_its_s(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a factor's exact threshold its declared s counts only when verify proves it;
+    an approximate factor that fails it is refused (no product tolerance can be proved)."""
+    from gctool.codes import kron
+
+    monkeypatch.setattr(kron, "_threshold", lambda code: None)
+    prod = design("kron", file1=design("frc", n=4, s=1), file2=design("frc", n=3, s=2))
+    assert prod.s == 5 and verify(prod, 5).ok
+    with pytest.raises(DesignError, match="does not tolerate its declared s = 1"):
+        design("kron", file1=design(**APPROXIMATE[0]), file2=design("frc", n=4, s=1))
