@@ -10,11 +10,12 @@ The exact adversarial threshold multiplies: ``T_0(B_1 ⊗ B_2) = T_0(B_1) T_0(B_
 codes tolerating s_1 and s_2 stragglers tolerates ``(s_1+1)(s_2+1) - 1``, which is the s
 written to the file when the factors are proved to tolerate their s (their exact thresholds,
 or verify when those are too costly); an approximate factor (soft-bibd, expander, graph) often
-does not, and the s written is then ``T_0(B_1) T_0(B_2) - 1``.  Both factors must be over the same field (over GF(q) the products are
-field products) and single-piece (m = 1).  Both factors are recorded in the provenance: path,
-SHA-256 of the file, scheme, n, k, s, field, seed and their own provenance.  The factors'
-exact thresholds are recorded (``factor_thresholds``) when an exhaustive search is cheap, and
-``gctool bound`` shows their product.
+does not, and the s written is then ``T_0(B_1) T_0(B_2) - 1``.  Both factors must be over
+the same field (over GF(q) the products are field products) and single-piece (m = 1).  Both
+factors are recorded in the provenance: path, SHA-256 of the file, scheme, n, k, s, field,
+seed and their own provenance.  The factors' exact thresholds are recorded
+(``factor_thresholds``) when an exhaustive search is cheap, and ``gctool bound`` shows their
+product.
 """
 
 from __future__ import annotations
