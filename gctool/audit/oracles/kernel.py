@@ -42,8 +42,9 @@ class OracleKernel(RangeWalker):
         return OracleKernel(oracle.code, oracle.kind, oracle.user, oracle.decoder.tol, oracle)
 
     def __getstate__(self) -> dict[str, Any]:
-        planned = self.compiled or (self._oracle is not None and
-                                    self._oracle.compiled is not None)
+        planned = self.compiled or (self._oracle is not None and (
+            self._oracle.compiled is not None or getattr(self._oracle, "direct", None)
+            is not None))
         budget = self.budget if self._oracle is None else self._oracle.budget
         return dict(self.__dict__, _oracle=None, compiled=planned, budget=budget)
 

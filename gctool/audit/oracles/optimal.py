@@ -115,6 +115,9 @@ NEAR_LIMIT_RTOL = 1e-3
 #:   indefinite, and a priori its LU's backward error meets the multiplier block at kappa^4.
 FAST_ERR = 1e3
 FAST_ABS = 100.0
+#: sets per task of the compiled direct walk (:mod:`gctool.audit.kernels.direct`): numpy's
+#: decoder then decides the few near each task's largest error in one batch
+DIRECT_CHUNK = 8192
 
 
 def near_limit(err: float | np.ndarray, limit: float, drho: float = 0.0,
@@ -213,6 +216,9 @@ class OptimalOracle(Oracle):
                       else "optimal (least squares)")
         #: gctool.audit.kernels.optimal.HatErrors, when planned (R/C only)
         self.compiled: Any = None
+        #: gctool.audit.kernels.direct.DirectBrackets, when planned (R/C, sets of a size
+        #: without the fast path: :meth:`_walks_direct`)
+        self.direct: Any = None
         if not self.finite:
             self._spectral()
 
@@ -308,8 +314,13 @@ class OptimalOracle(Oracle):
 
     def set_work(self, s: int, sets: int) -> float:
         """The fast path costs about (s + dim N)^3 per set (compiled: see
-        :func:`gctool.audit.kernels.optimal.walk_cost`); other sets one solve each."""
+        :func:`gctool.audit.kernels.optimal.walk_cost`); other sets one solve each (or,
+        walked compiled, :func:`gctool.audit.kernels.direct.direct_cost`)."""
         if not self._uses_hat(s):
+            if self.will_walk_compiled(s, sets):
+                from gctool.audit.kernels.direct import direct_cost
+
+                return sets * direct_cost(self.n, self.code.B.shape[1], s)
             return super().set_work(s, sets)
         d = int(self.Qperp.shape[1])
         if self.will_walk_compiled(s, sets) or self.walks_compiled(s):
@@ -322,8 +333,8 @@ class OptimalOracle(Oracle):
     def worst_set_work(self, s: int, sets: int) -> float:
         """:meth:`set_work`, plus every set left to the numpy fast path by the compiled walk
         and to the SVD decoder by the fast path."""
-        if not self._uses_hat(s):
-            return self.set_work(s, sets)
+        if not self._uses_hat(s):  # the direct walk's unknown sets: numpy's decoder
+            return self.set_work(s, sets) + decoder_set_work(self.code, s, sets)
         d = int(self.Qperp.shape[1])
         return (self.set_work(s, sets) + sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp)))
                 + decoder_set_work(self.code, s, sets))
@@ -331,13 +342,19 @@ class OptimalOracle(Oracle):
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         from gctool.audit.kernels import wanted
 
-        return self._uses_hat(s) and self.Qperp.shape[1] > 0 and wanted(sets)
+        return (self._walks_direct(s) or self._uses_hat(s) and self.Qperp.shape[1] > 0) and \
+            wanted(sets)
 
     def walk_stops(self, s: int) -> bool:
         """With s > d the compiled walk solves each set's KKT system itself and stops at the
         first failing one; with s <= d a failing set loses a direction its rank test cannot
         clear, and goes to numpy after the walk (:func:`gctool.audit.kernels.optimal.hat_range`)."""
-        return self._uses_hat(s) and s > self.Qperp.shape[1]
+        return self._walks_direct(s) or self._uses_hat(s) and s > self.Qperp.shape[1]
+
+    def _walks_direct(self, s: int) -> bool:
+        """Do sets of size s go to numpy's decoder one SVD each (no fast path), so that a
+        compiled walk brackets them first (:mod:`gctool.audit.kernels.direct`)?"""
+        return not self.finite and 0 < s < self.n and not self._uses_hat(s)
 
     def _uses_hat(self, s: int) -> bool:
         f, K = self.n - s, self.code.B.shape[1]
@@ -349,9 +366,11 @@ class OptimalOracle(Oracle):
         large enumerations, compiling or loading it now."""
         from gctool.audit.kernels import wanted
 
-        if self._uses_hat(s) and wanted(comb(self.n, s)):
-            self._plan(s)
-        return nullspace.COMPILED_CHUNK if self._uses_hat(s) else super().chunk_size(s)
+        if (self._uses_hat(s) or self._walks_direct(s)) and wanted(comb(self.n, s)):
+            self.plan_compiled(s)
+        if self._uses_hat(s):
+            return nullspace.COMPILED_CHUNK
+        return DIRECT_CHUNK if self.walks_compiled(s) else super().chunk_size(s)
 
     def plan_compiled(self, s: int) -> None:
         """Take the compiled fast path for sets of size s where it applies: a copy of an
@@ -359,6 +378,11 @@ class OptimalOracle(Oracle):
         :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share)."""
         if self._uses_hat(s):
             self._plan(s)
+        elif self._walks_direct(s) and self.direct is None:
+            from gctool.audit.kernels.direct import DirectBrackets
+
+            self.direct = DirectBrackets(self.decoder.Bn, self.decoder.T)
+            self.direct.warm(s)
 
     def _plan(self, s: int) -> None:
         if self.compiled is None and self.Qperp.shape[1] > 0:
@@ -417,6 +441,8 @@ class OptimalOracle(Oracle):
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked by the compiled kernel (which releases the
         GIL: ``jobs`` runs in threads)?"""
+        if self._walks_direct(s):
+            return self.direct is not None
         return self.compiled is not None and self._uses_hat(s) and s >= 1
 
     def errors_range(self, n: int, s: int, start: int, stop: int, limit: float = np.inf
@@ -429,6 +455,14 @@ class OptimalOracle(Oracle):
         if not self.walks_compiled(s):
             return None
         from gctool.engine.enumeration import unrank_lex
+
+        if self._walks_direct(s):  # numpy's decoder decides what the brackets cannot
+            from gctool.audit.kernels.direct import errors_of
+
+            err = errors_of(*self.direct.walk(s, start, stop), lambda rows: super(
+                OptimalOracle, self)._errors(unrank_lex(n, s, start + rows)), limit)
+            self.evaluations += err.size
+            return err
 
         # the near-limit band over a chunk (near_limit's two compares), checked by the walk
         band = (_clear_outside(self.limit, self.drho, self.grow, 0.0) if self.grow < 1

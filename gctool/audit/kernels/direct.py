@@ -1,0 +1,359 @@
+"""Compiled brackets of the optimal decoder's error for ``attack`` where the oracle has no fast
+path (cond(B) above :data:`gctool.audit.oracles.optimal.FAST_KAPPA`, a full set near the
+limit, or s too large for the KKT route): every set would be one SVD of B_F by numpy's
+decoder (:meth:`gctool.decode.Decoder.evaluate`) in the caller's thread.
+
+Here a rank range is walked in compiled code, without the GIL, in the thread that runs its
+task.  Per set, with ``A = B_F^T`` (K x f, rows of B row-normalised, so ``||A||_F <=
+sqrt(f)``) and the targets T (``||T||_F = tnorm``), a Householder QR of the tall one of A and
+A^T gives:
+
+* the least-squares residual, from ``Q^H T`` (f <= K: the last K - f rows; f > K: A has rank K
+  and the error is 0);
+* a lower bound ``sig_lo`` on sigma_min(A): ``1 / ||R^-1||_F`` (the computed inverse, lowered
+  by its first-order error) less the QR's backward error.
+
+Householder QR is backward stable: ``A + dA = Q R^``, ``Q^H (T + dT)`` computed, with
+``||dA||_F <= g ||A||_F`` and ``||dT||_F <= g tnorm``, g = gamma~(rows p) (Higham, Accuracy and
+Stability, Thms 19.4 and 20.3; the constant taken as :data:`QR_C`).  The least-squares residual
+is 1-Lipschitz in T and moves by at most ``||dA|| max(||X||, ||X'||)`` with A (X, X' the two
+solutions, ``||X|| <= tnorm / sigma_min``), so the exact residual norm is within ``d_c`` of
+the one computed.  numpy's decoder returns its own float (or, where its float cannot decide, a
+refined or exact value, closer still): under the assumption the oracle states for LAPACK's SVD
+(backward error ``p eps ||A||``, p <= 10 max(f, K)), its residual norm is within ``d_np =
+NUMPY_C (f + K) eps (1 + 2 kappa) tnorm`` of the exact one, plus the rounding of its residual
+(``gamma_(f+2) ||A||_F ||a||``).  So numpy's value lies in ``[(r - d)^2, (r + d)^2]`` (r the
+computed residual norm, d = d_c + d_np), rounded outward
+(:func:`gctool.numerics.residual_bracket`).  A set is bracketed only when numpy's decoder
+surely takes the full numerical rank with no singular value in its rank band (its lower
+bound far above the cut-off and the band): such a set is never undecided, and its value is
+one number.  Every other set is *unknown* (numpy decides it).
+
+:func:`errors_of` turns the brackets into the errors a search reads: numpy's decoder evaluates
+(in one batch, in the walking thread) only the sets whose bracket does not place them below the
+largest error by more than the tie rule (worst case), or above the limit (threshold), and the
+others keep their upper bound, which no search can tell from numpy's value: the worst set, its
+error, the first set over a limit and its error are numpy's, exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gctool.audit.kernels import private
+from gctool.audit.kernels.real import WARM
+from gctool.compiled import compile_notice
+from gctool.compiled._jit import njit
+from gctool.compiled.walk import first_max, successor
+from gctool.limits import RANK_BAND, REL_SLACK, TIE_RTOL
+from gctool.numerics import EPS, residual_bracket
+
+#: the constant of Householder QR's backward error gamma~(rows p) = QR_C rows p eps (Higham
+#: hides it in gamma~; LAPACK's own estimates take 1)
+QR_C = 16.0
+#: numpy's decoder's residual norm within NUMPY_C (f + K) eps (1 + 2 kappa) tnorm of the exact
+#: one: first order, with LAPACK's SVD backward error at most 10 max(f, K) eps ||A|| (the
+#: oracle's assumption (S)), twice over; the decoder's own failure proof takes 10 (f + K) eps
+#: kappa tnorm
+NUMPY_C = 40.0
+#: numpy's computed smallest singular value must clear its rank band (cut-off times
+#: RANK_BAND) by this factor: the set then has full numerical rank, certified
+RANK_MARGIN = 4.0
+UNKNOWN, BRACKETED = 0, 1
+
+_bracket = njit(residual_bracket)  # the one outward-rounded bracket, compiled for scalars
+
+
+@njit
+def _qr_rows(W: Any, tau: Any, Y: Any) -> None:
+    """Householder QR of the tall matrix whose columns are the rows of W (p x rows, so each
+    column is contiguous), in place: R[i, j] = W[j, i] (i <= j), the reflectors
+    ``I - tau v v^H`` (v[0] = 1) in W[c, c + 1:]; the reflectors applied to the columns that
+    are the rows of Y (:func:`gctool.audit.kernels.real._qr`'s conventions, transposed)."""
+    p, rows = W.shape
+    for c in range(p):
+        nrm2 = 0.0
+        for r in range(c, rows):
+            nrm2 += abs(W[c, r]) ** 2
+        nrm = np.sqrt(nrm2)
+        if nrm == 0:
+            tau[c] = 0.0
+            continue
+        x0 = W[c, c]
+        ax0 = abs(x0)
+        phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
+        beta = -phase * nrm
+        v0 = x0 - beta
+        for r in range(c + 1, rows):
+            W[c, r] = W[c, r] / v0
+        tc = np.conj((beta - x0) / beta)
+        tau[c] = tc
+        W[c, c] = beta
+        for j in range(c + 1, p):
+            _apply(W, c, tc, W, j)
+        for j in range(Y.shape[0]):
+            _apply(W, c, tc, Y, j)
+
+
+@njit
+def _apply(W: Any, c: int, tc: Any, Z: Any, j: int) -> None:
+    """The reflector of column c (in W[c]) applied to the row j of Z, as a column."""
+    rows = W.shape[1]
+    w = Z[j, c]
+    for r in range(c + 1, rows):
+        w += np.conj(W[c, r]) * Z[j, r]
+    w *= np.conj(tc)
+    Z[j, c] -= w
+    for r in range(c + 1, rows):
+        Z[j, r] -= w * W[c, r]
+
+
+@njit
+def _inv_fro(W: Any, X: Any) -> float:
+    """||R^-1||_F for R[i, j] = W[j, i] (p x p upper triangular): the columns of the upper
+    triangular inverse by back substitution (X, p x p, column u in X[u]); inf when R has a
+    zero on its diagonal."""
+    p = W.shape[0]
+    acc = 0.0
+    for u in range(p):
+        if W[u, u] == 0:
+            return np.inf
+        X[u, u] = 1.0 / W[u, u]
+        acc += abs(X[u, u]) ** 2
+        for i in range(u - 1, -1, -1):
+            v = 0.0 * X[u, u]
+            for j in range(i + 1, u + 1):
+                v -= W[j, i] * X[u, j]
+            X[u, i] = v / W[i, i]
+            acc += abs(X[u, i]) ** 2
+    return np.sqrt(acc)
+
+
+@njit
+def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, F: Any,
+                 W: Any, tau: Any, Y: Any, X: Any) -> tuple[int, float, float]:
+    """(state, lo, hi) of one straggler set S: numpy's decoder's error of S lies in [lo, hi]
+    (:data:`BRACKETED`), or nothing is said (:data:`UNKNOWN`).  ``floor``: a lower bound on
+    sigma_min(B_F) for every F (rank(B) = n), or 0 (per set, from R)."""
+    n, K = Bn.shape
+    m = T.shape[0]
+    s = S.shape[0]
+    f = n - s
+    if f == 0:
+        return UNKNOWN, np.nan, np.nan
+    for i in range(s):
+        inS[S[i]] = True
+    j = 0
+    for i in range(n):
+        if not inS[i]:
+            F[j] = i
+            j += 1
+    for i in range(s):
+        inS[S[i]] = False
+    tall = f <= K  # A = B_F^T (K x f) is tall: QR of A; else QR of A^T = B_F (f x K)
+    rows, p = (K, f) if tall else (f, K)
+    for i in range(f):
+        for k in range(K):
+            v = Bn[F[i], k]
+            if not np.isfinite(v):
+                return UNKNOWN, np.nan, np.nan
+            if tall:
+                W[i, k] = v
+            else:
+                W[k, i] = v
+    if tall:
+        for u in range(m):
+            for k in range(K):
+                Y[u, k] = T[u, k]
+    _qr_rows(W, tau, Y[:, :rows] if tall else Y[:0])
+    e_c, terms = 0.0, 0
+    if tall:
+        for u in range(m):
+            for k in range(f, K):
+                e_c += abs(Y[u, k]) ** 2
+        terms = (K - f) * m
+    if not np.isfinite(e_c):
+        return UNKNOWN, np.nan, np.nan
+    norm_a = np.sqrt(f) * (1 + 4 * EPS)  # ||A||_F: rows of norm below 1
+    g = QR_C * rows * p * EPS
+    g = g / (1 - g)
+    if floor > 0:  # sigma_min(A) >= floor, sigma_min(R^) = sigma_min(A + dA) >= floor - dA
+        sig_lo = floor
+        sig_r = floor - g * norm_a
+    else:
+        ninv = _inv_fro(W, X)  # ||R^-1||_F
+        if not (np.isfinite(ninv) and ninv > 0):
+            return UNKNOWN, np.nan, np.nan
+        # the computed inverse's columns solve (R + dR) x = e_j, |dR| <= gamma_p |R|:
+        # relative error of ||R^-1||_F at most eta (first order)
+        eta = 2 * p * np.sqrt(p) * EPS * norm_a * ninv
+        if not eta <= 0.01:
+            return UNKNOWN, np.nan, np.nan
+        sig_r = (1 - 2 * eta) / ninv  # <= sigma_min(R^) = sigma_min(A + dA)
+        sig_lo = sig_r - g * norm_a  # <= sigma_min(A)
+    # numpy's decoder: singular values of A + E, ||E|| <= 10 max(f, K) eps ||A|| (assumption
+    # (S)); its cut-off max(f, K) eps sigma_max, its rank band RANK_BAND times that
+    big = max(f, K)
+    e_np = 10 * big * EPS * norm_a
+    sig_np = sig_lo - e_np
+    band = RANK_BAND * big * EPS * norm_a * (1 + e_np)
+    if not (sig_np > RANK_MARGIN * band and sig_r > 0):
+        return UNKNOWN, np.nan, np.nan
+    kappa = norm_a / sig_lo
+    d_c = 0.0
+    if tall:  # the exact residual of (A, T) against the computed one of (A + dA, T + dT)
+        x_norm = max(tnorm / sig_lo, tnorm * (1 + g) / sig_r)
+        d_c = g * tnorm + g * norm_a * x_norm
+    ev = (f + 2) * EPS / (1 - (f + 2) * EPS)  # the rounding of numpy's residual
+    d_np = NUMPY_C * (f + K) * EPS * (1 + 2 * kappa) * tnorm \
+        + ev * norm_a * tnorm * 1.01 / sig_np
+    d = (d_c + d_np) * (1 + 1e-6)
+    lo, hi = _bracket(e_c, d, terms + K * m)
+    return BRACKETED, lo, hi
+
+
+@njit
+def bracket_range(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
+                  state: Any, lo: Any, hi: Any, inS: Any, F: Any, W: Any, tau: Any, Y: Any,
+                  X: Any) -> None:
+    """:func:`_bracket_one` of ``count`` sets in lexicographic order from S (updated in
+    place)."""
+    for b in range(count):
+        state[b], lo[b], hi[b] = _bracket_one(S, Bn, T, tnorm, floor, inS, F, W, tau, Y, X)
+        if b + 1 < count:
+            successor(S, n)
+
+
+@njit
+def bracket_sets(Sets: Any, Bn: Any, T: Any, tnorm: float, floor: float, state: Any,
+                 lo: Any, hi: Any, inS: Any, F: Any, W: Any, tau: Any, Y: Any, X: Any) -> None:
+    """:func:`_bracket_one` of the rows of Sets."""
+    for b in range(Sets.shape[0]):
+        state[b], lo[b], hi[b] = _bracket_one(Sets[b], Bn, T, tnorm, floor, inS, F, W, tau, Y,
+                                              X)
+
+
+#: the compiled walk per set, in ns: this much per multiply-add of its QR (rows p^2) ...
+DIRECT_FLOP_NS = 0.4
+#: ... plus this much per set (measured: real Gaussian n=36 K=36 s=5, 16 us a set)
+DIRECT_SET_NS = 500
+
+
+def direct_cost(n: int, K: int, s: int) -> float:
+    """Estimated time of the compiled brackets per set of size s, in ns (numpy's decoder
+    then decides a few sets more per task)."""
+    f = n - s
+    rows, p = max(f, K), min(f, K)
+    return DIRECT_SET_NS + DIRECT_FLOP_NS * rows * p * p
+
+
+def floor(Bn: np.ndarray) -> float:
+    """A lower bound on sigma_min(B_F) for every survivor set F when rank(Bn) = n (n <= K:
+    the rows of B_F are some of Bn's, and sigma_f(B_F) >= sigma_n(Bn) by interlacing), from
+    Bn's SVD less its backward error (assumption (S): 10 max(n, K) eps ||Bn||_2), halved; 0
+    otherwise (each set bounds its own from its QR)."""
+    n, K = Bn.shape
+    if n > K or n == 0 or not np.isfinite(Bn).all():
+        return 0.0
+    sv = np.linalg.svd(Bn, compute_uv=False)
+    low = float(sv[-1]) - 10 * max(n, K) * EPS * float(sv[0])
+    return 0.5 * low if low > 1e3 * max(n, K) * EPS * float(sv[0]) else 0.0
+
+
+class DirectBrackets:
+    """The compiled brackets of one code's optimal decoder (row-normalised B and targets)."""
+
+    def __init__(self, Bn: np.ndarray, T: np.ndarray) -> None:
+        dt = np.result_type(Bn, T, np.float64)
+        self.Bn = np.ascontiguousarray(Bn, dtype=dt)
+        self.T = np.ascontiguousarray(np.atleast_2d(T), dtype=dt)
+        self.n = self.Bn.shape[0]
+        # ||T||_F, raised past the rounding of its sum
+        self.tnorm = float(np.sqrt(np.sum(np.abs(self.T) ** 2))) * (1 + 1e-12)
+        self.floor = floor(self.Bn)
+
+    def _scratch(self, s: int) -> tuple[np.ndarray, ...]:
+        """inS, F, W, tau, Y, X (private to the calling thread)."""
+        n, K = self.Bn.shape
+        m, dt = self.T.shape[0], self.Bn.dtype
+        f = max(n - s, 1)
+        rows, p = (K, f) if f <= K else (f, K)
+        return private.scratch((n, np.bool_), (n, np.int64), ((p, rows), dt), (p, dt),
+                               ((m, K), dt), ((p, p), dt))
+
+    def warm(self, s: int) -> None:
+        key = ("direct", self.Bn.dtype.str)
+        if key in WARM:
+            return
+        WARM.add(key)
+        with compile_notice("attack"):
+            self.walk(s, 0, 1)
+            self.sets(np.arange(s, dtype=np.int64)[None])
+            first_max(np.zeros(1), TIE_RTOL)
+
+    def walk(self, s: int, start: int, stop: int) -> tuple[np.ndarray, ...]:
+        """(state, lo, hi) of the sets with lexicographic ranks start..stop-1."""
+        from gctool.engine.enumeration import unrank_one
+
+        count = stop - start
+        state, lo, hi = np.zeros(count, np.uint8), np.empty(count), np.empty(count)
+        if count:
+            S = private.current(unrank_one(self.n, s, start))
+            bracket_range(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
+                          lo, hi,
+                          *self._scratch(s))
+        return state, lo, hi
+
+    def sets(self, S: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(state, lo, hi) of the rows of S."""
+        b, s = S.shape
+        state, lo, hi = np.zeros(b, np.uint8), np.empty(b), np.empty(b)
+        if b:
+            bracket_sets(np.ascontiguousarray(S, dtype=np.int64), self.Bn, self.T, self.tnorm,
+                         self.floor, state, lo, hi, *self._scratch(s))
+        return state, lo, hi
+
+
+def errors_of(state: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              decide: Callable[[np.ndarray], np.ndarray], limit: float = np.inf) -> np.ndarray:
+    """The errors a search reads of sets in enumeration order, from their brackets: numpy's
+    (``decide(rows)``: numpy's decoder on those rows) where a search could tell, else the
+    upper bound ``hi``.
+
+    * ``limit`` infinite (worst case): with L the largest lower bound (or numpy's error of an
+      unknown set), every set whose ``hi`` reaches ``L - TIE_RTOL max(1, |L|)`` (lowered by
+      REL_SLACK) is decided: the largest error M is at least L, and a set left at ``hi`` is
+      below ``M - TIE_RTOL max(1, |M|)`` (that cut grows with M), so the first set tied
+      with the maximum (:func:`gctool.numerics.first_max`) and M are numpy's;
+    * a finite ``limit`` (threshold): the sets whose ``hi`` exceeds it, in order, until the
+      first whose error does: the errors stop there (the walk stops at the first set over
+      ``limit``, as the oracle's walk does), and every set before it is at most ``limit``."""
+    err = hi.astype(np.float64, copy=True)
+    unknown = np.flatnonzero(state != BRACKETED)
+    if np.isfinite(limit):
+        cand = np.flatnonzero((state != BRACKETED) | ~(hi <= limit))
+        step = 256
+        for a in range(0, cand.size, step):
+            part = cand[a:a + step]
+            err[part] = decide(part)
+            over = part[err[part] > limit]
+            if over.size:
+                return err[:int(over[0]) + 1]
+        return err
+    if unknown.size:
+        err[unknown] = decide(unknown)
+    known = state == BRACKETED
+    top = max(float(lo[known].max()) if known.any() else -np.inf,
+              float(err[unknown].max()) if unknown.size else -np.inf)
+    if np.isfinite(top):
+        cut = top - TIE_RTOL * max(1.0, abs(top))
+        cut -= REL_SLACK * max(1.0, abs(cut))
+        cand = np.flatnonzero(known & (hi >= cut))
+        if cand.size:
+            err[cand] = decide(cand)
+    elif known.any():  # no finite value to compare with: numpy decides every set
+        cand = np.flatnonzero(known)
+        err[cand] = decide(cand)
+    return err

@@ -1,0 +1,169 @@
+"""The attack walk of codes without the oracle's fast path (cond(B) above FAST_KAPPA): compiled
+brackets of numpy's decoder error (gctool.audit.kernels.direct), numpy deciding only the sets a
+search could tell from their bracket.  The brackets hold numpy's floats and the exact errors;
+worst sets, errors, thresholds and labels are those of the numpy route for every --jobs."""
+
+from __future__ import annotations
+
+from math import comb
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gctool.audit.attack import attack, threshold
+from gctool.audit.kernels.direct import BRACKETED, UNKNOWN, DirectBrackets, errors_of
+from gctool.audit.oracles import OptimalOracle
+from gctool.engine.enumeration import survivors_of, unrank_lex
+from gctool.exactls import exact_value
+from gctool.numerics import first_max
+
+from corpus import code_of
+from helpers import same_report
+
+
+def _ill(n: int, K: int, cond: float, seed: int, field: str = "real") -> np.ndarray:
+    """A random n x K matrix with singular values from 1 down to 1 / cond."""
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((n, K))
+    if field == "complex":
+        G = G + 1j * rng.standard_normal((n, K))
+    U, _, Vh = np.linalg.svd(G, full_matrices=False)
+    return (U * np.logspace(0, -np.log10(cond), min(n, K))) @ Vh
+
+
+def _circulant(n: int, cond: float, seed: int) -> np.ndarray:
+    """A real circulant n x n matrix with condition about ``cond``: the errors of the n
+    rotations of a straggler set agree to round-off (ties for the tie rule)."""
+    spec = np.fft.fft(np.random.default_rng(seed).standard_normal(n))
+    spec[1] *= 1 / cond / abs(spec[1])
+    spec[-1] = np.conj(spec[1])
+    row = np.real(np.fft.ifft(spec))
+    return np.array([np.roll(row, i) for i in range(n)])
+
+
+CODES = {
+    "gaussian 9x9 cond 1e6": (lambda: code_of(_ill(9, 9, 1e6, 1), 0), 3),
+    "gaussian 8x12 cond 1e7": (lambda: code_of(_ill(8, 12, 1e7, 2), 0), 3),
+    "gaussian 10x5 cond 1e6": (lambda: code_of(_ill(10, 5, 1e6, 3), 0), 4),
+    "complex 8x8 cond 1e6": (lambda: code_of(_ill(8, 8, 1e6, 4, "complex"), 0, "complex"), 3),
+    "circulant 10 cond 1e5": (lambda: code_of(_circulant(10, 1e5, 5), 0), 3),
+}
+
+
+def _numpy_errors(oracle: OptimalOracle, S: np.ndarray) -> np.ndarray:
+    return oracle.decoder.evaluate(survivors_of(S, oracle.n)).error
+
+
+@pytest.mark.parametrize("name", sorted(CODES))
+def test_brackets_hold_numpy_and_the_exact_errors(name: str) -> None:
+    make, s = CODES[name]
+    code = make()
+    oracle = OptimalOracle(code)
+    assert not oracle.fast  # the codes this walk is for
+    walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
+    bracketed = 0
+    for size in range(1, s + 1):
+        total = comb(code.n, size)
+        S = unrank_lex(code.n, size, np.arange(total))
+        state, lo, hi = walk.walk(size, 0, total)
+        assert np.array_equal((state, lo, hi), walk.sets(S), equal_nan=True)  # same sets
+        ref = _numpy_errors(oracle, S)
+        ok = state == BRACKETED
+        bracketed += int(ok.sum())
+        assert np.all((lo[ok] <= ref[ok]) & (ref[ok] <= hi[ok]))
+        for i in np.flatnonzero(ok)[:: max(1, ok.sum() // 12)]:  # exact rational arithmetic
+            F = survivors_of(S[i:i + 1], code.n)[0]
+            exact = exact_value(oracle.decoder.Bn[F], oracle.decoder.T)
+            assert lo[i] <= exact <= hi[i]
+    assert bracketed > 0
+
+
+def test_a_set_of_lower_rank_is_left_to_numpy() -> None:
+    B = _ill(8, 8, 1e6, 6)
+    B[3] = B[1] * 2.0  # rank 7: every set keeping both rows is rank deficient
+    oracle = OptimalOracle(code_of(B, 0))
+    walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
+    S = unrank_lex(8, 2, np.arange(comb(8, 2)))
+    state = walk.sets(S)[0]
+    both = ~np.isin(S, [1, 3]).any(axis=1)
+    assert (state[both] == UNKNOWN).all() and (state[~both] == BRACKETED).any()
+
+
+def _same(a: Any, b: Any, effort: bool = True) -> None:
+    """The same reports; ``effort`` False: but for the sets given to the oracle (a walk stops
+    at the first set over the limit, the numpy route decides its whole batch)."""
+    da, db = same_report(a), same_report(b)
+    if not effort:
+        da.pop("evaluations"), db.pop("evaluations")
+    assert da == db
+
+
+@pytest.mark.parametrize("name", sorted(CODES))
+def test_worst_set_is_numpys_for_every_jobs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    make, s = CODES[name]
+    code = make()
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    ref = attack(code, s, method="exhaustive", symmetry=False)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    for jobs in (1, 2):
+        got = attack(code, s, method="exhaustive", symmetry=False, jobs=jobs)
+        _same(got, ref)
+    assert ref.exact
+
+
+def test_worst_set_against_exact_brute_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = code_of(_ill(8, 8, 1e6, 7), 0)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    got = attack(code, 3, method="exhaustive", symmetry=False, jobs=2)
+    oracle = OptimalOracle(code)
+    S = unrank_lex(8, 3, np.arange(comb(8, 3)))
+    exact = [exact_value(oracle.decoder.Bn[F], oracle.decoder.T) for F in survivors_of(S, 8)]
+    i = int(np.argmax([float(e) for e in exact]))
+    assert got.stragglers == S[i].tolist()
+    assert abs(got.raw_error - float(exact[i])) <= 1e-6 * float(exact[i])
+
+
+def test_ties_pick_the_first_set_as_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = code_of(_circulant(12, 1e5, 8), 0)
+    oracle = OptimalOracle(code)
+    S = unrank_lex(12, 3, np.arange(comb(12, 3)))
+    ref = _numpy_errors(oracle, S)
+    top = ref.max()
+    assert np.sum(np.abs(ref - top) <= 1e-9 * top) >= 12  # a rotation orbit of worst sets
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    got = attack(code, 3, method="exhaustive", symmetry=False, jobs=2)
+    assert got.stragglers == S[first_max(ref)].tolist()
+    assert got.raw_error == ref[first_max(ref)]
+
+
+def test_threshold_is_numpys_for_every_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = code_of(_ill(11, 5, 1e6, 9), 0)  # n > K: sets of 5 or more survivors decode
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    ref = threshold(code, method="exhaustive", symmetry=False)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    one = threshold(code, method="exhaustive", symmetry=False, jobs=1)
+    _same(one, ref, effort=False)
+    _same(threshold(code, method="exhaustive", symmetry=False, jobs=2), one)
+    assert ref.threshold == 7
+
+
+def test_errors_of_decides_only_what_a_search_can_tell() -> None:
+    value = np.array([1.0, 3.0, 2.0, 3.0 + 1e-13, 0.5, 2.9999])
+    state = np.full(6, BRACKETED, dtype=np.uint8)
+    lo, hi = value * (1 - 1e-9), value * (1 + 1e-9)
+    state[4] = UNKNOWN  # always decided
+    asked: list[int] = []
+
+    def decide(rows: np.ndarray) -> np.ndarray:
+        asked.extend(rows.tolist())
+        return value[rows]
+
+    err = errors_of(state, lo, hi, decide)
+    assert sorted(asked) == [1, 3, 4]  # the unknown one, and the two tied with the largest
+    assert first_max(err) == first_max(value) == 1 and err[1] == value[1]
+    asked.clear()
+    err = errors_of(state, lo, hi, decide, limit=1.5)
+    # the sets whose bracket reaches over the limit, in one batch; the errors stop at the
+    # first one over it
+    assert asked == [1, 2, 3, 4, 5] and err.size == 2 and err[1] == value[1]
