@@ -314,3 +314,23 @@ def test_every_verdict_of_the_compiled_direct_decoder_is_numpys_and_exact(
         assert (exact <= limit) == (state[i] == DIRECT_OK), (name, S[i])
     if name == "degenerate-prefix" and q is None:
         assert decided.any()
+
+
+def test_residual_bounds_of_the_compiled_witness_and_direct_decoder_round_upward() -> None:
+    """The zero decoder's residual is ||T||^2 = 3 exactly, with no round-off to bound:
+    sqrt(3)^2 rounds to nearest as 2.9999999999999996, below it (a bound below the exact error
+    proves a set decodes against a limit it exceeds).  Both bounds now round upward."""
+    from gctool.audit.kernels.real import DIRECT_OK, _witness, direct_sets
+
+    n, K = 4, 3
+    Bn, T = np.zeros((n, K)), np.ones((1, K))
+    inS = np.zeros(n, np.bool_)
+    bound = _witness(np.zeros((n, 1)), np.zeros((n, 1)), Bn, T, inS, np.zeros((1, 1)),
+                     np.zeros((n, 1)))
+    assert bound >= 3.0 and Fraction(bound) >= 3
+    # the direct decoder on survivors whose rows are 0 (rank 0: the decoder a = 0): its
+    # bound 3 (rounded upward) is above the limit's 3 / DIRECT_SHARE share
+    state, err = np.zeros(1, np.int64), np.zeros(1)
+    direct_sets(np.array([[0]]), Bn, T, np.ones(n), 6.0 - 1e-15, state, err, np.zeros(1),
+                np.zeros(1), inS, np.zeros(n, np.int64))
+    assert state[0] != DIRECT_OK

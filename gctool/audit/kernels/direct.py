@@ -43,12 +43,12 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM
+from gctool.audit.kernels.real import WARM, bracket
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
 from gctool.limits import RANK_BAND, REL_SLACK, TIE_RTOL
-from gctool.numerics import EPS, residual_bracket
+from gctool.numerics import EPS
 
 #: the constant of Householder QR's backward error gamma~(rows p) = QR_C rows p eps (Higham
 #: hides it in gamma~; LAPACK's own estimates take 1)
@@ -62,9 +62,6 @@ NUMPY_C = 40.0
 #: RANK_BAND) by this factor: the set then has full numerical rank, certified
 RANK_MARGIN = 4.0
 UNKNOWN, BRACKETED = 0, 1
-
-_bracket = njit(residual_bracket)  # the one outward-rounded bracket, compiled for scalars
-
 
 @njit
 def _qr_rows(W: Any, tau: Any, Y: Any) -> None:
@@ -210,7 +207,7 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
     d_np = NUMPY_C * (f + K) * EPS * (1 + 2 * kappa) * tnorm \
         + ev * norm_a * tnorm * 1.01 / sig_np
     d = (d_c + d_np) * (1 + 1e-6)
-    lo, hi = _bracket(e_c, d, terms + K * m)
+    lo, hi = bracket(e_c, d, terms + K * m)
     return BRACKETED, lo, hi
 
 

@@ -30,7 +30,7 @@ from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
-from gctool.numerics import EPS
+from gctool.numerics import EPS, residual_bracket
 
 #: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
 #: tolerance (the numpy kernel's own decoder, which differs by round-off, then accepts it too;
@@ -39,6 +39,9 @@ from gctool.numerics import EPS
 WITNESS_SHARE = 0.125
 #: kernels compiled or loaded in this process (by kind and dtypes)
 WARM: set[tuple[str, ...]] = set()
+#: :func:`gctool.numerics.residual_bracket` compiled (scalars): the one outward-rounded
+#: bracket of a squared residual from its computed value and the 2-norm of its round-off
+bracket = njit(residual_bracket)
 
 
 @njit
@@ -440,7 +443,7 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> flo
                 v += NT[i, j] * Z[j, w]
             av[i, w] = 0.0 * v if inS[i] else v
     r2, e2 = _residual(av, Bn, T, inS, (n + 2) * EPS / (1 - (n + 2) * EPS))
-    return (np.sqrt(r2) + np.sqrt(e2)) ** 2
+    return bracket(r2, np.sqrt(e2), Bn.shape[1] * m)[1]  # rounded upward
 
 
 @njit
@@ -841,7 +844,7 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
     err, e2 = _residual(av, Bn, T, inS, (f + 2) * EPS / (1 - (f + 2) * EPS))
     for i in range(s):
         inS[S[i]] = False
-    bound = (np.sqrt(err) + np.sqrt(e2)) ** 2
+    bound = bracket(err, np.sqrt(e2), K * m)[1]  # rounded upward
     sr = sv[rank - 1] if rank > 0 else 0.0
     cond = smax / sr if rank > 0 and sr > 0 else np.inf
     top = 0.0  # the norm of D a, scaled (no overflow or underflow in the squares)
