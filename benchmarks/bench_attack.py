@@ -6,6 +6,11 @@
    0/1 codes with n = 10..16, load 3, s = 2..4.  Target: hit rate >= 95% over >= 100 instances.
 3. Exact threshold of a real cyclic code (Tandon's CRC, n = 40, s = 6) with ``elementary``
    (and ``milp`` where it finishes).  Target: under 60 s; prints how the time grows with n.
+4. Exhaustive worst case of an ill-conditioned code (random real n = K = 32, cond 1e6, s = 5:
+   no fast path, every set an SVD by numpy's decoder before the compiled brackets of
+   :mod:`gctool.audit.kernels.direct`): the numpy route (``GCTOOL_COMPILED=0``) against the
+   compiled walk, ``--jobs`` 1 and 2, interleaved rounds (median wall and CPU, reports equal),
+   and the per-set cost of the brackets against numpy's decoder on the same sets, one thread.
 
 ``--quick`` runs smaller versions (for a smoke test).
 """
@@ -13,6 +18,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from functools import partial
 
 import numpy as np
@@ -94,16 +100,72 @@ def bench_threshold(sizes: list[int], s: int, milp_up_to: int) -> None:
         print(line)
 
 
+def ill_conditioned(n: int, cond: float, seed: int = 0) -> GradientCode:
+    """A random real n x n code with singular values from 1 down to 1 / cond."""
+    rng = np.random.default_rng(seed)
+    U, _, Vh = np.linalg.svd(rng.standard_normal((n, n)))
+    return GradientCode((U * np.logspace(0, -np.log10(cond), n)) @ Vh, parse_field("real"), 0)
+
+
+def bench_ill_conditioned(n: int, s: int, rounds: int) -> None:
+    import os
+    import statistics
+
+    from gctool.audit.kernels.direct import DirectBrackets
+    from gctool.audit.oracles import OptimalOracle
+    from gctool.engine.enumeration import survivors_of, unrank_lex
+
+    print(f"== 4. exhaustive worst case, ill-conditioned random real n = K = {n} (cond 1e6), "
+          f"s = {s} ==")
+    code = ill_conditioned(n, 1e6)
+    budget = Budget(max_work=3600)
+    runs = {(mode, jobs): [] for mode in ("numpy", "compiled") for jobs in (1, 2)}
+    reports = {}
+    attack(code, s, method="exhaustive", symmetry=False, budget=budget)  # kernels loaded
+    for _ in range(rounds):
+        for (mode, jobs), times in runs.items():
+            os.environ["GCTOOL_COMPILED"] = "0" if mode == "numpy" else "1"
+            c0, w0 = time.process_time(), time.perf_counter()
+            r = attack(code, s, method="exhaustive", symmetry=False, jobs=jobs, budget=budget)
+            times.append((time.perf_counter() - w0, time.process_time() - c0))
+            d = r.to_dict()
+            for key in ("elapsed_s", "jobs", "estimate"):
+                d.pop(key, None)
+            reports[mode, jobs] = d
+    os.environ.pop("GCTOOL_COMPILED", None)
+    assert all(d == reports["numpy", 1] for d in reports.values()), "reports differ"
+    wall = {key: statistics.median(w for w, _ in v) for key, v in runs.items()}
+    for (mode, jobs), v in runs.items():
+        print(f"  {mode:<8} --jobs {jobs}: wall {wall[mode, jobs]:7.3f} s   CPU (this process) "
+              f"{statistics.median(c for _, c in v):7.3f} s")
+    print(f"  --jobs 2 / --jobs 1 speed-up: numpy {wall['numpy', 1] / wall['numpy', 2]:.2f}x, "
+          f"compiled {wall['compiled', 1] / wall['compiled', 2]:.2f}x;  compiled over numpy: "
+          f"{wall['numpy', 1] / wall['compiled', 1]:.1f}x (--jobs 1), "
+          f"{wall['numpy', 2] / wall['compiled', 2]:.1f}x (--jobs 2)   ({rounds} rounds, "
+          "medians)")
+    oracle = OptimalOracle(code)
+    walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
+    count = 20_000
+    S = unrank_lex(n, s, np.arange(count))
+    walk.walk(s, 0, 10)
+    _, t_walk = timed(partial(walk.walk, s, 0, count), time.process_time)
+    _, t_np = timed(partial(oracle.decoder.evaluate, survivors_of(S, n)), time.process_time)
+    print(f"  per set, one thread: brackets {t_walk / count * 1e6:.1f} us, numpy's decoder "
+          f"{t_np / count * 1e6:.1f} us ({t_np / t_walk:.1f}x)")
+
+
 def main() -> None:
     args = parser(__doc__, quick="small sizes (smoke test)").parse_args()
     if args.quick:
         bench_exhaustive(14, 3)
         bench_greedy(10)
         bench_threshold([10, 16], 4, 10)
+        bench_ill_conditioned(16, 3, 1)
         return
     bench_exhaustive(24, 4)
     bench_greedy(120)
     bench_threshold([10, 20, 30, 40], 6, 12)
+    bench_ill_conditioned(32, 5, 3)
 
 
 if __name__ == "__main__":
