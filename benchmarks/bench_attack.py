@@ -121,6 +121,7 @@ def bench_ill_conditioned(n: int, s: int, rounds: int) -> None:
     budget = Budget(max_work=3600)
     runs = {(mode, jobs): [] for mode in ("numpy", "compiled") for jobs in (1, 2)}
     reports = {}
+    before = os.environ.get("GCTOOL_COMPILED")
     attack(code, s, method="exhaustive", symmetry=False, budget=budget)  # kernels loaded
     for _ in range(rounds):
         for (mode, jobs), times in runs.items():
@@ -132,7 +133,10 @@ def bench_ill_conditioned(n: int, s: int, rounds: int) -> None:
             for key in ("elapsed_s", "jobs", "estimate"):
                 d.pop(key, None)
             reports[mode, jobs] = d
-    os.environ.pop("GCTOOL_COMPILED", None)
+    if before is None:
+        os.environ.pop("GCTOOL_COMPILED", None)
+    else:
+        os.environ["GCTOOL_COMPILED"] = before
     assert all(d == reports["numpy", 1] for d in reports.values()), "reports differ"
     wall = {key: statistics.median(w for w, _ in v) for key, v in runs.items()}
     for (mode, jobs), v in runs.items():

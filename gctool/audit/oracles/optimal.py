@@ -451,7 +451,10 @@ class OptimalOracle(Oracle):
         kernel (None when it is not planned for sets of size s: use :meth:`errors`).  With a
         ``limit``, the walk may stop after a set above it (a search for the first such set
         needs no more): the errors then stop there, and the first above ``limit`` among them
-        is the first of the whole range."""
+        is the first of the whole range.  The direct walk (no fast path) gives the sets that
+        no search can tell from their bracket their upper bound instead of numpy's error
+        (:func:`gctool.audit.kernels.direct.errors_of`): the largest error, its first set and
+        the first set over ``limit`` are numpy's."""
         if not self.walks_compiled(s):
             return None
         from gctool.engine.enumeration import unrank_lex
