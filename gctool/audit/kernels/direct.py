@@ -10,8 +10,9 @@ A^T gives:
 
 * the least-squares residual, from ``Q^H T`` (f <= K: the last K - f rows; f > K: A has rank K
   and the error is 0);
-* a lower bound ``sig_lo`` on sigma_min(A): ``1 / ||R^-1||_F`` (the computed inverse, lowered
-  by its first-order error) less the QR's backward error.
+* a lower bound ``sig_lo`` on sigma_min(A): when rank(B) = n, one for every set
+  (:func:`floor`, from B's SVD); else ``1 / ||R^-1||_F`` (the computed inverse, lowered by
+  its first-order error) less the QR's backward error.
 
 Householder QR is backward stable: ``A + dA = Q R^``, ``Q^H (T + dT)`` computed, with
 ``||dA||_F <= g ||A||_F`` and ``||dT||_F <= g tnorm``, g = gamma~(rows p) (Higham, Accuracy and
@@ -43,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM, bracket
+from gctool.audit.kernels.real import WARM, _inv_fro_tri, _qr, _reflect, bracket, survivors_into
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
@@ -63,70 +64,6 @@ NUMPY_C = 40.0
 RANK_MARGIN = 4.0
 UNKNOWN, BRACKETED = 0, 1
 
-@njit
-def _qr_rows(W: Any, tau: Any, Y: Any) -> None:
-    """Householder QR of the tall matrix whose columns are the rows of W (p x rows, so each
-    column is contiguous), in place: R[i, j] = W[j, i] (i <= j), the reflectors
-    ``I - tau v v^H`` (v[0] = 1) in W[c, c + 1:]; the reflectors applied to the columns that
-    are the rows of Y (:func:`gctool.audit.kernels.real._qr`'s conventions, transposed)."""
-    p, rows = W.shape
-    for c in range(p):
-        nrm2 = 0.0
-        for r in range(c, rows):
-            nrm2 += abs(W[c, r]) ** 2
-        nrm = np.sqrt(nrm2)
-        if nrm == 0:
-            tau[c] = 0.0
-            continue
-        x0 = W[c, c]
-        ax0 = abs(x0)
-        phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
-        beta = -phase * nrm
-        v0 = x0 - beta
-        for r in range(c + 1, rows):
-            W[c, r] = W[c, r] / v0
-        tc = np.conj((beta - x0) / beta)
-        tau[c] = tc
-        W[c, c] = beta
-        for j in range(c + 1, p):
-            _apply(W, c, tc, W, j)
-        for j in range(Y.shape[0]):
-            _apply(W, c, tc, Y, j)
-
-
-@njit
-def _apply(W: Any, c: int, tc: Any, Z: Any, j: int) -> None:
-    """The reflector of column c (in W[c]) applied to the row j of Z, as a column."""
-    rows = W.shape[1]
-    w = Z[j, c]
-    for r in range(c + 1, rows):
-        w += np.conj(W[c, r]) * Z[j, r]
-    w *= np.conj(tc)
-    Z[j, c] -= w
-    for r in range(c + 1, rows):
-        Z[j, r] -= w * W[c, r]
-
-
-@njit
-def _inv_fro(W: Any, X: Any) -> float:
-    """||R^-1||_F for R[i, j] = W[j, i] (p x p upper triangular): the columns of the upper
-    triangular inverse by back substitution (X, p x p, column u in X[u]); inf when R has a
-    zero on its diagonal."""
-    p = W.shape[0]
-    acc = 0.0
-    for u in range(p):
-        if W[u, u] == 0:
-            return np.inf
-        X[u, u] = 1.0 / W[u, u]
-        acc += abs(X[u, u]) ** 2
-        for i in range(u - 1, -1, -1):
-            v = 0.0 * X[u, u]
-            for j in range(i + 1, u + 1):
-                v -= W[j, i] * X[u, j]
-            X[u, i] = v / W[i, i]
-            acc += abs(X[u, i]) ** 2
-    return np.sqrt(acc)
-
 
 @njit
 def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, F: Any,
@@ -140,15 +77,7 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
     f = n - s
     if f == 0:
         return UNKNOWN, np.nan, np.nan
-    for i in range(s):
-        inS[S[i]] = True
-    j = 0
-    for i in range(n):
-        if not inS[i]:
-            F[j] = i
-            j += 1
-    for i in range(s):
-        inS[S[i]] = False
+    survivors_into(S, inS, F)
     tall = f <= K  # A = B_F^T (K x f) is tall: QR of A; else QR of A^T = B_F (f x K)
     rows, p = (K, f) if tall else (f, K)
     for i in range(f):
@@ -157,19 +86,21 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
             if not np.isfinite(v):
                 return UNKNOWN, np.nan, np.nan
             if tall:
-                W[i, k] = v
-            else:
                 W[k, i] = v
-    if tall:
-        for u in range(m):
-            for k in range(K):
-                Y[u, k] = T[u, k]
-    _qr_rows(W, tau, Y[:, :rows] if tall else Y[:0])
+            else:
+                W[i, k] = v
+    _qr(W, tau)
     e_c, terms = 0.0, 0
     if tall:
-        for u in range(m):
-            for k in range(f, K):
-                e_c += abs(Y[u, k]) ** 2
+        for k in range(K):
+            for u in range(m):
+                Y[k, u] = T[u, k]
+        for c in range(p):
+            for u in range(m):
+                _reflect(W, tau, c, Y, u)
+        for k in range(f, K):
+            for u in range(m):
+                e_c += abs(Y[k, u]) ** 2
         terms = (K - f) * m
     if not np.isfinite(e_c):
         return UNKNOWN, np.nan, np.nan
@@ -180,7 +111,10 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
         sig_lo = floor
         sig_r = floor - g * norm_a
     else:
-        ninv = _inv_fro(W, X)  # ||R^-1||_F
+        for i in range(p):
+            if W[i, i] == 0:  # R singular
+                return UNKNOWN, np.nan, np.nan
+        ninv = _inv_fro_tri(W, X)  # ||R^-1||_F
         if not (np.isfinite(ninv) and ninv > 0):
             return UNKNOWN, np.nan, np.nan
         # the computed inverse's columns solve (R + dR) x = e_j, |dR| <= gamma_p |R|:
@@ -277,8 +211,8 @@ class DirectBrackets:
         m, dt = self.T.shape[0], self.Bn.dtype
         f = max(n - s, 1)
         rows, p = (K, f) if f <= K else (f, K)
-        return private.scratch((n, np.bool_), (n, np.int64), ((p, rows), dt), (p, dt),
-                               ((m, K), dt), ((p, p), dt))
+        return private.scratch((n, np.bool_), (n, np.int64), ((rows, p), dt), (p, dt),
+                               ((K, m), dt), ((p, p), dt))
 
     def warm(self, s: int) -> None:
         key = ("direct", self.Bn.dtype.str)
@@ -290,7 +224,8 @@ class DirectBrackets:
             self.sets(np.arange(s, dtype=np.int64)[None])
             first_max(np.zeros(1), TIE_RTOL)
 
-    def walk(self, s: int, start: int, stop: int) -> tuple[np.ndarray, ...]:
+    def walk(self, s: int, start: int, stop: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(state, lo, hi) of the sets with lexicographic ranks start..stop-1."""
         from gctool.engine.enumeration import unrank_one
 
@@ -303,7 +238,7 @@ class DirectBrackets:
                           *self._scratch(s))
         return state, lo, hi
 
-    def sets(self, S: np.ndarray) -> tuple[np.ndarray, ...]:
+    def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(state, lo, hi) of the rows of S."""
         b, s = S.shape
         state, lo, hi = np.zeros(b, np.uint8), np.empty(b), np.empty(b)

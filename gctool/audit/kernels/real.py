@@ -752,6 +752,22 @@ def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T
             Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, M, perm, tau, E, X, Y, Z, av)
 
 
+@njit
+def survivors_into(S: Any, inS: Any, F: Any) -> None:
+    """The survivors of the straggler set S (the others of range(n), n = ``inS.shape[0]``)
+    into F[:n - s], in increasing order, by the membership mask inS (all False, and so
+    left)."""
+    for i in range(S.shape[0]):
+        inS[S[i]] = True
+    j = 0
+    for i in range(inS.shape[0]):
+        if not inS[i]:
+            F[j] = i
+            j += 1
+    for i in range(S.shape[0]):
+        inS[S[i]] = False
+
+
 #: what :func:`direct_sets` makes of a set the second stage leaves doubtful
 UNDECIDED, DIRECT_OK, DIRECT_FAIL = 0, 1, 2
 #: the compiled direct decoder keeps a verdict only when its proof holds with this factor of
@@ -785,15 +801,7 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
     f = n - s
     if f == 0:
         return UNDECIDED, np.nan, np.nan, np.nan
-    for i in range(s):
-        inS[S[i]] = True
-    j = 0
-    for i in range(n):
-        if not inS[i]:
-            F[j] = i
-            j += 1
-    for i in range(s):
-        inS[S[i]] = False
+    survivors_into(S, inS, F)
     BF = np.empty((f, K), dtype=Bn.dtype)
     for i in range(f):
         for k in range(K):

@@ -462,8 +462,11 @@ class OptimalOracle(Oracle):
         if self._walks_direct(s):  # numpy's decoder decides what the brackets cannot
             from gctool.audit.kernels.direct import errors_of
 
-            err = errors_of(*self.direct.walk(s, start, stop), lambda rows: super(
-                OptimalOracle, self)._errors(unrank_lex(n, s, start + rows)), limit)
+            def decide(rows: np.ndarray) -> np.ndarray:  # numpy's decoder, as _errors
+                return super(OptimalOracle, self)._errors(unrank_lex(n, s, start + rows))
+
+            state, lo, hi = self.direct.walk(s, start, stop)
+            err = errors_of(state, lo, hi, decide, limit)
             self.evaluations += err.size
             return err
 
