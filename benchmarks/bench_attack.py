@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import time
 from functools import partial
+from math import comb
 
 import numpy as np
 import readme
@@ -149,7 +150,7 @@ def bench_ill_conditioned(n: int, s: int, rounds: int) -> None:
           "medians)")
     oracle = OptimalOracle(code)
     walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
-    count = 20_000
+    count = min(20_000, comb(n, s))
     S = unrank_lex(n, s, np.arange(count))
     walk.walk(s, 0, 10)
     _, t_walk = timed(partial(walk.walk, s, 0, count), time.process_time)

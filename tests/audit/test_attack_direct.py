@@ -167,3 +167,17 @@ def test_errors_of_decides_only_what_a_search_can_tell() -> None:
     # the sets whose bracket reaches over the limit, in one batch; the errors stop at the
     # first one over it
     assert asked == [1, 2, 3, 4, 5] and err.size == 2 and err[1] == value[1]
+
+
+def test_a_walk_from_any_rank_gives_each_sets_own_bracket() -> None:
+    """The walk keeps the QR of a set's first survivors from set to set (rank(B) = n): the
+    same floats as each set's own QR, from whatever rank a task starts."""
+    code = code_of(_ill(12, 12, 1e6, 10), 0)
+    oracle = OptimalOracle(code)
+    walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
+    assert walk.floor > 0
+    S = unrank_lex(12, 4, np.arange(comb(12, 4)))
+    every = walk.sets(S)
+    for a, b in [(0, 495), (7, 8), (44, 130), (163, 164), (300, 495)]:
+        for got, want in zip(walk.walk(4, a, b), every, strict=True):
+            assert np.array_equal(got, want[a:b], equal_nan=True)

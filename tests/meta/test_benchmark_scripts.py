@@ -128,13 +128,15 @@ def test_attack(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     out = in_process("bench_attack.py", "--quick", monkeypatch=monkeypatch, capsys=capsys)
     for section in ("== 1. exhaustive worst case, n = 14, s = 3 ==",
                     "== 2. greedy vs exhaustive optimum, 10 random 0/1 codes",
-                    "== 3. exact threshold of a real cyclic code (CRC, s = 4) =="):
+                    "== 3. exact threshold of a real cyclic code (CRC, s = 4) ==",
+                    "== 4. exhaustive worst case, ill-conditioned random real n = K = 16"):
         assert section in out, out
     assert len(lines_with(out, "lstsq loop")) == 3, out
     assert re.search(r"hit rate \d+/10 = ", out), out
     # CRC(n, 4) tolerates 4 stragglers and no more: elementary proves T_0 = 5, milp agrees
     assert "n =  10: T_0 = 5 (exact) elementary" in out and "-> T_0 = 5 (" in out, out
     assert "n =  16: T_0 = 5 (exact) elementary" in out, out
+    assert len(lines_with(out, "CPU (this process)")) == 4 and "per set, one thread" in out, out
 
 
 def test_budget_calibrated() -> None:

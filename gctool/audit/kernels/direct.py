@@ -44,7 +44,15 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM, _inv_fro_tri, _qr, _reflect, bracket, survivors_into
+from gctool.audit.kernels.real import (
+    WARM,
+    _inv_fro_tri,
+    _qr,
+    _qr_step,
+    _reflect,
+    bracket,
+    survivors_into,
+)
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
@@ -73,13 +81,11 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
     sigma_min(B_F) for every F (rank(B) = n), or 0 (per set, from R)."""
     n, K = Bn.shape
     m = T.shape[0]
-    s = S.shape[0]
-    f = n - s
+    f = n - S.shape[0]
     if f == 0:
         return UNKNOWN, np.nan, np.nan
     survivors_into(S, inS, F)
     tall = f <= K  # A = B_F^T (K x f) is tall: QR of A; else QR of A^T = B_F (f x K)
-    rows, p = (K, f) if tall else (f, K)
     for i in range(f):
         for k in range(K):
             v = Bn[F[i], k]
@@ -89,21 +95,44 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
                 W[k, i] = v
             else:
                 W[i, k] = v
-    _qr(W, tau)
-    e_c, terms = 0.0, 0
     if tall:
         for k in range(K):
             for u in range(m):
                 Y[k, u] = T[u, k]
-        for c in range(p):
-            for u in range(m):
-                _reflect(W, tau, c, Y, u)
-        for k in range(f, K):
-            for u in range(m):
-                e_c += abs(Y[k, u]) ** 2
-        terms = (K - f) * m
+        return _tall_bracket(W, Y, tau, f, K, tnorm, floor, X)
+    _qr(W, tau)
+    return _bounds(W, X, 0.0, f, K, m, False, tnorm, floor)
+
+
+@njit
+def _tall_bracket(W: Any, Y: Any, tau: Any, f: int, K: int, tnorm: float, floor: float,
+                  X: Any) -> tuple[int, float, float]:
+    """The bracket of a set of f <= K survivors from the QR of W: the set's last
+    ``q = W.shape[1]`` survivors' rows as columns, their rows j..K-1 (j = f - q), the
+    reflectors of the first j survivors already applied to them and to the targets Y ((K - j)
+    x m; j = 0: the whole QR).  The residual is Y's last K - f rows once W's reflectors are
+    applied too."""
+    m = Y.shape[1]
+    q = W.shape[1]
+    _qr(W, tau)
+    for c in range(q):
+        for u in range(m):
+            _reflect(W, tau, c, Y, u)
+    e_c = 0.0
+    for k in range(q, Y.shape[0]):
+        for u in range(m):
+            e_c += abs(Y[k, u]) ** 2
+    return _bounds(W, X, e_c, f, K, m, True, tnorm, floor)
+
+
+@njit
+def _bounds(W: Any, X: Any, e_c: float, f: int, K: int, m: int, tall: bool, tnorm: float,
+            floor: float) -> tuple[int, float, float]:
+    """(state, lo, hi) from the computed residual e_c (a sum of (K - f) m squares; 0 when
+    f > K) and, without a ``floor``, R in W (the whole QR)."""
     if not np.isfinite(e_c):
         return UNKNOWN, np.nan, np.nan
+    rows, p = (K, f) if tall else (f, K)
     norm_a = np.sqrt(f) * (1 + 4 * EPS)  # ||A||_F: rows of norm below 1
     g = QR_C * rows * p * EPS
     g = g / (1 - g)
@@ -141,6 +170,7 @@ def _bracket_one(S: Any, Bn: Any, T: Any, tnorm: float, floor: float, inS: Any, 
     d_np = NUMPY_C * (f + K) * EPS * (1 + 2 * kappa) * tnorm \
         + ev * norm_a * tnorm * 1.01 / sig_np
     d = (d_c + d_np) * (1 + 1e-6)
+    terms = (K - f) * m if tall else 0
     lo, hi = bracket(e_c, d, terms + K * m)
     return BRACKETED, lo, hi
 
@@ -158,6 +188,68 @@ def bracket_range(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, flo
 
 
 @njit
+def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
+                 state: Any, lo: Any, hi: Any, H: Any, tau: Any, Y: Any, tail: Any,
+                 ytail: Any, tau2: Any) -> None:
+    """:func:`bracket_range` of sets of a code with a ``floor`` (rank(B) = n) and n - s <= K,
+    the QR of a set's first survivors kept from set to set: the sets that share their first
+    s - 1 stragglers P share the reflectors of their survivors below the last straggler x,
+    and those applied to every later column and to the targets (H, tau, Y: columns not in P,
+    in order; the first j processed); a set then only factors its columns after x (tail,
+    ytail), and moving x to x + 1 processes column x.  The same floating-point operations,
+    in the same order, as :func:`_qr` on the set's own columns: the same brackets."""
+    K = Bn.shape[1]
+    m = T.shape[0]
+    s = S.shape[0]
+    f = n - s
+    b = 0
+    while b < count:
+        # a new prefix P = S[:s - 1]: its columns, then those below S[s - 1] processed
+        c = 0
+        k = 0
+        for i in range(n):
+            if k < s - 1 and S[k] == i:
+                k += 1
+                continue
+            for r in range(K):
+                H[r, c] = Bn[i, r]
+            c += 1
+        for r in range(K):
+            for u in range(m):
+                Y[r, u] = T[u, r]
+        x = S[s - 1]
+        j = x - (s - 1)
+        for col in range(j):
+            _qr_step(H, tau, col)
+            for u in range(m):
+                _reflect(H, tau, col, Y, u)
+        while True:
+            q = f - j  # the columns after x
+            rows = K - j
+            tv = tail[:rows * q].reshape((rows, q))
+            yv = ytail[:rows * m].reshape((rows, m))
+            for r in range(rows):
+                for t in range(q):
+                    tv[r, t] = H[j + r, j + 1 + t]
+                for u in range(m):
+                    yv[r, u] = Y[j + r, u]
+            state[b], lo[b], hi[b] = _tall_bracket(tv, yv, tau2, f, K, tnorm, floor, tv)
+            b += 1
+            if b == count or x == n - 1:
+                break
+            _qr_step(H, tau, j)  # column x joins the survivors below the last straggler
+            for u in range(m):
+                _reflect(H, tau, j, Y, u)
+            x += 1
+            j += 1
+            S[s - 1] = x
+        if b == count:
+            break
+        if successor(S, n) < 0:
+            break
+
+
+@njit
 def bracket_sets(Sets: Any, Bn: Any, T: Any, tnorm: float, floor: float, state: Any,
                  lo: Any, hi: Any, inS: Any, F: Any, W: Any, tau: Any, Y: Any, X: Any) -> None:
     """:func:`_bracket_one` of the rows of Sets."""
@@ -166,18 +258,26 @@ def bracket_sets(Sets: Any, Bn: Any, T: Any, tnorm: float, floor: float, state: 
                                               X)
 
 
-#: the compiled walk per set, in ns: this much per multiply-add of its QR (rows p^2) ...
+#: the compiled walk per set, in ns: this much per multiply-add of a whole QR (rows p^2) ...
 DIRECT_FLOP_NS = 0.4
-#: ... plus this much per set (measured: real Gaussian n=36 K=36 s=5, 16 us a set)
-DIRECT_SET_NS = 500
+#: ... or, when a set's first survivors' QR is kept from set to set (:func:`bracket_walk`),
+#: this fixed part plus DIRECT_KEPT_NS per rows p^2.  Measured on one core of the 2-core
+#: development machine: real Gaussian n = K = 24 s = 4, 2.2 us a set; n = K = 36 s = 5, 4.4 us
+#: (numpy's decoder: 55-175 us)
+DIRECT_SET_NS = 1000
+DIRECT_KEPT_NS = 0.1
 
 
-def direct_cost(n: int, K: int, s: int) -> float:
+def direct_cost(n: int, K: int, s: int, kept: bool = False) -> float:
     """Estimated time of the compiled brackets per set of size s, in ns (numpy's decoder
-    then decides a few sets more per task)."""
+    then decides a few sets more per task); ``kept``: rank(B) = n, the walk keeps the QR of
+    the first survivors (:func:`bracket_walk`)."""
     f = n - s
     rows, p = max(f, K), min(f, K)
-    return DIRECT_SET_NS + DIRECT_FLOP_NS * rows * p * p
+    flops = rows * p * p
+    if kept and f <= K:
+        return DIRECT_SET_NS + DIRECT_KEPT_NS * flops
+    return DIRECT_SET_NS + DIRECT_FLOP_NS * flops
 
 
 def floor(Bn: np.ndarray) -> float:
@@ -214,6 +314,15 @@ class DirectBrackets:
         return private.scratch((n, np.bool_), (n, np.int64), ((rows, p), dt), (p, dt),
                                ((K, m), dt), ((p, p), dt))
 
+    def _walk_scratch(self, s: int) -> tuple[np.ndarray, ...]:
+        """H, tau, Y, tail, ytail, tau2 of :func:`bracket_walk` (private to the calling
+        thread)."""
+        n, K = self.Bn.shape
+        m, dt = self.T.shape[0], self.Bn.dtype
+        c = n - s + 1
+        return private.scratch(((K, c), dt), (c, dt), ((K, m), dt), (K * c, dt), (K * m, dt),
+                               (c, dt))
+
     def warm(self, s: int) -> None:
         key = ("direct", self.Bn.dtype.str)
         if key in WARM:
@@ -231,11 +340,14 @@ class DirectBrackets:
 
         count = stop - start
         state, lo, hi = np.zeros(count, np.uint8), np.empty(count), np.empty(count)
-        if count:
+        if count and self.floor > 0 and self.n - s <= self.Bn.shape[1]:
+            S = private.current(unrank_one(self.n, s, start))
+            bracket_walk(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
+                         lo, hi, *self._walk_scratch(s))
+        elif count:
             S = private.current(unrank_one(self.n, s, start))
             bracket_range(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
-                          lo, hi,
-                          *self._scratch(s))
+                          lo, hi, *self._scratch(s))
         return state, lo, hi
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -124,30 +124,37 @@ def _reflect(H: Any, tau: Any, c: int, Y: Any, j: int) -> None:
 def _qr(H: Any, tau: Any) -> float:
     """Householder QR of the tall H (d x s) in place: R above the diagonal, the reflectors
     ``I - tau v v^H`` (v[0] = 1) below; returns |det R|."""
-    d, s = H.shape
     det = 1.0
-    for c in range(s):
-        nrm2 = 0.0
-        for r in range(c, d):
-            nrm2 += abs(H[r, c]) ** 2
-        nrm = np.sqrt(nrm2)
-        det *= nrm
-        if nrm == 0:
-            tau[c] = 0.0
-            continue
-        x0 = H[c, c]
-        ax0 = abs(x0)
-        phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
-        beta = -phase * nrm  # R[c, c]
-        v0 = x0 - beta
-        for r in range(c + 1, d):
-            H[r, c] = H[r, c] / v0
-        # tau = (beta - x0) / beta, conjugated for the complex convention H = I - tau v v^H
-        tau[c] = np.conj((beta - x0) / beta)
-        H[c, c] = beta
-        for j in range(c + 1, s):
-            _reflect(H, tau, c, H, j)
+    for c in range(H.shape[1]):
+        det *= _qr_step(H, tau, c)
     return det
+
+
+@njit
+def _qr_step(H: Any, tau: Any, c: int) -> float:
+    """Column c of :func:`_qr` (the columns before it done): its reflector, applied to every
+    column after it; returns |R[c, c]|."""
+    d, s = H.shape
+    nrm2 = 0.0
+    for r in range(c, d):
+        nrm2 += abs(H[r, c]) ** 2
+    nrm = np.sqrt(nrm2)
+    if nrm == 0:
+        tau[c] = 0.0
+        return nrm
+    x0 = H[c, c]
+    ax0 = abs(x0)
+    phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
+    beta = -phase * nrm  # R[c, c]
+    v0 = x0 - beta
+    for r in range(c + 1, d):
+        H[r, c] = H[r, c] / v0
+    # tau = (beta - x0) / beta, conjugated for the complex convention H = I - tau v v^H
+    tau[c] = np.conj((beta - x0) / beta)
+    H[c, c] = beta
+    for j in range(c + 1, s):
+        _reflect(H, tau, c, H, j)
+    return nrm
 
 
 @njit

@@ -320,7 +320,8 @@ class OptimalOracle(Oracle):
             if self.will_walk_compiled(s, sets):
                 from gctool.audit.kernels.direct import direct_cost
 
-                return sets * direct_cost(self.n, self.code.B.shape[1], s)
+                return sets * direct_cost(self.n, self.code.B.shape[1], s,
+                                          self.rank == self.n)
             return super().set_work(s, sets)
         d = int(self.Qperp.shape[1])
         if self.will_walk_compiled(s, sets) or self.walks_compiled(s):
