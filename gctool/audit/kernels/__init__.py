@@ -11,7 +11,10 @@ index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
   arithmetic;
 * :mod:`.gf` - exact elimination over GF(p) and GF(2^m) (log/antilog tables);
 * :mod:`.optimal` - the optimal decoder's error for ``attack`` (KKT route of
-  :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets.
+  :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets;
+* :mod:`.direct` - for ``attack`` where that oracle has no fast path (cond(B) above
+  FAST_KAPPA): brackets of numpy's decoder error per set (Householder QR and its backward
+  error), numpy deciding only the sets a search could tell from their bracket.
 
 They are an optimisation and never a new semantics: verdicts, counterexamples and exactness
 labels are those of the numpy kernels (tests compare the two).  This module imports neither
