@@ -65,6 +65,11 @@ if TYPE_CHECKING:
 
 GAP = 1e-7
 MAX_ROUNDS = 400
+#: the worst case's cut loop stops when this many rounds in a row moved neither the upper
+#: bound (by more than the gap) nor the error found: the master's bound then sits on HiGHS's
+#: tolerances (1e-6 to 8e-6 where every set of real cyclic n=8 s=2, frc n=40 s=4 or rs
+#: complex n=20 s=3 decodes, for 12-31 rounds until the budget stopped them: 0.5-8 s)
+STALL_ROUNDS = 2
 
 
 def _realify(L: np.ndarray, complex_field: bool) -> np.ndarray:
@@ -113,25 +118,57 @@ def _require(oracle: Oracle) -> None:
                            f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
 
 
-#: one MILP solve (HiGHS: presolve, root LP, cuts, heuristics) beyond its branch-and-bound
-#: nodes, in ns: a fixed part ...
-MILP_SOLVE_COST = 50_000_000
-#: ... plus this much per non-zero of the constraint matrix (threshold programs of random dense
-#: real codes, node limit 1: 0.5 s at 3,900 non-zeros, 1.4 s at 23,250, 5.8 s at 91,500, the
-#: program of n=300 whose MILP, charged 50 ms for it, took 13 s) ...
-MILP_ROOT_NNZ_COST = 60_000
-#: ... plus, per node (the root included), this fixed cost ...
+@dataclass(frozen=True)
+class SolveCost:
+    """What one MILP solve of a kind of program costs (HiGHS), in ns: the root (presolve, root
+    LP, cuts, heuristics) ``fixed`` plus ``per_nnz`` per non-zero of the constraint matrix, and
+    each branch-and-bound node (the root included) :data:`MILP_NODE_COST` plus ``node`` times
+    the non-zeros to the power :data:`NODE_POWER` (the node's LP re-solve)."""
+
+    fixed: int
+    per_nnz: int
+    node: float
+
+
+#: the fixed part of a branch-and-bound node, in ns ...
 MILP_NODE_COST = 100_000
-#: ... and this much per non-zero of the constraint matrix (the node's LP re-solve); each solve
-#: gets the node limit (HiGHS ``mip_max_nodes``) that what is left of the work budget affords,
-#: so the budget, not the clock, bounds it (:func:`milp_work`).  Measured on the threshold
-#: programs of random dense real codes n = 20-200 (k = 0.83 n, 500-41,000 non-zeros, a 3 s
-#: budget, CPU of the process, loaded 2-core machine): a whole MILP took 0.49x of its
-#: budget at 500 non-zeros, 1.9x at 6,800, 0.8x at 10,500 (a node costs 1-2.8 us per
-#: non-zero as the program goes); with 50 ms per solve and 0.5 ms + 800 ns per non-zero per
-#: node it took 0.55x at 500 non-zeros and 2.7x at 6,800, and attack --threshold of a random
-#: dense n=300 spent 13 s of CPU in a MILP charged 4 s (its root alone takes 5.8 s)
-MILP_NNZ_COST = 1_600
+#: ... and the power of the non-zeros its LP costs: per node, threshold programs of random
+#: dense real codes took 0.35 ms at 500 non-zeros, 2 ms at 1,800, 5 ms at 3,900 and 31 ms at
+#: 10,500; worst-case programs 1.2 ms at 1,800 and 2,550, 9.9 ms at 10,000 (a linear cost per
+#: non-zero read 2.6x high at 500 and 0.55x at 10,500)
+NODE_POWER = 1.35
+#: the threshold program (:func:`milp_threshold`; root, node limit 1: 0.2 s at 500 non-zeros,
+#: 0.29 s at 1,800, 0.36 s at 3,900, 1.1 s at 10,500, 1.3 s at 23,250, 5.8 s at 91,500, random
+#: dense real n = 20-300; one core of the 2-core development machine, scipy's HiGHS)
+THRESHOLD_COST = SolveCost(150_000_000, 60_000, 80)
+#: the worst case's outer approximation (:class:`_OA`; root: 26 ms at 440 non-zeros, 0.22 s at
+#: 2,550, 0.86 s at 10,000, 2.3 s at 21,900, real cyclic n=8 and random dense real n = 20-60)
+#: and fixed decoding's quadratic program (one node of cyclic n = 10-24, 325-1,956 non-zeros:
+#: 50-70 ms); per node 0.9 ms at 2,550 non-zeros, 1.1 ms at 1,800-2,200, 7.6 ms at 10,000.
+#: Measured before: every program charged 50 ms + 60 us per non-zero at its root and 0.1 ms +
+#: 1,600 ns per non-zero per node: real cyclic n=8 s=2's cut loop took 0.28x its charge
+OUTER_COST = SolveCost(5_000_000, 60_000, 30)
+#: the first solve of a search also loads HiGHS (``scipy.optimize``: 0.13 s of CPU in a
+#: fresh process), in ns
+MILP_LOAD_NS = 130_000_000
+
+
+def milp_work(nonzeros: int, nodes: int, cost: SolveCost = THRESHOLD_COST) -> int:
+    """One MILP solve of a program of kind ``cost`` over a constraint matrix of ``nonzeros``
+    non-zeros that explores at most ``nodes`` branch-and-bound nodes besides the root, in ns."""
+    return root_work(nonzeros, cost) + (nodes + 1) * node_work(nonzeros, cost)
+
+
+def root_work(nonzeros: int, cost: SolveCost = THRESHOLD_COST) -> int:
+    """What one MILP solve over ``nonzeros`` non-zeros costs besides its nodes, in ns."""
+    return cost.fixed + cost.per_nnz * nonzeros
+
+
+def node_work(nonzeros: int, cost: SolveCost = THRESHOLD_COST) -> int:
+    """One branch-and-bound node of a program over ``nonzeros`` non-zeros, in ns."""
+    return MILP_NODE_COST + int(cost.node * max(1, nonzeros) ** NODE_POWER)
+
+
 #: a MILP is refused before it starts when the budget does not afford one solve of this many
 #: nodes (later solves of its cut loop are skipped instead, and the answer is heuristic)
 MILP_MIN_NODES = 10
@@ -140,31 +177,21 @@ BY_BUDGET = "the work budget (`max_work`)"
 BY_CLOCK = "the time limit (`time_limit`)"
 
 
-def milp_work(nonzeros: int, nodes: int) -> int:
-    """One MILP solve over a constraint matrix of ``nonzeros`` non-zeros that explores at most
-    ``nodes`` branch-and-bound nodes besides the root, in ns."""
-    return root_work(nonzeros) + (nodes + 1) * (MILP_NODE_COST + MILP_NNZ_COST * nonzeros)
-
-
-def root_work(nonzeros: int) -> int:
-    """What one MILP solve over ``nonzeros`` non-zeros costs besides its nodes, in ns."""
-    return MILP_SOLVE_COST + MILP_ROOT_NNZ_COST * nonzeros
-
-
 class _Solver:
     """The MILP solves of one search, held to the oracle's work budget deterministically.
 
     Before each solve its work is estimated from the size of the program
-    (:func:`milp_work`: a fixed cost and one per non-zero, and per branch-and-bound node a
-    fixed cost plus one per
-    non-zero of the constraints), and HiGHS gets the node limit that what is left of the budget
+    (:func:`milp_work`: at the root a fixed cost and one per non-zero, per branch-and-bound
+    node a fixed cost plus one growing with the non-zeros, :class:`SolveCost` of the kind of
+    program), and HiGHS gets the node limit that what is left of the budget
     affords (after the few decoder evaluations of the round); the nodes it explored are charged
     after it.  The first solve is refused when the budget does not afford
     :data:`MILP_MIN_NODES` nodes; a later one is skipped and the answer is labelled heuristic.
     ``time_limit`` stays a wall-clock cap on top."""
 
-    def __init__(self, oracle: Oracle, time_limit: float, what: str) -> None:
-        self.oracle, self.what = oracle, what
+    def __init__(self, oracle: Oracle, time_limit: float, what: str,
+                 cost: SolveCost = THRESHOLD_COST) -> None:
+        self.oracle, self.what, self.cost = oracle, what, cost
         self.deadline = time.monotonic() + time_limit
         self.solves = 0
         #: why the last solve stopped early, or why the next was skipped ("" when none did)
@@ -179,15 +206,17 @@ class _Solver:
               rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> OptimizeResult | None:
         o = self.oracle
         nnz = sum(int(np.count_nonzero(A)) for A, _, _ in rows)
-        per_node = MILP_NODE_COST + MILP_NNZ_COST * nnz
+        per_node = node_work(nnz, self.cost)
+        root = root_work(nnz, self.cost) + (MILP_LOAD_NS if self.solves == 0 else 0)
         left = o.meter.remaining - o.set_work(0, 4)  # the round's decoder evaluations
-        nodes = int(min((left - root_work(nnz)) // per_node - 1, 2**31 - 1))
+        nodes = int(min((left - root) // per_node - 1, 2**31 - 1))
         if nodes < MILP_MIN_NODES:
             if self.solves == 0:
                 o.budget.check_work(
                     f"{self.what} (n={o.n}, {c.size} variables, {nnz:,} non-zeros): the "
                     f"decoder's set-up and one solve of {MILP_MIN_NODES} branch-and-bound nodes",
-                    o.meter.spent + o.set_work(0, 4) + milp_work(nnz, MILP_MIN_NODES),
+                    o.meter.spent + o.set_work(0, 4) + MILP_LOAD_NS
+                    + milp_work(nnz, MILP_MIN_NODES, self.cost),
                     "use `method`=greedy or bnb, a smaller code, or raise `max_work`")
             self.stopped = BY_BUDGET
             return None
@@ -196,7 +225,7 @@ class _Solver:
             self.stopped = BY_CLOCK
             return None
         explored = int(getattr(res, "mip_node_count", None) or 0)
-        o.meter.charge(root_work(nnz) + (min(explored, nodes) + 1) * per_node)
+        o.meter.charge(root + (min(explored, nodes) + 1) * per_node)
         self.solves += 1
         if res.status != 0:  # HiGHS reports its node limit as "solution limit reached"
             self.stopped = (BY_BUDGET if explored >= nodes
@@ -363,19 +392,22 @@ def milp_worst(oracle: Oracle, s: int, *, time_limit: float = DEFAULT_TIME_LIMIT
     """Worst error with s stragglers: OA for optimal decoding, McCormick for fixed weights."""
     _require(oracle)
     if isinstance(oracle, FixedOracle):
-        return _fixed_worst(oracle, s, _Solver(oracle, time_limit, "MILP worst case"),
-                            incumbent)
+        return _fixed_worst(oracle, s, _Solver(oracle, time_limit, "MILP worst case",
+                                                OUTER_COST), incumbent)
     if not isinstance(oracle, OptimalOracle):
         raise InvalidInput("the milp method supports the optimal and fixed decoders")
     if s in (0, oracle.n):
         S0 = list(range(s))
         return WorstOutcome(S0, oracle.error(S0), True, "milp", 1, 1)
-    return _OA(oracle, s, _Solver(oracle, time_limit, "MILP worst case")).run(incumbent)
+    return _OA(oracle, s, _Solver(oracle, time_limit, "MILP worst case", OUTER_COST)
+               ).run(incumbent)
 
 
 class _OA:
     def __init__(self, oracle: OptimalOracle, s: int, solver: _Solver) -> None:
         self.o, self.s, self.solver = oracle, s, solver
+        #: the cut loop stopped because rounds of cuts no longer moved either bound
+        self.stalled = False
         self.sp = sp = _space(oracle)
         m, d, n, rv = oracle.code.m, sp.d, sp.n, sp.V.shape[0]
         self.m, self.d, self.rv = m, d, rv
@@ -439,7 +471,7 @@ class _OA:
         if best_S is not None:
             self._cuts_at(o.maximizer(best_S))
         c, integ, lb, ub, rows = self._model()
-        upper = np.inf
+        upper, idle = np.inf, 0
         while True:
             extra = [(np.array(self.cuts), np.full(len(self.cuts), -np.inf), np.array(self.rhs))]
             res = self.solver.solve(c, integ, lb, ub, rows + extra)
@@ -449,6 +481,7 @@ class _OA:
                 break
             bound = res.mip_dual_bound if getattr(res, "mip_dual_bound", None) is not None \
                 else res.fun
+            before = (upper, best)
             upper = min(upper, o.err_full - float(bound))
             z = res.x[self.width - n:]
             S = pad_to(np.flatnonzero(z > 0.5).tolist()[: self.s], self.s, n)
@@ -456,6 +489,11 @@ class _OA:
             if err > best:
                 best, best_S = err, S
             if upper - best <= GAP * max(1.0, abs(best)) or res.status != 0:
+                break
+            moved = before[0] - upper > GAP * max(1.0, abs(best)) or best > before[1]
+            idle = 0 if moved else idle + 1
+            if idle >= STALL_ROUNDS:
+                self.stalled = True
                 break
             for u in range(self.m):
                 y0 = self._y(u)
@@ -469,7 +507,9 @@ class _OA:
         out.notes.append(f"outer approximation: {counted(solves, 'MILP solve')}, "
                          f"{counted(len(self.cuts), 'cut')}"
                          + (f"; stopped by {self.solver.stopped}" if self.solver.stopped
-                            else ""))
+                            else "")
+                         + (f"; stopped when {STALL_ROUNDS} rounds of cuts in a row moved "
+                            "neither bound (the solver's tolerances)" if self.stalled else ""))
         if o.kappa > FAST_KAPPA:  # HiGHS's tolerances exceed what V = Sigma^-1 Q^H resolves
             out.notes.append(f"the MILP's dual bound is not used: cond(B) {o.kappa:.3g} is above "
                              f"{FAST_KAPPA:g}")
@@ -535,7 +575,7 @@ def _fixed_worst(oracle: FixedOracle, s: int, solver: _Solver,
 def _fixed_threshold(oracle: FixedOracle, epsilon: float, time_limit: float
                      ) -> ThresholdOutcome:
     limit = max(epsilon, oracle.limit)
-    solver = _Solver(oracle, time_limit, "MILP threshold (fixed decoding)")
+    solver = _Solver(oracle, time_limit, "MILP threshold (fixed decoding)", OUTER_COST)
     lower = 0
     for t in range(oracle.n + 1):
         w = _fixed_worst(oracle, t, solver, None) if 0 < t < oracle.n else WorstOutcome(

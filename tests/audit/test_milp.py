@@ -73,6 +73,21 @@ def test_worst_case_of_a_cyclic_code_is_exact() -> None:
         assert found.error == pytest.approx(max(errors[s]), rel=1e-6, abs=1e-8)
 
 
+def test_a_cut_loop_stuck_at_the_solvers_tolerance_stops_without_the_budget() -> None:
+    """Every 2-set of this cyclic code decodes (worst error about 1e-30), and the master's bound
+    sits at HiGHS's tolerance (1e-6 to 2e-6) from the first solve on: its cut loop ran 29
+    solves until the work budget stopped it.  Now it stops when rounds of cuts move neither
+    bound, with its sandwich, labelled heuristic."""
+    from gctool.audit.milp import STALL_ROUNDS
+
+    code = design("cyclic", n=8, s=2, seed=1)
+    found = milp_worst(make_oracle(code), 2, time_limit=60.0)
+    assert found.checked <= STALL_ROUNDS + 2 and not found.budget_stopped, found.notes
+    assert not found.exact and found.error < 1e-20 and found.upper is not None
+    assert 0 < found.upper < 1e-4
+    assert any("moved neither bound" in note for note in found.notes), found.notes
+
+
 def _true_threshold(errors: list[list[float]], eps: float) -> int | None:
     return next((t for t, errs in enumerate(errors) if max(errs) > eps), None)
 
