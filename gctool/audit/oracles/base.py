@@ -20,13 +20,18 @@ from gctool.wording import counted
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
 #: (counted once in :meth:`Oracle.set_work` of the fast paths, whose sets cost microseconds)
 ERRORS_CALL_NS = 30_000
+#: ... and a batch the SVD decoder decides over R/C this much (the decoder's set-up of the
+#: batch, its checks of the tolerance rule: one set alone took 130-170 us more than one of a
+#: batch of 128, random dense real and complex n = 30-300, 2-25 survivors; what greedy's local
+#: search and branch and bound's leaves pay on codes off the fast path)
+DECODER_CALL_NS = 120_000
 
 
 def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
     """Estimated work of ``sets`` straggler sets of size s decided by the optimal decoder
-    (:func:`gctool.decode.cost.decoder_set_time` each), plus over GF(q) the batch's call."""
-    return sets * decoder_set_time(code, s) + (
-        ERRORS_CALL_NS if sets and code.field.is_finite else 0)
+    (:func:`gctool.decode.cost.decoder_set_time` each), plus the batch's call."""
+    call = ERRORS_CALL_NS if code.field.is_finite else DECODER_CALL_NS
+    return sets * decoder_set_time(code, s) + (call if sets else 0)
 
 
 class Oracle:
