@@ -38,11 +38,11 @@ one line naming ``--max-work``; it is then run with the budget raised, whole whe
 is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
 time extrapolated from the sample's share of the ranks (a search other than verify estimated
 above ``MAX_RAISED`` is not run: its refusal is checked).  A run that a meter stopped and that
-goes on (auto's heuristic result: "stopped") is estimated at the work its meters let through.  Target: measured / estimated within
-0.5-2 on every run of ``MIN_TIMED`` or more.  Codes whose doubtful sets go to exact arithmetic
-(e.g. ``comm`` n=40 s=5 m=2, condition 9e9) are refused by the timed probe
-(``gctool.budget.probe_rate``) after its first sets: ``attack`` probes before any task, ``verify``
-after its first (pilot) chunk.
+goes on (auto's heuristic result: "stopped") is estimated at the work its meters let through.
+Target: measured / estimated within 0.5-2 on every run of ``MIN_TIMED`` or more.  Codes
+whose doubtful sets go to exact arithmetic (e.g. ``comm`` n=40 s=5 m=2, condition 9e9) are
+refused by the timed probe (``gctool.budget.probe_rate``) after its first sets: ``attack``
+probes before any task, ``verify`` after its first (pilot) chunk.
 
 Run:  .venv/bin/python benchmarks/bench_budget.py [--quick] [--unseen] [--jobs N[,N]]
 [--repeat N] [--only TEXT] [--json] [--write-readme]
