@@ -349,11 +349,15 @@ class Recorder:
         self.refused: list[tuple[str, float]] = []
         self.meters: list[Any] = []
         self.shared: list[Any] = []
+        #: the estimate (seconds) of the last refusal raised, a check's or a meter's: what a
+        #: refused run states (auto catches an exhaustive refusal and goes on)
+        self.last: float | None = None
 
     def install(self) -> None:
         from gctool import budget as bd
 
         check, meter_init = bd.Budget.check_work, bd.Meter.__init__
+        charge, meter_check = bd.Meter.charge, bd.Meter.check
         shared_init = bd.SharedWork.__init__
         rec = self
 
@@ -364,6 +368,7 @@ class Recorder:
                 check(self, what, work, remedy, jobs, fixed)
             except bd.BudgetExceeded:  # left out of a report, or the run's refusal
                 rec.refused.append((what, seconds))
+                rec.last = seconds
                 raise
             rec.checks.append((what, seconds))
 
@@ -375,8 +380,19 @@ class Recorder:
             shared_init(self, *args, **kwargs)
             rec.shared.append(self)
 
+        def metered(original: Callable[..., None]) -> Callable[..., None]:
+            def call(self: Any, work: float, what: str = "") -> None:
+                try:
+                    original(self, work, what)
+                except bd.BudgetExceeded as exc:
+                    rec.last = exc.needed if exc.kind == "work" else rec.last
+                    raise
+            return call
+
         bd.Budget.check_work = check_work  # type: ignore[method-assign]
         bd.Meter.__init__ = init  # type: ignore[method-assign]
+        bd.Meter.charge = metered(charge)  # type: ignore[method-assign]
+        bd.Meter.check = metered(meter_check)  # type: ignore[method-assign]
         bd.SharedWork.__init__ = shared  # type: ignore[method-assign]
 
         from gctool.audit import exhaustive
@@ -396,6 +412,7 @@ class Recorder:
         self.refused.clear()
         self.meters.clear()
         self.shared.clear()
+        self.last = None
 
     def estimate(self, refused: bool = False, charged: bool = False) -> tuple[float, str]:
         """The run's estimate: the sum of its parts when they share one budget (what its
@@ -406,6 +423,8 @@ class Recorder:
 
         if self.shared and not refused:
             return max(r.meter.spent for r in self.shared) / NS_PER_S, "summed"
+        if refused and self.last is not None:  # the refusal the run ended with
+            return self.last, "estimated"
         checks = self.checks + (self.refused if refused else [])
         checked = max((t for _, t in checks), default=0.0)
         spent = max((m.spent for m in self.meters), default=0.0) / NS_PER_S
@@ -413,10 +432,6 @@ class Recorder:
         # at the work it had done (``done``; a run that goes on, such as auto's heuristic
         # result), or the run was refused with its forecast (``spent``: the refused step too)
         stopped = [m for m in self.meters if m.spent > m.limit]
-        if stopped and refused:
-            forecast = max(m.spent for m in stopped) / NS_PER_S
-            if forecast > checked:
-                return forecast, "charged"
         if stopped and not refused:
             done = max(m.done for m in stopped) / NS_PER_S
             if done > checked:
@@ -478,7 +493,8 @@ def run_case(rec: Recorder, args: list[str], charged: bool = False) -> dict[str,
 
 def run_captured(rec: Recorder, args: list[str]) -> dict[str, Any]:
     """Run a command line in-process as the CLI does; its exit code, stderr, estimate and
-    wall and CPU time (nothing added to ``args``: the default budget applies)."""
+    wall and CPU time (nothing added to ``args``: the default budget applies; a MILP is
+    estimated at what its meter charged, as in :data:`CHARGED`)."""
     rec.reset()
     err = io.StringIO()
     c0, w0 = cpu_time(), time.perf_counter()
@@ -486,7 +502,7 @@ def run_captured(rec: Recorder, args: list[str]) -> dict[str, Any]:
             contextlib.redirect_stderr(err):
         code = cli_main(args)
     cpu, wall = cpu_time() - c0, time.perf_counter() - w0
-    est, kind = rec.estimate(code == 2)
+    est, kind = rec.estimate(code == 2, "milp" in args)
     return {"exit": code, "stderr": err.getvalue(), "cpu_s": cpu, "wall_s": wall,
             "estimate_s": est, "kind": kind}
 
