@@ -694,7 +694,11 @@ def test_the_command_line_cluster_has_these_options(monkeypatch: pytest.MonkeyPa
 
 def _count_questions(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A list that grows by one at each question about the workers (``identity``) the
-    scheduler of ``cluster`` answers."""
+    scheduler of ``cluster`` answers.  The clients made from now on do not ask on their own:
+    a Dask client also refreshes its scheduler information (an ``identity`` question) every
+    ``distributed.client.scheduler-info-interval`` (2 s) in the background, which a loaded
+    machine reaches within the counted calls."""
+    monkeypatch.setitem(dask.config.get("distributed.client"), "scheduler-info-interval", "1h")
     asked: list[int] = []
     handlers = cluster.scheduler.handlers
     identity = handlers["identity"]
