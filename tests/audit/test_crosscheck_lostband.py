@@ -39,11 +39,20 @@ def code_of(seed: int) -> GradientCode:
     return GradientCode(B, parse_field("complex" if np.iscomplexobj(B) else "real"), 0)
 
 
+#: exact errors already computed, by (B's bytes, dtype, shape, targets, s): each seed's code
+#: is checked on the numpy and the compiled route, whose exact references are the same
+_EXACT: dict[tuple[bytes, str, tuple[int, ...], bytes, int],
+             tuple[list[tuple[int, ...]], list[Fraction]]] = {}
+
+
 def exact_errors(code: GradientCode, s: int) -> tuple[list[tuple[int, ...]], list[Fraction]]:
     n, B, T = code.n, np.asarray(code.B), code.targets()
-    sets = list(itertools.combinations(range(n), s))
-    return sets, [exact_lstsq_error(B, tuple(i for i in range(n) if i not in S), T)
-                  for S in sets]
+    key = (B.tobytes(), B.dtype.str, B.shape, T.tobytes(), s)
+    if key not in _EXACT:
+        sets = list(itertools.combinations(range(n), s))
+        _EXACT[key] = sets, [exact_lstsq_error(B, tuple(i for i in range(n) if i not in S), T)
+                             for S in sets]
+    return _EXACT[key]
 
 
 def limits_near(oracle: OptimalOracle, S: tuple[int, ...], e: Fraction) -> list[float]:
