@@ -14,6 +14,7 @@ scaling the rows (powers of two) changes no threshold and no worst error."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from math import comb
 
@@ -98,6 +99,13 @@ def reference(code: GradientCode, upto: int) -> dict[int, tuple[np.ndarray, list
     return {s: set_errors(np.asarray(code.B), s)[::-1] for s in range(upto + 1)}
 
 
+@functools.cache
+def cached_reference(kind: str, seed: int, upto: int) -> dict[int, tuple[np.ndarray, list]]:
+    """:func:`reference` of ``lowrank_code(seed, kind)``, once for the numpy and the compiled
+    route (the code itself is made anew for each: nothing derived from B is shared)."""
+    return reference(lowrank_code(seed, kind), upto)
+
+
 def transformed(code: GradientCode, seed: int) -> GradientCode:
     """Rows permuted and scaled by powers of two (exact): every error is unchanged."""
     rng = np.random.default_rng(seed)
@@ -117,7 +125,7 @@ def test_lowrank_codes_against_per_set_reference(kind: str, compiled: str,
         n, K = code.n, code.B.shape[1]
         limit = TOL * K
         upto = max(s for s in range(n) if comb(n, s) <= 3_000)
-        ref = reference(code, upto)
+        ref = cached_reference(kind, seed, upto)
         clear = [s for s in ref if not np.isnan(ref[s][0]).any()]
         thr = next((s for s in ref if (ref[s][0] > limit).any()), None)
         if thr is not None and any(s not in clear for s in range(thr + 1)):
