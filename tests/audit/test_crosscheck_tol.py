@@ -78,8 +78,13 @@ def test_the_rule_itself() -> None:
     assert level_tol(0.1, 0.8, 4) * 4 == Fraction(6, 5) and level_tol(0.1, 0.0, 4) == 0.1
 
 
-@pytest.mark.parametrize("tol", [0.3, "0.3", Fraction(3, 10), BELOW])
-@pytest.mark.parametrize("compiled", ["0", "1"])
+#: (tol, compiled): the float and the hair-below tolerance on both routes; the same 0.3 typed as a
+#: decimal string and as a Fraction (read before any kernel runs) on the compiled route
+EVERYWHERE = {"float-0": (0.3, "0"), "float-1": (0.3, "1"), "below-0": (BELOW, "0"),
+              "below-1": (BELOW, "1"), "str-1": ("0.3", "1"), "fraction-1": (Fraction(3, 10), "1")}
+
+
+@pytest.mark.parametrize("tol,compiled", EVERYWHERE.values(), ids=EVERYWHERE.keys())
 def test_the_audit_code_against_brute_force_everywhere(
         tol: object, compiled: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
