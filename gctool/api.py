@@ -38,6 +38,7 @@ from gctool.results import (
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
+    from gctool.numerics import Tol
     from gctool.reports import PrecisionReport
 
 
@@ -152,10 +153,11 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     return report
 
 
-def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
+def threshold(code: GradientCode, epsilon: Tol = 0.0, options: AttackOptions | None = None,
               **changes: Any) -> ThresholdReport:
-    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``; the
-    report of ``gctool attack`` (``threshold``).
+    """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon`` (typed
+    like ``tol``: a float, a Fraction or a decimal string, read exactly); the report of
+    ``gctool attack`` (``threshold``).
 
     The options ``require=T`` (or ``require_tolerance=S``, the same as T = S+1) make the
     report fail unless the threshold is proved to be at least T; ``options`` and keywords as

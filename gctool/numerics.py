@@ -53,23 +53,24 @@ Tol = float | str | Fraction
 
 
 @overload
-def check_tol(tol: float) -> float: ...
+def check_tol(tol: float, param: str = "tol") -> float: ...
 @overload
-def check_tol(tol: Fraction | str) -> Fraction: ...
-def check_tol(tol: Tol) -> float | Fraction:
-    """A valid tolerance: a float (as a float), or an exact Fraction or decimal string (as a
-    Fraction, kept exact: :func:`exact_limit` reads it)."""
+def check_tol(tol: Fraction | str, param: str = "tol") -> Fraction: ...
+def check_tol(tol: Tol, param: str = "tol") -> float | Fraction:
+    """A valid tolerance (or an epsilon, typed like it: ``param`` names it): a float (as a
+    float), or an exact Fraction or decimal string (as a Fraction, kept exact:
+    :func:`exact_limit` and :func:`level_tol` read it)."""
+    bad = f"`{param}` must be a finite number >= 0, got {tol!r}"
     if isinstance(tol, Fraction | str):
         try:
             exact = typed(tol)
         except (TypeError, ValueError, ZeroDivisionError):
-            raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}",
-                               param="tol") from None
+            raise InvalidInput(bad, param=param) from None
         if exact < 0:
-            raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}", param="tol")
+            raise InvalidInput(bad, param=param)
         return exact
     if isinstance(tol, bool) or not (float(tol) >= 0 and np.isfinite(float(tol))):
-        raise InvalidInput(f"`tol` must be a finite number >= 0, got {tol!r}", param="tol")
+        raise InvalidInput(bad, param=param)
     return float(tol)
 
 

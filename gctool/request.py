@@ -18,6 +18,7 @@ from gctool.limits import DEFAULT_MAX_NODES, DEFAULT_TIME_LIMIT, DEFAULT_TOL
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
     from gctool.budget import Budget
+    from gctool.numerics import Tol
 
 #: progress callback ``(done, total)`` of the long audits
 Progress = Callable[[int, int], None]
@@ -204,7 +205,7 @@ class AttackRequest:
     options: AttackOptions
     s: int | None = None
     straggler_set: tuple[int, ...] | None = None
-    epsilon: float = 0.0
+    epsilon: Tol = 0.0  # typed like tol (float, Fraction or decimal string)
     sizes: Sequence[int] | None = None
 
     @property

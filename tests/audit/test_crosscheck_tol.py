@@ -23,6 +23,7 @@ import pytest
 
 import gctool
 from gctool.decode import Decoder
+from gctool.errors import InvalidInput
 from gctool.exactls import Undecided
 from gctool.io import write_code
 from gctool.numerics import exact_limit, level_tol, limit_bracket, on_side, typed
@@ -167,6 +168,31 @@ def test_cli_agrees_with_the_library(tmp_path: Path, compiled: str,
         assert shown["decoding"]["decodes"] is ok, S
     lib = gctool.threshold(code_of(B7, 3), 0.8, tol=0.1)
     assert lib.threshold == 4 and lib.stragglers == [3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("epsilon", [0.8, "0.8", Fraction(4, 5), BELOW * 4 - Fraction(2, 5)])
+def test_epsilon_is_typed_like_tol(epsilon: object, tmp_path: Path) -> None:
+    """The library takes epsilon as it takes tol (numerics.level_tol: "typed like tol"): a
+    float, a Fraction or a decimal string, read exactly (a Fraction raised TypeError from
+    np.isfinite, a string too).  4/5 + 0.1 * 4 is the tie 6/5: threshold 4; a hair below it,
+    the tie sets exceed it: 3.  The CLI's --epsilon 0.8 gives the library's report."""
+    level = typed(epsilon) + Fraction(2, 5)  # type: ignore[arg-type]
+    _, thr = truth(ERR7, level)
+    code = code_of(B7, 3)
+    for method in ("auto", "exhaustive", "bnb"):
+        t = gctool.threshold(code, epsilon, tol=0.1, method=method)  # type: ignore[arg-type]
+        assert t.exact and t.threshold == thr and ERR7[tuple(t.stragglers)] > level, method
+        assert t.epsilon == float(typed(epsilon))  # type: ignore[arg-type]
+    if typed(epsilon) == Fraction(4, 5):  # the same report as the command line's
+        f = tmp_path / "b7.json"
+        write_code(code, f)
+        cli = _cli_report("attack", str(f), "--threshold", "--epsilon", "0.8", "--tol", "0.1")
+        lib = gctool.threshold(code, epsilon, tol=0.1).to_dict()  # type: ignore[arg-type]
+        for key in ("threshold", "stragglers", "error", "epsilon", "exact", "reason"):
+            assert cli[key] == lib[key], key
+    for bad in ("-0.1", Fraction(-1, 3), "x", float("nan")):
+        with pytest.raises(InvalidInput, match="`epsilon` must be a finite number >= 0"):
+            gctool.threshold(code, bad)  # type: ignore[arg-type]
 
 
 # -- seeded codes with exact ties ------------------------------------------------------------

@@ -12,10 +12,9 @@ budget).  Every result carries ``threshold_lower <= T <= threshold_upper``; the 
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 from math import comb
 from typing import Any
-
-import numpy as np
 
 from gctool.audit import bnb, exhaustive, greedy
 from gctool.audit.attack.figures import diagnostics
@@ -25,7 +24,7 @@ from gctool.audit.outcome import ThresholdOutcome
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
-from gctool.numerics import level_tol, typed
+from gctool.numerics import Tol, check_tol, level_tol, typed
 from gctool.reports import ThresholdReport
 from gctool.wording import counted
 
@@ -242,34 +241,34 @@ def _greedy_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: 
     return ThresholdOutcome(None, None, None, False, "greedy", lower, evals, 0)
 
 
-def threshold(code: GradientCode, epsilon: float = 0.0, options: AttackOptions | None = None,
+def threshold(code: GradientCode, epsilon: Tol = 0.0, options: AttackOptions | None = None,
               **changes: Any) -> ThresholdReport:
     """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon``
     (keywords: changes to ``options``, see :class:`AttackOptions`; ``require`` or
     ``require_tolerance`` make the report fail unless the threshold is proved high enough)."""
     opts = AttackOptions.of(options, **changes)
     opts.check()
-    if not (np.isfinite(epsilon) and epsilon >= 0):
-        raise InvalidInput(f"`epsilon` must be a finite number >= 0, got {epsilon}")
+    epsilon = check_tol(epsilon, "epsilon")  # typed like tol: a float, Fraction or decimal
     with summarised(f"interrupted before the threshold search on n = {code.n} started "
                     "(0 straggler sets checked); no verdict"):
         return _threshold(code, epsilon, opts)
 
 
-def _threshold(code: GradientCode, epsilon: float, opts: AttackOptions) -> ThresholdReport:
+def _threshold(code: GradientCode, epsilon: float | Fraction, opts: AttackOptions
+               ) -> ThresholdReport:
     scale = scale_of(code, opts.normalize)
     if code.field.is_finite and epsilon != 0:
         raise InvalidInput(f"over {code.field} decoding either succeeds or fails: use epsilon = 0")
     oracle = threshold_oracle(code, epsilon, scale, opts)
     start = time.perf_counter()
-    found = threshold_outcome(oracle, epsilon * scale, opts)
+    found = threshold_outcome(oracle, float(epsilon) * scale, opts)
     report = _threshold_report(code, oracle, found, epsilon, scale, opts)
     _apply_require(report, found, opts)
     report.elapsed_s = time.perf_counter() - start
     return report
 
 
-def threshold_oracle(code: GradientCode, epsilon: float, scale: float, opts: AttackOptions
+def threshold_oracle(code: GradientCode, epsilon: Tol, scale: float, opts: AttackOptions
                      ) -> Oracle:
     """The oracle of ``opts`` whose decoding limit is the threshold's level: the tolerance
     :func:`gctool.numerics.level_tol` of the raw epsilon (``epsilon * scale``, exactly)."""
@@ -280,7 +279,9 @@ def threshold_oracle(code: GradientCode, epsilon: float, scale: float, opts: Att
 
 
 def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcome,
-                      epsilon: float, scale: float, opts: AttackOptions) -> ThresholdReport:
+                      typed_epsilon: float | Fraction, scale: float, opts: AttackOptions
+                      ) -> ThresholdReport:
+    epsilon = float(typed_epsilon)  # reported as its float (a Fraction prints no :g)
     t, S, err = found.threshold, found.stragglers, found.error
     if t is not None and found.exact:
         reason = (f"straggling {counted(t, 'worker')} {S} pushes the error above {epsilon:g}; "
