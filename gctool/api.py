@@ -19,6 +19,7 @@ command line gives::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gctool.budget import Budget
@@ -38,7 +39,6 @@ from gctool.results import (
 
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
-    from gctool.numerics import Tol
     from gctool.reports import PrecisionReport
 
 
@@ -153,8 +153,8 @@ def attack(code: GradientCode, s: int | None = None, options: AttackOptions | No
     return report
 
 
-def threshold(code: GradientCode, epsilon: Tol = 0.0, options: AttackOptions | None = None,
-              **changes: Any) -> ThresholdReport:
+def threshold(code: GradientCode, epsilon: float | Fraction | str = 0.0,
+              options: AttackOptions | None = None, **changes: Any) -> ThresholdReport:
     """The adversarial threshold: the fewest stragglers whose error exceeds ``epsilon`` (typed
     like ``tol``: a float, a Fraction or a decimal string, read exactly); the report of
     ``gctool attack`` (``threshold``).

@@ -10,6 +10,7 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gctool.errors import InvalidInput
@@ -18,7 +19,6 @@ from gctool.limits import DEFAULT_MAX_NODES, DEFAULT_TIME_LIMIT, DEFAULT_TOL
 if TYPE_CHECKING:
     from gctool.audit.attack import AttackOptions
     from gctool.budget import Budget
-    from gctool.numerics import Tol
 
 #: progress callback ``(done, total)`` of the long audits
 Progress = Callable[[int, int], None]
@@ -205,7 +205,7 @@ class AttackRequest:
     options: AttackOptions
     s: int | None = None
     straggler_set: tuple[int, ...] | None = None
-    epsilon: Tol = 0.0  # typed like tol (float, Fraction or decimal string)
+    epsilon: float | Fraction | str = 0.0  # typed like tol
     sizes: Sequence[int] | None = None
 
     @property
