@@ -7,6 +7,8 @@ Cases (``--method exhaustive``, every set, no symmetry reduction, the work budge
 * ``attack -s 6`` and ``attack --threshold`` (epsilon 0) on real cyclic n=40;
 * ``attack -s 6`` on the encoded frame of the Steiner ETF pg-2 (n=28, k=7: the worst spectrum
   of S_F^T S_F over 376,740 sets, the compiled walk of :mod:`gctool.audit.kernels.spectra`);
+* ``attack -s 5`` on a random real n = K = 36 code of condition 1e6 (no fast path: the
+  compiled brackets of :mod:`gctool.audit.kernels.direct`, 376,992 sets);
 * each for ``--jobs`` 1, 2, 4, ... up to the machine's cores, then on a warm local Dask
   cluster (one single-threaded worker process per core, started once, each case run once on it
   before it is timed; Dask tasks grouped as the CLI does; the table gives the number of Dask
@@ -161,13 +163,27 @@ def _design(scheme: str, n: int, s: int, **kw: Any) -> Callable[[], Any]:
     return make
 
 
+def _ill_conditioned(n: int) -> Callable[[], Any]:
+    def make() -> Any:
+        import numpy as np
+
+        from gctool.algebra.fields import parse_field
+        from gctool.model import GradientCode
+
+        U, _, Vh = np.linalg.svd(np.random.default_rng(0).standard_normal((n, n)))
+        B = (U * np.logspace(0, -6, n)) @ Vh  # cond 1e6: no fast path (FAST_KAPPA)
+        return GradientCode(B, parse_field("real"), 0)
+
+    return make
+
+
 def cases(quick: bool) -> tuple[list[Case], tuple[Case, Case]]:
     """The cases, and the pair whose per-set costs are compared (small, large)."""
     if quick:
-        n, s, gf, an, fs = 24, 4, ("GF(2^5)", 31, 4), 24, 5
+        n, s, gf, an, fs, ill = 24, 4, ("GF(2^5)", 31, 4), 24, 5, (20, 3)
         pair = ((20, 3), (24, 4))
     else:
-        n, s, gf, an, fs = 48, 6, ("GF(2^6)", 63, 6), 40, 6
+        n, s, gf, an, fs, ill = 48, 6, ("GF(2^6)", 63, 6), 40, 6, (36, 5)
         pair = ((40, 6), (64, 7))
     field_, gn, gs = gf
     out = [
@@ -183,6 +199,8 @@ def cases(quick: bool) -> tuple[list[Case], tuple[Case, Case]]:
              _design("cyclic", an, s, seed=1), _threshold()),
         Case(f"attack -s {fs} encoded Steiner ETF pg-2 n=28 k=7", comb(28, fs),
              _frame("pg-2"), _frame_attack(fs)),
+        Case(f"attack -s {ill[1]} ill-conditioned random n={ill[0]}", comb(*ill),
+             _ill_conditioned(ill[0]), _attack(ill[1])),
     ]
     per = tuple(Case(f"verify real cyclic n={a} s={b}", comb(a, b),
                      _design("cyclic", a, b, seed=1), _verify(b)) for a, b in pair)

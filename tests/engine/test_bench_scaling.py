@@ -23,20 +23,21 @@ def test_the_scaling_benchmark_runs_quick() -> None:
     for case in ("verify real cyclic n=24 s=4", "verify GF(2^5) cyclic-mds n=31 s=4",
                  "verify complex cyclic n=24 s=4", "attack -s 4 real cyclic n=24",
                  "attack --threshold real cyclic n=24",
-                 "attack -s 5 encoded Steiner ETF pg-2 n=28 k=7"):
+                 "attack -s 5 encoded Steiner ETF pg-2 n=28 k=7",
+                 "attack -s 3 ill-conditioned random n=20"):
         assert f"| {case}" in out, case
     table, _, projected = out.partition("projected to 16 cores (a bound, not a measurement)")
     rows = [line for line in table.splitlines() if line.startswith("|") and "x |" in line]
     jobs = [2**i for i in range(cores.bit_length()) if 2**i < cores] + [cores]
-    assert len(rows) == 6 * (len(jobs) + 1)  # every --jobs and Dask, for each case
+    assert len(rows) == 7 * (len(jobs) + 1)  # every --jobs and Dask, for each case
     for j in jobs:
-        assert sum(f"| --jobs {j} |" in line for line in rows) == 6
-    assert sum("| dask" in line for line in rows) == 6
+        assert sum(f"| --jobs {j} |" in line for line in rows) == 7
+    assert sum("| dask" in line for line in rows) == 7
     assert "per-set CPU" in out and "target <= 2x" in out
     # below 16 cores, each case's --jobs 16 run (equal to --jobs 1: the script asserts it)
     # gives its caller's share and the Amdahl bound it implies
     bounds = [line for line in projected.splitlines() if line.startswith("|") and "x |" in line]
-    assert len(bounds) == (6 if cores < 16 else 0), projected
+    assert len(bounds) == (7 if cores < 16 else 0), projected
 
 
 def test_the_case_filter_refuses_what_it_cannot_run() -> None:
