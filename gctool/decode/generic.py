@@ -362,15 +362,15 @@ class Decoder:
         return BatchResult(error, consistent, rank, nan, nan.copy(), vectors)
 
     def _empty(self, b: int, with_vectors: bool) -> BatchResult:
-        K = self.code.B.shape[1]
         # ||T||^2 exactly, on its side of the limit's float (k = 65 at tol 0.9999999999999999:
-        # the limit's float is 65.0, the exact limit below it, and the empty set fails)
+        # the limit's float is 65.0, the exact limit below it, and the empty set fails); it
+        # decodes by the rule when the limit is at least that (tol >= m over R/C), never over
+        # GF(q)
         err = 1.0 if self.exact else on_side(exact_value(self.Bn[:0], self.T), self.exact_limit)
         m = self.T.shape[0]
         vec = np.zeros((b, m, 0), dtype=self.code.field.dtype) if with_vectors else None
-        del K
         return BatchResult(
-            np.full(b, err), np.zeros(b, bool), np.zeros(b, np.int64),
+            np.full(b, err), np.full(b, err <= self.limit), np.zeros(b, np.int64),
             np.full(b, np.nan), np.zeros(b), vec,
         )
 
