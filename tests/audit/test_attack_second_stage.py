@@ -106,20 +106,23 @@ def test_is_cr_attack_is_numpys_for_any_jobs(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_compiled_band_is_at_least_the_oracles_per_set_band() -> None:
     """What the second stage keeps (below the ceiling and clear of the error model with the
-    set's own lam) the numpy oracle keeps too: not near the limit with that lam."""
+    set's own lam) the numpy oracle keeps too: not near the limit with that lam (sets of
+    s = d + 1 that lose a direction, and lam = inf: none lost)."""
     from gctool.audit.kernels.optimal import _below_model
 
     code = design("cyclic", n=12, s=3, seed=2)
     oracle = OptimalOracle(code, tol=1e-3)
     oracle._plan(3)
     bands = oracle.compiled.bands
+    d = oracle.Qperp.shape[1]
     rng = np.random.default_rng(0)
     kept = 0
     for v, lam in zip(oracle.limit * rng.uniform(0, 1, 4000),
                       10.0 ** rng.uniform(-12, 0, 4000), strict=True):
-        if v < bands[2] and _below_model(float(v), bands, float(lam)):
+        lam = lam if kept % 5 else np.inf
+        if v < bands[2] and _below_model(float(v), bands, float(lam), d + 1, d, 1):
             kept += 1
-            assert not oracle.near_limit(v, lam)
+            assert not oracle.near_limit(v, lam, d + 1)
     assert kept > 100
 
 
@@ -134,10 +137,10 @@ def test_the_walks_band_is_near_limits_band_over_a_chunk(grow: float) -> None:
 
     rng = np.random.default_rng(5)
     limit, drho = 1e-8, 3e-6
-    lo, hi = _clear_outside(limit, drho, grow, 0.0)
+    lo, hi = _clear_outside(limit, drho, grow)
     err = np.concatenate([limit * rng.uniform(0, 3, 200), [lo, hi, np.nan, np.inf, -np.inf, 0.0],
                           np.nextafter([lo, lo, hi, hi], [0, 1, 0, 1])])
-    doubt = near_limit(err, limit, drho, grow, 0.0)
+    doubt = near_limit(err, limit, drho, grow)
     assert doubt.any() and not doubt.all()
     for state in (0, 2):
         got = np.array([_banded(e, state, lo, hi) for e in err])
@@ -175,7 +178,7 @@ def test_the_walk_marks_the_band_as_the_oracle_did(monkeypatch: pytest.MonkeyPat
 def _bounds(oracle: OptimalOracle) -> tuple[float, float]:
     from gctool.audit.oracles.optimal import _clear_outside
 
-    return _clear_outside(oracle.limit, oracle.drho, oracle.grow, 0.0)
+    return _clear_outside(oracle.limit, oracle.drho, oracle.grow)
 
 
 @pytest.mark.parametrize("seed,s,left", [(2, 4, True), (2, 5, False), (5, 4, None)])

@@ -1,11 +1,13 @@
 """Verdicts on straggler sets that lose directions, with the decoding limit placed near their
-exact error: inside and just outside the attack oracle's error band (optimal.FAST_ABS, the
-part of the band that is measured, not proved), and at relative distances 3e-14 to 3e-3.
+exact error: inside and just outside the attack oracle's error band (optimal.lost_terms, the
+part of the band the Cholesky route's first-order bound gives; a measured constant before),
+and at relative distances 3e-14 to 3e-3.
 
 Codes: tests/oracles.exact_rank_code (B = G M exactly: integer G and M, rows 2^a times
 another plus a few units or columns graded by powers of two, every product exact in float64,
 so the exact rational least-squares error of every set is the decoding rule's), rank
-r = n - d: every set of s = d + 1 stragglers loses a direction (the fast path's KKT route).
+r = n - d: every set of s = d + 1 stragglers loses a direction (the fast path's Cholesky
+route).
 For each limit (tol = limit / k), verify -s, attack -s and the threshold must agree with the
 exact errors wherever they say exact; numpy and the compiled walk (whose per-set band check
 is its own, kernels/optimal._lam_needed).  Seeds: cond(B) 6.6e3 (4), 1.6e3 (57), 564 (13,
@@ -61,15 +63,15 @@ def limits_near(oracle: OptimalOracle, S: tuple[int, ...], e: Fraction) -> list[
     err = float(e)
     lam = float(oracle.kept_floor(np.array([S]))[0])
     rho = np.sqrt(err)
-    off = oracle.drho + oracle.grow * rho
-    a = oracle.absolute / min(lam, 1.0)
-    up, down = (rho + off) ** 2 + a - err, err - (max(rho - off, 0.0) ** 2 - a)
+    drho, grow = oracle.band(lam, len(S))
+    off = float(drho + grow * rho)
+    up, down = (rho + off) ** 2 - err, err - max(rho - off, 0.0) ** 2
     out = [err * (1 + x) for x in RELATIVE]
     out += [err + c * (up if c > 0 else down) for c in BANDS]
     return [x for x in out if x > 0]
 
 
-def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
+def check_limits(code: GradientCode, compiled: str, picks: int = 2, jobs: int = 1) -> int:
     """Verdicts of verify -s, attack -s and the threshold at limits near the exact errors of
     the worst set of s = d + 1 stragglers and of others; the number of verdicts checked."""
     oracle = OptimalOracle(code, tol=1e30)
@@ -95,14 +97,14 @@ def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
             truth = next((u for u in range(s) if below[u] > lim), s if fails else None)
             what = (compiled, sets[p], float(errs[p]), limit)
             try:
-                v = verify(code, s, tol=tol, method="exhaustive", jobs=1)
+                v = verify(code, s, tol=tol, method="exhaustive", jobs=jobs)
                 assert v.ok == (not fails), what
                 assert v.ok or tuple(v.counterexample or ()) in fails, what
                 checked += 1
             except Undecided:
                 pass
             try:
-                w = attack(code, s, tol=tol, method="exhaustive", jobs=1)
+                w = attack(code, s, tol=tol, method="exhaustive", jobs=jobs)
                 if w.exact and w.raw_error is not None:
                     assert (w.raw_error > float(lim)) == bool(fails), what
                     assert w.raw_error == pytest.approx(float(max(errs)), rel=1e-6), what
@@ -112,7 +114,7 @@ def check_limits(code: GradientCode, compiled: str, picks: int = 2) -> int:
             if truth is None:
                 continue
             try:
-                t = threshold(code, tol=tol, method="exhaustive", jobs=1)
+                t = threshold(code, tol=tol, method="exhaustive", jobs=jobs)
                 if t.exact:
                     assert t.threshold == truth, what
                     checked += 1
@@ -129,3 +131,12 @@ def test_lost_sets_near_the_limit_get_the_exact_verdict(seed: int, compiled: str
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
     code = code_of(seed)
     assert check_limits(code, compiled) >= 20
+
+
+@pytest.mark.parametrize("seed", [30])
+def test_lost_sets_near_the_limit_get_the_exact_verdict_with_two_jobs(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with --jobs 2 (the compiled walk in two threads, each proving its sets' bands
+    itself): the verdicts are the exact ones, as with one job."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    assert check_limits(code_of(seed), "1", jobs=2) >= 20

@@ -18,7 +18,7 @@ squares (tests/oracles.py):
   1.65e-5 at cond(B) 406 and lam 2.7e-7: at tol * k = 5e-6 the old band trusted 'fails' for
   that set (other sets of its size fail anyway there: no reported verdict was found wrong).
 
-The band now comes from cond(B), eps and each set's lam (optimal.FAST_ERR, FAST_ABS), checked
+The band now comes from cond(B), eps and each set's lam (optimal.FAST_ERR, lost_terms), checked
 here at limits just above and just below every set's exact error.
 """
 
@@ -181,7 +181,7 @@ def test_small_tolerance_is_not_decided_by_the_fast_paths_round_off(
     about 2e-25 here (exactly 0).  With a tolerance below it (tol * k = 3e-26, or 0) the old
     band (1e-3 of tol * k) trusted it: `attack --threshold --tol 1e-26` said 1 (exhaustive,
     exact) while `verify -s 3 --tol 1e-26` said ok.  The band now comes from cond(B) and eps
-    (optimal.FAST_ERR, FAST_ABS), so the decoder decides these sets exactly."""
+    (optimal.FAST_ERR, lost_terms), so the decoder decides these sets exactly."""
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
     B = np.array(COND_7432)
     limit = Fraction(tol) * 3
@@ -251,8 +251,9 @@ def test_the_error_band_covers_the_fast_paths_round_off(seed: int, compiled: str
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """For every set, at a tolerance putting the limit just above or just below its exact
     error, the raw fast-path error is on the exact side or inside the oracle's band for that
-    set (so the decoder decides it).  The old band alone (1e-3 of tol * k) was not enough:
-    at tol * k = 5e-6 it trusted 1.65e-5 for an exact 2.3e-6 (seed 427)."""
+    set (so the decoder decides it).  The old band alone (1e-3 of tol * k) was not enough
+    for the KKT route: at tol * k = 5e-6 it trusted 1.65e-5 for an exact 2.3e-6 (seed 427);
+    the Cholesky route computes that set to 1e-9."""
     from gctool.audit.oracles.optimal import FAST_KAPPA, OptimalOracle, near_limit
 
     monkeypatch.setenv("GCTOOL_COMPILED", compiled)
@@ -262,21 +263,19 @@ def test_the_error_band_covers_the_fast_paths_round_off(seed: int, compiled: str
     assert oracle.kappa <= FAST_KAPPA
     oracle.fast = True  # the raw fast path, whatever this tolerance makes of the full set
     monkeypatch.setattr(oracle, "near_limit",
-                        lambda err, lam=1.0: np.zeros(np.shape(err), dtype=bool))
+                        lambda err, lam=1.0, s=0: np.zeros(np.shape(err), dtype=bool))
     oracle.limit = -1.0  # every raw error; none sent to the decoder for being near a limit
     d = oracle.Qperp.shape[1]
-    outside_old = 0
     for s in range(1, n):
         S = np.array(list(itertools.combinations(range(n), s)))
         if compiled == "1":
             oracle.plan_compiled(s)
         raw = oracle._hat_chunk(S)
-        # the oracle's cancellation term, for sets that lose directions only (else err_full)
-        cancel = oracle.absolute / oracle.kept_floor(S) if s > d else np.zeros(len(S))
-        for row, e, a in zip(S, raw, cancel, strict=True):
+        # the oracle's band, with the lost directions' terms for sets that lose some
+        drho, grow = oracle.band(oracle.kept_floor(S) if s > d else np.inf, s)
+        drho, grow = np.broadcast_to(drho, len(S)), np.broadcast_to(grow, len(S))
+        for row, e, dr, gr in zip(S, raw, drho, grow, strict=True):
             exact = _exact_errors(seed)[tuple(int(i) for i in row)]
             for limit in (exact * (1 + 1e-9), exact * (1 - 1e-9)):
                 if exact > 0 and (e > limit) != (exact > limit):
-                    assert near_limit(e, limit, oracle.drho, oracle.grow, a)
-                    outside_old += not near_limit(e, limit)
-    assert outside_old > 0  # the old band alone would have trusted a wrong side
+                    assert near_limit(e, limit, dr, gr)

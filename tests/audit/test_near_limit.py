@@ -20,18 +20,17 @@ def test_the_chunk_path_never_clears_what_the_formula_doubts() -> None:
         limit = float(10 ** rng.uniform(-30, 2)) if trial % 7 else 0.0
         drho = float(10 ** rng.uniform(-20, 0)) * (rng.random() < 0.9)
         grow = min(float(10 ** rng.uniform(-16, 0)) * (rng.random() < 0.9), 0.99)
-        absolute = float(10 ** rng.uniform(-35, 1)) * (rng.random() < 0.7)
         scale = max(limit, 1e-30)
-        lo, hi = O._clear_outside(limit, drho, grow, absolute)
+        lo, hi = O._clear_outside(limit, drho, grow)
         err = np.concatenate([scale * 10 ** rng.uniform(-6, 6, 300),
                               scale * (1 + rng.normal(0, 1e-3, 200)),
                               np.nextafter(lo, [-np.inf, np.inf]) if np.isfinite(lo) else [],
                               np.nextafter(hi, [-np.inf, np.inf]), [0.0, -1e-20, limit]])
-        band = (limit, drho, grow, absolute)
+        band = (limit, drho, grow)
         ref, new = _elementwise(err, *band), O.near_limit(err, *band)
         assert not np.any(ref & ~new), (band, err[ref & ~new])
         extra += int(np.sum(new & ~ref))
         assert np.array_equal(new[:500], ref[:500]) or np.sum(new[:500] != ref[:500]) <= 4
     assert extra < 400 * 4  # only the points placed at the bounds may differ
     nonfinite = np.array([np.nan, np.inf, -np.inf] * 30)
-    assert O.near_limit(nonfinite, 1e-9, 1e-12, 1e-10, 0.0).all()
+    assert O.near_limit(nonfinite, 1e-9, 1e-12, 1e-10).all()

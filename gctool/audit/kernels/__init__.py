@@ -10,7 +10,7 @@ index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
   the witness test, the direct decoder and, where float64 cannot decide, exact rational
   arithmetic;
 * :mod:`.gf` - exact elimination over GF(p) and GF(2^m) (log/antilog tables);
-* :mod:`.optimal` - the optimal decoder's error for ``attack`` (KKT route of
+* :mod:`.optimal` - the optimal decoder's error for ``attack`` (Cholesky route of
   :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets;
 * :mod:`.direct` - for ``attack`` where that oracle has no fast path (cond(B) above
   FAST_KAPPA): brackets of numpy's decoder error per set (Householder QR and its backward

@@ -1,11 +1,13 @@
-"""Compiled optimal-decoder error for ``attack`` (the KKT route of
+"""Compiled optimal-decoder error for ``attack`` (the Cholesky route of
 :class:`gctool.audit.oracles.OptimalOracle`, set by set).
 
 For straggler set S with ``A = Qperp[S]`` (s x d): when the min(s, d)-square Gram matrix of A
 has its smallest eigenvalue above ``sig_kept^2`` (here: a Cholesky factorisation of
 ``G - sig_kept^2 (1 + 1e-6) I`` succeeds, a margin that leaves every borderline set to the
-numpy oracle), the lost error solves ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S; 0]`` and
-``err = err([n]) + Re(alpha_S^H w)`` (no direction is lost when s <= d).  Every other set
+numpy oracle), no direction is lost when s <= d (the error is err([n])); when s > d the lost
+error is ``b^H R^-1 b`` with E an orthonormal basis of the complement of range(A) (A's
+Householder QR), ``R = E^H N_SS E``, ``b = E^H alpha_S``, by Cholesky (:func:`_lost_extra`),
+whose error the oracle's band bounds (``optimal.lost_terms``).  Every other set
 (ill-conditioned, singular or non-finite) is *pending*: the numpy oracle decides it (SVD route,
 direct decoder, exact escalation); except, when s <= d, a set whose smallest singular value is
 proved at least twice the oracle's ``sig_full`` (:func:`_clear`: a Householder QR, no Gram
@@ -26,6 +28,7 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.real import WARM, _inv_fro_lu, _inv_fro_tri, _lu, _lu_solve, _qr
+from gctool.audit.oracles.optimal import lost_terms
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
@@ -44,6 +47,9 @@ from gctool.numerics import EPS
 #: impossible from max(s, d) = 12 on (2 e = 1.07e-14); the second holds while e is below
 #: 1e-14 less tau (tau is a few eps for an exactly lost direction): up to max(s, d) of about 22
 SVD_P = 2.0
+
+#: the oracle's lost-direction error model (the same arithmetic, compiled)
+_lost_terms = njit(lost_terms)
 
 
 @njit
@@ -147,7 +153,14 @@ def _well(A: Any, G: Any, t: float) -> bool:
                     acc += A[i, k] * np.conj(A[j, k])
             G[i, j] = acc
         G[i, i] -= t
-    for j in range(r):  # Cholesky G = L L^H in place (lower triangle)
+    return _cholesky(G, r)
+
+
+@njit
+def _cholesky(G: Any, r: int) -> bool:
+    """Cholesky ``G = L L^H`` of the leading r x r block in place (its lower triangle); False
+    when a pivot is not positive (G not numerically positive definite)."""
+    for j in range(r):
         diag = G[j, j].real
         for k in range(j):
             diag -= abs(G[j, k]) ** 2
@@ -189,43 +202,52 @@ DECIDED, PENDING, SECOND, UNCHECKED = 0, 1, 2, 3
 
 
 @njit
-def _lam_needed(v: float, bands: Any) -> float:
+def _lost_off(rho: float, bands: Any, s: int, d: int, m: int) -> tuple[float, float]:
+    """(base, slope): the oracle's error model for a set of s stragglers that loses
+    directions (``OptimalOracle.band``: sqrt(err) off by base + h slope, h = 1 / sqrt(min(lam,
+    1))), at sqrt(err) = rho."""
+    drho, grow, dunit, gunit = bands[4], bands[5], bands[6], bands[7]
+    dl, gl, dc, gc = _lost_terms(s, d, int(bands[9]), int(bands[10]), m)
+    return (drho + grow * rho + dc * dunit + gc * gunit * rho, dl * dunit + gl * gunit * rho)
+
+
+@njit
+def _lam_needed(v: float, bands: Any, s: int, d: int, m: int) -> float:
     """The smallest lam (the smallest kept Gram eigenvalue of the set, at most 1) with which
-    the error v is clear of the oracle's per-set band (``OptimalOracle.near_limit``: outside
-    the relative band, and sqrt(v) off by drho + grow sqrt(v), v then by absolute /
-    min(lam, 1), on one side of the decoding limit), by round-off's margin: 0 when any lam
-    will do, inf when none."""
-    limit, drho, grow, absolute, rtol = bands[3], bands[4], bands[5], bands[6], bands[7]
+    the error v of a set that loses directions is clear of the oracle's per-set band
+    (``OptimalOracle.near_limit``: outside the relative band, and sqrt(v) off by base + slope
+    / sqrt(lam), :func:`_lost_off`, on one side of the decoding limit), by round-off's
+    margin: inf when none is."""
+    limit, rtol = bands[3], bands[8]
     if not np.isfinite(v) or abs(v - limit) <= rtol * limit * (1 + REL_SLACK):
         return np.inf
     rho = np.sqrt(max(v, 0.0))
-    off = drho + grow * rho
-    room = max(limit * (1 - REL_SLACK) - (rho + off) ** 2,
-               max(rho - off, 0.0) ** 2 - limit * (1 + REL_SLACK))
-    if not room > 0:
+    base, slope = _lost_off(rho, bands, s, d, m)
+    room = max(np.sqrt(limit * (1 - REL_SLACK)) - rho, rho - np.sqrt(limit * (1 + REL_SLACK)))
+    if not room > base:
         return np.inf
-    need = absolute / room
-    return need if need <= 1.0 else np.inf
+    hmax = (room - base) / slope * (1 - REL_SLACK)  # h = 1 / sqrt(lam) may be this large
+    return 1.0 / (hmax * hmax) if hmax >= 1.0 else np.inf
 
 
 @njit
 def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, A: Any,
-             G: Any, K: Any, perm: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
+             G: Any, E: Any, R: Any, rhs: Any, w: Any, H: Any, tau: Any, X: Any,
              floor: float, bands: Any, limit: float) -> tuple[float, int]:
     """(error, state) of one straggler set (:data:`DECIDED`, :data:`PENDING`,
     :data:`SECOND` or :data:`UNCHECKED`; bands: those of :func:`_settle`; limit: the
     search's).
 
-    With s > d the KKT route's error carries the oracle's per-set band with lam, the
-    smallest Gram eigenvalue of Qperp[S] (``OptimalOracle.near_limit_lost``: its det, then
-    its eigenvalue): the set is decided here when its error is clear of the band with a lam
-    (:func:`_lam_needed`) that the Gram matrix proves twice over (a Cholesky factorisation
-    of ``G - (2 lam + 64 d s eps) I``: numpy's eigenvalue, whose error is far below
-    ``64 d s eps``, is then at least lam, and numpy's check clears the set too); else
-    numpy's check decides (:data:`UNCHECKED`)."""
+    With s > d, the oracle's Cholesky route (``OptimalOracle._hat_chunk_numpy``): E, the
+    complement of range(A) from A's Householder QR (:func:`_lost_extra`), and its error
+    carries the oracle's per-set band with lam, the smallest Gram eigenvalue of Qperp[S]
+    (``OptimalOracle.near_limit_lost``: its det, then its eigenvalue): the set is decided
+    here when its error is clear of the band with a lam (:func:`_lam_needed`) that the Gram
+    matrix proves twice over (a Cholesky factorisation of ``G - (2 lam + 64 d s eps) I``:
+    numpy's eigenvalue, whose error is far below ``64 d s eps``, is then at least lam, and
+    numpy's check clears the set too); else numpy's check decides (:data:`UNCHECKED`)."""
     s = S.shape[0]
     d = Qperp.shape[1]
-    m = alpha.shape[1]
     for i in range(s):
         for j in range(d):
             A[i, j] = Qperp[S[i], j]
@@ -236,43 +258,86 @@ def _hat_one(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float, 
         return e, 1 if pending else 2
     if s <= d:
         return err_full, 0
-    for i in range(s + d):
-        for j in range(s + d):
-            K[i, j] = 0.0
-    for i in range(s):
-        for j in range(s):
-            K[i, j] = N[S[i], S[j]]
-        for j in range(d):
-            K[i, s + j] = A[i, j]
-            K[s + j, i] = np.conj(A[i, j])
-    for i in range(s + d):
-        for u in range(m):
-            rhs[i, u] = alpha[S[i], u] if i < s else 0.0
-    if _lu(K, perm) == 0:
-        return 0.0, 1
-    _lu_solve(K, perm, rhs, w)
-    extra = 0.0
-    for i in range(s):
-        for u in range(m):
-            extra += (np.conj(rhs[i, u]) * w[i, u]).real
+    extra = _lost_extra(S, N, alpha, A, E, R, rhs, w, tau, X)
     e = err_full + extra
     if not np.isfinite(e):
         return 0.0, 1
     e = max(e, 0.0)
-    need = _lam_needed(e, bands)
-    if need == 0 or (need < np.inf and _well(A, G, 2 * need + 64 * d * s * EPS)):
+    for i in range(s):  # A again (the QR overwrote it)
+        for j in range(d):
+            A[i, j] = Qperp[S[i], j]
+    need = _lam_needed(e, bands, s, d, alpha.shape[1])
+    if need < np.inf and _well(A, G, 2 * need + 64 * d * s * EPS):
         return e, DECIDED
     return e, UNCHECKED
 
 
 @njit
-def _below_model(v: float, bands: Any, lam: float) -> bool:
-    """Is an error at most v clear of the oracle's error-model band with this lam
-    (``OptimalOracle.near_limit``: sqrt(v) off by drho + grow sqrt(v), v then by
-    absolute / lam), below the decoding limit?  (Increasing in v: so is every smaller one.)"""
+def _lost_extra(S: Any, N: Any, alpha: Any, A: Any, E: Any, R: Any, rhs: Any, w: Any,
+                tau: Any, X: Any) -> float:
+    """The lost error ``b^H R^-1 b`` of a set with s > d (A = Qperp[S], s x d, of full
+    column rank; overwritten by its QR): E (s x q, q = s - d) the last q columns of the
+    Householder Q of A, ``R = E^H N_SS E``, ``b = E^H alpha_S``; R = L L^H by Cholesky (lower
+    triangle), ``y = L^-1 b`` by forward substitution, ``||y||^2``.  nan when R is not
+    numerically positive definite."""
+    s, d = A.shape
+    m = alpha.shape[1]
+    q = s - d
+    _qr(A, tau)
+    for u in range(q):  # E[:, u] = H_0 ... H_{d-1} e_{d+u}
+        for i in range(s):
+            E[i, u] = 1.0 if i == d + u else 0.0
+        for c in range(d - 1, -1, -1):
+            v = E[c, u]
+            for r in range(c + 1, s):
+                v += np.conj(A[r, c]) * E[r, u]
+            v *= tau[c]
+            E[c, u] -= v
+            for r in range(c + 1, s):
+                E[r, u] -= v * A[r, c]
+    for c in range(q):
+        for i in range(s):  # X[:, 0] = N_SS E[:, c]
+            acc = 0.0 * E[0, 0]
+            for j in range(s):
+                acc += N[S[i], S[j]] * E[j, c]
+            X[i, 0] = acc
+        for a in range(q):
+            acc = 0.0 * E[0, 0]
+            for i in range(s):
+                acc += np.conj(E[i, a]) * X[i, 0]
+            R[a, c] = acc
+    for a in range(q):
+        for u in range(m):
+            acc = 0.0 * E[0, 0]
+            for i in range(s):
+                acc += np.conj(E[i, a]) * alpha[S[i], u]
+            rhs[a, u] = acc
+    if not _cholesky(R, q):
+        return np.nan
+    extra = 0.0
+    for u in range(m):
+        for i in range(q):
+            acc = rhs[i, u]
+            for k in range(i):
+                acc -= R[i, k] * w[k, u]
+            w[i, u] = acc / R[i, i].real
+            extra += abs(w[i, u]) ** 2
+    return extra
+
+
+@njit
+def _below_model(v: float, bands: Any, lam: float, s: int, d: int, m: int) -> bool:
+    """Is an error at most v clear of the oracle's error-model band, below the decoding
+    limit (``OptimalOracle.near_limit``: sqrt(v) off by drho + grow sqrt(v), and by the lost
+    directions' terms with this lam, :func:`_lost_off`; lam = inf: none lost)?  (Increasing
+    in v: so is every smaller one.)"""
     rho = np.sqrt(max(v, 0.0))
-    off = bands[4] + bands[5] * rho
-    return bool((rho + off) ** 2 + bands[6] / lam <= bands[3])
+    if lam == np.inf:
+        off = bands[4] + bands[5] * rho
+    else:
+        base, slope = _lost_off(rho, bands, s, d, m)
+        off = base + slope / np.sqrt(min(lam, 1.0))
+    return bool((rho + off) ** 2 <= bands[3])
 
 
 @njit
@@ -289,7 +354,7 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
       ``tau + e`` below ``sig_lost`` (numpy's value is at most that); else pending.  With a
       lost one, numpy's eigenvalue test (Gram eigenvalue >= sig_kept^2 >= 1e-12) fails too:
       the SVD route.  With none and s <= d, both routes give err_full exactly; with none and s > d,
-      numpy's choice between its KKT and SVD routes is not proved: pending.
+      numpy's choice between its Cholesky and SVD routes is not proved: pending.
     * The lost space (U's last L columns) of each SVD is within ``e / (gap - 2 e - sig_lost)``
       of A's (Wedin; gap: the smallest kept singular value); ``M = E^H N_SS E``,
       ``r = E^H alpha_S``, ``w = M^-1 r`` (LU with partial pivoting, growth at most 2^(L-1),
@@ -342,7 +407,7 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
     if not lam > 0:
         return 0.0, True
     if lost == s - r:  # no accidental loss
-        if s <= d and _below_model(err_full, bands, lam):
+        if s <= d and _below_model(err_full, bands, np.inf, s, d, m):
             return err_full, False
         return 0.0, True
     L, k0 = lost, s - lost
@@ -391,7 +456,7 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
             wn += abs(W[a, u]) ** 2
             rn += abs(R[a, u]) ** 2
     wn, rn = 2 * np.sqrt(wn), np.sqrt(rn)
-    eta = 3 * delta * nu + 4 * EPS * nu * (2 * s + 3 * L * 2.0 ** (L - 1))
+    eta = 3 * delta * nu + 4 * EPS * nu * (2 * s + 3 * L * 2.0 ** (L - 1) + 5 * L * L)
     dr = delta * al + 4 * s * EPS * al
     if not eta * mu <= 0.5:
         return 0.0, True
@@ -399,7 +464,7 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
     bnd = (2 * (2 * eta * wn * wn + 4 * dr * wn + 2 * mu * dr * dr)
            + 4 * EPS * (abs(err_full) + abs(extra) + L * m * rn * wn))
     if not (np.isfinite(err) and bnd <= 0.25 * TIE_RTOL * max(1.0, err)
-            and err + bnd < ceiling and _below_model(err + bnd, bands, lam)
+            and err + bnd < ceiling and _below_model(err + bnd, bands, lam, s, d, m)
             and abs(err - limit) > bnd):
         return 0.0, True
     return err, False
@@ -409,12 +474,12 @@ def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
              ) -> tuple[np.ndarray, ...]:
     """Scratch of :func:`hat_errors` and :func:`hat_range` (allocated here: allocations
     inside a kernel cost compile time; private to the walking thread and kept by it,
-    :func:`.private.scratch`): A, G, K, perm, rhs, w, H, tau, X, Lp, Ap, y."""
+    :func:`.private.scratch`): A, G, E, R, rhs, w, H, tau, X, Lp, Ap, y."""
     d, m = Qperp.shape[1], alpha.shape[1]
     r, q = max(min(s, d), 1), max(s - 1, 1)
     return private.scratch(((s, d), Qperp.dtype), ((r, r), Qperp.dtype),
-                           ((s + d, s + d), N.dtype), (s + d, np.int64),
-                           ((s + d, m), alpha.dtype), ((s + d, m), alpha.dtype),
+                           ((s, s), N.dtype), ((s, s), N.dtype),
+                           ((s, m), alpha.dtype), ((s, m), alpha.dtype),
                            ((max(d, s), s), Qperp.dtype), (s, Qperp.dtype),
                            ((s, s), Qperp.dtype),
                            ((q, q), Qperp.dtype), ((q, d), Qperp.dtype),
@@ -423,12 +488,12 @@ def _scratch(s: int, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray
 
 @njit
 def hat_errors(Sets: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, t: float,
-               err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
+               err: Any, pending: Any, A: Any, G: Any, E: Any, R: Any, rhs: Any,
                w: Any, H: Any, tau: Any, X: Any, floor: float, bands: Any) -> None:
     """Errors of the rows of Sets (err), and their states (pending: 1 where the numpy oracle
     must decide, 2 where the second stage decided; :func:`_hat_one`)."""
     for b in range(Sets.shape[0]):
-        err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, K, perm,
+        err[b], pending[b] = _hat_one(Sets[b], Qperp, N, alpha, err_full, t, A, G, E, R,
                                       rhs, w, H, tau, X, floor, bands, np.inf)
 
 
@@ -444,7 +509,7 @@ def _banded(e: float, state: int, lo: float, hi: float) -> int:
 
 @njit
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
-              t: float, err: Any, pending: Any, A: Any, G: Any, K: Any, perm: Any, rhs: Any,
+              t: float, err: Any, pending: Any, A: Any, G: Any, E: Any, R: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
               floor: float, bands: Any, limit: float, lo: float, hi: float) -> int:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place) and their
@@ -463,7 +528,7 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     d = Qperp.shape[1]
     if not 2 <= s <= d:
         for k in range(count):
-            e, state = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, K, perm, rhs, w, H,
+            e, state = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, E, R, rhs, w, H,
                                 tau, X, floor, bands, limit)
             err[k], pending[k] = e, _banded(e, state, lo, hi)
             if state != 1 and e > limit:
@@ -527,13 +592,14 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
 WALK_SET_NS = 12
 #: ... plus this much per multiply-add of the inner test ((s - 1) d + s^2 / 2) ...
 WALK_FLOP_NS = 0.55
-#: ... and, with s > d (a direction is lost), this much per (s + d)^3 (each set's KKT system,
-#: solved in the walk); complex codes cost WALK_COMPLEX times as much.  Fitted to the CPU time
-#: per set of :meth:`OptimalOracle.errors_range` over 2 M sets (real cyclic n=30-48 s = d =
-#: 5-6: 36-45 ns, frc n=40 d=32, random dense real d=6-20: 33-88 ns; s = d + 1: 0.85-1.2 us;
-#: random dense complex and rs complex: 71-176 ns, 2.8 us with s = d + 1), one core of the
-#: 2-core development machine: measured / estimated 0.9-1.2 (the model before, 30 ns + 3 ns
-#: per multiply-add, was four times the time with s <= d and a fifth of it with s > d)
+#: ... and, with s > d (a direction is lost), this much per (s + d)^3 (each set's lost error, solved
+#: in the walk: fitted to the KKT system of size s + d it solved before the Cholesky route, which
+#: costs 0.6-0.95x as much at s = d + 1, d = 3-4); complex codes cost WALK_COMPLEX times as much.
+#: Fitted to the CPU time per set of :meth:`OptimalOracle.errors_range` over 2 M sets (real cyclic
+#: n=30-48 s = d = 5-6: 36-45 ns, frc n=40 d=32, random dense real d=6-20: 33-88 ns; s = d + 1:
+#: 0.85-1.2 us; random dense complex and rs complex: 71-176 ns, 2.8 us with s = d + 1), one core of
+#: the 2-core development machine: measured / estimated 0.9-1.2 (the model before, 30 ns + 3 ns per
+#: multiply-add, was four times the time with s <= d and a fifth of it with s > d)
 WALK_KKT_NS = 0.5
 WALK_COMPLEX = 2.3
 

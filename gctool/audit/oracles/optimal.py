@@ -21,8 +21,10 @@ rank beyond doubt (its smallest singular value is at least sigma_min(Qperp[S]) s
 above the decoder's rank cut-off and its band) and nothing is lost.  The fast path
 is used only when B (row-normalised) has condition number at most ``FAST_KAPPA`` on its
 numerical rank: N carries ``sigma^-2``, so its round-off grows like ``cond(B)^2 eps``, and an
-ill-conditioned B would make the lost error meaningless.  Batched solves never raise: a
-singular or overflowing system sends its set to the SVD decoder."""
+ill-conditioned B would make the lost error meaningless.  The lost error is solved by Cholesky
+in an orthonormal basis of the lost directions, whose error has an a priori bound (the band
+at :data:`FAST_ERR`, :func:`lost_terms`).  Batched solves never raise: a singular or
+overflowing system sends its set to the SVD decoder."""
 
 from __future__ import annotations
 
@@ -49,12 +51,14 @@ FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of Optima
 #: 3.4e-13 below the limit were put above it; few sets of any code come within 1e-3 of it.)
 NEAR_LIMIT_RTOL = 1e-3
 #: the fast path's error model: with rho = sqrt(err) as computed, the exact err(F) lies in
-#:     [(rho - drho)^2 - a, (rho + drho)^2 + a],  drho = FAST_ERR max(n, K) eps kappa
-#:     (||t|| + kappa rho),  a = FAST_ABS eps kappa^2 ||t||^2 / lam
-#: (kappa = cond(B) row-normalised, ||t||^2 = m k; a = 0 for a set that loses no direction,
-#: whose error is err_full; else lam is the smallest kept eigenvalue of the Gram matrix of
-#: Qperp[S], at most 1: :meth:`OptimalOracle.kept_floor`).  An error whose interval holds the
-#: limit is not trusted, whatever the tolerance (0 too): the decoder decides it.
+#:     [(rho - off)^2, (rho + off)^2],  off = drho + grow rho, drho = FAST_ERR max(n, K) eps
+#:     kappa ||t||, grow = FAST_ERR max(n, K) eps kappa^2
+#: for a set that loses no direction (its error is err_full), and with off widened by
+#: :func:`lost_terms` for one that loses directions (the terms of its Cholesky route, some
+#: times h = 1 / sqrt(lam), lam the smallest kept eigenvalue of the Gram matrix of Qperp[S],
+#: at most 1: :meth:`OptimalOracle.kept_floor`); kappa = cond(B) row-normalised, ||t||^2 =
+#: m k.  An error whose interval holds the limit is not trusted, whatever the tolerance (0
+#: too): the decoder decides it.
 #:
 #: What is proved, and what is assumed.  One assumption, (S): LAPACK's SVD of Bn is backward
 #: stable with ||E||_2 <= p eps ||Bn||_2 and its factors within p eps of exactly unitary ones
@@ -82,80 +86,84 @@ NEAR_LIMIT_RTOL = 1e-3
 #:   smaller cut-off would keep (a factor at most 2 sqrt(n) max(n, K) / max(f, K) between the
 #:   two cut-offs) changes err(F) under the rule; such a B is at the rank cut-off, where the
 #:   tests' reference calls a set ambiguous.
-#: * Sets that lose directions (err_full + extra, the KKT route or the SVD route): NOT proved.
-#:   extra = ||P_L t||^2 with L = row(B) minus row(B_F), so the problem's own first-order
-#:   sensitivity is ||dP_L|| ||t|| <= 2 (p + max(n, K)) eps kappa_F ||t||, kappa_F <= kappa /
-#:   sqrt(lam): the 1 / lam shape of a is the problem's.  The algorithm's forward error is
-#:   not bounded: N = Q Sigma^-2 Q^H carries kappa^2, and the KKT system's LU (growth up to
-#:   2^(s+d-1)) and the cancellation in err_full + extra have no proved constant; an a priori
-#:   bound from the KKT matrix's condition number (kappa^4 / lam) would turn the fast path off
-#:   for almost every code.  FAST_ABS is measured: against exact rational least squares
-#:   (1,500 random codes up to 7 x 8: low rank plus noise, near-proportional rows, a row near
-#:   ones; 300-odd exactly low-rank dyadic codes up to 10 x 8, cond(B) up to 1e4; real and
-#:   complex; numpy and compiled) the cancellation reached 5 eps kappa^2 ||t||^2 at lam near 1,
-#:   0.02 eps kappa^2 ||t||^2 / lam at lam = 2.7e-7 (an error of 2.3e-6 computed as 1.65e-5,
-#:   cond(B) 406, which the old 1e-3 band trusted) and 0.13 eps kappa^2 ||t||^2 / lam on the
-#:   exactly low-rank codes (no set outside the band: tests/audit/test_crosscheck_band.py,
-#:   which fails without a); |sqrt(err) - sqrt(exact)| / (max(n, K)
-#:   eps kappa (||t|| + kappa rho)) reached 43 on the first set.  The
-#:   compiled second stage's acceptance (:func:`gctool.audit.kernels.optimal._settle`) is a
-#:   bound under (S) with p = 2 max(s, d); it also requires this band to clear.  FAST_ABS
-#:   is not scaled with the size: at n = 28-54 (13 low rank plus noise codes and 2 exactly
-#:   rank n - d integer ones, cond(B) up to 9e3, sampled sets against extended-precision
-#:   Householder) the cancellation stayed below 1e-5 of eps kappa^2 ||t||^2 / lam, against
-#:   0.018 at n = 5-8 of the same noise generator.  Verdicts with the limit put at 0.5-4
-#:   bands and 3e-14..3e-3 (relative) from a lost set's exact error:
-#:   tests/audit/test_crosscheck_lostband.py.
-#:   A proof would take the SVD route with a Cholesky factorisation instead of the KKT's LU:
-#:   with E orthonormal in the lost directions, R = E^H N_SS E is positive definite with
-#:   eigenvalues in [sigma_1^-2, sigma_r^-2] (Q_S^H E has orthonormal columns), extra =
-#:   b^H R^-1 b (b = E^H alpha_S), and Cholesky's backward error (no growth factor) moves it
-#:   by at most ||dR|| ||R^-1 b||^2 <= gamma q^2 kappa^2 extra (q = s - d, first order),
-#:   E's own error being the problem's conditioning (1 / sqrt(lam)); the KKT system is
-#:   indefinite, and a priori its LU's backward error meets the multiplier block at kappa^4.
+#: * Sets that lose directions: bounded to first order under (S) too, from the route every
+#:   path now takes (numpy's, the compiled walk's; the compiled second stage proves its value
+#:   within a tie of numpy's SVD route): E an orthonormal basis of the lost directions (the
+#:   complement of range(Qperp[S]) from a Householder QR, or the left singular vectors of
+#:   Qperp[S] with singular value <= 1e-14), R = E^H N_SS E (Hermitian, eigenvalues in
+#:   [sigma_1^-2, sigma_r^-2] exactly), b = E^H alpha_S, R = L L^H by Cholesky, y = L^-1 b by
+#:   forward substitution, extra = ||y||^2, err = err_full + extra.  With w = R^-1 b,
+#:   ||w|| <= sigma_1 sqrt(extra) and g = alpha_S - N_SS E w, ||g|| <= (||t|| + kappa
+#:   sqrt(extra)) / sigma_r, each source moves sqrt(extra) by at most (first order; eps
+#:   kappa ||t|| and eps kappa^2 rho the units of drho and grow):
+#:   - the problem itself, B' for B: ||dP|| ||t||, ||dP|| <= 2 (p + max(n, K)) eps kappa_F,
+#:     kappa_F <= kappa h (sigma_min(B_F) >= sigma_r sqrt(lam));
+#:   - E's span: off the exact lost space by delta <= c_E eps h (Qperp's defect p eps, the
+#:     QR's backward error 4 s d^1.5 eps, over sigma_min(Qperp[S]) = sqrt(lam): Wedin), and
+#:     only the part outside span(E) matters (extra is invariant under a change of basis):
+#:     d extra <= 2 delta ||w|| ||g||, i.e. 2 c_E h in both units;
+#:   - b and alpha: forming b (gamma_s s^1.5 ||alpha_S||) and alpha's defect (p eps ||alpha||,
+#:     ||alpha|| <= ||t|| / sigma_r): d extra <= 2 ||w|| ||db||, 2 (p + s^1.5) eps kappa ||t||;
+#:   - R: forming it (gamma_2s |E^H| |N_SS| |E|, ||N_SS||_F <= sqrt(n) sigma_r^-2), N's defect
+#:     (2 p eps sigma_r^-2), and the Cholesky factor with the substitution (Higham Thm 10.3
+#:     and 8.5: L L^H = R + dR, (L + dL) y = b, || |L| |L^H| || <= q ||R||): d extra <=
+#:     ||dR|| ||w||^2, (2 s q sqrt(n) + 3 q^2 + 2 p) eps kappa^2 extra, and the final sum's
+#:     2 q m eps extra.
+#:   The KKT system of the route before ([[N_SS, A], [A^H, 0]], LU) has no such bound (it is
+#:   indefinite: its LU's backward error meets the multiplier block at kappa^4 / lam); its
+#:   cancellation was measured (FAST_ABS = 100 eps kappa^2 ||t||^2 / lam, up to 0.13 of it on
+#:   exactly low-rank codes): tests/audit/test_crosscheck_band.py and
+#:   test_crosscheck_lostband.py now check the proved band against exact rational errors.
 FAST_ERR = 1e3
-FAST_ABS = 100.0
 #: sets per task of the compiled direct walk (:mod:`gctool.audit.kernels.direct`): numpy's
 #: decoder then decides the few near each task's largest error in one batch
 DIRECT_CHUNK = 8192
 
 
-def near_limit(err: float | np.ndarray, limit: float, drho: float = 0.0,
-               grow: float = 0.0, absolute: float | np.ndarray = 0.0) -> np.ndarray:
+def lost_terms(s: int, d: int, n: int, K: int, m: int) -> tuple[float, float, float, float]:
+    """The lost-direction part of the fast path's error model (the comment above): sqrt(err)
+    of a set of s stragglers that loses directions is off by ``(dl h + dc) eps kappa ||t|| +
+    (gl h + gc) eps kappa^2 rho`` beyond the full set's band, h = 1 / sqrt(min(lam, 1));
+    returns (dl, gl, dc, gc).  Plain arithmetic: the compiled walk calls it too."""
+    big = max(n, K)
+    p = 10.0 * big
+    c_e = p + 4.0 * s * d * np.sqrt(d)
+    return (2.0 * (p + big) + 2.0 * c_e, 2.0 * c_e, 2.0 * (p + s * np.sqrt(s)),
+            2.0 * s * s * np.sqrt(n) + 3.0 * s * s + 2.0 * p + 2.0 * s * m)
+
+
+def near_limit(err: float | np.ndarray, limit: float, drho: float | np.ndarray = 0.0,
+               grow: float | np.ndarray = 0.0) -> np.ndarray:
     """Are these computed errors too close to ``limit`` for their verdict to stand?  Within
     NEAR_LIMIT_RTOL (relative), or within the error model: sqrt(err) may be off by
-    ``drho + grow * sqrt(err)`` and err then by ``absolute`` (non-finite errors are doubtful
-    too)."""
+    ``drho + grow * sqrt(err)`` (per set when arrays; non-finite errors are doubtful too)."""
     err = np.asarray(err, dtype=np.float64)
-    if err.size > 64 and np.ndim(absolute) == 0 and grow < 1:  # a walk's chunk: two compares
-        lo, hi = _clear_outside(limit, drho, grow, float(absolute))
+    if err.size > 64 and np.ndim(drho) == 0 and np.ndim(grow) == 0 and grow < 1:
+        lo, hi = _clear_outside(limit, float(drho), float(grow))  # a walk's chunk: two compares
         with np.errstate(invalid="ignore"):
             return np.asarray(~((err < lo) | (err > hi)) | ~np.isfinite(err))
     with np.errstate(invalid="ignore"):
         rho = np.sqrt(np.maximum(err, 0.0))
         off = drho + grow * rho
-        clear = ((np.maximum(rho - off, 0.0) ** 2 - absolute > limit)
-                 | ((rho + off) ** 2 + absolute <= limit))
+        clear = (np.maximum(rho - off, 0.0) ** 2 > limit) | ((rho + off) ** 2 <= limit)
     return np.asarray((np.abs(err - limit) <= NEAR_LIMIT_RTOL * limit) | ~clear)
 
 
-def _clear_outside(limit: float, drho: float, grow: float, absolute: float
-                   ) -> tuple[float, float]:
-    """The errors :func:`near_limit` clears, with scalar ``absolute`` and ``grow`` < 1: those
-    below ``lo`` and above ``hi``.  Below: sqrt(err) (1 + grow) + drho <= sqrt(limit -
-    absolute), outside the relative band; above: sqrt(err) (1 - grow) - drho > sqrt(limit +
-    absolute), outside it too.  Both widened by REL_SLACK, so that rounding in the
-    bounds can only send more sets to the decoder, never fewer."""
-    below = limit - absolute
-    r_lo = (np.sqrt(below) - drho) / (1 + grow) if below >= 0 else -1.0
+def _clear_outside(limit: float, drho: float, grow: float) -> tuple[float, float]:
+    """The errors :func:`near_limit` clears, with scalar ``grow`` < 1: those below ``lo`` and
+    above ``hi``.  Below: sqrt(err) (1 + grow) + drho <= sqrt(limit), outside the relative
+    band; above: sqrt(err) (1 - grow) - drho > sqrt(limit), outside it too.  Both widened by
+    REL_SLACK, so that rounding in the bounds can only send more sets to the decoder, never
+    fewer."""
+    r_lo = (np.sqrt(limit) - drho) / (1 + grow)
     lo = min(r_lo * r_lo, limit * (1 - NEAR_LIMIT_RTOL)) if r_lo >= 0 else -np.inf
-    r_hi = (np.sqrt(limit + absolute) + drho) / (1 - grow)
+    r_hi = (np.sqrt(limit) + drho) / (1 - grow)
     hi = max(r_hi * r_hi, limit * (1 + NEAR_LIMIT_RTOL))
     return (lo * (1 - REL_SLACK) if lo > 0 else lo), hi * (1 + REL_SLACK) + np.finfo(float).tiny
 
 
 def below_band(limit: float, *band: float) -> float:
-    """An error below this is not :func:`near_limit` (``band``: its drho, grow, absolute; the
+    """An error below this is not :func:`near_limit` (``band``: its drho, grow; the
     compiled second stage keeps only errors proved below it: numpy's oracle would keep them
     without its decoder)."""
     ceiling = float(limit) * (1 - 2 * NEAR_LIMIT_RTOL)
@@ -179,12 +187,12 @@ def setup_work(code: GradientCode) -> int:
 #: in ns: this much per min(s, d)^2 (the Gram matrix, its eigenvalues, the batched calls
 #: around them) ...
 HAT_GRAM_NS = 55
-#: ... and, when s > d (a direction is lost), this much per (s + d)^3 (the KKT system of size
-#: s + d); complex codes cost HAT_COMPLEX times as much.  Fitted to batches of 60,000 sets
-#: (real cyclic n=30-40 s=4-6, frc n=40 d=32, random dense real d=6-16 and complex d=6, rs
-#: complex d=25; s <= d and s = d + 1, d + 2): measured / estimated 0.84-1.42, one core of the
-#: 2-core development machine (the calibration before, 1.5 us per set plus 20 ns per min(s,
-#: d)^3, was 2-5 times the time of these)
+#: ... and, when s > d (a direction is lost), this much per (s + d)^3 (fitted to the KKT system of
+#: size s + d the route solved before the Cholesky route); complex codes cost HAT_COMPLEX times as
+#: much.  Fitted to batches of 60,000 sets (real cyclic n=30-40 s=4-6, frc n=40 d=32, random dense
+#: real d=6-16 and complex d=6, rs complex d=25; s <= d and s = d + 1, d + 2): measured / estimated
+#: 0.84-1.42, one core of the 2-core development machine (the calibration before, 1.5 us per set
+#: plus 20 ns per min(s, d)^3, was 2-5 times the time of these)
 HAT_KKT_NS = 1.5
 HAT_COMPLEX = 1.5
 #: with d = 0 (rank(B) = n: every straggler loses a direction) a set's s x s system instead,
@@ -246,26 +254,41 @@ class OptimalOracle(Oracle):
         #: the fast path works with N = Q Sigma^-2 Q^H, whose round-off grows like
         #: kappa^2 eps; beyond FAST_KAPPA every set goes to the SVD decoder instead
         self.kappa = kappa
-        #: FAST_ERR's model: sqrt(err) is off by at most drho + grow * sqrt(err)
-        scale = FAST_ERR * max(self.code.B.shape) * EPS * kappa
+        #: FAST_ERR's model: sqrt(err) is off by at most drho + grow * sqrt(err); a set that
+        #: loses directions adds lost_terms in the units dunit and gunit
         tt = float(np.sum(np.abs(T) ** 2))
-        self.drho, self.grow = scale * np.sqrt(tt), scale * kappa
-        self.absolute = FAST_ABS * EPS * kappa**2 * tt
+        self.dunit, self.gunit = EPS * kappa * np.sqrt(tt), EPS * kappa**2
+        scale = FAST_ERR * max(self.code.B.shape)
+        self.drho, self.grow = scale * self.dunit, scale * self.gunit
         #: the fast path's errors rest on err_full, a float64 value nothing proves; a full
         #: set's error near the decoding limit (:meth:`near_limit`) leaves every set to the
         #: SVD decoder, which proves its verdicts or decides them in exact arithmetic
         self.fast = bool(kappa <= FAST_KAPPA and not self.near_limit(self.err_full))
 
-    def near_limit(self, err: float | np.ndarray, lam: float | np.ndarray = np.inf
-                   ) -> np.ndarray:
+    def near_limit(self, err: float | np.ndarray, lam: float | np.ndarray = np.inf,
+                   s: int = 0) -> np.ndarray:
         """Fast-path errors whose verdict float64 does not settle (:func:`near_limit`); a set
-        that lost directions takes ``lam``, the smallest kept eigenvalue of the Gram matrix of
-        Qperp[S] (:meth:`kept_floor`), whose inverse its cancellation carries; one that lost
-        none (lam = inf: its error is err_full) has no cancellation term."""
+        of s stragglers that lost directions takes ``lam``, the smallest kept eigenvalue of
+        the Gram matrix of Qperp[S] (:meth:`kept_floor`), whose inverse square root its band
+        carries (:func:`lost_terms`); one that lost none (lam = inf: its error is err_full)
+        has the full set's band."""
+        drho, grow = self.band(lam, s)
+        return near_limit(err, self.limit, drho, grow)
+
+    def band(self, lam: float | np.ndarray = np.inf, s: int = 0
+             ) -> tuple[float | np.ndarray, float | np.ndarray]:
+        """(drho, grow) of the error model for sets of size s with these lam (inf: no
+        direction lost): sqrt(err) is off by at most drho + grow sqrt(err)."""
+        if np.ndim(lam) == 0 and np.isinf(lam):
+            return self.drho, self.grow
         lam = np.asarray(lam, dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            cancel = np.where(np.isinf(lam), 0.0, self.absolute / np.minimum(lam, 1.0))
-        return near_limit(err, self.limit, self.drho, self.grow, cancel)
+        dl, gl, dc, gc = lost_terms(s, int(self.Qperp.shape[1]), self.n,
+                                    int(self.code.B.shape[1]), int(self.alpha.shape[1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = np.where(np.isinf(lam), 0.0, 1.0 / np.sqrt(np.minimum(lam, 1.0)))
+        lost = ~np.isinf(lam)
+        return (self.drho + np.where(lost, (dl * h + dc) * self.dunit, 0.0),
+                self.grow + np.where(lost, (gl * h + gc) * self.gunit, 0.0))
 
     def kept_floor(self, S: np.ndarray) -> np.ndarray:
         """Per set, the smallest eigenvalue of the min(s, d)-square Gram matrix of Qperp[S]
@@ -289,10 +312,10 @@ class OptimalOracle(Oracle):
         G = self._gram(S)[2]
         with np.errstate(all="ignore"):
             lam = np.clip(np.real(np.linalg.det(G)), 1e-300, 1.0)
-        doubt = self.near_limit(err, lam)
+        doubt = self.near_limit(err, lam, S.shape[1])
         rows = np.flatnonzero(doubt)
         if rows.size:
-            doubt[rows] = self.near_limit(err[rows], self.kept_floor(S[rows]))
+            doubt[rows] = self.near_limit(err[rows], self.kept_floor(S[rows]), S.shape[1])
         return doubt
 
     def maximizer(self, S: Sequence[int]) -> np.ndarray:
@@ -347,7 +370,7 @@ class OptimalOracle(Oracle):
             wanted(sets)
 
     def walk_stops(self, s: int) -> bool:
-        """With s > d the compiled walk solves each set's KKT system itself and stops at the
+        """With s > d the compiled walk solves each set's lost error itself and stops at the
         first failing one; with s <= d a failing set loses a direction its rank test cannot
         clear, and goes to numpy after the walk (:func:`gctool.audit.kernels.optimal.hat_range`)."""
         return self._walks_direct(s) or self._uses_hat(s) and s > self.Qperp.shape[1]
@@ -391,10 +414,10 @@ class OptimalOracle(Oracle):
 
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
                                       self.sig_kept, self.sig_full, _SIG_LOST,
-                                      below_band(self.limit, self.drho, self.grow,
-                                                 self.absolute),
-                                      (self.limit, self.drho, self.grow, self.absolute,
-                                       NEAR_LIMIT_RTOL))
+                                      below_band(self.limit, self.drho, self.grow),
+                                      (self.limit, self.drho, self.grow, self.dunit,
+                                       self.gunit, NEAR_LIMIT_RTOL, self.n,
+                                       self.code.B.shape[1]))
             self.compiled.warm(s)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
@@ -472,7 +495,7 @@ class OptimalOracle(Oracle):
             return err
 
         # the near-limit band over a chunk (near_limit's two compares), checked by the walk
-        band = (_clear_outside(self.limit, self.drho, self.grow, 0.0) if self.grow < 1
+        band = (_clear_outside(self.limit, self.drho, self.grow) if self.grow < 1
                 else None)
         err, pending, unchecked = self.compiled.walk(n, s, start, stop, limit,
                                                      band or (np.inf, np.inf))
@@ -511,9 +534,10 @@ class OptimalOracle(Oracle):
     def _hat_chunk_numpy(self, S: np.ndarray) -> np.ndarray:
         """Fast path: when ``A = Qperp[S]`` has full rank min(s, d) with a margin (smallest
         eigenvalue of its min(s, d)-square Gram matrix >= sig_kept^2, reliable to ~1e-16), the
-        lost subspace is exactly null(A^H), and the lost error solves the KKT system
-        ``[[N_SS, A], [A^H, 0]] [w; mu] = [alpha_S; 0]``, ``extra = Re(alpha_S^H w)``.
-        Other sets take the SVD route of :meth:`_svd_chunk`."""
+        lost subspace is exactly null(A^H): E, the last s - d columns of the complete
+        Householder QR of A, is an orthonormal basis of it, and the lost error is
+        ``b^H R^-1 b`` (R = E^H N_SS E, b = E^H alpha_S) by Cholesky (:func:`_cholesky_extra`;
+        its band: :func:`lost_terms`).  Other sets take the SVD route of :meth:`_svd_chunk`."""
         b, s = S.shape
         d = self.Qperp.shape[1]
         if d == 0:
@@ -531,16 +555,12 @@ class OptimalOracle(Oracle):
             err[rows] = self.err_full
             return err
         Sw = S[rows]
-        m = self.alpha.shape[1]
-        K = np.zeros((rows.size, s + d, s + d), dtype=self.N.dtype)
-        K[:, :s, :s] = self.N[Sw[:, :, None], Sw[:, None, :]]
-        K[:, :s, s:], K[:, s:, :s] = A[rows], AH[rows]
-        rhs = np.zeros((rows.size, s + d, m), dtype=self.alpha.dtype)
-        rhs[:, :s] = self.alpha[Sw]
-        w, solved = _guarded_solve(K, rhs)
-        extra = np.sum(np.real(np.conj(rhs[:, :s]) * w[:, :s]), axis=(1, 2))
+        E = np.linalg.qr(A[rows], mode="complete")[0][:, :, d:]  # (b, s, s - d)
+        EH = np.conj(np.swapaxes(E, 1, 2))
+        extra, solved = _cholesky_extra(EH @ self.N[Sw[:, :, None], Sw[:, None, :]] @ E,
+                                        EH @ self.alpha[Sw])
         err[rows] = np.maximum(self.err_full + extra, 0.0)
-        bad = rows[~solved | ~np.isfinite(err[rows]) | self.near_limit(err[rows], lam[rows])]
+        bad = rows[~solved | ~np.isfinite(err[rows]) | self.near_limit(err[rows], lam[rows], s)]
         if bad.size:  # a singular or overflowing system, or an error too close to the
             # decoding limit for float64 to decide: the SVD decoder decides (proved or exact)
             err[bad] = self.decoder.evaluate(survivors_of(S[bad], self.n)).error
@@ -556,18 +576,44 @@ class OptimalOracle(Oracle):
         both = lost[:, :, None] & lost[:, None, :]
         M = np.where(both, M, np.eye(s))
         rhs = np.where(lost[:, :, None], rhs, 0)
-        w, solved = _guarded_solve(M, rhs)
-        extra = np.sum(np.real(np.conj(rhs) * w), axis=(1, 2))
+        extra, solved = _cholesky_extra(M, rhs)
         err = np.maximum(self.err_full + extra, 0.0)
         # failures resting on an accidental loss go to the decoder, which proves them or
         # decides them in exact arithmetic
         unsure = (unsure | ~solved | ~np.isfinite(err) | (accidental & (err > self.limit))
                   | self.near_limit(err, np.where(lost.any(axis=1), self.kept_floor(S), np.inf)
-                                    if lost.any() else np.inf))
+                                    if lost.any() else np.inf, s))
         if unsure.any():
             rows = np.flatnonzero(unsure)
             err[rows] = self.decoder.evaluate(survivors_of(S[rows], self.n)).error
         return err
+
+
+def _cholesky_extra(M: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rhs^H M^-1 rhs, solved)`` per set (real part, summed over the targets) of Hermitian
+    positive definite M (b, q, q): Cholesky ``M = L L^H`` (its lower triangle), forward
+    substitution ``y = L^-1 rhs``, ``||y||^2``; never raises: solved is False (the value 0)
+    where M is not numerically positive definite or a value is not finite."""
+    b, q = M.shape[0], M.shape[1]
+    solved = np.ones(b, dtype=bool)
+    with np.errstate(all="ignore"):
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:  # one failure spoils the batch: one by one
+            L = np.zeros_like(M)
+            for i in range(b):
+                try:
+                    L[i] = np.linalg.cholesky(M[i])
+                except np.linalg.LinAlgError:
+                    solved[i] = False
+                    L[i] = np.eye(q)
+        y = np.empty(np.broadcast_shapes(rhs.shape), dtype=np.result_type(L, rhs))
+        for i in range(q):
+            acc = rhs[:, i] - np.einsum("bk,bkm->bm", L[:, i, :i], y[:, :i])
+            y[:, i] = acc / L[:, i, i][:, None]
+        extra = np.sum(np.abs(y) ** 2, axis=(1, 2))
+    solved &= np.isfinite(extra)
+    return np.where(solved, extra, 0.0), solved
 
 
 def _guarded_solve(M: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
