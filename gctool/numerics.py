@@ -168,6 +168,19 @@ def level_tol(tol: Tol, epsilon: Tol, k: int) -> Tol:
 
 
 
+def lost_terms(s: int, d: int, n: int, K: int, m: int) -> tuple[float, float, float, float]:
+    """The lost-direction part of the attack oracle's error model (derived at
+    :data:`gctool.audit.oracles.optimal.FAST_ERR`): sqrt(err) of a set of s stragglers that
+    loses directions is off by ``(dl h + dc) eps kappa ||t|| + (gl h + gc) eps kappa^2 rho``
+    beyond the full set's band, h = 1 / sqrt(min(lam, 1)); returns (dl, gl, dc, gc).  Plain
+    arithmetic: the compiled walk calls it too."""
+    big = max(n, K)
+    p = 10.0 * big
+    c_e = p + 4.0 * s * d * np.sqrt(d)
+    return (2.0 * (p + big) + 2.0 * c_e, 2.0 * c_e, 2.0 * (p + s * np.sqrt(s)),
+            2.0 * s * s * np.sqrt(n) + 3.0 * s * s + 2.0 * p + 2.0 * s * m)
+
+
 def beats(err: float, best: float) -> bool:
     """Is ``err`` a strictly larger error than ``best`` (beyond the tie tolerance)?"""
     return bool(np.isneginf(best) and err > best) or err > best + TIE_RTOL * max(1.0, abs(best))

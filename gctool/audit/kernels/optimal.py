@@ -7,7 +7,7 @@ has its smallest eigenvalue above ``sig_kept^2`` (here: a Cholesky factorisation
 numpy oracle), no direction is lost when s <= d (the error is err([n])); when s > d the lost
 error is ``b^H R^-1 b`` with E an orthonormal basis of the complement of range(A) (A's
 Householder QR), ``R = E^H N_SS E``, ``b = E^H alpha_S``, by Cholesky (:func:`_lost_extra`),
-whose error the oracle's band bounds (``optimal.lost_terms``).  Every other set
+whose error the oracle's band bounds (:func:`gctool.numerics.lost_terms`).  Every other set
 (ill-conditioned, singular or non-finite) is *pending*: the numpy oracle decides it (SVD route,
 direct decoder, exact escalation); except, when s <= d, a set whose smallest singular value is
 proved at least twice the oracle's ``sig_full`` (:func:`_clear`: a Householder QR, no Gram
@@ -28,12 +28,11 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.real import WARM, _inv_fro_lu, _inv_fro_tri, _lu, _lu_solve, _qr
-from gctool.audit.oracles.optimal import lost_terms
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
 from gctool.limits import REL_SLACK, TIE_RTOL
-from gctool.numerics import EPS
+from gctool.numerics import EPS, lost_terms
 
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):

@@ -42,7 +42,7 @@ from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import EPS, Tol
+from gctool.numerics import EPS, Tol, lost_terms
 
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
@@ -119,17 +119,6 @@ FAST_ERR = 1e3
 #: decoder then decides the few near each task's largest error in one batch
 DIRECT_CHUNK = 8192
 
-
-def lost_terms(s: int, d: int, n: int, K: int, m: int) -> tuple[float, float, float, float]:
-    """The lost-direction part of the fast path's error model (the comment above): sqrt(err)
-    of a set of s stragglers that loses directions is off by ``(dl h + dc) eps kappa ||t|| +
-    (gl h + gc) eps kappa^2 rho`` beyond the full set's band, h = 1 / sqrt(min(lam, 1));
-    returns (dl, gl, dc, gc).  Plain arithmetic: the compiled walk calls it too."""
-    big = max(n, K)
-    p = 10.0 * big
-    c_e = p + 4.0 * s * d * np.sqrt(d)
-    return (2.0 * (p + big) + 2.0 * c_e, 2.0 * c_e, 2.0 * (p + s * np.sqrt(s)),
-            2.0 * s * s * np.sqrt(n) + 3.0 * s * s + 2.0 * p + 2.0 * s * m)
 
 
 def near_limit(err: float | np.ndarray, limit: float, drho: float | np.ndarray = 0.0,
