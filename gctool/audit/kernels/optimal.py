@@ -616,10 +616,11 @@ class HatErrors:
 
     def __init__(self, Qperp: np.ndarray, N: np.ndarray, alpha: np.ndarray, err_full: float,
                  sig_kept: float, sig_full: float, sig_lost: float, ceiling: float,
-                 model: tuple[float, float, float, float, float]) -> None:
+                 model: tuple[float, ...]) -> None:
         """sig_kept, sig_full, sig_lost: the numpy oracle's singular-value bands; ceiling: the
         largest error numpy's oracle keeps without its decoder (below its near-limit band);
-        model: its decoding limit, error model (drho, grow, absolute) and relative band."""
+        model: its decoding limit, error model (drho, grow, and the units dunit, gunit of the
+        lost directions' terms), relative band, n and K."""
         dt = np.result_type(Qperp, N, alpha, np.float64)
         self.Qperp = np.ascontiguousarray(Qperp, dtype=dt)
         self.N = np.ascontiguousarray(N, dtype=dt)
