@@ -369,7 +369,8 @@ def _settle(S: Any, Qperp: Any, N: Any, alpha: Any, err_full: float, bands: Any,
       ``limit`` is farther than the bound.
 
     bands: sig_kept, sig_lost, ceiling, then the oracle's decoding limit and error model
-    (drho, grow, absolute: ``OptimalOracle.near_limit``)."""
+    (drho, grow, the lost directions' units dunit and gunit, the relative band, n and K:
+    ``OptimalOracle.near_limit``)."""
     sig_kept, sig_lost, ceiling = bands[0], bands[1], bands[2]
     s = S.shape[0]
     d = Qperp.shape[1]
