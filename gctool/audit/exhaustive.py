@@ -450,6 +450,11 @@ WITH_NEXT = 2
 #: fresh process (random dense real n=60 k=59, threshold 2: 0.95 s against 0.35 s without
 #: them) (:meth:`_SearchBudget.early`)
 HEAD = 32
+#: ... when they cost at most this much (seconds, calibrated: :meth:`Oracle.set_work`);
+#: dearer ones are not decided first (their search loads the kernels: a small price beside
+#: them): bound of a shuffled cyclic n=1000, whose sets off the fast path take the compiled
+#: direct walk, decided 64 sets on the numpy route at about 5 s each before its estimate
+HEAD_MAX_S = 0.25
 
 
 def _with_next(oracle: Oracle, t: int, top: int) -> bool:
@@ -533,11 +538,12 @@ class _SearchBudget:
         """Does size t take the compiled walk because a size after it will
         (:func:`_with_next`)?  Not when its first :data:`HEAD` sets, decided on the numpy
         route by a twin of the oracle (they count nowhere), hold one over the limit: the size
-        stops in them, and loading the kernels would buy nothing.  Decided once per size, on
-        the code and the sizes alone (never on ``jobs`` or the executor)."""
+        stops in them, and loading the kernels would buy nothing (sets estimated above
+        :data:`HEAD_MAX_S` are not decided for this).  Decided once per size, on the code and
+        the sizes alone (never on ``jobs`` or the executor)."""
         if t not in self._early:
             early = _with_next(self.oracle, t, self.top)
-            if early:
+            if early and self.oracle.set_work(t, HEAD) <= HEAD_MAX_S * NS_PER_S:
                 walk, stop, _ = _twin_walk(self.oracle, t, self.rot, self.limit)
                 early = not walk(0, min(stop, HEAD))[1]
             self._early[t] = early
