@@ -555,3 +555,28 @@ def test_the_pilot_grows_only_while_its_first_sets_are_quick(
     got, first, _ = enumeration._pilot(Worker(), 16384)  # type: ignore[arg-type]
     assert got == size and ran[-1] == (0, 0, size) and first.evaluated == size
     assert [b for _, _, b in ran] == [h for h in (1, 64, 16384) if h <= size]
+
+
+def test_a_size_decides_its_first_sets_for_the_look_ahead_only_when_they_are_cheap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A size that walks compiled with the next one first decides its HEAD first sets on the
+    numpy route (a failing one there spares loading the kernels), unless they are estimated
+    above HEAD_MAX_S: bound of a shuffled cyclic n=1000 decided 64 sets of about 5 s each so
+    before its estimate."""
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+
+    oracle = make_oracle(design("is-cr", n=36, s=5))
+    walked: list[int] = []
+    twin = exhaustive._twin_walk
+
+    def spy(*args: object, **kw: object) -> object:
+        walked.append(1)
+        return twin(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(exhaustive, "_twin_walk", spy)
+    search = exhaustive._SearchBudget(oracle, 1, None, None, 1.0, 6)
+    assert search.early(4) and walked == [1]  # 32 sets of is-cr cost microseconds
+    heads = oracle.set_work(3, exhaustive.HEAD) / 1e9
+    monkeypatch.setattr(exhaustive, "HEAD_MAX_S", heads / 2)
+    assert search.early(3) and walked == [1]  # estimated above it: not decided first
