@@ -347,7 +347,8 @@ class OptimalOracle(Oracle):
         """:meth:`set_work`, plus every set left to the numpy fast path by the compiled walk
         and to the SVD decoder by the fast path."""
         if not self._uses_hat(s):  # the direct walk's unknown sets: numpy's decoder
-            return self.set_work(s, sets) + decoder_set_work(self.code, s, sets)
+            return self.set_work(s, sets) + (decoder_set_work(self.code, s, sets) if
+                                             self.will_walk_compiled(s, sets) else 0.0)
         d = int(self.Qperp.shape[1])
         return (self.set_work(s, sets) + sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp)))
                 + decoder_set_work(self.code, s, sets))
