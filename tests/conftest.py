@@ -44,11 +44,11 @@ galois.GF = _gf_python
 
 def _kernel_cache_is_cold() -> bool:
     """No cached real screen next to the kernels' source (numba's in-tree cache, where an
-    editable or writable install keeps it); with ``NUMBA_CACHE_DIR`` set: cold unless it
-    holds files."""
+    editable or writable install keeps it), or in ``NUMBA_CACHE_DIR`` when it is set (any
+    file would not do: galois caches its own functions there when it is imported)."""
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     if chosen:
-        return not any(Path(chosen).rglob("*.nbi"))
+        return not any(Path(chosen).rglob("real.screen_range-*.nbi"))
     import gctool
 
     pycache = Path(gctool.__file__).parent / "audit" / "kernels" / "__pycache__"
