@@ -17,6 +17,7 @@ import pytest
 
 from gctool.audit import nullspace as ns
 from gctool.engine.enumeration import unrank_lex
+from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
 
@@ -334,3 +335,23 @@ def test_residual_bounds_of_the_compiled_witness_and_direct_decoder_round_upward
     direct_sets(np.array([[0]]), Bn, T, np.ones(n), 6.0 - 1e-15, state, err, np.zeros(1),
                 np.zeros(1), inS, np.zeros(n, np.int64))
     assert state[0] != DIRECT_OK
+
+
+def test_compiled_witness_bound_is_the_numpy_kernels() -> None:
+    """The compiled walk's witness bound (kernels/real._witness) is FloatNullKernel's
+    witness_error: the same slack (gamma_{n+2} (|B||a| + |t|): the subtraction of t rounds
+    too) and the same upward rounding.  The decoder 0 on the survivors of d5ee418's tie has
+    the exact error 3 and no other slack; without the |t| term the compiled bound was below
+    numpy's."""
+    from gctool.audit.kernels.real import _witness
+
+    code = GradientCode(np.ones((2, 3)), parse_field("real"), 0)
+    red = ns.reduce_float(code, 1e-9)
+    kernel = ns.FloatNullKernel(code, 1e-9, red)
+    S = np.array([[0]])
+    Z = (-red.W[1] / red.N.T[1]).reshape(1, 1, 1)  # a = W + N^T Z vanishes on worker 1
+    inS = np.array([True, False])
+    NT, W = np.ascontiguousarray(red.N.T), np.ascontiguousarray(red.W)
+    bound = _witness(NT, W, np.ascontiguousarray(kernel.Bn), np.ascontiguousarray(kernel.T),
+                     inS, np.ascontiguousarray(Z[0]), np.zeros_like(W))
+    assert bound == kernel.witness_error(S, Z)[0] and Fraction(bound) > 3

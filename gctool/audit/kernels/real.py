@@ -439,8 +439,9 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
 def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> float:
     """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for the decoder ``a = W + N^T Z``
     cut to the survivors (inS: the stragglers), as
-    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error`: the computed residual plus
-    ``gamma |a|^T |B|``, the bound on its round-off; inf or nan when it overflows."""
+    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error` (the same slack, the same
+    upward rounding): the computed residual plus ``gamma_{n+2} (|a|^T |B| + |t|)``, the bound
+    on its round-off; inf or nan when it overflows."""
     n, d = NT.shape
     m = W.shape[1]
     for i in range(n):
@@ -455,9 +456,10 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> flo
 
 @njit
 def _residual(av: Any, Bn: Any, T: Any, inS: Any, gamma: float) -> tuple[float, float]:
-    """``(||B_F^T a_F - T^T||^2, ||gamma |B_F^T| |a_F| ||^2)`` over the rows outside S
-    (inS): the computed residual of the decoder ``av`` (n x m) and the bound on its
-    round-off."""
+    """``(||B_F^T a_F - T^T||^2, ||gamma (|B_F^T| |a_F| + |T^T|) ||^2)`` over the rows outside
+    S (inS): the computed residual of the decoder ``av`` (n x m) and the bound on its
+    round-off (its products, sums and the subtraction of t, as
+    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error`)."""
     n, m, K = av.shape[0], av.shape[1], Bn.shape[1]
     r2, e2 = 0.0, 0.0
     for w in range(m):
@@ -469,7 +471,7 @@ def _residual(av: Any, Bn: Any, T: Any, inS: Any, gamma: float) -> tuple[float, 
                     acc += av[i, w] * Bn[i, k]
                     mag += abs(av[i, w]) * abs(Bn[i, k])
             r2 += abs(acc - T[w, k]) ** 2
-            e2 += (gamma * mag) ** 2
+            e2 += (gamma * (mag + abs(T[w, k]))) ** 2
     return r2, e2
 
 
