@@ -797,13 +797,15 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
 
     The verdict is kept (:data:`DIRECT_OK`, :data:`DIRECT_FAIL`) only where the decoder's own
     proofs (``Decoder._doubtful``) hold with :data:`DIRECT_SHARE` to spare: decodes when the
-    residual plus its rigorous round-off bound ``gamma_f |B_F^T| |a|`` is at most
-    ``DIRECT_SHARE * limit`` (a witness: the least-squares error is at most that); fails
-    when the kept singular values are at least ``DECIDE_RTOL`` of the largest and the error
-    less its perturbation bound exceeds ``limit / DIRECT_SHARE`` (or the rank is 0 and the
-    error exceeds it).  A singular value within ``RANK_BAND`` of the cut-off whose counting
-    would change the verdict, a non-finite value, or no proof: :data:`UNDECIDED` (numpy's
-    decoder decides, with its rank certificate and exact arithmetic)."""
+    residual plus its rigorous round-off bound ``gamma_{f+2} (|B_F^T| |a| + |t|)``, rounded
+    upward, is at most ``DIRECT_SHARE * limit`` (a witness: the least-squares error is at most
+    that); fails when the kept singular values are at least ``DECIDE_RTOL`` of the largest and
+    the error less its perturbation bound exceeds ``limit / DIRECT_SHARE`` (or the rank is 0
+    and the error exceeds it).  A singular value within ``RANK_BAND`` of the cut-off (counted
+    or not, the verdict may hinge on it: the decoder's hinge proves the error without it
+    below the limit, f56971d, and the error with it is no proof of a fail, DECIDE_RTOL), a
+    non-finite value, or no proof: :data:`UNDECIDED` (numpy's decoder decides, with its hinge,
+    rank certificate and exact arithmetic)."""
     n, K = Bn.shape
     m = T.shape[0]
     s = S.shape[0]
@@ -828,26 +830,19 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
             rank += 1
         if sv[i] > cut * RANK_BAND:
             r_lo += 1
+    if r_lo != rank:  # a singular value in the rank band: numpy's decoder (its hinge) decides
+        return UNDECIDED, np.nan, np.nan, np.nan
     coeff = np.empty((p, m), dtype=BF.dtype)  # conj(Vh) t
     tt = 0.0
     for u in range(m):
         for k in range(K):
             tt += abs(T[u, k]) ** 2
-    proj = np.empty(p)  # ||projection of t on the first i + 1 right singular vectors||^2
-    acc = 0.0
     for i in range(p):
         for u in range(m):
             c = 0.0 * BF[0, 0]
             for k in range(K):
                 c += np.conj(Vh[i, k]) * T[u, k]
             coeff[i, u] = c
-            acc += abs(c) ** 2
-        proj[i] = acc
-    if r_lo != rank:  # a singular value at the cut-off: must not decide the verdict
-        lo = tt - (proj[r_lo - 1] if r_lo > 0 else 0.0)
-        hi = tt - (proj[rank - 1] if rank > 0 else 0.0)
-        if (lo > limit) != (hi > limit):
-            return UNDECIDED, np.nan, np.nan, np.nan
     a = np.zeros((f, m), dtype=BF.dtype)
     av = np.zeros((n, m), dtype=BF.dtype)  # a on the survivors, 0 on the stragglers
     for i in range(f):
