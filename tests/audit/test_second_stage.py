@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
 from gctool.engine.enumeration import unrank_lex
-from gctool.algebra.fields import parse_field
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
 
