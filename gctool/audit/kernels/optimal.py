@@ -27,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM, _inv_fro_lu, _inv_fro_tri, _lu, _lu_solve, _qr
+from gctool.audit.kernels.real import (
+    WARM,
+    _inv_fro_lu,
+    _inv_fro_tri,
+    _lu,
+    _lu_solve,
+    _qr,
+    _unreflect,
+)
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
@@ -287,13 +295,7 @@ def _lost_extra(S: Any, N: Any, alpha: Any, A: Any, E: Any, R: Any, rhs: Any, w:
         for i in range(s):
             E[i, u] = 1.0 if i == d + u else 0.0
         for c in range(d - 1, -1, -1):
-            v = E[c, u]
-            for r in range(c + 1, s):
-                v += np.conj(A[r, c]) * E[r, u]
-            v *= tau[c]
-            E[c, u] -= v
-            for r in range(c + 1, s):
-                E[r, u] -= v * A[r, c]
+            _unreflect(A, tau, c, E, u)
     for c in range(q):
         for i in range(s):  # X[:, 0] = N_SS E[:, c]
             acc = 0.0 * E[0, 0]

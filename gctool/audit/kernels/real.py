@@ -121,6 +121,20 @@ def _reflect(H: Any, tau: Any, c: int, Y: Any, j: int) -> None:
 
 
 @njit
+def _unreflect(H: Any, tau: Any, c: int, Y: Any, j: int) -> None:
+    """Apply the reflector of column c of H itself (``I - tau v v^H``) to column j of Y: the
+    steps of ``Q = H_0 ... H_{s-1}`` applied right to left."""
+    d = H.shape[0]
+    w = Y[c, j]
+    for r in range(c + 1, d):
+        w += np.conj(H[r, c]) * Y[r, j]
+    w *= tau[c]
+    Y[c, j] -= w
+    for r in range(c + 1, d):
+        Y[r, j] -= w * H[r, c]
+
+
+@njit
 def _qr(H: Any, tau: Any) -> float:
     """Householder QR of the tall H (d x s) in place: R above the diagonal, the reflectors
     ``I - tau v v^H`` (v[0] = 1) below; returns |det R|."""
@@ -186,13 +200,7 @@ def _qr_z(H: Any, tau: Any, Y: Any, Z: Any) -> None:
         for i in range(s, d):
             Z[i, u] = 0.0
         for c in range(s - 1, -1, -1):  # Z = H_0 ... H_{s-1} [y; 0]
-            w = Z[c, u]
-            for r in range(c + 1, d):
-                w += np.conj(H[r, c]) * Z[r, u]
-            w *= tau[c]
-            Z[c, u] -= w
-            for r in range(c + 1, d):
-                Z[r, u] -= w * H[r, c]
+            _unreflect(H, tau, c, Z, u)
 
 
 @njit
