@@ -1,4 +1,4 @@
-"""The attack oracle's error band (optimal.FAST_ERR, FAST_ABS) on exactly low-rank codes.
+"""The attack oracle's error band (optimal.FAST_ERR, numerics.lost_terms) on exactly low-rank codes.
 
 tests/audit/test_crosscheck_oracles measures the band on codes that are low rank plus noise,
 whose exact error can differ from the rule's (singular values below the cut-off count there
@@ -6,8 +6,9 @@ and not here).  These codes are exactly of rank r (integer G times integer M, ne
 rows 2^a times another, graded columns 2^-j: every product exact in float64), so the exact
 rational error of every set is the rule's error, for sets that lose no direction (the part
 of the band the comment at FAST_ERR proves to first order) and for sets that lose directions
-(the measured part, FAST_ABS).  Seeds of a search over 360: the largest cancellation relative
-to the model (0.13, seed 47), cond(B) 1.2e3 and 2.8e3 (complex), lam 1.8e-9 (seed 63)."""
+(numerics.lost_terms, the Cholesky route's band).  Seeds of a search over 360: the largest
+cancellation relative to the model (seed 47), cond(B) 1.2e3 and 2.8e3 (complex), lam 1.8e-9
+(seed 63)."""
 
 from __future__ import annotations
 

@@ -109,11 +109,10 @@ NEAR_LIMIT_RTOL = 1e-3
 #:     and 8.5: L L^H = R + dR, (L + dL) y = b, || |L| |L^H| || <= q ||R||): d extra <=
 #:     ||dR|| ||w||^2, (2 s q sqrt(n) + 3 q^2 + 2 p) eps kappa^2 extra, and the final sum's
 #:     2 q m eps extra.
-#:   The KKT system of the route before ([[N_SS, A], [A^H, 0]], LU) has no such bound (it is
-#:   indefinite: its LU's backward error meets the multiplier block at kappa^4 / lam); its
-#:   cancellation was measured (FAST_ABS = 100 eps kappa^2 ||t||^2 / lam, up to 0.13 of it on
-#:   exactly low-rank codes): tests/audit/test_crosscheck_band.py and
-#:   test_crosscheck_lostband.py now check the proved band against exact rational errors.
+#:   The KKT system ([[N_SS, A], [A^H, 0]], LU) would have no such bound (it is indefinite:
+#:   its LU's backward error meets the multiplier block at kappa^4 / lam), hence the Cholesky
+#:   route; tests/audit/test_crosscheck_band.py and test_crosscheck_lostband.py check the band
+#:   against exact rational errors.
 FAST_ERR = 1e3
 #: sets per task of the compiled direct walk (:mod:`gctool.audit.kernels.direct`): numpy's
 #: decoder then decides the few near each task's largest error in one batch
