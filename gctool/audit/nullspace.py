@@ -28,7 +28,9 @@ The *screen* accepts S when that bound is at most ``kappa_max = sqrt(tol / 100) 
 (eps * max(n, K))``: least squares on such a B_F has a squared residual far below tol * k, so
 the direct decoder would accept it too.  A set that is non-singular but worse conditioned is
 accepted when the decoder ``a = W + N^T Z`` itself, cut to F, has a squared residual (plus a
-rigorous round-off bound) at most tol * k: the least-squares error can only be smaller.  Every
+rigorous round-off bound and the rank band's term, :meth:`FloatNullKernel.witness_error`) at
+most tol * k: the least-squares error, also with the singular values of B_F that the rule does
+not count dropped, can only be smaller.  Every
 other set (singular, or failing that test) is decided by the direct decoder
 (:class:`gctool.decode.Decoder`).  For d = s the decoding vector itself
 is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``, and since the minimum-norm W is orthogonal to
@@ -50,7 +52,7 @@ from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, decode_limit, decodes, proves_decodes, residual_bracket
+from gctool.numerics import EPS, band_tail, decode_limit, decodes, proves_decodes, residual_bracket
 
 if TYPE_CHECKING:
     from gctool.audit.chunks import ChunkSummary
@@ -309,6 +311,9 @@ class FloatNullKernel(Kernel):
         # the decoder of B is D (W + N^T Z): D W and D N^T, exactly (powers of two)
         self.DW = self.row_scale[:, None] * self.red.W  # (n, m)
         self.DNT = self.row_scale[:, None] * self.red.N.T  # (n, d)
+        # sigma_{r+1}(B_F) of the rank band, for every F (the witness test's band term)
+        sv = self.code.row_normalised_svd()[1]
+        self.tail = band_tail(float(sv[0]) if sv.size else 0.0, *self.code.B.shape)
 
     @property
     def kappa_max(self) -> float:
@@ -339,7 +344,7 @@ class FloatNullKernel(Kernel):
 
             self.compiled_screen = RealScreen(self.red.N.T, self.red.W, self.row_scale,
                                               self.delta, self.Bn, self.T,
-                                              decode_limit(self.code.k, self.tol))
+                                              decode_limit(self.code.k, self.tol), self.tail)
             self.compiled_screen.warm(s)
             _ = self.direct.decoder  # made now: the threads of a walk share it
 
@@ -476,15 +481,33 @@ class FloatNullKernel(Kernel):
         return out
 
     def witness_error(self, S: np.ndarray, Z: np.ndarray) -> np.ndarray:
-        """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for ``a = W + N^T Z`` cut to F.
+        """Rigorous upper bound on the error the decoding rule gives B_F, from the decoder
+        ``a = W + N^T Z`` cut to F: its residual ``||B_F^T a_F - T^T||`` plus round-off, plus
+        the rank band's ``band_tail ||a||``, squared.
 
-        The optimal (least-squares) error is at most this, so a value at most the exact
-        limit's float below (:func:`~gctool.numerics.proves_decodes`) proves the set decodes.
-        Round-off of each residual entry (its products, sums and the subtraction of t) is
-        bounded by ``gamma_{n+2} (|B|^T |a| + |t|)``; the bound is then rounded upward
+        Why this bound is sound whatever the rank of B_F.  The witness is a concrete vector of
+        floats; its exact residual is within ``gamma (|B|^T |a| + |t|)`` of the computed one,
+        entry by entry, with ``gamma = (n + 2) EPS / (1 - (n + 2) EPS)`` (EPS = 2u, so this is
+        Higham's gamma_{2n+4}: it covers the f <= n - 1 products, the sums in any order, with or
+        without FMA, and the subtraction of t, gamma_{f+1} over R and sqrt(2) gamma_{f+2} over
+        C, also when a BLAS sums the real and imaginary products apart).  So, rounded upward
         (:func:`~gctool.numerics.residual_bracket`: the squares' sum, the roots and the square
         lose ulps, and a residual of a decoder near 0 has no other slack: error 3 came out
-        2.9999999999999996)."""
+        2.9999999999999996), the residual part bounds ``min_a ||B_F^T a - t||^2`` in exact
+        arithmetic.  That alone is not the rule: singular values of the row-normalised B_F at
+        or below the cut-off never count, and a verdict that hinges on one in the band above
+        it is not float64's to give (:meth:`gctool.decode.generic.Decoder._doubtful`, whose
+        hinge proves 'decodes' only with the band's values dropped).  A witness of norm about
+        1/sigma uses such a direction: at K >> n its round-off slack (about n eps ||a||) is
+        far below the ``cut ||a||`` by which its residual may differ from the error with the
+        direction dropped, and it 'decoded' sets the direct decoder and attack prove fail
+        (tests/audit/test_witness_band.py).  Adding ``band_tail ||a||_F``
+        (:func:`~gctool.numerics.band_tail`: ``sqrt(err_r) <= ||B_F^T a - t|| + sigma_{r+1}
+        ||a||`` for every rank r the rule can give B_F, the exact rank included) makes the
+        bound one on the rule's error at any of those ranks.  So a bound at most the exact
+        limit's float below (:func:`~gctool.numerics.proves_decodes`) proves the set decodes
+        by the rule and in exact arithmetic: no band check is needed beyond it.  Decoders of
+        moderate norm (exactly singular N[:, S] with W_S in its range) keep their witness."""
         B, W, NT = self.Bn, self.red.W, self.red.N.T
         b, m, n = S.shape[0], W.shape[1], self.code.n
         a = W[None] + np.einsum("nd,bdm->bnm", NT, Z)  # (b, n, m)
@@ -494,8 +517,9 @@ class FloatNullKernel(Kernel):
         gamma = (n + 2) * EPS / (1 - (n + 2) * EPS)
         with np.errstate(over="ignore", invalid="ignore"):
             slack = gamma * ((np.abs(flat) @ np.abs(B)).reshape(b, m, -1) + np.abs(self.T)[None])
+            tail = self.tail * np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
             return np.asarray(residual_bracket(np.sum(np.abs(resid) ** 2, axis=(1, 2)),
-                                               np.sqrt(np.sum(slack**2, axis=(1, 2))),
+                                               np.sqrt(np.sum(slack**2, axis=(1, 2))) + tail,
                                                resid.shape[1] * resid.shape[2])[1])
 
 

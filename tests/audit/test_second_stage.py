@@ -95,9 +95,9 @@ def test_every_set_the_walk_settles_decodes_exactly(monkeypatch: pytest.MonkeyPa
     lb, _ = screen.sets(S)
     numpy_ev = kernel.evaluate_numpy(S)
     assert (numpy_ev.ok[settled] & ~numpy_ev.direct[settled]).all(), name
-    witnessed = settled & (lb < kernel.delta)
-    if q is not None and (lb < kernel.delta * 0.99).any():  # 70% of the bounds below delta
-        assert witnessed.any(), "no set was settled by the witness test"
+    # (sets below delta are settled by a witness only when its decoder norm keeps the rank
+    # band's term, numerics.band_tail, small: near delta most go on to the direct decoder;
+    # is-cr's witnesses are counted in tests/audit/test_witness_band.py)
     limit = Fraction(tol) * code.k
     T = code.targets()
     ranks = np.flatnonzero(settled)
@@ -327,7 +327,7 @@ def test_residual_bounds_of_the_compiled_witness_and_direct_decoder_round_upward
     Bn, T = np.zeros((n, K)), np.ones((1, K))
     inS = np.zeros(n, np.bool_)
     bound = _witness(np.zeros((n, 1)), np.zeros((n, 1)), Bn, T, inS, np.zeros((1, 1)),
-                     np.zeros((n, 1)))
+                     np.zeros((n, 1)), 1.0)
     assert bound >= 3.0 and Fraction(bound) >= 3
     # the direct decoder on survivors whose rows are 0 (rank 0: the decoder a = 0): its
     # bound 3 (rounded upward) is above the limit's 3 / DIRECT_SHARE share
@@ -353,7 +353,7 @@ def test_compiled_witness_bound_is_the_numpy_kernels() -> None:
     inS = np.array([True, False])
     NT, W = np.ascontiguousarray(red.N.T), np.ascontiguousarray(red.W)
     bound = _witness(NT, W, np.ascontiguousarray(kernel.Bn), np.ascontiguousarray(kernel.T),
-                     inS, np.ascontiguousarray(Z[0]), np.zeros_like(W))
+                     inS, np.ascontiguousarray(Z[0]), np.zeros_like(W), kernel.tail)
     assert bound == kernel.witness_error(S, Z)[0] and Fraction(bound) > 3
 
 

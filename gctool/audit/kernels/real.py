@@ -444,22 +444,27 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
 
 
 @njit
-def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any) -> float:
-    """Rigorous upper bound on ``||B_F^T a_F - T^T||^2`` for the decoder ``a = W + N^T Z``
-    cut to the survivors (inS: the stragglers), as
-    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error` (the same slack, the same
-    upward rounding): the computed residual plus ``gamma_{n+2} (|a|^T |B| + |t|)``, the bound
-    on its round-off; inf or nan when it overflows."""
+def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: float
+             ) -> float:
+    """Rigorous upper bound on the error the decoding rule gives B_F, from the decoder
+    ``a = W + N^T Z`` cut to the survivors (inS: the stragglers), as
+    :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error` (why it is sound whatever the
+    rank of B_F is argued there; the same slack, band term and upward rounding): the computed
+    residual plus ``gamma_{n+2} (|a|^T |B| + |t|)``, the bound on its round-off, plus
+    ``tail ||a||`` (:func:`gctool.numerics.band_tail`); inf or nan when it overflows."""
     n, d = NT.shape
     m = W.shape[1]
+    aa = 0.0
     for i in range(n):
         for w in range(m):
             v = W[i, w]
             for j in range(d):
                 v += NT[i, j] * Z[j, w]
             av[i, w] = 0.0 * v if inS[i] else v
+            if not inS[i]:
+                aa += abs(v) ** 2
     r2, e2 = _residual(av, Bn, T, inS, (n + 2) * EPS / (1 - (n + 2) * EPS))
-    return bracket(r2, np.sqrt(e2), Bn.shape[1] * m)[1]  # rounded upward
+    return bracket(r2, np.sqrt(e2) + tail * np.sqrt(aa), Bn.shape[1] * m)[1]  # rounded upward
 
 
 @njit
@@ -517,7 +522,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, av: Any) -> tuple[int, int, float, int]:
+                 wlim: float, tail: float, av: Any) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
     Stops early when the pending buffer is full.  Returns ``(done, pending, max_norm,
@@ -664,7 +669,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                 S[top] = x
                 for i in range(s):
                     inS[S[i]] = True
-                witness = _witness(NT, W, Bn, T, inS, Zs, av) <= wlim
+                witness = _witness(NT, W, Bn, T, inS, Zs, av, tail) <= wlim
                 for i in range(s):
                     inS[S[i]] = False
             if (ok or witness) and not quick and lb < weak_lb[K - 1]:
@@ -714,8 +719,8 @@ DOUBTFUL, BY_BOUND, BY_WITNESS = 0, 1, 2
 
 @njit
 def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn: Any, T: Any,
-                wlim: float, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any,
-                av: Any) -> tuple[int, float, float, float]:
+                wlim: float, tail: float, M: Any, perm: Any, tau: Any, E: Any, X: Any,
+                Y: Any, Z: Any, av: Any) -> tuple[int, float, float, float]:
     """(what, lb, norm, witness) of one set, from scratch: the numpy kernel's test
     (:meth:`gctool.audit.nullspace.FloatNullKernel.evaluate_numpy`) up to and including its
     witness test, with the walk's margins.
@@ -749,7 +754,7 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
             for u in range(m):
                 finite = finite and np.isfinite(Z[i, u])
         if finite:
-            err = _witness(NT, W, Bn, T, inS, Z, av)
+            err = _witness(NT, W, Bn, T, inS, Z, av, tail)
             if err <= wlim:
                 what = BY_WITNESS
     for i in range(S.shape[0]):
@@ -759,14 +764,14 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
 
 @njit
 def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T: Any,
-                wlim: float, what: Any, lb_out: Any, norm_out: Any, err_out: Any, inS: Any,
-                M: Any,
-                perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any, av: Any) -> None:
+                wlim: float, tail: float, what: Any, lb_out: Any, norm_out: Any, err_out: Any,
+                inS: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any,
+                av: Any) -> None:
     """:func:`_settle_one` on the rows of Sets (the second stage of the walk's doubtful
     sets, without the GIL in the thread that found them)."""
     for b in range(Sets.shape[0]):
         what[b], lb_out[b], norm_out[b], err_out[b] = _settle_one(
-            Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, M, perm, tau, E, X, Y, Z, av)
+            Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, tail, M, perm, tau, E, X, Y, Z, av)
 
 
 @njit
@@ -959,14 +964,15 @@ def warm_unrank() -> None:
 class RealScreen:
     """The compiled screen of one reduction (contiguous copies of N^T, W, the row scale).
 
-    With the row-normalised ``Bn``, the targets ``T`` and the decoding limit ``tol * k``, the
-    walk also runs the numpy kernel's witness test on the sets below delta
-    (:func:`screen_range`), so that only the rare sets neither test settles are left to the
-    numpy kernel."""
+    With the row-normalised ``Bn``, the targets ``T``, the decoding limit ``tol * k`` and the
+    witness's band term ``tail`` (:func:`gctool.numerics.band_tail`; without it no witness
+    proves anything), the walk also runs the numpy kernel's witness test on the sets below
+    delta (:func:`screen_range`), so that only the rare sets neither test settles are left to
+    the numpy kernel."""
 
     def __init__(self, NT: np.ndarray, W: np.ndarray, scale: np.ndarray, delta: float,
                  Bn: np.ndarray | None = None, T: np.ndarray | None = None,
-                 limit: float = -1.0) -> None:
+                 limit: float = -1.0, tail: float = np.inf) -> None:
         witness = Bn is not None and T is not None and limit >= 0 and np.isfinite(limit)
         dt = np.result_type(NT, W, np.float64, *((Bn, T) if witness else ()))
         self.NT = np.ascontiguousarray(NT, dtype=dt)
@@ -981,10 +987,12 @@ class RealScreen:
             self.T = np.ascontiguousarray(T, dtype=dt)
             self.wlim = float(limit) * WITNESS_SHARE
             self.limit = float(limit)
+            self.tail = float(tail)  # the witness's band term (numerics.band_tail)
         else:
             self.Bn = np.zeros((self.n, 1), dt)
             self.T = np.zeros((self.W.shape[1], 1), dt)
             self.wlim = self.limit = -1.0
+            self.tail = 0.0
         # the decoder norm ||D (W + N^T z)|| <= ||D W|| + ||D N^T||_2 ||z|| (rc0, dn; the
         # computed spectral norm is raised by far more than its round-off); nan when either
         # overflows: then every norm is computed in full
@@ -1039,7 +1047,8 @@ class RealScreen:
         with compile_notice("audit") if key not in WARM else nullcontext():
             WARM.add(key)
             settle_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.scale,
-                         self.delta, self.Bn, self.T, self.wlim, what, lb, norm, err, *work)
+                         self.delta, self.Bn, self.T, self.wlim, self.tail, what, lb, norm,
+                         err, *work)
         return what, lb, norm, err
 
     def direct(self, S: np.ndarray, lb: np.ndarray, witness: np.ndarray
@@ -1081,5 +1090,5 @@ class RealScreen:
         done, npend, best, at = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
-            self.Bn, self.T, self.wlim, av)
+            self.Bn, self.T, self.wlim, self.tail, av)
         return int(done), int(npend), float(best), int(at), weak_lb.copy(), weak_at.copy()

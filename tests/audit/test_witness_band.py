@@ -1,0 +1,176 @@
+"""The witness test of the verifier's null-space kernel (FloatNullKernel.witness_error, and the
+compiled walk's _witness) against the decoding rule's rank band.
+
+A witness is a concrete decoder: its residual, with a rigorous round-off bound, bounds the
+least-squares error of B_F in exact arithmetic whatever the rank of B_F.  But the rule counts
+no singular value of the row-normalised B_F at or below the rank cut-off (and leaves a verdict
+that hinges on one in the band above it to exact arithmetic), and a witness of norm about
+1/sigma reaches through such a direction.  The code below has survivors u and u + 1e-14 w
+(K = 64 columns, t = (8/c) u - beta w with beta^2 = 10.67 above the limit 6.4): their B_F has
+singular values sqrt(2) and 7e-15, below the cut-off 2e-14, so the rule's error is beta^2 and
+the set fails (direct decoder, attack), while the witness ``a = W + N^T Z`` (norm 3.6e14)
+has a residual bound of 1.24 (its round-off slack is about n eps ||a||, far below the
+cut-off's cut ||a|| at K >> n): verify said the code tolerates the straggler.  The bound now
+adds ``band_tail ||a||`` (gctool.numerics.band_tail), as the direct decoder's hinge does."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import gctool
+from gctool.algebra.fields import parse_field
+from gctool.audit import nullspace as ns
+from gctool.decode.generic import Decoder
+from gctool.exactls import exact_value, vector_error
+from gctool.model import GradientCode
+
+from helpers import run
+
+TOL = 0.1  # limit 0.1 * 64 = 6.4
+
+
+def _band_code(field: str = "real") -> GradientCode:
+    """Rows u, u + 1e-14 w and w (w alternating, u mostly ones; entries from two patterns, so
+    every row space is exactly 2-dimensional and every set decodes in exact arithmetic); the
+    complex one multiplies the rows by phases (no error changes)."""
+    K = 64
+    ones = np.ones(K) / 8
+    w = np.array([(-1) ** i for i in range(K)], float) / 8
+    c, sn = 1 / np.sqrt(1.2), np.sqrt(0.2 / 1.2)
+    u = c * ones + sn * w
+    B = np.stack([u, u + 1e-14 * w, w])
+    if field == "complex":
+        B = B * np.exp(1j * np.array([[0.3], [1.1], [2.0]]))
+    return GradientCode(B, parse_field(field), 1)
+
+
+def _kernel(code: GradientCode) -> ns.FloatNullKernel:
+    return ns.FloatNullKernel(code, TOL, ns.reduce_float(code, TOL))
+
+
+def _exploit(kernel: ns.FloatNullKernel) -> np.ndarray:
+    """Z of the decoder ``a = W + N^T Z`` that vanishes on worker 2 (d = s = 1)."""
+    red = kernel.red
+    return (-red.W[2] / red.N.T[2]).reshape(1, 1, -1)
+
+
+@pytest.mark.parametrize("field", ["real", "complex"])
+def test_the_witness_does_not_decode_through_a_direction_below_the_cut_off(field: str) -> None:
+    """The witness proves the set decodes in exact arithmetic (its vector's exact error is
+    below its residual bound), yet the rule's error, at B_F's numerical rank 1, is 10.67: the
+    band term puts the bound above the limit and the kernel leaves the set to the direct
+    decoder, which proves it fails."""
+    code = _band_code(field)
+    kernel = _kernel(code)
+    limit = TOL * code.k
+    S, Z = np.array([[2]]), _exploit(kernel)
+    bound = kernel.witness_error(S, Z)[0]
+    assert bound > limit
+    kernel.tail = 0.0  # the residual alone: what the witness proved before
+    alone = kernel.witness_error(S, Z)[0]
+    assert alone < limit / 4
+    a = kernel.red.W + kernel.red.N.T @ Z[0]
+    F = [0, 1]
+    assert vector_error(a[F].T, kernel.Bn[F], code.targets()) <= Fraction(alone)
+    assert exact_value(kernel.Bn[F], code.targets()) == 0  # exactly rank 2
+    r = Decoder(code, TOL).evaluate(np.array([F]))
+    assert r.rank[0] == 1 and r.error[0] > limit and not r.ok[0]
+    ev = _kernel(code).evaluate_numpy(S)
+    assert ev.direct[0] and not ev.ok[0]
+
+
+@pytest.mark.parametrize("field", ["real", "complex"])
+def test_compiled_witness_has_the_band_term(field: str) -> None:
+    """kernels/real._witness is witness_error, band term included, on the exploiting decoder
+    (to round-off: the residual of a decoder of norm 3.6e14 is round-off itself, summed in
+    another order)."""
+    from gctool.audit.kernels.real import _witness
+
+    kernel = _kernel(_band_code(field))
+    Z = _exploit(kernel)
+    dt = np.result_type(kernel.red.N, kernel.Bn)
+    NT = np.ascontiguousarray(kernel.red.N.T, dtype=dt)
+    W = np.ascontiguousarray(kernel.red.W, dtype=dt)
+    inS = np.array([False, False, True])
+    args = (NT, W, np.ascontiguousarray(kernel.Bn, dtype=dt),
+            np.ascontiguousarray(kernel.T, dtype=dt), inS, np.ascontiguousarray(Z[0], dtype=dt),
+            np.zeros_like(W))
+    bound = _witness(*args, kernel.tail)
+    assert bound == pytest.approx(kernel.witness_error(np.array([[2]]), Z)[0], rel=1e-4)
+    assert bound > TOL * 64 > _witness(*args, 0.0)
+
+
+@pytest.mark.parametrize("field", ["real", "complex"])
+@pytest.mark.parametrize("compiled", ["0", "1"])
+def test_verify_agrees_with_the_direct_decoder_and_attack(
+        monkeypatch: pytest.MonkeyPatch, field: str, compiled: str) -> None:
+    """verify's null-space kernel (numpy's, or the compiled walk with its second stage), its
+    direct kernel and attack give the set [2] one verdict, with 1 and 2 jobs: it fails (it
+    said 'tolerates 1 straggler' on the null-space kernel)."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    code = _band_code(field)
+    for jobs in (1, 2):
+        for kernel in ("nullspace", "direct", "auto"):
+            assert not gctool.verify(code, 1, kernel=kernel, tol=TOL, jobs=jobs).ok, kernel
+    worst = gctool.attack(code, 1, tol=TOL)
+    assert worst.stragglers == [2] and worst.error > TOL * code.k
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_verify_exits_1_on_every_kernel(tmp_path: object, jobs: str) -> None:
+    """The CLI: a finding (exit 1) on the null-space kernel as on the direct one."""
+    path = f"{tmp_path}/band.json"
+    gctool.write_code(_band_code(), path)
+    for kernel in ("nullspace", "direct"):
+        r = run("verify", path, "-s", "1", "--tol", str(TOL), "--kernel", kernel,
+                "--jobs", jobs)
+        assert r.exit_code == 1, (kernel, r.output)
+
+
+@pytest.mark.parametrize("field", ["real", "complex"])
+def test_witness_bound_is_above_the_exact_error_of_its_vector(field: str) -> None:
+    """Whatever Z (decoders of norm 1 to 1e12, residuals cancelling to round-off when Z is
+    the set's own solution), the bound is at least the exact error of the vector it tests
+    (exact rational arithmetic on the floats of a and B): soundness does not rest on the rank
+    of N[:, S] or of B_F."""
+    rng = np.random.default_rng(7)
+    n, K = 7, 4
+    B = rng.standard_normal((n, K))
+    if field == "complex":
+        B = B + 1j * rng.standard_normal((n, K))
+    B[3] = B[1] + 1e-9 * B[2]  # a near-dependent pair
+    code = GradientCode(B, parse_field(field), 2)
+    kernel = _kernel(code)
+    red = kernel.red
+    S = np.array([[0, 2], [1, 5], [2, 6]])
+    for scale in (1.0, 1e6, 1e12):
+        Z = rng.standard_normal((3, red.d, code.m)) * scale
+        if field == "complex":
+            Z = Z + 1j * rng.standard_normal(Z.shape) * scale
+        own = np.linalg.lstsq(red.N.T[S[0]], -red.W[S[0]], rcond=None)[0]
+        Z[0] = own + Z[0] * 1e-16
+        bound = kernel.witness_error(S, Z)
+        for i in range(S.shape[0]):
+            a = red.W + red.N.T @ Z[i]
+            F = [j for j in range(n) if j not in S[i]]
+            assert vector_error(a[F].T, kernel.Bn[F], code.targets()) <= Fraction(bound[i])
+
+
+def test_decoders_of_moderate_norm_keep_their_witness() -> None:
+    """is-cr n=24 s=3: N[:, S] is exactly singular on many sets with W_S in its range, and
+    the witness of moderate norm settles 1,140 of the 2,024 sets (the band term costs none of
+    them); the direct decoder decides 20, as before the band term."""
+    from math import comb
+
+    from gctool.codes import design
+    from gctool.engine.enumeration import unrank_lex
+
+    code = design("is-cr", n=24, s=3)
+    kernel = ns.FloatNullKernel(code, 1e-9, ns.reduce_float(code, 1e-9))
+    ev = kernel.evaluate_numpy(unrank_lex(24, 3, np.arange(comb(24, 3))))
+    assert ev.ok.all()
+    assert int((~ev.direct & (ev.screen < kernel.delta)).sum()) == 1140
+    assert int(ev.direct.sum()) == 20
