@@ -489,8 +489,11 @@ class FloatNullKernel(Kernel):
         floats; its exact residual is within ``gamma (|B|^T |a| + |t|)`` of the computed one,
         entry by entry, with ``gamma = (n + 2) EPS / (1 - (n + 2) EPS)`` (EPS = 2u, so this is
         Higham's gamma_{2n+4}: it covers the f <= n - 1 products, the sums in any order, with or
-        without FMA, and the subtraction of t, gamma_{f+1} over R and sqrt(2) gamma_{f+2} over
-        C, also when a BLAS sums the real and imaginary products apart).  So, rounded upward
+        without FMA, and the subtraction of t: gamma_{f+1} over R; over C gamma_{f+3} in
+        complex arithmetic, and sqrt(2) gamma_{f+2} where a BLAS sums the four real product
+        sums apart, as OpenBLAS' zgemm does; a kernel chaining all 2f real products of a
+        component in one sum would need sqrt(2) gamma_{2f+1}, more for n >= 7, as would
+        Decoder._doubtful's gamma_{f+2}).  So, rounded upward
         (:func:`~gctool.numerics.residual_bracket`: the squares' sum, the roots and the square
         lose ulps, and a residual of a decoder near 0 has no other slack: error 3 came out
         2.9999999999999996), the residual part bounds ``min_a ||B_F^T a - t||^2`` in exact

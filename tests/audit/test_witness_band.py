@@ -174,3 +174,45 @@ def test_decoders_of_moderate_norm_keep_their_witness() -> None:
     assert ev.ok.all()
     assert int((~ev.direct & (ev.screen < kernel.delta)).sum()) == 1140
     assert int(ev.direct.sum()) == 20
+
+
+def _walsh(K: int, j: int) -> np.ndarray:
+    return np.array([(-1) ** bin(x & j).count("1") for x in range(K)], float) / np.sqrt(K)
+
+
+def _hunted(seed: int) -> tuple[GradientCode, float]:
+    """The random hunt's family: rows u and u + delta w (delta 1e-7 to 1e-15.5, or along
+    another pattern), 1-2 rows near w (the stragglers), the rest from other patterns; rows
+    scaled by powers of two, permuted, complex ones by phases."""
+    rng = np.random.default_rng(seed)
+    K = int(rng.choice([16, 32, 64, 128]))
+    n = int(rng.integers(3, 8))
+    field = "complex" if rng.random() < 0.35 else "real"
+    th, w, v3 = (_walsh(K, j) for j in (0, 1, 3))
+    delta = float(10.0 ** -rng.uniform(7, 15.5))
+    ang = rng.uniform(0.2, 1.2)
+    u = np.cos(ang) * th + np.sin(ang) * w * rng.choice([-1, 1]) + rng.uniform(-.3, .3) * v3
+    rows = [u, u + delta * (w if rng.random() < .7 else v3)]
+    s = int(rng.integers(1, 3))
+    rows += [w + rng.uniform(-.5, .5) * v3 for _ in range(s)]
+    while len(rows) < n:
+        rows.append(rng.uniform(-1, 1) * th + rng.uniform(-1, 1) * v3)
+    B = np.array(rows)
+    if field == "complex":
+        B = B * np.exp(1j * rng.uniform(0, 2 * np.pi, (B.shape[0], 1)))
+    B = (B * 2.0 ** rng.integers(-30, 30, (B.shape[0], 1)))[rng.permutation(B.shape[0])]
+    return GradientCode(B, parse_field(field), s), float(rng.choice([0.05, 0.1, 0.2, 0.3, 0.5]))
+
+
+@pytest.mark.parametrize("seed", [3, 45])  # complex n=3 K=128 s=1; real n=5 K=128 s=2
+@pytest.mark.parametrize("compiled", ["0", "1"])
+def test_hunted_codes_get_one_verdict(monkeypatch: pytest.MonkeyPatch, seed: int,
+                                      compiled: str) -> None:
+    """Two of the 4 codes of 150 on which the null-space kernel decoded what the direct
+    kernel and attack prove fails."""
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    code, tol = _hunted(seed)
+    worst = gctool.attack(code, code.s, tol=tol)
+    assert worst.error > tol * code.k
+    for kernel in ("nullspace", "direct"):
+        assert not gctool.verify(code, code.s, kernel=kernel, tol=tol).ok, kernel
