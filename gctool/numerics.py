@@ -164,14 +164,14 @@ def band_tail(smax: float, n: int, K: int) -> float:
     rank band, ``cut * RANK_BAND`` with ``cut = S_1 max(f, K) eps``.  Under LAPACK's SVD backward
     error (at most ``10 max(f, K) eps ||B_F||``, the decoder's and the attack oracle's
     assumption), the exact ``sigma_{r+1}`` is at most ``||B_F|| max(f, K) eps (RANK_BAND +
-    10)``, and ``||B_F|| <= ||B||``; the factor ``1 + 1e-6`` covers the (1 + 10 max eps) of both
+    10)``, and ``||B_F|| <= ||B||``; the factor ``1 + 1e-4`` covers the (1 + 10 max eps) of both
     SVDs and this product's rounding (for max(n, K) below 1e9).
 
     A decoder ``a`` of B_F then bounds the error that the decoder's rule gives B_F, whatever its
     singular values in or below the band: ``sqrt(err_r) <= ||B_F^T a - t|| + band_tail ||a||``
     (the rank-r truncation is within ``sigma_{r+1}`` of B_F), the hinge of
     :meth:`~gctool.decode.generic.Decoder._decodes_truncated` with every F's bound at once."""
-    return float(smax) * max(n, K) * EPS * (RANK_BAND + 10.0) * (1 + 1e-6)
+    return float(smax) * max(n, K) * EPS * (RANK_BAND + 10.0) * (1 + 1e-4)
 
 
 def level_tol(tol: Tol, epsilon: Tol, k: int) -> Tol:
