@@ -348,6 +348,12 @@ class RangeWalker:
         so ``jobs`` run in threads)?"""
         return False
 
+    def errors_upto(self, S: np.ndarray, limit: float) -> np.ndarray:
+        """The errors of the rows of S up to the first over ``limit`` (inclusive; every row
+        when none is): :class:`ExceedWorker`'s batch (a kernel may leave the rows after it
+        undecided)."""
+        return self.errors(S)
+
     def peak_range(self, task: Task, n: int, s: int) -> PeakSummary | None:
         """The worst set of the rank range ``task`` (None: not walked)."""
         return None
@@ -466,7 +472,8 @@ class ExceedWorker:
         S, _ = self.source.sets(task)
         if not S.shape[0]:
             return out
-        err = self.kernel.errors(S)
+        err = (self.kernel.errors_upto(S, self.limit) if isinstance(self.kernel, RangeWalker)
+               else self.kernel.errors(S))
         out.evaluated = S.shape[0]
         over = np.flatnonzero(err > self.limit)
         if over.size:

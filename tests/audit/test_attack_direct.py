@@ -15,7 +15,7 @@ from gctool.audit.attack import attack, threshold
 from gctool.audit.kernels.direct import BRACKETED, UNKNOWN, DirectBrackets, errors_of
 from gctool.audit.oracles import OptimalOracle
 from gctool.engine.enumeration import survivors_of, unrank_lex
-from gctool.exactls import exact_value
+from gctool.exactls import Undecided, exact_value
 from gctool.numerics import first_max
 
 from corpus import code_of
@@ -181,3 +181,84 @@ def test_a_walk_from_any_rank_gives_each_sets_own_bracket() -> None:
     for a, b in [(0, 495), (7, 8), (44, 130), (163, 164), (300, 495)]:
         for got, want in zip(walk.walk(4, a, b), every, strict=True):
             assert np.array_equal(got, want[a:b], equal_nan=True)
+
+
+def _band_after(t: int, failing_first: bool) -> np.ndarray:
+    """t rows (a, 0, 1), the pair (1, 0, 0), (1, 2^-46, 0) and t rows (1, c 1e-5, 0) (cond
+    about 1e5): straggling the t rows of one kind leaves no third coordinate (fails clearly),
+    or leaves the second to the pair alone, whose singular value lies in the decoder's rank
+    band and decides the verdict (float64 cannot decide: Undecided).  ``failing_first``: the
+    first set of size t fails and the undecided one is the last; else the undecided one is
+    first."""
+    e3 = [[0.1 * (i + 1), 0.0, 1.0] for i in range(t)]
+    pair = [[1.0, 0.0, 0.0], [1.0, 2.0**-46, 0.0]]
+    e2 = [[1.0, 1e-5 * (i + 1), 0.0] for i in range(t)]
+    return np.array(e3 + pair + e2 if failing_first else e2 + pair + e3)
+
+
+@pytest.mark.parametrize("t", [2, 6])
+def test_a_set_float64_cannot_decide_after_the_witness_is_no_verdicts(
+        t: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threshold is the first set over the limit in rank order: an undecided set after it
+    (in its batch, its task or a later one: they depend on --jobs) changes nothing, on the
+    numpy route as on the compiled one (both raised Undecided when it shared the witness's
+    batch).  n = 14: C(14, 6) = 3003 sets, whose tasks differ with --jobs."""
+    code = code_of(_band_after(t, True), 0)
+    assert not OptimalOracle(code).fast
+    got = {}
+    for compiled in ("0", "1"):
+        monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+        for jobs in (1, 2, 3, 5):
+            got[compiled, jobs] = threshold(code, method="exhaustive", symmetry=False,
+                                            jobs=jobs)
+    ref = got["0", 1]
+    assert ref.threshold == t and ref.stragglers == list(range(t)) and ref.exact
+    for key, r in got.items():
+        _same(r, got[key[0], 1])  # evaluations too: the same for every --jobs
+        _same(r, ref, effort=False)
+    # evaluations: the sets decided; the numpy route counts the rest of the witness's batch
+    assert got["1", 1].evaluations < ref.evaluations
+    if t == 2:  # exact rational brute force: every smaller set decodes, the witness fails
+        oracle = OptimalOracle(code)
+        for size in range(t + 1):
+            S = unrank_lex(code.n, size, np.arange(comb(code.n, size)))
+            for F in survivors_of(S, code.n)[: 1 if size == t else None]:
+                value = exact_value(oracle.decoder.Bn[F], oracle.decoder.T)
+                assert (value > oracle.limit) == (size == t)
+
+
+@pytest.mark.parametrize("t", [2, 6])
+def test_a_set_float64_cannot_decide_before_the_witness_ends_the_search(
+        t: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The undecided set first in rank order: every route and --jobs raise Undecided naming
+    it."""
+    code = code_of(_band_after(t, False), 0)
+    named = rf"straggler set \[{', '.join(map(str, range(t)))}\]"
+    for compiled in ("0", "1"):
+        monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+        for jobs in (1, 2, 3):
+            with pytest.raises(Undecided, match=named):
+                threshold(code, method="exhaustive", symmetry=False, jobs=jobs)
+
+
+def test_errors_of_narrows_an_undecided_batch_to_the_witness() -> None:
+    """A batch the decoder cannot decide is narrowed: the errors stop at the first set over
+    the limit when it comes before the undecided one, else Undecided is raised."""
+    value = np.array([0.5, 0.2, 2.0, 0.1, 0.3, 5.0])
+    state = np.full(6, UNKNOWN, dtype=np.uint8)
+    lo, hi = np.full(6, np.nan), np.full(6, np.nan)
+
+    def deciding(bad: int) -> Any:
+        def decide(rows: np.ndarray) -> np.ndarray:
+            if bad in rows:
+                raise Undecided(f"float64 cannot decide {bad}")
+            return value[rows]
+        return decide
+
+    for bad in (3, 4, 5):  # after the first over the limit (2)
+        err = errors_of(state, lo, hi, deciding(bad), limit=1.0)
+        assert err.tolist() == value[:3].tolist()
+    for bad in (0, 1, 2):
+        with pytest.raises(Undecided, match=f"decide {bad}$"):
+            errors_of(state, lo, hi, deciding(bad), limit=1.0)
+

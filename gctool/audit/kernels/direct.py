@@ -53,6 +53,7 @@ from gctool.audit.kernels.real import (
     bracket,
     survivors_into,
 )
+from gctool.audit.oracles.base import upto_first_over
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
@@ -381,8 +382,9 @@ def errors_of(state: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         step = 256
         for a in range(0, cand.size, step):
             part = cand[a:a + step]
-            err[part] = decide(part)
-            over = part[err[part] > limit]
+            got = upto_first_over(decide, part, limit)
+            err[part[:got.size]] = got
+            over = part[:got.size][got > limit]
             if over.size:
                 return err[:int(over[0]) + 1]
         return err

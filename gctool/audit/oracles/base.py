@@ -3,7 +3,7 @@ work they cost (held to the work budget) and diagnostics; the decoders subclass 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ from gctool.budget import NS_PER_S, Budget, Meter, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
+from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import Tol
 from gctool.wording import counted
@@ -32,6 +33,28 @@ def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
     (:func:`gctool.decode.cost.decoder_set_time` each), plus the batch's call."""
     call = ERRORS_CALL_NS if code.field.is_finite else DECODER_CALL_NS
     return sets * decoder_set_time(code, s) + (call if sets else 0)
+
+
+def upto_first_over(errors: Callable[[np.ndarray], np.ndarray], S: np.ndarray,
+                    limit: float) -> np.ndarray:
+    """``errors(S)`` of the rows of S, in order, up to the first over ``limit`` (inclusive;
+    every row when none is): what a threshold search needs.  A row float64 cannot decide
+    (:class:`~gctool.exactls.Undecided`) after that one does not change the search's answer,
+    so a batch that raises is narrowed (its first half, then its second): Undecided is raised
+    only for a row before the first over ``limit`` (the first such row), whatever the batch
+    (a batch's sets, a task's range: they depend on ``jobs``)."""
+    try:
+        err = np.asarray(errors(S), dtype=np.float64)
+    except Undecided:
+        if len(S) <= 1:
+            raise
+        h = len(S) // 2
+        head = upto_first_over(errors, S[:h], limit)
+        if (head > limit).any():  # (stopped there)
+            return head
+        return np.concatenate([head, upto_first_over(errors, S[h:], limit)])
+    over = np.flatnonzero(err > limit)
+    return err[:int(over[0]) + 1] if over.size else err
 
 
 class Oracle:

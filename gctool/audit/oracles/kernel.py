@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.audit.oracles.base import Oracle
+from gctool.audit.oracles.base import Oracle, upto_first_over
 from gctool.budget import Budget
 from gctool.engine.enumeration import unrank_one
 from gctool.engine.sweep import ExceedSummary, PeakSummary, RangeWalker, Task
@@ -70,6 +70,11 @@ class OracleKernel(RangeWalker):
 
     def errors(self, S: np.ndarray) -> np.ndarray:
         return self._for(S.shape[1]).errors(S)
+
+    def errors_upto(self, S: np.ndarray, limit: float) -> np.ndarray:
+        """:meth:`errors` up to the first set over ``limit``: a set float64 cannot decide after
+        it is no verdict's (:func:`~gctool.audit.oracles.base.upto_first_over`)."""
+        return upto_first_over(self.errors, S, limit)
 
     def _range(self, task: Task, n: int, s: int, limit: float = np.inf) -> np.ndarray | None:
         return self._for(s).errors_range(n, s, task[1], task[2], limit)
