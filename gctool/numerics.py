@@ -217,6 +217,22 @@ def first_max(err: np.ndarray) -> int:
     return int(np.flatnonzero(err >= top - TIE_RTOL * max(1.0, abs(top)))[0])
 
 
+def tied_records(err: np.ndarray, first: int | None = None) -> list[int]:
+    """The indices a fold needs to find :func:`first_max` of any sequence that holds ``err``
+    as one run (:class:`gctool.engine.sweep.FirstMaxFold`): ``first = first_max(err)`` and
+    each later value larger than every value before it (all within the tie tolerance of the
+    maximum: the first max of the whole sequence is one of them)."""
+    err = np.asarray(err, dtype=np.float64)
+    i = first_max(err) if first is None else first
+    out, top = [i], err[i] if err.size else np.nan
+    if np.isfinite(top):
+        for j in (np.flatnonzero(err[i + 1:] > top) + i + 1).tolist():
+            if err[j] > top:
+                out.append(j)
+                top = err[j]
+    return out
+
+
 # -- row normalisation ------------------------------------------------------------------------
 def row_exponents(B: np.ndarray) -> np.ndarray:
     """Per row, the power of two e with ``2^e * ||row||`` in [1/2, 1) (0 for zero rows).

@@ -10,7 +10,7 @@
   goes past that size; it stops at the first failing set.
 * **Chunking and parallelism**: sets are evaluated in batches (memory bounded by the decoder's
   chunk size), one batch per task of the enumeration engine (:mod:`gctool.engine.sweep`:
-  :class:`~gctool.engine.sweep.PeakWorker`/:class:`~gctool.engine.sweep.WorstFold` for the
+  :class:`~gctool.engine.sweep.PeakWorker`/:class:`~gctool.engine.sweep.FirstMaxFold` for the
   worst case, the one threshold search :class:`~gctool.engine.sweep.ExceedSearch` for the
   threshold), run over ``jobs`` local processes or by an explicit ``runner`` (a Dask
   cluster); the folds run in task order, so results do not depend on either.
@@ -53,10 +53,10 @@ from gctool.engine.sweep import (
     ExceedSearch,
     ExceedSummary,
     ExceedWorker,
+    FirstMaxFold,
     PeakWorker,
     Runner,
     SizePlan,
-    WorstFold,
     rank_tasks,
     run_folded,
 )
@@ -338,7 +338,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         oracle.meter.admit(work)
     oracle.estimated = sets / used + fixed
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
-    fold, base = WorstFold(), oracle.evaluations
+    fold, base = FirstMaxFold(), oracle.evaluations
 
     def after() -> None:
         oracle.evaluations = base + fold.evaluated
@@ -346,7 +346,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
             progress(fold.checked, need)
 
     try:
-        run_folded(PeakWorker(source, OracleKernel.of(oracle)), tasks, fold, jobs=procs,
+        run_folded(PeakWorker(source, OracleKernel.of(oracle), ties=True), tasks, fold, jobs=procs,
                    runner=run, after=after)
     except KeyboardInterrupt:
         worst = (f"worst error so far {fold.error:.6g} at {fold.stragglers}"

@@ -69,7 +69,8 @@ from gctool.engine.enumeration import (
     unrank_lex,
 )
 from gctool.engine.records import Checked, Record, SetWorker, Summary, rank_holds
-from gctool.numerics import beats, first_max
+from gctool.limits import TIE_RTOL
+from gctool.numerics import beats, first_max, tied_records
 from gctool.wording import counted
 
 if TYPE_CHECKING:
@@ -390,6 +391,9 @@ class PeakWorker:
 
     source: Source
     kernel: ErrorKernel
+    #: each batch's :func:`~gctool.numerics.tied_records` for a :class:`FirstMaxFold` (else
+    #: its first max alone, for a :class:`WorstFold`)
+    ties: bool = False
     summary_type: ClassVar[type] = PeakSummary
 
     def run(self, task: Task) -> PeakSummary:
@@ -402,8 +406,8 @@ class PeakWorker:
         S, _ = self.source.sets(task)
         if S.shape[0]:
             err = self.kernel.errors(S)
-            i = first_max(err)
-            out.peaks.append((float(err[i]), S[i].tolist()))
+            for i in tied_records(err) if self.ties else [first_max(err)]:
+                out.peaks.append((float(err[i]), S[i].tolist()))
             out.checked = S.shape[0]
         return out
 
@@ -425,6 +429,42 @@ class WorstFold:
         for e, S in r.peaks:
             if self.stragglers is None or beats(e, self.error):
                 self.error, self.stragglers = e, S
+        self.checked += r.checked
+        self.evaluated += r.checked
+        return self.stop_above is not None and self.error > self.stop_above
+
+
+@dataclass
+class FirstMaxFold(WorstFold):
+    """The worst set over every task by :func:`gctool.numerics.first_max` of all the values
+    in enumeration order (the first within the tie tolerance of the largest), whatever the
+    tasks: their summaries carry :func:`~gctool.numerics.tied_records` (``PeakWorker(...,
+    ties=True)``, or a walker's ``peak_range``).
+
+    Proof.  Let M be the largest value of the whole sequence, C = M - TIE_RTOL max(1, |M|)
+    and g the first index with a value >= C (first_max's answer; +inf: the first +inf, nan
+    counting as -inf).  In g's task, with largest value m <= M, C >= m - TIE_RTOL max(1, |m|)
+    (x - TIE_RTOL max(1, |x|) grows with x) and every value before g is below C <= err[g]: g
+    is that task's first max or a later value above every one before it, so its summary
+    holds g.  The fold keeps the peaks merged so far, in order, that are at least C' (C of the
+    largest value merged so far, never above C): g is never dropped, and every peak before g
+    is below C, dropped once the last task is merged.  So the first peak kept is g for any
+    split of the sequence into tasks (any ``jobs``, any chunk size)."""
+
+    _kept: list[Best] = field(default_factory=list)
+
+    def merge(self, r: PeakSummary) -> bool:
+        self._kept.extend(r.peaks)
+        top = max((e for e, _ in self._kept if not np.isnan(e)), default=-np.inf)
+        if np.isfinite(top):
+            cut = top - TIE_RTOL * max(1.0, abs(top))
+            self._kept = [(e, S) for e, S in self._kept if e >= cut]
+        elif top == np.inf:
+            self._kept = [(e, S) for e, S in self._kept if e == np.inf][:1]
+        else:  # nan or -inf only: the first
+            self._kept = self._kept[:1]
+        if self._kept:
+            self.error, self.stragglers = self._kept[0]
         self.checked += r.checked
         self.evaluated += r.checked
         return self.stop_above is not None and self.error > self.stop_above

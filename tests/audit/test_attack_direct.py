@@ -15,8 +15,10 @@ from gctool.audit.attack import attack, threshold
 from gctool.audit.kernels.direct import BRACKETED, UNKNOWN, DirectBrackets, errors_of
 from gctool.audit.oracles import OptimalOracle
 from gctool.engine.enumeration import survivors_of, unrank_lex
+from gctool.engine.sweep import FirstMaxFold, PeakSummary, WorstFold
 from gctool.exactls import Undecided, exact_value
-from gctool.numerics import first_max
+from gctool.limits import TIE_RTOL
+from gctool.numerics import first_max, tied_records
 
 from corpus import code_of
 from helpers import same_report
@@ -262,3 +264,55 @@ def test_errors_of_narrows_an_undecided_batch_to_the_witness() -> None:
         with pytest.raises(Undecided, match=f"decide {bad}$"):
             errors_of(state, lo, hi, deciding(bad), limit=1.0)
 
+
+def _fold(err: np.ndarray, cuts: list[int], fold: WorstFold) -> int:
+    """The set index ``fold`` picks from ``err`` split into tasks at ``cuts`` (a task's
+    summary: its tied records, the sets being their indices)."""
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, err.size], strict=True)):
+        out = PeakSummary(i, b - a)
+        out.peaks = [(float(err[a + j]), [a + j]) for j in tied_records(err[a:b])]
+        fold.merge(out)
+    assert fold.stragglers is not None
+    return fold.stragglers[0]
+
+
+def test_the_fold_picks_numpys_first_max_for_any_tasks() -> None:
+    """Values within the tie tolerance of one another chain (x, x + 0.9 tol, x + 1.8 tol: the
+    first max of the three is the second): a fold of each task's first max alone picks the
+    third when the tasks split them (WorstFold), FirstMaxFold the second for every split."""
+    tol = TIE_RTOL
+    chain = np.array([0.5, 1.0, 1.0 + 0.9 * tol, 0.7, 1.0 + 1.8 * tol, 0.2])
+    assert first_max(chain) == 2
+    assert _fold(chain, [1, 3, 4], WorstFold()) == 4  # the tie rule per task, not associative
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        size = int(rng.integers(1, 40))
+        err = 1.0 + tol * rng.integers(0, 6, size) * 0.45
+        err[rng.random(size) < 0.3] = rng.random() * 0.9
+        if trial % 10 == 0:
+            err[rng.integers(size)] = np.nan
+        if trial % 25 == 0:
+            err[rng.integers(size)] = np.inf
+        for _ in range(5):
+            cuts = sorted(set(rng.integers(1, size, int(rng.integers(0, size))).tolist()))
+            assert _fold(err, cuts, FirstMaxFold()) == first_max(err), (err, cuts)
+
+
+@pytest.mark.parametrize("cond", [1e7, 1e8])
+def test_rotation_ties_give_one_worst_set_for_every_jobs(
+        cond: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A circulant code's rotations tie (to round-off) and the tasks of n = 16, s = 5 (4,368
+    sets) depend on --jobs: the worst set is numpy's first max over all sets every time."""
+    code = code_of(_circulant(16, cond, 0), 0)
+    oracle = OptimalOracle(code)
+    S = unrank_lex(16, 5, np.arange(comb(16, 5)))
+    ref = _numpy_errors(oracle, S)
+    i = first_max(ref)
+    assert np.sum(ref >= ref[i] - TIE_RTOL * ref[i]) >= 8  # a tied orbit
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    numpy_route = attack(code, 5, method="exhaustive", symmetry=False)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    for jobs in (1, 2, 3, 5):
+        got = attack(code, 5, method="exhaustive", symmetry=False, jobs=jobs)
+        assert got.stragglers == S[i].tolist() and got.raw_error == ref[i]
+        _same(got, numpy_route)

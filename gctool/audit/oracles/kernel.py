@@ -18,6 +18,7 @@ from gctool.engine.enumeration import unrank_one
 from gctool.engine.sweep import ExceedSummary, PeakSummary, RangeWalker, Task
 from gctool.limits import TIE_RTOL
 from gctool.model import GradientCode
+from gctool.numerics import tied_records
 
 
 @dataclass
@@ -89,8 +90,8 @@ class OracleKernel(RangeWalker):
             from gctool.compiled.walk import first_max  # a compiled walk ran: numba is loaded
 
             i = first_max(err, TIE_RTOL)  # numerics.first_max's index, without the GIL
-            worst = unrank_one(n, s, task[1] + i)
-            out.peaks.append((float(err[i]), worst))
+            for j in tied_records(err, i):  # for a FirstMaxFold (the same for any tasks)
+                out.peaks.append((float(err[j]), unrank_one(n, s, task[1] + j)))
             out.checked = err.size
         return out
 
