@@ -61,6 +61,7 @@ from gctool.engine.sweep import (
     run_folded,
 )
 from gctool.errors import BudgetExceeded, SearchInterrupted
+from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.wording import counted
 
@@ -239,7 +240,10 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     worker = PeakWorker(source, kernel) if limit is None else ExceedWorker(source, kernel, limit)
 
     def walk(a: int, b: int) -> tuple[int, bool]:
-        out = worker.run((0, a, b))
+        try:
+            out = worker.run((0, a, b))
+        except Undecided:  # a set float64 cannot decide ends the search only before its
+            return b - a, False  # witness, which the search finds: timed as walked
         return out.checked, isinstance(out, ExceedSummary) and out.fail_set is not None
 
     return walk, stop, size

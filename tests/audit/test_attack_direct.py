@@ -316,3 +316,18 @@ def test_rotation_ties_give_one_worst_set_for_every_jobs(
         got = attack(code, 5, method="exhaustive", symmetry=False, jobs=jobs)
         assert got.stragglers == S[i].tolist() and got.raw_error == ref[i]
         _same(got, numpy_route)
+
+
+def test_a_probe_meeting_an_undecided_set_after_the_witness_ends_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """n = 16, threshold 7 (C(16, 7) sets: the search times a sample of them from the middle
+    first): the rows of _band_after interleaved, the witness (the e3 rows straggled) at rank
+    2,652 and the undecided set (the e2 rows) at 6,733, where the probe met it and raised."""
+    B = _band_after(7, True)
+    e3, pair, e2 = B[:7], B[7:9], B[9:]
+    code = code_of(np.vstack([np.stack([e3, e2], axis=1).reshape(14, 3), pair]), 0)
+    for compiled in ("0", "1"):
+        monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+        for jobs in (1, 2):
+            got = threshold(code, method="exhaustive", symmetry=False, jobs=jobs)
+            assert got.threshold == 7 and got.stragglers == list(range(0, 14, 2)) and got.exact
