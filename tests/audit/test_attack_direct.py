@@ -185,28 +185,29 @@ def test_a_walk_from_any_rank_gives_each_sets_own_bracket() -> None:
             assert np.array_equal(got, want[a:b], equal_nan=True)
 
 
-def _band_after(t: int, failing_first: bool) -> np.ndarray:
+def _band_after(t: int, failing_first: bool, spread: float = 1e-5) -> np.ndarray:
     """t rows (a, 0, 1), the pair (1, 0, 0), (1, 2^-46, 0) and t rows (1, c 1e-5, 0) (cond
     about 1e5): straggling the t rows of one kind leaves no third coordinate (fails clearly),
     or leaves the second to the pair alone, whose singular value lies in the decoder's rank
     band and decides the verdict (float64 cannot decide: Undecided).  ``failing_first``: the
     first set of size t fails and the undecided one is the last; else the undecided one is
-    first."""
+    first.  ``spread`` 0.05: cond about 100, the oracle's fast path (its compiled walk)."""
     e3 = [[0.1 * (i + 1), 0.0, 1.0] for i in range(t)]
     pair = [[1.0, 0.0, 0.0], [1.0, 2.0**-46, 0.0]]
-    e2 = [[1.0, 1e-5 * (i + 1), 0.0] for i in range(t)]
+    e2 = [[1.0, spread * (i + 1), 0.0] for i in range(t)]
     return np.array(e3 + pair + e2 if failing_first else e2 + pair + e3)
 
 
-@pytest.mark.parametrize("t", [2, 6])
+@pytest.mark.parametrize("t,spread", [(2, 1e-5), (6, 1e-5), (2, 0.05)])
 def test_a_set_float64_cannot_decide_after_the_witness_is_no_verdicts(
-        t: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        t: int, spread: float, monkeypatch: pytest.MonkeyPatch) -> None:
     """The threshold is the first set over the limit in rank order: an undecided set after it
     (in its batch, its task or a later one: they depend on --jobs) changes nothing, on the
     numpy route as on the compiled one (both raised Undecided when it shared the witness's
-    batch).  n = 14: C(14, 6) = 3003 sets, whose tasks differ with --jobs."""
-    code = code_of(_band_after(t, True), 0)
-    assert not OptimalOracle(code).fast
+    batch).  n = 14: C(14, 6) = 3003 sets, whose tasks differ with --jobs.  The fast path's
+    compiled walk (spread 0.05) left its doubtful sets to numpy in one batch too."""
+    code = code_of(_band_after(t, True, spread), 0)
+    assert OptimalOracle(code).fast == (spread > 1e-3)
     got = {}
     for compiled in ("0", "1"):
         monkeypatch.setenv("GCTOOL_COMPILED", compiled)

@@ -36,7 +36,7 @@ import numpy as np
 
 from gctool.algebra.spectral import Spectral
 from gctool.audit import nullspace
-from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle, decoder_set_work
+from gctool.audit.oracles.base import ERRORS_CALL_NS, Oracle, decoder_set_work, upto_first_over
 from gctool.budget import Budget, product_cost, solve_cost
 from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
@@ -495,9 +495,24 @@ class OptimalOracle(Oracle):
         if band is None:  # not proved by the walk: the decoder decides
             pending |= self.near_limit(err)
         rows, step = np.flatnonzero(pending), self._batch(s)
-        for lo in range(0, rows.size, step):  # the numpy route decides what the walk does not
+        over = np.flatnonzero((err > limit) & ~pending)  # decided by the walk
+        if over.size:  # the sets after it do not matter
+            rows = rows[rows < over[0]]
+
+        def numpy_route(part: np.ndarray) -> np.ndarray:
+            return self._hat_chunk_numpy(unrank_lex(n, s, start + part))
+
+        # the numpy route decides what the walk does not, up to the first set over the limit
+        # (a set float64 cannot decide after it does not matter)
+        for lo in range(0, rows.size, step):
             part = rows[lo:lo + step]
-            err[part] = self._hat_chunk_numpy(unrank_lex(n, s, start + part))
+            got = upto_first_over(numpy_route, part, limit)
+            err[part[:got.size]] = got
+            if (got > limit).any():
+                break
+        over = np.flatnonzero(err > limit)
+        if over.size:
+            err = err[:int(over[0]) + 1]
         if start + err.size < stop and not (err > limit).any():  # the walk stopped at a set
             # the decoder then put below the limit: the rest of the range is still to walk
             rest = self.errors_range(n, s, start + err.size, stop, limit)
