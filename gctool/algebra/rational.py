@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from math import gcd, lcm
 
@@ -29,9 +29,11 @@ def _primitive(row: list[int]) -> list[int]:
     return [x // g for x in row] if g > 1 else row
 
 
-def row_basis(M: Sequence[Sequence[int]]) -> list[list[int]]:
+def row_basis(M: Sequence[Sequence[int]], step: Callable[[], None] | None = None
+              ) -> list[list[int]]:
     """Independent rows spanning the row space of the integer matrix M, in echelon form
-    (fraction-free elimination; exact)."""
+    (fraction-free elimination; exact); ``step`` is called after each pivot (a meter's
+    clock: it may raise to stop the elimination)."""
     A = [_primitive(list(r)) for r in M if any(r)]
     if not A:
         return []
@@ -48,15 +50,17 @@ def row_basis(M: Sequence[Sequence[int]]) -> list[list[int]]:
             if a:
                 A[i] = _primitive([piv * x - a * y for x, y in zip(A[i], A[r], strict=True)])
         r += 1
+        if step is not None:
+            step()
         if r == len(A):
             break
     return A[:r]
 
 
-def rref(M: Sequence[Sequence[Fraction]], ncols: int
+def rref(M: Sequence[Sequence[Fraction]], ncols: int, step: Callable[[], None] | None = None
          ) -> tuple[list[list[Fraction]], list[int]]:
     """Reduced row echelon form over Q (pivots searched in the first ``ncols`` columns) and
-    the pivot columns."""
+    the pivot columns; ``step``: as :func:`row_basis`'s."""
     R = [list(r) for r in M]
     pivots: list[int] = []
     r = 0
@@ -73,11 +77,15 @@ def rref(M: Sequence[Sequence[Fraction]], ncols: int
                 R[i] = [a - f * b for a, b in zip(R[i], R[r], strict=True)]
         pivots.append(c)
         r += 1
+        if step is not None:
+            step()
     return R, pivots
 
 
-def solve(G: Sequence[Sequence[Fraction]], b: Sequence[Fraction]) -> list[Fraction]:
-    """The solution of the non-singular system ``G x = b`` over Q."""
+def solve(G: Sequence[Sequence[Fraction]], b: Sequence[Fraction],
+          step: Callable[[], None] | None = None) -> list[Fraction]:
+    """The solution of the non-singular system ``G x = b`` over Q (``step``: as
+    :func:`row_basis`'s)."""
     n = len(b)
-    R, _ = rref([list(G[i]) + [b[i]] for i in range(n)], n)
+    R, _ = rref([list(G[i]) + [b[i]] for i in range(n)], n, step)
     return [R[i][n] for i in range(n)]

@@ -233,6 +233,8 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
     twin = copy.copy(oracle)
     twin.meter = Meter(math.inf, lambda total, what: AssertionError(what))
+    twin.decoder = copy.copy(oracle.decoder)  # its exact decisions are charged to the twin
+    twin.decoder.meter = twin.meter
     if early:
         twin.plan_compiled(s)  # as _size_plan does
     size = twin.chunk_size(s)  # plans the compiled walk, as the search does
@@ -339,7 +341,9 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         check_sets(oracle.code, s, need, oracle.budget, work, used, fixed)
     else:
         check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used, fixed)
-        oracle.meter.admit(work)
+        # its calibrated charges, and the time of the exact decisions the timed sets held
+        # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
+        oracle.meter.admit(work + sets)
     oracle.estimated = sets / used + fixed
     source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
     fold, base = FirstMaxFold(), oracle.evaluations
@@ -531,6 +535,8 @@ class _SearchBudget:
         self.failing: set[int] = set()
         #: work of the sizes admitted on a timed estimate, let onto the meter when they start
         self.admits: dict[int, float] = {}
+        #: the timed work of the sizes a probe timed (ns of one core)
+        self.timed_work: dict[int, float] = {}
         #: :attr:`time` once each size was asked about (:meth:`__call__`)
         self.upto: dict[int, float] = {}
         #: :meth:`work` of each size asked about
@@ -624,6 +630,7 @@ class _SearchBudget:
                             least=SAMPLE_MIN) if worth_timing(full, left) else None
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
+            self.timed_work[t] = rate * need  # ns of one core
             if probed[2]:
                 self.failing.add(t)
         jobs, extra = process_cost(self.oracle, t, self.rot, rate * need, jobs, runner,
@@ -661,8 +668,10 @@ class _SearchBudget:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
                     f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
-        if how:  # admitted on its timed estimate: its calibrated charges must not stop it
-            self.admits[t] = self.work(t, need)[0]  # once it starts (:meth:`enter`)
+        if how:  # admitted on its timed estimate: its calibrated charges must not stop it,
+            # nor the exact decisions its timed sets held (charged as they are spent), once
+            # it starts (:meth:`enter`)
+            self.admits[t] = self.work(t, need)[0] + self.timed_work.get(t, 0.0)
         return None
 
     def time_upto(self, t: int) -> float:

@@ -49,6 +49,7 @@ from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
 from gctool.algebra.spectral import Spectral
 from gctool.audit.chunks import ChunkEval, Kernel
+from gctool.budget import Meter
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
@@ -139,6 +140,9 @@ class DirectKernel(Kernel):
     code: GradientCode
     tol: float
     _decoder: Decoder | None = field(default=None, repr=False)
+    #: the run's work meter, which the decoder charges its exact decisions' time (this
+    #: process only: a copy in a worker process has none)
+    meter: Meter | None = field(default=None, repr=False, compare=False)
 
     name = "direct"
 
@@ -146,10 +150,11 @@ class DirectKernel(Kernel):
     def decoder(self) -> Decoder:
         if self._decoder is None:
             self._decoder = Decoder(self.code, self.tol)
+        self._decoder.meter = self.meter
         return self._decoder
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"code": self.code, "tol": self.tol, "_decoder": None}
+        return {"code": self.code, "tol": self.tol, "_decoder": None, "meter": None}
 
     def chunk_size(self, s: int) -> int:
         return self.decoder.chunk_size(self.code.n - s)

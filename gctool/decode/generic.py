@@ -29,8 +29,16 @@ import numpy as np
 
 from gctool.algebra.gf import GFArith
 from gctool.algebra.linalg import solve_batch
+from gctool.budget import Meter
 from gctool.errors import InvalidInput
-from gctool.exactls import Undecided, charge_exact, exact_meter, exact_value, refined_error
+from gctool.exactls import (
+    ExactClock,
+    Undecided,
+    charge_exact,
+    exact_meter,
+    exact_value,
+    refined_error,
+)
 from gctool.model import GradientCode
 from gctool.numerics import (
     DECIDE_RTOL,
@@ -49,6 +57,7 @@ from gctool.numerics import (
     row_class_ids,
     structural_rank,
 )
+from gctool.wording import counted
 
 __all__ = ["DEFAULT_TOL", "BatchResult", "Decoder", "Decoding", "check_tol", "chunk_size",
            "safe_norm"]
@@ -137,6 +146,11 @@ class Decoder:
         if not self.exact:  # exact power-of-two row scaling: same errors, scale-free numerics
             self.Bn, self.row_scale = code.row_normalised()
         self.exact_work = exact_meter()  # exact rational work spent on undecidable sets
+        #: the run's work meter (:class:`gctool.budget.Meter`, ns of one core), which the
+        #: sets float64 cannot decide are charged their CPU time as it is spent (the refined
+        #: proof, then exact arithmetic: :class:`gctool.exactls.ExactClock`); None: a caller
+        #: without a run budget (the exact work's size alone bounds them)
+        self.meter: Meter | None = None
         self._classes: np.ndarray | None = None
         self._integer = False
         #: the rule's limit exactly (typed tol times k; 0 over GF(q)), its nearest float (what
@@ -177,6 +191,7 @@ class Decoder:
         error = np.sum(np.abs(resid) ** 2, axis=(1, 2))
         cond = condition(S, rank)
         doubt = self._doubtful(F, BF, S, coeff, rank, error, a)
+        clock = ExactClock(self.meter, self._exact_done) if doubt.any() else None
         for i in np.flatnonzero(doubt):  # float64 cannot decide: exact rational arithmetic
             what = f"straggler set {self._stragglers(F[i])}"
             if not self._rank_certified(F[i:i + 1], S[i:i + 1], rank[i:i + 1])[0]:
@@ -185,14 +200,17 @@ class Decoder:
                     f"{cond[i]:.3g} on its numerical rank {int(rank[i])} and an error of "
                     f"{error[i]:.3g} against the tolerance {self.limit:.3g}, and its exact rank "
                     "cannot be certified; use a finite field or a better-conditioned code")
+            assert clock is not None
             refined = refined_error(self.Bn[F[i]], self.T, self.limit_lo)
+            clock()
             if refined is not None:  # proved to decode, at twice float64's precision
                 error[i] = refined
                 continue
             charge_exact(self.exact_work, f, K, what)
             # the exact error against the exact limit; its float is on the verdict's side of
             # self.limit, so every later comparison with the limit gives the same verdict
-            error[i] = on_side(exact_value(self.Bn[F[i]], self.T), self.exact_limit)
+            error[i] = on_side(exact_value(self.Bn[F[i]], self.T, clock), self.exact_limit)
+            clock()
         with np.errstate(over="ignore"):  # inf: an entry beyond float64 (norm inf)
             a = a * self.row_scale[F][:, :, None]  # the decoder of B itself: a = D a_n
         norm = safe_norm(a, (1, 2))
@@ -204,6 +222,11 @@ class Decoder:
                 "so small that their inverses exceed about 1.8e308): out of range; scale B "
                 "(the verdicts of verify and attack do not depend on the scale)")
         return BatchResult(error, ok, rank, cond, norm, vectors)
+
+    def _exact_done(self) -> str:
+        """What a refusal by :attr:`meter` in exact arithmetic says was done."""
+        sets = self.exact_work.charges
+        return f"{counted(sets, 'set')} in exact arithmetic" if sets else ""
 
     def _stragglers(self, F: np.ndarray) -> list[int]:
         return sorted(set(range(self.code.n)) - set(F.tolist()))

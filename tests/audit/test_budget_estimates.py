@@ -580,3 +580,53 @@ def test_a_size_decides_its_first_sets_for_the_look_ahead_only_when_they_are_che
     heads = oracle.set_work(3, exhaustive.HEAD) / 1e9
     monkeypatch.setattr(exhaustive, "HEAD_MAX_S", heads / 2)
     assert search.early(3) and walked == [1]  # estimated above it: not decided first
+
+
+class _Clock:
+    """A thread clock that advances ``step`` seconds at each reading (the exact decisions'
+    meter reads it before and after each step of each set)."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def thread_time(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_exact_decisions_are_charged_to_the_work_budget(
+        monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """FRC(12, 2) at tolerance 1/4: 144 sets have error k/4 = tol * k exactly, which float64
+    cannot decide: each goes to exact arithmetic, whose own allowance they fit.  Their time
+    (here a clock that advances 10 ms at each reading) is charged to the run's work meter,
+    so a budget of 0.5 s stops the run there with its refusal (over ``max_work``, not
+    undecided); a budget that holds them lets it finish with the same report."""
+    from gctool import exactls
+
+    code = design("frc", 12, 2)
+    monkeypatch.setattr(exactls, "time", _Clock(0.01))
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, 5, method="exhaustive", tol=0.25, jobs=jobs, budget=Budget(max_work=0.5))
+    assert not isinstance(err.value, exactls.Undecided)
+    assert err.value.kind == "work" and err.value.param == "max_work", str(err.value)
+    assert "in exact arithmetic so far" in str(err.value) and "\n" not in str(err.value)
+    report = verify(code, 5, method="exhaustive", tol=0.25, jobs=jobs,
+                    budget=Budget(max_work=1e4))
+    assert report.ok
+
+
+def test_the_attacks_exact_decisions_are_charged_to_its_meter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same sets under ``attack``: the oracle's meter is charged their time, and the
+    exhaustive search stops over ``max_work`` (it was admitted on its calibrated estimate,
+    far below the budget)."""
+    from gctool import exactls
+
+    code = design("frc", 12, 2)
+    monkeypatch.setattr(exactls, "time", _Clock(0.01))
+    with pytest.raises(BudgetExceeded) as err:
+        attack(code, 5, method="exhaustive", symmetry=False, tol=0.25,
+               budget=Budget(max_work=0.5))
+    assert not isinstance(err.value, exactls.Undecided)
+    assert err.value.kind == "work" and err.value.param == "max_work", str(err.value)

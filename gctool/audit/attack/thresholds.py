@@ -95,7 +95,12 @@ class _Found:
             # the holders of the least replicated partition: a few sets, on their own estimate
             meter = oracle.meter
             meter.limit = max(meter.limit, meter.spent + oracle.set_work(0, 8))
-            cap = exhaustive.column_witness(oracle, limit)
+            try:
+                cap = exhaustive.column_witness(oracle, limit)
+            except Undecided:
+                raise
+            except BudgetExceeded:  # their exact decisions, timed as they are spent
+                cap = None
             if cap is not None:
                 self.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False,
                                            "auto", 0))

@@ -84,6 +84,8 @@ class Oracle:
         #: the work of the searches (straggler sets, :meth:`set_work`, and their probes), held
         #: to the work budget as it is spent
         self.meter = Meter(self.budget.work_ns, self._refuse)
+        #: the sets float64 cannot decide are charged their exact decision's time here too
+        self.decoder.meter = self.meter
         #: the estimated time (ns, on their jobs) of the exhaustive searches admitted on this
         #: oracle so far: a curve's points are held to one budget together
         self.estimated = 0.0

@@ -14,6 +14,7 @@ The compiled walks run their ``jobs`` in threads instead
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -103,6 +104,9 @@ def calibrated(run: Run, kernel: Any, evaluations: int) -> tuple[float, int]:
 def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyReport:
     """Decide every straggler set (one per orbit of ``rot``, or ``run.sample`` random ones)."""
     n, s = run.code.n, run.s
+    # the run's meter: what its admission estimates, then the sets float64 cannot decide as
+    # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
+    run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
@@ -112,7 +116,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         share, alone = ((1.0, False) if run.budget.affords(work, jobs, START_NS)
                         else _walked_share(run, kernel, rot, jobs))
         # a run that stops in its pilot, which runs alone, runs on one job
-        _check_budget(run, count, work * share, 1 if alone else jobs, rot, share < 1.0)
+        jobs = 1 if alone else jobs
+        _check_budget(run, count, work * share, jobs, rot, share < 1.0)
+        run.meter.charge(min(work * share / max(1, jobs) + START_NS, run.meter.remaining))
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
@@ -269,7 +275,13 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         walked.append((a, b, out))
         return out.evaluated, out.fail_set is not None
 
-    probed = probe_rate(walk, stop, size, run.budget.work_ns * max(1, jobs) / max(1, evaluations))
+    meter = run.meter
+    held, meter.limit = meter.limit, math.inf  # the probe's estimate decides, not its charges
+    try:
+        probed = probe_rate(walk, stop, size,
+                            run.budget.work_ns * max(1, jobs) / max(1, evaluations))
+    finally:
+        meter.limit = held
     if probed is None:  # small runs: the probe would cost too much of them
         return walked
     per_set, timed, stopped = probed
@@ -281,6 +293,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
         + f", timed on {timed:,} of them,", per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs, START_NS)
+    meter.admit(per_set * sets)  # admitted on its timed sets, exact decisions included
     return walked
 
 

@@ -17,7 +17,7 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
 from gctool.audit.chunks import Accumulator, Kernel
-from gctool.budget import Budget, solve_cost
+from gctool.budget import Budget, Meter, solve_cost
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
@@ -69,6 +69,11 @@ class Run:
         self.finite = self.code.field.is_finite
         self.numeric = not self.finite and not self.exact
         self._decoder: Decoder | None = None
+        #: the run's work meter (an enumeration's from its admission on, see
+        #: :func:`~gctool.audit.verify.enumeration.enumerate_sets`): its decoders charge it the
+        #: time of the sets float64 cannot decide
+        self.meter: Meter = self.budget.meter(f"verify (n={self.code.n}, s={self.s})",
+                                              "raise `max_work`")
         self.red: ns.Reduction | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
         #: the full set's Undecided (R/C, s > 0): only a counterexample the direct decoder
@@ -108,6 +113,7 @@ class Run:
         """The direct floating-point decoder (R/C only; GF(q) never builds a galois field)."""
         if self._decoder is None:
             self._decoder = Decoder(self.code, self.tol)
+        self._decoder.meter = self.meter
         return self._decoder
 
     def finding(self, f: cert.Finding) -> VerifyReport:
@@ -154,7 +160,7 @@ class Run:
 
             return RationalKernel(self.code, red)
         direct = (ns.GFDirectKernel(self.code) if self.finite
-                  else ns.DirectKernel(self.code, self.tol))
+                  else ns.DirectKernel(self.code, self.tol, meter=self.meter))
         if self.kernel_name == "direct" or red.d < self.s:
             return direct
         cheaper = ns.cost_nullspace(red, self.s, self.code.m) < ns.cost_direct(self.code, self.s)
@@ -162,7 +168,9 @@ class Run:
             return direct
         if self.finite:
             return ns.GFNullKernel(self.code, red)
-        return ns.FloatNullKernel(self.code, self.tol, red)
+        kernel = ns.FloatNullKernel(self.code, self.tol, red)
+        kernel.direct.meter = self.meter  # the judge of its doubtful sets
+        return kernel
 
     def sample_seed(self) -> int:
         """The seed of ``sample`` (a fresh one, recorded, when none was given)."""
