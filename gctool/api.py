@@ -200,7 +200,7 @@ def _refuse_unused(family: Family, code: GradientCode, request: AttackRequest, m
 # -- bound ------------------------------------------------------------------------------------
 def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | None = None,  # noqa: PLR0913 (the options of gctool bound)
           s: int | None = None, m: int | None = None, d: int | None = None,
-          epsilon: float | None = None, link: Any = None, delay: Any = None,
+          epsilon: float | Fraction | str | None = None, link: Any = None, delay: Any = None,
           budget: Budget | None = None) -> BoundResult:
     """Load lower bounds for (n, k, s, m) and, for a code, how it compares with them; the
     report of ``gctool bound``.  Families with bounds of their own (sequential schedules,

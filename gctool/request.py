@@ -235,7 +235,7 @@ class BoundRequest:
 
     s: int | None = None
     d: int | None = None
-    epsilon: float | None = None
+    epsilon: float | Fraction | str | None = None
     #: communication and compute model of CodedReduce's time per round
     #: (:class:`gctool.sim.network.Link`, :class:`gctool.sim.delays.DelayModel`)
     link: Any = None

@@ -28,6 +28,7 @@ witness, ``attack`` the closed forms): it imports neither.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from gctool.bounds.load import load_bounds
@@ -50,7 +51,7 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
     s: int | None = None,
     m: int | None = None,
     d: int | None = None,
-    epsilon: float | None = None,
+    epsilon: float | Fraction | str | None = None,
     budget: Budget | None = None,
     threshold: Callable[[Budget], ThresholdFinder] | None = None,
     worst: Callable[[Budget], WorstFinder] | None = None,
@@ -78,6 +79,10 @@ def bounds(  # noqa: PLR0913 (the options of gctool bound, and the threshold fin
             d = int(code.loads.max())
     if n is None or k is None or s is None:
         raise InvalidInput("give a code file, or all of -n, -k and -s")
+    if epsilon is not None:  # typed like tol: a float, a Fraction or a decimal string, >= 0
+        from gctool.numerics import check_tol
+
+        epsilon = check_tol(epsilon, "epsilon")
     m = 1 if m is None else m
     items = load_bounds(n, k, s, m, d)
     if code is None:  # a load ``d`` given is the one claim that can fail

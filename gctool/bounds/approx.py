@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         Task,
         WorstFold,
     )
+    from gctool.numerics import Tol
 
 F = TypeVar("F", bound="Fold")
 
@@ -145,7 +146,7 @@ class ThresholdValue:
 
 
 #: what finds the code's T_ε for the table: (code, ε) -> :class:`ThresholdValue`
-ThresholdFinder = Callable[[GradientCode, float], ThresholdValue]
+ThresholdFinder = Callable[[GradientCode, "Tol"], ThresholdValue]
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ V = TypeVar("V", ThresholdValue, WorstValue)
 A = TypeVar("A")
 
 
-def small_threshold(code: GradientCode, epsilon: float) -> ThresholdValue:
+def small_threshold(code: GradientCode, epsilon: Tol) -> ThresholdValue:
     """The table's T_ε when no finder is given: :func:`exact_threshold` within its set
     budget (``gctool bound`` passes ``attack --threshold``'s exhaustive search instead, with
     its symmetry, compiled walks and time budget)."""
@@ -179,7 +180,7 @@ def small_threshold(code: GradientCode, epsilon: float) -> ThresholdValue:
                           f"not computed: the search takes more than {ACTUAL_BUDGET:,} sets")
 
 
-def exact_threshold(code: GradientCode, epsilon: float, budget: int = ACTUAL_BUDGET
+def exact_threshold(code: GradientCode, epsilon: Tol, budget: int = ACTUAL_BUDGET
                     ) -> tuple[int | None, bool]:
     """(T_ε, True) by exhaustive search, (None, True) when no set exceeds ε, or (None, False)
     when the search would take more than ``budget`` sets.  Errors at most the decoding
@@ -495,20 +496,26 @@ def _closed_form(code: GradientCode, s: int, worst: float | None, note: str
                    f"worst error, s = {s}", "exact", worst, note)]
 
 
-def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, float] | None,
+def _threshold_bounds(code: GradientCode, epsilon: Tol, reg: tuple[float, float] | None,
                       find: ThresholdFinder) -> list[ApproxBound]:
     """The T_ε rows, the lower one from ``reg = column_regular(code)``, beside the code's T_ε
-    from ``find`` (asked once, when a row is shown)."""
+    from ``find`` (asked once, when a row is shown) at ``epsilon`` as typed (exact)."""
     n, rows = code.n, []
     r, sigma = reg if reg is not None else (0.0, 0.0)
-    denom = sigma**2 * n + epsilon * r**2
-    ratio = epsilon * r**2 * n / denom if denom else 0.0
+    eps = float(epsilon)  # the formula's row is computed in float64 from float64 sigma*, r
+    denom = sigma**2 * n + eps * r**2
+    ratio = eps * r**2 * n / denom if denom else 0.0
     if reg is not None and isfinite(ratio):  # entries near 1e308 overflow to inf/NaN: no bound
         value = n if not denom else min(n, floor(ratio) + 1)
         rows.append(("threshold_lb", float(value),
                      f"T_eps >= min(n, floor(eps r^2 n/(sigma*^2 n + eps r^2)) + 1) = {value}",
                      "[D] reconstruction of Kadhe et al. 2019; reference §6.4", "lower"))
-    t = floor(epsilon) + 1
+    # t dead partitions cost at least t, which exceeds eps when t is above the level
+    # eps + tol * k exactly (an eps just below an integer by less than tol * k does not make
+    # that integer exceed it)
+    from gctool.numerics import exact_limit, typed
+
+    t = floor(typed(epsilon) + exact_limit(code.k, DEFAULT_TOL)) + 1
     if t <= code.k:
         size = _cover_columns(code.support, t)
         rows.append(("threshold_ub", float(size),
@@ -517,8 +524,8 @@ def _threshold_bounds(code: GradientCode, epsilon: float, reg: tuple[float, floa
     if not rows:
         return []
     found = find(code, epsilon)
-    quantity = f"threshold T_eps, eps = {epsilon:g}"
-    return [threshold_entry(name, value, statement, source, quantity, kind, found, epsilon)
+    quantity = f"threshold T_eps, eps = {eps:g}"
+    return [threshold_entry(name, value, statement, source, quantity, kind, found, eps)
             for name, value, statement, source, kind in rows]
 
 
@@ -539,9 +546,9 @@ def threshold_entry(name: str, value: float, statement: str, source: str, quanti
 
 def _once(find: ThresholdFinder) -> ThresholdFinder:
     """``find`` asked once per code and ε (the family's rows and the table's ask alike)."""
-    seen: dict[tuple[int, float], ThresholdValue] = {}
+    seen: dict[tuple[int, Tol], ThresholdValue] = {}
 
-    def once(code: GradientCode, epsilon: float) -> ThresholdValue:
+    def once(code: GradientCode, epsilon: Tol) -> ThresholdValue:
         key = (id(code), epsilon)
         if key not in seen:
             seen[key] = find(code, epsilon)
@@ -577,7 +584,7 @@ def _small(budget: Budget) -> ThresholdFinder:
     return small_threshold
 
 
-def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # noqa: PLR0913 (the table's inputs and its two finders)
+def approx_bounds(code: GradientCode, s: int, epsilon: Tol | None = None,  # noqa: PLR0913 (the table's inputs and its two finders)
                   threshold: Callable[[Budget], ThresholdFinder] | None = None,
                   budget: Budget | None = None,
                   worst: Callable[[Budget], WorstFinder] | None = None,
@@ -589,8 +596,12 @@ def approx_bounds(code: GradientCode, s: int, epsilon: float | None = None,  # n
     the code's errors at s from one decoding of every s-set when its estimate fits, else the
     worst from ``worst``'s finder (when given; when it finds that every s-set decodes, the
     mean is 0 too)."""
-    eps = DEFAULT_EPSILON if epsilon is None else float(epsilon)
-    if not (isfinite(eps) and eps >= 0) or not 0 <= s < code.n:
+    # kept as typed: the code's T_eps is decided against the exact level (a Fraction 1/3 is
+    # not its float), and floor(eps) of "2.99999999999999999" is 2
+    from gctool.numerics import check_tol
+
+    eps = DEFAULT_EPSILON if epsilon is None else check_tol(epsilon, "epsilon")
+    if not 0 <= s < code.n:
         return []
     run = SharedWork(Budget.default() if budget is None else budget, spent)
     find = _once(_find(run, threshold or _small))

@@ -8,6 +8,7 @@ Every row is found by its name, never by its position in the list.
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ def _judged(items: list[Bound], actual: dict[str, int]) -> list[Bound]:
 
 
 def code_report(code: GradientCode, s: int, items: list[Bound], budget: Budget,  # noqa: PLR0913 (the report's inputs and the table's two finders)
-                epsilon: float | None = None,
+                epsilon: float | Fraction | str | None = None,
                 threshold: Callable[[Budget], ThresholdFinder] | None = None,
                 worst: Callable[[Budget], WorstFinder] | None = None) -> BoundReport:
     """The report of ``gctool bound FILE``: ``items`` (the load bounds for the code's n, k, m

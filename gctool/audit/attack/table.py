@@ -16,6 +16,7 @@ from gctool.bounds.approx import ThresholdFinder, ThresholdValue, WorstFinder, W
 from gctool.budget import NS_PER_S, Budget
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
+from gctool.numerics import Tol
 
 
 def table_threshold(budget: Budget) -> ThresholdFinder:
@@ -23,7 +24,7 @@ def table_threshold(budget: Budget) -> ThresholdFinder:
     before any is searched (:func:`gctool.audit.exhaustive.threshold` ``upfront``): the exact
     value, or no value and the refusal at once."""
 
-    def find(code: GradientCode, epsilon: float) -> ThresholdValue:
+    def find(code: GradientCode, epsilon: Tol) -> ThresholdValue:
         opts = AttackOptions(method="exhaustive", budget=budget)
         oracle = None
         try:
