@@ -25,6 +25,7 @@ are imported when a method runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gctool.errors import DesignError, InvalidInput
@@ -139,6 +140,18 @@ class Family:
             best_of is not None or (self.own_conditioning(field, n, s) is None and (
                 self.records_conditioning or self.self_checked)))
 
+    def check_jobs(self, code: GradientCode, best_of: int | None, jobs: int | None) -> None:
+        """Refuse ``jobs`` given (not None) to a design that runs no conditioning screen
+        (:meth:`screens`), the one step that reads it, naming why."""
+        if jobs is None or self.screens(code.field, best_of, code.n, code.s):
+            return
+        why = (f"a {code.field} design runs none" if code.field.is_finite else
+               self.own_conditioning(code.field, code.n, code.s)
+               or f"a {self.name} design records no conditioning"
+               + (" (`best_of` would)" if self.accepts_best_of else ""))
+        raise InvalidInput(f"`jobs` applies to the conditioning screens of real and complex "
+                           f"designs; {why}", param="jobs")
+
     def own_conditioning(self, field: Field | None, n: int | None, s: int | None
                          ) -> str | None:
         """Why a design over ``field`` with ``n`` and ``s`` records a conditioning that its
@@ -162,7 +175,7 @@ class Family:
         provenance: dict[str, Any] | None = None, best_of: int | None = None,
         order: str | None = None, message_size: int | None = None,
         precision: str | None = None, max_error: float | None = None,
-        budget: Budget | None = None, jobs: int | None = 1, **params: Any,
+        budget: Budget | None = None, jobs: int | None = None, **params: Any,
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
@@ -172,7 +185,6 @@ class Family:
         from gctool.budget import Budget, SharedWork
         from gctool.codes import self_check
         from gctool.codes.best_of import check_best_of
-        from gctool.codes.conditioning import screen_jobs
         from gctool.model import MAX_COLUMNS, MAX_ENTRIES, MAX_N, GradientCode
         from gctool.seeds import MAX_SEED, fresh_seed
 
@@ -209,14 +221,13 @@ class Family:
             fld = self.choose_field(n=n, s=s, k=k, **params)
         if best_of is not None:
             check_best_of(self, best_of, fld)
-        if jobs is not None:
-            jobs = _check_int("jobs", jobs, 0)
+        jobs = None if jobs is None else _check_int("jobs", jobs, 0)
         # the build (every draw of best_of), the conditioning record and the self-check (and the
         # precision bound) share one budget in order: each is held to what those before it left
         budget = SharedWork(Budget.default() if budget is None else budget,
                             what=f"design {self.name}").budget()
         rank = _precision_rank(precision, max_error, best_of, budget)
-        with screen_jobs(jobs):  # the conditioning screens of the construction and best_of
+        with _screens_on(jobs):  # the conditioning screens of the construction and best_of
             B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
         # A build may choose the field (``kron`` takes it from its factors) and add provenance
         # (``kron`` records both factors); both travel in reserved keys of the recorded params.
@@ -228,8 +239,9 @@ class Family:
         code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), self.name, recorded,
                             seed if self.randomized else None, prov)
         code = self._ordered(code, own_order, order, message_size)
+        self.check_jobs(code, best_of, jobs)
         if self.self_checked and not code.field.is_finite:
-            with screen_jobs(jobs):  # and of the self-check
+            with _screens_on(jobs):  # and of the self-check
                 self_check(code, budget)
         if precision is not None:
             from gctool.precision import design_check
@@ -394,6 +406,14 @@ def _precision_rank(precision: str | None, max_error: float | None, best_of: int
 
     check_design(precision, max_error)
     return precision_rank(precision, budget) if best_of is not None and precision else None
+
+
+def _screens_on(jobs: int | None) -> AbstractContextManager[None]:
+    """The conditioning screens inside run on ``jobs`` threads, or (None: not given) on the
+    caller's (:func:`gctool.codes.conditioning.screen_jobs`; one by default)."""
+    from gctool.codes.conditioning import screen_jobs
+
+    return nullcontext() if jobs is None else screen_jobs(jobs)
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:

@@ -156,12 +156,17 @@ def _make_command(info: Family) -> click.Command:
         notes = _aliases(info, values)
         core = {key: values.get(key) for key in ("n", "s", "k", "seed")}
         params = {p.name: values[p.name] for p in info.params}
-        code = run_design(info.name, field=values.get("field_spec"),
-                          best_of=values.get("best_of"), order=values.get("order"),
-                          message_size=values.get("message_size"),
-                          precision=values.get("precision"), max_error=values.get("max_error"),
-                          budget=budget_of(values.get("max_work")), jobs=values["jobs"],
-                          **core, **params)
+        from gctool.cli.options import typed
+        from gctool.codes.conditioning import screen_jobs
+
+        with screen_jobs(values["jobs"]):  # -j left out: its default, never refused
+            code = run_design(info.name, field=values.get("field_spec"),
+                              best_of=values.get("best_of"), order=values.get("order"),
+                              message_size=values.get("message_size"),
+                              precision=values.get("precision"),
+                              max_error=values.get("max_error"),
+                              budget=budget_of(values.get("max_work")),
+                              jobs=values["jobs"] if typed("jobs") else None, **core, **params)
         _refuse_unused(info, code, values.get("best_of"))
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number
@@ -221,19 +226,12 @@ def _make_command(info: Family) -> click.Command:
 def _refuse_unused(info: Family, code: Any, best_of: int | None) -> None:
     """Refuse, before anything is written, an option typed that the design did not use (the
     library built it and says so): --seed when the build drew no random number (the file
-    records none), -j when no conditioning screen ran (the family says when one does)."""
+    records none).  (-j: the library refuses it, :meth:`gctool.family.Family.check_jobs`.)"""
     from gctool.cli.options import typed
 
     if typed("seed") and code.seed is None:
         raise click.UsageError(f"--seed applies to designs that draw random numbers; this "
                                f"{info.name} design draws none (its file records no seed)")
-    if typed("jobs") and not info.screens(code.field, best_of, code.n, code.s):
-        why = (f"a {code.field} design runs none" if code.field.is_finite else
-               info.own_conditioning(code.field, code.n, code.s)
-               or f"a {info.name} design records no conditioning"
-               + (" (--best-of would)" if info.accepts_best_of else ""))
-        raise click.UsageError(f"-j applies to the conditioning screens of real and complex "
-                               f"designs; {why}")
 
 
 #: multi-message codes (gctool.order): every scheme may record a processing order

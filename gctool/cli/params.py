@@ -15,6 +15,7 @@ from gctool.errors import name_params
 #: library parameter -> command-line flag, where the flag is not ``--`` + the name with dashes
 FLAGS: dict[str, str] = {
     "s": "-s",
+    "jobs": "-j",
     "n": "-n",
     "k": "-k",
     "m": "-m",

@@ -29,7 +29,7 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     precision: str | None = None,
     max_error: float | None = None,
     budget: Budget | None = None,
-    jobs: int | None = 1,
+    jobs: int | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -51,8 +51,10 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     draw of ``best_of``), the conditioning record, the self-check and the precision bound
     (:class:`~gctool.budget.SharedWork`): a part above what those before it left is refused
     (:class:`~gctool.errors.BudgetExceeded`) before it starts.
-    ``jobs`` (0 or None: every core) are the threads of the compiled walk of the conditioning
-    screens (:func:`gctool.codes.conditioning.screen_jobs`); the code does not depend on them.
+    ``jobs`` (0: every core) are the threads of the compiled walk of the conditioning screens
+    (:func:`gctool.codes.conditioning.screen_jobs`; not given: one, or the caller's
+    ``screen_jobs``); the code does not depend on them.  Given to a design that runs no
+    screen (:meth:`~gctool.family.Family.screens`), it is refused naming ``jobs``.
     """
     return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
                                      message_size, precision, max_error, budget, jobs, **params)

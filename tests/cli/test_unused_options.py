@@ -19,6 +19,7 @@ import pytest
 
 from gctool.algebra.fields import parse_field
 from gctool.cli.main import COMMANDS, cli
+from gctool.errors import InvalidInput
 from gctool.family import Family
 from gctool.registry import SCHEMES
 
@@ -571,3 +572,32 @@ def test_bound_check_gates_a_load_given_with_the_numbers() -> None:
     assert "load d = 1 is below the bound" in doc["files"][0]["report"]["findings"][0]
     assert run(*args, "-d", "1").exit_code == 0
     assert run(*args, "-d", "3", "--check").exit_code == 0
+
+
+def test_the_library_refuses_an_unused_jobs() -> None:
+    """``gctool.design(..., jobs=N)`` is refused by the library, naming ``jobs``, where no
+    conditioning screen reads it (the CLI's -j rows above are this refusal); not given, or
+    given to a design that screens, it builds."""
+    import gctool
+
+    unscreened = next(name for name in _ARGS if not SCHEMES[name].screens(REAL))
+    params = _library_params(_ARGS[unscreened])
+    for jobs in (0, 1, 2):
+        with pytest.raises(InvalidInput, match="`jobs` applies to the conditioning") as err:
+            gctool.design(unscreened, jobs=jobs, **params)
+        assert err.value.param == "jobs"
+        with pytest.raises(InvalidInput, match="GF\\(31\\) design runs none"):
+            gctool.design("cyclic", n=6, s=2, field="GF(31)", seed=1, jobs=jobs)
+    gctool.design(unscreened, **params)
+    gctool.design("cyclic", n=6, s=2, field="GF(31)", seed=1)
+    gctool.design("cyclic", n=6, s=2, seed=1, jobs=2)
+
+
+def _library_params(args: list[str]) -> dict[str, object]:
+    """The keywords of ``gctool.design`` for the command-line arguments ``args``."""
+    names = {"-n": "n", "-s": "s", "--lambda": "lam"}
+    out: dict[str, object] = {}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        name = names.get(flag, flag.lstrip("-").replace("-", "_"))
+        out[name] = value if value.isalpha() or "-" in value else int(value)
+    return out
