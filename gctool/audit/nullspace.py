@@ -53,7 +53,15 @@ from gctool.budget import Meter
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
 from gctool.model import GradientCode
-from gctool.numerics import EPS, band_tail, decode_limit, decodes, proves_decodes, residual_bracket
+from gctool.numerics import (
+    EPS,
+    band_tail,
+    decode_limit,
+    decodes,
+    proves_decodes,
+    residual_bracket,
+    residual_gamma,
+)
 
 if TYPE_CHECKING:
     from gctool.audit.chunks import ChunkSummary
@@ -327,7 +335,23 @@ class FloatNullKernel(Kernel):
 
     @property
     def delta(self) -> float:
-        """Smallest accepted lower bound on sigma_min(N[:, S])."""
+        """Smallest accepted lower bound on sigma_min(N[:, S]).
+
+        The rank band and the screen (here, :meth:`evaluate_numpy` and the compiled
+        :func:`~gctool.audit.kernels.real.screen_range` accept ``lb >= delta``).  An accepted
+        F has ``cond(B_F) <= kappa_max``, so ``sigma_r(B_F) >= (10 / sqrt(tol)) (max(n, K) /
+        max(f, K)) cut`` with ``cut = sigma_1(B_F) max(f, K) eps`` the rule's cut-off: for
+        tol <= 1 above the rank band (RANK_BAND = 10), for tol > 1 possibly in it, where the
+        direct decoder asks whether its verdict holds with the value dropped too.  Sound all
+        the same.  For tol < 100 the bound puts sigma_r above the cut itself: it counts, and
+        the screen's 'decodes' is the rule's (the direct decoder may call such a set
+        undecided, never failing).  For tol >= 100 values at or below the cut may be dropped
+        by the rule, but the targets' rows are orthogonal with ``||t_p||^2 = k``, so dropping
+        j directions raises the error by at most ``j k`` (Bessel: ``sum_p <t_p, v>^2 <= k``
+        for a unit v), ``j <= min(rank B, m)``: the error stays below the limit tol k unless
+        that count exceeds tol less the decoder's error (far below the limit), i.e. a code of
+        about tol / 2 >= 50 pieces or more with as many singular values of B_F in ``[10 cut /
+        sqrt(tol), cut]``: not seen, and not built in the tests (no repro found)."""
         km = self.kappa_max
         return float(self.red.kappa / km) if km > 0 else float("inf")
 
@@ -492,13 +516,10 @@ class FloatNullKernel(Kernel):
 
         Why this bound is sound whatever the rank of B_F.  The witness is a concrete vector of
         floats; its exact residual is within ``gamma (|B|^T |a| + |t|)`` of the computed one,
-        entry by entry, with ``gamma = (n + 2) EPS / (1 - (n + 2) EPS)`` (EPS = 2u, so this is
-        Higham's gamma_{2n+4}: it covers the f <= n - 1 products, the sums in any order, with or
-        without FMA, and the subtraction of t: gamma_{f+1} over R; over C gamma_{f+3} in
-        complex arithmetic, and sqrt(2) gamma_{f+2} where a BLAS sums the four real product
-        sums apart, as OpenBLAS' zgemm does; a kernel chaining all 2f real products of a
-        component in one sum would need sqrt(2) gamma_{2f+1}, more for n >= 7, as would
-        Decoder._doubtful's gamma_{f+2}).  So, rounded upward
+        entry by entry, with ``gamma = residual_gamma(n, complex)``
+        (:func:`~gctool.numerics.residual_gamma`: Higham's gamma_{2n+4} over R, sqrt(2) times
+        that over C, for the f <= n - 1 products summed in any order, with or without FMA,
+        and the subtraction of t; so whatever BLAS numpy uses).  So, rounded upward
         (:func:`~gctool.numerics.residual_bracket`: the squares' sum, the roots and the square
         lose ulps, and a residual of a decoder near 0 has no other slack: error 3 came out
         2.9999999999999996), the residual part bounds ``min_a ||B_F^T a - t||^2`` in exact
@@ -522,7 +543,7 @@ class FloatNullKernel(Kernel):
         a[np.arange(b)[:, None], S] = 0
         flat = np.swapaxes(a, 1, 2).reshape(b * m, n)
         resid = (flat @ B).reshape(b, m, -1) - self.T[None]
-        gamma = (n + 2) * EPS / (1 - (n + 2) * EPS)
+        gamma = residual_gamma(n, np.iscomplexobj(flat) or np.iscomplexobj(B))
         with np.errstate(over="ignore", invalid="ignore"):
             slack = gamma * ((np.abs(flat) @ np.abs(B)).reshape(b, m, -1) + np.abs(self.T)[None])
             tail = self.tail * np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))

@@ -54,6 +54,7 @@ from gctool.numerics import (
     on_side,
     rank_cutoff,
     residual_bracket,
+    residual_gamma,
     row_class_ids,
     structural_rank,
 )
@@ -241,7 +242,8 @@ class Decoder:
           or not, else the set is undecided (:class:`Undecided`).  Values at or below the
           cut-off are the round-off level of an exact zero and never count;
         * decodes: proved when the computed decoder's residual plus a rigorous round-off bound
-          (``gamma_f |B_F^T| |a|``) is within the tolerance;
+          (``g (|B_F^T| |a| + |t|)``, g of :func:`gctool.numerics.residual_gamma`: any BLAS
+          order) is within the tolerance;
         * fails: proved when the kept singular values are well separated from round-off
           (``sigma_r >= DECIDE_RTOL sigma_1``) and the error clears the tolerance by more than
           its perturbation bound.
@@ -285,7 +287,7 @@ class Decoder:
                     f"value of B_F (rows normalised) lies at the rank cut-off "
                     f"{float(cut[i, 0]):.3g}, and whether it counts decides the verdict; use a "
                     "finite field or a better-conditioned code")
-        gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
+        gamma = residual_gamma(f, np.iscomplexobj(BF) or np.iscomplexobj(a))  # any BLAS order
         with np.errstate(all="ignore"):
             slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))  # (b, K, m)
             # rounded upward: the computed error (its subtraction of t and its sum of 2 K m
@@ -328,7 +330,7 @@ class Decoder:
             Sinv = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0)
             a = np.conj(U) @ (Sinv[:, :, None] * (np.conj(Vh) @ Tt))  # (b, f, m)
             error = np.sum(np.abs(np.swapaxes(BF, 1, 2) @ a - Tt) ** 2, axis=(1, 2))
-            gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
+            gamma = residual_gamma(f, np.iscomplexobj(BF) or np.iscomplexobj(a))
             slack = gamma * (np.abs(np.swapaxes(BF, 1, 2)) @ np.abs(a))
             nxt = np.take_along_axis(S, np.minimum(r, p - 1)[:, None], axis=1)[:, 0]
             nxt = np.where(r < p, nxt + 10 * max(f, K) * EPS * S[:, 0], 0.0)

@@ -42,12 +42,12 @@ from gctool.errors import InvalidInput
 from gctool.exactls import vector_error
 from gctool.model import GradientCode
 from gctool.numerics import (
-    EPS,
     exact_limit,
     limit_bracket,
     on_side,
     proves_decodes,
     residual_bracket,
+    residual_gamma,
 )
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def check(code: GradientCode, F: np.ndarray, A: np.ndarray, tol: float = DEFAULT
         err = np.sum(np.abs(A @ BF - T[None]) ** 2, axis=(1, 2))
         # a rigorous bound on the round-off of each residual entry (products, sums, minus t)
         f = BF.shape[1]
-        gamma = (f + 2) * EPS / (1 - (f + 2) * EPS)
+        gamma = residual_gamma(f, np.iscomplexobj(A) or np.iscomplexobj(BF))
         slack = np.sqrt(np.sum((gamma * (np.abs(A) @ np.abs(BF) + np.abs(T)[None])) ** 2,
                                axis=(1, 2)))
         lo, hi = residual_bracket(err, slack, T.size)

@@ -27,7 +27,8 @@ so in any absolute norm (2-norm, max-norm) ``||g^ - g|| <= bound(F) * sum_j ||g_
 Rigour of the float64 evaluation: the products ``a^_i b^_ij`` of two P numbers are exact in
 float64 (real case), ``c^ - t`` is computed with an error of at most
 ``gamma_{n+3}(2^-53) (sum_i |a^_i b^_ij| + |t_j|)`` (the zero coefficients of the other
-workers add exactly nothing), which is added, and the final value is multiplied by
+workers add exactly nothing; complex: :func:`gctool.numerics.residual_gamma`, any summation
+order), which is added, and the final value is multiplied by
 ``1 + 4 (n + 32) 2^-52``, more than the relative error of the float64 evaluation of the sums
 of non-negative terms.  So the bound is an upper bound on the true error of the model; nothing
 is estimated.
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gctool.numerics import residual_gamma
 from gctool.precision.formats import Format, gamma, rounded
 
 #: unit roundoff of float64 (the evaluation of the bound)
@@ -115,7 +117,9 @@ class BoundKernel:
         gM = gamma(nnz + self.extra, fmt.accumulator_u)
         uS = fmt.send_u
         k1 = (uS + gM + uS * gM)[:, :, None]  # (1 + gM)(1 + uS) - 1
-        g64 = float(gamma(n + 3, U64))
+        # float64's own rounding of c^ - t, any BLAS order (complex: 2n real products a
+        # component, gctool.numerics.residual_gamma; real: n exact products, gamma_{n+3})
+        g64 = residual_gamma(n, True) if self.complex else float(gamma(n + 3, U64))
         with np.errstate(invalid="ignore", over="ignore"):
             resid = np.abs(C)
             resid += g64 * (S + self.absT[None])

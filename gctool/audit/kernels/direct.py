@@ -23,7 +23,8 @@ the one computed.  numpy's decoder returns its own float (or, where its float ca
 refined or exact value, closer still): under the assumption the oracle states for LAPACK's SVD
 (backward error ``p eps ||A||``, p <= 10 max(f, K)), its residual norm is within ``d_np =
 NUMPY_C (f + K) eps (1 + 2 kappa) tnorm`` of the exact one, plus the rounding of its residual
-(``gamma_(f+2) ||A||_F ||a||``).  So numpy's value lies in ``[(r - d)^2, (r + d)^2]`` (r the
+(``residual_gamma(f) ||A||_F ||a||``, :func:`gctool.numerics.residual_gamma`).  So numpy's
+value lies in ``[(r - d)^2, (r + d)^2]`` (r the
 computed residual norm, d = d_c + d_np), rounded outward
 (:func:`gctool.numerics.residual_bracket`).  A set is bracketed only when numpy's decoder
 surely takes the full numerical rank with no singular value in its rank band (its lower
@@ -51,6 +52,7 @@ from gctool.audit.kernels.real import (
     _qr_step,
     _reflect,
     bracket,
+    res_gamma,
     survivors_into,
 )
 from gctool.audit.oracles.base import upto_first_over
@@ -167,7 +169,7 @@ def _bounds(W: Any, X: Any, e_c: float, f: int, K: int, m: int, tall: bool, tnor
     if tall:  # the exact residual of (A, T) against the computed one of (A + dA, T + dT)
         x_norm = max(tnorm / sig_lo, tnorm * (1 + g) / sig_r)
         d_c = g * tnorm + g * norm_a * x_norm
-    ev = (f + 2) * EPS / (1 - (f + 2) * EPS)  # the rounding of numpy's residual
+    ev = res_gamma(f, np.iscomplexobj(W))  # the rounding of numpy's residual, any BLAS order
     d_np = NUMPY_C * (f + K) * EPS * (1 + 2 * kappa) * tnorm \
         + ev * norm_a * tnorm * 1.01 / sig_np
     d = (d_c + d_np) * (1 + 1e-6)

@@ -30,7 +30,7 @@ from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
-from gctool.numerics import EPS, residual_bracket
+from gctool.numerics import EPS, residual_bracket, residual_gamma
 
 #: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
 #: tolerance (the numpy kernel's own decoder, which differs by round-off, then accepts it too;
@@ -42,6 +42,10 @@ WARM: set[tuple[str, ...]] = set()
 #: :func:`gctool.numerics.residual_bracket` compiled (scalars): the one outward-rounded
 #: bracket of a squared residual from its computed value and the 2-norm of its round-off
 bracket = njit(residual_bracket)
+#: :func:`gctool.numerics.residual_gamma` compiled: the round-off constant of a residual entry
+#: for any summation order (this module's loops have their own order, whose constant is smaller
+#: over C, sqrt(2) gamma_{f+2}; the one constant keeps its proofs those of numpy's decoder)
+res_gamma = njit(residual_gamma)
 
 
 @njit
@@ -450,7 +454,7 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: 
     ``a = W + N^T Z`` cut to the survivors (inS: the stragglers), as
     :meth:`gctool.audit.nullspace.FloatNullKernel.witness_error` (why it is sound whatever the
     rank of B_F is argued there; the same slack, band term and upward rounding): the computed
-    residual plus ``gamma_{n+2} (|a|^T |B| + |t|)``, the bound on its round-off, plus
+    residual plus ``residual_gamma(n) (|a|^T |B| + |t|)``, the bound on its round-off, plus
     ``tail ||a||`` (:func:`gctool.numerics.band_tail`); inf or nan when it overflows."""
     n, d = NT.shape
     m = W.shape[1]
@@ -463,7 +467,8 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: 
             av[i, w] = 0.0 * v if inS[i] else v
             if not inS[i]:
                 aa += abs(v) ** 2
-    r2, e2 = _residual(av, Bn, T, inS, (n + 2) * EPS / (1 - (n + 2) * EPS))
+    r2, e2 = _residual(av, Bn, T, inS,
+                       res_gamma(n, np.iscomplexobj(av) or np.iscomplexobj(Bn)))
     return bracket(r2, np.sqrt(e2) + tail * np.sqrt(aa), Bn.shape[1] * m)[1]  # rounded upward
 
 
@@ -640,6 +645,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     inv2 = fro[top] + (1.0 + xp2) / nc2
                     if np.isfinite(inv2) and inv2 > 0 and 1.0 / np.sqrt(inv2) > lb:
                         lb = 1.0 / np.sqrt(inv2)
+                # sound with sigma_min(B_F) in the rank band (tol > 1): FloatNullKernel.delta
                 ok = quick or (np.isfinite(lb) and lb >= thr)
             witness = False
             if ok:
@@ -810,7 +816,7 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
 
     The verdict is kept (:data:`DIRECT_OK`, :data:`DIRECT_FAIL`) only where the decoder's own
     proofs (``Decoder._doubtful``) hold with :data:`DIRECT_SHARE` to spare: decodes when the
-    residual plus its rigorous round-off bound ``gamma_{f+2} (|B_F^T| |a| + |t|)``, rounded
+    residual plus its rigorous round-off bound ``residual_gamma(f) (|B_F^T| |a| + |t|)``, rounded
     upward, is at most ``DIRECT_SHARE * limit`` (a witness: the least-squares error is at most
     that); fails when the kept singular values are at least ``DECIDE_RTOL`` of the largest and
     the error less its perturbation bound exceeds ``limit / DIRECT_SHARE`` (or the rank is 0
@@ -866,7 +872,8 @@ def _direct_one(S: Any, Bn: Any, T: Any, scale: Any, limit: float, inS: Any, F: 
             a[i, u] = av[F[i], u] = v
     for i in range(s):
         inS[S[i]] = True
-    err, e2 = _residual(av, Bn, T, inS, (f + 2) * EPS / (1 - (f + 2) * EPS))
+    err, e2 = _residual(av, Bn, T, inS,
+                       res_gamma(f, np.iscomplexobj(av) or np.iscomplexobj(Bn)))
     for i in range(s):
         inS[S[i]] = False
     bound = bracket(err, np.sqrt(e2), K * m)[1]  # rounded upward
