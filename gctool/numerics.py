@@ -18,6 +18,9 @@ Every floating-point decision over R and C goes through this module:
   gives ``a = D a_n`` for B.
 * **One rank cut-off.**  A singular value counts when it exceeds ``sigma_max * max(shape) *
   eps`` of the (normalised) matrix (:func:`rank_cutoff`, :func:`numerical_rank`).
+* **Round-off of a residual.**  A computed entry of ``B_F^T a - t`` is within
+  ``residual_gamma(f, complex) (|B_F^T| |a| + |t|)`` of the exact one for any summation order
+  (:func:`residual_gamma`), so no proof depends on the BLAS numpy uses.
 * **Tie rule for thresholds.**  An error *exceeds* epsilon when it is above ``epsilon + tol * k``
   (and above the decoding limit), exactly; errors within the tolerance of epsilon are ties
   (:func:`level_tol`: the threshold is searched under the tolerance whose limit is that level).
