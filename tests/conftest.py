@@ -7,7 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from gctool._threads import pin_blas_threads
 
@@ -56,17 +59,66 @@ def _kernel_cache_is_cold() -> bool:
 
 
 _warmer: list[subprocess.Popen[bytes]] = []
+#: what the warm-up printed: the kernels it left without a cache entry, one a line
+WARM_REPORT = Path(tempfile.gettempdir()) / f"gctool-warm-kernels-{os.getpid()}.txt"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _runs_several_modules(config: pytest.Config) -> bool:
+    """Do the command line's paths name more than one test module (a folder, or two files)?"""
+    files = {arg.split("::")[0] for arg in config.args}
+    return len(files) > 1 or any(Path(f).is_dir() for f in files)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
     """A run of more than one test module on a cold cache (a fresh clone) compiles the kernels
-    in a process of its own, on the core the suite leaves idle, while the first tests run."""
+    in a process of its own, from the start of the session (collection is 30 s of CPU on the
+    suite's core), on the core the suite leaves idle."""
     if (_warmer or os.environ.get("GCTOOL_COMPILED") == "0"
-            or len({item.path for item in items}) < 2 or not _kernel_cache_is_cold()):
+            or not _runs_several_modules(session.config) or not _kernel_cache_is_cold()):
         return
     script = Path(__file__).parent / "warm_kernels.py"
-    _warmer.append(subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL))
+    with WARM_REPORT.open("wb") as report:
+        _warmer.append(subprocess.Popen([sys.executable, str(script)], stdout=report,
+                                        stderr=subprocess.DEVNULL))
+    _compile_after_the_warmer()
+
+
+def warmer() -> subprocess.Popen[bytes] | None:
+    """The warm-up of this session, if one was started."""
+    return _warmer[0] if _warmer else None
+
+
+@pytest.fixture
+def warm_up() -> tuple[int, str] | None:
+    """(exit status, output) of this session's warm-up once it has ended (it waits), or None
+    when none ran (a warm cache, or a run of one test module)."""
+    proc = warmer()
+    if proc is None:
+        return None
+    return proc.wait(), WARM_REPORT.read_text()
+
+
+def _compile_after_the_warmer() -> None:
+    """While the warm-up runs, a kernel of gctool that this process would compile waits until
+    the warm-up has cached it (or has ended), and is then loaded: on two cores, compiling it
+    here as well (10-20 s of CPU for the larger walks) only slows both processes down."""
+    from numba.core import sigutils
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
+
+    compile_ = Dispatcher.compile
+
+    def compile(self: Dispatcher, sig: Any) -> Any:
+        proc = warmer()
+        if (proc is not None and proc.poll() is None
+                and getattr(self.py_func, "__module__", "").startswith("gctool.")
+                and not isinstance(self._cache, NullCache)
+                and tuple(sigutils.normalize_signature(sig)[0]) not in self.overloads):
+            while proc.poll() is None and self._cache.load_overload(sig, self.targetctx) is None:
+                time.sleep(0.2)
+        return compile_(self, sig)
+
+    Dispatcher.compile = compile
 
 
 def pytest_sessionfinish() -> None:
@@ -75,6 +127,7 @@ def pytest_sessionfinish() -> None:
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+    WARM_REPORT.unlink(missing_ok=True)
 
 
 _TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

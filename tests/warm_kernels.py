@@ -1,31 +1,71 @@
-"""Fill numba's on-disk cache with gctool's compiled kernels (a script, not a test module).
+"""Fill numba's on-disk cache with every compiled kernel of gctool (a script, not a test module).
 
 tests/conftest.py runs it in a process of its own beside the suite when the cache is cold (a
-fresh clone, as CI's): compiling the kernels takes 20-30 s of CPU, which the suite would
-otherwise spend in its own process at the first test that walks compiled code.  Each kernel is
-compiled by running it, as a command would (``GCTOOL_COMPILED=1`` on small codes that tolerate
-their s, rows and columns shuffled so that no symmetry or certificate skips the enumeration):
-the real and complex screens and optimal-decoder walks, the exact walks over GF(p) and
-GF(2^m), the encoded frames' spectra.  A test that reaches a kernel first compiles it itself,
-as without this script;
-numba replaces its cache files atomically, so the two processes never read a partial one."""
+fresh clone, as CI's), from the start of the session: compiling the kernels takes about 100 s
+of CPU, which the suite would otherwise spend in its own process at the first test that walks
+compiled code.  While it runs, the suite's process waits for a kernel it reaches instead of
+compiling it as well (conftest), so the kernels are compiled in the order the suite first
+reaches them (attack's walks, the direct brackets, design's screen, verify's walks, the
+frames' spectra).  Each is compiled by running it as the library does (``GCTOOL_COMPILED=1``,
+small codes whose rows and columns are shuffled so that no symmetry or certificate skips the
+enumeration), on walks and on given sets, over R, C, GF(p) and GF(2^m).
+
+Every kernel (:func:`kernels`: the numba dispatchers of gctool's modules) must end with a
+cache entry: the script prints those left without one, one a line, and
+tests/compiled/test_warm_kernels.py fails on any.  numba replaces its cache files atomically,
+so the two processes never read a partial one."""
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+from typing import Any
 
-os.environ["GCTOOL_COMPILED"] = "1"
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from gctool.audit.attack import attack  # noqa: E402
-from gctool.audit.verify import verify  # noqa: E402
-from gctool.codes import design  # noqa: E402
-from gctool.model import GradientCode  # noqa: E402
+import gctool
+from gctool.algebra.fields import parse_field
+from gctool.codes import design
+from gctool.engine.enumeration import unrank_lex
+from gctool.model import GradientCode
 
 #: (scheme, field) of n = 7, s = 2: every kind of compiled walk
 KINDS = [("cyclic", "real"), ("cyclic-mds", "complex"), ("cyclic-mds", "GF(29)"),
          ("cyclic-mds", "GF(2^3)")]
+TOL = 1e-9
+
+
+def kernel_modules() -> list[str]:
+    """gctool's modules that compile with numba (their source says ``njit``)."""
+    root = Path(gctool.__file__).parent
+    return sorted(".".join(f.relative_to(root.parent).with_suffix("").parts)
+                  for f in root.rglob("*.py") if "njit" in f.read_text(encoding="utf-8"))
+
+
+def kernels() -> dict[str, Any]:
+    """Every compiled kernel of gctool by the ``module.name`` of its Python function (the
+    simulator's are made on their first use: made here, unless ``GCTOOL_COMPILED=0``)."""
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+
+    from gctool.sim.sgc_search import _kernel
+
+    _kernel()
+
+    found: dict[str, Any] = {}
+    for name in kernel_modules():
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, Dispatcher) and value.py_func.__module__.startswith("gctool"):
+                found[f"{value.py_func.__module__}.{value.py_func.__qualname__}"] = value
+    return found
+
+
+def cold(found: dict[str, Any]) -> list[str]:
+    """The kernels of ``found`` neither compiled nor loaded here and without a cache entry."""
+    return [name for name, d in found.items()
+            if not d.signatures and not os.path.exists(d._cache._cache_file._index_path)]
 
 
 def shuffled(code: GradientCode) -> GradientCode:
@@ -35,19 +75,109 @@ def shuffled(code: GradientCode) -> GradientCode:
     return GradientCode(B, code.field, code.s, "custom")
 
 
-def main() -> None:
-    for scheme, field in KINDS:
-        code = shuffled(design(scheme, n=7, s=2, field=field))
-        assert verify(code, 2, method="exhaustive").ok
-        if not field.startswith("GF"):
-            attack(code, 2, method="exhaustive")
-    # the encoded frames' spectra: a walk and given (sampled) sets
-    from gctool.audit.spectrum import worst_spectrum
+def _codes() -> list[tuple[str, GradientCode]]:
+    return [(field, shuffled(design(scheme, n=7, s=2, field=field))) for scheme, field in KINDS]
 
-    frame = design("encoded", frame="paley", workers=6, s=1)
-    worst_spectrum(frame, 2)
-    worst_spectrum(frame, 2, sample=3)
+
+def _ill(n: int, K: int, field: str) -> GradientCode:
+    """A random n x K code of condition 1e6 (no fast path for attack's oracle)."""
+    rng = np.random.default_rng(4)
+    G = rng.standard_normal((n, K))
+    if field == "complex":
+        G = G + 1j * rng.standard_normal((n, K))
+    U, _, Vh = np.linalg.svd(G, full_matrices=False)
+    return GradientCode((U * np.logspace(0, -6, min(n, K))) @ Vh, parse_field(field), 0,
+                        "custom")
+
+
+def _failing(field: str) -> GradientCode:
+    """n = 7, s = 2 (d = 2) with the straggler set {0, 6} failing (the direct decoder)."""
+    from scipy.linalg import null_space
+
+    rng = np.random.default_rng(1)
+    N = rng.standard_normal((2, 7)).astype(complex if field == "complex" else float)
+    if field == "complex":
+        N += 1j * rng.standard_normal((2, 7))
+    N[:, 6] = 2 * N[:, 0]
+    return GradientCode(null_space(N), parse_field(field), 2, "custom")
+
+
+def attack_walks() -> None:
+    """The optimal decoder's walk and given sets, and the direct brackets (walk, range,
+    sets) of codes off its fast path."""
+    from gctool.audit.attack import attack
+    from gctool.audit.kernels.direct import DirectBrackets
+    from gctool.audit.oracles import OptimalOracle
+
+    for field, code in _codes()[:2]:
+        attack(code, 2, method="exhaustive")
+        OptimalOracle(code).errors(unrank_lex(7, 2, np.arange(21)))
+        for K in (8, 5):  # rank n: the walk with a floor; tall (n - s > K): the range
+            oracle = OptimalOracle(_ill(8, K, field))
+            walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
+            walk.walk(2, 0, 5)
+            walk.sets(unrank_lex(8, 2, np.arange(5)))
+
+
+def design_screens() -> None:
+    """design's conditioning screen: the square walk (d = s) and the blocks (d > s)."""
+    from gctool.algebra.spectral import Spectral
+    from gctool.codes.conditioning import _screen_walked
+
+    for _, code in _codes()[:2]:
+        B = np.asarray(code.B)
+        for cols in (7, 4):  # rank 5 (d = 2 = s), rank 4 (d = 3)
+            _screen_walked(Spectral.of(B[:, :cols]), 2, 21)
+
+
+def verify_walks() -> None:
+    """verify's walks, and the given sets of the screen, its second stage, the direct
+    decoder and the exact tests."""
+    from gctool.audit import nullspace as ns
+    from gctool.audit.verify import verify
+
+    S = unrank_lex(7, 2, np.arange(21))
+    for field, code in _codes():
+        assert verify(code, 2, method="exhaustive").ok
+        if field.startswith("GF"):
+            gf = ns.GFNullKernel(code, ns.reduce_gf(code))
+            gf.chunk_size(2)
+            gf.evaluate(S)
+            continue
+        fails = _failing(field)
+        real = ns.FloatNullKernel(fails, TOL, ns.reduce_float(fails, TOL))
+        real.chunk_size(2)
+        assert not real.evaluate(S).ok.all()
+
+
+def frame_spectra() -> None:
+    """The encoded frames' spectra: a walk, given (sampled) sets and sets one at a time."""
+    from gctool.audit.kernels.spectra import FrameWalk
+    from gctool.audit.spectrum import Frame, frame_matrix, worst_spectrum
+
+    code = design("encoded", frame="paley", workers=6, s=1)
+    worst_spectrum(code, 2)
+    worst_spectrum(code, 2, sample=3)
+    fr = Frame.of(frame_matrix(code))
+    walk = FrameWalk(fr.S, fr.G, fr.analysis.rows()[0], fr.c)
+    walk.each(unrank_lex(fr.S.shape[0], 2, np.arange(3)), fr._small(2))
+
+
+def simulator() -> None:
+    """The sequential schemes' round loop (made and compiled on its first use)."""
+    from gctool.sim.sgc_search import _kernel
+
+    _kernel()
+
+
+def main() -> int:
+    os.environ["GCTOOL_COMPILED"] = "1"
+    for step in (attack_walks, design_screens, verify_walks, frame_spectra, simulator):
+        step()
+    left = cold(kernels())
+    print(*left, sep="\n")
+    return 1 if left else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
