@@ -104,9 +104,14 @@ def _compile_after_the_warmer() -> None:
     here as well (10-20 s of CPU for the larger walks) only slows both processes down."""
     from numba.core import sigutils
     from numba.core.caching import NullCache
+    from numba.core.compiler_lock import global_compiler_lock
     from numba.core.dispatcher import Dispatcher
 
     compile_ = Dispatcher.compile
+
+    def cached(self: Dispatcher, sig: Any) -> bool:
+        with global_compiler_lock:  # as numba loads from its cache
+            return self._cache.load_overload(sig, self.targetctx) is not None
 
     def compile(self: Dispatcher, sig: Any) -> Any:
         proc = warmer()
@@ -114,7 +119,7 @@ def _compile_after_the_warmer() -> None:
                 and getattr(self.py_func, "__module__", "").startswith("gctool.")
                 and not isinstance(self._cache, NullCache)
                 and tuple(sigutils.normalize_signature(sig)[0]) not in self.overloads):
-            while proc.poll() is None and self._cache.load_overload(sig, self.targetctx) is None:
+            while proc.poll() is None and not cached(self, sig):
                 time.sleep(0.2)
         return compile_(self, sig)
 
