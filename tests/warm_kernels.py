@@ -1,7 +1,7 @@
 """Fill numba's on-disk cache with every compiled kernel of gctool (a script, not a test module).
 
 tests/conftest.py runs it in a process of its own beside the suite when the cache is cold (a
-fresh clone, as CI's), from the start of the session: compiling the kernels takes about 100 s
+fresh clone, as CI's), from the start of the session: compiling the kernels takes 2-3 minutes
 of CPU, which the suite would otherwise spend in its own process at the first test that walks
 compiled code.  While it runs, the suite's process waits for a kernel it reaches instead of
 compiling it as well (conftest), so the kernels are compiled in the order the suite first
