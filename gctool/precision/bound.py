@@ -8,12 +8,13 @@ computation):
   the rounded values themselves;
 * worker i computes ``m~_i = sum_j b^_ij g_j`` in float32 (products and sums rounded, any
   order): ``|m~_i - sum_j b^_ij g_j| <= gW_i sum_j |b^_ij| |g_j|`` with ``gW_i = gamma_{d_i}``
-  (``gamma_{d_i + 2}`` for complex arithmetic), ``d_i`` the non-zeros of row i;
+  (complex: ``sqrt(2) gamma_{2 d_i}``, :func:`gctool.precision.formats.dot_gamma`), ``d_i``
+  the non-zeros of row i;
 * it sends ``m^_i = fl_P(m~_i)``, ``|m^_i - m~_i| <= uS |m~_i|`` (uS = u of P; 0 for float32,
   whose accumulator is the message);
 * the master computes ``sum_i a^_i m^_i`` in float32, any order: error at most
-  ``gM sum_i |a^_i| |m^_i|``, ``gM = gamma_f`` (``gamma_{f + 2}`` complex), f the non-zeros of
-  a^.
+  ``gM sum_i |a^_i| |m^_i|``, ``gM = gamma_f`` (complex: ``sqrt(2) gamma_{2f}``), f the
+  non-zeros of a^.
 
 Adding up (``c^ = B^_F^T a^``, the combination the rounded coefficients decode exactly):
 
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gctool.numerics import residual_gamma
-from gctool.precision.formats import Format, gamma, rounded
+from gctool.precision.formats import Format, dot_gamma, gamma, rounded
 
 #: unit roundoff of float64 (the evaluation of the bound)
 U64 = 2.0**-53
@@ -73,11 +74,10 @@ class BoundKernel:
     def __init__(self, B: np.ndarray, T: np.ndarray, fmt: Format) -> None:
         self.fmt = fmt
         self.complex = bool(np.iscomplexobj(B))
-        extra = 2 if self.complex else 0
         self.Bh = rounded(B, fmt)  # (n, K) the coefficients the workers use
         self.absB = np.abs(self.Bh)
         d = np.count_nonzero(self.Bh, axis=1)
-        self.gW = gamma(d + extra, fmt.accumulator_u)  # (n,)
+        self.gW = dot_gamma(d, fmt.accumulator_u, self.complex)  # (n,)
         with np.errstate(invalid="ignore", over="ignore"):
             self.absBw = self.absB * self.gW[:, None]
         self.T = np.asarray(T, dtype=self.Bh.dtype)  # (m, K)
@@ -85,7 +85,6 @@ class BoundKernel:
         n, K = self.Bh.shape
         self.margin = 1 + 4 * (n + 32) * 2 * U64
         self.b_finite = bool(np.isfinite(self.Bh).all())
-        self.extra = extra
 
     def evaluate(self, F: np.ndarray, a: np.ndarray) -> SetBounds:
         """Bounds for survivor sets F (b, f) decoded by a (b, m, f) (float64 vectors)."""
@@ -114,7 +113,7 @@ class BoundKernel:
             C = (flat @ self.Bh).reshape(b, m, K)
             C -= self.T[None]  # c^ - t
         nnz = np.count_nonzero(flat, axis=1).reshape(b, m)
-        gM = gamma(nnz + self.extra, fmt.accumulator_u)
+        gM = dot_gamma(nnz, fmt.accumulator_u, self.complex)
         uS = fmt.send_u
         k1 = (uS + gM + uS * gM)[:, :, None]  # (1 + gM)(1 + uS) - 1
         # float64's own rounding of c^ - t, any BLAS order (complex: 2n real products a

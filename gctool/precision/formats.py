@@ -131,6 +131,24 @@ def gamma(count: Any, u: float) -> np.ndarray:
         return np.where(nu < 1, nu / np.where(nu < 1, 1 - nu, 1.0), np.inf)
 
 
+def dot_gamma(count: Any, u: float, complex_: bool) -> np.ndarray:
+    """The constant ``g`` of an inner product of ``count`` terms computed in *any* order (any
+    tree, any partial sums, FMA or not) with unit roundoff ``u``: ``|fl(x^T y) - x^T y| <=
+    g sum |x_j| |y_j|``, elementwise.
+
+    Real: ``gamma_count`` (Higham, *Accuracy and Stability of Numerical Algorithms*, (3.5)).
+    Complex: each component of the result is a real inner product of ``2 count`` products
+    however it is grouped, within ``gamma_{2 count}`` of the sum of their magnitudes; per term
+    ``(|ac| + |bd|)^2 + (|ad| + |bc|)^2 <= 2 |x_j|^2 |y_j|^2``, so the complex error is at most
+    ``sqrt(2) gamma_{2 count} sum |x_j| |y_j|`` (the float64 twin is
+    :func:`gctool.numerics.residual_gamma`).  Higham's ``sqrt(2) gamma_{count + 2}`` (section
+    3.6) holds for complex arithmetic's own order only."""
+    if not complex_:
+        return gamma(count, u)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return gamma(2 * np.asarray(count, dtype=np.float64), u) * (np.sqrt(2.0) * (1 + 2.0**-52))
+
+
 #: how a bfloat16 array is stored in an NPZ file (plain numpy has no bfloat16 type)
 BFLOAT16_STORAGE = ("bfloat16 bit patterns as uint16 (the upper half of a float32); "
                     "values: numpy.left_shift(X.astype(numpy.uint32), 16).view(numpy.float32)")

@@ -204,3 +204,31 @@ def test_the_simulations_rounding_is_within_the_bound(name):
         got = r.decode(a[b], r.messages(B[F[b]], G))[0]
         err = np.max(np.abs(got - exact)) / np.sum(np.max(np.abs(G), axis=1))
         assert err <= bounds[b]
+
+
+def test_the_complex_inner_product_constant_holds_for_a_chained_float32_order() -> None:
+    """A worker or master that sums all 2f real products of a component in one float32 chain
+    (each addition rounding up by almost u) exceeds Higham's complex-arithmetic constant
+    gamma_{f+2} but stays within formats.dot_gamma's sqrt(2) gamma_{2f}; checked exactly."""
+    from fractions import Fraction
+
+    from gctool.precision.formats import dot_gamma, gamma
+
+    u = 2.0**-24
+    f = 12
+    v = np.float32(u * (1 + 2.0**-20))
+    x = [complex(1, 1)] * f
+    y = [complex(0.5, -0.5)] + [complex(v, -v)] * (f - 1)
+    re = [np.float32(a.real * b.real) for a, b in zip(x, y, strict=True)]
+    re += [np.float32(-(a.imag * b.imag)) for a, b in zip(x, y, strict=True)]
+    re = re[:1] + re[f:f + 1] + re[1:f] + re[f + 1:]  # 1/2, 1/2, then the 2f - 2 small ones
+    acc = np.float32(0)
+    for term in re:
+        acc = np.float32(acc + term)
+    exact = sum(Fraction(float(a.real)) * Fraction(float(b.real))
+                - Fraction(float(a.imag)) * Fraction(float(b.imag)) for a, b in zip(x, y, strict=True))
+    ratio = abs(Fraction(float(acc)) - exact) / sum(
+        Fraction(abs(a)) * Fraction(abs(b)) for a, b in zip(x, y, strict=True))
+    assert ratio > float(gamma(f + 2, u))  # the complex-arithmetic constant does not cover it
+    assert ratio <= float(dot_gamma(f, u, True))
+    assert float(dot_gamma(f, u, False)) == float(gamma(f, u))
