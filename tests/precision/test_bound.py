@@ -225,8 +225,9 @@ def test_the_complex_inner_product_constant_holds_for_a_chained_float32_order() 
     acc = np.float32(0)
     for term in re:
         acc = np.float32(acc + term)
+    pairs = list(zip(x, y, strict=True))
     exact = sum(Fraction(float(a.real)) * Fraction(float(b.real))
-                - Fraction(float(a.imag)) * Fraction(float(b.imag)) for a, b in zip(x, y, strict=True))
+                - Fraction(float(a.imag)) * Fraction(float(b.imag)) for a, b in pairs)
     ratio = abs(Fraction(float(acc)) - exact) / sum(
         Fraction(abs(a)) * Fraction(abs(b)) for a, b in zip(x, y, strict=True))
     assert ratio > float(gamma(f + 2, u))  # the complex-arithmetic constant does not cover it
