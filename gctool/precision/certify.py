@@ -187,7 +187,7 @@ class _Sets:
         if emulate:
             vec = np.swapaxes(a[np.arange(F.shape[0])[:, None], :, F], 1, 2)  # (b, m, f)
             err = empirical_errors(self.B, self.T, F, vec, self.fmt, self.draws, sb.column,
-                                   self.values)
+                                   self.values, sb.bound)
         return S, sb, err, redone
 
     def _bounds(self, S: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, SetBounds, int]:
@@ -288,7 +288,8 @@ class _Run:
         reason = self._reason(bound, worst_set, emp)
         if self.emp.out_of_range:
             notes.append(f"{counted(self.emp.out_of_range, 'emulated set')} left {fmt.name}'s "
-                         "range (overflow): excluded from the empirical check")
+                         "range (overflow, or underflow beyond the bound's relative "
+                         "model): excluded from the empirical check")
         return PrecisionReport(
             fmt.name, False, self.s, self.total, bound if finite else None, worst_set,
             resid if finite else None, rnd if finite else None, col, self.limit, self.over,

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.limits import REL_SLACK
 from gctool.precision.formats import Format, cast
 
 #: coordinates of every gradient draw of the empirical check
@@ -55,10 +56,27 @@ def send(x: np.ndarray, fmt: Format) -> np.ndarray:
     return np.asarray(cast(x, fmt)).astype(np.float32)
 
 
-def messages(B: np.ndarray, G: np.ndarray, fmt: Format) -> np.ndarray:
+def underflow(x: np.ndarray, fmt: Format) -> np.ndarray:
+    """The absolute error that sending the float32 messages ``x`` in ``fmt`` may add beyond
+    the bound's relative model (``fl(x) = x (1 + d)`` holds in the normal range only): the
+    half-spacing of the subnormals, ``u tiny``, at every non-zero entry below ``tiny``
+    (0 elsewhere; complex entries part by part)."""
+    x = np.asarray(x)
+    if fmt.accumulates_in_itself:
+        return np.zeros(x.shape)
+    half = fmt.u * fmt.tiny
+    parts = (x.real, x.imag) if np.iscomplexobj(x) else (x,)
+    out = np.zeros(x.shape)
+    for part in parts:
+        mag = np.abs(part.astype(np.float64))
+        out += np.where((mag > 0) & (mag < fmt.tiny), half, 0.0) ** 2
+    return np.sqrt(out)
+
+
+def messages(B: np.ndarray, G: np.ndarray, fmt: Format, sent: bool = True) -> np.ndarray:
     """Messages (n, ...) of every worker for partial gradients G (K, ...): worker i sums
     ``fl32(b^_ij g_j)`` over its non-zero ``b^_ij`` in increasing j in float32, then rounds the
-    sum to ``fmt``."""
+    sum to ``fmt`` (``sent=False``: the float32 sums before that rounding)."""
     Bh = coefficients(B, fmt)
     dt = acc_dtype(np.iscomplexobj(Bh) or np.iscomplexobj(G))
     G32 = np.asarray(G).astype(dt)
@@ -69,7 +87,7 @@ def messages(B: np.ndarray, G: np.ndarray, fmt: Format) -> np.ndarray:
             for j in np.flatnonzero(Bh[i]):
                 acc = acc + Bh[i, j].astype(dt) * G32[j]
             out[i] = acc
-        return send(out, fmt)
+        return send(out, fmt) if sent else out
 
 
 def decode(F: np.ndarray, a: np.ndarray, msgs: np.ndarray, fmt: Format) -> np.ndarray:
@@ -131,48 +149,78 @@ def _scale(B: np.ndarray, fmt: Format, largest: float) -> float:
     return float(2.0 ** np.floor(np.log2(room / largest)))
 
 
-def empirical_errors(B: np.ndarray, T: np.ndarray, F: np.ndarray, a: np.ndarray,
+def empirical_errors(B: np.ndarray, T: np.ndarray, F: np.ndarray, a: np.ndarray,  # noqa: PLR0913 (the draws and the bounds)
                      fmt: Format, gradients: list[np.ndarray],
                      columns: np.ndarray | None = None,
-                     values: np.ndarray | None = None) -> np.ndarray:
+                     values: np.ndarray | None = None,
+                     bounds: np.ndarray | None = None) -> np.ndarray:
     """Largest relative error (b,) of the decoded gradient over the draws, in the 2-norm and
     (m = 1) the max-norm, each relative to ``sum_j ||g_j||`` in its norm (for m pieces the
     rows of a draw are the K = k m pieces, piece-major, and ``||g_j||^2 = sum_u
     ||g_(u k + j)||^2``).  ``columns`` (b,) adds, per set, the draw that holds ``values`` on that
     column of B alone.  Draws are scaled by a power of two so that no message overflows; a set
-    whose decoded gradient is still not finite gets nan (out of the model's range)."""
+    whose decoded gradient is still not finite gets nan (out of the model's range).  With the
+    sets' proved ``bounds`` (b,), a set also gets nan where a draw exceeds its bound by no more
+    than what its messages' underflow (:func:`underflow`, decoded by ``|a^|``) can add: that
+    draw left the model's range (underflow) too."""
     m, K = T.shape
     k = K // m
     Tr = np.real(np.asarray(T)).astype(np.float64)
+    ah = np.abs(coefficients(a, fmt).astype(np.complex128))  # (b, m, f)
+    a2, amax = np.sqrt(np.sum(ah**2, axis=1)), np.max(ah, axis=1)  # (b, f)
+    rows = np.arange(F.shape[0])[:, None]
     worst = np.zeros(F.shape[0])
     for G in gradients:
         G = G * np.float32(_scale(B, fmt, float(np.max(np.abs(G)))))
-        got = decode(F, a, messages(B, G, fmt), fmt)  # (b, m, W)
+        pre = messages(B, G, fmt, sent=False)
+        got = decode(F, a, send(pre, fmt), fmt)  # (b, m, W)
+        eta = underflow(pre, fmt)  # (n, W)
         G64 = G.astype(np.float64)
         norms = np.sqrt(np.sum(G64.reshape(m, k, -1) ** 2, axis=(0, 2)))
         maxes = np.max(np.abs(G64), axis=1)
+        lost = _lost(a2, amax, np.linalg.norm(eta, axis=-1)[F], np.max(eta, axis=-1)[F],
+                     float(np.sum(norms)), float(np.sum(maxes)) if m == 1 else None)
         worst = _worse(worst, got, (Tr @ G64)[None], float(np.sum(norms)),
-                       float(np.sum(maxes)) if m == 1 else None)
+                       float(np.sum(maxes)) if m == 1 else None, bounds, lost)
     if columns is not None and values is not None:
         v = values * np.float32(_scale(B, fmt, float(np.max(values))))
         Bh = coefficients(B, fmt)
         with np.errstate(over="ignore", invalid="ignore"):
             prods = Bh[:, columns].T[:, :, None].astype(acc_dtype(np.iscomplexobj(Bh))) * v
             got = decode(F, a, send(prods, fmt), fmt)  # (b, m, W)
+        eta = underflow(prods, fmt)  # (b, n, W)
         v64 = v.astype(np.float64)
         exact = Tr[:, columns].T[:, :, None] * v64  # (b, m, W)
-        worst = _worse(worst, got, exact, float(np.linalg.norm(v64)),
-                       float(np.max(v64)) if m == 1 else None)
+        norm_max = float(np.max(v64)) if m == 1 else None
+        lost = _lost(a2, amax, np.linalg.norm(eta, axis=-1)[rows, F],
+                     np.max(eta, axis=-1)[rows, F], float(np.linalg.norm(v64)), norm_max)
+        worst = _worse(worst, got, exact, float(np.linalg.norm(v64)), norm_max, bounds, lost)
     return worst
 
 
+def _lost(a2: np.ndarray, amax: np.ndarray, eta2: np.ndarray, etamax: np.ndarray,
+          norm2: float, norm_max: float | None) -> np.ndarray:
+    """The relative error (b,) the survivors' underflow can add to a decoded draw: ``sum_i
+    ||a^_i|| ||eta_i||`` in each norm (a^_i: survivor i's decoder entries over the pieces),
+    with 1% for the float32 decoding of it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        rel = np.sum(a2 * eta2, axis=1) / norm2
+        if norm_max is not None:
+            rel = np.maximum(rel, np.sum(amax * etamax, axis=1) / norm_max)
+    return 1.01 * rel
+
+
 def _worse(worst: np.ndarray, got: np.ndarray, exact: np.ndarray, norm2: float,
-           norm_max: float | None) -> np.ndarray:
+           norm_max: float | None, bounds: np.ndarray | None = None,
+           lost: np.ndarray | None = None) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         err = got.astype(np.complex128 if np.iscomplexobj(got) else np.float64) - exact
         rel = np.sqrt(np.sum(np.abs(err) ** 2, axis=(1, 2))) / norm2
         if norm_max is not None:
             rel = np.maximum(rel, np.max(np.abs(err), axis=(1, 2)) / norm_max)
+        if bounds is not None and lost is not None:
+            top = bounds * (1 + REL_SLACK)
+            rel = np.where((lost > 0) & (rel > top) & (rel <= top + lost), np.nan, rel)
     return np.where(np.isfinite(rel) & ~np.isnan(worst), np.maximum(worst, rel), np.nan)
 
 

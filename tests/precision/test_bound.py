@@ -188,6 +188,53 @@ def test_random_codes_every_set_is_within_its_bound(code, name):
         assert r.empirical.max_error <= r.bound
 
 
+# worker 2's message 6.68e-6 g is subnormal in float16 and its decoder entry is 6e4: the
+# underflow's absolute error, outside the bound's relative model, exceeds the bound
+UNDERFLOW_B = np.array([[4.43115651e-02, 0], [-7.19615087e+00, 0], [0, 6.68197389e-06],
+                        [1.17410469e-01, 1.21625154e+01], [-2.14546050e-01, -1.26447079e-01],
+                        [0, 0]])
+
+
+def test_a_message_underflow_is_out_of_range_not_a_broken_bound():
+    code = code_of(UNDERFLOW_B, 0, "real")
+    r = certify(code, "float16")
+    assert r.bound is not None and r.empirical is not None
+    assert r.empirical.exceeds_bound == 0 and r.empirical.out_of_range == 1, r.reason
+    assert any("underflow" in note for note in r.notes)
+    # the emulation itself: beyond the bound without the underflow allowance, within it with
+    fmt = get_format("float16")
+    B, T = np.asarray(code.B), code.targets()
+    F = np.arange(6)[None]
+    a = _decoders(code, F)
+    sb = BoundKernel(B, T, fmt).evaluate(F, a)
+    G = [np.ones((2, 8), dtype=np.float32)]
+    args = (B, T, F, a, fmt, G, sb.column, em.column_values(1))
+    plain = em.empirical_errors(*args)
+    assert plain[0] > sb.bound[0] * 1.2
+    assert np.isnan(em.empirical_errors(*args, sb.bound)[0])
+    # without underflow a draw beyond the bound still counts (here: beyond a quarter of it)
+    code = design("cyclic", 9, 2, seed=3)
+    B, T = np.asarray(code.B), code.targets()
+    F = np.array([[i for i in range(9) if i not in S] for S in combinations(range(9), 2)])
+    a = _decoders(code, F)
+    sb = BoundKernel(B, T, fmt).evaluate(F, a)
+    args = (B, T, F, a, fmt, em.draws(9, 2, 0), sb.column, em.column_values(1))
+    plain = em.empirical_errors(*args)
+    assert (plain > sb.bound / 4).any()
+    assert np.array_equal(em.empirical_errors(*args, sb.bound / 4), plain)
+    # in float32 nothing underflows: the same code is within its bound
+    r32 = certify(code, "float32")
+    assert r32.empirical is not None and r32.empirical.out_of_range == 0
+    assert r32.empirical.exceeds_bound == 0
+
+
+def test_underflow_is_the_half_spacing_of_the_subnormals():
+    fmt = get_format("float16")
+    x = np.array([0.0, 2.0**-20, -(2.0**-15), 2.0**-14, 1.0], dtype=np.float32)
+    assert em.underflow(x, fmt).tolist() == [0, 2.0**-25, 2.0**-25, 0, 0]
+    assert not em.underflow(x, get_format("float32")).any()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_simulations_rounding_is_within_the_bound(name):
     """emulate.Rounding (float32 matrix products, any order) stays within each set's bound."""
