@@ -5,6 +5,7 @@ at its first use, beside the warm-up)."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -33,8 +34,15 @@ def _njit_sites() -> list[str]:
 def test_every_kernel_is_found() -> None:
     sites, found = _njit_sites(), warm_kernels.kernels()
     assert len(sites) == len(found) > 60
-    assert {s for s in sites if s not in found} == {  # made of numerics' functions
-        "gctool.audit.kernels.optimal.lost_terms", "gctool.audit.kernels.real.residual_bracket"}
+    missing = [s for s in sites if s not in found]
+    # the kernels not found are ``njit(f)`` of plain functions of gctool.numerics (the same
+    # arithmetic in numpy and compiled code), compiled inside the kernels that call them
+    assert missing and all(_origin(s) == "gctool.numerics" for s in missing), missing
+
+
+def _origin(site: str) -> str:
+    module, name = site.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name).__module__
 
 
 def test_the_warm_up_leaves_no_kernel_cold(warm_up: tuple[int, str] | None) -> None:
