@@ -267,13 +267,11 @@ def tied_records(err: np.ndarray, first: int | None = None) -> list[int]:
     maximum: the first max of the whole sequence is one of them)."""
     err = np.asarray(err, dtype=np.float64)
     i = first_max(err) if first is None else first
-    out, top = [i], err[i] if err.size else np.nan
-    if np.isfinite(top):
-        for j in (np.flatnonzero(err[i + 1:] > top) + i + 1).tolist():
-            if err[j] > top:
-                out.append(j)
-                top = err[j]
-    return out
+    if not err.size or not np.isfinite(err[i]):
+        return [i]
+    after = err[i:]  # a record beats the running maximum before it (fmax: nan never counts)
+    records = np.flatnonzero(after[1:] > np.fmax.accumulate(after)[:-1]) + i + 1
+    return [i, *records.tolist()]
 
 
 # -- row normalisation ------------------------------------------------------------------------
