@@ -1,5 +1,6 @@
 """Write the table of docs/precision.md: the proved bound (and the worst observed error) of the
-README's example codes, and of the issue's three examples, in float32, bfloat16 and float16.
+README's example codes, and of the issue's three examples, in float32, bfloat16 and float16,
+and the float16 underflow floor (the smallest partial-gradient entry the bound covers).
 
     .venv/bin/python docs/precision_table.py          # rewrites the table in docs/precision.md
 
@@ -60,13 +61,20 @@ def row(args: str, jobs: int = 1) -> str:
 
     code = code_of(args)
     budget = Budget.default().with_(max_work=1e12)  # the cyclic n = 22 example takes seconds
-    cells = [cell(certify(code, name, jobs=jobs, budget=budget)) for name in FORMATS]
+    reports = [certify(code, name, jobs=jobs, budget=budget) for name in FORMATS]
+    cells = [cell(r) for r in reports] + [floor_cell(reports[FORMATS.index("float16")])]
     return f"| `{args}` | {code.n} | {code.s} | " + " | ".join(cells) + " |"
 
 
+def floor_cell(report) -> str:  # type: ignore[no-untyped-def]
+    if report.exact:
+        return "-"
+    return "-" if report.floor is None or report.bound is None else f"{report.floor:.2g}"
+
+
 def table(codes: tuple[str, ...] = CODES, jobs: int = 1) -> str:
-    head = ("| code (`gctool design ...`) | n | s | float32 | bfloat16 | float16 |\n"
-            "| --- | --- | --- | --- | --- | --- |")
+    head = ("| code (`gctool design ...`) | n | s | float32 | bfloat16 | float16 | "
+            "float16 floor |\n| --- | --- | --- | --- | --- | --- | --- |")
     return "\n".join([head] + [row(args, jobs) for args in codes])
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gctool.numerics import residual_gamma
-from gctool.precision.formats import Format, dot_gamma, gamma, rounded
+from gctool.precision.formats import Format, dot_gamma, gamma, rounded, smallest_part
 
 #: unit roundoff of float64 (the evaluation of the bound)
 U64 = 2.0**-53
@@ -57,11 +57,14 @@ class SetBounds:
     rounding: np.ndarray  # its part from the arithmetic's rounding (worker, send, master)
     column: np.ndarray  # the partition (column of B) where the maximum is attained
     overflow: np.ndarray  # bool: a decoder entry is beyond P's range
+    #: the smallest non-zero magnitude of a part of the rounded decoder (inf: none), which
+    #: with B's sets the float32 accumulator's share of the underflow floor (:func:`floor`)
+    amin: np.ndarray
 
     def replace(self, idx: np.ndarray, other: SetBounds) -> SetBounds:
         """These bounds with the sets ``idx`` taken from ``other`` (bounds of those sets)."""
         out = {}
-        for name in ("bound", "residual", "rounding", "column", "overflow"):
+        for name in ("bound", "residual", "rounding", "column", "overflow", "amin"):
             arr = getattr(self, name).copy()
             arr[idx] = getattr(other, name)
             out[name] = arr
@@ -85,6 +88,7 @@ class BoundKernel:
         n, K = self.Bh.shape
         self.margin = 1 + 4 * (n + 32) * 2 * U64
         self.b_finite = bool(np.isfinite(self.Bh).all())
+        self.bmin = smallest_part(self.Bh)  # B^'s smallest non-zero part (inf: B = 0)
 
     def evaluate(self, F: np.ndarray, a: np.ndarray) -> SetBounds:
         """Bounds for survivor sets F (b, f) decoded by a (b, m, f) (float64 vectors)."""
@@ -106,6 +110,7 @@ class BoundKernel:
             ah = np.where(finite[:, None, None], ah, 0.0)
         flat = ah.reshape(b * m, n)
         abs_a = np.abs(flat)
+        amin = _smallest_parts(ah.reshape(b, m * n))
         K = self.Bh.shape[1]
         with np.errstate(invalid="ignore", over="ignore"):  # inf entries: unbounded sets
             S = (abs_a @ self.absB).reshape(b, m, K)  # sum_i |a^_i| |b^_ij|
@@ -138,4 +143,31 @@ class BoundKernel:
             bound = np.where(bad, np.inf, total[rows, col] * scale)
             res = np.where(bad, np.inf, resid[rows, col] * scale)
             rnd = np.where(bad, np.inf, roundoff[rows, col] * scale)
-        return SetBounds(bound, res, rnd, col, overflow)
+        return SetBounds(bound, res, rnd, col, overflow, amin)
+
+
+def _smallest_parts(a: np.ndarray) -> np.ndarray:
+    """Per row of ``a`` (b, N): the smallest non-zero magnitude of a real or imaginary part
+    (inf: the row is zero)."""
+    parts = np.abs(np.concatenate([a.real, a.imag], axis=1) if np.iscomplexobj(a) else a)
+    with np.errstate(invalid="ignore"):
+        return np.where(parts > 0, parts, np.inf).min(axis=1, initial=np.inf)
+
+
+def floor(fmt: Format, bmin: float, amin: float) -> float:
+    """The underflow floor of docs/precision.md: the smallest magnitude ``x`` of the non-zero
+    partial-gradient entries (real and imaginary parts apart) for which every product, message
+    and decoding product of the model is a normal number, when no message cancels below
+    ``bmin x`` (the assumption; ``bmin`` and ``amin`` are the smallest non-zero parts of B^ and
+    of the decoders a^).  Then a worker's products ``|b^_ij g_j| >= bmin x >= tiny`` (P's
+    smallest normal, at least float32's), its message ``>= bmin x >= tiny`` stays normal when
+    it is rounded to P (``tiny`` is a number of P), the master's products
+    ``|a^_i m^_i| >= amin bmin x >=`` float32's smallest normal, and a float32 sum that falls
+    below it is exact (IEEE gradual underflow): the relative model of the bound holds at every
+    step.  ``max(tiny / bmin, tiny32 / (bmin amin))``, rounded up; 0 for B = 0."""
+    if not np.isfinite(bmin) or bmin <= 0:
+        return 0.0
+    low = fmt.tiny / bmin
+    if np.isfinite(amin) and amin > 0:
+        low = max(low, fmt.accumulator_tiny / bmin / amin)
+    return float(low * (1 + 8 * U64))

@@ -25,7 +25,7 @@ from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import PRECISION_WARN_ERROR, REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import TIE_RTOL
-from gctool.precision.bound import BoundKernel, SetBounds
+from gctool.precision.bound import BoundKernel, SetBounds, floor
 from gctool.precision.emulate import column_values, draws, empirical_errors, headroom
 from gctool.precision.formats import Format, get_format
 from gctool.reports import PrecisionEmpirical, PrecisionReport
@@ -233,6 +233,7 @@ class _Run:
         self.fallbacks = 0
         # running worst (bound, set, residual, rounding, column)
         self.worst = WorstBound()
+        self.amin = float("inf")  # the decoders' smallest non-zero part (the floor)
         self.top: list[tuple[float, int, list[int]]] = []  # (bound, rank, set)
         self.emp = _Empirical()
 
@@ -266,6 +267,8 @@ class _Run:
         if self.limit is not None:
             self.over += int(np.sum(~(bound <= self.limit)))
         self.worst.add(S, sb)
+        if sb.amin.size:
+            self.amin = min(self.amin, float(np.min(sb.amin)))
         if self.emulate and not self.all_sets:
             keep = np.argsort(-bound, kind="stable")[:EMULATE_WORST]
             start = self.done
@@ -294,7 +297,8 @@ class _Run:
             fmt.name, False, self.s, self.total, bound if finite else None, worst_set,
             resid if finite else None, rnd if finite else None, col, self.limit, self.over,
             ok, reason, fmt.u, "float32", NORM,
-            self._decoder_label(), room_val, emp, notes)
+            self._decoder_label(), room_val, emp, notes,
+            floor(fmt, self.work.kernel.bmin, self.amin))
 
     def _decoder_label(self) -> str:
         if self.use:

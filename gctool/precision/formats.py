@@ -32,6 +32,8 @@ class Format:
     tiny: float  # smallest positive normal value
     #: the accumulator's unit roundoff (float32 for every format: 2^-24)
     accumulator_u: float = 2.0**-24
+    #: the accumulator's smallest positive normal value (float32: 2^-126)
+    accumulator_tiny: float = 2.0**-126
 
     @property
     def accumulates_in_itself(self) -> bool:
@@ -108,6 +110,16 @@ def rounded(x: Any, fmt: Format) -> np.ndarray:
 
 def _round_real(x: np.ndarray, fmt: Format) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).astype(fmt.dtype).astype(np.float64)
+
+
+def smallest_part(x: Any) -> float:
+    """The smallest non-zero magnitude among the entries of ``x`` (real and imaginary parts
+    apart for complex values, as the formats round them); inf when every entry is zero."""
+    x = np.asarray(x)
+    parts = np.abs(np.concatenate([x.real.ravel(), x.imag.ravel()]) if np.iscomplexobj(x)
+                   else x.ravel()).astype(np.float64)
+    parts = parts[parts > 0]
+    return float(parts.min()) if parts.size else float("inf")
 
 
 def cast(x: Any, fmt: Format) -> np.ndarray:

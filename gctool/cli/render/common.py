@@ -95,5 +95,9 @@ def precision_lines(p: Any) -> list[str]:
                      f"(stragglers {e.stragglers}{tight})")
     if p.max_error is not None:
         lines.append(f"  {p.over:,} of {counted(p.sets, 'set')} above --max-error {p.max_error:g}")
+    if p.floor is not None and p.bound is not None:
+        room = "" if p.headroom is None else f", overflow above {fmt(p.headroom)}"
+        lines.append(f"  range: partial-gradient entries from {fmt(p.floor)} (underflow floor, "
+                     f"messages not cancelling){room}")
     lines += [f"  note: {escape(n)}" for n in p.notes]
     return lines

@@ -1,0 +1,124 @@
+"""The underflow floor of the precision report (gctool.precision.bound.floor), in exact arithmetic.
+
+Draws whose non-zero partial-gradient entries sit just above the reported floor, and whose
+messages do not cancel (one partition per coordinate, or non-negative codes and gradients: the
+floor's assumption), decode within the proved bound coordinate by coordinate, checked against
+the exact sum as Fractions.  Scaled down by powers of two, the same draws break the bound
+somewhere below the floor: the floor is where the relative model ends, not a formality.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from gctool.codes import design
+from gctool.decode.table import TableDecoder
+from gctool.precision import NAMES, certify, get_format
+from gctool.precision import emulate as em
+from gctool.precision.bound import BoundKernel, floor
+
+from corpus import code_of
+
+
+def _codes():
+    frc = design("frc", 6, 2)
+    return {
+        "frc6": frc,
+        # small coefficients (2^-8 1.3): the floor grows by their inverse
+        "frc6-small": code_of(np.asarray(frc.B) * (2.0**-8 * 1.3), 2),
+        "cyclic8": design("cyclic", 8, 2, seed=1),
+        "cyclic-mds-complex": design("cyclic-mds", 6, 2, field="complex"),
+    }
+
+
+def _draws(code, scale: float) -> np.ndarray:
+    """(K, W) float32 draws at ``scale``: one partition per coordinate (no message cancels),
+    values uniform in [1, 2); for a non-negative code also every partition at once."""
+    K = code.B.shape[1]
+    v = em.column_values(5, 3 * K)
+    G = np.zeros((K, 3 * K), dtype=np.float32)
+    G[np.arange(3 * K) % K, np.arange(3 * K)] = v
+    B = np.asarray(code.B)
+    if not np.iscomplexobj(B) and (B >= 0).all():
+        G = np.concatenate([G, em.column_values(6, K * 4).reshape(K, 4)], axis=1)
+    return (G.astype(np.float64) * scale).astype(np.float32)
+
+
+def _decoded(code, fmt, G):
+    B, T = np.asarray(code.B), code.targets()
+    n, s = code.n, code.s
+    F = np.array([[i for i in range(n) if i not in S] for S in combinations(range(n), s)])
+    a, *_ = TableDecoder(code, 1e-9, False).vectors(F)
+    sb = BoundKernel(B, T, fmt).evaluate(F, a)
+    return em.decode(F, a, em.messages(B, G, fmt), fmt), sb.bound  # (b, 1, W) float32, (b,)
+
+
+def _ratios(code, fmt, G) -> float:
+    """The same as :func:`_worst_ratio` in float64 (the sums of a few float32 values of one
+    binade are exact; the ratio's own error is about 1e-16), for the draws below the floor."""
+    got, bound = _decoded(code, fmt, G)
+    G64 = G.astype(np.float64)
+    err = np.abs(np.real(got[:, 0]).astype(np.float64) - G64.sum(axis=0))
+    if np.iscomplexobj(got):
+        err = np.maximum(err, np.abs(np.imag(got[:, 0]).astype(np.float64)))
+    scale = np.abs(G64).sum(axis=0)
+    keep = scale > 0
+    return float(np.max(err[:, keep] / (bound[:, None] * scale[keep])))
+
+
+def _worst_ratio(code, fmt, G) -> float:
+    """max over sets and coordinates of |g^_t - g_t| / (bound * sum_j |g_jt|), exactly."""
+    got, bounds = _decoded(code, fmt, G)
+    Gf = [[Fraction(float(x)) for x in row] for row in G]
+    worst = Fraction(0)
+    for b in range(got.shape[0]):
+        bound = Fraction(float(bounds[b]))
+        for t in range(G.shape[1]):
+            scale = sum(abs(Gf[j][t]) for j in range(G.shape[0]))
+            if scale == 0:
+                continue
+            exact = sum(Gf[j][t] for j in range(G.shape[0]))
+            value = got[b, 0, t]
+            err = abs(Fraction(float(np.real(value))) - exact)
+            if np.iscomplexobj(value):  # |z - x| >= |Re z - x|: the bound is on |z - x|
+                err = max(err, abs(Fraction(float(np.imag(value)))))
+            worst = max(worst, err / (bound * scale))
+    return float(worst)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("case", ["frc6", "frc6-small", "cyclic8", "cyclic-mds-complex"])
+def test_just_above_the_floor_within_the_bound_below_it_broken(case, name):
+    code = _codes()[case]
+    fmt = get_format(name)
+    r = certify(code, fmt, emulate=False)
+    assert r.floor is not None and r.bound is not None and 0 < r.floor < r.headroom
+    top = 2.0 ** np.ceil(np.log2(r.floor))  # draws in [top, 2 top): at or above the floor
+    assert r.floor <= top < 2 * r.floor
+    assert _worst_ratio(code, fmt, _draws(code, top)) <= 1
+    # below: powers of two down to where the float32 draws still hold 9 bits
+    ratios = []
+    scale = top / 2
+    while scale >= 2.0**-140 and not any(x > 1 for x in ratios):
+        ratios.append(_ratios(code, fmt, _draws(code, scale)))
+        scale /= 2
+    assert any(x > 1 for x in ratios), (case, name, r.floor, ratios)
+
+
+def test_the_floor_by_hand():
+    f16, f32 = get_format("float16"), get_format("float32")
+    # messages: float16's smallest normal over B's smallest part
+    assert floor(f16, 0.5, 0.25) == pytest.approx(2.0**-13, rel=1e-14)
+    assert floor(f16, 0.5, 0.25) >= 2.0**-13
+    # the float32 accumulator: a decoder part of 2^-40 times a message at the floor
+    assert floor(f32, 1.0, 2.0**-40) == pytest.approx(2.0**-86, rel=1e-14)
+    assert floor(f32, 1.0, 4.0) == pytest.approx(2.0**-126, rel=1e-14)  # messages bind
+    assert floor(f16, float("inf"), 1.0) == 0.0  # B = 0: nothing is sent
+    # the report takes B's and every set's decoder's smallest parts (frc: all 1)
+    r = certify(design("frc", 6, 2), "float16", emulate=False)
+    assert r.floor == pytest.approx(2.0**-14, rel=1e-14)
+    assert certify(design("frc", 6, 2, field="GF(7)"), "float16").floor is None  # exact
