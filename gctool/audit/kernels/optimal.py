@@ -513,12 +513,14 @@ def _banded(e: float, state: int, lo: float, hi: float) -> int:
 def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_full: float,
               t: float, err: Any, pending: Any, A: Any, G: Any, E: Any, R: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
-              floor: float, bands: Any, limit: float, lo: float, hi: float) -> int:
+              floor: float, bands: Any, limit: float, lo: float, hi: float,
+              most: int) -> int:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place) and their
     states (pending, as :func:`_hat_one`'s, and also every set whose error lies in the
     oracle's near-limit band ``[lo, hi]``, :func:`_banded`); stops
     after the first set it settles with an error above ``limit`` (a threshold search needs no
-    more), in the band or not: returns how many sets it walked.
+    more), in the band or not, and after the ``most``-th pending set (the numpy route decides
+    it: it may be over the limit): returns how many sets it walked.
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
@@ -535,6 +537,10 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
             err[k], pending[k] = e, _banded(e, state, lo, hi)
             if state != 1 and e > limit:
                 return k + 1
+            if pending[k] == PENDING:
+                most -= 1
+                if most <= 0:
+                    return k + 1
             if k + 1 < count:
                 successor(S, n)
         return count
@@ -580,6 +586,10 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
             if state != 1 and err[k - 1] > limit:
                 S[top] = x
                 return k
+            if pending[k - 1] == PENDING:
+                most -= 1
+                if most <= 0:
+                    return k
         if xend < n:  # stopped inside this prefix
             S[top] = xend
             break
@@ -646,10 +656,11 @@ class HatErrors:
             first_max(np.zeros(1), TIE_RTOL)  # the worst of a walked range
 
     def walk(self, n: int, s: int, start: int, stop: int, limit: float = np.inf,
-             band: tuple[float, float] = (np.inf, np.inf)
+             band: tuple[float, float] = (np.inf, np.inf), most: int = 0
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(errors, pending, unchecked) of the sets with lexicographic ranks start..stop-1, or
-        of those up to the first one settled with an error above ``limit`` (then the last);
+        of those up to the first one settled with an error above ``limit`` or up to the
+        ``most``-th pending one (0: no such cap), whichever comes first (then the last);
         pending: also the sets whose error is within ``band`` (lo, hi: :func:`_banded`; by
         default only non-finite errors); unchecked: decided with s > d, the oracle's per-set
         band left to its check (:data:`UNCHECKED`)."""
@@ -661,7 +672,7 @@ class HatErrors:
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
                            err, state, *_scratch(s, self.Qperp, self.N, self.alpha),
                            self.rowsq, self.floor, self.bands, float(limit), float(band[0]),
-                           float(band[1]))
+                           float(band[1]), most if most > 0 else count + 1)
         return err[:walked], state[:walked] == PENDING, state[:walked] == UNCHECKED
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -483,11 +483,31 @@ class OptimalOracle(Oracle):
             self.evaluations += err.size
             return err
 
+        # a search for the first set over a finite limit: the walk stops at its first
+        # pending set (the numpy route decides it: it may be that set), then at the 2nd,
+        # 4th, ... of the rest of the range (a few walks even when many sets are pending)
+        most, parts = (1 if np.isfinite(limit) else 0), []
+        while start < stop:
+            err = self._walk_part(n, s, start, stop, limit, most)
+            parts.append(err)
+            start += err.size
+            if (err > limit).any():
+                break
+            most = min(2 * most, stop - start)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _walk_part(self, n: int, s: int, start: int, stop: int, limit: float, most: int
+                   ) -> np.ndarray:
+        """Errors of the sets with ranks start..stop-1 (at least one) up to the first over
+        ``limit`` or up to the compiled walk's ``most``-th pending set (:meth:`HatErrors.walk`:
+        0, no such cap), those the walk leaves pending decided by the numpy route."""
+        from gctool.engine.enumeration import unrank_lex
+
         # the near-limit band over a chunk (near_limit's two compares), checked by the walk
         band = (_clear_outside(self.limit, self.drho, self.grow) if self.grow < 1
                 else None)
         err, pending, unchecked = self.compiled.walk(n, s, start, stop, limit,
-                                                     band or (np.inf, np.inf))
+                                                     band or (np.inf, np.inf), most)
         self.evaluations += err.size
         done = np.flatnonzero(unchecked)  # lost directions, each set's own band not proved
         if done.size:  # by the walk (the second stage checks its own)
@@ -511,13 +531,7 @@ class OptimalOracle(Oracle):
             if (got > limit).any():
                 break
         over = np.flatnonzero(err > limit)
-        if over.size:
-            err = err[:int(over[0]) + 1]
-        if start + err.size < stop and not (err > limit).any():  # the walk stopped at a set
-            # the decoder then put below the limit: the rest of the range is still to walk
-            rest = self.errors_range(n, s, start + err.size, stop, limit)
-            err = err if rest is None else np.concatenate([err, rest])
-        return err
+        return err[:int(over[0]) + 1] if over.size else err
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
         from gctool.compiled import mode
