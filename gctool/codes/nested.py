@@ -181,31 +181,32 @@ def census_size(counts: Sequence[int]) -> int:
     return total
 
 
-#: one level profile decoded (:func:`_decode_profile`) costs this much besides its decoding,
-#: in ns: the received code built and checked, the decoder's set-up (row normalisation,
-#: targets) and its single call ...
+#: one level profile decoded (:func:`_decode_profile`) costs this much besides its decoding:
+#: the received code built and checked and the decoder's set-up (row normalisation, targets:
+#: 250-280 us, measured as a fresh decoder's first call less a warm one's), in ns ...
 PROFILE_NS = 300_000
-#: ... plus this much per worker (the profile drawn and its rows gathered in Python).
-#: Measured (CPU of one thread, one BLAS thread, the 2-core development machine under a load of
-#: about 8): complex, real and GF(13) codes of n = 12-150 with 3-66 rows received, 250-440 us
-#: per profile where this model counted 230-380 with 200 us here (1.2-1.6x on a loaded
-#: machine), and the decoding of 66 x 64 real rows at 1.0 ms where it counts 1.0. The
-#: decoder's near-limit checks (exact tolerance rule) then added about 20% per call: nested
-#: complex n = 12, levels 6,3,3 (bench_budget) took 420-490 us per profile on a quiet machine
-#: where 200 us here counted 231: hence 300
+#: ... plus this much per worker (the profile drawn and its rows gathered in Python) ...
 PROFILE_WORKER_NS = 1_000
+#: ... plus the decoder's call on its one set (:func:`gctool.decode.cost.single_call_time`:
+#: over R/C the batch call's :data:`~gctool.decode.cost.DECODER_CALL_NS`, which the
+#: model before left out: nested complex n = 12, levels 6,3,3 (bench_budget) took 630-730 us
+#: per profile where it counted 331) and the set's own system
+#: (:func:`gctool.decode.cost.decode_time`).  Measured (minimum CPU time of one core, one BLAS
+#: thread, the 2-core development machine under load): nested complex n = 12-30 with 6-18 rows
+#: received 645-707 us per profile, 0.99-1.12x of this; 27 rows of n = 24, 1.2 ms (1.7x);
+#: real n = 12, 629 us (1.0x); GF(13) n = 12, 1.3 ms (1.2x).
 
 
 def profile_time(code: GradientCode, counts: Sequence[int]) -> float:
     """Estimated time of one level profile with ``counts[ℓ]`` workers at level ℓ (every such
-    profile receives the same number of rows), in ns: its decoding
-    (:func:`gctool.decode.cost.decode_time`) and what it costs besides
+    profile receives the same number of rows), in ns: the decoder's call on its one set
+    (:func:`gctool.decode.cost.single_call_time`) and what it costs besides
     (:data:`PROFILE_NS`, :data:`PROFILE_WORKER_NS`)."""
-    from gctool.decode.cost import decode_time
+    from gctool.decode.cost import single_call_time
 
     rows = sum(level * c for level, c in enumerate(counts))
     fixed = PROFILE_NS + PROFILE_WORKER_NS * code.n
-    return fixed + decode_time(code, rows) if rows else fixed
+    return fixed + single_call_time(code, rows) if rows else fixed
 
 
 def check_profile_work(code: GradientCode, counts: Sequence[int], budget: Budget) -> int:

@@ -71,3 +71,28 @@ def decoder_set_time(code: GradientCode, s: int) -> float:
     (its survivors' least-squares system, or over GF(q) its elimination, :func:`gf_set_time`),
     in ns."""
     return decode_time(code, code.n - s)
+
+
+#: a batch the SVD decoder decides over R/C costs this much besides its sets, in ns (the
+#: decoder's set-up of the batch, its checks of the tolerance rule: one set alone took 285-340
+#: us more than one of a batch of 128, random dense real and complex n = 12-100, 7-95
+#: survivors, minimum CPU time of one core of the 2-core development machine under load;
+#: 130-170 us before the rule's proofs of the decoder's verdicts grew); what greedy's local
+#: search, branch and bound's leaves and each level profile pay on codes off the fast path
+DECODER_CALL_NS = 300_000
+
+#: a call of the decoder over GF(q) on one set costs this much per survivor row besides the
+#: set's elimination (its pivot steps, a few numpy calls over the batch each, which a batch
+#: shares among its sets): one set alone took 0.8 ms with 9 rows (GF(13)), 1.3-2.3 ms with 25
+#: (GF(2^8), GF(65521)) more than one of a batch of 128, minimum CPU time of one core of the
+#: 2-core development machine under load
+GF_CALL_ROW_NS = 90_000
+
+
+def single_call_time(code: GradientCode, f: int) -> float:
+    """Estimated time of one call of a fresh batch of the optimal decoder on one set of ``f``
+    survivors (a level profile's received rows), in ns: the call (over R/C
+    :data:`DECODER_CALL_NS`, over GF(q) :data:`GF_CALL_ROW_NS` per row) and the set's system
+    (:func:`decode_time`)."""
+    call = GF_CALL_ROW_NS * max(1, f) if code.field.is_finite else DECODER_CALL_NS
+    return call + decode_time(code, f)

@@ -599,28 +599,58 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     return count
 
 
-#: the time of :func:`hat_range` per straggler set, in ns, with the sets the numpy route then
-#: decides: a fixed part ...
-WALK_SET_NS = 12
-#: ... plus this much per multiply-add of the inner test ((s - 1) d + s^2 / 2) ...
-WALK_FLOP_NS = 0.55
-#: ... and, with s > d (a direction is lost), this much per (s + d)^3 (each set's lost error, solved
-#: in the walk: fitted to the KKT system of size s + d it solved before the Cholesky route, which
-#: costs 0.6-0.95x as much at s = d + 1, d = 3-4); complex codes cost WALK_COMPLEX times as much.
-#: Fitted to the CPU time per set of :meth:`OptimalOracle.errors_range` over 2 M sets (real cyclic
-#: n=30-48 s = d = 5-6: 36-45 ns, frc n=40 d=32, random dense real d=6-20: 33-88 ns; s = d + 1:
-#: 0.85-1.2 us; random dense complex and rs complex: 71-176 ns, 2.8 us with s = d + 1), one core of
-#: the 2-core development machine: measured / estimated 0.9-1.2 (the model before, 30 ns + 3 ns per
-#: multiply-add, was four times the time with s <= d and a fifth of it with s > d)
-WALK_KKT_NS = 0.5
-WALK_COMPLEX = 2.3
+#: the time of an attack's walk per straggler set (:func:`hat_range`, and what the run does
+#: with each set besides: the walk's band check, the error's masks in ``errors_range`` and the
+#: fold's running maximum, 6-13 ns of it), in ns.  With s <= d: a fixed part ...
+WALK_SET_NS = 20
+#: ... plus this much per multiply-add of the inner test (y = L^-1 A_p x^H: (s - 1) d +
+#: (s - 1)^2 / 2) ...
+WALK_FLOP_NS = 0.72
+#: ... and, for each prefix of s - 1 stragglers (one per n/s sets: C(n-1, s-1) of the C(n, s)),
+#: its Cholesky factorisation: this much fixed (the next prefix, the call) plus WALK_GRAM_NS per
+#: multiply-add of its Gram matrix and factor ((s - 1)^2 d + (s - 1)^3 / 6).  The model before
+#: left the prefixes out: 0.55 ns per multiply-add of the inner test and 12 ns read real cyclic
+#: n=40 s=6 at half its time (the prefix is 30 of its 90 ns per set, and its share grows with
+#: s/n: cyclic n=32 s=8 is 1.7 times n=64 s=5 per multiply-add of the test).
+WALK_PREFIX_NS = 84
+WALK_GRAM_NS = 0.42
+#: With s > d (a direction is lost) each set is decided alone: its A's Gram matrix and
+#: Cholesky, the lost directions' basis from A's Householder QR and their system R = E^H N_SS E
+#: by Cholesky, and the band's second Cholesky (:func:`_hat_one`): this much fixed (the calls
+#: of the small kernels: 0.7 us at s = 5, d = 2-4, where their arithmetic is 300 multiply-adds)
+#: ...
+WALK_KKT_SET_NS = 580
+#: ... plus this much per multiply-add of those steps (:func:`kkt_muladds`; the (s + d)^3 that
+#: counted them before read s = 5, d = 2 at a sixth of its time and s = 12, d = 10 1.2 times
+#: high).  Complex codes cost WALK_COMPLEX times as much (1.8-2.4 measured).
+WALK_KKT_FLOP_NS = 0.76
+WALK_COMPLEX = 2.0
+#: Fitted to the minimum CPU time per set of several rounds (one core of the 2-core
+#: development machine under load; ``OracleKernel.peak_range`` over tasks of 65,536 sets from
+#: the middle of the ranks): s <= d on 24 codes (real and complex cyclic n=24-64 s=3-8, random
+#: dense real and complex n=26-64 with d=4-32, s=3-10): measured / estimated 0.85-1.24;
+#: s > d on 13 (cyclic n=20-40 with d=2-6, random dense with d=4-10, s=d+1..d+4, real and
+#: complex): 0.93-1.13.  Enumerations below about 20,000 sets are dominated by each walk
+#: call's fixed cost (20-100 us), which these rates leave out.
 
 
-def walk_cost(s: int, d: int, complex_: bool = False) -> float:
-    """Estimated time of the compiled walk per set of size s (d = dim null(B)), in ns."""
-    t = WALK_SET_NS + WALK_FLOP_NS * ((s - 1) * d + s * s / 2)
+def kkt_muladds(s: int, d: int, m: int = 1) -> float:
+    """The multiply-adds of one set's lost error with s > d (:func:`_hat_one`; q = s - d): two
+    Gram matrices of A = Qperp[S] (s x d) and their Cholesky factors, A's Householder QR, the
+    basis E (s x q), R = E^H N_SS E, b = E^H alpha_S (m columns), R's Cholesky."""
+    q = s - d
+    return (3 * s * d * d + d**3 / 3 + 2 * q * d * s + q * s * s + q * q * s + q**3 / 6
+            + 2 * s * d + q * m * s)
+
+
+def walk_cost(s: int, d: int, n: int, complex_: bool = False) -> float:
+    """Estimated time of the compiled walk per set of size s of n (d = dim null(B)), in ns."""
     if s > d:
-        t += WALK_KKT_NS * (s + d) ** 3
+        t = WALK_KKT_SET_NS + WALK_KKT_FLOP_NS * kkt_muladds(s, d)
+    else:
+        p = max(s - 1, 0)
+        prefix = WALK_PREFIX_NS + WALK_GRAM_NS * (p * p * d + p**3 / 6)
+        t = WALK_SET_NS + WALK_FLOP_NS * (p * d + p * p / 2) + prefix * s / max(n, 1)
     return t * (WALK_COMPLEX if complex_ else 1.0)
 
 

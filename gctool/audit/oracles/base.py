@@ -10,7 +10,7 @@ import numpy as np
 
 from gctool.budget import NS_PER_S, Budget, Meter, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
-from gctool.decode.cost import decoder_set_time
+from gctool.decode.cost import DECODER_CALL_NS, decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
@@ -21,11 +21,6 @@ from gctool.wording import counted
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
 #: (counted once in :meth:`Oracle.set_work` of the fast paths, whose sets cost microseconds)
 ERRORS_CALL_NS = 30_000
-#: ... and a batch the SVD decoder decides over R/C this much (the decoder's set-up of the
-#: batch, its checks of the tolerance rule: one set alone took 130-170 us more than one of a
-#: batch of 128, random dense real and complex n = 30-300, 2-25 survivors; what greedy's local
-#: search and branch and bound's leaves pay on codes off the fast path)
-DECODER_CALL_NS = 120_000
 
 
 def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:

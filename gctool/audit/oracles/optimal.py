@@ -338,7 +338,7 @@ class OptimalOracle(Oracle):
         if self.will_walk_compiled(s, sets) or self.walks_compiled(s):
             from gctool.audit.kernels.optimal import walk_cost
 
-            return sets * walk_cost(s, d, bool(np.iscomplexobj(self.Qperp)))
+            return sets * walk_cost(s, d, self.n, bool(np.iscomplexobj(self.Qperp)))
         return sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp))) + (
             ERRORS_CALL_NS if sets else 0)
 
