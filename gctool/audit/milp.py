@@ -39,12 +39,22 @@ cap on top.  An answer the budget cut short is labelled heuristic, with its sand
 
 **Fixed decoding.**  ``err_w = c0 + sum_i (h_i + G_ii) u_i + 2 sum_{i<j} G_ij u_i u_j`` is a
 binary quadratic program; products are linearised exactly (McCormick).
+
+**Output.**  HiGHS 1.12 (scipy 1.17) prints
+``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();`` with a bare C
+``printf`` whatever its options say (``disp=False`` turns its log off, and ``presolve=False``
+does not avoid the repair path that prints it); a library must not write on its caller's
+stdout, so every solve runs with C's ``stdout`` stream pointed at /dev/null
+(:func:`c_stdout_silenced`), not file descriptor 1.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import comb
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -245,8 +255,67 @@ def _solve(c: np.ndarray, integrality: np.ndarray, lb: np.ndarray, ub: np.ndarra
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in rows if A.shape[0]]
     options = {"time_limit": max(left, 0.5), "node_limit": nodes, "mip_rel_gap": REL_SLACK,
                "disp": False}
-    return _interruptible(lambda: milp(c, integrality=integrality, bounds=Bounds(lb, ub),
-                                       constraints=cons, options=options))
+
+    def solve() -> OptimizeResult:
+        with c_stdout_silenced():
+            return milp(c, integrality=integrality, bounds=Bounds(lb, ub), constraints=cons,
+                        options=options)
+
+    return _interruptible(solve)
+
+
+_C_STDOUT: dict[str, Any] = {}  # the handle (libc's ``stdout`` variable, a /dev/null FILE)
+_C_LOCK = threading.Lock()
+
+
+def _c_stdout_handle() -> tuple[Any, int] | None:
+    """(libc's ``FILE *stdout`` variable, a FILE open on /dev/null), once per process; None
+    outside glibc (musl's ``stdout`` is a constant: writing it would crash) or on failure."""
+    if "handle" not in _C_STDOUT:
+        _C_STDOUT["handle"] = None
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None)
+            if hasattr(libc, "gnu_get_libc_version"):
+                fopen = libc.fopen
+                fopen.restype, fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p] * 2
+                null = fopen(os.devnull.encode(), b"w")  # never closed: a thread may hold it
+                if null:
+                    _C_STDOUT["handle"] = (ctypes.c_void_p.in_dll(libc, "stdout"), null)
+        except (OSError, ValueError, AttributeError):
+            pass
+        _C_STDOUT["depth"] = 0
+    return _C_STDOUT["handle"]
+
+
+@contextmanager
+def c_stdout_silenced() -> Iterator[None]:
+    """Point C's ``stdout`` stream (glibc's ``FILE *stdout``, what ``printf`` and ``puts`` write
+    to) at /dev/null while the block runs; nested and concurrent blocks share one switch.
+
+    Narrower than redirecting file descriptor 1 (a process-wide ``dup2`` would also swallow
+    what other threads print from Python, whose ``sys.stdout`` writes the descriptor directly):
+    only C stdio's ``stdout`` is switched, so the caller's Python output, and C++ ``std::cout``
+    (which keeps the stream it started with), reach stdout as before; what other threads
+    ``printf`` meanwhile is lost, as HiGHS's line is.  Outside glibc nothing changes."""
+    handle = _c_stdout_handle()
+    if handle is None:
+        yield
+        return
+    var, null = handle
+    with _C_LOCK:
+        if _C_STDOUT["depth"] == 0:
+            _C_STDOUT["saved"] = var.value
+            var.value = null
+        _C_STDOUT["depth"] += 1
+    try:
+        yield
+    finally:
+        with _C_LOCK:
+            _C_STDOUT["depth"] -= 1
+            if _C_STDOUT["depth"] == 0:
+                var.value = _C_STDOUT["saved"]
 
 
 T = TypeVar("T")
@@ -257,8 +326,6 @@ def _interruptible(call: Callable[[], T]) -> T:
     within a tenth of a second: HiGHS releases the GIL but never returns to Python before its
     time limit.  An abandoned solve finishes in the background (daemon thread; the process
     exits without waiting for it)."""
-    import threading
-
     box: dict[str, Any] = {}
 
     def run() -> None:

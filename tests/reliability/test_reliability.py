@@ -372,9 +372,9 @@ def _gctool(*args: str, preexec: Any = None, cwd: Path | None = None
 def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(tmp_path: Path) -> None:
     # HiGHS's MIP solver printf()s 'HighsMipSolverData::transformNewIntegerFeasibleSolution
     # tmpSolver.run();' on file descriptor 1 whatever its options say (scipy's disp=False sets
-    # output_flag off; HiGHS issue #2783): from Python, this threshold search prints it some
-    # ten times in its first second (hundreds in a full run); the CLI sends descriptor 1 to
-    # /dev/null, its own output to a duplicate
+    # output_flag off; HiGHS issue #2783): this threshold search printed it some ten times in
+    # its first second (hundreds in a full run) before gctool.audit.milp switched C's stdout
+    # around each solve; the CLI also sends descriptor 1 to /dev/null, its output to a duplicate
     rs = tmp_path / "rs.json"
     rs.write_bytes(code_bytes(design("rs", n=14, s=4), npz=False))
     milp = _gctool("attack", str(rs), "--threshold", "--method", "milp", "--time-limit", "1",
