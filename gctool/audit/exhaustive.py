@@ -437,6 +437,7 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
                           budget=budget,
                           progress=after,
                           ahead=ahead,
+                          seconds=lambda t: budget.size_time(t, count_evaluated(n, t, rot))[0],
                           launch=isinstance(runner, StartsAhead))
     found = search.run()
     oracle.evaluations = base + search.evaluated

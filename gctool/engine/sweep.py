@@ -548,6 +548,12 @@ class ExceedFold:
 #: the caller's size on the numpy route: 9,880 sets of size 3 against 91,390 compiled of size
 #: 4 for n=40)
 AHEAD_SIZES = 2
+#: ... when the size in the caller's thread is estimated at this many seconds or more
+#: (``ExceedSearch.seconds``): the look-ahead saves at most that size's time, and a size that
+#: finds a set over the limit drops the sizes started ahead with the probes that admitted
+#: them (corpus.late_fail(200, 1, 20): size 1, 200 sets, fails in 50 ms; starting sizes 2
+#: and 3 ahead cost 0.4 s of CPU, 12 s while their tasks walked whole ranges)
+AHEAD_MIN_S = 0.05
 
 class SizePlan(NamedTuple):
     """How one size is enumerated: the source, its tasks, and the processes and runner."""
@@ -615,6 +621,9 @@ class ExceedSearch:
       do not wait for the caller; a size's results are folded only once the sizes before it
       are done without a set over the limit and the budget allows it, and only when
       ``plan(s)`` gives the same tasks: the same results as without it.
+    * ``seconds(s)``: the estimated time of size s (asked once the budget has admitted it),
+      or None: a size that runs in this thread starts no size ahead when it is estimated
+      below :data:`AHEAD_MIN_S`.
     * ``launch``: the search's runner can start tasks ahead
       (:class:`~gctool.engine.parallel.StartsAhead`: a Dask session).  Then the nearest later
       size whose plan runs on it is started while the sizes before it run (:meth:`_launch`):
@@ -642,6 +651,7 @@ class ExceedSearch:
     progress: Callable[[ExceedSearch], None] | None = None
     name: str = ""
     ahead: Callable[[int], tuple[SizePlan, ErrorKernel] | None] | None = None
+    seconds: Callable[[int], float] | None = None
     launch: bool = False
     checked: int = field(default=0, init=False)  # sets up to the first one over the limit
     evaluated: int = field(default=0, init=False)  # sets given to the kernel
@@ -744,7 +754,8 @@ class ExceedSearch:
         """Before size s runs: the later sizes that run in threads started ahead
         (:class:`gctool.engine.threads.Ahead`), added to ``started`` unless there already.
         When size s runs in this thread: sizes s + 1, ..., s + :data:`AHEAD_SIZES` (up to
-        the first that would not run in threads), started at once.  When size s runs in
+        the first that would not run in threads), started at once, unless size s is
+        estimated below :data:`AHEAD_MIN_S` (``seconds``).  When size s runs in
         threads itself: size s (on the search's kernel) and size s + 1, whose threads take
         over the cores of size s's as they find no task of it left, so that consecutive sizes
         run as one pool (no thread waits for the fold of size s, nor for the caller to start
@@ -758,6 +769,8 @@ class ExceedSearch:
         if threaded and s not in started:
             started[s] = Ahead(ExceedWorker(plan.source, self.kernel, self.limit), plan.tasks,
                                plan.jobs)
+        if not threaded and self.seconds is not None and self.seconds(s) < AHEAD_MIN_S:
+            return  # (when it runs in threads, the next size waits for its cores)
         before = started.get(s)
         used = self.checked + self.need(s)
         for t in range(s + 1, min(s + (1 if threaded else AHEAD_SIZES), self.last) + 1):
