@@ -360,10 +360,13 @@ class TableBound:
         self.fmt = fmt
         self.kernel = BoundKernel(np.asarray(code.B), code.targets(), fmt)
         self.worst = WorstBound()
+        self.amin = float("inf")
 
     def add(self, S: np.ndarray, a: np.ndarray) -> np.ndarray:
         sb = self.kernel.evaluate_padded(a)
         self.worst.add(S, sb)
+        if sb.amin.size:
+            self.amin = min(self.amin, float(np.min(sb.amin)))
         return sb.bound
 
     def record(self) -> dict[str, Any]:
@@ -375,12 +378,13 @@ class TableBound:
                       "master's decoding sum in float32 (any order), messages sent in this "
                       "dtype; see docs/precision.md"),
             "norm": NORM, "bound": None, "stragglers": None, "residual": None,
-            "rounding": None}
+            "rounding": None, "floor": None}
         if self.worst.value is not None:
             bound, S, resid, rnd, _ = self.worst.value
             finite = bool(np.isfinite(bound))
             out.update(bound=bound if finite else None, stragglers=S,
-                       residual=resid if finite else None, rounding=rnd if finite else None)
+                       residual=resid if finite else None, rounding=rnd if finite else None,
+                       floor=floor(fmt, self.kernel.bmin, self.amin) if finite else None)
         return out
 
 

@@ -55,6 +55,8 @@ def test_npz_loads_with_plain_numpy_and_records_the_bound(tmp_path: Path, dtype:
     assert rec["bound"] == report["error_bound"] == pytest.approx(float(bounds.max()))
     # the same decoders (rs: the structured decoder in both), the same bound as verify's
     assert rec["bound"] == pytest.approx(certify(code, dtype).bound, rel=1e-12)
+    # and the same underflow floor (B's and the decoders' smallest parts)
+    assert rec["floor"] == pytest.approx(certify(code, dtype, emulate=False).floor, rel=1e-12)
     # the stored values are the format's rounding of B (bfloat16: bit patterns)
     assert np.array_equal(from_stored(B, fmt), rounded(np.asarray(code.B), fmt))
     if dtype == "bfloat16":
