@@ -396,6 +396,22 @@ class Meter:
     def remaining(self) -> float:
         return max(0.0, self.limit - self.spent)
 
+    def share(self, jobs: int) -> Meter:
+        """The meter of one of ``jobs`` worker processes that spend this meter's work where it
+        cannot see them (a pool's forked copies would each spend all that is left): its
+        1/``jobs`` share of what is left, counted as the rest of this meter (its refusal names
+        the run's totals, as a forecast: the other processes' spending is not known)."""
+        parent = self
+
+        def refuse(total: float, what: str) -> Exception:
+            parent.done = child.done  # (the wording reads the run's meter)
+            return parent._refuse(total, what)
+
+        left = self.remaining
+        child = Meter(self.limit, refuse, self.spent + left - left / max(1, jobs))
+        child.started = self.started
+        return child
+
 
 # -- the cost model -----------------------------------------------------------------------------
 # Shared by every estimate; measured on the 2-core development machine with

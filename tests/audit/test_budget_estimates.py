@@ -631,3 +631,31 @@ def test_the_attacks_exact_decisions_are_charged_to_its_meter(
                budget=Budget(max_work=0.5))
     assert not isinstance(err.value, exactls.Undecided)
     assert err.value.kind == "work" and err.value.param == "max_work", str(err.value)
+
+
+def test_a_pool_of_processes_shares_the_exact_decisions_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the numpy route with two worker processes, each forked process decides its doubtful
+    sets against half of what the run's meter left (``Meter.share``), not a copy of all of
+    it: FRC(12, 2) at tolerance 1/4, whose 144 exact decisions take about 17 s of this clock,
+    is refused at a budget of 16 s with two processes as with one (the copies let the pool
+    spend up to twice the budget: it finished), and runs on the two processes when it fits."""
+    from gctool import exactls
+    from gctool.audit import nullspace as ns
+    from gctool.audit.verify import enumeration
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "never")
+    monkeypatch.setattr(exactls, "time", _Clock(0.01))
+    monkeypatch.setattr(enumeration, "PARALLEL_MIN_S", 0.0)  # processes for a small run
+    monkeypatch.setattr(enumeration, "PILOT", 64)
+    for kernel in (ns.DirectKernel, ns.FloatNullKernel):  # tasks of 64 sets: both work
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 64)
+    code = design("frc", 12, 2)
+    for jobs in (1, 2):
+        with pytest.raises(BudgetExceeded) as err:
+            verify(code, 5, method="exhaustive", tol=0.25, jobs=jobs,
+                   budget=Budget(max_work=16.0))
+        assert "in exact arithmetic so far" in str(err.value) and "\n" not in str(err.value)
+        assert "work budget of 16 s" in str(err.value)
+    report = verify(code, 5, method="exhaustive", tol=0.25, jobs=2, budget=Budget(max_work=64.0))
+    assert report.ok and report.jobs == 2
