@@ -133,8 +133,9 @@ def srsgc_schedule(code: Any, model: BurstyModel, decodes: Any, selection: str |
 
 def msgc_schedule(code: Any, model: BurstyModel, decodes: Any, selection: str | None = None
                   ) -> MSGC:
-    """The M-SGC state machine of a file."""
-    return MSGC(model, decodes)
+    """The M-SGC state machine of a file: its D2 groups are the file's (λ < n), whatever λ
+    ``model`` checks it against."""
+    return MSGC(model, decodes, d2=code.params["lambda"] < code.n)
 
 
 #: what an SR-SGC or M-SGC file records (gctool.params), and the keys it cannot be read without

@@ -115,17 +115,19 @@ class SRSGC:
 
 class MSGC:
     """Multiplexed SGC: D1 uncoded (W-1 mini-tasks per worker), D2 in B groups coded with an
-    (n, λ)-GC whose decodability is ``decodes`` (``lam_gc`` = its tolerance; none when λ = n)."""
+    (n, λ)-GC whose decodability is ``decodes``.  ``d2``: whether the design has D2 data (its
+    λ < n); None: the model's λ < n.  A design checked against another λ' keeps its own D2
+    (with λ' = n a λ < n design still needs its D2 groups; a λ = n design has none to decode)."""
 
     name = "m-sgc"
 
-    def __init__(self, model: BurstyModel, decodes: Decodes) -> None:
+    def __init__(self, model: BurstyModel, decodes: Decodes, d2: bool | None = None) -> None:
         self.model, self.decodes = model, decodes
         self.n, self.burst, self.window = model.n, model.burst, model.window
         self.d1 = model.window - 1
         self.delay = model.window - 2 + model.burst
         self.slots = self.d1 + self.burst
-        self.needs_d2 = model.lam < model.n
+        self.needs_d2 = model.lam < model.n if d2 is None else d2
 
     def initial(self) -> tuple[Any, ...]:
         return (None,) * self.delay  # entries of jobs r-T..r-1: (d1 counts, d2 masks)
