@@ -241,6 +241,17 @@ def lost_terms(s: int, d: int, n: int, K: int, m: int) -> tuple[float, float, fl
             2.0 * s * s * np.sqrt(n) + 3.0 * s * s + 2.0 * p + 2.0 * s * m)
 
 
+def kkt_muladds(s: int, d: int, m: int = 1) -> float:
+    """The multiply-adds of one set's lost error with s > d in the attack oracle's fast path
+    (``kernels.optimal._hat_one``, and its numpy route; q = s - d): two Gram matrices of
+    A = Qperp[S] (s x d) and their Cholesky factors, A's Householder QR, the basis E (s x q),
+    R = E^H N_SS E, b = E^H alpha_S (m columns), R's Cholesky.  Plain arithmetic: both routes'
+    time estimates count it."""
+    q = s - d
+    return (3 * s * d * d + d**3 / 3 + 2 * q * d * s + q * s * s + q * q * s + q**3 / 6
+            + 2 * s * d + q * m * s)
+
+
 def beats(err: float, best: float) -> bool:
     """Is ``err`` a strictly larger error than ``best`` (beyond the tie tolerance)?"""
     return bool(np.isneginf(best) and err > best) or err > best + TIE_RTOL * max(1.0, abs(best))

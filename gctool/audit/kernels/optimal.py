@@ -40,7 +40,7 @@ from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor
 from gctool.limits import REL_SLACK, TIE_RTOL
-from gctool.numerics import EPS, lost_terms
+from gctool.numerics import EPS, kkt_muladds, lost_terms
 
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
@@ -620,9 +620,9 @@ WALK_GRAM_NS = 0.42
 #: of the small kernels: 0.7 us at s = 5, d = 2-4, where their arithmetic is 300 multiply-adds)
 #: ...
 WALK_KKT_SET_NS = 580
-#: ... plus this much per multiply-add of those steps (:func:`kkt_muladds`; the (s + d)^3 that
-#: counted them before read s = 5, d = 2 at a sixth of its time and s = 12, d = 10 1.2 times
-#: high).  Complex codes cost WALK_COMPLEX times as much (1.8-2.4 measured).
+#: ... plus this much per multiply-add of those steps (:func:`gctool.numerics.kkt_muladds`;
+#: the (s + d)^3 that counted them before read s = 5, d = 2 at a sixth of its time and s = 12,
+#: d = 10 1.2 times high).  Complex codes cost WALK_COMPLEX times as much (1.8-2.4 measured).
 WALK_KKT_FLOP_NS = 0.76
 WALK_COMPLEX = 2.0
 #: Fitted to the minimum CPU time per set of several rounds (one core of the 2-core
@@ -632,15 +632,6 @@ WALK_COMPLEX = 2.0
 #: s > d on 13 (cyclic n=20-40 with d=2-6, random dense with d=4-10, s=d+1..d+4, real and
 #: complex): 0.93-1.13.  Enumerations below about 20,000 sets are dominated by each walk
 #: call's fixed cost (20-100 us), which these rates leave out.
-
-
-def kkt_muladds(s: int, d: int, m: int = 1) -> float:
-    """The multiply-adds of one set's lost error with s > d (:func:`_hat_one`; q = s - d): two
-    Gram matrices of A = Qperp[S] (s x d) and their Cholesky factors, A's Householder QR, the
-    basis E (s x q), R = E^H N_SS E, b = E^H alpha_S (m columns), R's Cholesky."""
-    q = s - d
-    return (3 * s * d * d + d**3 / 3 + 2 * q * d * s + q * s * s + q * q * s + q**3 / 6
-            + 2 * s * d + q * m * s)
 
 
 def walk_cost(s: int, d: int, n: int, complex_: bool = False) -> float:

@@ -42,7 +42,7 @@ from gctool.decode import _CHUNK_ENTRIES, DEFAULT_TOL
 from gctool.engine.enumeration import survivors_of
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import EPS, Tol, lost_terms
+from gctool.numerics import EPS, Tol, kkt_muladds, lost_terms
 
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
@@ -172,16 +172,22 @@ def setup_work(code: GradientCode) -> int:
 
 
 #: the numpy fast path (:meth:`OptimalOracle._hat_chunk_numpy`) per straggler set in a batch,
-#: in ns: this much per min(s, d)^2 (the Gram matrix, its eigenvalues, the batched calls
-#: around them) ...
-HAT_GRAM_NS = 55
-#: ... and, when s > d (a direction is lost), this much per (s + d)^3 (fitted to the KKT system of
-#: size s + d the route solved before the Cholesky route); complex codes cost HAT_COMPLEX times as
-#: much.  Fitted to batches of 60,000 sets (real cyclic n=30-40 s=4-6, frc n=40 d=32, random dense
-#: real d=6-16 and complex d=6, rs complex d=25; s <= d and s = d + 1, d + 2): measured / estimated
-#: 0.84-1.42, one core of the 2-core development machine (the calibration before, 1.5 us per set
-#: plus 20 ns per min(s, d)^3, was 2-5 times the time of these)
-HAT_KKT_NS = 1.5
+#: in ns: with s <= d this much fixed (the batched calls' share) ...
+HAT_SET_NS = 290
+#: ... plus this much per min(s, d)^2 (the Gram matrix, its eigenvalues) ...
+HAT_GRAM_NS = 74
+#: ... and with s > d (a direction is lost) this much fixed, plus HAT_KKT_GRAM_NS per d^2 and
+#: HAT_KKT_FLOP_NS per multiply-add of the lost error's steps
+#: (:func:`gctool.numerics.kkt_muladds`, replacing 1.5 ns per (s + d)^3, which read s = 5, d = 2
+#: at 0.4 of its time and s = 12, d = 10 at 1.3); complex codes cost HAT_COMPLEX times as much.
+#: Fitted to the minimum CPU time per set of batches of the run's size (20,000 sets from the
+#: middle of the ranks; real and complex cyclic n=20-40, random dense d=6-32; s <= d on 8
+#: codes: measured / estimated 0.85-1.27, s = d + 1..d + 4 on 10: 0.92-1.14), one core of the
+#: 2-core development machine under load (the model before, 55 ns per min(s, d)^2 alone, read
+#: them at 1.3-2.6x)
+HAT_KKT_SET_NS = 1350
+HAT_KKT_GRAM_NS = 118
+HAT_KKT_FLOP_NS = 0.97
 HAT_COMPLEX = 1.5
 #: with d = 0 (rank(B) = n: every straggler loses a direction) a set's s x s system instead,
 #: this much fixed plus HAT_LOST_NS per s^2 (expander n=36 and random dense n=30, s = 2-7:
@@ -195,10 +201,10 @@ def hat_time(s: int, d: int, complex_: bool = False) -> float:
     t: float
     if d == 0:
         t = HAT_LOST_SET_NS + HAT_LOST_NS * s * s
+    elif s > d:
+        t = HAT_KKT_SET_NS + HAT_KKT_GRAM_NS * d * d + HAT_KKT_FLOP_NS * kkt_muladds(s, d)
     else:
-        t = HAT_GRAM_NS * min(s, d) ** 2
-        if s > d:
-            t += HAT_KKT_NS * (s + d) ** 3
+        t = HAT_SET_NS + HAT_GRAM_NS * s * s
     return t * (HAT_COMPLEX if complex_ else 1.0)
 
 
