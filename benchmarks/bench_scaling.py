@@ -47,9 +47,9 @@ thread; per-set cost of n=64 s=7 at most 2x that of n=40 s=6.
 
 Run:  .venv/bin/python benchmarks/bench_scaling.py [--quick] [--no-dask] [--case TEXT]
 [--write-readme]
-(``--quick``: small codes, the compiled kernels forced, an in-process Dask cluster: a smoke
-test of a few seconds; ``--case TEXT``: only the cases whose label contains TEXT, without
-the per-set costs).  The README keeps one table per machine (by core count).
+(``--quick``: small codes, the compiled kernels forced, :data:`MIN_ROUNDS` rounds, an
+in-process Dask cluster: a smoke test; ``--case TEXT``: only the cases whose label contains
+TEXT, without the per-set costs).  The README keeps one table per machine (by core count).
 """
 
 from __future__ import annotations
@@ -309,15 +309,16 @@ ALLOWANCE_S = 20.0
 MIN_ROUNDS, MAX_ROUNDS = 3, 31
 
 
-def repeats(wall: float) -> int:
+def repeats(wall: float, allowance: float = ALLOWANCE_S) -> int:
     """Rounds of timed runs after a first (warm-up) round of ``wall`` seconds (every
-    ``--jobs`` of the case once): as many as fit in :data:`ALLOWANCE_S`, odd (one median
+    ``--jobs`` of the case once): as many as fit in ``allowance`` seconds, odd (one median
     round), within :data:`MIN_ROUNDS` .. :data:`MAX_ROUNDS`."""
-    rounds = max(MIN_ROUNDS, min(MAX_ROUNDS, int(ALLOWANCE_S / max(wall, 1e-3))))
+    rounds = max(MIN_ROUNDS, min(MAX_ROUNDS, int(allowance / max(wall, 1e-3))))
     return rounds if rounds % 2 else rounds - 1
 
 
-def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
+def run_local(case: Case, jobs: list[int], allowance: float = ALLOWANCE_S
+              ) -> tuple[Result, Any]:
     """The ``--jobs`` rows of a case (no Dask cluster alive: its scheduler's threads in this
     process and its idle workers would take a few percent of the cores), and the report every
     other run must equal.  On fewer than :data:`PROJECTED` cores, ``--jobs PROJECTED`` runs in
@@ -328,7 +329,7 @@ def run_local(case: Case, jobs: list[int]) -> tuple[Result, Any]:
     runs: dict[int, list[tuple[Row, Any]]] = {}
     for j in jobs + extra:  # also the warm-up of each
         runs[j] = [once(case, f"--jobs {j}", {"jobs": j})]
-    rounds = repeats(sum(r.wall for r, _ in (v[0] for v in runs.values())))
+    rounds = repeats(sum(r.wall for r, _ in (v[0] for v in runs.values())), allowance)
     for _ in range(rounds):  # interleaved: a slow spell of the host falls on every side
         for j in jobs + extra:
             runs[j].append(once(case, f"--jobs {j}", {"jobs": j}))
@@ -385,7 +386,8 @@ def main() -> None:
         if not todo:
             ap.error(f"no case label contains {args.case!r}")
     processes = not args.quick
-    local = [run_local(case, jobs) for case in todo]
+    allowance = 0.0 if args.quick else ALLOWANCE_S  # quick: MIN_ROUNDS, a smoke test's rounds
+    local = [run_local(case, jobs, allowance) for case in todo]
     if args.case is None:
         small_ns = per_set(small, cores) * 1e9
         large_ns = per_set(large, cores, warm=False) * 1e9  # the same kernel as small's
@@ -398,7 +400,7 @@ def main() -> None:
         speedups(res.rows)
     py = ".".join(map(str, sys.version_info[:3]))
     print(f"{cores} cores, Python {py}, wall of the library call after a warm-up run, "
-          f"--jobs runs interleaved ({ALLOWANCE_S:.0f} s of rounds per case, "
+          f"--jobs runs interleaved ({allowance:.0f} s of rounds per case, "
           f"{MIN_ROUNDS} to {MAX_ROUNDS}); speed-up: median of the "
           "rounds' ratios --jobs 1 / this run (Dask: one run, over the --jobs 1 median), best-of: "
           "fastest over fastest; times: medians; local runs without the Dask cluster")

@@ -61,6 +61,8 @@ def _kernel_cache_is_cold() -> bool:
 _warmer: list[subprocess.Popen[bytes]] = []
 #: what the warm-up printed: the kernels it left without a cache entry, one a line
 WARM_REPORT = Path(tempfile.gettempdir()) / f"gctool-warm-kernels-{os.getpid()}.txt"
+#: one line for each step the warm-up has ended (warm_kernels.step_done)
+WARM_STEPS = WARM_REPORT.with_suffix(".steps")
 
 
 def _runs_several_modules(config: pytest.Config) -> bool:
@@ -77,9 +79,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             or not _runs_several_modules(session.config) or not _kernel_cache_is_cold()):
         return
     script = Path(__file__).parent / "warm_kernels.py"
+    WARM_STEPS.write_bytes(b"")
+    env = dict(os.environ, GCTOOL_WARM_STEPS=str(WARM_STEPS))
     with WARM_REPORT.open("wb") as report:
         _warmer.append(subprocess.Popen([sys.executable, str(script)], stdout=report,
-                                        stderr=subprocess.DEVNULL))
+                                        stderr=subprocess.DEVNULL, env=env))
     _compile_after_the_warmer()
 
 
@@ -98,10 +102,18 @@ def warm_up() -> tuple[int, str] | None:
     return proc.wait(), WARM_REPORT.read_text()
 
 
+def _steps_done() -> int:
+    return WARM_STEPS.read_bytes().count(b"\n")
+
+
 def _compile_after_the_warmer() -> None:
     """While the warm-up runs, a kernel of gctool that this process would compile waits until
-    the warm-up has cached it (or has ended), and is then loaded: on two cores, compiling it
-    here as well (10-20 s of CPU for the larger walks) only slows both processes down."""
+    the warm-up has cached it, and is then loaded: on two cores, compiling it here as well
+    (10-20 s of CPU for the larger walks) only slows both processes down.  The wait ends
+    unserved once the warm-up has ended, or has ended the step in which it had (or found)
+    other signatures of the kernel (one the warm-up misses would idle this process until the
+    warm-up's end, minutes on a loaded machine; the step's boundary is the warm-up's
+    ``step_done``)."""
     from numba.core import sigutils
     from numba.core.caching import NullCache
     from numba.core.compiler_lock import global_compiler_lock
@@ -119,7 +131,12 @@ def _compile_after_the_warmer() -> None:
                 and getattr(self.py_func, "__module__", "").startswith("gctool.")
                 and not isinstance(self._cache, NullCache)
                 and tuple(sigutils.normalize_signature(sig)[0]) not in self.overloads):
+            seen_at = None  # the warm-up's steps ended when the kernel had a cache entry
             while proc.poll() is None and not cached(self, sig):
+                if seen_at is None and os.path.exists(self._cache._cache_file._index_path):
+                    seen_at = _steps_done()
+                elif seen_at is not None and _steps_done() > seen_at:
+                    break
                 time.sleep(0.2)
         return compile_(self, sig)
 
@@ -133,6 +150,7 @@ def pytest_sessionfinish() -> None:
             proc.kill()
         proc.wait(10)
     WARM_REPORT.unlink(missing_ok=True)
+    WARM_STEPS.unlink(missing_ok=True)
 
 
 _TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
