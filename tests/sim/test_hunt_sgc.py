@@ -43,6 +43,7 @@ from gctool.request import VerifyRequest
 from gctool.sequential.schedule import gc_decodes, realise, scheme_of
 from gctool.sim.contenders.base import Setting
 from gctool.sim.contenders.schedule import Schedule
+from gctool.sim.network import Link
 
 from helpers import run
 
@@ -431,7 +432,7 @@ def test_file_loads_delays_and_sizes_recomputed(n: int, B: int, W: int, lam: int
 # -- simulate: rounds, stragglers and deadlines under both waiting rules -------------------------
 def _ref_rounds(code: Any, times: np.ndarray, mu: float | None
                 ) -> tuple[list[float], list[frozenset[int]], list[tuple[int, int, bool]]]:
-    """The reference's rounds on arrival times (no link): gctool's rule ends a round at the
+    """The reference's rounds on arrival times: gctool's rule ends a round at the
     earliest arrival (at least one) after which the late workers keep the pattern admissible;
     the authors' at (1 + mu) x the first arrival when the late workers keep it admissible (at
     the last arrival if that is earlier), else at the last arrival with nobody late."""
@@ -468,20 +469,37 @@ SIM_FILES = [("sr-sgc", 5, 1, 3, 3), ("sr-sgc", 6, 2, 5, 4), ("m-sgc", 5, 1, 3, 
              ("m-sgc", 4, 2, 3, 4), ("m-sgc", 6, 1, 2, 3), ("sr-sgc", 6, 1, 2, 2)]
 
 
+def _serial(row: np.ndarray, link: Link, size: float) -> np.ndarray:
+    """Arrival times at the master of messages of ``size`` vectors ready at ``row``: taken one
+    after another in the order they are ready (ties by worker)."""
+    out = np.empty(len(row))
+    last = -np.inf
+    for i in sorted(range(len(row)), key=lambda i: (row[i], i)):
+        last = max(last, row[i] + link.latency) + size / link.bandwidth
+        out[i] = last
+    return out
+
+
 @pytest.mark.parametrize("scheme,n,B,W,lam", SIM_FILES)
 @pytest.mark.parametrize("mu", [None, 0.3])
+@pytest.mark.parametrize("link", [None, Link(0.05, 10.0)])
 def test_schedule_contender_matches_reference_rounds(scheme: str, n: int, B: int, W: int,
-                                                    lam: int, mu: float | None) -> None:
-    """The Schedule contender on heavy-tailed arrival times (ties included) ends every round
+                                                    lam: int, mu: float | None,
+                                                    link: Link | None) -> None:
+    """The Schedule contender on heavy-tailed compute times (ties included) ends every round
     when the reference does, uses the workers the reference uses, reports the same jobs with
-    the same verdicts and no deadline miss (the schedule is verified)."""
+    the same verdicts and no deadline miss (the schedule is verified).  With a link a worker's
+    message is one vector (SR-SGC) or one per slot, T + 1 (M-SGC), and arrivals are serial."""
     code = design(scheme, n=n, seed=4, burst=B, window=W, lam=lam)
     rng = np.random.default_rng(n * 100 + B * 10 + W)
     times = 1.0 + rng.pareto(1.5, size=(60, n))
     times[::7, 0] = times[::7, 1]  # ties between workers 0 and 1
-    run = Schedule(code, "x").run(times, Setting(mu=mu))
+    run = Schedule(code, "x").run(times, Setting(mu=mu, link=link))
+    if link is not None:
+        size = code.params["delay"] + 1 if scheme == "m-sgc" else 1
+        times = np.array([_serial(row, link, size) for row in times])
     durations, pattern, jobs = _ref_rounds(code, times, mu)
-    assert run.durations.tolist() == durations
+    np.testing.assert_allclose(run.durations, durations, rtol=1e-13, atol=0)
     assert [frozenset(range(n)) - frozenset(int(i) for i in u) for u in run.used] == pattern
     assert [(j, r, ok) for j, r, ok, _ in run.jobs] == jobs
     assert run.deadline_misses == 0 and all(ok for _, _, ok in jobs)
@@ -541,6 +559,12 @@ def test_simulate_cli_equals_library_and_seed_reproduces(tmp_path: Path) -> None
     names = [r["name"] for r in docs[0]["rows"]]
     assert any("m.json" in x for x in names) and any("sr.json" in x for x in names)
     assert docs[0]["ok"] and all(r["deadline_misses"] == 0 for r in docs[0]["rows"])
+    sgc = [r for r in docs[0]["rows"] if r["kind"] == "sgc"]
+    assert len(sgc) >= 2
+    for r in sgc:  # R rounds finish the R - T jobs due in the run
+        assert r["delay"] > 0
+        assert r["time_per_job"] == pytest.approx(r["mean"]["value"] * 40 / (40 - r["delay"]),
+                                                  rel=1e-12)
 
 
 def test_sequential_verify_is_independent_of_jobs() -> None:
