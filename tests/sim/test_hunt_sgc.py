@@ -506,6 +506,37 @@ def test_schedule_contender_matches_reference_rounds(scheme: str, n: int, B: int
     assert len(run.jobs) == len(times) - code.params["delay"]
 
 
+def test_schedule_contender_matches_reference_on_random_designs() -> None:
+    """24 random designs (n 3..8, B 1..3, W up to 5, every λ; SR-SGC where B | W - 1), 25
+    rounds each of exponential or pareto times under a random rule and link: the same rounds,
+    stragglers and verdicts as the reference, and no deadline miss."""
+    rng = random.Random(17)
+    done = 0
+    while done < 24:
+        scheme = ("sr-sgc", "m-sgc")[done % 2]
+        n, B = rng.randint(3, 8), rng.randint(1, 3)
+        W = rng.randint(B + 1, 5)
+        lam = rng.randint(1, n)
+        if scheme == "sr-sgc" and ((W - 1) % B or ceil(Fraction(B * lam, W - 1 + B)) >= n):
+            continue
+        code = design(scheme, n=n, seed=done, burst=B, window=W, lam=lam)
+        gen = np.random.default_rng(done)
+        times = (1.0 + gen.pareto(1.3, size=(25, n)) if done % 3 else
+                 0.5 + gen.exponential(1.0, size=(25, n)))
+        mu = rng.choice([None, 0.1, 1.0])
+        link = rng.choice([None, Link(0.02, 5.0)])
+        run = Schedule(code, "x").run(times, Setting(mu=mu, link=link))
+        if link is not None:
+            size = code.params["delay"] + 1 if scheme == "m-sgc" else 1
+            times = np.array([_serial(row, link, size) for row in times])
+        durations, pattern, jobs = _ref_rounds(code, times, mu)
+        np.testing.assert_allclose(run.durations, durations, rtol=1e-13, atol=0)
+        assert [frozenset(range(n)) - frozenset(int(i) for i in u) for u in run.used] == pattern
+        assert [(j, r, ok) for j, r, ok, _ in run.jobs] == jobs
+        assert run.deadline_misses == 0
+        done += 1
+
+
 # -- the gradient a decoded job gives in training ----------------------------------------------
 @pytest.mark.parametrize("scheme,n,B,W,lam", SIM_FILES)
 def test_decoded_jobs_give_the_true_gradient(scheme: str, n: int, B: int, W: int, lam: int
