@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
+
 from gctool.engine.parallel import Worker, run_ordered
 
 T = TypeVar("T")
@@ -52,6 +54,9 @@ class TaskOrder:
         self._cond = threading.Condition()
         self.folded = 0
         self.stopped = False
+        #: set to 1 with ``stopped``: the compiled walks of the run's tasks read it
+        #: (:func:`halt_flag`)
+        self.halt = np.zeros(1, dtype=np.uint8)
         self.held = held  # no task's turn yet (a pool started ahead, :class:`Ahead`)
 
     def wait(self, index: int) -> None:
@@ -74,6 +79,7 @@ class TaskOrder:
     def stop(self) -> None:
         with self._cond:
             self.stopped = True
+            self.halt[0] = 1
             self._cond.notify_all()
 
 
@@ -83,6 +89,27 @@ _current = threading.local()
 def set_task(order: TaskOrder | None, index: int = 0) -> None:
     """Record the task this pool thread runs (None: none)."""
     _current.task = None if order is None else (order, index)
+
+
+#: the flag of a walk outside any pool: never set
+_NEVER = np.zeros(1, dtype=np.uint8)
+
+
+def halt_flag() -> np.ndarray:
+    """The stop flag of the run whose task this pool thread runs (one element, 1 once the run
+    has stopped: an early stop, an error, a pool started ahead and dropped), elsewhere one that
+    is never set.  A compiled walk reads it every few thousand sets and ends, and its caller
+    raises :class:`Cancelled` (:func:`raise_if_halted`): the task's result would be dropped,
+    and a dropped task of 65,536 sets takes a second or more."""
+    task = getattr(_current, "task", None)
+    return _NEVER if task is None else task[0].halt
+
+
+def raise_if_halted(flag: np.ndarray) -> None:
+    """After a compiled walk that read ``flag`` (:func:`halt_flag`): raise :class:`Cancelled`
+    when it is set (the walk may have ended early; its results are not to be read)."""
+    if flag[0]:
+        raise Cancelled
 
 
 def in_task_order() -> None:

@@ -46,6 +46,7 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.real import (
+    HALT_EVERY,
     WARM,
     _inv_fro_tri,
     _qr,
@@ -181,10 +182,13 @@ def _bounds(W: Any, X: Any, e_c: float, f: int, K: int, m: int, tall: bool, tnor
 @njit
 def bracket_range(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
                   state: Any, lo: Any, hi: Any, inS: Any, F: Any, W: Any, tau: Any, Y: Any,
-                  X: Any) -> None:
+                  X: Any, halt: Any) -> None:
     """:func:`_bracket_one` of ``count`` sets in lexicographic order from S (updated in
-    place)."""
+    place); ends early, its results not to be read, once ``halt[0]`` is set (read every
+    HALT_EVERY sets: :func:`gctool.engine.threads.halt_flag`)."""
     for b in range(count):
+        if b % HALT_EVERY == HALT_EVERY - 1 and halt[0] != 0:
+            return
         state[b], lo[b], hi[b] = _bracket_one(S, Bn, T, tnorm, floor, inS, F, W, tau, Y, X)
         if b + 1 < count:
             successor(S, n)
@@ -193,20 +197,23 @@ def bracket_range(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, flo
 @njit
 def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
                  state: Any, lo: Any, hi: Any, H: Any, tau: Any, Y: Any, tail: Any,
-                 ytail: Any, tau2: Any) -> None:
+                 ytail: Any, tau2: Any, halt: Any) -> None:
     """:func:`bracket_range` of sets of a code with a ``floor`` (rank(B) = n) and n - s <= K,
     the QR of a set's first survivors kept from set to set: the sets that share their first
     s - 1 stragglers P share the reflectors of their survivors below the last straggler x,
     and those applied to every later column and to the targets (H, tau, Y: columns not in P,
     in order; the first j processed); a set then only factors its columns after x (tail,
     ytail), and moving x to x + 1 processes column x.  The same floating-point operations,
-    in the same order, as :func:`_qr` on the set's own columns: the same brackets."""
+    in the same order, as :func:`_qr` on the set's own columns: the same brackets.  Ends
+    early, its results not to be read, once ``halt[0]`` is set (read at each new prefix)."""
     K = Bn.shape[1]
     m = T.shape[0]
     s = S.shape[0]
     f = n - s
     b = 0
     while b < count:
+        if halt[0] != 0:
+            return
         # a new prefix P = S[:s - 1]: its columns, then those below S[s - 1] processed
         c = 0
         k = 0
@@ -340,17 +347,20 @@ class DirectBrackets:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(state, lo, hi) of the sets with lexicographic ranks start..stop-1."""
         from gctool.engine.enumeration import unrank_one
+        from gctool.engine.threads import halt_flag, raise_if_halted
 
         count = stop - start
         state, lo, hi = np.zeros(count, np.uint8), np.empty(count), np.empty(count)
+        halt = halt_flag()
         if count and self.floor > 0 and self.n - s <= self.Bn.shape[1]:
             S = private.current(unrank_one(self.n, s, start))
             bracket_walk(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
-                         lo, hi, *self._walk_scratch(s))
+                         lo, hi, *self._walk_scratch(s), halt)
         elif count:
             S = private.current(unrank_one(self.n, s, start))
             bracket_range(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
-                          lo, hi, *self._scratch(s))
+                          lo, hi, *self._scratch(s), halt)
+        raise_if_halted(halt)
         return state, lo, hi
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.real import (
+    HALT_EVERY,
     WARM,
     _inv_fro_lu,
     _inv_fro_tri,
@@ -514,13 +515,15 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
               t: float, err: Any, pending: Any, A: Any, G: Any, E: Any, R: Any, rhs: Any,
               w: Any, H: Any, tau: Any, X: Any, Lp: Any, Ap: Any, y: Any, rowsq: Any,
               floor: float, bands: Any, limit: float, lo: float, hi: float,
-              most: int) -> int:
+              most: int, halt: Any) -> int:
     """Errors of ``count`` sets from S in lexicographic order (S updated in place) and their
     states (pending, as :func:`_hat_one`'s, and also every set whose error lies in the
     oracle's near-limit band ``[lo, hi]``, :func:`_banded`); stops
     after the first set it settles with an error above ``limit`` (a threshold search needs no
     more), in the band or not, and after the ``most``-th pending set (the numpy route decides
-    it: it may be over the limit): returns how many sets it walked.
+    it: it may be over the limit): returns how many sets it walked.  Ends early, its results
+    not to be read, once ``halt[0]`` is set (read every :data:`HALT_EVERY` sets, or at each
+    new prefix: the run that wanted them has stopped, :func:`gctool.engine.threads.halt_flag`).
 
     For s <= d the test is whether ``A A^H - t I`` (s x s) is positive definite; the rows of
     the first s - 1 stragglers are shared by consecutive sets, so their block is factored once
@@ -532,6 +535,8 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     d = Qperp.shape[1]
     if not 2 <= s <= d:
         for k in range(count):
+            if k % HALT_EVERY == HALT_EVERY - 1 and halt[0] != 0:
+                return k
             e, state = _hat_one(S, Qperp, N, alpha, err_full, t, A, G, E, R, rhs, w, H,
                                 tau, X, floor, bands, limit)
             err[k], pending[k] = e, _banded(e, state, lo, hi)
@@ -550,6 +555,8 @@ def hat_range(S: Any, n: int, count: int, Qperp: Any, N: Any, alpha: Any, err_fu
     k = 0
     full_state = _banded(err_full, 0, lo, hi)
     while k < count:
+        if halt[0] != 0:
+            return k
         if fresh < top:
             for i in range(top):
                 for j in range(d):
@@ -686,14 +693,17 @@ class HatErrors:
         default only non-finite errors); unchecked: decided with s > d, the oracle's per-set
         band left to its check (:data:`UNCHECKED`)."""
         from gctool.engine.enumeration import unrank_one
+        from gctool.engine.threads import halt_flag, raise_if_halted
 
         S = private.current(unrank_one(n, s, start))
         count = stop - start  # hat_range writes both for every set it walks
         err, state = np.empty(count), np.empty(count, dtype=np.uint8)
+        halt = halt_flag()
         walked = hat_range(S, n, count, self.Qperp, self.N, self.alpha, self.err_full, self.t,
                            err, state, *_scratch(s, self.Qperp, self.N, self.alpha),
                            self.rowsq, self.floor, self.bands, float(limit), float(band[0]),
-                           float(band[1]), most if most > 0 else count + 1)
+                           float(band[1]), most if most > 0 else count + 1, halt)
+        raise_if_halted(halt)
         return err[:walked], state[:walked] == PENDING, state[:walked] == UNCHECKED
 
     def __call__(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

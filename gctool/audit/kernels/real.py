@@ -37,6 +37,10 @@ from gctool.numerics import EPS, residual_bracket, residual_gamma
 #: the rest is left to the numpy kernel): measured residuals of such sets are orders of
 #: magnitude below the tolerance, so the margin costs nothing
 WITNESS_SHARE = 0.125
+#: the compiled walks read their stop flag (:func:`gctool.engine.threads.halt_flag`) every
+#: this many sets, or at each new prefix of their stragglers (a set costs 0.05-5 us)
+HALT_EVERY = 1024
+
 #: kernels compiled or loaded in this process (by kind and dtypes)
 WARM: set[tuple[str, ...]] = set()
 #: :func:`gctool.numerics.residual_bracket` compiled (scalars): the one outward-rounded

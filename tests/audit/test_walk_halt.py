@@ -1,0 +1,70 @@
+"""A compiled walk in a pool thread ends soon after its run stops (gctool.engine.threads
+halt_flag): its task raises Cancelled instead of walking the rest of its range, whose result
+would be dropped.  Sets are counted, not timed."""
+
+from __future__ import annotations
+
+import threading
+import time
+from math import comb
+from typing import Any
+
+import pytest
+
+from gctool.audit.kernels import numba_available
+from gctool.audit.kernels import optimal as kernels
+from gctool.audit.oracles.optimal import OptimalOracle
+from gctool.codes import design
+from gctool.engine.threads import Cancelled, TaskOrder, set_task
+
+pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
+
+
+def _walk_stopped(walk: Any, pause: float) -> str:
+    """Run ``walk()`` as task 0 of a run in another thread, stop the run ``pause`` seconds
+    after the task started, and say how the task ended."""
+    order, started, outcome = TaskOrder(), threading.Event(), []
+
+    def job() -> None:
+        set_task(order, 0)
+        started.set()
+        try:
+            walk()
+            outcome.append("done")
+        except Cancelled:
+            outcome.append("cancelled")
+        finally:
+            set_task(None)
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    started.wait()
+    time.sleep(pause)  # (the walk is under way: its flag is read while it runs)
+    order.stop()
+    thread.join()
+    return outcome[0]
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.05])
+def test_a_walk_ends_when_its_run_stops(monkeypatch: pytest.MonkeyPatch, pause: float) -> None:
+    """Real cyclic n = 40, s = 6: the fast path's walk of all C(40, 6) sets (about 0.4 s) in
+    a run stopped before it or while it runs walks a fraction of them; outside a pool the
+    same walk is whole."""
+    monkeypatch.setenv("GCTOOL_COMPILED", "auto")
+    code, s = design("cyclic", n=40, s=6, seed=1), 6
+    total = comb(40, s)
+    oracle = OptimalOracle(code)
+    oracle._plan(s)
+    walked: list[int] = []
+    real = kernels.hat_range
+
+    def spy(*args: Any) -> int:
+        walked.append(int(real(*args)))
+        return walked[-1]
+
+    monkeypatch.setattr(kernels, "hat_range", spy)
+    assert _walk_stopped(lambda: oracle.compiled.walk(40, s, 0, total), pause) == "cancelled"
+    assert len(walked) == 1 and walked[0] < total // 2
+    walked.clear()
+    err, _, _ = oracle.compiled.walk(40, s, 0, 5000)  # not in a pool: never stopped
+    assert walked == [5000] and err.size == 5000
