@@ -280,7 +280,8 @@ def _c_stdout_handle() -> tuple[Any, int] | None:
             if hasattr(libc, "gnu_get_libc_version"):
                 fopen = libc.fopen
                 fopen.restype, fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p] * 2
-                null = fopen(os.devnull.encode(), b"w")  # never closed: a thread may hold it
+                # /dev/null, never closed (a thread may hold it); append: nothing truncated
+                null = fopen(os.devnull.encode(), b"a")
                 if null:
                     _C_STDOUT["handle"] = (ctypes.c_void_p.in_dll(libc, "stdout"), null)
         except (OSError, ValueError, AttributeError):
