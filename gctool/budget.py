@@ -23,11 +23,12 @@ the library's callers spell them; the command line names its flags instead
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -210,6 +211,24 @@ class Budget:
         meter = Meter(self.work_ns, refuse, spent)
         return meter
 
+
+
+@contextlib.contextmanager
+def pool_share(holder: Any, processes: int) -> Iterator[None]:
+    """While a pool of ``processes`` forked worker processes runs, the meter ``holder.meter``
+    (the judge of the doubtful sets' exact decisions, which each process holds a copy of) is
+    its 1/``processes`` share of what is left (:meth:`Meter.share`): the copies would each
+    spend all of it, so a run over ``max_work`` at one job finished at ``processes`` (up to that
+    many times the budget).  A holder without a meter, or one process, changes nothing."""
+    whole = getattr(holder, "meter", None)
+    if processes <= 1 or whole is None:
+        yield
+        return
+    holder.meter = whole.share(processes)
+    try:
+        yield
+    finally:
+        holder.meter = whole
 
 #: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
 LEAST_WORK = 1 / NS_PER_S

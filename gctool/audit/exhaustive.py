@@ -42,6 +42,7 @@ from gctool.budget import (
     computing_refusal,
     format_count,
     format_seconds,
+    pool_share,
     probe_rate,
     share_to,
     walked_share,
@@ -353,9 +354,10 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         if progress is not None:
             progress(fold.checked, need)
 
-    try:
-        run_folded(PeakWorker(source, OracleKernel.of(oracle), ties=True), tasks, fold, jobs=procs,
-                   runner=run, after=after)
+    try:  # forked processes: each decides exact sets on its share of the budget
+        with pool_share(oracle.decoder, procs if run is run_paced else 1):
+            run_folded(PeakWorker(source, OracleKernel.of(oracle), ties=True), tasks, fold,
+                       jobs=procs, runner=run, after=after)
     except KeyboardInterrupt:
         worst = (f"worst error so far {fold.error:.6g} at {fold.stragglers}"
                  if fold.stragglers is not None else "no verdict")

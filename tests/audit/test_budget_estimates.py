@@ -659,3 +659,29 @@ def test_a_pool_of_processes_shares_the_exact_decisions_budget(
         assert "work budget of 16 s" in str(err.value)
     report = verify(code, 5, method="exhaustive", tol=0.25, jobs=2, budget=Budget(max_work=64.0))
     assert report.ok and report.jobs == 2
+
+
+def test_the_attacks_pool_of_processes_shares_the_exact_decisions_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same under ``attack`` on the numpy route with two processes (tasks of 64 sets): the
+    forked copies of the oracle's decoder each charge their exact decisions to half of what
+    its meter left, so the search refused at 16 s of this clock with one job is refused with
+    two (the copies let it finish), and finishes at 32 s with either."""
+    from gctool import exactls
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles.optimal import OptimalOracle
+    from gctool.engine import parallel
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "never")
+    monkeypatch.setattr(exactls, "time", _Clock(0.01))
+    monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)
+    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s: 64)
+    code = design("frc", 12, 2)
+    for jobs in (1, 2):
+        with pytest.raises(BudgetExceeded) as err:
+            attack(code, 5, method="exhaustive", symmetry=False, tol=0.25, jobs=jobs,
+                   budget=Budget(max_work=16.0))
+        assert "work budget of 16 s" in str(err.value) and "\n" not in str(err.value)
+        attack(code, 5, method="exhaustive", symmetry=False, tol=0.25, jobs=jobs,
+               budget=Budget(max_work=32.0))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -34,6 +33,7 @@ from gctool.budget import (
     PROBE_FIRST,
     START_NS,
     format_seconds,
+    pool_share,
     probe_rate,
     walked_share,
 )
@@ -164,7 +164,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         walker: SetWorker = known if known.summaries else worker  # the runner's own worker
         # a Dask runner sizes its tasks with the timed estimate of the sets left
         left_s = per_set * max(0, evaluations - first.evaluated)
-        with _shared_meter(kernel, run, run.used_jobs if runner is None else 1):
+        with _shared_meter(kernel, run.used_jobs if runner is None else 1):
             run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs,
                        runner=estimated(runner, left_s), coverage=coverage)
     coverage.require()
@@ -177,25 +177,16 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
 
 
-@contextlib.contextmanager
-def _shared_meter(kernel: Any, run: Run, processes: int) -> Iterator[None]:
+def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextManager[None]:
     """While a pool of ``processes`` worker processes (the numpy route with ``jobs`` above 1)
     decides the sets, the decoder that judges their doubtful sets charges its exact decisions
-    to a 1/``processes`` share of what the run's meter has left (:meth:`Meter.share`): each
-    forked process holds a copy of the decoder, whose copies of the run's meter would each
-    spend all of it (a run over ``max_work`` at one job ran up to ``processes`` times longer).
+    to a 1/``processes`` share of what the run's meter has left (:func:`gctool.budget.pool_share`).
     A process that spends its share is refused with the run's refusal.  (Spawned processes
     receive no meter: their exact decisions are bounded by their operation allowance.)"""
     direct = getattr(kernel, "direct", kernel)
-    if processes <= 1 or not isinstance(direct, ns.DirectKernel) or direct.meter is None:
-        yield
-        return
-    whole = direct.meter
-    direct.meter = whole.share(processes)
-    try:
-        yield
-    finally:
-        direct.meter = whole
+    if not isinstance(direct, ns.DirectKernel):
+        return contextlib.nullcontext()
+    return pool_share(direct, processes)
 
 
 #: the first task (the pilot) runs alone in the caller's thread before any estimate of its own
