@@ -6,9 +6,10 @@ of CPU, which the suite would otherwise spend in its own process at the first te
 compiled code.  While it runs, the suite's process waits for a kernel it reaches instead of
 compiling it as well (conftest), so the kernels are compiled in the order the suite first
 reaches them (attack's walks, the direct brackets, design's screen, verify's walks, the
-frames' spectra).  Each is compiled by running it as the library does (``GCTOOL_COMPILED=1``,
-small codes whose rows and columns are shuffled so that no symmetry or certificate skips the
-enumeration), on walks and on given sets, over R, C, GF(p) and GF(2^m).
+frames' spectra, kernels that tests call alone).  Each is compiled by running it as the
+library does (``GCTOOL_COMPILED=1``, small codes whose rows and columns are shuffled so that no
+symmetry or certificate skips the enumeration), on walks and on given sets, over R, C, GF(p)
+and GF(2^m).
 
 Every kernel (:func:`kernels`: the numba dispatchers of gctool's modules) must end with a
 cache entry: the script prints those left without one, one a line, and
@@ -165,16 +166,32 @@ def verify_walks() -> None:
 
 
 def frame_spectra() -> None:
-    """The encoded frames' spectra: a walk, given (sampled) sets and sets one at a time."""
+    """The encoded frames' spectra: a walk, given (sampled) sets and sets one at a time, of a
+    frame in Fortran order (Paley's: the walk takes a writable copy) and one in C order
+    (Steiner's: the walk takes the read-only frame as it is)."""
     from gctool.audit.kernels.spectra import FrameWalk
     from gctool.audit.spectrum import Frame, frame_matrix, worst_spectrum
 
-    code = design("encoded", frame="paley", workers=6, s=1)
-    worst_spectrum(code, 2)
-    worst_spectrum(code, 2, sample=3)
-    fr = Frame.of(frame_matrix(code))
-    walk = FrameWalk(fr.S, fr.G, fr.analysis.rows()[0], fr.c)
-    walk.each(unrank_lex(fr.S.shape[0], 2, np.arange(3)), fr._small(2))
+    for code in (design("encoded", frame="paley", workers=6, s=1),
+                 design("encoded", frame="steiner", system="pg-2", s=1)):
+        worst_spectrum(code, 2)
+        worst_spectrum(code, 2, sample=3)
+        fr = Frame.of(frame_matrix(code))
+        walk = FrameWalk(fr.S, fr.G, fr.analysis.rows()[0], fr.c)
+        walk.each(unrank_lex(fr.S.shape[0], 2, np.arange(3)), fr._small(2))
+
+
+def called_alone() -> None:
+    """Kernels that tests call with arrays of their own (writable, where the library passes a
+    code's read-only ones): the third stage's direct decoder, the QL iteration."""
+    from gctool.audit.kernels.real import direct_sets
+    from gctool.audit.kernels.symeig import _ql
+
+    n, K = 4, 3
+    direct_sets(np.array([[0]]), np.ones((n, K)), np.ones((1, K)), np.ones(n), 1.0,
+                np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(1),
+                np.zeros(n, np.bool_), np.zeros(n, np.int64))
+    _ql(np.arange(3.0), np.ones(3), 3, 0)
 
 
 def simulator() -> None:
@@ -195,7 +212,8 @@ def step_done() -> None:
 
 def main() -> int:
     os.environ["GCTOOL_COMPILED"] = "1"
-    for step in (attack_walks, design_screens, verify_walks, frame_spectra, simulator):
+    for step in (attack_walks, design_screens, verify_walks, frame_spectra, called_alone,
+                 simulator):
         step()
         step_done()
     left = cold(kernels())
