@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from gctool.budget import (
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import PARALLEL_MIN_S, StartsAhead, resolve_jobs, run_paced
+from gctool.engine.records import SetWorker
 from gctool.engine.sweep import (
     ExceedSearch,
     ExceedSummary,
@@ -58,6 +60,7 @@ from gctool.engine.sweep import (
     PeakWorker,
     Runner,
     SizePlan,
+    Task,
     rank_tasks,
     run_folded,
 )
@@ -134,8 +137,21 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     if runner is not None and size >= nullspace.COMPILED_CHUNK and not groups_tasks(runner):
         size *= nullspace.REMOTE_CHUNKS  # compiled, on a runner that sends each task alone
     if runner is None and procs > 1:  # processes only when the first task's pace says so
-        runner = run_paced
+        runner = _paced(oracle)
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
+
+
+def _paced(oracle: Oracle) -> Runner:
+    """:func:`~gctool.engine.parallel.run_paced`, whose forked processes each decide exact sets
+    on a 1/jobs share of what the oracle's meter left (:func:`gctool.budget.pool_share`: their
+    copies of it would each spend all of it)."""
+
+    def run(worker: SetWorker, tasks: Sequence[Task], jobs: int,
+            on_result: Callable[[int, Any], bool]) -> None:
+        with pool_share(oracle.decoder, jobs):
+            run_paced(worker, tasks, jobs, on_result)
+
+    return run
 
 
 def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
@@ -354,10 +370,9 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         if progress is not None:
             progress(fold.checked, need)
 
-    try:  # forked processes: each decides exact sets on its share of the budget
-        with pool_share(oracle.decoder, procs if run is run_paced else 1):
-            run_folded(PeakWorker(source, OracleKernel.of(oracle), ties=True), tasks, fold,
-                       jobs=procs, runner=run, after=after)
+    try:  # (forked processes decide exact sets on their shares of the budget: _paced)
+        run_folded(PeakWorker(source, OracleKernel.of(oracle), ties=True), tasks, fold,
+                   jobs=procs, runner=run, after=after)
     except KeyboardInterrupt:
         worst = (f"worst error so far {fold.error:.6g} at {fold.stragglers}"
                  if fold.stragglers is not None else "no verdict")

@@ -685,3 +685,31 @@ def test_the_attacks_pool_of_processes_shares_the_exact_decisions_budget(
         assert "work budget of 16 s" in str(err.value) and "\n" not in str(err.value)
         attack(code, 5, method="exhaustive", symmetry=False, tol=0.25, jobs=jobs,
                budget=Budget(max_work=32.0))
+
+
+def test_the_threshold_searchs_pool_of_processes_shares_the_exact_decisions_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same under the exhaustive threshold search (FRC(12, 2) at tolerance 1/4, limit 3.5:
+    threshold 6, about 31 s of this clock in exact decisions, tasks of 64 sets, two
+    processes): refused at 16 s with one job and with two (each forked copy of the oracle's
+    meter let the pool finish), found at 32 s with either."""
+    from gctool import exactls
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+    from gctool.audit.oracles.optimal import OptimalOracle
+    from gctool.engine import parallel
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "never")
+    monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)
+    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s: 64)
+    code = design("frc", 12, 2)
+    for jobs in (1, 2):
+        monkeypatch.setattr(exactls, "time", _Clock(0.01))
+        oracle = make_oracle(code, tol=0.25, budget=Budget(max_work=16.0))
+        with pytest.raises(BudgetExceeded) as err:
+            exhaustive.threshold(oracle, 3.5, symmetry=False, jobs=jobs)
+        assert "work budget of 16 s" in str(err.value) and "\n" not in str(err.value)
+        monkeypatch.setattr(exactls, "time", _Clock(0.01))
+        oracle = make_oracle(code, tol=0.25, budget=Budget(max_work=32.0))
+        assert exhaustive.threshold(oracle, 3.5, symmetry=False, jobs=jobs).threshold == 6
