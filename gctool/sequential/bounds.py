@@ -63,21 +63,31 @@ def sgc_code_bounds(code: GradientCode) -> SequentialBoundReport:
 
 def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoundReport:
     """Communication of CodedReduce vs master–worker GC and ring all-reduce (the time per
-    round with compute and stragglers: :func:`gctool.sim.comm.add_time_per_round`)."""
+    round with compute and stragglers: :func:`gctool.sim.comm.add_time_per_round`).
+
+    ``critical_path_vectors`` counts the vectors a receiver takes before it may decode under the
+    simulator's rule (stop at the earliest decodable arrival): a CodedReduce parent at level l-1
+    by its (f - s_l)-th child (any f - s_l decode), levels one after another, so
+    sum_l (f - s_l); the GC master by its (n - s)-th arrival; ring all-reduce 2(n-1)/n.  With
+    zero compute time and stragglers that never send, the time per round of ``gctool simulate``
+    ``link`` is at most ``latency_terms`` x latency + path / bandwidth for every straggler
+    pattern the scheme survives, with equality in the worst arrival order."""
     n = fanout**depth
     s = prod(t + 1 for t in tolerance) - 1
     load = Fraction(s + 1, n)
     rar = Fraction(2 * (n - 1), n)
+    cr_path, gc_path = sum(fanout - t for t in tolerance), n - s
     rows: list[dict[str, Any]] = [
         {"scheme": "coded-reduce", "compute_nodes": n, "load": float(load), "tolerates": s,
          "busiest_link_vectors": fanout, "sent_per_node": 1, "sequential_steps": depth,
-         "critical_path_vectors": fanout * depth,
+         "critical_path_vectors": cr_path,
          "total_messages": sum(fanout**lv for lv in range(1, depth + 1)),
-         "note": f"any {s} leaf stragglers; each parent waits for f - s_l children"},
+         "note": f"any {s} leaf stragglers; each parent decodes by its (f - s_l)-th child"},
         {"scheme": "gc", "compute_nodes": n, "load": float(load), "tolerates": s,
          "busiest_link_vectors": n, "sent_per_node": 1, "sequential_steps": 1,
-         "critical_path_vectors": n, "total_messages": n,
-         "note": "master-worker (n, s)-GC with the same leaves and tolerance"},
+         "critical_path_vectors": gc_path, "total_messages": n,
+         "note": "master-worker GC with the same leaves and leaf code; the master decodes by its "
+                 "(n - s)-th arrival"},
         {"scheme": "ring-all-reduce", "compute_nodes": n, "load": float(Fraction(1, n)),
          "tolerates": 0, "busiest_link_vectors": float(rar), "sent_per_node": float(rar),
          "sequential_steps": 2 * (n - 1), "critical_path_vectors": float(rar),
@@ -85,20 +95,29 @@ def tree_bounds(fanout: int, depth: int, tolerance: list[int]) -> SequentialBoun
     ]
     for row, lat in zip(rows, (depth, 1, 2 * (n - 1)), strict=True):
         row["latency_terms"] = lat
-        row["speedup_vs_gc"] = n / row["critical_path_vectors"]
-    cr_path, ring_path = fanout * depth, float(rar)
+        row["speedup_vs_gc"] = gc_path / row["critical_path_vectors"]
+    ring_path = float(rar)
     cross = (cr_path - ring_path) / (2 * (n - 1) - depth) if 2 * (n - 1) > depth else None
+    ring_vs_cr = ("" if cross is None else
+                  "; ring all-reduce is never faster than coded-reduce" if cross < 0 else
+                  f"; ring all-reduce is slower than coded-reduce once a/t > {cross:.3g}")
     statements = [
         "units: one gradient vector; a node receives its incoming vectors one after another, "
         "tree levels run one after another (gctool's cost model)",
-        f"coded-reduce: busiest link f = {fanout} vectors per level, {depth} levels",
-        f"master-worker GC: the master's link carries n = {n} vectors",
+        f"coded-reduce: busiest link f = {fanout} vectors per level, {depth} levels; path "
+        f"sum_l (f - s_l) = " + " + ".join(str(fanout - t) for t in tolerance)
+        + f" = {cr_path} vectors (a parent may decode from any f - s_l children)",
+        f"master-worker GC: the master's link carries up to n = {n} vectors; path n - s = "
+        f"{gc_path} (it may decode from any n - s)",
         f"ring all-reduce: 2(n-1)/n = {float(rar):.4g} vectors per node in 2(n-1) = "
         f"{2 * (n - 1)} steps (reduce-scatter + all-gather)",
         "with latency a per message and t per vector on a link: critical path = latency_terms "
-        "x a + path x t; 'vs gc' counts transfers only (a = 0)"
-        + ("" if cross is None else
-           f"; ring all-reduce is slower than coded-reduce once a/t > {cross:.3g}"),
+        "x a + path x t; 'vs gc' counts transfers only (a = 0)" + ring_vs_cr,
+        "path assumes stragglers never send and compute takes no time: every receiver decodes "
+        "by the arrival above (sooner when its first arrivals already decode, e.g. one per FRC "
+        "group), so the time is at most the critical path, equal in the worst arrival order; "
+        f"waiting for all children instead: f x L = {fanout * depth} (coded-reduce) and n = "
+        f"{n} (gc) vectors",
     ]
     params: dict[str, Any] = {"fanout": fanout, "depth": depth, "tolerance": tolerance}
     return SequentialBoundReport("tree", n, params, rows, "gc", [], statements, True)

@@ -127,10 +127,68 @@ def test_tree_verify_detects_a_tampered_file() -> None:
 def test_tree_bounds_communication() -> None:
     rep = tree_bounds(4, 3, [1, 1, 1])
     cr, gc, rar = rep.rows
-    assert cr["busiest_link_vectors"] == 4 and cr["critical_path_vectors"] == 12
+    assert cr["busiest_link_vectors"] == 4 and cr["critical_path_vectors"] == 9  # 3 x (4 - 1)
+    assert gc["critical_path_vectors"] == 64 - 7 and cr["speedup_vs_gc"] == 57 / 9
     assert gc["busiest_link_vectors"] == 64 and cr["tolerates"] == gc["tolerates"] == 7
     assert rar["busiest_link_vectors"] == pytest.approx(2 * 63 / 64) and rar["tolerates"] == 0
     assert cr["load"] == gc["load"] == 8 / 64
+
+
+TREE_CASES = [(4, 2, [1, 2]), (2, 1, [1]), (3, 2, [1, 0]), (5, 1, [2]), (2, 3, [1, 0, 1]),
+              (4, 2, [1, 1]), (3, 3, [2, 1, 0]), (5, 2, [4, 3]), (5, 2, [0, 2])]
+
+
+@pytest.mark.parametrize("fanout,depth,tol", TREE_CASES)
+def test_tree_bound_critical_path_is_the_simulated_time(fanout: int, depth: int,
+                                                        tol: list[int]) -> None:
+    """Zero compute time, stragglers that never send: ``gctool simulate --link``'s time per
+    round of every row is at most latency_terms x a + path x t for every straggler pattern the
+    scheme survives, and equal to it in a worst arrival order (a parent waiting for all its
+    children, the old figure f x L, overshoots whenever some s_l > 0)."""
+    from gctool.sim.contenders.base import Setting
+    from gctool.sim.contenders.code import CodeFile
+    from gctool.sim.contenders.ring import RingAllReduce
+    from gctool.sim.contenders.tree import Tree
+    from gctool.sim.network import Link
+
+    code = design("coded-reduce", seed=1, fanout=fanout, depth=depth, tolerance=tol)
+    n, s = code.n, code.s
+    rows = {r["scheme"]: r for r in tree_bounds(fanout, depth, tol).rows}
+    a, t = 0.3, 0.125  # latency, 1 / bandwidth (exact binary fractions)
+    setting = Setting(link=Link(a, 1 / t))
+
+    def bound(scheme: str) -> float:
+        return rows[scheme]["latency_terms"] * a + rows[scheme]["critical_path_vectors"] * t
+
+    rng = np.random.default_rng(fanout * 100 + depth)
+    # tree: no straggler; the last s_L children of every deepest parent; random leaf sets
+    tree = np.zeros((2 + 30, n))
+    tree[1, np.arange(n).reshape(-1, fanout)[:, fanout - tol[-1]:].ravel()] = np.inf
+    for r in range(2, len(tree)):
+        tree[r, rng.choice(n, int(rng.integers(0, n)), replace=False)] = np.inf
+    got = Tree(code, "cr").run(tree, setting).durations
+    assert got[0] == got[1] == pytest.approx(bound("coded-reduce"), abs=1e-12)
+    survived = np.isfinite(got)
+    assert survived[2:].any() and (got[survived] <= bound("coded-reduce") + 1e-12).all()
+    # gc: s stragglers out of a set of s + 1 leaves that breaks every level (s_l + 1 children
+    # per level); the other leaf of that set arrives last, so the master needs all n - s
+    breaking = [i for i in range(n)
+                if all(c <= t_l for c, t_l in zip(leaf_path(i, fanout, depth), tol, strict=True))]
+    assert len(breaking) == s + 1
+    flat = np.zeros((2 + 30, n))
+    flat[0, breaking[:-1]] = np.inf
+    flat[0, breaking[-1]] = t / 2 if n - s > 1 else 0.0  # after the others, before their link
+    for r in range(1, len(flat)):
+        flat[r, rng.choice(n, int(rng.integers(0, s + 1)), replace=False)] = np.inf
+    got = CodeFile(code, "gc").run(flat, setting).durations
+    assert got[0] == pytest.approx(bound("gc"), abs=1e-12)
+    assert np.isfinite(got).all() and (got <= bound("gc") + 1e-12).all()
+    # ring all-reduce: everyone computes, then 2(n - 1) steps
+    got = RingAllReduce(n).run(np.zeros((1, n)), setting).durations
+    assert got[0] == pytest.approx(bound("ring-all-reduce"), abs=1e-12)
+    # the old all-children figure is not the critical path once a level tolerates stragglers
+    if any(tol):
+        assert bound("coded-reduce") < depth * a + fanout * depth * t
 
 
 # -- BCC ----------------------------------------------------------------------------------------
@@ -186,7 +244,7 @@ def test_tree_bounds_latency_crossover() -> None:
     rows = {r["scheme"]: r for r in rep.rows}
     assert [rows[k]["latency_terms"] for k in ("coded-reduce", "gc", "ring-all-reduce")] == \
         [2, 1, 30]
-    cross = (8 - 30 / 16) / 28
+    cross = (6 - 30 / 16) / 28  # coded-reduce path (4 - 1) + (4 - 1)
     line = next(x for x in rep.statements if "slower than coded-reduce" in x)
     assert f"{cross:.3g}" in line
 

@@ -79,4 +79,5 @@ _HEADERS = {"time_per_round": "s/round", "time_per_round_ci95": "95% CI",
             "compute_nodes": "workers", "tolerates": "tolerates", "busiest_link_vectors": "link",
             "sent_per_node": "sent", "sequential_steps": "steps",
             "critical_path_vectors": "path", "total_messages": "messages",
-            "speedup_vs_gc": "vs gc", "expected_wait": "E[wait]"}
+            "speedup_vs_gc": "vs gc", "expected_wait": "E[wait]",
+            "latency_terms": "latencies"}
