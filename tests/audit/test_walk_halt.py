@@ -9,6 +9,7 @@ import time
 from math import comb
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gctool.audit.kernels import numba_available
@@ -16,6 +17,8 @@ from gctool.audit.kernels import optimal as kernels
 from gctool.audit.oracles.optimal import OptimalOracle
 from gctool.codes import design
 from gctool.engine.threads import Cancelled, TaskOrder, set_task
+
+from corpus import code_of
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
 
@@ -68,3 +71,28 @@ def test_a_walk_ends_when_its_run_stops(monkeypatch: pytest.MonkeyPatch, pause: 
     walked.clear()
     err, _, _ = oracle.compiled.walk(40, s, 0, 5000)  # not in a pool: never stopped
     assert walked == [5000] and err.size == 5000
+
+
+def test_a_direct_walk_for_a_first_set_over_a_limit_stops_where_numpy_must_decide() -> None:
+    """The direct walk (no fast path) of a search for the first set over a limit stops at
+    the most-th set whose bracket numpy's decoder must decide (unknown, or reaching above the
+    limit), or at the first surely over it, with the brackets of the whole walk."""
+    from gctool.audit.kernels.direct import BRACKETED, DirectBrackets
+
+    rng = np.random.default_rng(1)
+    U, _, Vh = np.linalg.svd(rng.standard_normal((9, 9)))
+    code = code_of((U * np.logspace(0, -6, 9)) @ Vh, 0)
+    oracle = OptimalOracle(code)
+    walk, s = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T), 3
+    total = comb(9, s)
+    state, lo, hi = walk.walk(s, 0, total)
+    for limit in np.quantile(hi[state == BRACKETED], [0.2, 0.5, 0.9]):
+        ask = np.flatnonzero((state != BRACKETED) | ~(hi <= limit))
+        sure = np.flatnonzero((state == BRACKETED) & (lo > limit))
+        assert ask.size >= 3
+        for most in (1, 3):
+            end = min(int(ask[most - 1]) + 1, int(sure[0]) + 1 if sure.size else total)
+            got = walk.walk(s, 0, total, float(limit), most)
+            assert got[0].size == end < total
+            for mine, whole in zip(got, (state, lo, hi), strict=True):
+                assert np.array_equal(mine, whole[:end], equal_nan=True)

@@ -182,30 +182,49 @@ def _bounds(W: Any, X: Any, e_c: float, f: int, K: int, m: int, tall: bool, tnor
 @njit
 def bracket_range(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
                   state: Any, lo: Any, hi: Any, inS: Any, F: Any, W: Any, tau: Any, Y: Any,
-                  X: Any, halt: Any) -> None:
+                  X: Any, limit: float, most: int, halt: Any) -> int:
     """:func:`_bracket_one` of ``count`` sets in lexicographic order from S (updated in
-    place); ends early, its results not to be read, once ``halt[0]`` is set (read every
-    HALT_EVERY sets: :func:`gctool.engine.threads.halt_flag`)."""
+    place), up to the first set surely over ``limit`` or the ``most``-th that numpy's
+    decoder must decide for a search of the first set over it (:func:`_stops`): returns how
+    many it walked.  Ends early, its results not to be read, once ``halt[0]`` is set (read
+    every HALT_EVERY sets: :func:`gctool.engine.threads.halt_flag`)."""
     for b in range(count):
         if b % HALT_EVERY == HALT_EVERY - 1 and halt[0] != 0:
-            return
+            return b
         state[b], lo[b], hi[b] = _bracket_one(S, Bn, T, tnorm, floor, inS, F, W, tau, Y, X)
+        stop = _stops(state[b], lo[b], hi[b], limit)
+        if stop:
+            most -= 1 if stop == 1 else most
+            if most <= 0:
+                return b + 1
         if b + 1 < count:
             successor(S, n)
+    return count
+
+
+@njit
+def _stops(state: int, lo: float, hi: float, limit: float) -> int:
+    """For a search of the first set over ``limit``: 2 when a set's bracket puts it surely
+    over (the walk stops there), 1 when numpy's decoder must decide it (unknown, or its
+    bracket reaches above the limit: :func:`errors_of`), else 0."""
+    if state == BRACKETED and lo > limit:
+        return 2
+    return 1 if state != BRACKETED or not hi <= limit else 0
 
 
 @njit
 def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floor: float,
                  state: Any, lo: Any, hi: Any, H: Any, tau: Any, Y: Any, tail: Any,
-                 ytail: Any, tau2: Any, halt: Any) -> None:
+                 ytail: Any, tau2: Any, limit: float, most: int, halt: Any) -> int:
     """:func:`bracket_range` of sets of a code with a ``floor`` (rank(B) = n) and n - s <= K,
     the QR of a set's first survivors kept from set to set: the sets that share their first
     s - 1 stragglers P share the reflectors of their survivors below the last straggler x,
     and those applied to every later column and to the targets (H, tau, Y: columns not in P,
     in order; the first j processed); a set then only factors its columns after x (tail,
     ytail), and moving x to x + 1 processes column x.  The same floating-point operations,
-    in the same order, as :func:`_qr` on the set's own columns: the same brackets.  Ends
-    early, its results not to be read, once ``halt[0]`` is set (read at each new prefix)."""
+    in the same order, as :func:`_qr` on the set's own columns: the same brackets.  Stops
+    as :func:`bracket_range` does (returns how many sets it walked); ends early, its results
+    not to be read, once ``halt[0]`` is set (read at each new prefix)."""
     K = Bn.shape[1]
     m = T.shape[0]
     s = S.shape[0]
@@ -213,7 +232,7 @@ def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floo
     b = 0
     while b < count:
         if halt[0] != 0:
-            return
+            return b
         # a new prefix P = S[:s - 1]: its columns, then those below S[s - 1] processed
         c = 0
         k = 0
@@ -245,6 +264,11 @@ def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floo
                     yv[r, u] = Y[j + r, u]
             state[b], lo[b], hi[b] = _tall_bracket(tv, yv, tau2, f, K, tnorm, floor, tv)
             b += 1
+            stop = _stops(state[b - 1], lo[b - 1], hi[b - 1], limit)
+            if stop:
+                most -= 1 if stop == 1 else most
+                if most <= 0:
+                    return b
             if b == count or x == n - 1:
                 break
             _qr_step(H, tau, j)  # column x joins the survivors below the last straggler
@@ -257,6 +281,7 @@ def bracket_walk(S: Any, n: int, count: int, Bn: Any, T: Any, tnorm: float, floo
             break
         if successor(S, n) < 0:
             break
+    return b
 
 
 @njit
@@ -343,25 +368,30 @@ class DirectBrackets:
             self.sets(np.arange(s, dtype=np.int64)[None])
             first_max(np.zeros(1), TIE_RTOL)
 
-    def walk(self, s: int, start: int, stop: int
+    def walk(self, s: int, start: int, stop: int, limit: float = np.inf, most: int = 0
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(state, lo, hi) of the sets with lexicographic ranks start..stop-1."""
+        """(state, lo, hi) of the sets with lexicographic ranks start..stop-1, or of those up
+        to the first surely over ``limit`` or the ``most``-th that numpy's decoder must
+        decide for a search of the first set over it (0: no such cap; :func:`bracket_range`),
+        whichever comes first."""
         from gctool.engine.enumeration import unrank_one
         from gctool.engine.threads import halt_flag, raise_if_halted
 
         count = stop - start
         state, lo, hi = np.zeros(count, np.uint8), np.empty(count), np.empty(count)
-        halt = halt_flag()
+        halt, walked = halt_flag(), count
+        cap = (most if most > 0 else count + 1, float(limit))
         if count and self.floor > 0 and self.n - s <= self.Bn.shape[1]:
             S = private.current(unrank_one(self.n, s, start))
-            bracket_walk(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
-                         lo, hi, *self._walk_scratch(s), halt)
+            walked = bracket_walk(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor,
+                                  state, lo, hi, *self._walk_scratch(s), cap[1], cap[0],
+                                  halt)
         elif count:
             S = private.current(unrank_one(self.n, s, start))
-            bracket_range(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor, state,
-                          lo, hi, *self._scratch(s), halt)
+            walked = bracket_range(S, self.n, count, self.Bn, self.T, self.tnorm, self.floor,
+                                   state, lo, hi, *self._scratch(s), cap[1], cap[0], halt)
         raise_if_halted(halt)
-        return state, lo, hi
+        return state[:walked], lo[:walked], hi[:walked]
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(state, lo, hi) of the rows of S."""

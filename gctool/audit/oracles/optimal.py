@@ -476,31 +476,35 @@ class OptimalOracle(Oracle):
         the first set over ``limit`` are numpy's."""
         if not self.walks_compiled(s):
             return None
-        from gctool.engine.enumeration import unrank_lex
-
-        if self._walks_direct(s):  # numpy's decoder decides what the brackets cannot
-            from gctool.audit.kernels.direct import errors_of
-
-            def decide(rows: np.ndarray) -> np.ndarray:  # numpy's decoder, as _errors
-                return super(OptimalOracle, self)._errors(unrank_lex(n, s, start + rows))
-
-            state, lo, hi = self.direct.walk(s, start, stop)
-            err = errors_of(state, lo, hi, decide, limit)
-            self.evaluations += err.size
-            return err
-
         # a search for the first set over a finite limit: the walk stops at its first
         # pending set (the numpy route decides it: it may be that set), then at the 2nd,
         # 4th, ... of the rest of the range (a few walks even when many sets are pending)
         most, parts = (1 if np.isfinite(limit) else 0), []
+        part = self._direct_part if self._walks_direct(s) else self._walk_part
         while start < stop:
-            err = self._walk_part(n, s, start, stop, limit, most)
+            err = part(n, s, start, stop, limit, most)
             parts.append(err)
             start += err.size
             if (err > limit).any():
                 break
             most = min(2 * most, stop - start)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _direct_part(self, n: int, s: int, start: int, stop: int, limit: float, most: int
+                     ) -> np.ndarray:
+        """:meth:`_walk_part` of the direct walk (no fast path): numpy's decoder decides what
+        the brackets cannot (:func:`gctool.audit.kernels.direct.errors_of`), the walk
+        stopping at the ``most``-th set it must decide (0: no such cap)."""
+        from gctool.audit.kernels.direct import errors_of
+        from gctool.engine.enumeration import unrank_lex
+
+        def decide(rows: np.ndarray) -> np.ndarray:  # numpy's decoder, as _errors
+            return super(OptimalOracle, self)._errors(unrank_lex(n, s, start + rows))
+
+        state, lo, hi = self.direct.walk(s, start, stop, limit, most)
+        err = errors_of(state, lo, hi, decide, limit)
+        self.evaluations += err.size
+        return err
 
     def _walk_part(self, n: int, s: int, start: int, stop: int, limit: float, most: int
                    ) -> np.ndarray:
