@@ -39,6 +39,7 @@ import pytest
 
 import gctool
 from gctool.codes import design
+from gctool.model import GradientCode
 from gctool.request import VerifyRequest
 from gctool.sequential.schedule import gc_decodes, realise, scheme_of
 from gctool.sim.contenders.base import Setting
@@ -480,6 +481,23 @@ def _serial(row: np.ndarray, link: Link, size: float) -> np.ndarray:
     return out
 
 
+def _contender_matches_reference(code: GradientCode, times: np.ndarray, mu: float | None,
+                                 link: Link | None) -> list[tuple[int, int, bool]]:
+    """Run the Schedule contender and the reference on ``times`` (serial arrivals over
+    ``link``: one vector a message for SR-SGC, T + 1 for M-SGC): the same round durations,
+    stragglers and jobs, and no deadline miss; the reference's jobs."""
+    run = Schedule(code, "x").run(times, Setting(mu=mu, link=link))
+    if link is not None:
+        size = code.params["delay"] + 1 if code.scheme == "m-sgc" else 1
+        times = np.array([_serial(row, link, size) for row in times])
+    durations, pattern, jobs = _ref_rounds(code, times, mu)
+    np.testing.assert_allclose(run.durations, durations, rtol=1e-13, atol=0)
+    assert [frozenset(range(code.n)) - frozenset(int(i) for i in u) for u in run.used] == pattern
+    assert [(j, r, ok) for j, r, ok, _ in run.jobs] == jobs
+    assert run.deadline_misses == 0
+    return jobs
+
+
 @pytest.mark.parametrize("scheme,n,B,W,lam", SIM_FILES)
 @pytest.mark.parametrize("mu", [None, 0.3])
 @pytest.mark.parametrize("link", [None, Link(0.05, 10.0)])
@@ -494,16 +512,9 @@ def test_schedule_contender_matches_reference_rounds(scheme: str, n: int, B: int
     rng = np.random.default_rng(n * 100 + B * 10 + W)
     times = 1.0 + rng.pareto(1.5, size=(60, n))
     times[::7, 0] = times[::7, 1]  # ties between workers 0 and 1
-    run = Schedule(code, "x").run(times, Setting(mu=mu, link=link))
-    if link is not None:
-        size = code.params["delay"] + 1 if scheme == "m-sgc" else 1
-        times = np.array([_serial(row, link, size) for row in times])
-    durations, pattern, jobs = _ref_rounds(code, times, mu)
-    np.testing.assert_allclose(run.durations, durations, rtol=1e-13, atol=0)
-    assert [frozenset(range(n)) - frozenset(int(i) for i in u) for u in run.used] == pattern
-    assert [(j, r, ok) for j, r, ok, _ in run.jobs] == jobs
-    assert run.deadline_misses == 0 and all(ok for _, _, ok in jobs)
-    assert len(run.jobs) == len(times) - code.params["delay"]
+    jobs = _contender_matches_reference(code, times, mu, link)
+    assert all(ok for _, _, ok in jobs)
+    assert len(jobs) == len(times) - code.params["delay"]
 
 
 def test_schedule_contender_matches_reference_on_random_designs() -> None:
@@ -525,15 +536,7 @@ def test_schedule_contender_matches_reference_on_random_designs() -> None:
                  0.5 + gen.exponential(1.0, size=(25, n)))
         mu = rng.choice([None, 0.1, 1.0])
         link = rng.choice([None, Link(0.02, 5.0)])
-        run = Schedule(code, "x").run(times, Setting(mu=mu, link=link))
-        if link is not None:
-            size = code.params["delay"] + 1 if scheme == "m-sgc" else 1
-            times = np.array([_serial(row, link, size) for row in times])
-        durations, pattern, jobs = _ref_rounds(code, times, mu)
-        np.testing.assert_allclose(run.durations, durations, rtol=1e-13, atol=0)
-        assert [frozenset(range(n)) - frozenset(int(i) for i in u) for u in run.used] == pattern
-        assert [(j, r, ok) for j, r, ok, _ in run.jobs] == jobs
-        assert run.deadline_misses == 0
+        _contender_matches_reference(code, times, mu, link)
         done += 1
 
 
