@@ -212,7 +212,6 @@ class Budget:
         return meter
 
 
-
 @contextlib.contextmanager
 def pool_share(holder: Any, processes: int) -> Iterator[None]:
     """While a pool of ``processes`` forked worker processes runs, the meter ``holder.meter``
@@ -229,6 +228,7 @@ def pool_share(holder: Any, processes: int) -> Iterator[None]:
         yield
     finally:
         holder.meter = whole
+
 
 #: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
 LEAST_WORK = 1 / NS_PER_S
