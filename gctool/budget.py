@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import multiprocessing
 import os
 import threading
 import time
@@ -216,18 +217,22 @@ class Budget:
 def pool_share(holder: Any, processes: int) -> Iterator[None]:
     """While a pool of ``processes`` forked worker processes runs, the meter ``holder.meter``
     (the judge of the doubtful sets' exact decisions, which each process holds a copy of) is
-    its 1/``processes`` share of what is left (:meth:`Meter.share`): the copies would each
-    spend all of it, so a run over ``max_work`` at one job finished at ``processes`` (up to that
-    many times the budget).  A holder without a meter, or one process, changes nothing."""
+    a share of it (:meth:`Meter.share`) whose charges, in any process, are added up in shared
+    memory: each process is held to what all of them have spent (the copies of the meter
+    would each have spent all that was left, up to ``processes`` times the budget), and the
+    meter gets their total when the pool is done, so it counts the pool's work as one
+    process's meter would.  A holder without a meter, or one process, changes nothing."""
     whole = getattr(holder, "meter", None)
     if processes <= 1 or whole is None:
         yield
         return
-    holder.meter = whole.share(processes)
+    share = holder.meter = whole.share()
     try:
         yield
     finally:
         holder.meter = whole
+        with whole._lock:  # (read without its lock: a killed process may have held it)
+            whole.spent += share.tally.get_obj().value
 
 
 #: the least ``max_work`` a part of a run is left (:meth:`Budget.rest`): one nanosecond
@@ -375,6 +380,10 @@ class Meter:
         #: was spent (:meth:`words`)
         self.started = time.perf_counter()
         self._lock = threading.Lock()
+        #: a share's (:meth:`share`): the counter in shared memory of what its copies in
+        #: every process charged, and the meter's ``spent`` when it was made
+        self.tally: Any = None
+        self.base = self.spent
 
     def charge(self, work: float, what: str = "") -> None:
         """Add ``work``; above the limit, refuse (the work is counted: the search stops)."""
@@ -384,11 +393,13 @@ class Meter:
         checkpoint()
         in_task_order()
         with self._lock:
-            before = self.spent
             self.spent += float(work)
             self.charges += 1
+            if self.tally is not None:  # a share: what every process has charged
+                total = _tally(self.tally, float(work))
+                self.spent = self.spent if total is None else self.base + total
             if self.spent > self.limit:
-                self.done = before
+                self.done = self.spent - float(work)
                 raise self._refuse(self.spent, what)
 
     def check(self, work: float, what: str = "") -> None:
@@ -415,21 +426,36 @@ class Meter:
     def remaining(self) -> float:
         return max(0.0, self.limit - self.spent)
 
-    def share(self, jobs: int) -> Meter:
-        """The meter of one of ``jobs`` worker processes that spend this meter's work where it
-        cannot see them (a pool's forked copies would each spend all that is left): its
-        1/``jobs`` share of what is left, counted as the rest of this meter (its refusal names
-        the run's totals, as a forecast: the other processes' spending is not known)."""
+    def share(self) -> Meter:
+        """The meter of worker processes that spend this meter's work where it cannot see
+        them (:func:`pool_share`: forked copies would each spend all that is left): its
+        charges, in any process, are added up in shared memory (``tally``), and each is
+        refused once their total passes what this meter had left (the refusal names the
+        run's totals)."""
         parent = self
 
         def refuse(total: float, what: str) -> Exception:
             parent.done = child.done  # (the wording reads the run's meter)
             return parent._refuse(total, what)
 
-        left = self.remaining
-        child = Meter(self.limit, refuse, self.spent + left - left / max(1, jobs))
+        child = Meter(self.limit, refuse, self.spent)
         child.started = self.started
+        child.tally = multiprocessing.Value("d", 0.0)
         return child
+
+
+def _tally(counter: Any, work: float) -> float | None:
+    """Add ``work`` to a share's counter in shared memory (:meth:`Meter.share`) and return
+    the new total; None, nothing added, if its lock is not free within a second (a process
+    killed while it held it)."""
+    lock = counter.get_lock()
+    if not lock.acquire(timeout=1.0):
+        return None
+    try:
+        counter.get_obj().value += work
+        return float(counter.get_obj().value)
+    finally:
+        lock.release()
 
 
 # -- the cost model -----------------------------------------------------------------------------

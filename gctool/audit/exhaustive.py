@@ -142,9 +142,9 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
 
 
 def _paced(oracle: Oracle) -> Runner:
-    """:func:`~gctool.engine.parallel.run_paced`, whose forked processes each decide exact sets
-    on a 1/jobs share of what the oracle's meter left (:func:`gctool.budget.pool_share`: their
-    copies of it would each spend all of it)."""
+    """:func:`~gctool.engine.parallel.run_paced`, whose forked processes decide exact sets on
+    a share of the oracle's meter that adds up all their charges (:func:`gctool.budget.
+    pool_share`: their copies of it would each spend all that it left)."""
 
     def run(worker: SetWorker, tasks: Sequence[Task], jobs: int,
             on_result: Callable[[int, Any], bool]) -> None:

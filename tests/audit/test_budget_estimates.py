@@ -636,10 +636,11 @@ def test_the_attacks_exact_decisions_are_charged_to_its_meter(
 def test_a_pool_of_processes_shares_the_exact_decisions_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """On the numpy route with two worker processes, each forked process decides its doubtful
-    sets against half of what the run's meter left (``Meter.share``), not a copy of all of
-    it: FRC(12, 2) at tolerance 1/4, whose 144 exact decisions take about 17 s of this clock,
-    is refused at a budget of 16 s with two processes as with one (the copies let the pool
-    spend up to twice the budget: it finished), and runs on the two processes when it fits."""
+    sets against what the run's meter left, counted with the others' (``Meter.share``), not
+    a copy of all of it: FRC(12, 2) at tolerance 1/4, whose 144 exact decisions take about
+    17 s of this clock, is refused at a budget of 16 s with two processes as with one (the
+    copies let the pool spend up to twice the budget: it finished), and runs on the two
+    processes when it fits."""
     from gctool import exactls
     from gctool.audit import nullspace as ns
     from gctool.audit.verify import enumeration
@@ -664,7 +665,7 @@ def test_a_pool_of_processes_shares_the_exact_decisions_budget(
 def test_the_attacks_pool_of_processes_shares_the_exact_decisions_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The same under ``attack`` on the numpy route with two processes (tasks of 64 sets): the
-    forked copies of the oracle's decoder each charge their exact decisions to half of what
+    forked copies of the oracle's decoder charge their exact decisions together to what
     its meter left, so the search refused at 16 s of this clock with one job is refused with
     two (the copies let it finish), and finishes at 32 s with either."""
     from gctool import exactls

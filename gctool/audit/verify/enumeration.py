@@ -180,9 +180,11 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
 def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextManager[None]:
     """While a pool of ``processes`` worker processes (the numpy route with ``jobs`` above 1)
     decides the sets, the decoder that judges their doubtful sets charges its exact decisions
-    to a 1/``processes`` share of what the run's meter has left (:func:`gctool.budget.pool_share`).
-    A process that spends its share is refused with the run's refusal.  (Spawned processes
-    receive no meter: their exact decisions are bounded by their operation allowance.)"""
+    to a share of the run's meter that adds up every process's charges
+    (:func:`gctool.budget.pool_share`): a process is refused with the run's refusal once their
+    total passes what the meter had left, and the meter gets the total after the pool.
+    (Spawned processes receive no meter: their exact decisions are bounded by their operation
+    allowance.)"""
     direct = getattr(kernel, "direct", kernel)
     if not isinstance(direct, ns.DirectKernel):
         return contextlib.nullcontext()
