@@ -45,7 +45,8 @@ binary quadratic program; products are linearised exactly (McCormick).
 ``printf`` whatever its options say (``disp=False`` turns its log off, and ``presolve=False``
 does not avoid the repair path that prints it); a library must not write on its caller's
 stdout, so every solve runs with C's ``stdout`` stream pointed at /dev/null
-(:func:`c_stdout_silenced`), not file descriptor 1.
+(:func:`c_stdout_silenced`), not file descriptor 1.  A process forked meanwhile (a pool of
+processes) starts with the stream restored: the solves are not running in the child.
 """
 
 from __future__ import annotations
@@ -318,6 +319,29 @@ def c_stdout_silenced() -> Iterator[None]:
             if _C_STDOUT["depth"] == 0:
                 var.value = _C_STDOUT["saved"]
 
+
+def _before_fork() -> None:
+    _C_LOCK.acquire()  # no thread is half-way through switching the stream at the fork
+
+
+def _after_fork_in_parent() -> None:
+    _C_LOCK.release()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: the solves that had switched C's
+    ``stdout`` are not running in it, so the stream goes back to where it pointed before them
+    (the child's own ``printf`` output reaches its stdout) and the count starts at 0."""
+    if _C_STDOUT.get("depth", 0) > 0:
+        handle = _C_STDOUT.get("handle")
+        if handle is not None:
+            handle[0].value = _C_STDOUT["saved"]
+        _C_STDOUT["depth"] = 0
+    _C_LOCK.release()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 T = TypeVar("T")
 

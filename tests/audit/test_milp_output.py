@@ -78,3 +78,41 @@ def test_concurrent_blocks_share_one_switch(capfd: pytest.CaptureFixture[str]) -
     thread.join(10)
     _c_print("c after both")
     assert capfd.readouterr().out == "c after both\n"
+
+
+def test_a_process_forked_during_a_solve_keeps_its_own_c_stdout(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A pool forks while another thread's solve has C's stdout switched: the child has no
+    such solve, so its own printf output reaches stdout (before and after a block of its own);
+    the parent's stream stays switched until its solve ends."""
+    import os
+
+    inside, leave = threading.Event(), threading.Event()
+
+    def solving() -> None:
+        with c_stdout_silenced():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=solving)
+    thread.start()
+    assert inside.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: print, then leave at once (no pytest teardown)
+        code = 0
+        try:
+            _c_print("c in the child")
+            with c_stdout_silenced():
+                _c_print("c in the child's block")
+            _c_print("c in the child after its block")
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    _c_print("c in the parent during its solve")
+    leave.set()
+    thread.join(10)
+    _c_print("c in the parent after")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert capfd.readouterr().out.split("\n") == [
+        "c in the child", "c in the child after its block", "c in the parent after", ""]
