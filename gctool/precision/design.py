@@ -28,7 +28,8 @@ def check_design(precision: str | None, max_error: float | None) -> None:
 def design_check(code: GradientCode, precision: str | Format, max_error: float | None = None,
                  *, best_of_hint: bool = False, budget: Budget | None = None) -> None:
     """Prove ``code``'s error bound in ``precision`` over every set of its s stragglers
-    (:func:`gctool.precision.certify`) and record it in ``code.params["precision"]``.  Refuse
+    (:func:`gctool.precision.certify`) and record it in ``code.params["precision"]`` (with the
+    report's underflow ``floor``: null when exact).  Refuse
     (DesignError, one line saying what would work) when the bound exceeds ``max_error`` or a
     coefficient is beyond the format's range; warn (``params["warnings"]``) above 1%.
     ``best_of_hint``: the scheme draws random coefficients (``best_of`` can rank them);
@@ -36,12 +37,14 @@ def design_check(code: GradientCode, precision: str | Format, max_error: float |
     fmt = get_format(precision)
     limit = check_max_error(max_error)
     if code.field.is_finite:
-        code.params["precision"] = {"precision": fmt.name, "exact": True, "bound": 0.0}
+        code.params["precision"] = {"precision": fmt.name, "exact": True, "bound": 0.0,
+                                    "floor": None}
         return
     report = certify(code, fmt, max_error=limit, budget=budget)
     seen = report.empirical.max_error if report.empirical is not None else None
     code.params["precision"] = {"precision": fmt.name, "exact": False, "bound": report.bound,
-                                "stragglers": report.stragglers, "observed": seen}
+                                "stragglers": report.stragglers, "observed": seen,
+                                "floor": report.floor}
     what = f"the {code.field} {code.scheme} design (n={code.n}, k={code.k}, s={code.s})"
     fix = ("use frc (0/1 coefficients, exact in every format), a finite field (`field` auto), "
            "a smaller s, or a better-conditioned construction"

@@ -30,6 +30,8 @@ def test_the_bound_is_recorded_and_a_large_one_warned(tmp_path: Path) -> None:
     rec = read_code(out).params["precision"]
     assert rec["bound"] == pytest.approx(certify(read_code(out), "float32").bound)
     assert rec["stragglers"] == [1, 4, 6] and 0 < rec["observed"] <= rec["bound"]
+    # the report's underflow floor, the same value (one computation: certify's)
+    assert rec["floor"] == certify(read_code(out), "float32").floor and rec["floor"] > 0
     assert json.loads(r.stdout)["report"]["precision"] == rec
     assert "warning: in float32 the decoded gradient's error may reach" in r.stderr
     assert "--precision float32" in read_code(out).provenance["command"]
@@ -56,7 +58,7 @@ def test_frc_passes_and_gf_is_exact(tmp_path: Path) -> None:
                      "--precision", "float16", "--max-error", "1e-9")
     assert r.exit_code == ExitCode.OK
     assert read_code(out).params["precision"] == {"precision": "float16", "exact": True,
-                                                  "bound": 0.0}
+                                                  "bound": 0.0, "floor": None}
 
 
 def test_best_of_ranks_draws_by_the_bound() -> None:
