@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import queue
 import secrets
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,11 +157,11 @@ class Hub:
             self._drop(group)
         for conn in self._unnamed:
             conn.close()
-        try:  # wake the accepting thread: connect once, it sees the flag and returns
-            from multiprocessing.connection import Client
-
-            Client(self.address, authkey=self.authkey).close()
-        except (OSError, EOFError):
+        try:  # wake the accepting thread: a bare connection, closed at once (its handshake
+            # fails, it sees the flag and returns).  No handshake here: the thread may have
+            # seen the flag after its last connection and returned, and nobody would answer.
+            socket.create_connection(self.address, timeout=5).close()
+        except OSError:
             pass
         self._listener.close()
         self._thread.join(timeout=5)
