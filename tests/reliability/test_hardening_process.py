@@ -217,6 +217,13 @@ def _interrupt(tmp_path: Path, args: list[str], sig: signal.Signals, want: int,
 # ---------------------------------------------------------------------------------------------
 # a write that fails midway, in a real process, for every command that writes files
 # ---------------------------------------------------------------------------------------------
+#: options that shorten a command's run before its write (train's: two rounds on one worker
+#: process, no baselines, no overhead rounds; its example trains up to 1,000 rounds of three
+#: schemes on a cluster of a worker per core, the test's longest run by far)
+SHORTER = {"train": ["--iterations", "2", "--overhead-rounds", "0", "--no-baselines",
+                     "--jobs", "1"]}
+
+
 def _first_writing_example_per_command() -> list[tuple[str, list[str]]]:
     seen: dict[str, list[str]] = {}
     for prefix, cmd in fz.leaf_commands():
@@ -227,8 +234,8 @@ def _first_writing_example_per_command() -> list[tuple[str, list[str]]]:
                 argv = fz._drop_option(argv, p)  # type: ignore[arg-type]
             # a name the option takes (simulate --plot writes .svg only)
             suffix = getattr(outs[0].type, "suffixes", (".json",))[0]
-            seen[prefix[0]] = argv + [fz.option_flag(outs[0]),  # type: ignore[arg-type]
-                                      f"existing{suffix}"]
+            seen[prefix[0]] = argv + SHORTER.get(prefix[0], []) + [
+                fz.option_flag(outs[0]), f"existing{suffix}"]  # type: ignore[arg-type]
     # the streamed writer too (export --decoders to NPZ is written chunk by chunk)
     seen["export-streamed"] = ["export", "frc.json", "--decoders", "-o", "existing.npz"]
     return sorted(seen.items())
