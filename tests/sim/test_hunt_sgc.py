@@ -613,3 +613,76 @@ def test_sequential_verify_is_independent_of_jobs() -> None:
             rep["component"] = {k: v for k, v in rep["component"].items()
                                 if k not in ("elapsed_s", "jobs", "timing")}
     assert one["ok"] is False and one == two
+
+
+# -- the bounded and the heuristic searches ------------------------------------------------------
+#: designs checked at a λ' that some admissible pattern defeats (scheme, n, B, W, λ, λ')
+FAILING = [("m-sgc", 4, 1, 2, 1, 4), ("sr-sgc", 4, 1, 3, 2, 4), ("m-sgc", 4, 2, 3, 2, 4),
+           ("sr-sgc", 5, 1, 2, 2, 4)]
+
+
+def _failing(case: tuple[str, int, int, int, int, int]) -> tuple[Any, Any]:
+    scheme, n, B, W, lam, _ = case
+    code = design(scheme, n=n, seed=3, burst=B, window=W, lam=lam)
+    return code, (lambda: ref_sr(code)) if scheme == "sr-sgc" else (lambda: ref_m(code))
+
+
+def _real_failure(rep: Any, make: Any, B: int, W: int, lam: int) -> int:
+    """The length of ``rep``'s counterexample after checking it is admissible (reference
+    model) and replays as a miss of the named job in the reference (and nothing earlier)."""
+    pattern = [frozenset(S) for S in rep.counterexample["pattern"]]
+    assert admissible(pattern, B, W, lam)
+    sim = make()
+    dues = [sim.step(S) for S in pattern]
+    assert dues[-1] == (rep.counterexample["job"], False)
+    assert all(d is None or d[1] for d in dues[:-1])
+    return len(pattern)
+
+
+@pytest.mark.parametrize("case", FAILING)
+def test_horizon_verdicts_are_the_reference_s_at_every_horizon(
+        case: tuple[str, int, int, int, int, int]) -> None:
+    """``verify`` with a horizon H (library: exact over every admissible pattern of at most H
+    rounds) fails exactly when the reference's search bounded at H finds a miss, i.e. from the
+    length L of the reference's shortest failure on (checked at H = 1, L - 1, L, L + 1), with
+    a counterexample of length L."""
+    from gctool.sequential.verify import verify_sequential
+
+    code, make = _failing(case)
+    _, n, B, W, _, checked = case
+    bad, _ = shortest_failure(make, n, B, W, checked)
+    assert bad is not None
+    for H in sorted({1, len(bad) - 1, len(bad), len(bad) + 1} - {0}):
+        rep = verify_sequential(code, VerifyRequest(s=checked), horizon=H, per_round=False)
+        bounded, _ = shortest_failure(make, n, B, W, checked, horizon=H)
+        assert rep.exact and rep.ok == (bounded is None) == (H < len(bad)), (case, H)
+        if rep.ok:
+            assert rep.method == "horizon" and rep.horizon == H
+        else:
+            assert _real_failure(rep, make, B, W, checked) == len(bad)
+
+
+@pytest.mark.parametrize("case", FAILING)
+def test_the_heuristic_search_reports_only_real_failures(
+        case: tuple[str, int, int, int, int, int]) -> None:
+    """Past its transition budget ``verify`` runs seeded adversarial roll-outs (not exact):
+    at the design's λ (which the reference proves safe) it must say ok; beyond it (a budget
+    of one transition, so the exhaustive search cannot find the failure first) every failure
+    it reports is admissible and a real miss in the reference (so the verdict is exact),
+    and some seed finds one."""
+    from gctool.sequential.verify import verify_sequential
+
+    code, make = _failing(case)
+    _, n, B, W, lam, checked = case
+    assert shortest_failure(make, n, B, W, lam)[0] is None
+    safe = verify_sequential(code, VerifyRequest(max_sets=20, seed=1), per_round=False)
+    assert safe.ok and not safe.exact and safe.method == "heuristic"
+    found = 0
+    for seed in range(4):
+        rep = verify_sequential(code, VerifyRequest(s=checked, max_sets=1, seed=seed),
+                                per_round=False)
+        assert rep.method == "heuristic" and rep.exact == (not rep.ok)  # a real miss proves
+        if not rep.ok:
+            _real_failure(rep, make, B, W, checked)
+            found += 1
+    assert found

@@ -535,3 +535,77 @@ def test_closing_the_hub_never_waits_for_an_accepting_thread_that_already_return
     closer.start()
     closer.join(timeout=20)  # a bound for a hang, not a speed figure: it returns at once
     assert not closer.is_alive(), "Hub.close() hangs"
+
+
+# -- a real Dask LocalCluster against the reference and against the threads ------------------------
+def test_a_dask_run_is_the_reference_s_and_the_threads_run_s(tmp_path: Any) -> None:
+    """``gctool train`` on a LocalCluster (one worker process: a second would only add its
+    start-up, the groups' traffic is the same; 127.0.0.1) with an approximate code whose
+    workers 0 and 1 always straggle (bernoulli with p = 1, 1, 0, ...; 1000 times slower): every
+    round decodes from workers 2-5, not exactly.  The reported step, loss*, start and target,
+    the loss after every round, the rounds to the target, the exit status, the check error and
+    the recorded trace's workers are the reference's; the same seed run in this process's
+    threads injects the same delays and follows the same trajectory."""
+    import json
+
+    from gctool.sim.delays import parse_delay
+    from gctool.trainer.run import _delays
+    from gctool.trainer.schemes import schemes_for
+    from gctool.trainer.workload import make
+
+    from helpers import run
+
+    kind, seed, rounds, T = "logistic", 11, 10, 0.003
+    X, _, y = data(5, N=300, d=3)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    code = code_of("graph")
+    gctool.write_code(code, str(tmp_path / "g.json"))
+    spec = "bernoulli:slow=1000,shift=1,rate=1000"
+    result = run("train", str(tmp_path / "g.json"), "--data", str(tmp_path / "d.npz"),
+                 "--problem", kind, "--delay", spec, "--worker-p", "1,1,0,0,0,0",
+                 "--time-scale", str(T), "--jobs", "1", "--check", "--seed", str(seed),
+                 "--iterations", str(rounds), "--target-gap", "0.2", "--no-baselines",
+                 "--overhead-rounds", "0", "--record", str(tmp_path / "run.csv"), "--json")
+    doc = json.loads(result.stdout)
+    info, coded = doc["problem"], doc["rows"][0]
+    # the problem: the reference's step, loss*, start (the seed's first normals) and target
+    w0 = np.random.default_rng(seed).standard_normal(X.shape[1])
+    star = ref_loss(kind, X, y, ref_newton_logistic(X, y))
+    assert info["step"] == pytest.approx(ref_step(kind, X), rel=1e-12)
+    assert info["loss_star"] == pytest.approx(star, rel=1e-9)
+    assert info["initial_loss"] == pytest.approx(ref_loss(kind, X, y, w0), rel=1e-12)
+    assert info["target"] == pytest.approx(star + 0.2 * (info["initial_loss"] - star), rel=1e-9)
+    # the recorded trace: workers 2-5 arrived every round, 0 and 1 never
+    lines = (tmp_path / "run.csv").read_text().splitlines()[1:]
+    status = {(int(r), int(i)): st for r, i, _, _, st, *_ in (ln.split(",") for ln in lines)}
+    R = coded["rounds"]
+    assert all(status[(r, i)] == ("arrived" if i >= 2 else "projected")
+               for r in range(R) for i in range(6))
+    used = [[2, 3, 4, 5]] * R
+    prob = Problem(X, y, ref_step(kind, X), star, Linear(kind))
+    ref = ref_run(kind, prob, w0, rounds, coded_estimate(code, kind, prob, used), info["target"])
+    assert R == len(ref["loss"])
+    np.testing.assert_allclose(np.array(coded["curve"]["loss_gap"]) + info["loss_star"],
+                               ref["loss"], rtol=1e-10)
+    reached = next((r + 1 for r, x in enumerate(ref["loss"]) if x <= info["target"]), None)
+    assert coded["rounds_to_target"] == reached and result.exit_code == (0 if reached else 1)
+    assert coded["exact_fraction"] == 0 and coded["workers_used_mean"] == 4
+    assert coded["check"]["max_relative_to_partials"] == pytest.approx(max(ref["error"]),
+                                                                        rel=1e-7)
+    # the same seed in this process: the same injected delays, the same trajectory
+    delay = parse_delay(spec).with_worker_p([1, 1, 0, 0, 0, 0])
+    again, w_again = make(kind, tmp_path / "d.npz", np.random.default_rng(seed), code.k)
+    np.testing.assert_array_equal(w_again, w0)
+    scheme = schemes_for([("g", code)], False)[0]
+    injected = _delays(delay, [scheme], rounds, seed, T)[0][0]
+    recorded = np.array([[float(ln.split(",")[5]) for ln in lines[r * 6:(r + 1) * 6]]
+                         for r in range(R)])
+    np.testing.assert_allclose(recorded, injected[:R], rtol=0, atol=1e-9)
+    cluster = Threads([[0, 1, 2], [3, 4, 5]], [scheme], again)
+    try:
+        log = cluster.master().run(scheme, again, w0, injected, rounds, info["target"], True)
+    finally:
+        cluster.close()
+    assert log.used == used
+    np.testing.assert_allclose(log.loss, np.array(coded["curve"]["loss_gap"]) + info["loss_star"],
+                               rtol=1e-13)
