@@ -367,6 +367,8 @@ def check_against_reference(log: Any, ref: dict[str, list[Any]], info: Any, sche
     reached = next((r + 1 for r, x in enumerate(ref["loss"]) if x <= info.target), None)
     assert row.rounds == R and row.rounds_to_target == reached
     assert row.reached == (reached is not None)
+    assert row.time_to_target == (log.end[reached - 1] if reached else None)
+    assert row.wait_p50 == pytest.approx(np.median(np.subtract(log.decodable, log.start[:R])))
     assert row.final_loss == pytest.approx(ref["loss"][-1], rel=1e-10)
     assert row.exact_fraction == pytest.approx(np.mean(log.exact))
     assert row.workers_used_mean == pytest.approx(np.mean([len(u) for u in log.used]))
@@ -609,3 +611,71 @@ def test_a_dask_run_is_the_reference_s_and_the_threads_run_s(tmp_path: Any) -> N
     assert log.used == used
     np.testing.assert_allclose(log.loss, np.array(coded["curve"]["loss_gap"]) + info["loss_star"],
                                rtol=1e-13)
+
+
+# -- what is injected, and a group that dies and comes back ----------------------------------------
+def test_injected_delays_follow_each_worker_s_load_with_common_random_numbers() -> None:
+    """Worker i of a code computes |supp(b_i)|/k of the data (over all m pieces), a baseline
+    worker 1/n: with a (nearly) deterministic shifted exponential the injected seconds are
+    time_scale x load; with the default one, worker i's draw per unit of load is the same in
+    every scheme of the run (common random numbers), and the report row's load is the
+    largest worker load."""
+    from gctool.sim.delays import parse_delay
+    from gctool.trainer.run import _delays
+    from gctool.trainer.schemes import schemes_for
+
+    for name in ("rs-k7", "comm", "bgc", "sbc", "fano"):
+        code = code_of(name)
+        schemes = schemes_for([(name, code)], True)
+        B = np.abs(np.asarray(code.B)).reshape(code.n, code.m, code.k)
+        loads = [(B > 0).any(axis=1).sum(axis=1) / code.k] + \
+            [np.full(s.n, 1 / s.n) for s in schemes[1:]]
+        assert [s.name for s in schemes[1:]] == ["uncoded", f"ignore-stragglers s={code.s}"]
+        flat, _ = _delays(parse_delay("shifted-exp:shift=1,rate=1e12"), schemes, 3, 1, 0.25)
+        for got, load in zip(flat, loads, strict=True):
+            np.testing.assert_allclose(got, np.tile(0.25 * load, (3, 1)), rtol=1e-9)
+        assert schemes[0].contender.load == pytest.approx(loads[0].max())
+        drawn, _ = _delays(parse_delay("shifted-exp"), schemes, 3, 1, 1.0)
+        busy = loads[0] > 0  # sbc has a worker with nothing to compute: it takes no time
+        assert (drawn[0][:, ~busy] == 0).all()
+        for got, load in zip(drawn[1:], loads[1:], strict=True):
+            np.testing.assert_allclose((got / load)[:, busy],
+                                       drawn[0][:, busy] / loads[0][busy], rtol=1e-12)
+
+
+def test_a_group_that_dies_mid_run_is_a_straggler_until_it_rejoins_with_fresh_results() -> None:
+    """Group 0 (workers 0 and 1 of an approximate code, s = 2) stops after 3 rounds; the master
+    restarts it (here: a new thread, Dask's job on a cluster), it connects again and is sent the
+    current run and round.  Every round still decodes from messages computed at that round's
+    parameters: the trajectory is the reference's for the sets the master used, the lost
+    rounds use workers 2-5 only, and workers 0 and 1 are used again after they rejoin."""
+    code, kind = code_of("graph"), "lsq"
+    prob = problem(kind, 3)
+    w0 = start_point(kind, 1, prob.X.shape[1])
+    scheme = Coded(code, "graph", 0)
+    rounds = 14
+    cluster = Threads([[0, 1], [2, 3], [4, 5]], [scheme], prob)
+    ticks = {"n": 0}
+
+    def tick() -> None:
+        ticks["n"] += 1
+        if ticks["n"] == 3:
+            cluster.hub.send(0, ("stop",))
+
+    delays = delays_for([()], rounds, 6, 8) + 0.05  # rounds long enough for it to rejoin
+    try:
+        master = cluster.master()
+        master.tick = tick
+        log = master.run(scheme, prob, w0, delays, rounds, None, check=True)
+    finally:
+        cluster.close()
+    events = [(e["event"], e["workers"]) for e in log.events]
+    assert events[:2] == [("lost", [0, 1]), ("joined", [0, 1])], log.events
+    back_round = log.events[1]["round"]
+    assert 3 <= log.events[0]["round"] <= back_round
+    assert all(u == [2, 3, 4, 5] for u in log.used[3:back_round])  # stopped before round 3
+    assert any({0, 1} <= set(u) for u in log.used[back_round + 1:])
+    info = report_problem(prob, w0, kind, 1e-3)
+    ref = ref_run(kind, prob, w0, rounds, coded_estimate(code, kind, prob, log.used), None)
+    check_against_reference(log, ref, info, scheme)
+    assert len(cluster.threads) == 4  # the three groups and the restarted one
