@@ -679,3 +679,40 @@ def test_a_group_that_dies_mid_run_is_a_straggler_until_it_rejoins_with_fresh_re
     ref = ref_run(kind, prob, w0, rounds, coded_estimate(code, kind, prob, log.used), None)
     check_against_reference(log, ref, info, scheme)
     assert len(cluster.threads) == 4  # the three groups and the restarted one
+
+
+def test_two_code_files_and_their_baselines_share_the_groups() -> None:
+    """Two code files of different n (6 and 4) and their four baselines on one set of groups
+    (sized for n = 6: the n = 4 schemes use part of them, each scheme its own partitioning of
+    the data): every scheme's trajectory is the reference's for its own partitions."""
+    from gctool.trainer.schemes import schemes_for
+
+    kind = "logistic"
+    prob = problem(kind, 4)
+    w0 = start_point(kind, 3, prob.X.shape[1])
+    codes = [("g6", code_of("graph")), ("c4", gctool.design("cyclic", n=4, s=1, seed=2))]
+    schemes = schemes_for(codes, True)
+    assert [s.name for s in schemes] == ["g6", "c4", "uncoded", "ignore-stragglers s=2",
+                                         "uncoded", "ignore-stragglers s=1"]
+    patterns = {"g6": [(1, 4), (0, 5)], "c4": [(3,), (0,)], "ignore-stragglers s=2": [(2, 3)],
+                "ignore-stragglers s=1": [(1,)]}
+    cluster = Threads([[0, 1, 2], [3, 4, 5]], schemes, prob)
+    try:
+        master = cluster.master()
+        logs = [master.run(s, prob, w0, delays_for(patterns.get(s.name, [()]), 5, s.n, i), 5,
+                           None, check=True) for i, s in enumerate(schemes)]
+    finally:
+        cluster.close()
+    info = report_problem(prob, w0, kind, 1e-3)
+    for scheme, log in zip(schemes, logs, strict=True):
+        survivors = [[i for i in range(scheme.n) if i not in patterns.get(scheme.name, [()])[
+            r % len(patterns.get(scheme.name, [()]))]] for r in range(5)]
+        if isinstance(scheme, Coded):
+            estimate = coded_estimate(scheme.code, kind, prob, log.used)
+            assert all(set(u) <= set(F) for u, F in zip(log.used, survivors, strict=True))
+        else:
+            assert log.used == survivors
+            estimate = plain_estimate(kind, prob, scheme.n, log.used, scheme.n / len(
+                survivors[0]))
+        ref = ref_run(kind, prob, w0, 5, estimate, None)
+        check_against_reference(log, ref, info, scheme)
