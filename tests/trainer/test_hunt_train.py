@@ -184,6 +184,7 @@ CODES = {
     "sbc": ("sbc", {"n": 8, "s": 2, "seed": 1}),
     "fano": ("bibd", {"design": "fano", "s": 2}),
     "is-cr": ("is-cr", {"n": 6, "s": 2}),
+    "hetero": ("hetero", {"p": [0.1, 0.3, 0.2, 0.4, 0.1, 0.2], "s": 2, "load": 3}),
 }
 _BUILT: dict[str, Any] = {}
 
@@ -335,10 +336,13 @@ def ref_run(kind: str, prob: Problem, w0: np.ndarray, rounds: int, estimate: Any
     """The reference trajectory: ``estimate(r, w)`` -> (g_hat, full gradient, sum_j ||g_j||);
     stops after the first round whose loss is at most ``target``."""
     w = w0.copy()
-    out: dict[str, list[Any]] = {"loss": [], "error": []}
+    out: dict[str, list[Any]] = {"loss": [], "error": [], "error_full": []}
     for r in range(rounds):
         g_hat, full, scale = estimate(r, w)
         out["error"].append(float(np.linalg.norm(g_hat - full) / scale))
+        norm = float(np.linalg.norm(full))  # meaningful when not a cancellation (docs)
+        out["error_full"].append(float(np.linalg.norm(g_hat - full)) / norm
+                                 if norm >= 1e-3 * scale else None)
         w = w - prob.eta * g_hat
         out["loss"].append(ref_loss(kind, prob.X, prob.y, w))
         if target is not None and out["loss"][-1] <= target:
@@ -376,6 +380,10 @@ def check_against_reference(log: Any, ref: dict[str, list[Any]], info: Any, sche
     assert row.check.max_relative_to_partials == pytest.approx(max(ref["error"]), rel=1e-7,
                                                                  abs=1e-12)
     assert row.check.failed_rounds == []
+    full = [e for e in ref["error_full"] if e is not None]
+    assert row.check.rounds_relative_to_full == len(full)
+    if full:
+        assert row.check.max_relative_to_full == pytest.approx(max(full), rel=1e-6, abs=1e-11)
     np.testing.assert_allclose(np.array(row.curve["loss_gap"]) + prob_star(info),
                                ref["loss"], rtol=1e-10)
 
