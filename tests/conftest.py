@@ -87,6 +87,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _compile_after_the_warmer()
 
 
+#: test folders whose tests run after all the others, in this order: audit's and compiled's are
+#: the tests that reach verify's and attack's compiled kernels first and most, so that on a cold
+#: cache the warm-up has cached those kernels by then (run second, audit waited about a minute
+#: for them); meta's wait for mypy, which starts once the warm-up has ended (tests/meta/conftest)
+LAST = ("meta", "compiled", "audit")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The folders of :data:`LAST` after the others (each keeps its order of collection)."""
+    root = Path(__file__).parent
+
+    def rank(item: pytest.Item) -> int:
+        parts = item.path.relative_to(root).parts if item.path.is_relative_to(root) else ()
+        return LAST.index(parts[0]) + 1 if parts and parts[0] in LAST else 0
+
+    items.sort(key=rank)  # stable
+
+
 def warmer() -> subprocess.Popen[bytes] | None:
     """The warm-up of this session, if one was started."""
     return _warmer[0] if _warmer else None

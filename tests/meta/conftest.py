@@ -1,14 +1,17 @@
 """mypy (tests/meta/test_meta.py::test_types_mypy) is the longest single check of the suite
 (a minute or more with a cold cache, as on a clean checkout) and runs in a process of its own:
-when that test is selected, mypy starts as soon as collection ends and runs beside the other
-tests (the suite itself runs on one core), and the test waits for its result.  A run that ends
-before the test (-x, Ctrl-C) stops mypy."""
+when that test is selected, mypy starts once the session's warm-up of numba's cache has ended
+(tests/conftest.py: on two cores, mypy beside it would slow the warm-up the other tests wait
+for), or as soon as collection ends when there is none, and runs beside the other tests (the
+suite itself runs on one core); the test waits for its result.  A run that ends before the
+test (-x, Ctrl-C) stops mypy."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -45,22 +48,43 @@ class Mypy:
 
 
 _mypy: list[Mypy] = []
+_lock = threading.Lock()  # _mypy and _closed change together
+_closed = threading.Event()  # the session has ended: no mypy starts any more
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if not _mypy and any(item.nodeid.endswith(MYPY_TEST) for item in items):
-        _mypy.append(Mypy())
+def _start() -> None:
+    with _lock:
+        if not _mypy and not _closed.is_set():
+            _mypy.append(Mypy())
+
+
+def _after(warmer: subprocess.Popen[bytes]) -> None:
+    while warmer.poll() is None and not _closed.wait(0.5):
+        pass
+    _start()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _mypy or not any(item.nodeid.endswith(MYPY_TEST) for item in items):
+        return
+    root = config.pluginmanager.get_plugin(str(ROOT / "tests" / "conftest.py"))
+    warmer = root.warmer() if root is not None else None
+    if warmer is None or warmer.poll() is not None:
+        _start()
+    else:
+        threading.Thread(target=_after, args=(warmer,), daemon=True).start()
 
 
 def pytest_sessionfinish() -> None:
-    while _mypy:
-        _mypy.pop().stop()
+    with _lock:
+        _closed.set()
+        while _mypy:
+            _mypy.pop().stop()
 
 
 @pytest.fixture
 def mypy_result() -> tuple[int, str]:
     """mypy's exit code and output, from the run started after collection (or one started now,
     when the test is run alone in a way collection did not see)."""
-    if not _mypy:
-        _mypy.append(Mypy())
+    _start()
     return _mypy[0].result(timeout=900)
