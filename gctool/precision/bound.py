@@ -156,15 +156,16 @@ def _smallest_parts(a: np.ndarray) -> np.ndarray:
 
 def floor(fmt: Format, bmin: float, amin: float) -> float:
     """The underflow floor of docs/precision.md: the smallest magnitude ``x`` of the non-zero
-    partial-gradient entries (real and imaginary parts apart) for which every product, message
-    and decoding product of the model is a normal number, when no message cancels below
-    ``bmin x`` (the assumption; ``bmin`` and ``amin`` are the smallest non-zero parts of B^ and
-    of the decoders a^).  Then a worker's products ``|b^_ij g_j| >= bmin x >= tiny`` (P's
-    smallest normal, at least float32's), its message ``>= bmin x >= tiny`` stays normal when
-    it is rounded to P (``tiny`` is a number of P), the master's products
-    ``|a^_i m^_i| >= amin bmin x >=`` float32's smallest normal, and a float32 sum that falls
-    below it is exact (IEEE gradual underflow): the relative model of the bound holds at every
-    step.  ``max(tiny / bmin, tiny32 / (bmin amin))``, rounded up; 0 for B = 0."""
+    partial-gradient entries (real and imaginary parts apart) at and above which the bound
+    holds, underflow included (``bmin`` and ``amin``: the smallest non-zero parts of B^ and of
+    the decoders a^).  With ``S_i = sum_j |b^_ij| |g_j| >= bmin x`` (or a message exactly 0):
+    a worker's products ``|b^_ij g_j| >= bmin x >= tiny`` (P's smallest normal, at least
+    float32's) are normal; a float32 sum that falls below float32's smallest normal is exact
+    (IEEE gradual underflow); a message that cancels into P's subnormals errs by at most
+    ``u_P tiny <= u_P S_i``, and a master product that underflows by at most ``u_32 tiny32 <=
+    u_32 |a^_i| S_i``: both inside the bound's own terms, so real codes need no assumption on
+    signs.  Complex codes round message parts apart and need that no message part cancels
+    below ``bmin x``.  ``max(tiny / bmin, tiny32 / (bmin amin))``, rounded up; 0 for B = 0."""
     if not np.isfinite(bmin) or bmin <= 0:
         return 0.0
     low = fmt.tiny / bmin

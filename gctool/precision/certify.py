@@ -25,6 +25,7 @@ from gctool.errors import InvalidInput, SearchInterrupted
 from gctool.limits import PRECISION_WARN_ERROR, REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import TIE_RTOL
+from gctool.precision import emulate as em
 from gctool.precision.bound import BoundKernel, SetBounds, floor
 from gctool.precision.emulate import column_values, draws, empirical_errors, headroom
 from gctool.precision.formats import Format, get_format
@@ -41,7 +42,9 @@ NORM = ("2-norm and max-norm (2-norm only for m-piece codes), relative to sum_j 
         "over the partial gradients")
 DRAWS = (f"{SHARED_DRAWS} draws of {{width}} coordinates (independent Gaussian and aligned "
          "gradients) plus, per set, the partition where its bound is attained alone (values "
-         "uniform in [1, 2))")
+         "uniform in [1, 2)); and at the underflow floor (entries in [2^e, 2^(e+1)), 2^e the "
+         "first power of two at or above it) on the floor's set and the worst set: one "
+         "partition per coordinate and, for real codes, every partition with random signs")
 
 Progress = Callable[[int, int], None]
 
@@ -234,6 +237,7 @@ class _Run:
         # running worst (bound, set, residual, rounding, column)
         self.worst = WorstBound()
         self.amin = float("inf")  # the decoders' smallest non-zero part (the floor)
+        self.amin_set: list[int] | None = None  # ... and its straggler set
         self.top: list[tuple[float, int, list[int]]] = []  # (bound, rank, set)
         self.emp = _Empirical()
 
@@ -261,14 +265,47 @@ class _Run:
             S, sb, err, _ = self.work.sets(S.reshape(len(self.top), self.s), True)
             assert err is not None
             self.emp.add(S, err, sb.bound)
+        if self.emulate:
+            self.at_floor()
+
+    def at_floor(self) -> None:
+        """The floor's draws (:func:`~gctool.precision.emulate.floor_draws`) on the set whose
+        decoder has the smallest part (it sets the floor) and on the worst set (those of them
+        whose bound is finite): there the
+        relative model must still hold, so an error above the bound counts in
+        ``exceeds_bound`` (nothing is excluded as out of range)."""
+        value = self.floor()
+        room = headroom(self.B, self.fmt)
+        if self.worst.value is None or not 4 * value <= room:  # entries below 4 floor
+            return
+        picked = [self.worst.value[1]] + ([self.amin_set] if self.amin_set else [])
+        uniq = sorted({tuple(x) for x in picked})
+        S = np.array(uniq, dtype=np.intp).reshape(len(uniq), self.s)
+        F = survivors_of(S, self.code.n)
+        a, sb, _ = self.work._bounds(S, F)
+        keep = np.flatnonzero(np.isfinite(sb.bound))  # an unbounded set has nothing to hold
+        if not keep.size:
+            return
+        S, F, a, bound = S[keep], F[keep], a[keep], sb.bound[keep]
+        vec = np.swapaxes(a[np.arange(F.shape[0])[:, None], :, F], 1, 2)
+        G = em.floor_draws(self.B.shape[1], value, not np.iscomplexobj(self.B), self.seed + 2)
+        err = em.errors_at_scale(self.B, self.work.T, F, vec, self.fmt, G)
+        self.emp.add_at_floor(S, err, bound)
+
+    def floor(self) -> float:
+        return floor(self.fmt, self.work.kernel.bmin, self.amin)
 
     def _fold(self, S: np.ndarray, sb: Any) -> None:
         bound = sb.bound
         if self.limit is not None:
             self.over += int(np.sum(~(bound <= self.limit)))
         self.worst.add(S, sb)
-        if sb.amin.size:
-            self.amin = min(self.amin, float(np.min(sb.amin)))
+        if sb.amin.size:  # ties: the first set in lexicographic order (whatever the jobs)
+            i = int(np.argmin(sb.amin))
+            value, at = float(sb.amin[i]), S[i].tolist()
+            if value < self.amin or (value == self.amin and self.amin_set is not None
+                                     and at < self.amin_set):
+                self.amin, self.amin_set = value, at
         if self.emulate and not self.all_sets:
             keep = np.argsort(-bound, kind="stable")[:EMULATE_WORST]
             start = self.done
@@ -297,8 +334,7 @@ class _Run:
             fmt.name, False, self.s, self.total, bound if finite else None, worst_set,
             resid if finite else None, rnd if finite else None, col, self.limit, self.over,
             ok, reason, fmt.u, "float32", NORM,
-            self._decoder_label(), room_val, emp, notes,
-            floor(fmt, self.work.kernel.bmin, self.amin))
+            self._decoder_label(), room_val, emp, notes, self.floor())
 
     def _decoder_label(self) -> str:
         if self.use:
@@ -418,6 +454,17 @@ class _Empirical:
             i = int(np.argmax(e))
             if e[i] > self.max_error:
                 self.max_error, self.stragglers = float(e[i]), S[i].tolist()
+                self.bound_there = float(bound[i])
+
+    def add_at_floor(self, S: np.ndarray, err: np.ndarray, bound: np.ndarray) -> None:
+        """Errors of the floor's draws: each counts against its bound (a nan, a decoded
+        gradient that is not finite, counts as an excess: the floor is inside the range)."""
+        self.exceeds += int(np.sum(~(err <= bound * (1 + REL_SLACK))))
+        ok = np.isfinite(err)
+        if ok.any():
+            i = int(np.argmax(np.where(ok, err, -1.0)))
+            if err[i] > self.max_error:
+                self.max_error, self.stragglers = float(err[i]), S[i].tolist()
                 self.bound_there = float(bound[i])
 
     def record(self, worst_bound: float, seed: int) -> PrecisionEmpirical:

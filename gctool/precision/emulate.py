@@ -131,6 +131,46 @@ def column_values(seed: int, width: int = WIDTH) -> np.ndarray:
     return np.random.default_rng(seed).uniform(1.0, 2.0, width).astype(np.float32)
 
 
+def floor_draws(K: int, floor: float, real: bool, seed: int, width: int = WIDTH
+                ) -> list[np.ndarray]:
+    """Float32 draws (K, width) whose non-zero entries lie in ``[2^e, 2^(e+1))``, ``2^e`` the
+    first power of two at or above the underflow ``floor`` (values uniform in [1, 2) times
+    ``2^e``: every entry as small as the floor allows, within a factor 2): one partition per
+    coordinate (partitions in turn; no message cancels) and, for a real code, every partition
+    at once with random signs (messages cancel, which the floor covers for real codes).
+    Empty when the floor is 0 or not finite."""
+    if not (np.isfinite(floor) and floor > 0):
+        return []
+    top = 2.0 ** np.ceil(np.log2(floor))
+    top = top if top >= floor else 2 * top
+    rng = np.random.default_rng(seed)
+    one = np.zeros((K, width))
+    one[np.arange(width) % K, np.arange(width)] = rng.uniform(1.0, 2.0, width)
+    out = [one]
+    if real:
+        out.append(rng.uniform(1.0, 2.0, (K, width)) * rng.choice([-1.0, 1.0], (K, width)))
+    return [(G * top).astype(np.float32) for G in out]
+
+
+def errors_at_scale(B: np.ndarray, T: np.ndarray, F: np.ndarray, a: np.ndarray,
+                    fmt: Format, gradients: list[np.ndarray]) -> np.ndarray:
+    """Largest relative error (b,) of the decoded gradient over draws taken as they are (not
+    scaled, nothing excluded as out of range: the draws of :func:`floor_draws`, where the
+    bound must hold); the norms of :func:`empirical_errors`."""
+    m, K = T.shape
+    k = K // m
+    Tr = np.real(np.asarray(T)).astype(np.float64)
+    worst = np.zeros(F.shape[0])
+    for G in gradients:
+        got = decode(F, a, messages(B, G, fmt), fmt)
+        G64 = G.astype(np.float64)
+        norms = np.sqrt(np.sum(G64.reshape(m, k, -1) ** 2, axis=(0, 2)))
+        maxes = np.max(np.abs(G64), axis=1)
+        worst = _worse(worst, got, (Tr @ G64)[None], float(np.sum(norms)),
+                       float(np.sum(maxes)) if m == 1 else None)
+    return worst
+
+
 def headroom(B: np.ndarray, fmt: Format) -> float:
     """The largest partial-gradient entry for which no message can overflow ``fmt``:
     ``max / max_i sum_j |b^_ij|`` (inf for a zero B)."""

@@ -122,3 +122,102 @@ def test_the_floor_by_hand():
     r = certify(design("frc", 6, 2), "float16", emulate=False)
     assert r.floor == pytest.approx(2.0**-14, rel=1e-14)
     assert certify(design("frc", 6, 2, field="GF(7)"), "float16").floor is None  # exact
+
+
+def _real_cases():
+    c = _codes()
+    return {name: c[name] for name in ("frc6", "frc6-small", "cyclic8")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cancelling_draws_at_the_floor_stay_within_the_bound(name):
+    """Real codes: every partition at once, random signs (messages cancel, even to zero or
+    into P's subnormals), entries in [2^e, 2^(e+1)) just above the floor: within the bound on
+    every set and coordinate.  A message that cancels is covered: its send error is at most
+    u_P tiny_P <= u_P b_min x, and a master product that underflows errs by at most
+    2^-150 <= 2^-24 |a_i| b_min x, both inside the bound's own terms.  The errors are exact in
+    float64 (a few float32 values of one binade; checked against longdouble)."""
+    fmt = get_format(name)
+    rng = np.random.default_rng(11)
+    draws = 0
+    for case, code in _real_cases().items():
+        r = certify(code, fmt, emulate=False)
+        top = 2.0 ** np.ceil(np.log2(r.floor))
+        K = code.B.shape[1]
+        mags = rng.uniform(1.0, 2.0, (K, 24 * 64))
+        signs = rng.choice([-1.0, 1.0], (K, 24 * 64))
+        signs[:, :64] = np.where(np.arange(K)[:, None] % 2 == 0, 1.0, -1.0)  # alternating
+        G = (mags * signs * top).astype(np.float32)
+        got, bound = _decoded(code, fmt, G)
+        G64 = G.astype(np.longdouble)
+        err = np.abs(np.real(got[:, 0]).astype(np.longdouble) - G64.sum(axis=0))
+        assert np.array_equal(err.astype(np.float64), np.abs(
+            np.real(got[:, 0]).astype(np.float64) - G.astype(np.float64).sum(axis=0)))
+        scale = np.abs(G64).sum(axis=0)
+        ratio = err / (bound[:, None].astype(np.longdouble) * scale)
+        assert float(ratio.max()) <= 1, (case, name, float(ratio.max()))
+        # some messages did cancel far below the floor's b_min x
+        msgs = np.abs(em.messages(np.asarray(code.B), G, fmt, sent=False))
+        assert (msgs[msgs > 0] < top * smallest(code, fmt) / 4).any()
+        draws += G.shape[1]
+    assert draws == 3 * 24 * 64
+
+
+def smallest(code, fmt) -> float:
+    from gctool.precision.formats import rounded, smallest_part
+
+    return smallest_part(rounded(np.asarray(code.B), fmt))
+
+
+@pytest.mark.parametrize(("case", "name"), [("frc6", "float16"), ("cyclic8", "float32"),
+                                            ("frc6-small", "bfloat16")])
+def test_certify_fails_when_its_floor_is_understated(case, name, monkeypatch):
+    """certify emulates draws at its floor (the floor's set and the worst set): with the
+    true floor no draw exceeds the bound; with a floor 2^-20 too low the draws leave the
+    relative model and the report fails, counting the excess."""
+    import sys
+
+    from gctool.precision.bound import floor as true_floor
+
+    code = _codes()[case]
+    r = certify(code, name)
+    assert r.ok and r.empirical is not None and r.empirical.exceeds_bound == 0
+    assert "at the underflow floor" in r.empirical.draws
+    module = sys.modules["gctool.precision.certify"]
+    monkeypatch.setattr(module, "floor", lambda *args: true_floor(*args) * 2.0**-20)
+    low = certify(code, name)
+    assert low.floor == pytest.approx(r.floor * 2.0**-20)
+    assert low.empirical is not None and low.empirical.exceeds_bound >= 1 and not low.ok
+    assert "a bug in gctool" in low.reason
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_floor_under_scaling_and_permutation(name):
+    """Metamorphic: permuting B's rows or columns leaves the floor as it is; B times 2^p
+    (decoders times 2^-p) divides the messages' part tiny_P / b_min by 2^p and leaves the
+    master's part tiny_32 / (b_min a_min) unchanged."""
+    fmt = get_format(name)
+    code = _codes()["cyclic8"]
+    B = np.asarray(code.B)
+    base = certify(code, fmt, emulate=False).floor
+    rng = np.random.default_rng(3)
+    perm = certify(code_of(B[rng.permutation(code.n)][:, rng.permutation(code.k)], code.s),
+                   fmt, emulate=False).floor
+    assert perm == base
+    bmin, amin = _parts(code, fmt)
+    assert base == floor(fmt, bmin, amin)
+    for p in (-6, 5):
+        scaled = code_of(B * 2.0**p, code.s)
+        got = certify(scaled, fmt, emulate=False).floor
+        assert got == pytest.approx(max(fmt.tiny / bmin * 2.0**-p,
+                                        fmt.accumulator_tiny / (bmin * amin)), rel=1e-12)
+
+
+def _parts(code, fmt):
+    """(b_min, a_min) of the floor, from every set's decoder by itself."""
+    from gctool.precision.formats import rounded, smallest_part
+
+    n, s = code.n, code.s
+    F = np.array([[i for i in range(n) if i not in S] for S in combinations(range(n), s)])
+    a, *_ = TableDecoder(code, 1e-9, False).vectors(F)
+    return smallest(code, fmt), smallest_part(rounded(a, fmt))
