@@ -156,6 +156,7 @@ def test_cancelling_draws_at_the_floor_stay_within_the_bound(name):
         scale = np.abs(G64).sum(axis=0)
         ratio = err / (bound[:, None].astype(np.longdouble) * scale)
         assert float(ratio.max()) <= 1, (case, name, float(ratio.max()))
+        assert _worst_ratio(code, fmt, G[:, :64]) <= 1  # the alternating signs, as Fractions
         # some messages did cancel far below the floor's b_min x
         msgs = np.abs(em.messages(np.asarray(code.B), G, fmt, sent=False))
         assert (msgs[msgs > 0] < top * smallest(code, fmt) / 4).any()
