@@ -724,3 +724,35 @@ def test_two_code_files_and_their_baselines_share_the_groups() -> None:
                 survivors[0]))
         ref = ref_run(kind, prob, w0, 5, estimate, None)
         check_against_reference(log, ref, info, scheme)
+
+
+def test_every_message_arrives_after_its_own_worker_s_injected_delay() -> None:
+    """Each logical worker sleeps its own injected delay (the column of its worker, whatever
+    its group and whatever the scheme's n): with delays 0, 12, 24, ... ms permuted every
+    round, no message reaches the master before its worker's delay has passed since the
+    round's dispatch (a causal bound, not a speed figure), and the trajectories are the
+    reference's for the sets used."""
+    kind = "lsq"
+    prob = problem(kind, 5)
+    w0 = start_point(kind, 6, prob.X.shape[1])
+    schemes = [Coded(gctool.design("cyclic", n=4, s=1, seed=3), "c4", 0),
+               Coded(code_of("cyclic"), "c6", 1)]
+    rng = np.random.default_rng(9)
+    cluster = Threads([[0, 1, 2], [3, 4, 5]], schemes, prob)
+    runs = []
+    try:
+        master = cluster.master()
+        for scheme in schemes:
+            delays = np.array([rng.permutation(scheme.n) * 0.012 for _ in range(5)])
+            runs.append((scheme, delays, master.run(scheme, prob, w0, delays, 5, None, True)))
+    finally:
+        cluster.close()
+    info = report_problem(prob, w0, kind, 1e-3)
+    for scheme, delays, log in runs:
+        arrival = np.array(log.arrival)
+        got = ~np.isnan(arrival)
+        assert (arrival[got] >= delays[got]).all()
+        assert all(sorted(np.flatnonzero(got[r]).tolist()) == log.used[r] for r in range(5))
+        ref = ref_run(kind, prob, w0, 5, coded_estimate(scheme.code, kind, prob, log.used),
+                      None)
+        check_against_reference(log, ref, info, scheme)
