@@ -1,5 +1,6 @@
 """Shared fixtures: small codes from the reference's worked examples, and a CLI runner; numba's
-cache filled beside the suite when it is cold (tests/warm_kernels.py); BLAS on one thread."""
+cache filled beside the suite when it is cold (tests/warm_kernels.py); long child processes of
+tests started beside the suite (the ``beside`` marker); BLAS on one thread."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gctool._threads import pin_blas_threads
 
@@ -103,6 +105,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LAST.index(parts[0]) + 1 if parts and parts[0] in LAST else 0
 
     items.sort(key=rank)  # stable
+    marked = [item for item in items if item.get_closest_marker("beside")]
+    if marked:
+        after_the_warm_up(lambda: [_start_beside(item) for item in marked])
 
 
 def warmer() -> subprocess.Popen[bytes] | None:
@@ -161,7 +166,82 @@ def _compile_after_the_warmer() -> None:
     Dispatcher.compile = compile
 
 
+#: what waits for the warm-up's end (:func:`after_the_warm_up`)
+_waiting: list[Callable[[], object]] = []
+
+
+def after_the_warm_up(start: Callable[[], object]) -> None:
+    """Call ``start`` once this session's warm-up has ended: at once when there is none or it
+    has ended, else after the first test that ends after it (on two cores, a process started
+    beside the warm-up slows it, and the tests that wait for its kernels).  Between two tests,
+    the environment and the signal dispositions are the session's own (a test's changes are
+    undone), so a process started then inherits them."""
+    proc = warmer()
+    if proc is None or proc.poll() is not None:
+        start()
+    else:
+        _waiting.append(start)
+
+
+def pytest_runtest_logfinish() -> None:
+    if _waiting and warmer() is not None and warmer().poll() is not None:  # type: ignore[union-attr]
+        while _waiting:
+            _waiting.pop(0)()
+
+
+class Child:
+    """A test's child process started before the test (output in temporary files: a pipe
+    that nobody reads could fill up and stall it)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.out: IO[str] = tempfile.TemporaryFile("w+")
+        self.err: IO[str] = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(argv, cwd=Path(__file__).parents[1], text=True,
+                                     stdin=subprocess.DEVNULL, stdout=self.out, stderr=self.err)
+
+    def result(self, timeout: float) -> subprocess.CompletedProcess[str]:
+        """Its exit code and output (waits at most ``timeout`` seconds)."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise AssertionError(f"{self.proc.args} did not end within {timeout} s") from None
+        self.out.seek(0)
+        self.err.seek(0)
+        return subprocess.CompletedProcess(self.proc.args, rc, self.out.read(), self.err.read())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self.out.close()
+        self.err.close()
+
+
+#: the ``beside`` processes of the session's tests, by test id
+_beside: dict[str, Child] = {}
+
+
+def _start_beside(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("beside")
+    if marker is not None and item.nodeid not in _beside:
+        _beside[item.nodeid] = Child([sys.executable, *marker.args])
+
+
+@pytest.fixture
+def beside(request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
+    """The result of the test's ``beside(*args)`` process (``python *args`` in the
+    repository's root): started once the warm-up has ended, beside the tests before this one,
+    or now when it has not started yet (the warm-up still runs, or the test runs alone)."""
+    _start_beside(request.node)
+    marker = request.node.get_closest_marker("beside")
+    return _beside[request.node.nodeid].result(marker.kwargs.get("timeout", 300))
+
+
 def pytest_sessionfinish() -> None:
+    _waiting.clear()
+    while _beside:
+        _beside.popitem()[1].stop()
     while _warmer:
         proc = _warmer.pop()
         if proc.poll() is None:

@@ -1,6 +1,7 @@
 """benchmarks/bench_scaling.py at small sizes (``--quick``): every case runs with every
 ``--jobs`` and on an in-process Dask cluster, each report equal to the one of ``--jobs 1``
-(the script asserts it), and the table is printed; its real figures need a quiet machine."""
+(the script asserts it), and the table is printed; its real figures need a quiet machine.  The
+script runs beside the suite (tests/conftest.py: ``beside``), its report read by the test."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_scaling.py"
 
 
-def test_the_scaling_benchmark_runs_quick() -> None:
-    run = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True,
-                         text=True, timeout=300, check=False, cwd=ROOT)
+@pytest.mark.beside(str(SCRIPT), "--quick", timeout=300)  # beside the tests before it
+def test_the_scaling_benchmark_runs_quick(beside: subprocess.CompletedProcess[str]) -> None:
+    run = beside
     assert run.returncode == 0, run.stderr[-2000:]
     out = run.stdout
     cores = os.cpu_count() or 1

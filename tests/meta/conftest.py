@@ -11,7 +11,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import IO
 
@@ -48,38 +47,26 @@ class Mypy:
 
 
 _mypy: list[Mypy] = []
-_lock = threading.Lock()  # _mypy and _closed change together
-_closed = threading.Event()  # the session has ended: no mypy starts any more
 
 
 def _start() -> None:
-    with _lock:
-        if not _mypy and not _closed.is_set():
-            _mypy.append(Mypy())
-
-
-def _after(warmer: subprocess.Popen[bytes]) -> None:
-    while warmer.poll() is None and not _closed.wait(0.5):
-        pass
-    _start()
+    if not _mypy:
+        _mypy.append(Mypy())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if _mypy or not any(item.nodeid.endswith(MYPY_TEST) for item in items):
         return
     root = config.pluginmanager.get_plugin(str(ROOT / "tests" / "conftest.py"))
-    warmer = root.warmer() if root is not None else None
-    if warmer is None or warmer.poll() is not None:
+    if root is None:
         _start()
     else:
-        threading.Thread(target=_after, args=(warmer,), daemon=True).start()
+        root.after_the_warm_up(_start)
 
 
 def pytest_sessionfinish() -> None:
-    with _lock:
-        _closed.set()
-        while _mypy:
-            _mypy.pop().stop()
+    while _mypy:
+        _mypy.pop().stop()
 
 
 @pytest.fixture
