@@ -11,7 +11,11 @@ then cancelled (the pool is terminated).
   ``multiprocessing.Pool`` would wait for its task forever): the tasks not yet folded run again
   on a new pool, at most :data:`RETRIES` times, then the runner gives up
   (:class:`LostTasks`: the fold ends the run incomplete, exit 2).
-* At most :data:`AHEAD` tasks per process are submitted ahead of the fold.
+* At most :data:`AHEAD` tasks per process are submitted ahead of the fold.  A result that
+  ends the run (:func:`ends_run`: a counterexample) cancels the tasks after it that have not
+  started as soon as it arrives, before the fold reaches it; a process cannot be told to stop
+  the task it runs (the numpy route reads no stop flag), and finishes it unless the fold
+  stops first, which terminates the pool.
 
 * Worker processes are forked where the platform allows it (the worker object is inherited,
   not pickled); elsewhere they are spawned and the worker object is pickled once per process.
@@ -29,7 +33,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -155,16 +159,39 @@ def run_ordered(
             _terminate(pool)
 
 
+def ends_run(result: Any) -> bool:
+    """Does a task's result end its run (a summary with a ``fail_set``: a counterexample, a
+    set over the limit; results that are no summaries never do)?  Every fold stops at that
+    task at the latest, so runners drop the tasks after it before the fold reaches it
+    (:func:`gctool.engine.sweep.stops`)."""
+    return getattr(result, "fail_set", None) is not None
+
+
 def _fold(pool: ProcessPoolExecutor, tasks: Sequence[Any], done: list[int], jobs: int,
           on_result: Callable[[int, Any], bool]) -> bool:
     """Fold the tasks from ``done[0]`` on through ``pool``, counting them in ``done[0]``;
-    True when the callback stopped the run."""
+    True when the callback stopped the run.  While it waits for the next task, a later one
+    whose result ends the run (:func:`ends_run`) cancels the tasks after it that have not
+    started and ends the submissions there (a process running one finishes it: nothing
+    reaches a running task, the pool is terminated when the fold stops)."""
     window: dict[int, Future[Any]] = {}
-    nxt = done[0]
+    nxt, last = done[0], len(tasks)  # tasks from ``last`` on are not wanted
     while done[0] < len(tasks):
-        while nxt < len(tasks) and nxt - done[0] < AHEAD * jobs:
+        if done[0] >= last:  # (the fold did not stop where the result said: go on)
+            last = len(tasks)
+        while nxt < last and nxt - done[0] < AHEAD * jobs:
             window[nxt] = pool.submit(_call, tasks[nxt])
             nxt += 1
+        head = window[done[0]]
+        while not head.done():
+            wait([f for f in window.values() if not f.done()], return_when=FIRST_COMPLETED)
+            for i, f in sorted(window.items()):
+                if done[0] < i < last - 1 and f.done() and not f.cancelled() and (
+                        f.exception() is None and ends_run(f.result())):
+                    last = nxt = i + 1
+                    for j in [j for j in window if j > i]:
+                        window.pop(j).cancel()
+                    break
         result = window.pop(done[0]).result()
         done[0] += 1
         if on_result(done[0] - 1, result):

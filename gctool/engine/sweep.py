@@ -321,8 +321,11 @@ def _span(a: int, b: int) -> str:
 
 def stops(summary: Summary) -> bool:
     """Does this summary end the run (a counterexample, a set over the limit)?  Runners use it
-    to cancel the tasks after it before the fold has seen it."""
-    return summary.fail_set is not None
+    to cancel the tasks after it before the fold has seen it
+    (:func:`gctool.engine.parallel.ends_run`)."""
+    from gctool.engine.parallel import ends_run
+
+    return ends_run(summary)
 
 
 # -- per-set values: errors, condition numbers ------------------------------------------------

@@ -9,7 +9,11 @@ or to load again, and it pays off on runs of a fraction of a second.  Any other 
 one task at a time; those keep the process pool.
 
 * The threads run at most :data:`AHEAD` tasks each ahead of the fold: on an early stop the
-  running tasks finish and later ones never start.
+  later ones never start, and the running ones end at their compiled walk's next check of
+  its stop flag (:func:`halt_flag`; other work finishes its task).  A task whose result
+  ends the run (:func:`gctool.engine.sweep.stops`: a counterexample) stops the tasks after
+  it at once, before the fold reaches it (:meth:`TaskOrder.cut`); those before it still
+  run, so the result is the one of a single thread.
 * Work charged to a run-wide budget waits for its turn (:func:`in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
@@ -35,7 +39,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gctool.engine.parallel import Worker, run_ordered
+from gctool.engine.parallel import Worker, ends_run, run_ordered
 
 T = TypeVar("T")
 
@@ -58,13 +62,50 @@ class TaskOrder:
         #: (:func:`halt_flag`)
         self.halt = np.zeros(1, dtype=np.uint8)
         self.held = held  # no task's turn yet (a pool started ahead, :class:`Ahead`)
+        #: the first task whose result ends the run (:meth:`cut`): later ones are not wanted
+        self.last: int | None = None
+        #: the stop flags of the running tasks, by index (:meth:`flag`)
+        self.flags: dict[int, np.ndarray] = {}
+
+    def wanted(self, index: int) -> bool:
+        """Is task ``index`` still wanted (the run not stopped, no result before it ending
+        it)?  Under the lock."""
+        return not self.stopped and (self.last is None or index <= self.last)
 
     def wait(self, index: int) -> None:
         with self._cond:
-            while (self.held or self.folded < index) and not self.stopped:
+            while (self.held or self.folded < index) and self.wanted(index):
                 self._cond.wait()
-            if self.stopped:
+            if not self.wanted(index):
                 raise Cancelled
+
+    def flag(self, index: int) -> np.ndarray:
+        """The stop flag of task ``index`` (set now if it is no longer wanted), which its
+        compiled walks read (:func:`halt_flag`) until :meth:`unflag`."""
+        with self._cond:
+            flag = np.zeros(1, dtype=np.uint8)
+            flag[0] = not self.wanted(index)
+            self.flags[index] = flag
+            return flag
+
+    def unflag(self, index: int) -> None:
+        with self._cond:
+            self.flags.pop(index, None)
+
+    def cut(self, index: int) -> None:
+        """Task ``index``'s result ends the run (:func:`gctool.engine.sweep.stops`: a
+        counterexample, a set over the limit): the fold stops there at the latest, so the
+        tasks after it are not wanted: the running ones stop (their flags are set), the others
+        never start.  Those before it still run (an earlier one may end the run first: the
+        result is the one a single thread gives)."""
+        with self._cond:
+            if self.last is not None and self.last <= index:
+                return
+            self.last = index
+            for i, flag in self.flags.items():
+                if i > index:
+                    flag[0] = 1
+            self._cond.notify_all()
 
     def release(self) -> None:
         with self._cond:
@@ -80,6 +121,8 @@ class TaskOrder:
         with self._cond:
             self.stopped = True
             self.halt[0] = 1
+            for flag in self.flags.values():
+                flag[0] = 1
             self._cond.notify_all()
 
 
@@ -87,8 +130,11 @@ _current = threading.local()
 
 
 def set_task(order: TaskOrder | None, index: int = 0) -> None:
-    """Record the task this pool thread runs (None: none)."""
-    _current.task = None if order is None else (order, index)
+    """Record the task this pool thread runs (None: none), with its stop flag."""
+    task = getattr(_current, "task", None)
+    if task is not None:
+        task[0].unflag(task[1])
+    _current.task = None if order is None else (order, index, order.flag(index))
 
 
 #: the flag of a walk outside any pool: never set
@@ -102,7 +148,7 @@ def halt_flag() -> np.ndarray:
     raises :class:`Cancelled` (:func:`raise_if_halted`): the task's result would be dropped,
     and a dropped task of 65,536 sets takes a second or more."""
     task = getattr(_current, "task", None)
-    return _NEVER if task is None else task[0].halt
+    return _NEVER if task is None else task[2]
 
 
 def raise_if_halted(flag: np.ndarray) -> None:
@@ -110,6 +156,15 @@ def raise_if_halted(flag: np.ndarray) -> None:
     when it is set (the walk may have ended early; its results are not to be read)."""
     if flag[0]:
         raise Cancelled
+
+
+def ends_run_here() -> None:
+    """In a pool thread: the running task's result will end its run (its kernel has found a
+    counterexample and only summarises the sets up to it): the tasks after it stop now
+    (:meth:`TaskOrder.cut`) instead of when the result comes back.  Elsewhere nothing."""
+    task = getattr(_current, "task", None)
+    if task is not None:
+        task[0].cut(task[1])
 
 
 def in_task_order() -> None:
@@ -258,7 +313,7 @@ class _Threads:
             while (not self.order.stopped and self.next < len(self.tasks)
                    and self.next >= self.order.folded + self.ahead):
                 self.cond.wait()
-            if self.order.stopped or self.next >= len(self.tasks):
+            if self.next >= len(self.tasks) or not self.order.wanted(self.next):
                 return None
             self.next += 1
             if self.next == len(self.tasks) and self.followed:
@@ -294,6 +349,8 @@ class _Threads:
                 first = t0 if first < 0 else first
                 try:
                     out: tuple[bool, Any] = (True, self.worker.run(self.tasks[i]))
+                    if ends_run(out[1]):
+                        self.order.cut(i)
                 except Cancelled:
                     return
                 except BaseException as exc:  # raised in the caller, at this task's place
@@ -319,6 +376,10 @@ class _Threads:
         with self.cond:
             self.awaited = i
             while i not in self.results:
+                last = self.order.last
+                if last is not None and i > last and not self.order.stopped:
+                    raise RuntimeError(f"task {last}'s result was to end the run, and the "
+                                       f"fold asked for task {i}")  # (never started)
                 self.arrived.wait(0.1)  # timed: an interrupt reaches the caller at once
             self.awaited = -1
             out = []

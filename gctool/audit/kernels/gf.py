@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM
+from gctool.audit.kernels.real import HALT_EVERY, WARM
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor
@@ -94,15 +94,18 @@ def _echelon(S: Any, upto: int, NT: Any, W: Any, E: Any, piv: Any, x: Any, kind:
 
 @njit
 def gf_range(S: Any, n: int, count: int, NT: Any, W: Any, kind: int, p: int, exp: Any,
-             log: Any, E: Any, piv: Any, x: Any) -> int:
+             log: Any, E: Any, piv: Any, x: Any, halt: Any) -> int:
     """Walk ``count`` sets from S (in place); returns the offset of the first set whose
     system is inconsistent (it fails), or -1.  E (s x (d + m)), piv (s) and x (d + m) are
-    scratch."""
+    scratch.  Ends, its result not to be read, once ``halt[0]`` is set (read at each new
+    prefix and every HALT_EVERY sets: :func:`gctool.engine.threads.halt_flag`)."""
     s = S.shape[0]
     d, m = NT.shape[1], W.shape[1]
     fresh = True
     prefix_ok = True
     for done in range(count):
+        if (fresh or done % HALT_EVERY == HALT_EVERY - 1) and halt[0] != 0:
+            return -1
         if fresh:
             prefix_ok = _echelon(S, s - 1, NT, W, E, piv, x, kind, p, exp, log)
             fresh = False
@@ -205,8 +208,15 @@ class GFTest:
         return ok
 
     def walk(self, S: np.ndarray, count: int) -> int:
-        return int(gf_range(S, self.n, count, self.NT, self.W, self.kind, self.p, self.exp,
-                            self.log, *self._work(S.shape[0])))
+        """See :func:`gf_range`.  In a pool thread whose run has stopped it raises
+        :class:`~gctool.engine.threads.Cancelled` (:func:`~gctool.engine.threads.halt_flag`)."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
+        halt = halt_flag()
+        fail = int(gf_range(S, self.n, count, self.NT, self.W, self.kind, self.p, self.exp,
+                            self.log, *self._work(S.shape[0]), halt))
+        raise_if_halted(halt)
+        return fail
 
 
 def for_arith(NT: np.ndarray, W: np.ndarray, arith: Any) -> GFTest | None:

@@ -14,9 +14,15 @@ from gctool.audit.kernels import private
 from gctool.compiled.walk import unrank_into
 from gctool.engine.enumeration import binomials, unrank_one
 from gctool.engine.sweep import Task
+from gctool.engine.threads import ends_run_here
 
 #: pending sets collected before the numpy kernel decides them (bounded memory)
 PENDING = 4096
+#: sets of a range the real screen walks before the sets it left pending are decided: a
+#: failing set (always pending) is found within this many sets of it, not at the end of a
+#: range of up to millions (the first ranges of ``jobs`` threads are a quarter of the run);
+#: a walk's set-up costs about what a few sets do
+WALK_PIECE = 1 << 16
 
 
 def _first_set(n: int, s: int, start: int) -> np.ndarray:
@@ -40,8 +46,9 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> Chun
     decided in this thread: the compiled screen accepts what it proves, its second stage
     (:func:`_second`) what it can of the sets the walk leaves doubtful, and the kernel's
     :meth:`~gctool.audit.nullspace.FloatNullKernel.decide` the rest (the compiled direct
-    decoder, then numpy for what it does not prove), batch by batch; a failing set before
-    the end cuts the chunk there (walked again up to it)."""
+    decoder, then numpy for what it does not prove), batch by batch (at least every
+    :data:`WALK_PIECE` sets); a failing set before the end cuts the chunk there (walked
+    again up to it)."""
     index, start, stop = task
     best: tuple[float, int] | None = None  # (norm, rank), ties to the smaller rank
     weak: list[tuple[float, int]] = []
@@ -52,7 +59,7 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> Chun
     screen = kernel.compiled_screen
     pos, count = 0, stop - start
     while pos < count:
-        done, npend, nrm, at, wlb, wat = screen.walk(S, count - pos, pend)
+        done, npend, nrm, at, wlb, wat = screen.walk(S, min(count - pos, WALK_PIECE), pend)
         base = start + pos
         if at >= 0 and (best is None or nrm > best[0]):
             best = (nrm, base + at)
@@ -64,6 +71,7 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> Chun
                 ev = kernel.decide(*rest)
                 bad = np.flatnonzero(~ev.ok)
                 if bad.size and int(ranks[bad[0]]) < stop - 1:  # cut the chunk there
+                    ends_run_here()  # (the tasks after this one are not wanted)
                     return real_summary(kernel, (index, start, int(ranks[bad[0]]) + 1), n, s,
                                         numeric)
                 batches.append(ranks)

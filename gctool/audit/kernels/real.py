@@ -531,12 +531,14 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, tail: float, av: Any) -> tuple[int, int, float, int]:
+                 wlim: float, tail: float, av: Any, halt: Any) -> tuple[int, int, float, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
-    Stops early when the pending buffer is full.  Returns ``(done, pending, max_norm,
-    max_norm_at)``; positions are offsets from the first set.  ``weak_lb``/``weak_at`` keep
-    the smallest accepted lower bounds (ascending, ties to the earlier set).
+    Stops early when the pending buffer is full, and ends, its results not to be read, once
+    ``halt[0]`` is set (read at each new prefix: :func:`gctool.engine.threads.halt_flag`).
+    Returns ``(done, pending, max_norm, max_norm_at)``; positions are offsets from the first
+    set.  ``weak_lb``/``weak_at`` keep the smallest accepted lower bounds (ascending, ties to
+    the earlier set).
 
     The factorisation is kept level by level (:func:`_level`): sets that share their first
     s - 1 stragglers share it whole (the inner loop runs over the last straggler x), and a
@@ -591,6 +593,8 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     best, best_at = -np.inf, -1
     done = 0
     while done < count:
+        if halt[0] != 0:
+            break
         if stale < s:
             for j in range(stale - 1, top):
                 _level(j, S[j], NT, W, C, Zl, vol, c, u, bw, rowsq, fb)
@@ -1094,12 +1098,18 @@ class RealScreen:
 
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:
-        """See :func:`screen_range`; also returns the weakest (lb, offset) pairs."""
+        """See :func:`screen_range`; also returns the weakest (lb, offset) pairs.  In a pool
+        thread whose run has stopped it raises :class:`~gctool.engine.threads.Cancelled`
+        (:func:`~gctool.engine.threads.halt_flag`)."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
         (Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, weak_lb, weak_at, fb,
          av) = _walk_work(self.NT, self.W, S.shape[0])
         weak_lb[:], weak_at[:] = np.inf, -1
+        halt = halt_flag()
         done, npend, best, at = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
-            self.Bn, self.T, self.wlim, self.tail, av)
+            self.Bn, self.T, self.wlim, self.tail, av, halt)
+        raise_if_halted(halt)
         return int(done), int(npend), float(best), int(at), weak_lb.copy(), weak_at.copy()
