@@ -23,6 +23,9 @@ of sets).  This module only changes *where* the tasks run:
 * Early stop: as soon as *some* result ends the run (:func:`gctool.engine.sweep.stops`, e.g. a
   counterexample in verify), every task after it is cancelled; tasks before it still run,
   because the reported counterexample must be the first one in task order (same as locally).
+  Dask cannot interrupt a running task: a cancelled one of gctool's stops before its next
+  engine task, and a compiled walk inside one at its next check of its stop flag
+  (:func:`_halted_when_cancelled`); other work finishes the engine task it is in.
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
   into SearchInterrupted, exit 130).  Signals that arrive while a LocalCluster starts are
   deferred until it has started, then honoured (:func:`_deferred_signals`).
@@ -472,13 +475,55 @@ def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
     if kernel is not None:
         worker = copy.copy(worker)
         worker.kernel = kernel.load() if isinstance(kernel, _Carried) else kernel
+    from gctool.engine.threads import Cancelled
+
     wanted = _still_wanted()
     out = []
-    for task in tasks:
-        if not wanted():
-            return None  # cancelled while it ran: nobody reads it (or, if read, it is lost)
-        out.append(worker.run(task))
+    try:
+        with _halted_when_cancelled(wanted):
+            for task in tasks:
+                if not wanted():
+                    return None  # cancelled while it ran: nobody reads it (or it is lost)
+                out.append(worker.run(task))
+    except Cancelled:  # (a compiled walk saw its stop flag)
+        return None
     return out, time.thread_time() - t0
+
+
+#: how often a Dask task's watcher asks whether the task was cancelled
+#: (:func:`_halted_when_cancelled`)
+CANCEL_POLL_S = 0.05
+
+
+@contextlib.contextmanager
+def _halted_when_cancelled(wanted: Callable[[], bool]) -> Iterator[None]:
+    """On a Dask worker, while this thread runs a Dask task's engine tasks: the compiled walks
+    read a stop flag (:func:`gctool.engine.threads.halt_flag`, the thread's task being task 0
+    of a run of its own) that a watcher thread sets, every :data:`CANCEL_POLL_S`, once the
+    Dask task is cancelled (:func:`_still_wanted`); the walk then ends at its next check and
+    its engine task raises :class:`~gctool.engine.threads.Cancelled` instead of walking up to
+    its whole range.  Work outside compiled walks finishes its engine task.  Outside a Dask
+    task nothing is watched."""
+    if not getattr(wanted, "on_dask", False):
+        yield
+        return
+    from gctool.engine.threads import TaskOrder, set_task
+
+    order, done = TaskOrder(), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(CANCEL_POLL_S):
+            if not wanted():
+                order.stop()
+                return
+
+    threading.Thread(target=watch, name="gctool-cancel-watch", daemon=True).start()
+    set_task(order, 0)
+    try:
+        yield
+    finally:
+        set_task(None)
+        done.set()
 
 
 #: bytes of freed memory a Dask worker process keeps for its next engine tasks
@@ -529,6 +574,7 @@ def _still_wanted() -> Callable[[], bool]:
         ts = states.get(key)
         return ts is not None and ts.state != "cancelled"
 
+    wanted.on_dask = True  # type: ignore[attr-defined]
     return wanted
 
 

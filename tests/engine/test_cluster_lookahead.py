@@ -306,3 +306,44 @@ def test_a_worker_under_dask_s_nanny_keeps_its_heap(monkeypatch: pytest.MonkeyPa
 class _Square:
     def run(self, task: Any) -> int:
         return task[2] - task[1]
+
+
+HALTED: list[bool] = []  # how each Walking engine task ended: True when its stop flag was set
+
+
+class Walking:
+    """An engine task that stands for a compiled walk of 20 s: it reads its stop flag
+    (halt_flag) as such a walk does, and ends when it is set."""
+
+    def run(self, task: Any) -> Any:
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
+        flag = halt_flag()
+        RAN.append(task[0])
+        deadline = time.monotonic() + 20
+        while not flag[0] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        HALTED.append(bool(flag[0]))
+        raise_if_halted(flag)
+        return task[0]
+
+
+def test_a_cancelled_dask_task_stops_its_running_walk(cluster: Any) -> None:
+    """A compiled walk inside a cancelled Dask task ends at its next check of its stop flag,
+    which a watcher sets (_halted_when_cancelled), instead of walking its whole range: the
+    walk ends with its flag set, not at its 20 s deadline, and the next engine task never
+    starts."""
+    RAN.clear()
+    HALTED.clear()
+    with Client(cluster, set_as_default=False) as client:
+        f = client.submit(_run_tasks, Walking(), [(i, 0, 1) for i in range(3)], pure=False,
+                          key="gctool-walking-1")
+        deadline = time.monotonic() + 10
+        while not RAN and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert RAN == [0]
+        f.cancel()
+        while not HALTED and time.monotonic() < deadline + 20:
+            time.sleep(0.01)
+    assert HALTED == [True] and RAN == [0]
+    assert not settled(cluster, "walking")
