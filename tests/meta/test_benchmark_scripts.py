@@ -7,7 +7,8 @@ Most scripts run in this process (``sys.argv`` set, the script run as ``__main__
 ``runpy``): the kernels this process has loaded serve them, galois stays in its uncompiled
 mode and BLAS on one thread (tests/conftest.py); a script must leave the library as it found
 it (checked).  bench_budget instruments the library for its whole run and bench_dask's worker
-processes unpickle its classes: they run in a child process.  bench_scaling and bench_train
+processes unpickle its classes: they run in a child process (bench_dask's beside the suite,
+tests/conftest.py: ``beside``).  bench_scaling and bench_train
 have tests of their own (tests/engine/test_bench_scaling.py, tests/trainer/test_bench.py).
 None runs with ``--write-readme``, and benchmarks/README.md is checked unchanged after each."""
 
@@ -164,8 +165,10 @@ def test_budget_unseen() -> None:
     assert "1 refused, 1 in one line naming --max-work" in out, out
 
 
-def test_dask() -> None:
-    out = child("bench_dask.py", "--quick", "--noop-tasks", "20")
+@pytest.mark.beside(str(BENCH / "bench_dask.py"), "--quick", "--noop-tasks", "20", timeout=120)
+def test_dask(beside: subprocess.CompletedProcess[str]) -> None:
+    assert beside.returncode == 0, beside.stderr[-3000:]
+    out = beside.stdout
     for line in ("loopback LocalCluster", "scheduling per Dask task", "per command (a new "
                  "session", "scatter(broadcast=True) of the n=20 attack kernel",
                  "carried in every Dask task", "kernel load per worker process",
