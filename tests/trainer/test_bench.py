@@ -1,19 +1,21 @@
 """benchmarks/bench_train.py at tiny sizes: it runs and reports both parts (its real figures need
-a quiet machine; its README section is written by benchmarks/readme.py)."""
+a quiet machine; its README section is written by benchmarks/readme.py).  The script runs beside
+the suite (tests/conftest.py: ``beside``), its output read by the test."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_train.py"
 
 
-def test_the_benchmark_runs_at_small_sizes() -> None:
-    run = subprocess.run([sys.executable, str(SCRIPT), "--small"], capture_output=True,
-                         text=True, timeout=300, check=False)
+@pytest.mark.beside(str(SCRIPT), "--small", timeout=300)  # beside the tests before it
+def test_the_benchmark_runs_at_small_sizes(beside: subprocess.CompletedProcess[str]) -> None:
+    run = beside
     assert run.returncode == 0, run.stderr[-2000:]
     out = run.stdout
     for line in ("gctool train (resident tasks)", "Dask tasks, first n - s by as_completed",
