@@ -12,8 +12,9 @@ one task at a time; those keep the process pool.
   later ones never start, and the running ones end at their compiled walk's next check of
   its stop flag (:func:`halt_flag`; other work finishes its task).  A task whose result
   ends the run (:func:`gctool.engine.sweep.stops`: a counterexample) stops the tasks after
-  it at once, before the fold reaches it (:meth:`TaskOrder.cut`); those before it still
-  run, so the result is the one of a single thread.
+  it at once, before the fold reaches it (:meth:`TaskOrder.cut`), and so does one that
+  raises (a refusal over the budget, an error); those before it still run, so the result
+  is the one of a single thread.
 * Work charged to a run-wide budget waits for its turn (:func:`in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
@@ -355,6 +356,8 @@ class _Threads:
                     return
                 except BaseException as exc:  # raised in the caller, at this task's place
                     out = (False, exc)
+                    self.order.cut(i)  # (the fold ends there at the latest, as with a result
+                    # that ends the run: a refusal over the budget, an error)
                 finally:
                     set_task(None)
                     last = time.perf_counter()

@@ -167,3 +167,36 @@ def test_the_tasks_after_a_counterexample_stop_before_the_fold_reaches_it(
     later = [w for first, w, _, pool in walked if pool and first >= after]
     assert later and max(later) == 0
     assert sum(w[1] for w in walked) < comb(N, S) // 2
+
+
+def test_a_task_that_raises_stops_the_tasks_after_it() -> None:
+    """In three threads: task 1 raises (a refusal over the budget, say) while task 0 still
+    runs; task 2, already walking, sees its stop flag set (it waits for it up to 20 s, then
+    records whether it came) and task 0 finishes after that; the run raises task 1's error."""
+    from gctool.engine.threads import halt_flag, raise_if_halted, run_threads
+
+    later_started, later_done = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    class Worker:
+        def run(self, task: tuple[int, int, int]) -> int:
+            if task[0] == 0:
+                later_done.wait(40)  # (longer than task 2 waits for its flag)
+            elif task[0] == 1:
+                later_started.wait(20)
+                raise ValueError("task 1")
+            else:
+                later_started.set()
+                flag, deadline = halt_flag(), time.monotonic() + 20
+                while not flag[0] and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                seen.append(bool(flag[0]))
+                later_done.set()
+                raise_if_halted(flag)
+            return task[0]
+
+    folded: list[int] = []
+    with pytest.raises(ValueError, match="task 1"):
+        run_threads(Worker(), [(i, i, i + 1) for i in range(3)], 3,
+                    lambda i, r: folded.append(i) or False)
+    assert seen == [True] and folded == [0]
