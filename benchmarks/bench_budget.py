@@ -516,6 +516,7 @@ class Sampled:
 
     def __init__(self, fraction: float) -> None:
         self.fraction, self.taken, self.seconds, self.share = fraction, 0, 0.0, 1.0
+        self.cpu = 0.0  # CPU seconds of the sampled tasks (every thread of this process)
 
     def install(self) -> Callable[[], None]:
         from gctool.audit.verify import enumeration
@@ -531,9 +532,9 @@ class Sampled:
             picked = [(i, a, b) for i, (_, a, b) in enumerate(tasks[::step])]
             self.taken = sum(b - a for _, a, b in picked)
             self.share = self.taken / max(1, ranks)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_time()
             (runner or run_ordered)(worker, picked, jobs, lambda i, s: bool(fold.merge(s)))
-            self.seconds = time.perf_counter() - t0
+            self.seconds, self.cpu = time.perf_counter() - t0, cpu_time() - c0
 
         enumeration.run_folded = run_folded
 
@@ -573,8 +574,9 @@ def measure_unseen(rec: Recorder, args: list[str], jobs: str, cap: float) -> dic
         run = run_captured(rec, raised)
     finally:
         uninstall()
-    rest = run["wall_s"] - sampled.seconds
-    out.update(measured_s=rest + sampled.seconds / sampled.share, cpu_s=None,
+    rest, rest_cpu = run["wall_s"] - sampled.seconds, run["cpu_s"] - sampled.cpu
+    out.update(measured_s=rest + sampled.seconds / sampled.share,
+               cpu_s=rest_cpu + sampled.cpu / sampled.share,
                how=f"~{sampled.share:.1%}", raised_exit=run["exit"])
     return out
 
@@ -647,8 +649,9 @@ MIN_TIMED = 0.5
 
 
 def cpu_ratio(r: dict[str, Any]) -> str:
-    """CPU time / (estimate x jobs) of a run measured whole (a loaded machine disturbs it
-    less than wall time; the estimate is per job), else "-"."""
+    """CPU time / (estimate x jobs) of a run measured whole or on a sample of its tasks
+    (extrapolated as its wall time is; a loaded machine disturbs CPU time less than wall
+    time; the estimate is per job), else "-"."""
     cpu, est = r.get("cpu_s"), r["estimate_s"] * int(r["jobs"])
     return f"{cpu / est:.2f}" if cpu is not None and est else "-"
 

@@ -564,6 +564,10 @@ PROBE_MIN = 32
 #: go to exact arithmetic), their rate decides at once, instead of after the whole probe
 PROBE_FIRST = 64
 PROBE_EARLY_S = 0.05
+#: the rest of the probe, walked in growing calls when slow (:func:`_probe_step`), returns
+#: once it has taken PROBE_OVER_S of CPU at a rate over the budget: a refusal reads more of
+#: the run than the first sets (whose doubtful sets come in clusters), at a bounded cost
+PROBE_OVER_S = 0.5
 
 
 #: a calibrated estimate above TIMED_SPAN times the budget is not timed: its refusal states
@@ -605,13 +609,16 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
     gives no rate, unless PROBE sets or more were timed before it); the probe covers
-    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run) in three calls: the first set
-    alone, then the first PROBE_FIRST together, whose rate is returned at once when they took
-    PROBE_EARLY_S or more and their rate is above ``over`` (ns per set beyond which the run is
-    over its budget), then the rest, whose rate is returned.  The first set alone: one set of
-    a large code can take seconds (a 1000 x 1000 solve), one of an ill-conditioned code as
-    long in exact arithmetic, where no calibrated rate foresees it.  CPU time of the calling
-    thread: neither a loaded machine nor other threads of the process inflate it.
+    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run): the first set alone, then the
+    first PROBE_FIRST together, whose rate is returned at once when they took PROBE_EARLY_S or
+    more and their rate is above ``over`` (ns per set beyond which the run is over its
+    budget), then the rest, whose rate is returned: in one call when the rate so far says it
+    is quick, else in calls of growing size (:func:`_probe_step`), returned early after one
+    that brings it to PROBE_OVER_S of CPU or more at a rate above ``over``.  The first set
+    alone: one set of a large code can take seconds (a 1000 x 1000 solve), one of an
+    ill-conditioned code as long in exact arithmetic, where no calibrated rate foresees it.
+    CPU time of the calling thread: neither a loaded machine nor other threads of the process
+    inflate it.
 
     An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
     is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
@@ -635,11 +642,32 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
             return None
         if spent >= PROBE_EARLY_S and rate > over:
             return rate, done, stopped
-    t0 = time.thread_time()
-    rest, stopped = walk(mid + PROBE_FIRST, mid + size)
+    t0, a, end, rest, stopped = time.thread_time(), mid + PROBE_FIRST, mid + size, 0, False
+    while a < end and not stopped:
+        b = a + _probe_step(end - a, done + rest, rate)
+        some, stopped = walk(a, b)
+        rest, a = rest + some, b
+        spent = time.thread_time() - t0
+        rate = spent / max(1, rest) * NS_PER_S
+        if a < end and not stopped and spent >= PROBE_OVER_S and rate > over:
+            return rate, done + rest, stopped  # over the budget already: the rest is not run
     if stopped and rest < enough:  # the same: a task's fixed cost over a few sets
         return None
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
+
+
+def _probe_step(left: int, done: int, rate: float) -> int:
+    """The sets of the probe's next walk call: all ``left`` when they take under PROBE_EARLY_S
+    at the ``rate`` so far (ns per set; one call: each has a fixed cost of 15-200 us, which
+    a task of a few ms would feel), else as many as the ``done`` sets (the calls double), so
+    that a probe of slow sets reads its time as it goes and stops once it shows the run over
+    the budget (:data:`PROBE_OVER_S`; comm n=40 s=5 m=2, whose doubtful sets go to exact
+    arithmetic, 78 ms each, after 64 quick ones, spent 83 s of CPU in one call of 20,498 sets
+    before it refused).  Not sized by the rate: sets that turn slow after quick ones would
+    get a call of thousands."""
+    if left * rate <= PROBE_EARLY_S * NS_PER_S:
+        return left
+    return max(1, min(left, done))
 
 
 #: a search that stops at its first finding (a failing set) is probed for where it stops

@@ -28,8 +28,13 @@ SMALL = Budget(max_work=1e-2)
 
 
 def refused(code: GradientCode, s: int, jobs: int = 1, **kw: object) -> float:
-    """The estimated seconds of verify's enumeration, from its refusal."""
-    with pytest.raises(BudgetExceeded) as err:
+    """The calibrated estimate (seconds) of verify's enumeration, from its refusal: no timed
+    probe replaces it (one does within TIMED_SPAN of the budget, see
+    :func:`test_a_refusal_near_the_budget_states_the_timed_estimate`)."""
+    from gctool.audit.verify import enumeration
+
+    with pytest.raises(BudgetExceeded) as err, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(enumeration, "worth_timing", lambda seconds, budget: False)
         verify(code, s, method="exhaustive", jobs=jobs, budget=SMALL,
                **kw)  # type: ignore[arg-type]
     assert err.value.kind == "work" and "straggler sets" in str(err.value), str(err.value)
@@ -138,6 +143,32 @@ def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
                                                  rel=0.05)
 
 
+def test_a_refusal_near_the_budget_states_the_timed_estimate(
+        cyc48: GradientCode, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verify whose calibrated estimate is above the budget but within TIMED_SPAN of it is
+    timed before it is refused (its kernel loaded, its pilot run, then the probe), and the
+    refusal states the timed estimate (a clock of 100 ms per reading); farther above it, the
+    calibrated estimate refuses at once, untimed, as the attack's does."""
+    from gctool import budget
+
+    calibrated = needed(cyc48, 6)  # about 0.37 s
+    clock = iter(range(10**6))
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    near = Budget(max_work=calibrated / 3)
+    assert budget.worth_timing(calibrated, near.max_work)
+    for jobs in (1, 2):
+        with pytest.raises(BudgetExceeded) as err:
+            verify(cyc48, 6, method="exhaustive", jobs=jobs, budget=near)
+        assert "timed on 1 of them" in str(err.value), str(err.value)
+        assert err.value.needed == pytest.approx(0.1 * comb(48, 6) / jobs + START_NS / 1e9,
+                                                 rel=1e-3)
+        far = Budget(max_work=calibrated / jobs / (budget.TIMED_SPAN + 1))
+        with pytest.raises(BudgetExceeded) as err:
+            verify(cyc48, 6, method="exhaustive", jobs=jobs, budget=far)
+        assert "timed" not in str(err.value)
+        assert err.value.needed == pytest.approx(calibrated / jobs + START_NS / 1e9)
+
+
 def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
     with pytest.raises(BudgetExceeded) as err:
         verify(cyc48, 6, method="exhaustive", budget=Budget(max_sets=1_000_000))
@@ -212,6 +243,33 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
                              1.0) is None
 
 
+def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sets that turn slow after the quick first ones (doubtful sets decided in exact
+    arithmetic) are walked in calls of growing size, and the probe returns after the one
+    that brings it to PROBE_OVER_S at a rate over the budget, instead of walking its whole
+    task (comm n=40 s=5 m=2: 83 s of CPU before its refusal); a probe under the budget walks
+    it all."""
+    from gctool import budget
+
+    now, seen = [0.0], []
+    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    stop, mid, first = 10**8, 10**8 // 2, budget.PROBE_FIRST
+
+    def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set, 1 ms after the first 64
+        seen.append((a, b))
+        now[0] += sum(1e-6 if r < mid + first else 1e-3 for r in range(a, b))
+        return b - a, False
+
+    rate, timed, stopped = budget.probe_rate(walk, stop, 65536, over=1e5) or (0.0, 0, True)
+    assert rate == pytest.approx(1e6) and not stopped
+    assert budget.PROBE_OVER_S <= (timed - first) * 1e-3 < 2 * budget.PROBE_OVER_S
+    assert [b - a for a, b in seen[2:]] == [64, 128, 256, 512]  # 0.45 s, then 0.96 s: over
+    seen.clear()
+    rate, timed, _ = budget.probe_rate(walk, stop, 8192, over=1e7) or (0.0, 0, True)
+    assert timed == 8192 and seen[-1][1] == mid + 8192 and rate == pytest.approx(1e6)
+
+
 def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe's first set is timed alone, and a slow one decides at once (bound of a
     1000-worker code walked 64 sets of 1.6 s each before it refused at 5 s; an
@@ -233,8 +291,10 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
     # a run whose budget affords a second per set: the probe goes on to its task
     seen.clear()
     budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
-    assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
-                    (mid + budget.PROBE_FIRST, mid + 65536)]
+    assert seen[:3] == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
+                        (mid + budget.PROBE_FIRST, mid + 2 * budget.PROBE_FIRST)]
+    # (slow sets: the rest in calls that double, read as they go)
+    assert seen[-1][1] == mid + 65536 and len(seen) == 12
 
 
 def test_the_windows_stop_within_their_time_when_one_set_is_slow(

@@ -31,11 +31,13 @@ from gctool.budget import (
     NS_PER_S,
     PROBE,
     PROBE_FIRST,
+    PROBE_MIN,
     START_NS,
     format_seconds,
     pool_share,
     probe_rate,
     walked_share,
+    worth_timing,
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
 from gctool.engine.records import SetWorker
@@ -110,6 +112,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
+    deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
     elif s > 0:
@@ -119,7 +122,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
                         else _walked_share(run, kernel, rot, jobs))
         # a run that stops in its pilot, which runs alone, runs on one job
         jobs = 1 if alone else jobs
-        _check_budget(run, count, work * share, jobs, rot, share < 1.0)
+        if _timed_instead(run, kernel, count, work * share, jobs, share < 1.0):
+            deferred = (count, work * share, jobs)
+        _check_budget(run, count, work * share, jobs, rot, share < 1.0, bool(deferred))
         run.meter.charge(min(work * share / max(1, jobs) + START_NS, run.meter.remaining))
     size = kernel.chunk_size(s)
     source: Any
@@ -141,8 +146,12 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     acc = Accumulator()
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     probed: list[tuple[int, int, ChunkSummary]] = []
+    timed = False
     if run.sample is None and first.fail_set is None:
-        probed = _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot, size)
+        probed, timed = _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot,
+                                     size)
+    if deferred and not timed:  # no probe timed the run its calibrated estimate refuses
+        _check_budget(run, *deferred, rot)
     run.fold(acc, first)
     run.used_jobs = estimate["jobs"]
     if not threads:
@@ -257,11 +266,28 @@ INSTEAD = ("check a random `sample` of sets (heuristic, never 'ok'), or use `met
            "when a certificate applies")
 
 
+def _timed_instead(run: Run, kernel: Any, evaluations: int, work: float, jobs: int,
+                   stops: bool) -> bool:
+    """Is a run whose calibrated estimate ``work`` (on ``jobs``) is above the budget timed
+    before it is refused (:func:`_check_timed`, after the kernel is loaded and its pilot run),
+    so that the refusal states the time the run takes here?  When the estimate is within
+    :data:`~gctool.budget.TIMED_SPAN` times the budget, the enumeration is large enough for a
+    probe (:data:`~gctool.budget.PROBE_MIN` times :data:`~gctool.budget.PROBE` sets) and walks
+    a compiled kernel to its end: a walk's time per set depends on the code, not only on n,
+    s and d (frc n=60 s=5, d=50: 5.7-7.1 us per set where the calibration says 1.7, every set's
+    decoder norm computed in full), and a refusal is held to be within 2x of the run."""
+    seconds = work / max(1, jobs) / NS_PER_S
+    return (not stops and run.sample is None and not run.budget.affords(work, jobs, START_NS)
+            and worth_timing(seconds, run.budget.max_work)
+            and evaluations >= PROBE_MIN * PROBE and kernel.will_compile(run.s))
+
+
 def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotation | None,
-                  stops: bool = False) -> None:
+                  stops: bool = False, timed: bool = False) -> None:
     """Refuse a run above the budget (an explicit ``max_sets``, or the estimated time
     ``work`` on ``jobs``; ``stops``: up to a failing set found early), before anything is
-    compiled or run, with the options."""
+    compiled or run, with the options; ``timed``: the time budget is left to the timed probe
+    (:func:`_timed_instead`), only ``max_sets`` is checked here."""
     what = f"verify (n={run.code.n}, s={run.s})"
     sets = f"{evaluations:,} straggler sets" + (
         f" (one per rotation orbit of the {run.total:,})" if rot is not None else "") + (
@@ -269,12 +295,14 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
     took = format_seconds(work / NS_PER_S / max(1, jobs))
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
                           f"{took} on {counted(jobs, 'job')}), {INSTEAD}")
-    run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
-                          START_NS)
+    if not timed:
+        run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
+                              START_NS)
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
-                 rot: Rotation | None, size: int = PROBE) -> list[tuple[int, int, ChunkSummary]]:
+                 rot: Rotation | None, size: int = PROBE
+                 ) -> tuple[list[tuple[int, int, ChunkSummary]], bool]:
     """Refuse a run the calibrated estimate let through but that takes longer here: the
     kernel (loaded by the pilot) decides a task of the run's ``size`` from the middle of the
     space, doubtful sets included, timed in CPU time (:func:`gctool.budget.probe_rate`);
@@ -282,10 +310,10 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     per-set time of a walk depends on the code (how often its cheap bound decides a set):
     an ill-conditioned code costs several times the calibrated one.  Returns the rank ranges
     the probe decided, with their summaries, in order: the run folds them in their place
-    (:class:`Probed`) instead of deciding them again."""
+    (:class:`Probed`) instead of deciding them again, and whether they timed the run."""
     walked: list[tuple[int, int, ChunkSummary]] = []
     if _worst_fits(run, worker.kernel, evaluations, jobs):
-        return walked
+        return walked, False
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = worker.run((0, a, b))
@@ -300,7 +328,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     finally:
         meter.limit = held
     if probed is None:  # small runs: the probe would cost too much of them
-        return walked
+        return walked, False
     per_set, timed, stopped = probed
     # a failing set by the middle stops the run there (at the latest)
     sets = evaluations if not stopped else -(-evaluations * (stop // 2) // stop)
@@ -311,7 +339,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         + f", timed on {timed:,} of them,", per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs, START_NS)
     meter.admit(per_set * sets)  # admitted on its timed sets, exact decisions included
-    return walked
+    return walked, True
 
 
 #: the worst time of a set a compiled walk leaves doubtful (its second stage, then the numpy
