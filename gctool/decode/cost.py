@@ -89,10 +89,15 @@ DECODER_CALL_NS = 300_000
 GF_CALL_ROW_NS = 90_000
 
 
+def call_time(code: GradientCode, f: int) -> float:
+    """Estimated time of one call of the optimal decoder on a batch of sets of ``f`` survivors
+    besides their systems, in ns: over R/C :data:`DECODER_CALL_NS`, over GF(q)
+    :data:`GF_CALL_ROW_NS` per row (its pivot steps, whatever the batch's size)."""
+    return GF_CALL_ROW_NS * max(1, f) if code.field.is_finite else DECODER_CALL_NS
+
+
 def single_call_time(code: GradientCode, f: int) -> float:
     """Estimated time of one call of a fresh batch of the optimal decoder on one set of ``f``
-    survivors (a level profile's received rows), in ns: the call (over R/C
-    :data:`DECODER_CALL_NS`, over GF(q) :data:`GF_CALL_ROW_NS` per row) and the set's system
-    (:func:`decode_time`)."""
-    call = GF_CALL_ROW_NS * max(1, f) if code.field.is_finite else DECODER_CALL_NS
-    return call + decode_time(code, f)
+    survivors (a level profile's received rows), in ns: the call (:func:`call_time`) and the
+    set's system (:func:`decode_time`)."""
+    return call_time(code, f) + decode_time(code, f)

@@ -465,22 +465,24 @@ def test_attack_estimates_use_the_kernel_that_will_run(monkeypatch: pytest.Monke
     from gctool.audit.oracles.base import ERRORS_CALL_NS
     from gctool.audit.oracles.optimal import hat_time
     from gctool.budget import set_cost
-    from gctool.decode.cost import gf_set_time
+    from gctool.decode.cost import GF_CALL_ROW_NS, gf_set_time, single_call_time
 
     frc = make_oracle(design("frc", n=40, s=4))
     d = frc.Qperp.shape[1]  # type: ignore[attr-defined]
     assert frc.set_work(3, 1000) == pytest.approx(1000 * hat_time(3, d) + ERRORS_CALL_NS)
     assert hat_time(3, d) < set_cost(37, 40) / 20 and hat_time(7, 6) > hat_time(6, 6)
     gf = design("cyclic-mds", n=15, s=4, field="GF(2^4)")
-    assert make_oracle(gf).set_work(4, 10) == pytest.approx(
-        10 * gf_set_time(gf, 4) + ERRORS_CALL_NS)
+    # a batch over GF(q) costs its pivot steps besides its sets, as one set's call does
+    call = single_call_time(gf, 11) - gf_set_time(gf, 4)
+    assert call == GF_CALL_ROW_NS * 11 and call > 10 * ERRORS_CALL_NS
+    assert make_oracle(gf).set_work(4, 10) == pytest.approx(10 * gf_set_time(gf, 4) + call)
     assert gf_set_time(gf, 4) < set_cost(11, gf.B.shape[1], True)
     # the run's fixed cost besides its sets (START_NS) is in every estimate, on no job's share
     monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)
     with pytest.raises(BudgetExceeded) as err:  # refused before the oracle's set-up, alike
         attack(gf, 4, method="exhaustive", symmetry=False, budget=Budget(max_work=1e-4))
     assert err.value.needed == pytest.approx(
-        (comb(15, 4) * gf_set_time(gf, 4) + ERRORS_CALL_NS + START_NS) / 1e9)
+        (comb(15, 4) * gf_set_time(gf, 4) + call + START_NS) / 1e9)
     with pytest.raises(BudgetExceeded) as err:
         attack(design("frc", n=40, s=4), 3, method="exhaustive", symmetry=False,
                budget=Budget(max_work=2e-3))
