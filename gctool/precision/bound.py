@@ -31,8 +31,9 @@ float64 (real case), ``c^ - t`` is computed with an error of at most
 workers add exactly nothing; complex: :func:`gctool.numerics.residual_gamma`, any summation
 order), which is added, and the final value is multiplied by
 ``1 + 4 (n + 32) 2^-52``, more than the relative error of the float64 evaluation of the sums
-of non-negative terms.  So the bound is an upper bound on the true error of the model; nothing
-is estimated.
+of non-negative terms, and by ``1 + ROOM``, the room that holds the decoding products'
+underflow at and above the floor (:func:`master_floor`).  So the bound is an upper bound on
+the true error of the model; nothing is estimated.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from gctool.precision.formats import Format, dot_gamma, gamma, rounded, smallest
 
 #: unit roundoff of float64 (the evaluation of the bound)
 U64 = 2.0**-53
+#: the room every bound leaves for the decoding products' underflow (docs/precision.md): each
+#: set's bound is the relative model's times ``1 + ROOM``, and the underflow floor's master
+#: part is where the absolute error of float32 products that underflow fits in that room
+ROOM = 2.0**-24
 
 
 @dataclass(frozen=True)
@@ -60,11 +65,13 @@ class SetBounds:
     #: the smallest non-zero magnitude of a part of the rounded decoder (inf: none), which
     #: with B's sets the float32 accumulator's share of the underflow floor (:func:`floor`)
     amin: np.ndarray
+    #: the master products' part of the underflow floor (:func:`master_floor`; 0: none)
+    master: np.ndarray
 
     def replace(self, idx: np.ndarray, other: SetBounds) -> SetBounds:
         """These bounds with the sets ``idx`` taken from ``other`` (bounds of those sets)."""
         out = {}
-        for name in ("bound", "residual", "rounding", "column", "overflow", "amin"):
+        for name in ("bound", "residual", "rounding", "column", "overflow", "amin", "master"):
             arr = getattr(self, name).copy()
             arr[idx] = getattr(other, name)
             out[name] = arr
@@ -137,13 +144,15 @@ class BoundKernel:
         total[np.isnan(total)] = np.inf
         col = np.argmax(total, axis=1)
         rows = np.arange(b)
-        scale = np.sqrt(m) * self.margin
+        scale = np.sqrt(m) * self.margin * (1 + ROOM)
         bad = overflow | (not self.b_finite)
         with np.errstate(invalid="ignore", over="ignore"):
             bound = np.where(bad, np.inf, total[rows, col] * scale)
             res = np.where(bad, np.inf, resid[rows, col] * scale)
             rnd = np.where(bad, np.inf, roundoff[rows, col] * scale)
-        return SetBounds(bound, res, rnd, col, overflow, amin)
+        master = master_floor(fmt, self.bmin, amin, nnz.max(axis=1, initial=0), bound, m,
+                              self.complex)
+        return SetBounds(bound, res, rnd, col, overflow, amin, master)
 
 
 def _smallest_parts(a: np.ndarray) -> np.ndarray:
@@ -154,7 +163,36 @@ def _smallest_parts(a: np.ndarray) -> np.ndarray:
         return np.where(parts > 0, parts, np.inf).min(axis=1, initial=np.inf)
 
 
-def floor(fmt: Format, bmin: float, amin: float) -> float:
+def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray,  # noqa: PLR0913 (the set's numbers)
+                 bound: np.ndarray, m: int, complex_: bool) -> np.ndarray:
+    """Per set, the smallest partial-gradient entry ``x`` for which the master's products
+    keep the set's ``bound`` (0 for an unbounded or empty set): the smaller of two sufficient
+    conditions.
+
+    * ``tiny32 / (bmin amin)``: every product ``|a^_i m^_i|`` is at least float32's smallest
+      normal (real codes: or errs within the master's own term; complex codes: when no message
+      part cancels below ``bmin x``);
+    * the room: a product that underflows errs by at most ``u32 tiny32``, so each coordinate
+      of a piece errs by at most ``E = c N u32 tiny32 (1 + gamma) <= 2 c N u32 tiny32`` beyond
+      the relative model (N = ``count``, the decoder's non-zeros in a piece; c = 1, complex
+      ``2 sqrt 2``: 2N real products a component), whatever the signs.  Every non-zero
+      coordinate has an entry of at least x, so in the 2-norm (max-norm) that is at most
+      ``sqrt(m) E / x`` of ``sum_j ||g_j||``, inside the room ``bound ROOM / (1 + ROOM)`` when
+      ``x >= 2 sqrt(m) E (1 + ROOM) / (ROOM bound)`` (a factor 2 for the float64 evaluation)."""
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        normal = np.where(np.isfinite(amin) & (amin > 0), fmt.accumulator_tiny / bmin / amin,
+                          0.0)
+        c = 2 * np.sqrt(2.0) if complex_ else 1.0
+        err = 2 * c * count * fmt.accumulator_u * fmt.accumulator_tiny
+        room = 2 * np.sqrt(m) * err * (1 + ROOM) / (ROOM * bound)
+        room = np.where(count > 0, room, 0.0)
+        out = np.minimum(normal, room)
+    ok = np.isfinite(bound) & (bound > 0) & np.isfinite(bmin) & (bmin > 0)
+    return np.where(ok, out, 0.0)
+
+
+def floor(fmt: Format, bmin: float, master: float) -> float:
     """The underflow floor of docs/precision.md: the smallest magnitude ``x`` of the non-zero
     partial-gradient entries (real and imaginary parts apart) at and above which the bound
     holds, underflow included (``bmin`` and ``amin``: the smallest non-zero parts of B^ and of
@@ -165,10 +203,9 @@ def floor(fmt: Format, bmin: float, amin: float) -> float:
     ``u_P tiny <= u_P S_i``, and a master product that underflows by at most ``u_32 tiny32 <=
     u_32 |a^_i| S_i``: both inside the bound's own terms, so real codes need no assumption on
     signs.  Complex codes round message parts apart and need that no message part cancels
-    below ``bmin x``.  ``max(tiny / bmin, tiny32 / (bmin amin))``, rounded up; 0 for B = 0."""
+    below ``bmin x``.  The master's products: ``master``, the largest of the sets'
+    :func:`master_floor`.  ``max(tiny / bmin, master)``, rounded up; 0 for B = 0."""
     if not np.isfinite(bmin) or bmin <= 0:
         return 0.0
-    low = fmt.tiny / bmin
-    if np.isfinite(amin) and amin > 0:
-        low = max(low, fmt.accumulator_tiny / bmin / amin)
+    low = max(fmt.tiny / bmin, master if np.isfinite(master) else 0.0)
     return float(low * (1 + 8 * U64))

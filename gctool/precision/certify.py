@@ -236,8 +236,8 @@ class _Run:
         self.fallbacks = 0
         # running worst (bound, set, residual, rounding, column)
         self.worst = WorstBound()
-        self.amin = float("inf")  # the decoders' smallest non-zero part (the floor)
-        self.amin_set: list[int] | None = None  # ... and its straggler set
+        self.master = 0.0  # the largest master part of the floor (bound.master_floor)
+        self.master_set: list[int] | None = None  # ... and its straggler set
         self.top: list[tuple[float, int, list[int]]] = []  # (bound, rank, set)
         self.emp = _Empirical()
 
@@ -270,7 +270,7 @@ class _Run:
 
     def at_floor(self) -> None:
         """The floor's draws (:func:`~gctool.precision.emulate.floor_draws`) on the set whose
-        decoder has the smallest part (it sets the floor) and on the worst set (those of them
+        master products set the floor (when they do) and on the worst set (those of them
         whose bound is finite): there the
         relative model must still hold, so an error above the bound counts in
         ``exceeds_bound`` (nothing is excluded as out of range)."""
@@ -278,7 +278,7 @@ class _Run:
         room = headroom(self.B, self.fmt)
         if self.worst.value is None or not 4 * value <= room:  # entries below 4 floor
             return
-        picked = [self.worst.value[1]] + ([self.amin_set] if self.amin_set else [])
+        picked = [self.worst.value[1]] + ([self.master_set] if self.master_set else [])
         uniq = sorted({tuple(x) for x in picked})
         S = np.array(uniq, dtype=np.intp).reshape(len(uniq), self.s)
         F = survivors_of(S, self.code.n)
@@ -293,19 +293,19 @@ class _Run:
         self.emp.add_at_floor(S, err, bound)
 
     def floor(self) -> float:
-        return floor(self.fmt, self.work.kernel.bmin, self.amin)
+        return floor(self.fmt, self.work.kernel.bmin, self.master)
 
     def _fold(self, S: np.ndarray, sb: Any) -> None:
         bound = sb.bound
         if self.limit is not None:
             self.over += int(np.sum(~(bound <= self.limit)))
         self.worst.add(S, sb)
-        if sb.amin.size:  # ties: the first set in lexicographic order (whatever the jobs)
-            i = int(np.argmin(sb.amin))
-            value, at = float(sb.amin[i]), S[i].tolist()
-            if value < self.amin or (value == self.amin and self.amin_set is not None
-                                     and at < self.amin_set):
-                self.amin, self.amin_set = value, at
+        if sb.master.size:  # ties: the first set in lexicographic order (whatever the jobs)
+            i = int(np.argmax(sb.master))
+            value, at = float(sb.master[i]), S[i].tolist()
+            if value > self.master or (value == self.master and self.master_set is not None
+                                       and at < self.master_set):
+                self.master, self.master_set = value, at
         if self.emulate and not self.all_sets:
             keep = np.argsort(-bound, kind="stable")[:EMULATE_WORST]
             start = self.done
@@ -396,13 +396,13 @@ class TableBound:
         self.fmt = fmt
         self.kernel = BoundKernel(np.asarray(code.B), code.targets(), fmt)
         self.worst = WorstBound()
-        self.amin = float("inf")
+        self.master = 0.0
 
     def add(self, S: np.ndarray, a: np.ndarray) -> np.ndarray:
         sb = self.kernel.evaluate_padded(a)
         self.worst.add(S, sb)
-        if sb.amin.size:
-            self.amin = min(self.amin, float(np.min(sb.amin)))
+        if sb.master.size:
+            self.master = max(self.master, float(np.max(sb.master)))
         return sb.bound
 
     def record(self) -> dict[str, Any]:
@@ -420,7 +420,7 @@ class TableBound:
             finite = bool(np.isfinite(bound))
             out.update(bound=bound if finite else None, stragglers=S,
                        residual=resid if finite else None, rounding=rnd if finite else None,
-                       floor=floor(fmt, self.kernel.bmin, self.amin) if finite else None)
+                       floor=floor(fmt, self.kernel.bmin, self.master) if finite else None)
         return out
 
 

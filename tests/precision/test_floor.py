@@ -19,7 +19,7 @@ from gctool.codes import design
 from gctool.decode.table import TableDecoder
 from gctool.precision import NAMES, certify, get_format
 from gctool.precision import emulate as em
-from gctool.precision.bound import BoundKernel, floor
+from gctool.precision.bound import BoundKernel, floor, master_floor
 
 from corpus import code_of
 
@@ -112,11 +112,24 @@ def test_just_above_the_floor_within_the_bound_below_it_broken(case, name):
 def test_the_floor_by_hand():
     f16, f32 = get_format("float16"), get_format("float32")
     # messages: float16's smallest normal over B's smallest part
-    assert floor(f16, 0.5, 0.25) == pytest.approx(2.0**-13, rel=1e-14)
-    assert floor(f16, 0.5, 0.25) >= 2.0**-13
-    # the float32 accumulator: a decoder part of 2^-40 times a message at the floor
-    assert floor(f32, 1.0, 2.0**-40) == pytest.approx(2.0**-86, rel=1e-14)
-    assert floor(f32, 1.0, 4.0) == pytest.approx(2.0**-126, rel=1e-14)  # messages bind
+    assert floor(f16, 0.5, 0.0) == pytest.approx(2.0**-13, rel=1e-14)
+    assert floor(f16, 0.5, 0.0) >= 2.0**-13
+    # the float32 accumulator's part, when it is above the messages'
+    assert floor(f32, 1.0, 2.0**-86) == pytest.approx(2.0**-86, rel=1e-14)
+    assert floor(f32, 1.0, 2.0**-130) == pytest.approx(2.0**-126, rel=1e-14)  # messages bind
+    # the master's part: every product normal (a decoder part of 2^-40, b_min 1; a bound of
+    # 2^-60 leaves a room of 12 (1 + 2^-24) 2^-66) ...
+    one = np.ones(1)
+    assert master_floor(f32, 1.0, 2.0**-40 * one, 3 * one, 2.0**-60 * one, 1, False)[0] \
+        == 2.0**-86
+    # ... or the room 2^-24 of a bound of 2^-10 for 3 real products: 2 * 2 * 3 * 2^-150
+    # (1 + 2^-24) / (2^-24 2^-10) = 12 (1 + 2^-24) 2^-116, smaller than 2^-40's 2^-86
+    room = master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, 2.0**-10 * one, 1, False)[0]
+    assert room == pytest.approx(12 * 2.0**-116, rel=1e-6) and room < 2.0**-26 / 2.0**-100
+    # complex: 2 sqrt(2) times that; m pieces: sqrt(m) times; unbounded sets: no part
+    assert master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, 2.0**-10 * one, 4, True)[0] \
+        == pytest.approx(room * 2 * np.sqrt(2) * 2, rel=1e-12)
+    assert master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, np.inf * one, 1, False)[0] == 0
     assert floor(f16, float("inf"), 1.0) == 0.0  # B = 0: nothing is sent
     # the report takes B's and every set's decoder's smallest parts (frc: all 1)
     r = certify(design("frc", 6, 2), "float16", emulate=False)
@@ -194,9 +207,10 @@ def test_certify_fails_when_its_floor_is_understated(case, name, monkeypatch):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_floor_under_scaling_and_permutation(name):
-    """Metamorphic: permuting B's rows or columns leaves the floor as it is; B times 2^p
-    (decoders times 2^-p) divides the messages' part tiny_P / b_min by 2^p and leaves the
-    master's part tiny_32 / (b_min a_min) unchanged."""
+    """Metamorphic: permuting B's rows or columns leaves the floor as it is (up to the float64
+    evaluation of the bound, which its room term divides by); B times 2^p (decoders times
+    2^-p, the bound unchanged) divides the messages' part tiny_P / b_min by 2^p and leaves the
+    master's part unchanged."""
     fmt = get_format(name)
     code = _codes()["cyclic8"]
     B = np.asarray(code.B)
@@ -204,21 +218,19 @@ def test_the_floor_under_scaling_and_permutation(name):
     rng = np.random.default_rng(3)
     perm = certify(code_of(B[rng.permutation(code.n)][:, rng.permutation(code.k)], code.s),
                    fmt, emulate=False).floor
-    assert perm == base
-    bmin, amin = _parts(code, fmt)
-    assert base == floor(fmt, bmin, amin)
+    assert perm == pytest.approx(base, rel=1e-12)
+    bmin, master = _parts(code, fmt)
+    assert base == floor(fmt, bmin, master)
     for p in (-6, 5):
         scaled = code_of(B * 2.0**p, code.s)
         got = certify(scaled, fmt, emulate=False).floor
-        assert got == pytest.approx(max(fmt.tiny / bmin * 2.0**-p,
-                                        fmt.accumulator_tiny / (bmin * amin)), rel=1e-12)
+        assert got == pytest.approx(max(fmt.tiny / bmin * 2.0**-p, master), rel=1e-12)
 
 
 def _parts(code, fmt):
-    """(b_min, a_min) of the floor, from every set's decoder by itself."""
-    from gctool.precision.formats import rounded, smallest_part
-
+    """(b_min, the master's part) of the floor, from every set's decoder by itself."""
     n, s = code.n, code.s
     F = np.array([[i for i in range(n) if i not in S] for S in combinations(range(n), s)])
     a, *_ = TableDecoder(code, 1e-9, False).vectors(F)
-    return smallest(code, fmt), smallest_part(rounded(a, fmt))
+    sb = BoundKernel(np.asarray(code.B), code.targets(), fmt).evaluate(F, a)
+    return smallest(code, fmt), float(sb.master.max())
