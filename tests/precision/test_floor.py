@@ -234,3 +234,47 @@ def _parts(code, fmt):
     a, *_ = TableDecoder(code, 1e-9, False).vectors(F)
     sb = BoundKernel(np.asarray(code.B), code.targets(), fmt).evaluate(F, a)
     return smallest(code, fmt), float(sb.master.max())
+
+
+@pytest.mark.parametrize("name", ["float32", "bfloat16"])
+def test_the_room_holds_underflowing_decoding_products(name):
+    """A decoder with tiny parts (2^-e u, u in [1, 2)) beside parts of 1, on a 0/1 B: the
+    normal-products condition tiny_32 / (b_min a_min) is far above the floor, which the room
+    sets; at the floor the master's products with the tiny parts land in float32's subnormals
+    (each errs by up to 2^-150), and every coordinate stays within the bound, as Fractions."""
+    fmt = get_format(name)
+    rng = np.random.default_rng(7)
+    k, R = 4, 8
+    B = np.vstack([np.eye(k), (rng.random((R, k)) < 0.5).astype(float)])
+    B[k:][B[k:].sum(axis=1) == 0, 0] = 1.0
+    n = k + R
+    kernel = BoundKernel(B, np.ones((1, k)), fmt)
+    tiny_parts = rng.uniform(1.0, 2.0, R)
+
+    def decoder(e: int) -> np.ndarray:
+        a = np.ones((1, 1, n))
+        a[0, 0, k:] = tiny_parts * 2.0**-e
+        return a
+
+    sb = kernel.evaluate_padded(decoder(0))
+    x0 = floor(fmt, kernel.bmin, float(kernel.evaluate_padded(decoder(60)).master[0]))
+    e = int(np.round(-np.log2(2.0**-147 / x0)))  # products near 2^-147 at the floor
+    a = decoder(e)
+    sb = kernel.evaluate_padded(a)
+    x = floor(fmt, kernel.bmin, float(sb.master[0]))
+    normal = fmt.accumulator_tiny / (kernel.bmin * 2.0**-e)
+    assert x < normal / 2.0**16 and x > fmt.tiny / kernel.bmin  # the room decides
+    top = 2.0 ** np.ceil(np.log2(x))
+    G = (rng.uniform(1.0, 2.0, (k, 256)) * rng.choice([-1.0, 1.0], (k, 256)) * top)
+    G = G.astype(np.float32)
+    F = np.arange(n)[None]
+    msgs = em.messages(B, G, fmt)
+    prods = np.abs(em.coefficients(a[0, 0, k:], fmt)[:, None] * msgs[k:])
+    assert ((prods > 0) & (prods < fmt.accumulator_tiny)).sum() > 100  # subnormal products
+    got = em.decode(F, a, msgs, fmt)[0, 0]
+    bound = Fraction(float(sb.bound[0]))
+    Gf = [[Fraction(float(v)) for v in row] for row in G]
+    for t in range(G.shape[1]):
+        exact = sum(Gf[j][t] for j in range(k))
+        scale = sum(abs(Gf[j][t]) for j in range(k))
+        assert abs(Fraction(float(got[t])) - exact) <= bound * scale, t
