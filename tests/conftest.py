@@ -89,11 +89,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _compile_after_the_warmer()
 
 
-#: test folders whose tests run after all the others, in this order: audit's and compiled's are
-#: the tests that reach verify's and attack's compiled kernels first and most, so that on a cold
-#: cache the warm-up has cached those kernels by then (run second, audit waited about a minute
-#: for them); meta's wait for mypy, which starts once the warm-up has ended (tests/meta/conftest)
-LAST = ("meta", "compiled", "audit")
+#: test folders whose tests run after all the others, in this order: those that reach the
+#: compiled kernels most and first (verify's and attack's walks, design's screen, the frames'
+#: spectra), so that on a cold cache the warm-up has cached most kernels by then (audit, run
+#: second, waited about a minute for them); meta's wait for mypy, which starts once the
+#: warm-up has ended (tests/meta/conftest.py)
+LAST = ("bounds", "codes", "decode", "engine", "meta", "compiled", "audit")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

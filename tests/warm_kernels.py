@@ -5,11 +5,11 @@ fresh clone, as CI's), from the start of the session: compiling the kernels take
 of CPU, which the suite would otherwise spend in its own process at the first test that walks
 compiled code.  While it runs, the suite's process waits for a kernel it reaches instead of
 compiling it as well (conftest), so the kernels are compiled in the order the suite first
-reaches them (attack's walks, the direct brackets, design's screen, verify's walks, the
-frames' spectra, kernels that tests call alone).  Each is compiled by running it as the
-library does (``GCTOOL_COMPILED=1``, small codes whose rows and columns are shuffled so that no
-symmetry or certificate skips the enumeration), on walks and on given sets, over R, C, GF(p)
-and GF(2^m).
+reaches them (the simulator's round loop, attack's walks, the direct brackets, design's
+screen, verify's walks, the frames' spectra, kernels that tests call alone).  Each is compiled
+by running it as the library does (``GCTOOL_COMPILED=1``, small codes whose rows and columns
+are shuffled so that no symmetry or certificate skips the enumeration), on walks and on given
+sets, over R, C, GF(p) and GF(2^m).
 
 Every kernel (:func:`kernels`: the numba dispatchers of gctool's modules) must end with a
 cache entry: the script prints those left without one, one a line, and
@@ -212,8 +212,8 @@ def step_done() -> None:
 
 def main() -> int:
     os.environ["GCTOOL_COMPILED"] = "1"
-    for step in (attack_walks, design_screens, verify_walks, frame_spectra, called_alone,
-                 simulator):
+    for step in (simulator, attack_walks, design_screens, verify_walks, frame_spectra,
+                 called_alone):
         step()
         step_done()
     left = cold(kernels())
