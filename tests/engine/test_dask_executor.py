@@ -545,19 +545,39 @@ class Noop:
 
 @dataclass
 class LateFirst:
-    """Task 0 finishes last: the others wait, finished, for the fold."""
+    """Task 0 finishes last: it waits until the file ``gate`` exists (the client has received
+    another task's result), then returns; the others return at once."""
+
+    gate: str
 
     def run(self, task: Any) -> Any:
         from gctool.engine.sweep import PeakSummary
 
         if task[0] == 0:
-            time.sleep(1.0)
+            deadline = time.monotonic() + 60  # (a hang fails the test below, not the suite)
+            while not os.path.exists(self.gate) and time.monotonic() < deadline:
+                time.sleep(0.005)
         return PeakSummary(task[0], task[2] - task[1], [(0.0, [task[1]])])
 
 
-def test_an_interrupt_counts_the_sets_that_finished_out_of_order(cluster: Any) -> None:
+def test_an_interrupt_counts_the_sets_that_finished_out_of_order(
+        cluster: Any, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """M6 of review 2: an interrupt's summary counts the merged sets; the runner also says how
-    many sets had finished out of rank order (not merged, kept in a checkpoint if any)."""
+    many sets had finished out of rank order (not merged, kept in a checkpoint if any).
+    Task 0 returns only once the client holds a later task's result (no timing: the count is
+    the same on a loaded machine)."""
+    from gctool.audit.distributed import _InOrder
+
+    gate, received = tmp_path / "received", []
+    add = _InOrder.add
+
+    def spy(self: Any, i: int, result: Any) -> None:
+        add(self, i, result)
+        received.append(i)
+        if i > 0:
+            gate.touch()
+
+    monkeypatch.setattr(_InOrder, "add", spy)
     runner = DaskRunner(scheduler=cluster.scheduler_address, key="m6", batch=1)
     tasks = [(i, 10 * i, 10 * i + 10) for i in range(6)]
 
@@ -565,8 +585,9 @@ def test_an_interrupt_counts_the_sets_that_finished_out_of_order(cluster: Any) -
         raise KeyboardInterrupt  # at the first merge (task 0, which came last)
 
     with pytest.raises(KeyboardInterrupt):
-        runner(LateFirst(), tasks, 1, on_result)
-    sets = runner.stats["unmerged"]  # tasks 1..5 minus any queued behind task 0
+        runner(LateFirst(str(gate)), tasks, 1, on_result)
+    sets = runner.stats["unmerged"]  # every later task received (before task 0, or with it)
+    assert received.index(0) > 0 and sets == 10 * (len(received) - 1)
     assert sets in (10, 20, 30, 40, 50)
     assert runner.unmerged_note() == (f"{sets} more sets had finished out of order on the "
                                       "cluster (not saved: no `checkpoint`)")
