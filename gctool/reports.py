@@ -126,9 +126,9 @@ class PrecisionReport(Report):
     headroom: float | None = None
     empirical: PrecisionEmpirical | None = None
     notes: list[str] = dc_field(default_factory=list)
-    #: smallest non-zero partial-gradient entry for which every product, message and decoding
-    #: product stays a normal number, if no message cancels below its smallest term
-    #: (docs/precision.md); below it underflow is outside the bound's model
+    #: smallest magnitude of a non-zero partial-gradient entry at and above which the bound
+    #: holds, underflow included, whatever the signs (docs/precision.md); below it underflow
+    #: is outside the bound's model
     floor: float | None = None
 
 

@@ -167,11 +167,12 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
                  bound: np.ndarray, m: int, complex_: bool) -> np.ndarray:
     """Per set, the smallest partial-gradient entry ``x`` for which the master's products
     keep the set's ``bound`` (0 for an unbounded or empty set): the smaller of two sufficient
-    conditions.
+    conditions, each holding whatever the signs of the gradients (messages that cancel to
+    zero or into the subnormals included), real and complex codes alike.
 
-    * ``tiny32 / (bmin amin)``: every product ``|a^_i m^_i|`` is at least float32's smallest
-      normal (real codes: or errs within the master's own term; complex codes: when no message
-      part cancels below ``bmin x``);
+    * ``tiny32 / (bmin amin)``: a master product that underflows errs by at most
+      ``u32 tiny32 <= u32 |a^_i| S_i``, inside the master's own term (the proof for complex
+      codes, whose message parts cancel apart, is in the comment below);
     * the room: a product that underflows errs by at most ``u32 tiny32``, so each coordinate
       of a piece errs by at most ``E = c N u32 tiny32 (1 + gamma) <= 2 c N u32 tiny32`` beyond
       the relative model (N = ``count``, the decoder's non-zeros in a piece; c = 1, complex
@@ -179,6 +180,36 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
       coordinate has an entry of at least x, so in the 2-norm (max-norm) that is at most
       ``sqrt(m) E / x`` of ``sum_j ||g_j||``, inside the room ``bound ROOM / (1 + ROOM)`` when
       ``x >= 2 sqrt(m) E (1 + ROOM) / (ROOM bound)`` (a factor 2 for the float64 evaluation)."""
+    # Why ``tiny32 / (bmin amin)`` needs no assumption on signs (the partial gradients are
+    # real float32 numbers, docs/precision.md; x at least this and at least tiny_P / bmin,
+    # :func:`floor`).  Write u = u32, T = tiny32, and for worker i, R_i = sum_j |Re b^_ij| |g_j|,
+    # I_i = sum_j |Im b^_ij| |g_j| (real codes: I_i = 0), S_i = sum_j |b^_ij| |g_j| >=
+    # ||(R_i, I_i)||_2 (the triangle inequality on the 2-vectors (|Re b^_ij|, |Im b^_ij|)|g_j|).
+    # * Worker: each component of m~_i is a real float32 sum of the d_i products
+    #   Re b^_ij g_j (Im b^_ij g_j), each 0 or at least bmin x >= T in magnitude (normal; a
+    #   fused multiply-add whose result underflows errs by at most u T <= u |b^_ij g_j|), so
+    #   within gamma_d R_i (gamma_d I_i); a part is exactly 0 when R_i = 0 (I_i = 0), and
+    #   otherwise R_i >= bmin x.
+    # * Send: a part r~ of m~_i (R_i > 0) is rounded to P with an error of at most
+    #   uS max(|r~|, tiny_P) <= uS (1 + gamma_d) R_i (tiny_P <= bmin x <= R_i), so the complex
+    #   error is at most uS (1 + gamma_d) ||(R_i, I_i)|| <= uS (1 + gW_i) S_i, the send term
+    #   of the bound; and |Re m^_i| <= k R_i, |Im m^_i| <= k I_i, k = (1 + uS)(1 + gamma_d).
+    # * Master: the 2f real products ar mr, ai mi (real component), ar mi, ai mr (imaginary)
+    #   of a^_i m^_i = (ar + i ai)(mr + i mi) are exactly 0 when a factor is, and otherwise
+    #   are rounded (alone or in a fused multiply-add) with an error of at most
+    #   u max(|p|, T): u |p| when normal, u T when the result underflows.  With |ar| >= amin
+    #   and mr != 0 => R_i >= bmin x >= T / amin: max(|ar mr|, T) <= |ar| max(|mr|, T / amin)
+    #   <= k |ar| R_i, and so on.  The products' own errors of term i are therefore at most
+    #   u k (|ar| R_i + |ai| I_i, |ar| I_i + |ai| R_i) per component, of 2-norm at most
+    #   sqrt(2) u k |a^_i| ||(R_i, I_i)|| <= sqrt(2) u |a^_i| M_i, M_i = (1 + uS)(1 + gW_i) S_i
+    #   (as (ac + bd)^2 + (ad + bc)^2 <= 2 (a^2 + b^2)(c^2 + d^2)).  Carried through at most
+    #   2f - 1 additions (exact when their result is subnormal), the master's error is at
+    #   most gamma_{2f-1} sqrt(2) sum_i |a^_i| |m^_i| + (1 + gamma_{2f-1}) sqrt(2) u
+    #   sum_i |a^_i| M_i <= sqrt(2) gamma_{2f} sum_i |a^_i| M_i = gM sum_i |a^_i| M_i, the
+    #   master's term of the bound (real codes: f products, gamma_f, the same steps).
+    # No step used |Re m^_i| or |Im m^_i| from below: a part that cancels to any size, zero
+    # or subnormal, is covered.  tests/precision/test_floor.py checks it on complex decoders
+    # whose message parts cancel at the floor, every coordinate as Fractions.
     count = np.asarray(count, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         normal = np.where(np.isfinite(amin) & (amin > 0), fmt.accumulator_tiny / bmin / amin,
@@ -194,16 +225,16 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
 
 def floor(fmt: Format, bmin: float, master: float) -> float:
     """The underflow floor of docs/precision.md: the smallest magnitude ``x`` of the non-zero
-    partial-gradient entries (real and imaginary parts apart) at and above which the bound
+    partial-gradient entries (real numbers) at and above which the bound
     holds, underflow included (``bmin`` and ``amin``: the smallest non-zero parts of B^ and of
     the decoders a^).  With ``S_i = sum_j |b^_ij| |g_j| >= bmin x`` (or a message exactly 0):
     a worker's products ``|b^_ij g_j| >= bmin x >= tiny`` (P's smallest normal, at least
     float32's) are normal; a float32 sum that falls below float32's smallest normal is exact
     (IEEE gradual underflow); a message that cancels into P's subnormals errs by at most
     ``u_P tiny <= u_P S_i``, and a master product that underflows by at most ``u_32 tiny32 <=
-    u_32 |a^_i| S_i``: both inside the bound's own terms, so real codes need no assumption on
-    signs.  Complex codes round message parts apart and need that no message part cancels
-    below ``bmin x``.  The master's products: ``master``, the largest of the sets'
+    u_32 |a^_i| S_i``: both inside the bound's own terms, so the floor needs no assumption on
+    signs (complex codes, whose message parts are rounded apart, too: the comment in
+    :func:`master_floor`).  The master's products: ``master``, the largest of the sets'
     :func:`master_floor`.  ``max(tiny / bmin, master)``, rounded up; 0 for B = 0."""
     if not np.isfinite(bmin) or bmin <= 0:
         return 0.0

@@ -44,7 +44,7 @@ DRAWS = (f"{SHARED_DRAWS} draws of {{width}} coordinates (independent Gaussian a
          "gradients) plus, per set, the partition where its bound is attained alone (values "
          "uniform in [1, 2)); and at the underflow floor (entries in [2^e, 2^(e+1)), 2^e the "
          "first power of two at or above it) on the floor's set and the worst set: one "
-         "partition per coordinate and, for real codes, every partition with random signs")
+         "partition per coordinate and every partition with random signs")
 
 Progress = Callable[[int, int], None]
 
@@ -288,7 +288,7 @@ class _Run:
             return
         S, F, a, bound = S[keep], F[keep], a[keep], sb.bound[keep]
         vec = np.swapaxes(a[np.arange(F.shape[0])[:, None], :, F], 1, 2)
-        G = em.floor_draws(self.B.shape[1], value, not np.iscomplexobj(self.B), self.seed + 2)
+        G = em.floor_draws(self.B.shape[1], value, self.seed + 2)
         err = em.errors_at_scale(self.B, self.work.T, F, vec, self.fmt, G)
         self.emp.add_at_floor(S, err, bound)
 

@@ -131,14 +131,13 @@ def column_values(seed: int, width: int = WIDTH) -> np.ndarray:
     return np.random.default_rng(seed).uniform(1.0, 2.0, width).astype(np.float32)
 
 
-def floor_draws(K: int, floor: float, real: bool, seed: int, width: int = WIDTH
-                ) -> list[np.ndarray]:
+def floor_draws(K: int, floor: float, seed: int, width: int = WIDTH) -> list[np.ndarray]:
     """Float32 draws (K, width) whose non-zero entries lie in ``[2^e, 2^(e+1))``, ``2^e`` the
     first power of two at or above the underflow ``floor`` (values uniform in [1, 2) times
     ``2^e``: every entry as small as the floor allows, within a factor 2): one partition per
-    coordinate (partitions in turn; no message cancels) and, for a real code, every partition
-    at once with random signs (messages cancel, which the floor covers for real codes).
-    Empty when the floor is 0 or not finite."""
+    coordinate (partitions in turn; no message cancels) and every partition at once with
+    random signs (messages, or a complex message's parts, cancel: the floor covers that for
+    real and complex codes alike).  Empty when the floor is 0 or not finite."""
     if not (np.isfinite(floor) and floor > 0):
         return []
     top = 2.0 ** np.ceil(np.log2(floor))
@@ -146,10 +145,8 @@ def floor_draws(K: int, floor: float, real: bool, seed: int, width: int = WIDTH
     rng = np.random.default_rng(seed)
     one = np.zeros((K, width))
     one[np.arange(width) % K, np.arange(width)] = rng.uniform(1.0, 2.0, width)
-    out = [one]
-    if real:
-        out.append(rng.uniform(1.0, 2.0, (K, width)) * rng.choice([-1.0, 1.0], (K, width)))
-    return [(G * top).astype(np.float32) for G in out]
+    signed = rng.uniform(1.0, 2.0, (K, width)) * rng.choice([-1.0, 1.0], (K, width))
+    return [(G * top).astype(np.float32) for G in (one, signed)]
 
 
 def errors_at_scale(B: np.ndarray, T: np.ndarray, F: np.ndarray, a: np.ndarray,

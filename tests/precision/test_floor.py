@@ -1,10 +1,11 @@
 """The underflow floor of the precision report (gctool.precision.bound.floor), in exact arithmetic.
 
-Draws whose non-zero partial-gradient entries sit just above the reported floor, and whose
-messages do not cancel (one partition per coordinate, or non-negative codes and gradients: the
-floor's assumption), decode within the proved bound coordinate by coordinate, checked against
-the exact sum as Fractions.  Scaled down by powers of two, the same draws break the bound
-somewhere below the floor: the floor is where the relative model ends, not a formality.
+Draws whose non-zero partial-gradient entries sit just above the reported floor decode within
+the proved bound coordinate by coordinate, checked against the exact sum as Fractions: one
+partition per coordinate, and every partition at once with random signs, whose messages (or a
+complex message's parts) cancel, which the floor covers too.  Scaled down by powers of two,
+the same draws break the bound somewhere below the floor: the floor is where the relative model
+ends, not a formality.
 """
 
 from __future__ import annotations
@@ -73,21 +74,30 @@ def _ratios(code, fmt, G) -> float:
 def _worst_ratio(code, fmt, G) -> float:
     """max over sets and coordinates of |g^_t - g_t| / (bound * sum_j |g_jt|), exactly."""
     got, bounds = _decoded(code, fmt, G)
+    return max(_exact_ratio(got[b, 0], code.targets()[0], bounds[b], G)
+               for b in range(got.shape[0]))
+
+
+def _exact_ratio(got, target, bound, G) -> float:
+    """max over coordinates t of |got_t - target^T G_t| / (bound sum_j |G_jt|) for a decoded
+    row ``got`` (W,) of the real float32 partial gradients G (K, W), in exact arithmetic
+    (complex: the modulus, as squares of Fractions); above 1 exactly when the exact maximum
+    is."""
     Gf = [[Fraction(float(x)) for x in row] for row in G]
+    tr = [Fraction(float(np.real(v))) for v in target]
+    ti = [Fraction(float(np.imag(v))) for v in target]
+    lim = Fraction(float(bound))
     worst = Fraction(0)
-    for b in range(got.shape[0]):
-        bound = Fraction(float(bounds[b]))
-        for t in range(G.shape[1]):
-            scale = sum(abs(Gf[j][t]) for j in range(G.shape[0]))
-            if scale == 0:
-                continue
-            exact = sum(Gf[j][t] for j in range(G.shape[0]))
-            value = got[b, 0, t]
-            err = abs(Fraction(float(np.real(value))) - exact)
-            if np.iscomplexobj(value):  # |z - x| >= |Re z - x|: the bound is on |z - x|
-                err = max(err, abs(Fraction(float(np.imag(value)))))
-            worst = max(worst, err / (bound * scale))
-    return float(worst)
+    for t in range(G.shape[1]):
+        col = [row[t] for row in Gf]
+        scale = sum(abs(v) for v in col)
+        if scale == 0:
+            continue
+        er = Fraction(float(np.real(got[t]))) - sum(c * v for c, v in zip(tr, col, strict=True))
+        ei = Fraction(float(np.imag(got[t]))) - sum(c * v for c, v in zip(ti, col, strict=True))
+        worst = max(worst, (er * er + ei * ei) / (lim * scale) ** 2)
+    ratio = float(worst) ** 0.5
+    return max(ratio, float(np.nextafter(1.0, 2.0))) if worst > 1 else min(ratio, 1.0)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -278,3 +288,77 @@ def test_the_room_holds_underflowing_decoding_products(name):
         exact = sum(Gf[j][t] for j in range(k))
         scale = sum(abs(Gf[j][t]) for j in range(k))
         assert abs(Fraction(float(got[t])) - exact) <= bound * scale, t
+
+
+def _cancelling(K: int, width: int, top: float, rng) -> np.ndarray:
+    """(K, width) float32 draws with entries in [top, 2 top), random signs: half with
+    mantissas 1 + q 2^-23 (q < 4), whose signed sums cancel to a few units of 2^-23 top or to
+    zero, half uniform in [1, 2)."""
+    signs = rng.choice([-1.0, 1.0], (K, width))
+    mags = rng.uniform(1.0, 2.0, (K, width))
+    mags[:, : width // 2] = 1 + rng.integers(0, 4, (K, width // 2)) * 2.0**-23
+    return (signs * mags * top).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_complex_floor_holds_when_message_parts_cancel(name):
+    """Complex codes: the floor holds whatever the signs (the proof: the comment in
+    gctool.precision.bound.master_floor).  A complex B of small Gaussian integers and a
+    decoder whose parts are all tiny (2^-12 {1, 3}: the master's terms are as small as the
+    floor lets them be), so that tiny_32 / (b_min a_min) sets the floor in float32 and
+    bfloat16 (float16: its messages' tiny_P / b_min).  Real gradients at the floor with
+    random signs: message parts cancel far below b_min x, to zero or into P's subnormals,
+    and the master's products with them land in float32's subnormals; every coordinate is
+    within the bound, its complex modulus as Fractions.  The same draws scaled down by
+    powers of two exceed it somewhere below: these draws do reach the underflow."""
+    fmt = get_format(name)
+    rng = np.random.default_rng(5)
+    n, k = 10, 4
+    B = rng.integers(-2, 3, (n, k)) + 1j * rng.integers(-2, 3, (n, k))
+    B[B == 0] = 1 + 1j
+    a = ((rng.choice([-3, -1, 1, 3], n) + 1j * rng.choice([-3, -1, 0, 1, 3], n))
+         * 2.0**-12)[None, None]
+    target = a[0, 0] @ B  # exact (few bits): the decoder decodes it exactly
+    kernel = BoundKernel(B, target[None], fmt)
+    sb = kernel.evaluate_padded(a)
+    x = floor(fmt, kernel.bmin, float(sb.master[0]))
+    normal = fmt.accumulator_tiny / (kernel.bmin * float(sb.amin[0]))
+    assert kernel.bmin == 1 and float(sb.amin[0]) == 2.0**-12
+    if fmt.tiny > normal:  # float16: the messages' part
+        assert x == floor(fmt, 1.0, 0.0)
+    else:  # the normal-products condition, not the room, sets the floor
+        assert float(sb.master[0]) == normal and x == floor(fmt, 1.0, normal)
+    top = 2.0 ** np.ceil(np.log2(x))
+    G = _cancelling(k, 256, top, rng)
+    F = np.arange(n)[None]
+    msgs = em.messages(B, G, fmt)
+    parts = np.abs(np.concatenate([msgs.real, msgs.imag]))
+    assert ((parts > 0) & (parts < top / 4)).sum() > 100  # cancelled below b_min x
+    assert (parts == 0).sum() > 10
+    ah = em.coefficients(a[0, 0], fmt)[:, None]
+    prods = np.abs(np.concatenate([ah.real * msgs.real, ah.imag * msgs.imag,
+                                   ah.real * msgs.imag, ah.imag * msgs.real]))
+    if fmt.tiny > normal:
+        assert ((parts > 0) & (parts < fmt.tiny)).sum() > 50  # sent as float16 subnormals
+    else:
+        assert ((prods > 0) & (prods < fmt.accumulator_tiny)).sum() > 100
+    got = em.decode(F, a, msgs, fmt)[0, 0]
+    assert _exact_ratio(got, target, sb.bound[0], G) <= 1
+    below = [_exact_ratio(em.decode(F, a, em.messages(B, low, fmt), fmt)[0, 0], target,
+                          sb.bound[0], low)
+             for low in ((G.astype(np.float64) * 2.0**-p).astype(np.float32)
+                         for p in range(1, 24))]
+    assert any(r > 1 for r in below), below
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_complex_design_at_its_floor_with_random_signs(name):
+    """cyclic-mds over the complex numbers, every set with its own decoder: real gradients of
+    every partition at once with random signs, at the reported floor, within the bound on
+    every set and coordinate (complex modulus, as Fractions)."""
+    code = _codes()["cyclic-mds-complex"]
+    fmt = get_format(name)
+    r = certify(code, fmt, emulate=False)
+    top = 2.0 ** np.ceil(np.log2(r.floor))
+    G = _cancelling(code.k, 64, top, np.random.default_rng(9))
+    assert _worst_ratio(code, fmt, G) <= 1

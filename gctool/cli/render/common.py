@@ -98,6 +98,6 @@ def precision_lines(p: Any) -> list[str]:
     if p.floor is not None and p.bound is not None:
         room = "" if p.headroom is None else f", overflow above {fmt(p.headroom)}"
         lines.append(f"  range: partial-gradient entries from {fmt(p.floor)} (underflow floor, "
-                     f"messages not cancelling){room}")
+                     f"any signs){room}")
     lines += [f"  note: {escape(n)}" for n in p.notes]
     return lines
