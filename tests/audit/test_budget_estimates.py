@@ -455,6 +455,34 @@ def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
     assert err.value.needed == pytest.approx(0.1 * comb(30, 6), rel=1e-3)  # one set timed
 
 
+def test_a_gf_attack_near_the_budget_is_timed_before_it_is_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over GF(q) the exhaustive attack checks its calibrated estimate before the oracle's
+    set-up; within TIMED_SPAN of the budget that check is left to the timed probe (the
+    elimination's time per set depends on the code and the machine), whose refusal states
+    the timed time (a clock of 100 ms per reading: the first set alone is 0.1 s); farther
+    above it the calibrated estimate refuses at once, untimed."""
+    from gctool import budget
+    from gctool.audit import exhaustive
+
+    gf = design("cyclic-mds", n=31, s=3, field="GF(2^5)")
+    need = comb(31, 3)
+    calibrated = (exhaustive.set_work(gf, 3, need) + START_NS) / 1e9
+    far = Budget(max_work=calibrated / (3 * budget.TIMED_SPAN))
+    with pytest.raises(BudgetExceeded) as err:
+        attack(gf, 3, method="exhaustive", symmetry=False, budget=far)
+    assert "timed" not in str(err.value) and err.value.needed == pytest.approx(calibrated)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    near = Budget(max_work=calibrated / 3)
+    assert budget.worth_timing(calibrated, near.max_work)
+    with pytest.raises(BudgetExceeded) as err:
+        attack(gf, 3, method="exhaustive", symmetry=False, budget=near)
+    text = str(err.value)
+    assert err.value.kind == "work" and "timed on a sample" in text and "`max_work`" in text
+    assert err.value.needed == pytest.approx(0.1 * need, rel=1e-3)
+
+
 def test_attack_estimates_use_the_kernel_that_will_run(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     """Below the compiled walk's size, the numpy fast path's time per set (not one

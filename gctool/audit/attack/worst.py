@@ -144,8 +144,10 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
                else None)
         need = exhaustive.count_evaluated(code.n, s, rot)
         if not exhaustive.may_use_hat(code, s):
-            exhaustive.check_sets(code, s, need, opts.budget, exhaustive.set_work(code, s, need),
-                                  exhaustive.used_jobs(need, opts.jobs, opts.runner), START_NS)
+            work = exhaustive.set_work(code, s, need)
+            used = exhaustive.used_jobs(need, opts.jobs, opts.runner)
+            if not exhaustive.may_time(code.n, s, need, opts.budget, work, used, opts.runner):
+                exhaustive.check_sets(code, s, need, opts.budget, work, used, START_NS)
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)
