@@ -173,13 +173,18 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
     * ``tiny32 / (bmin amin)``: a master product that underflows errs by at most
       ``u32 tiny32 <= u32 |a^_i| S_i``, inside the master's own term (the proof for complex
       codes, whose message parts cancel apart, is in the comment below);
-    * the room: a product that underflows errs by at most ``u32 tiny32``, so each coordinate
-      of a piece errs by at most ``E = c N u32 tiny32 (1 + gamma) <= 2 c N u32 tiny32`` beyond
-      the relative model (N = ``count``, the decoder's non-zeros in a piece; c = 1, complex
-      ``2 sqrt 2``: 2N real products a component), whatever the signs.  Every non-zero
-      coordinate has an entry of at least x, so in the 2-norm (max-norm) that is at most
-      ``sqrt(m) E / x`` of ``sum_j ||g_j||``, inside the room ``bound ROOM / (1 + ROOM)`` when
-      ``x >= 2 sqrt(m) E (1 + ROOM) / (ROOM bound)`` (a factor 2 for the float64 evaluation)."""
+    * the room: a product that underflows errs by at most ``u32 tiny32`` (and has no relative
+      error), carried through at most p further additions (p = N - 1, complex 2N - 1), so each
+      coordinate of a piece errs by at most ``E = c N u32 tiny32 (1 + gamma_p)`` beyond the
+      relative model (N = ``count``, the decoder's non-zeros in a piece; c = 1, complex
+      ``2 sqrt 2``: 2N real products a component, and the 2-norm of the two components),
+      whatever the signs.  Every non-zero coordinate has an entry of at least x, so in the
+      2-norm (max-norm) that is at most ``sqrt(m) E / x`` of ``sum_j ||g_j||``, inside the
+      room when ``x >= sqrt(m) E (1 + ROOM) / (ROOM bound)``.  The room is the whole
+      ``bound ROOM / (1 + ROOM)``: ``bound`` is at least ``1 + ROOM`` times the model's value,
+      as the margin of :class:`BoundKernel` (``8 (n + 32) 2^-53``) is several times the
+      float64 evaluation's relative error; the room's own float64 evaluation (a few
+      roundings, below 2^-49) is covered by the factor ``1 + 2^-20``."""
     # Why ``tiny32 / (bmin amin)`` needs no assumption on signs (the partial gradients are
     # real float32 numbers, docs/precision.md; x at least this and at least tiny_P / bmin,
     # :func:`floor`).  Write u = u32, T = tiny32, and for worker i, R_i = sum_j |Re b^_ij| |g_j|,
@@ -215,8 +220,10 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
         normal = np.where(np.isfinite(amin) & (amin > 0), fmt.accumulator_tiny / bmin / amin,
                           0.0)
         c = 2 * np.sqrt(2.0) if complex_ else 1.0
-        err = 2 * c * count * fmt.accumulator_u * fmt.accumulator_tiny
-        room = 2 * np.sqrt(m) * err * (1 + ROOM) / (ROOM * bound)
+        carried = 1 + gamma(np.maximum(2 * count - 1 if complex_ else count - 1, 0),
+                            fmt.accumulator_u)
+        err = c * count * fmt.accumulator_u * fmt.accumulator_tiny * carried
+        room = np.sqrt(m) * err * (1 + ROOM) / (ROOM * bound) * (1 + 2.0**-20)
         room = np.where(count > 0, room, 0.0)
         out = np.minimum(normal, room)
     ok = np.isfinite(bound) & (bound > 0) & np.isfinite(bmin) & (bmin > 0)

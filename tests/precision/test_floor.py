@@ -20,7 +20,7 @@ from gctool.codes import design
 from gctool.decode.table import TableDecoder
 from gctool.precision import NAMES, certify, get_format
 from gctool.precision import emulate as em
-from gctool.precision.bound import BoundKernel, floor, master_floor
+from gctool.precision.bound import ROOM, BoundKernel, floor, master_floor
 
 from corpus import code_of
 
@@ -132,13 +132,19 @@ def test_the_floor_by_hand():
     one = np.ones(1)
     assert master_floor(f32, 1.0, 2.0**-40 * one, 3 * one, 2.0**-60 * one, 1, False)[0] \
         == 2.0**-86
-    # ... or the room 2^-24 of a bound of 2^-10 for 3 real products: 2 * 2 * 3 * 2^-150
-    # (1 + 2^-24) / (2^-24 2^-10) = 12 (1 + 2^-24) 2^-116, smaller than 2^-40's 2^-86
+    # ... or the room 2^-24 of a bound of 2^-10 for 3 real products, each underflow error
+    # carried through 2 additions: 3 * 2^-150 (1 + gamma_2) (1 + 2^-24) / (2^-24 2^-10)
+    # = 3 (1 + gamma_2) (1 + 2^-24) 2^-116 (times 1 + 2^-20 for its float64 evaluation),
+    # smaller than 2^-40's 2^-86
     room = master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, 2.0**-10 * one, 1, False)[0]
-    assert room == pytest.approx(12 * 2.0**-116, rel=1e-6) and room < 2.0**-26 / 2.0**-100
-    # complex: 2 sqrt(2) times that; m pieces: sqrt(m) times; unbounded sets: no part
+    exact = 3 * (1 + Fraction(2, 2**24 - 2)) * (1 + Fraction(1, 2**24)) * Fraction(1, 2**116)
+    assert Fraction(room) >= exact and room == pytest.approx(float(exact), rel=2.0**-19)
+    assert room < 2.0**-26 / 2.0**-100
+    # complex: 2 sqrt(2) times that, 2N - 1 = 5 additions; m pieces: sqrt(m) times;
+    # unbounded sets: no part
+    carried = (1 + 5 * 2.0**-24 / (1 - 5 * 2.0**-24)) / (1 + 2 * 2.0**-24 / (1 - 2 * 2.0**-24))
     assert master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, 2.0**-10 * one, 4, True)[0] \
-        == pytest.approx(room * 2 * np.sqrt(2) * 2, rel=1e-12)
+        == pytest.approx(room * 2 * np.sqrt(2) * 2 * carried, rel=1e-12)
     assert master_floor(f32, 1.0, 2.0**-100 * one, 3 * one, np.inf * one, 1, False)[0] == 0
     assert floor(f16, float("inf"), 1.0) == 0.0  # B = 0: nothing is sent
     # the report takes B's and every set's decoder's smallest parts (frc: all 1)
@@ -247,47 +253,54 @@ def _parts(code, fmt):
 
 
 @pytest.mark.parametrize("name", ["float32", "bfloat16"])
-def test_the_room_holds_underflowing_decoding_products(name):
-    """A decoder with tiny parts (2^-e u, u in [1, 2)) beside parts of 1, on a 0/1 B: the
-    normal-products condition tiny_32 / (b_min a_min) is far above the floor, which the room
-    sets; at the floor the master's products with the tiny parts land in float32's subnormals
-    (each errs by up to 2^-150), and every coordinate stays within the bound, as Fractions."""
+@pytest.mark.parametrize("field", ["real", "complex"])
+def test_the_room_holds_underflowing_decoding_products(name, field):
+    """A decoder with tiny parts (2^-e u, u in [1, 2); complex: both parts) beside parts of 1,
+    on a 0/1 B (complex: 0/1 parts): the normal-products condition tiny_32 / (b_min a_min) is
+    far above the floor, which the room sets; at the floor the master's products with the
+    tiny parts land in float32's subnormals (each errs by up to 2^-150), and every coordinate
+    of real gradients with random signs stays within the bound, as Fractions (complex: the
+    modulus).  Every entry of these draws lies below the floor of a room 4 times as cautious
+    (a factor 2 for 1 + gamma and one for the float64 evaluation, where 1 + gamma_p and
+    1 + 2^-20 are enough): the tightened room is what they check."""
     fmt = get_format(name)
     rng = np.random.default_rng(7)
     k, R = 4, 8
     B = np.vstack([np.eye(k), (rng.random((R, k)) < 0.5).astype(float)])
     B[k:][B[k:].sum(axis=1) == 0, 0] = 1.0
+    tiny_parts = rng.uniform(1.0, 2.0, R)
+    if field == "complex":
+        B = B + 1j * np.vstack([np.zeros((k, k)), (rng.random((R, k)) < 0.5)])
+        tiny_parts = tiny_parts + 1j * rng.uniform(1.0, 2.0, R)
     n = k + R
     kernel = BoundKernel(B, np.ones((1, k)), fmt)
-    tiny_parts = rng.uniform(1.0, 2.0, R)
 
     def decoder(e: int) -> np.ndarray:
-        a = np.ones((1, 1, n))
+        a = np.ones((1, 1, n), dtype=B.dtype)
         a[0, 0, k:] = tiny_parts * 2.0**-e
         return a
 
-    sb = kernel.evaluate_padded(decoder(0))
     x0 = floor(fmt, kernel.bmin, float(kernel.evaluate_padded(decoder(60)).master[0]))
     e = int(np.round(-np.log2(2.0**-147 / x0)))  # products near 2^-147 at the floor
     a = decoder(e)
     sb = kernel.evaluate_padded(a)
     x = floor(fmt, kernel.bmin, float(sb.master[0]))
-    normal = fmt.accumulator_tiny / (kernel.bmin * 2.0**-e)
+    normal = fmt.accumulator_tiny / (kernel.bmin * float(sb.amin[0]))
     assert x < normal / 2.0**16 and x > fmt.tiny / kernel.bmin  # the room decides
     top = 2.0 ** np.ceil(np.log2(x))
     G = (rng.uniform(1.0, 2.0, (k, 256)) * rng.choice([-1.0, 1.0], (k, 256)) * top)
     G = G.astype(np.float32)
+    c = 2 * np.sqrt(2.0) if field == "complex" else 1.0
+    cautious = 4 * c * n * 2.0**-150 * (1 + ROOM) / (ROOM * float(sb.bound[0]))
+    assert float(np.abs(G).max()) < cautious
     F = np.arange(n)[None]
     msgs = em.messages(B, G, fmt)
-    prods = np.abs(em.coefficients(a[0, 0, k:], fmt)[:, None] * msgs[k:])
+    ah = em.coefficients(a[0, 0, k:], fmt)[:, None]
+    prods = np.abs(np.concatenate([ah.real * msgs[k:].real, ah.imag * msgs[k:].imag,
+                                   ah.real * msgs[k:].imag, ah.imag * msgs[k:].real]))
     assert ((prods > 0) & (prods < fmt.accumulator_tiny)).sum() > 100  # subnormal products
     got = em.decode(F, a, msgs, fmt)[0, 0]
-    bound = Fraction(float(sb.bound[0]))
-    Gf = [[Fraction(float(v)) for v in row] for row in G]
-    for t in range(G.shape[1]):
-        exact = sum(Gf[j][t] for j in range(k))
-        scale = sum(abs(Gf[j][t]) for j in range(k))
-        assert abs(Fraction(float(got[t])) - exact) <= bound * scale, t
+    assert _exact_ratio(got, np.ones(k), sb.bound[0], G) <= 1
 
 
 def _cancelling(K: int, width: int, top: float, rng) -> np.ndarray:
