@@ -64,6 +64,7 @@ from gctool.numerics import (
 )
 
 if TYPE_CHECKING:
+    from gctool.algebra.fields import Field
     from gctool.audit.chunks import ChunkSummary
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
@@ -128,14 +129,55 @@ def direct_time(code: GradientCode, s: int) -> float:
     return decoder_set_time(code, s)
 
 
-def nullspace_time(red: Reduction, s: int, m: int, finite: bool) -> float:
-    """Estimated time of one set decided by the numpy null-space kernel, in ns: small s x d
-    tests at :data:`~gctool.budget.FAST_SET_COST` per set (about 1 us, measured by
-    ``benchmarks/bench_budget.py``) plus the reduced system."""
-    from gctool.budget import FAST_SET_COST, GF_OP_COST, SMALL_SOLVE_FACTOR
+def nullspace_time(red: Reduction, s: int, m: int, finite: bool, digits: int = 1) -> float:
+    """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C small
+    s x d tests at :data:`~gctool.budget.FAST_SET_COST` per set (about 1 us, measured by
+    ``benchmarks/bench_budget.py``) plus the reduced system; over GF(q) the batched
+    elimination's (:func:`gf_nullspace_time`; ``digits``: :func:`add_digits` of the field)."""
+    from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
-    return FAST_SET_COST + SMALL_SOLVE_FACTOR * cost_nullspace(red, s, m) * (
-        GF_OP_COST if finite else 1)
+    if finite:
+        return gf_nullspace_time(red, s, m, digits)
+    return FAST_SET_COST + SMALL_SOLVE_FACTOR * cost_nullspace(red, s, m)
+
+
+#: the numpy null-space test over GF(q) (:func:`gctool.algebra.linalg.eliminate` of a batch of
+#: s x (d + m) systems), per set, in ns: a fixed part ...
+GF_NULL_SET_NS = 300
+#: ... plus this much per column of the d unknowns: the batch visits every one (some of its
+#: thousands of sets lack rank, so the loop runs on), a pivot search and two row swaps each ...
+GF_NULL_COLUMN_NS = 250
+#: ... plus this much per entry the elimination updates: the rows below each pivot whose entry
+#: in its column is non-zero (the density of N times the row pairs), d + m entries each, with
+#: the arithmetic of GF(p) or GF(2^m) ...
+GF_NULL_ENTRY_NS = 17
+#: ... or of GF(p^m), p odd, m > 1 (additions digit by digit, :func:`add_digits`), per digit.
+#: Fitted to the CPU time per set of the kernel's batches (rs, cyclic-MDS and random dense
+#: codes over GF(3^3)-GF(3^5), GF(5^2), GF(7^2), GF(2^6)-GF(2^8), GF(13), GF(65521); n = 20-100,
+#: s = 3-8, d = 3-50; 1.1-15 us per set; one core of the 2-core development machine, loaded):
+#: measured / estimated 0.66-1.96; the model before (6 GF_OP_COST per s (d + m) min(s, d))
+#: read 0.16-0.78
+GF_NULL_DIGIT_NS = 12
+
+
+def add_digits(fld: Field) -> int:
+    """The digits an addition of GF(q) works on in the numpy kernels
+    (:class:`gctool.algebra.gf.GFArith`): m over GF(p^m) with p odd and m > 1, else 1 (a
+    modular sum, or an XOR)."""
+    fld = fld.resolved()
+    return int(fld.m) if fld.is_finite and fld.p != 2 and fld.m > 1 else 1
+
+
+def gf_nullspace_time(red: Reduction, s: int, m: int, digits: int = 1) -> float:
+    """Estimated time of one set decided by the numpy null-space test over GF(q), in ns
+    (:data:`GF_NULL_SET_NS` and after; ``digits``: :func:`add_digits` of the field)."""
+    d = red.d
+    N = np.asarray(red.N)
+    density = float(np.count_nonzero(N)) / N.size if N.size else 0.0
+    r = min(s, d)
+    pairs = r * (s - 1) - r * (r - 1) / 2  # rows below each of the r pivots
+    entry = GF_NULL_DIGIT_NS * digits if digits > 1 else GF_NULL_ENTRY_NS
+    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + entry * density * pairs * (d + m)
 
 
 # -- evaluation of chunks of straggler sets ------------------------------------------------------
@@ -279,7 +321,7 @@ class GFNullKernel(Kernel):
             N = np.asarray(self.red.N)
             return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1,
                              self.code.n, float(np.count_nonzero(N)) / max(1, N.size))
-        return nullspace_time(self.red, s, self.code.m, finite=True)
+        return nullspace_time(self.red, s, self.code.m, True, add_digits(self.code.field))
 
     def summarise_range(self, task: tuple[int, int, int], n: int, s: int,
                         numeric: bool) -> ChunkSummary | None:

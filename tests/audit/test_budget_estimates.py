@@ -117,6 +117,27 @@ def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
     assert needed(z, 5) == pytest.approx(comb(36, 5) * screen_cost(5, 5, complex_=True) / 1e9)
 
 
+def test_the_numpy_test_over_gf_q_counts_its_columns_and_its_updates() -> None:
+    """Over GF(q) without a compiled walk (GF(p^m) with p odd), the batched elimination
+    visits every one of the d columns and updates the rows below each pivot whose entry is
+    non-zero (the density of N), an addition digit by digit over GF(p^m)."""
+    from gctool.audit import nullspace as ns
+
+    rs = design("rs", n=40, s=4, field="GF(3^4)")
+    red = ns.reduce_gf(rs)
+    assert ns.add_digits(rs.field) == 4 and red.d == 32
+    assert ns.add_digits(design("rs", n=40, s=4, field="GF(2^7)").field) == 1
+    assert ns.add_digits(design("rs", n=12, s=2, field="GF(13)").field) == 1
+    per = ns.gf_nullspace_time(red, 4, 1, 4)
+    assert needed(rs, 4) == pytest.approx(comb(40, 4) * per / 1e9)
+    # rs's N is in echelon form: few updates, the columns carry it
+    assert per == pytest.approx(ns.GF_NULL_SET_NS + ns.GF_NULL_COLUMN_NS * 32, rel=0.1)
+    dense = design("cyclic-mds", n=40, s=6, field="GF(3^4)")
+    dred = ns.reduce_gf(dense)
+    assert ns.gf_nullspace_time(dred, 6, 1, 4) > ns.gf_nullspace_time(dred, 6, 1, 1) > (
+        ns.gf_nullspace_time(dred, 3, 1, 1))
+
+
 def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
         cyc48: GradientCode, monkeypatch: pytest.MonkeyPatch) -> None:
     """The calibrated estimate is the compiled walk's; the timed probe of that walk replaces
