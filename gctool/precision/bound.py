@@ -184,7 +184,9 @@ def master_floor(fmt: Format, bmin: float, amin: np.ndarray, count: np.ndarray, 
       ``bound ROOM / (1 + ROOM)``: ``bound`` is at least ``1 + ROOM`` times the model's value,
       as the margin of :class:`BoundKernel` (``8 (n + 32) 2^-53``) is several times the
       float64 evaluation's relative error; the room's own float64 evaluation (a few
-      roundings, below 2^-49) is covered by the factor ``1 + 2^-20``."""
+      roundings, below 2^-49) is covered by the factor ``1 + 2^-20``.  No smaller value
+      holds: a set whose bound is its residual, attained, has only the room to spare, and
+      its master products can use it up (tests/precision/test_floor.py, the room is sharp)."""
     # Why ``tiny32 / (bmin amin)`` needs no assumption on signs (the partial gradients are
     # real float32 numbers, docs/precision.md; x at least this and at least tiny_P / bmin,
     # :func:`floor`).  Write u = u32, T = tiny32, and for worker i, R_i = sum_j |Re b^_ij| |g_j|,

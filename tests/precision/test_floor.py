@@ -375,3 +375,57 @@ def test_complex_design_at_its_floor_with_random_signs(name):
     top = 2.0 ** np.ceil(np.log2(r.floor))
     G = _cancelling(code.k, 64, top, np.random.default_rng(9))
     assert _worst_ratio(code, fmt, G) <= 1
+
+
+def _in(fmt, value: float, direction: float) -> float:
+    """The nearest number of ``fmt`` to ``value`` on the side of ``direction`` (+1 up, -1
+    down), or ``value`` itself when it is one."""
+    v = np.asarray(value).astype(fmt.dtype)
+    if (float(v) - value) * direction < 0:
+        v = np.nextafter(v, np.asarray(direction * np.inf).astype(fmt.dtype))
+    return float(np.asarray(v).astype(np.float64))
+
+
+@pytest.mark.parametrize(("name", "below"), [("float32", 2.0**-8), ("bfloat16", 2.0**-4)])
+def test_the_room_floor_is_sharp(name, below):
+    """The room's floor is where the bound ends, not a formality: a decoder that decodes
+    almost nothing (4 workers sending the one partition, each decoded by alpha, about 2^-24;
+    target 1) has a bound of almost 1, made of the residual |4 alpha - 1|, which the error
+    attains: only the room 2^-24 is left for the master's products alpha g, each just below
+    3 2^-150 (alpha: the largest number of the format for which it is), which round down to
+    2^-149, 2^-150 off in the residual's direction.  At the floor (the first number of the
+    format at or above it) every such draw is within the bound, as Fractions; a little
+    below it (1 - 2^-8 of it in float32, 1 - 2^-4 in bfloat16) the bound is exceeded.  So no
+    smaller floor holds: the room's factors (1 + gamma_p, 1 + 2^-20) are all it can spare."""
+    fmt = get_format(name)
+    n = 4
+    B, target = np.ones((n, 1)), np.ones(1)
+    kernel = BoundKernel(B, target[None], fmt)
+
+    def alpha(g: float) -> float:
+        al = _in(fmt, 3 * 2.0**-150 / g, -1.0)
+        while Fraction(al) * Fraction(g) >= Fraction(3, 2**150):
+            al = _in(fmt, al * (1 - 2.0**-30), -1.0)
+        return al
+
+    def case(g: float):
+        a = np.full((1, 1, n), alpha(g))
+        sb = kernel.evaluate_padded(a)
+        x = floor(fmt, kernel.bmin, float(sb.master[0]))
+        assert float(sb.master[0]) < fmt.accumulator_tiny / float(sb.amin[0])  # the room
+        G = np.full((1, 4), g, dtype=np.float32)
+        msgs = em.messages(B, G, fmt)
+        assert (msgs == np.float32(g)).all()  # sent exactly
+        prods = em.coefficients(a[0, 0], fmt)[:, None] * msgs
+        assert ((prods > 0) & (prods < fmt.accumulator_tiny)).all()  # all subnormal
+        got = em.decode(np.arange(n)[None], a, msgs, fmt)[0, 0]
+        return x, _exact_ratio(got, target, sb.bound[0], G)
+
+    x, _ = case(n * 2.0**-126)
+    g = _in(fmt, x, 1.0)
+    x, ratio = case(g)
+    assert x <= g < x * (1 + 2.0**-7) and g > fmt.tiny  # at the floor, messages normal
+    assert ratio <= 1
+    g = _in(fmt, x * (1 - below), -1.0)
+    x, ratio = case(g)
+    assert g < x and ratio > 1, (g / x, ratio)
