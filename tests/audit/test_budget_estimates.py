@@ -591,6 +591,24 @@ def test_a_verify_that_fails_at_once_is_estimated_up_to_its_failing_set(
         verify(code, s=3, method="exhaustive", budget=tiny)
     start = START_NS / 1e9  # the run's start, besides its sets
     assert err.value.needed - start < (whole.value.needed - start) * 513 / comb(30, 3)
+    # the pilot grows from one set (then 64, then its whole size) and stops at the first
+    # head that holds the failing set: here the first set alone
+    assert err.value.needed - start == pytest.approx((whole.value.needed - start) / comb(30, 3))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_whose_pilot_fails_plans_no_task_after_it(monkeypatch: pytest.MonkeyPatch,
+                                                        jobs: int) -> None:
+    """A failing set in the pilot ends the run there: the ranks after it are not cut into
+    tasks (264 M sets of bibd pg2-7 at s=7 were 377,172 ranges, most of the run's time)."""
+    from gctool.audit.verify import enumeration
+
+    def refuse(*_: object) -> list[tuple[int, int]]:
+        raise AssertionError("tasks planned after the pilot's failing set")
+    monkeypatch.setattr(enumeration, "rank_ranges", refuse)
+    monkeypatch.setattr(enumeration, "guided_ranges", refuse)
+    report = verify(design("frc", n=30, s=2), s=3, method="exhaustive", jobs=jobs)
+    assert not report.ok and report.counterexample == [0, 1, 2] and report.checked == 1
 
 
 def test_a_threshold_size_is_estimated_up_to_its_first_failing_set(
