@@ -20,6 +20,13 @@ the CLI which signal ended the run, so it can exit 130 (SIGINT), 129 (SIGHUP) or
 * :func:`settle`: once the outcome is known, signals raise nothing (the outcome is reported as
   it is); :func:`ending`: before the process exits they are ignored, so a late Ctrl-C cannot
   kill it (Python restores the default actions while finalizing, which would exit -2).
+* Python runs the handler between bytecodes of the main thread only, so a compiled loop there
+  (a walk of the audit kernels: a pilot, a budget probe, a task of one job; the simulator's
+  rounds) would delay it until the loop returns.  While the handlers are installed, the
+  signal's wake-up byte (``signal.set_wakeup_fd``) reaches a watcher thread at once, which
+  sets :data:`PENDING` when the handler will raise: the compiled loops of the main thread read
+  it (:func:`gctool.engine.threads.halt_flag`) and end, and :func:`raise_pending` raises the
+  interrupt in place of their incomplete result.
 
 Worker processes call :func:`worker_init` first: they ignore SIGINT (the parent decides), die
 quietly on SIGTERM/SIGHUP (no traceback from a pool that is being torn down), and on Linux ask
@@ -28,6 +35,8 @@ the kernel to kill them when the parent dies (a SIGKILLed parent leaves no orpha
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -40,6 +49,11 @@ from gctool.errors import Terminated
 HANDLED = ("SIGINT", "SIGTERM", "SIGHUP")
 _received: list[int] = []
 _raised: list[int] = []  # the signal whose exception is on its way (at most one)
+#: the signal number while a handled signal is on its way to the main thread and its handler
+#: will raise (set by the watcher thread, cleared by the handler), else 0: the stop flag of the
+#: main thread's compiled loops (as a numpy view: :func:`gctool.engine.threads.halt_flag`)
+PENDING = bytearray(1)
+_pipe: list[int] = []  # the watched pipe (read end, write end) while there is one
 
 
 def received() -> int | None:
@@ -56,7 +70,91 @@ def _handler(signum: int, frame: Any) -> None:
         _received.append(signum)
     if not _raised:  # later signals: let the cleanup of the first one finish
         _raised.append(signum)
+        PENDING[0] = 0  # (after _raised: see _watch)
         raise Terminated(_received[0])
+
+
+def _watch(fd: int) -> None:
+    """The watcher thread: reads the wake-up bytes (one signal number each) until the write end
+    is closed, and sets :data:`PENDING` for a handled signal whose handler will raise."""
+    try:
+        while data := os.read(fd, 64):
+            for signum in data:
+                if signum in _numbers() and not _raised:
+                    PENDING[0] = signum
+                    if _raised:  # the handler ran meanwhile (it clears PENDING after _raised)
+                        PENDING[0] = 0
+    except OSError:  # pragma: no cover - the descriptor went away
+        pass
+    finally:
+        os.close(fd)
+
+
+def _numbers() -> set[int]:
+    """The handled signals whose handler is this module's now."""
+    return {int(s) for s in _signals() if signal.getsignal(s) is _handler}
+
+
+def raise_pending() -> None:
+    """In the main thread, after a compiled loop that read :data:`PENDING` and may have ended
+    early: raise the interrupt now when one is on its way (its handler has not raised yet: it
+    will then raise nothing), or again when a library swallowed it (:func:`checkpoint`)."""
+    signum = PENDING[0]
+    PENDING[0] = 0
+    if signum and not _raised:
+        _raised.append(signum)  # (a handler that runs now raises first, or nothing after)
+        if not _received:
+            _received.append(signum)
+        raise Terminated(_received[0])
+    checkpoint()
+
+
+@contextmanager
+def _watched() -> Iterator[None]:
+    """Watch the wake-up bytes of signals for the block (see the module docs); nothing when
+    another part of the process has its own wake-up descriptor (an event loop)."""
+    import threading
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        old = None
+    if old is None or old != -1:
+        if old is not None:
+            signal.set_wakeup_fd(old)
+        os.close(r)
+        os.close(w)
+        yield
+        return
+    PENDING[0] = 0
+    _pipe[:] = [r, w]
+    threading.Thread(target=_watch, args=(r,), name="gctool-signals", daemon=True).start()
+    try:
+        yield
+    finally:
+        if signal.set_wakeup_fd(-1) != w:  # someone else's now: theirs stays
+            signal.set_wakeup_fd(w)  # pragma: no cover
+        _pipe.clear()
+        os.close(w)  # the watcher reads the end of the pipe and ends
+        PENDING[0] = 0
+
+
+def _unwatched_child() -> None:
+    """A forked child does not write its signals into its parent's watcher, nor hold its pipe
+    open (the watcher ends when the parent closes it)."""
+    if not _pipe:
+        return
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:  # pragma: no cover - forked from a thread that is not the main one
+        pass
+    for fd in _pipe:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _pipe.clear()
+    PENDING[0] = 0
 
 
 def _redeliver(unraisable: Any) -> bool:
@@ -96,8 +194,10 @@ def handled(standalone: bool = False) -> Iterator[None]:
 
     if previous:
         sys.unraisablehook = unraisable
+    watched = _watched() if previous else contextlib.nullcontext()
     try:
-        yield
+        with watched:
+            yield
     finally:
         if previous and sys.unraisablehook is unraisable:
             sys.unraisablehook = hook
@@ -143,3 +243,7 @@ def worker_init() -> None:
             libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):  # pragma: no cover - exotic libc
             pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_unwatched_child)

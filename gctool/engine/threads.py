@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from gctool import _signals
 from gctool.engine.parallel import Worker, ends_run, run_ordered
 
 T = TypeVar("T")
@@ -138,24 +139,34 @@ def set_task(order: TaskOrder | None, index: int = 0) -> None:
     _current.task = None if order is None else (order, index, order.flag(index))
 
 
-#: the flag of a walk outside any pool: never set
+#: the flag of a walk outside any pool, in a thread other than the main one: never set
 _NEVER = np.zeros(1, dtype=np.uint8)
+#: the flag of a walk of the main thread outside any pool: set while a signal is on its way
+#: to its handler (:data:`gctool._signals.PENDING`, which this array views)
+_MAIN = np.frombuffer(_signals.PENDING, dtype=np.uint8)
 
 
 def halt_flag() -> np.ndarray:
     """The stop flag of the run whose task this pool thread runs (one element, 1 once the run
-    has stopped: an early stop, an error, a pool started ahead and dropped), elsewhere one that
-    is never set.  A compiled walk reads it every few thousand sets and ends, and its caller
-    raises :class:`Cancelled` (:func:`raise_if_halted`): the task's result would be dropped,
-    and a dropped task of 65,536 sets takes a second or more."""
+    has stopped: an early stop, an error, a pool started ahead and dropped); in the main
+    thread, outside a pool, the one a signal sets while its handler waits for the main thread
+    (Python runs it between bytecodes only: :mod:`gctool._signals`); elsewhere one that is
+    never set.  A compiled walk reads it every few thousand sets and ends, and its caller
+    raises (:func:`raise_if_halted`): the task's result would be dropped, and a dropped task
+    of 65,536 sets takes a second or more."""
     task = getattr(_current, "task", None)
-    return _NEVER if task is None else task[2]
+    if task is not None:
+        return task[2]
+    return _MAIN if threading.current_thread() is threading.main_thread() else _NEVER
 
 
 def raise_if_halted(flag: np.ndarray) -> None:
-    """After a compiled walk that read ``flag`` (:func:`halt_flag`): raise :class:`Cancelled`
-    when it is set (the walk may have ended early; its results are not to be read)."""
+    """After a compiled walk that read ``flag`` (:func:`halt_flag`): when it is set (the walk
+    may have ended early; its results are not to be read), raise the signal's interrupt (the
+    main thread's flag: :func:`gctool._signals.raise_pending`), else :class:`Cancelled`."""
     if flag[0]:
+        if flag is _MAIN:
+            _signals.raise_pending()
         raise Cancelled
 
 

@@ -112,7 +112,12 @@ def _rank(times: Any, r: int, w: int) -> int:
     return rank
 
 
-def _rounds(times: Any, burst: int, window: int, lam: int, mu: float) -> tuple[Any, Any]:  # noqa: C901 (a numba kernel: one flat loop)
+#: the round loop reads its stop flag every this many rounds
+HALT_EVERY = 256
+
+
+def _rounds(times: Any, burst: int, window: int, lam: int, mu: float, halt: Any  # noqa: C901 (a numba kernel: one flat loop)
+            ) -> tuple[Any, Any]:
     """Round times and straggler sets of the bursty model (``mu < 0``: gctool's rule, the
     earliest admissible arrival, at least one; else the authors' (1 + mu) rule).  The same
     decisions as :func:`gctool.sequential.model.earliest_admissible_sorted` over the stable
@@ -131,6 +136,8 @@ def _rounds(times: Any, burst: int, window: int, lam: int, mu: float) -> tuple[A
     everyone = np.ones(n, dtype=np.bool_)
     vals = np.empty(n)
     for r in range(R):
+        if r % HALT_EVERY == HALT_EVERY - 1 and halt[0] != 0:
+            break  # (the caller raises: gctool.engine.threads.raise_if_halted)
         in_union = 0
         last_old = -1
         for i in range(n):
@@ -211,17 +218,23 @@ def _kernel() -> Callable[..., tuple[Any, Any]]:
         with compile_notice("simulator"):
             _select, _kth, _rank = njit(_select), njit(_kth), njit(_rank)
             _compiled = njit(_rounds)
-            _compiled(np.zeros((1, 1)), 1, 2, 1, -1.0)
+            _compiled(np.zeros((1, 1)), 1, 2, 1, -1.0, np.zeros(1, dtype=np.uint8))
     return _compiled
 
 
 def round_times(times: np.ndarray, burst: int, window: int, lam: int, mu: float | None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(durations, late) per round of a (B, W, λ) sequential scheme under gctool's rule
-    (``mu`` None) or the authors' (1 + mu) rule; ``late[r]`` is round r's straggler set."""
+    (``mu`` None) or the authors' (1 + mu) rule; ``late[r]`` is round r's straggler set.
+    The loop ends early on a signal (or its pool's stop: :func:`gctool.engine.threads.
+    halt_flag`), which is then raised."""
+    from gctool.engine.threads import halt_flag, raise_if_halted
+
     times = np.ascontiguousarray(times, dtype=np.float64)
+    halt = halt_flag()
     d, late = _kernel()(times, int(burst), int(window), int(lam),
-                        -1.0 if mu is None else float(mu))
+                        -1.0 if mu is None else float(mu), halt)
+    raise_if_halted(halt)
     return np.asarray(d), np.asarray(late)
 
 

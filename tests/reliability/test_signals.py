@@ -5,9 +5,11 @@ the moment under test, or a real command whose search signals itself at its firs
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -86,6 +88,44 @@ def test_in_process_runs_restore_the_callers_handlers() -> None:
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     assert main(["bound", "-n", "6", "-k", "6", "-s", "1"]) == 0
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def _wakeup_fd() -> int:
+    fd = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(fd)
+    return fd
+
+
+def _watchers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "gctool-signals"]
+
+
+def _no_watcher_left() -> bool:
+    for t in _watchers():
+        t.join(10)
+    return not _watchers()
+
+
+def test_in_process_runs_restore_the_callers_wakeup_descriptor() -> None:
+    """The signals' wake-up descriptor the CLI watches (gctool._signals.PENDING) is its own
+    for the run only, and its watcher thread ends; one the caller set (an event loop's) is
+    left to it, unwatched."""
+    from gctool import _signals
+    from gctool.cli.main import main
+
+    assert _wakeup_fd() == -1 and _no_watcher_left()
+    assert main(["bound", "-n", "6", "-k", "6", "-s", "1"]) == 0
+    assert _wakeup_fd() == -1 and _no_watcher_left() and _signals.PENDING[0] == 0
+    a, b = socket.socketpair()
+    try:
+        b.setblocking(False)
+        signal.set_wakeup_fd(b.fileno())
+        assert main(["bound", "-n", "6", "-k", "6", "-s", "1"]) == 0
+        assert _wakeup_fd() == b.fileno() and _no_watcher_left()
+    finally:
+        signal.set_wakeup_fd(-1)
+        a.close()
+        b.close()
 
 
 #: the child of :func:`_command`: gctool's command group, with the first batch of the search

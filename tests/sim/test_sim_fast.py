@@ -134,6 +134,35 @@ def test_round_times_equal_the_scheme_run(monkeypatch: pytest.MonkeyPatch, compi
         assert len(run.jobs) == 200 - c.delay
 
 
+@pytest.mark.parametrize("compiled", ["0", "1"])
+def test_the_round_loop_ends_on_its_stop_flag(monkeypatch: pytest.MonkeyPatch,
+                                              compiled: str) -> None:
+    """The round loop reads its stop flag every HALT_EVERY rounds (a signal sets the main
+    thread's: gctool.engine.threads.halt_flag): set, it ends there (the rounds after it are
+    not replayed: no straggler in them), and round_times raises instead of returning."""
+    from gctool.engine.threads import TaskOrder, set_task
+    from gctool.sim import sgc_search
+
+    monkeypatch.setenv("GCTOOL_COMPILED", compiled)
+    rounds = 4 * sgc_search.HALT_EVERY
+    times = np.random.default_rng(1).exponential(size=(rounds, 9))
+    loop = sgc_search._kernel()
+    at = sgc_search.HALT_EVERY - 1  # the first round that reads the flag
+    _, whole = loop(times, 1, 3, 3, -1.0, np.zeros(1, dtype=np.uint8))
+    assert whole[at:].any(axis=1).sum() > rounds // 4  # stragglers in the rounds after it
+    _, late = loop(times, 1, 3, 3, -1.0, np.ones(1, dtype=np.uint8))
+    assert np.array_equal(late[:at], whole[:at]) and not late[at:].any()
+    order = TaskOrder()  # a pool's stopped task: Cancelled
+    order.stop()
+    set_task(order, 0)
+    try:
+        with pytest.raises(BaseException) as info:
+            sgc_search.round_times(times, 1, 3, 3, None)
+    finally:
+        set_task(None)
+    assert type(info.value).__name__ == "Cancelled"
+
+
 def test_sgc_search_tries_every_lambda_and_picks_the_best() -> None:
     from gctool.sequential import formulas
     from gctool.sim.lineup import sgc_baselines

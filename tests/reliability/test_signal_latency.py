@@ -1,0 +1,177 @@
+"""A signal stops a long run promptly, in real processes: compiled loops of the main thread
+(a walk of the audit kernels, as a pilot, a budget probe or a task of one job runs it; the
+simulator's round loop) end when a signal arrives instead of when they return
+(gctool._signals.PENDING, gctool.engine.threads.halt_flag), and an export interrupted while
+it writes its file leaves no file.
+
+Each run would take minutes: the bounds below (seconds, for a loaded two-core machine) fail on
+a run that waits for its loop, not on a slow machine.  Answers on a quiet machine: the
+interrupted line within about 30 ms of the signal, the exit within about 1 s (most of it the
+interpreter's own finalisation)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gctool.audit.kernels import numba_available
+
+#: seconds from the signal to the interrupted line, and to the exit
+LINE_S, EXIT_S = 15.0, 30.0
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` (0 once it is gone)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # even if the test runner ignores Ctrl-C
+
+
+def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None
+           ) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, *args], cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_default_sigint,
+                            env=dict(os.environ, GCTOOL_MAX_WORK="300h", **(env or {})))
+
+
+def _busy(proc: subprocess.Popen[bytes], cpu: float, what: str) -> None:
+    """Wait until ``proc`` has spent ``cpu`` seconds of CPU (at most 120 s of waiting)."""
+    deadline = time.monotonic() + 120
+    while _cpu(proc.pid) < cpu:
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert time.monotonic() < deadline, f"{what} never got under way"
+        time.sleep(0.05)
+
+
+def _stopped(proc: subprocess.Popen[bytes], sig: signal.Signals) -> tuple[int, str, str]:
+    """Send ``sig``; (exit code, stdout, stderr), with the interrupted line on stderr within
+    LINE_S of the signal and the exit within EXIT_S (else the process is killed and the test
+    fails)."""
+    assert proc.stderr is not None and proc.stdout is not None
+    os.set_blocking(proc.stderr.fileno(), False)
+    proc.send_signal(sig)
+    sent, err = time.monotonic(), b""
+    try:
+        while b"\n" not in err:
+            assert time.monotonic() - sent < LINE_S, f"no line within {LINE_S:g} s of {sig.name}"
+            err += proc.stderr.read() or b""
+            time.sleep(0.01)
+        proc.wait(max(0.1, EXIT_S - (time.monotonic() - sent)))
+    except (AssertionError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+        raise
+    os.set_blocking(proc.stderr.fileno(), True)
+    return proc.returncode, proc.stdout.read().decode(), (err + proc.stderr.read()).decode()
+
+
+#: a walk of C(90, 8) sets of a GF(97) code that tolerates 8 stragglers (the compiled GF(q)
+#: test, one call for 10^9 of them: minutes), in the main thread under the CLI's handlers
+WALK = """
+import sys
+from gctool import _signals
+from gctool.audit import nullspace as ns
+from gctool.audit.kernels.ranges import gf_summary
+from gctool.codes import design
+from gctool.engine.threads import _MAIN
+
+n, s = 90, 8
+code = design("frc", n, s, field="GF(97)")
+kernel = ns.GFNullKernel(code, ns.reduce_gf(code))
+kernel.chunk_size(s)
+assert kernel.walks_compiled(s)
+try:
+    with _signals.handled(standalone=True):
+        print("walking", flush=True)
+        out = gf_summary(kernel, (0, 0, 10**9), n, s)
+except KeyboardInterrupt as exc:
+    print(f"interrupted: {type(exc).__name__}, flag {int(_MAIN[0])}", file=sys.stderr)
+    sys.exit(128 + (_signals.received() or 0))
+print("finished", out.evaluated)
+"""
+
+
+@pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
+@pytest.mark.parametrize(("sig", "want"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=["INT", "TERM"])
+def test_a_compiled_walk_of_the_main_thread_ends_on_a_signal(tmp_path: Path,
+                                                             sig: signal.Signals,
+                                                             want: int) -> None:
+    """The walk reads the main thread's flag, which the signal sets at once: it ends, and the
+    signal's interrupt is raised in place of its result (the flag cleared); before, the
+    handler waited for the walk's end."""
+    (tmp_path / "walk.py").write_text(WALK)
+    proc = _start(["walk.py"], tmp_path, {"GCTOOL_COMPILED": "1"})
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"walking\n", proc.communicate()[1].decode()
+    _busy(proc, _cpu(proc.pid) + 0.5, "the walk")
+    code, out, err = _stopped(proc, sig)
+    assert (code, out, err) == (want, "", "interrupted: Terminated, flag 0\n")
+
+
+def test_simulate_stops_inside_its_round_loop(tmp_path: Path) -> None:
+    """simulate's search of the sequential schemes' (B, W, lambda) replays 200,000 rounds of
+    50 workers per candidate in one compiled loop (about a second each on a quiet machine,
+    minutes in all): Ctrl-C ends it with exit 130 and one line, nothing on stdout."""
+    from gctool.codes import design
+    from gctool.io import write_code
+
+    write_code(design("cyclic", 50, 5, seed=1), tmp_path / "code.json")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = _start(["-m", "gctool", "simulate", "code.json", "--iterations", "200000",
+                   "--sgc", "search", "--seed", "1"], tmp_path)
+    _busy(proc, 3.0, "the simulation")  # past the start (the loop compiles, the delays drawn)
+    code, out, err = _stopped(proc, signal.SIGINT)
+    assert (code, out, err) == (130, "", "gctool simulate: interrupted\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_sigterm_while_export_writes_its_file_leaves_the_old_one(tmp_path: Path) -> None:
+    """export --decoders to NPZ writes its file as it decodes (a temporary file beside the
+    target): SIGTERM while that file grows exits 143 with one line, removes it, and leaves the
+    existing target as it was."""
+    import numpy as np
+
+    from gctool.codes import design
+    from gctool.io import code_bytes
+    from gctool.model import GradientCode
+
+    crc = design("cyclic", n=40, s=6, seed=1)  # shuffled: no structure for a shortcut
+    rng = np.random.default_rng(0)
+    B = np.asarray(crc.B)[rng.permutation(40)][:, rng.permutation(40)]
+    (tmp_path / "code.json").write_bytes(
+        code_bytes(GradientCode(B, crc.field, 6, "custom"), npz=False))
+    (tmp_path / "plan.npz").write_bytes(b"an old plan that must survive\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    proc = _start(["-m", "gctool", "export", "code.json", "-o", "plan.npz", "--decoders",
+                   "-s", "4"], tmp_path)  # 91,390 patterns: seconds on a quiet machine
+    deadline, sizes = time.monotonic() + 120, set()
+    while len(sizes - {0}) < 2:  # the temporary file has grown twice: the write is under way
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert time.monotonic() < deadline, "export never started writing"
+        for p in tmp_path.iterdir():
+            if p.name not in before:
+                with contextlib.suppress(OSError):  # (renamed meanwhile: the test fails)
+                    sizes.add(p.stat().st_size)
+        time.sleep(0.005)
+    code, out, err = _stopped(proc, signal.SIGTERM)
+    assert (code, out) == (143, ""), err
+    assert err.startswith("gctool export: interrupted after decoding ") and err.endswith(
+        "; no file written (SIGTERM)\n") and err.count("\n") == 1, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
