@@ -935,8 +935,9 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
 
 
 #: the time of :func:`screen_range` per straggler set, in ns, with the doubtful sets the numpy
-#: kernel then decides: a fixed part ...
-SCREEN_SET_NS = 24
+#: kernel then decides: a fixed part (24 read real cyclic codes 1.2-2.1x low: n=48 s=6 36.5
+#: ns per set where it said 29, n=64 s=7 38-69 ns by the seed, 31 said; n=64 s=8 52 ns) ...
+SCREEN_SET_NS = 32
 #: ... plus this much per s x d x (d - s + 1) (the new row against the d - s + 1 columns that
 #: complement the prefix, and the prefix's levels kept from set to set; complex: four times as
 #: much).  Fitted to the CPU time per set of the walk on real cyclic n=36-64 s=4-8 (20-36 ns),
