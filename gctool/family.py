@@ -238,6 +238,7 @@ class Family:
         prov.update(provenance or {})
         code = GradientCode(B, fld.resolved(), int(recorded.pop("s", s)), self.name, recorded,
                             seed if self.randomized else None, prov)
+        self._refuse_untaken(code, {"n": n, "s": s, "k": k, "field": field})
         code = self._ordered(code, own_order, order, message_size)
         self.check_jobs(code, best_of, jobs)
         if self.self_checked and not code.field.is_finite:
@@ -249,6 +250,30 @@ class Family:
             design_check(code, precision, max_error, best_of_hint=self.accepts_best_of,
                          budget=budget)
         return code
+
+    def _refuse_untaken(self, code: GradientCode, given: dict[str, Any]) -> None:
+        """Refuse a generic option the scheme does not take (not in :attr:`uses`: its value
+        follows from the scheme's parameters) given with another value than the design's: the
+        build never read it, and the code would silently not be the one asked for (the CLI
+        has no such flag).  The design's own value is accepted (``simulate --sweep s``
+        redesigns a file with its n and field)."""
+        from gctool.algebra.fields import Field as FieldType
+        from gctool.algebra.fields import parse_field
+
+        actual = {"n": code.n, "s": code.s, "k": code.k, "field": code.field}
+        for name, value in given.items():
+            if name in self.uses or value is None or (name == "field" and _is_auto(value)):
+                continue
+            if name == "field":
+                fld = value if isinstance(value, FieldType) else parse_field(value)
+                same = fld.resolved() == code.field
+            else:
+                same = value == actual[name]
+            if not same:
+                raise InvalidInput(
+                    f"scheme {self.name!r} does not take `{name}`: it follows from the "
+                    f"scheme's parameters ({name} = {actual[name]} here), got {value!r}; "
+                    f"drop `{name}`", param=name)
 
     def _ordered(self, code: GradientCode, own: Any, order: str | None,
                  message_size: int | None) -> GradientCode:

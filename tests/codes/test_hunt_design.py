@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 from hunt_oracles import decodes
 
@@ -72,3 +73,41 @@ def test_oracle_finds_a_break() -> None:
     assert len(_tolerates(code, 3)) > 0
     frc = design("frc", n=6, s=2, field="real", seed=1)  # groups {0, 1, 2} and {3, 4, 5}
     assert _tolerates(frc, 3) == [(0, 1, 2), (3, 4, 5)]
+
+
+UNTAKEN = [  # (scheme, the scheme's own parameters, an option it does not take, its value)
+    ("nested", {"n": 6, "levels": [1, 2]}, "s", 3),  # s follows from the levels: s = 2
+    ("is-hr", {"n": 6}, "s", 2),  # s is the IS tolerance found at design time: 0 here
+    ("hetero", {"p": [0.1, 0.2, 0.3]}, "n", 5),  # n is the number of probabilities: 3
+    ("graph", {"vertices": 5}, "k", 7),  # k is the number of vertices: 5
+    ("graph", {"vertices": 5}, "n", 9),  # n is the number of edges: 5
+    ("bibd", {"design": "fano"}, "n", 9),  # n = v = 7
+    ("kron", {}, "field", "complex"),  # the field of the factors: real
+    ("kron", {}, "s", 1),  # s = T_0(B_1) T_0(B_2) - 1 = 8
+    ("m-sgc", {"n": 6, "burst": 1, "window": 2, "lam": 1}, "s", 4),
+    ("coded-reduce", {"fanout": 2, "depth": 2, "tolerance": 1}, "k", 9),
+]
+
+
+def _kron_factors() -> dict[str, object]:
+    f = design("cyclic", n=5, s=2, field="real", seed=1)
+    return {"file1": f, "file2": f}
+
+
+@pytest.mark.parametrize("scheme,params,option,value", UNTAKEN,
+                         ids=[f"{c[0]}-{c[2]}" for c in UNTAKEN])
+def test_an_option_the_scheme_does_not_take_is_refused(
+        scheme: str, params: dict[str, object], option: str, value: object) -> None:
+    """The library used to build these codes and silently drop the option (a code of s = 2
+    for ``s=3``, a real kron for ``field="complex"``); the CLI has no such flags.  A value the
+    design gives anyway is accepted (``simulate --sweep s`` redesigns with the file's n and
+    field)."""
+    from gctool.errors import InvalidInput
+
+    given = {**params, **(_kron_factors() if scheme == "kron" else {})}
+    with pytest.raises(InvalidInput, match=rf"\b{option}\b"):  # some builds word their own
+        design(scheme, **given, **{option: value})
+    code = design(scheme, **given)
+    same = {"n": code.n, "s": code.s, "k": code.k, "field": str(code.field)}[option]
+    again = design(scheme, **given, **{option: same})
+    assert np.array_equal(again.B, code.B) and again.s == code.s
