@@ -81,6 +81,21 @@ def _stopped(proc: subprocess.Popen[bytes], sig: signal.Signals) -> tuple[int, s
     return proc.returncode, proc.stdout.read().decode(), (err + proc.stderr.read()).decode()
 
 
+def _shuffled_cyclic(n: int, s: int) -> bytes:
+    """Tandon's cyclic code with its rows and columns shuffled (no structure any shortcut
+    could use), as JSON bytes."""
+    import numpy as np
+
+    from gctool.codes import design
+    from gctool.io import code_bytes
+    from gctool.model import GradientCode
+
+    crc = design("cyclic", n=n, s=s, seed=1)
+    rng = np.random.default_rng(0)
+    B = np.asarray(crc.B)[rng.permutation(n)][:, rng.permutation(n)]
+    return code_bytes(GradientCode(B, crc.field, s, "custom"), npz=False)
+
+
 #: a walk of C(90, 8) sets of a GF(97) code that tolerates 8 stragglers (the compiled GF(q)
 #: test, one call for 10^9 of them: minutes), in the main thread under the CLI's handlers
 WALK = """
@@ -142,21 +157,25 @@ def test_simulate_stops_inside_its_round_loop(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+def test_attack_threshold_stops_promptly(tmp_path: Path) -> None:
+    """attack --threshold on one job of a shuffled cyclic code n = 48, s = 7 (74 million sets
+    of size 8 before it ends: minutes): Ctrl-C half a second of CPU in, while it sets up and
+    probes its sizes, ends it with exit 130 and the one line of how far it got (later, while
+    it walks them: tests/reliability/test_hardening_process.py)."""
+    (tmp_path / "code.json").write_bytes(_shuffled_cyclic(48, 7))
+    proc = _start(["-m", "gctool", "attack", "code.json", "--threshold", "--jobs", "1",
+                   "--max-sets", "1000000000"], tmp_path)
+    _busy(proc, 0.5, "the search")
+    code, out, err = _stopped(proc, signal.SIGINT)
+    assert (code, out) == (130, ""), err
+    assert err.startswith("gctool attack: interrupted ") and err.count("\n") == 1, err
+
+
 def test_sigterm_while_export_writes_its_file_leaves_the_old_one(tmp_path: Path) -> None:
     """export --decoders to NPZ writes its file as it decodes (a temporary file beside the
     target): SIGTERM while that file grows exits 143 with one line, removes it, and leaves the
     existing target as it was."""
-    import numpy as np
-
-    from gctool.codes import design
-    from gctool.io import code_bytes
-    from gctool.model import GradientCode
-
-    crc = design("cyclic", n=40, s=6, seed=1)  # shuffled: no structure for a shortcut
-    rng = np.random.default_rng(0)
-    B = np.asarray(crc.B)[rng.permutation(40)][:, rng.permutation(40)]
-    (tmp_path / "code.json").write_bytes(
-        code_bytes(GradientCode(B, crc.field, 6, "custom"), npz=False))
+    (tmp_path / "code.json").write_bytes(_shuffled_cyclic(40, 6))
     (tmp_path / "plan.npz").write_bytes(b"an old plan that must survive\n")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     proc = _start(["-m", "gctool", "export", "code.json", "-o", "plan.npz", "--decoders",
