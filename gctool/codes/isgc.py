@@ -21,10 +21,10 @@ the master rescales the partial sum by k / covered).  Three placements, one sche
 ``is-cr`` (with c | n some group, or residue class mod c, has every worker), and for ``is-hr``
 the largest t such that every set of t stragglers leaves a disjoint cover (found by exhaustive
 search at design time, recorded as ``is_tolerance``; -1 when even all n workers have no
-disjoint cover, and the file then records s = 0: the IS decoder is approximate always).  The
-optimal least-squares decoder of the same B is at least as good, so ``gctool verify`` passes at
-that s.  ``gctool simulate`` races the files with the IS decoder
-(:mod:`gctool.sim.contenders.isgc`).
+disjoint cover, and the file then records s = 0: the IS decoder is approximate always; over
+GF(q) such a placement is refused when its rows do not span the all-ones vector, e.g. GF(2)).
+The optimal decoder of the same B is at least as good, so ``gctool verify`` passes at that s.
+``gctool simulate`` races the files with the IS decoder (:mod:`gctool.sim.contenders.isgc`).
 """
 
 from __future__ import annotations
@@ -190,11 +190,28 @@ def build_hr(n: int, s: int | None, k: int | None, field: Field, rng: Any, group
         raise DesignError(f"is-hr: finding its exact tolerance needs {sets:,} straggler sets, "
                           f"above {MAX_TOLERANCE_SETS:,}; choose a smaller n")
     tol = tolerance(masks, n)
+    if tol < 0 and field.is_finite:  # s = 0 rests on the optimal decoder with every worker
+        _refuse_undecodable(B, field, n)
     return B.astype(field.dtype), {
         "s": max(tol, 0), "is_tolerance": tol, "c": c, "groups": groups, "within": within,
         "across": across,
         "placement": f"hybrid: {groups} groups of {n0}; worker at position p holds the "
                      f"{within} partitions before p in its group and {across} from itself on"}
+
+
+def _refuse_undecodable(B: np.ndarray, field: Field, n: int) -> None:
+    """Refuse a placement whose rows do not span the all-ones vector over the finite
+    ``field`` (exact ranks): with no disjoint cover its file records s = 0, which only the
+    optimal decoder with all n workers can meet (over R/C the design's self-check refuses the
+    same, :func:`gctool.codes.self_check`)."""
+    from gctool.algebra.linalg import matrix_rank
+
+    ones = np.ones((1, n), dtype=np.int64)
+    if matrix_rank(field, np.vstack([B, ones])) > matrix_rank(field, B):
+        raise DesignError(f"is-hr over {field}: no set of workers covers every partition "
+                          f"disjointly, and over {field} the rows cannot decode even with all "
+                          f"{n} workers (they do not span the all-ones vector); use `field`=real "
+                          "or another `within`/`across`")
 
 
 def tolerance(masks: list[int], n: int) -> int:

@@ -111,3 +111,23 @@ def test_an_option_the_scheme_does_not_take_is_refused(
     same = {"n": code.n, "s": code.s, "k": code.k, "field": str(code.field)}[option]
     again = design(scheme, **given, **{option: same})
     assert np.array_equal(again.B, code.B) and again.s == code.s
+
+
+@pytest.mark.parametrize("field,n,within,across", [("GF(2)", 6, 1, 1), ("GF(2^3)", 6, 1, 1),
+                                                   ("GF(3)", 8, 1, 2)])
+def test_is_hr_over_a_field_where_no_worker_set_decodes_is_refused(
+        field: str, n: int, within: int, across: int) -> None:
+    """is-hr with no disjoint cover (``is_tolerance`` -1) records s = 0, which the optimal
+    decoder over the reals meets with every worker; over GF(2), GF(3) and GF(2^3) the rows of
+    this placement do not even span the all-ones vector (e.g. over GF(2) each group's three
+    rows sum to 0), so the file's s = 0 was false and verify failed it (85 of the 258 such
+    designs over GF(2), GF(3), GF(5), n <= 8).  Refused like a real design that cannot decode
+    with all its workers; where the rows do span it, the design stands."""
+    from gctool.errors import DesignError
+
+    with pytest.raises(DesignError, match=f"all {n} workers"):
+        design("is-hr", n=n, groups=2, within=within, across=across, field=field)
+    real = design("is-hr", n=n, groups=2, within=within, across=across, field="real")
+    assert real.params["is_tolerance"] == -1 and real.s == 0 and _tolerates(real, 0) == []
+    spans = design("is-hr", n=3, groups=1, within=1, across=1, field="GF(5)")
+    assert spans.params["is_tolerance"] == -1 and _tolerates(spans, 0) == []
