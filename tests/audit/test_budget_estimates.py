@@ -115,6 +115,15 @@ def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
     assert walk_cost(6, 6, 1, False, 31) > walk_cost(6, 6, 1, False, 63)
     z = design("cyclic-mds", n=36, s=5, field="complex")
     assert needed(z, 5) == pytest.approx(comb(36, 5) * screen_cost(5, 5, complex_=True) / 1e9)
+    # the decoder's elimination over GF(p^m), p odd, adds digit by digit: m times a digit's
+    # rate per multiply-add, beside GF(2^m)'s and GF(p)'s own rates
+    from gctool.decode import cost
+
+    rs = design("rs", n=24, s=4, field="GF(3^4)")
+    f, K = 20, rs.B.shape[1]
+    assert cost.gf_set_time(rs, 4) == pytest.approx(
+        cost.ELIMINATION_SET_NS + 4 * cost.DIGIT_MULADD_NS * f * K * min(f, K))
+    assert 4 * cost.DIGIT_MULADD_NS > cost.PRIME_MULADD_NS > cost.GF2_MULADD_NS
 
 
 def test_the_numpy_test_over_gf_q_counts_its_columns_and_its_updates() -> None:
