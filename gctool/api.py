@@ -211,6 +211,9 @@ def bound(code: GradientCode | None = None, *, n: int | None = None, k: int | No
     if code is not None:
         if n is not None or k is not None:
             raise InvalidInput("give either a code or n and k, not both")
+        if m is not None:  # else dropped: the report is the code's own m
+            raise InvalidInput("`m` does not apply with a code (its code has its own m)",
+                               param="m")
         family = family_of(code)
         for name, value in (("s", s), ("d", d), ("epsilon", epsilon)):
             if value is not None and name not in family.bound_takes:

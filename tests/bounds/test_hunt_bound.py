@@ -225,3 +225,15 @@ def test_hetero_expected_error_by_every_arrival_pattern() -> None:
             if any(W[i, j] != 0 and p[i] < 1 for i in range(n)):
                 assert mean[j] == pytest.approx(1, abs=1e-12), (seed, j)
     assert checked >= 25
+
+
+def test_bound_of_a_code_refuses_m() -> None:
+    """``gctool.bound(code, m=2)`` reported the bounds of the code's own m = 1 and dropped
+    m = 2 silently (``bound FILE -m 2`` is refused); the code's own m is what its file has."""
+    from gctool.errors import InvalidInput
+
+    code = design("frc", n=6, s=2)
+    with pytest.raises(InvalidInput, match="`m`"):
+        gctool.bound(code, m=2)
+    comm = design("comm", n=5, s=1, m=2, field="GF(5)")
+    assert gctool.bound(comm).m == 2
