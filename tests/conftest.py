@@ -1,10 +1,13 @@
 """Shared fixtures: small codes from the reference's worked examples, and a CLI runner; numba's
 cache filled beside the suite when it is cold (tests/warm_kernels.py); long child processes of
-tests started beside the suite (the ``beside`` marker); BLAS on one thread."""
+tests started beside the suite (the ``beside`` marker); the folders of :data:`APART` run by a
+second pytest process beside this one (:class:`Apart`); BLAS on one thread."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,7 +80,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """A run of more than one test module on a cold cache (a fresh clone) compiles the kernels
     in a process of its own, from the start of the session (collection is 30 s of CPU on the
     suite's core), on the core the suite leaves idle."""
-    if (_warmer or os.environ.get("GCTOOL_COMPILED") == "0"
+    if (_warmer or os.environ.get("GCTOOL_COMPILED") == "0" or os.environ.get(APART_OUT)
             or not _runs_several_modules(session.config) or not _kernel_cache_is_cold()):
         return
     script = Path(__file__).parent / "warm_kernels.py"
@@ -97,16 +100,30 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 LAST = ("bounds", "codes", "decode", "engine", "meta", "compiled", "audit")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The folders of :data:`LAST` after the others (each keeps its order of collection)."""
+def _folder(item: pytest.Item) -> str:
     root = Path(__file__).parent
+    parts = item.path.relative_to(root).parts if item.path.is_relative_to(root) else ()
+    return parts[0] if len(parts) > 1 else ""
 
-    def rank(item: pytest.Item) -> int:
-        parts = item.path.relative_to(root).parts if item.path.is_relative_to(root) else ()
-        return LAST.index(parts[0]) + 1 if parts and parts[0] in LAST else 0
 
-    items.sort(key=rank)  # stable
-    marked = [item for item in items if item.get_closest_marker("beside")]
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The folders of :data:`LAST` after the others (each keeps its order of collection); the
+    tests of :data:`APART` go to the process apart (:class:`Apart`), which keeps only those."""
+    items.sort(key=lambda item: LAST.index(_folder(item)) + 1 if _folder(item) in LAST else 0)
+    if os.environ.get(APART_OUT):
+        wanted = set(Path(os.environ[APART_IDS]).read_text().splitlines())
+        left = [item for item in items if item.nodeid not in wanted]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if item.nodeid in wanted]
+        return
+    apart = [item for item in items if _folder(item) in APART]
+    if (apart and len(apart) < len(items) and _runs_several_modules(config)
+            and not config.option.collectonly and os.environ.get("GCTOOL_APART") != "0"):
+        _apart.append(Apart(config, apart))
+        after_the_warm_up(_apart[0].start)
+    marked = [item for item in items
+              if item.get_closest_marker("beside") and not (_apart and item in _apart[0].ids)]
     if marked:
         after_the_warm_up(lambda: [_start_beside(item) for item in marked])
 
@@ -184,10 +201,145 @@ def after_the_warm_up(start: Callable[[], object]) -> None:
         _waiting.append(start)
 
 
-def pytest_runtest_logfinish() -> None:
+def pytest_runtest_logfinish(nodeid: str) -> None:
+    if _APART_LOG:
+        _apart_write({"finished": nodeid})
     if _waiting and warmer() is not None and warmer().poll() is not None:  # type: ignore[union-attr]
         while _waiting:
             _waiting.pop(0)()
+
+
+#: folders whose tests a second pytest process runs beside this one, once the warm-up has
+#: ended (at once when there is none): the longest in-process work of the suite (the audits'
+#: cross-checks against exact arithmetic), which needs the kernels the warm-up compiles; on two
+#: cores this process otherwise runs it alone while the other core idles after the warm-up
+APART = ("audit",)
+#: the environment of the process apart: where it writes its reports, and the ids it runs
+APART_OUT, APART_IDS = "GCTOOL_APART_OUT", "GCTOOL_APART_IDS"
+#: a test of the process apart that writes nothing for so long has hung (seconds)
+APART_QUIET = 900
+
+
+class Apart:
+    """The tests of :data:`APART` in a pytest process of their own (``GCTOOL_APART=0``: in this
+    one).  Each test's reports (setup, call, teardown, as pytest serialises them for its
+    plugins) come back as lines of JSON; this session reports them under the test's own id when
+    it reaches the test, as if it had run it (the folders of :data:`APART` run last), so the
+    counts, failures, ``-x`` and the summary are the suite's own.  A test whose reports never
+    come (the process apart failed or hung) fails with the end of that process's output."""
+
+    def __init__(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        self.config = config
+        self.ids = {item.nodeid for item in items}
+        self.files = sorted({str(item.path) for item in items})
+        self.dir = Path(tempfile.mkdtemp(prefix="gctool-apart-"))
+        (self.dir / "ids").write_text("".join(f"{i}\n" for i in sorted(self.ids)))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.read_to = 0
+        self.last_read = time.monotonic()
+        self.reports: dict[str, list[dict[str, Any]]] = {}
+        self.finished: set[str] = set()
+
+    def start(self) -> None:
+        if self.proc is not None:
+            return
+        env = dict(os.environ, **{APART_OUT: str(self.dir / "reports"),
+                                  APART_IDS: str(self.dir / "ids")})
+        with (self.dir / "output").open("wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 f"--basetemp={self.dir / 'tmp'}", *self.files],
+                cwd=self.config.rootpath, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, env=env)
+        self.last_read = time.monotonic()
+
+    def _read(self) -> None:
+        path = self.dir / "reports"
+        if not path.exists():
+            return
+        with path.open("rb") as f:
+            f.seek(self.read_to)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end:
+            self.read_to += end
+            self.last_read = time.monotonic()
+        for line in data[:end].splitlines():
+            entry = json.loads(line)
+            if "finished" in entry:
+                self.finished.add(entry["finished"])
+            else:
+                self.reports.setdefault(entry["report"]["nodeid"], []).append(entry["report"])
+
+    def results(self, item: pytest.Item) -> list[pytest.TestReport]:
+        """The reports of ``item`` (waits for them; starts the process apart if it has not
+        started yet)."""
+        self.start()
+        assert self.proc is not None
+        while True:
+            self._read()
+            if item.nodeid in self.finished:
+                break
+            if self.proc.poll() is not None:
+                self._read()
+                break
+            if time.monotonic() - self.last_read > APART_QUIET:
+                self.proc.kill()
+                self.proc.wait(10)
+                break
+            time.sleep(0.05)
+        reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d)
+                   for d in self.reports.pop(item.nodeid, [])]
+        if item.nodeid not in self.finished:
+            tail = (self.dir / "output").read_bytes()[-4000:].decode(errors="replace")
+            why = (f"no report of this test from the process apart (tests/conftest.py Apart; "
+                   f"exit status {self.proc.poll()}); the end of its output:\n{tail}")
+            reports.append(pytest.TestReport(item.nodeid, item.location, {}, "failed", why,
+                                             "call"))
+        return reports
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+#: the process apart of this session (one at most)
+_apart: list[Apart] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> bool | None:
+    """A test of the process apart is reported from its results, not run here."""
+    if not _apart or item.nodeid not in _apart[0].ids:
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for report in _apart[0].results(item):
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+#: in the process apart: its configuration, and the file its reports go to
+_APART_LOG: list[tuple[pytest.Config, IO[str]]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get(APART_OUT):
+        _APART_LOG.append((config, open(os.environ[APART_OUT], "a", encoding="utf-8")))
+
+
+def _apart_write(entry: dict[str, Any]) -> None:
+    _APART_LOG[0][1].write(json.dumps(entry) + "\n")
+    _APART_LOG[0][1].flush()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _APART_LOG:
+        config = _APART_LOG[0][0]
+        _apart_write({"report": config.hook.pytest_report_to_serializable(config=config,
+                                                                          report=report)})
 
 
 class Child:
@@ -241,6 +393,8 @@ def beside(request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
 
 def pytest_sessionfinish() -> None:
     _waiting.clear()
+    while _apart:
+        _apart.pop().stop()
     while _beside:
         _beside.popitem()[1].stop()
     while _warmer:
