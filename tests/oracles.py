@@ -123,20 +123,11 @@ def partial_counterexample(B: np.ndarray, order: list[list[list[int]]], W: int,
     return None
 
 
-def _realified_rows(B: np.ndarray, F: tuple[int, ...]) -> tuple[list[list[Fraction]], int]:
-    """Rows of B_F as exact rationals; a complex row b also gives i*b, realified as
-    [Re, Im] (the complex row space of B_F is the real span of these)."""
-    rows: list[list[Fraction]] = []
-    cplx = np.iscomplexobj(B)
-    for i in F:
-        if cplx:
-            re = [Fraction(float(x)) for x in B[i].real]
-            im = [Fraction(float(x)) for x in B[i].imag]
-            rows.append(re + im)
-            rows.append([-x for x in im] + re)
-        else:
-            rows.append([Fraction(float(x)) for x in B[i]])
-    return rows, (2 if cplx else 1) * B.shape[1]
+def _integer_vector(v: np.ndarray) -> tuple[list[int], int]:
+    """(w, D): the binary floating-point entries of ``v`` are exactly w / D, D a power of 2."""
+    ratios = [float(x).as_integer_ratio() for x in v]
+    D = max((d for _, d in ratios), default=1)
+    return [p * (D // d) for p, d in ratios], D
 
 
 #: exact errors already computed, by (B, F, targets) as bytes: the tests of a code under the
@@ -167,29 +158,44 @@ def exact_lstsq_error(B: np.ndarray, F: tuple[int, ...], targets: np.ndarray | N
 
 def _exact_lstsq_error(B: np.ndarray, F: tuple[int, ...], targets: np.ndarray | None
                        ) -> Fraction:
+    """The squared distance of each target from the row space of B_F, exactly: each row and
+    target scaled to integers by a power of 2 (the row space is the same), then fraction-free
+    symmetric elimination (Bareiss) of the Gram matrix G = R R^T bordered by the targets' R t
+    and t.t.  After the pivots P, an entry is the minor det([G b; b^T c] on P and its row and
+    column), so a target's entry over the last pivot det(G_P) is its Schur complement
+    c - b^T G_P^-1 b, the squared residual; a row whose pivot is 0 lies in the span of the
+    rows before it (G is a Gram matrix: its whole bordered row is 0 then), and is passed over."""
     K = B.shape[1]
     T = np.ones((1, K)) if targets is None else np.atleast_2d(targets)
-    rows, width = _realified_rows(B, F)
-    basis: list[list[Fraction]] = []  # Gram-Schmidt without normalisation, exact
-    for r in rows:
-        v = list(r)
-        for q in basis:
-            qq = sum(x * x for x in q)
-            c = sum(a * b for a, b in zip(v, q, strict=True)) / qq
-            v = [a - c * b for a, b in zip(v, q, strict=True)]
-        if any(x != 0 for x in v):
-            basis.append(v)
-    total = Fraction(0)
+    cplx = np.iscomplexobj(B)
+    rows: list[list[int]] = []
+    for i in F:
+        if cplx:
+            rows.append(_integer_vector(np.concatenate([B[i].real, B[i].imag]))[0])
+            rows.append(_integer_vector(np.concatenate([-B[i].imag, B[i].real]))[0])
+        else:
+            rows.append(_integer_vector(B[i])[0])
+    tvs, scales = [], []
     for t in T:
-        tv = [Fraction(float(x)) for x in np.real(t)] + (
-            [Fraction(float(x)) for x in np.imag(t)] if width == 2 * K else [])
-        rest = list(tv)
-        for q in basis:
-            qq = sum(x * x for x in q)
-            c = sum(a * b for a, b in zip(rest, q, strict=True)) / qq
-            rest = [a - c * b for a, b in zip(rest, q, strict=True)]
-        total += sum(x * x for x in rest)
-    return total
+        tv, D = _integer_vector(np.concatenate([np.real(t), np.imag(t)]) if cplx else np.real(t))
+        tvs.append(tv)
+        scales.append(D)
+    vecs = rows + tvs
+    m = len(rows)
+    M = [[sum(a * b for a, b in zip(u, v, strict=True)) for v in vecs] for u in vecs]
+    prev = 1
+    for k in range(m):
+        p = M[k][k]
+        if p == 0:
+            continue
+        Mk = M[k]
+        for i in range(k + 1, len(vecs)):
+            Mi, f = M[i], M[i][k]
+            for j in range(k + 1, len(vecs)):
+                Mi[j] = (Mi[j] * p - f * Mk[j]) // prev
+        prev = p
+    return sum((Fraction(M[m + t][m + t], prev * D * D) for t, D in enumerate(scales)),
+               Fraction(0))
 
 
 def lex_rank(n: int, S: list[int]) -> int:
