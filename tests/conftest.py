@@ -122,8 +122,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             and not config.option.collectonly and os.environ.get("GCTOOL_APART") != "0"):
         _apart.append(Apart(config, apart))
         after_the_warm_up(_apart[0].start)
+        items.sort(key=lambda item: item.nodeid in _apart[0].ids)  # reached last here
+    elsewhere = _apart[0].ids if _apart else set()
     marked = [item for item in items
-              if item.get_closest_marker("beside") and not (_apart and item in _apart[0].ids)]
+              if item.get_closest_marker("beside") and item.nodeid not in elsewhere]
     if marked:
         after_the_warm_up(lambda: [_start_beside(item) for item in marked])
 
@@ -210,10 +212,12 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 
 #: folders whose tests a second pytest process runs beside this one, once the warm-up has
-#: ended (at once when there is none): the longest in-process work of the suite (the audits'
-#: cross-checks against exact arithmetic), which needs the kernels the warm-up compiles; on two
-#: cores this process otherwise runs it alone while the other core idles after the warm-up
-APART = ("audit",)
+#: ended (at once when there is none), while this one runs the others: the longest in-process
+#: work of the suite (the audits' cross-checks against exact arithmetic, the bounds' and
+#: designs' searches), which needs the kernels the warm-up compiles; on two cores this process
+#: otherwise ran it alone while the other core idled after the warm-up (a fresh clone: 240 s of
+#: the suite's 380 s of CPU after the warm-up, the other core busy for about 70 s of them)
+APART = ("bounds", "codes", "decode", "audit")
 #: the environment of the process apart: where it writes its reports, and the ids it runs
 APART_OUT, APART_IDS = "GCTOOL_APART_OUT", "GCTOOL_APART_IDS"
 #: a test of the process apart that writes nothing for so long has hung (seconds)
