@@ -640,18 +640,22 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
         rate = spent / max(1, done) * NS_PER_S
         if stopped:  # a finding at once: the run stops there, and a few sets time nothing
             return None
-        if spent >= PROBE_EARLY_S and rate > over:
+        if done and spent >= PROBE_EARLY_S and rate > over:
             return rate, done, stopped
     t0, a, end, rest, stopped = time.thread_time(), mid + PROBE_FIRST, mid + size, 0, False
     while a < end and not stopped:
-        b = a + _probe_step(end - a, done + rest, rate)
+        b = a + _probe_step(end - a, a - mid, rate)
         some, stopped = walk(a, b)
         rest, a = rest + some, b
         spent = time.thread_time() - t0
         rate = spent / max(1, rest) * NS_PER_S
-        if a < end and not stopped and spent >= PROBE_OVER_S and rate > over:
+        if rest and a < end and not stopped and spent >= PROBE_OVER_S and rate > over:
             return rate, done + rest, stopped  # over the budget already: the rest is not run
-    if stopped and rest < enough:  # the same: a task's fixed cost over a few sets
+    if rest < enough and (stopped or rest < (a - mid - PROBE_FIRST) // 2):
+        # the same: a task's fixed cost over a few sets; or ranks that hold few of the
+        # source's sets (rotation orbits: their candidates thin out along the lex order, and
+        # none lie in the middle of a threshold search's size 4 of frc n=40), where the walk's
+        # skipping over ranks, not its sets, would set the rate (309 us per set, for 0.7)
         return None
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
 
@@ -664,7 +668,8 @@ def _probe_step(left: int, done: int, rate: float) -> int:
     the budget (:data:`PROBE_OVER_S`; comm n=40 s=5 m=2, whose doubtful sets go to exact
     arithmetic, 78 ms each, after 64 quick ones, spent 83 s of CPU in one call of 20,498 sets
     before it refused).  Not sized by the rate: sets that turn slow after quick ones would
-    get a call of thousands."""
+    get a call of thousands.  ``done`` counts the ranks walked, not the sets decided: ranks
+    that hold none of the source's sets (rotation orbits) would otherwise go one a call."""
     if left * rate <= PROBE_EARLY_S * NS_PER_S:
         return left
     return max(1, min(left, done))

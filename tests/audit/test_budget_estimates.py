@@ -852,3 +852,40 @@ def test_the_threshold_searchs_pool_of_processes_shares_the_exact_decisions_budg
         monkeypatch.setattr(exactls, "time", _Clock(0.01))
         oracle = make_oracle(code, tol=0.25, budget=Budget(max_work=32.0))
         assert exhaustive.threshold(oracle, 3.5, symmetry=False, jobs=jobs).threshold == 6
+
+
+def test_a_probe_over_ranks_that_hold_no_sets_gives_no_rate() -> None:
+    """Rotation orbits leave the middle of a size's lex ranks empty (their candidates thin out
+    along the order): a probe there times the walk skipping ranks, not deciding sets.  It
+    walks its window in calls that double (not one rank a call, each with the walk's fixed
+    cost) and gives no rate, so the calibrated estimate decides (attack --threshold of frc
+    n=40 s=4 read 309 us per set at size 4 for 0.7 us, 5.2 s for a run of 0.2 s: refused)."""
+    from gctool import budget
+
+    seen: list[tuple[int, int]] = []
+    stop = 39_030
+
+    def walk(a: int, b: int) -> tuple[int, bool]:  # sets only in the first 10,000 ranks
+        seen.append((a, b))
+        return max(0, min(b, 10_000) - a), False
+
+    assert budget.probe_rate(walk, stop, 1024, over=1.0, least=budget.SAMPLE_MIN) is None
+    assert len(seen) <= 12
+    assert seen[-1][1] == stop // 2 + max(budget.SAMPLE, stop // budget.PROBE_MIN)
+    # a window dense with sets is still timed
+    seen.clear()
+    rate, timed, _ = budget.probe_rate(lambda a, b: (b - a, False), stop, 1024, over=1.0,
+                                       least=budget.SAMPLE_MIN) or (0.0, 0, True)
+    assert timed == max(budget.SAMPLE, stop // budget.PROBE_MIN) and rate >= 0
+
+
+def test_the_threshold_of_a_code_with_rotation_orbits_is_not_refused_on_its_empty_ranks(
+) -> None:
+    """frc n=40 s=4 (groups of 5, rotation i -> i + 5): its threshold search takes well under
+    a second and was refused at the default budget of 5 s, its size 4 probed where its orbit
+    candidates are none."""
+    from gctool.audit.attack.thresholds import threshold
+
+    code = design("frc", n=40, s=4)
+    report = threshold(code, method="exhaustive", budget=Budget())
+    assert report.threshold == 5 and report.exact
