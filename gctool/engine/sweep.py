@@ -455,17 +455,31 @@ class FirstMaxFold(WorstFold):
     split of the sequence into tasks (any ``jobs``, any chunk size)."""
 
     _kept: list[Best] = field(default_factory=list)
+    #: the largest value merged so far (nan aside), and its cut C' while it is finite: the
+    #: kept peaks are all at least the cut, and the largest of them is ``_top``
+    _top: float = -np.inf
+    _cut: float = -np.inf
 
     def merge(self, r: PeakSummary) -> bool:
+        top = max((e for e, _ in r.peaks if e == e), default=-np.inf)  # (e == e: not nan)
+        if -np.inf < self._top < np.inf and top <= self._top:  # the cut stands: only the
+            # new peaks are filtered (a code with many tied sets keeps dozens of peaks, which
+            # every merge re-read in the caller's thread: the serial part of the fold)
+            cut = self._cut
+            self._kept.extend(p for p in r.peaks if p[0] >= cut)
+            return self._merged(r)
         self._kept.extend(r.peaks)
-        top = max((e for e, _ in self._kept if not np.isnan(e)), default=-np.inf)
+        top = self._top = max(top, self._top)
         if np.isfinite(top):
-            cut = top - TIE_RTOL * max(1.0, abs(top))
+            cut = self._cut = top - TIE_RTOL * max(1.0, abs(top))
             self._kept = [(e, S) for e, S in self._kept if e >= cut]
         elif top == np.inf:
             self._kept = [(e, S) for e, S in self._kept if e == np.inf][:1]
         else:  # nan or -inf only: the first
             self._kept = self._kept[:1]
+        return self._merged(r)
+
+    def _merged(self, r: PeakSummary) -> bool:
         if self._kept:
             self.error, self.stragglers = self._kept[0]
         self.checked += r.checked

@@ -12,6 +12,7 @@ from gctool.engine.enumeration import straggler_mask, survivors_of, unrank_lex
 from gctool.engine.sweep import (
     ExceedFold,
     ExceedWorker,
+    FirstMaxFold,
     LexSource,
     ListSource,
     PeakSummary,
@@ -23,6 +24,7 @@ from gctool.engine.sweep import (
     rank_tasks,
     run_folded,
 )
+from gctool.limits import TIE_RTOL
 
 N, S = 9, 3
 WEIGHT = np.array([0.3, 1.0, 0.2, 0.9, 0.5, 0.1, 0.8, 0.4, 0.8])  # {1,3,6} ties {1,3,8}
@@ -84,6 +86,36 @@ def test_worst_exceed_and_sum_match_direct_loops() -> None:
     run_folded(SumWorker(LexSource(N, S), Quadratic(), p), tasks, weighted)
     want = sum(v * np.prod([p[i] if i in c else 1 - p[i] for i in range(N)]) for c, v in rows)
     assert np.isclose(weighted.total, want)
+
+
+def _kept_in_full(kept: list[Any], peaks: list[Any]) -> list[Any]:
+    """The peaks a :class:`FirstMaxFold` keeps, worked out again over all of them."""
+    kept = kept + peaks
+    top = max((e for e, _ in kept if not np.isnan(e)), default=-np.inf)
+    if np.isfinite(top):
+        cut = top - TIE_RTOL * max(1.0, abs(top))
+        return [(e, S) for e, S in kept if e >= cut]
+    return [(e, S) for e, S in kept if e == np.inf][:1] if top == np.inf else kept[:1]
+
+
+def test_the_first_max_fold_keeps_what_a_full_pass_keeps() -> None:
+    """A merge that does not raise the largest value filters only the new peaks: after every
+    merge the fold keeps the very peaks (and so the set) a pass over all of them keeps, with
+    nan, infinities and values within the tie tolerance among them."""
+    values = [np.nan, -np.inf, np.inf, 0.0, 1.0, 1 + 0.6 * TIE_RTOL, 1 + 1.3 * TIE_RTOL, -1.0,
+              2.0, -1e300, 5e-17]
+    odds = np.array([10, 10, 3, 10, 20, 15, 12, 5, 5, 5, 5]) / 100
+    rng = np.random.default_rng(5)
+    for trial in range(3000):
+        fold, kept = FirstMaxFold(), []
+        for t in range(int(rng.integers(1, 8))):
+            vals = rng.choice(values, size=int(rng.integers(0, 5)), p=odds)
+            peaks = [(float(v), [t, j]) for j, v in enumerate(vals)]
+            fold.merge(PeakSummary(t, len(peaks), peaks))
+            kept = _kept_in_full(kept, peaks)
+            assert repr(fold._kept) == repr(kept), (trial, t)  # (repr: nan equals nan)
+            if kept:
+                assert repr((fold.error, fold.stragglers)) == repr(kept[0])
 
 
 def test_same_results_over_processes_and_given_sets() -> None:
