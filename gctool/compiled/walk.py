@@ -77,3 +77,29 @@ def first_max(err: Any, rtol: float) -> int:
         if v >= cut:
             return i
     return 0
+
+
+@njit
+def tied_records(err: Any, first: int) -> Any:
+    """:func:`gctool.numerics.tied_records` of the 1-d float64 ``err`` with ``first`` its
+    :func:`first_max` (the same indices, as an int64 array: ``first``, then each later value
+    above every value before it, nan never one), in two passes without the GIL where numpy
+    makes four with it and a copy of the errors (a compiled walk's 65,536: 0.28 ms of its
+    task's 6)."""
+    n = err.shape[0]
+    count, top = 1, err[first] if n else 0.0
+    if n and np.isfinite(top):
+        for j in range(first + 1, n):
+            if err[j] > top:
+                count += 1
+                top = err[j]
+    out = np.empty(count, dtype=np.int64)
+    out[0] = first
+    if count > 1:
+        k, top = 1, err[first]
+        for j in range(first + 1, n):
+            if err[j] > top:
+                out[k] = j
+                k += 1
+                top = err[j]
+    return out

@@ -431,18 +431,20 @@ def test_small_verify_process_loads_no_numba_galois_or_scipy(tmp_path: Any) -> N
     assert out.stdout.strip().splitlines()[-1] == "LOADED="
 
 
-def test_the_compiled_unranking_and_first_max_are_numpys() -> None:
+def test_the_compiled_unranking_first_max_and_records_are_numpys() -> None:
     """The walks' summaries unrank their picks (:func:`gctool.compiled.walk.unrank_into`) and
-    the attack walk finds its range's worst set (:func:`gctool.compiled.walk.first_max`) in
-    compiled code: the same sets and the same index as unrank_lex and numerics.first_max, on
-    every rank kind (first, last, random, C(n, s) near 2^62) and on the special values (ties
-    within TIE_RTOL, inf, -inf, nan)."""
+    the attack walk finds its range's worst set and its tied records
+    (:func:`gctool.compiled.walk.first_max`, :func:`~gctool.compiled.walk.tied_records`) in
+    compiled code: the same sets and the same indices as unrank_lex and numerics' first_max
+    and tied_records, on every rank kind (first, last, random, C(n, s) near 2^62) and on the
+    special values (ties within TIE_RTOL, inf, -inf, nan)."""
     import itertools
 
-    from gctool.compiled.walk import first_max, unrank_into
+    from gctool.compiled.walk import first_max, tied_records, unrank_into
     from gctool.engine.enumeration import binomials
     from gctool.limits import TIE_RTOL
     from gctool.numerics import first_max as numpy_first_max
+    from gctool.numerics import tied_records as numpy_tied_records
 
     rng = np.random.default_rng(3)
     for n, s in ((48, 6), (64, 8), (10, 1), (5, 5), (40, 3), (64, 32), (62, 31)):
@@ -456,9 +458,14 @@ def test_the_compiled_unranking_and_first_max_are_numpys() -> None:
         for row in itertools.product(values, repeat=size):
             err = np.array(row)
             assert first_max(err, TIE_RTOL) == numpy_first_max(err), row
+            i = numpy_first_max(err)
+            assert tied_records(err, i).tolist() == numpy_tied_records(err, i), row
     for _ in range(500):
         err = rng.choice([0.0, 1.0, 1.0 + 1e-13, 3.0, 3.0 - 2e-12], size=40) * rng.choice([1, 1e10])
+        err[rng.random(40) < 0.1] = np.nan
         assert first_max(err, TIE_RTOL) == numpy_first_max(err)
+        i = numpy_first_max(err)
+        assert tied_records(err, i).tolist() == numpy_tied_records(err, i), err
 
 
 def test_sets_singular_to_the_second_stage_are_decided_by_the_compiled_direct_decoder(

@@ -59,7 +59,7 @@ from gctool.audit.kernels.real import (
 from gctool.audit.oracles.base import upto_first_over
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
-from gctool.compiled.walk import first_max, successor
+from gctool.compiled.walk import first_max, successor, tied_records
 from gctool.limits import RANK_BAND, REL_SLACK, TIE_RTOL
 from gctool.numerics import EPS
 
@@ -366,7 +366,7 @@ class DirectBrackets:
         with compile_notice("attack"):
             self.walk(s, 0, 1)
             self.sets(np.arange(s, dtype=np.int64)[None])
-            first_max(np.zeros(1), TIE_RTOL)
+            tied_records(np.zeros(1), first_max(np.zeros(1), TIE_RTOL))
 
     def walk(self, s: int, start: int, stop: int, limit: float = np.inf, most: int = 0
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

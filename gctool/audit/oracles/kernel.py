@@ -18,7 +18,6 @@ from gctool.engine.enumeration import unrank_one
 from gctool.engine.sweep import ExceedSummary, PeakSummary, RangeWalker, Task
 from gctool.limits import TIE_RTOL
 from gctool.model import GradientCode
-from gctool.numerics import tied_records
 
 
 @dataclass
@@ -87,10 +86,12 @@ class OracleKernel(RangeWalker):
         if err is None:
             return None
         if err.size:
-            from gctool.compiled.walk import first_max  # a compiled walk ran: numba is loaded
+            # a compiled walk ran: numba is loaded
+            from gctool.compiled.walk import first_max, tied_records
 
             i = first_max(err, TIE_RTOL)  # numerics.first_max's index, without the GIL
-            for j in tied_records(err, i):  # for a FirstMaxFold (the same for any tasks)
+            for j in tied_records(err, i).tolist():  # numerics.tied_records', for a
+                # FirstMaxFold (the same for any tasks)
                 out.peaks.append((float(err[j]), unrank_one(n, s, task[1] + j)))
             out.checked = err.size
         return out
