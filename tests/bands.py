@@ -6,13 +6,29 @@ a well-conditioned one."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from gctool.algebra.spectral import Spectral
+from gctool.audit.oracles.fixed import FixedOracle
 from gctool.audit.oracles.optimal import FAST_ERR, OptimalOracle
 from gctool.model import GradientCode
 from gctool.numerics import EPS, TIE_RTOL
+
+#: the oracle of the last code asked about (its set-up is most of an interval's cost when every
+#: set of one code is asked in turn)
+_LAST: list[tuple[GradientCode, np.ndarray | None, OptimalOracle | FixedOracle]] = []
+
+
+def _oracle(code: GradientCode, weights: np.ndarray | None = None) -> Any:
+    """attack's oracle of ``code``: the optimal decoder's, or the fixed decoder's with
+    ``weights``; built once for consecutive calls on the same code and weights."""
+    if _LAST and _LAST[0][0] is code and _LAST[0][1] is weights:
+        return _LAST[0][2]
+    oracle = OptimalOracle(code) if weights is None else FixedOracle(code, weights)
+    _LAST[:] = [(code, weights, oracle)]
+    return oracle
 
 
 def attack_interval(code: GradientCode, S: tuple[int, ...], exact: Fraction
@@ -32,9 +48,20 @@ def attack_interval(code: GradientCode, S: tuple[int, ...], exact: Fraction
     sp = Spectral.of(np.asarray(code.B)[F]) if F else None
     if sp is not None and sp.rank:
         off = FAST_ERR * max(len(F), K) * EPS * sp.kappa * t
-    oracle = OptimalOracle(code)
+    oracle = _oracle(code)
     if oracle.fast and S:
         drho, grow = oracle.band(float(oracle.kept_floor(np.array([S]))[0]), len(S))
         off = max(off, float(drho + grow * rho))
     lo, hi = max(rho - off, 0.0) ** 2, (rho + off) ** 2
     return lo - TIE_RTOL * max(1.0, lo), hi + TIE_RTOL * max(1.0, hi)
+
+
+def fixed_interval(code: GradientCode, weights: np.ndarray, S: tuple[int, ...], exact: Fraction
+                   ) -> tuple[float, float]:
+    """Where attack's float64 error of S under the fixed decoder with ``weights`` may lie,
+    given its exact error: the fixed oracle's stated round-off bound (``FixedOracle.band``,
+    4 (s+1)^2 (n+K+4) eps times the square of the largest possible residual entry sum;
+    errors nearer the limit than that are recomputed exactly), widened by the tie tolerance."""
+    off = _oracle(code, weights).band(len(S))
+    lo, hi = float(exact) - off, float(exact) + off
+    return lo - TIE_RTOL * max(1.0, abs(lo)), hi + TIE_RTOL * max(1.0, abs(hi))

@@ -130,6 +130,18 @@ def _integer_vector(v: np.ndarray) -> tuple[list[int], int]:
     return [p * (D // d) for p, d in ratios], D
 
 
+def exact_fixed_error(B: np.ndarray, w: np.ndarray, F: tuple[int, ...]) -> Fraction:
+    """One-step decoding of real B with weights w, exactly: ||sum_{i in F} w_i b_i - 1||^2 on
+    the binary floating-point entries (every product scaled to an integer by one power of 2)."""
+    wi, Dw = _integer_vector(np.asarray(w, dtype=float)[list(F)])
+    total = 0
+    for j in range(B.shape[1]):
+        bj, Db = _integer_vector(np.asarray(B, dtype=float)[list(F), j])
+        r = sum(a * b for a, b in zip(wi, bj, strict=True)) - Dw * Db
+        total += Fraction(r * r, (Dw * Db) ** 2)
+    return total if F else Fraction(B.shape[1])
+
+
 #: exact errors already computed, by (B, F, targets) as bytes: the tests of a code under the
 #: compiled and the numpy kernels (and tests that share a corpus) ask for the same sets, and
 #: the exact arithmetic is most of their time
