@@ -6,6 +6,7 @@ epsilon = 0 threshold is labelled with its resolution."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,15 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
-from gctool.audit.milp import milp_threshold, milp_worst
+from gctool.audit.milp import GAP, milp_threshold, milp_worst
 from gctool.audit.oracles import make_oracle
+from gctool.audit.outcome import WorstOutcome
 from gctool.codes import design
 from gctool.errors import InvalidInput
 from gctool.model import GradientCode
 
-from oracles import lstsq_error, random_sparse_b
+from bands import attack_interval, fixed_interval
+from oracles import exact_fixed_error, exact_lstsq_error, lstsq_error, random_sparse_b
 
 REAL = parse_field("real")
+Interval = tuple[float, float]
 
 
 def _code(seed: int, n: int, k: int, load: int) -> GradientCode:
@@ -44,6 +48,33 @@ def _fixed_err(B: np.ndarray, W: np.ndarray, S: list[int]) -> float:
     return float(np.sum((W[0, alive] @ B[alive] - 1.0) ** 2))
 
 
+def _exact_bands(code: GradientCode, s: int
+                 ) -> tuple[dict[tuple[int, ...], Fraction], dict[tuple[int, ...], Interval]]:
+    """Every s-set's exact rational error and the interval attack's error model gives its
+    float64 error (tests/bands.attack_interval)."""
+    B, n = np.asarray(code.B), code.n
+    exact = {S: exact_lstsq_error(B, tuple(i for i in range(n) if i not in S))
+             for S in itertools.combinations(range(n), s)}
+    return exact, {S: attack_interval(code, S, e) for S, e in exact.items()}
+
+
+def check_sandwich(found: WorstOutcome, exact: dict[tuple[int, ...], Fraction],
+                   bands: dict[tuple[int, ...], Interval]) -> None:
+    """The MILP's answer against exact errors, each within the error model it states: its
+    error is its set's (its decoder's band, tests/bands.py); its upper bound is at least the
+    true worst (a proved bound, widened by GAP); exact means its error meets that bound within
+    the 3 GAP max(1, upper) at which milp_worst closes the sandwich (WorstOutcome.tighten)."""
+    S = tuple(found.stragglers or ())
+    lo, hi = bands[S]
+    assert lo <= found.error <= hi, (S, found.error, float(exact[S]))
+    top = max(exact, key=lambda T: exact[T])
+    if found.upper is not None:
+        assert found.upper >= bands[top][0], (top, found.upper, float(exact[top]))
+    if found.exact:
+        closing = 3 * GAP * max(1.0, found.upper if found.upper is not None else found.error)
+        assert found.error >= bands[top][0] - closing, (S, top, found.error, float(exact[top]))
+
+
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**16), n=st.integers(4, 7), k=st.integers(2, 4),
        load=st.integers(1, 3), data=st.data())
@@ -51,26 +82,37 @@ def test_worst_case_sandwich_and_exact_answers(seed: int, n: int, k: int, load: 
                                               data: st.DataObject) -> None:
     s = data.draw(st.integers(1, n - 1))
     code = _code(seed, n, k, load)
-    B = np.asarray(code.B)
-    worst = max(_errors_by_size(code)[s])
     found = milp_worst(make_oracle(code), s, time_limit=20.0)
     assert found.stragglers is not None and len(set(found.stragglers)) == s
-    tol = 1e-6 * max(1.0, worst)
-    assert found.error == pytest.approx(_err(B, n, found.stragglers), rel=1e-7, abs=1e-9)
-    assert found.error <= worst + tol
-    if found.upper is not None:
-        assert found.upper >= worst - tol  # a proved upper bound
-    if found.exact:
-        assert found.error == pytest.approx(worst, rel=1e-6, abs=1e-8)
+    check_sandwich(found, *_exact_bands(code, s))
 
 
 def test_worst_case_of_a_cyclic_code_is_exact() -> None:
     code = design("cyclic", n=7, s=2, seed=3)
-    errors = _errors_by_size(code)
     for s in (1, 3, 4):
         found = milp_worst(make_oracle(code), s, time_limit=30.0)
         assert found.exact, found.notes
-        assert found.error == pytest.approx(max(errors[s]), rel=1e-6, abs=1e-8)
+        check_sandwich(found, *_exact_bands(code, s))
+
+
+def test_check_sandwich_catches_what_a_fixed_tolerance_did() -> None:
+    """The grounded check stays able to fail (cyclic n=7 s=2 seed 3, s=3): an error 1e-7
+    relative off its set's, an upper bound 1e-7 relative below the worst and an exact label on
+    a set more than 1e-6 relative below the worst are each caught."""
+    import dataclasses
+
+    code = design("cyclic", n=7, s=2, seed=3)
+    exact, bands = _exact_bands(code, 3)
+    found = milp_worst(make_oracle(code), 3, time_limit=30.0)
+    check_sandwich(found, exact, bands)
+    worst = float(max(exact.values()))
+    near = max((T for T in exact if exact[T] < worst * (1 - 1e-6)), key=lambda T: exact[T])
+    for bad in (dataclasses.replace(found, error=found.error * (1 + 1e-7)),
+                dataclasses.replace(found, upper=worst * (1 - 1e-7)),
+                dataclasses.replace(found, stragglers=list(near), error=float(exact[near]),
+                                    upper=None, exact=True)):
+        with pytest.raises(AssertionError):
+            check_sandwich(bad, exact, bands)
 
 
 def test_a_cut_loop_stuck_at_the_solvers_tolerance_stops_without_the_budget() -> None:
@@ -130,10 +172,12 @@ def test_fixed_decoder_equals_exhaustive() -> None:
     W = rng.uniform(0.2, 1.0, size=(1, 6))
     oracle = make_oracle(code, "fixed", W)
     for s in (1, 2, 3, 4):
-        worst = max(_fixed_err(B, W, list(S)) for S in itertools.combinations(range(6), s))
+        # exact errors, each within the fixed oracle's stated round-off (tests/bands.py)
+        exact = {S: exact_fixed_error(B, W[0], tuple(i for i in range(6) if i not in S))
+                 for S in itertools.combinations(range(6), s)}
         found = milp_worst(oracle, s, time_limit=20.0)
-        assert found.error == pytest.approx(_fixed_err(B, W, found.stragglers), rel=1e-9)
-        assert found.exact and found.error == pytest.approx(worst, rel=1e-6, abs=1e-9)
+        assert found.exact
+        check_sandwich(found, exact, {S: fixed_interval(code, W, S, e) for S, e in exact.items()})
     all_errs = [[_fixed_err(B, W, list(S)) for S in itertools.combinations(range(6), t)]
                 for t in range(7)]
     eps = sorted(max(e) for e in all_errs)[3] * 1.001
