@@ -1,0 +1,164 @@
+"""simulate's plain code files against a brute force written without gctool's stopping rules.
+
+Under gctool's waiting rule a round ends at the earliest arrival after which the arrived rows
+decode exactly, or at the (n - s)-th arrival with the optimal approximate decoder (docs/
+simulate.md).  Here each round is decided prefix by prefix with the exact oracle of
+tests/hunt_oracles.py (exact rationals over R/C with the documented tolerance, field tables
+over GF(q)) on the same arrival times, including tied ones; the shipped AWS Lambda traces
+drive an end-to-end run whose reported figures are recomputed from those rounds.  Metamorphic
+properties: relabelling the workers (rows of B and the columns of the times together) changes
+no round, and a code that tolerates s never reports an inexact round.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+from hunt_oracles import decodes
+
+from gctool.algebra.fields import parse_field
+from gctool.audit.verify import verify
+from gctool.codes import design
+from gctool.model import GradientCode
+from gctool.sim.contenders.base import Setting
+from gctool.sim.contenders.code import CodeFile
+from gctool.sim.delays import parse_delay
+from gctool.sim.run import simulate
+
+
+def _random_int_code(seed: int, n: int = 6, k: int = 4, s: int = 2) -> GradientCode:
+    """Small-integer rows of two entries each, declared to tolerate s: some tolerate it, some
+    do not (rounds that end at the cap without decoding)."""
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, k))
+    for i in range(n):
+        cols = rng.choice(k, 2, replace=False)
+        B[i, cols] = rng.integers(1, 3, 2)
+    return GradientCode(B, parse_field("real"), s)
+
+
+CODES = {
+    "frc": lambda: design("frc", n=6, s=2),
+    "cyclic-real": lambda: design("cyclic", n=7, s=3, seed=2),
+    "cyclic-mds-gf8": lambda: design("cyclic-mds", n=7, s=2, field="GF(2^3)"),
+    "rs-gf7": lambda: design("rs", n=6, s=2, field="GF(7)"),
+    "sbc-approximate": lambda: design("sbc", n=8, s=2, seed=1),
+    "int-0": lambda: _random_int_code(0),
+    "int-3": lambda: _random_int_code(3),
+}
+
+
+@cache
+def _code(name: str) -> GradientCode:
+    return CODES[name]()
+
+
+def brute_rounds(code: GradientCode, times: np.ndarray
+                 ) -> tuple[np.ndarray, list[tuple[int, ...]], np.ndarray]:
+    """(durations, workers used, exact) per round: the first prefix of the stable arrival order
+    that decodes exactly (hunt_oracles.decodes), else the (n - s)-th arrival, inexact."""
+    cap = code.n - code.s
+    seen: dict[frozenset[int], bool] = {}
+
+    def ok(F: tuple[int, ...]) -> bool:
+        key = frozenset(F)
+        if key not in seen:
+            seen[key] = decodes(code, tuple(sorted(F)))
+        return seen[key]
+
+    durations, used, exact = [], [], []
+    for row in times:
+        order = [int(i) for i in np.argsort(row, kind="stable")]
+        p = next((q for q in range(1, cap + 1) if ok(tuple(order[:q]))), None)
+        durations.append(row[order[(cap if p is None else p) - 1]])
+        used.append(tuple(order[:cap if p is None else p]))
+        exact.append(p is not None)
+    return np.array(durations), used, np.array(exact)
+
+
+def _times(rng: np.random.Generator, rounds: int, n: int, ties: bool) -> np.ndarray:
+    t = rng.exponential(size=(rounds, n)) + 1.0
+    return np.round(t * 2) / 2 if ties else t  # half-second steps: many tied arrivals
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "tied"])
+@pytest.mark.parametrize("name", list(CODES))
+def test_rounds_equal_the_brute_force(name: str, ties: bool) -> None:
+    code = _code(name)
+    times = _times(np.random.default_rng(len(name) + ties), 25, code.n, ties)
+    run = CodeFile(code, name).run(times, Setting())
+    durations, used, exact = brute_rounds(code, times)
+    assert run.exact is not None
+    assert np.array_equal(run.durations, durations)
+    assert [tuple(int(i) for i in u) for u in run.used] == used
+    assert np.array_equal(run.exact, exact)
+
+
+def test_the_cases_reach_both_outcomes() -> None:
+    """The corpus is not vacuous: some rounds stop before the cap, and some codes end rounds at
+    the cap without decoding (an approximate design, a random code declared above its
+    tolerance)."""
+    early = inexact = 0
+    for name in CODES:
+        code = _code(name)
+        times = _times(np.random.default_rng(len(name)), 25, code.n, False)
+        durations, used, exact = brute_rounds(code, times)
+        early += sum(len(u) < code.n - code.s for u in used)
+        inexact += int((~exact).sum())
+    assert early > 0 and inexact > 0
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_relabelling_the_workers_changes_no_round(name: str) -> None:
+    """Rows of B and the columns of the times permuted together: the same durations, the same
+    exact flags and the same workers (relabelled), so every aggregate is unchanged."""
+    code = _code(name)
+    rng = np.random.default_rng(7)
+    times = _times(rng, 25, code.n, ties=False)
+    perm = rng.permutation(code.n)
+    moved = GradientCode(np.asarray(code.B)[perm], code.field, code.s, scheme=code.scheme)
+    a = CodeFile(code, name).run(times, Setting())
+    b = CodeFile(moved, name).run(times[:, perm], Setting())
+    assert np.array_equal(a.durations, b.durations)
+    assert a.exact is not None and b.exact is not None and np.array_equal(a.exact, b.exact)
+    assert [sorted(int(i) for i in u) for u in a.used] == [
+        sorted(int(perm[i]) for i in u) for u in b.used]
+
+
+@pytest.mark.parametrize(("name", "delay"), [("frc", "trace:london"),
+                                             ("cyclic-real", "trace:sydney"),
+                                             ("int-3", "trace:canada"),
+                                             ("cyclic-mds-gf8", "pareto:shape=2")])
+def test_an_end_to_end_run_is_its_rounds(name: str, delay: str) -> None:
+    """simulate() on the shipped traces (and a heavy tail): the row's mean, percentiles and
+    exact fraction are those of the brute-force rounds on the run's own arrival times, and a
+    code that verifies at its s never reports an inexact round."""
+    code = _code(name)
+    seed, iterations = 11, 60
+    report = simulate([(name, code)], parse_delay(delay), iterations=iterations, seed=seed,
+                      baselines=False)
+    model = parse_delay(delay).for_codes([(name, code)])
+    draws = model.draws(iterations, code.n, np.random.default_rng(seed))
+    times = model.times(draws, CodeFile(code, name).loads)
+    durations, _, exact = brute_rounds(code, times)
+    row = report.rows[0]
+    assert row["name"] == name and row["s"] == code.s
+    assert row["mean"]["value"] == pytest.approx(durations.mean(), rel=1e-12)
+    assert row["percentiles"] == pytest.approx(
+        np.quantile(durations, np.linspace(0, 1, 101)).tolist(), rel=1e-12)
+    assert row["exact_fraction"] == pytest.approx(exact.mean())
+    if verify(code, code.s).ok:
+        assert row["exact_fraction"] == 1.0
+    assert report.ok and not report.exact  # Monte Carlo: estimates, never a proof
+
+
+def test_the_same_seed_gives_the_same_run() -> None:
+    """Traces, baselines and training drawn from the seed: the same seed, the same document."""
+    code = _code("cyclic-real")
+    runs = [simulate([("c", code)], parse_delay("trace:london"), iterations=40, seed=seed,
+                     train="lsq").to_dict() for seed in (3, 3, 4)]
+    assert runs[0] == runs[1]
+    assert runs[0]["rows"][0]["mean"] != runs[2]["rows"][0]["mean"]
+    assert runs[0]["training"] != runs[2]["training"]
