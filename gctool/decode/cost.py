@@ -5,7 +5,6 @@ decoding of every set), measured with ``benchmarks/bench_budget.py``."""
 
 from __future__ import annotations
 
-from gctool.budget import solve_cost
 from gctool.model import GradientCode
 
 #: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
@@ -26,24 +25,41 @@ DIGIT_MULADD_NS = 20
 #: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
 #: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
 #: a fixed part ...
-SVD_SET_NS = 15_000
-#: ... plus this much per multiply-add f K min(f, K), complex systems SVD_COMPLEX times as
-#: much.  Measured on random dense real codes (f x K = 20 x 12 to 54 x 50: 21-308 us per set,
-#: 0.9-1.2x of this) and the designed schemes (sbc n=40 s=5, expander n=40 s=4, cyclic n=30
-#: s=6, bibd pg2-7 s=7: 0.6-1.3x; frc, whose singular values repeat, 0.2-0.3x), complex
-#: (random dense n=30 k=20, rs n=30: 0.7-1.3x), CPU time of one core of the 2-core
-#: development machine
-SVD_MULADD_NS = 2.2
+SVD_SET_NS = 2_500
+#: ... plus SVD_SMALL_NS * mu^SVD_POWER for mu = f K min(f, K) multiply-adds (complex systems:
+#: SVD_SMALL_COMPLEX_NS * mu^SVD_COMPLEX_POWER): numpy's SVD gets cheaper per multiply-add as
+#: the matrices grow (real: 29 ns at 8 x 6, 6 at 37 x 40, 1.9 at 100 x 90, 1.0 at 196 x 160) ...
+SVD_SMALL_NS = 140.0
+SVD_POWER = 0.675
+SVD_SMALL_COMPLEX_NS = 131.0
+SVD_COMPLEX_POWER = 0.72
+#: ... and at least SVD_LARGE_NS per multiply-add (complex SVD_COMPLEX times it), LAPACK's
+#: blocked rate on large systems (0.48 ns at 1000 x 999).  Fitted to the CPU time per set of
+#: batches of random dense real f x K = 6 x 4 to 999 x 1000 and complex 8 x 6 to 500 x 450
+#: (one core of the 2-core development machine, minimum of 7 interleaved rounds under load,
+#: scaled by 0.9 to a quiet machine: held-out sizes 16 x 8, 45 x 30, 70 x 60, 80 x 40,
+#: 150 x 120, 400 x 350 and complex 30 x 20, 80 x 60, 300 x 250 read 0.85-1.25x of the fit);
+#: the designed schemes decode faster than random dense systems of their size (bibd, sbc, rs
+#: real and complex, cyclic-MDS complex: 0.6-0.9x of this; expander, cyclic: about 1x; frc,
+#: whose singular values repeat, 0.25x).  A single rate per multiply-add (2.2 ns) read 0.4x
+#: at 6 x 4 and 2.4x at 20 x 20 to 40 x 37
+SVD_LARGE_NS = 0.55
 SVD_COMPLEX = 2.0
 
 
 def svd_time(f: int, K: int, complex_: bool = False) -> float:
     """Estimated time of one f x K system of a batch decided by the optimal decoder's SVD over
-    R/C (``complex_``: complex numbers), in ns: its multiply-adds as
-    :func:`gctool.budget.solve_cost` counts them (the share of a large side: one set of a
-    1000-worker code, 1000 x 999, takes 0.6 s where 2.2 ns per multiply-add counted 2.2 s)."""
-    per = SVD_MULADD_NS * (SVD_COMPLEX if complex_ else 1.0)
-    return SVD_SET_NS + per * solve_cost(f, K)
+    R/C (``complex_``: complex numbers), in ns: :data:`SVD_SET_NS` plus the larger of the
+    small systems' rate (:data:`SVD_SMALL_NS` times a power of the multiply-adds
+    f K min(f, K)) and the large systems' (:data:`SVD_LARGE_NS` per multiply-add); one set of
+    a 1000-worker code, 1000 x 999, takes about half a second.  Increasing in f and in K."""
+    muladds = float(max(1, f) * max(1, K) * max(1, min(f, K)))
+    if complex_:
+        small = SVD_SMALL_COMPLEX_NS * muladds ** SVD_COMPLEX_POWER
+        large = SVD_LARGE_NS * SVD_COMPLEX * muladds
+    else:
+        small, large = SVD_SMALL_NS * muladds ** SVD_POWER, SVD_LARGE_NS * muladds
+    return SVD_SET_NS + max(small, large)
 
 
 def gf_set_time(code: GradientCode, s: int) -> float:
