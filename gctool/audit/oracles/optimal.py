@@ -485,7 +485,7 @@ class OptimalOracle(Oracle):
             err = part(n, s, start, stop, limit, most)
             parts.append(err)
             start += err.size
-            if (err > limit).any():
+            if limit < np.inf and (err > limit).any():  # (the worst case: no limit, one part)
                 break
             most = min(2 * most, stop - start)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -525,8 +525,9 @@ class OptimalOracle(Oracle):
         if band is None:  # not proved by the walk: the decoder decides
             pending |= self.near_limit(err)
         rows, step = np.flatnonzero(pending), self._batch(s)
-        over = np.flatnonzero((err > limit) & ~pending)  # decided by the walk
-        if over.size:  # the sets after it do not matter
+        finite = limit < np.inf  # (else no set is over it: the worst case's walks)
+        over = np.flatnonzero((err > limit) & ~pending) if finite else rows[:0]  # decided by
+        if over.size:  # the walk; the sets after it do not matter
             rows = rows[rows < over[0]]
 
         def numpy_route(part: np.ndarray) -> np.ndarray:
@@ -540,7 +541,7 @@ class OptimalOracle(Oracle):
             err[part[:got.size]] = got
             if (got > limit).any():
                 break
-        over = np.flatnonzero(err > limit)
+        over = np.flatnonzero(err > limit) if finite else rows[:0]
         return err[:int(over[0]) + 1] if over.size else err
 
     def _hat_chunk(self, S: np.ndarray) -> np.ndarray:
