@@ -55,6 +55,10 @@ class FixedOracle(Oracle):
                                    "for a communication-efficient code")
             rep = code.replication
             self.r = float(rep.mean())
+            if self.r == 0:
+                raise InvalidInput("scaled uniform weights n/(r(n-s)) are not defined when B "
+                                   "has no non-zero entry (r = 0); give `weights`, or use the "
+                                   "optimal decoder")
             regular = bool(np.all(rep == rep[0]))
             self.label = ("fixed (scaled uniform n/(r(n-s)), r = "
                           f"{self.r:g}{'' if regular else ', the mean column weight'})")
