@@ -354,6 +354,8 @@ class FloatNullKernel(Kernel):
     red: Reduction
     direct: DirectKernel = field(init=False)
     compiled_screen: Any = field(default=None, init=False, repr=False)
+    #: :meth:`norm_share` of each size asked about
+    _share: dict[int, float] = field(default_factory=dict, init=False, repr=False)
 
     name = "nullspace"
 
@@ -434,12 +436,26 @@ class FloatNullKernel(Kernel):
             and bool(np.isfinite(self.delta)))
 
     def set_time(self, s: int, sets: int) -> float:
-        """Estimated time per set of size s in an enumeration of ``sets``, in ns."""
+        """Estimated time per set of size s in an enumeration of ``sets``, in ns: the compiled
+        screen's (:func:`~gctool.audit.kernels.real.screen_cost`), plus the decoder norms it
+        computes in full (:meth:`norm_share` of
+        :func:`~gctool.audit.kernels.real.norm_cost`: all of frc's), or the numpy test's."""
         if self.will_compile(s):
-            from gctool.audit.kernels.real import screen_cost
+            from gctool.audit.kernels.real import norm_cost, screen_cost
 
-            return screen_cost(s, self.red.d, bool(np.iscomplexobj(self.red.N)))
+            complex_ = bool(np.iscomplexobj(self.red.N))
+            full = norm_cost(self.code.n, s, self.red.d, self.code.m, complex_)
+            return screen_cost(s, self.red.d, complex_) + self.norm_share(s) * full
         return nullspace_time(self.red, s, self.code.m, finite=False)
+
+    def norm_share(self, s: int) -> float:
+        """The share of the compiled walk's sets of size s whose decoder norm it computes in
+        full (:func:`gctool.audit.kernels.real.norm_share`, worked out once per s)."""
+        if s not in self._share:
+            from gctool.audit.kernels.real import norm_share
+
+            self._share[s] = norm_share(self.red.N.T, self.red.W, self.row_scale, s)
+        return self._share[s]
 
     def second_time(self, s: int) -> float:
         """Estimated time of the compiled second stage on one set the walk leaves doubtful,

@@ -16,7 +16,7 @@ import pytest
 from gctool.audit.attack import attack
 from gctool.audit.kernels.gf import walk_cost
 from gctool.audit.kernels.optimal import walk_cost as hat_cost
-from gctool.audit.kernels.real import screen_cost
+from gctool.audit.kernels.real import norm_cost, norm_share, screen_cost
 from gctool.audit.verify import verify
 from gctool.budget import START_NS, Budget
 from gctool.codes import design
@@ -53,9 +53,48 @@ def cyc48() -> GradientCode:
     return design("cyclic", n=48, s=6, seed=1)
 
 
+def walk_time(code: GradientCode, s: int) -> float:
+    """The compiled screen's calibrated time per set of size s (ns): its screen, and the share
+    of decoder norms it computes in full."""
+    from gctool.audit.nullspace import reduce_float
+
+    red = reduce_float(code, 1e-9)
+    complex_ = code.field.kind == "complex"
+    share = norm_share(red.N.T, red.W, code.row_normalised()[1], s)
+    return (screen_cost(s, red.d, complex_)
+            + share * norm_cost(code.n, s, red.d, code.m, complex_))
+
+
 def test_the_estimate_is_the_sets_times_the_kernels_time_per_set(cyc48: GradientCode) -> None:
-    """Real cyclic n=48, s=6: C(48, 6) sets on the compiled screen (d = s = 6)."""
-    assert needed(cyc48, 6) == pytest.approx(comb(48, 6) * screen_cost(6, 6) / 1e9)
+    """Real cyclic n=48, s=6: C(48, 6) sets on the compiled screen (d = s = 6), whose norm
+    bound leaves few decoder norms to compute in full."""
+    assert needed(cyc48, 6) == pytest.approx(comb(48, 6) * walk_time(cyc48, 6) / 1e9)
+    assert walk_time(cyc48, 6) < 1.1 * screen_cost(6, 6)
+
+
+def test_a_code_whose_norm_bound_cuts_nothing_pays_for_every_norm() -> None:
+    """frc: the triangle inequality's bound on the decoder norm exceeds the largest norm on
+    every set, so the walk computes each set's decoder and its norm in full (3-3.5x the
+    screen's own cost on frc n=36-60 at s = 5); cyclic's bound cuts almost every set.  The
+    share is the code's (its norms and their bound), not its scheme's name."""
+    import numpy as np
+
+    from gctool.audit.nullspace import reduce_float
+    from gctool.model import GradientCode as Code
+
+    frc = design("frc", n=48, s=5)
+    renamed = Code(np.asarray(frc.B), frc.field, 5, "custom")
+    for code in (frc, renamed):
+        red = reduce_float(code, 1e-9)
+        assert norm_share(red.N.T, red.W, code.row_normalised()[1], 5) == 1.0
+        assert walk_time(code, 5) == pytest.approx(screen_cost(5, 40) + norm_cost(48, 5, 40, 1))
+    assert needed(frc, 5) == pytest.approx(comb(48, 5) * walk_time(frc, 5) / 1e9)
+    cyc = design("cyclic", n=40, s=6, seed=1)
+    red = reduce_float(cyc, 1e-9)
+    assert norm_share(red.N.T, red.W, cyc.row_normalised()[1], 6) < 0.05
+    # the cost of a norm in full grows with n, d and m
+    assert norm_cost(60, 5, 50, 1) > norm_cost(48, 5, 40, 1) < norm_cost(48, 5, 40, 2)
+    assert norm_cost(48, 5, 40, 1, complex_=True) > norm_cost(48, 5, 40, 1)
 
 
 def test_the_estimate_is_divided_by_the_jobs_that_run_it(cyc48: GradientCode) -> None:
@@ -79,7 +118,9 @@ def test_the_estimate_grows_with_the_sets_and_the_size_of_each_system(cyc48: Gra
     """(n = 56 and 48: above the sets that design screens for conditioning, which costs
     seconds at n = 40.)"""
     large = design("cyclic", n=56, s=6, seed=1)
-    assert needed(large, 6) / needed(cyc48, 6) == pytest.approx(comb(56, 6) / comb(48, 6))
+    assert needed(large, 6) / needed(cyc48, 6) == pytest.approx(
+        comb(56, 6) * walk_time(large, 6) / (comb(48, 6) * walk_time(cyc48, 6)))
+    assert needed(large, 6) > needed(cyc48, 6) * comb(56, 6) / comb(48, 6) * 0.9
     assert screen_cost(7, 7) > screen_cost(6, 6) > screen_cost(5, 5)
     assert screen_cost(6, 6, complex_=True) > screen_cost(6, 6)
     assert walk_cost(6, 6, 1, prime=True) > walk_cost(6, 6, 1) > walk_cost(5, 5, 1)
@@ -114,7 +155,7 @@ def test_finite_fields_and_complex_codes_have_their_own_rates() -> None:
     # the first s - 1 rows change (and are brought to echelon again) more often for a small n
     assert walk_cost(6, 6, 1, False, 31) > walk_cost(6, 6, 1, False, 63)
     z = design("cyclic-mds", n=36, s=5, field="complex")
-    assert needed(z, 5) == pytest.approx(comb(36, 5) * screen_cost(5, 5, complex_=True) / 1e9)
+    assert needed(z, 5) == pytest.approx(comb(36, 5) * walk_time(z, 5) / 1e9)
     # the decoder's elimination over GF(p^m), p odd, adds digit by digit: m times a digit's
     # rate per multiply-add, beside GF(2^m)'s and GF(p)'s own rates
     from gctool.decode import cost

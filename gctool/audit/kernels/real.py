@@ -952,6 +952,63 @@ def screen_cost(s: int, d: int, complex_: bool = False) -> float:
     return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * max(1, d - s + 1) * (4 if complex_ else 1)
 
 
+#: a set whose decoder-norm bound ``||D W|| + ||D N^T||_2 ||z||`` does not cut it (below the
+#: largest norm the walk has found) gets its decoder and its norm computed in full
+#: (:func:`_set_decoder`, :func:`_decoder_norm`): this much per multiply-add of them,
+#: ``d (d - s + 1) + n d m`` (complex: four times as much), times the share of such sets
+#: (:func:`norm_share`), besides :func:`screen_cost`.  Measured on frc n=36, 48, 60 at s = 5
+#: (d = 30-50, every set computed in full: 1.8-6.1 us per set where the screen's cost says
+#: 0.6-1.8) and rs n=36, 44 (about half of their sets: 1.0-1.5 us for 0.3-0.6), CPU time of
+#: one core of the 2-core development machine under load
+NORM_ENTRY_NS = 0.5
+#: the sets :func:`norm_share` draws; the margin by which a walk's largest norm (over a piece
+#: of 65,536 sets) is taken to exceed the sample's; and the size beyond which it bounds
+#: ``||D N^T||_2`` by the largest row scale instead of an SVD of ``D N^T`` (n x d)
+SHARE_SAMPLE = 256
+SHARE_MARGIN = 1.15
+SHARE_SVD_MAX = 20_000_000
+
+
+def norm_cost(n: int, s: int, d: int, m: int, complex_: bool = False) -> float:
+    """Estimated time of one set's decoder and its norm computed in full by the walk, in ns
+    (:data:`NORM_ENTRY_NS`)."""
+    return NORM_ENTRY_NS * (d * max(1, d - s + 1) + n * d * m) * (4 if complex_ else 1)
+
+
+def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> float:
+    """The share of a walk's sets whose decoder norm it computes in full (heuristic): of
+    :data:`SHARE_SAMPLE` random s-sets (a fixed seed), those whose bound (:func:`_norm_cut`)
+    is at least :data:`SHARE_MARGIN` times the sample's largest norm.  A property of the code,
+    not of its scheme's name: how far the triangle inequality's bound sits above the norm
+    compared with how much the norm varies from set to set.  frc: 1 (its norm varies little
+    and its minimum-norm W is orthogonal to ``N^T z`` with one row scale, so the norm is at
+    most 0.85 of the bound on every set; the walk computed all of them); rs n=36-44: 0.9-1.0
+    (the walk: 0.2-0.5); random dense: 0.05-0.25 (0.1-0.13); cyclic: 0 (0).
+    ``||D N^T||_2`` is the largest row scale (an upper bound: N has orthonormal rows) beyond
+    :data:`SHARE_SVD_MAX` multiply-adds of its SVD."""
+    n, d = NT.shape
+    if s < 1 or d < s or n < s:
+        return 0.0
+    with np.errstate(all="ignore"):
+        DN = NT * scale[:, None]
+        rc0 = float(np.sqrt(np.sum(np.abs(W * scale[:, None]) ** 2)))
+        if n * d * d <= SHARE_SVD_MAX and np.isfinite(DN).all():
+            dn = float(np.linalg.svd(DN, compute_uv=False)[0]) if DN.size else 0.0
+        else:
+            dn = float(np.max(scale))
+        if not (np.isfinite(rc0) and np.isfinite(dn)):
+            return 1.0  # the walk computes every norm in full (RealScreen: rc0 is nan)
+        rng = np.random.default_rng(0)
+        S = np.sort(rng.random((SHARE_SAMPLE, n)).argsort(axis=1)[:, :s], axis=1)
+        Z = -np.linalg.pinv(NT[S]) @ W[S]  # (sets, d, m): the minimum-norm decoders' z
+        a = (W[None] + NT[None] @ Z) * scale[None, :, None]
+        norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
+        bound = rc0 + dn * np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+        if not np.all(np.isfinite(norm)):
+            return 1.0
+        return float(np.mean(bound >= SHARE_MARGIN * norm.max()))
+
+
 #: the time of the second stage (:func:`settle_sets`) per set, in ns: a fixed part ...
 SETTLE_SET_NS = 500
 #: ... plus this much per multiply-add of its factorisation and witness test
