@@ -102,18 +102,19 @@ def below(t: int) -> int:
 
 
 def calibrated_probe(walk: Any, stop: int, size: int, over: float, least: int = 0,
-                     expected: float = 0.0) -> tuple[float, int, bool] | None:
+                     expected: float = 0.0, dense: int | None = None
+                     ) -> tuple[float, int, bool] | None:
     """Stands in for the timed probe of a threshold search's sizes
     (``gctool.budget.probe_rate``): the calibrated rate ``expected`` as if timed, so that the
     three runs of a test see the same estimates whatever the machine's load (the sizes of n =
-    14 that run in this process are timed, and the budget of 0.1 s falls between sizes 7 and
-    9: on a loaded machine the runs' timed rates differed and so did the size they stopped
+    14 that run in this process are timed, and the budget of 0.07 s falls between sizes 7 and
+    8: on a loaded machine the runs' timed rates differed and so did the size they stopped
     at).  The walk is not run; no size below the threshold has a failing set to find."""
     return (expected, max(1, stop // 32), False) if expected > 0 else None
 
 
-@pytest.mark.parametrize("budget", [Budget(max_sets=below(4) + 1), Budget(max_work=0.05),
-                                    Budget(max_work=0.1)])
+@pytest.mark.parametrize("budget", [Budget(max_sets=below(4) + 1), Budget(max_work=0.02),
+                                    Budget(max_work=0.07)])
 def test_a_run_refused_by_one_local_job_is_refused_on_dask(
         cluster: Any, budget: Budget, monkeypatch: pytest.MonkeyPatch) -> None:
     """The look-ahead asks the budget before it starts a size, in size order: a search refused
