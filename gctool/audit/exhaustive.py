@@ -294,7 +294,7 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
         return None
     walk, stop, size = _twin_walk(oracle, s, rot)
     over = oracle.budget.max_work * NS_PER_S * max(1, jobs) / max(1, need)
-    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN)
+    probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN, dense=0)  # a twin's walk
     if probed is None:
         return None
     return probed[0] * need / max(1, jobs) / NS_PER_S
@@ -658,7 +658,7 @@ class _SearchBudget:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, self.rot, self.limit, self.early(t))
         probed = probe_rate(walk, stop, size, left * NS_PER_S * jobs / max(1, need),
-                            least=SAMPLE_MIN) if worth_timing(full, left) else None
+                            least=SAMPLE_MIN, dense=0) if worth_timing(full, left) else None
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
             self.timed_work[t] = rate * need  # ns of one core

@@ -461,7 +461,7 @@ def test_a_small_threshold_size_is_timed_on_its_own_plan(
     asked: list[tuple[int, int]] = []
 
     def probe(walk: object, stop: int, size: int, over: float, least: int = 0,
-              expected: float = 0.0) -> tuple:
+              dense: int | None = None) -> tuple:
         asked.append((stop, least))
         return 1000.0, 1024, False
 
@@ -487,7 +487,7 @@ def test_a_small_exhaustive_attack_is_timed_on_a_sample(monkeypatch: pytest.Monk
     asked: list[tuple[int, int]] = []
 
     def probe(walk: object, stop: int, size: int, over: float, least: int = 0,
-              expected: float = 0.0) -> tuple:
+              dense: int | None = None) -> tuple:
         asked.append((stop, least))
         return 1000.0, 1024, False
 
@@ -935,6 +935,13 @@ def test_a_probe_over_ranks_that_hold_no_sets_gives_no_rate() -> None:
     assert budget.probe_rate(walk, stop, 1024, over=1.0, least=budget.SAMPLE_MIN) is None
     assert len(seen) <= 12
     assert seen[-1][1] == stop // 2 + max(budget.SAMPLE, stop // budget.PROBE_MIN)
+    # a walk whose ranges count nowhere (a twin's) is timed again where its sets are dense
+    seen.clear()
+    probed = budget.probe_rate(walk, stop, 1024, over=1.0, least=budget.SAMPLE_MIN, dense=0)
+    again = seen.index((0, 1))  # after the middle window, as the walk without ``dense``
+    assert probed is not None and seen[again - 1][1] == seen[-1][1] + stop // 2
+    assert max(b for _, b in seen[again:]) <= 10_000
+    assert probed[1] == max(budget.SAMPLE, stop // budget.PROBE_MIN) and probed[0] >= 0
     # a window dense with sets is still timed
     seen.clear()
     rate, timed, _ = budget.probe_rate(lambda a, b: (b - a, False), stop, 1024, over=1.0,
@@ -952,3 +959,12 @@ def test_the_threshold_of_a_code_with_rotation_orbits_is_not_refused_on_its_empt
     code = design("frc", n=40, s=4)
     report = threshold(code, method="exhaustive", budget=Budget())
     assert report.threshold == 5 and report.exact
+    # its sizes 3 and 4 are timed where their orbit candidates are dense (rank 0), not left
+    # to the compiled walk's rate (a tenth of their batches' time)
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+
+    search = exhaustive._SearchBudget(make_oracle(code, budget=Budget()), 1, None,
+                                      exhaustive.rotation_for(make_oracle(code)))
+    for t in (3, 4):
+        assert "timed" in search.size_time(t, exhaustive.count_evaluated(40, t, search.rot))[1]
