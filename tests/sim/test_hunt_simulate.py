@@ -12,6 +12,7 @@ no round, and a code that tolerates s never reports an inexact round.
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 
 import numpy as np
@@ -47,6 +48,10 @@ CODES = {
     "sbc-approximate": lambda: design("sbc", n=8, s=2, seed=1),
     "int-0": lambda: _random_int_code(0),
     "int-3": lambda: _random_int_code(3),
+    # partition 2 is held by no worker: no set of workers decodes it exactly
+    "zero-column": lambda: GradientCode(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0],
+                                                  [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]),
+                                        parse_field("real"), 1),
 }
 
 
@@ -94,6 +99,56 @@ def test_rounds_equal_the_brute_force(name: str, ties: bool) -> None:
     assert np.array_equal(run.durations, durations)
     assert [tuple(int(i) for i in u) for u in run.used] == used
     assert np.array_equal(run.exact, exact)
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_every_set_of_workers_is_decided_as_the_exact_oracle_decides(name: str) -> None:
+    """StopRule.decodes_mask (the authors' rule and the sequential schemes' rounds) on every
+    subset.  Found: int-0's survivors [0, 3, 4, 5] (error 4/3) were said to decode: the dual
+    residual fitted round-off in rows of the null-space basis that no null vector uses."""
+    from gctool.sequential.model import to_mask
+    from gctool.sim.stopping import StopRule
+
+    code = _code(name)
+    rule = StopRule(code)
+    wrong = [F for size in range(code.n + 1) for F in itertools.combinations(range(code.n), size)
+             if rule.decodes_mask(to_mask(F)) != decodes(code, F)]
+    assert not wrong, wrong[:5]
+
+
+def brute_authors(code: GradientCode, at: np.ndarray, mu: float
+                  ) -> tuple[np.ndarray, list[tuple[int, ...]], np.ndarray]:
+    """The authors' (1 + mu) rule by its definition: the workers arrived by (1 + mu) x the
+    first arrival, if they decode exactly (the round ends at that wait, or at the last arrival
+    if everyone is in by then); else everyone, exact only if all n workers decode."""
+    durations, used, exact = [], [], []
+    everyone = tuple(range(code.n))
+    for row in at:
+        wait = (1 + mu) * row.min()
+        arrived = tuple(int(i) for i in np.flatnonzero(row <= wait))
+        if decodes(code, arrived):
+            durations.append(min(wait, row.max()))
+            used.append(arrived)
+            exact.append(True)
+        else:
+            durations.append(row.max())
+            used.append(everyone)
+            exact.append(decodes(code, everyone))
+    return np.array(durations), used, np.array(exact)
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_the_authors_rule_equals_its_definition(name: str) -> None:
+    """Found: a code whose n workers do not decode exactly (zero-column) reported every round
+    of the authors' rule as exact (exact fraction 1.0; 0.0 under gctool's rule)."""
+    code = _code(name)
+    times = _times(np.random.default_rng(len(name)), 25, code.n, False)
+    run = CodeFile(code, name).run(times, Setting(mu=0.2))
+    durations, used, exact = brute_authors(code, times, 0.2)
+    assert run.exact is not None
+    assert np.array_equal(run.durations, durations)
+    assert [tuple(int(i) for i in u) for u in run.used] == used
+    assert np.array_equal(run.exact, exact), (run.exact.mean(), exact.mean())
 
 
 def test_the_cases_reach_both_outcomes() -> None:

@@ -48,7 +48,7 @@ class CodeFile(Contender):
 
     def _run_mu(self, at: np.ndarray, setting: Setting) -> Run:
         """The authors' rule: the workers arrived by (1 + mu) x the first arrival, if they
-        decode exactly; else everyone."""
+        decode exactly; else everyone (exact only if all n workers decode)."""
         from gctool.sequential.model import from_bits
 
         assert setting.mu is not None
@@ -57,14 +57,15 @@ class CodeFile(Contender):
         durations = at.max(axis=1)
         used: list[np.ndarray] = []
         everyone = np.arange(self.n)
+        exact = np.full(len(at), rule.decodes_mask(from_bits(np.ones(self.n, bool))))
         for t, row in enumerate(at):
             arrived = row <= wait[t]
             if rule.decodes_mask(from_bits(arrived)):
-                durations[t] = min(wait[t], durations[t])
+                durations[t], exact[t] = min(wait[t], durations[t]), True
                 used.append(np.flatnonzero(arrived))
             else:
                 used.append(everyone)
-        return Run(durations, used, np.ones(len(at), bool))
+        return Run(durations, used, exact)
 
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.stopping.rule import rule_cost

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gctool.budget import Meter
-from gctool.numerics import numerical_rank
+from gctool.numerics import EPS, numerical_rank, rank_cutoff
 from gctool.sim.stopping.qr import MARGIN
 
 #: from this cap on, the dual walk beats the batched QR (QR: O(k cap^2) per round)
@@ -55,6 +55,12 @@ def dual_of(B: np.ndarray, Tt: np.ndarray, certain: float) -> Dual | None:
     return Dual(a0, np.ascontiguousarray(U[:, r:]), lambda S_: G[np.ix_(S_, S_)], "svd")
 
 
+#: a direction of N_S (N orthonormal: its rows' scale is 1) with a singular value at least this
+#: is a null direction of B, not round-off of its basis (which is near max(n, dim) eps times the
+#: condition of B); a smaller one decides a verdict only when the verdict holds without it
+SURE_DIRECTION = float(np.sqrt(EPS))
+
+
 def dual_residual(dual: Dual, S: np.ndarray) -> float | None:
     """Least-squares residual ``min ||B_F^T a - T^T||^2`` of the workers outside S.
 
@@ -63,11 +69,22 @@ def dual_residual(dual: Dual, S: np.ndarray) -> float | None:
     |S| x dim(N) weighted least-squares problem: small when few workers straggle.  Neither a0
     (another solution is a0 + N w: z absorbs w) nor G (``G_SS + N_S C N_S^T``: the residual of
     a generalised least-squares problem does not change when the weight gains a term in the
-    span of its design N_S, Rao 1967) needs to be the SVD's.
+    span of its design N_S, Rao 1967) needs to be the SVD's.  Directions of N_S at round-off
+    level (singular values at most the rank cut-off of an orthonormal N) are not null
+    directions: rows of N outside its support (a worker no null vector uses) hold round-off
+    only, and fitting it made the residual of a failing set 0.
     """
+    found = dual_residuals(dual, S, (float(rank_cutoff(1.0, dual.N.shape)),))
+    return None if found is None else found[0]
+
+
+def dual_residuals(dual: Dual, S: np.ndarray, cuts: tuple[float, ...]) -> list[float] | None:
+    """:func:`dual_residual` with the directions of N_S whose singular values exceed each of
+    ``cuts`` (fewer directions: a residual at least as large); None when G_SS is not
+    positive definite."""
     a0, N = dual.a0, dual.N
     if len(S) == 0:
-        return 0.0
+        return [0.0] * len(cuts)
     v = -a0[S]
     try:
         L = np.linalg.cholesky(dual.gss(S))
@@ -76,11 +93,20 @@ def dual_residual(dual: Dual, S: np.ndarray) -> float | None:
     from scipy.linalg import solve_triangular
 
     Y = solve_triangular(L, v, lower=True)
-    if N.shape[1]:
-        X = solve_triangular(L, N[S], lower=True)
-        Z = np.linalg.lstsq(X, Y, rcond=None)[0]
-        Y = Y - X @ Z
-    return float(np.sum(Y ** 2))
+    if not N.shape[1]:
+        return [float(np.sum(Y ** 2))] * len(cuts)
+    NS = N[S]
+    if float(np.linalg.svd(NS, compute_uv=False)[-1]) > max(cuts):  # every cut keeps all
+        X = solve_triangular(L, NS, lower=True)
+        R = Y - X @ np.linalg.lstsq(X, Y, rcond=None)[0]
+        return [float(np.sum(R ** 2))] * len(cuts)
+    U, sv, _ = np.linalg.svd(NS, full_matrices=False)  # sv descending: a cut keeps a prefix
+    Q = np.linalg.qr(solve_triangular(L, U, lower=True))[0]  # nested spans of the prefixes
+    out = []
+    for cut in cuts:
+        Qk = Q[:, :int(np.sum(sv > cut))]
+        out.append(float(np.sum((Y - Qk @ (Qk.T @ Y)) ** 2)))
+    return out
 
 
 class DualWalk:
@@ -88,6 +114,8 @@ class DualWalk:
 
     def __init__(self, dual: Dual, limit: float, n: int, meter: Meter) -> None:
         self.dual, self.limit, self.n, self.meter = dual, limit, n, meter
+        #: every direction of N_S above round-off, and the sure ones only (dual_residuals)
+        self.cuts = (float(rank_cutoff(1.0, dual.N.shape)), SURE_DIRECTION)
 
     def verdict(self, S: np.ndarray) -> bool | None:
         """Decodes without the stragglers S: True/False when clear, None when near the
@@ -97,10 +125,15 @@ class DualWalk:
         f = len(S)  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
         self.meter.charge(FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * self.n),
                           "dual residuals of arrival prefixes")
-        res = dual_residual(self.dual, S)
-        if res is None or self.limit / MARGIN < res < self.limit * MARGIN:
+        found = dual_residuals(self.dual, S, self.cuts)
+        if found is None:
             return None
-        return res <= self.limit / MARGIN
+        low, high = found  # with every null direction of N_S, and with the sure ones only
+        if high <= self.limit / MARGIN:
+            return True
+        if low >= self.limit * MARGIN:
+            return False
+        return None
 
     def walk(self, order: np.ndarray, cap: int, p: np.ndarray, exact: np.ndarray
              ) -> np.ndarray:
