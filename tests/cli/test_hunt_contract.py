@@ -1,9 +1,11 @@
-"""CLI contract hunt: degenerate but well-formed code files through every mode of a command.
+"""CLI contract hunt: degenerate but well-formed code files through every mode of a command,
+and, for every command and design scheme (from its first help example), NaN in each float
+option and an output in a directory that does not exist.
 
-Bad input exits 2 with one line on stderr and no traceback; an internal error (exit 3) on a
-file that parses is a bug.  Found here: the fixed decoder's scaled uniform weights
-n / (r (n - s)) on a code whose B has no non-zero entry (r = 0) raised ZeroDivisionError,
-exit 3, in attack -s, --curve and --threshold.
+Bad input exits 2 with one line on stderr and no traceback, nothing on stdout and no file
+created (tests/fuzz_cli.check); an internal error (exit 3) on a file that parses is a bug.
+Found here: the fixed decoder's scaled uniform weights n / (r (n - s)) on a code whose B has no
+non-zero entry (r = 0) raised ZeroDivisionError, exit 3, in attack -s, --curve and --threshold.
 """
 
 from __future__ import annotations
@@ -49,3 +51,71 @@ def test_the_library_refuses_them_and_given_weights_still_work() -> None:
     r = attack(code, 1, decoder="fixed", weights=np.ones(3))
     assert r.exact and r.raw_error == 2.0  # nothing is held: ||0 - 1||^2 = k
     assert attack(code, 1).raw_error == 2.0  # the optimal decoder is defined too
+
+
+# -- every float option and every output option of every command, from its first example ------
+def _float_cases() -> list[tuple[list[str], str]]:
+    import click
+    import fuzz_strategies as fz
+
+    out = []
+    for prefix, cmd in fz.leaf_commands():
+        ex = fz.examples(prefix, cmd)
+        for p in cmd.params:
+            if ex and isinstance(p, click.Option) and fz._is_float_type(p.type):
+                out.append((fz._drop_option(ex[0], p), fz.option_flag(p)))
+    return out
+
+
+def _output_cases() -> list[tuple[list[str], str, str]]:
+    """(an example without the output option, the option, the suffix its example writes)."""
+    import click
+    import fuzz_strategies as fz
+
+    out = []
+    for prefix, cmd in fz.leaf_commands():
+        exs = fz.examples(prefix, cmd)
+        for p in cmd.params:
+            if isinstance(p, click.Option) and fz.is_output(p) and exs:
+                ex = next((e for e in exs if any(o in e for o in p.opts)), exs[0])
+                at = next((i for i, t in enumerate(ex[:-1]) if t in p.opts), None)
+                suffix = Path(ex[at + 1]).suffix if at is not None else ".json"
+                out.append((fz._drop_option(ex, p), fz.option_flag(p), suffix or ".json"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    import fuzz_strategies as fz
+
+    root = tmp_path_factory.mktemp("hunt-contract")
+    return root, fz.make_workspace(root)
+
+
+FLOATS = _float_cases()
+OUTPUTS = _output_cases()
+
+
+@pytest.mark.parametrize(("argv", "flag"), FLOATS, ids=[" ".join(a[:2]) + " " + f
+                                                         for a, f in FLOATS])
+def test_nan_in_every_float_option_is_one_line_and_exit_2(
+        workspace: tuple[Path, dict[str, bytes]], argv: list[str], flag: str) -> None:
+    from fuzz_cli import Case, run_case
+
+    case = Case([*argv, flag, "nan"], "nan", must_fail=True)
+    outcome, problems = run_case(case, *workspace, timeout=60.0)
+    assert not problems, (case.show(), problems, outcome.stderr)
+    assert "nan" in outcome.stderr  # refused for its value, not for anything else
+
+
+@pytest.mark.parametrize(("argv", "flag", "suffix"), OUTPUTS,
+                         ids=[" ".join(a[:2]) + " " + f for a, f, _ in OUTPUTS])
+def test_an_output_in_a_missing_directory_is_refused_and_creates_nothing(
+        workspace: tuple[Path, dict[str, bytes]], argv: list[str], flag: str,
+        suffix: str) -> None:
+    from fuzz_cli import Case, run_case
+
+    case = Case([*argv, flag, f"nodir/x{suffix}"], "nodir", must_fail=True)
+    outcome, problems = run_case(case, *workspace, timeout=60.0)
+    assert not problems, (case.show(), problems, outcome.stderr)
+    assert "nodir" in outcome.stderr and not (workspace[0] / "nodir").exists()
