@@ -119,8 +119,8 @@ def test_every_set_of_workers_is_decided_as_the_exact_oracle_decides(name: str) 
 def test_decodes_mask_on_random_codes_equals_the_exact_oracle() -> None:
     """60 small random codes over R, C and GF(5) (repeated and scaled rows, zero rows and
     columns: hunt_oracles.random_code), every subset of workers.  Before the dual residual
-    dropped round-off directions, one of these codes (7 of the first 150) had a failing set
-    said to decode."""
+    dropped round-off directions, one of these codes had a failing set said to decode (4 of
+    the first 150 codes, 7 sets)."""
     from gctool.sequential.model import to_mask
     from gctool.sim.stopping import StopRule
 
