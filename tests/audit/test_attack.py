@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hunt_oracles import vector_error
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -48,14 +49,6 @@ def _sparse(rng: np.random.Generator, n: int, k: int, load: int, kind: str) -> n
 
 def _survivors(n: int, S: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(i for i in range(n) if i not in S)
-
-
-def _complex_lstsq(B: np.ndarray, F: tuple[int, ...]) -> float:
-    if not F:
-        return float(B.shape[1])
-    A = B[list(F)].T
-    a = np.linalg.lstsq(A, np.ones(B.shape[1]), rcond=None)[0]
-    return float(np.sum(np.abs(A @ a - 1) ** 2))
 
 
 def _fixed_error(B: np.ndarray, w: np.ndarray, F: tuple[int, ...]) -> float:
@@ -122,10 +115,16 @@ def test_optimal_and_fixed_oracles_match_brute_force(seed: int, n: int, k: int, 
     opt, fix = make_oracle(code), make_oracle(code, "fixed", weights=w)
     for s in range(n + 1):
         for S in itertools.combinations(range(n), s):
+            # exact rational errors, each within the error model attack states for its
+            # decoder (tests/bands.py), not lstsq at a fixed tolerance
             F = _survivors(n, S)
-            ref = _complex_lstsq(B, F) if kind == "complex" else lstsq_error(B, F)
-            assert opt.error(S) == pytest.approx(ref, rel=1e-6, abs=1e-8)
-            assert fix.error(S) == pytest.approx(_fixed_error(B, w, F), rel=1e-9, abs=1e-9)
+            exact = exact_lstsq_error(B, F)
+            lo, hi = attack_interval(code, S, exact)
+            assert lo <= opt.error(S) <= hi, (S, opt.error(S), float(exact))
+            exact = vector_error(w[None, list(F)], B[list(F)], code.targets()) if F \
+                else Fraction(k)
+            lo, hi = fixed_interval(code, w, S, exact)
+            assert lo <= fix.error(S) <= hi, (S, fix.error(S), float(exact))
 
 
 def test_scaled_uniform_weights_and_natural_decoder(frc6: GradientCode) -> None:
