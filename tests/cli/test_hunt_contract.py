@@ -119,3 +119,37 @@ def test_an_output_in_a_missing_directory_is_refused_and_creates_nothing(
     outcome, problems = run_case(case, *workspace, timeout=60.0)
     assert not problems, (case.show(), problems, outcome.stderr)
     assert "nodir" in outcome.stderr and not (workspace[0] / "nodir").exists()
+
+
+def _without_times(x: object) -> object:
+    if isinstance(x, dict):
+        return {k: _without_times(v) for k, v in x.items()
+                if k not in ("elapsed_s", "seconds", "seconds_per_set")}
+    if isinstance(x, list):
+        return [_without_times(v) for v in x]
+    return x
+
+
+@pytest.mark.parametrize("args", [["verify"], ["verify", "-s", "3"], ["attack", "-s", "3"],
+                                  ["attack", "--threshold"], ["attack", "--curve"], ["bound"]],
+                         ids=" ".join)
+def test_a_files_json_entry_does_not_depend_on_the_other_files(tmp_path: Path,
+                                                                args: list[str]) -> None:
+    """--json: one document of one shape for one file or several; a file's entry is the
+    same alone, after another file, and after an unreadable one (timings aside)."""
+    from gctool.codes import design
+    from gctool.io import write_code
+
+    frc, crc = str(tmp_path / "frc.json"), str(tmp_path / "crc.json")
+    write_code(design("frc", n=6, s=2), frc)
+    write_code(design("cyclic", n=7, s=2, seed=3), crc)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "gctool.code"')
+    runs = [CliRunner().invoke(cli, [*args, *files, "--json"])
+            for files in ([crc], [frc, crc], [str(bad), crc])]
+    docs = [json.loads(r.stdout) for r in runs]
+    assert [sorted(d) for d in docs] == [sorted(docs[0])] * 3
+    alone = _without_times(docs[0]["files"][0])
+    assert alone == _without_times(docs[1]["files"][1]) == _without_times(docs[2]["files"][1])
+    assert runs[0].exit_code == docs[0]["exit_code"] == alone["exit_code"]  # type: ignore[index]
+    assert runs[2].exit_code == docs[2]["exit_code"] == 2 and "error" in docs[2]["files"][0]
