@@ -1,0 +1,99 @@
+"""The exhaustive attack's choice, per size, between one set per rotation orbit and the plain
+walk of every set (:func:`gctool.audit.exhaustive.orbits_pay`): either path gives the same
+report (threshold, witness, worst set, exact label); only the work differs.  Nothing is
+timed here: the rule is checked on its cost model, the paths on their results."""
+
+from __future__ import annotations
+
+from math import comb
+
+import pytest
+
+from gctool.audit import exhaustive
+from gctool.audit.attack import attack
+from gctool.audit.attack.thresholds import threshold
+from gctool.audit.oracles import make_oracle
+from gctool.audit.symmetry import Rotation
+from gctool.budget import Budget
+from gctool.codes import design
+from gctool.engine.enumeration import MAX_RANKABLE
+
+#: codes with a rotation symmetry: frc (i -> i + s + 1) and cyclic-MDS (i -> i + 1)
+CODES = [("frc", 40, 4), ("frc", 30, 2), ("cyclic-mds", 24, 3), ("cyclic-mds", 15, 4)]
+
+
+def _forced(monkeypatch: pytest.MonkeyPatch, orbits: bool) -> None:
+    monkeypatch.setattr(exhaustive, "orbits_pay", lambda *args: orbits)
+
+
+@pytest.mark.parametrize(("name", "n", "s"), CODES)
+def test_orbits_and_the_plain_walk_give_the_same_threshold(
+        monkeypatch: pytest.MonkeyPatch, name: str, n: int, s: int) -> None:
+    code = design(name, n=n, s=s)
+    reports = {}
+    for orbits in (True, False):
+        _forced(monkeypatch, orbits)
+        reports[orbits] = threshold(code, method="exhaustive", budget=Budget())
+    plain = threshold(code, method="exhaustive", symmetry=False, budget=Budget())
+    a, b = reports[True], reports[False]
+    assert a.threshold == b.threshold == plain.threshold == s + 1
+    assert a.stragglers == b.stragglers == plain.stragglers
+    assert a.exact and b.exact and plain.exact
+    assert a.raw_error == pytest.approx(b.raw_error, rel=1e-9)
+    # the paths did differ: every size searched by orbits, or none
+    assert any("one set per orbit evaluated" in note for note in a.notes)
+    assert any(note.endswith("costs less than one per orbit") for note in b.notes)
+    assert a.checked < b.checked
+
+
+@pytest.mark.parametrize(("name", "n", "s"), CODES[1:])
+def test_orbits_and_the_plain_walk_give_the_same_worst_case(
+        monkeypatch: pytest.MonkeyPatch, name: str, n: int, s: int) -> None:
+    code = design(name, n=n, s=s)
+    for t in (s, s + 1):
+        reports = {}
+        for orbits in (True, False):
+            _forced(monkeypatch, orbits)
+            reports[orbits] = attack(code, t, method="exhaustive")
+        a, b = reports[True], reports[False]
+        assert a.stragglers == b.stragglers and a.exact and b.exact
+        assert a.raw_error == pytest.approx(b.raw_error, rel=1e-9, abs=1e-12)
+        assert a.checked < b.checked == comb(n, t)
+
+
+def test_orbits_pay_when_the_sets_they_save_cost_more_than_their_filter() -> None:
+    rot = Rotation(40, 5, 0, True)
+    # frc n=40 s=4, size 5: 658,008 sets walked compiled at ~0.16 us against 333,376
+    # candidates filtered at 5 x CANONICAL_NS each: the plain walk
+    assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 156.0)
+    # the same size at the numpy route's ~1.5 us per set: the orbits
+    assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 1500.0)
+    # the boundary: orbits when the saved sets cost just more than the filter
+    cand, orbits = comb(40, 5) - comb(35, 5), 82_251
+    rate = cand * 5 * exhaustive.CANONICAL_NS / (comb(40, 5) - orbits)
+    assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * rate * 1.01)
+    assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * rate * 0.99)
+    # no rotation, the empty set, and sizes too large to rank (no walk runs)
+    assert not exhaustive.orbits_pay(40, 5, None, 1.0)
+    assert exhaustive.orbits_pay(40, 0, rot, 0.0)
+    n = 200
+    assert comb(n, n // 2) > MAX_RANKABLE
+    assert exhaustive.orbits_pay(n, n // 2, Rotation(n, 1, 0, True), 0.0)
+
+
+def test_the_threshold_search_chooses_per_size() -> None:
+    """frc n=40 s=4: the small sizes (numpy route) by orbits, size 5 (a compiled walk of
+    658,008 sets) and the size before it (walked with it) by every set; the witness bound at
+    the top size is the plain rank then."""
+    code = design("frc", n=40, s=4)
+    oracle = make_oracle(code, budget=Budget())
+    rot = exhaustive.rotation_for(oracle)
+    assert rot is not None and rot.t == 5
+    search = exhaustive._SearchBudget(oracle, 1, None, rot, oracle.limit, 5, [0, 1, 2, 3, 4])
+    assert search.rot_at(2) == rot
+    assert search.rot_at(4) is None and search.rot_at(5) is None
+    assert search.witness_rank == 1
+    # each size's choice is its cost model's
+    for t in range(1, 6):
+        work = search.work(t, comb(40, t))[0]
+        assert (search.rot_at(t) is not None) == exhaustive.orbits_pay(40, t, rot, work)
