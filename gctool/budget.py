@@ -24,6 +24,7 @@ the library's callers spell them; the command line names its flags instead
 from __future__ import annotations
 
 import contextlib
+import enum
 import math
 import multiprocessing
 import os
@@ -644,12 +645,17 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     return None if probed is _SPARSE else probed
 
 
-#: :func:`_probe_window`'s answer for a window whose ranks hold few of the source's sets
-_SPARSE: Any = object()
+class _Window(enum.Enum):
+    """:func:`_probe_window`'s answer for a window whose ranks hold few of the source's sets"""
+    SPARSE = enum.auto()
+
+
+_SPARSE = _Window.SPARSE
 
 
 def _probe_window(walk: Callable[[int, int], tuple[int, bool]], stop: int, mid: int,
-                  size: int, enough: int, over: float) -> Any:
+                  size: int, enough: int, over: float
+                  ) -> tuple[float, int, bool] | None | _Window:
     """:func:`probe_rate`'s window of ``size`` ranks from ``mid``: its rate, None (no rate),
     or :data:`_SPARSE` (its ranks hold few of the source's sets)."""
     size = max(PROBE_FIRST + 1, min(size, stop - mid))

@@ -80,7 +80,7 @@ def first_max(err: Any, rtol: float) -> int:
 
 
 @njit
-def tied_records(err: Any, first: int) -> Any:
+def tied_records(err: Any, first: int) -> np.ndarray:
     """:func:`gctool.numerics.tied_records` of the 1-d float64 ``err`` with ``first`` its
     :func:`first_max` (the same indices, as an int64 array: ``first``, then each later value
     above every value before it, nan never one), in two passes without the GIL where numpy
