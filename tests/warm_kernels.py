@@ -1,20 +1,15 @@
 """Fill numba's on-disk cache with every compiled kernel of gctool (a script, not a test module).
 
-tests/conftest.py runs it in a process of its own beside the suite when the cache is cold (a
-fresh clone, as CI's), from the start of the session: compiling the kernels takes 2-3 minutes
-of CPU, which the suite would otherwise spend in its own process at the first test that walks
-compiled code.  While it runs, the suite's process waits for a kernel it reaches instead of
-compiling it as well (conftest), so the kernels are compiled in the order the suite first
-reaches them (the simulator's round loop, attack's walks, the direct brackets, design's
-screen, verify's walks, the frames' spectra, kernels that tests call alone).  Each is compiled
-by running it as the library does (``GCTOOL_COMPILED=1``, small codes whose rows and columns
-are shuffled so that no symmetry or certificate skips the enumeration), on walks and on given
-sets, over R, C, GF(p) and GF(2^m).
-
-Every kernel (:func:`kernels`: the numba dispatchers of gctool's modules) must end with a
-cache entry: the script prints those left without one, one a line, and
-tests/compiled/test_warm_kernels.py fails on any.  numba replaces its cache files atomically,
-so the two processes never read a partial one."""
+``python tests/warm_kernels.py`` compiles every kernel and prints those it left without a cache
+entry, one a line (tests/compiled/test_warm_kernels.py fails on any); ``... 1/2`` and ``2/2``
+run the two halves of :data:`PARTS` alone, in two processes at once.  tests/conftest.py runs
+the halves in pytest-xdist's controller when the cache is cold (a fresh clone, as CI's), before
+the workers run a test: compiling the kernels takes 2-3 minutes of CPU, which each worker
+would otherwise spend at the first tests that walk compiled code.  Each kernel is compiled by
+running it as the library does (``GCTOOL_COMPILED=1``, small codes whose rows and columns are
+shuffled so that no symmetry or certificate skips the enumeration), on walks and on given sets,
+over R, C, GF(p) and GF(2^m).  numba replaces its cache files atomically, so no process reads a
+partial one."""
 
 from __future__ import annotations
 
@@ -35,6 +30,10 @@ from gctool.model import GradientCode
 KINDS = [("cyclic", "real"), ("cyclic-mds", "complex"), ("cyclic-mds", "GF(29)"),
          ("cyclic-mds", "GF(2^3)")]
 TOL = 1e-9
+#: the environment variable that names the report of the session's warm-up (tests/conftest.py):
+#: a line for each part that failed (its exit status and the end of its output) and for each
+#: kernel left without a cache entry
+REPORT = "GCTOOL_WARM_REPORT"
 
 
 def kernel_modules() -> list[str]:
@@ -114,7 +113,7 @@ def attack_walks() -> None:
     from gctool.audit.oracles import OptimalOracle
 
     codes = _codes()[:2]
-    for i, (field, code) in enumerate(codes):  # the order the suite first reaches them
+    for i, (field, code) in enumerate(codes):
         if i == 0:
             attack(code, 2, method="exhaustive")
             OptimalOracle(code).errors(unrank_lex(7, 2, np.arange(21)))
@@ -123,7 +122,6 @@ def attack_walks() -> None:
             walk = DirectBrackets(oracle.decoder.Bn, oracle.decoder.T)
             walk.walk(2, 0, 5)
             walk.sets(unrank_lex(8, 2, np.arange(5)))
-        step_done()
     for field, code in codes:
         if field == "complex":
             attack(code, 2, method="exhaustive")
@@ -131,7 +129,6 @@ def attack_walks() -> None:
         oracle = OptimalOracle(code)
         A = np.ascontiguousarray(oracle.Qperp[:3])  # the second stage's bound, called alone
         _lost_bound(A, np.ascontiguousarray(np.linalg.svd(A)[0]), 1)
-        step_done()
 
 
 def design_screens() -> None:
@@ -201,25 +198,25 @@ def simulator() -> None:
     _kernel()
 
 
-def step_done() -> None:
-    """One line more in the file ``GCTOOL_WARM_STEPS`` names (tests/conftest.py): every
-    signature compiled so far is in the cache."""
-    steps = os.environ.get("GCTOOL_WARM_STEPS")
-    if steps:
-        with open(steps, "a", encoding="utf-8") as f:
-            f.write("done\n")
+#: the steps, in two parts of about equal CPU time on a cold cache (68 and 70 s of CPU)
+PARTS = ((simulator, attack_walks, called_alone), (design_screens, verify_walks, frame_spectra))
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     os.environ["GCTOOL_COMPILED"] = "1"
-    for step in (simulator, attack_walks, design_screens, verify_walks, frame_spectra,
-                 called_alone):
-        step()
-        step_done()
+    if argv:  # "i/2": part i alone
+        part, parts = map(int, argv[0].split("/"))
+        assert parts == len(PARTS), argv
+        for step in PARTS[part - 1]:
+            step()
+        return 0
+    for steps in PARTS:
+        for step in steps:
+            step()
     left = cold(kernels())
     print(*left, sep="\n")
     return 1 if left else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
