@@ -29,6 +29,7 @@ from gctool.audit.kernels import private
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
+from gctool.engine.enumeration import sample_sets
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
 from gctool.numerics import EPS, residual_bracket, residual_gamma
 
@@ -998,8 +999,7 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
             dn = float(np.max(scale))
         if not (np.isfinite(rc0) and np.isfinite(dn)):
             return 1.0  # the walk computes every norm in full (RealScreen: rc0 is nan)
-        rng = np.random.default_rng(0)
-        S = np.sort(rng.random((SHARE_SAMPLE, n)).argsort(axis=1)[:, :s], axis=1)
+        S = sample_sets(n, s, SHARE_SAMPLE, np.random.default_rng(0))
         Z = -np.linalg.pinv(NT[S]) @ W[S]  # (sets, d, m): the minimum-norm decoders' z
         a = (W[None] + NT[None] @ Z) * scale[None, :, None]
         norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
