@@ -611,16 +611,18 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
     gives no rate, unless PROBE sets or more were timed before it); the probe covers
-    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run): the first set alone, then the
-    first PROBE_FIRST together, whose rate is returned at once when they took PROBE_EARLY_S or
-    more and their rate is above ``over`` (ns per set beyond which the run is over its
-    budget), then the rest, whose rate is returned: in one call when the rate so far says it
-    is quick, else in calls of growing size (:func:`_probe_step`), returned early after one
-    that brings it to PROBE_OVER_S of CPU or more at a rate above ``over``.  The first set
-    alone: one set of a large code can take seconds (a 1000 x 1000 solve), one of an
-    ill-conditioned code as long in exact arithmetic, where no calibrated rate foresees it.
-    CPU time of the calling thread: neither a loaded machine nor other threads of the process
-    inflate it.
+    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run): the first set alone, a warm-up
+    that no rate counts (it loads the walk's kernels, :func:`_warm_up`), then the rest of the
+    first PROBE_FIRST ranks, one set first when the warm-up was slow, whose rate is returned
+    at once when they took PROBE_EARLY_S or more and their rate is above ``over`` (ns per set
+    beyond which the run is over its budget), then the rest, whose rate is returned: in one
+    call when the rate so far says it is quick, else in calls of growing size
+    (:func:`_probe_step`), returned early after one that brings it to PROBE_OVER_S of CPU or
+    more at a rate above ``over``.  The first sets alone: one set of a large code can take
+    seconds (a 1000 x 1000 solve), one of an ill-conditioned code as long in exact
+    arithmetic, where no calibrated rate foresees it (such a code is refused after its
+    second set, the first timed).  CPU time of the calling thread: neither a loaded machine
+    nor other threads of the process inflate it.
 
     An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
     is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
@@ -657,19 +659,32 @@ def _probe_window(walk: Callable[[int, int], tuple[int, bool]], stop: int, mid: 
                   size: int, enough: int, over: float
                   ) -> tuple[float, int, bool] | None | _Window:
     """:func:`probe_rate`'s window of ``size`` ranks from ``mid``: its rate, None (no rate),
-    or :data:`_SPARSE` (its ranks hold few of the source's sets)."""
+    or :data:`_SPARSE` (its ranks hold few of the source's sets).
+
+    Its first call that decides a set is a warm-up (:func:`_warm_up`), whose time no rate
+    counts: it loads the kernels the walk decides sets with (numba's cache, 30-60 ms of CPU
+    in a fresh process, seconds when it compiles), which no other set of the run pays for
+    again.  Timed alone as the first set, it read 62 ms for one set of frc n=40 s=4 at size
+    5 on its orbit candidates (0.5-1.9 us a set after it), whose worst case was then refused
+    at 84 min (43 h once, where the kernel compiled)."""
     size = max(PROBE_FIRST + 1, min(size, stop - mid))
-    t0, done = time.thread_time(), 0
-    for a, b in ((mid, mid + 1), (mid + 1, mid + PROBE_FIRST)):
+    warm = _warm_up(walk, mid, mid + PROBE_FIRST)
+    if warm is None:  # a finding at once: the run stops there, and a few sets time nothing
+        return None
+    a, done, rate = warm
+    t0, head, first = time.thread_time(), mid + PROBE_FIRST, 0
+    while a < head:  # the first sets after it: slow ones decide at once
+        b = a + _probe_step(head - a, a - mid, rate)
         some, stopped = walk(a, b)
-        done += some
+        first, a = first + some, b
         spent = time.thread_time() - t0
-        rate = spent / max(1, done) * NS_PER_S
-        if stopped:  # a finding at once: the run stops there, and a few sets time nothing
+        rate = spent / max(1, first) * NS_PER_S
+        if stopped:
             return None
-        if done and spent >= PROBE_EARLY_S and rate > over:
-            return rate, done, stopped
-    t0, a, end, rest, stopped = time.thread_time(), mid + PROBE_FIRST, mid + size, 0, False
+        if first and spent >= PROBE_EARLY_S and rate > over:  # (timed on these alone)
+            return rate, first, stopped
+    done += first
+    t0, a, end, rest, stopped = time.thread_time(), max(a, head), mid + size, 0, False
     while a < end and not stopped:
         b = a + _probe_step(end - a, a - mid, rate)
         some, stopped = walk(a, b)
@@ -687,6 +702,26 @@ def _probe_window(walk: Callable[[int, int], tuple[int, bool]], stop: int, mid: 
         # rate (309 us per set, for 0.7)
         return _SPARSE
     return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
+
+
+def _warm_up(walk: Callable[[int, int], tuple[int, bool]], a: int, head: int
+             ) -> tuple[int, int, float] | None:
+    """The probe's warm-up from rank ``a``: one rank, then calls that double, up to the first
+    that decides a set (ranks of rotation orbits may hold none: their kernel is loaded by the
+    first that does) or to ``head``.  Returns (the rank after it, the sets it decided, the
+    ns per set of its last call: a bound, for the size of the calls after it), or None when
+    it found what the walk looks for (a few sets time nothing)."""
+    step, end = 1, head
+    while True:
+        t0 = time.thread_time()
+        some, stopped = walk(a, a + step)
+        spent = time.thread_time() - t0
+        a += step
+        if stopped:
+            return None
+        if some or a >= end:
+            return a, some, spent / max(1, some) * NS_PER_S
+        step = min(2 * step, end - a)
 
 
 def _probe_step(left: int, done: int, rate: float) -> int:

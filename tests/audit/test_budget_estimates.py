@@ -8,6 +8,7 @@ in seconds) and checks how it orders and scales."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
 
@@ -368,10 +369,11 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
 
 
 def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The probe's first set is timed alone, and a slow one decides at once (bound of a
+    """The probe's first sets are timed alone, and slow ones decide at once (bound of a
     1000-worker code walked 64 sets of 1.6 s each before it refused at 5 s; an
     ill-conditioned code's sets in exact arithmetic take as long, with no calibrated rate
-    to foresee it)."""
+    to foresee it): the first, a warm-up that loads the kernels, then the second, whose
+    time alone is the rate."""
     from gctool import budget
 
     seen: list[tuple[int, int]] = []
@@ -384,14 +386,123 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
 
     stop, mid = 10**8, 10**8 // 2
     rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6) or (0, 0, 0)
-    assert seen == [(mid, mid + 1)] and timed == 1 and rate == budget.NS_PER_S
+    assert seen == [(mid, mid + 1), (mid + 1, mid + 2)] and timed == 1
+    assert rate == budget.NS_PER_S
     # a run whose budget affords a second per set: the probe goes on to its task
     seen.clear()
     budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
-    assert seen[:3] == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
-                        (mid + budget.PROBE_FIRST, mid + 2 * budget.PROBE_FIRST)]
+    assert seen[:4] == [(mid, mid + 1), (mid + 1, mid + 2), (mid + 2, mid + 4),
+                        (mid + 4, mid + 8)]
     # (slow sets: the rest in calls that double, read as they go)
-    assert seen[-1][1] == mid + 65536 and len(seen) == 12
+    assert seen[-1][1] == mid + 65536 and len(seen) == 17
+
+
+#: the first walk call of a fresh process loads the kernels it decides sets with: numba's
+#: cache, 30-60 ms of CPU (seconds when a kernel compiles), paid once per process
+LOAD_S = 3.0
+
+
+def _loading_walk(now: list[float], seen: list[tuple[int, int]], per_set: float,
+                  holds: Callable[[int], bool] = lambda r: True
+                  ) -> Callable[[int, int], tuple[int, bool]]:
+    """A walk on a fake clock ``now`` (seconds): ``per_set`` for each rank that ``holds`` a
+    set, 1% of it for the others (the orbit filter's skipping), and :data:`LOAD_S` once, in
+    the first call that decides a set."""
+    loaded = [False]
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        sets = sum(1 for r in range(a, b) if holds(r))
+        now[0] += sets * per_set + (b - a - sets) * per_set / 100
+        if sets and not loaded[0]:
+            loaded[0] = True
+            now[0] += LOAD_S
+        return sets, False
+
+    return walk
+
+
+def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels' loading in the probe's first walk call (3 s here, on a clock of 10 ns
+    per set) is not a set's time: read as one, it made the first set's rate 3e9 ns, which
+    refused the worst case of frc n=40 s=4 at size 5 (82,251 orbit sets, 0.1 s) at about
+    43 h, in a fresh process; the rate is the sets' own, within 2x, and a budget far below
+    the loading time does not refuse them."""
+    from gctool import budget
+
+    now, seen = [0.0], []
+    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    stop, over = 10**8, 100.0  # the run affords 100 ns per set: 10x its sets' rate
+    probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
+    assert probed is not None and not probed[2]
+    assert probed[0] == pytest.approx(10.0, rel=1.0) and probed[0] <= over
+    mid = stop // 2
+    assert seen[0] == (mid, mid + 1)  # the warm-up: one rank
+    # slow sets (1 s each) are still refused early, on the set after the warm-up
+    now[0], seen[:] = 0.0, []
+    rate, timed, _ = budget.probe_rate(_loading_walk(now, seen, 1.0), stop, 65536,
+                                       over) or (0.0, 0, True)
+    assert rate == pytest.approx(budget.NS_PER_S) and timed == 1 and len(seen) == 2
+
+
+def test_a_probe_of_orbit_candidates_warms_up_on_their_first_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On rotation orbits the probe's first ranks may hold no set (none of them loads the
+    kernels): its warm-up walks on, one rank then calls that double, to the first call that
+    decides a set, and no rate counts it; a window whose sets are sparse is still said to be
+    (the dense window at rank 0 times them), with the loading in neither."""
+    from gctool import budget
+
+    now, seen = [0.0], []
+    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    stop = 39_030  # sets only in the first 10,000 ranks and at every 50th rank after them
+    walk = _loading_walk(now, seen, 1e-6, lambda r: r < 10_000 or r % 50 == 0)
+    mid = stop // 2
+    probed = budget.probe_rate(walk, stop, 1024, over=1e4, least=budget.SAMPLE_MIN, dense=0)
+    # one rank, then 2, 4, 8, 16, 32: the sixth call holds 19,550, the first set after mid
+    assert seen[:6] == [(mid, mid + 1), (mid + 1, mid + 3), (mid + 3, mid + 7),
+                        (mid + 7, mid + 15), (mid + 15, mid + 31), (mid + 31, mid + 63)]
+    assert probed is not None and probed[0] == pytest.approx(1000.0, rel=0.05)
+    # every rank holds a set: the first call decides one and loads the kernels, the next
+    # one set alone (the warm-up was slow), then the rest of the first PROBE_FIRST together
+    now[0], seen[:] = 0.0, []
+    probed = budget.probe_rate(_loading_walk(now, seen, 1e-6), stop, 1024, over=1e4,
+                               least=budget.SAMPLE_MIN, dense=0)
+    assert probed is not None and probed[0] == pytest.approx(1000.0, rel=0.05)
+    assert seen[:3] == [(mid, mid + 1), (mid + 1, mid + 2), (mid + 2, mid + budget.PROBE_FIRST)]
+
+
+def test_the_worst_case_on_orbits_is_not_refused_on_the_kernels_loading(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """frc n=40 s=4 at size 5 by one set per rotation orbit (82,251 of 658,008 sets), its
+    probe's walk loading its kernels for 3 s of CPU in its first call (a clock of 10 ns per
+    rank walked besides): admitted at the default budget, estimated at its sets' rate."""
+    from gctool import budget
+    from gctool.audit import exhaustive
+
+    monkeypatch.setattr(exhaustive, "orbits_pay", lambda *args: True)
+    now = [0.0]
+    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    real = exhaustive._twin_walk
+
+    def twin_walk(*args: object, **kw: object) -> tuple[object, int, int]:
+        walk, stop, size = real(*args, **kw)  # type: ignore[arg-type]
+        loaded = [False]
+
+        def timed(a: int, b: int) -> tuple[int, bool]:
+            some, found = walk(a, b)
+            now[0] += (b - a) * 1e-8 + (LOAD_S if some and not loaded[0] else 0.0)
+            loaded[0] = loaded[0] or some > 0
+            return some, found
+
+        return timed, stop, size
+
+    monkeypatch.setattr(exhaustive, "_twin_walk", twin_walk)
+    code = design("frc", n=40, s=4)
+    report = attack(code, 5, method="exhaustive", budget=Budget())
+    assert report.exact and report.checked == 82_251
+    assert any("one set per orbit" in note for note in report.notes)
 
 
 def test_the_windows_stop_within_their_time_when_one_set_is_slow(
