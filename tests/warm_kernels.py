@@ -180,15 +180,19 @@ def frame_spectra() -> None:
 
 def called_alone() -> None:
     """Kernels that tests call with arrays of their own (writable, where the library passes a
-    code's read-only ones): the third stage's direct decoder, the QL iteration."""
+    code's read-only ones): the third stage's direct decoder, the QL iteration; and the orbit
+    filter, which the library calls with arrays of its own alike."""
     from gctool.audit.kernels.real import direct_sets
     from gctool.audit.kernels.symeig import _ql
+    from gctool.compiled.orbits import canonical_range
 
     n, K = 4, 3
     direct_sets(np.array([[0]]), np.ones((n, K)), np.ones((1, K)), np.ones(n), 1.0,
                 np.zeros(1, np.int64), np.zeros(1), np.zeros(1), np.zeros(1),
                 np.zeros(n, np.bool_), np.zeros(n, np.int64))
     _ql(np.arange(3.0), np.ones(3), 3, 0)
+    canonical_range(np.array([0, 1], dtype=np.int64), 3, 6, 3, True,  # the orbit filter
+                    np.empty((3, 2), dtype=np.intp), np.ones(3, dtype=np.int64))
 
 
 def simulator() -> None:

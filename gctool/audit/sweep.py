@@ -21,8 +21,8 @@ from typing import ClassVar
 import numpy as np
 
 from gctool.audit.chunks import ChunkSummary, Kernel, summarise
-from gctool.audit.symmetry import Rotation, canonical_mask, count_candidates, orbit_sizes
-from gctool.engine.enumeration import count_sets, unrank_lex
+from gctool.audit.symmetry import Rotation, canonical_mask, canonical_sets, count_candidates
+from gctool.engine.enumeration import count_sets
 from gctool.engine.records import rank_holds
 from gctool.engine.sweep import LexSource, RangeWalker, Runner, Source, Task
 
@@ -40,11 +40,7 @@ class OrbitSource:
 
     def sets(self, task: Task) -> tuple[np.ndarray, np.ndarray]:
         _, a, b = task
-        C = unrank_lex(self.n, self.s, np.arange(a, b))
-        C = C[canonical_mask(C, self.rot)]
-        if not self.weighted:
-            return C, np.ones(C.shape[0], dtype=np.int64)
-        return C, orbit_sizes(C, self.rot)
+        return canonical_sets(self.n, self.s, self.rot, a, b, self.weighted)
 
     def holds(self, task: Task, S: list[int]) -> bool:
         """Is S one of the task's sets (a canonical set of its rank range)?"""

@@ -25,7 +25,9 @@ it; checking every class pattern K with total size <= s covers all C(n, s) sets,
 pattern stands for the number of s-sets whose killed classes are exactly K.
 
 Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
-:func:`orbit_candidates`, :func:`canonical_mask`, :func:`orbit_sizes`, :func:`count_orbits`,
+:func:`orbit_candidates`, :func:`canonical_mask`, :func:`canonical_sets` (compiled for large
+sizes, :func:`compiled_filter`; its cost :func:`filter_work`), :func:`orbit_sizes`,
+:func:`count_orbits`,
 :func:`row_classes`, :func:`find_rotation`, :func:`find_row_classes`,
 :func:`class_patterns`, :func:`count_class_patterns`.
 """
@@ -248,6 +250,62 @@ def canonical_mask(C: np.ndarray, rot: Rotation) -> np.ndarray:
     for _, _, R in _rotations(C, rot):
         keep &= ~lex_less(R, C)
     return keep
+
+
+#: ns per candidate rank and set position of the numpy filter (:func:`canonical_mask` after
+#: :func:`gctool.engine.enumeration.unrank_lex`, with :func:`orbit_sizes`): 150-290 ns
+#: measured for n = 24-60, s = 4-6, t = 1-6 (best of 3, CPU time, 2 cores under load) ...
+CANONICAL_NS = 150
+#: ... and of the compiled filter (:func:`gctool.compiled.orbits.canonical_range`): 11-21 ns
+#: on the same sizes
+COMPILED_CANONICAL_NS = 20
+#: the compiled filter runs for sizes whose numpy filter would take this long (ns) or more:
+#: loading its kernel from numba's cache costs 30-60 ms of CPU (numba's import, when no other
+#: kernel loaded it, 0.5-1 s); the same sets either way
+COMPILED_FILTER_MIN_NS = 100_000_000
+
+
+def compiled_filter(n: int, s: int, t: int) -> bool:
+    """Does the orbit filter of size s run compiled (:data:`COMPILED_FILTER_MIN_NS`; always or
+    never as ``GCTOOL_COMPILED`` says)?  Depends on the size only."""
+    from gctool.compiled import mode, numba_available
+
+    m = mode()
+    if m != "auto" or s == 0:
+        return m == "always" and s > 0
+    return (count_candidates(n, s, t) * s * CANONICAL_NS >= COMPILED_FILTER_MIN_NS
+            and numba_available())
+
+
+def filter_work(n: int, s: int, t: int) -> float:
+    """Estimated work (ns of one core) of filtering every orbit candidate of size s down to
+    the canonical sets (:func:`canonical_sets`), the filter that runs for that size."""
+    per = COMPILED_CANONICAL_NS if compiled_filter(n, s, t) else CANONICAL_NS
+    return float(count_candidates(n, s, t) * s * per)
+
+
+def canonical_sets(n: int, s: int, rot: Rotation, a: int, b: int, weighted: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The canonical sets among candidate ranks a..b-1 (lex order) and their weights (orbit
+    sizes when ``weighted``, else ones): compiled or in numpy (:func:`compiled_filter`), the
+    same arrays either way."""
+    from gctool.engine.enumeration import unrank_lex, unrank_one
+
+    if b <= a:
+        return np.zeros((0, s), dtype=np.intp), np.zeros(0, dtype=np.int64)
+    if compiled_filter(n, s, rot.t):
+        from gctool.compiled.orbits import canonical_range
+
+        out = np.empty((b - a, s), dtype=np.intp)
+        sizes = np.ones(b - a, dtype=np.int64)
+        first = np.array(unrank_one(n, s, a), dtype=np.int64)
+        found = canonical_range(first, b - a, n, rot.t, weighted, out, sizes)
+        return out[:found], sizes[:found]
+    C = unrank_lex(n, s, np.arange(a, b))
+    C = C[canonical_mask(C, rot)]
+    if not weighted:
+        return C, np.ones(C.shape[0], dtype=np.int64)
+    return C, orbit_sizes(C, rot)
 
 
 def orbit_sizes(C: np.ndarray, rot: Rotation) -> np.ndarray:

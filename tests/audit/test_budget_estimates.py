@@ -317,7 +317,7 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     the compiled walk, at most 1/PROBE_MIN of the run), and the probe's rate decides."""
     from gctool import budget
 
-    now, seen = [0.0], []
+    now, seen = [0.0], list[tuple[int, int]]()
     # a clock of 10 ns per set: the machine's own timing of these calls (tens of us) can read
     # 2-3 times as long on a busy machine, whose probe then takes the calls of slow sets
     monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
@@ -350,7 +350,7 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
     it all."""
     from gctool import budget
 
-    now, seen = [0.0], []
+    now, seen = [0.0], list[tuple[int, int]]()
     monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
     stop, mid, first = 10**8, 10**8 // 2, budget.PROBE_FIRST
 
@@ -431,7 +431,7 @@ def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
     the loading time does not refuse them."""
     from gctool import budget
 
-    now, seen = [0.0], []
+    now, seen = [0.0], list[tuple[int, int]]()
     monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
     stop, over = 10**8, 100.0  # the run affords 100 ns per set: 10x its sets' rate
     probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
@@ -454,7 +454,7 @@ def test_a_probe_of_orbit_candidates_warms_up_on_their_first_set(
     (the dense window at rank 0 times them), with the loading in neither."""
     from gctool import budget
 
-    now, seen = [0.0], []
+    now, seen = [0.0], list[tuple[int, int]]()
     monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
     stop = 39_030  # sets only in the first 10,000 ranks and at every 50th rank after them
     walk = _loading_walk(now, seen, 1e-6, lambda r: r < 10_000 or r % 50 == 0)

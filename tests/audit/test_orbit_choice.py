@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from math import comb
 
+import numpy as np
 import pytest
 
-from gctool.audit import exhaustive
+from gctool.audit import exhaustive, symmetry
 from gctool.audit.attack import attack
 from gctool.audit.attack.thresholds import threshold
 from gctool.audit.oracles import make_oracle
-from gctool.audit.symmetry import Rotation
+from gctool.audit.symmetry import Rotation, count_orbits
 from gctool.budget import Budget
 from gctool.codes import design
 from gctool.engine.enumeration import MAX_RANKABLE
@@ -97,3 +98,31 @@ def test_the_threshold_search_chooses_per_size() -> None:
     for t in range(1, 6):
         work = search.work(t, comb(40, t))[0]
         assert (search.rot_at(t) is not None) == exhaustive.orbits_pay(40, t, rot, work)
+
+
+def test_the_compiled_filter_keeps_the_numpy_filters_sets_and_weights(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The orbit filter, compiled or in numpy, on every n <= 16, every rotation t | n and
+    size s, over the whole candidate prefix and random rank ranges of it: the same sets in
+    the same order, the same orbit sizes; one set per orbit, whose sizes add up to C(n, s)."""
+    rng = np.random.default_rng(7)
+    for n in range(2, 17):
+        for t in (d for d in range(1, n) if n % d == 0):
+            rot = Rotation(n, t, 0, True)
+            for s in range(1, n):
+                cand = symmetry.count_candidates(n, s, t)
+                ranges = [(0, cand)] + [tuple(sorted(map(int, rng.integers(0, cand + 1, 2))))
+                                        for _ in range(2)]
+                for a, b in ranges:
+                    got = {}
+                    for path in (True, False):
+                        monkeypatch.setattr(symmetry, "compiled_filter",
+                                            lambda *args, on=path: on)
+                        got[path] = symmetry.canonical_sets(n, s, rot, a, b, weighted=True)
+                    (C1, w1), (C0, w0) = got[True], got[False]
+                    assert np.array_equal(C1, C0) and np.array_equal(w1, w0), (n, t, s, a, b)
+                    if (a, b) == (0, cand):
+                        assert C1.shape[0] == count_orbits(n, s, t)
+                        assert int(w1.sum()) == comb(n, s)
+                    C, w = symmetry.canonical_sets(n, s, rot, a, b, weighted=False)
+                    assert np.array_equal(C, C1) and (w == 1).all()
