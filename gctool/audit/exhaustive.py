@@ -37,6 +37,7 @@ from gctool.audit.symmetry import (
     count_candidates,
     count_orbits,
     detect_rotation,
+    filter_work,
     find_rotation,
 )
 from gctool.budget import (
@@ -112,30 +113,39 @@ def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
     return comb(n, s) if rot is None or s == 0 else count_orbits(n, s, rot.t)
 
 
-#: ns per candidate rank and set position of the orbit filter (unranking and
-#: :func:`gctool.audit.symmetry.canonical_mask`, in numpy): 100-190 ns measured for n = 40-60,
-#: s = 2-6, against the compiled walk's 0.1-0.2 us per set of size 5 (frc n=40 s=4)
-CANONICAL_NS = 150
-
-
-def orbits_pay(n: int, s: int, rot: Rotation | None, plain_work: float) -> bool:
+def orbits_pay(n: int, s: int, rot: Rotation | None, plain_work: float,
+               sets_work: float | None = None) -> bool:
     """Does one set per rotation orbit cost less than every set of size s, whose walk is
     estimated at ``plain_work`` (ns, at the rate the plain path is planned at)?  The orbit path
-    filters every candidate rank (:data:`CANONICAL_NS` per rank and position) and then
-    evaluates the orbits' sets as explicit batches, at no less than the plain rate; it pays
-    when the sets it saves cost more than the filter (frc n=40 s=4 at size 5: 333,376
-    candidates filtered for 250 ms against 576,000 sets saved of a 0.1 s compiled walk: the
-    threshold search took 0.13 s of CPU with orbits, 0.02 s without).  Both paths give the
-    same verdicts: the lexicographically first set of an orbit is its representative.  Sizes
-    too large to rank keep the orbits (no walk of them runs)."""
+    filters every candidate rank (:func:`gctool.audit.symmetry.filter_work`: compiled for the
+    larger sizes, else in numpy) and then evaluates the orbits' sets as explicit batches
+    (``sets_work``: :meth:`Oracle.batch_work`, default the orbits at the plain rate), at no
+    less than the plain rate: a compiled walk decides a set in 0.1-0.2 us, the batches of
+    frc n=40 s=4 at size 5 in 0.8 us (82,251 orbit sets: 131-165 ms of CPU for the worst
+    case with the filter, against 154-190 ms for the walk of the 658,008 sets).  Both paths
+    give the same verdicts: the lexicographically first set of an orbit is its
+    representative.  Sizes too large to rank keep the orbits (no walk of them runs)."""
     if rot is None or s == 0:
         return rot is not None
     total = comb(n, s)
     if total > MAX_RANKABLE:
         return True
-    rate = plain_work / total
-    orbit = count_candidates(n, s, rot.t) * s * CANONICAL_NS + count_orbits(n, s, rot.t) * rate
-    return orbit < plain_work
+    rate, orbits = plain_work / total, count_orbits(n, s, rot.t)
+    sets = orbits * rate if sets_work is None else max(sets_work, orbits * rate)
+    return filter_work(n, s, rot.t) + sets < plain_work
+
+
+def path_work(oracle: Oracle, s: int, rot: Rotation | None, need: int, at: int = 0
+              ) -> tuple[float, bool]:
+    """(estimated work of the ``need`` sets of size s on the path that evaluates them, whether
+    they walk compiled): :func:`planned_work` without a rotation; with one, the filter of
+    every orbit candidate (:func:`gctool.audit.symmetry.filter_work`) and the orbit sets in
+    batches (:meth:`Oracle.batch_work`, at no less than the planned rate), never compiled
+    walks."""
+    plain = planned_work(oracle, s, need, at)
+    if rot is None or s == 0:
+        return plain
+    return filter_work(oracle.n, s, rot.t) + max(oracle.batch_work(s, need), plain[0]), False
 
 
 #: searches over fewer straggler sets than this run in one process whatever ``jobs`` says
@@ -329,7 +339,15 @@ def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: in
     probed = probe_rate(walk, stop, size, over, least=SAMPLE_MIN, dense=0)  # a twin's walk
     if probed is None:
         return None
-    return probed[0] * need / max(1, jobs) / NS_PER_S
+    return (probed[0] * need + _filter(oracle.n, s, rot)) / max(1, jobs) / NS_PER_S
+
+
+def _filter(n: int, s: int, rot: Rotation | None) -> float:
+    """The orbit filter's work (ns) of size s, which a probe's rate per set leaves out: it is
+    timed where the orbit candidates are dense (rank 0; in the middle they thin out), so it
+    leaves out the filtering of the ranks that hold none (frc n=40 s=4 at size 5: 333,376
+    candidates for 82,251 orbit sets); 0 without a rotation."""
+    return 0.0 if rot is None or s == 0 else filter_work(n, s, rot.t)
 
 
 def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> bool:
@@ -383,11 +401,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     ``oracle.budget`` (refused before it starts above it)."""
     n = oracle.n
     rot = found = rotation_for(oracle) if symmetry else None
-    if rot is not None and not orbits_pay(n, s, rot, planned_work(oracle, s, comb(n, s))[0]):
+    if rot is not None and s > 0 and not orbits_pay(
+            n, s, rot, planned_work(oracle, s, comb(n, s))[0],
+            oracle.batch_work(s, count_orbits(n, s, rot.t))):
         rot = None  # every set, walked compiled, costs less than one per orbit
     need = count_evaluated(n, s, rot)
-    work, compiled = planned_work(oracle, s, need)
-    compiled = compiled and rot is None  # orbits go to processes, as _plan sends them
+    work, compiled = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
     runner = placed(runner, work / NS_PER_S)  # a small search runs here
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
@@ -631,9 +650,10 @@ class _SearchBudget:
         orbit costs less than every set walked as planned (:func:`orbits_pay`); else None.
         Decided once per size, on the code and the sizes alone."""
         if t not in self._rot:
-            rot = self.rot
-            if rot is not None and not orbits_pay(self.oracle.n, t, rot,
-                                                  self.work(t, comb(self.oracle.n, t))[0]):
+            rot, n = self.rot, self.oracle.n
+            if rot is not None and t > 0 and not orbits_pay(
+                    n, t, rot, self._plain(t, comb(n, t))[0],
+                    self.oracle.batch_work(t, count_orbits(n, t, rot.t))):
                 rot = None
             self._rot[t] = rot
         return self._rot[t]
@@ -682,9 +702,18 @@ class _SearchBudget:
             raise computing_refusal(what, total, budget.max_work, how, budget.used)
 
     def work(self, t: int, need: int) -> tuple[float, bool]:
-        """(estimated work of size t's ``need`` sets, whether they walk compiled): a size
-        below the compiled walk's minimum walks with the next size (:func:`_size_plan`), at
-        the walk's rate.  Worked out once per size (the search asks for it several times)."""
+        """(estimated work of size t's ``need`` sets on the path that searches it
+        (:meth:`rot_at`, :func:`path_work`), whether they walk compiled)."""
+        rot = self.rot_at(t)
+        if rot is None or t == 0:
+            return self._plain(t, need)
+        return path_work(self.oracle, t, rot, need)[0], False
+
+    def _plain(self, t: int, need: int) -> tuple[float, bool]:
+        """(estimated work of size t's ``need`` sets walked in rank order, whether they walk
+        compiled): a size below the compiled walk's minimum walks with the next size
+        (:func:`_size_plan`), at the walk's rate.  Worked out once per size (the search asks
+        for it several times)."""
         if (t, need) not in self._work:
             oracle, n = self.oracle, self.oracle.n
             if self.early(t):  # at a count at which size t walks compiled
@@ -719,7 +748,7 @@ class _SearchBudget:
         small = stop < SAMPLE_MIN and full < STOP_PROBE_S and full <= left
         if runner is not None or t == 0 or small or comb(self.oracle.n, t) > MAX_RANKABLE:
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
-        rate, how = work / max(1, need), ""
+        rate, how, filt = work / max(1, need), "", 0.0
         if compiled and full < STOP_PROBE_S and worst_fits(self.oracle, t, need, jobs, left):
             return full * (1.0 if bound is None else min(1.0, bound / max(1, stop))), ""
         walk, stop, size = _twin_walk(self.oracle, t, rot, self.limit, self.early(t))
@@ -727,12 +756,13 @@ class _SearchBudget:
                             least=SAMPLE_MIN, dense=0) if worth_timing(full, left) else None
         if probed is not None:  # the kernel that runs it decides (either way)
             rate, how = probed[0], ", timed on a sample of its sets"
-            self.timed_work[t] = rate * need  # ns of one core
+            filt = _filter(self.oracle.n, t, rot)  # (a timed rate leaves it out)
+            self.timed_work[t] = rate * need + filt  # ns of one core
             if probed[2]:
                 self.failing.add(t)
-        jobs, extra = process_cost(self.oracle, t, rot, rate * need, jobs, runner,
+        jobs, extra = process_cost(self.oracle, t, rot, rate * need + filt, jobs, runner,
                                    threads)
-        full = rate * need / jobs / NS_PER_S
+        full = (rate * need + filt) / jobs / NS_PER_S
         share, found = 1.0, bound
         # threads take the first of their ranges each; processes run the first task alone
         first_range = _first_walk_range(stop, size, jobs) if threads else []
@@ -746,7 +776,7 @@ class _SearchBudget:
         if found is not None:
             self.failing.add(t)
         if found is not None and found <= first:  # the first task, alone, stops it
-            return rate * need * share / NS_PER_S, (
+            return (rate * need + filt) * share / NS_PER_S, (
                 f"{how}, up to its first failing set (in its first task)")
         if found is not None and share < 1.0:
             how += f", up to its first failing set (by rank {found:,} of {stop:,})"

@@ -64,16 +64,26 @@ def test_orbits_and_the_plain_walk_give_the_same_worst_case(
 
 def test_orbits_pay_when_the_sets_they_save_cost_more_than_their_filter() -> None:
     rot = Rotation(40, 5, 0, True)
-    # frc n=40 s=4, size 5: 658,008 sets walked compiled at ~0.16 us against 333,376
-    # candidates filtered at 5 x CANONICAL_NS each: the plain walk
-    assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 156.0)
-    # the same size at the numpy route's ~1.5 us per set: the orbits
-    assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 1500.0)
-    # the boundary: orbits when the saved sets cost just more than the filter
     cand, orbits = comb(40, 5) - comb(35, 5), 82_251
-    rate = cand * 5 * exhaustive.CANONICAL_NS / (comb(40, 5) - orbits)
+    assert symmetry.compiled_filter(40, 5, 5)  # 333,376 candidates: 250 ms in numpy
+    filt = cand * 5 * symmetry.COMPILED_CANONICAL_NS
+    assert symmetry.filter_work(40, 5, 5) == filt
+    # frc n=40 s=4, size 5: 658,008 sets walked compiled at ~0.16 us against 82,251 orbit
+    # sets in batches at ~2.1 us and the filter: the plain walk
+    assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 156.0, orbits * 2140.0)
+    # at the plain rate for the orbits' sets (no batch cost given), the orbits
+    assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 156.0)
+    # the same size at the numpy route's ~1.5 us per set: the orbits
+    assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * 1500.0, orbits * 1500.0)
+    # the boundary: orbits when the saved sets cost just more than the filter
+    rate = filt / (comb(40, 5) - orbits)
     assert exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * rate * 1.01)
     assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * rate * 0.99)
+    # the batches never cost less than the plain rate
+    assert not exhaustive.orbits_pay(40, 5, rot, comb(40, 5) * rate * 0.99, 0.0)
+    # a small size filters in numpy (loading the compiled filter would cost more)
+    assert not symmetry.compiled_filter(40, 3, 5)
+    assert symmetry.filter_work(40, 3, 5) == 3335 * 3 * symmetry.CANONICAL_NS
     # no rotation, the empty set, and sizes too large to rank (no walk runs)
     assert not exhaustive.orbits_pay(40, 5, None, 1.0)
     assert exhaustive.orbits_pay(40, 0, rot, 0.0)
@@ -84,8 +94,9 @@ def test_orbits_pay_when_the_sets_they_save_cost_more_than_their_filter() -> Non
 
 def test_the_threshold_search_chooses_per_size() -> None:
     """frc n=40 s=4: the small sizes (numpy route) by orbits, size 5 (a compiled walk of
-    658,008 sets) and the size before it (walked with it) by every set; the witness bound at
-    the top size is the plain rank then."""
+    658,008 sets, where the orbits' batches cost 5-10x a walked set) and the size before it
+    (walked with it) by every set; the witness bound at the top size is the plain rank
+    then."""
     code = design("frc", n=40, s=4)
     oracle = make_oracle(code, budget=Budget())
     rot = exhaustive.rotation_for(oracle)
@@ -96,8 +107,14 @@ def test_the_threshold_search_chooses_per_size() -> None:
     assert search.witness_rank == 1
     # each size's choice is its cost model's
     for t in range(1, 6):
-        work = search.work(t, comb(40, t))[0]
-        assert (search.rot_at(t) is not None) == exhaustive.orbits_pay(40, t, rot, work)
+        work = search._plain(t, comb(40, t))[0]
+        sets = oracle.batch_work(t, count_orbits(40, t, 5))
+        assert (search.rot_at(t) is not None) == exhaustive.orbits_pay(40, t, rot, work, sets)
+        # and the work of the path chosen is the one the search is estimated with
+        need = exhaustive.count_evaluated(40, t, search.rot_at(t))
+        if search.rot_at(t) is not None:
+            assert search.work(t, need)[0] == pytest.approx(
+                symmetry.filter_work(40, t, 5) + max(sets, work * need / comb(40, t)))
 
 
 def test_the_compiled_filter_keeps_the_numpy_filters_sets_and_weights(
@@ -126,3 +143,27 @@ def test_the_compiled_filter_keeps_the_numpy_filters_sets_and_weights(
                         assert int(w1.sum()) == comb(n, s)
                     C, w = symmetry.canonical_sets(n, s, rot, a, b, weighted=False)
                     assert np.array_equal(C, C1) and (w == 1).all()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_compiled_filters_orbits_give_the_plain_walks_report_on_any_jobs(
+        monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """frc n=40 s=4 at size 5, whose 333,376 orbit candidates are filtered compiled: its
+    worst case and threshold by orbits (82,251 sets, in processes on two jobs) and by the
+    plain walk of the 658,008 (threads), the same on one job and on two."""
+    code = design("frc", n=40, s=4)
+    assert symmetry.compiled_filter(40, 5, 5)
+    worst, limit = {}, {}
+    for orbits in (True, False):
+        _forced(monkeypatch, orbits)
+        worst[orbits] = attack(code, 5, method="exhaustive", jobs=jobs)
+        limit[orbits] = threshold(code, method="exhaustive", jobs=jobs, budget=Budget())
+    a, b = worst[True], worst[False]
+    assert a.checked == 82_251 and b.checked == comb(40, 5)
+    assert a.stragglers == b.stragglers and a.exact and b.exact
+    assert a.raw_error == pytest.approx(b.raw_error, rel=1e-9, abs=1e-12)
+    one = attack(code, 5, method="exhaustive")  # (plain: the last forced)
+    assert one.stragglers == b.stragglers and one.raw_error == b.raw_error
+    x, y = limit[True], limit[False]
+    assert x.threshold == y.threshold == 5 and x.stragglers == y.stragglers
+    assert x.exact and y.exact

@@ -97,6 +97,12 @@ class Oracle:
         exact arithmetic aside): :meth:`set_work` by default."""
         return self.set_work(s, sets)
 
+    def batch_work(self, s: int, sets: int) -> float:
+        """Estimated work of ``sets`` sets of size s given as explicit batches (one per
+        rotation orbit: :meth:`errors`, never a compiled walk of rank ranges):
+        :meth:`set_work` by default."""
+        return self.set_work(s, sets)
+
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
         every job runs), decided before anything is compiled?"""
