@@ -203,7 +203,7 @@ def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
     costs the walk 28% more per set than 4 ranges of one (real cyclic n=40 s=6, one thread:
     each range's errors and the walk's state per set no longer stay in the cache; verify's
     walk keeps no such arrays and takes 4 chunks at a time alike); a range of a quarter chunk
-    costs what a chunk does, and every range costs the fold in the caller's thread about the
+    costs what a chunk does, and every range costs the fold (one at a time) about the
     same, so the small ones stay at the end."""
     size = max(1, size)
     out: list[tuple[int, int]] = []

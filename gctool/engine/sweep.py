@@ -464,7 +464,7 @@ class FirstMaxFold(WorstFold):
         top = max((e for e, _ in r.peaks if e == e), default=-np.inf)  # (e == e: not nan)
         if -np.inf < self._top < np.inf and top <= self._top:  # the cut stands: only the
             # new peaks are filtered (a code with many tied sets keeps dozens of peaks, which
-            # every merge re-read in the caller's thread: the serial part of the fold)
+            # every merge re-read, one fold at a time: the serial part of the run)
             cut = self._cut
             self._kept.extend(p for p in r.peaks if p[0] >= cut)
             return self._merged(r)

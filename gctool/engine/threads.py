@@ -18,8 +18,13 @@ one task at a time; those keep the process pool.
 * Work charged to a run-wide budget waits for its turn (:func:`in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
-* An exception in a task is raised in the caller at that task's place in the order, once the
-  running tasks have finished.
+* The callback runs in the pool's threads: the thread whose result is the next in order folds
+  it, and the results after it that have come back (:meth:`_Threads.fold`), one thread at a
+  time; the caller's thread waits for the end of the fold.  A caller woken per result would
+  be a third thread on two cores, and the pool would wait for it whenever it is not
+  scheduled (with other processes on the cores: tens of milliseconds in a run of 0.6 s).
+* An exception in a task or in the callback is raised in the caller at that task's place in
+  the order, once the running tasks have finished.
 * Signals reach the caller's (main) thread only: an interrupt there stops the run and waits at
   most :data:`ABANDON_S` for the running tasks (the threads are daemons; the compiled tasks are
   a few milliseconds each).
@@ -292,11 +297,17 @@ class _Threads:
                  after: _Threads | None = None) -> None:
         self.worker, self.tasks = worker, tasks
         self.cond = threading.Condition()
-        #: the caller waits on this one (the same lock) for the result of task ``awaited``,
-        #: woken only when that one comes back (results out of order would wake it for
-        #: nothing: with 16 threads, once per task)
-        self.arrived = threading.Condition(self.cond._lock)  # type: ignore[attr-defined]
-        self.awaited = -1
+        #: the caller waits on this one (the same lock) until the fold is over (:meth:`wait`)
+        self.over = threading.Condition(self.cond._lock)  # type: ignore[attr-defined]
+        #: the fold (:meth:`fold`): its callback (None until the caller gives it), the next
+        #: task to fold, whether it has ended (every task folded, a result that stops the
+        #: run, an error: ``error``, raised in the caller) or been abandoned by the caller
+        self.on_result: Callable[[int, Any], bool] | None = None
+        self.fold_lock = threading.Lock()
+        self.fold_next = 0
+        self.fold_over = False
+        self.abandoned = False
+        self.error: BaseException | None = None
         self.order = TaskOrder(held)
         self.next = 0
         self.ahead = AHEAD * jobs if ahead is None else ahead
@@ -375,8 +386,8 @@ class _Threads:
                     busy += last - t0
                 with self.cond:
                     self.results[i] = out
-                    if i == self.awaited:
-                        self.arrived.notify()
+                if i == self.fold_next:  # (read without the lock: fold() checks again)
+                    self.fold()
         finally:
             with self.cond:
                 self.spans.append((got, first, last, busy, time.perf_counter()))
@@ -384,23 +395,77 @@ class _Threads:
                 if self.followed:
                     self.cond.notify_all()
 
-    def ready(self, i: int) -> list[tuple[bool, Any]]:
-        """The results of tasks i, i + 1, ... that have come back, in task order (at least
-        task i's: waits for it), each (True, summary) or (False, its exception)."""
+    def fold(self) -> None:
+        """Hand the results that have come back, from the next one to fold on, to the fold's
+        callback in task order, then let the pool run that much further (:data:`AHEAD`):
+        called by the thread whose result is the next one (and by the caller when it gives
+        the callback), so that the fold never waits for a thread to be scheduled (the
+        caller's thread would be a third one on two cores, woken per result).  One thread
+        folds at a time; a thread that finds another folding leaves its result to it (the
+        folding thread looks again before it leaves).  The callback runs in a pool thread
+        with no task of its own (:func:`in_task_order` returns at once there)."""
+        while self.fold_lock.acquire(blocking=False):
+            try:
+                self._fold_ready()
+            finally:
+                self.fold_lock.release()
+            with self.cond:  # a result that came back while this thread folded
+                if (self.fold_over or self.abandoned or self.on_result is None
+                        or self.fold_next not in self.results):
+                    return
+
+    def _fold_ready(self) -> None:
+        on_result, i, end = self.on_result, self.fold_next, None
+        if on_result is None:
+            return
+        try:
+            while not (self.fold_over or self.abandoned):
+                with self.cond:
+                    item = self.results.pop(i, None)
+                if item is None:
+                    break
+                ok, value = item
+                if not ok:
+                    raise value
+                if on_result(i, value):
+                    end = True
+                    break
+                i += 1
+                if i == len(self.tasks):
+                    end = True
+                    break
+        except BaseException as exc:  # raised in the caller, at this task's place
+            self.error, end = exc, True
         with self.cond:
-            self.awaited = i
-            while i not in self.results:
-                last = self.order.last
+            self.fold_next = i
+            if end:
+                self.fold_over = True
+                self.over.notify_all()
+        if end:
+            self.order.stop()  # (the fold is over: no task after it is wanted)
+        else:
+            self.folded(i)
+
+    def wait(self) -> None:
+        """Wait until the fold is over (timed waits: an interrupt reaches the caller at
+        once); a fold that waits for a task after the one whose result was to end the run
+        (which never starts) is an error."""
+        with self.cond:
+            while not self.fold_over:
+                last, i = self.order.last, self.fold_next
                 if last is not None and i > last and not self.order.stopped:
                     raise RuntimeError(f"task {last}'s result was to end the run, and the "
                                        f"fold asked for task {i}")  # (never started)
-                self.arrived.wait(0.1)  # timed: an interrupt reaches the caller at once
-            self.awaited = -1
-            out = []
-            while i in self.results:
-                out.append(self.results.pop(i))
-                i += 1
-        return out
+                self.over.wait(0.1)
+
+    def abandon(self) -> None:
+        """The caller leaves (an interrupt): no result is folded from now on, and a fold
+        under way has ended when this returns (the caller may read the fold's state), unless
+        another interrupt cuts the wait short."""
+        with self.cond:
+            self.abandoned = True
+        if self.fold_lock.acquire(timeout=ABANDON_S):
+            self.fold_lock.release()
 
     def folded(self, count: int) -> None:
         self.order.advance(count)
@@ -452,25 +517,21 @@ def run_threads(
 
 
 def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
-    """Hand the pool's results to ``on_result`` in task order, then stop the pool.  The
-    results that have come back are taken together, and the pool told once they are folded
-    (a lock and a wake-up per batch, not per task: the caller's thread is the serial part)."""
+    """Hand the pool's results to ``on_result`` in task order (:meth:`_Threads.fold`: in the
+    pool's threads as they come back, those already back here), then stop the pool; raise
+    in the caller what a task or the fold raised."""
     try:
-        i, count, stopped = 0, len(pool.tasks), False
-        while i < count and not stopped:
-            for ok, value in pool.ready(i):
-                if not ok:
-                    raise value
-                stopped = on_result(i, value)
-                if stopped:
-                    break
-                i += 1
-            else:
-                pool.folded(i)
+        with pool.cond:
+            pool.on_result = on_result
+        pool.fold()
+        pool.wait()
     except BaseException as exc:  # an interrupt waits briefly, anything else for every task
+        pool.abandon()
         pool.stop(ABANDON_S if isinstance(exc, KeyboardInterrupt) else None)
         raise
     pool.stop(None)
+    if pool.error is not None:
+        raise pool.error
 
 
 class Ahead:
