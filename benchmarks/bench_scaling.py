@@ -29,7 +29,8 @@ ratio (fastest run over fastest run) is given beside it.  Wall and CPU times are
 
 Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
 time of the whole run (this process's threads and, for Dask, the workers' processes), the
-share of it spent in the caller's thread (the serial part: reductions, the fold, reports) and,
+share of it spent in the caller's thread and in the fold (the serial part: reductions, the
+fold, reports; the threads' folds are counted from :data:`gctool.engine.threads.TIMES`) and,
 for local threads, the share of the pools' capacity (threads x pool time) spent outside tasks,
 with its parts before each thread's first task and after its last
 (:data:`gctool.engine.threads.TIMES`).
@@ -243,7 +244,8 @@ def once(case: Case, executor: str, options: dict[str, Any], client: Any = None
     with options.get("runner") or nullcontext():  # a Dask session per run, as the CLI
         report = case.run(case.code, options)
     wall = time.perf_counter() - w0
-    caller, cpu = time.thread_time() - t0, _cpu() - c0
+    # the serial part: the caller's thread, and the folds its pools ran in their threads
+    caller, cpu = time.thread_time() - t0 + TIMES.fold, _cpu() - c0
     if client is not None:
         cpu += sum(client.run(_worker_cpu).values()) - remote
     row = Row(executor, wall, cpu, caller, walls=[wall])
@@ -405,7 +407,7 @@ def main() -> None:
           "rounds' ratios --jobs 1 / this run (Dask: one run, over the --jobs 1 median), best-of: "
           "fastest over fastest; times: medians; local runs without the Dask cluster")
     print()
-    print("| case | sets | run | wall s | speed-up | best-of | CPU s | caller's thread "
+    print("| case | sets | run | wall s | speed-up | best-of | CPU s | caller + fold "
           "| threads idle (start + tail) |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for res in results:
@@ -423,9 +425,9 @@ def main() -> None:
 
 
 def projections(results: list[Result], cores: int) -> None:
-    """Per case, the caller thread's share of the CPU at ``--jobs PROJECTED`` on this machine's
-    fewer cores, and the speed-up on PROJECTED cores that it bounds (Amdahl's law with that
-    share as the serial part: a bound, not a measurement).  Beside it, the CPU the run spends
+    """Per case, the serial share of the CPU (the caller's thread and the folds) at ``--jobs
+    PROJECTED`` on this machine's fewer cores, and the speed-up on PROJECTED cores that it
+    bounds (Amdahl's law with that share as the serial part: a bound, not a measurement).  Beside it, the CPU the run spends
     over ``--jobs 1`` (mostly the pool threads' Python around their compiled walks, which holds
     the GIL as the caller's does: not in the bound)."""
     shown = [res for res in results if res.projected is not None]
@@ -433,11 +435,11 @@ def projections(results: list[Result], cores: int) -> None:
         return
     print()
     print(f"projected to {PROJECTED} cores (a bound, not a measurement): the caller's thread "
-          f"at --jobs {PROJECTED} on these {cores} cores, and the speed-up on {PROJECTED} "
-          "cores it allows by Amdahl's law (serial share = the caller's); CPU over --jobs 1: "
-          "the threads' own extra (their Python holds the GIL too: not in the bound)")
+          f"and the folds at --jobs {PROJECTED} on these {cores} cores, and the speed-up on "
+          f"{PROJECTED} cores it allows by Amdahl's law (serial share = theirs); CPU over "
+          "--jobs 1: the threads' own extra (their Python holds the GIL too: not in the bound)")
     print()
-    print(f"| case | caller's thread at --jobs {PROJECTED} | CPU s | CPU over --jobs 1 "
+    print(f"| case | caller + fold at --jobs {PROJECTED} | CPU s | CPU over --jobs 1 "
           f"| at most, {PROJECTED} cores |")
     print("|---|---:|---:|---:|---:|")
     for res in shown:

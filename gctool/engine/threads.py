@@ -205,13 +205,16 @@ class PoolTimes:
 
     pools: int = 0
     tasks: int = 0
+    #: CPU seconds of the folds run in the pools' threads (:meth:`_Threads.fold`: serial
+    #: work, as the caller's)
+    fold: float = 0.0
     capacity: float = 0.0
     busy: float = 0.0
     start: float = 0.0
     tail: float = 0.0
 
     def reset(self) -> None:
-        self.pools, self.tasks = 0, 0
+        self.pools, self.tasks, self.fold = 0, 0, 0.0
         self.capacity, self.busy, self.start, self.tail = 0.0, 0.0, 0.0, 0.0
 
     @property
@@ -308,6 +311,7 @@ class _Threads:
         self.fold_over = False
         self.abandoned = False
         self.error: BaseException | None = None
+        self.fold_cpu = 0.0  # CPU seconds of the folds in this pool's threads (TIMES.fold)
         self.order = TaskOrder(held)
         self.next = 0
         self.ahead = AHEAD * jobs if ahead is None else ahead
@@ -395,7 +399,7 @@ class _Threads:
                 if self.followed:
                     self.cond.notify_all()
 
-    def fold(self) -> None:
+    def fold(self, caller: bool = False) -> None:
         """Hand the results that have come back, from the next one to fold on, to the fold's
         callback in task order, then let the pool run that much further (:data:`AHEAD`):
         called by the thread whose result is the next one (and by the caller when it gives
@@ -403,11 +407,15 @@ class _Threads:
         caller's thread would be a third one on two cores, woken per result).  One thread
         folds at a time; a thread that finds another folding leaves its result to it (the
         folding thread looks again before it leaves).  The callback runs in a pool thread
-        with no task of its own (:func:`in_task_order` returns at once there)."""
+        with no task of its own (:func:`in_task_order` returns at once there).  ``caller``:
+        called by the caller (its CPU time is the caller's, not counted in TIMES.fold)."""
         while self.fold_lock.acquire(blocking=False):
+            c0 = time.thread_time()
             try:
                 self._fold_ready()
             finally:
+                if not caller:
+                    self.fold_cpu += time.thread_time() - c0  # (under the fold's lock)
                 self.fold_lock.release()
             with self.cond:  # a result that came back while this thread folded
                 if (self.fold_over or self.abandoned or self.on_result is None
@@ -493,6 +501,7 @@ class _Threads:
             spans = list(self.spans)
         TIMES.pools += 1
         TIMES.tasks += self.next
+        TIMES.fold += self.fold_cpu
         for got, first, last, busy, left in spans:
             until = left if self.followed else end  # its core handed on, or the pool's end
             TIMES.capacity += until - got
@@ -523,7 +532,7 @@ def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
     try:
         with pool.cond:
             pool.on_result = on_result
-        pool.fold()
+        pool.fold(caller=True)
         pool.wait()
     except BaseException as exc:  # an interrupt waits briefly, anything else for every task
         pool.abandon()

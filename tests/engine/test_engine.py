@@ -243,6 +243,45 @@ def test_thread_pools_record_where_their_time_went() -> None:
     TIMES.reset()
 
 
+def test_thread_pools_fold_in_their_threads_and_count_it() -> None:
+    """run_threads folds in the pool's threads (the caller only waits), one result at a time
+    and in task order, and adds the CPU of those folds to TIMES.fold (the serial part the
+    scaling benchmark reports with the caller's thread)."""
+    import threading
+    import time
+
+    from gctool.engine.threads import TIMES, run_threads
+
+    class Slow:
+        def run(self, task: int) -> int:
+            time.sleep(0.002)
+            return task
+
+    where: list[str] = []
+    inside = [0]
+
+    def fold(i: int, r: int) -> bool:
+        inside[0] += 1
+        assert inside[0] == 1  # never two folds at once
+        where.append(threading.current_thread().name)
+        t0 = time.thread_time()
+        while time.thread_time() - t0 < 0.001:  # CPU the fold spends
+            pass
+        got.append(r)
+        inside[0] -= 1
+        return False
+
+    TIMES.reset()
+    got: list[int] = []
+    run_threads(Slow(), list(range(12)), 2, fold)
+    assert got == list(range(12))
+    pooled = [w for w in where if w.startswith("gctool-job")]
+    assert len(pooled) >= 6, where  # (a result back before the callback is folded by the caller)
+    assert TIMES.fold >= 0.001 * len(pooled) * 0.9
+    TIMES.reset()
+    assert TIMES.fold == 0.0
+
+
 class _Charging:
     """Records the tasks that reached their turn to charge (threads.in_task_order)."""
 
