@@ -427,9 +427,9 @@ def main() -> None:
 def projections(results: list[Result], cores: int) -> None:
     """Per case, the serial share of the CPU (the caller's thread and the folds) at ``--jobs
     PROJECTED`` on this machine's fewer cores, and the speed-up on PROJECTED cores that it
-    bounds (Amdahl's law with that share as the serial part: a bound, not a measurement).  Beside it, the CPU the run spends
-    over ``--jobs 1`` (mostly the pool threads' Python around their compiled walks, which holds
-    the GIL as the caller's does: not in the bound)."""
+    bounds (Amdahl's law with that share as the serial part: a bound, not a measurement).
+    Beside it, the CPU the run spends over ``--jobs 1`` (mostly the pool threads' Python around
+    their compiled walks, which holds the GIL as the caller's does: not in the bound)."""
     shown = [res for res in results if res.projected is not None]
     if not shown:
         return
