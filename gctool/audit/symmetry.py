@@ -260,8 +260,8 @@ CANONICAL_NS = 150
 #: on the same sizes
 COMPILED_CANONICAL_NS = 20
 #: the compiled filter runs for sizes whose numpy filter would take this long (ns) or more:
-#: loading its kernel from numba's cache costs 30-60 ms of CPU (numba's import, when no other
-#: kernel loaded it, 0.5-1 s); the same sets either way
+#: loading its kernel from numba's cache costs about 10 ms of CPU, and 0.4-0.6 s when it is
+#: the process's first kernel (numba's start); the same sets either way
 COMPILED_FILTER_MIN_NS = 100_000_000
 
 
