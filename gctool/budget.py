@@ -553,6 +553,28 @@ def set_cost(rows: int, cols: int, finite: bool = False) -> int:
     return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols, finite)
 
 
+#: one build of a design (each draw of ``best_of``) costs this much besides its entries and the
+#: algorithm-specific work its scheme estimates itself, in ns: the options' checks, the
+#: construction's set-up and the code's checks on B (0.2-0.4 ms of CPU for the help examples
+#: of the schemes, one core of the 2-core development machine) ...
+DESIGN_NS = 300_000
+#: ... plus this much per entry of B (:func:`entries_cost`): placing or drawing it, the field's
+#: coercion and the code's checks on B (measured at 4096 x 4096 over the schemes: 6-48 ns,
+#: 30-48 for the random supports of bgc, sbc and bcc and a paley BIBD)
+ENTRY_NS = 30
+
+
+def entries_cost(rows: int, cols: int) -> int:
+    """Building a design's rows x cols matrix B and the code's checks on it, in ns."""
+    return ENTRY_NS * rows * cols
+
+
+def build_cost(rows: int, cols: int) -> int:
+    """One build of a design whose B is rows x cols (0 x 0: its shape follows from the build,
+    which estimates its entries itself, :func:`entries_cost`), in ns."""
+    return DESIGN_NS + entries_cost(rows, cols)
+
+
 # -- the timed probe ------------------------------------------------------------------------
 #: an enumeration of at least PROBE_MIN * PROBE straggler sets re-checks its calibrated
 #: estimate on the time its kernel takes here (:func:`probe_rate`): at least PROBE sets, or one

@@ -226,6 +226,7 @@ class Family:
         # precision bound) share one budget in order: each is held to what those before it left
         budget = SharedWork(Budget.default() if budget is None else budget,
                             what=f"design {self.name}").budget()
+        self._check_build(n, cols, best_of, budget)
         rank = _precision_rank(precision, max_error, best_of, budget)
         with _screens_on(jobs):  # the conditioning screens of the construction and best_of
             B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
@@ -250,6 +251,25 @@ class Family:
             design_check(code, precision, max_error, best_of_hint=self.accepts_best_of,
                          budget=budget)
         return code
+
+    def _check_build(self, n: int | None, cols: int, best_of: int | None,
+                     budget: Budget) -> None:
+        """Refuse, before the first draw, builds estimated above the budget: each costs
+        :func:`~gctool.budget.build_cost` of its n x ``cols`` B (with n not given, the fixed
+        part: a build whose shape follows from its parameters estimates its entries itself,
+        :func:`~gctool.budget.entries_cost`, and the algorithm-specific work of every scheme
+        is checked by its build)."""
+        from gctool.budget import build_cost
+
+        draws = 1 if best_of is None else best_of
+        rows, cols = (n, cols) if n is not None else (0, 0)
+        shape = f" ({rows:,} x {cols:,})" if rows else ""
+        draws_of = f" for {draws:,} draws" if draws > 1 else ""
+        instead = ["a smaller n or k"] * bool(rows) + ["fewer `best_of` draws"] * (draws > 1)
+        budget.check_work(f"design {self.name}: building B{shape}{draws_of}",
+                          draws * build_cost(rows, cols),
+                          f"use {' or '.join(instead)}, or raise `max_work`" if instead else
+                          "raise `max_work`")
 
     def _refuse_untaken(self, code: GradientCode, given: dict[str, Any]) -> None:
         """Refuse a generic option the scheme does not take (not in :attr:`uses`: its value

@@ -64,6 +64,11 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  
         raise DesignError(f"a symmetric design has k = v = {ds.v} partitions (got -k {k})")
     if not 0 <= s < ds.v:
         raise DesignError(f"s = {s} must be smaller than n = v = {ds.v}")
+    from gctool.budget import entries_cost
+
+    budget.check_work(f"bibd {ds.name} (v={ds.v:,}): its {ds.v:,} x {ds.v:,} incidence matrix",
+                      entries_cost(ds.v, ds.v) + difference_sets.incidence_cost(ds),
+                      "use a smaller design, or raise `max_work`")
     B = difference_sets.incidence(ds).astype(field.dtype)
     recorded: dict[str, Any] = {
         "design": ds.name, "family": ds.family, "v": ds.v, "kappa": ds.kappa, "lambda": ds.lam,

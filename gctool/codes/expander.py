@@ -49,10 +49,8 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
         raise DesignError(f"expander codes have k = n = {N} partitions (got -k {k})")
     if not 0 <= s < N:
         raise DesignError(f"s = {s} must be smaller than n = {N} (the number of vertices)")
-    from gctool.budget import EIGVALS_ONLY, solve_cost
-
-    budget.check_work(f"expander (n={N}): the eigenvalues of the {N} x {N} adjacency matrix",
-                      solve_cost(N, N) // EIGVALS_ONLY, "use fewer `vertices`, or raise `max_work`")
+    regular_graphs.check_work(budget, "expander", N, N,
+                              "use fewer `vertices`, or raise `max_work`")
     summary = regular_graphs.spectral_summary(A, degree)
     recorded: dict[str, Any] = {"graph": graph, "vertices": N, "degree": degree, **summary,
                                 "spectral_bound": spectral_bound(summary["lambda"], degree, N, s),

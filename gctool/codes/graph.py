@@ -24,7 +24,7 @@ from gctool.algebra.fields import Field
 from gctool.budget import Budget
 from gctool.errors import DesignError
 from gctool.family import Family
-from gctool.limits import MAX_COLUMNS
+from gctool.limits import MAX_COLUMNS, MAX_ENTRIES, MAX_N
 from gctool.params import LABEL, Int, Num
 from gctool.registry.info import Param
 
@@ -88,6 +88,12 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: np.ran
         raise DesignError(f"graph schemes have k = {N} partitions, one per vertex (got -k {k})")
     if not 0 <= s < m:
         raise DesignError(f"s = {s} must be smaller than n = {m} (the number of edges)")
+    if m > MAX_N or m * N > MAX_ENTRIES:  # before the m x N incidence matrix is allocated
+        raise DesignError(f"the {graph} graph with {N:,} vertices has {m:,} edges: B would be "
+                          f"{m:,} x {N:,}, above gctool's limits (n <= {MAX_N:,}, entries <= "
+                          f"{MAX_ENTRIES:,})")
+    regular_graphs.check_work(budget, "graph", N, m,
+                              "use fewer `vertices`, or raise `max_work`")
     summary = regular_graphs.spectral_summary(A, degree)
     recorded: dict[str, Any] = {
         "graph": graph, "vertices": N, "degree": degree, "edges": m,

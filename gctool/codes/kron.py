@@ -137,6 +137,11 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     stdin_once(*(f for f in (file1, file2) if isinstance(f, str)))
     c1, w1 = _load(file1, "FILE1")
     c2, w2 = _load(file2, "FILE2")
+    from gctool.budget import entries_cost
+
+    budget.check_work(f"kron: the {c1.n * c2.n:,} x {c1.B.shape[1] * c2.B.shape[1]:,} product "
+                      f"of the factors", entries_cost(c1.n * c2.n, c1.B.shape[1] * c2.B.shape[1]),
+                      "use smaller factors, or raise `max_work`")
     B, fld = kron_codes(c1, c2)
     thresholds = [_threshold(c1), _threshold(c2)]
     recorded: dict[str, Any] = {

@@ -22,12 +22,15 @@ References: Margulis 1973; Gabber & Galil 1981; Steger & Wormald 1999; Paley 193
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.errors import DesignError
 from gctool.limits import MAX_N, REL_SLACK
+
+if TYPE_CHECKING:
+    from gctool.budget import Budget
 
 MAX_RESTARTS = 200
 
@@ -143,6 +146,17 @@ def edges_of(A: np.ndarray) -> np.ndarray:
 def spectrum(A: np.ndarray) -> np.ndarray:
     """Eigenvalues of a symmetric matrix, largest first."""
     return np.linalg.eigvalsh(np.asarray(A, dtype=np.float64))[::-1]
+
+
+def check_work(budget: Budget, scheme: str, N: int, rows: int, remedy: str) -> None:
+    """Refuse, before they start, the eigenvalues of a graph of ``N`` vertices
+    (:func:`spectral_summary`) and the ``rows`` x ``N`` matrix B of a ``scheme`` built on it,
+    estimated above ``budget``."""
+    from gctool.budget import EIGVALS_ONLY, entries_cost, solve_cost
+
+    budget.check_work(f"{scheme} (n={rows}): the eigenvalues of the {N} x {N} adjacency "
+                      f"matrix and the {rows} x {N} matrix B",
+                      solve_cost(N, N) // EIGVALS_ONLY + entries_cost(rows, N), remedy)
 
 
 def spectral_summary(A: np.ndarray, d: int) -> dict[str, Any]:

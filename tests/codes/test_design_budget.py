@@ -30,13 +30,14 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[SharedWork]:
 
 def test_the_parts_of_a_design_are_charged_in_order_to_one_budget(runs: list[SharedWork]
                                                                    ) -> None:
-    """cyclic n=64 s=1: its 64 window solves, the record (cond(B_F) of 64 sets, exact) and
-    the self-check (the SVD of B), each charged once to one meter held to ``max_work``."""
+    """cyclic n=64 s=1: the build of B, its 64 window solves, the record (cond(B_F) of 64
+    sets, exact) and the self-check (the SVD of B), each charged once to one meter held to
+    ``max_work``."""
     code = design("cyclic", n=64, s=1, seed=1, budget=Budget(max_work=2.0))
     assert code.params["worst_condition_method"].startswith("exact")
     [run_] = runs
     assert run_.meter.limit == 2.0 * NS_PER_S
-    assert len(run_.needs) == 3 and all(need > 0 for need in run_.needs), run_.needs
+    assert len(run_.needs) == 4 and all(need > 0 for need in run_.needs), run_.needs
     assert run_.meter.spent == pytest.approx(sum(run_.needs) * NS_PER_S)
     assert run_.meter.spent <= run_.meter.limit
 
@@ -44,8 +45,8 @@ def test_the_parts_of_a_design_are_charged_in_order_to_one_budget(runs: list[Sha
 def test_each_draw_of_best_of_is_charged(runs: list[SharedWork]) -> None:
     design("cyclic", n=40, s=2, seed=3, best_of=3, budget=Budget(max_work=5.0))
     [run_] = runs
-    # each draw: its window solves and its record; then the self-check
-    assert len(run_.needs) == 2 * 3 + 1, run_.needs
+    # the builds of the 3 draws; each draw: its window solves and its record; the self-check
+    assert len(run_.needs) == 1 + 2 * 3 + 1, run_.needs
 
 
 def test_a_record_above_the_budget_refuses_the_design(tmp_path: Path) -> None:

@@ -416,8 +416,9 @@ def test_verify_and_bound_refuse_the_reduction_before_it_starts(
     import numpy as np
 
     from gctool.audit import nullspace
+    from gctool.budget import Budget
 
-    rs = design_file(tmp_path, "rs.json", "rs", n=11, s=3, field="GF(13)")
+    rs = design_file(tmp_path, "rs.json", "rs", n=11, s=3, field="GF(13)", budget=Budget())
     tiny_work.setattr(nullspace, "reduce_gf", forbid)
     tiny_work.setattr(np.linalg, "matrix_rank", forbid)
     line = refused(run("verify", rs), "verify (n=11", "reducing B", "GCTOOL_MAX_WORK")
@@ -451,6 +452,8 @@ def test_export_attack_and_designs_refuse_before_the_work(
     refused(run("attack", real, "-s", "2", "--method", "exhaustive", "--decoder", "fixed"),
             "the exhaustive attack (n=10", "s=2)", "45 straggler sets", "--method=bnb")
     tiny_work.setattr(np.linalg, "solve", forbid)
+    # (a budget that admits the build of B, about 0.3 ms, and none of what follows it)
+    tiny_work.setenv("GCTOOL_MAX_WORK", "400us")
     refused(run("design", "cyclic", "-n", "16", "-s", "5"), "16 solves of 5 x 5",
             "cyclic-mds")
     refused(run("design", "soft-bibd", "-n", "12", "-d", "3", "--seed", "1"),
@@ -602,20 +605,27 @@ def test_max_work_option_replaces_the_environment(monkeypatch: pytest.MonkeyPatc
 
 
 def test_design_self_check_costs_the_blocks_of_b() -> None:
-    """A block-diagonal B is checked block by block (64 workers in groups of 4: 16 SVDs of
-    4 x 4 instead of one of 64 x 64); a dense B of the same size is refused before its SVD.
-    (The self-check alone: in a design it shares the budget with the build and the
-    conditioning record, tests/codes/test_design_budget.py.)"""
-    from gctool.budget import Budget
-    from gctool.codes import _full_set_decodes
+    """A block-diagonal B is checked block by block (2000 workers in groups of 4: 500 SVDs of
+    4 x 4, each with its fixed cost, instead of one of 2000 x 2000); a dense B of the same size
+    is refused before its SVD.  (The self-check alone: in a design it shares the budget with
+    the build and the conditioning record, tests/codes/test_design_budget.py.)"""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.budget import NS_PER_S, Budget, solve_cost
+    from gctool.codes import PART_NS, _full_set_decodes
     from gctool.decode import Decoder
     from gctool.errors import BudgetExceeded
+    from gctool.model import GradientCode
 
-    tiny = Budget(max_work=5e-6)
-    for code in (design("frc", n=64, s=3), design("uncoded", n=64)):
-        assert _full_set_decodes(code, Decoder, tiny)[0]
-    with pytest.raises(BudgetExceeded, match=r"self-check of the design .* 64 x 64"):
-        _full_set_decodes(design("cyclic", n=64, s=1, seed=1), Decoder, tiny)
+    blocks = 500 * (PART_NS + solve_cost(4, 4)) / NS_PER_S
+    budget = Budget(max_work=2 * blocks)
+    groups = GradientCode(np.kron(np.eye(500), np.ones((4, 4))), parse_field("real"), 3, "frc")
+    assert _full_set_decodes(groups, Decoder, budget)[0]
+    dense = GradientCode(np.random.default_rng(1).standard_normal((2000, 2000)),
+                         parse_field("real"), 1, "random")
+    with pytest.raises(BudgetExceeded, match=r"self-check of the design .* 2000 x 2000"):
+        _full_set_decodes(dense, Decoder, budget)
 
 
 def test_block_self_check_agrees_with_the_whole_matrix() -> None:
