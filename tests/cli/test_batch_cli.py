@@ -191,3 +191,39 @@ def test_quiet_prints_only_findings(runner: CliRunner, files: dict[str, str]) ->
     assert files["frc"] not in r.stdout and files["weak"] in r.stdout
     r = run("-q", "verify", files["frc"])
     assert r.exit_code == 0 and r.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["verify", "attack", "bound"])
+def test_several_unreadable_files_one_line_each_and_one_document(
+        runner: CliRunner, files: dict[str, str], tmp_path: Path, command: str) -> None:
+    """A batch (a CI glob, pre-commit's staged files) with several files that cannot be read:
+    each gets its own line on stderr, in order, naming it (a line per bad input: which file
+    is wrong is the message), the run goes on with the others, the exit status is 2 (the
+    worst), and --json still writes its one complete document, an ``error`` entry for each
+    bad file (docs/ci.md, the machine contract)."""
+    missing, folder = str(tmp_path / "missing.json"), tmp_path / "folder"
+    folder.mkdir()
+    bad = [missing, files["bad"], str(folder)]
+    for as_json in ([], ["--json"]):
+        r = run(command, bad[0], files["frc"], *bad[1:], *as_json)
+        assert r.exit_code == ExitCode.USAGE, r.output
+        lines = r.stderr.splitlines()
+        assert [line.split(": ")[:3] for line in lines] == [
+            ["gctool", "error", path] for path in bad], r.stderr
+        assert "Traceback" not in r.output
+        if as_json:
+            doc = envelope(r.stdout)
+            assert [e["file"] for e in doc["files"]] == [bad[0], files["frc"], *bad[1:]]
+            assert [e["exit_code"] for e in doc["files"]] == [2, 0, 2, 2]
+            assert all("error" in e and "report" not in e
+                       for e in doc["files"] if e["file"] in bad)
+        else:
+            assert all(path not in r.stdout for path in bad)  # each error printed once
+
+
+def test_a_usage_error_writes_no_document(runner: CliRunner, files: dict[str, str]) -> None:
+    """A wrong command line is refused before any file is read: one line on stderr, exit 2,
+    and nothing on stdout, --json or not (there is no file to report on)."""
+    r = run("verify", files["frc"], files["bad"], "--json", "--tol", "-1")
+    assert r.exit_code == ExitCode.USAGE and r.stdout == ""
+    assert len(r.stderr.splitlines()) == 1 and "--tol" in r.stderr
