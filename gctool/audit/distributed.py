@@ -1420,6 +1420,58 @@ def local_cluster_options(workers: int, *, processes: bool = True, threads: int 
             "scheduler_kwargs": {"dashboard": False}}
 
 
+def _spawn_rule(main: str = "") -> str:
+    """What a program that starts a local cluster needs, in words (Python's 'spawn' start
+    method), naming its ``main`` module when known."""
+    named = f" ({main})" if main else ""
+    return (f"Dask starts them with Python's 'spawn' method, which runs the calling program's "
+            f"main module{named} again in each: a program that calls gctool must be a file "
+            f"whose top level is guarded by `if __name__ == '__main__':` (a notebook, "
+            f"`python -c` and the gctool command need nothing)")
+
+
+def _main_module() -> str | None:
+    """The calling program's main module, as a spawned process runs it again (its module name
+    or file), or None: it runs nothing again (a notebook, an interactive session, ``python -c``)
+    or it is gctool's own command."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    where = getattr(spec, "name", None) or getattr(main, "__file__", None)
+    if not where or str(where).startswith("gctool") or Path(str(where)).name == "gctool":
+        return None
+    return str(where)
+
+
+def _refuse_in_a_spawned_main() -> None:
+    """Refuse to start a cluster from a worker process that is running the calling program's
+    main module again (an unguarded top level): it would start workers of its own, each of which
+    runs the program again; refused at once, the worker process fails to start and the caller
+    gets the one line of :func:`_not_started`."""
+    import multiprocessing
+    import sys
+
+    # (spawn runs it as the module __mp_main__ while the process is still inheriting its
+    # parent's state: the flag multiprocessing's own check of this case reads)
+    if "__mp_main__" in sys.modules and getattr(multiprocessing.current_process(),
+                                                "_inheriting", False):
+        raise InvalidInput("a worker process of gctool's local Dask cluster is running the "
+                           f"calling program again; {_spawn_rule()}")
+
+
+def _not_started(exc: Exception) -> Exception:
+    """The error of a LocalCluster whose worker processes did not start: one line naming the
+    calling program's main module (what usually stops them) when there is one to name, else
+    ``exc`` itself."""
+    main = _main_module()
+    if main is None:
+        return exc
+    return InvalidInput(f"the worker processes of the local Dask cluster did not start "
+                        f"({type(exc).__name__}: {exc}); {_spawn_rule(main)}, or "
+                        "pass the address of a running scheduler (`scheduler`)")
+
+
 def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
     """A LocalCluster of ``jobs`` single-threaded worker processes (at most the available
     cores, as for the local engine, when ``at_most_cores``) (:func:`local_cluster_options`).
@@ -1430,6 +1482,7 @@ def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
 
     from gctool.engine.parallel import available_cores
 
+    _refuse_in_a_spawned_main()
     workers = max(1, min(int(jobs), available_cores()) if at_most_cores else int(jobs))
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {},
                **({} if os.environ.get("GCTOOL_DEBUG") else _WORKER_ENV))
@@ -1438,9 +1491,9 @@ def _local_cluster(jobs: int, at_most_cores: bool = True) -> LocalCluster:
             {"distributed.nanny.pre-spawn-environ": env}):
         try:
             cluster = LocalCluster(**local_cluster_options(workers))
-        except Exception:
+        except Exception as exc:
             if not pending:  # (a Ctrl-C to the process group also stops starting workers)
-                raise
+                raise _not_started(exc) from exc
     if pending:
         if cluster is not None:
             _close_cluster(cluster)
