@@ -1,7 +1,9 @@
 """benchmarks/bench_scaling.py at small sizes (``--quick``): every case runs with every
 ``--jobs`` and on an in-process Dask cluster, each report equal to the one of ``--jobs 1``
 (the script asserts it), and the table is printed; its real figures need a quiet machine.  The
-script runs beside the suite (tests/conftest.py: ``beside``), its report read by the test."""
+script runs in a child process that the test waits for (the ``beside`` marker and fixture,
+tests/conftest.py); marked tests are collected first, so under pytest-xdist the script's run
+overlaps the tests of the other worker process."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_scaling.py"
 
 
-@pytest.mark.beside(str(SCRIPT), "--quick", timeout=300)  # beside the tests before it
+@pytest.mark.beside(str(SCRIPT), "--quick", timeout=300)  # collected first
 def test_the_scaling_benchmark_runs_quick(beside: subprocess.CompletedProcess[str]) -> None:
     run = beside
     assert run.returncode == 0, run.stderr[-2000:]

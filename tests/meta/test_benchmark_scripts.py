@@ -7,8 +7,9 @@ Most scripts run in this process (``sys.argv`` set, the script run as ``__main__
 ``runpy``): the kernels this process has loaded serve them, galois stays in its uncompiled
 mode and BLAS on one thread (tests/conftest.py); a script must leave the library as it found
 it (checked).  bench_budget instruments the library for its whole run and bench_dask's worker
-processes unpickle its classes: they run in a child process (bench_dask's beside the suite,
-tests/conftest.py: ``beside``).  bench_scaling and bench_train
+processes unpickle its classes: they run in a child process that the test waits for
+(bench_dask's through the ``beside`` marker and fixture of tests/conftest.py, collected first so
+that it overlaps the other pytest-xdist worker's tests).  bench_scaling and bench_train
 have tests of their own (tests/engine/test_bench_scaling.py, tests/trainer/test_bench.py).
 None runs with ``--write-readme``, and benchmarks/README.md is checked unchanged after each."""
 
