@@ -16,10 +16,10 @@ from gctool.cli.options import (
     complete_with,
     field_option,
     jobs_option,
-    json_option,
     max_error_option,
     max_work_option,
     precision_option,
+    report_json_option,
     seed_option,
 )
 from gctool.cli.output import note, quiet_option
@@ -200,7 +200,7 @@ def _make_command(info: Family) -> click.Command:
     opts += [precision_option, max_error_option]
     opts.append(click.option("-o", "--output", default="-", type=code_output_path,
                              help="Output code file (.json or .npz); '-' (default) is stdout."))
-    opts.append(json_option)
+    opts.append(report_json_option("design"))
     opts.append(jobs_option)
     opts.append(max_work_option)
     opts.append(quiet_option)
@@ -220,7 +220,20 @@ def _make_command(info: Family) -> click.Command:
     for p in command.params:
         if p.name == "jobs" and isinstance(p, click.Option):
             p.hidden = hide_jobs
+        if p.name in _DESIGN_HELP and isinstance(p, click.Option):
+            p.help = _DESIGN_HELP[p.name]
     return command
+
+
+#: what the options shared with the audits do to a design (their help there speaks of audits)
+_DESIGN_HELP = {
+    "jobs": "Threads of the compiled walk of the conditioning screens (0 = every core; small "
+            "screens run in one); the file does not depend on it.",
+    "max_error": "With --precision: refuse the design (exit 2, no file written) when the "
+                 "proved bound exceeds E (relative to sum_j ||g_j||) for some straggler set.",
+    "quiet": "No status lines on stderr ('wrote ... to FILE' and the parameters); warnings "
+             "and errors are still printed.",
+}
 
 
 def _refuse_unused(info: Family, code: Any, best_of: int | None) -> None:

@@ -9,11 +9,11 @@ from gctool.cli.options import (
     budget_of,
     code_argument,
     code_output_path,
-    json_option,
     load_code,
     max_work_option,
     progress_bar,
     refuse_typed,
+    report_json_option,
     tol_option,
 )
 from gctool.cli.output import quiet_option
@@ -67,7 +67,7 @@ each row (decoders.method, the array 'structured', decoders.note).""")
                    "the proved bound on the decoded gradient's error (docs/precision.md). "
                    "bfloat16 is stored in NPZ as uint16 bit patterns (plain numpy loads it).")
 @tol_option
-@json_option
+@report_json_option("export")
 @max_work_option
 @quiet_option
 def export(code_file: str, output: str, decoders: bool, stragglers: int | None, decoder: str,

@@ -29,7 +29,9 @@ bound (one envelope for one FILE or many), show, simulate, export-report; and ba
 envelope of any of verify/attack/bound).""")
 @click.argument("name", required=False, metavar="[NAME]",
                 shell_complete=complete_with(lambda: _schema_names()))
-@json_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Without NAME: the list of schemas as one JSON document (with NAME, the "
+                   "schema is a JSON document already: refused).")
 @quiet_option
 def schema(name: str | None, as_json: bool) -> int:
     """Print the JSON Schema NAME, or list the schemas gctool ships."""

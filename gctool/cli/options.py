@@ -41,6 +41,17 @@ class FloatRange(click.FloatRange):
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Write one JSON document to stdout instead of text."
 )
+
+
+def report_json_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--json`` of a command whose output (``-o``) may itself be stdout (design, export):
+    with ``-o FILE`` the report on ``what`` was written; with ``-o -`` it is refused."""
+    return click.option(
+        "--json", "as_json", is_flag=True,
+        help=f"With -o FILE: write the report on the {what} as one JSON document to stdout "
+             f"instead of text (with -o -, the {what} itself is the JSON on stdout: refused).")
+
+
 seed_option = click.option(
     "--seed", type=click.IntRange(0, 2**63 - 1), default=None,
     help="Seed for random choices; the seed used is always recorded (fresh seeds are below "

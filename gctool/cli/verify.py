@@ -53,10 +53,11 @@ Methods: auto (cheap checks, structural certificates, symmetry, then enumeration
 exhaustive (every straggler set, no shortcuts), structural (a certificate or nothing).
 Exit 0 if every set of s stragglers leaves decodable survivors, 1 with a counterexample
 (or when --sample finds none: a sample is never a certificate, or when a gate such as
---max-condition or --strict fails: the headline then reads FAIL (gate)), 2 over budget or on
-an unreadable file.  With several FILEs or -q: one line per file naming it (the full report
-below failures); --json: one document of the same shape for one file or many, with each
-file's name, exit status and report (docs/ci.md); the exit status is the worst of the
+--max-condition or --strict fails: the headline then reads FAIL (gate)), 2 over budget, on a
+bad option or on an unreadable file (one stderr line per such file; the others are still
+verified).  With several FILEs or -q: one line per file naming it (the full report below
+failures); --json: one document of the same shape for one file or many, with each file's
+name, exit status and report, or its error (docs/ci.md); the exit status is the worst of the
 files'.""")
 @code_files_argument
 @click.option("-s", "stragglers", type=int, default=None,
