@@ -1461,11 +1461,12 @@ def _refuse_in_a_spawned_main() -> None:
 
 
 def _not_started(exc: Exception) -> Exception:
-    """The error of a LocalCluster whose worker processes did not start: one line naming the
+    """The error of a LocalCluster whose worker processes did not start (Dask's RuntimeError:
+    a port in use or a refused address is an OSError, raised as it is): one line naming the
     calling program's main module (what usually stops them) when there is one to name, else
     ``exc`` itself."""
     main = _main_module()
-    if main is None:
+    if main is None or not isinstance(exc, RuntimeError):
         return exc
     return InvalidInput(f"the worker processes of the local Dask cluster did not start "
                         f"({type(exc).__name__}: {exc}); {_spawn_rule(main)}, or "

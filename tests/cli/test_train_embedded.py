@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import gctool
 
 #: a train run through click's CliRunner: its exit code and stderr on the program's stdout
@@ -54,3 +56,24 @@ def test_a_guarded_program_trains_through_click_s_runner(tmp_path: Path) -> None
                        + 'if __name__ == "__main__":\n    main()\n')
     out = _run([str(program)], tmp_path)
     assert out[0] in ("exit 0", "exit 1") and len(out) == 1, out  # trained: no error line
+
+
+def test_only_workers_that_did_not_start_name_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask's RuntimeError of workers that did not start names the rule and the program; an
+    OSError (a port in use) is raised as it is, and so is anything under the gctool command,
+    whose main module is guarded."""
+    import types
+
+    from gctool.audit.distributed import _not_started
+    from gctool.errors import InvalidInput
+
+    program = types.ModuleType("__main__")
+    program.__file__ = "/srv/job/run.py"
+    monkeypatch.setitem(sys.modules, "__main__", program)
+    named = _not_started(RuntimeError("Nanny failed to start."))
+    assert isinstance(named, InvalidInput) and "(/srv/job/run.py)" in str(named)
+    port = OSError("address in use")
+    assert _not_started(port) is port
+    program.__file__ = "/usr/local/bin/gctool"
+    nanny = RuntimeError("Nanny failed to start.")
+    assert _not_started(nanny) is nanny
