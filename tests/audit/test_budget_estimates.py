@@ -871,7 +871,40 @@ def test_the_pilot_grows_only_while_its_first_sets_are_quick(
 
     got, first, _ = enumeration._pilot(Worker(), 16384)  # type: ignore[arg-type]
     assert got == size and ran[-1] == (0, 0, size) and first.evaluated == size
-    assert [b for _, _, b in ran] == [h for h in (1, 64, 16384) if h <= size]
+    heads = [h for h in (1, 64, 16384) if h <= size]
+    if size < 16384 and fails_at is None:  # the head that stops it, once more (kernels load)
+        heads.append(size)
+    assert [b for _, _, b in ran] == heads
+
+
+def test_the_pilot_does_not_stop_on_a_kernels_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pilot's head that would stop its growth, whose call may load kernels no plan loaded
+    (the screen of given sets and its later stages, on rotation orbits: 19-74 ms in a fresh
+    process), is decided once more first: the estimate is the sets' own time, not the
+    loading's."""
+    from types import SimpleNamespace
+
+    from gctool.audit.verify import enumeration
+
+    now = [0.0]
+    monkeypatch.setattr(enumeration.time, "thread_time", lambda: now[0])
+    monkeypatch.setattr(enumeration.time, "perf_counter", lambda: now[0])
+    ran: list[int] = []
+
+    class Worker:
+        def __init__(self, load: float, at: int) -> None:
+            self.load, self.at = load, at  # seconds, in the at-th call
+
+        def run(self, task: tuple[int, int, int]) -> SimpleNamespace:
+            ran.append(task[2])
+            now[0] += 1e-6 * task[2] + (self.load if len(ran) == self.at else 0.0)
+            return SimpleNamespace(evaluated=task[2], fail_set=None)
+
+    for load, at, heads in ((0.05, 1, [1, 1, 64, 16384]), (0.5, 2, [1, 64, 64, 16384])):
+        ran.clear()  # a load in the first set's call, then in the 64 sets' (a later stage's)
+        got, _, per_set = enumeration._pilot(Worker(load, at), 16384)  # type: ignore[arg-type]
+        assert ran == heads and got == 16384
+        assert per_set == pytest.approx(1e-6)
 
 
 def test_a_size_decides_its_first_sets_for_the_look_ahead_only_when_they_are_cheap(
