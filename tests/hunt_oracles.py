@@ -62,8 +62,30 @@ def field_tables(field: Field) -> tuple[np.ndarray, np.ndarray]:
     return _tables(field.p, field.m, poly if field.m > 1 else field.p)
 
 
+def _rank_mod(p: int, M: np.ndarray) -> int:
+    """Rank of M modulo a prime p by Gauss-Jordan elimination on Python integers."""
+    R = [[int(x) % p for x in row] for row in np.asarray(M, dtype=np.int64)]
+    rank = 0
+    for c in range(len(R[0]) if R else 0):
+        piv = next((i for i in range(rank, len(R)) if R[i][c]), None)
+        if piv is None:
+            continue
+        R[rank], R[piv] = R[piv], R[rank]
+        inv = pow(R[rank][c], p - 2, p)
+        R[rank] = [x * inv % p for x in R[rank]]
+        for i in range(len(R)):
+            if i != rank and R[i][c]:
+                f = R[i][c]
+                R[i] = [(x - f * y) % p for x, y in zip(R[i], R[rank], strict=True)]
+        rank += 1
+    return rank
+
+
 def rank_gf(field: Field, M: np.ndarray) -> int:
-    """Rank of M over the finite field by Gauss-Jordan elimination on the tables."""
+    """Rank of M over the finite field by Gauss-Jordan elimination on the tables (prime
+    fields above GF(256): on Python integers modulo p)."""
+    if field.m == 1 and field.p > 256:
+        return _rank_mod(field.p, M)
     add, mul = field_tables(field)
     q = field.order
     neg = np.array([int(np.flatnonzero(add[x] == 0)[0]) for x in range(q)])

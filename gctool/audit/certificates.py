@@ -33,6 +33,9 @@ from gctool.model import GradientCode
 from gctool.wording import counted
 
 MAX_EXTENSION_ORDER = 2**48  # largest splitting field GF(q^e) built for the BCH check
+#: largest GF(p^m), m > 1, whose copy inside a splitting field is searched for a root of its
+#: polynomial (q - 1 evaluations) to embed it there; above it no BCH certificate is tried
+MAX_SUBFIELD_SEARCH = 2**16
 
 
 @dataclass(frozen=True)
@@ -108,20 +111,29 @@ def _longest_progression(zero: np.ndarray) -> tuple[int, int, int]:
     return best
 
 
-def _embedding(code: GradientCode, e: int) -> tuple[Any, Any]:
-    """The splitting field GF(q^e) and a map from GF(q) elements into it."""
+def _embedding(code: GradientCode, e: int) -> tuple[Any, Any] | None:
+    """The splitting field GF(q^e) and a map from GF(q) elements into it (None when galois
+    knows no polynomial for GF(q^e): its Conway table stops at some degrees of large p)."""
     import galois
 
     p, m = code.field.p, code.field.m
     if e == 1:
         big = code.field.galois()
         return big, lambda v: big(np.asarray(v, dtype=np.int64))
-    big = galois.GF(p, m * e)
+    try:
+        big = galois.GF(p, m * e)
+    except LookupError:
+        return None
     if m == 1:
         return big, lambda v: big(np.asarray(v, dtype=np.int64))
     small = code.field.galois()
     f = galois.Poly(small.irreducible_poly.coeffs.view(np.ndarray), field=big)
-    beta = f.roots()[0]
+    # f's roots lie in the copy of GF(q) in GF(q^e), the powers of delta below: q - 1
+    # candidates (Poly.roots would try all q^e elements, hours for GF(2^17) in GF(2^34))
+    q = code.field.order
+    delta = big.primitive_element ** ((q**e - 1) // (q - 1))
+    subfield = delta ** np.arange(q - 1)
+    beta = subfield[np.asarray(f(subfield).view(np.ndarray)) == 0][0]
     powers = beta ** np.arange(m)  # image of x^i
 
     def embed(v: Any) -> np.ndarray:
@@ -151,9 +163,12 @@ def _zeros_in_field(code: GradientCode, g: np.ndarray) -> np.ndarray:
     return value == 0
 
 
-def _zeros_in_extension(code: GradientCode, g: np.ndarray, e: int) -> np.ndarray:
-    """Same in the splitting field GF(q^e) (galois)."""
-    big, embed = _embedding(code, e)
+def _zeros_in_extension(code: GradientCode, g: np.ndarray, e: int) -> np.ndarray | None:
+    """Same in the splitting field GF(q^e) (galois; None: no such field here)."""
+    found = _embedding(code, e)
+    if found is None:
+        return None
+    big, embed = found
     n = g.size
     alpha = big.primitive_element ** ((code.field.order**e - 1) // n)
     points = alpha ** np.arange(n)
@@ -173,11 +188,12 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
         return None
     q = code.field.order
     e = _mult_order(q, n)
-    if e == 0 or q**e > MAX_EXTENSION_ORDER:
+    if e == 0 or q**e > MAX_EXTENSION_ORDER or (e > 1 and code.field.m > 1
+                                                  and q > MAX_SUBFIELD_SEARCH):
         return None
     g = np.asarray(code.B)[0][(np.arange(n) * rot.c) % n]  # row i ~ x^i g(x) after relabel
     zero = _zeros_in_field(code, g) if e == 1 else _zeros_in_extension(code, g, e)
-    if zero[0]:
+    if zero is None or zero[0]:
         return None  # 1 is not in the code; the full-set check reports it
     run, start, step = _longest_progression(zero)
     if run < s:
