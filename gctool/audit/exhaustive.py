@@ -22,7 +22,7 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,6 +75,9 @@ from gctool.errors import BudgetExceeded, SearchInterrupted
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.wording import counted
+
+if TYPE_CHECKING:
+    from gctool.engine.threads import Ahead
 
 Progress = Callable[[int, int], None]
 
@@ -181,6 +184,27 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     if runner is None and procs > 1:  # processes only when the first task's pace says so
         runner = _paced(oracle)
     return SizePlan(source, rank_tasks(stop, size), procs, runner if s > 0 else None)
+
+
+def _start_early(oracle: Oracle, s: int, rot: Rotation | None, jobs: int,
+                 runner: Runner | None, need: int) -> tuple[SizePlan, Ahead] | None:
+    """The plan of the worst-case search of size s and its tasks started ahead in threads
+    (:class:`gctool.engine.threads.Ahead`) when it walks compiled in two threads or more, so
+    that they run while the caller times the search on a twin (:func:`probe_time`: a task's
+    sets from the middle, 7-8 ms of the caller's thread in a run of 0.2 s on two threads,
+    real cyclic n=40 s=6) instead of after it; else None.  Nothing of theirs is folded, nor
+    charged to the budget (:func:`gctool.engine.threads.in_task_order`), before
+    :meth:`Ahead.run`; a refused search cancels them (their running walks stop at their stop
+    flag, the numpy route between its batches)."""
+    from gctool.engine.threads import Ahead, run_threads
+
+    if runner is not None or rot is not None or s == 0:
+        return None
+    plan = _plan(oracle, s, rot, jobs, None, need)
+    if plan.runner is not run_threads or min(plan.jobs, len(plan.tasks)) < 2:
+        return None
+    return plan, Ahead(PeakWorker(plan.source, OracleKernel.of(oracle), ties=True),
+                       plan.tasks, plan.jobs)
 
 
 def _paced(oracle: Oracle) -> Runner:
@@ -356,8 +380,8 @@ def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> 
     (:meth:`Oracle.worst_set_work`) and the decoder spent its whole exact-arithmetic
     allowance, with :data:`gctool.audit.verify.enumeration.WORST_FACTOR` to spare (as
     ``verify`` decides it)?  Then no timed probe could refuse it, and none is run: the probe
-    walks a task's sets in the caller's thread before the threads start (a raised
-    ``max_work``)."""
+    walks a task's sets in the caller's thread, beside the threads when they start early
+    (:func:`_start_early`), before the search otherwise (a raised ``max_work``)."""
     from gctool.audit.verify.enumeration import WORST_FACTOR
     from gctool.audit.verify.run import RATIONAL_OP_COST
     from gctool.exactls import MAX_TOTAL_WORK
@@ -412,24 +436,38 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     # the kernel that will run it, timed on a task from the middle, decides (either way),
     # unless the budget holds the search even at its worst, or the calibrated estimate is far
     # above it
-    timed = (probe_time(oracle, s, rot, need, used)
-             if may_time(n, s, need, oracle.budget, work, used, runner)
-             and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work))
-             else None)
-    sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
-    used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
-    # a run's start, and the searches admitted on this oracle before (a curve's points)
-    fixed = extra + (oracle.estimated or START_NS)
-    if timed is None:
-        check_sets(oracle.code, s, need, oracle.budget, work, used, fixed)
-    else:
-        check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used, fixed)
-        # its calibrated charges, and the time of the exact decisions the timed sets held
-        # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
-        oracle.meter.admit(work + sets)
+    probing = (may_time(n, s, need, oracle.budget, work, used, runner)
+               and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work)))
+    base = oracle.evaluations
+    # a compiled walk in threads starts while the probe times it (nothing is folded before
+    # the search is admitted; a refusal drops it)
+    early = _start_early(oracle, s, rot, jobs, runner, need) if probing and compiled else None
+    try:
+        timed = probe_time(oracle, s, rot, need, used) if probing else None
+        sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
+        used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
+        # a run's start, and the searches admitted on this oracle before (a curve's points)
+        fixed = extra + (oracle.estimated or START_NS)
+        if timed is None:
+            check_sets(oracle.code, s, need, oracle.budget, work, used, fixed)
+        else:
+            check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used,
+                        fixed)
+            # its calibrated charges, and the time of the exact decisions the timed sets held
+            # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
+            oracle.meter.admit(work + sets)
+    except BaseException:
+        if early is not None:  # refused (or interrupted): its tasks are dropped
+            early[1].cancel()
+            oracle.evaluations = base  # (what they evaluated counts nowhere)
+        raise
     oracle.estimated = sets / used + fixed
-    source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
-    fold, base = FirstMaxFold(), oracle.evaluations
+    if early is None:
+        source, tasks, procs, run = _plan(oracle, s, rot, jobs, runner, need)
+    else:
+        (source, tasks, procs, _), started = early
+        run = started.run
+    fold = FirstMaxFold()
 
     def after() -> None:
         oracle.evaluations = base + fold.evaluated
@@ -445,6 +483,9 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         raise SearchInterrupted(
             f"interrupted after checking {fold.checked:,} of {need:,} straggler sets (size {s}); "
             f"{worst}") from None
+    finally:
+        if early is not None:  # folded (or dropped on an error): its threads end
+            early[1].cancel()
     oracle.evaluations = base + fold.evaluated
     best_set, best_err, checked = fold.stragglers, fold.error, fold.checked
     out = WorstOutcome(best_set, best_err, True, "exhaustive", checked, comb(n, s))

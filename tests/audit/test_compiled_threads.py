@@ -36,7 +36,7 @@ JOBS = (1, 2, 3)
 @pytest.fixture
 def tiny_tasks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """Compiled walks, tasks of 16 sets, threads whatever the run's size; records the
-    (jobs, tasks) of every thread run."""
+    (jobs, tasks) of every thread run (and of every pool started ahead)."""
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     monkeypatch.setattr(ns, "COMPILED_CHUNK", 16)
     monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
@@ -50,6 +50,13 @@ def tiny_tasks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
         real(worker, tasks, jobs, on_result)
 
     monkeypatch.setattr(threads, "run_threads", spy)
+    ahead = threads.Ahead.__init__
+
+    def spy_ahead(self: Any, worker: Any, tasks: Any, jobs: int, *args: Any, **kw: Any) -> None:
+        runs.append((jobs, len(tasks)))
+        ahead(self, worker, tasks, jobs, *args, **kw)
+
+    monkeypatch.setattr(threads.Ahead, "__init__", spy_ahead)
     return runs
 
 
@@ -207,6 +214,51 @@ def test_attack_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name
                 (runs[0].threshold, runs[0].stragglers, runs[0].exact, runs[0].checked)
     if name in ("cyclic", "complex"):  # the compiled walk of the optimal decoder applies
         assert any(jobs > 1 and tasks > 1 for jobs, tasks in tiny_tasks)
+
+
+def test_the_worst_case_walk_starts_while_its_probe_times_it(
+        tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """attack -s on two threads: the compiled walk's tasks start before the timed probe
+    (a pool started ahead) and the result is the one of a single job; a search the probe then
+    refuses drops them: it raises the refusal, folds nothing (no progress), counts none of
+    their sets, and leaves no pool thread busy."""
+    from gctool.audit import exhaustive
+    from gctool.errors import BudgetExceeded
+
+    monkeypatch.setattr(exhaustive, "worst_fits", lambda *a: False)  # the probe runs
+    code = design("cyclic", n=16, s=3, seed=2)
+    one = attack(code, 4, method="exhaustive", symmetry=False, jobs=1)
+    tiny_tasks.clear()
+    two = attack(code, 4, method="exhaustive", symmetry=False, jobs=2)
+    assert (two.stragglers, two.raw_error, two.checked) == \
+        (one.stragglers, one.raw_error, one.checked)
+    assert tiny_tasks and tiny_tasks[0][0] == 2  # started ahead: no run_threads after it
+    assert len(tiny_tasks) == 1
+
+    probed: list[int] = []
+
+    def slow(*args: Any) -> float:  # the probe says a year (after the tasks started)
+        probed.append(len(tiny_tasks))
+        time.sleep(0.05)
+        return 3.2e7
+
+    monkeypatch.setattr(exhaustive, "probe_time", slow)
+    from gctool.audit.oracles import make_oracle
+
+    oracle = make_oracle(code)
+    seen: list[int] = []
+    with pytest.raises(BudgetExceeded):
+        exhaustive.worst(oracle, 4, symmetry=False, jobs=2,
+                         progress=lambda done, total: seen.append(done))
+    assert probed == [2] and seen == [] and oracle.evaluations == 0
+    deadline = time.monotonic() + 30
+    while True:  # every carrier back in the idle list
+        busy = {t.ident for t in threading.enumerate() if t.name.startswith("gctool-job")}
+        busy -= set(threads.Carrier._idle_idents())
+        if not busy or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert not busy
 
 
 def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, int]],
@@ -409,15 +461,17 @@ def test_an_interrupt_stops_a_threaded_verify(tiny_tasks: list[tuple[int, int]],
     from gctool.audit.sweep import SweepWorker
 
     slow_run = SweepWorker.run
+    timer, once = threading.Timer(0.1, _thread.interrupt_main), threading.Lock()
 
     def run(self: SweepWorker, task: Any) -> Any:
+        # started by the first pool task (a slow start on a loaded machine comes before it)
+        if threading.current_thread() is not threading.main_thread() and once.acquire(False):
+            timer.start()
         time.sleep(0.01)
         return slow_run(self, task)
 
     monkeypatch.setattr(SweepWorker, "run", run)
     code = design("cyclic", n=16, s=4, seed=3)
-    timer = threading.Timer(0.2, _thread.interrupt_main)
-    timer.start()
     with pytest.raises(SearchInterrupted, match="interrupted after checking"):
         verify(code, 4, method="exhaustive", jobs=2)
     assert tiny_tasks and tiny_tasks[0][0] == 2

@@ -507,8 +507,12 @@ class OptimalOracle(Oracle):
         stopping at the ``most``-th set it must decide (0: no such cap)."""
         from gctool.audit.kernels.direct import errors_of
         from gctool.engine.enumeration import unrank_lex
+        from gctool.engine.threads import halt_flag, raise_if_halted
 
-        def decide(rows: np.ndarray) -> np.ndarray:  # numpy's decoder, as _errors
+        halt = halt_flag()
+
+        def decide(rows: np.ndarray) -> np.ndarray:  # numpy's decoder, as _errors (a stopped
+            raise_if_halted(halt)  # run's task stops before it: see _walk_part)
             return super(OptimalOracle, self)._errors(unrank_lex(n, s, start + rows))
 
         state, lo, hi = self.direct.walk(s, start, stop, limit, most)
@@ -522,6 +526,7 @@ class OptimalOracle(Oracle):
         ``limit`` or up to the compiled walk's ``most``-th pending set (:meth:`HatErrors.walk`:
         0, no such cap), those the walk leaves pending decided by the numpy route."""
         from gctool.engine.enumeration import unrank_lex
+        from gctool.engine.threads import halt_flag, raise_if_halted
 
         # the near-limit band over a chunk (near_limit's two compares), checked by the walk
         band = (_clear_outside(self.limit, self.drho, self.grow) if self.grow < 1
@@ -544,8 +549,11 @@ class OptimalOracle(Oracle):
             return self._hat_chunk_numpy(unrank_lex(n, s, start + part))
 
         # the numpy route decides what the walk does not, up to the first set over the limit
-        # (a set float64 cannot decide after it does not matter)
+        # (a set float64 cannot decide after it does not matter); a stopped run's task stops
+        # between its batches (:func:`gctool.engine.threads.halt_flag`), as the walk does
+        halt = halt_flag()
         for lo in range(0, rows.size, step):
+            raise_if_halted(halt)
             part = rows[lo:lo + step]
             got = upto_first_over(numpy_route, part, limit)
             err[part[:got.size]] = got
