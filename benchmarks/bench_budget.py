@@ -345,6 +345,16 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "n.json", *ex], "nested complex n=40 levels 2,5, s=5 (658 k sets)"),
         ("verify frc n=50", {"f.json": designed("frc", n=50, s=4)},
          ["verify", "f.json", *ex], "frc n=50 s=4 (230 k sets, d=40)"),
+        # one set per rotation orbit (method auto): the orbit filter and the screen on given
+        # sets, not the walk
+        ("verify by symmetry", {"z.json": designed("cyclic-mds", n=48, s=6, field="complex")},
+         ["verify", "z.json"], "cyclic-mds complex n=48 s=6 (256 k orbit sets)"),
+        ("verify by symmetry", {"z.json": designed("cyclic-mds", n=40, s=5, field="complex")},
+         ["verify", "z.json"], "cyclic-mds complex n=40 s=5 (16 k orbit sets)"),
+        ("verify by symmetry", {"r.json": designed("cyclic-mds", n=47, s=6)},
+         ["verify", "r.json"], "cyclic-mds real n=47 s=6 (228 k orbit sets)"),
+        ("verify by symmetry", {"i.json": designed("is-cr", n=48, s=5)},
+         ["verify", "i.json"], "is-cr n=48 s=5 (36 k orbit sets)"),
         ("attack --threshold", {"g.json": designed("graph", graph="random-regular",
                                                    vertices=20, d=4, s=2, seed=1)},
          ["attack", "g.json", "--threshold", *ex], "graph random-regular v=20 deg 4 (40 edges)"),

@@ -56,6 +56,17 @@ class Kernel:
     def chunk_size(self, s: int) -> int:
         raise NotImplementedError
 
+    def set_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s in an enumeration of ``sets`` (ranks walked), in
+        ns."""
+        raise NotImplementedError
+
+    def given_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s given as explicit batches (one per rotation
+        orbit: :meth:`evaluate`, never a walk of rank ranges), in ns: :meth:`set_time`
+        unless the kernel's walk is cheaper than its batches."""
+        return self.set_time(s, sets)
+
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked in compiled code (which releases the GIL,
         so ``jobs`` run in threads)?"""

@@ -1009,6 +1009,28 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
         return float(np.mean(bound >= SHARE_MARGIN * norm.max()))
 
 
+#: the time of the screen on given sets (:func:`screen_sets`: the orbit representatives of a
+#: rotation, which no walk reaches) per set, in ns: a fixed part ...
+GIVEN_SET_NS = 500
+#: ... plus this much per multiply-add of a set's factorisation from scratch and its decoder's
+#: norm, ``s^2 d + n d m`` (complex: GIVEN_COMPLEX times as much).  A walk keeps its prefix's
+#: factors from set to set and cuts most norms by a bound; on given sets every set is factored
+#: whole and its norm computed in full.  Fitted to the CPU time per set (best of 3) of cyclic-MDS
+#: real n=45-53 s=4-6 (1.1-1.7 us) and complex n=40-60 s=4-7 (1.8-4.4 us), random dense real
+#: n=30-60 d=3-30 (0.5-4.7 us) and complex d=10-20 (3.9-7.9 us), one core of the 2-core
+#: development machine under load: measured / estimated 0.67-1.35, where the walk's cost
+#: (:func:`screen_cost`) said 0.02-0.05 of it on cyclic-MDS
+GIVEN_ENTRY_NS = 1.8
+GIVEN_COMPLEX = 3
+
+
+def given_cost(n: int, s: int, d: int, m: int, complex_: bool = False) -> float:
+    """Estimated time of the screen on one given set of size s (n workers, d = dim null(B),
+    m targets), in ns (:data:`GIVEN_SET_NS`, :data:`GIVEN_ENTRY_NS`)."""
+    return GIVEN_SET_NS + GIVEN_ENTRY_NS * (s * s * d + n * d * m) * (
+        GIVEN_COMPLEX if complex_ else 1)
+
+
 #: the time of the second stage (:func:`settle_sets`) per set, in ns: a fixed part ...
 SETTLE_SET_NS = 500
 #: ... plus this much per multiply-add of its factorisation and witness test
