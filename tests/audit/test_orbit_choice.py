@@ -167,3 +167,54 @@ def test_the_compiled_filters_orbits_give_the_plain_walks_report_on_any_jobs(
     x, y = limit[True], limit[False]
     assert x.threshold == y.threshold == 5 and x.stragglers == y.stragglers
     assert x.exact and y.exact
+
+
+def _verify_refusal(code: object, s: int) -> float:
+    """verify's calibrated estimate (seconds of one core, the run's start included) from its
+    refusal under a small budget, with no timed probe in its place."""
+    from gctool.audit.verify import enumeration, verify
+    from gctool.errors import BudgetExceeded
+
+    with pytest.raises(BudgetExceeded) as err, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(enumeration, "worth_timing", lambda seconds, budget: False)
+        verify(code, s, jobs=1, budget=Budget(max_work=1e-3))  # type: ignore[arg-type]
+    assert "one per rotation orbit" in str(err.value), str(err.value)
+    assert err.value.needed is not None
+    return err.value.needed
+
+
+def test_verify_by_orbits_is_estimated_as_the_filter_and_the_screen_of_given_sets() -> None:
+    """verify's one set per rotation orbit never walks ranks: the representatives are decided
+    as given sets (the compiled screen factors each whole and computes its decoder norm in
+    full, :func:`gctool.audit.kernels.real.given_cost`), after the filter of every candidate.
+    cyclic-MDS complex n=48 s=6 (255,704 orbit sets) took 1.5-1.8 s of CPU where the walk's
+    rate said 14 ms, and so ran under a budget of 0.1 s."""
+    from gctool.audit.kernels.real import given_cost, screen_cost
+    from gctool.budget import START_NS
+
+    code = design("cyclic-mds", n=48, s=6, field="complex")
+    orbits = count_orbits(48, 6, 1)
+    assert orbits == 255_704
+    sets = orbits * given_cost(48, 6, 6, 1, complex_=True)
+    expected = (symmetry.filter_work(48, 6, 1) + sets + START_NS) / 1e9
+    assert _verify_refusal(code, 6) == pytest.approx(expected)
+    assert expected > 0.5 > 20 * orbits * screen_cost(6, 6, complex_=True) / 1e9
+    # real: the same model, a third of the complex one per multiply-add
+    assert given_cost(47, 6, 6, 1) < given_cost(47, 6, 6, 1, complex_=True) / 2
+
+
+def test_verify_by_orbits_over_the_budget_is_refused_in_one_line(tmp_path: object) -> None:
+    """The CLI refuses that run under --max-work 0.1s: exit 2, one stderr line naming
+    --max-work (it ran to its end before, exit 0)."""
+    from pathlib import Path
+
+    from gctool.io import write_code
+
+    from helpers import run
+
+    path = Path(str(tmp_path)) / "z.json"
+    write_code(design("cyclic-mds", n=48, s=6, field="complex"), path)
+    res = run("verify", str(path), "--max-work", "0.1s")
+    lines = res.stderr.strip().splitlines()
+    assert res.exit_code == 2 and len(lines) == 1, res.stderr
+    assert "--max-work" in lines[0] and "rotation orbit" in lines[0]
