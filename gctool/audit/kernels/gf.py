@@ -165,6 +165,22 @@ def walk_cost(s: int, d: int, m: int, prime: bool = False, n: int | None = None,
             + GF_ECHELON_NS * changes * s * (d + m))
 
 
+#: the compiled test on given sets (:func:`gf_sets`: one set per rotation orbit) brings each
+#: set's s rows to echelon whole, as a walk does for a set whose rows all change; it took
+#: 1.3-3.3x :func:`walk_cost` of such a set (CPU time per set, best of 3, of 8,192 random sets:
+#: cyclic-MDS GF(2^6) n=63 at s = 4, 6 (643, 1,081 ns), rs GF(2^7) n=50 s=5 (485 ns), rs
+#: GF(65537) n=48 s=6 (1.5 us), cyclic codes over GF(97) n=48 s=5 and GF(61) n=60 s=6 (0.9-1.4,
+#: 2.0 us), where the walk's rate says 84-309 ns), so this many times it
+#: (:func:`given_cost`: measured / estimated 0.5-1.3)
+GIVEN_FACTOR = 2.5
+
+
+def given_cost(s: int, d: int, m: int, prime: bool = False, density: float = 1.0) -> float:
+    """Estimated time of the compiled test on one given set of size s, in ns
+    (:data:`GIVEN_FACTOR`)."""
+    return GIVEN_FACTOR * walk_cost(s, d, m, prime, max(1, s), density)
+
+
 def compiles(fld: Any) -> bool:
     """Has GF(q) compiled arithmetic here (:func:`for_arith` gives a test)?"""
     return (fld.m == 1 and fld.p < 2**31) or fld.p == 2
