@@ -9,8 +9,10 @@ import numpy as np
 
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
-from gctool.audit.symmetry import Rotation
+from gctool.audit.symmetry import Rotation, count_orbits
 from gctool.audit.verify.run import Run
+from gctool.budget import START_NS
+from gctool.decode.cost import decoder_set_time
 from gctool.exactls import Undecided
 from gctool.numerics import exact_limit
 from gctool.reports import VerifyReport
@@ -36,7 +38,8 @@ def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
     """Structural certificates (proofs that also show that all n workers decode), tried
     before anything that costs O(n^3): the BCH bound (a 4095-worker cyclic-MDS code answers
     at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
-    name, statement = "bch", None if run.exact else cert.bch_certificate(run.code, run.s, rot)
+    pays = not run.exact and bch_pays(run, rot)
+    name, statement = "bch", cert.bch_certificate(run.code, run.s, rot) if pays else None
     if statement is None and (not run.numeric or run.method == "structural"
                               or not run.budget.affords(run.reduction_work())):
         # over R/C the enumeration also reports the decoding systems' condition numbers
@@ -47,6 +50,35 @@ def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
         return None
     return run.report(True, f"certificate:{name}", f"structural certificate: {statement}",
                       certificate=statement, represented=run.total, kernel="none")
+
+
+def enumeration_work(run: Run, rot: Rotation | None) -> float:
+    """An estimate of the enumeration known before B is reduced, in ns of one core: the
+    reduction, then one set per orbit of ``rot`` (every set without it) at the direct
+    decoder's time per set (the kernels that decide them are faster), and the run's start."""
+    n, s = run.code.n, run.s
+    count = count_orbits(n, s, rot.t) if rot is not None else run.total
+    return run.reduction_work() + count * decoder_set_time(run.code, s) + START_NS
+
+
+def bch_pays(run: Run, rot: Rotation | None) -> bool:
+    """Is the BCH certificate tried?  Always when it works in GF(q) itself (it costs a few
+    vector operations); in a splitting field GF(q^e) (seconds of galois, :func:`gctool.audit.
+    certificates.bch_cost`) only when it fits the work budget and costs less than the
+    enumeration would (:func:`enumeration_work`): a skipped certificate costs no verdict, the
+    enumeration then decides, and refuses in one line above the budget.  With
+    ``method=structural`` (no enumeration follows) a certificate above the budget is
+    refused."""
+    cost = cert.bch_cost(run.code, run.s, rot)
+    if cost == 0:
+        return True
+    if run.method == "structural":
+        n, q = run.code.n, run.code.field
+        run.budget.check_work(f"verify (n={n}, s={run.s}, {q}): the BCH certificate's "
+                              "splitting field (galois' field and its compiled arithmetic)",
+                              cost, "use `method`=auto (enumeration), or raise `max_work`")
+        return True
+    return run.budget.affords(cost) and cost < enumeration_work(run, rot)
 
 
 def check_reduction_work(run: Run) -> None:
