@@ -5,9 +5,11 @@ galois is not needed (its field construction and JIT compilation cost seconds pe
 
 * Prime fields GF(p): numpy modular arithmetic (p < 2^31, so products fit in int64);
   inverses by vectorised exponentiation ``a^(p-2)``.
-* GF(p^m) with q <= 2^16: exp/log tables built here from the field's irreducible polynomial
+* GF(p^m) with q <= 2^18: exp/log tables built here from the field's irreducible polynomial
   (elements are galois' integer representation: base-p digits = polynomial coefficients);
-  addition is XOR for p = 2 and digit-wise mod p otherwise.
+  addition is XOR for p = 2 and digit-wise mod p otherwise.  Tables of GF(3^11) take 0.1 s and
+  6 MB; galois took 25-28 s of CPU for it (its own lookup tables, built element by element,
+  and its compiled arithmetic: a 3 x 2 code's verify).
 * Larger extension fields fall back to galois FieldArray arithmetic (exact, slower).
 
 The row reductions built on them are in :mod:`gctool.algebra.linalg`.
@@ -25,7 +27,7 @@ from gctool.algebra.fields import Field
 from gctool.algebra.powers import primitive_powers
 from gctool.algebra.primes import primitive_root
 
-TABLE_LIMIT = 2**16
+TABLE_LIMIT = 2**18
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
 
 
