@@ -594,7 +594,8 @@ def test_max_work_option_replaces_the_environment(monkeypatch: pytest.MonkeyPatc
                                                   tmp_path: Path) -> None:
     cyc = design_file(tmp_path, "cyc.json", "cyclic", n=8, s=2, seed=1)
     monkeypatch.setenv("GCTOOL_MAX_WORK", "1000000h")
-    refused(run("verify", cyc, "--max-work", "0.01us"), "reducing B", "--max-work")
+    refused(run("verify", cyc, "--max-work", "0.01us"), "reducing B", "applies or fits the budget",
+            "--max-work")
     refused(run("bound", cyc, "--max-work", "0.01us"), "the rank of B")
     monkeypatch.setenv("GCTOOL_MAX_WORK", "0.01us")
     assert run("verify", cyc, "--max-work", "1000s").exit_code == 0

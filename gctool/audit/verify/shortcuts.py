@@ -87,8 +87,8 @@ def check_reduction_work(run: Run) -> None:
     n, K = run.code.B.shape
     run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
                           run.reduction_work(), "no structural certificate (BCH bound, "
-                          "disjoint row classes) applies; verify a smaller code, or raise "
-                          "`max_work`")
+                          "disjoint row classes) applies or fits the budget; verify a "
+                          "smaller code, or raise `max_work`")
     # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
     # of ~100 bytes per fraction with ``exact``)
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
