@@ -7,6 +7,7 @@ zero, repeated and scaled rows, and designed ones with structured decoders."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -62,23 +63,31 @@ def field_tables(field: Field) -> tuple[np.ndarray, np.ndarray]:
     return _tables(field.p, field.m, poly if field.m > 1 else field.p)
 
 
-def _rank_mod(p: int, M: np.ndarray) -> int:
-    """Rank of M modulo a prime p by Gauss-Jordan elimination on Python integers."""
-    R = [[int(x) % p for x in row] for row in np.asarray(M, dtype=np.int64)]
+def _gauss_rank(R: list[list[int]], inv: Callable[[int], int], mul: Callable[[int, int], int],
+                sub: Callable[[int, int], int]) -> int:
+    """Rank of the rows R (lists of field elements as ints) by Gauss-Jordan elimination in the
+    arithmetic given by inv, mul and sub."""
     rank = 0
     for c in range(len(R[0]) if R else 0):
         piv = next((i for i in range(rank, len(R)) if R[i][c]), None)
         if piv is None:
             continue
         R[rank], R[piv] = R[piv], R[rank]
-        inv = pow(R[rank][c], p - 2, p)
-        R[rank] = [x * inv % p for x in R[rank]]
+        iv = inv(R[rank][c])
+        R[rank] = [mul(iv, x) for x in R[rank]]
         for i in range(len(R)):
             if i != rank and R[i][c]:
                 f = R[i][c]
-                R[i] = [(x - f * y) % p for x, y in zip(R[i], R[rank], strict=True)]
+                R[i] = [sub(x, mul(f, y)) for x, y in zip(R[i], R[rank], strict=True)]
         rank += 1
     return rank
+
+
+def _rank_mod(p: int, M: np.ndarray) -> int:
+    """Rank of M modulo a prime p on Python integers."""
+    R = [[int(x) % p for x in row] for row in np.asarray(M, dtype=np.int64)]
+    return _gauss_rank(R, lambda x: pow(x, p - 2, p), lambda x, y: x * y % p,
+                       lambda x, y: (x - y) % p)
 
 
 def rank_gf(field: Field, M: np.ndarray) -> int:
@@ -91,19 +100,8 @@ def rank_gf(field: Field, M: np.ndarray) -> int:
     neg = np.array([int(np.flatnonzero(add[x] == 0)[0]) for x in range(q)])
     inv = np.array([0] + [int(np.flatnonzero(mul[x] == 1)[0]) for x in range(1, q)])
     R = [list(map(int, row)) for row in np.asarray(M, dtype=np.int64)]
-    rank = 0
-    for c in range(len(R[0]) if R else 0):
-        piv = next((i for i in range(rank, len(R)) if R[i][c]), None)
-        if piv is None:
-            continue
-        R[rank], R[piv] = R[piv], R[rank]
-        R[rank] = [int(mul[inv[R[rank][c]], x]) for x in R[rank]]
-        for i in range(len(R)):
-            if i != rank and R[i][c]:
-                f = neg[R[i][c]]
-                R[i] = [int(add[x, mul[f, y]]) for x, y in zip(R[i], R[rank], strict=True)]
-        rank += 1
-    return rank
+    return _gauss_rank(R, lambda x: int(inv[x]), lambda x, y: int(mul[x, y]),
+                       lambda x, y: int(add[x, neg[y]]))
 
 
 def gf_product(field: Field, a: np.ndarray, M: np.ndarray) -> np.ndarray:

@@ -73,6 +73,17 @@ def _verify_codes() -> list[tuple[str, Any, int]]:
     return real + corpus + gf_codes()
 
 
+def _busy_carriers(wait: float = 30.0) -> set[int | None]:
+    """The job threads not back in the carriers' idle list after up to ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        busy = {t.ident for t in threading.enumerate() if t.name.startswith("gctool-job")}
+        busy -= set(threads.Carrier._idle_idents())
+        if not busy or time.monotonic() > deadline:
+            return busy
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
 def test_verify_is_the_same_for_any_jobs(tiny_tasks: list[tuple[int, int]], name: str,
                                          code: Any, s: int) -> None:
@@ -251,14 +262,7 @@ def test_the_worst_case_walk_starts_while_its_probe_times_it(
         exhaustive.worst(oracle, 4, symmetry=False, jobs=2,
                          progress=lambda done, total: seen.append(done))
     assert probed == [2] and seen == [] and oracle.evaluations == 0
-    deadline = time.monotonic() + 30
-    while True:  # every carrier back in the idle list
-        busy = {t.ident for t in threading.enumerate() if t.name.startswith("gctool-job")}
-        busy -= set(threads.Carrier._idle_idents())
-        if not busy or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    assert not busy
+    assert not _busy_carriers()
 
 
 def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, int]],
@@ -444,14 +448,7 @@ def test_an_interrupt_stops_the_thread_run(ctrl_c: None) -> None:
         threads.run_threads(worker, list(range(1000)), 2, lambda i, r: False)
     started = worker.started
     assert started < 1000
-    deadline = time.monotonic() + 30
-    while True:  # every carrier back in the idle list
-        busy = {t.ident for t in threading.enumerate() if t.name.startswith("gctool-job")}
-        busy -= set(threads.Carrier._idle_idents())
-        if not busy or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    assert not busy
+    assert not _busy_carriers()
     assert worker.started <= started + 2
 
 
