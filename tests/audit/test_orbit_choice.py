@@ -237,3 +237,37 @@ def test_gf_sets_given_by_orbits_cost_a_whole_echelon_each() -> None:
     assert given_cost(6, d, 1, False, density) == pytest.approx(
         GIVEN_FACTOR * walk_cost(6, d, 1, False, 6, density))
     assert kernel.given_time(6, 10**5) > 4 * kernel.set_time(6, 10**5)
+
+
+def test_verify_by_orbits_counts_the_sets_its_later_stages_decide(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """is-cr n=48 s=5: the screen of given sets leaves most orbit sets of this 0/1 code (N[:, S]
+    singular or below delta) to the second stage, and a few to the direct decoder (a
+    hundred times a set's screen each).  The estimate counts both, at shares drawn from a
+    sample (:meth:`gctool.audit.nullspace.FloatNullKernel.stage_shares`): it is within 1.5x
+    of the work model on the sets the run itself sent to each stage (counted, not timed),
+    where the screen alone read less than half of it (the run took 2-4x its estimate)."""
+    from gctool.audit.kernels import real
+    from gctool.audit.nullspace import direct_time
+    from gctool.audit.verify import verify
+    from gctool.budget import START_NS
+
+    code = design("is-cr", n=48, s=5)
+    estimate = _verify_refusal(code, 5) * 1e9
+    counted = {"settle": 0, "direct": 0}
+    for stage in counted:
+        def count(self: object, S: np.ndarray, *args: object, _stage: str = stage,
+                  _orig: object = getattr(real.RealScreen, stage)) -> object:
+            counted[_stage] += S.shape[0]
+            return _orig(self, S, *args)  # type: ignore[operator]
+        monkeypatch.setattr(real.RealScreen, stage, count)
+    report = verify(code, 5, jobs=1, budget=Budget(max_work=100.0))
+    orbits = count_orbits(48, 5, 1)
+    assert report.ok and report.method == "symmetry" and report.checked == orbits
+    assert counted["settle"] > orbits // 2 and counted["direct"] > 0, counted
+    d = 5
+    screen = symmetry.filter_work(48, 5, 1) + orbits * real.given_cost(48, 5, d, 1) + START_NS
+    model = (screen + counted["settle"] * real.settle_cost(48, 48, 1, 5, d)
+             + counted["direct"] * direct_time(code, 5))
+    assert 1 / 1.5 <= estimate / model <= 1.5, (estimate, model, counted)
+    assert screen < model / 2
