@@ -202,27 +202,62 @@ def _splitting_degree(code: GradientCode, s: int, rot: Rotation | None) -> int:
 #: CALCULATE_COMPILE_NS in odd characteristic.  Measured (CPU time of a fresh process, the
 #: field built and 6 powers of its primitive element multiplied, one core of the 2-core
 #: development machine under load): GF(2^6) 1.8 s, GF(3^4) 2.7 s, GF(101^2) 3.5 s, GF(2^20)
-#: 10.2 s, GF(2^34) 2.1 s, GF(46337^2) 9.0 s, GF(7^8) 11.1 s, GF(3^14) 12.9 s
+#: 10.2 s, GF(2^34) 2.1 s, GF(46337^2) 9.0 s, GF(7^8) 11.1 s, GF(3^14) 12.9 s.  The same
+#: holds for GF(q) itself when its arithmetic is galois' (GF(p^m) above
+#: :data:`gctool.algebra.gf.TABLE_LIMIT` elements: GF(2^20))
 EXTENSION_CLASS_NS = 2e9
 EXTENSION_COMPILE_NS = 1e9
 CALCULATE_COMPILE_NS = 10e9
 LOOKUP_ELEMENT_NS = 10_000
 GALOIS_LOOKUP_LIMIT = 2**20
+#: the zeros of g and their longest progression (:func:`bch_certificate`), in ns: BCH_FIXED_NS
+#: (the field's arithmetic and n-th roots of unity), a vector step of BCH_STEP_NS plus
+#: BCH_POINT_NS per point for each coefficient of g (Horner's rule at the n roots at once),
+#: and PROGRESSION_STEP_NS plus PROGRESSION_POINT_NS per point for each step c < n/2 coprime
+#: to n (the longest run of zeros along it).  Measured (thread CPU time, median of 3, one core
+#: of the 2-core development machine under load; cyclic-MDS codes over GF(2^8), GF(2^12),
+#: GF(2^16), GF(7681) and GF(65537), n = 15-4096, s = 2 to n/4): 0.16 ms (n = 16) to 67 ms
+#: (n = 4096, s = 1024); the tables of GF(2^8) or GF(2^16) add 0.3-1.3 ms
+BCH_FIXED_NS = 300_000
+BCH_STEP_NS = 5_000
+BCH_POINT_NS = 5
+PROGRESSION_STEP_NS = 10_000
+PROGRESSION_POINT_NS = 10
+
+
+def _galois_cost(order: int, p: int) -> float:
+    """galois' field of ``order`` elements (characteristic ``p``) and its compiled arithmetic,
+    in ns (:data:`EXTENSION_CLASS_NS`)."""
+    if order <= GALOIS_LOOKUP_LIMIT:
+        arithmetic = order * LOOKUP_ELEMENT_NS + EXTENSION_COMPILE_NS
+    else:
+        arithmetic = EXTENSION_COMPILE_NS if p == 2 else CALCULATE_COMPILE_NS
+    return EXTENSION_CLASS_NS + arithmetic
 
 
 def bch_cost(code: GradientCode, s: int, rot: Rotation | None) -> float:
     """Estimated work of :func:`bch_certificate` on ``code`` at s stragglers, in ns: the
-    splitting field GF(q^e) when e > 1 (:data:`EXTENSION_CLASS_NS`); 0 when the certificate
-    works in GF(q) itself (a few vector operations) or does not apply."""
+    zeros of the generator and their longest progression (:data:`BCH_FIXED_NS`), plus galois'
+    field when it computes in one (:func:`_galois_cost`: the splitting field GF(q^e) when
+    e > 1, or GF(q) itself when its arithmetic is galois'); 0 when the certificate does not
+    apply (deciding that costs a few comparisons)."""
+    from gctool.algebra.gf import TABLE_LIMIT
+
     e = _splitting_degree(code, s, rot)
-    if e <= 1:
+    if e == 0:
         return 0.0
-    order = code.field.order**e
-    if order <= GALOIS_LOOKUP_LIMIT:
-        arithmetic = order * LOOKUP_ELEMENT_NS + EXTENSION_COMPILE_NS
-    else:
-        arithmetic = EXTENSION_COMPILE_NS if code.field.p == 2 else CALCULATE_COMPILE_NS
-    return EXTENSION_CLASS_NS + arithmetic
+    assert rot is not None
+    n, q = code.n, code.field.order
+    g = np.flatnonzero(np.asarray(code.B)[0][(np.arange(n) * rot.c) % n])
+    degree = int(g[-1]) + 1 if g.size else 0
+    steps = int(np.count_nonzero(np.gcd(np.arange(1, n // 2 + 1 if n > 2 else 2), n) == 1))
+    work = (BCH_FIXED_NS + degree * (BCH_STEP_NS + BCH_POINT_NS * n)
+            + steps * (PROGRESSION_STEP_NS + PROGRESSION_POINT_NS * n))
+    if e > 1:
+        return work + _galois_cost(q**e, code.field.p)
+    if code.field.m > 1 and q > TABLE_LIMIT:
+        return work + _galois_cost(q, code.field.p)
+    return float(work)
 
 
 def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | None:
@@ -249,6 +284,27 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
             "failing set would carry a non-zero codeword inside the stragglers (reference §0.3)")
 
 
+#: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus
+#: CLASS_ROW_NS per row of B (its class key, a Python step, and the exact checks of its
+#: class), plus per entry of B CLASS_ENTRY_NS over R/C (the supports and their packing, the
+#: rows' normal forms to 11 digits) or CLASS_GF_ENTRY_NS over GF(q).  Measured (thread CPU
+#: time, median of 3-5, one core of the 2-core development machine under load; frc codes
+#: n = 12-4096 over R, GF(7), GF(2^8) and GF(65537)): 0.4-0.8 ms at n = 12, 2-3 ms at n = 100,
+#: 25-65 ms at n = 1000, 1.2 s over R and 0.3-0.8 s over GF(q) at n = 4096
+CLASS_FIXED_NS = 300_000
+CLASS_ROW_NS = 10_000
+CLASS_ENTRY_NS = 70
+CLASS_GF_ENTRY_NS = 30
+
+
+def class_cost(code: GradientCode) -> float:
+    """Estimated work of :func:`class_certificate` on ``code``, in ns (:data:`CLASS_FIXED_NS`;
+    a code whose rows share supports without being proportional is rejected sooner)."""
+    n, K = np.shape(code.B)
+    entry = CLASS_GF_ENTRY_NS if code.field.is_finite else CLASS_ENTRY_NS
+    return float(CLASS_FIXED_NS + CLASS_ROW_NS * n + entry * n * K)
+
+
 def class_certificate(code: GradientCode, s: int) -> str | None:
     """Disjoint row classes (FRC groups and any block-diagonal code): a proof, or None.
 
@@ -256,12 +312,14 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
     target is a combination of one row per class exactly when its restriction to each class
     support is a multiple of that class's row (and it vanishes off every support).  A set of
     s stragglers then decodes whenever it leaves a member of each class the targets need, which
-    holds for every such set when s is below the smallest of those classes.  Costs O(n K)."""
+    holds for every such set when s is below the smallest of those classes.  Costs O(n K)
+    (:func:`class_cost`)."""
     from gctool.audit.symmetry import row_classes
 
     B = np.asarray(code.B)
     nz = B != 0
-    if s < 1 or _shared_support(code, nz):
+    ar = _arith(code)
+    if s < 1 or _shared_support(code, nz, ar):
         return None
     classes = [c for c in row_classes(code) if nz[c[0]].any()]
     if not classes:
@@ -280,7 +338,7 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
         for t in T[:, cols]:
             if not np.any(t != 0):
                 continue
-            if not _proportional(code, row, t):
+            if not _proportional(code, row, t, ar):
                 return None
             uses = True
         if uses:
@@ -293,7 +351,7 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
             "every set of s stragglers leaves a decoding row in each")
 
 
-def _shared_support(code: GradientCode, nz: np.ndarray) -> bool:
+def _shared_support(code: GradientCode, nz: np.ndarray, ar: Any = None) -> bool:
     """Do two rows with the same non-empty support fail to be proportional?  They then lie
     in different classes whose supports overlap: no certificate.  A quick rejection (one
     comparison per support) before every row is classified, e.g. for a dense random B."""
@@ -307,19 +365,29 @@ def _shared_support(code: GradientCode, nz: np.ndarray) -> bool:
         if starts[g] + 1 >= order.size or inverse[order[starts[g] + 1]] != g:
             continue  # a single row with this support
         j, cols = int(order[starts[g] + 1]), np.flatnonzero(nz[i])
-        if cols.size and not _proportional(code, B[i, cols], B[j, cols]):
+        if cols.size and not _proportional(code, B[i, cols], B[j, cols], ar):
             return True
     return False
 
 
-def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray) -> bool:
-    """Is ``t = c row`` exactly (c non-zero) over the code's field?"""
+def _arith(code: GradientCode) -> Any:
+    """The code's GF(q) arithmetic (None over R/C), built once per certificate: its tables
+    cost 0.3 ms for GF(2^8), once per class when :func:`_proportional` built them."""
+    if not code.field.is_finite:
+        return None
+    from gctool.algebra.gf import GFArith
+
+    return GFArith(code.field)
+
+
+def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray, ar: Any = None
+                  ) -> bool:
+    """Is ``t = c row`` exactly (c non-zero) over the code's field (``ar``: its arithmetic,
+    :func:`_arith`, over GF(q))?"""
     if not np.array_equal(row != 0, t != 0):
         return False
     if code.field.is_finite:
-        from gctool.algebra.gf import GFArith
-
-        ar = GFArith(code.field)
+        ar = _arith(code) if ar is None else ar
         row, t = row.astype(np.int64), t.astype(np.int64)
         c = ar.mul(t[:1], ar.inv(row[:1]))
         return bool(np.array_equal(ar.mul(row, c), t))

@@ -508,21 +508,36 @@ def test_work_refusal_says_the_time_in_words(work: float, text: str) -> None:
 
 def test_disjoint_row_classes_certify_before_any_cubic_work(
         tiny_work: pytest.MonkeyPatch) -> None:
+    """The class certificate costs O(n K) (:func:`gctool.audit.certificates.class_cost`):
+    under a budget that affords it but not the reduction of B it proves an frc code (over
+    R: n = 600, whose reduction is estimated above 50 ms, the certificate at about 30 ms;
+    over GF(q) it comes first whatever the reduction costs); under one below it, auto skips
+    it and the reduction is refused in one line.  A lost partition needs no budget."""
+    from gctool.audit import certificates as cert
     from gctool.audit import nullspace
     from gctool.audit.verify import verify
+    from gctool.budget import Budget
+    from gctool.errors import BudgetExceeded
 
     # the designs are made within the default budget (a design's conditioning record costs
     # about 600 us; the suite's earlier tests may have left it cached in this process or not)
     tiny_work.delenv("GCTOOL_MAX_WORK")
-    frc = {field: design("frc", n=12, s=2, field=field) for field in ("real", "GF(7)")}
+    frc = {"real": design("frc", n=600, s=2), "GF(7)": design("frc", n=12, s=2, field="GF(7)")}
+    small = design("frc", n=12, s=2)
     cyclic = design("cyclic", n=12, s=2, seed=1)
-    tiny_work.setenv("GCTOOL_MAX_WORK", "1us")
     tiny_work.setattr(nullspace, "reduce_float", forbid)
     tiny_work.setattr(nullspace, "reduce_gf", forbid)
     for code in frc.values():
-        report = verify(code, 2)  # groups of 3 > s = 2: proven without the reduction
-        assert report.ok and report.method == "certificate:classes", report.reason
-    lost = verify(frc["real"], 3)  # s = group size: a whole group straggles
+        cost = cert.class_cost(code) / 1e9
+        for seconds in (cost * 1.01, 0.05):
+            report = verify(code, 2, budget=Budget(max_work=seconds))  # groups of 3 > s = 2
+            assert report.ok and report.method == "certificate:classes", report.reason
+    cost = cert.class_cost(frc["real"]) / 1e9
+    with pytest.raises(BudgetExceeded, match="reducing B") as info:
+        verify(frc["real"], 2, budget=Budget(max_work=cost / 2))
+    assert info.value.param == "max_work" and "\n" not in str(info.value)
+    tiny_work.setenv("GCTOOL_MAX_WORK", "1us")
+    lost = verify(small, 3)  # s = group size: a whole group straggles
     assert not lost.ok and lost.method == "column-support" and lost.counterexample == [0, 1, 2]
     with pytest.raises(Exception, match="GCTOOL_MAX_WORK"):
         verify(cyclic, 2)  # no certificate: over budget

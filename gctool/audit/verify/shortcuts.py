@@ -36,16 +36,20 @@ def lost_partition(run: Run) -> VerifyReport | None:
 
 def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
     """Structural certificates (proofs that also show that all n workers decode), tried
-    before anything that costs O(n^3): the BCH bound (a 4095-worker cyclic-MDS code answers
-    at once) and disjoint row classes (FRC groups: a 4096-worker FRC code too)."""
-    pays = not run.exact and bch_pays(run, rot)
-    name, statement = "bch", cert.bch_certificate(run.code, run.s, rot) if pays else None
+    before anything that costs O(n^3), each when its estimate fits (:func:`tried`): the BCH
+    bound (a 4095-worker cyclic-MDS code answers in 0.1 s) and disjoint row classes (FRC
+    groups: a 4096-worker FRC code in about a second)."""
+    name, statement = "bch", None
+    if not run.exact and tried(run, "the BCH certificate", cert.bch_cost(run.code, run.s, rot),
+                               rot):
+        statement = cert.bch_certificate(run.code, run.s, rot)
     if statement is None and (not run.numeric or run.method == "structural"
                               or not run.budget.affords(run.reduction_work())):
         # over R/C the enumeration also reports the decoding systems' condition numbers
         # (gates need them): the class certificate stands in for it only when the
         # reduction is over the work budget, or when a certificate is asked for
-        name, statement = "classes", cert.class_certificate(run.code, run.s)
+        if tried(run, "the row-class certificate", cert.class_cost(run.code), rot):
+            name, statement = "classes", cert.class_certificate(run.code, run.s)
     if statement is None:
         return None
     return run.report(True, f"certificate:{name}", f"structural certificate: {statement}",
@@ -61,24 +65,26 @@ def enumeration_work(run: Run, rot: Rotation | None) -> float:
     return run.reduction_work() + count * decoder_set_time(run.code, s) + START_NS
 
 
-def bch_pays(run: Run, rot: Rotation | None) -> bool:
-    """Is the BCH certificate tried?  Always when it works in GF(q) itself (it costs a few
-    vector operations); in a splitting field GF(q^e) (seconds of galois, :func:`gctool.audit.
-    certificates.bch_cost`) only when it fits the work budget and costs less than the
-    enumeration would (:func:`enumeration_work`): a skipped certificate costs no verdict, the
-    enumeration then decides, and refuses in one line above the budget.  With
-    ``method=structural`` (no enumeration follows) a certificate above the budget is
-    refused."""
-    cost = cert.bch_cost(run.code, run.s, rot)
+def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
+    """Is a structural certificate estimated at ``cost`` (ns of one core: :func:`gctool.audit.
+    certificates.bch_cost`, :func:`~gctool.audit.certificates.class_cost`) tried?  With
+    ``method=auto`` when it fits the work budget and costs less than the enumeration would
+    (:func:`enumeration_work`; a BCH certificate in a splitting field GF(q^e) costs seconds of
+    galois): a skipped certificate costs no verdict, the enumeration then decides, and refuses
+    in one line above the budget.  With ``method=structural`` (no enumeration follows) one
+    above the budget is refused.  A cost of 0 (the certificate does not apply) is tried."""
     if cost == 0:
         return True
+    n, q = run.code.n, run.code.field
+    what = f"verify (n={n}, s={run.s}, {q}): {what}"
     if run.method == "structural":
-        n, q = run.code.n, run.code.field
-        run.budget.check_work(f"verify (n={n}, s={run.s}, {q}): the BCH certificate's "
-                              "splitting field (galois' field and its compiled arithmetic)",
-                              cost, "use `method`=auto (enumeration), or raise `max_work`")
+        run.budget.check_work(what, cost, "use `method`=auto (enumeration), or raise "
+                              "`max_work`")
         return True
-    return run.budget.affords(cost) and cost < enumeration_work(run, rot)
+    if not run.budget.affords(cost) or cost >= enumeration_work(run, rot):
+        return False
+    run.budget.check_work(what, cost, "raise `max_work`")  # admitted (counted as checked)
+    return True
 
 
 def check_reduction_work(run: Run) -> None:
