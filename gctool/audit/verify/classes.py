@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gctool.audit.chunks import Accumulator, summarise
+from gctool.audit.certificates import class_cost
+from gctool.audit.chunks import WEAKEST, Accumulator, summarise
 from gctool.audit.symmetry import (
     Rotation,
     class_pattern_weight,
@@ -24,10 +25,12 @@ from gctool.audit.symmetry import (
     count_orbits,
     find_row_classes,
 )
-from gctool.audit.verify.enumeration import enumeration_report
+from gctool.audit.verify.enumeration import INSTEAD, enumeration_report
+from gctool.decode.cost import call_time, decode_time
 from gctool.limits import MAX_CLASS_PATTERNS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from gctool.audit.chunks import Kernel
     from gctool.audit.nullspace import Reduction
     from gctool.audit.verify.run import Run
     from gctool.reports import VerifyReport
@@ -46,8 +49,22 @@ def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int
     return sorted(S) if len(S) == s else None
 
 
+def patterns_work(run: Run, kernel: Kernel, patterns: int) -> float:
+    """Estimated work of verifying through ``patterns`` class patterns, in ns of one core:
+    finding the row classes (as :func:`gctool.audit.certificates.class_cost`), one straggler
+    set per pattern decided with ``kernel`` (given sets, in one batch) and, over R/C, the
+    report's re-evaluation of the weakest of them (up to :data:`gctool.audit.chunks.WEAKEST`
+    and the largest decoder norm) by the direct decoder, in one call."""
+    s, f = run.s, run.code.n - run.s
+    work = class_cost(run.code) + patterns * kernel.given_time(s, patterns)
+    if run.numeric:
+        work += call_time(run.code, f) + min(patterns, WEAKEST + 1) * decode_time(run.code, f)
+    return work
+
+
 def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
-    """Verify through class patterns when that is the smallest enumeration, else None."""
+    """Verify through class patterns when that is the smallest enumeration, else None; above
+    the work budget (:func:`patterns_work`) it is refused in one line."""
     code, s = run.code, run.s
     classes, note = find_row_classes(code)
     run.symmetry_notes.extend([note] if note else [])
@@ -59,6 +76,11 @@ def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport 
     if patterns > min(MAX_CLASS_PATTERNS, run.budget.max_sets or MAX_CLASS_PATTERNS) or \
             patterns >= other:
         return None
+    kernel = run.make_kernel(red)
+    # the smallest enumeration: above the budget, every other one is too
+    run.budget.check_work(f"verify (n={code.n}, s={s}) of {patterns:,} straggler sets (one "
+                          "per row-class pattern)", patterns_work(run, kernel, patterns),
+                          f"raise `max_work`, {INSTEAD}")
     sets, weights = [], []
     for killed in class_patterns(sizes, s):
         S = pattern_set(classes, killed, s)
@@ -68,7 +90,6 @@ def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport 
     S_arr = np.array(sets, dtype=np.intp).reshape(len(sets), s)
     w = np.array(weights, dtype=object)  # weights can exceed int64 (C(100, 49) ~ 1e29)
     assert int(w.sum()) == run.total
-    kernel = run.make_kernel(red)
     acc = Accumulator()
     r = kernel.evaluate(S_arr)
     run.fold(acc, summarise(0, S_arr, w, r, run.numeric))
