@@ -90,11 +90,18 @@ class _Found:
     def degraded(self, oracle: Oracle, limit: float, exc: BudgetExceeded, step: str
                  ) -> ThresholdOutcome:
         """The result so far when the work budget stopped ``step``: heuristic unless the
-        witness meets the proved lower bound."""
+        witness meets the proved lower bound.  With no witness yet, the holders of the least
+        replicated partitions are one, on their own estimate when it fits the budget; when it
+        does not and nothing was found, the budget stop ``exc`` is the answer (a refusal)."""
+        skipped = False
         if self.witness is None and oracle.monotone:
             # the holders of the least replicated partition: a few sets, on their own estimate
+            # (up to 8 of them: a conservative one, the first usually fails)
+            work = oracle.set_work(0, 8)
+            skipped = not oracle.budget.affords(work)
+        if self.witness is None and oracle.monotone and not skipped:
             meter = oracle.meter
-            meter.limit = max(meter.limit, meter.spent + oracle.set_work(0, 8))
+            meter.limit = max(meter.limit, meter.spent + work)
             try:
                 cap = exhaustive.column_witness(oracle, limit)
             except Undecided:
@@ -105,6 +112,8 @@ class _Found:
                 self.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False,
                                            "auto", 0))
         w = self.witness
+        if w is None and self.lower == 0 and skipped:
+            raise exc  # nothing proved, no witness: the budget affords no part of the search
         t = None if w is None else w.threshold
         out = ThresholdOutcome(t, None if w is None else w.stragglers,
                                None if w is None else w.error, t is not None and self.lower >= t,
