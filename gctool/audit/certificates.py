@@ -24,13 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gctool.audit.symmetry import Rotation
 from gctool.model import GradientCode
 from gctool.wording import counted
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gctool.algebra.gf import GFArith
 
 MAX_EXTENSION_ORDER = 2**48  # largest splitting field GF(q^e) built for the BCH check
 #: largest GF(p^m), m > 1, whose copy inside a splitting field is searched for a root of its
@@ -351,7 +354,7 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
             "every set of s stragglers leaves a decoding row in each")
 
 
-def _shared_support(code: GradientCode, nz: np.ndarray, ar: Any = None) -> bool:
+def _shared_support(code: GradientCode, nz: np.ndarray, ar: GFArith | None = None) -> bool:
     """Do two rows with the same non-empty support fail to be proportional?  They then lie
     in different classes whose supports overlap: no certificate.  A quick rejection (one
     comparison per support) before every row is classified, e.g. for a dense random B."""
@@ -370,7 +373,7 @@ def _shared_support(code: GradientCode, nz: np.ndarray, ar: Any = None) -> bool:
     return False
 
 
-def _arith(code: GradientCode) -> Any:
+def _arith(code: GradientCode) -> GFArith | None:
     """The code's GF(q) arithmetic (None over R/C), built once per certificate: its tables
     cost 0.3 ms for GF(2^8), once per class when :func:`_proportional` built them."""
     if not code.field.is_finite:
@@ -380,14 +383,15 @@ def _arith(code: GradientCode) -> Any:
     return GFArith(code.field)
 
 
-def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray, ar: Any = None
-                  ) -> bool:
+def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray,
+                  ar: GFArith | None = None) -> bool:
     """Is ``t = c row`` exactly (c non-zero) over the code's field (``ar``: its arithmetic,
     :func:`_arith`, over GF(q))?"""
     if not np.array_equal(row != 0, t != 0):
         return False
     if code.field.is_finite:
         ar = _arith(code) if ar is None else ar
+        assert ar is not None
         row, t = row.astype(np.int64), t.astype(np.int64)
         c = ar.mul(t[:1], ar.inv(row[:1]))
         return bool(np.array_equal(ar.mul(row, c), t))
