@@ -99,14 +99,14 @@ class Field:
             if self.poly is None:
                 return galois.GF(self.p, self.m)
             poly = galois.Poly.Int(self.poly, field=galois.GF(self.p))
-            from gctool.algebra.powers import primitive_powers
+            from gctool.algebra.powers import primitive_element
 
             # galois finds a primitive element of a non-primitive polynomial by compiling its
-            # polynomial arithmetic (about a minute); a small field is searched here instead
-            powers = primitive_powers(self.p, self.m, self.poly)
-            if powers is not None and is_irreducible(self.poly, self.p, self.m):
-                return galois.GF(self.p, self.m, irreducible_poly=poly,
-                                 primitive_element=int(powers[1]), verify=False)
+            # polynomial arithmetic (about a minute); it is searched here instead
+            if is_irreducible(self.poly, self.p, self.m):
+                return galois.GF(self.p, self.m, irreducible_poly=poly, verify=False,
+                                 primitive_element=primitive_element(self.p, self.m,
+                                                                     self.poly))
             return galois.GF(self.p, self.m, irreducible_poly=poly)
         except ValueError as exc:
             raise FieldError(f"invalid field {self.spec}: {exc}") from None

@@ -5,12 +5,14 @@ galois is not needed (its field construction and JIT compilation cost seconds pe
 
 * Prime fields GF(p): numpy modular arithmetic (p < 2^31, so products fit in int64);
   inverses by vectorised exponentiation ``a^(p-2)``.
-* GF(p^m) with q <= 2^18: exp/log tables built here from the field's irreducible polynomial
-  (elements are galois' integer representation: base-p digits = polynomial coefficients);
-  addition is XOR for p = 2 and digit-wise mod p otherwise.  Tables of GF(3^11) take 0.1 s and
-  6 MB; galois took 25-28 s of CPU for it (its own lookup tables, built element by element,
-  and its compiled arithmetic: a 3 x 2 code's verify).
-* Larger extension fields fall back to galois FieldArray arithmetic (exact, slower).
+* GF(p^m) with q <= 2^22 (:data:`TABLE_LIMIT`): exp/log tables built here from the field's
+  irreducible polynomial (elements are galois' integer representation: base-p digits =
+  polynomial coefficients), once per field (:func:`_tables`); addition is XOR for p = 2 and
+  digit-wise mod p otherwise.  Tables of GF(2^22) take about 0.05 s and 48 MB, of GF(3^12)
+  0.1 s; galois took 25-28 s of CPU for GF(3^11) (its own lookup tables, built element by
+  element, and its compiled arithmetic).
+* Larger extension fields: polynomial arithmetic on the elements' bits (p = 2: shift and XOR)
+  or base-p digits, m steps per product, and inverses as a^(q-2) (:meth:`GFArith._calc_mul`).
 
 The row reductions built on them are in :mod:`gctool.algebra.linalg`.
 """
@@ -24,10 +26,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.algebra.powers import primitive_powers
+from gctool.algebra.powers import primitive_element, primitive_powers
 from gctool.algebra.primes import primitive_root
 
-TABLE_LIMIT = 2**18
+#: largest extension field with exp/log tables (an int64 exp table of 2q entries and an int32
+#: log table: 80 MB at 2^22); above it, elements are multiplied as polynomials
+TABLE_LIMIT = 2**22
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
 
 
@@ -44,29 +48,17 @@ class GFArith:
     def __post_init__(self) -> None:
         q = self.fld.order
         if self.fld.m > 1 and q <= TABLE_LIMIT:
-            powers = primitive_powers(self.fld.p, self.fld.m, self.fld.resolved().poly or 0)
-            if powers is None:  # no primitive element found here: ask galois
-                GF = self.fld.galois()
-                alpha = GF.primitive_element
-                powers = (alpha ** np.arange(q - 1)).view(np.ndarray).astype(np.int64)
-            self._set_tables(powers)
+            self._exp, self._log, self._table = _tables(self.fld.p, self.fld.m, self._poly)
 
-    def _set_tables(self, powers: np.ndarray) -> None:
-        log = np.zeros(self.fld.order, dtype=np.int64)
-        log[powers] = np.arange(powers.size)
-        self._exp = np.concatenate([powers, powers])  # index up to 2(q-2)
-        self._log = log
-        q = self.fld.order
-        if q <= FULL_TABLE_LIMIT:  # one gather per product
-            a = np.arange(q)
-            prod = self._exp[log[a][:, None] + log[a][None, :]]
-            self._table = np.where((a[:, None] == 0) | (a[None, :] == 0), 0, prod)
+    @property
+    def _poly(self) -> int:
+        return self.fld.resolved().poly or 0
 
     @property
     def kind(self) -> str:
         if self.fld.m == 1:
             return "prime"
-        return "table" if self._exp is not None else "galois"
+        return "table" if self._exp is not None else "calc"
 
     @property
     def q(self) -> int:
@@ -81,8 +73,31 @@ class GFArith:
             a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), b)
             prod = self._exp[self._log[a] + self._log[b]]
             return np.where((a == 0) | (b == 0), 0, prod)
-        GF = self.fld.galois()
-        return np.asarray((GF(a) * GF(b)).view(np.ndarray), dtype=np.int64)
+        return self._calc_mul(a, b)
+
+    def _calc_mul(self, a: Any, b: Any) -> np.ndarray:
+        """a * b as polynomials mod the field's polynomial f, elementwise: for p = 2 Horner on
+        the bits of b (acc <- acc x + b_i a: x is a shift, reducing mod f one XOR), else the
+        schoolbook product of base-p digit planes, reduced from the top."""
+        p, m, poly = self.fld.p, self.fld.m, self._poly
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        if p == 2:
+            acc = np.zeros(a.shape, dtype=np.int64)
+            for i in range(m - 1, -1, -1):
+                acc <<= 1
+                acc ^= (acc >> m) * poly
+                acc ^= a * ((b >> i) & 1)
+            return acc
+        shape, a, b = a.shape, a.ravel(), b.ravel()
+        da, db = _digit_planes(a, p, m), _digit_planes(b, p, m)
+        prod = np.zeros((2 * m - 1, a.size), dtype=np.int64)  # entries below 2 m p^2 < 2^63
+        for i in range(m):  # schoolbook: coefficient i + j gets a_i b_j
+            prod[i:i + m] += da[i] * db
+        low = np.asarray([(-((poly // p**i) % p)) % p for i in range(m)], dtype=np.int64)
+        for top in range(2 * m - 2, m - 1, -1):  # x^top = x^(top-m) (x^m - f)
+            prod[top - m:top] += (prod[top] % p) * low[:, None]
+        np.remainder(prod[:m], p, out=prod[:m])
+        return (p ** np.arange(m, dtype=np.int64) @ prod[:m]).reshape(shape)
 
     def sub(self, a: Any, b: Any) -> np.ndarray:
         return self._addsub(a, b, -1)
@@ -174,9 +189,14 @@ class GFArith:
             return np.where(a == 0, 0, result)
         if self._exp is not None and self._log is not None:
             return np.where(a == 0, 0, self._exp[(self.q - 1 - self._log[a]) % (self.q - 1)])
-        GF = self.fld.galois()
-        safe = np.where(a == 0, 1, a)
-        return np.where(a == 0, 0, np.asarray((GF(1) / GF(safe)).view(np.ndarray)))
+        result, base, e = np.ones_like(a), a, self.q - 2  # a^(q-2) (0 stays 0)
+        while e:
+            if e & 1:
+                result = self._calc_mul(result, base)
+            e >>= 1
+            if e:
+                base = self._calc_mul(base, base)
+        return np.where(a == 0, 0, result)
 
     def primitive(self) -> int:
         """A generator of the multiplicative group."""
@@ -184,7 +204,7 @@ class GFArith:
             return int(self._exp[1])
         if self.fld.m == 1:
             return primitive_root(self.fld.p)
-        return int(self.fld.galois().primitive_element)
+        return primitive_element(self.fld.p, self.fld.m, self._poly)
 
     def power(self, a: int, e: int) -> int:
         """a^e for one element (square and multiply)."""
@@ -195,6 +215,64 @@ class GFArith:
             base = int(self.mul(np.int64(base), np.int64(base)))
             e >>= 1
         return result
+
+
+@functools.lru_cache(maxsize=4)
+def _tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The exp table (powers of the primitive element, twice: index up to 2(q-2)), the log
+    table (int32) and, for q <= :data:`FULL_TABLE_LIMIT`, the q x q product table of
+    GF(p^m) = GF(p)[x]/f; built once per field, read-only."""
+    powers = primitive_powers(p, m, poly)
+    q = p**m
+    log = np.zeros(q, dtype=np.int32)
+    log[powers] = np.arange(powers.size, dtype=np.int32)
+    exp = np.concatenate([powers, powers])
+    table = None
+    if q <= FULL_TABLE_LIMIT:  # one gather per product
+        a = np.arange(q)
+        prod = exp[log[a][:, None] + log[a][None, :]]
+        table = np.where((a[:, None] == 0) | (a[None, :] == 0), 0, prod)
+    for t in (exp, log, table):
+        if t is not None:
+            t.setflags(write=False)
+    return exp, log, table
+
+
+def _digit_planes(a: np.ndarray, p: int, m: int) -> np.ndarray:
+    """The base-p digits of a 1-d int64 array, one row per digit (lowest first)."""
+    out, rest = np.empty((m, a.size), dtype=np.int64), a.copy()
+    for j in range(m):
+        np.divmod(rest, p, out=(rest, out[j]))
+    return out
+
+
+#: one entry of the numpy eliminations over a field above the tables (two polynomial products
+#: and a subtraction, :meth:`GFArith._calc_mul`), per bit of GF(2^m) ...
+CALC_BIT_NS = 8
+#: ... and per digit of GF(p^m), p odd, in ns.  Fitted to ``verify --method exhaustive
+#: --jobs 1`` of cyclic codes over GF(2^24), GF(2^31), GF(46337^2) (n=30, s=5), GF(13^7),
+#: GF(7^11), GF(5^13) and GF(3^15) (n=24, s=4): the entry cost that gives the measured time of
+#: :func:`gctool.audit.nullspace.gf_nullspace_time`, halved for the load of the 2-core machine
+#: (the same halving matches its fitted tables' cost, GF(3^12) and GF(5^9)): 172-307 ns for
+#: m = 24-31, 221-2,910 ns for m = 2-15 digits, within 1.6x of this model
+CALC_DIGIT_NS = 170
+#: a table field's or a prime field's entry there (``GF_NULL_ENTRY_NS``)
+TABLE_ENTRY_NS = 17
+
+
+def calc_entry_ns(fld: Field) -> float | None:
+    """The cost of one entry of the numpy eliminations over ``fld`` when it has neither tables
+    nor prime arithmetic (:data:`CALC_BIT_NS`, :data:`CALC_DIGIT_NS`), else None."""
+    if not fld.is_finite or fld.m == 1 or fld.order <= TABLE_LIMIT:
+        return None
+    return float((CALC_BIT_NS if fld.p == 2 else CALC_DIGIT_NS) * fld.m)
+
+
+def op_weight(fld: Field) -> float:
+    """One multiply-add of ``fld``'s arithmetic on int64 arrays relative to a table's
+    (:data:`gctool.budget.GF_OP_COST`): 1, or the polynomial arithmetic's above the tables."""
+    calc = calc_entry_ns(fld)
+    return 1.0 if calc is None else calc / TABLE_ENTRY_NS
 
 
 class IntArith:

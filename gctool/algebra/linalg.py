@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.algebra.gf import Arith, GFArith
+from gctool.algebra.gf import Arith, GFArith, op_weight
 from gctool.budget import GF_OP_COST, Budget
 
 
@@ -69,7 +69,8 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
 def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns: int
                       ) -> None:
     """Refuse, before it starts, an elimination over GF(q) above the work or memory
-    ``budget``: b systems of R x C cost b R C min(R, unknowns) GF operations, and the
+    ``budget``: b systems of R x C cost b R C min(R, unknowns) GF operations (each weighted
+    by :func:`~gctool.algebra.gf.op_weight` of the field), and the
     matrices, a copy and the update's temporaries are in memory at once.  The callers that
     eliminate a whole matrix call it first; batched decoders are held by their search's
     estimate."""
@@ -77,7 +78,8 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
     field = str(GF.fld) if isinstance(GF, GFArith) else f"GF({getattr(GF, 'order', 'q')})"
     what = (f"an exact elimination over {field} of {b:,} systems of {R:,} x {C:,}"
             if b > 1 else f"an exact elimination of a {R:,} x {C:,} matrix over {field}")
-    budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST,
+    weight = op_weight(GF.fld) if isinstance(GF, GFArith) else 1.0
+    budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST * weight,
                       "use a smaller code, or raise `max_work`")
     budget.check_memory(what, 4 * b * R * C * 8, "use a smaller code")
 

@@ -44,69 +44,109 @@ def _digit_add(a: int, b: int, p: int, m: int) -> int:
     return sum(((((a // p**i) % p) + ((b // p**i) % p)) % p) * p**i for i in range(m))
 
 
-#: largest field whose primitive element is searched here when x is not primitive (above it
-#: galois is asked, which compiles its arithmetic)
-SEARCH_LIMIT = 2**12
+@functools.lru_cache(maxsize=16)
+def primitive_element(p: int, m: int, poly: int) -> int:
+    """The smallest primitive element of GF(p^m) = GF(p)[x]/f (integer representation; galois'
+    choice too): x (the integer p) when x is primitive, always for galois' default, the Conway
+    polynomial, else the smallest g whose order is q - 1 (g^((q-1)/r) != 1 for each prime
+    r | q - 1, square and multiply on coefficient lists: no table, any q).  The constants
+    1..p-1 have orders dividing p - 1, so x is the smallest candidate."""
+    from gctool.algebra.primes import prime_factors
+
+    q = p**m
+    f = _monic(poly, p, m)
+    cofactors = [(q - 1) // r for r in prime_factors(q - 1)]
+    for g in range(p, q):
+        digits = _digits(g, p, m)
+        one = [1] + [0] * (m - 1)
+        if all(_power(digits, e, f, p) != one for e in cofactors):
+            return g
+    raise ValueError(f"GF({p}^{m}) with polynomial {poly} has no primitive element: "
+                     "the polynomial is not irreducible")  # pragma: no cover
+
+
+def _monic(poly: int, p: int, m: int) -> list[int]:
+    f = [(poly // p**i) % p for i in range(m + 1)]
+    inv = pow(f[m], -1, p)
+    return [c * inv % p for c in f]
+
+
+def _digits(a: int, p: int, m: int) -> list[int]:
+    return [(a // p**i) % p for i in range(m)]
+
+
+def _power(a: list[int], e: int, f: list[int], p: int) -> list[int]:
+    from gctool.algebra.polynomials import _mulmod
+
+    out, base = [1] + [0] * (len(f) - 2), a
+    while e:
+        if e & 1:
+            out = _mulmod(out, base, f, p)
+        base, e = _mulmod(base, base, f, p), e >> 1
+    return out
 
 
 @functools.lru_cache(maxsize=8)
-def primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
-    """Powers 1, g, g^2, ... of a primitive element g of GF(p^m) = GF(p)[x]/f (integer
-    representation): g = x when x is primitive (always for galois' default, the Conway
-    polynomial), else the smallest primitive element found by walking powers
-    (q <= SEARCH_LIMIT); None when not found here.  Computed once per field and returned
-    read-only."""
-    powers = _primitive_powers(p, m, poly)
-    if powers is not None:
-        powers.setflags(write=False)
+def primitive_powers(p: int, m: int, poly: int) -> np.ndarray:
+    """Powers 1, g, g^2, ..., g^(q-2) of the primitive element g of GF(p^m) = GF(p)[x]/f
+    (:func:`primitive_element`; integer representation).  Computed once per field and
+    returned read-only."""
+    powers = _power_table(p, m, poly, primitive_element(p, m, poly))
+    powers.setflags(write=False)
     return powers
 
 
-def _primitive_powers(p: int, m: int, poly: int) -> np.ndarray | None:
-    powers = _power_table(p, m, poly)
-    if powers is not None or p**m > SEARCH_LIMIT:
-        return powers
-    q = p**m
-    coeffs = [(poly // p**i) % p for i in range(m)]
-    low = [(-c) % p for c in coeffs]
-    for g in range(2, q):
-        out = np.empty(q - 1, dtype=np.int64)
-        a = 1
-        for i in range(q - 1):
-            if i and a == 1:
-                break
-            out[i] = a
-            a = _times(a, g, p, m, low)
-        else:
-            if a == 1:
-                return out
-    return None
+#: digits of the elements that one lookup table of :func:`_times_const` covers (p = 2)
+CHUNK_BITS = 8
 
 
-def _power_table(p: int, m: int, poly: int) -> np.ndarray | None:
-    """Powers 1, x, x^2, ... of x in GF(p)[x]/f if x is primitive, else None.
+def _times_const(a: np.ndarray, c: int, p: int, m: int, low: list[int]) -> np.ndarray:
+    """a * c for a fixed element c, elementwise.  Multiplying by c is GF(p)-linear on the
+    base-p digits: row j of its m x m matrix holds the digits of c x^j.  For p = 2 it is a
+    XOR of one lookup per byte of a (a table of the 256 combinations of 8 rows); else m^2
+    multiply-adds of digit vectors."""
+    rows = [c]
+    for _ in range(m - 1):
+        rows.append(_times_x(rows[-1], p, m, low))
+    if p == 2:
+        out = np.zeros(a.shape, dtype=np.int64)
+        for lo in range(0, m, CHUNK_BITS):
+            part = rows[lo:lo + CHUNK_BITS]
+            table = np.zeros(1 << len(part), dtype=np.int64)
+            for i, row in enumerate(part):  # table[v | 1 << i] = table[v] ^ row
+                table[1 << i:2 << i] = table[:1 << i] ^ row
+            out ^= table[(a >> lo) & ((1 << len(part)) - 1)]
+        return out
+    digits, rest = np.empty((m, a.size), dtype=np.int64), a.copy()
+    for j in range(m):
+        np.divmod(rest, p, out=(rest, digits[j]))
+    out, acc = np.zeros(a.size, dtype=np.int64), np.empty(a.size, dtype=np.int64)
+    for k in range(m):  # digit k of the product: sum_j digit j of a times digit k of row j
+        acc[:] = 0
+        for j, row in enumerate(rows):
+            coef = (row // p**k) % p
+            if coef:
+                acc += coef * digits[j]
+        acc %= p
+        out += acc * p**k
+    return out
 
-    Built by doubling: with x^0..x^(h-1) known, x^h..x^(2h-1) are those times the constant
-    c = x^h, and multiplying by a constant is GF(p)-linear on the base-p digits (an m x m
-    matrix whose row j holds the digits of c x^j), so each step is one small matrix product
-    (O(m log q) array operations instead of q Python steps)."""
+
+def _power_table(p: int, m: int, poly: int, g: int) -> np.ndarray:
+    """Powers 1, g, g^2, ..., g^(q-2) in GF(p)[x]/f (g primitive).
+
+    Built by doubling: with g^0..g^(h-1) known, g^h..g^(2h-1) are those times the constant
+    c = g^h (:func:`_times_const`: O(log q) array operations instead of q Python steps;
+    GF(2^22) in about 0.1 s)."""
     q = p**m
     coeffs = [(poly // p**i) % p for i in range(m)]  # f = x^m + sum c_i x^i (monic)
     low = [(-c) % p for c in coeffs]  # x^m = -sum c_i x^i
-    place = p ** np.arange(m, dtype=np.int64)
     powers = np.empty(q - 1, dtype=np.int64)
     powers[0] = 1
     have = 1
     while have < q - 1:
-        c = _times_x(int(powers[have - 1]), p, m, low)  # x^have
-        rows = [c]
-        for _ in range(m - 1):
-            rows.append(_times_x(rows[-1], p, m, low))
-        times_c = (np.asarray(rows, dtype=np.int64)[:, None] // place[None, :]) % p
+        c = _times(int(powers[have - 1]), g, p, m, low)  # g^have
         take = min(have, q - 1 - have)
-        digits = (powers[:take, None] // place[None, :]) % p
-        powers[have:have + take] = ((digits @ times_c) % p) @ place
+        powers[have:have + take] = _times_const(powers[:take], c, p, m, low)
         have += take
-    if (powers[1:] == 1).any() or _times_x(int(powers[-1]), p, m, low) != 1:
-        return None
     return powers

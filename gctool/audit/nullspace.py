@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gctool.algebra.gf import GFArith
+from gctool.algebra.gf import GFArith, calc_entry_ns
 from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decodes
 from gctool.algebra.spectral import Spectral
 from gctool.audit.chunks import ChunkEval, Kernel
@@ -129,7 +129,8 @@ def direct_time(code: GradientCode, s: int) -> float:
     return decoder_set_time(code, s)
 
 
-def nullspace_time(red: Reduction, s: int, m: int, finite: bool, digits: int = 1) -> float:
+def nullspace_time(red: Reduction, s: int, m: int, finite: bool, digits: float = 1
+                   ) -> float:
     """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C small
     s x d tests at :data:`~gctool.budget.FAST_SET_COST` per set (about 1 us, measured by
     ``benchmarks/bench_budget.py``) plus the reduced system; over GF(q) the batched
@@ -160,15 +161,19 @@ GF_NULL_ENTRY_NS = 17
 GF_NULL_DIGIT_NS = 12
 
 
-def add_digits(fld: Field) -> int:
+def add_digits(fld: Field) -> float:
     """The digits an addition of GF(q) works on in the numpy kernels
     (:class:`gctool.algebra.gf.GFArith`): m over GF(p^m) with p odd and m > 1, else 1 (a
-    modular sum, or an XOR)."""
+    modular sum, or an XOR); above the tables, the polynomial arithmetic's entry cost in
+    digits (:func:`gctool.algebra.gf.calc_entry_ns`)."""
     fld = fld.resolved()
+    calc = calc_entry_ns(fld) if fld.is_finite else None
+    if calc is not None:
+        return calc / GF_NULL_DIGIT_NS
     return int(fld.m) if fld.is_finite and fld.p != 2 and fld.m > 1 else 1
 
 
-def gf_nullspace_time(red: Reduction, s: int, m: int, digits: int = 1) -> float:
+def gf_nullspace_time(red: Reduction, s: int, m: int, digits: float = 1) -> float:
     """Estimated time of one set decided by the numpy null-space test over GF(q), in ns
     (:data:`GF_NULL_SET_NS` and after; ``digits``: :func:`add_digits` of the field)."""
     d = red.d

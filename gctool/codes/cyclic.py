@@ -81,12 +81,15 @@ class _Fails:
         return (~reduced_decodes(self.arith, self.N, self.W, S)).astype(np.float64)
 
 
-def _tolerates(B: np.ndarray, field: Field, s: int) -> bool:
+def _tolerates(B: np.ndarray, field: Field, s: int, budget: Budget | None) -> bool:
     """Exact check over GF(q): do the survivors of every set of s stragglers recover the
     all-ones target?  Every set through the enumeration engine (:mod:`gctool.engine.sweep`),
-    stopping at the first that fails."""
+    stopping at the first that fails; refused first when its estimate (the numpy null-space
+    test's per set, :func:`gctool.audit.nullspace.gf_nullspace_time`) is above ``budget``
+    (None: not checked; a draw that fails stops early, so only the first draw is held to it)."""
     from gctool.algebra.gf import GFArith
     from gctool.algebra.linalg import left_null_reduction
+    from gctool.audit.nullspace import Reduction, add_digits, gf_nullspace_time
     from gctool.engine.sweep import ExceedFold, ExceedWorker, LexSource, rank_tasks, run_folded
 
     arith, n = GFArith(field), B.shape[0]
@@ -95,6 +98,12 @@ def _tolerates(B: np.ndarray, field: Field, s: int) -> bool:
         return False
     if s == 0:
         return True
+    if budget is not None:
+        per_set = gf_nullspace_time(Reduction(N, W, n - N.shape[0], True), s, 1,
+                                    add_digits(field))
+        budget.check_work(f"cyclic (n={n}, s={s}, {field}): the exact check of a draw's "
+                          f"{comb(n, s):,} straggler sets", comb(n, s) * per_set,
+                          "use a smaller n or s, or `field`=real, or raise `max_work`")
     fold = ExceedFold()
     run_folded(ExceedWorker(LexSource(n, s), _Fails(arith, N, W), 0.5),
                rank_tasks(comb(n, s), 4096), fold)
@@ -121,10 +130,13 @@ def build(n: int, s: int, k: int | None, field: Field, rng: np.random.Generator,
     from gctool.algebra.linalg import check_elimination
 
     check_elimination(budget, GFArith(field.resolved()), (1, n, n), n)  # each draw's, up front
+    first: Budget | None = budget
     for attempt in range(1, MAX_ATTEMPTS + 1):
         B = _draw_gf(n, s, field, rng)
-        if B is not None and _tolerates(B, field, s):
-            return B, {"attempts": attempt}
+        if B is not None:
+            if _tolerates(B, field, s, first):
+                return B, {"attempts": attempt}
+            first = None
     raise DesignError(
         f"no valid cyclic code over {field} found in {MAX_ATTEMPTS} random draws for n = {n}, "
         f"s = {s}; use a larger field (order well above n) or `field`=real"

@@ -1,4 +1,5 @@
-"""GF(p^m) up to 2^18 elements has exp/log tables built here, not galois' arithmetic.
+"""GF(p^m) up to 2^22 elements has exp/log tables built here, larger ones polynomial
+arithmetic on bits or digits, never galois' arithmetic.
 
 galois' arithmetic of GF(3^11) cost 25-28 s of CPU per process (its lookup tables built
 element by element, then compiled): a 3 x 2 code over GF(3^11) took 28 s to verify under the
@@ -13,6 +14,7 @@ import pytest
 
 from gctool.algebra.fields import parse_field
 from gctool.algebra.gf import GFArith
+from gctool.algebra.primes import prime_factors
 from gctool.audit.verify import verify
 from gctool.model import GradientCode
 
@@ -35,11 +37,17 @@ def _mul(a: int, b: int, p: int, m: int, poly: int) -> int:
     return sum(c * p**i for i, c in enumerate(prod[:m]))
 
 
-@pytest.mark.parametrize("spec", ["GF(3^11)", "GF(2^18)", "GF(5^7)"])
-def test_table_arithmetic_against_polynomials(spec: str) -> None:
+@pytest.mark.parametrize("spec,kind", [
+    ("GF(3^11)", "table"), ("GF(2^18)", "table"), ("GF(5^7)", "table"),
+    ("GF(3^12)", "table"), ("GF(7^7)", "table"), ("GF(2^20)", "table"), ("GF(2^22)", "table"),
+    ("GF(2^23)", "calc"), ("GF(2^31)", "calc"), ("GF(3^15)", "calc"), ("GF(5^13)", "calc"),
+    ("GF(46337^2)", "calc"), ("GF(2^20, x^20 + x^3 + x^2 + x + 1)", "table"),
+    ("GF(2^24, x^24 + x^6 + x^5 + x^3 + x^2 + x + 1)", "calc"),
+    ("GF(3^16, x^16 + x^3 + x^2 + 1)", "calc")])
+def test_table_arithmetic_against_polynomials(spec: str, kind: str) -> None:
     f = parse_field(spec).resolved()
     arith = GFArith(f)
-    assert arith.kind == "table"
+    assert arith.kind == kind
     rng = np.random.default_rng(f.order)
     a, b = rng.integers(0, f.order, 300), rng.integers(0, f.order, 300)
     got = arith.mul(a, b)
@@ -81,3 +89,28 @@ def test_a_small_code_over_gf_3_11_needs_no_galois(monkeypatch: pytest.MonkeyPat
     assert verify(code, 1).ok
     r2 = verify(code, 2)
     assert not r2.ok and r2.counterexample is not None and len(r2.counterexample) == 2
+
+
+@pytest.mark.parametrize("spec", ["GF(3^12)", "GF(2^23)", "GF(7^8)", "GF(2^14, x^14 + x^5 + 1)",
+                                  "GF(3^8, x^8 + x^2 + 2)",
+                                  "GF(2^24, x^24 + x^6 + x^5 + x^3 + x^2 + x + 1)"])
+def test_arithmetic_and_primitive_element_against_galois(spec: str) -> None:
+    """Products, inverses, sums and the primitive element (the generator of every table and
+    root of unity) are galois' own on random elements, for tables and for the polynomial
+    arithmetic above them, and for polynomials whose x is not primitive (the smallest
+    primitive element, galois' choice, is found here by an order test, without a table)."""
+    f = parse_field(spec).resolved()
+    arith, GF = GFArith(f), f.galois()
+    rng = np.random.default_rng(f.order % 1000)
+    a, b = rng.integers(0, f.order, (2, 400))
+    a[:5] = 0
+    assert np.array_equal(arith.mul(a, b), (GF(a) * GF(b)).view(np.ndarray))
+    assert np.array_equal(arith.add(a, b), (GF(a) + GF(b)).view(np.ndarray))
+    assert np.array_equal(arith.sub(a, b), (GF(a) - GF(b)).view(np.ndarray))
+    nz = b[b != 0]
+    assert np.array_equal(arith.inv(nz), (GF(1) / GF(nz)).view(np.ndarray))
+    g = arith.primitive()
+    order = [(f.order - 1) // r for r in prime_factors(f.order - 1)]
+    assert all(GF(g) ** e != 1 for e in order)  # primitive, checked in galois' arithmetic
+    assert all(any(GF(h) ** e == 1 for e in order) for h in range(f.p, g))  # the smallest
+    assert (g == f.p) == ("x^" not in spec)  # x is primitive for the Conway polynomials

@@ -14,7 +14,7 @@ import pytest
 
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.gf import GFArith, plain_arith
-from gctool.algebra.powers import _power_table
+from gctool.algebra.powers import primitive_element, primitive_powers
 from gctool.codes import _algebra, design
 from gctool.codes._algebra import balanced_mask, holders, node_products, window_products
 
@@ -172,16 +172,19 @@ def test_default_polynomial_and_power_table_are_galois(p: int, m: int) -> None:
     GF = galois.GF(p, m)
     fld = Field("gf", p, m).resolved()
     assert fld.poly == int(GF.irreducible_poly)
-    powers = _power_table(p, m, fld.poly)
-    assert powers is not None and int(powers[1]) == int(GF.primitive_element)
+    powers = primitive_powers(p, m, fld.poly)
+    assert int(powers[1]) == int(GF.primitive_element)
     step = max(1, (p**m - 1) // 500)
     expect = GF.primitive_element ** np.arange(0, p**m - 1, step)
     assert np.array_equal(powers[::step], expect.view(np.ndarray))
 
 
-def test_power_table_refuses_a_non_primitive_x() -> None:
-    # x^4 + x^3 + x^2 + x + 1 is irreducible over GF(2), but x has order 5
-    assert _power_table(2, 4, 0b11111) is None
+def test_power_table_of_a_non_primitive_x_uses_the_smallest_primitive_element() -> None:
+    # x^4 + x^3 + x^2 + x + 1 is irreducible over GF(2), but x has order 5: x + 1 (3) is the
+    # smallest primitive element, and its powers are every non-zero element once
+    powers = primitive_powers(2, 4, 0b11111)
+    assert primitive_element(2, 4, 0b11111) == 3 == int(powers[1])
+    assert sorted(powers.tolist()) == list(range(1, 16))
 
 
 def test_large_field_designs_do_not_construct_galois_fields() -> None:

@@ -182,8 +182,11 @@ def given_cost(s: int, d: int, m: int, prime: bool = False, density: float = 1.0
 
 
 def compiles(fld: Any) -> bool:
-    """Has GF(q) compiled arithmetic here (:func:`for_arith` gives a test)?"""
-    return (fld.m == 1 and fld.p < 2**31) or fld.p == 2
+    """Has GF(q) compiled arithmetic here (:func:`for_arith` gives a test)?  GF(p), and GF(2^m)
+    with exp/log tables (:data:`~gctool.algebra.gf.TABLE_LIMIT`)."""
+    from gctool.algebra.gf import TABLE_LIMIT
+
+    return (fld.m == 1 and fld.p < 2**31) or (fld.p == 2 and fld.order <= TABLE_LIMIT)
 
 
 class GFTest:
