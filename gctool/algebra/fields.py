@@ -18,6 +18,7 @@ Conventions chosen here (documented in docs/cli.md, "Fields"):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -178,6 +179,7 @@ def _writable(arr: Any) -> bool:
     return not isinstance(base, bytes)
 
 
+@functools.lru_cache(maxsize=64)
 def _default_poly(fld: Field) -> int:
     """galois' default irreducible polynomial of GF(p^m), the Conway polynomial, read from the
     database galois ships (read directly: importing galois and constructing the field class

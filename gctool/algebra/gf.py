@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.algebra.powers import primitive_element, primitive_powers
+from gctool.algebra.powers import frobenius_rows, linear_map, primitive_element, primitive_powers
 from gctool.algebra.primes import primitive_root
 
 #: largest extension field with exp/log tables (an int64 exp table of 2q entries and an int32
@@ -44,15 +44,13 @@ class GFArith:
     _exp: np.ndarray | None = field(default=None, repr=False)
     _log: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
+    _poly: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
         q = self.fld.order
+        self._poly = self.fld.resolved().poly or 0
         if self.fld.m > 1 and q <= TABLE_LIMIT:
             self._exp, self._log, self._table = _tables(self.fld.p, self.fld.m, self._poly)
-
-    @property
-    def _poly(self) -> int:
-        return self.fld.resolved().poly or 0
 
     @property
     def kind(self) -> str:
@@ -189,14 +187,38 @@ class GFArith:
             return np.where(a == 0, 0, result)
         if self._exp is not None and self._log is not None:
             return np.where(a == 0, 0, self._exp[(self.q - 1 - self._log[a]) % (self.q - 1)])
-        result, base, e = np.ones_like(a), a, self.q - 2  # a^(q-2) (0 stays 0)
+        return np.where(a == 0, 0, self._calc_inv(a))
+
+    def _calc_inv(self, a: np.ndarray) -> np.ndarray:
+        """Inverses above the tables by the norm (Itoh-Tsujii): with r = 1 + p + ... +
+        p^(m-1), a^(r-1) = g^p for g = a^(1 + p + ... + p^(m-2)), and a^r lies in GF(p), so
+        a^-1 = a^(r-1) / a^r.  g by an addition chain on m - 1 (g_(i+j) = g_i^(p^j) g_j), the
+        powers p^j being GF(p)-linear maps (:func:`~gctool.algebra.powers.frobenius_rows`):
+        about 2 log2(m) products instead of the 2 log2(q) of a^(q-2).  (0 maps to 0.)"""
+        p, m, poly = self.fld.p, self.fld.m, self._poly
+
+        def frob(v: np.ndarray, j: int) -> np.ndarray:
+            return linear_map(v, list(frobenius_rows(p, m, poly, j)), p, m)
+
+        g, have = a, 1  # g = a^(1 + p + ... + p^(have-1))
+        for bit in bin(m - 1)[3:]:
+            g, have = self._calc_mul(frob(g, have), g), 2 * have
+            if bit == "1":
+                g, have = self._calc_mul(frob(g, 1), a), have + 1
+        t = frob(g, 1)  # a^(r-1)
+        norm = self._calc_mul(t, a)  # a^r, in GF(p): digit 0
+        if p == 2:
+            return t
+        return self._calc_mul(t, self._prime_inv(norm))
+
+    def _prime_inv(self, a: np.ndarray) -> np.ndarray:
+        p, result, base, e = self.fld.p, np.ones_like(a), a % self.fld.p, self.fld.p - 2
         while e:
             if e & 1:
-                result = self._calc_mul(result, base)
+                result = (result * base) % p
+            base = (base * base) % p
             e >>= 1
-            if e:
-                base = self._calc_mul(base, base)
-        return np.where(a == 0, 0, result)
+        return result
 
     def primitive(self) -> int:
         """A generator of the multiplicative group."""

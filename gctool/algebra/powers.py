@@ -101,27 +101,33 @@ CHUNK_BITS = 8
 
 
 def _times_const(a: np.ndarray, c: int, p: int, m: int, low: list[int]) -> np.ndarray:
-    """a * c for a fixed element c, elementwise.  Multiplying by c is GF(p)-linear on the
-    base-p digits: row j of its m x m matrix holds the digits of c x^j.  For p = 2 it is a
-    XOR of one lookup per byte of a (a table of the 256 combinations of 8 rows); else m^2
-    multiply-adds of digit vectors."""
+    """a * c for a fixed element c, elementwise: multiplying by c is GF(p)-linear on the
+    base-p digits, with row j of its matrix the digits of c x^j (:func:`linear_map`)."""
     rows = [c]
     for _ in range(m - 1):
         rows.append(_times_x(rows[-1], p, m, low))
+    return linear_map(a, rows, p, m)
+
+
+def linear_map(a: np.ndarray, rows: list[int], p: int, m: int) -> np.ndarray:
+    """The GF(p)-linear map of GF(p^m) sending x^j to ``rows[j]`` (integer representation),
+    elementwise on an int64 array.  For p = 2 it is a XOR of one lookup per byte of a (a
+    table of the 256 combinations of 8 rows); else m^2 multiply-adds of digit vectors."""
     if p == 2:
-        out = np.zeros(a.shape, dtype=np.int64)
+        image = np.zeros(a.shape, dtype=np.int64)
         for lo in range(0, m, CHUNK_BITS):
             part = rows[lo:lo + CHUNK_BITS]
             table = np.zeros(1 << len(part), dtype=np.int64)
             for i, row in enumerate(part):  # table[v | 1 << i] = table[v] ^ row
                 table[1 << i:2 << i] = table[:1 << i] ^ row
-            out ^= table[(a >> lo) & ((1 << len(part)) - 1)]
-        return out
-    digits, rest = np.empty((m, a.size), dtype=np.int64), a.copy()
+            image ^= table[(a >> lo) & ((1 << len(part)) - 1)]
+        return image
+    shape, flat = a.shape, a.ravel()
+    digits, rest = np.empty((m, flat.size), dtype=np.int64), flat.copy()
     for j in range(m):
         np.divmod(rest, p, out=(rest, digits[j]))
-    out, acc = np.zeros(a.size, dtype=np.int64), np.empty(a.size, dtype=np.int64)
-    for k in range(m):  # digit k of the product: sum_j digit j of a times digit k of row j
+    out, acc = np.zeros(flat.size, dtype=np.int64), np.empty(flat.size, dtype=np.int64)
+    for k in range(m):  # digit k of the image: sum_j digit j of a times digit k of row j
         acc[:] = 0
         for j, row in enumerate(rows):
             coef = (row // p**k) % p
@@ -129,7 +135,27 @@ def _times_const(a: np.ndarray, c: int, p: int, m: int, low: list[int]) -> np.nd
                 acc += coef * digits[j]
         acc %= p
         out += acc * p**k
-    return out
+    return out.reshape(shape)
+
+
+@functools.lru_cache(maxsize=64)
+def frobenius_rows(p: int, m: int, poly: int, j: int) -> tuple[int, ...]:
+    """The rows of the map a -> a^(p^j) of GF(p)[x]/f (GF(p)-linear: :func:`linear_map`):
+    the images y^i of x^i, with y = x^(p^j)."""
+    f = _monic(poly, p, m)
+    x = [0, 1] + [0] * (m - 2) if m > 1 else [0]
+    y = _power(x, p**j, f, p)
+    rows, cur = [], [1] + [0] * (m - 1)
+    for _ in range(m):
+        rows.append(sum(c * p**i for i, c in enumerate(cur)))
+        cur = _mulmod_list(cur, y, f, p)
+    return tuple(rows)
+
+
+def _mulmod_list(a: list[int], b: list[int], f: list[int], p: int) -> list[int]:
+    from gctool.algebra.polynomials import _mulmod
+
+    return _mulmod(a, b, f, p)
 
 
 def _power_table(p: int, m: int, poly: int, g: int) -> np.ndarray:
