@@ -257,8 +257,10 @@ def canonical_mask(C: np.ndarray, rot: Rotation) -> np.ndarray:
 #: measured for n = 24-60, s = 4-6, t = 1-6 (best of 3, CPU time, 2 cores under load) ...
 CANONICAL_NS = 150
 #: ... and of the compiled filter (:func:`gctool.compiled.orbits.canonical_range`): 11-21 ns
-#: on the same sizes
-COMPILED_CANONICAL_NS = 20
+#: on the same sizes; re-measured 7-10 ns for n = 30-60, s = 5-6, t = 1-5 and 16-17 for
+#: n = 48-64, s = 7-8 (best of 3, thread CPU time, loaded), where 20 read 0.35-0.85 of the
+#: orbit runs' filter
+COMPILED_CANONICAL_NS = 12
 #: the compiled filter runs for sizes whose numpy filter would take this long (ns) or more:
 #: loading its kernel from numba's cache costs about 10 ms of CPU, and 0.4-0.6 s when it is
 #: the process's first kernel (numba's start); the same sets either way
