@@ -980,7 +980,7 @@ def norm_cost(n: int, s: int, d: int, m: int, complex_: bool = False) -> float:
 #: at most 1 / SOLVE_COND (``sigma_min >= |det A| / sigma_max^(s-1)``, ``sigma_max <=
 #: ||A||_F``), far below 1 / (pinv's cut-off, about 1e-15): its pseudo-inverse is its
 #: inverse, solved by LU
-SOLVE_COND = 1e-9
+SOLVE_COND = 1e-8
 
 
 def _min_norm_solve(A: np.ndarray, Y: np.ndarray) -> np.ndarray:
