@@ -365,6 +365,21 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         # the first batch of a 1000-worker code is far over the budget: a forecast, refused
         ("attack -s n=1000", {"c.json": lambda: shuffled_cyclic(1000, 3)},
          ["attack", "c.json", "-s", "4"], "shuffled cyclic n=1000 s=4 (refused by its meter)"),
+        # one set per rotation orbit at sizes and fields the orbit estimate was not fitted on:
+        # is-cr sends most of its sets to the second stage and a few to the direct decoder
+        # (FloatNullKernel.stage_shares); n=63 s=6 is refused by default
+        ("verify by symmetry", {"i.json": designed("is-cr", n=54, s=5)},
+         ["verify", "i.json"], "is-cr n=54 s=5 (59 k orbit sets)"),
+        ("verify by symmetry", {"i.json": designed("is-cr", n=56, s=6)},
+         ["verify", "i.json"], "is-cr n=56 s=6 (580 k orbit sets)"),
+        ("verify by symmetry", {"i.json": designed("is-cr", n=63, s=6)},
+         ["verify", "i.json"], "is-cr n=63 s=6 (1.1 M orbit sets, refused by default)"),
+        ("verify by symmetry", {"g.json": designed("is-cr", n=56, s=6, field="GF(2^8)")},
+         ["verify", "g.json"], "is-cr GF(2^8) n=56 s=6 (580 k orbit sets)"),
+        ("verify by symmetry", {"z.json": designed("cyclic-mds", n=44, s=6, field="complex")},
+         ["verify", "z.json"], "cyclic-mds complex n=44 s=6 (160 k orbit sets)"),
+        ("verify by symmetry", {"r.json": designed("cyclic-mds", n=53, s=6)},
+         ["verify", "r.json"], "cyclic-mds real n=53 s=6 (433 k orbit sets)"),
     ]
 
 
