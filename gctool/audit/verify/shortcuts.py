@@ -12,7 +12,7 @@ from gctool.audit import nullspace as ns
 from gctool.audit.symmetry import Rotation, count_orbits
 from gctool.audit.verify.run import Run
 from gctool.budget import START_NS
-from gctool.decode.cost import decoder_set_time
+from gctool.decode.cost import decoder_set_time, single_call_time
 from gctool.exactls import Undecided
 from gctool.numerics import exact_limit
 from gctool.reports import VerifyReport
@@ -100,6 +100,14 @@ def check_reduction_work(run: Run) -> None:
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
     run.budget.check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
                             5 * n * K * item, "verify a smaller code")
+
+
+def checks_work(run: Run) -> float:
+    """Estimated work of what every enumeration follows, in ns of one core: the reduction of
+    B (:meth:`Run.reduction_work`) and, over R/C, :func:`first_checks`' decoding with all n
+    workers (one call of the direct decoder: about as much as the reduction at n = 2048)."""
+    full = single_call_time(run.code, run.code.n) if run.numeric else 0.0
+    return run.reduction_work() + full
 
 
 def first_checks(run: Run, cheap: bool) -> VerifyReport | None:
