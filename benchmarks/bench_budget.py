@@ -380,7 +380,33 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "z.json"], "cyclic-mds complex n=44 s=6 (160 k orbit sets)"),
         ("verify by symmetry", {"r.json": designed("cyclic-mds", n=53, s=6)},
          ["verify", "r.json"], "cyclic-mds real n=53 s=6 (433 k orbit sets)"),
+        # the structural shortcuts (method auto), each on its own estimate: the row-class
+        # certificate where the reduction of B is over the budget (R) or first (GF(q)), one set
+        # per row-class pattern after the reduction (refused at 5 s: raised, it runs both), and
+        # the BCH certificate of a large cyclic-MDS code (NPZ files: JSON of 16 M entries
+        # would time the parser)
+        ("verify frc certificate", {"f.npz": designed_npz("frc", n=4096, s=15)},
+         ["verify", "f.npz"], "frc real n=4096 s=15 (row-class certificate)"),
+        ("verify frc certificate", {"f.npz": designed_npz("frc", n=4096, s=15, field="GF(7)")},
+         ["verify", "f.npz"], "frc GF(7) n=4096 s=15 (row-class certificate)"),
+        ("verify frc patterns", {"f.npz": designed_npz("frc", n=2048, s=7)},
+         ["verify", "f.npz"], "frc real n=2048 s=7 (reduction, then 1 class pattern)"),
+        ("verify frc patterns", {"f.npz": designed_npz("frc", n=1024, s=7)},
+         ["verify", "f.npz"], "frc real n=1024 s=7 (reduction, then 1 class pattern)"),
+        ("verify cyclic-mds BCH", {"g.npz": designed_npz("cyclic-mds", n=4095, s=1023,
+                                                         field="GF(2^12)")},
+         ["verify", "g.npz"], "cyclic-mds GF(2^12) n=4095 s=1023 (BCH certificate)"),
     ]
+
+
+def designed_npz(scheme: str, **kw: Any) -> Callable[[], bytes]:
+    """:func:`designed`, as an NPZ file."""
+    def make() -> bytes:
+        from gctool.codes import design
+        from gctool.io import code_bytes
+
+        return code_bytes(design(scheme, **kw), npz=True)
+    return make
 
 
 class Recorder:
