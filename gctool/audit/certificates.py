@@ -293,11 +293,11 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
 #: rows' normal forms to 11 digits) or CLASS_GF_ENTRY_NS over GF(q).  Measured (thread CPU
 #: time, median of 3-5, one core of the 2-core development machine under load; frc codes
 #: n = 12-4096 over R, GF(7), GF(2^8) and GF(65537)): 0.4-0.8 ms at n = 12, 2-3 ms at n = 100,
-#: 25-65 ms at n = 1000, 1.2 s over R and 0.3-0.8 s over GF(q) at n = 4096
+#: 25-65 ms at n = 1000, 0.6-1.2 s over R and 0.3-0.8 s over GF(q) at n = 4096
 CLASS_FIXED_NS = 300_000
 CLASS_ROW_NS = 10_000
-CLASS_ENTRY_NS = 70
-CLASS_GF_ENTRY_NS = 30
+CLASS_ENTRY_NS = 50
+CLASS_GF_ENTRY_NS = 25
 
 
 def class_cost(code: GradientCode) -> float:
