@@ -100,7 +100,8 @@ def test_threshold_witness_of_a_lost_partition_is_held_to_the_budget(tmp_path: P
         threshold(code, budget=Budget(max_work=1e-6))
     assert info.value.param == "max_work"
     path = design_file(tmp_path, "f.json", "frc", n=30, s=4, field="GF(7)")
-    refused(run("attack", path, "--threshold", "--max-work", "1us"), "--max-work")
+    line = refused(run("attack", path, "--threshold", "--max-work", "1us"), "--max-work")
+    assert "would take about" in line and "has spent" not in line  # nothing ran
     out = threshold(code, budget=Budget(max_work=0.02))
     assert out.threshold == 5 and not out.exact and out.threshold_lower <= 5
     assert len(out.stragglers or []) == 5

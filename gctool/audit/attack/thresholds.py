@@ -78,6 +78,9 @@ class _Found:
         self.trail: list[str] = []
         self.lower = 0
         self.witness: ThresholdOutcome | None = None
+        #: the first budget stop (exhaustive's): a refusal of work not started, which the
+        #: meter's later charges would word as spent
+        self.first: BudgetExceeded | None = None
 
     def keep(self, out: ThresholdOutcome) -> None:
         """Record ``out``'s proved lower bound and its witness (the smaller one wins)."""
@@ -113,7 +116,8 @@ class _Found:
                                            "auto", 0))
         w = self.witness
         if w is None and self.lower == 0 and skipped:
-            raise exc  # nothing proved, no witness: the budget affords no part of the search
+            # nothing proved, no witness: the budget affords no part of the search
+            raise self.first or exc
         t = None if w is None else w.threshold
         out = ThresholdOutcome(t, None if w is None else w.stragglers,
                                None if w is None else w.error, t is not None and self.lower >= t,
@@ -145,6 +149,7 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOp
         except Undecided:
             raise
         except BudgetExceeded as exc:
+            found.first = exc
             found.trail.append("exhaustive over budget")
             found.lower = exc.proved or 0  # the sizes it enumerated before the budget stop
         for step in ("elementary", "milp", "bnb"):
