@@ -27,7 +27,7 @@ pattern stands for the number of s-sets whose killed classes are exactly K.
 Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
 :func:`orbit_candidates`, :func:`canonical_mask`, :func:`canonical_sets` (compiled for large
 sizes, :func:`compiled_filter`; its cost :func:`filter_work`), :func:`orbit_sizes`,
-:func:`count_orbits`,
+:func:`count_orbits`, :func:`representatives`, :func:`orbit_sample`,
 :func:`row_classes`, :func:`find_rotation`, :func:`find_row_classes`,
 :func:`class_patterns`, :func:`count_class_patterns`.
 """
@@ -308,6 +308,24 @@ def canonical_sets(n: int, s: int, rot: Rotation, a: int, b: int, weighted: bool
     if not weighted:
         return C, np.ones(C.shape[0], dtype=np.int64)
     return C, orbit_sizes(C, rot)
+
+
+def representatives(C: np.ndarray, rot: Rotation) -> np.ndarray:
+    """The representative of each set's orbit (sorted rows): its lexicographically smallest
+    rotation, the set the enumeration decides for it."""
+    best = np.array(C, dtype=np.intp, copy=True)
+    for _, _, R in _rotations(C, rot):  # (the smallest brings a member below t)
+        best = np.where(lex_less(R, best)[:, None], R, best)
+    return best
+
+
+def orbit_sample(n: int, s: int, rot: Rotation, count: int, seed: int = 0) -> np.ndarray:
+    """About ``count`` representatives of orbits drawn at random (those of random s-sets: an
+    orbit as often as it has sets, all of them for most), spread over the whole enumeration;
+    its first candidates, where the orbit sets are dense, are not typical of it."""
+    from gctool.engine.enumeration import sample_sets
+
+    return representatives(sample_sets(n, s, count, np.random.default_rng(seed)), rot)
 
 
 def orbit_sizes(C: np.ndarray, rot: Rotation) -> np.ndarray:

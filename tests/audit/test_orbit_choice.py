@@ -276,3 +276,49 @@ def test_verify_by_orbits_counts_the_sets_its_later_stages_decide(
              + counted["direct"] * direct_time(code, 5))
     assert 1 / 1.5 <= estimate / model <= 1.5, (estimate, model, counted)
     assert screen < model / 2
+
+
+def test_orbit_representatives_are_the_smallest_rotations() -> None:
+    """:func:`gctool.audit.symmetry.representatives` against the minimum over every rotation,
+    for each rotation t | n; the random orbits of :func:`~gctool.audit.symmetry.orbit_sample`
+    are canonical and spread over the candidate ranks, not bunched at the first ones."""
+    from gctool.engine.enumeration import rank_lex, sample_sets
+
+    rng = np.random.default_rng(3)
+    for n, s in ((12, 4), (15, 5), (16, 3)):
+        C = sample_sets(n, s, 200, rng)
+        for t in (d for d in range(1, n) if n % d == 0):
+            rot = Rotation(n, t, 0, True)
+            brute = np.array([min(tuple(sorted((x + r * t) % n for x in S))
+                                  for r in range(n // t)) for S in C.tolist()])
+            assert np.array_equal(symmetry.representatives(C, rot), brute), (n, s, t)
+    # spread as the orbits are: the ranks of the sample against those of every
+    # representative (Kolmogorov-Smirnov distance), where the first candidates hold many
+    rot = Rotation(24, 1, 0, True)
+    R = symmetry.orbit_sample(24, 5, rot, 4096)
+    assert symmetry.canonical_mask(R, rot).all()
+    every, _ = symmetry.canonical_sets(24, 5, rot, 0, symmetry.count_candidates(24, 5, 1),
+                                       weighted=False)
+    assert every.shape[0] == count_orbits(24, 5, 1)
+    ours, theirs = np.sort(rank_lex(24, R)), np.sort(rank_lex(24, every))
+    grid = np.linspace(0, theirs[-1], 200)
+    cdf = [np.searchsorted(x, grid, side="right") / x.size for x in (ours, theirs)]
+    assert float(np.max(np.abs(cdf[0] - cdf[1]))) < 0.05
+    first = np.searchsorted(theirs, 256) / theirs.size  # orbits in a pilot's first ranks
+    assert first > 0.05 and abs(np.searchsorted(ours, 256) / ours.size - first) < 0.03
+
+
+def test_verify_by_orbits_near_the_budget_is_refused_on_its_timed_orbit_sets() -> None:
+    """is-cr n=56 s=6 (579,852 orbit sets, about 3 s of one core): under a budget of 0.4 s
+    its calibrated estimate is within TIMED_SPAN of it, so the kernel is timed on random
+    orbits' representatives (every later stage included) and the refusal states that time
+    ("timed on"), where a window from the middle of the candidates held too few sets to
+    time anything."""
+    from gctool.audit.verify import verify
+    from gctool.errors import BudgetExceeded
+
+    code = design("is-cr", n=56, s=6)
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, 6, jobs=1, budget=Budget(max_work=0.4))
+    text = str(err.value)
+    assert "one per rotation orbit" in text and "timed on 8,191 of them" in text, text
