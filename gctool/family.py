@@ -175,7 +175,8 @@ class Family:
         provenance: dict[str, Any] | None = None, best_of: int | None = None,
         order: str | None = None, message_size: int | None = None,
         precision: str | None = None, max_error: float | None = None,
-        budget: Budget | None = None, jobs: int | None = None, **params: Any,
+        budget: Budget | None = None, jobs: int | None = None, write: str | None = None,
+        **params: Any,
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
@@ -226,7 +227,7 @@ class Family:
         # precision bound) share one budget in order: each is held to what those before it left
         budget = SharedWork(Budget.default() if budget is None else budget,
                             what=f"design {self.name}").budget()
-        self._check_build(n, cols, best_of, budget)
+        self._check_build(n, cols, best_of, budget, fld, write)
         rank = _precision_rank(precision, max_error, best_of, budget)
         with _screens_on(jobs):  # the conditioning screens of the construction and best_of
             B, recorded, seed = self._draw(n, s, k, fld, params, seed, best_of, budget, rank)
@@ -250,24 +251,28 @@ class Family:
 
             design_check(code, precision, max_error, best_of_hint=self.accepts_best_of,
                          budget=budget)
+        if write is not None:
+            _check_write(code, write, budget, n is not None)
         return code
 
     def _check_build(self, n: int | None, cols: int, best_of: int | None,
-                     budget: Budget) -> None:
+                     budget: Budget, fld: Field, write: str | None) -> None:
         """Refuse, before the first draw, builds estimated above the budget: each costs
         :func:`~gctool.budget.build_cost` of its n x ``cols`` B (with n not given, the fixed
         part: a build whose shape follows from its parameters estimates its entries itself,
         :func:`~gctool.budget.entries_cost`, and the algorithm-specific work of every scheme
         is checked by its build)."""
-        from gctool.budget import build_cost
+        from gctool.budget import build_cost, write_cost
 
         draws = 1 if best_of is None else best_of
         rows, cols = (n, cols) if n is not None else (0, 0)
         shape = f" ({rows:,} x {cols:,})" if rows else ""
         draws_of = f" for {draws:,} draws" if draws > 1 else ""
+        writing = f" and writing it ({write.upper()})" if write is not None and rows else ""
         instead = ["a smaller n or k"] * bool(rows) + ["fewer `best_of` draws"] * (draws > 1)
-        budget.check_work(f"design {self.name}: building B{shape}{draws_of}",
-                          draws * build_cost(rows, cols),
+        least = 0 if write is None else write_cost(fld.kind, write == "npz", rows, cols)
+        budget.check_work(f"design {self.name}: building B{shape}{draws_of}{writing}",
+                          draws * build_cost(rows, cols) + least,
                           f"use {' or '.join(instead)}, or raise `max_work`" if instead else
                           "raise `max_work`")
 
@@ -472,3 +477,21 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
 
 def _is_auto(field: Any) -> bool:
     return isinstance(field, str) and field.strip().lower() == "auto"
+
+
+def _check_write(code: GradientCode, write: str, budget: Budget, counted: bool) -> None:
+    """Refuse, before it is written, a code file (``write``: json or npz) whose estimate
+    (:func:`~gctool.budget.write_cost` of the built B: its non-integer entries cost more in
+    JSON) is above what the build left; ``counted``: the build's check already counted the
+    least it costs (its shape was known)."""
+    from gctool.budget import write_cost
+
+    rows, cols = code.B.shape
+    npz = write == "npz"
+    extra = write_cost(code.field.kind, npz, rows, cols, None if npz else code.B) - (
+        write_cost(code.field.kind, npz, rows, cols) if counted else 0)
+    if extra > 0:
+        budget.check_work(f"design {code.scheme}: writing its {rows:,} x {cols:,} B as "
+                          f"{write.upper()}", extra,
+                          "write an .npz file, or use a smaller n or k, or raise `max_work`"
+                          if not npz else "use a smaller n or k, or raise `max_work`")

@@ -166,7 +166,8 @@ def _make_command(info: Family) -> click.Command:
                               precision=values.get("precision"),
                               max_error=values.get("max_error"),
                               budget=budget_of(values.get("max_work")),
-                              jobs=values["jobs"] if typed("jobs") else None, **core, **params)
+                              jobs=values["jobs"] if typed("jobs") else None,
+                              write="npz" if is_npz_path(output) else "json", **core, **params)
         _refuse_unused(info, code, values.get("best_of"))
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number

@@ -30,6 +30,7 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     max_error: float | None = None,
     budget: Budget | None = None,
     jobs: int | None = None,
+    write: str | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -55,9 +56,13 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     (:func:`gctool.codes.conditioning.screen_jobs`; not given: one, or the caller's
     ``screen_jobs``); the code does not depend on them.  Given to a design that runs no
     screen (:meth:`~gctool.family.Family.screens`), it is refused naming ``jobs``.
+    ``write`` ('json' or 'npz': the code file the caller writes; None: not written) adds the
+    file's estimate (:func:`~gctool.budget.write_cost`) to the budget: the least it costs with
+    the build's, the rest once B is built (before anything is written).
     """
     return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
-                                     message_size, precision, max_error, budget, jobs, **params)
+                                     message_size, precision, max_error, budget, jobs,
+                                     write=write, **params)
 
 
 #: worst condition numbers above this lose more than 8 digits: the design warns

@@ -30,15 +30,16 @@ if TYPE_CHECKING:
 
 
 def select(design: str | None, v: int | None, kappa: int | None, lam: int | None,
-           complement: bool = False) -> difference_sets.DifferenceSet:
-    """The difference set asked for by name or by (v, κ, λ)."""
+           complement: bool = False, checked: bool = True) -> difference_sets.DifferenceSet:
+    """The difference set asked for by name or by (v, κ, λ) (``checked`` against the
+    definition, or left to the caller: :func:`difference_sets.by_name`)."""
     from gctool.codes import difference_sets
 
     by_params = (v, kappa, lam) != (None, None, None)
     if design is not None and by_params:
         raise DesignError("give either `design` NAME or -n/`kappa`/`blocks_per_pair`, not both")
     if design is not None:
-        ds = difference_sets.by_name(design)
+        ds = difference_sets.by_name(design, checked)
         return ds.complement() if complement else ds
     if by_params:
         if None in (v, kappa, lam):
@@ -47,7 +48,7 @@ def select(design: str | None, v: int | None, kappa: int | None, lam: int | None
         if complement:
             raise DesignError("`complement` applies to `design`; with -n/`kappa`/"
                               "`blocks_per_pair` give the complement's parameters directly")
-        return difference_sets.by_params(v, kappa, lam)
+        return difference_sets.by_params(v, kappa, lam, checked)
     raise DesignError(f"bibd needs `design` NAME or -n V `kappa` K `blocks_per_pair` L; names: "
                       f"{difference_sets.NAMES_HELP}")
 
@@ -58,7 +59,7 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  
           ) -> tuple[np.ndarray, dict[str, Any]]:
     from gctool.codes import difference_sets
 
-    ds = select(design, v, kappa, lam, complement)
+    ds = select(design, v, kappa, lam, complement, checked=False)
     s = 0 if s is None else s
     if k is not None and k != ds.v:
         raise DesignError(f"a symmetric design has k = v = {ds.v} partitions (got -k {k})")
@@ -66,9 +67,12 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,  
         raise DesignError(f"s = {s} must be smaller than n = v = {ds.v}")
     from gctool.budget import entries_cost
 
-    budget.check_work(f"bibd {ds.name} (v={ds.v:,}): its {ds.v:,} x {ds.v:,} incidence matrix",
-                      entries_cost(ds.v, ds.v) + difference_sets.incidence_cost(ds),
+    budget.check_work(f"bibd {ds.name} (v={ds.v:,}): the check of its difference set and its "
+                      f"{ds.v:,} x {ds.v:,} incidence matrix",
+                      entries_cost(ds.v, ds.v) + difference_sets.incidence_cost(ds)
+                      + difference_sets.check_cost(ds),
                       "use a smaller design, or raise `max_work`")
+    difference_sets.check(ds)
     B = difference_sets.incidence(ds).astype(field.dtype)
     recorded: dict[str, Any] = {
         "design": ds.name, "family": ds.family, "v": ds.v, "kappa": ds.kappa, "lambda": ds.lam,

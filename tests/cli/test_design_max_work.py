@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gctool.budget import DESIGN_NS, ENTRY_NS, format_seconds
+from gctool.budget import DESIGN_NS, ENTRY_NS, format_seconds, write_cost
 from gctool.cli.design import examples
 from gctool.cli.exit_codes import ExitCode
 from gctool.registry import SCHEMES
@@ -46,20 +46,25 @@ def test_every_scheme_refuses_a_design_above_the_budget(scheme: str, tmp_path: P
 
 def test_the_build_is_estimated_by_its_entries() -> None:
     """A build costs DESIGN_NS and ENTRY_NS per entry of B (n x k), times the draws of
-    --best-of, named in the refusal with what would fit."""
+    --best-of, and the file (JSON on stdout here) at least its write_cost, named in the
+    refusal with what would fit."""
     line = _refused(run("design", "frc", "-n", "6", "-s", "2", "--max-work", "1us"))
-    assert line.startswith(f"gctool: error: design frc: building B (6 x 6) needs about "
-                           f"{format_seconds((DESIGN_NS + ENTRY_NS * 36) / 1e9)} (estimated, "
-                           "one core)"), line
+    json = write_cost("real", False, 6, 6)
+    assert line.startswith(f"gctool: error: design frc: building B (6 x 6) and writing it "
+                           f"(JSON) needs about "
+                           f"{format_seconds((DESIGN_NS + ENTRY_NS * 36 + json) / 1e9)} "
+                           "(estimated, one core)"), line
     assert "use a smaller n or k, or raise --max-work" in line
     big = _refused(run("design", "bgc", "-n", "4096", "-d", "3", "--seed", "1",
                        "--max-work", "100ms"))
-    assert f"building B (4,096 x 4,096) needs about " \
-           f"{format_seconds((DESIGN_NS + ENTRY_NS * 4096**2) / 1e9)}" in big
+    json = write_cost("real", False, 4096, 4096)
+    assert f"building B (4,096 x 4,096) and writing it (JSON) needs about " \
+           f"{format_seconds((DESIGN_NS + ENTRY_NS * 4096**2 + json) / 1e9)}" in big
     drawn = _refused(run("design", "cyclic", "-n", "8", "-s", "2", "--best-of", "5",
                          "--max-work", "1ms"))
-    assert "building B (8 x 8) for 5 draws needs about " \
-           f"{format_seconds(5 * (DESIGN_NS + ENTRY_NS * 64) / 1e9)}" in drawn
+    json = write_cost("real", False, 8, 8)
+    assert "building B (8 x 8) for 5 draws and writing it (JSON) needs about " \
+           f"{format_seconds((5 * (DESIGN_NS + ENTRY_NS * 64) + json) / 1e9)}" in drawn
     assert "use a smaller n or k or fewer --best-of draws, or raise --max-work" in drawn
 
 
@@ -67,7 +72,8 @@ def test_builds_whose_shape_follows_from_their_parameters_estimate_it() -> None:
     """bibd, graph, expander and kron know B's shape only in their build: each checks its
     entries (and its own work: a BIBD's incidence, a graph's eigenvalues) before making B."""
     bibd = _refused(run("design", "bibd", "--design", "paley-1019", "--max-work", "20ms"))
-    assert "bibd paley-1019 (v=1,019): its 1,019 x 1,019 incidence matrix needs" in bibd
+    assert "bibd paley-1019 (v=1,019): the check of its difference set and its 1,019 x " \
+           "1,019 incidence matrix needs" in bibd
     graph = _refused(run("design", "graph", "--graph", "cycle", "--vertices", "2000",
                          "--max-work", "0.3s"))
     assert "the eigenvalues of the 2000 x 2000 adjacency matrix and the 2000 x 2000 " \

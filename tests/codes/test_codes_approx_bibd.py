@@ -184,3 +184,19 @@ def test_translates_are_distinct_blocks_in_a_non_cyclic_group() -> None:
     # block g is D + g with + the XOR of 4-bit labels
     for g in range(16):
         assert set(np.flatnonzero(B[g]).tolist()) == {x ^ g for x in d.D}
+
+
+@pytest.mark.parametrize("name", ["bent-256", "paley-43", "pg3-3", "twin-5", "fano"])
+def test_difference_counts_in_blocks_are_the_whole_count(name: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The differences are counted a block of rows at a time (bounded memory): blocks of 1
+    and 7 rows give the counts of the whole κ x κ table, each non-zero element λ times."""
+    d = ds.by_name(name)
+    D = ds.digits(np.array(d.D, dtype=np.int64), d.moduli)
+    whole = ds.encode(D[:, None, :] - D[None, :, :], d.moduli)
+    off = ~np.eye(len(d.D), dtype=bool)
+    expect = np.bincount(whole[off].ravel(), minlength=d.v)
+    for rows in (1, 7):
+        monkeypatch.setattr(ds, "PAIRS_CHUNK", rows * len(d.D))
+        got = ds.difference_counts(d)
+        assert np.array_equal(got, expect) and (got[1:] == d.lam).all() and got[0] == 0

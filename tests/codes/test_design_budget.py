@@ -89,3 +89,41 @@ def test_the_record_estimates_are_within_reach_of_what_it_takes() -> None:
     B = np.asarray(design("cyclic", n=40, s=6, seed=1, budget=Budget(max_work=30.0)).B)
     conditioning._SEEN.clear()
     conditioning.conditioning(B, 6, budget=Budget())  # the default 5 s admits it
+
+
+def test_writing_the_file_is_part_of_the_budget(tmp_path: Path) -> None:
+    """bibd bent-1024 over GF(7) (no record, no self-check): with a budget above the build and
+    its NPZ file but below the build and its JSON file, the JSON design is refused in one line
+    naming the file's estimate, and nothing is written; the NPZ one is made.  Without a file
+    to write (the library's default) the same budget builds it."""
+    from gctool.codes import difference_sets as dsm
+
+    ds = dsm.by_name("bent-1024")
+    build = (bd.build_cost(0, 0) + bd.entries_cost(ds.v, ds.v) + dsm.incidence_cost(ds)
+             + dsm.check_cost(ds))
+    as_json, as_npz = (bd.write_cost("gf", npz, ds.v, ds.v) for npz in (False, True))
+    assert as_npz < as_json
+    limit = (build + (as_json + as_npz) / 2) / NS_PER_S
+    args = ["design", "bibd", "--design", "bent-1024", "--field", "GF(7)"]
+    out = tmp_path / "bent.json"
+    line = refused(run(*args, "-o", str(out), "--max-work", f"{limit * 1e3:.3f}ms"),
+                   "writing its 1,024 x 1,024 B as JSON", "--max-work")
+    assert "npz" in line and not out.exists()
+    npz = tmp_path / "bent.npz"
+    assert run(*args, "-o", str(npz), "--max-work", f"{limit * 1e3:.3f}ms").exit_code == 0
+    assert npz.exists()
+    design("bibd", design="bent-1024", field="GF(7)", budget=Budget(max_work=limit))
+
+
+def test_write_cost_counts_the_floats_of_a_json_file() -> None:
+    """A JSON entry that is not an integer costs its float's repr besides the entry; NPZ and
+    GF(q) files cost the same whatever the values."""
+    B = np.zeros((4, 5))
+    B[0, :3] = [0.5, 1.0, -2.25]
+    C = B + 1j * np.where(B == 0.5, 0.25, 0)
+    assert bd.write_cost("real", False, 4, 5, B) == 20 * bd.WRITE_JSON_NS["real"] + \
+        2 * bd.WRITE_FLOAT_NS
+    assert bd.write_cost("complex", False, 4, 5, C) == 20 * bd.WRITE_JSON_NS["complex"] + \
+        3 * bd.WRITE_FLOAT_NS
+    assert bd.write_cost("real", True, 4, 5, B) == bd.write_cost("real", True, 4, 5) == \
+        20 * bd.WRITE_NPZ_NS
