@@ -159,6 +159,7 @@ def cases(quick: bool, jobs: str) -> list[Case]:
                                                          s=1)},
              ["attack", "e.json", "-s", "3", "--method", "exhaustive", *j],
              "Paley ETF n=14, s=3", True),
+            *design_cases(quick),
         ]
     return [
         ("verify real cyclic", {"c.json": designed("cyclic", n=48, s=6, seed=1)},
@@ -199,6 +200,38 @@ def cases(quick: bool, jobs: str) -> list[Case]:
         ("attack encoded frame", {"e.json": designed("encoded", frame="paley", workers=30, s=1)},
          ["attack", "e.json", "-s", "6", "--method", "exhaustive", *j],
          "Paley ETF n=30, k=15, s=6 (594 k sets, compiled walk)", True),
+        *design_cases(quick),
+    ]
+
+
+def design_cases(quick: bool) -> list[Case]:
+    """design's estimate (summed over its parts) where it is more than its fixed costs: the
+    file written (JSON of 16.8 M entries, NPZ), a BIBD's difference set checked, the exact
+    check of a GF(q) cyclic draw over fields with tables and above them."""
+    if quick:
+        return [
+            ("design bibd (JSON)", {}, ["design", "bibd", "--design", "bent-256", "-o",
+                                        "b.json"], "bent-256", False),
+            ("design cyclic GF(3^12)", {}, ["design", "cyclic", "-n", "12", "-s", "2",
+                                            "--field", "GF(3^12)", "--seed", "1", "-o",
+                                            "g.json"], "n=12, s=2", False),
+        ]
+    return [
+        ("design bibd (JSON)", {}, ["design", "bibd", "--design", "bent-4096", "-o", "b.json"],
+         "bent-4096: check of D, 4096 x 4096 incidence, 84 MB of JSON", True),
+        ("design bibd (NPZ)", {}, ["design", "bibd", "--design", "paley-4091", "-o", "b.npz"],
+         "paley-4091: 4091 x 4091 incidence, NPZ", True),
+        ("design bgc (JSON)", {}, ["design", "bgc", "-n", "3000", "-d", "3", "--seed", "1",
+                                   "-o", "r.json"], "bgc n=3000: 9 M entries as JSON", True),
+        ("design cyclic GF(3^12)", {}, ["design", "cyclic", "-n", "30", "-s", "5", "--field",
+                                        "GF(3^12)", "--seed", "1", "-o", "g.json"],
+         "n=30, s=5: exact check of 142,506 sets, tables", True),
+        ("design cyclic GF(2^31)", {}, ["design", "cyclic", "-n", "30", "-s", "5", "--field",
+                                        "GF(2^31)", "--seed", "1", "-o", "g.json"],
+         "n=30, s=5: exact check of 142,506 sets, polynomial arithmetic", True),
+        ("design cyclic GF(7^11)", {}, ["design", "cyclic", "-n", "24", "-s", "4", "--field",
+                                        "GF(7^11)", "--seed", "1", "-o", "g.json"],
+         "n=24, s=4: exact check of 10,626 sets, digit planes", True),
     ]
 
 

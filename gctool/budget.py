@@ -583,7 +583,7 @@ WRITE_FLOAT_NS = 550
 #: ... or NPZ (measured on 1024 x 1024 matrices of zeros, small integers, normal floats and
 #: complex numbers, GF(7) and GF(2^31) elements: JSON 97-181 ns per integer entry, 711 per
 #: real float, 642-1,780 per complex entry; NPZ 6-52; one core of the loaded 2-core machine)
-WRITE_NPZ_NS = 40
+WRITE_NPZ_NS = 20
 
 
 def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None) -> int:

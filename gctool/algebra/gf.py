@@ -273,11 +273,11 @@ def _digit_planes(a: np.ndarray, p: int, m: int) -> np.ndarray:
 CALC_BIT_NS = 8
 #: ... and per digit of GF(p^m), p odd, in ns.  Fitted to ``verify --method exhaustive
 #: --jobs 1`` of cyclic codes over GF(2^24), GF(2^31), GF(46337^2) (n=30, s=5), GF(13^7),
-#: GF(7^11), GF(5^13) and GF(3^15) (n=24, s=4): the entry cost that gives the measured time of
-#: :func:`gctool.audit.nullspace.gf_nullspace_time`, halved for the load of the 2-core machine
-#: (the same halving matches its fitted tables' cost, GF(3^12) and GF(5^9)): 172-307 ns for
-#: m = 24-31, 221-2,910 ns for m = 2-15 digits, within 1.6x of this model
-CALC_DIGIT_NS = 170
+#: GF(7^11), GF(5^13) and GF(3^15) (n=24, s=4) on the loaded 2-core machine (halved for its
+#: load, as its fitted tables' GF(3^12) and GF(5^9) needed): 172-307 ns per entry for m = 24-31,
+#: 221-2,910 ns for m = 2-15 digits; quieter, verify measured 0.59-1.0 of this estimate over
+#: GF(2^31), GF(46337^2), GF(7^11) and GF(3^15)
+CALC_DIGIT_NS = 150
 #: a table field's or a prime field's entry there (``GF_NULL_ENTRY_NS``)
 TABLE_ENTRY_NS = 17
 

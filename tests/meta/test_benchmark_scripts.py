@@ -145,11 +145,12 @@ def test_budget_calibrated() -> None:
     out = child("bench_budget.py", "--quick")
     assert "default work budget" in out and "--jobs 1" in out, out
     rows = [line for line in out.splitlines() if re.search(r"\d (estimated|charged|summed) ", line)]
-    assert len(rows) == 11, out
+    assert len(rows) == 13, out
     assert "(exit" not in out, out  # every case ran to a verdict (exit 0 or 1)
     for case in ("verify real cyclic", "attack real cyclic", "export --decoders",
                  "bound (rank of B)", "design cyclic", "attack milp (budget)",
-                 "verify --level-counts", "attack encoded frame"):
+                 "verify --level-counts", "attack encoded frame", "design bibd (JSON)",
+                 "design cyclic GF(3^12)"):
         assert any(row.startswith(case) for row in rows), case
     # the MILP's estimate is the work its meter charged, not its set-up's microseconds
     milp = next(row for row in rows if row.startswith("attack milp"))
