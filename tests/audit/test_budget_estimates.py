@@ -763,7 +763,7 @@ def test_a_verify_that_fails_at_once_is_estimated_up_to_its_failing_set(
     from gctool.audit.verify import enumeration
 
     code = design("frc", n=30, s=2)
-    tiny = Budget(max_work=1e-4)  # above reducing B (27 us)
+    tiny = Budget(max_work=1e-3)  # above reducing B and decoding all n workers (0.47 ms)
     with pytest.raises(BudgetExceeded) as err:
         verify(code, s=3, method="exhaustive", budget=tiny)
     assert "up to its first failing set" in str(err.value)

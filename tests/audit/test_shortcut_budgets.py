@@ -105,3 +105,25 @@ def test_threshold_witness_of_a_lost_partition_is_held_to_the_budget(tmp_path: P
     out = threshold(code, budget=Budget(max_work=0.02))
     assert out.threshold == 5 and not out.exact and out.threshold_lower <= 5
     assert len(out.stragglers or []) == 5
+
+
+def test_the_reduction_is_checked_with_the_full_set_after_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over R/C every enumeration follows the reduction of B and a decoding with all n workers
+    (one SVD of B, as costly as the reduction at n = 2048, where it was left out of the check):
+    a budget between the reduction alone and both refuses before either starts."""
+    from gctool.audit import nullspace
+    from gctool.audit.verify.run import Run
+    from gctool.audit.verify.shortcuts import checks_work
+    from gctool.request import VerifyRequest
+
+    from refusals import forbid
+
+    code = design("cyclic", n=30, s=4, seed=1)
+    run_ = Run(code, VerifyRequest(s=4), 4, 1)
+    alone, both = run_.reduction_work(), checks_work(run_)
+    assert both > 2 * alone
+    monkeypatch.setattr(nullspace, "reduce_float", forbid)
+    with pytest.raises(BudgetExceeded) as info:
+        verify(code, 4, budget=Budget(max_work=(alone + both) / 2 / NS_PER_S))
+    assert "reducing B and decoding with all n workers" in str(info.value)

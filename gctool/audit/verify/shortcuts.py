@@ -89,10 +89,12 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
 
 def check_reduction_work(run: Run) -> None:
     """Refuse, before it starts, a reduction of B (which every method but a certificate
-    needs) above the work budget."""
+    needs), with the decoding with all n workers that follows it over R/C
+    (:func:`checks_work`), above the work budget."""
     n, K = run.code.B.shape
-    run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
-                          run.reduction_work(), "no structural certificate (BCH bound, "
+    full = " and decoding with all n workers" if run.numeric else ""
+    run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B{full}",
+                          checks_work(run), "no structural certificate (BCH bound, "
                           "disjoint row classes) applies or fits the budget; verify a "
                           "smaller code, or raise `max_work`")
     # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
