@@ -160,9 +160,12 @@ def test_witness_bound_is_above_the_exact_error_of_its_vector(field: str) -> Non
 
 
 def test_decoders_of_moderate_norm_keep_their_witness() -> None:
-    """is-cr n=24 s=3: N[:, S] is exactly singular on many sets with W_S in its range, and
-    the witness of moderate norm settles 1,140 of the 2,024 sets (the band term costs none of
-    them); the direct decoder decides 20, as before the band term."""
+    """is-cr n=24 s=3: N[:, S] is exactly singular on 1,160 of the 2,024 sets, with W_S in its
+    range.  The witness of moderate norm settles most of them and the direct decoder the rest:
+    which few go to the decoder is round-off, so it depends on the BLAS kernels of the CPU
+    (OpenBLAS' Haswell kernels: 1,140 and 20; Sandybridge: 1,147 and 13; an AMD EPYC's
+    default: 1,084 and 76).  Every set is decided, and none of the 1,160 is lost between the
+    two (a band term that cost the witness its sets would send them all to the decoder)."""
     from math import comb
 
     from gctool.codes import design
@@ -172,8 +175,10 @@ def test_decoders_of_moderate_norm_keep_their_witness() -> None:
     kernel = ns.FloatNullKernel(code, 1e-9, ns.reduce_float(code, 1e-9))
     ev = kernel.evaluate_numpy(unrank_lex(24, 3, np.arange(comb(24, 3))))
     assert ev.ok.all()
-    assert int((~ev.direct & (ev.screen < kernel.delta)).sum()) == 1140
-    assert int(ev.direct.sum()) == 20
+    settled = int((~ev.direct & (ev.screen < kernel.delta)).sum())
+    direct = int(ev.direct.sum())
+    assert settled + direct == 1160
+    assert direct <= 100
 
 
 def _walsh(K: int, j: int) -> np.ndarray:
