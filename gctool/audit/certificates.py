@@ -205,9 +205,8 @@ def _splitting_degree(code: GradientCode, s: int, rot: Rotation | None) -> int:
 #: CALCULATE_COMPILE_NS in odd characteristic.  Measured (CPU time of a fresh process, the
 #: field built and 6 powers of its primitive element multiplied, one core of the 2-core
 #: development machine under load): GF(2^6) 1.8 s, GF(3^4) 2.7 s, GF(101^2) 3.5 s, GF(2^20)
-#: 10.2 s, GF(2^34) 2.1 s, GF(46337^2) 9.0 s, GF(7^8) 11.1 s, GF(3^14) 12.9 s.  The same
-#: holds for GF(q) itself when its arithmetic is galois' (GF(p^m) above
-#: :data:`gctool.algebra.gf.TABLE_LIMIT` elements: GF(2^20))
+#: 10.2 s, GF(2^34) 2.1 s, GF(46337^2) 9.0 s, GF(7^8) 11.1 s, GF(3^14) 12.9 s.  (GF(q) itself
+#: never asks galois: :class:`gctool.algebra.gf.GFArith`)
 EXTENSION_CLASS_NS = 2e9
 EXTENSION_COMPILE_NS = 1e9
 CALCULATE_COMPILE_NS = 10e9
@@ -240,11 +239,13 @@ def _galois_cost(order: int, p: int) -> float:
 
 def bch_cost(code: GradientCode, s: int, rot: Rotation | None) -> float:
     """Estimated work of :func:`bch_certificate` on ``code`` at s stragglers, in ns: the
-    zeros of the generator and their longest progression (:data:`BCH_FIXED_NS`), plus galois'
-    field when it computes in one (:func:`_galois_cost`: the splitting field GF(q^e) when
-    e > 1, or GF(q) itself when its arithmetic is galois'); 0 when the certificate does not
-    apply (deciding that costs a few comparisons)."""
-    from gctool.algebra.gf import TABLE_LIMIT
+    zeros of the generator and their longest progression (:data:`BCH_FIXED_NS`; above the
+    tables, GF(q)'s products cost :func:`~gctool.algebra.gf.calc_call_ns` per call, the
+    powers of alpha included, and :func:`~gctool.algebra.gf.calc_entry_ns` per point), plus
+    galois' field in the splitting field GF(q^e) when e > 1
+    (:func:`_galois_cost`); 0 when the certificate does not apply (deciding that costs a few
+    comparisons)."""
+    from gctool.algebra.gf import calc_call_ns, calc_entry_ns
 
     e = _splitting_degree(code, s, rot)
     if e == 0:
@@ -254,12 +255,12 @@ def bch_cost(code: GradientCode, s: int, rot: Rotation | None) -> float:
     g = np.flatnonzero(np.asarray(code.B)[0][(np.arange(n) * rot.c) % n])
     degree = int(g[-1]) + 1 if g.size else 0
     steps = int(np.count_nonzero(np.gcd(np.arange(1, n // 2 + 1 if n > 2 else 2), n) == 1))
-    work = (BCH_FIXED_NS + degree * (BCH_STEP_NS + BCH_POINT_NS * n)
+    # GF(q)'s own arithmetic above the tables: each product costs a call and its points
+    call, point = calc_call_ns(code.field), calc_entry_ns(code.field) or 0.0
+    work = (BCH_FIXED_NS + 64 * call + degree * (BCH_STEP_NS + call + (BCH_POINT_NS + point) * n)
             + steps * (PROGRESSION_STEP_NS + PROGRESSION_POINT_NS * n))
     if e > 1:
         return work + _galois_cost(q**e, code.field.p)
-    if code.field.m > 1 and q > TABLE_LIMIT:
-        return work + _galois_cost(q, code.field.p)
     return float(work)
 
 

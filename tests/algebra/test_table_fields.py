@@ -114,3 +114,24 @@ def test_arithmetic_and_primitive_element_against_galois(spec: str) -> None:
     assert all(GF(g) ** e != 1 for e in order)  # primitive, checked in galois' arithmetic
     assert all(any(GF(h) ** e == 1 for e in order) for h in range(f.p, g))  # the smallest
     assert (g == f.p) == ("x^" not in spec)  # x is primitive for the Conway polynomials
+
+
+def test_bch_certificate_above_the_tables_needs_no_galois(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """cyclic-MDS over GF(2^24) itself (63 | 2^24 - 1): the certificate computes with gctool's
+    polynomial arithmetic, never a galois field, and its estimate counts that arithmetic
+    (more than the same shape over GF(2^6)'s tables) without galois' seconds of set-up."""
+    from gctool.algebra.fields import Field
+    from gctool.audit import certificates as cert
+    from gctool.audit.symmetry import find_rotation
+    from gctool.codes import design
+
+    def no_galois(self: Field) -> None:
+        raise AssertionError("galois' field was built")
+
+    big, small = (design("cyclic-mds", n=63, s=10, field=f) for f in ("GF(2^24)", "GF(2^6)"))
+    costs = [cert.bch_cost(c, 10, find_rotation(c)[0]) for c in (big, small)]
+    assert costs[1] < costs[0] < cert.EXTENSION_CLASS_NS
+    monkeypatch.setattr(Field, "galois", no_galois)
+    report = verify(big, 10, method="structural")
+    assert report.ok and report.method.startswith("certificate")
