@@ -135,3 +135,27 @@ def test_bch_certificate_above_the_tables_needs_no_galois(monkeypatch: pytest.Mo
     monkeypatch.setattr(Field, "galois", no_galois)
     report = verify(big, 10, method="structural")
     assert report.ok and report.method.startswith("certificate")
+
+
+def test_compiled_test_over_the_larger_tables_agrees_with_numpy() -> None:
+    """GF(2^20) and GF(2^22) now have tables, so the compiled consistency test runs on them
+    (2^20-entry exp/log arrays): it decides random straggler sets of a code with failing and
+    passing sets exactly as the numpy elimination does; above the tables there is none."""
+    from gctool.algebra.linalg import left_null_reduction, reduced_decodes
+    from gctool.audit.kernels.gf import compiles, for_arith
+
+    rng = np.random.default_rng(5)
+    for spec in ("GF(2^20)", "GF(2^22)"):
+        f = parse_field(spec).resolved()
+        ar = GFArith(f)
+        B = np.where(rng.random((14, 6)) < 0.5, rng.integers(1, f.order, (14, 6)), 0)
+        N, W, _ = left_null_reduction(ar, B, np.ones((1, 6), dtype=np.int64))
+        test = for_arith(N.T, W, ar)
+        assert test is not None and compiles(f)
+        S = np.array([np.sort(rng.choice(14, 8, replace=False)) for _ in range(300)])
+        expect = reduced_decodes(ar, N, W, S)
+        assert 0 < expect.sum() < len(S)
+        assert np.array_equal(test.sets(S), expect)
+    big = parse_field("GF(2^23)").resolved()
+    assert not compiles(big) and for_arith(np.zeros((3, 1)), np.zeros((3, 1)), GFArith(big)) \
+        is None
