@@ -473,13 +473,22 @@ class FloatNullKernel(Kernel):
         """Estimated time per set of size s in an enumeration of ``sets``, in ns: the compiled
         screen's (:func:`~gctool.audit.kernels.real.screen_cost`), plus the decoder norms it
         computes in full (:meth:`norm_share` of
-        :func:`~gctool.audit.kernels.real.norm_cost`: all of frc's), or the numpy test's."""
+        :func:`~gctool.audit.kernels.real.norm_cost`: all of frc's), plus the sets its bound
+        leaves doubtful and the direct decoder's, at the shares of :meth:`stage_shares` (as
+        :meth:`given_time`): the walk runs the witness test of each set below delta itself,
+        at about the second stage's cost (:meth:`second_time`; is-cr n=48 s=5, 88 % of its
+        sets: 2.1-3.9 us of CPU per set where the screen alone said 51 ns), and hands the rest
+        on; or the numpy test's.  The sample costs 3-25 ms of the caller's thread, paid
+        only where the walk is compiled (300,000 sets or more, whose kernels take 0.5-1 s
+        to load)."""
         if self.will_compile(s):
             from gctool.audit.kernels.real import norm_cost, screen_cost
 
             complex_ = bool(np.iscomplexobj(self.red.N))
             full = norm_cost(self.code.n, s, self.red.d, self.code.m, complex_)
-            return screen_cost(s, self.red.d, complex_) + self.norm_share(s) * full
+            second, third = self.stage_shares(s)
+            return (screen_cost(s, self.red.d, complex_) + self.norm_share(s) * full
+                    + second * self.second_time(s) + third * direct_time(self.code, s))
         return nullspace_time(self.red, s, self.code.m, finite=False)
 
     def given_time(self, s: int, sets: int) -> float:
