@@ -429,6 +429,11 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("verify cyclic-mds BCH", {"g.npz": designed_npz("cyclic-mds", n=4095, s=1023,
                                                          field="GF(2^12)")},
          ["verify", "g.npz"], "cyclic-mds GF(2^12) n=4095 s=1023 (BCH certificate)"),
+        # the plain walk (no orbits) of a code whose bound leaves most sets below delta: each
+        # gets the walk's witness test, a few the second stage and the direct decoder
+        # (FloatNullKernel.stage_shares in set_time)
+        ("verify walk is-cr", {"i.json": designed("is-cr", n=48, s=5)},
+         ["verify", "i.json", *ex], "is-cr n=48 s=5 (1.7 M sets, no orbits)"),
     ]
 
 
