@@ -286,16 +286,17 @@ def test_encoded_designs_are_held_to_the_memory_budget_before_building(
 
 
 def test_encoded_designs_within_the_budgets_are_built() -> None:
-    from gctool.budget import DESIGN_NS
+    from gctool.budget import DESIGN_NS, write_cost
     from gctool.codes import design
     from gctool.codes.encoded import build_cost
 
     work, memory = build_cost("orthogonal", 200, 100)
     work += DESIGN_NS  # the design's build (its shape follows from the frame): charged first
     code = design("encoded", frame="orthogonal", workers=200, k=100, s=3, seed=1)
+    work += write_cost("real", False, 200, 100, code.B)  # and writing B as JSON, charged last
     assert code.B.shape == (200, 100) and 0 < work < 1e8 and 0 < memory < 1e7
     r = run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
-            "--seed", "1", "--max-work", f"{work / 1e9:.17g}s")
+            "--seed", "1", "--max-work", f"{(work + 0.5) / 1e9:.17g}s")  # half a ns: round-off
     assert r.exit_code == 0, r.stderr
     refused(run("design", "encoded", "--frame", "orthogonal", "-n", "200", "-k", "100", "-s", "3",
                 "--seed", "1", "--max-work", f"{(work - 1) / 1e9:.17g}s"), "work budget")
