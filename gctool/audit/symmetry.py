@@ -28,7 +28,8 @@ Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
 :func:`orbit_candidates`, :func:`canonical_mask`, :func:`canonical_sets` (compiled for large
 sizes, :func:`compiled_filter`; its cost :func:`filter_work`), :func:`orbit_sizes`,
 :func:`count_orbits`, :func:`representatives`, :func:`orbit_sample`,
-:func:`row_classes`, :func:`find_rotation`, :func:`find_row_classes`,
+:func:`row_classes`, :func:`find_rotation` (its cost :func:`rotation_work`),
+:func:`find_row_classes`,
 :func:`class_patterns`, :func:`count_class_patterns`.
 """
 
@@ -87,6 +88,11 @@ def _close(X: np.ndarray, Y: np.ndarray, exact: bool) -> bool:
 
 
 PROBE_ROWS = 8  # GF(q): rows compared first, so a large code that is not a rotation fails fast
+#: rows of B, spread over all of it, that a candidate rotation is compared on before the whole
+#: of B (each row is its own test: one that is not a multiple of its image rejects the
+#: candidate, so the probe can only reject; an FRC code's rotations by less than its group
+#: size match its first rows and used to cost a whole comparison each)
+SPREAD_ROWS = 64
 BLOCK_ENTRIES = 2**20  # GF(q): entries of B scaled and compared at a time
 
 
@@ -203,31 +209,86 @@ def find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
     return found
 
 
-def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
+#: work of :func:`find_rotation` (ns of one core): ROTATION_FIXED_NS, then the comparison of
+#: all of B with the first candidate that survives the probes on a few rows:
+#: ROTATION_ENTRY_NS per entry over GF(q); over R/C ROTATION_ROW_NS per row (its exact
+#: check) and ROTATION_FLOAT_NS per entry (ROTATION_COMPLEX_NS complex).  Measured (CPU
+#: time, median of 3, 2 cores under load): cyclic-MDS GF(2^8)-GF(2^12) n = 255-4095
+#: 1.7-280 ms, frc GF(7) n = 1024/4096 15/215 ms, frc real n = 256/1024/4096 7/28/525 ms,
+#: frc complex n = 2048 214 ms (0.5-1.0x the estimate above 10 ms).  A candidate that
+#: passes the probes and then fails costs one comparison more.
+ROTATION_FIXED_NS = 500_000
+#: a detection estimated below this (ns) runs under any budget, as a part of estimating the
+#: run (its orbits decide what the enumeration after it is estimated at, as a timed probe's
+#: sets do: :data:`gctool.budget.PROBE_EARLY_S`); above, it is held to the budget
+ROTATION_FREE_NS = 50_000_000
+ROTATION_ENTRY_NS = 16
+ROTATION_ROW_NS = 30_000
+ROTATION_FLOAT_NS = 25
+ROTATION_COMPLEX_NS = 50
+
+
+def rotation_work(code: GradientCode) -> float:
+    """Estimated work of :func:`find_rotation` on ``code`` (ns of one core,
+    :data:`ROTATION_FIXED_NS`): 0 when it is known already or when no candidate survives the
+    probes, which run here (a few rows per candidate: about a millisecond at n = 4096)."""
+    try:
+        if code in _FOUND:
+            return 0.0
+    except TypeError:
+        pass
+    if next(_survivors(code, []), None) is None:
+        return 0.0
+    n, K = np.shape(code.B)
+    if code.field.is_finite:
+        return float(ROTATION_FIXED_NS + ROTATION_ENTRY_NS * n * K)
+    entry = ROTATION_COMPLEX_NS if code.field.kind == "complex" else ROTATION_FLOAT_NS
+    return float(ROTATION_FIXED_NS + ROTATION_ROW_NS * n + entry * n * K)
+
+
+def _survivors(code: GradientCode, near: list[float]
+               ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """The candidate rotations (t, c, row order, column shift) in order that match (or nearly
+    match) on the probe rows (:func:`_probe_rows`); a candidate left out is no rotation."""
     n = code.n
     B = np.asarray(code.B)
     p0 = _profile(code, B[0])
-    near: list[float] = []
+    probe = _probe_rows(n)
+    head = GradientCode(B[probe], code.field, 0) if probe.size < n else None
     for t in (d for d in range(1, n) if n % d == 0):
         order = (np.arange(n) + t) % n  # row i of the rotation holds row i + t
         for c in _shift_candidates(p0, _profile(code, B[t % n])):
             cols = _column_shift(code, c)
-            if n > PROBE_ROWS:  # the first rows before copying all of B: neither a match
-                head = GradientCode(B[:PROBE_ROWS], code.field, 0)
+            if head is not None:  # a few rows before copying all of B: neither a match
                 near_head: list[float] = []
-                if not (_scaled_match(head, B[np.ix_(order[:PROBE_ROWS], cols)], near_head)[0]
+                if not (_scaled_match(head, B[np.ix_(order[probe], cols)], near_head)[0]
                         or near_head):  # nor a near match there: none in all of B
                     continue
-            D = B[np.ix_(order, cols)]  # D[i, j] = B[i + t, sigma(j)], one gather
-            ok, unit = _scaled_match(code, D, near)
-            if ok:
-                return Rotation(n, t, c, unit), None
+            yield t, c, order, cols
+
+
+def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
+    n = code.n
+    B = np.asarray(code.B)
+    near: list[float] = []
+    for t, c, order, cols in _survivors(code, near):
+        D = B[np.ix_(order, cols)]  # D[i, j] = B[i + t, sigma(j)], one gather
+        ok, unit = _scaled_match(code, D, near)
+        if ok:
+            return Rotation(n, t, c, unit), None
     note = None
     if near:
         note = (f"rotation symmetry only up to round-off (entries differ by up to "
                 f"{min(near):.1e} relative, not exactly): not used, the straggler sets are "
                 "enumerated without it")
     return None, note
+
+
+def _probe_rows(n: int) -> np.ndarray:
+    """The rows a candidate is compared on first: the first :data:`PROBE_ROWS` and
+    :data:`SPREAD_ROWS` spread evenly over the rest (sorted, distinct)."""
+    spread = np.linspace(0, n - 1, SPREAD_ROWS).astype(np.intp) if n > 1 else np.zeros(0, int)
+    return np.unique(np.concatenate([np.arange(min(n, PROBE_ROWS)), spread]))
 
 
 def count_candidates(n: int, s: int, t: int) -> int:

@@ -12,17 +12,19 @@ import numpy as np
 
 from gctool._signals import checkpoint
 from gctool.audit.checks import check_s
-from gctool.audit.symmetry import find_rotation
+from gctool.audit.symmetry import ROTATION_FREE_NS, Rotation, find_rotation, rotation_work
 from gctool.audit.verify.classes import try_classes
 from gctool.audit.verify.enumeration import enumerate_sets
 from gctool.audit.verify.run import Run
 from gctool.audit.verify.shortcuts import (
     certificate,
     check_reduction_work,
+    enumeration_work,
     first_checks,
     lost_partition,
     rank_bound,
 )
+from gctool.budget import NS_PER_S, format_seconds
 from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.parallel import resolve_jobs
@@ -140,16 +142,14 @@ def _stages(run: Run) -> VerifyReport:
         if early is not None:
             return early
     if cheap and run.finite:  # the BCH certificate needs the rotation
-        rot, note = find_rotation(run.code)
-        run.symmetry_notes.extend([note] if note else [])
+        rot = detect(run)
     if cheap and run.s > 0 and run.sample is None:  # a structural proof first: it
         # needs no O(n^3) reduction (a requested sample is a sample: never "ok")
         early = certificate(run, rot)
         if early is not None:
             return early
-    if cheap and not run.finite:  # O(n K) per candidate: after the certificates
-        rot, note = find_rotation(run.code)
-        run.symmetry_notes.extend([note] if note else [])
+    if cheap and not run.finite and run.method != "structural":  # O(n K): after the
+        rot = detect(run)  # certificates (structural: no enumeration follows, none needed)
     check_reduction_work(run)
     early = first_checks(run, cheap)
     if early is not None:
@@ -170,3 +170,29 @@ def _stages(run: Run) -> VerifyReport:
         if rep is not None:
             return rep
     return enumerate_sets(run, red, rot)
+
+
+def detect(run: Run) -> Rotation | None:
+    """The code's rotation (:func:`find_rotation`), its notes in the report's.  Estimated
+    (:func:`rotation_work`: one comparison of all of B) below :data:`ROTATION_FREE_NS`, it
+    runs under any budget (a part of estimating the run); above, only when it fits the work
+    budget and is below the enumeration without orbits (:func:`enumeration_work`), which it
+    can only shorten: otherwise the run goes on without it (a missed symmetry costs no verdict:
+    the later stages check their own estimates), except with ``method=structural``, whose BCH
+    certificate needs it: refused in one line above the budget.  Admitted, its estimate is
+    spent: the later stages are held to what it leaves (:meth:`gctool.budget.Budget.rest`)."""
+    work = rotation_work(run.code)
+    if work >= ROTATION_FREE_NS:
+        what = f"verify (n={run.code.n}, k*m={run.code.B.shape[1]}, {run.code.field}): " \
+            "rotation detection"
+        if run.method != "structural" and (not run.budget.affords(work)
+                                           or work >= enumeration_work(run, None)):
+            run.symmetry_notes.append(
+                f"rotation symmetry not looked for (estimated {format_seconds(work / NS_PER_S)}"
+                ", above the work budget or the enumeration it would shorten)")
+            return None
+        run.budget.check_work(what, work, "raise `max_work`")
+        run.budget = run.budget.rest(work)
+    rot, note = find_rotation(run.code)
+    run.symmetry_notes.extend([note] if note else [])
+    return rot
