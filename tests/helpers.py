@@ -116,3 +116,23 @@ def shared_runs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(SharedWork, "__init__", spy)
     return made
+
+
+def stage_sets(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The straggler sets the compiled real walk sends to its second stage (``settle``) and to
+    the direct decoder (``direct``) from now on, counted as they go (not timed)."""
+    from gctool.audit.kernels import real
+
+    counted = {"settle": 0, "direct": 0}
+
+    def counting(stage: str) -> Any:
+        original = getattr(real.RealScreen, stage)
+
+        def count(self: object, S: Any, *args: object) -> object:
+            counted[stage] += S.shape[0]
+            return original(self, S, *args)
+        return count
+
+    for stage in counted:
+        monkeypatch.setattr(real.RealScreen, stage, counting(stage))
+    return counted

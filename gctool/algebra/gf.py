@@ -178,13 +178,7 @@ class GFArith:
         """Multiplicative inverses (0 maps to 0)."""
         a = np.asarray(a, dtype=np.int64)
         if self.fld.m == 1:
-            p, result, base, e = self.fld.p, np.ones_like(a), a % self.fld.p, self.fld.p - 2
-            while e:
-                if e & 1:
-                    result = (result * base) % p
-                base = (base * base) % p
-                e >>= 1
-            return np.where(a == 0, 0, result)
+            return np.where(a == 0, 0, self._prime_inv(a))
         if self._exp is not None and self._log is not None:
             return np.where(a == 0, 0, self._exp[(self.q - 1 - self._log[a]) % (self.q - 1)])
         return np.where(a == 0, 0, self._calc_inv(a))
@@ -212,6 +206,7 @@ class GFArith:
         return self._calc_mul(t, self._prime_inv(norm))
 
     def _prime_inv(self, a: np.ndarray) -> np.ndarray:
+        """Inverses in the prime field GF(p) by a^(p-2) (0 maps to 0)."""
         p, result, base, e = self.fld.p, np.ones_like(a), a % self.fld.p, self.fld.p - 2
         while e:
             if e & 1:

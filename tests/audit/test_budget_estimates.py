@@ -24,6 +24,8 @@ from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
+from helpers import stage_sets
+
 #: above every reduction of B here, below every enumeration
 SMALL = Budget(max_work=1e-2)
 
@@ -114,7 +116,6 @@ def test_the_walk_counts_the_sets_its_later_stages_decide(monkeypatch: pytest.Mo
     import numpy as np
 
     from gctool.audit.chunks import ChunkEval
-    from gctool.audit.kernels import real
     from gctool.audit.nullspace import FloatNullKernel, direct_time, reduce_float
     from gctool.limits import DEFAULT_TOL
 
@@ -122,13 +123,7 @@ def test_the_walk_counts_the_sets_its_later_stages_decide(monkeypatch: pytest.Mo
     n, s = 30, 4
     code = design("is-cr", n=n, s=s)
     estimate = needed(code, s) * 1e9
-    counted = {"settle": 0, "direct": 0}
-    for stage in counted:
-        def count(self: object, S: np.ndarray, *args: object, _stage: str = stage,
-                  _orig: object = getattr(real.RealScreen, stage)) -> object:
-            counted[_stage] += S.shape[0]
-            return _orig(self, S, *args)  # type: ignore[operator]
-        monkeypatch.setattr(real.RealScreen, stage, count)
+    counted = stage_sets(monkeypatch)
     report = verify(code, s, method="exhaustive", jobs=1, budget=Budget(max_work=100.0))
     assert report.ok and report.checked == comb(n, s)
     assert counted["settle"] > 0 and counted["direct"] > 0, counted

@@ -19,6 +19,8 @@ from gctool.budget import Budget
 from gctool.codes import design
 from gctool.engine.enumeration import MAX_RANKABLE
 
+from helpers import stage_sets
+
 #: codes with a rotation symmetry: frc (i -> i + s + 1) and cyclic-MDS (i -> i + 1)
 CODES = [("frc", 40, 4), ("frc", 30, 2), ("cyclic-mds", 24, 3), ("cyclic-mds", 15, 4)]
 
@@ -259,13 +261,7 @@ def test_verify_by_orbits_counts_the_sets_its_later_stages_decide(
 
     code = design("is-cr", n=48, s=5)
     estimate = _verify_refusal(code, 5) * 1e9
-    counted = {"settle": 0, "direct": 0}
-    for stage in counted:
-        def count(self: object, S: np.ndarray, *args: object, _stage: str = stage,
-                  _orig: object = getattr(real.RealScreen, stage)) -> object:
-            counted[_stage] += S.shape[0]
-            return _orig(self, S, *args)  # type: ignore[operator]
-        monkeypatch.setattr(real.RealScreen, stage, count)
+    counted = stage_sets(monkeypatch)
     report = verify(code, 5, jobs=1, budget=Budget(max_work=100.0))
     orbits = count_orbits(48, 5, 1)
     assert report.ok and report.method == "symmetry" and report.checked == orbits
