@@ -26,7 +26,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.algebra.powers import frobenius_rows, linear_map, primitive_element, primitive_powers
+from gctool.algebra.powers import (
+    digit_planes,
+    frobenius_rows,
+    linear_map,
+    primitive_element,
+    primitive_powers,
+)
 from gctool.algebra.primes import primitive_root
 
 #: largest extension field with exp/log tables (an int64 exp table of 2q entries and an int32
@@ -87,7 +93,7 @@ class GFArith:
                 acc ^= a * ((b >> i) & 1)
             return acc
         shape, a, b = a.shape, a.ravel(), b.ravel()
-        da, db = _digit_planes(a, p, m), _digit_planes(b, p, m)
+        da, db = digit_planes(a, p, m), digit_planes(b, p, m)
         prod = np.zeros((2 * m - 1, a.size), dtype=np.int64)  # entries below 2 m p^2 < 2^63
         for i in range(m):  # schoolbook: coefficient i + j gets a_i b_j
             prod[i:i + m] += da[i] * db
@@ -253,14 +259,6 @@ def _tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if t is not None:
             t.setflags(write=False)
     return exp, log, table
-
-
-def _digit_planes(a: np.ndarray, p: int, m: int) -> np.ndarray:
-    """The base-p digits of a 1-d int64 array, one row per digit (lowest first)."""
-    out, rest = np.empty((m, a.size), dtype=np.int64), a.copy()
-    for j in range(m):
-        np.divmod(rest, p, out=(rest, out[j]))
-    return out
 
 
 #: one entry of the numpy eliminations over a field above the tables (two polynomial products

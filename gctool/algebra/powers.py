@@ -10,6 +10,8 @@ import functools
 
 import numpy as np
 
+from gctool.algebra.polynomials import _mulmod
+
 
 def _times_x(a: int, p: int, m: int, low: list[int]) -> int:
     """a(x) * x mod f(x), elements as base-p integers; ``low`` = digits of x^m mod f."""
@@ -76,8 +78,6 @@ def _digits(a: int, p: int, m: int) -> list[int]:
 
 
 def _power(a: list[int], e: int, f: list[int], p: int) -> list[int]:
-    from gctool.algebra.polynomials import _mulmod
-
     out, base = [1] + [0] * (len(f) - 2), a
     while e:
         if e & 1:
@@ -123,9 +123,7 @@ def linear_map(a: np.ndarray, rows: list[int], p: int, m: int) -> np.ndarray:
             image ^= table[(a >> lo) & ((1 << len(part)) - 1)]
         return image
     shape, flat = a.shape, a.ravel()
-    digits, rest = np.empty((m, flat.size), dtype=np.int64), flat.copy()
-    for j in range(m):
-        np.divmod(rest, p, out=(rest, digits[j]))
+    digits = digit_planes(flat, p, m)
     out, acc = np.zeros(flat.size, dtype=np.int64), np.empty(flat.size, dtype=np.int64)
     for k in range(m):  # digit k of the image: sum_j digit j of a times digit k of row j
         acc[:] = 0
@@ -138,6 +136,14 @@ def linear_map(a: np.ndarray, rows: list[int], p: int, m: int) -> np.ndarray:
     return out.reshape(shape)
 
 
+def digit_planes(a: np.ndarray, p: int, m: int) -> np.ndarray:
+    """The base-p digits of a 1-d int64 array, one row per digit (lowest first)."""
+    out, rest = np.empty((m, a.size), dtype=np.int64), a.copy()
+    for j in range(m):
+        np.divmod(rest, p, out=(rest, out[j]))
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def frobenius_rows(p: int, m: int, poly: int, j: int) -> tuple[int, ...]:
     """The rows of the map a -> a^(p^j) of GF(p)[x]/f (GF(p)-linear: :func:`linear_map`):
@@ -148,14 +154,8 @@ def frobenius_rows(p: int, m: int, poly: int, j: int) -> tuple[int, ...]:
     rows, cur = [], [1] + [0] * (m - 1)
     for _ in range(m):
         rows.append(sum(c * p**i for i, c in enumerate(cur)))
-        cur = _mulmod_list(cur, y, f, p)
+        cur = _mulmod(cur, y, f, p)
     return tuple(rows)
-
-
-def _mulmod_list(a: list[int], b: list[int], f: list[int], p: int) -> list[int]:
-    from gctool.algebra.polynomials import _mulmod
-
-    return _mulmod(a, b, f, p)
 
 
 def _power_table(p: int, m: int, poly: int, g: int) -> np.ndarray:
