@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from math import comb
 from typing import TYPE_CHECKING, Any
@@ -36,9 +37,8 @@ from gctool.audit.symmetry import (
     Rotation,
     count_candidates,
     count_orbits,
-    detect_rotation,
     filter_work,
-    find_rotation,
+    held_rotation,
 )
 from gctool.budget import (
     NS_PER_S,
@@ -82,17 +82,19 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-def rotation_for(oracle: Oracle) -> Rotation | None:
+def rotation_for(oracle: Oracle, instead: Callable[[], float] | None = None
+                 ) -> Rotation | None:
     """A worker rotation that leaves every error unchanged (checked on B), or None.
 
     Optimal decoding: any rotation of :func:`gctool.audit.symmetry.detect_rotation` (row
     scalings do not change the row space, and the column shift fixes the targets).  Fixed
     decoding: only when the rotation maps B to itself exactly (all gamma_i = 1) and the weights
-    are invariant too.  Natural decoders: not used."""
+    are invariant too.  Natural decoders: not used.  The detection is held to the oracle's
+    budget (:func:`detected`)."""
     if oracle.kind == "natural":
         return None
     code = oracle.code
-    rot = detect_rotation(code)
+    rot = detected(oracle, instead)
     if rot is None or oracle.kind == "optimal":
         return rot
     B = np.asarray(code.B)
@@ -104,12 +106,46 @@ def rotation_for(oracle: Oracle) -> Rotation | None:
     return rot if same_w and np.array_equal(D, B) else None
 
 
-def rotation_note(oracle: Oracle) -> str | None:
-    """When no rotation is used because one holds only up to round-off: the note saying so
-    (:func:`gctool.audit.symmetry.find_rotation`)."""
-    if oracle.kind == "natural" or oracle.code.field.is_finite:
-        return None
-    return find_rotation(oracle.code)[1]
+#: the notes of each oracle's last detection (:func:`detected`, :func:`rotation_note`)
+_NOTES: weakref.WeakKeyDictionary[Oracle, list[str]] = weakref.WeakKeyDictionary()
+
+
+def detected(oracle: Oracle, instead: Callable[[], float] | None = None) -> Rotation | None:
+    """The code's rotation, held to the oracle's budget as ``verify`` holds it
+    (:func:`gctool.audit.symmetry.held_rotation`: free below 50 ms or once found, else
+    looked for when it fits the budget and costs less than ``instead()``, the search without
+    orbits; a note says when it was not: :func:`rotation_note`).  Admitted, its estimate is
+    spent: charged to the oracle's meter, and the searches after it are held to what it leaves
+    (:meth:`gctool.budget.Budget.rest`).  Not looked for, it is asked again by the next search
+    (a curve's next point, whose sets may cost more than the detection)."""
+    rot, notes, spent = held_rotation(oracle.code, oracle.budget, _attack(oracle.code),
+                                      instead=instead)
+    if spent:
+        oracle.meter.charge(spent, "rotation detection")
+        oracle.budget = oracle.budget.rest(spent)
+    _NOTES[oracle] = notes
+    return rot
+
+
+def detected_before(code: GradientCode, s: int, budget: Budget
+                    ) -> tuple[Rotation | None, Budget]:
+    """:func:`detected` before the optimal oracle's set-up (an exhaustive attack counts its
+    sets first): the rotation and the budget it leaves (the oracle is made with it)."""
+    rot, _, spent = held_rotation(code, budget, _attack(code),
+                                  instead=lambda: set_work(code, s, comb(code.n, s)))
+    return rot, budget.rest(spent)
+
+
+def _attack(code: GradientCode) -> str:
+    return f"the attack (n={code.n}, k*m={code.B.shape[1]}, {code.field})"
+
+
+def rotation_note(oracle: Oracle) -> list[str]:
+    """The notes on a rotation not used: not looked for (over the budget), or holding only up
+    to round-off (:func:`gctool.audit.symmetry.find_rotation`); never a new detection."""
+    if oracle.kind == "natural":
+        return []
+    return list(_NOTES.get(oracle, []))
 
 
 def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
@@ -424,7 +460,9 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     :mod:`gctool.audit.sweep` in ``jobs`` local processes or with ``runner``, within
     ``oracle.budget`` (refused before it starts above it)."""
     n = oracle.n
-    rot = found = rotation_for(oracle) if symmetry else None
+    # the rotation, when its detection (held to the budget) costs less than every set
+    rot = found = rotation_for(oracle, lambda: planned_work(oracle, s, comb(n, s))[0]) \
+        if symmetry else None
     if rot is not None and s > 0 and not orbits_pay(
             n, s, rot, planned_work(oracle, s, comb(n, s))[0],
             oracle.batch_work(s, count_orbits(n, s, rot.t))):
@@ -496,7 +534,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         out.notes.append(f"rotation symmetry (i -> i + {found.t}) not used: every set "
                          "evaluated costs less than one per orbit")
     elif symmetry and s > 0:
-        out.notes.extend(note for note in [rotation_note(oracle)] if note)
+        out.notes.extend(rotation_note(oracle))
     return out
 
 
@@ -870,4 +908,4 @@ def _note_reps(out: ThresholdOutcome, rot: Rotation | None, sizes: list[int], up
         out.notes.append(f"rotation symmetry (i -> i + {rot.t}) not used: every set evaluated "
                          "costs less than one per orbit")
     elif symmetry:
-        out.notes.extend(note for note in [rotation_note(oracle)] if note)
+        out.notes.extend(rotation_note(oracle))

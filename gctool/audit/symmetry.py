@@ -36,13 +36,14 @@ sizes, :func:`compiled_filter`; its cost :func:`filter_work`), :func:`orbit_size
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from math import comb, gcd
 from typing import Any
 
 import numpy as np
 
+from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import lex_less
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
@@ -244,6 +245,36 @@ def rotation_work(code: GradientCode) -> float:
         return float(ROTATION_FIXED_NS + ROTATION_ENTRY_NS * n * K)
     entry = ROTATION_COMPLEX_NS if code.field.kind == "complex" else ROTATION_FLOAT_NS
     return float(ROTATION_FIXED_NS + ROTATION_ROW_NS * n + entry * n * K)
+
+
+def held_rotation(code: GradientCode, budget: Budget, what: str, *, needed: bool = False,
+                  instead: Callable[[], float] | None = None
+                  ) -> tuple[Rotation | None, list[str], float]:
+    """:func:`find_rotation` held to ``budget``, as ``verify`` and ``attack`` both hold it:
+    (the rotation, the notes on it, the work admitted: ns of one core, to be spent by the
+    caller so that the later parts are held to what it leaves, :meth:`Budget.rest`).
+
+    Estimated (:func:`rotation_work`: the probes run here, then one comparison of all of B)
+    below :data:`ROTATION_FREE_NS`, it runs under any budget (a part of estimating the run:
+    its orbits decide the estimate of the search after it), and 0 is admitted.  Above, it
+    runs when it fits the budget and costs less than ``instead()`` (the search without
+    orbits, which it can only shorten; None: not compared); otherwise it is not looked for
+    (a note says so: a missed symmetry costs no verdict, the later parts check their own
+    estimates), unless the rotation is ``needed`` (``verify --method structural``: the BCH
+    certificate), when it is refused in one line above the budget (``what`` names the run:
+    "verify (n=..., k*m=..., field)")."""
+    work = rotation_work(code)
+    if work < ROTATION_FREE_NS:
+        work = 0.0
+    elif not needed and (not budget.affords(work)
+                         or (instead is not None and work >= instead())):
+        return None, [f"rotation symmetry not looked for (estimated "
+                      f"{format_seconds(work / NS_PER_S)}, above the work budget or the "
+                      "search it would shorten)"], 0.0
+    else:
+        budget.check_work(f"{what}: rotation detection", work, "raise `max_work`")
+    rot, note = find_rotation(code)
+    return rot, [note] if note else [], work
 
 
 def _survivors(code: GradientCode, near: list[float]

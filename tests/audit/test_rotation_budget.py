@@ -7,18 +7,23 @@ group size (which match its first rows) no longer cost a whole comparison each."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from gctool.algebra.fields import parse_field
 from gctool.audit import symmetry
-from gctool.audit.verify import pipeline, verify
+from gctool.audit.attack import attack
+from gctool.audit.symmetry import count_orbits
+from gctool.audit.verify import verify
 from gctool.budget import Budget
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
-from refusals import forbid
+from helpers import run
+from refusals import design_file, forbid, refused
 
 
 def _frc() -> GradientCode:
@@ -78,7 +83,7 @@ def test_detection_over_a_tiny_budget_is_skipped_or_refused(
     code is certified as before."""
     code = _frc()
     work = symmetry.rotation_work(code)
-    monkeypatch.setattr(pipeline, "ROTATION_FREE_NS", 0)  # held to the budget at this size
+    monkeypatch.setattr(symmetry, "ROTATION_FREE_NS", 0)  # held to the budget at this size
     tiny = Budget(max_work=0.5 * work / 1e9)
     with monkeypatch.context() as mp:
         mp.setattr(symmetry, "_find_rotation", forbid)
@@ -94,3 +99,37 @@ def test_detection_over_a_tiny_budget_is_skipped_or_refused(
         assert "\n" not in line and "rotation detection needs about" in line
     report = verify(code, 15, budget=Budget(max_work=1.0), method="structural")
     assert report.ok and report.method.startswith("certificate:")
+
+
+def test_attack_over_a_tiny_budget_is_refused_without_detecting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``attack`` holds its rotation detection to the budget as verify does (it used to run
+    under any budget: 0.2 s for an frc GF(7) code of n = 4096, 0.5-1.6 s over R, before the
+    exhaustive search's refusal): a detection above the budget is not started, and the run
+    is refused in one line naming --max-work, exhaustive or auto (whose greedy follows)."""
+    code = _frc()
+    work = symmetry.rotation_work(code)
+    path = design_file(tmp_path, "frc.npz", "frc", n=256, s=15, field="GF(7)")
+    monkeypatch.setattr(symmetry, "ROTATION_FREE_NS", 0)  # held to the budget at this size
+    monkeypatch.setattr(symmetry, "_find_rotation", forbid)
+    tiny = f"{0.5 * work / 1e6:.3f}ms"
+    for method in ("exhaustive", "auto"):
+        refused(run("attack", path, "-s", "1", "--method", method, "--max-work", tiny),
+                "--max-work")
+
+
+def test_attack_admits_a_detection_within_the_budget_and_spends_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within the budget the detection runs and the search uses its orbits (one set per
+    orbit, as before); its estimate is spent: the search after it is held to what it leaves,
+    and is refused naming the part before it when that is too little."""
+    code = design("frc", n=64, s=7, field="GF(7)")  # groups of 8: rotations t = 8 k
+    monkeypatch.setattr(symmetry, "ROTATION_FREE_NS", 0)
+    work = symmetry.rotation_work(code)
+    report = attack(code, 1, method="exhaustive", budget=Budget(max_work=5.0))
+    assert report.exact and report.checked == count_orbits(64, 1, 8) == 8
+    assert any("rotation symmetry (i -> i + 8)" in n for n in report.notes)
+    fresh = design("frc", n=64, s=7, field="GF(7)")  # nothing known of its rotation
+    with pytest.raises(BudgetExceeded) as err:
+        attack(fresh, 1, method="exhaustive", budget=Budget(max_work=1.05 * work / 1e9))
+    assert "earlier parts of the run" in str(err.value) and "\n" not in str(err.value)

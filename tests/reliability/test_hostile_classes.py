@@ -266,7 +266,7 @@ def test_an_interrupt_outside_every_search_still_says_what_was_done(
         raise KeyboardInterrupt
 
     path = design_file(tmp_path, "cyc.json", "cyclic", n=10, s=2, seed=1)
-    monkeypatch.setattr(exhaustive, "detect_rotation", interrupted)
+    monkeypatch.setattr(exhaustive, "held_rotation", interrupted)
     r = run("attack", path, "-s", "2")
     assert (r.exit_code, r.stderr) == (130, "gctool attack: interrupted before the search of "
                                             "the 45 straggler sets of size 2 started (0 "

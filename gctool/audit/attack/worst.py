@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from math import comb
 from typing import Any
 
@@ -140,8 +141,11 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
     if opts.method == "exhaustive":
         # estimated before the oracle's O(n^3) set-up: the sets an exhaustive search would
         # evaluate (auto falls back to the bounded solvers above either budget)
-        rot = (exhaustive.detect_rotation(code) if opts.symmetry and opts.decoder == "optimal"
-               else None)
+        rot = None
+        if opts.symmetry and opts.decoder == "optimal":  # held to the budget, which the
+            # oracle is then made with (what the detection leaves)
+            rot, budget = exhaustive.detected_before(code, s, opts.budget)
+            opts = replace(opts, budget=budget)
         need = exhaustive.count_evaluated(code.n, s, rot)
         if not exhaustive.may_use_hat(code, s):
             work = exhaustive.set_work(code, s, need)

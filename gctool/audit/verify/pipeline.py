@@ -12,7 +12,7 @@ import numpy as np
 
 from gctool._signals import checkpoint
 from gctool.audit.checks import check_s
-from gctool.audit.symmetry import ROTATION_FREE_NS, Rotation, find_rotation, rotation_work
+from gctool.audit.symmetry import Rotation, held_rotation
 from gctool.audit.verify.classes import try_classes
 from gctool.audit.verify.enumeration import enumerate_sets
 from gctool.audit.verify.run import Run
@@ -24,7 +24,6 @@ from gctool.audit.verify.shortcuts import (
     lost_partition,
     rank_bound,
 )
-from gctool.budget import NS_PER_S, format_seconds
 from gctool.decode.cost import decoder_set_time
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.parallel import resolve_jobs
@@ -173,26 +172,17 @@ def _stages(run: Run) -> VerifyReport:
 
 
 def detect(run: Run) -> Rotation | None:
-    """The code's rotation (:func:`find_rotation`), its notes in the report's.  Estimated
-    (:func:`rotation_work`: one comparison of all of B) below :data:`ROTATION_FREE_NS`, it
-    runs under any budget (a part of estimating the run); above, only when it fits the work
-    budget and is below the enumeration without orbits (:func:`enumeration_work`), which it
-    can only shorten: otherwise the run goes on without it (a missed symmetry costs no verdict:
-    the later stages check their own estimates), except with ``method=structural``, whose BCH
-    certificate needs it: refused in one line above the budget.  Admitted, its estimate is
-    spent: the later stages are held to what it leaves (:meth:`gctool.budget.Budget.rest`)."""
-    work = rotation_work(run.code)
-    if work >= ROTATION_FREE_NS:
-        what = f"verify (n={run.code.n}, k*m={run.code.B.shape[1]}, {run.code.field}): " \
-            "rotation detection"
-        if run.method != "structural" and (not run.budget.affords(work)
-                                           or work >= enumeration_work(run, None)):
-            run.symmetry_notes.append(
-                f"rotation symmetry not looked for (estimated {format_seconds(work / NS_PER_S)}"
-                ", above the work budget or the enumeration it would shorten)")
-            return None
-        run.budget.check_work(what, work, "raise `max_work`")
-        run.budget = run.budget.rest(work)
-    rot, note = find_rotation(run.code)
-    run.symmetry_notes.extend([note] if note else [])
+    """The code's rotation, held to the budget (:func:`gctool.audit.symmetry.held_rotation`,
+    as ``attack`` holds it): free below :data:`~gctool.audit.symmetry.ROTATION_FREE_NS`,
+    else looked for when it fits the budget and costs less than the enumeration without
+    orbits (:func:`enumeration_work`), which it can only shorten; ``method=structural``,
+    whose BCH certificate needs it, is refused in one line above the budget.  Its notes go
+    to the report's; admitted, its estimate is spent: the later stages are held to what it
+    leaves (:meth:`gctool.budget.Budget.rest`)."""
+    code = run.code
+    rot, notes, spent = held_rotation(
+        code, run.budget, f"verify (n={code.n}, k*m={code.B.shape[1]}, {code.field})",
+        needed=run.method == "structural", instead=lambda: enumeration_work(run, None))
+    run.symmetry_notes.extend(notes)
+    run.budget = run.budget.rest(spent)
     return rot
