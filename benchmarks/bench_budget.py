@@ -8,8 +8,9 @@ representative commands as the command line runs them (``gctool.cli.main``, in-p
 budget large enough that nothing is refused) and prints for each one:
 
 * the estimate: the largest estimate the command checked (``Budget.check_work``: its time on
-  the jobs that run it), or, for searches that only charge as they go, what their meters
-  charged; for a command whose parts share one budget (``bound``, ``design``:
+  the jobs that run it), with the parts it spent before it (``Budget.used``: rotation detection
+  before a certificate or an enumeration), or, for searches that only charge as they go, what
+  their meters charged; for a command whose parts share one budget (``bound``, ``design``:
   ``gctool.budget.SharedWork``), the sum of their estimates, what it refuses on ("summed");
 * the measured wall and CPU time of the command (libraries imported and kernels compiled
   beforehand: the first of ``--repeat`` runs warms them and is not reported);
@@ -451,7 +452,16 @@ class Recorder:
     """Records the estimates a command checks (seconds on their jobs), the meters of the
     searches (what they charged, in seconds of one core) and the runs whose parts share one
     budget (``bound``, ``design``: :class:`gctool.budget.SharedWork`, whose meter holds the sum
-    of their parts' estimates, what the command refuses on)."""
+    of their parts' estimates, what the command refuses on).
+
+    A check is recorded as the run's estimate up to it: its own (``work`` on its jobs, plus
+    its ``fixed`` part) plus what the parts spent before it were estimated at, which the
+    budget it is checked on says (``Budget.used``: a part admitted and spent, whose later
+    parts are held to what it leaves, :meth:`gctool.budget.Budget.rest`: rotation detection
+    before a certificate or an enumeration, in verify and attack).  Each part counts once,
+    divided by its own jobs: a run's sequential parts are summed, and the checks of one part
+    (a search checked before and after its set-up, a threshold search's sizes, a curve's
+    points, whose estimates include the points before) are not added up."""
 
     def __init__(self) -> None:
         self.checks: list[tuple[str, float]] = []
@@ -475,7 +485,8 @@ class Recorder:
 
         def check_work(self: Any, what: str, work: float, remedy: str, jobs: int = 1,
                        fixed: float = 0.0) -> None:
-            seconds = (work / max(1, jobs) + fixed) / bd.NS_PER_S
+            # the run's estimate up to this check: the parts spent before it and this one
+            seconds = self.used + (work / max(1, jobs) + fixed) / bd.NS_PER_S
             try:
                 check(self, what, work, remedy, jobs, fixed)
             except bd.BudgetExceeded:  # left out of a report, or the run's refusal
@@ -514,7 +525,7 @@ class Recorder:
         def sizes(self: Any, t: int, used: int, need: int) -> str | None:
             refusal = search(self, t, used, need)  # the estimate of the sizes up to t
             (rec.checks if refusal is None else rec.refused).append(
-                (f"threshold search up to size {t}", self.time))
+                (f"threshold search up to size {t}", self.oracle.budget.used + self.time))
             return refusal
 
         exhaustive._SearchBudget.__call__ = sizes  # type: ignore[method-assign]
@@ -528,9 +539,11 @@ class Recorder:
 
     def estimate(self, refused: bool = False, charged: bool = False) -> tuple[float, str]:
         """The run's estimate: the sum of its parts when they share one budget (what its
-        meter was charged), else the largest estimate it checked and spent (``refused``: the
-        run was refused, exit 2: the largest it checked; ``charged``: a search held to the
-        budget as it goes, whose checks are its set-up only: what its meters charged)."""
+        meter was charged), else the largest estimate it checked and spent, each with the
+        parts spent before it (the sum of the run's sequential parts, :class:`Recorder`;
+        ``refused``: the run was refused, exit 2: the largest it checked; ``charged``: a
+        search held to the budget as it goes, whose checks are its set-up only: what its
+        meters charged)."""
         from gctool.budget import NS_PER_S
 
         if self.shared and not refused:
