@@ -34,6 +34,7 @@ from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import (
+    Held,
     Rotation,
     count_candidates,
     count_orbits,
@@ -106,8 +107,8 @@ def rotation_for(oracle: Oracle, instead: Callable[[], float] | None = None
     return rot if same_w and np.array_equal(D, B) else None
 
 
-#: the notes of each oracle's last detection (:func:`detected`, :func:`rotation_note`)
-_NOTES: weakref.WeakKeyDictionary[Oracle, list[str]] = weakref.WeakKeyDictionary()
+#: each oracle's last detection (:func:`detected`, :func:`rotation_note`, :func:`unsought`)
+_HELD: weakref.WeakKeyDictionary[Oracle, Held] = weakref.WeakKeyDictionary()
 
 
 def detected(oracle: Oracle, instead: Callable[[], float] | None = None) -> Rotation | None:
@@ -118,26 +119,40 @@ def detected(oracle: Oracle, instead: Callable[[], float] | None = None) -> Rota
     spent: charged to the oracle's meter, and the searches after it are held to what it leaves
     (:meth:`gctool.budget.Budget.rest`).  Not looked for, it is asked again by the next search
     (a curve's next point, whose sets may cost more than the detection)."""
-    rot, notes, spent = held_rotation(oracle.code, oracle.budget, _attack(oracle.code),
-                                      instead=instead)
-    if spent:
-        oracle.meter.charge(spent, "rotation detection")
-        oracle.budget = oracle.budget.rest(spent)
-    _NOTES[oracle] = notes
-    return rot
+    held = held_rotation(oracle.code, oracle.budget, _attack(oracle.code), instead=instead)
+    if held.spent:
+        oracle.meter.charge(held.spent, "rotation detection")
+        oracle.budget = oracle.budget.rest(held.spent)
+    _HELD[oracle] = held
+    return held.rotation
+
+
+def unsought(oracle: Oracle) -> float:
+    """The estimate (ns) of the oracle's last detection when it was not looked for, else 0."""
+    held = _HELD.get(oracle)
+    return 0.0 if held is None else held.skipped
 
 
 def detected_before(code: GradientCode, s: int, budget: Budget
-                    ) -> tuple[Rotation | None, Budget]:
+                    ) -> tuple[Rotation | None, Budget, float]:
     """:func:`detected` before the optimal oracle's set-up (an exhaustive attack counts its
-    sets first): the rotation and the budget it leaves (the oracle is made with it)."""
-    rot, _, spent = held_rotation(code, budget, _attack(code),
-                                  instead=lambda: set_work(code, s, comb(code.n, s)))
-    return rot, budget.rest(spent)
+    sets first): the rotation, the budget it leaves (the oracle is made with it) and the
+    estimate of a detection not looked for (0: looked for)."""
+    held = held_rotation(code, budget, _attack(code),
+                         instead=lambda: set_work(code, s, comb(code.n, s)))
+    return held.rotation, budget.rest(held.spent), held.skipped
 
 
 def _attack(code: GradientCode) -> str:
     return f"the attack (n={code.n}, k*m={code.B.shape[1]}, {code.field})"
+
+
+def _every(skipped: float) -> str:
+    """How a refusal of a search without orbits says that their detection was not started."""
+    if not skipped:
+        return ""
+    return (f", every one (rotation orbits not looked for: their detection alone is estimated "
+            f"at {format_seconds(skipped / NS_PER_S)})")
 
 
 def rotation_note(oracle: Oracle) -> list[str]:
@@ -145,7 +160,8 @@ def rotation_note(oracle: Oracle) -> list[str]:
     to round-off (:func:`gctool.audit.symmetry.find_rotation`); never a new detection."""
     if oracle.kind == "natural":
         return []
-    return list(_NOTES.get(oracle, []))
+    held = _HELD.get(oracle)
+    return [] if held is None else list(held.notes)
 
 
 def count_evaluated(n: int, s: int, rot: Rotation | None) -> int:
@@ -344,14 +360,15 @@ def may_time(n: int, s: int, need: int, budget: Budget, work: float, jobs: int,
 
 
 def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: float,
-               jobs: int, fixed: float = 0.0) -> None:
+               jobs: int, fixed: float = 0.0, skipped: float = 0.0) -> None:
     """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
     above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
-    run by ``jobs``, plus ``fixed`` (ns on no job's share)."""
+    run by ``jobs``, plus ``fixed`` (ns on no job's share); ``skipped``: the estimate of a
+    rotation detection not looked for (:func:`detected`), which the refusal names."""
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
     budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
-    budget.check_work(f"{what}: {counted(need, 'straggler set')}", work, _instead(code), jobs,
-                      fixed)
+    budget.check_work(f"{what}: {counted(need, 'straggler set')}{_every(skipped)}", work,
+                      _instead(code), jobs, fixed)
 
 
 def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,
@@ -427,12 +444,12 @@ def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> 
 
 
 def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
-                jobs: int, fixed: float = 0.0) -> None:
+                jobs: int, fixed: float = 0.0, skipped: float = 0.0) -> None:
     """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
     ``jobs``, which replaces the calibrated estimate), plus ``fixed`` (ns on no job's share),
-    puts above ``max_work``."""
+    puts above ``max_work`` (``skipped``: :func:`check_sets`)."""
     budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
-                      f"{need:,} straggler sets, timed on a sample of them,",
+                      f"{need:,} straggler sets{_every(skipped)}, timed on a sample of them,",
                       seconds * NS_PER_S * max(1, jobs), _instead(code), jobs, fixed)
 
 
@@ -487,10 +504,11 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         # a run's start, and the searches admitted on this oracle before (a curve's points)
         fixed = extra + (oracle.estimated or START_NS)
         if timed is None:
-            check_sets(oracle.code, s, need, oracle.budget, work, used, fixed)
+            check_sets(oracle.code, s, need, oracle.budget, work, used, fixed,
+                       unsought(oracle) if symmetry else 0.0)
         else:
             check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used,
-                        fixed)
+                        fixed, unsought(oracle) if symmetry else 0.0)
             # its calibrated charges, and the time of the exact decisions the timed sets held
             # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
             oracle.meter.admit(work + sets)

@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from math import comb, gcd
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -247,12 +247,23 @@ def rotation_work(code: GradientCode) -> float:
     return float(ROTATION_FIXED_NS + ROTATION_ROW_NS * n + entry * n * K)
 
 
+class Held(NamedTuple):
+    """What :func:`held_rotation` found."""
+
+    rotation: Rotation | None
+    #: the notes on it (not looked for; a symmetry only up to round-off)
+    notes: list[str]
+    #: the work admitted (ns of one core), which the caller spends: the later parts of its
+    #: run are held to what it leaves (:meth:`gctool.budget.Budget.rest`)
+    spent: float
+    #: the estimate (ns) of a detection not looked for (0: looked for), which a refusal of
+    #: the search without orbits names
+    skipped: float
+
+
 def held_rotation(code: GradientCode, budget: Budget, what: str, *, needed: bool = False,
-                  instead: Callable[[], float] | None = None
-                  ) -> tuple[Rotation | None, list[str], float]:
-    """:func:`find_rotation` held to ``budget``, as ``verify`` and ``attack`` both hold it:
-    (the rotation, the notes on it, the work admitted: ns of one core, to be spent by the
-    caller so that the later parts are held to what it leaves, :meth:`Budget.rest`).
+                  instead: Callable[[], float] | None = None) -> Held:
+    """:func:`find_rotation` held to ``budget``, as ``verify`` and ``attack`` both hold it.
 
     Estimated (:func:`rotation_work`: the probes run here, then one comparison of all of B)
     below :data:`ROTATION_FREE_NS`, it runs under any budget (a part of estimating the run:
@@ -268,13 +279,13 @@ def held_rotation(code: GradientCode, budget: Budget, what: str, *, needed: bool
         work = 0.0
     elif not needed and (not budget.affords(work)
                          or (instead is not None and work >= instead())):
-        return None, [f"rotation symmetry not looked for (estimated "
-                      f"{format_seconds(work / NS_PER_S)}, above the work budget or the "
-                      "search it would shorten)"], 0.0
+        return Held(None, [f"rotation symmetry not looked for (estimated "
+                           f"{format_seconds(work / NS_PER_S)}, above the work budget or the "
+                           "search it would shorten)"], 0.0, work)
     else:
         budget.check_work(f"{what}: rotation detection", work, "raise `max_work`")
     rot, note = find_rotation(code)
-    return rot, [note] if note else [], work
+    return Held(rot, [note] if note else [], work, 0.0)
 
 
 def _survivors(code: GradientCode, near: list[float]

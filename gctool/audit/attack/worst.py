@@ -141,17 +141,18 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
     if opts.method == "exhaustive":
         # estimated before the oracle's O(n^3) set-up: the sets an exhaustive search would
         # evaluate (auto falls back to the bounded solvers above either budget)
-        rot = None
+        rot, skipped = None, 0.0
         if opts.symmetry and opts.decoder == "optimal":  # held to the budget, which the
             # oracle is then made with (what the detection leaves)
-            rot, budget = exhaustive.detected_before(code, s, opts.budget)
+            rot, budget, skipped = exhaustive.detected_before(code, s, opts.budget)
             opts = replace(opts, budget=budget)
         need = exhaustive.count_evaluated(code.n, s, rot)
         if not exhaustive.may_use_hat(code, s):
             work = exhaustive.set_work(code, s, need)
             used = exhaustive.used_jobs(need, opts.jobs, opts.runner)
             if not exhaustive.may_time(code.n, s, need, opts.budget, work, used, opts.runner):
-                exhaustive.check_sets(code, s, need, opts.budget, work, used, START_NS)
+                exhaustive.check_sets(code, s, need, opts.budget, work, used, START_NS,
+                                      skipped)
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)

@@ -180,9 +180,9 @@ def detect(run: Run) -> Rotation | None:
     to the report's; admitted, its estimate is spent: the later stages are held to what it
     leaves (:meth:`gctool.budget.Budget.rest`)."""
     code = run.code
-    rot, notes, spent = held_rotation(
+    held = held_rotation(
         code, run.budget, f"verify (n={code.n}, k*m={code.B.shape[1]}, {code.field})",
         needed=run.method == "structural", instead=lambda: enumeration_work(run, None))
-    run.symmetry_notes.extend(notes)
-    run.budget = run.budget.rest(spent)
-    return rot
+    run.symmetry_notes.extend(held.notes)
+    run.budget = run.budget.rest(held.spent)
+    return held.rotation
