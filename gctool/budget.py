@@ -684,16 +684,39 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     of the same size from there instead.  Its rate per set leaves out the skipping of the
     sparse ranks (the attack's threshold of frc n=40 s=4 at size 4: 1.6x low, where the
     calibrated rate was 20x low)."""
+    sets = probe_size(stop, size, least)
+    if sets is None:
+        return None
+    enough = PROBE if stop >= PROBE_MIN * PROBE else SAMPLE // 2
+    probed = _probe_window(walk, stop, stop // 2, sets, enough, over)
+    if probed is _SPARSE and dense is not None and dense != stop // 2:
+        probed = _probe_window(walk, stop, dense, sets, enough, over)
+    return None if probed is _SPARSE else probed
+
+
+def probe_size(stop: int, size: int, least: int = PROBE_MIN * PROBE) -> int | None:
+    """The sets :func:`probe_rate` times of an enumeration of ``stop`` sets whose tasks hold
+    ``size``: max(PROBE, ``size``), at most 1/PROBE_MIN of it; below PROBE_MIN * PROBE sets,
+    max(SAMPLE, 1/PROBE_MIN of it); None below ``least`` sets (or PROBE_FIRST + 1)."""
     if stop < max(least, PROBE_FIRST + 1):
         return None
-    enough = PROBE
     if stop < PROBE_MIN * PROBE:
-        size, enough = max(SAMPLE, stop // PROBE_MIN), SAMPLE // 2
-    else:
-        size = min(max(PROBE, size), stop // PROBE_MIN)
-    probed = _probe_window(walk, stop, stop // 2, size, enough, over)
-    if probed is _SPARSE and dense is not None and dense != stop // 2:
-        probed = _probe_window(walk, stop, dense, size, enough, over)
+        return max(SAMPLE, stop // PROBE_MIN)
+    return min(max(PROBE, size), stop // PROBE_MIN)
+
+
+def probe_sample(walk: Callable[[int, int], tuple[int, bool]], count: int, over: float
+                 ) -> tuple[float, int, bool] | None:
+    """:func:`probe_rate` of ``count`` sets drawn for the probe (:func:`probe_size` of the
+    enumeration they stand for), where a window of its ranks would not be typical of it:
+    ``walk(a, b)`` decides the drawn sets a..b-1 (such as random rotation orbits'
+    representatives, spread over the whole enumeration as the orbits are,
+    :func:`gctool.audit.symmetry.orbit_sample`).  All of them are timed, from the first, as
+    probe_rate's window is: the warm-up, the first PROBE_FIRST sets, the rest, with the same
+    early returns over ``over``; a finding after half of them still gives the rate."""
+    if count <= PROBE_FIRST:
+        return None
+    probed = _probe_window(walk, count, 0, count, count // 2, over)
     return None if probed is _SPARSE else probed
 
 

@@ -605,6 +605,32 @@ def test_a_small_enumeration_is_timed_on_a_sample_when_asked(
                              1, 1e9, least=budget.SAMPLE_MIN) is None
 
 
+def test_a_probe_of_drawn_sets_times_all_of_them_as_a_window_is() -> None:
+    """verify's orbit runs are timed on sets drawn for the probe (random orbits'
+    representatives, :func:`gctool.budget.probe_sample`), as many as a window of their
+    enumeration would hold (:func:`gctool.budget.probe_size`), walked by probe_rate's loop:
+    the first alone (the warm-up), the rest of the first PROBE_FIRST, then the rest in one
+    call when quick; a slow one stops after its first sets over the budget."""
+    from gctool import budget
+
+    assert budget.probe_size(10_000, 1, least=budget.PROBE_MIN * budget.PROBE) is None
+    assert budget.probe_size(10_000, 1, least=budget.SAMPLE_MIN) == budget.SAMPLE
+    assert budget.probe_size(200_000, 1, least=budget.SAMPLE_MIN) == 200_000 // budget.PROBE_MIN
+    assert budget.probe_size(10**9, 65536) == 65536
+    assert budget.probe_size(10**9, 1) == budget.PROBE
+    seen: list[tuple[int, int]] = []
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        return b - a, False
+
+    first = budget.PROBE_FIRST
+    rate, timed, stopped = budget.probe_sample(walk, 3000, 1e9) or (0.0, 0, True)
+    assert seen == [(0, 1), (1, first), (first, 3000)] and (timed, stopped) == (3000, False)
+    assert budget.probe_sample(walk, first, 1e9) is None  # too few to time
+    assert budget.probe_sample(lambda a, b: (b - a, True), 3000, 1e9) is None  # fails at once
+
+
 def test_a_small_threshold_size_is_timed_on_its_own_plan(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """is-cr n=36 at epsilon 1: size 4 (58,905 sets, below PROBE_MIN * PROBE) walks compiled

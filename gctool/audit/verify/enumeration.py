@@ -32,11 +32,12 @@ from gctool.budget import (
     PROBE,
     PROBE_FIRST,
     PROBE_MIN,
-    PROBE_OVER_S,
     START_NS,
     format_seconds,
     pool_share,
     probe_rate,
+    probe_sample,
+    probe_size,
     walked_share,
     worth_timing,
 )
@@ -382,45 +383,41 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
 
 def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot: Rotation
                         ) -> bool:
-    """:func:`_check_timed` of one set per orbit of ``rot``: the kernel decides
-    :data:`~gctool.budget.PROBE` representatives of random orbits as the run's tasks decide
-    theirs (given sets, every later stage included), timed in CPU time, and the run is
-    estimated at that rate per set plus the orbit filter
-    (:func:`gctool.audit.symmetry.filter_work`; the timed sets leave it out); above the
-    budget it is refused with that estimate, else admitted on it.  A window of candidate ranks
-    from the middle of the enumeration holds few of its sets, and its first ranks, where they
-    are dense, are not typical of it (is-cr: its first sets go to the second stage less often
-    than the rest).  Returns whether the probe timed the run (not when one of its sets fails:
-    the run stops at its first failing set, and the calibrated estimate decides)."""
+    """:func:`_check_timed` of one set per orbit of ``rot``: the kernel decides the
+    representatives of random orbits (:func:`gctool.budget.probe_size` of them: PROBE) as
+    the run's tasks decide theirs (given sets, every later stage included), timed in CPU
+    time (:func:`gctool.budget.probe_sample`), and the run is estimated at that rate per set
+    plus the orbit filter (:func:`gctool.audit.symmetry.filter_work`; the timed sets leave it
+    out); above the budget it is refused with that estimate, else admitted on it.  A window
+    of candidate ranks from the middle of the enumeration holds few of its sets, and its
+    first ranks, where they are dense, are not typical of it (is-cr: its first sets go to the
+    second stage less often than the rest).  Returns whether the probe timed the run (not
+    for a run below PROBE_MIN * PROBE sets, nor when one of its sets fails: the run stops at
+    its first failing set, and the calibrated estimate decides)."""
     from gctool.audit.symmetry import orbit_sample
 
-    if evaluations < PROBE_MIN * PROBE:  # small runs: the probe would cost too much of them
+    count = probe_size(evaluations, PROBE)
+    if count is None:  # small runs: the probe would cost too much of them
         return False
-    S = orbit_sample(run.code.n, run.s, rot, PROBE)
-    over = run.budget.work_ns * max(1, jobs) / max(1, evaluations)
+    S = orbit_sample(run.code.n, run.s, rot, count)
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        return b - a, not kernel.evaluate(S[a:b]).ok.all()
+
     meter = run.meter
     held, meter.limit = meter.limit, math.inf  # the probe's estimate decides, not its charges
     try:
-        if not kernel.evaluate(S[:1]).ok.all():  # a warm-up that no rate counts
-            return False
-        done, spent, a = 0, 0.0, 1
-        while a < S.shape[0]:
-            b = min(S.shape[0], a + max(PROBE_FIRST, done))  # calls that double: slow sets
-            t0 = time.thread_time()  # show before many of them run
-            ok = kernel.evaluate(S[a:b]).ok
-            spent += time.thread_time() - t0
-            done, a = done + (b - a), b
-            if not ok.all():
-                return False
-            if spent >= PROBE_OVER_S and spent / done * NS_PER_S > over:
-                break  # over the budget already: the rest is not run
+        probed = probe_sample(walk, S.shape[0],
+                              run.budget.work_ns * max(1, jobs) / max(1, evaluations))
     finally:
         meter.limit = held
-    per_set = spent / max(1, done) * NS_PER_S
+    if probed is None or probed[2]:
+        return False
+    per_set, timed, _ = probed
     work = filter_work(run.code.n, run.s, rot.t) + per_set * evaluations
     run.budget.check_work(
         f"verify (n={run.code.n}, s={run.s}) of {evaluations:,} straggler sets (one per "
-        f"rotation orbit of the {run.total:,}), timed on {done:,} of them,", work,
+        f"rotation orbit of the {run.total:,}), timed on {timed:,} of them,", work,
         f"raise `max_work`, {INSTEAD}", jobs, START_NS)
     run.meter.admit(work)  # admitted on its timed sets, exact decisions included
     return True
