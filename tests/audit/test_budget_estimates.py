@@ -307,6 +307,140 @@ def test_a_refusal_near_the_budget_states_the_timed_estimate(
         assert err.value.needed == pytest.approx(calibrated / jobs + START_NS / 1e9)
 
 
+def _groups_code(groups: list[list[int]]) -> GradientCode:
+    """A repetition code over R: worker i computes the sum of its group's partition (one
+    partition per group), so that a straggler set fails exactly when it holds a whole group."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+
+    n = sum(len(g) for g in groups)
+    B = np.zeros((n, len(groups)))
+    for j, g in enumerate(groups):
+        B[g, j] = 1.0
+    return GradientCode(B, parse_field("real"), min(len(g) for g in groups) - 1, "custom")
+
+
+def _numpy_route_runs() -> list[tuple[str, GradientCode, int, dict[str, object]]]:
+    """Runs of SAMPLE_MIN sets or more, below PROBE_MIN * PROBE, on the numpy route (below
+    the compiled walk's MIN_SETS): a walk of frc n=30 s=4 (27,405 sets, all decodable), of
+    two repetition codes whose one failing set of size 4 is the last rank ({26..29}) or
+    before the middle ({4..7}, rank 12,455, which the windows at 0, 64, 128, ... miss), and
+    one set per rotation orbit of cyclic-MDS real n=30 s=5 (4,751 orbits)."""
+    return [("frc", design("frc", n=30, s=4), 4, {"method": "exhaustive"}),
+            ("fails-last", _groups_code([list(range(10)), list(range(10, 20)),
+                                         list(range(20, 26)), list(range(26, 30))]), 4,
+             {"method": "exhaustive"}),
+            ("fails-mid", _groups_code([[0, 1, 2, 3, *range(8, 16)], [4, 5, 6, 7],
+                                        list(range(16, 30))]), 4, {"method": "exhaustive"}),
+            ("orbits", design("cyclic-mds", n=30, s=5), 5, {})]
+
+
+def _calibrated(code: GradientCode, s: int, jobs: int = 1, **kw: object) -> float:
+    """verify's calibrated estimate (seconds on ``jobs``, the run's start included) from its
+    refusal under a small budget, with no timed probe in its place."""
+    from gctool.audit.verify import enumeration
+
+    with pytest.raises(BudgetExceeded) as err, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(enumeration, "worth_timing", lambda seconds, budget: False)
+        verify(code, s, jobs=jobs, budget=Budget(max_work=1e-3),
+               **kw)  # type: ignore[arg-type]
+    assert err.value.kind == "work" and "timed" not in str(err.value), str(err.value)
+    assert err.value.needed is not None
+    return err.value.needed
+
+
+@pytest.mark.parametrize("name", ["frc", "orbits"])
+def test_a_numpy_route_refusal_near_the_budget_states_the_timed_estimate(
+        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A run below PROBE_MIN * PROBE sets whose calibrated estimate is above the budget but
+    within TIMED_SPAN of it (the numpy route, whose rate per set depends on the code: frc
+    n=50 s=4 took 2.4-3.6 us where the calibration says 6.4; one set per rotation orbit) is
+    timed on a sample before it is refused, and the refusal states the timed estimate (a
+    clock of 100 ms per reading: its first set after the warm-up decides); farther above the
+    budget, the calibrated estimate refuses untimed."""
+    from gctool import budget
+    from gctool.audit.kernels import MIN_SETS
+    from gctool.audit.symmetry import count_orbits, filter_work
+
+    runs = {r[0]: r[1:] for r in _numpy_route_runs()}
+    code, s, kw = runs[name]
+    assert budget.SAMPLE_MIN <= comb(code.n, s) < min(MIN_SETS, budget.PROBE_MIN * budget.PROBE)
+    calibrated = _calibrated(code, s, **kw)
+    sets, filt = comb(code.n, s), 0.0
+    if name == "orbits":
+        sets, filt = count_orbits(code.n, s), filter_work(code.n, s, 1)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    near = Budget(max_work=calibrated / 3)
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, s, jobs=1, budget=near, **kw)  # type: ignore[arg-type]
+    assert "timed on 1 of them" in str(err.value) and "\n" not in str(err.value), \
+        str(err.value)
+    assert err.value.needed == pytest.approx(0.1 * sets + (filt + START_NS) / 1e9, rel=1e-3)
+    far = Budget(max_work=calibrated / (2 * budget.TIMED_SPAN))
+    with pytest.raises(BudgetExceeded) as err:
+        verify(code, s, jobs=1, budget=far, **kw)  # type: ignore[arg-type]
+    assert "timed" not in str(err.value)
+    assert err.value.needed == pytest.approx(calibrated)
+
+
+def _probe_spies(monkeypatch: pytest.MonkeyPatch, scale: float = 1.0) -> list[object]:
+    """Record what verify's probes return (None: nothing timed); ``scale`` multiplies the
+    timed rate they hand back (the probe still decides its sets)."""
+    from gctool.audit.verify import enumeration
+
+    seen: list[object] = []
+    for name in ("probe_rate", "probe_sample"):
+        real = getattr(enumeration, name)
+
+        def spy(*a: object, _real: Callable[..., object] = real, **k: object) -> object:
+            out = _real(*a, **k)
+            seen.append(out)
+            if out is None:
+                return None
+            rate, timed, stopped = out  # type: ignore[misc]
+            return rate * scale, timed, stopped
+
+        monkeypatch.setattr(enumeration, name, spy)
+    return seen
+
+
+def _doc(code: GradientCode, s: int, jobs: int, **kw: object) -> dict[str, object]:
+    doc = verify(code, s, jobs=jobs, **kw).to_dict()  # type: ignore[arg-type]
+    for key in ("elapsed_s", "jobs", "estimate"):
+        doc.pop(key, None)
+    return doc
+
+
+def test_a_run_within_the_budget_is_not_timed_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below PROBE_MIN * PROBE sets, a run the calibrated estimate admits times nothing: the
+    sample is taken only to refuse on it."""
+    seen = _probe_spies(monkeypatch)
+    for _, code, s, kw in _numpy_route_runs():
+        _doc(code, s, 1, **kw)
+    assert seen and all(out is None for out in seen), seen
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_admitted_on_its_timed_sample_keeps_its_report(
+        monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """A run the calibrated estimate puts over the budget but its timed sample within it
+    (here the probe's rate divided by 1000) runs, and its report (verdict, counterexample,
+    counts, diagnostics) is the one of a run under no budget: the sample's ranges are folded
+    in their place, whether the failing set lies before the probed window, after it, or
+    nowhere (processes on two jobs)."""
+    for name, code, s, kw in _numpy_route_runs():
+        plain = _doc(code, s, jobs, **kw)
+        budget = Budget(max_work=0.8 * _calibrated(code, s, jobs, **kw))  # (the filter fits)
+        with pytest.MonkeyPatch.context() as mp:
+            seen = _probe_spies(mp, scale=1e-3)
+            timed = _doc(code, s, jobs, budget=budget, **kw)
+        assert any(out is not None for out in seen), name  # timed, then admitted
+        assert timed == plain, name
+        assert plain["ok"] == (name in ("frc", "orbits")), name
+
+
 def test_an_explicit_set_cap_still_refuses(cyc48: GradientCode) -> None:
     with pytest.raises(BudgetExceeded) as err:
         verify(cyc48, 6, method="exhaustive", budget=Budget(max_sets=1_000_000))

@@ -116,7 +116,8 @@ def _tiny_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(budget, "PROBE_FIRST", 3)
     real = budget.probe_rate
     monkeypatch.setattr(enumeration, "probe_rate",
-                        lambda walk, stop, size, over: real(walk, stop, size, over, least=32))
+                        lambda walk, stop, size, over, **kw: real(walk, stop, size, over,
+                                                                  least=32))
 
 
 @pytest.mark.parametrize("name,code,s", _verify_codes(), ids=[c[0] for c in _verify_codes()])
@@ -138,7 +139,7 @@ def test_the_probed_ranges_are_folded_not_walked_again(
 
     monkeypatch.setattr(enumeration.Probed, "run", spy)
     for t in range(max(1, s - 1), s + 2):
-        monkeypatch.setattr(enumeration, "probe_rate", lambda *a: None)  # no probe
+        monkeypatch.setattr(enumeration, "probe_rate", lambda *a, **k: None)  # no probe
         plain = [_verify_doc(code, t, jobs, method="exhaustive") for jobs in JOBS]
         monkeypatch.undo()  # tiny_tasks' settings again, and the probe on tiny sizes
         monkeypatch.setenv("GCTOOL_COMPILED", "1")
@@ -163,9 +164,9 @@ def test_no_probe_when_even_the_worst_case_fits_the_budget(
     real = enumeration.probe_rate
     calls: list[int] = []
 
-    def spy(*args: Any) -> Any:
+    def spy(*args: Any, **kw: Any) -> Any:
         calls.append(1)
-        return real(*args)
+        return real(*args, **kw)
 
     monkeypatch.setattr(enumeration, "probe_rate", spy)
     code = design("cyclic", n=12, s=3, seed=1)

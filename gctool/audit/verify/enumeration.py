@@ -32,6 +32,7 @@ from gctool.budget import (
     PROBE,
     PROBE_FIRST,
     PROBE_MIN,
+    SAMPLE_MIN,
     START_NS,
     format_seconds,
     pool_share,
@@ -136,7 +137,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
                         else _walked_share(run, kernel, rot, jobs))
         # a run that stops in its pilot, which runs alone, runs on one job
         jobs = 1 if alone else jobs
-        if _timed_instead(run, kernel, count, work * share, jobs, share < 1.0):
+        if _timed_instead(run, count, work * share, jobs, share < 1.0):
             deferred = (count, work * share, jobs)
         _check_budget(run, count, work * share, jobs, rot, share < 1.0, bool(deferred))
         run.meter.charge(min(work * share / max(1, jobs) + START_NS, run.meter.remaining))
@@ -162,8 +163,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     probed: list[tuple[int, int, ChunkSummary]] = []
     timed = False
     if run.sample is None and first.fail_set is None:
+        # a run its calibrated estimate refuses is timed down to a sample of SAMPLE_MIN sets
+        least = SAMPLE_MIN if deferred else PROBE_MIN * PROBE
         probed, timed = _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot,
-                                     size)
+                                     size, least)
     if deferred and not timed:  # no probe timed the run its calibrated estimate refuses
         _check_budget(run, *deferred, rot)
     run.fold(acc, first)
@@ -303,20 +306,21 @@ INSTEAD = ("check a random `sample` of sets (heuristic, never 'ok'), or use `met
            "when a certificate applies")
 
 
-def _timed_instead(run: Run, kernel: Any, evaluations: int, work: float, jobs: int,
-                   stops: bool) -> bool:
+def _timed_instead(run: Run, evaluations: int, work: float, jobs: int, stops: bool) -> bool:
     """Is a run whose calibrated estimate ``work`` (on ``jobs``) is above the budget timed
     before it is refused (:func:`_check_timed`, after the kernel is loaded and its pilot run),
     so that the refusal states the time the run takes here?  When the estimate is within
-    :data:`~gctool.budget.TIMED_SPAN` times the budget, the enumeration is large enough for a
-    probe (:data:`~gctool.budget.PROBE_MIN` times :data:`~gctool.budget.PROBE` sets) and walks
-    a compiled kernel to its end: a walk's time per set depends on the code, not only on n,
-    s and d (frc n=60 s=5, d=50: 5.7-7.1 us per set where the calibration says 1.7, every set's
-    decoder norm computed in full), and a refusal is held to be within 2x of the run."""
+    :data:`~gctool.budget.TIMED_SPAN` times the budget, the run is walked to its end (no
+    failing set found early) and it has :data:`~gctool.budget.SAMPLE_MIN` sets or more (a
+    sample of 1/PROBE_MIN of them, at least :data:`~gctool.budget.SAMPLE`, below
+    PROBE_MIN * PROBE sets, as the attack's sizes are timed): a run's time per set depends on
+    the code and the machine, not only on n, s and d (frc n=60 s=5, d=50: a compiled walk of
+    5.7-7.1 us per set where the calibration says 1.7, every set's decoder norm computed in
+    full; frc n=50 s=4 on the numpy route: 2.4-3.6 us where it says 6.4), and a refusal is
+    held to be within 2x of the run.  A run within the budget is never timed for it."""
     seconds = work / max(1, jobs) / NS_PER_S
     return (not stops and run.sample is None and not run.budget.affords(work, jobs, START_NS)
-            and worth_timing(seconds, run.budget.max_work)
-            and evaluations >= PROBE_MIN * PROBE and kernel.will_compile(run.s))
+            and worth_timing(seconds, run.budget.max_work) and evaluations >= SAMPLE_MIN)
 
 
 def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotation | None,
@@ -338,21 +342,23 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
-                 rot: Rotation | None, size: int = PROBE
+                 rot: Rotation | None, size: int = PROBE, least: int = PROBE_MIN * PROBE
                  ) -> tuple[list[tuple[int, int, ChunkSummary]], bool]:
-    """Refuse a run the calibrated estimate let through but that takes longer here: the
-    kernel (loaded by the pilot) decides a task of the run's ``size`` from the middle of the
-    space, doubtful sets included, timed in CPU time (:func:`gctool.budget.probe_rate`);
-    above the budget, the refusal gives the time they imply for the whole run.  The
-    per-set time of a walk depends on the code (how often its cheap bound decides a set):
-    an ill-conditioned code costs several times the calibrated one.  Returns the rank ranges
-    the probe decided, with their summaries, in order: the run folds them in their place
-    (:class:`Probed`) instead of deciding them again, and whether they timed the run."""
+    """Refuse a run the calibrated estimate let through but that takes longer here (or one it
+    refuses, :func:`_timed_instead`, on the time it takes here): the kernel (loaded by the
+    pilot) decides a task of the run's ``size`` from the middle of the space, doubtful sets
+    included, timed in CPU time (:func:`gctool.budget.probe_rate`; a run of fewer than
+    ``least`` sets is not timed); above the budget, the refusal gives the time they imply for
+    the whole run, else the run is admitted on it.  The per-set time of a walk depends on the
+    code (how often its cheap bound decides a set): an ill-conditioned code costs several
+    times the calibrated one.  Returns the rank ranges the probe decided, with their
+    summaries, in order: the run folds them in their place (:class:`Probed`) instead of
+    deciding them again, and whether they timed the run."""
     walked: list[tuple[int, int, ChunkSummary]] = []
     if _worst_fits(run, worker.kernel, evaluations, jobs, rot):
         return walked, False
     if rot is not None:
-        return walked, _check_orbits_timed(run, worker.kernel, evaluations, jobs, rot)
+        return walked, _check_orbits_timed(run, worker.kernel, evaluations, jobs, rot, least)
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         out = worker.run((0, a, b))
@@ -363,7 +369,8 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     held, meter.limit = meter.limit, math.inf  # the probe's estimate decides, not its charges
     try:
         probed = probe_rate(walk, stop, size,
-                            run.budget.work_ns * max(1, jobs) / max(1, evaluations))
+                            run.budget.work_ns * max(1, jobs) / max(1, evaluations),
+                            least=least)
     finally:
         meter.limit = held
     if probed is None:  # small runs: the probe would cost too much of them
@@ -381,22 +388,23 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     return walked, True
 
 
-def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot: Rotation
-                        ) -> bool:
+def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot: Rotation,
+                        least: int = PROBE_MIN * PROBE) -> bool:
     """:func:`_check_timed` of one set per orbit of ``rot``: the kernel decides the
-    representatives of random orbits (:func:`gctool.budget.probe_size` of them: PROBE) as
-    the run's tasks decide theirs (given sets, every later stage included), timed in CPU
-    time (:func:`gctool.budget.probe_sample`), and the run is estimated at that rate per set
-    plus the orbit filter (:func:`gctool.audit.symmetry.filter_work`; the timed sets leave it
+    representatives of random orbits (:func:`gctool.budget.probe_size` of them: PROBE, or
+    1/PROBE_MIN of a run below PROBE_MIN * PROBE sets) as the run's tasks decide theirs
+    (given sets, every later stage included), timed in CPU time
+    (:func:`gctool.budget.probe_sample`), and the run is estimated at that rate per set plus
+    the orbit filter (:func:`gctool.audit.symmetry.filter_work`; the timed sets leave it
     out); above the budget it is refused with that estimate, else admitted on it.  A window
     of candidate ranks from the middle of the enumeration holds few of its sets, and its
     first ranks, where they are dense, are not typical of it (is-cr: its first sets go to the
     second stage less often than the rest).  Returns whether the probe timed the run (not
-    for a run below PROBE_MIN * PROBE sets, nor when one of its sets fails: the run stops at
+    for a run of fewer than ``least`` sets, nor when one of its sets fails: the run stops at
     its first failing set, and the calibrated estimate decides)."""
     from gctool.audit.symmetry import orbit_sample
 
-    count = probe_size(evaluations, PROBE)
+    count = probe_size(evaluations, PROBE, least)
     if count is None:  # small runs: the probe would cost too much of them
         return False
     S = orbit_sample(run.code.n, run.s, rot, count)
