@@ -435,6 +435,17 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         # (FloatNullKernel.stage_shares in set_time)
         ("verify walk is-cr", {"i.json": designed("is-cr", n=48, s=5)},
          ["verify", "i.json", *ex], "is-cr n=48 s=5 (1.7 M sets, no orbits)"),
+        # refused within TIMED_SPAN of a small budget: the numpy route (below the compiled
+        # walk's 300,000 sets), whose calibrated rate read 2.1-2.7x its measured one, and one
+        # set per rotation orbit below PROBE_MIN * PROBE orbits, each refused on a timed
+        # sample of 1/PROBE_MIN of its sets
+        ("verify frc n=50 refused", {"f.json": designed("frc", n=50, s=4)},
+         ["verify", "f.json", *ex, "--max-work", "300ms"],
+         "frc n=50 s=4 (230 k sets, numpy route), budget 0.3 s"),
+        ("verify orbits refused", {"z.json": designed("cyclic-mds", n=48, s=6,
+                                                      field="complex")},
+         ["verify", "z.json", "--max-work", "200ms"],
+         "cyclic-mds complex n=48 s=6 (256 k orbit sets), budget 0.2 s"),
     ]
 
 
