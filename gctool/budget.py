@@ -603,6 +603,24 @@ def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None) -> int
     return WRITE_JSON_NS.get(kind, WRITE_JSON_NS["real"]) * entries + WRITE_FLOAT_NS * floats
 
 
+#: reading a code file (:func:`gctool.io.load_code`: its bytes, the parse, the checks of its
+#: entries and the field's coercion) costs this per byte of the file, in ns: JSON ...
+READ_JSON_NS = 45
+#: ... or NPZ (measured, CPU of one core of the loaded 2-core machine, on matrices of 256 x 256
+#: to 4095 x 4095: JSON 27-29 ns per byte of real floats, 53 of complex pairs, 39-63 of GF(q)
+#: integers, 72-75 of reals 0.0 and 1.0; NPZ 0.5-1.7, about 1.0 from 30 MB on)
+READ_NPZ_NS = 1.0
+#: a code file whose reading is estimated below this (ns: about 1 MB of JSON, 50 MB of NPZ)
+#: is read under any budget and not counted, as a part of estimating the run (nothing is
+#: known of a code before it is read)
+READ_FREE_NS = 50_000_000
+
+
+def read_cost(npz: bool, nbytes: int) -> float:
+    """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``), in ns."""
+    return (READ_NPZ_NS if npz else READ_JSON_NS) * max(0, nbytes)
+
+
 # -- the timed probe ------------------------------------------------------------------------
 #: an enumeration of at least PROBE_MIN * PROBE straggler sets re-checks its calibrated
 #: estimate on the time its kernel takes here (:func:`probe_rate`): at least PROBE sets, or one

@@ -27,6 +27,14 @@ import numpy as np
 from gctool._files import atomic_write, npz_members, read_bytes
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
+from gctool.budget import (
+    NS_PER_S,
+    READ_FREE_NS,
+    Budget,
+    format_bytes,
+    read_cost,
+    suggest_time,
+)
 from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
 from gctool.limits import MAX_FILE_BYTES, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH, MAX_JSON_NUMBERS
 from gctool.model import GradientCode
@@ -38,7 +46,7 @@ __all__ = [
     "code_from_bytes", "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix",
     "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
-    "npz_bytes", "npz_member", "parse_list", "read_bytes",
+    "load_code", "npz_bytes", "npz_member", "parse_list", "read_bytes",
     "read_code", "read_json_input", "read_list_input", "read_text_input", "write_code",
 ]
 
@@ -404,10 +412,67 @@ def _compact(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # reading
 # ---------------------------------------------------------------------------------------------
-def read_code(path: str | os.PathLike[str]) -> GradientCode:
-    """Read a code file (JSON or NPZ, detected from its content; ``-`` = stdin)."""
+def read_code(path: str | os.PathLike[str], budget: Budget | None = None) -> GradientCode:
+    """Read a code file (JSON or NPZ, detected from its content; ``-`` = stdin); with
+    ``budget``, held to it (:func:`load_code`)."""
+    if budget is not None:
+        return load_code(path, budget)[0]
     data, label = read_bytes(path)
     return code_from_bytes(data, label)
+
+
+#: the first bytes of a zip archive (an NPZ file)
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCode, Budget]:
+    """Read a code file within ``budget``: (the code, what reading it leaves of ``budget`` to
+    the rest of the run, :meth:`~gctool.budget.Budget.rest`).
+
+    Reading is estimated from the file's size and kind (JSON or NPZ,
+    :func:`~gctool.budget.read_cost`) and refused above ``max_work`` before anything is read:
+    a regular file from its size on disk and its first four bytes, stdin, a FIFO or a device
+    (whose size is known once read) before the bytes are parsed.  Below
+    :data:`~gctool.budget.READ_FREE_NS` it is read under any budget and leaves all of it.  A
+    file above the size limit is left to :func:`read_bytes`, whose refusal says so."""
+    size, npz = _peek(path)
+    if size is not None:
+        _check_read(budget, str(path), size, npz)
+    data, label = read_bytes(path)
+    if size is None:
+        size, npz = len(data), data[:4] == ZIP_MAGIC
+        _check_read(budget, label, size, npz)
+    work = read_cost(npz, size)
+    return code_from_bytes(data, label), budget.rest(work if work >= READ_FREE_NS else 0.0)
+
+
+def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool]:
+    """(size, NPZ?) of a regular file from its status and its first four bytes; (None, False)
+    for stdin, FIFOs and devices (opening a FIFO would wait for a writer) and for a path that
+    cannot be read (:func:`read_bytes` says why)."""
+    import stat
+
+    if str(path) == "-":
+        return None, False
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None, False
+        with open(path, "rb") as fh:
+            return os.fstat(fh.fileno()).st_size, fh.read(4) == ZIP_MAGIC
+    except (OSError, ValueError):
+        return None, False
+
+
+def _check_read(budget: Budget, label: str, size: int, npz: bool) -> None:
+    """Refuse reading ``size`` bytes of JSON or NPZ above ``budget`` (one line)."""
+    work = read_cost(npz, size)
+    if work < READ_FREE_NS or size > MAX_FILE_BYTES:  # (read_bytes refuses the latter)
+        return
+    kind = "NPZ" if npz else "JSON"
+    remedy = f"raise `max_work` to {suggest_time(work / NS_PER_S)}"
+    if not npz:
+        remedy += " (the same code in an NPZ file reads 40-200x faster)"
+    budget.check_work(f"reading {label} ({format_bytes(size)} of {kind})", work, remedy)
 
 
 def code_from_bytes(data: bytes, label: str) -> GradientCode:

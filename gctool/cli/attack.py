@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,7 +15,7 @@ from gctool.cli.options import (
     code_files_argument,
     jobs_option,
     json_option,
-    load_code,
+    load_within,
     max_error_option,
     max_sets_option,
     max_work_option,
@@ -236,16 +237,17 @@ def attack(code_file: tuple[str, ...], stragglers: int | None, threshold_mode: b
     def audit(path: str) -> Report:
         import gctool.api as api
 
-        code = load_code(path)
+        code, left = load_within(path, options.budget)
+        run = replace(options, budget=left)  # the rest of the budget after reading the code
         with progress_bar("attack") as progress:
             if threshold_mode:
-                return api.threshold(code, epsilon, options, progress=progress)
+                return api.threshold(code, epsilon, run, progress=progress)
             if curve_mode:
-                return api.curve(code, max_s, options, progress=progress)
+                return api.curve(code, max_s, run, progress=progress)
             if profile_args:
                 return api.profile(code, judge=False, normalize=normalize,
-                                   budget=options.budget, **profile_args)
-            return api.attack(code, stragglers, options, straggler_set=one, progress=progress,
+                                   budget=run.budget, **profile_args)
+            return api.attack(code, stragglers, run, straggler_set=one, progress=progress,
                               precision=precision, max_error=max_error)
 
     return run_files("attack", code_file, audit, as_json)

@@ -13,7 +13,7 @@ from gctool.cli.options import (
     complete_with,
     delay_models,
     json_option,
-    load_code,
+    load_within,
     max_work_option,
     refuse_with,
 )
@@ -96,8 +96,9 @@ def bound(code_file: tuple[str, ...], n: int | None, k: int | None, stragglers: 
         def audit(path: str) -> Report:
             from gctool.api import bound as run_bound
 
-            return run_bound(load_code(path), s=stragglers, d=load, epsilon=epsilon, link=link,
-                             delay=delay, budget=budget_of(max_work))
+            code, left = load_within(path, budget_of(max_work))
+            return run_bound(code, s=stragglers, d=load, epsilon=epsilon, link=link,
+                             delay=delay, budget=left)
 
         return run_files("bound", code_file, audit, as_json, gate=check)
     if n is None or k is None or stragglers is None:

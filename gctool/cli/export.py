@@ -10,6 +10,7 @@ from gctool.cli.options import (
     code_argument,
     code_output_path,
     load_code,
+    load_within,
     max_work_option,
     progress_bar,
     refuse_typed,
@@ -83,11 +84,15 @@ def export(code_file: str, output: str, decoders: bool, stragglers: int | None, 
         refuse_typed({"stragglers": "-s", "decoder": "--decoder", "max_patterns": "--max-patterns",
                       "tol": "--tol", "max_work": "--max-work"},
                      "the decoding table: add --decoders")
-    code = load_code(code_file)
+    budget = budget_of(max_work)
+    if decoders:  # the table's work and reading the code share the budget
+        code, budget = load_within(code_file, budget)
+    else:
+        code = load_code(code_file)
     with progress_bar("export") as progress:
         report = run_export(code, output, decoders=decoders, s=stragglers,
                             max_patterns=max_patterns, tol=tol, decoder=decoder,
-                            progress=progress, dtype=dtype, budget=budget_of(max_work))
+                            progress=progress, dtype=dtype, budget=budget)
     if output != "-":  # else the export itself went to stdout
         from gctool.cli.render import render
 

@@ -243,9 +243,20 @@ def single_file(files: str | tuple[str, ...], why: str) -> str:
 
 
 def load_code(path: str) -> GradientCode:
+    """The code of FILE ``path``, for a command without a work budget (:func:`load_within`
+    otherwise)."""
     from gctool.io import read_code
 
     return read_code(path)
+
+
+def load_within(path: str, budget: Budget) -> tuple[GradientCode, Budget]:
+    """(the code of FILE ``path``, what reading it leaves of ``budget`` to the command's work):
+    reading is estimated and held to ``budget`` before the file is read
+    (:func:`gctool.io.load_code`)."""
+    from gctool.io import load_code as load
+
+    return load(path, budget)
 
 
 @contextmanager

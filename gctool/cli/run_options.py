@@ -1,7 +1,8 @@
 """What ``simulate`` and ``train`` share: their options ``--worker-p``, ``--target-gap`` and
 ``--no-baselines`` (FILE... is :data:`gctool.cli.options.code_files_argument`), and the steps
 around their library call: :func:`start` (FILE... and ``--plot``/``--json`` checked),
-:func:`worker_p_delay` (``--worker-p`` applied to the delay model), :func:`load_codes`, and
+:func:`worker_p_delay` (``--worker-p`` applied to the delay model), :func:`load_codes` and
+:func:`load_within_all` (the codes, read within the budget), and
 :func:`finish` (the report rendered, its plot announced, the exit code).  Only click is
 imported here; the library when the command runs."""
 
@@ -13,11 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.options import FloatRange, load_code
+from gctool.cli.options import FloatRange, load_code, load_within
 from gctool.cli.output import status, writes_stdout
 from gctool.request import TARGET_GAP
 
 if TYPE_CHECKING:
+    from gctool.budget import Budget
     from gctool.model import GradientCode
     from gctool.sim.delays import DelayModel
 
@@ -61,7 +63,23 @@ def worker_p_delay(delay: DelayModel, worker_p: str | None) -> DelayModel:
 
 def load_codes(code_files: tuple[str, ...]) -> list[tuple[str, GradientCode]]:
     """(name, code) of each FILE ('-' is named stdin)."""
-    return [(path if path != "-" else "stdin", load_code(path)) for path in code_files]
+    return [(name_of(path), load_code(path)) for path in code_files]
+
+
+def load_within_all(code_files: tuple[str, ...], budget: Budget
+                    ) -> tuple[list[tuple[str, GradientCode]], Budget]:
+    """(name, code) of each FILE, each read within what the ones before left of ``budget``
+    (:func:`gctool.cli.options.load_within`), and what they all leave of it."""
+    codes = []
+    for path in code_files:
+        code, budget = load_within(path, budget)
+        codes.append((name_of(path), code))
+    return codes, budget
+
+
+def name_of(path: str) -> str:
+    """How a report names FILE (``-`` is stdin)."""
+    return path if path != "-" else "stdin"
 
 
 def finish(report: Any, plot: str | None, as_json: bool) -> int:

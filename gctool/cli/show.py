@@ -12,6 +12,7 @@ from gctool.cli.options import (
     code_argument,
     json_option,
     load_code,
+    load_within,
     max_work_option,
     output_path,
     progress_bar,
@@ -97,13 +98,17 @@ def show(code_file: str, svg_path: str | None, stragglers: str | None, want_curv
         refuse_typed({"max_cells": "--max-cells"}, "the terminal view, not to --svg -")
     if curve_file == "-" and code_file == "-":
         raise click.UsageError("FILE and --curve-file cannot both be read from stdin")
-    code = load_code(code_file)
+    budget = budget_of(max_work)
+    if computed:  # the curve's work and reading the code share the budget
+        code, budget = load_within(code_file, budget)
+    else:
+        code = load_code(code_file)
     S = None if stragglers is None else parse_stragglers(stragglers, code.n)
     with progress_bar("error curve") as progress:
         try:
             pic = run_show(code, stragglers=S, curve=want_curve, curve_file=curve_file,
                            svg=svg_path, max_sets=max_sets, max_cells=max_cells, tol=tol,
-                           progress=progress, budget=budget_of(max_work))
+                           progress=progress, budget=budget)
         except BudgetExceeded as exc:  # the curve's engine is attack's: suggest show's options
             raise exc.with_remedy(without_curve(exc.kind == "memory")) from None
     if pic.svg is not None and svg_path != "-":

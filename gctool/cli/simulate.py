@@ -186,12 +186,12 @@ def simulate(code_file: tuple[str, ...], delay_spec: str, iterations: int, seed:
 
         link = parse_link(link_spec)
     delay = runs.worker_p_delay(delay, worker_p)
-    codes = runs.load_codes(code_file)
+    codes, budget = runs.load_within_all(code_file, budget_of(max_work))
     options: dict[str, Any] = dict(
         iterations=iterations, seed=seed, baselines=not no_baselines, sgc=sgc,
         train=problem if train else None, gap=target_gap, lazy=lazy, mu=mu,
         sparsify=sparsifier, erasurehead=erasurehead, link=link, models=models, plot=plot,
-        gc_model=gc_model, precision=precision, budget=budget_of(max_work),
+        gc_model=gc_model, precision=precision, budget=budget,
         **({"protocol": protocol} if typed("protocol") else {}))  # a sweep of mu sets it
     if sweep_spec is not None:
         from gctool.sim.sweep import parse_sweep, sweep

@@ -14,7 +14,7 @@ from gctool.cli.options import (
     code_files_argument,
     jobs_option,
     json_option,
-    load_code,
+    load_within,
     max_error_option,
     max_sets_option,
     max_work_option,
@@ -136,19 +136,20 @@ def verify(code_file: tuple[str, ...], stragglers: int | None, method: str, kern
     def audit(path: str) -> Report:
         import gctool.api as api
 
-        code = load_code(path)
+        code, left = load_within(path, budget)  # the rest of the budget after reading it
         with progress_bar("verify", after=SHOW_AFTER_S) as progress:
             if profile_args:
-                report: Any = api.profile(code, budget=budget, **profile_args)
+                report: Any = api.profile(code, budget=left, **profile_args)
             elif partial_work is not None:
                 from gctool.audit.partial import verify_partial
 
                 report = verify_partial(code, partial_work, tol=tol, progress=progress,
                                         method="exhaustive" if method == "exhaustive" else "auto",
-                                        budget=budget,
+                                        budget=left,
                                         **({} if max_sets is None else {"max_sets": max_sets}))
             else:
-                report = api.verify(code, request=VerifyRequest.of(request, progress=progress))
+                report = api.verify(code, request=VerifyRequest.of(request, progress=progress,
+                                                                   budget=left))
         return report
 
     return run_files("verify", code_file, audit, as_json)

@@ -1,0 +1,112 @@
+"""Reading a code file is held to the work budget: its estimate (from the file's size and kind,
+:func:`gctool.budget.read_cost`) is checked before a regular file is read, or before the bytes
+of stdin are parsed, and refused in one line naming --max-work (exit 2); what it is estimated
+at is taken from the budget of the rest of the run (docs/performance.md, "Start-up costs")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gctool.algebra.fields import parse_field
+from gctool.budget import NS_PER_S, READ_FREE_NS, Budget, read_cost
+from gctool.errors import BudgetExceeded
+from gctool.io import ZIP_MAGIC, code_bytes, load_code, read_code
+from gctool.limits import MAX_FILE_BYTES
+from gctool.model import GradientCode
+
+from helpers import run
+from refusals import design_file, forbid, refused
+
+MB = 1 << 20
+
+
+def _sparse(path: Path, head: bytes, size: int) -> str:
+    """A file of ``size`` bytes that starts with ``head`` (sparse: nothing is written)."""
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.truncate(size)
+    return str(path)
+
+
+#: each command that reads a code file and has a work budget, on FILE
+COMMANDS = [["verify"], ["attack", "-s", "1"], ["bound"], ["export", "--decoders", "-o", "t.npz"],
+            ["show", "--curve"], ["simulate"]]
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=lambda w: w[0])
+def test_a_large_file_is_refused_before_it_is_read(words: list[str], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """100 MiB of JSON (about 4.7 s to read) under --max-work 1s: one line naming the file,
+    its size and --max-work, exit 2, and the file is never read (no output file either)."""
+    monkeypatch.chdir(tmp_path)
+    path = _sparse(tmp_path / "big.json", b"{", 100 * MB)
+    monkeypatch.setattr("gctool.io.read_bytes", forbid)
+    line = refused(run(words[0], path, *words[1:], "--max-work", "1s"),
+                   f"reading {path} (100 MiB of JSON)", "--max-work", "raise --max-work to")
+    assert "needs about 4.7 s" in line, line
+    assert not (tmp_path / "t.npz").exists()
+
+
+def test_npz_is_estimated_as_npz(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An NPZ file is told by its first four bytes, not its name, and costs less per byte:
+    200 MiB of NPZ are refused under 100 ms, read under the default budget (then found
+    malformed: the file is sparse)."""
+    path = _sparse(tmp_path / "big.data", ZIP_MAGIC, 200 * MB)
+    with monkeypatch.context() as m:
+        m.setattr("gctool.io.read_bytes", forbid)
+        with pytest.raises(BudgetExceeded) as info:
+            read_code(path, Budget(max_work=0.1))
+    assert "of NPZ" in str(info.value)
+    assert info.value.needed == pytest.approx(read_cost(True, 200 * MB) / NS_PER_S)
+    line = refused(run("verify", path), "malformed NPZ")
+    assert "reading" not in line
+
+
+def test_stdin_is_refused_before_it_is_parsed(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """stdin's size is known once read: the refusal comes before the bytes are parsed."""
+    monkeypatch.setattr("gctool.io.code_from_bytes", forbid)
+    data = b"{" + b" " * (2 * MB)
+    refused(run("verify", "-", "--max-work", "10ms", input=data),
+            "reading stdin (2 MiB of JSON)", "--max-work")
+
+
+def test_a_file_above_the_size_limit_is_refused_by_its_size(tmp_path: Path) -> None:
+    """No budget reads a file above the size limit: its refusal says so, not the budget's."""
+    path = _sparse(tmp_path / "huge.json", b"{", MAX_FILE_BYTES + 1)
+    line = refused(run("verify", path, "--max-work", "1s"), "larger than the limit")
+    assert "max-work" not in line
+
+
+def test_a_small_file_is_read_under_any_budget(tmp_path: Path) -> None:
+    """Reading a small file is estimated below READ_FREE_NS: it is read under any budget, and
+    the refusal is the run's own (what is known of the code decides it)."""
+    path = design_file(tmp_path, "c.json", "cyclic", n=12, s=3)
+    assert read_cost(False, Path(path).stat().st_size) < READ_FREE_NS
+    line = refused(run("verify", path, "--method", "exhaustive", "--max-work", "1us"),
+                   "verify (n=12", "--max-work")
+    assert "reading" not in line
+
+
+def test_what_reading_leaves_to_the_run(tmp_path: Path) -> None:
+    """A file above READ_FREE_NS leaves the rest of the budget to the run, and counts as its
+    earlier part; a small one leaves all of it."""
+    rng = np.random.default_rng(0)
+    code = GradientCode(rng.standard_normal((300, 300)), parse_field("real"), 1)
+    path = tmp_path / "r.json"
+    path.write_bytes(code_bytes(code, npz=False))
+    work = read_cost(False, path.stat().st_size)
+    assert work >= READ_FREE_NS
+    got, left = load_code(path, Budget(max_work=60.0))
+    assert np.array_equal(got.B, code.B)
+    assert left.max_work == pytest.approx(60.0 - work / NS_PER_S)
+    assert left.used == pytest.approx(work / NS_PER_S)
+    with pytest.raises(BudgetExceeded) as info:
+        load_code(path, Budget(max_work=work / NS_PER_S * 0.9))
+    assert info.value.kind == "work" and info.value.param == "max_work"
+    small = design_file(tmp_path, "c.json", "cyclic", n=12, s=3)
+    budget = Budget(max_work=1e-6)
+    assert load_code(small, budget)[1] is budget
