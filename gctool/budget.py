@@ -482,6 +482,24 @@ FAST_SET_COST = 2_500
 #: jobs' threads, the report (about 6 ms of CPU for an attack of n=36 at s = 1, whose sets
 #: cost nothing, and 10-20 ms of wall on two jobs; one core of the 2-core development machine)
 START_NS = 10_000_000
+#: a run that walks compiled kernels in a process where none has run yet costs this much more,
+#: in ns, on no job's share: importing numba and gctool's kernel modules (0.2 s) and reading
+#: the kernels it calls from numba's cache (0.3 s for the four entry points of verify's real
+#: walk).  Measured: the first of two runs in one process minus the second, after a run on
+#: numpy alone, one core of the 2-core machine: 0.5-0.6 s of CPU for verify of real cyclic
+#: n=48 s=6 (0.4 s the second time), 0.48 s for cyclic-MDS complex n=36 s=5 (0.05 s)
+KERNELS_LOAD_NS = 500_000_000
+
+
+def start_ns(compiled: bool) -> float:
+    """What a run costs besides its sets, in ns on no job's share: :data:`START_NS`, and
+    :data:`KERNELS_LOAD_NS` for a run that walks compiled kernels (``compiled``) when none
+    has run in this process yet."""
+    from gctool.compiled import kernels_loaded
+
+    return START_NS + (KERNELS_LOAD_NS if compiled and not kernels_loaded() else 0)
+
+
 #: each task a pool of processes runs costs the run this much besides its sets, in ns, on no
 #: job's share: the task's and its summary's pickles through the pipes and the fold in the
 #: caller (real cyclic n=34 s=6 under the fixed decoder: 641 tasks of 0.5 ms took 0.55-0.76 s

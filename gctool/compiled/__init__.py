@@ -1,5 +1,6 @@
 """What the compiled (numba) code of every layer shares: the ``GCTOOL_COMPILED`` switch
-(:func:`mode`), whether numba is installed, and the notice on stderr while a first run compiles
+(:func:`mode`), whether numba is installed, whether a kernel has run in this process
+(:func:`kernels_loaded`), and the notice on stderr while a first run compiles
 (:func:`compile_notice`).  The numba set-up (cache directory, ``njit``) is in :mod:`._jit` and
 the walk primitives (:func:`.walk.successor`) in :mod:`.walk`; both import numba, this module
 does not, so asking the switch costs nothing.
@@ -19,6 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 ENV = "GCTOOL_COMPILED"
 #: a block that compiles prints its notice once it has run this long
@@ -33,6 +35,20 @@ def mode() -> str:
     if value in ("1", "yes", "on", "true", "always"):
         return "always"
     return "auto"
+
+
+#: gctool's compiled kernels (numba dispatchers), each added as :func:`._jit.njit` makes it:
+#: empty while no module of kernels (nor numba) has been imported
+KERNELS: list[Any] = []
+_ran: list[bool] = []
+
+
+def kernels_loaded() -> bool:
+    """Has a compiled kernel of gctool run in this process (read from numba's cache, or
+    compiled: its dispatcher holds a compiled version)?  Imports nothing."""
+    if not _ran and any(kernel.overloads for kernel in KERNELS):
+        _ran.append(True)
+    return bool(_ran)
 
 
 def numba_available() -> bool:

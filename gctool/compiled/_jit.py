@@ -43,6 +43,8 @@ if _chosen is not None:
 
 import numba  # noqa: E402  (after the cache directory is chosen)
 
+from gctool.compiled import KERNELS  # noqa: E402
+
 
 def effective_cache_dir(config: Any, environ: MutableMapping[str, str]) -> None:
     """Make ``NUMBA_CACHE_DIR`` (set here, or by the user after numba was imported) numba's
@@ -56,5 +58,14 @@ def effective_cache_dir(config: Any, environ: MutableMapping[str, str]) -> None:
 effective_cache_dir(numba.config, os.environ)
 
 #: nopython, cached on disk, no fast-math (round-off must be what the error bounds assume)
-njit: Callable[..., Any] = numba.njit(cache=True, nogil=True)
+_decorate: Callable[..., Any] = numba.njit(cache=True, nogil=True)
+
+
+def njit(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` compiled by numba (nopython, cached on disk, no fast-math: round-off must be
+    what the error bounds assume), and counted among gctool's kernels
+    (:data:`gctool.compiled.KERNELS`)."""
+    kernel = _decorate(func)
+    KERNELS.append(kernel)
+    return kernel
 

@@ -33,12 +33,12 @@ from gctool.budget import (
     PROBE_FIRST,
     PROBE_MIN,
     SAMPLE_MIN,
-    START_NS,
     format_seconds,
     pool_share,
     probe_rate,
     probe_sample,
     probe_size,
+    start_ns,
     walked_share,
     worth_timing,
 )
@@ -93,7 +93,7 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
         if probed is not None:
             per, what = probed[0], f"{what}, timed on {probed[1]:,} of them,"
     run.budget.check_work(what, float(sample) * per, "sample fewer sets, or raise `max_work`",
-                          1, START_NS)
+                          1, run.fixed)
 
 
 #: a sample estimated at this many seconds or more is timed on a probe of its sets
@@ -127,20 +127,21 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
+    run.fixed = start_ns(kernel.will_compile(s))  # before anything loads its kernels
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
     elif s > 0:
         count = count_orbits(n, s, rot.t) if rot is not None else run.total
         work, jobs = calibrated(run, kernel, count, rot)
-        share, alone = ((1.0, False) if run.budget.affords(work, jobs, START_NS)
+        share, alone = ((1.0, False) if run.budget.affords(work, jobs, run.fixed)
                         else _walked_share(run, kernel, rot, jobs))
         # a run that stops in its pilot, which runs alone, runs on one job
         jobs = 1 if alone else jobs
         if _timed_instead(run, count, work * share, jobs, share < 1.0):
             deferred = (count, work * share, jobs)
         _check_budget(run, count, work * share, jobs, rot, share < 1.0, bool(deferred))
-        run.meter.charge(min(work * share / max(1, jobs) + START_NS, run.meter.remaining))
+        run.meter.charge(min(work * share / max(1, jobs) + run.fixed, run.meter.remaining))
     size = kernel.chunk_size(s)
     source: Any
     if run.sample is not None:
@@ -319,7 +320,7 @@ def _timed_instead(run: Run, evaluations: int, work: float, jobs: int, stops: bo
     full; frc n=50 s=4 on the numpy route: 2.4-3.6 us where it says 6.4), and a refusal is
     held to be within 2x of the run.  A run within the budget is never timed for it."""
     seconds = work / max(1, jobs) / NS_PER_S
-    return (not stops and run.sample is None and not run.budget.affords(work, jobs, START_NS)
+    return (not stops and run.sample is None and not run.budget.affords(work, jobs, run.fixed)
             and worth_timing(seconds, run.budget.max_work) and evaluations >= SAMPLE_MIN)
 
 
@@ -338,7 +339,7 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
                           f"{took} on {counted(jobs, 'job')}), {INSTEAD}")
     if not timed:
         run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
-                              START_NS)
+                              run.fixed)
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
@@ -383,7 +384,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
         f"{what} of {evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
         + f", timed on {timed:,} of them,", per_set * sets,
-        f"raise `max_work`, {INSTEAD}", jobs, START_NS)
+        f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     meter.admit(per_set * sets)  # admitted on its timed sets, exact decisions included
     return walked, True
 
@@ -426,7 +427,7 @@ def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot:
     run.budget.check_work(
         f"verify (n={run.code.n}, s={run.s}) of {evaluations:,} straggler sets (one per "
         f"rotation orbit of the {run.total:,}), timed on {timed:,} of them,", work,
-        f"raise `max_work`, {INSTEAD}", jobs, START_NS)
+        f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     run.meter.admit(work)  # admitted on its timed sets, exact decisions included
     return True
 

@@ -17,7 +17,7 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
 from gctool.audit.chunks import Accumulator, Kernel
-from gctool.budget import Budget, Meter, solve_cost
+from gctool.budget import START_NS, Budget, Meter, solve_cost
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
@@ -76,6 +76,10 @@ class Run:
                                               "raise `max_work`")
         self.red: ns.Reduction | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
+        #: what the enumeration costs besides its sets, in ns on no job's share
+        #: (:func:`gctool.budget.start_ns`, set when its kernel is made: loading compiled
+        #: kernels in a process that has run none counts too, in every check of the run)
+        self.fixed: float = START_NS
         #: the full set's Undecided (R/C, s > 0): only a counterexample the direct decoder
         #: confirms may then answer (:func:`gctool.audit.verify.pipeline.settle`)
         self.undecided_full: Exception | None = None
