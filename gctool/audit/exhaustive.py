@@ -54,6 +54,7 @@ from gctool.budget import (
     pool_share,
     probe_rate,
     share_to,
+    start_ns,
     walked_share,
     worth_timing,
 )
@@ -486,6 +487,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         rot = None  # every set, walked compiled, costs less than one per orbit
     need = count_evaluated(n, s, rot)
     work, compiled = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
+    start = start_ns(compiled)  # (before the probe or an early start loads the kernels)
     runner = placed(runner, work / NS_PER_S)  # a small search runs here
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
@@ -502,7 +504,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         sets = work if timed is None else timed * NS_PER_S * used  # ns of one core
         used, extra = process_cost(oracle, s, rot, sets, used, runner, compiled)
         # a run's start, and the searches admitted on this oracle before (a curve's points)
-        fixed = extra + (oracle.estimated or START_NS)
+        fixed = extra + (oracle.estimated or start)
         if timed is None:
             check_sets(oracle.code, s, need, oracle.budget, work, used, fixed,
                        unsought(oracle) if symmetry else 0.0)

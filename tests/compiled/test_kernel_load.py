@@ -63,3 +63,23 @@ def test_start_ns() -> None:
     """(The test processes have run a kernel: tests/conftest.py.)"""
     assert start_ns(False) == start_ns(True) == START_NS
     assert Run(gctool.design("cyclic", n=6, s=1), VerifyRequest(), 1, 1).fixed == START_NS
+
+
+def test_attack_counts_loading_the_kernels_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exhaustive attack of real cyclic n=40 s=6 (3.8 M sets, the compiled walk): its
+    refusal's estimate is KERNELS_LOAD_NS higher where no kernel has run."""
+    from gctool.audit.attack import AttackOptions
+
+    code = gctool.design("cyclic", n=40, s=6)
+
+    def needed() -> float:
+        options = AttackOptions(method="exhaustive", budget=Budget(max_work=0.005), jobs=1,
+                                symmetry=False)
+        with pytest.raises(BudgetExceeded) as info:
+            gctool.attack(code, 6, options)
+        assert info.value.needed is not None
+        return info.value.needed
+
+    warm = needed()
+    monkeypatch.setattr("gctool.compiled.kernels_loaded", lambda: False)
+    assert needed() - warm == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
