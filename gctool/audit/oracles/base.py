@@ -3,6 +3,8 @@ work they cost (held to the work budget) and diagnostics; the decoders subclass 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +23,17 @@ from gctool.wording import counted
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
 #: (counted once in :meth:`Oracle.set_work` of the fast paths, whose sets cost microseconds)
 ERRORS_CALL_NS = 30_000
+
+#: the SVD decoder's charges (:meth:`Oracle.errors`, the sets a search gives as batches) are
+#: its calibrated time (:func:`gctool.decode.cost.svd_time`, random dense systems on the 2-core
+#: development machine) times the rate timed on the oracle's own first batches, once they have
+#: taken TIMED_SAMPLE_S of CPU: a code's systems can decode several times faster than random
+#: dense ones of their size (frc's block-structured 0/1 rows, whose Householder reflections
+#: LAPACK trims: 0.2-0.4x; 0.55-0.7x for random dense systems on an AMD EPYC); before that,
+#: the calibrated time.  Clamped to TIMED_RANGE (a first batch that pays for page faults, a
+#: sample of a few tiny systems)
+TIMED_SAMPLE_S = 0.02
+TIMED_RANGE = (0.125, 2.0)
 
 
 def decoder_set_work(code: GradientCode, s: int, sets: int) -> float:
@@ -86,6 +99,11 @@ class Oracle:
         #: the estimated time (ns, on their jobs) of the exhaustive searches admitted on this
         #: oracle so far: a curve's points are held to one budget together
         self.estimated = 0.0
+        #: the SVD decoder's timed sample (:data:`TIMED_SAMPLE_S`): CPU seconds and
+        #: calibrated ns of the batches timed so far, and the rate once timed (None: not yet)
+        self._timed_cpu = self._timed_work = 0.0
+        self.decoder_rate: float | None = None
+        self._timed_lock = threading.Lock()
 
     def set_work(self, s: int, sets: int) -> float:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
@@ -102,6 +120,11 @@ class Oracle:
         rotation orbit: :meth:`errors`, never a compiled walk of rank ranges):
         :meth:`set_work` by default."""
         return self.set_work(s, sets)
+
+    def decodes_by_svd(self, s: int) -> bool:
+        """Are sets of size s given as batches decided by the SVD decoder over R/C (whose
+        charges are timed on the oracle's own batches, :data:`TIMED_SAMPLE_S`)?"""
+        return False
 
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
@@ -146,9 +169,35 @@ class Oracle:
             raise ValueError("S must be a 2-d array of straggler sets")
         if S.shape[0] == 0:
             return np.zeros(0)
-        self.meter.charge(self.set_work(S.shape[1], S.shape[0]))  # refused: not decoded
-        self.evaluations += S.shape[0]
-        return np.asarray(self._errors(S), dtype=np.float64)
+        s, sets = S.shape[1], S.shape[0]
+        work = self.batch_work(s, sets)  # given sets: never a compiled walk of rank ranges
+        timed = self.decodes_by_svd(s)
+        rate = self.decoder_rate if timed else None
+        self.meter.charge(work if rate is None else work * rate)  # refused: not decoded
+        self.evaluations += sets
+        if not timed or rate is not None:
+            return np.asarray(self._errors(S), dtype=np.float64)
+        charges, t0 = self.meter.charges, time.thread_time()
+        out = np.asarray(self._errors(S), dtype=np.float64)
+        if self.meter.charges == charges:  # (a batch whose doubtful sets were charged their
+            # refinement or exact arithmetic as it was spent is no sample, nor one that ran
+            # while other threads charged the meter)
+            self._time_decoder(time.thread_time() - t0, work)
+        return out
+
+    def _time_decoder(self, seconds: float, work: float) -> None:
+        """Add a batch of the SVD decoder that took ``seconds`` of CPU (this thread) for
+        ``work`` calibrated ns to the timed sample; fix :attr:`decoder_rate` once the sample
+        has taken :data:`TIMED_SAMPLE_S`."""
+        with self._timed_lock:
+            if self.decoder_rate is not None:
+                return
+            self._timed_cpu += max(0.0, seconds)
+            self._timed_work += work
+            cpu, calibrated = self._timed_cpu, self._timed_work
+            if cpu >= TIMED_SAMPLE_S and calibrated > 0:
+                lo, hi = TIMED_RANGE
+                self.decoder_rate = min(hi, max(lo, cpu * NS_PER_S / calibrated))
 
     def _refuse(self, total: float, what: str) -> Exception:
         words = self.meter.words(total, f"{counted(self.evaluations, 'straggler set')} decoded")

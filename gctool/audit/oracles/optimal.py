@@ -368,6 +368,10 @@ class OptimalOracle(Oracle):
         return (self.set_work(s, sets) + sets * hat_time(s, d, bool(np.iscomplexobj(self.Qperp)))
                 + decoder_set_work(self.code, s, sets))
 
+    def decodes_by_svd(self, s: int) -> bool:
+        """Sets of size s given as batches go to the SVD decoder over R/C (no fast path)."""
+        return not self.finite and not self._uses_hat(s)
+
     def will_walk_compiled(self, s: int, sets: int) -> bool:
         from gctool.audit.kernels import wanted
 
