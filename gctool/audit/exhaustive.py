@@ -628,8 +628,10 @@ def threshold(oracle: Oracle, limit: float, *, symmetry: bool = True,
                           launch=isinstance(runner, StartsAhead))
     found = search.run()
     oracle.evaluations = base + search.evaluated
-    # the sizes searched (not those a look-ahead asked about after them), as they were estimated
-    oracle.estimated = budget.time_upto(found.lower) * NS_PER_S
+    # the sizes searched (not those a look-ahead asked about after them, nor the one refused),
+    # as they were estimated
+    searched = found.lower if found.complete else found.lower - 1
+    oracle.estimated = budget.time_upto(searched) * NS_PER_S
     if not found.complete:
         raise BudgetExceeded(found.refusal, proved=found.lower)
     out = ThresholdOutcome(found.size, found.stragglers, found.error, True, "exhaustive",
