@@ -430,6 +430,9 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("verify cyclic-mds BCH", {"g.npz": designed_npz("cyclic-mds", n=4095, s=1023,
                                                          field="GF(2^12)")},
          ["verify", "g.npz"], "cyclic-mds GF(2^12) n=4095 s=1023 (BCH certificate)"),
+        # reading a large JSON file is most of the run (gctool.budget.read_cost)
+        ("verify JSON read", {"f.json": designed("frc", n=2048, s=15, field="GF(7)")},
+         ["verify", "f.json"], "frc GF(7) n=2048 s=15 from 12 MB of JSON (row-class certificate)"),
         # the plain walk (no orbits) of a code whose bound leaves most sets below delta: each
         # gets the walk's witness test, a few the second stage and the direct decoder
         # (FloatNullKernel.stage_shares in set_time)
