@@ -47,7 +47,8 @@ __all__ = [
     "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
     "load_code", "npz_bytes", "npz_member", "parse_list", "read_bytes",
-    "read_code", "read_json_input", "read_list_input", "read_text_input", "write_code",
+    "read_code", "read_json_input", "read_list_input", "read_text_input", "read_within",
+    "write_code",
 ]
 
 CODE_FORMAT = "gctool.code"
@@ -435,6 +436,14 @@ def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCod
     (whose size is known once read) before the bytes are parsed.  Below
     :data:`~gctool.budget.READ_FREE_NS` it is read under any budget and leaves all of it.  A
     file above the size limit is left to :func:`read_bytes`, whose refusal says so."""
+    data, label, work = read_within(path, budget)
+    return code_from_bytes(data, label), budget.rest(work)
+
+
+def read_within(path: str | os.PathLike[str], budget: Budget) -> tuple[bytes, str, float]:
+    """(data, label, the estimate it was checked at) of a code file read within ``budget``, as
+    :func:`load_code` reads it (0 below :data:`~gctool.budget.READ_FREE_NS`, which is not
+    checked); for a reader that needs the bytes themselves (``design kron``'s digest)."""
     size, npz = _peek(path)
     if size is not None:
         _check_read(budget, str(path), size, npz)
@@ -443,7 +452,7 @@ def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCod
         size, npz = len(data), data[:4] == ZIP_MAGIC
         _check_read(budget, label, size, npz)
     work = read_cost(npz, size)
-    return code_from_bytes(data, label), budget.rest(work if work >= READ_FREE_NS else 0.0)
+    return data, label, work if work >= READ_FREE_NS else 0.0
 
 
 def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool]:

@@ -37,16 +37,18 @@ if TYPE_CHECKING:
     from gctool.model import GradientCode
 
 
-def _load(source: GradientCode | str | None, label: str) -> tuple[GradientCode, dict[str, Any]]:
+def _load(source: GradientCode | str | None, label: str, budget: Budget
+          ) -> tuple[GradientCode, dict[str, Any]]:
     from gctool.model import GradientCode
 
     if isinstance(source, GradientCode):
         return source, {"path": None}
     if source is None:
         raise DesignError(f"kron needs two code files (FILE1 FILE2); {label} is missing")
-    from gctool.io import code_from_bytes, read_bytes
+    from gctool.io import code_from_bytes, read_within
 
-    data, label = read_bytes(source)  # read once (stdin, a FIFO): the code and its digest
+    # read once (stdin, a FIFO): the code and its digest; reading is a part of the build
+    data, label, _ = read_within(source, budget)
     return code_from_bytes(data, label), {"path": str(source),
                                           "sha256": hashlib.sha256(data).hexdigest()}
 
@@ -135,8 +137,8 @@ def build(n: int | None, s: int | None, k: int | None, field: Field, rng: Any,
     from gctool._files import stdin_once
 
     stdin_once(*(f for f in (file1, file2) if isinstance(f, str)))
-    c1, w1 = _load(file1, "FILE1")
-    c2, w2 = _load(file2, "FILE2")
+    c1, w1 = _load(file1, "FILE1", budget)
+    c2, w2 = _load(file2, "FILE2", budget)
     from gctool.budget import entries_cost
 
     budget.check_work(f"kron: the {c1.n * c2.n:,} x {c1.B.shape[1] * c2.B.shape[1]:,} product "

@@ -110,3 +110,15 @@ def test_what_reading_leaves_to_the_run(tmp_path: Path) -> None:
     small = design_file(tmp_path, "c.json", "cyclic", n=12, s=3)
     budget = Budget(max_work=1e-6)
     assert load_code(small, budget)[1] is budget
+
+
+def test_design_kron_reads_its_files_within_the_budget(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``design kron`` reads its two code files as a part of the build, held to --max-work."""
+    monkeypatch.chdir(tmp_path)
+    small = design_file(tmp_path, "c.json", "cyclic", n=4, s=1)
+    big = _sparse(tmp_path / "big.json", b"{", 100 * MB)
+    monkeypatch.setattr("gctool.io.read_bytes", forbid)
+    refused(run("design", "kron", big, small, "-o", "ab.json", "--max-work", "1s"),
+            f"reading {big} (100 MiB of JSON)", "--max-work")
+    assert not (tmp_path / "ab.json").exists()
