@@ -431,6 +431,33 @@ def orbit_sample(n: int, s: int, rot: Rotation, count: int, seed: int = 0) -> np
     return representatives(sample_sets(n, s, count, np.random.default_rng(seed)), rot)
 
 
+#: random orbits whose representatives' ranks place the cuts of :func:`orbit_ranges`
+CUT_SAMPLE = 2048
+
+
+def orbit_ranges(n: int, s: int, rot: Rotation, start: int, stop: int, sets: int,
+                 ranks: int) -> list[tuple[int, int]]:
+    """Consecutive candidate rank ranges covering ``[start, stop)``, each of about ``sets``
+    canonical sets and at most ``ranks`` ranks (what the filter walks).  The canonical sets
+    crowd at the first candidates (their sets have their smallest gaps first: cyclic-MDS
+    n=48 s=6 has 86 % of its 255,704 in the second of four equal rank ranges, so jobs
+    beyond one barely helped): the cuts are at quantiles of the ranks of the
+    representatives of :data:`CUT_SAMPLE` random orbits (:func:`orbit_sample`, a fixed
+    seed), so they depend on n, s, t and the arguments only (results never depend on the
+    cuts)."""
+    from gctool.engine.enumeration import rank_lex, rank_ranges
+
+    if stop <= start:
+        return []
+    R = np.sort(rank_lex(n, orbit_sample(n, s, rot, CUT_SAMPLE)))
+    inside = R[(R >= start) & (R < stop)]
+    held = count_orbits(n, s, rot.t) * inside.size / max(1, R.size)  # estimated sets
+    pieces = max(1, min(inside.size, round(held / max(1, sets))))
+    cuts = {start, stop} | {int(inside[i * inside.size // pieces]) for i in range(1, pieces)}
+    edges = sorted(c for c in cuts if start <= c <= stop)
+    return [r for a, b in zip(edges, edges[1:], strict=False) for r in rank_ranges(a, b, ranks)]
+
+
 def orbit_sizes(C: np.ndarray, rot: Rotation) -> np.ndarray:
     """Orbit size of each set (order of the group over the size of its stabiliser)."""
     stab = np.zeros(C.shape[0], dtype=np.int64)

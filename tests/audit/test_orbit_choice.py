@@ -20,6 +20,7 @@ from gctool.codes import design
 from gctool.engine.enumeration import MAX_RANKABLE
 
 from helpers import stage_sets
+from oracles import decodes_gf, lstsq_error
 
 #: codes with a rotation symmetry: frc (i -> i + s + 1) and cyclic-MDS (i -> i + 1)
 CODES = [("frc", 40, 4), ("frc", 30, 2), ("cyclic-mds", 24, 3), ("cyclic-mds", 15, 4)]
@@ -320,3 +321,76 @@ def test_verify_by_orbits_near_the_budget_is_refused_on_its_timed_orbit_sets() -
         verify(code, 6, jobs=1, budget=Budget(max_work=0.4))
     text = str(err.value)
     assert "one per rotation orbit" in text and f"timed on {PROBE:,} of them" in text, text
+
+
+@pytest.mark.parametrize(("n", "s", "t"), [(48, 6, 1), (40, 5, 5), (30, 4, 3)])
+def test_orbit_tasks_hold_about_equal_canonical_sets(n: int, s: int, t: int) -> None:
+    """The canonical sets crowd at the first candidate ranks (cyclic-MDS n=48 s=6: 220,103
+    of its 255,704 in the second of four equal rank ranges, so two jobs barely beat one);
+    :func:`gctool.audit.symmetry.orbit_ranges` cuts the candidates into consecutive ranges
+    of about the sets asked for each, none longer than the ranks allowed."""
+    from gctool.audit.symmetry import orbit_ranges
+
+    rot = Rotation(n, t, 1, True)
+    stop, orbits = symmetry.count_candidates(n, s, t), count_orbits(n, s, t)
+    start = min(100, stop // 10)
+    sets, ranks = max(1, orbits // 8), stop // 3
+    ranges = orbit_ranges(n, s, rot, start, stop, sets, ranks)
+    assert ranges[0][0] == start and ranges[-1][1] == stop
+    assert all(a < b <= a + ranks for a, b in ranges)
+    assert all(b == c for (_, b), (c, _) in zip(ranges, ranges[1:], strict=False))
+    held = [symmetry.canonical_sets(n, s, rot, a, b, weighted=False)[0].shape[0]
+            for a, b in ranges]
+    whole = symmetry.canonical_sets(n, s, rot, 0, start, weighted=False)[0].shape[0]
+    assert whole + sum(held) == orbits
+    assert 6 <= len(ranges) <= 12, held
+    assert max(held) <= 1.6 * sets, (held, sets)
+    assert orbit_ranges(n, s, rot, stop, stop, sets, ranks) == []
+
+
+@pytest.mark.parametrize("field", ["complex", "GF(73)"])
+def test_verify_by_orbits_gives_the_same_report_on_any_jobs(
+        monkeypatch: pytest.MonkeyPatch, field: str) -> None:
+    """verify of one set per rotation orbit, its tasks in two processes (forced, small
+    tasks: many cuts of :func:`gctool.audit.symmetry.orbit_ranges`): the report of one job,
+    for a code that tolerates s (every orbit checked) and at s + 1 (its certificates off),
+    where it stops at the first failing representative in rank order, the one a plain
+    check of the representatives finds."""
+    import importlib
+
+    from gctool.audit import certificates
+    from gctool.audit import nullspace as ns
+    from gctool.audit.verify import verify
+
+    from helpers import same_report
+
+    vmod = importlib.import_module("gctool.audit.verify.enumeration")
+    monkeypatch.setattr(vmod, "PARALLEL_MIN_S", 0.0)  # always start processes
+    monkeypatch.setattr(vmod, "PILOT", 8)
+    for kernel in (ns.FloatNullKernel, ns.GFNullKernel, ns.GFDirectKernel, ns.DirectKernel):
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 40)
+    pipeline = importlib.import_module("gctool.audit.verify.pipeline")
+    for stage in ("certificate", "rank_bound"):  # the enumeration decides s + 1 too
+        monkeypatch.setattr(pipeline, stage, lambda *args: None)
+    monkeypatch.setattr(certificates, "column_support", lambda *args: None)
+    code = design("cyclic-mds", n=24, s=4, field=field)
+    GF = code.field.galois() if code.field.is_finite else None
+
+    def decodes(S: list[int]) -> bool:
+        F = tuple(i for i in range(24) if i not in S)
+        return (decodes_gf(GF, code.B, F) if GF is not None
+                else lstsq_error(np.asarray(code.B), F) <= 1e-9 * code.k)
+
+    for s in (4, 5):
+        one, two = verify(code, s, jobs=1), verify(code, s, jobs=2)
+        assert one.method == "symmetry" and two.jobs == 2
+        assert same_report(one) == same_report(two)
+        assert one.ok == (s == 4)
+        if s == 4:
+            assert one.checked == count_orbits(24, 4, 1)
+            continue
+        rot = Rotation(24, 1, 1, True)
+        C, _ = symmetry.canonical_sets(24, s, rot, 0, symmetry.count_candidates(24, s, 1),
+                                       weighted=False)
+        first = next(list(map(int, S)) for S in C if not decodes(list(map(int, S))))
+        assert one.counterexample == first

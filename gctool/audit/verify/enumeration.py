@@ -175,6 +175,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     if acc.fail_set is not None:  # the pilot's failing set ends the run: no task after it
         # (bibd pg2-7 s=7: 377,172 ranges of 264 M sets, 0.3 s of the run's 0.4, were cut)
         ranges: list[tuple[int, int]] = []
+    elif rot is not None:
+        ranges = _orbit_tasks(run, rot, pilot, stop, evaluations, size // max(1, min(s, 8)),
+                              size)
     elif not threads:
         remote = compiled and run.runner is not None
         ranges = rank_ranges(pilot, stop, size * (ns.REMOTE_CHUNKS if remote else 1))
@@ -205,6 +208,26 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
                      "checked": evaluations, "represents": run.total,
                      "factor": round(run.total / max(1, evaluations), 2)}
     return enumeration_report(run, acc, red, rot, kernel, estimate, reduction)
+
+
+#: the tasks of one set per orbit per job (about): canonical sets are not spread evenly over
+#: the candidate ranks (:func:`gctool.audit.symmetry.orbit_ranges`), and tasks of about equal
+#: sets end the processes together
+ORBIT_TASKS_PER_JOB = 4
+
+
+def _orbit_tasks(run: Run, rot: Rotation, pilot: int, stop: int, evaluations: int,
+                 chunk: int, ranks: int) -> list[tuple[int, int]]:
+    """The candidate rank ranges after the pilot of a run of one set per orbit of ``rot``:
+    about ``chunk`` canonical sets each (``REMOTE_CHUNKS`` times that on a runner), fewer
+    (down to 1/8 of ``chunk``) when that gives fewer than :data:`ORBIT_TASKS_PER_JOB` tasks
+    per job the run uses, and at most ``ranks`` ranks (the filter walks them all)."""
+    from gctool.audit.symmetry import orbit_ranges
+
+    most = chunk * (ns.REMOTE_CHUNKS if run.runner is not None else 1)
+    even = -(-evaluations // (ORBIT_TASKS_PER_JOB * max(1, run.used_jobs)))
+    sets = max(1, min(most, max(chunk // 8, even)))
+    return orbit_ranges(run.code.n, run.s, rot, pilot, stop, sets, ranks)
 
 
 def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextManager[None]:
