@@ -58,7 +58,7 @@ import numpy as np
 from gctool.audit.checks import check_s, curve_sizes
 from gctool.audit.kernels import private
 from gctool.audit.outcome import WorstOutcome
-from gctool.budget import FAST_SET_COST, START_NS, Budget, solve_cost
+from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
@@ -264,12 +264,13 @@ class Frame:
         sets of each size s whose work or memory is above the budget; ``bound``: the proved
         upper bound on epsilon is computed too (the row Gram, unless it exists).  The sets of
         each size are divided by the jobs that will walk them (:meth:`jobs`, for ``jobs`` and
-        ``runner``); the run's start (:data:`~gctool.budget.START_NS`), the analysis and
+        ``runner``); the run's start (:func:`~gctool.budget.start_ns`), the analysis and
         ``extra_work`` are on no job's share (:meth:`Budget.check_work`)."""
         n, k = self.S.shape
         rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
         with_rows = bound or self.analysis.has_rows
-        shared, alone, used = 0.0, float(START_NS + extra_work), 1
+        compiled = any(self.will_compile(s, count) for s, count in sets.items())
+        shared, alone, used = 0.0, float(start_ns(compiled) + extra_work), 1
         for s, count in sets.items():
             work = count * self.set_work(s, with_rows, self.will_compile(s, count))
             on = self.jobs(s, count, jobs, runner)

@@ -83,3 +83,24 @@ def test_attack_counts_loading_the_kernels_too(monkeypatch: pytest.MonkeyPatch) 
     warm = needed()
     monkeypatch.setattr("gctool.compiled.kernels_loaded", lambda: False)
     assert needed() - warm == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
+
+
+def test_frame_spectra_count_loading_the_kernels_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectral audit of an encoded frame on its compiled walk (GCTOOL_COMPILED=1, the
+    Fano plane's 28 rows at s = 4): KERNELS_LOAD_NS higher where no kernel has run; on numpy
+    (GCTOOL_COMPILED=0) the same in both."""
+    from gctool.audit.spectrum import worst_spectrum
+
+    code = gctool.design("encoded", frame="steiner", system="pg-2", s=1)
+
+    def needed(mode: str) -> float:
+        monkeypatch.setenv("GCTOOL_COMPILED", mode)
+        with pytest.raises(BudgetExceeded) as info:
+            worst_spectrum(code, 4, budget=Budget(max_work=1e-6))
+        assert info.value.needed is not None
+        return info.value.needed
+
+    warm = needed("1"), needed("0")
+    monkeypatch.setattr("gctool.compiled.kernels_loaded", lambda: False)
+    assert needed("1") - warm[0] == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
+    assert needed("0") == warm[1]
