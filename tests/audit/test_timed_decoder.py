@@ -73,6 +73,28 @@ def test_svd_batches_are_charged_at_the_rate_timed_on_their_first_ones(
     assert clock.calls == calls  # timed once: the rate stays
 
 
+def test_a_large_first_batch_is_timed_on_its_head_and_the_rest_charged_at_its_rate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "TIMED_SAMPLE_S", 0.002)
+    code = design("cyclic", n=12, s=3, seed=1)
+    oracle = make_oracle(code)
+    S = _svd_sets(12, 8, 2000)
+    plain = make_oracle(code).errors(S)
+    clock = _Clock(0.003)  # each call of the decoder: 3 ms
+    monkeypatch.setattr(base, "time", clock)
+    work = oracle.batch_work(8, 2000)
+    assert work > 2 * base.TIMED_SAMPLE_S * NS_PER_S  # (a large batch)
+    head = int(2000 * base.TIMED_SAMPLE_S * NS_PER_S / work)
+    got, err = _charged(oracle, S)
+    assert np.array_equal(err, plain)
+    assert oracle.evaluations == 2000
+    rate = 0.003 * NS_PER_S / oracle.batch_work(8, head)  # timed on the head alone
+    assert oracle.decoder_rate == pytest.approx(rate)
+    assert got == pytest.approx(oracle.batch_work(8, head)
+                                + rate * oracle.batch_work(8, 2000 - head))
+    assert clock.calls == 2  # the head timed, the rest not
+
+
 def test_a_batch_whose_meter_was_charged_meanwhile_is_no_sample(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Exact arithmetic is charged as it is spent (its own charges): its batch times nothing."""
