@@ -1320,3 +1320,34 @@ def test_the_threshold_of_a_code_with_rotation_orbits_is_not_refused_on_its_empt
                                       exhaustive.rotation_for(make_oracle(code)))
     for t in (3, 4):
         assert "timed" in search.size_time(t, exhaustive.count_evaluated(40, t, search.rot))[1]
+
+
+def test_a_refused_walk_whose_probe_meets_a_failing_set_is_estimated_up_to_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify of frc n=50 s=4 (230,300 sets on the numpy route, calibrated at 1.5 s) under a
+    budget of 0.8 s is timed instead of refused; its probe, from the middle of the sets,
+    meets a failing set at once (one made to fail there), so the run stops by it: it is
+    estimated up to that set (about half of it, at the calibrated rate: no set was timed
+    before it), admitted, and reports that set (it was refused at the whole run's 1.5 s)."""
+    import numpy as np
+
+    from gctool.audit import nullspace as ns
+    from gctool.engine.enumeration import unrank_one
+
+    code = design("frc", n=50, s=4)
+    target = np.array(unrank_one(50, 4, comb(50, 4) // 2 + 3))
+    for kernel in (ns.DirectKernel, ns.FloatNullKernel):
+        def evaluate(self: object, X: np.ndarray, plain: Callable[..., object] = kernel.evaluate
+                     ) -> object:
+            out: object = plain(self, X)
+            hit = np.all(X == target, axis=1) if X.shape[1] == 4 else np.zeros(len(X), bool)
+            out.ok[hit], out.error[hit] = False, 1.0  # type: ignore[attr-defined]
+            return out
+
+        monkeypatch.setattr(kernel, "evaluate", evaluate)
+    with pytest.raises(BudgetExceeded) as err:  # beyond TIMED_SPAN: the calibrated refusal
+        verify(code, 4, method="exhaustive", jobs=1, budget=Budget(max_work=0.05))
+    assert err.value.needed is not None and err.value.needed > 0.8
+    report = verify(code, 4, method="exhaustive", jobs=1, budget=Budget(max_work=0.8))
+    assert not report.ok and report.counterexample == target.tolist()
+    assert report.checked < comb(50, 4) * 0.6

@@ -394,3 +394,39 @@ def test_verify_by_orbits_gives_the_same_report_on_any_jobs(
                                        weighted=False)
         first = next(list(map(int, S)) for S in C if not decodes(list(map(int, S))))
         assert one.counterexample == first
+
+
+def test_verify_by_orbits_whose_probe_meets_a_failing_set_is_estimated_up_to_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run by orbits that its calibrated estimate refuses is timed on random orbits'
+    representatives; when one of them fails, the run stops by its rank at the latest, and
+    is estimated up to it instead of whole: cyclic-MDS complex n=48 s=6 (255,704 orbit
+    sets, 0.7 s of CPU) with one representative made to fail at about 1/10 of them runs
+    under a budget of 0.2 s (it was refused at the calibrated estimate of the whole run),
+    and stops there."""
+    from gctool.audit import nullspace as ns
+    from gctool.audit.verify import verify
+    from gctool.budget import PROBE, probe_size
+    from gctool.engine.enumeration import rank_lex
+    from gctool.errors import BudgetExceeded
+
+    code = design("cyclic-mds", n=48, s=6, field="complex")
+    rot, orbits = Rotation(48, 1, 1, True), count_orbits(48, 6, 1)
+    with pytest.raises(BudgetExceeded):  # (loads the kernels the probe times)
+        verify(code, 6, jobs=1, budget=Budget(max_work=0.05))
+    S = symmetry.orbit_sample(48, 6, rot, probe_size(orbits, PROBE, 1024) or 0)
+    R = rank_lex(48, S)
+    j = int(np.argmin(np.where(R > 20_000, R, R.max() + 1)))  # the probe's own sample
+    target = S[j]
+    plain = ns.FloatNullKernel.evaluate
+
+    def evaluate(self: ns.FloatNullKernel, X: np.ndarray) -> object:
+        out = plain(self, X)
+        hit = np.all(X == target, axis=1) if X.shape[1] == 6 else np.zeros(len(X), bool)
+        out.ok[hit], out.error[hit] = False, 1.0
+        return out
+
+    monkeypatch.setattr(ns.FloatNullKernel, "evaluate", evaluate)
+    report = verify(code, 6, jobs=1, budget=Budget(max_work=0.2))
+    assert not report.ok and report.counterexample == target.tolist()
+    assert report.checked < orbits // 4

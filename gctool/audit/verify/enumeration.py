@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from gctool.audit import nullspace as ns
 from gctool.audit.chunks import Accumulator, ChunkSummary
 from gctool.audit.distributed import estimated
@@ -42,7 +44,7 @@ from gctool.budget import (
     walked_share,
     worth_timing,
 )
-from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_ranges
+from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_lex, rank_ranges
 from gctool.engine.records import SetWorker
 from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
 from gctool.reports import Diagnostics, VerifyReport
@@ -164,10 +166,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     probed: list[tuple[int, int, ChunkSummary]] = []
     timed = False
     if run.sample is None and first.fail_set is None:
-        # a run its calibrated estimate refuses is timed down to a sample of SAMPLE_MIN sets
-        least = SAMPLE_MIN if deferred else PROBE_MIN * PROBE
         probed, timed = _check_timed(run, worker, evaluations, stop, estimate["jobs"], rot,
-                                     size, least)
+                                     size, deferred)
     if deferred and not timed:  # no probe timed the run its calibrated estimate refuses
         _check_budget(run, *deferred, rot)
     run.fold(acc, first)
@@ -366,7 +366,8 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
-                 rot: Rotation | None, size: int = PROBE, least: int = PROBE_MIN * PROBE
+                 rot: Rotation | None, size: int = PROBE,
+                 deferred: tuple[int, float, int] | None = None
                  ) -> tuple[list[tuple[int, int, ChunkSummary]], bool]:
     """Refuse a run the calibrated estimate let through but that takes longer here (or one it
     refuses, :func:`_timed_instead`, on the time it takes here): the kernel (loaded by the
@@ -377,7 +378,13 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     code (how often its cheap bound decides a set): an ill-conditioned code costs several
     times the calibrated one.  Returns the rank ranges the probe decided, with their
     summaries, in order: the run folds them in their place (:class:`Probed`) instead of
-    deciding them again, and whether they timed the run."""
+    deciding them again, and whether they timed the run.  A failing set among them stops
+    the run by the end of its range: the run is estimated up to there (at the calibrated
+    time per set of a run it refuses when the finding came before any rate).  ``deferred``:
+    (sets, calibrated work, jobs) of a run its calibrated estimate refuses
+    (:func:`_timed_instead`), timed down to SAMPLE_MIN sets (else PROBE_MIN * PROBE)."""
+    least = SAMPLE_MIN if deferred else PROBE_MIN * PROBE
+    calibrated = deferred[1] / max(1, deferred[0]) if deferred else None
     walked: list[tuple[int, int, ChunkSummary]] = []
     if _worst_fits(run, worker.kernel, evaluations, jobs, rot):
         return walked, False
@@ -397,16 +404,18 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
                             least=least)
     finally:
         meter.limit = held
-    if probed is None:  # small runs: the probe would cost too much of them
-        return walked, False
-    per_set, timed, stopped = probed
-    # a failing set by the middle stops the run there (at the latest)
-    sets = evaluations if not stopped else -(-evaluations * (stop // 2) // stop)
+    # a failing set stops the run by the end of its range (at the latest)
+    found = next((b for _, b, out in walked if out.fail_set is not None), None)
+    if probed is None and (found is None or calibrated is None):
+        return walked, False  # small runs: the probe would cost too much of them
+    per_set, timed = probed[:2] if probed is not None else (calibrated or 0.0, 0)
+    sets = evaluations if found is None else -(-evaluations * found // max(1, stop))
     what = f"verify (n={run.code.n}, s={run.s})"
     run.budget.check_work(
         f"{what} of {evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
-        + f", timed on {timed:,} of them,", per_set * sets,
+        + (", up to its first failing set" if found is not None else "")
+        + (f", timed on {timed:,} of them," if timed else ","), per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     meter.admit(per_set * sets)  # admitted on its timed sets, exact decisions included
     return walked, True
@@ -424,17 +433,22 @@ def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot:
     of candidate ranks from the middle of the enumeration holds few of its sets, and its
     first ranks, where they are dense, are not typical of it (is-cr: its first sets go to the
     second stage less often than the rest).  Returns whether the probe timed the run (not
-    for a run of fewer than ``least`` sets, nor when one of its sets fails: the run stops at
-    its first failing set, and the calibrated estimate decides)."""
+    for a run of fewer than ``least`` sets).  A failing sampled set ends the run by its rank
+    at the latest: the run is then estimated up to it (the filter of the candidates up to
+    it, and the sample's share at or below it of the sets, at the timed rate, or at the
+    calibrated one when the finding came before any)."""
     from gctool.audit.symmetry import orbit_sample
 
     count = probe_size(evaluations, PROBE, least)
     if count is None:  # small runs: the probe would cost too much of them
         return False
     S = orbit_sample(run.code.n, run.s, rot, count)
+    failed: list[int] = []  # the sampled representatives that fail
 
     def walk(a: int, b: int) -> tuple[int, bool]:
-        return b - a, not kernel.evaluate(S[a:b]).ok.all()
+        ok = kernel.evaluate(S[a:b]).ok
+        failed.extend(a + int(i) for i in np.flatnonzero(~ok))
+        return b - a, not ok.all()
 
     meter = run.meter
     held, meter.limit = meter.limit, math.inf  # the probe's estimate decides, not its charges
@@ -443,14 +457,23 @@ def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot:
                               run.budget.work_ns * max(1, jobs) / max(1, evaluations))
     finally:
         meter.limit = held
-    if probed is None or probed[2]:
+    if probed is None and not failed:
         return False
-    per_set, timed, _ = probed
-    work = filter_work(run.code.n, run.s, rot.t) + per_set * evaluations
+    n, s = run.code.n, run.s
+    per_set, timed = probed[:2] if probed is not None else (kernel.given_time(s, evaluations), 0)
+    ranks, sets, upto = count_candidates(n, s, rot.t), float(evaluations), ""
+    if failed:  # the run stops at its first failing set, at the latest at the first of these
+        R = rank_lex(n, S)
+        last = int(R[failed].min())  # (a representative: canonical, one of the run's sets)
+        sets = max(1.0, evaluations * np.count_nonzero(R <= last) / R.size)  # as sampled
+        ranks, upto = last + 1, ", up to its first failing set"
+    work = (filter_work(n, s, rot.t) * ranks / max(1, count_candidates(n, s, rot.t))
+            + per_set * sets)
     run.budget.check_work(
-        f"verify (n={run.code.n}, s={run.s}) of {evaluations:,} straggler sets (one per "
-        f"rotation orbit of the {run.total:,}), timed on {timed:,} of them,", work,
-        f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
+        f"verify (n={n}, s={s}) of {evaluations:,} straggler sets (one per rotation orbit of "
+        f"the {run.total:,}){upto}" + (f", timed on {timed:,} of them," if timed else
+                                      "," if upto else ""),
+        work, f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     run.meter.admit(work)  # admitted on its timed sets, exact decisions included
     return True
 
