@@ -517,6 +517,15 @@ PROCESS_TASK_NS = 500_000
 #: 9ae001d); at 1 ns per multiply-add a single factorisation of n = 1000 read about 3x high
 LARGE_FROM = 100
 LARGE_SOLVE_SHARE = 0.35
+#: from a side of CACHE_FROM on, the factorisation's matrices leave the caches and the share
+#: rises again, by CACHE_STEP per doubling of the side, up to CACHE_SHARE.  Measured (thread
+#: CPU time, one core of the 2-core AMD EPYC machine, medians of 3, load 1.5-6): an SVD with
+#: its vectors of a square random matrix 0.31-0.38 ns per multiply-add at 1000, 0.37 at 1500,
+#: 0.42-0.51 at 2000, 0.46-0.52 at 2500, 0.45 at 3000; design cyclic n=2500's self-check (one
+#: SVD of B) 7.2-8.2 s of CPU where the flat share estimated 5.5 s
+CACHE_FROM = 1000
+CACHE_STEP = 0.15
+CACHE_SHARE = 0.5
 #: an SVD without its vectors, or a QR, runs about VALUES_ONLY times faster than the SVD with
 #: vectors that :func:`solve_cost` counts (0.15-0.25 against 0.3-0.4 ns per multiply-add from a
 #: side of 400 on, 0.3-0.75 against 0.9-2.4 below 100) ...
@@ -529,13 +538,16 @@ EIGVALS_ONLY = 5
 def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
     """One dense factorisation (an SVD with its vectors, an elimination) of a rows x cols
     matrix, in ns: one per multiply-add (:data:`GF_OP_COST` over GF(q)), over R/C the share of
-    a large side (:data:`LARGE_SOLVE_SHARE`); values alone cost less (:data:`VALUES_ONLY`,
-    :data:`EIGVALS_ONLY`)."""
+    a large side (:data:`LARGE_SOLVE_SHARE`, rising again out of the caches: :data:`CACHE_FROM`);
+    values alone cost less (:data:`VALUES_ONLY`, :data:`EIGVALS_ONLY`)."""
     side = max(1, min(rows, cols))
     muladds = rows * cols * side
     if finite:
         return muladds * GF_OP_COST
-    return max(1, int(muladds * max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side) ** 0.75)))
+    share = max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side) ** 0.75)
+    if side > CACHE_FROM:  # (out of the caches)
+        share = min(CACHE_SHARE, share + CACHE_STEP * math.log2(side / CACHE_FROM))
+    return max(1, int(muladds * share))
 
 
 #: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs many times faster

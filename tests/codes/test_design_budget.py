@@ -127,3 +127,22 @@ def test_write_cost_counts_the_floats_of_a_json_file() -> None:
         3 * bd.WRITE_FLOAT_NS
     assert bd.write_cost("real", True, 4, 5, B) == bd.write_cost("real", True, 4, 5) == \
         20 * bd.WRITE_NPZ_NS
+
+
+def test_a_large_factorisation_costs_more_per_multiply_add_out_of_the_caches() -> None:
+    """solve_cost's share per multiply-add falls to LARGE_SOLVE_SHARE up to CACHE_FROM and
+    rises again above it (its matrices leave the caches: design cyclic n=2500's self-check,
+    one SVD of B, took 7.2-8.2 s of CPU where the flat share said 5.5 s), up to CACHE_SHARE;
+    the time itself grows with the side throughout."""
+    share = {n: bd.solve_cost(n, n) / n**3 for n in (400, 700, bd.CACHE_FROM, 1500, 2000, 2500,
+                                                     4096)}
+    near = pytest.approx  # (the cost is whole nanoseconds)
+    assert share[400] > share[700] > share[bd.CACHE_FROM] - 1e-6
+    assert share[bd.CACHE_FROM] == near(bd.LARGE_SOLVE_SHARE)
+    assert bd.LARGE_SOLVE_SHARE < share[1500] < share[2000] == near(bd.CACHE_SHARE)
+    assert share[2500] == near(bd.CACHE_SHARE) and share[4096] == near(bd.CACHE_SHARE)
+    sides = range(50, 3000, 37)
+    costs = [bd.solve_cost(n, n) for n in sides]
+    assert all(a < b for a, b in zip(costs, costs[1:], strict=False))
+    # a design's self-check of one block of 2500 x 2500 is estimated at the larger share
+    assert bd.solve_cost(2500, 2500) == pytest.approx(bd.CACHE_SHARE * 2500**3)
