@@ -20,6 +20,7 @@ everything is exact.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from math import comb
 from typing import Any
@@ -29,7 +30,7 @@ import numpy as np
 from gctool.algebra.linalg import matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.budget import set_cost
+from gctool.budget import set_cost, solve_cost
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import SearchInterrupted
 from gctool.limits import REL_SLACK
@@ -43,7 +44,12 @@ CONFIRM_SETS = 200_000
 
 def cost(oracle: OptimalOracle) -> int:
     """Number of row sets the cheaper enumeration (primal or dual) visits."""
-    return min(_primal_cost(oracle), _dual_cost(oracle))
+    return _dual_cost(oracle) if _use_dual(oracle) else _primal_cost(oracle)
+
+
+def _use_dual(oracle: OptimalOracle) -> bool:
+    """Does the search enumerate the dual (R/C only: its Gram probes are float64)?"""
+    return not oracle.finite and _dual_cost(oracle) < _primal_cost(oracle)
 
 
 def _primal_cost(oracle: OptimalOracle) -> int:
@@ -53,8 +59,6 @@ def _primal_cost(oracle: OptimalOracle) -> int:
 
 def _dual_cost(oracle: OptimalOracle) -> int:
     """Dual enumeration (R/C only): every set of at most d = n - r workers, plus a few."""
-    if oracle.finite:
-        return 2**62
     d = oracle.n - oracle.rank
     return sum(comb(oracle.n, t) for t in range(d + 1)) + oracle.n
 
@@ -64,10 +68,14 @@ def work(oracle: OptimalOracle) -> float:
     starts: the primal's ``C(n, r - 1)`` null vectors of (r - 1) x r systems, or the dual's
     Gram probes of every set of at most d workers and the decoder on the sets of size d + 1
     (the co-rank bound; further sets, and the decoder's confirmation of a primal witness, are
-    checked against the budget before each size)."""
+    checked against the budget before each size).  Over GF(q) the rank r takes an elimination
+    of B first (:func:`rank_work`): when that does not fit what is left of the budget, its
+    estimate alone (the rank is not computed); else the rank is computed (and charged)."""
     from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
 
-    if _dual_cost(oracle) < _primal_cost(oracle):
+    if not _rank_affordable(oracle):
+        return rank_work(oracle)
+    if _use_dual(oracle):
         n, d = oracle.n, oracle.n - oracle.rank
         probes = sum(comb(n, t) * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d)))
                      for t in range(1, d + 1))
@@ -81,20 +89,50 @@ def affordable(oracle: OptimalOracle, sets: int, s: int) -> bool:
     return oracle.meter.affords(oracle.set_work(s, sets))
 
 
-def check_budget(oracle: OptimalOracle, need: int) -> None:
-    """Refuse the enumeration, before it starts, when its estimated :func:`work` does not fit
-    what is left of the oracle's work budget (one line with the estimate)."""
-    side = "dual, sets of up to the co-rank" if _dual_cost(oracle) < _primal_cost(oracle) \
+def check_budget(oracle: OptimalOracle) -> None:
+    """Refuse the enumeration, before it starts, when its estimated :func:`work` (over GF(q),
+    first the elimination that gives the rank) does not fit what is left of the oracle's work
+    budget (one line with the estimate)."""
+    remedy = f"use {METHODS_INSTEAD}, a smaller code, or raise `max_work`"
+    if not _rank_affordable(oracle):
+        K = oracle.code.B.shape[1]
+        oracle.budget.check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}"
+                                 f"; the rank of B, an elimination of {oracle.n} x {K})",
+                                 oracle.meter.spent + rank_work(oracle), remedy)
+    side = "dual, sets of up to the co-rank" if _use_dual(oracle) \
         else "primal, C(n, rank - 1) row sets"
     oracle.budget.check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}; "
-                             f"{side}): {need:,} sets", oracle.meter.spent + work(oracle),
-                             f"use {METHODS_INSTEAD}, a smaller code, or raise `max_work`")
+                             f"{side}): {cost(oracle):,} sets", oracle.meter.spent + work(oracle),
+                             remedy)
+
+
+#: the exact ranks of B over GF(q) computed, per oracle
+_RANKS: weakref.WeakKeyDictionary[OptimalOracle, int] = weakref.WeakKeyDictionary()
+
+
+def rank_work(oracle: OptimalOracle) -> float:
+    """Estimated work of the rank of B still to compute: one elimination over GF(q) (none over
+    R/C, where the oracle's SVD gave it, or once computed)."""
+    if not oracle.finite or oracle in _RANKS:
+        return 0.0
+    rows, cols = oracle.code.B.shape
+    return float(solve_cost(rows, cols, True))
+
+
+def _rank_affordable(oracle: OptimalOracle) -> bool:
+    return oracle.meter.affords(rank_work(oracle))
 
 
 def _rank(oracle: OptimalOracle) -> int:
+    """rank B: the oracle's over R/C; over GF(q) one exact elimination, charged to the meter
+    (callers check :func:`rank_work` first) and kept."""
     if not oracle.finite:
         return oracle.rank
-    return matrix_rank(oracle.code.field, oracle.code.B)
+    r = _RANKS.get(oracle)
+    if r is None:
+        oracle.meter.charge(rank_work(oracle))
+        r = _RANKS[oracle] = matrix_rank(oracle.code.field, oracle.code.B)
+    return r
 
 
 #: the other exact methods a refusal of the elementary search suggests
@@ -110,11 +148,11 @@ def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = N
     if full > oracle.limit:
         return ThresholdOutcome(0, [], full, True, "elementary", 0, 1, 1,
                                 notes=["the full set of workers does not decode"])
+    check_budget(oracle)
     need = cost(oracle)
     oracle.budget.check_sets(f"the elementary-vector search (n={n})", need,
                              f"raise `max_sets`, or use {METHODS_INSTEAD}")
-    check_budget(oracle, need)
-    if _dual_cost(oracle) < _primal_cost(oracle):
+    if _use_dual(oracle):
         return dual_threshold(oracle, need, progress)
     Q, G = _basis(oracle)
     r = Q.shape[1]

@@ -8,6 +8,7 @@ checked."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gctool.algebra.fields import parse_field
+from gctool.api import threshold
 from gctool.audit import elementary as el
 from gctool.audit.oracles import OptimalOracle
 from gctool.budget import Budget
@@ -158,3 +160,25 @@ def test_the_dual_counts_the_sets_it_walked() -> None:
     assert out.exact and out.threshold == 4 and _fails(code, out.stragglers)
     place = sum(1 for S in itertools.combinations(range(12), 4) if list(S) <= out.stragglers)
     assert out.checked == 12 + 66 + 220 + place <= out.total
+
+
+def test_gf_code_with_a_huge_primal_count_has_no_dual_and_holds_the_rank_to_the_budget() -> None:
+    """Over GF(q) the dual enumeration (float64 Gram probes) does not apply: frc over GF(7)
+    n=72 s=1 (rank 36, C(72, 35) ~ 4.4e20 row sets, above the 2**62 once counted for the dual)
+    asked the finite oracle for its float64 ``rank`` (AttributeError, an internal error of
+    ``gctool attack --threshold``).  The primal count is reported and refused within the
+    budget; the exact rank of B (an elimination over GF(q)) is estimated before it is
+    computed, and a budget that its elimination does not fit refuses it uncomputed."""
+    code = design("frc", n=72, s=1, field="GF(7)")
+    oracle = OptimalOracle(code)
+    with pytest.raises(BudgetExceeded, match="primal"):
+        el.elementary_threshold(oracle)
+    assert el.cost(oracle) == math.comb(72, 35) > 2**62
+    tight = OptimalOracle(code, budget=Budget(max_work=1e-6))
+    assert el.rank_work(tight) > tight.meter.remaining
+    with pytest.raises(BudgetExceeded, match="rank of B.*max_work"):
+        el.check_budget(tight)  # what elementary_threshold checks before it starts
+    assert el.work(tight) == el.rank_work(tight)  # auto's test: the elimination alone
+    assert el.rank_work(tight) > 0 and tight not in el._RANKS  # refused before the elimination
+    auto = threshold(code, method="auto")  # elementary over budget, then the other methods
+    assert auto.threshold == 2 and auto.exact

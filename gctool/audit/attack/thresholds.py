@@ -193,8 +193,8 @@ def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: At
 
         assert isinstance(oracle, OptimalOracle)
         cap = oracle.budget.max_sets
-        if (cap is not None and elementary.cost(oracle) > cap) or not oracle.meter.affords(
-                elementary.work(oracle)):
+        if not oracle.meter.affords(elementary.work(oracle)) or (
+                cap is not None and elementary.cost(oracle) > cap):  # (work first: the rank)
             found.trail.append("elementary over budget")
             return None
         out = _elementary(oracle, epsilon, opts)
