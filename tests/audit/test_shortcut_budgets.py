@@ -127,3 +127,34 @@ def test_the_reduction_is_checked_with_the_full_set_after_it(
     with pytest.raises(BudgetExceeded) as info:
         verify(code, 4, budget=Budget(max_work=(alone + both) / 2 / NS_PER_S))
     assert "reducing B and decoding with all n workers" in str(info.value)
+
+
+def test_auto_tries_the_class_certificate_when_the_reduction_and_full_set_are_over() -> None:
+    """Over R/C auto tries the row-class certificate when what every enumeration starts with
+    (the reduction of B and the decoding with all n workers, ``checks_work``) is over the
+    budget.  It used to ask only whether the reduction alone fitted, so under a budget between
+    the two (real frc n=2048 s=15 after reading its file: reduction 3.8 s, with the full set
+    7.7 s, 3.9 s left) it refused, saying no certificate applied, while ``--method structural``
+    certified the code."""
+    from gctool.audit.verify.run import Run
+    from gctool.audit.verify.shortcuts import checks_work
+    from gctool.request import VerifyRequest
+
+    code = design("frc", n=240, s=5)
+    run_ = Run(code, VerifyRequest(s=5), 5, 1)
+    reduction, checks = run_.reduction_work(), checks_work(run_)
+    budget = Budget(max_work=(reduction + checks) / 2 / NS_PER_S)
+    assert cert.class_cost(code) < reduction < budget.work_ns < checks
+    r = verify(code, 5, budget=budget)
+    assert r.ok and r.method == "certificate:classes", r.reason
+    # the same budget with the certificate out of the way: the refusal says why it was not used
+    with pytest.raises(BudgetExceeded) as info:
+        verify(code, 5, method="exhaustive", budget=budget)
+    text = str(info.value)
+    assert "reducing B" in text and "applies or fits" not in text
+    assert "exhaustive tries no structural certificate" in text
+    # tried and over the budget: the refusal says none fits
+    with pytest.raises(BudgetExceeded) as info:
+        verify(code, 5, budget=Budget(max_work=cert.class_cost(code) / 2 / NS_PER_S))
+    assert "no structural certificate (BCH bound, disjoint row classes) applies or fits" in \
+        str(info.value)

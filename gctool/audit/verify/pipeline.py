@@ -149,8 +149,7 @@ def _stages(run: Run) -> VerifyReport:
             return early
     if cheap and not run.finite and run.method != "structural":  # O(n K): after the
         rot = detect(run)  # certificates (structural: no enumeration follows, none needed)
-    check_reduction_work(run)
-    early = first_checks(run, cheap)
+    early = check_reduction_work(run, rot) or first_checks(run, cheap)
     if early is not None:
         return early
     red = run.reduction()

@@ -56,6 +56,12 @@ class Run:
     notes: list[str] = field(default_factory=list)
     #: symmetry reductions not used because they hold only up to round-off (the report's notes)
     symmetry_notes: list[str] = field(default_factory=list)
+    #: the structural certificates' stage (:func:`gctool.audit.verify.shortcuts.certificate`):
+    #: None before it runs (or when it does not), "tried" once every certificate that applies
+    #: was tried or did not fit, "deferred" when over R/C the class certificate waits for the
+    #: reduction of B to be over the budget (:func:`~gctool.audit.verify.shortcuts.
+    #: deferred_certificate`); the reduction's refusal words what was tried from it
+    certificates: str | None = None
 
     def __post_init__(self) -> None:
         r = self.request

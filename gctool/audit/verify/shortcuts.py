@@ -38,18 +38,42 @@ def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
     """Structural certificates (proofs that also show that all n workers decode), tried
     before anything that costs O(n^3), each when its estimate fits (:func:`tried`): the BCH
     bound (a 4095-worker cyclic-MDS code answers in 0.1 s) and disjoint row classes (FRC
-    groups: a 4096-worker FRC code in about a second)."""
+    groups: a 4096-worker FRC code in about a second).  Over R/C with ``method=auto`` the
+    enumeration also reports the decoding systems' condition numbers (gates need them): the
+    class certificate stands in for it only when what every enumeration starts with (the
+    reduction of B and the decoding with all n workers, :func:`checks_work`) is over the
+    work budget; while it fits, the certificate waits for :func:`deferred_certificate`."""
+    run.certificates = "tried"
     name, statement = "bch", None
     if not run.exact and tried(run, "the BCH certificate", cert.bch_cost(run.code, run.s, rot),
                                rot):
         statement = cert.bch_certificate(run.code, run.s, rot)
-    if statement is None and (not run.numeric or run.method == "structural"
-                              or not run.budget.affords(run.reduction_work())):
-        # over R/C the enumeration also reports the decoding systems' condition numbers
-        # (gates need them): the class certificate stands in for it only when the
-        # reduction is over the work budget, or when a certificate is asked for
-        if tried(run, "the row-class certificate", cert.class_cost(run.code), rot):
-            name, statement = "classes", cert.class_certificate(run.code, run.s)
+    if statement is None:
+        if run.numeric and run.method != "structural" and run.budget.affords(checks_work(run)):
+            run.certificates = "deferred"
+            return None
+        name, statement = "classes", _classes(run, rot)
+    return _certified(run, name, statement)
+
+
+def deferred_certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
+    """The class certificate that :func:`certificate` deferred, tried when what the earlier
+    stages left of the budget (the rotation's detection spends its estimate) no longer affords
+    the reduction of B and the decoding with all n workers (:func:`checks_work`)."""
+    if run.certificates != "deferred" or run.budget.affords(checks_work(run)):
+        return None
+    run.certificates = "tried"
+    return _certified(run, "classes", _classes(run, rot))
+
+
+def _classes(run: Run, rot: Rotation | None) -> str | None:
+    """The class certificate's statement when it is tried (:func:`tried`) and proves."""
+    if tried(run, "the row-class certificate", cert.class_cost(run.code), rot):
+        return cert.class_certificate(run.code, run.s)
+    return None
+
+
+def _certified(run: Run, name: str, statement: str | None) -> VerifyReport | None:
     if statement is None:
         return None
     return run.report(True, f"certificate:{name}", f"structural certificate: {statement}",
@@ -87,21 +111,39 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
     return True
 
 
-def check_reduction_work(run: Run) -> None:
+def check_reduction_work(run: Run, rot: Rotation | None) -> VerifyReport | None:
     """Refuse, before it starts, a reduction of B (which every method but a certificate
     needs), with the decoding with all n workers that follows it over R/C
-    (:func:`checks_work`), above the work budget."""
+    (:func:`checks_work`), above the work budget; the class certificate that
+    :func:`certificate` deferred is tried first (:func:`deferred_certificate`), and its
+    proof is returned instead."""
+    early = deferred_certificate(run, rot)
+    if early is not None:
+        return early
     n, K = run.code.B.shape
     full = " and decoding with all n workers" if run.numeric else ""
     run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B{full}",
-                          checks_work(run), "no structural certificate (BCH bound, "
-                          "disjoint row classes) applies or fits the budget; verify a "
-                          "smaller code, or raise `max_work`")
+                          checks_work(run), f"{_untried(run)}verify a smaller code, or raise "
+                          "`max_work`")
     # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
     # of ~100 bytes per fraction with ``exact``)
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
     run.budget.check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
                             5 * n * K * item, "verify a smaller code")
+    return None
+
+
+def _untried(run: Run) -> str:
+    """What the reduction's refusal says of the structural certificates (:attr:`Run.
+    certificates`): none applies or fits only when each was tried or did not fit."""
+    if run.certificates == "tried":
+        return ("no structural certificate (BCH bound, disjoint row classes) applies or fits "
+                "the budget; ")
+    if run.method == "exhaustive":
+        return "`method`=exhaustive tries no structural certificate (`method`=auto does); "
+    if run.sample is not None:
+        return "a sample tries no structural certificate; "
+    return ""
 
 
 def checks_work(run: Run) -> float:
