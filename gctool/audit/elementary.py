@@ -20,7 +20,6 @@ everything is exact.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from math import comb
 from typing import Any
@@ -106,14 +105,10 @@ def check_budget(oracle: OptimalOracle) -> None:
                              remedy)
 
 
-#: the exact ranks of B over GF(q) computed, per oracle
-_RANKS: weakref.WeakKeyDictionary[OptimalOracle, int] = weakref.WeakKeyDictionary()
-
-
 def rank_work(oracle: OptimalOracle) -> float:
     """Estimated work of the rank of B still to compute: one elimination over GF(q) (none over
     R/C, where the oracle's SVD gave it, or once computed)."""
-    if not oracle.finite or oracle in _RANKS:
+    if not oracle.finite or oracle.exact_rank is not None:
         return 0.0
     rows, cols = oracle.code.B.shape
     return float(solve_cost(rows, cols, True))
@@ -128,11 +123,10 @@ def _rank(oracle: OptimalOracle) -> int:
     (callers check :func:`rank_work` first) and kept."""
     if not oracle.finite:
         return oracle.rank
-    r = _RANKS.get(oracle)
-    if r is None:
+    if oracle.exact_rank is None:
         oracle.meter.charge(rank_work(oracle))
-        r = _RANKS[oracle] = matrix_rank(oracle.code.field, oracle.code.B)
-    return r
+        oracle.exact_rank = matrix_rank(oracle.code.field, oracle.code.B)
+    return oracle.exact_rank
 
 
 #: the other exact methods a refusal of the elementary search suggests

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import math
-import weakref
 from collections.abc import Callable, Sequence
 from math import comb
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,6 @@ from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
 from gctool.audit.sweep import exhaustive_source, local_runner
 from gctool.audit.symmetry import (
-    Held,
     Rotation,
     count_candidates,
     count_orbits,
@@ -108,10 +106,6 @@ def rotation_for(oracle: Oracle, instead: Callable[[], float] | None = None
     return rot if same_w and np.array_equal(D, B) else None
 
 
-#: each oracle's last detection (:func:`detected`, :func:`rotation_note`, :func:`unsought`)
-_HELD: weakref.WeakKeyDictionary[Oracle, Held] = weakref.WeakKeyDictionary()
-
-
 def detected(oracle: Oracle, instead: Callable[[], float] | None = None) -> Rotation | None:
     """The code's rotation, held to the oracle's budget as ``verify`` holds it
     (:func:`gctool.audit.symmetry.held_rotation`: free below 50 ms or once found, else
@@ -124,13 +118,13 @@ def detected(oracle: Oracle, instead: Callable[[], float] | None = None) -> Rota
     if held.spent:
         oracle.meter.charge(held.spent, "rotation detection")
         oracle.budget = oracle.budget.rest(held.spent)
-    _HELD[oracle] = held
+    oracle.rotation_held = held
     return held.rotation
 
 
 def unsought(oracle: Oracle) -> float:
     """The estimate (ns) of the oracle's last detection when it was not looked for, else 0."""
-    held = _HELD.get(oracle)
+    held = oracle.rotation_held
     return 0.0 if held is None else held.skipped
 
 
@@ -161,7 +155,7 @@ def rotation_note(oracle: Oracle) -> list[str]:
     to round-off (:func:`gctool.audit.symmetry.find_rotation`); never a new detection."""
     if oracle.kind == "natural":
         return []
-    held = _HELD.get(oracle)
+    held = oracle.rotation_held
     return [] if held is None else list(held.notes)
 
 

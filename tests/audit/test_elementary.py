@@ -179,6 +179,6 @@ def test_gf_code_with_a_huge_primal_count_has_no_dual_and_holds_the_rank_to_the_
     with pytest.raises(BudgetExceeded, match="rank of B.*max_work"):
         el.check_budget(tight)  # what elementary_threshold checks before it starts
     assert el.work(tight) == el.rank_work(tight)  # auto's test: the elimination alone
-    assert el.rank_work(tight) > 0 and tight not in el._RANKS  # refused before the elimination
+    assert el.rank_work(tight) > 0 and tight.exact_rank is None  # refused before the elimination
     auto = threshold(code, method="auto")  # elementary over budget, then the other methods
     assert auto.threshold == 2 and auto.exact

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import Tol
 from gctool.wording import counted
+
+if TYPE_CHECKING:
+    from gctool.audit.symmetry import Held
 
 #: a batch of straggler sets given to :meth:`Oracle.errors` costs this much besides its sets,
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
@@ -104,6 +107,11 @@ class Oracle:
         self._timed_cpu = self._timed_work = 0.0
         self.decoder_rate: float | None = None
         self._timed_lock = threading.Lock()
+        #: the last rotation detection held to this oracle's budget
+        #: (:func:`gctool.audit.exhaustive.detected`; None: none asked for yet)
+        self.rotation_held: Held | None = None
+        #: rank B over GF(q), once computed (:func:`gctool.audit.elementary.rank_work`)
+        self.exact_rank: int | None = None
 
     def set_work(self, s: int, sets: int) -> float:
         """Estimated work of ``sets`` straggler sets of size s: one least-squares solve or
