@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +136,20 @@ def stage_sets(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     for stage in counted:
         monkeypatch.setattr(real.RealScreen, stage, counting(stage))
     return counted
+
+
+def budget_clock(monkeypatch: pytest.MonkeyPatch, thread_time: Callable[[], float]) -> None:
+    """Give ``gctool.budget`` alone (its timed probes) the CPU clock ``thread_time``, through a
+    copy of the ``time`` module: the module itself stays, so the oracle's decoder timing
+    (``Oracle.errors``) and the threads of earlier runs read the real clock and take no tick
+    of a counting fake (patching ``time.thread_time`` itself let them: the timed attack probe
+    then read 3 ticks where it reads 1, now and then, in a whole run)."""
+    import time
+    import types
+
+    from gctool import budget
+
+    clock = types.ModuleType("time")
+    clock.__dict__.update(time.__dict__)
+    clock.thread_time = thread_time  # type: ignore[attr-defined]
+    monkeypatch.setattr(budget, "time", clock)

@@ -24,7 +24,7 @@ from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
-from helpers import stage_sets
+from helpers import budget_clock, stage_sets
 
 #: above every reduction of B here, below every enumeration
 SMALL = Budget(max_work=1e-2)
@@ -261,13 +261,12 @@ def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
     it (either way), on the jobs that run it (a clock of 100 ms per reading), when it is
     within TIMED_SPAN of the budget; farther above it, the calibrated estimate refuses at
     once, untimed."""
-    from gctool import budget
     from gctool.audit.oracles import make_oracle
 
     oracle = make_oracle(cyc48)
     assert oracle.set_work(6, comb(48, 6)) == pytest.approx(comb(48, 6) * hat_cost(6, 6, 48))
     clock = iter(range(10**6))
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     near = Budget(max_work=0.1)  # the calibrated 0.86 s is within TIMED_SPAN of it
     for jobs in (1, 2):
         with pytest.raises(BudgetExceeded) as err:
@@ -291,7 +290,7 @@ def test_a_refusal_near_the_budget_states_the_timed_estimate(
 
     calibrated = needed(cyc48, 6)  # about 0.37 s
     clock = iter(range(10**6))
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     near = Budget(max_work=calibrated / 3)
     assert budget.worth_timing(calibrated, near.max_work)
     for jobs in (1, 2):
@@ -371,7 +370,7 @@ def test_a_numpy_route_refusal_near_the_budget_states_the_timed_estimate(
     if name == "orbits":
         sets, filt = count_orbits(code.n, s), filter_work(code.n, s, 1)
     clock = iter(range(10**6))
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     near = Budget(max_work=calibrated / 3)
     with pytest.raises(BudgetExceeded) as err:
         verify(code, s, jobs=1, budget=near, **kw)  # type: ignore[arg-type]
@@ -472,11 +471,10 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
     rarely decides) is refused on the probe's measured time per set: here a clock that
     advances 100 ms per reading, so the probe's first set, timed alone, takes 100 ms (slow
     enough to decide at once)."""
-    from gctool import budget
 
     code = design("cyclic", n=30, s=6, seed=1)  # 593,775 sets: a priori about 50 ms
     clock = iter(range(10**6))  # 100 ms per reading
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     with pytest.raises(BudgetExceeded) as err:
         verify(code, 6, method="exhaustive", jobs=2, budget=Budget(max_work=1.0))
     text = str(err.value)
@@ -498,7 +496,7 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     now, seen = [0.0], list[tuple[int, int]]()
     # a clock of 10 ns per set: the machine's own timing of these calls (tens of us) can read
     # 2-3 times as long on a busy machine, whose probe then takes the calls of slow sets
-    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    budget_clock(monkeypatch, lambda: now[0])
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         seen.append((a, b))
@@ -529,7 +527,7 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
     from gctool import budget
 
     now, seen = [0.0], list[tuple[int, int]]()
-    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    budget_clock(monkeypatch, lambda: now[0])
     stop, mid, first = 10**8, 10**8 // 2, budget.PROBE_FIRST
 
     def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set, 1 ms after the first 64
@@ -556,7 +554,7 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
 
     seen: list[tuple[int, int]] = []
     clock = iter(range(10**6))  # each walk takes one second of the thread's CPU
-    monkeypatch.setattr(budget.time, "thread_time", lambda: float(next(clock)))
+    budget_clock(monkeypatch, lambda: float(next(clock)))
 
     def walk(a: int, b: int) -> tuple[int, bool]:
         seen.append((a, b))
@@ -610,7 +608,7 @@ def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
     from gctool import budget
 
     now, seen = [0.0], list[tuple[int, int]]()
-    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    budget_clock(monkeypatch, lambda: now[0])
     stop, over = 10**8, 100.0  # the run affords 100 ns per set: 10x its sets' rate
     probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
     assert probed is not None and not probed[2]
@@ -633,7 +631,7 @@ def test_a_probe_of_orbit_candidates_warms_up_on_their_first_set(
     from gctool import budget
 
     now, seen = [0.0], list[tuple[int, int]]()
-    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    budget_clock(monkeypatch, lambda: now[0])
     stop = 39_030  # sets only in the first 10,000 ranks and at every 50th rank after them
     walk = _loading_walk(now, seen, 1e-6, lambda r: r < 10_000 or r % 50 == 0)
     mid = stop // 2
@@ -656,12 +654,11 @@ def test_the_worst_case_on_orbits_is_not_refused_on_the_kernels_loading(
     """frc n=40 s=4 at size 5 by one set per rotation orbit (82,251 of 658,008 sets), its
     probe's walk loading its kernels for 3 s of CPU in its first call (a clock of 10 ns per
     rank walked besides): admitted at the default budget, estimated at its sets' rate."""
-    from gctool import budget
     from gctool.audit import exhaustive
 
     monkeypatch.setattr(exhaustive, "orbits_pay", lambda *args: True)
     now = [0.0]
-    monkeypatch.setattr(budget.time, "thread_time", lambda: now[0])
+    budget_clock(monkeypatch, lambda: now[0])
     real = exhaustive._twin_walk
 
     def twin_walk(*args: object, **kw: object) -> tuple[object, int, int]:
@@ -692,7 +689,7 @@ def test_the_windows_stop_within_their_time_when_one_set_is_slow(
 
     seen: list[tuple[int, int]] = []
     cpu = [0.0]
-    monkeypatch.setattr(budget.time, "thread_time", lambda: cpu[0])
+    budget_clock(monkeypatch, lambda: cpu[0])
 
     def walk(a: int, b: int, per: float) -> tuple[int, bool]:
         seen.append((a, b))
@@ -855,11 +852,10 @@ def test_the_exhaustive_attack_is_refused_on_its_timed_probe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The attack re-checks its calibrated estimate on the same probe as verify: with a clock
     of 100 ms per reading, the first sets are slow and the refusal gives their time."""
-    from gctool import budget
 
     code = design("cyclic", n=30, s=6, seed=1)
     clock = iter(range(10**6))
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     with pytest.raises(BudgetExceeded) as err:
         attack(code, 6, method="exhaustive", symmetry=False, budget=Budget(max_work=1.0))
     text = str(err.value)
@@ -885,7 +881,7 @@ def test_a_gf_attack_near_the_budget_is_timed_before_it_is_refused(
         attack(gf, 3, method="exhaustive", symmetry=False, budget=far)
     assert "timed" not in str(err.value) and err.value.needed == pytest.approx(calibrated)
     clock = iter(range(10**6))
-    monkeypatch.setattr(budget.time, "thread_time", lambda: next(clock) * 0.1)
+    budget_clock(monkeypatch, lambda: next(clock) * 0.1)
     near = Budget(max_work=calibrated / 3)
     assert budget.worth_timing(calibrated, near.max_work)
     with pytest.raises(BudgetExceeded) as err:
