@@ -1,6 +1,11 @@
 """The order of ``verify``'s stages (see the package docstring): :func:`verify_with` builds the
 :class:`~gctool.audit.verify.run.Run` of a request (:class:`gctool.request.VerifyRequest`,
-checked when it was made); :func:`execute` runs the stages until one answers."""
+checked when it was made); :func:`execute` runs the stages until one answers.  They share the
+request's one work budget in order: each stage admitted on its estimate (the rotation's
+detection, a certificate, whether it proves or not, the reduction of B with the decoding with
+all n workers) spends it, and the stages after it get what it leaves
+(:meth:`gctool.budget.Budget.rest`, on ``run.budget``), so their refusals name what the earlier
+stages used."""
 
 from __future__ import annotations
 

@@ -96,7 +96,10 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
     (:func:`enumeration_work`; a BCH certificate in a splitting field GF(q^e) costs seconds of
     galois): a skipped certificate costs no verdict, the enumeration then decides, and refuses
     in one line above the budget.  With ``method=structural`` (no enumeration follows) one
-    above the budget is refused.  A cost of 0 (the certificate does not apply) is tried."""
+    above the budget is refused.  A cost of 0 (the certificate does not apply) is tried.
+    Admitted, its estimate is spent whether it proves or not: the later stages (the other
+    certificate, the reduction of B, the enumeration) are held to what it leaves
+    (:meth:`gctool.budget.Budget.rest`), as after the rotation's detection."""
     if cost == 0:
         return True
     n, q = run.code.n, run.code.field
@@ -104,10 +107,11 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
     if run.method == "structural":
         run.budget.check_work(what, cost, "use `method`=auto (enumeration), or raise "
                               "`max_work`")
-        return True
-    if not run.budget.affords(cost) or cost >= enumeration_work(run, rot):
+    elif not run.budget.affords(cost) or cost >= enumeration_work(run, rot):
         return False
-    run.budget.check_work(what, cost, "raise `max_work`")  # admitted (counted as checked)
+    else:
+        run.budget.check_work(what, cost, "raise `max_work`")  # admitted (counted as checked)
+    run.budget = run.budget.rest(cost)
     return True
 
 
@@ -116,20 +120,23 @@ def check_reduction_work(run: Run, rot: Rotation | None) -> VerifyReport | None:
     needs), with the decoding with all n workers that follows it over R/C
     (:func:`checks_work`), above the work budget; the class certificate that
     :func:`certificate` deferred is tried first (:func:`deferred_certificate`), and its
-    proof is returned instead."""
+    proof is returned instead.  Admitted, the estimate is spent: the stages after it (the
+    class patterns, the enumeration) are held to what it leaves
+    (:meth:`gctool.budget.Budget.rest`), and their refusals name it."""
     early = deferred_certificate(run, rot)
     if early is not None:
         return early
     n, K = run.code.B.shape
     full = " and decoding with all n workers" if run.numeric else ""
+    work = checks_work(run)
     run.budget.check_work(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B{full}",
-                          checks_work(run), f"{_untried(run)}verify a smaller code, or raise "
-                          "`max_work`")
+                          work, f"{_untried(run)}verify a smaller code, or raise `max_work`")
     # B and its factors (U, V^T, the null space and W): about five n x K arrays (objects
     # of ~100 bytes per fraction with ``exact``)
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
     run.budget.check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
                             5 * n * K * item, "verify a smaller code")
+    run.budget = run.budget.rest(work)
     return None
 
 
