@@ -2,18 +2,22 @@
 it left (:meth:`gctool.budget.Budget.rest` of their admitted estimates), and a refusal names
 what they used.  The enumeration used to get the whole budget after a reduction of B that had
 spent most of it, and a certificate admitted on its estimate that did not prove charged
-nothing to the stages after it.  Verdicts do not depend on the budget: only whether a run is
-refused, and what its refusal says."""
+nothing to the stages after it.  The deferred class certificate (tried once the rotation's
+detection leaves too little for the reduction) is reached here too.  Verdicts do not depend on
+the budget: only whether a run is refused, and what its refusal says."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+from gctool.algebra.fields import parse_field
 from gctool.audit import certificates as cert
-from gctool.audit import symmetry
-from gctool.audit.verify import verify
+from gctool.audit import nullspace, symmetry
+from gctool.audit.verify import shortcuts, verify
 from gctool.audit.verify.enumeration import calibrated
 from gctool.audit.verify.run import Run
 from gctool.audit.verify.shortcuts import checks_work, enumeration_work
@@ -21,10 +25,11 @@ from gctool.budget import NS_PER_S, Budget, format_seconds, start_ns
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.io import code_bytes
+from gctool.model import GradientCode
 from gctool.request import VerifyRequest
 
 from helpers import run
-from refusals import refused
+from refusals import forbid, refused
 
 
 def _seconds(work: float) -> float:
@@ -60,10 +65,10 @@ def test_the_enumeration_gets_what_the_reduction_left() -> None:
 
 def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
     """The same run from a file: one line on stderr naming ``--max-work`` and the earlier
-    parts (the file itself is below the size read under any budget)."""
+    parts (its NPZ file, 0.7 MB, is below the size read under any budget)."""
     code = design("cyclic", n=300, s=2, seed=1)
-    path = tmp_path / "c.json"
-    path.write_bytes(code_bytes(code, path))
+    path = tmp_path / "c.npz"
+    path.write_bytes(code_bytes(code, npz=True))
     run_ = Run(code, VerifyRequest(s=1), 1, 1)
     kernel = run_.make_kernel(run_.reduction())
     work, jobs = calibrated(run_, kernel, run_.total)
@@ -114,3 +119,53 @@ def test_a_refused_reduction_names_the_certificate_tried_before_it() -> None:
     assert (f"above the {format_seconds(_seconds(whole - classes))} that the earlier parts of "
             f"the run (about {format_seconds(_seconds(classes))})") in text, text
     assert info.value.budget == pytest.approx(_seconds(whole - classes))
+
+
+def _frc(n: int, group: int) -> GradientCode:
+    """A real FRC code (as ``design frc`` builds it: groups of ``group`` workers sharing
+    ``group`` partitions), without the design's self-check."""
+    B = np.kron(np.eye(n // group), np.ones((group, group)))
+    return GradientCode(B, parse_field("real"), group - 1)
+
+
+def test_the_rotation_detection_leads_to_the_deferred_class_certificate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real frc n=1024 (groups of 8) at s = 7: over R auto defers the row-class certificate
+    while the reduction of B with the decoding with all n workers (about 1 s) fits the budget.
+    The rotation's detection (57 ms, above what runs under any budget) fits too and is spent;
+    what it leaves no longer affords the reduction, so the deferred certificate is tried and
+    proves the code: the verdict the enumeration would give, by the certificate."""
+    code = _frc(1024, 8)
+    run_ = Run(code, VerifyRequest(s=7), 7, 1)
+    detection, checks = symmetry.rotation_work(code), checks_work(run_)
+    classes = cert.class_cost(code)
+    assert detection >= symmetry.ROTATION_FREE_NS  # held to the budget, and spent
+    whole = checks + detection / 2
+    assert detection < enumeration_work(run_, None)  # (auto looks for it)
+    assert whole - detection < checks and classes <= whole - detection
+    seen: list[Any] = []
+    deferred = shortcuts.deferred_certificate
+
+    def spy(r: Run, rot: symmetry.Rotation | None) -> object:
+        seen.append((r.certificates, rot))
+        out = deferred(r, rot)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(shortcuts, "deferred_certificate", spy)
+    monkeypatch.setattr(nullspace, "reduce_float", forbid)  # the reduction never starts
+    report = verify(code, 7, budget=Budget(max_work=_seconds(whole)))
+    assert report.ok and report.verdict == "ok" and report.exact
+    assert report.method == "certificate:classes", report.reason
+    assert report.certificate is not None and "128 classes of proportional rows" in \
+        report.certificate
+    status, rot = seen[0]
+    assert status == "deferred" and rot is not None and rot.t == 8
+    assert seen[1] is report  # the deferred attempt gave the report
+    # the detection's spend is what leads there: free (as below ROTATION_FREE_NS), the same
+    # budget affords the reduction, and the run goes on to it (stopped here by ``forbid``)
+    monkeypatch.setattr(symmetry, "ROTATION_FREE_NS", 2 * detection)
+    seen.clear()
+    with pytest.raises(AssertionError, match="expensive step ran"):
+        verify(_frc(1024, 8), 7, budget=Budget(max_work=_seconds(whole)))
+    assert len(seen) == 2 and seen[0][0] == "deferred" and seen[1] is None
