@@ -63,6 +63,43 @@ def test_the_enumeration_gets_what_the_reduction_left() -> None:
     assert report.ok and report.method == "enumeration" and report.checked == 300
 
 
+def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enumeration(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decoding with all n workers charges the run's meter the CPU time of the sets float64
+    cannot decide (their exact decisions, as measured): that meter is held to what the
+    reduction's estimate left, and what it charged is spent too, so the enumeration gets the
+    rest.  Real cyclic n=300 at s = 1, under a budget that affords the checks and 1.5 times
+    the enumeration: a charge of one enumeration's estimate during the checks (as exact
+    decisions would make it) has the enumeration refused, naming both."""
+    from gctool.audit.verify import pipeline
+
+    code = design("cyclic", n=300, s=2, seed=1)
+    run_ = Run(code, VerifyRequest(s=1), 1, 1)
+    kernel = run_.make_kernel(run_.reduction())
+    work, jobs = calibrated(run_, kernel, run_.total)
+    enum = work / jobs + start_ns(kernel.will_compile(1))
+    checks = checks_work(run_)
+    whole = checks + 1.5 * enum
+    assert verify(code, 1, budget=Budget(max_work=_seconds(whole))).ok
+    limits: list[tuple[float, float]] = []
+    first = pipeline.first_checks
+
+    def charged(r: Run, cheap: bool) -> object:
+        limits.append((r.meter.limit, r.budget.work_ns))
+        out = first(r, cheap)
+        r.meter.charge(enum)  # the exact decisions' CPU time, as ExactClock charges it
+        return out
+
+    monkeypatch.setattr(pipeline, "first_checks", charged)
+    with pytest.raises(BudgetExceeded) as info:
+        verify(code, 1, budget=Budget(max_work=_seconds(whole)))
+    assert limits == [(pytest.approx(whole - checks), pytest.approx(whole - checks))]
+    text = str(info.value)
+    assert "verify (n=300, s=1) of 300 straggler sets" in text, text
+    assert f"(about {format_seconds(_seconds(checks + enum))}) left of" in text, text
+    assert info.value.budget == pytest.approx(_seconds(whole - checks - enum))
+
+
 def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
     """The same run from a file: one line on stderr naming ``--max-work`` and the earlier
     parts (its NPZ file, 0.7 MB, is below the size read under any budget)."""

@@ -80,9 +80,11 @@ def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport 
     # the smallest enumeration: above the budget, every other one is too; held to what the
     # checks before it left (frc n=2048 s=7: 3 s of reduction, 2.5 of full set), which
     # :func:`~gctool.audit.verify.shortcuts.check_reduction_work` spent
+    work = patterns_work(run, kernel, patterns)
     run.budget.check_work(f"verify (n={code.n}, s={s}) of {patterns:,} straggler sets (one "
-                          "per row-class pattern)", patterns_work(run, kernel, patterns),
-                          f"raise `max_work`, {INSTEAD}")
+                          "per row-class pattern)", work, f"raise `max_work`, {INSTEAD}")
+    # its estimate is spent: the exact decisions of its sets get the rest (as an enumeration's)
+    run.meter.charge(min(work, run.meter.remaining))
     sets, weights = [], []
     for killed in class_patterns(sizes, s):
         S = pattern_set(classes, killed, s)

@@ -3,9 +3,9 @@
 checked when it was made); :func:`execute` runs the stages until one answers.  They share the
 request's one work budget in order: each stage admitted on its estimate (the rotation's
 detection, a certificate, whether it proves or not, the reduction of B with the decoding with
-all n workers) spends it, and the stages after it get what it leaves
-(:meth:`gctool.budget.Budget.rest`, on ``run.budget``), so their refusals name what the earlier
-stages used."""
+all n workers) spends it, with the CPU time of the exact decisions the run's meter charged
+(:meth:`~gctool.audit.verify.run.Run.spend`), and the stages after it get what that leaves
+(:meth:`gctool.budget.Budget.rest`), so their refusals name what the earlier stages used."""
 
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ def _stages(run: Run) -> VerifyReport:
         early = rank_bound(run, red)
         if early is not None:
             return early
+    run.spend(0.0)  # the checks' exact decisions, as measured: the enumeration gets the rest
     if run.method == "structural":
         raise InvalidInput(
             f"no structural certificate applies to this code at s = {run.s}; use "
@@ -188,5 +189,5 @@ def detect(run: Run) -> Rotation | None:
         code, run.budget, f"verify (n={code.n}, k*m={code.B.shape[1]}, {code.field})",
         needed=run.method == "structural", instead=lambda: enumeration_work(run, None))
     run.symmetry_notes.extend(held.notes)
-    run.budget = run.budget.rest(held.spent)
+    run.spend(held.spent)
     return held.rotation

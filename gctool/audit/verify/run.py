@@ -78,8 +78,7 @@ class Run:
         #: the run's work meter (an enumeration's from its admission on, see
         #: :func:`~gctool.audit.verify.enumeration.enumerate_sets`): its decoders charge it the
         #: time of the sets float64 cannot decide
-        self.meter: Meter = self.budget.meter(f"verify (n={self.code.n}, s={self.s})",
-                                              "raise `max_work`")
+        self.meter: Meter = self.budget.meter(self.what, "raise `max_work`")
         self.red: ns.Reduction | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
         #: what the enumeration costs besides its sets, in ns on no job's share
@@ -90,6 +89,20 @@ class Run:
         #: confirms may then answer (:func:`gctool.audit.verify.pipeline.settle`)
         self.undecided_full: Exception | None = None
         self.progress_total = self.sample if self.sample is not None else self.total
+
+    @property
+    def what(self) -> str:
+        """The run, as its refusals name it."""
+        return f"verify (n={self.code.n}, s={self.s})"
+
+    def spend(self, work: float) -> None:
+        """A stage admitted at ``work`` (ns of one core: its estimate) spends it, with what the
+        run's meter charged since the last stage (the exact decisions of sets float64 cannot
+        decide, their CPU time): the stages after it get what that leaves of the run's budget
+        (:meth:`gctool.budget.Budget.rest`; their refusals name what the earlier stages
+        used), and a meter held to it."""
+        self.budget = self.budget.rest(work + self.meter.spent)
+        self.meter = self.budget.meter(self.what, "raise `max_work`")
 
     # -- report helpers ----------------------------------------------------------------------
     def report(self, ok: bool, method: str, reason: str, **kw: Any) -> VerifyReport:

@@ -99,7 +99,7 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
     above the budget is refused.  A cost of 0 (the certificate does not apply) is tried.
     Admitted, its estimate is spent whether it proves or not: the later stages (the other
     certificate, the reduction of B, the enumeration) are held to what it leaves
-    (:meth:`gctool.budget.Budget.rest`), as after the rotation's detection."""
+    (:meth:`Run.spend`), as after the rotation's detection."""
     if cost == 0:
         return True
     n, q = run.code.n, run.code.field
@@ -111,7 +111,7 @@ def tried(run: Run, what: str, cost: float, rot: Rotation | None) -> bool:
         return False
     else:
         run.budget.check_work(what, cost, "raise `max_work`")  # admitted (counted as checked)
-    run.budget = run.budget.rest(cost)
+    run.spend(cost)
     return True
 
 
@@ -120,9 +120,9 @@ def check_reduction_work(run: Run, rot: Rotation | None) -> VerifyReport | None:
     needs), with the decoding with all n workers that follows it over R/C
     (:func:`checks_work`), above the work budget; the class certificate that
     :func:`certificate` deferred is tried first (:func:`deferred_certificate`), and its
-    proof is returned instead.  Admitted, the estimate is spent: the stages after it (the
-    class patterns, the enumeration) are held to what it leaves
-    (:meth:`gctool.budget.Budget.rest`), and their refusals name it."""
+    proof is returned instead.  Admitted, the estimate is spent (:meth:`Run.spend`): the
+    exact decisions of the checks (the run's meter) and the stages after them (the class
+    patterns, the enumeration) are held to what it leaves, and their refusals name it."""
     early = deferred_certificate(run, rot)
     if early is not None:
         return early
@@ -136,7 +136,7 @@ def check_reduction_work(run: Run, rot: Rotation | None) -> VerifyReport | None:
     item = 100 if run.exact else np.dtype(run.code.field.dtype).itemsize
     run.budget.check_memory(f"verify (n={n}, k*m={K}, {run.code.field}): reducing B",
                             5 * n * K * item, "verify a smaller code")
-    run.budget = run.budget.rest(work)
+    run.spend(work)
     return None
 
 
