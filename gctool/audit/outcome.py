@@ -3,6 +3,11 @@
 Worst mode: ``error <= true worst <= upper`` (``upper`` None when no bound is known); ``exact``
 means the value is proved to be the worst case.  Threshold mode: ``lower <= T <= upper`` where
 ``upper`` is the size of a verified witness set; ``exact`` means ``lower == upper``.
+
+A search the work budget stopped is labelled here, by :meth:`WorstOutcome.stopped` and
+:meth:`ThresholdOutcome.stopped`: exact when what it proved before the stop settles the answer
+(the error found reaches the proved upper bound; the proved lower bound on the threshold meets
+the witness), heuristic otherwise, with a note that says which.
 """
 
 from __future__ import annotations
@@ -38,6 +43,18 @@ class WorstOutcome:
                                   "is the worst case")
             self.exact = True
 
+    def stopped(self, why: str = "") -> None:
+        """The work budget stopped the search (``why``: the refusal, with its leading space
+        and parentheses): record it and say what the result is."""
+        self.budget_stopped = True
+        if self.exact:
+            self.notes.append(f"the work budget stopped the exact search{why}; the error found "
+                              f"reaches the proved upper bound ({self.upper_source}), so the "
+                              "result is exact")
+        else:
+            self.notes.append(f"the work budget stopped the exact search{why}; the result is "
+                              "the heuristic one found so far")
+
 
 @dataclass
 class ThresholdOutcome:
@@ -51,7 +68,37 @@ class ThresholdOutcome:
     total: int = 0
     resolution: float | None = None  # MILP: errors below this count as decodable
     notes: list[str] = field(default_factory=list)
+    #: the work budget stopped the search that found it (``auto`` keeps what it proved)
+    budget_stopped: bool = False
 
     @property
     def upper(self) -> int | None:
         return self.threshold
+
+    def settled(self, n: int) -> bool:
+        """Whether the proved bounds meet: sets smaller than ``lower`` are proved not to exceed
+        and the verified witness has ``lower`` stragglers (or no witness and ``lower`` > n: no
+        set of any size exceeds)."""
+        if self.threshold is None:
+            return self.lower > n
+        return self.lower >= self.threshold
+
+    def stopped(self, n: int, why: str) -> None:
+        """The work budget stopped the search (``why``: the refusal) of a code with ``n``
+        workers: the result is what was proved before it, exact exactly when the bounds meet
+        (:meth:`settled`), and the note says which."""
+        self.budget_stopped = True
+        self.exact = self.settled(n)
+        t = self.threshold
+        if self.exact and t is not None:
+            self.notes.append(f"the work budget stopped the exact search ({why}) after it had "
+                              f"proved the threshold: no set of fewer than {t} stragglers "
+                              f"exceeds and the witness of {t} does, so the result is exact")
+        elif self.exact:
+            self.notes.append(f"the work budget stopped the exact search ({why}) after it had "
+                              f"proved that no straggler set exceeds, so the result is exact")
+        else:
+            between = (f"{self.lower} <= threshold <= {t}" if t is not None
+                       else f"threshold >= {self.lower}, no witness found")
+            self.notes.append(f"the work budget stopped the exact search ({why}); the result "
+                              f"is the heuristic one found so far: {between}")

@@ -93,9 +93,10 @@ class _Found:
     def degraded(self, oracle: Oracle, limit: float, exc: BudgetExceeded, step: str
                  ) -> ThresholdOutcome:
         """The result so far when the work budget stopped ``step``: heuristic unless the
-        witness meets the proved lower bound.  With no witness yet, the holders of the least
-        replicated partitions are one, on their own estimate when it fits the budget; when it
-        does not and nothing was found, the budget stop ``exc`` is the answer (a refusal)."""
+        witness meets the proved lower bound (:meth:`ThresholdOutcome.stopped`).  With no
+        witness yet, the holders of the least replicated partitions are one, on their own
+        estimate when it fits the budget; when it does not and nothing was found, the budget
+        stop ``exc`` is the answer (a refusal)."""
         skipped = False
         if self.witness is None and oracle.monotone:
             # the holders of the least replicated partition: a few sets, on their own estimate
@@ -120,17 +121,15 @@ class _Found:
             raise self.first or exc
         t = None if w is None else w.threshold
         out = ThresholdOutcome(t, None if w is None else w.stragglers,
-                               None if w is None else w.error, t is not None and self.lower >= t,
+                               None if w is None else w.error, False,
                                "auto" if w is None else w.method,
-                               self.lower if t is None else min(self.lower, t))
+                               self.lower if t is None else min(self.lower, t),
+                               oracle.evaluations)  # (the decoder's evaluations of the run)
         if w is not None:
             out.resolution = w.resolution
-        between = (f"{out.lower} <= threshold <= {t}" if t is not None
-                   else f"threshold >= {out.lower}, no witness found")
         trail = self.trail[:-1] if self.trail[-1:] == [step] else self.trail
         out.notes.append("auto: " + " -> ".join(trail + [f"{step} stopped by the budget"]))
-        out.notes.append(f"the work budget stopped the exact search ({exc}); the result is the "
-                         f"heuristic one found so far: {between}")
+        out.stopped(oracle.n, str(exc))  # exact when the proved bounds meet
         return out
 
 

@@ -117,8 +117,7 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
         trail.append(step)
     if best.budget_stopped:
         trail[-1] += " stopped by the budget"
-        best.notes.append(f"the work budget stopped the exact search{stop}; the result is the "
-                          "heuristic one found so far")
+        best.stopped(stop)  # exact when the error found reaches the proved upper bound
     best.notes.insert(0, "auto: " + " -> ".join(trail))
     return best
 

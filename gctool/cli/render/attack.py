@@ -65,7 +65,8 @@ def render_threshold(r: ThresholdReport) -> None:
                 r.require_status or "unproven"]
             con.print(f"{_require_label(r)}: {verdict}")
 
-    _frame(r, body, "not proved (the witness gives an upper bound on the threshold)", None)
+    _frame(r, body, "not proved (no witness found)" if r.threshold is None else
+           "not proved (the witness gives an upper bound on the threshold)", None)
 
 
 def render_curve(r: CurveReport) -> None:

@@ -1,0 +1,211 @@
+"""The label of an attack the work budget stopped: exact exactly when what was proved before
+the stop settles the answer, heuristic otherwise, and the report's ``exact``, its header and its
+notes all say the same (a wrong label is as bad as a wrong verdict).
+
+The budget is made to stop the search at every one of its charges in turn (the meter refuses
+the N-th charge, as it does when the work runs out there: deterministic, unlike a time budget),
+with ``max_sets`` holding the exhaustive search and the elementary threshold over their caps, so
+that ``auto`` goes on to the bounded searches; every answer is compared with brute force."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gctool.audit.attack import attack, threshold
+from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
+from gctool.budget import Budget, Meter
+from gctool.codes import design
+from gctool.errors import BudgetExceeded
+from gctool.model import GradientCode
+
+from helpers import run
+from jsondoc import loads
+from oracles import brute_worst, decodes_gf, lstsq_error, threshold_by
+
+STOPPED = "the work budget stopped the exact search"
+EXACT_NOTE = "so the result is exact"
+HEURISTIC_NOTE = "the result is the heuristic one found so far"
+
+
+@contextmanager
+def stop_at_charge(monkeypatch: pytest.MonkeyPatch, allowed: int) -> Iterator[None]:
+    """The work budget runs out at the meter's charge number ``allowed + 1`` (its own refusal)."""
+    charge = Meter.charge
+    count = [0]
+
+    def limited(self: Meter, work: float, what: str = "") -> None:
+        count[0] += 1
+        if count[0] > allowed:
+            self.done = self.spent
+            self.spent += float(work)
+            raise self._refuse(self.spent, what)
+        charge(self, work, what)
+
+    with monkeypatch.context() as m:
+        m.setattr(Meter, "charge", limited)
+        yield
+
+
+def _codes() -> list[tuple[str, GradientCode]]:
+    return [("frc GF(7)", design("frc", n=8, s=1, field="GF(7)")),
+            ("cyclic-mds GF(11)", design("cyclic-mds", n=10, s=2, field="GF(11)")),
+            ("cyclic real", design("cyclic", n=8, s=2, seed=1))]
+
+
+def _decodes(code: GradientCode) -> Any:
+    B = np.asarray(code.B)
+    if code.field.is_finite:
+        GF = code.field.galois()
+        return lambda F: decodes_gf(GF, B, F)
+    # (a random real B decodes up to round-off: the tolerance rule, tol * k, by numpy's lstsq)
+    return lambda F: lstsq_error(B, F) <= 1e-9 * code.k
+
+
+def _fails(code: GradientCode, S: list[int]) -> bool:
+    return not _decodes(code)(tuple(i for i in range(code.n) if i not in S))
+
+
+CODES = _codes()
+SWEEP = range(0, 45)  # charges allowed: from none to past the end of the search
+
+
+@pytest.mark.parametrize(("name", "code"), CODES, ids=[c[0] for c in CODES])
+def test_threshold_stopped_at_every_charge_is_labelled_by_its_proved_bounds(
+        monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode) -> None:
+    truth = threshold_by(_decodes(code), code.n)
+    assert truth is not None
+    kinds = set()
+    for allowed in SWEEP:
+        with stop_at_charge(monkeypatch, allowed):
+            try:
+                r = threshold(code, budget=Budget(max_work=100.0), max_sets=3)
+            except BudgetExceeded:  # nothing proved and no witness: refused
+                continue
+        lo, up = r.threshold_lower, r.threshold_upper
+        assert lo is not None and lo <= truth, (allowed, r.notes)
+        if up is not None:
+            assert up >= truth and r.stragglers is not None and len(r.stragglers) == up
+            assert _fails(code, r.stragglers)  # the witness is a real one
+        # the label is the bounds' own: exact exactly when they meet, and then it is the truth
+        assert r.exact == (up is not None and lo == up), (allowed, r.notes)
+        if r.exact:
+            assert r.threshold == truth
+        stopped = [note for note in r.notes if STOPPED in note]
+        if stopped:
+            assert len(stopped) == 1
+            assert (EXACT_NOTE in stopped[0]) == r.exact, (allowed, stopped)
+            assert (HEURISTIC_NOTE in stopped[0]) == (not r.exact), (allowed, stopped)
+            kinds.add(r.exact)
+    # the sweep stops the search both before and after its bounds meet
+    assert kinds == {True, False}, name
+
+
+def test_the_frc_threshold_stopped_after_its_bounds_meet_is_exact_on_the_cli(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The defect seen on frc n=128 over GF(7): bnb stopped by the budget after the lower bound
+    met the witness was headed 'exact' with a note calling it heuristic.  The JSON, the header
+    and the notes now agree, both ways."""
+    path = tmp_path / "frc.json"
+    run("design", "frc", "-n", "8", "-s", "1", "--field", "GF(7)", "-o", str(path), "-q")
+    args = ("attack", str(path), "--threshold", "--max-sets", "3", "--max-work", "100s")
+    seen: dict[bool, int] = {}
+    for allowed in SWEEP:
+        with stop_at_charge(monkeypatch, allowed):
+            r = run(*args, "--json")
+        if r.exit_code != 0:
+            continue
+        doc = loads(r.stdout)
+        if any(STOPPED in note for note in doc["notes"]):
+            seen.setdefault(doc["exact"], allowed)
+    assert set(seen) == {True, False}
+    for exact, allowed in seen.items():
+        with stop_at_charge(monkeypatch, allowed):
+            doc = loads(run(*args, "--json").stdout)
+        with stop_at_charge(monkeypatch, allowed):
+            text = run(*args)
+        assert text.exit_code == 0
+        header = [line for line in text.stdout.splitlines()
+                  if line.startswith(("exact:", "not proved"))]
+        assert len(header) == 1
+        note = next(note for note in doc["notes"] if STOPPED in note)
+        if exact:
+            assert doc["threshold_lower"] == doc["threshold_upper"] == doc["threshold"] == 2
+            assert header[0].startswith("exact: ")
+            assert EXACT_NOTE in note and "heuristic" not in text.stdout
+            assert "sandwich" not in text.stdout and "tolerates up to 1 straggler" in text.stdout
+        else:
+            assert doc["threshold_lower"] < 2
+            assert header[0].startswith("not proved")
+            assert HEURISTIC_NOTE in note and HEURISTIC_NOTE in text.stdout
+        # the count of a degraded result is the decoder's evaluations of the run, not 0
+        assert doc["checked"] == doc["evaluations"]
+
+
+def test_a_degraded_threshold_without_a_witness_says_so_in_its_header(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    path = tmp_path / "frc.json"
+    run("design", "frc", "-n", "8", "-s", "1", "--field", "GF(7)", "-o", str(path), "-q")
+    for allowed in SWEEP:
+        with stop_at_charge(monkeypatch, allowed):
+            r = run("attack", str(path), "--threshold", "--max-sets", "3", "--max-work",
+                    "100s")
+        if r.exit_code == 0 and "no witness found" in r.stdout:
+            assert "not proved (no witness found): auto" in r.stdout
+            assert "witness gives an upper bound" not in r.stdout
+            return
+    raise AssertionError("no stop left the threshold without a witness")
+
+
+@pytest.mark.parametrize(("name", "code"), CODES, ids=[c[0] for c in CODES])
+def test_worst_case_stopped_at_every_charge_keeps_a_label_its_notes_agree_with(
+        monkeypatch: pytest.MonkeyPatch, name: str, code: GradientCode) -> None:
+    s = 3
+    truth = brute_worst(code, s, lstsq_error)
+    stops = 0
+    for allowed in SWEEP:
+        with stop_at_charge(monkeypatch, allowed):
+            try:
+                r = attack(code, s, budget=Budget(max_work=100.0), max_sets=3)
+            except BudgetExceeded:
+                continue
+        assert r.raw_error is not None and r.raw_error <= truth * (1 + 1e-9) + 1e-12
+        if r.exact:
+            assert r.raw_error == pytest.approx(truth, rel=1e-9, abs=1e-12)
+        stopped = [note for note in r.notes if STOPPED in note]
+        if stopped:
+            stops += 1
+            assert (EXACT_NOTE in stopped[0]) == r.exact, (allowed, stopped)
+            assert (HEURISTIC_NOTE in stopped[0]) == (not r.exact), (allowed, stopped)
+    if not code.field.is_finite:  # (over GF(q) greedy reaches the indicator's 1 at once)
+        assert stops > 0
+
+
+def test_a_stopped_worst_case_that_reaches_its_proved_bound_is_exact() -> None:
+    """The label of a stopped worst case is its sandwich's: the error found reaching the
+    proved upper bound is the worst case, budget stop or not."""
+    met = WorstOutcome([0, 1], 1.0, False, "greedy")
+    met.tighten(1.0, "an indicator error is at most 1")
+    met.stopped(" (over budget)")
+    assert met.exact and met.budget_stopped
+    assert met.notes[-1].endswith("reaches the proved upper bound (an indicator error is at "
+                                  "most 1), so the result is exact")
+    open_ = WorstOutcome([0, 1], 0.5, False, "greedy")
+    open_.tighten(1.0, "an indicator error is at most 1")
+    open_.stopped(" (over budget)")
+    assert not open_.exact and HEURISTIC_NOTE in open_.notes[-1]
+
+
+@pytest.mark.parametrize(("threshold_", "lower", "exact"), [
+    (2, 2, True), (3, 2, False), (None, 2, False), (None, 9, True)])
+def test_a_stopped_threshold_is_exact_exactly_when_its_bounds_meet(
+        threshold_: int | None, lower: int, exact: bool) -> None:
+    out = ThresholdOutcome(threshold_, None if threshold_ is None else list(range(threshold_)),
+                           None if threshold_ is None else 1.0, not exact, "bnb", lower)
+    out.stopped(8, "over budget")
+    assert out.exact is exact and out.budget_stopped
+    assert (EXACT_NOTE in out.notes[-1]) is exact
