@@ -92,7 +92,7 @@ def check_budget(oracle: OptimalOracle) -> None:
     """Refuse the enumeration, before it starts, when its estimated :func:`work` (over GF(q),
     first the elimination that gives the rank) does not fit what is left of the oracle's work
     budget (one line with the estimate)."""
-    remedy = f"use {METHODS_INSTEAD}, a smaller code, or raise `max_work`"
+    remedy = f"use {methods_instead(oracle)}, a smaller code, or raise `max_work`"
     if not _rank_affordable(oracle):
         K = oracle.code.B.shape[1]
         oracle.budget.check_work(f"elementary-vector search (n={oracle.n}, {oracle.code.field}"
@@ -129,8 +129,12 @@ def _rank(oracle: OptimalOracle) -> int:
     return oracle.exact_rank
 
 
-#: the other exact methods a refusal of the elementary search suggests
-METHODS_INSTEAD = "`method`=milp, bnb or greedy"
+def methods_instead(oracle: OptimalOracle) -> str:
+    """The methods a refusal of the elementary search suggests: those that ``auto`` tries
+    after it and that apply to the code (no milp over GF(q))."""
+    from gctool.audit.attack.options import methods_after
+
+    return methods_after("elementary", oracle)
 
 
 def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = None
@@ -145,7 +149,7 @@ def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = N
     check_budget(oracle)
     need = cost(oracle)
     oracle.budget.check_sets(f"the elementary-vector search (n={n})", need,
-                             f"raise `max_sets`, or use {METHODS_INSTEAD}")
+                             f"raise `max_sets`, or use {methods_instead(oracle)}")
     if _use_dual(oracle):
         return dual_threshold(oracle, need, progress)
     Q, G = _basis(oracle)

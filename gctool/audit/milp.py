@@ -123,10 +123,14 @@ def _space(oracle: OptimalOracle) -> _Space:
     return _Space(oracle.n, cplx, perp, V, phi, np.linalg.norm(Q * sigma, axis=1))
 
 
-def _require(oracle: Oracle) -> None:
+def _require(oracle: Oracle, epsilon: float | None) -> None:
+    """Refuse the milp over GF(q), suggesting the methods that apply (epsilon: the threshold's
+    level, None in worst mode)."""
     if oracle.finite:
+        from gctool.audit.attack.options import methods_besides
+
         raise InvalidInput(f"the milp method works over the reals and complex numbers, not "
-                           f"{oracle.code.field}; use exhaustive, bnb, greedy or elementary")
+                           f"{oracle.code.field}; use {methods_besides('milp', oracle, epsilon)}")
 
 
 @dataclass(frozen=True)
@@ -375,7 +379,7 @@ def _interruptible(call: Callable[[], T]) -> T:
 def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAULT_RESOLUTION,
                    time_limit: float = DEFAULT_TIME_LIMIT) -> ThresholdOutcome:
     """Fewest stragglers with error > epsilon (raw units), by MILP (see module docs)."""
-    _require(oracle)
+    _require(oracle, epsilon)
     if isinstance(oracle, FixedOracle):
         return _fixed_threshold(oracle, epsilon, time_limit)
     if not isinstance(oracle, OptimalOracle):
@@ -482,7 +486,7 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
 def milp_worst(oracle: Oracle, s: int, *, time_limit: float = DEFAULT_TIME_LIMIT,
                incumbent: WorstOutcome | None = None) -> WorstOutcome:
     """Worst error with s stragglers: OA for optimal decoding, McCormick for fixed weights."""
-    _require(oracle)
+    _require(oracle, None)
     if isinstance(oracle, FixedOracle):
         return _fixed_worst(oracle, s, _Solver(oracle, time_limit, "MILP worst case",
                                                 OUTER_COST), incumbent)

@@ -35,6 +35,52 @@ from gctool.request import (
 METHODS = ATTACK_METHODS
 Progress = Callable[[int, int], None]
 
+#: when each search method applies to an oracle (its code's field and its decoder) and a
+#: threshold level epsilon (None: the worst case, not a threshold): the milp is a program over
+#: R/C for the optimal and fixed decoders, the elementary vectors give the exact threshold T_0
+#: under optimal decoding, branch and bound prunes on an error monotone in the straggler set or
+#: on the quadratic form of fixed weights over R/C (:mod:`gctool.audit.bnb`).
+#: ``auto`` runs a method only where it applies, and a refusal suggests only methods that apply.
+APPLIES: dict[str, Callable[[Oracle, float | None], bool]] = {
+    "exhaustive": lambda oracle, epsilon: True,
+    "elementary": lambda oracle, epsilon: oracle.kind == "optimal" and epsilon == 0,
+    "milp": lambda oracle, epsilon: not oracle.finite and oracle.kind in ("optimal", "fixed"),
+    "bnb": lambda oracle, epsilon: oracle.monotone or (oracle.kind == "fixed"
+                                                       and not oracle.finite),
+    "greedy": lambda oracle, epsilon: True,
+}
+
+#: the order in which ``auto`` tries the methods of a threshold (each while it applies and fits
+#: the budget)
+THRESHOLD_ORDER = ("exhaustive", "elementary", "milp", "bnb", "greedy")
+
+
+def applies(method: str, oracle: Oracle, epsilon: float | None = None) -> bool:
+    """Whether ``method`` applies to ``oracle``, for the threshold at level ``epsilon`` or
+    (None) the worst case (:data:`APPLIES`)."""
+    return APPLIES[method](oracle, epsilon)
+
+
+def methods_after(method: str, oracle: Oracle, epsilon: float | None = 0.0) -> str:
+    """What a refusal of ``method`` (over its budget) suggests instead: the methods that
+    ``auto`` tries after it (:data:`THRESHOLD_ORDER`) and that apply to ``oracle`` (for the
+    threshold at level ``epsilon``, or None: the worst case), e.g.
+    "`method`=milp, bnb or greedy" over R/C, "`method`=bnb or greedy" over GF(q)."""
+    later = THRESHOLD_ORDER[THRESHOLD_ORDER.index(method) + 1:]
+    return _listed([m for m in later if applies(m, oracle, epsilon)])
+
+
+def methods_besides(method: str, oracle: Oracle, epsilon: float | None) -> str:
+    """What a refusal of ``method`` where it does not apply suggests: every other method that
+    applies to ``oracle`` (for the threshold at level ``epsilon``, or None: the worst case)."""
+    return _listed([m for m in THRESHOLD_ORDER if m != method and applies(m, oracle, epsilon)])
+
+
+def _listed(names: list[str]) -> str:
+    """"`method`=a, b or c"."""
+    return "`method`=" + (names[0] if len(names) == 1
+                          else f"{', '.join(names[:-1])} or {names[-1]}")
+
 
 @dataclass(frozen=True)
 class AttackOptions:

@@ -18,7 +18,13 @@ from typing import Any
 
 from gctool.audit import bnb, exhaustive, greedy
 from gctool.audit.attack.figures import diagnostics
-from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
+from gctool.audit.attack.options import (
+    THRESHOLD_ORDER,
+    AttackOptions,
+    applies,
+    oracle_for,
+    scale_of,
+)
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import ThresholdOutcome
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
@@ -153,11 +159,11 @@ def _auto_threshold(oracle: Oracle, epsilon: float, limit: float, opts: AttackOp
             found.trail.append("exhaustive over budget")
             found.lower = exc.proved or 0  # the sizes it enumerated before the budget stop
             _leave_rest(oracle, before)
-        for step in ("elementary", "milp", "bnb"):
+        for step in THRESHOLD_ORDER[1:-1]:  # the exact methods after exhaustive
             out = _auto_step(step, oracle, epsilon, limit, opts, found)
             if out is not None:
                 return out
-        step = "greedy"
+        step = THRESHOLD_ORDER[-1]  # greedy
         out = _greedy_threshold(oracle, limit, opts, found.lower)
     except Undecided:
         raise
@@ -184,9 +190,9 @@ def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: At
                found: _Found) -> ThresholdOutcome | None:
     """One exact method of ``auto`` when it applies and fits: its result when final, else None
     (what it proved is kept in ``found``)."""
+    if not applies(step, oracle, epsilon) or (step == "bnb" and not oracle.monotone):
+        return None  # (auto's bnb of a threshold: on monotone errors, from a column witness)
     if step == "elementary":
-        if epsilon != 0 or oracle.kind != "optimal":
-            return None
         from gctool.audit import elementary
         from gctool.audit.oracles import OptimalOracle
 
@@ -200,16 +206,12 @@ def _auto_step(step: str, oracle: Oracle, epsilon: float, limit: float, opts: At
         out.notes.insert(0, "auto: " + " -> ".join(found.trail + ["elementary"]))
         return out
     if step == "milp":
-        if oracle.finite or oracle.kind not in ("optimal", "fixed"):
-            return None
         from gctool.audit.milp import milp_threshold
 
         found.trail.append("milp")
         out = milp_threshold(oracle, epsilon, resolution=opts.resolution,
                              time_limit=opts.time_limit)
     else:
-        if not oracle.monotone:
-            return None
         found.trail.append("bnb")
         out = _bnb_threshold(oracle, limit, opts, found.lower, found)
     if out.exact or (step == "bnb" and out.threshold is not None):

@@ -17,9 +17,9 @@ from typing import Any
 
 from gctool.audit import bnb, exhaustive, greedy
 from gctool.audit.attack.figures import closed_form, diagnostics, random_means
-from gctool.audit.attack.options import AttackOptions, oracle_for, scale_of
+from gctool.audit.attack.options import AttackOptions, applies, oracle_for, scale_of
 from gctool.audit.checks import check_s
-from gctool.audit.oracles import FixedOracle, Oracle
+from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import START_NS
 from gctool.errors import BudgetExceeded, InvalidInput, summarised
@@ -92,16 +92,14 @@ def _auto_worst(oracle: Oracle, s: int, opts: AttackOptions,
     trail.append("greedy")
     step, stop = "greedy", ""
     try:
-        if not best.exact and not best.budget_stopped and (
-                oracle.monotone or (isinstance(oracle, FixedOracle) and not oracle.finite)):
+        if not best.exact and not best.budget_stopped and applies("bnb", oracle):
             step = "bnb"
             found = bnb.bnb_worst(oracle, s, incumbent=best, max_nodes=opts.max_nodes,
                                   progress=opts.progress)
             found.tighten(top, why)
             best = found
             trail.append("bnb")
-        if not best.exact and not best.budget_stopped and not oracle.finite and \
-                oracle.kind in ("optimal", "fixed"):
+        if not best.exact and not best.budget_stopped and applies("milp", oracle):
             from gctool.audit.milp import milp_worst
 
             step = "milp"

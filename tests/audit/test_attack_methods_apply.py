@@ -1,0 +1,147 @@
+"""Which search methods apply to a code and decoder is decided in one place
+(``gctool.audit.attack.options.APPLIES``), and what attack says about methods follows it: the
+table agrees with what each method accepts, and a refusal suggests only methods that apply (no
+milp over GF(q), no elementary for a worst case), in the library's terms and in the CLI's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gctool.audit.attack import AttackOptions, attack, threshold
+from gctool.audit.attack.options import APPLIES, THRESHOLD_ORDER, applies, oracle_for
+from gctool.budget import Budget
+from gctool.codes import design
+from gctool.errors import BudgetExceeded, InvalidInput
+from gctool.model import GradientCode
+
+from helpers import run
+
+CASES: list[tuple[str, GradientCode, str, Any]] = [
+    ("frc GF(7) optimal", design("frc", n=6, s=1, field="GF(7)"), "optimal", None),
+    ("frc GF(7) natural", design("frc", n=6, s=1, field="GF(7)"), "natural", None),
+    ("frc GF(7) fixed", design("frc", n=6, s=1, field="GF(7)"), "fixed", [1] * 6),
+    ("frc real natural", design("frc", n=6, s=1), "natural", None),
+    ("cyclic real optimal", design("cyclic", n=6, s=1, seed=1), "optimal", None),
+    ("cyclic real fixed", design("cyclic", n=6, s=1, seed=1), "fixed", None),
+    ("cyclic complex optimal", design("cyclic", n=6, s=1, seed=1, field="complex"), "optimal",
+     None),
+]
+
+
+def _runs(code: GradientCode, method: str, decoder: str, weights: Any,
+          epsilon: float | None) -> bool:
+    """Does ``method`` run on the code (True) or refuse it as not applying (False)?"""
+    try:
+        if epsilon is None:
+            attack(code, 2, method=method, decoder=decoder, weights=weights)
+        else:
+            threshold(code, epsilon, method=method, decoder=decoder, weights=weights)
+    except InvalidInput:
+        return False
+    return True
+
+
+#: worst mode (None), the exact threshold (0) and, over R/C only (over GF(q) epsilon is 0),
+#: the threshold at a level
+LEVELS = [(*case, eps) for case in CASES for eps in (None, 0.0, 0.5)
+          if not (eps and case[1].field.is_finite)]
+
+
+@pytest.mark.parametrize(("name", "code", "decoder", "weights", "epsilon"), LEVELS,
+                         ids=[f"{c[0]} {c[4]}" for c in LEVELS])
+def test_the_table_is_what_each_method_accepts(name: str, code: GradientCode, decoder: str,
+                                               weights: Any, epsilon: float | None) -> None:
+    assert set(APPLIES) == set(THRESHOLD_ORDER)
+    oracle = oracle_for(code, AttackOptions(decoder=decoder, weights=weights))
+    for method in THRESHOLD_ORDER:
+        assert _runs(code, method, decoder, weights, epsilon) == applies(
+            method, oracle, epsilon), (method, name, epsilon)
+
+
+def _suggested(message: str, prefix: str) -> list[str]:
+    """The methods a refusal suggests, from '<prefix>a, b or c'."""
+    m = re.search(re.escape(prefix) + r"([a-z]+(?:, [a-z]+)*(?: or [a-z]+)?)", message)
+    assert m, message
+    return re.split(r", | or ", m.group(1))
+
+
+GF_MDS = design("cyclic-mds", n=10, s=2, field="GF(11)")
+#: a real code whose elementary search is over 1 ms (its dual walk: 12,975 sets), and a small
+#: one of the same field and decoder that the suggested methods run on
+REAL_CYCLIC = design("cyclic", n=24, s=4, seed=1)
+SMALL_REAL = design("cyclic", n=10, s=2, seed=1)
+
+
+@pytest.mark.parametrize(("code", "small", "expected"), [
+    (GF_MDS, GF_MDS, ["bnb", "greedy"]), (REAL_CYCLIC, SMALL_REAL, ["milp", "bnb", "greedy"])],
+    ids=["GF(11)", "real"])
+@pytest.mark.parametrize("budget", [Budget(max_sets=2), Budget(max_work=1e-3)],
+                         ids=["max_sets", "max_work"])
+def test_an_elementary_refusal_suggests_the_methods_that_apply_to_the_field(
+        code: GradientCode, small: GradientCode, expected: list[str], budget: Budget) -> None:
+    with pytest.raises(BudgetExceeded) as info:
+        threshold(code, method="elementary", budget=budget)
+    suggested = _suggested(str(info.value), "`method`=")
+    assert suggested == expected
+    for method in suggested:  # each one runs on a code of this field (T = s + 1 = 3)
+        assert threshold(small, method=method).threshold == 3
+
+
+@pytest.mark.parametrize(("mode", "expected"), [
+    ((), ["exhaustive", "elementary", "bnb", "greedy"]),
+    (("-s", "2"), ["exhaustive", "bnb", "greedy"])], ids=["threshold", "worst"])
+def test_a_milp_refusal_over_gf_suggests_only_methods_that_apply(
+        mode: tuple[str, ...], expected: list[str]) -> None:
+    epsilon = None if mode else 0.0
+    with pytest.raises(InvalidInput) as info:
+        if epsilon is None:
+            attack(GF_MDS, 2, method="milp")
+        else:
+            threshold(GF_MDS, method="milp")
+    assert _suggested(str(info.value), "`method`=") == expected
+    for method in expected:
+        assert _runs(GF_MDS, method, "optimal", None, epsilon)
+
+
+def _file(tmp_path: Path, code: GradientCode, name: str) -> str:
+    from gctool.io import code_bytes
+
+    path = tmp_path / name
+    path.write_bytes(code_bytes(code, path))
+    return str(path)
+
+
+@pytest.mark.parametrize(("code", "small", "expected"), [
+    (GF_MDS, GF_MDS, ["bnb", "greedy"]), (REAL_CYCLIC, SMALL_REAL, ["milp", "bnb", "greedy"])],
+    ids=["GF(11)", "real"])
+@pytest.mark.parametrize("limit", [("--max-sets", "2"), ("--max-work", "1ms")],
+                         ids=["max-sets", "max-work"])
+def test_the_cli_refusal_names_the_flags_of_the_methods_that_apply(
+        tmp_path: Path, code: GradientCode, small: GradientCode, expected: list[str],
+        limit: tuple[str, str]) -> None:
+    path = _file(tmp_path, code, "code.json")
+    r = run("attack", path, "--threshold", "--method", "elementary", *limit)
+    assert r.exit_code == 2 and r.stdout == ""
+    line = r.stderr.rstrip("\n")
+    assert "\n" not in line and "Traceback" not in line
+    assert _suggested(line, "--method=") == expected
+    assert "`" not in line
+    other = _file(tmp_path, small, "small.json")
+    for method in expected:
+        ok = run("attack", other, "--threshold", "--method", method, "--json")
+        assert ok.exit_code == 0, ok.stderr
+
+
+def test_the_cli_milp_refusal_over_gf_suggests_no_milp_and_no_elementary_for_a_worst_case(
+        tmp_path: Path) -> None:
+    path = _file(tmp_path, GF_MDS, "mds.json")
+    r = run("attack", path, "-s", "2", "--method", "milp")
+    assert r.exit_code == 2
+    assert _suggested(r.stderr, "--method=") == ["exhaustive", "bnb", "greedy"]
+    t = run("attack", path, "--threshold", "--method", "milp")
+    assert t.exit_code == 2
+    assert _suggested(t.stderr, "--method=") == ["exhaustive", "elementary", "bnb", "greedy"]
