@@ -11,6 +11,8 @@
 * :func:`atomic_stream` does the same for output produced piece by piece (``export decoders``
   to NPZ): it yields a binary stream on the temporary file and renames it only when the block
   ends normally; on any error or Ctrl-C the temporary file is removed (no partial file).
+* :func:`probe_write` writes and removes a temporary file as :func:`atomic_write` would, for
+  :func:`gctool.budget.write_rate` to time how fast this machine writes a large file there.
 
 Overwrite policy (documented in docs/hardening.md, "Files"): an existing output file is replaced
 without asking, atomically; a symlink is followed (its target is replaced, the link kept); the
@@ -312,6 +314,48 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         _unlink(tmp)
         raise
     _fsync_dir(directory)
+
+
+def probe_target(path: str | os.PathLike[str]) -> Path | None:
+    """The regular file that writing ``path`` creates or replaces (symlinks followed), whose
+    directory a write can be timed in (:func:`probe_write`); None for ``-`` (stdout), a device
+    or FIFO, or a path its write refuses (its own checks say why, in one line)."""
+    if str(path) == "-":
+        return None
+    try:
+        target, existing = _target(_stdout_alias(path), str(path))
+    except InvalidInput:
+        return None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        return None
+    folder = target.parent
+    return target if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK) else None
+
+
+def probe_write(target: Path, nbytes: int) -> bool:
+    """Write ``nbytes`` of a fresh buffer to a temporary file beside ``target`` as
+    :func:`atomic_write` writes a file (buffered pieces, then fsync), and remove
+    it, also when interrupted or failing (named as atomic_write's own temporary files, which a
+    later write of ``target`` removes when a SIGKILL left one); whether it was written (an
+    OSError: not timed, the write itself reports it)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
+                                   dir=target.parent)
+    except OSError:
+        return False
+    try:
+        data = b"\xff" * nbytes  # written as a serialised file is (its pages touched)
+        with os.fdopen(fd, "wb", buffering=WRITE_CHUNK) as fh:
+            view = memoryview(data)
+            while view:
+                view = view[fh.write(view[:WRITE_CHUNK]):]
+            fh.flush()
+            os.fsync(fh.fileno())
+        return True
+    except OSError:
+        return False
+    finally:
+        _unlink(tmp)
 
 
 #: names of the process's standard output as a path

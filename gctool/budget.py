@@ -616,21 +616,83 @@ WRITE_FLOAT_NS = 550
 WRITE_NPZ_NS = 20
 
 
-def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None) -> int:
+def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None,
+               where: Any = None) -> int:
     """Writing a code file of a rows x cols B over a field of ``kind`` (real, complex, gf) as
     NPZ or JSON, in ns; with ``B`` given, its non-integer entries counted (without it, as if
-    it had none: the least it costs)."""
+    it had none: the least it costs).  ``where``: the file's path; a file estimated at
+    :data:`WRITE_PROBE_FROM` bytes or more (:func:`file_bytes`) is charged its bytes at the
+    rate that writing to its directory takes here (:func:`write_rate`)."""
     import numpy as np
 
     entries = rows * cols
-    if npz:
-        return WRITE_NPZ_NS * entries
     floats = 0
-    if B is not None and kind != "gf":
+    if B is not None and kind != "gf" and not npz:
         A = np.asarray(B)
         parts = (A.real, A.imag) if np.iscomplexobj(A) else (A,)
         floats = sum(int(np.count_nonzero(x != np.round(x))) for x in parts)
-    return WRITE_JSON_NS.get(kind, WRITE_JSON_NS["real"]) * entries + WRITE_FLOAT_NS * floats
+    cpu = WRITE_NPZ_NS * entries if npz else (
+        WRITE_JSON_NS.get(kind, WRITE_JSON_NS["real"]) * entries + WRITE_FLOAT_NS * floats)
+    nbytes = file_bytes(kind, npz, entries, floats)
+    if where is None or nbytes < WRITE_PROBE_FROM:
+        return cpu
+    rate = write_rate(where)
+    return cpu if rate is None else cpu + int(rate * nbytes)
+
+
+#: the bytes of a code file per entry of B: NPZ stores float64, complex128 or int64 entries;
+#: JSON at least an integer and its separator per entry (``0, ``), a float's shortest repr
+#: about JSON_FLOAT_BYTES more
+NPZ_ENTRY_BYTES = {"real": 8, "complex": 16, "gf": 8}
+JSON_ENTRY_BYTES = 3
+JSON_FLOAT_BYTES = 18
+
+
+def file_bytes(kind: str, npz: bool, entries: int, floats: int = 0) -> int:
+    """The size of a code file of ``entries`` entries over a field of ``kind``, ``floats`` of
+    their parts not integers (JSON), in bytes: NPZ's exactly (its metadata aside), JSON's the
+    least it takes."""
+    if npz:
+        return NPZ_ENTRY_BYTES.get(kind, 8) * entries
+    return JSON_ENTRY_BYTES * entries * (2 if kind == "complex" else 1) + \
+        JSON_FLOAT_BYTES * floats
+
+
+#: a code file of WRITE_PROBE_FROM bytes or more is charged at the rate of writing here
+#: (:func:`write_rate`): the memory a write touches for the first time (the file's bytes, the
+#: page cache that takes them) costs what the machine makes it cost.  On the 2-core
+#: development machine (a virtual machine whose free memory goes back to its host) a first
+#: touch of fresh memory took 15-30 ns per byte of wall time (0.7-1 s of system time for
+#: 128 MiB, 2.6-3.9 s of wall), and 0.4-2 ns for memory freed a moment before; ``design bibd``
+#: paley-4091 to a 134 MB NPZ 2.3-4.7 s of wall in a fresh process (0.4 s of that starting it),
+#: 0.8-2.5 s to /dev/shm, where the write alone was estimated at 0.34 s
+WRITE_PROBE_FROM = 32 << 20
+#: ... timed on a temporary file of WRITE_PROBE bytes (:func:`gctool._files.probe_write`: a
+#: fresh buffer written as :func:`gctool._files.atomic_write` writes, then removed), once per
+#: process and directory
+WRITE_PROBE = 4 << 20
+#: the rates timed so far, ns per byte, by directory
+_WRITE_RATES: dict[str, float | None] = {}
+
+
+def write_rate(where: Any) -> float | None:
+    """ns of wall time per byte of writing a file to the path ``where`` on this machine now,
+    timed once per process and directory on a probe of :data:`WRITE_PROBE` bytes
+    (:func:`gctool._files.probe_write`, which leaves no file); None where none is timed
+    (``-``, stdout; a device or FIFO; a directory the file cannot be written to: its write
+    refuses it in one line)."""
+    from gctool._files import probe_target, probe_write
+
+    target = probe_target(where)
+    if target is None:
+        return None
+    folder = str(target.parent)
+    if folder not in _WRITE_RATES:
+        t0 = time.perf_counter()
+        done = probe_write(target, WRITE_PROBE)
+        _WRITE_RATES[folder] = (time.perf_counter() - t0) * NS_PER_S / WRITE_PROBE \
+            if done else None
+    return _WRITE_RATES[folder]
 
 
 #: reading a code file (:func:`gctool.io.load_code`: its bytes, the parse, the checks of its

@@ -24,6 +24,7 @@ are imported when a method runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -175,8 +176,8 @@ class Family:
         provenance: dict[str, Any] | None = None, best_of: int | None = None,
         order: str | None = None, message_size: int | None = None,
         precision: str | None = None, max_error: float | None = None,
-        budget: Budget | None = None, jobs: int | None = None, write: str | None = None,
-        **params: Any,
+        budget: Budget | None = None, jobs: int | None = None,
+        write: str | os.PathLike[str] | None = None, **params: Any,
     ) -> GradientCode:
         """Build a code of the scheme (:func:`gctool.codes.design` documents the options)."""
 
@@ -256,7 +257,8 @@ class Family:
         return code
 
     def _check_build(self, n: int | None, cols: int, best_of: int | None,
-                     budget: Budget, fld: Field, write: str | None) -> None:
+                     budget: Budget, fld: Field, write: str | os.PathLike[str] | None
+                     ) -> None:
         """Refuse, before the first draw, builds estimated above the budget: each costs
         :func:`~gctool.budget.build_cost` of its n x ``cols`` B (with n not given, the fixed
         part: a build whose shape follows from its parameters estimates its entries itself,
@@ -268,9 +270,11 @@ class Family:
         rows, cols = (n, cols) if n is not None else (0, 0)
         shape = f" ({rows:,} x {cols:,})" if rows else ""
         draws_of = f" for {draws:,} draws" if draws > 1 else ""
-        writing = f" and writing it ({write.upper()})" if write is not None and rows else ""
+        fmt, where = _written(write)
+        writing = f" and writing it ({fmt.upper()})" if fmt is not None and rows else ""
         instead = ["a smaller n or k"] * bool(rows) + ["fewer `best_of` draws"] * (draws > 1)
-        least = 0 if write is None else write_cost(fld.kind, write == "npz", rows, cols)
+        least = 0 if fmt is None else write_cost(fld.kind, fmt == "npz", rows, cols,
+                                                 where=where)
         budget.check_work(f"design {self.name}: building B{shape}{draws_of}{writing}",
                           draws * build_cost(rows, cols) + least,
                           f"use {' or '.join(instead)}, or raise `max_work`" if instead else
@@ -479,19 +483,31 @@ def _is_auto(field: Any) -> bool:
     return isinstance(field, str) and field.strip().lower() == "auto"
 
 
-def _check_write(code: GradientCode, write: str, budget: Budget, counted: bool) -> None:
-    """Refuse, before it is written, a code file (``write``: json or npz) whose estimate
-    (:func:`~gctool.budget.write_cost` of the built B: its non-integer entries cost more in
-    JSON) is above what the build left; ``counted``: the build's check already counted the
+def _written(write: str | os.PathLike[str] | None) -> tuple[str | None, Any]:
+    """(format, path) of the file a design is written to: ``write`` 'json' or 'npz' (no path),
+    or its path (``os.PathLike``: NPZ when its name ends in .npz)."""
+    if write is None or isinstance(write, str):
+        return write, None
+    from gctool.io import is_npz_path
+
+    return ("npz" if is_npz_path(write) else "json"), write
+
+
+def _check_write(code: GradientCode, write: str | os.PathLike[str], budget: Budget,
+                 counted: bool) -> None:
+    """Refuse, before it is written, a code file (``write``: json, npz or its path) whose
+    estimate (:func:`~gctool.budget.write_cost` of the built B: its non-integer entries cost
+    more in JSON) is above what the build left; ``counted``: the build's check already counted the
     least it costs (its shape was known)."""
     from gctool.budget import write_cost
 
     rows, cols = code.B.shape
-    npz = write == "npz"
-    extra = write_cost(code.field.kind, npz, rows, cols, None if npz else code.B) - (
-        write_cost(code.field.kind, npz, rows, cols) if counted else 0)
+    fmt, where = _written(write)
+    npz = fmt == "npz"
+    extra = write_cost(code.field.kind, npz, rows, cols, None if npz else code.B, where) - (
+        write_cost(code.field.kind, npz, rows, cols, where=where) if counted else 0)
     if extra > 0:
         budget.check_work(f"design {code.scheme}: writing its {rows:,} x {cols:,} B as "
-                          f"{write.upper()}", extra,
+                          f"{str(fmt).upper()}", extra,
                           "write an .npz file, or use a smaller n or k, or raise `max_work`"
                           if not npz else "use a smaller n or k, or raise `max_work`")

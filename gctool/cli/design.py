@@ -143,6 +143,8 @@ def _canonical_command(info: Family, values: dict[str, Any]) -> str:
 
 def _make_command(info: Family) -> click.Command:
     def callback(**values: Any) -> int:
+        from pathlib import Path
+
         from gctool.codes import design as run_design
         from gctool.io import code_bytes, is_npz_path
 
@@ -167,7 +169,8 @@ def _make_command(info: Family) -> click.Command:
                               max_error=values.get("max_error"),
                               budget=budget_of(values.get("max_work")),
                               jobs=values["jobs"] if typed("jobs") else None,
-                              write="npz" if is_npz_path(output) else "json", **core, **params)
+                              write=Path(output) if output != "-" else "json",
+                              **core, **params)
         _refuse_unused(info, code, values.get("best_of"))
         # the command that rebuilds the file: with the seed actually used (drawn when not
         # given), and without one when the construction drew no random number

@@ -3,6 +3,7 @@ in :mod:`gctool.registry`; :func:`design` builds a code of a named scheme."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gctool.algebra.fields import Field
@@ -30,7 +31,7 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     max_error: float | None = None,
     budget: Budget | None = None,
     jobs: int | None = None,
-    write: str | None = None,
+    write: str | os.PathLike[str] | None = None,
     **params: Any,
 ) -> GradientCode:
     """Build a code of the named scheme.
@@ -56,9 +57,12 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     (:func:`gctool.codes.conditioning.screen_jobs`; not given: one, or the caller's
     ``screen_jobs``); the code does not depend on them.  Given to a design that runs no
     screen (:meth:`~gctool.family.Family.screens`), it is refused naming ``jobs``.
-    ``write`` ('json' or 'npz': the code file the caller writes; None: not written) adds the
-    file's estimate (:func:`~gctool.budget.write_cost`) to the budget: the least it costs with
-    the build's, the rest once B is built (before anything is written).
+    ``write`` ('json' or 'npz': the code file the caller writes, or its path, an
+    ``os.PathLike`` whose name ending in .npz makes it NPZ; None: not written) adds the file's
+    estimate (:func:`~gctool.budget.write_cost`) to the budget: the least it costs with the
+    build's, the rest once B is built (before anything is written); a large file given by its
+    path is charged at the rate that writing to its directory takes on this machine, timed
+    once (:func:`~gctool.budget.write_rate`).
     """
     return get_scheme(scheme).design(n, s, k, field, seed, provenance, best_of, order,
                                      message_size, precision, max_error, budget, jobs,

@@ -1,0 +1,140 @@
+"""A large code file is charged its bytes at the rate that writing to its directory takes on
+this machine (:func:`gctool.budget.write_rate`: a temporary file of WRITE_PROBE bytes, timed
+once per process and directory, then removed); small files and stdout are never probed."""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from gctool import _files as gio
+from gctool import budget as bd
+from gctool.budget import NS_PER_S, Budget
+from gctool.codes import design
+from gctool.errors import BudgetExceeded
+
+from helpers import run
+from refusals import forbid, refused
+
+#: the wall time each probe takes on the fake clock (s)
+PROBE_S = 0.5
+
+
+@pytest.fixture(autouse=True)
+def no_rates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test probes afresh (the rates are kept per process)."""
+    monkeypatch.setattr(bd, "_WRITE_RATES", {})
+
+
+def wall_clock(monkeypatch: pytest.MonkeyPatch, step: float = PROBE_S) -> list[int]:
+    """Give ``gctool.budget`` alone a wall clock that advances ``step`` s at each reading after
+    the first (a copy of the ``time`` module, as helpers.budget_clock does for its CPU clock);
+    the readings are counted."""
+    import time
+
+    readings = [0]
+
+    def perf_counter() -> float:
+        readings[0] += 1
+        return step * (readings[0] - 1)
+
+    clock = types.ModuleType("time")
+    clock.__dict__.update(time.__dict__)
+    clock.perf_counter = perf_counter  # type: ignore[attr-defined]
+    monkeypatch.setattr(bd, "time", clock)
+    return readings
+
+
+@pytest.fixture
+def probes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[Path, int]]]:
+    """The probes written (their target and size), through the real probe_write."""
+    calls: list[tuple[Path, int]] = []
+    real: Callable[[Path, int], bool] = gio.probe_write
+
+    def counted(target: Path, nbytes: int) -> bool:
+        calls.append((target, nbytes))
+        return real(target, nbytes)
+
+    monkeypatch.setattr(gio, "probe_write", counted)
+    yield calls
+
+
+def test_a_large_file_is_charged_its_bytes_at_the_probed_rate(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, probes: list[tuple[Path, int]]
+) -> None:
+    """An NPZ file of 4096 x 4096 reals (128 MiB): its CPU estimate plus its bytes at the
+    probe's rate (PROBE_S for WRITE_PROBE bytes), one probe in its directory for two
+    estimates, and no file left there."""
+    wall_clock(monkeypatch)
+    target = tmp_path / "b.npz"
+    entries = 4096 * 4096
+    rate = PROBE_S * NS_PER_S / bd.WRITE_PROBE
+    assert bd.file_bytes("real", True, entries) == 8 * entries >= bd.WRITE_PROBE_FROM
+    expected = bd.WRITE_NPZ_NS * entries + int(rate * 8 * entries)
+    assert bd.write_cost("real", True, 4096, 4096, where=target) == expected
+    assert bd.write_cost("real", True, 4096, 4096, where=tmp_path / "c.npz") == expected
+    assert probes == [(target, bd.WRITE_PROBE)]
+    assert bd.write_rate(target) == pytest.approx(rate)
+    assert os.listdir(tmp_path) == []
+    # the probe's rate is about 120 ns per byte here: the file costs 16 s more than its CPU
+    assert expected - bd.write_cost("real", True, 4096, 4096) > 15 * NS_PER_S
+
+
+def test_small_files_and_stdout_are_not_probed(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """Below WRITE_PROBE_FROM bytes (a JSON file of 4096 x 4096 small integers is 48 MiB at
+    least, its NPZ 128 MiB, but 1000 x 1000 is under 8 MB), and on stdout, the estimate is the
+    CPU's alone, and nothing is written."""
+    monkeypatch.setattr(gio, "probe_write", forbid)
+    for npz in (False, True):
+        assert bd.write_cost("real", npz, 1000, 1000, where=tmp_path / "f") == \
+            bd.write_cost("real", npz, 1000, 1000)
+        assert bd.write_cost("gf", npz, 4096, 4096, where="-") == \
+            bd.write_cost("gf", npz, 4096, 4096)
+    assert bd.file_bytes("real", False, 4096 * 4096) >= bd.WRITE_PROBE_FROM
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_an_interrupted_or_failing_probe_leaves_no_file(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: type[BaseException]) -> None:
+    """Ctrl-C (or a signal the CLI turns into it) during the probe's fsync: raised, and its
+    temporary file removed; an OSError (a full disk): no rate (the write itself reports it),
+    the CPU estimate, no file."""
+    def fail(fd: int) -> None:
+        raise error(28, "No space left on device") if error is OSError else error()
+
+    monkeypatch.setattr(gio.os, "fsync", fail)
+    target = tmp_path / "b.npz"
+    if error is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            bd.write_cost("real", True, 4096, 4096, where=target)
+    else:
+        assert bd.write_cost("real", True, 4096, 4096, where=target) == \
+            bd.write_cost("real", True, 4096, 4096)
+        assert bd.write_rate(target) is None
+    assert os.listdir(tmp_path) == []
+
+
+def test_design_is_refused_on_the_probed_rate(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    """frc n=600 s=2 (600 x 600) written as NPZ under a budget of 1 s, which its CPU estimate
+    (about 0.5 s) fits: with files of its size probed (WRITE_PROBE_FROM lowered) on a slow
+    clock (2 s per probe: about 480 ns per byte, 1.4 s for its 2.9 MB), the library and the
+    command line refuse it in one line naming the write, and no file is written; to stdout
+    (JSON: not probed) it is made."""
+    monkeypatch.setattr(bd, "WRITE_PROBE_FROM", 1 << 20)
+    wall_clock(monkeypatch, 2.0)
+    target = tmp_path / "f.npz"
+    with pytest.raises(BudgetExceeded, match="writing it"):
+        design("frc", n=600, s=2, budget=Budget(max_work=1.0), write=target)
+    assert os.listdir(tmp_path) == []
+    design("frc", n=600, s=2, budget=Budget(max_work=1.0), write="npz")  # (no path: no probe)
+    refused(run("design", "frc", "-n", "600", "-s", "2", "-o", str(target), "--max-work",
+                "1s"), "writing it (NPZ)", "--max-work")
+    assert os.listdir(tmp_path) == []
+    assert run("design", "frc", "-n", "600", "-s", "2", "--max-work", "1s").exit_code == 0
