@@ -1002,6 +1002,9 @@ class DaskRunner:
     #: (``ahead_dropped``, ``ahead_tasks_dropped``) and the look-aheads taken over
     #: (``ahead_taken``)
     totals: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    #: the client whose workers ran a compiled enumeration of this runner (a marker without a
+    #: session): they have loaded the kernels (:meth:`kernels_warm`)
+    _loaded_on: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -1022,6 +1025,21 @@ class DaskRunner:
         self._session_salt = os.urandom(16).hex()
         self._opened = 0
         return self
+
+    def kernels_warm(self) -> bool:
+        """Have this runner's workers loaded the compiled kernels (:func:`workers_start_ns`)?
+        A scheduler's workers outlive its calls: once it has run a compiled enumeration of this
+        runner; a local cluster's, in the session whose cluster ran one (a call without a
+        session starts a cluster of its own)."""
+        if self._loaded_on is None:
+            return False
+        return self.scheduler is not None or (self._session_client is not None
+                                              and self._loaded_on is self._session_client)
+
+    def loaded(self) -> None:
+        """A compiled enumeration ran on this runner's workers (:meth:`kernels_warm`)."""
+        self._loaded_on = self._session_client if self._session_client is not None else \
+            object()
 
     def salt(self) -> str:
         """What tells this session's (or, without one, this call's) carried kernels apart from
@@ -1322,33 +1340,52 @@ def groups_tasks(runner: Any) -> bool:
     return isinstance(runner, DaskRunner) and (runner.guided or runner.batch > 1)
 
 
-def placed(runner: Any, seconds: float) -> Any:
+def placed(runner: Any, seconds: float, compiled: bool = False) -> Any:
     """The runner of an enumeration estimated at ``seconds`` of one core (calibrated, before it
     runs): ``runner`` told the estimate (:func:`estimated`), or None (the local engine, in this
     process) when ``runner`` is a :class:`DaskRunner` whose :attr:`~DaskRunner.local_below_s`
-    is above the estimate.  Which sets run, and the results, are the same either way."""
+    is above the estimate.  Which sets run, and the results, are the same either way.
+    ``compiled``: it walks compiled kernels (:func:`workers_start_ns`)."""
     if isinstance(runner, DaskRunner) and seconds < runner.local_below_s:
         return None
-    return estimated(runner, seconds)
+    return estimated(runner, seconds, compiled)
 
 
-def estimated(runner: Any, seconds: float) -> Any:
+def estimated(runner: Any, seconds: float, compiled: bool = False) -> Any:
     """``runner`` for an enumeration estimated at ``seconds`` of one core: a
     :class:`DaskRunner` sizes its first Dask tasks with the estimate (:meth:`_Window.size`;
-    later ones with the time its tasks took); any other runner as it is."""
+    later ones with the time its tasks took), and records that a ``compiled`` one loaded
+    the kernels on its workers (:meth:`DaskRunner.loaded`); any other runner as it is."""
     if isinstance(runner, DaskRunner | _Estimated):
         return _Estimated(runner if isinstance(runner, DaskRunner) else runner.runner,
-                          float(seconds))
+                          float(seconds), compiled)
     return runner
+
+
+def workers_start_ns(runner: Any, compiled: bool) -> float:
+    """What loading the compiled kernels costs an enumeration that walks them (``compiled``)
+    on the Dask workers of ``runner``, in ns on no job's share (each worker loads its own, at
+    the same time): :data:`~gctool.budget.KERNELS_LOAD_NS` until they have loaded them
+    (:meth:`DaskRunner.kernels_warm`), as :func:`~gctool.budget.start_ns` counts this process;
+    0 for any other runner (a local one runs in this process, which start_ns counts).  A
+    scheduler whose workers loaded them for another client is not asked: counted once more."""
+    if isinstance(runner, _Estimated):
+        runner = runner.runner
+    if not compiled or not isinstance(runner, DaskRunner) or runner.kernels_warm():
+        return 0.0
+    from gctool.budget import KERNELS_LOAD_NS
+
+    return float(KERNELS_LOAD_NS)
 
 
 @dataclass(frozen=True)
 class _Estimated:
     """A :class:`DaskRunner` for one enumeration estimated at ``seconds`` of one core
-    (:func:`estimated`)."""
+    (:func:`estimated`), ``compiled`` or not."""
 
     runner: DaskRunner
     seconds: float
+    compiled: bool = False
 
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:
@@ -1357,6 +1394,8 @@ class _Estimated:
             self.runner(worker, tasks, jobs, on_result)
         finally:
             self.runner.expected_s = None
+            if self.compiled:
+                self.runner.loaded()
 
     def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> _Started | None:
         """:meth:`DaskRunner.start`, its first Dask tasks sized with the estimate."""

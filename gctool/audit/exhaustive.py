@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.audit import nullspace
-from gctool.audit.distributed import groups_tasks, placed
+from gctool.audit.distributed import groups_tasks, placed, workers_start_ns
 from gctool.audit.oracles import Oracle
 from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
@@ -40,6 +40,7 @@ from gctool.audit.symmetry import (
     held_rotation,
 )
 from gctool.budget import (
+    KERNELS_LOAD_NS,
     NS_PER_S,
     PROCESS_TASK_NS,
     SAMPLE_MIN,
@@ -482,7 +483,8 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     need = count_evaluated(n, s, rot)
     work, compiled = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
     start = start_ns(compiled)  # (before the probe or an early start loads the kernels)
-    runner = placed(runner, work / NS_PER_S)  # a small search runs here
+    runner = placed(runner, work / NS_PER_S, compiled)  # a small search runs here
+    start += workers_start_ns(runner, compiled)  # (a Dask cluster's workers load their own)
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
     # unless the budget holds the search even at its worst, or the calibrated estimate is far
@@ -701,6 +703,14 @@ class _SearchBudget:
         #: the estimated time so far (s), from the run's start (:data:`~gctool.budget.START_NS`)
         self.time = START_NS / NS_PER_S
         self.oracle, self.jobs, self.runner = oracle, jobs, runner
+        from gctool.compiled import kernels_loaded
+
+        #: no compiled kernel had run in this process when the search began (before a probe
+        #: loads them): the first size that walks compiled here loads them (:meth:`loading`)
+        self.cold = not kernels_loaded()
+        #: where the kernels are loaded (here, or on the runner's workers): the size charged
+        #: with it and what it costs (ns)
+        self._loads: dict[str, tuple[int, float]] = {}
         self.rot, self.limit, self.top = rot, limit, top
         #: the lexicographic rank (exclusive) of the column witness (failing) at size ``top``
         self._witness_lex: int | None = None
@@ -770,6 +780,21 @@ class _SearchBudget:
             self._early[t] = early
         return self._early[t]
 
+    def loading(self, t: int, need: int) -> float:
+        """Seconds of loading the compiled kernels that size t's ``need`` sets cost, as verify
+        and the worst-case search count them (:func:`~gctool.budget.start_ns`, on no job's
+        share): :data:`~gctool.budget.KERNELS_LOAD_NS` to the first size asked about that
+        walks compiled, in this process when no kernel had run here when the search began
+        (:attr:`cold`), or on Dask workers that have run none for this runner
+        (:func:`~gctool.audit.distributed.workers_start_ns`); 0 to every other size."""
+        if t > 0 and self.work(t, need)[1]:
+            runner = self.runner_of(t)
+            where = "here" if runner is None else "workers"
+            if where not in self._loads:
+                self._loads[where] = (t, (KERNELS_LOAD_NS if self.cold else 0.0)
+                                      if runner is None else workers_start_ns(runner, True))
+        return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
+
     def check_whole(self) -> None:
         """Refuse, before any size is searched, a search whose sizes are estimated (each as
         the search would estimate it before searching it) above the budget: ``max_sets``
@@ -781,7 +806,7 @@ class _SearchBudget:
         for t in range(self.top + 1):
             need = count_evaluated(n, t, self.rot_at(t))
             seconds, how = self.size_time(t, need)
-            self.time += seconds
+            self.time += seconds + self.loading(t, need)
             timed, sets = timed or "timed" in how, sets + need
             if t in self.failing:
                 last = t
@@ -821,7 +846,8 @@ class _SearchBudget:
         """The runner of size t: the search's, or None (this process) for a size too small
         to send to it (:func:`gctool.audit.distributed.placed`)."""
         need = count_evaluated(self.oracle.n, t, self.rot_at(t))
-        return placed(self.runner, self.work(t, need)[0] / NS_PER_S)
+        work, compiled = self.work(t, need)
+        return placed(self.runner, work / NS_PER_S, compiled)
 
     def size_time(self, t: int, need: int) -> tuple[float, str]:
         """(seconds of size t on the jobs that run it, how it was estimated), estimated once
@@ -884,7 +910,7 @@ class _SearchBudget:
             return (f"threshold search (n={n}) needs more than `max_sets` = "
                     f"{budget.max_sets:,} straggler sets; {proved}")
         seconds, how = self.size_time(t, need)
-        self.time += seconds
+        self.time += seconds + self.loading(t, need)
         self.upto[t] = self.time
         if self.time > budget.max_work:
             return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "

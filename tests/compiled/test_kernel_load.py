@@ -104,3 +104,102 @@ def test_frame_spectra_count_loading_the_kernels_too(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr("gctool.compiled.kernels_loaded", lambda: False)
     assert needed("1") - warm[0] == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
     assert needed("0") == warm[1]
+
+
+def _threshold_time(code: gctool.GradientCode, top: int, runner: object = None
+                    ) -> tuple[float, list[float]]:
+    """The threshold search's estimate (s) of every size up to ``top`` as it admits them in
+    order (no probe: the calibrated rates), and what each size was charged for loading the
+    kernels."""
+    from gctool.audit import exhaustive
+    from gctool.audit.oracles import make_oracle
+
+    oracle = make_oracle(code, budget=Budget(max_work=1e6))
+    search = exhaustive._SearchBudget(oracle, 1, runner,  # type: ignore[arg-type]
+                                      None, oracle.limit, top)
+    loads = []
+    for t in range(top + 1):
+        assert search(t, 0, comb(code.n, t)) is None
+        loads.append(search.loading(t, comb(code.n, t)))
+    return search.time, loads
+
+
+def test_the_threshold_search_counts_loading_the_kernels_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """attack --threshold's search (real cyclic n=40 s=6, sizes 0-7, the large ones on the
+    compiled walk): its estimate is KERNELS_LOAD_NS higher where no kernel has run when it
+    begins, charged once, to the first size that walks compiled (as verify and the worst-case
+    search count it, before a probe loads them); on numpy alone (GCTOOL_COMPILED=0) the same
+    in both."""
+    import numpy as np
+
+    from gctool.audit import exhaustive
+
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)  # calibrated rates
+    code = gctool.design("cyclic", n=40, s=6)
+    warm, warm_loads = _threshold_time(code, 7)
+    assert warm_loads == [0.0] * 8
+    from gctool.audit.oracles import make_oracle
+
+    sizes = exhaustive._SearchBudget(make_oracle(code), 1, None, None, np.inf, 7)
+    compiled = [sizes.work(t, comb(40, t))[1] for t in range(8)]
+    assert any(compiled[1:])
+    monkeypatch.setattr("gctool.compiled.kernels_loaded", lambda: False)
+    cold, loads = _threshold_time(code, 7)
+    assert cold - warm == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
+    assert loads.count(KERNELS_LOAD_NS / NS_PER_S) == 1 and sum(loads) == max(loads)
+    first = loads.index(max(loads))
+    assert [t for t in range(1, 8) if compiled[t]][0] == first
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    assert _threshold_time(code, 7)[1] == [0.0] * 8
+
+
+def test_dask_workers_count_loading_the_kernels_until_they_have(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Dask runner the workers load their own kernels (in this warm process): verify of
+    real cyclic n=48 s=6 (compiled) is estimated KERNELS_LOAD_NS higher than on local threads
+    until the runner has run a compiled enumeration on its scheduler's workers
+    (:meth:`DaskRunner.loaded`, through the runner an enumeration is given); the threshold
+    search charges it once, to its first compiled size sent to the cluster.  A local cluster
+    started per call never keeps them; a session's keeps them while its client lives."""
+    pytest.importorskip("distributed")
+    from gctool.audit import distributed, exhaustive
+    from gctool.audit.distributed import DaskRunner, estimated, workers_start_ns
+
+    load = KERNELS_LOAD_NS / NS_PER_S
+    code = gctool.design("cyclic", n=48, s=6)
+    runner = DaskRunner(scheduler="tcp://127.0.0.1:8786")  # never contacted: refused before
+    assert workers_start_ns(runner, True) == KERNELS_LOAD_NS
+    assert workers_start_ns(runner, False) == workers_start_ns(None, True) == 0.0
+
+    def needed(on: object) -> float:
+        request = VerifyRequest(s=6, method="exhaustive", jobs=1, budget=Budget(max_work=0.005),
+                                runner=on)  # type: ignore[arg-type]
+        with pytest.raises(BudgetExceeded) as info:
+            gctool.verify(code, request=request)
+        assert info.value.needed is not None
+        return info.value.needed
+
+    local = needed(None)
+    assert needed(runner) - local == pytest.approx(load)
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)
+    small = gctool.design("cyclic", n=40, s=6)
+    _, on_threads = _threshold_time(small, 7)
+    _, on_workers = _threshold_time(small, 7, DaskRunner(scheduler="tcp://127.0.0.1:8786"))
+    assert sum(on_threads) == 0.0 and sum(on_workers) == pytest.approx(load)
+    assert on_workers.count(load) == 1
+    # an enumeration given the runner as compiled marks its workers (the call itself faked)
+    monkeypatch.setattr(DaskRunner, "__call__", lambda self, *a: None)
+    estimated(runner, 1.0, False)(None, [], 1, lambda i, r: False)
+    assert not runner.kernels_warm()
+    estimated(runner, 1.0, True)(None, [], 1, lambda i, r: False)
+    assert runner.kernels_warm() and needed(runner) == pytest.approx(local)
+    own = DaskRunner()  # a LocalCluster per call
+    estimated(own, 1.0, True)(None, [], 1, lambda i, r: False)
+    assert not own.kernels_warm() and workers_start_ns(own, True) == KERNELS_LOAD_NS
+    session, client = DaskRunner(), object()
+    session._session_client = client
+    distributed.estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)
+    assert session.kernels_warm()
+    session._session_client = object()  # its connection lost: a new cluster
+    assert not session.kernels_warm()

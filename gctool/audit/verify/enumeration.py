@@ -24,7 +24,7 @@ import numpy as np
 
 from gctool.audit import nullspace as ns
 from gctool.audit.chunks import Accumulator, ChunkSummary
-from gctool.audit.distributed import estimated
+from gctool.audit.distributed import estimated, workers_start_ns
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, filter_work
 from gctool.audit.verify.diagnostics import finish_diagnostics
@@ -129,7 +129,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
-    run.fixed = start_ns(kernel.will_compile(s))  # before anything loads its kernels
+    compiled = kernel.will_compile(s)  # (on the workers of a Dask runner too)
+    run.fixed = start_ns(compiled) + workers_start_ns(run.runner, compiled)  # before any loads
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
@@ -199,7 +200,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         left_s = per_set * max(0, evaluations - first.evaluated)
         with _shared_meter(kernel, run.used_jobs if runner is None else 1):
             run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs,
-                       runner=estimated(runner, left_s), coverage=coverage)
+                       runner=estimated(runner, left_s, compiled), coverage=coverage)
     coverage.require()
     reduction = None
     if rot is not None:
