@@ -30,6 +30,9 @@ class WorstOutcome:
     notes: list[str] = field(default_factory=list)
     #: the work budget stopped the search that found it (``auto`` keeps the best so far)
     budget_stopped: bool = False
+    #: what :meth:`stopped` said of it (also in ``notes``), for a report that keeps no notes of
+    #: its own per search (a curve's points)
+    stop_note: str = ""
 
     def tighten(self, upper: float | None, source: str, rtol: float = REL_SLACK) -> None:
         """Record a proven upper bound if it is better; close the sandwich when it meets."""
@@ -48,12 +51,13 @@ class WorstOutcome:
         and parentheses): record it and say what the result is."""
         self.budget_stopped = True
         if self.exact:
-            self.notes.append(f"the work budget stopped the exact search{why}; the error found "
+            self.stop_note = (f"the work budget stopped the exact search{why}; the error found "
                               f"reaches the proved upper bound ({self.upper_source}), so the "
                               "result is exact")
         else:
-            self.notes.append(f"the work budget stopped the exact search{why}; the result is "
+            self.stop_note = (f"the work budget stopped the exact search{why}; the result is "
                               "the heuristic one found so far")
+        self.notes.append(self.stop_note)
 
 
 @dataclass

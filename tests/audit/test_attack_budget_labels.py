@@ -209,3 +209,84 @@ def test_a_stopped_threshold_is_exact_exactly_when_its_bounds_meet(
     out.stopped(8, "over budget")
     assert out.exact is exact and out.budget_stopped
     assert (EXACT_NOTE in out.notes[-1]) is exact
+
+
+def _charges(run_once: Any) -> int:
+    """How many charges the meter takes in ``run_once()`` with no stop."""
+    charge = Meter.charge
+    count = [0]
+
+    def counting(self: Meter, work: float, what: str = "") -> None:
+        count[0] += 1
+        charge(self, work, what)
+
+    Meter.charge = counting  # type: ignore[method-assign]
+    try:
+        run_once()
+    finally:
+        Meter.charge = charge  # type: ignore[method-assign]
+    return count[0]
+
+
+CURVE_CODE = design("cyclic", n=10, s=2, seed=1)
+
+
+def _curve(**kw: Any) -> Any:
+    from gctool.audit.attack import curve
+
+    return curve(CURVE_CODE, 6, budget=Budget(max_work=100.0), max_sets=50, **kw)
+
+
+def test_a_curve_whose_last_point_the_budget_stopped_says_so_and_labels_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A curve comes back when the budget stops its last point (an earlier stop leaves the
+    next point nothing: refused).  That point is labelled heuristic unless proved, every
+    exact point is brute force's worst, and the curve's notes name the stopped point."""
+    B = np.asarray(CURVE_CODE.B)
+    truth = {s: brute_worst(CURVE_CODE, s, lstsq_error) for s in range(7)}
+    total = _charges(_curve)
+    stopped_points = 0
+    for allowed in range(0, total + 1, 7):
+        with stop_at_charge(monkeypatch, allowed):
+            try:
+                r = _curve()
+            except BudgetExceeded:
+                continue
+        named = [note for note in r.notes if STOPPED in note]
+        for p in r.curve:
+            F = tuple(i for i in range(CURVE_CODE.n) if i not in p.stragglers)
+            assert p.raw_error == pytest.approx(lstsq_error(B, F), rel=1e-6, abs=1e-12)
+            if p.exact:
+                assert p.raw_error == pytest.approx(truth[p.s], rel=1e-9, abs=1e-12)
+        if allowed < total:  # the stop fell in the last point
+            assert len(named) == 1 and named[0].startswith("s = 6: "), (allowed, r.notes)
+            last = r.curve[-1]
+            assert (EXACT_NOTE in named[0]) == last.exact
+            assert (HEURISTIC_NOTE in named[0]) == (not last.exact)
+            assert r.exact == all(p.exact for p in r.curve)
+            stopped_points += 1
+        else:
+            assert named == [] and r.exact
+    assert stopped_points > 0
+
+
+def test_the_cli_curve_names_the_point_the_budget_stopped(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from gctool.io import code_bytes
+
+    path = tmp_path / "cyclic.json"
+    path.write_bytes(code_bytes(CURVE_CODE, path))
+    args = ("attack", str(path), "--curve", "--max-s", "6", "--max-sets", "50", "--max-work",
+            "100s")
+    total = _charges(lambda: run(*args, "--json"))
+    with stop_at_charge(monkeypatch, total - 5):
+        doc = loads(run(*args, "--json").stdout)
+    with stop_at_charge(monkeypatch, total - 5):
+        text = run(*args)
+    assert text.exit_code == 0 and doc["exact"] is False and doc["curve"][-1]["exact"] is False
+    named = [n for n in doc["notes"] if STOPPED in n]
+    assert len(named) == 1 and named[0].startswith("s = 6: " + STOPPED)
+    assert named[0].endswith(HEURISTIC_NOTE)
+    lines = [line.strip() for line in text.stdout.splitlines()]
+    assert any(line.startswith("s = 6: " + STOPPED) and line.endswith(HEURISTIC_NOTE)
+               and "`" not in line for line in lines)

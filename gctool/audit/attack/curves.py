@@ -56,11 +56,13 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
                                f"{smaller(code)}, or raise `max_work`")
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
-    prev, checked = None, 0
+    prev, checked, notes = None, 0, []
     for i, s in enumerate(todo):
         before = oracle.evaluations
         found = _curve_point(oracle, s, opts, prev)
         checked += oracle.evaluations - before
+        if found.stop_note:  # (a point's other notes stay with its search)
+            notes.append(f"s = {s}: {found.stop_note}")
         point = WorstPoint(s, found.stragglers, found.error / scale, found.error, found.exact,
                            found.method, None if found.upper is None else found.upper / scale)
         if opts.random:
@@ -79,7 +81,8 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
         reason=(f"worst-case error for s = 0..{top}" if every else
                 f"worst-case error for s = {', '.join(map(str, todo))}"),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
-        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, curve=points)
+        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, curve=points,
+        notes=notes)
     report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report
