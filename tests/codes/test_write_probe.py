@@ -138,3 +138,39 @@ def test_design_is_refused_on_the_probed_rate(monkeypatch: pytest.MonkeyPatch,
                 "1s"), "writing it (NPZ)", "--max-work")
     assert os.listdir(tmp_path) == []
     assert run("design", "frc", "-n", "600", "-s", "2", "--max-work", "1s").exit_code == 0
+
+
+CHILD = """\
+import os, signal, sys, time
+from gctool import budget
+from gctool.cli.main import cli
+
+budget.WRITE_PROBE_FROM = 1 << 20
+fsync = os.fsync
+
+def killed(fd):
+    with open("caller", "w") as fh:  # which write the signal interrupts
+        fh.write(sys._getframe(1).f_code.co_name)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(0.05)  # the handler runs here at the latest
+    fsync(fd)
+
+os.fsync = killed
+cli.main(["design", "frc", "-n", "600", "-s", "2", "-o", "f.npz"])
+"""
+
+
+def test_a_signal_during_the_probe_leaves_no_file(tmp_path: Path) -> None:
+    """``gctool design ... -o f.npz`` whose write probe (files of its size probed here) gets a
+    SIGTERM before its fsync: exit 143, one line, and neither the code file nor the probe's
+    temporary file is left."""
+    import subprocess
+    import sys
+
+    (tmp_path / "child.py").write_text(CHILD)
+    proc = subprocess.run([sys.executable, "child.py"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 143, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "SIGTERM" in proc.stderr
+    assert (tmp_path / "caller").read_text() == "probe_write"
+    assert sorted(os.listdir(tmp_path)) == ["caller", "child.py"]
