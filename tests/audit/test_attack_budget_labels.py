@@ -290,3 +290,32 @@ def test_the_cli_curve_names_the_point_the_budget_stopped(
     lines = [line.strip() for line in text.stdout.splitlines()]
     assert any(line.startswith("s = 6: " + STOPPED) and line.endswith(HEURISTIC_NOTE)
                and "`" not in line for line in lines)
+
+
+def test_padded_curve_points_say_they_were_not_searched(tmp_path: Any) -> None:
+    """Past the first s whose worst error is the largest possible, a monotone curve pads that
+    set instead of searching: each such point is exact (checked against brute force), and the
+    notes say so and which point's method the rows show."""
+    from gctool.audit.attack import curve
+    from gctool.io import code_bytes
+
+    code = design("cyclic-mds", n=10, s=2, field="GF(11)")
+    r = curve(code)
+    assert [p.exact for p in r.curve] == [True] * 11
+    for p in r.curve:
+        assert p.raw_error == brute_worst(code, p.s, lstsq_error)
+    assert [p.method for p in r.curve[3:]] == ["exhaustive"] * 8
+    assert r.notes == [
+        "s = 4..10: the worst set of s = 3 with more stragglers, exact without a search (its "
+        "error is already the largest possible, an indicator error is at most 1, and the "
+        "optimal decoder's error only grows with the straggler set); the method shown is that "
+        "of s = 3"]
+    # the fixed decoder's error is not monotone: every point is searched, no such note
+    fixed = curve(design("cyclic", n=8, s=2, seed=1), decoder="fixed")
+    assert not any("without a search" in note for note in fixed.notes)
+    path = tmp_path / "mds.json"
+    path.write_bytes(code_bytes(code, path))
+    text = run("attack", str(path), "--curve")
+    assert text.exit_code == 0 and "s = 4..10: the worst set of s = 3" in text.stdout
+    doc = loads(run("attack", str(path), "--curve", "--json").stdout)
+    assert doc["notes"] == r.notes

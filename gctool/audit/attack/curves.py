@@ -57,12 +57,18 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     oracle = oracle_for(code, opts)
     points: list[WorstPoint] = []
     prev, checked, notes = None, 0, []
+    padded: list[int] = []  # the sizes padded from the last point searched, ``base``
+    base = todo[0]
     for i, s in enumerate(todo):
         before = oracle.evaluations
-        found = _curve_point(oracle, s, opts, prev)
+        found, was_padded = _curve_point(oracle, s, opts, prev)
         checked += oracle.evaluations - before
         if found.stop_note:  # (a point's other notes stay with its search)
             notes.append(f"s = {s}: {found.stop_note}")
+        if was_padded:
+            padded.append(s)
+        else:
+            base = s
         point = WorstPoint(s, found.stragglers, found.error / scale, found.error, found.exact,
                            found.method, None if found.upper is None else found.upper / scale)
         if opts.random:
@@ -73,6 +79,13 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
         prev = found
         if given.progress is not None:
             given.progress(i + 1, len(todo))
+    if padded:
+        _, why = largest(oracle)
+        notes.append(f"s = {_runs(padded)}: the worst set of s = {base} with "
+                     "more stragglers, exact without a search (its error is already the "
+                     f"largest possible, {why}, and the {oracle.kind} decoder's error only grows "
+                     "with the straggler set); the method shown is that of s = "
+                     f"{base}")
     every = todo == list(range(top + 1))
     report = CurveReport(
         s=top, n=code.n, k=code.k, field=str(code.field), normalize=opts.normalize,
@@ -86,6 +99,17 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report
+
+
+def _runs(sizes: list[int]) -> str:
+    """Increasing sizes as runs: "4..10" or "2, 5..7"."""
+    runs: list[list[int]] = []
+    for x in sizes:
+        if runs and x == runs[-1][1] + 1:
+            runs[-1][1] = x
+        else:
+            runs.append([x, x])
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
 
 
 def _sizes(code: GradientCode, max_s: int | None, sizes: Sequence[int] | None) -> list[int]:
@@ -125,13 +149,15 @@ def plan_sizes(n: int, cols: int, max_sets: int, max_work: float = CURVE_MAX_WOR
 
 
 def _curve_point(oracle: Oracle, s: int, opts: AttackOptions, prev: WorstOutcome | None
-                 ) -> WorstOutcome:
+                 ) -> tuple[WorstOutcome, bool]:
+    """The worst case at s, and whether it is the previous point's set padded to size s (no
+    search: see the module's docs)."""
     top, why = largest(oracle)
     if (prev is not None and oracle.monotone and prev.exact and top is not None
             and prev.stragglers is not None and prev.error >= top - TIE_RTOL * max(1.0, top)):
         S = pad_to(prev.stragglers, s, oracle.n)  # monotone: the maximum stays reached
         out = WorstOutcome(S, oracle.error(S), True, prev.method, 1, comb(oracle.n, s))
         out.tighten(top, why)
-        return out
+        return out, True
     starts = [] if prev is None or prev.stragglers is None else [prev.stragglers]
-    return worst_outcome(oracle, s, opts, starts)
+    return worst_outcome(oracle, s, opts, starts), False
