@@ -129,17 +129,52 @@ def direct_time(code: GradientCode, s: int) -> float:
     return decoder_set_time(code, s)
 
 
+#: the numpy null-space screen over R/C (:meth:`FloatNullKernel.screen_numpy` on a batch of
+#: a few thousand sets: numpy's batched LAPACK calls, one small matrix each), per set, in ns: a
+#: fixed part (the gathers, the decoder's norm, the calls' per-matrix overhead) ...
+NUMPY_SET_NS = 550
+#: ... plus this much per s^2 (the s x s determinant and solve, or the solve of R) ...
+NUMPY_SQUARE_NS = 16
+#: ... plus, where d > s, the QR of the d x s matrix N[:, S]^H: a fixed part and this much per
+#: s d ...
+NUMPY_QR_NS = 380
+NUMPY_QR_ENTRY_NS = 10
+#: ... plus this much per multiply-add of the decoder ``D W + D N^T Z`` (n d m); complex
+#: matrices cost NUMPY_COMPLEX times as much besides the fixed part.  Fitted to the median CPU
+#: time per set of the screen (5 interleaved rounds, chunk-sized batches of random sets) on 34
+#: codes: frc, rs, cyclic, cyclic-MDS, nested, random dense real and complex, n = 24-120,
+#: s = 3-8, d = 4-50 (0.7-3.3 us per set), one core of the 2-core development machine, loaded
+#: (load 1.4-2.3): measured / estimated 0.68-1.6, where FAST_SET_COST + 6 s (d + m) min(s, d)
+#: read 0.25-0.6 on the real codes (frc n=50 s=4: 2.4-3.2 us for 6.4)
+NUMPY_PRODUCT_NS = 0.2
+NUMPY_COMPLEX = 2.7
+#: a set the screen leaves below delta gets the witness test
+#: (:meth:`FloatNullKernel.witness_error`): this much more, a fixed part and per multiply-add
+#: of the decoder and its residual's two products, ``n d m + 2 n K m``; fitted with the above on
+#: is-cr n=30-48 s=4-6 (75-94 % of their sets below delta, 3.2-5.5 us per set)
+NUMPY_WITNESS_NS = 2000
+NUMPY_WITNESS_ENTRY_NS = 0.26
+
+
 def nullspace_time(red: Reduction, s: int, m: int, finite: bool, digits: float = 1
                    ) -> float:
-    """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C small
-    s x d tests at :data:`~gctool.budget.FAST_SET_COST` per set (about 1 us, measured by
-    ``benchmarks/bench_budget.py``) plus the reduced system; over GF(q) the batched
+    """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C the
+    screen's (:data:`NUMPY_SET_NS` and after; the sets it leaves to the witness test and the
+    direct decoder are :meth:`FloatNullKernel.set_time`'s); over GF(q) the batched
     elimination's (:func:`gf_nullspace_time`; ``digits``: :func:`add_digits` of the field)."""
-    from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
-
     if finite:
         return gf_nullspace_time(red, s, m, digits)
-    return FAST_SET_COST + SMALL_SOLVE_FACTOR * cost_nullspace(red, s, m)
+    d, n = red.d, int(red.W.shape[0])
+    work = NUMPY_SQUARE_NS * s * s + NUMPY_PRODUCT_NS * n * d * m
+    if d > s:
+        work += NUMPY_QR_NS + NUMPY_QR_ENTRY_NS * s * d
+    return NUMPY_SET_NS + work * (NUMPY_COMPLEX if np.iscomplexobj(red.N) else 1)
+
+
+def witness_time(n: int, K: int, d: int, m: int) -> float:
+    """Estimated time of the numpy witness test of one set (n workers, K columns of B, d =
+    dim null(B), m targets), in ns (:data:`NUMPY_WITNESS_NS`)."""
+    return NUMPY_WITNESS_NS + NUMPY_WITNESS_ENTRY_NS * (n * d * m + 2 * n * K * m)
 
 
 #: the numpy null-space test over GF(q) (:func:`gctool.algebra.linalg.eliminate` of a batch of
@@ -374,6 +409,10 @@ GIVEN_SAMPLE_WORK = 25_000_000
 #: them on is-cr n=42-60 s=5-6 (20,000 random sets each), where they were 1.1-1.4 % of all
 #: sets and the direct decoder's 0.12-0.31 %
 SINGULAR_DIRECT = 0.2
+#: a run of the numpy kernel of this many sets or more counts the shares of its sets that go
+#: to the witness test and the direct decoder (:meth:`FloatNullKernel.numpy_time`): their
+#: sample (:data:`GIVEN_SAMPLE` sets) is then at most an eighth of the run
+NUMPY_SHARES_FROM = 8 * GIVEN_SAMPLE
 
 
 @dataclass
@@ -489,7 +528,7 @@ class FloatNullKernel(Kernel):
             second, third = self.stage_shares(s)
             return (screen_cost(s, self.red.d, complex_) + self.norm_share(s) * full
                     + second * self.second_time(s) + third * direct_time(self.code, s))
-        return nullspace_time(self.red, s, self.code.m, finite=False)
+        return self.numpy_time(s, sets)
 
     def given_time(self, s: int, sets: int) -> float:
         """Estimated time per set of size s given as explicit batches (one per rotation
@@ -504,7 +543,22 @@ class FloatNullKernel(Kernel):
             return (given_cost(self.code.n, s, self.red.d, self.code.m,
                                bool(np.iscomplexobj(self.red.N)))
                     + second * self.second_time(s) + third * direct_time(self.code, s))
-        return nullspace_time(self.red, s, self.code.m, finite=False)
+        return self.numpy_time(s, sets)
+
+    def numpy_time(self, s: int, sets: int) -> float:
+        """Estimated time per set of size s decided by the numpy kernel (no compiled screen)
+        in a run of ``sets``, in ns: the screen's (:func:`nullspace_time`), and, in a run of
+        :data:`NUMPY_SHARES_FROM` sets or more, the witness tests (:func:`witness_time`) and
+        direct decodings of the shares of its sets that :meth:`stage_shares` reads from the
+        code (is-cr n=48 s=5: 88 % and 0.3 %; 5.5 us per set where the screen alone costs
+        1.1).  Smaller runs leave the shares out: their sample would cost more than they."""
+        per = nullspace_time(self.red, s, self.code.m, finite=False)
+        if sets < NUMPY_SHARES_FROM or s == 0:
+            return per
+        second, third = self.stage_shares(s)
+        n, K = self.code.B.shape
+        return (per + second * witness_time(n, K, self.red.d, self.code.m)
+                + third * direct_time(self.code, s))
 
     def stage_shares(self, s: int) -> tuple[float, float]:
         """(the share of given sets of size s that the compiled screen leaves to its second
