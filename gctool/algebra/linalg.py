@@ -15,13 +15,21 @@ Two eliminations, each written once:
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from gctool.algebra.fields import Field
-from gctool.algebra.gf import Arith, GFArith, op_weight
+from gctool.algebra.gf import (
+    FULL_TABLE_LIMIT,
+    Arith,
+    GFArith,
+    calc_call_ns,
+    calc_entry_ns,
+    op_weight,
+)
 from gctool.budget import GF_OP_COST, Budget
 
 
@@ -82,6 +90,52 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
     budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST * weight,
                       "use a smaller code, or raise `max_work`")
     budget.check_memory(what, 4 * b * R * C * 8, "use a smaller code")
+
+
+#: one exact elimination of a whole matrix over GF(q) (:func:`rank`: Gauss-Jordan over int64
+#: arrays, every row updated at each pivot) costs this much per column it pivots on, in ns (a
+#: dozen numpy calls over the column and the pivot row) ...
+GF_COLUMN_NS = 40_000
+#: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
+#: GF(2^m) with a full product table (q <= 256: a gather and an XOR), GF_MULADD_NS per digit
+#: the field's additions work on (GF(p): modular arithmetic; GF(2^m) with log and exp tables;
+#: GF(p^m), p odd: its m digits) ...
+GF_TABLE_MULADD_NS = 12
+GF_MULADD_NS = 23
+#: ... from about GF_CACHE_ENTRIES[1] entries of the matrix on, whose update passes leave the
+#: caches; below GF_CACHE_ENTRIES[0] they cost GF_IN_CACHE of it (between: log-interpolated).
+#: Fields above the tables cost their polynomial arithmetic's entry and calls
+#: (:func:`~gctool.algebra.gf.calc_entry_ns`, two calls per column).  Fitted to the median CPU
+#: time of 3 ranks of random square matrices of side 32-768 over GF(2^8), GF(2^12), GF(7),
+#: GF(65521), GF(7^2), GF(3^4) (1 ms-13 s; one core of the 2-core AMD EPYC machine, shared, load
+#: 4-8): measured / estimated 0.74-1.61 from side 256 on, 0.41-1.51 below (the caches' edge,
+#: side 160-224, the farthest), GF(2^31) 0.73-1.66 at 64-128; 10 ns per multiply-add
+#: (:data:`~gctool.budget.GF_OP_COST`) read 1.1-2.6 from 256 on over GF(2^8) and GF(p), 5-12
+#: over GF(3^4)
+GF_IN_CACHE = 0.43
+GF_CACHE_ENTRIES = (128 * 128, 256 * 256)
+
+
+def elimination_cost(rows: int, cols: int, fld: Field) -> float:
+    """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
+    :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per column and the updates'
+    multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after).  Increasing in rows
+    and in cols."""
+    fld = fld.resolved()
+    rows, cols = max(1, rows), max(1, cols)
+    muladds = float(rows) * cols * min(rows, cols)
+    calc = calc_entry_ns(fld)
+    if calc is not None:
+        return cols * (GF_COLUMN_NS + 2 * calc_call_ns(fld)) + muladds * calc
+    if fld.p == 2 and fld.order <= FULL_TABLE_LIMIT and fld.m > 1:
+        rate = float(GF_TABLE_MULADD_NS)
+    else:
+        rate = float(GF_MULADD_NS * (fld.m if fld.p != 2 else 1))
+    low, high = GF_CACHE_ENTRIES
+    entries = float(rows) * cols
+    share = 1.0 if entries >= high else GF_IN_CACHE if entries <= low else (
+        GF_IN_CACHE + (1 - GF_IN_CACHE) * math.log(entries / low) / math.log(high / low))
+    return cols * GF_COLUMN_NS + muladds * rate * share
 
 
 def solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from gctool.algebra.linalg import matrix_rank, solve_batch
+from gctool.algebra.linalg import elimination_cost, matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.budget import set_cost, solve_cost
+from gctool.budget import set_cost
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import SearchInterrupted
 from gctool.limits import REL_SLACK
@@ -106,12 +106,13 @@ def check_budget(oracle: OptimalOracle) -> None:
 
 
 def rank_work(oracle: OptimalOracle) -> float:
-    """Estimated work of the rank of B still to compute: one elimination over GF(q) (none over
-    R/C, where the oracle's SVD gave it, or once computed)."""
+    """Estimated work of the rank of B still to compute: one elimination over GF(q)
+    (:func:`gctool.algebra.linalg.elimination_cost`; none over R/C, where the oracle's SVD
+    gave it, or once computed)."""
     if not oracle.finite or oracle.exact_rank is not None:
         return 0.0
     rows, cols = oracle.code.B.shape
-    return float(solve_cost(rows, cols, True))
+    return elimination_cost(rows, cols, oracle.code.field)
 
 
 def _rank_affordable(oracle: OptimalOracle) -> bool:
