@@ -1378,6 +1378,15 @@ def workers_start_ns(runner: Any, compiled: bool) -> float:
     return float(KERNELS_LOAD_NS)
 
 
+def ran_on(runner: Any, compiled: bool) -> None:
+    """An enumeration ran on ``runner``: when ``compiled`` and ``runner`` is Dask's, its
+    workers have loaded the kernels (:meth:`DaskRunner.loaded`); any other, nothing."""
+    if isinstance(runner, _Estimated):
+        runner = runner.runner
+    if compiled and isinstance(runner, DaskRunner):
+        runner.loaded()
+
+
 @dataclass(frozen=True)
 class _Estimated:
     """A :class:`DaskRunner` for one enumeration estimated at ``seconds`` of one core
@@ -1394,8 +1403,7 @@ class _Estimated:
             self.runner(worker, tasks, jobs, on_result)
         finally:
             self.runner.expected_s = None
-            if self.compiled:
-                self.runner.loaded()
+            ran_on(self.runner, self.compiled)
 
     def start(self, worker: Any, tasks: Sequence[Any], jobs: int) -> _Started | None:
         """:meth:`DaskRunner.start`, its first Dask tasks sized with the estimate."""

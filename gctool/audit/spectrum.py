@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from gctool.audit.checks import check_s, curve_sizes
+from gctool.audit.distributed import ran_on, workers_start_ns
 from gctool.audit.kernels import private
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
@@ -270,7 +271,9 @@ class Frame:
         rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
         with_rows = bound or self.analysis.has_rows
         compiled = any(self.will_compile(s, count) for s, count in sets.items())
-        shared, alone, used = 0.0, float(start_ns(compiled) + extra_work), 1
+        # (a Dask runner's workers load their own kernels: workers_start_ns)
+        alone = start_ns(compiled) + workers_start_ns(runner, compiled) + extra_work
+        shared, alone, used = 0.0, float(alone), 1
         for s, count in sets.items():
             work = count * self.set_work(s, with_rows, self.will_compile(s, count))
             on = self.jobs(s, count, jobs, runner)
@@ -570,6 +573,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
                    jobs=used, runner=runner or run_threads,
                    after=after)
+        ran_on(runner, fr.walks(s))
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
                                 f"sets (size {s}); worst epsilon so far "

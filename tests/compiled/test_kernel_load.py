@@ -106,6 +106,40 @@ def test_frame_spectra_count_loading_the_kernels_too(monkeypatch: pytest.MonkeyP
     assert needed("0") == warm[1]
 
 
+def test_frame_spectra_on_dask_count_the_workers_loading_the_kernels(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectral audit of an encoded frame on a Dask runner's workers (GCTOOL_COMPILED=1):
+    KERNELS_LOAD_NS higher than on local threads in this warm process, until a compiled audit
+    has run on that runner (its tasks run here, on threads: :func:`gctool.audit.distributed.ran_on`
+    after it); on numpy the same in both."""
+    pytest.importorskip("distributed")
+    from gctool.audit import spectrum
+    from gctool.audit.distributed import DaskRunner
+
+    code = gctool.design("encoded", frame="steiner", system="pg-2", s=1)
+    runner = DaskRunner(scheduler="tcp://127.0.0.1:8786")  # never contacted
+
+    def needed(mode: str, on: object = None) -> float:
+        monkeypatch.setenv("GCTOOL_COMPILED", mode)
+        with pytest.raises(BudgetExceeded) as info:
+            spectrum.worst_spectrum(code, 4, budget=Budget(max_work=1e-6),
+                                    runner=on)  # type: ignore[arg-type]
+        assert info.value.needed is not None
+        return info.value.needed
+
+    local = needed("1")
+    assert needed("1", runner) - local == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
+    assert needed("0", runner) == needed("0")
+    from gctool.engine.threads import run_threads
+
+    monkeypatch.setattr(DaskRunner, "__call__", lambda self, *a: run_threads(*a))  # (here)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    local_report = spectrum.worst_spectrum(code, 2)
+    assert not runner.kernels_warm()
+    assert spectrum.worst_spectrum(code, 2, runner=runner).epsilon == local_report.epsilon
+    assert runner.kernels_warm() and needed("1", runner) == pytest.approx(local)
+
+
 def _threshold_time(code: gctool.GradientCode, top: int, runner: object = None
                     ) -> tuple[float, list[float]]:
     """The threshold search's estimate (s) of every size up to ``top`` as it admits them in
