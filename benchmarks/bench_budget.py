@@ -449,6 +449,16 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
                                                       field="complex")},
          ["verify", "z.json", "--max-work", "200ms"],
          "cyclic-mds complex n=48 s=6 (256 k orbit sets), budget 0.2 s"),
+        # the numpy route's screen (below the compiled walk's 300,000 sets) as it factors: a
+        # QR of d x s beyond d = s (random dense d = 20), complex numbers, and a code whose
+        # screen leaves most sets to the witness test (is-cr: FloatNullKernel.numpy_time)
+        ("verify numpy route", {"r.json": random_dense(50, 30, 4, "real", seed)},
+         ["verify", "r.json", *ex], "random dense real n=50 k=30 s=4 (230 k sets, d=20)"),
+        ("verify numpy route", {"z.json": designed("rs", n=30, s=5, field="complex")},
+         ["verify", "z.json", *ex], "rs complex n=30 s=5 (143 k sets, d=25)"),
+        ("verify numpy route", {"i.json": designed("is-cr", n=50, s=4)},
+         ["verify", "i.json", *ex],
+         "is-cr n=50 s=4 (230 k sets, witness tests)"),
     ]
 
 
