@@ -51,8 +51,8 @@ class _Bounds:
         elif oracle.monotone:
             self.quad = None
         else:
-            raise InvalidInput(f"branch and bound needs a monotone decoder or fixed weights; "
-                               f"{oracle.label} is neither")
+            raise InvalidInput(f"branch and bound needs a monotone decoder, or fixed weights "
+                               f"over R/C; {oracle.label} over {oracle.code.field} is neither")
 
     def bound(self, S: np.ndarray, p: int) -> np.ndarray:
         """Upper bounds for nodes with stragglers S (b, j) after deciding order[:p]."""

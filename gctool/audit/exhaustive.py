@@ -338,10 +338,6 @@ def may_use_hat(code: GradientCode, s: int) -> bool:
             and s**3 <= f * K * min(f, K))
 
 
-#: what a refusal of an exhaustive attack suggests besides a smaller code
-OTHER_METHODS = "`method`=bnb or greedy"
-
-
 def may_time(n: int, s: int, need: int, budget: Budget, work: float, jobs: int,
              runner: Runner | None) -> bool:
     """Could an exhaustive search of the ``need`` sets of size s, calibrated at ``work`` (ns of
@@ -355,16 +351,18 @@ def may_time(n: int, s: int, need: int, budget: Budget, work: float, jobs: int,
             and worth_timing(work / max(1, jobs) / NS_PER_S, budget.max_work))
 
 
-def check_sets(code: GradientCode, s: int, need: int, budget: Budget, work: float,
-               jobs: int, fixed: float = 0.0, skipped: float = 0.0) -> None:
+def check_sets(  # noqa: PLR0913 (the estimate's parts, and what the refusal suggests)
+        code: GradientCode, s: int, need: int, budget: Budget, work: float, jobs: int,
+        fixed: float = 0.0, skipped: float = 0.0, *, others: str) -> None:
     """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
     above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
     run by ``jobs``, plus ``fixed`` (ns on no job's share); ``skipped``: the estimate of a
-    rotation detection not looked for (:func:`detected`), which the refusal names."""
+    rotation detection not looked for (:func:`detected`), which the refusal names; ``others``:
+    the methods it suggests (those that apply: :func:`others_for`)."""
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
-    budget.check_sets(what, need, f"raise `max_sets`, or use {OTHER_METHODS}")
+    budget.check_sets(what, need, f"raise `max_sets`, or use {others}")
     budget.check_work(f"{what}: {counted(need, 'straggler set')}{_every(skipped)}", work,
-                      _instead(code), jobs, fixed)
+                      _instead(code, others), jobs, fixed)
 
 
 def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,
@@ -439,21 +437,31 @@ def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> 
     return WORST_FACTOR * worst / max(1, jobs) <= seconds * NS_PER_S
 
 
-def check_timed(code: GradientCode, s: int, need: int, budget: Budget, seconds: float,
-                jobs: int, fixed: float = 0.0, skipped: float = 0.0) -> None:
+def check_timed(  # noqa: PLR0913 (the estimate's parts, and what the refusal suggests)
+        code: GradientCode, s: int, need: int, budget: Budget, seconds: float, jobs: int,
+        fixed: float = 0.0, skipped: float = 0.0, *, others: str) -> None:
     """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
     ``jobs``, which replaces the calibrated estimate), plus ``fixed`` (ns on no job's share),
     puts above ``max_work`` (``skipped``: :func:`check_sets`)."""
     budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
                       f"{need:,} straggler sets{_every(skipped)}, timed on a sample of them,",
-                      seconds * NS_PER_S * max(1, jobs), _instead(code), jobs, fixed)
+                      seconds * NS_PER_S * max(1, jobs), _instead(code, others), jobs, fixed)
 
 
-def _instead(code: GradientCode) -> str:
+def others_for(on: Any) -> str:
+    """The methods an exhaustive attack's refusal suggests: the others that apply to ``on`` (an
+    oracle, or :func:`gctool.audit.attack.options.setting`), e.g. no bnb for fixed weights over
+    GF(q)."""
+    from gctool.audit.attack.options import methods_besides
+
+    return methods_besides("exhaustive", on, None)
+
+
+def _instead(code: GradientCode, others: str) -> str:
     """What a refusal of an exhaustive attack over its work budget suggests."""
     from gctool.audit.attack.options import smaller
 
-    return f"{smaller(code)}, use {OTHER_METHODS}, or raise `max_work`"
+    return f"{smaller(code)}, use {others}, or raise `max_work`"
 
 
 def planned_work(oracle: Oracle, s: int, need: int, at: int = 0) -> tuple[float, bool]:
@@ -503,10 +511,11 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         fixed = extra + (oracle.estimated or start)
         if timed is None:
             check_sets(oracle.code, s, need, oracle.budget, work, used, fixed,
-                       unsought(oracle) if symmetry else 0.0)
+                       unsought(oracle) if symmetry else 0.0, others=others_for(oracle))
         else:
             check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used,
-                        fixed, unsought(oracle) if symmetry else 0.0)
+                        fixed, unsought(oracle) if symmetry else 0.0,
+                        others=others_for(oracle))
             # its calibrated charges, and the time of the exact decisions the timed sets held
             # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
             oracle.meter.admit(work + sets)

@@ -145,3 +145,43 @@ def test_the_cli_milp_refusal_over_gf_suggests_no_milp_and_no_elementary_for_a_w
     t = run("attack", path, "--threshold", "--method", "milp")
     assert t.exit_code == 2
     assert _suggested(t.stderr, "--method=") == ["exhaustive", "elementary", "bnb", "greedy"]
+
+
+#: worst-case refusals of an exhaustive attack over --max-sets, and the methods that apply
+EXHAUSTIVE = [
+    ("GF(7) optimal", design("frc", n=6, s=1, field="GF(7)"), "optimal", None,
+     ["bnb", "greedy"]),
+    ("GF(7) fixed", design("frc", n=6, s=1, field="GF(7)"), "fixed", [1] * 6, ["greedy"]),
+    ("real optimal", design("cyclic", n=8, s=2, seed=1), "optimal", None,
+     ["milp", "bnb", "greedy"]),
+    ("real fixed", design("cyclic", n=8, s=2, seed=1), "fixed", None,
+     ["milp", "bnb", "greedy"]),
+]
+
+
+@pytest.mark.parametrize(("name", "code", "decoder", "weights", "expected"), EXHAUSTIVE,
+                         ids=[c[0] for c in EXHAUSTIVE])
+def test_an_exhaustive_refusal_suggests_the_methods_that_apply(
+        tmp_path: Path, name: str, code: GradientCode, decoder: str, weights: Any,
+        expected: list[str]) -> None:
+    """Before: '`method`=bnb or greedy' everywhere, bnb included for fixed weights over
+    GF(q), which branch and bound refuses."""
+    with pytest.raises(BudgetExceeded) as info:
+        attack(code, 2, method="exhaustive", decoder=decoder, weights=weights, max_sets=2)
+    assert _suggested(str(info.value), "`method`=") == expected
+    for method in expected:
+        assert _runs(code, method, decoder, weights, None), method
+    path = _file(tmp_path, code, "code.json")
+    flags = ["--decoder", decoder] + ([] if weights is None else
+                                      ["--weights", ",".join(map(str, weights))])
+    r = run("attack", path, "-s", "2", "--method", "exhaustive", "--max-sets", "2", *flags)
+    assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert _suggested(r.stderr, "--method=") == expected
+    for method in expected:
+        ok = run("attack", path, "-s", "2", "--method", method, *flags)
+        assert ok.exit_code == 0, (method, ok.stderr)
+    if "bnb" not in expected:  # and bnb's own refusal says why (it read 'fixed weights; fixed
+        # (user weights) is neither')
+        no = run("attack", path, "-s", "2", "--method", "bnb", *flags)
+        assert no.exit_code == 2
+        assert f"fixed weights over R/C; fixed (user weights) over {code.field}" in no.stderr

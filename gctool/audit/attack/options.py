@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,19 +35,42 @@ from gctool.request import (
 METHODS = ATTACK_METHODS
 Progress = Callable[[int, int], None]
 
+class Setting(Protocol):
+    """What decides whether a search method applies: the decoder (``kind``: "optimal",
+    "fixed" or "natural") and whether the code's field is finite.  An oracle is one;
+    :func:`setting` makes one before the oracle exists."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def finite(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _Setting:
+    kind: str
+    finite: bool
+
+
+def setting(code: GradientCode, decoder: str) -> Setting:
+    """The :class:`Setting` of ``decoder`` on ``code``, before its oracle is made."""
+    return _Setting(decoder, code.field.is_finite)
+
+
 #: when each search method applies to an oracle (its code's field and its decoder) and a
 #: threshold level epsilon (None: the worst case, not a threshold): the milp is a program over
 #: R/C for the optimal and fixed decoders, the elementary vectors give the exact threshold T_0
 #: under optimal decoding, branch and bound prunes on an error monotone in the straggler set or
 #: on the quadratic form of fixed weights over R/C (:mod:`gctool.audit.bnb`).
 #: ``auto`` runs a method only where it applies, and a refusal suggests only methods that apply.
-APPLIES: dict[str, Callable[[Oracle, float | None], bool]] = {
-    "exhaustive": lambda oracle, epsilon: True,
-    "elementary": lambda oracle, epsilon: oracle.kind == "optimal" and epsilon == 0,
-    "milp": lambda oracle, epsilon: not oracle.finite and oracle.kind in ("optimal", "fixed"),
-    "bnb": lambda oracle, epsilon: oracle.monotone or (oracle.kind == "fixed"
-                                                       and not oracle.finite),
-    "greedy": lambda oracle, epsilon: True,
+APPLIES: dict[str, Callable[[Setting, float | None], bool]] = {
+    "exhaustive": lambda on, epsilon: True,
+    "elementary": lambda on, epsilon: on.kind == "optimal" and epsilon == 0,
+    "milp": lambda on, epsilon: not on.finite and on.kind in ("optimal", "fixed"),
+    # (the optimal and natural decoders' errors are monotone, fixed weights' are not)
+    "bnb": lambda on, epsilon: on.kind != "fixed" or not on.finite,
+    "greedy": lambda on, epsilon: True,
 }
 
 #: the order in which ``auto`` tries the methods of a threshold (each while it applies and fits
@@ -55,13 +78,13 @@ APPLIES: dict[str, Callable[[Oracle, float | None], bool]] = {
 THRESHOLD_ORDER = ("exhaustive", "elementary", "milp", "bnb", "greedy")
 
 
-def applies(method: str, oracle: Oracle, epsilon: float | None = None) -> bool:
-    """Whether ``method`` applies to ``oracle``, for the threshold at level ``epsilon`` or
-    (None) the worst case (:data:`APPLIES`)."""
+def applies(method: str, oracle: Setting, epsilon: float | None = None) -> bool:
+    """Whether ``method`` applies to ``oracle`` (or a :class:`Setting`), for the threshold at
+    level ``epsilon`` or (None) the worst case (:data:`APPLIES`)."""
     return APPLIES[method](oracle, epsilon)
 
 
-def methods_after(method: str, oracle: Oracle, epsilon: float | None = 0.0) -> str:
+def methods_after(method: str, oracle: Setting, epsilon: float | None = 0.0) -> str:
     """What a refusal of ``method`` (over its budget) suggests instead: the methods that
     ``auto`` tries after it (:data:`THRESHOLD_ORDER`) and that apply to ``oracle`` (for the
     threshold at level ``epsilon``, or None: the worst case), e.g.
@@ -70,7 +93,7 @@ def methods_after(method: str, oracle: Oracle, epsilon: float | None = 0.0) -> s
     return _listed([m for m in later if applies(m, oracle, epsilon)])
 
 
-def methods_besides(method: str, oracle: Oracle, epsilon: float | None) -> str:
+def methods_besides(method: str, oracle: Setting, epsilon: float | None) -> str:
     """What a refusal of ``method`` where it does not apply suggests: every other method that
     applies to ``oracle`` (for the threshold at level ``epsilon``, or None: the worst case)."""
     return _listed([m for m in THRESHOLD_ORDER if m != method and applies(m, oracle, epsilon)])

@@ -17,7 +17,7 @@ from typing import Any
 
 from gctool.audit import bnb, exhaustive, greedy
 from gctool.audit.attack.figures import closed_form, diagnostics, random_means
-from gctool.audit.attack.options import AttackOptions, applies, oracle_for, scale_of
+from gctool.audit.attack.options import AttackOptions, applies, oracle_for, scale_of, setting
 from gctool.audit.checks import check_s
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
@@ -149,7 +149,8 @@ def _attack(code: GradientCode, s: int, options: AttackOptions | None, **changes
             used = exhaustive.used_jobs(need, opts.jobs, opts.runner)
             if not exhaustive.may_time(code.n, s, need, opts.budget, work, used, opts.runner):
                 exhaustive.check_sets(code, s, need, opts.budget, work, used, START_NS,
-                                      skipped)
+                                      skipped,
+                                      others=exhaustive.others_for(setting(code, opts.decoder)))
     oracle = oracle_for(code, opts)
     found = worst_outcome(oracle, s, opts)
     report = _worst_report(code, oracle, s, found, scale, opts)
