@@ -1004,7 +1004,7 @@ class DaskRunner:
     totals: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     #: the client whose workers ran a compiled enumeration of this runner (a marker without a
     #: session): they have loaded the kernels (:meth:`kernels_warm`)
-    _loaded_on: Any = field(default=None, init=False, repr=False)
+    _loaded_on: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
