@@ -641,11 +641,12 @@ def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None,
 
 
 #: the bytes of a code file per entry of B: NPZ stores float64, complex128 or int64 entries;
-#: JSON at least an integer and its separator per entry (``0, ``), a float's shortest repr
-#: about JSON_FLOAT_BYTES more
+#: JSON at least an integral value and its separator per entry (``0.0, `` over R,
+#: ``[0.0, 0.0], `` over C, ``0, `` over GF(q)), a float's shortest repr about
+#: JSON_FLOAT_BYTES more
 NPZ_ENTRY_BYTES = {"real": 8, "complex": 16, "gf": 8}
-JSON_ENTRY_BYTES = 3
-JSON_FLOAT_BYTES = 18
+JSON_ENTRY_BYTES = {"real": 5, "complex": 12, "gf": 3}
+JSON_FLOAT_BYTES = 16
 
 
 def file_bytes(kind: str, npz: bool, entries: int, floats: int = 0) -> int:
@@ -654,8 +655,7 @@ def file_bytes(kind: str, npz: bool, entries: int, floats: int = 0) -> int:
     least it takes."""
     if npz:
         return NPZ_ENTRY_BYTES.get(kind, 8) * entries
-    return JSON_ENTRY_BYTES * entries * (2 if kind == "complex" else 1) + \
-        JSON_FLOAT_BYTES * floats
+    return JSON_ENTRY_BYTES.get(kind, 5) * entries + JSON_FLOAT_BYTES * floats
 
 
 #: a code file of WRITE_PROBE_FROM bytes or more is charged at the rate of writing here

@@ -86,9 +86,9 @@ def test_a_large_file_is_charged_its_bytes_at_the_probed_rate(
 
 def test_small_files_and_stdout_are_not_probed(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
-    """Below WRITE_PROBE_FROM bytes (a JSON file of 4096 x 4096 small integers is 48 MiB at
-    least, its NPZ 128 MiB, but 1000 x 1000 is under 8 MB), and on stdout, the estimate is the
-    CPU's alone, and nothing is written."""
+    """Below WRITE_PROBE_FROM bytes (a JSON file of 4096 x 4096 reals is 80 MiB at least, its
+    NPZ 128 MiB, but 1000 x 1000 is under 8 MB), and on stdout, the estimate is the CPU's
+    alone, and nothing is written."""
     monkeypatch.setattr(gio, "probe_write", forbid)
     for npz in (False, True):
         assert bd.write_cost("real", npz, 1000, 1000, where=tmp_path / "f") == \
@@ -97,6 +97,30 @@ def test_small_files_and_stdout_are_not_probed(monkeypatch: pytest.MonkeyPatch,
             bd.write_cost("gf", npz, 4096, 4096)
     assert bd.file_bytes("real", False, 4096 * 4096) >= bd.WRITE_PROBE_FROM
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("field", ["real", "complex", "GF(7)"])
+def test_file_bytes_is_the_least_a_code_file_takes(field: str) -> None:
+    """file_bytes of frc n=300 s=2 (300 x 300, integral values) and of the same B scaled by 1/3
+    (floats: JSON only) is within 10% (and a few KB of metadata) of the bytes written, never
+    above them."""
+    import numpy as np
+
+    from gctool.io import code_bytes
+    from gctool.model import GradientCode
+
+    code = design("frc", n=300, s=2, field=field)
+    codes = [code]
+    if field != "GF(7)":
+        codes.append(GradientCode(np.asarray(code.B) / 3, code.field, code.s, "custom"))
+    for c in codes:
+        A = np.asarray(c.B)
+        parts = (A.real, A.imag) if np.iscomplexobj(A) else (A,)
+        floats = sum(int(np.count_nonzero(x != np.round(x))) for x in parts)
+        for npz in (False, True):
+            least = bd.file_bytes(c.field.kind, npz, A.size, 0 if npz else floats)
+            written = len(code_bytes(c, npz))
+            assert least <= written <= 1.1 * least + 4096, (npz, least, written)
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
