@@ -319,3 +319,26 @@ def test_padded_curve_points_say_they_were_not_searched(tmp_path: Any) -> None:
     assert text.exit_code == 0 and "s = 4..10: the worst set of s = 3" in text.stdout
     doc = loads(run("attack", str(path), "--curve", "--json").stdout)
     assert doc["notes"] == r.notes
+
+
+def test_the_curve_table_marks_monte_carlo_means(tmp_path: Any) -> None:
+    """The curve's mean column showed Monte-Carlo estimates (more s-sets than --max-sets) as
+    plainly as exact means; they are marked '(MC)', with a legend, as --json's mean_exact."""
+    from gctool.io import code_bytes
+
+    code = design("cyclic", n=12, s=2, seed=1)
+    path = tmp_path / "cyclic.json"
+    path.write_bytes(code_bytes(code, path))
+    args = ("attack", str(path), "--curve", "--max-s", "4", "--random", "--max-sets", "100")
+    doc = loads(run(*args, "--json").stdout)
+    text = run(*args)
+    assert text.exit_code == 0
+    kinds = {p["s"]: p["mean_exact"] for p in doc["curve"]}
+    assert set(kinds.values()) == {True, False}  # C(12, s) <= 100 only for s <= 2
+    rows = {int(line.split()[0]): line for line in text.stdout.splitlines()
+            if line[:1].isdigit()}
+    for s, exact in kinds.items():
+        assert ("(MC)" in rows[s]) is not exact, rows[s]
+    assert "(MC) a Monte-Carlo estimate over random s-sets (seed 0)" in text.stdout
+    small = run("attack", str(path), "--curve", "--max-s", "2", "--random")
+    assert "(MC)" not in small.stdout and "mean" in small.stdout

@@ -19,7 +19,14 @@ from gctool.cli.render.common import (
     stdout_console,
     table,
 )
-from gctool.reports import AttackReport, CurveReport, RandomMeans, ThresholdReport, WorstReport
+from gctool.reports import (
+    AttackReport,
+    CurveReport,
+    RandomMeans,
+    ThresholdReport,
+    WorstPoint,
+    WorstReport,
+)
 from gctool.wording import counted, noun
 
 
@@ -80,11 +87,24 @@ def render_curve(r: CurveReport) -> None:
             bar = ("#" * int(round(24 * min(max(p.error, 0) / top, 1.0)))
                    if top > 0 and not math.isnan(p.error) else "")
             how = ("exact" if p.exact else "heuristic") + f" ({p.method})"
-            t.add_row(str(p.s), fmt(p.error, 5), *([fmt(p.mean, 5)] if has_mean else []), how,
-                      bar)
+            t.add_row(str(p.s), fmt(p.error, 5), *([_mean(p)] if has_mean else []), how, bar)
         con.print(t)
+        if any(p.mean is not None and not p.mean_exact for p in points):
+            con.print(f"mean: over every s-set (exact), or {MONTE_CARLO} a Monte-Carlo estimate "
+                      f"over random s-sets (seed {r.seed})")
 
     _frame(r, body, "heuristic (a lower bound on the worst case)", r.random)
+
+
+#: how a curve's table marks a mean that is a Monte-Carlo estimate, not exact
+MONTE_CARLO = "(MC)"
+
+
+def _mean(p: WorstPoint) -> str:
+    """A curve point's mean over random s-sets, marked when it is a Monte-Carlo estimate."""
+    if p.mean is None:
+        return ""
+    return fmt(p.mean, 5) + ("" if p.mean_exact else f" {MONTE_CARLO}")
 
 
 def _frame(r: AttackReport, body: Callable[[Any, str], None], heuristic: str,
