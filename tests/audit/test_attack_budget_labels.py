@@ -342,3 +342,21 @@ def test_the_curve_table_marks_monte_carlo_means(tmp_path: Any) -> None:
     assert "(MC) a Monte-Carlo estimate over random s-sets (seed 0)" in text.stdout
     small = run("attack", str(path), "--curve", "--max-s", "2", "--random")
     assert "(MC)" not in small.stdout and "mean" in small.stdout
+
+
+def test_a_threshold_of_zero_says_the_code_tolerates_no_stragglers(tmp_path: Any) -> None:
+    """A code that fails with every worker (a partition nobody holds) has threshold 0: it read
+    'tolerates up to -1 stragglers'."""
+    from gctool.algebra.fields import parse_field
+    from gctool.io import code_bytes
+
+    B = np.array([[1.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0]])
+    path = tmp_path / "lost.json"
+    path.write_bytes(code_bytes(GradientCode(B, parse_field("real"), 0), path))
+    assert threshold_by(lambda F: lstsq_error(B, F) <= 1e-9 * 3, 4) == 0
+    doc = loads(run("attack", str(path), "--threshold", "--json").stdout)
+    assert doc["threshold"] == 0 and doc["exact"] is True
+    for out in (run("attack", str(path), "--threshold").stdout,
+                run("attack", str(path), str(path), "--threshold").stdout):
+        assert "tolerates no stragglers: the error is above 0 with every worker" in out
+        assert "-1" not in out

@@ -156,6 +156,9 @@ def _render_random(con: Any, rnd: RandomMeans | None) -> None:
 def _tolerates(r: ThresholdReport) -> str:
     """What a threshold with a witness says about tolerance: exact, or the proved sandwich."""
     assert r.threshold is not None
+    if r.threshold == 0:  # (proved: the empty witness)
+        return (f"tolerates no stragglers: the error is above {r.epsilon:g} with every worker "
+                "responding")
     if r.exact:
         return f"tolerates up to {counted(r.threshold - 1, 'straggler')}"
     return (f"tolerates at most {counted(r.threshold - 1, 'straggler')} (proved: at least "
