@@ -201,6 +201,12 @@ def cases(quick: bool, jobs: str) -> list[Case]:
         ("attack encoded frame", {"e.json": designed("encoded", frame="paley", workers=30, s=1)},
          ["attack", "e.json", "-s", "6", "--method", "exhaustive", *j],
          "Paley ETF n=30, k=15, s=6 (594 k sets, compiled walk)", True),
+        # the rank of B over GF(q): one Gauss-Jordan elimination out of the caches
+        # (gctool.algebra.linalg.elimination_cost)
+        ("bound (GF rank)", {"g.json": random_dense(384, 380, 4, "GF(65521)", 1)},
+         ["bound", "g.json"], "random dense GF(65521) 384 x 380 (rank of B)", False),
+        ("bound (GF rank)", {"g.json": random_dense(512, 500, 4, "GF(2^8)", 1)},
+         ["bound", "g.json"], "random dense GF(2^8) 512 x 500 (rank of B)", False),
         *design_cases(quick),
     ]
 

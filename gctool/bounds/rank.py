@@ -29,14 +29,17 @@ FACTORISATION_NS = 150_000
 
 
 def work(code: GradientCode, second: bool = False) -> int:
-    """Work of ``bound`` on a file: the rank of B and, over R/C, the witness of
+    """Work of ``bound`` on a file: the rank of B (over GF(q) one elimination,
+    :func:`gctool.algebra.linalg.elimination_cost`) and, over R/C, the witness of
     T_0 <= n - rank + 1; ``second``: also the witness that rank(B) > n - s breaks s stragglers
     (:func:`witnesses_fail`; exact and free over GF(q))."""
     from gctool.budget import solve_cost
 
     n, K = code.B.shape
     if code.field.is_finite:
-        return solve_cost(n, K, True)
+        from gctool.algebra.linalg import elimination_cost
+
+        return int(elimination_cost(n, K, code.field))
     from gctool.decode.cost import SVD_COMPLEX
 
     per = SVD_COMPLEX if code.field.kind == "complex" else 1.0

@@ -1419,3 +1419,19 @@ def test_the_gf_rank_estimate_has_the_shape_of_its_elimination() -> None:
         512, 512, parse_field("GF(7)"))
     code = GradientCode(np.eye(300, dtype=np.int64), parse_field("GF(7)"), 1, "custom")
     assert rank_work(make_oracle(code)) == elimination_cost(300, 300, parse_field("GF(7)"))
+
+
+def test_bound_counts_the_rank_over_gf_as_its_elimination() -> None:
+    """``bound`` over GF(q) is the rank of B (its witnesses are exact and cheap): estimated as
+    the elimination that computes it, whatever the second witness."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.linalg import elimination_cost
+    from gctool.bounds import rank as rank_bound
+
+    fld = parse_field("GF(65521)")
+    code = GradientCode(np.random.default_rng(0).integers(0, fld.order, size=(40, 36)), fld, 4,
+                        "custom")
+    assert rank_bound.work(code) == rank_bound.work(code, second=True) == int(
+        elimination_cost(40, 36, fld))
