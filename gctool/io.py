@@ -560,9 +560,11 @@ def npz_bytes(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> byte
         for name, arr in payload.items():
             if arr.dtype == object:
                 raise ValueError(f"refusing to write object array {name!r}")
-            # (zip64 as writestr decides it, from the member's size: the same bytes)
-            with dst.open(npz_member(name + ".npy"), "w",
-                          force_zip64=arr.nbytes * 1.05 > zipfile.ZIP64_LIMIT) as member:
+            # a member of the archive in memory, not a file; zip64 as writestr decides it,
+            # from the member's size (the same bytes)
+            with dst.open(npz_member(name + ".npy"),
+                          mode="w", force_zip64=arr.nbytes * 1.05 > zipfile.ZIP64_LIMIT
+                          ) as member:
                 np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)
     return out.getvalue()
 
