@@ -450,7 +450,8 @@ def test_export_attack_and_designs_refuse_before_the_work(
     refused(run("attack", real, "-s", "2", "--method", "exhaustive"),
             "the optimal decoder's set-up", "SVDs of B")  # before the oracle's SVDs
     refused(run("attack", real, "-s", "2", "--method", "exhaustive", "--decoder", "fixed"),
-            "the exhaustive attack (n=10", "s=2)", "45 straggler sets", "--method=bnb")
+            "the exhaustive attack (n=10", "s=2)", "45 straggler sets",
+            "--method=milp, bnb or greedy")  # the methods that apply to fixed weights over R
     tiny_work.setattr(np.linalg, "solve", forbid)
     # (a budget that admits the build of B, about 0.3 ms, and none of what follows it)
     tiny_work.setenv("GCTOOL_MAX_WORK", "400us")
