@@ -100,7 +100,7 @@ GF_COLUMN_NS = 40_000
 #: GF(2^m) with a full product table (q <= 256: a gather and an XOR), GF_MULADD_NS per digit
 #: the field's additions work on (GF(p): modular arithmetic; GF(2^m) with log and exp tables;
 #: GF(p^m), p odd: its m digits) ...
-GF_TABLE_MULADD_NS = 12
+GF_TABLE_MULADD_NS = 14
 GF_MULADD_NS = 23
 #: ... from about GF_CACHE_ENTRIES[1] entries of the matrix on, whose update passes leave the
 #: caches; below GF_CACHE_ENTRIES[0] they cost GF_IN_CACHE of it (between: log-interpolated).
@@ -108,8 +108,8 @@ GF_MULADD_NS = 23
 #: (:func:`~gctool.algebra.gf.calc_entry_ns`, two calls per column).  Fitted to the median CPU
 #: time of 3 ranks of random square matrices of side 32-768 over GF(2^8), GF(2^12), GF(7),
 #: GF(65521), GF(7^2), GF(3^4) (1 ms-13 s; one core of the 2-core AMD EPYC machine, shared, load
-#: 4-8): measured / estimated 0.74-1.61 from side 256 on, 0.41-1.51 below (the caches' edge,
-#: side 160-224, the farthest), GF(2^31) 0.73-1.66 at 64-128; 10 ns per multiply-add
+#: 3.5-8, 5 runs): measured / estimated 0.75-1.35 from side 256 on, 0.38-1.76 below (the
+#: caches' edge, side 160-224, the farthest), GF(2^31) 0.73-1.66 at 64-128; 10 ns per multiply-add
 #: (:data:`~gctool.budget.GF_OP_COST`) read 1.1-2.6 from 256 on over GF(2^8) and GF(p), 5-12
 #: over GF(3^4)
 GF_IN_CACHE = 0.43
