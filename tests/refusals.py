@@ -36,8 +36,8 @@ def forbid(*args: Any, **kwargs: Any) -> Any:
 def design_file(tmp_path: Path, name: str, scheme: str, **kw: Any) -> str:
     """Design ``scheme`` and write it as ``tmp_path / name`` (JSON or NPZ by the suffix)."""
     from gctool.codes import design
-    from gctool.io import code_bytes
+    from gctool.io import write_code
 
     path = tmp_path / name
-    path.write_bytes(code_bytes(design(scheme, **kw), path))
+    write_code(design(scheme, **kw), path)
     return str(path)
