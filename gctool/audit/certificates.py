@@ -22,6 +22,7 @@ Structural certificate (a proof for every straggler set without enumerating them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import gcd
 from typing import TYPE_CHECKING, Any
@@ -309,7 +310,8 @@ def class_cost(code: GradientCode) -> float:
     return float(CLASS_FIXED_NS + CLASS_ROW_NS * n + entry * n * K)
 
 
-def class_certificate(code: GradientCode, s: int) -> str | None:
+def class_certificate(code: GradientCode, s: int,
+                      find: Callable[[], list[list[int]]] | None = None) -> str | None:
     """Disjoint row classes (FRC groups and any block-diagonal code): a proof, or None.
 
     If the classes of proportional non-zero rows have pairwise disjoint supports, every
@@ -317,7 +319,9 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
     support is a multiple of that class's row (and it vanishes off every support).  A set of
     s stragglers then decodes whenever it leaves a member of each class the targets need, which
     holds for every such set when s is below the smallest of those classes.  Costs O(n K)
-    (:func:`class_cost`)."""
+    (:func:`class_cost`).  ``find``: what finds the code's row classes (default
+    :func:`gctool.audit.symmetry.row_classes`; ``verify`` finds them once per run,
+    :meth:`gctool.audit.verify.run.Run.row_classes`), called only past the quick rejection."""
     from gctool.audit.symmetry import row_classes
 
     B = np.asarray(code.B)
@@ -325,7 +329,8 @@ def class_certificate(code: GradientCode, s: int) -> str | None:
     ar = _arith(code)
     if s < 1 or _shared_support(code, nz, ar):
         return None
-    classes = [c for c in row_classes(code) if nz[c[0]].any()]
+    found = row_classes(code) if find is None else find()
+    classes = [c for c in found if nz[c[0]].any()]
     if not classes:
         return None
     reps = nz[[c[0] for c in classes]]

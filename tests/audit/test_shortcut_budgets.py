@@ -68,9 +68,9 @@ def test_class_certificate_below_and_above_its_estimate(tmp_path: Path) -> None:
 
 def test_class_patterns_are_refused_on_their_estimate() -> None:
     """frc n=300 s=5 over R under auto: the reduction of B fits, one set per class pattern
-    (with the report's direct decoding of it), after the reduction and the decoding with all
-    n workers, does not; a budget between the two refuses in one line naming the patterns,
-    one above runs them."""
+    (with the report's direct decoding of it), after the reduction, the decoding with all
+    n workers and finding the row classes, does not; a budget between the two refuses in one
+    line naming the patterns, one above runs them."""
     from gctool.audit.verify import classes
     from gctool.audit.verify.run import Run
     from gctool.audit.verify.shortcuts import checks_work
@@ -78,7 +78,7 @@ def test_class_patterns_are_refused_on_their_estimate() -> None:
 
     code = design("frc", n=300, s=5)
     run_ = Run(code, VerifyRequest(s=5), 5, 1)
-    before = checks_work(run_)
+    before = checks_work(run_) + cert.class_cost(code)
     assert before > run_.reduction_work()  # (over R: the full set's decoding too)
     work = classes.patterns_work(run_, run_.make_kernel(run_.reduction()), 1)
     with pytest.raises(BudgetExceeded) as info:

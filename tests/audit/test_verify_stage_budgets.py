@@ -38,16 +38,17 @@ def _seconds(work: float) -> float:
 
 def test_the_enumeration_gets_what_the_reduction_left() -> None:
     """Real cyclic n=300 at s = 1: the reduction of B with the decoding with all n workers
-    (27 ms) is most of a budget whose rest is half of what the enumeration of its 300 sets is
-    estimated at (with the run's start).  The enumeration alone fits that budget, and used to
-    run under it; it is now refused in one line naming what the reduction used.  A budget
-    that affords both gives the same verdict as before."""
+    (27 ms) and the search for row classes (8 ms, all singletons) are most of a budget whose
+    rest is half of what the enumeration of its 300 sets is estimated at (with the run's
+    start).  The enumeration alone fits that budget, and used to run under it; it is now
+    refused in one line naming what the earlier stages used.  A budget that affords them all
+    gives the same verdict as before."""
     code = design("cyclic", n=300, s=2, seed=1)
     run_ = Run(code, VerifyRequest(s=1), 1, 1)
     kernel = run_.make_kernel(run_.reduction())
     work, jobs = calibrated(run_, kernel, run_.total)
     enum = work / jobs + start_ns(kernel.will_compile(1))
-    checks = checks_work(run_)
+    checks = checks_work(run_) + cert.class_cost(code)
     assert symmetry.rotation_work(code) == 0  # no detection spends: only the reduction
     whole = checks + enum / 2
     assert checks > whole / 2 and enum <= whole  # most of it; the enumeration alone fits
@@ -69,8 +70,9 @@ def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enum
     cannot decide (their exact decisions, as measured): that meter is held to what the
     reduction's estimate left, and what it charged is spent too, so the enumeration gets the
     rest.  Real cyclic n=300 at s = 1, under a budget that affords the checks and 1.5 times
-    the enumeration: a charge of one enumeration's estimate during the checks (as exact
-    decisions would make it) has the enumeration refused, naming both."""
+    the enumeration (and the search for row classes before it): a charge of one enumeration's
+    estimate during the checks (as exact decisions would make it) has the enumeration refused,
+    naming both."""
     from gctool.audit.verify import pipeline
 
     code = design("cyclic", n=300, s=2, seed=1)
@@ -78,8 +80,8 @@ def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enum
     kernel = run_.make_kernel(run_.reduction())
     work, jobs = calibrated(run_, kernel, run_.total)
     enum = work / jobs + start_ns(kernel.will_compile(1))
-    checks = checks_work(run_)
-    whole = checks + 1.5 * enum
+    checks, classes = checks_work(run_), cert.class_cost(code)
+    whole = checks + classes + 1.5 * enum
     assert verify(code, 1, budget=Budget(max_work=_seconds(whole))).ok
     limits: list[tuple[float, float]] = []
     first = pipeline.first_checks
@@ -96,8 +98,8 @@ def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enum
     assert limits == [(pytest.approx(whole - checks), pytest.approx(whole - checks))]
     text = str(info.value)
     assert "verify (n=300, s=1) of 300 straggler sets" in text, text
-    assert f"(about {format_seconds(_seconds(checks + enum))}) left of" in text, text
-    assert info.value.budget == pytest.approx(_seconds(whole - checks - enum))
+    assert f"(about {format_seconds(_seconds(checks + enum + classes))}) left of" in text, text
+    assert info.value.budget == pytest.approx(_seconds(whole - checks - enum - classes))
 
 
 def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
@@ -109,7 +111,8 @@ def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
     run_ = Run(code, VerifyRequest(s=1), 1, 1)
     kernel = run_.make_kernel(run_.reduction())
     work, jobs = calibrated(run_, kernel, run_.total)
-    whole = checks_work(run_) + (work / jobs + start_ns(kernel.will_compile(1))) / 2
+    whole = checks_work(run_) + cert.class_cost(code) + (
+        work / jobs + start_ns(kernel.will_compile(1))) / 2
     refused(run("verify", str(path), "-s", "1", "--max-work", f"{_seconds(whole):.9f}s"),
             "300 straggler sets", "the earlier parts of the run", "--max-work")
 
@@ -206,3 +209,94 @@ def test_the_rotation_detection_leads_to_the_deferred_class_certificate(
     with pytest.raises(AssertionError, match="expensive step ran"):
         verify(_frc(1024, 8), 7, budget=Budget(max_work=_seconds(whole)))
     assert len(seen) == 2 and seen[0][0] == "deferred" and seen[1] is None
+
+
+def _count_classes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the searches for row classes (:func:`gctool.audit.symmetry.find_row_classes`,
+    wherever verify's modules import it from)."""
+    from gctool.audit.verify import classes as stage
+
+    calls: list[int] = []
+    found = symmetry.find_row_classes
+
+    def spy(code: GradientCode) -> Any:
+        calls.append(code.n)
+        return found(code)
+
+    monkeypatch.setattr(symmetry, "find_row_classes", spy)
+    monkeypatch.setattr(stage, "find_row_classes", spy, raising=False)
+    return calls
+
+
+def _spends(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Record what each stage spends (:meth:`Run.spend`)."""
+    spent: list[float] = []
+    spend = Run.spend
+
+    def spy(r: Run, work: float) -> None:
+        spent.append(work)
+        spend(r, work)
+
+    monkeypatch.setattr(Run, "spend", spy)
+    return spent
+
+
+def test_the_class_patterns_reuse_the_classes_the_certificate_found(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """GF(7) cyclic-MDS n=6 with every row repeated (n = 12, six classes of two proportional
+    rows with overlapping supports) at s = 3: the row-class certificate is tried, finds the
+    classes and does not prove; the class patterns then verify the code.  They used to find
+    the classes again and charge their estimate a second time; they are found once per run,
+    and :func:`~gctool.audit.certificates.class_cost` is spent once.  The verdict is the
+    exhaustive enumeration's."""
+    base = design("cyclic-mds", n=6, s=2, field="GF(7)")
+    code = GradientCode(np.repeat(np.asarray(base.B), 2, axis=0), base.field, 3)
+    calls, spent = _count_classes(monkeypatch), _spends(monkeypatch)
+    checked: list[float] = []
+    check = Budget.check_work
+
+    def spy(b: Budget, what: str, work: float, *args: Any, **kw: Any) -> None:
+        if "row-class pattern" in what:
+            checked.append(work)
+        check(b, what, work, *args, **kw)
+
+    monkeypatch.setattr(Budget, "check_work", spy)
+    report = verify(code, 3)
+    assert report.method == "row-classes" and report.ok, report.reason
+    assert calls == [12]
+    assert spent.count(cert.class_cost(code)) == 1, spent
+    # the patterns are admitted on their sets alone (one per pattern, GF(q): no diagnostics)
+    run_ = Run(code, VerifyRequest(s=3), 3, 1)
+    patterns = report.reduction["checked"]
+    kernel = run_.make_kernel(run_.reduction())
+    assert checked == [pytest.approx(patterns * kernel.given_time(3, patterns))]
+    assert report.verdict == verify(code, 3, method="exhaustive").verdict == "ok"
+    worse = verify(code, 6)  # three repeated rows: three of the six lost
+    assert not worse.ok and worse.verdict == verify(code, 6, method="exhaustive").verdict
+
+
+def test_the_classes_are_looked_for_only_when_their_estimate_fits() -> None:
+    """Real cyclic n=600 at s = 1: auto defers the class certificate (the reduction fits), so
+    the class patterns are the first to look for row classes.  Under a budget whose rest after
+    the reduction affords the enumeration of the 600 sets but not the search for classes
+    (24 ms, O(n K)), the classes were found anyway, unestimated; they are now not looked for
+    (a note says so) and the enumeration gives the verdict.  With their estimate afforded too,
+    they are found once (all singletons) and spent, and the verdict is the same."""
+    code = design("cyclic", n=600, s=2, seed=1)
+    run_ = Run(code, VerifyRequest(s=1), 1, 1)
+    kernel = run_.make_kernel(run_.reduction())
+    work, jobs = calibrated(run_, kernel, run_.total)
+    enum = work / jobs + start_ns(kernel.will_compile(1))
+    checks, classes = checks_work(run_), cert.class_cost(code)
+    assert symmetry.rotation_work(code) == 0 and 1.5 * enum < classes
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _count_classes(mp)
+        report = verify(code, 1, budget=Budget(max_work=_seconds(checks + 1.5 * enum)))
+    assert calls == [] and report.ok and report.method == "enumeration", report.reason
+    assert any(note.startswith("row classes not looked for (estimated") and
+               "above the work budget" in note for note in report.notes), report.notes
+    with pytest.MonkeyPatch.context() as mp:
+        calls, spent = _count_classes(mp), _spends(mp)
+        again = verify(code, 1, budget=Budget(max_work=_seconds(checks + classes + 1.5 * enum)))
+    assert calls == [600] and spent.count(classes) == 1 and again.verdict == report.verdict
+    assert not any("row classes not looked for" in note for note in again.notes)

@@ -23,9 +23,9 @@ from gctool.audit.symmetry import (
     class_patterns,
     count_class_patterns,
     count_orbits,
-    find_row_classes,
 )
 from gctool.audit.verify.enumeration import INSTEAD, enumeration_report
+from gctool.budget import NS_PER_S, format_seconds
 from gctool.decode.cost import call_time, decode_time
 from gctool.limits import MAX_CLASS_PATTERNS
 
@@ -50,25 +50,48 @@ def pattern_set(classes: list[list[int]], killed: list[int], s: int) -> list[int
 
 
 def patterns_work(run: Run, kernel: Kernel, patterns: int) -> float:
-    """Estimated work of verifying through ``patterns`` class patterns, in ns of one core:
-    finding the row classes (as :func:`gctool.audit.certificates.class_cost`), one straggler
-    set per pattern decided with ``kernel`` (given sets, in one batch) and, over R/C, the
-    report's re-evaluation of the weakest of them (up to :data:`gctool.audit.chunks.WEAKEST`
-    and the largest decoder norm) by the direct decoder, in one call."""
+    """Estimated work of verifying through ``patterns`` class patterns once the row classes are
+    found (:func:`find_classes`), in ns of one core: one straggler set per pattern decided
+    with ``kernel`` (given sets, in one batch) and, over R/C, the report's re-evaluation of
+    the weakest of them (up to :data:`gctool.audit.chunks.WEAKEST` and the largest decoder
+    norm) by the direct decoder, in one call."""
     s, f = run.s, run.code.n - run.s
-    work = class_cost(run.code) + patterns * kernel.given_time(s, patterns)
+    work = patterns * kernel.given_time(s, patterns)
     if run.numeric:
         work += call_time(run.code, f) + min(patterns, WEAKEST + 1) * decode_time(run.code, f)
     return work
 
 
-def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
-    """Verify through class patterns when that is the smallest enumeration, else None; above
-    the work budget (:func:`patterns_work`) it is refused in one line."""
-    code, s = run.code, run.s
-    classes, note = find_row_classes(code)
+def find_classes(run: Run) -> list[list[int]] | None:
+    """The code's row classes for the class patterns, their note added to the report's: the
+    ones the class certificate found (:meth:`Run.row_classes`, already charged), else found
+    when their estimate (:func:`gctool.audit.certificates.class_cost`) fits what the stages
+    before left of the budget, and spent (:meth:`Run.spend`); None above it (a note says so:
+    the enumeration then decides, on its own estimate)."""
+    if run.classes is None:
+        work = class_cost(run.code)
+        if not run.budget.affords(work):
+            run.symmetry_notes.append(
+                f"row classes not looked for (estimated {format_seconds(work / NS_PER_S)}, "
+                "above the work budget)")
+            return None
+        run.budget.check_work(f"{run.what}: finding the row classes", work,
+                              "raise `max_work`")  # admitted (a shared run is charged)
+        run.row_classes()
+        run.spend(work)
+    assert run.classes is not None
+    classes, note = run.classes
     run.symmetry_notes.extend([note] if note else [])
-    if len(classes) == code.n:
+    return classes
+
+
+def try_classes(run: Run, red: Reduction, rot: Rotation | None) -> VerifyReport | None:
+    """Verify through class patterns (of the row classes, :func:`find_classes`) when that is
+    the smallest enumeration, else None; above the work budget (:func:`patterns_work`) it is
+    refused in one line."""
+    code, s = run.code, run.s
+    classes = find_classes(run)
+    if classes is None or len(classes) == code.n:
         return None
     sizes = [len(c) for c in classes]
     patterns = count_class_patterns(sizes, s)
