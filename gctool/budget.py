@@ -155,6 +155,15 @@ class Budget:
         return replace(self, max_work=max(LEAST_WORK, self.max_work - used),
                        used=self.used + used)
 
+    def current(self) -> Budget:
+        """This budget as the next part of its run holds it: within a run shared in order
+        (``run``, :class:`SharedWork`: ``design kron``'s verify of its factors), what the parts
+        before it left (:meth:`SharedWork.left`: ``max_work`` the rest, ``used`` theirs), its
+        work checks still charged to the run; else this budget.  A part that decides by
+        :meth:`affords` (or holds a :meth:`meter`) takes it first, so that what it affords is
+        what its :meth:`check_work` admits."""
+        return self if self.run is None else replace(self.run.left(), run=self.run)
+
     # -- the work budget ------------------------------------------------------------------------
     @property
     def work_ns(self) -> float:

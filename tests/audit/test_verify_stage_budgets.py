@@ -300,3 +300,67 @@ def test_the_classes_are_looked_for_only_when_their_estimate_fits() -> None:
         again = verify(code, 1, budget=Budget(max_work=_seconds(checks + classes + 1.5 * enum)))
     assert calls == [600] and spent.count(classes) == 1 and again.verdict == report.verdict
     assert not any("row classes not looked for" in note for note in again.notes)
+
+
+def test_a_verify_inside_a_shared_budget_decides_on_what_the_earlier_parts_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within a run that shares one budget in order (:class:`gctool.budget.SharedWork`, as
+    ``design kron`` verifies its factors in it), verify's stages decided whether a certificate
+    or the reduction of B fitted against the whole budget, not what the parts before verify
+    left: over R, real frc n=512 (groups of 8) at s = 7 deferred its row-class certificate
+    because the reduction fitted the whole, then had the reduction refused by the shared
+    budget's rest.  It now decides on the rest (:meth:`gctool.budget.Budget.current`): the
+    reduction does not fit it, so the certificate is tried and proves the code."""
+    from gctool.budget import SharedWork
+
+    code = _frc(512, 8)
+    run_ = Run(code, VerifyRequest(s=7), 7, 1)
+    checks, classes = checks_work(run_), cert.class_cost(code)
+    detection = symmetry.rotation_work(code)
+    left = (classes + checks) / 2  # what the earlier parts leave: the certificate, not the rest
+    assert detection < symmetry.ROTATION_FREE_NS and classes < left < checks  # (free)
+    before = 10 * checks  # the earlier parts: most of the budget
+    shared = SharedWork(Budget(max_work=_seconds(before + left)), _seconds(before))
+    monkeypatch.setattr(nullspace, "reduce_float", forbid)  # the reduction never starts
+    report = verify(code, 7, budget=shared.budget())
+    assert report.ok and report.method == "certificate:classes", report.reason
+    assert shared.meter.spent == pytest.approx(before + classes)  # charged to the shared run
+    # with the whole budget left, the certificate waits and the reduction goes on (forbid)
+    with pytest.raises(AssertionError, match="expensive step ran"):
+        verify(code, 7, budget=SharedWork(Budget(max_work=_seconds(before + left))).budget())
+
+
+def test_design_kron_verifies_its_factor_on_what_the_design_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``design kron`` of real frc n=512 (groups of 8, its threshold too costly to search, so
+    verify proves its s) and uncoded n=4 under a budget whose rest after the design's earlier
+    parts (the 2048 x 2048 product's entries, more than the rest) affords the factor's class
+    certificate but not its reduction: the design was refused ("reducing B and decoding with
+    all n workers"), since the factor's verify deferred the certificate on the whole budget;
+    the factor is now certified, and the product declares s = 7."""
+    from gctool.audit import verify as verify_module
+    from gctool.budget import SharedWork
+
+    big, small = _frc(512, 8), design("uncoded", n=4)
+    run_ = Run(big, VerifyRequest(s=7), 7, 1)
+    checks, classes = checks_work(run_), cert.class_cost(big)
+    spent: list[float] = []
+    real = verify_module.verify
+
+    def seen(code: GradientCode, s: int, budget: Budget, **kw: Any) -> Any:
+        assert isinstance(budget.run, SharedWork)
+        spent.append(budget.run.meter.spent)
+        return real(code, s, budget=budget, **kw)
+
+    monkeypatch.setattr(verify_module, "verify", seen)
+    product = design("kron", file1=big, file2=small, budget=Budget(max_work=60.0))
+    assert product.s == 7 and len(spent) == 1  # (only the frc factor is verified)
+    before = spent[0]
+    spent.clear()
+    left = (classes + checks) / 2
+    assert before + left > checks  # (the whole budget affords the reduction)
+    monkeypatch.setattr(nullspace, "reduce_float", forbid)
+    again = design("kron", file1=big, file2=small,
+                   budget=Budget(max_work=_seconds(before + left)))
+    assert again.s == 7 and spent == [pytest.approx(before)]
+    assert np.array_equal(np.asarray(again.B), np.asarray(product.B))

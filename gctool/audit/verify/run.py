@@ -70,7 +70,8 @@ class Run:
     def __post_init__(self) -> None:
         r = self.request
         self.tol, self.method, self.kernel_name = r.tolerance, r.method, r.kernel
-        self.budget: Budget = r.effective_budget
+        #: what the run may spend (within a shared run: what its earlier parts left)
+        self.budget: Budget = r.effective_budget.current()
         self.progress: Progress | None = r.progress
         self.sample, self.seed, self.exact = r.sample, r.seed, r.exact
         self.runner: Runner | None = r.runner
