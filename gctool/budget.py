@@ -475,6 +475,8 @@ def _tally(counter: Any, work: float) -> float | None:
 GF_OP_COST = 10
 #: one step of a tight interpreted loop (a counter or bit-mask update), in ns
 PY_OP_COST = 500
+#: one exact rational multiply-add (Python Fractions of moderate size, ``exact``), in ns
+RATIONAL_OP_COST = 10_000
 #: a straggler set's system solved in a batch (the decoder's SVD with its vectors, the checks of
 #: the tolerance policy) costs this many times :func:`solve_cost` of its matrix ...
 SMALL_SOLVE_FACTOR = 6

@@ -23,7 +23,7 @@ from gctool.audit.verify.run import Run
 from gctool.audit.verify.shortcuts import checks_work, enumeration_work
 from gctool.budget import NS_PER_S, Budget, format_seconds, start_ns
 from gctool.codes import design
-from gctool.errors import BudgetExceeded
+from gctool.errors import BudgetExceeded, InvalidInput
 from gctool.io import code_bytes
 from gctool.model import GradientCode
 from gctool.request import VerifyRequest
@@ -364,3 +364,59 @@ def test_design_kron_verifies_its_factor_on_what_the_design_left(
                    budget=Budget(max_work=_seconds(before + left)))
     assert again.s == 7 and spent == [pytest.approx(before)]
     assert np.array_equal(np.asarray(again.B), np.asarray(product.B))
+
+
+def _rational(n: int) -> GradientCode:
+    """A real n x n code whose entries are n^2 distinct non-integer fractions (p/1000)."""
+    rng = np.random.default_rng(5)
+    values = rng.choice(np.arange(1, 10**6)[np.arange(1, 10**6) % 1000 != 0], n * n,
+                        replace=False)
+    return GradientCode((values / 1000).reshape(n, n), parse_field("real"), 1)
+
+
+def test_the_exact_input_check_is_held_to_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``exact`` reads every distinct non-integer entry of B as a fraction (2-9 us each) before
+    anything else: it ran under any budget, unestimated (only the reduction after it was
+    refused).  It is estimated (:func:`gctool.audit.rational.input_work`, one exact rational
+    operation a value) and refused in one line above the budget, having read one entry; its
+    estimate is spent, and the verdict under a budget that affords it is the same."""
+    from gctool.audit import rational
+
+    code = _rational(12)
+    work = rational.input_work(144)
+    assert work == 144 * 10_000
+    read: list[float] = []
+    fraction = rational._fraction
+
+    def spy(x: float) -> Any:
+        read.append(x)
+        return fraction(x)
+
+    monkeypatch.setattr(rational, "_fraction", spy)
+    with pytest.raises(BudgetExceeded) as info:
+        verify(code, 1, exact=True, budget=Budget(max_work=_seconds(work / 2)))
+    text = str(info.value)
+    assert "\n" not in text and info.value.param == "max_work", text
+    assert ("verify (n=12, k*m=12, real) with `exact`: reading the 144 distinct non-integer "
+            "entries of B as fractions needs about 1.4 ms") in text, text
+    assert len(read) == 1  # the first entry only (a random real code: not rational)
+    spent = _spends(monkeypatch)
+    report = verify(code, 1, exact=True)
+    assert spent[0] == work and report.arithmetic == "rational"
+    assert report.verdict == verify(code, 1).verdict
+    # a code that is not rational is still refused as such, under any budget
+    bad = GradientCode(np.asarray(code.B) + 1e-9, code.field, 1)
+    with pytest.raises(InvalidInput, match="integer or rational entries"):
+        verify(bad, 1, exact=True, budget=Budget(max_work=1e-6))
+    assert rational.check_exact_input(design("frc", n=6, s=1), Budget(max_work=1e-9)) == 0
+
+
+def test_the_exact_input_refusal_on_the_command_line(tmp_path: Path) -> None:
+    from gctool.audit import rational
+    from gctool.io import write_code
+
+    path = tmp_path / "q.json"
+    write_code(_rational(12), path)
+    work = rational.input_work(144)
+    refused(run("verify", str(path), "--exact", "-s", "1", "--max-work",
+                f"{_seconds(work / 2):.9f}s"), "as fractions", "--max-work")

@@ -490,11 +490,11 @@ def _worst_fits(run: Run, kernel: Any, evaluations: int, jobs: int,
     second stage and then its numpy route (the numpy null-space test, then the direct
     decoder) and its decoders spent
     their whole exact-arithmetic allowance (:data:`gctool.exactls.MAX_TOTAL_WORK` big-number
-    operations each, at :data:`~gctool.audit.verify.run.RATIONAL_OP_COST`), with
+    operations each, at :data:`~gctool.budget.RATIONAL_OP_COST`), with
     :data:`WORST_FACTOR` to spare?  Then no probe could find it over the budget, and none is
     run (a raised ``max_work``).  One set per orbit of ``rot``: its sets are given
     (``given_time``), not walked."""
-    from gctool.audit.verify.run import RATIONAL_OP_COST
+    from gctool.budget import RATIONAL_OP_COST
     from gctool.exactls import MAX_TOTAL_WORK
 
     if not (isinstance(kernel, ns.FloatNullKernel | ns.GFNullKernel)

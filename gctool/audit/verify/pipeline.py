@@ -139,7 +139,7 @@ def _stages(run: Run) -> VerifyReport:
     if run.exact:
         from gctool.audit.rational import check_exact_input
 
-        check_exact_input(run.code)
+        run.spend(check_exact_input(run.code, run.budget))  # (the later stages get the rest)
     rot = None
     if cheap:  # a partition all of whose holders straggle: no linear algebra needed
         early = lost_partition(run)

@@ -17,16 +17,13 @@ from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
 from gctool.audit.chunks import Accumulator, Kernel
-from gctool.budget import START_NS, Budget, Meter, solve_cost
+from gctool.budget import RATIONAL_OP_COST, START_NS, Budget, Meter, solve_cost
 from gctool.decode import Decoder
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
 from gctool.model import GradientCode
 from gctool.reports import VerifyReport
 from gctool.request import VerifyRequest
-
-#: one exact rational multiply-add (Python Fractions of moderate size, ``exact``), in ns
-RATIONAL_OP_COST = 10_000
 
 
 @dataclass
