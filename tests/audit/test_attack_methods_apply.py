@@ -29,6 +29,8 @@ CASES: list[tuple[str, GradientCode, str, Any]] = [
     ("cyclic real fixed", design("cyclic", n=6, s=1, seed=1), "fixed", None),
     ("cyclic complex optimal", design("cyclic", n=6, s=1, seed=1, field="complex"), "optimal",
      None),
+    ("comm real optimal (m = 2)", design("comm", n=6, s=1), "optimal", None),
+    ("comm real fixed (m = 2)", design("comm", n=6, s=1), "fixed", [[1.0] * 6, [0.5] * 6]),
 ]
 
 
@@ -185,3 +187,20 @@ def test_an_exhaustive_refusal_suggests_the_methods_that_apply(
         no = run("attack", path, "-s", "2", "--method", "bnb", *flags)
         assert no.exit_code == 2
         assert f"fixed weights over R/C; fixed (user weights) over {code.field}" in no.stderr
+
+
+def test_auto_skips_the_milp_where_it_does_not_apply(tmp_path: Path) -> None:
+    """A threshold at a level epsilon > 0 of a code with m = 2 targets: the MILP refuses it, and
+    auto over the exhaustive budget called it anyway, so the run was refused ('milp thresholds
+    with epsilon > 0 need m = 1'); it now goes on to bnb, and agrees with exhaustive."""
+    code = design("comm", n=8, s=2)
+    exact = threshold(code, 0.5, method="exhaustive")
+    assert exact.exact and exact.threshold == 3
+    auto = threshold(code, 0.5, max_sets=5)
+    assert not any("milp" in note for note in auto.notes)
+    assert auto.threshold_lower <= exact.threshold <= auto.threshold_upper
+    assert auto.exact and auto.threshold == exact.threshold
+    path = _file(tmp_path, code, "comm.json")
+    r = run("attack", path, "--threshold", "--epsilon", "0.5", "--max-sets", "5")
+    assert r.exit_code == 0, r.stderr
+    assert "auto: exhaustive over budget -> bnb" in r.stdout

@@ -37,7 +37,8 @@ Progress = Callable[[int, int], None]
 
 class Setting(Protocol):
     """What decides whether a search method applies: the decoder (``kind``: "optimal",
-    "fixed" or "natural") and whether the code's field is finite.  An oracle is one;
+    "fixed" or "natural"), whether the code's field is finite, and the code (its number of
+    targets m).  An oracle is one;
     :func:`setting` makes one before the oracle exists."""
 
     @property
@@ -46,16 +47,20 @@ class Setting(Protocol):
     @property
     def finite(self) -> bool: ...
 
+    @property
+    def code(self) -> GradientCode: ...
+
 
 @dataclass(frozen=True)
 class _Setting:
     kind: str
     finite: bool
+    code: GradientCode
 
 
 def setting(code: GradientCode, decoder: str) -> Setting:
     """The :class:`Setting` of ``decoder`` on ``code``, before its oracle is made."""
-    return _Setting(decoder, code.field.is_finite)
+    return _Setting(decoder, code.field.is_finite, code)
 
 
 #: when each search method applies to an oracle (its code's field and its decoder) and a
@@ -67,7 +72,9 @@ def setting(code: GradientCode, decoder: str) -> Setting:
 APPLIES: dict[str, Callable[[Setting, float | None], bool]] = {
     "exhaustive": lambda on, epsilon: True,
     "elementary": lambda on, epsilon: on.kind == "optimal" and epsilon == 0,
-    "milp": lambda on, epsilon: not on.finite and on.kind in ("optimal", "fixed"),
+    # (the optimal decoder's threshold program at a level epsilon > 0 has one target, m = 1)
+    "milp": lambda on, epsilon: not on.finite and (on.kind == "fixed" or (
+        on.kind == "optimal" and not (epsilon and on.code.m > 1))),
     # (the optimal and natural decoders' errors are monotone, fixed weights' are not)
     "bnb": lambda on, epsilon: on.kind != "fixed" or not on.finite,
     "greedy": lambda on, epsilon: True,
