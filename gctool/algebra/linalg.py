@@ -116,14 +116,16 @@ GF_IN_CACHE = 0.43
 GF_CACHE_ENTRIES = (128 * 128, 256 * 256)
 
 
-def elimination_cost(rows: int, cols: int, fld: Field) -> float:
+def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) -> float:
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
     :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per column and the updates'
-    multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after).  Increasing in rows
-    and in cols."""
+    multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after): every row is updated at
+    each of its ``rank`` pivots (at most min(rows, cols); None: that many).  Increasing in rows,
+    in cols and in rank."""
     fld = fld.resolved()
     rows, cols = max(1, rows), max(1, cols)
-    muladds = float(rows) * cols * min(rows, cols)
+    pivots = min(rows, cols) if rank is None else max(1, min(rows, cols, rank))
+    muladds = float(rows) * cols * pivots
     calc = calc_entry_ns(fld)
     if calc is not None:
         return cols * (GF_COLUMN_NS + 2 * calc_call_ns(fld)) + muladds * calc
@@ -136,6 +138,22 @@ def elimination_cost(rows: int, cols: int, fld: Field) -> float:
     share = 1.0 if entries >= high else GF_IN_CACHE if entries <= low else (
         GF_IN_CACHE + (1 - GF_IN_CACHE) * math.log(entries / low) / math.log(high / low))
     return cols * GF_COLUMN_NS + muladds * rate * share
+
+
+def rank_bound(M: np.ndarray) -> int:
+    """A bound on the rank of ``M`` over any field, read without an elimination: its distinct
+    nonzero rows, and its distinct nonzero columns, whichever are fewer (repeated rows, as a
+    fractional repetition code's groups, count once).  One row or column is copied at a time
+    (M is not: a refusal on its estimate holds no copy of B); each counts by the hash of its
+    bytes, so the bound reads low only if two distinct lines' 64-bit hashes collide."""
+    M = np.asarray(M)
+    if M.size == 0:
+        return 0
+
+    def distinct(lines: Any) -> int:
+        return len({hash(line.tobytes()) for line in lines if line.any()})
+
+    return min(distinct(M), distinct(M.T))
 
 
 def solve_batch(GF: Any, M: Any, unknowns: int) -> tuple[np.ndarray, np.ndarray, Any]:

@@ -422,7 +422,13 @@ def test_verify_and_bound_refuse_the_reduction_before_it_starts(
     tiny_work.setattr(nullspace, "reduce_gf", forbid)
     tiny_work.setattr(np.linalg, "matrix_rank", forbid)
     line = refused(run("verify", rs), "verify (n=11", "reducing B", "GCTOOL_MAX_WORK")
-    assert "needs about 27 us" in line  # two eliminations of 11 * 11 * 11 at 10 ns per GF(q) op
+    from gctool.audit.verify.run import Run
+    from gctool.budget import NS_PER_S, format_seconds
+    from gctool.io import read_code
+    from gctool.request import VerifyRequest
+
+    work = Run(read_code(rs), VerifyRequest(s=3), 3, 1).reduction_work()  # two eliminations
+    assert f"needs about {format_seconds(work / NS_PER_S)} (estimated" in line, line
     refused(run("bound", rs), "the rank of B", "(n, k, s) = (11, 11, 3)")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.linalg import elimination_cost, rank_bound
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace as ns
 from gctool.audit.checks import Progress
@@ -168,12 +169,19 @@ class Run:
     # -- the reduction of B and the kernel -----------------------------------------------------
     def reduction_work(self) -> int:
         """Estimated work of the reduction of B: one O(n K min(n, K)) factorisation in float64,
-        two eliminations over GF(q) (null space, then W), one Gauss-Jordan elimination of
-        Python fractions with ``exact`` (:data:`RATIONAL_OP_COST` each)."""
+        one Gauss-Jordan elimination of Python fractions with ``exact`` (:data:`RATIONAL_OP_COST`
+        each), and over GF(q) the two eliminations of :func:`~gctool.audit.nullspace.reduce_gf`
+        (B^T, K x n, for the null space; then [B^T | T^T], K x (n + m), for W), each at
+        :func:`~gctool.algebra.linalg.elimination_cost` with the pivots bounded by B's distinct
+        rows and columns (:func:`~gctool.algebra.linalg.rank_bound`)."""
         n, K = self.code.B.shape
         if self.exact:
             return (n + 1) * K * max(1, min(n, K)) * RATIONAL_OP_COST
-        return solve_cost(n, K, self.finite) * (2 if self.finite else 1)
+        if self.finite:
+            fld, pivots = self.code.field, rank_bound(np.asarray(self.code.B))
+            return int(elimination_cost(K, n, fld, pivots)
+                       + elimination_cost(K, n + self.code.m, fld, pivots))
+        return solve_cost(n, K)
 
     def reduction(self) -> ns.Reduction:
         """W and the left null space N, computed once."""
