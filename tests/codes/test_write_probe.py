@@ -20,6 +20,8 @@ from gctool.errors import BudgetExceeded
 from helpers import run
 from refusals import forbid, refused
 
+pytestmark = pytest.mark.write_probe
+
 #: the wall time each probe takes on the fake clock (s)
 PROBE_S = 0.5
 
