@@ -115,7 +115,11 @@ def test_certificates_in_gf_q_itself_cost_milliseconds_and_are_held_to_the_budge
     assert verify(code, 1, budget=Budget(max_work=2 * cost / 1e9)).method == "certificate:bch"
     with pytest.raises(BudgetExceeded) as info:
         verify(code, 1, budget=below)
-    assert "straggler sets" in str(info.value) and info.value.param == "max_work"
+    # the first stage after the skipped certificate above the budget refuses: the reduction of
+    # B (two eliminations of 6 columns, 0.5 ms measured) or else the enumeration
+    reduced = run.reduction_work() <= below.work_ns
+    assert ("straggler sets" if reduced else "reducing B") in str(info.value)
+    assert info.value.param == "max_work" and "\n" not in str(info.value)
     with pytest.raises(BudgetExceeded) as info:
         verify(code, 1, method="structural", budget=below)
     assert "the BCH certificate needs about" in str(info.value) and "\n" not in str(info.value)
