@@ -163,14 +163,14 @@ def _kernels_warm() -> None:
 @pytest.fixture(autouse=True)
 def _write_rate_unprobed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process runs estimate a large code file's write on its CPU cost alone, as where no
-    probe can be written (:func:`gctool.budget.write_rate` None): the probed rate is the
-    machine's and its load's (4-19 ns a byte here), so a refusal that the write's estimate
-    decides, or the stage it names, would change from run to run.  Tests marked
+    probe can be written (gctool._files.probe_write fails: no rate is timed): the probed rate
+    is the machine's and its load's (4-19 ns a byte here), so a refusal that the write's
+    estimate decides, or the stage it names, would change from run to run.  Tests marked
     ``write_probe`` (tests/codes/test_write_probe.py) time the real probe."""
     if request.node.get_closest_marker("write_probe") is None:
-        from gctool import budget
+        from gctool import _files
 
-        monkeypatch.setattr(budget, "write_rate", lambda where: None)
+        monkeypatch.setattr(_files, "probe_write", lambda target, nbytes: False)
 
 
 @pytest.fixture(autouse=True)
