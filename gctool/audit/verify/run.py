@@ -83,6 +83,9 @@ class Run:
         #: time of the sets float64 cannot decide
         self.meter: Meter = self.budget.meter(self.what, "raise `max_work`")
         self.red: ns.Reduction | None = None
+        #: the bound on B's rank that the GF(q) reduction's estimate uses, read once
+        #: (:meth:`reduction_work`)
+        self._pivots: int | None = None
         self.used_jobs = 1  # processes actually used (1 unless the enumeration is split)
         #: what the enumeration costs besides its sets, in ns on no job's share
         #: (:func:`gctool.budget.start_ns`, set when its kernel is made: loading compiled
@@ -178,7 +181,9 @@ class Run:
         if self.exact:
             return (n + 1) * K * max(1, min(n, K)) * RATIONAL_OP_COST
         if self.finite:
-            fld, pivots = self.code.field, rank_bound(np.asarray(self.code.B))
+            if self._pivots is None:
+                self._pivots = rank_bound(np.asarray(self.code.B))
+            fld, pivots = self.code.field, self._pivots
             return int(elimination_cost(K, n, fld, pivots)
                        + elimination_cost(K, n + self.code.m, fld, pivots))
         return solve_cost(n, K)
