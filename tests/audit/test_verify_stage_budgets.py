@@ -36,6 +36,15 @@ def _seconds(work: float) -> float:
     return work / NS_PER_S
 
 
+def _enumerated(code: GradientCode, s: int) -> tuple[Run, float]:
+    """A verify run of ``code`` at ``s`` (one job) and its enumeration's estimate, the run's
+    start included (ns), as the pipeline prices it."""
+    run_ = Run(code, VerifyRequest(s=s), s, 1)
+    kernel = run_.make_kernel(run_.reduction())
+    work, jobs = calibrated(run_, kernel, run_.total)
+    return run_, work / jobs + start_ns(kernel.will_compile(1))
+
+
 def test_the_enumeration_gets_what_the_reduction_left() -> None:
     """Real cyclic n=300 at s = 1: the reduction of B with the decoding with all n workers
     (27 ms) and the search for row classes (8 ms, all singletons) are most of a budget whose
@@ -44,10 +53,7 @@ def test_the_enumeration_gets_what_the_reduction_left() -> None:
     refused in one line naming what the earlier stages used.  A budget that affords them all
     gives the same verdict as before."""
     code = design("cyclic", n=300, s=2, seed=1)
-    run_ = Run(code, VerifyRequest(s=1), 1, 1)
-    kernel = run_.make_kernel(run_.reduction())
-    work, jobs = calibrated(run_, kernel, run_.total)
-    enum = work / jobs + start_ns(kernel.will_compile(1))
+    run_, enum = _enumerated(code, 1)
     checks = checks_work(run_) + cert.class_cost(code)
     assert symmetry.rotation_work(code) == 0  # no detection spends: only the reduction
     whole = checks + enum / 2
@@ -76,10 +82,7 @@ def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enum
     from gctool.audit.verify import pipeline
 
     code = design("cyclic", n=300, s=2, seed=1)
-    run_ = Run(code, VerifyRequest(s=1), 1, 1)
-    kernel = run_.make_kernel(run_.reduction())
-    work, jobs = calibrated(run_, kernel, run_.total)
-    enum = work / jobs + start_ns(kernel.will_compile(1))
+    run_, enum = _enumerated(code, 1)
     checks, classes = checks_work(run_), cert.class_cost(code)
     whole = checks + classes + 1.5 * enum
     assert verify(code, 1, budget=Budget(max_work=_seconds(whole))).ok
@@ -108,11 +111,8 @@ def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
     code = design("cyclic", n=300, s=2, seed=1)
     path = tmp_path / "c.npz"
     path.write_bytes(code_bytes(code, npz=True))
-    run_ = Run(code, VerifyRequest(s=1), 1, 1)
-    kernel = run_.make_kernel(run_.reduction())
-    work, jobs = calibrated(run_, kernel, run_.total)
-    whole = checks_work(run_) + cert.class_cost(code) + (
-        work / jobs + start_ns(kernel.will_compile(1))) / 2
+    run_, enum = _enumerated(code, 1)
+    whole = checks_work(run_) + cert.class_cost(code) + enum / 2
     refused(run("verify", str(path), "-s", "1", "--max-work", f"{_seconds(whole):.9f}s"),
             "300 straggler sets", "the earlier parts of the run", "--max-work")
 
@@ -283,10 +283,7 @@ def test_the_classes_are_looked_for_only_when_their_estimate_fits() -> None:
     (a note says so) and the enumeration gives the verdict.  With their estimate afforded too,
     they are found once (all singletons) and spent, and the verdict is the same."""
     code = design("cyclic", n=600, s=2, seed=1)
-    run_ = Run(code, VerifyRequest(s=1), 1, 1)
-    kernel = run_.make_kernel(run_.reduction())
-    work, jobs = calibrated(run_, kernel, run_.total)
-    enum = work / jobs + start_ns(kernel.will_compile(1))
+    run_, enum = _enumerated(code, 1)
     checks, classes = checks_work(run_), cert.class_cost(code)
     assert symmetry.rotation_work(code) == 0 and 1.5 * enum < classes
     with pytest.MonkeyPatch.context() as mp:
