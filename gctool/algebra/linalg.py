@@ -160,8 +160,8 @@ def rank_bound(M: np.ndarray) -> int:
     if not np.issubdtype(M.dtype, np.integer):
         return min(rows, cols)
     rng = np.random.default_rng(0x6C1)
-    by_col = rng.integers(-2**63, 2**63 - 1, size=cols, dtype=np.int64)
-    by_row = rng.integers(-2**63, 2**63 - 1, size=rows, dtype=np.int64)
+    by_col = np.asarray(rng.integers(-2**63, 2**63 - 1, size=cols, dtype=np.int64))
+    by_row = np.asarray(rng.integers(-2**63, 2**63 - 1, size=rows, dtype=np.int64))
     row_hash = np.empty(rows, dtype=np.int64)
     col_hash = np.zeros(cols, dtype=np.int64)
     with np.errstate(over="ignore"):  # the hashes wrap modulo 2^64
