@@ -389,8 +389,10 @@ def milp_threshold(oracle: Oracle, epsilon: float, *, resolution: float = DEFAUL
     if full > limit:
         return ThresholdOutcome(0, [], full, True, "milp", 0, 1, 1)
     if epsilon > 0 and oracle.code.m > 1:
+        from gctool.audit.attack.options import methods_besides
+
         raise InvalidInput("milp thresholds with epsilon > 0 need m = 1 (one target); use "
-                           "`method`=exhaustive or bnb")
+                           f"{methods_besides('milp', oracle, epsilon)}")
     eps_eff = epsilon if epsilon > 0 else max(resolution, oracle.limit)
     sp = _space(oracle)
     solver = _Solver(oracle, time_limit, "MILP threshold")

@@ -204,3 +204,20 @@ def test_auto_skips_the_milp_where_it_does_not_apply(tmp_path: Path) -> None:
     r = run("attack", path, "--threshold", "--epsilon", "0.5", "--max-sets", "5")
     assert r.exit_code == 0, r.stderr
     assert "auto: exhaustive over budget -> bnb" in r.stdout
+
+
+def test_the_milp_refusal_at_a_level_with_m_targets_suggests_what_applies() -> None:
+    """milp at epsilon > 0 on a code of m = 2 targets is refused, and its suggestion comes from
+    APPLIES (it listed 'exhaustive or bnb' by hand, leaving greedy out): every method it names
+    applies and runs, and every other method that applies is named."""
+    code = design("comm", n=8, s=2)
+    assert code.m > 1
+    with pytest.raises(InvalidInput) as info:
+        threshold(code, 0.5, method="milp")
+    text = str(info.value)
+    named = re.findall(r"\b(exhaustive|elementary|milp|bnb|greedy)\b", text.split("; use ")[1])
+    on = oracle_for(code, AttackOptions.of(method="milp"))
+    assert named == [m for m in THRESHOLD_ORDER if m != "milp" and applies(m, on, 0.5)]
+    assert named == ["exhaustive", "bnb", "greedy"]
+    for method in named:
+        assert threshold(code, 0.5, method=method).threshold is not None
