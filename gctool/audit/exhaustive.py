@@ -43,6 +43,7 @@ from gctool.budget import (
     KERNELS_LOAD_NS,
     NS_PER_S,
     PROCESS_TASK_NS,
+    RATIONAL_OP_COST,
     SAMPLE_MIN,
     START_NS,
     Budget,
@@ -430,7 +431,6 @@ def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> 
     walks a task's sets in the caller's thread, beside the threads when they start early
     (:func:`_start_early`), before the search otherwise (a raised ``max_work``)."""
     from gctool.audit.verify.enumeration import WORST_FACTOR
-    from gctool.audit.verify.run import RATIONAL_OP_COST
     from gctool.exactls import MAX_TOTAL_WORK
 
     worst = oracle.worst_set_work(s, need) + MAX_TOTAL_WORK * RATIONAL_OP_COST
