@@ -255,7 +255,7 @@ class AttackReport(Report):
         ("threshold_lower", None), ("threshold_upper", None), ("resolution", None),
         ("closed_form", None), ("random", None), ("curve", None), ("require", None),
         ("require_status", None), ("require_tolerance", None), ("seed", None),
-        ("evaluations", None), ("notes", None), ("precision", None))
+        ("evaluations", None), ("notes", None), ("precision", None), ("stopped_at", None))
 
     s: int | None  # worst: stragglers attacked; threshold: the threshold; curve: largest s
     n: int
@@ -339,6 +339,9 @@ class CurveReport(AttackReport):
     s: int
     curve: list[WorstPoint] = dc_field(default_factory=list)
     random: RandomMeans | None = None
+    #: the first size asked that the budget left without a point (it stopped the curve there:
+    #: ``curve`` holds the points before it, a note gives the refusal); None: every point
+    stopped_at: int | None = None
 
 
 @dataclass

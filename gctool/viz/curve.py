@@ -106,7 +106,8 @@ def error_curve(
     skipped = [s for s in range(code.n + 1) if s not in set(todo)]
     if not todo:
         return Curve("exhaustive attack", UNIT, [], skipped, max_sets, 0)
-    report = curve(code, sizes=todo, method="exhaustive",
+    # a curve the budget stops is refused: show never draws (nor writes) part of one
+    report = curve(code, sizes=todo, method="exhaustive", keep_at_budget=False,
                    budget=Budget.default() if budget is None else budget,
                    tol=DEFAULT_TOL if tol is None else tol, progress=progress)
     points = [CurvePoint(p.s, fraction(p.raw_error, code), p.raw_error, p.stragglers,

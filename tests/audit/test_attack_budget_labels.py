@@ -23,6 +23,7 @@ from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
+import jsondoc
 from helpers import run
 from jsondoc import loads
 from oracles import brute_worst, decodes_gf, lstsq_error, threshold_by
@@ -237,37 +238,137 @@ def _curve(**kw: Any) -> Any:
     return curve(CURVE_CODE, 6, budget=Budget(max_work=100.0), max_sets=50, **kw)
 
 
-def test_a_curve_whose_last_point_the_budget_stopped_says_so_and_labels_it(
+def _same_point(a: Any, b: Any) -> bool:
+    return (a.s, a.stragglers, a.raw_error, a.exact, a.method, a.upper_bound) == (
+        b.s, b.stragglers, b.raw_error, b.exact, b.method, b.upper_bound)
+
+
+def test_a_curve_the_budget_stops_keeps_the_points_computed_before_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A curve comes back when the budget stops its last point (an earlier stop leaves the
-    next point nothing: refused).  That point is labelled heuristic unless proved, every
-    exact point is brute force's worst, and the curve's notes name the stopped point."""
+    """A budget stop anywhere in a curve keeps the points computed (it refused the whole curve
+    unless the stop fell in the last point).  The stop changes none of the points before it:
+    each equals the unstopped run's; only the point whose search it stopped may differ, labelled
+    heuristic unless proved, and named in the notes.  Every point's error is its set's
+    (lstsq), every exact point brute force's worst; the curve says where it stopped (the first
+    s without a point, and a note giving the refusal, which names the budget to raise), is not
+    exact, and has the unstopped report's JSON keys.  With ``keep_at_budget=False`` (show's
+    picture) the same stop is refused."""
+    from gctool.audit.attack import curve
+
     B = np.asarray(CURVE_CODE.B)
     truth = {s: brute_worst(CURVE_CODE, s, lstsq_error) for s in range(7)}
+    full = _curve()
+    assert full.stopped_at is None and full.exact and len(full.curve) == 7
     total = _charges(_curve)
-    stopped_points = 0
-    for allowed in range(0, total + 1, 7):
+    stopped_at: set[int | None] = set()
+    in_last = refused = 0
+    for allowed in [*range(0, 12), *range(12, 40, 3), *range(40, total + 1, 17)]:
         with stop_at_charge(monkeypatch, allowed):
             try:
                 r = _curve()
-            except BudgetExceeded:
+            except BudgetExceeded:  # only when no point past s = 0 could be computed
+                refused += 1
+                assert allowed < 40, allowed
                 continue
-        named = [note for note in r.notes if STOPPED in note]
+        with stop_at_charge(monkeypatch, allowed), pytest.raises(BudgetExceeded):
+            if r.stopped_at is not None:
+                curve(CURVE_CODE, 6, budget=Budget(max_work=100.0), max_sets=50,
+                      keep_at_budget=False)
+            else:
+                raise BudgetExceeded("(a complete curve: nothing to refuse)")
+        assert list(r.to_dict()) == list(full.to_dict())
+        stopped_at.add(r.stopped_at)
+        named = {note.split(":")[0]: note for note in r.notes if STOPPED in note}
         for p in r.curve:
             F = tuple(i for i in range(CURVE_CODE.n) if i not in p.stragglers)
             assert p.raw_error == pytest.approx(lstsq_error(B, F), rel=1e-6, abs=1e-12)
             if p.exact:
                 assert p.raw_error == pytest.approx(truth[p.s], rel=1e-9, abs=1e-12)
-        if allowed < total:  # the stop fell in the last point
-            assert len(named) == 1 and named[0].startswith("s = 6: "), (allowed, r.notes)
-            last = r.curve[-1]
-            assert (EXACT_NOTE in named[0]) == last.exact
-            assert (HEURISTIC_NOTE in named[0]) == (not last.exact)
-            assert r.exact == all(p.exact for p in r.curve)
-            stopped_points += 1
-        else:
-            assert named == [] and r.exact
-    assert stopped_points > 0
+            else:
+                assert p.raw_error <= truth[p.s] * (1 + 1e-9) + 1e-12
+            if f"s = {p.s}" in named:  # the point whose search the budget stopped
+                assert p is r.curve[-1], (allowed, r.notes)
+                assert (EXACT_NOTE in named[f"s = {p.s}"]) == p.exact
+                assert (HEURISTIC_NOTE in named[f"s = {p.s}"]) == (not p.exact)
+            else:
+                assert _same_point(p, full.curve[p.s]), (allowed, p, full.curve[p.s])
+        assert r.exact == (r.stopped_at is None and all(p.exact for p in r.curve))
+        if r.stopped_at is None:
+            in_last += bool(named)
+            continue
+        assert [p.s for p in r.curve] == list(range(r.stopped_at)) and r.stopped_at > 1
+        assert not r.exact and r.s == 6 and r.total == full.total
+        missing = "6" if r.stopped_at == 6 else f"{r.stopped_at}..6"
+        assert r.reason == (f"worst-case error for s = 0..6; stopped by the budget at s = "
+                            f"{r.stopped_at} (s = {missing} not computed)")
+        last = r.notes[-1]
+        assert last.startswith(f"s = {missing}: not computed: the budget stopped the curve at "
+                               f"s = {r.stopped_at} (")
+        assert "raise `max_work`" in last and "the work budget of 1" in last, last
+    assert refused > 0 and in_last > 0
+    assert {None, 2, 3, 4, 5, 6} <= stopped_at, stopped_at
+
+
+def test_an_exhaustive_curve_over_its_set_cap_keeps_its_exact_points(tmp_path: Any) -> None:
+    """--method exhaustive refuses a point whose sets exceed --max-sets before it starts: the
+    curve stops there with the exact points before it (brute force's), exit 0, one JSON document
+    with the keys of a curve that was not stopped, and text that names the stop and --max-sets;
+    `show --svg` (this engine's curve, drawn into a file) refuses the stop, writing nothing."""
+    from gctool.audit.attack import curve
+    from gctool.io import code_bytes
+
+    r = curve(CURVE_CODE, 6, method="exhaustive", max_sets=50)  # C(10, 3) = 120 > 50
+    assert r.stopped_at == 3 and [p.s for p in r.curve] == [0, 1, 2] and not r.exact
+    for p in r.curve:
+        assert p.exact and p.raw_error == pytest.approx(brute_worst(CURVE_CODE, p.s, lstsq_error),
+                                                        rel=1e-9, abs=1e-12)
+    assert r.notes[-1].startswith("s = 3..6: not computed: the budget stopped the curve at s = 3 "
+                                  "(the exhaustive attack (n=10, k*m=10, s=3) needs 120 straggler "
+                                  "sets")
+    assert "raise `max_sets`" in r.notes[-1]
+    path = tmp_path / "cyclic.json"
+    path.write_bytes(code_bytes(CURVE_CODE, path))
+    args = ("attack", str(path), "--curve", "--max-s", "6", "--method", "exhaustive")
+    text = run(*args, "--max-sets", "50")
+    doc = run(*args, "--max-sets", "50", "--json")
+    whole = jsondoc.report(run(*args, "--json").stdout)
+    assert text.exit_code == doc.exit_code == 0 and text.stderr == doc.stderr == ""
+    assert jsondoc.envelope(doc.stdout)["exit_code"] == 0
+    report = jsondoc.report(doc.stdout)
+    assert list(report) == list(whole)
+    assert report["stopped_at"] == 3 and whole["stopped_at"] is None
+    assert [p["s"] for p in report["curve"]] == [0, 1, 2] and report["exact"] is False
+    assert report["curve"] == whole["curve"][:3]
+    lines = text.stdout.splitlines()
+    assert any(line.startswith("stopped by the budget at s = 3 (no point from there on; the "
+                               "points before it are exact): exhaustive over ") for line in lines)
+    assert any("s = 3..6: not computed" in line and "raise --max-sets" in line
+               and "`" not in line for line in lines)
+    rows = [line.split()[0] for line in lines if line[:1].isdigit()]
+    assert rows == ["0", "1", "2"]
+    quiet = run("attack", str(path), str(path), "--curve", "--max-s", "6", "--method",
+                "exhaustive", "--max-sets", "50")
+    assert quiet.exit_code == 0 and "stopped by the budget at s = 3" in quiet.stdout
+
+
+def test_show_refuses_a_curve_the_budget_stops_and_writes_no_file(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """show draws this engine's curve into --svg: a budget stop mid-curve is refused (exit 2,
+    one line), never a picture of part of the curve, and no file is left."""
+    from gctool.io import code_bytes
+
+    path = tmp_path / "cyclic.json"
+    path.write_bytes(code_bytes(CURVE_CODE, path))
+    svg = tmp_path / "out.svg"
+    args = ("show", str(path), "--svg", str(svg))
+    total = _charges(lambda: run(*args))
+    assert run(*args).exit_code == 0 and svg.exists()
+    svg.unlink()
+    for allowed in range(total - 4, total):
+        with stop_at_charge(monkeypatch, allowed):
+            r = run(*args)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, (allowed, r.stderr)
+        assert not svg.exists() and list(tmp_path.iterdir()) == [path]
 
 
 def test_the_cli_curve_names_the_point_the_budget_stopped(

@@ -8,6 +8,13 @@ Each point is a worst-case search (:func:`~gctool.audit.attack.worst.worst_outco
 with the previous point's set; when the error is monotone in the straggler set and the
 previous point already reached the largest possible error, the point is that set padded to
 size s (exact without a search).
+
+The points share one budget.  A point's search stopped by it is labelled as ``attack`` labels
+one (``auto`` keeps the best set so far); a point it refuses stops the curve there: the report
+keeps the points computed before it, ``stopped_at`` names the first size left without a point
+and a note gives the refusal (which names the budget to raise).  With no point past s = 0 the
+refusal is the answer, as it is with ``keep_at_budget=False`` (``gctool show``, whose picture
+is never partial).
 """
 
 from __future__ import annotations
@@ -26,25 +33,32 @@ from gctool.audit.checks import curve_sizes
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
 from gctool.engine.enumeration import pad_to
-from gctool.errors import summarised
+from gctool.errors import BudgetExceeded, summarised
+from gctool.exactls import Undecided
 from gctool.limits import CURVE_MAX_WORK, TIE_RTOL
 from gctool.model import GradientCode
 from gctool.reports import CurveReport, WorstPoint
 
 
 def curve(code: GradientCode, max_s: int | None = None, options: AttackOptions | None = None,
-          *, sizes: Sequence[int] | None = None, **changes: Any) -> CurveReport:
+          *, sizes: Sequence[int] | None = None, keep_at_budget: bool = True,
+          **changes: Any) -> CurveReport:
     """Worst-case error for s = 0..max_s (default n), or for the given ``sizes`` only,
     optionally with the random-set means (keywords: changes to ``options``, see
-    :class:`AttackOptions`).  Progress counts the points computed."""
+    :class:`AttackOptions`).  Progress counts the points computed.
+
+    A point the budget refuses stops the curve: the report keeps the points before it
+    (``stopped_at``: the first size without a point), unless none past s = 0 was computed or
+    ``keep_at_budget`` is False, when the refusal (:class:`~gctool.errors.BudgetExceeded`) is
+    raised."""
     todo = _sizes(code, max_s, sizes)
     with summarised(f"error curve on n = {code.n} interrupted outside its searches "
                     f"({len(todo):,} values of s asked); no verdict"):
-        return _curve(code, todo, options, **changes)
+        return _curve(code, todo, options, keep_at_budget, **changes)
 
 
 def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
-           **changes: Any) -> CurveReport:
+           keep_at_budget: bool, **changes: Any) -> CurveReport:
     top = max(todo)
     given = AttackOptions.of(options, **changes).for_search()
     opts = replace(given, progress=None)  # progress counts values of s, not sets
@@ -59,9 +73,21 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     prev, checked, notes = None, 0, []
     padded: list[int] = []  # the sizes padded from the last point searched, ``base``
     base = todo[0]
+    stop: BudgetExceeded | None = None
     for i, s in enumerate(todo):
         before = oracle.evaluations
-        found, was_padded = _curve_point(oracle, s, opts, prev)
+        try:
+            found, was_padded = _curve_point(oracle, s, opts, prev)
+            mean = (randomized.uniform_mean(oracle, s, budget=randomized.exact_sets(opts.budget),
+                                            samples=opts.sample_count, seed=opts.drawn_seed)
+                    if opts.random else None)
+        except Undecided:  # a set float64 cannot decide ends the run: no budget stop
+            raise
+        except BudgetExceeded as exc:
+            if not keep_at_budget or not any(pt.s > 0 for pt in points):
+                raise
+            stop = exc  # (the refused point's evaluations are in ``evaluations`` only)
+            break
         checked += oracle.evaluations - before
         if found.stop_note:  # (a point's other notes stay with its search)
             notes.append(f"s = {s}: {found.stop_note}")
@@ -71,9 +97,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
             base = s
         point = WorstPoint(s, found.stragglers, found.error / scale, found.error, found.exact,
                            found.method, None if found.upper is None else found.upper / scale)
-        if opts.random:
-            mean = randomized.uniform_mean(oracle, s, budget=randomized.exact_sets(opts.budget),
-                                           samples=opts.sample_count, seed=opts.drawn_seed)
+        if mean is not None:
             point.mean, point.mean_exact = mean["mean"] / scale, mean["exact"]
         points.append(point)
         prev = found
@@ -87,15 +111,24 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
                      "with the straggler set); the method shown is that of s = "
                      f"{base}")
     every = todo == list(range(top + 1))
+    reason = (f"worst-case error for s = 0..{top}" if every else
+              f"worst-case error for s = {', '.join(map(str, todo))}")
+    stopped_at = None
+    if stop is not None:
+        missing = todo[len(points):]
+        stopped_at = missing[0]
+        what = f"s = {_runs(missing)}"
+        reason += f"; stopped by the budget at s = {stopped_at} ({what} not computed)"
+        notes.append(f"{what}: not computed: the budget stopped the curve at s = {stopped_at} "
+                     f"({stop})")
     report = CurveReport(
         s=top, n=code.n, k=code.k, field=str(code.field), normalize=opts.normalize,
-        decoder=oracle.kind, method=opts.method, exact=all(pt.exact for pt in points),
-        checked=checked, total=sum(comb(code.n, t) for t in todo),
-        reason=(f"worst-case error for s = 0..{top}" if every else
-                f"worst-case error for s = {', '.join(map(str, todo))}"),
+        decoder=oracle.kind, method=opts.method,
+        exact=stop is None and all(pt.exact for pt in points),
+        checked=checked, total=sum(comb(code.n, t) for t in todo), reason=reason,
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
         scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, curve=points,
-        notes=notes)
+        notes=notes, stopped_at=stopped_at)
     report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
     return report

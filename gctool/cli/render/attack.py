@@ -93,7 +93,19 @@ def render_curve(r: CurveReport) -> None:
             con.print(f"mean: over every s-set (exact), or {MONTE_CARLO} a Monte-Carlo estimate "
                       f"over random s-sets (seed {r.seed})")
 
-    _frame(r, body, "heuristic (a lower bound on the worst case)", r.random)
+    _frame(r, body, _curve_label(r), r.random)
+
+
+def _curve_label(r: CurveReport) -> str:
+    """What a curve that is not exact is: heuristic points, or stopped by the budget (the
+    note on its missing points gives the refusal, which names the budget to raise)."""
+    heuristic = "heuristic (a lower bound on the worst case)"
+    if r.stopped_at is None:
+        return heuristic
+    stop = f"[bold]stopped by the budget at s = {r.stopped_at}[/] (no point from there on"
+    if all(p.exact for p in r.curve):
+        return f"{stop}; the points before it are exact)"
+    return f"{stop}; a heuristic point is a lower bound on the worst case)"
 
 
 #: how a curve's table marks a mean that is a Monte-Carlo estimate, not exact
@@ -188,7 +200,8 @@ def summary_threshold(r: ThresholdReport) -> str:
 
 
 def summary_curve(r: CurveReport) -> str:
-    return f"worst-case error curve for s = 0..{r.s} ({_how(r)})"
+    stop = "" if r.stopped_at is None else f"; stopped by the budget at s = {r.stopped_at}"
+    return f"worst-case error curve for s = 0..{r.s} ({_how(r)}{stop})"
 
 
 def _how(r: AttackReport) -> str:
