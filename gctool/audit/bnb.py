@@ -197,6 +197,7 @@ def bnb_worst(oracle: Oracle, s: int, *, incumbent: WorstOutcome | None = None,
         S, err = incumbent.stragglers, incumbent.error
     else:  # nothing beats -inf: impossible unless the tree is empty
         S, err = list(range(s)), oracle.error(list(range(s)))
+    # (its count is the nodes; a report gives the decoder's evaluations, options.CHECKED)
     out = WorstOutcome(S, err, res.complete, "bnb", res.nodes, comb(oracle.n, s))
     if incumbent is not None:
         out.notes.extend(incumbent.notes)

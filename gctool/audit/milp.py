@@ -447,7 +447,7 @@ def _threshold_target(oracle: OptimalOracle, sp: _Space, u: int, R: float, limit
     ]
     cuts: list[np.ndarray] = []
     cut_rhs: list[float] = []
-    checked = 0
+    checked = 0  # MILP solves (a report gives the decoder's evaluations: options.CHECKED)
     lower = 0
     for _ in range(MAX_ROUNDS):
         extra = [(np.array(cuts), np.full(len(cuts), -np.inf), np.array(cut_rhs))] if cuts else []
@@ -599,7 +599,7 @@ class _OA:
                 for j in range(self.rv):
                     self._cut(u, j, float(v[j]))
             self._cuts_at(o.maximizer(S))
-        solves = self.solver.solves
+        solves = self.solver.solves  # (its count; a report's is the decoder's evaluations)
         out = WorstOutcome(best_S, best, False, "milp", solves, comb(n, self.s),
                            budget_stopped=self.solver.by_budget)
         out.notes.append(f"outer approximation: {counted(solves, 'MILP solve')}, "

@@ -23,7 +23,9 @@ class WorstOutcome:
     error: float  # raw error of ``stragglers`` (a lower bound on the worst case)
     exact: bool
     method: str
-    checked: int = 0  # straggler sets (or search nodes) evaluated
+    #: the method's own count (sets evaluated, bnb's nodes, the MILP's solves); a report's
+    #: ``checked`` is :func:`gctool.audit.attack.options.checked_count` of it
+    checked: int = 0
     total: int = 0  # C(n, s)
     upper: float | None = None  # proven upper bound on the worst raw error
     upper_source: str = ""
@@ -68,7 +70,7 @@ class ThresholdOutcome:
     exact: bool
     method: str
     lower: int = 0  # proven: no straggler set smaller than this exceeds the limit
-    checked: int = 0
+    checked: int = 0  # the method's own count, as :attr:`WorstOutcome.checked`
     total: int = 0
     resolution: float | None = None  # MILP: errors below this count as decodable
     notes: list[str] = field(default_factory=list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -135,15 +136,57 @@ def test_the_text_says_what_checked_counted(runner: CliRunner, frc: str, mode: l
 
 
 def test_one_decoder_evaluation_is_singular(tmp_path: Path) -> None:
-    """The MILP threshold of a small cyclic code checks its one witness: '1 decoder
-    evaluation' (it said '1 decoder evaluations')."""
+    """The worst set of 0 stragglers is one evaluation: '1 decoder evaluation' (the count
+    once said '1 decoder evaluations')."""
     import gctool
 
     path = tmp_path / "crc.json"
     gctool.write_code(gctool.design("cyclic", n=8, s=2, seed=1), path)
-    args = ("attack", str(path), "--threshold", "--method", "milp")
+    args = ("attack", str(path), "-s", "0", "--method", "greedy")
     assert loads(run(*args, "--json").stdout)["checked"] == 1
-    assert "milp with 1 decoder evaluation (256 sets in all)" in run(*args).stdout
+    assert "greedy with 1 decoder evaluation (1 set in all)" in run(*args).stdout
+
+
+@pytest.mark.parametrize("mode", [["-s", "3"], ["--threshold"]])
+@pytest.mark.parametrize("method", ["greedy", "bnb", "milp"])
+@pytest.mark.parametrize(("design_args", "decoder"), [
+    (("cyclic", "-n", "8", "-s", "2", "--seed", "1"), "optimal"),
+    (("frc", "-n", "12", "-s", "2"), "optimal"),
+    (("cyclic", "-n", "8", "-s", "2", "--seed", "1"), "fixed")])
+def test_a_search_reports_the_decoder_evaluations_it_says(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: list[str], method: str,
+        design_args: tuple[str, ...], decoder: str) -> None:
+    """The text says a search's count is of decoder evaluations ('with C decoder
+    evaluations'): the threshold's bnb and milp reported their nodes and MILP solves under that
+    name (75 nodes for 77 evaluations, 1 solve for 2).  Counted here at the decoder itself
+    (every straggler set it is given), the JSON's ``checked`` and the text are that count in
+    both modes, for the optimal and the fixed decoder; branch and bound's nodes are in the
+    notes."""
+    import numpy as np
+
+    from gctool.audit.oracles.fixed import FixedOracle
+    from gctool.audit.oracles.optimal import OptimalOracle
+    from gctool.wording import counted
+
+    path = str(tmp_path / "code.json")
+    assert run("design", *design_args, "-o", path).exit_code == 0
+    oracle = {"optimal": OptimalOracle, "fixed": FixedOracle}[decoder]
+    decode = oracle._errors
+    given = [0]
+
+    def counting(self: Any, S: np.ndarray) -> np.ndarray:
+        given[0] += int(np.asarray(S).shape[0])
+        return decode(self, S)
+
+    monkeypatch.setattr(oracle, "_errors", counting)
+    args = ("attack", path, *mode, "--method", method, "--decoder", decoder)
+    doc = loads(run(*args, "--json").stdout)
+    assert doc["method"] == method and doc["checked"] == given[0] == doc["evaluations"] > 0
+    given[0] = 0
+    text = run(*args).stdout
+    assert f"{method} with {counted(given[0], 'decoder evaluation')} (" in text, text
+    if method == "bnb":  # its own count, the nodes, in the notes
+        assert any(" nodes" in note for note in doc["notes"]), doc["notes"]
 
 
 def test_an_undefined_number_reads_n_a_as_in_the_json(runner: CliRunner, frc: str) -> None:

@@ -80,6 +80,25 @@ APPLIES: dict[str, Callable[[Setting, float | None], bool]] = {
     "greedy": lambda on, epsilon: True,
 }
 
+#: what a report's ``checked`` counts, by the method that gives the result, and what the text
+#: calls it ("over C of T sets", "with C decoder evaluations"): the enumerations count the
+#: distinct straggler sets they evaluated (of ``total``); the searches, and ``auto`` when what
+#: it reports is no enumeration's, the decoder's evaluations of the run (``evaluations``), which
+#: may repeat a set and outnumber ``total``.  A search's own count is of another kind (branch and
+#: bound's nodes, the MILP's solves: an outcome's ``checked``, which its notes report).
+CHECKED: dict[str, str] = {
+    "exhaustive": "set", "elementary": "set",
+    "greedy": "decoder evaluation", "bnb": "decoder evaluation", "milp": "decoder evaluation",
+    "auto": "decoder evaluation",
+}
+
+
+def checked_count(method: str, own: int, evaluations: int) -> int:
+    """A report's ``checked`` (:data:`CHECKED`): ``own``, the straggler sets an enumeration
+    evaluated, or the decoder's ``evaluations`` of the run for every other method."""
+    return own if CHECKED[method] == "set" else evaluations
+
+
 #: the order in which ``auto`` tries the methods of a threshold (each while it applies and fits
 #: the budget)
 THRESHOLD_ORDER = ("exhaustive", "elementary", "milp", "bnb", "greedy")

@@ -22,6 +22,7 @@ from gctool.audit.attack.options import (
     THRESHOLD_ORDER,
     AttackOptions,
     applies,
+    checked_count,
     oracle_for,
     scale_of,
 )
@@ -126,11 +127,12 @@ class _Found:
             # nothing proved, no witness: the budget affords no part of the search
             raise self.first or exc
         t = None if w is None else w.threshold
+        method = "auto" if w is None else w.method
         out = ThresholdOutcome(t, None if w is None else w.stragglers,
-                               None if w is None else w.error, False,
-                               "auto" if w is None else w.method,
+                               None if w is None else w.error, False, method,
                                self.lower if t is None else min(self.lower, t),
-                               oracle.evaluations)  # (the decoder's evaluations of the run)
+                               checked_count(method, 0 if w is None else w.checked,
+                                             oracle.evaluations))
         if w is not None:
             out.resolution = w.resolution
         trail = self.trail[:-1] if self.trail[-1:] == [step] else self.trail
@@ -231,18 +233,30 @@ def _bnb_threshold(oracle: Oracle, limit: float, opts: AttackOptions, lower: int
         found.keep(ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], False, "bnb", 0))
     top = len(cap[0]) if cap else n
     nodes, proven = 0, lower
+    out: ThresholdOutcome | None = None
     for t in range(lower, top + 1):
         res = bnb.search(oracle, t, limit, max_nodes=opts.max_nodes, first=True)
         nodes += res.nodes
         if res.stragglers is not None:
             out = ThresholdOutcome(t, sorted(res.stragglers), res.error, proven == t, "bnb",
                                    proven, nodes, 0)
-            return out
+            break
         if not res.complete:
             break
         proven = t + 1
         if found is not None:
             found.lower = max(found.lower, proven)
+    if out is None:
+        out = _bnb_without_witness(cap, proven, nodes, n)
+    # (``checked``: the nodes, which the report replaces by the decoder's evaluations)
+    out.notes.append(f"branch and bound: {counted(nodes, 'node')}")
+    return out
+
+
+def _bnb_without_witness(cap: tuple[list[int], float] | None, proven: int, nodes: int, n: int
+                         ) -> ThresholdOutcome:
+    """bnb's threshold when its search found no witness: the column witness ``cap`` once the
+    sizes below it are proved, none when no size up to n exceeds, else the proved bound."""
     if cap is not None and proven >= len(cap[0]):
         return ThresholdOutcome(len(cap[0]), sorted(cap[0]), cap[1], True, "bnb", len(cap[0]),
                                 nodes, 0)
@@ -336,7 +350,8 @@ def _threshold_report(code: GradientCode, oracle: Oracle, found: ThresholdOutcom
     return ThresholdReport(
         s=t, n=code.n, k=code.k, field=str(code.field), stragglers=S,
         error=None if err is None else err / scale, raw_error=err, normalize=opts.normalize,
-        decoder=oracle.kind, method=found.method, exact=found.exact, checked=found.checked,
+        decoder=oracle.kind, method=found.method, exact=found.exact,
+        checked=checked_count(found.method, found.checked, oracle.evaluations),
         total=total, threshold=t, epsilon=epsilon, comparison="error > epsilon",
         reason=reason, diagnostics=diagnostics(oracle, S), scheme=code.scheme,
         decoder_label=oracle.label, decoder_info=oracle.describe(), scale=scale,

@@ -17,7 +17,14 @@ from typing import Any
 
 from gctool.audit import bnb, exhaustive, greedy
 from gctool.audit.attack.figures import closed_form, diagnostics, random_means
-from gctool.audit.attack.options import AttackOptions, applies, oracle_for, scale_of, setting
+from gctool.audit.attack.options import (
+    AttackOptions,
+    applies,
+    checked_count,
+    oracle_for,
+    scale_of,
+    setting,
+)
 from gctool.audit.checks import check_s
 from gctool.audit.oracles import Oracle
 from gctool.audit.outcome import WorstOutcome
@@ -171,7 +178,7 @@ def _worst_report(code: GradientCode, oracle: Oracle, s: int, found: WorstOutcom
         s=s, n=code.n, k=code.k, field=str(code.field),
         stragglers=found.stragglers, error=err / scale, raw_error=err, normalize=opts.normalize,
         decoder=oracle.kind, method=found.method, exact=found.exact,
-        checked=found.checked if found.method == "exhaustive" else oracle.evaluations,
+        checked=checked_count(found.method, found.checked, oracle.evaluations),
         total=found.total, reason=reason, diagnostics=diagnostics(oracle, found.stragglers),
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
         scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, notes=list(found.notes))

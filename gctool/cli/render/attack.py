@@ -135,15 +135,15 @@ def _frame(r: AttackReport, body: Callable[[Any, str], None], heuristic: str,
         con.print(line)
 
 
-#: the methods whose ``checked`` counts distinct straggler sets; the searches (greedy, bnb,
-#: milp) count the decoder's evaluations, which may repeat a set or exceed the sets there are
-ENUMERATIONS = ("exhaustive", "elementary")
-
-
 def _coverage(r: AttackReport) -> str:
-    """What ``checked`` counted, of the ``total`` straggler sets."""
+    """What ``checked`` counted (:data:`gctool.audit.attack.options.CHECKED`), of the ``total``
+    straggler sets: a curve's count is its points' decoder evaluations, which are the sets
+    evaluated when every point is an enumeration's."""
+    from gctool.audit.attack.options import CHECKED
+
     methods = [p.method for p in r.curve] if isinstance(r, CurveReport) else [r.method]
-    if all(m in ENUMERATIONS for m in methods):
+    units = {CHECKED[m] for m in methods}
+    if units == {"set"}:
         return f"over {r.checked:,} of {counted(r.total, 'set')}"
     return f"with {counted(r.checked, 'decoder evaluation')} ({counted(r.total, 'set')} in all)"
 
