@@ -829,6 +829,64 @@ def warm_imports() -> None:
     import gctool.exports  # noqa: F401
 
 
+def main_dask(a: argparse.Namespace) -> None:
+    """``--dask``: ``verify`` of real cyclic n=48 s=6 with ``--executor dask`` for each
+    ``--jobs`` of the list, as the CLI runs it (in this process, default budget): on a local
+    cluster the command starts (``--executor dask`` alone: starting it, its workers loading
+    the kernels, closing it), on a running cluster of as many worker processes started here
+    (``--scheduler``: its first command, whose workers load the kernels, then warm ones), and
+    on local threads; ``--repeat`` rounds in turn, medians.  "before" is the estimate without
+    what the cluster's start adds since issue #28 (``LOCAL_CLUSTER_NS`` on the local cluster;
+    on a warm running cluster, the kernels' load its workers were charged again)."""
+    import statistics
+
+    from distributed import LocalCluster
+
+    from gctool.audit.distributed import LOCAL_CLUSTER_NS, local_cluster_options
+    from gctool.budget import KERNELS_LOAD_NS, NS_PER_S
+
+    rec = Recorder()
+    rec.install()
+    warm_imports()
+    rounds = max(1, a.repeat)
+    print(f"verify real cyclic n=48 s=6, --executor dask, {rounds} rounds; medians; "
+          f"wall / estimate; load average (1 min) before the rounds {os.getloadavg()[0]:.1f}")
+    print(f"{'--jobs':>6} {'where':<26} {'estimate s':>10} {'before s':>9} {'wall s':>7} "
+          f"{'CPU s':>6} {'ratio':>6} {'before':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "c48.json")
+        from gctool.io import write_code
+
+        write_code(__import__("gctool").design("cyclic", n=48, s=6), path)
+        for jobs in a.jobs.split(","):
+            base = ["verify", path, "-s", "6", "--jobs", jobs]
+            run_case(rec, base)  # (warms this process)
+            got: dict[str, list[dict[str, Any]]] = {}
+            with LocalCluster(**local_cluster_options(int(jobs))) as cluster:
+                remote = [*base, "--executor", "dask", "--scheduler", cluster.scheduler_address]
+                got["running cluster, first run"] = [run_case(rec, remote)]
+                for _ in range(rounds):
+                    for where, args, less in (
+                            ("local cluster (started)", [*base, "--executor", "dask"],
+                             LOCAL_CLUSTER_NS),
+                            ("running cluster, warm", remote, -KERNELS_LOAD_NS),
+                            ("local threads", base, 0)):
+                        r = run_case(rec, args)
+                        r["before_s"] = r["estimate_s"] - less / NS_PER_S
+                        got.setdefault(where, []).append(r)
+            got["running cluster, first run"][0]["before_s"] = \
+                got["running cluster, first run"][0]["estimate_s"]
+            for where, runs in got.items():
+                def med(key: str, runs: list[dict[str, Any]] = runs) -> float:
+                    return statistics.median(r[key] for r in runs)
+                ratio = statistics.median(r["wall_s"] / r["estimate_s"] for r in runs)
+                before = statistics.median(r["wall_s"] / r["before_s"] for r in runs)
+                print(f"{jobs:>6} {where:<26} {med('estimate_s'):10.2f} {med('before_s'):9.2f} "
+                      f"{med('wall_s'):7.2f} {med('cpu_s'):6.2f} {ratio:6.2f} {before:7.2f}")
+    print(f"load average (1 min) after: {os.getloadavg()[0]:.1f}; CPU: this process's and "
+          "its ended children's (a local cluster's workers), not a running cluster's")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -839,6 +897,9 @@ def main() -> None:
     ap.add_argument("--unseen", action="store_true",
                     help="a spread of codes the estimates were not calibrated on, with "
                     "refusals checked (--jobs takes a list, e.g. 1,2)")
+    ap.add_argument("--dask", action="store_true",
+                    help="verify real cyclic n=48 s=6 on Dask: a local cluster it starts, a "
+                    "running one (first and warm runs), local threads (--jobs takes a list)")
     ap.add_argument("--seed", type=int, default=2026, help="seed of --unseen's random codes")
     ap.add_argument("--only", default="",
                     help="run only the cases whose name or size contains this text")
@@ -849,6 +910,9 @@ def main() -> None:
     os.environ.pop("GCTOOL_MAX_WORK", None)
     if a.unseen:
         main_unseen(a)
+        return
+    if a.dask:
+        main_dask(a)
         return
     from gctool import limits
 
@@ -895,6 +959,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    # the calibrated cases and --unseen each keep their own block of the README's section
-    with readme.section(__file__, part="unseen" if "--unseen" in sys.argv else "calibrated"):
+    # the calibrated cases, --unseen and --dask each keep their own block of the README's section
+    part = ("unseen" if "--unseen" in sys.argv else "dask" if "--dask" in sys.argv
+            else "calibrated")
+    with readme.section(__file__, part=part):
         main()

@@ -104,6 +104,19 @@ LOCAL_BELOW_S = 0.1
 #: size of a threshold search, which stops at its first set over the limit, had 8 Dask tasks in
 #: flight on 2 threads, most of them cancelled: 7 ms of CPU each, bench_dask.py)
 WINDOW_PER_THREAD = 2
+#: starting the local cluster of a run without a scheduler (the CLI's Dask executor without
+#: a scheduler address), in ns on no job's share (its worker processes start at the same
+#: time, each on a core: at most one per core): the scheduler, and each worker process spawned
+#: (Python's 'spawn': a new interpreter importing Dask) and registered, about 0.45 s, and
+#: closing it at the end, 0.1-0.4 s; the compiled kernels its workers then load are
+#: :data:`~gctool.budget.KERNELS_LOAD_NS` more (:func:`kernels_load_ns`).  Measured on the
+#: 2-core development machine (load 1-2.5 from other work): ``LocalCluster`` of 1 worker
+#: 0.39-0.59 s to start and 0.07-0.34 s to close, of 2 workers 0.45-0.9 s and 0.1-0.72 s
+#: (0.4-0.5 s of CPU per worker process to start)
+LOCAL_CLUSTER_NS = 800_000_000
+#: seconds allowed for the workers' answer whether they have loaded the compiled kernels
+#: (:meth:`DaskRunner.kernels_warm`); no answer: counted as not loaded
+ASK_S = 5.0
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
 #: a cluster with no worker, or a scheduler that does not answer, for this long ends the run
@@ -553,6 +566,14 @@ def _keep_heap() -> bool:
                 libc.mallopt(m_top_pad, HEAP_KEPT))
     _HEAP_KEPT.append(done)
     return done
+
+
+def _kernels_loaded_here() -> bool:
+    """On a Dask worker (:meth:`DaskRunner._workers_loaded`): has a compiled kernel of gctool
+    run in this process (:func:`gctool.compiled.kernels_loaded`, which imports nothing)?"""
+    from gctool import compiled
+
+    return compiled.kernels_loaded()
 
 
 def _still_wanted() -> Callable[[], bool]:
@@ -1005,6 +1026,10 @@ class DaskRunner:
     #: the client whose workers ran a compiled enumeration of this runner (a marker without a
     #: session): they have loaded the kernels (:meth:`kernels_warm`)
     _loaded_on: Any = field(default=None, init=False, repr=False, compare=False)
+    #: the workers' last answer whether they have loaded the kernels (:meth:`_workers_loaded`):
+    #: (when, ``time.monotonic()``; the answer)
+    _asked: tuple[float, bool] | None = field(default=None, init=False, repr=False,
+                                              compare=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -1027,14 +1052,48 @@ class DaskRunner:
         return self
 
     def kernels_warm(self) -> bool:
-        """Have this runner's workers loaded the compiled kernels (:func:`workers_start_ns`)?
+        """Have this runner's workers loaded the compiled kernels (:func:`kernels_load_ns`)?
         A scheduler's workers outlive its calls: once it has run a compiled enumeration of this
-        runner; a local cluster's, in the session whose cluster ran one (a call without a
-        session starts a cluster of its own)."""
-        if self._loaded_on is None:
+        runner, or, in a session, once its workers said so when asked
+        (:meth:`_workers_loaded`: for an earlier client, an earlier gctool command); a local
+        cluster's, in the session whose cluster ran one (a call without a session starts a
+        cluster of its own)."""
+        if self._loaded_on is not None:
+            return self.scheduler is not None or (self._session_client is not None
+                                                  and self._loaded_on is self._session_client)
+        if self.scheduler is None or self._session is None or not self._workers_loaded():
             return False
-        return self.scheduler is not None or (self._session_client is not None
-                                              and self._loaded_on is self._session_client)
+        self.loaded()
+        return True
+
+    def starts_cluster(self) -> bool:
+        """Does this runner's next call start a local cluster (:func:`cluster_start_ns`): no
+        scheduler, and no session whose cluster is running?"""
+        if self.scheduler is not None:
+            return False
+        client = self._session_client
+        return self._session is None or getattr(client, "status", None) != "running"
+
+    def _workers_loaded(self) -> bool:
+        """Ask the workers of the scheduler whether each has loaded the compiled kernels
+        (:func:`_kernels_loaded_here`, one ``client.run``: 1-4 ms on the loopback cluster of
+        the 2-core development machine) over the session's client, opened now when the session
+        has none (as its first call would).  True when every worker says so; a cluster without
+        workers, a worker without gctool or no answer within :data:`ASK_S`: False.  An answer
+        of the last :data:`HEALTH_EVERY_S` is taken as it is (an estimate and its refusal's
+        words ask once)."""
+        last = self._asked
+        if last is not None and time.monotonic() - last[0] < HEALTH_EVERY_S:
+            return last[1]
+        with _quiet(), self._client(1) as client:
+            try:
+                answers = client.sync(client._run, _kernels_loaded_here, on_error="return",
+                                      callback_timeout=ASK_S)
+            except (Exception, asyncio.CancelledError):
+                answers = {}
+        warm = bool(answers) and all(a is True for a in answers.values())
+        self._asked = (time.monotonic(), warm)
+        return warm
 
     def loaded(self) -> None:
         """A compiled enumeration ran on this runner's workers (:meth:`kernels_warm`)."""
@@ -1051,7 +1110,7 @@ class DaskRunner:
             started.cancel()
         stack, self._session, self._session_client = self._session, None, None
         self._sent.clear()
-        self._seen = None
+        self._seen = self._asked = None
         if stack is not None:
             stack.close()
 
@@ -1363,12 +1422,32 @@ def estimated(runner: Any, seconds: float, compiled: bool = False) -> Any:
 
 
 def workers_start_ns(runner: Any, compiled: bool) -> float:
+    """What the Dask workers of ``runner`` cost an enumeration before its sets, in ns on no
+    job's share (each worker process does its own, at the same time): starting the local
+    cluster the run starts (:func:`cluster_start_ns`), and loading the compiled kernels on
+    workers that have not (:func:`kernels_load_ns`); 0 for any other runner (a local one runs
+    in this process, which :func:`~gctool.budget.start_ns` counts).  The one place the
+    estimates count a Dask runner's start (:func:`start_words` names its parts)."""
+    return cluster_start_ns(runner) + kernels_load_ns(runner, compiled)
+
+
+def cluster_start_ns(runner: Any) -> float:
+    """:data:`LOCAL_CLUSTER_NS` when ``runner`` is a :class:`DaskRunner` whose next call
+    starts a local cluster (:meth:`DaskRunner.starts_cluster`); else 0 (a scheduler's
+    cluster, a session's running one, or no Dask runner)."""
+    if isinstance(runner, _Estimated):
+        runner = runner.runner
+    if not isinstance(runner, DaskRunner) or not runner.starts_cluster():
+        return 0.0
+    return float(LOCAL_CLUSTER_NS)
+
+
+def kernels_load_ns(runner: Any, compiled: bool) -> float:
     """What loading the compiled kernels costs an enumeration that walks them (``compiled``)
-    on the Dask workers of ``runner``, in ns on no job's share (each worker loads its own, at
-    the same time): :data:`~gctool.budget.KERNELS_LOAD_NS` until they have loaded them
-    (:meth:`DaskRunner.kernels_warm`), as :func:`~gctool.budget.start_ns` counts this process;
-    0 for any other runner (a local one runs in this process, which start_ns counts).  A
-    scheduler whose workers loaded them for another client is not asked: counted once more."""
+    on the Dask workers of ``runner``: :data:`~gctool.budget.KERNELS_LOAD_NS` until they have
+    loaded them (:meth:`DaskRunner.kernels_warm`: the workers of a scheduler are asked, in a
+    session), as :func:`~gctool.budget.start_ns` counts this process; 0 for any other
+    runner."""
     if isinstance(runner, _Estimated):
         runner = runner.runner
     if not compiled or not isinstance(runner, DaskRunner) or runner.kernels_warm():
@@ -1376,6 +1455,28 @@ def workers_start_ns(runner: Any, compiled: bool) -> float:
     from gctool.budget import KERNELS_LOAD_NS
 
     return float(KERNELS_LOAD_NS)
+
+
+def start_words(runner: Any, compiled: bool) -> str:
+    """The parts of :func:`workers_start_ns` in words, for a refusal (:func:`with_start`), or
+    "" when it is 0: e.g. "with starting a local Dask cluster (about 800 ms) and loading the
+    compiled kernels on its workers (about 500 ms)"."""
+    from gctool.budget import NS_PER_S, format_seconds
+
+    cluster, kernels = cluster_start_ns(runner), kernels_load_ns(runner, compiled)
+    parts = ([f"starting a local Dask cluster (about {format_seconds(cluster / NS_PER_S)})"]
+             if cluster else [])
+    if kernels:
+        where = "its workers" if cluster else "the Dask workers"
+        parts.append(f"loading the compiled kernels on {where} (about "
+                     f"{format_seconds(kernels / NS_PER_S)})")
+    return f"with {' and '.join(parts)}" if parts else ""
+
+
+def with_start(head: str, words: str) -> str:
+    """A refusal's ``head`` (what is refused and its size, before "needs about ...") naming
+    the Dask start its estimate counts (``words``: :func:`start_words`), between commas."""
+    return f"{head.rstrip(',')}, {words}," if words else head
 
 
 def ran_on(runner: Any, compiled: bool) -> None:

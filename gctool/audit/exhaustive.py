@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.audit import nullspace
-from gctool.audit.distributed import groups_tasks, placed, workers_start_ns
+from gctool.audit.distributed import (
+    cluster_start_ns,
+    groups_tasks,
+    kernels_load_ns,
+    placed,
+    start_words,
+    with_start,
+    workers_start_ns,
+)
 from gctool.audit.oracles import Oracle
 from gctool.audit.oracles.kernel import OracleKernel
 from gctool.audit.outcome import ThresholdOutcome, WorstOutcome
@@ -354,16 +362,17 @@ def may_time(n: int, s: int, need: int, budget: Budget, work: float, jobs: int,
 
 def check_sets(  # noqa: PLR0913 (the estimate's parts, and what the refusal suggests)
         code: GradientCode, s: int, need: int, budget: Budget, work: float, jobs: int,
-        fixed: float = 0.0, skipped: float = 0.0, *, others: str) -> None:
+        fixed: float = 0.0, skipped: float = 0.0, *, others: str, started: str = "") -> None:
     """Refuse, before any set is evaluated, an exhaustive search of ``need`` sets of size s
     above the budget: the explicit cap ``max_sets``, or the estimate ``work`` (ns of one core)
     run by ``jobs``, plus ``fixed`` (ns on no job's share); ``skipped``: the estimate of a
     rotation detection not looked for (:func:`detected`), which the refusal names; ``others``:
-    the methods it suggests (those that apply: :func:`others_for`)."""
+    the methods it suggests (those that apply: :func:`others_for`); ``started``: the Dask
+    start that ``fixed`` counts, in words (:func:`~gctool.audit.distributed.start_words`)."""
     what = f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s})"
     budget.check_sets(what, need, f"raise `max_sets`, or use {others}")
-    budget.check_work(f"{what}: {counted(need, 'straggler set')}{_every(skipped)}", work,
-                      _instead(code, others), jobs, fixed)
+    budget.check_work(with_start(f"{what}: {counted(need, 'straggler set')}{_every(skipped)}",
+                                 started), work, _instead(code, others), jobs, fixed)
 
 
 def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None = None,
@@ -439,13 +448,14 @@ def worst_fits(oracle: Oracle, s: int, need: int, jobs: int, seconds: float) -> 
 
 def check_timed(  # noqa: PLR0913 (the estimate's parts, and what the refusal suggests)
         code: GradientCode, s: int, need: int, budget: Budget, seconds: float, jobs: int,
-        fixed: float = 0.0, skipped: float = 0.0, *, others: str) -> None:
+        fixed: float = 0.0, skipped: float = 0.0, *, others: str, started: str = "") -> None:
     """Refuse an exhaustive search that its timed probe (:func:`probe_time`: ``seconds`` on
     ``jobs``, which replaces the calibrated estimate), plus ``fixed`` (ns on no job's share),
-    puts above ``max_work`` (``skipped``: :func:`check_sets`)."""
-    budget.check_work(f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
-                      f"{need:,} straggler sets{_every(skipped)}, timed on a sample of them,",
-                      seconds * NS_PER_S * max(1, jobs), _instead(code, others), jobs, fixed)
+    puts above ``max_work`` (``skipped``, ``started``: :func:`check_sets`)."""
+    budget.check_work(with_start(
+        f"the exhaustive attack (n={code.n}, k*m={code.B.shape[1]}, s={s}): "
+        f"{need:,} straggler sets{_every(skipped)}, timed on a sample of them,", started),
+        seconds * NS_PER_S * max(1, jobs), _instead(code, others), jobs, fixed)
 
 
 def others_for(on: Any) -> str:
@@ -493,6 +503,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     start = start_ns(compiled)  # (before the probe or an early start loads the kernels)
     runner = placed(runner, work / NS_PER_S, compiled)  # a small search runs here
     start += workers_start_ns(runner, compiled)  # (a Dask cluster's workers load their own)
+    parts = "" if oracle.estimated else start_words(runner, compiled)  # (what start counts)
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
     # unless the budget holds the search even at its worst, or the calibrated estimate is far
@@ -511,11 +522,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
         fixed = extra + (oracle.estimated or start)
         if timed is None:
             check_sets(oracle.code, s, need, oracle.budget, work, used, fixed,
-                       unsought(oracle) if symmetry else 0.0, others=others_for(oracle))
+                       unsought(oracle) if symmetry else 0.0, others=others_for(oracle),
+                       started=parts)
         else:
             check_timed(oracle.code, s, need, oracle.budget, sets / NS_PER_S / used, used,
                         fixed, unsought(oracle) if symmetry else 0.0,
-                        others=others_for(oracle))
+                        others=others_for(oracle), started=parts)
             # its calibrated charges, and the time of the exact decisions the timed sets held
             # (charged as they are spent: :class:`gctool.exactls.ExactClock`)
             oracle.meter.admit(work + sets)
@@ -790,18 +802,22 @@ class _SearchBudget:
         return self._early[t]
 
     def loading(self, t: int, need: int) -> float:
-        """Seconds of loading the compiled kernels that size t's ``need`` sets cost, as verify
-        and the worst-case search count them (:func:`~gctool.budget.start_ns`, on no job's
-        share): :data:`~gctool.budget.KERNELS_LOAD_NS` to the first size asked about that
-        walks compiled, in this process when no kernel had run here when the search began
-        (:attr:`cold`), or on Dask workers that have run none for this runner
-        (:func:`~gctool.audit.distributed.workers_start_ns`); 0 to every other size."""
+        """Seconds of starting what size t's ``need`` sets run on, as verify and the
+        worst-case search count it (:func:`~gctool.budget.start_ns`, on no job's share):
+        loading the compiled kernels, :data:`~gctool.budget.KERNELS_LOAD_NS` to the first size
+        asked about that walks compiled, in this process when no kernel had run here when the
+        search began (:attr:`cold`), or on Dask workers that have run none for this runner
+        (:func:`~gctool.audit.distributed.kernels_load_ns`); and the local Dask cluster the
+        search starts, to the first size sent to the runner
+        (:func:`~gctool.audit.distributed.cluster_start_ns`); 0 to every other size."""
+        runner = self.runner_of(t) if t > 0 else None
+        if runner is not None and "cluster" not in self._loads:
+            self._loads["cluster"] = (t, cluster_start_ns(runner))
         if t > 0 and self.work(t, need)[1]:
-            runner = self.runner_of(t)
             where = "here" if runner is None else "workers"
             if where not in self._loads:
                 self._loads[where] = (t, (KERNELS_LOAD_NS if self.cold else 0.0)
-                                      if runner is None else workers_start_ns(runner, True))
+                                      if runner is None else kernels_load_ns(runner, True))
         return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
 
     def check_whole(self) -> None:
@@ -922,7 +938,11 @@ class _SearchBudget:
         self.time += seconds + self.loading(t, need)
         self.upto[t] = self.time
         if self.time > budget.max_work:
-            return (f"threshold search (n={n}) needs about {format_seconds(self.time)} "
+            cluster = [ns for u, ns in [self._loads.get("cluster", (t + 1, 0.0))] if u <= t]
+            started = (f", with starting a local Dask cluster (about "
+                       f"{format_seconds(cluster[0] / NS_PER_S)})," if cluster and cluster[0]
+                       else "")
+            return (f"threshold search (n={n}){started} needs about {format_seconds(self.time)} "
                     f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         if how:  # admitted on its timed estimate: its calibrated charges must not stop it,

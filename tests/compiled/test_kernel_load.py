@@ -198,7 +198,7 @@ def test_dask_workers_count_loading_the_kernels_until_they_have(
     started per call never keeps them; a session's keeps them while its client lives."""
     pytest.importorskip("distributed")
     from gctool.audit import distributed, exhaustive
-    from gctool.audit.distributed import DaskRunner, estimated, workers_start_ns
+    from gctool.audit.distributed import DaskRunner, estimated, kernels_load_ns, workers_start_ns
 
     load = KERNELS_LOAD_NS / NS_PER_S
     code = gctool.design("cyclic", n=48, s=6)
@@ -230,7 +230,7 @@ def test_dask_workers_count_loading_the_kernels_until_they_have(
     assert runner.kernels_warm() and needed(runner) == pytest.approx(local)
     own = DaskRunner()  # a LocalCluster per call
     estimated(own, 1.0, True)(None, [], 1, lambda i, r: False)
-    assert not own.kernels_warm() and workers_start_ns(own, True) == KERNELS_LOAD_NS
+    assert not own.kernels_warm() and kernels_load_ns(own, True) == KERNELS_LOAD_NS
     session, client = DaskRunner(), object()
     session._session_client = client
     distributed.estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)

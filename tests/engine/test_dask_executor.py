@@ -865,3 +865,142 @@ def test_the_command_line_runner_keeps_small_enumerations_below_its_setting() ->
         with dask.config.set({"gctool.local-below": bad}), pytest.raises(InvalidInput) as err:
             cli_runner()
         assert "gctool.local-below" in str(err.value) and "\n" not in str(err.value)
+
+
+# -- what a Dask run's start is estimated at ----------------------------------------------------
+def _verify_needed(runner: Any, code: GradientCode | None = None, s: int = 6) -> float:
+    """verify's estimate (seconds) in its refusal under a budget of 5 ms (real cyclic n=48 s=6
+    by default: the compiled walk, far above the budget), on ``runner``.  Two calls need not
+    give the same: the parts of the estimate are compared instead (the calibrated estimate of
+    the sets moved by 7 ms-3 s between calls in one test process on the loaded machine)."""
+    from gctool.errors import BudgetExceeded
+    from gctool.request import VerifyRequest
+
+    code = gctool.design("cyclic", n=48, s=6) if code is None else code
+    request = VerifyRequest(s=s, method="exhaustive", jobs=1, budget=Budget(max_work=0.005),
+                            runner=runner)
+    with pytest.raises(BudgetExceeded) as info:
+        gctool.verify(code, request=request)
+    assert info.value.needed is not None
+    return info.value.needed
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_refusal_below_the_local_cluster_start_names_it(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
+    """--executor dask without --scheduler: the estimate counts starting the local cluster
+    (LOCAL_CLUSTER_NS) and its workers loading the kernels, and a budget below it refuses the
+    run before any cluster starts, in one line that names both; on the local executor the
+    same budget refuses without them.  The parts: LOCAL_CLUSTER_NS and KERNELS_LOAD_NS (a
+    scheduler's cluster, not asked outside a session: the kernels' load alone)."""
+    import distributed
+
+    from gctool.audit.distributed import LOCAL_CLUSTER_NS
+    from gctool.budget import KERNELS_LOAD_NS
+
+    monkeypatch.undo()  # (the run's own chunks: small_chunks' would time the estimate)
+    started: list[int] = []
+    monkeypatch.setattr(distributed, "LocalCluster", lambda **kw: started.append(1))
+    path = tmp_path / "c48.json"
+    write_code(gctool.design("cyclic", n=48, s=6), str(path))
+    base = ["verify", str(path), "-s", "6", "--jobs", jobs, "--max-work", "5ms"]
+    dsk = CliRunner().invoke(cli, [*base, "--executor", "dask"])
+    loc = CliRunner().invoke(cli, base)
+    assert dsk.exit_code == loc.exit_code == 2 and not started, dsk.stderr
+    (line,) = dsk.stderr.strip().splitlines()
+    assert ("with starting a local Dask cluster (about 800 ms) and loading the compiled "
+            "kernels on its workers (about 500 ms), needs about") in line, line
+    assert "Dask" not in loc.stderr
+    from gctool.audit.distributed import workers_start_ns
+
+    start = LOCAL_CLUSTER_NS + KERNELS_LOAD_NS
+    assert workers_start_ns(DaskRunner(), True) == start
+    assert workers_start_ns(DaskRunner(), False) == LOCAL_CLUSTER_NS
+    remote = DaskRunner(scheduler="tcp://127.0.0.1:1")  # never contacted
+    assert workers_start_ns(remote, True) == KERNELS_LOAD_NS
+    assert workers_start_ns(remote, False) == workers_start_ns(None, True) == 0.0
+    assert _verify_needed(DaskRunner()) > start / 1e9  # (the start is on no job's share)
+
+
+def test_a_local_cluster_start_is_counted_until_the_session_has_one() -> None:
+    """A runner without a session starts a local cluster at every call; a session's first
+    call starts one, which its later calls use while its client runs; a scheduler's cluster
+    is running already."""
+    from gctool.audit.distributed import LOCAL_CLUSTER_NS, cluster_start_ns, estimated
+
+    assert cluster_start_ns(DaskRunner()) == cluster_start_ns(estimated(DaskRunner(), 1.0)) \
+        == LOCAL_CLUSTER_NS
+    assert cluster_start_ns(None) == cluster_start_ns(DaskRunner(scheduler="tcp://127.0.0.1:1")
+                                                      ) == 0.0
+    with DaskRunner() as session:
+        assert cluster_start_ns(session) == LOCAL_CLUSTER_NS
+        session._session_client = SimpleNamespace(status="running")
+        assert cluster_start_ns(session) == 0.0
+        session._session_client = SimpleNamespace(status="closed")  # its cluster was lost
+        assert cluster_start_ns(session) == LOCAL_CLUSTER_NS
+        session._session_client = None
+
+
+def test_the_threshold_search_counts_the_local_cluster_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """attack --threshold on a runner that starts a local cluster: LOCAL_CLUSTER_NS is
+    charged once, to the first size sent to it (the small sizes run in this process), and
+    its refusal names it; on a scheduler's cluster, nothing (calibrated rates: no probe)."""
+    from gctool.audit import exhaustive
+    from gctool.audit.distributed import LOCAL_CLUSTER_NS
+    from gctool.audit.oracles import make_oracle
+
+    monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)
+    code = gctool.design("cyclic", n=40, s=6)
+
+    def loads(runner: DaskRunner, budget: float = 1e6) -> tuple[list[float], str | None]:
+        oracle = make_oracle(code, budget=Budget(max_work=budget))
+        search = exhaustive._SearchBudget(oracle, 1, runner, None, oracle.limit, 7)
+        out, refusal = [], None
+        for t in range(8):
+            refusal = refusal or search(t, 0, 1)
+            out.append(search.loading(t, 1))
+        return out, refusal
+
+    local = DaskRunner(local_below_s=0.1)
+    charged, _ = loads(local)
+    sent = [t for t in range(8) if exhaustive._SearchBudget(make_oracle(code), 1, local, None,
+                                                            np.inf, 7).runner_of(t)]
+    assert sent and charged[sent[0]] >= LOCAL_CLUSTER_NS / 1e9
+    assert sum(charged[:sent[0]]) == 0.0
+    remote, _ = loads(DaskRunner(scheduler="tcp://127.0.0.1:1", local_below_s=0.1))
+    assert sum(charged) - sum(remote) == pytest.approx(LOCAL_CLUSTER_NS / 1e9)
+    _, refusal = loads(local, budget=0.5)
+    assert refusal is not None and "with starting a local Dask cluster" in refusal, refusal
+
+
+def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
+        cluster: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler's cluster is running: no start is counted.  In a session (the CLI's), its
+    workers are asked whether they have loaded the compiled kernels (here they run in this
+    process, which has): a new runner, as a later gctool command is, is not charged the load;
+    workers that say they have not loaded them are (KERNELS_LOAD_NS), and a runner without a
+    session, which does not ask, is too.  On the command line, the refusal names neither."""
+    from gctool import compiled
+    from gctool.audit.distributed import cluster_start_ns, workers_start_ns
+    from gctool.budget import KERNELS_LOAD_NS
+
+    monkeypatch.undo()  # (the run's own chunks: small_chunks' would time the estimate)
+    address = cluster.scheduler_address
+    with DaskRunner(scheduler=address) as warm:
+        assert cluster_start_ns(warm) == 0.0 and workers_start_ns(warm, True) == 0.0
+        assert warm.kernels_warm()
+    unasked = DaskRunner(scheduler=address)  # (no session: not asked, counted)
+    assert workers_start_ns(unasked, True) == KERNELS_LOAD_NS
+    path = tmp_path / "c48.json"
+    write_code(gctool.design("cyclic", n=48, s=6), str(path))
+    args = ["verify", str(path), "-s", "6", "--max-work", "5ms", "--executor", "dask",
+            "--scheduler", address]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 2 and "needs about" in out.stderr, out.stderr
+    assert "Dask" not in out.stderr and "kernels" not in out.stderr
+    monkeypatch.setattr(compiled, "kernels_loaded", lambda: False)  # (the workers' answer)
+    with DaskRunner(scheduler=address) as cold:
+        assert not cold.kernels_warm() and workers_start_ns(cold, True) == KERNELS_LOAD_NS
+        assert "loading the compiled kernels on the Dask workers (about 500 ms)" in \
+            CliRunner().invoke(cli, args).stderr

@@ -24,7 +24,7 @@ import numpy as np
 
 from gctool.audit import nullspace as ns
 from gctool.audit.chunks import Accumulator, ChunkSummary
-from gctool.audit.distributed import estimated, workers_start_ns
+from gctool.audit.distributed import estimated, start_words, with_start, workers_start_ns
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, filter_work
 from gctool.audit.verify.diagnostics import finish_diagnostics
@@ -94,8 +94,8 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
         probed = probe_rate(walk, sample, size, run.budget.work_ns / max(1, sample))
         if probed is not None:
             per, what = probed[0], f"{what}, timed on {probed[1]:,} of them,"
-    run.budget.check_work(what, float(sample) * per, "sample fewer sets, or raise `max_work`",
-                          1, run.fixed)
+    run.budget.check_work(with_start(what, run.started), float(sample) * per,
+                          "sample fewer sets, or raise `max_work`", 1, run.fixed)
 
 
 #: a sample estimated at this many seconds or more is timed on a probe of its sets
@@ -131,6 +131,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     kernel = run.make_kernel(red)
     compiled = kernel.will_compile(s)  # (on the workers of a Dask runner too)
     run.fixed = start_ns(compiled) + workers_start_ns(run.runner, compiled)  # before any loads
+    run.started = start_words(run.runner, compiled)
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
@@ -362,8 +363,8 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
     run.budget.check_sets(what, evaluations, f"raise `max_sets` (the run is estimated at "
                           f"{took} on {counted(jobs, 'job')}), {INSTEAD}")
     if not timed:
-        run.budget.check_work(f"{what} of {sets}", work, f"raise `max_work`, {INSTEAD}", jobs,
-                              run.fixed)
+        run.budget.check_work(with_start(f"{what} of {sets}", run.started), work,
+                              f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
 
 
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
@@ -412,11 +413,11 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     per_set, timed = probed[:2] if probed is not None else (calibrated or 0.0, 0)
     sets = evaluations if found is None else -(-evaluations * found // max(1, stop))
     what = f"verify (n={run.code.n}, s={run.s})"
-    run.budget.check_work(
+    run.budget.check_work(with_start(
         f"{what} of {evaluations:,} straggler sets" + (
             f" (one per rotation orbit of the {run.total:,})" if rot is not None else "")
         + (", up to its first failing set" if found is not None else "")
-        + (f", timed on {timed:,} of them," if timed else ","), per_set * sets,
+        + (f", timed on {timed:,} of them," if timed else ","), run.started), per_set * sets,
         f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     meter.admit(per_set * sets)  # admitted on its timed sets, exact decisions included
     return walked, True
@@ -470,10 +471,10 @@ def _check_orbits_timed(run: Run, kernel: Any, evaluations: int, jobs: int, rot:
         ranks, upto = last + 1, ", up to its first failing set"
     work = (filter_work(n, s, rot.t) * ranks / max(1, count_candidates(n, s, rot.t))
             + per_set * sets)
-    run.budget.check_work(
+    run.budget.check_work(with_start(
         f"verify (n={n}, s={s}) of {evaluations:,} straggler sets (one per rotation orbit of "
         f"the {run.total:,}){upto}" + (f", timed on {timed:,} of them," if timed else
-                                      "," if upto else ""),
+                                      "," if upto else ""), run.started),
         work, f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
     run.meter.admit(work)  # admitted on its timed sets, exact decisions included
     return True

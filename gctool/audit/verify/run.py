@@ -91,6 +91,9 @@ class Run:
         #: (:func:`gctool.budget.start_ns`, set when its kernel is made: loading compiled
         #: kernels in a process that has run none counts too, in every check of the run)
         self.fixed: float = START_NS
+        #: what ``fixed`` counts for a Dask runner's start, in words for a refusal
+        #: (:func:`gctool.audit.distributed.start_words`; "": nothing)
+        self.started = ""
         #: the full set's Undecided (R/C, s > 0): only a counterexample the direct decoder
         #: confirms may then answer (:func:`gctool.audit.verify.pipeline.settle`)
         self.undecided_full: Exception | None = None
