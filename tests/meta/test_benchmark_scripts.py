@@ -254,3 +254,15 @@ def test_reproduce_sgc(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
     assert len(rows) == 2 and "fitted base_comp" in rows[0] and "authors' base_comp" in rows[1]
     assert all(row.rstrip().endswith("| +1.6 % |") for row in rows), out
     assert "# 10 iterations" in out and len(lines_with(out, "gctool simulate m.json")) == 2
+
+
+def test_fit_elimination() -> None:
+    # one fresh process per case: its rank agrees with galois' (asserted by the script), and
+    # every case prints its estimate, its fresh (wall and CPU), repeated and warm-heap ratios
+    out = child("fit_elimination.py", "--quick", "--processes", "1", "--only", "random GF(2^8)")
+    rows = [line for line in out.splitlines() if line.startswith("random ")]
+    assert [line.split()[2] for line in rows] == ["50x50", "128x128", "200x200"], out
+    assert all(len(re.findall(r" \d+\.\d\d ", line.split("s", 2)[2])) == 4
+               for line in rows), out  # wall, CPU, repeated and warm-heap ratios
+    assert "gctool/galois" in rows[1], out
+    assert re.search(r"fresh \d+\.\d\d-\d+\.\d\d \(\d of 3 within 0.5-2\), its CPU", out), out
