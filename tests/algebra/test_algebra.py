@@ -214,3 +214,86 @@ def test_spectral_decoder_and_bases() -> None:
     expect = np.linalg.lstsq(sp.Bn.T, T.T, rcond=None)[0]
     assert np.allclose(W, expect)
     assert np.allclose(sp.errors(W, T), np.sum((sp.Bn.T @ expect - 1) ** 2))
+
+
+ESTIMATED_FIELDS = ("GF(2^8)", "GF(2^12)", "GF(2)", "GF(7)", "GF(65537)", "GF(3^4)", "GF(2^31)")
+
+
+@pytest.mark.parametrize("field", ESTIMATED_FIELDS)
+def test_the_elimination_estimate_grows_with_rows_columns_and_rank(field: str) -> None:
+    """elimination_cost is increasing in rows, in columns and in the rank, across every knot of
+    its fault model (the temporaries kept on the heap below 128 x 128 entries, faulted in at
+    every pivot from about 180 x 180, by huge pages from 512 x 512 on); a rank above
+    min(rows, cols) counts as min(rows, cols), None as that many, 0 as one pivot."""
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.linalg import elimination_cost
+
+    fld = parse_field(field)
+    sides = [8, 50, 100, 127, 128, 129, 150, 180, 181, 300, 511, 512, 513, 800, 1024, 1025, 3000]
+    for other in (64, 700, 4000):
+        by_rows = [elimination_cost(side, other, fld, 40) for side in sides]
+        by_cols = [elimination_cost(other, side, fld, 40) for side in sides]
+        square = [elimination_cost(side, side, fld) for side in sides]
+        for seq in (by_rows, by_cols, square):
+            assert all(a < b for a, b in zip(seq, seq[1:], strict=False)), (field, other)
+    ranks = [elimination_cost(600, 900, fld, r) for r in (1, 2, 10, 100, 599, 600)]
+    assert all(a < b for a, b in zip(ranks, ranks[1:], strict=False))
+    assert elimination_cost(600, 900, fld, None) == elimination_cost(600, 900, fld, 600) \
+        == elimination_cost(600, 900, fld, 10_000)
+    assert elimination_cost(600, 900, fld, 0) == elimination_cost(600, 900, fld, 1)
+
+
+def test_the_elimination_estimate_orders_the_fields_by_their_arithmetic() -> None:
+    """At every shape a full product table (GF(2^8)) is the cheapest, log/exp tables (GF(2^12))
+    and prime fields (GF(2), GF(65537)) cost the same per update, GF(3^4) four digits of them
+    (but less than four prime eliminations: the columns and the first touch of its memory
+    are paid once), and GF(2^31)'s polynomial arithmetic the most."""
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.linalg import elimination_cost
+
+    for rows, cols in ((50, 50), (128, 128), (200, 300), (640, 640), (4000, 60), (100, 2000)):
+        cost = {f: elimination_cost(rows, cols, parse_field(f)) for f in ESTIMATED_FIELDS}
+        assert cost["GF(2^8)"] < cost["GF(2^12)"] == cost["GF(2)"] == cost["GF(65537)"] \
+            == cost["GF(7)"] < cost["GF(3^4)"] < 4 * cost["GF(7)"] < cost["GF(2^31)"], (rows, cols)
+
+
+def test_the_elimination_estimate_steps_up_where_its_temporaries_leave_the_heap() -> None:
+    """Per multiply-add an update at 128 x 128 entries (temporaries of 128 KiB, which glibc
+    keeps) costs under half of one at 256 x 256 (faulted in again at every pivot: as much as
+    the arithmetic, 3.7 against 13.7-14.8 ns measured over GF(2^8)), prime fields somewhat
+    more than half; the step is continuous (one entry more costs a little more), and huge
+    matrices pay about half the faults.  The first touch of the memory is charged once per
+    elimination, on the bytes the memory check holds it to (:func:`check_elimination`)."""
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.linalg import (
+        ELIMINATION_COPIES,
+        FRESH_BYTE_NS,
+        GF_COLUMN_NS,
+        check_elimination,
+        elimination_cost,
+    )
+    from gctool.budget import Budget
+    from gctool.errors import BudgetExceeded
+
+    def per_update(rows: int, cols: int, field: str) -> float:
+        fresh = FRESH_BYTE_NS * ELIMINATION_COPIES * 8 * rows * cols
+        cost = elimination_cost(rows, cols, parse_field(field), 10)
+        return (cost - cols * GF_COLUMN_NS - fresh) / (rows * cols * 10)
+
+    table, prime = "GF(2^8)", "GF(65521)"
+    assert per_update(128, 128, table) < 0.35 * per_update(256, 256, table)
+    assert 0.35 * per_update(256, 256, prime) < per_update(128, 128, prime) \
+        < 0.6 * per_update(256, 256, prime)
+    for field in (table, prime):
+        assert per_update(128, 128, field) == per_update(64, 64, field)  # on the heap
+        assert per_update(128, 128, field) < per_update(128, 129, field) \
+            < 1.05 * per_update(128, 128, field)
+        assert per_update(256, 256, field) == per_update(512, 512, field)  # faulted in
+        huge = per_update(4000, 4000, field)
+        assert per_update(128, 128, field) < huge < 0.85 * per_update(512, 512, field)
+        assert huge == per_update(2000, 8000, field)
+    nbytes = ELIMINATION_COPIES * 8 * 300 * 200
+    arith = GFArith(parse_field("GF(7)"))
+    check_elimination(Budget(max_memory=nbytes), arith, (1, 300, 200), 200)
+    with pytest.raises(BudgetExceeded):
+        check_elimination(Budget(max_memory=nbytes - 1), arith, (1, 300, 200), 200)
