@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from gctool.audit.checks import check_s, curve_sizes
-from gctool.audit.distributed import ran_on, workers_start_ns
+from gctool.audit.distributed import ran_on, start_words, with_start, workers_start_ns
 from gctool.audit.kernels import private
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
@@ -286,7 +286,8 @@ class Frame:
         sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
             f"{min(sets)}..{max(sets)}"
         head = f"{what} (n={n}, k={k}, s={sizes}): {total:,} straggler sets"
-        self.budget.check_work(head, shared, remedy + ", or raise `max_work`", used, alone)
+        self.budget.check_work(with_start(head, start_words(runner, compiled)), shared,
+                               remedy + ", or raise `max_work`", used, alone)
         memory = max((self.batch_memory(s) for s in sets), default=0)
         memory += Analysis.memory(n, k, rows=rows)
         self.budget.check_memory(head, memory, remedy)

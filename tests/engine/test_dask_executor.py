@@ -1004,3 +1004,20 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
         assert not cold.kernels_warm() and workers_start_ns(cold, True) == KERNELS_LOAD_NS
         assert "loading the compiled kernels on the Dask workers (about 500 ms)" in \
             CliRunner().invoke(cli, args).stderr
+
+
+def test_a_frame_spectrum_refusal_names_the_local_cluster_start() -> None:
+    """The spectral audit of an encoded frame on a runner that starts a local cluster is
+    refused, before it starts, naming the start (its workers' kernel load too when the walk
+    is compiled); on local threads the refusal names no Dask."""
+    from gctool.audit import spectrum
+    from gctool.errors import BudgetExceeded
+
+    code = gctool.design("encoded", frame="steiner", system="pg-2", s=1)
+    said = {}
+    for name, runner in (("dask", DaskRunner()), ("local", None)):
+        with pytest.raises(BudgetExceeded) as info:
+            spectrum.worst_spectrum(code, 4, budget=Budget(max_work=1e-6), runner=runner)
+        said[name] = str(info.value)
+    assert "with starting a local Dask cluster (about 800 ms)" in said["dask"], said["dask"]
+    assert "Dask" not in said["local"]
