@@ -1512,3 +1512,42 @@ def test_the_rank_bound_counts_distinct_nonzero_lines() -> None:
         run_ = Run(code, VerifyRequest(s=3), 3, 1)
         assert run_.reduction_work() == run_.reduction_work()
     assert calls == [30]
+
+
+def _walked_share(code: GradientCode, s: int, monkeypatch: pytest.MonkeyPatch) -> float:
+    """The share of its sets whose decoder norm the compiled walk of verify computed in full
+    (:meth:`gctool.audit.kernels.real.RealScreen.walked_share`, counted by the walk itself),
+    the walk forced at this size."""
+    from gctool.audit.kernels import real
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    screens: list[real.RealScreen] = []
+    walk = real.RealScreen.walk
+
+    def kept(self: real.RealScreen, *args: object) -> object:
+        screens.append(self)
+        return walk(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(real.RealScreen, "walk", kept)
+    report = verify(code, s, method="exhaustive", jobs=1, budget=Budget(max_work=100.0))
+    assert report.ok and report.checked == comb(code.n, s)
+    screen = screens[-1]
+    assert all(x is screen for x in screens)
+    assert sum(w for w, _ in screen.counted.values()) >= comb(code.n, s)
+    return screen.walked_share()
+
+
+def test_frc_computes_every_norm_and_cyclic_none_as_predicted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """frc, whose sampled norms lie within SHARE_MARGIN of each other: every set's bound is
+    above the largest norm and the walk computes them all (predicted 1); cyclic's bound cuts
+    almost every set (predicted and walked below 1 %)."""
+    from gctool.audit.nullspace import reduce_float
+
+    for code, s, low, high in ((design("frc", n=24, s=5), 5, 1.0, 1.0),
+                               (design("cyclic", n=30, s=5, seed=1), 5, 0.0, 0.01)):
+        red = reduce_float(code, 1e-9)
+        predicted = norm_share(red.N.T, red.W, code.row_normalised()[1], s)
+        walked = _walked_share(code, s, monkeypatch)
+        assert low <= predicted <= high and low <= walked <= high, (code.scheme, predicted,
+                                                                    walked)

@@ -19,6 +19,7 @@ only on a bound or witness that the numpy kernel would accept too."""
 
 from __future__ import annotations
 
+import threading
 from contextlib import nullcontext
 from typing import Any
 
@@ -532,14 +533,16 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, tail: float, av: Any, halt: Any) -> tuple[int, int, float, int]:
+                 wlim: float, tail: float, av: Any, halt: Any
+                 ) -> tuple[int, int, float, int, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
     Stops early when the pending buffer is full, and ends, its results not to be read, once
     ``halt[0]`` is set (read at each new prefix: :func:`gctool.engine.threads.halt_flag`).
-    Returns ``(done, pending, max_norm, max_norm_at)``; positions are offsets from the first
-    set.  ``weak_lb``/``weak_at`` keep the smallest accepted lower bounds (ascending, ties to
-    the earlier set).
+    Returns ``(done, pending, max_norm, max_norm_at, full)``; positions are offsets from the
+    first set; ``full`` counts the sets whose decoder norm it computed in full (the share
+    :func:`norm_share` estimates).  ``weak_lb``/``weak_at`` keep the smallest accepted lower
+    bounds (ascending, ties to the earlier set).
 
     The factorisation is kept level by level (:func:`_level`): sets that share their first
     s - 1 stragglers share it whole (the inner loop runs over the last straggler x), and a
@@ -592,7 +595,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     stale = 1  # lowest level whose rows changed (s: none)
     npend = 0
     best, best_at = -np.inf, -1
-    done = 0
+    done, full_norms = 0, 0
     while done < count:
         if halt[0] != 0:
             break
@@ -670,6 +673,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     for i in range(s):
                         inS[S[i]] = True
                     nrm = _decoder_norm(NT, W, scale, inS, Zs)
+                    full_norms += 1
                     for i in range(s):
                         inS[S[i]] = False
                     if np.isfinite(nrm) and nrm > best:
@@ -714,7 +718,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
             break
         if i + 1 < stale:
             stale = i + 1
-    return done, npend, best, best_at
+    return done, npend, best, best_at, full_norms
 
 
 @njit
@@ -1106,6 +1110,9 @@ class RealScreen:
         self.scale = np.ascontiguousarray(scale, dtype=np.float64)
         self.delta = float(delta)
         self.n = self.NT.shape[0]
+        #: (sets walked, decoder norms computed in full) by :meth:`walk`, per thread: what
+        #: :func:`norm_share` predicts, measured (:meth:`walked_share`)
+        self.counted: dict[int, tuple[int, int]] = {}
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.NT) ** 2, axis=1))
         if witness:
             assert Bn is not None and T is not None
@@ -1130,6 +1137,12 @@ class RealScreen:
             self.dn = float(sv[0]) * (1 + 1e-8)
         if not (np.isfinite(self.rc0) and np.isfinite(self.dn) and fin):
             self.rc0 = np.nan
+
+    def walked_share(self) -> float:
+        """The share of the sets :meth:`walk` walked whose decoder norm it computed in full
+        (0 before any walk)."""
+        walked = sum(w for w, _ in self.counted.values())
+        return sum(f for _, f in self.counted.values()) / walked if walked else 0.0
 
     def warm(self, s: int) -> None:
         """Compile (or load from the cache) the walk for this dtype (:meth:`sets` compiles
@@ -1209,7 +1222,8 @@ class RealScreen:
 
     def walk(self, S: np.ndarray, count: int, pend: np.ndarray
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:
-        """See :func:`screen_range`; also returns the weakest (lb, offset) pairs.  In a pool
+        """See :func:`screen_range`; also returns the weakest (lb, offset) pairs, and adds the
+        sets walked and the decoder norms computed in full to :attr:`counted`.  In a pool
         thread whose run has stopped it raises :class:`~gctool.engine.threads.Cancelled`
         (:func:`~gctool.engine.threads.halt_flag`)."""
         from gctool.engine.threads import halt_flag, raise_if_halted
@@ -1218,9 +1232,12 @@ class RealScreen:
          av) = _walk_work(self.NT, self.W, S.shape[0])
         weak_lb[:], weak_at[:] = np.inf, -1
         halt = halt_flag()
-        done, npend, best, at = screen_range(
+        done, npend, best, at, full = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
             self.Bn, self.T, self.wlim, self.tail, av, halt)
         raise_if_halted(halt)
+        me = threading.get_ident()  # each thread adds to its own count (no lock to pickle)
+        walked, norms = self.counted.get(me, (0, 0))
+        self.counted[me] = (walked + int(done), norms + int(full))
         return int(done), int(npend), float(best), int(at), weak_lb.copy(), weak_at.copy()
