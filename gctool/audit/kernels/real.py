@@ -966,11 +966,21 @@ def screen_cost(s: int, d: int, complex_: bool = False) -> float:
 #: 0.6-1.8) and rs n=36, 44 (about half of their sets: 1.0-1.5 us for 0.3-0.6), CPU time of
 #: one core of the 2-core development machine under load
 NORM_ENTRY_NS = 0.5
-#: the sets :func:`norm_share` draws; the margin by which a walk's largest norm (over a piece
-#: of 65,536 sets) is taken to exceed the sample's; and the size beyond which it bounds
-#: ``||D N^T||_2`` by the largest row scale instead of an SVD of ``D N^T`` (n x d)
+#: the sets :func:`norm_share` draws; the spread of their norms (largest / smallest) up to
+#: which they are taken to hold the walk's largest norm too (within this margin); and the size
+#: beyond which it bounds ``||D N^T||_2`` by the largest row scale instead of an SVD of
+#: ``D N^T`` (n x d)
 SHARE_SAMPLE = 256
 SHARE_MARGIN = 1.15
+#: the share of the sets whose bound is above every sampled norm that :func:`norm_share` counts
+#: as computed in full, on codes whose sampled norms spread wider than SHARE_MARGIN: the walk
+#: computes 0.2-1 of them (its own count, :meth:`RealScreen.walked_share`, over whole
+#: enumerations: rs real n=40 s=5 0.22 of its sets, n=36 s=6 0.23, n=44 s=5 0.47, n=36 s=5
+#: 0.53, n=48 s=5 0.93; random dense real d=16-20 0.12-0.25), which a sample cannot tell
+#: apart (see :func:`norm_share`); 0.4 puts the estimate of both ends within 2x of their time
+#: (a norm in full costs 1.5-3 times the screen's set: verify, one job, CPU / estimate rs
+#: n=40 s=5 0.70, n=48 s=5 1.33, where the margin's rule read 0.45 and 0.93)
+SHARE_UNSEEN = 0.4
 SHARE_SVD_MAX = 20_000_000
 
 
@@ -1009,15 +1019,34 @@ def _min_norm_solve(A: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 
 def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> float:
-    """The share of a walk's sets whose decoder norm it computes in full (heuristic): of
-    :data:`SHARE_SAMPLE` random s-sets (a fixed seed), those whose bound (:func:`_norm_cut`)
-    is at least :data:`SHARE_MARGIN` times the sample's largest norm.  A property of the code,
-    not of its scheme's name: how far the triangle inequality's bound sits above the norm
-    compared with how much the norm varies from set to set.  frc: 1 (its norm varies little
-    and its minimum-norm W is orthogonal to ``N^T z`` with one row scale, so the norm is at
-    most 0.85 of the bound on every set; the walk computed all of them); rs n=36-44: 0.9-1.0
-    (the walk: 0.2-0.5); random dense: 0.05-0.25 (0.1-0.13); cyclic: 0 (0).
-    ``||D N^T||_2`` is the largest row scale (an upper bound: N has orthonormal rows) beyond
+    """The share of a walk's sets whose decoder norm it computes in full (heuristic), from
+    :data:`SHARE_SAMPLE` random s-sets (a fixed seed): their norms and their bounds
+    (:func:`_norm_cut`).  A property of the code, not of its scheme's name.
+
+    The walk computes a set's norm in full when its bound is above the largest norm found so
+    far in its piece of :data:`gctool.audit.kernels.ranges.WALK_PIECE` sets (lexicographic
+    order).  That running maximum is a record process: on whole enumerations it computes as
+    many sets as 16,384 independent draws from the code's own norms would (0.8-1.2x of the
+    walk's count on rs, random dense, frc and cyclic codes), which depends on the norms'
+    distribution far beyond a sample's reach (about 1 in 10,000): rs real n=40 s=5 has 74 of
+    its 658,008 sets with norms over 3,000 times the median and 94 over 50 times it; once a
+    piece meets one of them it cuts almost every set, so the walk computes 22 % of the sets,
+    where n=44 s=5 computes 47 % and n=36 s=6 23 %, with samples that look alike (a tail
+    extrapolated from 256 or 512 sets, lognormal or generalised Pareto, put the norm that 1
+    set in 16,384 passes 300-700x low on n=40, or gave 0.04-0.96 by the seed).  So:
+
+    * a set whose bound is below a sampled norm is cut (the piece is 256 times the sample:
+      its running maximum passes that norm early);
+    * when the sampled norms lie within :data:`SHARE_MARGIN` of each other (frc: 1.01-1.08;
+      every other code measured spreads 1.5 or more), the walk's largest norm is taken to be
+      near theirs: a set whose bound is SHARE_MARGIN above them is computed (frc: every set,
+      its norm at most 0.85 of its bound; the walk computed every one);
+    * otherwise a set whose bound is above every sampled norm is counted at
+      :data:`SHARE_UNSEEN`: the middle of what the walk does with such sets.
+
+    rs real n=40 s=5: 0.39 (the walk: 0.22; the rule of the margin alone said 0.96), n=48 s=5
+    0.4 (0.93); random dense 0.02-0.33 (0.12-0.25); cyclic 0 (0).  ``||D N^T||_2`` is the
+    largest row scale (an upper bound: N has orthonormal rows) beyond
     :data:`SHARE_SVD_MAX` multiply-adds of its SVD."""
     n, d = NT.shape
     if s < 1 or d < s or n < s:
@@ -1038,7 +1067,10 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
         bound = rc0 + dn * np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2)))
         if not np.all(np.isfinite(norm)):
             return 1.0
-        return float(np.mean(bound >= SHARE_MARGIN * norm.max()))
+        top = float(norm.max())
+        if top <= SHARE_MARGIN * float(norm.min()):
+            return float(np.mean(bound >= SHARE_MARGIN * top))
+        return SHARE_UNSEEN * float(np.mean(bound >= top))
 
 
 #: the time of the screen on given sets (:func:`screen_sets`: the orbit representatives of a
