@@ -953,24 +953,23 @@ def test_the_threshold_search_counts_the_local_cluster_once(
     monkeypatch.setattr(exhaustive, "probe_rate", lambda *a, **k: None)
     code = gctool.design("cyclic", n=40, s=6)
 
-    def loads(runner: DaskRunner, budget: float = 1e6) -> tuple[list[float], str | None]:
+    def loads(runner: DaskRunner, budget: float = 1e6
+              ) -> tuple[list[float], str | None, list[int]]:
         oracle = make_oracle(code, budget=Budget(max_work=budget))
         search = exhaustive._SearchBudget(oracle, 1, runner, None, oracle.limit, 7)
         out, refusal = [], None
         for t in range(8):
             refusal = refusal or search(t, 0, 1)
             out.append(search.loading(t, 1))
-        return out, refusal
+        return out, refusal, [t for t in range(8) if search.runner_of(t) is not None]
 
     local = DaskRunner(local_below_s=0.1)
-    charged, _ = loads(local)
-    sent = [t for t in range(8) if exhaustive._SearchBudget(make_oracle(code), 1, local, None,
-                                                            np.inf, 7).runner_of(t)]
+    charged, _, sent = loads(local)
     assert sent and charged[sent[0]] >= LOCAL_CLUSTER_NS / 1e9
     assert sum(charged[:sent[0]]) == 0.0
-    remote, _ = loads(DaskRunner(scheduler="tcp://127.0.0.1:1", local_below_s=0.1))
+    remote, _, _ = loads(DaskRunner(scheduler="tcp://127.0.0.1:1", local_below_s=0.1))
     assert sum(charged) - sum(remote) == pytest.approx(LOCAL_CLUSTER_NS / 1e9)
-    _, refusal = loads(local, budget=0.5)
+    _, refusal, _ = loads(local, budget=0.5)
     assert refusal is not None and "with starting a local Dask cluster" in refusal, refusal
 
 
