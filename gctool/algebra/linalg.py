@@ -15,7 +15,6 @@ Two eliminations, each written once:
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Any
 
@@ -37,6 +36,15 @@ def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
     if isinstance(GF, GFArith):
         return GF.mul, GF.sub, GF.inv, partial(np.zeros, dtype=np.int64)
     return np.multiply, np.subtract, np.reciprocal, GF.Zeros
+
+
+#: entries of one matrix that :func:`gauss_jordan` updates at a time: its temporaries (32 KiB
+#: each) stay on the heap.  Updated whole, a matrix from about 180 x 180 on had glibc give
+#: them back to the system after every pivot and fault them in again, which took as long as
+#: the arithmetic (2-3.5 times the time of a block at a time in a fresh process, none of it in
+#: a process whose heap was already large: the rank of a 512 x 500 matrix over GF(2^8) took
+#: 1.9 s or 0.45 s, now 0.55 s)
+UPDATE_BLOCK = 4096
 
 
 def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -68,7 +76,13 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
         M[idx, r0, :] = prow
         factors = M[idx, :, c].copy()
         factors[np.arange(idx.size), r0] = 0
-        M[idx] = sub(M[idx], mul(factors[:, :, None], prow[:, None, :]))
+        if idx.size == 1 and M[0].size > UPDATE_BLOCK:  # one matrix: a block of rows at a time
+            A, f, p = M[idx[0]], factors[0], prow[0]
+            step = max(1, UPDATE_BLOCK // A.shape[1])
+            for at in range(0, R, step):
+                A[at:at + step] = sub(A[at:at + step], mul(f[at:at + step, None], p[None, :]))
+        else:
+            M[idx] = sub(M[idx], mul(factors[:, :, None], prow[:, None, :]))
         pivot_col[idx, r0] = c
         row[idx] += 1
     return M, row, pivot_col
@@ -89,87 +103,52 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
     weight = op_weight(GF.fld) if isinstance(GF, GFArith) else 1.0
     budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST * weight,
                       "use a smaller code, or raise `max_work`")
-    budget.check_memory(what, ELIMINATION_COPIES * b * R * C * 8, "use a smaller code")
+    budget.check_memory(what, 4 * b * R * C * 8, "use a smaller code")
 
 
 #: one exact elimination of a whole matrix over GF(q) (:func:`rank`: Gauss-Jordan over int64
-#: arrays, every row updated at each pivot) costs this much per column it pivots on, in ns (a
-#: dozen numpy calls over the column and the pivot row) ...
+#: arrays, every row updated at each pivot, :data:`UPDATE_BLOCK` entries at a time) costs this
+#: much per column it pivots on, in ns (a dozen numpy calls over the column and the pivot
+#: row) ...
 GF_COLUMN_NS = 40_000
-#: ... plus per multiply-add of its rows x cols x rank updates: its arithmetic,
-#: GF_TABLE_MULADD_NS over GF(2^m) with a full product table (q <= 256: a gather and an XOR),
-#: GF_MULADD_NS per digit the field's additions work on (GF(p): modular arithmetic; GF(2^m)
-#: with log and exp tables; GF(p^m), p odd: its m digits) ...
-GF_TABLE_MULADD_NS = 4
-GF_MULADD_NS = 12
-#: ... and the memory of its temporaries: each update writes GF_TABLE_TEMPS (a table's
-#: product, the rows gathered, their sum) or GF_TEMPS per digit (the product and its
-#: remainder, the rows, the difference and its remainder) int64 arrays of the matrix's size,
-#: which glibc returns to the system when they are freed and the next pivot's update faults
-#: in again, GF_FAULT_BYTE_NS per byte (0.4 ns: 1.8 us per 4 KiB page, the kernel's time, as
-#: much as the arithmetic).  GF_FAULT_ENTRIES: up to its first entries (128 KiB of int64:
-#: glibc's threshold for giving memory back) the temporaries stay on the heap, none of it is
-#: paid; from its second on, all of it (they are faulted in at every pivot); from its third,
-#: less, down to GF_FAULT_LARGE of it from its fourth on (transparent huge pages fault in
-#: 2 MiB at a time); log-interpolated between.  A process whose heap is already large (it
-#: freed a block of 30 MB before: a long-lived one) keeps the temporaries, and the same
-#: elimination takes 0.25-0.5 of this estimate (its arithmetic alone)
-GF_TABLE_TEMPS = 3
-GF_TEMPS = 4
-GF_FAULT_BYTE_NS = 0.4
-GF_FAULT_ENTRIES = (128 * 128, 180 * 180, 512 * 512, 1024 * 1024)
-GF_FAULT_LARGE = 0.5
-#: ... and, once per process, the first touch of its memory (the copy of the matrix and the
-#: temporaries of one update, ELIMINATION_COPIES matrices of int64), FRESH_BYTE_NS per byte:
-#: this virtual machine hands fresh memory over at 3-30 ns per byte (the rank of a 4000 x 4000
-#: matrix of rank 8 over GF(2^8): 3.7 s in a fresh process, 1 s repeated in it).  Fields above
-#: the tables cost their polynomial arithmetic's entry and calls
-#: (:func:`~gctool.algebra.gf.calc_entry_ns`, two calls per column).  Fitted by
-#: ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in fresh processes over GF(2^8),
-#: GF(2^12), GF(2), GF(7), GF(65521), GF(65537), GF(3^4), random, of low rank, repeated rows,
-#: cyclic-MDS and rs, 50 x 50 to 4000 x 4000; see its README section for the ratios)
+#: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
+#: GF(2^m) with a full product table (q <= 256: a gather and an XOR), GF_MULADD_NS per digit
+#: the field's additions work on (GF(p): modular arithmetic; GF(2^m) with log and exp tables;
+#: GF(p^m), p odd: its m digits), the same at every size (the blocks' temporaries stay in the
+#: caches and on the heap) ...
+GF_TABLE_MULADD_NS = 4.5
+GF_MULADD_NS = 9.5
+#: ... and, once, the first touch of the matrix's int64 copy, FRESH_BYTE_NS per byte (this
+#: virtual machine hands fresh memory over at 3-30 ns per byte).  Fields above the tables cost
+#: their polynomial arithmetic's entry and calls (:func:`~gctool.algebra.gf.calc_entry_ns`,
+#: two calls per column).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
+#: fresh processes over GF(2^8), GF(2^12), GF(2), GF(7), GF(65521), GF(65537), GF(3^4),
+#: random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to 4000 x 4000): CPU time
+#: 3.8-4.8 ns per multiply-add over GF(2^8), 7.4-10.9 over the prime fields and GF(2^12),
+#: 13 per digit over GF(3^4)
 FRESH_BYTE_NS = 3.0
-ELIMINATION_COPIES = 4
-
-
-def _fault_share(entries: float) -> float:
-    """The share of its update temporaries' faults an elimination of a matrix of ``entries``
-    entries pays (:data:`GF_FAULT_ENTRIES`)."""
-    none, full, large_from, large = GF_FAULT_ENTRIES
-    if entries <= none:
-        return 0.0
-    if entries < full:
-        return math.log(entries / none) / math.log(full / none)
-    if entries <= large_from:
-        return 1.0
-    if entries >= large:
-        return GF_FAULT_LARGE
-    return 1 - (1 - GF_FAULT_LARGE) * math.log(entries / large_from) / math.log(large / large_from)
 
 
 def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) -> float:
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
-    :func:`matrix_rank`) in a fresh process, in ns: :data:`GF_COLUMN_NS` per column, the
-    updates' multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after) and the faults
-    of their temporaries (:data:`GF_FAULT_BYTE_NS`): every row is updated at each of its
-    ``rank`` pivots (at most min(rows, cols); None: that many); and the first touch of its
-    memory (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
+    :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per column and the updates'
+    multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after): every row is updated at
+    each of its ``rank`` pivots (at most min(rows, cols); None: that many); and the first touch
+    of its copy (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
     fld = fld.resolved()
     rows, cols = max(1, rows), max(1, cols)
     pivots = min(rows, cols) if rank is None else max(1, min(rows, cols, rank))
     entries = float(rows) * cols
     muladds = entries * pivots
-    fresh = FRESH_BYTE_NS * ELIMINATION_COPIES * 8 * entries
+    fresh = FRESH_BYTE_NS * 8 * entries
     calc = calc_entry_ns(fld)
     if calc is not None:
         return cols * (GF_COLUMN_NS + 2 * calc_call_ns(fld)) + muladds * calc + fresh
     if fld.p == 2 and fld.order <= FULL_TABLE_LIMIT and fld.m > 1:
-        rate, temps = float(GF_TABLE_MULADD_NS), GF_TABLE_TEMPS
+        rate = GF_TABLE_MULADD_NS
     else:
-        digits = fld.m if fld.p != 2 else 1
-        rate, temps = float(GF_MULADD_NS * digits), GF_TEMPS * digits
-    faults = temps * 8 * GF_FAULT_BYTE_NS * _fault_share(entries)
-    return cols * GF_COLUMN_NS + muladds * (rate + faults) + fresh
+        rate = GF_MULADD_NS * (fld.m if fld.p != 2 else 1)
+    return cols * GF_COLUMN_NS + muladds * rate + fresh
 
 
 #: rows of M that :func:`rank_bound` hashes at a time (int64 copies of this many rows)
