@@ -364,16 +364,16 @@ def _shared_support(code: GradientCode, nz: np.ndarray, ar: GFArith | None = Non
     """Do two rows with the same non-empty support fail to be proportional?  They then lie
     in different classes whose supports overlap: no certificate.  A quick rejection (one
     comparison per support) before every row is classified, e.g. for a dense random B."""
-    packed = np.packbits(nz, axis=1)
-    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    order = np.argsort(inverse, kind="stable")
-    starts = np.searchsorted(inverse[order], np.arange(first.size))
     B = np.asarray(code.B)
-    for g, i in enumerate(first):
-        if starts[g] + 1 >= order.size or inverse[order[starts[g] + 1]] != g:
-            continue  # a single row with this support
-        j, cols = int(order[starts[g] + 1]), np.flatnonzero(nz[i])
+    first: dict[bytes, int] = {}  # support -> its first row
+    compared: set[bytes] = set()  # supports whose first two rows were compared
+    for j, row in enumerate(np.packbits(nz, axis=1)):
+        key = row.tobytes()
+        i = first.setdefault(key, j)
+        if i == j or key in compared:
+            continue
+        compared.add(key)
+        cols = np.flatnonzero(nz[i])
         if cols.size and not _proportional(code, B[i, cols], B[j, cols], ar):
             return True
     return False
