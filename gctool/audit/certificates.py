@@ -289,25 +289,44 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
             "failing set would carry a non-zero codeword inside the stragglers (reference §0.3)")
 
 
-#: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus
-#: CLASS_ROW_NS per row of B (its class key, a Python step, and the exact checks of its
-#: class), plus per entry of B CLASS_ENTRY_NS over R/C (the supports and their packing, the
-#: rows' normal forms to 11 digits) or CLASS_GF_ENTRY_NS over GF(q).  Measured (thread CPU
-#: time, median of 3-5, one core of the 2-core development machine under load; frc codes
-#: n = 12-4096 over R, GF(7), GF(2^8) and GF(65537)): 0.4-0.8 ms at n = 12, 2-3 ms at n = 100,
-#: 25-65 ms at n = 1000, 0.6-1.2 s over R and 0.3-0.8 s over GF(q) at n = 4096
+#: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus per row
+#: of B CLASS_ROW_NS over R/C (its key, a Python step, and its exact check on its class's
+#: support) or CLASS_GF_ROW_NS over GF(q), plus CLASS_ENTRY_NS per entry of B (its support,
+#: in blocks) and per non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 12 digits)
+#: or CLASS_GF_NONZERO_NS over GF(q) (exactly), the non-zero entries counted on a sample of
+#: at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`).  Measured (thread CPU time,
+#: median of 3, one core of the 2-core development machine under load, frc codes n = 12-4096
+#: over R, GF(7), GF(2^8) and GF(65537), and dense codes of proportional rows, 256 x 256 to
+#: 2048 x 512): 0.4-0.8 ms at n = 12, 78 ms over R and 47-68 ms over GF(q) at n = 4096; dense
+#: 1M entries 31-44 ms over R, 21-26 ms over GF(7) and GF(2^8), 90 ms over GF(65537).  Rows
+#: proportional with a factor other than +-1 are confirmed in rational arithmetic
+#: (:func:`gctool.numerics.exactly_proportional`), about 3 us per entry, which this leaves out
 CLASS_FIXED_NS = 300_000
-CLASS_ROW_NS = 10_000
-CLASS_ENTRY_NS = 50
-CLASS_GF_ENTRY_NS = 25
+CLASS_ROW_NS = 15_000
+CLASS_GF_ROW_NS = 8_000
+CLASS_ENTRY_NS = 1
+CLASS_NONZERO_NS = 15
+CLASS_GF_NONZERO_NS = 35
+CLASS_SAMPLE_ROWS = 64
+
+
+def sampled_nonzeros(code: GradientCode) -> float:
+    """The non-zero entries of B, counted on at most :data:`CLASS_SAMPLE_ROWS` evenly spaced
+    rows and scaled to all n (exact when every row has the same weight, as in frc codes)."""
+    B = np.asarray(code.B)
+    rows = B[::max(1, -(-B.shape[0] // CLASS_SAMPLE_ROWS))]
+    return float(np.count_nonzero(rows)) * B.shape[0] / rows.shape[0]
 
 
 def class_cost(code: GradientCode) -> float:
     """Estimated work of :func:`class_certificate` on ``code``, in ns (:data:`CLASS_FIXED_NS`;
     a code whose rows share supports without being proportional is rejected sooner)."""
     n, K = np.shape(code.B)
-    entry = CLASS_GF_ENTRY_NS if code.field.is_finite else CLASS_ENTRY_NS
-    return float(CLASS_FIXED_NS + CLASS_ROW_NS * n + entry * n * K)
+    finite = code.field.is_finite
+    row = CLASS_GF_ROW_NS if finite else CLASS_ROW_NS
+    nonzero = CLASS_GF_NONZERO_NS if finite else CLASS_NONZERO_NS
+    return float(CLASS_FIXED_NS + row * n + CLASS_ENTRY_NS * n * K
+                 + nonzero * sampled_nonzeros(code))
 
 
 def class_certificate(code: GradientCode, s: int,

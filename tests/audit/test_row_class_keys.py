@@ -1,10 +1,14 @@
 """The row classes of the row-class certificate (:func:`gctool.audit.symmetry.find_row_classes`):
 keyed in blocks (:func:`~gctool.audit.symmetry.row_keys`) with no temporary of B's size, the
-same classes as a brute-force pairwise test whatever the blocks."""
+same classes as a brute-force pairwise test whatever the blocks, the certificate's estimate
+(:func:`gctool.audit.certificates.class_cost`) counting the non-zero entries, and ``--jobs``
+changing nothing in a certificate's report."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +16,13 @@ import pytest
 from gctool.algebra.fields import parse_field
 from gctool.audit import certificates as cert
 from gctool.audit import symmetry
+from gctool.codes import design
+from gctool.io import code_bytes
 from gctool.model import GradientCode
 from gctool.numerics import exactly_proportional
+
+from helpers import run
+from jsondoc import loads, untimed
 
 
 def _brute_classes(code: GradientCode) -> list[list[int]]:
@@ -90,3 +99,41 @@ def test_row_classes_allocate_no_temporary_of_the_size_of_b(spec: str) -> None:
             tracemalloc.stop()
         assert found
         assert peak < code.B.nbytes / 4, (spec, peak, code.B.nbytes)
+
+
+def test_class_cost_counts_the_non_zero_entries() -> None:
+    """The estimate's parts: a fixed part, each row, each entry and each non-zero entry (its
+    normal form), the latter counted on a sample of rows: exact for equal row weights."""
+    frc = design("frc", n=120, s=5)
+    assert symmetry.CLASS_BLOCK_ENTRIES > 0
+    assert cert.sampled_nonzeros(frc) == np.count_nonzero(frc.B) == 120 * 6
+    dense = GradientCode(np.outer(np.arange(1.0, 121.0), np.ones(120)), frc.field, 5)
+    assert cert.sampled_nonzeros(dense) == 120 * 120
+    assert cert.class_cost(dense) - cert.class_cost(frc) == pytest.approx(
+        cert.CLASS_NONZERO_NS * (120 * 120 - 120 * 6))
+    assert cert.class_cost(frc) == pytest.approx(
+        cert.CLASS_FIXED_NS + cert.CLASS_ROW_NS * 120 + cert.CLASS_ENTRY_NS * 120 * 120
+        + cert.CLASS_NONZERO_NS * 720)
+    gf = design("frc", n=120, s=5, field="GF(7)")
+    assert cert.class_cost(gf) == pytest.approx(
+        cert.CLASS_FIXED_NS + cert.CLASS_GF_ROW_NS * 120 + cert.CLASS_ENTRY_NS * 120 * 120
+        + cert.CLASS_GF_NONZERO_NS * 720)
+    one = GradientCode(np.array([[0.0, 2.0, 3.0]]), frc.field, 0)
+    assert cert.sampled_nonzeros(one) == 2.0
+
+
+@pytest.mark.parametrize("field", ["real", "GF(7)"])
+def test_jobs_change_nothing_in_a_class_certificate(tmp_path: Path, field: str) -> None:
+    """frc n=600 s=2 under a budget that affords the certificate but not the reduction of B:
+    ``--jobs 1`` and ``--jobs 2`` give the same report (timings aside), on one job (nothing
+    of the certificate runs in a pool)."""
+    f = tmp_path / "f.npz"
+    f.write_bytes(code_bytes(design("frc", n=600, s=2, field=field), npz=True))
+    docs = []
+    for jobs in ("1", "2"):
+        r = run("verify", str(f), "--jobs", jobs, "--max-work", "50ms", "--json")
+        assert r.exit_code == 0, r.output
+        docs.append(loads(r.stdout))
+    assert docs[0]["method"] == "certificate:classes" and docs[0]["verdict"] == "ok", docs[0]
+    assert docs[0]["jobs"] == docs[1]["jobs"] == 1
+    assert json.dumps(untimed(docs[0])) == json.dumps(untimed(docs[1]))

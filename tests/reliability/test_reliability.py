@@ -517,7 +517,7 @@ def test_disjoint_row_classes_certify_before_any_cubic_work(
         tiny_work: pytest.MonkeyPatch) -> None:
     """The class certificate costs O(n K) (:func:`gctool.audit.certificates.class_cost`):
     under a budget that affords it but not the reduction of B it proves an frc code (over
-    R: n = 600, whose reduction is estimated above 50 ms, the certificate at about 30 ms;
+    R: n = 600, whose reduction is estimated above 50 ms, the certificate at about 10 ms;
     over GF(q) it comes first whatever the reduction costs); under one below it, auto skips
     it and the reduction is refused in one line.  A lost partition needs no budget."""
     from gctool.audit import certificates as cert

@@ -38,7 +38,7 @@ def certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
     """Structural certificates (proofs that also show that all n workers decode), tried
     before anything that costs O(n^3), each when its estimate fits (:func:`tried`): the BCH
     bound (a 4095-worker cyclic-MDS code answers in 0.1 s) and disjoint row classes (FRC
-    groups: a 4096-worker FRC code in about a second).  Over R/C with ``method=auto`` the
+    groups: a 4096-worker FRC code in about 0.1 s).  Over R/C with ``method=auto`` the
     enumeration also reports the decoding systems' condition numbers (gates need them): the
     class certificate stands in for it only when what every enumeration starts with (the
     reduction of B and the decoding with all n workers, :func:`checks_work`) is over the
