@@ -109,8 +109,10 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
 #: one exact elimination of a whole matrix over GF(q) (:func:`rank`: Gauss-Jordan over int64
 #: arrays, every row updated at each pivot, :data:`UPDATE_BLOCK` entries at a time) costs this
 #: much per column it pivots on, in ns (a dozen numpy calls over the column and the pivot
-#: row) ...
+#: row), GF_SKIP_NS per column without a pivot (the search for one: 100 x 2000 matrices of
+#: rank 100 were estimated at twice their time at GF_COLUMN_NS per column) ...
 GF_COLUMN_NS = 40_000
+GF_SKIP_NS = 5_000
 #: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
 #: GF(2^m) with a full product table (q <= 256: a gather and an XOR), GF_MULADD_NS per digit
 #: the field's additions work on (GF(p): modular arithmetic; GF(2^m) with log and exp tables;
@@ -121,7 +123,7 @@ GF_MULADD_NS = 9.5
 #: ... and, once, the first touch of the matrix's int64 copy, FRESH_BYTE_NS per byte (this
 #: virtual machine hands fresh memory over at 3-30 ns per byte).  Fields above the tables cost
 #: their polynomial arithmetic's entry and calls (:func:`~gctool.algebra.gf.calc_entry_ns`,
-#: two calls per column).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
+#: two calls per pivot).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
 #: fresh processes over GF(2^8), GF(2^12), GF(2), GF(7), GF(65521), GF(65537), GF(3^4),
 #: random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to 4000 x 4000): CPU time
 #: 3.8-4.8 ns per multiply-add over GF(2^8), 7.4-10.9 over the prime fields and GF(2^12),
@@ -131,7 +133,8 @@ FRESH_BYTE_NS = 3.0
 
 def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) -> float:
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
-    :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per column and the updates'
+    :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per pivot (:data:`GF_SKIP_NS` per
+    other column) and the updates'
     multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after): every row is updated at
     each of its ``rank`` pivots (at most min(rows, cols); None: that many); and the first touch
     of its copy (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
@@ -141,14 +144,15 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     entries = float(rows) * cols
     muladds = entries * pivots
     fresh = FRESH_BYTE_NS * 8 * entries
+    columns = pivots * GF_COLUMN_NS + (cols - pivots) * GF_SKIP_NS
     calc = calc_entry_ns(fld)
     if calc is not None:
-        return cols * (GF_COLUMN_NS + 2 * calc_call_ns(fld)) + muladds * calc + fresh
+        return columns + pivots * 2 * calc_call_ns(fld) + muladds * calc + fresh
     if fld.p == 2 and fld.order <= FULL_TABLE_LIMIT and fld.m > 1:
         rate = GF_TABLE_MULADD_NS
     else:
         rate = GF_MULADD_NS * (fld.m if fld.p != 2 else 1)
-    return cols * GF_COLUMN_NS + muladds * rate + fresh
+    return columns + muladds * rate + fresh
 
 
 #: rows of M that :func:`rank_bound` hashes at a time (int64 copies of this many rows)

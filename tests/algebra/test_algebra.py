@@ -259,16 +259,19 @@ def test_the_elimination_estimate_orders_the_fields_by_their_arithmetic() -> Non
 
 def test_the_elimination_estimate_is_cubic_at_every_size() -> None:
     """Per multiply-add an update costs the same at every shape (blocks of rows: the
-    temporaries neither leave the caches nor the heap), the columns and the first touch of the
-    matrix's copy aside; the copy is charged per byte, once: a matrix of rank 1 costs its
-    columns and its bytes, and more entries more."""
+    temporaries neither leave the caches nor the heap), the columns (a pivot's, or the search
+    of a column without one) and the first touch of the matrix's copy aside; the copy is
+    charged per byte, once: a matrix of rank 1 costs its columns and its bytes, and more
+    entries more."""
     from gctool.algebra.fields import parse_field
-    from gctool.algebra.linalg import FRESH_BYTE_NS, GF_COLUMN_NS, elimination_cost
+    from gctool.algebra.linalg import FRESH_BYTE_NS, GF_COLUMN_NS, GF_SKIP_NS, elimination_cost
 
     def per_update(rows: int, cols: int, field: str, rank: int = 10) -> float:
-        fresh = FRESH_BYTE_NS * 8 * rows * cols
+        pivots = min(rows, cols, rank)
+        fixed = FRESH_BYTE_NS * 8 * rows * cols + pivots * GF_COLUMN_NS \
+            + (cols - pivots) * GF_SKIP_NS
         cost = elimination_cost(rows, cols, parse_field(field), rank)
-        return (cost - cols * GF_COLUMN_NS - fresh) / (rows * cols * min(rows, cols, rank))
+        return (cost - fixed) / (rows * cols * pivots)
 
     for field in ("GF(2^8)", "GF(65521)", "GF(3^4)"):
         rate = per_update(64, 64, field)
@@ -277,8 +280,12 @@ def test_the_elimination_estimate_is_cubic_at_every_size() -> None:
             assert per_update(rows, cols, field) == pytest.approx(rate), (field, rows, cols)
     fld = parse_field("GF(2^8)")
     one = elimination_cost(4000, 4000, fld, 1)
-    assert one > 4000 * GF_COLUMN_NS + FRESH_BYTE_NS * 8 * 4000**2
+    assert one > GF_COLUMN_NS + 3999 * GF_SKIP_NS + FRESH_BYTE_NS * 8 * 4000**2
     assert one < elimination_cost(4000, 4001, fld, 1) < elimination_cost(4000, 4000, fld, 2)
+    # a column without a pivot costs its search only: a wide matrix of low rank, far less
+    assert GF_SKIP_NS < GF_COLUMN_NS / 4
+    assert elimination_cost(100, 2000, fld, 100) < 0.7 * (
+        2000 * GF_COLUMN_NS + 100 * 2000 * 100 * per_update(64, 64, "GF(2^8)"))
 
 
 @pytest.mark.parametrize("spec", ["GF(2^8)", "GF(65521)"])
