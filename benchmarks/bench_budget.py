@@ -422,15 +422,15 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "r.json"], "cyclic-mds real n=53 s=6 (433 k orbit sets)"),
         # the structural shortcuts (method auto), each on its own estimate: the row-class
         # certificate where the reduction of B is over the budget (R) or first (GF(q)), one set
-        # per row-class pattern after the reduction (refused at 5 s: raised, it runs both), and
+        # per row-class pattern after the reduction where that fits (n=1024), and
         # the BCH certificate of a large cyclic-MDS code (NPZ files: JSON of 16 M entries
         # would time the parser)
         ("verify frc certificate", {"f.npz": designed_npz("frc", n=4096, s=15)},
          ["verify", "f.npz"], "frc real n=4096 s=15 (row-class certificate)"),
         ("verify frc certificate", {"f.npz": designed_npz("frc", n=4096, s=15, field="GF(7)")},
          ["verify", "f.npz"], "frc GF(7) n=4096 s=15 (row-class certificate)"),
-        ("verify frc patterns", {"f.npz": designed_npz("frc", n=2048, s=7)},
-         ["verify", "f.npz"], "frc real n=2048 s=7 (reduction, then 1 class pattern)"),
+        ("verify frc certificate", {"f.npz": designed_npz("frc", n=2048, s=7)},
+         ["verify", "f.npz"], "frc real n=2048 s=7 (reduction over 5 s: row-class certificate)"),
         ("verify frc patterns", {"f.npz": designed_npz("frc", n=1024, s=7)},
          ["verify", "f.npz"], "frc real n=1024 s=7 (reduction, then 1 class pattern)"),
         ("verify cyclic-mds BCH", {"g.npz": designed_npz("cyclic-mds", n=4095, s=1023,
