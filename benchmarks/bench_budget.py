@@ -851,7 +851,8 @@ def main_dask(a: argparse.Namespace) -> None:
     warm_imports()
     rounds = max(1, a.repeat)
     print(f"verify real cyclic n=48 s=6, --executor dask, {rounds} rounds; medians; "
-          f"wall / estimate; load average (1 min) before the rounds {os.getloadavg()[0]:.1f}")
+          "wall / estimate")
+    print(f"load average (1 min) before the rounds: {os.getloadavg()[0]:.1f}", file=sys.stderr)
     print(f"{'--jobs':>6} {'where':<26} {'estimate s':>10} {'before s':>9} {'wall s':>7} "
           f"{'CPU s':>6} {'ratio':>6} {'before':>7}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -894,7 +895,8 @@ def main_dask(a: argparse.Namespace) -> None:
                 before = statistics.median(r["wall_s"] / r["before_s"] for r in runs)
                 print(f"{jobs:>6} {where:<26} {med('estimate_s'):10.2f} {med('before_s'):9.2f} "
                       f"{med('wall_s'):7.2f} {med('cpu_s'):6.2f} {ratio:6.2f} {before:7.2f}")
-    print(f"load average (1 min) after: {os.getloadavg()[0]:.1f}; CPU: this process's, its "
+    print(f"load average (1 min) after: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    print("CPU: this process's, its "
           "ended children's (a started local cluster's workers) and the running cluster's "
           "workers' (not its scheduler's or nannies', which run in this process)")
 

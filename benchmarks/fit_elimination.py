@@ -23,8 +23,8 @@ and prints measured / estimated (the estimate at the rank the elimination found;
 charges min(rows, cols), verify the distinct rows or columns), the ranges of the three, and,
 on a few cases, galois' ``np.linalg.matrix_rank`` of the same matrix as a FieldArray (its JIT
 compiled first), with gctool's time over galois'.  Target: fresh within 0.5-2 on every case.
-The machine's load (``/proc/loadavg``) is printed before and after: the ratios of a loaded
-machine measure the load.  Run:
+The machine's load (``/proc/loadavg``) is printed on stderr (not on the README page) before
+and after: the ratios of a loaded machine measure the load.  Run:
 
     .venv/bin/python benchmarks/fit_elimination.py [--quick] [--processes N] [--json]
     [--only TEXT]
@@ -191,7 +191,8 @@ def main() -> None:
     if not args.json:
         many = "es per case (medians)" if args.processes > 1 else " per case"
         print(f"matrix_rank over GF(q) against elimination_cost; {args.processes} fresh "
-              f"process{many}; load before {start}")
+              f"process{many}")
+        print(f"load before: {start}", file=sys.stderr)  # (not on the README page)
         print(f"{'case':<21} {'field':<9} {'shape':>11} {'rank':>5} {'estimate':>9} "
               f"{'fresh':>8} {'ratio':>5} {'cpu':>5} {'sys':>5} {'again':>5} {'warm':>5}  galois")
     rows_out: list[dict[str, Any]] = []
@@ -221,7 +222,8 @@ def main() -> None:
           f"({inside} of {len(cases)} within {LOW:g}-{HIGH:g}), its CPU "
           f"{min(ratios['cpu']):.2f}-{max(ratios['cpu']):.2f}, again "
           f"{min(ratios['again']):.2f}-{max(ratios['again']):.2f}, warm heap "
-          f"{min(ratios['warm']):.2f}-{max(ratios['warm']):.2f}; load after {load()}")
+          f"{min(ratios['warm']):.2f}-{max(ratios['warm']):.2f}")
+    print(f"load after: {load()}", file=sys.stderr)
     print("(ratio: wall time / estimate; cpu: its CPU time (the process's, the kernel's "
           "included) / estimate, which a loaded machine disturbs less; sys: the share of the "
           "wall time spent in the kernel, mostly the page faults of fresh temporaries)")
