@@ -1464,13 +1464,19 @@ def start_words(runner: Any, compiled: bool) -> str:
     from gctool.budget import NS_PER_S, format_seconds
 
     cluster, kernels = cluster_start_ns(runner), kernels_load_ns(runner, compiled)
-    parts = ([f"starting a local Dask cluster (about {format_seconds(cluster / NS_PER_S)})"]
-             if cluster else [])
+    parts = [cluster_words(cluster)] if cluster else []
     if kernels:
         where = "its workers" if cluster else "the Dask workers"
         parts.append(f"loading the compiled kernels on {where} (about "
                      f"{format_seconds(kernels / NS_PER_S)})")
     return f"with {' and '.join(parts)}" if parts else ""
+
+
+def cluster_words(ns: float) -> str:
+    """A local cluster's start of ``ns`` (:func:`cluster_start_ns`) in a refusal's words."""
+    from gctool.budget import NS_PER_S, format_seconds
+
+    return f"starting a local Dask cluster (about {format_seconds(ns / NS_PER_S)})"
 
 
 def with_start(head: str, words: str) -> str:

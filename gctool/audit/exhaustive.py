@@ -29,6 +29,7 @@ import numpy as np
 from gctool.audit import nullspace
 from gctool.audit.distributed import (
     cluster_start_ns,
+    cluster_words,
     groups_tasks,
     kernels_load_ns,
     placed,
@@ -938,11 +939,10 @@ class _SearchBudget:
         self.time += seconds + self.loading(t, need)
         self.upto[t] = self.time
         if self.time > budget.max_work:
-            cluster = [ns for u, ns in [self._loads.get("cluster", (t + 1, 0.0))] if u <= t]
-            started = (f", with starting a local Dask cluster (about "
-                       f"{format_seconds(cluster[0] / NS_PER_S)})," if cluster and cluster[0]
-                       else "")
-            return (f"threshold search (n={n}){started} needs about {format_seconds(self.time)} "
+            at, cluster = self._loads.get("cluster", (t + 1, 0.0))
+            head = with_start(f"threshold search (n={n})",
+                              f"with {cluster_words(cluster)}" if cluster and at <= t else "")
+            return (f"{head} needs about {format_seconds(self.time)} "
                     f"(estimated{how}) up to size {t}, above the work budget of "
                     f"{format_seconds(budget.max_work)} (`max_work`, GCTOOL_MAX_WORK); {proved}")
         if how:  # admitted on its timed estimate: its calibrated charges must not stop it,
