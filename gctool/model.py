@@ -169,13 +169,33 @@ class GradientCode:
         return replace(self, s=s)
 
 
+#: entries of B whose magnitudes :func:`_row_max_abs` takes at a time
+ROW_BLOCK_ENTRIES = 1 << 16
+
+
+def _row_max_abs(B: np.ndarray) -> np.ndarray:
+    """Per row, the largest magnitude of a real/complex ``B``, in blocks of rows through one
+    reused buffer of :data:`ROW_BLOCK_ENTRIES` (float64): ``np.abs(B)`` would be a second
+    B-sized array while a code is read, its pages faulted in fresh (a 134 MB real B read in
+    0.2-0.9 s, 0.1-0.75 s of it system time, and 264 MB instead of 134)."""
+    n, k = B.shape
+    rows = max(1, ROW_BLOCK_ENTRIES // max(k, 1))
+    buf = np.empty((min(rows, n), k))
+    top = np.empty(n)
+    for a in range(0, n, rows):
+        part = buf[: min(rows, n - a)]
+        np.abs(B[a:a + rows], out=part)
+        part.max(axis=1, out=top[a:a + rows])
+    return top
+
+
 def _check_row_norms(B: np.ndarray) -> None:
     """Refuse (out of range) a non-zero row of a real/complex B whose 2-norm is below float64's
     normal range (2^-1022): a decoder that uses the row needs coefficients of about the
     inverse of its norm, beyond float64's range, and the row's power-of-two scaling
     (:func:`gctool.numerics.normalise_rows`) overflows."""
     tiny = float(np.finfo(np.float64).tiny)
-    top = np.abs(B).max(axis=1)
+    top = _row_max_abs(B)
     if not ((top > 0) & (top < tiny)).any():  # a row's norm is at least its largest entry
         return
     from gctool.numerics import row_exponents
