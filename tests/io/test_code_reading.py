@@ -228,3 +228,69 @@ def test_row_max_abs_is_the_whole_matrix_maximum() -> None:
         B = rng.standard_normal(shape) * np.ldexp(1.0, rng.integers(-1070, 1000, shape))
         for M in (B, B + 1j * rng.standard_normal(shape), -np.abs(B)):
             assert np.array_equal(_row_max_abs(M), np.abs(M).max(axis=1)), shape
+
+
+def _cli(args: list[str], data: bytes | None = None) -> Any:
+    from click.testing import CliRunner
+
+    from gctool.cli.main import cli
+
+    return CliRunner().invoke(cli, args, input=data)
+
+
+@pytest.mark.parametrize("field", ["real", "complex", "GF(7)", "GF(2^4)"])
+def test_an_npz_path_and_the_same_bytes_on_stdin_read_the_same_code(tmp_path: Path,
+                                                                  field: str) -> None:
+    """A regular file and stdin reach the same code: ``export`` (read without a budget) writes
+    the same bytes and ``verify`` (read within its budget) the same verdict."""
+    code = gctool.design("cyclic", n=7, s=2, field=field, seed=5)
+    path = tmp_path / "c.npz"
+    gctool.write_code(code, path)
+    for n, source in enumerate((str(path), "-")):
+        data = path.read_bytes() if source == "-" else None
+        r = _cli(["export", source, "-o", str(tmp_path / f"out{n}.npz")], data)
+        assert r.exit_code == 0, r.output
+    assert (tmp_path / "out0.npz").read_bytes() == (tmp_path / "out1.npz").read_bytes()
+    with np.load(tmp_path / "out0.npz", allow_pickle=False) as written:
+        assert np.array_equal(written["B"], code.B)
+    runs = [_cli(["verify", str(path), "--json"]),
+            _cli(["verify", "-", "--json"], path.read_bytes())]
+    assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
+    from tests.jsondoc import untimed
+
+    reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
+    assert reports[0] == reports[1] and reports[0]["ok"] and reports[0]["n"] == 7
+
+
+def _cut(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+_CORRUPT = gctool.design("cyclic", n=7, s=2, field="GF(7)", seed=5)
+
+
+def _bad_crc(data: bytes) -> bytes:
+    out = bytearray(data)
+    out[out.rindex(np.asarray(_CORRUPT.B).tobytes())] ^= 0x04  # an entry of B
+    return bytes(out)
+
+
+@pytest.mark.parametrize("spoil", [_cut, _bad_crc, lambda d: d[:4] + b"\x00" * 60,
+                                   lambda d: d[:-22]], ids=["half", "crc", "junk", "no-end"])
+@pytest.mark.parametrize("command", [["verify"], ["export", "-o", "x.npz"]])
+def test_a_corrupt_npz_is_one_line_from_a_path_and_from_stdin(tmp_path: Path, spoil: Any,
+                                                              command: list[str]) -> None:
+    """A truncated or corrupt NPZ: exit 2, one line naming the file (or stdin), the same
+    words either way, and no output file."""
+    from tests.refusals import refused
+
+    path = tmp_path / "bad.npz"
+    gctool.write_code(_CORRUPT, path)
+    path.write_bytes(spoil(path.read_bytes()))
+    name, *rest = command
+    rest = [str(tmp_path / a) if a.endswith(".npz") else a for a in rest]
+    lines = [refused(_cli([name, str(path), *rest]), str(path)),
+             refused(_cli([name, "-", *rest], path.read_bytes()), "stdin")]
+    assert lines[0].replace(str(path), "stdin") == lines[1]
+    assert "NPZ" in lines[0], lines[0]
+    assert not (tmp_path / "x.npz").exists()
