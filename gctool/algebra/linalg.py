@@ -234,15 +234,17 @@ def matrix_rank(fld: Field, M: Any) -> int:
 
 
 def null_space(arith: GFArith, A: np.ndarray) -> np.ndarray:
-    """Rows spanning ``{x : A x = 0}`` (d x columns of A)."""
+    """Rows spanning ``{x : A x = 0}`` (d x columns of A): for each free column f (in
+    increasing order), the vector with 1 at f and ``-R[r, f]`` at the pivot column of each
+    row r of the reduced form R, negated in one array call (not entry by entry)."""
     R, piv = rref(arith, A)
     n = A.shape[1]
-    free = [c for c in range(n) if c not in set(piv)]
-    N = np.zeros((len(free), n), dtype=np.int64)
-    for i, f in enumerate(free):
-        N[i, f] = 1
-        for r, c in enumerate(piv):
-            N[i, c] = arith.neg(R[r, f])
+    pivots = np.asarray(piv, dtype=np.intp)
+    free = np.setdiff1d(np.arange(n), pivots)
+    N = np.zeros((free.size, n), dtype=np.int64)
+    N[np.arange(free.size), free] = 1
+    if pivots.size and free.size:
+        N[:, pivots] = arith.neg(R[:pivots.size][:, free]).T
     return N
 
 

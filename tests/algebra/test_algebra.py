@@ -315,3 +315,47 @@ def test_a_large_elimination_updates_blocks_of_rows_as_one(spec: str) -> None:
     assert not E[0].any() and rank_.tolist() == [0, 60, 59]
     for i in (1, 2):
         assert np.array_equal(E[i], GF(batch[i]).row_reduce().view(np.ndarray))
+
+
+def _null_space_by_entry(ar: GFArith, A: np.ndarray) -> np.ndarray:
+    """The former null_space: one ``neg`` call per entry (the reference for its vectorised
+    replacement)."""
+    R, piv = rref(ar, A)
+    n = A.shape[1]
+    free = [c for c in range(n) if c not in set(piv)]
+    N = np.zeros((len(free), n), dtype=np.int64)
+    for i, f in enumerate(free):
+        N[i, f] = 1
+        for r, c in enumerate(piv):
+            N[i, c] = ar.neg(R[r, f])
+    return N
+
+
+@pytest.mark.parametrize("q", [2, 3, 7, 16, 81, 256])
+def test_null_space_is_the_entrywise_one_and_annihilates(q: int) -> None:
+    """Seeded random matrices (sparse, of low rank, zero, with repeated rows, wider and
+    taller): the same rows as the entry-by-entry construction, d = columns - rank of them,
+    the identity on the free columns, and A N^T = 0 over GF(q) (galois)."""
+    fld = _field(q)
+    ar, GF = GFArith(fld), fld.galois()
+    rng = np.random.default_rng(100 + q)
+    for trial in range(60):
+        r, c = (int(x) for x in rng.integers(1, 14, size=2))
+        A = rng.integers(0, q, (r, c))
+        if trial % 4 == 1:  # low rank: a product of random factors
+            t = int(rng.integers(1, min(r, c) + 1))
+            A = (GF(rng.integers(0, q, (r, t))) @ GF(rng.integers(0, q, (t, c)))).view(
+                np.ndarray).astype(np.int64)
+        elif trial % 4 == 2:
+            A[rng.random((r, c)) < 0.6] = 0
+            A[rng.integers(0, r)] = A[0]
+        elif trial == 3:
+            A[:] = 0
+        N = null_space(ar, A)
+        assert N.dtype == np.int64
+        assert np.array_equal(N, _null_space_by_entry(ar, A)), (q, A)
+        rk = int(np.linalg.matrix_rank(GF(A)))
+        assert N.shape == (c - rk, c)
+        assert not np.any(GF(A) @ GF(N).T), (q, A)
+        free = np.flatnonzero(~np.isin(np.arange(c), rref(ar, A)[1]))
+        assert np.array_equal(N[:, free], np.eye(free.size, dtype=np.int64))
