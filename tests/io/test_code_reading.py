@@ -19,6 +19,9 @@ from gctool.errors import CodeFileError, FieldError, InvalidInput
 from gctool.io import code_from_meta, code_to_meta, npz_bytes, read_code
 from gctool.model import GradientCode
 
+from jsondoc import untimed
+from refusals import refused
+
 BASE = gctool.design("frc", n=4, s=1, seed=1)  # 4 x 4
 META = code_to_meta(BASE)
 GF7 = {**META, "field": "GF(7)"}
@@ -256,8 +259,6 @@ def test_an_npz_path_and_the_same_bytes_on_stdin_read_the_same_code(tmp_path: Pa
     runs = [_cli(["verify", str(path), "--json"]),
             _cli(["verify", "-", "--json"], path.read_bytes())]
     assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
-    from tests.jsondoc import untimed
-
     reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
     assert reports[0] == reports[1] and reports[0]["ok"] and reports[0]["n"] == 7
 
@@ -282,8 +283,6 @@ def test_a_corrupt_npz_is_one_line_from_a_path_and_from_stdin(tmp_path: Path, sp
                                                               command: list[str]) -> None:
     """A truncated or corrupt NPZ: exit 2, one line naming the file (or stdin), the same
     words either way, and no output file."""
-    from tests.refusals import refused
-
     path = tmp_path / "bad.npz"
     gctool.write_code(_CORRUPT, path)
     path.write_bytes(spoil(path.read_bytes()))
