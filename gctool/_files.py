@@ -61,7 +61,7 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
         if stream is None:
             raise CodeFileError("stdin: not available")
         try:
-            data = _read_capped(stream)
+            data = _read_capped(stream, _regular_rest(stream))
         except OSError as exc:
             raise CodeFileError(f"stdin: cannot read ({exc.strerror or exc})") from None
     else:
@@ -72,6 +72,20 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
     if not data or data.isspace():
         raise CodeFileError(f"{label}: empty input, expected {what}")
     return data, label
+
+
+def _regular_rest(stream: IO[bytes]) -> int:
+    """The bytes left in ``stream`` when it is a regular file (stdin redirected from one,
+    ``gctool verify - < code.npz``), read then in one piece as a file named on the command line
+    (in growing pieces, a 134 MB NPZ grew the process by 164 MB, not 133, and took 1.5x the
+    time); 0 for a pipe, a terminal or a device (or an unseekable or unknown stream)."""
+    try:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return 0
+        return max(0, info.st_size - stream.tell())
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return 0
 
 
 #: first piece read from an input of unknown size (a pipe, a device); each next piece doubles
