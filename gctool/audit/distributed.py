@@ -50,6 +50,7 @@ import contextlib
 import copy
 import dataclasses
 import hashlib
+import io
 import ipaddress
 import json
 import logging
@@ -61,6 +62,7 @@ import signal
 import socket
 import stat
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -480,11 +482,14 @@ def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
                ) -> tuple[list[Any], float] | None:
     """On a Dask worker: run ``tasks`` with ``worker``; the results and the CPU seconds they
     took in this thread (the client sizes later Dask tasks with it).  With ``kernel``,
-    ``worker`` is a shell (:func:`_split`) and the kernel (carried by the task,
-    :class:`_Carried`, or scattered once per session) is put back into a copy.  None: the
+    ``worker`` is a shell (:func:`_split`) and the kernel (carried by the task, or scattered
+    once per session, as a :class:`_Carried`) is put back into a copy; without, ``worker``
+    (scattered) is whole, a :class:`_Carried` unless only Dask's cloudpickle pickles it.  None: the
     Dask task was cancelled while it ran (:func:`_still_wanted`)."""
     _keep_heap()
     t0 = time.thread_time()
+    if isinstance(worker, _Carried):  # (a whole worker, scattered)
+        worker = worker.load()
     if kernel is not None:
         worker = copy.copy(worker)
         worker.kernel = kernel.load() if isinstance(kernel, _Carried) else kernel
@@ -639,21 +644,46 @@ class _Carried:
         return kernel
 
 
-def _carried(kernel: Any, salt: str) -> _Carried | None:
-    """``kernel`` as a :class:`_Carried` of this session (``salt``), or None when it is too
-    large to carry (:data:`CARRY_MAX`) or only Dask's cloudpickle can pickle it."""
-    blob = _pickled(kernel)
-    if blob is None or len(blob) > CARRY_MAX:
+def _sealed(obj: Any, salt: str) -> _Carried | None:
+    """``obj`` as a :class:`_Carried` of this session (``salt``) whatever its size (what is
+    scattered when it is too large to carry), or None when only Dask's cloudpickle can pickle
+    it."""
+    blob = _pickled(obj)
+    if blob is None:
         return None
     return _Carried(hashlib.sha256(salt.encode() + blob).hexdigest(), blob)
 
 
+class _FlagsKept(pickle.Pickler):
+    """A pickler whose read-only numpy arrays are unpickled read-only (numpy's own pickle makes
+    them writable).  numba compiles a kernel for each set of argument types, and an array's
+    type says whether it is read-only: a kernel whose arrays changed flags on the way to a Dask
+    worker (the real screen's row scale and row-normalised B) called signatures that no run in
+    the client had called, which a cache warmed by local runs (``tests/warm_kernels.py``) did
+    not hold: each fresh worker compiled them, seconds of its first task (27 s on the 2-core
+    machine under load, for verify of real cyclic n=48 s=6)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        np = sys.modules.get("numpy")
+        if np is not None and type(obj) is np.ndarray and not obj.flags.writeable:
+            return _read_only, (np.array(obj, copy=True),)
+        return NotImplemented
+
+
+def _read_only(array: Any) -> Any:
+    array.setflags(write=False)
+    return array
+
+
 def _pickled(obj: Any) -> bytes | None:
-    """``obj`` pickled (None: only Dask's cloudpickle can, e.g. it holds a lambda)."""
+    """``obj`` pickled, its read-only arrays kept read-only (:class:`_FlagsKept`); None: only
+    Dask's cloudpickle can pickle it (e.g. it holds a lambda)."""
+    out = io.BytesIO()
     try:
-        return pickle.dumps(obj)
+        _FlagsKept(out).dump(obj)
     except Exception:
         return None
+    return out.getvalue()
 
 
 def _split(worker: Any) -> tuple[Any, Any]:
@@ -743,8 +773,13 @@ class _Window:
         self.small = 0
         # the worker (or its kernel: _split) on the cluster, scattered when needed
         self.shell, self.payload = _split(worker)
-        # the kernel in each task (_Carried), or scattered to the cluster (remote) when needed
-        self.carried = None if self.shell is None else _carried(self.payload, runner.salt())
+        # the kernel in each task (_Carried) when it is at most CARRY_MAX bytes, else (and a
+        # whole worker) scattered to the cluster (remote) when needed: as a _Carried too (its
+        # arrays' flags kept, _FlagsKept) unless only Dask's cloudpickle can pickle it
+        sealed = _sealed(self.payload, runner.salt())
+        self.carried = None if self.shell is None or sealed is None or \
+            len(sealed.blob) > CARRY_MAX else sealed
+        self.sent = self.payload if sealed is None else sealed
         self.remote: Any = None
         todo = [i for i in range(feed.nxt, len(tasks)) if i not in feed.results]
         self.queue, self.left = iter(todo), len(todo)
@@ -762,7 +797,7 @@ class _Window:
             lost_after())
 
     def _scatter(self) -> Future:
-        return self.runner.scattered(self.client, self.payload, self.count_workers, self.stats)
+        return self.runner.scattered(self.client, self.sent, self.count_workers, self.stats)
 
     def size(self) -> int:
         """Engine tasks in the next Dask task (:attr:`DaskRunner.guided`).  The cluster's

@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import pathlib
+import pickle
 import signal
 import sys
 import time
@@ -134,8 +135,8 @@ def test_attack_threshold_identical(cluster: Any, epsilon: float) -> None:
 def test_a_session_connects_once_and_sends_the_code_once(
         cluster: Any, monkeypatch: pytest.MonkeyPatch, carried: bool) -> None:
     """``with runner:`` (what the CLI does): a threshold search (one enumeration per size)
-    opens one client, and its kernel is unpickled once per worker process (carried by the
-    tasks: one kernel in the workers' cache, for the threads of this in-process cluster) or,
+    opens one client, and its kernel is unpickled once per worker process (one kernel in the
+    workers' cache, for the threads of this in-process cluster), carried by the tasks or,
     when too large to carry, scattered once; the report is the local one."""
     import collections
 
@@ -145,9 +146,9 @@ def test_a_session_connects_once_and_sends_the_code_once(
         monkeypatch.setattr(dist, "CARRY_MAX", 0)
     kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
     monkeypatch.setattr(dist, "_KERNELS", kept)
-    made: list[Any] = []  # the kernels this test's runner carries (stale tasks of earlier tests
-    real_carried = dist._carried  # may still put theirs in the cache)
-    monkeypatch.setattr(dist, "_carried", lambda *a: made.append(real_carried(*a)) or made[-1])
+    made: list[Any] = []  # the kernels this test's runner sends (stale tasks of earlier tests
+    real_sealed = dist._sealed  # may still put theirs in the cache)
+    monkeypatch.setattr(dist, "_sealed", lambda *a: made.append(real_sealed(*a)) or made[-1])
 
     def ours() -> set[str]:  # this test's kernels in the workers' cache
         return {c.key for c in made if c is not None} & set(kept)
@@ -174,10 +175,11 @@ def test_a_session_connects_once_and_sends_the_code_once(
     assert runner._session_client is None  # closed with the session
     assert same(dsk) == same(one) and dsk.threshold == 3
     assert len(scattered) >= 3 and len(connects) == 1
+    assert len(ours()) == 1, (scattered, made)
     if carried:
-        assert set(scattered) == {0} and len(ours()) == 1, (scattered, made)
+        assert set(scattered) == {0}, scattered
     else:
-        assert scattered[0] == 1 and sum(scattered) == 1 and made == [None] * 3, scattered
+        assert scattered[0] == 1 and sum(scattered) == 1, scattered
     # without a session every call connects and sends the code (a kernel of its own)
     connects.clear()
     scattered.clear()
@@ -185,9 +187,8 @@ def test_a_session_connects_once_and_sends_the_code_once(
     assert same(threshold(code, 0.0, jobs=1, runner=runner, **kw)) == same(one)
     assert len(connects) == len(scattered) >= 3
     assert set(scattered) == ({0} if carried else {1})
-    if carried:  # one kernel per call
-        assert len({c.key for c in made}) == len(made) == len(connects)
-        assert ours()  # (the cache keeps the last KERNELS_KEPT, stale tasks' among them)
+    assert len({c.key for c in made}) == len(made) == len(connects)  # one kernel per call
+    assert ours()  # (the cache keeps the last KERNELS_KEPT, stale tasks' among them)
 
 
 def test_small_enumerations_run_in_the_client(cluster: Any,
@@ -1020,3 +1021,43 @@ def test_a_frame_spectrum_refusal_names_the_local_cluster_start() -> None:
         said[name] = str(info.value)
     assert "with starting a local Dask cluster (about 800 ms)" in said["dask"], said["dask"]
     assert "Dask" not in said["local"]
+
+
+
+@pytest.mark.parametrize("carried", [True, False])
+def test_the_workers_get_read_only_arrays_read_only(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch, carried: bool) -> None:
+    """numba compiles a kernel for each set of argument types, and a read-only array is a
+    type of its own: the kernel the workers unpickle, carried by the tasks or scattered, has
+    the arrays' flags of the client's (numpy's pickle makes every array writable, and the real
+    screen's row scale and row-normalised B arrived writable), so a worker calls the kernels'
+    signatures the client's runs called and filled numba's cache with, instead of compiling
+    new ones at its first task."""
+    import collections
+
+    import gctool.audit.distributed as dist
+
+    monkeypatch.undo()  # (the run's own chunks: the compiled screen is planned with them)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    if not carried:
+        monkeypatch.setattr(dist, "CARRY_MAX", 0)
+    kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
+    monkeypatch.setattr(dist, "_KERNELS", kept)
+    sent: list[tuple[Any, Any]] = []
+    real_sealed = dist._sealed
+    monkeypatch.setattr(dist, "_sealed", lambda obj, salt: sent.append(
+        (obj, real_sealed(obj, salt))) or sent[-1][1])
+    B = np.random.default_rng(3).standard_normal((24, 18))  # (42,504 sets: a pilot, a task)
+    code = GradientCode(B, parse_field("real"), 5)
+    dsk, runner = run_dask(cluster, verify, code, method="exhaustive", jobs=2)
+    assert same(dsk) == same(verify(code, method="exhaustive", jobs=1))
+    assert runner.stats["scattered"] == (0 if carried else 1)
+    (kernel, sealed), = sent
+    screen, theirs = kernel.compiled_screen, kept[sealed.key].compiled_screen
+    arrays = [k for k, v in vars(screen).items() if isinstance(v, np.ndarray)]
+    flags = {k: getattr(screen, k).flags.writeable for k in arrays}
+    assert {"scale", "Bn", "NT"} <= set(arrays) and not flags["scale"] and flags["NT"], flags
+    assert {k: getattr(theirs, k).flags.writeable for k in arrays} == flags
+    assert not kept[sealed.key].code.B.flags.writeable
+    blob = dist._pickled(np.arange(3.0))  # (a writable array stays writable)
+    assert blob is not None and pickle.loads(blob).flags.writeable
