@@ -835,7 +835,8 @@ def main_dask(a: argparse.Namespace) -> None:
     cluster the command starts (``--executor dask`` alone: starting it, its workers loading
     the kernels, closing it), on a running cluster of as many worker processes started here
     (``--scheduler``: its first command, whose workers load the kernels, then warm ones), and
-    on local threads; ``--repeat`` rounds in turn, medians.  "before" is the estimate without
+    on local threads; ``--repeat`` rounds in turn (each on a running cluster started afresh),
+    medians.  "before" is the estimate without
     what the cluster's start adds since issue #28 (``LOCAL_CLUSTER_NS`` on the local cluster;
     on a warm running cluster, the kernels' load its workers were charged again)."""
     import statistics
@@ -864,21 +865,22 @@ def main_dask(a: argparse.Namespace) -> None:
             base = ["verify", path, "-s", "6", "--jobs", jobs]
             run_case(rec, base)  # (warms this process)
             got: dict[str, list[dict[str, Any]]] = {}
-            with LocalCluster(**local_cluster_options(int(jobs))) as cluster, \
-                    Client(cluster) as client:
-                workers = [psutil.Process(p) for p in client.run(os.getpid).values()]
+            for _ in range(rounds):  # a running cluster started afresh in each round
+                with LocalCluster(**local_cluster_options(int(jobs))) as cluster, \
+                        Client(cluster) as client:
+                    workers = [psutil.Process(p) for p in client.run(os.getpid).values()]
 
-                def run(args: list[str], workers: list[Any] = workers) -> dict[str, Any]:
-                    """run_case, its CPU with the running cluster's workers'."""
-                    w0 = sum(sum(w.cpu_times()[:2]) for w in workers)
-                    r = run_case(rec, args)
-                    r["cpu_s"] += sum(sum(w.cpu_times()[:2]) for w in workers) - w0
-                    return r
+                    def run(args: list[str], workers: list[Any] = workers) -> dict[str, Any]:
+                        """run_case, its CPU with the running cluster's workers'."""
+                        w0 = sum(sum(w.cpu_times()[:2]) for w in workers)
+                        r = run_case(rec, args)
+                        r["cpu_s"] += sum(sum(w.cpu_times()[:2]) for w in workers) - w0
+                        return r
 
-                remote = [*base, "--executor", "dask", "--scheduler", cluster.scheduler_address]
-                got["running cluster, first run"] = [run(remote)]
-                for _ in range(rounds):
+                    remote = [*base, "--executor", "dask", "--scheduler",
+                              cluster.scheduler_address]
                     for where, args, less in (
+                            ("running cluster, first run", remote, 0),
                             ("local cluster (started)", [*base, "--executor", "dask"],
                              LOCAL_CLUSTER_NS),
                             ("running cluster, warm", remote, -KERNELS_LOAD_NS),
@@ -886,8 +888,6 @@ def main_dask(a: argparse.Namespace) -> None:
                         r = run(args)
                         r["before_s"] = r["estimate_s"] - less / NS_PER_S
                         got.setdefault(where, []).append(r)
-            got["running cluster, first run"][0]["before_s"] = \
-                got["running cluster, first run"][0]["estimate_s"]
             for where, runs in got.items():
                 def med(key: str, runs: list[dict[str, Any]] = runs) -> float:
                     return statistics.median(r[key] for r in runs)

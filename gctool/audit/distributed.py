@@ -110,14 +110,30 @@ WINDOW_PER_THREAD = 2
 #: a scheduler address), in ns on no job's share (its worker processes start at the same
 #: time, each on a core: at most one per core): the scheduler, and each worker process spawned
 #: (Python's 'spawn': a new interpreter importing Dask) and registered, about 0.45 s, and
-#: closing it at the end, 0.1-0.4 s; the compiled kernels its workers then load are
-#: :data:`~gctool.budget.KERNELS_LOAD_NS` more (:func:`kernels_load_ns`).  Measured on the
+#: closing it at the end, 0.1-0.4 s; its workers then import gctool and load the compiled
+#: kernels, :data:`WORKER_IMPORT_NS` and :data:`~gctool.budget.KERNELS_LOAD_NS` more
+#: (:func:`kernels_load_ns`).  Measured on the
 #: 2-core development machine (load 1-2.5 from other work): ``LocalCluster`` of 1 worker
 #: 0.39-0.59 s to start and 0.07-0.34 s to close, of 2 workers 0.45-0.9 s and 0.1-0.72 s
 #: (0.4-0.5 s of CPU per worker process to start)
 LOCAL_CLUSTER_NS = 800_000_000
+#: what a Dask worker process that has not imported gctool's engine (a fresh worker of a
+#: running cluster, or of the local cluster a run starts) pays at its first compiled
+#: enumeration besides :data:`~gctool.budget.KERNELS_LOAD_NS` (which counts what this process
+#: pays: numba, the kernel modules, the kernels read from numba's cache), in ns on no job's
+#: share (each worker does its own, at the same time): scipy.linalg and the gctool modules
+#: that unpickling an enumeration's worker imports (about 50 of them).  Measured inside fresh
+#: workers (``dask scheduler`` and ``dask worker --nthreads 1``, 4 clusters of 2 workers,
+#: medians of CPU time, load 1.6-3.2): scipy.linalg 107 ms, numba 116 ms, unpickling verify's
+#: worker of real cyclic n=48 s=6 200 ms, its first engine task 180 ms more than a warm one:
+#: 0.6 s in all; the first run on a fresh 2-worker cluster spent 0.71-0.78 s of CPU per
+#: worker more than the next (bench_budget.py --dask, load 7)
+WORKER_IMPORT_NS = 250_000_000
+#: modules that every compiled enumeration imports on a Dask worker (numba through the first):
+#: a worker that has them is charged the kernels' load alone (:func:`kernels_load_ns`)
+ENGINE_MODULES = ("gctool.compiled._jit", "gctool.engine.sweep")
 #: seconds allowed for the workers' answer whether they have loaded the compiled kernels
-#: (:meth:`DaskRunner.kernels_warm`); no answer: counted as not loaded
+#: (:meth:`DaskRunner.kernels_warm`); no answer: counted as neither loaded nor imported
 ASK_S = 5.0
 #: seconds between checkpoint writes (always written at the end and on interrupt)
 CHECKPOINT_EVERY_S = 1.0
@@ -573,12 +589,20 @@ def _keep_heap() -> bool:
     return done
 
 
-def _kernels_loaded_here() -> bool:
-    """On a Dask worker (:meth:`DaskRunner._workers_loaded`): has a compiled kernel of gctool
-    run in this process (:func:`gctool.compiled.kernels_loaded`, which imports nothing)?"""
-    from gctool import compiled
+#: what a Dask worker has done of its start (:func:`_worker_state_here`): nothing, imported
+#: gctool's engine (:data:`ENGINE_MODULES`), loaded the compiled kernels
+FRESH, IMPORTED, LOADED = 0, 1, 2
 
-    return compiled.kernels_loaded()
+
+def _worker_state_here() -> int:
+    """On a Dask worker (:meth:`DaskRunner._workers_loaded`): :data:`LOADED` when a compiled
+    kernel of gctool has run in this process (:func:`gctool.compiled.kernels_loaded`), else
+    :data:`IMPORTED` when it has imported :data:`ENGINE_MODULES`, else :data:`FRESH`.  Imports
+    nothing (the modules are looked up)."""
+    compiled = sys.modules.get("gctool.compiled")
+    if compiled is not None and compiled.kernels_loaded():
+        return LOADED
+    return IMPORTED if all(m in sys.modules for m in ENGINE_MODULES) else FRESH
 
 
 def _still_wanted() -> Callable[[], bool]:
@@ -1062,9 +1086,9 @@ class DaskRunner:
     #: session): they have loaded the kernels (:meth:`kernels_warm`)
     _loaded_on: Any = field(default=None, init=False, repr=False, compare=False)
     #: the workers' last answer whether they have loaded the kernels (:meth:`_workers_loaded`):
-    #: (when, ``time.monotonic()``; the answer)
-    _asked: tuple[float, bool] | None = field(default=None, init=False, repr=False,
-                                              compare=False)
+    #: (when, ``time.monotonic()``; the least advanced worker's :func:`_worker_state_here`)
+    _asked: tuple[float, int] | None = field(default=None, init=False, repr=False,
+                                             compare=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -1096,10 +1120,21 @@ class DaskRunner:
         if self._loaded_on is not None:
             return self.scheduler is not None or (self._session_client is not None
                                                   and self._loaded_on is self._session_client)
-        if self.scheduler is None or self._session is None or not self._workers_loaded():
+        if self.scheduler is None or self._session is None or self._workers_loaded() < LOADED:
             return False
         self.loaded()
         return True
+
+    def engine_imported(self) -> bool:
+        """Have this runner's workers imported gctool's engine (:data:`ENGINE_MODULES`), so that
+        a compiled enumeration costs them the kernels' load alone (:func:`kernels_load_ns`)?
+        The workers of a scheduler, when asked (:meth:`_workers_loaded`, in a session) or once
+        they have run a compiled enumeration of this runner; a local cluster's, once it has
+        (a call without a session starts a cluster of fresh workers)."""
+        if self.kernels_warm():
+            return True
+        return (self.scheduler is not None and self._session is not None
+                and self._workers_loaded() >= IMPORTED)
 
     def starts_cluster(self) -> bool:
         """Does this runner's next call start a local cluster (:func:`cluster_start_ns`): no
@@ -1109,26 +1144,28 @@ class DaskRunner:
         client = self._session_client
         return self._session is None or getattr(client, "status", None) != "running"
 
-    def _workers_loaded(self) -> bool:
-        """Ask the workers of the scheduler whether each has loaded the compiled kernels
-        (:func:`_kernels_loaded_here`, one ``client.run``: 1-4 ms on the loopback cluster of
+    def _workers_loaded(self) -> int:
+        """Ask the workers of the scheduler how far each is in its start
+        (:func:`_worker_state_here`, one ``client.run``: 1-4 ms on the loopback cluster of
         the 2-core development machine) over the session's client, opened now when the session
-        has none (as its first call would).  True when every worker says so; a cluster without
-        workers, a worker without gctool or no answer within :data:`ASK_S`: False.  An answer
-        of the last :data:`HEALTH_EVERY_S` is taken as it is (an estimate and its refusal's
-        words ask once)."""
+        has none (as its first call would); the least advanced worker's answer.  A cluster
+        without workers, a worker without gctool or no answer within :data:`ASK_S`:
+        :data:`FRESH`.  An answer of the last :data:`HEALTH_EVERY_S` is taken as it is (an
+        estimate and its refusal's words ask once)."""
         last = self._asked
         if last is not None and time.monotonic() - last[0] < HEALTH_EVERY_S:
             return last[1]
         with _quiet(), self._client(1) as client:
             try:
-                answers = client.sync(client._run, _kernels_loaded_here, on_error="return",
+                answers = client.sync(client._run, _worker_state_here, on_error="return",
                                       callback_timeout=ASK_S)
             except (Exception, asyncio.CancelledError):
                 answers = {}
-        warm = bool(answers) and all(a is True for a in answers.values())
-        self._asked = (time.monotonic(), warm)
-        return warm
+        states = [a if a in (FRESH, IMPORTED, LOADED) and type(a) is int else FRESH
+                  for a in answers.values()]
+        state = min(states) if states else FRESH
+        self._asked = (time.monotonic(), state)
+        return state
 
     def loaded(self) -> None:
         """A compiled enumeration ran on this runner's workers (:meth:`kernels_warm`)."""
@@ -1481,28 +1518,30 @@ def kernels_load_ns(runner: Any, compiled: bool) -> float:
     """What loading the compiled kernels costs an enumeration that walks them (``compiled``)
     on the Dask workers of ``runner``: :data:`~gctool.budget.KERNELS_LOAD_NS` until they have
     loaded them (:meth:`DaskRunner.kernels_warm`: the workers of a scheduler are asked, in a
-    session), as :func:`~gctool.budget.start_ns` counts this process; 0 for any other
-    runner."""
+    session), as :func:`~gctool.budget.start_ns` counts this process, and
+    :data:`WORKER_IMPORT_NS` more while one of them has not imported gctool's engine
+    (:meth:`DaskRunner.engine_imported`; not asked: counted); 0 for any other runner."""
     if isinstance(runner, _Estimated):
         runner = runner.runner
     if not compiled or not isinstance(runner, DaskRunner) or runner.kernels_warm():
         return 0.0
     from gctool.budget import KERNELS_LOAD_NS
 
-    return float(KERNELS_LOAD_NS)
+    return float(KERNELS_LOAD_NS + (0 if runner.engine_imported() else WORKER_IMPORT_NS))
 
 
 def start_words(runner: Any, compiled: bool) -> str:
     """The parts of :func:`workers_start_ns` in words, for a refusal (:func:`with_start`), or
-    "" when it is 0: e.g. "with starting a local Dask cluster (about 800 ms) and loading the
-    compiled kernels on its workers (about 500 ms)"."""
-    from gctool.budget import NS_PER_S, format_seconds
+    "" when it is 0: e.g. "with starting a local Dask cluster (about 800 ms) and importing
+    gctool and loading the compiled kernels on its workers (about 750 ms)"."""
+    from gctool.budget import KERNELS_LOAD_NS, NS_PER_S, format_seconds
 
     cluster, kernels = cluster_start_ns(runner), kernels_load_ns(runner, compiled)
     parts = [cluster_words(cluster)] if cluster else []
     if kernels:
         where = "its workers" if cluster else "the Dask workers"
-        parts.append(f"loading the compiled kernels on {where} (about "
+        what = ("loading" if kernels <= KERNELS_LOAD_NS else "importing gctool and loading")
+        parts.append(f"{what} the compiled kernels on {where} (about "
                      f"{format_seconds(kernels / NS_PER_S)})")
     return f"with {' and '.join(parts)}" if parts else ""
 

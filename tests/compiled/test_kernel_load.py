@@ -109,12 +109,13 @@ def test_frame_spectra_count_loading_the_kernels_too(monkeypatch: pytest.MonkeyP
 def test_frame_spectra_on_dask_count_the_workers_loading_the_kernels(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The spectral audit of an encoded frame on a Dask runner's workers (GCTOOL_COMPILED=1):
-    KERNELS_LOAD_NS higher than on local threads in this warm process, until a compiled audit
+    KERNELS_LOAD_NS (and WORKER_IMPORT_NS: its workers were not asked whether they have
+    imported gctool) higher than on local threads in this warm process, until a compiled audit
     has run on that runner (its tasks run here, on threads: :func:`gctool.audit.distributed.ran_on`
     after it); on numpy the same in both."""
     pytest.importorskip("distributed")
     from gctool.audit import spectrum
-    from gctool.audit.distributed import DaskRunner
+    from gctool.audit.distributed import WORKER_IMPORT_NS, DaskRunner
 
     code = gctool.design("encoded", frame="steiner", system="pg-2", s=1)
     runner = DaskRunner(scheduler="tcp://127.0.0.1:8786")  # never contacted
@@ -128,7 +129,8 @@ def test_frame_spectra_on_dask_count_the_workers_loading_the_kernels(
         return info.value.needed
 
     local = needed("1")
-    assert needed("1", runner) - local == pytest.approx(KERNELS_LOAD_NS / NS_PER_S)
+    assert needed("1", runner) - local == pytest.approx(
+        (KERNELS_LOAD_NS + WORKER_IMPORT_NS) / NS_PER_S)
     assert needed("0", runner) == needed("0")
     from gctool.engine.threads import run_threads
 
@@ -191,19 +193,26 @@ def test_the_threshold_search_counts_loading_the_kernels_once(
 def test_dask_workers_count_loading_the_kernels_until_they_have(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """On a Dask runner the workers load their own kernels (in this warm process): verify of
-    real cyclic n=48 s=6 (compiled) is estimated KERNELS_LOAD_NS higher than on local threads
+    real cyclic n=48 s=6 (compiled) is estimated KERNELS_LOAD_NS (and WORKER_IMPORT_NS: its
+    workers are not asked whether they have imported gctool) higher than on local threads
     until the runner has run a compiled enumeration on its scheduler's workers
     (:meth:`DaskRunner.loaded`, through the runner an enumeration is given); the threshold
     search charges it once, to its first compiled size sent to the cluster.  A local cluster
     started per call never keeps them; a session's keeps them while its client lives."""
     pytest.importorskip("distributed")
     from gctool.audit import distributed, exhaustive
-    from gctool.audit.distributed import DaskRunner, estimated, kernels_load_ns, workers_start_ns
+    from gctool.audit.distributed import (
+        WORKER_IMPORT_NS,
+        DaskRunner,
+        estimated,
+        kernels_load_ns,
+        workers_start_ns,
+    )
 
-    load = KERNELS_LOAD_NS / NS_PER_S
+    load = (KERNELS_LOAD_NS + WORKER_IMPORT_NS) / NS_PER_S
     code = gctool.design("cyclic", n=48, s=6)
     runner = DaskRunner(scheduler="tcp://127.0.0.1:8786")  # never contacted: refused before
-    assert workers_start_ns(runner, True) == KERNELS_LOAD_NS
+    assert workers_start_ns(runner, True) == KERNELS_LOAD_NS + WORKER_IMPORT_NS
     assert workers_start_ns(runner, False) == workers_start_ns(None, True) == 0.0
 
     def needed(on: object) -> float:
@@ -230,7 +239,7 @@ def test_dask_workers_count_loading_the_kernels_until_they_have(
     assert runner.kernels_warm() and needed(runner) == pytest.approx(local)
     own = DaskRunner()  # a LocalCluster per call
     estimated(own, 1.0, True)(None, [], 1, lambda i, r: False)
-    assert not own.kernels_warm() and kernels_load_ns(own, True) == KERNELS_LOAD_NS
+    assert not own.kernels_warm() and kernels_load_ns(own, True) == load * NS_PER_S
     session, client = DaskRunner(), object()
     session._session_client = client
     distributed.estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)

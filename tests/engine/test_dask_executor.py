@@ -890,13 +890,14 @@ def _verify_needed(runner: Any, code: GradientCode | None = None, s: int = 6) ->
 def test_a_refusal_below_the_local_cluster_start_names_it(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
     """--executor dask without --scheduler: the estimate counts starting the local cluster
-    (LOCAL_CLUSTER_NS) and its workers loading the kernels, and a budget below it refuses the
-    run before any cluster starts, in one line that names both; on the local executor the
-    same budget refuses without them.  The parts: LOCAL_CLUSTER_NS and KERNELS_LOAD_NS (a
-    scheduler's cluster, not asked outside a session: the kernels' load alone)."""
+    (LOCAL_CLUSTER_NS) and its fresh workers importing gctool and loading the kernels, and a
+    budget below it refuses the run before any cluster starts, in one line that names both; on
+    the local executor the same budget refuses without them.  The parts: LOCAL_CLUSTER_NS,
+    KERNELS_LOAD_NS and WORKER_IMPORT_NS (a scheduler's cluster, not asked outside a session:
+    the workers' import and load alone)."""
     import distributed
 
-    from gctool.audit.distributed import LOCAL_CLUSTER_NS
+    from gctool.audit.distributed import LOCAL_CLUSTER_NS, WORKER_IMPORT_NS
     from gctool.budget import KERNELS_LOAD_NS
 
     monkeypatch.undo()  # (the run's own chunks: small_chunks' would time the estimate)
@@ -909,16 +910,17 @@ def test_a_refusal_below_the_local_cluster_start_names_it(
     loc = CliRunner().invoke(cli, base)
     assert dsk.exit_code == loc.exit_code == 2 and not started, dsk.stderr
     (line,) = dsk.stderr.strip().splitlines()
-    assert ("with starting a local Dask cluster (about 800 ms) and loading the compiled "
-            "kernels on its workers (about 500 ms), needs about") in line, line
+    assert ("with starting a local Dask cluster (about 800 ms) and importing gctool and "
+            "loading the compiled kernels on its workers (about 750 ms), needs about") in line, \
+        line
     assert "Dask" not in loc.stderr
     from gctool.audit.distributed import workers_start_ns
 
-    start = LOCAL_CLUSTER_NS + KERNELS_LOAD_NS
+    start = LOCAL_CLUSTER_NS + KERNELS_LOAD_NS + WORKER_IMPORT_NS
     assert workers_start_ns(DaskRunner(), True) == start
     assert workers_start_ns(DaskRunner(), False) == LOCAL_CLUSTER_NS
     remote = DaskRunner(scheduler="tcp://127.0.0.1:1")  # never contacted
-    assert workers_start_ns(remote, True) == KERNELS_LOAD_NS
+    assert workers_start_ns(remote, True) == KERNELS_LOAD_NS + WORKER_IMPORT_NS
     assert workers_start_ns(remote, False) == workers_start_ns(None, True) == 0.0
     assert _verify_needed(DaskRunner()) > start / 1e9  # (the start is on no job's share)
 
@@ -979,10 +981,13 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
     """A scheduler's cluster is running: no start is counted.  In a session (the CLI's), its
     workers are asked whether they have loaded the compiled kernels (here they run in this
     process, which has): a new runner, as a later gctool command is, is not charged the load;
-    workers that say they have not loaded them are (KERNELS_LOAD_NS), and a runner without a
-    session, which does not ask, is too.  On the command line, the refusal names neither."""
+    workers that say they have not loaded them but have imported gctool's engine are charged
+    the load (KERNELS_LOAD_NS), workers that have not imported it the import too
+    (WORKER_IMPORT_NS), and so is a runner without a session, which does not ask.  On the
+    command line, the refusal names neither."""
+    import gctool.audit.distributed as dist
     from gctool import compiled
-    from gctool.audit.distributed import cluster_start_ns, workers_start_ns
+    from gctool.audit.distributed import WORKER_IMPORT_NS, cluster_start_ns, workers_start_ns
     from gctool.budget import KERNELS_LOAD_NS
 
     monkeypatch.undo()  # (the run's own chunks: small_chunks' would time the estimate)
@@ -991,7 +996,7 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
         assert cluster_start_ns(warm) == 0.0 and workers_start_ns(warm, True) == 0.0
         assert warm.kernels_warm()
     unasked = DaskRunner(scheduler=address)  # (no session: not asked, counted)
-    assert workers_start_ns(unasked, True) == KERNELS_LOAD_NS
+    assert workers_start_ns(unasked, True) == KERNELS_LOAD_NS + WORKER_IMPORT_NS
     path = tmp_path / "c48.json"
     write_code(gctool.design("cyclic", n=48, s=6), str(path))
     args = ["verify", str(path), "-s", "6", "--max-work", "5ms", "--executor", "dask",
@@ -1002,8 +1007,16 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
     monkeypatch.setattr(compiled, "kernels_loaded", lambda: False)  # (the workers' answer)
     with DaskRunner(scheduler=address) as cold:
         assert not cold.kernels_warm() and workers_start_ns(cold, True) == KERNELS_LOAD_NS
-        assert "loading the compiled kernels on the Dask workers (about 500 ms)" in \
-            CliRunner().invoke(cli, args).stderr
+        assert cold.engine_imported()
+    said = CliRunner().invoke(cli, args).stderr
+    assert ", with loading the compiled kernels on the Dask workers (about 500 ms)," in said
+    monkeypatch.setattr(dist, "ENGINE_MODULES", (*dist.ENGINE_MODULES, "gctool.not_imported"))
+    with DaskRunner(scheduler=address) as fresh:
+        assert not fresh.engine_imported()
+        assert workers_start_ns(fresh, True) == KERNELS_LOAD_NS + WORKER_IMPORT_NS
+    said = CliRunner().invoke(cli, args).stderr
+    assert (", with importing gctool and loading the compiled kernels on the Dask workers "
+            "(about 750 ms),") in said, said
 
 
 def test_a_frame_spectrum_refusal_names_the_local_cluster_start() -> None:
