@@ -48,6 +48,7 @@ import asyncio
 import collections
 import contextlib
 import copy
+import copyreg
 import dataclasses
 import hashlib
 import io
@@ -73,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 from gctool.errors import InvalidInput, printable
 
 if TYPE_CHECKING:  # (the optional extra gctool[dask])
+    import numpy as np
     from distributed import Client, Future, LocalCluster
 
 MISSING_EXTRA = ("`executor`=dask needs the optional extra 'gctool[dask]' "
@@ -123,15 +125,13 @@ LOCAL_CLUSTER_NS = 800_000_000
 #: pays: numba, the kernel modules, the kernels read from numba's cache), in ns on no job's
 #: share (each worker does its own, at the same time): scipy.linalg and the gctool modules
 #: that unpickling an enumeration's worker imports (about 50 of them).  Measured inside fresh
-#: workers (``dask scheduler`` and ``dask worker --nthreads 1``, 4 clusters of 2 workers,
-#: medians of CPU time, load 1.6-3.2): scipy.linalg 107 ms, numba 116 ms, unpickling verify's
-#: worker of real cyclic n=48 s=6 200 ms, its first engine task 180 ms more than a warm one:
-#: 0.6 s in all; the first run on a fresh 2-worker cluster spent 0.71-0.78 s of CPU per
-#: worker more than the next (bench_budget.py --dask, load 7)
+#: workers (the ``dask scheduler`` and ``dask worker`` commands, one thread per worker, 4
+#: clusters of 2 workers, medians of CPU time, load 1.6-3.2): scipy.linalg 107 ms, numba
+#: 116 ms, unpickling verify's worker of real cyclic n=48 s=6 200 ms, its first engine task
+#: 180 ms more than a warm one: 0.6 s in all; the first run on a fresh 2-worker cluster spent
+#: 0.71-0.78 s of CPU per worker more than the next (benchmarks/bench_budget.py, its Dask
+#: runs, load 7)
 WORKER_IMPORT_NS = 250_000_000
-#: modules that every compiled enumeration imports on a Dask worker (numba through the first):
-#: a worker that has them is charged the kernels' load alone (:func:`kernels_load_ns`)
-ENGINE_MODULES = ("gctool.compiled._jit", "gctool.engine.sweep")
 #: seconds allowed for the workers' answer whether they have loaded the compiled kernels
 #: (:meth:`DaskRunner.kernels_warm`); no answer: counted as neither loaded nor imported
 ASK_S = 5.0
@@ -590,19 +590,31 @@ def _keep_heap() -> bool:
 
 
 #: what a Dask worker has done of its start (:func:`_worker_state_here`): nothing, imported
-#: gctool's engine (:data:`ENGINE_MODULES`), loaded the compiled kernels
+#: gctool's engine (:func:`_engine_parts`), loaded the compiled kernels
 FRESH, IMPORTED, LOADED = 0, 1, 2
+
+
+def _engine_parts() -> tuple[tuple[Any, str], ...]:
+    """The modules that every compiled enumeration imports on a Dask worker, as (package,
+    submodule) pairs: gctool's jit helpers (numba with them) and the engine's sweep.  A worker
+    that has them is charged the kernels' load alone (:func:`kernels_load_ns`)."""
+    from gctool import compiled, engine
+
+    return (compiled, "_jit"), (engine, "sweep")
 
 
 def _worker_state_here() -> int:
     """On a Dask worker (:meth:`DaskRunner._workers_loaded`): :data:`LOADED` when a compiled
     kernel of gctool has run in this process (:func:`gctool.compiled.kernels_loaded`), else
-    :data:`IMPORTED` when it has imported :data:`ENGINE_MODULES`, else :data:`FRESH`.  Imports
-    nothing (the modules are looked up)."""
-    compiled = sys.modules.get("gctool.compiled")
-    if compiled is not None and compiled.kernels_loaded():
+    :data:`IMPORTED` when it has imported the modules of :func:`_engine_parts` (an imported
+    submodule is an attribute of its package), else :data:`FRESH`.  Imports nothing heavy
+    (two packages' ``__init__``)."""
+    from gctool import compiled
+
+    if compiled.kernels_loaded():
         return LOADED
-    return IMPORTED if all(m in sys.modules for m in ENGINE_MODULES) else FRESH
+    return IMPORTED if all(hasattr(package, name) for package, name in _engine_parts()) \
+        else FRESH
 
 
 def _still_wanted() -> Callable[[], bool]:
@@ -678,33 +690,35 @@ def _sealed(obj: Any, salt: str) -> _Carried | None:
     return _Carried(hashlib.sha256(salt.encode() + blob).hexdigest(), blob)
 
 
-class _FlagsKept(pickle.Pickler):
-    """A pickler whose read-only numpy arrays are unpickled read-only (numpy's own pickle makes
-    them writable).  numba compiles a kernel for each set of argument types, and an array's
-    type says whether it is read-only: a kernel whose arrays changed flags on the way to a Dask
-    worker (the real screen's row scale and row-normalised B) called signatures that no run in
-    the client had called, which a cache warmed by local runs (``tests/warm_kernels.py``) did
-    not hold: each fresh worker compiled them, seconds of its first task (27 s on the 2-core
-    machine under load, for verify of real cyclic n=48 s=6)."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        np = sys.modules.get("numpy")
-        if np is not None and type(obj) is np.ndarray and not obj.flags.writeable:
-            return _read_only, (np.array(obj, copy=True),)
-        return NotImplemented
+def _array_reduced(array: np.ndarray) -> str | tuple[Any, ...]:
+    """How :func:`_pickled` pickles a numpy array: a read-only one as a writable copy that is
+    made read-only again when unpickled (numpy's own pickle makes every array writable).
+    numba compiles a kernel for each set of argument types, and an array's type says whether
+    it is read-only: a kernel whose arrays changed flags on the way to a Dask worker (the real
+    screen's row scale and row-normalised B) called signatures that no run in the client had
+    called, which a cache warmed by local runs (``tests/warm_kernels.py``) did not hold: each
+    fresh worker compiled them, seconds of its first task (15.9 s against 1.2 s for the next
+    run, verify of real cyclic n=48 s=6 on a 1-worker cluster of the 2-core machine)."""
+    if array.flags.writeable:
+        return array.__reduce_ex__(pickle.DEFAULT_PROTOCOL)
+    return _read_only, (array.copy(order="K"),)  # (its layout kept: a type too)
 
 
-def _read_only(array: Any) -> Any:
+def _read_only(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
 
 
 def _pickled(obj: Any) -> bytes | None:
-    """``obj`` pickled, its read-only arrays kept read-only (:class:`_FlagsKept`); None: only
-    Dask's cloudpickle can pickle it (e.g. it holds a lambda)."""
+    """``obj`` pickled, its read-only numpy arrays kept read-only (:func:`_array_reduced`);
+    None: only Dask's cloudpickle can pickle it (e.g. it holds a lambda)."""
     out = io.BytesIO()
+    pickler = pickle.Pickler(out)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        pickler.dispatch_table = {**copyreg.dispatch_table, numpy.ndarray: _array_reduced}
     try:
-        _FlagsKept(out).dump(obj)
+        pickler.dump(obj)
     except Exception:
         return None
     return out.getvalue()
@@ -799,7 +813,7 @@ class _Window:
         self.shell, self.payload = _split(worker)
         # the kernel in each task (_Carried) when it is at most CARRY_MAX bytes, else (and a
         # whole worker) scattered to the cluster (remote) when needed: as a _Carried too (its
-        # arrays' flags kept, _FlagsKept) unless only Dask's cloudpickle can pickle it
+        # arrays' flags kept, _array_reduced) unless only Dask's cloudpickle can pickle it
         sealed = _sealed(self.payload, runner.salt())
         self.carried = None if self.shell is None or sealed is None or \
             len(sealed.blob) > CARRY_MAX else sealed
@@ -1126,7 +1140,7 @@ class DaskRunner:
         return True
 
     def engine_imported(self) -> bool:
-        """Have this runner's workers imported gctool's engine (:data:`ENGINE_MODULES`), so that
+        """Have this runner's workers imported gctool's engine (:func:`_engine_parts`), so that
         a compiled enumeration costs them the kernels' load alone (:func:`kernels_load_ns`)?
         The workers of a scheduler, when asked (:meth:`_workers_loaded`, in a session) or once
         they have run a compiled enumeration of this runner; a local cluster's, once it has

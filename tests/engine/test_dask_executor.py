@@ -1010,7 +1010,8 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
         assert cold.engine_imported()
     said = CliRunner().invoke(cli, args).stderr
     assert ", with loading the compiled kernels on the Dask workers (about 500 ms)," in said
-    monkeypatch.setattr(dist, "ENGINE_MODULES", (*dist.ENGINE_MODULES, "gctool.not_imported"))
+    parts = dist._engine_parts()  # (a module the workers have not imported)
+    monkeypatch.setattr(dist, "_engine_parts", lambda: (*parts, (gctool, "not_imported")))
     with DaskRunner(scheduler=address) as fresh:
         assert not fresh.engine_imported()
         assert workers_start_ns(fresh, True) == KERNELS_LOAD_NS + WORKER_IMPORT_NS
@@ -1072,5 +1073,10 @@ def test_the_workers_get_read_only_arrays_read_only(
     assert {"scale", "Bn", "NT"} <= set(arrays) and not flags["scale"] and flags["NT"], flags
     assert {k: getattr(theirs, k).flags.writeable for k in arrays} == flags
     assert not kept[sealed.key].code.B.flags.writeable
-    blob = dist._pickled(np.arange(3.0))  # (a writable array stays writable)
-    assert blob is not None and pickle.loads(blob).flags.writeable
+    frozen = np.asfortranarray(np.ones((3, 4)))
+    frozen.setflags(write=False)
+    blob = dist._pickled({"a": frozen, "again": frozen, "w": np.arange(3.0)})
+    assert blob is not None
+    back = pickle.loads(blob)
+    assert not back["a"].flags.writeable and back["a"].flags.f_contiguous  # (its layout too)
+    assert back["again"] is back["a"] and back["w"].flags.writeable
