@@ -1080,3 +1080,36 @@ def test_the_workers_get_read_only_arrays_read_only(
     back = pickle.loads(blob)
     assert not back["a"].flags.writeable and back["a"].flags.f_contiguous  # (its layout too)
     assert back["again"] is back["a"] and back["w"].flags.writeable
+
+
+def _kernel_signatures() -> dict[str, set[str]]:
+    """The argument types each compiled kernel of gctool has been called with (or loaded for)
+    in this process."""
+    import gc
+
+    from numba.core.registry import CPUDispatcher
+
+    return {f"{d.py_func.__module__}.{d.py_func.__qualname__}": set(map(str, d.signatures))
+            for d in gc.get_objects() if isinstance(d, CPUDispatcher)
+            and d.py_func.__module__.startswith("gctool") and d.signatures}
+
+
+def test_a_worker_process_calls_the_kernels_the_client_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh worker process of a cluster runs verify's compiled walk (real cyclic n=30 s=5)
+    with the argument types this process runs it with, so the numba cache that local runs (and
+    tests/warm_kernels.py) fill serves it: no signature of its own to compile at its first
+    task (with writable copies of the screen's read-only arrays there were several)."""
+    monkeypatch.undo()  # (the run's own chunks: the compiled screen is planned with them)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")  # (the worker processes inherit it)
+    code = gctool.design("cyclic", n=30, s=5)
+    ref = verify(code, method="exhaustive", jobs=1)
+    with LocalCluster(**local_cluster_options(1)) as procs, Client(procs) as client:
+        runner = DaskRunner(scheduler=procs.scheduler_address, key="sigs")
+        assert same(verify(code, method="exhaustive", runner=runner)) == same(ref)
+        assert runner.stats["dask_tasks"] >= 1
+        (theirs,) = client.run(_kernel_signatures).values()
+    ours = _kernel_signatures()
+    assert any("screen_range" in name for name in theirs), theirs
+    assert {k: v - ours.get(k, set()) for k, v in theirs.items() if v - ours.get(k, set())} \
+        == {}
