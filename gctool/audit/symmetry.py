@@ -88,55 +88,100 @@ def _close(X: np.ndarray, Y: np.ndarray, exact: bool) -> bool:
     return _deviation(X, Y) <= FLOAT_RTOL
 
 
-PROBE_ROWS = 8  # GF(q): rows compared first, so a large code that is not a rotation fails fast
+PROBE_ROWS = 8  # rows compared first, so a large code that is not a rotation fails fast
 #: rows of B, spread over all of it, that a candidate rotation is compared on before the whole
 #: of B (each row is its own test: one that is not a multiple of its image rejects the
 #: candidate, so the probe can only reject; an FRC code's rotations by less than its group
 #: size match its first rows and used to cost a whole comparison each)
 SPREAD_ROWS = 64
-BLOCK_ENTRIES = 2**20  # GF(q): entries of B scaled and compared at a time
+#: entries of B (and of its rotated image) compared at a time (1 MB of int64/float64): the
+#: image is gathered a block of rows at a time, so no temporary has B's size (a whole
+#: gathered copy and its masks were 134 + 2 x 17 MB of fresh memory at n = K = 4096; the
+#: traced peak of a detection there fell from 188 to 7 MB, its CPU time did not grow)
+BLOCK_ENTRIES = 1 << 17
+
+
+def _row_blocks(n: int, K: int) -> Iterator[tuple[int, int]]:
+    """Row ranges [a, b) covering range(n): the first PROBE_ROWS rows, then blocks of about
+    BLOCK_ENTRIES entries."""
+    step = max(1, BLOCK_ENTRIES // max(K, 1))
+    a = 0
+    for b in [min(n, PROBE_ROWS), *range(PROBE_ROWS + step, n + step, step)]:
+        b = min(b, n)
+        if b > a:
+            yield a, b
+            a = b
 
 
 def _scaled_match(code: GradientCode, D: np.ndarray, near: list[float] | None = None
                   ) -> tuple[bool, bool]:
-    """Is ``D = diag(gamma) B`` for non-zero gamma?  Returns (match, all |gamma| = 1).
-    Over R/C a near match (within NEAR_RTOL, not exact) appends its deviation to ``near``.
-    Over GF(q) the (row by row, exact) test runs on the first ``PROBE_ROWS`` rows first."""
+    """Is ``D = diag(gamma) B`` for non-zero gamma?  Returns (match, all |gamma| = 1); the
+    second is meaningful only with a match.  Over R/C a near match (within NEAR_RTOL, not
+    exact) appends its deviation to ``near``."""
+    return _rows_match(code, lambda a, b: D[a:b], near)
+
+
+def _rotation_match(code: GradientCode, order: np.ndarray, cols: np.ndarray,
+                    near: list[float] | None = None) -> tuple[bool, bool]:
+    """:func:`_scaled_match` of ``D = B[order][:, cols]`` (``D[i, j] = B[i + t, sigma(j)]``),
+    gathered a block of rows at a time (:data:`BLOCK_ENTRIES`) and never whole."""
     B = np.asarray(code.B)
-    if code.field.is_finite and B.shape[0] > PROBE_ROWS:
-        head = GradientCode(B[:PROBE_ROWS], code.field, 0)
-        if not _scaled_match(head, D[:PROBE_ROWS])[0]:
-            return False, False
-    if not np.array_equal(D != 0, B != 0):
-        return False, False
-    nz = B != 0
-    rows = np.arange(B.shape[0])
-    empty = ~nz.any(axis=1)
-    if code.field.is_finite:
+    return _rows_match(code, lambda a, b: B[np.ix_(order[a:b], cols)], near)
+
+
+def _rows_match(code: GradientCode, rows_of_d: Callable[[int, int], np.ndarray],
+                near: list[float] | None) -> tuple[bool, bool]:
+    """:func:`_scaled_match` with ``D[a:b]`` given by ``rows_of_d(a, b)``, block by block
+    (:func:`_row_blocks`: the first PROBE_ROWS rows first).  Every test is row by row, so the
+    verdict is that of the whole: a support that differs anywhere is no match (and no near
+    one); over R/C the deviation is the largest of the blocks', and the exact check runs
+    while it is within FLOAT_RTOL."""
+    B = np.asarray(code.B)
+    n, K = B.shape
+    finite = code.field.is_finite
+    ar = None
+    if finite:
         from gctool.algebra.gf import GFArith
 
-        j = np.argmax(nz, axis=1)
         ar = GFArith(code.field)
-        gamma = ar.mul(np.where(empty, 1, D[rows, j]), ar.inv(np.where(empty, 1, B[rows, j])))
-        step = max(1, BLOCK_ENTRIES // max(B.shape[1], 1))  # bounded temporaries
-        ok = all(_close(ar.mul(gamma[i:i + step, None], B[i:i + step]), D[i:i + step], True)
-                 for i in range(0, B.shape[0], step))
-        return ok, bool(np.all(gamma == 1))
-    # scale-safe: each row brought to a largest entry in [1/2, 1) by a power of two (exact),
-    # gamma taken at the row's largest entry, so |gamma| lies in (1/2, 2] and nothing
-    # overflows, however differently the rows of B and D are scaled
-    eB, eD = _top_exponents(B), _top_exponents(D)
-    Bn, Dn = np.ldexp(B, -eB[:, None]) if not np.iscomplexobj(B) else _ldexp(B, -eB), (
-        np.ldexp(D, -eD[:, None]) if not np.iscomplexobj(D) else _ldexp(D, -eD))
-    j = np.argmax(np.abs(Bn), axis=1)
-    gamma = np.where(empty, 1.0, Dn[rows, j] / np.where(empty, 1.0, Bn[rows, j]))
-    dev = _deviation(gamma[:, None] * Bn, Dn)
-    ok = dev <= FLOAT_RTOL and all(exactly_proportional(B[i], D[i]) for i in range(B.shape[0]))
-    if not ok and dev <= NEAR_RTOL and near is not None:
+    dev, exact, unit = 0.0, True, True
+    for a, b in _row_blocks(n, K):
+        Bb, Db = B[a:b], rows_of_d(a, b)
+        nz = Bb != 0
+        if not np.array_equal(Db != 0, nz):
+            return False, False
+        rows = np.arange(b - a)
+        empty = ~nz.any(axis=1)
+        if ar is not None:
+            j = np.argmax(nz, axis=1)
+            gamma = ar.mul(np.where(empty, 1, Db[rows, j]),
+                           ar.inv(np.where(empty, 1, Bb[rows, j])))
+            if not _close(ar.mul(gamma[:, None], Bb), Db, True):
+                return False, False
+            unit = unit and bool(np.all(gamma == 1))
+            continue
+        # scale-safe: each row brought to a largest entry in [1/2, 1) by a power of two
+        # (exact), gamma taken at the row's largest entry, so |gamma| lies in (1/2, 2] and
+        # nothing overflows, however differently the rows of B and D are scaled
+        eB, eD = _top_exponents(Bb), _top_exponents(Db)
+        Bn, Dn = np.ldexp(Bb, -eB[:, None]) if not np.iscomplexobj(Bb) else _ldexp(Bb, -eB), (
+            np.ldexp(Db, -eD[:, None]) if not np.iscomplexobj(Db) else _ldexp(Db, -eD))
+        j = np.argmax(np.abs(Bn), axis=1)
+        gamma = np.where(empty, 1.0, Dn[rows, j] / np.where(empty, 1.0, Bn[rows, j]))
+        dev = max(dev, _deviation(gamma[:, None] * Bn, Dn))
+        if dev > NEAR_RTOL:  # no match, nor a near one, whatever the other blocks hold
+            return False, False
+        if exact and dev <= FLOAT_RTOL:
+            exact = all(exactly_proportional(Bb[i], Db[i]) for i in range(b - a))
+        with np.errstate(all="ignore"):  # |gamma| = |gamma_n| 2^(eD - eB); far from 1 if huge
+            size = np.ldexp(np.abs(gamma), np.clip(eD - eB, -2100, 2100))
+        unit = unit and bool(np.allclose(size, 1.0, rtol=FLOAT_RTOL, atol=0))
+    if finite:
+        return True, unit
+    ok = dev <= FLOAT_RTOL and exact
+    if not ok and near is not None:  # dev <= NEAR_RTOL here
         near.append(dev)
-    with np.errstate(all="ignore"):  # |gamma| = |gamma_n| 2^(eD - eB); far from 1 when huge
-        size = np.ldexp(np.abs(gamma), np.clip(eD - eB, -2100, 2100))
-    return ok, bool(np.allclose(size, 1.0, rtol=FLOAT_RTOL, atol=0))
+    return ok, ok and unit
 
 
 def _top_exponents(B: np.ndarray) -> np.ndarray:
@@ -311,11 +356,9 @@ def _survivors(code: GradientCode, near: list[float]
 
 def _find_rotation(code: GradientCode) -> tuple[Rotation | None, str | None]:
     n = code.n
-    B = np.asarray(code.B)
     near: list[float] = []
     for t, c, order, cols in _survivors(code, near):
-        D = B[np.ix_(order, cols)]  # D[i, j] = B[i + t, sigma(j)], one gather
-        ok, unit = _scaled_match(code, D, near)
+        ok, unit = _rotation_match(code, order, cols, near)
         if ok:
             return Rotation(n, t, c, unit), None
     note = None

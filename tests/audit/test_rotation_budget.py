@@ -37,15 +37,14 @@ def test_one_whole_comparison_for_a_rotation_by_the_group_size(
     holds (t = 16) is compared on all of B."""
     code = _frc()
     whole: list[int] = []
-    match = symmetry._scaled_match
+    match = symmetry._rotation_match  # a comparison of all of B (a block at a time)
 
-    def counted(c: GradientCode, D: np.ndarray, near: list[float] | None = None
-                ) -> tuple[bool, bool]:
-        if c.n == code.n:
-            whole.append(1)
-        return match(c, D, near)
+    def counted(c: GradientCode, order: np.ndarray, cols: np.ndarray,
+                near: list[float] | None = None) -> tuple[bool, bool]:
+        whole.append(1)
+        return match(c, order, cols, near)
 
-    monkeypatch.setattr(symmetry, "_scaled_match", counted)
+    monkeypatch.setattr(symmetry, "_rotation_match", counted)
     rot, note = symmetry._find_rotation(code)
     assert rot is not None and (rot.t, rot.c) == (16, 16) and note is None
     assert len(whole) == 1
