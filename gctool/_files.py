@@ -3,6 +3,7 @@
 * :func:`read_bytes` reads a whole input (``-`` = stdin) but never more than
   :data:`~gctool.limits.MAX_FILE_BYTES` (+1 byte to detect the excess), also from devices and
   FIFOs whose size is unknown, and turns every OS error into one clear :class:`CodeFileError`.
+* :func:`hash_file` hashes a named file as :func:`read_bytes` would read it, in pieces.
 * :func:`npz_members` reads arrays from NPZ bytes after checking each member's uncompressed size
   and ``.npy`` header (dtype, shape, entry count) *before* allocating anything; object arrays
   (pickles) are refused.
@@ -36,6 +37,9 @@ from typing import IO, TYPE_CHECKING, Any
 from gctool.errors import CodeFileError, InvalidInput
 
 if TYPE_CHECKING:
+    import io
+    from hashlib import _Hash
+
     import numpy as np
 from gctool.limits import (
     MAX_ENTRIES,
@@ -115,6 +119,16 @@ def _read_capped(fh: IO[bytes], size: int = 0) -> bytes:
 
 
 def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
+    with _opened(path, label, what) as (fh, size):
+        return _read_capped(fh, size)  # devices and FIFOs: stop at the limit
+
+
+@contextmanager
+def _opened(path: str | os.PathLike[str], label: str, what: str
+            ) -> Iterator[tuple[io.BufferedReader, int]]:
+    """``path`` open for reading and its size (0: not a regular file), after the checks of a
+    directory and of a regular file over the limit; an OS error while it is open or read is
+    one clear :class:`CodeFileError`."""
     try:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
@@ -123,8 +137,7 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
             if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
                 raise CodeFileError(f"{label}: file is larger than the limit of "
                                     f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
-            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
-            return _read_capped(fh, size)  # devices and FIFOs: stop at the limit
+            yield fh, info.st_size if stat.S_ISREG(info.st_mode) else 0
     except FileNotFoundError:
         raise CodeFileError(f"{label}: no such file") from None
     except IsADirectoryError:
@@ -135,6 +148,30 @@ def _read_path(path: str | os.PathLike[str], label: str, what: str) -> bytes:
         raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
     except ValueError:  # e.g. an embedded NUL byte
         raise CodeFileError(f"{label!r}: invalid path") from None
+
+
+def hash_file(path: str | os.PathLike[str], h: _Hash, what: str = "a gctool code file"
+              ) -> None:
+    """``h.update`` with the bytes that :func:`read_bytes` reads from the named file ``path``
+    (with its checks and its errors), read in pieces of :data:`WRITE_CHUNK` into one buffer:
+    hashing a file takes no memory of its size (reading it whole made a 134 MB code file
+    134 MB of fresh memory, read again by the command after it)."""
+    label = str(path)
+    buf = bytearray(WRITE_CHUNK)
+    view = memoryview(buf)
+    total, blank = 0, True
+    with _opened(path, label, what) as (fh, _):
+        while total <= MAX_FILE_BYTES:
+            got = fh.readinto(view[:min(len(buf), MAX_FILE_BYTES + 1 - total)])
+            if not got:
+                break
+            h.update(view[:got])
+            blank = blank and (buf if got == len(buf) else buf[:got]).isspace()  # no copy
+            total += got
+    if total > MAX_FILE_BYTES:
+        raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES // _MIB} MiB")
+    if not total or blank:
+        raise CodeFileError(f"{label}: empty input, expected {what}")
 
 
 def stdin_once(*paths: str | os.PathLike[str] | None) -> None:

@@ -25,7 +25,7 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
     import json
     import os
 
-    from gctool._files import read_bytes
+    from gctool._files import hash_file
     from gctool.cli.options import single_file
     from gctool.errors import InvalidInput
 
@@ -37,7 +37,7 @@ def _run_key(command: str, kwargs: dict[str, Any]) -> str:
         raise InvalidInput("--checkpoint needs the code in a regular file (not stdin or a "
                            "pipe)")
     h = hashlib.sha256(command.encode())
-    h.update(read_bytes(str(code_file))[0])  # bounded, clear errors (long names, dirs, ...)
+    hash_file(str(code_file), h)  # in pieces; bounded, clear errors (long names, dirs, ...)
     opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
     h.update(json.dumps(opts, sort_keys=True, default=repr).encode())
     return h.hexdigest()
