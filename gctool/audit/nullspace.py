@@ -422,6 +422,11 @@ class FloatNullKernel(Kernel):
     code: GradientCode
     tol: float
     red: Reduction
+    #: the kernel of one run from rank 0 (verify's), which merges every range it summarises
+    #: with all those before it: its compiled walk starts each range from the largest norm
+    #: of those before it (:data:`gctool.audit.kernels.ranges.CARRY`; a range's own largest
+    #: norm below that may then be missed, so not for a kernel that summarises any range alone)
+    run_floors: bool = False
     direct: DirectKernel = field(init=False)
     compiled_screen: Any = field(default=None, init=False, repr=False)
     #: :meth:`norm_share` of each size asked about

@@ -30,6 +30,17 @@ WALK_PIECE = 1 << 16
 #: sets, 34 calls in verify of real cyclic n=48 s=6, about 5 % of its time); a failing set is
 #: still found within DECIDE_PIECES * WALK_PIECE sets of it
 DECIDE_PIECES = 8
+#: each piece of a range starts its walk (its ``floor``,
+#: :func:`gctool.audit.kernels.real.screen_range`) from the largest decoder norm known before it
+#: instead of from none: the range's earlier pieces', and for the kernel of a run
+#: (``run_floors``, :class:`gctool.audit.nullspace.FloatNullKernel`) the largest of the ranges
+#: before it that the run has summarised so far (``RealScreen.floor``).  The verdict and the
+#: run's largest norm and its set are the same either way (the range that holds the run's
+#: largest norm finds it, and its first set, whatever its floor); a range whose own largest
+#: norm is below the ranges' before it may report a smaller one, or none.  Sets whose norm is
+#: computed in full: rs real n=40 s=5, one job, 17 % of them without the floor, 8 % with the
+#: range's own, 0.02 % with the run's
+CARRY = True
 
 
 def _first_set(n: int, s: int, start: int) -> np.ndarray:
@@ -68,8 +79,12 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> Chun
     pend = np.zeros(PENDING, dtype=np.int64)
     screen = kernel.compiled_screen
     pos, count = 0, stop - start
+    shared = CARRY and kernel.run_floors  # the largest norm of the ranges before it
+    known = screen.floor(s, start) if shared else -np.inf
     while pos < count:
-        done, npend, nrm, at, wlb, wat = screen.walk(S, min(count - pos, WALK_PIECE), pend)
+        floor = max(best[0] if best is not None else -np.inf, known) if CARRY else -np.inf
+        done, npend, nrm, at, wlb, wat = screen.walk(S, min(count - pos, WALK_PIECE), pend,
+                                                     floor)
         base = start + pos
         if at >= 0 and (best is None or nrm > best[0]):
             best = (nrm, base + at)
@@ -94,7 +109,10 @@ def real_summary(kernel: Any, task: Task, n: int, s: int, numeric: bool) -> Chun
                                     numeric)
             batches.append(ranks)
             evals.append(ev)
-    return _merge(index, count, n, s, best, weak, batches, evals, numeric)
+    out = _merge(index, count, n, s, best, weak, batches, evals, numeric)
+    if shared and out.max_norm is not None:
+        screen.found(s, stop, out.max_norm[0])
+    return out
 
 
 def _second(screen: Any, weak: list[tuple[float, int]], best: tuple[float, int] | None,

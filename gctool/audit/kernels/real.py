@@ -19,6 +19,7 @@ only on a bound or witness that the numpy kernel would accept too."""
 
 from __future__ import annotations
 
+import bisect
 import threading
 from contextlib import nullcontext
 from typing import Any
@@ -43,6 +44,9 @@ WITNESS_SHARE = 0.125
 #: this many sets, or at each new prefix of their stragglers (a set costs 0.05-5 us)
 HALT_EVERY = 1024
 
+#: guards :attr:`RealScreen.floors` (the threads of a run share the screen; a lock of its own
+#: would not pickle)
+_FLOORS = threading.Lock()
 #: kernels compiled or loaded in this process (by kind and dtypes)
 WARM: set[tuple[str, ...]] = set()
 #: :func:`gctool.numerics.residual_bracket` compiled (scalars): the one outward-rounded
@@ -533,7 +537,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, tail: float, av: Any, halt: Any
+                 wlim: float, tail: float, av: Any, halt: Any, floor: float
                  ) -> tuple[int, int, float, int, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
@@ -568,7 +572,12 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
 
     The decoder ``z`` has ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by
     ``||D W|| + ||D N^T||_2 ||z||`` (rc0, dn) and computed in full (:func:`_decoder_norm`)
-    only when it may be the largest so far.  When d = s and m = 1 (the usual case: one
+    only when it may be the largest so far, or at least ``floor`` (the norm of a set before
+    this range: -inf for none; the caller's running maximum, so that a range need not find
+    its own first): a set whose norm is at least max(largest so far, floor) is never cut, so
+    the largest norm returned, and its first set, are the range's own whenever they are at
+    least ``floor`` (below it, the range's largest norm may be missed: an earlier set's is
+    larger).  When d = s and m = 1 (the usual case: one
     vector c of one entry, one beta), c and beta are summed in one pass over x's row: the
     same sums in the same order, so the same floats, in 0.6-0.8 times the time."""
     s = S.shape[0]
@@ -611,7 +620,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     zT[w, i] = Zl[top, i, w]
                     zz += abs(Zl[top, i, w]) ** 2
             vol2, fbt = vol[top] * vol[top], fb[top]
-            qcut = _norm_cut(best, rc0, dn, zz) if best_at >= 0 else -1.0
+            qcut = _norm_cut(max(best, floor), rc0, dn, zz)
             stale = s
         x = S[top]
         xend = min(n, x + (count - done))
@@ -678,7 +687,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                         inS[S[i]] = False
                     if np.isfinite(nrm) and nrm > best:
                         best, best_at = nrm, done
-                        qcut = _norm_cut(best, rc0, dn, zz)
+                        qcut = _norm_cut(max(best, floor), rc0, dn, zz)
             elif wlim >= 0 and 0 < lb < near:  # the numpy kernel's witness test
                 if one:
                     bw[0] = b1
@@ -1145,6 +1154,10 @@ class RealScreen:
         #: (sets walked, decoder norms computed in full) by :meth:`walk`, per thread: what
         #: :func:`norm_share` predicts, measured (:meth:`walked_share`)
         self.counted: dict[int, tuple[int, int]] = {}
+        #: by set size, the largest decoder norms of the ranges summarised so far
+        #: (:meth:`found`), as (end of the range, norm) ascending in both: each norm larger
+        #: than every one that ends no later (the others are of no use to :meth:`floor`)
+        self.floors: dict[int, list[tuple[int, float]]] = {}
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.NT) ** 2, axis=1))
         if witness:
             assert Bn is not None and T is not None
@@ -1169,6 +1182,33 @@ class RealScreen:
             self.dn = float(sv[0]) * (1 + 1e-8)
         if not (np.isfinite(self.rc0) and np.isfinite(self.dn) and fin):
             self.rc0 = np.nan
+
+    def floor(self, s: int, start: int) -> float:
+        """The largest decoder norm of sets of size s found in ranges that end at or before
+        rank ``start`` (:meth:`found`), -inf for none: a floor of the walk of a range from
+        ``start`` (:func:`screen_range`), since a run that merges that range has merged every
+        set before it."""
+        with _FLOORS:
+            kept = self.floors.get(s, [])
+            i = bisect.bisect_right(kept, (start, np.inf))
+            return kept[i - 1][1] if i else -np.inf
+
+    def found(self, s: int, stop: int, norm: float) -> None:
+        """Record the largest decoder norm of a range of sets of size s that ends at rank
+        ``stop`` (excluded; finite norms only)."""
+        if not np.isfinite(norm):
+            return
+        with _FLOORS:
+            kept = self.floors.setdefault(s, [])
+            i = bisect.bisect_right(kept, (stop, np.inf))
+            if i and kept[i - 1][1] >= norm:
+                return  # a range that ends no later has a norm as large
+            while i and kept[i - 1][0] == stop:
+                i -= 1  # as early, smaller
+            j = i
+            while j < len(kept) and kept[j][1] <= norm:
+                j += 1  # later, no larger
+            kept[i:j] = [(stop, norm)]
 
     def walked_share(self) -> float:
         """The share of the sets :meth:`walk` walked whose decoder norm it computed in full
@@ -1252,9 +1292,10 @@ class RealScreen:
         state[rows], err[rows], cond[rows], norm[rows] = out
         return state, err, cond, norm
 
-    def walk(self, S: np.ndarray, count: int, pend: np.ndarray
+    def walk(self, S: np.ndarray, count: int, pend: np.ndarray, floor: float = -np.inf
              ) -> tuple[int, int, float, int, np.ndarray, np.ndarray]:
-        """See :func:`screen_range`; also returns the weakest (lb, offset) pairs, and adds the
+        """See :func:`screen_range` (``floor``: a decoder norm of a set before S, or -inf;
+        not finite: -inf); also returns the weakest (lb, offset) pairs, and adds the
         sets walked and the decoder norms computed in full to :attr:`counted`.  In a pool
         thread whose run has stopped it raises :class:`~gctool.engine.threads.Cancelled`
         (:func:`~gctool.engine.threads.halt_flag`)."""
@@ -1267,7 +1308,8 @@ class RealScreen:
         done, npend, best, at, full = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
-            self.Bn, self.T, self.wlim, self.tail, av, halt)
+            self.Bn, self.T, self.wlim, self.tail, av, halt,
+            float(floor) if np.isfinite(floor) else -np.inf)
         raise_if_halted(halt)
         me = threading.get_ident()  # each thread adds to its own count (no lock to pickle)
         walked, norms = self.counted.get(me, (0, 0))

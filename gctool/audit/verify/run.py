@@ -218,7 +218,7 @@ class Run:
             return direct
         if self.finite:
             return ns.GFNullKernel(self.code, red)
-        kernel = ns.FloatNullKernel(self.code, self.tol, red)
+        kernel = ns.FloatNullKernel(self.code, self.tol, red, run_floors=True)  # this run's
         kernel.direct.meter = self.meter  # the judge of its doubtful sets
         return kernel
 
