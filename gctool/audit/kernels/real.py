@@ -982,14 +982,23 @@ NORM_ENTRY_NS = 0.5
 SHARE_SAMPLE = 256
 SHARE_MARGIN = 1.15
 #: the share of the sets whose bound is above every sampled norm that :func:`norm_share` counts
-#: as computed in full, on codes whose sampled norms spread wider than SHARE_MARGIN: the walk
-#: computes 0.2-1 of them (its own count, :meth:`RealScreen.walked_share`, over whole
-#: enumerations: rs real n=40 s=5 0.22 of its sets, n=36 s=6 0.23, n=44 s=5 0.47, n=36 s=5
-#: 0.53, n=48 s=5 0.93; random dense real d=16-20 0.12-0.25), which a sample cannot tell
-#: apart (see :func:`norm_share`); 0.4 puts the estimate of both ends within 2x of their time
-#: (a norm in full costs 1.5-3 times the screen's set: verify, one job, CPU / estimate rs
-#: n=40 s=5 0.70, n=48 s=5 1.33, where the margin's rule read 0.45 and 0.93)
-SHARE_UNSEEN = 0.4
+#: as computed in full, on codes whose sampled norms spread wider than SHARE_MARGIN and whose
+#: local search finds no norm SHARE_TAIL times theirs: the walk, carrying its largest norm
+#: over the run, computes 0.0001-0.53 of its sets on such codes (its own count,
+#: :meth:`RealScreen.walked_share`, whole enumerations at one and two jobs: rs real n=30 s=5
+#: 0.52-0.53, n=36 s=5 0.41-0.47, n=36 s=6 0.04; random dense real d=10-16 0.0001-0.02),
+#: which a sample cannot tell apart; 0.3 puts the estimate of both ends within 2x of their
+#: time (a norm in full costs 1.5-3 times the screen's set)
+SHARE_UNSEEN = 0.3
+#: a local search (:func:`_climb`) that finds a norm this many times the sample's largest says
+#: the norms have a tail the walk's running maximum reaches early: 180-1,600 on rs real n=28,
+#: 40, 44 s=5 (the walk computes 0.01-0.1 % of the sets), 1.6-2.9 where it computes 0.01-53 %
+SHARE_TAIL = 10.0
+#: that search starts from the SHARE_STARTS largest sampled norms in turn (rs real n=40 s=5:
+#: the first two end at 3-5 times the sample's largest, the third at the run's own), up to
+#: SHARE_CLIMB moves each (a move evaluates up to SHARE_SAMPLE sets)
+SHARE_STARTS = 4
+SHARE_CLIMB = 6
 SHARE_SVD_MAX = 20_000_000
 
 
@@ -1008,23 +1017,63 @@ SOLVE_COND = 1e-8
 
 def _min_norm_solve(A: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """``pinv(A) @ Y`` for a stack of s x d matrices A (the minimum-norm solutions): LU solves
-    (``np.linalg.solve``) for the square ones far from singular (:data:`SOLVE_COND`),
-    ``np.linalg.pinv`` for the others: the same solutions up to round-off, in a tenth of the
-    time of pinv's SVDs (1.3 ms of the 1.7 of :func:`norm_share` for 256 sets of s = d = 6,
-    in the caller's thread before any walk)."""
+    (``np.linalg.solve``) of A, or for s < d of its Gram matrix ``G = A A^H`` (``Z = A^H
+    G^{-1} Y``), where that square matrix is far from singular (:data:`SOLVE_COND`: cond(G) at
+    most 1e8, so the solution is pinv's to about 1e-8 relative, enough for an estimate),
+    ``np.linalg.pinv`` for the others: in a tenth of the time of pinv's SVDs (1.3 ms of the 1.7
+    of :func:`norm_share` for 256 sets of s = d = 6, in the caller's thread before any walk)."""
     Z = np.empty((A.shape[0], A.shape[2], Y.shape[2]), dtype=np.result_type(A, Y))
     far = np.zeros(A.shape[0], dtype=bool)
-    if A.shape[1] == A.shape[2] and A.shape[0]:
+    square = A.shape[1] == A.shape[2]
+    if A.shape[1] <= A.shape[2] and A.shape[0]:
+        AH = np.conj(np.swapaxes(A, 1, 2))
+        M = A if square else A @ AH
         with np.errstate(all="ignore"):
-            det = np.abs(np.linalg.det(A))
-            fro = np.sqrt(np.sum(np.abs(A) ** 2, axis=(1, 2)))
+            det = np.abs(np.linalg.det(M))
+            fro = np.sqrt(np.sum(np.abs(M) ** 2, axis=(1, 2)))
             far = np.isfinite(det) & np.isfinite(fro) & (det > 0) \
-                & (det >= SOLVE_COND * fro ** A.shape[1])
+                & (det >= SOLVE_COND * fro ** M.shape[1])
         if far.any():
-            Z[far] = np.linalg.solve(A[far], Y[far])
+            X = np.linalg.solve(M[far], Y[far])
+            Z[far] = X if square else AH[far] @ X
     if not far.all():
         Z[~far] = np.linalg.pinv(A[~far]) @ Y[~far]
     return Z
+
+
+def _sample_norms(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(decoder norm, ``||z||``) of the minimum-norm decoders of the sets S (rows)."""
+    Z = -_min_norm_solve(NT[S], W[S])  # (sets, d, m): the minimum-norm decoders' z
+    a = (W[None] + NT[None] @ Z) * scale[None, :, None]
+    return (np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2))),
+            np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2))))
+
+
+def _climb(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarray, norm: float,
+           goal: float) -> float:
+    """The largest decoder norm a local search from the set S (norm ``norm``) finds: at most
+    :data:`SHARE_CLIMB` moves to the best of up to :data:`SHARE_SAMPLE` sets that swap one
+    straggler (a fixed seed), until none is larger or one passes ``goal``."""
+    n, s = NT.shape[0], S.size
+    rng = np.random.default_rng(1)
+    for _ in range(SHARE_CLIMB):
+        if norm > goal:
+            break
+        out = np.setdiff1d(np.arange(n), S)
+        pairs = np.stack(np.meshgrid(np.arange(s), out, indexing="ij"), -1).reshape(-1, 2)
+        if pairs.shape[0] > SHARE_SAMPLE:
+            pairs = pairs[rng.choice(pairs.shape[0], SHARE_SAMPLE, replace=False)]
+        cand = np.repeat(S[None], pairs.shape[0], axis=0)
+        cand[np.arange(pairs.shape[0]), pairs[:, 0]] = pairs[:, 1]
+        cand.sort(axis=1)
+        got = _sample_norms(NT, W, scale, cand)[0]
+        got[~np.isfinite(got)] = -np.inf
+        i = int(np.argmax(got))
+        if not got[i] > norm:
+            break
+        S, norm = cand[i], float(got[i])
+    return norm
 
 
 def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> float:
@@ -1032,30 +1081,26 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
     :data:`SHARE_SAMPLE` random s-sets (a fixed seed): their norms and their bounds
     (:func:`_norm_cut`).  A property of the code, not of its scheme's name.
 
-    The walk computes a set's norm in full when its bound is above the largest norm found so
-    far in its piece of :data:`gctool.audit.kernels.ranges.WALK_PIECE` sets (lexicographic
-    order).  That running maximum is a record process: on whole enumerations it computes as
-    many sets as 16,384 independent draws from the code's own norms would (0.8-1.2x of the
-    walk's count on rs, random dense, frc and cyclic codes), which depends on the norms'
-    distribution far beyond a sample's reach (about 1 in 10,000): rs real n=40 s=5 has 74 of
-    its 658,008 sets with norms over 3,000 times the median and 94 over 50 times it; once a
-    piece meets one of them it cuts almost every set, so the walk computes 22 % of the sets,
-    where n=44 s=5 computes 47 % and n=36 s=6 23 %, with samples that look alike (a tail
-    extrapolated from 256 or 512 sets, lognormal or generalised Pareto, put the norm that 1
-    set in 16,384 passes 300-700x low on n=40, or gave 0.04-0.96 by the seed).  So:
+    The walk computes a set's norm in full when its bound is above the largest norm found
+    before it in the run (:data:`gctool.audit.kernels.ranges.CARRY`; lexicographic order, in
+    each job's share of it).  So:
 
-    * a set whose bound is below a sampled norm is cut (the piece is 256 times the sample:
-      its running maximum passes that norm early);
     * when the sampled norms lie within :data:`SHARE_MARGIN` of each other (frc: 1.01-1.08;
       every other code measured spreads 1.5 or more), the walk's largest norm is taken to be
       near theirs: a set whose bound is SHARE_MARGIN above them is computed (frc: every set,
       its norm at most 0.85 of its bound; the walk computed every one);
-    * otherwise a set whose bound is above every sampled norm is counted at
-      :data:`SHARE_UNSEEN`: the middle of what the walk does with such sets.
+    * otherwise a local search from the largest sampled norms (:func:`_climb`, 2-20 ms) looks
+      for the run's largest: when it finds one :data:`SHARE_TAIL` times the sample's or more,
+      the norms have a tail that the walk's running maximum reaches early (rs real n=28, 40,
+      44 s=5: the search finds 180-1,600 times the sample's largest, 4.49 on n=40, the run's
+      own), and only sets whose bound is above the norm found are counted (the walk: 0.01-0.1
+      % of its sets);
+    * else a set whose bound is above every sampled norm is counted at :data:`SHARE_UNSEEN`:
+      the largest norms are near the typical ones, and the walk meets the sets above its
+      running maximum all along (rs real n=30, 36 s=5: 0.41-0.53 of the sets; rs n=36 s=6
+      0.04, random dense 0.0001-0.02).
 
-    rs real n=40 s=5: 0.39 (the walk: 0.22; the rule of the margin alone said 0.96), n=48 s=5
-    0.4 (0.93); random dense 0.02-0.33 (0.12-0.25); cyclic 0 (0).  ``||D N^T||_2`` is the
-    largest row scale (an upper bound: N has orthonormal rows) beyond
+    ``||D N^T||_2`` is the largest row scale (an upper bound: N has orthonormal rows) beyond
     :data:`SHARE_SVD_MAX` multiply-adds of its SVD."""
     n, d = NT.shape
     if s < 1 or d < s or n < s:
@@ -1070,15 +1115,20 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
         if not (np.isfinite(rc0) and np.isfinite(dn)):
             return 1.0  # the walk computes every norm in full (RealScreen: rc0 is nan)
         S = sample_sets(n, s, SHARE_SAMPLE, np.random.default_rng(0))
-        Z = -_min_norm_solve(NT[S], W[S])  # (sets, d, m): the minimum-norm decoders' z
-        a = (W[None] + NT[None] @ Z) * scale[None, :, None]
-        norm = np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
-        bound = rc0 + dn * np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+        norm, zn = _sample_norms(NT, W, scale, S)
+        bound = rc0 + dn * zn
         if not np.all(np.isfinite(norm)):
             return 1.0
         top = float(norm.max())
         if top <= SHARE_MARGIN * float(norm.min()):
             return float(np.mean(bound >= SHARE_MARGIN * top))
+        high = top
+        for i in np.argsort(-norm, kind="stable")[:SHARE_STARTS].tolist():
+            high = max(high, _climb(NT, W, scale, S[i], float(norm[i]), SHARE_TAIL * top))
+            if high >= SHARE_TAIL * top:
+                break
+        if high >= SHARE_TAIL * top:
+            return float(np.mean(bound >= high))
         return SHARE_UNSEEN * float(np.mean(bound >= top))
 
 
