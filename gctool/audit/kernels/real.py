@@ -537,7 +537,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, tail: float, av: Any, halt: Any, floor: float
+                 wlim: float, tail: float, av: Any, floor: float, halt: Any
                  ) -> tuple[int, int, float, int, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
@@ -1358,8 +1358,8 @@ class RealScreen:
         done, npend, best, at, full = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
-            self.Bn, self.T, self.wlim, self.tail, av, halt,
-            float(floor) if np.isfinite(floor) else -np.inf)
+            self.Bn, self.T, self.wlim, self.tail, av,
+            float(floor) if np.isfinite(floor) else -np.inf, halt)
         raise_if_halted(halt)
         me = threading.get_ident()  # each thread adds to its own count (no lock to pickle)
         walked, norms = self.counted.get(me, (0, 0))
