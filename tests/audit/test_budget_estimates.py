@@ -1620,3 +1620,28 @@ def test_the_norm_share_follows_the_walks_floor_at_any_jobs(
                 for i in np.argsort(-norms)[:real.SHARE_STARTS])
     assert norms.max() * real.SHARE_TAIL <= found <= worst[0] * (1 + 1e-6)
     assert found >= worst[0] / 2
+
+
+def test_the_complex_screen_costs_twice_the_real_rate_per_multiply_add_and_its_own_fixed_part(
+        ) -> None:
+    """Over C the compiled screen's time per set is a fixed part and a part per multiply-add,
+    ``s d (d - s + 1)``, at twice the real rate (its loops pipeline the four real products of
+    a complex one): four times the real rate put rs complex n=40 s=5 (d = 20) at 0.45-0.5 of its
+    estimate, and a fixed part of its own (random dense complex d = 6 read 1.2-1.5 of the real
+    one's).  So complex / real grows with d towards the rate's ratio, from the fixed parts'."""
+    from gctool.audit.kernels import real
+    from gctool.audit.nullspace import reduce_float
+
+    ratios = [screen_cost(5, d, complex_=True) / screen_cost(5, d) for d in (5, 6, 10, 20, 40)]
+    assert ratios == sorted(ratios) and 1.5 < ratios[0] and ratios[-1] < real.SCREEN_COMPLEX
+    assert real.SCREEN_COMPLEX == 2
+    # the fixed part cancels between two d: what is left is the rate per multiply-add
+    for s, (d0, d1) in ((4, (24, 32)), (5, (6, 20)), (7, (7, 16))):
+        assert screen_cost(s, d1, complex_=True) - screen_cost(s, d0, complex_=True) == \
+            pytest.approx(real.SCREEN_COMPLEX * (screen_cost(s, d1) - screen_cost(s, d0)))
+    # the estimate verify refuses rs complex n=40 s=5 on is the walk's at its d = 20
+    rs = design("rs", n=40, s=5, field="complex")
+    assert reduce_float(rs, 1e-9).d == 20
+    assert needed(rs, 5) == pytest.approx(comb(40, 5) * walk_time(rs, 5) / 1e9)
+    assert screen_cost(5, 20, complex_=True) < 0.6 * (
+        real.SCREEN_SET_NS + 4 * real.SCREEN_ENTRY_NS * 5 * 20 * 16)

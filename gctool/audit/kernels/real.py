@@ -953,17 +953,34 @@ def _walk_work(NT: np.ndarray, W: np.ndarray, s: int) -> tuple[np.ndarray, ...]:
 #: ns per set where it said 29, n=64 s=7 38-69 ns by the seed, 31 said; n=64 s=8 52 ns) ...
 SCREEN_SET_NS = 32
 #: ... plus this much per s x d x (d - s + 1) (the new row against the d - s + 1 columns that
-#: complement the prefix, and the prefix's levels kept from set to set; complex: four times as
-#: much).  Fitted to the CPU time per set of the walk on real cyclic n=36-64 s=4-8 (20-36 ns),
-#: random dense real d=5-24 (28-557 ns), rs real n=40 d=20 (280 ns) and complex codes, one core
-#: of the 2-core development machine: measured / estimated 0.7-1.4 (the model before, 30 ns +
-#: 0.7 ns per s x d, was twice the time of cyclic codes and a fifth of random dense d=24's)
+#: complement the prefix, and the prefix's levels kept from set to set).  Fitted to the CPU time
+#: per set of the walk on real cyclic n=36-64 s=4-8 (20-36 ns), random dense real d=5-24
+#: (28-557 ns), rs real n=40 d=20 (280 ns), one core of the 2-core development machine:
+#: measured / estimated 0.7-1.4 (the model before, 30 ns + 0.7 ns per s x d, was twice the time
+#: of cyclic codes and a fifth of random dense d=24's)
 SCREEN_ENTRY_NS = 0.15
+#: over C the fixed part is SCREEN_COMPLEX_SET_NS and each multiply-add costs SCREEN_COMPLEX
+#: times a real one's (a complex multiply-add is four real products, which the walk's loops
+#: pipeline).  Fitted to the walk's CPU time per set without the decoder norms it computes in
+#: full (their bound made to cut every set; medians of 3 fresh processes, each the best of 3
+#: runs over 12 spread chunks of 25,000 sets, load 1.8-5) on 17 complex codes: random dense
+#: d=6-30 s=4-7, rs n=30-48 s=4-6 (d=6-40), cyclic-MDS n=36 s=5, nested n=40 (45-1,830 ns):
+#: measured / estimated 0.75-1.32, where four times the real rate read 0.42-0.62 on every code
+#: of d >= 14 (rs n=40 s=5: 513 ns per set for 992) and 1.2-1.5 at d = 6.  The real walk
+#: read 0.78-1.15 on the same chunks (6 codes).  Cyclic-MDS complex n=48 s=6 walked whole reads
+#: 2.7: most of its sets get the witness test (verify takes its rotation orbits)
+SCREEN_COMPLEX_SET_NS = 52
+SCREEN_COMPLEX = 2.0
 
 
 def screen_cost(s: int, d: int, complex_: bool = False) -> float:
-    """Estimated time of the compiled screen per set of size s (d = dim null(B)), in ns."""
-    return SCREEN_SET_NS + SCREEN_ENTRY_NS * s * d * max(1, d - s + 1) * (4 if complex_ else 1)
+    """Estimated time of the compiled screen per set of size s (d = dim null(B)), in ns: a
+    fixed part and a part per multiply-add, ``s d (d - s + 1)``, each with its own rate over
+    C (:data:`SCREEN_COMPLEX_SET_NS`, :data:`SCREEN_COMPLEX`)."""
+    entries = s * d * max(1, d - s + 1)
+    if complex_:
+        return SCREEN_COMPLEX_SET_NS + SCREEN_ENTRY_NS * SCREEN_COMPLEX * entries
+    return SCREEN_SET_NS + SCREEN_ENTRY_NS * entries
 
 
 #: a set whose decoder-norm bound ``||D W|| + ||D N^T||_2 ||z||`` does not cut it (below the
