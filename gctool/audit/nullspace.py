@@ -571,13 +571,13 @@ class FloatNullKernel(Kernel):
         :data:`GIVEN_SAMPLE` random s-sets (a fixed seed) put through the numpy kernel's tests
         before its direct decoder (:meth:`screen_numpy`, the same bounds and witness): below
         delta, and then singular or without a witness within the second stage's margin
-        (:data:`gctool.audit.kernels.real.WITNESS_SHARE` of the limit).  A property of the
+        (:data:`gctool.audit.kernels.WITNESS_SHARE` of the limit).  A property of the
         code: is-cr n=48 s=5 sends 89 % of its orbit sets to the second stage (3.4 us each,
         where the screen takes 0.8) and 0.2 % to the direct decoder (0.3 ms each), which an
         estimate of the screen alone put 2-4x low; cyclic and cyclic-MDS codes send none.
         Worked out once per s."""
         if s not in self._stages:
-            from gctool.audit.kernels.real import WITNESS_SHARE
+            from gctool.audit.kernels import WITNESS_SHARE
             from gctool.engine.enumeration import sample_sets
 
             n, K = self.code.B.shape

@@ -498,3 +498,35 @@ def test_sets_singular_to_the_second_stage_are_decided_by_the_compiled_direct_de
     # a determinant of 1e-17 (the direct counts of the two routes differ on exactly singular
     # sets, never the verdict: docs/performance.md)
     assert now.direct == left.shape[0] and ref.ok.all() and ref.direct.any()
+
+
+def test_a_numpy_route_verify_that_samples_its_stage_shares_loads_no_numba(tmp_path: Any
+                                                                          ) -> None:
+    """A run of NUMPY_SHARES_FROM sets or more on the numpy kernels samples the shares of its
+    sets that go to the witness test (:meth:`FloatNullKernel.stage_shares`), at the margin of
+    the compiled walk's witness test (:data:`gctool.audit.kernels.WITNESS_SHARE`), read without
+    importing numba (0.3 s of CPU, which the run's estimate does not charge)."""
+    import os
+    import subprocess
+    import sys
+    from math import comb
+
+    from gctool.audit.kernels import MIN_SETS
+    from gctool.audit.nullspace import NUMPY_SHARES_FROM
+    from gctool.io import write_code
+
+    assert NUMPY_SHARES_FROM <= comb(24, 4) < MIN_SETS
+    path = tmp_path / "c24.json"
+    write_code(design("cyclic", n=24, s=4, seed=1), path)
+    probe = ("import sys\nfrom gctool.audit import nullspace\nfrom gctool.cli.main import main\n"
+             "calls = []\nshares = nullspace.FloatNullKernel.stage_shares\n"
+             "def counted(self, s):\n    calls.append(s)\n    return shares(self, s)\n"
+             "nullspace.FloatNullKernel.stage_shares = counted\n"
+             "try:\n    main(['verify', sys.argv[1], '--method', 'exhaustive'])\n"
+             "except SystemExit as e:\n    code = e.code\n"
+             "print('SHARES=' + str(calls) + ' NUMBA=' + str('numba' in sys.modules))")
+    env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
+                         text=True, env=env, check=False)
+    assert "OK: tolerates any 4 stragglers" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "SHARES=[4] NUMBA=False", out.stdout

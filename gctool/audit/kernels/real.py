@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.chunks import WEAKEST
-from gctool.audit.kernels import private
+from gctool.audit.kernels import WITNESS_SHARE, private
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
@@ -35,11 +35,6 @@ from gctool.engine.enumeration import sample_sets
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
 from gctool.numerics import EPS, residual_bracket, residual_gamma
 
-#: the walk's witness test (:func:`_witness`) accepts a residual bound up to this share of the
-#: tolerance (the numpy kernel's own decoder, which differs by round-off, then accepts it too;
-#: the rest is left to the numpy kernel): measured residuals of such sets are orders of
-#: magnitude below the tolerance, so the margin costs nothing
-WITNESS_SHARE = 0.125
 #: the compiled walks read their stop flag (:func:`gctool.engine.threads.halt_flag`) every
 #: this many sets, or at each new prefix of their stragglers (a set costs 0.05-5 us)
 HALT_EVERY = 1024
