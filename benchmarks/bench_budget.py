@@ -36,7 +36,10 @@ and a MILP as a user runs them, ``--method auto``; families and fields no estima
 on: rs over GF(3^4), cyclic-MDS over GF(2^5), a nested complex code,
 frc at d = 40, graph and soft-BIBD thresholds) for each
 ``--jobs`` of a list
-(e.g. ``1,2``), first as a user runs them (default budget).  A refused run must be refused in
+(e.g. ``1,2``), first as a user runs them (default budget), each in a fresh process of its
+own (no compiled kernel loaded yet: the estimate charges their loading, and a size the loading
+puts over the budget is refused as on the command line; the modules the command imports are
+warmed first by a run on the numpy kernels alone).  A refused run must be refused in
 one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
 is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
 time extrapolated from the sample's share of the ranks (a search other than verify estimated
@@ -62,6 +65,7 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -279,6 +283,12 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "z.json", *ex], "random dense complex n=36 k=30 s=5 (377 k sets, d=6)"),
         ("verify rs real", {"v.json": designed("rs", n=40, s=5)},
          ["verify", "v.json", *ex], "rs real n=40 s=5 (658 k sets)"),
+        # the complex screen's time per set as d grows (its rate per multiply-add): rs, whose
+        # estimate was twice its time at d = 20, and a random dense code at d = 12
+        ("verify rs complex", {"z.json": designed("rs", n=40, s=5, field="complex")},
+         ["verify", "z.json", *ex], "rs complex n=40 s=5 (658 k sets, d=20)"),
+        ("verify random complex", {"z.json": random_dense(40, 28, 6, "complex", seed)},
+         ["verify", "z.json", *ex], "random dense complex n=40 k=28 s=6 (3.8 M sets, d=12)"),
         ("verify random GF(p)", {"p.json": random_dense(40, 33, 6, "GF(65521)", seed)},
          ["verify", "p.json", *ex], "random dense GF(65521) n=40 k=33 s=6 (3.8 M sets)"),
         ("verify random GF(2^8)", {"g.json": random_dense(36, 28, 6, "GF(2^8)", seed)},
@@ -736,6 +746,48 @@ def measure_unseen(rec: Recorder, args: list[str], jobs: str, cap: float) -> dic
     return out
 
 
+def measure_fresh(args: list[str], jobs: str, cap: float) -> dict[str, Any]:
+    """:func:`measure_unseen` in a fresh process of this script (``--child``), as a user's
+    command line runs: no compiled kernel loaded yet, so the estimates charge their loading
+    (:data:`gctool.budget.KERNELS_LOAD_NS`) and the run pays it.  In one long-lived process a case
+    would see the kernels an earlier case loaded, and a size whose estimate the loading puts
+    over the budget on the command line would run there (``attack --threshold`` of random
+    dense complex n=200 at ``--jobs 2``: size 4 estimated at 4.7 s warm, 5.26 s cold, so a
+    warm process searched it for 9.5 s of CPU that the command line refuses)."""
+    spec = json.dumps({"args": args, "jobs": jobs, "cap": cap})
+    done = subprocess.run([sys.executable, __file__, "--child", spec], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_budget: the run of {args} failed in its process:\n"
+                         f"{done.stderr[-3000:]}")
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def main_child(spec: str) -> None:
+    """``--child SPEC``: one case of ``--unseen`` at one ``--jobs``
+    (:func:`measure_unseen`), its result as JSON on stdout (:func:`measure_fresh`)."""
+    a = json.loads(spec)
+    rec = Recorder()
+    rec.install()
+    warm_imports()
+    # the modules the command imports as it runs, and the first calls of its libraries
+    # (galois' fields), warmed by a run on the numpy kernels alone (GCTOOL_COMPILED=0: none of
+    # gctool's compiled kernels loaded), whose estimates charge neither
+    before = os.environ.get("GCTOOL_COMPILED")
+    os.environ["GCTOOL_COMPILED"] = "0"
+    try:
+        run_captured(rec, [*a["args"], "--jobs", "1"])
+    finally:
+        os.environ.pop("GCTOOL_COMPILED")
+        if before is not None:
+            os.environ["GCTOOL_COMPILED"] = before
+    from gctool.compiled import kernels_loaded
+
+    assert not kernels_loaded(), "a compiled kernel ran in the warm-up"
+    json.dump(measure_unseen(rec, a["args"], a["jobs"], a["cap"]), sys.stdout, default=str)
+
+
 def main_unseen(a: argparse.Namespace) -> None:
     """``--unseen``: the estimates on codes they were not calibrated on (see the module)."""
     from gctool import limits
@@ -761,9 +813,10 @@ def main_unseen(a: argparse.Namespace) -> None:
                     continue
                 for fname, make in files.items():
                     Path(fname).write_bytes(make())
-                run_captured(rec, [*args, "--jobs", "1"])  # warm: kernels loaded, files cached
+                # warm: files cached, and the kernels the case runs in numba's cache on disk
+                run_captured(rec, [*args, "--jobs", "1"])
                 for jobs in a.jobs.split(","):
-                    r = measure_unseen(rec, args, jobs, cap)
+                    r = measure_fresh(args, jobs, cap)
                     est = r["estimate_s"]
                     r.update(case=name, size=note, args=args, jobs=int(jobs),
                              ratio=r["measured_s"] / est if est else float("nan"))
@@ -920,8 +973,12 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=8.0,
                     help="--unseen: measure a refused run whole up to this estimate "
                     "(seconds), else on a sampled share of its ranges")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     os.environ.pop("GCTOOL_MAX_WORK", None)
+    if a.child:
+        main_child(a.child)
+        return
     if a.unseen:
         main_unseen(a)
         return
