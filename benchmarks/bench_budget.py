@@ -36,10 +36,11 @@ and a MILP as a user runs them, ``--method auto``; families and fields no estima
 on: rs over GF(3^4), cyclic-MDS over GF(2^5), a nested complex code,
 frc at d = 40, graph and soft-BIBD thresholds) for each
 ``--jobs`` of a list
-(e.g. ``1,2``), first as a user runs them (default budget), each in a fresh process of its
-own (no compiled kernel loaded yet: the estimate charges their loading, and a size the loading
-puts over the budget is refused as on the command line; the modules the command imports are
-warmed first by a run on the numpy kernels alone).  A refused run must be refused in
+(e.g. ``1,2``), first as a user runs them (default budget), each run (and a refused one's run
+with the budget raised) in a fresh process of its own (no compiled kernel loaded yet: the
+estimate charges their loading, and a size the loading puts over the budget is refused as on
+the command line; the modules the command imports are warmed first by a run on the numpy
+kernels alone).  A refused run must be refused in
 one line naming ``--max-work``; it is then run with the budget raised, whole when its estimate
 is at most ``--cap`` seconds, else on a stratified sample of its engine tasks (verify), its
 time extrapolated from the sample's share of the ranks (a search other than verify estimated
@@ -708,13 +709,13 @@ class Sampled:
         return uninstall
 
 
-def measure_unseen(rec: Recorder, args: list[str], jobs: str, cap: float) -> dict[str, Any]:
+def measure_unseen(args: list[str], jobs: str, cap: float) -> dict[str, Any]:
     """One case of ``--unseen`` at ``--jobs jobs``: run as a user would (default budget);
     when refused, check the refusal (one line naming --max-work) and measure the run with the
     budget raised: whole when its estimate is at most ``cap`` seconds, else on a sampled share
-    of its ranges (verify only)."""
+    of its ranges (verify only).  Each run is a fresh process's (:func:`run_fresh`)."""
     args = [*args, "--jobs", jobs]
-    first = run_captured(rec, args)
+    first = run_fresh(args)
     out = dict(first, refused=first["exit"] == 2 and "--max-work" in first["stderr"])
     lines = first["stderr"].strip().splitlines()
     if first["exit"] == 2:
@@ -728,33 +729,30 @@ def measure_unseen(rec: Recorder, args: list[str], jobs: str, cap: float) -> dic
         out.update(measured_s=float("nan"), cpu_s=None, how="-", raised_exit=None)
         return out  # (no sample of a search: a refusal at 51 min is checked, not run)
     if first["estimate_s"] <= cap or args[0] != "verify":
-        run = run_captured(rec, raised)
+        run = run_fresh(raised)
         out.update(measured_s=run["wall_s"], cpu_s=run["cpu_s"], how="raised",
                    raised_exit=run["exit"])
         return out
-    fraction = cap / 2 / first["estimate_s"]
-    sampled = Sampled(fraction)
-    uninstall = sampled.install()
-    try:
-        run = run_captured(rec, raised)
-    finally:
-        uninstall()
-    rest, rest_cpu = run["wall_s"] - sampled.seconds, run["cpu_s"] - sampled.cpu
-    out.update(measured_s=rest + sampled.seconds / sampled.share,
-               cpu_s=rest_cpu + sampled.cpu / sampled.share,
-               how=f"~{sampled.share:.1%}", raised_exit=run["exit"])
+    run = run_fresh(raised, cap / 2 / first["estimate_s"])
+    rest, rest_cpu = run["wall_s"] - run["sampled_s"], run["cpu_s"] - run["sampled_cpu"]
+    out.update(measured_s=rest + run["sampled_s"] / run["share"],
+               cpu_s=rest_cpu + run["sampled_cpu"] / run["share"],
+               how=f"~{run['share']:.1%}", raised_exit=run["exit"])
     return out
 
 
-def measure_fresh(args: list[str], jobs: str, cap: float) -> dict[str, Any]:
-    """:func:`measure_unseen` in a fresh process of this script (``--child``), as a user's
-    command line runs: no compiled kernel loaded yet, so the estimates charge their loading
-    (:data:`gctool.budget.KERNELS_LOAD_NS`) and the run pays it.  In one long-lived process a case
-    would see the kernels an earlier case loaded, and a size whose estimate the loading puts
-    over the budget on the command line would run there (``attack --threshold`` of random
-    dense complex n=200 at ``--jobs 2``: size 4 estimated at 4.7 s warm, 5.26 s cold, so a
-    warm process searched it for 9.5 s of CPU that the command line refuses)."""
-    spec = json.dumps({"args": args, "jobs": jobs, "cap": cap})
+def run_fresh(args: list[str], fraction: float | None = None) -> dict[str, Any]:
+    """:func:`run_captured` of ``args`` in a fresh process of this script (``--child``), as a
+    user's command line runs: no compiled kernel loaded yet, so the estimates charge their
+    loading (:data:`gctool.budget.KERNELS_LOAD_NS`) and the run pays it; with ``fraction``, on a
+    sampled share of its tasks (:class:`Sampled`: the share, and the sampled tasks' wall and
+    CPU seconds, are returned too).  In one long-lived process a case would see the kernels an
+    earlier run had loaded, and a size whose estimate the loading puts over the budget on the
+    command line would run there (``attack --threshold`` of random dense complex n=200 at
+    ``--jobs 2``: size 4 estimated at 4.7 s warm, 5.26 s cold, so a warm process searched it
+    for 9.5 s of CPU that the command line refuses); and a run raised after its refusal would
+    be measured without the loading its refusal's estimate charged."""
+    spec = json.dumps({"args": args, "fraction": fraction})
     done = subprocess.run([sys.executable, __file__, "--child", spec], capture_output=True,
                           text=True, check=False)
     if done.returncode != 0:
@@ -765,19 +763,21 @@ def measure_fresh(args: list[str], jobs: str, cap: float) -> dict[str, Any]:
 
 
 def main_child(spec: str) -> None:
-    """``--child SPEC``: one case of ``--unseen`` at one ``--jobs``
-    (:func:`measure_unseen`), its result as JSON on stdout (:func:`measure_fresh`)."""
+    """``--child SPEC``: one command line of ``--unseen`` (:func:`run_fresh`), its
+    :func:`run_captured` as JSON on stdout."""
+    from gctool.limits import DEFAULT_MAX_WORK
+
     a = json.loads(spec)
     rec = Recorder()
     rec.install()
     warm_imports()
     # the modules the command imports as it runs, and the first calls of its libraries
     # (galois' fields), warmed by a run on the numpy kernels alone (GCTOOL_COMPILED=0: none of
-    # gctool's compiled kernels loaded), whose estimates charge neither
+    # gctool's compiled kernels loaded), whose estimates charge neither; at the default budget
     before = os.environ.get("GCTOOL_COMPILED")
     os.environ["GCTOOL_COMPILED"] = "0"
     try:
-        run_captured(rec, [*a["args"], "--jobs", "1"])
+        run_captured(rec, [*a["args"], "--max-work", f"{DEFAULT_MAX_WORK}s"])
     finally:
         os.environ.pop("GCTOOL_COMPILED")
         if before is not None:
@@ -785,7 +785,17 @@ def main_child(spec: str) -> None:
     from gctool.compiled import kernels_loaded
 
     assert not kernels_loaded(), "a compiled kernel ran in the warm-up"
-    json.dump(measure_unseen(rec, a["args"], a["jobs"], a["cap"]), sys.stdout, default=str)
+    if a["fraction"] is None:
+        out = run_captured(rec, a["args"])
+    else:
+        sampled = Sampled(a["fraction"])
+        uninstall = sampled.install()
+        try:
+            out = run_captured(rec, a["args"])
+        finally:
+            uninstall()
+        out.update(share=sampled.share, sampled_s=sampled.seconds, sampled_cpu=sampled.cpu)
+    json.dump(out, sys.stdout, default=str)
 
 
 def main_unseen(a: argparse.Namespace) -> None:
@@ -816,7 +826,7 @@ def main_unseen(a: argparse.Namespace) -> None:
                 # warm: files cached, and the kernels the case runs in numba's cache on disk
                 run_captured(rec, [*args, "--jobs", "1"])
                 for jobs in a.jobs.split(","):
-                    r = measure_fresh(args, jobs, cap)
+                    r = measure_unseen(args, jobs, cap)
                     est = r["estimate_s"]
                     r.update(case=name, size=note, args=args, jobs=int(jobs),
                              ratio=r["measured_s"] / est if est else float("nan"))
