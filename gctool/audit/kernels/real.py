@@ -453,6 +453,36 @@ def _norm_cut(best: float, rc0: float, dn: float, zz: float) -> float:
 
 
 @njit
+def _prefix_norm(NT: Any, W: Any, scale: Any, Z: Any) -> float:
+    """``||D (W + N^T Z)||`` over every row (Z: d x m, the decoder of a prefix of stragglers,
+    D = diag(scale)); nan when its square is not finite or below 1e-250 (where the squares
+    of its entries may have lost more than round-off)."""
+    n, d = NT.shape
+    m = W.shape[1]
+    acc = 0.0
+    for i in range(n):
+        for u in range(m):
+            v = W[i, u]
+            for j in range(d):
+                v += NT[i, j] * Z[j, u]
+            acc += abs(v * scale[i]) ** 2
+    return np.sqrt(acc) if np.isfinite(acc) and acc >= 1e-250 else np.nan
+
+
+@njit
+def _prefix_cut(best: float, rp: float, dn: float) -> float:
+    """Q such that a set with ``|beta|^2 < Q ||c||^2`` has a decoder norm bound
+    ``(rp + dn |beta| / ||c||) (1 + 1e-6)`` below ``best (1 - REL_SLACK)`` (rp: the norm of
+    its prefix's decoder, :func:`_prefix_norm`; the set's decoder adds ``g beta`` to it,
+    ``||g|| = 1 / ||c||``); -1 when every set may be the largest."""
+    cut = best * (1 - REL_SLACK) / (1 + 1e-6)
+    if not (cut > rp and dn > 0):
+        return -1.0
+    q = ((cut - rp) / dn) ** 2
+    return q * (1 - REL_SLACK) if q > 0 else -1.0
+
+
+@njit
 def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: float
              ) -> float:
     """Rigorous upper bound on the error the decoding rule gives B_F, from the decoder
@@ -565,14 +595,17 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     too); it counts as accepted by the screen (no decoder norm: not the optimal decoder).
     Every other set is pending, for the numpy kernel to decide.
 
-    The decoder ``z`` has ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by
-    ``||D W|| + ||D N^T||_2 ||z||`` (rc0, dn) and computed in full (:func:`_decoder_norm`)
-    only when it may be the largest so far, or at least ``floor`` (the norm of a set before
-    this range: -inf for none; the caller's running maximum, so that a range need not find
-    its own first): a set whose norm is at least max(largest so far, floor) is never cut, so
-    the largest norm returned, and its first set, are the range's own whenever they are at
-    least ``floor`` (below it, the range's largest norm may be missed: an earlier set's is
-    larger).  When d = s and m = 1 (the usual case: one
+    The decoder ``z`` has ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by ``||D
+    W|| + ||D N^T||_2 ||z||`` (rc0, dn) and, once that leaves a set of a prefix uncut, by ``||D
+    (W + N^T Z_{s-1})|| + dn |beta| / ||c||`` too (the prefix's decoder's norm, worked out then,
+    once per prefix: :func:`_prefix_cut`; frc, whose first bound cut no set, computes 1-5 % of
+    its norms, rs real n=30-48 s=5 7-11 % where it computed 41-84 %), and computed in full
+    (:func:`_decoder_norm`) only when it may be the largest so far, or at least ``floor`` (the
+    norm of a set before this range: -inf for none; the caller's running maximum, so that a
+    range need not find its own first): a set whose norm is at least max(largest so far, floor)
+    is never cut, so the largest norm returned, and its first set, are the range's own whenever
+    they are at least ``floor`` (below it, the range's largest norm may be missed: an earlier
+    set's is larger).  When d = s and m = 1 (the usual case: one
     vector c of one entry, one beta), c and beta are summed in one pass over x's row: the
     same sums in the same order, so the same floats, in 0.6-0.8 times the time."""
     s = S.shape[0]
@@ -594,6 +627,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     cheap2 = (max(thr, weak_lb[K - 1]) * (1 + 1e-6)) ** 2
     top = s - 1
     vol2, zz, qcut, fbt = 0.0, 0.0, -1.0, 0.0
+    rp, qp, pknown = np.nan, -1.0, False  # the prefix's own bound (:func:`_prefix_cut`)
     one = L == 1 and m == 1
     b1 = 0.0 * bw[0]  # beta of x when ``one`` (typed here, set per set)
     stale = 1  # lowest level whose rows changed (s: none)
@@ -616,6 +650,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     zz += abs(Zl[top, i, w]) ** 2
             vol2, fbt = vol[top] * vol[top], fb[top]
             qcut = _norm_cut(max(best, floor), rc0, dn, zz)
+            rp, qp, pknown = np.nan, -1.0, False
             stale = s
         x = S[top]
         xend = min(n, x + (count - done))
@@ -671,7 +706,11 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     aa += b1.real * b1.real + b1.imag * b1.imag
                 else:
                     aa = _beta(x, NT, W, zT, bw)
-                if not aa < qcut * nc2:  # may be the largest
+                if not aa < qcut * nc2 and not pknown and np.isfinite(max(best, floor)):
+                    rp = _prefix_norm(NT, W, scale, Zl[top])  # once per prefix, on demand
+                    qp = _prefix_cut(max(best, floor), rp, dn)
+                    pknown = True
+                if not (aa < qcut * nc2 or aa < qp * nc2):  # may be the largest
                     _set_decoder(top, C, Zl, c, nc2, bw, g, Zs)
                     S[top] = x
                     for i in range(s):
@@ -683,6 +722,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                     if np.isfinite(nrm) and nrm > best:
                         best, best_at = nrm, done
                         qcut = _norm_cut(max(best, floor), rc0, dn, zz)
+                        qp = _prefix_cut(max(best, floor), rp, dn) if pknown else -1.0
             elif wlim >= 0 and 0 < lb < near:  # the numpy kernel's witness test
                 if one:
                     bw[0] = b1
@@ -996,11 +1036,12 @@ SHARE_MARGIN = 1.15
 #: the share of the sets whose bound is above every sampled norm that :func:`norm_share` counts
 #: as computed in full, on codes whose sampled norms spread wider than SHARE_MARGIN and whose
 #: local search finds no norm SHARE_TAIL times theirs: the walk, carrying its largest norm
-#: over the run, computes 0.0001-0.53 of its sets on such codes (its own count,
-#: :meth:`RealScreen.walked_share`, whole enumerations at one and two jobs: rs real n=30 s=5
-#: 0.52-0.53, n=36 s=5 0.41-0.47, n=36 s=6 0.04; random dense real d=10-16 0.0001-0.02),
-#: which a sample cannot tell apart; 0.3 puts the estimate of both ends within 2x of their
-#: time (a norm in full costs 1.5-3 times the screen's set)
+#: over the run, computed 0.0001-0.53 of its sets on such codes with its first bound alone
+#: (its own count, :meth:`RealScreen.walked_share`, whole enumerations at one and two jobs:
+#: rs real n=30 s=5 0.52-0.53, n=36 s=5 0.41-0.47, n=36 s=6 0.04; random dense real d=10-16
+#: 0.0001-0.02), which a sample cannot tell apart; 0.3 put the estimate of both ends within 2x
+#: of their time (a norm in full costs 1.5-3 times the screen's set).  With the prefix's bound
+#: too (rs n=30-48 0.07-0.11, random dense 0.0001-0.01) it reads 1.1-1.2x of their time
 SHARE_UNSEEN = 0.3
 #: a local search (:func:`_climb`) that finds a norm this many times the sample's largest says
 #: the norms have a tail the walk's running maximum reaches early: 180-1,600 on rs real n=28,
@@ -1057,9 +1098,29 @@ def _sample_norms(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarra
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(decoder norm, ``||z||``) of the minimum-norm decoders of the sets S (rows)."""
     Z = -_min_norm_solve(NT[S], W[S])  # (sets, d, m): the minimum-norm decoders' z
+    return _norms_of(NT, W, scale, Z), np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+
+
+def _norms_of(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``||D (W + N^T z)||`` over every row, for each z of the stack Z (sets, d, m)."""
     a = (W[None] + NT[None] @ Z) * scale[None, :, None]
-    return (np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2))),
-            np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2))))
+    return np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
+
+
+def _bounds(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarray, rc0: float,
+            dn: float) -> tuple[np.ndarray, np.ndarray]:
+    """(decoder norm, the walk's bound on it) of the sets S (rows, increasing): the smaller of
+    ``rc0 + dn ||z||`` (:func:`_norm_cut`) and ``||D (W + N^T z_p)|| + dn ||z - z_p||`` with
+    z_p the decoder of the set's first s - 1 stragglers (:func:`_prefix_cut`)."""
+    Z = -_min_norm_solve(NT[S], W[S])
+    norm = _norms_of(NT, W, scale, Z)
+    bound = rc0 + dn * np.sqrt(np.sum(np.abs(Z) ** 2, axis=(1, 2)))
+    if S.shape[1] > 1:
+        P = S[:, :-1]
+        Zp = -_min_norm_solve(NT[P], W[P])
+        rp = _norms_of(NT, W, scale, Zp)
+        bound = np.minimum(bound, rp + dn * np.sqrt(np.sum(np.abs(Z - Zp) ** 2, axis=(1, 2))))
+    return norm, bound
 
 
 def _climb(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarray, norm: float,
@@ -1097,10 +1158,11 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
     before it in the run (:data:`gctool.audit.kernels.ranges.CARRY`; lexicographic order, in
     each job's share of it).  So:
 
+    * the bound of a set is the smaller of the walk's two (:func:`_bounds`);
     * when the sampled norms lie within :data:`SHARE_MARGIN` of each other (frc: 1.01-1.08;
       every other code measured spreads 1.5 or more), the walk's largest norm is taken to be
-      near theirs: a set whose bound is SHARE_MARGIN above them is computed (frc: every set,
-      its norm at most 0.85 of its bound; the walk computed every one);
+      near theirs: a set whose bound is SHARE_MARGIN above them is computed (frc n=24 s=5:
+      0.13, the walk 0.013; n=36 0.05 for 0.054);
     * otherwise a local search from the largest sampled norms (:func:`_climb`, 2-20 ms) looks
       for the run's largest: when it finds one :data:`SHARE_TAIL` times the sample's or more,
       the norms have a tail that the walk's running maximum reaches early (rs real n=28, 40,
@@ -1109,8 +1171,8 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
       % of its sets);
     * else a set whose bound is above every sampled norm is counted at :data:`SHARE_UNSEEN`:
       the largest norms are near the typical ones, and the walk meets the sets above its
-      running maximum all along (rs real n=30, 36 s=5: 0.41-0.53 of the sets; rs n=36 s=6
-      0.04, random dense 0.0001-0.02).
+      running maximum all along (rs real n=30, 36, 48 s=5: 0.07-0.11 of the sets, predicted
+      0.13-0.22; random dense 0.0001-0.01, predicted 0.001-0.05).
 
     ``||D N^T||_2`` is the largest row scale (an upper bound: N has orthonormal rows) beyond
     :data:`SHARE_SVD_MAX` multiply-adds of its SVD."""
@@ -1126,9 +1188,8 @@ def norm_share(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, s: int) -> floa
             dn = float(np.max(scale))
         if not (np.isfinite(rc0) and np.isfinite(dn)):
             return 1.0  # the walk computes every norm in full (RealScreen: rc0 is nan)
-        S = sample_sets(n, s, SHARE_SAMPLE, np.random.default_rng(0))
-        norm, zn = _sample_norms(NT, W, scale, S)
-        bound = rc0 + dn * zn
+        S = np.sort(sample_sets(n, s, SHARE_SAMPLE, np.random.default_rng(0)), axis=1)
+        norm, bound = _bounds(NT, W, scale, S, rc0, dn)
         if not np.all(np.isfinite(norm)):
             return 1.0
         top = float(norm.max())
