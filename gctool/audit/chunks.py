@@ -91,7 +91,17 @@ class Kernel:
 
 @dataclass
 class ChunkSummary:
-    """What one chunk contributes to the verdict and to the diagnostics."""
+    """What one chunk contributes to the verdict and to the diagnostics.
+
+    Under the real walk's carried norm floor (:data:`gctool.audit.kernels.ranges.CARRY`, a
+    kernel with ``run_floors``) ``max_norm`` is what the range's walk kept, not necessarily the
+    range's own largest decoder norm: at least it whenever that is at least the floor the walk
+    started from (the largest norm of ranges that end before this one and were summarised in
+    the same process), else possibly smaller or None.  Every other field is the range's own.
+    A floor is always the norm of a set before the range, so the range holding the run's first
+    largest norm records it and that set exactly; merged in any combination with ranges
+    recomputed later (a checkpoint resumed in another process, with other jobs, or without
+    the carry), the report is the uninterrupted run's: a record needs nothing else."""
 
     index: int
     evaluated: int = 0

@@ -23,7 +23,7 @@ from gctool.audit.verify import enumeration, verify
 from gctool.codes import design
 from gctool.model import GradientCode
 
-from helpers import same_report, tied_code
+from helpers import same_report, small_chunks, tied_code
 from kernel_corpus import random_codes, walk_codes
 
 JOBS = (1, 2, 3)
@@ -216,3 +216,87 @@ def test_a_dask_run_reports_what_local_threads_do(tiny: list[real.RealScreen],
             assert before == local == dsk, name
             tasks += runner.stats["tasks"]
     assert tasks > 50
+
+
+def _keep(path: Any, which: str) -> int:
+    """Drop entries of the checkpoint at ``path`` as an interruption would leave it: keep the
+    ``early`` half of its ranges, the ``late`` half, or every ``other`` one (a run whose later
+    ranges finished first, or were saved while earlier ones were lost); the number kept."""
+    import json
+
+    doc = json.loads(path.read_text())
+    (run,) = doc["runs"].values()
+    keys = sorted(run, key=lambda k: json.loads(k)[1])
+    half = len(keys) // 2
+    kept = {"early": keys[:half], "late": keys[half:], "other": keys[::2]}[which]
+    for k in set(keys) - set(kept):
+        del run[k]
+    path.write_text(json.dumps(doc))
+    return len(kept)
+
+
+RESUMED = [c for c in CODES if c[0] in ("rs", "random", "frc", "tied")]
+
+
+@pytest.mark.parametrize("name,code,s", RESUMED, ids=[c[0] for c in RESUMED])
+def test_a_run_resumed_from_a_partial_checkpoint_reports_what_one_run_does(
+        tiny: list[real.RealScreen], monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+        name: str, code: GradientCode, s: int) -> None:
+    """A checkpoint records each range's summary as its walk left it under the carried floor
+    (a range after a larger norm may hold a smaller one, or none); a run resumed from any part
+    of it (the early, late or every other range kept), on a cluster of 1 or 2 workers other
+    than the one that wrote it, reports every field of the run without the floor at one job:
+    a floor is a norm of a set before the range, so the range holding the first worst set
+    reports it whatever was recorded or recomputed elsewhere."""
+    import json
+
+    from distributed import LocalCluster
+
+    from gctool.audit.distributed import DaskRunner, local_cluster_options
+
+    if name in ("frc", "tied"):
+        small_chunks(monkeypatch, 8)  # Dask tasks of a few sets: many ranges, tied across
+    monkeypatch.setattr(ranges, "CARRY", False)
+    before = same_report(_verify(code, s, jobs=1))
+    monkeypatch.setattr(ranges, "CARRY", True)
+    smaller = resumed = 0
+    with LocalCluster(**local_cluster_options(1, processes=False, threads=1),
+                      protocol="tcp://") as one, \
+            LocalCluster(**local_cluster_options(2, processes=False), protocol="tcp://") as two:
+        clusters = {"one": one, "two": two}
+        own: dict[str, Any] = {}
+        for carry in (False, True):  # each range's own largest norm, and under the carry
+            monkeypatch.setattr(ranges, "CARRY", carry)
+            path = tmp_path / f"own-{carry}.ckpt"
+            runner = DaskRunner(scheduler=one.scheduler_address, checkpoint=str(path),
+                                key="resume")
+            assert same_report(_verify(code, s, runner=runner)) == before
+            (own[str(carry)],) = json.loads(path.read_text())["runs"].values()
+        text = (tmp_path / "own-True.ckpt").read_text()
+        for key, entry in own["True"].items():  # ranges whose recorded norm is not their own
+            alone, carried = own["False"][key]["data"], entry["data"]
+            smaller += carried["max_norm"] != alone["max_norm"]
+        for first, then in (("one", "two"), ("two", "one"), ("two", "two")):
+            path = tmp_path / f"{first}-{then}.ckpt"
+            runner = DaskRunner(scheduler=clusters[first].scheduler_address,
+                                checkpoint=str(path), key="resume")
+            assert same_report(_verify(code, s, runner=runner)) == before, (first, then)
+            for which in ("early", "late", "other"):
+                cut = tmp_path / f"{first}-{then}-{which}.ckpt"
+                cut.write_text(path.read_text())
+                kept = _keep(cut, which)
+                again = DaskRunner(scheduler=clusters[then].scheduler_address,
+                                   checkpoint=str(cut), key="resume")
+                assert same_report(_verify(code, s, runner=again)) == before, (first, then, which)
+                assert again.stats["resumed"] == kept and again.stats["submitted"] > 0
+                resumed += kept
+        # the file a carried run wrote, cut, and resumed with the carry off: the same too
+        monkeypatch.setattr(ranges, "CARRY", False)
+        cut = tmp_path / "carried-plain.ckpt"
+        cut.write_text(text)
+        _keep(cut, "other")
+        again = DaskRunner(scheduler=two.scheduler_address, checkpoint=str(cut), key="resume")
+        assert same_report(_verify(code, s, runner=again)) == before
+    # rs and random: ranges recorded a smaller norm or none (5 of 48 and 7 of 16 ranges on one
+    # worker); frc and tied: ties across many ranges (the floor cuts none of them here)
+    assert resumed > 0 and (smaller > 0 or name in ("frc", "tied")), name
