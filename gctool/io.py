@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from gctool._files import atomic_write, npz_members, read_bytes
+from gctool._files import atomic_write, npz_members, read_bytes, read_input
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.budget import (
@@ -418,7 +418,7 @@ def read_code(path: str | os.PathLike[str], budget: Budget | None = None) -> Gra
     ``budget``, held to it (:func:`load_code`)."""
     if budget is not None:
         return load_code(path, budget)[0]
-    data, label = read_bytes(path)
+    data, label = read_input(path)
     return code_from_bytes(data, label)
 
 
@@ -440,14 +440,15 @@ def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCod
     return code_from_bytes(data, label), budget.rest(work)
 
 
-def read_within(path: str | os.PathLike[str], budget: Budget) -> tuple[bytes, str, float]:
+def read_within(path: str | os.PathLike[str], budget: Budget
+                ) -> tuple[bytes | memoryview, str, float]:
     """(data, label, the estimate it was checked at) of a code file read within ``budget``, as
     :func:`load_code` reads it (0 below :data:`~gctool.budget.READ_FREE_NS`, which is not
     checked); for a reader that needs the bytes themselves (``design kron``'s digest)."""
     size, npz = _peek(path)
     if size is not None:
         _check_read(budget, str(path), size, npz)
-    data, label = read_bytes(path)
+    data, label = read_input(path)  # an NPZ: its B aligned (a read-only view)
     if size is None:
         size, npz = len(data), data[:4] == ZIP_MAGIC
         _check_read(budget, label, size, npz)
@@ -484,7 +485,7 @@ def _check_read(budget: Budget, label: str, size: int, npz: bool) -> None:
     budget.check_work(f"reading {label} ({format_bytes(size)} of {kind})", work, remedy)
 
 
-def code_from_bytes(data: bytes, label: str) -> GradientCode:
+def code_from_bytes(data: bytes | memoryview, label: str) -> GradientCode:
     """The code of a code file's bytes (JSON or NPZ, detected from the content), read from
     ``label``."""
     try:
@@ -501,17 +502,18 @@ def code_from_bytes(data: bytes, label: str) -> GradientCode:
         raise CodeFileError(msg if msg.startswith(label) else f"{label}: {msg}") from None
 
 
-def decode_text(data: bytes, label: str, what: str = "a JSON or NPZ code file") -> str:
+def decode_text(data: bytes | memoryview, label: str, what: str = "a JSON or NPZ code file"
+                ) -> str:
     """UTF-8 text of an input that should be JSON, with a clear error otherwise."""
     if data[:4] == b"PK\x03\x04":
         raise CodeFileError(f"{label}: expected {what}, got a zip/NPZ file")
     try:
-        return data.decode("utf-8-sig")  # a byte order mark (Windows editors) is allowed
+        return str(data, "utf-8-sig")  # a byte order mark (Windows editors) is allowed
     except UnicodeDecodeError:
         raise CodeFileError(f"{label}: not {what} (not UTF-8 text)") from None
 
 
-def _read_npz(data: bytes, label: str) -> GradientCode:
+def _read_npz(data: bytes | memoryview, label: str) -> GradientCode:
     arrays = npz_members(data, ("B", "meta"), {"meta": 1})
     B, meta = arrays["B"], arrays["meta"]
     if meta.ndim != 0 or meta.dtype.kind != "U":

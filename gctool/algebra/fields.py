@@ -175,7 +175,9 @@ def _writable(arr: Any) -> bool:
             return True
         base = base.base
     if isinstance(base, memoryview):
-        return not base.readonly or not isinstance(base.obj, bytes)
+        from gctool._files import is_read_buffer
+
+        return not base.readonly or not (isinstance(base.obj, bytes) or is_read_buffer(base.obj))
     return not isinstance(base, bytes)
 
 
