@@ -196,15 +196,12 @@ def _read_buffer() -> type:
 
     class ReadBuffer(np.ndarray):
         """The bytes of a file read by :func:`read_input`: made read-only once filled, and
-        never handed out but as a read-only ``memoryview``."""
+        never handed out but as a read-only ``memoryview``, so as immutable as ``bytes``
+        (which :meth:`gctool.algebra.fields.Field.coerce` may keep a view of, uncopied)."""
+
+        gctool_immutable = True
 
     return ReadBuffer
-
-
-def is_read_buffer(obj: Any) -> bool:
-    """Is ``obj`` a buffer of a file read by :func:`read_input` (immutable as ``bytes`` are:
-    a read-only array no caller holds)?"""
-    return "numpy" in sys.modules and isinstance(obj, _read_buffer())
 
 
 def _npz_data_offset(fh: IO[bytes], start: int, size: int, member: str) -> int | None:

@@ -174,10 +174,9 @@ def _writable(arr: Any) -> bool:
         if getattr(base, "flags", None) is not None and base.flags.writeable:
             return True
         base = base.base
-    if isinstance(base, memoryview):
-        from gctool._files import is_read_buffer
-
-        return not base.readonly or not (isinstance(base.obj, bytes) or is_read_buffer(base.obj))
+    if isinstance(base, memoryview):  # of bytes, or of a file read aligned (gctool._files)
+        immutable = isinstance(base.obj, bytes) or getattr(base.obj, "gctool_immutable", False)
+        return not base.readonly or immutable is not True
     return not isinstance(base, bytes)
 
 
