@@ -500,15 +500,28 @@ START_NS = 10_000_000
 #: numpy alone, one core of the 2-core machine: 0.5-0.6 s of CPU for verify of real cyclic
 #: n=48 s=6 (0.4 s the second time), 0.48 s for cyclic-MDS complex n=36 s=5 (0.05 s)
 KERNELS_LOAD_NS = 500_000_000
+#: of which importing numba itself, in ns (0.17-0.21 s of CPU after numpy and scipy, fresh
+#: processes): not paid by a run in a process that has imported numba already (a run on numpy
+#: over GF(q) imports it; so did bench_budget's warm-up of its fresh processes, where verify
+#: of GF(2^5)-GF(2^8) codes of 0.25-0.35 s read 0.44-0.48 of an estimate that charged it)
+NUMBA_IMPORT_NS = 200_000_000
+
+
+def local_load_ns() -> float:
+    """What loading the compiled kernels costs a run in this process, in ns: 0 once a kernel
+    has run here, else :data:`KERNELS_LOAD_NS`, less :data:`NUMBA_IMPORT_NS` when numba is
+    imported already."""
+    from gctool.compiled import kernels_loaded, numba_imported
+
+    if kernels_loaded():
+        return 0.0
+    return float(KERNELS_LOAD_NS - (NUMBA_IMPORT_NS if numba_imported() else 0))
 
 
 def start_ns(compiled: bool) -> float:
     """What a run costs besides its sets, in ns on no job's share: :data:`START_NS`, and
-    :data:`KERNELS_LOAD_NS` for a run that walks compiled kernels (``compiled``) when none
-    has run in this process yet."""
-    from gctool.compiled import kernels_loaded
-
-    return START_NS + (KERNELS_LOAD_NS if compiled and not kernels_loaded() else 0)
+    :func:`local_load_ns` for a run that walks compiled kernels (``compiled``)."""
+    return START_NS + (local_load_ns() if compiled else 0.0)
 
 
 #: each task a pool of processes runs costs the run this much besides its sets, in ns, on no

@@ -49,7 +49,6 @@ from gctool.audit.symmetry import (
     held_rotation,
 )
 from gctool.budget import (
-    KERNELS_LOAD_NS,
     NS_PER_S,
     PROCESS_TASK_NS,
     RATIONAL_OP_COST,
@@ -60,6 +59,7 @@ from gctool.budget import (
     computing_refusal,
     format_count,
     format_seconds,
+    local_load_ns,
     pool_share,
     probe_rate,
     share_to,
@@ -725,11 +725,10 @@ class _SearchBudget:
         #: the estimated time so far (s), from the run's start (:data:`~gctool.budget.START_NS`)
         self.time = START_NS / NS_PER_S
         self.oracle, self.jobs, self.runner = oracle, jobs, runner
-        from gctool.compiled import kernels_loaded
-
-        #: no compiled kernel had run in this process when the search began (before a probe
-        #: loads them): the first size that walks compiled here loads them (:meth:`loading`)
-        self.cold = not kernels_loaded()
+        #: what loading the compiled kernels costs this process (ns), as the search began
+        #: (before a probe loads them; 0 when a kernel had run here): the first size that
+        #: walks compiled here is charged it (:meth:`loading`)
+        self.load_ns = local_load_ns()
         #: where the kernels are loaded (here, or on the runner's workers): the size charged
         #: with it and what it costs (ns)
         self._loads: dict[str, tuple[int, float]] = {}
@@ -805,9 +804,9 @@ class _SearchBudget:
     def loading(self, t: int, need: int) -> float:
         """Seconds of starting what size t's ``need`` sets run on, as verify and the
         worst-case search count it (:func:`~gctool.budget.start_ns`, on no job's share):
-        loading the compiled kernels, :data:`~gctool.budget.KERNELS_LOAD_NS` to the first size
-        asked about that walks compiled, in this process when no kernel had run here when the
-        search began (:attr:`cold`), or on Dask workers that have run none for this runner
+        loading the compiled kernels, :func:`~gctool.budget.local_load_ns` as the search began
+        (:attr:`load_ns`) to the first size asked about that walks compiled here, or on Dask
+        workers that have run none for this runner
         (:func:`~gctool.audit.distributed.kernels_load_ns`); and the local Dask cluster the
         search starts, to the first size sent to the runner
         (:func:`~gctool.audit.distributed.cluster_start_ns`); 0 to every other size."""
@@ -817,7 +816,7 @@ class _SearchBudget:
         if t > 0 and self.work(t, need)[1]:
             where = "here" if runner is None else "workers"
             if where not in self._loads:
-                self._loads[where] = (t, (KERNELS_LOAD_NS if self.cold else 0.0)
+                self._loads[where] = (t, self.load_ns
                                       if runner is None else kernels_load_ns(runner, True))
         return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
 

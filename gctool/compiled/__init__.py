@@ -51,6 +51,13 @@ def kernels_loaded() -> bool:
     return bool(_ran)
 
 
+def numba_imported() -> bool:
+    """Has this process imported numba (galois does, with any field)?  Imports nothing."""
+    import sys
+
+    return "numba" in sys.modules
+
+
 def numba_available() -> bool:
     """Is numba installed (without importing it)?"""
     from importlib.util import find_spec
