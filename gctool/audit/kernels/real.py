@@ -279,9 +279,9 @@ def _decoder(S: Any, NT: Any, W: Any, M: Any, perm: Any, tau: Any, Y: Any, Z: An
 
 
 @njit
-def _decoder_norm(NT: Any, W: Any, scale: Any, inS: Any, Z: Any) -> float:
-    """``||D (W + N^T Z)||`` over the rows outside S (inS), D = diag(scale): the norm of the
-    decoder of B; 0 or nan (non-finite) as it comes."""
+def _squares(NT: Any, W: Any, scale: Any, inS: Any, Z: Any) -> float:
+    """``||D (W + N^T Z)||^2`` over the rows outside S (inS), D = diag(scale), summed as it
+    comes (may overflow or underflow)."""
     n, d = NT.shape
     m = W.shape[1]
     acc = 0.0
@@ -293,6 +293,16 @@ def _decoder_norm(NT: Any, W: Any, scale: Any, inS: Any, Z: Any) -> float:
             for j in range(d):
                 v += NT[i, j] * Z[j, u]
             acc += abs(v * scale[i]) ** 2
+    return acc
+
+
+@njit
+def _decoder_norm(NT: Any, W: Any, scale: Any, inS: Any, Z: Any) -> float:
+    """``||D (W + N^T Z)||`` over the rows outside S (inS), D = diag(scale): the norm of the
+    decoder of B; 0 or nan (non-finite) as it comes."""
+    n, d = NT.shape
+    m = W.shape[1]
+    acc = _squares(NT, W, scale, inS, Z)
     if np.isfinite(acc) and acc > 0:
         return np.sqrt(acc)
     top = 0.0  # overflow or underflow of the squares: rescale
@@ -457,15 +467,7 @@ def _prefix_norm(NT: Any, W: Any, scale: Any, Z: Any) -> float:
     """``||D (W + N^T Z)||`` over every row (Z: d x m, the decoder of a prefix of stragglers,
     D = diag(scale)); nan when its square is not finite or below 1e-250 (where the squares
     of its entries may have lost more than round-off)."""
-    n, d = NT.shape
-    m = W.shape[1]
-    acc = 0.0
-    for i in range(n):
-        for u in range(m):
-            v = W[i, u]
-            for j in range(d):
-                v += NT[i, j] * Z[j, u]
-            acc += abs(v * scale[i]) ** 2
+    acc = _squares(NT, W, scale, np.zeros(NT.shape[0], dtype=np.bool_), Z)
     return np.sqrt(acc) if np.isfinite(acc) and acc >= 1e-250 else np.nan
 
 
