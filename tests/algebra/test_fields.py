@@ -114,3 +114,69 @@ def test_prime_helpers_match_brute_force() -> None:
         pm = [(p, m) for p in range(2, q + 1) if all(p % f for f in range(2, p))
               for m in range(1, 10) if p**m == q]
         assert prime_power(q) == (pm[0] if pm else None), q
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_finiteness_in_blocks_finds_each_entry(monkeypatch: pytest.MonkeyPatch, dtype: type,
+                                               order: str) -> None:
+    """The blocked finiteness check agrees with ``np.isfinite(...).all()`` for a NaN, +inf or
+    -inf in any entry (either part of a complex one), at and beside block edges, in C and
+    Fortran order and on a strided view (blocks of 4 float64 values)."""
+    import gctool.algebra.fields as fields
+
+    monkeypatch.setattr(fields, "FINITE_BLOCK", 4)
+    base = np.arange(1, 5 * 7 + 1, dtype=np.float64).reshape(5, 7).astype(dtype, order=order)
+    assert fields._all_finite(base) and fields._all_finite(base[:, ::2])
+    assert fields._all_finite(np.empty((0, 3), dtype=dtype))
+    parts = ["real", "imag"] if dtype == np.complex128 else ["real"]
+    for i in range(base.size):
+        for bad in (np.nan, np.inf, -np.inf):
+            for part in parts:
+                a = base.copy(order=order)
+                x = complex(a.flat[i])
+                a.flat[i] = (complex(bad, x.imag) if part == "real" else complex(x.real, bad)
+                             ) if dtype == np.complex128 else bad
+                assert np.isfinite(a).sum() == a.size - 1
+                assert not fields._all_finite(a), (i, bad, part)
+                assert fields._all_finite(a[:, ::2]) == np.isfinite(a[:, ::2]).all()
+
+
+def test_coerce_of_a_read_only_real_view_allocates_no_mask() -> None:
+    """A real B that coerce keeps uncopied (a read-only view of immutable bytes) is checked
+    without a mask of its size (np.isfinite's was 1/8 of B), and kept as it is; a NaN anywhere
+    is still refused."""
+    import tracemalloc
+
+    B = np.random.default_rng(2).standard_normal((1000, 800))
+    raw = B.tobytes()
+    view = np.frombuffer(raw, dtype=np.float64).reshape(B.shape)
+    real = parse_field("real")
+    real.coerce(view)  # imports outside the measurement
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = real.coerce(view)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert np.shares_memory(out, view) and np.array_equal(out, B)
+    assert peak < 0.05 * B.nbytes, peak / B.nbytes
+    spoiled = bytearray(raw)
+    spoiled[8 * 654321 + 7] = 0x7F  # an entry's exponent all ones: an inf or NaN
+    spoiled[8 * 654321 + 6] |= 0xF0
+    with pytest.raises(FieldError, match="NaN or infinite"):
+        real.coerce(np.frombuffer(bytes(spoiled), dtype=np.float64).reshape(B.shape))
+
+
+def test_coerce_refuses_a_complex_entry_in_a_real_field_by_its_imaginary_part() -> None:
+    """Any non-zero (or NaN) imaginary part is refused in a real field; zeros (also -0.0)
+    pass, and the real parts are kept."""
+    real = parse_field("real")
+    ok = np.array([[1 + 0j, 2 - 0j], [complex(3, -0.0), 4]])
+    assert np.array_equal(real.coerce(ok), [[1, 2], [3, 4]])
+    for bad in (1e-300j, -2j, complex(0, np.nan), complex(0, np.inf)):
+        a = ok.copy()
+        a[1, 1] += bad
+        with pytest.raises(FieldError, match="complex entries"):
+            real.coerce(a)

@@ -209,15 +209,17 @@ def test_a_real_or_complex_npz_is_read_without_a_second_b(tmp_path: Path, field:
     check takes magnitudes in blocks of rows (``np.abs(B)`` was a second B, 2x the file for
     reals, 1.5x for complex)."""
     rng = np.random.default_rng(3)
-    B = rng.standard_normal((800, 600))
+    B = rng.standard_normal((2400, 1600))  # 31 MB: the checks' fixed blocks are 0.8 MB
     if field == "complex":
-        B = B[:, :300] + 1j * B[:, 300:]
+        B = B[:, :800] + 1j * B[:, 800:]
     path = tmp_path / "big.npz"
     gctool.io.write_code(GradientCode(B, parse_field(field), 3), path)
     read_code(path)  # imports and caches outside the measurement
     code, peak = _traced(lambda: read_code(path))
-    assert np.array_equal(code.B, B)
-    assert peak < 1.3 * path.stat().st_size, peak / path.stat().st_size
+    assert np.array_equal(code.B, B) and np.shares_memory(_read_buffer_of(code.B), code.B)
+    # the file's bytes and the checks' blocks (0.8 MB); a finiteness mask of all entries was
+    # 1/8 of a real B, 1/16 of a complex one
+    assert peak < 1.05 * path.stat().st_size, peak / path.stat().st_size
 
 
 def test_row_max_abs_is_the_whole_matrix_maximum() -> None:
@@ -358,12 +360,28 @@ def test_b_is_aligned_wherever_its_member_stands(tmp_path: Path) -> None:
     assert _address(again.B) % 64 == 0 and np.array_equal(again.B, B)
 
 
+def _read_buffer_of(B: np.ndarray) -> Any:
+    """The buffer :func:`gctool._files.read_input` read the file into, that B is a view of."""
+    base: Any = B
+    while not isinstance(base, memoryview):
+        base = base.base
+    return base.obj
+
+
 def test_an_aligned_read_holds_the_file_once(tmp_path: Path) -> None:
-    """The aligned buffer is the file's bytes plus at most 65: B is a view of it."""
+    """The aligned buffer is the file's bytes plus at most 65: B is a view of it, marked
+    immutable and read-only."""
     path, B = _gf16_file(tmp_path)
     code, peak = _traced(lambda: read_code(path))
     assert _address(code.B) % 64 == 0 and np.array_equal(code.B, B)
     assert path.stat().st_size <= peak < 1.1 * path.stat().st_size, peak / path.stat().st_size
+    buf, size = _read_buffer_of(code.B), path.stat().st_size
+    assert getattr(buf, "gctool_immutable", False) is True and not buf.flags.writeable
+    assert size < buf.nbytes <= size + 65 and np.shares_memory(buf, code.B)
+    with pytest.raises(ValueError, match="(?i)writeable"):
+        code.B.flags.writeable = True
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(code.B)[0, 0] = 1
 
 
 def _rezipped(data: bytes, spoil: Any) -> bytes:
@@ -410,3 +428,35 @@ def test_an_aligned_read_refuses_what_a_plain_read_refuses(tmp_path: Path, spoil
         except CodeFileError as exc:
             outcomes.append(("refused", str(exc)))
     assert outcomes[0] == outcomes[1]
+
+
+# -- the peak memory of a read -------------------------------------------------------------
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's VmHWM")
+def test_reading_grows_a_fresh_process_by_the_file_once(tmp_path: Path) -> None:
+    """In a fresh process, loading a 31 MB real NPZ raises the peak resident memory by the file
+    once (at least 0.97x: it is read, into memory of the process; at most 1.06x: no mask or
+    copy of B, whose finiteness mask was 1/8 more)."""
+    import subprocess
+    import sys
+
+    B = np.random.default_rng(5).standard_normal((2400, 1600))
+    path, small = tmp_path / "big.npz", tmp_path / "small.npz"
+    gctool.io.write_code(GradientCode(B, parse_field("real"), 3), path)
+    gctool.io.write_code(gctool.design("frc", n=6, s=1), small)
+    probe = ("import sys, numpy as np\n"
+             "from gctool.io import read_code\n"
+             "def peak():\n"  # VmHWM (ru_maxrss keeps the forking process's across exec)
+             "    for line in open('/proc/self/status'):\n"
+             "        if line.startswith('VmHWM:'):\n"
+             "            return int(line.split()[1]) * 1024\n"
+             "read_code(sys.argv[2])\n"  # imports and first allocations outside
+             "before = peak()\n"
+             "code = read_code(sys.argv[1])\n"
+             "print(peak() - before, float(np.asarray(code.B).sum()))\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(path), str(small)],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    grew, total = out.split()
+    assert float(total) == float(B.sum())
+    size = path.stat().st_size
+    assert 0.97 * size <= int(grew) <= 1.06 * size, int(grew) / size
+
