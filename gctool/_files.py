@@ -433,12 +433,43 @@ def _member(archive: Any, name: str, max_entries: int, data: bytes | memoryview
             raise CodeFileError(f"NPZ array {name!r} is truncated ({info.file_size:,} bytes "
                                 f"for shape {tuple(shape)} of {dtype})")
         header = fh.tell()
-    stored = _stored_view(data, info)
-    if stored is not None:  # a read-only view of the input: no copy of a large B
-        flat = np.frombuffer(stored, dtype=dtype, count=count, offset=header)
-        return flat.reshape(shape, order="F" if fortran else "C")
-    with archive.open(info) as fh:
-        return fmt.read_array(fh, allow_pickle=False, max_header_size=MAX_NPY_HEADER_BYTES)
+        stored = _stored_view(data, info)
+        if stored is None:  # compressed (or writable data): unpacked into a buffer of its own
+            flat = np.frombuffer(_unpacked(fh, name, count * dtype.itemsize), dtype=dtype,
+                                 count=count)
+        else:  # a read-only view of the input: no copy of a large B
+            flat = np.frombuffer(stored, dtype=dtype, count=count, offset=header)
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+#: bytes of a compressed member unpacked per read (zipfile holds a few times as much meanwhile:
+#: 1 MiB pieces peaked 3 MB above the buffer, these 0.8)
+UNPACK_CHUNK = 1 << 18
+
+
+def _unpacked(fh: IO[bytes], name: str, nbytes: int) -> memoryview:
+    """The next ``nbytes`` of the zip member ``fh`` (an array's data, unpacked as it is read)
+    in a fresh :func:`_read_buffer`, as a read-only view: as immutable as the input's bytes,
+    so :meth:`gctool.algebra.fields.Field.coerce` keeps the array without a copy (numpy's
+    reader made an array of its own, which the model copied: a compressed 34 MB B peaked at
+    the compressed file plus twice B).  The member is then read to its end, where zipfile
+    checks its CRC."""
+    import numpy as np
+
+    buf: np.ndarray = np.empty(nbytes, dtype=np.uint8).view(_read_buffer())
+    view = buf.data
+    got = 0
+    while got < nbytes:
+        n = cast("io.BufferedIOBase", fh).readinto(view[got:got + UNPACK_CHUNK])
+        if not n:
+            raise CodeFileError(f"NPZ array {name!r} is truncated (its data ends after "
+                                f"{got:,} of {nbytes:,} bytes)")
+        got += n
+    while fh.read(UNPACK_CHUNK):  # the rest of the member (numpy ignores it), to its CRC
+        pass
+    del view
+    buf.flags.writeable = False
+    return buf.data
 
 
 def _stored_view(data: bytes | memoryview, info: Any) -> memoryview | None:

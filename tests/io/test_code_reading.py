@@ -460,3 +460,83 @@ def test_reading_grows_a_fresh_process_by_the_file_once(tmp_path: Path) -> None:
     size = path.stat().st_size
     assert 0.97 * size <= int(grew) <= 1.06 * size, int(grew) / size
 
+
+# -- compressed NPZ members ----------------------------------------------------------------------
+def _compressed(path: Path, B: np.ndarray, field: str, meta: Any = None) -> None:
+    meta = meta or code_to_meta(GradientCode(np.asarray(B), parse_field(field), 1))
+    np.savez_compressed(path, B=B, meta=np.array(json.dumps(meta)))
+
+
+@pytest.mark.parametrize("field", ["real", "complex", "GF(31)"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_compressed_b_is_unpacked_once_and_kept(tmp_path: Path, field: str, order: str
+                                                  ) -> None:
+    """B of a compressed NPZ is unpacked into a read-only buffer of its own that the model
+    keeps (numpy's reader made an array the model then copied): equal to what was saved, in
+    its order, read-only, never writable again."""
+    code = gctool.design("cyclic", n=9, s=2, field=field, seed=4)
+    B = np.asarray(code.B).copy(order=order)  # type: ignore[call-overload]
+    path = tmp_path / "c.npz"
+    _compressed(path, B, field, code_to_meta(code))
+    again = read_code(path)
+    assert again.B.dtype == B.dtype and np.array_equal(again.B, B)
+    assert again.B.flags.f_contiguous == (order == "F") and not again.B.flags.owndata
+    buf = _read_buffer_of(again.B)
+    assert getattr(buf, "gctool_immutable", False) is True and not buf.flags.writeable
+    assert buf.nbytes == B.nbytes and np.shares_memory(buf, again.B)
+    with pytest.raises(ValueError, match="(?i)writeable"):
+        again.B.flags.writeable = True
+    assert code_to_meta(again) == code_to_meta(code)
+
+
+def test_a_compressed_b_peaks_at_the_file_and_b_once(tmp_path: Path) -> None:
+    """Reading a compressed NPZ of a dense 16 MB real B holds the compressed file and B once:
+    no copy of B in the model, no finiteness mask (before: the file, B twice and a mask)."""
+    B = np.random.default_rng(6).standard_normal((2000, 1000))
+    path = tmp_path / "dense.npz"
+    _compressed(path, B, "real")
+    read_code(path)  # imports and caches outside the measurement
+    code, peak = _traced(lambda: read_code(path))
+    assert np.array_equal(code.B, B)
+    assert peak < path.stat().st_size + 1.15 * B.nbytes, (peak, path.stat().st_size, B.nbytes)
+
+
+def _recrc(data: bytes, name: str, crc: int) -> bytes:
+    """``data`` with the CRC-32 that its zip headers record for member ``name`` replaced."""
+    import zipfile
+    from io import BytesIO
+
+    with zipfile.ZipFile(BytesIO(data)) as archive:
+        info = archive.getinfo(name)
+    out = bytearray(data)
+    old, new = info.CRC.to_bytes(4, "little"), crc.to_bytes(4, "little")
+    assert out.count(old) == 2  # the local header and the central directory
+    return bytes(out.replace(old, new))
+
+
+def test_a_compressed_member_is_checked_to_its_end(tmp_path: Path) -> None:
+    """A compressed B whose recorded CRC does not match its data is refused in one line
+    (the member is read to its end, where zipfile checks it); bytes after the array's data
+    are read past, as numpy's reader ignores them."""
+    import zipfile
+
+    B = np.asarray(BASE.B)
+    path = tmp_path / "c.npz"
+    _compressed(path, B, "real")
+    with zipfile.ZipFile(path) as archive:
+        crc = archive.getinfo("B.npy").CRC
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(_recrc(path.read_bytes(), "B.npy", crc ^ 1))
+    with pytest.raises(CodeFileError, match="malformed NPZ.*CRC"):
+        read_code(bad)
+    refused(_cli(["verify", str(bad)]), str(bad), "malformed NPZ")
+    from io import BytesIO
+
+    npy = BytesIO()
+    np.lib.format.write_array(npy, B)
+    tail = tmp_path / "tail.npz"
+    with zipfile.ZipFile(tail, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("B.npy", npy.getvalue() + b"\x00" * 100_000)
+        with zipfile.ZipFile(path) as src:
+            archive.writestr("meta.npy", src.read("meta.npy"))
+    assert np.array_equal(read_code(tail).B, B)
