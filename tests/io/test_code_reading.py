@@ -475,7 +475,7 @@ def test_a_compressed_b_is_unpacked_once_and_kept(tmp_path: Path, field: str, or
     keeps (numpy's reader made an array the model then copied): equal to what was saved, in
     its order, read-only, never writable again."""
     code = gctool.design("cyclic", n=9, s=2, field=field, seed=4)
-    B = np.asarray(code.B).copy(order=order)  # type: ignore[call-overload]
+    B = np.asarray(code.B).copy(order="F" if order == "F" else "C")
     path = tmp_path / "c.npz"
     _compressed(path, B, field, code_to_meta(code))
     again = read_code(path)
@@ -540,3 +540,48 @@ def test_a_compressed_member_is_checked_to_its_end(tmp_path: Path) -> None:
         with zipfile.ZipFile(path) as src:
             archive.writestr("meta.npy", src.read("meta.npy"))
     assert np.array_equal(read_code(tail).B, B)
+
+
+def _both_ways(B: np.ndarray, meta: dict[str, Any] = META) -> list[Any]:
+    """What reading ``B`` from a stored and from a compressed NPZ gives (dtype and entries, or
+    the refusal)."""
+    from io import BytesIO
+
+    from gctool.io import code_from_bytes
+
+    out: list[Any] = []
+    for save in (np.savez, np.savez_compressed):
+        data = BytesIO()
+        save(data, B=B, meta=np.array(json.dumps(meta)))
+        try:
+            code = code_from_bytes(data.getvalue(), "x")
+            out.append(("ok", code.B.dtype.str, code.B.tolist()))
+        except CodeFileError as exc:
+            out.append(("refused", str(exc)))
+    return out
+
+
+@pytest.mark.parametrize("B", [
+    np.zeros((0, 4)), np.zeros((4, 0)), np.ones((4, 4), dtype=">f8"), np.ones((4, 4), "<f4"),
+    np.ones((4, 4), np.float16), np.ones((4, 4), np.int8), np.ones((4, 4), bool),
+    np.ones((4, 4), "V8"), np.zeros((4, 4), "S0"), np.array(1.0),
+    np.asfortranarray(np.arange(16.0).reshape(4, 4) % 2), np.full((4, 4), np.inf),
+    np.ones((4, 4)) * 1j], ids=lambda B: f"{B.dtype.str}{B.shape}")
+def test_a_compressed_and_a_stored_b_read_alike(B: np.ndarray) -> None:
+    """Edge dtypes, shapes and orders: a compressed B loads or is refused exactly as the same
+    B stored."""
+    stored, compressed = _both_ways(B)
+    assert stored == compressed
+
+
+@pytest.mark.parametrize("field", ["real", "GF(31)"])
+def test_verify_reports_the_same_on_a_compressed_copy(tmp_path: Path, field: str) -> None:
+    """``verify --json`` of a code and of its compressed copy: the same report."""
+    code = gctool.design("cyclic", n=8, s=2, field=field, seed=7)
+    stored, packed = tmp_path / "s.npz", tmp_path / "c.npz"
+    gctool.write_code(code, stored)
+    _compressed(packed, np.asarray(code.B), field, code_to_meta(code))
+    runs = [_cli(["verify", str(p), "--json"]) for p in (stored, packed)]
+    assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
+    reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
+    assert reports[0] == reports[1] and reports[0]["ok"]
