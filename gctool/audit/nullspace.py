@@ -30,7 +30,9 @@ the direct decoder would accept it too.  A set that is non-singular but worse co
 accepted when the decoder ``a = W + N^T Z`` itself, cut to F, has a squared residual (plus a
 rigorous round-off bound and the rank band's term, :meth:`FloatNullKernel.witness_error`) at
 most tol * k: the least-squares error, also with the singular values of B_F that the rule does
-not count dropped, can only be smaller.  Every
+not count dropped, can only be smaller (for d = s and sigma_min(A) far above cond(B) times the
+band, no singular value of B_F is near the band and the term is left out:
+:attr:`FloatNullKernel.band_free`).  Every
 other set (singular, or failing that test) is decided by the direct decoder
 (:class:`gctool.decode.Decoder`).  For d = s the decoding vector itself
 is ``a = W + N^T Z`` with ``Z = -A^{-1} W_S``, and since the minimum-norm W is orthogonal to
@@ -52,6 +54,7 @@ from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.budget import Meter
 from gctool.decode import Decoder, safe_norm
 from gctool.engine.enumeration import survivors_of
+from gctool.limits import RANK_BAND
 from gctool.model import GradientCode
 from gctool.numerics import (
     EPS,
@@ -409,6 +412,12 @@ GIVEN_SAMPLE_WORK = 25_000_000
 #: them on is-cr n=42-60 s=5-6 (20,000 random sets each), where they were 1.1-1.4 % of all
 #: sets and the direct decoder's 0.12-0.31 %
 SINGULAR_DIRECT = 0.2
+#: a set of s = d stragglers whose bound on sigma_min(N[:, S]) is at least this many times
+#: ``cond(B) max(n, K) eps (RANK_BAND + 10)`` has a B_F of full row rank whose every singular
+#: value is above the rule's rank band (:attr:`FloatNullKernel.band_free`): its witness needs
+#: no band term.  The derivation needs 2.3 times (the computed N's angle to the exact null
+#: space, B's dropped singular values): 10 leaves 4x to spare
+BAND_FREE_MARGIN = 10.0
 #: a run of the numpy kernel of this many sets or more counts the shares of its sets that go
 #: to the witness test and the direct decoder (:meth:`FloatNullKernel.numpy_time`): their
 #: sample (:data:`GIVEN_SAMPLE` sets) is then at most an eighth of the run
@@ -477,6 +486,29 @@ class FloatNullKernel(Kernel):
         km = self.kappa_max
         return float(self.red.kappa / km) if km > 0 else float("inf")
 
+    @property
+    def band_free(self) -> float:
+        """The bound on sigma_min(N[:, S]) from which a set of s = d stragglers is out of
+        reach of the rank band: its witness (:meth:`witness_error`) needs no band term.
+
+        With f = n - s = rank(B) survivors, B_F (f x K) has full row rank in exact arithmetic
+        when N[:, S] is non-singular, and by the CS decomposition and Weyl ``sigma_f(B_F) >=
+        sigma_min(U_F) sigma_r(B) - sigma_{r+1}(B)`` with ``sigma_min(U_F) = sigma_min(N_e[:,
+        S])``, N_e the exact null basis of the stored B_n.  The computed N is within an angle
+        of ``10 max(n, K) eps kappa`` of it (Wedin, under LAPACK's SVD backward error of
+        ``10 max(n, K) eps ||B_n||``, the assumption of :func:`~gctool.numerics.band_tail`),
+        so ``sigma_min(N_e[:, S]) >= lb - sqrt(2) 10 max eps kappa``, and the numerical rank's
+        cut-off puts ``sigma_{r+1}(B) <= 11 max eps sigma_1``.  So ``lb >= 46 kappa max(n, K)
+        eps`` gives ``sigma_f(B_F) >= ||B_F|| max(f, K) eps (RANK_BAND + 10) (1 + 1e-4)``:
+        the direct decoder's SVD counts every singular value, none in the band, and the rule's
+        error is the least-squares error at full rank, which a witness's residual with its
+        round-off bound alone bounds.  This bound asks :data:`BAND_FREE_MARGIN` (RANK_BAND +
+        10) of it, 200 (rs real n=36 s=6: 93 % of the sets below delta have it, where the
+        band term put the witness of 48 % above the limit).  Its callers check s = d."""
+        n, K = self.code.B.shape
+        return float(self.red.kappa * max(n, K) * EPS * (RANK_BAND + 10.0)
+                     * BAND_FREE_MARGIN)
+
     def chunk_size(self, s: int) -> int:
         """Sets per task; also plans the enumeration of sets of size s: the compiled screen
         (:mod:`gctool.audit.kernels`) is chosen, and compiled or loaded now, for large ones."""
@@ -495,7 +527,8 @@ class FloatNullKernel(Kernel):
 
             self.compiled_screen = RealScreen(self.red.N.T, self.red.W, self.row_scale,
                                               self.delta, self.Bn, self.T,
-                                              decode_limit(self.code.k, self.tol), self.tail)
+                                              decode_limit(self.code.k, self.tol), self.tail,
+                                              self.band_free)
             self.compiled_screen.warm(s)
             _ = self.direct.decoder  # made now: the threads of a walk share it
 
@@ -726,7 +759,7 @@ class FloatNullKernel(Kernel):
         out.screen[:] = lb
         rest = np.flatnonzero(~accept & (lb > 0) & np.isfinite(norm))
         if rest.size:  # ill-conditioned but maybe decodable: test the decoder a itself
-            err = self.witness_error(S[rest], Z[rest])
+            err = self.witness_error(S[rest], Z[rest], lb[rest])
             good = proves_decodes(err, self.code.k, self.tol)  # err: an upper bound
             out.error[rest[good]] = err[good]
             out.ok[rest[good]] = True  # decodes; its norm is not the optimal decoder's
@@ -736,10 +769,13 @@ class FloatNullKernel(Kernel):
         out.norm[accept] = norm[accept]  # exact: the minimum-norm decoder on F
         return accept | out.ok
 
-    def witness_error(self, S: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    def witness_error(self, S: np.ndarray, Z: np.ndarray, lb: np.ndarray | None = None
+                      ) -> np.ndarray:
         """Rigorous upper bound on the error the decoding rule gives B_F, from the decoder
         ``a = W + N^T Z`` cut to F: its residual ``||B_F^T a_F - T^T||`` plus round-off, plus
-        the rank band's ``band_tail ||a||``, squared.
+        the rank band's ``band_tail ||a||``, squared; without that term for a set of s = d
+        stragglers whose bound on sigma_min(N[:, S]) (``lb``, where given) is at least
+        :attr:`band_free` (B_F has full row rank, every singular value above the band).
 
         Why this bound is sound whatever the rank of B_F.  The witness is a concrete vector of
         floats; its exact residual is within ``gamma (|B|^T |a| + |t|)`` of the computed one,
@@ -774,6 +810,8 @@ class FloatNullKernel(Kernel):
         with np.errstate(over="ignore", invalid="ignore"):
             slack = gamma * ((np.abs(flat) @ np.abs(B)).reshape(b, m, -1) + np.abs(self.T)[None])
             tail = self.tail * np.sqrt(np.sum(np.abs(a) ** 2, axis=(1, 2)))
+            if lb is not None and S.shape[1] == self.red.d:
+                tail = np.where(lb >= self.band_free, 0.0, tail)
             return np.asarray(residual_bracket(np.sum(np.abs(resid) ** 2, axis=(1, 2)),
                                                np.sqrt(np.sum(slack**2, axis=(1, 2))) + tail,
                                                resid.shape[1] * resid.shape[2])[1])

@@ -564,7 +564,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                  rc0: float, dn: float, pend: Any, weak_lb: Any, weak_at: Any, Zs: Any,
                  C: Any, Zl: Any, P: Any, vol: Any, fro: Any, c: Any, g: Any, u: Any, bw: Any,
                  Ct: Any, zT: Any, inS: Any, rowsq: Any, fb: Any, Bn: Any, T: Any,
-                 wlim: float, tail: float, av: Any, floor: float, halt: Any
+                 wlim: float, tail: float, free: float, av: Any, floor: float, halt: Any
                  ) -> tuple[int, int, float, int, int]:
     """Walk ``count`` sets from S (updated in place to the next set to do).
 
@@ -595,7 +595,10 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     the rigorous bound on its residual (:func:`_witness`) is at most ``wlim`` (the tolerance
     with a margin, so that the numpy kernel, whose decoder differs by round-off, accepts it
     too); it counts as accepted by the screen (no decoder norm: not the optimal decoder).
-    Every other set is pending, for the numpy kernel to decide.
+    Its bound has the rank band's term ``tail ||a||`` unless d = s and the set's bound is at
+    least ``free (1 + 1e-6)`` (:attr:`gctool.audit.nullspace.FloatNullKernel.band_free`, which
+    the numpy kernel then reaches too).  Every other set is pending, for the numpy kernel to
+    decide.
 
     The decoder ``z`` has ``||z||^2 = zz + |beta|^2 / ||c||^2``, its norm is bounded by ``||D
     W|| + ||D N^T||_2 ||z||`` (rc0, dn) and, once that leaves a set of a prefix uncut, by ``||D
@@ -621,6 +624,7 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
     inverse = 0  # P and fro hold the levels up to this one
     thr = delta * (1 + 1e-6)
     near = delta * (1 - 1e-6)  # bounds in [near, thr) are left to the numpy kernel
+    free_hi = free * (1 + 1e-6) if L == 1 else np.inf  # no band term from this bound on
     K = weak_lb.shape[0]
     # vol^2 ||c||^2 above this: the bound is at least thr and weak_lb[-1] (no sqrt needed)
     t2 = (thr * (1 + 1e-12)) ** 2
@@ -734,7 +738,8 @@ def screen_range(S: Any, n: int, count: int, NT: Any, W: Any, scale: Any, delta:
                 S[top] = x
                 for i in range(s):
                     inS[S[i]] = True
-                witness = _witness(NT, W, Bn, T, inS, Zs, av, tail) <= wlim
+                witness = _witness(NT, W, Bn, T, inS, Zs, av,
+                                   0.0 if lb >= free_hi else tail) <= wlim
                 for i in range(s):
                     inS[S[i]] = False
             if (ok or witness) and not quick and lb < weak_lb[K - 1]:
@@ -784,8 +789,8 @@ DOUBTFUL, BY_BOUND, BY_WITNESS = 0, 1, 2
 
 @njit
 def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn: Any, T: Any,
-                wlim: float, tail: float, M: Any, perm: Any, tau: Any, E: Any, X: Any,
-                Y: Any, Z: Any, av: Any) -> tuple[int, float, float, float]:
+                wlim: float, tail: float, free: float, M: Any, perm: Any, tau: Any, E: Any,
+                X: Any, Y: Any, Z: Any, av: Any) -> tuple[int, float, float, float]:
     """(what, lb, norm, witness) of one set, from scratch: the numpy kernel's test
     (:meth:`gctool.audit.nullspace.FloatNullKernel.evaluate_numpy`) up to and including its
     witness test, with the walk's margins.
@@ -796,7 +801,8 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
     norm); a non-singular set below ``delta (1 - 1e-6)`` whose decoder ``a = W + N^T Z``
     (Z from the same factors) has a rigorous residual bound (:func:`_witness`) at most
     ``wlim`` is accepted too (:data:`BY_WITNESS`, with that bound as its error; no norm: not
-    the optimal decoder).  Everything else (singular, within 1e-6 of delta, a witness above
+    the optimal decoder; the band term as in :func:`screen_range`, left out from ``free (1 +
+    1e-6)`` when d = s).  Everything else (singular, within 1e-6 of delta, a witness above
     wlim, non-finite) is :data:`DOUBTFUL`: the numpy kernel decides it, so that a set is
     accepted here only where the numpy kernel, whose floats differ by round-off, accepts it
     too (or, where its own floats make N[:, S] exactly singular, its direct decoder).  The
@@ -819,7 +825,8 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
             for u in range(m):
                 finite = finite and np.isfinite(Z[i, u])
         if finite:
-            err = _witness(NT, W, Bn, T, inS, Z, av, tail)
+            band = not (d == S.shape[0] and lb >= free * (1 + 1e-6))
+            err = _witness(NT, W, Bn, T, inS, Z, av, tail if band else 0.0)
             if err <= wlim:
                 what = BY_WITNESS
     for i in range(S.shape[0]):
@@ -829,14 +836,15 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
 
 @njit
 def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T: Any,
-                wlim: float, tail: float, what: Any, lb_out: Any, norm_out: Any, err_out: Any,
-                inS: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any, Z: Any,
-                av: Any) -> None:
+                wlim: float, tail: float, free: float, what: Any, lb_out: Any, norm_out: Any,
+                err_out: Any, inS: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any,
+                Z: Any, av: Any) -> None:
     """:func:`_settle_one` on the rows of Sets (the second stage of the walk's doubtful
     sets, without the GIL in the thread that found them)."""
     for b in range(Sets.shape[0]):
         what[b], lb_out[b], norm_out[b], err_out[b] = _settle_one(
-            Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, tail, M, perm, tau, E, X, Y, Z, av)
+            Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, tail, free, M, perm, tau, E, X, Y, Z,
+            av)
 
 
 @njit
@@ -1268,7 +1276,7 @@ class RealScreen:
 
     def __init__(self, NT: np.ndarray, W: np.ndarray, scale: np.ndarray, delta: float,
                  Bn: np.ndarray | None = None, T: np.ndarray | None = None,
-                 limit: float = -1.0, tail: float = np.inf) -> None:
+                 limit: float = -1.0, tail: float = np.inf, free: float = np.inf) -> None:
         witness = Bn is not None and T is not None and limit >= 0 and np.isfinite(limit)
         dt = np.result_type(NT, W, np.float64, *((Bn, T) if witness else ()))
         self.NT = np.ascontiguousarray(NT, dtype=dt)
@@ -1291,11 +1299,13 @@ class RealScreen:
             self.wlim = float(limit) * WITNESS_SHARE
             self.limit = float(limit)
             self.tail = float(tail)  # the witness's band term (numerics.band_tail)
+            # ... left out of sets of s = d from this bound (FloatNullKernel.band_free)
+            self.free = float(free) if np.isfinite(free) else np.inf
         else:
             self.Bn = np.zeros((self.n, 1), dt)
             self.T = np.zeros((self.W.shape[1], 1), dt)
             self.wlim = self.limit = -1.0
-            self.tail = 0.0
+            self.tail, self.free = 0.0, np.inf
         # the decoder norm ||D (W + N^T z)|| <= ||D W|| + ||D N^T||_2 ||z|| (rc0, dn; the
         # computed spectral norm is raised by far more than its round-off); nan when either
         # overflows: then every norm is computed in full
@@ -1383,8 +1393,8 @@ class RealScreen:
         with compile_notice("audit") if key not in WARM else nullcontext():
             WARM.add(key)
             settle_sets(np.ascontiguousarray(S, dtype=np.int64), self.NT, self.W, self.scale,
-                         self.delta, self.Bn, self.T, self.wlim, self.tail, what, lb, norm,
-                         err, *work)
+                         self.delta, self.Bn, self.T, self.wlim, self.tail, self.free, what, lb,
+                         norm, err, *work)
         return what, lb, norm, err
 
     def direct(self, S: np.ndarray, lb: np.ndarray, witness: np.ndarray
@@ -1394,16 +1404,20 @@ class RealScreen:
         :data:`UNDECIDED`, :data:`DIRECT_OK` or :data:`DIRECT_FAIL`), on those the numpy
         kernel would decide directly too: singular, or below delta (1 - 1e-6) with no finite
         witness or one above ``limit / WITNESS_SHARE`` (numpy's own bound and witness then
-        fail too); the others, within the second stage's margins, are :data:`UNDECIDED`, as
-        is every set without the witness test's data (no limit).  Compiled on its first use;
-        its scratch is private to the calling thread."""
+        fail too); the others, within the second stage's margins (of delta, of the limit, and
+        of ``free`` where the witness's band term starts), are :data:`UNDECIDED`, as is every
+        set without the witness test's data (no limit).  Compiled on its first use; its
+        scratch is private to the calling thread."""
         b = S.shape[0]
         state = np.zeros(b, np.int64)
         err, cond, norm = np.full(b, np.nan), np.full(b, np.nan), np.full(b, np.nan)
         if b == 0 or not self.limit >= 0:
             return state, err, cond, norm
         with np.errstate(invalid="ignore"):
-            rows = np.flatnonzero((lb == 0) | ((lb < self.delta * (1 - 1e-6))
+            # numpy's bound may fall on the other side of free, and its witness with it
+            edge = (S.shape[1] == self.NT.shape[1]) & (lb >= self.free * (1 - 1e-6)) \
+                & (lb < self.free * (1 + 1e-6))
+            rows = np.flatnonzero((lb == 0) | ((lb < self.delta * (1 - 1e-6)) & ~edge
                                                & ~(witness <= self.limit / WITNESS_SHARE)))
         if rows.size == 0:
             return state, err, cond, norm
@@ -1433,7 +1447,7 @@ class RealScreen:
         done, npend, best, at, full = screen_range(
             S, self.n, count, self.NT, self.W, self.scale, self.delta, self.rc0, self.dn, pend,
             weak_lb, weak_at, Zs, C, Zl, P, vol, fro, c, g, u, bw, Ct, zT, inS, self.rowsq, fb,
-            self.Bn, self.T, self.wlim, self.tail, av,
+            self.Bn, self.T, self.wlim, self.tail, self.free, av,
             float(floor) if np.isfinite(floor) else -np.inf, halt)
         raise_if_halted(halt)
         me = threading.get_ident()  # each thread adds to its own count (no lock to pickle)
