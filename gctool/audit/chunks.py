@@ -14,12 +14,15 @@ walks of :mod:`gctool.audit.kernels`) and the worker that runs them (:mod:`gctoo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from gctool.engine.records import Record
 from gctool.engine.sweep import Best, Task
+
+if TYPE_CHECKING:
+    from gctool.compiled import Kind
 
 #: number of weakest sets (by the nullspace screen) re-evaluated directly for diagnostics
 WEAKEST = 16
@@ -75,6 +78,13 @@ class Kernel:
     def will_compile(self, s: int) -> bool:
         """Will sets of size s be walked in compiled code (known before compiling anything)?"""
         return False
+
+    def walk_kind(self, s: int) -> Kind | bool:
+        """:meth:`will_compile`, naming the kind of kernels the walk loads
+        (:class:`gctool.compiled.Kind`, which the workers of a Dask runner are charged loading
+        until they have: :func:`gctool.audit.distributed.kernels_load_ns`); False when sets of
+        size s are not walked compiled."""
+        return self.will_compile(s)
 
     def summarise_range(self, task: Task, n: int, s: int, numeric: bool
                         ) -> ChunkSummary | None:

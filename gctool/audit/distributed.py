@@ -77,6 +77,8 @@ if TYPE_CHECKING:  # (the optional extra gctool[dask])
     import numpy as np
     from distributed import Client, Future, LocalCluster
 
+    from gctool.compiled import Kind
+
 MISSING_EXTRA = ("`executor`=dask needs the optional extra 'gctool[dask]' "
                  "(pip install 'gctool[dask]', i.e. dask and distributed)")
 #: engine tasks per Dask task used by the CLI: an engine task is one kernel chunk (about
@@ -132,6 +134,18 @@ LOCAL_CLUSTER_NS = 800_000_000
 #: 0.71-0.78 s of CPU per worker more than the next (benchmarks/bench_budget.py, its Dask
 #: runs, load 7)
 WORKER_IMPORT_NS = 250_000_000
+#: what a Dask worker that has loaded compiled kernels of other kinds
+#: (:class:`gctool.compiled.Kind`: e.g. GF(q)'s, or attack's) pays at its first enumeration of
+#: a kind it has not loaded, in ns on no job's share: reading that kind's kernels from numba's
+#: cache (numba, gctool's engine and its kernel modules are loaded).  Measured on the 2-core
+#: machine (load 3-3.9): the worker process's CPU in its first run of a kind minus a later
+#: run's, on a 1-worker LocalCluster whose worker had imported gctool's engine, medians of 3:
+#: real verify (cyclic n=40 s=5, n=48 s=6) after GF(2^5)'s 0.04-0.05 s, after complex's
+#: 0.03 s, after attack's 0.02 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one
+#: process.  The first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A
+#: kind's kernels under other argument types (a B in Fortran order) are not told apart: the
+#: few ms of reading those are not charged
+KIND_LOAD_NS = 50_000_000
 #: seconds allowed for the workers' answer whether they have loaded the compiled kernels
 #: (:meth:`DaskRunner.kernels_warm`); no answer: counted as neither loaded nor imported
 ASK_S = 5.0
@@ -589,9 +603,10 @@ def _keep_heap() -> bool:
     return done
 
 
-#: what a Dask worker has done of its start (:func:`_worker_state_here`): nothing, imported
-#: gctool's engine (:func:`_engine_parts`), loaded the compiled kernels
-FRESH, IMPORTED, LOADED = 0, 1, 2
+#: what a Dask worker has done of its start for a kind of kernels (:func:`_worker_state_here`):
+#: nothing, imported gctool's engine (:func:`_engine_parts`), loaded compiled kernels of other
+#: kinds only, loaded this kind's (:class:`gctool.compiled.Kind`)
+FRESH, IMPORTED, OTHER, LOADED = 0, 1, 2, 3
 
 
 def _engine_parts() -> tuple[tuple[Any, str], ...]:
@@ -603,18 +618,28 @@ def _engine_parts() -> tuple[tuple[Any, str], ...]:
     return (compiled, "_jit"), (engine, "sweep")
 
 
-def _worker_state_here() -> int:
+def _worker_state_here(kind: Kind | None = None) -> int:
     """On a Dask worker (:meth:`DaskRunner._workers_loaded`): :data:`LOADED` when a compiled
-    kernel of gctool has run in this process (:func:`gctool.compiled.kernels_loaded`), else
-    :data:`IMPORTED` when it has imported the modules of :func:`_engine_parts` (an imported
-    submodule is an attribute of its package), else :data:`FRESH`.  Imports nothing heavy
-    (two packages' ``__init__``)."""
+    kernel of gctool of ``kind`` has run in this process (:meth:`gctool.compiled.Kind.loaded`;
+    ``kind`` None: of any kind, :func:`gctool.compiled.kernels_loaded`), :data:`OTHER` when
+    only kernels of other kinds have, else :data:`IMPORTED` when it has imported the modules
+    of :func:`_engine_parts` (an imported submodule is an attribute of its package), else
+    :data:`FRESH`.  Imports nothing heavy (two packages' ``__init__``)."""
     from gctool import compiled
 
     if compiled.kernels_loaded():
-        return LOADED
+        return LOADED if kind is None or kind.loaded() else OTHER
     return IMPORTED if all(hasattr(package, name) for package, name in _engine_parts()) \
         else FRESH
+
+
+def _kind(compiled: bool | Kind) -> Kind | None:
+    """The kind of kernels of an enumeration that walks compiled (``compiled``: its
+    :class:`~gctool.compiled.Kind`, or True when the caller does not name it: kernels of any
+    kind then count as its)."""
+    from gctool.compiled import Kind
+
+    return compiled if isinstance(compiled, Kind) else None
 
 
 def _still_wanted() -> Callable[[], bool]:
@@ -1097,12 +1122,16 @@ class DaskRunner:
     #: (``ahead_taken``)
     totals: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     #: the client whose workers ran a compiled enumeration of this runner (a marker without a
-    #: session): they have loaded the kernels (:meth:`kernels_warm`)
+    #: session), and the kinds of kernels those enumerations loaded there (None: a kind not
+    #: named, :func:`_kind`) (:meth:`workers_state`)
     _loaded_on: Any = field(default=None, init=False, repr=False, compare=False)
-    #: the workers' last answer whether they have loaded the kernels (:meth:`_workers_loaded`):
-    #: (when, ``time.monotonic()``; the least advanced worker's :func:`_worker_state_here`)
-    _asked: tuple[float, int] | None = field(default=None, init=False, repr=False,
-                                             compare=False)
+    _loaded_kinds: set[Kind | None] = field(default_factory=set, init=False, repr=False,
+                                            compare=False)
+    #: the workers' last answers whether they have loaded a kind of kernels
+    #: (:meth:`_workers_loaded`), by kind: (when, ``time.monotonic()``; the least advanced
+    #: worker's :func:`_worker_state_here`)
+    _asked: dict[Kind | None, tuple[float, int]] = field(default_factory=dict, init=False,
+                                                         repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -1124,31 +1153,48 @@ class DaskRunner:
         self._opened = 0
         return self
 
-    def kernels_warm(self) -> bool:
-        """Have this runner's workers loaded the compiled kernels (:func:`kernels_load_ns`)?
-        A scheduler's workers outlive its calls: once it has run a compiled enumeration of this
-        runner, or, in a session, once its workers said so when asked
-        (:meth:`_workers_loaded`: for an earlier client, an earlier gctool command); a local
-        cluster's, in the session whose cluster ran one (a call without a session starts a
-        cluster of its own)."""
-        if self._loaded_on is not None:
-            return self.scheduler is not None or (self._session_client is not None
-                                                  and self._loaded_on is self._session_client)
-        if self.scheduler is None or self._session is None or self._workers_loaded() < LOADED:
-            return False
-        self.loaded()
-        return True
+    def workers_state(self, kind: Kind | None = None) -> int:
+        """How far the least advanced of this runner's workers is in its start for ``kind``
+        of kernels (:func:`_worker_state_here`; None: any kind), as :func:`kernels_load_ns`
+        charges it.  What the runner remembers (:meth:`_remembered`) when that is
+        :data:`LOADED`; else, for a scheduler's workers in a session, their answer when asked
+        (:meth:`_workers_loaded`: for an earlier client, an earlier gctool command); else what
+        it remembers, or :data:`FRESH`."""
+        remembered = self._remembered(kind)
+        if remembered == LOADED:
+            return LOADED
+        if self.scheduler is None or self._session is None:
+            return FRESH if remembered is None else remembered
+        state = self._workers_loaded(kind)
+        if state == LOADED:
+            self.loaded(kind)
+        return state
 
-    def engine_imported(self) -> bool:
+    def _remembered(self, kind: Kind | None) -> int | None:
+        """What this runner's compiled enumerations left on its workers for ``kind``:
+        :data:`LOADED` once one of that kind (``kind`` None, or one whose kind was not named:
+        of any) ran there, :data:`OTHER` once only others did, None when none did.  A scheduler's workers outlive
+        its calls; a local cluster's, the session whose cluster ran them (a call without a
+        session starts a cluster of its own)."""
+        if self._loaded_on is None or not self._loaded_kinds:
+            return None
+        if self.scheduler is None and (self._session_client is None
+                                       or self._loaded_on is not self._session_client):
+            return None
+        kinds = self._loaded_kinds
+        return LOADED if kind is None or kind in kinds or None in kinds else OTHER
+
+    def kernels_warm(self, kind: Kind | None = None) -> bool:
+        """Have this runner's workers loaded the compiled kernels of ``kind`` (None: of any
+        kind) (:meth:`workers_state`, :func:`kernels_load_ns`)?"""
+        return self.workers_state(kind) >= LOADED
+
+    def engine_imported(self, kind: Kind | None = None) -> bool:
         """Have this runner's workers imported gctool's engine (:func:`_engine_parts`), so that
         a compiled enumeration costs them the kernels' load alone (:func:`kernels_load_ns`)?
-        The workers of a scheduler, when asked (:meth:`_workers_loaded`, in a session) or once
-        they have run a compiled enumeration of this runner; a local cluster's, once it has
-        (a call without a session starts a cluster of fresh workers)."""
-        if self.kernels_warm():
-            return True
-        return (self.scheduler is not None and self._session is not None
-                and self._workers_loaded() >= IMPORTED)
+        (:meth:`workers_state`: a local cluster's, once it has run a compiled enumeration; a
+        call without a session starts a cluster of fresh workers.)"""
+        return self.workers_state(kind) >= IMPORTED
 
     def starts_cluster(self) -> bool:
         """Does this runner's next call start a local cluster (:func:`cluster_start_ns`): no
@@ -1158,33 +1204,41 @@ class DaskRunner:
         client = self._session_client
         return self._session is None or getattr(client, "status", None) != "running"
 
-    def _workers_loaded(self) -> int:
-        """Ask the workers of the scheduler how far each is in its start
+    def _workers_loaded(self, kind: Kind | None = None) -> int:
+        """Ask the workers of the scheduler how far each is in its start for ``kind``
         (:func:`_worker_state_here`, one ``client.run``: 1-4 ms on the loopback cluster of
         the 2-core development machine) over the session's client, opened now when the session
         has none (as its first call would); the least advanced worker's answer.  A cluster
         without workers, a worker without gctool or no answer within :data:`ASK_S`:
-        :data:`FRESH`.  An answer of the last :data:`HEALTH_EVERY_S` is taken as it is (an
-        estimate and its refusal's words ask once)."""
-        last = self._asked
+        :data:`FRESH`.  An answer of the last :data:`HEALTH_EVERY_S` for the same kind is taken
+        as it is (an estimate and its refusal's words ask once)."""
+        last = self._asked.get(kind)
         if last is not None and time.monotonic() - last[0] < HEALTH_EVERY_S:
             return last[1]
         with _quiet(), self._client(1) as client:
             try:
-                answers = client.sync(client._run, _worker_state_here, on_error="return",
-                                      callback_timeout=ASK_S)
+                answers = client.sync(client._run, _worker_state_here, kind,
+                                      on_error="return", callback_timeout=ASK_S)
             except (Exception, asyncio.CancelledError):
                 answers = {}
-        states = [a if a in (FRESH, IMPORTED, LOADED) and type(a) is int else FRESH
+        states = [a if a in (FRESH, IMPORTED, OTHER, LOADED) and type(a) is int else FRESH
                   for a in answers.values()]
         state = min(states) if states else FRESH
-        self._asked = (time.monotonic(), state)
+        self._asked[kind] = (time.monotonic(), state)
         return state
 
-    def loaded(self) -> None:
-        """A compiled enumeration ran on this runner's workers (:meth:`kernels_warm`)."""
-        self._loaded_on = self._session_client if self._session_client is not None else \
-            object()
+    def loaded(self, kind: Kind | None = None) -> None:
+        """A compiled enumeration of ``kind`` (None: not named) ran on this runner's workers
+        (:meth:`workers_state`).  A local cluster's kinds are forgotten with its session's
+        client (a new cluster)."""
+        marker = self._session_client
+        if marker is None:
+            marker = self._loaded_on if self.scheduler is not None and \
+                self._loaded_on is not None else object()
+        if marker is not self._loaded_on and self.scheduler is None:
+            self._loaded_kinds = set()
+        self._loaded_on = marker
+        self._loaded_kinds.add(kind)
 
     def salt(self) -> str:
         """What tells this session's (or, without one, this call's) carried kernels apart from
@@ -1196,7 +1250,8 @@ class DaskRunner:
             started.cancel()
         stack, self._session, self._session_client = self._session, None, None
         self._sent.clear()
-        self._seen = self._asked = None
+        self._seen = None
+        self._asked.clear()
         if stack is not None:
             stack.close()
 
@@ -1485,7 +1540,7 @@ def groups_tasks(runner: Any) -> bool:
     return isinstance(runner, DaskRunner) and (runner.guided or runner.batch > 1)
 
 
-def placed(runner: Any, seconds: float, compiled: bool = False) -> Any:
+def placed(runner: Any, seconds: float, compiled: bool | Kind = False) -> Any:
     """The runner of an enumeration estimated at ``seconds`` of one core (calibrated, before it
     runs): ``runner`` told the estimate (:func:`estimated`), or None (the local engine, in this
     process) when ``runner`` is a :class:`DaskRunner` whose :attr:`~DaskRunner.local_below_s`
@@ -1496,7 +1551,7 @@ def placed(runner: Any, seconds: float, compiled: bool = False) -> Any:
     return estimated(runner, seconds, compiled)
 
 
-def estimated(runner: Any, seconds: float, compiled: bool = False) -> Any:
+def estimated(runner: Any, seconds: float, compiled: bool | Kind = False) -> Any:
     """``runner`` for an enumeration estimated at ``seconds`` of one core: a
     :class:`DaskRunner` sizes its first Dask tasks with the estimate (:meth:`_Window.size`;
     later ones with the time its tasks took), and records that a ``compiled`` one loaded
@@ -1507,7 +1562,7 @@ def estimated(runner: Any, seconds: float, compiled: bool = False) -> Any:
     return runner
 
 
-def workers_start_ns(runner: Any, compiled: bool) -> float:
+def workers_start_ns(runner: Any, compiled: bool | Kind) -> float:
     """What the Dask workers of ``runner`` cost an enumeration before its sets, in ns on no
     job's share (each worker process does its own, at the same time): starting the local
     cluster the run starts (:func:`cluster_start_ns`), and loading the compiled kernels on
@@ -1528,23 +1583,28 @@ def cluster_start_ns(runner: Any) -> float:
     return float(LOCAL_CLUSTER_NS)
 
 
-def kernels_load_ns(runner: Any, compiled: bool) -> float:
-    """What loading the compiled kernels costs an enumeration that walks them (``compiled``)
-    on the Dask workers of ``runner``: :data:`~gctool.budget.KERNELS_LOAD_NS` until they have
-    loaded them (:meth:`DaskRunner.kernels_warm`: the workers of a scheduler are asked, in a
-    session), as :func:`~gctool.budget.start_ns` counts this process, and
-    :data:`WORKER_IMPORT_NS` more while one of them has not imported gctool's engine
-    (:meth:`DaskRunner.engine_imported`; not asked: counted); 0 for any other runner."""
+def kernels_load_ns(runner: Any, compiled: bool | Kind) -> float:
+    """What loading the compiled kernels costs an enumeration that walks them (``compiled``:
+    their :class:`~gctool.compiled.Kind`, or True: kernels of any kind count) on the Dask
+    workers of ``runner``, by the least advanced worker's state
+    (:meth:`DaskRunner.workers_state`: the workers of a scheduler are asked, in a session):
+    nothing once they have loaded that kind; :data:`KIND_LOAD_NS` when they have loaded
+    kernels of other kinds only; :data:`~gctool.budget.KERNELS_LOAD_NS` when they have loaded
+    none, as :func:`~gctool.budget.start_ns` counts this process, and
+    :data:`WORKER_IMPORT_NS` more while one of them has not imported gctool's engine (not
+    asked: counted); 0 for any other runner."""
     if isinstance(runner, _Estimated):
         runner = runner.runner
-    if not compiled or not isinstance(runner, DaskRunner) or runner.kernels_warm():
+    if not compiled or not isinstance(runner, DaskRunner):
         return 0.0
     from gctool.budget import KERNELS_LOAD_NS
 
-    return float(KERNELS_LOAD_NS + (0 if runner.engine_imported() else WORKER_IMPORT_NS))
+    state = runner.workers_state(_kind(compiled))
+    return float({LOADED: 0, OTHER: KIND_LOAD_NS, IMPORTED: KERNELS_LOAD_NS}.get(
+        state, KERNELS_LOAD_NS + WORKER_IMPORT_NS))
 
 
-def start_words(runner: Any, compiled: bool) -> str:
+def start_words(runner: Any, compiled: bool | Kind) -> str:
     """The parts of :func:`workers_start_ns` in words, for a refusal (:func:`with_start`), or
     "" when it is 0: e.g. "with starting a local Dask cluster (about 800 ms) and importing
     gctool and loading the compiled kernels on its workers (about 750 ms)"."""
@@ -1573,13 +1633,14 @@ def with_start(head: str, words: str) -> str:
     return f"{head.rstrip(',')}, {words}," if words else head
 
 
-def ran_on(runner: Any, compiled: bool) -> None:
-    """An enumeration ran on ``runner``: when ``compiled`` and ``runner`` is Dask's, its
-    workers have loaded the kernels (:meth:`DaskRunner.loaded`); any other, nothing."""
+def ran_on(runner: Any, compiled: bool | Kind) -> None:
+    """An enumeration ran on ``runner``: when ``compiled`` (its kind of kernels, or True) and
+    ``runner`` is Dask's, its workers have loaded those kernels (:meth:`DaskRunner.loaded`);
+    any other, nothing."""
     if isinstance(runner, _Estimated):
         runner = runner.runner
     if compiled and isinstance(runner, DaskRunner):
-        runner.loaded()
+        runner.loaded(_kind(compiled))
 
 
 @dataclass(frozen=True)
@@ -1589,7 +1650,7 @@ class _Estimated:
 
     runner: DaskRunner
     seconds: float
-    compiled: bool = False
+    compiled: bool | Kind = False
 
     def __call__(self, worker: Any, tasks: Sequence[Any], jobs: int,
                  on_result: Callable[[int, Any], bool]) -> None:

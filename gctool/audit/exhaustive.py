@@ -88,6 +88,7 @@ from gctool.model import GradientCode
 from gctool.wording import counted
 
 if TYPE_CHECKING:
+    from gctool.compiled import Kind
     from gctool.engine.threads import Ahead
 
 Progress = Callable[[int, int], None]
@@ -197,7 +198,7 @@ def orbits_pay(n: int, s: int, rot: Rotation | None, plain_work: float,
 
 
 def path_work(oracle: Oracle, s: int, rot: Rotation | None, need: int, at: int = 0
-              ) -> tuple[float, bool]:
+              ) -> tuple[float, Kind | bool]:
     """(estimated work of the ``need`` sets of size s on the path that evaluates them, whether
     they walk compiled): :func:`planned_work` without a rotation; with one, the filter of
     every orbit candidate (:func:`gctool.audit.symmetry.filter_work`) and the orbit sets in
@@ -475,14 +476,15 @@ def _instead(code: GradientCode, others: str) -> str:
     return f"{smaller(code)}, use {others}, or raise `max_work`"
 
 
-def planned_work(oracle: Oracle, s: int, need: int, at: int = 0) -> tuple[float, bool]:
+def planned_work(oracle: Oracle, s: int, need: int, at: int = 0
+                 ) -> tuple[float, Kind | bool]:
     """(estimated work of ``need`` sets of size s, whether they walk compiled) as the oracle
     plans them (:meth:`Oracle.chunk_size`: on all C(n, s) sets, or ``at`` when larger, whatever
     share of them a rotation leaves), at that plan's rate per set.  Only a walk of
     lexicographic ranks runs on threads (:func:`_plan`); one set per rotation orbit goes to
     processes in batches, at the compiled rate."""
     at = max(need, at, comb(oracle.n, s))
-    return oracle.set_work(s, at) * need / max(1, at), oracle.will_walk_compiled(s, at)
+    return oracle.set_work(s, at) * need / max(1, at), oracle.walk_kind(s, at)
 
 
 # -- worst case -----------------------------------------------------------------------------------
@@ -500,11 +502,12 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
             oracle.batch_work(s, count_orbits(n, s, rot.t))):
         rot = None  # every set, walked compiled, costs less than one per orbit
     need = count_evaluated(n, s, rot)
-    work, compiled = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
+    work, kind = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
+    compiled = bool(kind)
     start = start_ns(compiled)  # (before the probe or an early start loads the kernels)
-    runner = placed(runner, work / NS_PER_S, compiled)  # a small search runs here
-    start += workers_start_ns(runner, compiled)  # (a Dask cluster's workers load their own)
-    parts = "" if oracle.estimated else start_words(runner, compiled)  # (what start counts)
+    runner = placed(runner, work / NS_PER_S, kind)  # a small search runs here
+    start += workers_start_ns(runner, kind)  # (a Dask cluster's workers load their own kind)
+    parts = "" if oracle.estimated else start_words(runner, kind)  # (what start counts)
     used = used_jobs(need, jobs, runner, compiled)
     # the kernel that will run it, timed on a task from the middle, decides (either way),
     # unless the budget holds the search even at its worst, or the calibrated estimate is far
@@ -754,7 +757,7 @@ class _SearchBudget:
         #: :attr:`time` once each size was asked about (:meth:`__call__`)
         self.upto: dict[int, float] = {}
         #: :meth:`work` of each size asked about
-        self._work: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._work: dict[tuple[int, int], tuple[float, Kind | bool]] = {}
         #: :meth:`early` of each size asked about
         self._early: dict[int, bool] = {}
         #: :meth:`rot_at` of each size asked about
@@ -813,11 +816,12 @@ class _SearchBudget:
         runner = self.runner_of(t) if t > 0 else None
         if runner is not None and "cluster" not in self._loads:
             self._loads["cluster"] = (t, cluster_start_ns(runner))
-        if t > 0 and self.work(t, need)[1]:
+        kind = self.work(t, need)[1] if t > 0 else False
+        if kind:
             where = "here" if runner is None else "workers"
             if where not in self._loads:
                 self._loads[where] = (t, self.load_ns
-                                      if runner is None else kernels_load_ns(runner, True))
+                                      if runner is None else kernels_load_ns(runner, kind))
         return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
 
     def check_whole(self) -> None:
@@ -846,7 +850,7 @@ class _SearchBudget:
             how = ", timed on samples of its sizes" if timed else ""
             raise computing_refusal(what, total, budget.max_work, how, budget.used)
 
-    def work(self, t: int, need: int) -> tuple[float, bool]:
+    def work(self, t: int, need: int) -> tuple[float, Kind | bool]:
         """(estimated work of size t's ``need`` sets on the path that searches it
         (:meth:`rot_at`, :func:`path_work`), whether they walk compiled)."""
         rot = self.rot_at(t)
@@ -854,7 +858,7 @@ class _SearchBudget:
             return self._plain(t, need)
         return path_work(self.oracle, t, rot, need)[0], False
 
-    def _plain(self, t: int, need: int) -> tuple[float, bool]:
+    def _plain(self, t: int, need: int) -> tuple[float, Kind | bool]:
         """(estimated work of size t's ``need`` sets walked in rank order, whether they walk
         compiled): a size below the compiled walk's minimum walks with the next size
         (:func:`_size_plan`), at the walk's rate.  Worked out once per size (the search asks
@@ -862,7 +866,8 @@ class _SearchBudget:
         if (t, need) not in self._work:
             oracle, n = self.oracle, self.oracle.n
             if self.early(t):  # at a count at which size t walks compiled
-                self._work[t, need] = planned_work(oracle, t, need, comb(n, t + 1))[0], True
+                self._work[t, need] = (planned_work(oracle, t, need, comb(n, t + 1))[0],
+                                       oracle.walk_kind(t, comb(n, t + 1)) or True)
             else:
                 self._work[t, need] = planned_work(oracle, t, need)
         return self._work[t, need]
@@ -882,7 +887,8 @@ class _SearchBudget:
         return self.times[t]
 
     def _size_time(self, t: int, need: int) -> tuple[float, str]:
-        work, compiled = self.work(t, need)
+        work, kind = self.work(t, need)
+        compiled = bool(kind)
         rot = self.rot_at(t)
         threads = compiled and rot is None  # orbits go to processes (_plan)
         runner = self.runner_of(t)

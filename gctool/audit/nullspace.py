@@ -69,6 +69,7 @@ from gctool.numerics import (
 if TYPE_CHECKING:
     from gctool.algebra.fields import Field
     from gctool.audit.chunks import ChunkSummary
+    from gctool.compiled import Kind
 
 #: sets per task of the compiled kernels (a few milliseconds of work each)
 COMPILED_CHUNK = 1 << 16
@@ -347,6 +348,11 @@ class GFNullKernel(Kernel):
         GIL: ``jobs`` runs in threads)?"""
         return self.compiled_test is not None and s > 0
 
+    def walk_kind(self, s: int) -> Kind | bool:
+        from gctool.compiled import GF
+
+        return self.will_compile(s) and GF
+
     def will_compile(self, s: int) -> bool:
         """Will :meth:`chunk_size` plan the compiled test for an enumeration of sets of size s
         (decided as it does, on C(n, s), without compiling anything)?"""
@@ -536,6 +542,11 @@ class FloatNullKernel(Kernel):
         """Are rank ranges of sets of size s walked by the compiled screen (which releases the
         GIL: ``jobs`` runs in threads)?"""
         return self.compiled_screen is not None and s > 0
+
+    def walk_kind(self, s: int) -> Kind | bool:
+        from gctool.compiled import COMPLEX, REAL
+
+        return self.will_compile(s) and (COMPLEX if np.iscomplexobj(self.red.N) else REAL)
 
     def will_compile(self, s: int) -> bool:
         """Will :meth:`plan` choose the compiled screen for sets of size s (decided as it does,

@@ -62,6 +62,7 @@ from gctool.audit.outcome import WorstOutcome
 from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
+from gctool.compiled import SPECTRA
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
 from gctool.engine.records import Checked, Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
@@ -271,8 +272,9 @@ class Frame:
         rows = bound and any(s > 0 for s in sets) and not self.analysis.has_rows
         with_rows = bound or self.analysis.has_rows
         compiled = any(self.will_compile(s, count) for s, count in sets.items())
+        kind = compiled and SPECTRA
         # (a Dask runner's workers load their own kernels: workers_start_ns)
-        alone = start_ns(compiled) + workers_start_ns(runner, compiled) + extra_work
+        alone = start_ns(compiled) + workers_start_ns(runner, kind) + extra_work
         shared, alone, used = 0.0, float(alone), 1
         for s, count in sets.items():
             work = count * self.set_work(s, with_rows, self.will_compile(s, count))
@@ -286,7 +288,7 @@ class Frame:
         sizes = ", ".join(str(s) for s in sorted(sets)) if len(sets) <= 4 else \
             f"{min(sets)}..{max(sets)}"
         head = f"{what} (n={n}, k={k}, s={sizes}): {total:,} straggler sets"
-        self.budget.check_work(with_start(head, start_words(runner, compiled)), shared,
+        self.budget.check_work(with_start(head, start_words(runner, kind)), shared,
                                remedy + ", or raise `max_work`", used, alone)
         memory = max((self.batch_memory(s) for s in sets), default=0)
         memory += Analysis.memory(n, k, rows=rows)
@@ -574,7 +576,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
                    jobs=used, runner=runner or run_threads,
                    after=after)
-        ran_on(runner, fr.walks(s))
+        ran_on(runner, fr.walks(s) and SPECTRA)
     except KeyboardInterrupt:
         raise SearchInterrupted(f"interrupted after {fold.checked:,} of {planned:,} straggler "
                                 f"sets (size {s}); worst epsilon so far "

@@ -20,6 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 ENV = "GCTOOL_COMPILED"
@@ -49,6 +50,47 @@ def kernels_loaded() -> bool:
     if not _ran and any(kernel.overloads for kernel in KERNELS):
         _ran.append(True)
     return bool(_ran)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The compiled kernels a walk loads: those of one module of kernels (``module``, the
+    dotted name: naming it imports nothing), over complex numbers or not (the real and the
+    complex screen are the same kernels under other signatures, each read from numba's cache
+    on its own; GF(q)'s run on integers).  A process that has loaded kernels of another kind
+    pays only for reading this kind's from the cache (``gctool.audit.distributed``'s
+    ``KIND_LOAD_NS``)."""
+
+    module: str
+    complex: bool = False
+
+    def loaded(self) -> bool:
+        """Has a kernel of this kind (its module's, under a signature over complex numbers
+        or not, as :attr:`complex` says) run in this process?  Imports nothing."""
+        return any(kernel.py_func.__module__ == self.module
+                   and any(_takes_complex(sig) == self.complex for sig in kernel.overloads)
+                   for kernel in KERNELS)
+
+
+def _takes_complex(signature: tuple[Any, ...]) -> bool:
+    """Does a compiled signature (numba's types of the arguments) take complex numbers?"""
+    return any("complex" in str(getattr(t, "dtype", t)) for t in signature)
+
+
+#: the kinds of the audits' walks (:mod:`gctool.audit.kernels`): verify's screen over R, C and
+#: GF(q); attack's optimal decoder (its fast path) and its brackets of the direct decoder;
+#: the encoded frames' spectra
+REAL = Kind("gctool.audit.kernels.real")
+COMPLEX = Kind("gctool.audit.kernels.real", complex=True)
+GF = Kind("gctool.audit.kernels.gf")
+SPECTRA = Kind("gctool.audit.kernels.spectra")
+
+
+def attack_kind(direct: bool, complex_numbers: bool) -> Kind:
+    """The kind of attack's walk: the optimal decoder's (:mod:`gctool.audit.kernels.optimal`)
+    or, off its fast path, the direct decoder's brackets (:mod:`.direct`)."""
+    module = "gctool.audit.kernels." + ("direct" if direct else "optimal")
+    return Kind(module, complex_numbers)
 
 
 def numba_imported() -> bool:

@@ -979,8 +979,9 @@ def test_the_threshold_search_counts_the_local_cluster_once(
 def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
         cluster: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scheduler's cluster is running: no start is counted.  In a session (the CLI's), its
-    workers are asked whether they have loaded the compiled kernels (here they run in this
-    process, which has): a new runner, as a later gctool command is, is not charged the load;
+    workers are asked whether they have loaded the compiled kernels of the run's kind (here
+    they run in this process, which has): a new runner, as a later gctool command is, is not
+    charged the load;
     workers that say they have not loaded them but have imported gctool's engine are charged
     the load (KERNELS_LOAD_NS), workers that have not imported it the import too
     (WORKER_IMPORT_NS), and so is a runner without a session, which does not ask.  On the
@@ -991,6 +992,10 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
     from gctool.budget import KERNELS_LOAD_NS
 
     monkeypatch.undo()  # (the run's own chunks: small_chunks' would time the estimate)
+    with monkeypatch.context() as m:  # (the real screen's kernels, which the verify below walks)
+        m.setenv("GCTOOL_COMPILED", "1")
+        assert verify(gctool.design("cyclic", n=8, s=2), 2, method="exhaustive").ok
+    assert compiled.REAL.loaded()
     address = cluster.scheduler_address
     with DaskRunner(scheduler=address) as warm:
         assert cluster_start_ns(warm) == 0.0 and workers_start_ns(warm, True) == 0.0
@@ -1111,3 +1116,81 @@ def test_a_worker_process_calls_the_kernels_the_client_calls(
     assert any("screen_range" in name for name in theirs), theirs
     assert {k: v - ours.get(k, set()) for k, v in theirs.items() if v - ours.get(k, set())} \
         == {}
+
+
+def test_a_worker_is_charged_the_kernels_of_a_kind_it_has_not_loaded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers of a scheduler are charged loading the compiled kernels of the run's kind
+    (gctool.compiled.Kind) until they have: a worker process that has run a GF(2^5) verify is
+    charged nothing for another one, and KIND_LOAD_NS (reading the real screen's kernels from
+    numba's cache), not nothing, for a real verify, and for a complex one; once it has run the
+    real verify, nothing for it either.  Reports equal the local runs'."""
+    from gctool import compiled
+    from gctool.audit.distributed import KIND_LOAD_NS, kernels_load_ns, start_words
+    from gctool.budget import KERNELS_LOAD_NS
+
+    monkeypatch.undo()  # (the run's own chunks: the compiled walks are planned with them)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")  # (the worker process inherits it)
+    gf = gctool.design("cyclic-mds", n=31, s=4, field="GF(2^5)")  # 31,465 sets
+    real = gctool.design("cyclic", n=30, s=4)  # 27,405 sets: both beyond the local pilot
+    refs = [verify(code, method="exhaustive", jobs=1) for code in (gf, real)]
+    with LocalCluster(**local_cluster_options(1)) as procs, Client(procs) as client:
+        address = procs.scheduler_address
+
+        def charged(kind: Any) -> float:
+            with DaskRunner(scheduler=address) as asking:  # (a session asks its workers)
+                return kernels_load_ns(asking, kind)
+
+        def on_worker(kind: Any) -> bool:
+            (loaded,) = client.run(kind.loaded).values()
+            return bool(loaded)
+
+        assert charged(compiled.GF) >= KERNELS_LOAD_NS  # a fresh worker: no kernel loaded
+        runner = DaskRunner(scheduler=address, key="gf")
+        assert same(verify(gf, method="exhaustive", runner=runner)) == same(refs[0])
+        assert runner.stats["dask_tasks"] >= 1
+        assert on_worker(compiled.GF) and not on_worker(compiled.REAL)
+        assert charged(compiled.GF) == 0.0
+        assert charged(compiled.REAL) == charged(compiled.COMPLEX) == KIND_LOAD_NS
+        with DaskRunner(scheduler=address) as asking:
+            words = start_words(asking, compiled.REAL)
+        assert words == "with loading the compiled kernels on the Dask workers (about 50 ms)"
+        runner = DaskRunner(scheduler=address, key="real")
+        assert same(verify(real, method="exhaustive", runner=runner)) == same(refs[1])
+        assert on_worker(compiled.REAL)
+        assert charged(compiled.REAL) == charged(compiled.GF) == 0.0
+        assert charged(compiled.COMPLEX) == KIND_LOAD_NS
+
+
+def test_a_session_remembers_the_kinds_its_cluster_loaded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local cluster's workers are never asked: a session remembers the kinds of kernels
+    its enumerations loaded there (through the runner each is given, the calls faked here),
+    charging KIND_LOAD_NS for another kind and nothing for theirs, until its cluster is
+    replaced (a fresh one: the whole load and import again); an enumeration whose kind is not
+    named counts as any kind, as before kinds were named."""
+    from gctool import compiled
+    from gctool.audit.distributed import (
+        KIND_LOAD_NS,
+        WORKER_IMPORT_NS,
+        estimated,
+        kernels_load_ns,
+    )
+    from gctool.budget import KERNELS_LOAD_NS
+
+    monkeypatch.setattr(DaskRunner, "__call__", lambda self, *a: None)
+    fresh = KERNELS_LOAD_NS + WORKER_IMPORT_NS
+    session = DaskRunner()
+    session._session_client = object()
+    assert kernels_load_ns(session, compiled.GF) == fresh
+    estimated(session, 1.0, compiled.GF)(None, [], 1, lambda i, r: False)
+    assert kernels_load_ns(session, compiled.GF) == 0.0
+    assert kernels_load_ns(session, compiled.REAL) == KIND_LOAD_NS
+    assert kernels_load_ns(session, compiled.SPECTRA) == KIND_LOAD_NS
+    assert kernels_load_ns(session, False) == 0.0
+    estimated(session, 1.0, compiled.REAL)(None, [], 1, lambda i, r: False)
+    assert kernels_load_ns(session, compiled.REAL) == 0.0
+    session._session_client = object()  # its connection lost: a new cluster
+    assert kernels_load_ns(session, compiled.REAL) == kernels_load_ns(session, True) == fresh
+    estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)
+    assert kernels_load_ns(session, compiled.COMPLEX) == 0.0

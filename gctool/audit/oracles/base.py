@@ -21,6 +21,7 @@ from gctool.wording import counted
 
 if TYPE_CHECKING:
     from gctool.audit.symmetry import Held
+    from gctool.compiled import Kind
 
 #: a batch of straggler sets given to :meth:`Oracle.errors` costs this much besides its sets,
 #: in ns (gathering, Python per call): what the searches that ask a few sets at a time pay
@@ -138,6 +139,13 @@ class Oracle:
         """Will an enumeration of ``sets`` sets of size s walk them in compiled code (threads:
         every job runs), decided before anything is compiled?"""
         return False
+
+    def walk_kind(self, s: int, sets: int) -> Kind | bool:
+        """:meth:`will_walk_compiled`, naming the kind of kernels the walk loads
+        (:class:`gctool.compiled.Kind`, which the workers of a Dask runner are charged loading
+        until they have: :func:`gctool.audit.distributed.kernels_load_ns`); False when not
+        walked compiled."""
+        return self.will_walk_compiled(s, sets)
 
     # -- compiled walks of rank ranges (an oracle that has them overrides these) -------------
     def walk_stops(self, s: int) -> bool:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from gctool.engine.enumeration import survivors_of
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
 from gctool.numerics import EPS, Tol, kkt_muladds, lost_terms
+
+if TYPE_CHECKING:
+    from gctool.compiled import Kind
 
 _SIG_LOST = 1e-14
 FAST_KAPPA = 1e4  # largest cond(B) (row-normalised) for the fast path of OptimalOracle
@@ -377,6 +380,12 @@ class OptimalOracle(Oracle):
 
         return (self._walks_direct(s) or self._uses_hat(s) and self.Qperp.shape[1] > 0) and \
             wanted(sets)
+
+    def walk_kind(self, s: int, sets: int) -> Kind | bool:
+        from gctool.compiled import attack_kind
+
+        return self.will_walk_compiled(s, sets) and attack_kind(
+            self._walks_direct(s), bool(np.iscomplexobj(self.code.B)))
 
     def walk_stops(self, s: int) -> bool:
         """With s > d the compiled walk solves each set's lost error itself and stops at the

@@ -129,9 +129,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
-    compiled = kernel.will_compile(s)  # (on the workers of a Dask runner too)
-    run.fixed = start_ns(compiled) + workers_start_ns(run.runner, compiled)  # before any loads
-    run.started = start_words(run.runner, compiled)
+    kind = kernel.walk_kind(s)  # (on the workers of a Dask runner too: of that kind)
+    run.fixed = start_ns(bool(kind)) + workers_start_ns(run.runner, kind)  # before any loads
+    run.started = start_words(run.runner, kind)
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
@@ -201,7 +201,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         left_s = per_set * max(0, evaluations - first.evaluated)
         with _shared_meter(kernel, run.used_jobs if runner is None else 1):
             run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs,
-                       runner=estimated(runner, left_s, compiled), coverage=coverage)
+                       runner=estimated(runner, left_s, compiled and kernel.walk_kind(s)),
+                       coverage=coverage)
     coverage.require()
     reduction = None
     if rot is not None:
