@@ -138,11 +138,11 @@ WORKER_IMPORT_NS = 250_000_000
 #: (:class:`gctool.compiled.Kind`: e.g. GF(q)'s, or attack's) pays at its first enumeration of
 #: a kind it has not loaded, in ns on no job's share: reading that kind's kernels from numba's
 #: cache (numba, gctool's engine and its kernel modules are loaded).  Measured on the 2-core
-#: machine (load 3-3.9): the worker process's CPU in its first run of a kind minus a later
+#: machine (load 3-8): the worker process's CPU in its first run of a kind minus a later
 #: run's, on a 1-worker LocalCluster whose worker had imported gctool's engine, medians of 3:
 #: real verify (cyclic n=40 s=5, n=48 s=6) after GF(2^5)'s 0.04-0.05 s, after complex's
-#: 0.03 s, after attack's 0.02 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one
-#: process.  The first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A
+#: 0.03 s, after attack's 0.02 s; attack (real cyclic n=36 s=5) after GF(2^5)'s 0.04 s, after
+#: real's 0.03 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one process.  The first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A
 #: kind's kernels under other argument types (a B in Fortran order) are not told apart: the
 #: few ms of reading those are not charged
 KIND_LOAD_NS = 50_000_000
@@ -1216,7 +1216,8 @@ class DaskRunner:
         if last is not None and time.monotonic() - last[0] < HEALTH_EVERY_S:
             return last[1]
         with _quiet(), self._client(1) as client:
-            try:
+            try:  # (the public Client.run is this call without a time limit: its keywords
+                # are documented as the function's; Dask's sync takes callback_timeout)
                 answers = client.sync(client._run, _worker_state_here, kind,
                                       on_error="return", callback_timeout=ASK_S)
             except (Exception, asyncio.CancelledError):
