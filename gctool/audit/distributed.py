@@ -142,9 +142,10 @@ WORKER_IMPORT_NS = 250_000_000
 #: run's, on a 1-worker LocalCluster whose worker had imported gctool's engine, medians of 3:
 #: real verify (cyclic n=40 s=5, n=48 s=6) after GF(2^5)'s 0.04-0.05 s, after complex's
 #: 0.03 s, after attack's 0.02 s; attack (real cyclic n=36 s=5) after GF(2^5)'s 0.04 s, after
-#: real's 0.03 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one process.  The first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A
-#: kind's kernels under other argument types (a B in Fortran order) are not told apart: the
-#: few ms of reading those are not charged
+#: real's 0.03 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one process.  The
+#: first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A kind's kernels
+#: under other argument types (a B in Fortran order) are not told apart: the few ms of
+#: reading those are not charged
 KIND_LOAD_NS = 50_000_000
 #: seconds allowed for the workers' answer whether they have loaded the compiled kernels
 #: (:meth:`DaskRunner.kernels_warm`); no answer: counted as neither loaded nor imported
@@ -1173,9 +1174,9 @@ class DaskRunner:
     def _remembered(self, kind: Kind | None) -> int | None:
         """What this runner's compiled enumerations left on its workers for ``kind``:
         :data:`LOADED` once one of that kind (``kind`` None, or one whose kind was not named:
-        of any) ran there, :data:`OTHER` once only others did, None when none did.  A scheduler's workers outlive
-        its calls; a local cluster's, the session whose cluster ran them (a call without a
-        session starts a cluster of its own)."""
+        of any) ran there, :data:`OTHER` once only others did, None when none did.  A
+        scheduler's workers outlive its calls; a local cluster's, the session whose cluster
+        ran them (a call without a session starts a cluster of its own)."""
         if self._loaded_on is None or not self._loaded_kinds:
             return None
         if self.scheduler is None and (self._session_client is None

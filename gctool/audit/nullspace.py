@@ -349,7 +349,7 @@ class GFNullKernel(Kernel):
         return self.compiled_test is not None and s > 0
 
     def walk_kind(self, s: int) -> Kind | bool:
-        from gctool.compiled import GF
+        from gctool.audit.kernels import GF
 
         return self.will_compile(s) and GF
 
@@ -544,7 +544,7 @@ class FloatNullKernel(Kernel):
         return self.compiled_screen is not None and s > 0
 
     def walk_kind(self, s: int) -> Kind | bool:
-        from gctool.compiled import COMPLEX, REAL
+        from gctool.audit.kernels import COMPLEX, REAL
 
         return self.will_compile(s) and (COMPLEX if np.iscomplexobj(self.red.N) else REAL)
 

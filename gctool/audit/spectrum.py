@@ -57,12 +57,11 @@ import numpy as np
 
 from gctool.audit.checks import check_s, curve_sizes
 from gctool.audit.distributed import ran_on, start_words, with_start, workers_start_ns
-from gctool.audit.kernels import private
+from gctool.audit.kernels import SPECTRA, private
 from gctool.audit.outcome import WorstOutcome
 from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
-from gctool.compiled import SPECTRA
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
 from gctool.engine.records import Checked, Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded

@@ -59,7 +59,8 @@ class Kind:
     complex screen are the same kernels under other signatures, each read from numba's cache
     on its own; GF(q)'s run on integers).  A process that has loaded kernels of another kind
     pays only for reading this kind's from the cache (``gctool.audit.distributed``'s
-    ``KIND_LOAD_NS``)."""
+    ``KIND_LOAD_NS``).  The audits' kinds: :data:`gctool.audit.kernels.REAL` and the others
+    there."""
 
     module: str
     complex: bool = False
@@ -75,22 +76,6 @@ class Kind:
 def _takes_complex(signature: tuple[Any, ...]) -> bool:
     """Does a compiled signature (numba's types of the arguments) take complex numbers?"""
     return any("complex" in str(getattr(t, "dtype", t)) for t in signature)
-
-
-#: the kinds of the audits' walks (:mod:`gctool.audit.kernels`): verify's screen over R, C and
-#: GF(q); attack's optimal decoder (its fast path) and its brackets of the direct decoder;
-#: the encoded frames' spectra
-REAL = Kind("gctool.audit.kernels.real")
-COMPLEX = Kind("gctool.audit.kernels.real", complex=True)
-GF = Kind("gctool.audit.kernels.gf")
-SPECTRA = Kind("gctool.audit.kernels.spectra")
-
-
-def attack_kind(direct: bool, complex_numbers: bool) -> Kind:
-    """The kind of attack's walk: the optimal decoder's (:mod:`gctool.audit.kernels.optimal`)
-    or, off its fast path, the direct decoder's brackets (:mod:`.direct`)."""
-    module = "gctool.audit.kernels." + ("direct" if direct else "optimal")
-    return Kind(module, complex_numbers)
 
 
 def numba_imported() -> bool:

@@ -988,6 +988,7 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
     command line, the refusal names neither."""
     import gctool.audit.distributed as dist
     from gctool import compiled
+    from gctool.audit import kernels
     from gctool.audit.distributed import WORKER_IMPORT_NS, cluster_start_ns, workers_start_ns
     from gctool.budget import KERNELS_LOAD_NS
 
@@ -995,7 +996,7 @@ def test_a_running_cluster_is_charged_no_start_and_warm_workers_no_load(
     with monkeypatch.context() as m:  # (the real screen's kernels, which the verify below walks)
         m.setenv("GCTOOL_COMPILED", "1")
         assert verify(gctool.design("cyclic", n=8, s=2), 2, method="exhaustive").ok
-    assert compiled.REAL.loaded()
+    assert kernels.REAL.loaded()
     address = cluster.scheduler_address
     with DaskRunner(scheduler=address) as warm:
         assert cluster_start_ns(warm) == 0.0 and workers_start_ns(warm, True) == 0.0
@@ -1125,7 +1126,7 @@ def test_a_worker_is_charged_the_kernels_of_a_kind_it_has_not_loaded(
     charged nothing for another one, and KIND_LOAD_NS (reading the real screen's kernels from
     numba's cache), not nothing, for a real verify, and for a complex one; once it has run the
     real verify, nothing for it either.  Reports equal the local runs'."""
-    from gctool import compiled
+    from gctool.audit import kernels
     from gctool.audit.distributed import KIND_LOAD_NS, kernels_load_ns, start_words
     from gctool.budget import KERNELS_LOAD_NS
 
@@ -1145,21 +1146,21 @@ def test_a_worker_is_charged_the_kernels_of_a_kind_it_has_not_loaded(
             (loaded,) = client.run(kind.loaded).values()
             return bool(loaded)
 
-        assert charged(compiled.GF) >= KERNELS_LOAD_NS  # a fresh worker: no kernel loaded
+        assert charged(kernels.GF) >= KERNELS_LOAD_NS  # a fresh worker: no kernel loaded
         runner = DaskRunner(scheduler=address, key="gf")
         assert same(verify(gf, method="exhaustive", runner=runner)) == same(refs[0])
         assert runner.stats["dask_tasks"] >= 1
-        assert on_worker(compiled.GF) and not on_worker(compiled.REAL)
-        assert charged(compiled.GF) == 0.0
-        assert charged(compiled.REAL) == charged(compiled.COMPLEX) == KIND_LOAD_NS
+        assert on_worker(kernels.GF) and not on_worker(kernels.REAL)
+        assert charged(kernels.GF) == 0.0
+        assert charged(kernels.REAL) == charged(kernels.COMPLEX) == KIND_LOAD_NS
         with DaskRunner(scheduler=address) as asking:
-            words = start_words(asking, compiled.REAL)
+            words = start_words(asking, kernels.REAL)
         assert words == "with loading the compiled kernels on the Dask workers (about 50 ms)"
         runner = DaskRunner(scheduler=address, key="real")
         assert same(verify(real, method="exhaustive", runner=runner)) == same(refs[1])
-        assert on_worker(compiled.REAL)
-        assert charged(compiled.REAL) == charged(compiled.GF) == 0.0
-        assert charged(compiled.COMPLEX) == KIND_LOAD_NS
+        assert on_worker(kernels.REAL)
+        assert charged(kernels.REAL) == charged(kernels.GF) == 0.0
+        assert charged(kernels.COMPLEX) == KIND_LOAD_NS
 
 
 def test_a_session_remembers_the_kinds_its_cluster_loaded(
@@ -1169,7 +1170,7 @@ def test_a_session_remembers_the_kinds_its_cluster_loaded(
     charging KIND_LOAD_NS for another kind and nothing for theirs, until its cluster is
     replaced (a fresh one: the whole load and import again); an enumeration whose kind is not
     named counts as any kind, as before kinds were named."""
-    from gctool import compiled
+    from gctool.audit import kernels
     from gctool.audit.distributed import (
         KIND_LOAD_NS,
         WORKER_IMPORT_NS,
@@ -1182,15 +1183,15 @@ def test_a_session_remembers_the_kinds_its_cluster_loaded(
     fresh = KERNELS_LOAD_NS + WORKER_IMPORT_NS
     session = DaskRunner()
     session._session_client = object()
-    assert kernels_load_ns(session, compiled.GF) == fresh
-    estimated(session, 1.0, compiled.GF)(None, [], 1, lambda i, r: False)
-    assert kernels_load_ns(session, compiled.GF) == 0.0
-    assert kernels_load_ns(session, compiled.REAL) == KIND_LOAD_NS
-    assert kernels_load_ns(session, compiled.SPECTRA) == KIND_LOAD_NS
+    assert kernels_load_ns(session, kernels.GF) == fresh
+    estimated(session, 1.0, kernels.GF)(None, [], 1, lambda i, r: False)
+    assert kernels_load_ns(session, kernels.GF) == 0.0
+    assert kernels_load_ns(session, kernels.REAL) == KIND_LOAD_NS
+    assert kernels_load_ns(session, kernels.SPECTRA) == KIND_LOAD_NS
     assert kernels_load_ns(session, False) == 0.0
-    estimated(session, 1.0, compiled.REAL)(None, [], 1, lambda i, r: False)
-    assert kernels_load_ns(session, compiled.REAL) == 0.0
+    estimated(session, 1.0, kernels.REAL)(None, [], 1, lambda i, r: False)
+    assert kernels_load_ns(session, kernels.REAL) == 0.0
     session._session_client = object()  # its connection lost: a new cluster
-    assert kernels_load_ns(session, compiled.REAL) == kernels_load_ns(session, True) == fresh
+    assert kernels_load_ns(session, kernels.REAL) == kernels_load_ns(session, True) == fresh
     estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)
-    assert kernels_load_ns(session, compiled.COMPLEX) == 0.0
+    assert kernels_load_ns(session, kernels.COMPLEX) == 0.0

@@ -27,7 +27,7 @@ kernels), ``1`` (always, whatever the size; the tests use it to compare both pat
 
 from __future__ import annotations
 
-from gctool.compiled import mode, numba_available
+from gctool.compiled import Kind, mode, numba_available
 
 #: below this many sets, importing numba and loading the cached kernels (0.5 to 1 s of CPU)
 #: costs more than the numpy kernels (about 3 µs per set) spend on the whole enumeration.
@@ -41,6 +41,21 @@ MIN_SETS = 300_000
 #: :mod:`.real`: the numpy route reads it too (:meth:`gctool.audit.nullspace.FloatNullKernel.
 #: stage_shares`), without importing numba (0.2 s of CPU)
 WITNESS_SHARE = 0.125
+
+#: the kinds of kernels of the walks here (:class:`gctool.compiled.Kind`, named by their
+#: module, which naming does not import): verify's screen over R, C (the same kernels under
+#: other signatures) and GF(q) (:mod:`.real`, :mod:`.gf`); the encoded frames' spectra
+#: (:mod:`.spectra`); attack's: :func:`attack_kind`
+REAL = Kind(f"{__name__}.real")
+COMPLEX = Kind(f"{__name__}.real", complex=True)
+GF = Kind(f"{__name__}.gf")
+SPECTRA = Kind(f"{__name__}.spectra")
+
+
+def attack_kind(direct: bool, complex_numbers: bool) -> Kind:
+    """The kind of attack's walk: the optimal decoder's (:mod:`.optimal`) or, off its fast
+    path, the direct decoder's brackets (:mod:`.direct`)."""
+    return Kind(f"{__name__}.{'direct' if direct else 'optimal'}", complex_numbers)
 
 
 def wanted(sets: int) -> bool:

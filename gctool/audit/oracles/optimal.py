@@ -382,7 +382,7 @@ class OptimalOracle(Oracle):
             wanted(sets)
 
     def walk_kind(self, s: int, sets: int) -> Kind | bool:
-        from gctool.compiled import attack_kind
+        from gctool.audit.kernels import attack_kind
 
         return self.will_walk_compiled(s, sets) and attack_kind(
             self._walks_direct(s), bool(np.iscomplexobj(self.code.B)))
