@@ -420,3 +420,28 @@ def test_the_exact_input_refusal_on_the_command_line(tmp_path: Path) -> None:
     work = rational.input_work(144)
     refused(run("verify", str(path), "--exact", "-s", "1", "--max-work",
                 f"{_seconds(work / 2):.9f}s"), "as fractions", "--max-work")
+
+
+def test_a_run_left_to_the_timed_probe_is_not_refused_by_its_pilot(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """rs real n=36 s=6 at a budget of 3 s (one job): its calibrated estimate (about 20 s) is
+    above the budget and within TIMED_SPAN of it, so the timed probe decides.  Its pilot, the
+    first sets in lex order, has sets float64 cannot decide, whose exact decisions it charges
+    to the run's meter: that meter, charged up to the budget with the calibrated estimate,
+    refused the run there ('would take about 3 s or more', the budget itself, for a run of
+    13 s).  The pilot now reaches the probe."""
+    from gctool.audit.verify import enumeration
+
+    class Probed(Exception):
+        pass
+
+    def probe(*args: Any, **kw: Any) -> Any:
+        raise Probed
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    monkeypatch.setattr(enumeration, "_check_timed", probe)
+    code = design("rs", n=36, s=6, field="real")
+    run_, work = _enumerated(code, 6)
+    assert 3.0 < _seconds(work) <= 30.0  # left to the probe (TIMED_SPAN = 10)
+    with pytest.raises(Probed):
+        verify(code, 6, budget=Budget(max_work=3.0), jobs=1)
