@@ -585,3 +585,137 @@ def test_verify_reports_the_same_on_a_compressed_copy(tmp_path: Path, field: str
     assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
     reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
     assert reports[0] == reports[1] and reports[0]["ok"]
+
+
+# -- an NPZ from a pipe ----------------------------------------------------------------------------
+def _piped(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    """stdin becomes a pipe that a thread fills with ``data`` (its size unknown to the reader)."""
+    import io
+    import os
+    import threading
+
+    r, w = os.pipe()
+
+    def fill() -> None:
+        with os.fdopen(w, "wb") as out:
+            out.write(data)
+
+    threading.Thread(target=fill, daemon=True).start()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(os.fdopen(r, "rb")))
+
+
+def test_an_npz_from_a_pipe_is_read_aligned_into_one_buffer(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """An 8 MB NPZ from a pipe (read in doubling pieces into one mapping) gives B equal to what
+    was written, 64-byte aligned, a read-only view of an immutable buffer of the input's
+    size: as a regular file's."""
+    from gctool._files import read_input
+
+    path, B = _gf16_file(tmp_path)
+    _piped(monkeypatch, path.read_bytes())
+    data, label = read_input("-")
+    assert label == "stdin" and isinstance(data, memoryview) and data.readonly
+    assert data == path.read_bytes()
+    code = gctool.io.code_from_bytes(data, label)
+    assert np.array_equal(code.B, B) and _address(code.B) % 64 == 0
+    buf = _read_buffer_of(code.B)
+    assert getattr(buf, "gctool_immutable", False) is True and not buf.flags.writeable
+    assert len(data) <= buf.nbytes <= len(data) + 64
+    with pytest.raises(ValueError, match="(?i)writeable"):
+        code.B.flags.writeable = True
+
+
+@pytest.mark.parametrize("kind", ["meta-first", "compressed"])
+def test_other_npz_from_a_pipe_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             kind: str) -> None:
+    """B not the first member, or compressed: from a pipe, the same code as from the file."""
+    B = np.random.default_rng(8).standard_normal((300, 300))
+    meta = code_to_meta(GradientCode(B, parse_field("real"), 3))
+    path = tmp_path / "o.npz"
+    if kind == "meta-first":
+        np.savez(path, meta=np.array(json.dumps(meta)), B=B)
+    else:
+        np.savez_compressed(path, B=B, meta=np.array(json.dumps(meta)))
+    _piped(monkeypatch, path.read_bytes())
+    code = read_code("-")
+    assert np.array_equal(code.B, B) and code_to_meta(code) == code_to_meta(read_code(path))
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_pipe_is_held_to_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          over: int) -> None:
+    """An NPZ from a pipe of exactly the limit is read; one byte over it is refused."""
+    import gctool._files as files
+
+    path, B = _gf16_file(tmp_path, n=300)
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", path.stat().st_size - over)
+    _piped(monkeypatch, path.read_bytes())
+    if over:
+        with pytest.raises(CodeFileError, match="stdin: input is larger than"):
+            read_code("-")
+    else:
+        assert np.array_equal(read_code("-").B, B)
+
+
+def test_without_mremap_a_pipe_is_read_in_pieces(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where an anonymous mapping cannot be resized (no mremap), a pipe is read as before:
+    the same code, from bytes."""
+    import mmap
+
+    from gctool._files import read_input
+
+    class Fixed(mmap.mmap):
+        def resize(self, newsize: int) -> None:
+            raise SystemError("mmap: resizing not available--no mremap()")
+
+    path, B = _gf16_file(tmp_path, n=300)
+    monkeypatch.setattr(mmap, "mmap", Fixed)
+    _piped(monkeypatch, path.read_bytes())
+    data, _ = read_input("-")
+    assert isinstance(data, bytes) and data == path.read_bytes()
+    assert np.array_equal(gctool.io.code_from_bytes(data, "stdin").B, B)
+
+
+def test_a_spoiled_large_npz_on_stdin_is_refused_as_from_its_path(tmp_path: Path) -> None:
+    """A 2 MB NPZ with one byte of B flipped: one line, the same from its path and on stdin
+    (read streamed), exit 2."""
+    path, _ = _gf16_file(tmp_path, n=500)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    lines = [refused(_cli(["verify", str(path)]), str(path), "CRC"),
+             refused(_cli(["verify", "-"], bytes(data)), "stdin", "CRC")]
+    assert lines[0].replace(str(path), "stdin") == lines[1]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's VmHWM")
+def test_a_pipe_grows_a_fresh_process_by_the_input_once(tmp_path: Path) -> None:
+    """A 31 MB real NPZ through a pipe raises a fresh process's peak resident memory by its
+    size once (reading it through io.BytesIO in growing pieces: 1.2x)."""
+    import subprocess
+    import sys
+
+    B = np.random.default_rng(9).standard_normal((2400, 1600))
+    path = tmp_path / "big.npz"
+    gctool.io.write_code(GradientCode(B, parse_field("real"), 3), path)
+    probe = ("import sys, numpy as np\n"
+             "from gctool.io import read_code\n"
+             "def peak():\n"
+             "    for line in open('/proc/self/status'):\n"
+             "        if line.startswith('VmHWM:'):\n"
+             "            return int(line.split()[1]) * 1024\n"
+             "read_code(sys.argv[1])\n"  # imports and first allocations outside
+             "before = peak()\n"
+             "code = read_code('-')\n"
+             "print(peak() - before, float(np.asarray(code.B).sum()),\n"
+             "      np.asarray(code.B).ctypes.data % 64)\n")
+    small = tmp_path / "small.npz"
+    gctool.io.write_code(gctool.design("frc", n=6, s=1), small)
+    out = subprocess.run([sys.executable, "-c", probe, str(small)], input=path.read_bytes(),
+                         capture_output=True, check=True, timeout=300).stdout.decode()
+    grew, total, mod = out.split()
+    assert float(total) == float(B.sum()) and mod == "0"
+    size = path.stat().st_size
+    assert 0.97 * size <= int(grew) <= 1.06 * size, int(grew) / size
