@@ -1195,3 +1195,28 @@ def test_a_session_remembers_the_kinds_its_cluster_loaded(
     assert kernels_load_ns(session, kernels.REAL) == kernels_load_ns(session, True) == fresh
     estimated(session, 1.0, True)(None, [], 1, lambda i, r: False)
     assert kernels_load_ns(session, kernels.COMPLEX) == 0.0
+
+
+def test_the_workers_query_gives_up_at_its_time_limit(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question whether the workers have loaded a kind of kernels (before an estimate) is
+    bounded by ASK_S: workers that do not answer in time count as fresh (the whole import and
+    load charged), and the estimate does not wait for them.  (Why the query keeps Dask's
+    Client._run under Client.sync's time limit: the public Client.run has none.)"""
+    import asyncio
+
+    import gctool.audit.distributed as dist
+    from gctool.audit import kernels
+
+    async def silent(kind: Any = None) -> int:
+        await asyncio.sleep(3.0)
+        return dist.LOADED
+
+    monkeypatch.setattr(dist, "_worker_state_here", silent)
+    monkeypatch.setattr(dist, "ASK_S", 0.3)
+    with DaskRunner(scheduler=cluster.scheduler_address) as runner:
+        with runner._client(1):  # (the session's client, connected before the clock)
+            pass
+        t0 = time.monotonic()
+        assert runner.workers_state(kernels.REAL) == dist.FRESH
+        assert time.monotonic() - t0 < 2.0
