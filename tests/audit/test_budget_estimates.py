@@ -1652,3 +1652,35 @@ def test_the_complex_screen_costs_twice_the_real_rate_per_multiply_add_and_its_o
     assert needed(rs, 5) == pytest.approx(comb(40, 5) * walk_time(rs, 5) / 1e9)
     assert screen_cost(5, 20, complex_=True) < 0.6 * (
         real.SCREEN_SET_NS + 4 * real.SCREEN_ENTRY_NS * 5 * 20 * 16)
+
+# -- the estimate of a decoder norm in full ------------------------------------------------
+def test_a_norm_in_full_has_a_fixed_part_a_part_per_multiply_add_and_over_c_per_entry(
+        ) -> None:
+    """``norm_cost``: a fixed part per set (its decoder, the calls), a part per multiply-add of
+    the decoder and its norm, ``d (d - s + 1) + n d m``, and over C twice that rate plus a
+    modulus per entry of ``D (W + N^T z)`` (``n m``).  So the fixed part carries small d (it
+    read 2x low at d = 6 without it), and over C the ratio to R falls towards NORM_COMPLEX as
+    d grows (4x read 0.6-0.8 of the time at d >= 24)."""
+    from gctool.audit.kernels.real import (
+        NORM_COMPLEX,
+        NORM_ENTRY_NS,
+        NORM_ROW_COMPLEX_NS,
+        NORM_SET_NS,
+    )
+
+    # affine in n (the rows of the norm), with the fixed part and the decoder's d (d - s + 1)
+    # at n = 0; the same in m
+    f = [norm_cost(n, 5, 10, 1) for n in (40, 60, 80)]
+    assert f[2] - f[1] == pytest.approx(f[1] - f[0]) == pytest.approx(20 * 10 * NORM_ENTRY_NS)
+    assert 3 * f[0] - 2 * f[1] == pytest.approx(NORM_SET_NS + NORM_ENTRY_NS * 10 * 6)
+    assert norm_cost(40, 5, 10, 2) - f[0] == pytest.approx(40 * 10 * NORM_ENTRY_NS)
+    # a set with d = s still pays its fixed part: at d = 6 it is a third of the estimate or more
+    assert NORM_SET_NS >= norm_cost(40, 6, 6, 1) / 3
+    # over C: twice the rate per multiply-add and a modulus per entry
+    for n, s, d, m in ((40, 5, 6, 1), (60, 5, 32, 2)):
+        over = norm_cost(n, s, d, m, complex_=True) - norm_cost(n, s, d, m)
+        assert over == pytest.approx((NORM_COMPLEX - 1) * (norm_cost(n, s, d, m) - NORM_SET_NS)
+                                     + NORM_ROW_COMPLEX_NS * n * m)
+    ratio = [norm_cost(n, s, d, 1, complex_=True) / norm_cost(n, s, d, 1)
+             for n, s, d in ((40, 5, 6), (40, 5, 16), (60, 5, 32), (72, 6, 48))]
+    assert ratio == sorted(ratio, reverse=True) and NORM_COMPLEX < ratio[-1] < 3 < ratio[0]

@@ -266,3 +266,15 @@ def test_fit_elimination() -> None:
                for line in rows), out  # wall, CPU, repeated and warm-heap ratios
     assert "gctool/galois" in rows[1], out
     assert re.search(r"fresh \d+\.\d\d-\d+\.\d\d \(\d of 3 within 0.5-2\), its CPU", out), out
+
+
+def test_fit_norms() -> None:
+    # one fresh process per code: each prints its norms in full, the time per norm against
+    # norm_cost and their ratio, and the summary counts the codes within 0.5-2
+    out = child("fit_norms.py", "--quick", "--repeat", "1", "--only", "random real",
+                timeout=300)
+    rows = [line for line in out.splitlines() if line.startswith("random ")]
+    assert [int(line.split()[3]) for line in rows] == [6, 10, 32], out
+    assert all(re.search(r" \d+\.\d\d +\d+( |$)", line) for line in rows), out
+    assert re.search(r"measured / estimated \d+\.\d\d-\d+\.\d\d \(\d of 3 within 0.5-2\)",
+                     out), out

@@ -1030,13 +1030,22 @@ def screen_cost(s: int, d: int, complex_: bool = False) -> float:
 
 #: a set whose decoder-norm bound ``||D W|| + ||D N^T||_2 ||z||`` does not cut it (below the
 #: largest norm the walk has found) gets its decoder and its norm computed in full
-#: (:func:`_set_decoder`, :func:`_decoder_norm`): this much per multiply-add of them,
-#: ``d (d - s + 1) + n d m`` (complex: four times as much), times the share of such sets
-#: (:func:`norm_share`), besides :func:`screen_cost`.  Measured on frc n=36, 48, 60 at s = 5
-#: (d = 30-50, every set computed in full: 1.8-6.1 us per set where the screen's cost says
-#: 0.6-1.8) and rs n=36, 44 (about half of their sets: 1.0-1.5 us for 0.3-0.6), CPU time of
-#: one core of the 2-core development machine under load
-NORM_ENTRY_NS = 0.5
+#: (:func:`_set_decoder`, :func:`_decoder_norm`): a fixed part per set ...
+NORM_SET_NS = 100
+#: ... plus this much per multiply-add of them, ``d (d - s + 1) + n d m`` (complex:
+#: NORM_COMPLEX times as much) ...
+NORM_ENTRY_NS = 0.44
+NORM_COMPLEX = 2.0
+#: ... plus, over C, this much per entry of ``D (W + N^T z)`` (``n m``: its modulus squared,
+#: ``abs(v) ** 2``, a hypot per entry).  Fitted by benchmarks/fit_norms.py: the CPU time of
+#: the walk (:func:`screen_range`, best of 5 on 40,000 sets, one fresh process per code, the
+#: 2-core development machine at load 4-5) with every accepted set's norm computed in full,
+#: less the same walk with every set cut and less its prefixes' norms, per norm: random dense
+#: real and complex n=30-72 d=6-48 s=3-6, rs real and complex n=40 s=5, frc n=48 s=5, cyclic
+#: n=48 s=6 (218-2,840 ns real, 840-6,270 complex): measured / estimated 0.89-1.13, where
+#: 0.5 ns per multiply-add alone (4x over C) read 1.7-2.3 at d = 6 and 0.57-0.83 at complex
+#: d >= 24
+NORM_ROW_COMPLEX_NS = 22
 #: the sets :func:`norm_share` draws; the spread of their norms (largest / smallest) up to
 #: which they are taken to hold the walk's largest norm too (within this margin); and the size
 #: beyond which it bounds ``||D N^T||_2`` by the largest row scale instead of an SVD of
@@ -1067,8 +1076,12 @@ SHARE_SVD_MAX = 20_000_000
 
 def norm_cost(n: int, s: int, d: int, m: int, complex_: bool = False) -> float:
     """Estimated time of one set's decoder and its norm computed in full by the walk, in ns
-    (:data:`NORM_ENTRY_NS`)."""
-    return NORM_ENTRY_NS * (d * max(1, d - s + 1) + n * d * m) * (4 if complex_ else 1)
+    (:data:`NORM_SET_NS`, :data:`NORM_ENTRY_NS`, :data:`NORM_COMPLEX`,
+    :data:`NORM_ROW_COMPLEX_NS`)."""
+    entries = d * max(1, d - s + 1) + n * d * m
+    if complex_:
+        return NORM_SET_NS + NORM_ENTRY_NS * NORM_COMPLEX * entries + NORM_ROW_COMPLEX_NS * n * m
+    return NORM_SET_NS + NORM_ENTRY_NS * entries
 
 
 #: a square s x s matrix A with ``|det A| >= SOLVE_COND * ||A||_F^s`` has a condition number
