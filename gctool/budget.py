@@ -720,21 +720,68 @@ def write_rate(where: Any) -> float | None:
 
 
 #: reading a code file (:func:`gctool.io.load_code`: its bytes, the parse, the checks of its
-#: entries and the field's coercion) costs this per byte of the file, in ns: JSON ...
-READ_JSON_NS = 45
-#: ... or NPZ (measured, CPU of one core of the loaded 2-core machine, on matrices of 256 x 256
-#: to 4095 x 4095: JSON 27-29 ns per byte of real floats, 53 of complex pairs, 39-63 of GF(q)
-#: integers, 72-75 of reals 0.0 and 1.0; NPZ 0.5-1.7, about 1.0 from 30 MB on)
+#: entries and the field's coercion) costs a fixed part, in ns, for JSON ...
+READ_JSON_FILE_NS = 250_000
+#: ... and NPZ (the zip archive, its meta, B's header) ...
+READ_NPZ_FILE_NS = 600_000
+#: ... plus, for NPZ, this much per byte (B's bytes read and checked) ...
 READ_NPZ_NS = 1.0
-#: a code file whose reading is estimated below this (ns: about 1 MB of JSON, 50 MB of NPZ)
+#: ... and for JSON this much per byte, per comma (about one a number), per '.' (a float) and
+#: per '[' (a list: a row, or a complex entry's pair), counted on READ_SAMPLE_PIECES pieces
+#: of READ_SAMPLE_BYTES spread over the file (read with its first four bytes: microseconds);
+#: READ_JSON_NS per byte without a sample.  Fitted by benchmarks/fit_reads.py (CPU time of
+#: the first read in a fresh process after a small file of the same kind and field, medians
+#: of 3 processes, the 2-core development machine at load 2-3) on gctool's JSON of random
+#: dense real, complex, GF(7), GF(2^8) and GF(65521) codes and frc over R and GF(7), n = 16
+#: to 2048 (1 KB to 45 MB), and on the same documents written compact, one number a line and
+#: with integers for reals: 22-101 ns per byte (21-300 from the fixed part at n = 16),
+#: measured / estimated 0.78-1.29, where 45 ns per byte read 0.48-2.25.  NPZ (the same
+#: codes, 3 KB to 134 MB): 0.6-0.7 ms for n = 16, 0.6-1.2 ns per byte from 8 MB on (frc real
+#: n = 4096 once 2.3: fresh memory under load)
+READ_JSON_BYTE_NS = 9.0
+READ_JSON_NUMBER_NS = 190.0
+READ_JSON_FLOAT_NS = 130.0
+READ_JSON_LIST_NS = 790.0
+READ_JSON_NS = 45
+READ_SAMPLE_PIECES = 4
+READ_SAMPLE_BYTES = 16_384
+#: a code file whose reading is estimated below this (ns: 50-200 KB of JSON, 4 MB of NPZ)
 #: is read under any budget and not counted, as a part of estimating the run (nothing is
-#: known of a code before it is read)
-READ_FREE_NS = 50_000_000
+#: known of a code before it is read): a thousandth of the default budget, where 50 ms left
+#: out the 34 MB NPZ of a real frc code n = 2048 (35-55 ms) of a run estimated at 35 ms
+READ_FREE_NS = 5_000_000
 
 
-def read_cost(npz: bool, nbytes: int) -> float:
-    """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``), in ns."""
-    return (READ_NPZ_NS if npz else READ_JSON_NS) * max(0, nbytes)
+def read_cost(npz: bool, nbytes: int, sample: bytes | memoryview = b"") -> float:
+    """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``), in ns; a JSON file's
+    cost per byte from ``sample`` (:func:`read_sample` of it), READ_JSON_NS without one (or
+    an empty one)."""
+    nbytes = max(0, nbytes)
+    if npz:
+        return READ_NPZ_FILE_NS + READ_NPZ_NS * nbytes
+    if not len(sample):
+        return READ_JSON_FILE_NS + READ_JSON_NS * nbytes
+    raw = bytes(sample)
+    per = (READ_JSON_BYTE_NS * len(raw) + READ_JSON_NUMBER_NS * raw.count(b",")
+           + READ_JSON_FLOAT_NS * raw.count(b".") + READ_JSON_LIST_NS * raw.count(b"["))
+    return READ_JSON_FILE_NS + per / len(raw) * nbytes
+
+
+def sample_offsets(nbytes: int) -> list[int]:
+    """Where the READ_SAMPLE_PIECES pieces of :func:`read_sample` start in a file of
+    ``nbytes`` bytes above their total size (spread evenly, the first at 0, the last at
+    the end)."""
+    step = max(0, nbytes - READ_SAMPLE_BYTES) // (READ_SAMPLE_PIECES - 1)
+    return [i * step for i in range(READ_SAMPLE_PIECES)]
+
+
+def read_sample(read_at: Callable[[int, int], bytes], nbytes: int) -> bytes:
+    """The bytes of a file of ``nbytes`` bytes that :func:`read_cost` counts, read by
+    ``read_at(offset, count)``: the whole of a small file, else READ_SAMPLE_BYTES at each of
+    :func:`sample_offsets`."""
+    if nbytes <= READ_SAMPLE_PIECES * READ_SAMPLE_BYTES:
+        return read_at(0, nbytes)
+    return b"".join(read_at(o, READ_SAMPLE_BYTES) for o in sample_offsets(nbytes))
 
 
 # -- the timed probe ------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from gctool.budget import (
     Budget,
     format_bytes,
     read_cost,
+    read_sample,
     suggest_time,
 )
 from gctool.errors import CodeFileError, FieldError, InvalidInput, printable
@@ -430,9 +431,9 @@ def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCod
     """Read a code file within ``budget``: (the code, what reading it leaves of ``budget`` to
     the rest of the run, :meth:`~gctool.budget.Budget.rest`).
 
-    Reading is estimated from the file's size and kind (JSON or NPZ,
+    Reading is estimated from the file's size and kind (JSON or NPZ, and a JSON file's sample,
     :func:`~gctool.budget.read_cost`) and refused above ``max_work`` before anything is read:
-    a regular file from its size on disk and its first four bytes, stdin, a FIFO or a device
+    a regular file from its size on disk and its first bytes, stdin, a FIFO or a device
     (whose size is known once read) before the bytes are parsed.  Below
     :data:`~gctool.budget.READ_FREE_NS` it is read under any budget and leaves all of it.  A
     file above the size limit is left to :func:`read_bytes`, whose refusal says so."""
@@ -445,37 +446,47 @@ def read_within(path: str | os.PathLike[str], budget: Budget
     """(data, label, the estimate it was checked at) of a code file read within ``budget``, as
     :func:`load_code` reads it (0 below :data:`~gctool.budget.READ_FREE_NS`, which is not
     checked); for a reader that needs the bytes themselves (``design kron``'s digest)."""
-    size, npz = _peek(path)
+    size, npz, sample = _peek(path)
     if size is not None:
-        _check_read(budget, str(path), size, npz)
+        _check_read(budget, str(path), size, npz, sample)
     data, label = read_input(path)  # an NPZ: its B aligned (a read-only view)
     if size is None:
         size, npz = len(data), data[:4] == ZIP_MAGIC
-        _check_read(budget, label, size, npz)
-    work = read_cost(npz, size)
+        sample = b"" if npz else read_sample(lambda at, count: bytes(data[at:at + count]),
+                                             size)
+        _check_read(budget, label, size, npz, sample)
+    work = read_cost(npz, size, sample)
     return data, label, work if work >= READ_FREE_NS else 0.0
 
 
-def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool]:
-    """(size, NPZ?) of a regular file from its status and its first four bytes; (None, False)
-    for stdin, FIFOs and devices (opening a FIFO would wait for a writer) and for a path that
-    cannot be read (:func:`read_bytes` says why)."""
+def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool, bytes]:
+    """(size, NPZ?, the sample of a JSON file that its estimate counts,
+    :func:`~gctool.budget.read_sample`) of a regular file from its status and its first
+    bytes; (None, False, b"") for stdin, FIFOs and devices (opening a FIFO would wait for a
+    writer) and for a path that cannot be read (:func:`read_bytes` says why)."""
     import stat
 
     if str(path) == "-":
-        return None, False
+        return None, False, b""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, False
+            return None, False, b""
         with open(path, "rb") as fh:
-            return os.fstat(fh.fileno()).st_size, fh.read(4) == ZIP_MAGIC
+            size = os.fstat(fh.fileno()).st_size
+            if fh.read(4) == ZIP_MAGIC:
+                return size, True, b""
+
+            def read_at(at: int, count: int) -> bytes:
+                fh.seek(at)
+                return fh.read(count)
+            return size, False, read_sample(read_at, size)
     except (OSError, ValueError):
-        return None, False
+        return None, False, b""
 
 
-def _check_read(budget: Budget, label: str, size: int, npz: bool) -> None:
+def _check_read(budget: Budget, label: str, size: int, npz: bool, sample: bytes) -> None:
     """Refuse reading ``size`` bytes of JSON or NPZ above ``budget`` (one line)."""
-    work = read_cost(npz, size)
+    work = read_cost(npz, size, sample)
     if work < READ_FREE_NS or size > MAX_FILE_BYTES:  # (read_bytes refuses the latter)
         return
     kind = "NPZ" if npz else "JSON"

@@ -19,7 +19,14 @@ from gctool.audit.kernels.gf import walk_cost
 from gctool.audit.kernels.optimal import walk_cost as hat_cost
 from gctool.audit.kernels.real import norm_cost, norm_share, screen_cost
 from gctool.audit.verify import verify
-from gctool.budget import START_NS, Budget
+from gctool.budget import (
+    READ_SAMPLE_BYTES,
+    START_NS,
+    Budget,
+    read_cost,
+    read_sample,
+    sample_offsets,
+)
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
@@ -1653,7 +1660,7 @@ def test_the_complex_screen_costs_twice_the_real_rate_per_multiply_add_and_its_o
     assert screen_cost(5, 20, complex_=True) < 0.6 * (
         real.SCREEN_SET_NS + 4 * real.SCREEN_ENTRY_NS * 5 * 20 * 16)
 
-# -- the estimate of a decoder norm in full ------------------------------------------------
+# -- the estimates of a decoder norm in full and of reading a code file ---------------------
 def test_a_norm_in_full_has_a_fixed_part_a_part_per_multiply_add_and_over_c_per_entry(
         ) -> None:
     """``norm_cost``: a fixed part per set (its decoder, the calls), a part per multiply-add of
@@ -1684,3 +1691,42 @@ def test_a_norm_in_full_has_a_fixed_part_a_part_per_multiply_add_and_over_c_per_
     ratio = [norm_cost(n, s, d, 1, complex_=True) / norm_cost(n, s, d, 1)
              for n, s, d in ((40, 5, 6), (40, 5, 16), (60, 5, 32), (72, 6, 48))]
     assert ratio == sorted(ratio, reverse=True) and NORM_COMPLEX < ratio[-1] < 3 < ratio[0]
+
+
+MB = 1 << 20
+#: a piece of a JSON code file's B: rows of four real floats
+ROWS = b"    [0.7373159246785, -1.2096841571066, 0.1143585016617, 2.0193672839401],\n" * 250
+
+
+def test_a_json_files_estimate_follows_its_content() -> None:
+    """The same bytes of JSON cost more to read as more of them are numbers, floats and lists
+    (a real frc code's 0.0 and 1.0: 75 ns per byte; random floats 27, complex pairs 45,
+    digits of GF(7) 67, one number a line 22): the estimate counts them on its sample, and is
+    the same whatever the sample's length."""
+    floats = ROWS
+    zeros = b"    [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],\n" * 80
+    digits = b"    [1, 0, 3, 6, 2, 5, 4, 1, 0, 3, 6, 2, 5, 4, 3, 6, 2, 5, 4, 1, 0, 3, 6],\n" * 80
+    pairs = b"    [[0.7373159246785, -1.2096841571066], [0.1143585016617, 2.0193672839401]],\n"
+    spaced = b"      0.7373159246785,\n" * 100
+    cost = {name: read_cost(False, 10 * MB, sample) for name, sample in
+            (("floats", floats), ("zeros", zeros), ("digits", digits), ("pairs", pairs * 100),
+             ("spaced", spaced))}
+    assert cost["spaced"] < cost["floats"] < cost["pairs"] < cost["digits"] < cost["zeros"]
+    assert read_cost(False, 10 * MB, floats * 3) == pytest.approx(cost["floats"])
+    # every one within 2x of the rate of a sample-less estimate (READ_JSON_NS): the same order
+    assert all(0.4 < c / read_cost(False, 10 * MB) < 2.5 for c in cost.values()), cost
+    # a fixed part: an empty file costs something, NPZ more than JSON; NPZ per byte less
+    assert 0 < read_cost(False, 0) < read_cost(True, 0)
+    assert read_cost(True, 10 * MB) < read_cost(False, 10 * MB, spaced) / 10
+
+
+def test_the_sample_is_spread_over_the_file() -> None:
+    """A small file's sample is the whole of it; a large one's is READ_SAMPLE_BYTES from each
+    of pieces spread from its first byte to its last."""
+    data = bytes(range(256)) * 4096  # 1 MiB
+    assert read_sample(lambda at, count: data[at:at + count], 5000) == data[:5000]
+    offsets = sample_offsets(len(data))
+    assert offsets[0] == 0 and offsets[-1] + READ_SAMPLE_BYTES == len(data)
+    assert offsets == sorted(set(offsets))
+    got = read_sample(lambda at, count: data[at:at + count], len(data))
+    assert got == b"".join(data[at:at + READ_SAMPLE_BYTES] for at in offsets)

@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 
 from gctool.algebra.fields import parse_field
-from gctool.budget import NS_PER_S, READ_FREE_NS, Budget, read_cost
+from gctool.budget import (
+    NS_PER_S,
+    READ_FREE_NS,
+    READ_SAMPLE_BYTES,
+    Budget,
+    format_seconds,
+    read_cost,
+    read_sample,
+    sample_offsets,
+)
 from gctool.errors import BudgetExceeded
 from gctool.io import ZIP_MAGIC, code_bytes, load_code, read_code
 from gctool.limits import MAX_FILE_BYTES
@@ -23,11 +32,19 @@ from refusals import design_file, forbid, refused
 MB = 1 << 20
 
 
-def _sparse(path: Path, head: bytes, size: int) -> str:
-    """A file of ``size`` bytes that starts with ``head`` (sparse: nothing is written)."""
+#: a piece of a JSON code file's B (rows of four real floats: about 37 ns per byte to read)
+ROWS = b"    [0.7373159246785, -1.2096841571066, 0.1143585016617, 2.0193672839401],\n" * 250
+
+
+def _sparse(path: Path, head: bytes, size: int, fill: bytes = b"") -> str:
+    """A file of ``size`` bytes that starts with ``head`` (sparse: nothing else is written),
+    with ``fill`` where the read estimate samples it (:func:`gctool.budget.read_sample`)."""
     with open(path, "wb") as fh:
         fh.write(head)
         fh.truncate(size)
+        for at in sample_offsets(size) if fill else ():
+            fh.seek(max(at, len(head)))
+            fh.write(fill[:READ_SAMPLE_BYTES])
     return str(path)
 
 
@@ -39,14 +56,19 @@ COMMANDS = [["verify"], ["attack", "-s", "1"], ["bound"], ["export", "--decoders
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: w[0])
 def test_a_large_file_is_refused_before_it_is_read(words: list[str], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """100 MiB of JSON (about 4.7 s to read) under --max-work 1s: one line naming the file,
-    its size and --max-work, exit 2, and the file is never read (no output file either)."""
+    """100 MiB of JSON of real floats (about 3.8 s to read, estimated from pieces of it)
+    under --max-work 1s: one line naming the file, its size and --max-work, exit 2, and the
+    file is never read (no output file either)."""
     monkeypatch.chdir(tmp_path)
-    path = _sparse(tmp_path / "big.json", b"{", 100 * MB)
+    path = _sparse(tmp_path / "big.json", b"{", 100 * MB, ROWS)
     monkeypatch.setattr("gctool.io.read_bytes", forbid)
+    monkeypatch.setattr("gctool.io.read_input", forbid)
     line = refused(run(words[0], path, *words[1:], "--max-work", "1s"),
                    f"reading {path} (100 MiB of JSON)", "--max-work", "raise --max-work to")
-    assert "needs about 4.7 s" in line, line
+    data = Path(path).read_bytes()
+    sample = read_sample(lambda at, count: data[at:at + count], len(data))
+    work = read_cost(False, 100 * MB, sample) / NS_PER_S
+    assert 2 < work < 5 and f"needs about {format_seconds(work)}" in line, line
     assert not (tmp_path / "t.npz").exists()
 
 
@@ -69,7 +91,7 @@ def test_stdin_is_refused_before_it_is_parsed(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """stdin's size is known once read: the refusal comes before the bytes are parsed."""
     monkeypatch.setattr("gctool.io.code_from_bytes", forbid)
-    data = b"{" + b" " * (2 * MB)
+    data = b"{" + ROWS * (2 * MB // len(ROWS) + 1)  # about 80 ms to read
     refused(run("verify", "-", "--max-work", "10ms", input=data),
             "reading stdin (2 MiB of JSON)", "--max-work")
 
@@ -95,10 +117,11 @@ def test_what_reading_leaves_to_the_run(tmp_path: Path) -> None:
     """A file above READ_FREE_NS leaves the rest of the budget to the run, and counts as its
     earlier part; a small one leaves all of it."""
     rng = np.random.default_rng(0)
-    code = GradientCode(rng.standard_normal((300, 300)), parse_field("real"), 1)
+    code = GradientCode(rng.standard_normal((150, 150)), parse_field("real"), 1)
     path = tmp_path / "r.json"
-    path.write_bytes(code_bytes(code, npz=False))
-    work = read_cost(False, path.stat().st_size)
+    data = code_bytes(code, npz=False)
+    path.write_bytes(data)
+    work = read_cost(False, len(data), read_sample(lambda at, k: data[at:at + k], len(data)))
     assert work >= READ_FREE_NS
     got, left = load_code(path, Budget(max_work=60.0))
     assert np.array_equal(got.B, code.B)
@@ -108,6 +131,8 @@ def test_what_reading_leaves_to_the_run(tmp_path: Path) -> None:
         load_code(path, Budget(max_work=work / NS_PER_S * 0.9))
     assert info.value.kind == "work" and info.value.param == "max_work"
     small = design_file(tmp_path, "c.json", "cyclic", n=12, s=3)
+    data = Path(small).read_bytes()
+    assert 0 < read_cost(False, len(data), data) < READ_FREE_NS
     budget = Budget(max_work=1e-6)
     assert load_code(small, budget)[1] is budget
 
@@ -117,7 +142,7 @@ def test_design_kron_reads_its_files_within_the_budget(tmp_path: Path,
     """``design kron`` reads its two code files as a part of the build, held to --max-work."""
     monkeypatch.chdir(tmp_path)
     small = design_file(tmp_path, "c.json", "cyclic", n=4, s=1)
-    big = _sparse(tmp_path / "big.json", b"{", 100 * MB)
+    big = _sparse(tmp_path / "big.json", b"{", 100 * MB, ROWS)
     monkeypatch.setattr("gctool.io.read_bytes", forbid)
     refused(run("design", "kron", big, small, "-o", "ab.json", "--max-work", "1s"),
             f"reading {big} (100 MiB of JSON)", "--max-work")

@@ -278,3 +278,14 @@ def test_fit_norms() -> None:
     assert all(re.search(r" \d+\.\d\d +\d+( |$)", line) for line in rows), out
     assert re.search(r"measured / estimated \d+\.\d\d-\d+\.\d\d \(\d of 3 within 0.5-2\)",
                      out), out
+
+
+def test_fit_reads() -> None:
+    # one fresh process per file: JSON and NPZ of GF(7) codes, each with its estimate, its
+    # first read's time, its ratios (wall, CPU, a second read) and its time per byte
+    out = child("fit_reads.py", "--quick", "--processes", "1", "--only", "GF(7)", timeout=300)
+    rows = [line for line in out.splitlines() if "GF(7) " in line and "ms " in line]
+    assert [" json " in line for line in rows] == [True] * 4 + [False] * 2, out
+    assert all(len(re.findall(r" \d+\.\d\d ", line)) >= 3 for line in rows), out
+    assert re.search(r"measured / estimated \(first read\) \d+\.\d\d-\d+\.\d\d \(\d of 6 "
+                     r"within 0.5-2\)", out), out
