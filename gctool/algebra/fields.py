@@ -147,7 +147,7 @@ class Field:
         import numpy as np
 
         if np.iscomplexobj(arr) or np.issubdtype(arr.dtype, np.floating):
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr.real)):
+            if not _all_integral(arr):
                 raise FieldError(f"{what} has non-integer entries but the field is {self}")
             arr = arr.real
         if not np.issubdtype(arr.dtype, np.number):
@@ -184,6 +184,24 @@ def _all_finite(arr: np.ndarray) -> bool:
         part = flat[at:at + FINITE_BLOCK]
         np.isfinite(part, out=mask[:part.size])
         if not mask[:part.size].all():
+            return False
+    return True
+
+
+def _all_integral(arr: np.ndarray) -> bool:
+    """Are all entries of the float or complex ``arr`` finite integers (complex: with zero
+    imaginary parts)?  Checked a block of :data:`FINITE_BLOCK` entries at a time: whole-array
+    masks and ``np.round(arr)`` were fresh memory of up to B's size, three times."""
+    import numpy as np
+
+    flat = arr.ravel(order="K")
+    if np.iscomplexobj(flat):
+        if flat.size and (flat.imag.min() != 0 or flat.imag.max() != 0):  # NaN: != 0 too
+            return False
+        flat = flat.real
+    for at in range(0, flat.size, FINITE_BLOCK):
+        part = flat[at:at + FINITE_BLOCK]
+        if not (np.isfinite(part).all() and np.array_equal(np.round(part), part)):
             return False
     return True
 

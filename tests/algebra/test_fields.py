@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -118,8 +120,8 @@ def test_prime_helpers_match_brute_force() -> None:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_finiteness_in_blocks_finds_each_entry(monkeypatch: pytest.MonkeyPatch, dtype: type,
-                                               order: str) -> None:
+def test_finiteness_in_blocks_finds_each_entry(monkeypatch: pytest.MonkeyPatch, dtype: Any,
+                                               order: Any) -> None:
     """The blocked finiteness check agrees with ``np.isfinite(...).all()`` for a NaN, +inf or
     -inf in any entry (either part of a complex one), at and beside block edges, in C and
     Fortran order and on a strided view (blocks of 4 float64 values)."""
@@ -180,3 +182,49 @@ def test_coerce_refuses_a_complex_entry_in_a_real_field_by_its_imaginary_part() 
         a[1, 1] += bad
         with pytest.raises(FieldError, match="complex entries"):
             real.coerce(a)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_integral_entries_in_blocks_agree_with_whole_array_checks(
+        monkeypatch: pytest.MonkeyPatch, dtype: Any) -> None:
+    """GF(q)'s check of float or complex entries, in blocks of 4: a non-integer, a NaN, an
+    inf or a non-zero imaginary part in any entry is refused, exactly as the whole-array
+    test refuses it; integral entries (also -0.0 and 0j parts) convert to the same int64."""
+    import gctool.algebra.fields as fields
+
+    monkeypatch.setattr(fields, "FINITE_BLOCK", 4)
+    gf = parse_field("GF(31)")
+    base = (np.arange(5 * 7) % 31).reshape(5, 7).astype(dtype)
+    assert np.array_equal(gf.coerce(base), np.arange(5 * 7).reshape(5, 7) % 31)
+    assert np.array_equal(gf.coerce(np.asfortranarray(base) * -0.0 + base), base.real)
+    spoilers: list[Any] = [0.5, np.nan, np.inf, -np.inf, 1e-9]
+    if dtype == np.complex128:
+        spoilers += [1j, complex(0, np.nan), -1e-300j]
+    for i in range(base.size):
+        for bad in spoilers:
+            a = base.copy()
+            a.flat[i] = a.flat[i] + bad
+            whole = bool(np.all(np.isfinite(a)) and not np.any(a != np.round(a.real)))
+            assert fields._all_integral(a) == whole
+            if not whole:
+                with pytest.raises(FieldError, match="non-integer entries"):
+                    gf.coerce(a)
+
+
+def test_gf_coerce_of_float_entries_holds_no_whole_array_temporaries() -> None:
+    """A float64 B over GF(q) is converted with the int64 result as its one B-sized
+    allocation (np.round(B) and a mask of its entries before it: a peak of 1.125 B)."""
+    import tracemalloc
+
+    B = (np.random.default_rng(3).integers(0, 31, (1000, 800))).astype(np.float64)
+    gf = parse_field("GF(31)")
+    gf.coerce(B[:2])  # imports outside the measurement
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = gf.coerce(B)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert out.dtype == np.int64 and np.array_equal(out, B)
+    assert peak < 1.06 * B.nbytes, peak / B.nbytes
