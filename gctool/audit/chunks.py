@@ -98,6 +98,13 @@ class Kernel:
         route directly)."""
         return 0.0
 
+    def spread_time(self, s: int) -> float:
+        """Estimated time per set of size s, in ns, of the work that the compiled walk hands
+        on to its later stages, read from random sets: those sets cluster along the lex order,
+        so a timed window of consecutive ranks may hold few of them, and this is a floor of
+        its rate (0: none known)."""
+        return 0.0
+
 
 @dataclass
 class ChunkSummary:

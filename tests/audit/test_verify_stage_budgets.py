@@ -445,3 +445,18 @@ def test_a_run_left_to_the_timed_probe_is_not_refused_by_its_pilot(
     assert 3.0 < _seconds(work) <= 30.0  # left to the probe (TIMED_SPAN = 10)
     with pytest.raises(Probed):
         verify(code, 6, budget=Budget(max_work=3.0), jobs=1)
+
+
+def test_the_timed_probe_is_held_to_the_work_its_walk_hands_on() -> None:
+    """rs real n=36 s=6 (one job, a budget of 3 s): the sets its walk hands to the direct
+    decoder (4.7 %, three quarters of its CPU) cluster along the lex order, and the probe's
+    window from the middle held few of them: it read 0.35-0.45 of the run (a budget of 5 s on
+    2 jobs admitted a run of 7 s a job).  The refusal states at least their time at their
+    share of random sets (FloatNullKernel.spread_time)."""
+    code = design("rs", n=36, s=6, field="real")
+    run_, _ = _enumerated(code, 6)
+    floor = _seconds(run_.make_kernel(run_.reduction()).spread_time(6) * run_.total)
+    assert floor > 6.0
+    with pytest.raises(BudgetExceeded) as refusal:
+        verify(code, 6, budget=Budget(max_work=3.0), jobs=1)
+    assert "timed on" in str(refusal.value) and refusal.value.needed >= floor

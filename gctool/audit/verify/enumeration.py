@@ -420,6 +420,9 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     if probed is None and (found is None or calibrated is None):
         return walked, False  # small runs: the probe would cost too much of them
     per_set, timed = probed[:2] if probed is not None else (calibrated or 0.0, 0)
+    # the work a compiled walk hands on clusters along the lex order, so the probe's window
+    # may hold little of it: its share read from random sets is a floor of the probe's rate
+    per_set = max(per_set, worker.kernel.spread_time(run.s))
     sets = evaluations if found is None else -(-evaluations * found // max(1, stop))
     what = f"verify (n={run.code.n}, s={run.s})"
     run.budget.check_work(with_start(
