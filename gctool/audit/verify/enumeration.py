@@ -162,7 +162,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # the first chunk is timed for the estimate; in a run its calibrated estimate refuses,
     # left to the timed probe, the meter (charged up to the budget) does not refuse the
     # pilot's exact decisions: the probe decides (rs real n=36 s=6, whose first sets float64
-    # cannot all decide, said 'about 8 s or more' at --max-work 8s for a run of 13 s)
+    # cannot all decide, said 'about 8 s or more' at a budget of 8 s, for a run of 13 s)
     held = run.meter.limit
     run.meter.limit = math.inf if deferred else held
     try:
