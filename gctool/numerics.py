@@ -402,34 +402,6 @@ def _complex_proportional(x: np.ndarray, y: np.ndarray, j: int) -> bool:
     return True
 
 
-def row_class_ids(B: np.ndarray) -> np.ndarray:
-    """Class id of every row of a real/complex B: rows get the same id exactly when they are
-    non-zero multiples of each other (exact test); zero rows get -1.  Ids are numbered by the
-    smallest member."""
-    B = np.asarray(B)
-    n = B.shape[0]
-    nz = B != 0
-    lead = B[np.arange(n), np.argmax(nz, axis=1)]
-    with np.errstate(all="ignore"):  # candidates: the same direction to 11 digits
-        r = B / np.where(lead == 0, 1, lead)[:, None]
-        a = np.abs(r)
-        mag = np.where(a == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(a == 0, 1.0, a))))
-        key = np.round(r / mag, 10) * mag + 0.0
-    ids = np.full(n, -1, dtype=np.int64)
-    reps: dict[bytes, list[int]] = {}
-    for i in range(n):
-        if not nz[i].any():
-            continue
-        cands = reps.setdefault(key[i].tobytes(), [])
-        home = next((j for j in cands if exactly_proportional(B[j], B[i])), None)
-        if home is None:
-            cands.append(i)
-            ids[i] = i
-        else:
-            ids[i] = home
-    return ids
-
-
 def integer_code(B: np.ndarray) -> bool:
     """Are all entries real integers of magnitude at most 2^26 (exact products in float64)?"""
     B = np.asarray(B)

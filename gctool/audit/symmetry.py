@@ -609,6 +609,17 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
     return sorted(classes, key=lambda c: c[0]), note
 
 
+def row_class_ids(code: GradientCode) -> np.ndarray:
+    """The classes of :func:`find_row_classes` as one id per row: the class's smallest member,
+    or -1 for a zero row."""
+    ids = np.full(code.n, -1, dtype=np.int64)
+    held = code.loads > 0  # the non-zero rows
+    for members in find_row_classes(code)[0]:
+        if held[members[0]]:
+            ids[members] = members[0]
+    return ids
+
+
 def _poly_mul(a: list[int], b: list[int], cap: int) -> list[int]:
     out = [0] * min(len(a) + len(b) - 1, cap + 1)
     for i, x in enumerate(a):

@@ -55,7 +55,6 @@ from gctool.numerics import (
     rank_cutoff,
     residual_bracket,
     residual_gamma,
-    row_class_ids,
     structural_rank,
 )
 from gctool.wording import counted
@@ -344,7 +343,9 @@ class Decoder:
         """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
         if self._classes is None:  # _integer first: threads of a run test _classes
             self._integer = integer_code(np.asarray(self.code.B))
-            self._classes = row_class_ids(np.asarray(self.code.B))
+            from gctool.audit.symmetry import row_class_ids
+
+            self._classes = row_class_ids(self.code)
         ids = np.sort(self._classes[F], axis=1)
         distinct = np.sum((ids >= 0) & np.concatenate(
             [np.ones((F.shape[0], 1), bool), ids[:, 1:] != ids[:, :-1]], axis=1), axis=1)

@@ -137,3 +137,18 @@ def test_jobs_change_nothing_in_a_class_certificate(tmp_path: Path, field: str) 
     assert docs[0]["method"] == "certificate:classes" and docs[0]["verdict"] == "ok", docs[0]
     assert docs[0]["jobs"] == docs[1]["jobs"] == 1
     assert json.dumps(untimed(docs[0])) == json.dumps(untimed(docs[1]))
+
+
+@pytest.mark.parametrize("spec", ["real", "complex", "GF(7)", "GF(2^4)", "GF(65537)"])
+def test_row_class_ids_name_the_pairwise_classes(spec: str) -> None:
+    """The decoder's class ids (:func:`gctool.audit.symmetry.row_class_ids`, the classes of
+    ``find_row_classes``, one place for both): every row of a class of proportional or equal
+    rows gets its smallest member, a zero row -1, as pairwise exact tests give."""
+    for seed in range(40):
+        code = _random_code(spec, seed)
+        B = np.asarray(code.B)
+        want = np.full(code.n, -1)
+        for members in _brute_classes(code):
+            if B[members[0]].any():
+                want[members] = members[0]
+        assert symmetry.row_class_ids(code).tolist() == want.tolist(), (spec, seed)
