@@ -100,9 +100,10 @@ class GradientCode:
     # -- structure ---------------------------------------------------------------------------
     @property
     def support(self) -> np.ndarray:
-        """Boolean n x k mask: worker i computes partition j (any of its pieces)."""
-        nz = self.B != 0
-        return nz.reshape(self.n, self.m, self.k).any(axis=1)
+        """Boolean n x k mask: worker i computes partition j (any of its pieces); computed once
+        per code (read-only: per-worker loops such as the trainer's rows read it n times)."""
+        return self._derived("support", lambda: np.asarray(
+            (self.B != 0).reshape(self.n, self.m, self.k).any(axis=1)))
 
     @property
     def loads(self) -> np.ndarray:

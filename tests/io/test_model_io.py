@@ -60,6 +60,25 @@ def test_derived_data_is_computed_once_and_never_shared_writable(crc3: GradientC
         back.B[0, 0] = 3.0
 
 
+def test_support_is_computed_once_per_code_and_read_only() -> None:
+    """The support (n x k, any piece of a partition) is one read-only array per code object
+    (the trainer's per-worker rows read it n times), recomputed after pickling and for a
+    code built from it; over GF(q) and for m-piece codes as B != 0 gives it."""
+    B = np.array([[1.0, 0.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0], [0.0, 3.0, 0.0, 0.0]])
+    code = GradientCode(B, parse_field("real"), 1, params={"m": 2})
+    S = code.support
+    assert S.tolist() == [[True, True], [False, False], [False, True]]
+    assert code.support is S and code.loads.tolist() == [2, 0, 1]
+    with pytest.raises(ValueError):
+        S[1, 1] = True
+    assert code.with_s(0).support is not S and code.with_s(0).support.tolist() == S.tolist()
+    back = pickle.loads(pickle.dumps(code))
+    assert "_cache" not in back.__dict__ and back.support.tolist() == S.tolist()
+    gf = GradientCode(np.array([[0, 5], [6, 0]]), parse_field("GF(7)"), 1)
+    assert gf.support.tolist() == [[False, True], [True, False]]
+    assert type(gf.support) is np.ndarray
+
+
 def test_m_piece_targets() -> None:
     code = GradientCode(np.ones((4, 6)), parse_field("real"), 1, params={"m": 2})
     assert code.k == 3 and code.m == 2
