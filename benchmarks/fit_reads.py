@@ -142,7 +142,7 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    from gctool.budget import read_cost
+    from gctool.budget import read_cost, read_sample
 
     cases = [c for c in CASES if (c[3] or not args.quick) and args.only in c[0]
              and (args.kind is None or c[2] == (args.kind == "npz"))]
@@ -151,7 +151,7 @@ def main() -> None:
         print(f"load_code against read_cost; {args.processes} fresh processes per file "
               "(medians)")
         print(f"load before: {start}", file=sys.stderr)
-        print(f"{'content':<10} {'kind':<4} {'n':>5} {'bytes':>11} {'estimate':>9} "
+        print(f"{'content':<15} {'kind':<4} {'n':>5} {'bytes':>11} {'estimate':>9} "
               f"{'first':>8} {'ratio':>5} {'cpu':>5} {'again':>5} {'ns/B':>6}")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +169,9 @@ def main() -> None:
                                       check=True, capture_output=True, text=True)
                 runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
             m = {k: statistics.median(r[k] for r in runs) for k in ("first", "cpu", "again")}
-            est = read_cost(npz, size, data) / 1e9
+            # the estimate as a command makes it: from pieces of the file (read_sample)
+            sample = b"" if npz else read_sample(lambda at, k, b=data: b[at:at + k], size)
+            est = read_cost(npz, size, sample) / 1e9
             m.update(content=content, n=n, npz=npz, bytes=size, estimate=est,
                      commas=data.count(b","), dots=data.count(b"."), lists=data.count(b"["))
             rows.append(m)
@@ -177,7 +179,7 @@ def main() -> None:
                 continue
             ratio = m["first"] / est if est else float("nan")
             flag = "" if LOW <= ratio <= HIGH else "  OUTSIDE"
-            print(f"{content:<10} {ext:<4} {n:>5} {size:>11,} {est * 1e3:7.2f}ms "
+            print(f"{content:<15} {ext:<4} {n:>5} {size:>11,} {est * 1e3:7.2f}ms "
                   f"{m['first'] * 1e3:6.1f}ms {ratio:5.2f} {m['cpu'] / est:5.2f} "
                   f"{m['again'] / est:5.2f} {m['first'] / size * 1e9:6.1f}{flag}", flush=True)
     if args.json:
