@@ -492,7 +492,7 @@ def _check_read(budget: Budget, label: str, size: int, npz: bool, sample: bytes)
     kind = "NPZ" if npz else "JSON"
     remedy = f"raise `max_work` to {suggest_time(work / NS_PER_S)}"
     if not npz:
-        remedy += " (the same code in an NPZ file reads 40-200x faster)"
+        remedy += " (the same code in an NPZ file reads 25-120x faster)"
     budget.check_work(f"reading {label} ({format_bytes(size)} of {kind})", work, remedy)
 
 
