@@ -366,7 +366,8 @@ def condition(sv: np.ndarray, rank: Any) -> np.ndarray:
 def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
     """Is ``y = c x`` for some non-zero c, exactly (binary floating-point entries)?
 
-    Uses ``x_i y_j == x_j y_i`` with products computed exactly (Python integers)."""
+    Uses ``x_i y_j == x_j y_i`` with products computed exactly: as float64 pairs
+    (:func:`two_product`) for real factors in :data:`PRODUCT_RANGE`, else as rationals."""
     from fractions import Fraction
 
     x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
@@ -380,8 +381,35 @@ def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
     j = int(nz[0])
     if np.iscomplexobj(x) or np.iscomplexobj(y):
         return _complex_proportional(x, y, j)
+    if x.dtype == y.dtype == np.float64:
+        size = np.abs(np.concatenate([x[nz], y[nz]]))
+        if size.min() >= PRODUCT_RANGE[0] and size.max() <= PRODUCT_RANGE[1]:
+            # y_i x_j == y_j x_i for every i, each product exactly as its rounded value and
+            # its rounding error: equal reals round alike, so the pairs are equal exactly then
+            left, right = two_product(y[nz], x[j]), two_product(y[j], x[nz])
+            return bool(np.array_equal(left[0], right[0]) and np.array_equal(left[1], right[1]))
     c = Fraction(float(y[j])) / Fraction(float(x[j]))
     return all(Fraction(float(y[i])) == c * Fraction(float(x[i])) for i in nz)
+
+
+#: magnitudes of float64 factors whose :func:`two_product` is exact: no overflow (the split
+#: of a factor overflows above 2^996) and no underflow (the error of a product of factors of
+#: binary exponents e, f is a multiple of 2^(e + f - 104), a normal number down here)
+PRODUCT_RANGE = (2.0**-400, 2.0**400)
+
+
+def two_product(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, e)`` with ``p = fl(a b)`` and ``a b = p + e`` exactly (Dekker's product by
+    Veltkamp's splitting, elementwise on float64, for factors in :data:`PRODUCT_RANGE`)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    p = a * b
+    t = 134217729.0 * a  # 2^27 + 1: a = ah + al, halves of at most 26 bits
+    ah = t - (t - a)
+    al = a - ah
+    t = 134217729.0 * b
+    bh = t - (t - b)
+    bl = b - bh
+    return p, al * bl - (((p - ah * bh) - al * bh) - ah * bl)
 
 
 def _complex_proportional(x: np.ndarray, y: np.ndarray, j: int) -> bool:
