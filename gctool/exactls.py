@@ -35,6 +35,7 @@ import numpy as np
 from gctool.algebra.rational import integer_rows, row_basis, solve
 from gctool.budget import NS_PER_S, Meter
 from gctool.errors import BudgetExceeded
+from gctool.numerics import two_product
 from gctool.wording import counted
 
 #: largest exact work (about f * K * min(f, K) big-number operations) per set and per decoder
@@ -164,23 +165,8 @@ def vector_error(a: np.ndarray, rows: np.ndarray, targets: np.ndarray) -> Fracti
 #: refinement steps of :func:`refined_error` (each gains about -log10(cond * eps) digits)
 REFINE_STEPS = 6
 _U = 2.0 ** -53  # unit round-off
-_SPLIT = 134217729.0  # 2^27 + 1 (Dekker's split)
 _SAFE = 2.0 ** 995  # below this a split cannot overflow
 _ETA = 2.0 ** -1074  # smallest subnormal
-
-
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``h + r = a * b`` exactly (Dekker; no overflow, nor underflow but for r's last bits:
-    :func:`_residuals` counts that)."""
-    h = a * b
-    c = _SPLIT * a
-    ah = c - (c - a)
-    al = a - ah
-    c = _SPLIT * b
-    bh = c - (c - b)
-    bl = b - bh
-    r = al * bl - (((h - ah * bh) - al * bh) - ah * bl)
-    return h, r
 
 
 def _residuals(A: np.ndarray, t: np.ndarray, hi: np.ndarray, lo: np.ndarray
@@ -191,8 +177,8 @@ def _residuals(A: np.ndarray, t: np.ndarray, hi: np.ndarray, lo: np.ndarray
     if not (np.all(np.abs(A) < _SAFE) and np.all(np.abs(hi) < _SAFE)
             and np.all(np.abs(lo) < _SAFE)):
         return None
-    h1, r1 = _two_product(A, -hi[None, :])
-    h2, r2 = _two_product(A, -lo[None, :])
+    h1, r1 = two_product(A, -hi[None, :])
+    h2, r2 = two_product(A, -lo[None, :])
     terms = np.concatenate([t[:, None], h1, r1, h2, r2], axis=1)
     if not np.isfinite(terms).all():
         return None

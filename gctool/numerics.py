@@ -366,30 +366,43 @@ def condition(sv: np.ndarray, rank: Any) -> np.ndarray:
 def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
     """Is ``y = c x`` for some non-zero c, exactly (binary floating-point entries)?
 
-    Uses ``x_i y_j == x_j y_i`` with products computed exactly: as float64 pairs
-    (:func:`two_product`) for real factors in :data:`PRODUCT_RANGE`, else as rationals."""
+    Uses ``x_i y_j == x_j y_i`` with products computed exactly (:func:`proportional_rows`)."""
+    return bool(proportional_rows(np.asarray(y).ravel()[None, :], x)[0])
+
+
+def proportional_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`exactly_proportional` of ``x`` and each row of ``Y``, one bool per row.  The
+    products ``y_i x_j`` and ``y_j x_i`` (j: x's first non-zero) are compared exactly: as
+    float64 pairs (:func:`two_product`: equal reals round alike, so their pairs are equal) at
+    once for real float64 rows of x's support with entries in :data:`PRODUCT_RANGE`, else as
+    rationals row by row."""
+    Y, x = np.asarray(Y), np.asarray(x).ravel()
+    held = x != 0
+    out = np.all((Y != 0) == held, axis=1)
+    rows = np.flatnonzero(out)
+    if rows.size == 0 or not held.any():
+        return out
+    sub, xs = Y[rows][:, held], x[held]
+    if (Y.dtype == x.dtype == np.float64
+            and min(np.abs(sub).min(), np.abs(xs).min()) >= PRODUCT_RANGE[0]
+            and max(np.abs(sub).max(), np.abs(xs).max()) <= PRODUCT_RANGE[1]):
+        left, right = two_product(sub, xs[0]), two_product(sub[:, :1], xs)
+        out[rows] = np.all(left[0] == right[0], axis=1) & np.all(left[1] == right[1], axis=1)
+    else:
+        out[rows] = [_rational_proportional(xs, y) for y in sub]
+    return out
+
+
+def _rational_proportional(x: np.ndarray, y: np.ndarray) -> bool:
+    """:func:`proportional_rows` in rationals, for x and y without zero entries."""
     from fractions import Fraction
 
-    x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
-    if not np.array_equal(x != 0, y != 0):
-        return False
     if np.array_equal(x, y) or np.array_equal(x, -y):  # c = 1 or -1 (no rounding involved)
         return True
-    nz = np.flatnonzero(x)
-    if nz.size == 0:
-        return True
-    j = int(nz[0])
     if np.iscomplexobj(x) or np.iscomplexobj(y):
-        return _complex_proportional(x, y, j)
-    if x.dtype == y.dtype == np.float64:
-        size = np.abs(np.concatenate([x[nz], y[nz]]))
-        if size.min() >= PRODUCT_RANGE[0] and size.max() <= PRODUCT_RANGE[1]:
-            # y_i x_j == y_j x_i for every i, each product exactly as its rounded value and
-            # its rounding error: equal reals round alike, so the pairs are equal exactly then
-            left, right = two_product(y[nz], x[j]), two_product(y[j], x[nz])
-            return bool(np.array_equal(left[0], right[0]) and np.array_equal(left[1], right[1]))
-    c = Fraction(float(y[j])) / Fraction(float(x[j]))
-    return all(Fraction(float(y[i])) == c * Fraction(float(x[i])) for i in nz)
+        return _complex_proportional(x, y, 0)
+    c = Fraction(float(y[0])) / Fraction(float(x[0]))
+    return all(Fraction(float(y[i])) == c * Fraction(float(x[i])) for i in range(x.size))
 
 
 #: magnitudes of float64 factors whose :func:`two_product` is exact: no overflow (the split
@@ -398,10 +411,12 @@ def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
 PRODUCT_RANGE = (2.0**-400, 2.0**400)
 
 
-def two_product(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+def two_product(a: Any, b: Any) -> tuple[Any, Any]:
     """``(p, e)`` with ``p = fl(a b)`` and ``a b = p + e`` exactly (Dekker's product by
-    Veltkamp's splitting, elementwise on float64, for factors in :data:`PRODUCT_RANGE`)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    Veltkamp's splitting) for float64 factors in :data:`PRODUCT_RANGE`; beyond it, while no
+    split overflows (factors below 2^996), exact but for underflow in e, which callers bound
+    (:func:`gctool.exactls.refined_error`).  Elementwise on arrays, and compiled for scalars
+    (:mod:`gctool.audit.kernels.optimal`)."""
     p = a * b
     t = 134217729.0 * a  # 2^27 + 1: a = ah + al, halves of at most 26 bits
     ah = t - (t - a)

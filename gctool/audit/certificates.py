@@ -298,9 +298,12 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
 #: median of 3, one core of the 2-core development machine under load, frc codes n = 12-4096
 #: over R, GF(7), GF(2^8) and GF(65537), and dense codes of proportional rows, 256 x 256 to
 #: 2048 x 512): 0.4-0.8 ms at n = 12, 78 ms over R and 47-68 ms over GF(q) at n = 4096; dense
-#: 1M entries 31-44 ms over R, 21-26 ms over GF(7) and GF(2^8), 90 ms over GF(65537).  Rows
-#: proportional with a factor other than +-1 are confirmed in rational arithmetic
-#: (:func:`gctool.numerics.exactly_proportional`), about 3 us per entry, which this leaves out
+#: 1M entries 31-44 ms over R, 21-26 ms over GF(7) and GF(2^8), 90 ms over GF(65537).  Over
+#: R, rows proportional with a factor other than +-1 are confirmed in float64 products a
+#: block of rows at a time (:func:`gctool.numerics.proportional_rows`), a few ns per entry,
+#: inside these parts; over C (and for real entries beyond 2^+-400) in rational arithmetic,
+#: about 15 us per entry of such a row, which this leaves out (which rows need it is known
+#: only once the classes are)
 CLASS_FIXED_NS = 300_000
 CLASS_ROW_NS = 15_000
 CLASS_GF_ROW_NS = 8_000

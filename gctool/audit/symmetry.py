@@ -47,7 +47,7 @@ from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import lex_less
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import exactly_proportional
+from gctool.numerics import exactly_proportional, proportional_rows
 
 FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
 #: a rotation or a row pair that matches to this relative accuracy but not exactly is
@@ -590,13 +590,15 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
         for members in classes:
             groups: list[list[int]] = []
             cols = np.flatnonzero(B[members[0]])  # the support its candidates share
-            for i in members:
-                home = next((g for g in groups
-                             if exactly_proportional(B[g[0], cols], B[i, cols])), None)
-                if home is None:
-                    groups.append([i])
-                else:
-                    home.append(i)
+            step = max(1, CLASS_BLOCK_ENTRIES // max(1, cols.size))
+            rest = members
+            while rest:  # the rows exactly proportional to the first one left, in blocks
+                first, others = rest[0], np.array(rest[1:], dtype=np.int64)
+                ok = np.concatenate([np.zeros(0, dtype=bool)] + [
+                    proportional_rows(B[np.ix_(others[a:a + step], cols)], B[first, cols])
+                    for a in range(0, others.size, step)])
+                groups.append([first] + others[ok].tolist())
+                rest = others[~ok].tolist()
             exact.extend(groups)
             if len(groups) > 1:
                 split.append(sorted(g[0] for g in groups))

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from gctool.numerics import PRODUCT_RANGE, exactly_proportional, two_product
+from gctool.numerics import PRODUCT_RANGE, exactly_proportional, proportional_rows, two_product
 
 
 def _rational(x: np.ndarray, y: np.ndarray) -> bool:
@@ -61,3 +61,36 @@ def test_exactly_proportional_agrees_with_rationals() -> None:
         assert exactly_proportional(x, y) == want, (x.tolist(), y.tolist())
         assert exactly_proportional(y, x) == want, (y.tolist(), x.tolist())
     assert min(seen.values()) > 1000, seen
+
+
+def test_proportional_rows_agree_with_rationals_row_by_row() -> None:
+    """The batched test (:func:`gctool.numerics.proportional_rows`, the row classes' exact
+    confirmation) gives each row's rational answer: rows of x's support or not, exact and
+    inexact factors, entries one ulp off, entries beyond PRODUCT_RANGE (row by row)."""
+    rng = np.random.default_rng(3)
+    seen = {True: 0, False: 0}
+    for t in range(600):
+        K, m = int(rng.integers(1, 8)), int(rng.integers(1, 12))
+        x = rng.integers(-9, 10, K) * 2.0 ** rng.integers(-30, 30, K)
+        if t % 7 == 0:
+            x = x * 2.0**600  # beyond the range: rationals
+        Y = x[None, :] * rng.choice([1.0, -1.0, 3.0, 0.1, 2.0**-9, 1 / 3], (m, 1))
+        off = rng.random(m) < 0.2
+        Y[off, 0] = np.nextafter(Y[off, 0], np.inf)
+        Y[rng.random((m, K)) < 0.05] = 0
+        got = proportional_rows(Y, x)
+        for i in range(m):
+            want = _rational(x, Y[i])
+            seen[want] += 1
+            assert got[i] == want, (t, x.tolist(), Y[i].tolist())
+    assert min(seen.values()) > 300, seen
+
+
+def test_proportional_rows_of_complex_rows_are_each_rows_answer() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.integers(-3, 4, 6) * (1 - 2j)
+    Y = x[None, :] * np.array([[1.0], [1j], [0.5 - 1j], [1 / 3]])
+    Y[3, 0] += 1e-12
+    got = proportional_rows(Y, x)
+    assert got.tolist() == [exactly_proportional(x, y) for y in Y]
+    assert got[:3].all() and not got[3]

@@ -41,7 +41,7 @@ from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor, tied_records
 from gctool.limits import REL_SLACK, TIE_RTOL
-from gctool.numerics import EPS, kkt_muladds, lost_terms
+from gctool.numerics import EPS, kkt_muladds, lost_terms, two_product
 
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
@@ -68,18 +68,9 @@ def _two_sum(a: float, b: float) -> tuple[float, float]:
     return x, (a - (x - z)) + (b - z)
 
 
-@njit
-def _two_prod(a: float, b: float) -> tuple[float, float]:
-    """a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no
-    underflow: the caller's slack covers it)."""
-    x = a * b
-    c = 134217729.0 * a  # 2^27 + 1
-    ah = c - (c - a)
-    al = a - ah
-    c = 134217729.0 * b
-    bh = c - (c - b)
-    bl = b - bh
-    return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+#: a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no underflow:
+#: the caller's slack covers it), compiled
+_two_prod = njit(two_product)
 
 
 @njit
