@@ -32,10 +32,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gctool.errors import BudgetExceeded, GctoolError, InvalidInput
 from gctool.limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK
+
+if TYPE_CHECKING:
+    from gctool.compiled import Kind, Loaded
 
 #: units of estimated work (nanoseconds of one core) per second
 NS_PER_S = 1e9
@@ -505,23 +508,43 @@ KERNELS_LOAD_NS = 500_000_000
 #: over GF(q) imports it; so did bench_budget's warm-up of its fresh processes, where verify
 #: of GF(2^5)-GF(2^8) codes of 0.25-0.35 s read 0.44-0.48 of an estimate that charged it)
 NUMBA_IMPORT_NS = 200_000_000
+#: what a process (this one, or a Dask worker) that has loaded compiled kernels of other kinds
+#: (:class:`gctool.compiled.Kind`: e.g. GF(q)'s, or attack's) pays at its first run of a kind
+#: it has not loaded, in ns on no job's share: reading that kind's kernels from numba's cache
+#: (numba, gctool's engine and its kernel modules are loaded).  Measured on the 2-core
+#: machine (load 3-8): the worker process's CPU in its first run of a kind minus a later
+#: run's, on a 1-worker LocalCluster whose worker had imported gctool's engine, medians of 3:
+#: real verify (cyclic n=40 s=5, n=48 s=6) after GF(2^5)'s 0.04-0.05 s, after complex's
+#: 0.03 s, after attack's 0.02 s; attack (real cyclic n=36 s=5) after GF(2^5)'s 0.04 s, after
+#: real's 0.03 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one process.  The
+#: first kind there: 0.43-0.5 s (:data:`KERNELS_LOAD_NS`).  A kind's kernels under other
+#: argument types (a B in Fortran order) are not told apart: the few ms of reading those are
+#: not charged
+KIND_LOAD_NS = 50_000_000
 
 
-def local_load_ns() -> float:
-    """What loading the compiled kernels costs a run in this process, in ns: 0 once a kernel
-    has run here, else :data:`KERNELS_LOAD_NS`, less :data:`NUMBA_IMPORT_NS` when numba is
-    imported already."""
-    from gctool.compiled import kernels_loaded, numba_imported
+def local_load_ns(kind: Kind | bool = True, loaded: Loaded | None = None) -> float:
+    """What loading the compiled kernels of ``kind`` (a :class:`~gctool.compiled.Kind`; True:
+    a kind not named, which kernels of any kind count as) costs a run in this process, in ns,
+    by what it has loaded (``loaded``; None: :meth:`Loaded.now <gctool.compiled.Loaded.now>`):
+    0 once a kernel of that kind has run here, :data:`KIND_LOAD_NS` once only kernels of
+    other kinds have, else :data:`KERNELS_LOAD_NS`, less :data:`NUMBA_IMPORT_NS` when numba
+    is imported already."""
+    from gctool.compiled import Loaded
 
-    if kernels_loaded():
+    here = Loaded.now() if loaded is None else loaded
+    if here.has(kind):
         return 0.0
-    return float(KERNELS_LOAD_NS - (NUMBA_IMPORT_NS if numba_imported() else 0))
+    if here.kinds:
+        return float(KIND_LOAD_NS)
+    return float(KERNELS_LOAD_NS - (NUMBA_IMPORT_NS if here.numba else 0))
 
 
-def start_ns(compiled: bool) -> float:
+def start_ns(compiled: Kind | bool) -> float:
     """What a run costs besides its sets, in ns on no job's share: :data:`START_NS`, and
-    :func:`local_load_ns` for a run that walks compiled kernels (``compiled``)."""
-    return START_NS + (local_load_ns() if compiled else 0.0)
+    :func:`local_load_ns` for a run that walks compiled kernels (``compiled``: their kind, or
+    True)."""
+    return START_NS + (local_load_ns(compiled) if compiled else 0.0)
 
 
 #: each task a pool of processes runs costs the run this much besides its sets, in ns, on no

@@ -151,13 +151,27 @@ _TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @pytest.fixture(autouse=True, scope="session")
 def _kernels_warm() -> None:
-    """Every test process has run a compiled kernel before its tests, as the benchmarks' warm
-    processes have: the estimates the tests count leave out loading the kernels in a fresh
-    process (KERNELS_LOAD_NS) whichever test runs first in a worker
-    (tests/compiled/test_kernel_load.py counts it)."""
-    from gctool.compiled.walk import successor
+    """Every test process has run a compiled kernel of every kind that the estimates charge
+    (gctool.compiled.Kind: tests/warm_kernels.py's walks of attack, verify and the frames'
+    spectra, small codes; 1 s of CPU) before its tests, as the benchmarks' warm processes
+    have: the estimates the tests count leave out loading the kernels (KERNELS_LOAD_NS in a
+    fresh process, KIND_LOAD_NS for a kind not loaded) whichever tests ran before in a worker
+    (tests/compiled/test_kernel_load.py counts them)."""
+    import warm_kernels
 
-    successor(np.array([0, 1], dtype=np.int64), 4)
+    from gctool.compiled import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = "1"
+    try:
+        for step in (warm_kernels.attack_walks, warm_kernels.verify_walks,
+                     warm_kernels.frame_spectra):
+            step()
+    finally:
+        if before is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = before
 
 
 @pytest.fixture(autouse=True)

@@ -134,19 +134,6 @@ LOCAL_CLUSTER_NS = 800_000_000
 #: 0.71-0.78 s of CPU per worker more than the next (benchmarks/bench_budget.py, its Dask
 #: runs, load 7)
 WORKER_IMPORT_NS = 250_000_000
-#: what a Dask worker that has loaded compiled kernels of other kinds
-#: (:class:`gctool.compiled.Kind`: e.g. GF(q)'s, or attack's) pays at its first enumeration of
-#: a kind it has not loaded, in ns on no job's share: reading that kind's kernels from numba's
-#: cache (numba, gctool's engine and its kernel modules are loaded).  Measured on the 2-core
-#: machine (load 3-8): the worker process's CPU in its first run of a kind minus a later
-#: run's, on a 1-worker LocalCluster whose worker had imported gctool's engine, medians of 3:
-#: real verify (cyclic n=40 s=5, n=48 s=6) after GF(2^5)'s 0.04-0.05 s, after complex's
-#: 0.03 s, after attack's 0.02 s; attack (real cyclic n=36 s=5) after GF(2^5)'s 0.04 s, after
-#: real's 0.03 s; GF(2^5) after real 0.01 s; complex after real 0.03 s in one process.  The
-#: first kind there: 0.43-0.5 s (:data:`~gctool.budget.KERNELS_LOAD_NS`).  A kind's kernels
-#: under other argument types (a B in Fortran order) are not told apart: the few ms of
-#: reading those are not charged
-KIND_LOAD_NS = 50_000_000
 #: seconds allowed for the workers' answer whether they have loaded the compiled kernels
 #: (:meth:`DaskRunner.kernels_warm`); no answer: counted as neither loaded nor imported
 ASK_S = 5.0
@@ -621,15 +608,17 @@ def _engine_parts() -> tuple[tuple[Any, str], ...]:
 
 def _worker_state_here(kind: Kind | None = None) -> int:
     """On a Dask worker (:meth:`DaskRunner._workers_loaded`): :data:`LOADED` when a compiled
-    kernel of gctool of ``kind`` has run in this process (:meth:`gctool.compiled.Kind.loaded`;
-    ``kind`` None: of any kind, :func:`gctool.compiled.kernels_loaded`), :data:`OTHER` when
-    only kernels of other kinds have, else :data:`IMPORTED` when it has imported the modules
-    of :func:`_engine_parts` (an imported submodule is an attribute of its package), else
-    :data:`FRESH`.  Imports nothing heavy (two packages' ``__init__``)."""
+    kernel of gctool of ``kind`` has run in this process (``kind`` None: of any kind), as
+    this process's own estimates read it (:class:`gctool.compiled.Loaded`,
+    :func:`gctool.budget.local_load_ns`), :data:`OTHER` when only kernels of other kinds have,
+    else :data:`IMPORTED` when it has imported the modules of :func:`_engine_parts` (an
+    imported submodule is an attribute of its package), else :data:`FRESH`.  Imports nothing
+    heavy (two packages' ``__init__``)."""
     from gctool import compiled
 
-    if compiled.kernels_loaded():
-        return LOADED if kind is None or kind.loaded() else OTHER
+    here = compiled.Loaded.now()
+    if here.kinds:
+        return LOADED if here.has(kind) else OTHER
     return IMPORTED if all(hasattr(package, name) for package, name in _engine_parts()) \
         else FRESH
 
@@ -1590,16 +1579,16 @@ def kernels_load_ns(runner: Any, compiled: bool | Kind) -> float:
     their :class:`~gctool.compiled.Kind`, or True: kernels of any kind count) on the Dask
     workers of ``runner``, by the least advanced worker's state
     (:meth:`DaskRunner.workers_state`: the workers of a scheduler are asked, in a session):
-    nothing once they have loaded that kind; :data:`KIND_LOAD_NS` when they have loaded
-    kernels of other kinds only; :data:`~gctool.budget.KERNELS_LOAD_NS` when they have loaded
-    none, as :func:`~gctool.budget.start_ns` counts this process, and
+    nothing once they have loaded that kind; :data:`~gctool.budget.KIND_LOAD_NS` when they
+    have loaded kernels of other kinds only; :data:`~gctool.budget.KERNELS_LOAD_NS` when they
+    have loaded none, as :func:`~gctool.budget.local_load_ns` counts this process, and
     :data:`WORKER_IMPORT_NS` more while one of them has not imported gctool's engine (not
     asked: counted); 0 for any other runner."""
     if isinstance(runner, _Estimated):
         runner = runner.runner
     if not compiled or not isinstance(runner, DaskRunner):
         return 0.0
-    from gctool.budget import KERNELS_LOAD_NS
+    from gctool.budget import KERNELS_LOAD_NS, KIND_LOAD_NS
 
     state = runner.workers_state(_kind(compiled))
     return float({LOADED: 0, OTHER: KIND_LOAD_NS, IMPORTED: KERNELS_LOAD_NS}.get(

@@ -67,6 +67,7 @@ from gctool.budget import (
     walked_share,
     worth_timing,
 )
+from gctool.compiled import Kind, Loaded
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges
 from gctool.engine.parallel import PARALLEL_MIN_S, StartsAhead, resolve_jobs, run_paced
 from gctool.engine.records import SetWorker
@@ -88,7 +89,6 @@ from gctool.model import GradientCode
 from gctool.wording import counted
 
 if TYPE_CHECKING:
-    from gctool.compiled import Kind
     from gctool.engine.threads import Ahead
 
 Progress = Callable[[int, int], None]
@@ -504,7 +504,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     need = count_evaluated(n, s, rot)
     work, kind = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
     compiled = bool(kind)
-    start = start_ns(compiled)  # (before the probe or an early start loads the kernels)
+    start = start_ns(kind)  # (before the probe or an early start loads the kernels)
     runner = placed(runner, work / NS_PER_S, kind)  # a small search runs here
     start += workers_start_ns(runner, kind)  # (a Dask cluster's workers load their own kind)
     parts = "" if oracle.estimated else start_words(runner, kind)  # (what start counts)
@@ -728,13 +728,13 @@ class _SearchBudget:
         #: the estimated time so far (s), from the run's start (:data:`~gctool.budget.START_NS`)
         self.time = START_NS / NS_PER_S
         self.oracle, self.jobs, self.runner = oracle, jobs, runner
-        #: what loading the compiled kernels costs this process (ns), as the search began
-        #: (before a probe loads them; 0 when a kernel had run here): the first size that
-        #: walks compiled here is charged it (:meth:`loading`)
-        self.load_ns = local_load_ns()
-        #: where the kernels are loaded (here, or on the runner's workers): the size charged
-        #: with it and what it costs (ns)
-        self._loads: dict[str, tuple[int, float]] = {}
+        #: what this process had loaded of the compiled kernels as the search began (before a
+        #: probe loads them), and the kinds of kernels of the sizes charged since, which
+        #: their sizes load here before the later sizes run (:meth:`loading`)
+        self.loaded = Loaded.now()
+        #: what is loaded or started (the local Dask "cluster", the kernels on its "workers",
+        #: a kind of kernels here): the size charged with it and what it costs (ns)
+        self._loads: dict[str | Kind | bool, tuple[int, float]] = {}
         self.rot, self.limit, self.top = rot, limit, top
         #: the lexicographic rank (exclusive) of the column witness (failing) at size ``top``
         self._witness_lex: int | None = None
@@ -807,9 +807,10 @@ class _SearchBudget:
     def loading(self, t: int, need: int) -> float:
         """Seconds of starting what size t's ``need`` sets run on, as verify and the
         worst-case search count it (:func:`~gctool.budget.start_ns`, on no job's share):
-        loading the compiled kernels, :func:`~gctool.budget.local_load_ns` as the search began
-        (:attr:`load_ns`) to the first size asked about that walks compiled here, or on Dask
-        workers that have run none for this runner
+        loading a kind of compiled kernels here, to the first size asked about that walks that
+        kind here (:func:`~gctool.budget.local_load_ns`, by what was loaded as the search
+        began and the kinds of the sizes charged before: :attr:`loaded`), or on Dask workers
+        that have run none for this runner, to the first size that walks compiled there
         (:func:`~gctool.audit.distributed.kernels_load_ns`); and the local Dask cluster the
         search starts, to the first size sent to the runner
         (:func:`~gctool.audit.distributed.cluster_start_ns`); 0 to every other size."""
@@ -817,11 +818,11 @@ class _SearchBudget:
         if runner is not None and "cluster" not in self._loads:
             self._loads["cluster"] = (t, cluster_start_ns(runner))
         kind = self.work(t, need)[1] if t > 0 else False
-        if kind:
-            where = "here" if runner is None else "workers"
-            if where not in self._loads:
-                self._loads[where] = (t, self.load_ns
-                                      if runner is None else kernels_load_ns(runner, kind))
+        if kind and runner is None and kind not in self._loads:
+            self._loads[kind] = (t, local_load_ns(kind, self.loaded))
+            self.loaded = self.loaded.with_kind(kind)
+        elif kind and runner is not None and "workers" not in self._loads:
+            self._loads["workers"] = (t, kernels_load_ns(runner, kind))
         return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
 
     def check_whole(self) -> None:

@@ -273,7 +273,7 @@ class Frame:
         compiled = any(self.will_compile(s, count) for s, count in sets.items())
         kind = compiled and SPECTRA
         # (a Dask runner's workers load their own kernels: workers_start_ns)
-        alone = start_ns(compiled) + workers_start_ns(runner, kind) + extra_work
+        alone = start_ns(kind) + workers_start_ns(runner, kind) + extra_work
         shared, alone, used = 0.0, float(alone), 1
         for s, count in sets.items():
             work = count * self.set_work(s, with_rows, self.will_compile(s, count))

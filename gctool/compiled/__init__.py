@@ -58,8 +58,8 @@ class Kind:
     dotted name: naming it imports nothing), over complex numbers or not (the real and the
     complex screen are the same kernels under other signatures, each read from numba's cache
     on its own; GF(q)'s run on integers).  A process that has loaded kernels of another kind
-    pays only for reading this kind's from the cache (``gctool.audit.distributed``'s
-    ``KIND_LOAD_NS``).  The audits' kinds: :data:`gctool.audit.kernels.REAL` and the others
+    pays only for reading this kind's from the cache (``gctool.budget``'s ``KIND_LOAD_NS``;
+    :class:`Loaded`).  The audits' kinds: :data:`gctool.audit.kernels.REAL` and the others
     there."""
 
     module: str
@@ -68,14 +68,47 @@ class Kind:
     def loaded(self) -> bool:
         """Has a kernel of this kind (its module's, under a signature over complex numbers
         or not, as :attr:`complex` says) run in this process?  Imports nothing."""
-        return any(kernel.py_func.__module__ == self.module
-                   and any(_takes_complex(sig) == self.complex for sig in kernel.overloads)
-                   for kernel in KERNELS)
+        return Loaded.now().has(self)
 
 
 def _takes_complex(signature: tuple[Any, ...]) -> bool:
     """Does a compiled signature (numba's types of the arguments) take complex numbers?"""
     return any("complex" in str(getattr(t, "dtype", t)) for t in signature)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What of gctool's compiled code a process has loaded (:meth:`now`: this one, as it
+    stands): the kinds of the kernels that have run in it, and whether numba is imported.
+    What this process's estimates charge for loading kernels (``gctool.budget``'s
+    ``local_load_ns``) and what a Dask worker answers when asked
+    (``gctool.audit.distributed``'s ``_worker_state_here``) both read it."""
+
+    kinds: frozenset[Kind] = frozenset()
+    numba: bool = False
+
+    @staticmethod
+    def now() -> Loaded:
+        """This process's (:func:`kernels_loaded`, :func:`numba_imported`).  Imports
+        nothing."""
+        kinds = frozenset(Kind(kernel.py_func.__module__, _takes_complex(sig))
+                          for kernel in KERNELS for sig in kernel.overloads) \
+            if kernels_loaded() else frozenset()
+        return Loaded(kinds, numba_imported())
+
+    def has(self, kind: Kind | bool | None = None) -> bool:
+        """Are the kernels of ``kind`` loaded (a :class:`Kind`; True or None, a kind not
+        named: kernels of any kind count, and once one has run every kind counts)?"""
+        return bool(self.kinds) and (not isinstance(kind, Kind) or kind in self.kinds
+                                     or _ANY in self.kinds)
+
+    def with_kind(self, kind: Kind | bool | None) -> Loaded:
+        """This, once the kernels of ``kind`` have run too (numba with them)."""
+        return Loaded(self.kinds | {kind if isinstance(kind, Kind) else _ANY}, True)
+
+
+#: a kind of kernels not named (:meth:`Loaded.with_kind`), which counts as any
+_ANY = Kind("")
 
 
 def numba_imported() -> bool:

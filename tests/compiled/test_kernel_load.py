@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from math import comb
+from typing import Any
 
 import pytest
 
@@ -274,3 +275,76 @@ def test_a_process_that_imported_numba_is_not_charged_its_import_again() -> None
     full, less = float(KERNELS_LOAD_NS), float(KERNELS_LOAD_NS - NUMBA_IMPORT_NS)
     assert out.stdout.strip() == str([full, full, less, less])
     assert 0 < NUMBA_IMPORT_NS < KERNELS_LOAD_NS
+
+
+KINDS_IN_TURN = """
+import gctool
+from gctool import budget
+from gctool.audit import kernels
+
+load, charged = budget.local_load_ns, []
+
+def spy(kind=True, loaded=None):  # what each run's estimate charges for loading kernels
+    charged[-1].append(load(kind, loaded))
+    return charged[-1][-1]
+
+budget.local_load_ns = spy
+reports = []
+
+def run(code):
+    charged.append([])
+    report = gctool.verify(code, method="exhaustive", jobs=1).to_dict()
+    reports.append({k: v for k, v in report.items() if k not in ("elapsed_s", "estimate")})
+    charged[-1].append([kernels.GF.loaded(), kernels.REAL.loaded()])
+
+run(gctool.design("cyclic-mds", n=31, s=4, field="GF(2^5)"))
+real = gctool.design("cyclic", n=30, s=4)  # (its conditioning screen loads a kind of its own)
+run(real)
+run(real)
+print(charged)
+print(reports[1] == reports[2], reports[0]["ok"], reports[1]["ok"])
+"""
+
+
+def test_a_process_is_charged_each_kind_of_kernels_it_has_not_loaded() -> None:
+    """In one process (a fresh one: this one's kernels are warm), a GF(2^5) verify that walks
+    compiled is charged the whole load, a real verify after it KIND_LOAD_NS for the real
+    screen's kernels, not nothing (it had been: any kernel counted as all), and a second real
+    verify nothing; the two real reports are the same (but for their times)."""
+    import os
+
+    from gctool.budget import KIND_LOAD_NS, NUMBA_IMPORT_NS
+
+    env = {**os.environ, "GCTOOL_COMPILED": "1"}  # (both walk compiled)
+    out = subprocess.run([sys.executable, "-c", KINDS_IN_TURN], capture_output=True,
+                         text=True, check=True, timeout=600, env=env)
+    charged, same = out.stdout.strip().splitlines()
+
+    def whole(numba: int) -> list[Any]:
+        return [[float(KERNELS_LOAD_NS - numba), [True, False]],
+                [float(KIND_LOAD_NS), [True, True]], [0.0, [True, True]]]
+
+    assert charged in (str(whole(0)), str(whole(NUMBA_IMPORT_NS)))  # (numba: galois's)
+    assert same == "True True True"
+
+
+def test_the_load_charged_follows_the_kinds_loaded() -> None:
+    """local_load_ns by what a process has loaded (gctool.compiled.Loaded, as a threshold
+    search keeps it, adding the kinds of the sizes it charged): the whole load with no kernel
+    loaded (NUMBA_IMPORT_NS less once numba is imported), KIND_LOAD_NS for a kind not loaded
+    beside others, nothing for a loaded kind, and a kind not named (True) counts as any (as
+    a Dask runner remembers one its workers ran)."""
+    from gctool.audit.kernels import COMPLEX, GF, REAL
+    from gctool.budget import KIND_LOAD_NS, NUMBA_IMPORT_NS, local_load_ns
+    from gctool.compiled import Loaded
+
+    none = Loaded()
+    assert local_load_ns(REAL, none) == local_load_ns(True, none) == KERNELS_LOAD_NS
+    assert local_load_ns(REAL, Loaded(numba=True)) == KERNELS_LOAD_NS - NUMBA_IMPORT_NS
+    gf = none.with_kind(GF)
+    assert gf.numba and local_load_ns(GF, gf) == local_load_ns(True, gf) == 0.0
+    assert local_load_ns(REAL, gf) == local_load_ns(COMPLEX, gf) == KIND_LOAD_NS
+    both = gf.with_kind(REAL)
+    assert local_load_ns(REAL, both) == 0.0 and local_load_ns(COMPLEX, both) == KIND_LOAD_NS
+    unnamed = none.with_kind(True)
+    assert local_load_ns(True, unnamed) == local_load_ns(REAL, unnamed) == 0.0

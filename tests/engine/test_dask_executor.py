@@ -1127,8 +1127,8 @@ def test_a_worker_is_charged_the_kernels_of_a_kind_it_has_not_loaded(
     numba's cache), not nothing, for a real verify, and for a complex one; once it has run the
     real verify, nothing for it either.  Reports equal the local runs'."""
     from gctool.audit import kernels
-    from gctool.audit.distributed import KIND_LOAD_NS, kernels_load_ns, start_words
-    from gctool.budget import KERNELS_LOAD_NS
+    from gctool.audit.distributed import kernels_load_ns, start_words
+    from gctool.budget import KERNELS_LOAD_NS, KIND_LOAD_NS
 
     monkeypatch.undo()  # (the run's own chunks: the compiled walks are planned with them)
     monkeypatch.setenv("GCTOOL_COMPILED", "1")  # (the worker process inherits it)
@@ -1171,13 +1171,8 @@ def test_a_session_remembers_the_kinds_its_cluster_loaded(
     replaced (a fresh one: the whole load and import again); an enumeration whose kind is not
     named counts as any kind, as before kinds were named."""
     from gctool.audit import kernels
-    from gctool.audit.distributed import (
-        KIND_LOAD_NS,
-        WORKER_IMPORT_NS,
-        estimated,
-        kernels_load_ns,
-    )
-    from gctool.budget import KERNELS_LOAD_NS
+    from gctool.audit.distributed import WORKER_IMPORT_NS, estimated, kernels_load_ns
+    from gctool.budget import KERNELS_LOAD_NS, KIND_LOAD_NS
 
     monkeypatch.setattr(DaskRunner, "__call__", lambda self, *a: None)
     fresh = KERNELS_LOAD_NS + WORKER_IMPORT_NS

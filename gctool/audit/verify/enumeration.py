@@ -130,7 +130,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
     kind = kernel.walk_kind(s)  # (on the workers of a Dask runner too: of that kind)
-    run.fixed = start_ns(bool(kind)) + workers_start_ns(run.runner, kind)  # before any loads
+    run.fixed = start_ns(kind) + workers_start_ns(run.runner, kind)  # before any loads
     run.started = start_words(run.runner, kind)
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
