@@ -49,6 +49,7 @@ from gctool.audit.symmetry import (
     held_rotation,
 )
 from gctool.budget import (
+    KIND_LOAD_NS,
     NS_PER_S,
     PROCESS_TASK_NS,
     RATIONAL_OP_COST,
@@ -732,9 +733,12 @@ class _SearchBudget:
         #: probe loads them), and the kinds of kernels of the sizes charged since, which
         #: their sizes load here before the later sizes run (:meth:`loading`)
         self.loaded = Loaded.now()
-        #: what is loaded or started (the local Dask "cluster", the kernels on its "workers",
-        #: a kind of kernels here): the size charged with it and what it costs (ns)
-        self._loads: dict[str | Kind | bool, tuple[int, float]] = {}
+        #: the kinds of kernels of the sizes charged so far on the runner's workers
+        #: (:meth:`loading`: a later kind there costs them at most KIND_LOAD_NS)
+        self.on_workers = Loaded()
+        #: what is started or loaded (the local Dask "cluster"; a kind of kernels "here" or on
+        #: the runner's "workers"): the size charged with it and what it costs (ns)
+        self._loads: dict[tuple[str, Kind | bool], tuple[int, float]] = {}
         self.rot, self.limit, self.top = rot, limit, top
         #: the lexicographic rank (exclusive) of the column witness (failing) at size ``top``
         self._witness_lex: int | None = None
@@ -809,20 +813,25 @@ class _SearchBudget:
         worst-case search count it (:func:`~gctool.budget.start_ns`, on no job's share):
         loading a kind of compiled kernels here, to the first size asked about that walks that
         kind here (:func:`~gctool.budget.local_load_ns`, by what was loaded as the search
-        began and the kinds of the sizes charged before: :attr:`loaded`), or on Dask workers
-        that have run none for this runner, to the first size that walks compiled there
-        (:func:`~gctool.audit.distributed.kernels_load_ns`); and the local Dask cluster the
-        search starts, to the first size sent to the runner
+        began and the kinds of the sizes charged before: :attr:`loaded`), or on the runner's
+        Dask workers, to the first size that walks that kind there
+        (:func:`~gctool.audit.distributed.kernels_load_ns`; at most
+        :data:`~gctool.budget.KIND_LOAD_NS` after an earlier kind: :attr:`on_workers`); and
+        the local Dask cluster the search starts, to the first size sent to the runner
         (:func:`~gctool.audit.distributed.cluster_start_ns`); 0 to every other size."""
         runner = self.runner_of(t) if t > 0 else None
-        if runner is not None and "cluster" not in self._loads:
-            self._loads["cluster"] = (t, cluster_start_ns(runner))
+        if runner is not None and ("cluster", False) not in self._loads:
+            self._loads["cluster", False] = (t, cluster_start_ns(runner))
         kind = self.work(t, need)[1] if t > 0 else False
-        if kind and runner is None and kind not in self._loads:
-            self._loads[kind] = (t, local_load_ns(kind, self.loaded))
+        if kind and runner is None and ("here", kind) not in self._loads:
+            self._loads["here", kind] = (t, local_load_ns(kind, self.loaded))
             self.loaded = self.loaded.with_kind(kind)
-        elif kind and runner is not None and "workers" not in self._loads:
-            self._loads["workers"] = (t, kernels_load_ns(runner, kind))
+        elif kind and runner is not None and ("workers", kind) not in self._loads:
+            ns = 0.0 if self.on_workers.has(kind) else kernels_load_ns(runner, kind)
+            if self.on_workers.kinds:  # (they have loaded the engine and an earlier kind)
+                ns = min(ns, KIND_LOAD_NS)
+            self._loads["workers", kind] = (t, ns)
+            self.on_workers = self.on_workers.with_kind(kind)
         return sum(ns for u, ns in self._loads.values() if u == t) / NS_PER_S
 
     def check_whole(self) -> None:
@@ -945,7 +954,7 @@ class _SearchBudget:
         self.time += seconds + self.loading(t, need)
         self.upto[t] = self.time
         if self.time > budget.max_work:
-            at, cluster = self._loads.get("cluster", (t + 1, 0.0))
+            at, cluster = self._loads.get(("cluster", False), (t + 1, 0.0))
             head = with_start(f"threshold search (n={n})",
                               f"with {cluster_words(cluster)}" if cluster and at <= t else "")
             return (f"{head} needs about {format_seconds(self.time)} "

@@ -348,3 +348,38 @@ def test_the_load_charged_follows_the_kinds_loaded() -> None:
     assert local_load_ns(REAL, both) == 0.0 and local_load_ns(COMPLEX, both) == KIND_LOAD_NS
     unnamed = none.with_kind(True)
     assert local_load_ns(True, unnamed) == local_load_ns(REAL, unnamed) == 0.0
+
+
+def test_the_threshold_search_charges_each_kind_it_walks_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A threshold search whose sizes walk several kinds of kernels (their kinds given here)
+    charges each kind once, to its first size: here in a fresh process the first kind the
+    whole load, each further kind KIND_LOAD_NS, a size that names no kind (True) nothing
+    once a kind is loaded; on a scheduler's workers (not asked: fresh) the first kind their
+    import and load, each further kind KIND_LOAD_NS; a size asked about again, the same."""
+    pytest.importorskip("distributed")
+    from gctool.audit import exhaustive
+    from gctool.audit.distributed import WORKER_IMPORT_NS, DaskRunner
+    from gctool.audit.kernels import COMPLEX, GF, REAL
+    from gctool.audit.oracles import make_oracle
+    from gctool.budget import KIND_LOAD_NS
+    from gctool.compiled import Loaded
+
+    kinds = [False, REAL, REAL, COMPLEX, GF, True, COMPLEX]
+    monkeypatch.setattr(Loaded, "now", staticmethod(lambda: Loaded()))  # a fresh process
+    oracle = make_oracle(gctool.design("cyclic", n=12, s=3))
+
+    def charged(runner: object) -> list[float]:
+        search = exhaustive._SearchBudget(oracle, 1, None, None, oracle.limit, 6)
+        monkeypatch.setattr(search, "work", lambda t, need: (1.0, kinds[t]))
+        monkeypatch.setattr(search, "runner_of", lambda t: runner)
+        first = [search.loading(t, 1) * NS_PER_S for t in range(7)]
+        assert [search.loading(t, 1) * NS_PER_S for t in range(7)] == first  # (asked again)
+        return first
+
+    def expected(first: float) -> list[float]:
+        return [0.0, first, 0.0, KIND_LOAD_NS, KIND_LOAD_NS, 0.0, 0.0]
+
+    assert charged(None) == pytest.approx(expected(KERNELS_LOAD_NS))
+    workers = DaskRunner(scheduler="tcp://127.0.0.1:8786")  # never contacted
+    assert charged(workers) == pytest.approx(expected(KERNELS_LOAD_NS + WORKER_IMPORT_NS))
