@@ -79,6 +79,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
+from timing import random_matrix  # noqa: E402
 
 #: (name, files to write, command line, note, timed): ``timed`` cases are those whose estimate
 #: must be within 2x of the measured wall time
@@ -108,15 +109,8 @@ def random_dense(n: int, k: int, s: int, field: str, seed: int) -> Callable[[], 
         from gctool.io import code_bytes
         from gctool.model import GradientCode
 
-        rng, fld = np.random.default_rng(seed), parse_field(field)
-        B: Any
-        if field == "real":
-            B = rng.standard_normal((n, k))
-        elif field == "complex":
-            B = rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k))
-        else:
-            B = rng.integers(0, fld.order, size=(n, k))
-        return code_bytes(GradientCode(B, fld, s, "custom"), npz=False)
+        B = random_matrix(np.random.default_rng(seed), field, n, k)
+        return code_bytes(GradientCode(B, parse_field(field), s, "custom"), npz=False)
     return make
 
 

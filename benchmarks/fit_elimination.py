@@ -40,17 +40,15 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
-from timing import parser  # noqa: E402
+from timing import chosen, fit_args, fit_end, fit_parser, in_fresh_process, load, within  # noqa: E402
 
 #: (label, field, rows, cols, kind, rank or design arguments, in --quick, galois compared):
 #: kind "random" (entries uniform), "product" (a random product of rank r), "repeated" (r
@@ -152,10 +150,7 @@ def measure(case: tuple[Any, ...], processes: int) -> dict[str, Any]:
     """Median over ``processes`` fresh processes of each timing of ``case``."""
     runs = []
     for i in range(processes):
-        spec = json.dumps([*case[:7], case[7] and i == 0])
-        done = subprocess.run([sys.executable, __file__, "--child", spec], check=True,
-                              capture_output=True, text=True)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        runs.append(in_fresh_process(__file__, json.dumps([*case[:7], case[7] and i == 0])))
     out = {key: statistics.median(r[key] for r in runs)
            for key in ("fresh", "cpu", "sys", "faults", "again", "warm")}
     out["rank"] = runs[0]["rank"]
@@ -170,23 +165,14 @@ def estimate(field: str, rows: int, cols: int, rank: int) -> float:
     return elimination_cost(rows, cols, parse_field(field), rank) / 1e9
 
 
-def load() -> str:
-    with open("/proc/loadavg", encoding="ascii") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def main() -> None:
-    ap = parser(__doc__, quick="the small cases only (about 30 s)")
+    ap = fit_parser(__doc__, quick="the small cases only (about 30 s)",
+                    only="only the cases whose name or field has TEXT")
     ap.add_argument("--processes", type=int, default=3, help="fresh processes per case")
-    ap.add_argument("--only", default="", help="only the cases whose name or field has TEXT")
-    ap.add_argument("--json", action="store_true", help="print the measurements as JSON")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(args.child)
+    args = fit_args(ap, child)
+    if args is None:
         return
-    cases = [c for c in CASES if (c[6] or not args.quick)
-             and args.only.lower() in f"{c[0]} {c[1]}".lower()]
+    cases = chosen(CASES, args.quick, args.only, in_quick=6)
     start = load()
     if not args.json:
         many = "es per case (medians)" if args.processes > 1 else " per case"
@@ -214,19 +200,14 @@ def main() -> None:
               f"{est:8.3f}s {m['fresh']:7.3f}s {m['fresh'] / est:5.2f} {m['cpu'] / est:5.2f} "
               f"{m['sys'] / m['fresh']:5.0%} {m['again'] / est:5.2f} {m['warm'] / est:5.2f}  "
               f"{naive}{flag}", flush=True)
-    if args.json:
-        print(json.dumps({"load": [start, load()], "cases": rows_out}))
-        return
-    inside = sum(LOW <= r <= HIGH for r in ratios["fresh"])
-    print(f"measured / estimated: fresh {min(ratios['fresh']):.2f}-{max(ratios['fresh']):.2f} "
-          f"({inside} of {len(cases)} within {LOW:g}-{HIGH:g}), its CPU "
-          f"{min(ratios['cpu']):.2f}-{max(ratios['cpu']):.2f}, again "
-          f"{min(ratios['again']):.2f}-{max(ratios['again']):.2f}, warm heap "
-          f"{min(ratios['warm']):.2f}-{max(ratios['warm']):.2f}")
-    print(f"load after: {load()}", file=sys.stderr)
-    print("(ratio: wall time / estimate; cpu: its CPU time (the process's, the kernel's "
-          "included) / estimate, which a loaded machine disturbs less; sys: the share of the "
-          "wall time spent in the kernel, mostly the page faults of fresh temporaries)")
+    fit_end(args.json, start, rows_out,
+            lambda: f"measured / estimated: fresh {within(ratios['fresh'], LOW, HIGH)}, its CPU "
+            f"{min(ratios['cpu']):.2f}-{max(ratios['cpu']):.2f}, again "
+            f"{min(ratios['again']):.2f}-{max(ratios['again']):.2f}, warm heap "
+            f"{min(ratios['warm']):.2f}-{max(ratios['warm']):.2f}",
+            "(ratio: wall time / estimate; cpu: its CPU time (the process's, the kernel's "
+            "included) / estimate, which a loaded machine disturbs less; sys: the share of the "
+            "wall time spent in the kernel, mostly the page faults of fresh temporaries)")
 
 
 if __name__ == "__main__":

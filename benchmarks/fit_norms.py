@@ -32,9 +32,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ["GCTOOL_COMPILED"] = "always"  # the compiled walk at any size
 
-import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from math import comb  # noqa: E402
@@ -42,7 +40,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
-from timing import parser  # noqa: E402
+from timing import chosen, fit_args, fit_end, fit_parser, in_fresh_process, load, within  # noqa: E402
 
 #: (label, field, n, k or design arguments, s, in --quick): random dense n x k (d = n - k),
 #: or ("design", scheme, keyword arguments)
@@ -72,16 +70,15 @@ LOW, HIGH = 0.5, 2.0
 
 
 def build(field: str, n: int, arg: Any, s: int) -> Any:
+    from timing import random_matrix
+
     from gctool.algebra.fields import parse_field
     from gctool.codes import design
     from gctool.model import GradientCode
 
     if isinstance(arg, list):
         return design(arg[0], n=n, s=s, **arg[1])
-    rng = np.random.default_rng(n * 7919 + arg)
-    B = rng.standard_normal((n, arg))
-    if field == "complex":
-        B = B + 1j * rng.standard_normal((n, arg))
+    B = random_matrix(np.random.default_rng(n * 7919 + arg), field, n, arg)
     return GradientCode(B, parse_field(field), s, "custom")
 
 
@@ -132,23 +129,14 @@ def child(spec: str) -> None:
                       "estimate_ns": est}))
 
 
-def load() -> str:
-    with open("/proc/loadavg", encoding="ascii") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def main() -> None:
-    ap = parser(__doc__, quick="the small cases only, on an eighth of the sets")
+    ap = fit_parser(__doc__, quick="the small cases only, on an eighth of the sets",
+                    only="only the cases whose name or field has TEXT")
     ap.add_argument("--repeat", type=int, default=5, help="walks per mode (the best is kept)")
-    ap.add_argument("--only", default="", help="only the cases whose name or field has TEXT")
-    ap.add_argument("--json", action="store_true", help="print the measurements as JSON")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(args.child)
+    args = fit_args(ap, child)
+    if args is None:
         return
-    cases = [c for c in CASES if (c[5] or not args.quick)
-             and args.only.lower() in f"{c[0]} {c[1]}".lower()]
+    cases = chosen(CASES, args.quick, args.only, in_quick=5)
     sets = SETS // 8 if args.quick else SETS
     start = load()
     if not args.json:
@@ -161,9 +149,7 @@ def main() -> None:
     ratios = []
     for label, field, n, arg, s, _ in cases:
         spec = json.dumps([label, field, n, arg, s, args.repeat, sets])
-        done = subprocess.run([sys.executable, __file__, "--child", spec], check=True,
-                              capture_output=True, text=True)
-        r = json.loads(done.stdout.strip().splitlines()[-1])
+        r = in_fresh_process(__file__, spec)
         r.update(case=label, field=field, n=n, s=s)
         out.append(r)
         ratio = r["norm_ns"] / r["estimate_ns"]
@@ -174,15 +160,9 @@ def main() -> None:
         print(f"{label:<8} {field:<8} {n:>3} {r['d']:>3} {s:>2} {r['m']:>2} {r['norms']:>7,} "
               f"{r['none_ns']:9.0f} {r['norm_ns']:8.0f} {r['estimate_ns']:8.0f} {ratio:5.2f} "
               f"{r['prefix_ns']:9.0f}{flag}", flush=True)
-    if args.json:
-        print(json.dumps({"load": [start, load()], "cases": out}))
-        return
-    inside = sum(LOW <= x <= HIGH for x in ratios)
-    print(f"measured / estimated {min(ratios):.2f}-{max(ratios):.2f} ({inside} of "
-          f"{len(ratios)} within {LOW:g}-{HIGH:g})")
-    print(f"load after: {load()}", file=sys.stderr)
-    print("(screen ns: the walk's time per set with every norm cut; norm ns: the time of one "
-          "norm in full, the set's decoder and its norm; prefix ns: one prefix decoder's norm)")
+    fit_end(args.json, start, out, lambda: f"measured / estimated {within(ratios, LOW, HIGH)}",
+            "(screen ns: the walk's time per set with every norm cut; norm ns: the time of one "
+            "norm in full, the set's decoder and its norm; prefix ns: one prefix decoder's norm)")
 
 
 if __name__ == "__main__":

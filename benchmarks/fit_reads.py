@@ -29,10 +29,8 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -41,7 +39,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import readme  # noqa: E402
-from timing import parser  # noqa: E402
+from timing import fit_args, fit_end, fit_parser, in_fresh_process, load, random_matrix, within  # noqa: E402
 
 #: (content, n, NPZ?, in --quick): an n x n matrix (frc: its design at n workers)
 CASES: list[tuple[str, int, bool, bool]] = [
@@ -96,14 +94,7 @@ def _make(content: str, n: int, npz: bool) -> bytes:
         return code_bytes(design("frc", n=n, s=max(1, n // 64 - 1) if n >= 128 else 1,
                                  field=field), npz=npz)
     fld = parse_field(content)
-    rng = np.random.default_rng(n)
-    B: Any
-    if content == "real":
-        B = rng.standard_normal((n, n))
-    elif content == "complex":
-        B = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
-    else:
-        B = rng.integers(0, fld.order, size=(n, n))
+    B = random_matrix(np.random.default_rng(n), content, n, n)
     return code_bytes(GradientCode(B, fld, 1, "custom"), npz=npz)
 
 
@@ -126,21 +117,13 @@ def child(spec: str) -> None:
     print(json.dumps({"first": first, "cpu": cpu, "again": again}))
 
 
-def load() -> str:
-    with open("/proc/loadavg", encoding="ascii") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def main() -> None:
-    ap = parser(__doc__, quick="the small files only")
+    ap = fit_parser(__doc__, quick="the small files only",
+                    only="only the files whose content has TEXT")
     ap.add_argument("--processes", type=int, default=3, help="fresh processes per file")
-    ap.add_argument("--only", default="", help="only the files whose content has TEXT")
     ap.add_argument("--kind", choices=("json", "npz"), help="only the files of this kind")
-    ap.add_argument("--json", action="store_true", help="print the measurements as JSON")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(args.child)
+    args = fit_args(ap, child)
+    if args is None:
         return
     from gctool.budget import read_cost, read_sample
 
@@ -162,12 +145,8 @@ def main() -> None:
             data = make(content, n, npz)
             path.write_bytes(data)
             size = path.stat().st_size
-            runs = []
-            for _ in range(args.processes):
-                done = subprocess.run([sys.executable, __file__, "--child",
-                                       json.dumps([str(small), str(path)])],
-                                      check=True, capture_output=True, text=True)
-                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            spec = json.dumps([str(small), str(path)])
+            runs = [in_fresh_process(__file__, spec) for _ in range(args.processes)]
             m = {k: statistics.median(r[k] for r in runs) for k in ("first", "cpu", "again")}
             # the estimate as a command makes it: from pieces of the file (read_sample)
             sample = b"" if npz else read_sample(lambda at, k, b=data: b[at:at + k], size)
@@ -182,16 +161,11 @@ def main() -> None:
             print(f"{content:<15} {ext:<4} {n:>5} {size:>11,} {est * 1e3:7.2f}ms "
                   f"{m['first'] * 1e3:6.1f}ms {ratio:5.2f} {m['cpu'] / est:5.2f} "
                   f"{m['again'] / est:5.2f} {m['first'] / size * 1e9:6.1f}{flag}", flush=True)
-    if args.json:
-        print(json.dumps({"load": [start, load()], "cases": rows}))
-        return
     ratios = [r["first"] / r["estimate"] for r in rows]
-    inside = sum(LOW <= x <= HIGH for x in ratios)
-    print(f"measured / estimated (first read) {min(ratios):.2f}-{max(ratios):.2f} ({inside} of "
-          f"{len(ratios)} within {LOW:g}-{HIGH:g})")
-    print(f"load after: {load()}", file=sys.stderr)
-    print("(first: wall time of the process's first read of the file, after a small file of "
-          "its kind and field; cpu: its CPU time; again: a second read in the same process)")
+    fit_end(args.json, start, rows,
+            lambda: f"measured / estimated (first read) {within(ratios, LOW, HIGH)}",
+            "(first: wall time of the process's first read of the file, after a small file of "
+            "its kind and field; cpu: its CPU time; again: a second read in the same process)")
 
 
 if __name__ == "__main__":
