@@ -4,7 +4,7 @@ result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command
 child process with one more command that the test writes (signals at a chosen moment).  Also
 what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
 what differs between executors (:func:`same_report`), and the runs whose parts share one
-budget (:func:`shared_runs`)."""
+budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`)."""
 
 from __future__ import annotations
 
@@ -153,3 +153,20 @@ def budget_clock(monkeypatch: pytest.MonkeyPatch, thread_time: Callable[[], floa
     clock.__dict__.update(time.__dict__)
     clock.thread_time = thread_time  # type: ignore[attr-defined]
     monkeypatch.setattr(budget, "time", clock)
+
+
+def traced(call: Callable[[], Any]) -> tuple[Any, int]:
+    """(what ``call()`` returned or raised, its peak traced bytes (tracemalloc) above those
+    held before it)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            out = call()
+        except Exception as exc:  # noqa: BLE001 (returned for the caller to check)
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()

@@ -13,6 +13,8 @@ from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import poly_to_str
 from gctool.errors import FieldError
 
+from helpers import traced
+
 
 @pytest.mark.parametrize(
     ("text", "canonical", "order"),
@@ -148,20 +150,12 @@ def test_coerce_of_a_read_only_real_view_allocates_no_mask() -> None:
     """A real B that coerce keeps uncopied (a read-only view of immutable bytes) is checked
     without a mask of its size (np.isfinite's was 1/8 of B), and kept as it is; a NaN anywhere
     is still refused."""
-    import tracemalloc
-
     B = np.random.default_rng(2).standard_normal((1000, 800))
     raw = B.tobytes()
     view = np.frombuffer(raw, dtype=np.float64).reshape(B.shape)
     real = parse_field("real")
     real.coerce(view)  # imports outside the measurement
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        out = real.coerce(view)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
+    out, peak = traced(lambda: real.coerce(view))
     assert np.shares_memory(out, view) and np.array_equal(out, B)
     assert peak < 0.05 * B.nbytes, peak / B.nbytes
     spoiled = bytearray(raw)
@@ -214,17 +208,9 @@ def test_integral_entries_in_blocks_agree_with_whole_array_checks(
 def test_gf_coerce_of_float_entries_holds_no_whole_array_temporaries() -> None:
     """A float64 B over GF(q) is converted with the int64 result as its one B-sized
     allocation (np.round(B) and a mask of its entries before it: a peak of 1.125 B)."""
-    import tracemalloc
-
     B = (np.random.default_rng(3).integers(0, 31, (1000, 800))).astype(np.float64)
     gf = parse_field("GF(31)")
     gf.coerce(B[:2])  # imports outside the measurement
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        out = gf.coerce(B)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
+    out, peak = traced(lambda: gf.coerce(B))
     assert out.dtype == np.int64 and np.array_equal(out, B)
     assert peak < 1.06 * B.nbytes, peak / B.nbytes

@@ -5,7 +5,6 @@ call of ``Field.coerce``, and every refusal in one line naming what is wrong."""
 from __future__ import annotations
 
 import json
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from gctool.errors import CodeFileError, FieldError, InvalidInput
 from gctool.io import code_from_meta, code_to_meta, npz_bytes, read_code
 from gctool.model import GradientCode
 
+from helpers import traced
 from jsondoc import untimed
 from refusals import refused
 
@@ -113,13 +113,7 @@ def test_a_loaded_npz_array_is_copied_once() -> None:
     arrays = npz_members(data, ("B", "meta"), {"meta": 1})
     meta = json.loads(str(arrays["meta"][()]))
     loaded = arrays.pop("B")
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        code = code_from_meta(meta, loaded)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
+    code, peak = traced(lambda: code_from_meta(meta, loaded))
     assert np.array_equal(code.B, B)
     assert peak < 1.5 * B.nbytes, peak / B.nbytes
 
@@ -131,24 +125,10 @@ def _gf16_file(tmp_path: Path, n: int = 1000) -> tuple[Path, np.ndarray]:
     return path, B
 
 
-def _traced(call: Any) -> tuple[Any, int]:
-    """(what call returned or raised, peak traced bytes above those held before)."""
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        try:
-            out = call()
-        except Exception as exc:  # noqa: BLE001 (returned for the caller to check)
-            out = exc
-        return out, tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_stored_npz_is_read_as_a_view_of_the_input(tmp_path: Path) -> None:
     """The file's bytes are read once; B is a read-only view of them (no copy)."""
     path, B = _gf16_file(tmp_path)
-    code, peak = _traced(lambda: read_code(path))
+    code, peak = traced(lambda: read_code(path))
     assert np.array_equal(code.B, B)
     assert not code.B.flags.writeable and not code.B.flags.owndata
     assert peak < 1.3 * path.stat().st_size, peak / path.stat().st_size
@@ -163,8 +143,8 @@ def test_verify_refuses_on_budget_without_copying_b(tmp_path: Path) -> None:
 
     path, B = _gf16_file(tmp_path)
     tiny = Budget(max_work=1e-6)
-    _traced(lambda: verify(read_code(path), budget=tiny))  # imports and caches outside
-    out, peak = _traced(lambda: verify(read_code(path), budget=tiny))
+    traced(lambda: verify(read_code(path), budget=tiny))  # imports and caches outside
+    out, peak = traced(lambda: verify(read_code(path), budget=tiny))
     assert isinstance(out, BudgetExceeded) and "reducing B" in str(out)
     assert peak < 1.5 * B.nbytes, peak / B.nbytes
 
@@ -215,7 +195,7 @@ def test_a_real_or_complex_npz_is_read_without_a_second_b(tmp_path: Path, field:
     path = tmp_path / "big.npz"
     gctool.io.write_code(GradientCode(B, parse_field(field), 3), path)
     read_code(path)  # imports and caches outside the measurement
-    code, peak = _traced(lambda: read_code(path))
+    code, peak = traced(lambda: read_code(path))
     assert np.array_equal(code.B, B) and np.shares_memory(_read_buffer_of(code.B), code.B)
     # the file's bytes and the checks' blocks (0.8 MB); a finiteness mask of all entries was
     # 1/8 of a real B, 1/16 of a complex one
@@ -310,7 +290,7 @@ def test_stdin_redirected_from_a_file_is_read_in_one_piece(tmp_path: Path,
     path, B = _gf16_file(tmp_path, n=600)
     with open(path, "rb") as raw:
         monkeypatch.setattr("sys.stdin", io.TextIOWrapper(raw))
-        code, peak = _traced(lambda: read_code("-"))
+        code, peak = traced(lambda: read_code("-"))
     assert np.array_equal(code.B, B) and not code.B.flags.owndata
     assert peak < 1.1 * path.stat().st_size, peak / path.stat().st_size
     text = tmp_path / "t.txt"
@@ -372,7 +352,7 @@ def test_an_aligned_read_holds_the_file_once(tmp_path: Path) -> None:
     """The aligned buffer is the file's bytes plus at most 65: B is a view of it, marked
     immutable and read-only."""
     path, B = _gf16_file(tmp_path)
-    code, peak = _traced(lambda: read_code(path))
+    code, peak = traced(lambda: read_code(path))
     assert _address(code.B) % 64 == 0 and np.array_equal(code.B, B)
     assert path.stat().st_size <= peak < 1.1 * path.stat().st_size, peak / path.stat().st_size
     buf, size = _read_buffer_of(code.B), path.stat().st_size
@@ -496,7 +476,7 @@ def test_a_compressed_b_peaks_at_the_file_and_b_once(tmp_path: Path) -> None:
     path = tmp_path / "dense.npz"
     _compressed(path, B, "real")
     read_code(path)  # imports and caches outside the measurement
-    code, peak = _traced(lambda: read_code(path))
+    code, peak = traced(lambda: read_code(path))
     assert np.array_equal(code.B, B)
     assert peak < path.stat().st_size + 1.15 * B.nbytes, (peak, path.stat().st_size, B.nbytes)
 
