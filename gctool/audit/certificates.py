@@ -342,9 +342,9 @@ def class_certificate(code: GradientCode, s: int,
     s stragglers then decodes whenever it leaves a member of each class the targets need, which
     holds for every such set when s is below the smallest of those classes.  Costs O(n K)
     (:func:`class_cost`).  ``find``: what finds the code's row classes (default
-    :func:`gctool.audit.symmetry.row_classes`; ``verify`` finds them once per run,
+    :func:`gctool.row_classes.row_classes`; ``verify`` finds them once per run,
     :meth:`gctool.audit.verify.run.Run.row_classes`), called only past the quick rejection."""
-    from gctool.audit.symmetry import row_classes
+    from gctool.row_classes import row_classes
 
     B = np.asarray(code.B)
     nz = B != 0

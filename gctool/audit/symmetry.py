@@ -15,21 +15,22 @@ Both reductions are used only when they are *proved*: entries over GF(q) are com
 and real/complex candidates found with a cheap relative screen are confirmed with exact rational
 arithmetic on the binary floating-point entries (:func:`gctool.numerics.exactly_proportional`).
 A code that is only nearly symmetric is enumerated in full, and says so:
-:func:`find_rotation` and :func:`find_row_classes` return, besides the proved reduction, a note
-when a rotation or a pair of rows matches to ``NEAR_RTOL`` (round-off level) but not exactly.
+:func:`find_rotation` and :func:`gctool.row_classes.find_row_classes` return, besides the
+proved reduction, a note when a rotation or a pair of rows matches to ``NEAR_RTOL`` (round-off
+level) but not exactly.
 
-**Row classes.**  Rows that are non-zero multiples of each other span the same line, so
-whether survivors decode depends only on which classes of proportional rows lose *every*
-member (FRC groups are such classes).  A straggler set S kills the classes K(S) contained in
-it; checking every class pattern K with total size <= s covers all C(n, s) sets, and each
-pattern stands for the number of s-sets whose killed classes are exactly K.
+**Row classes** (found by :mod:`gctool.row_classes`).  Rows that are non-zero multiples of each
+other span the same line, so whether survivors decode depends only on which classes of
+proportional rows lose *every* member (FRC groups are such classes).  A straggler set S kills
+the classes K(S) contained in it; checking every class pattern K with total size <= s covers
+all C(n, s) sets, and each pattern stands for the number of s-sets whose killed classes are
+exactly K.
 
 Public API (shared with ``attack``): :class:`Rotation`, :func:`detect_rotation`,
 :func:`orbit_candidates`, :func:`canonical_mask`, :func:`canonical_sets` (compiled for large
 sizes, :func:`compiled_filter`; its cost :func:`filter_work`), :func:`orbit_sizes`,
 :func:`count_orbits`, :func:`representatives`, :func:`orbit_sample`,
-:func:`row_classes`, :func:`find_rotation` (its cost :func:`rotation_work`),
-:func:`find_row_classes`,
+:func:`find_rotation` (its cost :func:`rotation_work`),
 :func:`class_patterns`, :func:`count_class_patterns`.
 """
 
@@ -47,7 +48,7 @@ from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import lex_less
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import exactly_proportional, proportional_rows
+from gctool.numerics import exactly_proportional
 
 FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
 #: a rotation or a row pair that matches to this relative accuracy but not exactly is
@@ -524,102 +525,6 @@ def count_orbits(n: int, s: int, t: int = 1) -> int:
 
 
 # -- row classes ------------------------------------------------------------------------------
-
-
-def row_classes(code: GradientCode) -> list[list[int]]:
-    """Classes of proportional non-zero rows (zero rows are singleton classes), ordered by
-    their smallest member."""
-    return find_row_classes(code)[0]
-
-
-#: entries of B whose rows :func:`row_keys` keys at once (blocks of 1 MB of float64): the
-#: allocator reuses their temporaries, where the ten temporaries of a whole B (134 MB each at
-#: n = K = 4096) were fresh memory every time, whose page faults made the row-class
-#: certificate's system time 0.3-4 s, above its 0.4 s of user time
-CLASS_BLOCK_ENTRIES = 1 << 17
-
-
-def row_keys(code: GradientCode) -> Iterator[bytes | int]:
-    """The class key of each row of B, in order: its support and its non-zero entries
-    scaled so that the first is 1 (over GF(q) exactly; over R/C to 12 significant digits, a
-    candidate that :func:`find_row_classes` confirms exactly), or for a zero row its index
-    (a class of its own).  Computed in blocks of about :data:`CLASS_BLOCK_ENTRIES` entries,
-    on the non-zero entries only; a row's key does not depend on the blocks."""
-    B = np.asarray(code.B)
-    n, K = B.shape
-    step = max(1, CLASS_BLOCK_ENTRIES // max(1, K))
-    ar = None
-    if code.field.is_finite:
-        from gctool.algebra.gf import GFArith
-
-        ar = GFArith(code.field)
-    for a in range(0, n, step):
-        nz = B[a:a + step] != 0
-        vals = B[a:a + step][nz]  # row by row
-        counts = np.count_nonzero(nz, axis=1)
-        ends = np.cumsum(counts)
-        starts = ends - counts
-        held = counts > 0
-        lead = np.repeat(vals[starts[held]], counts[held])  # each row's first non-zero
-        if ar is not None:
-            normal = ar.mul(vals, ar.inv(lead))
-        else:
-            r = vals / lead
-            mag = np.where(r == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(r == 0, 1.0,
-                                                                           np.abs(r)))))
-            normal = np.round(r / mag, 11) * mag + 0.0
-        packed = np.packbits(nz, axis=1)
-        for i in range(nz.shape[0]):
-            yield (packed[i].tobytes() + normal[starts[i]:ends[i]].tobytes() if held[i]
-                   else a + i)
-
-
-def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
-    """:func:`row_classes`, and a note naming rows that are proportional to 11 significant
-    digits but not exactly: they are kept in separate classes.  Rows are grouped by their
-    keys (:func:`row_keys`: no temporary of B's size) and, over R/C, confirmed exactly on
-    their common support."""
-    B = np.asarray(code.B)
-    keys: dict[bytes | int, list[int]] = {}
-    for i, key in enumerate(row_keys(code)):
-        keys.setdefault(key, []).append(i)
-    classes = list(keys.values())
-    split: list[list[int]] = []
-    if not code.field.is_finite:  # split candidates into exactly proportional classes
-        exact: list[list[int]] = []
-        for members in classes:
-            groups: list[list[int]] = []
-            cols = np.flatnonzero(B[members[0]])  # the support its candidates share
-            step = max(1, CLASS_BLOCK_ENTRIES // max(1, cols.size))
-            rest = members
-            while rest:  # the rows exactly proportional to the first one left, in blocks
-                first, others = rest[0], np.array(rest[1:], dtype=np.int64)
-                ok = np.concatenate([np.zeros(0, dtype=bool)] + [
-                    proportional_rows(B[np.ix_(others[a:a + step], cols)], B[first, cols])
-                    for a in range(0, others.size, step)])
-                groups.append([first] + others[ok].tolist())
-                rest = others[~ok].tolist()
-            exact.extend(groups)
-            if len(groups) > 1:
-                split.append(sorted(g[0] for g in groups))
-        classes = exact
-    note = None
-    if split:
-        rows = "; ".join(str(g) for g in split[:3]) + ("; ..." if len(split) > 3 else "")
-        note = (f"rows {rows} proportional only up to round-off (to 11 digits, not exactly): "
-                "not merged into row classes")
-    return sorted(classes, key=lambda c: c[0]), note
-
-
-def row_class_ids(code: GradientCode) -> np.ndarray:
-    """The classes of :func:`find_row_classes` as one id per row: the class's smallest member,
-    or -1 for a zero row."""
-    ids = np.full(code.n, -1, dtype=np.int64)
-    held = code.loads > 0  # the non-zero rows
-    for members in find_row_classes(code)[0]:
-        if held[members[0]]:
-            ids[members] = members[0]
-    return ids
 
 
 def _poly_mul(a: list[int], b: list[int], cap: int) -> list[int]:

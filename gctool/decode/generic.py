@@ -343,7 +343,7 @@ class Decoder:
         """For numerically rank-deficient B_F: is the exact rank the numerical rank?"""
         if self._classes is None:  # _integer first: threads of a run test _classes
             self._integer = integer_code(np.asarray(self.code.B))
-            from gctool.audit.symmetry import row_class_ids
+            from gctool.row_classes import row_class_ids
 
             self._classes = row_class_ids(self.code)
         ids = np.sort(self._classes[F], axis=1)

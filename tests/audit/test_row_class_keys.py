@@ -1,5 +1,5 @@
-"""The row classes of the row-class certificate (:func:`gctool.audit.symmetry.find_row_classes`):
-keyed in blocks (:func:`~gctool.audit.symmetry.row_keys`) with no temporary of B's size, the
+"""The row classes of the row-class certificate (:func:`gctool.row_classes.find_row_classes`):
+keyed in blocks (:func:`~gctool.row_classes.row_keys`) with no temporary of B's size, the
 same classes as a brute-force pairwise test whatever the blocks, the certificate's estimate
 (:func:`gctool.audit.certificates.class_cost`) counting the non-zero entries, and ``--jobs``
 changing nothing in a certificate's report."""
@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gctool import row_classes
 from gctool.algebra.fields import parse_field
 from gctool.audit import certificates as cert
-from gctool.audit import symmetry
 from gctool.codes import design
 from gctool.io import code_bytes
 from gctool.model import GradientCode
@@ -78,9 +78,9 @@ def test_row_classes_match_pairwise_tests_whatever_the_blocks(
     for seed in range(25):
         code = _random_code(spec, seed)
         want = sorted(_brute_classes(code))
-        for entries in (1, 7, symmetry.CLASS_BLOCK_ENTRIES):
-            monkeypatch.setattr(symmetry, "CLASS_BLOCK_ENTRIES", entries)
-            assert symmetry.find_row_classes(code)[0] == want, (spec, seed, entries)
+        for entries in (1, 7, row_classes.CLASS_BLOCK_ENTRIES):
+            monkeypatch.setattr(row_classes, "CLASS_BLOCK_ENTRIES", entries)
+            assert row_classes.find_row_classes(code)[0] == want, (spec, seed, entries)
 
 
 @pytest.mark.parametrize("spec", ["real", "GF(7)"])
@@ -90,7 +90,7 @@ def test_row_classes_allocate_no_temporary_of_the_size_of_b(spec: str) -> None:
     allocated 2-4 times B: fresh memory whose page faults dominated the run)."""
     fld = parse_field(spec)
     code = GradientCode(np.kron(np.eye(128), np.ones((16, 16))).astype(fld.dtype), fld, 15)
-    for step in (symmetry.find_row_classes, lambda c: cert.class_certificate(c, 15)):
+    for step in (row_classes.find_row_classes, lambda c: cert.class_certificate(c, 15)):
         tracemalloc.start()
         try:
             found = step(code)
@@ -105,7 +105,7 @@ def test_class_cost_counts_the_non_zero_entries() -> None:
     """The estimate's parts: a fixed part, each row, each entry and each non-zero entry (its
     normal form), the latter counted on a sample of rows: exact for equal row weights."""
     frc = design("frc", n=120, s=5)
-    assert symmetry.CLASS_BLOCK_ENTRIES > 0
+    assert row_classes.CLASS_BLOCK_ENTRIES > 0
     assert cert.sampled_nonzeros(frc) == np.count_nonzero(frc.B) == 120 * 6
     dense = GradientCode(np.outer(np.arange(1.0, 121.0), np.ones(120)), frc.field, 5)
     assert cert.sampled_nonzeros(dense) == 120 * 120
@@ -141,7 +141,7 @@ def test_jobs_change_nothing_in_a_class_certificate(tmp_path: Path, field: str) 
 
 @pytest.mark.parametrize("spec", ["real", "complex", "GF(7)", "GF(2^4)", "GF(65537)"])
 def test_row_class_ids_name_the_pairwise_classes(spec: str) -> None:
-    """The decoder's class ids (:func:`gctool.audit.symmetry.row_class_ids`, the classes of
+    """The decoder's class ids (:func:`gctool.row_classes.row_class_ids`, the classes of
     ``find_row_classes``, one place for both): every row of a class of proportional or equal
     rows gets its smallest member, a zero row -1, as pairwise exact tests give."""
     for seed in range(40):
@@ -151,4 +151,4 @@ def test_row_class_ids_name_the_pairwise_classes(spec: str) -> None:
         for members in _brute_classes(code):
             if B[members[0]].any():
                 want[members] = members[0]
-        assert symmetry.row_class_ids(code).tolist() == want.tolist(), (spec, seed)
+        assert row_classes.row_class_ids(code).tolist() == want.tolist(), (spec, seed)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gctool import row_classes
 from gctool.algebra.fields import parse_field
 from gctool.audit import certificates as cert
 from gctool.audit import nullspace, symmetry
@@ -212,18 +213,18 @@ def test_the_rotation_detection_leads_to_the_deferred_class_certificate(
 
 
 def _count_classes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the searches for row classes (:func:`gctool.audit.symmetry.find_row_classes`,
+    """Count the searches for row classes (:func:`gctool.row_classes.find_row_classes`,
     wherever verify's modules import it from)."""
     from gctool.audit.verify import classes as stage
 
     calls: list[int] = []
-    found = symmetry.find_row_classes
+    found = row_classes.find_row_classes
 
     def spy(code: GradientCode) -> Any:
         calls.append(code.n)
         return found(code)
 
-    monkeypatch.setattr(symmetry, "find_row_classes", spy)
+    monkeypatch.setattr(row_classes, "find_row_classes", spy)
     monkeypatch.setattr(stage, "find_row_classes", spy, raising=False)
     return calls
 

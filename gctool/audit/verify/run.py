@@ -60,7 +60,7 @@ class Run:
     #: reduction of B to be over the budget (:func:`~gctool.audit.verify.shortcuts.
     #: deferred_certificate`); the reduction's refusal words what was tried from it
     certificates: str | None = None
-    #: the code's row classes with their note (:func:`gctool.audit.symmetry.find_row_classes`),
+    #: the code's row classes with their note (:func:`gctool.row_classes.find_row_classes`),
     #: found once per run (:meth:`row_classes`): by the class certificate, else by the class
     #: patterns (:func:`~gctool.audit.verify.classes.try_classes`), which reuse them
     classes: tuple[list[list[int]], str | None] | None = None
@@ -117,7 +117,7 @@ class Run:
         """The code's row classes, found once per run (:attr:`classes`); the stage that finds
         them first is charged their estimate (:func:`gctool.audit.certificates.class_cost`)."""
         if self.classes is None:
-            from gctool.audit.symmetry import find_row_classes
+            from gctool.row_classes import find_row_classes
 
             self.classes = find_row_classes(self.code)
         return self.classes[0]
