@@ -823,6 +823,11 @@ PROBE_EARLY_S = 0.05
 #: once it has taken PROBE_OVER_S of CPU at a rate over the budget: a refusal reads more of
 #: the run than the first sets (whose doubtful sets come in clusters), at a bounded cost
 PROBE_OVER_S = 0.5
+#: the probe's sets are cut into this many windows spread over the ranks (an enumeration of
+#: PROBE_MIN * PROBE sets or more): a kernel's costly sets can cluster along the lex order
+#: (rs real n=36 s=6: 2.8-18 us a set over 16 windows, the middle the cheapest, where one
+#: window from the middle read 0.35 of the run)
+PROBE_WINDOWS = 4
 
 
 #: a calibrated estimate above TIMED_SPAN times the budget is not timed: its refusal states
@@ -858,15 +863,16 @@ SAMPLE_MIN = 2 * SAMPLE
 def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: int,
                over: float, least: int = PROBE_MIN * PROBE, dense: int | None = None
                ) -> tuple[float, int, bool] | None:
-    """The CPU time per set (ns, this thread) of a kernel on sets from the middle of an
-    enumeration of ranks 0..stop-1, as (rate, sets timed, stopped by a finding), or None when
-    the enumeration is below ``least`` sets (the probe would cost too much of it).
+    """The CPU time per set (ns, this thread) of a kernel on sets spread over an enumeration
+    of ranks 0..stop-1 (:func:`_spread`), as (rate, sets timed, stopped by a finding), or
+    None when the enumeration is below ``least`` sets (the probe would cost too much of it).
 
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
     gives no rate, unless PROBE sets or more were timed before it); the probe covers
-    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run): the first set alone, a warm-up
-    that no rate counts (it loads the walk's kernels, :func:`_warm_up`), then the rest of the
+    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run), in PROBE_WINDOWS windows
+    walked in rank order as one (:func:`_joined`): the first set alone, a warm-up that no
+    rate counts (it loads the walk's kernels, :func:`_warm_up`), then the rest of the
     first PROBE_FIRST ranks, one set first when the warm-up was slow, whose rate is returned
     at once when they took PROBE_EARLY_S or more and their rate is above ``over`` (ns per set
     beyond which the run is over its budget), then the rest, whose rate is returned: in one
@@ -882,20 +888,53 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
     them still gives the rate.
 
-    A window from the middle whose ranks hold few of the source's sets (rotation orbits: their
-    candidates thin out along the lex order) gives no rate; ``dense`` (a rank where they are
-    dense, such as 0; only for a walk whose ranges count nowhere: a twin's) times a window
-    of the same size from there instead.  Its rate per set leaves out the skipping of the
+    Windows whose ranks hold few of the source's sets (rotation orbits: their candidates thin
+    out along the lex order) give no rate; ``dense`` (a rank where they are dense, such as 0;
+    only for a walk whose ranges count nowhere: a twin's) times one window of the same size
+    from there instead.  Its rate per set leaves out the skipping of the
     sparse ranks (the attack's threshold of frc n=40 s=4 at size 4: 1.6x low, where the
     calibrated rate was 20x low)."""
     sets = probe_size(stop, size, least)
     if sets is None:
         return None
     enough = PROBE if stop >= PROBE_MIN * PROBE else SAMPLE // 2
-    probed = _probe_window(walk, stop, stop // 2, sets, enough, over)
-    if probed is _SPARSE and dense is not None and dense != stop // 2:
+    windows = _spread(stop, sets)
+    probed = _probe_window(_joined(walk, windows), sets, 0, sets, enough, over)
+    if probed is _SPARSE and dense is not None and windows != [(dense, dense + sets)]:
         probed = _probe_window(walk, stop, dense, sets, enough, over)
     return None if probed is _SPARSE else probed
+
+
+def _spread(stop: int, sets: int) -> list[tuple[int, int]]:
+    """probe_rate's windows of ``sets`` ranks in all, out of ranks 0..stop-1:
+    :data:`PROBE_WINDOWS` of them (one below PROBE_MIN * PROBE ranks), each from the middle
+    of its share of the ranks (rank stop * (2i + 1) / (2 * windows))."""
+    count = PROBE_WINDOWS if stop >= PROBE_MIN * PROBE else 1
+    out = []
+    for i in range(count):
+        length = sets * (i + 1) // count - sets * i // count
+        a = max(0, min(stop - length, stop * (2 * i + 1) // (2 * count)))
+        out.append((a, a + length))
+    return out
+
+
+def _joined(walk: Callable[[int, int], tuple[int, bool]], windows: list[tuple[int, int]]
+            ) -> Callable[[int, int], tuple[int, bool]]:
+    """``walk`` of the ``windows`` (rank ranges, in order) as one range of ranks 0..their
+    total: a call that spans windows walks each part in turn, and stops at the first that
+    finds what the walk looks for."""
+    def joined(a: int, b: int) -> tuple[int, bool]:
+        done, at = 0, 0
+        for lo, hi in windows:
+            x, y = max(a, at), min(b, at + hi - lo)
+            if x < y:
+                some, stopped = walk(lo + x - at, lo + y - at)
+                done += some
+                if stopped:
+                    return done, True
+            at += hi - lo
+        return done, False
+    return joined
 
 
 def probe_size(stop: int, size: int, least: int = PROBE_MIN * PROBE) -> int | None:

@@ -504,7 +504,8 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
 def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Sets that are quick at first are timed on a whole task of the run's size (one chunk of
-    the compiled walk, at most 1/PROBE_MIN of the run), and the probe's rate decides."""
+    the compiled walk, at most 1/PROBE_MIN of the run), cut into PROBE_WINDOWS windows spread
+    over the ranks (from the middle of each share), and the probe's rate decides."""
     from gctool import budget
 
     now, seen = [0.0], list[tuple[int, int]]()
@@ -520,9 +521,11 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     assert budget.probe_rate(walk, budget.PROBE_MIN * budget.PROBE - 1, 10**6, 1.0) is None
     stop = 10**8
     rate, timed, stopped = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
-    mid = stop // 2
+    mid, part = stop // 8, 65536 // budget.PROBE_WINDOWS
+    assert budget.PROBE_WINDOWS == 4
     assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
-                    (mid + budget.PROBE_FIRST, mid + 65536)]
+                    (mid + budget.PROBE_FIRST, mid + part)] + [
+                        (stop * i // 8, stop * i // 8 + part) for i in (3, 5, 7)]
     assert timed == 65536 and not stopped and rate == pytest.approx(10)
     # a search that finds what it looks for within a few sets is not timed on them (a task's
     # fixed cost over a few sets would make its rate look thousands of times too high)
@@ -542,7 +545,7 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
 
     now, seen = [0.0], list[tuple[int, int]]()
     budget_clock(monkeypatch, lambda: now[0])
-    stop, mid, first = 10**8, 10**8 // 2, budget.PROBE_FIRST
+    stop, mid, first = 10**8, 10**8 // 8, budget.PROBE_FIRST  # (the first window's)
 
     def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set, 1 ms after the first 64
         seen.append((a, b))
@@ -555,7 +558,8 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
     assert [b - a for a, b in seen[2:]] == [64, 128, 256, 512]  # 0.45 s, then 0.96 s: over
     seen.clear()
     rate, timed, _ = budget.probe_rate(walk, stop, 8192, over=1e7) or (0.0, 0, True)
-    assert timed == 8192 and seen[-1][1] == mid + 8192 and rate == pytest.approx(1e6)
+    last = stop * 7 // 8 + 8192 // budget.PROBE_WINDOWS  # the end of the last window
+    assert timed == 8192 and seen[-1][1] == last and rate == pytest.approx(1e6)
 
 
 def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -574,7 +578,7 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append((a, b))
         return b - a, False
 
-    stop, mid = 10**8, 10**8 // 2
+    stop, mid = 10**8, 10**8 // 8  # (the first window's)
     rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6) or (0, 0, 0)
     assert seen == [(mid, mid + 1), (mid + 1, mid + 2)] and timed == 1
     assert rate == budget.NS_PER_S
@@ -583,8 +587,9 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
     budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
     assert seen[:4] == [(mid, mid + 1), (mid + 1, mid + 2), (mid + 2, mid + 4),
                         (mid + 4, mid + 8)]
-    # (slow sets: the rest in calls that double, read as they go)
-    assert seen[-1][1] == mid + 65536 and len(seen) == 17
+    # (slow sets: the rest in calls that double, read as they go; the one over the last
+    # window's start is cut there)
+    assert seen[-1][1] == stop * 7 // 8 + 65536 // 4 and len(seen) == 18
 
 
 #: the first walk call of a fresh process loads the kernels it decides sets with: numba's
@@ -627,7 +632,7 @@ def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
     probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
     assert probed is not None and not probed[2]
     assert probed[0] == pytest.approx(10.0, rel=1.0) and probed[0] <= over
-    mid = stop // 2
+    mid = stop // 8  # (the first window's)
     assert seen[0] == (mid, mid + 1)  # the warm-up: one rank
     # slow sets (1 s each) are still refused early, on the set after the warm-up
     now[0], seen[:] = 0.0, []
@@ -1730,3 +1735,26 @@ def test_the_sample_is_spread_over_the_file() -> None:
     assert offsets == sorted(set(offsets))
     got = read_sample(lambda at, count: data[at:at + count], len(data))
     assert got == b"".join(data[at:at + READ_SAMPLE_BYTES] for at in offsets)
+
+
+def test_the_probe_reads_costly_sets_that_cluster_along_the_lex_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sets whose cost clusters along the lex order (rs real n=36 s=6: its doubtful sets,
+    2.8-18 us a set over 16 windows, the middle the cheapest) are timed in PROBE_WINDOWS
+    windows, one from the middle of each share of the ranks: a first quarter of 100 ns sets
+    and the rest at 1 ns read their mean, where one window from the middle read 1 ns."""
+    from gctool import budget
+
+    now = [0.0]
+    budget_clock(monkeypatch, lambda: now[0])
+    stop = 10**8
+
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        costly = max(0, min(b, stop // 4) - a)
+        now[0] += (costly * 100 + (b - a - costly)) * 1e-9
+        return b - a, False
+
+    rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
+    assert timed == 65536 and rate == pytest.approx((100 + 3) / 4, rel=0.01)
+    monkeypatch.setattr(budget, "PROBE_WINDOWS", 1)  # one window from the middle
+    assert (budget.probe_rate(walk, stop, 65536, 1e9) or (0.0,))[0] == pytest.approx(1.0)

@@ -124,7 +124,7 @@ def _tiny_probe(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_probed_ranges_are_folded_not_walked_again(
         tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch, name: str,
         code: Any, s: int) -> None:
-    """The budget's probe (a range from the middle of the space, timed before the threads
+    """The budget's probe (ranges spread over the space, timed before the threads
     start) is folded in its place instead of being walked again: the report is the one of a
     run without the probe, for any jobs, whether the first failing set lies before, inside
     or after the probed range (then the run needs no task after it)."""

@@ -14,6 +14,7 @@ The compiled walks run their ``jobs`` in threads instead
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import math
 import time
@@ -382,7 +383,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
                  ) -> tuple[list[tuple[int, int, ChunkSummary]], bool]:
     """Refuse a run the calibrated estimate let through but that takes longer here (or one it
     refuses, :func:`_timed_instead`, on the time it takes here): the kernel (loaded by the
-    pilot) decides a task of the run's ``size`` from the middle of the space, doubtful sets
+    pilot) decides a task of the run's ``size`` spread over the space, doubtful sets
     included, timed in CPU time (:func:`gctool.budget.probe_rate`; a run of fewer than
     ``least`` sets is not timed); above the budget, the refusal gives the time they imply for
     the whole run, else the run is admitted on it.  The per-set time of a walk depends on the
@@ -539,21 +540,30 @@ class Probed:
 
     def splice(self, ranges: list[tuple[int, int]],
                probed: list[tuple[int, int, ChunkSummary]]) -> list[tuple[int, int]]:
-        """``ranges`` (consecutive) cut so that the probe's ranges are tasks of their own (the
-        boundaries inside them dropped), and ended after the first probed range that holds a
-        failing set (the run stops there at the latest); unchanged when the probe decided
-        nothing or its ranges are not within ``ranges``."""
+        """``ranges`` (consecutive) cut so that the probe's ranges (in rank order; its windows
+        leave gaps between them) are tasks of their own (the boundaries inside them dropped),
+        and ended after the first probed range that holds a failing set (the run stops there
+        at the latest); unchanged when the probe decided nothing or its ranges are not within
+        ``ranges``."""
         if not probed or not ranges or not (
                 ranges[0][0] <= probed[0][0] and probed[-1][1] <= ranges[-1][1]):
             return ranges
-        lo, hi = probed[0][0], probed[-1][1]
-        cuts = {a for a, _ in ranges} | {ranges[-1][1]}
-        cuts = {c for c in cuts if not lo < c < hi} | {a for a, _, _ in probed} | {hi}
+        spans, end = [], ranges[-1][1]
         for a, b, summary in probed:
             self.summaries[(a, b)] = summary
+            spans.append((a, b))
             if summary.fail_set is not None:
-                cuts = {c for c in cuts if c <= b}
+                end = b
                 break
+        starts = [a for a, _ in spans]
+
+        def inside(c: int) -> bool:
+            i = bisect.bisect_right(starts, c) - 1
+            return i >= 0 and spans[i][0] < c < spans[i][1]
+
+        cuts = {a for a, _ in ranges} | {ranges[-1][1]}
+        cuts = {c for c in cuts if c <= end and not inside(c)} | set(starts) | {end} | {
+            b for _, b in spans}
         edges = sorted(cuts)
         return list(zip(edges, edges[1:], strict=False))
 
