@@ -825,9 +825,12 @@ PROBE_EARLY_S = 0.05
 PROBE_OVER_S = 0.5
 #: the probe's sets are cut into this many windows spread over the ranks (an enumeration of
 #: PROBE_MIN * PROBE sets or more): a kernel's costly sets can cluster along the lex order
-#: (rs real n=36 s=6: 2.8-18 us a set over 16 windows, the middle the cheapest, where one
-#: window from the middle read 0.35 of the run)
-PROBE_WINDOWS = 4
+#: (rs real n=36 s=6: 2.8-88 us a set over 30 tasks, the last the costliest, where one window
+#: from the middle read 0.38 of its walk, 4 windows 0.66, 8 and 16 0.85; rs n=32: 0.74, 0.73,
+#: 1.14, 1.03).  Not more: each walk call has a fixed cost (15-70 us), which real cyclic
+#: n=48 s=6 (26-39 ns a set) reads as 1.0-1.2x of its walk with one window, 0.8-1.2x with 4,
+#: 1.24-1.28x with 8 and 1.2-1.6x with 16
+PROBE_WINDOWS = 8
 
 
 #: a calibrated estimate above TIMED_SPAN times the budget is not timed: its refusal states

@@ -521,11 +521,13 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     assert budget.probe_rate(walk, budget.PROBE_MIN * budget.PROBE - 1, 10**6, 1.0) is None
     stop = 10**8
     rate, timed, stopped = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
-    mid, part = stop // 8, 65536 // budget.PROBE_WINDOWS
-    assert budget.PROBE_WINDOWS == 4
+    windows = budget.PROBE_WINDOWS
+    mid, part = stop // (2 * windows), 65536 // windows
+    assert windows > 1
     assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
                     (mid + budget.PROBE_FIRST, mid + part)] + [
-                        (stop * i // 8, stop * i // 8 + part) for i in (3, 5, 7)]
+                        (stop * i // (2 * windows), stop * i // (2 * windows) + part)
+                        for i in range(3, 2 * windows, 2)]
     assert timed == 65536 and not stopped and rate == pytest.approx(10)
     # a search that finds what it looks for within a few sets is not timed on them (a task's
     # fixed cost over a few sets would make its rate look thousands of times too high)
@@ -545,7 +547,8 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
 
     now, seen = [0.0], list[tuple[int, int]]()
     budget_clock(monkeypatch, lambda: now[0])
-    stop, mid, first = 10**8, 10**8 // 8, budget.PROBE_FIRST  # (the first window's)
+    stop, first = 10**8, budget.PROBE_FIRST
+    mid = stop // (2 * budget.PROBE_WINDOWS)  # (the first window's)
 
     def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set, 1 ms after the first 64
         seen.append((a, b))
@@ -558,7 +561,8 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
     assert [b - a for a, b in seen[2:]] == [64, 128, 256, 512]  # 0.45 s, then 0.96 s: over
     seen.clear()
     rate, timed, _ = budget.probe_rate(walk, stop, 8192, over=1e7) or (0.0, 0, True)
-    last = stop * 7 // 8 + 8192 // budget.PROBE_WINDOWS  # the end of the last window
+    windows = budget.PROBE_WINDOWS  # the end of the last window:
+    last = stop * (2 * windows - 1) // (2 * windows) + 8192 // windows
     assert timed == 8192 and seen[-1][1] == last and rate == pytest.approx(1e6)
 
 
@@ -578,7 +582,7 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append((a, b))
         return b - a, False
 
-    stop, mid = 10**8, 10**8 // 8  # (the first window's)
+    stop, mid = 10**8, 10**8 // (2 * budget.PROBE_WINDOWS)  # (the first window's)
     rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6) or (0, 0, 0)
     assert seen == [(mid, mid + 1), (mid + 1, mid + 2)] and timed == 1
     assert rate == budget.NS_PER_S
@@ -587,9 +591,13 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
     budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
     assert seen[:4] == [(mid, mid + 1), (mid + 1, mid + 2), (mid + 2, mid + 4),
                         (mid + 4, mid + 8)]
-    # (slow sets: the rest in calls that double, read as they go; the one over the last
-    # window's start is cut there)
-    assert seen[-1][1] == stop * 7 // 8 + 65536 // 4 and len(seen) == 18
+    # (slow sets: the rest in calls that double, read as they go, each cut where a window
+    # starts within it: 64 sets in 7 calls, then 10 calls of 64 to 32,768 sets)
+    windows = budget.PROBE_WINDOWS
+    part, ends = 65536 // windows, {64 << i for i in range(11)}
+    cut = sum(1 for j in range(1, windows) if j * part not in ends)
+    assert seen[-1][1] == stop * (2 * windows - 1) // (2 * windows) + part
+    assert len(seen) == 17 + cut and sum(b - a for a, b in seen) == 65536
 
 
 #: the first walk call of a fresh process loads the kernels it decides sets with: numba's
@@ -632,7 +640,7 @@ def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
     probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
     assert probed is not None and not probed[2]
     assert probed[0] == pytest.approx(10.0, rel=1.0) and probed[0] <= over
-    mid = stop // 8  # (the first window's)
+    mid = stop // (2 * budget.PROBE_WINDOWS)  # (the first window's)
     assert seen[0] == (mid, mid + 1)  # the warm-up: one rank
     # slow sets (1 s each) are still refused early, on the set after the warm-up
     now[0], seen[:] = 0.0, []

@@ -543,10 +543,11 @@ class Probed:
         """``ranges`` (consecutive) cut so that the probe's ranges (in rank order; its windows
         leave gaps between them) are tasks of their own (the boundaries inside them dropped),
         and ended after the first probed range that holds a failing set (the run stops there
-        at the latest); unchanged when the probe decided nothing or its ranges are not within
-        ``ranges``."""
-        if not probed or not ranges or not (
-                ranges[0][0] <= probed[0][0] and probed[-1][1] <= ranges[-1][1]):
+        at the latest); probed ranges not within ``ranges`` (such as the pilot's ranks) are
+        left to the run's own tasks."""
+        if ranges:
+            probed = [p for p in probed if ranges[0][0] <= p[0] and p[1] <= ranges[-1][1]]
+        if not probed or not ranges:
             return ranges
         spans, end = [], ranges[-1][1]
         for a, b, summary in probed:
