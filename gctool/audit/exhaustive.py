@@ -251,7 +251,7 @@ def _start_early(oracle: Oracle, s: int, rot: Rotation | None, jobs: int,
     """The plan of the worst-case search of size s and its tasks started ahead in threads
     (:class:`gctool.engine.threads.Ahead`) when it walks compiled in two threads or more, so
     that they run while the caller times the search on a twin (:func:`probe_time`: a task's
-    sets from the middle, 7-8 ms of the caller's thread in a run of 0.2 s on two threads,
+    sets spread over the space, 7-8 ms of the caller's thread in a run of 0.2 s on two threads,
     real cyclic n=40 s=6) instead of after it; else None.  Nothing of theirs is folded, nor
     charged to the budget (:func:`gctool.engine.threads.in_task_order`), before
     :meth:`Ahead.run`; a refused search cancels them (their running walks stop at their stop
@@ -410,7 +410,7 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
 def probe_time(oracle: Oracle, s: int, rot: Rotation | None, need: int, jobs: int
                ) -> float | None:
     """The time (seconds on ``jobs``) of an exhaustive search of the ``need`` sets of size s,
-    measured on a task of its own size from the middle of the space by the kernel that will
+    measured on a task of its own size, spread over the space, by the kernel that will
     run it (:func:`gctool.budget.probe_rate`, shared with ``verify``; below PROBE_MIN * PROBE
     sets a sample of 1/PROBE_MIN of them, at least SAMPLE: the numpy route's time per set
     depends on the code, real cyclic n=30 s=5 takes 1.4 us where the calibration says 4), or
@@ -510,7 +510,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     start += workers_start_ns(runner, kind)  # (a Dask cluster's workers load their own kind)
     parts = "" if oracle.estimated else start_words(runner, kind)  # (what start counts)
     used = used_jobs(need, jobs, runner, compiled)
-    # the kernel that will run it, timed on a task from the middle, decides (either way),
+    # the kernel that will run it, timed on a task spread over the space, decides (either way),
     # unless the budget holds the search even at its worst, or the calibrated estimate is far
     # above it
     probing = (may_time(n, s, need, oracle.budget, work, used, runner)
@@ -717,8 +717,8 @@ class _SearchBudget:
     column witness's rank bounds it at the top size, and a size large enough to matter is
     probed for it in windows of the walk (:func:`gctool.budget.walked_share`; a dense code
     fails at its first set of the threshold size, a repetition code at its first group); a
-    size of :data:`~gctool.budget.SAMPLE_MIN` sets or more is timed on a task from its middle
-    (:func:`gctool.budget.probe_rate`; a sample of 1/PROBE_MIN of it, at least
+    size of :data:`~gctool.budget.SAMPLE_MIN` sets or more is timed on a task spread over it
+    (:func:`gctool.budget.probe_rate`; from its middle, a sample of 1/PROBE_MIN of it, at least
     :data:`~gctool.budget.SAMPLE` sets, below PROBE_MIN * PROBE sets), on a twin of the oracle
     planned as the size runs (:func:`_twin_walk`).  The estimate is the timed rate (the
     calibrated one when the size is too small to time), times the sets walked."""
