@@ -411,24 +411,33 @@ def test_small_verify_process_loads_no_numba_galois_or_scipy(tmp_path: Any) -> N
     """A small run stays on the numpy kernels (auto mode decides by size), so the process
     never pays for importing numba or loading compiled kernels; nor for scipy, which only the
     refinement of a near-tolerance set needs (:func:`gctool.exactls.refined_error`)."""
+    out = _verify_in_a_fresh_process(
+        tmp_path, 8, 2, "", "'LOADED=' + ','.join(m for m in ('numba', 'galois', 'scipy')"
+        " if m in sys.modules)")
+    assert "OK: tolerates any 2 stragglers" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def _verify_in_a_fresh_process(tmp_path: Any, n: int, s: int, before: str, report: str
+                               ) -> Any:
+    """``verify --method exhaustive`` of the seeded cyclic code (n, s) through the CLI in a
+    fresh Python process (auto mode: GCTOOL_COMPILED unset), the statements ``before`` run
+    first, and the expression ``report`` printed as its last line; the finished process."""
     import os
     import subprocess
     import sys
 
     from gctool.io import write_code
 
-    path = tmp_path / "c8.json"
-    write_code(design("cyclic", n=8, s=2, seed=1), path)
-    probe = ("import sys\nfrom gctool.cli.main import main\n"
+    path = tmp_path / f"c{n}.json"
+    write_code(design("cyclic", n=n, s=s, seed=1), path)
+    probe = (f"import sys\nfrom gctool.cli.main import main\n{before}"
              "try:\n    main(['verify', sys.argv[1], '--method', 'exhaustive'])\n"
              "except SystemExit as e:\n    code = e.code\n"
-             "print('LOADED=' + ','.join(m for m in ('numba', 'galois', 'scipy')"
-             " if m in sys.modules))")
+             f"print({report})")
     env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
-    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                         text=True, env=env, check=False)
-    assert "OK: tolerates any 2 stragglers" in out.stdout
-    assert out.stdout.strip().splitlines()[-1] == "LOADED="
+    return subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
+                          text=True, env=env, check=False)
 
 
 def test_the_compiled_unranking_first_max_and_records_are_numpys() -> None:
@@ -506,27 +515,18 @@ def test_a_numpy_route_verify_that_samples_its_stage_shares_loads_no_numba(tmp_p
     sets that go to the witness test (:meth:`FloatNullKernel.stage_shares`), at the margin of
     the compiled walk's witness test (:data:`gctool.audit.kernels.WITNESS_SHARE`), read without
     importing numba (0.3 s of CPU, which the run's estimate does not charge)."""
-    import os
-    import subprocess
-    import sys
     from math import comb
 
     from gctool.audit.kernels import MIN_SETS
     from gctool.audit.nullspace import NUMPY_SHARES_FROM
-    from gctool.io import write_code
 
     assert NUMPY_SHARES_FROM <= comb(24, 4) < MIN_SETS
-    path = tmp_path / "c24.json"
-    write_code(design("cyclic", n=24, s=4, seed=1), path)
-    probe = ("import sys\nfrom gctool.audit import nullspace\nfrom gctool.cli.main import main\n"
-             "calls = []\nshares = nullspace.FloatNullKernel.stage_shares\n"
-             "def counted(self, s):\n    calls.append(s)\n    return shares(self, s)\n"
-             "nullspace.FloatNullKernel.stage_shares = counted\n"
-             "try:\n    main(['verify', sys.argv[1], '--method', 'exhaustive'])\n"
-             "except SystemExit as e:\n    code = e.code\n"
-             "print('SHARES=' + str(calls) + ' NUMBA=' + str('numba' in sys.modules))")
-    env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
-    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                         text=True, env=env, check=False)
+    out = _verify_in_a_fresh_process(
+        tmp_path, 24, 4,
+        "from gctool.audit import nullspace\n"
+        "calls = []\nshares = nullspace.FloatNullKernel.stage_shares\n"
+        "def counted(self, s):\n    calls.append(s)\n    return shares(self, s)\n"
+        "nullspace.FloatNullKernel.stage_shares = counted\n",
+        "'SHARES=' + str(calls) + ' NUMBA=' + str('numba' in sys.modules)")
     assert "OK: tolerates any 4 stragglers" in out.stdout, out.stdout + out.stderr
     assert out.stdout.strip().splitlines()[-1] == "SHARES=[4] NUMBA=False", out.stdout
