@@ -135,7 +135,7 @@ class Field:
         if not (np.issubdtype(arr.dtype, np.number)):
             raise FieldError(f"{what} has non-numeric entries (dtype {arr.dtype})")
         if self.kind == "real" and np.iscomplexobj(arr):
-            if arr.size and (arr.imag.min() != 0 or arr.imag.max() != 0):  # NaN: != 0 too
+            if _has_imaginary(arr):
                 raise FieldError(f"{what} has complex entries but the field is real")
             arr = arr.real
         out = arr.astype(self.dtype, copy=_writable(arr))
@@ -196,7 +196,7 @@ def _all_integral(arr: np.ndarray) -> bool:
 
     flat = arr.ravel(order="K")
     if np.iscomplexobj(flat):
-        if flat.size and (flat.imag.min() != 0 or flat.imag.max() != 0):  # NaN: != 0 too
+        if _has_imaginary(flat):
             return False
         flat = flat.real
     for at in range(0, flat.size, FINITE_BLOCK):
@@ -204,6 +204,12 @@ def _all_integral(arr: np.ndarray) -> bool:
         if not (np.isfinite(part).all() and np.array_equal(np.round(part), part)):
             return False
     return True
+
+
+def _has_imaginary(arr: np.ndarray) -> bool:
+    """Has the complex ``arr`` an entry whose imaginary part is not 0 (NaN counts)?  Its
+    least and largest imaginary parts, with no mask of its size."""
+    return bool(arr.size and (arr.imag.min() != 0 or arr.imag.max() != 0))
 
 
 def _writable(arr: Any) -> bool:
