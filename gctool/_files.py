@@ -3,10 +3,13 @@
 * :func:`read_bytes` reads a whole input (``-`` = stdin) but never more than
   :data:`~gctool.limits.MAX_FILE_BYTES` (+1 byte to detect the excess), also from devices and
   FIFOs whose size is unknown, and turns every OS error into one clear :class:`CodeFileError`.
+* :func:`open_input` opens a code file for reading: an NPZ regular file is read member by
+  member from the file (never held whole), hashing its bytes in order when asked; any other
+  input is read whole, as :func:`read_input` reads it.
 * :func:`hash_file` hashes a named file as :func:`read_bytes` would read it, in pieces.
-* :func:`npz_members` reads arrays from NPZ bytes after checking each member's uncompressed size
-  and ``.npy`` header (dtype, shape, entry count) *before* allocating anything; object arrays
-  (pickles) are refused.
+* :func:`npz_members` reads arrays from NPZ bytes or an open NPZ file after checking each
+  member's uncompressed size and ``.npy`` header (dtype, shape, entry count) *before*
+  allocating anything; object arrays (pickles) are refused.
 * :func:`atomic_write` writes a temporary file in the target's directory, fsyncs it and renames
   it over the target, so an existing file is either fully replaced or left exactly as it was.
 * :func:`atomic_stream` does the same for output produced piece by piece (``export decoders``
@@ -23,7 +26,6 @@ mode of a replaced file is kept; a file the user may not write is refused; devic
 
 from __future__ import annotations
 
-import errno
 import functools
 import os
 import stat
@@ -67,16 +69,89 @@ def read_bytes(path: str | os.PathLike[str], what: str = "a gctool code file"
 
 def read_input(path: str | os.PathLike[str], what: str = "a gctool code file",
                member: str = "B") -> tuple[bytes | memoryview, str]:
-    """:func:`read_bytes`, except that an NPZ file (a regular file, named or redirected to
-    stdin) is read into a buffer placed so that the array data of its stored member
-    ``member`` starts at a 64-byte aligned address: returned as a read-only ``memoryview`` of
-    exactly the file's bytes, of which :func:`npz_members` makes that array a view aligned for
-    its dtype
-    (numpy reads an unaligned float64 B slower: 40 ms instead of 35 for the row-class
-    certificate of a real frc n=2048 code).  An NPZ from a pipe: a read-only ``memoryview``
-    too, aligned when ``member`` is its first member and stored (:func:`_read_streamed`).
-    Other inputs: ``bytes``, as :func:`read_bytes` returns them."""
+    """:func:`read_bytes`, except that an NPZ from a pipe is read into one growing mapping, as
+    a read-only ``memoryview`` in which the array data of ``member`` starts at a 64-byte
+    aligned address when it is the first member and stored (:func:`_read_streamed`).  A code
+    file is read with :func:`open_input`, which does not read a regular NPZ file whole."""
     return _read_input(path, what, member + ".npy")
+
+
+@contextmanager
+def open_input(path: str | os.PathLike[str], what: str = "a gctool code file",
+               member: str = "B", digest: _Hash | None = None
+               ) -> Iterator[tuple[bytes | memoryview | NpzFile, str]]:
+    """(source, label) of an input (``-`` = stdin) for the block: an NPZ regular file (named,
+    or redirected to stdin) as an :class:`NpzFile`, whose members :func:`npz_members` reads
+    from the file itself while the block runs (the file's bytes are never held whole: held
+    beside an unpacked B of 134 MB, compressed to 129, they would make the process peak 264
+    MB higher, not 134); any other input as :func:`read_input` returns it.  ``digest``: ``update``d
+    with all of the input's bytes, in order, by the block's normal end (``design kron``'s
+    SHA-256 of a factor's file: an NPZ file's bytes are hashed as they are read, what was not
+    read, such as its zip directory, at the end)."""
+    aligned = member + ".npy"
+    if str(path) == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        rest = _regular_rest(stream) if stream is not None else 0
+        if stream is not None and 0 < rest <= MAX_FILE_BYTES:
+            with _npz_file(stream, rest, "stdin", digest) as npz:
+                if npz is not None:
+                    yield npz, "stdin"
+                    return
+        data, label = _read_input(path, what, aligned)
+    else:
+        label = str(path)
+        fh, size = _open(path, label, what)  # once: a FIFO cannot be opened again
+        with fh:
+            with _npz_file(fh, size, label, digest) as npz:
+                if npz is not None:
+                    yield npz, label
+                    return
+            try:
+                data = _read_capped(fh, size, aligned)  # devices, FIFOs: stop at the limit
+            except OSError as exc:
+                raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+        data = _checked(data, label, what)
+    if digest is not None:
+        digest.update(data)
+    yield data, label
+
+
+class NpzFile:
+    """An NPZ regular file being read (:func:`open_input`): the ``size`` bytes of ``fh`` from
+    where it stood, as a seekable file (:attr:`file`) that hashes what is read of it in order
+    into ``digest``."""
+
+    def __init__(self, fh: IO[bytes], size: int, digest: _Hash | None) -> None:
+        self.size = size
+        self.file = _Window(fh, fh.tell(), size, digest)
+
+
+@contextmanager
+def _npz_file(fh: IO[bytes], size: int, label: str, digest: _Hash | None
+              ) -> Iterator[NpzFile | None]:
+    """An :class:`NpzFile` on the regular file ``fh`` of ``size`` bytes from where it stands
+    when they start as a zip file does (None, ``fh`` where it was, otherwise); on the block's
+    normal end, ``digest`` is given the bytes that were not read."""
+    if not size:
+        yield None
+        return
+    try:
+        start = fh.tell()
+        head = fh.read(4)
+        fh.seek(start)
+    except OSError as exc:
+        raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    if head != b"PK\x03\x04":
+        yield None
+        return
+    npz = NpzFile(fh, size, digest)
+    yield npz
+    try:
+        whole = npz.file.hash_rest()
+    except OSError as exc:
+        raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    if not whole:
+        raise CodeFileError(f"{label}: the file shrank while it was read")
 
 
 def _read_input(path: str | os.PathLike[str], what: str, aligned: str | None
@@ -95,11 +170,16 @@ def _read_input(path: str | os.PathLike[str], what: str, aligned: str | None
         label = str(path)
         with _opened(path, label, what) as (fh, size):
             data = _read_capped(fh, size, aligned)  # devices and FIFOs: stop at the limit
+    return _checked(data, label, what), label
+
+
+def _checked(data: bytes | memoryview, label: str, what: str) -> bytes | memoryview:
+    """``data``, a whole input, unless it is over the size limit or empty (one line)."""
     if len(data) > MAX_FILE_BYTES:
         raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES // _MIB} MiB")
     if not data or (isinstance(data, bytes) and data.isspace()):  # a view: an NPZ's bytes
         raise CodeFileError(f"{label}: empty input, expected {what}")
-    return data, label
+    return data
 
 
 def _regular_rest(stream: IO[bytes]) -> int:
@@ -125,14 +205,10 @@ def _read_capped(fh: IO[bytes], size: int = 0, aligned: str | None = None
     """At most :data:`MAX_FILE_BYTES` + 1 bytes of ``fh``, read in growing pieces: memory grows
     with what arrives, so a small input from a pipe never reserves the whole cap (``read(n)``
     allocates n bytes before it reads).  ``size``: the expected size (a regular file);
-    ``aligned``: the zip member whose array an NPZ regular file is read to align
-    (:func:`read_input`)."""
+    ``aligned``: the zip member whose array an NPZ from a pipe is read to align
+    (:func:`_read_streamed`)."""
     import io
 
-    if aligned and 0 < size <= MAX_FILE_BYTES:
-        placed = _read_placed(fh, size, aligned)
-        if placed is not None:
-            return placed
     chunk = min(max(size + 1, READ_CHUNK), MAX_FILE_BYTES + 1)
     first = fh.read(chunk)
     if len(first) < chunk:  # the whole input (read(n) returns less only at the end)
@@ -158,41 +234,6 @@ def _read_capped(fh: IO[bytes], size: int = 0, aligned: str | None = None
 DATA_ALIGN = 64
 
 
-def _read_placed(fh: IO[bytes], size: int, member: str) -> memoryview | None:
-    """The ``size`` bytes left in the regular file ``fh``, an NPZ, read once into a buffer at
-    the shift that puts its stored ``member``'s array data at a :data:`DATA_ALIGN` aligned
-    address (a read-only view of them); None, with ``fh`` where it was, when they are not an
-    NPZ whose layout can be read from its zip directory, or when the file's size changed
-    (then read as any input)."""
-    import numpy as np
-
-    start = fh.tell()
-    try:
-        offset = _npz_data_offset(fh, start, size, member)
-    except Exception:  # noqa: BLE001 (a malformed file: its reading says what is wrong)
-        offset = None
-    fh.seek(start)
-    if offset is None:
-        return None
-    # +1: a file that grew meanwhile
-    buf: np.ndarray = np.empty(size + 1 + DATA_ALIGN, dtype=np.uint8).view(_read_buffer())
-    shift = -(buf.ctypes.data + offset) % DATA_ALIGN
-    view = buf.data[shift:shift + size + 1]
-    readinto = cast("io.BufferedReader", fh).readinto  # (a binary file or stdin's buffer)
-    got = 0
-    while got <= size:
-        n = readinto(view[got:])
-        if not n:
-            break
-        got += n
-    if got != size:  # grew or shrank while it was read: from the start, as any input
-        del view, buf
-        fh.seek(start)
-        return None
-    buf.flags.writeable = False
-    return buf.data[shift:shift + size]  # read-only, of the buffer itself
-
-
 @functools.cache
 def _read_buffer() -> type:
     """The type of the buffers :func:`read_input` fills (a ``numpy.ndarray`` subclass, defined
@@ -207,29 +248,6 @@ def _read_buffer() -> type:
         gctool_immutable = True
 
     return ReadBuffer
-
-
-def _npz_data_offset(fh: IO[bytes], start: int, size: int, member: str) -> int | None:
-    """Where, counted from ``start``, the array data of the stored ``.npy`` member ``member``
-    of the zip file in ``fh`` begins (its zip directory, local header and ``.npy`` header
-    read); None when the file is not a zip file, or holds no such member once."""
-    import zipfile
-
-    fh.seek(start)
-    if fh.read(4) != b"PK\x03\x04":
-        return None
-    fh.seek(start)
-    window = _Window(fh, start, size)
-    with zipfile.ZipFile(window) as archive:  # only its directory is read
-        found = [i for i in archive.infolist() if i.filename == member]
-    if len(found) != 1 or found[0].compress_type != zipfile.ZIP_STORED:
-        return None
-
-    def read_at(pos: int, n: int) -> bytes:
-        window.seek(pos)
-        return window.read(n)
-
-    return _stored_data_start(read_at, found[0].header_offset, member)
 
 
 def _stored_data_start(read_at: Callable[[int, int], bytes], at: int, member: str
@@ -322,10 +340,13 @@ class _ViewFile:
 
 class _Window:
     """The ``size`` bytes of ``fh`` from ``start`` as a seekable file of their own (a regular
-    file redirected to stdin may have been read from already)."""
+    file redirected to stdin may have been read from already); what is read of them that
+    continues the bytes hashed so far goes into ``digest`` (None: nothing is hashed)."""
 
-    def __init__(self, fh: IO[bytes], start: int, size: int) -> None:
+    def __init__(self, fh: IO[bytes], start: int, size: int, digest: _Hash | None = None
+                 ) -> None:
         self._fh, self._start, self._size = fh, start, size
+        self._digest, self._hashed = digest, 0
 
     def seekable(self) -> bool:
         return True
@@ -338,25 +359,46 @@ class _Window:
         return self._fh.seek(self._start + max(0, base + pos)) - self._start
 
     def read(self, n: int = -1) -> bytes:
-        left = max(0, self._size - self.tell())
-        return self._fh.read(left if n is None or n < 0 else min(n, left))
+        at = self.tell()
+        left = max(0, self._size - at)
+        data = self._fh.read(left if n is None or n < 0 else min(n, left))
+        self._hash(at, data)
+        return data
+
+    def readinto(self, view: memoryview) -> int:
+        """Read into ``view`` (a binary file's ``readinto``: large pieces straight from the
+        file, no copy)."""
+        at = self.tell()
+        n = cast("io.BufferedReader", self._fh).readinto(view[:max(0, self._size - at)])
+        self._hash(at, view[:n])
+        return n
+
+    def _hash(self, at: int, data: bytes | memoryview) -> None:
+        if self._digest is not None and at <= self._hashed < at + len(data):
+            with memoryview(data) as whole:
+                self._digest.update(whole[self._hashed - at:])
+            self._hashed = at + len(data)
+
+    def hash_rest(self) -> bool:
+        """Hash the bytes after those hashed so far, read in pieces of :data:`WRITE_CHUNK`
+        (a zip file's directory, which is read first, and the members not read in order);
+        whether all ``size`` bytes were there to hash."""
+        if self._digest is None or self._hashed >= self._size:
+            return True
+        self.seek(self._hashed)
+        buf = memoryview(bytearray(min(WRITE_CHUNK, self._size - self._hashed)))
+        while self.readinto(buf):
+            pass
+        return self._hashed >= self._size
 
 
-@contextmanager
-def _opened(path: str | os.PathLike[str], label: str, what: str
-            ) -> Iterator[tuple[io.BufferedReader, int]]:
+def _open(path: str | os.PathLike[str], label: str, what: str
+          ) -> tuple[io.BufferedReader, int]:
     """``path`` open for reading and its size (0: not a regular file), after the checks of a
-    directory and of a regular file over the limit; an OS error while it is open or read is
-    one clear :class:`CodeFileError`."""
+    directory and of a regular file over the limit; an OS error is one clear
+    :class:`CodeFileError`."""
     try:
-        with open(path, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory")
-            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
-                raise CodeFileError(f"{label}: file is larger than the limit of "
-                                    f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
-            yield fh, info.st_size if stat.S_ISREG(info.st_mode) else 0
+        fh = open(path, "rb")  # noqa: SIM115 (returned open: the caller closes it)
     except FileNotFoundError:
         raise CodeFileError(f"{label}: no such file") from None
     except IsADirectoryError:
@@ -367,6 +409,35 @@ def _opened(path: str | os.PathLike[str], label: str, what: str
         raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
     except ValueError:  # e.g. an embedded NUL byte
         raise CodeFileError(f"{label!r}: invalid path") from None
+    try:
+        info = os.fstat(fh.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise CodeFileError(f"{label}: is a directory, expected {what}")
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            raise CodeFileError(f"{label}: file is larger than the limit of "
+                                f"{MAX_FILE_BYTES // _MIB} MiB ({info.st_size:,} bytes)")
+    except OSError as exc:
+        fh.close()
+        raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    except BaseException:
+        fh.close()
+        raise
+    return fh, info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+@contextmanager
+def _opened(path: str | os.PathLike[str], label: str, what: str
+            ) -> Iterator[tuple[io.BufferedReader, int]]:
+    """:func:`_open` for the block, which reads it: an OS error while it is read is one clear
+    :class:`CodeFileError`."""
+    fh, size = _open(path, label, what)
+    with fh:
+        try:
+            yield fh, size
+        except IsADirectoryError:  # reading a directory opened where open() allows it
+            raise CodeFileError(f"{label}: is a directory, expected {what}") from None
+        except OSError as exc:
+            raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
 
 
 def hash_file(path: str | os.PathLike[str], h: _Hash, what: str = "a gctool code file"
@@ -434,9 +505,10 @@ def open_text(path: str | os.PathLike[str], what: str) -> Iterator[IO[str]]:
         yield fh
 
 
-def npz_members(data: bytes | memoryview, names: tuple[str, ...],
+def npz_members(data: bytes | memoryview | NpzFile, names: tuple[str, ...],
                 max_entries: dict[str, int] | None = None) -> dict[str, Any]:
-    """Arrays ``names`` of the NPZ ``data``, validated before they are allocated.
+    """Arrays ``names`` of the NPZ ``data`` (its bytes, or an :class:`NpzFile` read from its
+    file), validated before they are allocated.
 
     Raises :class:`CodeFileError` (without the file label) for anything malformed: a broken or
     truncated zip, a member name listed twice (ambiguous), a missing member, a member above
@@ -447,7 +519,8 @@ def npz_members(data: bytes | memoryview, names: tuple[str, ...],
     import zipfile
 
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes)  # no copy
+        archive = zipfile.ZipFile(data.file if isinstance(data, NpzFile)
+                                  else io.BytesIO(data) if isinstance(data, bytes)  # no copy
                                   else _ViewFile(memoryview(data)))
         listed = archive.namelist()
         present = set(listed)
@@ -470,8 +543,10 @@ def npz_members(data: bytes | memoryview, names: tuple[str, ...],
         raise CodeFileError(f"malformed NPZ ({type(exc).__name__}: {text})") from None
 
 
-def _member(archive: Any, name: str, max_entries: int, data: bytes | memoryview
+def _member(archive: Any, name: str, max_entries: int, data: bytes | memoryview | NpzFile
             ) -> np.ndarray:
+    import zipfile
+
     import numpy as np
 
     info = archive.getinfo(name + ".npy")
@@ -494,10 +569,13 @@ def _member(archive: Any, name: str, max_entries: int, data: bytes | memoryview
             raise CodeFileError(f"NPZ array {name!r} is truncated ({info.file_size:,} bytes "
                                 f"for shape {tuple(shape)} of {dtype})")
         header = fh.tell()
-        stored = _stored_view(data, info)
-        if stored is None:  # compressed (or writable data): unpacked into a buffer of its own
-            flat = np.frombuffer(_unpacked(fh, name, count * dtype.itemsize), dtype=dtype,
+        nbytes = count * dtype.itemsize
+        if isinstance(data, NpzFile) and info.compress_type == zipfile.ZIP_STORED:
+            flat = np.frombuffer(_stored_read(data.file, info, header, nbytes), dtype=dtype,
                                  count=count)
+        elif isinstance(data, NpzFile) or (stored := _stored_view(data, info)) is None:
+            # compressed (or writable data): unpacked into a buffer of its own
+            flat = np.frombuffer(_unpacked(fh, name, nbytes), dtype=dtype, count=count)
         else:  # a read-only view of the input: no copy of a large B
             flat = np.frombuffer(stored, dtype=dtype, count=count, offset=header)
     return flat.reshape(shape, order="F" if fortran else "C")
@@ -515,9 +593,7 @@ def _unpacked(fh: IO[bytes], name: str, nbytes: int) -> memoryview:
     reader made an array of its own, which the model copied: a compressed 34 MB B peaked at
     the compressed file plus twice B).  The member is then read to its end, where zipfile
     checks its CRC."""
-    import numpy as np
-
-    buf: np.ndarray = np.empty(nbytes, dtype=np.uint8).view(_read_buffer())
+    buf = _aligned_buffer(nbytes)
     view = buf.data
     got = 0
     while got < nbytes:
@@ -528,6 +604,56 @@ def _unpacked(fh: IO[bytes], name: str, nbytes: int) -> memoryview:
         got += n
     while fh.read(UNPACK_CHUNK):  # the rest of the member (numpy ignores it), to its CRC
         pass
+    del view
+    buf.flags.writeable = False
+    return buf.data
+
+
+def _aligned_buffer(nbytes: int) -> np.ndarray:
+    """A fresh :func:`_read_buffer` of ``nbytes`` bytes at a :data:`DATA_ALIGN` aligned
+    address (numpy's own allocation is 16-byte aligned)."""
+    import numpy as np
+
+    base = np.empty(nbytes + DATA_ALIGN, dtype=np.uint8)
+    shift = -base.ctypes.data % DATA_ALIGN
+    return base[shift:shift + nbytes].view(_read_buffer())
+
+
+def _stored_read(window: _Window, info: Any, header: int, nbytes: int) -> memoryview:
+    """The ``nbytes`` of array data after the ``header`` bytes of ``.npy`` header of the stored
+    (uncompressed) zip member ``info`` of ``window``, read from the file straight into a
+    fresh :func:`_aligned_buffer` (one read: no copy, no piece held twice), as a read-only
+    view, after the CRC-32 of the whole member (header, data and any bytes after the data,
+    which numpy ignores) is checked against the one the zip file records."""
+    import zlib
+
+    at = info.header_offset
+    window.seek(at)
+    local = window.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04" or info.compress_size != info.file_size:
+        raise CodeFileError(f"malformed NPZ (bad local header of {info.filename!r})")
+    start = at + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30],
+                                                                               "little")
+    window.seek(start)
+    crc = zlib.crc32(window.read(header))
+    buf = _aligned_buffer(nbytes)
+    view = buf.data
+    got = 0
+    while got < nbytes:
+        n = window.readinto(view[got:])
+        if not n:
+            raise CodeFileError(f"NPZ array {info.filename[:-4]!r} is truncated (its data "
+                                f"ends after {got:,} of {nbytes:,} bytes)")
+        got += n
+    crc = zlib.crc32(view, crc)
+    left = info.file_size - header - nbytes
+    while left > 0:  # bytes after the array's data, in the member's CRC
+        piece = window.read(min(left, WRITE_CHUNK))
+        if not piece:
+            break
+        crc, left = zlib.crc32(piece, crc), left - len(piece)
+    if left or crc != info.CRC:
+        raise CodeFileError(f"malformed NPZ (BadZipFile: Bad CRC-32 for file {info.filename!r})")
     del view
     buf.flags.writeable = False
     return buf.data

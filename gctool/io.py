@@ -20,11 +20,11 @@ import re
 import sys
 import zipfile
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from gctool._files import atomic_write, npz_members, read_bytes, read_input
+from gctool._files import NpzFile, atomic_write, npz_members, open_input, read_bytes
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.budget import (
@@ -42,13 +42,16 @@ from gctool.model import GradientCode
 from gctool.params import validate as validate_params
 from gctool.wording import noun
 
+if TYPE_CHECKING:
+    from hashlib import _Hash
+
 __all__ = [
     "CODE_FORMAT", "CODE_VERSION", "MAX_FILE_BYTES", "atomic_write", "code_bytes",
     "code_from_bytes", "code_from_meta", "code_to_doc", "code_to_meta", "decode_matrix",
     "decode_text",
     "dumps_document", "encode_matrix", "is_irreducible", "is_npz_path", "loads_json",
     "load_code", "npz_bytes", "npz_member", "parse_list", "read_bytes",
-    "read_code", "read_json_input", "read_list_input", "read_text_input", "read_within",
+    "read_code", "read_json_input", "read_list_input", "read_text_input",
     "write_code",
 ]
 
@@ -419,15 +422,16 @@ def read_code(path: str | os.PathLike[str], budget: Budget | None = None) -> Gra
     ``budget``, held to it (:func:`load_code`)."""
     if budget is not None:
         return load_code(path, budget)[0]
-    data, label = read_input(path)
-    return code_from_bytes(data, label)
+    with open_input(path) as (data, label):
+        return code_from_bytes(data, label)
 
 
 #: the first bytes of a zip archive (an NPZ file)
 ZIP_MAGIC = b"PK\x03\x04"
 
 
-def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCode, Budget]:
+def load_code(path: str | os.PathLike[str], budget: Budget, digest: _Hash | None = None
+              ) -> tuple[GradientCode, Budget]:
     """Read a code file within ``budget``: (the code, what reading it leaves of ``budget`` to
     the rest of the run, :meth:`~gctool.budget.Budget.rest`).
 
@@ -436,27 +440,23 @@ def load_code(path: str | os.PathLike[str], budget: Budget) -> tuple[GradientCod
     a regular file from its size on disk and its first bytes, stdin, a FIFO or a device
     (whose size is known once read) before the bytes are parsed.  Below
     :data:`~gctool.budget.READ_FREE_NS` it is read under any budget and leaves all of it.  A
-    file above the size limit is left to :func:`read_bytes`, whose refusal says so."""
-    data, label, work = read_within(path, budget)
-    return code_from_bytes(data, label), budget.rest(work)
-
-
-def read_within(path: str | os.PathLike[str], budget: Budget
-                ) -> tuple[bytes | memoryview, str, float]:
-    """(data, label, the estimate it was checked at) of a code file read within ``budget``, as
-    :func:`load_code` reads it (0 below :data:`~gctool.budget.READ_FREE_NS`, which is not
-    checked); for a reader that needs the bytes themselves (``design kron``'s digest)."""
+    file above the size limit is left to :func:`read_bytes`, whose refusal says so.
+    ``digest``: ``update``d with the file's bytes as they are read, in order, all of them
+    (:func:`gctool._files.open_input`; ``design kron``'s SHA-256 of a factor's file, which
+    is read once: it may be stdin or a FIFO)."""
     size, npz, sample = _peek(path)
     if size is not None:
         _check_read(budget, str(path), size, npz, sample)
-    data, label = read_input(path)  # an NPZ: its B aligned (a read-only view)
-    if size is None:
-        size, npz = len(data), data[:4] == ZIP_MAGIC
-        sample = b"" if npz else read_sample(lambda at, count: bytes(data[at:at + count]),
-                                             size)
-        _check_read(budget, label, size, npz, sample)
+    with open_input(path, digest=digest) as (data, label):  # an NPZ file: read member-wise
+        if size is None:
+            size = data.size if isinstance(data, NpzFile) else len(data)
+            npz = isinstance(data, NpzFile) or data[:4] == ZIP_MAGIC
+            sample = b"" if npz else read_sample(
+                lambda at, count: bytes(data[at:at + count]), size)  # type: ignore[index]
+            _check_read(budget, label, size, npz, sample)
+        code = code_from_bytes(data, label)
     work = read_cost(npz, size, sample)
-    return data, label, work if work >= READ_FREE_NS else 0.0
+    return code, budget.rest(work if work >= READ_FREE_NS else 0.0)
 
 
 def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool, bytes]:
@@ -496,11 +496,11 @@ def _check_read(budget: Budget, label: str, size: int, npz: bool, sample: bytes)
     budget.check_work(f"reading {label} ({format_bytes(size)} of {kind})", work, remedy)
 
 
-def code_from_bytes(data: bytes | memoryview, label: str) -> GradientCode:
-    """The code of a code file's bytes (JSON or NPZ, detected from the content), read from
-    ``label``."""
+def code_from_bytes(data: bytes | memoryview | NpzFile, label: str) -> GradientCode:
+    """The code of a code file's bytes (JSON or NPZ, detected from the content), or of an NPZ
+    file being read (:func:`gctool._files.open_input`), read from ``label``."""
     try:
-        if data[:4] == b"PK\x03\x04":
+        if isinstance(data, NpzFile) or data[:4] == ZIP_MAGIC:
             return _read_npz(data, label)
         text = decode_text(data, label)
         del data  # the text and the parsed document are enough (bounded memory)
@@ -524,7 +524,7 @@ def decode_text(data: bytes | memoryview, label: str, what: str = "a JSON or NPZ
         raise CodeFileError(f"{label}: not {what} (not UTF-8 text)") from None
 
 
-def _read_npz(data: bytes | memoryview, label: str) -> GradientCode:
+def _read_npz(data: bytes | memoryview | NpzFile, label: str) -> GradientCode:
     arrays = npz_members(data, ("B", "meta"), {"meta": 1})
     B, meta = arrays["B"], arrays["meta"]
     if meta.ndim != 0 or meta.dtype.kind != "U":

@@ -45,12 +45,13 @@ def _load(source: GradientCode | str | None, label: str, budget: Budget
         return source, {"path": None}
     if source is None:
         raise DesignError(f"kron needs two code files (FILE1 FILE2); {label} is missing")
-    from gctool.io import code_from_bytes, read_within
+    from gctool.io import load_code
 
-    # read once (stdin, a FIFO): the code and its digest; reading is a part of the build
-    data, label, _ = read_within(source, budget)
-    return code_from_bytes(data, label), {"path": str(source),
-                                          "sha256": hashlib.sha256(data).hexdigest()}
+    # read once (stdin, a FIFO): the code and the SHA-256 of the file's bytes, hashed as they
+    # are read; reading is a part of the build
+    digest = hashlib.sha256()
+    code, _ = load_code(source, budget, digest=digest)
+    return code, {"path": str(source), "sha256": digest.hexdigest()}
 
 
 def _describe(code: GradientCode, where: dict[str, Any]) -> dict[str, Any]:

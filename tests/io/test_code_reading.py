@@ -348,16 +348,17 @@ def _read_buffer_of(B: np.ndarray) -> Any:
     return base.obj
 
 
-def test_an_aligned_read_holds_the_file_once(tmp_path: Path) -> None:
-    """The aligned buffer is the file's bytes plus at most 65: B is a view of it, marked
-    immutable and read-only."""
+def test_an_aligned_read_holds_b_once(tmp_path: Path) -> None:
+    """A named NPZ file's stored B is read from the file straight into an aligned buffer of
+    exactly its bytes (the file is never held whole): B is a view of it, marked immutable and
+    read-only, and the read peaks at B once."""
     path, B = _gf16_file(tmp_path)
     code, peak = traced(lambda: read_code(path))
     assert _address(code.B) % 64 == 0 and np.array_equal(code.B, B)
-    assert path.stat().st_size <= peak < 1.1 * path.stat().st_size, peak / path.stat().st_size
-    buf, size = _read_buffer_of(code.B), path.stat().st_size
+    assert B.nbytes <= peak < 1.1 * B.nbytes, peak / B.nbytes
+    buf = _read_buffer_of(code.B)
     assert getattr(buf, "gctool_immutable", False) is True and not buf.flags.writeable
-    assert size < buf.nbytes <= size + 65 and np.shares_memory(buf, code.B)
+    assert buf.nbytes == B.nbytes and np.shares_memory(buf, code.B)
     with pytest.raises(ValueError, match="(?i)writeable"):
         code.B.flags.writeable = True
     with pytest.raises(ValueError, match="read-only"):
@@ -699,3 +700,135 @@ def test_a_pipe_grows_a_fresh_process_by_the_input_once(tmp_path: Path) -> None:
     assert float(total) == float(B.sum()) and mod == "0"
     size = path.stat().st_size
     assert 0.97 * size <= int(grew) <= 1.06 * size, int(grew) / size
+
+
+# -- an NPZ file read member by member ---------------------------------------------------------
+def _npz_kinds(tmp_path: Path) -> dict[str, Path]:
+    """NPZ files of one code, as gctool, numpy (meta first, compressed) and a writer that adds
+    a member after B write them, and its JSON file."""
+    import zipfile
+
+    code = gctool.design("cyclic", n=9, s=2, field="real", seed=3)
+    B, meta = np.asarray(code.B), np.array(json.dumps(code_to_meta(code)))
+    paths = {k: tmp_path / f"{k}.npz" for k in ("gctool", "meta-first", "compressed", "extra")}
+    gctool.write_code(code, paths["gctool"])
+    np.savez(paths["meta-first"], meta=meta, B=B)
+    np.savez_compressed(paths["compressed"], B=B, meta=meta)
+    np.savez(paths["extra"], B=B, X=np.arange(50_000.0), meta=meta)
+    with zipfile.ZipFile(paths["extra"]) as archive:
+        assert [i.filename for i in archive.infolist()] == ["B.npy", "X.npy", "meta.npy"]
+    paths["json"] = tmp_path / "c.json"
+    gctool.write_code(code, paths["json"])
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["gctool", "meta-first", "compressed", "extra", "json"])
+@pytest.mark.parametrize("source", ["path", "stdin-file", "pipe"])
+def test_the_digest_of_a_read_is_the_files_sha256(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  kind: str, source: str) -> None:
+    """``load_code(..., digest=)`` (``design kron``'s record of a factor) hashes exactly the
+    file's bytes, in order, whatever the order its members are read in, from a path, stdin
+    redirected from the file (read member by member too) and a pipe, and reads the code."""
+    import hashlib
+    import io
+
+    from gctool.budget import Budget
+    from gctool.io import load_code
+
+    path = _npz_kinds(tmp_path)[kind]
+    h = hashlib.sha256()
+    if source == "pipe":
+        _piped(monkeypatch, path.read_bytes())
+    elif source == "stdin-file":
+        raw = open(path, "rb")  # noqa: SIM115 (closed below)
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(raw))
+    try:
+        code, _ = load_code(str(path) if source == "path" else "-", Budget(), digest=h)
+    finally:
+        if source == "stdin-file":
+            raw.close()
+    assert h.hexdigest() == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert np.array_equal(code.B, read_code(_npz_kinds(tmp_path)["gctool"]).B)
+
+
+def test_kron_records_the_sha256_of_npz_factors(tmp_path: Path) -> None:
+    """``design kron`` of a compressed and a meta-first NPZ records their files' SHA-256."""
+    import hashlib
+
+    paths = _npz_kinds(tmp_path)
+    small = tmp_path / "f.npz"
+    np.savez(small, meta=np.array(json.dumps(code_to_meta(BASE))), B=np.asarray(BASE.B))
+    prod = gctool.design("kron", file1=str(paths["compressed"]), file2=str(small))
+    digests = [f["sha256"] for f in prod.provenance["factors"]]
+    assert digests == [hashlib.sha256(p.read_bytes()).hexdigest()
+                       for p in (paths["compressed"], small)]
+
+
+def test_a_large_member_beside_b_is_never_held(tmp_path: Path) -> None:
+    """A stored NPZ file with a 16 MB member besides B and meta: reading the code peaks at B
+    (0.4 MB) and small pieces, not at the file (the other member is never read)."""
+    code = gctool.design("cyclic", n=200, s=2, field="real", seed=3)
+    B = np.asarray(code.B)
+    path = tmp_path / "x.npz"
+    np.savez(path, B=B, X=np.zeros(2_000_000), meta=np.array(json.dumps(code_to_meta(code))))
+    read_code(path)  # imports and caches outside the measurement
+    again, peak = traced(lambda: read_code(path))
+    assert np.array_equal(again.B, B) and _address(again.B) % 64 == 0
+    assert peak < 2 * B.nbytes + (1 << 20), (peak, B.nbytes)
+
+
+def test_a_compressed_b_peaks_at_b_once(tmp_path: Path) -> None:
+    """A named compressed NPZ of a dense 16 MB real B (about as large compressed) is unpacked
+    from the file: the read peaks at B and the pieces being unpacked (holding the compressed
+    bytes beside B, it peaked at twice B)."""
+    B = np.random.default_rng(6).standard_normal((2000, 1000))
+    path = tmp_path / "dense.npz"
+    _compressed(path, B, "real")
+    assert path.stat().st_size > 0.9 * B.nbytes
+    read_code(path)
+    code, peak = traced(lambda: read_code(path))
+    assert np.array_equal(code.B, B) and _address(code.B) % 64 == 0
+    assert peak < 1.1 * B.nbytes, peak / B.nbytes
+
+
+@pytest.mark.parametrize("pack", ["stored", "compressed"])
+@pytest.mark.parametrize("where", ["path", "stdin-file"])
+def test_a_corrupted_npz_file_is_refused_in_one_line(tmp_path: Path, pack: str,
+                                                     where: str) -> None:
+    """One byte of B flipped in a stored NPZ, or of a compressed B's stream whose zip CRC
+    then fails (bit 0 of the recorded CRC flipped): ``verify`` from a path and from stdin
+    redirected from the file (read member by member), and ``design kron``, refuse it in one
+    line, exit 2, naming the CRC, and write no file."""
+    import subprocess
+    import sys
+
+    path, _ = _gf16_file(tmp_path, n=300)
+    data = bytearray(path.read_bytes())
+    if pack == "stored":
+        data[len(data) // 2] ^= 0x10
+    else:
+        import zipfile
+
+        with zipfile.ZipFile(path) as archive:
+            B = np.load(path)["B"]
+            meta = archive.read("meta.npy")
+        np.savez_compressed(path, B=B)
+        with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("meta.npy", meta)
+        with zipfile.ZipFile(path) as archive:
+            crc = archive.getinfo("B.npy").CRC
+        data = bytearray(_recrc(path.read_bytes(), "B.npy", crc ^ 1))
+    path.write_bytes(bytes(data))
+    label = str(path) if where == "path" else "stdin"
+    for words in (["verify"], ["design", "kron", "-o", str(tmp_path / "out.npz")]):
+        args = [sys.executable, "-m", "gctool", *words,
+                *((str(path), str(path)) if "kron" in words and where == "path" else ()),
+                *(("-", str(path)) if "kron" in words and where != "path" else ()),
+                *((str(path) if where == "path" else "-",) if "kron" not in words else ())]
+        with open(path, "rb") as stdin:
+            run = subprocess.run(args, stdin=stdin, capture_output=True, text=True, timeout=300)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, (run.returncode, run.stderr)
+        assert label in lines[0] and "CRC" in lines[0] and "Traceback" not in run.stderr
+        assert not (tmp_path / "out.npz").exists()

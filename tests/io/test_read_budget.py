@@ -62,7 +62,7 @@ def test_a_large_file_is_refused_before_it_is_read(words: list[str], tmp_path: P
     monkeypatch.chdir(tmp_path)
     path = _sparse(tmp_path / "big.json", b"{", 100 * MB, ROWS)
     monkeypatch.setattr("gctool.io.read_bytes", forbid)
-    monkeypatch.setattr("gctool.io.read_input", forbid)
+    monkeypatch.setattr("gctool.io.open_input", forbid)
     line = refused(run(words[0], path, *words[1:], "--max-work", "1s"),
                    f"reading {path} (100 MiB of JSON)", "--max-work", "raise --max-work to")
     data = Path(path).read_bytes()
