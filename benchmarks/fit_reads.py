@@ -4,7 +4,8 @@
 its bytes, the parse, the checks of its entries and the field's coercion) from its size and
 kind (JSON or NPZ), before it is read.  This script writes code files of every field (random
 dense real, complex, GF(7), GF(2^8) and GF(65521) matrices; frc's 0/1 rows over R and GF(7))
-as JSON and NPZ over a spread of sizes, and reads each one in ``--processes`` fresh processes
+as JSON and NPZ (stored, as gctool writes it, and compressed, as ``numpy.savez_compressed``
+writes it) over a spread of sizes, and reads each one in ``--processes`` fresh processes
 (default 3; medians), as a command line does: its modules imported and its field's tables
 built first (by reading a small file of the same kind and field), then
 
@@ -62,13 +63,21 @@ CASES: list[tuple[str, int, bool, bool]] = [
     ("real", 4096, True, False),
     ("frc real", 4096, True, False),
     ("frc GF(7)", 4096, True, False),
+    # compressed NPZ (numpy.savez_compressed's members: deflated)
+    *[(f"{c} z", n, True, n <= 256) for c in ("real", "GF(7)", "frc real")
+      for n in (256, 1024, 2048)],
+    ("real z", 4096, True, False),
+    ("frc real z", 4096, True, False),
 ]
 LOW, HIGH = 0.5, 2.0
 
 
 def make(content: str, n: int, npz: bool) -> bytes:
-    """The file of a case: gctool's own writing (``code_bytes``), or its JSON document
-    written again (``compact``, ``indented``, ``ints``: real 0/1 entries as integers)."""
+    """The file of a case: gctool's own writing (``code_bytes``), its JSON document written
+    again (``compact``, ``indented``, ``ints``: real 0/1 entries as integers), or its NPZ
+    with every member deflated (``z``)."""
+    if content.endswith(" z"):
+        return _deflated(_make(content[:-2], n, npz))
     base, _, style = content.partition(" ")
     if style in ("compact", "indented", "ints") or content == "frc real ints":
         if content == "frc real ints":
@@ -81,6 +90,19 @@ def make(content: str, n: int, npz: bool) -> bytes:
             return json.dumps(doc, separators=(",", ":")).encode()
         return json.dumps(doc, indent=2).encode()
     return _make(content, n, npz)
+
+
+def _deflated(data: bytes) -> bytes:
+    """The NPZ ``data`` with its members deflated, as ``numpy.savez_compressed`` writes them."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+    return out.getvalue()
 
 
 def _make(content: str, n: int, npz: bool) -> bytes:
@@ -125,6 +147,7 @@ def main() -> None:
     args = fit_args(ap, child)
     if args is None:
         return
+    from gctool._files import npz_unpacked
     from gctool.budget import read_cost, read_sample
 
     cases = [c for c in CASES if (c[3] or not args.quick) and args.only in c[0]
@@ -150,8 +173,10 @@ def main() -> None:
             m = {k: statistics.median(r[k] for r in runs) for k in ("first", "cpu", "again")}
             # the estimate as a command makes it: from pieces of the file (read_sample)
             sample = b"" if npz else read_sample(lambda at, k, b=data: b[at:at + k], size)
-            est = read_cost(npz, size, sample) / 1e9
-            m.update(content=content, n=n, npz=npz, bytes=size, estimate=est,
+            unpacked = npz_unpacked(data, size) if npz else 0
+            est = read_cost(npz, size, sample, unpacked) / 1e9
+            m.update(content=content, n=n, npz=npz, bytes=size, unpacked=unpacked,
+                     estimate=est,
                      commas=data.count(b","), dots=data.count(b"."), lists=data.count(b"["))
             rows.append(m)
             if args.json:

@@ -746,9 +746,19 @@ def write_rate(where: Any) -> float | None:
 #: entries and the field's coercion) costs a fixed part, in ns, for JSON ...
 READ_JSON_FILE_NS = 250_000
 #: ... and NPZ (the zip archive, its meta, B's header) ...
-READ_NPZ_FILE_NS = 600_000
-#: ... plus, for NPZ, this much per byte (B's bytes read and checked) ...
-READ_NPZ_NS = 1.0
+READ_NPZ_FILE_NS = 700_000
+#: ... plus, for NPZ, this much per byte (B's bytes read, CRC-checked and checked) ...
+READ_NPZ_NS = 0.6
+#: ... plus, for an NPZ file's compressed members (``numpy.savez_compressed``; gctool writes
+#: stored ones), this much per byte they unpack to (inflated and CRC-checked: their size on
+#: disk says nothing of it, a real frc code of n = 4096 unpacks 134 MB from 149 KB).  Fitted
+#: by benchmarks/fit_reads.py as the JSON constants below (2-core machine at load 4-5): stored
+#: NPZ of the codes below, 3 KB to 134 MB, took 0.5-0.7 ms at n = 16 and 0.45-0.68 ns of CPU
+#: per byte from 8 MB on (real n = 1024 once 1.19); compressed ones (real, GF(7) and real frc,
+#: n = 256 to 4096, 2 KB to 129 MB) 1.8-2.5 ns per byte unpacked when they compress well
+#: (GF(7), frc) and 4.8-5.4 when they do not (random reals); measured / estimated 0.58-1.49
+#: (first read), but for one stored read of 134 MB into fresh memory (2.15 ns per byte) ...
+READ_UNPACK_NS = 3.0
 #: ... and for JSON this much per byte, per comma (about one a number), per '.' (a float) and
 #: per '[' (a list: a row, or a complex entry's pair), counted on READ_SAMPLE_PIECES pieces
 #: of READ_SAMPLE_BYTES spread over the file (read with its first four bytes: microseconds);
@@ -758,9 +768,7 @@ READ_NPZ_NS = 1.0
 #: dense real, complex, GF(7), GF(2^8) and GF(65521) codes and frc over R and GF(7), n = 16
 #: to 2048 (1 KB to 45 MB), and on the same documents written compact, one number a line and
 #: with integers for reals: 22-101 ns per byte (21-300 from the fixed part at n = 16),
-#: measured / estimated 0.78-1.29, where 45 ns per byte read 0.48-2.25.  NPZ (the same
-#: codes, 3 KB to 134 MB): 0.6-0.7 ms for n = 16, 0.6-1.2 ns per byte from 8 MB on (frc real
-#: n = 4096 once 2.3: fresh memory under load)
+#: measured / estimated 0.78-1.29, where 45 ns per byte read 0.48-2.25
 READ_JSON_BYTE_NS = 9.0
 READ_JSON_NUMBER_NS = 190.0
 READ_JSON_FLOAT_NS = 130.0
@@ -768,20 +776,22 @@ READ_JSON_LIST_NS = 790.0
 READ_JSON_NS = 45
 READ_SAMPLE_PIECES = 4
 READ_SAMPLE_BYTES = 16_384
-#: a code file whose reading is estimated below this (ns: 50-200 KB of JSON, 4 MB of NPZ)
+#: a code file whose reading is estimated below this (ns: 50-200 KB of JSON, 7 MB of NPZ)
 #: is read under any budget and not counted, as a part of estimating the run (nothing is
 #: known of a code before it is read): a thousandth of the default budget, where 50 ms left
 #: out the 34 MB NPZ of a real frc code n = 2048 (35-55 ms) of a run estimated at 35 ms
 READ_FREE_NS = 5_000_000
 
 
-def read_cost(npz: bool, nbytes: int, sample: bytes | memoryview = b"") -> float:
-    """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``), in ns; a JSON file's
-    cost per byte from ``sample`` (:func:`read_sample` of it), READ_JSON_NS without one (or
-    an empty one)."""
+def read_cost(npz: bool, nbytes: int, sample: bytes | memoryview = b"", unpacked: int = 0
+              ) -> float:
+    """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``; ``unpacked``: the bytes
+    its compressed members unpack to, :func:`gctool._files.npz_unpacked`), in ns; a JSON
+    file's cost per byte from ``sample`` (:func:`read_sample` of it), READ_JSON_NS without
+    one (or an empty one)."""
     nbytes = max(0, nbytes)
     if npz:
-        return READ_NPZ_FILE_NS + READ_NPZ_NS * nbytes
+        return READ_NPZ_FILE_NS + READ_NPZ_NS * nbytes + READ_UNPACK_NS * max(0, unpacked)
     if not len(sample):
         return READ_JSON_FILE_NS + READ_JSON_NS * nbytes
     raw = bytes(sample)

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from gctool._files import NpzFile, atomic_write, npz_members, open_input, read_bytes
+from gctool._files import (
+    NpzFile,
+    atomic_write,
+    npz_members,
+    npz_unpacked,
+    open_input,
+    read_bytes,
+)
 from gctool.algebra.fields import Field, parse_field
 from gctool.algebra.polynomials import is_irreducible, parse_poly
 from gctool.budget import (
@@ -444,52 +451,71 @@ def load_code(path: str | os.PathLike[str], budget: Budget, digest: _Hash | None
     ``digest``: ``update``d with the file's bytes as they are read, in order, all of them
     (:func:`gctool._files.open_input`; ``design kron``'s SHA-256 of a factor's file, which
     is read once: it may be stdin or a FIFO)."""
-    size, npz, sample = _peek(path)
-    if size is not None:
-        _check_read(budget, str(path), size, npz, sample)
+    peeked = _peek(path)
+    if peeked is not None:
+        _check_read(budget, str(path), *peeked)
     with open_input(path, digest=digest) as (data, label):  # an NPZ file: read member-wise
-        if size is None:
-            size = data.size if isinstance(data, NpzFile) else len(data)
-            npz = isinstance(data, NpzFile) or data[:4] == ZIP_MAGIC
-            sample = b"" if npz else read_sample(
-                lambda at, count: bytes(data[at:at + count]), size)  # type: ignore[index]
-            _check_read(budget, label, size, npz, sample)
+        if peeked is None:
+            peeked = _measure(data)
+            _check_read(budget, label, *peeked)
         code = code_from_bytes(data, label)
-    work = read_cost(npz, size, sample)
+    work = read_cost(*peeked)
     return code, budget.rest(work if work >= READ_FREE_NS else 0.0)
 
 
-def _peek(path: str | os.PathLike[str]) -> tuple[int | None, bool, bytes]:
-    """(size, NPZ?, the sample of a JSON file that its estimate counts,
-    :func:`~gctool.budget.read_sample`) of a regular file from its status and its first
-    bytes; (None, False, b"") for stdin, FIFOs and devices (opening a FIFO would wait for a
-    writer) and for a path that cannot be read (:func:`read_bytes` says why)."""
+#: what :func:`~gctool.budget.read_cost` estimates a read from: (NPZ?, bytes, a JSON file's
+#: sample, the bytes an NPZ file unpacks)
+Peeked = tuple[bool, int, bytes, int]
+
+
+def _peek(path: str | os.PathLike[str]) -> Peeked | None:
+    """What a regular file's read is estimated from, from its status, its first bytes and
+    a JSON file's sample (:func:`~gctool.budget.read_sample`) or an NPZ file's zip directory
+    (:func:`~gctool._files.npz_unpacked`); None for stdin, FIFOs and devices (opening a FIFO
+    would wait for a writer) and for a path that cannot be read (:func:`read_bytes` says
+    why)."""
     import stat
 
     if str(path) == "-":
-        return None, False, b""
+        return None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, False, b""
+            return None
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if fh.read(4) == ZIP_MAGIC:
-                return size, True, b""
+                fh.seek(0)
+                return True, size, b"", npz_unpacked(fh, size)
 
             def read_at(at: int, count: int) -> bytes:
                 fh.seek(at)
                 return fh.read(count)
-            return size, False, read_sample(read_at, size)
+            return False, size, read_sample(read_at, size), 0
     except (OSError, ValueError):
-        return None, False, b""
+        return None
 
 
-def _check_read(budget: Budget, label: str, size: int, npz: bool, sample: bytes) -> None:
-    """Refuse reading ``size`` bytes of JSON or NPZ above ``budget`` (one line)."""
-    work = read_cost(npz, size, sample)
+def _measure(data: bytes | memoryview | NpzFile) -> Peeked:
+    """What the read of an input whose size is known once it is read (stdin, a FIFO, a
+    device) is estimated from, as :func:`_peek` finds it of a regular file."""
+    if isinstance(data, NpzFile):
+        return True, data.size, b"", npz_unpacked(data, data.size)
+    if data[:4] == ZIP_MAGIC:
+        return True, len(data), b"", npz_unpacked(data, len(data))
+    return False, len(data), read_sample(lambda at, count: bytes(data[at:at + count]),
+                                         len(data)), 0
+
+
+def _check_read(budget: Budget, label: str, npz: bool, size: int, sample: bytes,
+                unpacked: int) -> None:
+    """Refuse reading ``size`` bytes of JSON or NPZ (that unpacks ``unpacked`` bytes) above
+    ``budget`` (one line)."""
+    work = read_cost(npz, size, sample, unpacked)
     if work < READ_FREE_NS or size > MAX_FILE_BYTES:  # (read_bytes refuses the latter)
         return
     kind = "NPZ" if npz else "JSON"
+    if unpacked:
+        kind = f"compressed NPZ, {format_bytes(unpacked)} unpacked"
     remedy = f"raise `max_work` to {suggest_time(work / NS_PER_S)}"
     if not npz:
         remedy += " (the same code in an NPZ file reads 25-120x faster)"

@@ -147,3 +147,65 @@ def test_design_kron_reads_its_files_within_the_budget(tmp_path: Path,
     refused(run("design", "kron", big, small, "-o", "ab.json", "--max-work", "1s"),
             f"reading {big} (100 MiB of JSON)", "--max-work")
     assert not (tmp_path / "ab.json").exists()
+
+
+def _zeros_compressed(path: Path, rows: int = 4000, cols: int = 2000) -> tuple[int, int]:
+    """A compressed NPZ of a zero real B (``rows`` x ``cols``, 64 MB unpacked from about
+    70 KB): (its size, the bytes its members unpack to)."""
+    import json
+
+    from gctool.io import code_to_meta
+
+    B = np.zeros((rows, cols))
+    meta = json.dumps(code_to_meta(GradientCode(np.eye(2), parse_field("real"), 1))
+                      | {"n": rows, "k": cols})
+    np.savez_compressed(path, B=B, meta=np.array(meta))
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        unpacked = sum(i.file_size for i in archive.infolist())
+    assert B.nbytes < unpacked < B.nbytes + 10_000
+    return path.stat().st_size, unpacked
+
+
+@pytest.mark.parametrize("source", ["path", "stdin-file", "pipe"])
+def test_a_compressed_npz_is_estimated_on_what_it_unpacks(tmp_path: Path, source: str) -> None:
+    """A compressed NPZ of 70 KB that unpacks to 64 MB (about 0.3 s to read) is estimated on
+    what its zip directory says it unpacks to, not its size on disk: under --max-work 50ms
+    it is refused in one line saying both, before its members are read (from a path, stdin
+    redirected from it, and a pipe: before they are parsed)."""
+    path = tmp_path / "z.npz"
+    size, unpacked = _zeros_compressed(path)
+    assert size < 200_000 and read_cost(True, size) < READ_FREE_NS
+    work = read_cost(True, size, b"", unpacked) / NS_PER_S
+    assert 0.1 < work < 1.0
+    words = ["verify", str(path) if source == "path" else "-", "--max-work", "50ms"]
+    label = str(path) if source == "path" else "stdin"
+    import subprocess
+    import sys
+
+    code = ("import sys, gctool.io\n"  # the members are never read
+            "gctool.io.npz_members = None\n"
+            "from gctool.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    with open(path, "rb") as fh:
+        run_ = subprocess.run([sys.executable, "-c", code, *words],
+                              stdin=fh if source == "stdin-file" else None,
+                              input=path.read_bytes() if source == "pipe" else None,
+                              capture_output=True, timeout=300)
+    lines = run_.stderr.decode().strip().splitlines()
+    assert run_.returncode == 2 and len(lines) == 1, run_.stderr
+    assert f"reading {label} (" in lines[0] and "of compressed NPZ, 61 MiB unpacked" in lines[0]
+    assert "--max-work" in lines[0] and "Traceback" not in lines[0]
+
+
+def test_a_compressed_npz_leaves_the_rest_of_the_budget(tmp_path: Path) -> None:
+    """What reading a compressed NPZ is estimated at (its unpacking) is taken from the run's
+    budget, and the code is read whole."""
+    path = tmp_path / "z.npz"
+    size, unpacked = _zeros_compressed(path, 1000, 500)
+    work = read_cost(True, size, b"", unpacked)
+    assert work >= READ_FREE_NS
+    got, left = load_code(path, Budget(max_work=60.0))
+    assert got.B.shape == (1000, 500) and not np.asarray(got.B).any()
+    assert left.used == pytest.approx(work / NS_PER_S)

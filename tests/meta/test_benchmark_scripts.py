@@ -281,11 +281,13 @@ def test_fit_norms() -> None:
 
 
 def test_fit_reads() -> None:
-    # one fresh process per file: JSON and NPZ of GF(7) codes, each with its estimate, its
-    # first read's time, its ratios (wall, CPU, a second read) and its time per byte
+    # one fresh process per file: JSON, NPZ and compressed NPZ of GF(7) codes, each with its
+    # estimate, its first read's time, its ratios (wall, CPU, a second read) and its time per
+    # byte
     out = child("fit_reads.py", "--quick", "--processes", "1", "--only", "GF(7)", timeout=300)
     rows = [line for line in out.splitlines() if "GF(7) " in line and "ms " in line]
-    assert [" json " in line for line in rows] == [True] * 4 + [False] * 2, out
+    assert [" json " in line for line in rows] == [True] * 4 + [False] * 3, out
+    assert "GF(7) z " in rows[-1], out
     assert all(len(re.findall(r" \d+\.\d\d ", line)) >= 3 for line in rows), out
-    assert re.search(r"measured / estimated \(first read\) \d+\.\d\d-\d+\.\d\d \(\d of 6 "
+    assert re.search(r"measured / estimated \(first read\) \d+\.\d\d-\d+\.\d\d \(\d of 7 "
                      r"within 0.5-2\)", out), out
