@@ -653,13 +653,8 @@ def _stored_read(window: _Window, info: Any, header: int, nbytes: int) -> memory
     which numpy ignores) is checked against the one the zip file records."""
     import zlib
 
-    at = info.header_offset
-    window.seek(at)
-    local = window.read(30)
-    if len(local) < 30 or local[:4] != b"PK\x03\x04" or info.compress_size != info.file_size:
-        raise CodeFileError(f"malformed NPZ (bad local header of {info.filename!r})")
-    start = at + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30],
-                                                                               "little")
+    window.seek(info.header_offset)
+    start = _stored_start(window.read(30), info)
     window.seek(start)
     crc = zlib.crc32(window.read(header))
     buf = _aligned_buffer(nbytes)
@@ -685,6 +680,19 @@ def _stored_read(window: _Window, info: Any, header: int, nbytes: int) -> memory
     return buf.data
 
 
+def _stored_start(local: bytes | memoryview, info: Any) -> int:
+    """Where the bytes of the stored zip member ``info`` begin, from the 30 bytes ``local`` of
+    its local header; a member whose header is not there, or whose directory entry records
+    other than as many bytes stored as it holds, is refused (one line)."""
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise CodeFileError(f"malformed NPZ (bad local header of {info.filename!r})")
+    if info.compress_size != info.file_size:
+        raise CodeFileError(f"malformed NPZ (the stored member {info.filename!r} records "
+                            f"{info.compress_size:,} bytes stored for {info.file_size:,})")
+    return (info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+            + int.from_bytes(local[28:30], "little"))
+
+
 def _stored_view(data: bytes | memoryview, info: Any) -> memoryview | None:
     """The bytes of an uncompressed (stored) zip member inside ``data``, CRC checked, without
     a copy; None for a compressed member (numpy's reader then unpacks it) or writable
@@ -695,11 +703,7 @@ def _stored_view(data: bytes | memoryview, info: Any) -> memoryview | None:
     if info.compress_type != zipfile.ZIP_STORED or not memoryview(data).readonly:
         return None
     at = info.header_offset
-    local = data[at:at + 30]
-    if len(local) < 30 or local[:4] != b"PK\x03\x04":
-        raise CodeFileError(f"malformed NPZ (bad local header of {info.filename!r})")
-    start = at + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30],
-                                                                               "little")
+    start = _stored_start(data[at:at + 30], info)
     view = memoryview(data)[start:start + info.file_size]
     if len(view) != info.file_size or zlib.crc32(view) != info.CRC:
         raise CodeFileError(f"malformed NPZ (BadZipFile: Bad CRC-32 for file {info.filename!r})")
