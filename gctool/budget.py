@@ -818,6 +818,28 @@ def read_sample(read_at: Callable[[int, int], bytes], nbytes: int) -> bytes:
 
 
 # -- the timed probe ------------------------------------------------------------------------
+_UNTIMED = threading.local()
+
+
+def _probe_clock() -> float:
+    """The timed probes' clock: this thread's CPU time (seconds), less what :func:`untimed`
+    left out of it."""
+    return time.thread_time() - getattr(_UNTIMED, "seconds", 0.0)
+
+
+@contextlib.contextmanager
+def untimed() -> Iterator[None]:
+    """Leave the CPU time of the block out of the timed probes' rates (this thread): work that
+    the estimate counts apart, such as the orbit filter of a walk of rotation orbits'
+    candidates (:func:`gctool.audit.exhaustive.probe_time` adds the filter of every candidate
+    to the probe's rate per set)."""
+    t0 = time.thread_time()
+    try:
+        yield
+    finally:
+        _UNTIMED.seconds = getattr(_UNTIMED, "seconds", 0.0) + time.thread_time() - t0
+
+
 #: an enumeration of at least PROBE_MIN * PROBE straggler sets re-checks its calibrated
 #: estimate on the time its kernel takes here (:func:`probe_rate`): at least PROBE sets, or one
 #: task of the run's own size (the per-task cost of a compiled walk, about a millisecond, is
@@ -833,15 +855,26 @@ PROBE_EARLY_S = 0.05
 #: once it has taken PROBE_OVER_S of CPU at a rate over the budget: a refusal reads more of
 #: the run than the first sets (whose doubtful sets come in clusters), at a bounded cost
 PROBE_OVER_S = 0.5
-#: the probe's sets are cut into this many windows spread over the ranks (an enumeration of
-#: PROBE_MIN * PROBE sets or more): a kernel's costly sets can cluster along the lex order
-#: (rs real n=36 s=6: 2.8-88 us a set over 30 tasks, the last the costliest, where one window
-#: from the middle read 0.38 of its walk, 4 windows 0.66, 8 and 16 0.85; rs n=32: 0.74, 0.73,
-#: 1.14, 1.03).  Not more: each walk call has a fixed cost (15-70 us), which real cyclic
-#: n=48 s=6 (26-39 ns a set) reads as 1.0-1.2x of its walk with one window, 0.8-1.2x with 4,
-#: 1.24-1.28x with 8 and 1.2-1.6x with 16
-PROBE_WINDOWS = 8
-
+#: the probe's sets are cut into at most this many windows (a power of two) spread over the
+#: ranks (an enumeration of PROBE_MIN * PROBE sets or more), one from the middle of each equal
+#: share (:func:`_spread`): a kernel's costly sets can cluster along the lex order (rs real
+#: n=36 s=6: 1.1-226 us a set over 256 shares, the mean 6.6, its last 2.4 % of ranks a third
+#: of its CPU), which windows from the middles of 8 shares read as 0.85-0.88 of the walk, of 64
+#: shares 1.1 (one window from the middle: 0.33).  As many as keep their walk calls' fixed
+#: cost within PROBE_CALLS of the probe's time (:func:`_window_count`): each call costs 25-70
+#: us (real cyclic n=48 s=6, 27 ns a set: 8 windows of 8,192 sets read 1.12-1.19x of its walk,
+#: 32 windows 1.7-1.8x, 4 windows 0.99-1.04x)
+PROBE_WINDOWS = 64
+#: the share of the probe's time (at the rate of its first calls) that its windows' calls may
+#: spend on their fixed cost
+PROBE_CALLS = 0.05
+#: the probe's first calls (from the middle of the ranks) grow until one takes this many times
+#: a call of one rank, whose time bounds a call's fixed cost: its rate per rank is then the
+#: sets' own within 1/PROBE_CALIBRATE (:func:`_window_count`)
+PROBE_CALIBRATE = 8
+#: the windows of a probe whose first calls timed no call of sets (rotation orbits' candidates
+#: where they are sparse)
+PROBE_UNTIMED = 8
 
 #: a calibrated estimate above TIMED_SPAN times the budget is not timed: its refusal states
 #: it as calibrated.  No probe would bring it within the budget (the decoder's calibration is
@@ -877,29 +910,35 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
                over: float, least: int = PROBE_MIN * PROBE, dense: int | None = None
                ) -> tuple[float, int, bool] | None:
     """The CPU time per set (ns, this thread) of a kernel on sets spread over an enumeration
-    of ranks 0..stop-1 (:func:`_spread`), as (rate, sets timed, stopped by a finding), or
-    None when the enumeration is below ``least`` sets (the probe would cost too much of it).
+    of ranks 0..stop-1, as (rate, sets timed, stopped by a finding), or None when the
+    enumeration is below ``least`` sets (the probe would cost too much of it).
 
     ``walk(a, b)`` decides the sets of ranks a..b-1 as the run does (doubtful sets included)
     and returns (sets decided, whether it stopped at a finding: a search that stops there
     gives no rate, unless PROBE sets or more were timed before it); the probe covers
-    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run), in PROBE_WINDOWS windows
-    walked in rank order as one (:func:`_joined`): the first set alone, a warm-up that no
-    rate counts (it loads the walk's kernels, :func:`_warm_up`), then the rest of the
-    first PROBE_FIRST ranks, one set first when the warm-up was slow, whose rate is returned
-    at once when they took PROBE_EARLY_S or more and their rate is above ``over`` (ns per set
-    beyond which the run is over its budget), then the rest, whose rate is returned: in one
-    call when the rate so far says it is quick, else in calls of growing size
+    max(PROBE, ``size``) sets (at most 1/PROBE_MIN of the run).  From the middle of the
+    ranks: the first set alone, a warm-up that no rate counts (it loads the walk's kernels,
+    :func:`_warm_up`), then the rest of the first PROBE_FIRST ranks, one set first when the
+    warm-up was slow, whose rate is returned at once when they took PROBE_EARLY_S or more
+    and their rate is above ``over`` (ns per set beyond which the run is over its budget),
+    then one set alone (a walk call's fixed cost, at most), then calls that grow until one
+    reads the rate per rank (:data:`PROBE_CALIBRATE`).  That rate and the call of one set
+    size the windows (:func:`_window_count`): up to :data:`PROBE_WINDOWS`, one from the
+    middle of each equal share of the ranks (:func:`_spread`), walked as one
+    (:func:`_joined`) in an order that spreads every prefix of them over the ranks
+    (:func:`_visits`), whose rate is returned:
+    in one call when the rate so far says it is quick, else in calls of growing size
     (:func:`_probe_step`), returned early after one that brings it to PROBE_OVER_S of CPU or
-    more at a rate above ``over``.  The first sets alone: one set of a large code can take
-    seconds (a 1000 x 1000 solve), one of an ill-conditioned code as long in exact
-    arithmetic, where no calibrated rate foresees it (such a code is refused after its
-    second set, the first timed).  CPU time of the calling thread: neither a loaded machine
-    nor other threads of the process inflate it.
+    more at a rate above ``over``.  One window is the first calls' own, walked on.  The first
+    sets alone: one set of a large code can take seconds (a 1000 x 1000 solve), one of an
+    ill-conditioned code as long in exact arithmetic, where no calibrated rate foresees it
+    (such a code is refused after its second set, the first timed).  CPU time of the calling
+    thread (:func:`untimed` left out): neither a loaded machine nor other threads of the
+    process inflate it.
 
     An enumeration below PROBE_MIN * PROBE sets (and at least ``least``, at least SAMPLE_MIN)
-    is timed on max(SAMPLE, 1/PROBE_MIN of it) sets instead, and a finding after half of
-    them still gives the rate.
+    is timed on max(SAMPLE, 1/PROBE_MIN of it) sets from its middle instead, and a finding
+    after half of them still gives the rate.
 
     Windows whose ranks hold few of the source's sets (rotation orbits: their candidates thin
     out along the lex order) give no rate; ``dense`` (a rank where they are dense, such as 0;
@@ -910,19 +949,21 @@ def probe_rate(walk: Callable[[int, int], tuple[int, bool]], stop: int, size: in
     sets = probe_size(stop, size, least)
     if sets is None:
         return None
-    enough = PROBE if stop >= PROBE_MIN * PROBE else SAMPLE // 2
-    windows = _spread(stop, sets)
-    probed = _probe_window(_joined(walk, windows), sets, 0, sets, enough, over)
+    if stop >= PROBE_MIN * PROBE:
+        probed, windows = _probe_spread(walk, stop, sets, over)
+    else:
+        windows = _spread(stop, sets, 1)
+        probed = _probe_window(walk, stop, windows[0][0], sets, SAMPLE // 2, over)
     if probed is _SPARSE and dense is not None and windows != [(dense, dense + sets)]:
-        probed = _probe_window(walk, stop, dense, sets, enough, over)
+        probed = _probe_window(walk, stop, dense, sets,
+                               PROBE if stop >= PROBE_MIN * PROBE else SAMPLE // 2, over)
     return None if probed is _SPARSE else probed
 
 
-def _spread(stop: int, sets: int) -> list[tuple[int, int]]:
-    """probe_rate's windows of ``sets`` ranks in all, out of ranks 0..stop-1:
-    :data:`PROBE_WINDOWS` of them (one below PROBE_MIN * PROBE ranks), each from the middle
-    of its share of the ranks (rank stop * (2i + 1) / (2 * windows))."""
-    count = PROBE_WINDOWS if stop >= PROBE_MIN * PROBE else 1
+def _spread(stop: int, sets: int, count: int) -> list[tuple[int, int]]:
+    """probe_rate's ``count`` windows of ``sets`` ranks in all, out of ranks 0..stop-1, in
+    rank order: each from the middle of its share of the ranks (rank
+    stop * (2i + 1) / (2 * count))."""
     out = []
     for i in range(count):
         length = sets * (i + 1) // count - sets * i // count
@@ -931,11 +972,109 @@ def _spread(stop: int, sets: int) -> list[tuple[int, int]]:
     return out
 
 
+def _visits(count: int) -> list[int]:
+    """The order in which probe_rate walks its ``count`` windows (a power of two): the
+    bit-reversed order of their indices, so that the windows walked before an early return
+    (:data:`PROBE_OVER_S`) are spread over the ranks as the whole is (a costly cluster at the
+    end of the lex order is not left out of a refusal)."""
+    bits = max(0, count.bit_length() - 1)
+    return [int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(count)]
+
+
+def _apart(windows: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    """Are ``windows`` (rank ranges, in rank order) each of one rank or more, apart from each
+    other and from ranks lo..hi-1 (the probe's first calls)?  Each range the probe walks is
+    then folded once (:class:`gctool.audit.verify.enumeration.Probed`)."""
+    end = 0
+    for a, b in windows:
+        if b <= a or a < end or (a < hi and lo < b):
+            return False
+        end = b
+    return True
+
+
+def _window_count(sets: int, one: float, per_rank: float) -> int:
+    """How many windows probe_rate cuts its ``sets`` ranks into: the most, a power of two up
+    to :data:`PROBE_WINDOWS`, whose walk calls' fixed cost, each at most ``one`` (seconds:
+    the call of one rank), stays within :data:`PROBE_CALLS` of the time of the ``sets`` ranks
+    at ``per_rank`` (seconds; the rate of the probe's first calls).  Slow sets get many
+    windows (their costly ones may cluster along the lex order); quick ones few, so that the
+    calls' fixed cost does not set their rate."""
+    count = PROBE_WINDOWS
+    while count > 1 and count * one > PROBE_CALLS * sets * per_rank:
+        count //= 2
+    return count
+
+
+def _probe_spread(walk: Callable[[int, int], tuple[int, bool]], stop: int, sets: int,
+                  over: float) -> tuple[tuple[float, int, bool] | None | _Window,
+                                        list[tuple[int, int]]]:
+    """:func:`probe_rate` of an enumeration of PROBE_MIN * PROBE sets or more: (its answer,
+    as :func:`_probe_window`'s, and its windows in rank order).
+
+    Its first calls, from the middle of the ranks (:func:`_probe_head`), a call of one set
+    (its fixed cost, at most), then calls that grow until one takes PROBE_CALIBRATE times
+    that (up to an eighth of the probe's ranks), size the windows (:func:`_window_count`).
+    One window goes on from there to ``sets`` ranks, timed after those calls (a call's fixed
+    cost over its sets would count several times in a quick one); more windows lie apart
+    from the first calls' ranks (:func:`_apart`) and are timed whole."""
+    mid = stop // 2
+    head = _probe_head(walk, mid, over)
+    if not isinstance(head, _Head):
+        return head, [(mid, mid + sets)]
+    end = mid + max(PROBE_FIRST + 1, sets // 8)
+    # a call of one set: one rank, then calls that double to the first that decides a set
+    # (on rotation orbits' candidates, a call of none leaves out what a call of sets costs)
+    alone = _warm_up(walk, head.a, end)
+    if alone is None:
+        return None, [(mid, mid + sets)]
+    a, some, per = alone
+    one, done, least = per * max(1, some) / NS_PER_S, head.done + some, head.least
+    ranks, spent = (head.ranks, head.spent) if head.ranks else (1, one)
+    tick = now = _probe_clock()
+    while spent < min(PROBE_CALIBRATE * one, PROBE_EARLY_S) and ranks <= end - a:
+        fit = ranks / spent if spent > 0 else math.inf  # ranks a second, at the rate so far
+        grow, quick = fit * PROBE_CALIBRATE * one, fit * PROBE_EARLY_S
+        # calls that at most double the ranks so far: sets that turn slow after quick ones
+        # are read before a call of thousands of them (as :func:`_probe_step`'s)
+        size = min(max(2 * ranks, grow), max(ranks, quick), a - mid)
+        b = a + max(1, min(end - a, int(size)))
+        some, stopped = walk(a, b)
+        read = _probe_clock()
+        spent, now = read - now, read
+        ranks, a, done, least = b - a, b, done + some, min(least, spent / (b - a))
+        if stopped:
+            return None, [(mid, mid + sets)]
+        rate = (now - tick) / max(1, done - head.done) * NS_PER_S
+        if now - tick >= PROBE_OVER_S and rate > over:
+            return (rate, done, False), [(mid, mid + sets)]
+    # the least rate per rank of a call: the least share of its fixed cost, and a call that
+    # the machine slowed (a busy one: other processes in its caches) does not set it
+    # (no set among the first calls' ranks, on rotation orbits' candidates: no call of sets
+    # was timed, and PROBE_UNTIMED windows of them read 1.1-1.3x of the run where 64 read 1.5x)
+    count = (_window_count(sets, one, least) if some and least < math.inf
+             else min(PROBE_WINDOWS, PROBE_UNTIMED))
+    while count > 1 and not _apart(_spread(stop, sets, count), mid, a):
+        count //= 2  # (a small enumeration: windows of no rank, or in the first calls' ranks)
+    rate = least * NS_PER_S if ranks else head.rate  # (per rank: for the calls' sizes)
+    if count == 1:  # the first calls' window, walked on and timed from here
+        probed = _probe_rest(walk, a, mid + sets, a - mid, rate, PROBE, over)
+        if isinstance(probed, tuple):
+            probed = (probed[0], done + probed[1], probed[2])
+        return probed, [(mid, mid + sets)]
+    windows = _spread(stop, sets, count)
+    order = [windows[i] for i in _visits(count)]
+    probed = _probe_rest(_joined(walk, order), 0, sets, a - mid, rate, PROBE, over)
+    if isinstance(probed, tuple):
+        probed = (probed[0], done + probed[1], probed[2])
+    return probed, windows
+
+
 def _joined(walk: Callable[[int, int], tuple[int, bool]], windows: list[tuple[int, int]]
             ) -> Callable[[int, int], tuple[int, bool]]:
-    """``walk`` of the ``windows`` (rank ranges, in order) as one range of ranks 0..their
-    total: a call that spans windows walks each part in turn, and stops at the first that
-    finds what the walk looks for."""
+    """``walk`` of the ``windows`` (rank ranges, in the order they are walked) as one range of
+    ranks 0..their total: a call that spans windows walks each part in turn, and stops at
+    the first that finds what the walk looks for."""
     def joined(a: int, b: int) -> tuple[int, bool]:
         done, at = 0, 0
         for lo, hi in windows:
@@ -984,6 +1123,75 @@ class _Window(enum.Enum):
 _SPARSE = _Window.SPARSE
 
 
+@dataclass
+class _Head:
+    """:func:`_probe_head`'s probe so far: the rank after it, the sets decided (the warm-up's
+    included), the ns per set of its sets after the warm-up, its last call's ranks and
+    seconds (none when the warm-up took every rank), and the least seconds per rank of its
+    calls after the warm-up."""
+
+    a: int
+    done: int
+    rate: float
+    ranks: int
+    spent: float
+    least: float = math.inf
+
+
+def _probe_head(walk: Callable[[int, int], tuple[int, bool]], mid: int, over: float
+                ) -> _Head | tuple[float, int, bool] | None:
+    """The first PROBE_FIRST ranks of a probe from ``mid``: the warm-up (:func:`_warm_up`),
+    then the rest in calls of :func:`_probe_step`; a rate
+    returned at once when they took PROBE_EARLY_S or more at a rate above ``over``, None for
+    a finding among them, else where the probe stands (:class:`_Head`)."""
+    warm = _warm_up(walk, mid, mid + PROBE_FIRST)
+    if warm is None:  # a finding at once: the run stops there, and a few sets time nothing
+        return None
+    a, done, rate = warm
+    t0, head, first, ranks, spent = _probe_clock(), mid + PROBE_FIRST, 0, 0, 0.0
+    least, now = math.inf, t0
+    while a < head:  # the first sets after it: slow ones decide at once
+        b = a + _probe_step(head - a, a - mid, rate)
+        some, stopped = walk(a, b)
+        read = _probe_clock()
+        spent, now = read - now, read
+        first, a, ranks, least = first + some, b, b - a, min(least, spent / (b - a))
+        rate = (now - t0) / max(1, first) * NS_PER_S
+        if stopped:
+            return None
+        if first and now - t0 >= PROBE_EARLY_S and rate > over:  # (timed on these alone)
+            return rate, first, stopped
+    return _Head(max(a, head), done + first, rate, ranks, spent, least)
+
+
+def _probe_rest(walk: Callable[[int, int], tuple[int, bool]], a: int, end: int, before: int,
+                rate: float, enough: int, over: float
+                ) -> tuple[float, int, bool] | None | _Window:
+    """The probe's ranks a..end-1 after ``before`` ranks (its first calls: the calls double
+    from there when slow, :func:`_probe_step`), timed from ``a`` on at ``rate`` so far: their
+    rate, sets and finding, None for a finding among fewer than ``enough`` sets (a task's
+    fixed cost over a few sets), or :data:`_SPARSE`; returned early once over the budget
+    (:data:`PROBE_OVER_S` at a rate above ``over``)."""
+    t0, start, rest, stopped = _probe_clock(), a, 0, False
+    while a < end and not stopped:
+        b = a + _probe_step(end - a, before + a - start, rate)
+        some, stopped = walk(a, b)
+        rest, a = rest + some, b
+        spent = _probe_clock() - t0
+        rate = spent / max(1, rest) * NS_PER_S
+        if rest and a < end and not stopped and spent >= PROBE_OVER_S and rate > over:
+            return rate, rest, stopped  # over the budget already: the rest is not run
+    if rest < enough and stopped:  # the same: a task's fixed cost over a few sets
+        return None
+    if rest < enough and rest < (a - start) // 2:
+        # ranks that hold few of the source's sets (rotation orbits: their candidates thin
+        # out along the lex order, and none lie in the middle of a threshold search's size 4
+        # of frc n=40), where the walk's skipping over ranks, not its sets, would set the
+        # rate (309 us per set, for 0.7)
+        return _SPARSE
+    return (_probe_clock() - t0) / max(1, rest) * NS_PER_S, rest, stopped
+
+
 def _probe_window(walk: Callable[[int, int], tuple[int, bool]], stop: int, mid: int,
                   size: int, enough: int, over: float
                   ) -> tuple[float, int, bool] | None | _Window:
@@ -997,40 +1205,13 @@ def _probe_window(walk: Callable[[int, int], tuple[int, bool]], stop: int, mid: 
     5 on its orbit candidates (0.5-1.9 us a set after it), whose worst case was then refused
     at 84 min (43 h once, where the kernel compiled)."""
     size = max(PROBE_FIRST + 1, min(size, stop - mid))
-    warm = _warm_up(walk, mid, mid + PROBE_FIRST)
-    if warm is None:  # a finding at once: the run stops there, and a few sets time nothing
-        return None
-    a, done, rate = warm
-    t0, head, first = time.thread_time(), mid + PROBE_FIRST, 0
-    while a < head:  # the first sets after it: slow ones decide at once
-        b = a + _probe_step(head - a, a - mid, rate)
-        some, stopped = walk(a, b)
-        first, a = first + some, b
-        spent = time.thread_time() - t0
-        rate = spent / max(1, first) * NS_PER_S
-        if stopped:
-            return None
-        if first and spent >= PROBE_EARLY_S and rate > over:  # (timed on these alone)
-            return rate, first, stopped
-    done += first
-    t0, a, end, rest, stopped = time.thread_time(), max(a, head), mid + size, 0, False
-    while a < end and not stopped:
-        b = a + _probe_step(end - a, a - mid, rate)
-        some, stopped = walk(a, b)
-        rest, a = rest + some, b
-        spent = time.thread_time() - t0
-        rate = spent / max(1, rest) * NS_PER_S
-        if rest and a < end and not stopped and spent >= PROBE_OVER_S and rate > over:
-            return rate, done + rest, stopped  # over the budget already: the rest is not run
-    if rest < enough and stopped:  # the same: a task's fixed cost over a few sets
-        return None
-    if rest < enough and rest < (a - mid - PROBE_FIRST) // 2:
-        # ranks that hold few of the source's sets (rotation orbits: their candidates thin
-        # out along the lex order, and none lie in the middle of a threshold search's size 4
-        # of frc n=40), where the walk's skipping over ranks, not its sets, would set the
-        # rate (309 us per set, for 0.7)
-        return _SPARSE
-    return (time.thread_time() - t0) / max(1, rest) * NS_PER_S, done + rest, stopped
+    head = _probe_head(walk, mid, over)
+    if not isinstance(head, _Head):
+        return head
+    probed = _probe_rest(walk, head.a, mid + size, head.a - mid, head.rate, enough, over)
+    if isinstance(probed, tuple):
+        return probed[0], head.done + probed[1], probed[2]
+    return probed
 
 
 def _warm_up(walk: Callable[[int, int], tuple[int, bool]], a: int, head: int
@@ -1042,9 +1223,9 @@ def _warm_up(walk: Callable[[int, int], tuple[int, bool]], a: int, head: int
     it found what the walk looks for (a few sets time nothing)."""
     step, end = 1, head
     while True:
-        t0 = time.thread_time()
+        t0 = _probe_clock()
         some, stopped = walk(a, a + step)
-        spent = time.thread_time() - t0
+        spent = _probe_clock() - t0
         a += step
         if stopped:
             return None

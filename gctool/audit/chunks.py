@@ -101,8 +101,9 @@ class Kernel:
     def spread_time(self, s: int) -> float:
         """Estimated time per set of size s, in ns, of the work that the compiled walk hands
         on to its later stages, read from random sets: those sets cluster along the lex order,
-        so a timed window of consecutive ranks may hold few of them, and this is a floor of
-        its rate (0: none known)."""
+        so a timed window of consecutive ranks may hold few of them, and part of this is a
+        floor of its rate (:data:`gctool.audit.verify.enumeration.SPREAD_FLOOR`; 0: none
+        known)."""
         return 0.0
 
 

@@ -594,12 +594,13 @@ class FloatNullKernel(Kernel):
     def spread_time(self, s: int) -> float:
         """Estimated time per set of size s, in ns, of the compiled walk's later stages: the
         second stage's and the direct decoder's, at the shares of :meth:`stage_shares` (0
-        when the walk is not planned).  A timed window of consecutive ranks is held to it
-        (:func:`gctool.audit.verify.enumeration._check_timed`): rs real n=36 s=6 hands 4.7 %
-        of its sets to the direct decoder, three quarters of its CPU, but 16 windows of
-        32,768 sets along the lex order cost 2.8-18 us a set (the middle one the least, the
-        mean 5.7): one window from the middle reads 0.35-0.45 of the run, the probe's
-        :data:`~gctool.budget.PROBE_WINDOWS` spread windows 0.85."""
+        when the walk is not planned).  A timed probe's rate is held to
+        :data:`~gctool.audit.verify.enumeration.SPREAD_FLOOR` of it
+        (:func:`gctool.audit.verify.enumeration._check_timed`): rs real n=36 s=6 hands 4.7-6.3 %
+        of its sets to the direct decoder, most of its CPU, which 256 equal shares of its
+        ranks cost 1.1-226 us a set (the mean 6.6, the last 2.4 % a third of it): one window
+        from the middle reads 0.33-0.45 of the run, the probe's spread windows 0.87-0.92,
+        and this estimate 1.7x."""
         if not self.will_compile(s):
             return 0.0
         second, third = self.stage_shares(s)

@@ -503,9 +503,11 @@ def test_a_run_the_model_lets_through_is_refused_on_its_timed_probe(
 
 def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Sets that are quick at first are timed on a whole task of the run's size (one chunk of
-    the compiled walk, at most 1/PROBE_MIN of the run), cut into PROBE_WINDOWS windows spread
-    over the ranks (from the middle of each share), and the probe's rate decides."""
+    """Sets that are quick at first (their first calls from the middle of the ranks) are timed
+    on a whole task of the run's size (one chunk of the compiled walk, at most 1/PROBE_MIN of
+    the run), cut into windows spread over the ranks (from the middle of each share), as many
+    as PROBE_WINDOWS where walk calls cost nothing of their own, walked in bit-reversed order,
+    and the probe's rate decides."""
     from gctool import budget
 
     now, seen = [0.0], list[tuple[int, int]]()
@@ -521,14 +523,16 @@ def test_a_probe_that_is_not_slow_at_once_times_a_task_of_the_runs_size(
     assert budget.probe_rate(walk, budget.PROBE_MIN * budget.PROBE - 1, 10**6, 1.0) is None
     stop = 10**8
     rate, timed, stopped = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
-    windows = budget.PROBE_WINDOWS
-    mid, part = stop // (2 * windows), 65536 // windows
+    windows, first = budget.PROBE_WINDOWS, budget.PROBE_FIRST
+    mid, part = stop // 2, 65536 // windows
     assert windows > 1
-    assert seen == [(mid, mid + 1), (mid + 1, mid + budget.PROBE_FIRST),
-                    (mid + budget.PROBE_FIRST, mid + part)] + [
-                        (stop * i // (2 * windows), stop * i // (2 * windows) + part)
-                        for i in range(3, 2 * windows, 2)]
-    assert timed == 65536 and not stopped and rate == pytest.approx(10)
+    spread = [(stop * i // (2 * windows), stop * i // (2 * windows) + part)
+              for i in range(1, 2 * windows, 2)]
+    # the warm-up, the rest of the first PROBE_FIRST, one set alone (a call's fixed cost)
+    assert seen[:3] == [(mid, mid + 1), (mid + 1, mid + first), (mid + first, mid + first + 1)]
+    assert seen[3:] == [spread[i] for i in budget._visits(windows)]
+    assert sorted(seen[3:]) == spread and sorted(budget._visits(windows)) == list(range(windows))
+    assert timed == first + 1 + 65536 and not stopped and rate == pytest.approx(10)
     # a search that finds what it looks for within a few sets is not timed on them (a task's
     # fixed cost over a few sets would make its rate look thousands of times too high)
     assert budget.probe_rate(lambda a, b: (3, True), stop, 65536, 1.0) is None
@@ -548,22 +552,24 @@ def test_a_slow_probe_stops_once_it_shows_the_run_over_the_budget(
     now, seen = [0.0], list[tuple[int, int]]()
     budget_clock(monkeypatch, lambda: now[0])
     stop, first = 10**8, budget.PROBE_FIRST
-    mid = stop // (2 * budget.PROBE_WINDOWS)  # (the first window's)
+    mid = stop // 2  # (the probe's first calls')
 
-    def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set, 1 ms after the first 64
+    def walk(a: int, b: int) -> tuple[int, bool]:  # 1 us per set of the first 64, else 1 ms
         seen.append((a, b))
-        now[0] += sum(1e-6 if r < mid + first else 1e-3 for r in range(a, b))
+        now[0] += sum(1e-6 if mid <= r < mid + first else 1e-3 for r in range(a, b))
         return b - a, False
 
     rate, timed, stopped = budget.probe_rate(walk, stop, 65536, over=1e5) or (0.0, 0, True)
     assert rate == pytest.approx(1e6) and not stopped
     assert budget.PROBE_OVER_S <= (timed - first) * 1e-3 < 2 * budget.PROBE_OVER_S
-    assert [b - a for a, b in seen[2:]] == [64, 128, 256, 512]  # 0.45 s, then 0.96 s: over
+    # (after one set alone: a call that doubles the 65 ranks walked to read their rate per
+    # rank, then the windows' calls that double on)
+    assert [b - a for a, b in seen[3:]] == [65, 130, 260, 520]  # 0.46 s, then 0.98 s: over
     seen.clear()
     rate, timed, _ = budget.probe_rate(walk, stop, 8192, over=1e7) or (0.0, 0, True)
-    windows = budget.PROBE_WINDOWS  # the end of the last window:
-    last = stop * (2 * windows - 1) // (2 * windows) + 8192 // windows
-    assert timed == 8192 and seen[-1][1] == last and rate == pytest.approx(1e6)
+    # (its first sets, at 1 us, say that a call of 1 ms, the set alone, is a fixed cost that
+    # windows would count: one window, from the middle, walked on)
+    assert seen[-1][1] == mid + 8192 and rate == pytest.approx(1e6) and timed == 8192
 
 
 def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -582,7 +588,7 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append((a, b))
         return b - a, False
 
-    stop, mid = 10**8, 10**8 // (2 * budget.PROBE_WINDOWS)  # (the first window's)
+    stop, mid = 10**8, 10**8 // 2  # (the probe's first calls')
     rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e6) or (0, 0, 0)
     assert seen == [(mid, mid + 1), (mid + 1, mid + 2)] and timed == 1
     assert rate == budget.NS_PER_S
@@ -591,13 +597,17 @@ def test_a_probe_times_one_set_alone_first(monkeypatch: pytest.MonkeyPatch) -> N
     budget.probe_rate(walk, stop, 65536, 2 * budget.NS_PER_S)
     assert seen[:4] == [(mid, mid + 1), (mid + 1, mid + 2), (mid + 2, mid + 4),
                         (mid + 4, mid + 8)]
-    # (slow sets: the rest in calls that double, read as they go, each cut where a window
-    # starts within it: 64 sets in 7 calls, then 10 calls of 64 to 32,768 sets)
+    # (slow sets: 64 sets in 7 calls, one set alone, no calls that grow to read their rate
+    # (each took the probe's PROBE_EARLY_S), then the windows in calls that double the 65
+    # ranks walked, read as they go, each cut where a window starts within it)
     windows = budget.PROBE_WINDOWS
-    part, ends = 65536 // windows, {64 << i for i in range(11)}
+    part, ends, at = 65536 // windows, set(), 0
+    while at < 65536:
+        at += min(65536 - at, 65 + at)
+        ends.add(at)
     cut = sum(1 for j in range(1, windows) if j * part not in ends)
     assert seen[-1][1] == stop * (2 * windows - 1) // (2 * windows) + part
-    assert len(seen) == 17 + cut and sum(b - a for a, b in seen) == 65536
+    assert len(seen) == 8 + len(ends) + cut and sum(b - a for a, b in seen) == 65 + 65536
 
 
 #: the first walk call of a fresh process loads the kernels it decides sets with: numba's
@@ -640,7 +650,7 @@ def test_a_probe_does_not_read_the_kernels_loading_as_the_time_of_its_first_set(
     probed = budget.probe_rate(_loading_walk(now, seen, 1e-8), stop, 65536, over)
     assert probed is not None and not probed[2]
     assert probed[0] == pytest.approx(10.0, rel=1.0) and probed[0] <= over
-    mid = stop // (2 * budget.PROBE_WINDOWS)  # (the first window's)
+    mid = stop // 2  # (the probe's first calls')
     assert seen[0] == (mid, mid + 1)  # the warm-up: one rank
     # slow sets (1 s each) are still refused early, on the set after the warm-up
     now[0], seen[:] = 0.0, []
@@ -1763,6 +1773,102 @@ def test_the_probe_reads_costly_sets_that_cluster_along_the_lex_order(
         return b - a, False
 
     rate, timed, _ = budget.probe_rate(walk, stop, 65536, 1e9) or (0.0, 0, True)
-    assert timed == 65536 and rate == pytest.approx((100 + 3) / 4, rel=0.01)
+    assert timed == budget.PROBE_FIRST + 1 + 65536
+    assert rate == pytest.approx((100 + 3) / 4, rel=0.01)
     monkeypatch.setattr(budget, "PROBE_WINDOWS", 1)  # one window from the middle
     assert (budget.probe_rate(walk, stop, 65536, 1e9) or (0.0,))[0] == pytest.approx(1.0)
+
+
+def _call_cost_walk(now: list[float], seen: list[tuple[int, int]], fixed: float,
+                    per_set: float) -> Callable[[int, int], tuple[int, bool]]:
+    """A walk on a fake clock ``now`` (seconds) whose calls cost ``fixed`` each (a compiled
+    walk's set-up: 25-70 us) besides ``per_set`` for each rank."""
+    def walk(a: int, b: int) -> tuple[int, bool]:
+        seen.append((a, b))
+        now[0] += fixed + (b - a) * per_set
+        return b - a, False
+
+    return walk
+
+
+def _blocks(seen: list[tuple[int, int]], apart: tuple[int, int]) -> int:
+    """The windows a probe walked in the calls ``seen`` (rank ranges), those that meet the
+    ranks ``apart`` (its first calls') left out: runs of ranges that join end to start."""
+    ranks = sorted(r for r in seen if not (r[0] < apart[1] and apart[0] < r[1]))
+    return sum(1 for i, r in enumerate(ranks) if i == 0 or ranks[i - 1][1] != r[0])
+
+
+def test_the_probe_sizes_its_windows_from_its_first_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe's windows are as many as keep their walk calls' fixed cost within PROBE_CALLS
+    of its time, read from its first calls: quick sets (real cyclic n=48 s=6: 27 ns a set, 30
+    us a call) get few windows, and their rate is the sets' own within about 2 PROBE_CALLS
+    (eight windows read 1.12-1.19x of it); slow ones (rs real n=36 s=6: microseconds a set)
+    get PROBE_WINDOWS, whatever their first calls' fixed cost."""
+    from gctool import budget
+
+    now, seen = [0.0], list[tuple[int, int]]()
+    budget_clock(monkeypatch, lambda: now[0])
+    stop, size, fixed = 10**8, 65536, 30e-6
+    quick = budget.probe_rate(_call_cost_walk(now, seen, fixed, 27e-9), stop, size, 1e9)
+    assert quick is not None and 1 < _blocks(seen, (stop // 2, stop // 2 + size // 8)) <= 4
+    assert 27 <= quick[0] <= 27 * (1 + 2 * budget.PROBE_CALLS)
+    eight = (8 * fixed + size * 27e-9) / size * budget.NS_PER_S
+    assert quick[0] < eight and eight / 27 > 1.1
+    seen.clear()
+    slow = budget.probe_rate(_call_cost_walk(now, seen, fixed, 5e-6), stop, size, 1e9)
+    assert slow is not None
+    assert _blocks(seen, (stop // 2, stop // 2 + size // 8)) == budget.PROBE_WINDOWS
+    assert slow[0] == pytest.approx(5000, rel=0.01)
+
+
+@pytest.mark.parametrize("stop", [32, 33, 100, 220, 1000, 4096, 10**5])
+def test_the_probe_walks_each_rank_once(monkeypatch: pytest.MonkeyPatch, stop: int) -> None:
+    """Whatever the enumeration's size (down to a probe of 8 sets, as the threads' tests set
+    it) and the windows its first calls choose, the probe's ranges are apart from each other:
+    verify folds each once in its place (:class:`gctool.audit.verify.enumeration.Probed`)."""
+    from gctool import budget
+
+    monkeypatch.setattr(budget, "PROBE", 8)
+    monkeypatch.setattr(budget, "PROBE_MIN", 4)
+    monkeypatch.setattr(budget, "PROBE_FIRST", 3)
+    for fixed, per_set in ((0.0, 1e-9), (30e-6, 27e-9), (30e-6, 5e-6), (1.0, 1e-9)):
+        now, seen = [0.0], list[tuple[int, int]]()
+        budget_clock(monkeypatch, lambda now=now: now[0])
+        budget.probe_rate(_call_cost_walk(now, seen, fixed, per_set), stop, 16, 1e12,
+                          least=32)
+        ranks = sorted(seen)
+        assert all(a < b for a, b in ranks) and ranks
+        assert all(b <= c for (_, b), (c, _) in zip(ranks, ranks[1:], strict=False))
+        assert ranks[-1][1] <= stop
+
+
+def test_the_attack_probe_leaves_the_orbit_filter_to_its_own_estimate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exhaustive attack's probe of rotation orbits times the walk of their candidates
+    without its filter (gctool.budget.untimed), which the estimate adds for every candidate
+    (exhaustive._filter): counted in the probe's rate per set too, it erred high by the
+    filter at the probed ranks' density of orbit sets (is-cr n=56 s=6: 0.6 us of 6.5)."""
+    from gctool import budget
+    from gctool.audit import exhaustive, sweep
+    from gctool.audit.oracles import make_oracle
+    from gctool.audit.symmetry import detect_rotation
+
+    code = design("is-cr", n=24, s=3)
+    rot = detect_rotation(code)
+    assert rot is not None
+    oracle = make_oracle(code)
+    now = [0.0]
+    budget_clock(monkeypatch, lambda: now[0])
+    real = sweep.canonical_sets
+
+    def filtered(*args: object, **kw: object) -> object:
+        now[0] += 1.0  # a second of the filter per call
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweep, "canonical_sets", filtered)
+    walk, stop, _ = exhaustive._twin_walk(oracle, 3, rot)
+    before = budget._probe_clock()
+    some, _ = walk(0, min(stop, 200))
+    assert some > 0 and now[0] >= 1.0  # the filter ran, and the probe's clock left it out
+    assert budget._probe_clock() == before

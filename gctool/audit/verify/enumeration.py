@@ -377,6 +377,14 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
                               f"raise `max_work`, {INSTEAD}", jobs, run.fixed)
 
 
+#: the time per set of the work a compiled walk hands on (``spread_time``: the shares of random
+#: sets that its later stages decide, at their calibrated costs) floors a timed probe's rate at
+#: this share of it: the probe's windows read where those sets cluster (rs real n=36 s=6, a
+#: third of its CPU in its last 2.4 % of ranks: 0.87-1.2 of its walk), and the estimate itself
+#: read 1.7x that walk (11.2 us a set for 6.5; one window from the middle read 0.35-0.45)
+SPREAD_FLOOR = 0.5
+
+
 def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, jobs: int,
                  rot: Rotation | None, size: int = PROBE,
                  deferred: tuple[int, float, int] | None = None
@@ -389,7 +397,7 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
     the whole run, else the run is admitted on it.  The per-set time of a walk depends on the
     code (how often its cheap bound decides a set): an ill-conditioned code costs several
     times the calibrated one.  Returns the rank ranges the probe decided, with their
-    summaries, in order: the run folds them in their place (:class:`Probed`) instead of
+    summaries, in rank order: the run folds them in their place (:class:`Probed`) instead of
     deciding them again, and whether they timed the run.  A failing set among them stops
     the run by the end of its range: the run is estimated up to there (at the calibrated
     time per set of a run it refuses when the finding came before any rate).  ``deferred``:
@@ -416,14 +424,15 @@ def _check_timed(run: Run, worker: SweepWorker, evaluations: int, stop: int, job
                             least=least)
     finally:
         meter.limit = held
+    walked.sort(key=lambda w: w[0])  # (the probe walks its windows out of rank order)
     # a failing set stops the run by the end of its range (at the latest)
     found = next((b for _, b, out in walked if out.fail_set is not None), None)
     if probed is None and (found is None or calibrated is None):
         return walked, False  # small runs: the probe would cost too much of them
     per_set, timed = probed[:2] if probed is not None else (calibrated or 0.0, 0)
-    # the work a compiled walk hands on clusters along the lex order, so the probe's window
-    # may hold little of it: its share read from random sets is a floor of the probe's rate
-    per_set = max(per_set, worker.kernel.spread_time(run.s))
+    # the work a compiled walk hands on clusters along the lex order, so the probe's windows
+    # may hold little of it: its time at its share of random sets floors the probe's rate
+    per_set = max(per_set, SPREAD_FLOOR * worker.kernel.spread_time(run.s))
     sets = evaluations if found is None else -(-evaluations * found // max(1, stop))
     what = f"verify (n={run.code.n}, s={run.s})"
     run.budget.check_work(with_start(
@@ -540,11 +549,12 @@ class Probed:
 
     def splice(self, ranges: list[tuple[int, int]],
                probed: list[tuple[int, int, ChunkSummary]]) -> list[tuple[int, int]]:
-        """``ranges`` (consecutive) cut so that the probe's ranges (in rank order; its windows
-        leave gaps between them) are tasks of their own (the boundaries inside them dropped),
-        and ended after the first probed range that holds a failing set (the run stops there
-        at the latest); probed ranges not within ``ranges`` (such as the pilot's ranks) are
-        left to the run's own tasks."""
+        """``ranges`` (consecutive) cut so that the probe's ranges (any order, taken in rank
+        order; its windows leave gaps between them) are tasks of their own (the boundaries
+        inside them dropped), and ended after the first probed range that holds a failing
+        set (the run stops there at the latest); probed ranges not within ``ranges`` (such
+        as the pilot's ranks) are left to the run's own tasks."""
+        probed = sorted(probed, key=lambda p: p[0])
         if ranges:
             probed = [p for p in probed if ranges[0][0] <= p[0] and p[1] <= ranges[-1][1]]
         if not probed or not ranges:
