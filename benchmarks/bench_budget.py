@@ -470,6 +470,14 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("verify numpy route", {"i.json": designed("is-cr", n=50, s=4)},
          ["verify", "i.json", *ex],
          "is-cr n=50 s=4 (230 k sets, witness tests)"),
+        # the timed probe's windows (gctool.budget.probe_rate): rs real n=36 s=6 hands its
+        # costliest sets on in a cluster at the end of the lex order (its last 2.4 % of ranks
+        # hold a third of its CPU), the exhaustive attack of is-cr times one set per rotation
+        # orbit from the candidates' first ranks, the orbit filter counted apart
+        ("verify rs real n=36 s=6", {"v.json": designed("rs", n=36, s=6)},
+         ["verify", "v.json", *ex], "rs real n=36 s=6 (1.9 M sets, costly tail)"),
+        ("attack -s orbits", {"i.json": designed("is-cr", n=56, s=6)},
+         ["attack", "i.json", "-s", "6", *ex], "is-cr n=56 s=6 (one set per orbit)"),
     ]
 
 
