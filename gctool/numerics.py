@@ -371,38 +371,50 @@ def exactly_proportional(x: np.ndarray, y: np.ndarray) -> bool:
 
 
 def proportional_rows(Y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """:func:`exactly_proportional` of ``x`` and each row of ``Y``, one bool per row.  The
-    products ``y_i x_j`` and ``y_j x_i`` (j: x's first non-zero) are compared exactly: as
-    float64 pairs (:func:`two_product`: equal reals round alike, so their pairs are equal) at
-    once for real float64 rows of x's support with entries in :data:`PRODUCT_RANGE`, else as
-    rationals row by row."""
+    """:func:`exactly_proportional` of ``x`` and each row of ``Y``, one bool per row
+    (:func:`proportional_pairs` with x for every row)."""
     Y, x = np.asarray(Y), np.asarray(x).ravel()
-    held = x != 0
+    return proportional_pairs(Y, np.broadcast_to(x, Y.shape))
+
+
+def proportional_pairs(Y: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Is ``Y[r] = c_r X[r]`` for some non-zero c_r, exactly, for each row r of the
+    equal-shaped Y and X?  All rows at once, with no rational arithmetic.  A row needs X's
+    support (a signed zero is a zero); a row equal to X's or to its negative is proportional
+    with no product, and the others are tested by ``y_i x_j == y_j x_i`` for all i (j: the
+    row of X's first non-zero), exactly: for real float64 rows with entries in
+    :data:`PRODUCT_RANGE`, as float64 pairs (:func:`two_product`: equal reals round alike, so
+    their pairs are equal); for complex rows, and real ones with entries beyond that range
+    (subnormals included), by :func:`_cross_vanishes`.  Entries must be finite (B never holds
+    inf or nan: :meth:`gctool.algebra.fields.Field.coerce` refuses them); a non-finite entry
+    on a tested row raises ValueError."""
+    Y, X = np.asarray(Y), np.asarray(X)
+    held = X != 0
     out = np.all((Y != 0) == held, axis=1)
     rows = np.flatnonzero(out)
-    if rows.size == 0 or not held.any():
+    if rows.size == 0 or Y.shape[1] == 0:
         return out
-    sub, xs = Y[rows][:, held], x[held]
-    if (Y.dtype == x.dtype == np.float64
-            and min(np.abs(sub).min(), np.abs(xs).min()) >= PRODUCT_RANGE[0]
-            and max(np.abs(sub).max(), np.abs(xs).max()) <= PRODUCT_RANGE[1]):
-        left, right = two_product(sub, xs[0]), two_product(sub[:, :1], xs)
-        out[rows] = np.all(left[0] == right[0], axis=1) & np.all(left[1] == right[1], axis=1)
-    else:
-        out[rows] = [_rational_proportional(xs, y) for y in sub]
+    Y, X = Y[rows], X[rows]
+    if not (np.isfinite(Y).all() and np.isfinite(X).all()):
+        raise ValueError("proportional_pairs: entries must be finite")
+    kind = np.complex128 if np.iscomplexobj(Y) or np.iscomplexobj(X) else np.float64
+    Y, X = Y.astype(kind, copy=False), X.astype(kind, copy=False)
+    ok = np.all(Y == X, axis=1) | np.all(Y == -X, axis=1)  # c = 1 or -1 (or zero rows)
+    rest = np.flatnonzero(~ok)
+    if rest.size:
+        Y, X = Y[rest], X[rest]
+        j = np.argmax(X != 0, axis=1)[:, None]  # (each row here has a non-zero)
+        Yj, Xj = np.take_along_axis(Y, j, 1), np.take_along_axis(X, j, 1)
+        if kind == np.float64 and _in_product_range(Y, X):
+            left, right = two_product(Y, Xj), two_product(Yj, X)
+            ok[rest] = np.all(left[0] == right[0], axis=1) & np.all(left[1] == right[1], axis=1)
+        else:  # in blocks of about CROSS_BLOCK entries: temporaries that stay in cache
+            step = max(1, CROSS_BLOCK // Y.shape[1])
+            ok[rest] = np.concatenate([np.all(_cross_vanishes(
+                Y[a:a + step], X[a:a + step], Yj[a:a + step], Xj[a:a + step]), axis=(0, 2))
+                for a in range(0, rest.size, step)])
+    out[rows] = ok
     return out
-
-
-def _rational_proportional(x: np.ndarray, y: np.ndarray) -> bool:
-    """:func:`proportional_rows` in rationals, for x and y without zero entries."""
-    from fractions import Fraction
-
-    if np.array_equal(x, y) or np.array_equal(x, -y):  # c = 1 or -1 (no rounding involved)
-        return True
-    if np.iscomplexobj(x) or np.iscomplexobj(y):
-        return _complex_proportional(x, y, 0)
-    c = Fraction(float(y[0])) / Fraction(float(x[0]))
-    return all(Fraction(float(y[i])) == c * Fraction(float(x[i])) for i in range(x.size))
 
 
 #: magnitudes of float64 factors whose :func:`two_product` is exact: no overflow (the split
@@ -427,22 +439,125 @@ def two_product(a: Any, b: Any) -> tuple[Any, Any]:
     return p, al * bl - (((p - ah * bh) - al * bh) - ah * bl)
 
 
-def _complex_proportional(x: np.ndarray, y: np.ndarray, j: int) -> bool:
-    from fractions import Fraction
-
-    def fr(z: complex) -> tuple[Fraction, Fraction]:
-        return Fraction(float(np.real(z))), Fraction(float(np.imag(z)))
-
-    xr, xi = fr(x[j])
-    yr, yi = fr(y[j])
-    den = xr * xr + xi * xi  # c = y_j / x_j as a Gaussian rational
-    cr, ci = (yr * xr + yi * xi) / den, (yi * xr - yr * xi) / den
-    for i in np.flatnonzero(x):
-        ar, ai = fr(x[i])
-        br, bi = fr(y[i])
-        if (cr * ar - ci * ai, cr * ai + ci * ar) != (br, bi):
-            return False
+def _in_product_range(*arrays: np.ndarray) -> bool:
+    """Do the non-zero parts (real and imaginary) of every entry lie in :data:`PRODUCT_RANGE`?"""
+    lo, hi = PRODUCT_RANGE
+    for a in arrays:
+        for part in ((a.real, a.imag) if np.iscomplexobj(a) else (a,)):
+            mag = np.abs(part)
+            if mag.size and (mag.max() > hi or np.where(mag == 0, lo, mag).min() < lo):
+                return False
     return True
+
+
+def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth's TwoSum, any
+    order of magnitudes): exact for all finite float64 a, b whose sum does not overflow,
+    subnormals included (the error of a rounded sum is always representable).  Elementwise."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def sum_vanishes(terms: list[np.ndarray]) -> np.ndarray:
+    """Is the exact sum of the float64 arrays ``terms`` zero, elementwise?  Exact, with no
+    rational arithmetic, for finite terms whose partial sums cannot overflow (the callers'
+    terms are below 2^802 in magnitude, and there are 8 of them: no sum comes near 2^1024).
+
+    Shewchuk's Grow-Expansion (J. R. Shewchuk, *Adaptive Precision Floating-Point Arithmetic
+    and Fast Robust Geometric Predicates*, Discrete Comput. Geom. 18, 1997, Theorem 10) adds
+    one term b at a time to an expansion ``h_1 + ... + h_m`` (increasing magnitudes, zeros
+    anywhere) by a chain ``(Q, h_i) = two_sum(Q, h_i)`` from ``Q = b``, Q appended last: each
+    step is error-free (:func:`two_sum`), so the final expansion sums to exactly the terms'
+    sum, and by the theorem (p = 53 >= 3 bits, round-to-nearest: numpy's float64) it is
+    *nonoverlapping* (a component counts from its lowest non-zero bit to its highest): the
+    non-zero components, ordered by magnitude, each lie below the lowest non-zero bit of the
+    next.  So the components below
+    the largest non-zero one sum to less than that bit, which is at most the largest's
+    magnitude: the sum is non-zero unless every component is zero (Shewchuk's remark that a
+    nonoverlapping expansion has the sign of its largest component).  ``len(terms) - 1`` grow
+    steps of 1 to ``len(terms) - 1`` two_sums each."""
+    h = [terms[0]]
+    for b in terms[1:]:
+        grown = []
+        q = b
+        for comp in h:
+            q, err = two_sum(q, comp)
+            grown.append(err)
+        grown.append(q)
+        h = grown
+    zero = h[0] == 0
+    for comp in h[1:]:
+        zero &= comp == 0
+    return zero
+
+
+#: entries of the rows that :func:`proportional_pairs` tests by :func:`_cross_vanishes` at once:
+#: its temporaries of 8 products per entry (64 KB) stay in a core's cache (complex rows of 6
+#: and 64 entries, thread CPU on the loaded 2-core machine: 2^10 entries 390-460 ns per entry,
+#: 2^12 590-750, 2^14 700-810)
+CROSS_BLOCK = 1 << 10
+
+#: the largest difference of binary exponents of :func:`_cross_vanishes`'s terms kept as it is:
+#: terms further apart cannot cancel each other (see there)
+_GAP = 110
+
+
+def _cross_vanishes(Y: np.ndarray, X: np.ndarray, Yj: np.ndarray, Xj: np.ndarray
+                    ) -> np.ndarray:
+    """``Y[r, i] Xj[r] - Yj[r] X[r, i] == 0`` exactly, as boolean arrays of the real and the
+    imaginary part (shape (2, rows, K)), for finite real or complex Y, X (rows x K) and Yj, Xj
+    (rows x 1): the cross products of :func:`proportional_pairs`, with no rational arithmetic.
+
+    Write ``y = Y[r, i] = a + ib``, ``Xj[r] = c + id``, ``Yj[r] = a' + ib'``, ``X[r, i] = c' +
+    id'``.  The real part is ``ac - bd - a'c' + b'd'`` and the imaginary part ``ad + bc - a'd'
+    - b'c'``: each a sum of four real products, each product split by :func:`two_product`
+    into ``p + e`` exactly, so each part is the exact sum of 8 floats, which
+    :func:`sum_vanishes` tests for zero.  The products must be exact and the 8 floats must
+    not overflow while they are summed:
+
+    * every non-zero part in :data:`PRODUCT_RANGE` (the common case): the raw parts are
+      multiplied; p and e lie within 2^-906 .. 2^801 (normal), and sums of 8 stay finite.
+    * otherwise (huge, tiny or subnormal parts, or parts far apart): each factor is written
+      ``m 2^k`` with m in [1/2, 1) (``frexp``, exact, subnormals included) and the mantissas
+      multiplied (in range: exact), so each term is ``v 2^f`` with an integer f (the sum of
+      the factors' k) and v (p or e) a multiple of 2^-106 of magnitude below 1.  Sorted by f
+      (descending; a zero term is given the largest f, where it adds no gap), consecutive
+      terms whose f differ by more than ``_GAP = 110`` split the terms into clusters.
+      *Lemma*: the sum is zero exactly when both sides of such a split sum to zero.  The
+      terms above it are multiples of ``2^(g - 106)``, g their least f, so a non-zero sum of
+      them is at least that in magnitude, while the at most 7 terms below sum to less than
+      ``7 * 2^(g - 111) < 2^(g - 108)``.  So the sum vanishes exactly when every cluster's
+      does.  Each gap above 110 is then shortened to 111 and every term scaled by
+      ``2^(f' - f)``, f' its shortened exponent: one power of two per cluster, exact (the
+      scaled terms lie within 2^(-7*111 - 106) = 2^-883 .. 1: normal, and sums of 8 stay
+      finite), and the clusters stay more than 110 apart, so by the lemma the scaled sum
+      vanishes exactly when every cluster's does, that is when the true sum does."""
+    shape = (2, *Y.shape)
+    # the 8 products (4 per part) and their signs: y x_j and y_j x_i, real then imaginary
+    us = (Y.real, Y.imag, Yj.real, Yj.imag, Y.real, Y.imag, Yj.real, Yj.imag)
+    vs = (Xj.real, Xj.imag, X.real, X.imag, Xj.imag, Xj.real, X.imag, X.real)
+    sign = np.array([1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0])
+    U = np.stack([np.broadcast_to(u, Y.shape) for u in us])
+    V = np.stack([np.broadcast_to(v, Y.shape) for v in vs])
+    if _in_product_range(U, V):
+        p, e = two_product(U, V)
+        p, e = p * sign[:, None, None], e * sign[:, None, None]  # (8, rows, K)
+        return sum_vanishes([t for k in range(4) for t in (p[k::4], e[k::4])])
+    mu, ku = np.frexp(U)
+    mv, kv = np.frexp(V)
+    p, e = two_product(mu, mv)
+    p, e, f = p * sign[:, None, None], e * sign[:, None, None], ku + kv
+    T = np.moveaxis(np.stack([t for k in range(4) for t in (p[k::4], e[k::4])]), 0, -1)
+    F = np.moveaxis(np.stack([f[k::4] for k in range(4) for _ in (0, 1)]), 0, -1)
+    top = np.where(T == 0, np.iinfo(np.int64).min, F).max(axis=-1, keepdims=True)
+    F = np.where(T == 0, top, F)  # (T, F: (2 parts, rows, K, 8 terms))
+    order = np.argsort(-F, axis=-1, kind="stable")
+    F, T = np.take_along_axis(F, order, -1), np.take_along_axis(T, order, -1)
+    step = np.minimum(F[..., :-1] - F[..., 1:], _GAP + 1)  # the shortened gaps
+    short = np.concatenate([np.zeros((*shape, 1), dtype=np.int64), -np.cumsum(step, axis=-1)],
+                           axis=-1)  # f' - (the largest f): 0 down to -777
+    return sum_vanishes(list(np.moveaxis(np.ldexp(T, short.astype(np.int32)), -1, 0)))
 
 
 def integer_code(B: np.ndarray) -> bool:

@@ -13,7 +13,7 @@ vectorised rotations each.  Rotations change cond(B_F) and ||a|| unless every |g
 
 Both reductions are used only when they are *proved*: entries over GF(q) are compared exactly,
 and real/complex candidates found with a cheap relative screen are confirmed with exact rational
-arithmetic on the binary floating-point entries (:func:`gctool.numerics.exactly_proportional`).
+arithmetic on the binary floating-point entries (:func:`gctool.numerics.proportional_pairs`).
 A code that is only nearly symmetric is enumerated in full, and says so:
 :func:`find_rotation` and :func:`gctool.row_classes.find_row_classes` return, besides the
 proved reduction, a note when a rotation or a pair of rows matches to ``NEAR_RTOL`` (round-off
@@ -48,7 +48,7 @@ from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import lex_less
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import exactly_proportional
+from gctool.numerics import proportional_pairs
 
 FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
 #: a rotation or a row pair that matches to this relative accuracy but not exactly is
@@ -173,7 +173,7 @@ def _rows_match(code: GradientCode, rows_of_d: Callable[[int, int], np.ndarray],
         if dev > NEAR_RTOL:  # no match, nor a near one, whatever the other blocks hold
             return False, False
         if exact and dev <= FLOAT_RTOL:
-            exact = all(exactly_proportional(Bb[i], Db[i]) for i in range(b - a))
+            exact = bool(proportional_pairs(Db, Bb).all())  # every row at once
         with np.errstate(all="ignore"):  # |gamma| = |gamma_n| 2^(eD - eB); far from 1 if huge
             size = np.ldexp(np.abs(gamma), np.clip(eD - eB, -2100, 2100))
         unit = unit and bool(np.allclose(size, 1.0, rtol=FLOAT_RTOL, atol=0))
