@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from gctool.model import GradientCode
-from gctool.numerics import proportional_rows
+from gctool.numerics import proportional_pairs, proportional_rows
 
 
 def row_classes(code: GradientCode) -> list[list[int]]:
@@ -57,13 +57,24 @@ def row_keys(code: GradientCode) -> Iterator[bytes | int]:
             normal = ar.mul(vals, ar.inv(lead))
         else:
             r = vals / lead
-            mag = np.where(r == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(r == 0, 1.0,
-                                                                           np.abs(r)))))
-            normal = np.round(r / mag, 11) * mag + 0.0
+            if np.iscomplexobj(r):  # each part to 11 digits of its own; a part below
+                # 1e-12 of |r| is zero (a rounded ratio of modulus 1 read 0.99...9 or 1.0...1,
+                # and one magnitude for both parts split exactly proportional rows)
+                small = 1e-12 * np.abs(r)
+                normal = (_significant(np.where(np.abs(r.real) <= small, 0.0, r.real))
+                          + 1j * _significant(np.where(np.abs(r.imag) <= small, 0.0, r.imag)))
+            else:
+                normal = _significant(r)
         packed = np.packbits(nz, axis=1)
         for i in range(nz.shape[0]):
             yield (packed[i].tobytes() + normal[starts[i]:ends[i]].tobytes() if held[i]
                    else a + i)
+
+
+def _significant(v: np.ndarray) -> np.ndarray:
+    """The real ``v`` rounded to 11 significant digits (zeros stay 0.0, never -0.0)."""
+    mag = np.where(v == 0, 1.0, 10.0 ** np.floor(np.log10(np.where(v == 0, 1.0, np.abs(v)))))
+    return np.round(v / mag, 11) * mag + 0.0
 
 
 def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
@@ -79,18 +90,18 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
     split: list[list[int]] = []
     if not code.field.is_finite:  # split candidates into exactly proportional classes
         exact: list[list[int]] = []
-        for members in classes:
-            groups: list[list[int]] = []
-            cols = np.flatnonzero(B[members[0]])  # the support its candidates share
-            step = max(1, CLASS_BLOCK_ENTRIES // max(1, cols.size))
-            rest = members
-            while rest:  # the rows exactly proportional to the first one left, in blocks
+        held = _exactly_held(B, classes)
+        for members, ok in zip(classes, held, strict=True):
+            groups = [[members[0]] + [i for i, good in zip(members[1:], ok, strict=True)
+                                      if good]]
+            rest = [i for i, good in zip(members[1:], ok, strict=True) if not good]
+            cols = np.flatnonzero(B[members[0]]) if rest else None  # the support they share
+            while rest:  # the rows exactly proportional to the first one left (rare)
+                assert cols is not None
                 first, others = rest[0], np.array(rest[1:], dtype=np.int64)
-                ok = np.concatenate([np.zeros(0, dtype=bool)] + [
-                    proportional_rows(B[np.ix_(others[a:a + step], cols)], B[first, cols])
-                    for a in range(0, others.size, step)])
-                groups.append([first] + others[ok].tolist())
-                rest = others[~ok].tolist()
+                good = proportional_rows(B[np.ix_(others, cols)], B[first, cols])
+                groups.append([first] + others[good].tolist())
+                rest = others[~good].tolist()
             exact.extend(groups)
             if len(groups) > 1:
                 split.append(sorted(g[0] for g in groups))
@@ -101,6 +112,55 @@ def find_row_classes(code: GradientCode) -> tuple[list[list[int]], str | None]:
         note = (f"rows {rows} proportional only up to round-off (to 11 digits, not exactly): "
                 "not merged into row classes")
     return sorted(classes, key=lambda c: c[0]), note
+
+
+def _exactly_held(B: np.ndarray, classes: list[list[int]]) -> list[np.ndarray]:
+    """Per candidate class (rows of one key: the same support), which of its rows after the
+    first are exactly proportional to the first (:func:`gctool.numerics.proportional_pairs`).
+    The rows of all classes whose supports have the same size are tested together, in blocks
+    of about :data:`CLASS_BLOCK_ENTRIES` entries: one call per support size and block, not one
+    per class (a code of many small classes made thousands of calls)."""
+    out = [np.ones(len(c) - 1, dtype=bool) for c in classes]
+    multi = [g for g, c in enumerate(classes) if len(c) > 1]
+    if not multi:
+        return out
+    lead = np.array([classes[g][0] for g in multi], dtype=np.int64)
+    for at, cols in support_groups(B, lead):
+        count = np.array([len(classes[multi[a]]) - 1 for a in at], dtype=np.int64)
+        rows = np.concatenate([classes[multi[a]][1:] for a in at]).astype(np.int64)
+        which = np.repeat(np.arange(at.size), count)  # each row's class (in at)
+        step = max(1, CLASS_BLOCK_ENTRIES // max(1, cols.shape[1]))
+        ok = np.concatenate([proportional_pairs(
+            B[rows[a:a + step, None], cols[which[a:a + step]]],
+            B[lead[at][which[a:a + step], None], cols[which[a:a + step]]])
+            for a in range(0, rows.size, step)])
+        ends = np.cumsum(count)
+        for a, end, c in zip(at, ends, count, strict=True):
+            out[multi[a]] = ok[end - c:end]
+    return out
+
+
+def support_groups(M: np.ndarray, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``rows`` of ``M`` grouped by their number w of non-zero entries: per group,
+    ``(at, cols)`` with ``cols[r]`` the w columns (ascending) where row ``rows[at[r]]`` is
+    non-zero, so that rows of one group can be compared entry by entry, all at once.  The
+    non-zero entries are found in blocks of about :data:`CLASS_BLOCK_ENTRIES` entries (no
+    temporary of M's size)."""
+    M = np.asarray(M)
+    step = max(1, CLASS_BLOCK_ENTRIES // max(1, M.shape[1]))
+    sizes, flat = [], []
+    for a in range(0, rows.size, step):
+        r, c = np.nonzero(M[rows[a:a + step]] != 0)  # row by row, columns ascending
+        sizes.append(np.bincount(r, minlength=min(step, rows.size - a)))
+        flat.append(c)
+    size = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+    cols = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
+    starts = np.cumsum(size) - size
+    out = []
+    for w in sorted(set(size.tolist())):  # (np.unique imports numpy.ma: 6-10 ms)
+        at = np.flatnonzero(size == w)
+        out.append((at, cols[starts[at][:, None] + np.arange(w)]))
+    return out
 
 
 def row_class_ids(code: GradientCode) -> np.ndarray:

@@ -290,26 +290,35 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
 
 
 #: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus per row
-#: of B CLASS_ROW_NS over R/C (its key, a Python step, and its exact check on its class's
-#: support) or CLASS_GF_ROW_NS over GF(q), plus CLASS_ENTRY_NS per entry of B (its support,
-#: in blocks) and per non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 12 digits)
-#: or CLASS_GF_NONZERO_NS over GF(q) (exactly), the non-zero entries counted on a sample of
-#: at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`).  Measured (thread CPU time,
-#: median of 3, one core of the 2-core development machine under load, frc codes n = 12-4096
-#: over R, GF(7), GF(2^8) and GF(65537), and dense codes of proportional rows, 256 x 256 to
-#: 2048 x 512): 0.4-0.8 ms at n = 12, 78 ms over R and 47-68 ms over GF(q) at n = 4096; dense
-#: 1M entries 31-44 ms over R, 21-26 ms over GF(7) and GF(2^8), 90 ms over GF(65537).  Over
-#: R, rows proportional with a factor other than +-1 are confirmed in float64 products a
-#: block of rows at a time (:func:`gctool.numerics.proportional_rows`), a few ns per entry,
-#: inside these parts; over C (and for real entries beyond 2^+-400) in rational arithmetic,
-#: about 15 us per entry of such a row, which this leaves out (which rows need it is known
-#: only once the classes are)
-CLASS_FIXED_NS = 300_000
-CLASS_ROW_NS = 15_000
-CLASS_GF_ROW_NS = 8_000
-CLASS_ENTRY_NS = 1
-CLASS_NONZERO_NS = 15
+#: of B CLASS_ROW_NS over R/C (its key, a Python step) or CLASS_GF_ROW_NS over GF(q), plus per
+#: entry of B CLASS_ENTRY_NS (its support, in blocks; CLASS_COMPLEX_ENTRY_NS more over C), per
+#: non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 11 digits; over R its exact
+#: confirmation in float64 pairs) or CLASS_GF_NONZERO_NS over GF(q) (exactly), CLASS_SCAN_NS
+#: per entry of a row of each class (its support, found once for the quick rejection, the
+#: confirmation and the targets' check, all classes of one support size at once), and over C
+#: CLASS_CROSS_NS per non-zero entry of a row proportional to its class's first row by a
+#: factor other than +-1 (its exact confirmation: :func:`gctool.numerics.proportional_pairs`,
+#: 8 exact products and an exact sum per part).  The non-zero entries are counted on a sample
+#: of at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`), the classes and the scaled
+#: rows estimated on another (:func:`sampled_successors`).  Fitted by benchmarks/fit_classes.py
+#: (thread CPU time of the first call in a fresh process, median of 3 processes, one core of
+#: the 2-core development machine under load; frc codes n = 12-4096 over R, C, GF(7), GF(2^8)
+#: and GF(65537), many classes of 2 rows scaled by factors other than +-1 over R, C and GF(7),
+#: n = 1024-4096, dense classes of 8 rows 256 x 256 and 2048 x 512 over R and C, cyclic codes
+#: of single-row classes): 0.75-2.0 of the estimate; 0.5 ms at n = 12, 54 ms over R and 89 ms
+#: over C at n = 4096 (frc), 129 ms over R and 184 ms over C for 2048 classes of 2 rows (n =
+#: 4096), 318 ms for 1M complex entries of scaled rows (65 ms equal rows).  Over GF(q) the
+#: non-zero part is the earlier fit's (dense codes of 1M entries: 21-26 ms over GF(7) and
+#: GF(2^8), 90 ms over GF(65537))
+CLASS_FIXED_NS = 500_000
+CLASS_ROW_NS = 4_000
+CLASS_GF_ROW_NS = 2_200
+CLASS_ENTRY_NS = 1.4
+CLASS_COMPLEX_ENTRY_NS = 2.5
+CLASS_NONZERO_NS = 31
 CLASS_GF_NONZERO_NS = 35
+CLASS_SCAN_NS = 6
+CLASS_CROSS_NS = 290
 CLASS_SAMPLE_ROWS = 64
 
 
@@ -321,6 +330,29 @@ def sampled_nonzeros(code: GradientCode) -> float:
     return float(np.count_nonzero(rows)) * B.shape[0] / rows.shape[0]
 
 
+def sampled_successors(code: GradientCode) -> tuple[float, float]:
+    """On at most :data:`CLASS_SAMPLE_ROWS` rows of B drawn at random (seed 0), the share
+    whose next row has the same non-empty support, and (over C; 0 otherwise) the share whose
+    next row has it
+    without being equal to them up to sign: estimates of the rows of classes of more than one
+    row and of the rows whose exact confirmation multiplies their entries
+    (:func:`gctool.numerics.proportional_pairs`), for codes whose classes are runs of
+    consecutive rows, as frc codes' and block codes' are (a heuristic: the classes are known
+    only once they are found)."""
+    B = np.asarray(code.B)
+    if B.shape[0] < 2:
+        return 0.0, 0.0
+    rng = np.random.default_rng(0)  # random rows: evenly spaced ones can all be first in
+    at = np.sort(rng.choice(B.shape[0] - 1, min(CLASS_SAMPLE_ROWS, B.shape[0] - 1),
+                            replace=False))  # their class (every other row, classes of 2)
+    a, b = B[at], B[at + 1]
+    same = np.all((a != 0) == (b != 0), axis=1) & np.any(a != 0, axis=1)
+    if not np.iscomplexobj(B) or code.field.is_finite:
+        return float(np.mean(same)), 0.0
+    equal = np.all(a == b, axis=1) | np.all(a == -b, axis=1)
+    return float(np.mean(same)), float(np.mean(same & ~equal))
+
+
 def class_cost(code: GradientCode) -> float:
     """Estimated work of :func:`class_certificate` on ``code``, in ns (:data:`CLASS_FIXED_NS`;
     a code whose rows share supports without being proportional is rejected sooner)."""
@@ -328,8 +360,12 @@ def class_cost(code: GradientCode) -> float:
     finite = code.field.is_finite
     row = CLASS_GF_ROW_NS if finite else CLASS_ROW_NS
     nonzero = CLASS_GF_NONZERO_NS if finite else CLASS_NONZERO_NS
-    return float(CLASS_FIXED_NS + row * n + CLASS_ENTRY_NS * n * K
-                 + nonzero * sampled_nonzeros(code))
+    nonzeros = sampled_nonzeros(code)
+    same, scaled = sampled_successors(code)
+    classes = max(1.0, n * (1 - same))  # about one class per run of rows of one support
+    entry = CLASS_ENTRY_NS + (CLASS_COMPLEX_ENTRY_NS if np.iscomplexobj(code.B) else 0.0)
+    return float(CLASS_FIXED_NS + row * n + entry * n * K + nonzero * nonzeros
+                 + CLASS_SCAN_NS * classes * K + CLASS_CROSS_NS * scaled * nonzeros)
 
 
 def class_certificate(code: GradientCode, s: int,
@@ -344,7 +380,7 @@ def class_certificate(code: GradientCode, s: int,
     (:func:`class_cost`).  ``find``: what finds the code's row classes (default
     :func:`gctool.row_classes.row_classes`; ``verify`` finds them once per run,
     :meth:`gctool.audit.verify.run.Run.row_classes`), called only past the quick rejection."""
-    from gctool.row_classes import row_classes
+    from gctool.row_classes import row_classes, support_groups
 
     B = np.asarray(code.B)
     nz = B != 0
@@ -361,19 +397,18 @@ def class_certificate(code: GradientCode, s: int,
     T = code.targets()
     if np.any(T[:, ~reps.any(axis=0)] != 0):
         return None  # a target needs a column no row holds
-    needed = []
-    for g, members in enumerate(classes):
-        cols = np.flatnonzero(reps[g])
-        row = B[members[0], cols]
-        uses = False
-        for t in T[:, cols]:
-            if not np.any(t != 0):
-                continue
-            if not _proportional(code, row, t, ar):
+    lead = np.array([c[0] for c in classes], dtype=np.int64)
+    uses = np.zeros(len(classes), dtype=bool)
+    groups = support_groups(B, lead)
+    for t in T:  # each target's part on each class's support: a multiple of its row?
+        for at, cols in groups:
+            part = t[cols]
+            used = np.any(part != 0, axis=1)
+            if not np.all(_proportional(code, B[lead[at[used], None], cols[used]], part[used],
+                                        ar)):
                 return None
-            uses = True
-        if uses:
-            needed.append(len(members))
+            uses[at[used]] = True
+    needed = [len(classes[g]) for g in np.flatnonzero(uses)]
     if not needed or s >= min(needed):
         return None
     return (f"the non-zero rows form {len(classes):,} classes of proportional rows with disjoint "
@@ -384,19 +419,25 @@ def class_certificate(code: GradientCode, s: int,
 
 def _shared_support(code: GradientCode, nz: np.ndarray, ar: GFArith | None = None) -> bool:
     """Do two rows with the same non-empty support fail to be proportional?  They then lie
-    in different classes whose supports overlap: no certificate.  A quick rejection (one
-    comparison per support) before every row is classified, e.g. for a dense random B."""
+    in different classes whose supports overlap: no certificate.  A quick rejection (the
+    first two rows of each support compared, all at once) before every row is classified,
+    e.g. for a dense random B."""
     B = np.asarray(code.B)
     first: dict[bytes, int] = {}  # support -> its first row
-    compared: set[bytes] = set()  # supports whose first two rows were compared
+    pairs: dict[bytes, tuple[int, int]] = {}  # support -> its first two rows
     for j, row in enumerate(np.packbits(nz, axis=1)):
         key = row.tobytes()
         i = first.setdefault(key, j)
-        if i == j or key in compared:
-            continue
-        compared.add(key)
-        cols = np.flatnonzero(nz[i])
-        if cols.size and not _proportional(code, B[i, cols], B[j, cols], ar):
+        if i != j and key not in pairs:
+            pairs[key] = (i, j)
+    if not pairs:
+        return False
+    from gctool.row_classes import support_groups
+
+    two = np.array(list(pairs.values()), dtype=np.int64)
+    for at, cols in support_groups(B, two[:, 0]):
+        if cols.shape[1] and not np.all(_proportional(code, B[two[at, 0, None], cols],
+                                                      B[two[at, 1, None], cols], ar)):
             return True
     return False
 
@@ -411,18 +452,22 @@ def _arith(code: GradientCode) -> GFArith | None:
     return GFArith(code.field)
 
 
-def _proportional(code: GradientCode, row: np.ndarray, t: np.ndarray,
-                  ar: GFArith | None = None) -> bool:
-    """Is ``t = c row`` exactly (c non-zero) over the code's field (``ar``: its arithmetic,
-    :func:`_arith`, over GF(q))?"""
-    if not np.array_equal(row != 0, t != 0):
-        return False
-    if code.field.is_finite:
-        ar = _arith(code) if ar is None else ar
-        assert ar is not None
-        row, t = row.astype(np.int64), t.astype(np.int64)
-        c = ar.mul(t[:1], ar.inv(row[:1]))
-        return bool(np.array_equal(ar.mul(row, c), t))
-    from gctool.numerics import exactly_proportional
+def _proportional(code: GradientCode, rows: np.ndarray, t: np.ndarray,
+                  ar: GFArith | None = None) -> np.ndarray:
+    """Is ``t[r] = c_r rows[r]`` exactly (c_r non-zero) over the code's field, for each row r
+    of the equal-shaped ``rows`` and ``t`` (``ar``: the arithmetic, :func:`_arith`, over
+    GF(q))?  One bool per row, all rows at once."""
+    rows, t = np.asarray(rows), np.asarray(t)
+    if not code.field.is_finite:
+        from gctool.numerics import proportional_pairs
 
-    return exactly_proportional(row, t)
+        return proportional_pairs(t, rows)
+    same = np.all((rows != 0) == (t != 0), axis=1)
+    if not rows.shape[1] or not same.any():
+        return same
+    ar = _arith(code) if ar is None else ar
+    assert ar is not None
+    rows, t = rows.astype(np.int64), t.astype(np.int64)
+    j = np.argmax(rows != 0, axis=1)[:, None]  # each row's first non-zero (0 for zero rows)
+    c = ar.mul(np.take_along_axis(t, j, 1), ar.inv(np.take_along_axis(rows, j, 1)))
+    return same & np.all(ar.mul(rows, c) == t, axis=1)

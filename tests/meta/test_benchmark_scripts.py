@@ -291,3 +291,17 @@ def test_fit_reads() -> None:
     assert all(len(re.findall(r" \d+\.\d\d ", line)) >= 3 for line in rows), out
     assert re.search(r"measured / estimated \(first read\) \d+\.\d\d-\d+\.\d\d \(\d of 7 "
                      r"within 0.5-2\)", out), out
+
+
+def test_fit_classes() -> None:
+    # one fresh process per code: frc and scaled classes of 2 rows over R and C, each with
+    # its first call, a repeat, its estimate and the ratio; the summary counts the codes
+    # within 0.5-2
+    out = child("fit_classes.py", "--quick", "--processes", "1", "--only", "pairs", timeout=300)
+    rows = [line for line in out.splitlines() if line.startswith("pairs ")]
+    assert [line.split()[1] for line in rows] == ["real", "complex"], out
+    assert all(line.split()[4] == "512" for line in rows), out  # 512 classes of 2 rows
+    assert all(re.search(r" \d+\.\d\d +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d( |$)", line)
+               for line in rows), out
+    assert re.search(r"measured / estimated \(first call\) \d+\.\d\d-\d+\.\d\d \(\d of 2 "
+                     r"within 0.5-2\)", out), out
