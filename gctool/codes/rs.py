@@ -46,7 +46,28 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, nodes: str = "a
     k = n if k is None else k
     values, hold, _, kind = masked_matrix(n, k, s + 1, field, nodes)
     B = scatter(values, hold, n, k, field)
-    return B, {"nodes": kind, **record(B, field, s, budget=budget)}
+    recorded = {"nodes": kind, **record(B, field, s, budget=budget)}
+    note = repetition_note(n, s, k)
+    if note is not None:  # printed like the design's other warnings, and in its report
+        recorded["warnings"] = [note]
+    return B, recorded
+
+
+def repetition_note(n: int, s: int, k: int) -> str | None:
+    """What the design says when (s + 1) | n (s >= 1): the round-robin mask then gives
+    partition j to the group ``j mod (n/(s+1))`` of s + 1 consecutive workers alone, and its
+    column ``t_j(alpha)`` depends only on those holders, so each row is a multiple of its
+    group's indicator: a fractional repetition code with scaled rows, of rank the number of
+    groups holding a partition, ``min(k, n/(s+1))`` (numerical rank over R/C).  None
+    otherwise (the windows of holders then overlap)."""
+    if s < 1 or n % (s + 1):
+        return None
+    groups = n // (s + 1)
+    return (f"s + 1 = {s + 1} divides n = {n}: each group of {s + 1} consecutive workers holds "
+            f"its own partitions, with equal columns, so the rows of a group are proportional "
+            f"and this rs design is a fractional repetition code in disguise (rank "
+            f"{min(k, groups)}: one per group holding a partition); 'gctool design frc' "
+            "builds that code with rows of ones")
 
 
 # -- structured decoding -----------------------------------------------------------------------
@@ -81,7 +102,7 @@ class RSFamily(Family):
     )
     fields = "real, complex, GF(q) with q >= n (`field` auto: the smallest prime >= n)"
     params = (NODES_PARAM,)
-    report_keys = ("nodes", *CONDITION_KEYS)
+    report_keys = ("nodes", *CONDITION_KEYS, "warnings")
     examples = (
         "gctool design rs -n 5 -s 1 `nodes` integers",
         "gctool design rs -n 4 -k 6 -s 1 -o rs.json",

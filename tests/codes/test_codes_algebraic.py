@@ -512,3 +512,51 @@ def test_condition_record_switches_to_estimate_when_exact_work_is_large() -> Non
     value, method = worst_condition(small, 2)
     assert method.startswith("exact") and value is not None
     assert 28 <= EXACT_LIMIT and 28 * 6 * 8 * 6 <= EXACT_WORK
+
+
+@pytest.mark.parametrize("field", ["real", "complex", "GF(13)"])
+@pytest.mark.parametrize(("n", "s", "k"), [(6, 1, 6), (12, 2, 12), (12, 3, 7), (12, 3, 2),
+                                           (8, 1, 20), (9, 2, 9), (8, 2, 8), (10, 3, 10),
+                                           (7, 2, 10), (6, 0, 6)])
+def test_rs_says_when_it_is_a_fractional_repetition_code(field: str, n: int, s: int,
+                                                          k: int) -> None:
+    """With (s + 1) | n (s >= 1) the rs design's rows fall into groups of s + 1 consecutive
+    workers, each group's rows exactly proportional (its row classes) with supports disjoint
+    from the other groups', and its rank is min(k, n/(s+1)): the design says so in its
+    warnings, and the design's JSON report carries them.  Otherwise (the holders' windows
+    overlap) it says nothing."""
+    from gctool.row_classes import row_classes
+
+    code = design("rs", n, s, k, field=field)
+    said = [w for w in code.params.get("warnings", []) if "fractional repetition" in w]
+    B = np.asarray(code.B)
+    if s >= 1 and n % (s + 1) == 0:
+        groups = [list(range(g, g + s + 1)) for g in range(0, n, s + 1)]
+        held = [g for g in groups if B[g[0]].any()]
+        assert [c for c in row_classes(code) if B[c[0]].any()] == held
+        rank = (np.linalg.matrix_rank(np.asarray(code.field.galois()(B.astype(np.int64))))
+                if code.field.is_finite else np.linalg.matrix_rank(B))
+        assert rank == len(held) == min(k, n // (s + 1))
+        assert said == [f"s + 1 = {s + 1} divides n = {n}: each group of {s + 1} consecutive "
+                        f"workers holds its own partitions, with equal columns, so the rows "
+                        f"of a group are proportional and this rs design is a fractional "
+                        f"repetition code in disguise (rank {rank}: one per group holding a "
+                        f"partition); 'gctool design frc' builds that code with rows of ones"]
+    else:
+        assert said == []
+
+
+def test_design_rs_reports_the_repetition(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The CLI prints the note on stderr with the design's other warnings, and its --json
+    report carries it (real rs n = 12, s = 2: groups of 3); none for n = 11."""
+    from helpers import run
+
+    out = tmp_path / "rs.json"
+    r = run("design", "rs", "-n", "12", "-s", "2", "-o", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    doc = loads(r.stdout)
+    assert any("fractional repetition code in disguise (rank 4" in w
+               for w in doc["report"]["warnings"]), doc
+    assert "gctool: warning: s + 1 = 3 divides n = 12" in r.stderr
+    r = run("design", "rs", "-n", "11", "-s", "2", "-o", str(tmp_path / "b.json"), "--json")
+    assert r.exit_code == 0 and "warnings" not in loads(r.stdout)["report"], r.output
