@@ -8,7 +8,8 @@
   :mod:`gctool.audit.rational`) and returns a :class:`~gctool.audit.chunks.ChunkSummary` (cut
   at the first failing set, with diagnostics), which :class:`~gctool.audit.chunks.Accumulator`
   merges in task order;
-* :func:`local_runner` - threads for a kernel that walks rank ranges in compiled code.
+* :func:`local_runner` - threads for a kernel that walks rank ranges in compiled code (and
+  verify's one set per rotation orbit, decided by the same compiled kernels).
 
 Attack oracles as kernels of the engine's workers are :mod:`gctool.audit.oracles.kernel`.
 """
@@ -76,11 +77,19 @@ class SweepWorker:
         return summarise(task[0], S, w, self.kernel.evaluate(S), self.numeric)
 
 
-def local_runner(kernel: Kernel | RangeWalker, source: Source) -> Runner | None:
+def local_runner(kernel: Kernel | RangeWalker, source: Source, given: bool = False
+                 ) -> Runner | None:
     """The runner of the tasks of ``kernel`` on ``source`` on this machine: threads
     (:func:`gctool.engine.threads.run_threads`) when every task is a compiled walk of a rank
-    range (it releases the GIL), else None (the engine's process pool)."""
-    if not isinstance(source, LexSource) or not kernel.walks_compiled(source.s):
+    range (it releases the GIL), else None (the engine's process pool).  ``given``: the
+    kernel decides given sets with the compiled kernels of its walk (``verify``'s
+    :meth:`~gctool.audit.chunks.Kernel.evaluate`: the screen, its second stage and direct
+    decoder over R/C, the test over GF(q), each without the GIL), so that the tasks of one
+    set per rotation orbit (:class:`OrbitSource`: the orbit filter, compiled for the sizes
+    where it costs, then those sets) take threads too: in a pool of processes each run
+    forks them (20-50 ms before the first task, on two cores) for no work they do faster."""
+    if not (isinstance(source, LexSource) or (given and isinstance(source, OrbitSource))) \
+            or not kernel.walks_compiled(source.s):
         return None
     from gctool.engine.threads import run_threads
 

@@ -8,8 +8,9 @@ calibrated time per set of the kernel that will decide them (``set_time`` of the
 ``max_work`` (or an explicit ``max_sets``) it is refused in one line with that estimate.
 The first chunk (:data:`PILOT` sets, :data:`gctool.audit.nullspace.COMPILED_PILOT` on the
 compiled kernels) runs alone and is timed; that measure decides how many processes pay off.
-The compiled walks run their ``jobs`` in threads instead
-(:func:`gctool.audit.sweep.local_runner`), which pay off much sooner (:data:`THREADS_MIN_S`).
+The compiled walks, and one set per rotation orbit decided by the same compiled kernels, run
+their ``jobs`` in threads instead (:func:`gctool.audit.sweep.local_runner`), which pay off much
+sooner (:data:`THREADS_MIN_S`).
 """
 
 from __future__ import annotations
@@ -109,16 +110,16 @@ def calibrated(run: Run, kernel: Any, evaluations: int, rot: Rotation | None = N
     of one core, the jobs that will run it), known before anything is compiled or run.  One
     set per orbit of ``rot`` is the orbit filter of every candidate
     (:func:`gctool.audit.symmetry.filter_work`) and the representatives decided as given
-    sets (``given_time``, in processes), never a compiled walk: the walk's rate said 14 ms
-    for verify of cyclic-MDS complex n=48 s=6, which took 1.5-1.8 s of CPU."""
+    sets (``given_time``), never a compiled walk: the walk's rate said 14 ms for verify of
+    cyclic-MDS complex n=48 s=6, which took 1.5-1.8 s of CPU.  Either runs in threads when
+    compiled (:func:`gctool.audit.sweep.local_runner`), else in processes."""
     s = run.s
     if rot is None or s == 0:
         work = evaluations * kernel.set_time(s, evaluations)
-        compiled = kernel.will_compile(s)
     else:
         work = filter_work(run.code.n, s, rot.t) + evaluations * kernel.given_time(
             s, evaluations)
-        compiled = False  # orbit tasks run in processes (no walk in threads)
+    compiled = kernel.will_compile(s)
     enough = work / NS_PER_S >= (THREADS_MIN_S if compiled else PARALLEL_MIN_S)
     return work, run.jobs if run.runner is not None or enough else 1
 
@@ -157,7 +158,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     else:
         source, stop, evaluations = LexSource(n, s), run.total, run.total
     compiled = size >= ns.COMPILED_CHUNK  # per-set times of nanoseconds
-    runner = run.runner or local_runner(kernel, source)
+    runner = run.runner or local_runner(kernel, source, given=True)
     threads = run.runner is None and runner is not None
     worker = SweepWorker(source, kernel, run.numeric)
     # the first chunk is timed for the estimate; in a run its calibrated estimate refuses,
@@ -171,7 +172,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
                                                    else PILOT, size))
     finally:
         run.meter.limit = held
-    ntasks = 1 + -(-(stop - pilot) // size)
+    ntasks = 1 + (-(-(stop - pilot) // size) if rot is None else  # (orbits: _orbit_tasks)
+                  -(-evaluations // orbit_least(size // max(1, min(s, 8)), threads)))
     acc = Accumulator()
     estimate = _estimate(run, evaluations, per_set, ntasks, threads)
     probed: list[tuple[int, int, ChunkSummary]] = []
@@ -188,7 +190,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         ranges: list[tuple[int, int]] = []
     elif rot is not None:
         ranges = _orbit_tasks(run, rot, pilot, stop, evaluations, size // max(1, min(s, 8)),
-                              size)
+                              size, threads)
     elif not threads:
         remote = compiled and run.runner is not None
         ranges = rank_ranges(pilot, stop, size * (ns.REMOTE_CHUNKS if remote else 1))
@@ -224,21 +226,33 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
 
 #: the tasks of one set per orbit per job (about): canonical sets are not spread evenly over
 #: the candidate ranks (:func:`gctool.audit.symmetry.orbit_ranges`), and tasks of about equal
-#: sets end the processes together
+#: sets end the processes (threads) together
 ORBIT_TASKS_PER_JOB = 4
+#: the fewest canonical sets of an orbit task, as a share of a kernel chunk: processes
+#: (:func:`gctool.engine.parallel.run_ordered`: a round trip of pickled task and summary) ...
+ORBIT_LEAST_PROCESSES = 8
+#: ... and threads (:func:`gctool.engine.threads.run_threads`: about 0.1 ms of Python a task,
+#: its fold included; 1,024 sets of is-cr n=48 s=5 take 4 ms)
+ORBIT_LEAST_THREADS = 64
+
+
+def orbit_least(chunk: int, threads: bool) -> int:
+    """The fewest canonical sets of a task of one set per orbit (:func:`_orbit_tasks`), for a
+    kernel chunk of ``chunk`` sets, in threads or in processes."""
+    return max(1, chunk // (ORBIT_LEAST_THREADS if threads else ORBIT_LEAST_PROCESSES))
 
 
 def _orbit_tasks(run: Run, rot: Rotation, pilot: int, stop: int, evaluations: int,
-                 chunk: int, ranks: int) -> list[tuple[int, int]]:
+                 chunk: int, ranks: int, threads: bool = False) -> list[tuple[int, int]]:
     """The candidate rank ranges after the pilot of a run of one set per orbit of ``rot``:
     about ``chunk`` canonical sets each (``REMOTE_CHUNKS`` times that on a runner), fewer
-    (down to 1/8 of ``chunk``) when that gives fewer than :data:`ORBIT_TASKS_PER_JOB` tasks
-    per job the run uses, and at most ``ranks`` ranks (the filter walks them all)."""
+    (down to :func:`orbit_least`) when that gives fewer than :data:`ORBIT_TASKS_PER_JOB`
+    tasks per job the run uses, and at most ``ranks`` ranks (the filter walks them all)."""
     from gctool.audit.symmetry import orbit_ranges
 
     most = chunk * (ns.REMOTE_CHUNKS if run.runner is not None else 1)
     even = -(-evaluations // (ORBIT_TASKS_PER_JOB * max(1, run.used_jobs)))
-    sets = max(1, min(most, max(chunk // 8, even)))
+    sets = max(1, min(most, max(orbit_least(chunk, threads), even)))
     return orbit_ranges(run.code.n, run.s, rot, pilot, stop, sets, ranks)
 
 
