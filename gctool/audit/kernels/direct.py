@@ -56,6 +56,7 @@ from gctool.audit.kernels.real import (
     res_gamma,
     survivors_into,
 )
+from gctool.audit.nullspace import QR_C  # Householder QR's backward error constant
 from gctool.audit.oracles.base import upto_first_over
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
@@ -63,9 +64,6 @@ from gctool.compiled.walk import first_max, successor, tied_records
 from gctool.limits import RANK_BAND, REL_SLACK, TIE_RTOL
 from gctool.numerics import EPS
 
-#: the constant of Householder QR's backward error gamma~(rows p) = QR_C rows p eps (Higham
-#: hides it in gamma~; LAPACK's own estimates take 1)
-QR_C = 16.0
 #: numpy's decoder's residual norm within NUMPY_C (f + K) eps (1 + 2 kappa) tnorm of the exact
 #: one: first order, with LAPACK's SVD backward error at most 10 max(f, K) eps ||A|| (the
 #: oracle's assumption (S)), twice over; the decoder's own failure proof takes 10 (f + K) eps

@@ -30,6 +30,7 @@ from gctool.audit.kernels import private
 from gctool.audit.kernels.real import (
     HALT_EVERY,
     WARM,
+    _dot2,
     _inv_fro_lu,
     _inv_fro_tri,
     _lu,
@@ -41,7 +42,7 @@ from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import first_max, successor, tied_records
 from gctool.limits import REL_SLACK, TIE_RTOL
-from gctool.numerics import EPS, kkt_muladds, lost_terms, two_product
+from gctool.numerics import EPS, kkt_muladds, lost_terms
 
 #: LAPACK's SVD (numpy's, and the one numba calls) gives the singular values of A + E with
 #: ||E||_2 <= p(s, d) eps ||A||_2, p "a modestly growing function" (LAPACK Users' Guide, 4.9):
@@ -58,38 +59,6 @@ SVD_P = 2.0
 
 #: the oracle's lost-direction error model (the same arithmetic, compiled)
 _lost_terms = njit(lost_terms)
-
-
-@njit
-def _two_sum(a: float, b: float) -> tuple[float, float]:
-    """a + b = x + y exactly (Knuth's TwoSum)."""
-    x = a + b
-    z = x - a
-    return x, (a - (x - z)) + (b - z)
-
-
-#: a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no underflow:
-#: the caller's slack covers it), compiled
-_two_prod = njit(two_product)
-
-
-@njit
-def _dot2(x: Any, y: Any, k: int) -> tuple[float, float]:
-    """(value, bound) of the real dot product of x[:k] and y[:k] in twice the working
-    precision (Ogita, Rump and Oishi's Dot2): the exact value is within bound of value,
-    ``bound = 2 eps |value| + 2 gamma_k^2 |x|^T |y|`` (their error bound, solved for the
-    computed value; raised for the rounding of |x|^T |y| and by 2^-1000 per term for
-    underflow)."""
-    p, q = _two_prod(x[0], y[0])
-    a = abs(x[0] * y[0])
-    for i in range(1, k):
-        h, r = _two_prod(x[i], y[i])
-        p, e = _two_sum(p, h)
-        q += e + r
-        a += abs(x[i] * y[i])
-    v = p + q
-    g = k * EPS / (1 - k * EPS)
-    return v, 2 * EPS * abs(v) + 2 * g * g * a * (1 + 2 * k * EPS) + k * 2.0**-1000
 
 
 @njit

@@ -28,12 +28,13 @@ import numpy as np
 
 from gctool.audit.chunks import WEAKEST
 from gctool.audit.kernels import WITNESS_SHARE, private
+from gctool.audit.nullspace import SPLIT_SAFE, dot2_bound, qr_clears, qr_floor
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
 from gctool.engine.enumeration import sample_sets
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
-from gctool.numerics import EPS, residual_bracket, residual_gamma
+from gctool.numerics import EPS, residual_bracket, residual_gamma, two_product
 
 #: the compiled walks read their stop flag (:func:`gctool.engine.threads.halt_flag`) every
 #: this many sets, or at each new prefix of their stragglers (a set costs 0.05-5 us)
@@ -51,6 +52,68 @@ bracket = njit(residual_bracket)
 #: for any summation order (this module's loops have their own order, whose constant is smaller
 #: over C, sqrt(2) gamma_{f+2}; the one constant keeps its proofs those of numpy's decoder)
 res_gamma = njit(residual_gamma)
+#: :func:`gctool.audit.nullspace.qr_floor` and :func:`~gctool.audit.nullspace.qr_clears`
+#: compiled (scalars): the QR certificate of B_F's smallest singular value and its margins
+floor_qr = njit(qr_floor)
+clears_qr = njit(qr_clears)
+#: :func:`gctool.audit.nullspace.dot2_bound` compiled: Dot2's error bound
+bound_dot2 = njit(dot2_bound)
+
+
+@njit
+def _two_sum(a: float, b: float) -> tuple[float, float]:
+    """a + b = x + y exactly (Knuth's TwoSum)."""
+    x = a + b
+    z = x - a
+    return x, (a - (x - z)) + (b - z)
+
+
+#: a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no underflow:
+#: the caller's slack covers it), compiled
+_two_prod = njit(two_product)
+
+
+@njit
+def _dot2(x: Any, y: Any, k: int) -> tuple[float, float]:
+    """(value, bound) of the real dot product of x[:k] and y[:k] in twice the working
+    precision (Ogita, Rump and Oishi's Dot2): the exact value is within bound of value,
+    ``bound = 2 eps |value| + 2 gamma_k^2 |x|^T |y|`` (their error bound, solved for the
+    computed value; raised for the rounding of |x|^T |y| and by 2^-1000 per term for
+    underflow)."""
+    p, q = _two_prod(x[0], y[0])
+    a = abs(x[0] * y[0])
+    for i in range(1, k):
+        h, r = _two_prod(x[i], y[i])
+        p, e = _two_sum(p, h)
+        q += e + r
+        a += abs(x[i] * y[i])
+    v = p + q
+    return v, bound_dot2(v, a, k)
+
+
+@njit
+def _tight_witness(av: Any, Bn: Any, T: Any, F: Any, f: int, x: Any, y: Any) -> float:
+    """A rigorous upper bound on the squared residual ``||B_F^T a_F - T^T||^2`` of the decoder
+    ``av`` (n x m) on the survivors F[:f], its entries in compensated arithmetic (:func:`_dot2`
+    of the f products and the target: within ``dot2_bound`` of the exact entries, where the
+    plain sum's round-off bound grows with ``|B|^T |a|``), rounded upward as :func:`_witness`;
+    inf where an entry of a may overflow Dekker's splitting (real codes only: the caller
+    checks).  As :meth:`gctool.audit.nullspace.FloatNullKernel.tight_witness`."""
+    K, m = Bn.shape[1], T.shape[0]
+    for j in range(f):
+        for w in range(m):
+            if not abs(av[F[j], w]) < SPLIT_SAFE:
+                return np.inf
+    r2, e2 = 0.0, 0.0
+    for w in range(m):
+        for k in range(K):
+            for j in range(f):
+                x[j], y[j] = av[F[j], w].real, Bn[F[j], k].real  # (real: typed for C too)
+            x[f], y[f] = T[w, k].real, -1.0
+            v, b = _dot2(x, y, f + 1)
+            r2 += v * v
+            e2 += b * b
+    return bracket(r2, np.sqrt(e2), K * m)[1]
 
 
 @njit
@@ -186,9 +249,11 @@ def _inv_fro_tri(H: Any, X: Any) -> float:
     s = X.shape[0]
     acc = 0.0
     for u in range(s):
-        for i in range(s - 1, -1, -1):
+        for i in range(s - 1, u, -1):  # below the diagonal: 0 (R is finite)
+            X[i, u] = 0.0
+        for i in range(u, -1, -1):
             v = (1.0 if i == u else 0.0) + 0 * H[0, 0]
-            for j in range(i + 1, s):
+            for j in range(i + 1, u + 1):
                 v -= H[i, j] * X[j, u]
             X[i, u] = v / H[i, i]
             acc += abs(X[i, u]) ** 2
@@ -493,6 +558,16 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: 
     rank of B_F is argued there; the same slack, band term and upward rounding): the computed
     residual plus ``residual_gamma(n) (|a|^T |B| + |t|)``, the bound on its round-off, plus
     ``tail ||a||`` (:func:`gctool.numerics.band_tail`); inf or nan when it overflows."""
+    r2, e2, aa = _witness_parts(NT, W, Bn, T, inS, Z, av)
+    return bracket(r2, np.sqrt(e2) + tail * np.sqrt(aa), Bn.shape[1] * W.shape[1])[1]
+
+
+@njit
+def _witness_parts(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any
+                   ) -> tuple[float, float, float]:
+    """(the computed squared residual, the squared 2-norm of its round-off bound, ``||a||^2``)
+    of the decoder ``a = W + N^T Z`` cut to the survivors (into av): :func:`_witness` before
+    its bracket, rounded upward there (with or without the band term)."""
     n, d = NT.shape
     m = W.shape[1]
     aa = 0.0
@@ -506,7 +581,7 @@ def _witness(NT: Any, W: Any, Bn: Any, T: Any, inS: Any, Z: Any, av: Any, tail: 
                 aa += abs(v) ** 2
     r2, e2 = _residual(av, Bn, T, inS,
                        res_gamma(n, np.iscomplexobj(av) or np.iscomplexobj(Bn)))
-    return bracket(r2, np.sqrt(e2) + tail * np.sqrt(aa), Bn.shape[1] * m)[1]  # rounded upward
+    return r2, e2, aa
 
 
 @njit
@@ -788,9 +863,79 @@ DOUBTFUL, BY_BOUND, BY_WITNESS = 0, 1, 2
 
 
 @njit
+def _qr_rows(G: Any, tau: Any) -> None:
+    """Householder QR of ``A = G^T`` (G: p x rows, p <= rows; each row of G a column of A,
+    so every loop runs along a row) in place, the reflectors as :func:`_qr`'s (its inner
+    products in four partial sums: Householder QR's backward error bound holds for any
+    summation order): ``R[i, j] = G[j, i]`` for j >= i, the reflector of column c in
+    ``G[c, c + 1:]``."""
+    p, rows = G.shape
+    for c in range(p):
+        nrm2 = 0.0
+        for r in range(c, rows):
+            nrm2 += abs(G[c, r]) ** 2
+        nrm = np.sqrt(nrm2)
+        if nrm == 0:
+            tau[c] = 0.0
+            continue
+        x0 = G[c, c]
+        ax0 = abs(x0)
+        phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
+        beta = -phase * nrm
+        v0 = x0 - beta
+        for r in range(c + 1, rows):
+            G[c, r] = G[c, r] / v0
+        tau[c] = np.conj((beta - x0) / beta)
+        G[c, c] = beta
+        for j in range(c + 1, p):
+            w0, w1, w2, w3 = G[j, c], 0.0 * G[j, c], 0.0 * G[j, c], 0.0 * G[j, c]
+            r = c + 1
+            while r + 4 <= rows:  # four partial sums (any order: the backward error holds)
+                w0 += np.conj(G[c, r]) * G[j, r]
+                w1 += np.conj(G[c, r + 1]) * G[j, r + 1]
+                w2 += np.conj(G[c, r + 2]) * G[j, r + 2]
+                w3 += np.conj(G[c, r + 3]) * G[j, r + 3]
+                r += 4
+            while r < rows:
+                w0 += np.conj(G[c, r]) * G[j, r]
+                r += 1
+            w = ((w0 + w1) + (w2 + w3)) * np.conj(tau[c])
+            G[j, c] -= w
+            for r in range(c + 1, rows):
+                G[j, r] -= w * G[c, r]
+
+
+@njit
+def _clear_one(S: Any, Bn: Any, inS: Any, F: Any, H: Any, tau: Any, X: Any, tail: float
+               ) -> tuple[bool, bool]:
+    """(clears, fails) of the QR certificate of B_F (:meth:`gctool.audit.nullspace.
+    FloatNullKernel.band_clear`, :func:`~gctool.audit.nullspace.qr_floor` and the compiled
+    margins of :func:`~gctool.audit.nullspace.qr_clears`): a Householder QR of ``B_F^T`` (K x
+    f, f <= K; H: f x K, B_F itself, :func:`_qr_rows`) and the back-substituted inverse of its
+    R (:func:`_inv_fro_tri`).  Neither where R is singular."""
+    n, K = Bn.shape
+    f = n - S.shape[0]
+    survivors_into(S, inS, F)
+    for i in range(f):
+        for k in range(K):
+            H[i, k] = Bn[F[i], k]
+    _qr_rows(H, tau)
+    for i in range(f):
+        if H[i, i] == 0:
+            return False, False
+    ninv = _inv_fro_tri(H.T, X)
+    if not (np.isfinite(ninv) and ninv > 0):
+        return False, False
+    cx = np.iscomplexobj(H)
+    sig, eta, gna = floor_qr(ninv, np.sqrt(f) * (1 + 4 * EPS), K, f, cx, res_gamma(f, cx))
+    return clears_qr(sig, eta, gna, ninv, tail, True)
+
+
+@njit
 def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn: Any, T: Any,
                 wlim: float, tail: float, free: float, M: Any, perm: Any, tau: Any, E: Any,
-                X: Any, Y: Any, Z: Any, av: Any) -> tuple[int, float, float, float]:
+                X: Any, Y: Any, Z: Any, av: Any, F: Any, H: Any, tau2: Any, X2: Any, Xd: Any,
+                Yd: Any) -> tuple[int, float, float, float]:
     """(what, lb, norm, witness) of one set, from scratch: the numpy kernel's test
     (:meth:`gctool.audit.nullspace.FloatNullKernel.evaluate_numpy`) up to and including its
     witness test, with the walk's margins.
@@ -802,12 +947,19 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
     (Z from the same factors) has a rigorous residual bound (:func:`_witness`) at most
     ``wlim`` is accepted too (:data:`BY_WITNESS`, with that bound as its error; no norm: not
     the optimal decoder; the band term as in :func:`screen_range`, left out from ``free (1 +
-    1e-6)`` when d = s).  Everything else (singular, within 1e-6 of delta, a witness above
-    wlim, non-finite) is :data:`DOUBTFUL`: the numpy kernel decides it, so that a set is
+    1e-6)`` when d = s, or where the QR certificate of B_F (:func:`_clear_one`, when d = s and
+    n - s <= K) proves every singular value above the band, with the margins under which
+    numpy's certificate holds too).  A witness the plain bound leaves above wlim has its
+    residual summed again in compensated arithmetic (:func:`_tight_witness`, as numpy's
+    kernel does: :meth:`~gctool.audit.nullspace.FloatNullKernel.tight_witness`).  Everything
+    else (singular, within 1e-6 of delta, a witness above wlim, non-finite) is
+    :data:`DOUBTFUL`: the numpy kernel decides it, so that a set is
     accepted here only where the numpy kernel, whose floats differ by round-off, accepts it
     too (or, where its own floats make N[:, S] exactly singular, its direct decoder).  The
     witness is returned for a doubtful set too (nan where not computed): one far above the
-    limit sends the set to the direct decoder (:meth:`RealScreen.direct`)."""
+    limit sends the set to the direct decoder (:meth:`RealScreen.direct`): where the
+    certificate was tried, the bound without the band term unless the certificate surely
+    fails in numpy too (numpy's route may leave the term out)."""
     d, m = NT.shape[1], W.shape[1]
     thr, near = delta * (1 + 1e-6), delta * (1 - 1e-6)
     lb = _factor(S, NT, near, M, perm, tau, E, X)
@@ -816,7 +968,8 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
     _decoder(S, NT, W, M, perm, tau, Y, Z)
     for i in range(S.shape[0]):
         inS[S[i]] = True
-    what, nrm, err = DOUBTFUL, np.nan, np.nan
+    what, nrm, err, bare, band = DOUBTFUL, np.nan, np.nan, np.inf, True
+    K = Bn.shape[1]
     if lb >= thr:
         what, nrm = BY_BOUND, _decoder_norm(NT, W, scale, inS, Z)
     else:
@@ -826,11 +979,29 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
                 finite = finite and np.isfinite(Z[i, u])
         if finite:
             band = not (d == S.shape[0] and lb >= free * (1 + 1e-6))
-            err = _witness(NT, W, Bn, T, inS, Z, av, tail if band else 0.0)
+            r2, e2, aa = _witness_parts(NT, W, Bn, T, inS, Z, av)
+            err = bracket(r2, np.sqrt(e2) + (tail * np.sqrt(aa) if band else 0.0), K * m)[1]
             if err <= wlim:
                 what = BY_WITNESS
+            elif not band:
+                bare = err
+            elif tail > 0 and d == S.shape[0] and NT.shape[0] - d <= K:
+                bare = bracket(r2, np.sqrt(e2), K * m)[1]
     for i in range(S.shape[0]):
         inS[S[i]] = False
+    if bare > wlim and bare < np.inf and not np.iscomplexobj(av):
+        survivors_into(S, inS, F)  # the residual in compensated arithmetic
+        bare = min(bare, _tight_witness(av, Bn, T, F, NT.shape[0] - S.shape[0], Xd, Yd))
+    if bare < np.inf and not band:  # no band term to leave out
+        if bare <= wlim:
+            what = BY_WITNESS
+        err = bare
+    elif bare <= wlim / (WITNESS_SHARE * WITNESS_SHARE):  # else the direct decoder's anyway
+        clears, fails = _clear_one(S, Bn, inS, F, H, tau2, X2, tail)
+        if clears and bare <= wlim:
+            what, err = BY_WITNESS, bare
+        elif not fails:
+            err = bare  # numpy's route may prove it: it decides (RealScreen.direct)
     return what, lb, nrm, np.nan if what == BY_BOUND else err
 
 
@@ -838,13 +1009,13 @@ def _settle_one(S: Any, NT: Any, W: Any, scale: Any, inS: Any, delta: float, Bn:
 def settle_sets(Sets: Any, NT: Any, W: Any, scale: Any, delta: float, Bn: Any, T: Any,
                 wlim: float, tail: float, free: float, what: Any, lb_out: Any, norm_out: Any,
                 err_out: Any, inS: Any, M: Any, perm: Any, tau: Any, E: Any, X: Any, Y: Any,
-                Z: Any, av: Any) -> None:
+                Z: Any, av: Any, F: Any, H: Any, tau2: Any, X2: Any, Xd: Any, Yd: Any) -> None:
     """:func:`_settle_one` on the rows of Sets (the second stage of the walk's doubtful
     sets, without the GIL in the thread that found them)."""
     for b in range(Sets.shape[0]):
         what[b], lb_out[b], norm_out[b], err_out[b] = _settle_one(
             Sets[b], NT, W, scale, inS, delta, Bn, T, wlim, tail, free, M, perm, tau, E, X, Y, Z,
-            av)
+            av, F, H, tau2, X2, Xd, Yd)
 
 
 @njit
@@ -1272,6 +1443,27 @@ def settle_cost(n: int, K: int, m: int, s: int, d: int, complex_: bool = False) 
     return SETTLE_SET_NS + SETTLE_ENTRY_NS * work * (SETTLE_COMPLEX if complex_ else 1)
 
 
+#: the second stage's compensated residual (:func:`_tight_witness`) and QR certificate
+#: (:func:`_clear_one`) of a set the plain witness test fails, in ns: a fixed part, this much
+#: per term of the residual's Dot2 sums (f K m) and, with the certificate, per multiply-add of
+#: the QR of the K x f matrix B_F^T and the inverse of its R (``K f^2 + f^3 / 6``).  Measured
+#: (thread CPU time, the sets rs real n=36 s=6 sends there, the 2-core development machine
+#: under load): 4.5 us for the residual (1,080 terms), 18 us for the certificate (f=30, K=36)
+CERT_SET_NS = 500
+CERT_TERM_NS = 4.0
+CERT_ENTRY_NS = 0.48
+
+
+def cert_cost(n: int, K: int, m: int, s: int, certificate: bool) -> float:
+    """Estimated time of the compensated residual of one set of size s (n workers, K columns
+    of B, m targets) and, with ``certificate``, its QR certificate, in ns."""
+    f = n - s
+    work = CERT_TERM_NS * f * K * m
+    if certificate:
+        work += CERT_ENTRY_NS * (K * f * f + f**3 / 6)
+    return CERT_SET_NS + work
+
+
 def warm_unrank() -> None:
     """Compile (or load) :func:`gctool.compiled.walk.unrank_into` for the types the walks'
     summaries give it (:mod:`.ranges`), before the threads need it."""
@@ -1399,9 +1591,12 @@ class RealScreen:
             return what, lb, norm, err
         n, d = self.NT.shape
         m, dt = self.W.shape[1], self.NT.dtype
+        K, f = self.Bn.shape[1], max(n - s, 1)  # the QR certificate's B_F^T (K x f, f <= K)
+        qr = (f, K) if f <= K else (1, 1)
         work = private.scratch((n, np.bool_), ((s, s) if d == s else (d, s), dt), (s, np.int64),
                                (s, dt), ((s, s), dt), ((s, s), dt), ((s, m), dt), ((d, m), dt),
-                               (self.W.shape, dt))
+                               (self.W.shape, dt), (n, np.int64), (qr, dt), (qr[0], dt),
+                               ((qr[0], qr[0]), dt), (n + 1, np.float64), (n + 1, np.float64))
         key = ("real-settle", self.NT.dtype.str, self.W.dtype.str)
         with compile_notice("audit") if key not in WARM else nullcontext():
             WARM.add(key)
