@@ -1063,9 +1063,9 @@ class FloatNullKernel(Kernel):
         the back-substituted inverse of its R give a rigorous ``sigma_min(A) >= sig``
         (:func:`qr_floor`, LAPACK's QR under the same backward error as the compiled one's),
         taken where ``sig >= tail`` (:func:`qr_clears`).  As for :attr:`band_free` (whose
-        bound on sigma_min(N[:, S]) times sigma_r(B) is loose where cond(B) is large: rs real
-        n=36 s=6 sends 4.7 % of its sets to the direct decoder, whose B_F have sigma_min
-        1.4e-10 to 4.9e-9 where tail is 2.6e-13), the exact sigma_f(B_F) is then above
+        bound on sigma_min(N[:, S]) times sigma_r(B) is loose where cond(B) is large: the 4.7 %
+        of rs real n=36 s=6's sets it leaves with the band term have B_F whose sigma_min is
+        1.4e-10 to 4.9e-9, where tail is 2.6e-13), the exact sigma_f(B_F) is then above
         ``||B_F|| max(f, K) eps (RANK_BAND + 10)``: the direct decoder's SVD counts every
         singular value, none in the band, and the witness's residual bound alone bounds the
         rule's error."""
