@@ -21,6 +21,7 @@ import gctool
 from gctool.algebra.fields import parse_field
 from gctool.audit import nullspace as ns
 from gctool.audit.chunks import ChunkEval
+from gctool.audit.kernels.bounds import qr_clears, qr_floor
 from gctool.decode.generic import Decoder
 from gctool.engine.enumeration import sample_sets, survivors_of, unrank_lex
 from gctool.exactls import Undecided, vector_error
@@ -59,7 +60,7 @@ def _numpy_floor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     K, f = A.shape[-2:]
     ninv = ns.tri_inverse_fro(np.asarray(np.linalg.qr(A, mode="r")))
     cx = bool(np.iscomplexobj(A))
-    sig, eta, gna = ns.qr_floor(ninv, np.sqrt(f) * (1 + 4 * EPS), K, f, cx, residual_gamma(f, cx))
+    sig, eta, gna = qr_floor(ninv, np.sqrt(f) * (1 + 4 * EPS), K, f, cx, residual_gamma(f, cx))
     return sig, eta, gna, ninv
 
 
@@ -85,7 +86,7 @@ def test_qr_floor_is_below_sigma_min_and_compiled_clears_imply_numpy_clears(
             assert not (eta < 1) or sig <= exact_low
         if v > 100 * gna:
             assert sig_c >= np.linalg.svd(A, compute_uv=False)[-1] / np.sqrt(f) / 1.1 - gna
-        ok_n, no_n = ns.qr_clears(sig_n, eta_n, gna, ninv_n, tail, False)
+        ok_n, no_n = qr_clears(sig_n, eta_n, gna, ninv_n, tail, False)
         if clears:
             assert ok_n[0]
         if fails:

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
+from gctool.audit.kernels.bounds import QR_C  # Householder QR's backward error constant
 from gctool.audit.kernels.real import (
     HALT_EVERY,
     WARM,
@@ -56,7 +57,6 @@ from gctool.audit.kernels.real import (
     res_gamma,
     survivors_into,
 )
-from gctool.audit.nullspace import QR_C  # Householder QR's backward error constant
 from gctool.audit.oracles.base import upto_first_over
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit

@@ -28,7 +28,7 @@ import numpy as np
 
 from gctool.audit.chunks import WEAKEST
 from gctool.audit.kernels import WITNESS_SHARE, private
-from gctool.audit.nullspace import SPLIT_SAFE, dot2_bound, qr_clears, qr_floor
+from gctool.audit.kernels.bounds import SPLIT_SAFE, dot2_bound, qr_clears, qr_floor, two_sum
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
@@ -52,20 +52,16 @@ bracket = njit(residual_bracket)
 #: for any summation order (this module's loops have their own order, whose constant is smaller
 #: over C, sqrt(2) gamma_{f+2}; the one constant keeps its proofs those of numpy's decoder)
 res_gamma = njit(residual_gamma)
-#: :func:`gctool.audit.nullspace.qr_floor` and :func:`~gctool.audit.nullspace.qr_clears`
+#: :func:`.bounds.qr_floor` and :func:`.bounds.qr_clears`
 #: compiled (scalars): the QR certificate of B_F's smallest singular value and its margins
 floor_qr = njit(qr_floor)
 clears_qr = njit(qr_clears)
-#: :func:`gctool.audit.nullspace.dot2_bound` compiled: Dot2's error bound
+#: :func:`.bounds.dot2_bound` compiled: Dot2's error bound
 bound_dot2 = njit(dot2_bound)
 
 
-@njit
-def _two_sum(a: float, b: float) -> tuple[float, float]:
-    """a + b = x + y exactly (Knuth's TwoSum)."""
-    x = a + b
-    z = x - a
-    return x, (a - (x - z)) + (b - z)
+#: a + b = x + y exactly (Knuth's TwoSum), compiled
+_two_sum = njit(two_sum)
 
 
 #: a b = x + y exactly (Dekker's TwoProduct; finite |a|, |b| far below 2^996, no underflow:
@@ -909,8 +905,8 @@ def _qr_rows(G: Any, tau: Any) -> None:
 def _clear_one(S: Any, Bn: Any, inS: Any, F: Any, H: Any, tau: Any, X: Any, tail: float
                ) -> tuple[bool, bool]:
     """(clears, fails) of the QR certificate of B_F (:meth:`gctool.audit.nullspace.
-    FloatNullKernel.band_clear`, :func:`~gctool.audit.nullspace.qr_floor` and the compiled
-    margins of :func:`~gctool.audit.nullspace.qr_clears`): a Householder QR of ``B_F^T`` (K x
+    FloatNullKernel.band_clear`, :func:`.bounds.qr_floor` and the compiled
+    margins of :func:`.bounds.qr_clears`): a Householder QR of ``B_F^T`` (K x
     f, f <= K; H: f x K, B_F itself, :func:`_qr_rows`) and the back-substituted inverse of its
     R (:func:`_inv_fro_tri`).  Neither where R is singular."""
     n, K = Bn.shape
