@@ -48,6 +48,7 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
     monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
     monkeypatch.setattr(enumeration, "ORBIT_LEAST_THREADS", 8)
+    monkeypatch.setattr(enumeration, "ORBIT_PILOT", 5)
     monkeypatch.setattr(certificates, "bch_certificate", lambda *a, **k: None)
     runs: list[tuple[int, int]] = []
     real = threads.run_threads
@@ -193,3 +194,34 @@ def test_orbit_tasks_take_processes_without_compiled_kernels(monkeypatch: pytest
     kernel.chunk_size(4)
     assert sweep.local_runner(kernel, source, given=True) is threads.run_threads
     assert sweep.local_runner(kernel, source) is None  # (the attack's oracles: processes)
+
+
+def test_the_pilot_decides_each_head_again_that_loads_kernels(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One set per orbit loads a kernel in the pilot's first set (the screen of given sets)
+    and another in its next head (the direct decoder, is-cr): each head that would stop the
+    pilot's growth is decided once more, so the estimate is the sets' own time, not the
+    loadings' (is-cr n=48 s=5 read 10-27 s for a run of 0.13 s of CPU); a head slow twice
+    stops it."""
+    from types import SimpleNamespace
+
+    now = [0.0]
+    monkeypatch.setattr(enumeration.time, "thread_time", lambda: now[0])
+    monkeypatch.setattr(enumeration.time, "perf_counter", lambda: now[0])
+    ran: list[int] = []
+
+    class Worker:
+        def __init__(self, per_set: float, loads: dict[int, float]) -> None:
+            self.per_set, self.loads = per_set, loads  # seconds, in the n-th call
+
+        def run(self, task: tuple[int, int, int]) -> SimpleNamespace:
+            ran.append(task[2])
+            now[0] += self.per_set * task[2] + self.loads.get(len(ran), 0.0)
+            return SimpleNamespace(evaluated=task[2], fail_set=None)
+
+    got, _, per_set = enumeration._pilot(Worker(1e-6, {1: 0.05, 3: 0.05}), 16384)  # type: ignore[arg-type]
+    assert ran == [1, 1, 64, 64, 16384] and got == 16384
+    assert per_set == pytest.approx(1e-6)
+    ran.clear()  # slow sets, not a loading: the head that says so twice ends the pilot
+    got, _, per_set = enumeration._pilot(Worker(1e-3, {1: 0.05}), 16384)  # type: ignore[arg-type]
+    assert ran == [1, 1, 64, 64] and got == 64 and per_set == pytest.approx(1e-3)

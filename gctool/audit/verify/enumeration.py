@@ -53,6 +53,10 @@ from gctool.reports import Diagnostics, VerifyReport
 from gctool.wording import counted
 
 PILOT = 512  # sets in the first (timed) chunk
+#: candidate ranks in the first chunk of one set per rotation orbit: the first candidates are
+#: nearly all canonical, and each costs microseconds (is-cr n=48 s=5: 7,693 of the first 8,192,
+#: 22 % of its orbits' sets, 68 ms decided alone before the threads start)
+ORBIT_PILOT = 1024
 #: threads take chunks of GUIDED times the kernel's chunk size (shrinking from 4x that to
 #: 1/4 of it, :func:`~gctool.engine.enumeration.guided_ranges`): each task costs its thread
 #: and the fold some Python (about 0.1 ms, three times that with the GIL contended), so fewer
@@ -168,8 +172,9 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     held = run.meter.limit
     run.meter.limit = math.inf if deferred else held
     try:
-        pilot, first, per_set = _pilot(worker, min(stop, ns.COMPILED_PILOT if compiled
-                                                   else PILOT, size))
+        pilot, first, per_set = _pilot(worker, min(stop, size, ORBIT_PILOT if rot is not None
+                                                   else ns.COMPILED_PILOT if compiled
+                                                   else PILOT))
     finally:
         run.meter.limit = held
     ntasks = 1 + (-(-(stop - pilot) // size) if rot is None else  # (orbits: _orbit_tasks)
@@ -282,12 +287,12 @@ def _pilot(worker: SweepWorker, most: int) -> tuple[int, ChunkSummary, float]:
     """(size, summary, seconds per set) of the first task, of ranks 0..size-1, run here: of
     ``most`` sets, or fewer when the first ones say that ``most`` would take longer than
     :data:`PILOT_MAX_S` (1 set, then PROBE_FIRST, then ``most``: the sets of a smaller head
-    are decided again, a share of at most PROBE_FIRST / ``most`` of a pilot that is fast; the
-    head that says so decided twice, its first run having perhaps loaded kernels), or a head
-    that holds a failing set (the run stops there).  Seconds per set: wall time, as
-    the jobs' estimate takes it."""
+    are decided again, a share of at most PROBE_FIRST / ``most`` of a pilot that is fast; a
+    head that says so decided twice, its first run having perhaps loaded kernels: each head
+    once, since each may load its own), or a head that holds a failing set (the run stops
+    there).  Seconds per set: wall time, as the jobs' estimate takes it."""
     heads = pilot_heads(most)
-    again, i = True, 0  # the head that stops the growth once more (once a pilot)
+    again, i = True, 0  # the head that stops the growth once more (once a head)
     while True:
         head = heads[i]
         c0, t0 = time.thread_time(), time.perf_counter()
@@ -298,12 +303,14 @@ def _pilot(worker: SweepWorker, most: int) -> tuple[int, ChunkSummary, float]:
             # its time may be the loading of kernels that no plan loaded (one set per rotation
             # orbit: the screen of given sets and its later stages, in a fresh process: the
             # estimate of cyclic-mds complex n=40 s=5, 0.3 s, read 320-1,200 s, of n=48 s=6,
-            # 1.6 s of CPU, 28-31 s); it costs at most a slow first set, or about PILOT_MAX_S
+            # 1.6 s of CPU, 28-31 s; is-cr n=48 s=5 loads the screen in its first set and the
+            # direct decoder in its next 64: 0.13 s of CPU, read 10-27 s when only the first
+            # head was decided again); it costs at most a slow first set, or PILOT_MAX_S
             again = False
             continue
         if i + 1 == len(heads) or first.fail_set is not None or slow:
             return head, first, wall / max(1, first.evaluated)
-        i += 1
+        i, again = i + 1, True
 
 
 def pilot_heads(most: int) -> list[int]:
