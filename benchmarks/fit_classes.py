@@ -14,6 +14,11 @@ for the classes.  This script times the certificate (thread CPU time) on:
   4096;
 * dense classes: 2048 x 512 and 256 x 256 of classes of 8 rows sharing the whole support,
   scaled (R and C) or equal;
+* classes spread over B (rows of one class far apart): the complex pairs at n = 4096 and the
+  real frc n = 4096 s = 7 with their rows in a random order (same classes, same work), and 8
+  complex classes of 256 rows on blocks of 64 columns, row i in class i mod 8 (2048 x 512);
+* the real dense scaled classes times 2^500 (beyond 2^400 the exact products take mantissas),
+  256 x 256 and 2048 x 512;
 * classes of one row (a real and a complex cyclic code, n = 600).
 
 Each code runs in ``--processes`` fresh processes (default 3; a user's command line is one):
@@ -48,7 +53,8 @@ from timing import chosen, fit_args, fit_end, fit_parser, in_fresh_process, load
 
 #: (label, field, n, kind, s, in --quick): kind "frc" or "cyclic" (that design at s; cyclic with
 #: seed 1), "scaled" (frc at s = 1, every second row scaled), "dense" or "equal" (n rows in
-#: classes of 8 over K = s columns, scaled or equal)
+#: classes of 8 over K = s columns, scaled or equal), "spread K" (kind K's rows in a random
+#: order), "huge" (dense times 2^500) or "blocks" (8 classes interleaved on K = s columns)
 CASES: list[tuple[str, str, int, str, int, bool]] = [
     ("frc", "real", 12, "frc", 2, True),
     ("frc", "real", 600, "frc", 2, True),
@@ -69,6 +75,11 @@ CASES: list[tuple[str, str, int, str, int, bool]] = [
     ("dense", "real", 2048, "dense", 512, False),
     ("dense", "complex", 2048, "dense", 512, False),
     ("equal", "complex", 2048, "equal", 512, False),
+    ("spread", "complex", 4096, "spread scaled", 1, False),
+    ("spread", "real", 4096, "spread frc", 7, False),
+    ("spread", "complex", 2048, "blocks", 512, False),
+    ("huge", "real", 256, "huge", 256, True),
+    ("huge", "real", 2048, "huge", 512, False),
     ("cyclic", "real", 600, "cyclic", 2, False),
     ("cyclic", "complex", 600, "cyclic", 2, False),
 ]
@@ -86,6 +97,19 @@ def build(field: str, n: int, kind: str, s: int) -> Any:
     if kind in ("frc", "cyclic"):
         return design(kind, n=n, s=s, field=field, **({"seed": 1} if kind == "cyclic" else {}))
     rng = np.random.default_rng(n)
+    if kind.startswith("spread "):  # the rows of another case in a random order: same classes
+        code = build(field, n, kind.removeprefix("spread "), s)
+        return GradientCode(code.B[rng.permutation(n)], code.field, code.s, "custom")
+    if kind == "huge":  # dense scaled classes beyond 2^400: exact products on frexp mantissas
+        code = build(field, n, "dense", s)
+        return GradientCode(code.B * 2.0**500, code.field, code.s, "custom")
+    if kind == "blocks":  # 8 classes of n / 8 rows, class i % 8 on its own K / 8 columns
+        base = rng.integers(1, 10, (8, s // 8)) + 1j * rng.integers(1, 10, (8, s // 8))
+        B = np.zeros((n, s), dtype=complex)
+        for g in range(8):
+            B[g::8, g * (s // 8):(g + 1) * (s // 8)] = base[g]
+        B *= rng.choice(FACTORS[field] + [1.0], n)[:, None]
+        return GradientCode(B, parse_field(field), 1, "custom")
     if kind == "scaled":
         B = design("frc", n=n, s=s, field=field).B.copy()
         B[1::2] *= rng.choice(FACTORS[field], n // 2)[:, None]

@@ -31,13 +31,16 @@ def row_classes(code: GradientCode) -> list[list[int]]:
 CLASS_BLOCK_ENTRIES = 1 << 17
 
 
-def row_keys(code: GradientCode) -> Iterator[bytes | int]:
-    """The class key of each row of B, in order: its support and its non-zero entries
-    scaled so that the first is 1 (over GF(q) exactly; over R/C to 12 significant digits, a
-    candidate that :func:`find_row_classes` confirms exactly), or for a zero row its index
-    (a class of its own).  Computed in blocks of about :data:`CLASS_BLOCK_ENTRIES` entries,
-    on the non-zero entries only; a row's key does not depend on the blocks."""
+def row_keys(code: GradientCode, rows: np.ndarray | None = None) -> Iterator[bytes | int]:
+    """The class key of each row of B (or of B's ``rows``, in their order), in order: its
+    support and its non-zero entries scaled so that the first is 1 (over GF(q) exactly; over
+    R/C to 12 significant digits, a candidate that :func:`find_row_classes` confirms exactly),
+    or for a zero row its position in the order (a class of its own).  Computed in blocks of
+    about :data:`CLASS_BLOCK_ENTRIES` entries, on the non-zero entries only; a row's key does
+    not depend on the blocks."""
     B = np.asarray(code.B)
+    if rows is not None:
+        B = B[rows]
     n, K = B.shape
     step = max(1, CLASS_BLOCK_ENTRIES // max(1, K))
     ar = None

@@ -292,22 +292,32 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
 #: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus per row
 #: of B CLASS_ROW_NS over R/C (its key, a Python step) or CLASS_GF_ROW_NS over GF(q), plus per
 #: entry of B CLASS_ENTRY_NS (its support, in blocks; CLASS_COMPLEX_ENTRY_NS more over C), per
-#: non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 11 digits; over R its exact
-#: confirmation in float64 pairs) or CLASS_GF_NONZERO_NS over GF(q) (exactly), CLASS_SCAN_NS
+#: non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 11 digits, each part's over C:
+#: CLASS_COMPLEX_NONZERO_NS more; over R its exact confirmation in float64 pairs) or
+#: CLASS_GF_NONZERO_NS over GF(q) (exactly), CLASS_SCAN_NS
 #: per entry of a row of each class (its support, found once for the quick rejection, the
 #: confirmation and the targets' check, all classes of one support size at once), and over C
 #: CLASS_CROSS_NS per non-zero entry of a row proportional to its class's first row by a
 #: factor other than +-1 (its exact confirmation: :func:`gctool.numerics.proportional_pairs`,
-#: 8 exact products and an exact sum per part).  The non-zero entries are counted on a sample
-#: of at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`), the classes and the scaled
-#: rows estimated on another (:func:`sampled_successors`).  Fitted by benchmarks/fit_classes.py
+#: 8 exact products and an exact sum per part), CLASS_HUGE_NS instead (over R too) when the
+#: sampled rows hold entries beyond 2^+-400 (the products on frexp mantissas: 2048 x 512 real
+#: scaled classes times 2^500, about 0.55 us per such entry).  The non-zero entries are counted
+#: on a sample of at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`), the classes and
+#: the scaled rows estimated from the keys of another and of the rows after it
+#: (:func:`sampled_classes`: classes of consecutive rows and classes spread over B alike; a
+#: row permutation moves the estimate by at most 1.4x on the benchmark's codes, where reading
+#: consecutive rows alone read spread classes 0.44-2.6 of their measure).  Fitted by
+#: benchmarks/fit_classes.py
 #: (thread CPU time of the first call in a fresh process, median of 3 processes, one core of
 #: the 2-core development machine under load; frc codes n = 12-4096 over R, C, GF(7), GF(2^8)
 #: and GF(65537), many classes of 2 rows scaled by factors other than +-1 over R, C and GF(7),
-#: n = 1024-4096, dense classes of 8 rows 256 x 256 and 2048 x 512 over R and C, cyclic codes
-#: of single-row classes): 0.75-2.0 of the estimate; 0.5 ms at n = 12, 54 ms over R and 89 ms
-#: over C at n = 4096 (frc), 129 ms over R and 184 ms over C for 2048 classes of 2 rows (n =
-#: 4096), 318 ms for 1M complex entries of scaled rows (65 ms equal rows).  Over GF(q) the
+#: n = 1024-4096, dense classes of 8 rows 256 x 256 and 2048 x 512 over R and C, the complex
+#: pairs and the real frc n = 4096 with their rows in a random order, 8 complex classes of 256
+#: interleaved rows, the real dense classes times 2^500, cyclic codes of single-row classes):
+#: 0.74-1.34 of the estimate but 2.2 for the real dense 256 x 256 (5-8 ms for 3.7; machine at
+#: load 5-10); 0.5 ms at n = 12, 54 ms over R and 86 ms over C at n = 4096 (frc), 118 ms over
+#: R and 168 ms over C for 2048 classes of 2 rows (n = 4096), 312 ms for 1M complex entries of
+#: scaled rows (58-77 ms equal rows), 605 ms for 1M real ones beyond 2^400.  Over GF(q) the
 #: non-zero part is the earlier fit's (dense codes of 1M entries: 21-26 ms over GF(7) and
 #: GF(2^8), 90 ms over GF(65537))
 CLASS_FIXED_NS = 500_000
@@ -316,10 +326,12 @@ CLASS_GF_ROW_NS = 2_200
 CLASS_ENTRY_NS = 1.4
 CLASS_COMPLEX_ENTRY_NS = 2.5
 CLASS_NONZERO_NS = 31
+CLASS_COMPLEX_NONZERO_NS = 30
 CLASS_GF_NONZERO_NS = 35
 CLASS_SCAN_NS = 6
 CLASS_CROSS_NS = 290
-CLASS_SAMPLE_ROWS = 64
+CLASS_HUGE_NS = 550
+CLASS_SAMPLE_ROWS = 128
 
 
 def sampled_nonzeros(code: GradientCode) -> float:
@@ -330,27 +342,52 @@ def sampled_nonzeros(code: GradientCode) -> float:
     return float(np.count_nonzero(rows)) * B.shape[0] / rows.shape[0]
 
 
-def sampled_successors(code: GradientCode) -> tuple[float, float]:
-    """On at most :data:`CLASS_SAMPLE_ROWS` rows of B drawn at random (seed 0), the share
-    whose next row has the same non-empty support, and (over C; 0 otherwise) the share whose
-    next row has it
-    without being equal to them up to sign: estimates of the rows of classes of more than one
-    row and of the rows whose exact confirmation multiplies their entries
-    (:func:`gctool.numerics.proportional_pairs`), for codes whose classes are runs of
-    consecutive rows, as frc codes' and block codes' are (a heuristic: the classes are known
-    only once they are found)."""
+def sampled_classes(code: GradientCode) -> tuple[float, float, bool]:
+    """Estimates of the number of row classes and of the share of rows whose exact
+    confirmation multiplies their entries (:func:`gctool.numerics.proportional_pairs`: rows
+    proportional to their class's first row by a factor other than +-1, over C, or over R when
+    entries lie beyond :data:`gctool.numerics.PRODUCT_RANGE`; 0 otherwise), and whether such
+    entries were sampled (the products then take mantissas: slower), from the class keys
+    (:func:`gctool.row_classes.row_keys`) of at most :data:`CLASS_SAMPLE_ROWS` rows drawn at
+    random (seed 0) and of the row after each.  Two readings of the classes, each blind where
+    the other sees, the smaller taken: runs (one class per row whose next row is of another
+    class: exact when classes are runs of consecutive rows, as frc codes' are) and pairs of
+    sampled rows of one key (a class of c rows holds c (c - 1) of the n (n - 1) ordered pairs:
+    classes of many rows spread over B, e.g. interleaved).  The scaled share: the rows in
+    classes beyond their first (n less the classes) times the share of the matching pairs seen
+    whose rows are not equal up to sign.  A heuristic: the classes are known only once found."""
+    from gctool.numerics import _in_product_range
+    from gctool.row_classes import row_keys
+
     B = np.asarray(code.B)
-    if B.shape[0] < 2:
-        return 0.0, 0.0
+    n = B.shape[0]
+    if n < 2:
+        return float(n), 0.0, False
     rng = np.random.default_rng(0)  # random rows: evenly spaced ones can all be first in
-    at = np.sort(rng.choice(B.shape[0] - 1, min(CLASS_SAMPLE_ROWS, B.shape[0] - 1),
-                            replace=False))  # their class (every other row, classes of 2)
-    a, b = B[at], B[at + 1]
-    same = np.all((a != 0) == (b != 0), axis=1) & np.any(a != 0, axis=1)
-    if not np.iscomplexobj(B) or code.field.is_finite:
-        return float(np.mean(same)), 0.0
-    equal = np.all(a == b, axis=1) | np.all(a == -b, axis=1)
-    return float(np.mean(same)), float(np.mean(same & ~equal))
+    m = min(CLASS_SAMPLE_ROWS, n - 1)  # their class (every other row, classes of 2)
+    at = np.sort(rng.choice(n - 1, m, replace=False))
+    keys = list(row_keys(code, np.concatenate([at, at + 1])))
+    pairs = [(i, m + i) for i in range(m) if keys[i] == keys[m + i]]  # (positions in rows)
+    runs = n * (1 - len(pairs) / m)
+    seen: dict[bytes | int, list[int]] = {}
+    for i in range(m):
+        seen.setdefault(keys[i], []).append(i)
+    together = [(g[a], g[b]) for g in seen.values() for a in range(len(g))
+                for b in range(a + 1, len(g))]  # the sample's pairs of one key
+    lucky = max(0, len(together) - 1)  # (one pair may be luck: classes of 2, n = 4096)
+    spread = n / (1 + lucky * (n - 1) / (m * (m - 1) / 2)) if m > 1 else float(n)
+    pairs += together
+    classes = max(1.0, min(runs, spread))
+    if code.field.is_finite:
+        return classes, 0.0, False
+    huge = not _in_product_range(B[at], B[at + 1])
+    if not (huge or np.iscomplexobj(B)) or not pairs:
+        return classes, 0.0, huge
+    i, j = np.concatenate([at, at + 1])[np.array(pairs).T]  # rows of one key: equal up to
+    rows = B[np.concatenate([i, j])]  # sign when their first non-zero entries are
+    lead = rows[np.arange(rows.shape[0]), np.argmax(rows != 0, axis=1)]
+    a, b = lead[:i.size], lead[i.size:]
+    return classes, float((n - classes) / n * np.mean((a != b) & (a != -b))), huge
 
 
 def class_cost(code: GradientCode) -> float:
@@ -361,11 +398,13 @@ def class_cost(code: GradientCode) -> float:
     row = CLASS_GF_ROW_NS if finite else CLASS_ROW_NS
     nonzero = CLASS_GF_NONZERO_NS if finite else CLASS_NONZERO_NS
     nonzeros = sampled_nonzeros(code)
-    same, scaled = sampled_successors(code)
-    classes = max(1.0, n * (1 - same))  # about one class per run of rows of one support
-    entry = CLASS_ENTRY_NS + (CLASS_COMPLEX_ENTRY_NS if np.iscomplexobj(code.B) else 0.0)
+    classes, scaled, huge = sampled_classes(code)
+    entry = CLASS_ENTRY_NS
+    if np.iscomplexobj(code.B):
+        entry, nonzero = entry + CLASS_COMPLEX_ENTRY_NS, nonzero + CLASS_COMPLEX_NONZERO_NS
+    cross = CLASS_HUGE_NS if huge else CLASS_CROSS_NS
     return float(CLASS_FIXED_NS + row * n + entry * n * K + nonzero * nonzeros
-                 + CLASS_SCAN_NS * classes * K + CLASS_CROSS_NS * scaled * nonzeros)
+                 + CLASS_SCAN_NS * classes * K + cross * scaled * nonzeros)
 
 
 def class_certificate(code: GradientCode, s: int,
