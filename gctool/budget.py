@@ -858,12 +858,12 @@ PROBE_OVER_S = 0.5
 #: the probe's sets are cut into at most this many windows (a power of two) spread over the
 #: ranks (an enumeration of PROBE_MIN * PROBE sets or more), one from the middle of each equal
 #: share (:func:`_spread`): a kernel's costly sets can cluster along the lex order (rs real
-#: n=36 s=6: 1.1-226 us a set over 256 shares, the mean 6.6, its last 2.4 % of ranks a third
-#: of its CPU), which windows from the middles of 8 shares read as 0.85-0.88 of the walk, of 64
-#: shares 1.1 (one window from the middle: 0.33).  As many as keep their walk calls' fixed
-#: cost within PROBE_CALLS of the probe's time (:func:`_window_count`): each call costs 25-70
-#: us (real cyclic n=48 s=6, 27 ns a set: 8 windows of 8,192 sets read 1.12-1.19x of its walk,
-#: 32 windows 1.7-1.8x, 4 windows 0.99-1.04x)
+#: n=36 s=6: 0.72-26 us a set over 256 shares, the mean 2.2, its last 2.3 % of ranks a fifth
+#: of its CPU), which windows from the middles of 8 shares read as 0.92-0.94 of the walk, of
+#: 64 shares 0.99-1.02 (one window from the middle: 0.56-0.57).  As many as keep their walk
+#: calls' fixed cost within PROBE_CALLS of the probe's time (:func:`_window_count`): each call
+#: costs 25-70 us (real cyclic n=48 s=6, 27 ns a set: 8 windows of 8,192 sets read 1.12-1.19x
+#: of its walk, 32 windows 1.7-1.8x, 4 windows 0.99-1.04x)
 PROBE_WINDOWS = 64
 #: the share of the probe's time (at the rate of its first calls) that its windows' calls may
 #: spend on their fixed cost

@@ -615,10 +615,10 @@ class FloatNullKernel(Kernel):
         when the walk is not planned).  A timed probe's rate is held to
         :data:`~gctool.audit.verify.enumeration.SPREAD_FLOOR` of it
         (:func:`gctool.audit.verify.enumeration._check_timed`): the sets a walk hands on
-        cluster along the lex order (rs real n=36 s=6, when it handed 4.7-6.3 % of its sets to
-        the direct decoder, most of its CPU: 256 equal shares of its ranks cost 1.1-226 us a
-        set, the mean 6.6, the last 2.4 % a third of it; one window from the middle read
-        0.33-0.45 of the run, the probe's spread windows 0.87-0.92, and this estimate 1.7x).
+        cluster along the lex order (rs real n=36 s=6, which hands no set to the direct decoder:
+        256 equal shares of its ranks cost 0.72-26 us a set, the mean 2.2, the last 2.3 % a
+        fifth of its CPU; one window from the middle reads 0.56-0.57 of the run, the probe's
+        spread windows 0.90-0.92, and this estimate 1.2x).
         The sets whose witness takes the compensated residual and the QR certificate count at
         :meth:`cert_time` (:meth:`cert_share`)."""
         if not self.will_compile(s):

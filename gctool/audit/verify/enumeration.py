@@ -401,8 +401,8 @@ def _check_budget(run: Run, evaluations: int, work: float, jobs: int, rot: Rotat
 #: the time per set of the work a compiled walk hands on (``spread_time``: the shares of random
 #: sets that its later stages decide, at their calibrated costs) floors a timed probe's rate at
 #: this share of it: the probe's windows read where those sets cluster (rs real n=36 s=6, a
-#: third of its CPU in its last 2.4 % of ranks: 0.87-1.2 of its walk), and the estimate itself
-#: read 1.7x that walk (11.2 us a set for 6.5; one window from the middle read 0.35-0.45)
+#: fifth of its CPU in its last 2.3 % of ranks: 0.90-1.02 of its walk), and the estimate
+#: itself reads 1.2x that walk (2.6 us a set for 2.2; one window from the middle reads 0.56)
 SPREAD_FLOOR = 0.5
 
 
