@@ -70,7 +70,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, *, processes: bool
 
     for cls in (ns.FloatNullKernel, ns.DirectKernel, ns.GFNullKernel, ns.GFDirectKernel,
                 dec.Oracle, dec.OptimalOracle):
-        monkeypatch.setattr(cls, "chunk_size", lambda self, s: chunk)
+        monkeypatch.setattr(cls, "chunk_size", lambda self, s, given=False: chunk)
     if processes:
         for module in ("gctool.audit.verify.enumeration", "gctool.engine.parallel"):
             monkeypatch.setattr(importlib.import_module(module), "PARALLEL_MIN_S", 0.0)

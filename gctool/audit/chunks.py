@@ -56,7 +56,10 @@ class Kernel:
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         raise NotImplementedError
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
+        """Sets per task of size s; ``given``: the run decides given sets (:meth:`evaluate`:
+        one per rotation orbit, or a sample), never rank ranges, so a kernel that plans
+        compiled code for it loads only the entry points of given sets."""
         raise NotImplementedError
 
     def set_time(self, s: int, sets: int) -> float:

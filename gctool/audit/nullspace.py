@@ -266,7 +266,7 @@ class DirectKernel(Kernel):
     def __getstate__(self) -> dict[str, Any]:
         return {"code": self.code, "tol": self.tol, "_decoder": None, "meter": None}
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         return self.decoder.chunk_size(self.code.n - s)
 
     def set_time(self, s: int, sets: int) -> float:
@@ -305,7 +305,7 @@ class GFDirectKernel(Kernel):
     def __getstate__(self) -> dict[str, Any]:
         return {"code": self.code, "_arith": None}
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         f, K = self.code.n - s, self.code.B.shape[1]
         return max(1, min(16384, 400_000 // max(1, K * (f + self.code.m))))
 
@@ -342,7 +342,7 @@ class GFNullKernel(Kernel):
         return {"code": self.code, "red": self.red, "_arith": None,
                 "compiled_test": self.compiled_test}
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         """Sets per task; plans the compiled test (:mod:`gctool.audit.kernels`) for large
         enumerations, compiling or loading it now."""
         from gctool.audit.kernels import wanted
@@ -533,16 +533,23 @@ class FloatNullKernel(Kernel):
         return float(self.red.kappa * max(n, K) * EPS * (RANK_BAND + 10.0)
                      * BAND_FREE_MARGIN)
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         """Sets per task; also plans the enumeration of sets of size s: the compiled screen
-        (:mod:`gctool.audit.kernels`) is chosen, and compiled or loaded now, for large ones."""
-        self.plan(s)
+        (:mod:`gctool.audit.kernels`) is chosen, and compiled or loaded now, for large ones
+        (``given``: :meth:`plan`)."""
+        self.plan(s, given)
         if self.compiled_screen is not None:
             return COMPILED_CHUNK
         per_set = s * max(self.red.d, self.code.n) + self.code.B.shape[1] * self.code.m  # witness
         return max(1, min(16384, 2_000_000 // max(1, per_set)))
 
-    def plan(self, s: int) -> None:
+    def plan(self, s: int, given: bool = False) -> None:
+        """Choose the compiled screen for sets of size s (:meth:`will_compile`) and load the
+        entry points the run will call (:meth:`~gctool.audit.kernels.real.RealScreen.warm`):
+        with ``given`` (one set per rotation orbit, or a sample: :meth:`evaluate`) those of
+        given sets, else the walk of rank ranges (which a run of given sets never calls:
+        30-90 ms of loading once numba is imported).  The kind of kernels loaded
+        (:class:`gctool.compiled.Kind`, :meth:`walk_kind`) is the same either way."""
         from gctool.audit.kernels import wanted
 
         if self.compiled_screen is None and wanted(comb(self.code.n, s)) and \
@@ -553,7 +560,7 @@ class FloatNullKernel(Kernel):
                                               self.delta, self.Bn, self.T,
                                               decode_limit(self.code.k, self.tol), self.tail,
                                               self.band_free)
-            self.compiled_screen.warm(s)
+            self.compiled_screen.warm(s, given)
             _ = self.direct.decoder  # made now: the threads of a walk share it
 
     def walks_compiled(self, s: int) -> bool:

@@ -131,7 +131,7 @@ class RationalKernel(Kernel):
     def __getstate__(self) -> dict[str, Any]:
         return {"code": self.code, "red": self.red, "_mod": None, "_np": None}
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         return max(1, min(8192, 200_000 // max(1, s * (self.red.d + self.code.m))))
 
     def set_time(self, s: int, sets: int) -> float:

@@ -1236,7 +1236,7 @@ def test_a_pool_of_processes_shares_the_exact_decisions_budget(
     monkeypatch.setattr(enumeration, "PARALLEL_MIN_S", 0.0)  # processes for a small run
     monkeypatch.setattr(enumeration, "PILOT", 64)
     for kernel in (ns.DirectKernel, ns.FloatNullKernel):  # tasks of 64 sets: both work
-        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 64)
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s, given=False: 64)
     code = design("frc", 12, 2)
     for jobs in (1, 2):
         with pytest.raises(BudgetExceeded) as err:

@@ -368,7 +368,7 @@ def test_verify_by_orbits_gives_the_same_report_on_any_jobs(
     monkeypatch.setattr(vmod, "PARALLEL_MIN_S", 0.0)  # always start processes
     monkeypatch.setattr(vmod, "PILOT", 8)
     for kernel in (ns.FloatNullKernel, ns.GFNullKernel, ns.GFDirectKernel, ns.DirectKernel):
-        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 40)
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s, given=False: 40)
     pipeline = importlib.import_module("gctool.audit.verify.pipeline")
     for stage in ("certificate", "rank_bound"):  # the enumeration decides s + 1 too
         monkeypatch.setattr(pipeline, stage, lambda *args: None)

@@ -225,3 +225,45 @@ def test_the_pilot_decides_each_head_again_that_loads_kernels(
     ran.clear()  # slow sets, not a loading: the head that says so twice ends the pilot
     got, _, per_set = enumeration._pilot(Worker(1e-3, {1: 0.05}), 16384)  # type: ignore[arg-type]
     assert ran == [1, 1, 64, 64] and got == 64 and per_set == pytest.approx(1e-3)
+
+
+_LOADS = """
+import json, sys
+from gctool.audit.verify import verify
+from gctool.codes import design
+from gctool.compiled import Loaded
+from gctool.audit.kernels import COMPLEX, REAL
+name, n, s, field = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+doc = verify(design(name, n=n, s=s, field=field, seed=1), s).to_dict()
+from gctool.audit.kernels import real
+here = Loaded.now()
+print(json.dumps({"kind": doc.get("reduction") and doc["reduction"]["kind"],
+                  "walk": bool(real.screen_range.overloads),
+                  "given": bool(real.screen_sets.overloads),
+                  "settle": bool(real.settle_sets.overloads),
+                  "real": here.has(REAL), "complex": here.has(COMPLEX)}))
+"""
+
+
+@pytest.mark.parametrize("name,n,s,field,orbit", [
+    ("is-cr", 16, 3, "real", True), ("cyclic-mds", 14, 4, "complex", True),
+    ("cyclic", 14, 4, "real", False)])
+def test_a_run_loads_the_entry_points_it_calls(name: str, n: int, s: int, field: str,
+                                               orbit: bool) -> None:
+    """In a fresh process, a run of one set per rotation orbit loads the screen of given sets
+    and its second stage, never the walk of rank ranges (FloatNullKernel.plan with
+    ``given``); a run over the ranks loads the walk and no screen of given sets; either way
+    the kind of the kernels loaded (:class:`gctool.compiled.Loaded`, what
+    ``gctool.budget.local_load_ns`` charges) is the one the run's estimate named."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GCTOOL_COMPILED="1")
+    out = subprocess.run([sys.executable, "-c", _LOADS, name, str(n), str(s), field],
+                         capture_output=True, text=True, env=env, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kind"] == ("rotation" if orbit else None), got
+    assert got["walk"] is not orbit and got["given"] is orbit and got["settle"], got
+    assert (got["real"], got["complex"]) == (field == "real", field == "complex"), got

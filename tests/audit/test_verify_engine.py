@@ -318,7 +318,7 @@ def test_parallel_runs_equal_single_core(monkeypatch: pytest.MonkeyPatch, field:
     monkeypatch.setattr(vmod, "PARALLEL_MIN_S", 0.0)  # always start processes
     monkeypatch.setattr(vmod, "PILOT", 8)
     for kernel in (ns.FloatNullKernel, ns.GFNullKernel, ns.GFDirectKernel, ns.DirectKernel):
-        monkeypatch.setattr(kernel, "chunk_size", lambda self, s: 13)
+        monkeypatch.setattr(kernel, "chunk_size", lambda self, s, given=False: 13)
     valid = design("cyclic", n=11, s=3, field=field, seed=3)
     B = np.asarray(valid.B).copy()
     B[9] = B[8]  # rows 8 and 9 equal: straggling two late sets' partners breaks decoding

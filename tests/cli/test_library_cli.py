@@ -439,7 +439,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for cls in (nullspace.FloatNullKernel, nullspace.DirectKernel, nullspace.GFNullKernel,
                 nullspace.GFDirectKernel, oracles.Oracle, oracles.OptimalOracle):
-        monkeypatch.setattr(cls, "chunk_size", lambda self, s: 8)
+        monkeypatch.setattr(cls, "chunk_size", lambda self, s, given=False: 8)
     monkeypatch.setattr(importlib.import_module("gctool.audit.verify.enumeration"),
                         "PARALLEL_MIN_S", 0.0)
 

@@ -1552,17 +1552,26 @@ class RealScreen:
         walked = sum(w for w, _ in self.counted.values())
         return sum(f for _, f in self.counted.values()) / walked if walked else 0.0
 
-    def warm(self, s: int) -> None:
-        """Compile (or load from the cache) the walk for this dtype (:meth:`sets` compiles
-        on its first use)."""
-        key = ("real", self.NT.dtype.str, self.W.dtype.str)
+    def warm(self, s: int, given: bool = False) -> None:
+        """Compile (or load from the cache) for this dtype the entry points a run calls,
+        before its threads need them: the walk of rank ranges (:meth:`walk`), its second
+        stage (:meth:`settle`) and the unranking of its summaries; or, ``given``, those of
+        given sets (:meth:`sets`, :meth:`settle`: a run of one set per rotation orbit never
+        walks; the walk after them loads in 32-34 ms of CPU, is-cr n=48 s=5).  Each compiles
+        on its first use otherwise, as :meth:`direct` does either way (71-83 ms after the
+        others, paid only by a run that hands it a set)."""
+        key = ("real-given" if given else "real", self.NT.dtype.str, self.W.dtype.str)
         if key in WARM:
             return
         WARM.add(key)
+        S = np.arange(s, dtype=np.int64)[None]
         with compile_notice("audit"):
-            self.walk(np.arange(s, dtype=np.int64), 1, np.zeros(1, np.int64))
-            self.settle(np.arange(s, dtype=np.int64)[None])
-            warm_unrank()
+            if given:
+                self.sets(S)
+            else:
+                self.walk(S[0], 1, np.zeros(1, np.int64))
+                warm_unrank()
+            self.settle(S)
 
     def sets(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(lower bound, decoder norm) of the given sets (:func:`screen_sets`)."""

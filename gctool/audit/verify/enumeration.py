@@ -96,7 +96,7 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
         def walk(a: int, b: int) -> tuple[int, bool]:
             return worker.run((0, a, b)).evaluated, False
 
-        size = kernel.chunk_size(run.s)  # plans the compiled screen, as the run does
+        size = kernel.chunk_size(run.s, given=True)  # plans the compiled screen, as the run does
         probed = probe_rate(walk, sample, size, run.budget.work_ns / max(1, sample))
         if probed is not None:
             per, what = probed[0], f"{what}, timed on {probed[1]:,} of them,"
@@ -152,7 +152,8 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
             deferred = (count, work * share, jobs)
         _check_budget(run, count, work * share, jobs, rot, share < 1.0, bool(deferred))
         run.meter.charge(min(work * share / max(1, jobs) + run.fixed, run.meter.remaining))
-    size = kernel.chunk_size(s)
+    # a run of given sets (a sample, one per orbit) loads no walk of rank ranges
+    size = kernel.chunk_size(s, given=run.sample is not None or rot is not None)
     source: Any
     if run.sample is not None:
         source, stop, evaluations = SampleSource(n, s, run.sample_seed()), run.sample, run.sample
