@@ -39,9 +39,7 @@ def row_keys(code: GradientCode, rows: np.ndarray | None = None) -> Iterator[byt
     about :data:`CLASS_BLOCK_ENTRIES` entries, on the non-zero entries only; a row's key does
     not depend on the blocks."""
     B = np.asarray(code.B)
-    if rows is not None:
-        B = B[rows]
-    n, K = B.shape
+    n, K = B.shape if rows is None else (len(rows), B.shape[1])
     step = max(1, CLASS_BLOCK_ENTRIES // max(1, K))
     ar = None
     if code.field.is_finite:
@@ -49,8 +47,9 @@ def row_keys(code: GradientCode, rows: np.ndarray | None = None) -> Iterator[byt
 
         ar = GFArith(code.field)
     for a in range(0, n, step):
-        nz = B[a:a + step] != 0
-        vals = B[a:a + step][nz]  # row by row
+        block = B[a:a + step] if rows is None else B[rows[a:a + step]]  # (no copy of all rows)
+        nz = block != 0
+        vals = block[nz]  # row by row
         counts = np.count_nonzero(nz, axis=1)
         ends = np.cumsum(counts)
         starts = ends - counts

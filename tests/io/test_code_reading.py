@@ -136,12 +136,14 @@ def test_a_stored_npz_is_read_as_a_view_of_the_input(tmp_path: Path) -> None:
 
 def test_verify_refuses_on_budget_without_copying_b(tmp_path: Path) -> None:
     """Reading and the certificates tried before the budget's refusal hold the file's bytes
-    and small per-row or bit-packed arrays, not a second copy of B."""
+    and small per-row or bit-packed arrays, not a second copy of B.  B is of 32 MB: the row
+    keys of the class certificate's estimate (a sample of 256 rows, in blocks of
+    CLASS_BLOCK_ENTRIES) hold about 9 MB over GF(2^16) whatever B's size."""
     from gctool.audit.verify import verify
     from gctool.budget import Budget
     from gctool.errors import BudgetExceeded
 
-    path, B = _gf16_file(tmp_path)
+    path, B = _gf16_file(tmp_path, n=2000)
     tiny = Budget(max_work=1e-6)
     traced(lambda: verify(read_code(path), budget=tiny))  # imports and caches outside
     out, peak = traced(lambda: verify(read_code(path), budget=tiny))
