@@ -4,7 +4,8 @@ result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command
 child process with one more command that the test writes (signals at a chosen moment).  Also
 what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
 what differs between executors (:func:`same_report`), and the runs whose parts share one
-budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`)."""
+budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`); the thread runs of
+a test (:func:`thread_runs`)."""
 
 from __future__ import annotations
 
@@ -170,3 +171,19 @@ def traced(call: Callable[[], Any]) -> tuple[Any, int]:
         return out, tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
+
+
+def thread_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The (jobs, tasks) of every run of :func:`gctool.engine.threads.run_threads` from here on
+    (each still runs)."""
+    from gctool.engine import threads
+
+    runs: list[tuple[int, int]] = []
+    real = threads.run_threads
+
+    def spy(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
+        runs.append((jobs, len(tasks)))
+        real(worker, tasks, jobs, on_result)
+
+    monkeypatch.setattr(threads, "run_threads", spy)
+    return runs

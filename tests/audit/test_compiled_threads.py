@@ -28,6 +28,7 @@ from gctool.engine.threads import TaskOrder, in_task_order, set_task
 from gctool.errors import SearchInterrupted
 
 from corpus import adversarial_corpus, code_of
+from helpers import thread_runs
 from kernel_corpus import attack_codes, gf_codes, random_codes, walk_codes
 
 JOBS = (1, 2, 3)
@@ -42,14 +43,7 @@ def tiny_tasks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     monkeypatch.setattr(ns, "COMPILED_PILOT", 5)
     monkeypatch.setattr(enumeration, "THREADS_MIN_S", 0.0)
     monkeypatch.setattr(enumeration, "GUIDED", 1)
-    runs: list[tuple[int, int]] = []
-    real = threads.run_threads
-
-    def spy(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
-        runs.append((jobs, len(tasks)))
-        real(worker, tasks, jobs, on_result)
-
-    monkeypatch.setattr(threads, "run_threads", spy)
+    runs = thread_runs(monkeypatch)
     ahead = threads.Ahead.__init__
 
     def spy_ahead(self: Any, worker: Any, tasks: Any, jobs: int, *args: Any, **kw: Any) -> None:

@@ -27,6 +27,8 @@ from gctool.codes import design
 from gctool.engine import parallel, threads
 from gctool.errors import SearchInterrupted
 
+from helpers import thread_runs
+
 JOBS = (1, 2, 3)
 
 
@@ -50,14 +52,7 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     monkeypatch.setattr(enumeration, "ORBIT_LEAST_THREADS", 8)
     monkeypatch.setattr(enumeration, "ORBIT_PILOT", 5)
     monkeypatch.setattr(certificates, "bch_certificate", lambda *a, **k: None)
-    runs: list[tuple[int, int]] = []
-    real = threads.run_threads
-
-    def spy(worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
-        runs.append((jobs, len(tasks)))
-        real(worker, tasks, jobs, on_result)
-
-    monkeypatch.setattr(threads, "run_threads", spy)
+    runs = thread_runs(monkeypatch)
     return runs
 
 
