@@ -213,6 +213,19 @@ def _qr(H: Any, tau: Any) -> float:
 
 
 @njit
+def _reflector(x0: Any, nrm: float) -> tuple[Any, Any, Any]:
+    """``(beta, v0, tau)`` of the Householder reflector ``I - tau v v^H`` (v[0] = 1, the rest
+    of v the column's entries below x0 divided by v0) that maps a column with leading entry
+    x0 and 2-norm ``nrm > 0`` to ``beta e_1`` (beta = -phase(x0) nrm: R's diagonal entry);
+    tau = (beta - x0) / beta, conjugated for the complex convention.  One convention for
+    :func:`_qr_step` and :func:`_qr_rows`."""
+    ax0 = abs(x0)
+    phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
+    beta = -phase * nrm
+    return beta, x0 - beta, np.conj((beta - x0) / beta)
+
+
+@njit
 def _qr_step(H: Any, tau: Any, c: int) -> float:
     """Column c of :func:`_qr` (the columns before it done): its reflector, applied to every
     column after it; returns |R[c, c]|."""
@@ -224,15 +237,9 @@ def _qr_step(H: Any, tau: Any, c: int) -> float:
     if nrm == 0:
         tau[c] = 0.0
         return nrm
-    x0 = H[c, c]
-    ax0 = abs(x0)
-    phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
-    beta = -phase * nrm  # R[c, c]
-    v0 = x0 - beta
+    beta, v0, tau[c] = _reflector(H[c, c], nrm)
     for r in range(c + 1, d):
         H[r, c] = H[r, c] / v0
-    # tau = (beta - x0) / beta, conjugated for the complex convention H = I - tau v v^H
-    tau[c] = np.conj((beta - x0) / beta)
     H[c, c] = beta
     for j in range(c + 1, s):
         _reflect(H, tau, c, H, j)
@@ -874,14 +881,9 @@ def _qr_rows(G: Any, tau: Any) -> None:
         if nrm == 0:
             tau[c] = 0.0
             continue
-        x0 = G[c, c]
-        ax0 = abs(x0)
-        phase = x0 / ax0 if ax0 != 0 else 1.0 + 0 * x0
-        beta = -phase * nrm
-        v0 = x0 - beta
+        beta, v0, tau[c] = _reflector(G[c, c], nrm)
         for r in range(c + 1, rows):
             G[c, r] = G[c, r] / v0
-        tau[c] = np.conj((beta - x0) / beta)
         G[c, c] = beta
         for j in range(c + 1, p):
             w0, w1, w2, w3 = G[j, c], 0.0 * G[j, c], 0.0 * G[j, c], 0.0 * G[j, c]
