@@ -117,16 +117,19 @@ MAX_DATA_ENTRIES = 50_000_000
 
 
 def load_data(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of an NPZ file, validated (one-line errors naming the file)."""
-    from gctool._files import npz_members, read_bytes
+    """(X, y) of an NPZ file (``-``: stdin), validated (one-line errors naming the file).  It is
+    read as a code file is (:func:`gctool._files.open_input`: a regular file member by member,
+    never held whole beside its arrays; the same checks and the same errors)."""
+    from gctool._files import npz_members, open_input
     from gctool.errors import CodeFileError
 
     label = os.fspath(path)
-    raw, _ = read_bytes(label, "an NPZ data file")
-    try:
-        arrays = npz_members(raw, ("X", "y"), {"X": MAX_DATA_ENTRIES, "y": MAX_DATA_ENTRIES})
-    except CodeFileError as exc:
-        raise InvalidInput(f"{label}: {exc}") from None
+    with open_input(label, "an NPZ data file", "X") as (source, label):
+        try:
+            arrays = npz_members(source, ("X", "y"),
+                                 {"X": MAX_DATA_ENTRIES, "y": MAX_DATA_ENTRIES})
+        except CodeFileError as exc:
+            raise InvalidInput(f"{label}: {exc}") from None
     X, y = arrays["X"], arrays["y"]
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise InvalidInput(f"{label}: X must be a 2-d array (samples x features), got shape "

@@ -253,3 +253,108 @@ def test_a_data_file_is_the_problem(tmp_path) -> None:
     lsq, _ = make("lsq", path, np.random.default_rng(1), 8)
     assert lsq.loss_star == pytest.approx(
         0.5 * np.mean((X @ np.linalg.lstsq(X, y, rcond=None)[0] - y) ** 2))
+
+
+def _npz(save, **arrays) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    save(out, **arrays)
+    return out.getvalue()
+
+
+def _data_variants() -> dict[str, bytes]:
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((64, 5))
+    y = (X[:, 1] > 0).astype(float)
+    return {"stored": _npz(np.savez, X=X, y=y),
+            "compressed": _npz(np.savez_compressed, X=X, y=y),
+            "fortran float32": _npz(np.savez, X=np.asfortranarray(X.astype(np.float32)),
+                                    y=y.astype(np.float32).reshape(-1, 1)),
+            "integers": _npz(np.savez_compressed, X=np.arange(60, dtype=np.int16).reshape(20, 3),
+                             y=np.arange(20, dtype=np.uint8)),
+            "more members": _npz(np.savez, w=np.ones(3), y=y, X=X)}
+
+
+@pytest.mark.parametrize("variant", list(_data_variants()))
+def test_a_data_file_is_read_member_wise_as_numpy_reads_it(tmp_path, monkeypatch, variant
+                                                           ) -> None:
+    """load_data reads an NPZ data file as a code file is read (open_input: an NpzFile, its
+    members read from the file, not the file's bytes whole) and gets numpy's arrays, as
+    float64, y flat; from stdin too."""
+    import sys
+
+    import gctool._files as files
+    from gctool.trainer.workload import load_data
+
+    path = tmp_path / "data.npz"
+    path.write_bytes(_data_variants()[variant])
+    with np.load(path) as ref:
+        X, y = ref["X"].astype(np.float64), ref["y"].reshape(-1).astype(np.float64)
+    seen: list[type] = []
+    members = files.npz_members
+
+    def spy(data, *args, **kw):
+        seen.append(type(data))
+        return members(data, *args, **kw)
+
+    monkeypatch.setattr(files, "npz_members", spy)
+    monkeypatch.setattr(files, "read_bytes", None)  # never the whole file
+    got_X, got_y = load_data(path)
+    assert seen == [files.NpzFile]
+    assert got_X.dtype == got_y.dtype == np.float64 and got_y.shape == (len(X),)
+    assert np.array_equal(got_X, X) and np.array_equal(got_y, y)
+    with open(path, "rb") as fh:
+        monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": fh})())
+        std_X, std_y = load_data("-")
+    assert np.array_equal(std_X, X) and np.array_equal(std_y, y)
+
+
+def _corrupt_data() -> dict[str, bytes]:
+    import io
+    import zipfile
+
+    X, y = np.arange(24.0).reshape(8, 3), np.arange(8.0)
+    good = _npz(np.savez, X=X, y=y)
+    packed = _npz(np.savez_compressed, X=np.ones((64, 64)), y=np.ones(64))
+    at = good.index(X.tobytes()[8:24])
+    flipped = good[:at] + bytes([good[at] ^ 1]) + good[at + 1:]
+    twice = io.BytesIO()
+    with zipfile.ZipFile(twice, "w") as z, pytest.warns(UserWarning):
+        for name in ("X.npy", "X.npy", "y.npy"):
+            z.writestr(name, good[:64])
+    at = len(packed) // 3
+    return {"truncated": good[:len(good) // 2], "no directory": good[:-10],
+            "bad CRC": flipped, "bad header": good.replace(b"'descr'", b"'dexcr'"),
+            "pickled": _npz(np.savez, X=np.array([1, "a"], dtype=object), y=y),
+            "missing y": _npz(np.savez, X=X), "twice": twice.getvalue(),
+            "deflated garbage": packed[:at] + bytes(64) + packed[at + 64:],
+            "short member": _npz(np.savez, X=X, y=y).replace(b"(8,)", b"(9,)"),
+            "text": b'{"X": [[1]], "y": [1]}', "empty": b""}
+
+
+@pytest.mark.parametrize("variant", list(_corrupt_data()))
+def test_a_corrupt_data_file_is_refused_as_the_whole_bytes_reader_refuses_it(tmp_path, variant
+                                                                             ) -> None:
+    """Each corrupt data file is refused by load_data (member-wise, from the file) with the
+    message of npz_members on the file's bytes held whole (the in-memory reader), naming the
+    file, in one line; the command refuses it in that line, exit 2."""
+    from gctool._files import npz_members
+    from gctool.errors import CodeFileError, InvalidInput
+    from gctool.trainer.workload import MAX_DATA_ENTRIES, load_data
+
+    data = _corrupt_data()[variant]
+    path = tmp_path / "bad.npz"
+    path.write_bytes(data)
+    if data:
+        with pytest.raises(CodeFileError) as whole:
+            npz_members(data, ("X", "y"), {"X": MAX_DATA_ENTRIES, "y": MAX_DATA_ENTRIES})
+        expected = f"{path}: {whole.value}"
+    else:
+        expected = f"{path}: empty input, expected an NPZ data file"
+    with pytest.raises(InvalidInput) as refused:
+        load_data(path)
+    assert str(refused.value) == expected and "\n" not in expected
+    code = tmp_path / "crc.json"
+    gctool.write_code(gctool.design("cyclic", n=4, s=1, seed=1), str(code))
+    _refused([str(code), "--data", str(path)], expected)
