@@ -68,6 +68,11 @@ CASES: list[tuple[str, int, bool, bool]] = [
       for n in (256, 1024, 2048)],
     ("real z", 4096, True, False),
     ("frc real z", 4096, True, False),
+    # compressed to a third (GF(65521): two random bytes an entry), a fifth (GF(2^8)) and not
+    # at all (complex)
+    *[("GF(65521) z", n, True, n <= 256) for n in (256, 1024, 2048)],
+    ("GF(2^8) z", 1024, True, False),
+    *[("complex z", n, True, n <= 256) for n in (256, 1024)],
 ]
 LOW, HIGH = 0.5, 2.0
 
@@ -173,10 +178,10 @@ def main() -> None:
             m = {k: statistics.median(r[k] for r in runs) for k in ("first", "cpu", "again")}
             # the estimate as a command makes it: from pieces of the file (read_sample)
             sample = b"" if npz else read_sample(lambda at, k, b=data: b[at:at + k], size)
-            unpacked = npz_unpacked(data, size) if npz else 0
-            est = read_cost(npz, size, sample, unpacked) / 1e9
+            unpacked, packed = npz_unpacked(data, size) if npz else (0, 0)
+            est = read_cost(npz, size, sample, unpacked, packed) / 1e9
             m.update(content=content, n=n, npz=npz, bytes=size, unpacked=unpacked,
-                     estimate=est,
+                     packed=packed, estimate=est,
                      commas=data.count(b","), dots=data.count(b"."), lists=data.count(b"["))
             rows.append(m)
             if args.json:

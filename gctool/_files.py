@@ -544,13 +544,14 @@ def npz_members(data: bytes | memoryview | NpzFile, names: tuple[str, ...],
 
 
 def npz_unpacked(data: bytes | memoryview | NpzFile | IO[bytes], size: int,
-                 members: tuple[str, ...] = ("B.npy", "meta.npy")) -> int:
+                 members: tuple[str, ...] = ("B.npy", "meta.npy")) -> tuple[int, int]:
     """The bytes that reading the NPZ ``data`` of ``size`` bytes (its bytes, an
-    :class:`NpzFile`, or a seekable file from where it stands, left there) unpacks: the
-    uncompressed sizes that its zip directory records of its compressed ``members`` within
-    the member limit (the reading unpacks no more: zipfile stops a member at its recorded
-    size, and a member above the limit is refused unread); 0 when its directory cannot be
-    read (the reading then says what is wrong)."""
+    :class:`NpzFile`, or a seekable file from where it stands, left there) unpacks, and the
+    bytes they are packed in: the uncompressed and compressed sizes that its zip directory
+    records of its compressed ``members`` within the member limit (the reading unpacks no
+    more: zipfile stops a member at its recorded size, and a member above the limit is
+    refused unread); (0, 0) when its directory cannot be read (the reading then says what
+    is wrong)."""
     import io
     import zipfile
 
@@ -560,11 +561,13 @@ def npz_unpacked(data: bytes | memoryview | NpzFile | IO[bytes], size: int,
     start = fh.tell()
     try:
         with zipfile.ZipFile(_Window(fh, start, size)) as archive:  # its directory only
-            return sum(i.file_size for i in archive.infolist()
-                       if i.filename in members and i.compress_type != zipfile.ZIP_STORED
-                       and i.file_size <= MAX_NPZ_MEMBER_BYTES)
+            packed = [i for i in archive.infolist()
+                      if i.filename in members and i.compress_type != zipfile.ZIP_STORED
+                      and i.file_size <= MAX_NPZ_MEMBER_BYTES]
+            return (sum(i.file_size for i in packed),
+                    sum(min(i.compress_size, size) for i in packed))
     except Exception:  # noqa: BLE001 (a malformed file: its reading says what is wrong)
-        return 0
+        return 0, 0
     finally:
         fh.seek(start)
 

@@ -751,14 +751,18 @@ READ_NPZ_FILE_NS = 700_000
 READ_NPZ_NS = 0.6
 #: ... plus, for an NPZ file's compressed members (``numpy.savez_compressed``; gctool writes
 #: stored ones), this much per byte they unpack to (inflated and CRC-checked: their size on
-#: disk says nothing of it, a real frc code of n = 4096 unpacks 134 MB from 149 KB).  Fitted
-#: by benchmarks/fit_reads.py as the JSON constants below (2-core machine at load 4-5): stored
-#: NPZ of the codes below, 3 KB to 134 MB, took 0.5-0.7 ms at n = 16 and 0.45-0.68 ns of CPU
-#: per byte from 8 MB on (real n = 1024 once 1.19); compressed ones (real, GF(7) and real frc,
-#: n = 256 to 4096, 2 KB to 129 MB) 1.8-2.5 ns per byte unpacked when they compress well
-#: (GF(7), frc) and 4.8-5.4 when they do not (random reals); measured / estimated 0.58-1.49
-#: (first read), but for one stored read of 134 MB into fresh memory (2.15 ns per byte) ...
-READ_UNPACK_NS = 3.0
+#: disk says nothing of it, a real frc code of n = 4096 unpacks 134 MB from 149 KB) ...
+READ_UNPACK_NS = 2.0
+#: ... and this much per byte they are compressed in, as their zip directory records both
+#: (zlib inflates what barely compresses, random reals, at 3-5 ns per byte and long runs,
+#: frc's zeros, at about 2; the directory is all that is read).  Fitted by
+#: benchmarks/fit_reads.py (2-core machine at load 3-6, CPU and wall of the first read):
+#: stored NPZ of the codes below, 3 KB to 134 MB, 0.5-0.7 ms at n = 16 and 0.45-0.7 ns of
+#: CPU per byte from 8 MB on; compressed ones (real, complex, GF(7), GF(2^8), GF(65521) and
+#: real frc, n = 256 to 4096, 2 KB to 129 MB, packed in 0.001-0.96 of what they unpack to)
+#: 1.6-2.5 ns of CPU per byte unpacked at 0.001-0.2 and 5-8 at 0.96, where 3 ns per byte
+#: unpacked alone read 0.51-2.3 ...
+READ_INFLATE_NS = 3.8
 #: ... and for JSON this much per byte, per comma (about one a number), per '.' (a float) and
 #: per '[' (a list: a row, or a complex entry's pair), counted on READ_SAMPLE_PIECES pieces
 #: of READ_SAMPLE_BYTES spread over the file (read with its first four bytes: microseconds);
@@ -783,15 +787,16 @@ READ_SAMPLE_BYTES = 16_384
 READ_FREE_NS = 5_000_000
 
 
-def read_cost(npz: bool, nbytes: int, sample: bytes | memoryview = b"", unpacked: int = 0
-              ) -> float:
+def read_cost(npz: bool, nbytes: int, sample: bytes | memoryview = b"", unpacked: int = 0,
+              packed: int = 0) -> float:
     """Reading a code file of ``nbytes`` bytes, JSON or NPZ (``npz``; ``unpacked``: the bytes
-    its compressed members unpack to, :func:`gctool._files.npz_unpacked`), in ns; a JSON
-    file's cost per byte from ``sample`` (:func:`read_sample` of it), READ_JSON_NS without
-    one (or an empty one)."""
+    its compressed members unpack to, ``packed``: the bytes they are compressed in,
+    :func:`gctool._files.npz_unpacked`), in ns; a JSON file's cost per byte from ``sample``
+    (:func:`read_sample` of it), READ_JSON_NS without one (or an empty one)."""
     nbytes = max(0, nbytes)
     if npz:
-        return READ_NPZ_FILE_NS + READ_NPZ_NS * nbytes + READ_UNPACK_NS * max(0, unpacked)
+        return (READ_NPZ_FILE_NS + READ_NPZ_NS * nbytes + READ_UNPACK_NS * max(0, unpacked)
+                + READ_INFLATE_NS * max(0, packed))
     if not len(sample):
         return READ_JSON_FILE_NS + READ_JSON_NS * nbytes
     raw = bytes(sample)

@@ -464,8 +464,8 @@ def load_code(path: str | os.PathLike[str], budget: Budget, digest: _Hash | None
 
 
 #: what :func:`~gctool.budget.read_cost` estimates a read from: (NPZ?, bytes, a JSON file's
-#: sample, the bytes an NPZ file unpacks)
-Peeked = tuple[bool, int, bytes, int]
+#: sample, the bytes an NPZ file unpacks and the bytes they are packed in)
+Peeked = tuple[bool, int, bytes, int, int]
 
 
 def _peek(path: str | os.PathLike[str]) -> Peeked | None:
@@ -485,12 +485,12 @@ def _peek(path: str | os.PathLike[str]) -> Peeked | None:
             size = os.fstat(fh.fileno()).st_size
             if fh.read(4) == ZIP_MAGIC:
                 fh.seek(0)
-                return True, size, b"", npz_unpacked(fh, size)
+                return True, size, b"", *npz_unpacked(fh, size)
 
             def read_at(at: int, count: int) -> bytes:
                 fh.seek(at)
                 return fh.read(count)
-            return False, size, read_sample(read_at, size), 0
+            return False, size, read_sample(read_at, size), 0, 0
     except (OSError, ValueError):
         return None
 
@@ -499,18 +499,18 @@ def _measure(data: bytes | memoryview | NpzFile) -> Peeked:
     """What the read of an input whose size is known once it is read (stdin, a FIFO, a
     device) is estimated from, as :func:`_peek` finds it of a regular file."""
     if isinstance(data, NpzFile):
-        return True, data.size, b"", npz_unpacked(data, data.size)
+        return True, data.size, b"", *npz_unpacked(data, data.size)
     if data[:4] == ZIP_MAGIC:
-        return True, len(data), b"", npz_unpacked(data, len(data))
+        return True, len(data), b"", *npz_unpacked(data, len(data))
     return False, len(data), read_sample(lambda at, count: bytes(data[at:at + count]),
-                                         len(data)), 0
+                                         len(data)), 0, 0
 
 
 def _check_read(budget: Budget, label: str, npz: bool, size: int, sample: bytes,
-                unpacked: int) -> None:
-    """Refuse reading ``size`` bytes of JSON or NPZ (that unpacks ``unpacked`` bytes) above
-    ``budget`` (one line)."""
-    work = read_cost(npz, size, sample, unpacked)
+                unpacked: int, packed: int) -> None:
+    """Refuse reading ``size`` bytes of JSON or NPZ (that unpacks ``unpacked`` bytes from
+    ``packed``) above ``budget`` (one line)."""
+    work = read_cost(npz, size, sample, unpacked, packed)
     if work < READ_FREE_NS or size > MAX_FILE_BYTES:  # (read_bytes refuses the latter)
         return
     kind = "NPZ" if npz else "JSON"

@@ -149,9 +149,10 @@ def test_design_kron_reads_its_files_within_the_budget(tmp_path: Path,
     assert not (tmp_path / "ab.json").exists()
 
 
-def _zeros_compressed(path: Path, rows: int = 4000, cols: int = 2000) -> tuple[int, int]:
+def _zeros_compressed(path: Path, rows: int = 4000, cols: int = 2000
+                      ) -> tuple[int, int, int]:
     """A compressed NPZ of a zero real B (``rows`` x ``cols``, 64 MB unpacked from about
-    70 KB): (its size, the bytes its members unpack to)."""
+    70 KB): (its size, the bytes its members unpack to, the bytes they are packed in)."""
     import json
 
     from gctool.io import code_to_meta
@@ -164,8 +165,9 @@ def _zeros_compressed(path: Path, rows: int = 4000, cols: int = 2000) -> tuple[i
 
     with zipfile.ZipFile(path) as archive:
         unpacked = sum(i.file_size for i in archive.infolist())
-    assert B.nbytes < unpacked < B.nbytes + 10_000
-    return path.stat().st_size, unpacked
+        packed = sum(i.compress_size for i in archive.infolist())
+    assert B.nbytes < unpacked < B.nbytes + 10_000 and packed < path.stat().st_size
+    return path.stat().st_size, unpacked, packed
 
 
 @pytest.mark.parametrize("source", ["path", "stdin-file", "pipe"])
@@ -175,9 +177,9 @@ def test_a_compressed_npz_is_estimated_on_what_it_unpacks(tmp_path: Path, source
     it is refused in one line saying both, before its members are read (from a path, stdin
     redirected from it, and a pipe: before they are parsed)."""
     path = tmp_path / "z.npz"
-    size, unpacked = _zeros_compressed(path)
+    size, unpacked, packed = _zeros_compressed(path)
     assert size < 200_000 and read_cost(True, size) < READ_FREE_NS
-    work = read_cost(True, size, b"", unpacked) / NS_PER_S
+    work = read_cost(True, size, b"", unpacked, packed) / NS_PER_S
     assert 0.1 < work < 1.0
     words = ["verify", str(path) if source == "path" else "-", "--max-work", "50ms"]
     label = str(path) if source == "path" else "stdin"
@@ -203,9 +205,49 @@ def test_a_compressed_npz_leaves_the_rest_of_the_budget(tmp_path: Path) -> None:
     """What reading a compressed NPZ is estimated at (its unpacking) is taken from the run's
     budget, and the code is read whole."""
     path = tmp_path / "z.npz"
-    size, unpacked = _zeros_compressed(path, 1000, 500)
-    work = read_cost(True, size, b"", unpacked)
+    size, unpacked, packed = _zeros_compressed(path, 1000, 500)
+    work = read_cost(True, size, b"", unpacked, packed)
     assert work >= READ_FREE_NS
     got, left = load_code(path, Budget(max_work=60.0))
     assert got.B.shape == (1000, 500) and not np.asarray(got.B).any()
     assert left.used == pytest.approx(work / NS_PER_S)
+
+
+def test_a_compressed_npz_is_priced_by_what_it_unpacks_and_what_it_is_packed_in(
+        tmp_path: Path) -> None:
+    """Two compressed NPZ of a 1024 x 1024 real B, unpacking to the same 8 MB: random reals
+    (packed in 0.96 of it: zlib inflates them at 3-5 ns a byte) are estimated at about 3x
+    the zeros' (packed in 0.001: about 2 ns a byte), from the zip directory's two sizes
+    (npz_unpacked: the compressed members B and meta, as zipfile records them), with the
+    regular file, stdin and bytes all estimated alike; the run's budget is charged that."""
+    import io
+    import zipfile
+
+    from gctool._files import npz_unpacked
+    from gctool.io import _measure, _peek
+
+    rng = np.random.default_rng(2)
+    costs = {}
+    for name, B in (("random", rng.standard_normal((1024, 1024))),
+                    ("zeros", np.zeros((1024, 1024)))):
+        path = tmp_path / f"{name}.npz"
+        data = code_bytes(GradientCode(B, parse_field("real"), 1), npz=True)
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(data)) as src, \
+                zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                dst.writestr(info.filename, src.read(info))
+        path.write_bytes(out.getvalue())
+        with zipfile.ZipFile(path) as archive:
+            infos = [archive.getinfo(m) for m in ("B.npy", "meta.npy")]
+        sizes = (sum(i.file_size for i in infos), sum(i.compress_size for i in infos))
+        size = path.stat().st_size
+        assert npz_unpacked(out.getvalue(), size) == sizes
+        assert _peek(path) == (True, size, b"", *sizes)
+        assert _measure(out.getvalue()) == _peek(path)
+        costs[name] = read_cost(*_peek(path))
+        got, left = load_code(path, Budget(max_work=60.0))
+        assert np.array_equal(got.B, B) and left.used == pytest.approx(costs[name] / NS_PER_S)
+    assert 2.5 < costs["random"] / costs["zeros"] < 4
+    stored = read_cost(True, 8 * MB + 2000)
+    assert costs["zeros"] > 2 * stored
