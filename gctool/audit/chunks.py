@@ -82,11 +82,12 @@ class Kernel:
         """Will sets of size s be walked in compiled code (known before compiling anything)?"""
         return False
 
-    def walk_kind(self, s: int) -> Kind | bool:
+    def walk_kind(self, s: int, given: bool = False) -> Kind | bool:
         """:meth:`will_compile`, naming the kind of kernels the walk loads
         (:class:`gctool.compiled.Kind`, which the workers of a Dask runner are charged loading
-        until they have: :func:`gctool.audit.distributed.kernels_load_ns`); False when sets of
-        size s are not walked compiled."""
+        until they have: :func:`gctool.audit.distributed.kernels_load_ns`), or with ``given``
+        those a run of given sets loads (:meth:`chunk_size` with ``given``); False when sets
+        of size s are not walked compiled."""
         return self.will_compile(s)
 
     def summarise_range(self, task: Task, n: int, s: int, numeric: bool

@@ -353,8 +353,8 @@ class GFNullKernel(Kernel):
             if self._arith is None:
                 self._arith = GFArith(self.code.field)
             self.compiled_test = for_arith(self.red.N.T, self.red.W, self._arith)
-            if self.compiled_test is not None:
-                self.compiled_test.warm(s)
+            if self.compiled_test is not None:  # (given: the test of given sets alone)
+                self.compiled_test.warm(s, given)
         if self.compiled_test is not None:
             return COMPILED_CHUNK
         return max(1, min(16384, 400_000 // max(1, s * (self.red.d + self.code.m))))
@@ -364,10 +364,10 @@ class GFNullKernel(Kernel):
         GIL: ``jobs`` runs in threads)?"""
         return self.compiled_test is not None and s > 0
 
-    def walk_kind(self, s: int) -> Kind | bool:
-        from gctool.audit.kernels import GF
+    def walk_kind(self, s: int, given: bool = False) -> Kind | bool:
+        from gctool.audit.kernels import GF, GF_GIVEN
 
-        return self.will_compile(s) and GF
+        return self.will_compile(s) and (GF_GIVEN if given else GF)
 
     def will_compile(self, s: int) -> bool:
         """Will :meth:`chunk_size` plan the compiled test for an enumeration of sets of size s
@@ -549,7 +549,8 @@ class FloatNullKernel(Kernel):
         with ``given`` (one set per rotation orbit, or a sample: :meth:`evaluate`) those of
         given sets, else the walk of rank ranges (which a run of given sets never calls:
         30-90 ms of loading once numba is imported).  The kind of kernels loaded
-        (:class:`gctool.compiled.Kind`, :meth:`walk_kind`) is the same either way."""
+        (:class:`gctool.compiled.Kind`, :meth:`walk_kind`) names which: a walk after a run
+        of given sets in one process is charged reading its own entry points."""
         from gctool.audit.kernels import wanted
 
         if self.compiled_screen is None and wanted(comb(self.code.n, s)) and \
@@ -568,10 +569,12 @@ class FloatNullKernel(Kernel):
         GIL: ``jobs`` runs in threads)?"""
         return self.compiled_screen is not None and s > 0
 
-    def walk_kind(self, s: int) -> Kind | bool:
-        from gctool.audit.kernels import COMPLEX, REAL
+    def walk_kind(self, s: int, given: bool = False) -> Kind | bool:
+        from gctool.audit.kernels import COMPLEX, COMPLEX_GIVEN, REAL, REAL_GIVEN
 
-        return self.will_compile(s) and (COMPLEX if np.iscomplexobj(self.red.N) else REAL)
+        if np.iscomplexobj(self.red.N):
+            return self.will_compile(s) and (COMPLEX_GIVEN if given else COMPLEX)
+        return self.will_compile(s) and (REAL_GIVEN if given else REAL)
 
     def will_compile(self, s: int) -> bool:
         """Will :meth:`plan` choose the compiled screen for sets of size s (decided as it does,

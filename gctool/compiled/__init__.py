@@ -64,6 +64,16 @@ class Kind:
 
     module: str
     complex: bool = False
+    #: the entry point (a kernel's function name in ``module``) whose having run says that
+    #: this kind is loaded: a walk's (verify's ``screen_range``) or that of given sets
+    #: (``screen_sets``: a run of one set per rotation orbit loads only those, and a walk
+    #: after it in the same process still reads its own from the cache); "" any kernel of
+    #: the module
+    entry: str = ""
+
+    def given(self, entry: str) -> Kind:
+        """The kind of the same kernels' entry point of given sets, named ``entry``."""
+        return Kind(self.module, self.complex, entry)
 
     def loaded(self) -> bool:
         """Has a kernel of this kind (its module's, under a signature over complex numbers
@@ -91,9 +101,10 @@ class Loaded:
     def now() -> Loaded:
         """This process's (:func:`kernels_loaded`, :func:`numba_imported`).  Imports
         nothing."""
-        kinds = frozenset(Kind(kernel.py_func.__module__, _takes_complex(sig))
-                          for kernel in KERNELS for sig in kernel.overloads) \
-            if kernels_loaded() else frozenset()
+        kinds = frozenset(
+            Kind(kernel.py_func.__module__, _takes_complex(sig), entry)
+            for kernel in KERNELS for sig in kernel.overloads
+            for entry in ("", kernel.py_func.__name__)) if kernels_loaded() else frozenset()
         return Loaded(kinds, numba_imported())
 
     def has(self, kind: Kind | bool | None = None) -> bool:
@@ -103,8 +114,11 @@ class Loaded:
                                      or _ANY in self.kinds)
 
     def with_kind(self, kind: Kind | bool | None) -> Loaded:
-        """This, once the kernels of ``kind`` have run too (numba with them)."""
-        return Loaded(self.kinds | {kind if isinstance(kind, Kind) else _ANY}, True)
+        """This, once the kernels of ``kind`` have run too (numba with them; a kind of one
+        entry point counts for its module's kernels too)."""
+        if not isinstance(kind, Kind):
+            return Loaded(self.kinds | {_ANY}, True)
+        return Loaded(self.kinds | {kind, Kind(kind.module, kind.complex)}, True)
 
 
 #: a kind of kernels not named (:meth:`Loaded.with_kind`), which counts as any

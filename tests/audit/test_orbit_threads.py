@@ -224,32 +224,44 @@ def test_the_pilot_decides_each_head_again_that_loads_kernels(
 
 _LOADS = """
 import json, sys
+from gctool.audit import certificates
 from gctool.audit.verify import verify
+from gctool.budget import KIND_LOAD_NS, local_load_ns
 from gctool.codes import design
 from gctool.compiled import Loaded
-from gctool.audit.kernels import COMPLEX, REAL
+from gctool.audit.kernels import COMPLEX, COMPLEX_GIVEN, GF, GF_GIVEN, REAL, REAL_GIVEN
+certificates.bch_certificate = lambda *a, **k: None  # (GF(q) cyclic-MDS enumerates)
 name, n, s, field = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-doc = verify(design(name, n=n, s=s, field=field, seed=1), s).to_dict()
-from gctool.audit.kernels import real
+seed = {} if field.startswith("GF") else {"seed": 1}
+doc = verify(design(name, n=n, s=s, field=field, **seed), s).to_dict()
+from gctool.audit.kernels import gf, real
 here = Loaded.now()
+walk = {"real": REAL, "complex": COMPLEX}.get(field, GF)
+given = {"real": REAL_GIVEN, "complex": COMPLEX_GIVEN}.get(field, GF_GIVEN)
+mod = gf if field.startswith("GF") else real
 print(json.dumps({"kind": doc.get("reduction") and doc["reduction"]["kind"],
-                  "walk": bool(real.screen_range.overloads),
-                  "given": bool(real.screen_sets.overloads),
-                  "settle": bool(real.settle_sets.overloads),
-                  "real": here.has(REAL), "complex": here.has(COMPLEX)}))
+                  "walk": bool((gf.gf_range if mod is gf else real.screen_range).overloads),
+                  "given": bool((gf.gf_sets if mod is gf else real.screen_sets).overloads),
+                  "settle": mod is gf or bool(real.settle_sets.overloads),
+                  "walk kind": here.has(walk), "given kind": here.has(given),
+                  "other": here.has(COMPLEX if field == "real" else REAL),
+                  "walk charged": local_load_ns(walk) / KIND_LOAD_NS}))
 """
 
 
 @pytest.mark.parametrize("name,n,s,field,orbit", [
     ("is-cr", 16, 3, "real", True), ("cyclic-mds", 14, 4, "complex", True),
-    ("cyclic", 14, 4, "real", False)])
+    ("cyclic-mds", 15, 4, "GF(2^4)", True), ("cyclic", 14, 4, "real", False)])
 def test_a_run_loads_the_entry_points_it_calls(name: str, n: int, s: int, field: str,
                                                orbit: bool) -> None:
-    """In a fresh process, a run of one set per rotation orbit loads the screen of given sets
-    and its second stage, never the walk of rank ranges (FloatNullKernel.plan with
-    ``given``); a run over the ranks loads the walk and no screen of given sets; either way
-    the kind of the kernels loaded (:class:`gctool.compiled.Loaded`, what
-    ``gctool.budget.local_load_ns`` charges) is the one the run's estimate named."""
+    """In a fresh process, a run of one set per rotation orbit loads the kernels of given sets
+    (over R/C the screen and its second stage, FloatNullKernel.plan with ``given``; over GF(q)
+    the test of given sets, GFTest.warm with ``given``), never the walk of rank ranges; a run
+    over the ranks loads the walk and no screen of given sets.  Either way the kind of the
+    kernels loaded (:class:`gctool.compiled.Loaded`, what ``gctool.budget.local_load_ns``
+    charges) is the one the run's estimate named: a walk after the orbit run in the same
+    process is charged reading its kernels (KIND_LOAD_NS, where one kind per module charged
+    it nothing), after a walk nothing."""
     import json
     import os
     import subprocess
@@ -261,4 +273,6 @@ def test_a_run_loads_the_entry_points_it_calls(name: str, n: int, s: int, field:
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["kind"] == ("rotation" if orbit else None), got
     assert got["walk"] is not orbit and got["given"] is orbit and got["settle"], got
-    assert (got["real"], got["complex"]) == (field == "real", field == "complex"), got
+    assert got["walk kind"] is not orbit and got["given kind"] is orbit, got
+    assert not got["other"], got
+    assert got["walk charged"] == (1.0 if orbit else 0.0), got

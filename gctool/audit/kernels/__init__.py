@@ -43,19 +43,28 @@ MIN_SETS = 300_000
 WITNESS_SHARE = 0.125
 
 #: the kinds of kernels of the walks here (:class:`gctool.compiled.Kind`, named by their
-#: module, which naming does not import): verify's screen over R, C (the same kernels under
-#: other signatures) and GF(q) (:mod:`.real`, :mod:`.gf`); the encoded frames' spectra
-#: (:mod:`.spectra`); attack's: :func:`attack_kind`
-REAL = Kind(f"{__name__}.real")
-COMPLEX = Kind(f"{__name__}.real", complex=True)
-GF = Kind(f"{__name__}.gf")
+#: module and the walk's entry point, which naming does not import): verify's screen over R,
+#: C (the same kernels under other signatures) and GF(q) (:mod:`.real`, :mod:`.gf`); the
+#: encoded frames' spectra (:mod:`.spectra`); attack's: :func:`attack_kind` ...
+REAL = Kind(f"{__name__}.real", entry="screen_range")
+COMPLEX = Kind(f"{__name__}.real", complex=True, entry="screen_range")
+GF = Kind(f"{__name__}.gf", entry="gf_range")
 SPECTRA = Kind(f"{__name__}.spectra")
+#: ... and those of given sets (one per rotation orbit, a sample), which load only these
+#: entry points (and the second stage): a walk after them still reads its own
+REAL_GIVEN = REAL.given("screen_sets")
+COMPLEX_GIVEN = COMPLEX.given("screen_sets")
+GF_GIVEN = GF.given("gf_sets")
 
 
-def attack_kind(direct: bool, complex_numbers: bool) -> Kind:
+def attack_kind(direct: bool, complex_numbers: bool, given: bool = False) -> Kind:
     """The kind of attack's walk: the optimal decoder's (:mod:`.optimal`) or, off its fast
-    path, the direct decoder's brackets (:mod:`.direct`)."""
-    return Kind(f"{__name__}.{'direct' if direct else 'optimal'}", complex_numbers)
+    path, the direct decoder's brackets (:mod:`.direct`); ``given``: the optimal decoder's
+    entry point of given sets (one per rotation orbit)."""
+    module = f"{__name__}.{'direct' if direct else 'optimal'}"
+    if given:
+        return Kind(module, complex_numbers, "hat_errors")
+    return Kind(module, complex_numbers, "bracket_range" if direct else "hat_range")
 
 
 def wanted(sets: int) -> bool:

@@ -201,12 +201,20 @@ class GFTest:
         self.log = np.ascontiguousarray(log if log is not None else np.zeros(1), dtype=np.int64)
         self.n = self.NT.shape[0]
 
-    def warm(self, s: int) -> None:
-        if ("gf",) in WARM:
+    def warm(self, s: int, given: bool = False) -> None:
+        """Compile (or load from the cache) the entry point a run calls, before its threads
+        need it: the walk of rank ranges (:meth:`walk`) or, ``given``, the test of given sets
+        (:meth:`sets`: a run of one set per rotation orbit never walks), as
+        :meth:`gctool.audit.kernels.real.RealScreen.warm` does."""
+        key = ("gf-given",) if given else ("gf",)
+        if key in WARM:
             return
-        WARM.add(("gf",))
+        WARM.add(key)
         with compile_notice("finite-field audit"):
-            self.walk(np.arange(s, dtype=np.int64), 1)
+            if given:
+                self.sets(np.arange(s, dtype=np.int64)[None])
+            else:
+                self.walk(np.arange(s, dtype=np.int64), 1)
 
     def _work(self, s: int) -> tuple[np.ndarray, ...]:
         """Scratch (allocated here: allocations inside a kernel cost compile time; private to

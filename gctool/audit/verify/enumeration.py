@@ -135,7 +135,10 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     # their exact decisions spend it (:class:`gctool.exactls.ExactClock`)
     run.meter = run.budget.meter(f"verify (n={n}, s={s})", f"raise `max_work`, {INSTEAD}")
     kernel = run.make_kernel(red)
-    kind = kernel.walk_kind(s)  # (on the workers of a Dask runner too: of that kind)
+    # (on the workers of a Dask runner too: of that kind; a run of given sets, a sample or
+    # one per orbit, loads the entry points of given sets alone: chunk_size below)
+    given = run.sample is not None or rot is not None
+    kind = kernel.walk_kind(s, given)
     run.fixed = start_ns(kind) + workers_start_ns(run.runner, kind)  # before any loads
     run.started = start_words(run.runner, kind)
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
@@ -153,7 +156,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         _check_budget(run, count, work * share, jobs, rot, share < 1.0, bool(deferred))
         run.meter.charge(min(work * share / max(1, jobs) + run.fixed, run.meter.remaining))
     # a run of given sets (a sample, one per orbit) loads no walk of rank ranges
-    size = kernel.chunk_size(s, given=run.sample is not None or rot is not None)
+    size = kernel.chunk_size(s, given=given)
     source: Any
     if run.sample is not None:
         source, stop, evaluations = SampleSource(n, s, run.sample_seed()), run.sample, run.sample
@@ -218,7 +221,7 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
         left_s = per_set * max(0, evaluations - first.evaluated)
         with _shared_meter(kernel, run.used_jobs if runner is None else 1):
             run_folded(walker, tasks[1:], _Fold(run, acc), jobs=run.used_jobs,
-                       runner=estimated(runner, left_s, compiled and kernel.walk_kind(s)),
+                       runner=estimated(runner, left_s, compiled and kind),
                        coverage=coverage)
     coverage.require()
     reduction = None
