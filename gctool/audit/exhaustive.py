@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable, Sequence
 from math import comb
@@ -201,15 +202,17 @@ def orbits_pay(n: int, s: int, rot: Rotation | None, plain_work: float,
 
 def path_work(oracle: Oracle, s: int, rot: Rotation | None, need: int, at: int = 0
               ) -> tuple[float, Kind | bool]:
-    """(estimated work of the ``need`` sets of size s on the path that evaluates them, whether
-    they walk compiled): :func:`planned_work` without a rotation; with one, the filter of
-    every orbit candidate (:func:`gctool.audit.symmetry.filter_work`) and the orbit sets in
-    batches (:meth:`Oracle.batch_work`, at no less than the planned rate), never compiled
-    walks."""
+    """(estimated work of the ``need`` sets of size s on the path that evaluates them, the
+    kind of compiled kernels it loads, False: none): :func:`planned_work` without a rotation;
+    with one, the filter of every orbit candidate (:func:`gctool.audit.symmetry.filter_work`)
+    and the orbit sets in batches (:meth:`Oracle.batch_work`, at no less than the planned
+    rate), never compiled walks: given sets, decided by compiled kernels where the oracle has
+    them (:meth:`Oracle.given_kind`: then in threads, :func:`_plan`)."""
     plain = planned_work(oracle, s, need, at)
     if rot is None or s == 0:
         return plain
-    return filter_work(oracle.n, s, rot.t) + max(oracle.batch_work(s, need), plain[0]), False
+    return (filter_work(oracle.n, s, rot.t) + max(oracle.batch_work(s, need), plain[0]),
+            oracle.given_kind(s, max(at, comb(oracle.n, s))))
 
 
 #: searches over fewer straggler sets than this run in one process whatever ``jobs`` says
@@ -229,15 +232,20 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
           need: int) -> SizePlan:
     """Source, tasks (one oracle batch each), jobs and runner of one size s: threads when the
     oracle walks the rank ranges in compiled code (:func:`gctool.audit.sweep.local_runner`;
-    tasks of shrinking sizes, :func:`gctool.engine.enumeration.guided_ranges`), else processes
-    for large enough searches, once the first task, timed, says they pay off
-    (:func:`gctool.engine.parallel.run_paced`)."""
+    tasks of shrinking sizes, :func:`gctool.engine.enumeration.guided_ranges`) or, one set per
+    rotation orbit, decides given sets in compiled code (:meth:`Oracle.given_kind`; tasks of
+    about equal orbit sets, :func:`orbit_tasks`), else processes for large enough searches,
+    once the first task, timed, says they pay off (:func:`gctool.engine.parallel.run_paced`)."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
     size = oracle.chunk_size(s)  # plans the compiled walk
-    threads = local_runner(OracleKernel.of(oracle), source) if runner is None and s > 0 else None
+    given = rot is not None and bool(oracle.given_kind(s, comb(oracle.n, s)))
+    threads = (local_runner(OracleKernel.of(oracle), source, given)
+               if runner is None and s > 0 else None)
     if threads is not None:
         used = resolve_jobs(jobs)
-        tasks = [(i, a, b) for i, (a, b) in enumerate(_walk_ranges(stop, size, used))]
+        ranges = (orbit_tasks(oracle.n, s, rot, size) if rot is not None and given
+                  else _walk_ranges(stop, size, used))
+        tasks = [(i, a, b) for i, (a, b) in enumerate(ranges)]
         return SizePlan(source, tasks, used, threads)
     procs = resolve_jobs(jobs) if need >= PARALLEL_MIN_SETS or runner is not None else 1
     if runner is not None and size >= nullspace.COMPILED_CHUNK and not groups_tasks(runner):
@@ -297,6 +305,42 @@ def _walk_ranges(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
         out.extend((a + (b - a) * i // parts, a + (b - a) * (i + 1) // parts)
                    for i in range(parts))
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def orbit_tasks(n: int, s: int, rot: Rotation, chunk: int) -> tuple[tuple[int, int], ...]:
+    """The candidate rank ranges of the tasks of one set per orbit of ``rot`` in threads,
+    whose oracle decides given sets in compiled code, ``chunk`` sets a batch (that of its
+    fast path, :data:`gctool.audit.nullspace.COMPILED_CHUNK`): cut as ``verify`` cuts its own
+    (:func:`gctool.audit.verify.enumeration.orbit_least`), for :data:`ORBIT_CUT_JOBS` jobs
+    whatever the run's: about equal orbit sets each,
+    :data:`~gctool.audit.verify.enumeration.ORBIT_TASKS_PER_JOB` tasks per job, within 1/64
+    of a chunk and a chunk of sets, at most min(s, 8) chunks of ranks
+    (:func:`gctool.audit.symmetry.orbit_ranges`: the canonical sets crowd at the first
+    candidates).  Cached: the estimate counts them (the jobs they cap, :func:`worst`) before
+    the run cuts the same."""
+    from gctool.audit.symmetry import orbit_ranges
+    from gctool.audit.verify.enumeration import ORBIT_TASKS_PER_JOB, orbit_least
+
+    even = -(-count_orbits(n, s, rot.t) // (ORBIT_TASKS_PER_JOB * ORBIT_CUT_JOBS))
+    sets = max(1, min(chunk, max(orbit_least(chunk, True), even)))
+    return tuple(orbit_ranges(n, s, rot, 0, count_candidates(n, s, rot.t), sets,
+                              chunk * max(1, min(s, 8))))
+
+
+def orbit_jobs(n: int, s: int, rot: Rotation, jobs: int) -> int:
+    """The threads that run one set per orbit of ``rot`` (:func:`orbit_tasks`): ``jobs``, at
+    most one per task."""
+    return max(1, min(jobs, len(orbit_tasks(n, s, rot, nullspace.COMPILED_CHUNK))))
+
+
+#: the orbit tasks in threads are cut as for this many jobs, whatever ``jobs`` says: each
+#: task's sets are given to the oracle in one batch, charged to its meter in task order, and
+#: a threshold search's task holding its first failing set is decided whole, so the sets
+#: given to the oracle (the report's evaluations) and a budget that runs out in the middle
+#: are the same for every ``jobs`` (the cost: about 64 tasks of 0.1-0.3 ms of Python each
+#: where fewer would do on fewer cores)
+ORBIT_CUT_JOBS = 16
 
 
 def _first_walk_range(stop: int, size: int, jobs: int) -> list[tuple[int, int]]:
@@ -520,18 +564,23 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
             oracle.batch_work(s, count_orbits(n, s, rot.t))):
         rot = None  # every set, walked compiled, costs less than one per orbit
     need = count_evaluated(n, s, rot)
-    work, kind = path_work(oracle, s, rot, need)  # orbits go to processes (_plan)
+    # (compiled: a walk of rank ranges, or one set per orbit decided by compiled kernels of
+    # given sets; either runs in threads, _plan)
+    work, kind = path_work(oracle, s, rot, need)
     compiled = bool(kind)
     start = start_ns(kind)  # (before the probe or an early start loads the kernels)
     runner = placed(runner, work / NS_PER_S, kind)  # a small search runs here
     start += workers_start_ns(runner, kind)  # (a Dask cluster's workers load their own kind)
     parts = "" if oracle.estimated else start_words(runner, kind)  # (what start counts)
     used = used_jobs(need, jobs, runner, compiled)
+    if compiled and rot is not None and runner is None:  # a thread per orbit task at most
+        used = orbit_jobs(n, s, rot, used)
     # the kernel that will run it, timed on a task spread over the space, decides (either way),
-    # unless the budget holds the search even at its worst, or the calibrated estimate is far
+    # unless the budget holds the walk even at its worst, or the calibrated estimate is far
     # above it
     probing = (may_time(n, s, need, oracle.budget, work, used, runner)
-               and not (compiled and worst_fits(oracle, s, need, used, oracle.budget.max_work)))
+               and not (compiled and rot is None
+                        and worst_fits(oracle, s, need, used, oracle.budget.max_work)))
     base = oracle.evaluations
     # a compiled walk in threads starts while the probe times it (nothing is folded before
     # the search is admitted; a refusal drops it)
@@ -879,11 +928,15 @@ class _SearchBudget:
 
     def work(self, t: int, need: int) -> tuple[float, Kind | bool]:
         """(estimated work of size t's ``need`` sets on the path that searches it
-        (:meth:`rot_at`, :func:`path_work`), whether they walk compiled)."""
+        (:meth:`rot_at`, :func:`path_work`), the kind of compiled kernels it loads: a walk's,
+        or those of given sets that decide its orbits' sets in threads)."""
         rot = self.rot_at(t)
         if rot is None or t == 0:
             return self._plain(t, need)
-        return path_work(self.oracle, t, rot, need)[0], False
+        work, kind = path_work(self.oracle, t, rot, need)
+        if not kind and self.early(t):  # planned compiled with the next size (_size_plan)
+            kind = self.oracle.given_kind(t, comb(self.oracle.n, t + 1))
+        return work, kind
 
     def _plain(self, t: int, need: int) -> tuple[float, Kind | bool]:
         """(estimated work of size t's ``need`` sets walked in rank order, whether they walk
@@ -915,11 +968,13 @@ class _SearchBudget:
 
     def _size_time(self, t: int, need: int) -> tuple[float, str]:
         work, kind = self.work(t, need)
-        compiled = bool(kind)
+        compiled = bool(kind)  # threads (_plan): a compiled walk, or compiled orbit sets
         rot = self.rot_at(t)
-        threads = compiled and rot is None  # orbits go to processes (_plan)
+        threads = compiled and rot is None  # a compiled walk of rank ranges
         runner = self.runner_of(t)
-        jobs = used_jobs(need, self.jobs, runner, threads)
+        jobs = used_jobs(need, self.jobs, runner, compiled)
+        if compiled and rot is not None and runner is None:  # a thread per orbit task at most
+            jobs = orbit_jobs(self.oracle.n, t, rot, jobs)
         full = work / jobs / NS_PER_S
         bound = self.witness_rank if t == self.top else None
         left = self.oracle.budget.max_work - self.time
@@ -940,13 +995,15 @@ class _SearchBudget:
             if probed[2]:
                 self.failing.add(t)
         jobs, extra = process_cost(self.oracle, t, rot, rate * need + filt, jobs, runner,
-                                   threads)
+                                   compiled)
         full = (rate * need + filt) / jobs / NS_PER_S
         share, found = 1.0, bound
         # threads take the first of their ranges each; processes run the first task alone
-        first_range = _first_walk_range(stop, size, jobs) if threads else []
+        first_range = (_first_walk_range(stop, size, jobs) if threads else
+                       list(orbit_tasks(self.oracle.n, t, rot, nullspace.COMPILED_CHUNK)[:1])
+                       if compiled and rot is not None and runner is None else [])
         task = max(1, first_range[0][1] - first_range[0][0]) if first_range else size
-        first = 0 if threads or runner is not None else size
+        first = 0 if compiled or runner is not None else size
         stops = threads and self.oracle.walk_stops(t)
         if full >= STOP_PROBE_S or full > left:
             share, found = walked_share(walk, stop, task, jobs, bound, first, stops, rate)

@@ -184,6 +184,11 @@ def ends_run_here() -> None:
         task[0].cut(task[1])
 
 
+def in_pool_task() -> bool:
+    """Does this thread run a task of a pool (:func:`run_threads`, :class:`Ahead`)?"""
+    return getattr(_current, "task", None) is not None
+
+
 def in_task_order() -> None:
     """Wait, in a pool thread, until every earlier task has been folded (elsewhere: return at
     once).  Called before charging a budget shared by the whole run."""

@@ -14,6 +14,7 @@ from gctool.budget import NS_PER_S, Budget, Meter, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.decode.cost import call_time, decoder_set_time
 from gctool.engine.enumeration import survivors_of
+from gctool.engine.threads import in_pool_task
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import Tol
@@ -147,6 +148,13 @@ class Oracle:
         walked compiled."""
         return self.will_walk_compiled(s, sets)
 
+    def given_kind(self, s: int, sets: int) -> Kind | bool:
+        """The kind of compiled kernels that decide given sets of size s (one per rotation
+        orbit of an enumeration of ``sets`` sets: :meth:`errors`) without the GIL, so that
+        their tasks run in threads (:func:`gctool.audit.sweep.local_runner`); False when
+        numpy decides them (here: always)."""
+        return False
+
     # -- compiled walks of rank ranges (an oracle that has them overrides these) -------------
     def walk_stops(self, s: int) -> bool:
         """Does a compiled walk of sets of size s decide a failing set itself, so that a
@@ -195,6 +203,14 @@ class Oracle:
             # first level on random dense real n=300: 2,300 sets charged 1.1 s for 0.07 s)
             head = max(1, min(sets - 1, int(sets * TIMED_SAMPLE_S * NS_PER_S / work)))
             return np.concatenate([self.errors(S[:head]), self.errors(S[head:])])
+        if not timed and in_pool_task():  # a pool thread's task (one set per rotation orbit
+            # on threads): decided first, then charged in task order (the charge waits for the
+            # tasks before it to be folded: before the batch, it would wait for them to run),
+            # so the meter stops at the same batch, with the same count, for any jobs
+            out = np.asarray(self._errors(S), dtype=np.float64)
+            self.meter.charge(work)
+            self.evaluations += sets
+            return out
         self.meter.charge(work if rate is None else work * rate)  # refused: not decoded
         self.evaluations += sets
         if not timed or rate is not None:

@@ -387,6 +387,17 @@ class OptimalOracle(Oracle):
         return self.will_walk_compiled(s, sets) and attack_kind(
             self._walks_direct(s), bool(np.iscomplexobj(self.code.B)))
 
+    def given_kind(self, s: int, sets: int) -> Kind | bool:
+        """Given sets on the fast path are decided by the compiled kernel of given sets
+        (:meth:`_hat_chunk`: :class:`gctool.audit.kernels.optimal.HatErrors`, without the
+        GIL) where :meth:`chunk_size` plans it (``sets``: C(n, s) or more), numpy deciding only
+        the few it leaves pending; off the fast path, numpy's decoder decides them."""
+        from gctool.audit.kernels import attack_kind, wanted
+
+        return (s >= 1 and self._uses_hat(s) and self.Qperp.shape[1] > 0
+                and (self.compiled is not None or wanted(sets))) and attack_kind(
+            False, bool(np.iscomplexobj(self.code.B)), given=True)
+
     def walk_stops(self, s: int) -> bool:
         """With s > d the compiled walk solves each set's lost error itself and stops at the
         first failing one; with s <= d a failing set loses a direction its rank test cannot
