@@ -237,7 +237,8 @@ def _plan(oracle: Oracle, s: int, rot: Rotation | None, jobs: int, runner: Runne
     about equal orbit sets, :func:`orbit_tasks`), else processes for large enough searches,
     once the first task, timed, says they pay off (:func:`gctool.engine.parallel.run_paced`)."""
     source, stop = exhaustive_source(oracle.n, s, rot, weighted=False)
-    size = oracle.chunk_size(s)  # plans the compiled walk
+    # plans the compiled walk (one set per orbit: the kernel of given sets alone)
+    size = oracle.chunk_size(s, rot is not None and s > 0)
     given = rot is not None and bool(oracle.given_kind(s, comb(oracle.n, s)))
     threads = (local_runner(OracleKernel.of(oracle), source, given)
                if runner is None and s > 0 else None)
@@ -453,7 +454,7 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     twin.decoder.meter = twin.meter
     if early:
         twin.plan_compiled(s)  # as _size_plan does
-    size = twin.chunk_size(s)  # plans the compiled walk, as the search does
+    size = twin.chunk_size(s, rot is not None and s > 0)  # plans it as the search does
     kernel = OracleKernel.of(twin)
     worker = PeakWorker(source, kernel) if limit is None else ExceedWorker(source, kernel, limit)
 

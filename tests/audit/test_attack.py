@@ -457,7 +457,7 @@ def test_exhaustive_attack_identical_over_local_processes(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)  # whatever the first task's pace
-    monkeypatch.setattr(oracles.OptimalOracle, "chunk_size", lambda self, s: 7)
+    monkeypatch.setattr(oracles.OptimalOracle, "chunk_size", lambda self, s, given=False: 7)
     used: list[int] = []
     real_run = parallel.run_ordered
 

@@ -191,3 +191,42 @@ def test_a_budget_that_runs_out_mid_run_stops_at_the_same_batch_for_any_jobs(
         words.append(re.search(r"[\d,]+ straggler sets? decoded", str(info.value)))
     assert words[0] is not None, "refused by the meter"
     assert {w.group(0) if w else None for w in words} == {words[0].group(0)}
+
+
+_LOADS = """
+import json
+from gctool.audit import exhaustive
+from gctool.audit.attack import attack
+from gctool.audit.kernels import attack_kind, optimal
+from gctool.budget import KIND_LOAD_NS, local_load_ns
+from gctool.codes import design
+from gctool.compiled import Loaded
+exhaustive.orbits_pay = lambda n, s, rot, *args, **kw: rot is not None
+report = attack(design("cyclic-mds", n=14, s=4), 4, method="exhaustive", jobs=2)
+walk, given = attack_kind(False, False), attack_kind(False, False, given=True)
+here = Loaded.now()
+print(json.dumps({"orbits": "one set per orbit" in " ".join(report.notes),
+                  "walk": bool(optimal.hat_range.overloads),
+                  "given": bool(optimal.hat_errors.overloads),
+                  "walk kind": here.has(walk), "given kind": here.has(given),
+                  "walk charged": local_load_ns(walk) / KIND_LOAD_NS}))
+"""
+
+
+def test_an_orbit_run_loads_the_kernel_of_given_sets_alone() -> None:
+    """In a fresh process, the exhaustive attack by rotation orbits loads the optimal
+    decoder's kernel of given sets (hat_errors: HatErrors.warm with ``given``), never its walk
+    of rank ranges (hat_range), and the kind its estimate named (Oracle.given_kind) is the one
+    loaded: a walk after it in the same process is charged reading its kernels
+    (KIND_LOAD_NS)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GCTOOL_COMPILED="1")
+    out = subprocess.run([sys.executable, "-c", _LOADS], capture_output=True, text=True,
+                         env=env, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"orbits": True, "walk": False, "given": True, "walk kind": False,
+                   "given kind": True, "walk charged": 1.0}, got

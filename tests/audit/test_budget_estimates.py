@@ -1263,7 +1263,7 @@ def test_the_attacks_pool_of_processes_shares_the_exact_decisions_budget(
     monkeypatch.setattr(exactls, "time", _Clock(0.01))
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)
-    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s: 64)
+    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s, given=False: 64)
     code = design("frc", 12, 2)
     for jobs in (1, 2):
         with pytest.raises(BudgetExceeded) as err:
@@ -1289,7 +1289,7 @@ def test_the_threshold_searchs_pool_of_processes_shares_the_exact_decisions_budg
     monkeypatch.setenv("GCTOOL_COMPILED", "never")
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)
-    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s: 64)
+    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s, given=False: 64)
     code = design("frc", 12, 2)
     for jobs in (1, 2):
         monkeypatch.setattr(exactls, "time", _Clock(0.01))

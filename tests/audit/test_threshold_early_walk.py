@@ -29,9 +29,9 @@ def planned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     real = OptimalOracle._plan
 
-    def spy(self: OptimalOracle, s: int) -> Any:
+    def spy(self: OptimalOracle, s: int, given: bool = False) -> Any:
         sizes.append(s)
-        return real(self, s)
+        return real(self, s, given)
 
     monkeypatch.setattr(OptimalOracle, "_plan", spy)
     return sizes

@@ -634,12 +634,19 @@ class HatErrors:
         self.rowsq = np.ascontiguousarray(np.sum(np.abs(self.Qperp) ** 2, axis=1))
         self.bands = np.array([sig_kept, sig_lost, ceiling, *model], dtype=np.float64)
 
-    def warm(self, s: int) -> None:
-        key = ("optimal", self.Qperp.dtype.str)
+    def warm(self, s: int, given: bool = False) -> None:
+        """Compile (or load from the cache) the entry points a run calls, before its threads
+        need them: the walk of rank ranges with the worst of a walked range and its tied
+        records, or, ``given``, the kernel of given sets (:meth:`__call__`: a run of one set
+        per rotation orbit never walks); each other entry point compiles on its first use."""
+        key = ("optimal-given" if given else "optimal", self.Qperp.dtype.str)
         if key in WARM:
             return
         WARM.add(key)
-        with compile_notice("attack"):  # the sets' entry point compiles on its first use
+        with compile_notice("attack"):
+            if given:
+                self(np.arange(s, dtype=np.int64)[None])
+                return
             self.walk(self.Qperp.shape[0], s, 0, 1)
             # the worst of a walked range, and its tied records
             tied_records(np.zeros(1), first_max(np.zeros(1), TIE_RTOL))

@@ -162,7 +162,7 @@ class Oracle:
         decided by numpy after it)?"""
         return False
 
-    def plan_compiled(self, s: int) -> None:
+    def plan_compiled(self, s: int, given: bool = False) -> None:
         """Take the compiled path for sets of size s where there is one (here: none)."""
 
     def walks_compiled(self, s: int) -> bool:
@@ -260,8 +260,9 @@ class Oracle:
             out[rows] = self.errors(S)
         return out
 
-    def chunk_size(self, s: int) -> int:
-        """How many straggler sets of size s to evaluate per batch."""
+    def chunk_size(self, s: int, given: bool = False) -> int:
+        """How many straggler sets of size s to evaluate per batch (``given``: the run gives
+        them as batches, one set per rotation orbit, and walks no rank range)."""
         return self.decoder.chunk_size(max(1, self.n - s))
 
     def fails(self, err: float | np.ndarray) -> np.ndarray:

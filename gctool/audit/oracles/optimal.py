@@ -414,31 +414,37 @@ class OptimalOracle(Oracle):
         return (not self.finite and self.fast and 0 < s <= 64 and f > 0
                 and s**3 <= f * K * min(f, K))
 
-    def chunk_size(self, s: int) -> int:
+    def chunk_size(self, s: int, given: bool = False) -> int:
         """Sets per batch; plans the compiled fast path (:mod:`gctool.audit.kernels`) for
-        large enumerations, compiling or loading it now."""
+        large enumerations, compiling or loading it now (``given``: a run of given sets, one
+        per rotation orbit, loads only the kernel of given sets: :meth:`plan_compiled`)."""
         from gctool.audit.kernels import wanted
 
         if (self._uses_hat(s) or self._walks_direct(s)) and wanted(comb(self.n, s)):
-            self.plan_compiled(s)
+            self.plan_compiled(s, given)
         if self._uses_hat(s):
             return nullspace.COMPILED_CHUNK
         return DIRECT_CHUNK if self.walks_compiled(s) else super().chunk_size(s)
 
-    def plan_compiled(self, s: int) -> None:
+    def plan_compiled(self, s: int, given: bool = False) -> None:
         """Take the compiled fast path for sets of size s where it applies: a copy of an
         oracle that planned it must, so that both give the same floats (the choice in
-        :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share)."""
+        :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share).  The
+        fast path's kernels loaded now are the walk's, or with ``given`` those of given sets
+        (:meth:`HatErrors.warm <gctool.audit.kernels.optimal.HatErrors.warm>`); either kind
+        loads the other on its first use."""
         if self._uses_hat(s):
-            self._plan(s)
+            self._plan(s, given)
         elif self._walks_direct(s) and self.direct is None:
             from gctool.audit.kernels.direct import DirectBrackets
 
             self.direct = DirectBrackets(self.decoder.Bn, self.decoder.T)
             self.direct.warm(s)
 
-    def _plan(self, s: int) -> None:
-        if self.compiled is None and self.Qperp.shape[1] > 0:
+    def _plan(self, s: int, given: bool = False) -> None:
+        if self.compiled is not None:
+            self.compiled.warm(s, given)
+        elif self.Qperp.shape[1] > 0:
             from gctool.audit.kernels.optimal import HatErrors
 
             self.compiled = HatErrors(self.Qperp, self.N, self.alpha, self.err_full,
@@ -447,7 +453,7 @@ class OptimalOracle(Oracle):
                                       (self.limit, self.drho, self.grow, self.dunit,
                                        self.gunit, NEAR_LIMIT_RTOL, self.n,
                                        self.code.B.shape[1]))
-            self.compiled.warm(s)
+            self.compiled.warm(s, given)
 
     def _errors(self, S: np.ndarray) -> np.ndarray:
         if not self._uses_hat(S.shape[1]):  # the full set (s = 0) too: err_full is not proved
@@ -590,7 +596,7 @@ class OptimalOracle(Oracle):
         from gctool.compiled import mode
 
         if self.compiled is None and mode() == "always":
-            self._plan(S.shape[1])
+            self._plan(S.shape[1], given=True)
         if self.compiled is None:
             return self._hat_chunk_numpy(S)
         err, pending, unchecked = self.compiled(S)
