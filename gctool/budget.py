@@ -756,12 +756,15 @@ READ_UNPACK_NS = 2.0
 #: ... and this much per byte they are compressed in, as their zip directory records both
 #: (zlib inflates what barely compresses, random reals, at 3-5 ns per byte and long runs,
 #: frc's zeros, at about 2; the directory is all that is read).  Fitted by
-#: benchmarks/fit_reads.py (2-core machine at load 3-6, CPU and wall of the first read):
+#: benchmarks/fit_reads.py (2-core machine at load 3-9, CPU and wall of the first read):
 #: stored NPZ of the codes below, 3 KB to 134 MB, 0.5-0.7 ms at n = 16 and 0.45-0.7 ns of
 #: CPU per byte from 8 MB on; compressed ones (real, complex, GF(7), GF(2^8), GF(65521) and
 #: real frc, n = 256 to 4096, 2 KB to 129 MB, packed in 0.001-0.96 of what they unpack to)
 #: 1.6-2.5 ns of CPU per byte unpacked at 0.001-0.2 and 5-8 at 0.96, where 3 ns per byte
-#: unpacked alone read 0.51-2.3 ...
+#: unpacked alone read 0.51-2.3; measured / estimated 0.67-1.65 of the CPU (medians of 3
+#: runs), but that a read into fresh memory of 8 MB or more (numpy's buffer, in 2 MiB pages)
+#: takes 2-6x as long in about one process of six on this VM (a stored 134 MB: 79-83 ms of
+#: CPU, or 181-809; in 4 KiB pages put in place it took 126-139 ms every time) ...
 READ_INFLATE_NS = 3.8
 #: ... and for JSON this much per byte, per comma (about one a number), per '.' (a float) and
 #: per '[' (a list: a row, or a complex entry's pair), counted on READ_SAMPLE_PIECES pieces
