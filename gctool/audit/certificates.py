@@ -332,41 +332,67 @@ CLASS_SCAN_NS = 6
 CLASS_CROSS_NS = 290
 CLASS_HUGE_NS = 550
 CLASS_SAMPLE_ROWS = 128
+CLASS_REJECT_NS = 300_000
+CLASS_SAMPLE_ROW_NS = 1_500
+CLASS_KEY_NS = 15
+CLASS_COMPLEX_KEY_NS = 25
+CLASS_GF_KEY_NS = 15
+#: candidate pairs of sampled rows (one support, other keys) that :func:`class_sample` confirms
+#: exactly, at most, looking for a rejection of the certificate (over R/C a pair of keys that
+#: differ only by round-off is exactly proportional: the next is tried)
+CLASS_WITNESS_TRIES = 8
 
 
-def sampled_nonzeros(code: GradientCode) -> float:
-    """The non-zero entries of B, counted on at most :data:`CLASS_SAMPLE_ROWS` evenly spaced
-    rows and scaled to all n (exact when every row has the same weight, as in frc codes)."""
-    B = np.asarray(code.B)
-    rows = B[::max(1, -(-B.shape[0] // CLASS_SAMPLE_ROWS))]
-    return float(np.count_nonzero(rows)) * B.shape[0] / rows.shape[0]
+@dataclass(frozen=True)
+class ClassSample:
+    """What :func:`class_sample` reads of B's rows: the number of rows it keyed (``rows``),
+    estimates of B's non-zero entries, of its row classes and of the share of rows whose exact
+    confirmation multiplies their entries (``scaled``), whether such entries lie beyond
+    :data:`gctool.numerics.PRODUCT_RANGE` (``huge``), and ``witness``: two rows of B with one
+    support that are not proportional (exactly), when the sample holds such rows (None
+    otherwise).  A witness proves the row-class certificate fails (the two rows lie in classes
+    whose supports overlap), which it then says first (:func:`class_certificate`)."""
+
+    rows: int
+    nonzeros: float
+    classes: float
+    scaled: float
+    huge: bool
+    witness: tuple[int, int] | None
 
 
-def sampled_classes(code: GradientCode) -> tuple[float, float, bool]:
-    """Estimates of the number of row classes and of the share of rows whose exact
-    confirmation multiplies their entries (:func:`gctool.numerics.proportional_pairs`: rows
-    proportional to their class's first row by a factor other than +-1, over C, or over R when
-    entries lie beyond :data:`gctool.numerics.PRODUCT_RANGE`; 0 otherwise), and whether such
-    entries were sampled (the products then take mantissas: slower), from the class keys
-    (:func:`gctool.row_classes.row_keys`) of at most :data:`CLASS_SAMPLE_ROWS` rows drawn at
-    random (seed 0) and of the row after each.  Two readings of the classes, each blind where
-    the other sees, the smaller taken: runs (one class per row whose next row is of another
-    class: exact when classes are runs of consecutive rows, as frc codes' are) and pairs of
-    sampled rows of one key (a class of c rows holds c (c - 1) of the n (n - 1) ordered pairs:
-    classes of many rows spread over B, e.g. interleaved).  The scaled share: the rows in
-    classes beyond their first (n less the classes) times the share of the matching pairs seen
-    whose rows are not equal up to sign.  A heuristic: the classes are known only once found."""
+def class_sample(code: GradientCode) -> ClassSample:
+    """The class keys (:func:`gctool.row_classes.row_keys`) of at most
+    :data:`CLASS_SAMPLE_ROWS` rows drawn at random (seed 0) and of the row after each, and
+    what they show (:class:`ClassSample`).  The non-zero entries: the sampled rows' mean scaled
+    to n (exact when every row has the same weight, as in frc codes).  Two readings of the
+    classes, each blind where the other sees, the smaller taken: runs (one class per row whose
+    next row is of another class: exact when classes are runs of consecutive rows, as frc
+    codes' are) and pairs of sampled rows of one key (a class of c rows holds c (c - 1) of the
+    n (n - 1) ordered pairs: classes of many rows spread over B, e.g. interleaved).  The scaled
+    share (rows proportional to their class's first row by a factor other than +-1, over C, or
+    over R when entries lie beyond the product range; 0 otherwise): the rows in classes beyond
+    their first (n less the classes) times the share of the matching pairs seen whose rows are
+    not equal up to sign.  The witness: sampled rows of one support and different keys,
+    confirmed exactly (:func:`_rejects`, at most :data:`CLASS_WITNESS_TRIES` pairs).  A
+    heuristic but for the witness: the classes are known only once found."""
     from gctool.numerics import _in_product_range
     from gctool.row_classes import row_keys
 
     B = np.asarray(code.B)
-    n = B.shape[0]
-    if n < 2:
-        return float(n), 0.0, False
+    n, K = B.shape
     rng = np.random.default_rng(0)  # random rows: evenly spaced ones can all be first in
     m = min(CLASS_SAMPLE_ROWS, n - 1)  # their class (every other row, classes of 2)
-    at = np.sort(rng.choice(n - 1, m, replace=False))
-    keys = list(row_keys(code, np.concatenate([at, at + 1])))
+    at = np.sort(rng.choice(n - 1, m, replace=False)) if m > 0 else np.zeros(0, np.int64)
+    rows = np.concatenate([at, at + 1]) if m > 0 else np.arange(n)
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    keys = list(row_keys(code, rows, parts))
+    vals = np.concatenate([v for v, _ in parts])
+    counts = np.concatenate([c for _, c in parts])
+    nonzeros = float(counts.sum()) * n / rows.size
+    witness = _sampled_witness(code, rows, keys)
+    if m == 0:
+        return ClassSample(rows.size, nonzeros, float(n), 0.0, False, witness)
     pairs = [(i, m + i) for i in range(m) if keys[i] == keys[m + i]]  # (positions in rows)
     runs = n * (1 - len(pairs) / m)
     seen: dict[bytes | int, list[int]] = {}
@@ -379,36 +405,110 @@ def sampled_classes(code: GradientCode) -> tuple[float, float, bool]:
     pairs += together
     classes = max(1.0, min(runs, spread))
     if code.field.is_finite:
-        return classes, 0.0, False
-    huge = not _in_product_range(B[at], B[at + 1])
+        return ClassSample(rows.size, nonzeros, classes, 0.0, False, witness)
+    huge = not _in_product_range(vals)  # (the non-zero entries of the sampled rows)
     if not (huge or np.iscomplexobj(B)) or not pairs:
-        return classes, 0.0, huge
-    i, j = np.concatenate([at, at + 1])[np.array(pairs).T]  # rows of one key: equal up to
-    rows = B[np.concatenate([i, j])]  # sign when their first non-zero entries are
-    lead = rows[np.arange(rows.shape[0]), np.argmax(rows != 0, axis=1)]
-    a, b = lead[:i.size], lead[i.size:]
-    return classes, float((n - classes) / n * np.mean((a != b) & (a != -b))), huge
+        return ClassSample(rows.size, nonzeros, classes, 0.0, huge, witness)
+    starts = np.cumsum(counts) - counts  # rows of one key: equal up to sign when their
+    lead = vals[np.minimum(starts, vals.size - 1)]  # first non-zero entries are (keys of
+    a, b = lead[np.array(pairs).T]  # one key: both rows non-zero)
+    scaled = float((n - classes) / n * np.mean((a != b) & (a != -b)))
+    return ClassSample(rows.size, nonzeros, classes, scaled, huge, witness)
 
 
-def class_cost(code: GradientCode) -> float:
-    """Estimated work of :func:`class_certificate` on ``code``, in ns (:data:`CLASS_FIXED_NS`;
-    a code whose rows share supports without being proportional is rejected sooner)."""
+def _sampled_witness(code: GradientCode, rows: np.ndarray,
+                     keys: list[bytes | int]) -> tuple[int, int] | None:
+    """Two of the sampled ``rows`` (keys ``keys``) with one support that are not proportional,
+    exactly (:func:`_rejects`), or None: per support seen, its first row against the first row
+    of each other key, at most :data:`CLASS_WITNESS_TRIES` pairs in all."""
+    width = -(-np.shape(code.B)[1] // 8)  # a key starts with the row's packed support
+    supports: dict[bytes, dict[bytes, int]] = {}
+    for p, key in enumerate(keys):
+        if isinstance(key, bytes):  # (a zero row's key is an int)
+            supports.setdefault(key[:width], {}).setdefault(key, p)
+    tries = [(firsts[0], p) for kinds in supports.values() if len(kinds) > 1
+             for firsts in [list(kinds.values())] for p in firsts[1:]]
+    ar = _arith(code) if tries else None
+    for p, q in tries[:CLASS_WITNESS_TRIES]:
+        pair = int(rows[p]), int(rows[q])
+        if _rejects(code, pair, ar):
+            return pair
+    return None
+
+
+def _rejects(code: GradientCode, pair: tuple[int, int], ar: GFArith | None = None) -> bool:
+    """Are the rows ``pair`` of B two different rows with one non-empty support that are not
+    proportional (exactly: :func:`_proportional` on the support)?  They then lie in different
+    row classes whose supports overlap: the row-class certificate fails."""
+    B = np.asarray(code.B)
+    i, j = pair
+    if i == j or not (0 <= i < B.shape[0] and 0 <= j < B.shape[0]):
+        return False
+    held = B[i] != 0
+    if not held.any() or not np.array_equal(held, B[j] != 0):
+        return False
+    return not bool(_proportional(code, B[i][None, held], B[j][None, held], ar)[0])
+
+
+def sampled_nonzeros(code: GradientCode) -> float:
+    """The non-zero entries of B, estimated on the rows of :func:`class_sample`."""
+    return class_sample(code).nonzeros
+
+
+def sampled_classes(code: GradientCode) -> tuple[float, float, bool]:
+    """The classes, the scaled share and whether entries lie beyond the product range, as
+    :func:`class_sample` estimates them."""
+    sample = class_sample(code)
+    return sample.classes, sample.scaled, sample.huge
+
+
+def _sample_cost(code: GradientCode, sample: ClassSample) -> float:
+    """Reading ``sample`` (:func:`class_sample`), in ns: per row :data:`CLASS_SAMPLE_ROW_NS`,
+    per entry :data:`CLASS_ENTRY_NS` (:data:`CLASS_COMPLEX_ENTRY_NS` more over C) and per
+    non-zero entry its normal form, :data:`CLASS_KEY_NS` (R), :data:`CLASS_COMPLEX_KEY_NS`
+    more (C) or :data:`CLASS_GF_KEY_NS` (GF(q))."""
+    n, K = np.shape(code.B)
+    entry, key = CLASS_ENTRY_NS, CLASS_GF_KEY_NS if code.field.is_finite else CLASS_KEY_NS
+    if np.iscomplexobj(code.B):
+        entry, key = entry + CLASS_COMPLEX_ENTRY_NS, key + CLASS_COMPLEX_KEY_NS
+    r = sample.rows
+    return CLASS_SAMPLE_ROW_NS * r + entry * r * K + key * sample.nonzeros * r / n
+
+
+def row_classes_cost(code: GradientCode, sample: ClassSample | None = None) -> float:
+    """Estimated work of finding ``code``'s row classes (:func:`gctool.row_classes.
+    find_row_classes`) and of reading ``sample`` (default: :func:`class_sample`'s:
+    :func:`_sample_cost`), in ns: the row-class certificate's work past its rejections (its
+    supports' and targets' checks are a small part of it)."""
+    sample = class_sample(code) if sample is None else sample
     n, K = np.shape(code.B)
     finite = code.field.is_finite
     row = CLASS_GF_ROW_NS if finite else CLASS_ROW_NS
     nonzero = CLASS_GF_NONZERO_NS if finite else CLASS_NONZERO_NS
-    nonzeros = sampled_nonzeros(code)
-    classes, scaled, huge = sampled_classes(code)
     entry = CLASS_ENTRY_NS
     if np.iscomplexobj(code.B):
         entry, nonzero = entry + CLASS_COMPLEX_ENTRY_NS, nonzero + CLASS_COMPLEX_NONZERO_NS
-    cross = CLASS_HUGE_NS if huge else CLASS_CROSS_NS
-    return float(CLASS_FIXED_NS + row * n + entry * n * K + nonzero * nonzeros
-                 + CLASS_SCAN_NS * classes * K + cross * scaled * nonzeros)
+    cross = CLASS_HUGE_NS if sample.huge else CLASS_CROSS_NS
+    return float(CLASS_FIXED_NS + _sample_cost(code, sample) + row * n + entry * n * K
+                 + nonzero * sample.nonzeros + CLASS_SCAN_NS * sample.classes * K
+                 + cross * sample.scaled * sample.nonzeros)
+
+
+def class_cost(code: GradientCode, sample: ClassSample | None = None) -> float:
+    """Estimated work of :func:`class_certificate` on ``code`` and of reading ``sample``
+    (default: :func:`class_sample`'s), in ns: when the sample holds a witness (two rows of one
+    support that are not proportional) the certificate fails at once
+    (:data:`CLASS_REJECT_NS` and :func:`_sample_cost`), else :func:`row_classes_cost` (its
+    quick rejection of such rows that the sample missed only saves work)."""
+    sample = class_sample(code) if sample is None else sample
+    if sample.witness is None:
+        return row_classes_cost(code, sample)
+    return float(CLASS_REJECT_NS + _sample_cost(code, sample))
 
 
 def class_certificate(code: GradientCode, s: int,
-                      find: Callable[[], list[list[int]]] | None = None) -> str | None:
+                      find: Callable[[], list[list[int]]] | None = None,
+                      sample: ClassSample | None = None) -> str | None:
     """Disjoint row classes (FRC groups and any block-diagonal code): a proof, or None.
 
     If the classes of proportional non-zero rows have pairwise disjoint supports, every
@@ -418,13 +518,20 @@ def class_certificate(code: GradientCode, s: int,
     holds for every such set when s is below the smallest of those classes.  Costs O(n K)
     (:func:`class_cost`).  ``find``: what finds the code's row classes (default
     :func:`gctool.row_classes.row_classes`; ``verify`` finds them once per run,
-    :meth:`gctool.audit.verify.run.Run.row_classes`), called only past the quick rejection."""
+    :meth:`gctool.audit.verify.run.Run.row_classes`), called only past the quick rejections:
+    the witness of ``sample`` (default: :func:`class_sample`'s, the one :func:`class_cost`
+    read), confirmed again, then the first two rows of each support (:func:`_shared_support`)."""
     from gctool.row_classes import row_classes, support_groups
 
+    if s < 1:
+        return None
+    sample = class_sample(code) if sample is None else sample
+    ar = _arith(code)
+    if sample.witness is not None and _rejects(code, sample.witness, ar):
+        return None
     B = np.asarray(code.B)
     nz = B != 0
-    ar = _arith(code)
-    if s < 1 or _shared_support(code, nz, ar):
+    if _shared_support(code, nz, ar):
         return None
     found = row_classes(code) if find is None else find()
     classes = [c for c in found if nz[c[0]].any()]

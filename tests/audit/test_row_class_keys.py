@@ -112,17 +112,24 @@ def test_class_cost_counts_the_non_zero_entries() -> None:
     def scan(code: GradientCode) -> float:  # the classes' supports
         return cert.CLASS_SCAN_NS * cert.sampled_classes(code)[0] * 120
 
+    def sample(code: GradientCode, key: float) -> float:  # its 119 rows and the next ones
+        assert cert.class_sample(code).rows == 238
+        return (cert.CLASS_SAMPLE_ROW_NS * 238 + cert.CLASS_ENTRY_NS * 238 * 120
+                + key * cert.sampled_nonzeros(code) * 238 / 120)
+
     assert cert.sampled_classes(dense) == (1.0, 0.0, False)  # one class, real rows
     assert cert.sampled_classes(frc)[0] == pytest.approx(20, rel=0.05)  # classes of 6 rows
+    assert cert.class_sample(dense).witness is None  # (its rows are proportional)
     assert cert.class_cost(dense) - scan(dense) - cert.class_cost(frc) + scan(frc) == \
-        pytest.approx(cert.CLASS_NONZERO_NS * (120 * 120 - 120 * 6))
+        pytest.approx((cert.CLASS_NONZERO_NS + cert.CLASS_KEY_NS * 238 / 120)
+                      * (120 * 120 - 120 * 6))
     assert cert.class_cost(frc) == pytest.approx(
         cert.CLASS_FIXED_NS + cert.CLASS_ROW_NS * 120 + cert.CLASS_ENTRY_NS * 120 * 120
-        + cert.CLASS_NONZERO_NS * 720 + scan(frc))
+        + cert.CLASS_NONZERO_NS * 720 + scan(frc) + sample(frc, cert.CLASS_KEY_NS))
     gf = design("frc", n=120, s=5, field="GF(7)")
     assert cert.class_cost(gf) == pytest.approx(
         cert.CLASS_FIXED_NS + cert.CLASS_GF_ROW_NS * 120 + cert.CLASS_ENTRY_NS * 120 * 120
-        + cert.CLASS_GF_NONZERO_NS * 720 + scan(gf))
+        + cert.CLASS_GF_NONZERO_NS * 720 + scan(gf) + sample(gf, cert.CLASS_GF_KEY_NS))
     one = GradientCode(np.array([[0.0, 2.0, 3.0]]), frc.field, 0)
     assert cert.sampled_nonzeros(one) == 2.0
 
@@ -331,10 +338,11 @@ def test_class_cost_does_not_depend_on_the_order_of_rows(make: object) -> None:
     assert callable(make)
     code = make()
     true = len(row_classes.row_classes(code))
-    base = cert.class_cost(code)
+    base, finding = cert.class_cost(code), cert.row_classes_cost(code)
     for seed in range(5):
         other = _spread(code, seed)
         assert 1 / 1.4 < cert.class_cost(other) / base < 1.4, seed
+        assert 1 / 1.4 < cert.row_classes_cost(other) / finding < 1.4, seed
         assert true / 2 <= cert.sampled_classes(other)[0] <= 2 * true, seed
 
 
@@ -349,7 +357,95 @@ def test_class_cost_counts_rows_beyond_the_product_range() -> None:
         classes, share, beyond = cert.sampled_classes(huge)
         assert beyond and 0.4 < share < 0.9 and cert.sampled_classes(plain) == (
             classes, 0.0, False)
-        assert cert.class_cost(huge) - cert.class_cost(plain) == pytest.approx(
+        assert cert.row_classes_cost(huge) - cert.row_classes_cost(plain) == pytest.approx(
             cert.CLASS_HUGE_NS * share * cert.sampled_nonzeros(plain))
-        assert cert.class_certificate(huge, 1) is None  # (classes share one support)
+        # (classes share one support: the sample sees it, and the certificate fails at once)
+        assert cert.class_cost(huge) == cert.class_cost(plain) < cert.row_classes_cost(plain)
+        assert cert.class_certificate(huge, 1) is None
         assert row_classes.row_classes(huge) == row_classes.row_classes(plain)
+
+
+def _same_support_codes(spec: str) -> list[GradientCode]:
+    """Codes whose rows share supports, some proportional and some not: random small codes,
+    and block codes whose rows are scaled, perturbed (one entry changed: same support, not
+    proportional) or zero, in a random order."""
+    fld = parse_field(spec)
+    codes = [_random_code(spec, seed) for seed in range(25)]
+    top = 7 if fld.is_finite else 4
+    for seed in range(25):
+        rng = np.random.default_rng(seed)
+        n, K = int(rng.integers(2, 40)), int(rng.integers(1, 9))
+        base = rng.integers(1, top, (int(rng.integers(1, 4)), K))
+        B = base[rng.integers(0, base.shape[0], n)] * rng.integers(1, top, (n, 1))
+        bad = rng.random(n) < 0.15
+        B[bad, 0] = B[bad, 0] % (top - 1) + 1
+        B[rng.random(n) < 0.1] = 0
+        if fld.is_finite:
+            B = B % fld.order
+        elif spec == "complex":
+            B = B * rng.choice([1, 1j, 1 - 2j], (n, 1))
+        codes.append(GradientCode(B.astype(fld.dtype), fld, 1))
+    return codes
+
+
+@pytest.mark.parametrize("spec", ["real", "complex", "GF(7)", "GF(2^4)"])
+def test_sampled_witness_is_a_rejection_and_changes_no_statement(
+        spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample's witness is two rows with one non-empty support in different classes of a
+    pairwise exact test; the certificate then fails, and without the witness (or given a
+    false one: equal rows, proportional rows, rows of other supports) it says the same for
+    every s."""
+    from dataclasses import replace
+
+    found = 0
+    for code in _same_support_codes(spec):
+        sample = cert.class_sample(code)
+        B = np.asarray(code.B)
+        if sample.witness is not None:
+            found += 1
+            i, j = sample.witness
+            assert i != j and B[i].any() and np.array_equal(B[i] != 0, B[j] != 0)
+            home = {r: c[0] for c in _brute_classes(code) for r in c}
+            assert home[i] != home[j], (spec, i, j)
+        n = code.n
+        false = [(0, 0), (0, n - 1), (n - 1, 0)] + [
+            (c[0], c[1]) for c in _brute_classes(code) if len(c) > 1][:2]
+        for s in range(1, 4):
+            want = cert.class_certificate(code, s, sample=replace(sample, witness=None))
+            assert cert.class_certificate(code, s) == want, (spec, s)
+            if sample.witness is not None:
+                assert want is None
+            for pair in false:
+                if not cert._rejects(code, pair):
+                    assert cert.class_certificate(
+                        code, s, sample=replace(sample, witness=pair)) == want
+    assert found >= 10, found
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GradientCode(np.random.default_rng(1).integers(1, 10, (300, 64)).astype(float),
+                         parse_field("real"), 1),
+    lambda: _spread(_scaled_classes("complex", 512, 64, 8), 3),
+    lambda: GradientCode(np.random.default_rng(2).integers(1, 7, (300, 64)),
+                         parse_field("GF(7)"), 1),
+], ids=["random-real", "spread-classes-complex", "random-GF7"])
+def test_class_cost_models_the_rejection_the_sample_sees(make: object,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of one support that are not proportional, seen in the sample: the certificate
+    fails on the sample's witness, before its supports' check and before any class is
+    looked for, and its estimate is that of the rejection (CLASS_REJECT_NS and the sample's
+    rows), far below the classes' (which the class patterns still charge)."""
+    assert callable(make)
+    code = make()
+    sample = cert.class_sample(code)
+    assert sample.witness is not None
+    assert cert.class_cost(code) == pytest.approx(cert.CLASS_REJECT_NS + cert._sample_cost(
+        code, sample)) == cert.class_cost(code, sample)
+    assert cert.class_cost(code) < cert.row_classes_cost(code) / 2
+
+    def forbidden(*_: object) -> bool:
+        raise AssertionError("called past the sample's rejection")
+
+    monkeypatch.setattr(cert, "_shared_support", forbidden)
+    assert cert.class_certificate(code, 1, find=forbidden) is None
+    assert cert.class_certificate(code, 1, forbidden, sample) is None

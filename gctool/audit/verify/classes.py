@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gctool.audit.certificates import class_cost
+from gctool.audit.certificates import row_classes_cost
 from gctool.audit.chunks import WEAKEST, Accumulator, summarise
 from gctool.audit.symmetry import (
     Rotation,
@@ -65,11 +65,11 @@ def patterns_work(run: Run, kernel: Kernel, patterns: int) -> float:
 def find_classes(run: Run) -> list[list[int]] | None:
     """The code's row classes for the class patterns, their note added to the report's: the
     ones the class certificate found (:meth:`Run.row_classes`, already charged), else found
-    when their estimate (:func:`gctool.audit.certificates.class_cost`) fits what the stages
+    when their estimate (:func:`gctool.audit.certificates.row_classes_cost`) fits what the stages
     before left of the budget, and spent (:meth:`Run.spend`); None above it (a note says so:
     the enumeration then decides, on its own estimate)."""
     if run.classes is None:
-        work = class_cost(run.code)
+        work = row_classes_cost(run.code)
         if not run.budget.affords(work):
             run.symmetry_notes.append(
                 f"row classes not looked for (estimated {format_seconds(work / NS_PER_S)}, "

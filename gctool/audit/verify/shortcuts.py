@@ -69,8 +69,9 @@ def deferred_certificate(run: Run, rot: Rotation | None) -> VerifyReport | None:
 def _classes(run: Run, rot: Rotation | None) -> str | None:
     """The class certificate's statement when it is tried (:func:`tried`) and proves; the row
     classes it finds are the run's (:meth:`Run.row_classes`: the class patterns reuse them)."""
-    if tried(run, "the row-class certificate", cert.class_cost(run.code), rot):
-        return cert.class_certificate(run.code, run.s, run.row_classes)
+    sample = cert.class_sample(run.code)  # (read once: the estimate's and the certificate's)
+    if tried(run, "the row-class certificate", cert.class_cost(run.code, sample), rot):
+        return cert.class_certificate(run.code, run.s, run.row_classes, sample)
     return None
 
 
