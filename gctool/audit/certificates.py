@@ -289,54 +289,58 @@ def bch_certificate(code: GradientCode, s: int, rot: Rotation | None) -> str | N
             "failing set would carry a non-zero codeword inside the stragglers (reference §0.3)")
 
 
-#: the row-class certificate (:func:`class_certificate`), in ns: CLASS_FIXED_NS, plus per row
-#: of B CLASS_ROW_NS over R/C (its key, a Python step) or CLASS_GF_ROW_NS over GF(q), plus per
-#: entry of B CLASS_ENTRY_NS (its support, in blocks; CLASS_COMPLEX_ENTRY_NS more over C), per
-#: non-zero entry CLASS_NONZERO_NS over R/C (its normal form to 11 digits, each part's over C:
-#: CLASS_COMPLEX_NONZERO_NS more; over R its exact confirmation in float64 pairs) or
-#: CLASS_GF_NONZERO_NS over GF(q) (exactly), CLASS_SCAN_NS
-#: per entry of a row of each class (its support, found once for the quick rejection, the
-#: confirmation and the targets' check, all classes of one support size at once), and over C
-#: CLASS_CROSS_NS per non-zero entry of a row proportional to its class's first row by a
-#: factor other than +-1 (its exact confirmation: :func:`gctool.numerics.proportional_pairs`,
-#: 8 exact products and an exact sum per part), CLASS_HUGE_NS instead (over R too) when the
-#: sampled rows hold entries beyond 2^+-400 (the products on frexp mantissas: 2048 x 512 real
-#: scaled classes times 2^500, about 0.55 us per such entry).  The non-zero entries are counted
-#: on a sample of at most CLASS_SAMPLE_ROWS rows (:func:`sampled_nonzeros`), the classes and
-#: the scaled rows estimated from the keys of another and of the rows after it
-#: (:func:`sampled_classes`: classes of consecutive rows and classes spread over B alike; a
-#: row permutation moves the estimate by at most 1.4x on the benchmark's codes, where reading
-#: consecutive rows alone read spread classes 0.44-2.6 of their measure).  Fitted by
-#: benchmarks/fit_classes.py
-#: (thread CPU time of the first call in a fresh process, median of 3 processes, one core of
-#: the 2-core development machine under load; frc codes n = 12-4096 over R, C, GF(7), GF(2^8)
-#: and GF(65537), many classes of 2 rows scaled by factors other than +-1 over R, C and GF(7),
-#: n = 1024-4096, dense classes of 8 rows 256 x 256 and 2048 x 512 over R and C, the complex
-#: pairs and the real frc n = 4096 with their rows in a random order, 8 complex classes of 256
-#: interleaved rows, the real dense classes times 2^500, cyclic codes of single-row classes):
-#: 0.74-1.34 of the estimate but 2.2 for the real dense 256 x 256 (5-8 ms for 3.7; machine at
-#: load 5-10); 0.5 ms at n = 12, 54 ms over R and 86 ms over C at n = 4096 (frc), 118 ms over
-#: R and 168 ms over C for 2048 classes of 2 rows (n = 4096), 312 ms for 1M complex entries of
-#: scaled rows (58-77 ms equal rows), 605 ms for 1M real ones beyond 2^400.  Over GF(q) the
-#: non-zero part is the earlier fit's (dense codes of 1M entries: 21-26 ms over GF(7) and
-#: GF(2^8), 90 ms over GF(65537))
+#: the row-class certificate (:func:`class_certificate`) and the row classes
+#: (:func:`row_classes_cost`), in ns.  Its sample (:func:`class_sample`): per row keyed
+#: CLASS_SAMPLE_ROW_NS, per entry CLASS_SAMPLE_ENTRY_NS (CLASS_COMPLEX_ENTRY_NS more over C), per
+#: non-zero entry its normal form, CLASS_KEY_NS over R (CLASS_COMPLEX_KEY_NS more over C) or
+#: CLASS_GF_KEY_NS over GF(q).  When the sample holds a witness (two rows of one support, not
+#: proportional) the certificate fails on it: CLASS_REJECT_NS (mostly first calls in a fresh
+#: process) and the sample.  Else the classes: CLASS_FIXED_NS, per row of B CLASS_ROW_NS over
+#: R/C (its key, a Python step) or CLASS_GF_ROW_NS over GF(q), per entry CLASS_ENTRY_NS (its
+#: support, in blocks; CLASS_COMPLEX_ENTRY_NS more over C), per non-zero entry CLASS_NONZERO_NS
+#: over R/C (its normal form to 11 digits, each part's over C: CLASS_COMPLEX_NONZERO_NS more;
+#: over R its exact confirmation in float64 pairs) or CLASS_GF_NONZERO_NS over GF(q)
+#: (exactly), and over C CLASS_CROSS_NS per non-zero entry of a row proportional to its class's
+#: first row by a factor other than +-1 (its exact confirmation:
+#: :func:`gctool.numerics.proportional_pairs`, 8 exact products and an exact sum per part),
+#: CLASS_HUGE_NS instead (over R too) when the sampled rows hold entries beyond 2^+-400 (the
+#: products on frexp mantissas: 2048 x 512 real scaled classes times 2^500, about 0.55 us per
+#: such entry), and over R/C CLASS_HELD_SCAN_NS per entry of a row of each class (the supports
+#: of the classes' first rows, for their exact confirmation); then the certificate's checks:
+#: per row CLASS_CHECK_ROW_NS and per entry CLASS_CHECK_ENTRY_NS (CLASS_COMPLEX_CHECK_ENTRY_NS
+#: more over C: the supports and their quick rejection), and CLASS_SCAN_NS
+#: (CLASS_COMPLEX_SCAN_NS more over C) per entry of a row of each class (its support, for the
+#: targets' check, all classes of one support size at once).  The non-zero entries, the
+#: classes and the scaled rows are estimated on the sample (a row permutation moves the
+#: estimate by at most 1.4x on the benchmark's codes, where reading consecutive rows alone read
+#: spread classes 0.44-2.6 of their measure).  Fitted by benchmarks/fit_classes.py (thread
+#: CPU time of the sample, the estimate and the certificate, first called in a fresh process,
+#: median of 3 processes, one core of the 2-core development machine at load 4-7: 0.64-1.77
+#: of the estimate on 32 codes; the classes alone, warm, 0.54-2.02 of row_classes_cost; see
+#: docs/performance.md for the cases)
 CLASS_FIXED_NS = 500_000
-CLASS_ROW_NS = 4_000
-CLASS_GF_ROW_NS = 2_200
-CLASS_ENTRY_NS = 1.4
-CLASS_COMPLEX_ENTRY_NS = 2.5
+CLASS_ROW_NS = 3_200
+CLASS_GF_ROW_NS = 1_400
+CLASS_ENTRY_NS = 0.6
+CLASS_COMPLEX_ENTRY_NS = 1.8
 CLASS_NONZERO_NS = 31
 CLASS_COMPLEX_NONZERO_NS = 30
 CLASS_GF_NONZERO_NS = 35
-CLASS_SCAN_NS = 6
 CLASS_CROSS_NS = 290
 CLASS_HUGE_NS = 550
+CLASS_HELD_SCAN_NS = 3
+CLASS_CHECK_ROW_NS = 800
+CLASS_CHECK_ENTRY_NS = 0.8
+CLASS_COMPLEX_CHECK_ENTRY_NS = 0.7
+CLASS_SCAN_NS = 5.5
+CLASS_COMPLEX_SCAN_NS = 2.5
 CLASS_SAMPLE_ROWS = 128
-CLASS_REJECT_NS = 300_000
+CLASS_REJECT_NS = 1_500_000
 CLASS_SAMPLE_ROW_NS = 1_500
+CLASS_SAMPLE_ENTRY_NS = 1.4
 CLASS_KEY_NS = 15
-CLASS_COMPLEX_KEY_NS = 25
-CLASS_GF_KEY_NS = 15
+CLASS_COMPLEX_KEY_NS = 60
+CLASS_GF_KEY_NS = 35
 #: candidate pairs of sampled rows (one support, other keys) that :func:`class_sample` confirms
 #: exactly, at most, looking for a rejection of the certificate (over R/C a pair of keys that
 #: differ only by round-off is exactly proportional: the next is tried)
@@ -464,11 +468,10 @@ def sampled_classes(code: GradientCode) -> tuple[float, float, bool]:
 
 def _sample_cost(code: GradientCode, sample: ClassSample) -> float:
     """Reading ``sample`` (:func:`class_sample`), in ns: per row :data:`CLASS_SAMPLE_ROW_NS`,
-    per entry :data:`CLASS_ENTRY_NS` (:data:`CLASS_COMPLEX_ENTRY_NS` more over C) and per
-    non-zero entry its normal form, :data:`CLASS_KEY_NS` (R), :data:`CLASS_COMPLEX_KEY_NS`
-    more (C) or :data:`CLASS_GF_KEY_NS` (GF(q))."""
+    per entry :data:`CLASS_SAMPLE_ENTRY_NS` and per non-zero entry its normal form
+    (:data:`CLASS_KEY_NS`, ...)."""
     n, K = np.shape(code.B)
-    entry, key = CLASS_ENTRY_NS, CLASS_GF_KEY_NS if code.field.is_finite else CLASS_KEY_NS
+    entry, key = CLASS_SAMPLE_ENTRY_NS, CLASS_GF_KEY_NS if code.field.is_finite else CLASS_KEY_NS
     if np.iscomplexobj(code.B):
         entry, key = entry + CLASS_COMPLEX_ENTRY_NS, key + CLASS_COMPLEX_KEY_NS
     r = sample.rows
@@ -478,8 +481,7 @@ def _sample_cost(code: GradientCode, sample: ClassSample) -> float:
 def row_classes_cost(code: GradientCode, sample: ClassSample | None = None) -> float:
     """Estimated work of finding ``code``'s row classes (:func:`gctool.row_classes.
     find_row_classes`) and of reading ``sample`` (default: :func:`class_sample`'s:
-    :func:`_sample_cost`), in ns: the row-class certificate's work past its rejections (its
-    supports' and targets' checks are a small part of it)."""
+    :func:`_sample_cost`), in ns (:data:`CLASS_FIXED_NS`, ...)."""
     sample = class_sample(code) if sample is None else sample
     n, K = np.shape(code.B)
     finite = code.field.is_finite
@@ -489,21 +491,27 @@ def row_classes_cost(code: GradientCode, sample: ClassSample | None = None) -> f
     if np.iscomplexobj(code.B):
         entry, nonzero = entry + CLASS_COMPLEX_ENTRY_NS, nonzero + CLASS_COMPLEX_NONZERO_NS
     cross = CLASS_HUGE_NS if sample.huge else CLASS_CROSS_NS
+    held = 0.0 if finite else CLASS_HELD_SCAN_NS * sample.classes * K
     return float(CLASS_FIXED_NS + _sample_cost(code, sample) + row * n + entry * n * K
-                 + nonzero * sample.nonzeros + CLASS_SCAN_NS * sample.classes * K
-                 + cross * sample.scaled * sample.nonzeros)
+                 + nonzero * sample.nonzeros + cross * sample.scaled * sample.nonzeros + held)
 
 
 def class_cost(code: GradientCode, sample: ClassSample | None = None) -> float:
     """Estimated work of :func:`class_certificate` on ``code`` and of reading ``sample``
     (default: :func:`class_sample`'s), in ns: when the sample holds a witness (two rows of one
     support that are not proportional) the certificate fails at once
-    (:data:`CLASS_REJECT_NS` and :func:`_sample_cost`), else :func:`row_classes_cost` (its
-    quick rejection of such rows that the sample missed only saves work)."""
+    (:data:`CLASS_REJECT_NS` and :func:`_sample_cost`), else it finds the row classes
+    (:func:`row_classes_cost`) and checks them (:data:`CLASS_CHECK_ROW_NS`, ...; its quick
+    rejection of such rows that the sample missed only saves work)."""
     sample = class_sample(code) if sample is None else sample
-    if sample.witness is None:
-        return row_classes_cost(code, sample)
-    return float(CLASS_REJECT_NS + _sample_cost(code, sample))
+    if sample.witness is not None:
+        return float(CLASS_REJECT_NS + _sample_cost(code, sample))
+    n, K = np.shape(code.B)
+    entry, scan = CLASS_CHECK_ENTRY_NS, CLASS_SCAN_NS
+    if np.iscomplexobj(code.B):
+        entry, scan = entry + CLASS_COMPLEX_CHECK_ENTRY_NS, scan + CLASS_COMPLEX_SCAN_NS
+    return float(row_classes_cost(code, sample) + CLASS_CHECK_ROW_NS * n + entry * n * K
+                 + scan * sample.classes * K)
 
 
 def class_certificate(code: GradientCode, s: int,

@@ -109,12 +109,14 @@ def test_class_cost_counts_the_non_zero_entries() -> None:
     assert cert.sampled_nonzeros(frc) == np.count_nonzero(frc.B) == 120 * 6
     dense = GradientCode(np.outer(np.arange(1.0, 121.0), np.ones(120)), frc.field, 5)
     assert cert.sampled_nonzeros(dense) == 120 * 120
-    def scan(code: GradientCode) -> float:  # the classes' supports
-        return cert.CLASS_SCAN_NS * cert.sampled_classes(code)[0] * 120
+    def scan(code: GradientCode) -> float:  # the classes' supports, and the checks
+        held = 0 if code.field.is_finite else cert.CLASS_HELD_SCAN_NS
+        return ((cert.CLASS_SCAN_NS + held) * cert.sampled_classes(code)[0] * 120
+                + cert.CLASS_CHECK_ROW_NS * 120 + cert.CLASS_CHECK_ENTRY_NS * 120 * 120)
 
     def sample(code: GradientCode, key: float) -> float:  # its 119 rows and the next ones
         assert cert.class_sample(code).rows == 238
-        return (cert.CLASS_SAMPLE_ROW_NS * 238 + cert.CLASS_ENTRY_NS * 238 * 120
+        return (cert.CLASS_SAMPLE_ROW_NS * 238 + cert.CLASS_SAMPLE_ENTRY_NS * 238 * 120
                 + key * cert.sampled_nonzeros(code) * 238 / 120)
 
     assert cert.sampled_classes(dense) == (1.0, 0.0, False)  # one class, real rows
@@ -423,10 +425,10 @@ def test_sampled_witness_is_a_rejection_and_changes_no_statement(
 
 
 @pytest.mark.parametrize("make", [
-    lambda: GradientCode(np.random.default_rng(1).integers(1, 10, (300, 64)).astype(float),
+    lambda: GradientCode(np.random.default_rng(1).integers(1, 10, (1000, 128)).astype(float),
                          parse_field("real"), 1),
     lambda: _spread(_scaled_classes("complex", 512, 64, 8), 3),
-    lambda: GradientCode(np.random.default_rng(2).integers(1, 7, (300, 64)),
+    lambda: GradientCode(np.random.default_rng(2).integers(1, 7, (1000, 128)),
                          parse_field("GF(7)"), 1),
 ], ids=["random-real", "spread-classes-complex", "random-GF7"])
 def test_class_cost_models_the_rejection_the_sample_sees(make: object,

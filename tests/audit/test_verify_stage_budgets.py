@@ -55,7 +55,7 @@ def test_the_enumeration_gets_what_the_reduction_left() -> None:
     gives the same verdict as before."""
     code = design("cyclic", n=300, s=2, seed=1)
     run_, enum = _enumerated(code, 1)
-    checks = checks_work(run_) + cert.class_cost(code)
+    checks = checks_work(run_) + cert.row_classes_cost(code)
     assert symmetry.rotation_work(code) == 0  # no detection spends: only the reduction
     whole = checks + enum / 2
     assert checks > whole / 2 and enum <= whole  # most of it; the enumeration alone fits
@@ -84,7 +84,7 @@ def test_the_checks_exact_decisions_are_held_to_the_rest_and_charged_to_the_enum
 
     code = design("cyclic", n=300, s=2, seed=1)
     run_, enum = _enumerated(code, 1)
-    checks, classes = checks_work(run_), cert.class_cost(code)
+    checks, classes = checks_work(run_), cert.row_classes_cost(code)
     whole = checks + classes + 1.5 * enum
     assert verify(code, 1, budget=Budget(max_work=_seconds(whole))).ok
     limits: list[tuple[float, float]] = []
@@ -113,7 +113,7 @@ def test_the_enumeration_refusal_on_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "c.npz"
     path.write_bytes(code_bytes(code, npz=True))
     run_, enum = _enumerated(code, 1)
-    whole = checks_work(run_) + cert.class_cost(code) + enum / 2
+    whole = checks_work(run_) + cert.row_classes_cost(code) + enum / 2
     refused(run("verify", str(path), "-s", "1", "--max-work", f"{_seconds(whole):.9f}s"),
             "300 straggler sets", "the earlier parts of the run", "--max-work")
 
@@ -288,7 +288,7 @@ def test_the_classes_are_looked_for_only_when_their_estimate_fits(
     monkeypatch.setattr(cert, "CLASS_ROW_NS", 60_000)  # 36 ms for the 600 rows
     code = design("cyclic", n=600, s=2, seed=1)
     run_, enum = _enumerated(code, 1)
-    checks, classes = checks_work(run_), cert.class_cost(code)
+    checks, classes = checks_work(run_), cert.row_classes_cost(code)
     assert symmetry.rotation_work(code) == 0 and 1.5 * enum < classes
     with pytest.MonkeyPatch.context() as mp:
         calls = _count_classes(mp)
