@@ -30,6 +30,7 @@ from gctool.algebra.gf import (
     op_weight,
 )
 from gctool.budget import GF_OP_COST, Budget
+from gctool.numerics import complement, sorted_distinct
 
 
 def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
@@ -186,7 +187,7 @@ def rank_bound(M: np.ndarray) -> int:
             col_hash += by_row[at:at + HASH_ROWS] @ block
 
     def distinct(hashes: np.ndarray) -> int:
-        return int(np.count_nonzero(np.unique(hashes)))
+        return int(np.count_nonzero(sorted_distinct(hashes)))
 
     return min(distinct(row_hash), distinct(col_hash))
 
@@ -240,7 +241,7 @@ def null_space(arith: GFArith, A: np.ndarray) -> np.ndarray:
     R, piv = rref(arith, A)
     n = A.shape[1]
     pivots = np.asarray(piv, dtype=np.intp)
-    free = np.setdiff1d(np.arange(n), pivots)
+    free = complement(n, pivots)
     N = np.zeros((free.size, n), dtype=np.int64)
     N[np.arange(free.size), free] = 1
     if pivots.size and free.size:

@@ -48,7 +48,7 @@ from gctool.budget import NS_PER_S, Budget, format_seconds
 from gctool.engine.enumeration import lex_less
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
-from gctool.numerics import proportional_pairs
+from gctool.numerics import proportional_pairs, sorted_distinct
 
 FLOAT_RTOL = 1e-12  # screen only: a real/complex match is then confirmed exactly
 #: a rotation or a row pair that matches to this relative accuracy but not exactly is
@@ -374,7 +374,7 @@ def _probe_rows(n: int) -> np.ndarray:
     """The rows a candidate is compared on first: the first :data:`PROBE_ROWS` and
     :data:`SPREAD_ROWS` spread evenly over the rest (sorted, distinct)."""
     spread = np.linspace(0, n - 1, SPREAD_ROWS).astype(np.intp) if n > 1 else np.zeros(0, int)
-    return np.unique(np.concatenate([np.arange(min(n, PROBE_ROWS)), spread]))
+    return sorted_distinct(np.concatenate([np.arange(min(n, PROBE_ROWS)), spread]))
 
 
 def count_candidates(n: int, s: int, t: int) -> int:

@@ -33,6 +33,8 @@ from math import comb
 
 import numpy as np
 
+from gctool.numerics import sorted_distinct
+
 #: largest C(n, s) that can be ranked with int64 arithmetic
 MAX_RANKABLE = 2**62
 
@@ -161,10 +163,10 @@ def sample_sets(n: int, s: int, count: int, rng: np.random.Generator) -> np.ndar
         if total <= 4 * count:
             ranks = rng.permutation(total)[:count]
         else:
-            ranks = np.unique(rng.integers(0, total, size=count + count // 8 + 16))
+            ranks = sorted_distinct(rng.integers(0, total, size=count + count // 8 + 16))
             while ranks.size < count:
                 extra = rng.integers(0, total, size=count)
-                ranks = np.unique(np.concatenate([ranks, extra]))
+                ranks = sorted_distinct(np.concatenate([ranks, extra]))
             ranks = rng.permutation(ranks)[:count]
         return unrank_lex(n, s, np.sort(ranks))
     keys = rng.random((count, n))

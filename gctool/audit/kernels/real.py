@@ -34,7 +34,7 @@ from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor, unrank_into
 from gctool.engine.enumeration import sample_sets
 from gctool.limits import DECIDE_RTOL, RANK_BAND, REL_SLACK
-from gctool.numerics import EPS, residual_bracket, residual_gamma, two_product
+from gctool.numerics import EPS, complement, residual_bracket, residual_gamma, two_product
 
 #: the compiled walks read their stop flag (:func:`gctool.engine.threads.halt_flag`) every
 #: this many sets, or at each new prefix of their stragglers (a set costs 0.05-5 us)
@@ -1325,7 +1325,7 @@ def _climb(NT: np.ndarray, W: np.ndarray, scale: np.ndarray, S: np.ndarray, norm
     for _ in range(SHARE_CLIMB):
         if norm > goal:
             break
-        out = np.setdiff1d(np.arange(n), S)
+        out = complement(n, S)
         pairs = np.stack(np.meshgrid(np.arange(s), out, indexing="ij"), -1).reshape(-1, 2)
         if pairs.shape[0] > SHARE_SAMPLE:
             pairs = pairs[rng.choice(pairs.shape[0], SHARE_SAMPLE, replace=False)]
