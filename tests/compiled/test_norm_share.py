@@ -49,3 +49,51 @@ def test_the_share_is_the_one_of_pinv(monkeypatch: pytest.MonkeyPatch, scheme: s
     got = real.norm_share(*args)
     monkeypatch.setattr(real, "_min_norm_solve", lambda A, Y: np.linalg.pinv(A) @ Y)
     assert got == real.norm_share(*args)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_the_climbs_rank_one_norms_are_the_solves(monkeypatch: pytest.MonkeyPatch,
+                                                  complex_: bool) -> None:
+    """The climb's neighbours (one straggler of S swapped) by rank-one updates of S's inverse
+    (:func:`~gctool.audit.kernels.real._swap_norms`): the norms of the solve per set
+    (:func:`~gctool.audit.kernels.real._sample_norms`) to 1e-8 relative where S's system and
+    the neighbour's are far from singular; a neighbour made singular (two proportional rows),
+    and every neighbour of a singular S, is that route's own (pinv), exactly."""
+    from gctool.numerics import complement
+
+    rng = np.random.default_rng(7)
+    n, d, m = 20, 4, 2
+    NT = rng.standard_normal((n, d)) + (1j * rng.standard_normal((n, d)) if complex_ else 0)
+    W = rng.standard_normal((n, m)) + (1j * rng.standard_normal((n, m)) if complex_ else 0)
+    scale = 2.0 ** rng.integers(-2, 3, size=n)
+    S = np.array([1, 5, 9, 14])
+    NT[17] = 2 * NT[1]  # swapping 5 for 17 makes A' singular (rows 1 and 17)
+    out = complement(n, S)
+    pairs = np.stack(np.meshgrid(np.arange(d), out, indexing="ij"), -1).reshape(-1, 2)
+    cand = np.repeat(S[None], pairs.shape[0], axis=0)
+    cand[np.arange(pairs.shape[0]), pairs[:, 0]] = pairs[:, 1]
+    cand.sort(axis=1)
+    want = real._sample_norms(NT, W, scale, cand)[0]
+    calls: list[int] = []
+    sample = real._sample_norms
+
+    def counted(*args: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(args[3].shape[0])
+        return sample(*args)
+
+    monkeypatch.setattr(real, "_sample_norms", counted)
+    got = real._swap_norms(NT, W, scale, S, pairs, cand)
+    singular = np.flatnonzero((pairs[:, 0] == 1) & (pairs[:, 1] == 17))
+    assert calls and sum(calls) < pairs.shape[0] // 4  # the others by the update
+    assert np.array_equal(got[singular], want[singular])
+    assert np.allclose(got, want, rtol=1e-8, atol=0)
+    calls.clear()
+    T = np.array([1, 5, 9, 17])  # itself singular: every neighbour by the solves
+    out = complement(n, T)
+    pairs = np.stack(np.meshgrid(np.arange(d), out, indexing="ij"), -1).reshape(-1, 2)
+    cand = np.repeat(T[None], pairs.shape[0], axis=0)
+    cand[np.arange(pairs.shape[0]), pairs[:, 0]] = pairs[:, 1]
+    cand.sort(axis=1)
+    got = real._swap_norms(NT, W, scale, T, pairs, cand)
+    assert calls == [pairs.shape[0]]
+    assert np.array_equal(got, sample(NT, W, scale, cand)[0], equal_nan=True)
