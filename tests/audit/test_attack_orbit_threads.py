@@ -230,3 +230,40 @@ def test_an_orbit_run_loads_the_kernel_of_given_sets_alone() -> None:
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"orbits": True, "walk": False, "given": True, "walk kind": False,
                    "given kind": True, "walk charged": 1.0}, got
+
+
+def test_an_orbit_run_off_the_fast_path_plans_no_brackets(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off the fast path (a circulant of condition 1e6) the orbit sets go to numpy's decoder,
+    so the orbit run builds no compiled brackets (their walk and sets would load for nothing,
+    and no kind is charged for them: Oracle.given_kind is False); the worst set and error are
+    those of the compiled walk of every set, which builds them."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.audit.kernels import direct
+    from gctool.model import GradientCode
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    n = 14
+    lam = 10.0 ** (-6 * np.minimum(np.arange(n), n - np.arange(n)) / (n // 2))
+    c = np.real(np.fft.ifft(lam))
+    B = np.array([np.roll(c, i) for i in range(n)]).T  # circulant: rotation i -> i + 1
+    code = GradientCode(B, parse_field("real"), 0)
+    assert not OptimalOracle(code).fast
+    made: list[int] = []
+    real = direct.DirectBrackets.__init__
+
+    def spy(self: Any, *args: Any, **kw: Any) -> None:
+        made.append(1)
+        real(self, *args, **kw)
+
+    monkeypatch.setattr(direct.DirectBrackets, "__init__", spy)
+    with monkeypatch.context() as m:
+        m.setattr(exhaustive, "orbits_pay", lambda n, s, rot, *args, **kw: rot is not None)
+        orbits = attack(code, 4, method="exhaustive", jobs=2)
+    assert "one set per orbit" in " ".join(orbits.notes) and not made
+    monkeypatch.setattr(exhaustive, "orbits_pay", lambda *args, **kw: False)
+    walk = attack(code, 4, method="exhaustive", jobs=2)
+    assert made and walk.checked > orbits.checked
+    assert (walk.stragglers, walk.error) == (orbits.stragglers, orbits.error)

@@ -432,10 +432,12 @@ class OptimalOracle(Oracle):
         :meth:`chunk_size` depends on GCTOOL_COMPILED, which a worker may not share).  The
         fast path's kernels loaded now are the walk's, or with ``given`` those of given sets
         (:meth:`HatErrors.warm <gctool.audit.kernels.optimal.HatErrors.warm>`); either kind
-        loads the other on its first use."""
+        loads the other on its first use.  Off the fast path given sets go to numpy's decoder
+        (:meth:`_errors`), so a run of given sets plans no brackets (their walk would load
+        for nothing)."""
         if self._uses_hat(s):
             self._plan(s, given)
-        elif self._walks_direct(s) and self.direct is None:
+        elif self._walks_direct(s) and self.direct is None and not given:
             from gctool.audit.kernels.direct import DirectBrackets
 
             self.direct = DirectBrackets(self.decoder.Bn, self.decoder.T)
