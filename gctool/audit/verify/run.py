@@ -115,7 +115,9 @@ class Run:
 
     def row_classes(self) -> list[list[int]]:
         """The code's row classes, found once per run (:attr:`classes`); the stage that finds
-        them first is charged their estimate (:func:`gctool.audit.certificates.class_cost`)."""
+        them first is charged their estimate (the class certificate's,
+        :func:`gctool.audit.certificates.class_cost`, or the class patterns',
+        :func:`~gctool.audit.certificates.row_classes_cost`)."""
         if self.classes is None:
             from gctool.row_classes import find_row_classes
 
