@@ -41,6 +41,7 @@ from gctool.errors import CodeFileError, InvalidInput
 
 if TYPE_CHECKING:
     import io
+    import zipfile
     from hashlib import _Hash
 
     import numpy as np
@@ -119,11 +120,28 @@ def open_input(path: str | os.PathLike[str], what: str = "a gctool code file",
 class NpzFile:
     """An NPZ regular file being read (:func:`open_input`): the ``size`` bytes of ``fh`` from
     where it stood, as a seekable file (:attr:`file`) that hashes what is read of it in order
-    into ``digest``."""
+    into ``digest``; its zip directory is read once (:meth:`directory`), for the read's
+    estimate (:func:`npz_unpacked`) and the read (:func:`npz_members`) alike."""
 
     def __init__(self, fh: IO[bytes], size: int, digest: _Hash | None) -> None:
         self.size = size
         self.file = _Window(fh, fh.tell(), size, digest)
+        self._directory: zipfile.ZipFile | Exception | None = None  # or the error it raised
+
+    def directory(self) -> zipfile.ZipFile:
+        """The file's zip directory, a ``zipfile.ZipFile`` on :attr:`file`, read on the first
+        call; every call raises what reading it raised (each caller reports it in its words:
+        the estimate as nothing to count, the read as a malformed NPZ)."""
+        if self._directory is None:
+            from zipfile import ZipFile
+
+            try:
+                self._directory = ZipFile(self.file)
+            except Exception as exc:  # noqa: BLE001 (kept: raised to every caller)
+                self._directory = exc
+        if isinstance(self._directory, Exception):
+            raise self._directory
+        return self._directory
 
 
 @contextmanager
@@ -519,9 +537,9 @@ def npz_members(data: bytes | memoryview | NpzFile, names: tuple[str, ...],
     import zipfile
 
     try:
-        archive = zipfile.ZipFile(data.file if isinstance(data, NpzFile)
-                                  else io.BytesIO(data) if isinstance(data, bytes)  # no copy
-                                  else _ViewFile(memoryview(data)))
+        archive = (data.directory() if isinstance(data, NpzFile)  # read once
+                   else zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes)  # no copy
+                                        else _ViewFile(memoryview(data))))
         listed = archive.namelist()
         present = set(listed)
         if len(present) != len(listed):  # one reader takes the first copy, another the last
@@ -551,25 +569,38 @@ def npz_unpacked(data: bytes | memoryview | NpzFile | IO[bytes], size: int,
     records of its compressed ``members`` within the member limit (the reading unpacks no
     more: zipfile stops a member at its recorded size, and a member above the limit is
     refused unread); (0, 0) when its directory cannot be read (the reading then says what
-    is wrong)."""
+    is wrong).  Of an :class:`NpzFile`, the directory that its read then reads the members
+    with (:meth:`NpzFile.directory`: read once)."""
     import io
     import zipfile
 
-    fh: Any = (data.file if isinstance(data, NpzFile) else io.BytesIO(data)
-               if isinstance(data, bytes) else _ViewFile(data)
+    if isinstance(data, NpzFile):
+        try:
+            return _unpacked_sizes(data.directory().infolist(), size, members)
+        except Exception:  # noqa: BLE001 (a malformed file: its reading says what is wrong)
+            return 0, 0
+    fh: Any = (io.BytesIO(data) if isinstance(data, bytes) else _ViewFile(data)
                if isinstance(data, memoryview) else data)
     start = fh.tell()
     try:
         with zipfile.ZipFile(_Window(fh, start, size)) as archive:  # its directory only
-            packed = [i for i in archive.infolist()
-                      if i.filename in members and i.compress_type != zipfile.ZIP_STORED
-                      and i.file_size <= MAX_NPZ_MEMBER_BYTES]
-            return (sum(i.file_size for i in packed),
-                    sum(min(i.compress_size, size) for i in packed))
+            return _unpacked_sizes(archive.infolist(), size, members)
     except Exception:  # noqa: BLE001 (a malformed file: its reading says what is wrong)
         return 0, 0
     finally:
         fh.seek(start)
+
+
+def _unpacked_sizes(infos: list[Any], size: int, members: tuple[str, ...]
+                    ) -> tuple[int, int]:
+    """:func:`npz_unpacked` from the zip directory entries ``infos`` of a file of ``size``
+    bytes."""
+    import zipfile
+
+    packed = [i for i in infos
+              if i.filename in members and i.compress_type != zipfile.ZIP_STORED
+              and i.file_size <= MAX_NPZ_MEMBER_BYTES]
+    return sum(i.file_size for i in packed), sum(min(i.compress_size, size) for i in packed)
 
 
 def _member(archive: Any, name: str, max_entries: int, data: bytes | memoryview | NpzFile

@@ -444,8 +444,9 @@ def load_code(path: str | os.PathLike[str], budget: Budget, digest: _Hash | None
 
     Reading is estimated from the file's size and kind (JSON or NPZ, and a JSON file's sample,
     :func:`~gctool.budget.read_cost`) and refused above ``max_work`` before anything is read:
-    a regular file from its size on disk and its first bytes, stdin, a FIFO or a device
-    (whose size is known once read) before the bytes are parsed.  Below
+    a regular JSON file from its size on disk and pieces of it, an NPZ file from its zip
+    directory (read once: the read then reads the members with it), stdin, a FIFO or a
+    device (whose size is known once read) before the bytes are parsed.  Below
     :data:`~gctool.budget.READ_FREE_NS` it is read under any budget and leaves all of it.  A
     file above the size limit is left to :func:`read_bytes`, whose refusal says so.
     ``digest``: ``update``d with the file's bytes as they are read, in order, all of them
@@ -469,11 +470,11 @@ Peeked = tuple[bool, int, bytes, int, int]
 
 
 def _peek(path: str | os.PathLike[str]) -> Peeked | None:
-    """What a regular file's read is estimated from, from its status, its first bytes and
-    a JSON file's sample (:func:`~gctool.budget.read_sample`) or an NPZ file's zip directory
-    (:func:`~gctool._files.npz_unpacked`); None for stdin, FIFOs and devices (opening a FIFO
-    would wait for a writer) and for a path that cannot be read (:func:`read_bytes` says
-    why)."""
+    """What a regular JSON file's read is estimated from, from its status, its first bytes
+    and its sample (:func:`~gctool.budget.read_sample`); None for an NPZ file (estimated
+    once open, by :func:`_measure`, from the zip directory that its read then reads the
+    members with), for stdin, FIFOs and devices (opening a FIFO would wait for a writer) and
+    for a path that cannot be read (:func:`read_bytes` says why)."""
     import stat
 
     if str(path) == "-":
@@ -484,8 +485,7 @@ def _peek(path: str | os.PathLike[str]) -> Peeked | None:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if fh.read(4) == ZIP_MAGIC:
-                fh.seek(0)
-                return True, size, b"", *npz_unpacked(fh, size)
+                return None  # open_input reads no member before _measure's estimate
 
             def read_at(at: int, count: int) -> bytes:
                 fh.seek(at)
@@ -496,8 +496,9 @@ def _peek(path: str | os.PathLike[str]) -> Peeked | None:
 
 
 def _measure(data: bytes | memoryview | NpzFile) -> Peeked:
-    """What the read of an input whose size is known once it is read (stdin, a FIFO, a
-    device) is estimated from, as :func:`_peek` finds it of a regular file."""
+    """What the read of an NPZ file (of which nothing but its zip directory is read) or of
+    an input whose size is known once it is read (stdin, a FIFO, a device) is estimated
+    from, as :func:`_peek` finds it of a regular JSON file."""
     if isinstance(data, NpzFile):
         return True, data.size, b"", *npz_unpacked(data, data.size)
     if data[:4] == ZIP_MAGIC:

@@ -223,7 +223,7 @@ def test_a_compressed_npz_is_priced_by_what_it_unpacks_and_what_it_is_packed_in(
     import io
     import zipfile
 
-    from gctool._files import npz_unpacked
+    from gctool._files import npz_unpacked, open_input
     from gctool.io import _measure, _peek
 
     rng = np.random.default_rng(2)
@@ -243,11 +243,87 @@ def test_a_compressed_npz_is_priced_by_what_it_unpacks_and_what_it_is_packed_in(
         sizes = (sum(i.file_size for i in infos), sum(i.compress_size for i in infos))
         size = path.stat().st_size
         assert npz_unpacked(out.getvalue(), size) == sizes
-        assert _peek(path) == (True, size, b"", *sizes)
-        assert _measure(out.getvalue()) == _peek(path)
-        costs[name] = read_cost(*_peek(path))
+        assert _peek(path) is None  # estimated once open, from the directory read once
+        with open_input(path) as (npz, _):
+            assert _measure(npz) == (True, size, b"", *sizes) == _measure(out.getvalue())
+        costs[name] = read_cost(True, size, b"", *sizes)
         got, left = load_code(path, Budget(max_work=60.0))
         assert np.array_equal(got.B, B) and left.used == pytest.approx(costs[name] / NS_PER_S)
     assert 2.5 < costs["random"] / costs["zeros"] < 4
     stored = read_cost(True, 8 * MB + 2000)
     assert costs["zeros"] > 2 * stored
+
+
+@pytest.mark.parametrize("source", ["path", "stdin-file"])
+def test_an_npz_files_zip_directory_is_read_once(tmp_path: Path, source: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read's estimate and the read share one reading of the zip directory
+    (:meth:`gctool._files.NpzFile.directory`; it was read twice): the same estimate as of
+    the file's bytes, the same code, and, of a file whose directory is broken, the same
+    one-line error as of its bytes (each time it is read), after the same estimate."""
+    import io
+    import sys
+    import zipfile
+
+    from gctool._files import npz_unpacked
+    from gctool.errors import CodeFileError
+    from gctool.io import code_from_bytes
+
+    reads = []
+    parse = zipfile.ZipFile._RealGetContents
+
+    def counted(self: zipfile.ZipFile) -> None:
+        reads.append(1)
+        parse(self)
+
+    monkeypatch.setattr(zipfile.ZipFile, "_RealGetContents", counted)
+
+    def load(path: Path, budget: Budget) -> tuple[GradientCode, Budget]:
+        if source == "path":
+            return load_code(path, budget)
+        with open(path, "rb") as fh, monkeypatch.context() as m:
+            m.setattr(sys, "stdin", io.TextIOWrapper(fh))
+            return load_code("-", budget)
+
+    for compressed in (False, True):  # stored: read under any budget; compressed: 8 MB
+        path = tmp_path / f"c{compressed}.npz"
+        B = np.arange(1000 * 1000, dtype=float).reshape(1000, 1000) % 7 if compressed \
+            else np.arange(300 * 200, dtype=float).reshape(300, 200)
+        (np.savez_compressed if compressed else np.savez)(
+            path, B=B, meta=np.array(code_to_meta_json(B.shape)))
+        data = path.read_bytes()
+        work = read_cost(True, len(data), b"", *npz_unpacked(data, len(data)))
+        assert (work >= READ_FREE_NS > read_cost(True, len(data))) == compressed
+        reads.clear()
+        got, left = load(path, Budget(max_work=60.0))
+        assert len(reads) == 1 and np.array_equal(got.B, B)
+        assert left.used == pytest.approx(work / NS_PER_S if compressed else 0.0)
+        reads.clear()
+        if not compressed:
+            assert np.array_equal(load(path, Budget(max_work=1e-9))[0].B, B)
+            assert len(reads) == 1
+            continue
+        with pytest.raises(BudgetExceeded) as info:
+            load(path, Budget(max_work=work / NS_PER_S / 2))
+        assert len(reads) == 1 and info.value.needed == pytest.approx(work / NS_PER_S)
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(data[:len(data) - 10])  # the end of its directory cut off
+    with pytest.raises(CodeFileError) as want:
+        code_from_bytes(broken.read_bytes(), str(broken) if source == "path" else "stdin")
+    reads.clear()
+    for _ in range(2):
+        with pytest.raises(CodeFileError) as got_error:
+            load(broken, Budget(max_work=60.0))
+        assert str(got_error.value) == str(want.value)
+    assert "malformed NPZ" in str(want.value) and "\n" not in str(got_error.value)
+    assert len(reads) == 2  # once per load
+
+
+def code_to_meta_json(shape: tuple[int, int]) -> str:
+    """The ``meta`` member of a real code file whose B has ``shape``."""
+    import json
+
+    from gctool.io import code_to_meta
+
+    return json.dumps(code_to_meta(GradientCode(np.eye(2), parse_field("real"), 1))
+                      | {"n": shape[0], "k": shape[1]})
