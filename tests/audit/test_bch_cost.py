@@ -116,7 +116,7 @@ def test_certificates_in_gf_q_itself_cost_milliseconds_and_are_held_to_the_budge
     with pytest.raises(BudgetExceeded) as info:
         verify(code, 1, budget=below)
     # the first stage after the skipped certificate above the budget refuses: the reduction of
-    # B (two eliminations of 6 columns, 0.5 ms measured) or else the enumeration
+    # B (one elimination of 7 columns) or else the enumeration
     reduced = run.reduction_work() <= below.work_ns
     assert ("straggler sets" if reduced else "reducing B") in str(info.value)
     assert info.value.param == "max_work" and "\n" not in str(info.value)

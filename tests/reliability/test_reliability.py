@@ -427,7 +427,7 @@ def test_verify_and_bound_refuse_the_reduction_before_it_starts(
     from gctool.io import read_code
     from gctool.request import VerifyRequest
 
-    work = Run(read_code(rs), VerifyRequest(s=3), 3, 1).reduction_work()  # two eliminations
+    work = Run(read_code(rs), VerifyRequest(s=3), 3, 1).reduction_work()  # one elimination
     assert f"needs about {format_seconds(work / NS_PER_S)} (estimated" in line, line
     refused(run("bound", rs), "the rank of B", "(n, k, s) = (11, 11, 3)")
 

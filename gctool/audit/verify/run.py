@@ -178,8 +178,8 @@ class Run:
     def reduction_work(self) -> int:
         """Estimated work of the reduction of B: one O(n K min(n, K)) factorisation in float64,
         one Gauss-Jordan elimination of Python fractions with ``exact`` (:data:`RATIONAL_OP_COST`
-        each), and over GF(q) the two eliminations of :func:`~gctool.audit.nullspace.reduce_gf`
-        (B^T, K x n, for the null space; then [B^T | T^T], K x (n + m), for W), each at
+        each), and over GF(q) the one elimination of :func:`~gctool.audit.nullspace.reduce_gf`
+        ([B^T | T^T], K x (n + m): the null space and W) at
         :func:`~gctool.algebra.linalg.elimination_cost` with the pivots bounded by B's distinct
         rows and columns (:func:`~gctool.algebra.linalg.rank_bound`)."""
         n, K = self.code.B.shape
@@ -189,8 +189,7 @@ class Run:
             if self._pivots is None:
                 self._pivots = rank_bound(np.asarray(self.code.B))
             fld, pivots = self.code.field, self._pivots
-            return int(elimination_cost(K, n, fld, pivots)
-                       + elimination_cost(K, n + self.code.m, fld, pivots))
+            return int(elimination_cost(K, n + self.code.m, fld, pivots))
         return solve_cost(n, K)
 
     def reduction(self) -> ns.Reduction:

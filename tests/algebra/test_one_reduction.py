@@ -1,0 +1,82 @@
+"""verify's reduction of B over GF(q) (:func:`gctool.algebra.linalg.left_null_reduction`) is
+one Gauss-Jordan elimination of [B^T | T^T]: its null space N and particular W equal those of
+the two eliminations it replaced (:func:`null_space` of B^T, :func:`solve` of [B^T | T^T]),
+entry for entry, on dense, low-rank, repeated-row and inconsistent codes over prime,
+binary-table and odd-characteristic extension fields, and its work estimate counts the one
+elimination."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gctool.algebra import linalg
+from gctool.algebra.fields import parse_field
+from gctool.algebra.gf import GFArith
+from gctool.algebra.linalg import elimination_cost, left_null_reduction, null_space, solve
+
+
+def _codes(q: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    out = []
+    for n, K in ((12, 7), (7, 12), (20, 20), (33, 9)):
+        out.append(rng.integers(0, q, (n, K)))  # dense
+        low = rng.integers(0, q, (n, 3)) @ rng.integers(0, q, (3, K)) % q if q in (7, 13) \
+            else rng.integers(0, q, (n, 1)) * (rng.integers(0, 2, (1, K)))  # low rank
+        out.append(low)
+        rep = rng.integers(0, q, (max(1, n // 3), K))
+        out.append(rep[rng.integers(0, rep.shape[0], n)])  # repeated rows (frc-like)
+        out.append(np.zeros((n, K), dtype=np.int64))  # nothing decodes
+    B = rng.integers(0, q, (10, 6))
+    targets = [np.ones((1, 6), dtype=np.int64), np.kron(np.eye(2, dtype=np.int64),
+                                                         np.ones((1, 3), dtype=np.int64))]
+    return [(b.astype(np.int64), np.ones((1, b.shape[1]), dtype=np.int64)) for b in out] + \
+        [(B.astype(np.int64), T) for T in targets]
+
+
+@pytest.mark.parametrize("field", ["GF(7)", "GF(13)", "GF(2^8)", "GF(3^2)"])
+def test_one_elimination_gives_the_two_eliminations_answers(field: str) -> None:
+    fld = parse_field(field)
+    arith = GFArith(fld)
+    q = fld.resolved().order
+    rng = np.random.default_rng(q)
+    seen = set()
+    for B, T in _codes(q, rng):
+        N, W, consistent = left_null_reduction(arith, B, T)
+        N0 = null_space(arith, B.T).reshape(-1, B.shape[0])
+        ok0, W0 = solve(arith, B.T, T.T)
+        assert consistent == ok0
+        np.testing.assert_array_equal(N, N0)
+        np.testing.assert_array_equal(W, W0)
+        # what they mean: N spans the left null space, W decodes when consistent
+        prod = arith.sum(np.swapaxes(arith.mul(N[:, :, None], B[None, :, :]), 1, 2))
+        assert not prod.any()
+        if consistent:
+            got = arith.sum(np.swapaxes(arith.mul(W.T[:, :, None], B[None, :, :]), 1, 2))
+            np.testing.assert_array_equal(got, T % q)
+        seen.add(consistent)
+    assert seen == {True, False}
+
+
+def test_the_reduction_eliminates_once_and_is_estimated_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gctool.audit.nullspace import reduce_gf
+    from gctool.audit.verify.run import Run
+    from gctool.model import GradientCode
+    from gctool.request import VerifyRequest
+
+    calls = []
+    real = linalg.gauss_jordan
+
+    def counted(*args: object) -> object:
+        calls.append(args[1].shape)  # type: ignore[attr-defined]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(linalg, "gauss_jordan", counted)
+    fld = parse_field("GF(7)")
+    B = np.random.default_rng(5).integers(0, 7, (40, 16))
+    code = GradientCode(B, fld, s=2)
+    red = reduce_gf(code)
+    assert calls == [(1, 16, 41)] and red.N.shape == (24, 40) and red.consistent
+    n, K = B.shape
+    assert Run(code, VerifyRequest(s=2), 2, 1).reduction_work() == int(
+        elimination_cost(K, n + 1, fld, 16))
