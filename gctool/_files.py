@@ -6,7 +6,6 @@
 * :func:`open_input` opens a code file for reading: an NPZ regular file is read member by
   member from the file (never held whole), hashing its bytes in order when asked; any other
   input is read whole, as :func:`read_input` reads it.
-* :func:`hash_file` hashes a named file as :func:`read_bytes` would read it, in pieces.
 * :func:`npz_members` reads arrays from NPZ bytes or an open NPZ file after checking each
   member's uncompressed size and ``.npy`` header (dtype, shape, entry count) *before*
   allocating anything; object arrays (pickles) are refused.
@@ -456,30 +455,6 @@ def _opened(path: str | os.PathLike[str], label: str, what: str
             raise CodeFileError(f"{label}: is a directory, expected {what}") from None
         except OSError as exc:
             raise CodeFileError(f"{label}: cannot read ({exc.strerror or exc})") from None
-
-
-def hash_file(path: str | os.PathLike[str], h: _Hash, what: str = "a gctool code file"
-              ) -> None:
-    """``h.update`` with the bytes that :func:`read_bytes` reads from the named file ``path``
-    (with its checks and its errors), read in pieces of :data:`WRITE_CHUNK` into one buffer:
-    hashing a file takes no memory of its size (reading it whole made a 134 MB code file
-    134 MB of fresh memory, read again by the command after it)."""
-    label = str(path)
-    buf = bytearray(WRITE_CHUNK)
-    view = memoryview(buf)
-    total, blank = 0, True
-    with _opened(path, label, what) as (fh, _):
-        while total <= MAX_FILE_BYTES:
-            got = fh.readinto(view[:min(len(buf), MAX_FILE_BYTES + 1 - total)])
-            if not got:
-                break
-            h.update(view[:got])
-            blank = blank and (buf if got == len(buf) else buf[:got]).isspace()  # no copy
-            total += got
-    if total > MAX_FILE_BYTES:
-        raise CodeFileError(f"{label}: input is larger than {MAX_FILE_BYTES // _MIB} MiB")
-    if not total or blank:
-        raise CodeFileError(f"{label}: empty input, expected {what}")
 
 
 def stdin_once(*paths: str | os.PathLike[str] | None) -> None:

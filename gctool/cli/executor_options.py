@@ -11,36 +11,46 @@ runs.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from gctool.cli.options import output_path
+from gctool.cli.options import READING_KEY, output_path
 
 
-def _run_key(command: str, kwargs: dict[str, Any]) -> str:
-    """Identity of a run for the checkpoint: the code file's bytes and the options."""
-    import hashlib
-    import json
-    import os
+class RunKey:
+    """The identity of a ``--checkpoint`` run: the SHA-256 of the command, of the code file's
+    bytes as the command reads them (:func:`gctool.cli.options.load_within` hands
+    :attr:`digest` to :func:`gctool.io.load_code`, as ``design kron`` hashes a factor's
+    file: one read, in order, never held whole) and of the options; :meth:`read` gives it
+    to the runner, whose checkpoint entries it keys, once the code is read (no task runs
+    before).  Until then the runner's key is one no checkpoint holds."""
 
-    from gctool._files import hash_file
-    from gctool.cli.options import single_file
-    from gctool.errors import InvalidInput
+    def __init__(self, command: str, kwargs: dict[str, Any], runner: Any) -> None:
+        import hashlib
+        import json
 
-    code_file = single_file(kwargs.get("code_file") or "-", "--checkpoint")
-    if code_file in (None, "-") or (os.path.exists(code_file) and not os.path.isfile(code_file)
-                                    and not os.path.isdir(code_file)):
-        # the key is read here and the code again by the command (and by a resuming rerun):
-        # a pipe can be read only once
-        raise InvalidInput("--checkpoint needs the code in a regular file (not stdin or a "
-                           "pipe)")
-    h = hashlib.sha256(command.encode())
-    hash_file(str(code_file), h)  # in pieces; bounded, clear errors (long names, dirs, ...)
-    opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
-    h.update(json.dumps(opts, sort_keys=True, default=repr).encode())
-    return h.hexdigest()
+        from gctool.cli.options import single_file
+        from gctool.errors import InvalidInput
+
+        code_file = single_file(kwargs.get("code_file") or "-", "--checkpoint")
+        if code_file in (None, "-") or (os.path.exists(code_file) and not os.path.isfile(code_file)
+                                        and not os.path.isdir(code_file)):
+            # the contract: a checkpointed run and the rerun that resumes it read one file
+            raise InvalidInput("--checkpoint needs the code in a regular file (not stdin or a "
+                               "pipe)")
+        self.digest = hashlib.sha256(command.encode())
+        opts = {k: v for k, v in kwargs.items() if k not in ("as_json", "jobs", "code_file")}
+        self._opts = json.dumps(opts, sort_keys=True, default=repr).encode()
+        self._runner = runner
+
+    def read(self) -> None:
+        """The code file has been read whole into :attr:`digest`: key the runner's run."""
+        h = self.digest.copy()
+        h.update(self._opts)
+        self._runner.key = h.hexdigest()
 
 
 def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -97,8 +107,12 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
 
             require_dask()
             silence_logs()  # for the whole process: Dask logs even while the client closes
-            key = _run_key(command, kwargs) if checkpoint else command
-            runner = cli_runner(scheduler, checkpoint, key)
+            # with --checkpoint, a key no checkpoint holds until the code is read (RunKey)
+            runner = cli_runner(scheduler, checkpoint,
+                                f"{command}-unread-{os.urandom(16).hex()}" if checkpoint
+                                else command)
+            key = RunKey(command, kwargs, runner) if checkpoint else None
+            token = READING_KEY.set(key)
             try:
                 with runner:  # one client (cluster) for the command, the code scattered once
                     return f(*args, runner=runner, **kwargs)
@@ -107,6 +121,8 @@ def executor_options(command: str) -> Callable[[Callable[..., Any]], Callable[..
                 if not note:
                     raise
                 raise SearchInterrupted(f"{exc.summary}; {note}") from None
+            finally:
+                READING_KEY.reset(token)
 
         return wrapper
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -17,6 +18,8 @@ from gctool.limits import (
 )
 
 if TYPE_CHECKING:
+    from hashlib import _Hash
+
     from gctool.budget import Budget
 
 if TYPE_CHECKING:
@@ -250,13 +253,33 @@ def load_code(path: str) -> GradientCode:
     return read_code(path)
 
 
+class ReadingKey(Protocol):
+    """A key that a command's read of its code file feeds: its bytes go to :attr:`digest` as
+    they are read, and :meth:`read` is called once they all have
+    (:class:`gctool.cli.executor_options.RunKey`, ``--checkpoint``'s)."""
+
+    digest: _Hash
+
+    def read(self) -> None: ...
+
+
+#: the key the running command's read of its code file feeds (:func:`load_within`), if any
+READING_KEY: ContextVar[ReadingKey | None] = ContextVar("gctool_reading_key", default=None)
+
+
 def load_within(path: str, budget: Budget) -> tuple[GradientCode, Budget]:
     """(the code of FILE ``path``, what reading it leaves of ``budget`` to the command's work):
     reading is estimated and held to ``budget`` before the file is read
-    (:func:`gctool.io.load_code`)."""
+    (:func:`gctool.io.load_code`).  Under ``--checkpoint`` its bytes, as they are read, are
+    the run's key's (:class:`gctool.cli.executor_options.RunKey`)."""
     from gctool.io import load_code as load
 
-    return load(path, budget)
+    key = READING_KEY.get()
+    if key is None:
+        return load(path, budget)
+    code, left = load(path, budget, digest=key.digest)
+    key.read()
+    return code, left
 
 
 @contextmanager
