@@ -158,7 +158,8 @@ def _untried(run: Run) -> str:
 def checks_work(run: Run) -> float:
     """Estimated work of what every enumeration follows, in ns of one core: the reduction of
     B (:meth:`Run.reduction_work`) and, over R/C, :func:`first_checks`' decoding with all n
-    workers (one call of the direct decoder: about as much as the reduction at n = 2048)."""
+    workers (one call of the direct decoder: a thin SVD, a quarter of the reduction's at
+    n x K = 2048 x 512, whose U is square)."""
     full = single_call_time(run.code, run.code.n) if run.numeric else 0.0
     return run.reduction_work() + full
 
