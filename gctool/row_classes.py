@@ -10,7 +10,7 @@ enumerations by these classes; :class:`gctool.decode.generic` certifies ranks wi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -32,16 +32,17 @@ CLASS_BLOCK_ENTRIES = 1 << 17
 
 
 def row_keys(code: GradientCode, rows: np.ndarray | None = None,
-             parts: list[tuple[np.ndarray, np.ndarray]] | None = None
+             seen: Callable[[np.ndarray, np.ndarray], None] | None = None
              ) -> Iterator[bytes | int]:
     """The class key of each row of B (or of B's ``rows``, in their order), in order: its
     support and its non-zero entries scaled so that the first is 1 (over GF(q) exactly; over
     R/C to 12 significant digits, a candidate that :func:`find_row_classes` confirms exactly),
     or for a zero row its position in the order (a class of its own).  Computed in blocks of
     about :data:`CLASS_BLOCK_ENTRIES` entries, on the non-zero entries only; a row's key does
-    not depend on the blocks.  ``parts``, when a list, receives each block's non-zero entries
-    (row by row) and their count per row, as the block is keyed (what the row-class estimate
-    reads of its sampled rows besides their keys, with no second pass over them)."""
+    not depend on the blocks.  ``seen``, when given, is called with each block's non-zero
+    entries (row by row) and their count per row, as the block is keyed (what the row-class
+    estimate reads of its sampled rows besides their keys, with no second pass over them); it
+    keeps what it needs of them, not the entries (a sample's entries beside B)."""
     B = np.asarray(code.B)
     n, K = B.shape if rows is None else (len(rows), B.shape[1])
     step = max(1, CLASS_BLOCK_ENTRIES // max(1, K))
@@ -57,8 +58,8 @@ def row_keys(code: GradientCode, rows: np.ndarray | None = None,
         counts = np.count_nonzero(nz, axis=1)
         ends = np.cumsum(counts)
         starts = ends - counts
-        if parts is not None:
-            parts.append((vals, counts))
+        if seen is not None:
+            seen(vals, counts)
         held = counts > 0
         lead = np.repeat(vals[starts[held]], counts[held])  # each row's first non-zero
         if ar is not None:

@@ -380,7 +380,7 @@ def class_sample(code: GradientCode) -> ClassSample:
     not equal up to sign.  The witness: sampled rows of one support and different keys,
     confirmed exactly (:func:`_rejects`, at most :data:`CLASS_WITNESS_TRIES` pairs).  A
     heuristic but for the witness: the classes are known only once found."""
-    from gctool.numerics import _in_product_range
+    from gctool.numerics import PRODUCT_RANGE, _in_product_range
     from gctool.row_classes import row_keys
 
     B = np.asarray(code.B)
@@ -389,11 +389,31 @@ def class_sample(code: GradientCode) -> ClassSample:
     m = min(CLASS_SAMPLE_ROWS, n - 1)  # their class (every other row, classes of 2)
     at = np.sort(rng.choice(n - 1, m, replace=False)) if m > 0 else np.zeros(0, np.int64)
     rows = np.concatenate([at, at + 1]) if m > 0 else np.arange(n)
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
-    keys = list(row_keys(code, rows, parts))
-    vals = np.concatenate([v for v, _ in parts])
-    counts = np.concatenate([c for _, c in parts])
-    nonzeros = float(counts.sum()) * n / rows.size
+    # what the sample reads of its rows' non-zero entries, block by block as row_keys keys
+    # them, keeping none (256 dense rows over GF(2^16), n = K = 2000: 4 MB beside B): their
+    # count and, over R/C, each row's first (unread for a zero row) and per part (real,
+    # imaginary) each block's largest magnitude and smallest non-zero one, all that
+    # _in_product_range reads of the entries
+    finite = code.field.is_finite
+    held = [0]
+    leads: list[np.ndarray] = []
+    reach: tuple[list[float], list[float]] = ([], [])
+
+    def keep(vals: np.ndarray, counts: np.ndarray) -> None:
+        held[0] += int(counts.sum())
+        if finite:
+            return
+        if not vals.size:
+            leads.append(np.zeros(counts.size, vals.dtype))
+            return
+        leads.append(vals[np.minimum(np.cumsum(counts) - counts, vals.size - 1)])
+        parts = (vals.real, vals.imag) if np.iscomplexobj(vals) else (vals,)
+        for p, part in enumerate(parts):
+            mag = np.abs(part)
+            reach[p].extend([mag.max(), np.where(mag == 0, PRODUCT_RANGE[0], mag).min()])
+
+    keys = list(row_keys(code, rows, keep))
+    nonzeros = float(held[0]) * n / rows.size
     witness = _sampled_witness(code, rows, keys)
     if m == 0:
         return ClassSample(rows.size, nonzeros, float(n), 0.0, False, witness)
@@ -408,14 +428,13 @@ def class_sample(code: GradientCode) -> ClassSample:
     spread = n / (1 + lucky * (n - 1) / (m * (m - 1) / 2)) if m > 1 else float(n)
     pairs += together
     classes = max(1.0, min(runs, spread))
-    if code.field.is_finite:
+    if finite:
         return ClassSample(rows.size, nonzeros, classes, 0.0, False, witness)
-    huge = not _in_product_range(vals)  # (the non-zero entries of the sampled rows)
+    huge = not _in_product_range(*map(np.array, reach))  # (the sampled rows' entries)
     if not (huge or np.iscomplexobj(B)) or not pairs:
         return ClassSample(rows.size, nonzeros, classes, 0.0, huge, witness)
-    starts = np.cumsum(counts) - counts  # rows of one key: equal up to sign when their
-    lead = vals[np.minimum(starts, vals.size - 1)]  # first non-zero entries are (keys of
-    a, b = lead[np.array(pairs).T]  # one key: both rows non-zero)
+    # rows of one key: equal up to sign when their first non-zero entries are (keys of one
+    a, b = np.concatenate(leads)[np.array(pairs).T]  # key: both rows non-zero)
     scaled = float((n - classes) / n * np.mean((a != b) & (a != -b)))
     return ClassSample(rows.size, nonzeros, classes, scaled, huge, witness)
 
