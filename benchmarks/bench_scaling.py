@@ -245,7 +245,7 @@ def once(case: Case, executor: str, options: dict[str, Any], client: Any = None
         report = case.run(case.code, options)
     wall = time.perf_counter() - w0
     # the serial part: the caller's thread, and the folds its pools ran in their threads
-    caller, cpu = time.thread_time() - t0 + TIMES.fold, _cpu() - c0
+    caller, cpu = time.thread_time() - t0 - TIMES.caller_tasks + TIMES.fold, _cpu() - c0
     if client is not None:
         cpu += sum(client.run(_worker_cpu).values()) - remote
     row = Row(executor, wall, cpu, caller, walls=[wall])

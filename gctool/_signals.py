@@ -53,6 +53,9 @@ _raised: list[int] = []  # the signal whose exception is on its way (at most one
 #: will raise (set by the watcher thread, cleared by the handler), else 0: the stop flag of the
 #: main thread's compiled loops (as a numpy view: :func:`gctool.engine.threads.halt_flag`)
 PENDING = bytearray(1)
+#: the stop flags (one-element arrays) of the pool task the main thread runs, if any
+#: (:func:`gctool.engine.threads.set_task`): set with :data:`PENDING`, so its compiled walk ends
+TASK_FLAGS: list[Any] = []
 _pipe: list[int] = []  # the watched pipe (read end, write end) while there is one
 
 
@@ -82,6 +85,8 @@ def _watch(fd: int) -> None:
             for signum in data:
                 if signum in _numbers() and not _raised:
                     PENDING[0] = signum
+                    for flag in list(TASK_FLAGS):
+                        flag[0] = 1
                     if _raised:  # the handler ran meanwhile (it clears PENDING after _raised)
                         PENDING[0] = 0
     except OSError:  # pragma: no cover - the descriptor went away

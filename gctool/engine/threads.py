@@ -18,16 +18,21 @@ one task at a time; those keep the process pool.
 * Work charged to a run-wide budget waits for its turn (:func:`in_task_order`):
   task i charges once tasks 0..i-1 are folded, so the budget runs out at the same set as with
   one job, and a run that stops charges nothing after the stopping task.
-* The callback runs in the pool's threads: the thread whose result is the next in order folds
-  it, and the results after it that have come back (:meth:`_Threads.fold`), one thread at a
-  time; the caller's thread waits for the end of the fold.  A caller woken per result would
-  be a third thread on two cores, and the pool would wait for it whenever it is not
-  scheduled (with other processes on the cores: tens of milliseconds in a run of 0.6 s).
+* The caller's thread is one of the ``jobs`` threads: it runs tasks with ``jobs - 1``
+  others, so no thread is woken to start the pool's work in its place and none to end it
+  (each wake-up waits for a core, long on a shared host).  The callback runs in the pool's
+  threads: the thread whose result is the next in order folds it, and the results after it
+  that have come back (:meth:`_Threads.fold`), one thread at a time; once no task is left
+  the caller waits for the end of the fold.  A caller woken per result would be a third
+  thread on two cores, and the pool would wait for it whenever it is not scheduled (with
+  other processes on the cores: tens of milliseconds in a run of 0.6 s).
 * An exception in a task or in the callback is raised in the caller at that task's place in
   the order, once the running tasks have finished.
 * Signals reach the caller's (main) thread only: an interrupt there stops the run and waits at
   most :data:`ABANDON_S` for the running tasks (the threads are daemons; the compiled tasks are
-  a few milliseconds each).
+  a few milliseconds each).  A compiled walk of a task the caller runs ends on the signal as
+  the main thread's walks do (:data:`gctool._signals.TASK_FLAGS`: the watcher sets its
+  flag), and its interrupt is raised in the caller.
 * The threads outlive their pool: idle, they wait for the next pool's work
   (:class:`Carrier`), so a run of a fraction of a second does not pay for starting threads
   (a forked child starts its own).
@@ -142,6 +147,8 @@ def set_task(order: TaskOrder | None, index: int = 0) -> None:
     if task is not None:
         task[0].unflag(task[1])
     _current.task = None if order is None else (order, index, order.flag(index))
+    if threading.current_thread() is threading.main_thread():  # the caller's task (run_threads)
+        _signals.TASK_FLAGS[:] = [] if order is None else [_current.task[2]]
 
 
 #: the flag of a walk outside any pool, in a thread other than the main one: never set
@@ -170,8 +177,8 @@ def raise_if_halted(flag: np.ndarray) -> None:
     may have ended early; its results are not to be read), raise the signal's interrupt (the
     main thread's flag: :func:`gctool._signals.raise_pending`), else :class:`Cancelled`."""
     if flag[0]:
-        if flag is _MAIN:
-            _signals.raise_pending()
+        if flag is _MAIN or threading.current_thread() is threading.main_thread():
+            _signals.raise_pending()  # (a task of the caller: its flag is set by a signal too)
         raise Cancelled
 
 
@@ -213,13 +220,16 @@ class PoolTimes:
     #: CPU seconds of the folds run in the pools' threads (:meth:`_Threads.fold`: serial
     #: work, as the caller's)
     fold: float = 0.0
+    #: CPU seconds of the tasks run in the callers' threads (:func:`run_threads`: parallel
+    #: work, not the caller's serial part)
+    caller_tasks: float = 0.0
     capacity: float = 0.0
     busy: float = 0.0
     start: float = 0.0
     tail: float = 0.0
 
     def reset(self) -> None:
-        self.pools, self.tasks, self.fold = 0, 0, 0.0
+        self.pools, self.tasks, self.fold, self.caller_tasks = 0, 0, 0.0, 0.0
         self.capacity, self.busy, self.start, self.tail = 0.0, 0.0, 0.0, 0.0
 
     @property
@@ -302,8 +312,11 @@ class _Threads:
 
     def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
                  ahead: int | None = None, held: bool = False,
-                 after: _Threads | None = None) -> None:
+                 after: _Threads | None = None, caller: bool = False) -> None:
         self.worker, self.tasks = worker, tasks
+        #: the caller runs tasks as thread 0 (:meth:`run_caller`), so ``jobs - 1`` are started
+        self.caller = caller
+        self.caller_cpu = 0.0  # CPU seconds of the caller's tasks (TIMES.caller_tasks)
         self.cond = threading.Condition()
         #: the caller waits on this one (the same lock) until the fold is over (:meth:`wait`)
         self.over = threading.Condition(self.cond._lock)  # type: ignore[attr-defined]
@@ -336,9 +349,15 @@ class _Threads:
                 after.followed = True
 
     def start(self) -> None:
-        """Start the pool's threads (idle carriers first)."""
+        """Start the pool's threads (idle carriers first), all but the caller's."""
         self.threads = [Carrier.start(functools.partial(self._loop, j), f"gctool-job-{j}")
-                        for j in range(self.jobs)]
+                        for j in range(1 if self.caller else 0, self.jobs)]
+
+    def run_caller(self) -> None:
+        """The caller's share of the tasks (thread 0 of a pool started with ``caller``): it
+        runs tasks until none is left, folding as the others do; an interrupt leaves at once
+        (raised here, not at its task's place)."""
+        self._loop(0, caller=True)
 
     def _take(self) -> int | None:
         with self.cond:
@@ -368,7 +387,7 @@ class _Threads:
                 before.cond.wait()
         return None if self.order.stopped else time.perf_counter()
 
-    def _loop(self, j: int) -> None:
+    def _loop(self, j: int, caller: bool = False) -> None:
         first = last = -1.0
         busy = 0.0
         got = self._gate(j)
@@ -377,7 +396,7 @@ class _Threads:
         try:
             while (i := self._take()) is not None:
                 set_task(self.order, i)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time() if caller else 0.0
                 first = t0 if first < 0 else first
                 try:
                     out: tuple[bool, Any] = (True, self.worker.run(self.tasks[i]))
@@ -386,6 +405,8 @@ class _Threads:
                 except Cancelled:
                     return
                 except BaseException as exc:  # raised in the caller, at this task's place
+                    if caller and isinstance(exc, KeyboardInterrupt):
+                        raise  # (an interrupt of the caller: the run stops now)
                     out = (False, exc)
                     self.order.cut(i)  # (the fold ends there at the latest, as with a result
                     # that ends the run: a refusal over the budget, an error)
@@ -393,10 +414,12 @@ class _Threads:
                     set_task(None)
                     last = time.perf_counter()
                     busy += last - t0
+                    if caller:
+                        self.caller_cpu += time.thread_time() - c0
                 with self.cond:
                     self.results[i] = out
                 if i == self.fold_next:  # (read without the lock: fold() checks again)
-                    self.fold()
+                    self.fold(caller=caller)
         finally:
             with self.cond:
                 self.spans.append((got, first, last, busy, time.perf_counter()))
@@ -507,6 +530,7 @@ class _Threads:
         TIMES.pools += 1
         TIMES.tasks += self.next
         TIMES.fold += self.fold_cpu
+        TIMES.caller_tasks += self.caller_cpu
         for got, first, last, busy, left in spans:
             until = left if self.followed else end  # its core handed on, or the pool's end
             TIMES.capacity += until - got
@@ -521,23 +545,28 @@ def run_threads(
     jobs: int,
     on_result: Callable[[int, Any], bool],
 ) -> None:
-    """:func:`gctool.engine.parallel.run_ordered` in ``jobs`` threads of this process."""
+    """:func:`gctool.engine.parallel.run_ordered` in ``jobs`` threads of this process: the
+    caller's and ``jobs - 1`` others."""
     if jobs <= 1 or len(tasks) <= 1:
         run_ordered(worker, tasks, 1, on_result)
         return
-    pool = _Threads(worker, tasks, min(jobs, len(tasks)))
+    # (a caller that runs a task of another pool keeps that task's record: it only folds)
+    pool = _Threads(worker, tasks, min(jobs, len(tasks)), caller=not in_pool_task())
     pool.start()
     _fold(pool, on_result)
 
 
 def _fold(pool: _Threads, on_result: Callable[[int, Any], bool]) -> None:
     """Hand the pool's results to ``on_result`` in task order (:meth:`_Threads.fold`: in the
-    pool's threads as they come back, those already back here), then stop the pool; raise
-    in the caller what a task or the fold raised."""
+    pool's threads as they come back, those already back here), the caller running its share
+    of the tasks first when it is one of the pool's threads, then stop the pool; raise in the
+    caller what a task or the fold raised."""
     try:
         with pool.cond:
             pool.on_result = on_result
         pool.fold(caller=True)
+        if pool.caller:
+            pool.run_caller()
         pool.wait()
     except BaseException as exc:  # an interrupt waits briefly, anything else for every task
         pool.abandon()

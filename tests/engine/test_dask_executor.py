@@ -288,7 +288,7 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str, comp
     """The encoded scheme's verify and attack hooks hand ``jobs`` and ``runner`` to the
     enumeration of their straggler sets (many 8-set tasks here), and the report does not
     depend on them; locally, with 2 jobs, the spectra are decided in the pool's threads (the
-    caller's thread only folds); on numpy's batches or the compiled walk, which the Dask
+    caller's thread is one of them); on numpy's batches or the compiled walk, which the Dask
     workers then run too (the frame carries the walk its caller planned)."""
     import threading
 
@@ -335,9 +335,8 @@ def test_encoded_frame_runs_on_the_given_executor(cluster: Any, audit: str, comp
     deciders.clear()
     two = run(code, jobs=2)
     assert seen and all(jobs == 2 and runner is run_threads for jobs, runner, _ in seen)
-    # every enumeration of more than one task is decided in the pool's threads
-    assert deciders.count(main) == sum(tasks == 1 for _, _, tasks in seen)
-    assert len(deciders) > deciders.count(main)
+    # decided in the pool's threads: the caller's (one of them) and one other
+    assert set(deciders) <= {main, "gctool-job-1"}, deciders
     seen.clear()
     local = len(walked)
     runner = DaskRunner(scheduler=cluster.scheduler_address, key=f"frame-{audit}-{compiled}")

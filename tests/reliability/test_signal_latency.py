@@ -140,6 +140,59 @@ def test_a_compiled_walk_of_the_main_thread_ends_on_a_signal(tmp_path: Path,
     assert (code, out, err) == (want, "", "interrupted: Terminated, flag 0\n")
 
 
+#: WALK's walk as two tasks of a pool of two threads (run_threads): the caller's thread runs one
+#: of them (a pool's thread, whose walk reads its task's flag, not the main thread's)
+POOL_WALK = """
+import os, sys, threading
+from gctool import _signals
+from gctool.audit import nullspace as ns
+from gctool.audit.kernels.ranges import gf_summary
+from gctool.codes import design
+from gctool.engine.threads import run_threads
+
+n, s = 90, 8
+code = design("frc", n, s, field="GF(97)")
+kernel = ns.GFNullKernel(code, ns.reduce_gf(code))
+kernel.chunk_size(s)
+assert kernel.walks_compiled(s)
+
+class Walk:
+    def run(self, task):
+        main = threading.current_thread() is threading.main_thread()
+        os.write(1, f"walking {main}\\n".encode())  # (one write: print's two may interleave)
+        return gf_summary(kernel, task, n, s)
+
+try:
+    with _signals.handled(standalone=True):
+        run_threads(Walk(), [(0, 0, 10**9)] * 2, 2, lambda i, r: False)
+except KeyboardInterrupt as exc:
+    print(f"interrupted: {type(exc).__name__}", file=sys.stderr)
+    sys.exit(128 + (_signals.received() or 0))
+print("finished")
+"""
+
+
+@pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
+@pytest.mark.parametrize(("sig", "want"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=["INT", "TERM"])
+def test_a_pool_task_of_the_callers_thread_ends_on_a_signal(tmp_path: Path,
+                                                            sig: signal.Signals,
+                                                            want: int) -> None:
+    """run_threads --jobs 2: the caller's thread walks one task, another thread the other;
+    the signal sets the caller's task flag too (gctool._signals.TASK_FLAGS): its walk ends,
+    the interrupt is raised in the caller, the other walk stops with the run."""
+    (tmp_path / "walk.py").write_text(POOL_WALK)
+    proc = _start(["walk.py"], tmp_path, {"GCTOOL_COMPILED": "1"})
+    assert proc.stdout is not None
+    lines = {proc.stdout.readline(), proc.stdout.readline()}
+    if lines != {b"walking True\n", b"walking False\n"}:
+        proc.kill()
+        raise AssertionError(f"{lines}: {proc.communicate()[1].decode()}")
+    _busy(proc, _cpu(proc.pid) + 0.5, "the walks")
+    code, out, err = _stopped(proc, sig)
+    assert (code, out, err) == (want, "", "interrupted: Terminated\n")
+
+
 def test_simulate_stops_inside_its_round_loop(tmp_path: Path) -> None:
     """simulate's search of the sequential schemes' (B, W, lambda) replays 200,000 rounds of
     50 workers per candidate in one compiled loop (about a second each on a quiet machine,
