@@ -68,7 +68,7 @@ def test_an_attacks_meter_counts_its_processes_exact_decisions(
     monkeypatch.setenv("GCTOOL_COMPILED", "never")
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_S", 0.0)
-    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s: 64)
+    monkeypatch.setattr(OptimalOracle, "chunk_size", lambda self, s, given=False: 64)
     code = design("frc", 12, 2)
     spent = {}
     for jobs in (1, 2):
