@@ -54,9 +54,8 @@ from gctool.algebra.linalg import eliminate, left_null_reduction, reduced_decode
 from gctool.algebra.spectral import Spectral
 from gctool.audit.chunks import ChunkEval, Kernel
 from gctool.audit.kernels.bounds import SPLIT_SAFE, dot2_bound, qr_clears, qr_floor, two_sum
-from gctool.budget import Meter, solve_cost
+from gctool.budget import Meter
 from gctool.decode import Decoder, safe_norm
-from gctool.decode.cost import SVD_COMPLEX
 from gctool.engine.enumeration import survivors_of
 from gctool.limits import RANK_BAND
 from gctool.model import GradientCode
@@ -100,25 +99,6 @@ class Reduction:
     @property
     def d(self) -> int:
         return int(self.N.shape[0])
-
-
-#: a tall B (n > K) has its square U (n x n) computed besides the thin SVD, at about this many
-#: ns per n^2 (n - K) (the columns beyond K: LAPACK forms them from the QR's reflectors):
-#: 0.043-0.115 ns measured, real n x K = 300 x 100 to 2048 x 1024 (CPU time of numpy's SVD with
-#: and without full_matrices, one BLAS thread, medians of 3, the 2-core development machine at
-#: a load of 5); complex 0.15-0.35 (:data:`gctool.decode.cost.SVD_COMPLEX` times the total).
-#: Counted as solve_cost alone, real 2048 x 256 read 11x (0.75 s of CPU) and 2048 x 512 4.4x
-SQUARE_U_NS = 0.075
-
-
-def spectral_cost(n: int, K: int, complex_: bool = False) -> float:
-    """Estimated time of :func:`reduce_float`'s SVD of an n x K B (:class:`~gctool.algebra.
-    spectral.Spectral`: its vectors, U square), in ns: :func:`gctool.budget.solve_cost` and,
-    for n > K, the columns of U beyond K (:data:`SQUARE_U_NS`); complex B
-    :data:`~gctool.decode.cost.SVD_COMPLEX` times that.
-    Measured/estimated 0.58-1.25 real, 0.76-2.0 complex (the shapes of :data:`SQUARE_U_NS`)."""
-    work = solve_cost(n, K) + SQUARE_U_NS * float(n) * n * max(0, n - K)
-    return work * (SVD_COMPLEX if complex_ else 1.0)
 
 
 def reduce_float(code: GradientCode, tol: float) -> Reduction:

@@ -21,16 +21,21 @@ from gctool.model import GradientCode
 WITNESS_FACTORISATIONS = 3
 #: one of these factorisations over R/C, in ns: a fixed part (the calls, the row basis's
 #: gathering, the decoder's set-up) plus :func:`gctool.budget.solve_cost` (complex B:
-#: SVD_COMPLEX times it, as the decoder's).  Measured on real B of rank n - 1 and n = 12-1000,
-#: n x 2n and 2n x n (the rank and its witnesses: 0.4 ms at n = 12, 6 ms at n = 100, 1.8 s at
-#: n = 1000): 0.7-1.3x of this; complex B of n = 12-600: 0.8-1.45x; one core of the 2-core
-#: development machine
+#: SVD_COMPLEX times it, as the decoder's); the rank's own is the SVD with its square U
+#: (:func:`gctool.decode.cost.spectral_cost`: a tall B's U has n columns).  Measured on real B
+#: of rank n - 1 and n = 12-1000, n x 2n and 2n x n (the rank and its witnesses: 0.4 ms at
+#: n = 12, 6 ms at n = 100, 1.8 s at n = 1000): 0.7-1.3x of this; complex B of n = 12-600:
+#: 0.8-1.45x; one core of the 2-core development machine.  Tall random B, one BLAS thread
+#: (medians of 3, load 3.5-6): real 2048 x 256 0.8-1.0 s of CPU, 2048 x 512 1.2-1.3 s, complex
+#: 2048 x 256 1.9-2.5 s, 2048 x 512 2.6-3.2 s: 1.14x, 1.01x, 1.5x, 1.27x of this (solve_cost
+#: for the rank's SVD too read 3.0x, 1.65x, 3.5x, 2.0x)
 FACTORISATION_NS = 150_000
 
 
 def work(code: GradientCode, second: bool = False) -> int:
     """Work of ``bound`` on a file: the rank of B (over GF(q) one elimination,
-    :func:`gctool.algebra.linalg.elimination_cost`) and, over R/C, the witness of
+    :func:`gctool.algebra.linalg.elimination_cost`; over R/C the SVD with its square U,
+    :func:`gctool.decode.cost.spectral_cost`) and, over R/C, the witness of
     T_0 <= n - rank + 1; ``second``: also the witness that rank(B) > n - s breaks s stragglers
     (:func:`witnesses_fail`; exact and free over GF(q))."""
     from gctool.budget import solve_cost
@@ -40,11 +45,12 @@ def work(code: GradientCode, second: bool = False) -> int:
         from gctool.algebra.linalg import elimination_cost
 
         return int(elimination_cost(n, K, code.field))
-    from gctool.decode.cost import SVD_COMPLEX
+    from gctool.decode.cost import SVD_COMPLEX, spectral_cost
 
-    per = SVD_COMPLEX if code.field.kind == "complex" else 1.0
-    one = FACTORISATION_NS + int(per * solve_cost(n, K))
-    return one * (1 + WITNESS_FACTORISATIONS + (1 if second else 0))
+    complex_ = code.field.kind == "complex"
+    one = FACTORISATION_NS + int((SVD_COMPLEX if complex_ else 1.0) * solve_cost(n, K))
+    svd = FACTORISATION_NS + int(spectral_cost(n, K, complex_))  # the rank's, U square
+    return svd + one * (WITNESS_FACTORISATIONS + (1 if second else 0))
 
 
 def check(code: GradientCode, budget: Budget, second: bool = False) -> None:

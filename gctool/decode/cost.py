@@ -5,6 +5,7 @@ decoding of every set), measured with ``benchmarks/bench_budget.py``."""
 
 from __future__ import annotations
 
+from gctool.budget import solve_cost
 from gctool.model import GradientCode
 
 #: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
@@ -45,6 +46,25 @@ SVD_COMPLEX_POWER = 0.72
 #: at 6 x 4 and 2.4x at 20 x 20 to 40 x 37
 SVD_LARGE_NS = 0.55
 SVD_COMPLEX = 2.0
+
+
+#: a tall B (n > K) has its square U (n x n) computed besides the thin SVD, at about this many
+#: ns per n^2 (n - K) (the columns beyond K: LAPACK forms them from the QR's reflectors):
+#: 0.043-0.115 ns measured, real n x K = 300 x 100 to 2048 x 1024 (CPU time of numpy's SVD with
+#: and without full_matrices, one BLAS thread, medians of 3, the 2-core development machine at
+#: a load of 5); complex 0.15-0.35 (:data:`SVD_COMPLEX` times the total).
+#: Counted as solve_cost alone, real 2048 x 256 read 11x (0.75 s of CPU) and 2048 x 512 4.4x
+SQUARE_U_NS = 0.075
+
+
+def spectral_cost(n: int, K: int, complex_: bool = False) -> float:
+    """Estimated time of :class:`~gctool.algebra.spectral.Spectral`'s SVD of an n x K B (its
+    vectors, U square: verify's reduction of B, ``bound``'s rank), in ns:
+    :func:`gctool.budget.solve_cost` and, for n > K, the columns of U beyond K
+    (:data:`SQUARE_U_NS`); complex B :data:`SVD_COMPLEX` times that.
+    Measured/estimated 0.58-1.25 real, 0.76-2.0 complex (the shapes of :data:`SQUARE_U_NS`)."""
+    work = solve_cost(n, K) + SQUARE_U_NS * float(n) * n * max(0, n - K)
+    return work * (SVD_COMPLEX if complex_ else 1.0)
 
 
 def svd_time(f: int, K: int, complex_: bool = False) -> float:

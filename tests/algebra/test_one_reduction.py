@@ -86,10 +86,9 @@ def test_the_real_reduction_is_estimated_with_its_square_u() -> None:
     """Over R/C the reduction of B is Spectral's SVD with its square U (n x n): a tall B pays
     SQUARE_U_NS per n^2 (n - K) besides solve_cost (real 2048 x 256 took 0.75 s of CPU where
     solve_cost said 0.066), complex B SVD_COMPLEX times that; a square or wide B none."""
-    from gctool.audit.nullspace import SQUARE_U_NS, spectral_cost
     from gctool.audit.verify.run import Run
     from gctool.budget import solve_cost
-    from gctool.decode.cost import SVD_COMPLEX
+    from gctool.decode.cost import SQUARE_U_NS, SVD_COMPLEX, spectral_cost
     from gctool.model import GradientCode
     from gctool.request import VerifyRequest
 

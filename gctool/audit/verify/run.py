@@ -20,6 +20,7 @@ from gctool.audit.checks import Progress
 from gctool.audit.chunks import Accumulator, Kernel
 from gctool.budget import RATIONAL_OP_COST, START_NS, Budget, Meter
 from gctool.decode import Decoder
+from gctool.decode.cost import spectral_cost
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Runner
 from gctool.model import GradientCode
@@ -177,7 +178,7 @@ class Run:
     # -- the reduction of B and the kernel -----------------------------------------------------
     def reduction_work(self) -> int:
         """Estimated work of the reduction of B: one SVD in float64 with its square U
-        (:func:`~gctool.audit.nullspace.spectral_cost`),
+        (:func:`~gctool.decode.cost.spectral_cost`),
         one Gauss-Jordan elimination of Python fractions with ``exact`` (:data:`RATIONAL_OP_COST`
         each), and over GF(q) the one elimination of :func:`~gctool.audit.nullspace.reduce_gf`
         ([B^T | T^T], K x (n + m): the null space and W) at
@@ -191,7 +192,7 @@ class Run:
                 self._pivots = rank_bound(np.asarray(self.code.B))
             fld, pivots = self.code.field, self._pivots
             return int(elimination_cost(K, n + self.code.m, fld, pivots))
-        return int(ns.spectral_cost(n, K, self.code.field.kind == "complex"))
+        return int(spectral_cost(n, K, self.code.field.kind == "complex"))
 
     def reduction(self) -> ns.Reduction:
         """W and the left null space N, computed once."""
