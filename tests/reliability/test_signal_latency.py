@@ -96,21 +96,26 @@ def _shuffled_cyclic(n: int, s: int) -> bytes:
     return code_bytes(GradientCode(B, crc.field, s, "custom"), npz=False)
 
 
-#: a walk of C(90, 8) sets of a GF(97) code that tolerates 8 stragglers (the compiled GF(q)
-#: test, one call for 10^9 of them: minutes), in the main thread under the CLI's handlers
-WALK = """
-import sys
+#: WALK's and POOL_WALK's set-up: a GF(97) frc code, n = 90, that tolerates 8 stragglers, and
+#: its compiled GF(q) test
+GF97_KERNEL = """
 from gctool import _signals
 from gctool.audit import nullspace as ns
 from gctool.audit.kernels.ranges import gf_summary
 from gctool.codes import design
-from gctool.engine.threads import _MAIN
 
 n, s = 90, 8
 code = design("frc", n, s, field="GF(97)")
 kernel = ns.GFNullKernel(code, ns.reduce_gf(code))
 kernel.chunk_size(s)
 assert kernel.walks_compiled(s)
+"""
+
+#: a walk of C(90, 8) sets of a GF(97) code that tolerates 8 stragglers (the compiled GF(q)
+#: test, one call for 10^9 of them: minutes), in the main thread under the CLI's handlers
+WALK = GF97_KERNEL + """
+import sys
+from gctool.engine.threads import _MAIN
 try:
     with _signals.handled(standalone=True):
         print("walking", flush=True)
@@ -142,19 +147,9 @@ def test_a_compiled_walk_of_the_main_thread_ends_on_a_signal(tmp_path: Path,
 
 #: WALK's walk as two tasks of a pool of two threads (run_threads): the caller's thread runs one
 #: of them (a pool's thread, whose walk reads its task's flag, not the main thread's)
-POOL_WALK = """
+POOL_WALK = GF97_KERNEL + """
 import os, sys, threading
-from gctool import _signals
-from gctool.audit import nullspace as ns
-from gctool.audit.kernels.ranges import gf_summary
-from gctool.codes import design
 from gctool.engine.threads import run_threads
-
-n, s = 90, 8
-code = design("frc", n, s, field="GF(97)")
-kernel = ns.GFNullKernel(code, ns.reduce_gf(code))
-kernel.chunk_size(s)
-assert kernel.walks_compiled(s)
 
 class Walk:
     def run(self, task):
