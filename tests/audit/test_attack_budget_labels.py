@@ -460,4 +460,4 @@ def test_a_threshold_of_zero_says_the_code_tolerates_no_stragglers(tmp_path: Any
     for out in (run("attack", str(path), "--threshold").stdout,
                 run("attack", str(path), str(path), "--threshold").stdout):
         assert "tolerates no stragglers: the error is above 0 with every worker" in out
-        assert "-1" not in out
+        assert "-1 stragglers" not in out  # (tmp_path may hold "-1": pytest-1160)

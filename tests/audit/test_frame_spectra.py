@@ -136,9 +136,9 @@ def test_compiled_report_is_the_same_for_every_jobs_and_chunking(
             assert _without_time(worst_spectrum(code, s, jobs=jobs)) == ref, (chunk, jobs)
 
 
-def test_the_walk_runs_in_the_pool_threads_and_the_caller_only_folds(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """With 2 jobs every task's spectra come from the compiled walk in a pool thread."""
+def test_the_walk_runs_in_the_jobs_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With 2 jobs every task's spectra come from the compiled walk in one of the run's two
+    threads: the caller's (one of the --jobs threads, run_threads) and one pool thread."""
     import threading
 
     from gctool.audit import exhaustive
@@ -161,7 +161,7 @@ def test_the_walk_runs_in_the_pool_threads_and_the_caller_only_folds(
     code = design("encoded", frame="paley", workers=14, s=2, seed=1)
     rep = worst_spectrum(code, 2, jobs=2)
     assert len(where) == comb(14, 2) // 8 + 1
-    assert threading.current_thread().name not in where
+    assert len(set(where)) <= 2 and set(where) - {threading.current_thread().name}
     assert numpy_route == [1, 1, 1]  # only the three picks, restated by numpy's route
     assert rep.checked == comb(14, 2)
 

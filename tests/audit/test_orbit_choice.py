@@ -180,7 +180,7 @@ def _verify_refusal(code: object, s: int) -> float:
 
     with pytest.raises(BudgetExceeded) as err, pytest.MonkeyPatch.context() as mp:
         mp.setattr(enumeration, "worth_timing", lambda seconds, budget: False)
-        verify(code, s, jobs=1, budget=Budget(max_work=1e-3))  # type: ignore[arg-type]
+        verify(code, s, jobs=1, budget=Budget(max_work=1e-2))  # type: ignore[arg-type]
     assert "one per rotation orbit" in str(err.value), str(err.value)
     assert err.value.needed is not None
     return err.value.needed
