@@ -644,31 +644,11 @@ def _unpacked(fh: IO[bytes], name: str, nbytes: int) -> memoryview:
     return buf.data
 
 
-#: buffers of :func:`_aligned_buffer` from this many bytes and below numpy's threshold of
-#: huge pages (4 MiB: it advises the kernel to back larger arrays with 2 MiB pages, whose
-#: faults are few) are mapped with their pages in place (``MAP_POPULATE``: one system call, not
-#: a fault for each 4 KiB page as the read first writes it; smaller ones come from the heap,
-#: already touched): the first read of a 0.5-1 MB NPZ in a fresh process took 0.2 ms (12 %)
-#: less; from 4 MiB on, 4 KiB pages in place took 1.6x numpy's huge pages (a 134 MB read)
-POPULATE_SIZES = (1 << 17, 1 << 22)
-
-
 def _aligned_buffer(nbytes: int) -> np.ndarray:
     """A fresh :func:`_read_buffer` of ``nbytes`` bytes at a :data:`DATA_ALIGN` aligned
-    address (numpy's own allocation is 16-byte aligned; a mapping is page aligned), its
-    pages in place for the sizes of :data:`POPULATE_SIZES`."""
-    import mmap
-
+    address (numpy's own allocation is 16-byte aligned)."""
     import numpy as np
 
-    populate = getattr(mmap, "MAP_POPULATE", None)
-    if populate is not None and POPULATE_SIZES[0] <= nbytes + DATA_ALIGN < POPULATE_SIZES[1]:
-        try:
-            raw = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | populate)
-        except (OSError, ValueError):
-            pass  # numpy's allocation then
-        else:
-            return np.frombuffer(raw, dtype=np.uint8).view(_read_buffer())
     base = np.empty(nbytes + DATA_ALIGN, dtype=np.uint8)
     shift = -base.ctypes.data % DATA_ALIGN
     return base[shift:shift + nbytes].view(_read_buffer())
