@@ -300,7 +300,9 @@ def sorted_distinct(a: np.ndarray) -> np.ndarray:
 
 def complement(n: int, members: np.ndarray) -> np.ndarray:
     """``0..n-1`` without ``members`` (indices in range), increasing: ``np.setdiff1d(
-    np.arange(n), members)`` without ``numpy.ma`` (:func:`sorted_distinct`)."""
+    np.arange(n), members)`` without its import of ``numpy.ma`` (:func:`sorted_distinct`);
+    one set's, in the layers below the engine, whose
+    :func:`~gctool.engine.enumeration.survivors_of` takes a batch of straggler sets."""
     keep = np.ones(n, dtype=bool)
     keep[np.asarray(members, dtype=np.intp)] = False
     return np.flatnonzero(keep)
