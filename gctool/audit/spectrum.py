@@ -571,7 +571,7 @@ def worst_spectrum(code: GradientCode, s: int, *, max_sets: int = SPECTRUM_MAX_S
     try:
         # locally, the spectra are decided in ``jobs`` threads sharing the frame (the compiled
         # walk without the GIL; numpy's batched route holds it for its gathers and picks);
-        # the caller only folds three picks per task
+        # the caller's thread is one of them (run_threads); the fold keeps three picks a task
         run_folded(_SpectrumWorker(source, fr, norm), rank_tasks(planned, size), fold,
                    jobs=used, runner=runner or run_threads,
                    after=after)
