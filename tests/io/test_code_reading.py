@@ -916,8 +916,6 @@ def test_b_of_every_size_is_read_into_an_aligned_immutable_buffer(tmp_path: Path
     4 MiB) is read, stored or compressed, into a buffer of exactly its bytes, 64-byte
     aligned, marked immutable and read-only, equal to what was saved, and visible to
     tracemalloc (the memory tests see it)."""
-    import tracemalloc
-
     B = np.random.default_rng(rows).standard_normal((rows, 512))
     code = GradientCode(B, parse_field("real"), s=1)
     path = tmp_path / "c.npz"
@@ -925,13 +923,8 @@ def test_b_of_every_size_is_read_into_an_aligned_immutable_buffer(tmp_path: Path
         _compressed(path, B, "real", code_to_meta(code))
     else:
         path.write_bytes(npz_bytes({"B": B}, code_to_meta(code)))
-    tracemalloc.start()
-    try:
-        again = read_code(path)
-        held = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert held >= B.nbytes, (held, B.nbytes)
+    again, peak = traced(lambda: read_code(path))
+    assert peak >= B.nbytes, (peak, B.nbytes)
     assert np.array_equal(again.B, B) and _address(again.B) % 64 == 0
     buf = _read_buffer_of(again.B)
     assert getattr(buf, "gctool_immutable", False) is True and not buf.flags.writeable
