@@ -1,6 +1,9 @@
 """Shared fixtures: small codes from the reference's worked examples, and a CLI runner; numba's
 cache filled before the tests when it is cold (tests/warm_kernels.py, in pytest-xdist's
-controller); the ``beside`` marker's scripts; BLAS on one thread."""
+controller); the ``beside`` marker's scripts; BLAS on one thread.  The watchdog
+(tests/hang_guard.py, a plugin loaded here): a test that runs past ``GCTOOL_TEST_TIMEOUT``
+seconds (600) writes every thread's stack and ends its worker, which xdist reports as that
+test's failure; a failed test's line is written at once (``FAILED <nodeid> (gw0): ...``)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from gctool._threads import pin_blas_threads
@@ -27,6 +31,9 @@ from gctool.algebra.fields import parse_field  # noqa: E402
 from gctool.model import GradientCode  # noqa: E402
 
 from corpus import CRC3, GF7_B  # noqa: E402
+
+#: the watchdog and the failure lines (tests/hang_guard.py)
+pytest_plugins = ["hang_guard"]
 
 _GF = galois.GF
 
@@ -63,6 +70,10 @@ def _runs_several_modules(config: pytest.Config) -> bool:
     return len(files) > 1 or any(Path(f).is_dir() for f in files)
 
 
+#: the longest wait for the warm-up's parts (2-3 minutes of CPU in all, here): one still
+#: running then is killed, and its report fails tests/compiled/test_warm_kernels.py; the
+#: workers compile the kernels they reach
+WARM_UP_SECONDS = 900
 #: the warm-up's processes (tests/warm_kernels.py, one for each of its parts), and whether its
 #: report is written
 _warmers: list[subprocess.Popen[bytes]] = []
@@ -102,10 +113,17 @@ def pytest_xdist_node_collection_finished() -> None:
 
     report = Path(os.environ[warm_kernels.REPORT])
     lines = []
+    deadline = time.monotonic() + WARM_UP_SECONDS
     for part, proc in enumerate(_warmers, 1):
-        if proc.wait():
+        try:
+            status = proc.wait(max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            status = proc.wait(10)
+            lines.append(f"part {part} killed: still running after {WARM_UP_SECONDS} s")
+        if status:
             tail = Path(f"{report}.{part}").read_text(errors="replace")[-2000:]
-            lines.append(f"part {part} exited {proc.returncode}: {tail!r}")
+            lines.append(f"part {part} exited {status}: {tail!r}")
     lines += warm_kernels.cold(warm_kernels.kernels())
     report.write_text("".join(f"{line}\n" for line in lines))
     _reported.append(True)
