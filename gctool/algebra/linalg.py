@@ -34,9 +34,15 @@ from gctool.numerics import complement, sorted_distinct
 
 
 def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
+    """``(mul, sub_mul, inv, zeros)`` of a :class:`GFArith` or a galois FieldArray class
+    (``sub_mul(a, f, b)`` is a - f b)."""
     if isinstance(GF, GFArith):
-        return GF.mul, GF.sub, GF.inv, partial(np.zeros, dtype=np.int64)
-    return np.multiply, np.subtract, np.reciprocal, GF.Zeros
+        return GF.mul, GF.sub_mul, GF.inv, partial(np.zeros, dtype=np.int64)
+    return np.multiply, _galois_sub_mul, np.reciprocal, GF.Zeros
+
+
+def _galois_sub_mul(a: Any, f: Any, b: Any) -> Any:
+    return a - f * b
 
 
 #: entries of one matrix that :func:`gauss_jordan` updates at a time: its temporaries (32 KiB
@@ -56,7 +62,7 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     FieldArray class (M a FieldArray).  Returns ``(E, rank, pivot_col)``: the reduced row
     echelon forms, the rank of each A, and for each row of E the column of its pivot (-1 below
     the rank)."""
-    mul, sub, inv, _ = _ops(GF)
+    mul, sub_mul, inv, _ = _ops(GF)
     M = np.array(M, dtype=np.int64) if isinstance(GF, GFArith) else M.copy()
     b, R, _ = M.shape
     row = np.zeros(b, dtype=np.intp)  # next pivot row per system
@@ -81,9 +87,9 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
             A, f, p = M[idx[0]], factors[0], prow[0]
             step = max(1, UPDATE_BLOCK // A.shape[1])
             for at in range(0, R, step):
-                A[at:at + step] = sub(A[at:at + step], mul(f[at:at + step, None], p[None, :]))
+                A[at:at + step] = sub_mul(A[at:at + step], f[at:at + step, None], p[None, :])
         else:
-            M[idx] = sub(M[idx], mul(factors[:, :, None], prow[:, None, :]))
+            M[idx] = sub_mul(M[idx], factors[:, :, None], prow[:, None, :])
         pivot_col[idx, r0] = c
         row[idx] += 1
     return M, row, pivot_col

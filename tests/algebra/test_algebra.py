@@ -9,6 +9,9 @@ from fractions import Fraction
 import galois
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import GFArith, IntArith, plain_arith
@@ -315,6 +318,69 @@ def test_a_large_elimination_updates_blocks_of_rows_as_one(spec: str) -> None:
     assert not E[0].any() and rank_.tolist() == [0, 60, 59]
     for i in (1, 2):
         assert np.array_equal(E[i], GF(batch[i]).row_reduce().view(np.ndarray))
+
+
+#: the fields of the elimination's exact tests: prime fields up to the largest prime gctool
+#: admits (2^31 - 1: products of two elements reach 2^62), odd and even extension fields with
+#: a product table and with log/exp tables
+ROW_UPDATE_FIELDS = ("GF(2)", "GF(3)", "GF(7)", "GF(65521)", "GF(2147483647)", "GF(3^4)",
+                     "GF(5^3)", "GF(7^2)", "GF(3^9)", "GF(2^8)", "GF(2^12)")
+
+
+@pytest.mark.parametrize("spec", ROW_UPDATE_FIELDS)
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_gauss_jordan_matches_galois_row_reduce(spec: str, data: st.DataObject) -> None:
+    """gauss_jordan's row update (one reduction per multiply-add over GF(p), one per digit over
+    GF(p^m)) gives galois' reduced row echelon form and rank exactly: one matrix updated whole
+    and a block of rows at a time, and a batch; entries drawn to include 0, 1 and q - 1, the
+    matrices wide or of low rank (a square matrix of full rank reduces to the identity
+    whatever its arithmetic)."""
+    from unittest import mock
+
+    from gctool.algebra import linalg
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec)
+    GF, q = fld.galois(), fld.order
+    rows = data.draw(st.integers(1, 8))
+    cols = rows + data.draw(st.integers(0, 6))
+    entry = st.one_of(st.sampled_from([0, 0, 1, q - 1, q - 2]), st.integers(0, q - 1))
+    batch = data.draw(hnp.arrays(np.int64, (data.draw(st.integers(1, 3)), rows, cols),
+                                 elements=entry))
+    rank_ = data.draw(st.integers(1, rows))
+    if rank_ < rows:  # of low rank: a product over the field
+        left = data.draw(hnp.arrays(np.int64, (rows, rank_), elements=entry))
+        batch[0] = (GF(left) @ GF(batch[0, :rank_, :])).view(np.ndarray)
+    if data.draw(st.booleans()):
+        batch = batch.transpose(0, 2, 1).copy()  # tall
+    block = data.draw(st.sampled_from([linalg.UPDATE_BLOCK, 1, batch.shape[2], 3 * rows]))
+    with mock.patch.object(linalg, "UPDATE_BLOCK", block):
+        E, piv = rref(GFArith(fld), batch[0])
+        together, ranks, _ = linalg.gauss_jordan(GFArith(fld), batch, batch.shape[2])
+    assert np.array_equal(E, GF(batch[0]).row_reduce().view(np.ndarray))
+    assert len(piv) == np.linalg.matrix_rank(GF(batch[0]))
+    for i in range(batch.shape[0]):
+        assert np.array_equal(together[i], GF(batch[i]).row_reduce().view(np.ndarray)), i
+        assert ranks[i] == np.linalg.matrix_rank(GF(batch[i])), i
+
+
+@given(st.sampled_from(ROW_UPDATE_FIELDS), st.data())
+def test_sub_mul_is_the_field_difference_of_a_product(spec: str, data: st.DataObject) -> None:
+    """GFArith.sub_mul(a, f, b) = a - f b, elementwise and broadcast, as galois computes it,
+    at the extremes of the largest prime field (f b near 2^62) too."""
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec)
+    GF, q = fld.galois(), fld.order
+    entry = st.one_of(st.sampled_from([0, 1, q - 1]), st.integers(0, q - 1))
+    n = data.draw(st.integers(1, 6))
+    a = data.draw(hnp.arrays(np.int64, (n, 5), elements=entry))
+    f = data.draw(hnp.arrays(np.int64, (n, 1), elements=entry))
+    b = data.draw(hnp.arrays(np.int64, (1, 5), elements=entry))
+    got = GFArith(fld).sub_mul(a, f, b)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, (GF(a) - GF(f) * GF(b)).view(np.ndarray))
 
 
 def _null_space_by_entry(ar: GFArith, A: np.ndarray) -> np.ndarray:
