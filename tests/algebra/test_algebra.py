@@ -380,9 +380,12 @@ def test_sub_mul_is_the_field_difference_of_a_product(spec: str, data: st.DataOb
     a = data.draw(hnp.arrays(np.int64, (n, 5), elements=entry))
     f = data.draw(hnp.arrays(np.int64, (n, 1), elements=entry))
     b = data.draw(hnp.arrays(np.int64, (1, 5), elements=entry))
-    got = GFArith(fld).sub_mul(a, f, b)
+    ar = GFArith(fld)
+    got = ar.sub_mul(a, f, b)
     assert got.dtype == np.int64
     assert np.array_equal(got, (GF(a) - GF(f) * GF(b)).view(np.ndarray))
+    assert np.array_equal(ar.sub_mul(a[None], f, b[0]), got[None])  # a batch, one vector
+    assert int(ar.sub_mul(a[0, 0], f[0, 0], b[0, 0])) == got[0, 0]  # elements
 
 
 def _null_space_by_entry(ar: GFArith, A: np.ndarray) -> np.ndarray:
