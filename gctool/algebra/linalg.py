@@ -38,11 +38,7 @@ def _ops(GF: Any) -> tuple[Any, Any, Any, Any]:
     (``sub_mul(a, f, b)`` is a - f b)."""
     if isinstance(GF, GFArith):
         return GF.mul, GF.sub_mul, GF.inv, partial(np.zeros, dtype=np.int64)
-    return np.multiply, _galois_sub_mul, np.reciprocal, GF.Zeros
-
-
-def _galois_sub_mul(a: Any, f: Any, b: Any) -> Any:
-    return a - f * b
+    return np.multiply, lambda a, f, b: a - f * b, np.reciprocal, GF.Zeros
 
 
 #: entries of one matrix that :func:`gauss_jordan` updates at a time: its temporaries (32 KiB
