@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gctool._memory import keep_heap
 from gctool.errors import InvalidInput, printable
 
 if TYPE_CHECKING:  # (the optional extra gctool[dask])
@@ -562,33 +563,16 @@ def _halted_when_cancelled(wanted: Callable[[], bool]) -> Iterator[None]:
         done.set()
 
 
-#: bytes of freed memory a Dask worker process keeps for its next engine tasks
-#: (:func:`_keep_heap`)
-HEAP_KEPT = 1 << 25
-_HEAP_KEPT: list[bool] = []  # (set once per process)
-
-
 def _keep_heap() -> bool:
-    """Once per process, under Dask's nanny (which sets ``MALLOC_TRIM_THRESHOLD_``, and so
-    turns off glibc's adaptive mmap threshold): arrays of up to :data:`HEAP_KEPT` bytes come
-    from the heap, which keeps that much freed memory at its top.  Otherwise every array of
-    128 KB or more that an engine task allocates (a compiled walk's errors, 512 KB a chunk) is
-    a fresh mapping whose pages fault in again: the attack walk ran 15-40% slower per set on
-    such a worker than in this process (real cyclic n=40 s=6, the same tasks, alternated).
-    Memory above that is still returned to the system as Dask intends.  True when set."""
-    if _HEAP_KEPT:
-        return _HEAP_KEPT[0]
-    done = False
-    if os.environ.get("MALLOC_TRIM_THRESHOLD_") is not None:
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            libc = ctypes.CDLL(None)
-            m_top_pad, m_mmap_threshold = -2, -3  # (glibc's malloc.h)
-            done = bool(libc.mallopt(m_mmap_threshold, HEAP_KEPT)) and bool(
-                libc.mallopt(m_top_pad, HEAP_KEPT))
-    _HEAP_KEPT.append(done)
-    return done
+    """Under Dask's nanny (which sets ``MALLOC_TRIM_THRESHOLD_``, and so turns off glibc's
+    adaptive mmap threshold), the heap kept as the command line keeps it
+    (:func:`gctool._memory.keep_heap`, once per process).  Otherwise every array of 128 KB or
+    more that an engine task allocates (a compiled walk's errors, 512 KB a chunk) is a fresh
+    mapping whose pages fault in again: the attack walk ran 15-40% slower per set on such a
+    worker than in this process (real cyclic n=40 s=6, the same tasks, alternated).  Memory
+    above :data:`~gctool._memory.HEAP_KEPT` is still returned to the system as Dask intends.
+    True when set."""
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_") is not None and keep_heap()
 
 
 #: what a Dask worker has done of its start for a kind of kernels (:func:`_worker_state_here`):

@@ -278,17 +278,19 @@ def test_a_look_ahead_behind_another_submits_one_small_task_per_thread(cluster: 
 def test_a_worker_under_dask_s_nanny_keeps_its_heap(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers (glibc's adaptive mmap
     threshold off: every array of 128 KB or more a fresh mapping); the first engine task of a
-    process raises the mmap threshold and the heap's kept top once (glibc), and does nothing
-    where the variable is not set."""
+    process keeps the heap as the command line does (gctool._memory.keep_heap, once), and
+    nothing is done where the variable is not set."""
     import sys
 
     import gctool.audit.distributed as dist
+    from gctool import _memory
 
-    monkeypatch.setattr(dist, "_HEAP_KEPT", [])
+    monkeypatch.setattr(_memory, "_HEAP_KEPT", [])
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    assert dist._keep_heap() is False and dist._HEAP_KEPT == [False]
-    monkeypatch.setattr(dist, "_HEAP_KEPT", [])
+    assert dist._keep_heap() is False and _memory._HEAP_KEPT == []
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    for name in _memory.OWN_SETTINGS + ("GLIBC_TUNABLES",):
+        monkeypatch.delenv(name, raising=False)
     calls: list[int] = []
     real = dist._keep_heap
 
@@ -299,8 +301,8 @@ def test_a_worker_under_dask_s_nanny_keeps_its_heap(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(dist, "_keep_heap", spy)
     _run_tasks(_Square(), [(0, 0, 3), (1, 3, 5)])
     _run_tasks(_Square(), [(2, 5, 6)])
-    assert len(calls) == 2 and len(dist._HEAP_KEPT) == 1  # set once per process
-    assert dist._HEAP_KEPT[0] is sys.platform.startswith("linux")
+    assert len(calls) == 2 and len(_memory._HEAP_KEPT) == 1  # set once per process
+    assert _memory._HEAP_KEPT[0] is sys.platform.startswith("linux")
 
 
 @dataclass
