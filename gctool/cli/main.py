@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from gctool._memory import keep_heap
 from gctool._version import __version__
 from gctool.cli.exit_codes import ExitCode, for_signal
 from gctool.cli.output import quiet_option
@@ -377,8 +378,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script entry point (the process's data segment is limited to the memory budget
-    plus headroom: see :func:`limit_process_memory`)."""
+    plus headroom: see :func:`limit_process_memory`; glibc's heap keeps freed memory for the
+    next temporaries: :func:`gctool._memory.keep_heap`)."""
     limit_process_memory()
+    keep_heap()
     cli.main()
 
 
