@@ -19,6 +19,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from gctool._memory import keep_heap
+
 README = Path(__file__).with_name("README.md")
 FLAG = "--write-readme"
 
@@ -64,9 +66,12 @@ def replace_part(text: str, name: str, part: str, block: str) -> str:
 
 @contextlib.contextmanager
 def section(script: str, readme: Path = README, part: str | None = None) -> Iterator[None]:
-    """Run the body; with ``--write-readme`` among the arguments (removed before the script
-    parses them), print as usual and also write what was printed to the script's section
-    (with ``part``, to that part of it only: :func:`replace_part`)."""
+    """Run the body in a process whose heap is kept as the command line keeps it
+    (:func:`gctool._memory.keep_heap`: what a script times is what a command pays); with
+    ``--write-readme`` among the arguments (removed before the script parses them), print as
+    usual and also write what was printed to the script's section (with ``part``, to that
+    part of it only: :func:`replace_part`)."""
+    keep_heap()
     if FLAG not in sys.argv[1:]:
         yield
         return
