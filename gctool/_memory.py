@@ -1,16 +1,18 @@
 """glibc's heap for the processes gctool runs itself: the command line, the benchmarks and the
 Dask workers its engine tasks run in (:mod:`gctool.audit.distributed`).
 
-glibc serves an allocation of 128 KB or more with a fresh mapping, raises that threshold
-only as such blocks are freed, and hands freed memory at the top of its heap back to the
-system beyond 128 KB: a loop of temporaries of a few hundred KB (a block of B's rows being
-keyed, a compiled walk's errors) faults their pages in again on every call.  The row classes
-of a dense 256 x 256 real code took 2-4x their estimate so, most of it system time.
+glibc serves an allocation of 128 KB or more with a fresh mapping, raises that threshold to
+the size of such a block once one is freed, and hands freed memory at the top of its heap back
+to the system beyond twice the threshold: a loop of temporaries of a few hundred KB (a block
+of B's rows being keyed, a compiled walk's errors) faults their pages in again on every call.
+The row classes of a dense 256 x 256 real code took 3.5-4.4x their estimate so (about 3,000
+page faults a call; with the heap kept, none and 1.5-1.7x: docs/performance.md).
 :func:`keep_heap` lets arrays of up to :data:`HEAP_KEPT` bytes come from the heap, which keeps
 that much freed memory at its top for the next ones; memory above it is still returned.
 
-It changes the whole process, so the library never calls it on its own: a program that imports
-gctool keeps its allocator as it set it.  A setting of glibc's own environment variables
+It changes the whole process, so the library never calls it in its caller's process (only in a
+Dask worker under the nanny, which runs its engine tasks): a program that imports gctool keeps
+its allocator as it set it.  A setting of glibc's own environment variables
 (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or their ``GLIBC_TUNABLES``) wins.
 
 This module imports nothing from gctool.
