@@ -361,10 +361,12 @@ class _Threads:
 
     def _take(self) -> int | None:
         with self.cond:
-            while (not self.order.stopped and self.next < len(self.tasks)
+            while (not self.order.stopped and not self.fold_over
+                   and self.next < len(self.tasks)
                    and self.next >= self.order.folded + self.ahead):
                 self.cond.wait()
-            if self.next >= len(self.tasks) or not self.order.wanted(self.next):
+            if (self.fold_over or self.next >= len(self.tasks)
+                    or not self.order.wanted(self.next)):
                 return None
             self.next += 1
             if self.next == len(self.tasks) and self.followed:
@@ -477,6 +479,9 @@ class _Threads:
             if end:
                 self.fold_over = True
                 self.over.notify_all()
+                # (and the threads waiting for the window, the caller's among them: no fold
+                # wakes them again, and the caller is the one that stops the pool)
+                self.cond.notify_all()
         if end:
             self.order.stop()  # (the fold is over: no task after it is wanted)
         else:
