@@ -399,46 +399,51 @@ def test_a_pool_that_follows_another_takes_over_its_cores() -> None:
     TIMES.reset()
 
 
+def _ended_by_the_other_thread(jobs: int) -> None:
+    """One run of 40 tasks whose first task run outside the caller's thread ends it, once the
+    caller has filled its window and waits for the fold."""
+    import threading
+
+    from gctool.engine.threads import AHEAD, run_threads
+
+    caller: list[threading.Thread] = []
+    by_caller: dict[int, threading.Event] = {}
+    waited: list[bool] = []
+
+    class EndsInTheOtherThread:
+        def run(self, task: int) -> str:
+            if threading.current_thread() is caller[0]:
+                time.sleep(0.002)  # (the other thread takes a task meanwhile)
+                by_caller.setdefault(task, threading.Event()).set()
+                return "ok"
+            # the caller fills its window (tasks up to this one + AHEAD * jobs - 1), then
+            # waits for this result, which ends the run
+            last = task + AHEAD * jobs - 1
+            waited.append(by_caller.setdefault(last, threading.Event()).wait(10))
+            time.sleep(0.1)  # (the caller is in its wait by now)
+            return "end"
+
+    folded: list[str] = []
+
+    def fold(i: int, r: str) -> bool:
+        folded.append(r)
+        return r == "end"
+
+    def call() -> None:
+        caller.append(threading.current_thread())
+        run_threads(EndsInTheOtherThread(), list(range(40)), jobs, fold)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive(), "the caller still waits for a fold that has ended"
+    assert folded[-1] == "end" and waited == [True], (folded, waited)
+
+
 def test_a_run_ended_by_another_thread_while_the_caller_waits_for_the_window_returns() -> None:
     """The caller runs tasks as one of the pool's threads and waits for the fold when its
     window is full (run_threads: AHEAD tasks per thread ahead of the fold); when another
     thread's result ends the run then (a counterexample), the caller leaves at once.  (It
     once waited for ever: the end of the fold did not wake a thread waiting for the window.)"""
-    import threading
-
-    from gctool.engine.threads import AHEAD, run_threads
-
-    jobs = 2
     for _ in range(5):
-        caller: list[threading.Thread] = []
-        by_caller: dict[int, threading.Event] = {}
-        waited: list[bool] = []
-
-        class EndsInTheOtherThread:
-            def run(self, task: int) -> str:
-                if threading.current_thread() is caller[0]:
-                    time.sleep(0.002)  # (the other thread takes a task meanwhile)
-                    by_caller.setdefault(task, threading.Event()).set()
-                    return "ok"
-                # the caller fills its window (tasks up to this one + AHEAD * jobs - 1),
-                # then waits for this result, which ends the run
-                last = task + AHEAD * jobs - 1
-                waited.append(by_caller.setdefault(last, threading.Event()).wait(10))
-                time.sleep(0.1)  # (the caller is in its wait by now)
-                return "end"
-
-        folded: list[str] = []
-
-        def fold(i: int, r: str) -> bool:
-            folded.append(r)
-            return r == "end"
-
-        def call() -> None:
-            caller.append(threading.current_thread())
-            run_threads(EndsInTheOtherThread(), list(range(40)), jobs, fold)
-
-        thread = threading.Thread(target=call, daemon=True)
-        thread.start()
-        thread.join(30)
-        assert not thread.is_alive(), "the caller still waits for a fold that has ended"
-        assert folded[-1] == "end" and waited == [True], (folded, waited)
+        _ended_by_the_other_thread(2)
