@@ -5,7 +5,8 @@ child process with one more command that the test writes (signals at a chosen mo
 what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
 what differs between executors (:func:`same_report`), and the runs whose parts share one
 budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`); the thread runs of
-a test (:func:`thread_runs`)."""
+a test (:func:`thread_runs`); the join of a test's thread that fails instead of waiting for ever
+(:func:`joined`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -187,3 +189,10 @@ def thread_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
 
     monkeypatch.setattr(threads, "run_threads", spy)
     return runs
+
+
+def joined(thread: threading.Thread, within: float = 120) -> None:
+    """Join ``thread``: the test fails if it has not ended within ``within`` seconds (a bound
+    for a hang, not a speed figure)."""
+    thread.join(within)
+    assert not thread.is_alive(), f"thread {thread.name} still running after {within:g} s"

@@ -226,7 +226,7 @@ def test_an_orbit_run_loads_the_kernel_of_given_sets_alone() -> None:
 
     env = dict(os.environ, GCTOOL_COMPILED="1")
     out = subprocess.run([sys.executable, "-c", _LOADS], capture_output=True, text=True,
-                         env=env, check=True)
+                         env=env, timeout=120, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"orbits": True, "walk": False, "given": True, "walk kind": False,
                    "given kind": True, "walk charged": 1.0}, got

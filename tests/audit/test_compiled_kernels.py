@@ -366,7 +366,7 @@ def test_cli_process_runs_blas_single_threaded() -> None:
     probe = ("import os\nfrom gctool.cli.main import main\nmain(['--help'])\n"
              "print('T=' + os.environ.get('OPENBLAS_NUM_THREADS', '-'))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
-                         check=False)
+                         timeout=120, check=False)
     assert "T=1" in out.stdout.splitlines()
 
 
@@ -437,7 +437,7 @@ def _verify_in_a_fresh_process(tmp_path: Any, n: int, s: int, before: str, repor
              f"print({report})")
     env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
     return subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                          text=True, env=env, check=False)
+                          text=True, env=env, timeout=120, check=False)
 
 
 def test_the_compiled_unranking_first_max_and_records_are_numpys() -> None:

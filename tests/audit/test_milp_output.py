@@ -10,6 +10,7 @@ during each solve; Python's own output, and C output after the block, still reac
 from __future__ import annotations
 
 import ctypes
+import signal
 import threading
 
 import numpy as np
@@ -100,6 +101,7 @@ def test_a_process_forked_during_a_solve_keeps_its_own_c_stdout(
     pid = os.fork()
     if pid == 0:  # the child: print, then leave at once (no pytest teardown)
         code = 0
+        signal.alarm(60)  # a child that waits for the parent's solve would hang: killed
         try:
             _c_print("c in the child")
             with c_stdout_silenced():

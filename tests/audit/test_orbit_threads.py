@@ -269,7 +269,7 @@ def test_a_run_loads_the_entry_points_it_calls(name: str, n: int, s: int, field:
 
     env = dict(os.environ, GCTOOL_COMPILED="1")
     out = subprocess.run([sys.executable, "-c", _LOADS, name, str(n), str(s), field],
-                         capture_output=True, text=True, env=env, check=True)
+                         capture_output=True, text=True, env=env, timeout=120, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["kind"] == ("rotation" if orbit else None), got
     assert got["walk"] is not orbit and got["given"] is orbit and got["settle"], got

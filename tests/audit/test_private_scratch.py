@@ -5,6 +5,8 @@ import numpy as np
 
 from gctool.audit.kernels import private
 
+from helpers import joined
+
 
 def test_private_arrays_are_zero_typed_and_on_lines_of_their_own() -> None:
     specs = [((3, 2), np.float64), (5, np.int64), (7, np.bool_), ((2, 2), np.complex128),
@@ -40,7 +42,7 @@ def test_a_walks_current_set_is_its_threads_own_and_kept() -> None:
     other: list[np.ndarray] = []
     t = threading.Thread(target=lambda: other.append(private.current([1, 4, 9])))
     t.start()
-    t.join()
+    joined(t)
     assert other[0].ctypes.data != S.ctypes.data and other[0].tolist() == [1, 4, 9]
 
 
@@ -58,7 +60,7 @@ def test_scratch_is_kept_by_its_thread_and_zeroed_again() -> None:
     other: list[tuple[np.ndarray, ...]] = []
     t = threading.Thread(target=lambda: other.append(private.scratch(*specs)))
     t.start()
-    t.join()
+    joined(t)
     # another thread's arrays are its own (and on other cache lines)
     assert all(a.ctypes.data != b.ctypes.data for a in other[0] for b in first)
 
@@ -81,6 +83,6 @@ def test_a_full_cache_keeps_what_it_hits() -> None:
 
     t = threading.Thread(target=run)  # a fresh thread: an empty cache
     t.start()
-    t.join()
+    joined(t)
     assert out == [True, True]
 

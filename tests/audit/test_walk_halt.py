@@ -19,6 +19,7 @@ from gctool.codes import design
 from gctool.engine.threads import Cancelled, TaskOrder, set_task
 
 from corpus import code_of
+from helpers import joined
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
 
@@ -41,10 +42,10 @@ def _walk_stopped(walk: Any, pause: float) -> str:
 
     thread = threading.Thread(target=job)
     thread.start()
-    started.wait()
+    assert started.wait(120), "the task did not start within 120 s"
     time.sleep(pause)  # (the walk is under way: its flag is read while it runs)
     order.stop()
-    thread.join()
+    joined(thread)
     return outcome[0]
 
 

@@ -55,9 +55,9 @@ def test_a_group_without_its_command_is_a_usage_error() -> None:
 
     for words in ([], ["design"]):
         bare = subprocess.run([sys.executable, "-m", "gctool", *words],
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, timeout=120, check=False)
         asked = subprocess.run([sys.executable, "-m", "gctool", *words, "--help"],
-                               capture_output=True, text=True, check=False)
+                               capture_output=True, text=True, timeout=120, check=False)
         assert (bare.returncode, bare.stdout) == (int(ExitCode.USAGE), ""), words
         assert bare.stderr.startswith("Usage: gctool"), words
         assert (asked.returncode, asked.stderr) == (0, ""), words

@@ -198,5 +198,6 @@ def test_large_field_designs_do_not_construct_galois_fields() -> None:
             "design('comm', n=20, s=3, m=2, field='GF(3^3)')\n"
             "design('nested', n=15, levels=[1, 3], field='GF(2^4)')\n"
             "print('galois' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
     assert out.stdout.strip() == "False"

@@ -59,6 +59,6 @@ def test_the_warm_up_leaves_no_kernel_cold() -> None:
     elif warm_kernels.cold(warm_kernels.kernels()):
         script = Path(warm_kernels.__file__)
         run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                             check=False)
+                             timeout=500, check=False)
         assert (run.returncode, run.stdout.split()) == (0, []), run.stdout + run.stderr[-2000:]
     assert warm_kernels.cold(warm_kernels.kernels()) == []

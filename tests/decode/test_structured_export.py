@@ -272,7 +272,7 @@ def test_gf_structured_export_needs_no_galois(tmp_path) -> None:  # type: ignore
               "assert out.all_decodable and out.meta['decoders']['method'] == 'structured'; "
               "print('galois' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True)
+                         timeout=120, check=True)
     assert res.stdout.strip() == "False"
 
 

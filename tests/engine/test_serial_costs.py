@@ -55,6 +55,6 @@ def test_a_numpy_route_verify_does_not_import_numpy_ma(tmp_path: Path, scheme: s
              "print('MA=' + str('numpy.ma' in sys.modules))")
     env = {k: v for k, v in os.environ.items() if k != "GCTOOL_COMPILED"}
     out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                         text=True, env=env, check=False)
+                         text=True, env=env, timeout=120, check=False)
     assert "stragglers" in out.stdout, out.stdout + out.stderr
     assert out.stdout.strip().splitlines()[-1] == "MA=False", out.stdout

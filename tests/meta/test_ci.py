@@ -41,7 +41,7 @@ def _env(tmp: Path) -> dict[str, str]:
 
 def _git(cwd: Path, env: dict[str, str], *args: str) -> str:
     out = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                         check=True)
+                         timeout=120, check=True)
     return out.stdout.strip()
 
 
@@ -147,7 +147,7 @@ def test_isolated_hooks_run_the_same_commands_as_the_system_hooks() -> None:
     they must be valid and identical to the system hooks except for the environment."""
     out = subprocess.run([str(BIN / "pre-commit"), "validate-manifest",
                           str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True,
-                         text=True, check=False)
+                         text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     by_id = {h["id"]: h for h in HOOKS}
     assert set(by_id) == {"gctool-verify", "gctool-bound-check", "gctool-verify-system",
@@ -167,7 +167,7 @@ def test_documented_configs_are_valid(tmp_path: Path) -> None:
         path = tmp_path / "config.yaml"
         path.write_text(_yaml_block("# .pre-commit-config.yaml", containing))
         out = subprocess.run([str(BIN / "pre-commit"), "validate-config", str(path)],
-                             capture_output=True, text=True, check=False)
+                             capture_output=True, text=True, timeout=120, check=False)
         assert out.returncode == 0, out.stdout + out.stderr
 
 

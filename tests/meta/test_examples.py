@@ -114,7 +114,8 @@ def _stage(argv: list[str], stdin: str | None) -> tuple[int, str, str]:
         return 0, "", ""
     assert argv[0] == "jq", f"examples may pipe into gctool, jq or a pager only: {argv}"
     if shutil.which("jq"):
-        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120,
+                           check=False)
         return p.returncode, p.stdout, p.stderr
     json.loads(stdin or "")
     return 0, "", ""
@@ -156,7 +157,7 @@ def run_line(line: str) -> tuple[int, str, str]:
 def test_example_runs_as_written(where: str, line: str, workdir: Path,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     syntax = subprocess.run(["bash", "-n", "-c", line], capture_output=True, text=True,
-                            check=False)
+                            timeout=120, check=False)
     assert syntax.returncode == 0, f"not valid shell: {syntax.stderr}"
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("HOME", str(workdir / "home"))

@@ -24,7 +24,7 @@ def _imports_after(code: str, env: dict[str, str] | None = None) -> list[str]:
              "print('HEAVY=' + ','.join(m for m in ('numpy', 'galois', 'scipy', 'rich', 'numba') "
              "if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         env={**os.environ, **(env or {})}, cwd=ROOT, check=False)
+                         env={**os.environ, **(env or {})}, cwd=ROOT, timeout=120, check=False)
     line = [x for x in out.stderr.splitlines() if x.startswith("HEAVY=")]
     assert line, out.stderr
     return [m for m in line[-1][len("HEAVY="):].split(",") if m]
@@ -64,7 +64,7 @@ def test_verify_does_not_load_the_attack_engine(tmp_path: Path) -> None:
         "print('AUDIT=' + ','.join(sorted(m for m in sys.modules "
         "if m.startswith('gctool.audit'))), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=ROOT, check=False)
+                         cwd=ROOT, timeout=120, check=False)
     line = [x for x in out.stderr.splitlines() if x.startswith("AUDIT=")]
     assert line, out.stderr
     loaded = set(line[-1][len("AUDIT="):].split(","))
@@ -79,7 +79,7 @@ def test_completion_offers_schemes() -> None:
     env = {**os.environ, "_GCTOOL_COMPLETE": "bash_complete", "COMP_WORDS": "gctool design fr",
            "COMP_CWORD": "2"}
     out = subprocess.run([sys.executable, "-m", "gctool"], capture_output=True, text=True,
-                         env=env, cwd=ROOT, check=False)
+                         env=env, cwd=ROOT, timeout=120, check=False)
     assert "plain,frc" in out.stdout.splitlines()
 
 
@@ -210,7 +210,7 @@ def test_lint_ruff() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     assert ruff, "ruff is part of the test extra"
     out = subprocess.run([ruff, "check", "gctool", "tests", "benchmarks"], cwd=ROOT,
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -25,7 +25,7 @@ from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from helpers import probe, run
+from helpers import joined, probe, run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
 
@@ -476,7 +476,7 @@ def test_a_small_pipe_read_does_not_reserve_the_input_cap() -> None:
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    writer.join()
+    joined(writer)
     assert data == b"[0.1, 0.2]"
     assert peak < 1 << 20, peak  # the cap is 256 MiB; read(cap + 1) would allocate all of it
 

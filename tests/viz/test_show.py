@@ -575,7 +575,7 @@ def test_show_help_imports_no_heavy_modules() -> None:
              "print('HEAVY=' + ','.join(m for m in ('numpy', 'rich', 'galois', 'gctool.viz') "
              "if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=False)
+                         timeout=120, check=False)
     assert "HEAVY=\n" in out.stderr or out.stderr.rstrip().endswith("HEAVY="), out.stderr
 
 
