@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,19 +44,59 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # even if the test runner ignores Ctrl-C
 
 
+#: the processes of the test running (each would run for minutes): killed at its end
+_started: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _none_left() -> Iterator[None]:
+    yield
+    while _started:
+        proc = _started.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
 def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None
            ) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_default_sigint,
-                            env=dict(os.environ, GCTOOL_MAX_WORK="300h", **(env or {})))
+    _started.append(subprocess.Popen(
+        [sys.executable, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, preexec_fn=_default_sigint,
+        env=dict(os.environ, GCTOOL_MAX_WORK="300h", **(env or {}))))
+    return _started[-1]
+
+
+def _line(proc: subprocess.Popen[bytes], within: float = 120) -> bytes:
+    """The next line of ``proc``'s stdout, read byte by byte (nothing read past it), within
+    ``within`` seconds (else the test fails)."""
+    assert proc.stdout is not None
+    fd, line, deadline = proc.stdout.fileno(), b"", time.monotonic() + within
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([fd], [], [], left)[0], f"no line within {within} s"
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return line
+
+
+def _stderr(proc: subprocess.Popen[bytes]) -> str:
+    """``proc``'s stderr, once it has ended (killed if it is running)."""
+    if proc.poll() is None:
+        proc.kill()
+    return proc.communicate(timeout=10)[1].decode()
 
 
 def _busy(proc: subprocess.Popen[bytes], cpu: float, what: str) -> None:
     """Wait until ``proc`` has spent ``cpu`` seconds of CPU (at most 120 s of waiting)."""
     deadline = time.monotonic() + 120
     while _cpu(proc.pid) < cpu:
-        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert proc.poll() is None, _stderr(proc)
         assert time.monotonic() < deadline, f"{what} never got under way"
         time.sleep(0.05)
 
@@ -138,8 +180,7 @@ def test_a_compiled_walk_of_the_main_thread_ends_on_a_signal(tmp_path: Path,
     handler waited for the walk's end."""
     (tmp_path / "walk.py").write_text(WALK)
     proc = _start(["walk.py"], tmp_path, {"GCTOOL_COMPILED": "1"})
-    assert proc.stdout is not None
-    assert proc.stdout.readline() == b"walking\n", proc.communicate()[1].decode()
+    assert _line(proc) == b"walking\n", _stderr(proc)
     _busy(proc, _cpu(proc.pid) + 0.5, "the walk")
     code, out, err = _stopped(proc, sig)
     assert (code, out, err) == (want, "", "interrupted: Terminated, flag 0\n")
@@ -178,11 +219,9 @@ def test_a_pool_task_of_the_callers_thread_ends_on_a_signal(tmp_path: Path,
     the interrupt is raised in the caller, the other walk stops with the run."""
     (tmp_path / "walk.py").write_text(POOL_WALK)
     proc = _start(["walk.py"], tmp_path, {"GCTOOL_COMPILED": "1"})
-    assert proc.stdout is not None
-    lines = {proc.stdout.readline(), proc.stdout.readline()}
+    lines = {_line(proc), _line(proc)}
     if lines != {b"walking True\n", b"walking False\n"}:
-        proc.kill()
-        raise AssertionError(f"{lines}: {proc.communicate()[1].decode()}")
+        raise AssertionError(f"{lines}: {_stderr(proc)}")
     _busy(proc, _cpu(proc.pid) + 0.5, "the walks")
     code, out, err = _stopped(proc, sig)
     assert (code, out, err) == (want, "", "interrupted: Terminated\n")
@@ -205,15 +244,46 @@ def test_simulate_stops_inside_its_round_loop(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+#: gctool's command line, whose threshold search first writes the file ``searching``
+SEARCHING = """
+import sys
+from pathlib import Path
+
+import gctool.api as api
+
+search = api.threshold
+
+
+def threshold(*args, **kwargs):
+    Path("searching").touch()
+    return search(*args, **kwargs)
+
+
+api.threshold = threshold
+sys.argv = ["gctool", *sys.argv[1:]]
+from gctool._start import main
+main()
+"""
+
+
 def test_attack_threshold_stops_promptly(tmp_path: Path) -> None:
     """attack --threshold on one job of a shuffled cyclic code n = 48, s = 7 (74 million sets
-    of size 8 before it ends: minutes): Ctrl-C half a second of CPU in, while it sets up and
-    probes its sizes, ends it with exit 130 and the one line of how far it got (later, while
-    it walks them: tests/reliability/test_hardening_process.py)."""
+    of size 8 before it ends: minutes): Ctrl-C a tenth of a second of CPU after the search
+    started, while it sets up and probes its sizes, ends it with exit 130 and the one line of
+    how far it got (later, while it walks them: tests/reliability/test_hardening_process.py).
+    The search's start is the file its command line writes (:data:`SEARCHING`): a fixed CPU
+    time from the process's start would come before it where the start-up costs more (a
+    slower or loaded machine, modules compiled anew), and the line is a bare "interrupted"."""
     (tmp_path / "code.json").write_bytes(_shuffled_cyclic(48, 7))
-    proc = _start(["-m", "gctool", "attack", "code.json", "--threshold", "--jobs", "1",
+    (tmp_path / "attack.py").write_text(SEARCHING)
+    proc = _start(["attack.py", "attack", "code.json", "--threshold", "--jobs", "1",
                    "--max-sets", "1000000000"], tmp_path)
-    _busy(proc, 0.5, "the search")
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "searching").exists():
+        assert proc.poll() is None, _stderr(proc)
+        assert time.monotonic() < deadline, "the search never started"
+        time.sleep(0.01)
+    _busy(proc, _cpu(proc.pid) + 0.1, "the search")
     code, out, err = _stopped(proc, signal.SIGINT)
     assert (code, out) == (130, ""), err
     assert err.startswith("gctool attack: interrupted ") and err.count("\n") == 1, err
@@ -230,7 +300,7 @@ def test_sigterm_while_export_writes_its_file_leaves_the_old_one(tmp_path: Path)
                    "-s", "4"], tmp_path)  # 91,390 patterns: seconds on a quiet machine
     deadline, sizes = time.monotonic() + 120, set()
     while len(sizes - {0}) < 2:  # the temporary file has grown twice: the write is under way
-        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert proc.poll() is None, _stderr(proc)
         assert time.monotonic() < deadline, "export never started writing"
         for p in tmp_path.iterdir():
             if p.name not in before:
