@@ -365,27 +365,33 @@ class _Threads:
                    and self.next < len(self.tasks)
                    and self.next >= self.order.folded + self.ahead):
                 self.cond.wait()
-            if (self.fold_over or self.next >= len(self.tasks)
-                    or not self.order.wanted(self.next)):
+            if self._none_left():
                 return None
             self.next += 1
             if self.next == len(self.tasks) and self.followed:
                 self.cond.notify_all()  # (the pool that follows may start)
             return self.next - 1
 
+    def _none_left(self) -> bool:
+        """No task is left to hand out (under ``cond``): every one handed out, the fold over,
+        or the next one not wanted (the run stopped, or cut before it)."""
+        return (self.fold_over or self.next >= len(self.tasks)
+                or not self.order.wanted(self.next))
+
     def _gate(self, j: int) -> float | None:
         """For thread ``j`` of a pool that follows another (``after``): wait until that pool
-        has handed out every task and one of its threads has left (or it has fewer threads
-        than this one); when it may start (None: this pool was stopped first).  The pools of
-        consecutive sizes of a threshold search run so on ``jobs`` cores as one pool would,
-        each thread going on to the next size when the size before has no task left."""
+        has no task left to hand out (:meth:`_none_left`: also when it was stopped or cut
+        before it handed out every one) and one of its threads has left (or it has fewer
+        threads than this one); when it may start (None: this pool was stopped first).  The
+        pools of consecutive sizes of a threshold search run so on ``jobs`` cores as one pool
+        would, each thread going on to the next size when the size before has no task left."""
         before = self.after
         if before is None:
             return self.began
         spare = max(0, self.jobs - before.jobs)  # cores the pool before does not hold
         with before.cond:
             while not self.order.stopped and not (
-                    before.next >= len(before.tasks) and j < before.left + spare):
+                    before._none_left() and j < before.left + spare):
                 before.cond.wait()
         return None if self.order.stopped else time.perf_counter()
 

@@ -27,6 +27,8 @@ from gctool.engine.sweep import (
 )
 from gctool.limits import TIE_RTOL
 
+from helpers import joined
+
 N, S = 9, 3
 WEIGHT = np.array([0.3, 1.0, 0.2, 0.9, 0.5, 0.1, 0.8, 0.4, 0.8])  # {1,3,6} ties {1,3,8}
 
@@ -447,3 +449,28 @@ def test_a_run_ended_by_another_thread_while_the_caller_waits_for_the_window_ret
     once waited for ever: the end of the fold did not wake a thread waiting for the window.)"""
     for _ in range(5):
         _ended_by_the_other_thread(2)
+
+
+def test_a_pool_that_follows_a_cancelled_one_runs_when_its_turn_comes() -> None:
+    """The pool before a follower is cancelled with tasks it never handed out: its threads
+    leave finding no task wanted, and the follower's take over their cores, so the
+    follower's run folds all its tasks (its threads waited for the last task of the pool
+    before to be handed out, and its run for ever)."""
+    import threading
+
+    from gctool.engine.threads import Ahead
+
+    log: list[tuple[str, int, float, float]] = []
+    lock = threading.Lock()
+    slow = Ahead(_Logged("slow", log, lock), list(range(10_000)), 2)  # 10 ms a task
+    follower = Ahead(_Logged("d", log, lock), list(range(4)), 2, after=slow)
+    slow.cancel()
+    got: list[int] = []
+    run = threading.Thread(target=follower.run, daemon=True, args=(
+        follower.pool.worker, list(range(4)), 2, lambda i, r: got.append(r) is None and False))
+    run.start()
+    try:
+        joined(run, 60)
+    finally:
+        follower.cancel()
+    assert got == [i * i for i in range(4)]
