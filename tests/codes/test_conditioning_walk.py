@@ -178,17 +178,27 @@ def test_first_walk_of_a_kind_compiles_under_the_notice(monkeypatch: pytest.Monk
 @pytest.fixture
 def walked_on_threads(small_tasks: None, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every screen walked compiled, in tasks of 21 sets; returns the names of the threads
-    that walked them (appended as they run)."""
+    that walked them (appended as they run).  In a pool of threads the caller's thread waits
+    (up to 60 s) for a task to start in one of the pool's own: else, on a busy or single
+    core, the caller could walk every task before the other thread is first scheduled."""
     import threading
+
+    from gctool.engine.threads import in_pool_task
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     monkeypatch.setattr(cond, "EXACT_LIMIT", 0)
     monkeypatch.setattr(cond, "_SEEN", {})
     names: list[str] = []
     run = cond.ScreenWalker.run
+    other = threading.Event()  # a task has started in a pool's own thread
 
     def spy(self: cond.ScreenWalker, task: tuple[int, int, int]) -> cond.WalkBounds:
-        names.append(threading.current_thread().name)
+        name = threading.current_thread().name
+        if name.startswith("gctool-job-"):
+            other.set()
+        elif in_pool_task():
+            other.wait(60)
+        names.append(name)
         return run(self, task)
 
     monkeypatch.setattr(cond.ScreenWalker, "run", spy)
