@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from gctool._threads import pin_blas_threads
 
@@ -261,5 +262,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return EXAMPLES_UNIT if nodeid.startswith(EXAMPLES_UNIT) else nodeid
+
+        def _reschedule(self, node: Any) -> None:
+            """Not to a worker still collecting: when two workers crashed (the watchdog), the
+            first replacement to finish its collection reschedules every worker, and xdist's
+            LoadScopeScheduling failed on the other one (KeyError: an INTERNALERROR that
+            ended the run); the other is scheduled when its own collection finishes."""
+            if node in self.registered_collections:
+                super()._reschedule(node)
 
     return Scheduling(config, log)  # type: ignore[arg-type]
