@@ -400,6 +400,10 @@ class _Threads:
         busy = 0.0
         got = self._gate(j)
         if got is None:
+            with self.cond:  # (stopped at its gate: it has left too, and a pool that follows
+                self.left += 1  # waits for this pool's threads to leave, :meth:`_gate`)
+                if self.followed:
+                    self.cond.notify_all()
             return
         try:
             while (i := self._take()) is not None:

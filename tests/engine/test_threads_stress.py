@@ -233,3 +233,27 @@ def test_a_pool_after_one_dropped_or_ended_early_runs() -> None:
     ``next`` to reach the end, and the caller for its fold.)"""
     _followed_after_an_early_stop(end_first=False)
     _followed_after_an_early_stop(end_first=True)
+
+
+def test_a_pool_after_one_dropped_before_its_threads_started_runs() -> None:
+    """Three pools in a row (sizes started ahead, each after the one before): the middle one
+    dropped while its threads still waited for the first's cores leaves with none of them
+    counted as left; the third, folded, runs.  (It once waited for ever: its threads waited
+    for threads of the middle pool to leave, which had left at their gate uncounted.)"""
+    held = [Task(i, "order", 0.0) for i in range(20)]  # (each waits for its fold)
+    first = Ahead(Worker(), held, 2)
+    middle = Ahead(Worker(), [Task(i, "ok", 0.0) for i in range(6)], 2, after=first)
+    last = Ahead(Worker(), [Task(i, "ok", 0.0) for i in range(6)], 2, after=middle)
+    fold = Fold(None, slow=False)
+
+    def run() -> None:
+        try:
+            middle.cancel()  # (its threads wait at their gate: first has tasks to hand out)
+            first.cancel()
+            fold.outcome = _outcome(lambda: last.run(Worker(), last.tasks, 2, fold))
+        finally:
+            for pool in (first, middle, last):
+                pool.cancel()
+
+    _bounded(run, "the pool after one dropped before its threads started")
+    assert fold.folded == list(range(6))
