@@ -361,9 +361,7 @@ class _Threads:
 
     def _take(self) -> int | None:
         with self.cond:
-            while (not self.order.stopped and not self.fold_over
-                   and self.next < len(self.tasks)
-                   and self.next >= self.order.folded + self.ahead):
+            while not self._none_left() and self.next >= self.order.folded + self.ahead:
                 self.cond.wait()
             if self._none_left():
                 return None
@@ -400,10 +398,7 @@ class _Threads:
         busy = 0.0
         got = self._gate(j)
         if got is None:
-            with self.cond:  # (stopped at its gate: it has left too, and a pool that follows
-                self.left += 1  # waits for this pool's threads to leave, :meth:`_gate`)
-                if self.followed:
-                    self.cond.notify_all()
+            self._leave()  # (stopped at its gate: it has left too)
             return
         try:
             while (i := self._take()) is not None:
@@ -433,11 +428,17 @@ class _Threads:
                 if i == self.fold_next:  # (read without the lock: fold() checks again)
                     self.fold(caller=caller)
         finally:
-            with self.cond:
-                self.spans.append((got, first, last, busy, time.perf_counter()))
-                self.left += 1
-                if self.followed:
-                    self.cond.notify_all()
+            self._leave((got, first, last, busy, time.perf_counter()))
+
+    def _leave(self, span: tuple[float, float, float, float, float] | None = None) -> None:
+        """A thread's loop has ended (``span``: its times, when it got its core): a pool that
+        follows waits for this pool's threads to leave (:meth:`_gate`)."""
+        with self.cond:
+            if span is not None:
+                self.spans.append(span)
+            self.left += 1
+            if self.followed:
+                self.cond.notify_all()
 
     def fold(self, caller: bool = False) -> None:
         """Hand the results that have come back, from the next one to fold on, to the fold's
