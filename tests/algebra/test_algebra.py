@@ -388,6 +388,47 @@ def test_sub_mul_is_the_field_difference_of_a_product(spec: str, data: st.DataOb
     assert int(ar.sub_mul(a[0, 0], f[0, 0], b[0, 0])) == got[0, 0]  # elements
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(("GF(2)", "GF(3)", "GF(7)", "GF(65521)", "GF(65537)", "GF(2147483629)",
+                        "GF(2147483647)")), st.data())
+def test_prime_inverses_match_galois_one_at_a_time_and_on_arrays(spec: str,
+                                                                  data: st.DataObject) -> None:
+    """GFArith.inv over GF(p) is galois' inverse (0 maps to 0) on a pivot or a few elements
+    (Python's pow, one at a time: up to SCALAR_INV_MAX) and on larger arrays (square and
+    multiply), p up to 2^31 - 1; so is the inverse of the norm in an odd extension field."""
+    from gctool.algebra import gf
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec).resolved()
+    GF, q = fld.galois(), fld.order
+    ar = GFArith(fld)
+    entry = st.one_of(st.sampled_from([0, 1, 2 % q, q - 1]), st.integers(0, q - 1))
+    for size in (1, data.draw(st.integers(2, gf.SCALAR_INV_MAX)),
+                 data.draw(st.integers(gf.SCALAR_INV_MAX + 1, 60))):
+        a = data.draw(hnp.arrays(np.int64, size, elements=entry))
+        got = ar.inv(a)
+        assert got.dtype == np.int64 and got.shape == a.shape
+        nz = a != 0
+        assert not got[~nz].any()
+        assert np.array_equal(got[nz], (GF(1) / GF(a[nz])).view(np.ndarray))
+    block = data.draw(hnp.arrays(np.int64, (2, 3), elements=st.integers(1, q - 1)))
+    assert np.array_equal(ar.inv(block), (GF(1) / GF(block)).view(np.ndarray))  # 2-d
+
+
+@pytest.mark.parametrize("spec", ["GF(3^15)", "GF(46337^2)"])
+def test_inverses_above_the_tables_match_galois(spec: str) -> None:
+    """Above the tables an inverse takes the norm's inverse in GF(p) (a few elements or an
+    array): galois' inverse on a pivot and on an array."""
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec).resolved()
+    GF, q = fld.galois(), fld.order
+    ar = GFArith(fld)
+    a = np.random.default_rng(q % 1000).integers(1, q, 40)
+    assert np.array_equal(ar.inv(a[:1]), (GF(1) / GF(a[:1])).view(np.ndarray))
+    assert np.array_equal(ar.inv(a), (GF(1) / GF(a)).view(np.ndarray))
+
+
 def _null_space_by_entry(ar: GFArith, A: np.ndarray) -> np.ndarray:
     """The former null_space: one ``neg`` call per entry (the reference for its vectorised
     replacement)."""
