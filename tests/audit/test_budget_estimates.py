@@ -1478,9 +1478,9 @@ def test_verify_estimates_its_reduction_over_gf_as_the_one_elimination() -> None
     """verify's reduction of B over GF(q) (:func:`gctool.audit.nullspace.reduce_gf`) is one
     Gauss-Jordan elimination of [B^T | T^T] (K x (n + m)), for the null space and W:
     estimated by the elimination model with B's rank bound (distinct nonzero rows and
-    columns) as the pivots.  It was twice a flat 10 ns per multiply-add, whatever the field or
-    rank (measured / estimated 0.41-2.6; the model 0.91-1.65 on cyclic-mds GF(2^8) n=255, sbc
-    GF(7) n=300, rs GF(401) n=300, frc GF(7) n=512, when the reduction was two eliminations)."""
+    columns) as the pivots (measured / estimated 0.81-1.24 on cyclic-mds GF(2^8) n=255, sbc
+    GF(7) n=300, rs GF(401) n=300 and frc GF(7) n=512; a flat 10 ns per multiply-add, whatever
+    the field or rank, read 0.41-2.6)."""
     import numpy as np
 
     from gctool.algebra.fields import parse_field
