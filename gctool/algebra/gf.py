@@ -112,21 +112,36 @@ class GFArith:
     def sub_mul(self, a: Any, f: Any, b: Any) -> np.ndarray:
         """a - f b elementwise: an elimination's row update.  Over GF(p) one reduction instead
         of the product's and the difference's: elements lie below p < 2^31, so f b < 2^62 and
-        a - f b lies in (-2^62, 2^31), which int64 holds; reduced as x - floor(x / p) p (numpy
-        divides by a scalar without a division instruction: 0.8 of the time of np.remainder;
-        the update takes half the time of a product and a difference reduced each)."""
+        a - f b lies in (-2^62, 2^31), which int64 holds; reduced once (:meth:`_reduced`: the
+        update takes half the time of a product and a difference reduced each)."""
         if self.fld.m != 1:
             return self.sub(a, self.mul(f, b))
-        p = self.fld.p
         prod = np.multiply(np.asarray(f, dtype=np.int64), b)
         # in place when the product has the whole shape (an elimination's update); a product
         # broadcast into out= took a quarter longer, and np.broadcast_shapes as long per block
         whole = isinstance(prod, np.ndarray) and prod.shape == np.shape(a)
-        out = np.subtract(a, prod, out=prod if whole else None)
-        quot = np.floor_divide(out, p)
-        quot *= p
-        out -= quot
-        return out
+        return self._reduced(np.subtract(a, prod, out=prod if whole else None))
+
+    def mul_sub_mul(self, c: Any, a: Any, f: Any, b: Any) -> np.ndarray:
+        """c a - f b elementwise: a fraction-free elimination's row update (the row times the
+        pivot, less the pivot row times the row's factor).  Over GF(p) one reduction instead
+        of the two products' and the difference's: each product lies below p^2 < 2^62, so
+        their difference lies in (-2^62, 2^62), which int64 holds (:meth:`sub_mul`)."""
+        if self.fld.m != 1:
+            return self.sub(self.mul(c, a), self.mul(f, b))
+        left = np.multiply(np.asarray(c, dtype=np.int64), a)
+        right = np.multiply(np.asarray(f, dtype=np.int64), b)
+        whole = isinstance(left, np.ndarray) and left.shape == np.shape(right)
+        return self._reduced(np.subtract(left, right, out=left if whole else None))
+
+    def _reduced(self, x: Any) -> np.ndarray:
+        """x mod p for int64 x of either sign, in place where x is an array: x - floor(x / p) p
+        (numpy divides by a scalar without a division instruction: 0.8 of the time of
+        np.remainder)."""
+        quot = np.floor_divide(x, self.fld.p)
+        quot *= self.fld.p
+        x -= quot
+        return x
 
     def add(self, a: Any, b: Any) -> np.ndarray:
         return self._addsub(a, b, 1)
@@ -348,6 +363,10 @@ class IntArith:
     def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(a - b, dtype=object)
 
+    def mul_sub_mul(self, c: Any, a: Any, f: Any, b: Any) -> np.ndarray:
+        """c a - f b elementwise (:meth:`GFArith.mul_sub_mul`)."""
+        return np.asarray(c * a - f * b, dtype=object)
+
 
 class Arith(Protocol):
     dtype: Any
@@ -355,6 +374,8 @@ class Arith(Protocol):
     def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
 
     def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+    def mul_sub_mul(self, c: Any, a: Any, f: Any, b: Any) -> np.ndarray: ...
 
 
 class NumericArith:

@@ -330,8 +330,8 @@ def eliminate(arith: Arith, M: np.ndarray, unknowns: int) -> tuple[np.ndarray, n
         sel = (rows[None, :] > row[:, None]) & has[:, None] & (f != 0)
         if sel.any():
             sb, sr = np.nonzero(sel)
-            M[sb, sr] = arith.sub(arith.mul(pivot[sb, None], M[sb, sr]),
-                                  arith.mul(f[sb, sr, None], prow[sb]))
+            M[sb, sr] = arith.mul_sub_mul(pivot[sb, None], M[sb, sr], f[sb, sr, None],
+                                          prow[sb])
         row = row + has
         if R and np.all(row >= R):
             break

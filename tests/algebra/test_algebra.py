@@ -388,6 +388,67 @@ def test_sub_mul_is_the_field_difference_of_a_product(spec: str, data: st.DataOb
     assert int(ar.sub_mul(a[0, 0], f[0, 0], b[0, 0])) == got[0, 0]  # elements
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(ROW_UPDATE_FIELDS), st.data())
+def test_mul_sub_mul_is_the_fraction_free_update(spec: str, data: st.DataObject) -> None:
+    """GFArith.mul_sub_mul(c, a, f, b) = c a - f b, elementwise and broadcast as the
+    fraction-free elimination calls it, as galois computes it, at the extremes of the largest
+    prime field too (both products near 2^62, their difference near -2^62 and 2^62)."""
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec)
+    GF, q = fld.galois(), fld.order
+    entry = st.one_of(st.sampled_from([0, 1, q - 1]), st.integers(0, q - 1))
+    n = data.draw(st.integers(1, 6))
+    c = data.draw(hnp.arrays(np.int64, (n, 1), elements=entry))
+    a = data.draw(hnp.arrays(np.int64, (n, 5), elements=entry))
+    f = data.draw(hnp.arrays(np.int64, (n, 1), elements=entry))
+    b = data.draw(hnp.arrays(np.int64, (n, 5), elements=entry))
+    ar = GFArith(fld)
+    got = ar.mul_sub_mul(c, a, f, b)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, (GF(c) * GF(a) - GF(f) * GF(b)).view(np.ndarray))
+    assert np.array_equal(ar.mul_sub_mul(c, a, f, b[:1]), (GF(c) * GF(a) - GF(f) * GF(
+        b[:1])).view(np.ndarray))  # one row for every row
+    assert int(ar.mul_sub_mul(c[0, 0], a[0, 0], f[0, 0], b[0, 0])) == got[0, 0]  # elements
+    top = np.full((1, 2), q - 1, dtype=np.int64)
+    zero = np.zeros((1, 2), dtype=np.int64)
+    assert np.array_equal(ar.mul_sub_mul(top, top, zero, top), (GF(top) * GF(top)).view(
+        np.ndarray))
+    assert np.array_equal(ar.mul_sub_mul(zero, top, top, top), (-(GF(top) * GF(top))).view(
+        np.ndarray))
+    if fld.m == 1:  # over the integers, exactly, then reduced
+        exact = IntArith().mul_sub_mul(c.astype(object), a.astype(object), f.astype(object),
+                                       b.astype(object))
+        assert np.array_equal(np.asarray(exact % q, dtype=np.int64), got)
+
+
+@pytest.mark.parametrize("spec", ROW_UPDATE_FIELDS)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_fraction_free_elimination_matches_galois(spec: str, data: st.DataObject) -> None:
+    """eliminate (row_r <- p row_r - f pivot_row, one reduction per entry over GF(p)) gives
+    galois' rank of each system's A and its consistency (rank of [A | Y] equal to A's), on
+    batches of random, low-rank and inconsistent systems with entries 0, 1, q - 1 drawn
+    often."""
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec)
+    GF, q = fld.galois(), fld.order
+    entry = st.one_of(st.sampled_from([0, 0, 1, q - 1]), st.integers(0, q - 1))
+    b, R, unknowns = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 6)), \
+        data.draw(st.integers(1, 6))
+    M = data.draw(hnp.arrays(np.int64, (b, R, unknowns + 2), elements=entry))
+    if data.draw(st.booleans()) and R > 1:  # a row repeated: rank below R
+        M[:, -1] = M[:, 0]
+    consistent, rank = eliminate(GFArith(fld), M, unknowns)
+    for i in range(b):
+        A = GF(M[i, :, :unknowns])
+        r = np.linalg.matrix_rank(A)
+        assert rank[i] == r, i
+        assert consistent[i] == (np.linalg.matrix_rank(GF(M[i])) == r), i
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(("GF(2)", "GF(3)", "GF(7)", "GF(65521)", "GF(65537)", "GF(2147483629)",
                         "GF(2147483647)")), st.data())
