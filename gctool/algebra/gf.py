@@ -316,7 +316,7 @@ CALC_BIT_NS = 8
 #: 221-2,910 ns for m = 2-15 digits; quieter, verify measured 0.59-1.0 of this estimate over
 #: GF(2^31), GF(46337^2), GF(7^11) and GF(3^15)
 CALC_DIGIT_NS = 150
-#: a table field's or a prime field's entry there (``GF_NULL_ENTRY_NS``)
+#: a table field's entry there, as it was measured beside those two (``op_weight``'s unit)
 TABLE_ENTRY_NS = 17
 
 

@@ -164,14 +164,69 @@ NUMPY_WITNESS_NS = 2000
 NUMPY_WITNESS_ENTRY_NS = 0.26
 
 
-def nullspace_time(red: Reduction, s: int, m: int, finite: bool, digits: float = 1
-                   ) -> float:
+#: the numpy null-space test over GF(q) (:func:`gctool.algebra.linalg.eliminate` of a batch of
+#: s x (d + m) systems), per set, in ns: a fixed part ...
+GF_NULL_SET_NS = 300
+#: ... plus this much per column of the d unknowns: the batch visits every one (some of its
+#: thousands of sets lack rank, so the loop runs on), a pivot search and two row swaps each ...
+GF_NULL_COLUMN_NS = 350
+#: ... plus this much per entry the elimination updates: the rows below each pivot whose entry
+#: in its column is non-zero (the density of N times the row pairs), d + m entries each (each
+#: row gathered, updated and scattered back), with the arithmetic of GF(2^m) (two products
+#: read from the tables and an XOR) ...
+GF_NULL_ENTRY_NS = 35
+#: ... or of GF(p) (two products and their difference reduced once,
+#: :meth:`~gctool.algebra.gf.GFArith.mul_sub_mul`: the sets of cyclic-MDS GF(61) n=60 s=20,
+#: GF(101) n=100 s=12 and rs GF(65521) n=100 s=10 took 1.4-1.6 times as long with the three
+#: reduced apart, measured in one process) ...
+GF_NULL_PRIME_ENTRY_NS = 30
+#: ... or of GF(p^m), p odd, m > 1 (additions digit by digit), per digit.  Fitted to the CPU
+#: time per set of the kernel's batches (one core of the loaded 2-core development machine,
+#: best of 4 batches of the kernel's size, twice; weighted least squares, the fixed part
+#: kept): rs, cyclic-MDS and random dense codes over GF(7), GF(13), GF(23), GF(31), GF(41),
+#: GF(53), GF(61), GF(101), GF(65521), GF(2^31 - 1), GF(2^6)-GF(2^8), GF(3^3), GF(3^4),
+#: GF(5^2), GF(7^2); n = 20-255, s = 3-20, d = 3-32; 1.8-70 us per set: measured / estimated
+#: 0.72-1.33 (the constants before, 250, 17 and 12 ns, read 1.15-3.2)
+GF_NULL_DIGIT_NS = 20
+
+
+def entry_ns(fld: Field) -> float:
+    """One entry of the numpy null-space test's updates over ``fld`` (:func:`eliminate` with
+    :class:`gctool.algebra.gf.GFArith`), in ns: :data:`GF_NULL_PRIME_ENTRY_NS` over GF(p),
+    :data:`GF_NULL_ENTRY_NS` over GF(2^m) with tables, :data:`GF_NULL_DIGIT_NS` per digit
+    over GF(p^m) with p odd (additions digit by digit), the polynomial arithmetic's above the
+    tables (:func:`gctool.algebra.gf.calc_entry_ns`); over R/C (no such test)
+    GF_NULL_ENTRY_NS."""
+    fld = fld.resolved()
+    if not fld.is_finite:
+        return GF_NULL_ENTRY_NS
+    calc = calc_entry_ns(fld)
+    if calc is not None:
+        return calc
+    if fld.m == 1:
+        return GF_NULL_PRIME_ENTRY_NS
+    return GF_NULL_ENTRY_NS if fld.p == 2 else GF_NULL_DIGIT_NS * fld.m
+
+
+def gf_nullspace_time(red: Reduction, s: int, m: int, entry: float) -> float:
+    """Estimated time of one set decided by the numpy null-space test over GF(q), in ns
+    (:data:`GF_NULL_SET_NS` and after; ``entry``: :func:`entry_ns` of the field)."""
+    d = red.d
+    N = np.asarray(red.N)
+    density = float(np.count_nonzero(N)) / N.size if N.size else 0.0
+    r = min(s, d)
+    pairs = r * (s - 1) - r * (r - 1) / 2  # rows below each of the r pivots
+    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + entry * density * pairs * (d + m)
+
+
+def nullspace_time(red: Reduction, s: int, m: int, finite: bool,
+                   entry: float = GF_NULL_ENTRY_NS) -> float:
     """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C the
     screen's (:data:`NUMPY_SET_NS` and after; the sets it leaves to the witness test and the
     direct decoder are :meth:`FloatNullKernel.set_time`'s); over GF(q) the batched
-    elimination's (:func:`gf_nullspace_time`; ``digits``: :func:`add_digits` of the field)."""
+    elimination's (:func:`gf_nullspace_time`; ``entry``: :func:`entry_ns` of the field)."""
     if finite:
-        return gf_nullspace_time(red, s, m, digits)
+        return gf_nullspace_time(red, s, m, entry)
     d, n = red.d, int(red.W.shape[0])
     work = NUMPY_SQUARE_NS * s * s + NUMPY_PRODUCT_NS * n * d * m
     if d > s:
@@ -196,49 +251,6 @@ NUMPY_CERT_SET_NS = 2000
 NUMPY_TIGHT_NS = 14.0
 NUMPY_CERT_NS = 3000
 NUMPY_CERT_ENTRY_NS = 0.8
-
-#: the numpy null-space test over GF(q) (:func:`gctool.algebra.linalg.eliminate` of a batch of
-#: s x (d + m) systems), per set, in ns: a fixed part ...
-GF_NULL_SET_NS = 300
-#: ... plus this much per column of the d unknowns: the batch visits every one (some of its
-#: thousands of sets lack rank, so the loop runs on), a pivot search and two row swaps each ...
-GF_NULL_COLUMN_NS = 250
-#: ... plus this much per entry the elimination updates: the rows below each pivot whose entry
-#: in its column is non-zero (the density of N times the row pairs), d + m entries each, with
-#: the arithmetic of GF(p) or GF(2^m) ...
-GF_NULL_ENTRY_NS = 17
-#: ... or of GF(p^m), p odd, m > 1 (additions digit by digit, :func:`add_digits`), per digit.
-#: Fitted to the CPU time per set of the kernel's batches (rs, cyclic-MDS and random dense
-#: codes over GF(3^3)-GF(3^5), GF(5^2), GF(7^2), GF(2^6)-GF(2^8), GF(13), GF(65521); n = 20-100,
-#: s = 3-8, d = 3-50; 1.1-15 us per set; one core of the 2-core development machine, loaded):
-#: measured / estimated 0.66-1.96; the model before (6 GF_OP_COST per s (d + m) min(s, d))
-#: read 0.16-0.78
-GF_NULL_DIGIT_NS = 12
-
-
-def add_digits(fld: Field) -> float:
-    """The digits an addition of GF(q) works on in the numpy kernels
-    (:class:`gctool.algebra.gf.GFArith`): m over GF(p^m) with p odd and m > 1, else 1 (a
-    modular sum, or an XOR); above the tables, the polynomial arithmetic's entry cost in
-    digits (:func:`gctool.algebra.gf.calc_entry_ns`)."""
-    fld = fld.resolved()
-    calc = calc_entry_ns(fld) if fld.is_finite else None
-    if calc is not None:
-        return calc / GF_NULL_DIGIT_NS
-    return int(fld.m) if fld.is_finite and fld.p != 2 and fld.m > 1 else 1
-
-
-def gf_nullspace_time(red: Reduction, s: int, m: int, digits: float = 1) -> float:
-    """Estimated time of one set decided by the numpy null-space test over GF(q), in ns
-    (:data:`GF_NULL_SET_NS` and after; ``digits``: :func:`add_digits` of the field)."""
-    d = red.d
-    N = np.asarray(red.N)
-    density = float(np.count_nonzero(N)) / N.size if N.size else 0.0
-    r = min(s, d)
-    pairs = r * (s - 1) - r * (r - 1) / 2  # rows below each of the r pivots
-    entry = GF_NULL_DIGIT_NS * digits if digits > 1 else GF_NULL_ENTRY_NS
-    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + entry * density * pairs * (d + m)
-
 
 # -- evaluation of chunks of straggler sets ------------------------------------------------------
 
@@ -386,7 +398,7 @@ class GFNullKernel(Kernel):
             N = np.asarray(self.red.N)
             return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1,
                              self.code.n, float(np.count_nonzero(N)) / max(1, N.size))
-        return nullspace_time(self.red, s, self.code.m, True, add_digits(self.code.field))
+        return nullspace_time(self.red, s, self.code.m, True, entry_ns(self.code.field))
 
     def given_time(self, s: int, sets: int) -> float:
         """Estimated time per set of size s given as explicit batches (one per rotation
