@@ -6,7 +6,7 @@ what the executor tests share: a code with exact ties (:func:`tied_code`) and a 
 what differs between executors (:func:`same_report`), and the runs whose parts share one
 budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`); the thread runs of
 a test (:func:`thread_runs`); the join of a test's thread that fails instead of waiting for ever
-(:func:`joined`)."""
+(:func:`joined`); a scheme's code without design's conditioning record (:func:`built`)."""
 
 from __future__ import annotations
 
@@ -196,3 +196,22 @@ def joined(thread: threading.Thread, within: float = 120) -> None:
     for a hang, not a speed figure)."""
     thread.join(within)
     assert not thread.is_alive(), f"thread {thread.name} still running after {within:g} s"
+
+
+def built(scheme: str, n: int, s: int, seed: int = 0, field: str = "real") -> Any:
+    """The code of ``gctool.design(scheme, n=n, s=s, seed=seed, field=field)`` (the same B and
+    construction params) from the scheme's construction alone: without design's conditioning
+    record (``worst_condition``) and self-check, for a test that reads neither.  The record
+    screens every s-set: is-cr n=48 s=5's ties leave its 1.7 M sets to numpy, 15-30 s."""
+    import numpy as np
+
+    from gctool.algebra.fields import parse_field
+    from gctool.budget import Budget
+    from gctool.model import GradientCode
+    from gctool.registry import SCHEMES
+
+    fld = parse_field(field)
+    B, params = SCHEMES[scheme].build(n=n, s=s, k=None, field=fld,
+                                      rng=np.random.default_rng(seed), budget=Budget())
+    assert not any(key.startswith("_") for key in params), params  # design's own keys
+    return GradientCode(B, fld, s, scheme, params=params)

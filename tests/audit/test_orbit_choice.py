@@ -19,7 +19,7 @@ from gctool.budget import Budget
 from gctool.codes import design
 from gctool.engine.enumeration import MAX_RANKABLE
 
-from helpers import stage_sets
+from helpers import built, stage_sets
 from oracles import decodes_gf, lstsq_error
 
 #: codes with a rotation symmetry: frc (i -> i + s + 1) and cyclic-MDS (i -> i + 1)
@@ -260,7 +260,7 @@ def test_verify_by_orbits_counts_the_sets_its_later_stages_decide(
     from gctool.audit.verify import verify
     from gctool.budget import START_NS
 
-    code = design("is-cr", n=48, s=5)
+    code = built("is-cr", 48, 5)  # design's conditioning record: 15-30 s, not read here
     estimate = _verify_refusal(code, 5) * 1e9
     counted = stage_sets(monkeypatch)
     report = verify(code, 5, jobs=1, budget=Budget(max_work=100.0))

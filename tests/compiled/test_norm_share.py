@@ -8,12 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gctool.algebra.fields import parse_field
 from gctool.audit.kernels import real
 from gctool.audit.nullspace import reduce_float
-from gctool.budget import Budget
-from gctool.model import GradientCode
-from gctool.registry import SCHEMES
+
+from helpers import built
 
 
 def _stack(rng: np.random.Generator, b: int, s: int, d: int) -> np.ndarray:
@@ -37,17 +35,6 @@ def test_min_norm_solve_is_pinv(s: int, d: int) -> None:
     # the singular ones are pinv's own (no LU solve of a singular system), and so is the one
     # whose tiny row pinv cuts off (LU would solve it: a decoder 1e17 times larger)
     assert np.array_equal(got[[1, 4, 5]], want[[1, 4, 5]])
-
-
-def built(scheme: str, n: int, s: int, seed: int = 0, field: str = "real") -> GradientCode:
-    """The code that ``design(scheme, n=n, s=s, seed=seed, field=field)`` returns, from the
-    scheme's construction alone (the same B): without design's conditioning record and
-    self-check, which the share does not read (is-cr n=48 s=5's record screens its 1.7 M sets
-    with numpy, 15-30 s, for a share of 40 ms)."""
-    fld = parse_field(field)
-    B = SCHEMES[scheme].build(n=n, s=s, k=None, field=fld, rng=np.random.default_rng(seed),
-                              budget=Budget())[0]
-    return GradientCode(B, fld, s, scheme)
 
 
 @pytest.mark.parametrize("scheme,n,s,kw", [("cyclic", 48, 6, {"seed": 1}),
