@@ -251,17 +251,22 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 #: then.  (xdist's ``--dist loadgroup`` does not group them under pytest 9: its group suffix
 #: on the node ids does not reach the controller.)
 EXAMPLES_UNIT = "tests/meta/test_examples.py::test_example_runs_as_written["
+#: the tests each of which is one unit of work, as :data:`EXAMPLES_UNIT`: the doc examples, and
+#: the tests whose module-scoped fixture is long, which each worker that ran one of them would
+#: compute again (test_registry's fresh interpreters reading a file of each scheme, 8-15 s)
+UNITS = (EXAMPLES_UNIT,
+         "tests/registry/test_registry.py::test_reading_a_file_imports_its_own_family_only[")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Every test is its own unit of work, as with ``--dist load``, but the doc examples are
-    one unit."""
+    """Every test is its own unit of work, as with ``--dist load``, but the instances of each
+    test of :data:`UNITS` are one unit."""
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return EXAMPLES_UNIT if nodeid.startswith(EXAMPLES_UNIT) else nodeid
+            return next((unit for unit in UNITS if nodeid.startswith(unit)), nodeid)
 
         def _reschedule(self, node: Any) -> None:
             """Not to a worker still collecting: when two workers crashed (the watchdog), the
