@@ -39,6 +39,10 @@ from gctool.algebra.primes import primitive_root
 #: log table: 80 MB at 2^22); above it, elements are multiplied as polynomials
 TABLE_LIMIT = 2**22
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
+#: largest field above FULL_TABLE_LIMIT whose products read a log table with a logarithm for
+#: 0 and an exp table that is 0 past the sums of two nonzero logarithms (:func:`_zero_tables`,
+#: 2.5 MB at 2^16): a product is then one sum and one gather, with no mask for zero operands
+ZERO_LOG_LIMIT = 2**16
 #: most elements whose inverses in GF(p) are taken one at a time (Python's ``pow``, about
 #: 1 us each) rather than by square and multiply on the array (2 log2 p array calls)
 SCALAR_INV_MAX = 16
@@ -53,6 +57,8 @@ class GFArith:
     _exp: np.ndarray | None = field(default=None, repr=False)
     _log: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
+    _zlog: np.ndarray | None = field(default=None, repr=False)
+    _zexp: np.ndarray | None = field(default=None, repr=False)
     _poly: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
@@ -60,6 +66,8 @@ class GFArith:
         self._poly = self.fld.resolved().poly or 0
         if self.fld.m > 1 and q <= TABLE_LIMIT:
             self._exp, self._log, self._table = _tables(self.fld.p, self.fld.m, self._poly)
+            if self._table is None and q <= ZERO_LOG_LIMIT:
+                self._zlog, self._zexp = _zero_tables(self.fld.p, self.fld.m, self._poly)
 
     @property
     def kind(self) -> str:
@@ -76,6 +84,8 @@ class GFArith:
             return (np.asarray(a, dtype=np.int64) * b) % self.fld.p
         if self._table is not None:
             return self._table[a, b]
+        if self._zexp is not None and self._zlog is not None:
+            return self._zexp[self._zlog[a] + self._zlog[b]]
         if self._exp is not None and self._log is not None:
             a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), b)
             prod = self._exp[self._log[a] + self._log[b]]
@@ -304,6 +314,23 @@ def _tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if t is not None:
             t.setflags(write=False)
     return exp, log, table
+
+
+@functools.lru_cache(maxsize=4)
+def _zero_tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_tables`' log table with a logarithm for 0, 2(q - 1), above the sum of any two
+    nonzero logarithms (at most 2(q - 2)), and its exp table padded with zeros to 4(q - 1) + 1
+    entries: ``zexp[zlog[a] + zlog[b]]`` is a b for every a, b, 0 included (int64, read-only;
+    for q up to :data:`ZERO_LOG_LIMIT`)."""
+    exp, log, _ = _tables(p, m, poly)
+    q = p**m
+    zlog = log.astype(np.int64)
+    zlog[0] = 2 * (q - 1)
+    zexp = np.zeros(4 * (q - 1) + 1, dtype=np.int64)
+    zexp[:2 * (q - 1)] = exp[:2 * (q - 1)]
+    for t in (zlog, zexp):
+        t.setflags(write=False)
+    return zlog, zexp
 
 
 #: one entry of the numpy eliminations over a field above the tables (two polynomial products

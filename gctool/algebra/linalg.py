@@ -22,7 +22,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import (
-    FULL_TABLE_LIMIT,
+    ZERO_LOG_LIMIT,
     Arith,
     GFArith,
     calc_call_ns,
@@ -120,21 +120,25 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
 GF_COLUMN_NS = 40_000
 GF_SKIP_NS = 5_000
 #: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
-#: GF(2^m) with a full product table (q <= 256: a gather and an XOR), GF_PRIME_MULADD_NS over
-#: GF(p) (a product and a difference reduced once, :meth:`~gctool.algebra.gf.GFArith.sub_mul`),
-#: GF_MULADD_NS per digit the field's additions work on (GF(2^m) with log and exp tables;
-#: GF(p^m), p odd: its m digits), the same at every size (the blocks' temporaries stay in the
-#: caches and on the heap) ...
+#: GF(2^m) up to :data:`~gctool.algebra.gf.ZERO_LOG_LIMIT` (a gather and an XOR: a full
+#: product table, or a sum of logarithms, 0's included, and a gather), GF_LOG_MULADD_NS above
+#: it (log and exp tables of 2.5-48 MB, out of the caches, and a mask for zero operands: 20
+#: ns over GF(2^17), 30-35 over GF(2^20)-GF(2^22) at 256 x 256, where GF(2^12) and GF(2^16)
+#: took 4.7-5.3 and GF(2^8) 5.8, interleaved in one process), GF_PRIME_MULADD_NS over GF(p)
+#: (a product and a difference reduced once, :meth:`~gctool.algebra.gf.GFArith.sub_mul`),
+#: GF_MULADD_NS per digit over GF(p^m), p odd (its additions work digit by digit), the same
+#: at every size (the blocks' temporaries stay in the caches and on the heap) ...
 GF_TABLE_MULADD_NS = 4.5
+GF_LOG_MULADD_NS = 28.0
 GF_PRIME_MULADD_NS = 4.0
 GF_MULADD_NS = 9.5
 #: ... and, once, the first touch of the matrix's int64 copy, FRESH_BYTE_NS per byte (this
 #: virtual machine hands fresh memory over at 3-30 ns per byte).  Fields above the tables cost
 #: their polynomial arithmetic's entry and calls (:func:`~gctool.algebra.gf.calc_entry_ns`,
 #: two calls per pivot).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
-#: fresh processes over GF(2^8), GF(2^12), GF(2), GF(7), GF(65521), GF(65537), GF(3^4),
-#: random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to 4000 x 4000): CPU time
-#: 3.8-4.8 ns per multiply-add over GF(2^8), 10.4 over GF(2^12), 3.3-4.8 over the prime
+#: fresh processes over GF(2^8), GF(2^12), GF(2^20), GF(2), GF(7), GF(65521), GF(65537),
+#: GF(3^4), random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to 4000 x 4000): CPU
+#: time 3.8-4.8 ns per multiply-add over GF(2^8), 3.3-4.8 over the prime
 #: fields (6-8 at 64 x 64 and 100 x 100), 8 per digit over GF(3^4): for those two, the figures
 #: of the former update (a product and a difference, each reduced) divided by the new one's
 #: speed-up on the same matrices, measured interleaved in one process (median of 5: 1.2-1.5x
@@ -161,8 +165,8 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
         return columns + pivots * 2 * calc_call_ns(fld) + muladds * calc + fresh
     if fld.m == 1:
         rate = GF_PRIME_MULADD_NS
-    elif fld.p == 2 and fld.order <= FULL_TABLE_LIMIT:
-        rate = GF_TABLE_MULADD_NS
+    elif fld.p == 2:
+        rate = GF_TABLE_MULADD_NS if fld.order <= ZERO_LOG_LIMIT else GF_LOG_MULADD_NS
     else:
         rate = GF_MULADD_NS * (fld.m if fld.p != 2 else 1)
     return columns + muladds * rate + fresh
