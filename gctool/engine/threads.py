@@ -396,7 +396,8 @@ class _Threads:
     def _loop(self, j: int, caller: bool = False) -> None:
         first = last = -1.0
         busy = 0.0
-        got = self._gate(j)
+        # (the caller's core joins a pool started ahead when the caller comes to it)
+        got = time.perf_counter() if caller else self._gate(j)
         if got is None:
             self._leave()  # (stopped at its gate: it has left too)
             return
@@ -599,17 +600,23 @@ class Ahead:
     in the caller's thread, or the size before, in threads: with ``after`` (the Ahead of
     that size) each thread starts when one of ``after``'s finds no task left, so that the
     two run on ``jobs`` cores as one pool would, and at most the window of
-    :func:`run_threads` of tasks run before the fold takes them.  Work charged to the run's
+    :func:`run_threads` of tasks run before the fold takes them.  With ``caller`` (no
+    ``after``) ``jobs - 1`` threads start, and the caller of :meth:`run` joins them as the
+    pool's first thread, as in :func:`run_threads`: the caller's core does its own work
+    first (verify's estimate of a run before it is admitted).  Work charged to the run's
     budget waits (:func:`in_task_order`) until :meth:`run` folds the results, with the
     window of :func:`run_threads` from then on; :meth:`cancel` drops them (the running tasks
     finish, no other starts).  The worker must not share state with the caller's work."""
 
     def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
-                 after: Ahead | None = None) -> None:
+                 after: Ahead | None = None, caller: bool = False) -> None:
         jobs = max(1, min(jobs, len(tasks)))  # (behind another pool: run_threads' window)
+        if after is not None or in_pool_task():
+            caller = False  # (a caller that runs a task of another pool only folds)
         self.pool: _Threads = _Threads(worker, tasks, jobs,
                                        ahead=len(tasks) if after is None else None, held=True,
-                                       after=None if after is None else after.pool)
+                                       after=None if after is None else after.pool,
+                                       caller=caller)
         self.pool.start()
 
     @property
