@@ -50,7 +50,7 @@ from gctool.budget import (
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_lex, rank_ranges
 from gctool.engine.records import SetWorker
-from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
+from gctool.engine.sweep import Coverage, LexSource, Runner, SampleSource, Task, run_folded
 from gctool.engine.threads import Ahead
 from gctool.reports import Diagnostics, VerifyReport
 from gctool.wording import counted
@@ -330,7 +330,8 @@ def _start_early(run: Run, kernel: Any, kind: Any, rot: Rotation | None) -> Ahea
                  [(i + 1, a, b) for i, (a, b) in enumerate(ranges)], jobs, caller=True)
 
 
-def _taken(early: Ahead | None, runner: Any, runs: bool, tasks: list[Task], jobs: int) -> Any:
+def _taken(early: Ahead | None, runner: Runner | None, runs: bool, tasks: list[Task],
+           jobs: int) -> Runner | None:
     """The runner of ``tasks`` on ``jobs``: ``early``'s when it started these very tasks on
     as many jobs and they run (``runs``: no failing set in the pilot, no probed ranges),
     else ``runner`` (``early`` is dropped: its threads stop now)."""
