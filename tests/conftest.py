@@ -24,6 +24,7 @@ from gctool._threads import pin_blas_threads
 pin_blas_threads()
 
 import galois  # noqa: E402
+import hypothesis  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
@@ -50,6 +51,12 @@ def _gf_python(*args: object, **kwargs: object) -> type:
 
 
 galois.GF = _gf_python
+
+#: hypothesis without its per-example deadline (200 ms by default): a timing assertion, which
+#: the project's tests do not make; under load an example that builds a field's tables, or
+#: galois' reference arithmetic, took 5 s and failed a correct test
+hypothesis.settings.register_profile("gctool", deadline=None)
+hypothesis.settings.load_profile("gctool")
 
 
 def _kernel_cache_is_cold() -> bool:

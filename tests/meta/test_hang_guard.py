@@ -90,3 +90,12 @@ def test_without_xdist_the_watchdog_names_the_test_and_ends_the_run(tmp_path: Pa
 def test_the_suite_runs_under_the_watchdog(request: pytest.FixtureRequest) -> None:
     assert request.config.pluginmanager.has_plugin("hang_guard")
     assert hang_guard.SECONDS >= 600
+
+
+def test_hypothesis_examples_have_no_deadline() -> None:
+    """The suite's hypothesis profile (tests/conftest.py) sets no per-example deadline: a
+    timing assertion that failed correct tests under load."""
+    from hypothesis import settings
+
+    assert settings.default.deadline is None
+    assert settings().deadline is None
