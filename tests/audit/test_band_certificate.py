@@ -28,6 +28,8 @@ from gctool.exactls import Undecided, vector_error
 from gctool.model import GradientCode
 from gctool.numerics import EPS, residual_gamma
 
+from helpers import built
+
 
 def _with_singular_values(rng: np.random.Generator, K: int, f: int, sv: np.ndarray,
                           complex_: bool) -> np.ndarray:
@@ -113,9 +115,7 @@ def test_cleared_sets_decode_at_full_rank_and_their_witness_bounds_the_exact_err
     clears has a B_F whose SVD counts all of its rows, the smallest singular value far above
     the band, and the direct decoder decodes it at full rank; the compensated witness bounds
     the exact residual of its decoder (rationals) and is far below the plain bound."""
-    from gctool.codes import design
-
-    for code, count in ((design("rs", n=36, s=6, field="real"), 3000), (_squeezed_rs(1e-4), 0)):
+    for code, count in ((built("rs", 36, 6, field="real"), 3000), (_squeezed_rs(1e-4), 0)):
         tol = 1e-9
         k = ns.FloatNullKernel(code, tol, ns.reduce_float(code, tol))
         n, s = code.n, code.s
@@ -149,9 +149,8 @@ def test_compiled_tight_witness_is_numpys() -> None:
     """The compiled compensated residual sums the same terms in the same order as numpy's
     (Dot2 term by term): the same bound on the same decoders."""
     from gctool.audit.kernels.real import _tight_witness, survivors_into
-    from gctool.codes import design
 
-    code = design("rs", n=36, s=6, field="real")
+    code = built("rs", 36, 6, field="real")
     k = ns.FloatNullKernel(code, 1e-9, ns.reduce_float(code, 1e-9))
     S = np.sort(sample_sets(36, 6, 40, np.random.default_rng(4)), axis=1)
     Z = -np.linalg.solve(k.red.N.T[S], k.red.W[S])

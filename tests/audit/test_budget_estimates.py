@@ -31,7 +31,7 @@ from gctool.codes import design
 from gctool.errors import BudgetExceeded
 from gctool.model import GradientCode
 
-from helpers import budget_clock, stage_sets
+from helpers import budget_clock, built, stage_sets
 
 #: above every reduction of B here, below every enumeration
 SMALL = Budget(max_work=1e-2)
@@ -104,7 +104,7 @@ def test_a_codes_norm_share_is_its_own_not_its_names() -> None:
                                                    + shares[-1] * norm_cost(48, 5, 40, 1))
     assert shares[0] == shares[1] and 0 < shares[0] < 0.3
     assert needed(frc, 5) == pytest.approx(comb(48, 5) * walk_time(frc, 5) / 1e9)
-    cyc = design("cyclic", n=40, s=6, seed=1)
+    cyc = built("cyclic", 40, 6, seed=1)
     red = reduce_float(cyc, 1e-9)
     assert norm_share(red.N.T, red.W, cyc.row_normalised()[1], 6) < 0.05
     # the cost of a norm in full grows with n, d and m
@@ -819,7 +819,7 @@ def test_a_small_threshold_size_is_timed_on_its_own_plan(
     from gctool.audit import exhaustive
     from gctool.audit.oracles import make_oracle
 
-    oracle = make_oracle(design("is-cr", n=36, s=5))
+    oracle = make_oracle(built("is-cr", 36, 5))
     asked: list[tuple[int, int]] = []
 
     def probe(walk: object, stop: int, size: int, over: float, least: int = 0,
@@ -1162,7 +1162,7 @@ def test_a_size_decides_its_first_sets_for_the_look_ahead_only_when_they_are_che
     from gctool.audit import exhaustive
     from gctool.audit.oracles import make_oracle
 
-    oracle = make_oracle(design("is-cr", n=36, s=5))
+    oracle = make_oracle(built("is-cr", 36, 5))
     walked: list[int] = []
     twin = exhaustive._twin_walk
 

@@ -13,9 +13,11 @@ from gctool.budget import NS_PER_S, Budget
 from gctool.codes import design
 from gctool.errors import BudgetExceeded
 
+from helpers import built
+
 
 def test_a_stopped_search_counts_the_sizes_it_searched_not_the_one_refused() -> None:
-    code = design("cyclic", n=40, s=6, seed=1)
+    code = built("cyclic", 40, 6, seed=1)
     oracle = make_oracle(code, budget=Budget(max_work=0.05))
     with pytest.raises(BudgetExceeded) as err:
         exhaustive.threshold(oracle, oracle.limit, symmetry=False)

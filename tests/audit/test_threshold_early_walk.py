@@ -14,9 +14,9 @@ from gctool.algebra.fields import parse_field
 from gctool.audit.attack import threshold
 from gctool.audit.kernels import numba_available
 from gctool.audit.oracles.optimal import OptimalOracle
-from gctool.codes import design
 from gctool.model import GradientCode
 
+from helpers import built
 from helpers import same_report as same
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
@@ -51,7 +51,7 @@ def test_a_search_stopped_by_the_first_sets_loads_no_kernels(planned: list[int])
 
 def test_a_search_that_goes_on_walks_the_sizes_before_compiled(planned: list[int]) -> None:
     """Real cyclic n = 40, s = 6: sizes 3 and 4 walk compiled with size 5 (C(40, 5) sets)."""
-    code = design("cyclic", n=40, s=6, seed=1)
+    code = built("cyclic", 40, 6, seed=1)
     two = threshold(code, 0.0, method="exhaustive", jobs=2)
     assert two.threshold == 7
     assert {3, 4} <= set(planned) and min(planned) == 3

@@ -29,7 +29,7 @@ from gctool.io import code_bytes
 from gctool.model import GradientCode
 from gctool.request import VerifyRequest
 
-from helpers import run
+from helpers import built, run
 from refusals import forbid, refused
 
 
@@ -441,7 +441,7 @@ def test_a_run_left_to_the_timed_probe_is_not_refused_by_its_pilot(
 
     monkeypatch.setenv("GCTOOL_COMPILED", "1")
     monkeypatch.setattr(enumeration, "_check_timed", probe)
-    code = design("rs", n=36, s=6, field="real")
+    code = built("rs", 36, 6, field="real")
     run_, work = _enumerated(code, 6)
     assert 3.0 < _seconds(work) <= 30.0  # left to the probe (TIMED_SPAN = 10)
     with pytest.raises(Probed):
@@ -458,7 +458,7 @@ def test_the_timed_probe_is_held_to_the_work_its_walk_hands_on() -> None:
     an estimate that read 1.7x the walk."""
     from gctool.audit.verify import enumeration
 
-    code = design("rs", n=36, s=6, field="real")
+    code = built("rs", 36, 6, field="real")
     run_, _ = _enumerated(code, 6)
     floor = _seconds(run_.make_kernel(run_.reduction()).spread_time(6) * run_.total)
     assert floor > 3.0

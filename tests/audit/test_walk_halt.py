@@ -15,11 +15,10 @@ import pytest
 from gctool.audit.kernels import numba_available
 from gctool.audit.kernels import optimal as kernels
 from gctool.audit.oracles.optimal import OptimalOracle
-from gctool.codes import design
 from gctool.engine.threads import Cancelled, TaskOrder, set_task
 
 from corpus import code_of
-from helpers import joined
+from helpers import built, joined
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
 
@@ -55,7 +54,7 @@ def test_a_walk_ends_when_its_run_stops(monkeypatch: pytest.MonkeyPatch, pause: 
     a run stopped before it or while it runs walks a fraction of them; outside a pool the
     same walk is whole."""
     monkeypatch.setenv("GCTOOL_COMPILED", "auto")
-    code, s = design("cyclic", n=40, s=6, seed=1), 6
+    code, s = built("cyclic", 40, 6, seed=1), 6
     total = comb(40, s)
     oracle = OptimalOracle(code)
     oracle._plan(s)
