@@ -403,15 +403,16 @@ def test_sampled_witness_is_a_rejection_and_changes_no_statement(
     for code in _same_support_codes(spec):
         sample = cert.class_sample(code)
         B = np.asarray(code.B)
+        classes = _brute_classes(code)
         if sample.witness is not None:
             found += 1
             i, j = sample.witness
             assert i != j and B[i].any() and np.array_equal(B[i] != 0, B[j] != 0)
-            home = {r: c[0] for c in _brute_classes(code) for r in c}
+            home = {r: c[0] for c in classes for r in c}
             assert home[i] != home[j], (spec, i, j)
         n = code.n
         false = [(0, 0), (0, n - 1), (n - 1, 0)] + [
-            (c[0], c[1]) for c in _brute_classes(code) if len(c) > 1][:2]
+            (c[0], c[1]) for c in classes if len(c) > 1][:2]
         for s in range(1, 4):
             want = cert.class_certificate(code, s, sample=replace(sample, witness=None))
             assert cert.class_certificate(code, s) == want, (spec, s)
