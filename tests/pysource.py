@@ -1,8 +1,8 @@
 """The package's modules as syntax trees, parsed once per test process for the tests that read
 the source (tests/meta/test_layers.py, tests/meta/test_api_surface.py,
-tests/sim/test_sim_structure.py): parsing all of gctool takes about a second of CPU, and each of
-those tests read every module.  Also what they ask of the trees: the imports, the module import
-graph and its cycles."""
+tests/meta/test_messages.py, tests/sim/test_sim_structure.py): parsing all of gctool takes
+about a second of CPU, and each of those tests read every module.  Also what they ask of the
+trees: the imports, the module import graph and its cycles."""
 
 from __future__ import annotations
 
@@ -19,14 +19,22 @@ PACKAGES = frozenset(".".join(p.parent.relative_to(PACKAGE.parent).parts)
 
 
 @cache
+def package_files() -> dict[Path, ast.Module]:
+    """Every module of gctool by its path in the package (``budget.py``, ``cli/main.py``),
+    parsed, in the order of the sorted paths.  Shared: callers read the trees and never change
+    them."""
+    return {path.relative_to(PACKAGE): ast.parse(path.read_text(), str(path))
+            for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+@cache
 def package_modules() -> dict[str, ast.Module]:
-    """Every module of gctool by dotted name (a package by its own name), parsed.  Shared:
-    callers read the trees and never change them."""
+    """Every module of gctool by dotted name (a package by its own name), parsed (the trees of
+    :func:`package_files`)."""
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = ast.parse(
-            path.read_text(), str(path))
+    for path, tree in package_files().items():
+        parts = (PACKAGE.name, *path.with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = tree
     return out
 
 

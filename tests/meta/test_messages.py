@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import click
+from pysource import package_files
 
 from gctool import limits
 from gctool.cli.main import cli
@@ -24,6 +25,11 @@ MOST_FLAG_LINES = 20
 
 def _library() -> list[Path]:
     return [p for p in sorted(PACKAGE.rglob("*.py")) if "cli" not in p.relative_to(PACKAGE).parts]
+
+
+def _library_trees() -> dict[Path, ast.Module]:
+    """The parsed modules of :func:`_library` by their path in the package."""
+    return {path: tree for path, tree in package_files().items() if "cli" not in path.parts}
 
 
 def test_at_most_20_library_lines_spell_a_command_line_flag() -> None:
@@ -45,14 +51,13 @@ def _docstrings(tree: ast.Module) -> set[int]:
 def _message_params() -> dict[str, str]:
     """Every parameter the library names in a string that is not a docstring -> where."""
     out: dict[str, str] = {}
-    for path in _library():
-        tree = ast.parse(path.read_text())
+    for path, tree in _library_trees().items():
         docs = _docstrings(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                     id(node) not in docs:
                 for name in PARAM.findall(node.value):
-                    out.setdefault(name, f"{path.relative_to(PACKAGE)}:{node.lineno}")
+                    out.setdefault(name, f"{path}:{node.lineno}")
     return out
 
 
@@ -105,11 +110,11 @@ def test_no_mutable_module_level_budget() -> None:
 def test_one_meter_class() -> None:
     """Work charged as it is spent goes to gctool.budget.Meter only."""
     chargers = []
-    for path in _library():
-        for node in ast.walk(ast.parse(path.read_text())):
+    for path, tree in _library_trees().items():
+        for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and any(
                     isinstance(f, ast.FunctionDef) and f.name == "charge" for f in node.body):
-                chargers.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+                chargers.append(f"{path}:{node.name}")
     assert chargers == ["budget.py:Meter"], chargers
 
 
@@ -122,10 +127,9 @@ def test_messages_say_the_right_number() -> None:
     """No string of gctool but docstrings (messages, reports, plots: the CLI's included)
     hedges a plural as 'set(s)': gctool.wording.counted and noun say '1 set', '2 sets'."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text())
+    for path, tree in package_files().items():
         docs = _docstrings(tree)
-        found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.strip()[:60]}"
+        found += [f"{path}:{node.lineno}: {node.value.strip()[:60]}"
                   for node in ast.walk(tree)
                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
                   and id(node) not in docs and HEDGED_PLURAL.search(node.value)]
