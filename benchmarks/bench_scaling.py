@@ -30,9 +30,7 @@ ratio (fastest run over fastest run) is given beside it.  Wall and CPU times are
 Per run: wall time of the library call (the engine time), speed-up over ``--jobs 1``, CPU
 time of the whole run (this process's threads and, for Dask, the workers' processes), the
 share of it spent in the caller's thread and in the fold (the serial part: reductions, the
-fold, reports; the threads' folds are counted from :data:`gctool.engine.threads.TIMES`, and
-the caller's own work while the threads of a pool it started ahead ran their tasks is not
-serial: ``TIMES.overlap``, verify's estimate) and,
+fold, reports; the threads' folds are counted from :data:`gctool.engine.threads.TIMES`) and,
 for local threads, the share of the pools' capacity (threads x pool time) spent outside tasks,
 with its parts before each thread's first task and after its last
 (:data:`gctool.engine.threads.TIMES`).
@@ -246,10 +244,8 @@ def once(case: Case, executor: str, options: dict[str, Any], client: Any = None
     with options.get("runner") or nullcontext():  # a Dask session per run, as the CLI
         report = case.run(case.code, options)
     wall = time.perf_counter() - w0
-    # the serial part: the caller's thread (not in tasks, nor while a pool it started ahead
-    # ran tasks before it joined), and the folds its pools ran in their threads
-    caller = time.thread_time() - t0 - TIMES.caller_tasks - TIMES.overlap + TIMES.fold
-    cpu = _cpu() - c0
+    # the serial part: the caller's thread, and the folds its pools ran in their threads
+    caller, cpu = time.thread_time() - t0 - TIMES.caller_tasks + TIMES.fold, _cpu() - c0
     if client is not None:
         cpu += sum(client.run(_worker_cpu).values()) - remote
     row = Row(executor, wall, cpu, caller, walls=[wall])

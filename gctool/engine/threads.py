@@ -223,10 +223,6 @@ class PoolTimes:
     #: CPU seconds of the tasks run in the callers' threads (:func:`run_threads`: parallel
     #: work, not the caller's serial part)
     caller_tasks: float = 0.0
-    #: CPU seconds of the callers' threads between starting a pool ahead that they then join
-    #: (:class:`Ahead` with ``caller``) and joining it: their own work while its threads ran
-    #: its tasks (not serial either)
-    overlap: float = 0.0
     capacity: float = 0.0
     busy: float = 0.0
     start: float = 0.0
@@ -234,7 +230,6 @@ class PoolTimes:
 
     def reset(self) -> None:
         self.pools, self.tasks, self.fold, self.caller_tasks = 0, 0, 0.0, 0.0
-        self.overlap = 0.0
         self.capacity, self.busy, self.start, self.tail = 0.0, 0.0, 0.0, 0.0
 
     @property
@@ -321,9 +316,7 @@ class _Threads:
         self.worker, self.tasks = worker, tasks
         #: the caller runs tasks as thread 0 (:meth:`run_caller`), so ``jobs - 1`` are started
         self.caller = caller
-        self.joined = False  # the caller's thread has joined (run_caller), or never will
         self.caller_cpu = 0.0  # CPU seconds of the caller's tasks (TIMES.caller_tasks)
-        self.overlap = 0.0  # the caller's, before it joined a pool started ahead (TIMES)
         self.cond = threading.Condition()
         #: the caller waits on this one (the same lock) until the fold is over (:meth:`wait`)
         self.over = threading.Condition(self.cond._lock)  # type: ignore[attr-defined]
@@ -364,10 +357,6 @@ class _Threads:
         """The caller's share of the tasks (thread 0 of a pool started with ``caller``): it
         runs tasks until none is left, folding as the others do; an interrupt leaves at once
         (raised here, not at its task's place)."""
-        with self.cond:
-            if self.joined:  # (stopped first: counted as left)
-                return
-            self.joined = True
         self._loop(0, caller=True)
 
     def _take(self) -> int | None:
@@ -407,8 +396,7 @@ class _Threads:
     def _loop(self, j: int, caller: bool = False) -> None:
         first = last = -1.0
         busy = 0.0
-        # (the caller's core joins a pool started ahead when the caller comes to it)
-        got = time.perf_counter() if caller else self._gate(j)
+        got = self._gate(j)
         if got is None:
             self._leave()  # (stopped at its gate: it has left too)
             return
@@ -539,9 +527,6 @@ class _Threads:
     def stop(self, wait: float | None) -> None:
         self.order.stop()
         with self.cond:
-            if self.caller and not self.joined:  # (dropped before its caller joined it: a
-                self.joined = True  # pool that follows counts that thread as left)
-                self.left += 1
             self.cond.notify_all()
         if self.after is not None:  # threads waiting for their core (:meth:`_gate`)
             with self.after.cond:
@@ -562,7 +547,6 @@ class _Threads:
         TIMES.tasks += self.next
         TIMES.fold += self.fold_cpu
         TIMES.caller_tasks += self.caller_cpu
-        TIMES.overlap += self.overlap
         for got, first, last, busy, left in spans:
             until = left if self.followed else end  # its core handed on, or the pool's end
             TIMES.capacity += until - got
@@ -615,25 +599,17 @@ class Ahead:
     in the caller's thread, or the size before, in threads: with ``after`` (the Ahead of
     that size) each thread starts when one of ``after``'s finds no task left, so that the
     two run on ``jobs`` cores as one pool would, and at most the window of
-    :func:`run_threads` of tasks run before the fold takes them.  With ``caller`` (no
-    ``after``) ``jobs - 1`` threads start, and the caller of :meth:`run` joins them as the
-    pool's first thread, as in :func:`run_threads`: the caller's core does its own work
-    first (verify's estimate of a run before it is admitted).  Work charged to the run's
+    :func:`run_threads` of tasks run before the fold takes them.  Work charged to the run's
     budget waits (:func:`in_task_order`) until :meth:`run` folds the results, with the
     window of :func:`run_threads` from then on; :meth:`cancel` drops them (the running tasks
     finish, no other starts).  The worker must not share state with the caller's work."""
 
     def __init__(self, worker: Worker, tasks: Sequence[Any], jobs: int,
-                 after: Ahead | None = None, caller: bool = False) -> None:
+                 after: Ahead | None = None) -> None:
         jobs = max(1, min(jobs, len(tasks)))  # (behind another pool: run_threads' window)
-        if after is not None or in_pool_task():
-            caller = False  # (a caller that runs a task of another pool only folds)
         self.pool: _Threads = _Threads(worker, tasks, jobs,
                                        ahead=len(tasks) if after is None else None, held=True,
-                                       after=None if after is None else after.pool,
-                                       caller=caller)
-        #: the thread that started it and its CPU clock then (TIMES.overlap)
-        self._by, self._cpu = threading.get_ident(), time.thread_time()
+                                       after=None if after is None else after.pool)
         self.pool.start()
 
     @property
@@ -649,8 +625,6 @@ class Ahead:
             raise ValueError("the tasks started ahead are not these")
         with self.pool.cond:  # folded from now on: run_threads' window (an early stop
             self.pool.ahead = AHEAD * self.pool.jobs  # leaves few tasks started after it)
-        if self.pool.caller and threading.get_ident() == self._by:
-            self.pool.overlap = time.thread_time() - self._cpu
         self.pool.order.release()
         _fold(self.pool, on_result)
 

@@ -260,52 +260,6 @@ def test_the_worst_case_walk_starts_while_its_probe_times_it(
     assert not _busy_carriers()
 
 
-def test_verify_walks_while_its_estimate_is_worked_out(
-        tiny_tasks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
-    """verify of every set on two threads in a process that has loaded the walk's kernels:
-    its tasks start before the calibrated estimate (a pool started ahead, which the caller
-    joins) and the report is the one of one job; a run the estimate then refuses drops them
-    (no pool thread is left busy); a process that has not loaded the kernels starts nothing
-    before the estimate."""
-    from gctool.errors import BudgetExceeded
-
-    code = design("cyclic", n=14, s=3, seed=2)
-    one = _verify_doc(code, 3, 1, method="exhaustive")  # (loads the kernels)
-    used: list[int] = []
-    real_run = threads.Ahead.run
-
-    def spy_run(self: Any, worker: Any, tasks: Any, jobs: int, on_result: Any) -> None:
-        used.append(len(tasks))
-        real_run(self, worker, tasks, jobs, on_result)
-
-    monkeypatch.setattr(threads.Ahead, "run", spy_run)
-    calibrated = enumeration.calibrated
-    seen: list[int] = []
-    years: list[bool] = []
-
-    def spy_calibrated(*args: Any, **kw: Any) -> Any:
-        seen.append(len(tiny_tasks))  # the pools started before the estimate
-        work, jobs = calibrated(*args, **kw)
-        return (3e16 if years else work), jobs  # (a year: refused)
-
-    monkeypatch.setattr(enumeration, "calibrated", spy_calibrated)
-    tiny_tasks.clear()
-    assert _verify_doc(code, 3, 2, method="exhaustive") == one
-    assert seen == [1] and tiny_tasks[0] == (2, used[0]) and used[0] > 5
-    tiny_tasks.clear()
-    years.append(True)
-    with pytest.raises(BudgetExceeded):
-        verify(code, 3, jobs=2, method="exhaustive")
-    assert len(tiny_tasks) == 1 and len(used) == 1 and not _busy_carriers()
-    years.clear()
-    from gctool import compiled
-
-    monkeypatch.setattr(compiled, "kernels_loaded", lambda: False)
-    tiny_tasks.clear()
-    assert _verify_doc(code, 3, 2, method="exhaustive") == one
-    assert seen[-1] == 0 and len(used) == 1  # run_threads, after the estimate
-
-
 def test_the_exact_budget_runs_out_at_the_same_set(tiny_tasks: list[tuple[int, int]],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """FRC(12, 2) at tolerance 1/4: every set holding a whole group has error k/4 = tol * k

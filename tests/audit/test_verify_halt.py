@@ -120,10 +120,7 @@ def test_the_tasks_after_a_counterexample_stop_before_the_fold_reaches_it(
     counterexample's task reports, the fold still waits for the task before): without it,
     each would wait its 20 s out.  The later task then walks nothing, the report
     (counterexample, sets checked) is the one of one job, and the sets walked stay far below
-    the 658,008 of the run.  The tasks start once the run is admitted: those that
-    enumeration._start_early starts ahead of the estimate (in a process that has loaded the
-    kernels) walk before the test knows the run's tasks, and are dropped here anyway (the
-    probe splits the run's ranges): each of their walks would wait its 20 s out."""
+    the 658,008 of the run."""
     monkeypatch.setattr(ns, "COMPILED_CHUNK", 1024)
     monkeypatch.setattr(ns, "COMPILED_PILOT", 128)
     code = late_frc(30, field)
@@ -138,7 +135,6 @@ def test_the_tasks_after_a_counterexample_stop_before_the_fold_reaches_it(
         run_folded(worker, tasks, fold, **kw)
 
     monkeypatch.setattr(enumeration, "run_folded", tasks_of)
-    monkeypatch.setattr(enumeration, "_start_early", lambda *args: None)
     gf_range, screen_range = gf_kernels.gf_range, real_kernels.screen_range
     later_started, later_stopped = threading.Event(), threading.Event()
     waited: list[bool] = []

@@ -246,43 +246,6 @@ def test_thread_pools_record_where_their_time_went() -> None:
     TIMES.reset()
 
 
-def test_a_pool_started_ahead_for_its_caller_runs_while_the_caller_works() -> None:
-    """Ahead(caller=True): ``jobs - 1`` threads run its tasks while the caller does other
-    work, and the caller joins them as the pool's first thread when it runs them (results
-    in task order); TIMES.overlap is the caller's CPU from starting it to joining it (its work
-    beside the pool's threads, not serial), and TIMES.caller_tasks what it ran after."""
-    import threading
-    import time
-
-    from gctool.engine.threads import TIMES, Ahead
-
-    ran: list[str] = []
-    first = threading.Event()
-
-    class Named:
-        def run(self, task: int) -> int:
-            ran.append(threading.current_thread().name)
-            first.set()
-            time.sleep(0.002)
-            return task * task
-
-    TIMES.reset()
-    ahead = Ahead(Named(), list(range(40)), 2, caller=True)
-    assert first.wait(20)  # (a task runs before the caller joins)
-    c0 = time.thread_time()
-    while time.thread_time() - c0 < 0.02:  # the caller's own work
-        pass
-    got: list[int] = []
-    ahead.run(Named(), list(range(40)), 2, lambda i, r: got.append(r) is not None)
-    ahead.cancel()
-    assert got == [i * i for i in range(40)]
-    assert ran[0] != threading.current_thread().name
-    assert TIMES.pools == 1 and TIMES.overlap >= 0.02
-    assert threading.current_thread().name in ran or TIMES.caller_tasks == 0.0
-    TIMES.reset()
-    assert TIMES.overlap == 0.0
-
-
 def test_thread_pools_fold_in_their_threads_and_count_it() -> None:
     """run_threads folds in the pool's threads (the caller's, which runs tasks as one of
     them, and the others), one result at a time and in task order, and adds the CPU of the

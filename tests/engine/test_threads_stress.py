@@ -163,12 +163,11 @@ def _one_ahead(rng: random.Random, what: str) -> None:
     second, jobs2 = _tasks(rng, offset=0), rng.randint(2, 4)
     follow = rng.random() < 0.6
     drop_first = follow and rng.random() < 0.2
-    caller = rng.random() < 0.4  # (the first pool's caller joins it, as verify's walk)
     pause = rng.choice([0.0, 0.0, 0.002])
     fold1, fold2 = _fold_for(rng, first), _fold_for(rng, second)
 
     def run() -> None:
-        a = Ahead(Worker(), first, jobs1, caller=caller)
+        a = Ahead(Worker(), first, jobs1)
         b = Ahead(Worker(), second, jobs2, after=a) if follow else None
         try:
             time.sleep(pause)
@@ -183,7 +182,7 @@ def _one_ahead(rng: random.Random, what: str) -> None:
                 if pool is not None:
                     pool.cancel()
 
-    _bounded(run, f"{what}: Ahead jobs={jobs1}{' caller' if caller else ''} {first} then "
+    _bounded(run, f"{what}: Ahead jobs={jobs1} {first} then "
                   f"{'dropped ' if drop_first else ''}{'after: ' if follow else ''}"
                   f"jobs={jobs2} {second}")
     if not drop_first:
@@ -257,25 +256,4 @@ def test_a_pool_after_one_dropped_before_its_threads_started_runs() -> None:
                 pool.cancel()
 
     _bounded(run, "the pool after one dropped before its threads started")
-    assert fold.folded == list(range(6))
-
-
-def test_a_pool_after_one_dropped_before_its_caller_joined_runs() -> None:
-    """A pool started ahead for its caller (``Ahead(caller=True)``: the caller would join it
-    as its first thread) dropped before the caller joined, followed by a pool of more
-    threads: the caller's thread counts as left (else the follower's last thread would stay
-    at its gate until the end, one thread short), and the follower runs."""
-    first = Ahead(Worker(), [Task(i, "order", 0.0) for i in range(20)], 2, caller=True)
-    second = Ahead(Worker(), [Task(i, "ok", 0.0) for i in range(6)], 3, after=first)
-    fold = Fold(None, slow=False)
-
-    def run() -> None:
-        try:
-            first.cancel()
-            assert first.pool.left == 2  # its thread and its caller's
-            fold.outcome = _outcome(lambda: second.run(Worker(), second.tasks, 3, fold))
-        finally:
-            second.cancel()
-
-    _bounded(run, "the pool after one dropped before its caller joined")
     assert fold.folded == list(range(6))

@@ -10,9 +10,7 @@ The first chunk (:data:`PILOT` sets, :data:`gctool.audit.nullspace.COMPILED_PILO
 compiled kernels) runs alone and is timed; that measure decides how many processes pay off.
 The compiled walks, and one set per rotation orbit decided by the same compiled kernels, run
 their ``jobs`` in threads instead (:func:`gctool.audit.sweep.local_runner`), which pay off much
-sooner (:data:`THREADS_MIN_S`); in a process that has loaded their kernels, ``jobs - 1`` of
-those threads start walking while the caller works out the estimate, and are dropped if it
-refuses the run (:func:`_start_early`).
+sooner (:data:`THREADS_MIN_S`).
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ from gctool.budget import (
 )
 from gctool.engine.enumeration import MAX_RANKABLE, guided_ranges, rank_lex, rank_ranges
 from gctool.engine.records import SetWorker
-from gctool.engine.sweep import Coverage, LexSource, Runner, SampleSource, Task, run_folded
-from gctool.engine.threads import Ahead
+from gctool.engine.sweep import Coverage, LexSource, SampleSource, Task, run_folded
 from gctool.reports import Diagnostics, VerifyReport
 from gctool.wording import counted
 
@@ -144,19 +141,6 @@ def enumerate_sets(run: Run, red: ns.Reduction, rot: Rotation | None) -> VerifyR
     kind = kernel.walk_kind(s, given)
     run.fixed = start_ns(kind) + workers_start_ns(run.runner, kind)  # before any loads
     run.started = start_words(run.runner, kind)
-    early = _start_early(run, kernel, kind, rot)
-    try:
-        return _enumerate(run, red, rot, kernel, given, kind, early)
-    finally:
-        if early is not None:  # folded, unused or dropped (a refusal, an error): its threads end
-            early.cancel()
-
-
-def _enumerate(run: Run, red: ns.Reduction, rot: Rotation | None, kernel: Any, given: bool,
-               kind: Any, early: Ahead | None) -> VerifyReport:
-    """:func:`enumerate_sets` from its estimate on (``early``: its tasks started ahead, which
-    run it when they are those it plans)."""
-    n, s = run.code.n, run.s
     deferred: tuple[int, float, int] | None = None  # a refusal left to the timed probe
     if run.sample is not None:  # before chunk_size, which may compile a kernel
         _check_sample_work(run, red, kernel)
@@ -231,10 +215,8 @@ def _enumerate(run: Run, red: ns.Reduction, rot: Rotation | None, kernel: Any, g
     coverage = Coverage.of(source, 0, stop)  # the proof that every range was merged once
     coverage.check(tasks[0], first)
     coverage.merged(tasks[0], first, acc.fail_set is not None)
-    walker: SetWorker = known if known.summaries else worker  # the runner's own worker
-    runner = _taken(early, runner, acc.fail_set is None and walker is worker, tasks[1:],
-                    run.used_jobs)
     if acc.fail_set is None and len(tasks) > 1:
+        walker: SetWorker = known if known.summaries else worker  # the runner's own worker
         # a Dask runner sizes its tasks with the timed estimate of the sets left
         left_s = per_set * max(0, evaluations - first.evaluated)
         with _shared_meter(kernel, run.used_jobs if runner is None else 1):
@@ -295,52 +277,6 @@ def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextMana
     if not isinstance(direct, ns.DirectKernel):
         return contextlib.nullcontext()
     return pool_share(direct, processes)
-
-
-def _start_early(run: Run, kernel: Any, kind: Any, rot: Rotation | None) -> Ahead | None:
-    """The tasks of a walk of every set in threads, started ahead
-    (:class:`gctool.engine.threads.Ahead`, the caller joining them when it runs them) when
-    this process has loaded the walk's kernels (``kind``: nothing is loaded or compiled
-    before the run is admitted) and the run takes ``jobs`` of two or more: ``jobs - 1``
-    threads walk while the caller works out the run's estimate (:func:`calibrated`: 5-8 ms
-    of its thread in a run of 0.2 s on two threads, real cyclic n=48 s=6), admits it and
-    runs the pilot; else None.  They are the tasks the run plans when its pilot is
-    :data:`gctool.audit.nullspace.COMPILED_PILOT` sets and it takes every job
-    (:func:`_enumerate` runs them only then, else drops them).  Nothing of theirs is folded,
-    nor charged to the budget (:func:`gctool.engine.threads.in_task_order`), before
-    :meth:`Ahead.run`; a refused run drops them (their walks stop at their stop flag)."""
-    from gctool.compiled import Kind, Loaded
-    from gctool.engine.threads import in_pool_task, run_threads
-
-    s, jobs = run.s, run.jobs
-    if (s == 0 or rot is not None or run.sample is not None or run.runner is not None
-            or jobs < 2 or not isinstance(kind, Kind) or in_pool_task()
-            or not Loaded.now().has(kind)):
-        return None
-    source = LexSource(run.code.n, s)
-    size = kernel.chunk_size(s)  # (the kernels are loaded: it compiles nothing)
-    if size < ns.COMPILED_CHUNK or local_runner(kernel, source, given=True) is not run_threads:
-        return None
-    pilot = min(run.total, size, ns.COMPILED_PILOT)
-    jobs = max(1, min(jobs, -(-(run.total - pilot) // size)))  # as _estimate's
-    ranges = guided_ranges(pilot, run.total, GUIDED * size, jobs)
-    if jobs < 2 or len(ranges) < 2:
-        return None
-    return Ahead(SweepWorker(source, kernel, run.numeric),
-                 [(i + 1, a, b) for i, (a, b) in enumerate(ranges)], jobs, caller=True)
-
-
-def _taken(early: Ahead | None, runner: Runner | None, runs: bool, tasks: list[Task],
-           jobs: int) -> Runner | None:
-    """The runner of ``tasks`` on ``jobs``: ``early``'s when it started these very tasks on
-    as many jobs and they run (``runs``: no failing set in the pilot, no probed ranges),
-    else ``runner`` (``early`` is dropped: its threads stop now)."""
-    if early is None:
-        return runner
-    if runs and list(early.tasks) == tasks and early.pool.jobs == min(jobs, len(tasks)):
-        return early.run  # (run_threads' own tasks, started ahead)
-    early.cancel()
-    return runner
 
 
 #: the first task (the pilot) runs alone in the caller's thread before any estimate of its own
