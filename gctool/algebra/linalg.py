@@ -168,7 +168,7 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     elif fld.p == 2:
         rate = GF_TABLE_MULADD_NS if fld.order <= ZERO_LOG_LIMIT else GF_LOG_MULADD_NS
     else:
-        rate = GF_MULADD_NS * (fld.m if fld.p != 2 else 1)
+        rate = GF_MULADD_NS * fld.m  # (p odd: digit by digit)
     return columns + muladds * rate + fresh
 
 

@@ -195,11 +195,8 @@ def entry_ns(fld: Field) -> float:
     :class:`gctool.algebra.gf.GFArith`), in ns: :data:`GF_NULL_PRIME_ENTRY_NS` over GF(p),
     :data:`GF_NULL_ENTRY_NS` over GF(2^m) with tables, :data:`GF_NULL_DIGIT_NS` per digit
     over GF(p^m) with p odd (additions digit by digit), the polynomial arithmetic's above the
-    tables (:func:`gctool.algebra.gf.calc_entry_ns`); over R/C (no such test)
-    GF_NULL_ENTRY_NS."""
+    tables (:func:`gctool.algebra.gf.calc_entry_ns`)."""
     fld = fld.resolved()
-    if not fld.is_finite:
-        return GF_NULL_ENTRY_NS
     calc = calc_entry_ns(fld)
     if calc is not None:
         return calc
@@ -219,14 +216,13 @@ def gf_nullspace_time(red: Reduction, s: int, m: int, entry: float) -> float:
     return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + entry * density * pairs * (d + m)
 
 
-def nullspace_time(red: Reduction, s: int, m: int, finite: bool,
-                   entry: float = GF_NULL_ENTRY_NS) -> float:
-    """Estimated time of one set decided by the numpy null-space kernel, in ns: over R/C the
-    screen's (:data:`NUMPY_SET_NS` and after; the sets it leaves to the witness test and the
-    direct decoder are :meth:`FloatNullKernel.set_time`'s); over GF(q) the batched
-    elimination's (:func:`gf_nullspace_time`; ``entry``: :func:`entry_ns` of the field)."""
-    if finite:
-        return gf_nullspace_time(red, s, m, entry)
+def nullspace_time(red: Reduction, s: int, m: int, fld: Field) -> float:
+    """Estimated time of one set decided by the numpy null-space kernel over ``fld``, in ns:
+    over R/C the screen's (:data:`NUMPY_SET_NS` and after; the sets it leaves to the witness
+    test and the direct decoder are :meth:`FloatNullKernel.set_time`'s); over GF(q) the
+    batched elimination's (:func:`gf_nullspace_time` at the field's :func:`entry_ns`)."""
+    if fld.is_finite:
+        return gf_nullspace_time(red, s, m, entry_ns(fld))
     d, n = red.d, int(red.W.shape[0])
     work = NUMPY_SQUARE_NS * s * s + NUMPY_PRODUCT_NS * n * d * m
     if d > s:
@@ -398,7 +394,7 @@ class GFNullKernel(Kernel):
             N = np.asarray(self.red.N)
             return walk_cost(s, self.red.d, self.code.m, self.code.field.resolved().m == 1,
                              self.code.n, float(np.count_nonzero(N)) / max(1, N.size))
-        return nullspace_time(self.red, s, self.code.m, True, entry_ns(self.code.field))
+        return nullspace_time(self.red, s, self.code.m, self.code.field)
 
     def given_time(self, s: int, sets: int) -> float:
         """Estimated time per set of size s given as explicit batches (one per rotation
@@ -687,7 +683,7 @@ class FloatNullKernel(Kernel):
         direct decodings of the shares of its sets that :meth:`stage_shares` reads from the
         code (is-cr n=48 s=5: 88 % and 0.3 %; 5.5 us per set where the screen alone costs
         1.1).  Smaller runs leave the shares out: their sample would cost more than they."""
-        per = nullspace_time(self.red, s, self.code.m, finite=False)
+        per = nullspace_time(self.red, s, self.code.m, self.code.field)
         if sets < NUMPY_SHARES_FROM or s == 0:
             return per
         second, third = self.stage_shares(s)

@@ -137,9 +137,9 @@ class RationalKernel(Kernel):
     def set_time(self, s: int, sets: int) -> float:
         """Estimated time per set of size s, in ns: the mod-p screen of the numpy null-space
         kernel over GF(p) (the sets it does not settle are decided with integers)."""
-        from gctool.audit.nullspace import entry_ns, nullspace_time
+        from gctool.audit.nullspace import nullspace_time
 
-        return nullspace_time(self.red, s, self.code.m, True, entry_ns(Field("gf", PRIME)))
+        return nullspace_time(self.red, s, self.code.m, Field("gf", PRIME))
 
     def evaluate(self, S: np.ndarray) -> ChunkEval:
         if self._mod is None:

@@ -86,8 +86,7 @@ def _check_sample_work(run: Run, red: ns.Reduction, kernel: Any) -> None:
     sample = int(run.sample or 0)
     direct = isinstance(kernel, ns.DirectKernel | ns.GFDirectKernel)
     per = (ns.direct_time(run.code, run.s) if direct
-           else ns.nullspace_time(red, run.s, run.code.m, run.code.field.is_finite,
-                                  ns.entry_ns(run.code.field)))
+           else ns.nullspace_time(red, run.s, run.code.m, run.code.field))
     what = f"verify of a `sample` of {sample:,} sets (n={run.code.n}, s={run.s})"
     if sample * per >= SAMPLE_PROBE_S * NS_PER_S:
         worker = SweepWorker(SampleSource(run.code.n, run.s, run.sample_seed()), kernel,
@@ -550,8 +549,7 @@ def _worst_fits(run: Run, kernel: Any, evaluations: int, jobs: int,
         return False
     first = (kernel.set_time if rot is None else kernel.given_time)(run.s, evaluations)
     per_set = (first + kernel.second_time(run.s)
-               + ns.nullspace_time(kernel.red, run.s, run.code.m, run.finite,
-                                   ns.entry_ns(run.code.field))
+               + ns.nullspace_time(kernel.red, run.s, run.code.m, run.code.field)
                + ns.direct_time(run.code, run.s))
     exact = 2 * MAX_TOTAL_WORK * RATIONAL_OP_COST  # the kernel's decoder and the run's
     return run.budget.affords(WORST_FACTOR * (evaluations * per_set + exact), jobs)
