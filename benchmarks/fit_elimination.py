@@ -4,9 +4,10 @@
 over GF(q): the rank that ``bound`` and the elementary-vector search compute
 (``gctool.algebra.linalg.matrix_rank``: Gauss-Jordan over int64 arrays) and verify's
 reduction of B over GF(q).  This script times ``matrix_rank`` itself on a spread of matrices:
-GF(2^m) with a product table (GF(2^8)), with log/exp tables and a logarithm for 0 (GF(2^12)) and
-with log/exp tables out of the caches (GF(2^20)), prime fields from
-GF(2) to GF(65521) and GF(65537), GF(3^4); shapes from 50 x 50 to 4000 x 4000, tall and
+GF(2^m) with a product table (GF(2^8)), with log/exp tables and a logarithm for 0 (GF(2^12),
+GF(2^16)) and with those tables out of the caches (GF(2^17)-GF(2^22), the largest with
+tables), prime fields from GF(2) to GF(65521) and GF(65537), GF(3^4), GF(257^2) and GF(3^12)
+(tables, additions digit by digit); shapes from 50 x 50 to 4000 x 4000, tall and
 wide, of full rank and deficient (a random product of rank r, or r distinct rows repeated as a
 fractional repetition code's), random and structured (cyclic-MDS and rs designs).
 
@@ -67,7 +68,12 @@ CASES: list[tuple[str, str, int, int, str, Any, bool, bool]] = [
     ("repeated (frc-like)", "GF(2^8)", 4000, 4000, "repeated", 8, False, False),
     ("cyclic-mds", "GF(2^8)", 255, 255, "design", ("cyclic-mds", 255, 32, None), True, True),
     ("random", "GF(2^12)", 256, 256, "random", None, False, False),
+    ("random", "GF(2^16)", 256, 256, "random", None, False, False),
+    ("random", "GF(2^17)", 256, 256, "random", None, False, False),
+    ("random", "GF(2^18)", 384, 384, "random", None, False, False),
     ("random", "GF(2^20)", 256, 256, "random", None, False, False),
+    ("random", "GF(2^22)", 256, 256, "random", None, False, False),
+    ("random wide", "GF(2^22)", 100, 2000, "random", None, False, False),
     ("random", "GF(2)", 300, 300, "random", None, True, False),
     ("random", "GF(7)", 256, 256, "random", None, True, True),
     ("random", "GF(65521)", 64, 64, "random", None, True, False),
@@ -80,6 +86,8 @@ CASES: list[tuple[str, str, int, int, str, Any, bool, bool]] = [
     ("rs", "GF(65537)", 600, 600, "design", ("rs", 600, 60, 600), False, False),
     ("random", "GF(65537)", 100, 100, "random", None, True, False),
     ("random", "GF(3^4)", 192, 192, "random", None, True, False),
+    ("random", "GF(257^2)", 160, 160, "random", None, False, False),
+    ("random", "GF(3^12)", 128, 128, "random", None, False, False),
 ]
 #: freed before the warm-heap repeat: glibc's threshold for returning freed memory to the
 #: system follows the largest block freed (up to 32 MiB)

@@ -7,10 +7,10 @@ galois is not needed (its field construction and JIT compilation cost seconds pe
   inverses by vectorised exponentiation ``a^(p-2)``.
 * GF(p^m) with q <= 2^22 (:data:`TABLE_LIMIT`): exp/log tables built here from the field's
   irreducible polynomial (elements are galois' integer representation: base-p digits =
-  polynomial coefficients), once per field (:func:`_tables`); addition is XOR for p = 2 and
-  digit-wise mod p otherwise.  Tables of GF(2^22) take about 0.05 s and 48 MB, of GF(3^12)
-  0.1 s; galois took 25-28 s of CPU for GF(3^11) (its own lookup tables, built element by
-  element, and its compiled arithmetic).
+  polynomial coefficients), once per field (:func:`_tables`), 0 given a logarithm whose sums
+  read zeros; addition is XOR for p = 2 and digit-wise mod p otherwise.  galois took 25-28 s
+  of CPU for GF(3^11) (its own lookup tables, built element by element, and its compiled
+  arithmetic).
 * Larger extension fields: polynomial arithmetic on the elements' bits (p = 2: shift and XOR)
   or base-p digits, m steps per product, and inverses as a^(q-2) (:meth:`GFArith._calc_mul`).
 
@@ -35,14 +35,11 @@ from gctool.algebra.powers import (
 )
 from gctool.algebra.primes import primitive_root
 
-#: largest extension field with exp/log tables (an int64 exp table of 2q entries and an int32
-#: log table: 80 MB at 2^22); above it, elements are multiplied as polynomials
+#: largest extension field with exp/log tables (:func:`_tables`: 20 bytes an element, 80 MB at
+#: 2^22, built at first use in 0.2 s and kept for the process, four fields at most); above it,
+#: elements are multiplied as polynomials
 TABLE_LIMIT = 2**22
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
-#: largest field above FULL_TABLE_LIMIT whose products read a log table with a logarithm for
-#: 0 and an exp table that is 0 past the sums of two nonzero logarithms (:func:`_zero_tables`,
-#: 2.5 MB at 2^16): a product is then one sum and one gather, with no mask for zero operands
-ZERO_LOG_LIMIT = 2**16
 #: most elements whose inverses in GF(p) are taken one at a time (Python's ``pow``, about
 #: 1 us each) rather than by square and multiply on the array (2 log2 p array calls)
 SCALAR_INV_MAX = 16
@@ -57,8 +54,6 @@ class GFArith:
     _exp: np.ndarray | None = field(default=None, repr=False)
     _log: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
-    _zlog: np.ndarray | None = field(default=None, repr=False)
-    _zexp: np.ndarray | None = field(default=None, repr=False)
     _poly: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
@@ -66,8 +61,6 @@ class GFArith:
         self._poly = self.fld.resolved().poly or 0
         if self.fld.m > 1 and q <= TABLE_LIMIT:
             self._exp, self._log, self._table = _tables(self.fld.p, self.fld.m, self._poly)
-            if self._table is None and q <= ZERO_LOG_LIMIT:
-                self._zlog, self._zexp = _zero_tables(self.fld.p, self.fld.m, self._poly)
 
     @property
     def kind(self) -> str:
@@ -84,12 +77,8 @@ class GFArith:
             return (np.asarray(a, dtype=np.int64) * b) % self.fld.p
         if self._table is not None:
             return self._table[a, b]
-        if self._zexp is not None and self._zlog is not None:
-            return self._zexp[self._zlog[a] + self._zlog[b]]
-        if self._exp is not None and self._log is not None:
-            a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), b)
-            prod = self._exp[self._log[a] + self._log[b]]
-            return np.where((a == 0) | (b == 0), 0, prod)
+        if self._exp is not None and self._log is not None:  # 0 included (:func:`_tables`)
+            return self._exp[np.add(self._log[a], self._log[b], dtype=np.int64)]
         return self._calc_mul(a, b)
 
     def _calc_mul(self, a: Any, b: Any) -> np.ndarray:
@@ -297,40 +286,40 @@ class GFArith:
 
 @functools.lru_cache(maxsize=4)
 def _tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """The exp table (powers of the primitive element, twice: index up to 2(q-2)), the log
-    table (int32) and, for q <= :data:`FULL_TABLE_LIMIT`, the q x q product table of
-    GF(p^m) = GF(p)[x]/f; built once per field, read-only."""
+    """The exp table, the log table and, for q <= :data:`FULL_TABLE_LIMIT`, the q x q product
+    table of GF(p^m) = GF(p)[x]/f; built once per field, read-only.
+
+    The log table (int32) gives 0 the logarithm 2(q - 1), above the sum of any two nonzero
+    logarithms (at most 2(q - 2)); the exp table (int64) holds the powers of the primitive
+    element twice (indices up to 2(q - 2)) and zeros on to 4(q - 1): ``exp[log[a] + log[b]]``
+    (the sum taken in int64) is a b for every a, b, 0 included, a product of one sum and one
+    gather with no mask for zero operands.  The zeros are never written (a fresh allocation):
+    reading them maps the kernel's zero page, so they take no memory; the tables hold 16 bytes
+    an element (exp) and 4 (log), as unpadded.  At 2^22 a process grows by 128 MB (these and
+    :func:`~gctool.algebra.powers.primitive_powers`' cached 32 MB), before the padding and
+    after, also once it has multiplied many zeros; built in 0.2 s of CPU.  Measured (rank of
+    256 x 256, best of 3, one core of the loaded 2-core machine): 2.7-3.3 times faster than
+    the masked product ``where(a == 0 or b == 0, 0, exp[log a + log b])`` over GF(2^17)-GF(2^22)
+    (7-10 ns per multiply-add against 23-29), 1.1-1.3 times over GF(3^11), GF(3^12), GF(7^7)
+    and GF(257^2) (whose additions go digit by digit); an int32 exp table (half the memory)
+    was 1.2-1.3 times slower (its products widened for the XOR), an int64 log table 2-4 %
+    faster (twice the memory)."""
     powers = primitive_powers(p, m, poly)
     q = p**m
     log = np.zeros(q, dtype=np.int32)
     log[powers] = np.arange(powers.size, dtype=np.int32)
-    exp = np.concatenate([powers, powers])
+    log[0] = 2 * (q - 1)
+    exp = np.zeros(4 * (q - 1) + 1, dtype=np.int64)
+    exp[:q - 1] = powers
+    exp[q - 1:2 * (q - 1)] = powers
     table = None
     if q <= FULL_TABLE_LIMIT:  # one gather per product
         a = np.arange(q)
-        prod = exp[log[a][:, None] + log[a][None, :]]
-        table = np.where((a[:, None] == 0) | (a[None, :] == 0), 0, prod)
+        table = exp[log[a][:, None] + log[a][None, :].astype(np.int64)]
     for t in (exp, log, table):
         if t is not None:
             t.setflags(write=False)
     return exp, log, table
-
-
-@functools.lru_cache(maxsize=4)
-def _zero_tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_tables`' log table with a logarithm for 0, 2(q - 1), above the sum of any two
-    nonzero logarithms (at most 2(q - 2)), and its exp table padded with zeros to 4(q - 1) + 1
-    entries: ``zexp[zlog[a] + zlog[b]]`` is a b for every a, b, 0 included (int64, read-only;
-    for q up to :data:`ZERO_LOG_LIMIT`)."""
-    exp, log, _ = _tables(p, m, poly)
-    q = p**m
-    zlog = log.astype(np.int64)
-    zlog[0] = 2 * (q - 1)
-    zexp = np.zeros(4 * (q - 1) + 1, dtype=np.int64)
-    zexp[:2 * (q - 1)] = exp[:2 * (q - 1)]
-    for t in (zlog, zexp):
-        t.setflags(write=False)
-    return zlog, zexp
 
 
 #: one entry of the numpy eliminations over a field above the tables (two polynomial products

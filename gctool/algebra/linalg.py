@@ -15,6 +15,7 @@ Two eliminations, each written once:
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any
 
@@ -22,7 +23,6 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import (
-    ZERO_LOG_LIMIT,
     Arith,
     GFArith,
     calc_call_ns,
@@ -120,24 +120,29 @@ def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns:
 GF_COLUMN_NS = 40_000
 GF_SKIP_NS = 5_000
 #: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
-#: GF(2^m) up to :data:`~gctool.algebra.gf.ZERO_LOG_LIMIT` (a gather and an XOR: a full
-#: product table, or a sum of logarithms, 0's included, and a gather), GF_LOG_MULADD_NS above
-#: it (log and exp tables of 2.5-48 MB, out of the caches, and a mask for zero operands: 20
-#: ns over GF(2^17), 30-35 over GF(2^20)-GF(2^22) at 256 x 256, where GF(2^12) and GF(2^16)
-#: took 4.7-5.3 and GF(2^8) 5.8, interleaved in one process), GF_PRIME_MULADD_NS over GF(p)
-#: (a product and a difference reduced once, :meth:`~gctool.algebra.gf.GFArith.sub_mul`),
-#: GF_MULADD_NS per digit over GF(p^m), p odd (its additions work digit by digit), the same
-#: at every size (the blocks' temporaries stay in the caches and on the heap) ...
+#: GF(2^m) up to CACHED_TABLE_LIMIT (a gather and an XOR: a full product table, or a sum of
+#: logarithms, 0's included, and a gather from an exp table of up to 1 MB), and
+#: GF_TABLE_DOUBLING_NS more per doubling of q above it (the exp table, 2-64 MB, leaves the
+#: caches: CPU time 5.7-7 ns over GF(2^17), 6.8-8.2 over GF(2^18), 9.3-12.3 over GF(2^20),
+#: 10.3-12.5 over GF(2^22) at 256 x 256 and 384 x 384, best of 3 in one process and medians
+#: of 3 fresh ones, loaded 2-core machine), GF_PRIME_MULADD_NS over GF(p) (a product and a
+#: difference reduced once, :meth:`~gctool.algebra.gf.GFArith.sub_mul`), GF_EXT_MULADD_NS
+#: and GF_MULADD_NS per digit over GF(p^m), p odd (its additions work digit by digit; 25-28
+#: ns over GF(257^2), 38 over GF(3^4), 64 over GF(7^7), 98 over GF(3^11) and GF(3^12)), the
+#: same at every size (the blocks' temporaries stay in the caches and on the heap) ...
+CACHED_TABLE_LIMIT = 2**16
 GF_TABLE_MULADD_NS = 4.5
-GF_LOG_MULADD_NS = 28.0
+GF_TABLE_DOUBLING_NS = 1.5
 GF_PRIME_MULADD_NS = 4.0
-GF_MULADD_NS = 9.5
+GF_EXT_MULADD_NS = 10.0
+GF_MULADD_NS = 7.5
 #: ... and, once, the first touch of the matrix's int64 copy, FRESH_BYTE_NS per byte (this
 #: virtual machine hands fresh memory over at 3-30 ns per byte).  Fields above the tables cost
 #: their polynomial arithmetic's entry and calls (:func:`~gctool.algebra.gf.calc_entry_ns`,
 #: two calls per pivot).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
-#: fresh processes over GF(2^8), GF(2^12), GF(2^20), GF(2), GF(7), GF(65521), GF(65537),
-#: GF(3^4), random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to 4000 x 4000): CPU
+#: fresh processes over GF(2^8), GF(2^12)-GF(2^22), GF(2), GF(7), GF(65521), GF(65537),
+#: GF(3^4), GF(257^2), GF(3^12), random, of low rank, repeated rows, cyclic-MDS and rs, 50 x
+#: 50 to 4000 x 4000): CPU
 #: time 3.8-4.8 ns per multiply-add over GF(2^8), 3.3-4.8 over the prime
 #: fields (6-8 at 64 x 64 and 100 x 100), 8 per digit over GF(3^4): for those two, the figures
 #: of the former update (a product and a difference, each reduced) divided by the new one's
@@ -149,10 +154,10 @@ FRESH_BYTE_NS = 3.0
 def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) -> float:
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
     :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per pivot (:data:`GF_SKIP_NS` per
-    other column) and the updates'
-    multiply-adds at the field's rate (:data:`GF_MULADD_NS` and after): every row is updated at
-    each of its ``rank`` pivots (at most min(rows, cols); None: that many); and the first touch
-    of its copy (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
+    other column) and the updates' multiply-adds at the field's rate
+    (:data:`GF_TABLE_MULADD_NS` and after): every row is updated at each of its ``rank``
+    pivots (at most min(rows, cols); None: that many); and the first touch of its copy
+    (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
     fld = fld.resolved()
     rows, cols = max(1, rows), max(1, cols)
     pivots = min(rows, cols) if rank is None else max(1, min(rows, cols, rank))
@@ -166,9 +171,10 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     if fld.m == 1:
         rate = GF_PRIME_MULADD_NS
     elif fld.p == 2:
-        rate = GF_TABLE_MULADD_NS if fld.order <= ZERO_LOG_LIMIT else GF_LOG_MULADD_NS
+        rate = GF_TABLE_MULADD_NS + GF_TABLE_DOUBLING_NS * max(
+            0.0, math.log2(fld.order / CACHED_TABLE_LIMIT))
     else:
-        rate = GF_MULADD_NS * fld.m  # (p odd: digit by digit)
+        rate = GF_EXT_MULADD_NS + GF_MULADD_NS * fld.m  # (p odd: digit by digit)
     return columns + muladds * rate + fresh
 
 

@@ -390,23 +390,31 @@ def test_sub_mul_is_the_field_difference_of_a_product(spec: str, data: st.DataOb
     assert int(ar.sub_mul(a[0, 0], f[0, 0], b[0, 0])) == got[0, 0]  # elements
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.sampled_from(("GF(2^9)", "GF(2^12)", "GF(2^16)", "GF(2^17)", "GF(3^9)", "GF(7^5)",
-                        "GF(257^2)")), st.data())
+#: the extremes of the tables: the full product table's last field and the first above it, the
+#: last field whose exp table stays in the caches and the first out of them, the largest with
+#: tables (GF(2^22), GF(5^9)) and the first above (GF(2^23), GF(5^10)), an odd extension of a
+#: large p, and a prime field of 31 bits (no tables)
+EXTREME_FIELDS = ("GF(2^8)", "GF(2^9)", "GF(2^16)", "GF(2^17)", "GF(2^22)", "GF(2^23)",
+                  "GF(3^9)", "GF(257^2)", "GF(5^9)", "GF(5^10)", "GF(2147483647)")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(EXTREME_FIELDS), st.data())
 def test_products_with_a_logarithm_for_zero_match_galois(spec: str, data: st.DataObject
                                                          ) -> None:
-    """Between the full product table and ZERO_LOG_LIMIT a product is one gather of an exp
-    table padded with zeros at the sum of a log table that gives 0 a logarithm past every sum
-    of two nonzero ones: galois' product on every pair of a sample that holds 0, 1, the
-    primitive element and q - 1, broadcast as the eliminations call it; above the limit
-    (GF(2^17), GF(257^2)) the masked product, the same."""
+    """Up to TABLE_LIMIT a product is one gather of an exp table padded with zeros at the sum
+    of a log table that gives 0 a logarithm past every sum of two nonzero ones (a full
+    product table up to FULL_TABLE_LIMIT), above it polynomial arithmetic: galois' product,
+    difference of a product and inverse on every pair of a sample that holds 0, 1, the
+    primitive element and q - 1, broadcast as the eliminations call it."""
     from gctool.algebra import gf
     from gctool.algebra.fields import parse_field
 
     fld = parse_field(spec).resolved()
     GF, q = fld.galois(), fld.order
     ar = GFArith(fld)
-    assert (ar._zexp is not None) == (gf.FULL_TABLE_LIMIT < q <= gf.ZERO_LOG_LIMIT)
+    assert ar.kind == ("prime" if fld.m == 1 else "table" if q <= gf.TABLE_LIMIT else "calc")
+    assert (ar._table is not None) == (fld.m > 1 and q <= gf.FULL_TABLE_LIMIT)
     special = [0, 1, ar.primitive(), q - 1]
     entry = st.one_of(st.sampled_from(special), st.integers(0, q - 1))
     a = np.asarray(special + data.draw(st.lists(entry, min_size=1, max_size=12)),
@@ -419,6 +427,47 @@ def test_products_with_a_logarithm_for_zero_match_galois(spec: str, data: st.Dat
     assert int(ar.mul(a[-1], b[-1])) == int(GF(int(a[-1])) * GF(int(b[-1])))
     assert np.array_equal(ar.sub_mul(a[:, None], a[:, None], b[None, :]),
                           (GF(a[:, None]) - GF(a[:, None]) * GF(b[None, :])).view(np.ndarray))
+    inv = ar.inv(a)
+    assert inv.dtype == np.int64 and not inv[a == 0].any()
+    assert np.array_equal(inv[a != 0], (GF(1) / GF(a[a != 0])).view(np.ndarray))
+
+
+@pytest.mark.parametrize("spec", EXTREME_FIELDS)
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_rank_and_solve_at_the_extremes_of_the_tables_match_galois(spec: str,
+                                                                   data: st.DataObject) -> None:
+    """At the extremes of the tables (:data:`EXTREME_FIELDS`) gctool's reduced row echelon
+    form and rank are galois' and its solutions solve: random systems, of low rank when
+    drawn so, consistent or not, entries 0, 1 and q - 1 drawn often; eliminate's rank and
+    consistency agree."""
+    from gctool.algebra.fields import parse_field
+
+    fld = parse_field(spec).resolved()
+    GF, q = fld.galois(), fld.order
+    rows, cols = data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7))
+    entry = st.one_of(st.sampled_from([0, 0, 1, q - 1]), st.integers(0, q - 1))
+    A = data.draw(hnp.arrays(np.int64, (rows, cols), elements=entry))
+    rank_ = data.draw(st.integers(1, min(rows, cols)))
+    if rank_ < min(rows, cols):  # of low rank: a product over the field
+        left = data.draw(hnp.arrays(np.int64, (rows, rank_), elements=entry))
+        right = data.draw(hnp.arrays(np.int64, (rank_, cols), elements=entry))
+        A = (GF(left) @ GF(right)).view(np.ndarray).astype(np.int64)
+    Y = data.draw(hnp.arrays(np.int64, (rows, 2), elements=entry))
+    if data.draw(st.booleans()):  # consistent
+        X0 = data.draw(hnp.arrays(np.int64, (cols, 2), elements=entry))
+        Y = (GF(A) @ GF(X0)).view(np.ndarray).astype(np.int64)
+    ar = GFArith(fld)
+    E, piv = rref(ar, A)
+    assert np.array_equal(E, GF(A).row_reduce().view(np.ndarray))
+    r = int(np.linalg.matrix_rank(GF(A)))
+    assert len(piv) == r
+    ok, X = solve(ar, A, Y)
+    assert ok == (int(np.linalg.matrix_rank(GF(np.concatenate([A, Y], axis=1)))) == r)
+    if ok:
+        assert np.array_equal((GF(A) @ GF(X)).view(np.ndarray), Y)
+    consistent, ranks = eliminate(ar, np.concatenate([A, Y], axis=1)[None], cols)
+    assert int(ranks[0]) == r and bool(consistent[0]) == ok
 
 
 @settings(max_examples=60, deadline=None)
