@@ -332,10 +332,6 @@ CALC_BIT_NS = 8
 #: 221-2,910 ns for m = 2-15 digits; quieter, verify measured 0.59-1.0 of this estimate over
 #: GF(2^31), GF(46337^2), GF(7^11) and GF(3^15)
 CALC_DIGIT_NS = 150
-#: a table field's entry there, as it was measured beside those two (``op_weight``'s unit)
-TABLE_ENTRY_NS = 17
-
-
 def calc_entry_ns(fld: Field) -> float | None:
     """The cost of one entry of the numpy eliminations over ``fld`` when it has neither tables
     nor prime arithmetic (:data:`CALC_BIT_NS`, :data:`CALC_DIGIT_NS`), else None."""
@@ -358,13 +354,6 @@ def calc_call_ns(fld: Field) -> float:
     if calc_entry_ns(fld) is None:
         return 0.0
     return float((CALC_CALL_BIT_NS if fld.p == 2 else CALC_CALL_DIGIT_NS) * fld.m)
-
-
-def op_weight(fld: Field) -> float:
-    """One multiply-add of ``fld``'s arithmetic on int64 arrays relative to a table's
-    (:data:`gctool.budget.GF_OP_COST`): 1, or the polynomial arithmetic's above the tables."""
-    calc = calc_entry_ns(fld)
-    return 1.0 if calc is None else calc / TABLE_ENTRY_NS
 
 
 class IntArith:

@@ -27,9 +27,8 @@ from gctool.algebra.gf import (
     GFArith,
     calc_call_ns,
     calc_entry_ns,
-    op_weight,
 )
-from gctool.budget import GF_OP_COST, Budget
+from gctool.budget import Budget
 from gctool.numerics import complement, sorted_distinct
 
 
@@ -94,20 +93,19 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     return M, row, pivot_col
 
 
-def check_elimination(budget: Budget, GF: Any, shape: tuple[int, ...], unknowns: int
+def check_elimination(budget: Budget, arith: GFArith, shape: tuple[int, ...], unknowns: int
                       ) -> None:
     """Refuse, before it starts, an elimination over GF(q) above the work or memory
-    ``budget``: b systems of R x C cost b R C min(R, unknowns) GF operations (each weighted
-    by :func:`~gctool.algebra.gf.op_weight` of the field), and the
-    matrices, a copy and the update's temporaries are in memory at once.  The callers that
+    ``budget``: b systems of R x C cost b times one's :func:`elimination_cost` at rank
+    min(R, unknowns) (the field's rate per multiply-add, its columns, its fresh memory), and
+    the matrices, a copy and the update's temporaries are in memory at once.  The callers that
     eliminate a whole matrix call it first; batched decoders are held by their search's
     estimate."""
     b, R, C = (int(x) for x in shape)
-    field = str(GF.fld) if isinstance(GF, GFArith) else f"GF({getattr(GF, 'order', 'q')})"
+    field = str(arith.fld)
     what = (f"an exact elimination over {field} of {b:,} systems of {R:,} x {C:,}"
             if b > 1 else f"an exact elimination of a {R:,} x {C:,} matrix over {field}")
-    weight = op_weight(GF.fld) if isinstance(GF, GFArith) else 1.0
-    budget.check_work(what, b * R * C * max(1, min(R, unknowns)) * GF_OP_COST * weight,
+    budget.check_work(what, b * elimination_cost(R, C, arith.fld, max(1, min(R, unknowns))),
                       "use a smaller code, or raise `max_work`")
     budget.check_memory(what, 4 * b * R * C * 8, "use a smaller code")
 
