@@ -5,6 +5,7 @@ decoding of every set), measured with ``benchmarks/bench_budget.py``."""
 
 from __future__ import annotations
 
+from gctool.algebra.fields import Field
 from gctool.budget import solve_cost
 from gctool.model import GradientCode
 
@@ -91,10 +92,16 @@ def gf_set_time(code: GradientCode, s: int) -> float:
 def _elimination_time(code: GradientCode, f: int) -> float:
     """:func:`gf_set_time` of ``f`` rows of the code's field."""
     K = code.B.shape[1]
-    fld = code.field.resolved()
-    per = (GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1
-           else DIGIT_MULADD_NS * fld.m)
-    return ELIMINATION_SET_NS + per * f * K * max(1, min(f, K))
+    return ELIMINATION_SET_NS + gf_muladd_ns(code.field) * f * K * max(1, min(f, K))
+
+
+def gf_muladd_ns(fld: Field) -> float:
+    """The decoders' time per multiply-add over the finite field ``fld``, in ns:
+    :data:`GF2_MULADD_NS` over GF(2^m), :data:`PRIME_MULADD_NS` over GF(p),
+    :data:`DIGIT_MULADD_NS` per digit over GF(p^m), p odd."""
+    fld = fld.resolved()
+    return float(GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1
+                 else DIGIT_MULADD_NS * fld.m)
 
 
 def decode_time(code: GradientCode, f: int) -> float:
