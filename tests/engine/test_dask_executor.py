@@ -1214,3 +1214,33 @@ def test_the_workers_query_gives_up_at_its_time_limit(
         t0 = time.monotonic()
         assert runner.workers_state(kernels.REAL) == dist.FRESH
         assert time.monotonic() - t0 < 2.0
+
+
+def test_a_worker_deciding_orbit_sets_loads_only_their_kernels(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh worker process that rebuilds the attack oracle for tasks of given sets (one per
+    rotation orbit) plans the oracle as the client did, for given sets: it loads the optimal
+    decoder's kernel of given sets alone, not the walk's kernels it never calls; so the charge
+    for a later walk on it is KIND_LOAD_NS (reading the walk's kernels), as it really costs,
+    and nothing for the given kind.  The report is the local run's."""
+    from gctool.audit import exhaustive, kernels
+    from gctool.audit.distributed import kernels_load_ns
+    from gctool.budget import KIND_LOAD_NS
+
+    monkeypatch.undo()  # (the run's own chunks: the compiled kernels are planned with them)
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")  # (the worker process inherits it)
+    monkeypatch.setattr(exhaustive, "orbits_pay", lambda n, s, rot, *a, **kw: rot is not None)
+    code = gctool.design("cyclic-mds", n=14, s=4)
+    ref = attack(code, 4, method="exhaustive", jobs=1)
+    given, walk = kernels.attack_kind(False, False, given=True), kernels.attack_kind(False, False)
+    with LocalCluster(**local_cluster_options(1)) as procs, Client(procs) as client:
+        address = procs.scheduler_address
+        runner = DaskRunner(scheduler=address, key="orbits")
+        assert same(attack(code, 4, method="exhaustive", runner=runner)) == same(ref)
+        assert runner.stats["dask_tasks"] >= 1
+        (theirs,) = client.run(_kernel_signatures).values()
+        with DaskRunner(scheduler=address) as asking:  # (a session asks its workers)
+            charged = {kind: kernels_load_ns(asking, kind) for kind in (given, walk)}
+    assert "gctool.audit.kernels.optimal.hat_errors" in theirs, theirs
+    assert not any(name.endswith(("hat_range", "bracket_range")) for name in theirs), theirs
+    assert charged == {given: 0.0, walk: KIND_LOAD_NS}

@@ -57,11 +57,16 @@ class OracleKernel(RangeWalker):
                                        budget=self.budget)
         return self._oracle
 
-    def _for(self, s: int) -> Oracle:
-        """The oracle, on the path the original one took for sets of size s."""
+    def _for(self, s: int, given: bool = False) -> Oracle:
+        """The oracle, on the path the original one took for sets of size s: planned for a
+        walk of rank ranges, or with ``given`` for given sets (:meth:`errors`: one per
+        rotation orbit), which loads only the kernels of given sets
+        (:meth:`Oracle.plan_compiled`), as the original planned them (planning the walk
+        there would read the walk's kernels from numba's cache, 28-31 ms of a fresh Dask
+        worker's CPU, and off the fast path its brackets, which given sets never call)."""
         oracle = self.oracle
         if self.compiled and oracle.compiled is None:
-            oracle.plan_compiled(s)
+            oracle.plan_compiled(s, given)
         return oracle
 
     def walks_compiled(self, s: int) -> bool:
@@ -69,7 +74,7 @@ class OracleKernel(RangeWalker):
         return bool(self._for(s).walks_compiled(s))
 
     def errors(self, S: np.ndarray) -> np.ndarray:
-        return self._for(S.shape[1]).errors(S)
+        return self._for(S.shape[1], given=True).errors(S)
 
     def errors_upto(self, S: np.ndarray, limit: float) -> np.ndarray:
         """:meth:`errors` up to the first set over ``limit``: a set float64 cannot decide after
