@@ -96,3 +96,50 @@ def test_a_direct_walk_for_a_first_set_over_a_limit_stops_where_numpy_must_decid
             assert got[0].size == end < total
             for mine, whole in zip(got, (state, lo, hi), strict=True):
                 assert np.array_equal(mine, whole[:end], equal_nan=True)
+
+
+@pytest.mark.parametrize("route", ["fast path", "decoder"])
+def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
+                                                route: str) -> None:
+    """The numpy route of given sets in a pool thread (the fast path's batches; off it, the
+    decoder's chunks) stops between its batches once its run stops, as a compiled walk
+    does: a task of 200 batches (each made to take 20 ms) decides a few of them and raises
+    Cancelled; outside a pool the same sets are all decided.  Batches are counted."""
+    from gctool.engine.enumeration import unrank_lex
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    if route == "fast path":
+        code = code_of(np.random.default_rng(1).standard_normal((14, 6)), 4)
+    else:  # cond(B) 1e6: no fast path (FAST_KAPPA), each chunk to numpy's decoder
+        U, _, Vh = np.linalg.svd(np.random.default_rng(1).standard_normal((14, 14)))
+        code = code_of((U * np.logspace(0, -6, 14)) @ Vh, 0)
+    s = 4
+    oracle = OptimalOracle(code)
+    assert oracle._uses_hat(s) is (route == "fast path")
+    S = unrank_lex(14, s, np.arange(400))
+    batches: list[int] = []
+    if route == "fast path":
+        real = OptimalOracle._hat_chunk
+
+        def chunk(self: OptimalOracle, part: np.ndarray) -> np.ndarray:
+            batches.append(part.shape[0])
+            time.sleep(0.02)
+            return real(self, part)
+
+        monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
+        monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
+    else:
+        decoder, evaluate = oracle.decoder, oracle.decoder.evaluate
+
+        def decode(F: np.ndarray) -> Any:
+            batches.append(F.shape[0])
+            time.sleep(0.02)
+            return evaluate(F)
+
+        monkeypatch.setattr(decoder, "chunk_size", lambda f: 2)
+        monkeypatch.setattr(decoder, "evaluate", decode)
+    whole = oracle.errors(S[:20])  # outside a pool: every batch
+    assert len(batches) == 10 and whole.shape == (20,)
+    batches.clear()
+    assert _walk_stopped(lambda: oracle.errors(S), 0.1) == "cancelled"
+    assert 1 <= len(batches) <= 40, len(batches)  # of 200

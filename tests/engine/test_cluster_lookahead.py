@@ -357,3 +357,43 @@ def test_a_cancelled_dask_task_stops_its_running_walk(cluster: Any) -> None:
             time.sleep(0.01)
     assert HALTED == [True] and RAN == [0]
     assert not settled(cluster, "walking")
+
+
+def test_a_cancelled_dask_task_stops_its_numpy_batches(cluster: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The numpy route inside a cancelled Dask task (an attack oracle's batches, no compiled
+    kernel) stops between its batches once the watcher sets its stop flag
+    (_halted_when_cancelled), not at the end of its engine task: one engine task of 501
+    batches (each made to take 20 ms: 10 s) decides a few of them.  Batches are counted."""
+    from gctool.audit.oracles import OptimalOracle
+    from gctool.audit.oracles.kernel import OracleKernel
+    from gctool.engine.sweep import LexSource, PeakWorker
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "0")  # (the cluster's worker threads read it)
+    batches: list[int] = []
+    real = OptimalOracle._hat_chunk
+
+    def chunk(self: OptimalOracle, part: np.ndarray) -> np.ndarray:
+        batches.append(part.shape[0])
+        time.sleep(0.02)
+        return real(self, part)
+
+    monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
+    monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
+    code, s = generic(), 4
+    worker = PeakWorker(LexSource(14, s), OracleKernel.of(OptimalOracle(code)), ties=True)
+    with Client(cluster, set_as_default=False) as client:
+        f = client.submit(_run_tasks, worker, [(0, 0, comb(14, s))], pure=False,
+                          key="gctool-numpybatch-1")
+        deadline = time.monotonic() + 10
+        while not batches and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert batches
+        f.cancel()
+        count, stable = len(batches), time.monotonic()
+        while time.monotonic() - stable < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            if len(batches) != count:
+                count, stable = len(batches), time.monotonic()
+    assert 1 <= len(batches) < 60, len(batches)  # of 501
+    assert not settled(cluster, "numpybatch")

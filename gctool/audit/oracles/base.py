@@ -14,7 +14,7 @@ from gctool.budget import NS_PER_S, Budget, Meter, work_refusal
 from gctool.decode import DEFAULT_TOL, Decoder, Decoding
 from gctool.decode.cost import call_time, decoder_set_time
 from gctool.engine.enumeration import survivors_of
-from gctool.engine.threads import in_pool_task
+from gctool.engine.threads import halt_flag, in_pool_task, raise_if_halted
 from gctool.exactls import Undecided
 from gctool.model import GradientCode
 from gctool.numerics import Tol
@@ -177,10 +177,15 @@ class Oracle:
 
     # -- to override ------------------------------------------------------------------------
     def _errors(self, S: np.ndarray) -> np.ndarray:
-        step = self.decoder.chunk_size(max(1, self.n - S.shape[1]))  # bounded memory, also
-        return np.concatenate([  # for callers that pass many sets at once (greedy, bnb)
-            self.decoder.evaluate(survivors_of(S[lo:lo + step], self.n)).error
-            for lo in range(0, S.shape[0], step)])
+        """The decoder's errors of ``S``, a chunk at a time (bounded memory, also for callers
+        that pass many sets at once: greedy, bnb); a stopped run's task stops between its
+        chunks (:func:`gctool.engine.threads.halt_flag`), as its compiled walks do."""
+        step = self.decoder.chunk_size(max(1, self.n - S.shape[1]))
+        halt, parts = halt_flag(), []
+        for lo in range(0, S.shape[0], step):
+            raise_if_halted(halt)
+            parts.append(self.decoder.evaluate(survivors_of(S[lo:lo + step], self.n)).error)
+        return np.concatenate(parts)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.kind, "label": self.label, "monotone": self.monotone}

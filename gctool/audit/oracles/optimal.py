@@ -463,9 +463,16 @@ class OptimalOracle(Oracle):
         return self._hat_errors(S)
 
     def _hat_errors(self, S: np.ndarray) -> np.ndarray:
+        """The fast path's errors of ``S``, a batch at a time; a stopped run's task stops
+        between its batches (:func:`gctool.engine.threads.halt_flag`: a pool thread's, a Dask
+        task's once it is cancelled), as its compiled walks do."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
         out = np.empty(S.shape[0])
         step = self._batch(S.shape[1])
+        halt = halt_flag()
         for lo in range(0, S.shape[0], step):
+            raise_if_halted(halt)
             out[lo:lo + step] = self._hat_chunk(S[lo:lo + step])
         return out
 
