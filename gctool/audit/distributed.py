@@ -22,10 +22,12 @@ of sets).  This module only changes *where* the tasks run:
   :class:`gctool.errors.IncompleteRun`, exit 2, saying what was checked and what was lost).
 * Early stop: as soon as *some* result ends the run (:func:`gctool.engine.sweep.stops`, e.g. a
   counterexample in verify), every task after it is cancelled; tasks before it still run,
-  because the reported counterexample must be the first one in task order (same as locally).
+  because the reported counterexample must be the first one in task order (same as locally),
+  and the Dask task holding it runs none of its engine tasks after it (:func:`_run_tasks`).
   Dask cannot interrupt a running task: a cancelled one of gctool's stops before its next
   engine task, and a compiled walk inside one at its next check of its stop flag
-  (:func:`_halted_when_cancelled`); other work finishes the engine task it is in.
+  (:func:`_halted_when_cancelled`), an attack oracle's numpy route between its batches; other
+  work finishes the engine task it is in.
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
   into SearchInterrupted, exit 130).  Signals that arrive while a LocalCluster starts are
   deferred until it has started, then honoured (:func:`_deferred_signals`).
@@ -87,9 +89,9 @@ MISSING_EXTRA = ("`executor`=dask needs the optional extra 'gctool[dask]' "
 #: on a 2-core LocalCluster (3-5 chunks per task needed for < 5 %), so 4 chunks per Dask
 #: task keep the overhead near 5 %
 CLI_BATCH = 4
-#: with ``DaskRunner.guided``, at most this many batches in one Dask task (a task runs its
-#: engine tasks to the end even after a counterexample, so a cap bounds the waste), unless
-#: :data:`TASK_MIN_S` needs more
+#: with ``DaskRunner.guided``, at most this many batches in one Dask task (results, the
+#: checkpoint and the progress advance a Dask task at a time), unless :data:`TASK_MIN_S`
+#: needs more
 GUIDED_MAX = 8
 #: with ``DaskRunner.guided``, once engine tasks have come back, a Dask task holds at least
 #: this many seconds of them (their mean time on the workers so far): benchmarks/bench_dask.py
@@ -500,7 +502,9 @@ def _fingerprint(key: str, worker: Any, tasks: Sequence[Any]) -> str:
 def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
                ) -> tuple[list[Any], float] | None:
     """On a Dask worker: run ``tasks`` with ``worker``; the results and the CPU seconds they
-    took in this thread (the client sizes later Dask tasks with it).  With ``kernel``,
+    took in this thread (the client sizes later Dask tasks with it), up to the first result
+    that ends the run (:func:`gctool.engine.parallel.ends_run`: the client reads none after
+    it, :class:`_InOrder`, and waits for the Dask task holding it).  With ``kernel``,
     ``worker`` is a shell (:func:`_split`) and the kernel (carried by the task, or scattered
     once per session, as a :class:`_Carried`) is put back into a copy; without, ``worker``
     (scattered) is whole, a :class:`_Carried` unless only Dask's cloudpickle pickles it.  None: the
@@ -512,6 +516,7 @@ def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
     if kernel is not None:
         worker = copy.copy(worker)
         worker.kernel = kernel.load() if isinstance(kernel, _Carried) else kernel
+    from gctool.engine.parallel import ends_run
     from gctool.engine.threads import Cancelled
 
     wanted = _still_wanted()
@@ -522,7 +527,9 @@ def _run_tasks(worker: Any, tasks: list[Any], kernel: Any = None
                 if not wanted():
                     return None  # cancelled while it ran: nobody reads it (or it is lost)
                 out.append(worker.run(task))
-    except Cancelled:  # (a compiled walk saw its stop flag)
+                if ends_run(out[-1]):  # (a counterexample: the run ends here at the latest,
+                    break  # _InOrder.add, and no result after it is read: not computed)
+    except Cancelled:  # (a walk, or numpy between its batches, saw its stop flag)
         return None
     return out, time.thread_time() - t0
 
@@ -539,8 +546,9 @@ def _halted_when_cancelled(wanted: Callable[[], bool]) -> Iterator[None]:
     of a run of its own) that a watcher thread sets, every :data:`CANCEL_POLL_S`, once the
     Dask task is cancelled (:func:`_still_wanted`); the walk then ends at its next check and
     its engine task raises :class:`~gctool.engine.threads.Cancelled` instead of walking up to
-    its whole range.  Work outside compiled walks finishes its engine task.  Outside a Dask
-    task nothing is watched."""
+    its whole range; so does an attack oracle's numpy route at its next batch
+    (:meth:`gctool.audit.oracles.base.Oracle.errors`).  Other work finishes its engine task.
+    Outside a Dask task nothing is watched."""
     if not getattr(wanted, "on_dask", False):
         yield
         return

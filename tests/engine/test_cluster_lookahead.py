@@ -397,3 +397,37 @@ def test_a_cancelled_dask_task_stops_its_numpy_batches(cluster: Any,
                 count, stable = len(batches), time.monotonic()
     assert 1 <= len(batches) < 60, len(batches)  # of 501
     assert not settled(cluster, "numpybatch")
+
+
+class FailsAt:
+    """Engine tasks of 50 ms; task 5's result is a counterexample (a set over the limit)."""
+
+    def run(self, task: Any) -> Any:
+        from gctool.engine.sweep import ExceedSummary
+
+        RAN.append(task[0])
+        if task[0] == 5:
+            return ExceedSummary(task[0], 1, [task[1]], 1.0, 1)
+        time.sleep(0.05)
+        return ExceedSummary(task[0], 1, None, None, 1)
+
+
+def test_a_dask_task_ends_at_its_counterexample(cluster: Any) -> None:
+    """A Dask task whose engine task finds a counterexample runs none of its engine tasks
+    after it (the run ends there at the latest, and the client waits for the Dask task that
+    holds it): one Dask task of 40 engine tasks, the sixth failing, runs six; the fold gets
+    the counterexample, after the five before it."""
+    from gctool.engine.sweep import ExceedFold
+
+    RAN.clear()
+    fold, seen = ExceedFold(), []
+
+    def on_result(i: int, r: Any) -> bool:
+        seen.append(i)
+        return fold.merge(r)
+
+    runner = DaskRunner(scheduler=cluster.scheduler_address, key="failsat", batch=40)
+    runner(FailsAt(), [(i, 10 * i, 10 * i + 10) for i in range(40)], 1, on_result)
+    assert seen == list(range(6)) and fold.fail_set == [50] and fold.checked == 6
+    assert runner.stats["dask_tasks"] == 1
+    assert RAN == list(range(6)), RAN
