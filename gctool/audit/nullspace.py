@@ -131,8 +131,9 @@ def cost_nullspace(red: Reduction, s: int, m: int) -> int:
 
 def direct_time(code: GradientCode, s: int) -> float:
     """Estimated time of one set decided by the direct decoder, in ns: the optimal decoder's
-    batched system of the survivors (:func:`gctool.audit.oracles.base.decoder_set_time`)."""
-    from gctool.audit.oracles.base import decoder_set_time
+    batched system of the survivors (:func:`gctool.decode.cost.decoder_set_time`; not through
+    the attack oracles' package, which verify never imports otherwise)."""
+    from gctool.decode.cost import decoder_set_time
 
     return decoder_set_time(code, s)
 
