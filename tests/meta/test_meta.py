@@ -50,10 +50,11 @@ def test_tab_completion_imports_no_heavy_modules() -> None:
 
 def test_verify_does_not_load_the_attack_engine(tmp_path: Path) -> None:
     """gctool.audit imports nothing itself: a verify run (library and CLI) loads the verify
-    pipeline but none of attack's modes, search methods or oracles."""
+    pipeline but none of attack's modes, search methods or oracles, nor the estimate of a
+    compiled walk (its samples and its direct decoder's cost); and no asyncio (Dask's)."""
     path = tmp_path / "cyc.json"
     probe = (
-        "import sys\nimport gctool\nfrom gctool.cli.main import main\n"
+        "import os\nimport sys\nimport gctool\nfrom gctool.cli.main import main\n"
         "code = gctool.design('cyclic', n=8, s=2, seed=1)\n"
         f"gctool.write_code(code, {str(path)!r})\n"
         "assert gctool.verify(code).ok\n"
@@ -61,14 +62,21 @@ def test_verify_does_not_load_the_attack_engine(tmp_path: Path) -> None:
         f"    main(['verify', {str(path)!r}, '--json'])\n"
         "except SystemExit as exc:\n"
         "    assert exc.code == 0, exc.code\n"
+        "from gctool.audit.nullspace import FloatNullKernel, reduce_float\n"
+        "os.environ['GCTOOL_COMPILED'] = 'always'\n"
+        "kernel = FloatNullKernel(code, 1e-9, reduce_float(code, 1e-9))\n"
+        "assert kernel.will_compile(2) and kernel.set_time(2, 10**7) > 0\n"
+        "print('ASYNCIO=' + str('asyncio' in sys.modules), file=sys.stderr)\n"
         "print('AUDIT=' + ','.join(sorted(m for m in sys.modules "
         "if m.startswith('gctool.audit'))), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=ROOT, timeout=120, check=False)
     line = [x for x in out.stderr.splitlines() if x.startswith("AUDIT=")]
     assert line, out.stderr
+    assert "ASYNCIO=False" in out.stderr.splitlines()
     loaded = set(line[-1][len("AUDIT="):].split(","))
     assert "gctool.audit.verify.pipeline" in loaded  # the probe did run a verify
+    assert "gctool.audit.kernels.real" in loaded  # and the compiled walk's estimate
     attack_side = {"gctool.audit.attack", "gctool.audit.bnb", "gctool.audit.greedy",
                    "gctool.audit.exhaustive", "gctool.audit.randomized", "gctool.audit.oracles",
                    "gctool.audit.milp", "gctool.audit.elementary"}
