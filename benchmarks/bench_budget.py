@@ -338,7 +338,7 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("attack -s expander", {"e.json": designed("expander", vertices=36, s=4, d=6, seed=1)},
          ["attack", "e.json", "-s", "5", *ex, "--no-symmetry"], "expander n=36 d=6 s=5"),
         ("attack --threshold", {"c.json": designed("cyclic", n=40, s=6, seed=1)},
-         ["attack", "c.json", "--threshold", *ex], "real cyclic n=40 s=6 (rotation orbits)"),
+         ["attack", "c.json", "--threshold", *ex], "real cyclic n=40 s=6 (symmetry allowed)"),
         ("attack --threshold", {"z.json": random_dense(34, 28, 5, "complex", seed)},
          ["attack", "z.json", "--threshold", *ex, "--no-symmetry"],
          "random dense complex n=34 k=28 (threshold 7)"),
