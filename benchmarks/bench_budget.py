@@ -206,6 +206,22 @@ def cases(quick: bool, jobs: str) -> list[Case]:
          ["bound", "g.json"], "random dense GF(65521) 384 x 380 (rank of B)", False),
         ("bound (GF rank)", {"g.json": random_dense(512, 500, 4, "GF(2^8)", 1)},
          ["bound", "g.json"], "random dense GF(2^8) 512 x 500 (rank of B)", False),
+        # the searches that decode systems of their own (gctool.decode.cost's per-path
+        # times): partial work's profiles in batches, the stopping rule's generic decoder one
+        # arrival prefix at a time, the elementary vectors' (r - 1) x r systems in batches
+        *[(f"verify --partial {fld}", {"p.json": designed("rs", n=21, s=4, field=fld,
+                                                          order="rotated", message_size=2)},
+           ["verify", "p.json", "--partial", "4"],
+           f"rs {fld} n=21, messages of 2 partitions (10,206 profiles)", False)
+          for fld in ("GF(2^8)", "GF(65521)", "GF(3^4)", "real")],
+        *[(f"simulate {fld}", {"p.json": random_dense(30, 24, 4, fld, 1)},
+           ["simulate", "p.json", "--iterations", "200", "--no-baselines", "--seed", "1"],
+           f"random dense {fld} n=30 k=24 s=4 (the generic decoder's prefixes)", False)
+          for fld in ("GF(2^8)", "GF(2^20)", "GF(3^4)")],
+        *[(f"attack elementary {fld}", {"p.json": random_dense(20, 15, 3, fld, 1)},
+           ["attack", "p.json", "--threshold", "--method", "elementary"],
+           f"random dense {fld} n=20 k=15 (38,760 row sets of rank - 1)", False)
+          for fld in ("GF(2^8)", "GF(65521)", "GF(2^20)", "real")],
         *design_cases(quick),
     ]
 

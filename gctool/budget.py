@@ -474,13 +474,13 @@ def _tally(counter: Any, work: float) -> float | None:
 # -- the cost model -----------------------------------------------------------------------------
 # Shared by every estimate; measured on the 2-core development machine with
 # ``benchmarks/bench_budget.py`` (costs that one algorithm alone uses sit next to it).
-#: one GF(q) multiply-add (int64 numpy / table kernels), in ns: a set's system over GF(q)
-#: (:func:`solve_cost`, :func:`set_cost`) and the Paley frame's construction per entry.  An
-#: elimination of a whole matrix costs its field's rate instead
-#: (:func:`gctool.algebra.linalg.elimination_cost`: 4-13.5 ns per multiply-add over GF(p) and
-#: GF(2^m) with tables, 25-100 over GF(p^m), p odd), a decoder's sets theirs
-#: (:mod:`gctool.decode.cost`); set_cost's six of these per multiply-add read 0.11-0.51 of one
-#: decode of rs n=30-200 over GF(2^8), GF(65521), GF(2^20), 0.81 of cyclic-MDS GF(3^4) n=80
+#: one GF(q) multiply-add (int64 numpy / table kernels), in ns: :func:`solve_cost` over GF(q)
+#: (the Paley frame's construction) and that construction per entry.  An elimination of a
+#: whole matrix costs its field's rate instead (:func:`gctool.algebra.linalg.elimination_cost`:
+#: 4-13.5 ns per multiply-add over GF(p) and GF(2^m) with tables, 25-100 over GF(p^m), p odd),
+#: a decoder's sets and the searches that solve systems in batches or one at a time theirs
+#: (:mod:`gctool.decode.cost`: :func:`~gctool.decode.cost.system_time`,
+#: :func:`~gctool.decode.cost.single_call_time`)
 GF_OP_COST = 10
 #: one step of a tight interpreted loop (a counter or bit-mask update), in ns
 PY_OP_COST = 500
@@ -630,10 +630,12 @@ def lu_solve_cost(n: int) -> int:
     return LU_CALL_NS + n**3 // LU_SPEEDUP
 
 
-def set_cost(rows: int, cols: int, finite: bool = False) -> int:
-    """One straggler set's least-squares solve or elimination over its ``rows`` survivors (a
-    ``rows x cols`` system among many of a batch), in ns."""
-    return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols, finite)
+def set_cost(rows: int, cols: int) -> int:
+    """One straggler set's least-squares solve over R/C of its ``rows`` survivors (a
+    ``rows x cols`` system among many of a batch), in ns (the precision bound's sets of codes
+    the null-space formula does not decode; the decoders' own sets, and over GF(q) every
+    set, cost :mod:`gctool.decode.cost`'s per-path times)."""
+    return SET_COST + SMALL_SOLVE_FACTOR * solve_cost(rows, cols)
 
 
 #: one build of a design (each draw of ``best_of``) costs this much besides its entries and the

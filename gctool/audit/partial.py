@@ -34,6 +34,7 @@ import numpy as np
 
 from gctool.budget import Budget, Meter
 from gctool.decode import DEFAULT_TOL, Decoder, check_tol
+from gctool.decode.cost import call_time, decode_time
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_MAX_PROFILES
 from gctool.model import GradientCode
@@ -204,12 +205,19 @@ def count_work(costs: list[list[int]], budget: int) -> int:
     return sum(len(c) for c in costs) * (len(sizes) + 2) * (budget + 1)
 
 
-def profile_work(mcode: GradientCode, f: int) -> int:
-    """Work of deciding one profile whose delivered messages are f rows of the message code
-    (one least-squares or elimination system, :func:`gctool.budget.set_cost`)."""
-    from gctool.budget import set_cost
+def profile_work(mcode: GradientCode, f: int) -> float:
+    """Work of deciding one profile whose delivered messages are f rows of the message code:
+    one least-squares or elimination system of a batch (:func:`gctool.decode.cost.decode_time`;
+    each batch's call on each of its sizes apart, :func:`_batch_work`)."""
+    return decode_time(mcode, max(1, f))
 
-    return set_cost(max(1, f), mcode.B.shape[1], mcode.field.is_finite)
+
+def _calls_work(mcode: GradientCode, profiles: int, missing: int, size: int) -> float:
+    """The decoder's calls of a search over ``profiles`` minimal profiles, ``size`` a batch:
+    one per batch and size of profile in it (a profile delivers mcode.n - missing to mcode.n
+    messages), each :func:`gctool.decode.cost.call_time` of the largest."""
+    calls = min(profiles, -(-profiles // max(1, size)) * (min(missing, mcode.n) + 1))
+    return calls * call_time(mcode, mcode.n)
 
 
 def _first_failing(dec: Decoder, first: list[int], batch: list[list[int]]) -> list[int] | None:
@@ -235,7 +243,7 @@ SMALLER = "verify a smaller `partial` W, or raise `max_work`"
 
 
 def _spending(code: GradientCode, mcode: GradientCode, missing: int, costs: list[list[int]],
-              max_sets: int, budget: Budget) -> tuple[Meter, int]:
+              max_sets: int, budget: Budget, size: int) -> tuple[Meter, int]:
     """The meter of the profile search and the count of its minimal profiles (0: not
     counted).  The minimal profiles are counted and priced (the largest system each) before
     the first is decided, and refused above the budget; each batch is charged with its own
@@ -254,13 +262,17 @@ def _spending(code: GradientCode, mcode: GradientCode, missing: int, costs: list
         total = int(count)
         budget.check_work(f"{what}: {shown} minimal profiles, each one system of up to "
                           f"{mcode.n} x {mcode.B.shape[1]}",
-                          count * profile_work(mcode, mcode.n) + count_work(costs, top),
+                          count * profile_work(mcode, mcode.n) + count_work(costs, top)
+                          + _calls_work(mcode, int(count), missing, size),
                           SMALLER)
     return budget.meter(what, SMALLER), total
 
 
-def _batch_work(mcode: GradientCode, batch: list[list[int]]) -> int:
-    return sum(profile_work(mcode, sum(g)) for g in batch)
+def _batch_work(mcode: GradientCode, batch: list[list[int]]) -> float:
+    """A batch's systems and its decoder's calls, one per size of profile in it."""
+    sizes = [sum(g) for g in batch]
+    return (sum(profile_work(mcode, f) for f in sizes)
+            + sum(call_time(mcode, max(1, f)) for f in set(sizes)))
 
 
 def verify_partial(code: GradientCode, missing: int, *, tol: float | None = None,
@@ -310,8 +322,8 @@ def verify_partial(code: GradientCode, missing: int, *, tol: float | None = None
     checked = 0
     failing: list[int] | None = None
     chunk: list[list[int]] = []
-    spend, total = _spending(code, mcode, missing, costs, max_sets, budget)
     size = min(_BATCH, dec.chunk_size(mcode.n))  # at most 2 M entries of message rows
+    spend, total = _spending(code, mcode, missing, costs, max_sets, budget, size)
 
     try:
         for g in _minimal_profiles(costs, missing):

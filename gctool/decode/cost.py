@@ -22,7 +22,13 @@ PRIME_MULADD_NS = 18
 #: ... and over GF(p^m) with p odd and m > 1 this much per digit (its additions digit by digit,
 #: :class:`gctool.algebra.gf.GFArith`): measured 18-25 ns per digit on random dense and rs codes
 #: over GF(3^3), GF(3^4), GF(3^5), GF(5^2), GF(7^2) (n=20-30, f=17-27, K=12-24, 140-800 us per
-#: set), where counting them as :func:`gctool.budget.set_cost` read 0.56-1.28x
+#: set).  The 63 x 21 systems of ``verify --partial`` (rs n=21, messages of 2 partitions,
+#: 10,206 profiles in batches) took 11 ns per multiply-add over GF(2^8) and GF(2^20), 10.6 over
+#: GF(257) and GF(65521), 42 over GF(3^4) (best CPU of 2, loaded 2-core machine): 0.5x of
+#: PRIME_MULADD_NS and DIGIT_MULADD_NS there, whereas export's structured table reads 0.9-1.1
+#: of them; and GF(2^20) no slower than GF(2^8) (its table's doubling,
+#: :data:`gctool.algebra.linalg.GF_TABLE_DOUBLING_NS`, is a whole elimination's, not the
+#: batched decoder's)
 DIGIT_MULADD_NS = 20
 #: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
 #: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
@@ -91,8 +97,19 @@ def gf_set_time(code: GradientCode, s: int) -> float:
 
 def _elimination_time(code: GradientCode, f: int) -> float:
     """:func:`gf_set_time` of ``f`` rows of the code's field."""
-    K = code.B.shape[1]
-    return ELIMINATION_SET_NS + gf_muladd_ns(code.field) * f * K * max(1, min(f, K))
+    return system_time(code.field, f, code.B.shape[1])
+
+
+def system_time(fld: Field, f: int, K: int) -> float:
+    """Estimated time of one f x K system over the field ``fld`` decided in a batch of many,
+    in ns: over GF(q) its elimination (:data:`ELIMINATION_SET_NS` and f K min(f, K)
+    multiply-adds at :func:`gf_muladd_ns`), over R/C its SVD (:func:`svd_time`).  What
+    :func:`decode_time` counts for a code's own systems, and searches that solve systems of
+    other shapes in batches (the elementary vectors' (r - 1) x r) count for theirs."""
+    f, K = max(1, f), max(1, K)
+    if fld.is_finite:
+        return ELIMINATION_SET_NS + gf_muladd_ns(fld) * f * K * min(f, K)
+    return svd_time(f, K, fld.kind == "complex")
 
 
 def gf_muladd_ns(fld: Field) -> float:
@@ -108,9 +125,7 @@ def decode_time(code: GradientCode, f: int) -> float:
     """Estimated time of a system of ``f`` rows of the code's field and width decided by the
     optimal decoder in a batch (their least-squares system, or over GF(q) its elimination),
     in ns."""
-    if code.field.is_finite:
-        return _elimination_time(code, max(1, f))
-    return svd_time(max(1, f), code.B.shape[1], code.field.kind == "complex")
+    return system_time(code.field, f, code.B.shape[1])
 
 
 def decoder_set_time(code: GradientCode, s: int) -> float:

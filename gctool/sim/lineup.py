@@ -267,7 +267,7 @@ def plan_run(contenders: list[Contender], baselines: list[Baseline], rounds: int
              setting: Setting, sgc: tuple[int, int, int] | str | None, train: bool) -> Plan:
     """The estimate of a whole run: the contenders, the baselines still to be designed and,
     with ``train``, the training."""
-    from gctool.budget import set_cost
+    from gctool.decode.cost import single_call_time
     from gctool.sim.training import training_cost
 
     plan = Plan(rounds)
@@ -277,7 +277,8 @@ def plan_run(contenders: list[Contender], baselines: list[Baseline], rounds: int
         plan.add(c.name + detail, c.cost(rounds, setting))
         if train:
             K = c.columns
-            decoders = min(rounds, 2 ** min(c.n, 62)) * set_cost(c.n, K) if c.decodes else 0
+            decoders = (min(rounds, 2 ** min(c.n, 62)) * single_call_time(c.code, c.n)
+                        if c.decodes and c.code is not None else 0.0)
             plan.add(f"training {c.name}", training_cost(c.n, K, rounds) + decoders)
     for b in baselines:
         for name, work in b.cost(rounds, sgc):

@@ -105,21 +105,24 @@ def check_training_work(contenders: list[Contender], runs: list[Run], meter: Any
                         ) -> None:
     """Charge, before any model is trained, the training's estimated work to ``meter`` (the
     run's :class:`gctool.budget.Meter`; None: check it alone against the default budget):
-    :func:`training_cost`, and one least-squares decoder (an
-    SVD of |F| x K) per distinct set of used workers of a coded scheme (decoders are cached).
+    :func:`training_cost`, and one call of the decoder on one set (its least-squares system of
+    |F| x K, or over GF(q) its elimination: :func:`gctool.decode.cost.single_call_time`) per
+    distinct set of used workers of a coded scheme (decoders are cached).
     An upper bound: training stops early at the target."""
-    from gctool.budget import set_cost
+    from gctool.decode.cost import single_call_time
     from gctool.sim.budget import alone
 
-    work, worst = 0, ""
+    work: float = 0.0
+    worst = ""
     for c, run in zip(contenders, runs, strict=True):
         K = c.columns
-        mine = training_cost(c.n, K, len(c.steps(run)))
+        mine: float = training_cost(c.n, K, len(c.steps(run)))
         if c.decodes:
+            assert c.code is not None  # (a contender that decodes holds its code)
             sizes: dict[tuple[int, ...], int] = {}
             for used in run.used:
                 sizes.setdefault(tuple(sorted(int(i) for i in used)), len(used))
-            mine += sum(set_cost(f, K) for f in sizes.values())
+            mine += sum(single_call_time(c.code, f) for f in sizes.values())
             if mine >= work:
                 worst = f"{c.name}: {len(sizes):,} distinct survivor sets to decode"
         work += mine

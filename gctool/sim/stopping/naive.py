@@ -27,7 +27,6 @@ class PrefixDecoder:
     def __init__(self, code: GradientCode, tol: float = DEFAULT_TOL,
                  meter: Meter | None = None) -> None:
         self.code, self.tol = code, tol
-        self.code_columns = int(code.B.shape[1])
         self.cache: dict[frozenset[int], bool] = {}
         self.meter = meter if meter is not None else alone(
             f"simulating the {code.scheme} code (n={code.n}, k*m={code.B.shape[1]})")
@@ -47,10 +46,9 @@ class PrefixDecoder:
         key = frozenset(int(i) for i in workers)
         hit = self.cache.get(key)
         if hit is None:
-            from gctool.budget import set_cost
+            from gctool.decode.cost import single_call_time
 
-            self.meter.charge(set_cost(len(key), self.code_columns,
-                                       self.code.field.is_finite),
+            self.meter.charge(single_call_time(self.code, len(key)),
                               "exact decodes of arrival prefixes")
             hit = bool(self.decoder.decode(sorted(key)).ok) if key else False
             if len(self.cache) < 200_000:

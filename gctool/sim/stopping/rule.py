@@ -143,8 +143,10 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     decodes at the cap and not before); longer walks and the rounds a fast path hands to the
     generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
     without the group shape count the generic decoder's binary search (one decode per probe,
-    at most one per distinct set)."""
-    from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, set_cost, solve_cost
+    at most one per distinct set: a call on one set, :func:`~gctool.decode.cost.single_call_time`
+    of the cap's survivors)."""
+    from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, solve_cost
+    from gctool.decode.cost import single_call_time
     from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     n, K, m = code.n, int(code.B.shape[1]), code.m
@@ -153,7 +155,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
         return n * K + rounds * n + probes * (int(labels.max()) + 1) * PY_OP_COST
     if code.field.is_finite:
         probes += rounds * (1 + max(cap, 1).bit_length())
-        return set_cost(max(cap, 1), K, True) * min(probes, 2 ** min(n, 62))
+        return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(n, 62))
     B = np.asarray(code.B)
     qr_round = K * (max(cap, 1) + m) ** 2
     if np.iscomplexobj(B):
