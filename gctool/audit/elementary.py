@@ -29,8 +29,8 @@ import numpy as np
 from gctool.algebra.linalg import elimination_cost, matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.budget import SET_COST
-from gctool.decode.cost import call_time, system_time
+from gctool.budget import SET_COST, solve_cost
+from gctool.decode.cost import system_time
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import SearchInterrupted
 from gctool.limits import REL_SLACK
@@ -40,8 +40,6 @@ Progress = Callable[[int, int], None]
 _RTOL = REL_SLACK
 #: over R/C, smaller straggler sets checked by the decoder to prove a primal result
 CONFIRM_SETS = 200_000
-#: row sets of the primal enumeration per chunk (one batched system of each)
-CHUNK = 20_000
 
 
 def cost(oracle: OptimalOracle) -> int:
@@ -83,28 +81,21 @@ def work(oracle: OptimalOracle) -> float:
                      for t in range(1, d + 1))
         return probes + oracle.set_work(d + 1, comb(n, d + 1)) if d < n else probes
     r = _rank(oracle)
-    sets = _primal_cost(oracle)
-    return sets * _null_work(oracle, r) + -(-sets // CHUNK) * _chunk_call_work(oracle, r)
+    return _primal_cost(oracle) * _null_work(oracle, r)
 
 
 def _null_work(oracle: OptimalOracle, r: int) -> float:
     """One row set's null vector among a chunk's (:func:`_null_vectors`): its (r - 1) x r
-    system of a batch, an SVD over R/C or an elimination over GF(q)
-    (:func:`gctool.decode.cost.system_time`); over GF(q) its galois arrays (the elimination,
-    the products C Q^T and C G) cost :data:`~gctool.budget.SET_COST` per set more.  Random
-    dense n = 16 (4,368 sets) and n = 20 (38,760), best CPU of 2 runs of ``attack
-    --threshold --method elementary``, loaded 2-core machine: 0.58-0.97 over GF(2^8),
-    GF(257), GF(65521), GF(2^20), 0.23-0.36 over GF(3^4) (the decoder's rate per digit, which
-    galois' tables do not pay); real n = 20 0.67."""
-    work = system_time(oracle.code.field, r - 1, r)
-    return work + SET_COST if oracle.finite else work
-
-
-def _chunk_call_work(oracle: OptimalOracle, r: int) -> float:
-    """A chunk's call of the batched elimination over GF(q) besides its systems (its pivot
-    steps: :func:`gctool.decode.cost.call_time` of r - 1 rows); none over R/C (one batched
-    SVD)."""
-    return call_time(oracle.code, r - 1) if oracle.finite else 0.0
+    system of a batch, over R/C an SVD (:func:`gctool.decode.cost.system_time`), over GF(q)
+    an elimination on galois arrays (with the products C Q^T and C G), whose table arithmetic
+    costs :data:`~gctool.budget.SET_COST` per set and :data:`~gctool.budget.GF_OP_COST` per
+    multiply-add in every field (:func:`~gctool.budget.solve_cost`), not the decoder's rates.
+    Random dense n = 20, k = 15 (38,760 sets), best CPU of 2 runs of attack's elementary
+    threshold search against its estimate, loaded 2-core machine: 0.64-1.04 over GF(2^8),
+    GF(257), GF(65521), GF(2^20), GF(3^4) (the decoder's rates: 0.25-2.4), real 0.66."""
+    if oracle.finite:
+        return SET_COST + solve_cost(r - 1, r, True)
+    return system_time(oracle.code.field, r - 1, r)
 
 
 def affordable(oracle: OptimalOracle, sets: int, s: int) -> bool:
@@ -181,8 +172,8 @@ def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = N
     r = Q.shape[1]
     best_w, best_y, done = n + 1, None, 0
     try:
-        for Z in straggler_chunks(n, r - 1, CHUNK):
-            oracle.meter.charge(Z.shape[0] * _null_work(oracle, r) + _chunk_call_work(oracle, r))
+        for Z in straggler_chunks(n, r - 1, 20_000):
+            oracle.meter.charge(Z.shape[0] * _null_work(oracle, r))
             C, ok = _null_vectors(oracle, Q, Z)
             nz = _nonzero(oracle, C @ Q.T)  # support of y = Q c
             phi = _phi_nonzero(oracle, G, C)  # (b, m): phi_u(y) != 0

@@ -22,7 +22,7 @@ PRIME_MULADD_NS = 18
 #: ... and over GF(p^m) with p odd and m > 1 this much per digit (its additions digit by digit,
 #: :class:`gctool.algebra.gf.GFArith`): measured 18-25 ns per digit on random dense and rs codes
 #: over GF(3^3), GF(3^4), GF(3^5), GF(5^2), GF(7^2) (n=20-30, f=17-27, K=12-24, 140-800 us per
-#: set).  The 63 x 21 systems of ``verify --partial`` (rs n=21, messages of 2 partitions,
+#: set).  The 63 x 21 systems of partial work's verify (rs n=21, messages of 2 partitions,
 #: 10,206 profiles in batches) took 11 ns per multiply-add over GF(2^8) and GF(2^20), 10.6 over
 #: GF(257) and GF(65521), 42 over GF(3^4) (best CPU of 2, loaded 2-core machine): 0.5x of
 #: PRIME_MULADD_NS and DIGIT_MULADD_NS there, whereas export's structured table reads 0.9-1.1
