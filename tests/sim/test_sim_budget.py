@@ -172,3 +172,28 @@ def test_the_meter_is_shared_by_the_contenders_of_a_run(tmp_path: Path,
     assert _run("simulate", path, "--iterations", "50", "--seed", "1").exit_code == 0
     assert len(seen) == 6 and all(m is seen[0] for m in seen)
     assert isinstance(seen[0], Meter) and seen[0].spent >= 6 * cell_cost(50, 12)
+
+
+@pytest.mark.parametrize("field", ["real", "complex"])
+def test_rounds_no_fast_path_decides_are_estimated_as_the_naive_search(field: str) -> None:
+    """A random dense code with more arrivals at the cap than B has columns (n=30, k=24,
+    s=4): no prefix QR decides a round and the cap is below the dual walk's, so every round is
+    the generic decoder's binary search; the estimate is the work the meter is charged,
+    within 2x (issue #28)."""
+    from gctool.algebra.fields import parse_field
+    from gctool.model import GradientCode
+    from gctool.sim.stopping import StopRule
+    from gctool.sim.stopping.rule import rule_cost
+
+    rng = np.random.default_rng(1)
+    B = rng.standard_normal((30, 24))
+    if field == "complex":
+        B = B + 1j * rng.standard_normal((30, 24))
+    code = GradientCode(B, parse_field(field), 4, "custom")
+    meter = Budget().meter("simulating a test", REMEDY)
+    rule, rounds, cap = StopRule(code, meter=meter), 40, 26
+    times = rng.exponential(size=(rounds, 30))
+    exact = rule.earliest(times, cap)[2]
+    assert rule.fallbacks == rounds and exact.all()  # every round took the naive path
+    estimate = rule_cost(code, rounds, cap)
+    assert 0.5 < meter.spent / estimate < 2

@@ -10,8 +10,8 @@ scheme, and :class:`StopRule` (:mod:`~gctool.sim.stopping.rule`) picks the oracl
 
 * :mod:`~gctool.sim.stopping.groups` – FRC, BCC and any code of the same shape: no linear
   algebra at all;
-* :mod:`~gctool.sim.stopping.qr` – every other code over R or C: one batched Householder QR
-  gives the residual of every prefix at once;
+* :mod:`~gctool.sim.stopping.qr` – every other code over R or C whose B has at least cap
+  columns: one batched Householder QR gives the residual of every prefix at once;
 * :mod:`~gctool.sim.stopping.dual` – real codes with a large cap: the residual of a prefix from
   its few stragglers, by data of B computed once (one SVD of B), walking down from the cap;
 * :mod:`~gctool.sim.stopping.sparse` – the same data by sparse LU for large sparse square codes

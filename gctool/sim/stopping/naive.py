@@ -67,3 +67,14 @@ class PrefixDecoder:
             else:
                 lo = mid + 1
         return lo, True
+
+
+def search_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
+    """Estimated work of :class:`PrefixDecoder` before any of it is done: ``rounds`` binary
+    searches with ``cap`` (:meth:`PrefixDecoder.earliest`: the cap's prefix, then one decode
+    per halving) and ``probes`` single sets, one decode each, at most one per distinct set:
+    a call on one set, :func:`~gctool.decode.cost.single_call_time` of the cap's survivors."""
+    from gctool.decode.cost import single_call_time
+
+    probes += rounds * (1 + max(cap, 1).bit_length())
+    return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(code.n, 62))

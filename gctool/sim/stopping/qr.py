@@ -24,6 +24,13 @@ MARGIN = 100.0
 _CHUNK_ENTRIES = 4_000_000
 
 
+def qr_decides(K: int, cap: int) -> bool:
+    """Whether :meth:`PrefixQR.decide` can decide any round of ``cap`` arrivals of a code with
+    ``K`` columns (the QR's rows): with more arrivals than that some prefix is rank-deficient,
+    and every round goes to the naive path."""
+    return K >= cap
+
+
 class PrefixQR:
     """Residuals of every arrival prefix of a real or complex code by batched QR."""
 
@@ -37,7 +44,7 @@ class PrefixQR:
         K, m = self.Tt.shape
         limit = self.limit
         eps = np.finfo(np.float64).eps
-        if K < cap:  # more columns than rows: some prefix is rank-deficient
+        if not qr_decides(K, cap):
             return np.arange(len(order))
         chunk = max(1, _CHUNK_ENTRIES // (K * (cap + m)))
         left: list[int] = []

@@ -13,8 +13,8 @@ from gctool.model import GradientCode
 from gctool.numerics import decode_limit
 from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk
 from gctool.sim.stopping.groups import Groups, group_labels
-from gctool.sim.stopping.naive import PrefixDecoder
-from gctool.sim.stopping.qr import MARGIN, PrefixQR
+from gctool.sim.stopping.naive import PrefixDecoder, search_cost
+from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_decides
 from gctool.sim.stopping.sparse import SPARSE_DENSITY, SPARSE_FROM, dual_for
 
 
@@ -142,11 +142,10 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     The dual walk counts two residuals a round (at the cap and one arrival below: a code that
     decodes at the cap and not before); longer walks and the rounds a fast path hands to the
     generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
-    without the group shape count the generic decoder's binary search (one decode per probe,
-    at most one per distinct set: a call on one set, :func:`~gctool.decode.cost.single_call_time`
-    of the cap's survivors)."""
+    without the group shape, and rounds no fast path can decide (below :data:`DUAL_FROM`, or
+    complex, with more arrivals than B has columns: :func:`qr_decides`), count the generic
+    decoder's binary search (:func:`~gctool.sim.stopping.naive.search_cost`)."""
     from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, solve_cost
-    from gctool.decode.cost import single_call_time
     from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     n, K, m = code.n, int(code.B.shape[1]), code.m
@@ -154,12 +153,12 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     if labels is not None:  # counting
         return n * K + rounds * n + probes * (int(labels.max()) + 1) * PY_OP_COST
     if code.field.is_finite:
-        probes += rounds * (1 + max(cap, 1).bit_length())
-        return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(n, 62))
+        return search_cost(code, rounds, cap, probes)
     B = np.asarray(code.B)
-    qr_round = K * (max(cap, 1) + m) ** 2
+    qr_rounds = (rounds * K * (max(cap, 1) + m) ** 2 if qr_decides(K, cap)
+                 else search_cost(code, rounds, cap))
     if np.iscomplexobj(B):
-        return rounds * qr_round + probes * K * (n + m) ** 2
+        return qr_rounds + probes * K * (n + m) ** 2
     s = code.s
     square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
     if square and n >= SPARSE_FROM and not dense:
@@ -170,5 +169,5 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     def verdict(f: int) -> int:  # the dual residual of f stragglers (DualWalk.verdict)
         return FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * n)
 
-    per_round = 2 * verdict(max(n - cap, s, 1)) if cap >= DUAL_FROM else qr_round
-    return work + rounds * per_round + probes * verdict(max(s, 1))
+    rounds_work = rounds * 2 * verdict(max(n - cap, s, 1)) if cap >= DUAL_FROM else qr_rounds
+    return work + rounds_work + probes * verdict(max(s, 1))
