@@ -13,23 +13,20 @@ from gctool.model import GradientCode
 #: set, in ns: a fixed part ...
 ELIMINATION_SET_NS = 2_000
 #: ... plus this much per multiply-add of its f x K elimination (f survivors): table arithmetic
-#: of GF(2^m), modular arithmetic of GF(p) (measured 8.6-15.6 and 15-21 ns on random dense
-#: GF(2^8) and GF(65521) codes of n=20-48, f=17-44, K=10-36, 10.4 on cyclic-MDS GF(2^6) n=63,
-#: 5.1 on rs GF(2^7) n=50 (sparse rows), 19 on cyclic-MDS GF(97) n=48, CPU time of one core of
-#: the 2-core development machine) ...
+#: of GF(2^m), modular arithmetic of GF(p) ...
 GF2_MULADD_NS = 11
-PRIME_MULADD_NS = 18
+PRIME_MULADD_NS = 12
 #: ... and over GF(p^m) with p odd and m > 1 this much per digit (its additions digit by digit,
-#: :class:`gctool.algebra.gf.GFArith`): measured 18-25 ns per digit on random dense and rs codes
-#: over GF(3^3), GF(3^4), GF(3^5), GF(5^2), GF(7^2) (n=20-30, f=17-27, K=12-24, 140-800 us per
-#: set).  The 63 x 21 systems of partial work's verify (rs n=21, messages of 2 partitions,
-#: 10,206 profiles in batches) took 11 ns per multiply-add over GF(2^8) and GF(2^20), 10.6 over
-#: GF(257) and GF(65521), 42 over GF(3^4) (best CPU of 2, loaded 2-core machine): 0.5x of
-#: PRIME_MULADD_NS and DIGIT_MULADD_NS there, whereas export's structured table reads 0.9-1.1
-#: of them; and GF(2^20) no slower than GF(2^8) (its table's doubling,
-#: :data:`gctool.algebra.linalg.GF_TABLE_DOUBLING_NS`, is a whole elimination's, not the
-#: batched decoder's)
-DIGIT_MULADD_NS = 20
+#: :class:`gctool.algebra.gf.GFArith`).  Measured on the quiet 2-core development machine (CPU
+#: time of one core, bench_budget's calibrated cases), since the elimination reduces once per
+#: update (:meth:`gctool.algebra.gf.GFArith.mul_sub_mul`): the 63 x 21 systems of partial
+#: work's verify (rs n=21, messages of 2 partitions, 10,206 profiles in batches) 6-7 ns per
+#: multiply-add over GF(2^8) and GF(65521), 31 over GF(3^4) (8 a digit), with GF(2^20) no
+#: slower than GF(2^8) (its table's doubling, :data:`gctool.algebra.linalg.GF_TABLE_DOUBLING_NS`,
+#: is a whole elimination's, not the batched decoder's); export's structured table of
+#: cyclic-MDS GF(43) n=21 s=8 and the stopping rule's prefixes over GF(3^4) read 0.94 and
+#: 0.80 of their estimates at these rates, which the partial work's batches undercut (0.53-0.64)
+DIGIT_MULADD_NS = 12
 #: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
 #: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
 #: a fixed part ...
