@@ -215,3 +215,24 @@ def built(scheme: str, n: int, s: int, seed: int = 0, field: str = "real") -> An
                                       rng=np.random.default_rng(seed), budget=Budget())
     assert not any(key.startswith("_") for key in params), params  # design's own keys
     return GradientCode(B, fld, s, scheme, params=params)
+
+
+def slowed_hat_batches(monkeypatch: pytest.MonkeyPatch, pause: float = 0.02) -> list[int]:
+    """The optimal oracle's fast path made to decide given sets two at a time, each batch
+    ``pause`` s long; returns the list each batch appends its size to (a test of where a
+    stopped run's numpy route ends counts them)."""
+    import time
+
+    from gctool.audit.oracles.optimal import OptimalOracle
+
+    batches: list[int] = []
+    real = OptimalOracle._hat_chunk
+
+    def chunk(self: OptimalOracle, part: Any) -> Any:
+        batches.append(part.shape[0])
+        time.sleep(pause)
+        return real(self, part)
+
+    monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
+    monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
+    return batches

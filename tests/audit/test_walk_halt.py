@@ -18,7 +18,7 @@ from gctool.audit.oracles.optimal import OptimalOracle
 from gctool.engine.threads import Cancelled, TaskOrder, set_task
 
 from corpus import code_of
-from helpers import built, joined
+from helpers import built, joined, slowed_hat_batches
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
 
@@ -117,18 +117,10 @@ def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
     oracle = OptimalOracle(code)
     assert oracle._uses_hat(s) is (route == "fast path")
     S = unrank_lex(14, s, np.arange(400))
-    batches: list[int] = []
     if route == "fast path":
-        real = OptimalOracle._hat_chunk
-
-        def chunk(self: OptimalOracle, part: np.ndarray) -> np.ndarray:
-            batches.append(part.shape[0])
-            time.sleep(0.02)
-            return real(self, part)
-
-        monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
-        monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
+        batches = slowed_hat_batches(monkeypatch)
     else:
+        batches = []
         decoder, evaluate = oracle.decoder, oracle.decoder.evaluate
 
         def decode(F: np.ndarray) -> Any:

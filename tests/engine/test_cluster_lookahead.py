@@ -180,6 +180,21 @@ class Slow:
         return task[0]
 
 
+def cancelled_once_started(future: Any, done: list[Any]) -> None:
+    """Cancel the Dask ``future`` once its task has appended to ``done``, then wait (10 s at
+    most in all) until ``done`` has not grown for 0.5 s: what the task ran after its cancel."""
+    deadline = time.monotonic() + 10
+    while not done and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert done
+    future.cancel()
+    count, stable = len(done), time.monotonic()
+    while time.monotonic() - stable < 0.5 and time.monotonic() < deadline:
+        time.sleep(0.02)
+        if len(done) != count:
+            count, stable = len(done), time.monotonic()
+
+
 def test_a_cancelled_dask_task_stops_before_its_next_engine_task(cluster: Any) -> None:
     """Dask cannot interrupt a running task; a cancelled one of gctool's stops before its next
     engine task (``_still_wanted``) instead of running them all (40 x 50 ms here)."""
@@ -187,16 +202,7 @@ def test_a_cancelled_dask_task_stops_before_its_next_engine_task(cluster: Any) -
     with Client(cluster, set_as_default=False) as client:
         f = client.submit(_run_tasks, Slow(), [(i, 0, 1) for i in range(40)], pure=False,
                           key="gctool-stopping-1")
-        deadline = time.monotonic() + 10
-        while not RAN and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert RAN
-        f.cancel()
-        count, stable = len(RAN), time.monotonic()
-        while time.monotonic() - stable < 0.5 and time.monotonic() < deadline:
-            time.sleep(0.02)
-            if len(RAN) != count:
-                count, stable = len(RAN), time.monotonic()
+        cancelled_once_started(f, RAN)
     assert 1 <= len(RAN) < 10, RAN
     assert not settled(cluster, "stopping")
 
@@ -370,31 +376,13 @@ def test_a_cancelled_dask_task_stops_its_numpy_batches(cluster: Any,
     from gctool.engine.sweep import LexSource, PeakWorker
 
     monkeypatch.setenv("GCTOOL_COMPILED", "0")  # (the cluster's worker threads read it)
-    batches: list[int] = []
-    real = OptimalOracle._hat_chunk
-
-    def chunk(self: OptimalOracle, part: np.ndarray) -> np.ndarray:
-        batches.append(part.shape[0])
-        time.sleep(0.02)
-        return real(self, part)
-
-    monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
-    monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
+    batches = helpers.slowed_hat_batches(monkeypatch)
     code, s = generic(), 4
     worker = PeakWorker(LexSource(14, s), OracleKernel.of(OptimalOracle(code)), ties=True)
     with Client(cluster, set_as_default=False) as client:
         f = client.submit(_run_tasks, worker, [(0, 0, comb(14, s))], pure=False,
                           key="gctool-numpybatch-1")
-        deadline = time.monotonic() + 10
-        while not batches and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert batches
-        f.cancel()
-        count, stable = len(batches), time.monotonic()
-        while time.monotonic() - stable < 0.5 and time.monotonic() < deadline:
-            time.sleep(0.02)
-            if len(batches) != count:
-                count, stable = len(batches), time.monotonic()
+        cancelled_once_started(f, batches)
     assert 1 <= len(batches) < 60, len(batches)  # of 501
     assert not settled(cluster, "numpybatch")
 
