@@ -475,7 +475,8 @@ def _tally(counter: Any, work: float) -> float | None:
 # Shared by every estimate; measured on the 2-core development machine with
 # ``benchmarks/bench_budget.py`` (costs that one algorithm alone uses sit next to it).
 #: one GF(q) multiply-add (int64 numpy / table kernels), in ns: :func:`solve_cost` over GF(q)
-#: (the Paley frame's construction) and that construction per entry.  An elimination of a
+#: (the Paley frame's construction; the elementary search's systems on galois arrays,
+#: :func:`gctool.audit.elementary.work`) and that construction per entry.  An elimination of a
 #: whole matrix costs its field's rate instead (:func:`gctool.algebra.linalg.elimination_cost`:
 #: 4-13.5 ns per multiply-add over GF(p) and GF(2^m) with tables, 25-100 over GF(p^m), p odd),
 #: a decoder's sets and the searches that solve systems in batches or one at a time theirs

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gctool._lazy import asyncio
 from gctool._memory import keep_heap
 from gctool.errors import InvalidInput, printable
 
@@ -782,8 +783,6 @@ def _cancel_soon(client: Any, futures: list[Any]) -> None:
     round trip, which an early stop would wait for before the run can end): the request is
     handed to the client's event loop.  The window has forgotten them (a result that still
     arrives is dropped), and a client that closes meanwhile releases them anyway."""
-    import asyncio
-
     if not futures:
         return
     with contextlib.suppress(BaseException):
@@ -887,8 +886,6 @@ class _Window:
 
     def submit(self) -> Future | None:
         """Submit the next group of tasks; None when there is nothing to submit now."""
-        import asyncio
-
         group = [i for i in self._group() if i < self.feed.stop_at]
         if not group:
             return None
@@ -919,8 +916,6 @@ class _Window:
         self.retry.append(group)
 
     def receive(self, f: Any) -> None:
-        import asyncio
-
         group = self.futures.pop(f, None)
         if group is None:
             return  # cancelled by this run
@@ -1002,8 +997,6 @@ class _Window:
     def count_workers(self) -> int:
         """The scheduler's number of workers (-1: it did not answer within 5 s); its worker
         threads are kept for :meth:`size`."""
-        import asyncio
-
         if self.known is not None:
             known, self.known = self.known, None
             return known
@@ -1201,8 +1194,6 @@ class DaskRunner:
         without workers, a worker without gctool or no answer within :data:`ASK_S`:
         :data:`FRESH`.  An answer of the last :data:`HEALTH_EVERY_S` for the same kind is taken
         as it is (an estimate and its refusal's words ask once)."""
-        import asyncio
-
         last = self._asked.get(kind)
         if last is not None and time.monotonic() - last[0] < HEALTH_EVERY_S:
             return last[1]
@@ -1379,8 +1370,6 @@ class DaskRunner:
         first, and when the scheduler said so (``time.monotonic()``).  In a session, an answer
         of the last :data:`HEALTH_EVERY_S` (an earlier call's, :meth:`seen`) is taken as it is:
         each question is a round trip, and a threshold search makes one call per size."""
-        import asyncio
-
         last = self._seen
         if (self._session is not None and last is not None and last[0] is client
                 and time.monotonic() - last[3] < HEALTH_EVERY_S and last[1] > 0):
@@ -1667,8 +1656,6 @@ class _Estimated:
 def _connect(address: Address) -> Client:
     """A client of the scheduler at ``address``, within the connect timeout; every failure is
     one line (InvalidInput)."""
-    import asyncio
-
     from distributed import Client
 
     timeout = connect_timeout()
