@@ -6,7 +6,8 @@ what the executor tests share: a code with exact ties (:func:`tied_code`) and a 
 what differs between executors (:func:`same_report`), and the runs whose parts share one
 budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`); the thread runs of
 a test (:func:`thread_runs`); the join of a test's thread that fails instead of waiting for ever
-(:func:`joined`); a scheme's code without design's conditioning record (:func:`built`)."""
+(:func:`joined`); a scheme's code without design's conditioning record (:func:`built`); a task
+stopped in a pool thread (:func:`stopped_in_pool`) and slowed batches (:func:`slowed_calls`)."""
 
 from __future__ import annotations
 
@@ -217,22 +218,60 @@ def built(scheme: str, n: int, s: int, seed: int = 0, field: str = "real") -> An
     return GradientCode(B, fld, s, scheme, params=params)
 
 
-def slowed_hat_batches(monkeypatch: pytest.MonkeyPatch, pause: float = 0.02) -> list[int]:
-    """The optimal oracle's fast path made to decide given sets two at a time, each batch
-    ``pause`` s long; returns the list each batch appends its size to (a test of where a
-    stopped run's numpy route ends counts them)."""
+def slowed_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str,
+                 pause: float = 0.02) -> list[int]:
+    """``owner.name`` (a method of a class, or a function of a module or an object) made to
+    take ``pause`` s more each call; returns the list each call appends the rows of its first
+    array argument to (a test of where a stopped run's numpy route ends counts its
+    batches)."""
     import time
 
+    calls: list[int] = []
+    real = getattr(owner, name)
+
+    def slowed(*args: Any, **kw: Any) -> Any:
+        calls.append(next(a.shape[0] for a in args if hasattr(a, "shape")))
+        time.sleep(pause)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(owner, name, slowed)
+    return calls
+
+
+def slowed_hat_batches(monkeypatch: pytest.MonkeyPatch, pause: float = 0.02) -> list[int]:
+    """The optimal oracle's fast path made to decide given sets two at a time, each batch
+    ``pause`` s long (:func:`slowed_calls`)."""
     from gctool.audit.oracles.optimal import OptimalOracle
 
-    batches: list[int] = []
-    real = OptimalOracle._hat_chunk
-
-    def chunk(self: OptimalOracle, part: Any) -> Any:
-        batches.append(part.shape[0])
-        time.sleep(pause)
-        return real(self, part)
-
     monkeypatch.setattr(OptimalOracle, "_batch", lambda self, s: 2)
-    monkeypatch.setattr(OptimalOracle, "_hat_chunk", chunk)
-    return batches
+    return slowed_calls(monkeypatch, OptimalOracle, "_hat_chunk", pause)
+
+
+def stopped_in_pool(walk: Callable[[], Any], pause: float) -> str:
+    """Run ``walk()`` as task 0 of a run in another thread, stop the run ``pause`` seconds
+    after the task started, and say how the task ended: 'done', or 'cancelled' (it raised
+    :class:`~gctool.engine.threads.Cancelled`, its result dropped)."""
+    import time
+
+    from gctool.engine.threads import Cancelled, TaskOrder, set_task
+
+    order, started, outcome = TaskOrder(), threading.Event(), []
+
+    def job() -> None:
+        set_task(order, 0)
+        started.set()
+        try:
+            walk()
+            outcome.append("done")
+        except Cancelled:
+            outcome.append("cancelled")
+        finally:
+            set_task(None)
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    assert started.wait(120), "the task did not start within 120 s"
+    time.sleep(pause)  # (the walk is under way: its flag is read while it runs)
+    order.stop()
+    joined(thread)
+    return outcome[0]

@@ -289,9 +289,14 @@ class DirectKernel(Kernel):
         return out
 
     def fill(self, S: np.ndarray, idx: np.ndarray, out: ChunkEval) -> None:
-        """Evaluate the sets ``S[idx]`` directly and write them into ``out``."""
-        size = self.chunk_size(S.shape[1])
+        """Evaluate the sets ``S[idx]`` directly, a chunk of the decoder at a time (a
+        stopped run's task ends between them: :func:`gctool.engine.threads.halt_flag`), and
+        write them into ``out``."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
+        size, halt = self.chunk_size(S.shape[1]), halt_flag()
         for a in range(0, idx.size, size):
+            raise_if_halted(halt)
             part = idx[a:a + size]
             r = self.decoder.evaluate(survivors_of(S[part], self.code.n))
             out.ok[part] = r.ok
@@ -677,6 +682,17 @@ class FloatNullKernel(Kernel):
             work += NUMPY_CERT_NS + NUMPY_CERT_ENTRY_NS * K * f * f
         return NUMPY_CERT_SET_NS + work
 
+    def cert_batch(self, s: int) -> int:
+        """Sets of size s per batch of numpy's compensated residual and QR certificate
+        (:meth:`screen_numpy`): about :data:`gctool.engine.threads.HALT_BATCH_NS` of work
+        (:meth:`numpy_cert_time`), a stopped run's task ending between them; each set's bounds
+        do not depend on its batch.  rs real n=36 s=6 (46 us a set said: 434 a batch):
+        batches of 512-1,024 sets took 41-43 us a set, of 2,048 56 us, of 64 59 us (best of
+        3, one process)."""
+        from gctool.engine.threads import HALT_BATCH_NS
+
+        return max(1, int(HALT_BATCH_NS // self.numpy_cert_time(s)))
+
     def numpy_time(self, s: int, sets: int) -> float:
         """Estimated time per set of size s decided by the numpy kernel (no compiled screen)
         in a run of ``sets``, in ns: the screen's (:func:`nullspace_time`), and, in a run of
@@ -872,16 +888,23 @@ class FloatNullKernel(Kernel):
             cand = np.flatnonzero(~good) if s == self.red.d else np.zeros(0, dtype=np.int64)
             if compensated is not None:  # (for s < d, B_F is rank deficient: no band-free bound)
                 compensated[rest[cand]] = True
-            if cand.size:  # the residual in compensated arithmetic (where tighter)
-                bare[cand] = np.minimum(bare[cand],
-                                        self.tight_witness(S[rest[cand]], Z[rest[cand]]))
-                fine = proves_decodes(bare[cand], self.code.k, self.tol)
-                free = lb[rest[cand]] >= self.band_free
-                if self.clears(s):  # the band term left out where QR proves B_F above it
-                    ask = np.flatnonzero(fine & ~free)
-                    free[ask] = self.band_clear(S[rest[cand[ask]]])
-                cand = cand[fine & free]
-                good[cand], err[cand] = True, bare[cand]
+            if cand.size:  # the residual in compensated arithmetic (where tighter), a
+                # batch at a time: a stopped run's task ends between them (halt_flag)
+                from gctool.engine.threads import halt_flag, raise_if_halted
+
+                step, halt = self.cert_batch(s), halt_flag()
+                for lo in range(0, cand.size, step):
+                    raise_if_halted(halt)
+                    part = cand[lo:lo + step]
+                    bare[part] = np.minimum(bare[part],
+                                            self.tight_witness(S[rest[part]], Z[rest[part]]))
+                    fine = proves_decodes(bare[part], self.code.k, self.tol)
+                    free = lb[rest[part]] >= self.band_free
+                    if self.clears(s):  # the band term left out where QR proves B_F above it
+                        ask = np.flatnonzero(fine & ~free)
+                        free[ask] = self.band_clear(S[rest[part[ask]]])
+                    part = part[fine & free]
+                    good[part], err[part] = True, bare[part]
             out.error[rest[good]] = err[good]
             out.ok[rest[good]] = True  # decodes; its norm is not the optimal decoder's
             if witness is not None:

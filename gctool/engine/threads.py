@@ -173,6 +173,12 @@ def halt_flag() -> np.ndarray:
     return _MAIN if threading.current_thread() is threading.main_thread() else _NEVER
 
 
+#: the estimated work of a batch of a numpy route between two reads of its task's stop flag
+#: (verify's compensated residual and QR certificate, an encoded frame's spectra), in ns: a
+#: stopped run's task ends within about that much of it
+HALT_BATCH_NS = 20_000_000
+
+
 def raise_if_halted(flag: np.ndarray) -> None:
     """After a compiled walk that read ``flag`` (:func:`halt_flag`): when it is set (the walk
     may have ended early; its results are not to be read), raise the signal's interrupt (the

@@ -4,8 +4,7 @@ would be dropped.  Sets are counted, not timed."""
 
 from __future__ import annotations
 
-import threading
-import time
+from collections.abc import Callable
 from math import comb
 from typing import Any
 
@@ -15,37 +14,11 @@ import pytest
 from gctool.audit.kernels import numba_available
 from gctool.audit.kernels import optimal as kernels
 from gctool.audit.oracles.optimal import OptimalOracle
-from gctool.engine.threads import Cancelled, TaskOrder, set_task
 
 from corpus import code_of
-from helpers import built, joined, slowed_hat_batches
+from helpers import built, slowed_calls, slowed_hat_batches, stopped_in_pool
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="the compiled walk needs numba")
-
-
-def _walk_stopped(walk: Any, pause: float) -> str:
-    """Run ``walk()`` as task 0 of a run in another thread, stop the run ``pause`` seconds
-    after the task started, and say how the task ended."""
-    order, started, outcome = TaskOrder(), threading.Event(), []
-
-    def job() -> None:
-        set_task(order, 0)
-        started.set()
-        try:
-            walk()
-            outcome.append("done")
-        except Cancelled:
-            outcome.append("cancelled")
-        finally:
-            set_task(None)
-
-    thread = threading.Thread(target=job)
-    thread.start()
-    assert started.wait(120), "the task did not start within 120 s"
-    time.sleep(pause)  # (the walk is under way: its flag is read while it runs)
-    order.stop()
-    joined(thread)
-    return outcome[0]
 
 
 @pytest.mark.parametrize("pause", [0.0, 0.05])
@@ -66,7 +39,7 @@ def test_a_walk_ends_when_its_run_stops(monkeypatch: pytest.MonkeyPatch, pause: 
         return walked[-1]
 
     monkeypatch.setattr(kernels, "hat_range", spy)
-    assert _walk_stopped(lambda: oracle.compiled.walk(40, s, 0, total), pause) == "cancelled"
+    assert stopped_in_pool(lambda: oracle.compiled.walk(40, s, 0, total), pause) == "cancelled"
     assert len(walked) == 1 and walked[0] < total // 2
     walked.clear()
     err, _, _ = oracle.compiled.walk(40, s, 0, 5000)  # not in a pool: never stopped
@@ -98,40 +71,57 @@ def test_a_direct_walk_for_a_first_set_over_a_limit_stops_where_numpy_must_decid
                 assert np.array_equal(mine, whole[:end], equal_nan=True)
 
 
-@pytest.mark.parametrize("route", ["fast path", "decoder"])
-def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
-                                                route: str) -> None:
-    """The numpy route of given sets in a pool thread (the fast path's batches; off it, the
-    decoder's chunks) stops between its batches once its run stops, as a compiled walk
-    does: a task of 200 batches (each made to take 20 ms) decides a few of them and raises
-    Cancelled; outside a pool the same sets are all decided.  Batches are counted."""
+def _numpy_route(route: str, monkeypatch: pytest.MonkeyPatch
+                 ) -> tuple[Callable[[np.ndarray], Any], np.ndarray, list[int]]:
+    """(the numpy route of ``route`` on given sets, 400 sets it decides in 200 batches of two,
+    the list each batch appends its size to, each batch made to take 20 ms)."""
+    from gctool.audit import nullspace as ns
     from gctool.engine.enumeration import unrank_lex
+    from gctool.limits import DEFAULT_TOL
 
     monkeypatch.setenv("GCTOOL_COMPILED", "0")
+    if route.startswith("verify"):  # its kernel's numpy route (and of the sets the compiled
+        # screen leaves): rs real n=36 s=6's last sets all take the compensated residual and
+        # the QR certificate; the direct kernel decodes every set (the decoder's chunks)
+        code, s = built("rs", 36, 6, seed=1), 6
+        S = unrank_lex(36, s, np.arange(comb(36, s) - 400, comb(36, s)))
+        if route == "verify direct":
+            kernel: Any = ns.DirectKernel(code, DEFAULT_TOL)
+            monkeypatch.setattr(kernel.decoder, "chunk_size", lambda f: 2)
+            return kernel.evaluate, S, slowed_calls(monkeypatch, kernel.decoder, "evaluate")
+        kernel = ns.FloatNullKernel(code, DEFAULT_TOL, ns.reduce_float(code, DEFAULT_TOL))
+        monkeypatch.setattr(ns.FloatNullKernel, "cert_batch", lambda self, s: 2)
+        return (kernel.evaluate_numpy, S,
+                slowed_calls(monkeypatch, ns.FloatNullKernel, "tight_witness"))
     if route == "fast path":
         code = code_of(np.random.default_rng(1).standard_normal((14, 6)), 4)
     else:  # cond(B) 1e6: no fast path (FAST_KAPPA), each chunk to numpy's decoder
         U, _, Vh = np.linalg.svd(np.random.default_rng(1).standard_normal((14, 14)))
         code = code_of((U * np.logspace(0, -6, 14)) @ Vh, 0)
-    s = 4
     oracle = OptimalOracle(code)
-    assert oracle._uses_hat(s) is (route == "fast path")
-    S = unrank_lex(14, s, np.arange(400))
+    assert oracle._uses_hat(4) is (route == "fast path")
+    S = unrank_lex(14, 4, np.arange(400))
     if route == "fast path":
-        batches = slowed_hat_batches(monkeypatch)
-    else:
-        batches = []
-        decoder, evaluate = oracle.decoder, oracle.decoder.evaluate
+        return oracle.errors, S, slowed_hat_batches(monkeypatch)
+    monkeypatch.setattr(oracle.decoder, "chunk_size", lambda f: 2)
+    return oracle.errors, S, slowed_calls(monkeypatch, oracle.decoder, "evaluate")
 
-        def decode(F: np.ndarray) -> Any:
-            batches.append(F.shape[0])
-            time.sleep(0.02)
-            return evaluate(F)
 
-        monkeypatch.setattr(decoder, "chunk_size", lambda f: 2)
-        monkeypatch.setattr(decoder, "evaluate", decode)
-    whole = oracle.errors(S[:20])  # outside a pool: every batch
-    assert len(batches) == 10 and whole.shape == (20,)
+@pytest.mark.parametrize("route", ["fast path", "decoder", "verify certificate",
+                                   "verify direct"])
+def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
+                                                route: str) -> None:
+    """The numpy route of given sets in a pool thread stops between its batches once its run
+    stops, as a compiled walk does: an attack oracle's (the fast path's batches; off it, the
+    decoder's chunks) and verify's (its kernel's compensated residual and QR certificate,
+    the direct decoder's chunks).  A task of 200 batches (each made to take 20 ms) decides
+    a few of them and raises Cancelled; outside a pool the same sets are all decided.
+    Batches are counted."""
+    decide, S, batches = _numpy_route(route, monkeypatch)
+    whole = decide(S[:20])  # outside a pool: every batch
+    assert batches == [2] * 10
+    if route == "verify certificate":
+        assert whole.ok.all() and not whole.direct.any()  # (every set through those tests)
     batches.clear()
-    assert _walk_stopped(lambda: oracle.errors(S), 0.1) == "cancelled"
+    assert stopped_in_pool(lambda: decide(S), 0.1) == "cancelled"
     assert 1 <= len(batches) <= 40, len(batches)  # of 200
