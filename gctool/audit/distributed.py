@@ -26,7 +26,8 @@ of sets).  This module only changes *where* the tasks run:
   and the Dask task holding it runs none of its engine tasks after it (:func:`_run_tasks`).
   Dask cannot interrupt a running task: a cancelled one of gctool's stops before its next
   engine task, and a compiled walk inside one at its next check of its stop flag
-  (:func:`_halted_when_cancelled`), an attack oracle's numpy route between its batches; other
+  (:func:`_halted_when_cancelled`), a numpy route (attack's oracles, verify's kernel, an
+  encoded frame's spectra) between its batches; other
   work finishes the engine task it is in.
 * Ctrl-C: the futures are cancelled and KeyboardInterrupt is re-raised (the engines turn it
   into SearchInterrupted, exit 130).  Signals that arrive while a LocalCluster starts are
@@ -546,8 +547,9 @@ def _halted_when_cancelled(wanted: Callable[[], bool]) -> Iterator[None]:
     of a run of its own) that a watcher thread sets, every :data:`CANCEL_POLL_S`, once the
     Dask task is cancelled (:func:`_still_wanted`); the walk then ends at its next check and
     its engine task raises :class:`~gctool.engine.threads.Cancelled` instead of walking up to
-    its whole range; so does an attack oracle's numpy route at its next batch
-    (:meth:`gctool.audit.oracles.base.Oracle.errors`).  Other work finishes its engine task.
+    its whole range; so does a numpy route at its next batch (an attack oracle's,
+    :meth:`gctool.audit.oracles.base.Oracle.errors`; verify's kernel's; an encoded frame's
+    spectra).  Other work finishes its engine task.
     Outside a Dask task nothing is watched."""
     if not getattr(wanted, "on_dask", False):
         yield

@@ -65,7 +65,7 @@ from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_boun
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
 from gctool.engine.records import Checked, Record
 from gctool.engine.sweep import LexSource, ListSource, Task, rank_tasks, run_folded
-from gctool.engine.threads import run_threads
+from gctool.engine.threads import HALT_BATCH_NS, halt_flag, raise_if_halted, run_threads
 from gctool.errors import BudgetExceeded, InvalidInput, SearchInterrupted
 from gctool.limits import DEFAULT_SAMPLES, SPECTRUM_MAX_SETS
 from gctool.model import GradientCode
@@ -222,6 +222,12 @@ class Frame:
         if self.walks(s):
             return max(COMPILED_CHUNK_MIN, int(COMPILED_TASK_NS / self.walk_time(s)))
         return max(1, _BATCH_ENTRIES // self._per_set(s))
+
+    def batch(self, s: int) -> int:
+        """Sets of size s per call of :meth:`spectra` in a task of numpy's route: about
+        :data:`gctool.engine.threads.HALT_BATCH_NS` of work (:meth:`set_work`), a stopped
+        run's task ending between them."""
+        return max(1, int(HALT_BATCH_NS // self.set_work(s, self.analysis.has_rows)))
 
     def walk_time(self, s: int) -> float:
         """Estimated time of the planned compiled walk per set of size s, in ns
@@ -441,7 +447,13 @@ class _SpectrumWorker:
         out.checked = batch.shape[0]
         if not batch.shape[0]:
             return out
-        ev = self.kernel.spectra(batch) * self.norm
+        # a batch of about HALT_BATCH_NS of work at a time: a stopped run's task ends between
+        # them (halt_flag); each set's eigenvalues are the same floats in any batch
+        step, halt, parts = self.kernel.batch(s), halt_flag(), []
+        for lo in range(0, batch.shape[0], step):
+            raise_if_halted(halt)
+            parts.append(self.kernel.spectra(batch[lo:lo + step]))
+        ev = np.concatenate(parts) * self.norm
         lmin, lmax = ev[:, 0], ev[:, -1]
         eps = epsilon_of(lmin, lmax)
         for key, arr, pick in (("eps", eps, np.argmax), ("lmin", lmin, np.argmin),

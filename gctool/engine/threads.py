@@ -10,8 +10,9 @@ one task at a time; those keep the process pool.
 
 * The threads run at most :data:`AHEAD` tasks each ahead of the fold: on an early stop the
   later ones never start, and the running ones end at their compiled walk's next check of
-  its stop flag (:func:`halt_flag`), or an attack oracle's numpy route at its next batch
-  (other work finishes its task).  A task whose result
+  its stop flag (:func:`halt_flag`), or a numpy route at its next batch (attack's oracles,
+  verify's kernel, an encoded frame's spectra: :data:`HALT_BATCH_NS`; other work finishes
+  its task).  A task whose result
   ends the run (:func:`gctool.engine.sweep.stops`: a counterexample) stops the tasks after
   it at once, before the fold reaches it (:meth:`TaskOrder.cut`), and so does one that
   raises (a refusal over the budget, an error); those before it still run, so the result

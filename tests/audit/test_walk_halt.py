@@ -93,6 +93,20 @@ def _numpy_route(route: str, monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(ns.FloatNullKernel, "cert_batch", lambda self, s: 2)
         return (kernel.evaluate_numpy, S,
                 slowed_calls(monkeypatch, ns.FloatNullKernel, "tight_witness"))
+    if route == "frame spectra":  # numpy's batched eigenvalues of an encoded frame's sets
+        from gctool.audit.spectrum import Frame, _SpectrumWorker, frame_matrix
+        from gctool.codes import design
+        from gctool.engine.sweep import ListSource
+
+        code = design("encoded", frame="gaussian", workers=16, k=6, s=3, seed=1)
+        frame = Frame.of(frame_matrix(code))
+        monkeypatch.setattr(Frame, "batch", lambda self, s: 2)
+        batches = slowed_calls(monkeypatch, Frame, "spectra")
+
+        def spectra(S: np.ndarray) -> Any:
+            return _SpectrumWorker(ListSource(16, S), frame, 1.0).run((0, 0, S.shape[0]))
+
+        return spectra, unrank_lex(16, 3, np.arange(400)), batches
     if route == "fast path":
         code = code_of(np.random.default_rng(1).standard_normal((14, 6)), 4)
     else:  # cond(B) 1e6: no fast path (FAST_KAPPA), each chunk to numpy's decoder
@@ -108,15 +122,15 @@ def _numpy_route(route: str, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("route", ["fast path", "decoder", "verify certificate",
-                                   "verify direct"])
+                                   "verify direct", "frame spectra"])
 def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
                                                 route: str) -> None:
     """The numpy route of given sets in a pool thread stops between its batches once its run
     stops, as a compiled walk does: an attack oracle's (the fast path's batches; off it, the
-    decoder's chunks) and verify's (its kernel's compensated residual and QR certificate,
-    the direct decoder's chunks).  A task of 200 batches (each made to take 20 ms) decides
-    a few of them and raises Cancelled; outside a pool the same sets are all decided.
-    Batches are counted."""
+    decoder's chunks), verify's (its kernel's compensated residual and QR certificate,
+    the direct decoder's chunks) and an encoded frame's spectra.  A task of 200 batches
+    (each made to take 20 ms) decides a few of them and raises Cancelled; outside a pool the
+    same sets are all decided.  Batches are counted."""
     decide, S, batches = _numpy_route(route, monkeypatch)
     whole = decide(S[:20])  # outside a pool: every batch
     assert batches == [2] * 10
@@ -125,3 +139,45 @@ def test_numpy_batches_end_when_their_run_stops(monkeypatch: pytest.MonkeyPatch,
     batches.clear()
     assert stopped_in_pool(lambda: decide(S), 0.1) == "cancelled"
     assert 1 <= len(batches) <= 40, len(batches)  # of 200
+
+
+def test_a_frame_spectra_walk_ends_when_its_run_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled spectra of an encoded frame (its walk of a rank range, its given sets) in
+    a run stopped before the walk walks no set (its picks untouched) and raises Cancelled;
+    one stopped while it runs raises Cancelled too; outside a pool the same walk is whole."""
+    from gctool.audit.kernels import spectra as kernels_spectra
+    from gctool.audit.spectrum import Frame, frame_matrix
+    from gctool.codes import design
+    from gctool.engine.enumeration import unrank_lex
+    from gctool.engine.threads import Cancelled, TaskOrder, set_task
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "1")
+    code = design("encoded", frame="gaussian", workers=60, k=30, s=3, seed=1)
+    frame = Frame.of(frame_matrix(code))
+    frame.plan(3, comb(60, 3))
+    walk, picks = frame.compiled, []
+    for name in ("spectra_range", "spectra_sets"):
+        real = getattr(kernels_spectra, name)
+
+        def spy(*args: Any, real: Any = real) -> None:
+            real(*args)
+            picks.append(args[-3].copy())  # (the offsets of the picks: -1 before any set)
+
+        monkeypatch.setattr(kernels_spectra, name, spy)
+    total, first = comb(60, 3), np.arange(3, dtype=np.int64)
+    order = TaskOrder()
+    order.stop()
+    set_task(order, 0)
+    try:
+        with pytest.raises(Cancelled):
+            walk.walk(3, False, 1.0, first.copy(), total)
+        with pytest.raises(Cancelled):
+            walk.sets(unrank_lex(60, 3, np.arange(100)), False, 1.0)
+    finally:
+        set_task(None)
+    assert [p.tolist() for p in picks] == [[-1, -1, -1]] * 2
+    assert stopped_in_pool(lambda: walk.walk(3, False, 1.0, first.copy(), total),
+                           0.05) == "cancelled"  # (34,220 sets of 30 x 30: about 0.5 s)
+    picks.clear()
+    _, at, _ = walk.walk(3, False, 1.0, first.copy(), 2000)  # not in a pool: never stopped
+    assert len(picks) == 1 and max(at) >= 0

@@ -105,11 +105,14 @@ def _pick(b: int, lo: float, hi: float, norm: float, vals: Any, at: Any, pair: A
 @njit
 def spectra_range(St: Any, n: int, count: int, S: Any, G: Any, P: Any, c: float, small: bool,
                   rows: bool, norm: float, M: Any, w: Any, e: Any, vals: Any, at: Any,
-                  pair: Any) -> None:
+                  pair: Any, halt: Any) -> None:
     """Walk ``count`` sets in lexicographic order from St (updated in place): the picks, by
     offset from the first set, in ``vals``/``at``/``pair`` (``vals`` set to -inf, inf, -inf by
-    the caller)."""
+    the caller).  Ends, its picks not to be read, once ``halt[0]`` is set (read before each
+    set, which costs 150 ns or more: :func:`gctool.engine.threads.halt_flag`)."""
     for b in range(count):
+        if halt[0]:
+            return
         lo, hi = _extremes(St, S, G, P, c, small, rows, M, w, e)
         _pick(b, lo, hi, norm, vals, at, pair)
         if b + 1 < count:
@@ -118,9 +121,13 @@ def spectra_range(St: Any, n: int, count: int, S: Any, G: Any, P: Any, c: float,
 
 @njit
 def spectra_sets(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows: bool,
-                 norm: float, M: Any, w: Any, e: Any, vals: Any, at: Any, pair: Any) -> None:
-    """The picks of the rows of Sets (any order), by row index."""
+                 norm: float, M: Any, w: Any, e: Any, vals: Any, at: Any, pair: Any,
+                 halt: Any) -> None:
+    """The picks of the rows of Sets (any order), by row index; ends as
+    :func:`spectra_range` does once ``halt[0]`` is set."""
     for b in range(Sets.shape[0]):
+        if halt[0]:
+            return
         lo, hi = _extremes(Sets[b], S, G, P, c, small, rows, M, w, e)
         _pick(b, lo, hi, norm, vals, at, pair)
 
@@ -199,21 +206,30 @@ class FrameWalk:
              ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
         """The picks (eps, lambda_min, lambda_max: :data:`EPS_PICK`...) of ``count`` sets in
         lexicographic order from St (updated in place), as (values, offsets, each pick's
-        (lambda_min, lambda_max)), normalised by ``norm``."""
+        (lambda_min, lambda_max)), normalised by ``norm``.  In a pool thread whose run has
+        stopped it raises :class:`~gctool.engine.threads.Cancelled`
+        (:func:`~gctool.engine.threads.halt_flag`), as the other compiled walks do."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
         M, w, e, vals, at, pair = self._work(s, small)
+        halt = halt_flag()
         spectra_range(St, self.S.shape[0], count, self.S, self.G, self.P, self.c, small,
-                      self.rows, norm, M, w, e, vals, at, pair)
+                      self.rows, norm, M, w, e, vals, at, pair, halt)
+        raise_if_halted(halt)
         return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
 
     def sets(self, Sets: np.ndarray, small: bool, norm: float
              ) -> tuple[list[float], list[int], list[tuple[float, float]]]:
-        """:meth:`walk`'s picks of the rows of Sets, by row index."""
+        """:meth:`walk`'s picks of the rows of Sets, by row index (stopped as it is)."""
+        from gctool.engine.threads import halt_flag, raise_if_halted
+
         M, w, e, vals, at, pair = self._work(Sets.shape[1], small)
-        key = ("spectra-sets",)
+        key, halt = ("spectra-sets",), halt_flag()
         with compile_notice("frame spectra") if key not in WARM else nullcontext():
             WARM.add(key)
             spectra_sets(np.ascontiguousarray(Sets, dtype=np.int64), self.S, self.G, self.P,
-                         self.c, small, self.rows, norm, M, w, e, vals, at, pair)
+                         self.c, small, self.rows, norm, M, w, e, vals, at, pair, halt)
+        raise_if_halted(halt)
         return vals.tolist(), at.tolist(), [(float(a), float(b)) for a, b in pair.tolist()]
 
     def each(self, Sets: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
