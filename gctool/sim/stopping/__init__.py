@@ -12,8 +12,9 @@ scheme, and :class:`StopRule` (:mod:`~gctool.sim.stopping.rule`) picks the oracl
   algebra at all;
 * :mod:`~gctool.sim.stopping.qr` – every other code over R or C whose B has at least cap
   columns: one batched Householder QR gives the residual of every prefix at once;
-* :mod:`~gctool.sim.stopping.dual` – real codes with a large cap: the residual of a prefix from
-  its few stragglers, by data of B computed once (one SVD of B), walking down from the cap;
+* :mod:`~gctool.sim.stopping.dual` – real codes with a large cap that all n workers decode: the
+  residual of a prefix from its few stragglers, by data of B computed once (one SVD of B),
+  walking down from the cap;
 * :mod:`~gctool.sim.stopping.sparse` – the same data by sparse LU for large sparse square codes
   (SR-SGC's and M-SGC's per-round cyclic codes), and the choice between the two;
 * :mod:`~gctool.sim.stopping.naive` – codes over GF(q) without the group shape, and every round

@@ -69,12 +69,19 @@ class PrefixDecoder:
         return lo, True
 
 
-def search_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
+def search_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0,
+                decodes: bool = True) -> float:
     """Estimated work of :class:`PrefixDecoder` before any of it is done: ``rounds`` binary
     searches with ``cap`` (:meth:`PrefixDecoder.earliest`: the cap's prefix, then one decode
     per halving) and ``probes`` single sets, one decode each, at most one per distinct set:
-    a call on one set, :func:`~gctool.decode.cost.single_call_time` of the cap's survivors."""
+    a call on one set, :func:`~gctool.decode.cost.single_call_time` of the cap's survivors.
+    ``decodes`` False: not even all n workers decode, so a search ends at the cap's prefix,
+    which fails (one decode a round, at most one per distinct prefix of ``cap`` workers)."""
+    from math import comb
+
     from gctool.decode.cost import single_call_time
 
-    probes += rounds * (1 + max(cap, 1).bit_length())
-    return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(code.n, 62))
+    n = code.n
+    probes += (rounds * (1 + max(cap, 1).bit_length()) if decodes
+               else min(rounds, comb(n, min(max(cap, 1), n))))
+    return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(n, 62))

@@ -4,6 +4,7 @@ between the fast paths and the naive one (see :mod:`gctool.sim.stopping`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import ceil, comb
 
 import numpy as np
 
@@ -134,17 +135,31 @@ class StopRule:
         return self._cached(mask, decide)
 
 
+def decodes_in_full(code: GradientCode) -> bool:
+    """Whether all n workers decode, as far as the support of B tells without factorising it:
+    not when a partition is held by fewer than m workers (``verify``'s column-support check at
+    s = 0, :func:`gctool.audit.certificates.column_support`: its pieces are out of reach of
+    every set; Bernoulli and block codes with a partition nobody holds).  A code of full
+    support whose rank leaves the targets out does not decode either; the estimate takes it
+    for one that does, and its rounds are charged to the run's meter as they are spent."""
+    return code.k == 0 or int(code.replication.min()) >= code.m
+
+
 def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
     """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
     it is done: its set-up, ``rounds`` stopping prefixes with ``cap`` (:meth:`StopRule.earliest`)
-    and ``probes`` single sets (:meth:`StopRule.decodes_mask`).
+    and ``probes`` single sets (:meth:`StopRule.decodes_mask`, counted at their largest, all n
+    workers).
 
     The dual walk counts two residuals a round (at the cap and one arrival below: a code that
     decodes at the cap and not before); longer walks and the rounds a fast path hands to the
     generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
     without the group shape, and rounds no fast path can decide (below :data:`DUAL_FROM`, or
     complex, with more arrivals than B has columns: :func:`qr_decides`), count the generic
-    decoder's binary search (:func:`~gctool.sim.stopping.naive.search_cost`)."""
+    decoder's binary search (:func:`~gctool.sim.stopping.naive.search_cost`).  A code that not
+    even all n workers decode (:func:`decodes_in_full`) has no dual walk: every round and
+    probe is a QR, and the generic decoder's one failing decode of the set where no set of
+    that size has full rank (more arrivals than B has columns, or than columns held)."""
     from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, solve_cost
     from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
@@ -155,16 +170,39 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     if code.field.is_finite:
         return search_cost(code, rounds, cap, probes)
     B = np.asarray(code.B)
-    qr_rounds = (rounds * K * (max(cap, 1) + m) ** 2 if qr_decides(K, cap)
-                 else search_cost(code, rounds, cap))
+    full = decodes_in_full(code)
+    nonzero = B != 0
+    active = int(np.count_nonzero(nonzero.any(axis=1)))  # workers that hold something
+    held = int(np.count_nonzero(nonzero.any(axis=0)))  # columns some worker holds
+
+    def qr(sets: int, f: int, searches: bool) -> float:
+        """``sets`` rounds (``searches``: prefixes of f arrivals) or probes of f workers by
+        QR, and by the generic decoder where the rows of the set cannot have full rank: more
+        of them than B has columns (:func:`qr_decides`) or than it has columns held, or an
+        idle worker among them (the share of sets of f workers that have none)."""
+        if not sets:
+            return 0.0
+        work = sets * K * (max(f, 1) + m) ** 2 if qr_decides(K, f) else 0.0
+        share = (comb(active, f) / comb(n, f) if f <= n and qr_decides(min(K, held), f)
+                 else 0.0)
+        naive = ceil(sets * (1.0 - share))
+        if not naive:
+            return work
+        if not searches:  # one decode a probe
+            return work + search_cost(code, 0, f, naive)
+        return work + search_cost(code, naive, f, decodes=full)
+
+    qr_rounds, qr_probes = qr(rounds, cap, True), qr(probes, n, False)
     if np.iscomplexobj(B):
-        return qr_rounds + probes * K * (n + m) ** 2
+        return qr_rounds + qr_probes
     s = code.s
     square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
     if square and n >= SPARSE_FROM and not dense:
         work = SPARSE_SETUP_FACTOR * n * (s + 8) ** 2
     else:  # the SVD of B with its vectors (dual_of)
         work = solve_cost(n, K)
+    if not full:  # dual_of finds no dual data: no walk
+        return work + qr_rounds + qr_probes
 
     def verdict(f: int) -> int:  # the dual residual of f stragglers (DualWalk.verdict)
         return FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * n)
