@@ -22,6 +22,33 @@ from gctool.budget import Meter
 MARGIN = 100.0
 #: entries of the stacked [B_F^T | T^T] per batched QR
 _CHUNK_ENTRIES = 4_000_000
+#: a round of the batched QR of arrival prefixes (:meth:`PrefixQR.decide`: the QR of its K x
+#: (cap + m) matrix and the residuals of its prefixes) takes QR_ROUND_NS * u^QR_POWER ns for
+#: u = K (cap + m)^2 (complex: QR_COMPLEX_ROUND_NS * u^QR_COMPLEX_POWER) ...
+QR_ROUND_NS = 45.0
+QR_POWER = 0.62
+QR_COMPLEX_ROUND_NS = 35.0
+QR_COMPLEX_POWER = 0.68
+#: ... and every call (a chunk of rounds, or one set of :meth:`StopRule.decodes_mask`) this
+#: much more: numpy's checks of the batch and the verdicts' arithmetic.  Fitted to the CPU time
+#: of batches of 300 rounds and of single sets, random dense real and complex K x cap = 12 x 8
+#: to 150 x 140 (one core of the 2-core development machine, minimum of 5 under load): the
+#: rounds read 0.65-1.66 of the fit, single sets 150-170 us at u below 10^4 (u^1 ns, the charge
+#: before, read 0.24-1.5 of batches and 15-250 of single sets)
+QR_CALL_NS = 150_000
+
+
+def qr_cost(rounds: int, K: int, cap: int, m: int, complex_: bool) -> float:
+    """Estimated work of :meth:`PrefixQR.decide` on ``rounds`` rounds of ``cap`` arrivals (one
+    call of ``rounds`` rows: chunks of :data:`_CHUNK_ENTRIES`), in ns."""
+    if rounds <= 0:
+        return 0.0
+    cap = max(cap, 1)
+    u = float(K * (cap + m) ** 2)
+    per = (QR_COMPLEX_ROUND_NS * u ** QR_COMPLEX_POWER if complex_
+           else QR_ROUND_NS * u ** QR_POWER)
+    chunk = max(1, _CHUNK_ENTRIES // (K * (cap + m)))
+    return -(-rounds // chunk) * QR_CALL_NS + rounds * per
 
 
 def qr_decides(K: int, cap: int) -> bool:
@@ -50,7 +77,8 @@ class PrefixQR:
         left: list[int] = []
         for start in range(0, len(order), chunk):
             rows = np.arange(start, min(start + chunk, len(order)))
-            self.meter.charge(len(rows) * K * (cap + m) ** 2, "QR of arrival prefixes")
+            self.meter.charge(qr_cost(len(rows), K, cap, m, np.iscomplexobj(self.Bt)),
+                              "QR of arrival prefixes")
             M = np.concatenate([self.Bt[:, order[rows, :cap]].transpose(1, 0, 2),
                                 np.broadcast_to(self.Tt, (len(rows), K, m))], axis=2)
             Rf: np.ndarray = np.asarray(np.linalg.qr(M, mode="r"))  # (rows, min(K,cap+m), cap+m)

@@ -15,7 +15,7 @@ from gctool.numerics import decode_limit
 from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder, search_cost
-from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_decides
+from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_cost, qr_decides
 from gctool.sim.stopping.sparse import SPARSE_DENSITY, SPARSE_FROM, dual_for
 
 
@@ -170,7 +170,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     if code.field.is_finite:
         return search_cost(code, rounds, cap, probes)
     B = np.asarray(code.B)
-    full = decodes_in_full(code)
+    full, complex_ = decodes_in_full(code), bool(np.iscomplexobj(B))
     nonzero = B != 0
     active = int(np.count_nonzero(nonzero.any(axis=1)))  # workers that hold something
     held = int(np.count_nonzero(nonzero.any(axis=0)))  # columns some worker holds
@@ -182,7 +182,8 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
         idle worker among them (the share of sets of f workers that have none)."""
         if not sets:
             return 0.0
-        work = sets * K * (max(f, 1) + m) ** 2 if qr_decides(K, f) else 0.0
+        work = ((qr_cost(sets, K, f, m, complex_) if searches
+                 else sets * qr_cost(1, K, f, m, complex_)) if qr_decides(K, f) else 0.0)
         share = (comb(active, f) / comb(n, f) if f <= n and qr_decides(min(K, held), f)
                  else 0.0)
         naive = ceil(sets * (1.0 - share))
@@ -193,7 +194,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
         return work + search_cost(code, naive, f, decodes=full)
 
     qr_rounds, qr_probes = qr(rounds, cap, True), qr(probes, n, False)
-    if np.iscomplexobj(B):
+    if complex_:
         return qr_rounds + qr_probes
     s = code.s
     square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
