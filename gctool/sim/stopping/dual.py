@@ -26,6 +26,34 @@ from gctool.sim.stopping.qr import MARGIN
 DUAL_FROM = 48
 #: prefixes tried below the cap by the dual walk before the round goes to QR
 WALK = 16
+#: one dual residual (:meth:`DualWalk.verdict` of f >= 1 stragglers: the Cholesky factor of
+#: G_SS, triangular solves, and with null directions the SVD of N_S and the fit to them, each a
+#: numpy or scipy call on small matrices) takes VERDICT_NS ns, VERDICT_FULL_RANK_NS without
+#: null directions (dim N = 0) ...
+VERDICT_NS = 160_000
+VERDICT_FULL_RANK_NS = 75_000
+#: ... plus VERDICT_STRAGGLER_NS a straggler and VERDICT_CUBE_NS f^3 (the factorisations), and
+#: for the sparse dual data (:mod:`gctool.sim.stopping.sparse`) SPARSE_COLUMN_NS f n (the
+#: columns of G_SS solved, 10-110 ns f n with the column cache hit or missed at n = 600-2048).
+#: Fitted to the CPU time of 150 random straggler sets of real cyclic codes n = 30 to 2048 and
+#: random dense ones, f = 1 to 100 (minimum of 5, one core of the 2-core development machine
+#: under load): 150-390 us; the charge before (2.5 us + 6 (f^3 + 10 f n) ns) read 5-40x at
+#: f <= 16 and 0.05 at f = 100
+VERDICT_STRAGGLER_NS = 1_400
+VERDICT_CUBE_NS = 0.05
+SPARSE_COLUMN_NS = 60
+
+
+def verdict_cost(f: int, n: int, null: bool, sparse: bool = False) -> float:
+    """Estimated time of one :meth:`DualWalk.verdict` of ``f`` stragglers of an n-worker code
+    whose B has (``null``) a left null space or not, with ``sparse`` dual data or the SVD's,
+    in ns (none straggles: nothing is solved)."""
+    from gctool.budget import FAST_SET_COST
+
+    if f <= 0:
+        return FAST_SET_COST
+    return ((VERDICT_NS if null else VERDICT_FULL_RANK_NS) + VERDICT_STRAGGLER_NS * f
+            + VERDICT_CUBE_NS * f**3 + (SPARSE_COLUMN_NS * f * n if sparse else 0))
 
 
 @dataclass
@@ -120,10 +148,9 @@ class DualWalk:
     def verdict(self, S: np.ndarray) -> bool | None:
         """Decodes without the stragglers S: True/False when clear, None when near the
         tolerance or the dual computation fails."""
-        from gctool.budget import FAST_SET_COST, SMALL_SOLVE_FACTOR
-
-        f = len(S)  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
-        self.meter.charge(FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * self.n),
+        dual = self.dual  # a |S| x |S| system, and |S| solves with G (sparse LU or dense rows)
+        self.meter.charge(verdict_cost(len(S), self.n, dual.N.shape[1] > 0,
+                                       dual.method == "sparse"),
                           "dual residuals of arrival prefixes")
         found = dual_residuals(self.dual, S, self.cuts)
         if found is None:

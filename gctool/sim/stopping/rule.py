@@ -12,7 +12,7 @@ from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
-from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk
+from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk, verdict_cost
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder, search_cost
 from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_cost, qr_decides
@@ -160,7 +160,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     even all n workers decode (:func:`decodes_in_full`) has no dual walk: every round and
     probe is a QR, and the generic decoder's one failing decode of the set where no set of
     that size has full rank (more arrivals than B has columns, or than columns held)."""
-    from gctool.budget import FAST_SET_COST, PY_OP_COST, SMALL_SOLVE_FACTOR, solve_cost
+    from gctool.budget import PY_OP_COST, solve_cost
     from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     n, K, m = code.n, int(code.B.shape[1]), code.m
@@ -198,15 +198,16 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
         return qr_rounds + qr_probes
     s = code.s
     square, dense = n == K and 0 < s < n, np.count_nonzero(B) > SPARSE_DENSITY * B.size
-    if square and n >= SPARSE_FROM and not dense:
+    sparse = square and n >= SPARSE_FROM and not dense
+    if sparse:
         work = SPARSE_SETUP_FACTOR * n * (s + 8) ** 2
     else:  # the SVD of B with its vectors (dual_of)
         work = solve_cost(n, K)
     if not full:  # dual_of finds no dual data: no walk
         return work + qr_rounds + qr_probes
 
-    def verdict(f: int) -> int:  # the dual residual of f stragglers (DualWalk.verdict)
-        return FAST_SET_COST + SMALL_SOLVE_FACTOR * (f**3 + 10 * f * n)
+    def verdict(f: int) -> float:  # the dual residual of f stragglers (DualWalk.verdict)
+        return verdict_cost(f, n, s > 0 or n > K, sparse)
 
     rounds_work = rounds * 2 * verdict(max(n - cap, s, 1)) if cap >= DUAL_FROM else qr_rounds
     return work + rounds_work + probes * verdict(max(s, 1))
