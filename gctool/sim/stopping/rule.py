@@ -148,8 +148,8 @@ def decodes_in_full(code: GradientCode) -> bool:
 def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
     """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
     it is done: its set-up, ``rounds`` stopping prefixes with ``cap`` (:meth:`StopRule.earliest`)
-    and ``probes`` single sets (:meth:`StopRule.decodes_mask`, counted at their largest, all n
-    workers).
+    and ``probes`` single sets (:meth:`StopRule.decodes_mask`; by QR or the generic decoder
+    counted at their largest, all n workers, by the dual residual at s stragglers).
 
     The dual walk counts two residuals a round (at the cap and one arrival below: a code that
     decodes at the cap and not before); longer walks and the rounds a fast path hands to the
