@@ -266,6 +266,7 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
     field, the other schemes, several n and s, codes refused by default), for ``verify``,
     ``attack -s`` and ``attack --threshold``; random codes are drawn from ``seed``."""
     ex = ["--method", "exhaustive"]
+    sim = ["--no-baselines", "--seed", "1"]
     if quick:
         return [
             ("verify random real", {"r.json": random_dense(22, 17, 4, "real", seed)},
@@ -494,6 +495,22 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["verify", "v.json", *ex], "rs real n=36 s=6 (1.9 M sets, costly tail)"),
         ("attack -s orbits", {"i.json": designed("is-cr", n=56, s=6)},
          ["attack", "i.json", "-s", "6", *ex], "is-cr n=56 s=6 (one set per orbit)"),
+        # simulate's stopping rule (gctool.sim.stopping.rule.rule_cost): a Bernoulli code that
+        # not even all n workers decode (no dual walk: a QR and a failing decode a round), the
+        # dual walk of a real cyclic code, and the authors' rule's probes (over C, more workers
+        # than B has columns go to the generic decoder; over R, dual residuals)
+        ("simulate no set decodes", {"b.json": designed("bgc", n=64, s=4, seed=seed)},
+         ["simulate", "b.json", "--iterations", "2000", *sim],
+         "bgc n=64 s=4 (partitions nobody holds, cap 60), 2000 rounds"),
+        ("simulate dual walk", {"c.json": designed("cyclic", n=64, s=4, seed=seed)},
+         ["simulate", "c.json", "--iterations", "2000", *sim],
+         "real cyclic n=64 s=4 (cap 60), 2000 rounds"),
+        ("simulate --mu probes", {"z.json": random_dense(30, 24, 4, "complex", seed)},
+         ["simulate", "z.json", "--iterations", "2000", *sim, "--protocol", "authors",
+          "--mu", "3"], "random dense complex n=30 k=24 s=4, mu 3 (probes above k), 2000 rounds"),
+        ("simulate --mu probes", {"c.json": designed("cyclic", n=64, s=4, seed=seed)},
+         ["simulate", "c.json", "--iterations", "2000", *sim, "--protocol", "authors",
+          "--mu", "0.2"], "real cyclic n=64 s=4, mu 0.2, 2000 rounds"),
     ]
 
 
@@ -727,12 +744,21 @@ class Sampled:
         return uninstall
 
 
+#: the commands that take --jobs (the others run on one core: their cases run once, at 1)
+JOBS_COMMANDS = ("verify", "attack")
+
+
+def with_jobs(args: list[str], jobs: str) -> list[str]:
+    """``args`` with ``--jobs jobs`` when its command takes it."""
+    return [*args, "--jobs", jobs] if args[0] in JOBS_COMMANDS else args
+
+
 def measure_unseen(args: list[str], jobs: str, cap: float) -> dict[str, Any]:
     """One case of ``--unseen`` at ``--jobs jobs``: run as a user would (default budget);
     when refused, check the refusal (one line naming --max-work) and measure the run with the
     budget raised: whole when its estimate is at most ``cap`` seconds, else on a sampled share
     of its ranges (verify only).  Each run is a fresh process's (:func:`run_fresh`)."""
-    args = [*args, "--jobs", jobs]
+    args = with_jobs(args, jobs)
     first = run_fresh(args)
     out = dict(first, refused=first["exit"] == 2 and "--max-work" in first["stderr"])
     lines = first["stderr"].strip().splitlines()
@@ -842,8 +868,8 @@ def main_unseen(a: argparse.Namespace) -> None:
                 for fname, make in files.items():
                     Path(fname).write_bytes(make())
                 # warm: files cached, and the kernels the case runs in numba's cache on disk
-                run_captured(rec, [*args, "--jobs", "1"])
-                for jobs in a.jobs.split(","):
+                run_captured(rec, with_jobs(args, "1"))
+                for jobs in (a.jobs.split(",") if args[0] in JOBS_COMMANDS else ["1"]):
                     r = measure_unseen(args, jobs, cap)
                     est = r["estimate_s"]
                     r.update(case=name, size=note, args=args, jobs=int(jobs),
