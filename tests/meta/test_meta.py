@@ -83,6 +83,32 @@ def test_verify_does_not_load_the_attack_engine(tmp_path: Path) -> None:
     assert not loaded & attack_side, sorted(loaded & attack_side)
 
 
+def test_attack_and_frame_walks_do_not_load_verify_s_screen() -> None:
+    """attack's compiled walks (the optimal decoder's fast path; the direct decoder's brackets
+    off it) and an encoded frame's compiled spectra load their own kernel modules and the
+    helpers they share (gctool.audit.kernels.shared), not verify's screen
+    (gctool.audit.kernels.real: its import was 29 ms of a fresh Dask worker's)."""
+    probe = (
+        "import os\nimport sys\nos.environ['GCTOOL_COMPILED'] = '1'\n"
+        "import numpy as np\nimport gctool\n"
+        "from gctool.algebra.fields import parse_field\nfrom gctool.model import GradientCode\n"
+        "gctool.attack(gctool.design('cyclic', n=12, s=3, seed=1), 3, method='exhaustive')\n"
+        "U, _, Vh = np.linalg.svd(np.random.default_rng(1).standard_normal((12, 12)))\n"
+        "B = (U * np.logspace(0, -6, 12)) @ Vh  # (no fast path: the direct brackets)\n"
+        "gctool.attack(GradientCode(B, parse_field('real'), 0), 3, method='exhaustive')\n"
+        "gctool.verify(gctool.design('encoded', frame='gaussian', workers=12, k=5, s=2, "
+        "seed=1))\n"
+        "print('KERNELS=' + ','.join(sorted(m for m in sys.modules "
+        "if m.startswith('gctool.audit.kernels.'))), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600, check=False)
+    line = [x for x in out.stderr.splitlines() if x.startswith("KERNELS=")]
+    assert line, out.stderr
+    loaded = {m.rsplit(".", 1)[1] for m in line[-1][len("KERNELS="):].split(",")}
+    assert {"optimal", "direct", "spectra"} <= loaded, loaded  # (they did run)
+    assert "real" not in loaded, loaded
+
+
 def test_completion_offers_schemes() -> None:
     env = {**os.environ, "_GCTOOL_COMPLETE": "bash_complete", "COMP_WORDS": "gctool design fr",
            "COMP_CWORD": "2"}

@@ -14,7 +14,9 @@ index arrays), so a chunk is just ``(start, stop)`` and memory stays flat:
   :class:`gctool.audit.oracles.OptimalOracle`), with the same hand-back of doubtful sets;
 * :mod:`.direct` - for ``attack`` where that oracle has no fast path (cond(B) above
   FAST_KAPPA): brackets of numpy's decoder error per set (Householder QR and its backward
-  error), numpy deciding only the sets a search could tell from their bracket.
+  error), numpy deciding only the sets a search could tell from their bracket;
+* :mod:`.shared` - what they share (the stop flag's period, the factorisations and compensated
+  sums of :mod:`.real`, :mod:`.optimal` and :mod:`.direct`), so that each loads only its own.
 
 They are an optimisation and never a new semantics: verdicts, counterexamples and exactness
 labels are those of the numpy kernels (tests compare the two).  This module imports neither

@@ -46,7 +46,7 @@ import numpy as np
 
 from gctool.audit.kernels import private
 from gctool.audit.kernels.bounds import QR_C  # Householder QR's backward error constant
-from gctool.audit.kernels.real import (
+from gctool.audit.kernels.shared import (
     HALT_EVERY,
     WARM,
     _inv_fro_tri,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import HALT_EVERY, WARM
+from gctool.audit.kernels.shared import HALT_EVERY, WARM
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
 from gctool.compiled.walk import successor

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import (
+from gctool.audit.kernels.shared import (
     HALT_EVERY,
     WARM,
     _dot2,

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gctool.audit.kernels import private
-from gctool.audit.kernels.real import WARM
+from gctool.audit.kernels.shared import WARM
 from gctool.audit.kernels.symeig import MAX_SIDE, eigvalsh_into
 from gctool.compiled import compile_notice
 from gctool.compiled._jit import njit
