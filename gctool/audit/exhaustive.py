@@ -453,7 +453,7 @@ def _twin_walk(oracle: Oracle, s: int, rot: Rotation | None, limit: float | None
     twin.decoder = copy.copy(oracle.decoder)  # its exact decisions are charged to the twin
     twin.decoder.meter = twin.meter
     if early:
-        twin.plan_compiled(s)  # as _size_plan does
+        twin.plan_compiled(s, rot is not None and s > 0)  # as _size_plan does
     size = twin.chunk_size(s, rot is not None and s > 0)  # plans it as the search does
     kernel = OracleKernel.of(twin)
     worker = PeakWorker(source, kernel) if limit is None else ExceedWorker(source, kernel, limit)
@@ -753,6 +753,12 @@ def _with_next(oracle: Oracle, t: int, top: int) -> bool:
                                for u in range(t + 1, min(t + WITH_NEXT, top) + 1))
 
 
+def _next_sets(n: int, t: int, top: int) -> int:
+    """The most sets of a size after t that may walk compiled by itself and so make size t
+    of a search up to ``top`` take the compiled path early (:func:`_with_next`)."""
+    return max((comb(n, u) for u in range(t + 1, min(t + WITH_NEXT, top) + 1)), default=0)
+
+
 def _size_plan(oracle: Oracle, t: int, early: bool, rot: Rotation | None, jobs: int,
                runner: Runner | None) -> SizePlan:
     """The plan of size t of a threshold search.  When size t + 1 or t + 2 will take the
@@ -762,9 +768,12 @@ def _size_plan(oracle: Oracle, t: int, early: bool, rot: Rotation | None, jobs: 
     it ahead), and a size too small to repay their loading alone takes a fraction of the
     numpy route's time on them (real cyclic n=40: C(40, 4) = 91,390 sets 2%, C(40, 3) = 9,880
     sets 2.5%, 6.8 ms in the caller's thread on the numpy route); the choice depends on the
-    code and the sizes only, never on ``jobs`` or the executor."""
+    code and the sizes only, never on ``jobs`` or the executor.  A size searched one set per
+    orbit of ``rot`` plans the kernels of given sets alone (none off the fast path, whose
+    given sets go to numpy's decoder), the kind :meth:`_SearchBudget.work` charges it: the
+    walk's kernels are the next size's, loaded and charged there."""
     if early:
-        oracle.plan_compiled(t)
+        oracle.plan_compiled(t, rot is not None)
     return _plan(oracle, t, rot, jobs, runner, count_evaluated(oracle.n, t, rot))
 
 
@@ -935,8 +944,9 @@ class _SearchBudget:
         if rot is None or t == 0:
             return self._plain(t, need)
         work, kind = path_work(self.oracle, t, rot, need)
-        if not kind and self.early(t):  # planned compiled with the next size (_size_plan)
-            kind = self.oracle.given_kind(t, comb(self.oracle.n, t + 1))
+        if not kind and self.early(t):  # planned compiled with a size after it (_size_plan):
+            # at the count of the one that walks compiled (t + 1 or t + 2, _with_next)
+            kind = self.oracle.given_kind(t, _next_sets(self.oracle.n, t, self.top))
         return work, kind
 
     def _plain(self, t: int, need: int) -> tuple[float, Kind | bool]:

@@ -55,3 +55,54 @@ def test_a_search_that_goes_on_walks_the_sizes_before_compiled(planned: list[int
     two = threshold(code, 0.0, method="exhaustive", jobs=2)
     assert two.threshold == 7
     assert {3, 4} <= set(planned) and min(planned) == 3
+
+
+@pytest.mark.parametrize("route", ["fast path", "direct brackets"])
+def test_an_early_orbit_size_loads_the_kind_it_is_charged(monkeypatch: pytest.MonkeyPatch,
+                                                          route: str) -> None:
+    """A size searched one set per rotation orbit that takes the compiled path early, with a
+    size after it (_size_plan), loads the kernels of given sets alone (off the fast path none:
+    its given sets go to numpy's decoder), the kind its estimate charges it
+    (_SearchBudget.work: size 3 of is-cr n=48 s=5 is early for C(48, 5) sets, not for the
+    C(48, 4) of the size after it); the walk's kernels are loaded, and charged, with the next
+    size.  is-cr n=48 s=5 (rotation i -> i + 1; size 3 searched one set per orbit), and a copy
+    of it off the fast path (its rows times an ill-conditioned circulant).  Kernel loads are
+    counted."""
+    from gctool.audit.exhaustive import _SearchBudget, _size_plan, count_evaluated, rotation_for
+    from gctool.audit.kernels import attack_kind
+    from gctool.audit.kernels.direct import DirectBrackets
+    from gctool.audit.kernels.optimal import HatErrors
+
+    monkeypatch.setenv("GCTOOL_COMPILED", "auto")
+    code = built("is-cr", 48, 5, seed=1)
+    if route == "direct brackets":
+        lam = np.logspace(0, -5, 25)
+        c = np.fft.ifft(np.concatenate([lam, lam[1:24][::-1]])).real
+        row = np.asarray(code.B)[0] @ np.array([np.roll(c, i) for i in range(48)])
+        code = GradientCode(np.array([np.roll(row, i) for i in range(48)]),
+                            parse_field("real"), 5)
+    oracle = OptimalOracle(code)
+    rot = rotation_for(oracle)
+    assert rot is not None and oracle._uses_hat(3) is (route == "fast path")
+    loads: list[Any] = []
+    hat, direct = HatErrors.warm, DirectBrackets.warm
+
+    def hat_spy(self: HatErrors, s: int, given: bool = False) -> None:
+        loads.append(attack_kind(False, False, given))
+        hat(self, s, given)
+
+    def direct_spy(self: DirectBrackets, s: int) -> None:
+        loads.append(attack_kind(True, False))
+        direct(self, s)
+
+    monkeypatch.setattr(HatErrors, "warm", hat_spy)
+    monkeypatch.setattr(DirectBrackets, "warm", direct_spy)
+    monkeypatch.setattr(_SearchBudget, "early", lambda self, t: True)  # (its first sets pass)
+    budget = _SearchBudget(oracle, 1, None, rot, 0.0, 6)
+    assert budget.rot_at(3) is rot
+    charged = budget.work(3, count_evaluated(48, 3, rot))[1]
+    _size_plan(oracle, 3, True, rot, 1, None)
+    if route == "fast path":
+        assert charged and set(loads) == {charged}, (charged, loads)
+    else:
+        assert charged is False and loads == []
