@@ -7,7 +7,8 @@ reduction of B over GF(q).  This script times ``matrix_rank`` itself on a spread
 GF(2^m) with a product table (GF(2^8)), with log/exp tables and a logarithm for 0 (GF(2^12),
 GF(2^16)) and with those tables out of the caches (GF(2^17)-GF(2^22), the largest with
 tables), prime fields from GF(2) to GF(65521) and GF(65537), GF(3^4), GF(257^2) and GF(3^12)
-(tables, additions digit by digit); shapes from 50 x 50 to 4000 x 4000, tall and
+(tables, additions digit by digit), GF(2^31), GF(7^11) and GF(46337^2) (above the tables:
+polynomial products, an inverse per pivot); shapes from 50 x 50 to 4000 x 4000, tall and
 wide, of full rank and deficient (a random product of rank r, or r distinct rows repeated as a
 fractional repetition code's), random and structured (cyclic-MDS and rs designs).
 
@@ -88,6 +89,10 @@ CASES: list[tuple[str, str, int, int, str, Any, bool, bool]] = [
     ("random", "GF(3^4)", 192, 192, "random", None, True, False),
     ("random", "GF(257^2)", 160, 160, "random", None, False, False),
     ("random", "GF(3^12)", 128, 128, "random", None, False, False),
+    ("random", "GF(2^31)", 64, 64, "random", None, False, False),
+    ("random", "GF(2^31)", 200, 200, "random", None, False, False),
+    ("random", "GF(7^11)", 64, 64, "random", None, False, False),
+    ("random", "GF(46337^2)", 100, 100, "random", None, False, False),
 ]
 #: freed before the warm-heap repeat: glibc's threshold for returning freed memory to the
 #: system follows the largest block freed (up to 32 MiB)

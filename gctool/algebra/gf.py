@@ -20,6 +20,7 @@ The row reductions built on them are in :mod:`gctool.algebra.linalg`.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -354,6 +355,117 @@ def calc_call_ns(fld: Field) -> float:
     if calc_entry_ns(fld) is None:
         return 0.0
     return float((CALC_CALL_BIT_NS if fld.p == 2 else CALC_CALL_DIGIT_NS) * fld.m)
+
+
+#: the inverse of one element above the tables (an elimination's pivot, :meth:`GFArith._calc_inv`)
+#: costs this many times :func:`calc_call_ns`: its norm chain's products and Frobenius maps on
+#: one element, each a product's calls.  Measured (best of 7, CPU, one core of the loaded 2-core
+#: machine): 1.6-2.4 ms over GF(2^23)-GF(2^31) (11-13 calls), 0.11 ms over GF(46337^2), 0.9-3.7
+#: ms over GF(13^7), GF(7^11), GF(5^13), GF(3^15), GF(3^19) (6.6-10.3 calls: (m + 5) / 2) ...
+CALC_INVERSE_BIT_CALLS = 12.0
+
+
+def calc_inverse_ns(fld: Field) -> float:
+    """The time of one element's inverse above the tables (0 with tables or a prime field),
+    in ns: :data:`CALC_INVERSE_BIT_CALLS` calls over GF(2^m), (m + 5) / 2 over GF(p^m), p odd."""
+    calls = CALC_INVERSE_BIT_CALLS if fld.p == 2 else (fld.m + 5) / 2
+    return calls * calc_call_ns(fld)
+
+
+# -- the rate of each path that multiplies and adds over GF(q) ----------------------------------
+#: a whole matrix's Gauss-Jordan elimination on int64 arrays (:func:`gctool.algebra.linalg.
+#: gauss_jordan`: the rank, rref, solutions; every row updated at each pivot, a block of rows at
+#: a time) costs, per multiply-add a - f b: GJ_TABLE_NS over GF(2^m) up to CACHED_TABLE_LIMIT
+#: (a gather and an XOR: a full product table, or a sum of logarithms, 0's included, and a
+#: gather from an exp table of up to 1 MB), and GJ_TABLE_DOUBLING_NS more per doubling of q
+#: above it (the exp table, 2-64 MB, leaves the caches: CPU time 5.7-7 ns over GF(2^17),
+#: 6.8-8.2 over GF(2^18), 9.3-12.3 over GF(2^20), 10.3-12.5 over GF(2^22) at 256 x 256 and
+#: 384 x 384, best of 3 in one process and medians of 3 fresh ones, loaded 2-core machine),
+#: GJ_PRIME_NS over GF(p) (a product and a difference reduced once,
+#: :meth:`GFArith.sub_mul`), GJ_EXT_NS and GJ_DIGIT_NS per digit over GF(p^m), p odd (its
+#: additions work digit by digit; 25-28 ns over GF(257^2), 38 over GF(3^4), 64 over GF(7^7),
+#: 98 over GF(3^11) and GF(3^12)), the same at every size (the blocks' temporaries stay in the
+#: caches and on the heap); above the tables :data:`CALC_PRODUCT_SHARE`.  Fitted by
+#: ``benchmarks/fit_elimination.py`` (CPU time 3.8-4.8 ns per multiply-add over GF(2^8),
+#: 3.3-4.8 over the prime fields, 6-8 at 64 x 64 and 100 x 100, 8 per digit over GF(3^4))
+CACHED_TABLE_LIMIT = 2**16
+GJ_TABLE_NS = 4.5
+GJ_TABLE_DOUBLING_NS = 1.5
+GJ_PRIME_NS = 4.0
+GJ_EXT_NS = 10.0
+GJ_DIGIT_NS = 7.5
+#: the optimal decoder's batched fraction-free elimination (:mod:`gctool.decode`, the update
+#: c a - f b of :meth:`GFArith.mul_sub_mul`) costs per multiply-add of its f x K systems:
+#: DECODER_GF2_NS over GF(2^m) with tables (GF(2^20) no slower than GF(2^8): the doubling of
+#: :data:`GJ_TABLE_DOUBLING_NS` is a whole elimination's), DECODER_PRIME_NS over GF(p),
+#: DECODER_DIGIT_NS per digit over GF(p^m) with p odd (its additions digit by digit), and above
+#: the tables :data:`CALC_PRODUCT_SHARE`.  Measured on the quiet 2-core development machine
+#: (CPU time of one core, bench_budget's calibrated cases), since the elimination reduces once
+#: per update: the 63 x 21 systems of partial work's verify (rs n=21,
+#: messages of 2 partitions, 10,206 profiles in batches) 6-7 ns per multiply-add over GF(2^8)
+#: and GF(65521), 31 over GF(3^4) (8 a digit); export's structured table of cyclic-MDS GF(43)
+#: n=21 s=8 and the stopping rule's prefixes over GF(3^4) read 0.94 and 0.80 of their estimates
+#: at these rates, which the partial work's batches undercut (0.53-0.64)
+DECODER_GF2_NS = 11
+DECODER_PRIME_NS = 12
+DECODER_DIGIT_NS = 12
+#: galois FieldArrays (the elementary search's batched (r - 1) x r systems and its products,
+#: :mod:`gctool.audit.elementary`) cost per multiply-add GALOIS_LOOKUP_NS in fields of up to
+#: GALOIS_LOOKUP_LIMIT elements (galois' compiled lookup tables) ...
+GALOIS_LOOKUP_LIMIT = 2**20
+GALOIS_LOOKUP_NS = 20.0
+#: ... and above, where galois computes each product (jit-calculate), GALOIS_PRIME_NS over GF(p),
+#: GALOIS_BIT_NS per bit over GF(2^m) and GALOIS_DIGIT_NS per digit over GF(p^m), p odd.
+#: Measured: the elementary search on random dense n x k = 14 x 10 to 22 x 6 (560-38,760 sets
+#: of (r - 1) x r systems, the products included), best CPU of 3 in one process, loaded 2-core
+#: machine, less its fixed costs: 17-24 ns per multiply-add over GF(2^5), GF(7), GF(3^4),
+#: GF(2^8), GF(65521), 22-29 over GF(2^20); 37-66 over GF(2^31 - 1) and GF(2^31); over GF(7^11)
+#: and GF(3^13) galois' product alone takes 2.1-2.2 us an element (its difference 0.12-0.13)
+GALOIS_PRIME_NS = 40.0
+GALOIS_BIT_NS = 1.3
+GALOIS_DIGIT_NS = 200.0
+
+#: above the tables both int64 paths cost this share of :func:`calc_entry_ns` (a fraction-free
+#: update's entry: two products and a difference) per multiply-add they count: Gauss-Jordan's
+#: update a - f b has one product; the decoder's row echelon form updates only the rows below
+#: each pivot, about half of the f K min(f, K) counted, with two.  Measured (best of 3 CPU,
+#: loaded 2-core machine): Gauss-Jordan's blocks of 4,096 entries 61-93 ns over
+#: GF(2^23)-GF(2^31) (against 92-124 here), 455-1,060 over GF(13^7), GF(7^11), GF(3^15)
+#: (525-1,125); the decoder's batches of 128-512 systems of 26 x 24 and 40 x 30 read 0.86-1.0
+#: over GF(2^31), 0.8 over GF(7^11) (at the whole entry, GF(2^8)'s rate before: 0.4 and 9.7).
+#: GF(p^2) digits cost less (GF(46337^2): 0.4-0.7 of this)
+CALC_PRODUCT_SHARE = 0.5
+
+#: the paths of :func:`muladd_ns`
+PATHS = ("gauss-jordan", "decoder", "galois")
+
+
+def muladd_ns(fld: Field, path: str) -> float:
+    """The time of one multiply-add over the finite field ``fld`` on ``path``, in ns: the
+    arithmetic that path runs there (:data:`PATHS`): "gauss-jordan" a whole matrix's elimination
+    on int64 arrays (:data:`GJ_TABLE_NS` and after), "decoder" the optimal decoder's batched
+    fraction-free elimination (:data:`DECODER_GF2_NS` and after), "galois" galois FieldArrays
+    (:data:`GALOIS_LOOKUP_NS` and after).  Above the tables the int64 paths multiply
+    polynomials (:data:`CALC_PRODUCT_SHARE` of :func:`calc_entry_ns`)."""
+    if not fld.is_finite or path not in PATHS:
+        raise ValueError(f"no GF(q) multiply-add rate for {fld} on {path!r}")
+    q, p, m = fld.order, fld.p, fld.m
+    if path == "galois":
+        if q <= GALOIS_LOOKUP_LIMIT:
+            return float(GALOIS_LOOKUP_NS)
+        return float(GALOIS_PRIME_NS if m == 1 else GALOIS_BIT_NS * m if p == 2
+                     else GALOIS_DIGIT_NS * m)
+    calc = calc_entry_ns(fld)
+    if calc is not None:  # one product per multiply-add counted (:data:`CALC_PRODUCT_SHARE`)
+        return calc * CALC_PRODUCT_SHARE
+    if path == "decoder":
+        return float(DECODER_GF2_NS if p == 2 else DECODER_PRIME_NS if m == 1
+                     else DECODER_DIGIT_NS * m)
+    if m == 1:
+        return GJ_PRIME_NS
+    if p == 2:
+        return GJ_TABLE_NS + GJ_TABLE_DOUBLING_NS * max(0.0, math.log2(q / CACHED_TABLE_LIMIT))
+    return GJ_EXT_NS + GJ_DIGIT_NS * m
 
 
 class IntArith:

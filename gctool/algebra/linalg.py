@@ -27,6 +27,8 @@ from gctool.algebra.gf import (
     GFArith,
     calc_call_ns,
     calc_entry_ns,
+    calc_inverse_ns,
+    muladd_ns,
 )
 from gctool.budget import Budget
 from gctool.numerics import complement, sorted_distinct
@@ -117,35 +119,23 @@ def check_elimination(budget: Budget, arith: GFArith, shape: tuple[int, ...], un
 #: rank 100 were estimated at twice their time at GF_COLUMN_NS per column) ...
 GF_COLUMN_NS = 40_000
 GF_SKIP_NS = 5_000
-#: ... plus per multiply-add of its rows x cols x rank updates: GF_TABLE_MULADD_NS over
-#: GF(2^m) up to CACHED_TABLE_LIMIT (a gather and an XOR: a full product table, or a sum of
-#: logarithms, 0's included, and a gather from an exp table of up to 1 MB), and
-#: GF_TABLE_DOUBLING_NS more per doubling of q above it (the exp table, 2-64 MB, leaves the
-#: caches: CPU time 5.7-7 ns over GF(2^17), 6.8-8.2 over GF(2^18), 9.3-12.3 over GF(2^20),
-#: 10.3-12.5 over GF(2^22) at 256 x 256 and 384 x 384, best of 3 in one process and medians
-#: of 3 fresh ones, loaded 2-core machine), GF_PRIME_MULADD_NS over GF(p) (a product and a
-#: difference reduced once, :meth:`~gctool.algebra.gf.GFArith.sub_mul`), GF_EXT_MULADD_NS
-#: and GF_MULADD_NS per digit over GF(p^m), p odd (its additions work digit by digit; 25-28
-#: ns over GF(257^2), 38 over GF(3^4), 64 over GF(7^7), 98 over GF(3^11) and GF(3^12)), the
-#: same at every size (the blocks' temporaries stay in the caches and on the heap) ...
-CACHED_TABLE_LIMIT = 2**16
-GF_TABLE_MULADD_NS = 4.5
-GF_TABLE_DOUBLING_NS = 1.5
-GF_PRIME_MULADD_NS = 4.0
-GF_EXT_MULADD_NS = 10.0
-GF_MULADD_NS = 7.5
-#: ... and, once, the first touch of the matrix's int64 copy, FRESH_BYTE_NS per byte (this
-#: virtual machine hands fresh memory over at 3-30 ns per byte).  Fields above the tables cost
-#: their polynomial arithmetic's entry and calls (:func:`~gctool.algebra.gf.calc_entry_ns`,
-#: two calls per pivot).  Fitted by ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in
-#: fresh processes over GF(2^8), GF(2^12)-GF(2^22), GF(2), GF(7), GF(65521), GF(65537),
-#: GF(3^4), GF(257^2), GF(3^12), random, of low rank, repeated rows, cyclic-MDS and rs, 50 x
-#: 50 to 4000 x 4000): CPU
-#: time 3.8-4.8 ns per multiply-add over GF(2^8), 3.3-4.8 over the prime
-#: fields (6-8 at 64 x 64 and 100 x 100), 8 per digit over GF(3^4): for those two, the figures
-#: of the former update (a product and a difference, each reduced) divided by the new one's
-#: speed-up on the same matrices, measured interleaved in one process (median of 5: 1.2-1.5x
-#: at 64 x 64 and 100 x 100, 1.7-2.9x from 160 x 160 on, 1.6x over GF(3^4))
+#: ... plus per multiply-add of its rows x cols x rank updates its field's rate on this path
+#: (:func:`~gctool.algebra.gf.muladd_ns`, "gauss-jordan"), the same at every size (the blocks'
+#: temporaries stay in the caches and on the heap), and, once, the first touch of the
+#: matrix's int64 copy, FRESH_BYTE_NS per byte (this virtual machine hands fresh memory over
+#: at 3-30 ns per byte).  Fields above the tables pay
+#: their polynomial arithmetic's calls at each pivot (:func:`~gctool.algebra.gf.calc_call_ns`
+#: each): the pivot's inverse (:func:`~gctool.algebra.gf.calc_inverse_ns`), the scaled pivot
+#: row, and one product per block of :data:`UPDATE_BLOCK` entries updated.  Fitted by
+#: ``benchmarks/fit_elimination.py`` (:func:`matrix_rank` in fresh processes over GF(2^8),
+#: GF(2^12)-GF(2^22), GF(2^31), GF(2), GF(7), GF(65521), GF(65537), GF(3^4), GF(257^2),
+#: GF(3^12), GF(7^11), random, of low rank, repeated rows, cyclic-MDS and rs, 50 x 50 to
+#: 4000 x 4000); over GF(p) and GF(3^4) the figures of the former update (a product and a
+#: difference, each reduced) divided by the new one's speed-up on the same matrices, measured
+#: interleaved in one process (median of 5: 1.2-1.5x at 64 x 64 and 100 x 100, 1.7-2.9x from
+#: 160 x 160 on, 1.6x over GF(3^4)).  Above the tables two calls per pivot were counted
+#: before the inverse's: GF(2^31) read 2.36 at 64 x 64 (the inverse of each pivot took 2.4 ms,
+#: ten times a product's call)
 FRESH_BYTE_NS = 3.0
 
 
@@ -153,7 +143,8 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
     :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per pivot (:data:`GF_SKIP_NS` per
     other column) and the updates' multiply-adds at the field's rate
-    (:data:`GF_TABLE_MULADD_NS` and after): every row is updated at each of its ``rank``
+    (:func:`~gctool.algebra.gf.muladd_ns`, "gauss-jordan"; above the tables each pivot's calls
+    too): every row is updated at each of its ``rank``
     pivots (at most min(rows, cols); None: that many); and the first touch of its copy
     (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
     fld = fld.resolved()
@@ -162,17 +153,11 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     entries = float(rows) * cols
     muladds = entries * pivots
     fresh = FRESH_BYTE_NS * 8 * entries
-    columns = pivots * GF_COLUMN_NS + (cols - pivots) * GF_SKIP_NS
-    calc = calc_entry_ns(fld)
-    if calc is not None:
-        return columns + pivots * 2 * calc_call_ns(fld) + muladds * calc + fresh
-    if fld.m == 1:
-        rate = GF_PRIME_MULADD_NS
-    elif fld.p == 2:
-        rate = GF_TABLE_MULADD_NS + GF_TABLE_DOUBLING_NS * max(
-            0.0, math.log2(fld.order / CACHED_TABLE_LIMIT))
-    else:
-        rate = GF_EXT_MULADD_NS + GF_MULADD_NS * fld.m  # (p odd: digit by digit)
+    columns = float(pivots * GF_COLUMN_NS + (cols - pivots) * GF_SKIP_NS)
+    rate = muladd_ns(fld, "gauss-jordan")
+    if calc_entry_ns(fld) is not None:  # each pivot's inverse, scaled row and blocks' products
+        blocks = 1 if entries <= UPDATE_BLOCK else math.ceil(rows / max(1, UPDATE_BLOCK // cols))
+        columns += pivots * (calc_inverse_ns(fld) + (1 + blocks) * calc_call_ns(fld))
     return columns + muladds * rate + fresh
 
 

@@ -6,27 +6,19 @@ decoding of every set), measured with ``benchmarks/bench_budget.py``."""
 from __future__ import annotations
 
 from gctool.algebra.fields import Field
+from gctool.algebra.gf import muladd_ns
 from gctool.budget import solve_cost
 from gctool.model import GradientCode
 
 #: the optimal decoder's batched elimination over GF(q) (:mod:`gctool.decode`), per straggler
 #: set, in ns: a fixed part ...
 ELIMINATION_SET_NS = 2_000
-#: ... plus this much per multiply-add of its f x K elimination (f survivors): table arithmetic
-#: of GF(2^m), modular arithmetic of GF(p) ...
-GF2_MULADD_NS = 11
-PRIME_MULADD_NS = 12
-#: ... and over GF(p^m) with p odd and m > 1 this much per digit (its additions digit by digit,
-#: :class:`gctool.algebra.gf.GFArith`).  Measured on the quiet 2-core development machine (CPU
-#: time of one core, bench_budget's calibrated cases), since the elimination reduces once per
-#: update (:meth:`gctool.algebra.gf.GFArith.mul_sub_mul`): the 63 x 21 systems of partial
-#: work's verify (rs n=21, messages of 2 partitions, 10,206 profiles in batches) 6-7 ns per
-#: multiply-add over GF(2^8) and GF(65521), 31 over GF(3^4) (8 a digit), with GF(2^20) no
-#: slower than GF(2^8) (its table's doubling, :data:`gctool.algebra.linalg.GF_TABLE_DOUBLING_NS`,
-#: is a whole elimination's, not the batched decoder's); export's structured table of
-#: cyclic-MDS GF(43) n=21 s=8 and the stopping rule's prefixes over GF(3^4) read 0.94 and
-#: 0.80 of their estimates at these rates, which the partial work's batches undercut (0.53-0.64)
-DIGIT_MULADD_NS = 12
+#: ... plus each multiply-add of its f x K elimination (f survivors) at the field's rate on the
+#: decoder's path (:func:`gctool.algebra.gf.muladd_ns`, "decoder"); there (with
+#: :data:`ELIMINATION_SET_NS`) export's structured table of cyclic-MDS GF(43) n=21 s=8 and the
+#: stopping rule's prefixes over GF(3^4) read 0.94 and 0.80 of their estimates, partial work's
+#: batches (rs n=21 over GF(2^8), GF(65521), GF(3^4)) 0.53-0.64
+
 #: the optimal decoder's batched SVD over R/C (:mod:`gctool.decode`: the f x K system of the
 #: survivors with its vectors, the checks of the tolerance policy), per straggler set, in ns:
 #: a fixed part ...
@@ -100,22 +92,14 @@ def _elimination_time(code: GradientCode, f: int) -> float:
 def system_time(fld: Field, f: int, K: int) -> float:
     """Estimated time of one f x K system over the field ``fld`` decided in a batch of many,
     in ns: over GF(q) its elimination (:data:`ELIMINATION_SET_NS` and f K min(f, K)
-    multiply-adds at :func:`gf_muladd_ns`), over R/C its SVD (:func:`svd_time`).  What
+    multiply-adds at the decoder's rate, :func:`gctool.algebra.gf.muladd_ns`), over R/C its
+    SVD (:func:`svd_time`).  What
     :func:`decode_time` counts for a code's own systems, and searches that solve systems of
     other shapes in batches (the elementary vectors' (r - 1) x r) count for theirs."""
     f, K = max(1, f), max(1, K)
     if fld.is_finite:
-        return ELIMINATION_SET_NS + gf_muladd_ns(fld) * f * K * min(f, K)
+        return ELIMINATION_SET_NS + muladd_ns(fld, "decoder") * f * K * min(f, K)
     return svd_time(f, K, fld.kind == "complex")
-
-
-def gf_muladd_ns(fld: Field) -> float:
-    """The decoders' time per multiply-add over the finite field ``fld``, in ns:
-    :data:`GF2_MULADD_NS` over GF(2^m), :data:`PRIME_MULADD_NS` over GF(p),
-    :data:`DIGIT_MULADD_NS` per digit over GF(p^m), p odd."""
-    fld = fld.resolved()
-    return float(GF2_MULADD_NS if fld.p == 2 else PRIME_MULADD_NS if fld.m == 1
-                 else DIGIT_MULADD_NS * fld.m)
 
 
 def decode_time(code: GradientCode, f: int) -> float:
