@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from gctool.algebra.gf import muladd_ns
 from gctool.algebra.linalg import elimination_cost, matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
-from gctool.budget import SET_COST, solve_cost
 from gctool.decode.cost import system_time
 from gctool.engine.enumeration import straggler_chunks
 from gctool.errors import SearchInterrupted
@@ -80,22 +80,43 @@ def work(oracle: OptimalOracle) -> float:
         probes = sum(comb(n, t) * (FAST_SET_COST + SMALL_SOLVE_FACTOR * t * d * max(1, min(t, d)))
                      for t in range(1, d + 1))
         return probes + oracle.set_work(d + 1, comb(n, d + 1)) if d < n else probes
-    r = _rank(oracle)
-    return _primal_cost(oracle) * _null_work(oracle, r)
+    return _primal_work(oracle, _rank(oracle))
 
 
-def _null_work(oracle: OptimalOracle, r: int) -> float:
-    """One row set's null vector among a chunk's (:func:`_null_vectors`): its (r - 1) x r
-    system of a batch, over R/C an SVD (:func:`gctool.decode.cost.system_time`), over GF(q)
-    an elimination on galois arrays (with the products C Q^T and C G), whose table arithmetic
-    costs :data:`~gctool.budget.SET_COST` per set and :data:`~gctool.budget.GF_OP_COST` per
-    multiply-add in every field (:func:`~gctool.budget.solve_cost`), not the decoder's rates.
-    Random dense n = 20, k = 15 (38,760 sets), best CPU of 2 runs of attack's elementary
-    threshold search against its estimate, loaded 2-core machine: 0.64-1.04 over GF(2^8),
-    GF(257), GF(65521), GF(2^20), GF(3^4) (the decoder's rates: 0.25-2.4), real 0.66."""
-    if oracle.finite:
-        return SET_COST + solve_cost(r - 1, r, True)
-    return system_time(oracle.code.field, r - 1, r)
+#: over GF(q) the primal search walks its row sets in chunks of CHUNK_SETS ...
+CHUNK_SETS = 20_000
+#: ... on galois arrays (:func:`_null_vectors`): each set's (r - 1) x r system in a batch costs
+#: GALOIS_SET_NS and its multiply-adds (with the products C Q^T and C G) at galois' rate
+#: (:func:`~gctool.algebra.gf.muladd_ns`, "galois"); each chunk up to r passes (one per
+#: coordinate fixed to 1, while sets remain whose null vector has it 0: Q is in echelon form,
+#: so many do) of r - 1 pivots, GALOIS_PIVOT_NS each (a dozen galois calls over the batch);
+#: and the search GALOIS_START_NS once (the basis: galois' column space, a rank per pivot
+#: row, an inverse).  Random dense n x k = 14 x 10 to 22 x 6 (560-38,760 sets), best CPU of 3
+#: in one process, loaded 2-core machine: 0.14-0.29 s for the 560 sets of 16 x 14, where a
+#: flat 50 us a set and 10 ns a multiply-add read 3.4-7, and 0.11-0.53 on 18 x 8 and 22 x 6
+GALOIS_SET_NS = 2_000
+GALOIS_PIVOT_NS = 400_000
+GALOIS_START_NS = 40_000_000
+
+
+def _null_work(oracle: OptimalOracle, r: int, sets: int) -> float:
+    """``sets`` row sets' null vectors, one chunk's or fewer (:func:`_null_vectors`): their
+    (r - 1) x r systems of a batch, over R/C SVDs (:func:`gctool.decode.cost.system_time`),
+    over GF(q) eliminations on galois arrays (:data:`GALOIS_SET_NS` and after)."""
+    if not oracle.finite:
+        return sets * system_time(oracle.code.field, r - 1, r)
+    muladds = (r - 1) * r * max(1, r - 1) + r * (oracle.n + oracle.code.m)  # and C Q^T, C G
+    return (sets * (GALOIS_SET_NS + muladd_ns(oracle.code.field, "galois") * muladds)
+            + r * max(1, r - 1) * GALOIS_PIVOT_NS)
+
+
+def _primal_work(oracle: OptimalOracle, r: int) -> float:
+    """The primal search's null vectors: :func:`_null_work` of each chunk, and over GF(q) its
+    basis (:data:`GALOIS_START_NS`)."""
+    sets = _primal_cost(oracle)
+    full, rest = divmod(sets, CHUNK_SETS)
+    work = full * _null_work(oracle, r, CHUNK_SETS) + (_null_work(oracle, r, rest) if rest else 0)
+    return work + (GALOIS_START_NS if oracle.finite else 0)
 
 
 def affordable(oracle: OptimalOracle, sets: int, s: int) -> bool:
@@ -168,12 +189,14 @@ def elementary_threshold(oracle: OptimalOracle, *, progress: Progress | None = N
                              f"raise `max_sets`, or use {methods_instead(oracle)}")
     if _use_dual(oracle):
         return dual_threshold(oracle, need, progress)
+    if oracle.finite:
+        oracle.meter.charge(GALOIS_START_NS)
     Q, G = _basis(oracle)
     r = Q.shape[1]
     best_w, best_y, done = n + 1, None, 0
     try:
-        for Z in straggler_chunks(n, r - 1, 20_000):
-            oracle.meter.charge(Z.shape[0] * _null_work(oracle, r))
+        for Z in straggler_chunks(n, r - 1, CHUNK_SETS):
+            oracle.meter.charge(_null_work(oracle, r, Z.shape[0]))
             C, ok = _null_vectors(oracle, Q, Z)
             nz = _nonzero(oracle, C @ Q.T)  # support of y = Q c
             phi = _phi_nonzero(oracle, G, C)  # (b, m): phi_u(y) != 0
