@@ -474,15 +474,6 @@ def _tally(counter: Any, work: float) -> float | None:
 # -- the cost model -----------------------------------------------------------------------------
 # Shared by every estimate; measured on the 2-core development machine with
 # ``benchmarks/bench_budget.py`` (costs that one algorithm alone uses sit next to it).
-#: one GF(q) multiply-add (int64 numpy / table kernels), in ns: :func:`solve_cost` over GF(q)
-#: (the Paley frame's construction; the elementary search's systems on galois arrays,
-#: :func:`gctool.audit.elementary.work`) and that construction per entry.  An elimination of a
-#: whole matrix costs its field's rate instead (:func:`gctool.algebra.linalg.elimination_cost`:
-#: 4-13.5 ns per multiply-add over GF(p) and GF(2^m) with tables, 25-100 over GF(p^m), p odd),
-#: a decoder's sets and the searches that solve systems in batches or one at a time theirs
-#: (:mod:`gctool.decode.cost`: :func:`~gctool.decode.cost.system_time`,
-#: :func:`~gctool.decode.cost.single_call_time`)
-GF_OP_COST = 10
 #: one step of a tight interpreted loop (a counter or bit-mask update), in ns
 PY_OP_COST = 500
 #: one exact rational multiply-add (Python Fractions of moderate size, ``exact``), in ns
@@ -589,15 +580,14 @@ VALUES_ONLY = 2
 EIGVALS_ONLY = 5
 
 
-def solve_cost(rows: int, cols: int, finite: bool = False) -> int:
-    """One dense factorisation (an SVD with its vectors, an elimination) of a rows x cols
-    matrix, in ns: one per multiply-add (:data:`GF_OP_COST` over GF(q)), over R/C the share of
-    a large side (:data:`LARGE_SOLVE_SHARE`, rising again out of the caches: :data:`CACHE_FROM`);
-    values alone cost less (:data:`VALUES_ONLY`, :data:`EIGVALS_ONLY`)."""
+def solve_cost(rows: int, cols: int) -> int:
+    """One dense factorisation over R/C (an SVD with its vectors) of a rows x cols matrix, in
+    ns: one per multiply-add up to a side of :data:`LARGE_FROM`, the share of a large side
+    above (:data:`LARGE_SOLVE_SHARE`, rising again out of the caches: :data:`CACHE_FROM`);
+    values alone cost less (:data:`VALUES_ONLY`, :data:`EIGVALS_ONLY`).  Over GF(q) the
+    arithmetic's path sets the rate (:func:`gctool.algebra.gf.muladd_ns`)."""
     side = max(1, min(rows, cols))
     muladds = rows * cols * side
-    if finite:
-        return muladds * GF_OP_COST
     share = max(LARGE_SOLVE_SHARE, min(1.0, LARGE_FROM / side) ** 0.75)
     if side > CACHE_FROM:  # (out of the caches)
         share = min(CACHE_SHARE, share + CACHE_STEP * math.log2(side / CACHE_FROM))
