@@ -1,0 +1,147 @@
+"""The rate of a GF(q) multiply-add follows the path that runs it (gctool.algebra.gf.muladd_ns):
+int64 tables, digits or polynomial products for gctool's own eliminations, galois' lookup or
+computed arithmetic for galois arrays; every estimate that counts GF(q) multiply-adds asks it
+(the flat 10 ns of budget.GF_OP_COST is gone).  Structural: no timing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gctool.algebra import gf
+from gctool.algebra.fields import parse_field
+from gctool.algebra.gf import GFArith, calc_call_ns, calc_entry_ns, calc_inverse_ns, muladd_ns
+
+TABLE = ("GF(2)", "GF(7)", "GF(65521)", "GF(2^8)", "GF(2^16)", "GF(2^22)", "GF(3^4)",
+         "GF(3^12)")
+CALC = ("GF(2^23)", "GF(2^31)", "GF(46337^2)", "GF(7^11)", "GF(3^15)")
+
+
+@pytest.mark.parametrize("name", TABLE + CALC)
+def test_int64_paths_price_the_arithmetic_that_gfarith_runs(name: str) -> None:
+    """Above the tables (GFArith multiplies polynomials) both int64 paths charge the
+    polynomial products; with tables or a prime field, their table or modular rates, which
+    depend on the field's kind only as GFArith's arithmetic does (GF(2^31) was charged
+    GF(2^8)'s 11 ns by the decoder's estimate)."""
+    fld = parse_field(name).resolved()
+    kind = GFArith(fld).kind
+    for path in ("gauss-jordan", "decoder"):
+        rate = muladd_ns(fld, path)
+        if kind == "calc":
+            assert rate == pytest.approx(gf.CALC_PRODUCT_SHARE * (calc_entry_ns(fld) or 0))
+            assert rate > 5 * muladd_ns(parse_field("GF(2^8)"), path)
+        else:
+            assert calc_entry_ns(fld) is None
+            assert rate < 20 * fld.m
+    assert (kind == "calc") == (calc_inverse_ns(fld) > 0)
+
+
+def test_decoder_rates_by_kind() -> None:
+    """The decoder's rate: one for GF(2^m) with tables whatever m, one for GF(p), one per
+    digit for GF(p^m), p odd."""
+    rates = {name: muladd_ns(parse_field(name), "decoder") for name in TABLE}
+    assert rates["GF(2^8)"] == rates["GF(2^16)"] == rates["GF(2^22)"] == gf.DECODER_GF2_NS
+    assert rates["GF(7)"] == rates["GF(65521)"] == gf.DECODER_PRIME_NS
+    assert rates["GF(3^12)"] == 3 * rates["GF(3^4)"] == 12 * gf.DECODER_DIGIT_NS
+
+
+def test_galois_rate_follows_galois_ufunc_mode() -> None:
+    """galois arrays: its lookup tables up to GALOIS_LOOKUP_LIMIT elements (one rate), its
+    computed arithmetic above (a rate per bit or digit, GF(p) its own); the limit is galois'
+    own default ufunc mode (checked on fields cheap to build on either side of it)."""
+    for name in ("GF(2^8)", "GF(2^21)", "GF(2^31)"):
+        fld = parse_field(name)
+        lookup = fld.galois().default_ufunc_mode == "jit-lookup"  # (tests run galois in python)
+        assert lookup == (fld.order <= gf.GALOIS_LOOKUP_LIMIT)
+        assert (muladd_ns(fld, "galois") == gf.GALOIS_LOOKUP_NS) == lookup
+    assert muladd_ns(parse_field("GF(2^31)"), "galois") > muladd_ns(parse_field("GF(2^21)"),
+                                                                     "galois")
+    assert muladd_ns(parse_field("GF(7^11)"), "galois") == 11 * gf.GALOIS_DIGIT_NS
+    assert muladd_ns(parse_field("GF(2147483647)"), "galois") == gf.GALOIS_PRIME_NS
+    with pytest.raises(ValueError, match="no GF"):
+        muladd_ns(parse_field("real"), "galois")
+    with pytest.raises(ValueError, match="no GF"):
+        muladd_ns(parse_field("GF(7)"), "flat")
+
+
+@pytest.mark.parametrize(("name", "side"), [("GF(2^31)", 64), ("GF(2^31)", 200),
+                                            ("GF(7^11)", 64), ("GF(46337^2)", 100)])
+def test_elimination_above_the_tables_pays_each_pivots_inverse(name: str, side: int) -> None:
+    """A Gauss-Jordan elimination above the tables pays at each pivot an inverse (a chain of
+    products: many calls, ten or so times a product's) and one call per block of rows it
+    updates, besides its multiply-adds (two calls a pivot read GF(2^31) 64 x 64 2.36x low)."""
+    from gctool.algebra.linalg import (
+        FRESH_BYTE_NS,
+        GF_COLUMN_NS,
+        UPDATE_BLOCK,
+        elimination_cost,
+    )
+
+    fld = parse_field(name).resolved()
+    assert calc_inverse_ns(fld) > 3 * calc_call_ns(fld) > 0
+    blocks = 1 if side * side <= UPDATE_BLOCK else math.ceil(side / (UPDATE_BLOCK // side))
+    per_pivot = GF_COLUMN_NS + calc_inverse_ns(fld) + (1 + blocks) * calc_call_ns(fld)
+    want = (side * per_pivot + side**3 * muladd_ns(fld, "gauss-jordan")
+            + FRESH_BYTE_NS * 8 * side * side)
+    assert elimination_cost(side, side, fld) == pytest.approx(want)
+    if name == "GF(2^31)" and side == 64:  # where the calls are most of the time
+        assert side * (per_pivot - GF_COLUMN_NS) > side**3 * muladd_ns(fld, "gauss-jordan")
+
+
+def test_elimination_rates_with_tables_are_the_gauss_jordan_path() -> None:
+    """With tables the elimination's multiply-add is muladd_ns' gauss-jordan rate (no calls
+    per pivot besides its columns)."""
+    from gctool.algebra.linalg import FRESH_BYTE_NS, GF_COLUMN_NS, elimination_cost
+
+    for name in TABLE:
+        fld = parse_field(name)
+        want = 100 * GF_COLUMN_NS + 100**3 * muladd_ns(fld, "gauss-jordan") \
+            + FRESH_BYTE_NS * 8 * 100 * 100
+        assert elimination_cost(100, 100, fld) == pytest.approx(want)
+
+
+def test_no_flat_gf_rate_is_left() -> None:
+    """budget has no flat GF(q) rate, and solve_cost prices the factorisations over R/C."""
+    import inspect
+
+    from gctool import budget
+
+    assert not hasattr(budget, "GF_OP_COST")
+    assert list(inspect.signature(budget.solve_cost).parameters) == ["rows", "cols"]
+
+
+def test_the_decoders_systems_above_the_tables_cost_polynomial_products() -> None:
+    """The decoder's f x K systems over GF(2^31) cost its polynomial products: many times
+    GF(2^8)'s (both were charged 11 ns a multiply-add)."""
+    from gctool.decode.cost import ELIMINATION_SET_NS, system_time
+
+    big, small = parse_field("GF(2^31)"), parse_field("GF(2^8)")
+    f, K = 26, 24
+    assert system_time(big, f, K) == pytest.approx(
+        ELIMINATION_SET_NS + muladd_ns(big, "decoder") * f * K * min(f, K))
+    assert system_time(big, f, K) > 8 * system_time(small, f, K)
+
+
+@pytest.mark.parametrize(("q", "path", "field"), [(13, "gauss-jordan", "GF(13)"),
+                                                  (1009, "gauss-jordan", "GF(1009)"),
+                                                  (125, "galois", "GF(5^3)"),
+                                                  (729, "galois", "GF(3^6)")])
+def test_paley_table_costs_the_arithmetic_that_builds_it(q: int, path: str, field: str
+                                                         ) -> None:
+    """The Paley frame's character table over GF(q) is built with int64 numpy for a prime q
+    (two of GF(p)'s multiply-adds an entry) and with galois arrays for a prime power (one of
+    galois'): build_cost charges that besides the eigendecomposition and the analysis (a flat
+    160 ns an entry was 8-20 times what either takes)."""
+    from gctool.budget import solve_cost
+    from gctool.codes.encoded import Analysis, build_cost, paley_entry_ns, paley_frame
+
+    n = q + 1
+    per = muladd_ns(parse_field(field), path) * (2 if path == "gauss-jordan" else 1)
+    assert paley_entry_ns(q) == per
+    work, _ = build_cost("paley", n, n // 2)
+    assert work == solve_cost(n, n) + int(per * n * n) + Analysis.work(n, n // 2)
+    if q < 200:  # the construction runs on that path: the frame is an ETF
+        S = paley_frame(q)
+        assert np.allclose(S.T @ S, 2 * np.eye(n // 2))
