@@ -33,7 +33,8 @@ fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` (among them is-
 complex codes above an epsilon > 0, whose small sizes send their sets to numpy) and
 ``--curve``, and large dense codes (complex n=200, real n=300, frc n=120, a 1000-worker code)
 and a MILP as a user runs them, ``--method auto``; families and fields no estimate was fitted
-on: rs over GF(3^4), cyclic-MDS over GF(2^5), a nested complex code,
+on: rs over GF(3^4), cyclic-MDS over GF(2^5), a random dense GF(2^31) code (polynomial
+arithmetic above the tables), a nested complex code,
 frc at d = 40, graph and soft-BIBD thresholds) for each
 ``--jobs`` of a list
 (e.g. ``1,2``), first as a user runs them (default budget), each run (and a refused one's run
@@ -221,7 +222,7 @@ def cases(quick: bool, jobs: str) -> list[Case]:
         *[(f"attack elementary {fld}", {"p.json": random_dense(20, 15, 3, fld, 1)},
            ["attack", "p.json", "--threshold", "--method", "elementary"],
            f"random dense {fld} n=20 k=15 (38,760 row sets of rank - 1)", False)
-          for fld in ("GF(2^8)", "GF(65521)", "GF(2^20)", "real")],
+          for fld in ("GF(2^8)", "GF(65521)", "GF(2^20)", "GF(2^31)", "real")],
         *design_cases(quick),
     ]
 
@@ -422,6 +423,10 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["attack", "g.json", "--threshold", *ex], "graph random-regular v=20 deg 4 (40 edges)"),
         ("attack -s GF(3^4)", {"q.json": designed("rs", n=24, s=4, field="GF(3^4)")},
          ["attack", "q.json", "-s", "4", *ex, "--no-symmetry"], "rs GF(3^4) n=24 s=4"),
+        # above the tables: the decoder's polynomial products (gctool.algebra.gf.muladd_ns)
+        ("attack -s GF(2^31)", {"a.json": random_dense(24, 18, 3, "GF(2^31)", seed)},
+         ["attack", "a.json", "-s", "3", *ex, "--no-symmetry"],
+         "random dense GF(2^31) n=24 k=18 s=3 (2,024 sets)"),
         ("attack --threshold", {"b.json": designed("soft-bibd", n=40, s=4, seed=1)},
          ["attack", "b.json", "--threshold", *ex, "--no-symmetry"], "soft-bibd n=40 s=4"),
         # the first batch of a 1000-worker code is far over the budget: a forecast, refused
