@@ -181,26 +181,46 @@ GF_NULL_ENTRY_NS = 35
 #: GF(101) n=100 s=12 and rs GF(65521) n=100 s=10 took 1.4-1.6 times as long with the three
 #: reduced apart, measured in one process) ...
 GF_NULL_PRIME_ENTRY_NS = 30
-#: ... or of GF(p^m), p odd, m > 1 (additions digit by digit), per digit.  Fitted to the CPU
-#: time per set of the kernel's batches (one core of the loaded 2-core development machine,
-#: best of 4 batches of the kernel's size, twice; weighted least squares, the fixed part
-#: kept): rs, cyclic-MDS and random dense codes over GF(7), GF(13), GF(23), GF(31), GF(41),
-#: GF(53), GF(61), GF(101), GF(65521), GF(2^31 - 1), GF(2^6)-GF(2^8), GF(3^3), GF(3^4),
-#: GF(5^2), GF(7^2); n = 20-255, s = 3-20, d = 3-32; 1.8-70 us per set: measured / estimated
-#: 0.72-1.33 (the constants before, 250, 17 and 12 ns, read 1.15-3.2)
-GF_NULL_DIGIT_NS = 20
+#: ... or of GF(p^m), p odd, m > 1, with tables (the two products read from them, the
+#: difference digit by digit), per digit.  Fitted to the CPU time per set of the kernel's
+#: batches (tasks of 4,096 sets, best of 5 rounds interleaved over the codes, in one process,
+#: the fixed part and the counted entries kept): random dense n=24-40, d=4-12, cyclic n=24-30
+#: and cyclic-MDS codes over GF(5^2), GF(7^2), GF(257^2), GF(2039^2), GF(3^4), GF(7^4),
+#: GF(3^5), GF(3^7), GF(5^7), GF(7^7), GF(3^9), GF(3^12), GF(3^13): 17-24 ns per entry at
+#: m = 2, 33-43 at m = 4-5, 53-72 at m = 7-9, 67-103 at m = 12-13 (7.5 m, the difference's
+#: digits, plus about 5, the products), loaded 2-core machine.  It was 20 (fitted on m = 2-4
+#: among prime fields), which read 0.45-0.52 at m = 12 (``design cyclic`` over GF(3^12),
+#: since the zero-padded tables made the products cheap)
+GF_NULL_DIGIT_NS = 8
+#: ... or, above the tables, of GF(p^m) with p odd (:meth:`~gctool.algebra.gf.GFArith._calc_mul`
+#: on digit planes: the planes, the difference and the reduction's steps per digit, the
+#: schoolbook products and their reduction per pair of digits): GF_NULL_CALC_DIGIT_NS per
+#: digit plus GF_NULL_CALC_PAIR_NS per m^2.  Fitted the same way to random dense n=24 k=20
+#: s=4 and cyclic codes over GF(46337^2), GF(13^7), GF(5^10), GF(7^11), GF(5^13), GF(3^15),
+#: GF(3^19): 58-69 ns per entry at m = 2, 328 at m = 7, 600-720 at m = 11, 1,020-1,090 at
+#: m = 15, 1,700 at m = 19: measured / estimated 0.94-1.03, where the polynomial arithmetic's
+#: per-digit rate (:func:`~gctool.algebra.gf.calc_entry_ns`, 150 m) read 0.2-0.6.  GF(2^m)
+#: above the tables is charged :func:`~gctool.algebra.gf.calc_entry_ns` (5.6 ns per bit
+#: measured over GF(2^23)-GF(2^31), 8 charged)
+GF_NULL_CALC_DIGIT_NS = 25
+GF_NULL_CALC_PAIR_NS = 3
 
 
 def entry_ns(fld: Field) -> float:
     """One entry of the numpy null-space test's updates over ``fld`` (:func:`eliminate` with
-    :class:`gctool.algebra.gf.GFArith`), in ns: :data:`GF_NULL_PRIME_ENTRY_NS` over GF(p),
-    :data:`GF_NULL_ENTRY_NS` over GF(2^m) with tables, :data:`GF_NULL_DIGIT_NS` per digit
-    over GF(p^m) with p odd (additions digit by digit), the polynomial arithmetic's above the
-    tables (:func:`gctool.algebra.gf.calc_entry_ns`)."""
+    :class:`gctool.algebra.gf.GFArith`: two products and a difference), in ns:
+    :data:`GF_NULL_PRIME_ENTRY_NS` over GF(p), :data:`GF_NULL_ENTRY_NS` over GF(2^m) with
+    tables, :data:`GF_NULL_DIGIT_NS` per digit over GF(p^m) with p odd and tables (the
+    difference digit by digit), and above the tables :data:`GF_NULL_CALC_DIGIT_NS` per digit
+    and :data:`GF_NULL_CALC_PAIR_NS` per pair of digits of GF(p^m), p odd (the schoolbook
+    products of digit planes), the polynomial arithmetic's of GF(2^m)
+    (:func:`gctool.algebra.gf.calc_entry_ns`)."""
     fld = fld.resolved()
     calc = calc_entry_ns(fld)
     if calc is not None:
-        return calc
+        if fld.p == 2:
+            return calc
+        return float(GF_NULL_CALC_DIGIT_NS * fld.m + GF_NULL_CALC_PAIR_NS * fld.m**2)
     if fld.m == 1:
         return GF_NULL_PRIME_ENTRY_NS
     return GF_NULL_ENTRY_NS if fld.p == 2 else GF_NULL_DIGIT_NS * fld.m

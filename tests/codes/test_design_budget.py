@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -146,3 +147,117 @@ def test_a_large_factorisation_costs_more_per_multiply_add_out_of_the_caches() -
     assert all(a < b for a, b in zip(costs, costs[1:], strict=False))
     # a design's self-check of one block of 2500 x 2500 is estimated at the larger share
     assert bd.solve_cost(2500, 2500) == pytest.approx(bd.CACHE_SHARE * 2500**3)
+
+
+def test_the_exact_check_of_a_gf_draw_is_charged_the_updates_it_makes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """cyclic n=16 s=3 over GF(3^12) (tables, p odd): the exact check of the draw is
+    estimated at the numpy null-space test's time per set (its fixed part, its d columns and
+    the entries its elimination updates at the field's rate) for each of its C(16, 3) sets;
+    the entries it updates, counted here as the check runs, are those the estimate counts
+    (the density of N times the row pairs, d + 1 entries each) within 10 %."""
+    from math import comb
+
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.gf import GFArith
+    from gctool.algebra.linalg import left_null_reduction
+    from gctool.audit import nullspace as ns
+
+    fld = parse_field("GF(3^12)")
+    updated, sets, checks = [0], [0], []
+    update, check = GFArith.mul_sub_mul, bd.Budget.check_work
+
+    def counted(self: GFArith, c: object, a: np.ndarray, f: object, b: object) -> np.ndarray:
+        updated[0] += a.size
+        return update(self, c, a, f, b)
+
+    def spy(self: Budget, what: str, work: float, *args: object, **kw: object) -> None:
+        checks.append((what, work))
+        check(self, what, work, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GFArith, "mul_sub_mul", counted)
+    monkeypatch.setattr(bd.Budget, "check_work", spy)
+    from gctool.codes import cyclic
+
+    errors = cyclic._Fails.errors
+
+    def tallied(self: cyclic._Fails, S: np.ndarray) -> np.ndarray:
+        sets[0] += len(S)
+        return errors(self, S)
+
+    monkeypatch.setattr(cyclic._Fails, "errors", tallied)
+    code = design("cyclic", n=16, s=3, field="GF(3^12)", seed=1)
+    assert code.params["attempts"] == 1 and sets[0] == comb(16, 3)
+    [charged] = {work for what, work in checks if "the exact check of a draw's 560" in what}
+    N, W, _ = left_null_reduction(GFArith(fld), np.asarray(code.B), np.ones((1, 16), np.int64))
+    red = ns.Reduction(N, W, 16 - N.shape[0], True)
+    per = ns.gf_nullspace_time(red, 3, 1, ns.entry_ns(fld))
+    assert charged == pytest.approx(comb(16, 3) * per)
+    entries = (per - ns.GF_NULL_SET_NS - ns.GF_NULL_COLUMN_NS * red.d) / ns.entry_ns(fld)
+    assert updated[0] / sets[0] == pytest.approx(entries, rel=0.1)
+
+
+def test_a_digit_of_an_update_over_gf_p_m_costs_what_it_costs_in_every_elimination() -> None:
+    """Over GF(p^m), p odd, with tables, the null-space test's update c a - f b reads its two
+    products from the tables (as over GF(2^m): one cost whatever m) and subtracts digit by
+    digit (GFArith._addsub, one pass per digit), as a whole matrix's elimination subtracts
+    after its one product: a digit adds the same to each update (within 1.25x).  It was
+    charged 20 ns per digit against the elimination's 7.5, and the exact check of a GF(3^12)
+    draw read 0.47 of its estimate (the products, cheap since the tables are zero-padded,
+    were charged as digits)."""
+    from gctool.algebra.fields import parse_field
+    from gctool.algebra.linalg import elimination_cost
+    from gctool.audit.nullspace import entry_ns
+
+    for p, m in ((3, 12), (3, 5), (7, 7), (5, 9)):
+        hi, lo = parse_field(f"GF({p}^{m})"), parse_field(f"GF({p}^{m - 1})")
+        null_digit = entry_ns(hi) - entry_ns(lo)
+        whole_digit = (elimination_cost(64, 64, hi) - elimination_cost(64, 64, lo)) / 64**3
+        assert null_digit > 0 and whole_digit > 0
+        assert 1 / 1.25 <= null_digit / whole_digit <= 1.25, (p, m, null_digit, whole_digit)
+
+
+class _PlaneOps(np.ndarray):
+    """Digit planes that count the elements of the operations made on them."""
+
+    ops = 0
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any,
+                        **kwargs: Any) -> Any:
+        plain = [x.view(np.ndarray) if isinstance(x, _PlaneOps) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _PlaneOps) else o
+                                  for o in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        _PlaneOps.ops += int(np.size(result))
+        return result
+
+
+def test_above_the_tables_an_update_costs_the_pairs_of_digits_of_its_products(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the tables GF(p^m), p odd, multiplies on digit planes by schoolbook: each of an
+    update's two products multiplies every pair of the operands' m digits (counted here: m^2
+    plane products per element), so an entry of the null-space test costs more per digit as m
+    grows (measured: 58-69 ns an entry at m = 2, 600-720 at m = 11, twice as much per digit).
+    It was charged 150 ns per digit at every m, which read 0.39-0.43 of the exact check of a
+    GF(7^11) draw."""
+    from gctool.algebra import gf
+    from gctool.algebra.fields import parse_field
+    from gctool.audit.nullspace import entry_ns
+
+    planes = gf.digit_planes
+    monkeypatch.setattr(gf, "digit_planes", lambda a, p, m: planes(a, p, m).view(_PlaneOps))
+    rng = np.random.default_rng(1)
+    per_digit = []
+    for spec in ("GF(46337^2)", "GF(13^7)", "GF(7^11)", "GF(3^15)", "GF(3^19)"):
+        fld = parse_field(spec).resolved()
+        ar = gf.GFArith(fld)
+        assert ar.kind == "calc"
+        a, b = (rng.integers(0, fld.order, (50, 6)) for _ in range(2))
+        c, f = (rng.integers(1, fld.order, (50, 1)) for _ in range(2))
+        _PlaneOps.ops = 0
+        ar.mul_sub_mul(c, a, f, b)
+        assert _PlaneOps.ops == 2 * fld.m**2 * a.size, spec  # two products, m^2 pairs each
+        per_digit.append(entry_ns(fld) / fld.m)
+    assert all(x < y for x, y in zip(per_digit, per_digit[1:], strict=False)), per_digit
+    assert per_digit[2] / per_digit[0] > 1.5
