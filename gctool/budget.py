@@ -635,9 +635,11 @@ def set_cost(rows: int, cols: int) -> int:
 #: of the schemes, one core of the 2-core development machine) ...
 DESIGN_NS = 300_000
 #: ... plus this much per entry of B (:func:`entries_cost`): placing or drawing it, the field's
-#: coercion and the code's checks on B (measured at 4096 x 4096 over the schemes: 6-48 ns,
-#: 30-48 for the random supports of bgc, sbc and bcc and a paley BIBD)
-ENTRY_NS = 30
+#: coercion and the code's checks on B (CPU time of the builds at 4096 x 4096, best of 5, the
+#: self-check left out, loaded 2-core machine: bgc 11-13 ns, sbc 15, bcc 7-16, frc 8-9,
+#: uncoded 4-9, a BIBD's entries besides its incidence 6; 30, fitted when the builds were
+#: slower, read 0.15-0.5 of them, and design bibd paley-4091 0.34)
+ENTRY_NS = 10
 
 
 def entries_cost(rows: int, cols: int) -> int:

@@ -97,9 +97,11 @@ def encode(d: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
 
 
 #: :func:`incidence` costs this per point of each block and coordinate of the group, in ns,
-#: besides the entries of B (:func:`gctool.budget.entries_cost`): 268 ms for paley-4091 (one
-#: coordinate, blocks of 2,045 points), 1.1 s for bent-4096 (12 coordinates)
-INCIDENCE_NS = 15
+#: besides the entries of B (:func:`gctool.budget.entries_cost`): the design's CPU time less its
+#: entries (6 ns each, pg2-61's) and its check, per point and coordinate: 11 ns for paley-4091
+#: (one coordinate, blocks of 2,045 points), 8 for bent-4096 (12 coordinates), best of 5,
+#: loaded 2-core machine
+INCIDENCE_NS = 8
 
 
 def incidence_cost(ds: DifferenceSet) -> int:

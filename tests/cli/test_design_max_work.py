@@ -71,7 +71,7 @@ def test_the_build_is_estimated_by_its_entries() -> None:
 def test_builds_whose_shape_follows_from_their_parameters_estimate_it() -> None:
     """bibd, graph, expander and kron know B's shape only in their build: each checks its
     entries (and its own work: a BIBD's incidence, a graph's eigenvalues) before making B."""
-    bibd = _refused(run("design", "bibd", "--design", "paley-1019", "--max-work", "20ms"))
+    bibd = _refused(run("design", "bibd", "--design", "paley-1019", "--max-work", "10ms"))
     assert "bibd paley-1019 (v=1,019): the check of its difference set and its 1,019 x " \
            "1,019 incidence matrix needs" in bibd
     graph = _refused(run("design", "graph", "--graph", "cycle", "--vertices", "2000",
