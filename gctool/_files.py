@@ -801,28 +801,31 @@ def probe_target(path: str | os.PathLike[str]) -> Path | None:
     return target if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK) else None
 
 
-def probe_write(target: Path, nbytes: int) -> bool:
+def probe_write(target: Path, nbytes: int, clock: Callable[[], float]) -> float | None:
     """Write ``nbytes`` of a fresh buffer to a temporary file beside ``target`` as
     :func:`atomic_write` writes a file (buffered pieces, then fsync), and remove
     it, also when interrupted or failing (named as atomic_write's own temporary files, which a
-    later write of ``target`` removes when a SIGKILL left one); whether it was written (an
-    OSError: not timed, the write itself reports it)."""
+    later write of ``target`` removes when a SIGKILL left one); the seconds its write and
+    fsync took on ``clock`` (the temporary file's creation and removal, which a file's write
+    pays once whatever its size, left out), or None where it was not written (an OSError: the
+    write itself reports it)."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp",
                                    dir=target.parent)
     except OSError:
-        return False
+        return None
     try:
         data = b"\xff" * nbytes  # written as a serialised file is (its pages touched)
         with os.fdopen(fd, "wb", buffering=WRITE_CHUNK) as fh:
+            start = clock()
             view = memoryview(data)
             while view:
                 view = view[fh.write(view[:WRITE_CHUNK]):]
             fh.flush()
             os.fsync(fh.fileno())
-        return True
+            return clock() - start
     except OSError:
-        return False
+        return None
     finally:
         _unlink(tmp)
 

@@ -660,8 +660,14 @@ WRITE_JSON_NS = {"real": 150, "complex": 650, "gf": 120}
 WRITE_FLOAT_NS = 550
 #: ... or NPZ (measured on 1024 x 1024 matrices of zeros, small integers, normal floats and
 #: complex numbers, GF(7) and GF(2^31) elements: JSON 97-181 ns per integer entry, 711 per
-#: real float, 642-1,780 per complex entry; NPZ 6-52; one core of the loaded 2-core machine)
+#: real float, 642-1,780 per complex entry; NPZ 6-52; one core of the loaded 2-core machine);
+#: a file charged its write at the probed rate (:func:`write_rate`) is charged, as NPZ, its
+#: serialisation alone (:func:`gctool.io.code_bytes`), WRITE_NPZ_BYTE_NS per byte (CPU time
+#: 1.3-1.6 ns per byte of real, complex and GF(7) matrices of 2048 x 2048 and 4096 x 4096,
+#: loaded 2-core machine; its write to the file, 0.4-0.65 more, is the probe's), JSON's being
+#: its whole CPU rate
 WRITE_NPZ_NS = 20
+WRITE_NPZ_BYTE_NS = 1.5
 
 
 def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None,
@@ -670,7 +676,8 @@ def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None,
     NPZ or JSON, in ns; with ``B`` given, its non-integer entries counted (without it, as if
     it had none: the least it costs).  ``where``: the file's path; a file estimated at
     :data:`WRITE_PROBE_FROM` bytes or more (:func:`file_bytes`) is charged its bytes at the
-    rate that writing to its directory takes here (:func:`write_rate`)."""
+    rate that writing to its directory takes here (:func:`write_rate`), besides its
+    serialisation (NPZ: :data:`WRITE_NPZ_BYTE_NS` per byte)."""
     import numpy as np
 
     entries = rows * cols
@@ -685,7 +692,9 @@ def write_cost(kind: str, npz: bool, rows: int, cols: int, B: Any = None,
     if where is None or nbytes < WRITE_PROBE_FROM:
         return cpu
     rate = write_rate(where)
-    return cpu if rate is None else cpu + int(rate * nbytes)
+    if rate is None:
+        return cpu
+    return (int(WRITE_NPZ_BYTE_NS * nbytes) if npz else cpu) + int(rate * nbytes)
 
 
 #: the bytes of a code file per entry of B: NPZ stores float64, complex128 or int64 entries;
@@ -716,8 +725,11 @@ def file_bytes(kind: str, npz: bool, entries: int, floats: int = 0) -> int:
 #: 0.8-2.5 s to /dev/shm, where the write alone was estimated at 0.34 s
 WRITE_PROBE_FROM = 32 << 20
 #: ... timed on a temporary file of WRITE_PROBE bytes (:func:`gctool._files.probe_write`: a
-#: fresh buffer written as :func:`gctool._files.atomic_write` writes, then removed), once per
-#: process and directory
+#: fresh buffer written as :func:`gctool._files.atomic_write` writes, then removed; its write
+#: and fsync timed, not the file's creation and removal, which took up to 25 ms more per
+#: probe, up to 6 ns per byte of its 4 MiB: with them the probe read 2.9-8.5 ns per byte where
+#: a 134 MB write took 2.1-3.6, without them 2.6-3.6; loaded 2-core machine), once per process
+#: and directory
 WRITE_PROBE = 4 << 20
 #: the rates timed so far, ns per byte, by directory
 _WRITE_RATES: dict[str, float | None] = {}
@@ -736,10 +748,8 @@ def write_rate(where: Any) -> float | None:
         return None
     folder = str(target.parent)
     if folder not in _WRITE_RATES:
-        t0 = time.perf_counter()
-        done = probe_write(target, WRITE_PROBE)
-        _WRITE_RATES[folder] = (time.perf_counter() - t0) * NS_PER_S / WRITE_PROBE \
-            if done else None
+        took = probe_write(target, WRITE_PROBE, time.perf_counter)
+        _WRITE_RATES[folder] = None if took is None else took * NS_PER_S / WRITE_PROBE
     return _WRITE_RATES[folder]
 
 

@@ -210,7 +210,7 @@ def _write_rate_unprobed(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     if request.node.get_closest_marker("write_probe") is None:
         from gctool import _files
 
-        monkeypatch.setattr(_files, "probe_write", lambda target, nbytes: False)
+        monkeypatch.setattr(_files, "probe_write", lambda target, nbytes, clock: None)
 
 
 @pytest.fixture(autouse=True)
