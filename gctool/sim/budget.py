@@ -10,7 +10,8 @@ for the rounds of the run:
 * every contender: drawing and sorting its arrival times, rounds x workers x (log2 n + 1) x
   ``SORT_STEP_COST`` (:func:`cell_cost`);
 * a code's stopping rule (:func:`gctool.sim.stopping.rule.rule_cost`): its set-up (the SVD of
-  B, or the sparse LU) and its checks per round;
+  B, or the sparse LU) and its checks per round, with the expected share of rounds near the
+  tolerance as the generic decoder's search;
 * SR-SGC and M-SGC: the schedule's updates, rounds x workers x (T + 1) jobs in flight x
   ``PY_OP_COST`` (T from the scheme's closed-form figures, so before anything is designed), and
   one check of the per-round code per round;

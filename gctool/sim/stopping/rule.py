@@ -12,7 +12,7 @@ from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
-from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk, verdict_cost
+from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk, near_share, verdict_cost
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder, search_cost
 from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_cost, qr_decides
@@ -152,8 +152,10 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     counted at their largest, all n workers, by the dual residual at s stragglers).
 
     The dual walk counts two residuals a round (at the cap and one arrival below: a code that
-    decodes at the cap and not before); longer walks and the rounds a fast path hands to the
-    generic decoder are charged to the run's meter as they are spent.  Codes over GF(q)
+    decodes at the cap and not before), and for the expected share of rounds whose residual
+    below the cap is near the tolerance (:func:`~gctool.sim.stopping.dual.near_share`) a QR
+    and the generic decoder's search; longer walks are charged to the run's meter as they are
+    spent.  Codes over GF(q)
     without the group shape, and rounds no fast path can decide (below :data:`DUAL_FROM`, or
     complex, with more arrivals than B has columns: :func:`qr_decides`), count the generic
     decoder's binary search (:func:`~gctool.sim.stopping.naive.search_cost`).  A code that not
@@ -209,5 +211,10 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     def verdict(f: int) -> float:  # the dual residual of f stragglers (DualWalk.verdict)
         return verdict_cost(f, n, s > 0 or n > K, sparse)
 
-    rounds_work = rounds * 2 * verdict(max(n - cap, s, 1)) if cap >= DUAL_FROM else qr_rounds
+    if cap >= DUAL_FROM:  # two residuals a round; those near the tolerance: QR, then search
+        near = rounds * near_share(decode_limit(code.k, DEFAULT_TOL))
+        rounds_work = (rounds * 2 * verdict(max(n - cap, s, 1))
+                       + near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap)))
+    else:
+        rounds_work = qr_rounds
     return work + rounds_work + probes * verdict(max(s, 1))
