@@ -15,6 +15,7 @@ and ignore-stragglers (and the count-based GC model) for the (n-s)-th order stat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -292,7 +293,7 @@ def simulate(codes: list[tuple[str, GradientCode]], delay: DelayModel, *,  # noq
     draws = delay.draws(iterations, width, rng)
     rule_mu = dict(zip(PROTOCOLS, (None, MU if mu is None else mu), strict=True))[protocol]
     setting = Setting(rule_mu, link, None, draws.flags, delay.straggler_probabilities(),
-                      Intervals(draws.clusters, seed))
+                      Intervals(draws.clusters, seed), functools.partial(delay.times, draws))
     notes: list[str] = []
     files = lineup.file_contenders(codes)
     extra = lineup.tree_companions([c for c in files if isinstance(c, Tree)], seed, link)

@@ -11,6 +11,7 @@ differs: how a round ends (:meth:`Contender.run`), its estimated work
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -64,6 +65,9 @@ class Setting:
     worker_p: tuple[float, ...] | None = None
     #: how the report's intervals are computed (:mod:`gctool.sim.stats`)
     intervals: Intervals = field(default_factory=Intervals)
+    #: the compute times (rounds, n) of the run's delay draws for per-worker loads (n,), drawn
+    #: before the estimate (:meth:`Contender.cost` may read them; None: not known)
+    times: Callable[[np.ndarray], np.ndarray] | None = None
 
     def deliver(self, ready: np.ndarray, size: float = 1.0) -> np.ndarray:
         """When messages of ``size`` gradients, ready at ``ready`` (..., messages), reach the
@@ -176,6 +180,12 @@ def arrival_stop(times: np.ndarray, order: np.ndarray, p: np.ndarray) -> np.ndar
 def authors_wait(times: np.ndarray, mu: float) -> np.ndarray:
     """The authors' wait of every round: (1 + mu) x its first arrival."""
     return np.asarray(times.min(axis=1) * (1.0 + mu))
+
+
+def authors_arrived(times: np.ndarray, mu: float) -> np.ndarray:
+    """The workers arrived by the authors' wait, (rounds, n) booleans: the set whose
+    decodability the authors' rule asks each round."""
+    return np.asarray(times <= authors_wait(times, mu)[:, None])
 
 
 def traits(code: GradientCode) -> SimulationTraits:

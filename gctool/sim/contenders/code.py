@@ -14,6 +14,7 @@ from gctool.sim.contenders.base import (
     Run,
     Setting,
     arrival_stop,
+    authors_arrived,
     authors_wait,
     traits,
 )
@@ -58,8 +59,7 @@ class CodeFile(Contender):
         used: list[np.ndarray] = []
         everyone = np.arange(self.n)
         exact = np.full(len(at), rule.decodes_mask(from_bits(np.ones(self.n, bool))))
-        for t, row in enumerate(at):
-            arrived = row <= wait[t]
+        for t, arrived in enumerate(authors_arrived(at, setting.mu)):
             if rule.decodes_mask(from_bits(arrived)):
                 durations[t], exact[t] = min(wait[t], durations[t]), True
                 used.append(np.flatnonzero(arrived))
@@ -70,9 +70,22 @@ class CodeFile(Contender):
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.stopping.rule import rule_cost
 
-        mu = setting.mu is not None
-        return super().cost(rounds, setting) + rule_cost(
-            self.matrix, 0 if mu else rounds, self.n - self.s, rounds if mu else 0)
+        if setting.mu is None:
+            return super().cost(rounds, setting) + rule_cost(self.matrix, rounds,
+                                                             self.n - self.s)
+        return super().cost(rounds, setting) + rule_cost(self.matrix, 0, self.n - self.s,
+                                                         self.probes(rounds, setting))
+
+    def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
+        """The sets the authors' rule asks about (:meth:`_run_mu`), before it runs: the
+        sizes of the distinct ones (all n workers, then each round's arrived set) when the
+        run's times are known, else ``rounds`` sets of unknown size."""
+        if setting.times is None or setting.mu is None:
+            return rounds
+        arrived = authors_arrived(self.arrivals(setting.times(self.loads), setting), setting.mu)
+        sets = np.vstack([np.ones((1, self.n), bool), arrived])
+        first = np.unique(np.packbits(sets, axis=1), axis=0, return_index=True)[1]
+        return np.asarray(sets[first].sum(axis=1))
 
     def lazy_rule(self) -> str | None:
         return traits(self.matrix).lazy_rule

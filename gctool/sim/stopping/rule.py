@@ -145,11 +145,13 @@ def decodes_in_full(code: GradientCode) -> bool:
     return code.k == 0 or int(code.replication.min()) >= code.m
 
 
-def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> float:
+def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarray = 0
+              ) -> float:
     """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
     it is done: its set-up, ``rounds`` stopping prefixes with ``cap`` (:meth:`StopRule.earliest`)
-    and ``probes`` single sets (:meth:`StopRule.decodes_mask`; by QR or the generic decoder
-    counted at their largest, all n workers, by the dual residual at s stragglers).
+    and ``probes`` single sets (:meth:`StopRule.decodes_mask`): the workers of each distinct
+    set, or how many sets of unknown size (by QR or the generic decoder counted at their
+    largest, all n workers, by the dual residual at s stragglers).
 
     The dual walk counts two residuals a round (at the cap and one arrival below: a code that
     decodes at the cap and not before), and for the expected share of rounds whose residual
@@ -166,11 +168,20 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
     from gctool.sim.stopping.sparse import SPARSE_SETUP_FACTOR
 
     n, K, m = code.n, int(code.B.shape[1]), code.m
+    sized = not isinstance(probes, int)  # the workers of each probe are known
+    if isinstance(probes, int):
+        sizes, counts = np.array([n]), np.array([probes])
+    else:
+        sizes, counts = np.unique(np.asarray(probes, dtype=np.int64), return_counts=True)
+    by_size = [(int(f), int(c)) for f, c in zip(sizes, counts, strict=True) if c]
     labels = group_labels(code)
     if labels is not None:  # counting
-        return n * K + rounds * n + probes * (int(labels.max()) + 1) * PY_OP_COST
+        return n * K + rounds * n + int(counts.sum()) * (int(labels.max()) + 1) * PY_OP_COST
     if code.field.is_finite:
-        return search_cost(code, rounds, cap, probes)
+        if not sized:
+            return search_cost(code, rounds, cap, int(counts.sum()))
+        return search_cost(code, rounds, cap) + sum(search_cost(code, 0, f, c)
+                                                    for f, c in by_size)
     B = np.asarray(code.B)
     full, complex_ = decodes_in_full(code), bool(np.iscomplexobj(B))
     nonzero = B != 0
@@ -195,7 +206,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
             return work + search_cost(code, 0, f, naive)
         return work + search_cost(code, naive, f, decodes=full)
 
-    qr_rounds, qr_probes = qr(rounds, cap, True), qr(probes, n, False)
+    qr_rounds, qr_probes = qr(rounds, cap, True), sum(qr(c, f, False) for f, c in by_size)
     if complex_:
         return qr_rounds + qr_probes
     s = code.s
@@ -217,4 +228,6 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0) -> flo
                        + near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap)))
     else:
         rounds_work = qr_rounds
-    return work + rounds_work + probes * verdict(max(s, 1))
+    if not sized:
+        return work + rounds_work + int(counts.sum()) * verdict(max(s, 1))
+    return work + rounds_work + sum(c * verdict(n - f) for f, c in by_size)
