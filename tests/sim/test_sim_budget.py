@@ -323,3 +323,21 @@ def test_simulate_estimates_the_authors_probes_on_its_draws(
                 "--protocol", "authors", "--mu", "0.2").exit_code == 0
     sizes = [p for p in seen if isinstance(p, np.ndarray)]
     assert len(sizes) == 1 and sizes[0].max() == 12 and 1 <= len(sizes[0]) <= 51
+
+
+def test_a_code_of_full_support_that_no_set_decodes_is_estimated_as_what_runs() -> None:
+    """An sbc code with fewer workers than partitions (n=64, k=90) holds every partition,
+    yet its rank (64) leaves the targets out: no dual walk, a QR a round.  The estimate
+    factorises so small a code (as the rule's set-up does) and counts the QR: the meter's
+    charge is the estimate's within 2x (issue #28; read 0.35 when estimated as the dual
+    walk)."""
+    from gctool.sim.stopping import StopRule
+    from gctool.sim.stopping.rule import decodes_in_full, rule_cost
+
+    code = design("sbc", n=64, k=90, s=4, seed=1)
+    assert int(code.replication.min()) >= code.m and not decodes_in_full(code)
+    meter = Budget().meter("simulating a test", REMEDY)
+    rule, rounds, cap = StopRule(code, meter=meter), 100, 60
+    assert rule._walk is None
+    assert not rule.earliest(np.random.default_rng(1).exponential(size=(rounds, 64)), cap)[2].any()
+    assert 0.5 < meter.spent / rule_cost(code, rounds, cap) < 2

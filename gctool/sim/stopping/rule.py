@@ -12,7 +12,14 @@ from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
 from gctool.numerics import decode_limit
-from gctool.sim.stopping.dual import DUAL_FROM, Dual, DualWalk, near_share, verdict_cost
+from gctool.sim.stopping.dual import (
+    DUAL_FROM,
+    Dual,
+    DualWalk,
+    dual_of,
+    near_share,
+    verdict_cost,
+)
 from gctool.sim.stopping.groups import Groups, group_labels
 from gctool.sim.stopping.naive import PrefixDecoder, search_cost
 from gctool.sim.stopping.qr import MARGIN, PrefixQR, qr_cost, qr_decides
@@ -135,14 +142,34 @@ class StopRule:
         return self._cached(mask, decide)
 
 
+#: a real code with fewer workers than B has columns (rank at most n < K, so the targets lie
+#: in its row space only by design) is factorised by :func:`decodes_in_full` when its SVD
+#: (``solve_cost``) is estimated at most this many ns
+FULL_CHECK_NS = 10_000_000
+
+
 def decodes_in_full(code: GradientCode) -> bool:
     """Whether all n workers decode, as far as the support of B tells without factorising it:
     not when a partition is held by fewer than m workers (``verify``'s column-support check at
     s = 0, :func:`gctool.audit.certificates.column_support`: its pieces are out of reach of
-    every set; Bernoulli and block codes with a partition nobody holds).  A code of full
-    support whose rank leaves the targets out does not decode either; the estimate takes it
-    for one that does, and its rounds are charged to the run's meter as they are spent."""
-    return code.k == 0 or int(code.replication.min()) >= code.m
+    every set; Bernoulli and block codes with a partition nobody holds).  A real code of full
+    support with fewer workers than B has columns whose SVD costs at most
+    :data:`FULL_CHECK_NS` is factorised: the dual data's own check (:func:`dual_of`, as the
+    rule's set-up does).  A larger code of full support whose rank leaves the targets out
+    does not decode either; the estimate takes it for one that does, and its rounds are
+    charged to the run's meter as they are spent."""
+    from gctool.budget import solve_cost
+
+    if code.k == 0:
+        return True
+    if int(code.replication.min()) < code.m:
+        return False
+    B = np.asarray(code.B)
+    n, K = B.shape
+    if np.iscomplexobj(B) or n >= K or solve_cost(n, K) > FULL_CHECK_NS:
+        return True
+    Tt = code.targets().T.astype(B.dtype)
+    return dual_of(B, Tt, decode_limit(code.k, DEFAULT_TOL) / MARGIN) is not None
 
 
 def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarray = 0
