@@ -502,14 +502,22 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
          ["attack", "i.json", "-s", "6", *ex], "is-cr n=56 s=6 (one set per orbit)"),
         # simulate's stopping rule (gctool.sim.stopping.rule.rule_cost): a Bernoulli code that
         # not even all n workers decode (no dual walk: a QR and a failing decode a round), the
-        # dual walk of a real cyclic code, and the authors' rule's probes (over C, more workers
-        # than B has columns go to the generic decoder; over R, dual residuals)
+        # dual walk of a real cyclic code (at n=256 the rounds near the tolerance, the generic
+        # decoder's search, weigh as much as the walk), an sbc code of full support whose rank
+        # leaves the targets out (a QR a round), and the authors' rule's probes (over C, more
+        # workers than B has columns go to the generic decoder; over R, dual residuals)
         ("simulate no set decodes", {"b.json": designed("bgc", n=64, s=4, seed=seed)},
          ["simulate", "b.json", "--iterations", "2000", *sim],
          "bgc n=64 s=4 (partitions nobody holds, cap 60), 2000 rounds"),
         ("simulate dual walk", {"c.json": designed("cyclic", n=64, s=4, seed=seed)},
          ["simulate", "c.json", "--iterations", "2000", *sim],
          "real cyclic n=64 s=4 (cap 60), 2000 rounds"),
+        ("simulate near tol", {"c.json": designed("cyclic", n=256, s=8, seed=seed)},
+         ["simulate", "c.json", "--iterations", "1000", *sim],
+         "real cyclic n=256 s=8 (cap 248), 1000 rounds"),
+        ("simulate rank short", {"s.json": designed("sbc", n=64, k=90, s=4, seed=seed)},
+         ["simulate", "s.json", "--iterations", "2000", *sim],
+         "sbc n=64 k=90 s=4 (rank 64 < k), 2000 rounds"),
         ("simulate --mu probes", {"z.json": random_dense(30, 24, 4, "complex", seed)},
          ["simulate", "z.json", "--iterations", "2000", *sim, "--protocol", "authors",
           "--mu", "3"], "random dense complex n=30 k=24 s=4, mu 3 (probes above k), 2000 rounds"),
