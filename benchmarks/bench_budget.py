@@ -29,7 +29,9 @@ ratios on a loaded one measure the load.
 complex, GF(2^8) and GF(65521) codes drawn from ``--seed``, rs over R, C, GF(2^7) and GF(65537),
 real cyclic n=64 with
 s=7 and 8, sbc, bibd and expander codes that fail at their first sets, frc, samples, the
-fixed decoder, ``verify``, ``attack -s``, ``attack --threshold`` (among them is-cr and random
+fixed decoder, encoded frames' spectra (Gaussian frames' k x k eigenproblems on numpy's batches
+and the compiled walk, a tight frame's s x s Grams), ``verify``, ``attack -s``,
+``attack --threshold`` (among them is-cr and random
 complex codes above an epsilon > 0, whose small sizes send their sets to numpy) and
 ``--curve``, and large dense codes (complex n=200, real n=300, frc n=120, a 1000-worker code)
 and a MILP as a user runs them, ``--method auto``; families and fields no estimate was fitted
@@ -492,6 +494,21 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("verify numpy route", {"i.json": designed("is-cr", n=50, s=4)},
          ["verify", "i.json", *ex],
          "is-cr n=50 s=4 (230 k sets, witness tests)"),
+        # an encoded frame's spectra (gctool.audit.spectrum.Frame.set_work, kernels.spectra's
+        # walk_cost): numpy's batches of k x k eigenproblems (LAPACK's, gctool.budget.
+        # eigvalsh_cost), the compiled walk on LAPACK's sides and on a tight frame's s x s Grams
+        ("attack encoded frame", {"e.json": designed("encoded", frame="gaussian", n=260, k=200,
+                                                     s=1, seed=seed)},
+         ["attack", "e.json", "-s", "1", *ex], "gaussian 260 x 200 s=1 (numpy, k x k)"),
+        ("attack encoded frame", {"e.json": designed("encoded", frame="gaussian", n=150, k=100,
+                                                     s=2, seed=seed)},
+         ["attack", "e.json", "-s", "2", *ex], "gaussian 150 x 100 s=2 (11 k sets, numpy)"),
+        ("attack encoded frame", {"e.json": designed("encoded", frame="gaussian", n=125, k=22,
+                                                     s=3, seed=seed)},
+         ["attack", "e.json", "-s", "3", *ex], "gaussian 125 x 22 s=3 (318 k sets, compiled)"),
+        ("attack encoded frame", {"e.json": designed("encoded", frame="orthogonal", n=200,
+                                                     k=100, s=3, seed=seed)},
+         ["attack", "e.json", "-s", "3", *ex], "orthogonal 200 x 100 s=3 (1.3 M sets, s x s)"),
         # the timed probe's windows (gctool.budget.probe_rate): rs real n=36 s=6 hands its
         # costliest sets on in a cluster at the end of the lex order (its last 2.4 % of ranks
         # hold a third of its CPU), the exhaustive attack of is-cr times one set per rotation

@@ -594,6 +594,28 @@ def solve_cost(rows: int, cols: int) -> int:
     return max(1, int(muladds * share))
 
 
+
+#: LAPACK's eigenvalues (``syevd``, values only) of a side x side symmetric matrix, in ns: a
+#: call's fixed part, plus this much per square and per cube of the side (the reduction to
+#: tridiagonal form, whose matrix-vector half is bound by memory: its time grows as the square
+#: up to a side of about 400 and as the cube after).  The eigenvalues of an encoded frame's
+#: straggler sets (:meth:`gctool.audit.spectrum.Frame.set_work`: numpy's batched ``eigvalsh``;
+#: :func:`gctool.audit.kernels.spectra.walk_cost` above its own loops' sides).  Measured (CPU
+#: time per matrix, best of 5, one BLAS thread, one core of the 2-core development machine under
+#: load): batches of sides 2-30 0.26-58 us, sides 10-100 5.3-517 us, 150, 200, 300, 400, 600,
+#: 800: 0.93, 1.66, 4.19, 8.1, 22.6, 45.8 ms; this is 0.8-1.3x of them (sides 2 and 4: 0.7,
+#: 1.2 us against 0.26, 1.4).  ``solve_cost`` (an SVD with its vectors) read 0.2x at side 10,
+#: 2.7-2.9x at 200-400
+EIGVALSH_CALL_NS = 500
+EIGVALSH_SQUARE_NS = 45
+EIGVALSH_CUBE_NS = 0.03
+
+
+def eigvalsh_cost(side: int) -> float:
+    """LAPACK's eigenvalues (no vectors) of one side x side symmetric matrix, in ns
+    (:data:`EIGVALSH_CALL_NS`...)."""
+    return EIGVALSH_CALL_NS + EIGVALSH_SQUARE_NS * side**2 + EIGVALSH_CUBE_NS * side**3
+
 #: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs many times faster
 #: per multiply-add than the factorisations: its multiply-adds count 1/PRODUCT_SPEEDUP ns each
 #: (measured 0.02-0.04 ns from a side of 200 on, 0.07-0.1 at 150 x 75, one core of the 2-core

@@ -59,7 +59,7 @@ from gctool.audit.checks import check_s, curve_sizes
 from gctool.audit.distributed import ran_on, start_words, with_start, workers_start_ns
 from gctool.audit.kernels import SPECTRA, private
 from gctool.audit.outcome import WorstOutcome
-from gctool.budget import FAST_SET_COST, Budget, solve_cost, start_ns
+from gctool.budget import Budget, eigvalsh_cost, start_ns
 from gctool.codes.frame_spectra import Analysis, epsilon_of
 from gctool.codes.frame_spectra import epsilon_upper_bound as epsilon_upper_bound  # re-exported
 from gctool.engine.enumeration import count_sets, sample_sets, unrank_one
@@ -83,6 +83,14 @@ _BATCH_ENTRIES = 1 << 21
 COMPILED_TASK_NS = 20_000_000
 #: ... in at least this many sets
 COMPILED_CHUNK_MIN = 256
+#: a set's share of numpy's batched route besides its multiply-adds and eigenvalues
+#: (:meth:`Frame.set_work`), in ns: its rows gathered, the batch's calls.  With
+#: :func:`gctool.budget.eigvalsh_cost`, measured / estimated CPU time per set (best of 3, one
+#: BLAS thread, one core of the 2-core development machine under load): Gaussian k = 10-400,
+#: s = 1-3 (6 us-8.2 ms) 0.70-1.2; tight (s x s Grams) k = 20-200, s = 2-30 (1-75 us)
+#: 0.4-0.9.  FAST_SET_COST (2.5 us) and an SVD's time for the eigenvalues read 0.16-0.6 on
+#: the tight frames' sets and 0.34-0.37 from k = 100 on (2.2 at k = 20)
+NUMPY_SET_NS = 500
 
 
 #: largest sum of squared row norms of an audited frame: it bounds every entry and eigenvalue
@@ -237,19 +245,20 @@ class Frame:
         return walk_cost(s, self.S.shape[1], self._small(s), self.compiled.rows)
 
     def set_work(self, s: int, rows: bool, compiled: bool = False) -> int:
-        """Work of one set of size s in a batch (:data:`~gctool.limits.FAST_SET_COST` plus
-        its Gram, from S S^T with ``rows``, or its k x k matrix, and the eigenvalues); with
-        ``compiled``, of the compiled walk (:meth:`walk_time`)."""
+        """Work of one set of size s in a batch (:data:`NUMPY_SET_NS` plus
+        its Gram, from S S^T with ``rows``, or its k x k matrix, a multiply-add a ns, and
+        LAPACK's eigenvalues, :func:`~gctool.budget.eigvalsh_cost`); with ``compiled``, of the
+        compiled walk (:meth:`walk_time`)."""
         k = self.S.shape[1]
         if compiled and s > 0:
             from gctool.audit.kernels.spectra import walk_cost
 
             return int(walk_cost(s, k, self._small(s), rows))
         if s == 0:
-            return FAST_SET_COST + k
+            return NUMPY_SET_NS + k
         if self._small(s):
-            return FAST_SET_COST + k + solve_cost(s, s) + (s * s if rows else s * k * (s + 1))
-        return FAST_SET_COST + s * k * (k + 1) + k * k + solve_cost(k, k)
+            return int(NUMPY_SET_NS + k + eigvalsh_cost(s) + (s * s if rows else s * k * (s + 1)))
+        return int(NUMPY_SET_NS + s * k * (k + 1) + k * k + eigvalsh_cost(k))
 
     def batch_memory(self, s: int) -> int:
         """Bytes of one batch at size s (its arrays and the eigen solver's copy)."""

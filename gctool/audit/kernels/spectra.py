@@ -144,24 +144,31 @@ def spectra_each(Sets: Any, S: Any, G: Any, P: Any, c: float, small: bool, rows:
 #: the time of the walk per straggler set, in ns: a fixed part (the eigenvalue routine's
 #: scaling and sort, the picks, the next set) ...
 SPECTRA_SET_NS = 150
-#: ... plus this much per square and per cube of the side of the eigenproblem (s, or k) ...
+#: ... plus, up to :data:`~.symeig.MAX_SIDE`, this much per square and per cube of the side of
+#: the eigenproblem (s, or k; above it LAPACK's time, :func:`gctool.budget.eigvalsh_cost`, as
+#: numpy's route) ...
 SPECTRA_SQUARE_NS = 35
 SPECTRA_CUBE_NS = 0.2
 #: ... plus this much per multiply-add forming the matrix (s^2 k / 2 from the rows, k^2 s / 2
-#: for the k x k matrix; nothing when the s x s Gram is gathered from S S^T).  Fitted to the
-#: CPU time per set of the walk (:mod:`.symeig`'s loops up to side 20, LAPACK above; one core
-#: of the 2-core development machine, a loaded host): tight subsampled orthogonal 40x20
-#: s=3-6 (0.5-1.7 us), Gaussian 28 x 4, 28 x 7, 30 x 12, 40 x 20, 60 x 30 (0.8, 2.0, 5.8, 16,
-#: 37 us): measured / estimated 0.9-1.1; the ETF pg-2's sets (s=2-6: 0.3-1.2 us), whose Gram
-#: matrices are sparse, 0.65-1.0
+#: for the k x k matrix, twice above MAX_SIDE; nothing when the s x s Gram is gathered from
+#: S S^T).  Fitted to the CPU time per set of the walk (one core of the 2-core development
+#: machine, a loaded host): tight subsampled orthogonal 40x20 s=3-6 (0.5-1.7 us), Gaussian
+#: 28 x 4, 28 x 7, 30 x 12, 40 x 20, 60 x 30 (0.8, 2.0, 5.8, 16, 37 us): measured / estimated
+#: 0.9-1.1; the ETF pg-2's sets (s=2-6: 0.3-1.2 us), whose Gram matrices are sparse, 0.65-1.0.
+#: Gaussian k = 30-400 (LAPACK's sides; s = 1, 2: 41 us-11 ms): 0.78-1.22, where these
+#: constants above MAX_SIDE read 0.6 from k = 200 on
 SPECTRA_MULADD_NS = 0.5
 
 
 def walk_cost(s: int, k: int, small: bool, rows: bool) -> float:
     """Estimated time of the compiled walk per set of size s (k columns; ``small``: the s x s
     route, ``rows``: its Gram from S S^T), in ns."""
+    from gctool.budget import eigvalsh_cost
+
     side = s if small else k
     form = (0 if rows else s * s * k / 2) if small else k * k * s / 2
+    if side > MAX_SIDE:  # LAPACK's, the matrix formed again for it (_extremes)
+        return SPECTRA_SET_NS + eigvalsh_cost(side) + 2 * SPECTRA_MULADD_NS * form
     return (SPECTRA_SET_NS + SPECTRA_SQUARE_NS * side**2 + SPECTRA_CUBE_NS * side**3
             + SPECTRA_MULADD_NS * form)
 
