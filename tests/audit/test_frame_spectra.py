@@ -148,10 +148,14 @@ def test_the_walk_runs_in_the_jobs_threads(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(exhaustive, "PARALLEL_MIN_SETS", 0)
     monkeypatch.setattr(Frame, "chunk", lambda self, s: 8)
     where: list[str] = []
-    walk = FrameWalk.walk
+    walk, arrived = FrameWalk.walk, threading.Event()
 
     def spy(self: Any, *args: Any) -> Any:
+        # a task waits (10 s at most, once) for the other thread's first: on a loaded machine
+        # one thread could walk every task of microseconds before the other starts
         where.append(threading.current_thread().name)
+        if len(set(where)) > 1 or not arrived.wait(10):
+            arrived.set()
         return walk(self, *args)
 
     monkeypatch.setattr(FrameWalk, "walk", spy)
