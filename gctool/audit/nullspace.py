@@ -44,6 +44,7 @@ the rows of N, ``||a||^2 = ||W||^2 + ||Z||^2``: the decoder norm is exact for ev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import combinations
 from math import comb
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +96,9 @@ class Reduction:
     rank: int
     consistent: bool  # the targets lie in the row space of B (all n workers decode)
     kappa: float = float("nan")  # cond(B) on its numerical rank (R/C only)
+    #: rows the GF(q) test updates per set, by (s, q) (:func:`updated_rows`, counted once)
+    updates: dict[tuple[int, int], float] = field(default_factory=dict, repr=False,
+                                                  compare=False)
 
     @property
     def d(self) -> int:
@@ -172,9 +176,9 @@ GF_NULL_SET_NS = 300
 #: thousands of sets lack rank, so the loop runs on), a pivot search and two row swaps each ...
 GF_NULL_COLUMN_NS = 350
 #: ... plus this much per entry the elimination updates: the rows below each pivot whose entry
-#: in its column is non-zero (the density of N times the row pairs), d + m entries each (each
-#: row gathered, updated and scattered back), with the arithmetic of GF(2^m) (two products
-#: read from the tables and an XOR) ...
+#: in its column is non-zero (counted on a sample of sets, :func:`updated_rows`), d + m
+#: entries each (each row gathered, updated and scattered back), with the arithmetic of
+#: GF(2^m) (two products read from the tables and an XOR) ...
 GF_NULL_ENTRY_NS = 35
 #: ... or of GF(p) (two products and their difference reduced once,
 #: :meth:`~gctool.algebra.gf.GFArith.mul_sub_mul`: the sets of cyclic-MDS GF(61) n=60 s=20,
@@ -226,15 +230,71 @@ def entry_ns(fld: Field) -> float:
     return GF_NULL_ENTRY_NS if fld.p == 2 else GF_NULL_DIGIT_NS * fld.m
 
 
-def gf_nullspace_time(red: Reduction, s: int, m: int, entry: float) -> float:
-    """Estimated time of one set decided by the numpy null-space test over GF(q), in ns
-    (:data:`GF_NULL_SET_NS` and after; ``entry``: :func:`entry_ns` of the field)."""
+#: straggler sets on which :func:`updated_rows` counts the elimination's updates (all of them
+#: when there are fewer), at most GF_NULL_SAMPLE_COLUMNS / d of them and at least 64 (the
+#: elimination's loop over the d columns costs the count 20-30 us per column): 512 sets read
+#: rs GF(3^12) n=20 s=5 within 4 % of its 15,504 sets' 1.41 rows a set, 128 within 15 %;
+#: 5-12 ms a count at d = 4-20, 30 ms at d = 170 (rs GF(2^8) n=255 s=20), once per s
+GF_NULL_SAMPLE = 512
+GF_NULL_SAMPLE_COLUMNS = 16384
+
+
+class _CountingArith:
+    """A :class:`~gctool.algebra.gf.GFArith` that counts the rows its updates are made on."""
+
+    def __init__(self, arith: GFArith) -> None:
+        self.arith, self.dtype, self.rows = arith, arith.dtype, 0
+
+    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.arith.mul(a, b)
+
+    def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.arith.sub(a, b)
+
+    def mul_sub_mul(self, c: Any, a: Any, f: Any, b: Any) -> np.ndarray:
+        self.rows += int(np.shape(a)[0])
+        return self.arith.mul_sub_mul(c, a, f, b)
+
+
+def updated_rows(red: Reduction, s: int, fld: Field) -> float:
+    """Rows the numpy null-space test over ``fld`` updates per set of ``s`` stragglers (each row d +
+    m entries), counted as the test itself (:func:`reduced_decodes`) runs on :data:`GF_NULL_SAMPLE`
+    seeded random sets (fewer at large d; each in lexicographic order, as the engine hands them
+    over) and kept on ``red``.  The count follows N's structure, where no formula of its density
+    does: N from :func:`left_null_reduction` is the identity on B's d free rows, so a straggler
+    among them is a unit row, updated only where a dense row's pivot falls in its column, and where
+    d > s most of a set's rows are unit rows: rs GF(3^12) n=40 s=5 (d = 20) updates 0.44 rows a set,
+    where N's density times the row pairs below the pivots counted 3.75 (dense codes, d = s:
+    2.4-13.6 rows, within 1-10 % of that count)."""
+    key = (s, fld.order)
+    if key not in red.updates:
+        n, d = int(red.W.shape[0]), red.d
+        if d == 0 or s == 0:
+            red.updates[key] = 0.0
+            return 0.0
+        if comb(n, s) <= GF_NULL_SAMPLE:
+            S = np.array(list(combinations(range(n), s)), dtype=np.intp)
+        else:
+            sets = max(64, min(GF_NULL_SAMPLE, GF_NULL_SAMPLE_COLUMNS // d))
+            rng = np.random.default_rng(0)
+            S = np.sort(np.argsort(rng.random((sets, n)), axis=1)[:, :s], axis=1)
+        N, W = np.asarray(red.N), np.asarray(red.W)
+        if N.dtype == object:  # exact rationals, screened mod a prime
+            N, W = (np.asarray(x % fld.order, dtype=np.int64) for x in (N, W))
+        arith = _CountingArith(GFArith(fld))
+        reduced_decodes(arith, N, W, S)
+        red.updates[key] = arith.rows / len(S)
+    return red.updates[key]
+
+
+def gf_nullspace_time(red: Reduction, s: int, m: int, fld: Field,
+                      entry: float | None = None) -> float:
+    """Estimated time of one set decided by the numpy null-space test over GF(q) ``fld``, in
+    ns (:data:`GF_NULL_SET_NS` and after; ``entry``: an entry's time, by default the field's
+    :func:`entry_ns`; the rows updated, :func:`updated_rows`)."""
     d = red.d
-    N = np.asarray(red.N)
-    density = float(np.count_nonzero(N)) / N.size if N.size else 0.0
-    r = min(s, d)
-    pairs = r * (s - 1) - r * (r - 1) / 2  # rows below each of the r pivots
-    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + entry * density * pairs * (d + m)
+    rate = entry_ns(fld) if entry is None else entry
+    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + rate * updated_rows(red, s, fld) * (d + m)
 
 
 def nullspace_time(red: Reduction, s: int, m: int, fld: Field) -> float:
@@ -243,7 +303,7 @@ def nullspace_time(red: Reduction, s: int, m: int, fld: Field) -> float:
     test and the direct decoder are :meth:`FloatNullKernel.set_time`'s); over GF(q) the
     batched elimination's (:func:`gf_nullspace_time` at the field's :func:`entry_ns`)."""
     if fld.is_finite:
-        return gf_nullspace_time(red, s, m, entry_ns(fld))
+        return gf_nullspace_time(red, s, m, fld)
     d, n = red.d, int(red.W.shape[0])
     work = NUMPY_SQUARE_NS * s * s + NUMPY_PRODUCT_NS * n * d * m
     if d > s:

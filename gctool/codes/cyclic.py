@@ -89,7 +89,7 @@ def _tolerates(B: np.ndarray, field: Field, s: int, budget: Budget | None) -> bo
     (None: not checked; a draw that fails stops early, so only the first draw is held to it)."""
     from gctool.algebra.gf import GFArith
     from gctool.algebra.linalg import left_null_reduction
-    from gctool.audit.nullspace import Reduction, entry_ns, gf_nullspace_time
+    from gctool.audit.nullspace import Reduction, gf_nullspace_time
     from gctool.engine.sweep import ExceedFold, ExceedWorker, LexSource, rank_tasks, run_folded
 
     arith, n = GFArith(field), B.shape[0]
@@ -99,8 +99,7 @@ def _tolerates(B: np.ndarray, field: Field, s: int, budget: Budget | None) -> bo
     if s == 0:
         return True
     if budget is not None:
-        per_set = gf_nullspace_time(Reduction(N, W, n - N.shape[0], True), s, 1,
-                                    entry_ns(field))
+        per_set = gf_nullspace_time(Reduction(N, W, n - N.shape[0], True), s, 1, field)
         budget.check_work(f"cyclic (n={n}, s={s}, {field}): the exact check of a draw's "
                           f"{comb(n, s):,} straggler sets", comb(n, s) * per_set,
                           "use a smaller n or s, or `field`=real, or raise `max_work`")

@@ -248,14 +248,14 @@ def test_the_decoders_svd_costs_less_per_multiply_add_as_its_systems_grow() -> N
 
 
 def test_the_numpy_test_over_gf_q_counts_its_columns_and_its_updates() -> None:
-    """Over GF(q) without a compiled walk (GF(p^m) with p odd), the batched elimination
-    visits every one of the d columns and updates the rows below each pivot whose entry is
-    non-zero (the density of N), an addition digit by digit over GF(p^m); over GF(p) an
-    update is reduced once (GFArith.mul_sub_mul), cheaper than GF(2^m)'s two table products;
-    the mod-p screen of exact verification is charged at GF(p)'s rate."""
+    """Over GF(q) without a compiled walk (GF(p^m) with p odd), the batched elimination visits every
+    one of the d columns and updates the rows below each pivot whose entry is non-zero (counted on a
+    sample of sets: nullspace.updated_rows), an addition digit by digit over GF(p^m); over GF(p) an
+    update is reduced once (GFArith.mul_sub_mul), cheaper than GF(2^m)'s two table products; the
+    mod-p screen of exact verification is charged at GF(p)'s rate."""
     from gctool.algebra.fields import parse_field
     from gctool.audit import nullspace as ns
-    from gctool.audit.rational import RationalKernel
+    from gctool.audit.rational import PRIME, RationalKernel
 
     rs = design("rs", n=40, s=4, field="GF(3^4)")
     red = ns.reduce_gf(rs)
@@ -264,17 +264,17 @@ def test_the_numpy_test_over_gf_q_counts_its_columns_and_its_updates() -> None:
     prime = ns.entry_ns(design("rs", n=12, s=2, field="GF(13)").field)
     assert prime == ns.entry_ns(parse_field("GF(2147483647)")) == ns.GF_NULL_PRIME_ENTRY_NS
     assert prime < ns.GF_NULL_ENTRY_NS
-    per = ns.gf_nullspace_time(red, 4, 1, ns.entry_ns(rs.field))
+    per = ns.gf_nullspace_time(red, 4, 1, rs.field)
     assert needed(rs, 4) == pytest.approx(comb(40, 4) * per / 1e9)
     # rs's N is in echelon form: few updates, the columns carry it
     assert per == pytest.approx(ns.GF_NULL_SET_NS + ns.GF_NULL_COLUMN_NS * 32, rel=0.1)
     dense = design("cyclic-mds", n=40, s=6, field="GF(3^4)")
     dred = ns.reduce_gf(dense)
-    digits = ns.entry_ns(dense.field)
-    assert ns.gf_nullspace_time(dred, 6, 1, digits) > ns.gf_nullspace_time(dred, 6, 1, prime) > (
-        ns.gf_nullspace_time(dred, 3, 1, prime))
+    fld = dense.field
+    assert ns.gf_nullspace_time(dred, 6, 1, fld) > ns.gf_nullspace_time(dred, 6, 1, fld, prime) > (
+        ns.gf_nullspace_time(dred, 3, 1, fld, prime))
     assert RationalKernel(dense, dred).set_time(6, 1000) == ns.gf_nullspace_time(
-        dred, 6, 1, prime)
+        dred, 6, 1, parse_field(f"GF({PRIME})"))
 
 
 def test_the_exhaustive_attack_is_estimated_with_its_compiled_walk(
