@@ -575,16 +575,14 @@ CACHE_SHARE = 0.5
 #: vectors that :func:`solve_cost` counts (0.15-0.25 against 0.3-0.4 ns per multiply-add from a
 #: side of 400 on, 0.3-0.75 against 0.9-2.4 below 100) ...
 VALUES_ONLY = 2
-#: ... and the eigenvalues of a symmetric matrix (``eigvalsh``) EIGVALS_ONLY times (0.07-0.3
-#: ns per multiply-add from a side of 150 on)
-EIGVALS_ONLY = 5
 
 
 def solve_cost(rows: int, cols: int) -> int:
     """One dense factorisation over R/C (an SVD with its vectors) of a rows x cols matrix, in
     ns: one per multiply-add up to a side of :data:`LARGE_FROM`, the share of a large side
     above (:data:`LARGE_SOLVE_SHARE`, rising again out of the caches: :data:`CACHE_FROM`);
-    values alone cost less (:data:`VALUES_ONLY`, :data:`EIGVALS_ONLY`).  Over GF(q) the
+    values alone cost less (:data:`VALUES_ONLY`; a symmetric matrix's eigenvalues:
+    :func:`eigvalsh_cost`).  Over GF(q) the
     arithmetic's path sets the rate (:func:`gctool.algebra.gf.muladd_ns`)."""
     side = max(1, min(rows, cols))
     muladds = rows * cols * side
@@ -605,16 +603,20 @@ def solve_cost(rows: int, cols: int) -> int:
 #: load): batches of sides 2-30 0.26-58 us, sides 10-100 5.3-517 us, 150, 200, 300, 400, 600,
 #: 800: 0.93, 1.66, 4.19, 8.1, 22.6, 45.8 ms; this is 0.8-1.3x of them (sides 2 and 4: 0.7,
 #: 1.2 us against 0.26, 1.4).  ``solve_cost`` (an SVD with its vectors) read 0.2x at side 10,
-#: 2.7-2.9x at 200-400
+#: 2.7-2.9x at 200-400.  Out of the caches (sides 1,000-3,000: 0.078-0.094 ns per cube of the
+#: side, 1.2-1.9x of the square-and-cube fit) the cube alone at EIGVALSH_LARGE_CUBE_NS, 0.9-1.1x
 EIGVALSH_CALL_NS = 500
 EIGVALSH_SQUARE_NS = 45
 EIGVALSH_CUBE_NS = 0.03
+EIGVALSH_LARGE_CUBE_NS = 0.085
 
 
 def eigvalsh_cost(side: int) -> float:
     """LAPACK's eigenvalues (no vectors) of one side x side symmetric matrix, in ns
-    (:data:`EIGVALSH_CALL_NS`...)."""
-    return EIGVALSH_CALL_NS + EIGVALSH_SQUARE_NS * side**2 + EIGVALSH_CUBE_NS * side**3
+    (:data:`EIGVALSH_CALL_NS`...): a graph's adjacency matrix, a frame's Gram, the Gram of each
+    of its straggler sets."""
+    return EIGVALSH_CALL_NS + max(EIGVALSH_SQUARE_NS * side**2 + EIGVALSH_CUBE_NS * side**3,
+                                  EIGVALSH_LARGE_CUBE_NS * side**3)
 
 #: a dense product of float64 matrices (numpy's ``@``: BLAS-3 GEMM/SYRK) runs many times faster
 #: per multiply-add than the factorisations: its multiply-adds count 1/PRODUCT_SPEEDUP ns each

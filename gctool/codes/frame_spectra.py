@@ -36,9 +36,9 @@ class Analysis:
     def work(n: int, k: int, rows: bool = True) -> int:
         """Work of :meth:`of` (G, its eigenvalues) and, with ``rows``, of :meth:`rows` and
         the passes over it (the coherence, the upper bound)."""
-        from gctool.budget import EIGVALS_ONLY, product_cost, solve_cost
+        from gctool.budget import eigvalsh_cost, product_cost
 
-        gram = product_cost(k, n, k) + solve_cost(k, k) // EIGVALS_ONLY
+        gram = product_cost(k, n, k) + int(eigvalsh_cost(k))
         return gram + ((product_cost(n, k, n) + 4 * n * n) if rows else 0)
 
     @staticmethod

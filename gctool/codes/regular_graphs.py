@@ -152,11 +152,11 @@ def check_work(budget: Budget, scheme: str, N: int, rows: int, remedy: str) -> N
     """Refuse, before they start, the eigenvalues of a graph of ``N`` vertices
     (:func:`spectral_summary`) and the ``rows`` x ``N`` matrix B of a ``scheme`` built on it,
     estimated above ``budget``."""
-    from gctool.budget import EIGVALS_ONLY, entries_cost, solve_cost
+    from gctool.budget import eigvalsh_cost, entries_cost
 
     budget.check_work(f"{scheme} (n={rows}): the eigenvalues of the {N} x {N} adjacency "
                       f"matrix and the {rows} x {N} matrix B",
-                      solve_cost(N, N) // EIGVALS_ONLY + entries_cost(rows, N), remedy)
+                      int(eigvalsh_cost(N)) + entries_cost(rows, N), remedy)
 
 
 def spectral_summary(A: np.ndarray, d: int) -> dict[str, Any]:

@@ -319,7 +319,8 @@ def test_both_routes_charge_lapacks_eigenvalues_alike(k: int) -> None:
     k = 20, and 1.9x the walk's charge at k = 100)."""
     from gctool.audit.kernels.spectra import walk_cost
     from gctool.audit.spectrum import NUMPY_SET_NS
-    from gctool.budget import eigvalsh_cost
+    from gctool.budget import eigvalsh_cost, product_cost
+    from gctool.codes.frame_spectra import Analysis
 
     rng = np.random.default_rng(k)
     fr = Frame.of(rng.standard_normal((k + 20, k)))
@@ -329,6 +330,10 @@ def test_both_routes_charge_lapacks_eigenvalues_alike(k: int) -> None:
         forming = (s + 1) * k * (k + 1)
         assert abs(numpy - walk) <= 2 * forming + NUMPY_SET_NS
         assert min(numpy, walk) >= eigvalsh_cost(k)
+    # the frame's one-off analysis (its Gram's eigenvalues, gctool.codes.frame_spectra) charges
+    # the same k x k eigenproblem as a set does: an SVD's share of it read 0.55x at k = 400
+    gram = Analysis.work(k + 20, k, rows=False) - product_cost(k, k + 20, k)
+    assert abs(fr.set_work(1, False) - gram) <= 2 * 2 * k * (k + 1) + NUMPY_SET_NS
 
 
 def _seconds(code: Any, sizes: range, jobs: int = 1) -> float:
