@@ -326,19 +326,29 @@ def _tables(p: int, m: int, poly: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 #: one entry of the numpy eliminations over a field above the tables (two polynomial products
 #: and a subtraction, :meth:`GFArith._calc_mul`), per bit of GF(2^m) ...
 CALC_BIT_NS = 8
-#: ... and per digit of GF(p^m), p odd, in ns.  Fitted to ``verify --method exhaustive
-#: --jobs 1`` of cyclic codes over GF(2^24), GF(2^31), GF(46337^2) (n=30, s=5), GF(13^7),
-#: GF(7^11), GF(5^13) and GF(3^15) (n=24, s=4) on the loaded 2-core machine (halved for its
-#: load, as its fitted tables' GF(3^12) and GF(5^9) needed): 172-307 ns per entry for m = 24-31,
-#: 221-2,910 ns for m = 2-15 digits; quieter, verify measured 0.59-1.0 of this estimate over
-#: GF(2^31), GF(46337^2), GF(7^11) and GF(3^15)
-CALC_DIGIT_NS = 150
+#: ... and over GF(p^m), p odd, CALC_DIGIT_NS per digit (the digit planes, the difference and
+#: the reduction's steps) plus CALC_DIGIT_PAIR_NS per pair of digits (m^2: the schoolbook
+#: products of digit planes), in ns.  Fitted to the exact check's update, which is this entry
+#: (:mod:`gctool.audit.nullspace`, tasks of 4,096 sets, best of 5, loaded 2-core machine):
+#: random dense and cyclic codes over GF(46337^2), GF(13^7), GF(5^10), GF(7^11), GF(5^13),
+#: GF(3^15), GF(3^19), 58-69 ns an entry at m = 2, 328 at m = 7, 600-720 at m = 11,
+#: 1,020-1,090 at m = 15, 1,700 at m = 19 (measured / estimated 0.94-1.03).  It was 150 ns per
+#: digit at every m (fitted to verify runs), which read 0.2-0.6 there
+CALC_DIGIT_NS = 25
+CALC_DIGIT_PAIR_NS = 3
+
+
 def calc_entry_ns(fld: Field) -> float | None:
-    """The cost of one entry of the numpy eliminations over ``fld`` when it has neither tables
-    nor prime arithmetic (:data:`CALC_BIT_NS`, :data:`CALC_DIGIT_NS`), else None."""
+    """The cost of one entry of a fraction-free update c a - f b (two products and a
+    difference, :meth:`GFArith.mul_sub_mul`) over ``fld`` when it has neither tables nor prime
+    arithmetic (:data:`CALC_BIT_NS` per bit; :data:`CALC_DIGIT_NS` per digit and
+    :data:`CALC_DIGIT_PAIR_NS` per pair of digits), else None."""
     if not fld.is_finite or fld.m == 1 or fld.order <= TABLE_LIMIT:
         return None
-    return float((CALC_BIT_NS if fld.p == 2 else CALC_DIGIT_NS) * fld.m)
+    m = fld.m
+    if fld.p == 2:
+        return float(CALC_BIT_NS * m)
+    return float(CALC_DIGIT_NS * m + CALC_DIGIT_PAIR_NS * m * m)
 
 
 #: one product and sum of vectors above the tables costs this per call besides its elements
@@ -399,7 +409,7 @@ GJ_DIGIT_NS = 7.5
 #: DECODER_GF2_NS over GF(2^m) with tables (GF(2^20) no slower than GF(2^8): the doubling of
 #: :data:`GJ_TABLE_DOUBLING_NS` is a whole elimination's), DECODER_PRIME_NS over GF(p),
 #: DECODER_DIGIT_NS per digit over GF(p^m) with p odd (its additions digit by digit), and above
-#: the tables :data:`CALC_PRODUCT_SHARE`.  Measured on the quiet 2-core development machine
+#: the tables :data:`DECODER_CALC_SHARE`.  Measured on the quiet 2-core development machine
 #: (CPU time of one core, bench_budget's calibrated cases), since the elimination reduces once
 #: per update: the 63 x 21 systems of partial work's verify (rs n=21,
 #: messages of 2 partitions, 10,206 profiles in batches) 6-7 ns per multiply-add over GF(2^8)
@@ -425,16 +435,18 @@ GALOIS_PRIME_NS = 40.0
 GALOIS_BIT_NS = 1.3
 GALOIS_DIGIT_NS = 200.0
 
-#: above the tables both int64 paths cost this share of :func:`calc_entry_ns` (a fraction-free
-#: update's entry: two products and a difference) per multiply-add they count: Gauss-Jordan's
-#: update a - f b has one product; the decoder's row echelon form updates only the rows below
-#: each pivot, about half of the f K min(f, K) counted, with two.  Measured (best of 3 CPU,
-#: loaded 2-core machine): Gauss-Jordan's blocks of 4,096 entries 61-93 ns over
-#: GF(2^23)-GF(2^31) (against 92-124 here), 455-1,060 over GF(13^7), GF(7^11), GF(3^15)
-#: (525-1,125); the decoder's batches of 128-512 systems of 26 x 24 and 40 x 30 read 0.86-1.0
-#: over GF(2^31), 0.8 over GF(7^11) (at the whole entry, GF(2^8)'s rate before: 0.4 and 9.7).
-#: GF(p^2) digits cost less (GF(46337^2): 0.4-0.7 of this)
+#: above the tables Gauss-Jordan costs this share of :func:`calc_entry_ns` (a fraction-free
+#: update's entry: two products and a difference) per multiply-add it counts (its update
+#: a - f b has one product, on blocks of 4,096 entries) ...
 CALC_PRODUCT_SHARE = 0.5
+#: ... and the decoder's batched row echelon form this share: it updates the rows below each
+#: pivot, about 0.6 of the f K min(f, K) counted, with two products each, on whole slabs of its
+#: batch (10^5 entries and more, out of the caches: 1.2-1.5 times a block's time per entry).
+#: Measured against the exact check's entry in the same process (best of 3 CPU, interleaved,
+#: loaded 2-core machine; GF(46337^2), GF(13^7), GF(5^10), GF(7^11), GF(3^15), GF(3^19)):
+#: matrix_rank 64 x 64 and 100 x 100 read 1.0-1.1 of the entry's own ratio, the decoder's
+#: batches of 256 26 x 24 and 128 40 x 30 systems 1.2-2.4 at half the entry (1.6 typical)
+DECODER_CALC_SHARE = 0.75
 
 #: the paths of :func:`muladd_ns`
 PATHS = ("gauss-jordan", "decoder", "galois")
@@ -446,7 +458,8 @@ def muladd_ns(fld: Field, path: str) -> float:
     on int64 arrays (:data:`GJ_TABLE_NS` and after), "decoder" the optimal decoder's batched
     fraction-free elimination (:data:`DECODER_GF2_NS` and after), "galois" galois FieldArrays
     (:data:`GALOIS_LOOKUP_NS` and after).  Above the tables the int64 paths multiply
-    polynomials (:data:`CALC_PRODUCT_SHARE` of :func:`calc_entry_ns`)."""
+    polynomials (:data:`CALC_PRODUCT_SHARE`, :data:`DECODER_CALC_SHARE` of
+    :func:`calc_entry_ns`)."""
     if not fld.is_finite or path not in PATHS:
         raise ValueError(f"no GF(q) multiply-add rate for {fld} on {path!r}")
     q, p, m = fld.order, fld.p, fld.m
@@ -456,8 +469,8 @@ def muladd_ns(fld: Field, path: str) -> float:
         return float(GALOIS_PRIME_NS if m == 1 else GALOIS_BIT_NS * m if p == 2
                      else GALOIS_DIGIT_NS * m)
     calc = calc_entry_ns(fld)
-    if calc is not None:  # one product per multiply-add counted (:data:`CALC_PRODUCT_SHARE`)
-        return calc * CALC_PRODUCT_SHARE
+    if calc is not None:  # a share of a fraction-free entry per multiply-add counted
+        return calc * (DECODER_CALC_SHARE if path == "decoder" else CALC_PRODUCT_SHARE)
     if path == "decoder":
         return float(DECODER_GF2_NS if p == 2 else DECODER_PRIME_NS if m == 1
                      else DECODER_DIGIT_NS * m)

@@ -196,18 +196,10 @@ GF_NULL_PRIME_ENTRY_NS = 30
 #: among prime fields), which read 0.45-0.52 at m = 12 (``design cyclic`` over GF(3^12),
 #: since the zero-padded tables made the products cheap)
 GF_NULL_DIGIT_NS = 8
-#: ... or, above the tables, of GF(p^m) with p odd (:meth:`~gctool.algebra.gf.GFArith._calc_mul`
-#: on digit planes: the planes, the difference and the reduction's steps per digit, the
-#: schoolbook products and their reduction per pair of digits): GF_NULL_CALC_DIGIT_NS per
-#: digit plus GF_NULL_CALC_PAIR_NS per m^2.  Fitted the same way to random dense n=24 k=20
-#: s=4 and cyclic codes over GF(46337^2), GF(13^7), GF(5^10), GF(7^11), GF(5^13), GF(3^15),
-#: GF(3^19): 58-69 ns per entry at m = 2, 328 at m = 7, 600-720 at m = 11, 1,020-1,090 at
-#: m = 15, 1,700 at m = 19: measured / estimated 0.94-1.03, where the polynomial arithmetic's
-#: per-digit rate (:func:`~gctool.algebra.gf.calc_entry_ns`, 150 m) read 0.2-0.6.  GF(2^m)
-#: above the tables is charged :func:`~gctool.algebra.gf.calc_entry_ns` (5.6 ns per bit
-#: measured over GF(2^23)-GF(2^31), 8 charged)
-GF_NULL_CALC_DIGIT_NS = 25
-GF_NULL_CALC_PAIR_NS = 3
+#: ... or, above the tables (GF(2^m) and GF(p^m), p odd), the polynomial arithmetic's
+#: fraction-free entry, :func:`~gctool.algebra.gf.calc_entry_ns` (fitted to this test's
+#: updates: 58-69 ns an entry at m = 2 to 1,700 at m = 19 digits; 5.6 ns per bit measured
+#: over GF(2^23)-GF(2^31), 8 charged)
 
 
 def entry_ns(fld: Field) -> float:
@@ -215,16 +207,13 @@ def entry_ns(fld: Field) -> float:
     :class:`gctool.algebra.gf.GFArith`: two products and a difference), in ns:
     :data:`GF_NULL_PRIME_ENTRY_NS` over GF(p), :data:`GF_NULL_ENTRY_NS` over GF(2^m) with
     tables, :data:`GF_NULL_DIGIT_NS` per digit over GF(p^m) with p odd and tables (the
-    difference digit by digit), and above the tables :data:`GF_NULL_CALC_DIGIT_NS` per digit
-    and :data:`GF_NULL_CALC_PAIR_NS` per pair of digits of GF(p^m), p odd (the schoolbook
-    products of digit planes), the polynomial arithmetic's of GF(2^m)
-    (:func:`gctool.algebra.gf.calc_entry_ns`)."""
+    difference digit by digit), and above the tables the polynomial arithmetic's
+    (:func:`gctool.algebra.gf.calc_entry_ns`: per digit and per pair of digits of GF(p^m), p
+    odd, the schoolbook products of digit planes)."""
     fld = fld.resolved()
     calc = calc_entry_ns(fld)
     if calc is not None:
-        if fld.p == 2:
-            return calc
-        return float(GF_NULL_CALC_DIGIT_NS * fld.m + GF_NULL_CALC_PAIR_NS * fld.m**2)
+        return calc
     if fld.m == 1:
         return GF_NULL_PRIME_ENTRY_NS
     return GF_NULL_ENTRY_NS if fld.p == 2 else GF_NULL_DIGIT_NS * fld.m
