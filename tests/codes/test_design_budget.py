@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -255,49 +254,3 @@ def test_a_digit_of_an_update_over_gf_p_m_costs_what_it_costs_in_every_eliminati
         whole_digit = (elimination_cost(64, 64, hi) - elimination_cost(64, 64, lo)) / 64**3
         assert null_digit > 0 and whole_digit > 0
         assert 1 / 1.25 <= null_digit / whole_digit <= 1.25, (p, m, null_digit, whole_digit)
-
-
-class _PlaneOps(np.ndarray):
-    """Digit planes that count the elements of the operations made on them."""
-
-    ops = 0
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any,
-                        **kwargs: Any) -> Any:
-        plain = [x.view(np.ndarray) if isinstance(x, _PlaneOps) else x for x in inputs]
-        if "out" in kwargs:
-            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _PlaneOps) else o
-                                  for o in kwargs["out"])
-        result = getattr(ufunc, method)(*plain, **kwargs)
-        _PlaneOps.ops += int(np.size(result))
-        return result
-
-
-def test_above_the_tables_an_update_costs_the_pairs_of_digits_of_its_products(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above the tables GF(p^m), p odd, multiplies on digit planes by schoolbook: each of an
-    update's two products multiplies every pair of the operands' m digits (counted here: m^2
-    plane products per element), so an entry of the null-space test costs more per digit as m
-    grows (measured: 58-69 ns an entry at m = 2, 600-720 at m = 11, twice as much per digit).
-    It was charged 150 ns per digit at every m, which read 0.39-0.43 of the exact check of a
-    GF(7^11) draw."""
-    from gctool.algebra import gf
-    from gctool.algebra.fields import parse_field
-    from gctool.audit.nullspace import entry_ns
-
-    planes = gf.digit_planes
-    monkeypatch.setattr(gf, "digit_planes", lambda a, p, m: planes(a, p, m).view(_PlaneOps))
-    rng = np.random.default_rng(1)
-    per_digit = []
-    for spec in ("GF(46337^2)", "GF(13^7)", "GF(7^11)", "GF(3^15)", "GF(3^19)"):
-        fld = parse_field(spec).resolved()
-        ar = gf.GFArith(fld)
-        assert ar.kind == "calc"
-        a, b = (rng.integers(0, fld.order, (50, 6)) for _ in range(2))
-        c, f = (rng.integers(1, fld.order, (50, 1)) for _ in range(2))
-        _PlaneOps.ops = 0
-        ar.mul_sub_mul(c, a, f, b)
-        assert _PlaneOps.ops == 2 * fld.m**2 * a.size, spec  # two products, m^2 pairs each
-        per_digit.append(entry_ns(fld) / fld.m)
-    assert all(x < y for x, y in zip(per_digit, per_digit[1:], strict=False)), per_digit
-    assert per_digit[2] / per_digit[0] > 1.5
