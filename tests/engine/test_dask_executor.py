@@ -1036,7 +1036,7 @@ def test_a_frame_spectrum_refusal_names_the_local_cluster_start() -> None:
     said = {}
     for name, runner in (("dask", DaskRunner()), ("local", None)):
         with pytest.raises(BudgetExceeded) as info:
-            spectrum.worst_spectrum(code, 4, budget=Budget(max_work=1e-6), runner=runner)
+            spectrum.worst_spectrum(code, 4, budget=Budget(max_work=1e-4), runner=runner)
         said[name] = str(info.value)
     assert "with starting a local Dask cluster (about 800 ms)" in said["dask"], said["dask"]
     assert "Dask" not in said["local"]
