@@ -202,11 +202,11 @@ def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory:
     :func:`gctool.decode.cost.decoder_set_time`, or the structured decoder's interpolation and
     the check of its vector, :data:`~gctool.budget.FAST_SET_COST` and, over GF(q), (n - s) K m
     multiply-adds at the decoders' rate of the field (:func:`~gctool.algebra.gf.muladd_ns`,
-    "decoder": rs over GF(2^8), GF(257), GF(65537), GF(3^4), GF(7^3), n = 40 and 80, s = 2, measured
+    DECODER: rs over GF(2^8), GF(257), GF(65537), GF(3^4), GF(7^3), n = 40 and 80, s = 2, measured
     0.91-1.17 of it, over GF(2^20) 1.65-1.85, cyclic-MDS GF(43) n=21 s=8 0.66; CPU time, best
     of 3, loaded 2-core machine), over R/C n^2 ns) or, built in memory for JSON, above the
     memory budget."""
-    from gctool.algebra.gf import muladd_ns
+    from gctool.algebra.gf import ArithPath, muladd_ns
     from gctool.budget import FAST_SET_COST
     from gctool.decode.cost import decoder_set_time
 
@@ -214,7 +214,7 @@ def _check_work(code: GradientCode, s: int, P: int, structured: bool, in_memory:
         per = decoder_set_time(code, s)
     elif code.field.is_finite:
         per = (FAST_SET_COST
-               + muladd_ns(code.field, "decoder") * (code.n - s) * code.B.shape[1] * code.m)
+               + muladd_ns(code.field, ArithPath.DECODER) * (code.n - s) * code.B.shape[1] * code.m)
     else:
         per = FAST_SET_COST + code.n**2
     each = ("the structured decoder's O(n^2) interpolation" if structured

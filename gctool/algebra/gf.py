@@ -19,6 +19,7 @@ The row reductions built on them are in :mod:`gctool.algebra.linalg`.
 
 from __future__ import annotations
 
+import enum
 import functools
 import math
 from dataclasses import dataclass, field
@@ -448,30 +449,34 @@ CALC_PRODUCT_SHARE = 0.5
 #: batches of 256 26 x 24 and 128 40 x 30 systems 1.2-2.4 at half the entry (1.6 typical)
 DECODER_CALC_SHARE = 0.75
 
-#: the paths of :func:`muladd_ns`
-PATHS = ("gauss-jordan", "decoder", "galois")
+class ArithPath(enum.Enum):
+    """The code that runs a GF(q) multiply-add, each at its own rate (:func:`muladd_ns`)."""
+
+    GAUSS_JORDAN = enum.auto()  # a whole matrix's elimination on int64 arrays
+    DECODER = enum.auto()  # the optimal decoder's batched fraction-free elimination
+    GALOIS = enum.auto()  # galois FieldArrays
 
 
-def muladd_ns(fld: Field, path: str) -> float:
+def muladd_ns(fld: Field, path: ArithPath) -> float:
     """The time of one multiply-add over the finite field ``fld`` on ``path``, in ns: the
-    arithmetic that path runs there (:data:`PATHS`): "gauss-jordan" a whole matrix's elimination
-    on int64 arrays (:data:`GJ_TABLE_NS` and after), "decoder" the optimal decoder's batched
-    fraction-free elimination (:data:`DECODER_GF2_NS` and after), "galois" galois FieldArrays
-    (:data:`GALOIS_LOOKUP_NS` and after).  Above the tables the int64 paths multiply
+    arithmetic that path runs there (:class:`ArithPath`): GAUSS_JORDAN a whole matrix's
+    elimination on int64 arrays (:data:`GJ_TABLE_NS` and after), DECODER the optimal decoder's
+    batched fraction-free elimination (:data:`DECODER_GF2_NS` and after), GALOIS galois
+    FieldArrays (:data:`GALOIS_LOOKUP_NS` and after).  Above the tables the int64 paths multiply
     polynomials (:data:`CALC_PRODUCT_SHARE`, :data:`DECODER_CALC_SHARE` of
     :func:`calc_entry_ns`)."""
-    if not fld.is_finite or path not in PATHS:
+    if not fld.is_finite or not isinstance(path, ArithPath):
         raise ValueError(f"no GF(q) multiply-add rate for {fld} on {path!r}")
     q, p, m = fld.order, fld.p, fld.m
-    if path == "galois":
+    if path is ArithPath.GALOIS:
         if q <= GALOIS_LOOKUP_LIMIT:
             return float(GALOIS_LOOKUP_NS)
         return float(GALOIS_PRIME_NS if m == 1 else GALOIS_BIT_NS * m if p == 2
                      else GALOIS_DIGIT_NS * m)
     calc = calc_entry_ns(fld)
     if calc is not None:  # a share of a fraction-free entry per multiply-add counted
-        return calc * (DECODER_CALC_SHARE if path == "decoder" else CALC_PRODUCT_SHARE)
-    if path == "decoder":
+        return calc * (DECODER_CALC_SHARE if path is ArithPath.DECODER else CALC_PRODUCT_SHARE)
+    if path is ArithPath.DECODER:
         return float(DECODER_GF2_NS if p == 2 else DECODER_PRIME_NS if m == 1
                      else DECODER_DIGIT_NS * m)
     if m == 1:

@@ -24,6 +24,7 @@ import numpy as np
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import (
     Arith,
+    ArithPath,
     GFArith,
     calc_call_ns,
     calc_entry_ns,
@@ -120,7 +121,7 @@ def check_elimination(budget: Budget, arith: GFArith, shape: tuple[int, ...], un
 GF_COLUMN_NS = 40_000
 GF_SKIP_NS = 5_000
 #: ... plus per multiply-add of its rows x cols x rank updates its field's rate on this path
-#: (:func:`~gctool.algebra.gf.muladd_ns`, "gauss-jordan"), the same at every size (the blocks'
+#: (:func:`~gctool.algebra.gf.muladd_ns`, GAUSS_JORDAN), the same at every size (the blocks'
 #: temporaries stay in the caches and on the heap), and, once, the first touch of the
 #: matrix's int64 copy, FRESH_BYTE_NS per byte (this virtual machine hands fresh memory over
 #: at 3-30 ns per byte).  Fields above the tables pay
@@ -143,7 +144,7 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     """One exact elimination of a rows x cols matrix over the finite field ``fld`` (its rank,
     :func:`matrix_rank`), in ns: :data:`GF_COLUMN_NS` per pivot (:data:`GF_SKIP_NS` per
     other column) and the updates' multiply-adds at the field's rate
-    (:func:`~gctool.algebra.gf.muladd_ns`, "gauss-jordan"; above the tables each pivot's calls
+    (:func:`~gctool.algebra.gf.muladd_ns`, GAUSS_JORDAN; above the tables each pivot's calls
     too): every row is updated at each of its ``rank``
     pivots (at most min(rows, cols); None: that many); and the first touch of its copy
     (:data:`FRESH_BYTE_NS`).  Increasing in rows, in cols and in rank."""
@@ -154,7 +155,7 @@ def elimination_cost(rows: int, cols: int, fld: Field, rank: int | None = None) 
     muladds = entries * pivots
     fresh = FRESH_BYTE_NS * 8 * entries
     columns = float(pivots * GF_COLUMN_NS + (cols - pivots) * GF_SKIP_NS)
-    rate = muladd_ns(fld, "gauss-jordan")
+    rate = muladd_ns(fld, ArithPath.GAUSS_JORDAN)
     if calc_entry_ns(fld) is not None:  # each pivot's inverse, scaled row and blocks' products
         blocks = 1 if entries <= UPDATE_BLOCK else math.ceil(rows / max(1, UPDATE_BLOCK // cols))
         columns += pivots * (calc_inverse_ns(fld) + (1 + blocks) * calc_call_ns(fld))

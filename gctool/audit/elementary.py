@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from gctool.algebra.gf import muladd_ns
+from gctool.algebra.gf import ArithPath, muladd_ns
 from gctool.algebra.linalg import elimination_cost, matrix_rank, solve_batch
 from gctool.audit.oracles import OptimalOracle
 from gctool.audit.outcome import ThresholdOutcome
@@ -106,7 +106,7 @@ def _null_work(oracle: OptimalOracle, r: int, sets: int) -> float:
     if not oracle.finite:
         return sets * system_time(oracle.code.field, r - 1, r)
     muladds = (r - 1) * r * max(1, r - 1) + r * (oracle.n + oracle.code.m)  # and C Q^T, C G
-    return (sets * (GALOIS_SET_NS + muladd_ns(oracle.code.field, "galois") * muladds)
+    return (sets * (GALOIS_SET_NS + muladd_ns(oracle.code.field, ArithPath.GALOIS) * muladds)
             + r * max(1, r - 1) * GALOIS_PIVOT_NS)
 
 

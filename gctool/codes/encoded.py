@@ -128,13 +128,13 @@ def paley_entry_ns(q: int) -> float:
     GF(2017), 14-20 over GF(5^4), GF(3^6), GF(31^2), GF(7^4) against 8 and 20 here (a flat 160,
     16 GF(q) operations of 10 ns, read 0.05-0.14)."""
     from gctool.algebra.fields import Field
-    from gctool.algebra.gf import muladd_ns
+    from gctool.algebra.gf import ArithPath, muladd_ns
     from gctool.algebra.primes import prime_power
 
     p, m = prime_power(q) or (q, 1)
     if m == 1:
-        return 2 * muladd_ns(Field("gf", p), "gauss-jordan")
-    return muladd_ns(Field("gf", p, m), "galois")
+        return 2 * muladd_ns(Field("gf", p), ArithPath.GAUSS_JORDAN)
+    return muladd_ns(Field("gf", p, m), ArithPath.GALOIS)
 
 
 def steiner_system(system: str) -> tuple[str, int, int, int]:

@@ -6,7 +6,7 @@ decoding of every set), measured with ``benchmarks/bench_budget.py``."""
 from __future__ import annotations
 
 from gctool.algebra.fields import Field
-from gctool.algebra.gf import muladd_ns
+from gctool.algebra.gf import ArithPath, muladd_ns
 from gctool.budget import solve_cost
 from gctool.model import GradientCode
 
@@ -14,7 +14,7 @@ from gctool.model import GradientCode
 #: set, in ns: a fixed part ...
 ELIMINATION_SET_NS = 2_000
 #: ... plus each multiply-add of its f x K elimination (f survivors) at the field's rate on the
-#: decoder's path (:func:`gctool.algebra.gf.muladd_ns`, "decoder"); there (with
+#: decoder's path (:func:`gctool.algebra.gf.muladd_ns`, DECODER); there (with
 #: :data:`ELIMINATION_SET_NS`) export's structured table of cyclic-MDS GF(43) n=21 s=8 and the
 #: stopping rule's prefixes over GF(3^4) read 0.94 and 0.80 of their estimates, partial work's
 #: batches (rs n=21 over GF(2^8), GF(65521), GF(3^4)) 0.53-0.64
@@ -98,7 +98,7 @@ def system_time(fld: Field, f: int, K: int) -> float:
     other shapes in batches (the elementary vectors' (r - 1) x r) count for theirs."""
     f, K = max(1, f), max(1, K)
     if fld.is_finite:
-        return ELIMINATION_SET_NS + muladd_ns(fld, "decoder") * f * K * min(f, K)
+        return ELIMINATION_SET_NS + muladd_ns(fld, ArithPath.DECODER) * f * K * min(f, K)
     return svd_time(f, K, fld.kind == "complex")
 
 

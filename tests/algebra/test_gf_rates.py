@@ -12,7 +12,14 @@ import pytest
 
 from gctool.algebra import gf
 from gctool.algebra.fields import parse_field
-from gctool.algebra.gf import GFArith, calc_call_ns, calc_entry_ns, calc_inverse_ns, muladd_ns
+from gctool.algebra.gf import (
+    ArithPath,
+    GFArith,
+    calc_call_ns,
+    calc_entry_ns,
+    calc_inverse_ns,
+    muladd_ns,
+)
 
 TABLE = ("GF(2)", "GF(7)", "GF(65521)", "GF(2^8)", "GF(2^16)", "GF(2^22)", "GF(3^4)",
          "GF(3^12)")
@@ -27,10 +34,10 @@ def test_int64_paths_price_the_arithmetic_that_gfarith_runs(name: str) -> None:
     GF(2^8)'s 11 ns by the decoder's estimate)."""
     fld = parse_field(name).resolved()
     kind = GFArith(fld).kind
-    for path in ("gauss-jordan", "decoder"):
+    for path in (ArithPath.GAUSS_JORDAN, ArithPath.DECODER):
         rate = muladd_ns(fld, path)
         if kind == "calc":
-            share = gf.DECODER_CALC_SHARE if path == "decoder" else gf.CALC_PRODUCT_SHARE
+            share = gf.DECODER_CALC_SHARE if path == ArithPath.DECODER else gf.CALC_PRODUCT_SHARE
             assert rate == pytest.approx(share * (calc_entry_ns(fld) or 0))
             assert rate > 4 * muladd_ns(parse_field("GF(2^8)"), path)
         else:
@@ -42,7 +49,7 @@ def test_int64_paths_price_the_arithmetic_that_gfarith_runs(name: str) -> None:
 def test_decoder_rates_by_kind() -> None:
     """The decoder's rate: one for GF(2^m) with tables whatever m, one for GF(p), one per
     digit for GF(p^m), p odd."""
-    rates = {name: muladd_ns(parse_field(name), "decoder") for name in TABLE}
+    rates = {name: muladd_ns(parse_field(name), ArithPath.DECODER) for name in TABLE}
     assert rates["GF(2^8)"] == rates["GF(2^16)"] == rates["GF(2^22)"] == gf.DECODER_GF2_NS
     assert rates["GF(7)"] == rates["GF(65521)"] == gf.DECODER_PRIME_NS
     assert rates["GF(3^12)"] == 3 * rates["GF(3^4)"] == 12 * gf.DECODER_DIGIT_NS
@@ -56,13 +63,13 @@ def test_galois_rate_follows_galois_ufunc_mode() -> None:
         fld = parse_field(name)
         lookup = fld.galois().default_ufunc_mode == "jit-lookup"  # (tests run galois in python)
         assert lookup == (fld.order <= gf.GALOIS_LOOKUP_LIMIT)
-        assert (muladd_ns(fld, "galois") == gf.GALOIS_LOOKUP_NS) == lookup
-    assert muladd_ns(parse_field("GF(2^31)"), "galois") > muladd_ns(parse_field("GF(2^21)"),
-                                                                     "galois")
-    assert muladd_ns(parse_field("GF(7^11)"), "galois") == 11 * gf.GALOIS_DIGIT_NS
-    assert muladd_ns(parse_field("GF(2147483647)"), "galois") == gf.GALOIS_PRIME_NS
+        assert (muladd_ns(fld, ArithPath.GALOIS) == gf.GALOIS_LOOKUP_NS) == lookup
+    assert muladd_ns(parse_field("GF(2^31)"), ArithPath.GALOIS) > muladd_ns(parse_field("GF(2^21)"),
+                                                                     ArithPath.GALOIS)
+    assert muladd_ns(parse_field("GF(7^11)"), ArithPath.GALOIS) == 11 * gf.GALOIS_DIGIT_NS
+    assert muladd_ns(parse_field("GF(2147483647)"), ArithPath.GALOIS) == gf.GALOIS_PRIME_NS
     with pytest.raises(ValueError, match="no GF"):
-        muladd_ns(parse_field("real"), "galois")
+        muladd_ns(parse_field("real"), ArithPath.GALOIS)
     with pytest.raises(ValueError, match="no GF"):
         muladd_ns(parse_field("GF(7)"), "flat")
 
@@ -84,11 +91,11 @@ def test_elimination_above_the_tables_pays_each_pivots_inverse(name: str, side: 
     assert calc_inverse_ns(fld) > 3 * calc_call_ns(fld) > 0
     blocks = 1 if side * side <= UPDATE_BLOCK else math.ceil(side / (UPDATE_BLOCK // side))
     per_pivot = GF_COLUMN_NS + calc_inverse_ns(fld) + (1 + blocks) * calc_call_ns(fld)
-    want = (side * per_pivot + side**3 * muladd_ns(fld, "gauss-jordan")
+    want = (side * per_pivot + side**3 * muladd_ns(fld, ArithPath.GAUSS_JORDAN)
             + FRESH_BYTE_NS * 8 * side * side)
     assert elimination_cost(side, side, fld) == pytest.approx(want)
     if name == "GF(2^31)" and side == 64:  # where the calls are most of the time
-        assert side * (per_pivot - GF_COLUMN_NS) > side**3 * muladd_ns(fld, "gauss-jordan")
+        assert side * (per_pivot - GF_COLUMN_NS) > side**3 * muladd_ns(fld, ArithPath.GAUSS_JORDAN)
 
 
 def test_elimination_rates_with_tables_are_the_gauss_jordan_path() -> None:
@@ -98,7 +105,7 @@ def test_elimination_rates_with_tables_are_the_gauss_jordan_path() -> None:
 
     for name in TABLE:
         fld = parse_field(name)
-        want = 100 * GF_COLUMN_NS + 100**3 * muladd_ns(fld, "gauss-jordan") \
+        want = 100 * GF_COLUMN_NS + 100**3 * muladd_ns(fld, ArithPath.GAUSS_JORDAN) \
             + FRESH_BYTE_NS * 8 * 100 * 100
         assert elimination_cost(100, 100, fld) == pytest.approx(want)
 
@@ -121,15 +128,15 @@ def test_the_decoders_systems_above_the_tables_cost_polynomial_products() -> Non
     big, small = parse_field("GF(2^31)"), parse_field("GF(2^8)")
     f, K = 26, 24
     assert system_time(big, f, K) == pytest.approx(
-        ELIMINATION_SET_NS + muladd_ns(big, "decoder") * f * K * min(f, K))
+        ELIMINATION_SET_NS + muladd_ns(big, ArithPath.DECODER) * f * K * min(f, K))
     assert system_time(big, f, K) > 8 * system_time(small, f, K)
 
 
-@pytest.mark.parametrize(("q", "path", "field"), [(13, "gauss-jordan", "GF(13)"),
-                                                  (1009, "gauss-jordan", "GF(1009)"),
-                                                  (125, "galois", "GF(5^3)"),
-                                                  (729, "galois", "GF(3^6)")])
-def test_paley_table_costs_the_arithmetic_that_builds_it(q: int, path: str, field: str
+@pytest.mark.parametrize(("q", "path", "field"), [(13, ArithPath.GAUSS_JORDAN, "GF(13)"),
+                                                  (1009, ArithPath.GAUSS_JORDAN, "GF(1009)"),
+                                                  (125, ArithPath.GALOIS, "GF(5^3)"),
+                                                  (729, ArithPath.GALOIS, "GF(3^6)")])
+def test_paley_table_costs_the_arithmetic_that_builds_it(q: int, path: ArithPath, field: str
                                                          ) -> None:
     """The Paley frame's character table over GF(q) is built with int64 numpy for a prime q
     (two of GF(p)'s multiply-adds an entry) and with galois arrays for a prime power (one of
@@ -139,7 +146,7 @@ def test_paley_table_costs_the_arithmetic_that_builds_it(q: int, path: str, fiel
     from gctool.codes.encoded import Analysis, build_cost, paley_entry_ns, paley_frame
 
     n = q + 1
-    per = muladd_ns(parse_field(field), path) * (2 if path == "gauss-jordan" else 1)
+    per = muladd_ns(parse_field(field), path) * (2 if path == ArithPath.GAUSS_JORDAN else 1)
     assert paley_entry_ns(q) == per
     work, _ = build_cost("paley", n, n // 2)
     assert work == solve_cost(n, n) + int(per * n * n) + Analysis.work(n, n // 2)
@@ -190,8 +197,8 @@ def test_digit_charge_grows_as_the_counted_plane_products(
         charge = calc_entry_ns(fld) or 0.0
         assert charge - gf.CALC_DIGIT_NS * fld.m == pytest.approx(
             gf.CALC_DIGIT_PAIR_NS * entry / 2), spec
-        for path, share in (("gauss-jordan", gf.CALC_PRODUCT_SHARE),
-                            ("decoder", gf.DECODER_CALC_SHARE)):
+        for path, share in ((ArithPath.GAUSS_JORDAN, gf.CALC_PRODUCT_SHARE),
+                            (ArithPath.DECODER, gf.DECODER_CALC_SHARE)):
             assert muladd_ns(fld, path) == pytest.approx(share * charge)
     # the same entry as the exact check's update (one formula, one place)
     from gctool.audit.nullspace import entry_ns
