@@ -541,6 +541,26 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("simulate --mu probes", {"c.json": designed("cyclic", n=64, s=4, seed=seed)},
          ["simulate", "c.json", "--iterations", "2000", *sim, "--protocol", "authors",
           "--mu", "0.2"], "real cyclic n=64 s=4, mu 0.2, 2000 rounds"),
+        # partial work and nested levels (gctool.sim.contenders.partial): the messages' dual
+        # walk stops far below the cap (every message) and leaves most rounds to the generic
+        # decoder; tandon-partial's stops within the walk; under the authors' rule the sets
+        # delivered by the wait, most of them missing more messages than B has columns
+        ("simulate partial work", {"p.json": designed("cyclic", n=24, s=3, seed=seed,
+                                                      order="rotated", message_size=2)},
+         ["simulate", "p.json", "--iterations", "400", *sim],
+         "real cyclic n=24 s=3, a message every 2 partitions (72), 400 rounds"),
+        ("simulate partial work", {"t.json": designed("tandon-partial", n=64, s=4,
+                                                      partitions=8, seed=seed)},
+         ["simulate", "t.json", "--iterations", "2000", *sim],
+         "tandon-partial n=64 s=4 P=8 (128 messages), 2000 rounds"),
+        ("simulate partial --mu", {"p.json": designed("cyclic", n=64, s=4, seed=seed,
+                                                      order="rotated", message_size=2)},
+         ["simulate", "p.json", "--iterations", "1000", *sim, "--protocol", "authors",
+          "--mu", "0.2"], "real cyclic n=64 s=4, messages of 2 partitions, mu 0.2, 1000 rounds"),
+        ("simulate nested", {"n.json": designed("nested", n=64, levels=[1, 4], field="real",
+                                                seed=seed)},
+         ["simulate", "n.json", "--iterations", "200", *sim],
+         "nested real n=64 levels 1,4 (128 messages), 200 rounds"),
     ]
 
 

@@ -188,6 +188,14 @@ def authors_arrived(times: np.ndarray, mu: float) -> np.ndarray:
     return np.asarray(times <= authors_wait(times, mu)[:, None])
 
 
+def distinct_sizes(sets: np.ndarray) -> np.ndarray:
+    """The sizes of the distinct rows of ``sets`` (rows of booleans): the probes a rule asks,
+    each decided once (:meth:`gctool.sim.stopping.StopRule.decodes_mask` caches its
+    verdicts)."""
+    first = np.unique(np.packbits(sets, axis=1), axis=0, return_index=True)[1]
+    return np.asarray(sets[first].sum(axis=1))
+
+
 def traits(code: GradientCode) -> SimulationTraits:
     """How the simulator runs files of the code's scheme (``Family.simulation``; the
     defaults for a scheme name gctool does not know)."""

@@ -16,6 +16,7 @@ from gctool.sim.contenders.base import (
     arrival_stop,
     authors_arrived,
     authors_wait,
+    distinct_sizes,
     traits,
 )
 
@@ -83,9 +84,7 @@ class CodeFile(Contender):
         if setting.times is None or setting.mu is None:
             return rounds
         arrived = authors_arrived(self.arrivals(setting.times(self.loads), setting), setting.mu)
-        sets = np.vstack([np.ones((1, self.n), bool), arrived])
-        first = np.unique(np.packbits(sets, axis=1), axis=0, return_index=True)[1]
-        return np.asarray(sets[first].sum(axis=1))
+        return distinct_sizes(np.vstack([np.ones((1, self.n), bool), arrived]))
 
     def lazy_rule(self) -> str | None:
         return traits(self.matrix).lazy_rule

@@ -21,11 +21,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gctool.model import GradientCode
-from gctool.sim.contenders.base import Contender, Run, Setting, authors_wait
+from gctool.sim.contenders.base import Contender, Run, Setting, authors_wait, distinct_sizes
 from gctool.sim.contenders.code import CodeFile
 
 if TYPE_CHECKING:
     from gctool.sim.estimators import Estimator
+
+#: rounds of the run's draws on which the estimate finds where the messages' dual walk stops
+#: (:meth:`Partial.stops`)
+STOP_SAMPLE = 16
 
 
 class Partial(Contender):
@@ -111,17 +115,84 @@ class Partial(Contender):
                 used.append(everything)
         return Run(durations, used, exact)
 
-    def probes(self, rounds: int, setting: Setting) -> int:
-        """Single-set decodability checks per run beyond the stopping prefixes."""
-        return rounds if setting.mu is not None else 0
+    def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
+        """Single-set decodability checks per run beyond the stopping prefixes: under the
+        authors' rule, the sets of messages delivered by each round's wait (:meth:`_run_mu`),
+        the sizes of the distinct ones (every message, then each round's) when the run's
+        times are known, else ``rounds`` sets of unknown size."""
+        if setting.mu is None:
+            return 0
+        if setting.times is None:
+            return rounds
+        mt = self.message_times(setting.times(self.loads), setting)
+        got = mt <= authors_wait(mt[:, self.fractions == 1.0], setting.mu)[:, None]
+        return distinct_sizes(np.vstack([np.ones((1, mt.shape[1]), bool), got]))
+
+    def stops(self, setting: Setting) -> np.ndarray | None:
+        """The earliest decodable prefixes of the messages' arrival orders on a sample of
+        :data:`STOP_SAMPLE` of the run's rounds (drawn before the estimate), where the
+        messages' rule walks down from the cap (all messages) with the dual residual
+        (:func:`gctool.sim.stopping.rule.rule_cost`'s ``stops``); None where it does not (no
+        times, the authors' rule, a code over C or GF(q), of the group shape, or fewer
+        messages than :data:`~gctool.sim.stopping.dual.DUAL_FROM`).
+
+        A round whose prefix :data:`~gctool.sim.stopping.dual.WALK` messages below the cap
+        decodes walks to its end, wherever it stops; the others stop within the walk, found
+        by bisection.  The messages' rule decides (its set-up, the SVD of the messages, made
+        here when it costs at most :data:`~gctool.sim.stopping.rule.FULL_CHECK_NS`; above,
+        every round is taken to walk to its end, the most work); a prefix whose missing
+        messages are those of at most s workers decodes without asking (the others' messages
+        span their rows)."""
+        from gctool.budget import solve_cost
+        from gctool.sequential.model import from_bits
+        from gctool.sim.budget import alone
+        from gctool.sim.stopping import StopRule, group_labels
+        from gctool.sim.stopping.dual import DUAL_FROM, WALK
+        from gctool.sim.stopping.rule import FULL_CHECK_NS
+
+        code = self.messages
+        M, K = code.n, int(code.B.shape[1])
+        if (setting.times is None or setting.mu is not None or M < DUAL_FROM
+                or code.field.is_finite or np.iscomplexobj(np.asarray(code.B))
+                or group_labels(code) is not None):
+            return None
+        mt = self.message_times(setting.times(self.loads), setting)
+        rows = np.unique(np.linspace(0, len(mt) - 1, min(len(mt), STOP_SAMPLE)).astype(np.intp))
+        order = np.argsort(mt[rows], axis=1, kind="stable")
+        out = np.full(len(rows), M - WALK, np.int64)
+        if solve_cost(M, K) > FULL_CHECK_NS:
+            return out
+        rule = StopRule(code, meter=alone(f"estimating the walks of {self.name}"))
+
+        def decodes(r: int, p: int) -> bool:
+            if len(set(self.owner[order[r, p:]].tolist())) <= self.s:
+                return True
+            prefix = np.zeros(M, bool)
+            prefix[order[r, :p]] = True
+            return rule.decodes_mask(from_bits(prefix))
+
+        for r in range(len(rows)):
+            if decodes(r, M - WALK):
+                continue
+            lo, hi = M - WALK + 1, M + 1  # the earliest decodable prefix lies in [lo, hi]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if decodes(r, mid):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            out[r] = lo
+        return out
 
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.stopping.rule import rule_cost
 
         mu = setting.mu is not None
-        return (super().cost(rounds, setting) + self.reference.cost(rounds, setting)
+        # gctool's rule runs the one-message code too (the stop is never later than its)
+        return (super().cost(rounds, setting)
+                + (0.0 if mu else self.reference.cost(rounds, setting))
                 + rule_cost(self.messages, 0 if mu else rounds, self.messages.n,
-                            self.probes(rounds, setting)))
+                            self.probes(rounds, setting), self.stops(setting)))
 
     def lazy_rule(self) -> str | None:
         return self.reference.lazy_rule()

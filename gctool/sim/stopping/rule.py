@@ -14,6 +14,7 @@ from gctool.model import GradientCode
 from gctool.numerics import decode_limit
 from gctool.sim.stopping.dual import (
     DUAL_FROM,
+    WALK,
     Dual,
     DualWalk,
     dual_of,
@@ -172,19 +173,23 @@ def decodes_in_full(code: GradientCode) -> bool:
     return dual_of(B, Tt, decode_limit(code.k, DEFAULT_TOL) / MARGIN) is not None
 
 
-def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarray = 0
-              ) -> float:
+def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarray = 0,
+              stops: np.ndarray | None = None) -> float:
     """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
     it is done: its set-up, ``rounds`` stopping prefixes with ``cap`` (:meth:`StopRule.earliest`)
     and ``probes`` single sets (:meth:`StopRule.decodes_mask`): the workers of each distinct
     set, or how many sets of unknown size (by QR or the generic decoder counted at their
     largest, all n workers, by the dual residual at s stragglers).
 
-    The dual walk counts two residuals a round (at the cap and one arrival below: a code that
-    decodes at the cap and not before), and for the expected share of rounds whose residual
-    below the cap is near the tolerance (:func:`~gctool.sim.stopping.dual.near_share`) a QR
-    and the generic decoder's search; longer walks are charged to the run's meter as they are
-    spent.  Codes over GF(q)
+    The dual walk (:func:`walk_cost`) counts, without ``stops``, two residuals a round (at the
+    cap and one arrival below: a code that decodes at the cap and not before), and for the
+    expected share of rounds whose residual below the cap is near the tolerance
+    (:func:`~gctool.sim.stopping.dual.near_share`) a QR and the generic decoder's search;
+    longer walks are charged to the run's meter as they are spent.  ``stops``: where the
+    rounds' earliest decodable prefixes are (a sample of them, read off the run's draws by the
+    contender): each round's walk is counted as it runs.  A probe missing more workers than B
+    has columns has no dual residual (G_SS, of rank at most K, is singular): it goes on to the
+    QR or the generic decoder.  Codes over GF(q)
     without the group shape, and rounds no fast path can decide (below :data:`DUAL_FROM`, or
     complex, with more arrivals than B has columns: :func:`qr_decides`), count the generic
     decoder's binary search (:func:`~gctool.sim.stopping.naive.search_cost`).  A code that not
@@ -249,12 +254,45 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarra
     def verdict(f: int) -> float:  # the dual residual of f stragglers (DualWalk.verdict)
         return verdict_cost(f, n, s > 0 or n > K, sparse)
 
-    if cap >= DUAL_FROM:  # two residuals a round; those near the tolerance: QR, then search
-        near = rounds * near_share(decode_limit(code.k, DEFAULT_TOL))
-        rounds_work = (rounds * 2 * verdict(max(n - cap, s, 1))
-                       + near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap)))
-    else:
-        rounds_work = qr_rounds
+    rounds_work = walk_cost(code, rounds, cap, stops, verdict) if cap >= DUAL_FROM else qr_rounds
     if not sized:
         return work + rounds_work + int(counts.sum()) * verdict(max(s, 1))
-    return work + rounds_work + sum(c * verdict(n - f) for f, c in by_size)
+    return work + rounds_work + sum(c * verdict(n - f) + (qr(c, f, False) if n - f > K else 0.0)
+                                    for f, c in by_size)
+
+
+def walk_cost(code: GradientCode, rounds: int, cap: int, stops: np.ndarray | None,
+              verdict: Callable[[int], float]) -> float:
+    """The dual walk (:meth:`DualWalk.walk`) of ``rounds`` rounds.  ``stops`` None: two
+    residuals a round (at the cap and one arrival below: a code that decodes at the cap and
+    not before), and for the share near the tolerance a QR and the generic decoder's search.
+    Else the rounds' earliest decodable prefixes are a sample ``stops`` (each standing for
+    ``rounds / len(stops)`` rounds): a round stopping at p has the residual at the cap, one
+    per prefix walked down while it decodes and the failing one below p (``verdict(f)``: f
+    stragglers); a round still decoding
+    :data:`WALK` arrivals below the cap leaves the walk after WALK + 1 residuals for the QR of
+    the cap's prefix, or the generic decoder's search where the QR cannot decide
+    (:func:`qr_decides`).  The walks that end count the share near the tolerance as
+    :func:`rule_cost` does."""
+    n, K, m = code.n, int(code.B.shape[1]), code.m
+    if stops is None or not len(stops):
+        near = rounds * near_share(decode_limit(code.k, DEFAULT_TOL))
+        return (rounds * 2 * verdict(max(n - cap, code.s, 1))
+                + near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap)))
+    first = n - cap
+    steps = np.clip(cap - np.asarray(stops, dtype=np.int64), -1, WALK)  # prefixes that decode
+    weight = rounds / len(steps)
+    counted = {int(j): float(c) * weight for j, c in zip(*np.unique(steps, return_counts=True),
+                                                         strict=True)}
+    residuals = [verdict(first + f) for f in range(WALK + 2)]  # f stragglers past the cap's
+    work, cumulative = 0.0, np.cumsum(residuals)
+    for j, c in counted.items():
+        work += c * float(cumulative[j + 1 if j < WALK else WALK])
+    ended = sum(c for j, c in counted.items() if j < WALK)
+    left = ceil(counted.get(WALK, 0.0))
+    near = ended * near_share(decode_limit(code.k, DEFAULT_TOL))
+    work += near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap))
+    if left:
+        work += (qr_cost(left, K, cap, m, False) if qr_decides(K, cap)
+                 else search_cost(code, left, cap))
+    return work
