@@ -42,6 +42,14 @@ from gctool.algebra.primes import primitive_root
 #: elements are multiplied as polynomials
 TABLE_LIMIT = 2**22
 FULL_TABLE_LIMIT = 256  # q x q multiplication table (512 KiB at q = 256)
+#: entries a batched elimination above the tables updates at a time (:func:`gctool.algebra.
+#: linalg.gauss_jordan`): the polynomial products' temporaries (about 4 m planes of the update's
+#: size) stay in the caches and on the heap.  The decoder's batches updated whole (up to 2 M
+#: entries of B_F, 17 MB a plane) had every plane faulted in afresh: 12 x 10 systems, batches
+#: of 4,000, took 122 us a set over GF(46337^2) and 1,044 over GF(7^11), and 72 and 516 with
+#: 2^14 entries at a time (2^16: 67 and 561, 2^18: 72 and 767; CPU, best of 2, loaded 2-core
+#: machine)
+CALC_BLOCK = 2**14
 #: most elements whose inverses in GF(p) are taken one at a time (Python's ``pow``, about
 #: 1 us each) rather than by square and multiply on the array (2 log2 p array calls)
 SCALAR_INV_MAX = 16
@@ -440,20 +448,25 @@ GALOIS_DIGIT_NS = 200.0
 #: update's entry: two products and a difference) per multiply-add it counts (its update
 #: a - f b has one product, on blocks of 4,096 entries) ...
 CALC_PRODUCT_SHARE = 0.5
-#: ... and the decoder's batched row echelon form this share: it updates the rows below each
-#: pivot, about 0.6 of the f K min(f, K) counted, with two products each, on whole slabs of its
-#: batch (10^5 entries and more, out of the caches: 1.2-1.5 times a block's time per entry).
-#: Measured against the exact check's entry in the same process (best of 3 CPU, interleaved,
-#: loaded 2-core machine; GF(46337^2), GF(13^7), GF(5^10), GF(7^11), GF(3^15), GF(3^19)):
-#: matrix_rank 64 x 64 and 100 x 100 read 1.0-1.1 of the entry's own ratio, the decoder's
-#: batches of 256 26 x 24 and 128 40 x 30 systems 1.2-2.4 at half the entry (1.6 typical)
-DECODER_CALC_SHARE = 0.75
+#: ... and the decoder's batched Gauss-Jordan elimination (:func:`gctool.algebra.linalg.
+#: gauss_jordan` on a batch of systems, :data:`CALC_BLOCK` entries at a time) DECODER_CALC_NS
+#: per multiply-add counted plus DECODER_CALC_SHARE of the entry: its update a - f b has one
+#: product and the difference of the entry's two (the share), and passes over the block that
+#: the entry's per-digit terms do not count, whatever m (the block of systems gathered and
+#: scattered back, the factors and the pivot row broadcast to its size: the fixed part, most
+#: of the time at m = 2).  Fitted by ``benchmarks/fit_gf_batches.py`` (CPU per set, best of 3
+#: interleaved rounds, loaded 2-core machine; 26 x 24 and 40 x 30 systems): 51-54 ns per
+#: multiply-add counted over GF(46337^2), 217-230 over GF(13^7), 341-360 over GF(5^10),
+#: 417-424 over GF(7^11), 666-669 over GF(3^15).  A share alone (0.75) read GF(46337^2) 1.1-1.4
+#: and GF(3^15) 0.85
+DECODER_CALC_NS = 13.0
+DECODER_CALC_SHARE = 0.62
 
 class ArithPath(enum.Enum):
     """The code that runs a GF(q) multiply-add, each at its own rate (:func:`muladd_ns`)."""
 
     GAUSS_JORDAN = enum.auto()  # a whole matrix's elimination on int64 arrays
-    DECODER = enum.auto()  # the optimal decoder's batched fraction-free elimination
+    DECODER = enum.auto()  # the optimal decoder's batched elimination of its systems
     GALOIS = enum.auto()  # galois FieldArrays
 
 
@@ -461,10 +474,10 @@ def muladd_ns(fld: Field, path: ArithPath) -> float:
     """The time of one multiply-add over the finite field ``fld`` on ``path``, in ns: the
     arithmetic that path runs there (:class:`ArithPath`): GAUSS_JORDAN a whole matrix's
     elimination on int64 arrays (:data:`GJ_TABLE_NS` and after), DECODER the optimal decoder's
-    batched fraction-free elimination (:data:`DECODER_GF2_NS` and after), GALOIS galois
+    batched elimination of its systems (:data:`DECODER_GF2_NS` and after), GALOIS galois
     FieldArrays (:data:`GALOIS_LOOKUP_NS` and after).  Above the tables the int64 paths multiply
-    polynomials (:data:`CALC_PRODUCT_SHARE`, :data:`DECODER_CALC_SHARE` of
-    :func:`calc_entry_ns`)."""
+    polynomials (:data:`CALC_PRODUCT_SHARE` of :func:`calc_entry_ns`; the decoder
+    :data:`DECODER_CALC_NS` and :data:`DECODER_CALC_SHARE` of it)."""
     if not fld.is_finite or not isinstance(path, ArithPath):
         raise ValueError(f"no GF(q) multiply-add rate for {fld} on {path!r}")
     q, p, m = fld.order, fld.p, fld.m
@@ -475,7 +488,9 @@ def muladd_ns(fld: Field, path: ArithPath) -> float:
                      else GALOIS_DIGIT_NS * m)
     calc = calc_entry_ns(fld)
     if calc is not None:  # a share of a fraction-free entry per multiply-add counted
-        return calc * (DECODER_CALC_SHARE if path is ArithPath.DECODER else CALC_PRODUCT_SHARE)
+        if path is ArithPath.DECODER:
+            return DECODER_CALC_NS + DECODER_CALC_SHARE * calc
+        return CALC_PRODUCT_SHARE * calc
     if path is ArithPath.DECODER:
         return float(DECODER_GF2_NS if p == 2 else DECODER_PRIME_NS if m == 1
                      else DECODER_DIGIT_NS * m)

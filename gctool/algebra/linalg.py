@@ -23,6 +23,7 @@ import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.gf import (
+    CALC_BLOCK,
     Arith,
     ArithPath,
     GFArith,
@@ -66,6 +67,7 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
     # strided: each update then took twice as long (8 ns per multiply-add over GF(p))
     M = np.array(M, dtype=np.int64, order="C") if isinstance(GF, GFArith) else M.copy()
     b, R, _ = M.shape
+    calc = isinstance(GF, GFArith) and GF.kind == "calc"
     row = np.zeros(b, dtype=np.intp)  # next pivot row per system
     pivot_col = np.full((b, R), -1, dtype=np.intp)
     rows = np.arange(R)
@@ -89,8 +91,12 @@ def gauss_jordan(GF: Any, M: Any, unknowns: int) -> tuple[Any, np.ndarray, np.nd
             step = max(1, UPDATE_BLOCK // A.shape[1])
             for at in range(0, R, step):
                 A[at:at + step] = sub_mul(A[at:at + step], f[at:at + step, None], p[None, :])
-        else:
-            M[idx] = sub_mul(M[idx], factors[:, :, None], prow[:, None, :])
+        else:  # above the tables a block of systems at a time (CALC_BLOCK), else all at once
+            step = max(1, CALC_BLOCK // M[0].size) if calc else idx.size
+            for at in range(0, idx.size, step):
+                part = idx[at:at + step]
+                M[part] = sub_mul(M[part], factors[at:at + step, :, None],
+                                  prow[at:at + step, None, :])
         pivot_col[idx, r0] = c
         row[idx] += 1
     return M, row, pivot_col

@@ -37,8 +37,10 @@ def test_int64_paths_price_the_arithmetic_that_gfarith_runs(name: str) -> None:
     for path in (ArithPath.GAUSS_JORDAN, ArithPath.DECODER):
         rate = muladd_ns(fld, path)
         if kind == "calc":
-            share = gf.DECODER_CALC_SHARE if path == ArithPath.DECODER else gf.CALC_PRODUCT_SHARE
-            assert rate == pytest.approx(share * (calc_entry_ns(fld) or 0))
+            entry = calc_entry_ns(fld) or 0.0
+            assert rate == pytest.approx(
+                gf.DECODER_CALC_NS + gf.DECODER_CALC_SHARE * entry if path == ArithPath.DECODER
+                else gf.CALC_PRODUCT_SHARE * entry)
             assert rate > 4 * muladd_ns(parse_field("GF(2^8)"), path)
         else:
             assert calc_entry_ns(fld) is None
@@ -197,12 +199,50 @@ def test_digit_charge_grows_as_the_counted_plane_products(
         charge = calc_entry_ns(fld) or 0.0
         assert charge - gf.CALC_DIGIT_NS * fld.m == pytest.approx(
             gf.CALC_DIGIT_PAIR_NS * entry / 2), spec
-        for path, share in ((ArithPath.GAUSS_JORDAN, gf.CALC_PRODUCT_SHARE),
-                            (ArithPath.DECODER, gf.DECODER_CALC_SHARE)):
-            assert muladd_ns(fld, path) == pytest.approx(share * charge)
+        assert muladd_ns(fld, ArithPath.GAUSS_JORDAN) == pytest.approx(
+            gf.CALC_PRODUCT_SHARE * charge)
+        assert muladd_ns(fld, ArithPath.DECODER) == pytest.approx(
+            gf.DECODER_CALC_NS + gf.DECODER_CALC_SHARE * charge)
     # the same entry as the exact check's update (one formula, one place)
     from gctool.audit.nullspace import entry_ns
 
     for spec in ("GF(46337^2)", "GF(7^11)", "GF(2^31)"):
         fld = parse_field(spec).resolved()
         assert entry_ns(fld) == calc_entry_ns(fld)
+
+
+def test_the_decoders_batches_above_the_tables_update_a_block_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decoder's batch of systems above the tables (gauss_jordan on [B_F^T | T^T]) is
+    updated CALC_BLOCK entries at a time: no digit plane of its polynomial products is larger
+    (counted; whole, a batch's planes were 2 M entries, faulted in afresh at every pivot: twice
+    the time), and the answers are those of each system solved alone.  Its rate per
+    multiply-add is a fixed part (the passes over the block: gathered, scattered back, the
+    factors and the pivot row broadcast) plus a share of the entry, the same fixed part at
+    every m."""
+    from gctool.algebra.linalg import solve_batch
+
+    largest = [0]
+    planes = gf.digit_planes
+
+    def counted(a: np.ndarray, p: int, m: int) -> np.ndarray:
+        largest[0] = max(largest[0], int(np.size(a)))
+        return planes(a, p, m)
+
+    monkeypatch.setattr(gf, "digit_planes", counted)
+    fld = parse_field("GF(46337^2)").resolved()
+    ar = GFArith(fld)
+    rng = np.random.default_rng(5)
+    M = rng.integers(0, fld.order, (300, 8, 11))  # 26,400 entries: two blocks and a part
+    M[7, 1, :10] = M[7, 0, :10]  # a system short of rank
+    consistent, rank, X = solve_batch(ar, M, 10)
+    assert 0 < largest[0] <= gf.CALC_BLOCK < M.size and rank[7] == 7 < rank[0]
+    for i in (0, 7, 150, 299):
+        alone = solve_batch(ar, M[i:i + 1], 10)
+        assert (consistent[i], rank[i]) == (alone[0][0], alone[1][0])
+        assert np.array_equal(X[i], alone[2][0])
+    fixed = [muladd_ns(parse_field(name), ArithPath.DECODER)
+             - gf.DECODER_CALC_SHARE * (calc_entry_ns(parse_field(name).resolved()) or 0.0)
+             for name in CALC]
+    assert fixed == pytest.approx([gf.DECODER_CALC_NS] * len(CALC))
+

@@ -313,6 +313,23 @@ def test_fit_reads() -> None:
                      r"within 0.5-2\)", out), out
 
 
+def test_fit_gf_batches() -> None:
+    # one process, interleaved rounds: the decoder's batches over GF(46337^2) (f x K systems)
+    # and the exact check's tasks over GF(3^4), each with its estimate, its measured time and
+    # the ratio (the check's rows updated and time per column too); the summary counts them
+    out = child("fit_gf_batches.py", "--quick", "--only", "GF(46337^2)")
+    rows = [line for line in out.splitlines() if line.startswith("decoder ")]
+    assert [line.split()[2:5] for line in rows] == [["12", "x", "10"], ["26", "x", "24"],
+                                                   ["40", "x", "30"]], out
+    assert all(len(two_decimals(line)) == 1 for line in rows), out
+    out = child("fit_gf_batches.py", "--quick", "--only", "check rs")
+    rows = [line for line in out.splitlines() if line.startswith("check rs ")]
+    assert [line.split()[5] for line in rows] == ["d=4", "d=32"], out
+    assert all(re.search(r" \d+\.\d\d +\d+\.\d\d +\d+$", line) for line in rows), out
+    assert re.search(r"measured / estimated \d+\.\d\d-\d+\.\d\d \(\d of 2 within 0.5-2\)",
+                     out), out
+
+
 def test_fit_classes() -> None:
     # one fresh process per code: frc and scaled classes of 2 rows over R and C, each with
     # its first call, a repeat, its estimate and the ratio; the summary counts the codes
