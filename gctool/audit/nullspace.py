@@ -172,9 +172,19 @@ NUMPY_WITNESS_ENTRY_NS = 0.26
 #: the numpy null-space test over GF(q) (:func:`gctool.algebra.linalg.eliminate` of a batch of
 #: s x (d + m) systems), per set, in ns: a fixed part ...
 GF_NULL_SET_NS = 300
-#: ... plus this much per column of the d unknowns: the batch visits every one (some of its
-#: thousands of sets lack rank, so the loop runs on), a pivot search and two row swaps each ...
-GF_NULL_COLUMN_NS = 350
+#: ... plus, per column of the d unknowns (the batch visits every one: some of its thousands
+#: of sets lack rank, so the loop runs on; :func:`gf_column_ns`), GF_NULL_COLUMN_NS,
+#: GF_NULL_COLUMN_ROW_NS per row of the set (its pivot search and the rows below the pivot:
+#: the column's s entries gathered, compared and masked) and GF_NULL_COLUMN_ENTRY_NS per entry
+#: of a row (d + m: the pivot row and the top row gathered, selected and scattered back, two
+#: of each).  Fitted by ``benchmarks/fit_gf_batches.py`` on rs designs, whose sets update
+#: almost no rows (CPU per set, best of 5 interleaved rounds, loaded 2-core machine): per
+#: column 259-274 ns at s = 3, d = 15-18; 362-382 at s = 4, d = 32-40; 336-359 at s = 5,
+#: d = 20-25 and 420 at d = 50.  A flat 350 ns read 0.76-0.79 at s = 3 and 1.09-1.19 at
+#: d = 40-50 ...
+GF_NULL_COLUMN_NS = 105
+GF_NULL_COLUMN_ROW_NS = 37
+GF_NULL_COLUMN_ENTRY_NS = 2.6
 #: ... plus this much per entry the elimination updates: the rows below each pivot whose entry
 #: in its column is non-zero (counted on a sample of sets, :func:`updated_rows`), d + m
 #: entries each (each row gathered, updated and scattered back), with the arithmetic of
@@ -283,7 +293,14 @@ def gf_nullspace_time(red: Reduction, s: int, m: int, fld: Field,
     :func:`entry_ns`; the rows updated, :func:`updated_rows`)."""
     d = red.d
     rate = entry_ns(fld) if entry is None else entry
-    return GF_NULL_SET_NS + GF_NULL_COLUMN_NS * d + rate * updated_rows(red, s, fld) * (d + m)
+    return GF_NULL_SET_NS + gf_column_ns(s, d, m) * d + rate * updated_rows(red, s, fld) * (d + m)
+
+
+def gf_column_ns(s: int, d: int, m: int) -> float:
+    """The numpy null-space test's time per set for one of the d columns over GF(q), in ns:
+    :data:`GF_NULL_COLUMN_NS`, :data:`GF_NULL_COLUMN_ROW_NS` per row of the set (s) and
+    :data:`GF_NULL_COLUMN_ENTRY_NS` per entry of a row (d + m)."""
+    return GF_NULL_COLUMN_NS + GF_NULL_COLUMN_ROW_NS * s + GF_NULL_COLUMN_ENTRY_NS * (d + m)
 
 
 def nullspace_time(red: Reduction, s: int, m: int, fld: Field) -> float:

@@ -194,7 +194,7 @@ def test_the_exact_check_of_a_gf_draw_is_charged_the_updates_it_makes(
     red = ns.Reduction(N, W, 16 - N.shape[0], True)
     per = ns.gf_nullspace_time(red, 3, 1, fld)
     assert charged == pytest.approx(comb(16, 3) * per)
-    entries = (per - ns.GF_NULL_SET_NS - ns.GF_NULL_COLUMN_NS * red.d) / ns.entry_ns(fld)
+    entries = (per - ns.GF_NULL_SET_NS - ns.gf_column_ns(3, red.d, 1) * red.d) / ns.entry_ns(fld)
     assert during / sets[0] == pytest.approx(entries, rel=0.1)
 
 
