@@ -614,7 +614,7 @@ def worst(oracle: Oracle, s: int, *, symmetry: bool = True, jobs: int = 1,
     else:
         (source, tasks, procs, _), started = early
         run = started.run
-    fold = FirstMaxFold()
+    fold = FirstMaxFold(limit=oracle.limit)  # (a failing set is never tied with one that decodes)
 
     def after() -> None:
         oracle.evaluations = base + fold.evaluated

@@ -444,21 +444,31 @@ class FirstMaxFold(WorstFold):
     tasks: their summaries carry :func:`~gctool.numerics.tied_records` (``PeakWorker(...,
     ties=True)``, or a walker's ``peak_range``).
 
-    Proof.  Let M be the largest value of the whole sequence, C = M - TIE_RTOL max(1, |M|)
-    and g the first index with a value >= C (first_max's answer; +inf: the first +inf, nan
-    counting as -inf).  In g's task, with largest value m <= M, C >= m - TIE_RTOL max(1, |m|)
-    (x - TIE_RTOL max(1, |x|) grows with x) and every value before g is below C <= err[g]: g
-    is that task's first max or a later value above every one before it, so its summary
-    holds g.  The fold keeps the peaks merged so far, in order, that are at least C' (C of the
-    largest value merged so far, never above C): g is never dropped, and every peak before g
-    is below C, dropped once the last task is merged.  So the first peak kept is g for any
-    split of the sequence into tasks (any ``jobs``, any chunk size)."""
+    With a ``limit`` (an attack's decoding limit ``tol * k``: a value above it is a set that
+    fails), a value above the limit is never tied with one at or below it: when the largest
+    value is above the limit, the cut is at least the float after the limit, so a set that
+    fails is never passed over for a tied one that decodes (errors of 2e-9 both sides of a
+    limit of 2e-9 are within the tie tolerance of 1e-12 of each other).
+
+    Proof.  Let M be the largest value of the whole sequence, C = cut(M) with
+    cut(x) = x - TIE_RTOL max(1, |x|), raised to the float after the limit when x is above
+    it, and g the first index with a value >= C (first_max's answer without a limit; +inf:
+    the first +inf, nan counting as -inf).  In g's task, with largest value m <= M,
+    C >= cut(m) >= m - TIE_RTOL max(1, |m|) (cut grows with x) and every value before g is
+    below C <= err[g]: g is that task's first max or a later value above every one before it,
+    so its summary holds g.  The fold keeps the peaks merged so far, in order, that are at
+    least C' (cut of the largest value merged so far, never above C): g is never dropped,
+    and every peak before g is below C, dropped once the last task is merged.  So the first
+    peak kept is g for any split of the sequence into tasks (any ``jobs``, any chunk
+    size)."""
 
     _kept: list[Best] = field(default_factory=list)
     #: the largest value merged so far (nan aside), and its cut C' while it is finite: the
     #: kept peaks are all at least the cut, and the largest of them is ``_top``
     _top: float = -np.inf
     _cut: float = -np.inf
+    #: values above it are never tied with values at or below it (None: no limit)
+    limit: float | None = None
 
     def merge(self, r: PeakSummary) -> bool:
         top = max((e for e, _ in r.peaks if e == e), default=-np.inf)  # (e == e: not nan)
@@ -471,13 +481,20 @@ class FirstMaxFold(WorstFold):
         self._kept.extend(r.peaks)
         top = self._top = max(top, self._top)
         if np.isfinite(top):
-            cut = self._cut = top - TIE_RTOL * max(1.0, abs(top))
+            cut = self._cut = self._cut_of(top)
             self._kept = [(e, S) for e, S in self._kept if e >= cut]
         elif top == np.inf:
             self._kept = [(e, S) for e, S in self._kept if e == np.inf][:1]
         else:  # nan or -inf only: the first
             self._kept = self._kept[:1]
         return self._merged(r)
+
+    def _cut_of(self, top: float) -> float:
+        """The least value tied with the finite largest value ``top`` (the proof's cut)."""
+        cut = top - TIE_RTOL * max(1.0, abs(top))
+        if self.limit is not None and top > self.limit:
+            cut = max(cut, float(np.nextafter(self.limit, np.inf)))
+        return cut
 
     def _merged(self, r: PeakSummary) -> bool:
         if self._kept:
