@@ -561,6 +561,18 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
                                                 seed=seed)},
          ["simulate", "n.json", "--iterations", "200", *sim],
          "nested real n=64 levels 1,4 (128 messages), 200 rounds"),
+        # CodedReduce (gctool.sim.contenders.tree) and its flat companions: cyclic level codes
+        # of rank f - s, so every parent-round's QR is rank-deficient and the generic decoder
+        # searches it (each distinct set of children once); the leaf code on a flat server
+        # decodes far below its cap; under the authors' rule the parents' sets
+        ("simulate tree", {"t.json": designed("coded-reduce", fanout=8, depth=2, tolerance=2,
+                                              seed=seed)},
+         ["simulate", "t.json", "--iterations", "300", *sim],
+         "coded-reduce f=8 depth 2 s=2 (64 leaves) and its flat companions, 300 rounds"),
+        ("simulate tree --mu", {"t.json": designed("coded-reduce", fanout=16, depth=2,
+                                                   tolerance=2, seed=seed)},
+         ["simulate", "t.json", "--iterations", "300", *sim, "--protocol", "authors",
+          "--mu", "0.2"], "coded-reduce f=16 depth 2 s=2 (256 leaves), mu 0.2, 300 rounds"),
     ]
 
 
@@ -672,12 +684,15 @@ class Recorder:
         meters charged)."""
         from gctool.budget import NS_PER_S
 
-        if self.shared and not refused:
-            return max(r.meter.spent for r in self.shared) / NS_PER_S, "summed"
         if refused and self.last is not None:  # the refusal the run ended with
             return self.last, "estimated"
         checks = self.checks + (self.refused if refused else [])
         checked = max((t for _, t in checks), default=0.0)
+        # (a part designed inside a larger run, e.g. simulate's companions of a CodedReduce
+        # tree, has a shared budget of its own below the run's estimate)
+        summed = max((r.meter.spent for r in self.shared), default=0.0) / NS_PER_S
+        if self.shared and not refused and summed >= checked:
+            return summed, "summed"
         spent = max((m.spent for m in self.meters), default=0.0) / NS_PER_S
         # a meter that refused (``spent`` past its limit): the search it held stopped there,
         # at the work it had done (``done``; a run that goes on, such as auto's heuristic

@@ -72,10 +72,23 @@ class CodeFile(Contender):
         from gctool.sim.stopping.rule import rule_cost
 
         if setting.mu is None:
-            return super().cost(rounds, setting) + rule_cost(self.matrix, rounds,
-                                                             self.n - self.s)
+            return super().cost(rounds, setting) + rule_cost(
+                self.matrix, rounds, self.n - self.s, stops=self.stops(setting))
         return super().cost(rounds, setting) + rule_cost(self.matrix, 0, self.n - self.s,
                                                          self.probes(rounds, setting))
+
+    def stops(self, setting: Setting) -> np.ndarray | None:
+        """Where gctool's rule stops on a sample of the run's draws, when it walks down from
+        the cap with the dual residual (:func:`gctool.sim.stopping.rule.walk_stops`: a code
+        that decodes well below its cap walks to the end and leaves the round to the QR or
+        the generic decoder); None without the times, under the authors' rule, or where no
+        walk runs."""
+        from gctool.sim.stopping.rule import walk_stops
+
+        if setting.times is None or setting.mu is not None:
+            return None
+        return walk_stops(self.matrix, self.arrivals(setting.times(self.loads), setting),
+                          self.n - self.s)
 
     def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
         """The sets the authors' rule asks about (:meth:`_run_mu`), before it runs: the

@@ -27,10 +27,6 @@ from gctool.sim.contenders.code import CodeFile
 if TYPE_CHECKING:
     from gctool.sim.estimators import Estimator
 
-#: rounds of the run's draws on which the estimate finds where the messages' dual walk stops
-#: (:meth:`Partial.stops`)
-STOP_SAMPLE = 16
-
 
 class Partial(Contender):
     """The multi-message version of a code file with an order."""
@@ -129,60 +125,18 @@ class Partial(Contender):
         return distinct_sizes(np.vstack([np.ones((1, mt.shape[1]), bool), got]))
 
     def stops(self, setting: Setting) -> np.ndarray | None:
-        """The earliest decodable prefixes of the messages' arrival orders on a sample of
-        :data:`STOP_SAMPLE` of the run's rounds (drawn before the estimate), where the
-        messages' rule walks down from the cap (all messages) with the dual residual
-        (:func:`gctool.sim.stopping.rule.rule_cost`'s ``stops``); None where it does not (no
-        times, the authors' rule, a code over C or GF(q), of the group shape, or fewer
-        messages than :data:`~gctool.sim.stopping.dual.DUAL_FROM`).
+        """Where the messages' rule walking down from the cap (every message) stops, on a
+        sample of the run's draws (:func:`gctool.sim.stopping.rule.walk_stops`; a walk whose
+        rule costs too much to set up here is taken to go to its end, the most work); None
+        under the authors' rule (no walk) or without the times."""
+        from gctool.sim.stopping.dual import WALK
+        from gctool.sim.stopping.rule import walk_stops
 
-        A round whose prefix :data:`~gctool.sim.stopping.dual.WALK` messages below the cap
-        decodes walks to its end, wherever it stops; the others stop within the walk, found
-        by bisection.  The messages' rule decides (its set-up, the SVD of the messages, made
-        here when it costs at most :data:`~gctool.sim.stopping.rule.FULL_CHECK_NS`; above,
-        every round is taken to walk to its end, the most work); a prefix whose missing
-        messages are those of at most s workers decodes without asking (the others' messages
-        span their rows)."""
-        from gctool.budget import solve_cost
-        from gctool.sequential.model import from_bits
-        from gctool.sim.budget import alone
-        from gctool.sim.stopping import StopRule, group_labels
-        from gctool.sim.stopping.dual import DUAL_FROM, WALK
-        from gctool.sim.stopping.rule import FULL_CHECK_NS
-
-        code = self.messages
-        M, K = code.n, int(code.B.shape[1])
-        if (setting.times is None or setting.mu is not None or M < DUAL_FROM
-                or code.field.is_finite or np.iscomplexobj(np.asarray(code.B))
-                or group_labels(code) is not None):
+        if setting.times is None or setting.mu is not None:
             return None
-        mt = self.message_times(setting.times(self.loads), setting)
-        rows = np.unique(np.linspace(0, len(mt) - 1, min(len(mt), STOP_SAMPLE)).astype(np.intp))
-        order = np.argsort(mt[rows], axis=1, kind="stable")
-        out = np.full(len(rows), M - WALK, np.int64)
-        if solve_cost(M, K) > FULL_CHECK_NS:
-            return out
-        rule = StopRule(code, meter=alone(f"estimating the walks of {self.name}"))
-
-        def decodes(r: int, p: int) -> bool:
-            if len(set(self.owner[order[r, p:]].tolist())) <= self.s:
-                return True
-            prefix = np.zeros(M, bool)
-            prefix[order[r, :p]] = True
-            return rule.decodes_mask(from_bits(prefix))
-
-        for r in range(len(rows)):
-            if decodes(r, M - WALK):
-                continue
-            lo, hi = M - WALK + 1, M + 1  # the earliest decodable prefix lies in [lo, hi]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if decodes(r, mid):
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out[r] = lo
-        return out
+        M = self.messages.n
+        return walk_stops(self.messages, self.message_times(setting.times(self.loads), setting),
+                          M, M - WALK)
 
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.stopping.rule import rule_cost

@@ -74,6 +74,24 @@ class Tree(Contender):
                 for i in range(L)][::-1]}
         return run
 
+    def probes(self, rounds: int, depth: int, f: int, deepest: bool, setting: Setting
+               ) -> int | np.ndarray:
+        """The sets the parents at ``depth`` (0: the master) ask under the authors' rule
+        (:func:`level_stop`: the f children arrived by the wait, then all of them), each
+        distinct set once (one rule per level, which caches its verdicts): the deepest
+        parents' read off the run's draws at their sizes (every leaf's time is drawn before
+        the estimate); above, whose children's times are their own stops, at most two a parent
+        and one per subset of the f children, of unknown size."""
+        from gctool.sim.contenders.base import distinct_sizes
+
+        if setting.mu is None:
+            return 0
+        if deepest and setting.times is not None:
+            kids = setting.deliver(setting.times(self.loads)).reshape(-1, f)
+            got = kids <= kids.min(axis=1, keepdims=True) * (1.0 + setting.mu)
+            return distinct_sizes(np.vstack([np.ones((1, f), bool), got]))
+        return min(2 * rounds * f**depth, 2**f)
+
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sequential.trees import levels_of
         from gctool.sim.stopping.rule import rule_cost
@@ -81,7 +99,10 @@ class Tree(Contender):
         work = super().cost(rounds, setting)
         levels = levels_of(self.matrix)
         f = levels[0].n
+        mu = setting.mu is not None  # (the authors' rule asks sets, no arrival prefixes)
         for depth, lv in enumerate(levels):
             parents = rounds * f**depth
-            work += rule_cost(lv, parents, f, 2 * parents if setting.mu is not None else 0)
+            deepest = depth == len(levels) - 1
+            work += rule_cost(lv, 0 if mu else parents, f,
+                              self.probes(rounds, depth, f, deepest, setting))
         return work

@@ -75,13 +75,34 @@ def search_cost(code: GradientCode, rounds: int, cap: int, probes: int = 0,
     searches with ``cap`` (:meth:`PrefixDecoder.earliest`: the cap's prefix, then one decode
     per halving) and ``probes`` single sets, one decode each, at most one per distinct set:
     a call on one set, :func:`~gctool.decode.cost.single_call_time` of the cap's survivors.
-    ``decodes`` False: not even all n workers decode, so a search ends at the cap's prefix,
-    which fails (one decode a round, at most one per distinct prefix of ``cap`` workers)."""
+    The rounds' prefixes of each size the search asks (of a round decoding at the cap) are
+    decoded once each: their expected number of distinct sets (:func:`distinct`; a cap of
+    all n workers is one set).  ``decodes`` False: not even all n workers decode, so a search
+    ends at the cap's prefix, which fails (one decode per distinct prefix of ``cap``
+    workers)."""
     from math import comb
 
     from gctool.decode.cost import single_call_time
 
-    n = code.n
-    probes += (rounds * (1 + max(cap, 1).bit_length()) if decodes
-               else min(rounds, comb(n, min(max(cap, 1), n))))
-    return single_call_time(code, max(cap, 1)) * min(probes, 2 ** min(n, 62))
+    n, cap = code.n, min(max(cap, 1), code.n)
+    sizes = [cap]  # the cap's prefix, then the bisection's (a round decoding at the cap)
+    lo, hi = 1, cap
+    while decodes and lo < hi:
+        mid = (lo + hi) // 2
+        sizes.append(mid)
+        lo = mid + 1
+    decoded = probes + sum(distinct(rounds, comb(n, f)) for f in sizes)
+    return single_call_time(code, cap) * min(decoded, 2 ** min(n, 62))
+
+
+def distinct(draws: int, kinds: int) -> float:
+    """The expected number of distinct sets among ``draws`` drawn uniformly from ``kinds``
+    (the generic decoder decodes each set once: its cache), at most ``draws``."""
+    from math import expm1, log1p
+
+    if draws <= 0 or kinds <= 0:
+        return 0.0
+    if kinds > 1e15:
+        return float(draws)
+    return min(float(draws), -kinds * expm1(draws * log1p(-1.0 / kinds)) if kinds > 1
+               else 1.0)

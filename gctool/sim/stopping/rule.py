@@ -173,6 +173,71 @@ def decodes_in_full(code: GradientCode) -> bool:
     return dual_of(B, Tt, decode_limit(code.k, DEFAULT_TOL) / MARGIN) is not None
 
 
+#: rounds of a run's draws on which an estimate finds where the dual walk stops
+#: (:func:`walk_stops`)
+STOP_SAMPLE = 16
+
+
+def walk_stops(code: GradientCode, arrivals: np.ndarray, cap: int,
+               unknown: int | None = None) -> np.ndarray | None:
+    """The earliest decodable prefixes (at most ``cap + 1``: none) of a sample of
+    :data:`STOP_SAMPLE` rounds of ``arrivals`` (rounds, n: a run's arrival times, drawn before
+    its estimate), for :func:`rule_cost`'s ``stops``, where :class:`StopRule` walks down from
+    the cap with the dual residual; None where it does not (a code over C or GF(q), of the
+    group shape, or a cap below :data:`DUAL_FROM`).  A round whose prefix :data:`WALK`
+    arrivals below the cap decodes walks to its end, wherever it stops (it is given that
+    prefix); the others stop within the walk, found by bisection.  The code's own rule decides
+    (its set-up, the SVD of B, made here when it costs at most :data:`FULL_CHECK_NS`; above,
+    every round is given ``unknown``, or None is returned)."""
+    from gctool.budget import solve_cost
+    from gctool.sequential.model import from_bits
+    from gctool.sim.budget import alone
+
+    B = np.asarray(code.B)
+    if (cap < DUAL_FROM or code.field.is_finite or np.iscomplexobj(B)
+            or group_labels(code) is not None):
+        return None
+    R, n = arrivals.shape
+    rows = np.unique(np.linspace(0, R - 1, min(R, STOP_SAMPLE)).astype(np.intp))
+    if solve_cost(*B.shape) > FULL_CHECK_NS:
+        return None if unknown is None else np.full(len(rows), unknown, np.int64)
+    order = np.argsort(arrivals[rows], axis=1, kind="stable")
+    rule = StopRule(code, meter=alone(f"estimating the walks of the {code.scheme} code"))
+
+    def decodes(r: int, p: int) -> bool:
+        prefix = np.zeros(n, bool)
+        prefix[order[r, :p]] = True
+        return rule.decodes_mask(from_bits(prefix))
+
+    out = np.full(len(rows), cap - WALK, np.int64)
+    for r in range(len(rows)):
+        if decodes(r, cap - WALK):
+            continue
+        lo, hi = cap - WALK + 1, cap + 1  # the earliest decodable prefix lies in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if decodes(r, mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        out[r] = lo
+    return out
+
+
+def rank_of(code: GradientCode) -> int:
+    """The numerical rank of B over R or C (its singular values, as :func:`dual_of` cuts them)
+    when they cost at most :data:`FULL_CHECK_NS`, else at most what its shape allows.  A QR of
+    more arrivals than that is rank-deficient: the round goes on to the generic decoder."""
+    from gctool.budget import solve_cost
+    from gctool.numerics import numerical_rank
+
+    B = np.asarray(code.B)
+    n, K = B.shape
+    if solve_cost(n, K) > FULL_CHECK_NS:
+        return min(n, K)
+    return int(numerical_rank(np.linalg.svd(B, compute_uv=False), B.shape))
+
+
 def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarray = 0,
               stops: np.ndarray | None = None) -> float:
     """Estimated work of :class:`StopRule` on ``code`` with the choices it makes, before any of
@@ -219,17 +284,19 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarra
     nonzero = B != 0
     active = int(np.count_nonzero(nonzero.any(axis=1)))  # workers that hold something
     held = int(np.count_nonzero(nonzero.any(axis=0)))  # columns some worker holds
+    rank = rank_of(code)
 
     def qr(sets: int, f: int, searches: bool) -> float:
         """``sets`` rounds (``searches``: prefixes of f arrivals) or probes of f workers by
         QR, and by the generic decoder where the rows of the set cannot have full rank: more
-        of them than B has columns (:func:`qr_decides`) or than it has columns held, or an
-        idle worker among them (the share of sets of f workers that have none)."""
+        of them than B has columns (:func:`qr_decides`), than it has columns held or than
+        its rank (:func:`rank_of`), or an idle worker among them (the share of sets of f
+        workers that have none)."""
         if not sets:
             return 0.0
         work = ((qr_cost(sets, K, f, m, complex_) if searches
                  else sets * qr_cost(1, K, f, m, complex_)) if qr_decides(K, f) else 0.0)
-        share = (comb(active, f) / comb(n, f) if f <= n and qr_decides(min(K, held), f)
+        share = (comb(active, f) / comb(n, f) if f <= n and qr_decides(min(K, held, rank), f)
                  else 0.0)
         naive = ceil(sets * (1.0 - share))
         if not naive:
@@ -254,7 +321,8 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarra
     def verdict(f: int) -> float:  # the dual residual of f stragglers (DualWalk.verdict)
         return verdict_cost(f, n, s > 0 or n > K, sparse)
 
-    rounds_work = walk_cost(code, rounds, cap, stops, verdict) if cap >= DUAL_FROM else qr_rounds
+    rounds_work = (walk_cost(code, rounds, cap, stops, verdict, rank) if cap >= DUAL_FROM
+                   else qr_rounds)
     if not sized:
         return work + rounds_work + int(counts.sum()) * verdict(max(s, 1))
     return work + rounds_work + sum(c * verdict(n - f) + (qr(c, f, False) if n - f > K else 0.0)
@@ -262,7 +330,7 @@ def rule_cost(code: GradientCode, rounds: int, cap: int, probes: int | np.ndarra
 
 
 def walk_cost(code: GradientCode, rounds: int, cap: int, stops: np.ndarray | None,
-              verdict: Callable[[int], float]) -> float:
+              verdict: Callable[[int], float], rank: int) -> float:
     """The dual walk (:meth:`DualWalk.walk`) of ``rounds`` rounds.  ``stops`` None: two
     residuals a round (at the cap and one arrival below: a code that decodes at the cap and
     not before), and for the share near the tolerance a QR and the generic decoder's search.
@@ -271,9 +339,9 @@ def walk_cost(code: GradientCode, rounds: int, cap: int, stops: np.ndarray | Non
     per prefix walked down while it decodes and the failing one below p (``verdict(f)``: f
     stragglers); a round still decoding
     :data:`WALK` arrivals below the cap leaves the walk after WALK + 1 residuals for the QR of
-    the cap's prefix, or the generic decoder's search where the QR cannot decide
-    (:func:`qr_decides`).  The walks that end count the share near the tolerance as
-    :func:`rule_cost` does."""
+    the cap's prefix, and the generic decoder's search where the QR cannot decide (more
+    arrivals than B has columns, :func:`qr_decides`, or than its ``rank``).  The walks that
+    end count the share near the tolerance as :func:`rule_cost` does."""
     n, K, m = code.n, int(code.B.shape[1]), code.m
     if stops is None or not len(stops):
         near = rounds * near_share(decode_limit(code.k, DEFAULT_TOL))
@@ -292,7 +360,8 @@ def walk_cost(code: GradientCode, rounds: int, cap: int, stops: np.ndarray | Non
     left = ceil(counted.get(WALK, 0.0))
     near = ended * near_share(decode_limit(code.k, DEFAULT_TOL))
     work += near * (qr_cost(1, K, cap, m, False) + search_cost(code, 1, cap))
-    if left:
-        work += (qr_cost(left, K, cap, m, False) if qr_decides(K, cap)
-                 else search_cost(code, left, cap))
+    if left and qr_decides(K, cap):
+        work += qr_cost(left, K, cap, m, False)
+    if left and not qr_decides(min(K, rank), cap):  # the cap's prefix is rank-deficient
+        work += search_cost(code, left, cap)
     return work
