@@ -12,10 +12,15 @@ then cancelled (the pool is terminated).
   on a new pool, at most :data:`RETRIES` times, then the runner gives up
   (:class:`LostTasks`: the fold ends the run incomplete, exit 2).
 * At most :data:`AHEAD` tasks per process are submitted ahead of the fold.  A result that
-  ends the run (:func:`ends_run`: a counterexample) cancels the tasks after it that have not
-  started as soon as it arrives, before the fold reaches it; a process cannot be told to stop
-  the task it runs (the numpy route reads no stop flag), and finishes it unless the fold
-  stops first, which terminates the pool.
+  ends the run (:func:`ends_run`: a counterexample) drops the tasks after it as soon as it
+  arrives, before the fold reaches it: those not started are cancelled, and each task has a
+  stop flag in memory shared with the processes (one byte a task, :data:`TASK_FLAG`), set
+  then: a task that the executor had already handed to a process's queue does not start,
+  and a running one ends as a pool thread's does (:func:`gctool.engine.threads.halt_flag`:
+  a compiled walk at its next check, a numpy route at its next batch, about
+  :data:`~gctool.engine.threads.HALT_BATCH_NS` of work; other work finishes its task).  Its
+  result is dropped.  When the fold stops (or on Ctrl-C) the pool is terminated: its
+  processes are killed whatever they run.
 
 * Worker processes are forked where the platform allows it (the worker object is inherited,
   not pickled); elsewhere they are spawned and the worker object is pickled once per process.
@@ -37,6 +42,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+import numpy as np
+
 from gctool._signals import worker_init
 
 T = TypeVar("T")
@@ -46,6 +53,14 @@ T = TypeVar("T")
 #: per-process state multiprocessing offers: passing the worker with every task instead would
 #: pickle it (B, decoders, kernels) once per task rather than once per process.
 _WORKER: Any = None
+#: in a pool process, the stop flags of its run's tasks (one byte each, 1 once the task is no
+#: longer wanted: :func:`_fold` sets them), a view of the memory :func:`run_ordered` shares
+#: with its processes; set by :func:`_init`
+_FLAGS: np.ndarray | None = None
+#: in a pool process, the stop flag of the task it runs (a one-byte view of its slot of
+#: ``_FLAGS``), else None: :func:`gctool.engine.threads.halt_flag` returns it in the process's
+#: main thread, so the compiled walks and the numpy routes read it as a pool thread's flag
+TASK_FLAG: np.ndarray | None = None
 
 
 class Worker(Protocol):
@@ -104,14 +119,34 @@ def resolve_jobs(jobs: int | None) -> int:
     return available_cores() if not jobs else max(1, int(jobs))
 
 
-def _init(worker: Any) -> None:
-    global _WORKER
+class Dropped:
+    """What a pool process returns for a task that was no longer wanted (its stop flag set
+    before it started, or while it ran): the parent has already dropped its future."""
+
+
+def _init(worker: Any, flags: Any) -> None:
+    global _WORKER, _FLAGS
     worker_init()
     _WORKER = worker
+    _FLAGS = np.frombuffer(flags, dtype=np.uint8)
 
 
-def _call(task: Any) -> object:
-    return _WORKER.run(task)
+def _call(index: int, task: Any) -> object:
+    """Task ``index`` in a pool process, under its stop flag (:data:`TASK_FLAG`)."""
+    global TASK_FLAG
+    assert _FLAGS is not None
+    flag = _FLAGS[index:index + 1]
+    if flag[0]:
+        return Dropped()
+    TASK_FLAG = flag
+    try:
+        return _WORKER.run(task)
+    except BaseException:  # (Cancelled: it read its flag, set, in a walk or between batches)
+        if flag[0]:  # no longer wanted: dropped, whatever it raised
+            return Dropped()
+        raise
+    finally:
+        TASK_FLAG = None
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -143,11 +178,14 @@ def run_ordered(
                 return
         return
     done, broken = [0], 0  # tasks folded (updated as they are); pools lost with a process
+    context = _context()
+    shared = context.RawArray("B", len(tasks))  # the tasks' stop flags (every pool's)
+    stops = np.frombuffer(shared, dtype=np.uint8)
     while done[0] < len(tasks):
-        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=_context(),
-                                   initializer=_init, initargs=(worker,))
+        pool = ProcessPoolExecutor(min(jobs, len(tasks) - done[0]), mp_context=context,
+                                   initializer=_init, initargs=(worker, shared))
         try:
-            if _fold(pool, tasks, done, jobs, on_result):
+            if _fold(pool, tasks, done, jobs, on_result, stops):
                 return  # stopped by the callback
         except BrokenProcessPool:
             broken += 1
@@ -168,19 +206,21 @@ def ends_run(result: Any) -> bool:
 
 
 def _fold(pool: ProcessPoolExecutor, tasks: Sequence[Any], done: list[int], jobs: int,
-          on_result: Callable[[int, Any], bool]) -> bool:
+          on_result: Callable[[int, Any], bool], stops: np.ndarray) -> bool:
     """Fold the tasks from ``done[0]`` on through ``pool``, counting them in ``done[0]``;
     True when the callback stopped the run.  While it waits for the next task, a later one
-    whose result ends the run (:func:`ends_run`) cancels the tasks after it that have not
-    started and ends the submissions there (a process running one finishes it: nothing
-    reaches a running task, the pool is terminated when the fold stops)."""
+    whose result ends the run (:func:`ends_run`) drops the tasks after it and ends the
+    submissions there: their stop flags (``stops``, shared with the processes) are set, so
+    that those a process holds end (:func:`_call`), and those not started are cancelled."""
     window: dict[int, Future[Any]] = {}
     nxt, last = done[0], len(tasks)  # tasks from ``last`` on are not wanted
+    stops[done[0]:] = 0  # (a new pool: every task not folded is wanted)
     while done[0] < len(tasks):
         if done[0] >= last:  # (the fold did not stop where the result said: go on)
+            stops[last:] = 0
             last = len(tasks)
         while nxt < last and nxt - done[0] < AHEAD * jobs:
-            window[nxt] = pool.submit(_call, tasks[nxt])
+            window[nxt] = pool.submit(_call, nxt, tasks[nxt])
             nxt += 1
         head = window[done[0]]
         while not head.done():
@@ -189,10 +229,13 @@ def _fold(pool: ProcessPoolExecutor, tasks: Sequence[Any], done: list[int], jobs
                 if done[0] < i < last - 1 and f.done() and not f.cancelled() and (
                         f.exception() is None and ends_run(f.result())):
                     last = nxt = i + 1
+                    stops[last:] = 1  # (before the cancel: a task it misses ends on its flag)
                     for j in [j for j in window if j > i]:
                         window.pop(j).cancel()
                     break
         result = window.pop(done[0]).result()
+        if isinstance(result, Dropped):  # (never: only tasks after ``last`` are dropped)
+            raise RuntimeError(f"task {done[0]} was dropped, and the fold asked for it")
         done[0] += 1
         if on_result(done[0] - 1, result):
             return True

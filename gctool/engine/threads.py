@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gctool import _signals
+from gctool.engine import parallel
 from gctool.engine.parallel import Worker, ends_run, run_ordered
 
 T = TypeVar("T")
@@ -163,15 +164,20 @@ _MAIN = np.frombuffer(_signals.PENDING, dtype=np.uint8)
 def halt_flag() -> np.ndarray:
     """The stop flag of the run whose task this pool thread runs (one element, 1 once the run
     has stopped: an early stop, an error, a pool started ahead and dropped); in the main
-    thread, outside a pool, the one a signal sets while its handler waits for the main thread
-    (Python runs it between bytecodes only: :mod:`gctool._signals`); elsewhere one that is
-    never set.  A compiled walk reads it every few thousand sets and ends, and its caller
-    raises (:func:`raise_if_halted`): the task's result would be dropped, and a dropped task
-    of 65,536 sets takes a second or more."""
+    thread of a process of :func:`gctool.engine.parallel.run_ordered`, the one of the task it
+    runs (:data:`gctool.engine.parallel.TASK_FLAG`, in memory the parent shares: 1 once the
+    task is no longer wanted); in the main thread, outside a pool, the one a signal sets
+    while its handler waits for the main thread (Python runs it between bytecodes only:
+    :mod:`gctool._signals`); elsewhere one that is never set.  A compiled walk reads it
+    every few thousand sets and ends, and its caller raises (:func:`raise_if_halted`): the
+    task's result would be dropped, and a dropped task of 65,536 sets takes a second or
+    more."""
     task = getattr(_current, "task", None)
     if task is not None:
         return task[2]
-    return _MAIN if threading.current_thread() is threading.main_thread() else _NEVER
+    if threading.current_thread() is not threading.main_thread():
+        return _NEVER
+    return _MAIN if parallel.TASK_FLAG is None else parallel.TASK_FLAG
 
 
 #: the estimated work of a batch of a numpy route between two reads of its task's stop flag
@@ -183,7 +189,8 @@ HALT_BATCH_NS = 20_000_000
 def raise_if_halted(flag: np.ndarray) -> None:
     """After a compiled walk that read ``flag`` (:func:`halt_flag`): when it is set (the walk
     may have ended early; its results are not to be read), raise the signal's interrupt (the
-    main thread's flag: :func:`gctool._signals.raise_pending`), else :class:`Cancelled`."""
+    main thread's flag: :func:`gctool._signals.raise_pending`), else :class:`Cancelled` (also
+    in a pool process, whose main thread has no signal pending: its task's flag was set)."""
     if flag[0]:
         if flag is _MAIN or threading.current_thread() is threading.main_thread():
             _signals.raise_pending()  # (a task of the caller: its flag is set by a signal too)
