@@ -561,6 +561,9 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
                                                 seed=seed)},
          ["simulate", "n.json", "--iterations", "200", *sim],
          "nested real n=64 levels 1,4 (128 messages), 200 rounds"),
+        ("simulate nested --mu", {"n.json": designed("nested", n=64, levels=[1, 4], seed=seed)},
+         ["simulate", "n.json", "--iterations", "1000", *sim, "--protocol", "authors",
+          "--mu", "0.2"], "nested complex n=64 levels 1,4 (128 messages), mu 0.2, 1000 rounds"),
         # CodedReduce (gctool.sim.contenders.tree) and its flat companions: cyclic level codes
         # of rank f - s, so every parent-round's QR is rank-deficient and the generic decoder
         # searches it (each distinct set of children once); the leaf code on a flat server

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from gctool.model import GradientCode
-from gctool.sim.contenders.base import Run, Setting
+from gctool.sim.contenders.base import Run, Setting, authors_wait
 from gctool.sim.contenders.partial import Partial
 
 
@@ -61,8 +61,32 @@ class Nested(Partial):
         run.levels = reached
         return run
 
-    def probes(self, rounds: int, setting: Setting) -> int:
-        return rounds * (len(self.levels) + (1 if setting.mu is not None else 0))
+    def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
+        """The sets the run asks beyond the stopping prefixes, read off the run's draws when
+        they are known (else ``rounds`` x (L, plus one under the authors' rule) of unknown
+        size), each distinct set once: under the authors' rule the messages delivered by the
+        wait (:meth:`Partial.probes`); and every round, the levels up to each l of the
+        messages delivered by its stop (at most L of them: the search ends at the first
+        that decodes), the stop taken at its latest, the wait under the authors' rule (or
+        every message), else the one-message code's cap (its (n - s)-th arrival)."""
+        from gctool.sim.contenders.base import distinct_sizes
+
+        mu = setting.mu is not None
+        if setting.times is None:
+            return rounds * (len(self.levels) + (1 if mu else 0))
+        times = setting.times(self.loads)
+        mt = self.message_times(times, setting)
+        if mu:
+            assert setting.mu is not None
+            stop = authors_wait(mt[:, self.fractions == 1.0], setting.mu)
+        else:
+            at = self.reference.arrivals(times, setting)
+            stop = np.sort(at, axis=1)[:, self.n - self.s - 1]
+        got = mt <= stop[:, None]
+        every = np.ones((1, mt.shape[1]), bool)
+        sets = [got & (self.level <= lv) for lv in range(1, len(self.levels) + 1)]
+        sets += [every & (self.level <= lv) for lv in range(1, len(self.levels) + 1)]
+        return distinct_sizes(np.vstack(sets))
 
     def figures(self, run: Run, setting: Setting) -> dict[str, Any]:
         assert run.levels is not None
