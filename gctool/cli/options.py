@@ -144,7 +144,7 @@ class SuffixedOutputPath(OutputPath):
 code_output_path = SuffixedOutputPath(
     (".json", ".npz"), "use .json or .npz (the format follows the suffix), or '-' for JSON on "
     "stdout")
-#: ``--plot`` of simulate
+#: ``--plot`` of simulate and train, ``--svg`` of show
 svg_output_path = SuffixedOutputPath((".svg",), "use .svg (the plot is an SVG)")
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 #: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name

@@ -14,9 +14,9 @@ from gctool.cli.options import (
     load_code,
     load_within,
     max_work_option,
-    output_path,
     progress_bar,
     refuse_typed,
+    svg_output_path,
     tol_option,
     typed,
 )
@@ -54,7 +54,7 @@ norm of the targets (0 = decodes, 1 = nothing recovered).  show always exits 0 o
 it draws, it does not audit.""")
 @code_argument
 @click.option("--svg", "svg_path", metavar="OUT.svg", default=None,
-              type=output_path,
+              type=svg_output_path,
               help="Also write the picture as a standalone SVG ('-' = stdout, no text view).")
 @click.option("--stragglers", metavar="LIST", default=None,
               help="Straggling workers, e.g. 0,3: show and highlight the optimal decoding vector.")

@@ -84,6 +84,20 @@ def test_unknown_output_suffix_is_refused(runner: CliRunner, tmp_path: Path,
     assert ok.exit_code == 0 and (tmp_path / "plan.NPZ").read_bytes()[:2] == b"PK"
 
 
+@pytest.mark.parametrize("command", [["show", "CODE", "--svg"], ["simulate", "CODE", "--plot"]])
+def test_a_picture_with_another_suffix_is_refused(runner: CliRunner, tmp_path: Path,
+                                                  command: list[str]) -> None:
+    """An SVG written under a name with another suffix (``x.png``) is refused, not written."""
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    argv = [str(code) if a == "CODE" else a for a in command]
+    r = runner.invoke(cli, [*argv, str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and "unknown suffix '.png'" in r.stderr
+    assert not (tmp_path / "x.png").exists()
+    ok = runner.invoke(cli, [*argv, str(tmp_path / "x.SVG")])
+    assert ok.exit_code == 0 and (tmp_path / "x.SVG").read_text().lstrip().startswith("<")
+
+
 def test_require_tolerance_implies_threshold(runner: CliRunner, tmp_path: Path) -> None:
     code = tmp_path / "frc.json"
     gctool.write_code(gctool.design("frc", 6, 2), code)
