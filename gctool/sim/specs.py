@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, did_you_mean
 
 
 def parse_pairs(rest: str, what: str, keys: Iterable[str], usage: str) -> dict[str, float]:
@@ -15,7 +15,8 @@ def parse_pairs(rest: str, what: str, keys: Iterable[str], usage: str) -> dict[s
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = (x.strip() for x in item.partition("="))
         if not eq or key not in allowed or key in values:
-            raise InvalidInput(f"{what}: expected {usage}, got {item!r}")
+            hint = did_you_mean(key, sorted(allowed)) if eq and key not in allowed else ""
+            raise InvalidInput(f"{what}: expected {usage}, got {item!r}{hint}")
         try:
             values[key] = float(value)
         except ValueError:

@@ -64,6 +64,14 @@ def test_unknown_delay_model_gets_a_suggestion(runner: CliRunner, tmp_path: Path
     assert r.exit_code == 2 and "did you mean 'pareto'" in r.stderr
 
 
+def test_unknown_key_of_a_spec_gets_a_suggestion(runner: CliRunner, tmp_path: Path) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    r = runner.invoke(cli, ["simulate", str(code), "--delay", "pareto:shap=2"])
+    assert r.exit_code == 2 and "did you mean 'shape'" in r.stderr
+    assert "keys scale, shape" in r.stderr
+
+
 def test_missing_format_key_is_named(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "hello.json"
     path.write_text('{"hello": 1}')
