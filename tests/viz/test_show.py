@@ -268,6 +268,21 @@ def test_curve_budget_takes_the_cheapest_points_and_lists_the_rest() -> None:
     assert 0 < curve.checked <= 22  # within the budget (symmetry may check fewer)
 
 
+def test_a_curve_that_does_not_fit_names_the_caps_in_their_units(tmp_path: Path,
+                                                                 runner: CliRunner) -> None:
+    """The note of a curve left out states the work cap as the time it is (CURVE_MAX_WORK
+    counts ns of one core), not as a count of flops."""
+    from gctool.limits import CURVE_MAX_WORK
+
+    path = tmp_path / "frc.json"
+    write_code(GradientCode(np.kron(np.eye(100), np.ones((2, 2))), parse_field("real"), 1,
+                            "frc"), path)
+    assert plan(200, 200, max_sets=20_000) == []
+    r = runner.invoke(cli, ["show", str(path), "--curve"])
+    assert r.exit_code == 0 and "error curve not computed" in r.stdout
+    assert f"about {CURVE_MAX_WORK / 1e9:g} s" in r.stdout and "flops" not in r.stdout
+
+
 def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientCode) -> None:
     from gctool.viz.curve import Curve, CurvePoint
 

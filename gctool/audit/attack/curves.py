@@ -159,11 +159,11 @@ def _work(n: int, cols: int, s: int) -> float:
 def plan_sizes(n: int, cols: int, max_sets: int, max_work: float = CURVE_MAX_WORK
                ) -> list[int]:
     """The values of s (increasing) whose exhaustive points fit a total budget of ``max_sets``
-    straggler sets and ``max_work`` flops, chosen cheapest first (the number of sets C(n, s),
-    then the size of the least-squares problems), so both ends of a curve come before its
-    middle.  When nothing strictly between the trivial ends (0 < s < n - 1) fits, nothing is
-    chosen: the ends alone say nothing about the code, and for large n even they are not
-    free.  ``cols`` is the number of columns of B (k*m)."""
+    straggler sets and ``max_work`` ns of one core (one per multiply-add), chosen cheapest
+    first (the number of sets C(n, s), then the size of the least-squares problems), so both
+    ends of a curve come before its middle.  When nothing strictly between the trivial ends
+    (0 < s < n - 1) fits, nothing is chosen: the ends alone say nothing about the code, and
+    for large n even they are not free.  ``cols`` is the number of columns of B (k*m)."""
     ends: set[int] = set()  # C(n, d) grows with d <= n/2: only the ends can fit
     d, sets_d = 0, 1
     while 2 * d <= n and sets_d <= max_sets:

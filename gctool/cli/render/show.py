@@ -176,8 +176,11 @@ def _decoding_line(d: Any) -> str:
 
 def _curve_lines(curve: Any, s_design: int) -> list[str]:
     if not curve.points:
+        from gctool.limits import CURVE_MAX_WORK
+
         return ["[dim]error curve not computed: no s with 0 < s < n - 1 fits the budget "
-                "(--max-sets, and a cap of about 4e8 flops of least squares)[/]"]
+                f"(--max-sets, and about {CURVE_MAX_WORK / 1e9:g} s (estimated, one core) of "
+                "least squares)[/]"]
     by_s = {p.s: p for p in curve.points}
     top = max(by_s)
     lines = [f"worst-case error by s = 0..{top} (_ decodes, █ nothing recovered): "
