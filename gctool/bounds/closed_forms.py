@@ -2,9 +2,11 @@
 ``attack`` to show what theory predicts next to what the audit found.
 
 Each function returns ``None`` when no closed form applies to the given code.  A closed form is
-applied only after the code's *structure* has been checked (files can be edited, so the scheme
-name alone proves nothing), and only over the reals or the complex numbers (over GF(q) the
-error is a 0/1 indicator).
+applied only after the code's *structure* has been checked, exactly (files can be edited, so the
+scheme name alone proves nothing; a structure that holds only to round-off, as a Gram matrix
+uniform to 1e-16, gives errors that differ from set to set: rows [1, 2] and [1, 2 + 1e-10]
+decode exactly, where aI + bJ would say 0.2), and only over the reals or the complex numbers
+(over GF(q) the error is a 0/1 indicator).
 
 Closed forms of the worst-case optimal-decoding error ``max_{|S|=s} err([n] \\ S)``:
 
@@ -24,12 +26,20 @@ Closed forms of the worst-case optimal-decoding error ``max_{|S|=s} err([n] \\ S
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gctool.limits import REL_SLACK
 from gctool.model import GradientCode
+from gctool.numerics import PRODUCT_RANGE, proportional_rows, two_product
 
 RTOL = REL_SLACK
+
+#: multiply-adds of :func:`_exactly_uniform`'s integer Gram matrix when B's entries are not
+#: small multiples of one value (its float64 path); above, no uniform-Gram closed form is
+#: claimed (about 0.3 s of Python integers)
+EXACT_GRAM_OPS = 10**6
 
 
 def _numeric(code: GradientCode) -> np.ndarray | None:
@@ -58,7 +68,7 @@ def _uniform_gram_scaled(code: GradientCode
     if top == 0:
         return None
     e = int(np.frexp(top)[1])
-    B = np.ldexp(B.real, -e) + (1j * np.ldexp(B.imag, -e) if np.iscomplexobj(B) else 0)
+    raw, B = B, np.ldexp(B.real, -e) + (1j * np.ldexp(B.imag, -e) if np.iscomplexobj(B) else 0)
     n = code.n
     rows = B.sum(axis=1)
     if not np.allclose(rows, rows[0], rtol=0, atol=RTOL * max(1.0, float(np.abs(rows).max()))):
@@ -68,9 +78,52 @@ def _uniform_gram_scaled(code: GradientCode
     b = complex(G[0, 1]) if n > 1 else 0.0
     a = complex(G[0, 0]) - b
     target = a * np.eye(n) + b * np.ones((n, n))
-    if not np.allclose(G, target, rtol=0, atol=RTOL * scale):
-        return None
+    if not np.allclose(G, target, rtol=0, atol=RTOL * scale) or not _exactly_uniform(raw):
+        return None  # uniform only to round-off: the errors differ from set to set
     return (a.real, b.real, complex(rows[0])), e
+
+
+def _exactly_uniform(B: np.ndarray) -> bool:
+    """Are ``B 1 = c 1`` and ``B B^H = a I + b J`` exactly, for the float64 entries of B?
+
+    Entries that are all integer multiples ``q v`` of their smallest magnitude v, with
+    ``|q| <= 2^26`` and ``2 k max|q|^2 < 2^53``, are tested on Q in float64 (its sums and
+    Gram matrix are then exact integers; B's are v and v^2 times them); others in Python
+    integers (each entry times the common power of two), at most :data:`EXACT_GRAM_OPS`
+    multiply-adds, else not claimed."""
+    parts = [B.real, B.imag] if np.iscomplexobj(B) else [np.asarray(B, dtype=np.float64)]
+    nz = np.concatenate([np.abs(p[p != 0]) for p in parts])
+    v = float(nz.min())
+    Q = [np.round(p / v) for p in parts]
+    top = max(float(np.abs(q).max()) for q in Q)
+    n, k = B.shape
+    if (PRODUCT_RANGE[0] <= v <= PRODUCT_RANGE[1] and top <= 2.0**26 and 2 * k * top * top < 2.0**53
+            and all(np.array_equal(two_product(q, v)[0], p) and not two_product(q, v)[1].any()
+                    for q, p in zip(Q, parts, strict=True))):
+        M = Q[0] + 1j * Q[1] if len(Q) == 2 else Q[0]
+        return _uniform(M.sum(axis=1).tolist(), M @ M.conj().T)
+    if n * n * k * len(parts) > EXACT_GRAM_OPS:
+        return False
+    ratios = [[[x.as_integer_ratio() for x in row] for row in p.tolist()] for p in parts]
+    den = max(d for p in ratios for row in p for _, d in row)  # powers of two
+    ints = [np.array([[a * (den // d) for a, d in row] for row in p], dtype=object)
+            for p in ratios]
+    if len(ints) == 1:
+        R = ints[0]
+        return _uniform(R.sum(axis=1).tolist(), R @ R.T)
+    R, M = ints  # rows r + i m: sums and Gram matrix as pairs of integers
+    sums = list(zip(R.sum(axis=1).tolist(), M.sum(axis=1).tolist(), strict=True))
+    return _uniform(sums, R @ R.T + M @ M.T) and _uniform([], M @ R.T - R @ M.T)
+
+
+def _uniform(sums: list[Any], G: np.ndarray) -> bool:
+    """All ``sums`` equal, and G constant on its diagonal and off it (exact comparisons)."""
+    n = G.shape[0]
+    if not all(x == sums[0] for x in sums):
+        return False
+    diag = G[np.arange(n), np.arange(n)]
+    off = G[~np.eye(n, dtype=bool)]
+    return all(x == diag[0] for x in diag.tolist()) and all(x == off[0] for x in off.tolist())
 
 
 def uniform_gram_error(k: int, a: float, b: float, c: complex, f: int) -> float:
@@ -104,8 +157,8 @@ def rank_one_blocks(code: GradientCode) -> list[tuple[int, int, float]] | None:
     for rows, cols in blocks:
         U = B[np.ix_(np.array(rows), cols)]
         u = U[0] / np.abs(U[0]).max()  # scale-free: the residual below needs |u|^2 finite
-        if np.linalg.matrix_rank(U / np.abs(U).max(), tol=RTOL) != 1:  # relative: scale-free
-            return None
+        if not proportional_rows(U, U[0]).all():  # exactly: rows proportional only to
+            return None  # round-off have set-dependent errors of their own
         residual = len(cols) - abs(u.sum()) ** 2 / float(np.vdot(u, u).real)
         out.append((len(rows), len(cols), max(0.0, float(residual))))
     out.append((0, int((~seen).sum()), float((~seen).sum())))
@@ -134,7 +187,7 @@ def graph_cycle_length(code: GradientCode) -> int | None:
     if not (np.all(support.sum(axis=1) == 2) and np.all(support.sum(axis=0) == 2)):
         return None
     edges = [np.flatnonzero(sup) for sup in support]
-    if any(not np.isclose(B[i, u], B[i, v], rtol=RTOL, atol=0) for i, (u, v) in enumerate(edges)):
+    if any(B[i, u] != B[i, v] for i, (u, v) in enumerate(edges)):  # exactly (see rank one)
         return None
     neighbours: list[list[int]] = [[] for _ in range(code.k)]
     for u, v in edges:
