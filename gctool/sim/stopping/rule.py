@@ -11,7 +11,7 @@ import numpy as np
 from gctool.budget import Meter
 from gctool.limits import DEFAULT_TOL
 from gctool.model import GradientCode
-from gctool.numerics import decode_limit
+from gctool.numerics import EPS, decode_limit
 from gctool.sim.stopping.dual import (
     DUAL_FROM,
     WALK,
@@ -156,9 +156,11 @@ def decodes_in_full(code: GradientCode) -> bool:
     every set; Bernoulli and block codes with a partition nobody holds).  A real code of full
     support with fewer workers than B has columns whose SVD costs at most
     :data:`FULL_CHECK_NS` is factorised: the dual data's own check (:func:`dual_of`, as the
-    rule's set-up does).  A larger code of full support whose rank leaves the targets out
-    does not decode either; the estimate takes it for one that does, and its rounds are
-    charged to the run's meter as they are spent."""
+    rule's set-up does); a larger one whose rows are independent by one QR of
+    ``[B^T | T^T]`` when that costs at most :data:`FULL_CHECK_NS` (the residual of the targets
+    on the rows of B: the same verdict).  A code larger still, or with dependent rows, whose
+    rank leaves the targets out does not decode either; the estimate takes it for one that
+    does, and its rounds are charged to the run's meter as they are spent."""
     from gctool.budget import solve_cost
 
     if code.k == 0:
@@ -167,10 +169,21 @@ def decodes_in_full(code: GradientCode) -> bool:
         return False
     B = np.asarray(code.B)
     n, K = B.shape
-    if np.iscomplexobj(B) or n >= K or solve_cost(n, K) > FULL_CHECK_NS:
+    if np.iscomplexobj(B) or n >= K:
         return True
     Tt = code.targets().T.astype(B.dtype)
-    return dual_of(B, Tt, decode_limit(code.k, DEFAULT_TOL) / MARGIN) is not None
+    certain = decode_limit(code.k, DEFAULT_TOL) / MARGIN
+    if solve_cost(n, K) <= FULL_CHECK_NS:
+        return dual_of(B, Tt, certain) is not None
+    if qr_cost(1, K, n, code.m, False) > FULL_CHECK_NS:
+        return True
+    # a larger code: the residual of the targets on the rows of B by one QR of [B^T | T^T]
+    # (the prefix QR's of all n workers), which dual_of's verdict is where B has full rank
+    R: np.ndarray = np.asarray(np.linalg.qr(np.hstack([B.T, Tt]), mode="r"))
+    diag = np.abs(np.diagonal(R[:n, :n]))
+    if diag.min() <= diag.max() * K * EPS * 1e4:  # rows of B dependent: not told this way
+        return True
+    return float(np.sum(np.abs(R[n:, n:]) ** 2)) <= certain
 
 
 #: rounds of a run's draws on which an estimate finds where the dual walk stops
