@@ -146,6 +146,8 @@ code_output_path = SuffixedOutputPath(
     "stdout")
 #: ``--plot`` of simulate and train, ``--svg`` of show
 svg_output_path = SuffixedOutputPath((".svg",), "use .svg (the plot is an SVG)")
+#: ``--record`` of train (a delay trace)
+csv_output_path = SuffixedOutputPath((".csv",), "use .csv (the trace is CSV)")
 code_argument = click.argument("code_file", metavar="FILE", type=click.Path(allow_dash=True))
 #: FILE... of the audit commands (verify, attack, bound): the parameter keeps the name
 #: ``code_file`` (a tuple) so shared decorators find it

@@ -10,9 +10,9 @@ from gctool.cli.options import (
     FloatRange,
     code_files_argument,
     complete_with,
+    csv_output_path,
     delay_models,
     json_option,
-    output_path,
     progress_bar,
     refuse_typed,
     seed_option,
@@ -91,7 +91,7 @@ within --wait seconds.  Needs gctool[dask].""")
 @click.option("--check", is_flag=True,
               help="Compute the full gradient on the side every round and report the decoded "
                    "gradient's error.")
-@click.option("--record", type=output_path, default=None, metavar="PATH.csv",
+@click.option("--record", type=csv_output_path, default=None, metavar="PATH.csv",
               callback=_record_file,
               help="Write the first FILE's measured rounds as a trace that simulate --delay "
                    "trace:PATH reads; the other schemes' go next to it (PATH-uncoded-n8.csv, "

@@ -149,6 +149,18 @@ def test_train_refuses_a_plot_that_is_not_svg(runner: CliRunner, tmp_path: Path)
     assert len(r.stderr.strip().splitlines()) == 1 and not plot.exists()
 
 
+def test_train_refuses_a_trace_name_with_another_suffix(runner: CliRunner,
+                                                        tmp_path: Path) -> None:
+    """--record writes CSV: a name with another suffix (run.json) is refused before any
+    cluster starts, as --plot refuses one that is not .svg."""
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 4, 1), code)
+    r = runner.invoke(cli, ["train", str(code), "--iterations", "2", "--no-baselines",
+                            "--record", str(tmp_path / "run.json")])
+    assert r.exit_code == 2 and "unknown suffix '.json'" in r.stderr, r.output
+    assert not list(tmp_path.glob("run*"))
+
+
 @pytest.mark.parametrize("record", ["-", "/dev/stdout"])
 def test_train_refuses_to_record_on_stdout(runner: CliRunner, tmp_path: Path,
                                            record: str) -> None:
