@@ -567,6 +567,16 @@ def unseen_cases(quick: bool, seed: int) -> list[Unseen]:
         ("simulate nested --mu", {"n.json": designed("nested", n=64, levels=[1, 4], seed=seed)},
          ["simulate", "n.json", "--iterations", "1000", *sim, "--protocol", "authors",
           "--mu", "0.2"], "nested complex n=64 levels 1,4 (128 messages), mu 0.2, 1000 rounds"),
+        # SR-SGC and M-SGC files (gctool.sim.contenders.schedule): the decodes of the sets
+        # each round's straggler pattern leaves (under the authors' rule most patterns leave
+        # the model: nobody straggles), and the schedule's updates
+        ("simulate sr-sgc", {"r.json": designed("sr-sgc", n=128, seed=seed, burst=1, window=3,
+                                                lam=4)},
+         ["simulate", "r.json", "--iterations", "4000", *sim],
+         "sr-sgc n=128 (B, W, lambda) = (1, 3, 4), 4000 rounds"),
+        ("simulate m-sgc --mu", {"m.json": designed("m-sgc", n=128, burst=1, window=3, lam=4)},
+         ["simulate", "m.json", "--iterations", "4000", *sim, "--protocol", "authors",
+          "--mu", "0.2"], "m-sgc n=128 (B, W, lambda) = (1, 3, 4), mu 0.2, 4000 rounds"),
         # CodedReduce (gctool.sim.contenders.tree) and its flat companions: cyclic level codes
         # of rank f - s, so every parent-round's QR is rank-deficient and the generic decoder
         # searches it (each distinct set of children once); the leaf code on a flat server

@@ -60,12 +60,34 @@ class Schedule(Contender):
                 f"{delay + 1:,} jobs in flight)")
         (setting.meter or alone(what)).charge(schedule_cost(rounds, self.n, delay), what)
 
+    def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
+        """The sets of workers the schedule's decodes ask, read off the run's draws when they
+        are known: the workers outside each round's straggler pattern (the waiting rule's
+        choice replayed on the (B, W, λ) model alone, which needs no decoding), each distinct
+        pattern once at its size; else ``rounds`` sets of unknown size."""
+        from gctool.sequential.model import popcount
+        from gctool.sequential.schedule import model_of
+
+        if setting.times is None:
+            return rounds
+        at = setting.deliver(setting.times(self.loads), self.message_size)
+        model = model_of(self.matrix)
+        choose = (_authors(self.n, setting.mu) if setting.mu is not None
+                  else _gctool(self.n, at))
+        history: tuple[int, ...] = ()
+        patterns = set()
+        for r, row in enumerate(at):
+            S = choose(r, row, history, model)[2]
+            patterns.add(S)
+            history = model.push(history, S)
+        return np.array([self.n - popcount(S) for S in patterns], dtype=np.int64)
+
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.budget import schedule_cost
         from gctool.sim.stopping.rule import rule_cost
 
         return (super().cost(rounds, setting) + schedule_cost(rounds, self.n, self.delay)
-                + rule_cost(self.matrix, 0, 0, rounds))
+                + rule_cost(self.matrix, 0, 0, self.probes(rounds, setting)))
 
     def jobs_done(self, run: Run) -> int:
         return len(run.jobs)
