@@ -22,7 +22,8 @@ the top-coefficient conditions are an upper triangular Toeplitz system with symb
 prod_{i holding j} (1 - alpha_i y) / prod_{all i} (1 - alpha_i y) mod y^m``.  Cost O(n^2 + k d m).
 
 Recorded params: ``m``, ``column_order`` (``"piece-major: column u*k + j is piece u of
-partition j"``), ``nodes``, ``load`` (d = s + m).
+partition j"``), ``nodes``, ``replication`` (d = s + m, the workers holding each partition) and
+``load`` (the most partitions a worker holds: ceil(k d / n), d when k = n).
 """
 
 from __future__ import annotations
@@ -110,8 +111,9 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
     cols = np.arange(k)[:, None]
     for u, vals in enumerate(pieces):
         B[hold, u * k + cols] = to_plain(vals, field)
-    return B, {"m": m, "column_order": COLUMN_ORDER, "nodes": kind, "load": d,
-               **record(B, field, s, budget=budget)}
+    load = int(np.bincount(hold.ravel(), minlength=n).max())  # d only when k = n
+    return B, {"m": m, "column_order": COLUMN_ORDER, "nodes": kind, "replication": d,
+               "load": load, **record(B, field, s, budget=budget)}
 
 
 class CommFamily(Family):
@@ -125,11 +127,12 @@ class CommFamily(Family):
         "Every partial gradient is split into m pieces; each partition is held by d = s+m "
         "workers ((j d + t) mod n, balanced) and every worker sends one vector of length "
         "l/m. B has k*m columns in piece-major order (column u*k + j is piece u of "
-        "partition j); the file records m, the column order and the load d. Worker i sends "
+        "partition j); the file records m, the column order, the replication d and the "
+        "load (partitions per worker: d when k = n, else ceil(k d/n)). Worker i sends "
         "P(alpha_i) where the coefficient of x^(n-s-m+u) of P is the sum of the u-th "
         "pieces, so any n-s workers recover every piece sum (decoder: last m rows of the "
-        "inverse Vandermonde). Needs s+m <= n; k defaults to n. Load d = s+m meets the "
-        "Ye-Abbe bound d >= k(s+m)/n when n | k(s+m) (gctool bound -m M -d D)."
+        "inverse Vandermonde). Needs s+m <= n; k defaults to n. The load meets the "
+        "Ye-Abbe bound load >= k(s+m)/n when n | k(s+m) (gctool bound -m M -d D)."
     )
     reference = (
         "Ye & Abbe, ICML 2018 (YA18); construction of reference §2.3 (equivalent in "
@@ -138,7 +141,7 @@ class CommFamily(Family):
     fields = "real, complex, GF(q) with q >= n (`field` auto: the smallest prime >= n)"
     params = (Param("m", "int", "Pieces per gradient (communication reduction factor).",
                     default=2, short="-m", flag="pieces", aliases=("--m",)), NODES_PARAM)
-    report_keys = ("m", "load", *CONDITION_KEYS)
+    report_keys = ("m", "replication", "load", *CONDITION_KEYS)
     examples = (
         "gctool design comm -n 4 -s 1 -m 2",
         "gctool design comm -n 6 -s 2 -m 2 `field` 'GF(7)' -o comm.json",

@@ -259,9 +259,10 @@ def test_comm_every_piece_recoverable_brute_force(field: str, n: int, s: int, m:
     code = design("comm", n, s, k, field=field, m=m)
     kk = n if k is None else k
     assert code.m == m and code.k == kk and code.B.shape == (n, kk * m)
-    assert code.params["load"] == s + m and code.params["column_order"].startswith("piece-major")
+    assert code.params["replication"] == s + m
+    assert code.params["column_order"].startswith("piece-major")
     assert (code.replication == s + m).all()
-    assert code.loads.max() == ceil(kk * (s + m) / n)
+    assert code.loads.max() == code.params["load"] == ceil(kk * (s + m) / n)
     for F in survivor_sets(n, s):
         assert all(piece_recoverable(code, F, u) for u in range(m))
     if s + 1 < n:  # one more straggler loses some piece
