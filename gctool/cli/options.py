@@ -92,6 +92,13 @@ def delay_models() -> list[str]:
     return list(SYNTHETIC) + [f"trace:{name}" for name in BUILTIN]
 
 
+def sparsifiers() -> list[str]:
+    """The sparsifiers completion offers after --sparsify."""
+    from gctool.sim.sparsify import METHODS
+
+    return list(METHODS)
+
+
 field_option = click.option(
     "--field", "field_spec", metavar="FIELD", default=None,
     shell_complete=complete_with(lambda: COMMON_FIELDS),

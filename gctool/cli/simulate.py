@@ -19,6 +19,7 @@ from gctool.cli.options import (
     max_work_option,
     refuse_typed,
     seed_option,
+    sparsifiers,
     svg_output_path,
     typed,
 )
@@ -133,6 +134,7 @@ job missed its deadline (a bug in the schedule).""")
 @click.option("--lazy", type=FloatRange(0, None), default=None, metavar="XI",
               help="LAG-style lazy uploads with constant XI (LAG / LAGC / G-LAG).")
 @click.option("--sparsify", "sparsify_spec", default=None, metavar="METHOD",
+              shell_complete=complete_with(sparsifiers),
               help="With --train: send every message sparsified and unbiased: wangni[:eps=E] "
                    "(Wangni et al.'s probabilities, second moment at most (1+E) times; default "
                    "E=1) or random-k[:k=K] (K random coordinates scaled by d/K).")

@@ -366,7 +366,9 @@ class EncodedFamily(Family):
         Param("workers", "int", "Number of workers n (follows from the frame for steiner; "
               "paley defaults to 6).", short="-n", flag="workers"),
         Param("system", "str", f"`frame` steiner: the Steiner system, pg-D (lines of PG(D,2), "
-              f"pg-2 = Fano) or pairs-V (V a power of 2); default {STEINER_DEFAULT}."),
+              f"pg-2 = Fano) or pairs-V (V a power of 2); default {STEINER_DEFAULT}.",
+              suggestions=tuple(f"pg-{d}" for d in range(2, 6))  # pg-6: n = 8,128 > 4,096
+              + tuple(f"pairs-{2 ** e}" for e in range(2, 7))),
     )
     report_keys = ("beta", "coherence", "welch_bound", "tightness", "epsilon_bound")
     examples = ("gctool design encoded `frame` gaussian -n 12 -k 6 -s 2 `seed` 1",

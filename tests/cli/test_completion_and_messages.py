@@ -36,6 +36,8 @@ def _complete(words: str, shell: str = "bash") -> list[str]:
     ("gctool design bibd --design ", {"fano", "biplane-7", "pg2-4"}),
     ("gctool bound a.json --delay trace:", {"trace:london"}),
     ("gctool train a.json --delay ", {"pareto", "bernoulli", "trace:sydney"}),
+    ("gctool design encoded --frame steiner --system ", {"pg-2", "pg-5", "pairs-4", "pairs-64"}),
+    ("gctool simulate a.json --train --sparsify ", {"wangni", "random-k"}),
 ])
 def test_completion_offers_values(words: str, expected: set[str]) -> None:
     offered = set(_complete(words))
