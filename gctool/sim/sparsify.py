@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gctool.errors import InvalidInput
+from gctool.errors import InvalidInput, did_you_mean
 
 
 class Sparsifier(ABC):
@@ -114,7 +114,8 @@ def parse_sparsify(spec: str) -> Sparsifier:
     """``wangni[:eps=E]`` or ``random-k[:k=K]``."""
     name, _, rest = spec.strip().partition(":")
     if name not in METHODS:
-        raise InvalidInput(f"unknown sparsifier {name!r}; use wangni[:eps=E] or random-k[:k=K]")
+        raise InvalidInput(f"unknown sparsifier {name!r}{did_you_mean(name, list(METHODS))}; "
+                           "use wangni[:eps=E] or random-k[:k=K]")
     from gctool.sim.specs import parse_pairs
 
     made, keys = METHODS[name]

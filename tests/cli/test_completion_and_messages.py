@@ -74,6 +74,13 @@ def test_unknown_key_of_a_spec_gets_a_suggestion(runner: CliRunner, tmp_path: Pa
     assert "keys scale, shape" in r.stderr
 
 
+def test_unknown_sparsifier_gets_a_suggestion(runner: CliRunner, tmp_path: Path) -> None:
+    code = tmp_path / "frc.json"
+    gctool.write_code(gctool.design("frc", 6, 2), code)
+    r = runner.invoke(cli, ["simulate", str(code), "--train", "--sparsify", "wangi"])
+    assert r.exit_code == 2 and "did you mean 'wangni'" in r.stderr
+
+
 def test_missing_format_key_is_named(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "hello.json"
     path.write_text('{"hello": 1}')
