@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from gctool._lazy import numpy as np
@@ -44,9 +45,13 @@ if TYPE_CHECKING:
     from gctool.request import ProfileRequest
 
 def _check_levels(n: int, levels: Any) -> list[int]:
-    if not levels:
-        raise DesignError("nested needs `levels` s_1,s_2,... (increasing, e.g. 1,3)")
-    lv = [int(x) for x in levels]
+    lv = [] if isinstance(levels, str | bytes) or not isinstance(levels, Iterable) else list(levels)
+    if not lv:
+        raise DesignError("nested needs `levels` s_1,s_2,... (increasing, e.g. [1, 3]), got "
+                          f"{levels!r}")
+    if not all(isinstance(x, Integral) and not isinstance(x, bool) for x in lv):
+        raise DesignError(f"`levels` must be integers, got {lv!r}")
+    lv = [int(x) for x in lv]
     if any(b <= a for a, b in zip(lv, lv[1:], strict=False)) or lv[0] < 0 or lv[-1] >= n:
         raise DesignError(f"`levels` must increase strictly, within 0..n-1 = {n - 1}; got {lv}")
     return lv
