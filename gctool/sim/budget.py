@@ -12,9 +12,9 @@ for the rounds of the run:
 * a code's stopping rule (:func:`gctool.sim.stopping.rule.rule_cost`): its set-up (the SVD of
   B, or the sparse LU) and its checks per round, with the expected share of rounds near the
   tolerance as the generic decoder's search;
-* SR-SGC and M-SGC: the schedule's updates, rounds x workers x (T + 1) jobs in flight x
-  ``PY_OP_COST`` (T from the scheme's closed-form figures, so before anything is designed), and
-  one check of the per-round code per round;
+* SR-SGC and M-SGC: the schedule's replay (:func:`schedule_cost`: a round's choice and step,
+  and for M-SGC rounds x workers x (T + 1) jobs in flight, T from the scheme's closed-form
+  figures, so before anything is designed), and one check of the per-round code per round;
 * ``sgc="search"``: the draws of every candidate load, every candidate's replay of the bursty
   model (``SEARCH_STEP_COST`` per worker and window slot), and the winner's schedule at the
   largest delay among the candidates;
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gctool.budget import NS_PER_S, PY_OP_COST, Budget, Meter, format_seconds
+from gctool.budget import NS_PER_S, Budget, Meter, format_seconds
 from gctool.wording import counted
 
 REMEDY = ("simulate fewer `iterations`, smaller codes or codes of the group shape (FRC), or "
@@ -42,6 +42,14 @@ SORT_STEP_COST = 20
 #: one step of the ``sgc="search"`` compiled replay of the bursty model (a worker of a round,
 #: per window slot), in ns
 SEARCH_STEP_COST = 10
+#: a round of a sequential scheme's schedule (the waiting rule's choice, the scheme's step on
+#: bit masks, the history), in ns
+SCHEDULE_ROUND_COST = 15_000
+#: gctool's waiting rule's search for the earliest admissible arrival (array operations), a
+#: round, and per worker, in ns
+EARLIEST_COST, ARRIVAL_COST = 25_000, 100
+#: one worker's entry of an M-SGC job in flight updated by the step (the inlined loop), in ns
+ENTRY_COST = 125
 
 
 def alone(what: str) -> Meter:
@@ -56,10 +64,20 @@ def cell_cost(rounds: int, n: int, sort: bool = True) -> int:
     return rounds * n * ((max(n, 1).bit_length() if sort else 0) + 1) * SORT_STEP_COST
 
 
-def schedule_cost(rounds: int, n: int, delay: int) -> int:
-    """The schedule updates of a sequential scheme: every round updates the entries of the jobs
-    in flight (the delay T + 1 of them) for every worker, in Python."""
-    return rounds * (delay + 1) * n * PY_OP_COST
+def schedule_cost(rounds: int, n: int, delay: int, multiplexed: bool = True,
+                  authors: bool = False) -> int:
+    """The schedule of a sequential scheme, replayed round by round in Python: every round the
+    waiting rule's choice, the scheme's step on bit masks and the history
+    (``SCHEDULE_ROUND_COST``); under gctool's rule (not ``authors``) the earliest admissible
+    arrival, array operations on the n arrivals (``EARLIEST_COST`` + n x ``ARRIVAL_COST``);
+    M-SGC (``multiplexed``) updates the entry of every worker for each of the delay T + 1 jobs
+    in flight (``ENTRY_COST`` each).  SR-SGC's step has no per-worker entries."""
+    per_round = SCHEDULE_ROUND_COST
+    if not authors:
+        per_round += EARLIEST_COST + n * ARRIVAL_COST
+    if multiplexed:
+        per_round += (delay + 1) * n * ENTRY_COST
+    return rounds * per_round
 
 
 @dataclass

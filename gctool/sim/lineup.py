@@ -196,7 +196,10 @@ class SequentialBaselines(Baseline):
             if fig is None:
                 continue
             groups = n // ((fig.s or 0) + 1)  # the per-round code's check, once per round
-            work = (cell_cost(rounds, n) + schedule_cost(rounds, n, fig.delay)
+            from gctool.registry import get_scheme
+
+            multiplexed = get_scheme(scheme).simulation.multiplexed
+            work = (cell_cost(rounds, n) + schedule_cost(rounds, n, fig.delay, multiplexed)
                     + rounds * max(groups, 1) * PY_OP_COST)
             out.append((f"the {scheme} baseline (n={n}, T={fig.delay})", work))
         return out

@@ -50,15 +50,16 @@ class Schedule(Contender):
 
     def _charge(self, scheme: Any, rounds: int, setting: Setting) -> None:
         """Charge, before it starts, the schedule's updates to the run's meter (or alone
-        against the default budget): every round updates the entries of the jobs in flight
-        (the delay T + 1 of them) for every worker, in Python
+        against the default budget): every round's choice and step, and for M-SGC the entries
+        of the jobs in flight (the delay T + 1 of them) for every worker, in Python
         (:func:`gctool.sim.budget.schedule_cost`)."""
         from gctool.sim.budget import alone, schedule_cost
 
         delay = int(getattr(scheme, "delay", 0))
         what = (f"simulating the {self.name} schedule ({rounds:,} rounds x {self.n} workers x "
                 f"{delay + 1:,} jobs in flight)")
-        (setting.meter or alone(what)).charge(schedule_cost(rounds, self.n, delay), what)
+        (setting.meter or alone(what)).charge(
+            schedule_cost(rounds, self.n, delay, self.multiplexed, setting.mu is not None), what)
 
     def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
         """The sets of workers the schedule's decodes ask, read off the run's draws when they
@@ -86,7 +87,9 @@ class Schedule(Contender):
         from gctool.sim.budget import schedule_cost
         from gctool.sim.stopping.rule import rule_cost
 
-        return (super().cost(rounds, setting) + schedule_cost(rounds, self.n, self.delay)
+        return (super().cost(rounds, setting)
+                + schedule_cost(rounds, self.n, self.delay, self.multiplexed,
+                                setting.mu is not None)
                 + rule_cost(self.matrix, 0, 0, self.probes(rounds, setting)))
 
     def jobs_done(self, run: Run) -> int:
