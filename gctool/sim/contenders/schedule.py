@@ -63,18 +63,31 @@ class Schedule(Contender):
 
     def probes(self, rounds: int, setting: Setting) -> int | np.ndarray:
         """The sets of workers the schedule's decodes ask, read off the run's draws when they
-        are known: the workers outside each round's straggler pattern (the waiting rule's
-        choice replayed on the (B, W, λ) model alone, which needs no decoding), each distinct
-        pattern once at its size; else ``rounds`` sets of unknown size."""
+        are known, each distinct set once at its size; else ``rounds`` sets of unknown size.
+        The straggler patterns and the scheme's steps follow from the draws and the
+        (B, W, λ) model alone, not from the verdicts: SR-SGC (a job's delivered workers with
+        its reattempts, bit masks) is replayed with an oracle that records the sets it is
+        asked; M-SGC's D2 groups are counted as the workers outside each round's straggler
+        pattern (the waiting rule's choice replayed on the model), as its step's per-worker
+        entries would cost the estimate the schedule's own work."""
         from gctool.sequential.model import popcount
-        from gctool.sequential.schedule import model_of
+        from gctool.sequential.schedule import model_of, scheme_of
 
         if setting.times is None:
             return rounds
         at = setting.deliver(setting.times(self.loads), self.message_size)
-        model = model_of(self.matrix)
         choose = (_authors(self.n, setting.mu) if setting.mu is not None
                   else _gctool(self.n, at))
+        if not self.multiplexed:
+            asked: set[int] = set()
+
+            def record(mask: int) -> bool:
+                asked.add(mask)
+                return True
+
+            replay(scheme_of(self.matrix, record), at, choose)
+            return np.array([popcount(mask) for mask in asked], dtype=np.int64)
+        model = model_of(self.matrix)
         history: tuple[int, ...] = ()
         patterns = set()
         for r, row in enumerate(at):
