@@ -98,8 +98,7 @@ def _exactly_uniform(B: np.ndarray) -> bool:
     top = max(float(np.abs(q).max()) for q in Q)
     n, k = B.shape
     if (PRODUCT_RANGE[0] <= v <= PRODUCT_RANGE[1] and top <= 2.0**26 and 2 * k * top * top < 2.0**53
-            and all(np.array_equal(two_product(q, v)[0], p) and not two_product(q, v)[1].any()
-                    for q, p in zip(Q, parts, strict=True))):
+            and all(_is_product(q, v, p) for q, p in zip(Q, parts, strict=True))):
         M = Q[0] + 1j * Q[1] if len(Q) == 2 else Q[0]
         return _uniform(M.sum(axis=1).tolist(), M @ M.conj().T)
     if n * n * k * len(parts) > EXACT_GRAM_OPS:
@@ -114,6 +113,12 @@ def _exactly_uniform(B: np.ndarray) -> bool:
     R, M = ints  # rows r + i m: sums and Gram matrix as pairs of integers
     sums = list(zip(R.sum(axis=1).tolist(), M.sum(axis=1).tolist(), strict=True))
     return _uniform(sums, R @ R.T + M @ M.T) and _uniform([], M @ R.T - R @ M.T)
+
+
+def _is_product(q: np.ndarray, v: float, p: np.ndarray) -> bool:
+    """Is ``p`` exactly ``q v`` (its float64 product, with no rounding error)?"""
+    product, error = two_product(q, v)
+    return bool(np.array_equal(product, p) and not error.any())
 
 
 def _uniform(sums: list[Any], G: np.ndarray) -> bool:
