@@ -74,13 +74,17 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
     padded: list[int] = []  # the sizes padded from the last point searched, ``base``
     base = todo[0]
     stop: BudgetExceeded | None = None
+    means = 0  # the decoder's evaluations of the random-set means: neither the points'
+    # ``checked`` nor the search's ``evaluations`` (as in ``attack``'s report)
     for i, s in enumerate(todo):
         before = oracle.evaluations
         try:
             found, was_padded = _curve_point(oracle, s, opts, prev)
+            searched = oracle.evaluations
             mean = (randomized.uniform_mean(oracle, s, budget=randomized.exact_sets(opts.budget),
                                             samples=opts.sample_count, seed=opts.drawn_seed)
                     if opts.random else None)
+            means += oracle.evaluations - searched
         except Undecided:  # a set float64 cannot decide ends the run: no budget stop
             raise
         except BudgetExceeded as exc:
@@ -88,7 +92,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
                 raise
             stop = exc  # (the refused point's evaluations are in ``evaluations`` only)
             break
-        checked += oracle.evaluations - before
+        checked += searched - before
         if found.stop_note:  # (a point's other notes stay with its search)
             notes.append(f"s = {s}: {found.stop_note}")
         if was_padded:
@@ -127,7 +131,7 @@ def _curve(code: GradientCode, todo: list[int], options: AttackOptions | None,
         exact=stop is None and all(pt.exact for pt in points),
         checked=checked, total=sum(comb(code.n, t) for t in todo), reason=reason,
         scheme=code.scheme, decoder_label=oracle.label, decoder_info=oracle.describe(),
-        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations, curve=points,
+        scale=scale, seed=opts.drawn_seed, evaluations=oracle.evaluations - means, curve=points,
         notes=notes, stopped_at=stopped_at)
     report.random = random_means(oracle, None, opts.p, scale, opts, report.notes)
     report.elapsed_s = time.perf_counter() - start
