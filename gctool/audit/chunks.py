@@ -90,6 +90,12 @@ class Kernel:
         of size s are not walked compiled."""
         return self.will_compile(s)
 
+    def judge(self) -> Kernel | None:
+        """The kernel that decides this kernel's doubtful sets exactly and charges their time
+        to the run's work meter (its ``meter``, which a process pool shares:
+        :func:`gctool.budget.pool_share`); None: no kernel of this one charges a meter."""
+        return None
+
     def summarise_range(self, task: Task, n: int, s: int, numeric: bool
                         ) -> ChunkSummary | None:
         """The summary of the lexicographic rank range ``task``, walked in compiled code (None:

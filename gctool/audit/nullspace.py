@@ -361,6 +361,10 @@ class DirectKernel(Kernel):
     def __getstate__(self) -> dict[str, Any]:
         return {"code": self.code, "tol": self.tol, "_decoder": None, "meter": None}
 
+    def judge(self) -> DirectKernel:
+        """Itself: its decoder charges its ``meter``."""
+        return self
+
     def chunk_size(self, s: int, given: bool = False) -> int:
         return self.decoder.chunk_size(self.code.n - s)
 
@@ -663,6 +667,10 @@ class FloatNullKernel(Kernel):
                                               self.band_free)
             self.compiled_screen.warm(s, given)
             _ = self.direct.decoder  # made now: the threads of a walk share it
+
+    def judge(self) -> DirectKernel:
+        """The direct decoder that decides the screen's doubtful sets (:attr:`direct`)."""
+        return self.direct
 
     def walks_compiled(self, s: int) -> bool:
         """Are rank ranges of sets of size s walked by the compiled screen (which releases the

@@ -59,6 +59,22 @@ def test_the_shares_charges_are_added_back_to_the_meter(jobs: int) -> None:
     assert whole.spent == 5.0 + 78.0
 
 
+def test_a_verify_pool_shares_the_meter_of_the_kernel_that_judges_doubtful_sets() -> None:
+    """verify's pool shares the meter of the kernel that decides sets exactly and charges
+    their time (``Kernel.judge``): the direct decoder, which is the numpy null-space screen's
+    judge; the kernels over GF(q) and the rationals charge none."""
+    from gctool.audit import nullspace as ns
+    from gctool.audit.rational import RationalKernel, reduce_rational
+
+    real, gf = design("frc", n=6, s=2), design("frc", n=6, s=2, field="GF(7)")
+    direct = ns.DirectKernel(real, 1e-9)
+    screen = ns.FloatNullKernel(real, 1e-9, ns.reduce_float(real, 1e-9))
+    assert direct.judge() is direct and screen.judge() is screen.direct
+    assert ns.GFDirectKernel(gf).judge() is None
+    assert ns.GFNullKernel(gf, ns.reduce_gf(gf)).judge() is None
+    assert RationalKernel(real, reduce_rational(real)).judge() is None
+
+
 def test_an_attacks_meter_counts_its_processes_exact_decisions(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """FRC(12, 2) at tolerance 1/4 on the numpy route, tasks of 64 sets: the 144 sets float64

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gctool.audit import nullspace as ns
-from gctool.audit.chunks import Accumulator, ChunkSummary
+from gctool.audit.chunks import Accumulator, ChunkSummary, Kernel
 from gctool.audit.distributed import estimated, start_words, with_start, workers_start_ns
 from gctool.audit.sweep import OrbitSource, SweepWorker, local_runner
 from gctool.audit.symmetry import Rotation, count_candidates, count_orbits, filter_work
@@ -264,7 +264,7 @@ def _orbit_tasks(run: Run, rot: Rotation, pilot: int, stop: int, evaluations: in
     return orbit_ranges(run.code.n, run.s, rot, pilot, stop, sets, ranks)
 
 
-def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextManager[None]:
+def _shared_meter(kernel: Kernel, processes: int) -> contextlib.AbstractContextManager[None]:
     """While a pool of ``processes`` worker processes (the numpy route with ``jobs`` above 1)
     decides the sets, the decoder that judges their doubtful sets charges its exact decisions
     to a share of the run's meter that adds up every process's charges
@@ -272,10 +272,10 @@ def _shared_meter(kernel: Any, processes: int) -> contextlib.AbstractContextMana
     total passes what the meter had left, and the meter gets the total after the pool.
     (Spawned processes receive no meter: their exact decisions are bounded by their operation
     allowance.)"""
-    direct = getattr(kernel, "direct", kernel)
-    if not isinstance(direct, ns.DirectKernel):
+    judge = kernel.judge()
+    if judge is None:
         return contextlib.nullcontext()
-    return pool_share(direct, processes)
+    return pool_share(judge, processes)
 
 
 #: the first task (the pilot) runs alone in the caller's thread before any estimate of its own
